@@ -1,0 +1,140 @@
+"""difflab: four ways to differentiate a function, side by side.
+
+``import difflab as dl`` gives a PyTorch-shaped tensor library on NumPy or
+CuPy (``dl.tensor``, ``dl.nn``, ``dl.optim``, ...) whose math functions
+(``dl.sin``, ``dl.exp``, ``@``, ...) also accept floats, arrays, dual numbers
+and sympy expressions, so one function can be differentiated in four ways.
+"""
+
+from difflab import autograd, backend, cuda, dtypes, random
+from difflab.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from difflab.backend import Device, device
+from difflab.creation import (
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    logspace,
+    normal,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    randperm,
+    range,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from difflab.dtypes import (
+    bool_,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
+    double,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int32,
+    int64,
+    long,
+    set_default_dtype,
+    uint8,
+)
+from difflab.ops.functions import (
+    abs,
+    acos,
+    add,
+    allclose,
+    arccos,
+    arcsin,
+    arctan,
+    argmax,
+    argmin,
+    asin,
+    atan,
+    atan2,
+    cat,
+    chunk,
+    clamp,
+    clip,
+    clone,
+    concatenate,
+    cos,
+    cosh,
+    cumsum,
+    div,
+    dot,
+    erf,
+    exp,
+    expm1,
+    flatten,
+    flip,
+    isnan,
+    log,
+    log1p,
+    log_softmax,
+    logsumexp,
+    matmul,
+    max,
+    maximum,
+    mean,
+    min,
+    minimum,
+    mm,
+    mul,
+    mv,
+    neg,
+    norm,
+    numel,
+    permute,
+    pow,
+    prod,
+    register_type,
+    relu,
+    reshape,
+    sigmoid,
+    sign,
+    sin,
+    sinh,
+    softmax,
+    split,
+    sqrt,
+    square,
+    squeeze,
+    stack,
+    std,
+    sub,
+    sum,
+    t,
+    tan,
+    tanh,
+    transpose,
+    unsqueeze,
+    var,
+    where,
+)
+from difflab.random import Generator, initial_seed, manual_seed
+from difflab.tensor import Tensor
+
+bool = bool_  # noqa: A001  (difflab.bool, as torch.bool)
+float = float32  # noqa: A001
+int = int32  # noqa: A001
+__version__ = "0.1.0"
+
+
+def is_tensor(obj: object) -> bool:
+    """True for difflab tensors."""
+    return isinstance(obj, Tensor)

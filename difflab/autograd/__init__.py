@@ -1,0 +1,22 @@
+"""Reverse-mode automatic differentiation on a tape.
+
+* :mod:`~difflab.autograd.engine`: the tape records and the backward walk;
+* :func:`grad`, :func:`backward`: start a walk;
+* :class:`Function`: custom operations with your own backward;
+* :func:`gradcheck`, :func:`gradgradcheck`: compare with finite differences;
+* :func:`tape`, :func:`draw`: watch the tape, draw the graph;
+* :class:`detect_anomaly`: find the operation whose backward made a NaN.
+"""
+
+from difflab.autograd.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+from difflab.autograd.function import Function, FunctionCtx
+from difflab.autograd.functional import backward, grad
+from difflab.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from difflab.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
+from difflab.autograd.tape import Tape, draw, tape
+
+__all__ = [
+    "Function", "FunctionCtx", "GradcheckError", "Tape", "backward", "detect_anomaly", "draw",
+    "enable_grad", "grad", "gradcheck", "gradgradcheck", "is_anomaly_enabled",
+    "is_grad_enabled", "no_grad", "set_detect_anomaly", "set_grad_enabled", "tape",
+]

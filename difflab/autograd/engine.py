@@ -1,0 +1,405 @@
+"""The tape: how reverse mode records a computation and walks it backwards.
+
+Recording (the forward pass)
+    Every differentiable operation on tensors that require grad leaves one
+    record, a :class:`Node`: which primitive ran (``op``), where its inputs
+    came from (``parents``), what it saved for later (``saved``), and a
+    sequence number ``seq`` that grows with time.  The records *are* the
+    Wengert list: ``v3 = mul(v1, v2)``, ``v4 = sin(v3)``, ...
+
+Walking (the backward pass)
+    ``backward`` gathers the records the output depends on, sorts them by
+    ``seq``, newest first, and visits each once: it hands the record's
+    accumulated output adjoint ȳ to the primitive's ``vjp``, which returns
+    one adjoint per input, and *adds* those into the inputs' adjoints.
+
+    Two properties every small autodiff engine must get right, and this one
+    gets by construction:
+
+    * a loop, not recursion, so a graph a million operations deep is fine;
+    * adjoints of a value used several times are summed, never overwritten,
+      because a record is visited only after every later record that used it
+      (newest first is a valid reverse topological order: a record's inputs
+      always existed before it).
+
+Nothing here knows about a particular primitive.  See ``difflab/ops`` for
+the primitives, each with its forward next to its derivative rule.
+"""
+
+from __future__ import annotations
+
+import itertools
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from difflab import backend
+from difflab.autograd.grad_mode import _State
+
+_sequence = itertools.count()
+
+
+class AnomalyMode:
+    """Global switch for :func:`difflab.autograd.detect_anomaly`."""
+
+    enabled = False
+
+
+class TapeRecorder:
+    """The tape being watched by :func:`difflab.autograd.tape`, if any."""
+
+    active: list | None = None
+
+
+class Node:
+    """One record on the tape: ``output = op(inputs)``.
+
+    It is also the ``ctx`` handed to the primitive's ``forward`` and
+    ``vjp``: a primitive stores on it what its derivative rule needs, with
+    ``ctx.save(...)`` for arrays and plain attributes for the rest
+    (``ctx.axis = 1``).
+
+    Attributes
+    ----------
+    op : the primitive class (it has ``name``, ``forward``, ``vjp``).
+    parents : one entry per input: the input's own ``Node`` (it was computed),
+        the input ``Tensor`` itself (a leaf that requires grad: its ``.grad``
+        receives the adjoint), or ``None`` (a constant: no adjoint needed).
+    saved : the arrays ``forward`` saved; ``None`` once backward freed them.
+    seq : position on the tape (creation order).
+    """
+
+    def __init__(self, op: Any) -> None:
+        self.op = op
+        self.saved: tuple = ()
+        self.parents: tuple = ()
+        self.needs_input_grad: tuple = ()
+
+    # -- used by primitives -------------------------------------------------
+    def save(self, *arrays: Any) -> None:
+        """Keep these arrays for the backward pass (inputs, the output, or masks)."""
+        self.saved = arrays
+
+    # -- bookkeeping ----------------------------------------------------------
+    def _link(self, inputs: Sequence[Any]) -> None:
+        """Point to where each input came from; called before ``forward`` so that
+        ``forward`` can read ``needs_input_grad`` and save only what is needed."""
+        parents = []
+        for t in inputs:
+            if isinstance(t, Tensor) and t.requires_grad:
+                parents.append(t if t.grad_fn is None else t.grad_fn)
+            else:
+                parents.append(None)
+        self.parents = tuple(parents)
+        self.needs_input_grad = tuple(p is not None for p in parents)
+
+    def _finish_recording(self, inputs: Sequence[Any], output: Any, out_version: list) -> None:
+        """Called by :func:`apply` once the output exists: number the record, note versions."""
+        self.seq = next(_sequence)
+        self.retained = None  # a tensor whose .grad should be kept (retain_grad)
+        self.output_meta = (output.shape, output.dtype)
+        if self.saved:
+            # Where each saved array came from: input i, the output (-1), or elsewhere.
+            # Needed to check versions now and to rebuild tensors for create_graph.
+            sources, versions = [], []
+            for array in self.saved:
+                source = None
+                if array is not None:
+                    for i, t in enumerate(inputs):
+                        if isinstance(t, Tensor) and t.array is array:
+                            source = i
+                            versions.append((t._version, t._version[0]))
+                            break
+                    if source is None and array is output:
+                        source = -1
+                        versions.append((out_version, 0))
+                sources.append(source)
+            self.saved_sources = tuple(sources)
+            self.saved_versions = versions
+            self.inputs_for_graph = tuple(
+                t if isinstance(t, Tensor) else None for t in inputs
+            )
+        if AnomalyMode.enabled:
+            self.created_at = "".join(traceback.format_stack(limit=12)[:-3])
+
+    @property
+    def name(self) -> str:
+        return self.op.name
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.op.name}Backward seq={getattr(self, 'seq', '?')}>"
+
+    def _check_saved(self) -> None:
+        if self.saved is None:
+            raise RuntimeError(
+                f"Trying to backward through the graph a second time: the values that "
+                f"'{self.op.name}' saved for backward were already freed by the first "
+                f"backward. Call .backward(retain_graph=True) (or autograd.grad(..., "
+                f"retain_graph=True)) the first time if you need to backward twice."
+            )
+        for box, version in getattr(self, "saved_versions", ()):
+            if box[0] != version:
+                raise RuntimeError(
+                    f"One of the tensors that '{self.op.name}' saved for backward was "
+                    f"modified by an in-place operation (its version is now {box[0]}, "
+                    f"it was {version} when saved). Its gradient would be wrong. Use an "
+                    f"out-of-place operation (x = x + 1 instead of x += 1), or .clone() the "
+                    f"tensor before modifying it."
+                )
+
+    def saved_as_tensors(self, output_grad_fn: Node) -> tuple:
+        """The saved arrays as tensors connected to the graph (for create_graph)."""
+        lifted = []
+        for array, source in zip(self.saved, self.saved_sources):
+            if source is None:
+                # A number, a mask or an index: a constant of the graph.
+                is_array = hasattr(array, "shape") and not isinstance(array, Tensor)
+                lifted.append(Tensor._wrap(array) if is_array else array)
+            elif source == -1:
+                lifted.append(Tensor._wrap(array, output_grad_fn))
+            else:
+                lifted.append(self.inputs_for_graph[source])
+        return tuple(lifted)
+
+    # -- the backward step ----------------------------------------------------
+    def vjp(self, grad_output: Any, create_graph: bool) -> tuple:
+        """Adjoints of the inputs from the adjoint of the output (one tape step)."""
+        self._check_saved()
+        if create_graph:
+            from difflab.ops import functions as xp
+
+            if getattr(self.op, "double_backward", True) is False:
+                raise RuntimeError(
+                    f"'{self.op.name}' supports first derivatives only: its backward cannot "
+                    f"be recorded (create_graph=True)."
+                )
+
+            saved = self.saved_as_tensors(self) if self.saved else ()
+        else:
+            xp = backend.array_module(grad_output)
+            saved = self.saved
+        return self.op.vjp(self, xp, grad_output, *saved)
+
+    def release(self) -> None:
+        """Free what forward saved (backward without retain_graph)."""
+        self.saved = None
+        self.inputs_for_graph = None
+
+
+# -------------------------------------------------------------------- recording
+
+
+def apply(op: Any, *inputs: Any, **params: Any) -> Tensor:
+    """Run primitive ``op`` on ``inputs`` and, if needed, record it on the tape.
+
+    ``inputs`` are tensors or plain numbers; ``params`` are non-differentiable
+    settings (an axis, a shape, an index).  The primitive sees raw arrays.
+    """
+    arrays = []
+    needs_grad = False
+    array_type = first_array = None
+    for t in inputs:
+        if isinstance(t, Tensor):
+            data = t.array
+            if t.requires_grad:
+                needs_grad = True
+            if array_type is None:
+                array_type, first_array = type(data), data
+            elif type(data) is not array_type and (
+                backend.is_gpu_array(data) or array_type is not np.ndarray
+            ):
+                _raise_device_mismatch(op, inputs)
+            arrays.append(data)
+        else:
+            arrays.append(t)
+    records = needs_grad and _State.enabled
+    ctx = Node(op)
+    if records:
+        ctx._link(inputs)
+    else:
+        ctx.needs_input_grad = (False,) * len(inputs)
+    xp = backend.array_module(arrays[0] if first_array is None else first_array)
+    try:
+        out = op.forward(ctx, xp, *arrays, **params)
+    except (ValueError, IndexError, TypeError) as exc:
+        raise _explain(op, inputs, exc) from None
+    if type(out) is not array_type:
+        # NumPy returns a scalar, not a 0-d array, from operations on 0-d arrays.
+        scalar, out = out, xp.asarray(out)
+        if ctx.saved:
+            ctx.saved = tuple(out if s is scalar else s for s in ctx.saved)
+    if not records:
+        return Tensor._wrap(out)
+    version = [0]
+    ctx._finish_recording(inputs, out, version)
+    result = Tensor._wrap(out, ctx, version)
+    if TapeRecorder.active is not None:
+        TapeRecorder.active.append((ctx, result, inputs))
+    return result
+
+
+def _raise_device_mismatch(op: Any, inputs: Sequence[Any]) -> None:
+    devices = sorted({str(t.device) for t in inputs if isinstance(t, Tensor)})
+    raise RuntimeError(
+        f"Expected all tensors to be on the same device, but '{op.name}' got tensors on "
+        f"{' and '.join(devices)}. Move them with .to(device), .cuda() or .cpu() first."
+    )
+
+
+def _explain(op: Any, inputs: Sequence[Any], exc: Exception) -> Exception:
+    """Turn a NumPy error deep inside a primitive into one that names the op and shapes."""
+    shapes = ", ".join(
+        str(tuple(t.shape)) if isinstance(t, Tensor) else type(t).__name__ for t in inputs
+    )
+    return type(exc)(f"{op.name}: {exc} (input shapes: {shapes})")
+
+
+# ---------------------------------------------------------------------- walking
+
+
+def _accumulate(store: dict, key: Any, grad: Any, owned: dict) -> None:
+    """Add ``grad`` into ``store[key]``: a value used twice gets the sum of both adjoints.
+
+    ``owned`` maps id -> buffer for the buffers this backward pass allocated
+    itself; only those are updated in place.  Others may be shared (an add
+    passes the same adjoint to both inputs) or be read-only broadcast views.
+    """
+    old = store.get(key)
+    if old is None:
+        store[key] = grad
+    elif owned.get(id(old)) is old and old.shape == grad.shape:
+        old += grad
+    else:
+        total = old + grad
+        if getattr(total, "flags", None) is not None and total.flags.writeable:
+            owned[id(total)] = total  # holding it keeps its id from being reused
+        store[key] = total
+
+
+def run_backward(
+    outputs: Sequence[Tensor],
+    grad_outputs: Sequence[Any],
+    retain_graph: bool,
+    create_graph: bool,
+    capture: Sequence[Tensor] | None = None,
+) -> list | None:
+    """Walk the tape from ``outputs`` back to the leaves.
+
+    With ``capture=None`` (``Tensor.backward``), adjoints are added into the
+    ``.grad`` of every leaf that requires grad.  With a list of tensors
+    (``autograd.grad``), their adjoints are returned instead and no ``.grad``
+    is touched.
+    """
+    # 1. The records the outputs depend on (iteratively: no recursion limit).
+    grads: dict = {}
+    leaf_grads: dict = {}  # id(tensor) -> adjoint, for leaves
+    leaves: dict = {}
+    owned: dict = {}  # adjoint buffers allocated here, safe to update in place
+    roots = []
+    for out, g in zip(outputs, grad_outputs):
+        if out.grad_fn is None:
+            if out.requires_grad:  # backward on a leaf: its gradient is g itself
+                _accumulate(leaf_grads, id(out), g, owned)
+                leaves[id(out)] = out
+            continue
+        _accumulate(grads, out.grad_fn, g, owned)
+        roots.append(out.grad_fn)
+    seen = set(roots)
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        for parent in node.parents:
+            if isinstance(parent, Node) and parent not in seen:
+                seen.add(parent)
+                stack.append(parent)
+    # 2. Newest first.
+    order = sorted(seen, key=lambda n: n.seq, reverse=True)
+    wanted_nodes = {}
+    if capture is not None:
+        for i, t in enumerate(capture):
+            if t.grad_fn is not None:
+                wanted_nodes.setdefault(t.grad_fn, []).append(i)
+    captured: list = [None] * len(capture) if capture is not None else []
+
+    # 3. One visit per record.
+    for node in order:
+        g = grads.pop(node, None)
+        if g is None:
+            continue
+        owned.pop(id(g), None)
+        if node in wanted_nodes:
+            for i in wanted_nodes[node]:
+                captured[i] = g
+        if node.retained is not None and capture is None:
+            _set_retained_grad(node, g)
+        input_grads = node.vjp(g, create_graph)
+        if AnomalyMode.enabled:
+            _check_anomaly(node, input_grads)
+        for parent, input_grad in zip(node.parents, input_grads):
+            if parent is None or input_grad is None:
+                continue
+            if isinstance(parent, Node):
+                _accumulate(grads, parent, input_grad, owned)
+            else:
+                _accumulate(leaf_grads, id(parent), input_grad, owned)
+                leaves[id(parent)] = parent
+        if not retain_graph:
+            node.release()
+
+    # 4. Deliver.
+    if capture is not None:
+        for i, t in enumerate(capture):
+            if t.grad_fn is None and id(t) in leaf_grads:
+                captured[i] = leaf_grads[id(t)]
+        return [_as_tensor(g, create_graph) if g is not None else None for g in captured]
+    for key, g in leaf_grads.items():
+        leaf = leaves[key]
+        g = _as_tensor(g, create_graph)
+        if g.shape != leaf.shape:  # a scalar adjoint for a broadcast leaf, say
+            g = Tensor._wrap(backend.array_module(leaf.array).broadcast_to(g.array, leaf.shape))
+        if g.dtype != leaf.dtype:
+            g = g.to(leaf.dtype)
+        if leaf.grad is None:
+            # The same adjoint array may be shared by several leaves (or be the user's
+            # `gradient`): copy unless this pass allocated it, so that a later in-place
+            # w.grad.zero_() cannot touch anything else.
+            mine = owned.get(id(g.array)) is g.array
+            leaf.grad = g if create_graph or mine else Tensor._wrap(g.array.copy())
+        elif create_graph:
+            leaf.grad = leaf.grad + g
+        else:
+            leaf.grad.array += g.array
+    return None
+
+
+def _as_tensor(g: Any, create_graph: bool) -> Tensor:
+    if isinstance(g, Tensor):
+        return g if create_graph else g.detach()
+    return Tensor._wrap(g)
+
+
+def _set_retained_grad(node: Node, g: Any) -> None:
+    tensor = node.retained()
+    if tensor is None:
+        return
+    g = g.detach() if isinstance(g, Tensor) else Tensor._wrap(g)
+    tensor.grad = g if tensor.grad is None else tensor.grad + g
+
+
+def _check_anomaly(node: Node, input_grads: tuple) -> None:
+    for i, g in enumerate(input_grads):
+        if g is None:
+            continue
+        data = g.array if isinstance(g, Tensor) else g
+        xp = backend.array_module(data)
+        if bool(xp.isnan(xp.asarray(data)).any()):
+            where = getattr(node, "created_at", "")
+            raise RuntimeError(
+                f"Function '{node.op.name}Backward' returned nan values in its {i}th output."
+                + (f"\nThe forward call that created it:\n{where}" if where else "")
+            )
+
+
+from difflab.tensor import Tensor  # noqa: E402  (Tensor needs apply; apply needs Tensor)

@@ -1,0 +1,173 @@
+"""Check a backward pass against finite differences: ``gradcheck`` and ``gradgradcheck``.
+
+For f: inputs -> outputs, the Jacobian J is built twice:
+
+* *analytically*, one row per output element, by the tape (a backward pass
+  seeded with a unit vector gives the row eᵢᵀJ);
+* *numerically*, one column per input element, by central differences
+  (f(x + h eⱼ) - f(x - h eⱼ)) / 2h, error O(h²).
+
+They must agree to ``atol + rtol·|numeric|``.  Use float64 inputs: in float32
+the finite differences themselves are only good to about 1e-3.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from difflab import backend
+from difflab.autograd.functional import grad as autograd_grad
+from difflab.autograd.grad_mode import no_grad
+from difflab.tensor import Tensor
+
+
+class GradcheckError(AssertionError):
+    """The analytic and numerical Jacobians differ."""
+
+
+def _as_tuple(x: Any) -> tuple:
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _outputs(function: Callable, inputs: Sequence[Any]) -> tuple:
+    return tuple(o for o in _as_tuple(function(*inputs)) if isinstance(o, Tensor))
+
+
+def _values(function: Callable, inputs: Sequence[Any]) -> list[np.ndarray]:
+    """The outputs' values as float64 NumPy copies (an output may be a view of an input)."""
+    return [backend.to_numpy(o.array).astype(np.float64) for o in _outputs(function, inputs)]
+
+
+def numerical_jacobian(function: Callable, inputs: Sequence[Any], eps: float = 1e-6) -> list:
+    """J[k][i] = d output_k / d input_i by central differences, as (out.size, in.size) arrays."""
+    inputs = list(inputs)
+    # Not under no_grad: the function may itself need the tape (gradgradcheck's does).
+    base = _outputs(function, inputs)
+    jac = [[None] * len(inputs) for _ in base]
+    for i, x in enumerate(inputs):
+        if not (isinstance(x, Tensor) and x.requires_grad):
+            continue
+        flat = x.array.reshape(-1)  # a view: writing into it perturbs x in place
+        columns = [np.zeros((o.array.size, flat.size)) for o in base]
+        for j in range(flat.size):
+            original = flat[j].item()
+            flat[j] = original + eps
+            plus = _values(function, inputs)
+            flat[j] = original - eps
+            minus = _values(function, inputs)
+            flat[j] = original
+            for k, (p, m) in enumerate(zip(plus, minus)):
+                columns[k][:, j] = (p - m).reshape(-1) / (2 * eps)
+        for k in range(len(base)):
+            jac[k][i] = columns[k]
+    return jac
+
+
+def analytical_jacobian(function: Callable, inputs: Sequence[Any], create_graph: bool = False
+                        ) -> list:
+    """J[k][i] row by row: one backward pass per output element."""
+    outputs = _outputs(function, inputs)
+    wanted = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
+    jac = [[None] * len(inputs) for _ in outputs]
+    for k, out in enumerate(outputs):
+        rows = {i: np.zeros((out.array.size, x.array.size)) for i, x in enumerate(inputs)
+                if isinstance(x, Tensor) and x.requires_grad}
+        if out.requires_grad:
+            for r in range(out.array.size):
+                seed = np.zeros(out.array.size, dtype=out.dtype)
+                seed[r] = 1.0
+                seed = backend.to_device(seed.reshape(out.shape), out.device)
+                grads = autograd_grad(out, wanted, grad_outputs=Tensor._wrap(seed),
+                                      retain_graph=True, allow_unused=True)
+                index = 0
+                for i in rows:
+                    g = grads[index]
+                    index += 1
+                    if g is not None:
+                        rows[i][r] = backend.to_numpy(g.array).reshape(-1)
+        for i, row in rows.items():
+            jac[k][i] = row
+    return jac
+
+
+def gradcheck(
+    function: Callable,
+    inputs: Any,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+) -> bool:
+    """True when the tape's Jacobian of ``function`` matches central differences.
+
+    On a mismatch, raises :class:`GradcheckError` naming the output, the input,
+    the element and both values (or returns False with ``raise_exception=False``).
+    """
+    inputs = _as_tuple(inputs)
+    for i, x in enumerate(inputs):
+        if isinstance(x, Tensor) and x.requires_grad and x.dtype != np.float64:
+            import warnings
+
+            warnings.warn(
+                f"gradcheck: input {i} is {x.dtype}, not float64; finite differences will be "
+                f"inaccurate. Use .double() inputs.",
+                stacklevel=2,
+            )
+    numeric = numerical_jacobian(function, inputs, eps)
+    analytic = analytical_jacobian(function, inputs)
+    for k, (num_row, ana_row) in enumerate(zip(numeric, analytic)):
+        for i, (num, ana) in enumerate(zip(num_row, ana_row)):
+            if num is None:
+                continue
+            bad = ~np.isclose(ana, num, atol=atol, rtol=rtol)
+            if bad.any():
+                r, c = (int(v) for v in np.argwhere(bad)[0])
+                message = (
+                    f"Jacobian mismatch for output {k} with respect to input {i}: at output "
+                    f"element {r}, input element {c} the backward pass gives {ana[r, c]!r} "
+                    f"but central differences give {num[r, c]!r} "
+                    f"(|difference| {abs(ana[r, c] - num[r, c]):.3g}; "
+                    f"{int(bad.sum())} of {bad.size} entries differ).\n"
+                    f"analytical:\n{ana}\nnumerical:\n{num}"
+                )
+                if raise_exception:
+                    raise GradcheckError(message)
+                return False
+    return True
+
+
+def gradgradcheck(
+    function: Callable,
+    inputs: Any,
+    grad_outputs: Any = None,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+) -> bool:
+    """Check second derivatives: gradcheck of (inputs, v) -> vᵀJ built with create_graph."""
+    inputs = _as_tuple(inputs)
+    with no_grad():
+        outputs = _outputs(function, inputs)
+    rng = np.random.default_rng(0)
+    if grad_outputs is None:
+        grad_outputs = [
+            Tensor(rng.standard_normal(o.shape), dtype=o.dtype, device=o.device,
+                   requires_grad=True) for o in outputs
+        ]
+    grad_outputs = list(_as_tuple(grad_outputs))
+    n = len(inputs)
+    wanted_index = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+
+    def first_derivative(*args: Any) -> tuple:
+        xs, vs = args[:n], args[n:]
+        outs = _outputs(function, xs)
+        grads = autograd_grad(list(outs), [xs[i] for i in wanted_index],
+                              grad_outputs=list(vs), create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(first_derivative, (*inputs, *grad_outputs), eps, atol, rtol,
+                     raise_exception)

@@ -1,0 +1,215 @@
+"""Watching the tape: print the Wengert list, draw the graph.
+
+>>> with difflab.autograd.tape() as t:
+...     y = (x * w).sin().sum()
+>>> print(t)
+forward pass (the Wengert list):
+  v1 = x              shape (3,)  leaf, requires grad
+  v2 = w              shape (3,)  leaf, requires grad
+  v3 = mul(v1, v2)    shape (3,)
+  v4 = sin(v3)        shape (3,)
+  v5 = sum(v4)        shape ()
+backward pass (what v5.backward() does, in this order):
+  v̄5 = 1
+  v̄4 += broadcast(v̄5)            sum: VJP broadcasts back
+  v̄3 += v̄4 · sin'(v3)            d sin(x)/dx = cos(x)
+  v̄1 += v̄3 · ∂mul/∂a             ∂(a·b)/∂a = b,  ∂(a·b)/∂b = a
+  v̄2 += v̄3 · ∂mul/∂b
+  ...
+
+:func:`draw` renders the graph of a tensor with matplotlib (SVG or PNG,
+shown inline in Jupyter); it needs no Graphviz or other system program.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from difflab.autograd.engine import Node, TapeRecorder
+from difflab.ops.structural import BinaryOp, UnaryOp
+from difflab.tensor import Tensor
+
+
+class Tape:
+    """The records made inside a ``with tape():`` block, printable as a Wengert list."""
+
+    def __init__(self) -> None:
+        self.records: list[tuple[Node, Tensor, tuple]] = []
+        self._previous: list | None = None
+
+    def __enter__(self) -> Tape:
+        self._previous = TapeRecorder.active
+        TapeRecorder.active = self.records
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        TapeRecorder.active = self._previous
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __iter__(self):
+        return iter(self.records)
+
+    def _names(self) -> tuple[dict, list[str]]:
+        """Name every tensor v1, v2, ... in order of appearance; lines of the forward list."""
+        names: dict[int, str] = {}
+        lines: list[str] = []
+
+        def name_of(t: Any) -> str:
+            if not isinstance(t, Tensor):
+                return repr(t) if isinstance(t, (int, float)) else "const"
+            if id(t) not in names:
+                names[id(t)] = f"v{len(names) + 1}"
+                kind = "leaf, requires grad" if t.requires_grad else "constant"
+                if t.array.size == 1:
+                    kind += f", value {t.array.reshape(-1)[0].item():.4g}"
+                lines.append(f"{names[id(t)] + ' = input':<28}shape {tuple(t.shape)}  {kind}")
+            return names[id(t)]
+
+        for node, output, inputs in self.records:
+            args = ", ".join(name_of(t) for t in inputs)
+            names[id(output)] = f"v{len(names) + 1}"
+            lines.append(
+                f"{names[id(output)] + ' = ' + node.op.name + '(' + args + ')':<28}"
+                f"shape {tuple(output.shape)}"
+            )
+        return names, lines
+
+    def __str__(self) -> str:
+        if not self.records:
+            return "the tape is empty: no operation on a tensor that requires grad was recorded"
+        names, forward_lines = self._names()
+        out = ["forward pass (the Wengert list):"]
+        out += ["  " + line for line in forward_lines]
+        last = names[id(self.records[-1][1])]
+        out.append(f"backward pass (what {last}.backward() does, in this order):")
+        out.append(f"  {last}\u0304 = 1")
+        for node, output, inputs in reversed(self.records):
+            bar = names[id(output)] + "\u0304"
+            targets = [
+                (k, names.get(id(t))) for k, t in enumerate(inputs)
+                if isinstance(t, Tensor) and t.requires_grad
+            ]
+            for position, (k, target) in enumerate(targets):
+                rule = _rule_text(node, k, names.get(id(inputs[0]), "?"))
+                note = _rule_note(node) if position == 0 else ""
+                out.append(f"  {f'{target}̄ += {rule.format(g=bar)}':<34}{note}")
+        return "\n".join(out)
+
+    def __repr__(self) -> str:
+        return f"<Tape with {len(self.records)} records>"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
+
+
+def _rule_text(node: Node, k: int, first_input: str) -> str:
+    op = node.op
+    if isinstance(op, UnaryOp):
+        return "{g} · " + f"{op.name}'({first_input})"
+    if isinstance(op, BinaryOp):
+        return "{g} · " + f"∂{op.name}/∂{'ab'[k]}"
+    return "vjp_" + op.name + "({g})" + (f"[{k}]" if len(node.parents) > 1 else "")
+
+
+def _rule_note(node: Node) -> str:
+    op = node.op
+    if getattr(op, "math", ""):
+        return op.math
+    doc = (getattr(op, "__doc__", "") or "").strip().splitlines()
+    return doc[0] if doc else ""
+
+
+def tape() -> Tape:
+    """Record the operations of a block so they can be printed (see :class:`Tape`)."""
+    return Tape()
+
+
+# ------------------------------------------------------------------------- drawing
+
+
+class GraphDrawing:
+    """A drawing of the graph behind a tensor; shows itself in Jupyter, saves to SVG or PNG."""
+
+    def __init__(self, figure: Any) -> None:
+        self.figure = figure
+
+    def _repr_svg_(self) -> str:
+        buffer = io.StringIO()
+        self.figure.savefig(buffer, format="svg", bbox_inches="tight")
+        return buffer.getvalue()
+
+    def save(self, path: str) -> None:
+        """Write the drawing; the format follows the file's extension (.svg, .png, .pdf)."""
+        self.figure.savefig(path, bbox_inches="tight", dpi=150)
+
+
+def draw(tensor: Tensor, title: str | None = None) -> GraphDrawing:
+    """Draw the graph that produced ``tensor``: leaves on the left, ``tensor`` on the right.
+
+    Boxes are operations (their backward rules); ellipses are leaves.  Uses
+    matplotlib only.
+    """
+    from matplotlib.figure import Figure  # no pyplot: works with any (or no) display
+
+    if tensor.grad_fn is None:
+        raise ValueError("this tensor has no graph (it is a leaf): there is nothing to draw")
+    # Gather nodes and leaves; depth = longest distance from the output.
+    depth: dict[Any, int] = {tensor.grad_fn: 0}
+    order = sorted(_reachable(tensor.grad_fn), key=lambda n: -n.seq)
+    edges = []
+    for node in order:
+        for parent in node.parents:
+            if parent is None:
+                continue
+            depth[parent] = max(depth.get(parent, 0), depth[node] + 1)
+            edges.append((parent, node))
+    levels: dict[int, list] = {}
+    for item, d in depth.items():
+        levels.setdefault(d, []).append(item)
+    max_depth = max(levels)
+    position = {}
+    for d, items in levels.items():
+        items.sort(key=lambda n: getattr(n, "seq", -1))
+        for i, item in enumerate(items):
+            position[item] = (max_depth - d, i - (len(items) - 1) / 2)
+    width = max(4.0, 1.8 * (max_depth + 1))
+    height = max(2.0, 0.9 * max(len(v) for v in levels.values()) + 1)
+    fig = Figure(figsize=(width, height))
+    ax = fig.subplots()
+    for parent, node in edges:
+        (x0, y0), (x1, y1) = position[parent], position[node]
+        ax.annotate("", xy=(x1 - 0.32, y1), xytext=(x0 + 0.32, y0),
+                    arrowprops={"arrowstyle": "->", "color": "#555555"})
+    for item, (x, y) in position.items():
+        if isinstance(item, Node):
+            label, style = f"{item.op.name}\n{tuple(item.output_meta[0])}", "round,pad=0.3"
+            color = "#dbe9f6"
+        else:
+            label = f"leaf\n{tuple(item.shape)}"
+            style, color = "circle,pad=0.25", "#e6f4d7"
+        ax.text(x, y, label, ha="center", va="center", fontsize=8,
+                bbox={"boxstyle": style, "facecolor": color, "edgecolor": "#333333"})
+    ax.set_xlim(-0.7, max_depth + 0.7)
+    spread = max(len(v) for v in levels.values())
+    ax.set_ylim(-spread / 2 - 0.5, spread / 2 + 0.5)
+    ax.axis("off")
+    ax.set_title(
+        title or "computation graph (data flows left to right; backward runs right to left)",
+        fontsize=9,
+    )
+    return GraphDrawing(fig)
+
+
+def _reachable(root: Node) -> set:
+    seen, stack = {root}, [root]
+    while stack:
+        node = stack.pop()
+        for parent in node.parents:
+            if isinstance(parent, Node):
+                if parent not in seen:
+                    seen.add(parent)
+                    stack.append(parent)
+    return seen

@@ -1,0 +1,469 @@
+r"""Elementwise primitives: each one's forward next to its local derivative.
+
+This file is the table every differentiator reads.  A unary primitive
+y = f(x) states two things:
+
+* ``forward(xp, x)``: the value f(x);
+* ``derivative(xp, x, y)``: the local derivative f'(x), allowed to reuse the
+  output y (exp' = exp, tanh' = 1 - tanh², ...).
+
+Forward mode multiplies a tangent by it:   ẏ = f'(x) · ẋ
+Reverse mode multiplies an adjoint by it:  x̄ += f'(x) · ȳ
+
+The same chain rule, read in two directions.  A binary primitive z = f(a, b)
+states its two partial derivatives ∂z/∂a and ∂z/∂b in the same way.
+
+``xp`` is an *array namespace*: anything with numpy's function names.  Passed
+``numpy`` or ``cupy`` (with arrays), a rule computes numbers: the fast path.
+Passed ``difflab.ops.functions`` (with Tensors or Duals), the same rule is
+itself recorded or differentiated, which is how difflab gets higher-order
+derivatives without writing any rule twice.  The symbolic differentiator
+passes a sympy namespace to ``forward`` to build expressions.
+
+Conventions at kinks (documented, tested): the derivative of ``abs`` and
+``relu`` at 0 is 0 (a valid subgradient, and what PyTorch returns);
+``maximum``/``minimum`` split the gradient evenly between equal inputs.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+Array = Any
+
+
+class Unary:
+    """A primitive y = f(x) of one argument, applied elementwise."""
+
+    name: str = ""
+    math: str = ""  # the rule as a student would write it, shown by the tape printer
+    # Which of x, y the derivative reads: the engine keeps only those for backward.
+    saves: str = "x"
+
+    @staticmethod
+    def forward(xp, x):
+        raise NotImplementedError
+
+    @staticmethod
+    def derivative(xp, x, y):
+        """f'(x), given x and the already computed y = f(x)."""
+        raise NotImplementedError
+
+
+class Binary:
+    """A primitive z = f(a, b) of two arguments, applied elementwise with broadcasting."""
+
+    name: str = ""
+    math: str = ""
+
+    @staticmethod
+    def forward(xp, a, b):
+        raise NotImplementedError
+
+    # Which of a, b, z each partial reads.  Backward keeps only what the partials it
+    # will need read: for 100 * x, where only x needs a gradient, nothing of x is kept.
+    needs_for_a: str = "abz"
+    needs_for_b: str = "abz"
+
+    @staticmethod
+    def d_da(xp, a, b, z):
+        """∂z/∂a, given a, b and z = f(a, b)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def d_db(xp, a, b, z):
+        """∂z/∂b, given a, b and z = f(a, b)."""
+        raise NotImplementedError
+
+
+# --------------------------------------------------------------------------- unary
+
+
+class Neg(Unary):
+    name, math = "neg", "d(-x)/dx = -1"
+    saves = ""
+
+    @staticmethod
+    def forward(xp, x):
+        return -x
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return -1.0
+
+
+class Exp(Unary):
+    name, math = "exp", "d exp(x)/dx = exp(x)  (reuses the output)"
+    saves = "y"
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.exp(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return y
+
+
+class Expm1(Unary):
+    name, math = "expm1", "d (exp(x) - 1)/dx = exp(x) = y + 1"
+    saves = "y"
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.expm1(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return y + 1.0
+
+
+class Log(Unary):
+    name, math = "log", "d log(x)/dx = 1/x"
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.log(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return 1.0 / x
+
+
+class Log1p(Unary):
+    name, math = "log1p", "d log(1 + x)/dx = 1/(1 + x)"
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.log1p(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return 1.0 / (1.0 + x)
+
+
+class Sqrt(Unary):
+    name, math = "sqrt", "d sqrt(x)/dx = 1/(2 sqrt(x))  (reuses the output)"
+    saves = "y"
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.sqrt(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return 0.5 / y
+
+
+class Sin(Unary):
+    name, math = "sin", "d sin(x)/dx = cos(x)"
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.sin(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return xp.cos(x)
+
+
+class Cos(Unary):
+    name, math = "cos", "d cos(x)/dx = -sin(x)"
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.cos(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return -xp.sin(x)
+
+
+class Tan(Unary):
+    name, math = "tan", "d tan(x)/dx = 1 + tan²(x)  (reuses the output)"
+    saves = "y"
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.tan(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return 1.0 + y * y
+
+
+class Arcsin(Unary):
+    name, math = "asin", "d asin(x)/dx = 1/sqrt(1 - x²)"
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.arcsin(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return 1.0 / xp.sqrt(1.0 - x * x)
+
+
+class Arccos(Unary):
+    name, math = "acos", "d acos(x)/dx = -1/sqrt(1 - x²)"
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.arccos(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return -1.0 / xp.sqrt(1.0 - x * x)
+
+
+class Arctan(Unary):
+    name, math = "atan", "d atan(x)/dx = 1/(1 + x²)"
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.arctan(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return 1.0 / (1.0 + x * x)
+
+
+class Sinh(Unary):
+    name, math = "sinh", "d sinh(x)/dx = cosh(x)"
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.sinh(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return xp.cosh(x)
+
+
+class Cosh(Unary):
+    name, math = "cosh", "d cosh(x)/dx = sinh(x)"
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.cosh(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return xp.sinh(x)
+
+
+class Tanh(Unary):
+    name, math = "tanh", "d tanh(x)/dx = 1 - tanh²(x)  (reuses the output)"
+    saves = "y"
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.tanh(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return 1.0 - y * y
+
+
+class Sigmoid(Unary):
+    name, math = "sigmoid", "d σ(x)/dx = σ(x)(1 - σ(x))  (reuses the output)"
+    saves = "y"
+
+    @staticmethod
+    def forward(xp, x):
+        # 1/(1 + e^-x) overflows e^-x for very negative x; (1 + tanh(x/2))/2 never does.
+        return 0.5 + 0.5 * xp.tanh(0.5 * x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return y * (1.0 - y)
+
+
+class Relu(Unary):
+    name, math = "relu", "d max(x, 0)/dx = 1 if x > 0 else 0  (0 at the kink x = 0)"
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.maximum(x, 0.0)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return xp.heaviside(x, 0.0)
+
+
+class Abs(Unary):
+    name, math = "abs", "d |x|/dx = sign(x)  (0 at the kink x = 0)"
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.abs(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return xp.sign(x)
+
+
+class Erf(Unary):
+    name, math = "erf", "d erf(x)/dx = 2/sqrt(pi) · exp(-x²)"
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.erf(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return (2.0 / math.sqrt(math.pi)) * xp.exp(-(x * x))
+
+
+# -------------------------------------------------------------------------- binary
+
+
+class Add(Binary):
+    name, math = "add", "∂(a + b)/∂a = 1,  ∂(a + b)/∂b = 1"
+    needs_for_a, needs_for_b = "", ""
+
+    @staticmethod
+    def forward(xp, a, b):
+        return a + b
+
+    @staticmethod
+    def d_da(xp, a, b, z):
+        return 1.0
+
+    @staticmethod
+    def d_db(xp, a, b, z):
+        return 1.0
+
+
+class Sub(Binary):
+    name, math = "sub", "∂(a - b)/∂a = 1,  ∂(a - b)/∂b = -1"
+    needs_for_a, needs_for_b = "", ""
+
+    @staticmethod
+    def forward(xp, a, b):
+        return a - b
+
+    @staticmethod
+    def d_da(xp, a, b, z):
+        return 1.0
+
+    @staticmethod
+    def d_db(xp, a, b, z):
+        return -1.0
+
+
+class Mul(Binary):
+    name, math = "mul", "∂(a·b)/∂a = b,  ∂(a·b)/∂b = a"
+    needs_for_a, needs_for_b = "b", "a"
+
+    @staticmethod
+    def forward(xp, a, b):
+        return a * b
+
+    @staticmethod
+    def d_da(xp, a, b, z):
+        return b
+
+    @staticmethod
+    def d_db(xp, a, b, z):
+        return a
+
+
+class Div(Binary):
+    name, math = "div", "∂(a/b)/∂a = 1/b,  ∂(a/b)/∂b = -a/b² = -z/b"
+    needs_for_a, needs_for_b = "b", "bz"
+
+    @staticmethod
+    def forward(xp, a, b):
+        return a / b
+
+    @staticmethod
+    def d_da(xp, a, b, z):
+        return 1.0 / b
+
+    @staticmethod
+    def d_db(xp, a, b, z):
+        return -z / b
+
+
+class Pow(Binary):
+    name, math = "pow", "∂(aᵇ)/∂a = b·aᵇ⁻¹,  ∂(aᵇ)/∂b = aᵇ·log(a)"
+    needs_for_a, needs_for_b = "ab", "az"
+
+    @staticmethod
+    def forward(xp, a, b):
+        return a**b
+
+    @staticmethod
+    def d_da(xp, a, b, z):
+        if isinstance(b, (int, float)) and b == 2:
+            return 2.0 * a  # the common square, without a second power
+        return b * a ** (b - 1.0)
+
+    @staticmethod
+    def d_db(xp, a, b, z):
+        # log(a) is NaN for a < 0 even where b is an integer and aᵇ is fine;
+        # ∂/∂b is only meaningful for a > 0, so it is set to 0 elsewhere.
+        return z * xp.log(xp.where(a > 0, a, 1.0))
+
+
+class Maximum(Binary):
+    name, math = "maximum", "∂max(a,b)/∂a = 1 if a > b, 0 if a < b, 1/2 on ties"
+    needs_for_a, needs_for_b = "ab", "ab"
+
+    @staticmethod
+    def forward(xp, a, b):
+        return xp.maximum(a, b)
+
+    @staticmethod
+    def d_da(xp, a, b, z):
+        return xp.heaviside(a - b, 0.5)
+
+    @staticmethod
+    def d_db(xp, a, b, z):
+        return xp.heaviside(b - a, 0.5)
+
+
+class Minimum(Binary):
+    name, math = "minimum", "∂min(a,b)/∂a = 1 if a < b, 0 if a > b, 1/2 on ties"
+    needs_for_a, needs_for_b = "ab", "ab"
+
+    @staticmethod
+    def forward(xp, a, b):
+        return xp.minimum(a, b)
+
+    @staticmethod
+    def d_da(xp, a, b, z):
+        return xp.heaviside(b - a, 0.5)
+
+    @staticmethod
+    def d_db(xp, a, b, z):
+        return xp.heaviside(a - b, 0.5)
+
+
+class Arctan2(Binary):
+    name, math = "atan2", "∂atan2(a,b)/∂a = b/(a²+b²),  ∂atan2(a,b)/∂b = -a/(a²+b²)"
+    needs_for_a, needs_for_b = "ab", "ab"
+
+    @staticmethod
+    def forward(xp, a, b):
+        return xp.arctan2(a, b)
+
+    @staticmethod
+    def d_da(xp, a, b, z):
+        return b / (a * a + b * b)
+
+    @staticmethod
+    def d_db(xp, a, b, z):
+        return -a / (a * a + b * b)
+
+
+UNARY: dict[str, type[Unary]] = {
+    rule.name: rule
+    for rule in (Neg, Exp, Expm1, Log, Log1p, Sqrt, Sin, Cos, Tan, Arcsin, Arccos, Arctan,
+                 Sinh, Cosh, Tanh, Sigmoid, Relu, Abs, Erf)
+}
+BINARY: dict[str, type[Binary]] = {
+    rule.name: rule for rule in (Add, Sub, Mul, Div, Pow, Maximum, Minimum, Arctan2)
+}

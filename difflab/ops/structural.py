@@ -1,0 +1,633 @@
+r"""Tensor primitives for the tape: forward, VJP and JVP side by side.
+
+Every class here follows one protocol, read by ``difflab.autograd.engine``:
+
+``forward(ctx, xp, *inputs, **params) -> output``
+    Computes on raw arrays; stores on ``ctx`` what the derivative needs.
+``vjp(ctx, xp, g, *saved) -> (x̄₁, x̄₂, ...)``
+    Reverse mode: one adjoint per input from the output adjoint ``g``.
+``jvp(ctx, xp, *tangents) -> ẏ``
+    Forward mode: the output tangent from the input tangents.
+
+For a linear map (sum, reshape, transpose, indexing, ...) the JVP is the map
+itself applied to the tangent, and the VJP is its *transpose*: the VJP of a
+sum is a broadcast, the VJP of a broadcast is a sum, the VJP of indexing is
+scattering into zeros.  Each docstring says which map is which.
+
+``xp`` is numpy or cupy on the fast path, or ``difflab.ops.functions`` when
+the backward pass is itself recorded (``create_graph=True``); so the rules
+use only functions and array methods that both provide.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from difflab.ops import elementwise
+
+
+def sum_to_shape(g: Any, shape: tuple) -> Any:
+    """Undo broadcasting: sum ``g`` down to ``shape``.
+
+    If ``a`` of shape (3, 1) was broadcast against (2, 3, 4), each element of
+    ``a`` was used 2·4 times, so its adjoint is the sum over those copies.
+    """
+    g_shape = g.shape
+    if g_shape == shape:
+        return g
+    lead = len(g_shape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and g_shape[lead + i] != 1
+    )
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    return g.reshape(shape)
+
+
+def _shape(x: Any) -> tuple:
+    return getattr(x, "shape", ())
+
+
+def _scale(g: Any, factor: Any, saved: tuple = ()) -> Any:
+    """g · factor: the chain rule's product of an adjoint and a local derivative.
+
+    Skips the multiplication when the factor is the number 1.  When the
+    factor is a temporary array the rule just computed (not one of the
+    ``saved`` arrays, and already of the product's shape and dtype), the
+    product is written into its memory: large backward passes then allocate
+    half as much.
+    """
+    if type(factor) is float:
+        return g if factor == 1.0 else g * factor
+    if (
+        type(factor) is type(g)
+        and hasattr(factor, "flags")
+        and factor.flags.writeable
+        and factor.shape == g.shape
+        and factor.dtype == g.dtype
+        and not any(factor is s for s in saved)
+    ):
+        factor *= g
+        return factor
+    return g * factor
+
+
+# ------------------------------------------------------------ elementwise adapters
+
+
+class UnaryOp:
+    """Runs a :class:`~difflab.ops.elementwise.Unary` rule on the tape.
+
+    VJP: x̄ = ȳ · f'(x).    JVP: ẏ = f'(x) · ẋ.
+    """
+
+    def __init__(self, rule: type[elementwise.Unary]) -> None:
+        self.rule = rule
+        self.name = rule.name
+        self.math = rule.math
+
+    def forward(self, ctx, xp, x):
+        y = self.rule.forward(xp, x)
+        saves = self.rule.saves
+        if saves:
+            ctx.save(x if "x" in saves else None, y if "y" in saves else None)
+        return y
+
+    def vjp(self, ctx, xp, g, x=None, y=None):
+        return (_scale(g, self.rule.derivative(xp, x, y), (x, y)),)
+
+    def jvp(self, ctx, xp, dx, x=None, y=None):
+        return _scale(dx, self.rule.derivative(xp, x, y))
+
+    def __repr__(self) -> str:
+        return f"UnaryOp({self.name})"
+
+
+class BinaryOp:
+    """Runs a :class:`~difflab.ops.elementwise.Binary` rule on the tape, with broadcasting.
+
+    VJP: ā = sum_to_shape(z̄ · ∂z/∂a),  b̄ = sum_to_shape(z̄ · ∂z/∂b).
+    JVP: ż = ∂z/∂a · ȧ + ∂z/∂b · ḃ.
+    """
+
+    def __init__(self, rule: type[elementwise.Binary]) -> None:
+        self.rule = rule
+        self.name = rule.name
+        self.math = rule.math
+
+    def forward(self, ctx, xp, a, b):
+        z = self.rule.forward(xp, a, b)
+        ctx.a_shape, ctx.b_shape = _shape(a), _shape(b)
+        need_a, need_b = ctx.needs_input_grad
+        saves = (self.rule.needs_for_a if need_a else "") + (
+            self.rule.needs_for_b if need_b else ""
+        )
+        ctx.save(
+            a if "a" in saves else None,
+            b if "b" in saves else None,
+            z if "z" in saves else None,
+        )
+        return z
+
+    def vjp(self, ctx, xp, g, a, b, z):
+        need_a, need_b = ctx.needs_input_grad
+        grad_a = grad_b = None
+        if need_a:
+            grad_a = sum_to_shape(_scale(g, self.rule.d_da(xp, a, b, z), (a, b, z)), ctx.a_shape)
+        if need_b:
+            grad_b = sum_to_shape(_scale(g, self.rule.d_db(xp, a, b, z), (a, b, z)), ctx.b_shape)
+        return grad_a, grad_b
+
+    def jvp(self, ctx, xp, da, db, a=None, b=None, z=None):
+        out = None
+        if da is not None:
+            out = _scale(da, self.rule.d_da(xp, a, b, z))
+        if db is not None:
+            term = _scale(db, self.rule.d_db(xp, a, b, z))
+            out = term if out is None else out + term
+        return out
+
+    def __repr__(self) -> str:
+        return f"BinaryOp({self.name})"
+
+
+UNARY_OPS = {name: UnaryOp(rule) for name, rule in elementwise.UNARY.items()}
+BINARY_OPS = {name: BinaryOp(rule) for name, rule in elementwise.BINARY.items()}
+
+
+# -------------------------------------------------------------------- reductions
+
+
+def _normalize_axis(axis: Any, ndim: int) -> tuple | None:
+    if axis is None:
+        return None
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    for a in axes:
+        if not -max(ndim, 1) <= a < max(ndim, 1):
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of "
+                f"[{-max(ndim, 1)}, {max(ndim, 1) - 1}], but got {a})"
+            )
+    return tuple(sorted(a % max(ndim, 1) for a in axes)) if ndim else ()
+
+
+def _keep_reduced_axes(g: Any, axes: tuple | None, ndim: int) -> Any:
+    """Reinsert the summed-away axes (size 1) so ``g`` broadcasts against the input."""
+    if axes is None:
+        return g.reshape((1,) * ndim)
+    shape = list(g.shape)
+    for a in axes:
+        shape.insert(a, 1)
+    return g.reshape(tuple(shape))
+
+
+class Sum:
+    """y = Σ x over ``axis``.
+
+    JVP: ẏ = Σ ẋ (the same sum).  VJP: x̄ = broadcast(ȳ) back to x's shape,
+    since every element of x contributed with weight 1.
+    """
+
+    name = "sum"
+
+    @staticmethod
+    def forward(ctx, xp, x, axis=None, keepdims=False):
+        ctx.axes = _normalize_axis(axis, x.ndim)
+        ctx.keepdims, ctx.in_shape = keepdims, x.shape
+        return xp.sum(x, axis=ctx.axes, keepdims=keepdims)
+
+    @staticmethod
+    def vjp(ctx, xp, g):
+        if not ctx.keepdims:
+            g = _keep_reduced_axes(g, ctx.axes, len(ctx.in_shape))
+        return (xp.broadcast_to(g, ctx.in_shape),)
+
+    @staticmethod
+    def jvp(ctx, xp, dx):
+        return dx.sum(axis=ctx.axes, keepdims=ctx.keepdims)
+
+
+class Prod:
+    """y = Π x over ``axis``.
+
+    ∂y/∂xᵢ = Π_{j≠i} xⱼ, the product of all the others.  It is computed as
+    (product of those before i) · (product of those after i), which stays
+    right when some xⱼ = 0, where the tempting y / xᵢ divides by zero.
+    First-order only: its VJP is not itself recorded.
+    """
+
+    name = "prod"
+    double_backward = False
+
+    @staticmethod
+    def forward(ctx, xp, x, axis=None, keepdims=False):
+        ctx.axis, ctx.keepdims = axis, keepdims
+        ctx.save(x)
+        return xp.prod(x, axis=axis, keepdims=keepdims)
+
+    @staticmethod
+    def vjp(ctx, xp, g, x):
+        axis = -1 if ctx.axis is None else ctx.axis
+        moved = xp.moveaxis(x.reshape(-1) if ctx.axis is None else x, axis, -1)
+        ones = xp.ones(moved.shape[:-1] + (1,), dtype=x.dtype)
+        before = xp.cumprod(xp.concatenate([ones, moved[..., :-1]], axis=-1), axis=-1)
+        after = xp.cumprod(xp.concatenate([ones, moved[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+        others = xp.moveaxis(before * after, -1, axis).reshape(x.shape)
+        if ctx.axis is None:
+            return (g * others,)
+        if not ctx.keepdims:
+            g = xp.expand_dims(g, ctx.axis)
+        return (g * others,)
+
+
+class CumSum:
+    """y_i = Σ_{j ≤ i} x_j along ``axis``.
+
+    JVP: the same cumulative sum of ẋ.  VJP (its transpose): x̄_j = Σ_{i ≥ j} ȳ_i,
+    a cumulative sum from the other end.
+    """
+
+    name = "cumsum"
+
+    @staticmethod
+    def forward(ctx, xp, x, axis):
+        ctx.axis = axis
+        return xp.cumsum(x, axis=axis)
+
+    @staticmethod
+    def vjp(ctx, xp, g):
+        return (xp.flip(xp.cumsum(xp.flip(g, ctx.axis), axis=ctx.axis), ctx.axis),)
+
+    @staticmethod
+    def jvp(ctx, xp, dx):
+        return xp.cumsum(dx, axis=ctx.axis)
+
+
+class MaxReduce:
+    """y = max x over ``axis`` (``min`` uses the same rule on -x).
+
+    The derivative picks the arg-max: x̄ᵢ = ȳ where xᵢ is the maximum, 0
+    elsewhere; equal maxima share ȳ evenly (the same convention as
+    ``maximum``).
+    """
+
+    name = "max"
+
+    @staticmethod
+    def forward(ctx, xp, x, axis=None, keepdims=False):
+        ctx.axes = _normalize_axis(axis, x.ndim)
+        ctx.keepdims = keepdims
+        y = xp.max(x, axis=ctx.axes, keepdims=keepdims)
+        y_kept = y if keepdims else _keep_reduced_axes(y, ctx.axes, x.ndim)
+        mask = x == y_kept
+        ctx.save(mask / mask.sum(axis=ctx.axes, keepdims=True))
+        return y
+
+    @staticmethod
+    def vjp(ctx, xp, g, share):
+        if not ctx.keepdims:
+            g = _keep_reduced_axes(g, ctx.axes, share.ndim)
+        return (g * share,)
+
+
+# ---------------------------------------------------------------- linear algebra
+
+
+class MatMul:
+    """C = A @ B (with NumPy's rules for 1-D operands and batch broadcasting).
+
+    JVP: Ċ = Ȧ @ B + A @ Ḃ.
+    VJP (the transpose of the JVP): Ā = C̄ @ Bᵀ,  B̄ = Aᵀ @ C̄,
+    summed over broadcast batch dimensions.
+    """
+
+    name = "matmul"
+
+    @staticmethod
+    def forward(ctx, xp, a, b):
+        if a.ndim == 0 or b.ndim == 0:
+            raise ValueError("matmul needs tensors of at least one dimension; use * for scalars")
+        inner_a = a.shape[-1]
+        inner_b = b.shape[-2] if b.ndim > 1 else b.shape[0]
+        if inner_a != inner_b:
+            raise ValueError(
+                f"shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be multiplied "
+                f"({inner_a} != {inner_b})"
+            )
+        ctx.save(a, b)
+        return xp.matmul(a, b)
+
+    @staticmethod
+    def vjp(ctx, xp, g, a, b):
+        need_a, need_b = ctx.needs_input_grad
+        # Lift 1-D operands to matrices so one formula covers every case.
+        a2 = a.reshape((1, -1)) if a.ndim == 1 else a
+        b2 = b.reshape((-1, 1)) if b.ndim == 1 else b
+        if a.ndim == 1 and b.ndim == 1:
+            g2 = g.reshape((1, 1))
+        elif a.ndim == 1:
+            g2 = xp.expand_dims(g, -2)
+        elif b.ndim == 1:
+            g2 = xp.expand_dims(g, -1)
+        else:
+            g2 = g
+        grad_a = grad_b = None
+        if need_a:
+            grad_a = sum_to_shape(xp.matmul(g2, xp.swapaxes(b2, -1, -2)), _batch_shape(a2, g2))
+            grad_a = grad_a.reshape(a.shape)
+        if need_b:
+            grad_b = sum_to_shape(xp.matmul(xp.swapaxes(a2, -1, -2), g2), _batch_shape(b2, g2))
+            grad_b = grad_b.reshape(b.shape)
+        return grad_a, grad_b
+
+    @staticmethod
+    def jvp(ctx, xp, da, db, a, b):
+        out = None if da is None else xp.matmul(da, b)
+        if db is not None:
+            out = xp.matmul(a, db) if out is None else out + xp.matmul(a, db)
+        return out
+
+
+def _batch_shape(operand: Any, g: Any) -> tuple:
+    """The shape an adjoint must be summed to: the operand's, as a matrix stack."""
+    return tuple(operand.shape)
+
+
+# ------------------------------------------------------------------ shape and views
+
+
+class Reshape:
+    """y = x viewed with another shape.  JVP: reshape ẋ.  VJP: reshape ȳ back."""
+
+    name = "reshape"
+
+    @staticmethod
+    def forward(ctx, xp, x, shape):
+        ctx.in_shape, ctx.shape = x.shape, shape
+        try:
+            return x.reshape(shape)
+        except ValueError:
+            raise ValueError(
+                f"shape {tuple(shape)} is invalid for input of size {x.size} "
+                f"(shape {tuple(x.shape)})"
+            ) from None
+
+    @staticmethod
+    def vjp(ctx, xp, g):
+        return (g.reshape(ctx.in_shape),)
+
+    @staticmethod
+    def jvp(ctx, xp, dx):
+        return dx.reshape(ctx.shape)
+
+
+class Permute:
+    """y = x with its axes reordered.  VJP: the inverse permutation."""
+
+    name = "permute"
+
+    @staticmethod
+    def forward(ctx, xp, x, axes):
+        ctx.axes = tuple(a % x.ndim for a in axes) if x.ndim else ()
+        if sorted(ctx.axes) != list(range(x.ndim)):
+            raise ValueError(f"permute: {tuple(axes)} is not a permutation of {x.ndim} axes")
+        return xp.transpose(x, ctx.axes)
+
+    @staticmethod
+    def vjp(ctx, xp, g):
+        inverse = [0] * len(ctx.axes)
+        for i, a in enumerate(ctx.axes):
+            inverse[a] = i
+        return (xp.transpose(g, tuple(inverse)),)
+
+    @staticmethod
+    def jvp(ctx, xp, dx):
+        return xp.transpose(dx, ctx.axes)
+
+
+class Expand:
+    """y = x broadcast to a larger shape (a view, no copy).
+
+    JVP: broadcast ẋ.  VJP (transpose): sum ȳ over the broadcast axes.
+    """
+
+    name = "expand"
+
+    @staticmethod
+    def forward(ctx, xp, x, shape):
+        ctx.in_shape = x.shape
+        return xp.broadcast_to(x, shape)
+
+    @staticmethod
+    def vjp(ctx, xp, g):
+        return (sum_to_shape(g, ctx.in_shape),)
+
+
+class Index:
+    """y = x[index] (slices, integers, integer arrays, boolean masks).
+
+    JVP: ẏ = ẋ[index].  VJP (transpose): scatter ȳ into zeros shaped like x,
+    *adding* where an integer index repeats an element.
+    """
+
+    name = "index"
+
+    @staticmethod
+    def forward(ctx, xp, x, index):
+        ctx.index, ctx.in_shape = index, x.shape
+        return x[index]
+
+    @staticmethod
+    def vjp(ctx, xp, g):
+        return (xp.scatter_add(g, ctx.index, ctx.in_shape),)
+
+    @staticmethod
+    def jvp(ctx, xp, dx):
+        return dx[ctx.index]
+
+
+class ScatterAdd:
+    """y = zeros(shape) with y[index] += v: the transpose of indexing.
+
+    VJP: v̄ = ȳ[index] (indexing again: the pair closes under differentiation).
+    """
+
+    name = "scatter_add"
+
+    @staticmethod
+    def forward(ctx, xp, v, index, shape):
+        ctx.index = index
+        return xp.scatter_add(v, index, shape)
+
+    @staticmethod
+    def vjp(ctx, xp, g):
+        return (g[ctx.index],)
+
+
+class Flip:
+    """y = x reversed along ``axis``.  It is its own transpose: VJP flips ȳ back."""
+
+    name = "flip"
+
+    @staticmethod
+    def forward(ctx, xp, x, axis):
+        ctx.axis = axis
+        return xp.flip(x, axis)
+
+    @staticmethod
+    def vjp(ctx, xp, g):
+        return (xp.flip(g, ctx.axis),)
+
+    @staticmethod
+    def jvp(ctx, xp, dx):
+        return dx.flip(ctx.axis)
+
+
+class IndexPut:
+    """y = x with y[index] = v (the out-of-place form of ``x[index] = v``).
+
+    VJP: x̄ = ȳ with zeros at ``index`` (those elements were overwritten);
+    v̄ = ȳ[index], summed to v's shape.
+    """
+
+    name = "index_put"
+
+    @staticmethod
+    def forward(ctx, xp, x, v, index):
+        ctx.index, ctx.v_shape = index, getattr(v, "shape", ())
+        out = x.copy()
+        out[index] = v
+        return out
+
+    @staticmethod
+    def vjp(ctx, xp, g):
+        need_x, need_v = ctx.needs_input_grad
+        grad_x = grad_v = None
+        if need_x:
+            mask = xp.ones(g.shape, dtype=bool)
+            mask[ctx.index] = False
+            grad_x = g * mask
+        if need_v:
+            grad_v = sum_to_shape(g[ctx.index], ctx.v_shape)
+        return grad_x, grad_v
+
+
+class Concatenate:
+    """y = [x₁, x₂, ...] joined along ``axis``.  VJP: ȳ cut back into pieces."""
+
+    name = "cat"
+
+    @staticmethod
+    def forward(ctx, xp, *xs, axis=0):
+        ctx.axis = axis
+        ctx.sizes = [x.shape[axis] for x in xs]
+        return xp.concatenate(xs, axis=axis)
+
+    @staticmethod
+    def vjp(ctx, xp, g):
+        grads, start = [], 0
+        for size, needed in zip(ctx.sizes, ctx.needs_input_grad):
+            index = [slice(None)] * g.ndim
+            index[ctx.axis] = slice(start, start + size)
+            grads.append(g[tuple(index)] if needed else None)
+            start += size
+        return tuple(grads)
+
+    @staticmethod
+    def jvp(ctx, xp, *dxs):
+        return xp.concatenate(dxs, axis=ctx.axis)
+
+
+class Where:
+    """y = a where cond else b.  VJP: ā = ȳ masked by cond, b̄ = ȳ masked by not cond."""
+
+    name = "where"
+
+    @staticmethod
+    def forward(ctx, xp, cond, a, b):
+        ctx.a_shape, ctx.b_shape = _shape(a), _shape(b)
+        ctx.save(cond)
+        return xp.where(cond, a, b)
+
+    @staticmethod
+    def vjp(ctx, xp, g, cond):
+        _, need_a, need_b = ctx.needs_input_grad
+        zero = xp.zeros_like(g)
+        grad_a = sum_to_shape(xp.where(cond, g, zero), ctx.a_shape) if need_a else None
+        grad_b = sum_to_shape(xp.where(cond, zero, g), ctx.b_shape) if need_b else None
+        return None, grad_a, grad_b
+
+
+class Clamp:
+    """y = min(max(x, low), high).  dy/dx = 1 inside [low, high], 0 outside."""
+
+    name = "clamp"
+
+    @staticmethod
+    def forward(ctx, xp, x, low=None, high=None):
+        y = xp.clip(x, low, high)
+        inside = xp.ones(x.shape, dtype=bool)
+        if low is not None:
+            inside &= x >= low
+        if high is not None:
+            inside &= x <= high
+        ctx.save(inside)
+        return y
+
+    @staticmethod
+    def vjp(ctx, xp, g, inside):
+        return (g * inside,)
+
+
+class Cast:
+    """y = x converted to another dtype.  VJP: ȳ converted back to x's dtype."""
+
+    name = "to_dtype"
+
+    @staticmethod
+    def forward(ctx, xp, x, dtype):
+        ctx.in_dtype = x.dtype
+        return x.astype(dtype)
+
+    @staticmethod
+    def vjp(ctx, xp, g):
+        return (g.astype(ctx.in_dtype),)
+
+
+class ToDevice:
+    """y = x copied to another device.  VJP: ȳ copied back."""
+
+    name = "to_device"
+
+    @staticmethod
+    def forward(ctx, xp, x, device):
+        from difflab import backend
+
+        ctx.source = backend.device_of(x)
+        return backend.to_device(x, device)
+
+    @staticmethod
+    def vjp(ctx, xp, g):
+        from difflab import backend
+
+        if hasattr(g, "to"):
+            return (g.to(ctx.source),)
+        return (backend.to_device(g, ctx.source),)
+
+
+class Clone:
+    """y = a copy of x in new memory.  The identity map: VJP and JVP pass through."""
+
+    name = "clone"
+
+    @staticmethod
+    def forward(ctx, xp, x):
+        return x.copy()
+
+    @staticmethod
+    def vjp(ctx, xp, g):
+        return (g,)
+
+    @staticmethod
+    def jvp(ctx, xp, dx):
+        return dx
