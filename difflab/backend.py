@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+
 def _keep_freed_memory_for_reuse() -> None:
     """Ask glibc's malloc to keep freed large blocks instead of unmapping them.
 

@@ -39,6 +39,7 @@ from difflab import backend
 from difflab.autograd.grad_mode import _State
 
 _sequence = itertools.count()
+OUTPUT = object()  # marks a saved array that is the record's own output
 
 
 class AnomalyMode:
@@ -71,11 +72,17 @@ class Node:
     seq : position on the tape (creation order).
     """
 
+    # The engine's own fields; primitives add theirs (ctx.axis = ...) to __dict__.
+    __slots__ = ("op", "saved", "parents", "needs_input_grad", "seq", "retained",
+                 "output_meta", "saved_sources", "saved_versions",
+                 "__dict__", "__weakref__")
+
     def __init__(self, op: Any) -> None:
         self.op = op
         self.saved: tuple = ()
         self.parents: tuple = ()
         self.needs_input_grad: tuple = ()
+        self.retained = None  # a tensor whose .grad should be kept (retain_grad)
 
     # -- used by primitives -------------------------------------------------
     def save(self, *arrays: Any) -> None:
@@ -83,44 +90,29 @@ class Node:
         self.saved = arrays
 
     # -- bookkeeping ----------------------------------------------------------
-    def _link(self, inputs: Sequence[Any]) -> None:
-        """Point to where each input came from; called before ``forward`` so that
-        ``forward`` can read ``needs_input_grad`` and save only what is needed."""
-        parents = []
-        for t in inputs:
-            if isinstance(t, Tensor) and t.requires_grad:
-                parents.append(t if t.grad_fn is None else t.grad_fn)
-            else:
-                parents.append(None)
-        self.parents = tuple(parents)
-        self.needs_input_grad = tuple(p is not None for p in parents)
-
     def _finish_recording(self, inputs: Sequence[Any], output: Any, out_version: list) -> None:
         """Called by :func:`apply` once the output exists: number the record, note versions."""
         self.seq = next(_sequence)
-        self.retained = None  # a tensor whose .grad should be kept (retain_grad)
         self.output_meta = (output.shape, output.dtype)
         if self.saved:
-            # Where each saved array came from: input i, the output (-1), or elsewhere.
-            # Needed to check versions now and to rebuild tensors for create_graph.
+            # Where each saved array came from: an input tensor, the OUTPUT, or
+            # elsewhere (None).  Needed to check versions at backward time and to
+            # rebuild tensors for create_graph.
             sources, versions = [], []
             for array in self.saved:
                 source = None
-                if array is not None:
-                    for i, t in enumerate(inputs):
+                if array is output:
+                    source = OUTPUT
+                    versions.append((out_version, 0))
+                elif array is not None:
+                    for t in inputs:
                         if isinstance(t, Tensor) and t.array is array:
-                            source = i
+                            source = t
                             versions.append((t._version, t._version[0]))
                             break
-                    if source is None and array is output:
-                        source = -1
-                        versions.append((out_version, 0))
                 sources.append(source)
-            self.saved_sources = tuple(sources)
+            self.saved_sources = sources
             self.saved_versions = versions
-            self.inputs_for_graph = tuple(
-                t if isinstance(t, Tensor) else None for t in inputs
-            )
         if AnomalyMode.enabled:
             self.created_at = "".join(traceback.format_stack(limit=12)[:-3])
 
@@ -157,10 +149,10 @@ class Node:
                 # A number, a mask or an index: a constant of the graph.
                 is_array = hasattr(array, "shape") and not isinstance(array, Tensor)
                 lifted.append(Tensor._wrap(array) if is_array else array)
-            elif source == -1:
+            elif source is OUTPUT:
                 lifted.append(Tensor._wrap(array, output_grad_fn))
             else:
-                lifted.append(self.inputs_for_graph[source])
+                lifted.append(source)
         return tuple(lifted)
 
     # -- the backward step ----------------------------------------------------
@@ -185,7 +177,7 @@ class Node:
     def release(self) -> None:
         """Free what forward saved (backward without retain_graph)."""
         self.saved = None
-        self.inputs_for_graph = None
+        self.saved_sources = None
 
 
 # -------------------------------------------------------------------- recording
@@ -198,13 +190,17 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Tensor:
     settings (an axis, a shape, an index).  The primitive sees raw arrays.
     """
     arrays = []
+    parents = []  # per input: its Node, itself (a leaf needing grad), or None
     needs_grad = False
     array_type = first_array = None
     for t in inputs:
         if isinstance(t, Tensor):
             data = t.array
-            if t.requires_grad:
+            if t._requires_grad:
                 needs_grad = True
+                parents.append(t if t.grad_fn is None else t.grad_fn)
+            else:
+                parents.append(None)
             if array_type is None:
                 array_type, first_array = type(data), data
             elif type(data) is not array_type and (
@@ -213,14 +209,21 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Tensor:
                 _raise_device_mismatch(op, inputs)
             arrays.append(data)
         else:
+            parents.append(None)
             arrays.append(t)
     records = needs_grad and _State.enabled
     ctx = Node(op)
     if records:
-        ctx._link(inputs)
+        # Before forward, so that forward can read needs_input_grad and save only
+        # what the needed derivatives will read.
+        ctx.parents = tuple(parents)
+        ctx.needs_input_grad = tuple(p is not None for p in parents)
     else:
         ctx.needs_input_grad = (False,) * len(inputs)
-    xp = backend.array_module(arrays[0] if first_array is None else first_array)
+    if array_type is np.ndarray:
+        xp = backend.numpy_namespace
+    else:
+        xp = backend.array_module(arrays[0] if first_array is None else first_array)
     try:
         out = op.forward(ctx, xp, *arrays, **params)
     except (ValueError, IndexError, TypeError) as exc:
