@@ -29,6 +29,7 @@ the primitives, each with its forward next to its derivative rule.
 from __future__ import annotations
 
 import itertools
+import operator
 import traceback
 from collections.abc import Sequence
 from typing import Any
@@ -82,6 +83,7 @@ class Node:
         self.saved: tuple = ()
         self.parents: tuple = ()
         self.needs_input_grad: tuple = ()
+        self.saved_versions: list | tuple = ()
         self.retained = None  # a tensor whose .grad should be kept (retain_grad)
 
     # -- used by primitives -------------------------------------------------
@@ -124,6 +126,7 @@ class Node:
         return f"<{type(self).__name__} {self.op.name}Backward seq={getattr(self, 'seq', '?')}>"
 
     def _check_saved(self) -> None:
+        """Refuse to run a backward step whose saved values are gone or were changed."""
         if self.saved is None:
             raise RuntimeError(
                 f"Trying to backward through the graph a second time: the values that "
@@ -131,7 +134,7 @@ class Node:
                 f"backward. Call .backward(retain_graph=True) (or autograd.grad(..., "
                 f"retain_graph=True)) the first time if you need to backward twice."
             )
-        for box, version in getattr(self, "saved_versions", ()):
+        for box, version in self.saved_versions:
             if box[0] != version:
                 raise RuntimeError(
                     f"One of the tensors that '{self.op.name}' saved for backward was "
@@ -262,6 +265,9 @@ def _explain(op: Any, inputs: Sequence[Any], exc: Exception) -> Exception:
 # ---------------------------------------------------------------------- walking
 
 
+_by_sequence = operator.attrgetter("seq")
+
+
 def _accumulate(store: dict, key: Any, grad: Any, owned: dict) -> None:
     """Add ``grad`` into ``store[key]``: a value used twice gets the sum of both adjoints.
 
@@ -318,7 +324,7 @@ def run_backward(
                 seen.add(parent)
                 stack.append(parent)
     # 2. Newest first.
-    order = sorted(seen, key=lambda n: n.seq, reverse=True)
+    order = sorted(seen, key=_by_sequence, reverse=True)
     wanted_nodes = {}
     if capture is not None:
         for i, t in enumerate(capture):
@@ -344,7 +350,10 @@ def run_backward(
             if parent is None or input_grad is None:
                 continue
             if isinstance(parent, Node):
-                _accumulate(grads, parent, input_grad, owned)
+                if parent not in grads:  # the common case: the first adjoint to arrive
+                    grads[parent] = input_grad
+                else:
+                    _accumulate(grads, parent, input_grad, owned)
             else:
                 _accumulate(leaf_grads, id(parent), input_grad, owned)
                 leaves[id(parent)] = parent

@@ -1,0 +1,55 @@
+"""Property-based tests: random shapes and random compositions, checked by finite differences."""
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import difflab as dl
+from difflab.autograd import gradcheck
+
+SAFE_UNARY = [dl.sin, dl.cos, dl.tanh, dl.sigmoid, dl.exp, dl.atan, dl.erf,
+              lambda t: t * t, lambda t: dl.log1p(t * t), lambda t: dl.sqrt(1.0 + t * t)]
+BINARY = [lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a * b,
+          lambda a, b: a / (1.5 + b * b), lambda a, b: dl.atan2(a, 2.5 + b)]  # away from (0, 0)
+
+
+def tensor(values):
+    return dl.tensor(values, dtype=dl.float64, requires_grad=True)
+
+
+@given(st.data())
+def test_broadcasting_binary_ops_match_finite_differences(data):
+    shapes = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3))
+    a_shape, b_shape = shapes.input_shapes
+    values = st.floats(-2, 2, allow_nan=False)
+    a = tensor(data.draw(hnp.arrays(np.float64, a_shape, elements=values)))
+    b = tensor(data.draw(hnp.arrays(np.float64, b_shape, elements=values)))
+    op = data.draw(st.sampled_from(BINARY))
+    assert gradcheck(op, (a, b))
+
+
+@given(st.data())
+def test_random_compositions_match_finite_differences(data):
+    shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=2, max_side=3))
+    x = tensor(data.draw(hnp.arrays(np.float64, shape, elements=st.floats(-1.5, 1.5))))
+    steps = data.draw(st.lists(st.tuples(st.sampled_from(SAFE_UNARY), st.booleans()),
+                               min_size=1, max_size=5))
+
+    def composed(t):
+        y = t
+        for function, reuse_input in steps:
+            y = function(y) + (t if reuse_input else 0.0)  # reuse: adjoints must add up
+        return y.sum() if y.ndim else y
+
+    assert gradcheck(composed, (x,))
+
+
+@given(hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=3, max_side=4),
+                  elements=st.floats(-3, 3)), st.data())
+def test_reductions_over_random_axes(values, data):
+    x = tensor(values)
+    dim = data.draw(st.integers(-x.ndim, x.ndim - 1))
+    keepdim = data.draw(st.booleans())
+    assert gradcheck(lambda t: t.sum(dim, keepdim) * t.mean(dim, keepdim), (x,))
+    assert gradcheck(lambda t: t.logsumexp(dim, keepdim), (x,))
