@@ -6,7 +6,7 @@ CuPy (``dl.tensor``, ``dl.nn``, ``dl.optim``, ...) whose math functions
 and sympy expressions, so one function can be differentiated in four ways.
 """
 
-from difflab import autograd, backend, cuda, dtypes, random
+from difflab import autograd, backend, cuda, data, dtypes, nn, optim, random, utils
 from difflab.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from difflab.backend import Device, device
 from difflab.creation import (
@@ -127,6 +127,7 @@ from difflab.ops.functions import (
     where,
 )
 from difflab.random import Generator, initial_seed, manual_seed
+from difflab.serialization import load, save
 from difflab.tensor import Tensor
 
 bool = bool_  # noqa: A001  (difflab.bool, as torch.bool)

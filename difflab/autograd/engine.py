@@ -207,8 +207,9 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Tensor:
             if array_type is None:
                 array_type, first_array = type(data), data
             elif type(data) is not array_type and (
-                backend.is_gpu_array(data) or array_type is not np.ndarray
+                backend.is_gpu_array(data) != backend.is_gpu_array(first_array)
             ):
+                # (Other array-likes, such as forward mode's Dual arrays, mix freely.)
                 _raise_device_mismatch(op, inputs)
             arrays.append(data)
         else:
@@ -231,9 +232,9 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Tensor:
         out = op.forward(ctx, xp, *arrays, **params)
     except (ValueError, IndexError, TypeError) as exc:
         raise _explain(op, inputs, exc) from None
-    if type(out) is not array_type:
+    if isinstance(out, np.generic):
         # NumPy returns a scalar, not a 0-d array, from operations on 0-d arrays.
-        scalar, out = out, xp.asarray(out)
+        scalar, out = out, np.asarray(out)
         if ctx.saved:
             ctx.saved = tuple(out if s is scalar else s for s in ctx.saved)
     if not records:

@@ -1,0 +1,103 @@
+"""``DataLoader``: batches from a dataset, shuffled with a seeded generator if asked."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from difflab import backend
+from difflab import random as _random
+from difflab.data.dataset import Dataset
+from difflab.tensor import Tensor
+
+
+def default_collate(batch: Sequence[Any]) -> Any:
+    """Stack a list of samples into a batch, keeping the structure of one sample.
+
+    Tensors and arrays are stacked along a new first dimension, numbers
+    become a tensor, tuples/lists and dicts are collated field by field.
+    """
+    first = batch[0]
+    if isinstance(first, Tensor):
+        xp = backend.array_module(first.array)
+        return Tensor._wrap(xp.stack([b.array for b in batch]))
+    if isinstance(first, np.ndarray):
+        return Tensor._wrap(np.stack(batch))
+    if isinstance(first, bool):
+        return Tensor._wrap(np.array(batch, dtype=bool))
+    if isinstance(first, int):
+        return Tensor._wrap(np.array(batch, dtype=np.int64))
+    if isinstance(first, float):
+        from difflab.dtypes import _Defaults
+
+        return Tensor._wrap(np.array(batch, dtype=_Defaults.dtype))
+    if isinstance(first, (str, bytes)):
+        return list(batch)
+    if isinstance(first, dict):
+        return {key: default_collate([b[key] for b in batch]) for key in first}
+    if isinstance(first, (tuple, list)):
+        if any(len(b) != len(first) for b in batch):
+            raise RuntimeError("each element in list of batch should be of equal size")
+        return type(first)(default_collate(list(field)) for field in zip(*batch)) \
+            if isinstance(first, tuple) and not hasattr(first, "_fields") else \
+            [default_collate(list(field)) for field in zip(*batch)]
+    raise TypeError(f"default_collate: don't know how to batch {type(first).__name__}")
+
+
+class DataLoader:
+    """Iterate over ``dataset`` in batches.
+
+    Parameters
+    ----------
+    batch_size : samples per batch (None: one sample at a time, not stacked).
+    shuffle : a new random order every epoch (seeded by ``generator``, or by
+        ``difflab.manual_seed`` when no generator is given).
+    drop_last : skip the last batch if it is smaller than ``batch_size``.
+    collate_fn : turns a list of samples into a batch (default: :func:`default_collate`).
+    sampler : an iterable of indices to use instead of 0..n-1 / a shuffle.
+    """
+
+    def __init__(self, dataset: Dataset, batch_size: int | None = 1, shuffle: bool = False,
+                 sampler: Any = None, num_workers: int = 0, collate_fn: Callable | None = None,
+                 drop_last: bool = False, generator: Any = None, **_ignored: Any) -> None:
+        if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
+            raise ValueError(f"batch_size should be a positive integer, got {batch_size!r}")
+        if sampler is not None and shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
+        self.dataset, self.batch_size, self.shuffle = dataset, batch_size, shuffle
+        self.sampler, self.collate_fn = sampler, collate_fn
+        self.drop_last, self.generator = drop_last, generator
+        self.num_workers = num_workers
+
+    def _indices(self) -> list:
+        if self.sampler is not None:
+            return list(self.sampler)
+        n = len(self.dataset)
+        if self.shuffle:
+            return _random.permutation(n, self.generator).tolist()
+        return list(range(n))
+
+    def __iter__(self) -> Iterator[Any]:
+        indices = self._indices()
+        if self.batch_size is None:
+            for i in indices:
+                yield self.dataset[i]
+            return
+        fast = self.collate_fn is None and hasattr(self.dataset, "get_batch")
+        collate = self.collate_fn or default_collate
+        for start in range(0, len(indices), self.batch_size):
+            batch = indices[start:start + self.batch_size]
+            if len(batch) < self.batch_size and self.drop_last:
+                return
+            if fast:
+                yield self.dataset.get_batch(batch)
+            else:
+                yield collate([self.dataset[i] for i in batch])
+
+    def __len__(self) -> int:
+        n = len(self.sampler) if self.sampler is not None else len(self.dataset)
+        if self.batch_size is None:
+            return n
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)

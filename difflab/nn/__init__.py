@@ -1,0 +1,14 @@
+"""Neural networks: ``Module``, ``Parameter``, layers, losses, ``functional`` and ``init``.
+
+The names and behaviour follow ``torch.nn``, so ``from difflab.nn import *``
+runs PyTorch model definitions (the one-line ConvMixer of the course notes
+included).  What ``torch.nn`` does not have: :func:`difflab.nn.utils.compute_gradients`
+fills the parameters' gradients by any of difflab's four differentiators.
+"""
+
+from difflab.nn import functional, init, utils
+from difflab.nn.modules import *  # noqa: F403
+from difflab.nn.modules import __all__ as _modules_all
+from difflab.nn.parameter import Parameter
+
+__all__ = [*_modules_all, "Parameter", "functional", "init", "utils"]

@@ -1,0 +1,43 @@
+"""The layer classes of :mod:`difflab.nn`."""
+
+from difflab.nn.modules.container import ModuleDict, ModuleList, ParameterList, Sequential
+from difflab.nn.modules.layers import (
+    GELU,
+    AdaptiveAvgPool2d,
+    AvgPool2d,
+    BatchNorm1d,
+    BatchNorm2d,
+    Conv2d,
+    Dropout,
+    Embedding,
+    Flatten,
+    Identity,
+    LayerNorm,
+    LeakyReLU,
+    Linear,
+    LogSoftmax,
+    MaxPool2d,
+    ReLU,
+    Sigmoid,
+    Softmax,
+    Tanh,
+    Unflatten,
+)
+from difflab.nn.modules.loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+)
+from difflab.nn.modules.module import Module
+from difflab.nn.modules.rnn import LSTM, RNN, LSTMCell, RNNCell
+
+__all__ = [
+    "GELU", "LSTM", "RNN", "AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss",
+    "BatchNorm1d", "BatchNorm2d", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding",
+    "Flatten", "Identity", "L1Loss", "LSTMCell", "LayerNorm", "LeakyReLU", "Linear",
+    "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "NLLLoss",
+    "ParameterList", "RNNCell", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "Unflatten",
+]

@@ -1,0 +1,213 @@
+r"""Recurrent layers: ``RNNCell``/``RNN`` and ``LSTMCell``/``LSTM``.
+
+A recurrent layer is a Python ``for`` loop over time steps that applies the
+*same* cell (the same weights) at every step.  The tape records each step
+as it runs, so a sequence of length 5 gives a graph five cells long and a
+sequence of length 50 one fifty cells long: a *dynamic* graph, built by the
+loop.  Backpropagation through time is nothing but the ordinary backward
+walk over that graph; the shared weights receive the *sum* of their
+adjoints from every step.
+
+Elman cell:  h' = tanh(x W_ihᵀ + b_ih + h W_hhᵀ + b_hh)
+
+LSTM cell:   (i, f, g, o) = x W_ihᵀ + b_ih + h W_hhᵀ + b_hh, split in four;
+             c' = σ(f)·c + σ(i)·tanh(g),  h' = σ(o)·tanh(c').
+
+All weights are initialised U(-1/√hidden, 1/√hidden), as in PyTorch.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from difflab.dtypes import _Defaults
+from difflab.nn import functional as F
+from difflab.nn import init
+from difflab.nn.modules.module import Module
+from difflab.nn.parameter import Parameter
+from difflab.tensor import Tensor
+
+
+def _zeros(*shape: int, like: Tensor) -> Tensor:
+    from difflab.creation import zeros
+
+    return zeros(*shape, dtype=like.dtype, device=like.device)
+
+
+class _CellBase(Module):
+    gates = 1
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        from difflab.creation import zeros
+
+        self.input_size, self.hidden_size = int(input_size), int(hidden_size)
+        dtype = dtype or _Defaults.dtype
+        n = self.gates * hidden_size
+        self.weight_ih = Parameter(zeros(n, input_size, dtype=dtype))
+        self.weight_hh = Parameter(zeros(n, hidden_size, dtype=dtype))
+        if bias:
+            self.bias_ih = Parameter(zeros(n, dtype=dtype))
+            self.bias_hh = Parameter(zeros(n, dtype=dtype))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0.0
+        for p in self.parameters():
+            init.uniform_(p, -bound, bound)
+
+    def _gates(self, x: Tensor, h: Tensor) -> Tensor:
+        if x.shape[-1] != self.input_size:
+            raise ValueError(
+                f"{type(self).__name__} expected input with {self.input_size} features "
+                f"(input_size), got shape {tuple(x.shape)}"
+            )
+        return F.linear(x, self.weight_ih, self.bias_ih) + F.linear(h, self.weight_hh,
+                                                                      self.bias_hh)
+
+    def extra_repr(self) -> str:
+        return f"{self.input_size}, {self.hidden_size}"
+
+
+class RNNCell(_CellBase):
+    """One Elman step: h' = tanh(x W_ihᵀ + b_ih + h W_hhᵀ + b_hh) (or ReLU)."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 nonlinearity: str = "tanh", dtype: Any = None) -> None:
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+        super().__init__(input_size, hidden_size, bias, dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, x: Tensor, h: Tensor | None = None) -> Tensor:
+        if h is None:
+            h = _zeros(*x.shape[:-1], self.hidden_size, like=x)
+        pre = self._gates(x, h)
+        return pre.tanh() if self.nonlinearity == "tanh" else pre.relu()
+
+
+class LSTMCell(_CellBase):
+    """One LSTM step: returns (h', c')."""
+
+    gates = 4
+
+    def forward(self, x: Tensor, state: tuple | None = None) -> tuple[Tensor, Tensor]:
+        if state is None:
+            h = _zeros(*x.shape[:-1], self.hidden_size, like=x)
+            c = h
+        else:
+            h, c = state
+        i, f, g, o = self._gates(x, h).chunk(4, -1)
+        c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+        return o.sigmoid() * c.tanh(), c
+
+
+class _RecurrentBase(Module):
+    cell_class: type = RNNCell
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, **cell_kwargs: Any) -> None:
+        super().__init__()
+        self.input_size, self.hidden_size = int(input_size), int(hidden_size)
+        self.num_layers, self.batch_first = int(num_layers), batch_first
+        self._cell_kwargs = cell_kwargs
+        for layer in range(num_layers):
+            cell = self.cell_class(input_size if layer == 0 else hidden_size, hidden_size, bias,
+                                   **cell_kwargs)
+            # PyTorch's parameter names: weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0
+            for name, p in cell._parameters.items():
+                self.register_parameter(f"{name}_l{layer}", p)
+        self._bias = bias
+
+    def _cell(self, layer: int) -> Any:
+        """A cell that uses this layer's registered parameters (no copy)."""
+        cell = object.__new__(self.cell_class)
+        Module.__init__(cell)
+        cell.input_size = self.input_size if layer == 0 else self.hidden_size
+        cell.hidden_size = self.hidden_size
+        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+            cell._parameters[name] = self._parameters.get(f"{name}_l{layer}")
+        for key, value in self._cell_kwargs.items():
+            object.__setattr__(cell, key, value)
+        return cell
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.batch_first:
+            s += ", batch_first=True"
+        return s
+
+
+class RNN(_RecurrentBase):
+    """A multi-layer Elman RNN over a sequence (L, N, input) (or (N, L, input) with batch_first).
+
+    Returns ``(output, h_n)``: every step's top-layer state (L, N, hidden) and
+    the last state of each layer (num_layers, N, hidden).
+    """
+
+    cell_class = RNNCell
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False
+                 ) -> None:
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first,
+                         nonlinearity=nonlinearity)
+
+    def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        from difflab.ops.functions import stack
+
+        if x.ndim != 3:
+            raise ValueError(f"RNN expects a 3-D input (seq, batch, features), got shape "
+                             f"{tuple(x.shape)}")
+        if self.batch_first:
+            x = x.transpose(0, 1)
+        steps = list(x.unbind(0))
+        finals = []
+        for layer in range(self.num_layers):
+            cell = self._cell(layer)
+            h = None if h0 is None else h0[layer]
+            outputs = []
+            for xt in steps:  # the loop *is* the graph: one cell per step
+                h = cell(xt, h)
+                outputs.append(h)
+            steps = outputs
+            finals.append(h)
+        out = stack(steps, 0)
+        return (out.transpose(0, 1) if self.batch_first else out), stack(finals, 0)
+
+
+class LSTM(_RecurrentBase):
+    """A multi-layer LSTM; returns ``(output, (h_n, c_n))``."""
+
+    cell_class = LSTMCell
+
+    def forward(self, x: Tensor, state: tuple | None = None
+                ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        from difflab.ops.functions import stack
+
+        if x.ndim != 3:
+            raise ValueError(f"LSTM expects a 3-D input (seq, batch, features), got shape "
+                             f"{tuple(x.shape)}")
+        if self.batch_first:
+            x = x.transpose(0, 1)
+        steps = list(x.unbind(0))
+        hs, cs = [], []
+        for layer in range(self.num_layers):
+            cell = self._cell(layer)
+            st = None if state is None else (state[0][layer], state[1][layer])
+            outputs = []
+            for xt in steps:
+                st = cell(xt, st)
+                outputs.append(st[0])
+            steps = outputs
+            hs.append(st[0])
+            cs.append(st[1])
+        out = stack(steps, 0)
+        return (out.transpose(0, 1) if self.batch_first else out), (stack(hs, 0), stack(cs, 0))

@@ -1,0 +1,357 @@
+r"""Fill a model's gradients with any of the four differentiators.
+
+``compute_gradients(model, loss_fn, inputs, targets, method=...)`` sets the
+``.grad`` of every parameter that requires grad to ∂loss/∂θ, computed by
+
+=============  ================================================  =====================
+method         how                                               cost for P parameters
+=============  ================================================  =====================
+``reverse``    the tape: one forward pass, one backward pass     2 passes, any P
+``forward``    dual numbers: each pass carries ``chunk_size``    ⌈P / chunk⌉ passes
+               tangent directions (one-hot in the parameters)
+``numeric``    central differences (L(θ + h eᵢ) - L(θ - h eᵢ))/2h  2P + 1 evaluations
+``symbolic``   sympy builds the loss as an expression in the     one expression, P
+               parameter symbols and differentiates it            derivatives of it
+=============  ================================================  =====================
+
+then any optimizer steps as usual.  The returned :class:`GradientCost`
+says what was spent, so a learner can watch forward and numeric grow with
+the number of parameters while reverse does not.
+
+The symbolic method refuses models with more than
+:data:`SYMBOLIC_MAX_PARAMETERS` parameters (expressions swell quickly), and
+it understands the layers a small MLP is made of: ``Linear``, ``Tanh``,
+``Sigmoid``, ``ReLU``, ``Identity``, ``Flatten`` in a ``Sequential`` (or a
+single ``Linear``), with ``MSELoss``, ``L1Loss`` or ``CrossEntropyLoss``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from difflab import backend
+from difflab.autograd.grad_mode import no_grad
+from difflab.tensor import Tensor
+
+SYMBOLIC_MAX_PARAMETERS = 200
+"""The largest model (in parameters) that ``method='symbolic'`` accepts."""
+
+METHODS = ("reverse", "forward", "numeric", "symbolic")
+
+
+@dataclass
+class GradientCost:
+    """What one :func:`compute_gradients` call spent.
+
+    Attributes
+    ----------
+    method : the differentiator used.
+    parameters : P, the number of scalar parameters differentiated.
+    evaluations : forward passes of the model (loss evaluations).
+    backward_passes : reverse sweeps over the tape.
+    seconds : wall time.
+    loss : the loss value at the current parameters.
+    """
+
+    method: str
+    parameters: int
+    evaluations: int = 0
+    backward_passes: int = 0
+    seconds: float = 0.0
+    loss: float = math.nan
+
+
+def _params(model: Any) -> list:
+    params = [p for p in model.parameters() if p.requires_grad]
+    if not params:
+        raise ValueError("compute_gradients: the model has no parameters that require grad")
+    return params
+
+
+def _set_grad(p: Tensor, g: Any, accumulate: bool) -> None:
+    g = backend.to_device(np.asarray(g), p.device) if p.is_cuda else np.asarray(g)
+    g = g.reshape(p.shape).astype(p.dtype, copy=False)
+    if accumulate and p.grad is not None:
+        p.grad.array += g
+    else:
+        p.grad = Tensor._wrap(g.copy())
+
+
+def compute_gradients(
+    model: Any,
+    loss_fn: Callable[[Any, Any], Tensor],
+    inputs: Any,
+    targets: Any,
+    method: str = "reverse",
+    *,
+    chunk_size: int = 64,
+    eps: float | None = None,
+    accumulate: bool = False,
+) -> GradientCost:
+    """Set ``p.grad`` = ∂ loss_fn(model(inputs), targets) / ∂p for every trainable parameter.
+
+    Parameters
+    ----------
+    method : 'reverse', 'forward', 'numeric' or 'symbolic'.
+    chunk_size : forward mode: tangent directions per pass.
+    eps : numeric: the step h (default ∛(machine ε)·max(1, |θᵢ|), the
+        step that balances truncation error O(h²) and rounding error O(ε/h)).
+    accumulate : add into existing ``.grad`` instead of replacing it.
+
+    Use float64 models to compare methods: in float32 numeric differences
+    are good to about 1e-3 only.  The model should be deterministic (call
+    ``model.eval()`` if it has dropout).
+    """
+    if method not in METHODS:
+        raise ValueError(f"compute_gradients: method must be one of {METHODS}, got {method!r}")
+    params = _params(model)
+    n_params = sum(int(p.numel()) for p in params)
+    cost = GradientCost(method, n_params)
+    start = time.perf_counter()
+    if method == "reverse":
+        grads = _reverse(model, loss_fn, inputs, targets, cost)
+    elif method == "numeric":
+        grads = _numeric(model, loss_fn, inputs, targets, params, eps, cost)
+    elif method == "forward":
+        grads = _forward(model, loss_fn, inputs, targets, params, chunk_size, cost)
+    else:
+        grads = _symbolic(model, loss_fn, inputs, targets, params, cost)
+    for p, g in zip(params, grads):
+        _set_grad(p, g, accumulate)
+    cost.seconds = time.perf_counter() - start
+    return cost
+
+
+def _loss_value(model: Any, loss_fn: Callable, inputs: Any, targets: Any) -> float:
+    with no_grad():
+        loss = loss_fn(model(inputs), targets)
+    if loss.numel() != 1:
+        raise ValueError(
+            f"compute_gradients: loss_fn must return a scalar, got shape {tuple(loss.shape)}"
+        )
+    return float(loss.item())
+
+
+# ----------------------------------------------------------------------- reverse
+
+
+def _reverse(model, loss_fn, inputs, targets, cost) -> list:
+    from difflab.autograd.functional import grad
+
+    params = _params(model)
+    loss = loss_fn(model(inputs), targets)
+    grads = grad(loss, params, allow_unused=True)
+    cost.evaluations, cost.backward_passes, cost.loss = 1, 1, float(loss.item())
+    return [np.zeros(p.shape) if g is None else backend.to_numpy(g.array) for p, g in
+            zip(params, grads)]
+
+
+# ----------------------------------------------------------------------- numeric
+
+
+def _numeric(model, loss_fn, inputs, targets, params, eps, cost) -> list:
+    """Central differences, one parameter element at a time: 2 evaluations each."""
+    cost.loss = _loss_value(model, loss_fn, inputs, targets)
+    cost.evaluations = 1
+    grads = []
+    for p in params:
+        flat = p.array.reshape(-1)  # a view: writing into it perturbs p in place
+        g = np.zeros(flat.size)
+        machine_eps = float(np.finfo(p.dtype).eps)
+        for j in range(flat.size):
+            original = flat[j].item()
+            h = eps if eps is not None else machine_eps ** (1 / 3) * max(1.0, abs(original))
+            try:
+                flat[j] = original + h
+                plus = _loss_value(model, loss_fn, inputs, targets)
+                flat[j] = original - h
+                minus = _loss_value(model, loss_fn, inputs, targets)
+            finally:
+                flat[j] = original
+            g[j] = (plus - minus) / (2 * h)
+            cost.evaluations += 2
+        grads.append(g.reshape(p.shape))
+    return grads
+
+
+# ----------------------------------------------------------------------- forward
+
+
+def _forward(model, loss_fn, inputs, targets, params, chunk_size, cost) -> list:
+    """Dual numbers in the parameters' arrays: each pass gives ``chunk_size`` partials.
+
+    The global parameter index runs over all parameters flattened one after
+    another; a pass seeds the one-hot directions start .. stop - 1 in the
+    parameters they fall in, and every other parameter stays a constant.
+    """
+    from difflab.diff.forward import Dual, new_tag, tangents_of
+
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be positive, got {chunk_size}")
+    sizes = [int(p.numel()) for p in params]
+    offsets = np.cumsum([0] + sizes)
+    total = int(offsets[-1])
+    flat_grad = np.zeros(total)
+    originals = [p.array for p in params]
+    for start in range(0, total, chunk_size):
+        stop = min(start + chunk_size, total)
+        k = stop - start
+        tag = new_tag()
+        try:
+            for p, lo, hi, array in zip(params, offsets[:-1], offsets[1:], originals):
+                a, b = max(start, lo), min(stop, hi)
+                xp = backend.array_module(array)
+                if a >= b:  # not differentiated in this pass: zero tangents (no memory)
+                    tangents = xp.broadcast_to(xp.zeros((), dtype=array.dtype),
+                                               (k,) + tuple(p.shape))
+                else:
+                    tangents = xp.zeros((k, int(hi - lo)), dtype=array.dtype)
+                    tangents[xp.arange(a - start, b - start), xp.arange(a - lo, b - lo)] = 1.0
+                    tangents = tangents.reshape((k,) + tuple(p.shape))
+                p.array = Dual(array, tangents, tag=tag, vector=True)
+            with no_grad():
+                loss = loss_fn(model(_constant_dual(inputs, tag, k, Dual)),
+                               _constant_dual(targets, tag, k, Dual))
+            value, tangents = tangents_of(loss.array if isinstance(loss, Tensor) else loss,
+                                          tag, k)
+        finally:
+            for p, array in zip(params, originals):
+                p.array = array
+        flat_grad[start:stop] = backend.to_numpy(tangents).reshape(k)
+        cost.evaluations += 1
+    cost.loss = float(backend.to_numpy(value))
+    return [flat_grad[lo:hi].reshape(p.shape) for p, lo, hi in
+            zip(params, offsets[:-1], offsets[1:])]
+
+
+def _constant_dual(x: Any, tag: int, k: int, dual: type) -> Any:
+    """``x`` as a dual number with zero tangents.
+
+    Mathematically unnecessary (a constant needs no tangent); it keeps every
+    operand of every primitive a Dual, because the tape engine currently
+    refuses to mix plain arrays and Duals in one primitive.
+    """
+    if not isinstance(x, Tensor) or x.dtype.kind != "f":
+        return x
+    xp = backend.array_module(x.array)
+    zeros = xp.broadcast_to(xp.zeros((), dtype=x.dtype), (k,) + tuple(x.shape))
+    return Tensor._wrap(dual(x.array, zeros, tag=tag, vector=True))
+
+
+# ---------------------------------------------------------------------- symbolic
+
+
+def _symbolic(model, loss_fn, inputs, targets, params, cost) -> list:
+    """Build the loss as one sympy expression in the parameter symbols, then differentiate."""
+    import sympy
+
+    n = sum(int(p.numel()) for p in params)
+    if n > SYMBOLIC_MAX_PARAMETERS:
+        raise ValueError(
+            f"compute_gradients(method='symbolic') refuses a model with {n} parameters (the "
+            f"limit is {SYMBOLIC_MAX_PARAMETERS}): its expression would be enormous. Use "
+            f"'reverse', 'forward' or 'numeric'."
+        )
+    names = {id(p): name.replace(".", "_") for name, p in model.named_parameters()}
+    symbols = {}
+    for p in params:
+        base = names.get(id(p), f"p{len(symbols)}")
+        symbols[id(p)] = np.array(
+            sympy.symbols(f"{base}_0:{int(p.numel())}"), dtype=object
+        ).reshape(p.shape)
+    x = _numbers(inputs)
+    values = {s: v for p in params for s, v in zip(symbols[id(p)].reshape(-1),
+                                                    backend.to_numpy(p.array).reshape(-1))}
+    out = _symbolic_forward(model, x, symbols, values)
+    loss = _symbolic_loss(loss_fn, out, targets)
+    flat_symbols = [s for p in params for s in symbols[id(p)].reshape(-1)]
+    derivatives = [sympy.diff(loss, s) for s in flat_symbols]
+    evaluate = sympy.lambdify(flat_symbols, [loss, *derivatives], "math")
+    numbers = evaluate(*[float(values[s]) for s in flat_symbols])
+    cost.evaluations = 1
+    cost.loss = float(numbers[0])
+    g = np.array(numbers[1:], dtype=np.float64)
+    grads, start = [], 0
+    for p in params:
+        size = int(p.numel())
+        grads.append(g[start:start + size].reshape(p.shape))
+        start += size
+    return grads
+
+
+def _numbers(x: Any) -> np.ndarray:
+    array = backend.to_numpy(x.array if isinstance(x, Tensor) else np.asarray(x))
+    return array.astype(object)
+
+
+def _symbolic_forward(module: Any, x: np.ndarray, symbols: dict, values: dict) -> np.ndarray:
+    """Run a small MLP on object arrays of sympy expressions."""
+    import sympy
+
+    from difflab.nn.modules import container, layers
+
+    def value_at(expr: Any) -> float:
+        return float(expr.xreplace(values)) if isinstance(expr, sympy.Basic) else float(expr)
+
+    if isinstance(module, container.Sequential):
+        for child in module:
+            x = _symbolic_forward(child, x, symbols, values)
+        return x
+    if isinstance(module, layers.Linear):
+        w = symbols.get(id(module.weight))
+        if w is None:
+            w = backend.to_numpy(module.weight.array).astype(object)
+        y = x @ w.T
+        if module.bias is not None:
+            b = symbols.get(id(module.bias))
+            y = y + (backend.to_numpy(module.bias.array).astype(object) if b is None else b)
+        return y
+    if isinstance(module, layers.Tanh):
+        return np.vectorize(sympy.tanh, otypes=[object])(x)
+    if isinstance(module, layers.Sigmoid):
+        return np.vectorize(lambda e: 1 / (1 + sympy.exp(-e)), otypes=[object])(x)
+    if isinstance(module, layers.ReLU):
+        # Piecewise linear: at this point each unit is either on (x) or off (0).
+        return np.vectorize(lambda e: e if value_at(e) > 0 else sympy.Integer(0),
+                            otypes=[object])(x)
+    if isinstance(module, (layers.Identity, layers.Dropout)):
+        return x
+    if isinstance(module, layers.Flatten):
+        return x.reshape(x.shape[0], -1)
+    raise TypeError(
+        f"compute_gradients(method='symbolic') does not know the layer {type(module).__name__}"
+        f"; it handles Sequential models of Linear, Tanh, Sigmoid, ReLU, Identity and Flatten"
+    )
+
+
+def _symbolic_loss(loss_fn: Any, out: np.ndarray, targets: Any) -> Any:
+    import sympy
+
+    from difflab.nn.modules import loss as losses
+
+    t = backend.to_numpy(targets.array if isinstance(targets, Tensor) else np.asarray(targets))
+    reduction = getattr(loss_fn, "reduction", "mean")
+    if isinstance(loss_fn, losses.MSELoss):
+        terms = ((out - t.astype(object)) ** 2).reshape(-1)
+    elif isinstance(loss_fn, losses.L1Loss):
+        terms = np.vectorize(sympy.Abs, otypes=[object])(out - t.astype(object)).reshape(-1)
+    elif isinstance(loss_fn, losses.CrossEntropyLoss) and loss_fn.weight is None \
+            and not loss_fn.label_smoothing:
+        terms = np.array([sympy.log(sum(sympy.exp(v) for v in row)) - row[int(c)]
+                          for row, c in zip(out, t)], dtype=object)
+    else:
+        raise TypeError(
+            f"compute_gradients(method='symbolic') does not know the loss "
+            f"{type(loss_fn).__name__}; it handles MSELoss, L1Loss and CrossEntropyLoss"
+        )
+    if reduction == "sum":
+        return sympy.Add(*terms)
+    if reduction == "mean":
+        return sympy.Add(*terms) / len(terms)
+    raise ValueError("compute_gradients needs a loss reduced to a scalar ('mean' or 'sum')")

@@ -1,0 +1,659 @@
+r"""Neural-network primitives: each one's forward next to its derivative rule.
+
+These are *fused* primitives: one tape record for what would otherwise be a
+dozen elementwise steps.  That matters for speed (the Python cost of a
+record is paid once, and the arrays are walked fewer times) and it lets the
+derivative use the algebra that makes it cheap and stable, e.g. the
+gradient of cross-entropy is ``softmax - onehot`` instead of a chain of
+``exp``, ``sum`` and ``div`` adjoints.
+
+The protocol is the one in :mod:`difflab.ops.structural`:
+
+``forward(ctx, xp, *inputs, **params) -> output``
+    computes on raw arrays (NumPy or CuPy, whatever ``xp`` is);
+``vjp(ctx, xp, g, *saved) -> (x̄₁, x̄₂, ...)``
+    reverse mode: the adjoint of every input from the output adjoint ``g``;
+``jvp(ctx, xp, *tangents, *saved) -> ẏ``
+    forward mode, where written: the output tangent from input tangents.
+
+Every rule saves only inputs, the output, or piecewise-constant things
+(masks, indices), and computes the rest again from them, so that when the
+backward pass is itself recorded (``create_graph=True``, ``xp`` is then
+``difflab.ops.functions`` and the saved values are Tensors) the rule is
+differentiated correctly too.  A few rules also keep a private cache on
+``ctx`` (``ctx.cols``) that only the fast path reads.
+
+Convolution is written with two linear maps that are each other's transpose:
+
+* ``im2col``: x (N, C, H, W) -> windows (N, C, OH, OW, kh, kw), every
+  receptive field laid out as a small block (a strided *view*, no copy);
+* ``col2im``: windows -> x, adding each window back where it came from
+  (overlapping windows add up).
+
+Their JVPs are themselves; the VJP of one is the other.  A convolution is
+then ``windows · weight`` (one matrix product), and its input gradient is
+``col2im(ȳ · weight)``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from difflab import backend
+from difflab.autograd.engine import apply
+from difflab.tensor import Tensor
+
+
+def _is_fast(g: Any) -> bool:
+    """True on the fast path (raw arrays); False when the backward is being recorded."""
+    return not isinstance(g, Tensor)
+
+
+def _pair(v: Any) -> tuple[int, int]:
+    if isinstance(v, (tuple, list)):
+        if len(v) != 2:
+            raise ValueError(f"expected an int or a pair of ints, got {v!r}")
+        return int(v[0]), int(v[1])
+    return int(v), int(v)
+
+
+# ----------------------------------------------------------------------- linear
+
+
+class Linear:
+    r"""y = x Wᵀ + b, for x of shape (..., in), W (out, in), b (out,).
+
+    JVP: ẏ = ẋ Wᵀ + x Ẇᵀ + ḃ.
+    VJP (its transpose), with ȳ and x flattened to matrices over the
+    leading axes:
+
+    .. math::
+        \bar x = \bar y W, \qquad \bar W = \bar y^\top x, \qquad
+        \bar b = \textstyle\sum_n \bar y_n .
+    """
+
+    name = "linear"
+
+    @staticmethod
+    def forward(ctx, xp, x, w, b=None):
+        y = xp.matmul(x, w.T)
+        if b is not None:
+            if isinstance(y, np.ndarray) or backend.is_gpu_array(y):
+                y += b  # y is fresh: add in place, no second (batch, out) array
+            else:
+                y = y + b
+        ctx.save(x, w)
+        return y
+
+    @staticmethod
+    def vjp(ctx, xp, g, x, w):
+        need = ctx.needs_input_grad
+        gx = gw = gb = None
+        if need[0]:
+            gx = xp.matmul(g, w)
+        if need[1] or (len(need) > 2 and need[2]):
+            g2 = g.reshape((-1, g.shape[-1]))
+            if need[1]:
+                gw = xp.matmul(g2.T, x.reshape((-1, x.shape[-1])))
+            if len(need) > 2 and need[2]:
+                gb = g2.sum(axis=0)
+        return gx, gw, gb
+
+    @staticmethod
+    def jvp(ctx, xp, dx, dw, db=None, x=None, w=None):
+        out = None
+        if dx is not None:
+            out = xp.matmul(dx, w.T)
+        if dw is not None:
+            term = xp.matmul(x, dw.T)
+            out = term if out is None else out + term
+        if db is not None:
+            out = db if out is None else out + db
+        return out
+
+
+# -------------------------------------------------------------- im2col / col2im
+
+
+def conv_output_size(size: int, kernel: int, stride: int, padding: int, dilation: int) -> int:
+    """⌊(size + 2·padding - dilation·(kernel - 1) - 1) / stride⌋ + 1, PyTorch's formula."""
+    return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def _windows(xp, x, kernel, stride, padding, dilation, pad_value=0.0):
+    """The im2col view: (N, C, H, W) -> (N, C, OH, OW, kh, kw), no copy but the padding."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+    n, c, h, w = x.shape
+    oh = conv_output_size(h, kh, sh, ph, dh)
+    ow = conv_output_size(w, kw, sw, pw, dw)
+    if oh <= 0 or ow <= 0:
+        raise ValueError(
+            f"the input {h}x{w} (padded to {h + 2 * ph}x{w + 2 * pw}) is smaller than the "
+            f"kernel {kh}x{kw} with dilation {(dh, dw)}: the output would be empty"
+        )
+    if ph or pw:
+        x = xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=pad_value)
+    s_n, s_c, s_h, s_w = x.strides
+    return xp.lib.stride_tricks.as_strided(
+        x,
+        shape=(n, c, oh, ow, kh, kw),
+        strides=(s_n, s_c, s_h * sh, s_w * sw, s_h * dh, s_w * dw),
+    )
+
+
+def _col2im_array(xp, win, x_shape, kernel, stride, padding, dilation):
+    """Add every window back where it came from: the transpose of :func:`_windows`.
+
+    One strided accumulation per kernel position (kh·kw of them), each a
+    whole-array operation; overlapping windows add up.
+    """
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+    n, c, h, w = x_shape
+    oh, ow = win.shape[2], win.shape[3]
+    out = xp.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=win.dtype)
+    for i in range(kh):
+        rows = slice(i * dh, i * dh + sh * (oh - 1) + 1, sh)
+        for j in range(kw):
+            cols = slice(j * dw, j * dw + sw * (ow - 1) + 1, sw)
+            out[:, :, rows, cols] += win[:, :, :, :, i, j]
+    if ph or pw:
+        out = out[:, :, ph:ph + h, pw:pw + w]
+    return out
+
+
+class Im2Col:
+    """windows = im2col(x): each receptive field of x as a (kh, kw) block.
+
+    A linear map that only copies values.  JVP: im2col(ẋ).  VJP (its
+    transpose): x̄ = col2im(ȳ), which adds overlapping windows together.
+    """
+
+    name = "im2col"
+
+    @staticmethod
+    def forward(ctx, xp, x, kernel, stride, padding, dilation):
+        ctx.geometry = (x.shape, kernel, stride, padding, dilation)
+        return _windows(xp, x, kernel, stride, padding, dilation)
+
+    @staticmethod
+    def vjp(ctx, xp, g):
+        shape, *geometry = ctx.geometry
+        return (col2im(g, shape, *geometry),)
+
+    @staticmethod
+    def jvp(ctx, xp, dx):
+        _, *geometry = ctx.geometry
+        return im2col(dx, *geometry)
+
+
+class Col2Im:
+    """x = col2im(windows): the transpose of :class:`Im2Col`.  VJP: im2col(ȳ)."""
+
+    name = "col2im"
+
+    @staticmethod
+    def forward(ctx, xp, win, x_shape, kernel, stride, padding, dilation):
+        ctx.geometry = (kernel, stride, padding, dilation)
+        return _col2im_array(xp, win, x_shape, kernel, stride, padding, dilation)
+
+    @staticmethod
+    def vjp(ctx, xp, g):
+        return (im2col(g, *ctx.geometry),)
+
+
+def im2col(x: Any, kernel, stride, padding, dilation) -> Any:
+    """im2col on an array (fast path) or a Tensor (recorded)."""
+    if isinstance(x, Tensor):
+        return apply(Im2Col, x, kernel=kernel, stride=stride, padding=padding, dilation=dilation)
+    return _windows(backend.array_module(x), x, kernel, stride, padding, dilation)
+
+
+def col2im(win: Any, x_shape, kernel, stride, padding, dilation) -> Any:
+    """col2im on an array (fast path) or a Tensor (recorded)."""
+    if isinstance(win, Tensor):
+        return apply(Col2Im, win, x_shape=tuple(x_shape), kernel=kernel, stride=stride,
+                     padding=padding, dilation=dilation)
+    return _col2im_array(backend.array_module(win), win, x_shape, kernel, stride, padding,
+                         dilation)
+
+
+# ---------------------------------------------------------------- convolution
+
+
+def _group_matmul(xp, a, b):
+    """a[g] @ b[g] for every group g.
+
+    On raw arrays each product is a separate 2-D ``matmul``: NumPy's batched
+    matmul falls back to a slow loop when the slices are transposed views,
+    while a 2-D product of a transposed view still runs in BLAS.
+    """
+    if not ((isinstance(a, np.ndarray) or backend.is_gpu_array(a))
+            and (isinstance(b, np.ndarray) or backend.is_gpu_array(b))):
+        return xp.matmul(a, b)
+    if a.shape[0] == 1:
+        return xp.matmul(a[0], b[0])[None]
+    out = xp.empty((a.shape[0], a.shape[1], b.shape[2]), dtype=xp.result_type(a, b))
+    for g in range(a.shape[0]):
+        xp.matmul(a[g], b[g], out=out[g])
+    return out
+
+
+
+class Conv2d:
+    r"""y = conv2d(x, W) + b, as in PyTorch (a cross-correlation, no kernel flip).
+
+    Shapes: x (N, C, H, W), W (O, C/G, kh, kw), b (O,), y (N, O, OH, OW),
+    with G = ``groups``: input channels and output channels are split into
+    G groups and group g only sees its own input channels.
+
+    With the windows X = im2col(x), laid out per group as a matrix
+    X_g (N·OH·OW, C/G·kh·kw), and W_g (O/G, C/G·kh·kw):
+
+    .. math::
+        Y_g = X_g W_g^\top, \qquad
+        \bar W_g = \bar Y_g^\top X_g, \qquad
+        \bar x = \mathrm{col2im}(\bar Y_g W_g), \qquad
+        \bar b = \textstyle\sum_{n,i,j} \bar y_{n,:,i,j}.
+
+    The same three formulas as :class:`Linear`, on windows instead of rows.
+    """
+
+    name = "conv2d"
+
+    @staticmethod
+    def forward(ctx, xp, x, w, b=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
+                groups=1):
+        n, c = x.shape[:2]
+        o, cg, kh, kw = w.shape
+        g_ = groups
+        win = _windows(xp, x, (kh, kw), stride, padding, dilation)
+        oh, ow = win.shape[2], win.shape[3]
+        m, k = n * oh * ow, cg * kh * kw
+        # (N, G, Cg, OH, OW, kh, kw) -> (G, N, OH, OW, Cg, kh, kw) -> (G, M, K): one copy
+        cols = xp.transpose(win.reshape((n, g_, cg, oh, ow, kh, kw)), (1, 0, 3, 4, 2, 5, 6))
+        cols = cols.reshape((g_, m, k))
+        wm = w.reshape((g_, o // g_, k))
+        y = _group_matmul(xp, cols, xp.transpose(wm, (0, 2, 1)))  # (G, M, O/G)
+        y = xp.transpose(y.reshape((g_, n, oh, ow, o // g_)), (1, 0, 4, 2, 3))
+        y = y.reshape((n, o, oh, ow))
+        if b is not None:
+            y = y + b.reshape((1, o, 1, 1))
+        ctx.geometry = ((kh, kw), stride, padding, dilation)
+        ctx.sizes = (n, c, oh, ow, g_)
+        ctx.cols = cols  # a cache for the fast path (a linear function of the input x)
+        ctx.save(x, w)
+        return y
+
+    @staticmethod
+    def vjp(ctx, xp, g, x, w):
+        need = ctx.needs_input_grad
+        n, c, oh, ow, g_ = ctx.sizes
+        o, cg, kh, kw = w.shape
+        og, m, k = o // g_, n * oh * ow, cg * kh * kw
+        gm = xp.transpose(g.reshape((n, g_, og, oh, ow)), (1, 0, 3, 4, 2)).reshape((g_, m, og))
+        gx = gw = gb = None
+        if need[1]:
+            if _is_fast(g):
+                cols = ctx.cols
+            else:
+                win = im2col(x, *ctx.geometry)
+                cols = xp.transpose(win.reshape((n, g_, cg, oh, ow, kh, kw)),
+                                    (1, 0, 3, 4, 2, 5, 6)).reshape((g_, m, k))
+            gw = _group_matmul(xp, xp.transpose(gm, (0, 2, 1)), cols).reshape(w.shape)
+        if len(need) > 2 and need[2]:
+            gb = g.sum(axis=(0, 2, 3))
+        if need[0]:
+            gcols = _group_matmul(xp, gm, w.reshape((g_, og, k)))  # (G, M, K)
+            gwin = xp.transpose(gcols.reshape((g_, n, oh, ow, cg, kh, kw)),
+                                (1, 0, 4, 2, 3, 5, 6)).reshape((n, c, oh, ow, kh, kw))
+            gx = col2im(gwin, x.shape, *ctx.geometry)
+        return gx, gw, gb
+
+
+# -------------------------------------------------------------------- pooling
+
+
+class MaxPool2d:
+    """y = the largest value of each window (padding counts as -∞).
+
+    Piecewise linear: the derivative picks the arg-max of each window.
+    VJP: x̄ = col2im(onehot(argmax) · ȳ); the one-hot mask is saved (it is
+    piecewise constant).  Ties go to the first maximum, as in PyTorch.
+    """
+
+    name = "max_pool2d"
+
+    @staticmethod
+    def forward(ctx, xp, x, kernel, stride, padding, dilation):
+        win = _windows(xp, x, kernel, stride, padding, dilation, pad_value=-np.inf)
+        n, c, oh, ow, kh, kw = win.shape
+        flat = win.reshape((n, c, oh, ow, kh * kw))
+        idx = xp.argmax(flat, axis=-1)
+        onehot = xp.arange(kh * kw) == idx[..., None]
+        ctx.geometry = (x.shape, kernel, stride, padding, dilation)
+        ctx.save(onehot)
+        return xp.take_along_axis(flat, idx[..., None], axis=-1)[..., 0]
+
+    @staticmethod
+    def vjp(ctx, xp, g, onehot):
+        shape, kernel, *rest = ctx.geometry
+        n, c, oh, ow = g.shape
+        gwin = (g.reshape((n, c, oh, ow, 1)) * onehot).reshape((n, c, oh, ow) + tuple(kernel))
+        return (col2im(gwin, shape, kernel, *rest),)
+
+
+class AvgPool2d:
+    """y = the mean of each window (zero padding counted, PyTorch's default).
+
+    Linear.  VJP: x̄ = col2im(ȳ / (kh·kw) spread over each window).
+    """
+
+    name = "avg_pool2d"
+
+    @staticmethod
+    def forward(ctx, xp, x, kernel, stride, padding):
+        win = _windows(xp, x, kernel, stride, padding, (1, 1))
+        ctx.geometry = (x.shape, kernel, stride, padding, (1, 1))
+        return win.mean(axis=(-2, -1))
+
+    @staticmethod
+    def vjp(ctx, xp, g):
+        shape, kernel, *rest = ctx.geometry
+        n, c, oh, ow = g.shape
+        area = kernel[0] * kernel[1]
+        spread = xp.broadcast_to(g.reshape((n, c, oh, ow, 1, 1)) * (1.0 / area),
+                                 (n, c, oh, ow) + tuple(kernel))
+        return (col2im(spread, shape, kernel, *rest),)
+
+
+# ------------------------------------------------------ softmax and its friends
+
+
+class LogSoftmax:
+    r"""yᵢ = xᵢ - log Σⱼ exp(xⱼ) along ``dim`` (shifted by the max: no overflow).
+
+    ∂yᵢ/∂xⱼ = δᵢⱼ - softmax(x)ⱼ, and softmax(x) = exp(y) reuses the output:
+
+    .. math::
+        \bar x = \bar y - e^{y} \textstyle\sum_i \bar y_i, \qquad
+        \dot y = \dot x - \textstyle\sum_j e^{y_j} \dot x_j .
+    """
+
+    name = "log_softmax"
+
+    @staticmethod
+    def forward(ctx, xp, x, dim):
+        ctx.dim = dim
+        shifted = x - x.max(axis=dim, keepdims=True)
+        y = shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+        ctx.save(y)
+        return y
+
+    @staticmethod
+    def vjp(ctx, xp, g, y):
+        return (g - xp.exp(y) * g.sum(axis=ctx.dim, keepdims=True),)
+
+    @staticmethod
+    def jvp(ctx, xp, dx, y):
+        return dx - (xp.exp(y) * dx).sum(axis=ctx.dim, keepdims=True)
+
+
+class Softmax:
+    r"""yᵢ = exp(xᵢ) / Σⱼ exp(xⱼ) along ``dim``.
+
+    ∂yᵢ/∂xⱼ = yᵢ(δᵢⱼ - yⱼ), so (reusing the output)
+
+    .. math::
+        \bar x = y \odot (\bar y - \textstyle\sum_i \bar y_i y_i), \qquad
+        \dot y = y \odot (\dot x - \textstyle\sum_j y_j \dot x_j).
+    """
+
+    name = "softmax"
+
+    @staticmethod
+    def forward(ctx, xp, x, dim):
+        ctx.dim = dim
+        e = xp.exp(x - x.max(axis=dim, keepdims=True))
+        y = e / e.sum(axis=dim, keepdims=True)
+        ctx.save(y)
+        return y
+
+    @staticmethod
+    def vjp(ctx, xp, g, y):
+        return (y * (g - (g * y).sum(axis=ctx.dim, keepdims=True)),)
+
+    @staticmethod
+    def jvp(ctx, xp, dx, y):
+        return y * (dx - (dx * y).sum(axis=ctx.dim, keepdims=True))
+
+
+class NLLLoss:
+    r"""Negative log-likelihood of class indices, for log-probabilities z (N, C).
+
+    ℓₙ = -wₜₙ · z[n, tₙ] (wₜ the class weight, 0 for ``ignore_index``);
+    ``reduction`` 'mean' divides Σℓₙ by Σwₜₙ, 'sum' does not divide, 'none'
+    keeps the vector.  Picking one entry per row is linear in z:
+
+    .. math::
+        \bar z[n, t_n] = -w_{t_n} \bar\ell_n
+        \ (\text{divided by } \textstyle\sum w \text{ for 'mean'}),
+        \quad 0 \text{ elsewhere}.
+
+    The saved row and class indices are constants of the graph.
+    """
+
+    name = "nll_loss"
+
+    @staticmethod
+    def forward(ctx, xp, z, target, weight, ignore_index, reduction):
+        n = z.shape[0]
+        valid = target != ignore_index
+        t = xp.where(valid, target, 0)
+        rows = xp.arange(n)
+        w = (valid if weight is None else weight[t] * valid).astype(z.dtype)
+        losses = -z[rows, t] * w
+        ctx.reduction, ctx.shape = reduction, z.shape
+        if reduction == "none":
+            out = losses
+        elif reduction == "sum":
+            out = losses.sum()
+        else:
+            ctx.total = w.sum()
+            out = losses.sum() / ctx.total
+        ctx.save(rows, t, w)
+        return out
+
+    @staticmethod
+    def vjp(ctx, xp, g, rows, t, w):
+        coef = w * -1.0
+        if ctx.reduction == "mean":
+            coef = coef / ctx.total
+        if ctx.reduction == "none":
+            values = g * coef
+        else:
+            values = xp.broadcast_to(g.reshape((1,)), coef.shape) * coef
+        return (xp.scatter_add(values, (rows, t), ctx.shape),)
+
+
+class BCEWithLogits:
+    r"""ℓ = -[t log σ(x) + (1 - t) log(1 - σ(x))], elementwise, from logits x.
+
+    Computed as max(x, 0) - x t + log(1 + e^{-|x|}), which never overflows.
+
+    .. math::
+        \frac{\partial \ell}{\partial x} = \sigma(x) - t, \qquad
+        \frac{\partial \ell}{\partial t} = -x .
+    """
+
+    name = "bce_with_logits"
+
+    @staticmethod
+    def forward(ctx, xp, x, t):
+        ctx.save(x, t)
+        return xp.maximum(x, 0) - x * t + xp.log1p(xp.exp(-xp.abs(x)))
+
+    @staticmethod
+    def vjp(ctx, xp, g, x, t):
+        need_x, need_t = ctx.needs_input_grad
+        gx = gt = None
+        if need_x:
+            e = xp.exp(-xp.abs(x))
+            sig = xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+            gx = g * (sig - t)
+        if need_t:
+            gt = g * -x
+        return gx, gt
+
+
+# ---------------------------------------------------------------- normalisation
+
+
+class Normalize:
+    r"""x̂ = (x - μ) / √(σ² + ε), with μ and σ² the mean and (biased) variance over ``axes``.
+
+    The heart of batch norm (axes = batch and space) and layer norm (axes =
+    the last dimensions); the affine part γ x̂ + β is two ordinary ops.
+    With m elements per mean and s = 1/√(σ² + ε):
+
+    .. math::
+        \bar x = s \left(\bar y - \mathrm{mean}(\bar y)
+                 - \hat x\, \mathrm{mean}(\bar y \hat x)\right)
+
+    (the three terms: direct, through μ, through σ²).  ``mean``/``var`` may
+    be passed precomputed (batch norm needs them for its running averages).
+    """
+
+    name = "normalize"
+
+    @staticmethod
+    def forward(ctx, xp, x, axes, eps, mean=None, var=None):
+        if mean is None:
+            mean = x.mean(axis=axes, keepdims=True)
+            centered = x - mean
+            var = (centered * centered).mean(axis=axes, keepdims=True)
+        else:
+            centered = x - mean
+        ctx.invstd = 1.0 / xp.sqrt(var + eps)
+        ctx.axes, ctx.eps = axes, eps
+        y = centered * ctx.invstd
+        ctx.save(x, y)
+        return y
+
+    @staticmethod
+    def vjp(ctx, xp, g, x, y):
+        axes = ctx.axes
+        if _is_fast(g):
+            invstd = ctx.invstd
+        else:  # recompute s from x so that it is differentiated too
+            centered = x - x.mean(axis=axes, keepdims=True)
+            invstd = 1.0 / xp.sqrt((centered * centered).mean(axis=axes, keepdims=True)
+                                   + ctx.eps)
+        mean_g = g.mean(axis=axes, keepdims=True)
+        mean_gy = (g * y).mean(axis=axes, keepdims=True)
+        return ((g - mean_g - y * mean_gy) * invstd,)
+
+
+# ------------------------------------------------------------------ activations
+
+
+_SQRT_HALF = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+
+
+def _erf(xp, x):
+    """The error function from the array namespace (scipy/cupyx); math.erf as a fallback."""
+    try:
+        return xp.erf(x)
+    except (ImportError, AttributeError):
+        return np.vectorize(math.erf, otypes=[x.dtype])(x)
+
+
+class GELU:
+    r"""y = x Φ(x), Φ the standard normal CDF (``approximate='tanh'``: Hendrycks' formula).
+
+    Exact:  dy/dx = Φ(x) + x φ(x),  φ(x) = e^{-x²/2}/√(2π).
+
+    Tanh:   y = ½x(1 + tanh u),  u = √(2/π)(x + 0.044715x³),
+            dy/dx = ½(1 + tanh u) + ½x(1 - tanh² u)·√(2/π)(1 + 3·0.044715x²).
+    """
+
+    name = "gelu"
+
+    @staticmethod
+    def forward(ctx, xp, x, approximate="none"):
+        ctx.approximate = approximate
+        ctx.save(x)
+        if approximate == "tanh":
+            return 0.5 * x * (1.0 + xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)))
+        return 0.5 * x * (1.0 + _erf(xp, x * _SQRT_HALF))
+
+    @staticmethod
+    def derivative(xp, x, approximate):
+        if approximate == "tanh":
+            t = xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
+            return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * _SQRT_2_OVER_PI * (
+                1.0 + 3 * 0.044715 * x * x)
+        cdf = 0.5 * (1.0 + _erf(xp, x * _SQRT_HALF))
+        return cdf + x * xp.exp(-0.5 * x * x) * _INV_SQRT_2PI
+
+    @staticmethod
+    def vjp(ctx, xp, g, x):
+        return (g * GELU.derivative(xp, x, ctx.approximate),)
+
+    @staticmethod
+    def jvp(ctx, xp, dx, x):
+        return dx * GELU.derivative(xp, x, ctx.approximate)
+
+
+class LeakyReLU:
+    """y = x for x > 0, a·x otherwise.  dy/dx = 1 or a (a piecewise-constant factor, saved)."""
+
+    name = "leaky_relu"
+
+    @staticmethod
+    def forward(ctx, xp, x, slope):
+        factor = xp.where(x > 0, 1.0, slope).astype(x.dtype)
+        ctx.save(factor)
+        return x * factor
+
+    @staticmethod
+    def vjp(ctx, xp, g, factor):
+        return (g * factor,)
+
+    @staticmethod
+    def jvp(ctx, xp, dx, factor):
+        return dx * factor
+
+
+# -------------------------------------------------------------------- embedding
+
+
+class Embedding:
+    """y = W[idx]: rows of a table.  VJP: scatter-add ȳ into the rows (repeats add up).
+
+    The row ``padding_idx`` (if any) gets no gradient, as in PyTorch.
+    """
+
+    name = "embedding"
+
+    @staticmethod
+    def forward(ctx, xp, w, idx, padding_idx=None):
+        ctx.idx, ctx.shape = idx, w.shape
+        if padding_idx is not None:
+            keep = xp.ones((w.shape[0], 1), dtype=w.dtype)
+            keep[padding_idx] = 0
+            ctx.save(keep)
+        return w[idx]
+
+    @staticmethod
+    def vjp(ctx, xp, g, keep=None):
+        gw = xp.scatter_add(g, ctx.idx, ctx.shape)
+        return (gw if keep is None else gw * keep,)
+
+    @staticmethod
+    def jvp(ctx, xp, dw, keep=None):
+        return dw[ctx.idx]

@@ -1,0 +1,200 @@
+"""The ``Optimizer`` base class: parameter groups, ``zero_grad``, ``state_dict``.
+
+An optimizer holds references to the model's parameters (grouped, each
+group with its own hyper-parameters such as ``lr``) and, per parameter, a
+``state`` dict (momentum buffers, moment estimates, step counts).  ``step()``
+reads each ``p.grad`` and updates ``p`` *in place*, outside the tape: the
+update itself is not something to differentiate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from difflab import backend
+from difflab.tensor import Tensor
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _Required()
+
+
+class Optimizer:
+    """Base class.  ``params``: an iterable of tensors, or of dicts (parameter groups)."""
+
+    def __init__(self, params: Iterable[Any], defaults: dict) -> None:
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or "
+                "dicts, but got a single Tensor (wrap it in a list: [t])"
+            )
+        self.defaults = defaults
+        self.state: dict = {}
+        self.param_groups: list[dict] = []
+        groups = list(params)
+        if not groups:
+            raise ValueError(
+                f"{type(self).__name__} got an empty parameter list: pass model.parameters() "
+                f"of a model that has parameters (was the generator already used up?)"
+            )
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def __getstate__(self) -> dict:
+        return self.__dict__
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for key in sorted(k for k in group if k != "params"):
+                lines.append(f"    {key}: {group[key]}")
+        return "\n".join(lines) + "\n)"
+
+    def add_param_group(self, param_group: dict) -> None:
+        """Add a group of parameters with its own hyper-parameters (e.g. a smaller lr)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"a parameter group must be a dict, got {type(param_group).__name__}")
+        params = param_group["params"]
+        params = [params] if isinstance(params, Tensor) else list(params)
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, got {type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor (one computed from others)")
+        if not params:
+            raise ValueError("optimizer got a parameter group with no parameters")
+        existing = {id(p) for g in self.param_groups for p in g["params"]}
+        if existing & {id(p) for p in params} or len({id(p) for p in params}) != len(params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        group = dict(param_group, params=params)
+        for key, default in self.defaults.items():
+            if default is required and key not in group:
+                raise ValueError(f"parameter group didn't specify a value of required "
+                                 f"optimization parameter {key}")
+            group.setdefault(key, default)
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget the gradients before the next backward (which would add to them)."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    p.grad.array[...] = 0
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """One update of every parameter that has a gradient.  ``closure`` re-evaluates the
+        loss (needed by some methods; optional here) and its value is returned."""
+        loss = None
+        if closure is not None:
+            from difflab.autograd.grad_mode import enable_grad
+
+            with enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                g = p.grad.array
+                if g.shape != p.shape:
+                    raise RuntimeError(
+                        f"gradient of shape {tuple(g.shape)} for a parameter of shape "
+                        f"{tuple(p.shape)}"
+                    )
+                state = self.state.setdefault(p, {})
+                xp = backend.array_module(p.array)
+                self._update(xp, p.array, g if not group.get("maximize") else -g, state, group)
+                p._version[0] += 1
+        return loss
+
+    def _update(self, xp: Any, p: Any, g: Any, state: dict, group: dict) -> None:
+        """Update the array ``p`` in place from gradient ``g`` (subclasses)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _buffer(state: dict, name: str, like: Any, fill: float = 0.0) -> Any:
+        """The state array ``name`` (created full of ``fill`` on first use)."""
+        if name not in state:
+            xp = backend.array_module(like)
+            state[name] = Tensor._wrap(xp.full(like.shape, fill, dtype=like.dtype))
+        return state[name].array
+
+    # ------------------------------------------------------------ state dict
+    def state_dict(self) -> dict:
+        """{'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]}.
+
+        Parameters are numbered in group order, so the dict refers to no object
+        and loads into a fresh optimizer over a fresh model of the same shape.
+        """
+        index = {}
+        groups = []
+        for group in self.param_groups:
+            ids = []
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+                ids.append(index[id(p)])
+            groups.append({**{k: v for k, v in group.items() if k != "params"}, "params": ids})
+        state = {}
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p in self.state:
+                    state[index[id(p)]] = {k: (v.detach() if isinstance(v, Tensor) else v)
+                                           for k, v in self.state[p].items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Restore hyper-parameters and per-parameter state saved by :meth:`state_dict`."""
+        groups = state_dict.get("param_groups")
+        if groups is None or "state" not in state_dict:
+            raise ValueError("not an optimizer state_dict: expected keys 'state' and "
+                             "'param_groups'")
+        if len(groups) != len(self.param_groups):
+            raise ValueError(
+                f"loaded state dict has {len(groups)} parameter groups, this optimizer has "
+                f"{len(self.param_groups)}"
+            )
+        for saved, group in zip(groups, self.param_groups):
+            if len(saved["params"]) != len(group["params"]):
+                raise ValueError(
+                    "loaded state dict contains a parameter group that doesn't match the size "
+                    f"of optimizer's group ({len(saved['params'])} vs {len(group['params'])})"
+                )
+        by_index = {}
+        for saved, group in zip(groups, self.param_groups):
+            for i, p in zip(saved["params"], group["params"]):
+                by_index[int(i)] = p
+            for key, value in saved.items():
+                if key != "params":
+                    group[key] = value
+        self.state = {}
+        for i, entries in state_dict["state"].items():
+            p = by_index.get(int(i))
+            if p is None:
+                raise ValueError(f"optimizer state refers to parameter {i}, which is not here")
+            restored = {}
+            for key, value in entries.items():
+                if isinstance(value, Tensor) or isinstance(value, np.ndarray):
+                    array = value.array if isinstance(value, Tensor) else value
+                    if tuple(array.shape) != tuple(p.shape) and array.ndim:
+                        raise ValueError(
+                            f"optimizer state '{key}' of parameter {i} has shape "
+                            f"{tuple(array.shape)}, the parameter has {tuple(p.shape)}"
+                        )
+                    array = backend.to_device(array, p.device) if p.is_cuda else \
+                        backend.to_numpy(array)
+                    value = Tensor._wrap(array.astype(p.dtype, copy=True))
+                restored[key] = value
+            self.state[p] = restored

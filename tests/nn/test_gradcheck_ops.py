@@ -1,0 +1,177 @@
+"""Every new primitive of difflab.ops.nn_ops against central differences, in float64."""
+
+import numpy as np
+import pytest
+
+import difflab as dl
+import difflab.nn.functional as F
+from difflab.autograd import gradcheck
+
+
+def rand(*shape, seed=0, requires_grad=True):
+    rng = np.random.default_rng(seed + sum(shape))
+    return dl.tensor(rng.standard_normal(shape), dtype=dl.float64, requires_grad=requires_grad)
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (2, 3, 4), (4,)])
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear(shape, bias):
+    x, w = rand(*shape), rand(5, shape[-1], seed=1)
+    b = rand(5, seed=2) if bias else None
+    assert gradcheck(lambda x, w, b=b: F.linear(x, w, b), (x, w) + ((b,) if bias else ()))
+
+
+@pytest.mark.parametrize(
+    "n,c,h,w,o,k,stride,padding,dilation,groups",
+    [
+        (2, 3, 5, 5, 4, 3, 1, 0, 1, 1),
+        (1, 2, 6, 5, 2, 3, 2, 1, 1, 1),
+        (1, 2, 7, 7, 4, 3, 1, 2, 2, 2),
+        (2, 4, 5, 4, 4, 3, 1, 1, 1, 4),  # depthwise
+        (1, 3, 4, 4, 2, 1, 1, 0, 1, 1),  # pointwise
+        (1, 2, 6, 6, 2, (2, 3), (2, 1), (1, 0), 1, 1),
+    ],
+)
+def test_conv2d(n, c, h, w, o, k, stride, padding, dilation, groups):
+    kh, kw = (k, k) if isinstance(k, int) else k
+    x = rand(n, c, h, w)
+    weight = rand(o, c // groups, kh, kw, seed=3)
+    bias = rand(o, seed=4)
+    f = lambda x, weight, bias: F.conv2d(x, weight, bias, stride, padding, dilation, groups)  # noqa: E731
+    assert gradcheck(f, (x, weight, bias))
+
+
+def test_conv2d_matches_direct_loops():
+    x, w = rand(1, 2, 5, 5, requires_grad=False), rand(3, 2, 3, 3, requires_grad=False)
+    out = F.conv2d(x, w, padding=1).numpy()
+    xp = np.pad(x.numpy(), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    ref = np.zeros((1, 3, 5, 5))
+    for o in range(3):
+        for i in range(5):
+            for j in range(5):
+                ref[0, o, i, j] = (xp[0, :, i:i + 3, j:j + 3] * w.numpy()[o]).sum()
+    np.testing.assert_allclose(out, ref, rtol=1e-12)
+
+
+def test_conv2d_second_derivative():
+    x, w = rand(1, 2, 4, 4), rand(2, 2, 3, 3, seed=5)
+    assert dl.autograd.gradgradcheck(lambda x, w: F.conv2d(x, w, padding=1, stride=2), (x, w))
+
+
+@pytest.mark.parametrize("kernel,stride,padding,dilation", [(2, None, 0, 1), (3, 1, 1, 1),
+                                                             (2, 1, 0, 2), ((3, 2), 2, 1, 1)])
+def test_max_pool2d(kernel, stride, padding, dilation):
+    x = rand(2, 2, 6, 6)
+    assert gradcheck(lambda x: F.max_pool2d(x, kernel, stride, padding, dilation), (x,))
+
+
+@pytest.mark.parametrize("kernel,stride,padding", [(2, None, 0), (3, 1, 1), (3, 2, 0)])
+def test_avg_pool2d(kernel, stride, padding):
+    x = rand(2, 2, 6, 5)
+    assert gradcheck(lambda x: F.avg_pool2d(x, kernel, stride, padding), (x,))
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, (2, 3)])
+def test_adaptive_avg_pool2d(size):
+    x = rand(1, 2, 5, 6)
+    assert gradcheck(lambda x: F.adaptive_avg_pool2d(x, size), (x,))
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_softmax_and_log_softmax(dim):
+    x = rand(3, 4)
+    assert gradcheck(lambda x: F.softmax(x, dim), (x,))
+    assert gradcheck(lambda x: F.log_softmax(x, dim), (x,))
+    assert dl.autograd.gradgradcheck(lambda x: F.log_softmax(x, dim), (x,))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_and_nll(reduction):
+    x = rand(5, 4)
+    t = dl.tensor([0, 3, 1, 1, -100])
+    w = dl.tensor([1.0, 2.0, 0.5, 1.5], dtype=dl.float64)
+    assert gradcheck(lambda x: F.cross_entropy(x, t, reduction=reduction), (x,))
+    assert gradcheck(lambda x: F.cross_entropy(x, t, weight=w, reduction=reduction), (x,))
+    assert gradcheck(lambda x: F.nll_loss(F.log_softmax(x, 1), t, reduction=reduction), (x,))
+
+
+def test_cross_entropy_gradient_is_softmax_minus_onehot():
+    x = rand(4, 3)
+    t = dl.tensor([0, 2, 1, 2])
+    F.cross_entropy(x, t).backward()
+    p = np.exp(x.detach().numpy())
+    p /= p.sum(1, keepdims=True)
+    np.testing.assert_allclose(x.grad.numpy(), (p - np.eye(3)[t.numpy()]) / 4, rtol=1e-12)
+
+
+def test_cross_entropy_spatial_and_probability_targets():
+    x = rand(2, 3, 2, 2)
+    t = dl.tensor(np.array([[[0, 1], [2, 0]], [[1, 1], [0, 2]]]))
+    assert gradcheck(lambda x: F.cross_entropy(x, t), (x,))
+    probs = dl.tensor(np.full((4, 3), 1 / 3), dtype=dl.float64)
+    y = rand(4, 3)
+    assert gradcheck(lambda y: F.cross_entropy(y, probs, label_smoothing=0.1), (y,))
+
+
+def test_bce_losses():
+    x = rand(6)
+    t = dl.tensor(np.array([0, 1, 1, 0, 0.5, 1.0]), dtype=dl.float64)
+    assert gradcheck(lambda x: F.binary_cross_entropy_with_logits(x, t), (x,))
+    p = dl.tensor(np.linspace(0.1, 0.9, 6), dtype=dl.float64, requires_grad=True)
+    assert gradcheck(lambda p: F.binary_cross_entropy(p, t, reduction="sum"), (p,))
+    # the stable form agrees with the naive one where both are finite
+    naive = F.binary_cross_entropy(x.sigmoid(), t).item()
+    assert F.binary_cross_entropy_with_logits(x, t).item() == pytest.approx(naive, rel=1e-12)
+    # and has the right gradient σ(0) - t at exactly x = 0
+    z = dl.zeros(1, dtype=dl.float64, requires_grad=True)
+    F.binary_cross_entropy_with_logits(z, dl.ones(1, dtype=dl.float64)).backward()
+    assert z.grad.item() == pytest.approx(-0.5)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu(approximate):
+    x = rand(3, 5)
+    assert gradcheck(lambda x: F.gelu(x, approximate), (x,))
+
+
+def test_gelu_value():
+    x = dl.tensor([-1.0, 0.0, 2.0], dtype=dl.float64)
+    from math import erf, sqrt
+
+    expected = [v * 0.5 * (1 + erf(v / sqrt(2))) for v in (-1.0, 0.0, 2.0)]
+    np.testing.assert_allclose(F.gelu(x).numpy(), expected, rtol=1e-12)
+
+
+def test_leaky_relu_and_elementwise_losses():
+    x = rand(4, 3)
+    y = rand(4, 3, seed=9, requires_grad=False)
+    assert gradcheck(lambda x: F.leaky_relu(x, 0.2), (x,))
+    assert gradcheck(lambda x: F.mse_loss(x, y), (x,))
+    assert gradcheck(lambda x: F.l1_loss(x, y, reduction="sum"), (x,))
+
+
+@pytest.mark.parametrize("axes_kind", ["batch2d", "batch1d", "layer"])
+def test_normalization(axes_kind):
+    if axes_kind == "batch2d":
+        x, g, b = rand(3, 2, 3, 3), rand(2, seed=1), rand(2, seed=2)
+        f = lambda x, g, b: F.batch_norm(x, None, None, g, b, training=True)  # noqa: E731
+    elif axes_kind == "batch1d":
+        x, g, b = rand(5, 3), rand(3, seed=1), rand(3, seed=2)
+        f = lambda x, g, b: F.batch_norm(x, None, None, g, b, training=True)  # noqa: E731
+    else:
+        x, g, b = rand(3, 4, 5), rand(4, 5, seed=1), rand(4, 5, seed=2)
+        f = lambda x, g, b: F.layer_norm(x, (4, 5), g, b)  # noqa: E731
+    assert gradcheck(f, (x, g, b))
+
+
+def test_normalization_second_derivative():
+    x = rand(4, 3)
+    assert dl.autograd.gradgradcheck(lambda x: F.layer_norm(x, (3,)), (x,))
+
+
+def test_embedding_gradients_add_up_for_repeated_indices():
+    w = rand(5, 3)
+    idx = dl.tensor([[0, 2, 2], [4, 0, 1]])
+    assert gradcheck(lambda w: F.embedding(idx, w), (w,))
+    F.embedding(idx, w, padding_idx=2).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy()[:, 0], [2, 1, 0, 0, 1])
