@@ -1,0 +1,48 @@
+"""Autograding with difflab: teaching checks, points, and a Gradescope-ready grader.
+
+Instructors write ordinary pytest tests and call the ``check_*`` helpers, whose failure
+messages say *where* the student's answer differs and *by how much*, with a hint::
+
+    from difflab.grading import check_function, points
+    from submission import Legendre3
+
+    @points(2)
+    def test_backward():
+        check_function(Legendre3, lambda x: (5 * x**3 - 3 * x) / 2, [np.linspace(-1, 1, 5)])
+
+``difflab grade SUBMISSION --tests TESTS_DIR --out results.json`` (or :func:`grade`)
+runs those tests against a student's ``.py`` file or notebook in a separate, time- and
+memory-limited process and writes Gradescope's results file.  ``difflab assign`` (or
+:func:`make_student_version` / :func:`make_instructor_version`) turns a source notebook
+with nbgrader ``### BEGIN SOLUTION`` markers into the student and instructor versions.
+"""
+
+from difflab.grading.checks import (
+    check_dual_rule,
+    check_function,
+    check_gradient,
+    check_module,
+    check_optimizer_step,
+)
+from difflab.grading.errors import GradingFailure, GradingInputError
+from difflab.grading.markers import points
+from difflab.grading.notebooks import make_instructor_version, make_student_version
+from difflab.grading.results import format_summary, validate_results, write_results
+from difflab.grading.runner import grade
+
+__all__ = [
+    "check_gradient",
+    "check_function",
+    "check_dual_rule",
+    "check_module",
+    "check_optimizer_step",
+    "points",
+    "grade",
+    "make_student_version",
+    "make_instructor_version",
+    "format_summary",
+    "validate_results",
+    "write_results",
+    "GradingFailure",
+    "GradingInputError",
+]

@@ -1,0 +1,685 @@
+"""Checks that instructors call in their tests, with failure messages that teach.
+
+Every check compares the student's answer with an independent one (a reference
+implementation, or central finite differences in float64) and, when they disagree, raises
+:class:`~difflab.grading.errors.GradingFailure` (an ``AssertionError``, so pytest reports
+it as a failed test) whose message says:
+
+* *what* differs (``gradient of input 0``, ``tangent of dual_sin``, ``parameter 'weight'
+  after step 2``),
+* *where* (the element index, or the input point),
+* *by how much* (both values, absolute and relative error, the tolerance), and
+* a *hint* when the error has a recognisable shape: the result is off by a constant
+  factor, has the wrong sign, is zero, or is missing the upstream gradient (chain rule).
+
+The finite-difference reference is the central difference
+``(f(x + h e_i) - f(x - h e_i)) / 2h`` in float64, whose error is O(h^2) plus rounding of
+order eps/h; with ``h = 1e-6`` that is about 1e-10 relative for smooth functions, well
+below the default tolerance.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from difflab.grading.errors import GradingFailure
+
+__all__ = [
+    "check_gradient",
+    "check_function",
+    "check_dual_rule",
+    "check_module",
+    "check_optimizer_step",
+    "assert_close",
+    "numeric_gradient",
+]
+
+ATOL = 1e-5
+RTOL = 1e-3
+EPS = 1e-6
+
+
+# --------------------------------------------------------------------------------------
+# numbers in, numbers out
+# --------------------------------------------------------------------------------------
+def _to_numpy(x: Any) -> np.ndarray:
+    """A float64 copy of a tensor, array or number."""
+    if hasattr(x, "detach") and callable(x.detach):
+        x = x.detach()
+    if hasattr(x, "numpy") and callable(x.numpy):
+        x = x.numpy()
+    elif hasattr(x, "data") and isinstance(getattr(x, "data", None), np.ndarray):
+        x = x.data
+    return np.array(x, dtype=np.float64, copy=True)
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.6g}"
+
+
+def _index(idx: tuple[int, ...]) -> str:
+    if len(idx) == 1:
+        return f"({idx[0]},)"
+    return "(" + ", ".join(str(i) for i in idx) + ")"
+
+
+def _hint(actual: np.ndarray, expected: np.ndarray, upstream: np.ndarray | None) -> str:
+    """Recognise the usual shapes of a wrong derivative."""
+    scale = np.max(np.abs(expected)) if expected.size else 0.0
+    if scale == 0.0:
+        return ""
+    if np.allclose(actual, 0.0, atol=1e-12):
+        return (
+            "Your result is zero everywhere: is the gradient reaching this input at all "
+            "(a .detach(), .data, or a missing return in backward)?"
+        )
+    if np.allclose(actual, -expected, rtol=1e-3, atol=1e-8 * scale):
+        return "Your result has the wrong sign everywhere."
+    if upstream is not None and np.all(np.abs(upstream - 1.0) > 1e-3):
+        if upstream.shape == expected.shape and np.allclose(
+            actual * upstream, expected, rtol=1e-3, atol=1e-8 * scale
+        ):
+            return (
+                "Your result equals the expected one divided by the upstream gradient: "
+                "did you forget to multiply by grad_output (the chain rule factor)?"
+            )
+    mask = np.abs(expected) > 1e-8 * scale
+    if mask.sum() >= 2:
+        ratios = actual[mask] / expected[mask]
+        if np.allclose(ratios, ratios[0], rtol=1e-3) and not np.isclose(ratios[0], 1.0):
+            return (
+                f"Your result is the expected one times {ratios[0]:.4g} everywhere: "
+                "check the constant factors (a power rule's exponent, a 1/2, a 1/n)."
+            )
+    return ""
+
+
+def assert_close(
+    actual: Any,
+    expected: Any,
+    *,
+    what: str,
+    atol: float = ATOL,
+    rtol: float = RTOL,
+    upstream: np.ndarray | None = None,
+    hint: str = "",
+    point: tuple[str, np.ndarray] | None = None,
+) -> None:
+    """Compare arrays elementwise and explain the worst mismatch.
+
+    Parameters
+    ----------
+    actual, expected : array_like
+        The student's values and the reference values.
+    what : str
+        What is being compared, used to start the message (``"gradient of input 0"``).
+    atol, rtol : float, optional
+        Passes where ``|actual - expected| <= atol + rtol * |expected|``.
+    upstream : ndarray, optional
+        The upstream gradient used, so a missing chain-rule factor can be recognised.
+    hint : str, optional
+        Extra advice appended to the message.
+    point : (str, ndarray), optional
+        A name and an array of the same shape (the input a gradient belongs to) whose
+        value at the mismatching element is quoted, e.g. ``("x", x)``.
+
+    Raises
+    ------
+    GradingFailure
+        With the element index, both values, the errors and the tolerance.
+    """
+    a, e = _to_numpy(actual), _to_numpy(expected)
+    if a.shape != e.shape:
+        extra = ""
+        if a.ndim == 2 and a.T.shape == e.shape and np.allclose(a.T, e, atol=atol, rtol=rtol):
+            extra = " Your values are right but transposed."
+        elif a.size == e.size and np.allclose(a.reshape(e.shape), e, atol=atol, rtol=rtol):
+            extra = " Your values are right but need reshaping."
+        raise GradingFailure(
+            f"{what} has shape {a.shape}, expected {e.shape}.{extra} {hint}".rstrip()
+        )
+    bad_nan = np.isnan(a) & ~np.isnan(e)
+    if bad_nan.any():
+        idx = tuple(int(i) for i in np.argwhere(bad_nan)[0])
+        raise GradingFailure(
+            f"{what} is NaN at element {_index(idx)} (expected {_fmt(e[idx])}). "
+            "Look for 0/0, log of a negative number or sqrt of a negative number. "
+            f"{hint}".rstrip()
+        )
+    err = np.abs(a - e)
+    allowed = atol + rtol * np.abs(e)
+    bad = ~(err <= allowed)
+    if not bad.any():
+        return
+    worst = np.unravel_index(np.argmax(np.where(bad, err / allowed, -np.inf)), a.shape)
+    idx = tuple(int(i) for i in worst)
+    rel = err[idx] / max(abs(e[idx]), 1e-300)
+    where = f" at element {_index(idx)}" if a.ndim else ""
+    if point is not None and np.shape(point[1]) == a.shape:
+        where += f" (where {point[0]} = {_fmt(np.asarray(point[1], dtype=float)[idx])})"
+    count = f" ({int(bad.sum())} of {a.size} elements differ)" if a.size > 1 else ""
+    hints = " ".join(h for h in (_hint(a, e, upstream), hint) if h)
+    message = (
+        f"{what} differs{where}: got {_fmt(a[idx])}, expected {_fmt(e[idx])} "
+        f"(abs err {err[idx]:.3g}, rel err {rel:.3g}){count}; "
+        f"tolerance atol={atol:g} rtol={rtol:g}."
+    )
+    raise GradingFailure(f"{message} {hints}".rstrip())
+
+
+def numeric_gradient(
+    f: Callable[..., float], xs: Sequence[np.ndarray], index: int, eps: float = EPS
+) -> np.ndarray:
+    """Central-difference gradient of the scalar ``f(*xs)`` with respect to ``xs[index]``."""
+    xs = [np.array(x, dtype=np.float64, copy=True) for x in xs]
+    x = xs[index]
+    grad = np.zeros_like(x)
+    flat, gflat = x.reshape(-1), grad.reshape(-1)
+    for i in range(flat.size):
+        original = flat[i]
+        h = eps * max(1.0, abs(original))
+        flat[i] = original + h
+        plus = float(f(*xs))
+        flat[i] = original - h
+        minus = float(f(*xs))
+        flat[i] = original
+        gflat[i] = (plus - minus) / (2 * h)
+    return grad
+
+
+# --------------------------------------------------------------------------------------
+# difflab glue (imported lazily: the helpers for dual rules need no tensors)
+# --------------------------------------------------------------------------------------
+def _difflab() -> Any:
+    import difflab
+
+    return difflab
+
+
+def _tensor(x: np.ndarray, requires_grad: bool = False) -> Any:
+    dl = _difflab()
+    return dl.tensor(np.array(x, dtype=np.float64), dtype=dl.float64, requires_grad=requires_grad)
+
+
+def _no_grad() -> Any:
+    dl = _difflab()
+    if hasattr(dl, "no_grad"):
+        return dl.no_grad()
+    import contextlib
+
+    return contextlib.nullcontext()
+
+
+def _as_inputs(inputs: Any) -> list[np.ndarray]:
+    if isinstance(inputs, (list, tuple)):
+        return [_to_numpy(x) for x in inputs]
+    return [_to_numpy(inputs)]
+
+
+def _weighted_sum(y: Any, weights: np.ndarray) -> Any:
+    """``sum(y * weights)`` as a difflab scalar, so backward sees a non-trivial upstream."""
+    if weights.ndim == 0:
+        return y * float(weights)
+    return (y * _tensor(weights)).sum()
+
+
+def _grad_of(t: Any, what: str) -> np.ndarray:
+    if t.grad is None:
+        raise GradingFailure(
+            f"{what} received no gradient (.grad is None after backward). Does the output "
+            "depend on it through difflab operations, without .detach(), .data or numpy "
+            "calls in between?"
+        )
+    return _to_numpy(t.grad)
+
+
+def _upstream(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    """An upstream gradient with entries in [0.5, 2] but never 1 (exposes missing factors)."""
+    g = rng.uniform(0.5, 2.0, size=shape)
+    return np.where(np.abs(g - 1.0) < 0.05, 1.5, g)
+
+
+# --------------------------------------------------------------------------------------
+# the checks
+# --------------------------------------------------------------------------------------
+def check_gradient(
+    fn: Callable[..., Any],
+    inputs: Any,
+    *,
+    atol: float = ATOL,
+    rtol: float = RTOL,
+    eps: float = EPS,
+    seed: int = 0,
+) -> None:
+    """Check reverse-mode gradients of ``fn`` against central finite differences.
+
+    Parameters
+    ----------
+    fn : callable
+        Takes difflab tensors (one per input) and returns a tensor built from difflab
+        operations (the student's code may be anywhere inside).
+    inputs : array_like or sequence of array_like
+        The point(s) at which to check; converted to float64.
+    atol, rtol : float, optional
+        Tolerance of the comparison.
+    eps : float, optional
+        Relative step of the central differences.
+    seed : int, optional
+        Seed of the random output weights (a non-scalar output ``y`` is reduced to
+        ``sum(w * y)`` so every output element matters).
+
+    Raises
+    ------
+    GradingFailure
+        Naming the input, the element, both values and the errors.
+    """
+    xs = _as_inputs(inputs)
+    tensors = [_tensor(x, requires_grad=True) for x in xs]
+    y = fn(*tensors)
+    w = _upstream(_to_numpy(y).shape, np.random.default_rng(seed))
+    _weighted_sum(y, w).backward()
+
+    def f(*arrays: np.ndarray) -> float:
+        with _no_grad():
+            return float(np.sum(w * _to_numpy(fn(*[_tensor(a) for a in arrays]))))
+
+    for i, t in enumerate(tensors):
+        analytic = _grad_of(t, f"input {i}")
+        numeric = numeric_gradient(f, xs, i, eps)
+        assert_close(
+            analytic, numeric, what=f"gradient of input {i} (analytic vs numeric)",
+            atol=atol, rtol=rtol, point=(f"input {i}", xs[i]),
+        )
+
+
+def check_function(
+    function: Any,
+    reference_fn: Callable[..., Any],
+    inputs: Any,
+    *,
+    atol: float = ATOL,
+    rtol: float = RTOL,
+    eps: float = EPS,
+    seed: int = 0,
+    check_forward: bool = True,
+    check_backward: bool = True,
+) -> None:
+    """Check a custom autograd Function's forward and backward.
+
+    The forward is compared with ``reference_fn``; the backward with the numeric
+    vector-Jacobian product of ``reference_fn``, using a random upstream gradient, so a
+    backward that ignores ``grad_output`` fails.
+
+    Parameters
+    ----------
+    function : type
+        A ``difflab.autograd.Function`` subclass (anything with ``.apply``).
+    reference_fn : callable
+        The mathematical function on float64 numpy arrays, e.g.
+        ``lambda x: (5 * x**3 - 3 * x) / 2``.
+    inputs : array_like or sequence of array_like
+        The point(s) at which to check.
+    atol, rtol, eps, seed : optional
+        Tolerances, finite-difference step and seed of the upstream gradient.
+    check_forward, check_backward : bool, optional
+        Set one to False to check only the other (to award their points separately).
+
+    Raises
+    ------
+    GradingFailure
+        Saying whether the forward or the backward is wrong, for which input and element.
+    """
+    xs = _as_inputs(inputs)
+    name = getattr(function, "__name__", "the Function")
+    tensors = [_tensor(x, requires_grad=True) for x in xs]
+    out = function.apply(*tensors)
+    expected = np.asarray(reference_fn(*[x.copy() for x in xs]), dtype=np.float64)
+    if check_forward:
+        assert_close(_to_numpy(out), expected, what=f"{name}.forward output", atol=atol, rtol=rtol)
+    if not check_backward:
+        return
+    g = _upstream(expected.shape, np.random.default_rng(seed))
+    _weighted_sum(out, g).backward()
+
+    def vjp(*arrays: np.ndarray) -> float:
+        return float(np.sum(g * np.asarray(reference_fn(*arrays), dtype=np.float64)))
+
+    for i, t in enumerate(tensors):
+        got = _grad_of(t, f"{name}: input {i}")
+        want = numeric_gradient(vjp, xs, i, eps)
+        up = g if g.shape == want.shape else None
+        assert_close(
+            got, want, what=f"{name}.backward: gradient for input {i}",
+            atol=atol, rtol=rtol, upstream=up, point=(f"input {i}", xs[i]),
+        )
+
+
+_UNARY_POINTS = (-1.7, -0.6, 0.3, 0.9, 2.2)
+_TANGENTS = (1.0, 2.0, -0.5, 3.0, 0.25, 1.5)
+_BINARY_POINTS = ((1.5, -2.0), (0.7, 1.3), (-1.2, 0.4), (2.5, 3.0))
+_BINARY_TANGENTS = ((1.0, 0.0), (0.0, 1.0), (2.0, -0.5), (0.5, 1.5))
+
+
+class _PairDual:
+    """A minimal dual number, for rules written against ``.primal`` / ``.tangent``."""
+
+    def __init__(self, primal: Any, tangent: Any) -> None:
+        self.primal, self.tangent = primal, tangent
+
+    def __repr__(self) -> str:
+        return f"Dual({self.primal!r}, {self.tangent!r})"
+
+
+def _arity(reference: Callable[..., Any]) -> int:
+    nin = getattr(reference, "nin", None)  # numpy ufuncs
+    if isinstance(nin, int):
+        return nin
+    params = [
+        p for p in inspect.signature(reference).parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+    ]
+    return len(params)
+
+
+def _positional_count(op: Callable[..., Any]) -> int | None:
+    try:
+        params = inspect.signature(op).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind == p.VAR_POSITIONAL for p in params):
+        return None
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+
+
+def _unpack_dual(result: Any, name: str) -> tuple[Any, Any]:
+    if isinstance(result, tuple) and len(result) == 2:
+        return result
+    for value_attr, tangent_attr in (("primal", "tangent"), ("value", "deriv"),
+                                     ("val", "der"), ("real", "dual")):
+        if hasattr(result, value_attr) and hasattr(result, tangent_attr):
+            return getattr(result, value_attr), getattr(result, tangent_attr)
+    raise GradingFailure(
+        f"{name} returned {type(result).__name__} {result!r}; expected a (value, tangent) "
+        "pair or a dual number with .primal and .tangent"
+    )
+
+
+def check_dual_rule(
+    op: Callable[..., Any],
+    reference: Callable[..., Any],
+    *,
+    points: Iterable[Any] | None = None,
+    tangents: Iterable[Any] | None = None,
+    convention: str = "auto",
+    dual_cls: type | None = None,
+    atol: float = ATOL,
+    rtol: float = RTOL,
+    eps: float = EPS,
+) -> None:
+    """Check a forward-mode (dual-number) rule against its function and derivative.
+
+    For inputs ``a_i`` with tangents ``da_i`` the rule must return the value
+    ``reference(a)`` and the tangent ``sum_i d reference/d a_i * da_i``; the latter is
+    computed by central differences along the direction ``da``, so only the function
+    itself is needed as a reference.
+
+    Parameters
+    ----------
+    op : callable
+        The student's rule, in either convention:
+        ``"pairs"``: ``op(a, da)`` / ``op(a, da, b, db)`` returning ``(value, tangent)``;
+        ``"dual"``: ``op(x)`` / ``op(x, y)`` taking and returning dual numbers (anything
+        with ``.primal`` and ``.tangent``).  ``"auto"`` picks from ``op``'s signature.
+    reference : callable
+        The function itself on floats/arrays, e.g. ``np.sin`` or ``np.multiply``.
+    points : iterable, optional
+        Primal inputs: numbers for a unary rule, tuples for an n-ary one.  Pass them for
+        functions with a restricted domain (``log``, ``sqrt``).
+    tangents : iterable, optional
+        Matching tangents; by default values that are not all 1, so a rule that forgets
+        to multiply by the incoming tangent fails.
+    convention : {"auto", "pairs", "dual"}, optional
+        See ``op``.
+    dual_cls : type, optional
+        The dual-number class to build inputs with in the ``"dual"`` convention; default
+        ``difflab.diff.forward.Dual`` when available.
+    atol, rtol, eps : float, optional
+        Tolerances and finite-difference step.
+
+    Raises
+    ------
+    GradingFailure
+        Naming the input point and tangent where value or tangent is wrong.
+    """
+    name = getattr(op, "__name__", "the rule")
+    n = _arity(reference)
+    if points is None:
+        points = _UNARY_POINTS if n == 1 else (
+            _BINARY_POINTS if n == 2 else [tuple(0.3 + 0.4 * k for k in range(n))]
+        )
+    pts = [tuple(p) if isinstance(p, (tuple, list)) else (p,) for p in points]
+    if tangents is None:
+        defaults = _TANGENTS if n == 1 else _BINARY_TANGENTS
+        tans = [tuple(defaults[i % len(defaults)]) if n == 2 else
+                (defaults[i % len(defaults)],) * n for i in range(len(pts))]
+    else:
+        tans = [tuple(t) if isinstance(t, (tuple, list)) else (t,) for t in tangents]
+    if convention == "auto":
+        count = _positional_count(op)
+        convention = "pairs" if count == 2 * n else "dual"
+    if convention == "dual" and dual_cls is None:
+        try:
+            from difflab.diff.forward import Dual as dual_cls  # noqa: N813
+        except ImportError:
+            dual_cls = _PairDual
+    letters = "abcdefgh"
+    for a, da in zip(pts, tans):
+        a = tuple(np.float64(v) if np.isscalar(v) else _to_numpy(v) for v in a)
+        da = tuple(np.float64(v) if np.isscalar(v) else _to_numpy(v) for v in da)
+        at = ", ".join(
+            f"{letters[k]}={_show(a[k])}, d{letters[k]}={_show(da[k])}" for k in range(n)
+        )
+        if convention == "pairs":
+            args = [v for pair in zip(a, da) for v in pair]
+            value, tangent = _unpack_dual(op(*args), name)
+        else:
+            value, tangent = _unpack_dual(op(*[dual_cls(x, dx) for x, dx in zip(a, da)]), name)
+        ref_name = getattr(reference, "__name__", "the reference")
+        assert_close(
+            value, reference(*a), what=f"value of {name} at {at} (vs {ref_name})",
+            atol=atol, rtol=rtol,
+        )
+        expected = _directional(reference, a, da, eps)
+        assert_close(
+            tangent, expected, what=f"tangent of {name} at {at}",
+            atol=atol, rtol=rtol, hint=_tangent_hint(tangent, reference, a, da, eps),
+        )
+
+
+def _show(v: Any) -> str:
+    return _fmt(float(v)) if np.ndim(v) == 0 else f"array{np.shape(v)}"
+
+
+def _directional(reference: Callable[..., Any], a: tuple, da: tuple, eps: float) -> np.ndarray:
+    scale = max([1.0] + [float(np.max(np.abs(x))) for x in a])
+    h = eps * scale
+    plus = np.asarray(reference(*[x + h * d for x, d in zip(a, da)]), dtype=np.float64)
+    minus = np.asarray(reference(*[x - h * d for x, d in zip(a, da)]), dtype=np.float64)
+    return (plus - minus) / (2 * h)
+
+
+def _tangent_hint(tangent: Any, reference: Callable[..., Any], a: tuple, da: tuple,
+                  eps: float) -> str:
+    """Recognise a tangent that forgot da, or kept only one input's contribution."""
+    got = _to_numpy(tangent)
+    if len(a) == 1:
+        d = _directional(reference, a, (np.ones_like(np.asarray(da[0])),), eps)
+        if np.all(np.abs(np.asarray(da[0]) - 1.0) > 1e-3) and got.shape == d.shape and np.allclose(
+            got, d, rtol=1e-4, atol=1e-8
+        ):
+            return ("You returned the derivative f'(a) itself: the tangent is f'(a) * da "
+                    "(chain rule: multiply by the incoming tangent).")
+        return ""
+    for k in range(len(a)):
+        only = tuple(d if j == k else np.zeros_like(np.asarray(d)) for j, d in enumerate(da))
+        part = _directional(reference, a, only, eps)
+        full = _directional(reference, a, da, eps)
+        if got.shape == part.shape and np.allclose(got, part, rtol=1e-4, atol=1e-8) and not \
+                np.allclose(part, full, rtol=1e-4, atol=1e-8):
+            return (f"Your tangent has only input {k}'s contribution: the tangent must add "
+                    "one term per input (e.g. the product rule a*db + b*da).")
+    return ""
+
+
+def _named_parameters(module: Any) -> list[tuple[str, Any]]:
+    if hasattr(module, "named_parameters"):
+        return list(module.named_parameters())
+    return [(f"#{i}", p) for i, p in enumerate(module.parameters())]
+
+
+def check_module(
+    student_module: Any,
+    reference_module: Any,
+    inputs: Any,
+    *,
+    copy_parameters: bool = True,
+    atol: float = ATOL,
+    rtol: float = RTOL,
+    seed: int = 0,
+) -> None:
+    """Check a student's layer against a reference layer: output, input and parameter grads.
+
+    Parameters
+    ----------
+    student_module, reference_module : difflab.nn.Module
+        Two modules meant to compute the same function.
+    inputs : array_like or sequence of array_like
+        The input(s) of ``forward``.
+    copy_parameters : bool, optional
+        Load the reference's ``state_dict()`` into the student's module first, so both
+        have the same weights (parameter names and shapes must then match).
+    atol, rtol : float, optional
+        Tolerance of the comparisons.
+    seed : int, optional
+        Seed of the random upstream gradient.
+
+    Raises
+    ------
+    GradingFailure
+        Naming what differs: parameter names or shapes, the output, the gradient of an
+        input or of a named parameter, with the element.
+    """
+    if copy_parameters:
+        ref_state = reference_module.state_dict()
+        mine = {k: _to_numpy(v).shape for k, v in student_module.state_dict().items()}
+        theirs = {k: _to_numpy(v).shape for k, v in ref_state.items()}
+        if set(mine) != set(theirs):
+            raise GradingFailure(
+                f"your module's parameters are named {sorted(mine)}, the reference's are "
+                f"{sorted(theirs)}; name them the same (set them as attributes in __init__)."
+            )
+        for key, shape in theirs.items():
+            if mine[key] != shape:
+                raise GradingFailure(
+                    f"parameter '{key}' has shape {mine[key]}, expected {shape}."
+                )
+        student_module.load_state_dict(ref_state)
+    xs = _as_inputs(inputs)
+    xs_s = [_tensor(x, requires_grad=True) for x in xs]
+    xs_r = [_tensor(x, requires_grad=True) for x in xs]
+    out_s, out_r = student_module(*xs_s), reference_module(*xs_r)
+    assert_close(_to_numpy(out_s), _to_numpy(out_r), what="module output", atol=atol, rtol=rtol)
+    g = _upstream(_to_numpy(out_r).shape, np.random.default_rng(seed))
+    _weighted_sum(out_s, g).backward()
+    _weighted_sum(out_r, g).backward()
+    for i, (ts, tr) in enumerate(zip(xs_s, xs_r)):
+        assert_close(
+            _grad_of(ts, f"input {i}"), _grad_of(tr, f"reference input {i}"),
+            what=f"gradient of module input {i}", atol=atol, rtol=rtol,
+        )
+    ref_params = dict(_named_parameters(reference_module))
+    for key, p in _named_parameters(student_module):
+        if key not in ref_params:
+            continue
+        assert_close(
+            _grad_of(p, f"parameter '{key}'"), _grad_of(ref_params[key], f"reference '{key}'"),
+            what=f"gradient of parameter '{key}'", atol=atol, rtol=rtol,
+        )
+
+
+def check_optimizer_step(
+    student_optimizer: Callable[..., Any],
+    reference_optimizer: Callable[..., Any],
+    *,
+    shapes: Sequence[tuple[int, ...]] = ((3,), (2, 2)),
+    steps: int = 3,
+    seed: int = 0,
+    atol: float = 1e-8,
+    rtol: float = 1e-6,
+    **hyperparameters: Any,
+) -> None:
+    """Check an optimizer's ``step`` against a reference over several steps.
+
+    Both optimizers get identical parameters and, at every step, identical gradients
+    (produced by ``backward`` of a random linear loss, after ``zero_grad``).  Checking
+    several steps exercises state carried between steps (momentum buffers, step counts).
+
+    Parameters
+    ----------
+    student_optimizer, reference_optimizer : callable
+        Optimizer classes (or factories) called as ``cls(params, **hyperparameters)``.
+    shapes : sequence of tuple, optional
+        Shapes of the parameters to optimise.
+    steps : int, optional
+        Number of steps to compare.
+    seed : int, optional
+        Seed of the parameters and gradients.
+    atol, rtol : float, optional
+        Tolerance of the comparison (tight: an update is deterministic arithmetic).
+    **hyperparameters
+        Passed to both optimizers, e.g. ``lr=0.1, momentum=0.9``.
+
+    Raises
+    ------
+    GradingFailure
+        Naming the step, the parameter and the element that differ.
+    """
+    rng = np.random.default_rng(seed)
+    start = [rng.standard_normal(s) for s in shapes]
+    ps = [_tensor(x, requires_grad=True) for x in start]
+    pr = [_tensor(x, requires_grad=True) for x in start]
+    opt_s = student_optimizer(ps, **hyperparameters)
+    opt_r = reference_optimizer(pr, **hyperparameters)
+    name = getattr(student_optimizer, "__name__", "your optimizer")
+    for step in range(1, steps + 1):
+        grads = [rng.standard_normal(s) for s in shapes]
+        for opt, params in ((opt_s, ps), (opt_r, pr)):
+            opt.zero_grad()
+            loss = None
+            for p, g in zip(params, grads):
+                term = (p * _tensor(g)).sum()
+                loss = term if loss is None else loss + term
+            loss.backward()
+            opt.step()
+        for i, (a, b) in enumerate(zip(ps, pr)):
+            got, want = _to_numpy(a), _to_numpy(b)
+            hint = ""
+            if step == 1 and np.allclose(got, start[i]):
+                hint = (
+                    "The parameter did not change: does step() update each parameter in "
+                    "place (p.data -= ...), rather than rebinding a local variable?"
+                )
+            elif step > 1:
+                hint = (
+                    f"The first {step - 1} step(s) matched: check the state carried between "
+                    "steps (a momentum buffer, a step count) and that zero_grad() clears "
+                    "the gradients."
+                )
+            assert_close(
+                got, want, what=f"{name}: after step {step}, parameter {i}",
+                atol=atol, rtol=rtol, hint=hint,
+            )

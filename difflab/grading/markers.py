@@ -1,0 +1,132 @@
+"""Points and visibility for instructor tests.
+
+Instructors already know two conventions: MiniTorch tags each test with a pytest marker
+(``@pytest.mark.task1_1``) and the Gradescope pytest helpers attach a weight
+(``@weight(2)``) and a visibility (``@visibility("after_due_date")``).  difflab uses one
+pytest marker, ``points``, that carries all three::
+
+    from difflab.grading import points
+
+    @points(2)
+    def test_sin_rule():
+        ...
+
+    @points(1, hidden=True)            # shown to the student only after the due date
+    def test_sin_rule_many_points():
+        ...
+
+    @pytest.mark.points(1, tags=["dual"])   # the plain pytest spelling works too
+    def test_mul_rule():
+        ...
+
+A test without the marker is worth :data:`DEFAULT_POINTS` point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+__all__ = ["points", "TestMeta", "read_marker", "DEFAULT_POINTS", "VISIBILITIES"]
+
+#: Points of a test that carries no ``points`` marker.
+DEFAULT_POINTS = 1.0
+
+#: The visibility values Gradescope understands, from most to least private.
+VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+
+MARKER_HELP = (
+    "points(value, hidden=False, visibility=None, name=None, tags=()): "
+    "the points a test is worth when graded by `difflab grade`"
+)
+
+
+def points(
+    value: float,
+    *,
+    hidden: bool = False,
+    visibility: str | None = None,
+    name: str | None = None,
+    tags: Iterable[str] = (),
+) -> pytest.MarkDecorator:
+    """Mark a test as worth ``value`` points.
+
+    Parameters
+    ----------
+    value : float
+        Points awarded when the test passes (zero when it fails). Must be >= 0.
+    hidden : bool, optional
+        Hide the test's result and output from the student until after the due date
+        (Gradescope visibility ``"after_due_date"``), like nbgrader's hidden tests.
+    visibility : str, optional
+        An explicit Gradescope visibility (one of :data:`VISIBILITIES`); overrides
+        ``hidden``.
+    name : str, optional
+        The name shown to the student; defaults to the test function's name.
+    tags : iterable of str, optional
+        Gradescope tags, e.g. the concept the test checks.
+
+    Returns
+    -------
+    pytest.MarkDecorator
+        Use it as a decorator on a test function or class.
+
+    Examples
+    --------
+    >>> @points(2, tags=["chain rule"])
+    ... def test_backward():
+    ...     pass
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ValueError(f"points(...) needs a number >= 0, got {value!r}")
+    if visibility is not None and visibility not in VISIBILITIES:
+        raise ValueError(f"visibility must be one of {VISIBILITIES}, got {visibility!r}")
+    return pytest.mark.points(
+        float(value), hidden=hidden, visibility=visibility, name=name, tags=tuple(tags)
+    )
+
+
+@dataclass
+class TestMeta:
+    """What the grader needs to know about one collected test."""
+
+    __test__ = False  # not a test class, despite the name
+
+    nodeid: str
+    name: str
+    max_score: float = DEFAULT_POINTS
+    visibility: str = "visible"
+    tags: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "nodeid": self.nodeid,
+            "name": self.name,
+            "max_score": self.max_score,
+            "visibility": self.visibility,
+            "tags": list(self.tags),
+        }
+
+
+def read_marker(item: Any) -> TestMeta:
+    """Read the ``points`` marker of a collected pytest item into a :class:`TestMeta`."""
+    marker = item.get_closest_marker("points")
+    meta = TestMeta(nodeid=item.nodeid, name=item.name)
+    if marker is None:
+        return meta
+    args, kwargs = marker.args, dict(marker.kwargs)
+    if args:
+        meta.max_score = float(args[0])
+    elif "value" in kwargs:
+        meta.max_score = float(kwargs["value"])
+    if kwargs.get("hidden"):
+        meta.visibility = "after_due_date"
+    if kwargs.get("visibility"):
+        meta.visibility = str(kwargs["visibility"])
+    if kwargs.get("name"):
+        meta.name = str(kwargs["name"])
+    meta.tags = [str(t) for t in kwargs.get("tags", ())]
+    return meta

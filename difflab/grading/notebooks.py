@@ -1,0 +1,311 @@
+"""One source, two releases: nbgrader-style markers in notebooks and Python files.
+
+An instructor writes each exercise once, with the solution in place and fenced by the
+markers nbgrader uses::
+
+    def dual_sin(a, da):
+        ### BEGIN SOLUTION
+        return np.sin(a), np.cos(a) * da
+        ### END SOLUTION
+
+and, optionally, checks only the grader should see::
+
+    ### BEGIN HIDDEN TESTS
+    assert dual_sin(0.0, 1.0) == (0.0, 1.0)
+    ### END HIDDEN TESTS
+
+From that source, :func:`make_student_version` writes the version students receive
+(each solution replaced by a ``raise NotImplementedError()`` stub at the same
+indentation, hidden tests removed, outputs cleared) and :func:`make_instructor_version`
+the reference (markers removed, solutions kept).  Markdown cells may use the same
+solution markers; their solution text becomes ``YOUR ANSWER HERE``.
+
+:func:`notebook_to_module` turns a submitted notebook into the Python module the grader
+imports: its code cells in order, IPython magics (``%matplotlib``, ``!pip``) commented
+out, with a map from module lines back to cells for error messages.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from difflab.grading.errors import GradingInputError
+
+__all__ = [
+    "make_student_version",
+    "make_instructor_version",
+    "strip_solutions",
+    "read_notebook",
+    "notebook_to_module",
+    "ModuleSource",
+]
+
+_MARKER = re.compile(
+    r"^(?P<indent>[ \t]*)#+\s*(?P<kind>BEGIN|END)\s+(?P<what>SOLUTION|HIDDEN TESTS)\b"
+)
+_MD_MARKER = re.compile(r"^\s*(?:#+\s*)?(?P<kind>BEGIN|END)\s+SOLUTION\b")
+
+STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
+MARKDOWN_STUB = "YOUR ANSWER HERE"
+
+
+def strip_solutions(source: str, *, student: bool, where: str = "source") -> str:
+    """Apply the nbgrader markers to one piece of Python source.
+
+    Parameters
+    ----------
+    source : str
+        Python source containing ``### BEGIN/END SOLUTION`` and
+        ``### BEGIN/END HIDDEN TESTS`` fences (any number of ``#``).
+    student : bool
+        True: replace solutions with a stub and drop hidden tests.  False: keep both
+        and drop only the marker lines.
+    where : str, optional
+        Names the source in error messages (e.g. ``"cell 3 of hw.ipynb"``).
+
+    Returns
+    -------
+    str
+        The transformed source.
+
+    Raises
+    ------
+    GradingInputError
+        If the markers are unbalanced or nested.
+    """
+    out: list[str] = []
+    open_kind: str | None = None
+    open_line = 0
+    for lineno, line in enumerate(source.splitlines(), start=1):
+        m = _MARKER.match(line)
+        if m is None:
+            if open_kind is None or not student:
+                out.append(line)
+            continue
+        kind, what, indent = m["kind"], m["what"], m["indent"]
+        if kind == "BEGIN":
+            if open_kind is not None:
+                raise GradingInputError(
+                    f"{where}, line {lineno}: '### BEGIN {what}' inside the "
+                    f"'### BEGIN {open_kind}' opened at line {open_line}; close it first "
+                    f"with '### END {open_kind}'"
+                )
+            open_kind, open_line = what, lineno
+            if student and what == "SOLUTION":
+                out.extend(indent + stub_line for stub_line in STUB.splitlines())
+        else:
+            if open_kind != what:
+                expected = f"'### END {open_kind}'" if open_kind else "no END marker"
+                raise GradingInputError(
+                    f"{where}, line {lineno}: '### END {what}' without a matching "
+                    f"'### BEGIN {what}' (expected {expected})"
+                )
+            open_kind = None
+    if open_kind is not None:
+        raise GradingInputError(
+            f"{where}, line {open_line}: '### BEGIN {open_kind}' has no matching "
+            f"'### END {open_kind}'"
+        )
+    text = "\n".join(out)
+    return text + "\n" if source.endswith("\n") and text else text
+
+
+def _strip_markdown(source: str, *, student: bool, where: str) -> str:
+    out: list[str] = []
+    inside = False
+    for lineno, line in enumerate(source.splitlines(), start=1):
+        m = _MD_MARKER.match(line)
+        if m is None:
+            if not (inside and student):
+                out.append(line)
+            continue
+        if m["kind"] == "BEGIN":
+            if inside:
+                raise GradingInputError(f"{where}, line {lineno}: nested BEGIN SOLUTION")
+            inside = True
+            if student:
+                out.append(MARKDOWN_STUB)
+        else:
+            if not inside:
+                raise GradingInputError(f"{where}, line {lineno}: END SOLUTION without BEGIN")
+            inside = False
+    if inside:
+        raise GradingInputError(f"{where}: BEGIN SOLUTION has no matching END SOLUTION")
+    return "\n".join(out)
+
+
+def read_notebook(path: str | Path) -> nbformat.NotebookNode:
+    """Read a notebook, turning every way it can be broken into a clear error.
+
+    Raises
+    ------
+    GradingInputError
+        If the file does not exist, is not valid JSON, or is JSON but not a notebook.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise GradingInputError(f"notebook not found: {path}")
+    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise GradingInputError(
+            f"{path.name} is not a valid notebook: it is not valid JSON "
+            f"(line {exc.lineno}, column {exc.colno}: {exc.msg}). The file may be truncated "
+            "or edited by hand; save it again from Jupyter (File > Save) and resubmit."
+        ) from None
+    try:
+        nb = nbformat.reads(text, as_version=4)
+    except Exception as exc:  # nbformat raises several types for malformed notebooks
+        raise GradingInputError(
+            f"{path.name} is valid JSON but not a Jupyter notebook ({exc})"
+        ) from None
+    if not isinstance(nb.get("cells"), list):
+        raise GradingInputError(f"{path.name} is valid JSON but has no list of cells")
+    return nb
+
+
+def _transform_notebook(path: Path, *, student: bool) -> nbformat.NotebookNode:
+    nb = read_notebook(path)
+    for index, cell in enumerate(nb.cells, start=1):
+        where = f"{path.name}, cell {index}"
+        if cell.cell_type == "code":
+            cell.source = strip_solutions(cell.source, student=student, where=where)
+            cell.outputs = []
+            cell.execution_count = None
+        elif cell.cell_type == "markdown":
+            cell.source = _strip_markdown(cell.source, student=student, where=where)
+    return nb
+
+
+def _write_version(source: str | Path, out: str | Path, *, student: bool) -> Path:
+    source, out = Path(source), Path(out)
+    if not source.is_file():
+        raise GradingInputError(f"assignment source not found: {source}")
+    if out.is_dir() or (not out.suffix and not out.exists()):
+        out = out / source.name
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if source.suffix == ".ipynb":
+        nb = _transform_notebook(source, student=student)
+        nbformat.write(nb, str(out))
+    elif source.suffix == ".py":
+        text = source.read_text(encoding="utf-8")
+        out.write_text(strip_solutions(text, student=student, where=source.name), "utf-8")
+    else:
+        raise GradingInputError(
+            f"{source.name}: expected a .ipynb notebook or a .py file, got '{source.suffix}'"
+        )
+    return out
+
+
+def make_student_version(source: str | Path, out: str | Path) -> Path:
+    """Write the student version of an assignment notebook or Python file.
+
+    Solutions become ``raise NotImplementedError()`` stubs, hidden tests disappear and
+    outputs are cleared.
+
+    Parameters
+    ----------
+    source : str or Path
+        A ``.ipynb`` or ``.py`` file with nbgrader markers.
+    out : str or Path
+        The output file, or a folder to write a file of the same name into.
+
+    Returns
+    -------
+    Path
+        The file written.
+    """
+    return _write_version(source, out, student=True)
+
+
+def make_instructor_version(source: str | Path, out: str | Path) -> Path:
+    """Write the instructor (reference) version: markers removed, solutions kept.
+
+    Parameters
+    ----------
+    source : str or Path
+        A ``.ipynb`` or ``.py`` file with nbgrader markers.
+    out : str or Path
+        The output file, or a folder to write a file of the same name into.
+
+    Returns
+    -------
+    Path
+        The file written.
+    """
+    return _write_version(source, out, student=False)
+
+
+@dataclass
+class ModuleSource:
+    """A submitted notebook as one Python module.
+
+    Attributes
+    ----------
+    code : str
+        The module's source: the code cells in order, each after a header comment.
+    cells : list of (int, int, int)
+        ``(first_line, last_line, cell_number)`` of each code cell in ``code``
+        (1-based, inclusive), so each cell can run on its own and errors can name cells.
+    """
+
+    code: str
+    cells: list[tuple[int, int, int]]
+
+    def locate(self, lineno: int) -> str:
+        """Describe module line ``lineno`` as a notebook location, e.g. ``cell 4, line 2``."""
+        return locate(self.cells, lineno)
+
+
+def locate(cells: list[tuple[int, int, int]] | None, lineno: int) -> str:
+    """``line N`` of a ``.py`` submission, or ``cell C, line L`` of a notebook."""
+    for start, end, cell in cells or ():
+        if start <= lineno <= end:
+            return f"cell {cell}, line {lineno - start + 1}"
+    return f"line {lineno}"
+
+
+_MAGIC = re.compile(r"^\s*[%!]")
+
+
+def notebook_to_module(path: str | Path) -> ModuleSource:
+    """Turn a notebook's code cells into one Python module, run top to bottom on import.
+
+    This is how ``difflab grade`` executes a notebook headless: the grader runs the cells
+    in order, each on its own, in the module's namespace, like *Restart & Run All* with
+    errors allowed (as nbgrader does): a cell that raises is reported and the next cells
+    still run.  It happens inside the grader's sandboxed process, without a Jupyter
+    kernel.
+    IPython magics and shell escapes (lines starting with ``%`` or ``!``) are commented
+    out, since they are not Python.
+
+    Parameters
+    ----------
+    path : str or Path
+        The notebook.
+
+    Returns
+    -------
+    ModuleSource
+        The module source and its line-to-cell map.
+    """
+    nb = read_notebook(path)
+    lines: list[str] = []
+    cells: list[tuple[int, int, int]] = []
+    for index, cell in enumerate(nb.cells, start=1):
+        if cell.cell_type != "code":
+            continue
+        lines.append(f"# ---- notebook cell {index} ----")
+        start = len(lines) + 1
+        for line in cell.source.splitlines():
+            lines.append("# (magic) " + line if _MAGIC.match(line) else line)
+        if len(lines) >= start:
+            cells.append((start, len(lines), index))
+        lines.append("")
+    return ModuleSource(code="\n".join(lines) + "\n", cells=cells)
