@@ -35,6 +35,16 @@ from difflab.creation import (
     zeros,
     zeros_like,
 )
+from difflab.diff import (  # the four differentiators behind one interface
+    Dual,
+    derivative,
+    differentiators,
+    grad,
+    hessian,
+    jacobian,
+    jvp,
+    vjp,
+)
 from difflab.dtypes import (
     bool_,
     cdouble,

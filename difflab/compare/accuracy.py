@@ -1,0 +1,484 @@
+r"""Accuracy: each method's derivative against a 50-digit reference.
+
+For an expression f and a point, :func:`accuracy` asks every differentiator
+for the derivative (the gradient, for several variables) and compares it
+with mpmath's, computed at 50 significant digits on an mpmath version of the
+*same* parsed expression:
+
+.. math:: \text{abs error} = |d - d^*|, \qquad
+          \text{rel error} = |d - d^*| / |d^*|.
+
+Forward and reverse mode are exact up to rounding in the arithmetic they
+replay; symbolic is exact up to rounding in evaluating its expression;
+finite differences add a *truncation* error that depends on the step h.
+:func:`step_sweep` shows that trade-off: the error of a finite difference
+against h is a V on log-log axes,
+
+.. math:: E(h) \approx \underbrace{C h^p}_{\text{truncation}} +
+          \underbrace{\varepsilon |f| / h}_{\text{rounding}},
+
+with p = 1 for the one-sided difference (C = |f''|/2) and p = 2 for the
+central one (C = |f'''|/6).  The bottom of the V is at
+h* = (ε|f| / (p C))^{1/(p+1)}: about √ε ≈ 1e-8 and ε^{1/3} ≈ 6e-6 in float64.
+
+Every run is repeated in float32 (ε ≈ 1.2e-7) beside float64: the function
+casts its input to float32, so the whole computation, not just its result,
+runs in single precision.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from difflab.compare import methods as M
+from difflab.compare.report import (
+    Column,
+    Report,
+    format_count,
+    format_sci,
+    format_seconds,
+    format_value,
+    new_figure,
+)
+from difflab.diff import NumericalWarning
+from difflab.exprparse import Expression, parse, parse_assignments
+
+__all__ = ["AccuracyReport", "StepReport", "accuracy", "reference", "step_sweep"]
+
+DTYPES: dict[str, Any] = {"float64": np.float64, "float32": np.float32}
+
+
+def _expression(expr: str | Expression) -> Expression:
+    return parse(expr) if isinstance(expr, str) else expr
+
+
+def _point(expr: Expression, at: str | Mapping[str, float]) -> dict[str, float]:
+    from difflab.exprparse import ExpressionError
+
+    values = parse_assignments(at)
+    missing = [v for v in expr.variables if v not in values]
+    if missing:
+        raise ExpressionError(
+            f"variable {missing[0]!r} of {expr.text!r} has no value: add it to the point, "
+            f"e.g. {', '.join(f'{v}=1.0' for v in expr.variables)}"
+        )
+    extra = [k for k in values if k not in expr.variables]
+    if extra:
+        raise ExpressionError(
+            f"{extra[0]!r} is not a variable of {expr.text!r} (its variables: "
+            f"{', '.join(expr.variables) or 'none'})"
+        )
+    return values
+
+
+def _cast(x: Any, dtype: Any) -> Any:
+    """x in ``dtype``, whatever it is: a float, an array, a Dual or a Tensor (sympy: as is)."""
+    from difflab.tensor import Tensor
+
+    if dtype is np.float64:
+        return x
+    if isinstance(x, Tensor):
+        return x.to(dtype)
+    if isinstance(x, (np.ndarray, np.generic, complex)) and np.iscomplexobj(x):
+        dtype = np.complex64  # the complex step: keep the imaginary part
+    if hasattr(x, "astype"):
+        return x.astype(dtype)
+    if isinstance(x, (int, float, complex)):
+        return dtype(x)
+    return x
+
+
+def in_dtype(f: Callable[..., Any], dtype: Any) -> Callable[..., Any]:
+    """f with every argument cast to ``dtype`` first, so f computes in that precision."""
+    if dtype is np.float64:
+        return f
+
+    def f_in_dtype(*args: Any) -> Any:
+        return f(*(_cast(a, dtype) for a in args))
+
+    f_in_dtype.__name__ = getattr(f, "__name__", "f")
+    return f_in_dtype
+
+
+# ------------------------------------------------------------------ reference
+
+
+def reference(expr: str | Expression, at: str | Mapping[str, float], order: int = 1,
+              digits: int = 50) -> dict[str, Any]:
+    """∂ᵏf/∂vᵏ for each variable v at the point, by mpmath at ``digits`` significant digits.
+
+    Returns
+    -------
+    dict
+        ``{variable: mpmath.mpf}`` (order 0 gives f itself under the key ``"f"``).
+    """
+    import mpmath
+
+    expr = _expression(expr)
+    values = _point(expr, at)
+    f_mp = expr.function("mpmath")
+    with mpmath.workdps(digits):
+        point = [mpmath.mpf(repr(values[v])) for v in expr.variables]
+        try:
+            value = +f_mp(*point)
+            defined = mpmath.isfinite(value) and not isinstance(value, mpmath.mpc)
+        except (ZeroDivisionError, ValueError, ArithmeticError):
+            defined = False
+        if not defined:  # outside f's domain: no derivative to compare with
+            return {k: mpmath.mpf("nan") for k in (["f"] if order == 0 else expr.variables)}
+        if order == 0:
+            return {"f": value}
+        out = {}
+        for k, v in enumerate(expr.variables):
+            orders = [0] * len(point)
+            orders[k] = order
+            out[v] = +mpmath.diff(f_mp, point, tuple(orders)) if len(point) > 1 else \
+                +mpmath.diff(f_mp, point[0], order)
+        return out
+
+
+# ------------------------------------------------------------------ accuracy
+
+
+class AccuracyReport(Report):
+    """Records of :func:`accuracy`; the plot shows each method's error as bars (log scale)."""
+
+    def figure(self) -> Any:
+        fig, ax = new_figure(width=7.0)
+        methods = list(dict.fromkeys(r["method"] for r in self.records))
+        dtypes = list(dict.fromkeys(r["dtype"] for r in self.records))
+        floor = 1e-20
+        width = 0.8 / max(len(dtypes), 1)
+        for j, dtype in enumerate(dtypes):
+            errors = []
+            for m in methods:
+                rows = [r for r in self.records if r["method"] == m and r["dtype"] == dtype]
+                errs = [r["rel_error"] for r in rows if r["rel_error"] is not None]
+                errors.append(max(errs) if errs else float("nan"))
+            xs = np.arange(len(methods)) + (j - (len(dtypes) - 1) / 2) * width
+            shown = [max(e, floor) if math.isfinite(e) else float("nan") for e in errors]
+            bars = ax.bar(xs, shown, width=width * 0.95, label=dtype,
+                          color="tab:blue" if dtype == "float64" else "tab:orange",
+                          alpha=0.85)
+            for bar, e in zip(bars, errors):
+                text = "exact" if e == 0 else (f"{e:.0e}" if math.isfinite(e) else "n/a")
+                ax.annotate(text, (bar.get_x() + bar.get_width() / 2,
+                                   bar.get_height() if math.isfinite(bar.get_height())
+                                   else floor),
+                            ha="center", va="bottom", fontsize=7)
+        for dtype, ls in (("float64", "--"), ("float32", ":")):
+            if dtype in dtypes:
+                ax.axhline(np.finfo(DTYPES[dtype]).eps, color="gray", linestyle=ls,
+                           linewidth=1, label=f"machine epsilon ({dtype})")
+        ax.set_xticks(np.arange(len(methods)), methods, rotation=15)
+        ax.set_yscale("log")
+        ax.set_ylim(floor / 2, 10)
+        ax.set_ylabel("relative error |d - d*| / |d*| (dimensionless)")
+        ax.set_xlabel("method")
+        ax.set_title(f"Accuracy of f' for f = {self.meta.get('expression', '')} "
+                     f"at {self.meta.get('point', '')}\n(reference: mpmath, 50 digits; "
+                     f"worst over variables)")
+        ax.grid(True, axis="y", which="major", alpha=0.3)
+        ax.legend(fontsize=8, loc="upper left")
+        return fig
+
+
+_ACCURACY_COLUMNS = [
+    Column("method", "method"),
+    Column("dtype", "dtype"),
+    Column("variable", "d/d"),
+    Column("value", "derivative", "", format_value),
+    Column("abs_error", "abs error", "", format_sci),
+    Column("rel_error", "rel error", "", format_sci),
+    Column("evaluations", "f evals", "", format_count),
+    Column("seconds", "time", "", format_seconds),
+]
+
+
+def accuracy(
+    expr: str | Expression,
+    at: str | Mapping[str, float],
+    methods: str | Sequence[str] | None = None,
+    dtypes: Sequence[str] = ("float64", "float32"),
+    digits: int = 50,
+) -> AccuracyReport:
+    """Each method's derivative of ``expr`` at a point, with its error against mpmath.
+
+    Parameters
+    ----------
+    expr : str or Expression
+        The function, e.g. ``"sin(x)*exp(-x**2)"`` (parsed safely, see
+        :mod:`difflab.exprparse`).
+    at : str or mapping
+        The point, ``"x=1.3"`` or ``{"x": 1.3}``; every variable needs a value.
+    methods : str or list of str, optional
+        Names as in :func:`difflab.compare.methods.parse_methods`; default all four.
+    dtypes : list of {"float64", "float32"}
+        Precisions to run each method in.
+    digits : int
+        Significant digits of the mpmath reference.
+
+    Returns
+    -------
+    AccuracyReport
+        One record per method, dtype and variable: value, reference, abs and rel
+        error, function evaluations, seconds.
+    """
+    expr = _expression(expr)
+    values = _point(expr, at)
+    names = M.parse_methods(methods)
+    for d in dtypes:
+        if d not in DTYPES:
+            raise ValueError(f"unknown dtype {d!r}; expected one of {', '.join(DTYPES)}")
+    ref = reference(expr, values, 1, digits)
+    f = expr.function("difflab")
+    args = [values[v] for v in expr.variables]
+    nvars = len(args)
+    records = []
+    notes = []
+    for method in names:
+        for dtype in dtypes:
+            if method == "symbolic" and dtype != "float64":
+                # sympy's expression is exact; its compiled form always runs in float64.
+                notes.append(f"symbolic: no {dtype} row (the compiled expression always "
+                             f"evaluates in float64)")
+                continue
+            g = in_dtype(f, DTYPES[dtype])
+            if nvars == 1:
+                result, cost = M.run("derivative", method, g, *args)
+                results = [result]
+            elif nvars == 0:
+                results, cost = [], {}
+            else:
+                result, cost = M.run_grad(method, g, args)
+                results = list(result)
+            for v, value in zip(expr.variables, results):
+                exact = ref[v]
+                value = float(value)
+                if math.isfinite(value) and mpmath_isfinite(exact):
+                    abs_error = float(abs(value - exact))
+                    rel_error = abs_error / abs(float(exact)) if exact != 0 else abs_error
+                else:
+                    abs_error = rel_error = math.nan
+                records.append({
+                    "method": method, "dtype": dtype, "variable": v, "value": value,
+                    "reference": float(exact), "abs_error": abs_error,
+                    "rel_error": rel_error, "evaluations": cost.get("evaluations"),
+                    "seconds": cost.get("seconds"),
+                })
+    point_text = ", ".join(f"{k}={v:g}" for k, v in values.items())
+    return AccuracyReport(
+        title=f"Derivative of f = {expr.text} at {point_text}",
+        records=records,
+        columns=_ACCURACY_COLUMNS,
+        notes=[f"reference (mpmath, {digits} digits): "
+               + ", ".join(f"d/d{v} = {mpmath_str(ref[v])}" for v in expr.variables)]
+        + notes,
+        meta={"expression": expr.text, "point": point_text, "values": values,
+              "reference": {v: str(ref[v]) for v in expr.variables}, "digits": digits},
+    )
+
+
+def mpmath_isfinite(x: Any) -> bool:
+    """True for a finite mpmath (or Python) number."""
+    import mpmath
+
+    return bool(mpmath.isfinite(x))
+
+
+def mpmath_str(x: Any, digits: int = 20) -> str:
+    """An mpmath number with ``digits`` significant digits."""
+    import mpmath
+
+    return mpmath.nstr(x, digits)
+
+
+# ------------------------------------------------------------------ step sweep
+
+
+class StepReport(Report):
+    """Records of :func:`step_sweep`; the plot is the V of error against step on log-log axes.
+
+    The text table is pivoted (one row per step, one error column per scheme and
+    dtype) so the V reads down the page; CSV and JSON keep one record per run.
+    """
+
+    def to_text(self, records: Iterable[dict[str, Any]] | None = None) -> str:
+        rows = list(self.records if records is None else records)
+        keys = list(dict.fromkeys((r["scheme"], r["dtype"]) for r in rows))
+        table: dict[float, dict[tuple[str, str], float]] = {}
+        for r in rows:
+            table.setdefault(float(f"{r['step']:.3g}"), {})[(r["scheme"], r["dtype"])] = \
+                r["abs_error"]
+        pivot = Report(
+            title=self.title + "  (absolute error |D_h f - f'|)",
+            records=[{"step": h, **{f"{s} {d}": errs.get((s, d)) for s, d in keys}}
+                     for h, errs in sorted(table.items())],
+            columns=[Column("step", "h", "", format_sci)]
+            + [Column(f"{s} {d}", f"{s} {d}", "", format_sci) for s, d in keys],
+            notes=self.notes,
+        )
+        return pivot.to_text()
+
+    def figure(self) -> Any:
+        fig, ax = new_figure(width=7.5, height=5.0)
+        schemes = list(dict.fromkeys(r["scheme"] for r in self.records))
+        dtypes = list(dict.fromkeys(r["dtype"] for r in self.records))
+        colors = {"forward": "tab:red", "central": "tab:blue", "backward": "tab:purple",
+                  "richardson": "tab:green", "complex": "tab:brown"}
+        theory = self.meta.get("theory", {})
+        for scheme in schemes:
+            for dtype in dtypes:
+                rows = [r for r in self.records
+                        if r["scheme"] == scheme and r["dtype"] == dtype]
+                hs = np.array([r["step"] for r in rows])
+                errs = np.array([r["abs_error"] if r["abs_error"] else np.nan for r in rows],
+                                dtype=float)
+                errs = np.where(errs > 0, errs, np.nan)
+                ls = "-" if dtype == "float64" else "--"
+                color = colors.get(scheme, None)
+                ax.plot(hs, errs, linestyle=ls, marker="o", markersize=3, color=color,
+                        label=f"{scheme}, {dtype}: measured")
+                t = theory.get(f"{scheme}/{dtype}")
+                if t:
+                    model = [t["truncation"] * h ** t["order"] + t["rounding"] / h for h in hs]
+                    ax.plot(hs, model, linestyle=":", color=color, linewidth=1,
+                            alpha=0.8, label=f"{scheme}, {dtype}: model")
+                    ax.axvline(t["h_opt"], color=color, linestyle=ls, alpha=0.35, linewidth=1)
+                    ax.annotate(f"h* = {t['h_opt']:.1e}", (t["h_opt"], t["error_opt"]),
+                                textcoords="offset points", xytext=(4, -12), fontsize=7,
+                                color=color)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("step h (same units as x)")
+        ax.set_ylabel("absolute error |D_h f - f'| (units of f')")
+        ax.set_title(f"Finite differences: error against step for f = "
+                     f"{self.meta.get('expression', '')} at {self.meta.get('point', '')}\n"
+                     f"left: rounding (∝ 1/h); right: truncation (∝ h^p); "
+                     f"vertical lines: optimum h*", fontsize=10)
+        ax.grid(True, which="major", alpha=0.3)
+        ax.legend(fontsize=7, ncol=2, loc="upper center")
+        finite = [r["abs_error"] for r in self.records if r["abs_error"]]
+        if finite:
+            ax.set_ylim(max(min(finite) / 10, 1e-18), max(finite) * 1e3)
+        return fig
+
+
+_ORDERS = {"forward": 1, "backward": 1, "central": 2}
+
+
+def step_sweep(
+    expr: str | Expression,
+    at: str | Mapping[str, float],
+    steps: Sequence[float] | None = None,
+    schemes: Sequence[str] = ("forward", "central"),
+    dtypes: Sequence[str] = ("float64", "float32"),
+) -> StepReport:
+    """Error of finite differences against the step h, with the theoretical V.
+
+    Parameters
+    ----------
+    expr : str or Expression
+        A function of **one** variable.
+    at : str or mapping
+        The point.
+    steps : list of float, optional
+        Steps to try, relative to max(|x|, 1) as :class:`~difflab.diff.numeric.Numeric`
+        takes them; default 10^-16 ... 10^0, four per decade.  Steps too small to
+        change x in float64 are left out (noted).
+    schemes : list of str
+        Numeric schemes (``forward``, ``backward``, ``central``, ``richardson``).
+    dtypes : list of {"float64", "float32"}
+        Precisions.
+
+    Returns
+    -------
+    StepReport
+        One record per scheme, dtype and step; ``meta["theory"]`` holds the error
+        model (truncation constant, order, rounding constant) and the optimum h*
+        per scheme and dtype.
+    """
+    expr = _expression(expr)
+    values = _point(expr, at)
+    if len(expr.variables) != 1:
+        raise ValueError(f"step_sweep needs a function of one variable; {expr.text!r} has "
+                         f"{len(expr.variables)} ({', '.join(expr.variables)})")
+    (var,) = expr.variables
+    x = values[var]
+    steps = list(np.logspace(-16, 0, 65) if steps is None else steps)
+    exact = float(reference(expr, values, 1)[var])
+    f0 = abs(float(reference(expr, values, 0)["f"]))
+    f2 = abs(float(reference(expr, values, 2)[var]))
+    f3 = abs(float(reference(expr, values, 3)[var]))
+    f = expr.function("difflab")
+    records, theory = [], {}
+    skipped: set[str] = set()
+    for scheme in schemes:
+        for dtype in dtypes:
+            g = in_dtype(f, DTYPES[dtype])
+            for relative in steps:
+                # Numeric takes the step relative to max(|x|, 1) and rounds it so that
+                # x + h is exact; a step below the spacing of floats near x rounds to 0.
+                h = (x + float(relative) * max(abs(x), 1.0)) - x
+                if h == 0:
+                    skipped.add(f"{relative:.0e}")
+                    continue
+                with warnings.catch_warnings():
+                    # Steps far too small are the point of the sweep: no warning each.
+                    warnings.simplefilter("ignore", NumericalWarning)
+                    value, cost = M.run("derivative", f"numeric:{scheme}", g, x,
+                                        step=float(relative))
+                value = float(value)
+                err = abs(value - exact) if math.isfinite(value) else math.nan
+                records.append({"scheme": scheme, "dtype": dtype,
+                                "step": cost.get("step") or h, "value": value,
+                                "abs_error": err,
+                                "rel_error": err / abs(exact) if exact else err,
+                                "evaluations": cost.get("evaluations")})
+            order = _ORDERS.get(scheme)
+            if order:
+                eps = float(np.finfo(DTYPES[dtype]).eps)
+                c = f2 / 2 if order == 1 else f3 / 6
+                # rounding: each of the two values of f is off by ~eps|f|; one-sided
+                # differences divide by h, central by 2h.
+                rounding = (2 if order == 1 else 1) * eps * max(f0, 1e-300)
+                h_opt = (rounding / (order * c)) ** (1 / (order + 1)) if c > 0 else math.nan
+                theory[f"{scheme}/{dtype}"] = {
+                    "order": order, "truncation": c, "rounding": rounding, "h_opt": h_opt,
+                    "error_opt": c * h_opt**order + rounding / h_opt if c > 0 else math.nan,
+                }
+    best = {}
+    for key in {f"{r['scheme']}/{r['dtype']}" for r in records}:
+        rows = [r for r in records if f"{r['scheme']}/{r['dtype']}" == key
+                and math.isfinite(r["abs_error"])]
+        if rows:
+            b = min(rows, key=lambda r: r["abs_error"])
+            best[key] = {"step": b["step"], "abs_error": b["abs_error"]}
+    notes = []
+    for key in sorted(best):
+        line = f"{key}: best measured h = {best[key]['step']:.1e} (error " \
+               f"{best[key]['abs_error']:.1e})"
+        if key in theory:
+            line += f"; theory h* = {theory[key]['h_opt']:.1e} (error " \
+                    f"{theory[key]['error_opt']:.1e})"
+        notes.append(line)
+    if skipped:
+        notes.append(f"steps {', '.join(sorted(skipped))} left out: below the spacing of "
+                     f"floats near x, so x + h == x")
+    point_text = f"{var}={x:g}"
+    return StepReport(
+        title=f"Finite-difference error against step h: f = {expr.text} at {point_text}",
+        records=records,
+        columns=[Column("scheme", "scheme"), Column("dtype", "dtype"),
+                 Column("step", "h", "", format_sci),
+                 Column("value", "D_h f", "", format_value),
+                 Column("abs_error", "abs error", "", format_sci)],
+        notes=notes,
+        meta={"expression": expr.text, "point": point_text, "exact": exact,
+              "theory": theory, "best": best},
+    )

@@ -1,0 +1,79 @@
+"""The registry of differentiation methods: ``method="forward"`` and friends.
+
+>>> from difflab.diff import differentiators
+>>> differentiators.available()
+['forward', 'numeric', 'reverse', 'symbolic']
+>>> differentiators.get("numeric")              # the shared default instance
+>>> differentiators.get(Numeric(scheme="richardson"))   # an object passes through
+
+A third party adds a method by subclassing :class:`Differentiator` (two hooks:
+``_jacobian`` and ``_hessian``) and registering an instance::
+
+    differentiators.register("mine", MyDifferentiator())
+    difflab.grad(f, method="mine")(x)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from difflab.diff.forward import Forward
+from difflab.diff.interface import Differentiator
+from difflab.diff.numeric import Numeric
+from difflab.diff.reverse import Reverse
+from difflab.diff.symbolic import Symbolic
+
+__all__ = [
+    "Differentiator", "Forward", "Numeric", "Reverse", "Symbolic", "available", "get",
+    "register",
+]
+
+_registry: dict[str, Differentiator] = {}
+
+
+def register(name: str, differentiator: Differentiator | type[Differentiator]) -> None:
+    """Make ``differentiator`` available as ``method=name`` (a class is instantiated)."""
+    if isinstance(differentiator, type):
+        differentiator = differentiator()
+    if not isinstance(differentiator, Differentiator):
+        raise TypeError(
+            f"register() expects a Differentiator instance or subclass, got "
+            f"{type(differentiator).__name__}"
+        )
+    if not isinstance(name, str) or not name:
+        raise ValueError("register() needs a non-empty method name")
+    _registry[name] = differentiator
+
+
+def available() -> list[str]:
+    """The registered method names, sorted."""
+    return sorted(_registry)
+
+
+def get(method: str | Differentiator, **options: Any) -> Differentiator:
+    """The differentiator for ``method``: a registered name or a Differentiator object.
+
+    With ``options``, a new instance of the named method's class is made with them
+    (``get("numeric", scheme="richardson")``).
+    """
+    if isinstance(method, Differentiator):
+        if options:
+            raise TypeError("options can only be given with a method name, not an object")
+        return method
+    if not isinstance(method, str):
+        raise TypeError(
+            f"method must be a name ({', '.join(available())}) or a Differentiator object, "
+            f"got {type(method).__name__}"
+        )
+    if method not in _registry:
+        raise ValueError(
+            f"unknown differentiation method {method!r}; known methods: "
+            f"{', '.join(available())}"
+        )
+    found = _registry[method]
+    return type(found)(**options) if options else found
+
+
+for _name, _cls in (("forward", Forward), ("reverse", Reverse), ("symbolic", Symbolic),
+                    ("numeric", Numeric)):
+    register(_name, _cls)

@@ -1,0 +1,420 @@
+r"""Symbolic differentiation: trace f into a sympy expression, differentiate, compile.
+
+How it works
+------------
+1. **Trace.**  f is called once with sympy symbols instead of numbers: a
+   scalar argument becomes a real symbol ``x``, an array argument an array
+   of symbols ``x_0, x_1, ...`` (a :class:`SymbolArray`, a NumPy object array
+   whose elements are sympy expressions).  difflab's math functions route
+   sympy values to this module's handler, which runs each primitive's
+   ``forward`` from the rule table with a sympy namespace (``sin`` →
+   ``sympy.sin``, ``maximum`` → ``sympy.Max``, ``where`` → ``sympy.Piecewise``,
+   ...); sympy's operators do ``+ - * / **`` and NumPy does ``@`` and ``sum``
+   on object arrays.  The result is f as an expression.
+2. **Differentiate** with ``sympy.diff`` (Jacobian or Hessian matrix), then
+   optionally ``sympy.simplify``.
+3. **Compile** with ``sympy.lambdify`` (NumPy, or CuPy on the GPU), with
+   common-subexpression elimination (CSE) so that repeated pieces are
+   computed once.  Compiled derivatives are cached per function, input
+   shape and constant arguments.
+
+Static versus dynamic graphs
+----------------------------
+Tracing calls f *once*, with symbols, so the expression must hold for every
+input.  Python control flow that depends on the value of the input
+(``if x > 0:``, ``while abs(x) > tol:``) has no value to look at: sympy
+cannot decide ``x > 0`` for a symbol, and tracing stops with a
+:class:`SymbolicTraceError` that explains this.  Forward and reverse mode
+have no such problem: they follow the path actually taken for the given x
+(a *dynamic* graph), while a symbolic expression is a *static* graph.
+Write the branch as data instead: ``dl.where(x > 0, a, b)`` becomes a
+Piecewise expression.
+
+Kinks follow the rule table: d|x|/dx = sign(x) (0 at 0), relu'(0) = 0 (relu
+is traced as a Piecewise), d max(a, b) = Heaviside(a - b) (½ on ties), and
+the DiracDelta sympy returns for the derivative of a step is 0 (the
+derivative almost everywhere).
+
+Helpers for showing and measuring (used by the comparison harness)
+--------------------------------------------------------------------
+``trace(f, *example_args, n_inputs=None) -> (symbols, expression)``
+    f as an expression; ``symbols`` holds one symbol (or SymbolArray) per
+    argument.  ``trace(f, n_inputs=3)`` traces f(x, y, z) with three scalars.
+``expression_size(expr, cse=False) -> {"ops": ..., "tree_size": ...}``
+    ``sympy.count_ops`` and the number of nodes of the expression tree(s),
+    counted after CSE (replacements plus the reduced expressions) if asked.
+``Symbolic().expressions(f, *args, kind="jacobian"|"hessian")``
+    a :class:`SymbolicDerivative`: the function and its derivative, shown as
+    LaTeX in Jupyter, with ``.size()`` for the measurements.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import traceback
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import sympy
+from sympy.codegen.cfunctions import expm1 as sympy_expm1
+from sympy.codegen.cfunctions import log1p as sympy_log1p
+
+from difflab import backend
+from difflab.diff.interface import Cost, Differentiator, check_output, require_scalar
+from difflab.ops import elementwise as rules
+from difflab.ops.functions import TypeHandler, register_type
+
+
+class SymbolicTraceError(TypeError):
+    """f could not be turned into one sympy expression (control flow, or an operation
+    sympy cannot represent)."""
+
+
+# ------------------------------------------------------------------- sympy namespace
+
+
+class _SympyNamespace:
+    """NumPy's function names, answered by sympy: what ``xp`` means during a trace."""
+
+    exp, log, sqrt = staticmethod(sympy.exp), staticmethod(sympy.log), staticmethod(sympy.sqrt)
+    sin, cos, tan = staticmethod(sympy.sin), staticmethod(sympy.cos), staticmethod(sympy.tan)
+    arcsin, arccos = staticmethod(sympy.asin), staticmethod(sympy.acos)
+    arctan, arctan2 = staticmethod(sympy.atan), staticmethod(sympy.atan2)
+    sinh, cosh, tanh = staticmethod(sympy.sinh), staticmethod(sympy.cosh), staticmethod(sympy.tanh)
+    expm1, log1p = staticmethod(sympy_expm1), staticmethod(sympy_log1p)
+    abs, sign, erf = staticmethod(sympy.Abs), staticmethod(sympy.sign), staticmethod(sympy.erf)
+    maximum, minimum = staticmethod(sympy.Max), staticmethod(sympy.Min)
+
+    @staticmethod
+    def heaviside(x: Any, value_at_zero: Any) -> Any:
+        return sympy.Heaviside(x, value_at_zero)
+
+    @staticmethod
+    def where(cond: Any, a: Any, b: Any) -> Any:
+        return sympy.Piecewise((a, cond), (b, True))
+
+
+SYMPY = _SympyNamespace()
+
+
+class SymbolArray(np.ndarray):
+    """A NumPy object array of sympy expressions (a vector or matrix of symbols).
+
+    NumPy does indexing, ``+ - * / **``, ``@`` and ``sum`` on it element by
+    element; difflab's math functions map over its elements.
+    """
+
+    def __new__(cls, elements: Any) -> SymbolArray:
+        return np.asarray(elements, dtype=object).view(cls)
+
+    def _repr_latex_(self) -> str:
+        return f"$${sympy.latex(sympy.Matrix(np.asarray(self).reshape(self.shape[0], -1)))}$$"
+
+
+def _elementwise(function: Callable, *operands: Any) -> Any:
+    if any(isinstance(o, np.ndarray) for o in operands):
+        arrays = [np.asarray(o, dtype=object) if isinstance(o, np.ndarray) else o
+                  for o in operands]
+        out = np.frompyfunc(function, len(operands), 1)(*arrays)
+        return SymbolArray(out) if isinstance(out, np.ndarray) else out
+    return function(*operands)
+
+
+def _relu(x: Any) -> Any:
+    # Piecewise, not Max(x, 0): its derivative is 0 at the kink, as in the rule table
+    return sympy.Piecewise((x, x > 0), (0, True))
+
+
+class _SympyHandler(TypeHandler):
+    """Runs the rule table's forward functions on sympy expressions."""
+
+    def unary(self, rule: type[rules.Unary], x: Any) -> Any:
+        if rule is rules.Relu:
+            return _elementwise(_relu, x)
+        return _elementwise(lambda v: rule.forward(SYMPY, v), x)
+
+    def binary(self, rule: type[rules.Binary], a: Any, b: Any) -> Any:
+        return _elementwise(lambda u, v: rule.forward(SYMPY, u, v), a, b)
+
+    def where(self, cond: Any, a: Any, b: Any) -> Any:
+        return _elementwise(SYMPY.where, cond, a, b)
+
+
+_HANDLER = _SympyHandler()
+register_type(sympy.Basic, _HANDLER)
+register_type(SymbolArray, _HANDLER)
+
+
+# -------------------------------------------------------------------------- tracing
+
+_NAMES = "xyzw"
+
+
+def _symbols_like(example: Any, name: str) -> Any:
+    shape = np.shape(example)
+    if shape == ():
+        return sympy.Symbol(name, real=True)
+    n = int(np.prod(shape, dtype=int))
+    flat = [sympy.Symbol(f"{name}_{k}", real=True) for k in range(n)]
+    return SymbolArray(np.array(flat, dtype=object).reshape(shape))
+
+
+def _explain(exc: Exception, f: Callable) -> SymbolicTraceError:
+    """Turn a failure inside the trace into an error that says what happened and why."""
+    message = str(exc)
+    name = getattr(f, "__name__", "f")
+    if "truth value" in message or isinstance(exc, TypeError) and "Relational" in message:
+        return SymbolicTraceError(
+            f"symbolic: cannot trace {name}: its Python control flow depends on the value of "
+            f"its input (an `if`, `while`, `and`/`or`, min()/max() or comparison on x). "
+            f"Symbolic differentiation calls {name} once, with symbols, to build ONE "
+            f"expression valid for every x, so there is no value to branch on: a static "
+            f"graph. Forward and reverse mode follow the branch actually taken for the given "
+            f"x (a dynamic graph) and work here. To trace it, write the branch as data: "
+            f"dl.where(x > 0, a, b) (a sympy Piecewise). [{message}]"
+        )
+    operation = None
+    match = re.search(r"no callable (\w+) method", message)
+    if match:
+        operation = f"numpy.{match.group(1)}"
+    line = ""
+    frames = [fr for fr in traceback.extract_tb(exc.__traceback__)
+              if "sympy" not in fr.filename and "numpy" not in fr.filename]
+    if frames:
+        last = frames[-1]
+        line = f" (in {last.name}, line {last.lineno}: `{(last.line or '').strip()}`)"
+        if operation is None and last.line:
+            operation = last.line.strip()
+    return SymbolicTraceError(
+        f"symbolic: sympy cannot represent an operation of {name}: "
+        f"{operation or type(exc).__name__}{line}. Use difflab's math functions (dl.sin, "
+        f"dl.exp, dl.where, ...) on the input instead of math.*, float() or NumPy functions "
+        f"without a sympy counterpart. [{type(exc).__name__}: {message}]"
+    )
+
+
+def trace(f: Callable, *example_args: Any, n_inputs: int | None = None,
+          argnums: Sequence[int] | None = None) -> tuple[list, Any]:
+    """Call f once with sympy symbols: ``(symbols, expression)``.
+
+    Parameters
+    ----------
+    example_args : values whose shapes decide the symbols (a scalar gives one symbol,
+        an array an array of symbols).
+    n_inputs : instead of examples, trace f with this many scalar symbols.
+    argnums : which arguments become symbols (default: all); the others are passed
+        through unchanged, as constants of the expression.
+    """
+    if n_inputs is not None:
+        example_args = (0.0,) * n_inputs
+    nums = range(len(example_args)) if argnums is None else argnums
+    args, symbols = list(example_args), []
+    for k in nums:
+        name = _NAMES[k] if len(example_args) <= len(_NAMES) else f"a{k}"
+        args[k] = _symbols_like(example_args[k], name)
+        symbols.append(args[k])
+    try:
+        out = f(*args)
+    except SymbolicTraceError:
+        raise
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise _explain(exc, f) from exc
+    check_output(out, "symbolic")
+    return symbols, out
+
+
+def _flat(expr: Any) -> list:
+    if isinstance(expr, sympy.MatrixBase):
+        return list(expr)
+    if isinstance(expr, np.ndarray):
+        return [sympy.sympify(e) for e in np.asarray(expr, dtype=object).reshape(-1)]
+    if isinstance(expr, (list, tuple)):
+        return [e for item in expr for e in _flat(item)]
+    return [sympy.sympify(expr)]
+
+
+def _tree_size(e: Any) -> int:
+    return sum(1 for _ in sympy.preorder_traversal(e))
+
+
+def expression_size(expr: Any, cse: bool = False) -> dict[str, int]:
+    """Operations (``sympy.count_ops``) and tree nodes of an expression, matrix or array.
+
+    With ``cse=True`` the common subexpressions are counted once: the size is that
+    of the replacements plus the reduced expressions.
+    """
+    exprs = _flat(expr)
+    if cse:
+        replacements, reduced = sympy.cse(exprs)
+        exprs = [rhs for _, rhs in replacements] + list(reduced)
+    return {
+        "ops": int(sum(sympy.count_ops(e) for e in exprs)),
+        "tree_size": int(sum(_tree_size(e) for e in exprs)),
+    }
+
+
+# --------------------------------------------------------------------- compiling
+
+
+class SymbolicDerivative:
+    """A traced function and its derivative, for showing (LaTeX) and measuring."""
+
+    def __init__(self, symbols: list, function: list, derivative: Any, kind: str,
+                 value_shape: tuple = ()) -> None:
+        self.symbols, self.function, self.derivative, self.kind = (
+            symbols, function, derivative, kind)
+        self.value_shape = value_shape  # the shape of f's output (``function`` is flat)
+
+    def size(self) -> dict[str, dict[str, int]]:
+        """Sizes of the function and of the derivative, without and with CSE."""
+        return {
+            "function": expression_size(self.function),
+            "derivative": expression_size(self.derivative),
+            "derivative_cse": expression_size(self.derivative, cse=True),
+        }
+
+    def latex(self) -> str:
+        f = self.function[0] if len(self.function) == 1 else sympy.Matrix(self.function)
+        return (f"f = {sympy.latex(f)}, \\quad "
+                f"{'H' if self.kind == 'hessian' else 'J'} = {sympy.latex(self.derivative)}")
+
+    def _repr_latex_(self) -> str:
+        return f"$${self.latex()}$$"
+
+    def __repr__(self) -> str:
+        return f"SymbolicDerivative(f={self.function}, {self.kind}={self.derivative})"
+
+
+def _clean(e: Any) -> Any:
+    """The derivative of a step is 0 almost everywhere: drop sympy's DiracDelta."""
+    if e.has(sympy.DiracDelta):
+        e = e.replace(sympy.DiracDelta, lambda *args: sympy.S.Zero)
+    return e
+
+
+class _Compiled:
+    def __init__(self, function: Callable, n_values: int, value_shape: tuple,
+                 sizes: dict, compile_seconds: float) -> None:
+        self.function, self.n_values, self.value_shape = function, n_values, value_shape
+        self.sizes, self.compile_seconds = sizes, compile_seconds
+
+
+def _fingerprint(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return (value.shape, str(value.dtype), value.tobytes())
+    if backend.is_gpu_array(value):
+        return (value.shape, str(value.dtype), backend.to_numpy(value).tobytes())
+    hash(value)  # raises TypeError for unhashable constants: then no caching
+    return (type(value).__name__, value)
+
+
+class Symbolic(Differentiator):
+    """Trace with sympy, differentiate, compile with lambdify.
+
+    Parameters
+    ----------
+    simplify : run ``sympy.simplify`` on every derivative entry (slow; can shrink it).
+    cse : compile with common-subexpression elimination.
+    backend : "numpy" or "cupy" (the compiled derivative's array module).
+    cache : keep compiled derivatives per (function, shapes, constant arguments).  A
+        function whose closed-over constants change between calls needs ``cache=False``.
+    """
+
+    name = "symbolic"
+
+    def __init__(self, simplify: bool = False, cse: bool = True, backend: str = "numpy",
+                 cache: bool = True) -> None:
+        if backend not in ("numpy", "cupy"):
+            raise ValueError(f"backend must be 'numpy' or 'cupy', got {backend!r}")
+        self.simplify, self.cse, self.backend, self.cache = simplify, cse, backend, cache
+        self._cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    # -- building -------------------------------------------------------------------
+    def expressions(self, f: Callable, *args: Any, argnums: int = 0,
+                    kind: str = "jacobian") -> SymbolicDerivative:
+        """f and its Jacobian (or Hessian) as sympy objects, to show and to measure."""
+        symbols, out = trace(f, *args, argnums=(argnums,))
+        values = _flat(out)
+        variables = _flat(symbols[0])
+        if kind == "hessian":
+            require_scalar(np.empty(len(values)), "hessian")
+            derivative = sympy.hessian(values[0], variables)
+        elif kind == "jacobian":
+            derivative = sympy.Matrix(values).jacobian(variables)
+        else:
+            raise ValueError(f"kind must be 'jacobian' or 'hessian', got {kind!r}")
+        derivative = derivative.applyfunc(_clean)
+        if self.simplify:
+            derivative = derivative.applyfunc(sympy.simplify)
+        value_shape = tuple(np.shape(out)) if isinstance(out, np.ndarray) else ()
+        return SymbolicDerivative(variables, values, derivative, kind, value_shape)
+
+    def _compile(self, f: Callable, args: list, i: int, kind: str,
+                 cost: Cost) -> _Compiled:
+        key = None
+        if self.cache:
+            try:
+                key = (kind, i, tuple(np.shape(a) for a in args),
+                       tuple(_fingerprint(a) for k, a in enumerate(args) if k != i))
+                per_function = self._cache.get(f)
+                if per_function is not None and key in per_function:
+                    cost.compile_seconds = 0.0
+                    return per_function[key]
+            except TypeError:  # unhashable constants or f: compile every time
+                key = None
+        start = time.perf_counter()
+        found = self.expressions(f, *args, argnums=i, kind=kind)
+        cost.evaluations += 1
+        derivative = list(found.derivative)
+        modules = [{"erf": _erf_for(self.backend)}, self.backend]
+        function = sympy.lambdify(found.symbols, found.function + derivative,
+                                  modules=modules, cse=self.cse)
+        sizes = {"plain": expression_size(derivative),
+                 "cse": expression_size(derivative, cse=True)}
+        compiled = _Compiled(function, len(found.function), found.value_shape, sizes,
+                             time.perf_counter() - start)
+        cost.compile_seconds = compiled.compile_seconds
+        if key is not None:
+            try:
+                self._cache.setdefault(f, {})[key] = compiled
+            except TypeError:
+                pass
+        return compiled
+
+    def _evaluate(self, compiled: _Compiled, x: Any, cost: Cost) -> tuple[Any, Any]:
+        xp = backend.array_module(x) if self.backend == "numpy" else backend.cupy_or_raise()
+        start = time.perf_counter()
+        flat = [v for v in xp.reshape(xp.asarray(x, dtype=np.float64), -1)]
+        results = compiled.function(*flat)
+        values = xp.stack([xp.asarray(r, dtype=np.float64).reshape(()) for r in results])
+        cost.add("eval_seconds", time.perf_counter() - start)
+        cost.expression_ops = compiled.sizes["plain"]["ops"]
+        cost.expression_ops_cse = compiled.sizes["cse"]["ops"]
+        cost.tree_size = compiled.sizes["plain"]["tree_size"]
+        n = compiled.n_values
+        return values[:n].reshape(compiled.value_shape), values[n:]
+
+    # -- the hooks -----------------------------------------------------------------
+    def _jacobian(self, f: Callable, args: list, i: int, cost: Cost,
+                  require_scalar_: bool) -> tuple[Any, Any]:
+        compiled = self._compile(f, args, i, "jacobian", cost)
+        if require_scalar_:
+            require_scalar(np.empty(compiled.value_shape), "grad")
+        value, J = self._evaluate(compiled, args[i], cost)
+        return value, J.reshape(compiled.value_shape + np.shape(args[i]))
+
+    def _hessian(self, f: Callable, args: list, i: int, cost: Cost) -> Any:
+        compiled = self._compile(f, args, i, "hessian", cost)
+        value, H = self._evaluate(compiled, args[i], cost)
+        return H.reshape(np.shape(args[i]) * 2)
+
+
+def _erf_for(module: str) -> Callable:
+    if module == "cupy":
+        from cupyx.scipy.special import erf
+
+        return erf
+    return lambda v: backend.numpy_namespace.erf(v)

@@ -1,0 +1,189 @@
+"""The common interface: shapes, argnums, jvp/vjp, Hessians, costs, registry, bad input."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import difflab as dl
+from difflab.diff import (
+    Cost,
+    Differentiator,
+    DomainWarning,
+    derivative,
+    differentiators,
+    grad,
+    hessian,
+    jacobian,
+    jvp,
+    vjp,
+)
+
+METHODS = ["forward", "reverse", "symbolic", "numeric"]
+# numeric is approximate: compare it loosely, the others to rounding
+TOL = {"forward": 1e-12, "reverse": 1e-12, "symbolic": 1e-12, "numeric": 1e-6}
+
+
+def f_vec(x):
+    return dl.sin(x) * x[::-1] + dl.exp(x[0])
+
+
+def scalar_of_two(x, y):
+    return dl.sum(dl.sin(x) * y) + dl.sum(x**2) * y[0]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_shapes_and_values_match_analytic(method):
+    x = np.array([0.3, -0.5, 1.1])
+    J = jacobian(f_vec, method=method)(x)
+    expected = np.diag(np.cos(x) * x[::-1]) + np.diag(np.sin(x))[:, ::-1]
+    expected[:, 0] += np.exp(x[0])
+    np.testing.assert_allclose(J, expected, rtol=TOL[method], atol=TOL[method])
+    y = np.array([2.0, -1.0, 0.5])
+    gx, gy = grad(scalar_of_two, method=method, argnums=(0, 1))(x, y)
+    np.testing.assert_allclose(gx, np.cos(x) * y + 2 * x * y[0], rtol=TOL[method])
+    np.testing.assert_allclose(gy, np.sin(x) + np.array([np.sum(x**2), 0, 0]),
+                               rtol=TOL[method])
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_hessian(method):
+    x = np.array([0.4, -0.3])
+
+    def f(v):
+        return dl.exp(v[0] * v[1]) + dl.sin(v[0]) * v[1] ** 3
+
+    a, b = x
+    e = np.exp(a * b)
+    expected = np.array([
+        [b * b * e - np.sin(a) * b**3, e + a * b * e + 3 * np.cos(a) * b**2],
+        [e + a * b * e + 3 * np.cos(a) * b**2, a * a * e + 6 * np.sin(a) * b],
+    ])
+    tol = 1e-6 if method == "numeric" else 1e-12
+    np.testing.assert_allclose(hessian(f, method=method)(x), expected, rtol=tol, atol=tol)
+
+
+def test_reverse_hessian_modes_agree():
+    from diff_suite import rosenbrock
+
+    x = np.array([0.3, 0.7, 1.2, -0.4])
+    h1 = hessian(rosenbrock, method=differentiators.Reverse("reverse-over-forward"))(x)
+    h2 = hessian(rosenbrock, method=differentiators.Reverse("reverse-over-reverse"))(x)
+    np.testing.assert_allclose(h1, h2, rtol=1e-14)
+    np.testing.assert_allclose(h1, hessian(rosenbrock, method="symbolic")(x), rtol=1e-13)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_jvp_and_vjp_as_in_jax(method):
+    x, y = np.array([0.3, -0.5, 1.1]), np.array([2.0, -1.0, 0.5])
+    tx, ty = np.array([1.0, 0.5, -2.0]), np.array([0.0, 1.0, 1.0])
+    value, tangent = jvp(scalar_of_two, (x, y), (tx, ty), method=method)
+    gx, gy = grad(scalar_of_two, method="forward", argnums=(0, 1))(x, y)
+    assert value == pytest.approx(scalar_of_two(x, y), rel=1e-15)
+    assert tangent == pytest.approx(gx @ tx + gy @ ty, rel=TOL[method])
+    value, vjp_fn = vjp(f_vec, (x,), method=method)
+    u = np.array([1.0, -2.0, 0.5])
+    (back,) = vjp_fn(u)
+    np.testing.assert_allclose(back, u @ jacobian(f_vec, method="forward")(x),
+                               rtol=TOL[method], atol=TOL[method])
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_cost_reports(method):
+    x = np.linspace(0.1, 1.0, 5)
+    g, cost = grad(lambda v: dl.sum(dl.sin(v) ** 2), method=method)(x, return_cost=True)
+    assert isinstance(cost, Cost) and cost.method == method
+    assert cost.evaluations >= 1 and cost.seconds > 0
+    d = cost.as_dict()
+    assert d["method"] == method and set(d) >= {"tape_length", "forward_ops", "step"}
+    if method == "reverse":
+        assert cost.evaluations == 2 and cost.tape_length >= 3  # one forward, one backward
+    if method == "forward":
+        assert cost.evaluations == 1 and cost.forward_ops >= 3
+    if method == "symbolic":
+        assert cost.expression_ops > 0 and cost.tree_size > 0
+        assert cost.compile_seconds is not None and cost.eval_seconds > 0
+    if method == "numeric":
+        assert cost.evaluations == 2 * 5 + 1 and cost.step > 0
+
+
+def test_each_method_is_an_object_with_options():
+    objects = [differentiators.Forward(chunk_size=2), differentiators.Reverse(),
+               differentiators.Symbolic(simplify=True), differentiators.Numeric("forward")]
+    for d in objects:
+        assert isinstance(d, Differentiator)
+        assert d.derivative(dl.sin)(0.3) == pytest.approx(np.cos(0.3), rel=1e-7)
+    assert differentiators.get("numeric", scheme="complex").scheme == "complex"
+    assert derivative(dl.exp, method="numeric", scheme="richardson")(1.0) == pytest.approx(
+        np.e, rel=1e-12)
+
+
+def test_register_a_new_method():
+    class Central4(differentiators.Numeric):
+        name = "central4"
+
+        def __init__(self):
+            super().__init__("central", order=4)
+
+    differentiators.register("central4", Central4)
+    assert "central4" in differentiators.available()
+    assert derivative(dl.sin, method="central4")(0.4) == pytest.approx(np.cos(0.4), rel=1e-11)
+
+
+# ------------------------------------------------------------------------- bad input
+
+
+def test_not_callable():
+    with pytest.raises(TypeError, match="not callable"):
+        grad(3.0)
+
+
+def test_wrong_number_of_arguments():
+    with pytest.raises(TypeError, match="cannot be called with 2 argument"):
+        grad(lambda x: x * x)(1.0, 2.0)
+    with pytest.raises(TypeError, match="cannot be called with 1 argument"):
+        grad(lambda x, y: x * y)(1.0)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_grad_of_non_scalar(method):
+    with pytest.raises(ValueError, match="requires f to return a scalar"):
+        grad(lambda x: x * 2.0, method=method)(np.ones(3))
+
+
+@pytest.mark.parametrize("bad", ["1.0", {"x": 1}, None, [1, "a"], 1 + 2j])
+def test_unsupported_input_type(bad):
+    with pytest.raises(TypeError, match="argument 0"):
+        grad(lambda x: x * x)(bad)
+
+
+def test_derivative_of_array_input_is_refused():
+    with pytest.raises(ValueError, match="scalar input"):
+        derivative(dl.sin)(np.ones(2))
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_point_outside_the_domain_gives_nan_with_a_warning(method):
+    with pytest.warns(DomainWarning, match="outside the domain"):
+        value = derivative(dl.log, method=method)(-1.0)
+    assert np.isnan(value)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # inside the domain: no warning at all
+        derivative(dl.log, method=method)(2.0)
+
+
+def test_unknown_method_lists_the_known_ones():
+    with pytest.raises(ValueError, match="forward, numeric, reverse, symbolic"):
+        grad(dl.sin, method="magic")
+
+
+def test_bad_argnums_and_cotangent():
+    with pytest.raises(ValueError, match="argnums"):
+        grad(lambda x: x * x, argnums=1)(1.0)
+    _, vjp_fn = vjp(lambda x: x * 2.0, (np.ones(3),))
+    with pytest.raises(ValueError, match="cotangent has shape"):
+        vjp_fn(np.ones(2))
+    with pytest.raises(ValueError, match="tangent 0 has shape"):
+        jvp(lambda x: x, (np.ones(3),), (np.ones(2),))
