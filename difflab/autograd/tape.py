@@ -119,7 +119,7 @@ def _rule_note(node: Node) -> str:
     if getattr(op, "math", ""):
         return op.math
     doc = (getattr(op, "__doc__", "") or "").strip().splitlines()
-    return doc[0] if doc else ""
+    return doc[0].replace("``", "") if doc else ""
 
 
 def tape() -> Tape:
