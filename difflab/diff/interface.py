@@ -369,6 +369,9 @@ class Differentiator:
 
         def body(args: list, i: int, cost: Cost) -> Any:
             H = self._hessian(f, args, i, cost)
+            # f(x) itself, only to see whether x is inside f's domain (not counted in
+            # the cost): the rules would otherwise give numbers where f is undefined.
+            H = poison(f(*args), H)
             xp = backend.array_module(H)
             shape = np.shape(args[i])
             return to_result(xp.reshape(H, shape + shape))

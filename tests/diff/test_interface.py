@@ -187,3 +187,10 @@ def test_bad_argnums_and_cotangent():
         vjp_fn(np.ones(2))
     with pytest.raises(ValueError, match="tangent 0 has shape"):
         jvp(lambda x: x, (np.ones(3),), (np.ones(2),))
+
+
+@pytest.mark.parametrize("method", ["forward", "reverse", "symbolic", "numeric"])
+def test_hessian_outside_the_domain_is_nan_with_a_warning(method):
+    with pytest.warns(dl.diff.DomainWarning, match="hessian.*domain"):
+        value = dl.hessian(dl.log, method=method)(-1.0)
+    assert np.isnan(value)
