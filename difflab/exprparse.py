@@ -397,7 +397,7 @@ class Expression:
         return self._root(values, _resolve(namespace))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        """Evaluate with difflab's functions; positional arguments follow :attr:`variables`."""
+        """Evaluate with difflab's functions; positional arguments follow ``variables``."""
         if len(args) > len(self.variables):
             raise TypeError(f"{self.text!r} has {len(self.variables)} variables "
                             f"{self.variables}, got {len(args)} values")

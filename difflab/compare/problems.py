@@ -115,6 +115,7 @@ def _exp_sin(n: int) -> Callable[[Any], Any]:
     return f
 
 
+#: The built-in expression families of the blowup harness, by name.
 FAMILIES: dict[str, Family] = {
     f.name: f
     for f in (

@@ -55,7 +55,7 @@ primal values, so Python control flow (``if x > 0``) works: forward mode
 differentiates the path actually taken (a dynamic graph).
 
 Using dual arrays inside tensors (forward-mode training)
--------------------------------------------------------
+--------------------------------------------------------
 Put a ``Dual`` in a parameter tensor's ``.array`` under ``no_grad()``; every
 tensor op then computes values and k directional derivatives at once::
 

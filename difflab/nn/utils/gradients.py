@@ -3,16 +3,16 @@ r"""Fill a model's gradients with any of the four differentiators.
 ``compute_gradients(model, loss_fn, inputs, targets, method=...)`` sets the
 ``.grad`` of every parameter that requires grad to ∂loss/∂θ, computed by
 
-=============  ================================================  =====================
-method         how                                               cost for P parameters
-=============  ================================================  =====================
-``reverse``    the tape: one forward pass, one backward pass     2 passes, any P
-``forward``    dual numbers: each pass carries ``chunk_size``    ⌈P / chunk⌉ passes
+=============  ==================================================  =====================
+method         how                                                 cost for P parameters
+=============  ==================================================  =====================
+``reverse``    the tape: one forward pass, one backward pass       2 passes, any P
+``forward``    dual numbers: each pass carries ``chunk_size``      ⌈P / chunk⌉ passes
                tangent directions (one-hot in the parameters)
 ``numeric``    central differences (L(θ + h eᵢ) - L(θ - h eᵢ))/2h  2P + 1 evaluations
-``symbolic``   sympy builds the loss as an expression in the     one expression, P
-               parameter symbols and differentiates it            derivatives of it
-=============  ================================================  =====================
+``symbolic``   sympy builds the loss as an expression in the       one expression, P
+               parameter symbols and differentiates it             derivatives of it
+=============  ==================================================  =====================
 
 then any optimizer steps as usual.  The returned :class:`GradientCost`
 says what was spent, so a learner can watch forward and numeric grow with

@@ -1,0 +1,183 @@
+"""Sphinx helpers for the difflab docs: the CLI reference, plain-text docstrings, short names.
+
+1. A directive that documents a click command from its own ``--help``.
+
+::
+
+    ```{click-help} difflab.cli:main
+    ```
+
+renders, for the command and then for each of its subcommands (recursively), a
+section titled with the command line (``difflab compare``) holding the text that
+``--help`` prints.  The reference is therefore always the help the installed
+command gives; nothing is written twice.  (``sphinx-click`` does the same with
+more markup; this keeps the docs to the packages in the ``docs`` extra.)
+
+2. difflab's docstrings are written to be read with ``help()`` first, so they write
+   math and code as plain text: ``|x|`` is an absolute value, not a reStructuredText
+   substitution, and ``f(*args)`` has no emphasis in it.  ``autodoc-process-docstring``
+   escapes such bars and lone stars (outside literals, literal blocks, doctests and
+   tables) so they render as written.
+
+3. Docstrings name objects as users import them (``difflab.nn.Module``,
+   ``:func:`grad``` inside :mod:`difflab.autograd`), while the API reference documents
+   each object once, in the module that defines it (``difflab.nn.modules.module.Module``).
+   A ``missing-reference`` handler resolves such a name when exactly one documented
+   object fits it best (same name, nearest module); anything else still warns, so the
+   nitpicky build remains a check of internal links.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from typing import Any
+
+import click
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+logger = logging.getLogger(__name__)
+
+
+def _load(spec: str) -> click.Command:
+    module_name, _, attribute = spec.partition(":")
+    module = importlib.import_module(module_name)
+    command = getattr(module, attribute or "main")
+    if not isinstance(command, click.Command):
+        raise TypeError(f"{spec} is a {type(command).__name__}, not a click command")
+    return command
+
+
+def _help_text(command: click.Command, path: list[str], parent: Any) -> tuple[str, Any]:
+    context = click.Context(command, info_name=path[-1], parent=parent, terminal_width=88,
+                            max_content_width=88)
+    return command.get_help(context), context
+
+
+class ClickHelp(SphinxDirective):
+    """Render ``--help`` of a click command (``module:attribute``) and of its subcommands."""
+
+    required_arguments = 1
+    option_spec = {"prog": directives.unchanged, "depth": directives.nonnegative_int}
+
+    def run(self) -> list[nodes.Node]:
+        spec = self.arguments[0]
+        try:
+            command = _load(spec)
+        except Exception as exc:  # the warning names what is missing; -W makes it an error
+            logger.warning("click-help: cannot load %s: %s", spec, exc,
+                           location=self.get_location())
+            return [nodes.paragraph(text=f"(The command {spec} could not be loaded: {exc}.)")]
+        prog = self.options.get("prog", "difflab")
+        depth = self.options.get("depth", 2)
+        return self._sections(command, [prog], None, depth)
+
+    def _sections(self, command: click.Command, path: list[str], parent: Any, depth: int
+                  ) -> list[nodes.Node]:
+        text, context = _help_text(command, path, parent)
+        title = " ".join(path)
+        section = nodes.section(ids=[nodes.make_id("cli " + title)],
+                                names=[nodes.fully_normalize_name(title)])
+        section += nodes.title("", "", nodes.literal(text=title))
+        section += nodes.literal_block(text, text, language="text")
+        self.state.document.note_implicit_target(section, section)
+        result: list[nodes.Node] = [section]
+        if depth > 0 and isinstance(command, click.Group):
+            for name in command.list_commands(context):
+                sub = command.get_command(context, name)
+                if sub is None or sub.hidden:
+                    continue
+                result.extend(self._sections(sub, [*path, name], context, depth - 1))
+        return result
+
+
+# ------------------------------------------------------------- plain-text absolute values
+
+# A star that opens no emphasis: ``f(*args)``, ``(k, *shape)`` written as plain Python.
+_LONE_STAR = re.compile(r"(?<![\\*\w])\*(?=\w)(?![^*]*\w\*(?!\w))")
+_BARS = re.compile(r"(?<![\\|])\|(?=[^\s|])([^|`]*?[^\s|\\])\|(?![|_])")
+
+
+def _escape_bars(text: str) -> str:
+    """Escape ``|...|`` outside inline literals (````...````) and roles (`` `...` ``)."""
+    pieces = re.split(r"(``.+?``|`[^`]+`)", text)
+    return "".join(p if i % 2 else _LONE_STAR.sub(r"\\*", _BARS.sub(r"\\|\1\\|", p))
+                   for i, p in enumerate(pieces))
+
+
+def escape_docstring_bars(app: Any, what: str, name: str, obj: Any, options: Any,
+                          lines: list[str]) -> None:
+    literal_indent: int | None = None
+    for i, line in enumerate(lines):
+        stripped = line.lstrip()
+        indent = len(line) - len(stripped)
+        if literal_indent is not None:
+            if not stripped or indent > literal_indent:
+                continue
+            literal_indent = None
+        if stripped.startswith((">>>", "...", "| ", "+-", "+=")) or stripped == "|":
+            continue  # doctests, line blocks, grid tables
+        lines[i] = _escape_bars(line)
+        if stripped.endswith("::") or stripped.startswith(".. code"):
+            literal_indent = indent
+
+
+# ------------------------------------------------------------ short names of re-exports
+
+
+def resolve_short_names(app: Any, env: Any, node: Any, contnode: Any) -> Any:
+    if node.get("refdomain") != "py":
+        return None
+    from sphinx.util.nodes import make_refnode
+
+    domain = env.get_domain("py")
+    objtypes = set(domain.objtypes_for_role(node["reftype"]) or ())
+    typed = {name: entry for name, entry in domain.objects.items()
+             if not objtypes or entry.objtype in objtypes}
+    for objects in (typed, domain.objects):  # a :func: may name a class used as a function
+        found = _best_match(node["reftarget"].lstrip(".~"), objects, node.get("py:module"))
+        if found is not None:
+            entry = objects[found]
+            return make_refnode(app.builder, node["refdoc"], entry.docname, entry.node_id,
+                                contnode, found)
+    return None
+
+
+def _shared(name: str, near: list[str]) -> int:
+    """How many leading components ``name`` shares with the module path ``near``."""
+    parts, n = name.split("."), 0
+    while n < min(len(parts), len(near)) and parts[n] == near[n]:
+        n += 1
+    return n
+
+
+def _best_match(target: str, objects: dict, context: str | None) -> str | None:
+    """The one documented name that ends with ``target`` (or its shortest tail) and sits
+    nearest to the module the reference is made from; None when there is no single one."""
+    context = context or ""
+    parts = target.split(".")
+    for k in range(len(parts)):
+        suffix = ".".join(parts[k:])
+        package = ".".join(parts[:k])
+        if not package.startswith("difflab"):
+            package = ""
+        matches = [n for n in objects
+                   if (n == suffix or n.endswith("." + suffix)) and n.startswith(package)]
+        if not matches:
+            continue
+
+        near = (context or package).split(".")
+        best = max(_shared(n, near) for n in matches)
+        matches = [n for n in matches if _shared(n, near) == best]
+        return matches[0] if len(matches) == 1 else None
+    return None
+
+
+def setup(app: Any) -> dict[str, Any]:
+    app.add_directive("click-help", ClickHelp)
+    app.connect("autodoc-process-docstring", escape_docstring_bars, priority=400)
+    app.connect("missing-reference", resolve_short_names)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

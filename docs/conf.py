@@ -1,0 +1,149 @@
+"""Sphinx configuration of the difflab documentation.
+
+Build (from the repository root)::
+
+    python -m sphinx -W --keep-going -n -b html docs docs/_build/html
+
+The teaching notebooks live in ``notebooks/`` at the repository root; this file
+copies them into ``docs/notebooks/`` (ignored by git) so Sphinx can render them
+with MyST-NB.  They are executed during the build and cached in
+``docs/_build/.jupyter_cache`` (only changed notebooks run again); pass
+``-D nb_execution_mode=off`` to render them without outputs (the test suite
+does, since it executes every notebook separately).
+"""
+
+from __future__ import annotations
+
+import filecmp
+import shutil
+import sys
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(DOCS / "_ext"))
+
+import difflab  # noqa: E402
+
+# -- project ---------------------------------------------------------------------------
+project = "difflab"
+author = "the difflab developers"
+copyright = "the difflab developers"  # noqa: A001
+release = difflab.__version__
+version = ".".join(release.split(".")[:2])
+
+# -- extensions ------------------------------------------------------------------------
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.viewcode",
+    "numpydoc",
+    "myst_nb",
+    "difflab_docs",  # docs/_ext/difflab_docs.py: the CLI reference from click's help
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
+root_doc = "index"
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "**.ipynb_checkpoints", "README.md"]
+
+# Every cross-reference must resolve (internal link check); see nitpick_ignore below.
+nitpicky = True
+
+# -- MyST and MyST-NB ------------------------------------------------------------------
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
+myst_heading_anchors = 3
+nb_execution_mode = "cache"
+nb_execution_cache_path = str(DOCS / "_build" / ".jupyter_cache")
+nb_execution_timeout = 300
+nb_execution_in_temp = True  # notebook 7 writes a state_dict file: not into the source tree
+nb_execution_raise_on_error = True
+nb_execution_show_tb = True
+nb_merge_streams = True
+
+# -- autodoc and numpydoc --------------------------------------------------------------
+autodoc_default_options = {
+    "members": True,
+    "show-inheritance": True,
+    "ignore-module-all": True,  # document each object once, where it is defined
+    "special-members": "__call__",
+}
+autodoc_member_order = "bysource"
+autodoc_typehints = "none"  # numpydoc's Parameters sections carry the types
+autodoc_mock_imports = ["cupy"]
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+numpydoc_validation_checks: set[str] = set()
+
+# Types named in docstrings that live outside these docs (no network: no intersphinx).
+nitpick_ignore_regex = [
+    (r"py:.*", r"(numpy|np|cupy|cp|sympy|sp|mpmath|matplotlib|click|typing|collections)\..*"),
+    (r"py:.*", r"(builtins\.)?(int|float|complex|bool|str|bytes|dict|list|tuple|set|object)"),
+    (r"py:.*", r"(builtins\.)?(type|callable|Callable|Any|Sequence|Iterable|Iterator)"),
+    (r"py:.*", r".*Error|.*Exception|.*Warning"),
+    (r"py:mod", r"tracemalloc|time|timeit|pickle|math|cmath|warnings"),
+    # Private base classes (shown in "Bases:") are not documented, by design.
+    (r"py:class", r"difflab\..*\._\w+"),
+]
+
+# -- HTML ------------------------------------------------------------------------------
+html_theme = "furo"
+html_title = f"difflab {release}"
+html_show_sourcelink = False
+
+
+# -- the notebooks: copy notebooks/*.ipynb into docs/notebooks/ -------------------------
+def _copy_notebooks() -> None:
+    source, target = ROOT / "notebooks", DOCS / "notebooks"
+    target.mkdir(exist_ok=True)
+    wanted = {p.name for p in source.glob("*.ipynb")}
+    for stale in target.glob("*.ipynb"):
+        if stale.name not in wanted:
+            stale.unlink()
+    for notebook in sorted(source.glob("*.ipynb")):
+        copy = target / notebook.name
+        if not copy.exists() or not filecmp.cmp(notebook, copy, shallow=False):
+            shutil.copyfile(notebook, copy)
+
+
+_copy_notebooks()
+
+
+# -- the API reference: one page per public module --------------------------------------
+# Written here rather than by autosummary's recursion, which skips the modules whose
+# names a package re-binds (``difflab.tensor`` is also the function ``dl.tensor``).
+def _write_api_pages() -> None:
+    import importlib
+    import pkgutil
+
+    target = DOCS / "api" / "generated"
+    target.mkdir(parents=True, exist_ok=True)
+    names = ["difflab"] + [
+        info.name for info in pkgutil.walk_packages(difflab.__path__, "difflab.")
+        if not any(part.startswith("_") for part in info.name.split("."))
+    ]
+    children: dict[str, list[str]] = {name: [] for name in names}
+    for name in names:
+        parent = name.rpartition(".")[0]
+        if parent in children:
+            children[parent].append(name)
+    pages = {}
+    for name in names:
+        importlib.import_module(name)  # fail loudly if a module does not import
+        text = [name, "=" * len(name), "", f".. automodule:: {name}", ""]
+        if children[name]:
+            text += [".. rubric:: Modules", "", ".. toctree::", "   :maxdepth: 1", ""]
+            text += [f"   {child}" for child in sorted(children[name])]
+            text.append("")
+        pages[f"{name}.rst"] = "\n".join(text)
+    for stale in target.glob("*.rst"):
+        if stale.name not in pages:
+            stale.unlink()
+    for filename, text in pages.items():
+        path = target / filename
+        if not path.exists() or path.read_text() != text:
+            path.write_text(text)
+
+
+_write_api_pages()

@@ -1,0 +1,85 @@
+"""Build the documentation site with Sphinx and fail on any warning.
+
+The build is nitpicky (``-n``: every cross-reference must resolve, which is the
+check of internal links; no network is needed) and treats warnings as errors
+(``-W --keep-going``: all of them are reported, then the build fails).  The
+notebooks are rendered without running them (``nb_execution_mode=off``): the
+notebook tests in ``tests/notebooks`` execute every one of them already.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+
+pytest.importorskip("sphinx", reason="the docs need the 'docs' extra: pip install -e '.[docs]'")
+pytest.importorskip("myst_nb", reason="the docs need the 'docs' extra: pip install -e '.[docs]'")
+pytest.importorskip("numpydoc", reason="the docs need the 'docs' extra: pip install -e '.[docs]'")
+pytest.importorskip("furo", reason="the docs need the 'docs' extra: pip install -e '.[docs]'")
+
+pytestmark = pytest.mark.slow
+
+
+def _build(out: Path) -> subprocess.CompletedProcess:
+    command = [
+        sys.executable, "-m", "sphinx",
+        "-b", "html",
+        "-W", "--keep-going",  # every warning is reported, then the build fails
+        "-n",  # nitpicky: unresolved references are warnings
+        "-q",  # only warnings and errors on stderr
+        "-E",  # fresh environment: no state from an earlier build
+        "-D", "nb_execution_mode=off",
+        "-d", str(out / "doctrees"),
+        str(DOCS), str(out / "html"),
+    ]
+    env = {**os.environ, "MPLBACKEND": "Agg", "NO_COLOR": "1"}
+    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=600)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess]:
+    out = tmp_path_factory.mktemp("docs")
+    return out, _build(out)
+
+
+def test_docs_build_without_warnings(built: tuple[Path, subprocess.CompletedProcess]) -> None:
+    _, result = built
+    messages = "\n".join(line for line in (result.stdout + result.stderr).splitlines()
+                         if line.strip())
+    assert result.returncode == 0, f"sphinx-build failed (warnings are errors):\n{messages}"
+    assert "WARNING" not in messages and "ERROR" not in messages, messages
+
+
+def test_every_page_and_notebook_is_rendered(
+        built: tuple[Path, subprocess.CompletedProcess]) -> None:
+    out, result = built
+    if result.returncode != 0:
+        pytest.skip("the build failed; see test_docs_build_without_warnings")
+    html = out / "html"
+    for page in ["index", "getting-started", "cli", "notebooks", "api/index",
+                 "guides/forward", "guides/reverse", "guides/symbolic", "guides/numeric",
+                 "guides/tensors-nn-optim"]:
+        assert (html / f"{page}.html").is_file(), f"{page}.html was not built"
+    notebooks = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
+    assert notebooks, "no notebooks found in notebooks/"
+    for name in notebooks:
+        assert (html / "notebooks" / f"{name}.html").is_file(), f"notebook {name} not rendered"
+
+
+def test_api_reference_covers_the_public_packages(
+        built: tuple[Path, subprocess.CompletedProcess]) -> None:
+    out, result = built
+    if result.returncode != 0:
+        pytest.skip("the build failed; see test_docs_build_without_warnings")
+    generated = out / "html" / "api" / "generated"
+    for package in ["difflab", "difflab.autograd", "difflab.diff", "difflab.nn",
+                    "difflab.optim", "difflab.data", "difflab.compare", "difflab.grading"]:
+        assert (generated / f"{package}.html").is_file(), f"no API page for {package}"
