@@ -213,6 +213,12 @@ class Tensor:
         return self.array
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if self.requires_grad:
+            raise RuntimeError(
+                "Can't convert a tensor that requires grad to a NumPy array: the result "
+                "would silently leave the tape. Use tensor.detach().numpy() if that is "
+                "what you want."
+            )
         array = backend.to_numpy(self.array)
         return array if dtype is None else array.astype(dtype)
 

@@ -152,7 +152,11 @@ def as_input(x: Any, transform: str, position: int) -> Any:
 
     if isinstance(x, Dual):
         return x  # a derivative nested inside a forward-mode derivative (f'' = (f')')
+    if type(x).__module__.startswith("sympy") or isinstance(x, np.ndarray) and x.dtype == object:
+        return x  # a derivative nested inside a symbolic one: the point is an expression
     if isinstance(x, Tensor):
+        if x.requires_grad:
+            return x  # a derivative nested inside a reverse-mode one: keep it on the tape
         x = x.detach().array
     if backend.is_gpu_array(x):
         return x.astype("float64")
@@ -198,7 +202,9 @@ def with_arg(args: Sequence[Any], i: int, value: Any) -> list:
 
 def is_plain(x: Any) -> bool:
     """A number or a NumPy/CuPy array (not a Dual of an enclosing derivative, not a Tensor)."""
-    return isinstance(x, (numbers.Number, np.ndarray, np.generic)) or backend.is_gpu_array(x)
+    if isinstance(x, np.ndarray):
+        return x.dtype != object  # an object array holds expressions, not numbers
+    return isinstance(x, (numbers.Number, np.generic)) or backend.is_gpu_array(x)
 
 
 def to_result(x: Any) -> Any:
@@ -343,8 +349,7 @@ class Differentiator:
 
         def body(args: list, i: int, cost: Cost) -> Any:
             J = poison(*self._jacobian(f, args, i, cost, True))
-            xp = backend.array_module(J)
-            return to_result(xp.reshape(J, np.shape(args[i])))
+            return to_result(J.reshape(np.shape(args[i])))  # the method: J may be a Tensor
 
         def grad_of_f(*args: Any, return_cost: bool = False) -> Any:
             return self._run("grad", f, args, argnums, body, return_cost)
@@ -372,9 +377,8 @@ class Differentiator:
             # f(x) itself, only to see whether x is inside f's domain (not counted in
             # the cost): the rules would otherwise give numbers where f is undefined.
             H = poison(f(*args), H)
-            xp = backend.array_module(H)
             shape = np.shape(args[i])
-            return to_result(xp.reshape(H, shape + shape))
+            return to_result(H.reshape(shape + shape))
 
         def hessian_of_f(*args: Any, return_cost: bool = False) -> Any:
             return self._run("hessian", f, args, argnums, body, return_cost)

@@ -98,12 +98,39 @@ class Reverse(Differentiator):
 
     def _jacobian(self, f: Callable, args: list, i: int, cost: Cost,
                   require_scalar_: bool) -> tuple[Any, Any]:
+        if isinstance(args[i], Tensor):
+            return self._nested_jacobian(f, args, i, cost, require_scalar_)
         x = leaf(args[i])
         out = self._record(f, with_arg(args, i, x), cost)
         if require_scalar_:
             require_scalar(out.array, "grad")
         J = _rows(out, x, cost)
         return out.array, J.reshape(tuple(out.shape) + tuple(x.shape))
+
+    def _nested_jacobian(self, f: Callable, args: list, i: int, cost: Cost,
+                         require_scalar_: bool) -> tuple[Tensor, Tensor]:
+        """The Jacobian at a point that an enclosing reverse derivative is recording.
+
+        The result must stay on the tape (``create_graph=True``) so that the outer
+        walk can differentiate it.  The inner variable is a recorded copy of the point,
+        a node of its own: with the outer tensor itself, an inner ``x * y`` at y = x
+        would give 2x instead of x (perturbation confusion, the reverse-mode way).
+        """
+        x = args[i].clone()
+        out = _output(f(*with_arg(args, i, x)))
+        cost.evaluations += 1
+        if require_scalar_:
+            require_scalar(out.array, "grad")
+        flat = out.reshape(-1)
+        rows = []
+        for j in range(flat.shape[0]):
+            g = None
+            if flat[j].requires_grad:
+                (g,) = autograd_grad(flat[j], x, create_graph=True, allow_unused=True)
+                cost.evaluations += 1
+            rows.append(difflab.zeros_like(x) if g is None else g)
+        J = difflab.stack(rows) if rows else difflab.zeros((0,) + tuple(x.shape))
+        return out, J.reshape(tuple(out.shape) + tuple(x.shape))
 
     def _hessian(self, f: Callable, args: list, i: int, cost: Cost) -> Any:
         x = leaf(args[i])

@@ -63,7 +63,13 @@ from sympy.codegen.cfunctions import expm1 as sympy_expm1
 from sympy.codegen.cfunctions import log1p as sympy_log1p
 
 from difflab import backend
-from difflab.diff.interface import Cost, Differentiator, check_output, require_scalar
+from difflab.diff.interface import (
+    Cost,
+    Differentiator,
+    check_output,
+    is_plain,
+    require_scalar,
+)
 from difflab.ops import elementwise as rules
 from difflab.ops.functions import TypeHandler, register_type
 
@@ -153,6 +159,14 @@ register_type(SymbolArray, _HANDLER)
 _NAMES = "xyzw"
 
 
+class _Nesting:
+    """How many traces are under way: a derivative inside a traced function is traced
+    with primed names (x′, x″, ...), so that its symbols can never be mistaken for the
+    outer function's (perturbation confusion, the symbolic way)."""
+
+    depth = 0
+
+
 def _symbols_like(example: Any, name: str) -> Any:
     shape = np.shape(example)
     if shape == ():
@@ -212,16 +226,20 @@ def trace(f: Callable, *example_args: Any, n_inputs: int | None = None,
         example_args = (0.0,) * n_inputs
     nums = range(len(example_args)) if argnums is None else argnums
     args, symbols = list(example_args), []
+    primes = "′" * _Nesting.depth
     for k in nums:
         name = _NAMES[k] if len(example_args) <= len(_NAMES) else f"a{k}"
-        args[k] = _symbols_like(example_args[k], name)
+        args[k] = _symbols_like(example_args[k], name + primes)
         symbols.append(args[k])
+    _Nesting.depth += 1
     try:
         out = f(*args)
     except SymbolicTraceError:
         raise
     except (TypeError, ValueError, AttributeError) as exc:
         raise _explain(exc, f) from exc
+    finally:
+        _Nesting.depth -= 1
     check_output(out, "symbolic")
     return symbols, out
 
@@ -296,10 +314,23 @@ def _clean(e: Any) -> Any:
 
 
 class _Compiled:
-    def __init__(self, function: Callable, n_values: int, value_shape: tuple,
-                 sizes: dict, compile_seconds: float) -> None:
-        self.function, self.n_values, self.value_shape = function, n_values, value_shape
+    """f and its derivative ready to evaluate.
+
+    ``function`` is the compiled (lambdified) form; it is None when the expressions
+    still hold an enclosing trace's symbols, and then, or when the point itself is an
+    expression, :meth:`substitute` evaluates by substitution instead.
+    """
+
+    def __init__(self, function: Callable | None, symbols: list, expressions: list,
+                 n_values: int, value_shape: tuple, sizes: dict,
+                 compile_seconds: float) -> None:
+        self.function, self.symbols, self.expressions = function, symbols, expressions
+        self.n_values, self.value_shape = n_values, value_shape
         self.sizes, self.compile_seconds = sizes, compile_seconds
+
+    def substitute(self, point: list) -> list:
+        mapping = dict(zip(self.symbols, (sympy.sympify(v) for v in point)))
+        return [sympy.sympify(e).xreplace(mapping) for e in self.expressions]
 
 
 def _fingerprint(value: Any) -> Any:
@@ -369,14 +400,22 @@ class Symbolic(Differentiator):
         found = self.expressions(f, *args, argnums=i, kind=kind)
         cost.evaluations += 1
         derivative = list(found.derivative)
-        modules = [{"erf": _erf_for(self.backend)}, self.backend]
-        function = sympy.lambdify(found.symbols, found.function + derivative,
-                                  modules=modules, cse=self.cse)
+        expressions = found.function + derivative
         sizes = {"plain": expression_size(derivative),
                  "cse": expression_size(derivative, cse=True)}
-        compiled = _Compiled(function, len(found.function), found.value_shape, sizes,
-                             time.perf_counter() - start)
+        outer = set().union(*(sympy.sympify(e).free_symbols for e in expressions))
+        function = None
+        if not outer - set(found.symbols):
+            # (Otherwise this derivative is taken inside a function that an enclosing
+            # derivative is tracing: it must stay an expression in the outer symbols.)
+            modules = [{"erf": _erf_for(self.backend)}, self.backend]
+            function = sympy.lambdify(found.symbols, expressions, modules=modules,
+                                      cse=self.cse)
+        compiled = _Compiled(function, found.symbols, expressions, len(found.function),
+                             found.value_shape, sizes, time.perf_counter() - start)
         cost.compile_seconds = compiled.compile_seconds
+        if function is None:
+            return compiled
         if key is not None:
             try:
                 self._cache.setdefault(f, {})[key] = compiled
@@ -387,9 +426,18 @@ class Symbolic(Differentiator):
     def _evaluate(self, compiled: _Compiled, x: Any, cost: Cost) -> tuple[Any, Any]:
         xp = backend.array_module(x) if self.backend == "numpy" else backend.cupy_or_raise()
         start = time.perf_counter()
-        flat = [v for v in xp.reshape(xp.asarray(x, dtype=np.float64), -1)]
-        results = compiled.function(*flat)
-        values = xp.stack([xp.asarray(r, dtype=np.float64).reshape(()) for r in results])
+        symbolic_point = not is_plain(x)  # nested: the point is an outer expression
+        if compiled.function is None or symbolic_point:
+            if symbolic_point:
+                point = list(np.asarray(x, dtype=object).reshape(-1))
+            else:
+                point = [float(v) for v in np.reshape(backend.to_numpy(x), -1)]
+            values = np.empty(len(compiled.expressions), dtype=object)
+            values[:] = compiled.substitute(point)
+        else:
+            flat = [v for v in xp.reshape(xp.asarray(x, dtype=np.float64), -1)]
+            results = compiled.function(*flat)
+            values = xp.stack([xp.asarray(r, dtype=np.float64).reshape(()) for r in results])
         cost.add("eval_seconds", time.perf_counter() - start)
         cost.expression_ops = compiled.sizes["plain"]["ops"]
         cost.expression_ops_cse = compiled.sizes["cse"]["ops"]
@@ -404,12 +452,20 @@ class Symbolic(Differentiator):
         if require_scalar_:
             require_scalar(np.empty(compiled.value_shape), "grad")
         value, J = self._evaluate(compiled, args[i], cost)
-        return value, J.reshape(compiled.value_shape + np.shape(args[i]))
+        return _expressions_out(value), _expressions_out(
+            J.reshape(compiled.value_shape + np.shape(args[i])))
 
     def _hessian(self, f: Callable, args: list, i: int, cost: Cost) -> Any:
         compiled = self._compile(f, args, i, "hessian", cost)
         value, H = self._evaluate(compiled, args[i], cost)
-        return H.reshape(np.shape(args[i]) * 2)
+        return _expressions_out(H.reshape(np.shape(args[i]) * 2))
+
+
+def _expressions_out(a: Any) -> Any:
+    """Numbers pass through; expressions come out as a sympy scalar or a SymbolArray."""
+    if not (isinstance(a, np.ndarray) and a.dtype == object):
+        return a
+    return a[()] if a.ndim == 0 else SymbolArray(a)
 
 
 def _erf_for(module: str) -> Callable:

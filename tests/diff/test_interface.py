@@ -194,3 +194,41 @@ def test_hessian_outside_the_domain_is_nan_with_a_warning(method):
     with pytest.warns(dl.diff.DomainWarning, match="hessian.*domain"):
         value = dl.hessian(dl.log, method=method)(-1.0)
     assert np.isnan(value)
+
+
+@pytest.mark.parametrize("method", ["forward", "reverse", "symbolic", "numeric"])
+@pytest.mark.parametrize("x0", [-1.3, 0.0, 2.0])
+def test_nested_derivatives_without_perturbation_confusion(method, x0):
+    """d/dx [x · d/dy (x + y)] = 1 for every x; a naive nested dual gives 2."""
+    inner = dl.derivative
+
+    def f(x):
+        return x * inner(lambda y: x + y, method=method)(1.0)
+
+    tolerance = 1e-6 if method == "numeric" else 1e-14
+    assert abs(dl.derivative(f, method=method)(x0) - 1.0) < tolerance
+
+    # the inner variable evaluated at the outer one: d/dx [d/dy (x·y) at y = x] = 1, not 2
+    def g(x):
+        return inner(lambda y: x * y, method=method)(x)
+
+    assert abs(dl.derivative(g, method=method)(x0) - 1.0) < tolerance
+
+
+@pytest.mark.parametrize("method", ["forward", "reverse", "symbolic", "numeric"])
+def test_derivative_of_a_derivative_and_gradient_of_gradients(method):
+    tolerance = 1e-5 if method == "numeric" else 1e-13
+    second = dl.derivative(dl.derivative(dl.sin, method=method), method=method)(0.5)
+    assert abs(second + np.sin(0.5)) < tolerance
+
+    def sum_of_gradient(v):  # Σ 2v² whose gradient is 4v
+        return dl.grad(lambda w: (w * w * v).sum(), method=method)(v).sum()
+
+    result = dl.grad(sum_of_gradient, method=method)(np.array([1.0, 2.0]))
+    assert np.allclose(result, [4.0, 8.0], atol=1e-4 if method == "numeric" else 1e-12)
+
+
+def test_numpy_conversion_of_a_recorded_tensor_is_refused():
+    x = dl.tensor([1.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="detach"):
+        np.asarray(x * 2)
