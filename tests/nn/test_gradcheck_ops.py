@@ -175,3 +175,13 @@ def test_embedding_gradients_add_up_for_repeated_indices():
     assert gradcheck(lambda w: F.embedding(idx, w), (w,))
     F.embedding(idx, w, padding_idx=2).sum().backward()
     np.testing.assert_array_equal(w.grad.numpy()[:, 0], [2, 1, 0, 0, 1])
+
+
+def test_max_pool_ties_go_to_the_first_maximum_and_nan_propagates():
+    import difflab.nn.functional as F
+
+    x = dl.zeros(1, 1, 2, 4, dtype=dl.float64, requires_grad=True)  # every window is a tie
+    F.max_pool2d(x, 2).sum().backward()
+    assert x.grad.numpy()[0, 0].tolist() == [[1, 0, 1, 0], [0, 0, 0, 0]]
+    y = dl.tensor([[[[1.0, float("nan")], [3.0, 2.0]]]])
+    assert np.isnan(F.max_pool2d(y, 2).item())
