@@ -178,8 +178,6 @@ def test_embedding_gradients_add_up_for_repeated_indices():
 
 
 def test_max_pool_ties_go_to_the_first_maximum_and_nan_propagates():
-    import difflab.nn.functional as F
-
     x = dl.zeros(1, 1, 2, 4, dtype=dl.float64, requires_grad=True)  # every window is a tie
     F.max_pool2d(x, 2).sum().backward()
     assert x.grad.numpy()[0, 0].tolist() == [[1, 0, 1, 0], [0, 0, 0, 0]]

@@ -10,8 +10,9 @@ method         how                                                 cost for P pa
 ``forward``    dual numbers: each pass carries ``chunk_size``      ⌈P / chunk⌉ passes
                tangent directions (one-hot in the parameters)
 ``numeric``    central differences (L(θ + h eᵢ) - L(θ - h eᵢ))/2h  2P + 1 evaluations
-``symbolic``   sympy builds the loss as an expression in the       one expression, P
-               parameter symbols and differentiates it             derivatives of it
+``symbolic``   sympy builds the loss of one generic sample (its    one expression, P
+               inputs are symbols too), differentiates it once,    derivatives, compiled
+               compiles it, and evaluates it on the whole batch    once per model
 =============  ==================================================  =====================
 
 then any optimizer steps as usual.  The returned :class:`GradientCost`
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import math
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -247,10 +249,18 @@ def _constant_dual(x: Any, tag: int, k: int, dual: type) -> Any:
 # ---------------------------------------------------------------------- symbolic
 
 
-def _symbolic(model, loss_fn, inputs, targets, params, cost) -> list:
-    """Build the loss as one sympy expression in the parameter symbols, then differentiate."""
-    import sympy
+# Compiled symbolic losses, per model: the expression depends only on the architecture,
+# so a training loop compiles once and then only evaluates.
+_SYMBOLIC_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
+
+def _symbolic(model, loss_fn, inputs, targets, params, cost) -> list:
+    """Differentiate the loss of ONE generic sample symbolically, evaluate it on the batch.
+
+    The sample's inputs and targets are symbols too, so the expression (and its P
+    derivatives) has the size of the model, not of the batch; it is compiled once
+    (with common-subexpression elimination) and evaluated on all samples at once.
+    """
     n = sum(int(p.numel()) for p in params)
     if n > SYMBOLIC_MAX_PARAMETERS:
         raise ValueError(
@@ -258,6 +268,43 @@ def _symbolic(model, loss_fn, inputs, targets, params, cost) -> list:
             f"limit is {SYMBOLIC_MAX_PARAMETERS}): its expression would be enormous. Use "
             f"'reverse', 'forward' or 'numeric'."
         )
+    x = backend.to_numpy(inputs.array if isinstance(inputs, Tensor) else np.asarray(inputs))
+    t = backend.to_numpy(targets.array if isinstance(targets, Tensor) else np.asarray(targets))
+    reduction = getattr(loss_fn, "reduction", "mean")
+    key = (type(loss_fn), reduction, x.shape[1:], t.shape[1:], str(t.dtype),
+           tuple((id(p), tuple(p.shape)) for p in params))
+    per_model = _SYMBOLIC_CACHE.setdefault(model, {})
+    if key not in per_model:
+        per_model[key] = _compile_sample_loss(model, loss_fn, x.shape[1:], params)
+    function, n_outputs = per_model[key]
+    batch = x.shape[0]
+    targets_per_sample = _target_columns(loss_fn, t, n_outputs)
+    columns = [c.astype(np.float64) for c in x.reshape(batch, -1).T] + targets_per_sample
+    parameters = [float(v) for p in params for v in backend.to_numpy(p.array).reshape(-1)]
+    per_sample = [np.broadcast_to(np.asarray(v, dtype=np.float64), (batch,))
+                  for v in function(*parameters, *columns)]
+    if reduction == "sum":
+        scale = 1.0
+    elif reduction == "mean":  # MSE and L1 average over every element, cross-entropy per sample
+        scale = 1.0 / (batch if _is_cross_entropy(loss_fn) else batch * n_outputs)
+    else:
+        raise ValueError("compute_gradients needs a loss reduced to a scalar ('mean' or 'sum')")
+    totals = np.array([v.sum() for v in per_sample]) * scale
+    cost.evaluations = 1
+    cost.loss = float(totals[0])
+    grads, start = [], 1
+    for p in params:
+        size = int(p.numel())
+        grads.append(totals[start:start + size].reshape(p.shape))
+        start += size
+    return grads
+
+
+def _compile_sample_loss(model: Any, loss_fn: Any, sample_shape: tuple, params: list
+                         ) -> tuple[Callable, int]:
+    """lambdify(θ, x, t -> [loss(one sample), ∂loss/∂θ₁, ..., ∂loss/∂θ_P])."""
+    import sympy
+
     names = {id(p): name.replace(".", "_") for name, p in model.named_parameters()}
     symbols = {}
     for p in params:
@@ -265,43 +312,27 @@ def _symbolic(model, loss_fn, inputs, targets, params, cost) -> list:
         symbols[id(p)] = np.array(
             sympy.symbols(f"{base}_0:{int(p.numel())}"), dtype=object
         ).reshape(p.shape)
-    x = _numbers(inputs)
-    values = {s: v for p in params for s, v in zip(symbols[id(p)].reshape(-1),
-                                                    backend.to_numpy(p.array).reshape(-1))}
-    out = _symbolic_forward(model, x, symbols, values)
-    loss = _symbolic_loss(loss_fn, out, targets)
-    flat_symbols = [s for p in params for s in symbols[id(p)].reshape(-1)]
-    derivatives = [sympy.diff(loss, s) for s in flat_symbols]
-    evaluate = sympy.lambdify(flat_symbols, [loss, *derivatives], "math")
-    numbers = evaluate(*[float(values[s]) for s in flat_symbols])
-    cost.evaluations = 1
-    cost.loss = float(numbers[0])
-    g = np.array(numbers[1:], dtype=np.float64)
-    grads, start = [], 0
-    for p in params:
-        size = int(p.numel())
-        grads.append(g[start:start + size].reshape(p.shape))
-        start += size
-    return grads
+    size = int(np.prod(sample_shape, dtype=int))
+    x = np.array(sympy.symbols(f"x_0:{size}"), dtype=object).reshape((1,) + sample_shape)
+    out = _symbolic_forward(model, x, symbols).reshape(-1)
+    t = np.array(sympy.symbols(f"t_0:{out.size}"), dtype=object)
+    loss = _symbolic_sample_loss(loss_fn, out, t)
+    theta = [s for p in params for s in symbols[id(p)].reshape(-1)]
+    derivatives = [sympy.diff(loss, s) for s in theta]
+    function = sympy.lambdify([*theta, *x.reshape(-1), *t], [loss, *derivatives],
+                              modules="numpy", cse=True)
+    return function, out.size
 
 
-def _numbers(x: Any) -> np.ndarray:
-    array = backend.to_numpy(x.array if isinstance(x, Tensor) else np.asarray(x))
-    return array.astype(object)
-
-
-def _symbolic_forward(module: Any, x: np.ndarray, symbols: dict, values: dict) -> np.ndarray:
+def _symbolic_forward(module: Any, x: np.ndarray, symbols: dict) -> np.ndarray:
     """Run a small MLP on object arrays of sympy expressions."""
     import sympy
 
     from difflab.nn.modules import container, layers
 
-    def value_at(expr: Any) -> float:
-        return float(expr.xreplace(values)) if isinstance(expr, sympy.Basic) else float(expr)
-
     if isinstance(module, container.Sequential):
         for child in module:
-            x = _symbolic_forward(child, x, symbols, values)
+            x = _symbolic_forward(child, x, symbols)
         return x
     if isinstance(module, layers.Linear):
         w = symbols.get(id(module.weight))
@@ -317,8 +348,8 @@ def _symbolic_forward(module: Any, x: np.ndarray, symbols: dict, values: dict) -
     if isinstance(module, layers.Sigmoid):
         return np.vectorize(lambda e: 1 / (1 + sympy.exp(-e)), otypes=[object])(x)
     if isinstance(module, layers.ReLU):
-        # Piecewise linear: at this point each unit is either on (x) or off (0).
-        return np.vectorize(lambda e: e if value_at(e) > 0 else sympy.Integer(0),
+        # max(e, 0), with the derivative 0 at the kink as everywhere in difflab
+        return np.vectorize(lambda e: sympy.Piecewise((e, e > 0), (0, True)),
                             otypes=[object])(x)
     if isinstance(module, (layers.Identity, layers.Dropout)):
         return x
@@ -330,28 +361,36 @@ def _symbolic_forward(module: Any, x: np.ndarray, symbols: dict, values: dict) -
     )
 
 
-def _symbolic_loss(loss_fn: Any, out: np.ndarray, targets: Any) -> Any:
+def _is_cross_entropy(loss_fn: Any) -> bool:
+    from difflab.nn.modules import loss as losses
+
+    return isinstance(loss_fn, losses.CrossEntropyLoss)
+
+
+def _symbolic_sample_loss(loss_fn: Any, out: np.ndarray, t: np.ndarray) -> Any:
+    """The loss of one sample, summed over its outputs (the reduction comes later)."""
     import sympy
 
     from difflab.nn.modules import loss as losses
 
-    t = backend.to_numpy(targets.array if isinstance(targets, Tensor) else np.asarray(targets))
-    reduction = getattr(loss_fn, "reduction", "mean")
     if isinstance(loss_fn, losses.MSELoss):
-        terms = ((out - t.astype(object)) ** 2).reshape(-1)
-    elif isinstance(loss_fn, losses.L1Loss):
-        terms = np.vectorize(sympy.Abs, otypes=[object])(out - t.astype(object)).reshape(-1)
-    elif isinstance(loss_fn, losses.CrossEntropyLoss) and loss_fn.weight is None \
-            and not loss_fn.label_smoothing:
-        terms = np.array([sympy.log(sum(sympy.exp(v) for v in row)) - row[int(c)]
-                          for row, c in zip(out, t)], dtype=object)
-    else:
-        raise TypeError(
-            f"compute_gradients(method='symbolic') does not know the loss "
-            f"{type(loss_fn).__name__}; it handles MSELoss, L1Loss and CrossEntropyLoss"
-        )
-    if reduction == "sum":
-        return sympy.Add(*terms)
-    if reduction == "mean":
-        return sympy.Add(*terms) / len(terms)
-    raise ValueError("compute_gradients needs a loss reduced to a scalar ('mean' or 'sum')")
+        return sympy.Add(*((out - t) ** 2))
+    if isinstance(loss_fn, losses.L1Loss):
+        return sympy.Add(*(sympy.Abs(e) for e in out - t))
+    if _is_cross_entropy(loss_fn) and loss_fn.weight is None and not loss_fn.label_smoothing:
+        # t is the one-hot target: log Σ exp(out) - out[class]
+        return sympy.log(sympy.Add(*(sympy.exp(v) for v in out))) - sympy.Add(*(out * t))
+    raise TypeError(
+        f"compute_gradients(method='symbolic') does not know the loss "
+        f"{type(loss_fn).__name__}; it handles MSELoss, L1Loss and CrossEntropyLoss"
+    )
+
+
+def _target_columns(loss_fn: Any, t: np.ndarray, n_outputs: int) -> list:
+    """The targets as one array per target symbol (one-hot for class indices)."""
+    batch = t.shape[0]
+    if _is_cross_entropy(loss_fn) and t.dtype.kind in "iu":
+        onehot = np.zeros((batch, n_outputs))
+        onehot[np.arange(batch), t] = 1.0
+        return list(onehot.T)
+    return [c.astype(np.float64) for c in t.reshape(batch, -1).T]
