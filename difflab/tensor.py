@@ -307,18 +307,7 @@ class Tensor:
     # ----------------------------------------------------------------- devices
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)`` or ``to(other_tensor)``."""
-        device = kwargs.pop("device", None)
-        dtype = kwargs.pop("dtype", None)
-        kwargs.pop("non_blocking", None)
-        if kwargs:
-            raise TypeError(f"to() got unexpected arguments {sorted(kwargs)}")
-        for arg in args:
-            if isinstance(arg, Tensor):
-                device, dtype = arg.device, arg.dtype
-            elif isinstance(arg, (str, backend.Device)):
-                device = arg
-            else:
-                dtype = arg
+        device, dtype = to_arguments(args, kwargs)
         out = self
         if device is not None:
             device = backend.device(device)
@@ -959,6 +948,29 @@ class Tensor:
 
         self[...] = uniform_array(a, b, self.shape, self.dtype, self.device)
         return self
+
+
+def to_arguments(args: Sequence[Any], kwargs: dict) -> tuple[Any, Any]:
+    """(device, dtype) from the ways PyTorch's ``.to(...)`` may be called.
+
+    ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)`` (its device
+    and dtype), ``to(device=..., dtype=..., non_blocking=...)``; a device may be
+    a string, a :class:`~difflab.backend.Device` or a CUDA index.
+    """
+    kwargs = dict(kwargs)
+    device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    kwargs.pop("non_blocking", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected arguments {sorted(kwargs)}")
+    for arg in args:
+        if isinstance(arg, Tensor):
+            device, dtype = arg.device, arg.dtype
+        elif isinstance(arg, (str, backend.Device, int)) and not isinstance(arg, bool):
+            device = arg
+        else:
+            dtype = arg
+    return device, dtype
 
 
 class _MinMax(tuple):

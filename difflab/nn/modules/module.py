@@ -24,7 +24,7 @@ import numpy as np
 
 from difflab import backend
 from difflab.nn.parameter import Parameter
-from difflab.tensor import Tensor
+from difflab.tensor import Tensor, to_arguments
 
 
 class _IncompatibleKeys(NamedTuple):
@@ -301,18 +301,7 @@ class Module:
 
     def to(self, *args: Any, **kwargs: Any) -> Module:
         """``to(device)``, ``to(dtype)`` or ``to(device, dtype)``; floating tensors change dtype."""
-        device = kwargs.pop("device", None)
-        dtype = kwargs.pop("dtype", None)
-        kwargs.pop("non_blocking", None)
-        if kwargs:
-            raise TypeError(f"to() got unexpected arguments {sorted(kwargs)}")
-        for arg in args:
-            if isinstance(arg, Tensor):
-                device, dtype = arg.device, arg.dtype
-            elif isinstance(arg, (str, backend.Device, int)):
-                device = arg
-            else:
-                dtype = arg
+        device, dtype = to_arguments(args, kwargs)
         if device is not None:
             dev = backend.device(device)
             self._convert(lambda a: backend.to_device(a, dev), floating_only=False)
