@@ -15,6 +15,7 @@ the step.  Names and semantics follow PyTorch.
 
 from __future__ import annotations
 
+import numbers
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -989,16 +990,13 @@ class _MinMax(tuple):
 
 
 def _unwrap_const(x: Any) -> Any:
-    """Tensors pass through; numbers stay numbers; lists become arrays."""
-    if isinstance(x, (Tensor, float, int, np.ndarray)) or backend.is_gpu_array(x):
+    """The other operand of an operator: tensors, numbers and arrays pass through;
+    lists become arrays (floats in the default dtype)."""
+    if isinstance(x, (Tensor, numbers.Number, np.ndarray, np.generic)) or backend.is_gpu_array(x):
         return x
     if isinstance(x, (list, tuple)):
-        return np.asarray(x, dtype=_Defaults.dtype if any(
-            isinstance(v, float) for v in np.ravel(x)) else None)
-    if isinstance(x, np.generic):
-        return x
-    if isinstance(x, complex):
-        return x
+        array = np.asarray(x)
+        return array.astype(_Defaults.dtype) if array.dtype.kind == "f" else array
     raise TypeError(
         f"unsupported operand of type {type(x).__name__} for a Tensor operation: use a "
         f"number, a Tensor or an array"
@@ -1006,11 +1004,9 @@ def _unwrap_const(x: Any) -> Any:
 
 
 def _no_grad_result(array: Any) -> Tensor:
-    xp = backend.array_module(array)
-    if not hasattr(array, "shape") or type(array).__module__ == "numpy" and not isinstance(
-        array, np.ndarray
-    ):
-        array = xp.asarray(array)
+    """Wrap the result of an operation no gradient flows through (comparisons, sign, ...)."""
+    if isinstance(array, np.generic) or not hasattr(array, "shape"):
+        array = np.asarray(array)  # NumPy gives scalars for 0-d results
     return Tensor._wrap(array)
 
 
