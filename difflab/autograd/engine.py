@@ -161,7 +161,8 @@ class Node:
     # -- the backward step ----------------------------------------------------
     def vjp(self, grad_output: Any, create_graph: bool) -> tuple:
         """Adjoints of the inputs from the adjoint of the output (one tape step)."""
-        self._check_saved()
+        if self.saved is None or self.saved_versions:
+            self._check_saved()
         if create_graph:
             from difflab.ops import functions as xp
 
@@ -173,7 +174,8 @@ class Node:
 
             saved = self.saved_as_tensors(self) if self.saved else ()
         else:
-            xp = backend.array_module(grad_output)
+            xp = (backend.numpy_namespace if type(grad_output) is np.ndarray
+                  else backend.array_module(grad_output))
             saved = self.saved
         return self.op.vjp(self, xp, grad_output, *saved)
 
