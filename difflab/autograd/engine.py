@@ -281,8 +281,8 @@ def _accumulate(store: dict, key: Any, grad: Any, owned: dict) -> None:
     old = store.get(key)
     if old is None:
         store[key] = grad
-    elif owned.get(id(old)) is old and old.shape == grad.shape:
-        old += grad
+    elif owned.get(id(old)) is old and type(grad) is type(old) and old.shape == grad.shape:
+        old += grad  # (with create_graph, a recorded Tensor adjoint must not go in place)
     else:
         total = old + grad
         if getattr(total, "flags", None) is not None and total.flags.writeable:

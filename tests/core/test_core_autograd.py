@@ -261,3 +261,14 @@ def test_float32_leaf_gets_float32_grad_even_through_float64_constants():
     w = dl.ones(3, requires_grad=True)
     (w * np.arange(3.0)).sum().backward()
     assert w.grad.dtype == dl.float32 and w.grad.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_create_graph_mixes_raw_and_recorded_adjoints():
+    # x[1] + atan(x[0]) + 0·x[0]: three adjoints reach x, raw arrays and tensors mixed;
+    # in this order two raw ones arrive first, then a recorded one.
+    x = leaf([0.3, -0.2])
+    v0, v1 = x[0], x[1]
+    y = v1 + v0.atan() + 0.0 * x[0]
+    (g,) = dl.autograd.grad(y, x, create_graph=True)
+    (h,) = dl.autograd.grad(g[0], x)
+    assert np.allclose(h.numpy(), [-2 * 0.3 / (1 + 0.09) ** 2, 0.0])
