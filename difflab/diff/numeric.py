@@ -200,7 +200,7 @@ class Numeric(Differentiator):
             return self._richardson(lambda h: self._central(along, h), xj, scale, j, cost)
         p = self.order
         relative = self.step if self.step is not None else optimal_step(p)
-        h0 = (xj + relative * scale) - xj
+        h0 = _representable_step(xj, relative, scale)
         # Where a stencil point leaves f's domain: shrink the step; if that is not enough
         # (x sits on the edge), point a one-sided stencil into the domain.
         tries = [(self.scheme, h0 / 4.0**k) for k in range(13)]
@@ -249,7 +249,7 @@ class Numeric(Differentiator):
                     cost: Cost) -> Any:
         r"""Neville's tableau on D(h), D(h/2), ...: T[l][k] = T[l][k-1] + (T[l][k-1] -
         T[l-1][k-1]) / (4^k - 1) removes the h^(2k) term."""
-        h = (xj + (self.step or 2.0**-3) * scale) - xj
+        h = _representable_step(xj, self.step or 2.0**-3, scale)
         first = difference(h)
         shrunk = 0
         while not bool(np.all(np.isfinite(first))) and shrunk < 30:
@@ -346,3 +346,21 @@ class Numeric(Differentiator):
         relative = self.step if self.step is not None else optimal_step(order, derivative=2)
         cost.step = relative
         return second_differences(relative)
+
+
+def _representable_step(xj: float, relative: float, scale: float) -> float:
+    """The step h = relative·max(|x|, 1), rounded so that (x + h) - x == h exactly.
+
+    A step below the spacing of floating-point numbers near x rounds to 0: x + h == x,
+    and no difference quotient can be formed.  That is a usage error, said plainly.
+    """
+    h = (xj + relative * scale) - xj
+    if h == 0.0:
+        smallest = float(np.spacing(max(abs(xj), 1.0)))
+        raise ValueError(
+            f"numeric: the step {relative:.3g}·max(|x|, 1) is below the spacing of floating-"
+            f"point numbers near x = {xj:.6g} (about {smallest:.3g}): x + h == x, so no "
+            f"difference can be formed. Use a larger step (the default is chosen from the "
+            f"error analysis), e.g. Numeric(step=None)."
+        )
+    return h

@@ -78,3 +78,10 @@ def test_bad_options():
         differentiators.Numeric("sideways")
     with pytest.raises(ValueError, match="positive"):
         differentiators.Numeric(step=-1.0)
+
+
+@pytest.mark.parametrize("scheme", ["central", "forward", "richardson"])
+def test_a_step_below_float_spacing_is_a_clear_error(scheme):
+    method = differentiators.Numeric(scheme=scheme, step=1e-17)
+    with pytest.raises(ValueError, match="below the spacing of floating-point numbers"):
+        derivative(np.sin, method=method)(1.0)
