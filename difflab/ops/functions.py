@@ -395,6 +395,8 @@ def permute(x: Tensor, dims: Sequence[int]) -> Tensor:
 
 def reshape(x: Any, shape: Any) -> Any:
     """The same values in another shape."""
+    if isinstance(x, (int, float)):  # a plain number has no .reshape method
+        return backend.array_module(x).reshape(x, shape)
     return x.reshape(shape)
 
 
@@ -468,6 +470,8 @@ def cat(tensors: Sequence[Any], dim: int = 0) -> Tensor:
     tensors = list(tensors)
     if not tensors:
         raise ValueError("cat() needs a non-empty sequence of tensors")
+    if not any(isinstance(t, Tensor) for t in tensors):  # arrays or Duals: no tape
+        return backend.array_module(tensors[0]).concatenate(tensors, axis=dim)
     ndim = _as_tensor(tensors[0]).ndim
     for i, t in enumerate(tensors[1:], 1):
         t = _as_tensor(t)
@@ -488,6 +492,9 @@ concatenate = cat
 
 def stack(tensors: Sequence[Any], dim: int = 0) -> Tensor:
     """Join tensors of equal shape along a new dimension ``dim``."""
+    tensors = list(tensors)
+    if tensors and not any(isinstance(t, Tensor) for t in tensors):  # arrays or Duals
+        return backend.array_module(tensors[0]).stack(tensors, axis=dim)
     tensors = [_as_tensor(t) for t in tensors]
     if not tensors:
         raise ValueError("stack() needs a non-empty sequence of tensors")

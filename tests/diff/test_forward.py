@@ -168,3 +168,20 @@ def test_dual_arrays_run_through_tensor_ops():
     np.testing.assert_allclose(value, plain(w), rtol=1e-14)
     np.testing.assert_allclose(tangents.reshape(4, 3), grad(plain, method="reverse")(w),
                                rtol=1e-12)
+
+
+def test_a_dual_whose_tangent_is_a_dual():
+    inner = Dual(0.5, 1.0, tag=1)
+    d = Dual(inner, Dual(1.0, 0.0, tag=1), tag=2)
+    out = dl.sin(d)  # sin(a) + cos(a)·b ε₂ with a, b themselves duals in ε₁
+    assert np.isclose(out.primal.primal, np.sin(0.5))
+    assert np.isclose(out.primal.tangent, np.cos(0.5))
+    assert np.isclose(out.tangent.primal, np.cos(0.5))
+    assert np.isclose(out.tangent.tangent, -np.sin(0.5))
+
+
+def test_stack_and_cat_of_duals_keep_their_tangents():
+    s = dl.stack([Dual(1.0, 1.0), Dual(2.0, 0.0)])
+    assert s.primal.tolist() == [1.0, 2.0] and s.tangent.tolist() == [1.0, 0.0]
+    c = dl.cat([Dual(np.ones(2), np.ones(2)), Dual(np.zeros(1), np.full(1, 3.0))])
+    assert c.primal.tolist() == [1.0, 1.0, 0.0] and c.tangent.tolist() == [1.0, 1.0, 3.0]
