@@ -271,6 +271,19 @@ def _explain(op: Any, inputs: Sequence[Any], exc: Exception) -> Exception:
 _by_sequence = operator.attrgetter("seq")
 
 
+def reachable(roots: Sequence[Node]) -> set:
+    """Every record the ``roots`` depend on, themselves included (a loop, no recursion)."""
+    seen = set(roots)
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        for parent in node.parents:
+            if isinstance(parent, Node) and parent not in seen:
+                seen.add(parent)
+                stack.append(parent)
+    return seen
+
+
 def _accumulate(store: dict, key: Any, grad: Any, owned: dict) -> None:
     """Add ``grad`` into ``store[key]``: a value used twice gets the sum of both adjoints.
 
@@ -304,7 +317,7 @@ def run_backward(
     (``autograd.grad``), their adjoints are returned instead and no ``.grad``
     is touched.
     """
-    # 1. The records the outputs depend on (iteratively: no recursion limit).
+    # 1. Seed the outputs' adjoints.
     grads: dict = {}
     leaf_grads: dict = {}  # id(tensor) -> adjoint, for leaves
     leaves: dict = {}
@@ -318,16 +331,8 @@ def run_backward(
             continue
         _accumulate(grads, out.grad_fn, g, owned)
         roots.append(out.grad_fn)
-    seen = set(roots)
-    stack = list(roots)
-    while stack:
-        node = stack.pop()
-        for parent in node.parents:
-            if isinstance(parent, Node) and parent not in seen:
-                seen.add(parent)
-                stack.append(parent)
-    # 2. Newest first.
-    order = sorted(seen, key=_by_sequence, reverse=True)
+    # 2. The records the outputs depend on, newest first.
+    order = sorted(reachable(roots), key=_by_sequence, reverse=True)
     wanted_nodes = {}
     if capture is not None:
         for i, t in enumerate(capture):

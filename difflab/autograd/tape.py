@@ -26,7 +26,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from difflab.autograd.engine import Node, TapeRecorder
+from difflab.autograd.engine import Node, TapeRecorder, reachable
 from difflab.ops.structural import BinaryOp, UnaryOp
 from difflab.tensor import Tensor
 
@@ -158,7 +158,7 @@ def draw(tensor: Tensor, title: str | None = None) -> GraphDrawing:
         raise ValueError("this tensor has no graph (it is a leaf): there is nothing to draw")
     # Gather nodes and leaves; depth = longest distance from the output.
     depth: dict[Any, int] = {tensor.grad_fn: 0}
-    order = sorted(_reachable(tensor.grad_fn), key=lambda n: -n.seq)
+    order = sorted(reachable([tensor.grad_fn]), key=lambda n: -n.seq)
     edges = []
     for node in order:
         for parent in node.parents:
@@ -201,15 +201,3 @@ def draw(tensor: Tensor, title: str | None = None) -> GraphDrawing:
         fontsize=9,
     )
     return GraphDrawing(fig)
-
-
-def _reachable(root: Node) -> set:
-    seen, stack = {root}, [root]
-    while stack:
-        node = stack.pop()
-        for parent in node.parents:
-            if isinstance(parent, Node):
-                if parent not in seen:
-                    seen.add(parent)
-                    stack.append(parent)
-    return seen
