@@ -265,7 +265,7 @@ def clamp(x: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002
     """min(max(x, min), max).  Derivative: 1 inside the interval, 0 outside."""
     if isinstance(x, Tensor):
         return x.clamp(min, max)
-    return np.clip(x, min, max)
+    return backend.array_module(x).clip(x, min, max)
 
 
 clip = clamp
@@ -349,7 +349,9 @@ def sum(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # 
 
 def mean(x: Any, dim: Any = None, keepdim: bool = False) -> Any:
     """Σx / n over ``dim``."""
-    return x.mean(dim, keepdim) if isinstance(x, Tensor) else np.mean(x, axis=dim, keepdims=keepdim)
+    if isinstance(x, Tensor):
+        return x.mean(dim, keepdim)
+    return backend.array_module(x).mean(x, axis=dim, keepdims=keepdim)
 
 
 def matmul(a: Any, b: Any) -> Any:
