@@ -79,8 +79,10 @@ def cupy_or_raise() -> types.ModuleType:
 def _extended(module: types.ModuleType, erf: Any, add_at: Any) -> types.ModuleType:
     """``module``'s namespace plus the few functions the derivative rules need.
 
-    ``erf`` (from scipy / cupyx) and ``scatter_add(values, index, shape)``: the
-    transpose of indexing, which adds where an index repeats.
+    ``erf`` (from scipy / cupyx); ``scatter_add(values, index, shape)``: the
+    transpose of indexing, which adds where an index repeats; and
+    ``index_adjoint``: the same, left unwritten (a :class:`SliceAdjoint`)
+    when the index is a plain slice.
     """
     namespace = types.ModuleType(module.__name__)
     namespace.__dict__.update(vars(module))
@@ -94,8 +96,41 @@ def _extended(module: types.ModuleType, erf: Any, add_at: Any) -> types.ModuleTy
             add_at(out, index, values)  # an integer array may: those must add up
         return out
 
+    def index_adjoint(values: Any, index: Any, shape: tuple) -> Any:
+        if _is_basic_index(index):
+            return SliceAdjoint(values, index, shape)
+        return scatter_add(values, index, shape)
+
     namespace.scatter_add = scatter_add
+    namespace.index_adjoint = index_adjoint
     return namespace
+
+
+class SliceAdjoint:
+    """The adjoint of ``x[index]`` (a basic index: slices, integers), not yet written out.
+
+    It stands for the array ``zeros(shape)`` with ``values`` at ``[index]``.
+    Writing that array costs a pass over all of x just to put zeros down,
+    which is wasted when the adjoint is about to be added to another one:
+    the backward pass instead adds ``values`` into the other's ``[index]``,
+    in place.  (Rosenbrock's f reads ``x[1:]`` once and ``x[:-1]`` twice, so
+    three adjoints of slices meet at x.)
+    """
+
+    __slots__ = ("values", "index", "shape")
+
+    def __init__(self, values: Any, index: Any, shape: tuple) -> None:
+        self.values, self.index, self.shape = values, index, tuple(shape)
+
+    @property
+    def dtype(self) -> Any:
+        return self.values.dtype
+
+    def dense(self) -> Any:
+        """The array itself: zeros, with the values in their slice."""
+        out = array_module(self.values).zeros(self.shape, dtype=self.values.dtype)
+        out[self.index] = self.values
+        return out
 
 
 def _is_basic_index(index: Any) -> bool:
@@ -128,8 +163,8 @@ _cupy_namespace: types.ModuleType | None = None
 def array_module(array: Any) -> types.ModuleType:
     """The array namespace that owns ``array``: numpy's, or cupy's on the GPU.
 
-    These are the ``numpy``/``cupy`` modules extended with ``erf``; everything
-    else is the module's own function.
+    These are the ``numpy``/``cupy`` modules plus ``erf``, ``scatter_add`` and
+    ``index_adjoint``; everything else is the module's own function.
     """
     global _cupy_namespace
     if _cupy is None or not isinstance(array, _cupy.ndarray):

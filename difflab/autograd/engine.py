@@ -38,6 +38,7 @@ import numpy as np
 
 from difflab import backend
 from difflab.autograd.grad_mode import _State
+from difflab.backend import SliceAdjoint
 
 _sequence = itertools.count()
 OUTPUT = object()  # marks a saved array that is the record's own output
@@ -106,7 +107,7 @@ class Node:
                 if array is output:
                     source = OUTPUT
                     versions.append((out_version, 0))
-                elif array is not None:
+                elif hasattr(array, "shape"):  # (None or a number: a constant)
                     for t in inputs:
                         if isinstance(t, Tensor) and t.array is array:
                             source = t
@@ -196,6 +197,7 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Tensor:
     """
     arrays = []
     parents = []  # per input: its Node, itself (a leaf needing grad), or None
+    needs = []  # per input: does it need an adjoint?
     needs_grad = False
     array_type = first_array = None
     for t in inputs:
@@ -204,8 +206,10 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Tensor:
             if t._requires_grad:
                 needs_grad = True
                 parents.append(t if t.grad_fn is None else t.grad_fn)
+                needs.append(True)
             else:
                 parents.append(None)
+                needs.append(False)
             if array_type is None:
                 array_type, first_array = type(data), data
             elif type(data) is not array_type and (
@@ -216,6 +220,7 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Tensor:
             arrays.append(data)
         else:
             parents.append(None)
+            needs.append(False)
             arrays.append(t)
     records = needs_grad and _State.enabled
     ctx = Node(op)
@@ -223,7 +228,7 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Tensor:
         # Before forward, so that forward can read needs_input_grad and save only
         # what the needed derivatives will read.
         ctx.parents = tuple(parents)
-        ctx.needs_input_grad = tuple(p is not None for p in parents)
+        ctx.needs_input_grad = tuple(needs)
     else:
         ctx.needs_input_grad = (False,) * len(inputs)
     if array_type is np.ndarray:
@@ -284,6 +289,17 @@ def reachable(roots: Sequence[Node]) -> set:
     return seen
 
 
+def _owned(buffer: Any, owned: dict) -> Any:
+    """Note that this backward pass allocated ``buffer``, so it may update it in place."""
+    owned[id(buffer)] = buffer  # holding it also keeps its id from being reused
+    return buffer
+
+
+def _can_update(old: Any, grad: Any, owned: dict) -> bool:
+    """May ``grad`` be added into ``old`` in place?  Only into our own buffer, same kind."""
+    return owned.get(id(old)) is old and type(grad) is type(old) and grad.dtype == old.dtype
+
+
 def _accumulate(store: dict, key: Any, grad: Any, owned: dict) -> None:
     """Add ``grad`` into ``store[key]``: a value used twice gets the sum of both adjoints.
 
@@ -294,12 +310,20 @@ def _accumulate(store: dict, key: Any, grad: Any, owned: dict) -> None:
     old = store.get(key)
     if old is None:
         store[key] = grad
-    elif owned.get(id(old)) is old and type(grad) is type(old) and old.shape == grad.shape:
+        return
+    if type(old) is SliceAdjoint:  # a second adjoint arrives: time to write the first out
+        old = store[key] = _owned(old.dense(), owned)
+    if type(grad) is SliceAdjoint:
+        if _can_update(old, grad.values, owned) and old.shape == grad.shape:
+            old[grad.index] += grad.values  # touches the slice only, not all of x
+            return
+        grad = grad.dense()
+    if _can_update(old, grad, owned) and old.shape == grad.shape:
         old += grad  # (with create_graph, a recorded Tensor adjoint must not go in place)
     else:
         total = old + grad
         if getattr(total, "flags", None) is not None and total.flags.writeable:
-            owned[id(total)] = total  # holding it keeps its id from being reused
+            _owned(total, owned)
         store[key] = total
 
 
@@ -346,6 +370,8 @@ def run_backward(
         if g is None:
             continue
         owned.pop(id(g), None)
+        if type(g) is SliceAdjoint:  # the record's vjp needs the whole array
+            g = g.dense()
         if node in wanted_nodes:
             for i in wanted_nodes[node]:
                 captured[i] = g
@@ -369,6 +395,9 @@ def run_backward(
             node.release()
 
     # 4. Deliver.
+    for key, g in leaf_grads.items():
+        if type(g) is SliceAdjoint:
+            leaf_grads[key] = _owned(g.dense(), owned)
     if capture is not None:
         for i, t in enumerate(capture):
             if t.grad_fn is None and id(t) in leaf_grads:
@@ -413,6 +442,8 @@ def _check_anomaly(node: Node, input_grads: tuple) -> None:
         if g is None:
             continue
         data = g.array if isinstance(g, Tensor) else g
+        if type(data) is SliceAdjoint:
+            data = data.values
         xp = backend.array_module(data)
         if bool(xp.isnan(xp.asarray(data)).any()):
             where = getattr(node, "created_at", "")

@@ -48,25 +48,54 @@ def _shape(x: Any) -> tuple:
     return getattr(x, "shape", ())
 
 
-def _scale(g: Any, factor: Any, saved: tuple = ()) -> Any:
+# Below this many elements an array is cheap to read and write; the shortcuts
+# in _scale save passes over memory, so they only pay for large arrays.
+_LARGE = 4096
+
+
+def _single_value(g: Any) -> Any:
+    """The number ``g`` holds everywhere, if it is one number broadcast to a shape.
+
+    The adjoint a sum hands back is such a view (every stride 0): ȳ once, seen
+    as many.  Multiplying by it is multiplying by a number, which reads one
+    array instead of two, and a number times a number needs no array at all.
+    """
+    if any(g.strides):
+        return None
+    return g[(0,) * g.ndim]
+
+
+def _scale(xp: Any, g: Any, factor: Any, saved: tuple = ()) -> Any:
     """g · factor: the chain rule's product of an adjoint and a local derivative.
 
-    Skips the multiplication when the factor is the number 1.  When the
-    factor is a temporary array the rule just computed (not one of the
-    ``saved`` arrays, and already of the product's shape and dtype), the
-    product is written into its memory: large backward passes then allocate
-    half as much.
+    Skips the multiplication when the factor is the number 1.  For large
+    arrays, two more shortcuts: when ``g`` is one number broadcast (see
+    :func:`_single_value`) it is used as that number; and when the factor is
+    a temporary array the rule just computed (not one of the ``saved``
+    arrays, and already of the product's shape and dtype), the product is
+    written into its memory, so a large backward pass allocates half as much.
     """
-    if type(factor) is float:
-        return g if factor == 1.0 else g * factor
-    if (
+    if type(factor) is float and factor == 1.0:
+        return g
+    if not hasattr(g, "strides") or g.size < _LARGE:  # (a Tensor, with create_graph)
+        return g * factor
+    value = _single_value(g)
+    if not hasattr(factor, "shape"):  # a number
+        return g * factor if value is None else xp.broadcast_to(value * factor, g.shape)
+    temporary = (
         type(factor) is type(g)
-        and hasattr(factor, "flags")
         and factor.flags.writeable
         and factor.shape == g.shape
         and factor.dtype == g.dtype
         and not any(factor is s for s in saved)
-    ):
+    )
+    if value is not None and factor.shape == g.shape:
+        if not temporary:
+            return factor * value
+        if value != 1:
+            factor *= value
+        return factor
+    if temporary:
         factor *= g
         return factor
     return g * factor
@@ -94,10 +123,10 @@ class UnaryOp:
         return y
 
     def vjp(self, ctx, xp, g, x=None, y=None):
-        return (_scale(g, self.rule.derivative(xp, x, y), (x, y)),)
+        return (_scale(xp, g, self.rule.derivative(xp, x, y), (x, y)),)
 
     def jvp(self, ctx, xp, dx, x=None, y=None):
-        return _scale(dx, self.rule.derivative(xp, x, y))
+        return _scale(xp, dx, self.rule.derivative(xp, x, y))
 
     def __repr__(self) -> str:
         return f"UnaryOp({self.name})"
@@ -114,36 +143,38 @@ class BinaryOp:
         self.rule = rule
         self.name = rule.name
         self.math = rule.math
+        # Which of a, b, z to keep, for each (a needs grad, b needs grad): the rules
+        # name what they read (needs_for_a = "b" for a product, say).
+        self.keeps = {}
+        for need_a in (False, True):
+            for need_b in (False, True):
+                reads = (rule.needs_for_a if need_a else "") + (rule.needs_for_b if need_b else "")
+                self.keeps[need_a, need_b] = ("a" in reads, "b" in reads, "z" in reads)
 
     def forward(self, ctx, xp, a, b):
         z = self.rule.forward(xp, a, b)
-        ctx.a_shape, ctx.b_shape = _shape(a), _shape(b)
-        need_a, need_b = ctx.needs_input_grad
-        saves = (self.rule.needs_for_a if need_a else "") + (
-            self.rule.needs_for_b if need_b else ""
-        )
-        ctx.save(
-            a if "a" in saves else None,
-            b if "b" in saves else None,
-            z if "z" in saves else None,
-        )
+        ctx.a_shape, ctx.b_shape = getattr(a, "shape", ()), getattr(b, "shape", ())
+        keep_a, keep_b, keep_z = self.keeps[ctx.needs_input_grad]
+        if keep_a or keep_b or keep_z:
+            ctx.save(a if keep_a else None, b if keep_b else None, z if keep_z else None)
         return z
 
-    def vjp(self, ctx, xp, g, a, b, z):
+    def vjp(self, ctx, xp, g, a=None, b=None, z=None):
         need_a, need_b = ctx.needs_input_grad
         grad_a = grad_b = None
+        saved = (a, b, z)
         if need_a:
-            grad_a = sum_to_shape(_scale(g, self.rule.d_da(xp, a, b, z), (a, b, z)), ctx.a_shape)
+            grad_a = sum_to_shape(_scale(xp, g, self.rule.d_da(xp, a, b, z), saved), ctx.a_shape)
         if need_b:
-            grad_b = sum_to_shape(_scale(g, self.rule.d_db(xp, a, b, z), (a, b, z)), ctx.b_shape)
+            grad_b = sum_to_shape(_scale(xp, g, self.rule.d_db(xp, a, b, z), saved), ctx.b_shape)
         return grad_a, grad_b
 
     def jvp(self, ctx, xp, da, db, a=None, b=None, z=None):
         out = None
         if da is not None:
-            out = _scale(da, self.rule.d_da(xp, a, b, z))
+            out = _scale(xp, da, self.rule.d_da(xp, a, b, z))
         if db is not None:
-            term = _scale(db, self.rule.d_db(xp, a, b, z))
+            term = _scale(xp, db, self.rule.d_db(xp, a, b, z))
             out = term if out is None else out + term
         return out
 
@@ -427,7 +458,9 @@ class Index:
     """y = x[index] (slices, integers, integer arrays, boolean masks).
 
     JVP: ẏ = ẋ[index].  VJP (transpose): scatter ȳ into zeros shaped like x,
-    *adding* where an integer index repeats an element.
+    *adding* where an integer index repeats an element.  For a slice the
+    scatter is left to the engine, which adds ȳ straight into x̄[index]
+    (see :class:`difflab.backend.SliceAdjoint`).
     """
 
     name = "index"
@@ -439,7 +472,7 @@ class Index:
 
     @staticmethod
     def vjp(ctx, xp, g):
-        return (xp.scatter_add(g, ctx.index, ctx.in_shape),)
+        return (xp.index_adjoint(g, ctx.index, ctx.in_shape),)
 
     @staticmethod
     def jvp(ctx, xp, dx):
