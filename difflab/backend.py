@@ -89,11 +89,10 @@ def _extended(module: types.ModuleType, erf: Any, add_at: Any) -> types.ModuleTy
     namespace.erf = erf
 
     def scatter_add(values: Any, index: Any, shape: tuple) -> Any:
+        if _is_basic_index(index):  # slices and integers never repeat an element
+            return SliceAdjoint(values, index, shape).dense()
         out = module.zeros(shape, dtype=values.dtype)
-        if _is_basic_index(index):
-            out[index] = values  # slices and integers never repeat an element
-        else:
-            add_at(out, index, values)  # an integer array may: those must add up
+        add_at(out, index, values)  # an integer array may: those must add up
         return out
 
     def index_adjoint(values: Any, index: Any, shape: tuple) -> Any:
