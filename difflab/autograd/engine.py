@@ -197,7 +197,6 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Tensor:
     """
     arrays = []
     parents = []  # per input: its Node, itself (a leaf needing grad), or None
-    needs = []  # per input: does it need an adjoint?
     needs_grad = False
     array_type = first_array = None
     for t in inputs:
@@ -206,10 +205,8 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Tensor:
             if t._requires_grad:
                 needs_grad = True
                 parents.append(t if t.grad_fn is None else t.grad_fn)
-                needs.append(True)
             else:
                 parents.append(None)
-                needs.append(False)
             if array_type is None:
                 array_type, first_array = type(data), data
             elif type(data) is not array_type and (
@@ -220,7 +217,6 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Tensor:
             arrays.append(data)
         else:
             parents.append(None)
-            needs.append(False)
             arrays.append(t)
     records = needs_grad and _State.enabled
     ctx = Node(op)
@@ -228,7 +224,7 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Tensor:
         # Before forward, so that forward can read needs_input_grad and save only
         # what the needed derivatives will read.
         ctx.parents = tuple(parents)
-        ctx.needs_input_grad = tuple(needs)
+        ctx.needs_input_grad = tuple([p is not None for p in parents])
     else:
         ctx.needs_input_grad = (False,) * len(inputs)
     if array_type is np.ndarray:

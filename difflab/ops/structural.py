@@ -153,7 +153,7 @@ class BinaryOp:
 
     def forward(self, ctx, xp, a, b):
         z = self.rule.forward(xp, a, b)
-        ctx.a_shape, ctx.b_shape = getattr(a, "shape", ()), getattr(b, "shape", ())
+        ctx.a_shape, ctx.b_shape = _shape(a), _shape(b)
         keep_a, keep_b, keep_z = self.keeps[ctx.needs_input_grad]
         if keep_a or keep_b or keep_z:
             ctx.save(a if keep_a else None, b if keep_b else None, z if keep_z else None)
