@@ -35,13 +35,25 @@ def median_ms(step, repeats: int, warmup: int = 3, sync=lambda: None) -> float:
     return statistics.median(times)
 
 
+def build_models(nn, make):
+    """The MLP and the CNN, with ``nn`` either framework's module namespace (the same
+    layer names), each handed with its batch to ``make``, which returns a training step."""
+    rng = np.random.default_rng(0)
+    mlp = make(nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
+                             nn.Linear(1024, 10)),
+               rng.standard_normal((512, 784)).astype(np.float32), rng.integers(0, 10, 512))
+    cnn = make(nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                             nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                             nn.Flatten(), nn.Linear(32 * 7 * 7, 10)),
+               rng.standard_normal((64, 1, 28, 28)).astype(np.float32), rng.integers(0, 10, 64))
+    return mlp, cnn
+
+
 def difflab_steps(device: str):
     import difflab as dl
     import difflab.nn as nn
     import difflab.nn.functional as F
     import difflab.optim as optim
-
-    rng = np.random.default_rng(0)
 
     def make(model, x, y):
         model.to(device)
@@ -55,13 +67,7 @@ def difflab_steps(device: str):
 
         return step
 
-    mlp = make(nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
-                             nn.Linear(1024, 10)),
-               rng.standard_normal((512, 784)).astype(np.float32), rng.integers(0, 10, 512))
-    cnn = make(nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                             nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                             nn.Flatten(), nn.Linear(32 * 7 * 7, 10)),
-               rng.standard_normal((64, 1, 28, 28)).astype(np.float32), rng.integers(0, 10, 64))
+    mlp, cnn = build_models(nn, make)
     sync = lambda: None  # noqa: E731
     if device != "cpu":
         import cupy
@@ -76,7 +82,6 @@ def torch_steps(device: str):
     except ImportError:
         return None
     torch.manual_seed(0)
-    rng = np.random.default_rng(0)
     nn = torch.nn
 
     def make(model, x, y):
@@ -93,13 +98,7 @@ def torch_steps(device: str):
 
         return step
 
-    mlp = make(nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
-                             nn.Linear(1024, 10)),
-               rng.standard_normal((512, 784)).astype(np.float32), rng.integers(0, 10, 512))
-    cnn = make(nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                             nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                             nn.Flatten(), nn.Linear(32 * 7 * 7, 10)),
-               rng.standard_normal((64, 1, 28, 28)).astype(np.float32), rng.integers(0, 10, 64))
+    mlp, cnn = build_models(nn, make)
     sync = torch.cuda.synchronize if device != "cpu" else (lambda: None)
     return mlp, cnn, sync, torch.__version__, torch.get_num_threads()
 

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from difflab import backend
+from difflab.nn.modules.module import zero_grads
 from difflab.tensor import Tensor
 
 
@@ -87,13 +88,7 @@ class Optimizer:
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget the gradients before the next backward (which would add to them)."""
         for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    p.grad.array[...] = 0
+            zero_grads(group["params"], set_to_none)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient.  ``closure`` re-evaluates the

@@ -17,7 +17,7 @@ control flow included (a *dynamic* graph).
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -39,6 +39,18 @@ def _to_array_like(value: Any, like: Tensor) -> Any:
         array = np.asarray(array)
     array = backend.to_device(array, like.device) if like.is_cuda else backend.to_numpy(array)
     return array.astype(like.dtype, copy=False)
+
+
+def zero_grads(parameters: Iterable[Tensor], set_to_none: bool = True) -> None:
+    """Forget the gradients before the next backward (which would add to them):
+    ``.grad = None``, or fill them with zeros."""
+    for p in parameters:
+        if p.grad is None:
+            continue
+        if set_to_none:
+            p.grad = None
+        else:
+            p.grad.array[...] = 0
 
 
 class Module:
@@ -270,13 +282,7 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget the gradients (``.grad = None``, or fill them with zeros)."""
-        for p in self.parameters():
-            if p.grad is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            else:
-                p.grad.array[...] = 0
+        zero_grads(self.parameters(), set_to_none)
 
     def apply(self, fn: Callable[[Module], Any]) -> Module:
         """Call ``fn`` on every child (recursively) and then on self, e.g. to initialise."""

@@ -136,6 +136,15 @@ class _RecurrentBase(Module):
             object.__setattr__(cell, key, value)
         return cell
 
+    def _time_steps(self, x: Tensor) -> list:
+        """The input as a list of (batch, features) slices, one per time step."""
+        if x.ndim != 3:
+            raise ValueError(f"{type(self).__name__} expects a 3-D input (seq, batch, features), "
+                             f"got shape {tuple(x.shape)}")
+        if self.batch_first:
+            x = x.transpose(0, 1)
+        return list(x.unbind(0))
+
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
         if self.num_layers != 1:
@@ -163,12 +172,7 @@ class RNN(_RecurrentBase):
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
         from difflab.ops.functions import stack
 
-        if x.ndim != 3:
-            raise ValueError(f"RNN expects a 3-D input (seq, batch, features), got shape "
-                             f"{tuple(x.shape)}")
-        if self.batch_first:
-            x = x.transpose(0, 1)
-        steps = list(x.unbind(0))
+        steps = self._time_steps(x)
         finals = []
         for layer in range(self.num_layers):
             cell = self._cell(layer)
@@ -192,12 +196,7 @@ class LSTM(_RecurrentBase):
                 ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
         from difflab.ops.functions import stack
 
-        if x.ndim != 3:
-            raise ValueError(f"LSTM expects a 3-D input (seq, batch, features), got shape "
-                             f"{tuple(x.shape)}")
-        if self.batch_first:
-            x = x.transpose(0, 1)
-        steps = list(x.unbind(0))
+        steps = self._time_steps(x)
         hs, cs = [], []
         for layer in range(self.num_layers):
             cell = self._cell(layer)
