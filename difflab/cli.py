@@ -201,6 +201,38 @@ main.add_command(grade_command)
 main.add_command(assign_command)
 
 
+# ---------------------------------------------------------------------- functions
+
+
+@main.command("functions")
+@click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
+def functions_command(as_json: bool) -> None:
+    """The functions an expression may call: every elementwise primitive.
+
+    Each comes with its derivative rule and its convention at kinks, read from
+    difflab's registry of primitives (one registered at run time is listed too).
+    """
+    from difflab.exprparse import ALIASES
+    from difflab.ops import registry
+
+    rows = []
+    for op in registry.elementwise_ops():
+        arity = 1 if isinstance(op, registry.UnaryOp) else 2
+        aliases = [a for a, name in ALIASES.items() if name == op.name]
+        rows.append({"name": op.name, "arguments": arity, "aliases": aliases,
+                     "meaning": op.rule.description, "rule": op.math, "kinks": op.rule.kinks})
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    for row in rows:
+        names = ", ".join([row["name"], *row["aliases"]])
+        args = "(x)" if row["arguments"] == 1 else "(a, b)"
+        click.echo(f"{names + args:<22} {row['meaning']}")
+        click.echo(f"{'':<22}   {row['rule']}")
+        if row["kinks"]:
+            click.echo(f"{'':<22}   at kinks: {row['kinks']}")
+
+
 # ------------------------------------------------------------------------ compare
 
 
@@ -219,9 +251,8 @@ def compare_command(expr: str, at: str, methods: str, dtypes: str, as_json: bool
     """The derivative of EXPR by each method: value, error, evaluations, time.
 
     EXPR is plain math in the variables you name: numbers, + - * / **, and the
-    functions sin cos tan asin acos atan sinh cosh tanh exp expm1 log log1p
-    sqrt abs sigmoid relu erf pow max min atan2.  Errors are against mpmath at
-    50 digits.  Example:
+    functions that `difflab functions` lists (sin, exp, log, sqrt, pow, max,
+    ...).  Errors are against mpmath at 50 digits.  Example:
 
         difflab compare "sin(x)*exp(-x**2)" --at x=1.3
     """

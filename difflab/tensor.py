@@ -302,7 +302,7 @@ class Tensor:
 
     def clone(self) -> Tensor:
         """A copy with its own memory; gradients flow back to the original."""
-        return _apply(_table.Clone, self)
+        return _apply(_structural.Clone, self)
 
     # ----------------------------------------------------------------- devices
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
@@ -312,9 +312,9 @@ class Tensor:
         if device is not None:
             device = backend.device(device)
             if device != self.device:
-                out = _apply(_table.ToDevice, out, device=device)
+                out = _apply(_structural.ToDevice, out, device=device)
         if dtype is not None and np.dtype(dtype) != out.dtype:
-            out = _apply(_table.Cast, out, dtype=np.dtype(dtype))
+            out = _apply(_structural.Cast, out, dtype=np.dtype(dtype))
         return out
 
     def cuda(self, device: Any = None) -> Tensor:
@@ -354,43 +354,43 @@ class Tensor:
 
     # ------------------------------------------------------------- arithmetic
     def __add__(self, other: Any) -> Tensor:
-        return _apply(_table.ADD, self, _unwrap_const(other))
+        return _apply(_ops.ADD, self, _unwrap_const(other))
 
     def __radd__(self, other: Any) -> Tensor:
-        return _apply(_table.ADD, _unwrap_const(other), self)
+        return _apply(_ops.ADD, _unwrap_const(other), self)
 
     def __sub__(self, other: Any) -> Tensor:
-        return _apply(_table.SUB, self, _unwrap_const(other))
+        return _apply(_ops.SUB, self, _unwrap_const(other))
 
     def __rsub__(self, other: Any) -> Tensor:
-        return _apply(_table.SUB, _unwrap_const(other), self)
+        return _apply(_ops.SUB, _unwrap_const(other), self)
 
     def __mul__(self, other: Any) -> Tensor:
-        return _apply(_table.MUL, self, _unwrap_const(other))
+        return _apply(_ops.MUL, self, _unwrap_const(other))
 
     def __rmul__(self, other: Any) -> Tensor:
-        return _apply(_table.MUL, _unwrap_const(other), self)
+        return _apply(_ops.MUL, _unwrap_const(other), self)
 
     def __truediv__(self, other: Any) -> Tensor:
-        return _apply(_table.DIV, self, _unwrap_const(other))
+        return _apply(_ops.DIV, self, _unwrap_const(other))
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return _apply(_table.DIV, _unwrap_const(other), self)
+        return _apply(_ops.DIV, _unwrap_const(other), self)
 
     def __pow__(self, other: Any) -> Tensor:
-        return _apply(_table.POW, self, _unwrap_const(other))
+        return _apply(_ops.POW, self, _unwrap_const(other))
 
     def __rpow__(self, other: Any) -> Tensor:
-        return _apply(_table.POW, _unwrap_const(other), self)
+        return _apply(_ops.POW, _unwrap_const(other), self)
 
     def __matmul__(self, other: Any) -> Tensor:
-        return _apply(_table.MatMul, self, _unwrap_const(other))
+        return _apply(_structural.MatMul, self, _unwrap_const(other))
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        return _apply(_table.MatMul, _unwrap_const(other), self)
+        return _apply(_structural.MatMul, _unwrap_const(other), self)
 
     def __neg__(self) -> Tensor:
-        return _apply(_table.UNARY["neg"], self)
+        return _apply(_ops.PRIMITIVES["neg"], self)
 
     def __pos__(self) -> Tensor:
         return self
@@ -485,62 +485,8 @@ class Tensor:
         return _no_grad_result(backend.array_module(self.array).ceil(self.array))
 
     # ---------------------------------------------------- elementwise functions
-    def exp(self) -> Tensor:
-        return _apply(_table.UNARY["exp"], self)
-
-    def expm1(self) -> Tensor:
-        return _apply(_table.UNARY["expm1"], self)
-
-    def log(self) -> Tensor:
-        return _apply(_table.UNARY["log"], self)
-
-    def log1p(self) -> Tensor:
-        return _apply(_table.UNARY["log1p"], self)
-
-    def sqrt(self) -> Tensor:
-        return _apply(_table.UNARY["sqrt"], self)
-
     def rsqrt(self) -> Tensor:
         return 1.0 / self.sqrt()
-
-    def sin(self) -> Tensor:
-        return _apply(_table.UNARY["sin"], self)
-
-    def cos(self) -> Tensor:
-        return _apply(_table.UNARY["cos"], self)
-
-    def tan(self) -> Tensor:
-        return _apply(_table.UNARY["tan"], self)
-
-    def asin(self) -> Tensor:
-        return _apply(_table.UNARY["asin"], self)
-
-    def acos(self) -> Tensor:
-        return _apply(_table.UNARY["acos"], self)
-
-    def atan(self) -> Tensor:
-        return _apply(_table.UNARY["atan"], self)
-
-    def sinh(self) -> Tensor:
-        return _apply(_table.UNARY["sinh"], self)
-
-    def cosh(self) -> Tensor:
-        return _apply(_table.UNARY["cosh"], self)
-
-    def tanh(self) -> Tensor:
-        return _apply(_table.UNARY["tanh"], self)
-
-    def sigmoid(self) -> Tensor:
-        return _apply(_table.UNARY["sigmoid"], self)
-
-    def relu(self) -> Tensor:
-        return _apply(_table.UNARY["relu"], self)
-
-    def abs(self) -> Tensor:
-        return _apply(_table.UNARY["abs"], self)
-
-    def erf(self) -> Tensor:
-        return _apply(_table.UNARY["erf"], self)
 
     def square(self) -> Tensor:
         return self * self
@@ -566,26 +512,20 @@ class Tensor:
     def pow(self, exponent: Any) -> Tensor:
         return self**exponent
 
-    def maximum(self, other: Any) -> Tensor:
-        return _apply(_table.BINARY["maximum"], self, _unwrap_const(other))
-
-    def minimum(self, other: Any) -> Tensor:
-        return _apply(_table.BINARY["minimum"], self, _unwrap_const(other))
-
     def clamp(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
         if min is None and max is None:
             raise ValueError("clamp needs at least one of min and max")
-        return _apply(_table.Clamp, self, low=min, high=max)
+        return _apply(_structural.Clamp, self, low=min, high=max)
 
     clip = clamp
 
     def softmax(self, dim: int) -> Tensor:
-        from difflab.ops import functions
+        from difflab import functions
 
         return functions.softmax(self, dim)
 
     def log_softmax(self, dim: int) -> Tensor:
-        from difflab.ops import functions
+        from difflab import functions
 
         return functions.log_softmax(self, dim)
 
@@ -595,7 +535,7 @@ class Tensor:
         """Σ over ``dim`` (all elements by default).  ``axis``/``keepdims`` are accepted too."""
         dim = axis if dim is None else dim
         keepdim = keepdims if keepdims is not None else keepdim
-        out = _apply(_table.Sum, self, axis=_dims(dim), keepdims=keepdim)
+        out = _apply(_structural.Sum, self, axis=_dims(dim), keepdims=keepdim)
         return out if dtype is None else out.to(dtype)
 
     def mean(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
@@ -623,13 +563,13 @@ class Tensor:
         return self.var(dim, keepdim, unbiased, correction=correction).sqrt()
 
     def prod(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return _apply(_table.Prod, self, axis=dim, keepdims=keepdim)
+        return _apply(_structural.Prod, self, axis=dim, keepdims=keepdim)
 
     def max(self, dim: Any = None, keepdim: bool = False) -> Any:
         """The maximum; with ``dim``, a pair (values, indices) as in PyTorch."""
         if isinstance(dim, Tensor):
             return self.maximum(dim)
-        values = _apply(_table.MaxReduce, self, axis=dim, keepdims=keepdim)
+        values = _apply(_structural.MaxReduce, self, axis=dim, keepdims=keepdim)
         if dim is None:
             return values
         return _MinMax((values, self.argmax(dim, keepdim)))
@@ -637,16 +577,16 @@ class Tensor:
     def min(self, dim: Any = None, keepdim: bool = False) -> Any:
         if isinstance(dim, Tensor):
             return self.minimum(dim)
-        values = -_apply(_table.MaxReduce, -self, axis=dim, keepdims=keepdim)
+        values = -_apply(_structural.MaxReduce, -self, axis=dim, keepdims=keepdim)
         if dim is None:
             return values
         return _MinMax((values, self.argmin(dim, keepdim)))
 
     def amax(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return _apply(_table.MaxReduce, self, axis=dim, keepdims=keepdim)
+        return _apply(_structural.MaxReduce, self, axis=dim, keepdims=keepdim)
 
     def amin(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return -_apply(_table.MaxReduce, -self, axis=dim, keepdims=keepdim)
+        return -_apply(_structural.MaxReduce, -self, axis=dim, keepdims=keepdim)
 
     def argmax(self, dim: Any = None, keepdim: bool = False) -> Tensor:
         xp = backend.array_module(self.array)
@@ -663,7 +603,7 @@ class Tensor:
         return _no_grad_result(out.astype(int64))
 
     def cumsum(self, dim: int) -> Tensor:
-        return _apply(_table.CumSum, self, axis=dim)
+        return _apply(_structural.CumSum, self, axis=dim)
 
     def logsumexp(self, dim: Any = None, keepdim: bool = False) -> Tensor:
         """log Σ exp(x), computed as m + log Σ exp(x - m) with m = max x (no overflow)."""
@@ -717,7 +657,7 @@ class Tensor:
     # ------------------------------------------------------------ shape & views
     def reshape(self, *shape: Any) -> Tensor:
         shape = _shape_args(shape)
-        return _view_of(self, _apply(_table.Reshape, self, shape=shape))
+        return _view_of(self, _apply(_structural.Reshape, self, shape=shape))
 
     def view(self, *shape: Any) -> Tensor:
         if shape and not isinstance(shape[0], (tuple, list)) and not isinstance(shape[0], int):
@@ -753,7 +693,7 @@ class Tensor:
         return self.reshape(self.shape[:dim] + (1,) + self.shape[dim:])
 
     def permute(self, *dims: Any) -> Tensor:
-        return _view_of(self, _apply(_table.Permute, self, axes=_shape_args(dims)))
+        return _view_of(self, _apply(_structural.Permute, self, axes=_shape_args(dims)))
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
         axes = list(range(self.ndim))
@@ -768,7 +708,7 @@ class Tensor:
         shape = tuple(
             self.shape[i - lead] if (n == -1 and i >= lead) else n for i, n in enumerate(sizes)
         )
-        return _view_of(self, _apply(_table.Expand, self, shape=shape))
+        return _view_of(self, _apply(_structural.Expand, self, shape=shape))
 
     def expand_as(self, other: Tensor) -> Tensor:
         return self.expand(other.shape)
@@ -791,16 +731,16 @@ class Tensor:
     def flip(self, dims: Any) -> Tensor:
         out = self
         for d in (dims,) if isinstance(dims, int) else dims:
-            out = _apply(_table.Flip, out, axis=d)
+            out = _apply(_structural.Flip, out, axis=d)
         return out
 
     def split(self, split_size_or_sections: Any, dim: int = 0) -> tuple:
-        from difflab.ops import functions
+        from difflab import functions
 
         return functions.split(self, split_size_or_sections, dim)
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple:
-        from difflab.ops import functions
+        from difflab import functions
 
         return functions.chunk(self, chunks, dim)
 
@@ -816,14 +756,14 @@ class Tensor:
         return self
 
     def masked_fill(self, mask: Any, value: Any) -> Tensor:
-        from difflab.ops import functions
+        from difflab import functions
 
         return functions.where(mask, value, self)
 
     # ---------------------------------------------------------------- indexing
     def __getitem__(self, index: Any) -> Tensor:
         index = _index_arrays(index)
-        return _view_of(self, _apply(_table.Index, self, index=index))
+        return _view_of(self, _apply(_structural.Index, self, index=index))
 
     def __setitem__(self, index: Any, value: Any) -> None:
         index = _index_arrays(index)
@@ -834,7 +774,7 @@ class Tensor:
         self._check_inplace("__setitem__", records)
         if records:
             old = self._snapshot()
-            result = _apply(_table.IndexPut, old, _unwrap_const(value), index=index)
+            result = _apply(_structural.IndexPut, old, _unwrap_const(value), index=index)
             self._rebase(result)
         else:
             self.array[index] = _unwrap(value)
@@ -901,16 +841,16 @@ class Tensor:
         return self
 
     def add_(self, other: Any, alpha: Any = 1) -> Tensor:
-        return self._inplace(_table.ADD, other if alpha == 1 else other * alpha, "add")
+        return self._inplace(_ops.ADD, other if alpha == 1 else other * alpha, "add")
 
     def sub_(self, other: Any, alpha: Any = 1) -> Tensor:
-        return self._inplace(_table.SUB, other if alpha == 1 else other * alpha, "subtract")
+        return self._inplace(_ops.SUB, other if alpha == 1 else other * alpha, "subtract")
 
     def mul_(self, other: Any) -> Tensor:
-        return self._inplace(_table.MUL, other, "multiply")
+        return self._inplace(_ops.MUL, other, "multiply")
 
     def div_(self, other: Any) -> Tensor:
-        return self._inplace(_table.DIV, other, "divide")
+        return self._inplace(_ops.DIV, other, "divide")
 
     __iadd__ = add_
     __isub__ = sub_
@@ -1059,6 +999,35 @@ def _index_arrays(index: Any) -> Any:
     return index
 
 
-# At the bottom: the engine and the op table import Tensor themselves.
+# At the bottom: the engine imports Tensor itself.
 from difflab.autograd.engine import apply as _apply  # noqa: E402
-from difflab.ops import table as _table  # noqa: E402
+from difflab.ops import registry as _ops  # noqa: E402
+from difflab.ops import structural as _structural  # noqa: E402
+
+
+def _elementwise_method(op: Any) -> Any:
+    """``Tensor.<name>`` for an elementwise primitive of the registry."""
+    if isinstance(op, _structural.UnaryOp):
+        def method(self: Tensor) -> Tensor:
+            return _apply(op, self)
+    else:
+        def method(self: Tensor, other: Any) -> Tensor:
+            return _apply(op, self, _unwrap_const(other))
+    method.__name__ = method.__qualname__ = op.name
+    method.__doc__ = f"{op.rule.description or op.name}, elementwise.  {op.math}."
+    return method
+
+
+def add_elementwise_methods() -> None:
+    """Give Tensor a method for each elementwise primitive it lacks (``x.sin()``, ...).
+
+    The operators and the methods with extra arguments (``add(other, alpha)``)
+    are written out above; the rest come from the registry, so a primitive
+    registered at run time is a method too.
+    """
+    for op in _ops.elementwise_ops():
+        if not hasattr(Tensor, op.name):
+            setattr(Tensor, op.name, _elementwise_method(op))
+
+
+add_elementwise_methods()

@@ -165,7 +165,7 @@ class Node:
         if self.saved is None or self.saved_versions:
             self._check_saved()
         if create_graph:
-            from difflab.ops import functions as xp
+            from difflab import functions as xp
 
             if getattr(self.op, "double_backward", True) is False:
                 raise RuntimeError(

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-import difflab.ops.functions as F
+import difflab.functions as F
 
 __all__ = ["FAMILIES", "PROBLEMS", "Family", "Problem", "family", "problem"]
 

@@ -79,10 +79,10 @@ from typing import Any
 import numpy as np
 
 from difflab import backend
+from difflab import functions as F
 from difflab.diff.interface import Cost, Differentiator, check_output, require_scalar, with_arg
+from difflab.functions import TypeHandler, register_type
 from difflab.ops import elementwise as rules
-from difflab.ops import functions as F
-from difflab.ops.functions import TypeHandler, register_type
 from difflab.tensor import Tensor
 
 _tags = itertools.count(1)
@@ -511,11 +511,11 @@ def _binary(rule: type[rules.Binary], a: Any, b: Any) -> Dual:
 class _DualHandler(TypeHandler):
     """How ``difflab.sin(dual)`` and friends reach the rules above."""
 
-    def unary(self, rule: type[rules.Unary], x: Any) -> Any:
-        return _unary(rule, x)
+    def unary(self, op: Any, x: Any) -> Any:
+        return _unary(op.rule, x)
 
-    def binary(self, rule: type[rules.Binary], a: Any, b: Any) -> Any:
-        return _binary(rule, a, b)
+    def binary(self, op: Any, a: Any, b: Any) -> Any:
+        return _binary(op.rule, a, b)
 
     def where(self, cond: Any, a: Any, b: Any) -> Any:
         return _where(cond, a, b)

@@ -14,7 +14,7 @@ itself applied to the tangent, and the VJP is its *transpose*: the VJP of a
 sum is a broadcast, the VJP of a broadcast is a sum, the VJP of indexing is
 scattering into zeros.  Each docstring says which map is which.
 
-``xp`` is numpy or cupy on the fast path, or ``difflab.ops.functions`` when
+``xp`` is numpy or cupy on the fast path, or ``difflab.functions`` when
 the backward pass is itself recorded (``create_graph=True``); so the rules
 use only functions and array methods that both provide.
 """
@@ -182,8 +182,6 @@ class BinaryOp:
         return f"BinaryOp({self.name})"
 
 
-UNARY_OPS = {name: UnaryOp(rule) for name, rule in elementwise.UNARY.items()}
-BINARY_OPS = {name: BinaryOp(rule) for name, rule in elementwise.BINARY.items()}
 
 
 # -------------------------------------------------------------------- reductions

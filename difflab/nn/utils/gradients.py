@@ -326,8 +326,8 @@ def _compile_sample_loss(model: Any, loss_fn: Any, sample_shape: tuple, params: 
 
 def _symbolic_forward(module: Any, x: np.ndarray, symbols: dict) -> np.ndarray:
     """Run a small MLP on object arrays of sympy expressions."""
-    import sympy
-
+    from difflab import functions
+    from difflab.diff.symbolic import SymbolArray
     from difflab.nn.modules import container, layers
 
     if isinstance(module, container.Sequential):
@@ -343,14 +343,11 @@ def _symbolic_forward(module: Any, x: np.ndarray, symbols: dict) -> np.ndarray:
             b = symbols.get(id(module.bias))
             y = y + (backend.to_numpy(module.bias.array).astype(object) if b is None else b)
         return y
-    if isinstance(module, layers.Tanh):
-        return np.vectorize(sympy.tanh, otypes=[object])(x)
-    if isinstance(module, layers.Sigmoid):
-        return np.vectorize(lambda e: 1 / (1 + sympy.exp(-e)), otypes=[object])(x)
-    if isinstance(module, layers.ReLU):
-        # max(e, 0), with the derivative 0 at the kink as everywhere in difflab
-        return np.vectorize(lambda e: sympy.Piecewise((e, e > 0), (0, True)),
-                            otypes=[object])(x)
+    activation = {layers.Tanh: "tanh", layers.Sigmoid: "sigmoid", layers.ReLU: "relu"}.get(
+        type(module))
+    if activation is not None:
+        # The registry's rule, built by sympy (with its convention at kinks).
+        return np.asarray(functions.ELEMENTWISE[activation](SymbolArray(x)), dtype=object)
     if isinstance(module, (layers.Identity, layers.Dropout)):
         return x
     if isinstance(module, layers.Flatten):
