@@ -211,15 +211,15 @@ def im2col(xp: Any, x: Any, kernel, stride, padding, dilation) -> Any:
     """im2col on an array (fast path), or recorded on the tape (``create_graph``)."""
     if _recording(xp):
         return xp.record_primitive(Im2Col, x, kernel=kernel, stride=stride, padding=padding,
-                         dilation=dilation)
+                                   dilation=dilation)
     return _windows(xp, x, kernel, stride, padding, dilation)
 
 
 def col2im(xp: Any, win: Any, x_shape, kernel, stride, padding, dilation) -> Any:
     """col2im on an array (fast path), or recorded on the tape (``create_graph``)."""
     if _recording(xp):
-        return xp.record_primitive(Col2Im, win, x_shape=tuple(x_shape), kernel=kernel, stride=stride,
-                         padding=padding, dilation=dilation)
+        return xp.record_primitive(Col2Im, win, x_shape=tuple(x_shape), kernel=kernel,
+                                   stride=stride, padding=padding, dilation=dilation)
     return _col2im_array(xp, win, x_shape, kernel, stride, padding, dilation)
 
 
