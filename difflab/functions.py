@@ -389,6 +389,11 @@ def scatter_add(values: Any, index: Any, shape: tuple) -> Any:
 index_adjoint = scatter_add
 
 
+def zeros(shape: Any, dtype: Any = None) -> Any:
+    """NumPy's ``zeros`` (a plain array, a constant), for rules that use this module as ``xp``."""
+    return np.zeros(shape, dtype=dtype)
+
+
 def zeros_like(x: Any) -> Any:
     """Zeros with x's shape, dtype and device."""
     if isinstance(x, Tensor):

@@ -40,6 +40,24 @@ from typing import Any
 from difflab.ops import elementwise, nn_ops, structural
 from difflab.ops.structural import BinaryOp, UnaryOp
 
+
+class Context:
+    """The ``ctx`` a primitive's forward gets when no tape records it (forward mode).
+
+    On the tape, the record itself (``autograd.engine.Node``) plays this part.
+    """
+
+    __slots__ = ("needs_input_grad", "saved", "__dict__")
+
+    def __init__(self, needs_input_grad: tuple = ()) -> None:
+        self.needs_input_grad = needs_input_grad
+        self.saved: tuple = ()
+
+    def save(self, *arrays: Any) -> None:
+        """Keep these arrays for the derivative (handed to ``jvp`` after the tangents)."""
+        self.saved = arrays
+
+
 #: name -> primitive, for every primitive difflab knows.
 PRIMITIVES: dict[str, Any] = {}
 

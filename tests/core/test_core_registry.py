@@ -26,7 +26,7 @@ METHODS = ("forward", "reverse", "symbolic", "numeric")
 class Cube(elementwise.Unary):
     """y = x³, written once: its forward next to its derivative."""
 
-    name, math = "cube", "d x³/dx = 3x²"
+    name, math = "cubed", "d x³/dx = 3x²"
     description, domain = "x to the third", (-2.0, 2.0)
 
     @staticmethod
@@ -62,7 +62,7 @@ def new_primitives():
     """Register Cube and Hypot for one test, and take them out again afterwards."""
     cube, hypot = dl.register_primitive(Cube), dl.register_primitive(Hypot)
     yield cube, hypot
-    for name in ("cube", "hypot2"):
+    for name in ("cubed", "hypot2"):
         registry.PRIMITIVES.pop(name, None)
         functions.ELEMENTWISE.pop(name, None)
         if name in vars(Tensor):
@@ -106,23 +106,23 @@ def test_a_new_primitive_on_the_tape(new_primitives):
     x = dl.tensor([0.5, -1.5, 2.0], dtype=dl.float64, requires_grad=True)
     assert gradcheck(cube, (x,))
     assert gradgradcheck(cube, (x,))
-    y = x.cube()  # a Tensor method too
+    y = x.cubed()  # a Tensor method too
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 3 * x.detach().numpy() ** 2)
     with dl.autograd.tape() as t:
         cube(x).sum()
     listing = str(t)
-    assert "cube" in listing and "3x²" in listing
+    assert "cubed" in listing and "3x²" in listing
 
 
 def test_a_new_primitive_in_expressions_and_the_command_line(new_primitives):
-    assert exprparse.FUNCTIONS["cube"] == (1, "x to the third")
-    e = exprparse.parse("cube(x) + hypot2(x, 2)")
+    assert exprparse.FUNCTIONS["cubed"] == (1, "x to the third")
+    e = exprparse.parse("cubed(x) + hypot2(x, 2)")
     assert float(e(1.5)) == pytest.approx(1.5**3 + math.hypot(1.5, 2))
     reference = e.evaluate({"x": 1.5}, namespace="mpmath")
     assert float(reference) == pytest.approx(1.5**3 + math.hypot(1.5, 2), rel=1e-15)
 
-    result = CliRunner().invoke(main, ["compare", "cube(x)", "--at", "x=1.5", "--json",
+    result = CliRunner().invoke(main, ["compare", "cubed(x)", "--at", "x=1.5", "--json",
                                        "--dtypes", "float64"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
@@ -134,7 +134,7 @@ def test_a_new_primitive_in_expressions_and_the_command_line(new_primitives):
         assert r["value"] == pytest.approx(3 * 1.5**2, rel=1e-6)
 
     listing = CliRunner().invoke(main, ["functions"])
-    assert "cube(x)" in listing.output and "3x²" in listing.output
+    assert "cubed(x)" in listing.output and "3x²" in listing.output
 
 
 def test_the_registry_refuses_bad_primitives():
