@@ -17,7 +17,7 @@ from hypothesis.extra import numpy as hnp
 
 import difflab as dl
 from difflab.autograd import gradcheck, gradgradcheck
-from difflab.ops.structural import _LARGE
+from difflab.fastpath import LARGE as _LARGE
 
 
 def leaf(values, device="cpu", dtype=dl.float64):
