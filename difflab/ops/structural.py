@@ -416,9 +416,7 @@ class Index:
     """y = x[index] (slices, integers, integer arrays, boolean masks).
 
     JVP: ẏ = ẋ[index].  VJP (transpose): scatter ȳ into zeros shaped like x,
-    *adding* where an integer index repeats an element.  For a slice the
-    scatter is left to the engine, which adds ȳ straight into x̄[index]
-    (see :class:`difflab.backend.SliceAdjoint`).
+    *adding* where an integer index repeats an element.
     """
 
     name = "index"
@@ -429,8 +427,9 @@ class Index:
         return x[index]
 
     @staticmethod
+    @fastpath.unwritten_slices  # (with the shortcuts on: a slice's scatter is left unwritten)
     def vjp(ctx, xp, g):
-        return (xp.index_adjoint(g, ctx.index, ctx.in_shape),)
+        return (xp.scatter_add(g, ctx.index, ctx.in_shape),)
 
     @staticmethod
     def jvp(ctx, xp, dx):
