@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-
 _cupy: types.ModuleType | None = None
 _cupy_error: str | None = None
 

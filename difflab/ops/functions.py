@@ -453,10 +453,6 @@ def scatter_add(values: Any, index: Any, shape: tuple) -> Any:
     return backend.array_module(values).scatter_add(values, index, shape)
 
 
-# A recorded backward needs the adjoint of indexing as a tensor: always written out.
-index_adjoint = scatter_add
-
-
 def zeros_like(x: Any) -> Any:
     """Zeros with x's shape, dtype and device."""
     if isinstance(x, Tensor):
