@@ -61,7 +61,9 @@ class Node:
     It is also the ``ctx`` handed to the primitive's ``forward`` and
     ``vjp``: a primitive stores on it what its derivative rule needs, with
     ``ctx.save(...)`` for arrays and plain attributes for the rest
-    (``ctx.axis = 1``).
+    (``ctx.axis = 1``).  A user-defined :class:`difflab.autograd.Function`
+    gets the same ``ctx``, with PyTorch's names for saving tensors
+    (``ctx.save_for_backward``, ``ctx.saved_tensors``).
 
     Attributes
     ----------
@@ -90,6 +92,21 @@ class Node:
     def save(self, *arrays: Any) -> None:
         """Keep these arrays for the backward pass (inputs, the output, or masks)."""
         self.saved = arrays
+
+    # -- used by user-defined Functions (PyTorch's names) ----------------------
+    def save_for_backward(self, *tensors: Any) -> None:
+        """Keep these tensors for ``backward`` (checked against later in-place changes)."""
+        self.save(*[t.array if isinstance(t, Tensor) else t for t in tensors])
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """What ``save_for_backward`` kept: the tensors themselves, on the graph."""
+        self._check_saved()
+        return self.saved_as_tensors(self) if self.saved else ()
+
+    def mark_non_differentiable(self, *tensors: Tensor) -> None:
+        """Declare outputs that have no derivative (an argmax, a mask): they need no grad."""
+        self.non_differentiable = {id(t) for t in tensors}
 
     # -- bookkeeping ----------------------------------------------------------
     def _finish_recording(self, inputs: Sequence[Any], output: Any, out_version: list) -> None:
@@ -233,6 +250,8 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Tensor:
     try:
         out = op.forward(ctx, xp, *arrays, **params)
     except (ValueError, IndexError, TypeError) as exc:
+        if getattr(op, "user_code", False):  # a user's own Function: its errors as they are
+            raise
         raise _explain(op, inputs, exc) from None
     if isinstance(out, np.generic):
         # NumPy returns a scalar, not a 0-d array, from operations on 0-d arrays.
