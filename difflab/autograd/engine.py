@@ -22,8 +22,19 @@ Walking (the backward pass)
       (newest first is a valid reverse topological order: a record's inputs
       always existed before it).
 
+    :func:`run_backward` is that loop.  Around it, each other job is one
+    named step: seeding the outputs' adjoints (``_seed``), reading adjoints on
+    the way for ``autograd.grad`` and ``retain_grad`` (``_Taps``), the NaN
+    check of ``detect_anomaly`` (``_check_anomaly``), and the delivery into
+    the leaves' ``.grad`` with their post-accumulate hooks
+    (:func:`accumulate_grad`).  Sums of adjoints happen in one place,
+    :meth:`Adjoints.add`.
+
 Nothing here knows about a particular primitive.  See ``difflab/ops`` for
-the primitives, each with its forward next to its derivative rule.
+the primitives, each with its forward next to its derivative rule.  User
+``Function`` subclasses are recorded by the same :func:`apply`.  Speed
+shortcuts that change no result (adding adjoints in place, say) live in
+``difflab/fastpath.py`` and can be skipped on a first read.
 """
 
 from __future__ import annotations
