@@ -385,10 +385,6 @@ def scatter_add(values: Any, index: Any, shape: tuple) -> Any:
     return backend.array_module(values).scatter_add(values, index, shape)
 
 
-# A recorded backward needs the adjoint of indexing as a tensor: always written out.
-index_adjoint = scatter_add
-
-
 def zeros(shape: Any, dtype: Any = None) -> Any:
     """NumPy's ``zeros`` (a plain array, a constant), for rules that use this module as ``xp``."""
     return np.zeros(shape, dtype=dtype)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from difflab import backend
-from difflab.autograd.engine import run_backward
+from difflab.autograd.engine import accumulate_grad, run_backward
 from difflab.tensor import Tensor, _to_array
 
 
@@ -68,7 +68,7 @@ def backward(
         grads = run_backward(outputs, seeds, retain_graph, create_graph, capture=list(inputs))
         for t, g in zip(inputs, grads):
             if g is not None:
-                t.grad = g if t.grad is None else t.grad + g
+                accumulate_grad(t, g, create_graph)
         return
     run_backward(outputs, seeds, retain_graph, create_graph)
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from difflab import fastpath
 from difflab.ops import elementwise
 
 
@@ -79,56 +80,13 @@ def _broadcast_shape(*shapes: tuple) -> tuple:
     return tuple(out)
 
 
-# Below this many elements an array is cheap to read and write; the shortcuts
-# in _scale save passes over memory, so they only pay for large arrays.
-_LARGE = 4096
-
-
-def _single_value(g: Any) -> Any:
-    """The number ``g`` holds everywhere, if it is one number broadcast to a shape.
-
-    The adjoint a sum hands back is such a view (every stride 0): ȳ once, seen
-    as many.  Multiplying by it is multiplying by a number, which reads one
-    array instead of two, and a number times a number needs no array at all.
-    """
-    if any(g.strides):
-        return None
-    return g[(0,) * g.ndim]
-
-
+@fastpath.scaling  # (with the shortcuts on: the same product in fewer passes)
 def _scale(xp: Any, g: Any, factor: Any, saved: tuple = ()) -> Any:
-    """g · factor: the chain rule's product of an adjoint and a local derivative.
+    """ȳ · f'(x): the chain rule's product of an adjoint and a local derivative.
 
-    Skips the multiplication when the factor is the number 1.  For large
-    arrays, two more shortcuts: when ``g`` is one number broadcast (see
-    :func:`_single_value`) it is used as that number; and when the factor is
-    a temporary array the rule just computed (not one of the ``saved``
-    arrays, and already of the product's shape and dtype), the product is
-    written into its memory, so a large backward pass allocates half as much.
+    ``saved`` names the arrays the rule read, which the product must never
+    overwrite; only the faster product in ``difflab/fastpath.py`` needs it.
     """
-    if type(factor) is float and factor == 1.0:
-        return g
-    if not hasattr(g, "strides") or g.size < _LARGE:  # (a Tensor, with create_graph)
-        return g * factor
-    value = _single_value(g)
-    if not hasattr(factor, "shape"):  # a number
-        return g * factor if value is None else xp.broadcast_to(value * factor, g.shape)
-    temporary = (
-        type(factor) is type(g)
-        and factor.flags.writeable
-        and factor.shape == g.shape
-        and factor.dtype == g.dtype
-        and not any(factor is s for s in saved)
-    )
-    if value is not None and factor.shape == g.shape:
-        if not temporary:
-            return factor * value
-        if value != 1:
-            factor *= value
-        return factor
-    if temporary:
-        factor *= g
-        return factor
     return g * factor
 
 
@@ -525,9 +483,7 @@ class Index:
     """y = x[index] (slices, integers, integer arrays, boolean masks).
 
     JVP: ẏ = ẋ[index].  VJP (transpose): scatter ȳ into zeros shaped like x,
-    *adding* where an integer index repeats an element.  For a slice the
-    scatter is left to the engine, which adds ȳ straight into x̄[index]
-    (see :class:`difflab.backend.SliceAdjoint`).
+    *adding* where an integer index repeats an element.
     """
 
     name = "index"
@@ -538,8 +494,9 @@ class Index:
         return x[index]
 
     @staticmethod
+    @fastpath.unwritten_slices  # (with the shortcuts on: a slice's scatter is left unwritten)
     def vjp(ctx, xp, g):
-        return (xp.index_adjoint(g, ctx.index, ctx.in_shape),)
+        return (xp.scatter_add(g, ctx.index, ctx.in_shape),)
 
     @staticmethod
     def jvp(ctx, xp, dx):
