@@ -21,7 +21,8 @@ uses reverse mode.
 
 :func:`cost` *measures* these (nothing here is assumed): for each method and
 size it times the call through the common interface (best of several
-repeats), counts evaluations from the call's ``Cost``, records peak memory
+repeats), counts evaluations of f and reverse mode's backward passes from the
+call's ``Cost``, records peak memory
 with :mod:`tracemalloc` (which sees NumPy's allocations) in a separate run,
 and times f itself as the baseline.  A least-squares line through
 log(time) against log(n) gives each method's growth exponent: time ∝ n^k.
@@ -175,6 +176,7 @@ def _columns(axis_keys: Sequence[str]) -> list[Column]:
         Column("f_seconds", "time of f", "", format_seconds),
         Column("ratio", "/ f", "", format_ratio),
         Column("evaluations", "f evals", "", format_count),
+        Column("backward_passes", "backward", "", format_count),
         Column("peak_bytes", "peak mem", "", format_bytes),
         Column("compile_seconds", "compile", "", format_seconds),
     ]
@@ -293,6 +295,7 @@ def cost(
                 "seconds": seconds, "first_seconds": first["seconds"],
                 "f_seconds": f_seconds[(n, m)], "ratio": seconds / f_seconds[(n, m)],
                 "evaluations": first.get("evaluations"),
+                "backward_passes": first.get("backward_passes"),
                 "peak_bytes": peak, "compile_seconds": first.get("compile_seconds"),
                 "eval_seconds": last.get("eval_seconds") if compiled else None,
                 "tape_length": first.get("tape_length"),
