@@ -90,15 +90,6 @@ def _recording(args: list) -> bool:
     return any(isinstance(a, Tensor) and a.requires_grad for a in args)
 
 
-def _unit_rows(x: Tensor, offset: int, total: int) -> Any:
-    """Tangents for x among ``total`` directions: entry k of x moves along e_(offset+k)."""
-    xp = backend.array_module(x.array)
-    n = x.array.size
-    rows = xp.zeros((total, n))
-    rows[xp.arange(offset, offset + n), xp.arange(n)] = 1.0
-    return rows.reshape((total,) + tuple(x.shape))
-
-
 class Reverse(Differentiator):
     """Reverse mode on difflab's tape.
 
@@ -192,23 +183,24 @@ class Reverse(Differentiator):
                 cost.add("backward_passes", 1)
         else:
             # reverse over forward: the tangents of f(x + Iε) are ∇f, computed on the tape.
-            # One tag for all arguments; argument k's entries get their own rows of I.
-            tag, sizes = new_tag(), [x.array.size for x in xs]
-            offsets = np.cumsum([0] + sizes)
-            duals = {i: Dual(x, _unit_rows(x, offset, offsets[-1]), tag, vector=True)
-                     for (i, x), offset in zip(leaves.items(), offsets)}
+            # One pass for all arguments: the N = Σ nₖ directions are the rows of the N × N
+            # identity, and argument k's entries own its columns offsets[k] .. offsets[k+1].
+            tag, offsets = new_tag(), [int(o) for o in np.cumsum([0] + [x.numel() for x in xs])]
+            eye = (backend.array_module(xs[0].array) if xs else np).eye(offsets[-1])
+            duals = {i: Dual(x, eye[:, a:b].reshape((-1,) + tuple(x.shape)), tag, vector=True)
+                     for (i, x), a, b in zip(leaves.items(), offsets, offsets[1:])}
             with tape() as recorded:
                 out = f(*[duals.get(k, a) for k, a in enumerate(args)])
-                value, tangents = tangents_of(out, tag, int(offsets[-1]))
+                value, tangents = tangents_of(out, tag, offsets[-1])
             cost.evaluations += 1
             cost.add("tape_length", len(recorded))
             value = value.array if isinstance(value, Tensor) else value
             require_scalar(value, "hessian")
-            gradients = [tangents.reshape(-1)[int(a):int(b)] if isinstance(tangents, Tensor)
-                         else None for a, b in zip(offsets[:-1], offsets[1:])]
+            gradients = [tangents.reshape(-1)[a:b] if isinstance(tangents, Tensor) else None
+                         for a, b in zip(offsets, offsets[1:])]
         blocks = {}
         for k, (i, x, g) in enumerate(zip(leaves, xs, gradients)):
-            n = x.array.size
+            n = x.numel()
             if g is None or not g.requires_grad:
                 blocks[i] = backend.array_module(x.array).zeros((n, n))
             else:
