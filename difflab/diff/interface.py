@@ -412,8 +412,9 @@ class Differentiator:
         def body(args: list, nums: tuple, cost: Cost) -> tuple:
             value, hessians = self._hessians(f, args, nums, cost)
             # poison: NaN where x is outside f's domain (the rules would give numbers)
-            return tuple(to_result(poison(value, H).reshape(np.shape(args[i]) * 2))
-                         for i, H in zip(nums, hessians))
+            shapes = [np.shape(args[i]) for i in nums]
+            return tuple(to_result(poison(value, H).reshape(shape + shape))
+                         for shape, H in zip(shapes, hessians))
 
         def hessian_of_f(*args: Any, return_cost: bool = False) -> Any:
             return self._run("hessian", f, args, argnums, body, return_cost)
