@@ -402,17 +402,23 @@ def blowup_command(family: str, depth: str, force: bool, max_seconds: float, no_
               help="Skip a method's larger sizes once one is predicted to take longer.")
 @click.option("--no-memory", "no_memory", is_flag=True,
               help="Do not measure peak memory (saves one call per size).")
+@click.option("--arguments", type=click.Choice(["vector", "scalars"]), default="vector",
+              show_default=True,
+              help="vector: f(x) of one x in R^n; scalars: f(x_1, ..., x_n) of n "
+                   "arguments, differentiated with respect to all of them.")
 @output_options
 def cost_command(function: str, n: str, m: str, methods: str, chunk_size: int,
-                 max_seconds: float, no_memory: bool, as_json: bool, as_csv: bool,
-                 plot: Path | None) -> None:
+                 max_seconds: float, no_memory: bool, arguments: str, as_json: bool,
+                 as_csv: bool, plot: Path | None) -> None:
     """Time, memory and evaluations of the gradient (or Jacobian) of FUNCTION as n grows.
 
     FUNCTION is one of: sum-sin, logsumexp (gradients of R^n -> R),
     tanh-layer (Jacobian of R^n -> R^m).  Prints each method's fitted growth
-    exponent (time ∝ n^k).  Example:
+    exponent (time ∝ n^k).  Examples:
 
         difflab cost sum-sin --n 10,100,1000,10000 --plot cost.png
+
+        difflab cost sum-sin --n 10 --arguments scalars
     """
     from difflab.compare import PROBLEMS, cost
 
@@ -431,7 +437,8 @@ def cost_command(function: str, n: str, m: str, methods: str, chunk_size: int,
         total = len(chosen) * len(ns) * len(ms)
     with _progress(f"cost {function}", total) as update, _warnings_to_stderr():
         report = cost(function, ns, chosen, ms, chunk_size=chunk_size,
-                      max_seconds=max_seconds, memory=not no_memory, progress=update)
+                      max_seconds=max_seconds, memory=not no_memory, arguments=arguments,
+                      progress=update)
     _emit(report, as_json, as_csv, plot)
 
 

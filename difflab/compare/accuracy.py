@@ -196,6 +196,7 @@ _ACCURACY_COLUMNS = [
     Column("abs_error", "abs error", "", format_sci),
     Column("rel_error", "rel error", "", format_sci),
     Column("evaluations", "f evals", "", format_count),
+    Column("backward_passes", "backward", "", format_count),
     Column("seconds", "time", "", format_seconds),
 ]
 
@@ -227,7 +228,9 @@ def accuracy(
     -------
     AccuracyReport
         One record per method, dtype and variable: value, reference, abs and rel
-        error, function evaluations, seconds.
+        error, function evaluations, backward passes (reverse mode), seconds.  The
+        partial derivatives of a function of several variables come from one call
+        (``argnums`` = all), so its rows share that call's counts and time.
     """
     expr = _expression(expr)
     values = _point(expr, at)
@@ -269,6 +272,7 @@ def accuracy(
                     "method": method, "dtype": dtype, "variable": v, "value": value,
                     "reference": float(exact), "abs_error": abs_error,
                     "rel_error": rel_error, "evaluations": cost.get("evaluations"),
+                    "backward_passes": cost.get("backward_passes"),
                     "seconds": cost.get("seconds"),
                 })
     point_text = ", ".join(f"{k}={v:g}" for k, v in values.items())
