@@ -167,8 +167,9 @@ def jacobian(f: Callable[[Any], Any], x: Any, step: float | None = None,
     """J[..., j] = ∂f/∂xⱼ by finite differences, with shape f(x).shape + x.shape.
 
     ``f`` maps an array shaped like ``x`` to a number or an array.  ``step`` is
-    relative to max(|xⱼ|, 1) (default: :func:`optimal_step` for the dtype f returns);
-    each coordinate costs len(stencil) evaluations, one-sided stencils one more in all.
+    relative to max(|xⱼ|, 1) (default: :func:`optimal_step` for the dtype f returns).
+    Cost: one evaluation of f(x) (its shape and dtype), then each coordinate the
+    stencil's points other than 0: 2 per coordinate for central differences.
 
     >>> jacobian(lambda v: (v ** 2).sum(), np.array([1.0, 2.0])).round(6)
     array([2., 4.])

@@ -45,7 +45,7 @@ No single step suits every function: the logistic map's 7th iterate varies
 on the scale 2⁻⁷, where Richardson's fixed first step 1/8 is far too large.
 ``scheme="adaptive"`` walks down the steps ¼, ⅛, ... (times max(|x|, 1)),
 extrapolating as it goes, and stops when its error estimate says that
-smaller steps cannot help: see :meth:`Numeric._adaptive`.  Typical cost: 11
+smaller steps cannot help (``Numeric._adaptive`` has the details).  Typical cost: 11
 to 15 evaluations; the logistic maps take 23 to 35.
 
 Complex step
