@@ -458,6 +458,13 @@ def tour_command(out: Path, quick: bool) -> None:
     """
     from difflab.compare import tour
 
+    try:  # fail before any work if the folder cannot be written
+        out.mkdir(parents=True, exist_ok=True)
+        (out / ".difflab-write-test").touch()
+        (out / ".difflab-write-test").unlink()
+    except OSError as error:
+        raise click.BadParameter(f"cannot write into {out}: {error.strerror or error}. "
+                                 f"Choose a folder you can write to.", param_hint="--out") from None
     start = time.perf_counter()
     click.echo(_heading("difflab tour: four ways to differentiate, side by side") + "\n")
     with _warnings_to_stderr():

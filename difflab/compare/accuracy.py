@@ -45,7 +45,7 @@ from difflab.compare.report import (
     format_value,
     new_figure,
 )
-from difflab.diff import NumericalWarning
+from difflab.diff import DomainWarning, NumericalWarning
 from difflab.exprparse import Expression, parse, parse_assignments
 
 __all__ = ["AccuracyReport", "StepReport", "accuracy", "reference", "step_sweep"]
@@ -239,6 +239,7 @@ def accuracy(
         if d not in DTYPES:
             raise ValueError(f"unknown dtype {d!r}; expected one of {', '.join(DTYPES)}")
     ref = reference(expr, values, 1, digits)
+    overflows = _overflows(reference(expr, values, 0, digits)["f"], ref)
     f = expr.function("difflab")
     args = [values[v] for v in expr.variables]
     nvars = len(args)
@@ -252,13 +253,25 @@ def accuracy(
                              f"evaluates in float64)")
                 continue
             g = in_dtype(f, DTYPES[dtype])
+            largest = float(np.finfo(DTYPES[dtype]).max)
+            overflow = overflows > largest
+            if overflow and not any(n.startswith(f"overflow in {dtype}") for n in notes):
+                notes.append(
+                    f"overflow in {dtype}: f or its derivative reaches "
+                    f"{mpmath_str(overflows, 3)}, beyond the largest {dtype} ({largest:.3g}); the "
+                    f"NaN/inf there is an overflow, not a point outside f's domain")
+            with warnings.catch_warnings():
+                if overflow:  # the domain warning would blame the domain
+                    warnings.simplefilter("ignore", DomainWarning)
+                if nvars == 1:
+                    result, cost = M.run("derivative", method, g, *args)
+                elif nvars == 0:
+                    results, cost = [], {}
+                else:
+                    result, cost = M.run_grad(method, g, args)
             if nvars == 1:
-                result, cost = M.run("derivative", method, g, *args)
                 results = [result]
-            elif nvars == 0:
-                results, cost = [], {}
-            else:
-                result, cost = M.run_grad(method, g, args)
+            elif nvars > 0:
                 results = list(result)
             for v, value in zip(expr.variables, results):
                 exact = ref[v]
@@ -286,6 +299,12 @@ def accuracy(
         meta={"expression": expr.text, "point": point_text, "values": values,
               "reference": {v: str(ref[v]) for v in expr.variables}, "digits": digits},
     )
+
+
+def _overflows(value: Any, derivatives: Mapping[str, Any]) -> Any:
+    """The largest magnitude among f and its derivatives (the finite ones, in mpmath)."""
+    return max((abs(v) for v in [value, *derivatives.values()] if mpmath_isfinite(v)),
+               default=0)
 
 
 def mpmath_isfinite(x: Any) -> bool:

@@ -14,7 +14,7 @@ name                   differentiator
 ``symbolic``           ``Symbolic()``: sympy, with common subexpressions
 ``numeric``            ``Numeric("central")``
 ``numeric:SCHEME``     ``Numeric(SCHEME)``: forward, backward, central,
-                       richardson, complex
+                       richardson, adaptive, complex
 =====================  ==================================================
 """
 
@@ -25,12 +25,15 @@ from typing import Any
 
 import numpy as np
 
+from difflab.diff.numeric import SCHEMES
+
 __all__ = ["METHODS", "cost_dict", "differentiator", "parse_methods", "run"]
 
 #: The four methods, in the order tables list them.
 METHODS: tuple[str, ...] = ("forward", "reverse", "symbolic", "numeric")
 
-NUMERIC_SCHEMES: tuple[str, ...] = ("forward", "backward", "central", "richardson", "complex")
+#: Numeric's schemes, as the differentiator lists them.
+NUMERIC_SCHEMES: tuple[str, ...] = SCHEMES
 
 
 def parse_methods(spec: str | Sequence[str] | None) -> list[str]:

@@ -179,3 +179,22 @@ def test_full_tour_in_default_folder(run, tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert len(list((tmp_path / "difflab-tour").glob("*.png"))) == 6
     assert "exponent of time / time of f: forward" in result.stdout
+
+
+def test_tour_into_an_unwritable_place_is_a_clear_usage_error(run, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    result = run("tour", "--quick", "--out", str(blocker / "tour"))
+    assert result.exit_code == 2
+    assert "cannot write into" in result.output and "--out" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_compare_says_overflow_not_domain(run):
+    result = run("compare", "1e308*x*x", "--at", "x=2")
+    assert result.exit_code == 0
+    assert "overflow in float64" in result.output and "4.0e+308" in result.output
+    assert "outside the domain" not in result.output
+    # a real domain error still says domain
+    result = run("compare", "log(x)", "--at", "x=-1")
+    assert "outside the domain" in result.output and "overflow" not in result.output

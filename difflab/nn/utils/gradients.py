@@ -39,6 +39,7 @@ import numpy as np
 
 from difflab import backend
 from difflab.autograd.grad_mode import no_grad
+from difflab.finite_differences import along_coordinate, difference, optimal_step
 from difflab.tensor import Tensor
 
 SYMBOLIC_MAX_PARAMETERS = 200
@@ -158,25 +159,23 @@ def _reverse(model, loss_fn, inputs, targets, cost) -> list:
 
 
 def _numeric(model, loss_fn, inputs, targets, params, eps, cost) -> list:
-    """Central differences, one parameter element at a time: 2 evaluations each."""
+    """Central differences, one parameter element at a time: 2 evaluations each.
+
+    The step is ``eps`` if given, else ∛ε·max(1, |θᵢ|) with ε the machine epsilon of
+    the parameter's dtype; the difference is :func:`difflab.finite_differences.difference`.
+    """
     cost.loss = _loss_value(model, loss_fn, inputs, targets)
     cost.evaluations = 1
     grads = []
     for p in params:
         flat = p.array.reshape(-1)  # a view: writing into it perturbs p in place
         g = np.zeros(flat.size)
-        machine_eps = float(np.finfo(p.dtype).eps)
+        relative = optimal_step(2, dtype=p.dtype)
         for j in range(flat.size):
-            original = flat[j].item()
-            h = eps if eps is not None else machine_eps ** (1 / 3) * max(1.0, abs(original))
-            try:
-                flat[j] = original + h
-                plus = _loss_value(model, loss_fn, inputs, targets)
-                flat[j] = original - h
-                minus = _loss_value(model, loss_fn, inputs, targets)
-            finally:
-                flat[j] = original
-            g[j] = (plus - minus) / (2 * h)
+            along = along_coordinate(
+                flat, j, lambda: _loss_value(model, loss_fn, inputs, targets))
+            h = eps if eps is not None else relative * max(1.0, abs(flat[j].item()))
+            g[j] = difference(along, h)[0]
             cost.evaluations += 2
         grads.append(g.reshape(p.shape))
     return grads
