@@ -416,7 +416,30 @@ def run_backward(
             leaf.grad = leaf.grad + g
         else:
             leaf.grad.array += g.array
+        for hook in tuple(getattr(leaf, "_post_accumulate_grad_hooks", ())):
+            hook(leaf)  # this leaf's .grad is final for this pass
+    _run_queued_callbacks()
     return None
+
+
+_queued_callbacks: list = []
+
+
+def queue_callback(callback: Any) -> None:
+    """Run ``callback()`` once the running backward pass has filled every ``.grad``.
+
+    PyTorch's ``Variable._execution_engine.queue_callback``; meant to be called
+    from a hook during backward (data-parallel training waits for its last
+    gradient exchange this way).
+    """
+    _queued_callbacks.append(callback)
+
+
+def _run_queued_callbacks() -> None:
+    callbacks = _queued_callbacks[:]
+    _queued_callbacks.clear()
+    for callback in callbacks:
+        callback()
 
 
 def _as_tensor(g: Any, create_graph: bool) -> Tensor:
