@@ -28,7 +28,7 @@ class DistributedSampler:
     Parameters
     ----------
     num_replicas, rank : the world size and this rank; by default read from
-        the process group (:func:`difflab.distributed.init_process_group`).
+        the process group (:func:`~difflab.distributed.process_group.init_process_group`).
     shuffle : a new permutation every epoch; call :meth:`set_epoch` at the
         start of each epoch, or every epoch repeats the first one's order.
     seed : the same on every rank.

@@ -40,7 +40,8 @@ _LAUNCHER_SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "MP
 
 
 class ReduceOp(enum.Enum):
-    """How :func:`all_reduce` and :func:`reduce` combine the ranks' values (elementwise)."""
+    """How :func:`~difflab.distributed.collectives.all_reduce` and
+    :func:`~difflab.distributed.collectives.reduce` combine the ranks' values (elementwise)."""
 
     SUM = "sum"
     AVG = "avg"  # the sum divided by the world size

@@ -1,4 +1,4 @@
-"""Process groups and collectives in this process (the "single" backend, and MPI as a world of one)."""
+"""Process groups and collectives in this process ("single" backend; MPI as a world of one)."""
 
 import sys
 

@@ -1,4 +1,7 @@
-"""Data parallelism: :class:`DistributedDataParallel` (and :class:`DataParallel`, its alias).
+"""Data parallelism: ``DistributedDataParallel`` and ``DataParallel`` (its alias).
+
+:class:`~difflab.nn.parallel.distributed.DistributedDataParallel`,
+:class:`~difflab.nn.parallel.data_parallel.DataParallel`.
 
 See :mod:`difflab.distributed` for the process groups and collectives it
 runs on, and the launcher ``python -m difflab.distributed.run``.

@@ -8,11 +8,13 @@ gathers everything make it slower than one process per device, which is
 why PyTorch itself recommends ``DistributedDataParallel`` instead.
 
 difflab has only the better way.  ``DataParallel(model)`` is
-:class:`DistributedDataParallel` over the default process group when
-:func:`difflab.distributed.init_process_group` has been called, and over a
-group of one process otherwise, where it just calls the model: scripts
-written for ``nn.DataParallel`` run unchanged, on one process, and scale
-by starting more with ``python -m difflab.distributed.run -n N``.
+:class:`~difflab.nn.parallel.distributed.DistributedDataParallel` over the
+default process group when
+:func:`~difflab.distributed.process_group.init_process_group` has been
+called, and over a group of one process otherwise, where it just calls the
+model: scripts written for ``nn.DataParallel`` run unchanged, on one
+process, and scale by starting more with
+``python -m difflab.distributed.run -n N``.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ Why averaging gives single-process training
 
 Overlapping communication with backward
     Gradients become final one parameter at a time while backward runs
-    (:meth:`Tensor.register_post_accumulate_grad_hook`).  They are copied
+    (:meth:`~difflab.tensor.Tensor.register_post_accumulate_grad_hook`).  They are copied
     into *buckets*, flat arrays of about ``bucket_cap_mb`` MiB filled in
     reverse parameter order (the order backward produces them); a full
     bucket's sum over the ranks starts at once as a non-blocking MPI
@@ -89,7 +89,11 @@ class DistributedDataParallel(Module):
     buffers to every rank; afterwards each ``loss.backward()`` leaves in
     every parameter's ``.grad`` the average of the ranks' gradients, so the
     optimizer steps agree on every rank.  Each rank feeds its own share of
-    the batch (see :class:`difflab.data.DistributedSampler`).
+    the batch (see :class:`~difflab.data.sampler.DistributedSampler`).
+
+    For gradient accumulation, run the forward and backward passes of all
+    micro-batches but the last inside ``with model.no_sync():``; they only add
+    into each rank's own ``.grad``, and the last backward averages the sums.
 
     Parameters
     ----------
@@ -106,12 +110,6 @@ class DistributedDataParallel(Module):
         backward passes (branches, frozen heads).  Costs one more small
         message per step; parameters unused on every rank keep ``.grad``
         as it was.  Without it, a parameter left without a gradient is an error.
-
-    Methods
-    -------
-    no_sync() : a context manager; backward passes of forwards run inside
-        it only accumulate local gradients (gradient accumulation), and the
-        first backward after it averages the accumulated sums.
     """
 
     def __init__(self, module: Module, device_ids: list | None = None,
