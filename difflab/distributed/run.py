@@ -18,9 +18,14 @@ with three choices made for you:
   (two ranks on two cores ran 30 times slower).
 
 The launcher replaces itself with ``mpiexec`` (``exec``), so Ctrl-C and
-signals reach mpiexec directly and the exit status is the job's.  On a
-cluster, call your site's ``mpiexec`` or ``srun`` with ``python -m mpi4py
-train.py`` the same way (``--mpiexec PATH`` picks another launcher here).
+signals reach mpiexec directly and the exit status is the job's.
+
+Where mpi4py was built against a system MPI (clusters, distribution
+packages), name that MPI's launcher with ``--mpiexec PATH`` or the
+environment variable ``DIFFLAB_MPIEXEC``; Open MPI's then needs
+``OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1`` to run as root,
+which MPICH's does not.  On a cluster you may also call your site's
+``mpiexec`` or ``srun`` with ``python -m mpi4py train.py`` directly.
 """
 
 from __future__ import annotations
@@ -44,7 +49,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("-n", "--nproc-per-node", "--nproc_per_node", dest="n", type=int,
                         default=1, help="number of processes (ranks) to start (default 1)")
     parser.add_argument("--mpiexec", default=None,
-                        help="the mpiexec to use (default: the one beside this Python)")
+                        help="the mpiexec to use (default: $DIFFLAB_MPIEXEC, else the one "
+                             "beside this Python)")
     parser.add_argument("-m", "--module", action="store_true",
                         help="run SCRIPT as a module, like python -m")
     parser.add_argument("script", help="the training script (or module with -m)")
@@ -60,10 +66,14 @@ def mpiexec_path() -> str:
 
 def command(n: int, script: str, args: Sequence[str], module: bool = False,
             mpiexec: str | None = None) -> list[str]:
-    """The command line that starts the job (checked: raises ValueError on bad input)."""
+    """The command line that starts the job (checked: raises ValueError on bad input).
+
+    ``mpiexec``: the launcher to use; by default ``$DIFFLAB_MPIEXEC`` or the
+    one beside the running Python.
+    """
     if n < 1:
         raise ValueError(f"-n must be at least 1 (the number of processes to start), got {n}")
-    mpiexec = mpiexec or mpiexec_path()
+    mpiexec = mpiexec or os.environ.get("DIFFLAB_MPIEXEC") or mpiexec_path()
     if not (os.path.isfile(mpiexec) and os.access(mpiexec, os.X_OK)):
         raise ValueError(
             f"no mpiexec at {mpiexec}. {MPI_INSTALL_HINT} It puts mpiexec beside the Python "

@@ -21,8 +21,9 @@ from difflab.distributed import run
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(difflab.__file__)))
 
+MPIEXEC = os.environ.get("DIFFLAB_MPIEXEC") or run.mpiexec_path()
 pytestmark = pytest.mark.skipif(
-    not (dist.is_mpi_available() and os.path.isfile(run.mpiexec_path())),
+    not (dist.is_mpi_available() and os.path.isfile(MPIEXEC)),
     reason='needs mpi4py and the mpiexec beside this Python (pip install "difflab[mpi]")',
 )
 
@@ -142,6 +143,20 @@ def test_a_rank_that_raises_ends_the_job_with_its_traceback():
     time.sleep(0.5)
     left = [pid for pid in os.listdir("/proc") if pid.isdigit() and _cmdline_has(pid, marker)]
     assert left == [], f"processes left behind: {left}"
+
+
+@pytest.mark.gpu
+def test_cuda_tensors_go_through_host_memory_and_stay_on_the_gpu(tmp_path):
+    if not difflab.cuda.is_available():
+        pytest.skip("no CUDA device with CuPy here (install the gpu extra on a machine with a GPU)")
+    code, out, err = launch(2, os.path.join(HERE, "worker.py"), str(tmp_path), "cuda")
+    assert code == 0, f"the job failed:\n{out}\n{err}"
+    for r in range(2):
+        seen = json.loads((tmp_path / f"rank{r}.json").read_text())
+        assert seen["all_reduce"] == [3.0, 4.0] and seen["device"].startswith("cuda")
+        assert seen["all_gather"] == [[0.0], [1.0]]
+        assert seen["grad_device"].startswith("cuda")
+        assert seen["gap"] <= 1e-12
 
 
 def _cmdline_has(pid, text):

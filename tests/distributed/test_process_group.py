@@ -111,3 +111,15 @@ def test_bad_arguments_are_named(backend):
     read_only = dl.Tensor._wrap(np.broadcast_to(np.ones(1), (3,)))
     with pytest.raises(RuntimeError, match=r"read-only.*clone\(\) it first"):
         dist.all_reduce(read_only)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("backend", ["single", pytest.param("mpi", marks=needs_mpi4py)])
+def test_a_cuda_tensor_is_reduced_in_place_on_its_gpu(backend):
+    if not dl.cuda.is_available():
+        pytest.skip("no CUDA device with CuPy here (install the gpu extra on a machine with a GPU)")
+    dist.init_process_group(backend)
+    t = dl.tensor([1.0, 2.0], device="cuda")
+    array = t.array
+    dist.all_reduce(t, op=ReduceOp.AVG)
+    assert t.array is array and t.device.type == "cuda" and t.tolist() == [1.0, 2.0]

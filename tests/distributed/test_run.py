@@ -27,7 +27,8 @@ def test_a_missing_mpiexec_says_how_to_install_it(tmp_path):
     assert 'pip install "difflab[mpi]"' in result.stderr
 
 
-def test_the_command_uses_the_mpiexec_beside_python_and_mpi4py(tmp_path):
+def test_the_command_uses_the_mpiexec_beside_python_and_mpi4py(tmp_path, monkeypatch):
+    monkeypatch.delenv("DIFFLAB_MPIEXEC", raising=False)
     mpiexec = tmp_path / "mpiexec"
     mpiexec.write_text("#!/bin/sh\n")
     mpiexec.chmod(0o755)
@@ -42,6 +43,12 @@ def test_the_command_uses_the_mpiexec_beside_python_and_mpi4py(tmp_path):
         run.command(2, "nowhere.py", [], mpiexec=str(mpiexec))
     assert os.path.dirname(run.mpiexec_path()) == os.path.dirname(
         os.path.abspath(sys.executable))
+
+
+def test_mpiexec_from_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("DIFFLAB_MPIEXEC", str(tmp_path / "site-mpiexec"))
+    with pytest.raises(ValueError, match="no mpiexec at .*site-mpiexec"):
+        run.command(2, __file__, [])
 
 
 def test_missing_mpi4py_is_named(monkeypatch, tmp_path):

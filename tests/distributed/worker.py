@@ -139,10 +139,38 @@ def sampler_share(rank, size):
     return [int(b.item()) for (b,) in DataLoader(dataset, batch_size=1, sampler=sampler)]
 
 
+def cuda_checks(rank, size):
+    """CuPy tensors go through host memory and come back to the GPU; DDP trains on the GPU."""
+    t = dl.tensor([rank + 1.0, 2.0], dtype=dl.float64, device="cuda")
+    dist.all_reduce(t)
+    gathered = [dl.zeros(1, device="cuda") for _ in range(size)]
+    dist.all_gather(gathered, dl.tensor([float(rank)], device="cuda"))
+    model = DDP(make_model().to("cuda"), bucket_cap_mb=1e-6)
+    opt = dl.optim.SGD(model.parameters(), lr=0.3, momentum=0.9)
+    start = {k: v.cpu() for k, v in model.module.state_dict().items()}
+    x, y = data()
+    local = GLOBAL_BATCH // size
+    for step in range(STEPS):
+        part = slice(step * GLOBAL_BATCH + rank * local, step * GLOBAL_BATCH + (rank + 1) * local)
+        opt.zero_grad()
+        F.cross_entropy(model(x[part].to("cuda")), y[part].to("cuda")).backward()
+        opt.step()
+    reference = train_alone(start)
+    return {"all_reduce": t.cpu().tolist(), "device": str(t.device),
+            "all_gather": [g.cpu().tolist() for g in gathered],
+            "grad_device": str(next(model.module.parameters()).grad.device),
+            "gap": max(float(np.abs(p.cpu().array - q.array).max())
+                       for p, q in zip(model.module.parameters(), reference.parameters()))}
+
+
 def main():
     out_dir = sys.argv[1]
     dist.init_process_group("mpi")
     rank, size = dist.get_rank(), dist.get_world_size()
+    if sys.argv[2:] == ["cuda"]:
+        with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as f:
+            json.dump(cuda_checks(rank, size), f)
+        return
     result = {"rank": rank, "size": size, "threads": os.environ.get("OMP_NUM_THREADS")}
     result["collectives"] = collectives(rank, size)
     result["errors"] = errors(rank)
