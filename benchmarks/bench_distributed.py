@@ -1,4 +1,4 @@
-"""Data-parallel training of the digits MLP on 1, 2 and 4 ranks: time per step, share in communication.
+"""Data-parallel training of the digits MLP on 1, 2, 4 ranks: time per step, communication share.
 
     python benchmarks/bench_distributed.py [--ranks 1 2 4] [--rounds 3] [--steps 40]
                                            [--batch-size 256] [--hidden 128] [--dtype float32]
