@@ -63,7 +63,10 @@ class Tensor:
     ``Tensor(data)`` copies ``data`` like :func:`difflab.tensor`.
     """
 
-    __slots__ = ("array", "_requires_grad", "grad", "grad_fn", "_version", "_base", "__weakref__")
+    # _post_accumulate_grad_hooks is set only by register_post_accumulate_grad_hook
+    # (left unset elsewhere, so creating a tensor costs nothing more).
+    __slots__ = ("array", "_requires_grad", "grad", "grad_fn", "_version", "_base",
+                 "_post_accumulate_grad_hooks", "__weakref__")
     __array_ufunc__ = None  # make NumPy defer to Tensor's operators: array + tensor -> Tensor
 
     def __init__(
@@ -295,6 +298,25 @@ class Tensor:
                 raise RuntimeError("can't retain_grad on a tensor that does not require grad")
             return
         self.grad_fn.retained = weakref.ref(self)
+
+    def register_post_accumulate_grad_hook(self, hook: Any) -> Any:
+        """Call ``hook(self)`` each time a backward pass has finished adding into ``self.grad``.
+
+        For leaves that require grad, as in PyTorch.  Data-parallel training uses
+        it to start sending a gradient to the other processes as soon as it is
+        final.  Returns a handle; ``handle.remove()`` unregisters the hook.
+        """
+        if self.grad_fn is not None or not self.requires_grad:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors or on "
+                "tensors that do not require grad: only leaves that require grad get a .grad."
+            )
+        from difflab.utils.hooks import RemovableHandle
+
+        if getattr(self, "_post_accumulate_grad_hooks", None) is None:
+            self._post_accumulate_grad_hooks = []
+        self._post_accumulate_grad_hooks.append(hook)
+        return RemovableHandle(self._post_accumulate_grad_hooks, hook)
 
     @property
     def retains_grad(self) -> bool:

@@ -384,6 +384,7 @@ def run_backward(
     if capture is not None:
         return taps.results(adjoints, create_graph)
     _deliver_to_leaves(adjoints, create_graph)
+    run_queued_callbacks()
     return None
 
 
@@ -491,8 +492,29 @@ def accumulate_grad(leaf: Tensor, g: Any, create_graph: bool = False,
         leaf.grad = leaf.grad + g
     else:
         leaf.grad.array += g.array
-    for hook in getattr(leaf, "_post_accumulate_hooks", None) or ():
-        hook(leaf)
+    for hook in tuple(getattr(leaf, "_post_accumulate_grad_hooks", None) or ()):
+        hook(leaf)  # (a copy: a hook may remove itself)
+
+
+_queued_callbacks: list = []
+
+
+def queue_callback(callback: Any) -> None:
+    """Run ``callback()`` once the running backward pass has filled every ``.grad``.
+
+    PyTorch's ``Variable._execution_engine.queue_callback``; meant to be called
+    from a hook during backward (data-parallel training waits for its last
+    gradient exchange this way).
+    """
+    _queued_callbacks.append(callback)
+
+
+def run_queued_callbacks() -> None:
+    """The last step of a backward pass: the callbacks its hooks queued, in order."""
+    callbacks = _queued_callbacks[:]
+    _queued_callbacks.clear()
+    for callback in callbacks:
+        callback()
 
 
 def _as_tensor(g: Any, create_graph: bool) -> Tensor:

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from difflab import functions
 from difflab.autograd import engine
 from difflab.autograd.grad_mode import _State, no_grad
-from difflab import functions
 from difflab.tensor import Tensor
 
 # The ctx of a custom Function is the record itself, as for every primitive.

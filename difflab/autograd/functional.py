@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from difflab import backend
-from difflab.autograd.engine import accumulate_grad, run_backward
+from difflab.autograd.engine import accumulate_grad, run_backward, run_queued_callbacks
 from difflab.tensor import Tensor, _to_array
 
 
@@ -69,6 +69,7 @@ def backward(
         for t, g in zip(inputs, grads):
             if g is not None:
                 accumulate_grad(t, g, create_graph)
+        run_queued_callbacks()
         return
     run_backward(outputs, seeds, retain_graph, create_graph)
 

@@ -446,8 +446,10 @@ def step_sweep(
             g = in_dtype(f, DTYPES[dtype])
             for relative in steps:
                 # Numeric takes the step relative to max(|x|, 1) and rounds it so that
-                # x + h is exact; a step below the spacing of floats near x rounds to 0.
-                h = (x + float(relative) * max(abs(x), 1.0)) - x
+                # x + h is exact in f's dtype; a step below the spacing of that dtype's
+                # numbers near x rounds to 0.
+                t = DTYPES[dtype]
+                h = float((t(x) + t(float(relative) * max(abs(x), 1.0))) - t(x))
                 if h == 0:
                     skipped.add(f"{relative:.0e}")
                     continue

@@ -9,7 +9,6 @@ import pytest
 import difflab as dl
 from difflab import fastpath
 from difflab.autograd import engine
-from difflab.tensor import Tensor
 
 
 def leaf(values, dtype=dl.float64):
@@ -216,21 +215,14 @@ def test_anomaly_mode_names_a_user_function():
 # ------------------------------------------------- delivery into leaves, and hooks
 
 
-class HookedTensor(Tensor):
-    """A tensor with room for hooks (whatever Tensor's own slots are)."""
-
-
 def hooked_leaf(values):
-    t = HookedTensor._wrap(np.asarray(values, dtype=np.float64))
-    t.requires_grad_()
-    t._post_accumulate_hooks = []
-    return t
+    return dl.tensor(np.asarray(values, dtype=np.float64), requires_grad=True)
 
 
 def test_post_accumulate_hooks_see_the_final_grad_once_per_backward():
     x = hooked_leaf([1.0, 2.0])
     seen = []
-    x._post_accumulate_hooks.append(lambda t: seen.append((t is x, t.grad.tolist())))
+    x.register_post_accumulate_grad_hook(lambda t: seen.append((t is x, t.grad.tolist())))
     (x * x + x[0] * x + x).sum().backward()  # x reached along several paths
     expected = (2 * np.array([1.0, 2.0]) + 1.0 + 1.0 + np.array([3.0, 0.0])).tolist()
     assert seen == [(True, expected)]
@@ -241,7 +233,8 @@ def test_post_accumulate_hooks_see_the_final_grad_once_per_backward():
 def test_post_accumulate_hooks_run_in_order_and_not_for_autograd_grad():
     x = hooked_leaf([1.0])
     order = []
-    x._post_accumulate_hooks.extend([lambda t: order.append(1), lambda t: order.append(2)])
+    x.register_post_accumulate_grad_hook(lambda t: order.append(1))
+    x.register_post_accumulate_grad_hook(lambda t: order.append(2))
     dl.autograd.grad((x * 2.0).sum(), [x])  # touches no .grad: no hook
     assert order == [] and x.grad is None
     (x * 2.0).sum().backward(inputs=[x])
@@ -254,7 +247,7 @@ def test_a_hook_may_read_and_replace_the_grad():
     def halve(t):
         t.grad.mul_(0.5)
 
-    x._post_accumulate_hooks.append(halve)
+    x.register_post_accumulate_grad_hook(halve)
     (x * 4.0).sum().backward()
     assert x.grad.tolist() == [2.0, 2.0]
 
