@@ -338,8 +338,7 @@ class ndarray:  # noqa: N801  (cupy.ndarray)
         if arr.dtype != self.dtype:
             raise TypeError(f"{arr.dtype} array cannot be set to {self.dtype} array")
         if arr.shape != self.shape:
-            raise ValueError("Shape mismatch. Old shape: {}, new shape: {}".format(
-                self.shape, arr.shape))
+            raise ValueError(f"Shape mismatch. Old shape: {self.shape}, new shape: {arr.shape}")
         self._data[...] = arr
 
     @property
@@ -559,7 +558,7 @@ def get_array_module(*args: Any) -> types.ModuleType:
 
 
 def _copy_namespace(target: dict, source: types.ModuleType) -> None:
-    """NumPy's public names in device form: ufuncs and functions wrapped, types and constants kept."""
+    """NumPy's public names on the device: ufuncs and functions wrapped, the rest kept."""
     for name in dir(source):
         if name.startswith("_") or name in target:
             continue
@@ -582,6 +581,12 @@ linalg = types.ModuleType(__name__ + ".linalg", "Device linear algebra (numpy.li
 _copy_namespace(vars(linalg), np.linalg)
 fft = types.ModuleType(__name__ + ".fft", "Device FFTs (numpy.fft underneath).")
 _copy_namespace(vars(fft), np.fft)
+
+
+lib = types.ModuleType(__name__ + ".lib", "cupy.lib: stride tricks.")
+lib.stride_tricks = types.ModuleType(__name__ + ".lib.stride_tricks")
+lib.stride_tricks.as_strided = _function(np.lib.stride_tricks.as_strided)
+lib.stride_tricks.sliding_window_view = _function(np.lib.stride_tricks.sliding_window_view)
 
 
 class _RandomState:
