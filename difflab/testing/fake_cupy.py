@@ -616,7 +616,8 @@ for _name in ("rand", "randn", "random", "random_sample", "uniform", "normal", "
               "exponential", "poisson", "gamma", "beta"):
     setattr(random, _name, _function(getattr(_global_random, _name)))
 
-_SUBMODULES = {"numpy": sys.modules[__name__], "numpy.linalg": linalg, "numpy.fft": fft, "numpy.random": random}
+_SUBMODULES = {"numpy": sys.modules[__name__], "numpy.linalg": linalg, "numpy.fft": fft,
+               "numpy.random": random}
 
 # cupy.cuda: one device, device 0.
 cuda = types.ModuleType(__name__ + ".cuda", "The one (pretend) CUDA device.")
