@@ -34,3 +34,13 @@ def device(request):
     else:
         with fake_cupy.installed():
             yield "cuda"
+
+
+@pytest.fixture
+def cuda():
+    """CUDA for a test that needs it: a real GPU, or else the CuPy stand-in."""
+    if dl.cuda.is_available():
+        yield dl.device("cuda")
+    else:
+        with fake_cupy.installed():
+            yield dl.device("cuda")
