@@ -30,7 +30,7 @@ code fails on every test run, on any machine:
 
 The module has the names difflab takes from ``cupy`` (every NumPy function and
 ufunc, ``ndarray``, ``random``, ``linalg``, ``fft``, ``cuda``) and from
-``cupyx`` (``scatter_add``, ``scipy.special.erf``), in :data:`cupyx`.
+``cupyx`` (``scatter_add``, ``scipy.special.erf``), in ``cupyx``.
 
 Switch it on with the environment variable ``DIFFLAB_FAKE_CUDA=1`` (read the
 first time difflab looks for CuPy), or for a block of code with
@@ -48,6 +48,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+
+# What the documentation lists: the stand-in's own names, not the NumPy functions it
+# copies in (those are NumPy's, documented there).
+__all__ = ["IS_STAND_IN", "IMPLICIT_CONVERSION", "DEVICE_NAME", "ndarray", "ufunc", "array",
+           "asarray", "asanyarray", "asnumpy", "get_array_module", "installed"]
 
 IS_STAND_IN = True  # difflab.backend reads cupyx from this module, not from an import
 
