@@ -40,6 +40,60 @@ class CheckpointError(ValueError):
     """The file is not a valid difflab checkpoint (truncated, corrupted or foreign)."""
 
 
+#: Most bytes of array data :func:`load` reads from one file unless told otherwise.
+MAX_LOAD_BYTES = 16 * 2**30
+#: Most bytes of the manifest (the JSON structure of the saved object).
+MAX_MANIFEST_BYTES = 64 * 2**20
+#: Deepest nesting of dicts, lists and tuples a manifest may have.
+MAX_DEPTH = 100
+
+
+def read_npy(data: bytes, *, max_bytes: int = MAX_LOAD_BYTES, what: str = "array") -> np.ndarray:
+    """Read one ``.npy`` file from ``data``, checking its header before allocating anything.
+
+    NumPy's own reader trusts the header: a 200-byte file declaring a shape of
+    10**10 float64 asks for 80 GB before finding the data missing.  Here the
+    declared size ``prod(shape) * itemsize`` must equal the bytes that follow
+    the header and stay within ``max_bytes``; object arrays (which would need
+    pickle) are refused.
+
+    Raises
+    ------
+    ValueError
+        Naming what is wrong with the header or the size.
+    """
+    stream = io.BytesIO(data)
+    try:
+        major, _ = np.lib.format.read_magic(stream)
+        if major == 1:
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(stream)
+        elif major in (2, 3):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(stream)
+        else:
+            raise ValueError(f"unsupported .npy version {major}")
+    except (ValueError, EOFError, SyntaxError, TypeError) as exc:
+        raise ValueError(f"{what}: not a valid .npy header ({exc})") from None
+    if dtype.hasobject:
+        raise ValueError(f"{what}: holds Python objects (dtype=object), which are never loaded")
+    count = 1
+    for n in shape:
+        count *= int(n)
+    declared = count * dtype.itemsize
+    present = len(data) - stream.tell()
+    if declared > max_bytes:
+        raise ValueError(
+            f"{what}: declares {declared:,} bytes of data (shape {shape}), more than the "
+            f"limit of {max_bytes:,} bytes"
+        )
+    if declared != present:
+        raise ValueError(
+            f"{what}: the header declares {declared:,} bytes of data (shape {shape}, "
+            f"{dtype}) but {present:,} follow it (truncated or forged)"
+        )
+    array = np.frombuffer(data, dtype=dtype, count=count, offset=stream.tell())
+    return array.reshape(shape, order="F" if fortran else "C").copy()
+
+
 def _encode(obj: Any, arrays: list) -> Any:
     if isinstance(obj, Tensor):
         arrays.append(backend.to_numpy(obj.array))
