@@ -241,8 +241,8 @@ def _pow(a: Any, b: Any) -> Any:
         if isinstance(a, int) and isinstance(b, int):
             return float(a) ** float(b)
         return a**b
-    except OverflowError:  # Python floats raise where arrays give inf
-        raise ExpressionError(
+    except OverflowError:  # Python floats raise where arrays give inf: say which power
+        raise OverflowError(
             f"{a:g}**{b:g} is too large for a floating-point number (it overflows)"
         ) from None
 
