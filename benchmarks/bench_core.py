@@ -2,6 +2,8 @@
 
     python benchmarks/bench_core.py            # full sizes (about a minute)
     python benchmarks/bench_core.py --quick    # smaller, for a smoke test
+    python benchmarks/bench_core.py --compare-with ../other-checkout --rounds 5
+                                               # difflab here against another checkout
 
 Three measurements, each the median of several repeats:
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -201,8 +204,6 @@ def peak_memory_kib(framework: str, n: int) -> int | None:
     """Growth of peak resident memory during one gradient, in a fresh process."""
     if not sys.platform.startswith("linux"):
         return None
-    import os
-
     code = _MEMORY_CHILD.format(bench_dir=os.path.dirname(os.path.abspath(__file__)))
     # glibc's default allocator returns freed blocks at once, so resident memory
     # follows live memory; difflab's keep-for-reuse setting would hide the peak.
@@ -219,14 +220,32 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--difflab-only", action="store_true", help="leave the peers out")
+    parser.add_argument("--compare-with", metavar="PATH",
+                        help="another difflab checkout: time both in interleaved rounds, "
+                             "each round in fresh processes (see checkouts.py)")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds for --compare-with")
     args = parser.parse_args()
+    if args.compare_with:
+        import checkouts
+
+        checkouts.compare(
+            os.path.abspath(__file__), ["--json", "--difflab-only"] + ["--quick"] * args.quick,
+            args.compare_with, args.rounds,
+            {"Rosenbrock gradient / NumPy f": lambda r: r["rosenbrock_gradient_ratio"]["difflab"],
+             "per op, size-16 chain (us)": lambda r: r["per_op_us"]["difflab"],
+             "peak memory of a gradient (MiB)": lambda r: r["peak_memory_mib"]["difflab"]})
+        return
     n = 10**5 if args.quick else 10**6
     repeats = 5 if args.quick else 15
-    frameworks = ["difflab", *PEERS]
-    results: dict = {"n": n, "peers": PEERS}
+    peers = [] if args.difflab_only else PEERS
+    frameworks = ["difflab", *peers]
+    results: dict = {"n": n, "peers": peers}
 
     x0 = np.random.default_rng(0).standard_normal(n)
-    import difflab  # noqa: F401  (its allocator setting applies to the NumPy baseline too)
+    import difflab  # (its allocator setting applies to the NumPy baseline too)
+
+    results["difflab_file"] = difflab.__file__
 
     # Every column computes the same gradient (checked here, so the race is fair).
     reference = rosenbrock_value_and_gradient_by_hand(x0)[1]

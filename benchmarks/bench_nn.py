@@ -1,6 +1,8 @@
 """Training-step benchmarks of difflab.nn, side by side with PyTorch (CPU) when installed.
 
     python benchmarks/bench_nn.py [--repeats 15] [--device cpu|cuda]
+    python benchmarks/bench_nn.py --compare-with ../other-checkout --rounds 5
+        (difflab here against another checkout, in interleaved rounds; see checkouts.py)
 
 1. One SGD-with-momentum step (zero_grad, forward, cross-entropy, backward,
    step) of an MLP 784-1024-1024-10 on a batch of 512, float32.
@@ -107,8 +109,32 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--json", action="store_true", help="print difflab's times as JSON")
+    parser.add_argument("--compare-with", metavar="PATH",
+                        help="another difflab checkout: time both in interleaved rounds")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds for --compare-with")
     args = parser.parse_args(argv)
+    if args.compare_with:
+        import os
+
+        import checkouts
+
+        checkouts.compare(
+            os.path.abspath(__file__),
+            ["--json", "--repeats", str(args.repeats), "--device", args.device],
+            args.compare_with, args.rounds,
+            {"MLP step (ms)": lambda r: r["mlp_ms"], "CNN step (ms)": lambda r: r["cnn_ms"]})
+        return 0
     ours = difflab_steps(args.device)
+    if args.json:
+        import json
+
+        import difflab
+
+        print(json.dumps({"difflab_file": difflab.__file__,
+                          "mlp_ms": median_ms(ours[0], args.repeats, sync=ours[2]),
+                          "cnn_ms": median_ms(ours[1], args.repeats, sync=ours[2])}))
+        return 0
     theirs = torch_steps(args.device)
     names = ["MLP 784-1024-1024-10, batch 512, SGD momentum step",
              "small CNN (2 conv + 2 pool + linear), batch 64, SGD momentum step"]

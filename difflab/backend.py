@@ -10,38 +10,10 @@ without it (or without a GPU) runs everything except the GPU.
 
 from __future__ import annotations
 
-import ctypes
-import os
-import sys
 import types
 from typing import Any
 
 import numpy as np
-
-
-def _keep_freed_memory_for_reuse() -> None:
-    """Ask glibc's malloc to keep freed large blocks instead of unmapping them.
-
-    By default a NumPy array of more than a few MB is given its own pages by
-    the OS and returned on free, so every temporary of a large computation
-    pays for fresh page faults (about as long as the arithmetic itself).
-    A backward pass makes many such temporaries.  Keeping freed memory in the
-    heap plays the role of PyTorch's caching allocator; it applies to plain
-    NumPy code in the same process just as much.  Set DIFFLAB_DEFAULT_MALLOC=1
-    to leave the allocator alone.
-    """
-    if os.environ.get("DIFFLAB_DEFAULT_MALLOC") or not sys.platform.startswith("linux"):
-        return
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-    except OSError:  # not glibc (musl, ...): nothing to tune
-        return
-    m_trim_threshold, m_mmap_threshold = -1, -3
-    libc.mallopt(m_mmap_threshold, 32 * 2**20)  # the largest value glibc accepts
-    libc.mallopt(m_trim_threshold, 512 * 2**20)
-
-
-_keep_freed_memory_for_reuse()
 
 _cupy: types.ModuleType | None = None
 _cupy_error: str | None = None
@@ -79,60 +51,28 @@ def cupy_or_raise() -> types.ModuleType:
 def _extended(module: types.ModuleType, erf: Any, add_at: Any) -> types.ModuleType:
     """``module``'s namespace plus the few functions the derivative rules need.
 
-    ``erf`` (from scipy / cupyx); ``scatter_add(values, index, shape)``: the
-    transpose of indexing, which adds where an index repeats; and
-    ``index_adjoint``: the same, left unwritten (a :class:`SliceAdjoint`)
-    when the index is a plain slice.
+    ``erf`` (from scipy / cupyx) and ``scatter_add(values, index, shape)``:
+    the transpose of indexing, ``zeros(shape)`` with ``[index] += values``,
+    which adds up where an index repeats an element.
     """
     namespace = types.ModuleType(module.__name__)
     namespace.__dict__.update(vars(module))
     namespace.erf = erf
 
     def scatter_add(values: Any, index: Any, shape: tuple) -> Any:
-        if _is_basic_index(index):  # slices and integers never repeat an element
-            return SliceAdjoint(values, index, shape).dense()
         out = module.zeros(shape, dtype=values.dtype)
-        add_at(out, index, values)  # an integer array may: those must add up
+        if is_basic_index(index):  # slices and integers never repeat an element
+            out[index] = values
+        else:
+            add_at(out, index, values)  # an integer array may: those must add up
         return out
 
-    def index_adjoint(values: Any, index: Any, shape: tuple) -> Any:
-        if _is_basic_index(index):
-            return SliceAdjoint(values, index, shape)
-        return scatter_add(values, index, shape)
-
     namespace.scatter_add = scatter_add
-    namespace.index_adjoint = index_adjoint
     return namespace
 
 
-class SliceAdjoint:
-    """The adjoint of ``x[index]`` (a basic index: slices, integers), not yet written out.
-
-    It stands for the array ``zeros(shape)`` with ``values`` at ``[index]``.
-    Writing that array costs a pass over all of x just to put zeros down,
-    which is wasted when the adjoint is about to be added to another one:
-    the backward pass instead adds ``values`` into the other's ``[index]``,
-    in place.  (Rosenbrock's f reads ``x[1:]`` once and ``x[:-1]`` twice, so
-    three adjoints of slices meet at x.)
-    """
-
-    __slots__ = ("values", "index", "shape")
-
-    def __init__(self, values: Any, index: Any, shape: tuple) -> None:
-        self.values, self.index, self.shape = values, index, tuple(shape)
-
-    @property
-    def dtype(self) -> Any:
-        return self.values.dtype
-
-    def dense(self) -> Any:
-        """The array itself: zeros, with the values in their slice."""
-        out = array_module(self.values).zeros(self.shape, dtype=self.values.dtype)
-        out[self.index] = self.values
-        return out
-
-
-def _is_basic_index(index: Any) -> bool:
+def is_basic_index(index: Any) -> bool:
+    """Whether ``x[index]`` is basic indexing (slices, integers, None, ...): a view of x."""
     items = index if isinstance(index, tuple) else (index,)
     return all(isinstance(i, (int, slice, type(None), type(Ellipsis))) for i in items)
 
@@ -162,8 +102,8 @@ _cupy_namespace: types.ModuleType | None = None
 def array_module(array: Any) -> types.ModuleType:
     """The array namespace that owns ``array``: numpy's, or cupy's on the GPU.
 
-    These are the ``numpy``/``cupy`` modules plus ``erf``, ``scatter_add`` and
-    ``index_adjoint``; everything else is the module's own function.
+    These are the ``numpy``/``cupy`` modules plus ``erf`` and ``scatter_add``;
+    everything else is the module's own function.
     """
     global _cupy_namespace
     if _cupy is None or not isinstance(array, _cupy.ndarray):

@@ -201,6 +201,38 @@ main.add_command(grade_command)
 main.add_command(assign_command)
 
 
+# ---------------------------------------------------------------------- functions
+
+
+@main.command("functions")
+@click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
+def functions_command(as_json: bool) -> None:
+    """The functions an expression may call: every elementwise primitive.
+
+    Each comes with its derivative rule and its convention at kinks, read from
+    difflab's registry of primitives (one registered at run time is listed too).
+    """
+    from difflab.exprparse import ALIASES
+    from difflab.ops import registry
+
+    rows = []
+    for op in registry.elementwise_ops():
+        arity = 1 if isinstance(op, registry.UnaryOp) else 2
+        aliases = [a for a, name in ALIASES.items() if name == op.name]
+        rows.append({"name": op.name, "arguments": arity, "aliases": aliases,
+                     "meaning": op.rule.description, "rule": op.math, "kinks": op.rule.kinks})
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    for row in rows:
+        names = ", ".join([row["name"], *row["aliases"]])
+        args = "(x)" if row["arguments"] == 1 else "(a, b)"
+        click.echo(f"{names + args:<22} {row['meaning']}")
+        click.echo(f"{'':<22}   {row['rule']}")
+        if row["kinks"]:
+            click.echo(f"{'':<22}   at kinks: {row['kinks']}")
+
+
 # ------------------------------------------------------------------------ compare
 
 
@@ -219,9 +251,8 @@ def compare_command(expr: str, at: str, methods: str, dtypes: str, as_json: bool
     """The derivative of EXPR by each method: value, error, evaluations, time.
 
     EXPR is plain math in the variables you name: numbers, + - * / **, and the
-    functions sin cos tan asin acos atan sinh cosh tanh exp expm1 log log1p
-    sqrt abs sigmoid relu erf pow max min atan2.  Errors are against mpmath at
-    50 digits.  Example:
+    functions that `difflab functions` lists (sin, exp, log, sqrt, pow, max,
+    ...).  Errors are against mpmath at 50 digits.  Example:
 
         difflab compare "sin(x)*exp(-x**2)" --at x=1.3
     """
@@ -371,17 +402,23 @@ def blowup_command(family: str, depth: str, force: bool, max_seconds: float, no_
               help="Skip a method's larger sizes once one is predicted to take longer.")
 @click.option("--no-memory", "no_memory", is_flag=True,
               help="Do not measure peak memory (saves one call per size).")
+@click.option("--arguments", type=click.Choice(["vector", "scalars"]), default="vector",
+              show_default=True,
+              help="vector: f(x) of one x in R^n; scalars: f(x_1, ..., x_n) of n "
+                   "arguments, differentiated with respect to all of them.")
 @output_options
 def cost_command(function: str, n: str, m: str, methods: str, chunk_size: int,
-                 max_seconds: float, no_memory: bool, as_json: bool, as_csv: bool,
-                 plot: Path | None) -> None:
+                 max_seconds: float, no_memory: bool, arguments: str, as_json: bool,
+                 as_csv: bool, plot: Path | None) -> None:
     """Time, memory and evaluations of the gradient (or Jacobian) of FUNCTION as n grows.
 
     FUNCTION is one of: sum-sin, logsumexp (gradients of R^n -> R),
     tanh-layer (Jacobian of R^n -> R^m).  Prints each method's fitted growth
-    exponent (time ∝ n^k).  Example:
+    exponent (time ∝ n^k).  Examples:
 
         difflab cost sum-sin --n 10,100,1000,10000 --plot cost.png
+
+        difflab cost sum-sin --n 10 --arguments scalars
     """
     from difflab.compare import PROBLEMS, cost
 
@@ -400,7 +437,8 @@ def cost_command(function: str, n: str, m: str, methods: str, chunk_size: int,
         total = len(chosen) * len(ns) * len(ms)
     with _progress(f"cost {function}", total) as update, _warnings_to_stderr():
         report = cost(function, ns, chosen, ms, chunk_size=chunk_size,
-                      max_seconds=max_seconds, memory=not no_memory, progress=update)
+                      max_seconds=max_seconds, memory=not no_memory, arguments=arguments,
+                      progress=update)
     _emit(report, as_json, as_csv, plot)
 
 
@@ -420,6 +458,13 @@ def tour_command(out: Path, quick: bool) -> None:
     """
     from difflab.compare import tour
 
+    try:  # fail before any work if the folder cannot be written
+        out.mkdir(parents=True, exist_ok=True)
+        (out / ".difflab-write-test").touch()
+        (out / ".difflab-write-test").unlink()
+    except OSError as error:
+        raise click.BadParameter(f"cannot write into {out}: {error.strerror or error}. "
+                                 f"Choose a folder you can write to.", param_hint="--out") from None
     start = time.perf_counter()
     click.echo(_heading("difflab tour: four ways to differentiate, side by side") + "\n")
     with _warnings_to_stderr():

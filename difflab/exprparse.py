@@ -50,31 +50,41 @@ __all__ = [
 #: Longest expression accepted (characters): a guard against pathological input.
 MAX_LENGTH = 10_000
 
+#: Friendlier names an expression may use for some primitives.
+ALIASES: dict[str, str] = {"max": "maximum", "min": "minimum"}
+
+
+class _Functions(Mapping):
+    """The functions an expression may call: name -> (number of arguments, meaning).
+
+    Read from the primitive registry on every lookup, so every elementwise
+    primitive (one registered at run time too) can be called by its name.
+    """
+
+    def _table(self) -> dict[str, tuple[int, str]]:
+        from difflab.ops import registry
+
+        table = {}
+        for op in registry.elementwise_ops():
+            arity = 1 if isinstance(op, registry.UnaryOp) else 2
+            table[op.name] = (arity, op.rule.description or op.name)
+        for alias, name in ALIASES.items():
+            if name in table:
+                table[alias] = table[name]
+        return table
+
+    def __getitem__(self, name: str) -> tuple[int, str]:
+        return self._table()[name]
+
+    def __iter__(self):
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+
 #: The functions an expression may call, with their number of arguments and meaning.
-FUNCTIONS: dict[str, tuple[int, str]] = {
-    "sin": (1, "sine"),
-    "cos": (1, "cosine"),
-    "tan": (1, "tangent"),
-    "asin": (1, "inverse sine"),
-    "acos": (1, "inverse cosine"),
-    "atan": (1, "inverse tangent"),
-    "sinh": (1, "hyperbolic sine"),
-    "cosh": (1, "hyperbolic cosine"),
-    "tanh": (1, "hyperbolic tangent"),
-    "exp": (1, "e to the x"),
-    "expm1": (1, "exp(x) - 1, accurate near 0"),
-    "log": (1, "natural logarithm"),
-    "log1p": (1, "log(1 + x), accurate near 0"),
-    "sqrt": (1, "square root"),
-    "abs": (1, "absolute value"),
-    "sigmoid": (1, "logistic function 1/(1 + exp(-x))"),
-    "relu": (1, "max(x, 0)"),
-    "erf": (1, "error function"),
-    "pow": (2, "pow(a, b) = a**b"),
-    "max": (2, "larger of two values"),
-    "min": (2, "smaller of two values"),
-    "atan2": (2, "angle of the point (b, a)"),
-}
+FUNCTIONS: Mapping[str, tuple[int, str]] = _Functions()
 
 #: Named constants an expression may use.
 CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e}
@@ -145,36 +155,57 @@ def _mpmath_number(value: int | float, source: str) -> Any:
         return mpmath.mpf(value)
 
 
+def _primitive_name(name: str) -> str:
+    return ALIASES.get(name, name)
+
+
 def difflab_namespace() -> Namespace:
     """difflab's math functions: they accept floats, arrays, Dual, Tensor and sympy."""
-    import difflab.ops.functions as F
+    from difflab import functions as F
 
-    functions = {
-        "sin": F.sin, "cos": F.cos, "tan": F.tan, "asin": F.asin, "acos": F.acos,
-        "atan": F.atan, "sinh": F.sinh, "cosh": F.cosh, "tanh": F.tanh, "exp": F.exp,
-        "expm1": F.expm1, "log": F.log, "log1p": F.log1p, "sqrt": F.sqrt, "abs": F.abs,
-        "sigmoid": F.sigmoid, "relu": F.relu, "erf": F.erf, "pow": F.pow,
-        "max": F.maximum, "min": F.minimum, "atan2": F.atan2,
-    }
-    return Namespace("difflab", functions, _python_number, dict(CONSTANTS))
+    table = {name: F.ELEMENTWISE[_primitive_name(name)] for name in FUNCTIONS}
+    return Namespace("difflab", table, _python_number, dict(CONSTANTS))
+
+
+class _MpmathArrayNamespace:
+    """NumPy's function names answered by mpmath: what ``xp`` means in a rule's forward
+    when it computes a high-precision reference."""
+
+    def __getattr__(self, name: str) -> Any:
+        import mpmath
+
+        spelled = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2",
+                   "abs": "fabs", "absolute": "fabs"}.get(name, name)
+        if name == "power":  # guarded: mpmath's exponents have no limit
+            return _mp_power
+        if name == "maximum":
+            return max
+        if name == "minimum":
+            return min
+        if name == "where":
+            return lambda cond, a, b: a if cond else b
+        if name == "heaviside":
+            return lambda x, at_zero: mpmath.mpf(1 if x > 0 else 0 if x < 0 else at_zero)
+        return getattr(mpmath, spelled)
+
+
+#: mpmath as an array namespace (``MPMATH.sin``, ``MPMATH.arcsin``, ``MPMATH.where``, ...).
+MPMATH = _MpmathArrayNamespace()
 
 
 def mpmath_namespace() -> Namespace:
-    """mpmath's functions, at whatever precision ``mpmath.mp.dps`` is set to."""
+    """mpmath's functions, at whatever precision ``mpmath.mp.dps`` is set to: each
+    primitive's own forward rule, computed in mpmath."""
     import mpmath
 
-    def relu(x: Any) -> Any:
-        return x if x > 0 else mpmath.mpf(0)
+    from difflab.ops import registry
 
-    functions = {
-        "sin": mpmath.sin, "cos": mpmath.cos, "tan": mpmath.tan, "asin": mpmath.asin,
-        "acos": mpmath.acos, "atan": mpmath.atan, "sinh": mpmath.sinh, "cosh": mpmath.cosh,
-        "tanh": mpmath.tanh, "exp": mpmath.exp, "expm1": mpmath.expm1, "log": mpmath.log,
-        "log1p": mpmath.log1p, "sqrt": mpmath.sqrt, "abs": mpmath.fabs,
-        "sigmoid": lambda x: 1 / (1 + mpmath.exp(-x)), "relu": relu, "erf": mpmath.erf,
-        "pow": _mp_power, "max": max, "min": min, "atan2": mpmath.atan2,
-    }
-    return Namespace("mpmath", functions, _mpmath_number, {"pi": mpmath.pi, "e": mpmath.e})
+    def with_mpmath(op: Any) -> Callable[..., Any]:
+        return lambda *values: op.rule.forward(MPMATH, *values)
+
+    table = {name: with_mpmath(registry.get(_primitive_name(name))) for name in FUNCTIONS}
+    table["pow"] = _mp_power  # guarded as ``**`` is: mpmath's exponents have no limit
+    return Namespace("mpmath", table, _mpmath_number, {"pi": mpmath.pi, "e": mpmath.e})
 
 
 _NAMESPACES: dict[str, Callable[[], Namespace]] = {

@@ -15,6 +15,7 @@ does, since it executes every notebook separately).
 from __future__ import annotations
 
 import filecmp
+import importlib
 import shutil
 import sys
 from pathlib import Path
@@ -33,10 +34,24 @@ copyright = "the difflab developers"  # noqa: A001
 release = difflab.__version__
 version = ".".join(release.split(".")[:2])
 
+# -- mathematics, offline too ---------------------------------------------------------
+# MathJax renders the formulas in the browser.  sphinx-mathjax-offline (in the docs
+# extra) copies a full MathJax 3 into _static/mathjax and points the pages at it, so
+# the site shows its mathematics without a network, e.g. opened from disk.  Without
+# it the pages load MathJax from a CDN: fine online, raw TeX offline.
+try:
+    importlib.import_module("sphinx-mathjax-offline")
+    MATH_OFFLINE = ["sphinx-mathjax-offline"]
+except ImportError:
+    MATH_OFFLINE = []
+    print("docs: sphinx-mathjax-offline is not installed (pip install -e '.[docs]'); the "
+          "pages will load MathJax from the network", file=sys.stderr)
+
 # -- extensions ------------------------------------------------------------------------
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.mathjax",
+    *MATH_OFFLINE,
     "sphinx.ext.viewcode",
     "numpydoc",
     "myst_nb",
@@ -78,7 +93,7 @@ numpydoc_validation_checks: set[str] = set()
 
 # Types named in docstrings that live outside these docs (no network: no intersphinx).
 nitpick_ignore_regex = [
-    (r"py:.*", r"(numpy|np|cupy|cp|sympy|sp|mpmath|matplotlib|click|typing|collections)\..*"),
+    (r"py:.*", r"(numpy|np|cupy|cp|sympy|sp|mpmath|matplotlib|click|typing|collections|enum)\..*"),
     (r"py:.*", r"(builtins\.)?(int|float|complex|bool|str|bytes|dict|list|tuple|set|object)"),
     (r"py:.*", r"(builtins\.)?(type|callable|Callable|Any|Sequence|Iterable|Iterator)"),
     (r"py:.*", r".*Error|.*Exception|.*Warning"),

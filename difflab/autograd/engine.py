@@ -22,8 +22,19 @@ Walking (the backward pass)
       (newest first is a valid reverse topological order: a record's inputs
       always existed before it).
 
+    :func:`run_backward` is that loop.  Around it, each other job is one
+    named step: seeding the outputs' adjoints (``_seed``), reading adjoints on
+    the way for ``autograd.grad`` and ``retain_grad`` (``_Taps``), the NaN
+    check of ``detect_anomaly`` (``_check_anomaly``), and the delivery into
+    the leaves' ``.grad`` with their post-accumulate hooks
+    (:func:`accumulate_grad`).  Sums of adjoints happen in one place,
+    :meth:`Adjoints.add`.
+
 Nothing here knows about a particular primitive.  See ``difflab/ops`` for
-the primitives, each with its forward next to its derivative rule.
+the primitives, each with its forward next to its derivative rule.  User
+``Function`` subclasses are recorded by the same :func:`apply`.  Speed
+shortcuts that change no result (adding adjoints in place, say) live in
+``difflab/fastpath.py`` and can be skipped on a first read.
 """
 
 from __future__ import annotations
@@ -36,9 +47,8 @@ from typing import Any
 
 import numpy as np
 
-from difflab import backend
+from difflab import backend, fastpath
 from difflab.autograd.grad_mode import _State
-from difflab.backend import SliceAdjoint
 
 _sequence = itertools.count()
 OUTPUT = object()  # marks a saved array that is the record's own output
@@ -62,7 +72,9 @@ class Node:
     It is also the ``ctx`` handed to the primitive's ``forward`` and
     ``vjp``: a primitive stores on it what its derivative rule needs, with
     ``ctx.save(...)`` for arrays and plain attributes for the rest
-    (``ctx.axis = 1``).
+    (``ctx.axis = 1``).  A user-defined :class:`difflab.autograd.Function`
+    gets the same ``ctx``, with PyTorch's names for saving tensors
+    (``ctx.save_for_backward``, ``ctx.saved_tensors``).
 
     Attributes
     ----------
@@ -91,6 +103,21 @@ class Node:
     def save(self, *arrays: Any) -> None:
         """Keep these arrays for the backward pass (inputs, the output, or masks)."""
         self.saved = arrays
+
+    # -- used by user-defined Functions (PyTorch's names) ----------------------
+    def save_for_backward(self, *tensors: Any) -> None:
+        """Keep these tensors for ``backward`` (checked against later in-place changes)."""
+        self.save(*[t.array if isinstance(t, Tensor) else t for t in tensors])
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """What ``save_for_backward`` kept: the tensors themselves, on the graph."""
+        self._check_saved()
+        return self.saved_as_tensors(self) if self.saved else ()
+
+    def mark_non_differentiable(self, *tensors: Tensor) -> None:
+        """Declare outputs that have no derivative (an argmax, a mask): they need no grad."""
+        self.non_differentiable = {id(t) for t in tensors}
 
     # -- bookkeeping ----------------------------------------------------------
     def _finish_recording(self, inputs: Sequence[Any], output: Any, out_version: list) -> None:
@@ -165,7 +192,7 @@ class Node:
         if self.saved is None or self.saved_versions:
             self._check_saved()
         if create_graph:
-            from difflab.ops import functions as xp
+            from difflab import functions as xp
 
             if getattr(self.op, "double_backward", True) is False:
                 raise RuntimeError(
@@ -234,6 +261,8 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Tensor:
     try:
         out = op.forward(ctx, xp, *arrays, **params)
     except (ValueError, IndexError, TypeError) as exc:
+        if getattr(op, "user_code", False):  # a user's own Function: its errors as they are
+            raise
         raise _explain(op, inputs, exc) from None
     if isinstance(out, np.generic):
         # NumPy returns a scalar, not a 0-d array, from operations on 0-d arrays.
@@ -285,42 +314,39 @@ def reachable(roots: Sequence[Node]) -> set:
     return seen
 
 
-def _owned(buffer: Any, owned: dict) -> Any:
-    """Note that this backward pass allocated ``buffer``, so it may update it in place."""
-    owned[id(buffer)] = buffer  # holding it also keeps its id from being reused
-    return buffer
+class Adjoints(dict):
+    """The adjoints found so far: a record (``Node``) or a leaf ``Tensor`` -> its x̄.
 
-
-def _can_update(old: Any, grad: Any, owned: dict) -> bool:
-    """May ``grad`` be added into ``old`` in place?  Only into our own buffer, same kind."""
-    return owned.get(id(old)) is old and type(grad) is type(old) and grad.dtype == old.dtype
-
-
-def _accumulate(store: dict, key: Any, grad: Any, owned: dict) -> None:
-    """Add ``grad`` into ``store[key]``: a value used twice gets the sum of both adjoints.
-
-    ``owned`` maps id -> buffer for the buffers this backward pass allocated
-    itself; only those are updated in place.  Others may be shared (an add
-    passes the same adjoint to both inputs) or be read-only broadcast views.
+    This is the plain version, all a reader needs.  With the speed shortcuts
+    on (the default) the engine uses ``difflab.fastpath.InPlaceAdjoints``
+    instead: the same sums, written in place where that is safe.
     """
-    old = store.get(key)
-    if old is None:
-        store[key] = grad
-        return
-    if type(old) is SliceAdjoint:  # a second adjoint arrives: time to write the first out
-        old = store[key] = _owned(old.dense(), owned)
-    if type(grad) is SliceAdjoint:
-        if _can_update(old, grad.values, owned) and old.shape == grad.shape:
-            old[grad.index] += grad.values  # touches the slice only, not all of x
-            return
-        grad = grad.dense()
-    if _can_update(old, grad, owned) and old.shape == grad.shape:
-        old += grad  # (with create_graph, a recorded Tensor adjoint must not go in place)
-    else:
-        total = old + grad
-        if getattr(total, "flags", None) is not None and total.flags.writeable:
-            _owned(total, owned)
-        store[key] = total
+
+    def add(self, key: Any, g: Any) -> None:
+        """x̄ += g: a value used several times gets the sum of all its adjoints.
+
+        This is the engine's one accumulation; ``x̄ = x̄ + g`` makes a new
+        array, so no adjoint that a VJP handed out is ever changed.
+        """
+        old = self.get(key)
+        self[key] = g if old is None else old + g
+
+    def take(self, key: Any) -> Any:
+        """Remove and return ``key``'s adjoint, complete (``None`` if nothing reached it)."""
+        return self.pop(key, None)
+
+    def total(self, key: Any) -> tuple[Any, bool]:
+        """A leaf's total adjoint, and whether this pass allocated it for that leaf alone.
+
+        A leaf may keep a private array as its ``.grad``; any other must be
+        copied first (it may be shared, or be the user's ``gradient``).  The
+        plain store does not keep track, so it always says no.
+        """
+        return self.get(key), False
+
+
+# With the shortcuts on, the same store adding in place (difflab/fastpath.py).
+_AdjointStore = fastpath.InPlaceAdjoints if fastpath.ENABLED else Adjoints
 
 
 def run_backward(
@@ -330,102 +356,88 @@ def run_backward(
     create_graph: bool,
     capture: Sequence[Tensor] | None = None,
 ) -> list | None:
-    """Walk the tape from ``outputs`` back to the leaves.
+    """Walk the tape from ``outputs`` back to the leaves: reverse mode's backward pass.
 
     With ``capture=None`` (``Tensor.backward``), adjoints are added into the
     ``.grad`` of every leaf that requires grad.  With a list of tensors
     (``autograd.grad``), their adjoints are returned instead and no ``.grad``
     is touched.
     """
-    # 1. Seed the outputs' adjoints.
-    grads: dict = {}
-    leaf_grads: dict = {}  # id(tensor) -> adjoint, for leaves
-    leaves: dict = {}
-    owned: dict = {}  # adjoint buffers allocated here, safe to update in place
-    roots = []
-    for out, g in zip(outputs, grad_outputs):
-        if out.grad_fn is None:
-            if out.requires_grad:  # backward on a leaf: its gradient is g itself
-                _accumulate(leaf_grads, id(out), g, owned)
-                leaves[id(out)] = out
-            continue
-        _accumulate(grads, out.grad_fn, g, owned)
-        roots.append(out.grad_fn)
-    # 2. The records the outputs depend on, newest first.
-    order = sorted(reachable(roots), key=_by_sequence, reverse=True)
-    wanted_nodes = {}
-    if capture is not None:
-        for i, t in enumerate(capture):
-            if t.grad_fn is not None:
-                wanted_nodes.setdefault(t.grad_fn, []).append(i)
-    captured: list = [None] * len(capture) if capture is not None else []
-
-    # 3. One visit per record.
+    adjoints = _AdjointStore()
+    roots = _seed(adjoints, outputs, grad_outputs)
+    order = sorted(reachable(roots), key=_by_sequence, reverse=True)  # newest first
+    taps = _Taps(order, capture)  # adjoints read on the way (autograd.grad, retain_grad)
     for node in order:
-        g = grads.pop(node, None)
+        g = adjoints.take(node)  # complete: every later use has added its share
         if g is None:
-            continue
-        owned.pop(id(g), None)
-        if type(g) is SliceAdjoint:  # the record's vjp needs the whole array
-            g = g.dense()
-        if node in wanted_nodes:
-            for i in wanted_nodes[node]:
-                captured[i] = g
-        if node.retained is not None and capture is None:
-            _set_retained_grad(node, g)
+            continue  # no adjoint reached this record (its only use was not differentiated)
+        if node in taps.at:
+            taps.read(node, g)
         input_grads = node.vjp(g, create_graph)
         if AnomalyMode.enabled:
             _check_anomaly(node, input_grads)
         for parent, input_grad in zip(node.parents, input_grads):
-            if parent is None or input_grad is None:
-                continue
-            if isinstance(parent, Node):
-                if parent not in grads:  # the common case: the first adjoint to arrive
-                    grads[parent] = input_grad
-                else:
-                    _accumulate(grads, parent, input_grad, owned)
-            else:
-                _accumulate(leaf_grads, id(parent), input_grad, owned)
-                leaves[id(parent)] = parent
+            if parent is not None and input_grad is not None:
+                adjoints.add(parent, input_grad)
         if not retain_graph:
             node.release()
-
-    # 4. Deliver.
-    for key, g in leaf_grads.items():
-        if type(g) is SliceAdjoint:
-            leaf_grads[key] = _owned(g.dense(), owned)
     if capture is not None:
-        for i, t in enumerate(capture):
-            if t.grad_fn is None and id(t) in leaf_grads:
-                captured[i] = leaf_grads[id(t)]
-        return [_as_tensor(g, create_graph) if g is not None else None for g in captured]
-    for key, g in leaf_grads.items():
-        leaf = leaves[key]
-        g = _as_tensor(g, create_graph)
-        if g.shape != leaf.shape:  # a scalar adjoint for a broadcast leaf, say
-            g = Tensor._wrap(backend.array_module(leaf.array).broadcast_to(g.array, leaf.shape))
-        if g.dtype != leaf.dtype:
-            g = g.to(leaf.dtype)
-        if leaf.grad is None:
-            # The same adjoint array may be shared by several leaves (or be the user's
-            # `gradient`): copy unless this pass allocated it, so that a later in-place
-            # w.grad.zero_() cannot touch anything else.
-            mine = owned.get(id(g.array)) is g.array
-            leaf.grad = g if create_graph or mine else Tensor._wrap(g.array.copy())
-        elif create_graph:
-            leaf.grad = leaf.grad + g
-        else:
-            leaf.grad.array += g.array
+        return taps.results(adjoints, create_graph)
+    _deliver_to_leaves(adjoints, create_graph)
+    run_queued_callbacks()
     return None
 
 
-def _as_tensor(g: Any, create_graph: bool) -> Tensor:
-    if isinstance(g, Tensor):
-        return g if create_graph else g.detach()
-    return Tensor._wrap(g)
+def _seed(adjoints: Adjoints, outputs: Sequence[Tensor], grad_outputs: Sequence[Any]) -> list:
+    """Step 1: each output's adjoint ȳ (1 for a scalar loss); returns the records to start from."""
+    roots = []
+    for out, g in zip(outputs, grad_outputs):
+        if out.grad_fn is not None:
+            adjoints.add(out.grad_fn, g)
+            roots.append(out.grad_fn)
+        elif out.requires_grad:  # backward on a leaf: its gradient is g itself
+            adjoints.add(out, g)
+    return roots
+
+
+class _Taps:
+    """Adjoints read as the walk passes: ``autograd.grad``'s inputs, ``retain_grad`` tensors.
+
+    ``at`` maps a record to what reads its complete adjoint when the walk
+    reaches it: positions in ``capture`` (with ``autograd.grad``) or the
+    record itself (its output asked for ``retain_grad``, with ``backward``).
+    """
+
+    def __init__(self, order: Sequence[Node], capture: Sequence[Tensor] | None) -> None:
+        self.capture = capture
+        self.captured: list = [None] * len(capture) if capture is not None else []
+        self.at: dict = {}
+        if capture is not None:
+            for i, t in enumerate(capture):
+                if t.grad_fn is not None:
+                    self.at.setdefault(t.grad_fn, []).append(i)
+        else:
+            for node in order:
+                if node.retained is not None:
+                    self.at[node] = [node]
+
+    def read(self, node: Node, g: Any) -> None:
+        for reader in self.at[node]:
+            if reader is node:
+                _set_retained_grad(node, g)
+            else:
+                self.captured[reader] = g
+
+    def results(self, adjoints: Adjoints, create_graph: bool) -> list:
+        """The captured adjoints as tensors (``None`` where no path reached an input)."""
+        for i, t in enumerate(self.capture):
+            if t.grad_fn is None:
+                self.captured[i] = adjoints.total(t)[0]
+        return [None if g is None else _as_tensor(g, create_graph) for g in self.captured]
 
 
 def _set_retained_grad(node: Node, g: Any) -> None:
+    """``retain_grad``: a non-leaf's ``.grad`` receives its adjoint too."""
     tensor = node.retained()
     if tensor is None:
         return
@@ -434,12 +446,12 @@ def _set_retained_grad(node: Node, g: Any) -> None:
 
 
 def _check_anomaly(node: Node, input_grads: tuple) -> None:
+    """``detect_anomaly``: name the record whose VJP returned NaN, and where it was made."""
     for i, g in enumerate(input_grads):
         if g is None:
             continue
         data = g.array if isinstance(g, Tensor) else g
-        if type(data) is SliceAdjoint:
-            data = data.values
+        data = getattr(data, "values", data)  # (a slice's adjoint left unwritten by fastpath)
         xp = backend.array_module(data)
         if bool(xp.isnan(xp.asarray(data)).any()):
             where = getattr(node, "created_at", "")
@@ -447,6 +459,68 @@ def _check_anomaly(node: Node, input_grads: tuple) -> None:
                 f"Function '{node.op.name}Backward' returned nan values in its {i}th output."
                 + (f"\nThe forward call that created it:\n{where}" if where else "")
             )
+
+
+def _deliver_to_leaves(adjoints: Adjoints, create_graph: bool) -> None:
+    """The last step of ``backward``: what is left in the store are the leaves' adjoints."""
+    for leaf in list(adjoints):
+        g, private = adjoints.total(leaf)
+        accumulate_grad(leaf, g, create_graph, private)
+
+
+def accumulate_grad(leaf: Tensor, g: Any, create_graph: bool = False,
+                    private: bool = False) -> None:
+    """``leaf.grad += g`` (shaped and typed like the leaf), then the leaf's hooks.
+
+    This is the one place where a backward pass writes a ``.grad``.  ``g``
+    is the leaf's total adjoint for this pass; ``private`` says that nothing
+    else holds ``g``'s array, so it may become the ``.grad`` without a copy
+    (a later in-place ``w.grad.zero_()`` must not touch anything else).
+    Once the ``.grad`` is final for this pass, each hook registered with
+    ``leaf.register_post_accumulate_grad_hook`` is called with the leaf
+    (as in PyTorch: data-parallel training starts reducing the gradient then).
+    """
+    g = _as_tensor(g, create_graph)
+    if g.shape != leaf.shape:  # a scalar adjoint for a broadcast leaf, say (a read-only view)
+        g = Tensor._wrap(backend.array_module(leaf.array).broadcast_to(g.array, leaf.shape))
+        private = False
+    if g.dtype != leaf.dtype:
+        g, private = g.to(leaf.dtype), True  # (a new array)
+    if leaf.grad is None:
+        leaf.grad = g if create_graph or private else Tensor._wrap(g.array.copy())
+    elif create_graph:
+        leaf.grad = leaf.grad + g
+    else:
+        leaf.grad.array += g.array
+    for hook in tuple(getattr(leaf, "_post_accumulate_grad_hooks", None) or ()):
+        hook(leaf)  # (a copy: a hook may remove itself)
+
+
+_queued_callbacks: list = []
+
+
+def queue_callback(callback: Any) -> None:
+    """Run ``callback()`` once the running backward pass has filled every ``.grad``.
+
+    PyTorch's ``Variable._execution_engine.queue_callback``; meant to be called
+    from a hook during backward (data-parallel training waits for its last
+    gradient exchange this way).
+    """
+    _queued_callbacks.append(callback)
+
+
+def run_queued_callbacks() -> None:
+    """The last step of a backward pass: the callbacks its hooks queued, in order."""
+    callbacks = _queued_callbacks[:]
+    _queued_callbacks.clear()
+    for callback in callbacks:
+        callback()
+
+
+def _as_tensor(g: Any, create_graph: bool) -> Tensor:
+    if isinstance(g, Tensor):
+        return g if create_graph else g.detach()
+    return Tensor._wrap(g)
 
 
 from difflab.tensor import Tensor  # noqa: E402  (Tensor needs apply; apply needs Tensor)

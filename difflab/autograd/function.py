@@ -21,60 +21,79 @@ from __future__ import annotations
 
 from typing import Any
 
+from difflab import functions
 from difflab.autograd import engine
 from difflab.autograd.grad_mode import _State, no_grad
 from difflab.tensor import Tensor
 
+# The ctx of a custom Function is the record itself, as for every primitive.
+FunctionCtx = engine.Node
 
-class FunctionCtx(engine.Node):
-    """The ``ctx`` of a custom Function: what ``forward`` leaves for ``backward``."""
 
-    def save_for_backward(self, *tensors: Any) -> None:
-        """Keep these tensors for ``backward`` (checked against later in-place changes)."""
-        self.to_save = tensors
+class _FunctionPrimitive:
+    """A user's Function seen as a primitive: the same ``forward``/``vjp`` protocol as
+    the built-in ones, so that ``engine.apply`` records it like any other.
 
-    @property
-    def saved_tensors(self) -> tuple:
-        self._check_saved()
-        return self.saved_tensor_values
+    One is made per call: ``forward`` needs the call's own arguments (the
+    tensors, not only their arrays: ``save_for_backward`` and identity
+    checks see the user's objects), and lets go of them once it has run.
+    """
 
-    def mark_non_differentiable(self, *tensors: Tensor) -> None:
-        self.non_differentiable = {id(t) for t in tensors}
+    user_code = True  # errors raised by the user's forward pass through unchanged
 
-    # The engine calls vjp(); a custom Function's rule is its backward().
-    def vjp(self, grad_output: Any, create_graph: bool) -> tuple:
-        self._check_saved()
+    def __init__(self, function: type[Function], args: tuple) -> None:
+        self.function = function
+        self.name = function.__name__
+        self.args: tuple | None = args
+
+    def forward(self, ctx: FunctionCtx, xp: Any, *arrays: Any, **kwargs: Any) -> Any:
+        """Run the user's ``forward`` unrecorded, on the call's tensors; return its array."""
+        args, self.args = self.args, None
+        ctx.input_meta = [(a.shape, a.dtype) if isinstance(a, Tensor) else None for a in args]
+        with no_grad():
+            output = self.function.forward(ctx, *args, **kwargs)
+        if not isinstance(output, Tensor):
+            raise TypeError(
+                f"{self.name}.forward must return a Tensor, got {type(output).__name__}"
+            )
+        ctx.output_is_differentiable = id(output) not in getattr(ctx, "non_differentiable", ())
+        return output.array
+
+    def vjp(self, ctx: FunctionCtx, xp: Any, grad_output: Any, *saved: Any) -> tuple:
+        """The user's ``backward``, checked: one adjoint per input, each of its input's shape.
+
+        ``xp`` is ``difflab.functions`` exactly when the backward pass is
+        itself recorded (``create_graph=True``); then ``backward`` runs with
+        recording on and its results stay tensors.
+        """
+        create_graph = xp is functions
         if not isinstance(grad_output, Tensor):
             grad_output = Tensor._wrap(grad_output)
         with _grad_mode(create_graph):
-            grads = self.op.backward(self, grad_output)
+            grads = self.function.backward(ctx, grad_output)
         if not isinstance(grads, tuple):
             grads = (grads,)
-        if len(grads) != len(self.parents):
+        if len(grads) != len(ctx.parents):
             raise RuntimeError(
-                f"function {self.op.__name__}.backward returned {len(grads)} gradient(s), but "
-                f"forward took {len(self.parents)} input(s): return one per input (None for "
+                f"function {self.name}.backward returned {len(grads)} gradient(s), but "
+                f"forward took {len(ctx.parents)} input(s): return one per input (None for "
                 f"inputs that need no gradient)"
             )
         checked = []
-        for i, (g, parent) in enumerate(zip(grads, self.parents)):
+        for i, (g, parent) in enumerate(zip(grads, ctx.parents)):
             if g is None or parent is None:
                 checked.append(None)
                 continue
+            shape, dtype = ctx.input_meta[i]
             if not isinstance(g, Tensor):
-                g = Tensor(g, dtype=self.input_meta[i][1])
-            if tuple(g.shape) != tuple(self.input_meta[i][0]):
+                g = Tensor(g, dtype=dtype)
+            if tuple(g.shape) != tuple(shape):
                 raise RuntimeError(
-                    f"function {self.op.__name__}.backward returned a gradient of shape "
-                    f"{tuple(g.shape)} for input {i}, which has shape "
-                    f"{tuple(self.input_meta[i][0])}"
+                    f"function {self.name}.backward returned a gradient of shape "
+                    f"{tuple(g.shape)} for input {i}, which has shape {tuple(shape)}"
                 )
             checked.append(g if create_graph else g.array)
         return tuple(checked)
-
-    def release(self) -> None:
-        self.saved = None
-        self.saved_tensor_values = ()
 
 
 class _grad_mode:  # noqa: N801
@@ -108,39 +127,14 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
-        """Run ``forward`` unrecorded and put one record for the whole call on the tape."""
-        ctx = FunctionCtx(cls)
-        ctx.to_save = ()
-        tensor_args = [a for a in args if isinstance(a, Tensor)]
-        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-        with no_grad():
-            output = cls.forward(ctx, *args, **kwargs)
-        if not isinstance(output, Tensor):
-            raise TypeError(
-                f"{cls.__name__}.forward must return a Tensor, got {type(output).__name__}"
-            )
-        needs_grad = _State.enabled and any(a.requires_grad for a in tensor_args)
-        if not needs_grad:
-            return output
-        result = Tensor._wrap(output.array, ctx)
-        ctx.seq = next(engine._sequence)
-        ctx.retained = None
-        ctx.output_meta = (output.shape, output.dtype)
-        ctx.input_meta = [
-            (a.shape, a.dtype) if isinstance(a, Tensor) else ((), None) for a in args
-        ]
-        ctx.parents = tuple(
-            (a if a.grad_fn is None else a.grad_fn)
-            if isinstance(a, Tensor) and a.requires_grad else None
-            for a in args
-        )
-        # Saved tensors: the output is replaced by `result` (the tensor on the tape).
-        saved = tuple(result if t is output else t for t in ctx.to_save)
-        ctx.saved_tensor_values = saved
-        ctx.saved = saved
-        ctx.saved_versions = [
-            (t._version, t._version[0]) for t in saved if isinstance(t, Tensor)
-        ]
-        if engine.TapeRecorder.active is not None:
-            engine.TapeRecorder.active.append((ctx, result, args))
+        """Run ``forward`` unrecorded and put one record for the whole call on the tape.
+
+        The record is made by ``engine.apply``, the same path as every
+        built-in primitive's: ``forward`` and ``backward`` are the
+        primitive's forward and VJP.
+        """
+        result = engine.apply(_FunctionPrimitive(cls, args), *args, **kwargs)
+        record = result.grad_fn
+        if record is not None and not record.output_is_differentiable:
+            return result.detach()
         return result

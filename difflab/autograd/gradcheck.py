@@ -21,6 +21,7 @@ import numpy as np
 from difflab import backend
 from difflab.autograd.functional import grad as autograd_grad
 from difflab.autograd.grad_mode import no_grad
+from difflab.finite_differences import along_coordinate, difference
 from difflab.tensor import Tensor
 
 
@@ -41,28 +42,32 @@ def _values(function: Callable, inputs: Sequence[Any]) -> list[np.ndarray]:
     return [backend.to_numpy(o.array).astype(np.float64) for o in _outputs(function, inputs)]
 
 
+def _flat_values(function: Callable, inputs: Sequence[Any]) -> np.ndarray:
+    """Every output, flattened into one vector: one difference serves them all."""
+    return np.concatenate([v.reshape(-1) for v in _values(function, inputs)] + [np.zeros(0)])
+
+
 def numerical_jacobian(function: Callable, inputs: Sequence[Any], eps: float = 1e-6) -> list:
-    """J[k][i] = d output_k / d input_i by central differences, as (out.size, in.size) arrays."""
+    """J[k][i] = d output_k / d input_i by central differences, as (out.size, in.size) arrays.
+
+    ``eps`` is the absolute step h (PyTorch's convention); the difference itself is
+    :func:`difflab.finite_differences.difference`, shared with the numeric differentiator.
+    """
     inputs = list(inputs)
     # Not under no_grad: the function may itself need the tape (gradgradcheck's does).
     base = _outputs(function, inputs)
+    sizes = [o.array.size for o in base]
     jac = [[None] * len(inputs) for _ in base]
     for i, x in enumerate(inputs):
         if not (isinstance(x, Tensor) and x.requires_grad):
             continue
         flat = x.array.reshape(-1)  # a view: writing into it perturbs x in place
-        columns = [np.zeros((o.array.size, flat.size)) for o in base]
+        columns = np.zeros((sum(sizes), flat.size))
         for j in range(flat.size):
-            original = flat[j].item()
-            flat[j] = original + eps
-            plus = _values(function, inputs)
-            flat[j] = original - eps
-            minus = _values(function, inputs)
-            flat[j] = original
-            for k, (p, m) in enumerate(zip(plus, minus)):
-                columns[k][:, j] = (p - m).reshape(-1) / (2 * eps)
-        for k in range(len(base)):
-            jac[k][i] = columns[k]
+            along = along_coordinate(flat, j, lambda: _flat_values(function, inputs))
+            columns[:, j] = difference(along, eps)[0]
+        for k, part in enumerate(np.split(columns, np.cumsum(sizes)[:-1])):
+            jac[k][i] = part
     return jac
 
 

@@ -23,7 +23,9 @@ shown inline in Jupyter); it needs no Graphviz or other system program.
 
 from __future__ import annotations
 
+import inspect
 import io
+from collections.abc import Mapping
 from typing import Any
 
 from difflab.autograd.engine import Node, TapeRecorder, reachable
@@ -146,58 +148,108 @@ class GraphDrawing:
         self.figure.savefig(path, bbox_inches="tight", dpi=150)
 
 
-def draw(tensor: Tensor, title: str | None = None) -> GraphDrawing:
-    """Draw the graph that produced ``tensor``: leaves on the left, ``tensor`` on the right.
+def draw(tensor: Tensor, title: str | None = None,
+         names: Mapping[str, Tensor] | None = None) -> GraphDrawing:
+    """Draw the graph that produced ``tensor``, left to right: inputs, operations, ``tensor``.
 
-    Boxes are operations (their backward rules); ellipses are leaves.  Uses
-    matplotlib only.
+    Boxes are operations (the primitive's name and the output's shape); ellipses are
+    leaves, labelled with their variable names.  ``names`` maps names to tensors (as
+    ``dict(model.named_parameters())``, the convention of PyTorch's graph drawers);
+    a leaf it does not name is looked up among the caller's variables, and is
+    called ``leaf`` if none refers to it.  Uses matplotlib only.
+
+    Layout (a small Sugiyama layout): an operation sits one column right of its
+    rightmost input, a leaf just left of its first use, so every edge points right
+    and few edges skip a column; within a column
+    the items are ordered by the mean height of their neighbours, sweeping right and
+    left a few times, which removes the crossings that can be removed.
     """
     from matplotlib.figure import Figure  # no pyplot: works with any (or no) display
 
     if tensor.grad_fn is None:
         raise ValueError("this tensor has no graph (it is a leaf): there is nothing to draw")
-    # Gather nodes and leaves; depth = longest distance from the output.
-    depth: dict[Any, int] = {tensor.grad_fn: 0}
-    order = sorted(reachable([tensor.grad_fn]), key=lambda n: -n.seq)
+    labels = _leaf_names(names, inspect.currentframe().f_back)
+    # Columns: leaves 0, an operation 1 + the largest column of its inputs.
+    column: dict[Any, int] = {}
     edges = []
-    for node in order:
-        for parent in node.parents:
-            if parent is None:
-                continue
-            depth[parent] = max(depth.get(parent, 0), depth[node] + 1)
+    for node in sorted(reachable([tensor.grad_fn]), key=lambda n: n.seq):  # inputs first
+        inputs = [p for p in node.parents if p is not None]
+        for parent in inputs:
+            column.setdefault(parent, 0)  # a leaf (a Node already has its column)
             edges.append((parent, node))
-    levels: dict[int, list] = {}
-    for item, d in depth.items():
-        levels.setdefault(d, []).append(item)
-    max_depth = max(levels)
-    position = {}
-    for d, items in levels.items():
-        items.sort(key=lambda n: getattr(n, "seq", -1))
-        for i, item in enumerate(items):
-            position[item] = (max_depth - d, i - (len(items) - 1) / 2)
-    width = max(4.0, 1.8 * (max_depth + 1))
-    height = max(2.0, 0.9 * max(len(v) for v in levels.values()) + 1)
-    fig = Figure(figsize=(width, height))
+        column[node] = 1 + max((column[p] for p in inputs), default=0)
+    for leaf in [item for item in column if not isinstance(item, Node)]:
+        # a leaf moves right, next to its first use: no edge from a leaf skips a column
+        column[leaf] = min(column[node] for parent, node in edges if parent is leaf) - 1
+    last = max(column.values())
+    columns: list[list] = [[] for _ in range(last + 1)]
+    for item in column:  # dicts keep insertion order: first use first
+        columns[column[item]].append(item)
+    height = _order_columns(columns, edges)
+    fig = Figure(figsize=(max(4.0, 1.9 * (last + 1)),
+                          max(2.0, 0.9 * max(len(c) for c in columns) + 1)))
     ax = fig.subplots()
     for parent, node in edges:
-        (x0, y0), (x1, y1) = position[parent], position[node]
-        ax.annotate("", xy=(x1 - 0.32, y1), xytext=(x0 + 0.32, y0),
+        (x0, y0), (x1, y1) = (column[parent], height[parent]), (column[node], height[node])
+        ax.annotate("", xy=(x1 - 0.34, y1), xytext=(x0 + 0.34, y0),
                     arrowprops={"arrowstyle": "->", "color": "#555555"})
-    for item, (x, y) in position.items():
+    for item in column:
+        shape = tuple(item.output_meta[0]) if isinstance(item, Node) else tuple(item.shape)
         if isinstance(item, Node):
-            label, style = f"{item.op.name}\n{tuple(item.output_meta[0])}", "round,pad=0.3"
-            color = "#dbe9f6"
+            label, style, color = f"{item.op.name}\n{shape}", "round,pad=0.3", "#dbe9f6"
         else:
-            label = f"leaf\n{tuple(item.shape)}"
-            style, color = "circle,pad=0.25", "#e6f4d7"
-        ax.text(x, y, label, ha="center", va="center", fontsize=8,
+            label = f"{labels.get(id(item), 'leaf')}\n{shape}"
+            style, color = "round4,pad=0.35", "#e6f4d7"
+        ax.text(column[item], height[item], label, ha="center", va="center", fontsize=8,
                 bbox={"boxstyle": style, "facecolor": color, "edgecolor": "#333333"})
-    ax.set_xlim(-0.7, max_depth + 0.7)
-    spread = max(len(v) for v in levels.values())
-    ax.set_ylim(-spread / 2 - 0.5, spread / 2 + 0.5)
+    spread = max(len(c) for c in columns)
+    ax.set_xlim(-0.7, last + 0.7)
+    ax.set_ylim(-spread / 2 - 0.3, spread / 2 + 0.3)
     ax.axis("off")
     ax.set_title(
         title or "computation graph (data flows left to right; backward runs right to left)",
         fontsize=9,
     )
     return GraphDrawing(fig)
+
+
+def _leaf_names(names: Mapping[str, Tensor] | None, frame: Any) -> dict[int, str]:
+    """id(tensor) -> name: from ``names`` first, then the caller's local and global variables."""
+    found: dict[int, str] = {}
+    scopes = [dict(names or {})]
+    if frame is not None:
+        scopes += [frame.f_locals, frame.f_globals]
+    for scope in scopes:
+        for name, value in scope.items():
+            if isinstance(value, Tensor) and not name.startswith("_"):
+                found.setdefault(id(value), name)
+    return found
+
+
+def _order_columns(columns: list[list], edges: list) -> dict[Any, float]:
+    """Heights for the items of each column, ordered to avoid crossing edges.
+
+    The barycentre heuristic: sort a column by the mean height of the items it is
+    linked to in the columns already placed; sweep right, then left, a few times.
+    """
+    neighbours: dict[Any, list] = {}
+    for a, b in edges:
+        neighbours.setdefault(a, []).append(b)
+        neighbours.setdefault(b, []).append(a)
+    height: dict[Any, float] = {}
+
+    def place(items: list) -> None:
+        for i, item in enumerate(items):
+            height[item] = (len(items) - 1) / 2 - i  # first item on top
+
+    for items in columns:
+        place(items)
+    for sweep in range(4):
+        for items in (columns[1:] if sweep % 2 == 0 else reversed(columns[:-1])):
+            def barycentre(item: Any) -> float:
+                linked = [height[n] for n in neighbours.get(item, ())]
+                return -sum(linked) / len(linked) if linked else 0.0
+
+            items.sort(key=barycentre)
+            place(items)
+    return height

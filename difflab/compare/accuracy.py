@@ -45,7 +45,7 @@ from difflab.compare.report import (
     format_value,
     new_figure,
 )
-from difflab.diff import NumericalWarning
+from difflab.diff import DomainWarning, NumericalWarning
 from difflab.exprparse import Expression, parse, parse_assignments
 
 __all__ = ["AccuracyReport", "StepReport", "accuracy", "reference", "step_sweep"]
@@ -202,6 +202,7 @@ _ACCURACY_COLUMNS = [
     Column("abs_error", "abs error", "", format_sci),
     Column("rel_error", "rel error", "", format_sci),
     Column("evaluations", "f evals", "", format_count),
+    Column("backward_passes", "backward", "", format_count),
     Column("seconds", "time", "", format_seconds),
 ]
 
@@ -233,7 +234,9 @@ def accuracy(
     -------
     AccuracyReport
         One record per method, dtype and variable: value, reference, abs and rel
-        error, function evaluations, seconds.
+        error, function evaluations, backward passes (reverse mode), seconds.  The
+        partial derivatives of a function of several variables come from one call
+        (``argnums`` = all), so its rows share that call's counts and time.
     """
     expr = _expression(expr)
     values = _point(expr, at)
@@ -242,6 +245,7 @@ def accuracy(
         if d not in DTYPES:
             raise ValueError(f"unknown dtype {d!r}; expected one of {', '.join(DTYPES)}")
     ref = reference(expr, values, 1, digits)
+    overflows = _overflows(reference(expr, values, 0, digits)["f"], ref)
     f = expr.function("difflab")
     args = [values[v] for v in expr.variables]
     nvars = len(args)
@@ -255,13 +259,25 @@ def accuracy(
                              f"evaluates in float64)")
                 continue
             g = in_dtype(f, DTYPES[dtype])
+            largest = float(np.finfo(DTYPES[dtype]).max)
+            overflow = overflows > largest
+            if overflow and not any(n.startswith(f"overflow in {dtype}") for n in notes):
+                notes.append(
+                    f"overflow in {dtype}: f or its derivative reaches "
+                    f"{mpmath_str(overflows, 3)}, beyond the largest {dtype} ({largest:.3g}); the "
+                    f"NaN/inf there is an overflow, not a point outside f's domain")
+            with warnings.catch_warnings():
+                if overflow:  # the domain warning would blame the domain
+                    warnings.simplefilter("ignore", DomainWarning)
+                if nvars == 1:
+                    result, cost = M.run("derivative", method, g, *args)
+                elif nvars == 0:
+                    results, cost = [], {}
+                else:
+                    result, cost = M.run_grad(method, g, args)
             if nvars == 1:
-                result, cost = M.run("derivative", method, g, *args)
                 results = [result]
-            elif nvars == 0:
-                results, cost = [], {}
-            else:
-                result, cost = M.run_grad(method, g, args)
+            elif nvars > 0:
                 results = list(result)
             for v, value in zip(expr.variables, results):
                 exact = ref[v]
@@ -275,6 +291,7 @@ def accuracy(
                     "method": method, "dtype": dtype, "variable": v, "value": value,
                     "reference": float(exact), "abs_error": abs_error,
                     "rel_error": rel_error, "evaluations": cost.get("evaluations"),
+                    "backward_passes": cost.get("backward_passes"),
                     "seconds": cost.get("seconds"),
                 })
     point_text = ", ".join(f"{k}={v:g}" for k, v in values.items())
@@ -288,6 +305,12 @@ def accuracy(
         meta={"expression": expr.text, "point": point_text, "values": values,
               "reference": {v: str(ref[v]) for v in expr.variables}, "digits": digits},
     )
+
+
+def _overflows(value: Any, derivatives: Mapping[str, Any]) -> Any:
+    """The largest magnitude among f and its derivatives (the finite ones, in mpmath)."""
+    return max((abs(v) for v in [value, *derivatives.values()] if mpmath_isfinite(v)),
+               default=0)
 
 
 def mpmath_isfinite(x: Any) -> bool:
@@ -429,8 +452,10 @@ def step_sweep(
             g = in_dtype(f, DTYPES[dtype])
             for relative in steps:
                 # Numeric takes the step relative to max(|x|, 1) and rounds it so that
-                # x + h is exact; a step below the spacing of floats near x rounds to 0.
-                h = (x + float(relative) * max(abs(x), 1.0)) - x
+                # x + h is exact in f's dtype; a step below the spacing of that dtype's
+                # numbers near x rounds to 0.
+                t = DTYPES[dtype]
+                h = float((t(x) + t(float(relative) * max(abs(x), 1.0))) - t(x))
                 if h == 0:
                     skipped.add(f"{relative:.0e}")
                     continue

@@ -21,7 +21,8 @@ uses reverse mode.
 
 :func:`cost` *measures* these (nothing here is assumed): for each method and
 size it times the call through the common interface (best of several
-repeats), counts evaluations from the call's ``Cost``, records peak memory
+repeats), counts evaluations of f and reverse mode's backward passes from the
+call's ``Cost``, records peak memory
 with :mod:`tracemalloc` (which sees NumPy's allocations) in a separate run,
 and times f itself as the baseline.  A least-squares line through
 log(time) against log(n) gives each method's growth exponent: time ∝ n^k.
@@ -175,6 +176,7 @@ def _columns(axis_keys: Sequence[str]) -> list[Column]:
         Column("f_seconds", "time of f", "", format_seconds),
         Column("ratio", "/ f", "", format_ratio),
         Column("evaluations", "f evals", "", format_count),
+        Column("backward_passes", "backward", "", format_count),
         Column("peak_bytes", "peak mem", "", format_bytes),
         Column("compile_seconds", "compile", "", format_seconds),
     ]
@@ -191,6 +193,7 @@ def cost(
     min_time: float = 0.05,
     max_repeats: int = 20,
     memory: bool = True,
+    arguments: str = "vector",
     progress: Callable[[int], None] | None = None,
 ) -> CostReport:
     """Measure the cost of the gradient (or Jacobian) of a built-in problem as it grows.
@@ -219,6 +222,11 @@ def cost(
     memory : bool
         Also measure peak memory (one extra call under tracemalloc; skipped for
         calls slower than ``max_seconds / 4``).
+    arguments : {"vector", "scalars"}
+        ``"vector"``: f(x) of one argument x in Rⁿ.  ``"scalars"``: the same f
+        written as f(x_1, ..., x_n) of n scalar arguments, differentiated with
+        respect to all of them (``argnums = (0, ..., n-1)``; each method's cost
+        per argument, and Python's overhead per scalar operation, show).
     progress : callable, optional
         Called with 1 after each measurement (for a progress bar).
 
@@ -229,6 +237,9 @@ def cost(
         (and ``"f"``) to its fitted growth exponent.
     """
     prob = problem(function) if isinstance(function, str) else function
+    if arguments not in ("vector", "scalars"):
+        raise ValueError(f"arguments must be 'vector' or 'scalars', got {arguments!r}")
+    make = prob.make if arguments == "vector" else prob.make_scalars
     names = M.parse_methods(methods)
     ns = sorted({int(n) for n in ns})
     if not ns or ns[0] < 1:
@@ -258,29 +269,33 @@ def cost(
                 if progress is not None:
                     progress(1)
                 continue
-            f, x0 = prob.make(n, m)
+            f, x0 = make(n, m)
+            point = (x0,) if arguments == "vector" else tuple(float(v) for v in x0)
+            argnums = 0 if arguments == "vector" else tuple(range(n))
             if (n, m) not in f_seconds:
-                f_seconds[(n, m)], _ = _best_time(functools.partial(f, x0), min_time,
+                f_seconds[(n, m)], _ = _best_time(functools.partial(f, *point), min_time,
                                                   max_repeats)
             diff = M.differentiator(method, **options)
-            _, first = M.run(transform, diff, f, x0)  # symbolic compiles here, once
+            call = functools.partial(M.run, transform, diff, f, *point, argnums=argnums)
+            _, first = call()  # symbolic compiles here, once
             # Symbolic's later calls reuse the compiled derivative: its time is theirs
             # (compile time is reported apart); other methods count the first call too.
             compiled = first.get("compile_seconds") is not None
             seconds = math.inf if compiled else first["seconds"]
             last, spent, repeats = first, 0.0 if compiled else first["seconds"], int(not compiled)
             while repeats < max_repeats and (spent < min_time or repeats < 3 * compiled):
-                _, last = M.run(transform, diff, f, x0)
+                _, last = call()
                 seconds, spent, repeats = min(seconds, last["seconds"]), \
                     spent + last["seconds"], repeats + 1
             peak = None
             if memory and first["seconds"] < max_seconds / 4:
-                peak = _peak_bytes(functools.partial(M.run, transform, diff, f, x0))
+                peak = _peak_bytes(call)
             record = {
                 "method": method, "n": n, "m": m if vector else None,
                 "seconds": seconds, "first_seconds": first["seconds"],
                 "f_seconds": f_seconds[(n, m)], "ratio": seconds / f_seconds[(n, m)],
                 "evaluations": first.get("evaluations"),
+                "backward_passes": first.get("backward_passes"),
                 "peak_bytes": peak, "compile_seconds": first.get("compile_seconds"),
                 "eval_seconds": last.get("eval_seconds") if compiled else None,
                 "tape_length": first.get("tape_length"),
@@ -311,12 +326,18 @@ def cost(
     if "forward" in names:
         notes.append(f"forward mode pushes {chunk_size or 'all n'} directions per pass")
     axis_keys = ["n", "m"] if vector else ["n"]
+    formula = (f"f(x) = {prob.formula}" if arguments == "vector"
+               else f"f(x_1, ..., x_n) = {prob.scalar_formula}")
+    if arguments == "scalars":
+        notes.append("f takes n scalar arguments; each method differentiates with respect "
+                     "to all of them (argnums = 0..n-1)")
     return CostReport(
-        title=f"Cost of the {what} of {prob.name}: f(x) = {prob.formula}{fixed}",
+        title=f"Cost of the {what} of {prob.name}: {formula}{fixed}",
         records=records,
         columns=_columns(axis_keys),
         notes=notes,
-        meta={"problem": prob.name, "formula": prob.formula, "transform": transform,
+        meta={"problem": prob.name, "formula": prob.formula, "arguments": arguments,
+              "transform": transform,
               "axis": axis, "ns": ns, "ms": ms if vector else None,
               "exponents": exponents, "chunk_size": chunk_size,
               "max_seconds": max_seconds},

@@ -14,7 +14,7 @@ name                   differentiator
 ``symbolic``           ``Symbolic()``: sympy, with common subexpressions
 ``numeric``            ``Numeric("central")``
 ``numeric:SCHEME``     ``Numeric(SCHEME)``: forward, backward, central,
-                       richardson, complex
+                       richardson, adaptive, complex
 =====================  ==================================================
 """
 
@@ -25,12 +25,15 @@ from typing import Any
 
 import numpy as np
 
+from difflab.diff.numeric import SCHEMES
+
 __all__ = ["METHODS", "cost_dict", "differentiator", "parse_methods", "run"]
 
 #: The four methods, in the order tables list them.
 METHODS: tuple[str, ...] = ("forward", "reverse", "symbolic", "numeric")
 
-NUMERIC_SCHEMES: tuple[str, ...] = ("forward", "backward", "central", "richardson", "complex")
+#: Numeric's schemes, as the differentiator lists them.
+NUMERIC_SCHEMES: tuple[str, ...] = SCHEMES
 
 
 def parse_methods(spec: str | Sequence[str] | None) -> list[str]:
@@ -83,7 +86,7 @@ def differentiator(method: str, **options: Any) -> Any:
 
 
 def run(transform: str, method: str | Any, f: Callable[..., Any], *args: Any,
-        **options: Any) -> tuple[Any, dict[str, Any]]:
+        argnums: int | Sequence[int] = 0, **options: Any) -> tuple[Any, dict[str, Any]]:
     """Differentiate through the common interface and return the result and its cost.
 
     ``run("grad", "reverse", f, x)`` is ``Reverse().grad(f)(x, return_cost=True)``.
@@ -98,6 +101,9 @@ def run(transform: str, method: str | Any, f: Callable[..., Any], *args: Any,
         The function.
     *args
         The point (one argument per parameter of ``f``).
+    argnums : int or tuple of int
+        The arguments to differentiate with respect to (``grad``, ``jacobian``,
+        ``hessian``; a tuple gives a tuple of results).
     **options
         Passed to the differentiator's constructor when ``method`` is a name.
 
@@ -107,7 +113,9 @@ def run(transform: str, method: str | Any, f: Callable[..., Any], *args: Any,
         ``cost`` is the call's ``Cost`` as a plain dict.
     """
     obj = differentiator(method, **options) if isinstance(method, str) else method
-    result, cost = getattr(obj, transform)(f)(*args, return_cost=True)
+    transform_of_f = (obj.derivative(f) if transform == "derivative"
+                      else getattr(obj, transform)(f, argnums=argnums))
+    result, cost = transform_of_f(*args, return_cost=True)
     return result, cost_dict(cost)
 
 

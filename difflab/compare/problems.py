@@ -28,6 +28,12 @@ logsumexp      log Σ exp(x_i)                          R^n -> R
 tanh-layer     tanh(W x), W fixed, m × n               R^n -> R^m
 =============  ======================================  ================
 
+Each problem also comes as a function of ``n`` separate scalar arguments,
+f(x_1, ..., x_n), the same sum written out term by term.  Differentiated with
+respect to all of them (``argnums = (0, ..., n-1)``) it shows what a method
+pays per *argument*: forward mode one pass each, reverse mode one forward and
+one backward pass for all of them together.
+
 All are written once with difflab's functions, so every differentiator runs
 the same code.
 """
@@ -40,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-import difflab.ops.functions as F
+import difflab.functions as F
 
 __all__ = ["FAMILIES", "PROBLEMS", "Family", "Problem", "family", "problem"]
 
@@ -153,6 +159,11 @@ class Problem:
     make : callable
         ``make(n, m)`` returns ``(f, x0)``: the function and a point in R^n.
         ``m`` is the output size for vector-valued problems (ignored otherwise).
+    make_scalars : callable
+        ``make_scalars(n, m)`` returns ``(f, x0)`` with the same f written as a
+        function of n scalar arguments, ``f(x0[0], ..., x0[n-1])``.
+    scalar_formula : str
+        Its definition.
     outputs : str
         ``"scalar"`` (a gradient is measured) or ``"vector"`` (a Jacobian).
     """
@@ -160,6 +171,8 @@ class Problem:
     name: str
     formula: str
     make: Callable[[int, int], tuple[Callable[[Any], Any], np.ndarray]]
+    make_scalars: Callable[[int, int], tuple[Callable[..., Any], np.ndarray]]
+    scalar_formula: str
     outputs: str = "scalar"
 
 
@@ -174,6 +187,13 @@ def _sum_sin(n: int, m: int) -> tuple[Callable[[Any], Any], np.ndarray]:
     return f, _point(n)
 
 
+def _sum_sin_scalars(n: int, m: int) -> tuple[Callable[..., Any], np.ndarray]:
+    def f(*xs: Any) -> Any:
+        return sum(F.sin(x) * x for x in xs)
+
+    return f, _point(n)
+
+
 def _logsumexp(n: int, m: int) -> tuple[Callable[[Any], Any], np.ndarray]:
     def f(x: Any) -> Any:
         return F.log(F.sum(F.exp(x)))
@@ -181,8 +201,19 @@ def _logsumexp(n: int, m: int) -> tuple[Callable[[Any], Any], np.ndarray]:
     return f, _point(n)
 
 
+def _logsumexp_scalars(n: int, m: int) -> tuple[Callable[..., Any], np.ndarray]:
+    def f(*xs: Any) -> Any:
+        return F.log(sum(F.exp(x) for x in xs))
+
+    return f, _point(n)
+
+
+def _weights(n: int, m: int) -> np.ndarray:
+    return np.random.default_rng(1).normal(0.0, 1.0 / np.sqrt(n), size=(m, n))
+
+
 def _tanh_layer(n: int, m: int) -> tuple[Callable[[Any], Any], np.ndarray]:
-    weights = np.random.default_rng(1).normal(0.0, 1.0 / np.sqrt(n), size=(m, n))
+    weights = _weights(n, m)
 
     def f(x: Any) -> Any:
         return F.tanh(weights @ x)
@@ -190,12 +221,24 @@ def _tanh_layer(n: int, m: int) -> tuple[Callable[[Any], Any], np.ndarray]:
     return f, _point(n)
 
 
+def _tanh_layer_scalars(n: int, m: int) -> tuple[Callable[..., Any], np.ndarray]:
+    weights = _weights(n, m).tolist()  # Python floats: x * w then keeps x's type
+
+    def f(*xs: Any) -> Any:
+        return F.stack([F.tanh(sum(x * w for x, w in zip(xs, row))) for row in weights])
+
+    return f, _point(n)
+
+
 PROBLEMS: dict[str, Problem] = {
     p.name: p
     for p in (
-        Problem("sum-sin", "sum_i x_i sin(x_i)", _sum_sin),
-        Problem("logsumexp", "log(sum_i exp(x_i))", _logsumexp),
-        Problem("tanh-layer", "tanh(W x), W an m-by-n matrix", _tanh_layer, "vector"),
+        Problem("sum-sin", "sum_i x_i sin(x_i)", _sum_sin, _sum_sin_scalars,
+                "x_1 sin(x_1) + ... + x_n sin(x_n)"),
+        Problem("logsumexp", "log(sum_i exp(x_i))", _logsumexp, _logsumexp_scalars,
+                "log(exp(x_1) + ... + exp(x_n))"),
+        Problem("tanh-layer", "tanh(W x), W an m-by-n matrix", _tanh_layer,
+                _tanh_layer_scalars, "tanh(W_j1 x_1 + ... + W_jn x_n), j = 1..m", "vector"),
     )
 }
 

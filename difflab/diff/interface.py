@@ -27,9 +27,18 @@ A subclass implements two hooks, each for one differentiated argument:
 ``_hessian(f, args, i, cost) -> H``
     the Hessian of a scalar f with respect to args[i].
 
-and may override ``_jvp``/``_vjp`` where the method does them natively (forward
-mode computes J·t in one pass; reverse mode computes uᵀJ in one backward
-pass).  The defaults go through the full Jacobian.
+The transforms call them through two hooks for all the differentiated
+arguments at once, ``_jacobians(f, args, nums, cost, require_scalar) ->
+(value, [J...])`` and ``_hessians(f, args, nums, cost) -> (value, [H...])``,
+whose defaults call the per-argument hook once per argument.  A method that
+gets every argument from one pass overrides them: reverse mode records f once
+and one backward pass gives uᵀ∂f/∂argsᵢ for every i, so its gradient with
+respect to ten arguments costs one evaluation and one backward pass, not ten
+of each.
+
+A subclass may also override ``_jvp``/``_vjp`` where the method does them
+natively (forward mode computes J·t in one pass; reverse mode computes uᵀJ in
+one backward pass).  The defaults go through the full Jacobians.
 
 Bad input gets a clear error here, once, for every method: f not callable,
 the wrong number of arguments, an unsupported input type, ``grad`` of a
@@ -69,10 +78,15 @@ class Cost:
     ----------
     method : name of the differentiator.
     evaluations : calls of f, or passes over it (forward mode: one per chunk of
-        tangents; reverse mode: forward plus backward passes; numeric: calls of f;
-        symbolic: traces of f, 0 when the compiled derivative came from the cache).
+        tangents; reverse mode: recorded forward passes, one per call whatever the
+        number of arguments; numeric: calls of f; symbolic: traces of f, 0 when the
+        compiled derivative came from the cache).
     seconds : wall time of the whole call.
     tape_length : reverse mode: records on the tape.
+    backward_passes : reverse mode: walks back over the tape, one per row of a
+        Jacobian (one for a gradient, for all its arguments together), plus the
+        recorded first pass of a reverse-over-reverse Hessian.  ``vjp`` counts the
+        calls of its ``vjp_fn`` made so far.
     forward_ops : forward mode: operations performed on dual numbers.
     expression_ops, expression_ops_cse : symbolic: ``sympy.count_ops`` of the
         derivative, without and with common-subexpression elimination.
@@ -88,6 +102,7 @@ class Cost:
     evaluations: int = 0
     seconds: float = 0.0
     tape_length: int | None = None
+    backward_passes: int | None = None
     forward_ops: int | None = None
     expression_ops: int | None = None
     expression_ops_cse: int | None = None
@@ -275,11 +290,33 @@ class Differentiator:
     def _hessian(self, f: Callable, args: list, i: int, cost: Cost) -> Any:
         raise NotImplementedError
 
+    def _jacobians(self, f: Callable, args: list, nums: tuple, cost: Cost,
+                   require_scalar: bool) -> tuple[Any, list]:
+        """f(*args) and the Jacobian for each args[i], i in ``nums``.
+
+        Default: the per-argument hook once per argument.
+        """
+        value, jacobians = None, []
+        for i in nums:
+            value, J = self._jacobian(f, args, i, cost, require_scalar)
+            jacobians.append(J)
+        return value, jacobians
+
+    def _hessians(self, f: Callable, args: list, nums: tuple, cost: Cost) -> tuple[Any, list]:
+        """f(*args) and the Hessian for each args[i], i in ``nums``.
+
+        Default: the per-argument hook once per argument, then f(x) itself, only to
+        see whether x is inside f's domain (not counted in the cost): the rules would
+        otherwise give numbers where f is undefined.
+        """
+        hessians = [self._hessian(f, args, i, cost) for i in nums]
+        return f(*args), hessians
+
     def _jvp(self, f: Callable, primals: list, tangents: list, cost: Cost) -> tuple[Any, Any]:
         """Default: J·t = Σᵢ Jᵢ tᵢ from full Jacobians."""
-        value, total = None, None
-        for i, t in enumerate(tangents):
-            value, J = self._jacobian(f, primals, i, cost, False)
+        value, jacobians = self._jacobians(f, primals, tuple(range(len(primals))), cost, False)
+        total = None
+        for J, t in zip(jacobians, tangents):
             xp = backend.array_module(J)
             out_shape = J.shape[: J.ndim - np.ndim(t)]
             term = xp.reshape(
@@ -291,11 +328,7 @@ class Differentiator:
 
     def _vjp(self, f: Callable, primals: list, cost: Cost) -> tuple[Any, Callable]:
         """Default: uᵀJᵢ from full Jacobians (computed now, applied later)."""
-        jacobians = []
-        value = None
-        for i in range(len(primals)):
-            value, J = self._jacobian(f, primals, i, cost, False)
-            jacobians.append(J)
+        value, jacobians = self._jacobians(f, primals, tuple(range(len(primals))), cost, False)
         out_shape = tuple(np.shape(value))
 
         def vjp_fn(u: Any) -> tuple:
@@ -320,7 +353,7 @@ class Differentiator:
         cost = Cost(self.name)
         start = time.perf_counter()
         with np.errstate(all="ignore"):
-            results = tuple(body(args, i, cost) for i in nums)
+            results = body(args, nums, cost)
         cost.seconds = time.perf_counter() - start
         result = results[0] if isinstance(argnums, int) else results
         warn_if_outside_domain([args[i] for i in nums], result, transform)
@@ -330,13 +363,14 @@ class Differentiator:
         """f'(x) for a scalar x: ``derivative(f)(x)`` (shape of f(x))."""
         check_callable(f, "derivative")
 
-        def body(args: list, i: int, cost: Cost) -> Any:
-            if np.ndim(args[i]) != 0:
+        def body(args: list, nums: tuple, cost: Cost) -> tuple:
+            if np.ndim(args[0]) != 0:
                 raise ValueError(
-                    f"derivative() is for a scalar input, but got shape {np.shape(args[i])}; "
+                    f"derivative() is for a scalar input, but got shape {np.shape(args[0])}; "
                     f"use grad() or jacobian() for arrays"
                 )
-            return to_result(poison(*self._jacobian(f, args, i, cost, False)))
+            value, (J,) = self._jacobians(f, args, nums, cost, False)
+            return (to_result(poison(value, J)),)
 
         def derivative_of_f(x: Any, *rest: Any, return_cost: bool = False) -> Any:
             return self._run("derivative", f, (x, *rest), 0, body, return_cost)
@@ -347,9 +381,11 @@ class Differentiator:
         """∇f with respect to ``args[argnums]`` for a scalar-valued f."""
         check_callable(f, "grad")
 
-        def body(args: list, i: int, cost: Cost) -> Any:
-            J = poison(*self._jacobian(f, args, i, cost, True))
-            return to_result(J.reshape(np.shape(args[i])))  # the method: J may be a Tensor
+        def body(args: list, nums: tuple, cost: Cost) -> tuple:
+            value, jacobians = self._jacobians(f, args, nums, cost, True)
+            # J.reshape, the method: J may be a Tensor
+            return tuple(to_result(poison(value, J).reshape(np.shape(args[i])))
+                         for i, J in zip(nums, jacobians))
 
         def grad_of_f(*args: Any, return_cost: bool = False) -> Any:
             return self._run("grad", f, args, argnums, body, return_cost)
@@ -360,8 +396,9 @@ class Differentiator:
         """J = ∂f/∂x, shape f(x).shape + x.shape."""
         check_callable(f, "jacobian")
 
-        def body(args: list, i: int, cost: Cost) -> Any:
-            return to_result(poison(*self._jacobian(f, args, i, cost, False)))
+        def body(args: list, nums: tuple, cost: Cost) -> tuple:
+            value, jacobians = self._jacobians(f, args, nums, cost, False)
+            return tuple(to_result(poison(value, J)) for J in jacobians)
 
         def jacobian_of_f(*args: Any, return_cost: bool = False) -> Any:
             return self._run("jacobian", f, args, argnums, body, return_cost)
@@ -372,13 +409,12 @@ class Differentiator:
         """H = ∂²f/∂x², shape x.shape + x.shape, for a scalar-valued f."""
         check_callable(f, "hessian")
 
-        def body(args: list, i: int, cost: Cost) -> Any:
-            H = self._hessian(f, args, i, cost)
-            # f(x) itself, only to see whether x is inside f's domain (not counted in
-            # the cost): the rules would otherwise give numbers where f is undefined.
-            H = poison(f(*args), H)
-            shape = np.shape(args[i])
-            return to_result(H.reshape(shape + shape))
+        def body(args: list, nums: tuple, cost: Cost) -> tuple:
+            value, hessians = self._hessians(f, args, nums, cost)
+            # poison: NaN where x is outside f's domain (the rules would give numbers)
+            shapes = [np.shape(args[i]) for i in nums]
+            return tuple(to_result(poison(value, H).reshape(shape + shape))
+                         for shape, H in zip(shapes, hessians))
 
         def hessian_of_f(*args: Any, return_cost: bool = False) -> Any:
             return self._run("hessian", f, args, argnums, body, return_cost)

@@ -7,22 +7,24 @@ A stencil of offsets s₀, s₁, ... and weights w₀, w₁, ... approximates
     f'(x) ≈ (1/h) Σⱼ wⱼ f(x + sⱼ h)
 
 with the weights chosen so that Taylor's expansion of the sum matches f'(x)
-up to h^p (the *order*): Σⱼ wⱼ sⱼ^m = [m = 1] for m = 0 … N-1.  Forward
-differences use offsets 0 … p, backward 0 … -p, central -p/2 … p/2.
+up to h^p (the *order*).  The stencils, the step rule and the difference
+kernel live in :mod:`difflab.finite_differences`, the one implementation that
+gradcheck, ``nn.utils.compute_gradients`` and the grading checks share.
 
 Choosing the step
 -----------------
 Two errors pull in opposite directions.  Truncation: the neglected Taylor
 terms, about C·h^p.  Rounding: each f(x + sh) carries a relative error of
-about ε (machine epsilon, 2.2e-16), and dividing by h magnifies it to
-about ε·|f|/h.  Their sum is smallest for
+about ε (machine epsilon of the precision f computes in), and dividing by h
+magnifies it to about ε·|f|/h.  Their sum is smallest for
 
     h ≈ ε^(1/(p+1)) · max(|x|, 1)
 
-(ε^(1/2) ≈ 1.5e-8 for forward differences, ε^(1/3) ≈ 6e-6 for central), and
-then the total error is about ε^(p/(p+1)): 1e-8 and 4e-11 relative.  A step
-much smaller than that is swamped by rounding: a :class:`NumericalWarning`
-says so.
+and then the total error is about ε^(p/(p+1)).  In float64 (ε = 2.2e-16)
+that is h ≈ 1.5e-8 for forward differences and 6e-6 for central ones; a
+function that computes in float32 (ε = 1.2e-7; its value f(x) says so) needs
+h ≈ 3.5e-4 and 4.9e-3.  A step much smaller than that is swamped by
+rounding: a :class:`NumericalWarning` says so.
 
 Richardson extrapolation
 ------------------------
@@ -36,6 +38,15 @@ Differences between neighbouring entries of the tableau estimate the error;
 the entry with the smallest estimate is returned, with its estimate in
 ``cost.error_estimate``.  Seven steps (14 evaluations) reach about 1e-13
 for well-behaved functions.
+
+Adaptive step
+-------------
+No single step suits every function: the logistic map's 7th iterate varies
+on the scale 2⁻⁷, where Richardson's fixed first step 1/8 is far too large.
+``scheme="adaptive"`` walks down the steps ¼, ⅛, ... (times max(|x|, 1)),
+extrapolating as it goes, and stops when its error estimate says that
+smaller steps cannot help (``Numeric._adaptive`` has the details).  Typical cost: 11
+to 15 evaluations; the logistic maps take 23 to 35.
 
 Complex step
 ------------
@@ -60,7 +71,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -74,87 +84,63 @@ from difflab.diff.interface import (
     require_scalar,
     with_arg,
 )
+from difflab.finite_differences import (
+    EPS,
+    difference,
+    epsilon,
+    optimal_step,
+    representable_step,
+    stencil,
+)
 
-EPS = float(np.finfo(np.float64).eps)
-SCHEMES = ("central", "forward", "backward", "richardson", "complex")
+__all__ = ["Numeric", "EPS", "optimal_step", "stencil"]
+SCHEMES = ("central", "forward", "backward", "richardson", "adaptive", "complex")
 COMPLEX_STEP = 1e-200
-
-
-def stencil(scheme: str, order: int) -> tuple[list[int], list[float]]:
-    """Offsets and weights of a first-derivative difference of accuracy ``order``.
-
-    Solves Σⱼ wⱼ sⱼ^m = [m = 1], m = 0 … N-1, exactly in rational arithmetic.
-
-    >>> stencil("central", 2)
-    ([-1, 1], [-0.5, 0.5])
-    """
-    if scheme == "central":
-        if order % 2:
-            raise ValueError(f"central differences have even order (2, 4, 6, ...), got {order}")
-        half = order // 2
-        offsets = [s for s in range(-half, half + 1)]
-    elif scheme == "forward":
-        offsets = list(range(order + 1))
-    elif scheme == "backward":
-        offsets = [-s for s in range(order + 1)]
-    else:
-        raise ValueError(f"no stencil for scheme {scheme!r}")
-    n = len(offsets)
-    # Gaussian elimination on the (small) Vandermonde system, in exact fractions.
-    rows = [[Fraction(s) ** m for s in offsets] + [Fraction(int(m == 1))] for m in range(n)]
-    for c in range(n):
-        pivot = next(r for r in range(c, n) if rows[r][c] != 0)
-        rows[c], rows[pivot] = rows[pivot], rows[c]
-        for r in range(n):
-            if r != c and rows[r][c] != 0:
-                factor = rows[r][c] / rows[c][c]
-                rows[r] = [a - factor * b for a, b in zip(rows[r], rows[c])]
-    weights = [rows[i][n] / rows[i][i] for i in range(n)]
-    kept = [(s, float(w)) for s, w in zip(offsets, weights) if w != 0]
-    return [s for s, _ in kept], [w for _, w in kept]
-
-
-def optimal_step(order: int, derivative: int = 1) -> float:
-    """ε^(1/(p+d)): the step that balances truncation (h^p) and rounding (ε/h^d)."""
-    return EPS ** (1.0 / (order + derivative))
+# The adaptive scheme's settings, tuned on the accuracy suite of the tests against
+# numdifftools (benchmarks/bench_numeric.py prints the comparison).
+ADAPTIVE_FIRST_STEP = 0.25  # the largest step, relative to max(|x|, 1)
+ADAPTIVE_RATIO = 2.0  # each step is the previous one divided by this
+ADAPTIVE_COLUMNS = 5  # Richardson columns kept: h², h⁴, ..., h¹⁰ removed
+ADAPTIVE_ROUNDING = 10.0  # stop once this many times ε·|f|/h exceeds the best error estimate
+ADAPTIVE_PATIENCE = 1  # steps without improvement before a converged walk stops
+ADAPTIVE_LEVELS = 30  # the most steps the walk takes
 
 
 class Numeric(Differentiator):
-    """Finite differences, Richardson extrapolation or the complex step.
+    """Finite differences, Richardson extrapolation, an adaptive step, or the complex step.
 
     Parameters
     ----------
-    scheme : "central" (default), "forward", "backward", "richardson" or "complex".
+    scheme : "central" (default), "forward", "backward", "richardson", "adaptive" or
+        "complex".
     order : accuracy order p of the difference (central: 2, 4, 6, ...; one-sided:
         1, 2, ...).  Default 2 for central, 1 for one-sided.
     step : the step h, relative to max(|x|, 1).  Default: from the error analysis,
-        ε^(1/(p+1)) (Richardson: ``2**-3``, the largest of its steps).
-    levels : Richardson only: how many steps h, h/2, h/4, ... (2 evaluations each).
+        ε^(1/(p+1)) with ε the machine epsilon of the dtype f returns (Richardson:
+        ``2**-3``, adaptive: ``2**-2``, the largest of their steps).
+    levels : Richardson: how many steps h, h/2, h/4, ... (2 evaluations each);
+        adaptive: the most steps it may take (default 30).
     """
 
     name = "numeric"
 
     def __init__(self, scheme: str = "central", order: int | None = None,
-                 step: float | None = None, levels: int = 7) -> None:
+                 step: float | None = None, levels: int | None = None) -> None:
         if scheme not in SCHEMES:
             raise ValueError(f"unknown scheme {scheme!r}; choose one of {', '.join(SCHEMES)}")
         if order is None:
-            order = 2 if scheme in ("central", "richardson") else 1
+            order = 2 if scheme in ("central", "richardson", "adaptive") else 1
         if scheme in ("forward", "backward", "central"):
             stencil(scheme, order)  # validates the order
         if step is not None and not step > 0:
             raise ValueError(f"step must be positive, got {step}")
+        if levels is None:
+            levels = ADAPTIVE_LEVELS if scheme == "adaptive" else 7
         if levels < 2:
             raise ValueError("Richardson extrapolation needs levels >= 2")
         self.scheme, self.order, self.step, self.levels = scheme, order, step, levels
 
     # -- helpers ------------------------------------------------------------------------
-    def _steps(self, x: Any, relative: float) -> Any:
-        """h scaled by max(|x|, 1), rounded so that x + h - x == h exactly."""
-        xp = backend.array_module(x)
-        h = relative * xp.maximum(xp.abs(x), 1.0)
-        return (x + h) - x
-
     @staticmethod
     def _evaluate(f: Callable, args: list, i: int, x: Any, cost: Cost) -> Any:
         out = f(*with_arg(args, i, x))
@@ -162,6 +148,12 @@ class Numeric(Differentiator):
         cost.evaluations += 1
         xp = backend.array_module(out)
         return xp.asarray(out)
+
+    @staticmethod
+    def _precision(value: Any) -> Any:
+        """The dtype f computes in, read from its value: it sets ε, hence the step."""
+        dtype = getattr(value, "dtype", np.dtype(np.float64))
+        return dtype if dtype.kind == "f" else np.dtype(np.float64)
 
     # -- first derivatives ------------------------------------------------------------
     def _jacobian(self, f: Callable, args: list, i: int, cost: Cost,
@@ -172,6 +164,7 @@ class Numeric(Differentiator):
             require_scalar(value, "grad")
         xp = backend.array_module(x)
         flat = xp.reshape(x, -1)
+        precision = self._precision(value)
         columns = []
         for j in range(flat.size):
             def along(t: Any, j: int = j) -> Any:
@@ -180,11 +173,12 @@ class Numeric(Differentiator):
                 moved[j] = flat[j] + t
                 return self._evaluate(f, args, i, xp.reshape(moved, x.shape), cost)
 
-            columns.append(self._partial(along, value, float(flat[j]), j, cost))
+            columns.append(self._partial(along, value, float(flat[j]), j, cost, precision))
         J = xp.stack(columns, axis=-1) if columns else xp.zeros(value.shape + (0,))
         return value, xp.reshape(J, value.shape + x.shape)
 
-    def _partial(self, along: Callable, value: Any, xj: float, j: int, cost: Cost) -> Any:
+    def _partial(self, along: Callable, value: Any, xj: float, j: int, cost: Cost,
+                 precision: Any = np.float64) -> Any:
         """∂f/∂x_j from evaluations of t ↦ f(x + t e_j)."""
         scale = max(abs(xj), 1.0)
         if self.scheme == "complex":
@@ -197,17 +191,24 @@ class Numeric(Differentiator):
             cost.step = COMPLEX_STEP
             return out.imag / COMPLEX_STEP
         if self.scheme == "richardson":
-            return self._richardson(lambda h: self._central(along, h), xj, scale, j, cost)
+            return self._richardson(lambda h: difference(along, h)[0], xj, scale, j, cost)
+        if self.scheme == "adaptive":
+            estimate = self._adaptive(along, value, xj, j, cost, precision)
+            if estimate is not None:
+                return estimate
+            scheme = "central"  # no central step fits in f's domain: go one-sided below
+        else:
+            scheme = self.scheme
         p = self.order
-        relative = self.step if self.step is not None else optimal_step(p)
-        h0 = _representable_step(xj, relative, scale)
+        relative = self.step if self.step is not None else optimal_step(p, dtype=precision)
+        h0 = representable_step(xj, relative, precision)
         # Where a stencil point leaves f's domain: shrink the step; if that is not enough
         # (x sits on the edge), point a one-sided stencil into the domain.
-        tries = [(self.scheme, h0 / 4.0**k) for k in range(13)]
-        if self.scheme == "central":
+        tries = [(scheme, h0 / 4.0**k) for k in range(13)]
+        if scheme == "central":
             tries += [(side, h0 / 4.0**k) for side in ("forward", "backward") for k in range(13)]
         for scheme, h in tries:
-            estimate, values = self._difference(along, value, scheme, p, h)
+            estimate, values = difference(along, h, scheme, p, value)
             if bool(np.all(np.isfinite(estimate))) or not bool(np.all(np.isfinite(value))):
                 break
         if (scheme, h) != tries[0]:
@@ -215,24 +216,19 @@ class Numeric(Differentiator):
                 f"x[{j}]: a step left f's domain; used a {scheme} difference with h = {h:.3g}"
             )
         cost.step = max(cost.step or 0.0, h)
-        self._check_rounding(values, estimate, h, p, scale, scheme)
+        self._check_rounding(values, estimate, h, p, scale, scheme, precision)
         return estimate
 
-    def _difference(self, along: Callable, value: Any, scheme: str, p: int,
-                    h: float) -> tuple[Any, list]:
-        offsets, weights = stencil(scheme, p)
-        values = [value if s == 0 else along(s * h) for s in offsets]
-        return sum(w * v for w, v in zip(weights, values)) / h, values
-
     def _check_rounding(self, values: list, estimate: Any, h: float, p: int, scale: float,
-                        scheme: str) -> None:
+                        scheme: str, precision: Any = np.float64) -> None:
         """Warn when h is far below the optimal step: rounding error then dominates."""
-        best = optimal_step(p) * scale
+        best = optimal_step(p, dtype=precision) * scale
         if h >= 1e-3 * best:
             return
+        eps = epsilon(precision)
         size = max(float(np.max(np.abs(v))) if np.size(v) else 0.0 for v in values)
-        rounding = EPS * size / h
-        if rounding > 1e-3 * max(float(np.max(np.abs(estimate))), EPS):
+        rounding = eps * size / h
+        if rounding > 1e-3 * max(float(np.max(np.abs(estimate))), eps):
             warnings.warn(
                 f"numeric: the step h = {h:.3g} is far too small; rounding error (about "
                 f"{rounding:.2g}) swamps the {scheme} difference. The error analysis suggests "
@@ -241,15 +237,11 @@ class Numeric(Differentiator):
                 stacklevel=6,
             )
 
-    @staticmethod
-    def _central(along: Callable, h: float) -> Any:
-        return (along(h) - along(-h)) / (2.0 * h)
-
     def _richardson(self, difference: Callable, xj: float, scale: float, j: int,
                     cost: Cost) -> Any:
         r"""Neville's tableau on D(h), D(h/2), ...: T[l][k] = T[l][k-1] + (T[l][k-1] -
         T[l-1][k-1]) / (4^k - 1) removes the h^(2k) term."""
-        h = _representable_step(xj, self.step or 2.0**-3, scale)
+        h = representable_step(xj, self.step or 2.0**-3)
         first = difference(h)
         shrunk = 0
         while not bool(np.all(np.isfinite(first))) and shrunk < 30:
@@ -260,7 +252,8 @@ class Numeric(Differentiator):
         cost.step = max(cost.step or 0.0, h)
         rows = [[first]]
         best, best_error = first, None
-        for level in range(1, self.levels):
+        levels = self.levels if self.scheme == "richardson" else 7  # adaptive: Hessians
+        for level in range(1, levels):
             row = [difference(h / 2.0**level)]
             for k in range(1, level + 1):
                 row.append(row[k - 1] + (row[k - 1] - rows[level - 1][k - 1]) / (4.0**k - 1.0))
@@ -277,6 +270,68 @@ class Numeric(Differentiator):
         cost.error_estimate = max(cost.error_estimate or 0.0, estimate or 0.0)
         return best
 
+    def _adaptive(self, along: Callable, value: Any, xj: float, j: int, cost: Cost,
+                  precision: Any) -> Any:
+        r"""Richardson on a geometric sequence of steps, stopped by its own error estimate.
+
+        Central differences D(h) for h = h₀, h₀/2, h₀/4, ... (h₀ = ¼·max(|x|, 1)); each
+        new D(h) starts a row of Neville's tableau,
+
+            T[l][k] = T[l][k-1] + (T[l][k-1] - T[l-1][k-1]) / (4^k - 1),   k ≤ 5,
+
+        whose k-th column has the error terms h², ..., h^(2k) removed.  Each entry's
+        error is estimated by its distance to its two neighbours,
+        |T[l][k] - T[l][k-1]| + |T[l][k] - T[l-1][k-1]|, and the entry with the
+        smallest estimate is the answer.
+
+        Large steps see a function that varies on a scale far below h (the logistic
+        map's iterates vary on the scale 2⁻ⁿ): there the entries disagree and the
+        estimates are large, so the walk goes on to smaller steps.  It stops when
+        smaller steps cannot help, because the rounding error of D(h), about
+        ε·|f|/h, has grown to a tenth of the best estimate; or when the estimates have stopped
+        improving for :data:`ADAPTIVE_PATIENCE` steps after the best one had already
+        converged to √ε relative.  A step that leaves f's domain is skipped.
+        Returns None when no central step fits in the domain (x on its edge).
+        """
+        eps = epsilon(precision)
+        h = representable_step(xj, self.step or ADAPTIVE_FIRST_STEP, precision)
+        previous, best, best_error, best_level = None, None, None, 0
+        skipped = 0
+        for level in range(self.levels):
+            estimate, values = difference(along, h)
+            if not bool(np.all(np.isfinite(estimate))) and bool(np.all(np.isfinite(value))):
+                skipped, previous, h = skipped + 1, None, h / ADAPTIVE_RATIO
+                continue
+            row = [estimate]
+            for k in range(1, min(len(previous or []), ADAPTIVE_COLUMNS) + 1):
+                factor = ADAPTIVE_RATIO ** (2 * k) - 1.0
+                row.append(row[k - 1] + (row[k - 1] - previous[k - 1]) / factor)
+                error = np.abs(row[k] - row[k - 1]) + np.abs(row[k] - previous[k - 1])
+                if best is None:
+                    best, best_error, best_level = row[k], error, level
+                else:
+                    better = error < best_error
+                    if bool(np.any(better)):
+                        best_level = level
+                    best = np.where(better, row[k], best)
+                    best_error = np.where(better, error, best_error)
+            previous = row
+            if best is not None:
+                rounding = eps * np.maximum(np.abs(values[0]), np.abs(values[1])) / h
+                if bool(np.all(ADAPTIVE_ROUNDING * rounding >= best_error)):
+                    break  # smaller steps only add rounding error
+                if level - best_level >= ADAPTIVE_PATIENCE and bool(
+                        np.all(best_error <= np.sqrt(eps) * np.abs(best))):
+                    break  # converged, and no longer improving
+            h /= ADAPTIVE_RATIO
+        if skipped:
+            cost.notes.append(f"x[{j}]: {skipped} adaptive step(s) left f's domain; skipped")
+        if best is None:
+            return None
+        cost.step = max(cost.step or 0.0, h)
+        cost.error_estimate = max(cost.error_estimate or 0.0, float(np.max(best_error)))
+        return best
+
     # -- second derivatives -----------------------------------------------------------
     def _hessian(self, f: Callable, args: list, i: int, cost: Cost) -> Any:
         r"""Second differences.
@@ -284,7 +339,7 @@ class Numeric(Differentiator):
         central:  H_ij ≈ [f(x+hᵢ+hⱼ) - f(x+hᵢ-hⱼ) - f(x-hᵢ+hⱼ) + f(x-hᵢ-hⱼ)] / (4 hᵢ hⱼ)
                   (for i = j: [f(x+h) - 2f(x) + f(x-h)] / h²), error O(h²), h ≈ ε^(1/4);
         forward/backward: [f(x+hᵢ+hⱼ) - f(x+hᵢ) - f(x+hⱼ) + f(x)] / (hᵢ hⱼ), O(h), h ≈ ε^(1/3);
-        richardson: the central formula, extrapolated over h, h/2, ...;
+        richardson (and adaptive): the central formula, extrapolated over h, h/2, ...;
         complex: the complex step applied to a central-difference gradient.
         """
         x = args[i]
@@ -298,7 +353,8 @@ class Numeric(Differentiator):
         def at(delta: Any) -> Any:
             return self._evaluate(f, args, i, xp.reshape(flat + delta, x.shape), cost)
 
-        if self.scheme == "complex":
+        scheme = "richardson" if self.scheme == "adaptive" else self.scheme
+        if scheme == "complex":
             central = Numeric("central")
 
             def gradient_at(z: Any) -> Any:
@@ -319,9 +375,9 @@ class Numeric(Differentiator):
         def second_differences(relative: float) -> Any:
             h = (flat + relative * scale) - flat
             H = xp.zeros((n, n))
-            sign = -1.0 if self.scheme == "backward" else 1.0
+            sign = -1.0 if scheme == "backward" else 1.0
             e = xp.eye(n) * (sign * h)
-            if self.scheme in ("central", "richardson"):
+            if scheme in ("central", "richardson"):
                 f0 = value
                 for a in range(n):
                     plus, minus = at(e[a]), at(-e[a])
@@ -340,27 +396,11 @@ class Numeric(Differentiator):
                         ) / (h[a] * h[b])
             return H
 
-        if self.scheme == "richardson":
+        if scheme == "richardson":
             return self._richardson(second_differences, 0.0, 1.0, 0, cost)
-        order = 2 if self.scheme == "central" else 1
-        relative = self.step if self.step is not None else optimal_step(order, derivative=2)
+        order = 2 if scheme == "central" else 1
+        relative = self.step if self.step is not None else optimal_step(
+            order, derivative=2, dtype=self._precision(value))
         cost.step = relative
         return second_differences(relative)
 
-
-def _representable_step(xj: float, relative: float, scale: float) -> float:
-    """The step h = relative·max(|x|, 1), rounded so that (x + h) - x == h exactly.
-
-    A step below the spacing of floating-point numbers near x rounds to 0: x + h == x,
-    and no difference quotient can be formed.  That is a usage error, said plainly.
-    """
-    h = (xj + relative * scale) - xj
-    if h == 0.0:
-        smallest = float(np.spacing(max(abs(xj), 1.0)))
-        raise ValueError(
-            f"numeric: the step {relative:.3g}·max(|x|, 1) is below the spacing of floating-"
-            f"point numbers near x = {xj:.6g} (about {smallest:.3g}): x + h == x, so no "
-            f"difference can be formed. Use a larger step (the default is chosen from the "
-            f"error analysis), e.g. Numeric(step=None)."
-        )
-    return h

@@ -7,23 +7,29 @@ uses, in the other direction:
 
     x̄ += f'(x) · ȳ        (forward mode: ẏ = f'(x) · ẋ)
 
-One backward pass gives uᵀJ for one cotangent u: the whole gradient of a
-scalar f: Rⁿ → R for the price of about one more evaluation of f, whatever
-n is.  A Jacobian of f: Rⁿ → Rᵐ takes m backward passes (one per row); the
-tape is recorded once and kept (``retain_graph=True``).
+One backward pass gives uᵀJ for one cotangent u, for every input at once:
+the whole gradient of a scalar f: Rⁿ → R, whichever and however many
+arguments are differentiated (``argnums=(0, 1, ..., k)``), costs one
+recorded evaluation of f and one backward pass.  A Jacobian of f: Rⁿ → Rᵐ
+takes m backward passes (one per row) over the same recording; the tape is
+kept between them (``retain_graph=True``).  The :class:`Cost` counts both:
+``evaluations`` (recorded calls of f) and ``backward_passes``.
 
 Hessians
 --------
 ``Reverse(hessian="reverse-over-reverse")`` (the default) is the textbook
 double backward: ``autograd.grad(y, x, create_graph=True)`` records the
 backward pass itself on the tape, so the gradient can be differentiated
-again (n more passes).
+again (n more passes, one per entry of ∇f).
 
 ``Reverse(hessian="reverse-over-forward")`` runs f on dual numbers whose
 values and tangents are tensors: the forward tangents give the gradient ∇f
 as a tensor *on the tape*, and one backward pass from each of its n entries
 gives a row of the Hessian, ∇(∂f/∂xᵢ).  Only first-order backward passes
 are needed.
+
+Either way f is recorded once, however many arguments the Hessian is taken
+with respect to (each gets its own block ∂²f/∂xᵢ², from the same recording).
 """
 
 from __future__ import annotations
@@ -33,12 +39,11 @@ from typing import Any
 
 import numpy as np
 
-import difflab
-from difflab import backend
+from difflab import backend, creation, functions
 from difflab.autograd import grad as autograd_grad
 from difflab.autograd import tape
-from difflab.diff.forward import new_tag, seed, tangents_of
-from difflab.diff.interface import Cost, Differentiator, check_output, require_scalar, with_arg
+from difflab.diff.forward import Dual, new_tag, tangents_of
+from difflab.diff.interface import Cost, Differentiator, check_output, require_scalar
 from difflab.tensor import Tensor
 
 HESSIAN_MODES = ("reverse-over-forward", "reverse-over-reverse")
@@ -46,7 +51,7 @@ HESSIAN_MODES = ("reverse-over-forward", "reverse-over-reverse")
 
 def leaf(x: Any) -> Tensor:
     """x as a float64 tensor that requires grad (on x's device)."""
-    return difflab.tensor(x, dtype=difflab.float64, requires_grad=True)
+    return creation.tensor(x, dtype=np.float64, requires_grad=True)
 
 
 def _output(out: Any) -> Tensor:
@@ -56,21 +61,32 @@ def _output(out: Any) -> Tensor:
     return Tensor._wrap(backend.array_module(out).asarray(out, dtype=np.float64))
 
 
-def _rows(out: Tensor, x: Tensor, cost: Cost, retain_last: bool = False) -> Any:
-    """Every row of ∂out/∂x: one backward pass per output entry (m passes)."""
-    xp = backend.array_module(x.array)
+def _rows(out: Tensor, xs: list[Tensor], cost: Cost, retain_last: bool = False) -> list:
+    """Every row of ∂out/∂x, for each x in ``xs``: one backward pass per output entry.
+
+    The pass seeded with the unit cotangent e_j gives row j, eⱼᵀ ∂out/∂x, for all
+    of ``xs`` at once: m passes for m outputs, however many inputs.  The tape is
+    kept for the next pass (and after the last one with ``retain_last``).
+    """
+    xp = backend.array_module(out.array)
     m = out.array.size
-    if not out.requires_grad:
-        return xp.zeros((m,) + tuple(x.shape))
-    rows = []
-    for j in range(m):
-        seed_ = xp.zeros(m)
-        seed_[j] = 1.0
-        (g,) = autograd_grad(out, x, grad_outputs=[seed_.reshape(out.shape)],
-                             retain_graph=retain_last or j < m - 1, allow_unused=True)
-        cost.evaluations += 1
-        rows.append(xp.zeros(x.shape) if g is None else g.array)
-    return xp.stack(rows)
+    rows: list[list] = [[] for _ in xs]
+    if out.requires_grad:
+        for j in range(m):
+            seed_ = xp.zeros(m)
+            seed_[j] = 1.0
+            grads = autograd_grad(out, xs, grad_outputs=[seed_.reshape(out.shape)],
+                                  retain_graph=retain_last or j < m - 1, allow_unused=True)
+            cost.add("backward_passes", 1)
+            for row, g, x in zip(rows, grads, xs):
+                row.append(xp.zeros(x.shape) if g is None else g.array)
+    return [xp.stack(row) if row else xp.zeros((m,) + tuple(x.shape))
+            for row, x in zip(rows, xs)]
+
+
+def _recording(args: list) -> bool:
+    """Whether an enclosing reverse derivative is recording (a Tensor that requires grad)."""
+    return any(isinstance(a, Tensor) and a.requires_grad for a in args)
 
 
 class Reverse(Differentiator):
@@ -98,67 +114,103 @@ class Reverse(Differentiator):
 
     def _jacobian(self, f: Callable, args: list, i: int, cost: Cost,
                   require_scalar_: bool) -> tuple[Any, Any]:
-        if isinstance(args[i], Tensor):
-            return self._nested_jacobian(f, args, i, cost, require_scalar_)
-        x = leaf(args[i])
-        out = self._record(f, with_arg(args, i, x), cost)
+        value, (J,) = self._jacobians(f, args, (i,), cost, require_scalar_)
+        return value, J
+
+    def _jacobians(self, f: Callable, args: list, nums: tuple, cost: Cost,
+                   require_scalar_: bool) -> tuple[Any, list]:
+        """One recording of f, then one backward pass per output entry for all ``nums``."""
+        if _recording(args):
+            return self._nested_jacobians(f, args, nums, cost, require_scalar_)
+        leaves = {i: leaf(args[i]) for i in nums}  # an argument asked for twice: one leaf
+        out = self._record(f, [leaves.get(k, a) for k, a in enumerate(args)], cost)
         if require_scalar_:
             require_scalar(out.array, "grad")
-        J = _rows(out, x, cost)
-        return out.array, J.reshape(tuple(out.shape) + tuple(x.shape))
+        blocks = dict(zip(leaves, _rows(out, list(leaves.values()), cost)))
+        return out.array, [
+            blocks[i].reshape(tuple(out.shape) + tuple(leaves[i].shape)) for i in nums
+        ]
 
-    def _nested_jacobian(self, f: Callable, args: list, i: int, cost: Cost,
-                         require_scalar_: bool) -> tuple[Tensor, Tensor]:
-        """The Jacobian at a point that an enclosing reverse derivative is recording.
+    def _nested_jacobians(self, f: Callable, args: list, nums: tuple, cost: Cost,
+                          require_scalar_: bool) -> tuple[Tensor, list]:
+        """The Jacobians at a point that an enclosing reverse derivative is recording.
 
-        The result must stay on the tape (``create_graph=True``) so that the outer
-        walk can differentiate it.  The inner variable is a recorded copy of the point,
-        a node of its own: with the outer tensor itself, an inner ``x * y`` at y = x
+        The results must stay on the tape (``create_graph=True``) so that the outer
+        walk can differentiate them, also through the arguments that are not
+        differentiated here.  Each inner variable is a recorded copy of its point, a
+        node of its own: with the outer tensor itself, an inner ``x * y`` at y = x
         would give 2x instead of x (perturbation confusion, the reverse-mode way).
         """
-        x = args[i].clone()
-        out = _output(f(*with_arg(args, i, x)))
+        inner = {i: args[i].clone() if isinstance(args[i], Tensor) else leaf(args[i])
+                 for i in nums}
+        out = _output(f(*[inner.get(k, a) for k, a in enumerate(args)]))
         cost.evaluations += 1
         if require_scalar_:
             require_scalar(out.array, "grad")
+        xs = list(inner.values())
         flat = out.reshape(-1)
-        rows = []
+        rows: list[list] = [[] for _ in xs]
         for j in range(flat.shape[0]):
-            g = None
+            grads = [None] * len(xs)
             if flat[j].requires_grad:
-                (g,) = autograd_grad(flat[j], x, create_graph=True, allow_unused=True)
-                cost.evaluations += 1
-            rows.append(difflab.zeros_like(x) if g is None else g)
-        J = difflab.stack(rows) if rows else difflab.zeros((0,) + tuple(x.shape))
-        return out, J.reshape(tuple(out.shape) + tuple(x.shape))
+                grads = autograd_grad(flat[j], xs, create_graph=True, allow_unused=True)
+                cost.add("backward_passes", 1)
+            for row, g, x in zip(rows, grads, xs):
+                row.append(creation.zeros_like(x) if g is None else g)
+        blocks = {
+            i: (functions.stack(row) if row else creation.zeros((0,) + tuple(x.shape)))
+            .reshape(tuple(out.shape) + tuple(x.shape))
+            for (i, x), row in zip(inner.items(), rows)
+        }
+        return out, [blocks[i] for i in nums]
 
     def _hessian(self, f: Callable, args: list, i: int, cost: Cost) -> Any:
-        x = leaf(args[i])
-        n = x.array.size
+        return self._hessians(f, args, (i,), cost)[1][0]
+
+    def _hessians(self, f: Callable, args: list, nums: tuple, cost: Cost) -> tuple[Any, list]:
+        """One recording of f for every block ∂²f/∂xᵢ², i in ``nums``."""
+        leaves = {i: leaf(args[i]) for i in nums}
+        xs = list(leaves.values())
+        point = [leaves.get(k, a) for k, a in enumerate(args)]
         if self.hessian_mode == "reverse-over-reverse":
-            out = self._record(f, with_arg(args, i, x), cost)
-            require_scalar(out.array, "hessian")
-            if not out.requires_grad:
-                return np.zeros((n, n))
-            (g,) = autograd_grad(out, x, create_graph=True, allow_unused=True)
+            out = self._record(f, point, cost)
+            value = out.array
+            require_scalar(value, "hessian")
+            gradients = [None] * len(xs)
+            if out.requires_grad:
+                gradients = list(autograd_grad(out, xs, create_graph=True, allow_unused=True))
+                cost.add("backward_passes", 1)
+        else:
+            # reverse over forward: the tangents of f(x + Iε) are ∇f, computed on the tape.
+            # One pass for all arguments: the N = Σ nₖ directions are the rows of the N × N
+            # identity, and argument k's entries own its columns offsets[k] .. offsets[k+1].
+            tag, offsets = new_tag(), [int(o) for o in np.cumsum([0] + [x.numel() for x in xs])]
+            eye = (backend.array_module(xs[0].array) if xs else np).eye(offsets[-1])
+            duals = {i: Dual(x, eye[:, a:b].reshape((-1,) + tuple(x.shape)), tag, vector=True)
+                     for (i, x), a, b in zip(leaves.items(), offsets, offsets[1:])}
+            with tape() as recorded:
+                out = f(*[duals.get(k, a) for k, a in enumerate(args)])
+                value, tangents = tangents_of(out, tag, offsets[-1])
             cost.evaluations += 1
+            cost.add("tape_length", len(recorded))
+            value = value.array if isinstance(value, Tensor) else value
+            require_scalar(value, "hessian")
+            gradients = [tangents.reshape(-1)[a:b] if isinstance(tangents, Tensor) else None
+                         for a, b in zip(offsets, offsets[1:])]
+        blocks = {}
+        for k, (i, x, g) in enumerate(zip(leaves, xs, gradients)):
+            n = x.numel()
             if g is None or not g.requires_grad:
-                return np.zeros((n, n))
-            return _rows(g.reshape(-1), x, cost)
-        # reverse over forward: the tangents of f(x + Iε) are ∇f, computed on the tape
-        tag = new_tag()
-        with tape() as recorded:
-            out = f(*with_arg(args, i, seed(x, tag)))
-            value, gradient = tangents_of(out, tag, n)
-        cost.evaluations += 1
-        cost.add("tape_length", len(recorded))
-        require_scalar(value, "hessian")
-        if not isinstance(gradient, Tensor):
-            return np.zeros((n, n))
-        return _rows(gradient.reshape(-1), x, cost)
+                blocks[i] = backend.array_module(x.array).zeros((n, n))
+            else:
+                (blocks[i],) = _rows(g.reshape(-1), [x], cost, retain_last=k < len(xs) - 1)
+        return value, [blocks[i] for i in nums]
 
     def _vjp(self, f: Callable, primals: list, cost: Cost) -> tuple[Any, Callable]:
-        """One recording; each call of vjp_fn is one backward pass (the tape is kept)."""
+        """One recording; each call of vjp_fn is one backward pass (the tape is kept).
+
+        vjp_fn adds its passes to the call's ``cost.backward_passes`` as it runs.
+        """
         leaves = [leaf(p) for p in primals]
         out = self._record(f, leaves, cost)
 
@@ -174,6 +226,7 @@ class Reverse(Differentiator):
                 return tuple(xp.zeros(t.shape) for t in leaves)
             grads = autograd_grad(out, leaves, grad_outputs=[u], retain_graph=True,
                                   allow_unused=True)
+            cost.add("backward_passes", 1)
             return tuple(
                 xp.zeros(t.shape) if g is None else g.array for g, t in zip(grads, leaves)
             )

@@ -70,8 +70,7 @@ from difflab.diff.interface import (
     is_plain,
     require_scalar,
 )
-from difflab.ops import elementwise as rules
-from difflab.ops.functions import TypeHandler, register_type
+from difflab.functions import TypeHandler, register_type
 
 
 class SymbolicTraceError(TypeError):
@@ -129,21 +128,15 @@ def _elementwise(function: Callable, *operands: Any) -> Any:
     return function(*operands)
 
 
-def _relu(x: Any) -> Any:
-    # Piecewise, not Max(x, 0): its derivative is 0 at the kink, as in the rule table
-    return sympy.Piecewise((x, x > 0), (0, True))
-
-
 class _SympyHandler(TypeHandler):
-    """Runs the rule table's forward functions on sympy expressions."""
+    """Builds sympy expressions from the registry's rules (each rule's ``symbolic`` form:
+    its forward, written with sympy's functions)."""
 
-    def unary(self, rule: type[rules.Unary], x: Any) -> Any:
-        if rule is rules.Relu:
-            return _elementwise(_relu, x)
-        return _elementwise(lambda v: rule.forward(SYMPY, v), x)
+    def unary(self, op: Any, x: Any) -> Any:
+        return _elementwise(lambda v: op.rule.symbolic(SYMPY, v), x)
 
-    def binary(self, rule: type[rules.Binary], a: Any, b: Any) -> Any:
-        return _elementwise(lambda u, v: rule.forward(SYMPY, u, v), a, b)
+    def binary(self, op: Any, a: Any, b: Any) -> Any:
+        return _elementwise(lambda u, v: op.rule.symbolic(SYMPY, u, v), a, b)
 
     def where(self, cond: Any, a: Any, b: Any) -> Any:
         return _elementwise(SYMPY.where, cond, a, b)

@@ -172,7 +172,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
 
 
 def _stack(tensors: list, dim: int) -> Tensor:
-    from difflab.ops.functions import stack
+    from difflab.functions import stack
 
     return stack(tensors, dim)
 

@@ -15,7 +15,7 @@ states its two partial derivatives ∂z/∂a and ∂z/∂b in the same way.
 
 ``xp`` is an *array namespace*: anything with numpy's function names.  Passed
 ``numpy`` or ``cupy`` (with arrays), a rule computes numbers: the fast path.
-Passed ``difflab.ops.functions`` (with Tensors or Duals), the same rule is
+Passed ``difflab.functions`` (with Tensors or Duals), the same rule is
 itself recorded or differentiated, which is how difflab gets higher-order
 derivatives without writing any rule twice.  The symbolic differentiator
 passes a sympy namespace to ``forward`` to build expressions.
@@ -30,14 +30,33 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from difflab import fastpath
+
 Array = Any
 
 
 class Unary:
-    """A primitive y = f(x) of one argument, applied elementwise."""
+    """A primitive y = f(x) of one argument, applied elementwise.
+
+    Besides ``forward`` and ``derivative``, a rule carries what every other
+    part of difflab needs to know about it, so nothing else lists primitives:
+
+    * ``name``: ``difflab.<name>``, ``Tensor.<name>``, the name in expressions
+      (``difflab compare "sin(x)"``) and on the tape;
+    * ``numpy_name``: the NumPy ufunc it mirrors (``arcsin`` for ``asin``), so
+      that ``np.arcsin(dual)`` reaches it too; ``""`` for none;
+    * ``math``: the rule as a student writes it (the tape printer shows it);
+    * ``description``: a few words for command-line help;
+    * ``kinks``: the convention where f is not differentiable, if anywhere;
+    * ``domain``: an interval inside f's domain where tests sample inputs.
+    """
 
     name: str = ""
+    numpy_name: str = ""
     math: str = ""  # the rule as a student would write it, shown by the tape printer
+    description: str = ""
+    kinks: str = ""
+    domain: tuple[float, float] = (-2.0, 2.0)
     # Which of x, y the derivative reads: the engine keeps only those for backward.
     saves: str = "x"
 
@@ -50,12 +69,29 @@ class Unary:
         """f'(x), given x and the already computed y = f(x)."""
         raise NotImplementedError
 
+    @classmethod
+    def symbolic(cls, sp, x):
+        """f(x) as a sympy expression (``sp`` is sympy's array namespace).
+
+        The forward rule itself, unless sympy's own derivative of it would break
+        the convention at a kink (see ``Relu``).
+        """
+        return cls.forward(sp, x)
+
 
 class Binary:
-    """A primitive z = f(a, b) of two arguments, applied elementwise with broadcasting."""
+    """A primitive z = f(a, b) of two arguments, applied elementwise with broadcasting.
+
+    It carries the same description as :class:`Unary` (``name``, ``numpy_name``,
+    ``math``, ``description``, ``kinks``, ``domain``).
+    """
 
     name: str = ""
+    numpy_name: str = ""
     math: str = ""
+    description: str = ""
+    kinks: str = ""
+    domain: tuple[float, float] = (-2.0, 2.0)
 
     @staticmethod
     def forward(xp, a, b):
@@ -76,6 +112,11 @@ class Binary:
         """∂z/∂b, given a, b and z = f(a, b)."""
         raise NotImplementedError
 
+    @classmethod
+    def symbolic(cls, sp, a, b):
+        """f(a, b) as a sympy expression (see :meth:`Unary.symbolic`)."""
+        return cls.forward(sp, a, b)
+
 
 # --------------------------------------------------------------------------- unary
 
@@ -83,6 +124,7 @@ class Binary:
 class Neg(Unary):
     name, math = "neg", "d(-x)/dx = -1"
     saves = ""
+    numpy_name, description = "negative", "minus x"
 
     @staticmethod
     def forward(xp, x):
@@ -96,6 +138,7 @@ class Neg(Unary):
 class Exp(Unary):
     name, math = "exp", "d exp(x)/dx = exp(x)  (reuses the output)"
     saves = "y"
+    numpy_name, description = "exp", "e to the x"
 
     @staticmethod
     def forward(xp, x):
@@ -109,6 +152,7 @@ class Exp(Unary):
 class Expm1(Unary):
     name, math = "expm1", "d (exp(x) - 1)/dx = exp(x) = y + 1"
     saves = "y"
+    numpy_name, description = "expm1", "exp(x) - 1, accurate near 0"
 
     @staticmethod
     def forward(xp, x):
@@ -121,6 +165,8 @@ class Expm1(Unary):
 
 class Log(Unary):
     name, math = "log", "d log(x)/dx = 1/x"
+    numpy_name, description = "log", "natural logarithm"
+    domain = (0.2, 3.0)
 
     @staticmethod
     def forward(xp, x):
@@ -133,6 +179,8 @@ class Log(Unary):
 
 class Log1p(Unary):
     name, math = "log1p", "d log(1 + x)/dx = 1/(1 + x)"
+    numpy_name, description = "log1p", "log(1 + x), accurate near 0"
+    domain = (-0.5, 3.0)
 
     @staticmethod
     def forward(xp, x):
@@ -146,6 +194,8 @@ class Log1p(Unary):
 class Sqrt(Unary):
     name, math = "sqrt", "d sqrt(x)/dx = 1/(2 sqrt(x))  (reuses the output)"
     saves = "y"
+    numpy_name, description = "sqrt", "square root"
+    domain = (0.2, 3.0)
 
     @staticmethod
     def forward(xp, x):
@@ -158,6 +208,8 @@ class Sqrt(Unary):
 
 class Sin(Unary):
     name, math = "sin", "d sin(x)/dx = cos(x)"
+    numpy_name, description = "sin", "sine"
+    domain = (-3.0, 3.0)
 
     @staticmethod
     def forward(xp, x):
@@ -170,6 +222,8 @@ class Sin(Unary):
 
 class Cos(Unary):
     name, math = "cos", "d cos(x)/dx = -sin(x)"
+    numpy_name, description = "cos", "cosine"
+    domain = (-3.0, 3.0)
 
     @staticmethod
     def forward(xp, x):
@@ -183,6 +237,8 @@ class Cos(Unary):
 class Tan(Unary):
     name, math = "tan", "d tan(x)/dx = 1 + tan²(x)  (reuses the output)"
     saves = "y"
+    numpy_name, description = "tan", "tangent"
+    domain = (-1.2, 1.2)
 
     @staticmethod
     def forward(xp, x):
@@ -195,6 +251,8 @@ class Tan(Unary):
 
 class Arcsin(Unary):
     name, math = "asin", "d asin(x)/dx = 1/sqrt(1 - x²)"
+    numpy_name, description = "arcsin", "inverse sine"
+    domain = (-0.9, 0.9)
 
     @staticmethod
     def forward(xp, x):
@@ -207,6 +265,8 @@ class Arcsin(Unary):
 
 class Arccos(Unary):
     name, math = "acos", "d acos(x)/dx = -1/sqrt(1 - x²)"
+    numpy_name, description = "arccos", "inverse cosine"
+    domain = (-0.9, 0.9)
 
     @staticmethod
     def forward(xp, x):
@@ -219,6 +279,8 @@ class Arccos(Unary):
 
 class Arctan(Unary):
     name, math = "atan", "d atan(x)/dx = 1/(1 + x²)"
+    numpy_name, description = "arctan", "inverse tangent"
+    domain = (-3.0, 3.0)
 
     @staticmethod
     def forward(xp, x):
@@ -231,6 +293,7 @@ class Arctan(Unary):
 
 class Sinh(Unary):
     name, math = "sinh", "d sinh(x)/dx = cosh(x)"
+    numpy_name, description = "sinh", "hyperbolic sine"
 
     @staticmethod
     def forward(xp, x):
@@ -243,6 +306,7 @@ class Sinh(Unary):
 
 class Cosh(Unary):
     name, math = "cosh", "d cosh(x)/dx = sinh(x)"
+    numpy_name, description = "cosh", "hyperbolic cosine"
 
     @staticmethod
     def forward(xp, x):
@@ -256,6 +320,7 @@ class Cosh(Unary):
 class Tanh(Unary):
     name, math = "tanh", "d tanh(x)/dx = 1 - tanh²(x)  (reuses the output)"
     saves = "y"
+    numpy_name, description = "tanh", "hyperbolic tangent"
 
     @staticmethod
     def forward(xp, x):
@@ -269,6 +334,8 @@ class Tanh(Unary):
 class Sigmoid(Unary):
     name, math = "sigmoid", "d σ(x)/dx = σ(x)(1 - σ(x))  (reuses the output)"
     saves = "y"
+    numpy_name, description = "", "logistic function 1/(1 + exp(-x))"
+    domain = (-4.0, 4.0)
 
     @staticmethod
     def forward(xp, x):
@@ -283,6 +350,9 @@ class Sigmoid(Unary):
 class Relu(Unary):
     name, math = "relu", "d max(x, 0)/dx = 1 if x > 0 else 0  (0 at the kink x = 0)"
     saves = "y"
+    numpy_name, description = "", "max(x, 0)"
+    kinks = "derivative 0 at x = 0 (a subgradient; what PyTorch returns)"
+    domain = (0.1, 2.0)
 
     @staticmethod
     def forward(xp, x):
@@ -294,9 +364,18 @@ class Relu(Unary):
         # same as "1 if x > 0 else 0", read off the output with a fast vectorized sign.
         return xp.sign(y)
 
+    @classmethod
+    def symbolic(cls, sp, x):
+        # sympy's Max(x, 0) has derivative Heaviside(x), undefined at 0; the piecewise
+        # form has derivative 0 at the kink, the convention above.
+        return sp.where(x > 0, x, 0)
+
 
 class Abs(Unary):
     name, math = "abs", "d |x|/dx = sign(x)  (0 at the kink x = 0)"
+    numpy_name, description = "absolute", "absolute value"
+    kinks = "derivative 0 at x = 0 (a subgradient; what PyTorch returns)"
+    domain = (0.1, 2.0)
 
     @staticmethod
     def forward(xp, x):
@@ -309,6 +388,7 @@ class Abs(Unary):
 
 class Erf(Unary):
     name, math = "erf", "d erf(x)/dx = 2/sqrt(pi) · exp(-x²)"
+    numpy_name, description = "erf", "error function"
 
     @staticmethod
     def forward(xp, x):
@@ -325,6 +405,7 @@ class Erf(Unary):
 class Add(Binary):
     name, math = "add", "∂(a + b)/∂a = 1,  ∂(a + b)/∂b = 1"
     needs_for_a, needs_for_b = "", ""
+    numpy_name, description = "add", "a + b"
 
     @staticmethod
     def forward(xp, a, b):
@@ -342,6 +423,7 @@ class Add(Binary):
 class Sub(Binary):
     name, math = "sub", "∂(a - b)/∂a = 1,  ∂(a - b)/∂b = -1"
     needs_for_a, needs_for_b = "", ""
+    numpy_name, description = "subtract", "a - b"
 
     @staticmethod
     def forward(xp, a, b):
@@ -359,6 +441,7 @@ class Sub(Binary):
 class Mul(Binary):
     name, math = "mul", "∂(a·b)/∂a = b,  ∂(a·b)/∂b = a"
     needs_for_a, needs_for_b = "b", "a"
+    numpy_name, description = "multiply", "a * b"
 
     @staticmethod
     def forward(xp, a, b):
@@ -376,6 +459,8 @@ class Mul(Binary):
 class Div(Binary):
     name, math = "div", "∂(a/b)/∂a = 1/b,  ∂(a/b)/∂b = -a/b² = -z/b"
     needs_for_a, needs_for_b = "b", "bz"
+    numpy_name, description = "divide", "a / b"
+    domain = (0.5, 2.0)
 
     @staticmethod
     def forward(xp, a, b):
@@ -393,15 +478,17 @@ class Div(Binary):
 class Pow(Binary):
     name, math = "pow", "∂(aᵇ)/∂a = b·aᵇ⁻¹,  ∂(aᵇ)/∂b = aᵇ·log(a)"
     needs_for_a, needs_for_b = "ab", "az"
+    numpy_name, description = "power", "pow(a, b) = a**b"
+    kinks = "∂/∂b is taken as 0 where a ≤ 0 (log a is undefined there)"
+    domain = (0.5, 2.0)
 
     @staticmethod
     def forward(xp, a, b):
         return a**b
 
     @staticmethod
+    @fastpath.square_shortcut  # (with the shortcuts on: 2·a for b = 2, in one pass)
     def d_da(xp, a, b, z):
-        if isinstance(b, (int, float)) and b == 2:
-            return 2.0 * a  # the common square, without a second power
         return b * a ** (b - 1.0)
 
     @staticmethod
@@ -414,6 +501,8 @@ class Pow(Binary):
 class Maximum(Binary):
     name, math = "maximum", "∂max(a,b)/∂a = 1 if a > b, 0 if a < b, 1/2 on ties"
     needs_for_a, needs_for_b = "ab", "ab"
+    numpy_name, description = "maximum", "larger of two values"
+    kinks = "equal inputs share the gradient: 1/2 each"
 
     @staticmethod
     def forward(xp, a, b):
@@ -431,6 +520,8 @@ class Maximum(Binary):
 class Minimum(Binary):
     name, math = "minimum", "∂min(a,b)/∂a = 1 if a < b, 0 if a > b, 1/2 on ties"
     needs_for_a, needs_for_b = "ab", "ab"
+    numpy_name, description = "minimum", "smaller of two values"
+    kinks = "equal inputs share the gradient: 1/2 each"
 
     @staticmethod
     def forward(xp, a, b):
@@ -448,6 +539,8 @@ class Minimum(Binary):
 class Arctan2(Binary):
     name, math = "atan2", "∂atan2(a,b)/∂a = b/(a²+b²),  ∂atan2(a,b)/∂b = -a/(a²+b²)"
     needs_for_a, needs_for_b = "ab", "ab"
+    numpy_name, description = "arctan2", "angle of the point (b, a)"
+    domain = (0.5, 2.0)
 
     @staticmethod
     def forward(xp, a, b):
@@ -462,11 +555,9 @@ class Arctan2(Binary):
         return -a / (a * a + b * b)
 
 
-UNARY: dict[str, type[Unary]] = {
-    rule.name: rule
-    for rule in (Neg, Exp, Expm1, Log, Log1p, Sqrt, Sin, Cos, Tan, Arcsin, Arccos, Arctan,
-                 Sinh, Cosh, Tanh, Sigmoid, Relu, Abs, Erf)
-}
-BINARY: dict[str, type[Binary]] = {
-    rule.name: rule for rule in (Add, Sub, Mul, Div, Pow, Maximum, Minimum, Arctan2)
-}
+#: Every elementwise rule difflab ships, in the order the registry lists them.
+UNARY_RULES: tuple[type[Unary], ...] = (
+    Neg, Exp, Expm1, Log, Log1p, Sqrt, Sin, Cos, Tan, Arcsin, Arccos, Arctan,
+    Sinh, Cosh, Tanh, Sigmoid, Relu, Abs, Erf,
+)
+BINARY_RULES: tuple[type[Binary], ...] = (Add, Sub, Mul, Div, Pow, Maximum, Minimum, Arctan2)

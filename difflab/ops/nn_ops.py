@@ -19,7 +19,7 @@ The protocol is the one in :mod:`difflab.ops.structural`:
 Every rule saves only inputs, the output, or piecewise-constant things
 (masks, indices), and computes the rest again from them, so that when the
 backward pass is itself recorded (``create_graph=True``, ``xp`` is then
-``difflab.ops.functions`` and the saved values are Tensors) the rule is
+``difflab.functions`` and the saved values are Tensors) the rule is
 differentiated correctly too.  A few rules also keep a private cache on
 ``ctx`` (``ctx.cols``) that only the fast path reads.
 
@@ -43,13 +43,16 @@ from typing import Any
 import numpy as np
 
 from difflab import backend
-from difflab.autograd.engine import apply
-from difflab.tensor import Tensor
 
 
-def _is_fast(g: Any) -> bool:
-    """True on the fast path (raw arrays); False when the backward is being recorded."""
-    return not isinstance(g, Tensor)
+def _recording(xp: Any) -> bool:
+    """True when the backward pass is itself being recorded (``create_graph=True``).
+
+    ``xp`` is then difflab's dispatching namespace, whose ``record_primitive(primitive,
+    *inputs, **params)`` puts a primitive on the tape; NumPy and CuPy have no
+    ``record_primitive``, and the rules compute on arrays directly.
+    """
+    return hasattr(xp, "record_primitive")
 
 
 def _pair(v: Any) -> tuple[int, int]:
@@ -181,12 +184,12 @@ class Im2Col:
     @staticmethod
     def vjp(ctx, xp, g):
         shape, *geometry = ctx.geometry
-        return (col2im(g, shape, *geometry),)
+        return (col2im(xp, g, shape, *geometry),)
 
     @staticmethod
     def jvp(ctx, xp, dx):
         _, *geometry = ctx.geometry
-        return im2col(dx, *geometry)
+        return im2col(xp, dx, *geometry)
 
 
 class Col2Im:
@@ -201,23 +204,23 @@ class Col2Im:
 
     @staticmethod
     def vjp(ctx, xp, g):
-        return (im2col(g, *ctx.geometry),)
+        return (im2col(xp, g, *ctx.geometry),)
 
 
-def im2col(x: Any, kernel, stride, padding, dilation) -> Any:
-    """im2col on an array (fast path) or a Tensor (recorded)."""
-    if isinstance(x, Tensor):
-        return apply(Im2Col, x, kernel=kernel, stride=stride, padding=padding, dilation=dilation)
-    return _windows(backend.array_module(x), x, kernel, stride, padding, dilation)
+def im2col(xp: Any, x: Any, kernel, stride, padding, dilation) -> Any:
+    """im2col on an array (fast path), or recorded on the tape (``create_graph``)."""
+    if _recording(xp):
+        return xp.record_primitive(Im2Col, x, kernel=kernel, stride=stride, padding=padding,
+                                   dilation=dilation)
+    return _windows(xp, x, kernel, stride, padding, dilation)
 
 
-def col2im(win: Any, x_shape, kernel, stride, padding, dilation) -> Any:
-    """col2im on an array (fast path) or a Tensor (recorded)."""
-    if isinstance(win, Tensor):
-        return apply(Col2Im, win, x_shape=tuple(x_shape), kernel=kernel, stride=stride,
-                     padding=padding, dilation=dilation)
-    return _col2im_array(backend.array_module(win), win, x_shape, kernel, stride, padding,
-                         dilation)
+def col2im(xp: Any, win: Any, x_shape, kernel, stride, padding, dilation) -> Any:
+    """col2im on an array (fast path), or recorded on the tape (``create_graph``)."""
+    if _recording(xp):
+        return xp.record_primitive(Col2Im, win, x_shape=tuple(x_shape), kernel=kernel,
+                                   stride=stride, padding=padding, dilation=dilation)
+    return _col2im_array(xp, win, x_shape, kernel, stride, padding, dilation)
 
 
 # ---------------------------------------------------------------- convolution
@@ -303,7 +306,10 @@ class Conv2d:
         gm = xp.transpose(g, (1, 0, 2, 3)).reshape((g_, og, n * oh * ow))
         gx = gw = gb = None
         if need[1]:
-            cols = ctx.cols if _is_fast(g) else Conv2d._columns(xp, im2col(x, *ctx.geometry), g_)
+            if _recording(xp):
+                cols = Conv2d._columns(xp, im2col(xp, x, *ctx.geometry), g_)
+            else:
+                cols = ctx.cols
             gw = _group_matmul(xp, gm, xp.transpose(cols, (0, 2, 1))).reshape(w.shape)
         if len(need) > 2 and need[2]:
             gb = g.sum(axis=(0, 2, 3))
@@ -312,7 +318,7 @@ class Conv2d:
             # (G, C/G, kh, kw, N, OH, OW) -> (N, C, OH, OW, kh, kw): a view, no copy
             gwin = xp.transpose(gcols.reshape((g_, cg, kh, kw, n, oh, ow)),
                                 (4, 0, 1, 5, 6, 2, 3)).reshape((n, c, oh, ow, kh, kw))
-            gx = col2im(gwin, x.shape, *ctx.geometry)
+            gx = col2im(xp, gwin, x.shape, *ctx.geometry)
         return gx, gw, gb
 
 
@@ -358,7 +364,7 @@ class MaxPool2d:
         routed = g.reshape((1, n, c, oh, ow)) * masks  # (kh·kw, N, C, OH, OW)
         # -> (N, C, OH, OW, kh, kw), a view: each position's slab stays contiguous
         gwin = xp.transpose(routed, (1, 2, 3, 4, 0)).reshape((n, c, oh, ow) + tuple(kernel))
-        return (col2im(gwin, shape, kernel, *rest),)
+        return (col2im(xp, gwin, shape, kernel, *rest),)
 
 
 class AvgPool2d:
@@ -382,7 +388,7 @@ class AvgPool2d:
         area = kernel[0] * kernel[1]
         spread = xp.broadcast_to(g.reshape((n, c, oh, ow, 1, 1)) * (1.0 / area),
                                  (n, c, oh, ow) + tuple(kernel))
-        return (col2im(spread, shape, kernel, *rest),)
+        return (col2im(xp, spread, shape, kernel, *rest),)
 
 
 # ------------------------------------------------------ softmax and its friends
@@ -561,7 +567,7 @@ class Normalize:
     @staticmethod
     def vjp(ctx, xp, g, x, y):
         axes = ctx.axes
-        if _is_fast(g):
+        if not _recording(xp):
             invstd = ctx.invstd
         else:  # recompute s from x so that it is differentiated too
             centered = x - x.mean(axis=axes, keepdims=True)

@@ -6,15 +6,20 @@ Every class here follows one protocol, read by ``difflab.autograd.engine``:
     Computes on raw arrays; stores on ``ctx`` what the derivative needs.
 ``vjp(ctx, xp, g, *saved) -> (x̄₁, x̄₂, ...)``
     Reverse mode: one adjoint per input from the output adjoint ``g``.
-``jvp(ctx, xp, *tangents) -> ẏ``
-    Forward mode: the output tangent from the input tangents.
+``jvp(ctx, xp, *tangents, *saved) -> ẏ``
+    Forward mode: the output tangent from the input tangents.  Tangents come
+    k at a time, stacked on a leading axis: ẋ has shape ``(k, *x.shape)``,
+    one row per direction (that is how ``Dual`` carries them), and the JVP
+    applies its linear map to every row.  So a JVP counts axes from the end
+    (``axis - ndim``), where the leading axis never shifts them.  A tangent
+    ``None`` is an input held constant: its tangent is zero.
 
 For a linear map (sum, reshape, transpose, indexing, ...) the JVP is the map
 itself applied to the tangent, and the VJP is its *transpose*: the VJP of a
 sum is a broadcast, the VJP of a broadcast is a sum, the VJP of indexing is
 scattering into zeros.  Each docstring says which map is which.
 
-``xp`` is numpy or cupy on the fast path, or ``difflab.ops.functions`` when
+``xp`` is numpy or cupy on the fast path, or ``difflab.functions`` when
 the backward pass is itself recorded (``create_graph=True``); so the rules
 use only functions and array methods that both provide.
 """
@@ -23,6 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from difflab import fastpath
 from difflab.ops import elementwise
 
 
@@ -48,56 +54,41 @@ def _shape(x: Any) -> tuple:
     return getattr(x, "shape", ())
 
 
-# Below this many elements an array is cheap to read and write; the shortcuts
-# in _scale save passes over memory, so they only pay for large arrays.
-_LARGE = 4096
+def _lift(tangent: Any, ndim: int) -> Any:
+    """Tangents (k, *s) as (k, 1, ..., 1, *s) with 1 + ndim axes, to broadcast like their
+    primal did against an operand of ``ndim`` axes."""
+    shape = tangent.shape
+    missing = ndim - (len(shape) - 1)
+    if missing <= 0:
+        return tangent
+    return tangent.reshape(shape[:1] + (1,) * missing + shape[1:])
 
 
-def _single_value(g: Any) -> Any:
-    """The number ``g`` holds everywhere, if it is one number broadcast to a shape.
-
-    The adjoint a sum hands back is such a view (every stride 0): ȳ once, seen
-    as many.  Multiplying by it is multiplying by a number, which reads one
-    array instead of two, and a number times a number needs no array at all.
-    """
-    if any(g.strides):
-        return None
-    return g[(0,) * g.ndim]
+def _from_end(axes: tuple | None, ndim: int) -> tuple:
+    """Axes of an ``ndim``-axis array counted from the end (all of them for ``None``)."""
+    return tuple(range(-ndim, 0)) if axes is None else tuple(a - ndim for a in axes)
 
 
+def _broadcast_shape(*shapes: tuple) -> tuple:
+    """The shape that arrays of ``shapes`` broadcast to (NumPy's rule)."""
+    if len(shapes) == 2 and (shapes[0] == shapes[1] or not shapes[1]):
+        return shapes[0]  # (the common cases, without the loop)
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for shape in shapes:
+        for i, n in enumerate(shape, ndim - len(shape)):
+            if n != 1:
+                out[i] = n
+    return tuple(out)
+
+
+@fastpath.scaling  # (with the shortcuts on: the same product in fewer passes)
 def _scale(xp: Any, g: Any, factor: Any, saved: tuple = ()) -> Any:
-    """g · factor: the chain rule's product of an adjoint and a local derivative.
+    """ȳ · f'(x): the chain rule's product of an adjoint and a local derivative.
 
-    Skips the multiplication when the factor is the number 1.  For large
-    arrays, two more shortcuts: when ``g`` is one number broadcast (see
-    :func:`_single_value`) it is used as that number; and when the factor is
-    a temporary array the rule just computed (not one of the ``saved``
-    arrays, and already of the product's shape and dtype), the product is
-    written into its memory, so a large backward pass allocates half as much.
+    ``saved`` names the arrays the rule read, which the product must never
+    overwrite; only the faster product in ``difflab/fastpath.py`` needs it.
     """
-    if type(factor) is float and factor == 1.0:
-        return g
-    if not hasattr(g, "strides") or g.size < _LARGE:  # (a Tensor, with create_graph)
-        return g * factor
-    value = _single_value(g)
-    if not hasattr(factor, "shape"):  # a number
-        return g * factor if value is None else xp.broadcast_to(value * factor, g.shape)
-    temporary = (
-        type(factor) is type(g)
-        and factor.flags.writeable
-        and factor.shape == g.shape
-        and factor.dtype == g.dtype
-        and not any(factor is s for s in saved)
-    )
-    if value is not None and factor.shape == g.shape:
-        if not temporary:
-            return factor * value
-        if value != 1:
-            factor *= value
-        return factor
-    if temporary:
-        factor *= g
-        return factor
     return g * factor
 
 
@@ -170,20 +161,21 @@ class BinaryOp:
         return grad_a, grad_b
 
     def jvp(self, ctx, xp, da, db, a=None, b=None, z=None):
+        z_shape = _broadcast_shape(ctx.a_shape, ctx.b_shape)
         out = None
         if da is not None:
-            out = _scale(xp, da, self.rule.d_da(xp, a, b, z))
+            out = _scale(xp, _lift(da, len(z_shape)), self.rule.d_da(xp, a, b, z))
         if db is not None:
-            term = _scale(xp, db, self.rule.d_db(xp, a, b, z))
+            term = _scale(xp, _lift(db, len(z_shape)), self.rule.d_db(xp, a, b, z))
             out = term if out is None else out + term
+        if out.shape[1:] != z_shape:  # (a tangent times a constant partial: not yet z's shape)
+            out = xp.broadcast_to(out, out.shape[:1] + z_shape)
         return out
 
     def __repr__(self) -> str:
         return f"BinaryOp({self.name})"
 
 
-UNARY_OPS = {name: UnaryOp(rule) for name, rule in elementwise.UNARY.items()}
-BINARY_OPS = {name: BinaryOp(rule) for name, rule in elementwise.BINARY.items()}
 
 
 # -------------------------------------------------------------------- reductions
@@ -235,7 +227,7 @@ class Sum:
 
     @staticmethod
     def jvp(ctx, xp, dx):
-        return dx.sum(axis=ctx.axes, keepdims=ctx.keepdims)
+        return xp.sum(dx, axis=_from_end(ctx.axes, len(ctx.in_shape)), keepdims=ctx.keepdims)
 
 
 class Prod:
@@ -257,18 +249,28 @@ class Prod:
         return xp.prod(x, axis=axis, keepdims=keepdims)
 
     @staticmethod
-    def vjp(ctx, xp, g, x):
-        axis = -1 if ctx.axis is None else ctx.axis
-        moved = xp.moveaxis(x.reshape(-1) if ctx.axis is None else x, axis, -1)
+    def others(xp, x, axis):
+        """Π_{j≠i} xⱼ for every i: the product of the elements before i times those after."""
+        along = -1 if axis is None else axis
+        moved = xp.moveaxis(x.reshape(-1) if axis is None else x, along, -1)
         ones = xp.ones(moved.shape[:-1] + (1,), dtype=x.dtype)
         before = xp.cumprod(xp.concatenate([ones, moved[..., :-1]], axis=-1), axis=-1)
         after = xp.cumprod(xp.concatenate([ones, moved[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
-        others = xp.moveaxis(before * after, -1, axis).reshape(x.shape)
-        if ctx.axis is None:
-            return (g * others,)
-        if not ctx.keepdims:
+        return xp.moveaxis(before * after, -1, along).reshape(x.shape)
+
+    @staticmethod
+    def vjp(ctx, xp, g, x):
+        others = Prod.others(xp, x, ctx.axis)
+        if ctx.axis is not None and not ctx.keepdims:
             g = xp.expand_dims(g, ctx.axis)
         return (g * others,)
+
+    @staticmethod
+    def jvp(ctx, xp, dx, x):
+        # ẏ = Σᵢ ẋᵢ · Π_{j≠i} xⱼ
+        axes = None if ctx.axis is None else (ctx.axis % x.ndim,)
+        terms = dx * Prod.others(xp, x, ctx.axis)
+        return xp.sum(terms, axis=_from_end(axes, x.ndim), keepdims=ctx.keepdims)
 
 
 class CumSum:
@@ -282,7 +284,7 @@ class CumSum:
 
     @staticmethod
     def forward(ctx, xp, x, axis):
-        ctx.axis = axis
+        ctx.axis, ctx.ndim = axis, x.ndim
         return xp.cumsum(x, axis=axis)
 
     @staticmethod
@@ -291,7 +293,7 @@ class CumSum:
 
     @staticmethod
     def jvp(ctx, xp, dx):
-        return xp.cumsum(dx, axis=ctx.axis)
+        return xp.cumsum(dx, axis=ctx.axis % ctx.ndim - ctx.ndim)
 
 
 class MaxReduce:
@@ -320,6 +322,10 @@ class MaxReduce:
             g = _keep_reduced_axes(g, ctx.axes, share.ndim)
         return (g * share,)
 
+    @staticmethod
+    def jvp(ctx, xp, dx, share):
+        return xp.sum(dx * share, axis=_from_end(ctx.axes, share.ndim), keepdims=ctx.keepdims)
+
 
 # ---------------------------------------------------------------- linear algebra
 
@@ -346,7 +352,9 @@ class MatMul:
                 f"({inner_a} != {inner_b})"
             )
         ctx.save(a, b)
-        return xp.matmul(a, b)
+        out = xp.matmul(a, b)
+        ctx.out_shape = _shape(out)
+        return out
 
     @staticmethod
     def vjp(ctx, xp, g, a, b):
@@ -373,9 +381,32 @@ class MatMul:
 
     @staticmethod
     def jvp(ctx, xp, da, db, a, b):
-        out = None if da is None else xp.matmul(da, b)
-        if db is not None:
-            out = xp.matmul(a, db) if out is None else out + xp.matmul(a, db)
+        # NumPy's rules for 1-D operands (a vector is a row on the left, a column on the
+        # right) decide where the k axis of the tangents must go for matmul to batch over it.
+        na, nb = a.ndim, b.ndim
+        k = (da if da is not None else db).shape[0]
+        # With a matrix on the other side, all k products are one matrix product:
+        # the rows of every ȧ times b, or every ḃ times aᵀ.
+        out = None
+        if da is not None:  # ȧ @ b
+            if nb == 2:
+                da = da.reshape((-1, a.shape[-1]))
+            elif na == 1:
+                da = da.reshape((k,) + (1,) * (nb - 2) + (1, a.shape[0]))
+            else:
+                da = _lift(da, max(na, nb))
+            out = xp.matmul(da, b).reshape((k,) + ctx.out_shape)
+        if db is not None:  # a @ ḃ
+            if nb == 1 and na <= 2:
+                term = xp.matmul(db, a if na == 1 else xp.swapaxes(a, -1, -2))
+            else:
+                if nb == 1:
+                    db = db.reshape((k,) + (1,) * max(na - 2, 0) + (b.shape[0], 1))
+                elif na > 1:
+                    db = _lift(db, max(na, nb))
+                term = xp.matmul(a, db)
+            term = term.reshape((k,) + ctx.out_shape)
+            out = term if out is None else out + term
         return out
 
 
@@ -394,9 +425,9 @@ class Reshape:
 
     @staticmethod
     def forward(ctx, xp, x, shape):
-        ctx.in_shape, ctx.shape = x.shape, shape
+        ctx.in_shape, ctx.shape = _shape(x), shape
         try:
-            return x.reshape(shape)
+            return xp.reshape(x, shape)
         except ValueError:
             raise ValueError(
                 f"shape {tuple(shape)} is invalid for input of size {x.size} "
@@ -409,7 +440,7 @@ class Reshape:
 
     @staticmethod
     def jvp(ctx, xp, dx):
-        return dx.reshape(ctx.shape)
+        return dx.reshape(dx.shape[:1] + tuple(ctx.shape))
 
 
 class Permute:
@@ -433,7 +464,7 @@ class Permute:
 
     @staticmethod
     def jvp(ctx, xp, dx):
-        return xp.transpose(dx, ctx.axes)
+        return xp.transpose(dx, (0,) + tuple(a + 1 for a in ctx.axes))
 
 
 class Expand:
@@ -446,21 +477,23 @@ class Expand:
 
     @staticmethod
     def forward(ctx, xp, x, shape):
-        ctx.in_shape = x.shape
+        ctx.in_shape, ctx.shape = _shape(x), tuple(shape)
         return xp.broadcast_to(x, shape)
 
     @staticmethod
     def vjp(ctx, xp, g):
         return (sum_to_shape(g, ctx.in_shape),)
 
+    @staticmethod
+    def jvp(ctx, xp, dx):
+        return xp.broadcast_to(_lift(dx, len(ctx.shape)), dx.shape[:1] + ctx.shape)
+
 
 class Index:
     """y = x[index] (slices, integers, integer arrays, boolean masks).
 
     JVP: ẏ = ẋ[index].  VJP (transpose): scatter ȳ into zeros shaped like x,
-    *adding* where an integer index repeats an element.  For a slice the
-    scatter is left to the engine, which adds ȳ straight into x̄[index]
-    (see :class:`difflab.backend.SliceAdjoint`).
+    *adding* where an integer index repeats an element.
     """
 
     name = "index"
@@ -471,12 +504,14 @@ class Index:
         return x[index]
 
     @staticmethod
+    @fastpath.unwritten_slices  # (with the shortcuts on: a slice's scatter is left unwritten)
     def vjp(ctx, xp, g):
-        return (xp.index_adjoint(g, ctx.index, ctx.in_shape),)
+        return (xp.scatter_add(g, ctx.index, ctx.in_shape),)
 
     @staticmethod
     def jvp(ctx, xp, dx):
-        return dx[ctx.index]
+        index = ctx.index if isinstance(ctx.index, tuple) else (ctx.index,)
+        return dx[(slice(None),) + index]
 
 
 class ScatterAdd:
@@ -504,7 +539,7 @@ class Flip:
 
     @staticmethod
     def forward(ctx, xp, x, axis):
-        ctx.axis = axis
+        ctx.axis, ctx.ndim = axis, x.ndim
         return xp.flip(x, axis)
 
     @staticmethod
@@ -513,7 +548,7 @@ class Flip:
 
     @staticmethod
     def jvp(ctx, xp, dx):
-        return dx.flip(ctx.axis)
+        return xp.flip(dx, ctx.axis % ctx.ndim - ctx.ndim)
 
 
 class IndexPut:
@@ -554,6 +589,7 @@ class Concatenate:
     def forward(ctx, xp, *xs, axis=0):
         ctx.axis = axis
         ctx.sizes = [x.shape[axis] for x in xs]
+        ctx.shapes = [x.shape for x in xs]
         return xp.concatenate(xs, axis=axis)
 
     @staticmethod
@@ -568,7 +604,12 @@ class Concatenate:
 
     @staticmethod
     def jvp(ctx, xp, *dxs):
-        return xp.concatenate(dxs, axis=ctx.axis)
+        given = next(dx for dx in dxs if dx is not None)
+        k, ndim = given.shape[0], len(ctx.shapes[0])
+        # a constant piece has tangent zero
+        dxs = [dx if dx is not None else xp.zeros((k,) + shape, dtype=given.dtype)
+               for dx, shape in zip(dxs, ctx.shapes)]
+        return xp.concatenate(dxs, axis=ctx.axis % ndim - ndim)
 
 
 class Where:
@@ -589,6 +630,14 @@ class Where:
         grad_a = sum_to_shape(xp.where(cond, g, zero), ctx.a_shape) if need_a else None
         grad_b = sum_to_shape(xp.where(cond, zero, g), ctx.b_shape) if need_b else None
         return None, grad_a, grad_b
+
+    @staticmethod
+    def jvp(ctx, xp, dcond, da, db, cond):
+        shape = _broadcast_shape(_shape(cond), ctx.a_shape, ctx.b_shape)
+        k = (da if da is not None else db).shape[0]
+        da = 0.0 if da is None else _lift(da, len(shape))
+        db = 0.0 if db is None else _lift(db, len(shape))
+        return xp.broadcast_to(xp.where(cond, da, db), (k,) + shape)
 
 
 class Clamp:
@@ -611,6 +660,10 @@ class Clamp:
     def vjp(ctx, xp, g, inside):
         return (g * inside,)
 
+    @staticmethod
+    def jvp(ctx, xp, dx, inside):
+        return dx * inside
+
 
 class Cast:
     """y = x converted to another dtype.  VJP: ȳ converted back to x's dtype."""
@@ -619,12 +672,16 @@ class Cast:
 
     @staticmethod
     def forward(ctx, xp, x, dtype):
-        ctx.in_dtype = x.dtype
+        ctx.in_dtype, ctx.dtype = x.dtype, dtype
         return x.astype(dtype)
 
     @staticmethod
     def vjp(ctx, xp, g):
         return (g.astype(ctx.in_dtype),)
+
+    @staticmethod
+    def jvp(ctx, xp, dx):
+        return dx.astype(ctx.dtype)
 
 
 class ToDevice:

@@ -125,7 +125,37 @@ def test_cost_prints_exponents(run, tmp_path):
     data = json.loads(run("cost", "tanh-layer", "--n", "20", "--m", "1,5",
                           "--methods", "reverse", "--json").stdout)
     assert data["meta"]["axis"] == "m"
-    assert [r["evaluations"] for r in data["records"]] == [2, 6]
+    assert [r["evaluations"] for r in data["records"]] == [1, 1]
+    assert [r["backward_passes"] for r in data["records"]] == [1, 5]
+
+
+def test_cost_of_n_scalar_arguments(run):
+    data = json.loads(run("cost", "sum-sin", "--n", "10", "--arguments", "scalars",
+                          "--methods", "forward,reverse", "--no-memory", "--json").stdout)
+    by = {r["method"]: r for r in data["records"]}
+    assert (by["reverse"]["evaluations"], by["reverse"]["backward_passes"]) == (1, 1)
+    assert (by["forward"]["evaluations"], by["forward"]["backward_passes"]) == (10, None)
+    result = run("cost", "sum-sin", "--arguments", "matrix")
+    assert result.exit_code == 2 and "'matrix' is not one of" in result.output
+
+
+def test_compare_counts_one_pass_of_reverse_mode_for_all_variables(run):
+    result = run("compare", "x*y*z + sin(x)", "--at", "x=1,y=2,z=3", "--dtypes", "float64")
+    assert result.exit_code == 0, result.output
+    header, _, *rows = result.stdout.splitlines()[1:]
+    assert "f evals" in header and "backward" in header
+    reverse = [row.split() for row in rows if row.startswith("reverse")]
+    forward = [row.split() for row in rows if row.startswith("forward")]
+    assert [r[2] for r in reverse] == ["x", "y", "z"]
+    # columns: method dtype d/d derivative abs rel evals backward time unit
+    assert {(r[6], r[7]) for r in reverse} == {("1", "1")}
+    assert {(r[6], r[7]) for r in forward} == {("3", "-")}
+    data = json.loads(run("compare", "x*y*z + sin(x)", "--at", "x=1,y=2,z=3",
+                          "--dtypes", "float64", "--json").stdout)
+    for r in data["records"]:
+        counts = (r["evaluations"], r["backward_passes"])
+        assert counts == {"forward": (3, None), "reverse": (1, 1), "symbolic": (3, None),
+                          "numeric": (9, None)}[r["method"]]
 
 
 @pytest.mark.slow
@@ -149,3 +179,22 @@ def test_full_tour_in_default_folder(run, tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert len(list((tmp_path / "difflab-tour").glob("*.png"))) == 6
     assert "exponent of time / time of f: forward" in result.stdout
+
+
+def test_tour_into_an_unwritable_place_is_a_clear_usage_error(run, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    result = run("tour", "--quick", "--out", str(blocker / "tour"))
+    assert result.exit_code == 2
+    assert "cannot write into" in result.output and "--out" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_compare_says_overflow_not_domain(run):
+    result = run("compare", "1e308*x*x", "--at", "x=2")
+    assert result.exit_code == 0
+    assert "overflow in float64" in result.output and "4.0e+308" in result.output
+    assert "outside the domain" not in result.output
+    # a real domain error still says domain
+    result = run("compare", "log(x)", "--at", "x=-1")
+    assert "outside the domain" in result.output and "overflow" not in result.output

@@ -9,6 +9,7 @@ import math
 import warnings
 
 import mpmath
+import numpy as np
 import pytest
 import sympy
 
@@ -234,7 +235,9 @@ def test_cost_measures_forward_growing_and_reverse_flat(tmp_path):
     assert exps["forward/f"] - exps["reverse/f"] > 0.6
     by = {(r["method"], r["n"]): r for r in report.records}
     assert [by[("forward", n)]["evaluations"] for n in (100, 1000, 3000)] == [2, 16, 47]
-    assert {by[("reverse", n)]["evaluations"] for n in (100, 1000, 3000)} == {2}
+    assert {by[("reverse", n)]["evaluations"] for n in (100, 1000, 3000)} == {1}
+    assert {by[("reverse", n)]["backward_passes"] for n in (100, 1000, 3000)} == {1}
+    assert {by[("forward", n)]["backward_passes"] for n in (100, 1000, 3000)} == {None}
     assert by[("forward", 3000)]["peak_bytes"] > by[("reverse", 3000)]["peak_bytes"] > 0
     assert "growth exponent" in report.to_text()
     check_plots(report, tmp_path, "cost")
@@ -245,9 +248,48 @@ def test_cost_of_a_jacobian_over_m():
                   min_time=0.0, max_repeats=1, memory=False)
     assert report.meta["axis"] == "m"
     by = {(r["method"], r["m"]): r for r in report.records}
-    assert [by[("reverse", m)]["evaluations"] for m in (1, 10, 40)] == [2, 11, 41]
+    # one recorded forward pass, one backward pass per output (row of the Jacobian)
+    assert {by[("reverse", m)]["evaluations"] for m in (1, 10, 40)} == {1}
+    assert [by[("reverse", m)]["backward_passes"] for m in (1, 10, 40)] == [1, 10, 40]
     assert {by[("forward", m)]["evaluations"] for m in (1, 10, 40)} == {1}
     assert {by[("numeric", m)]["evaluations"] for m in (1, 10, 40)} == {101}
+
+
+@pytest.mark.parametrize("name", ["sum-sin", "logsumexp", "tanh-layer"])
+def test_each_problem_of_n_scalar_arguments_is_the_same_function(name):
+    prob = compare.problems.problem(name)
+    f, x = prob.make(7, 3)
+    g, point = prob.make_scalars(7, 3)
+    assert np.array_equal(point, x)
+    np.testing.assert_allclose(g(*point), f(x), rtol=1e-14)
+
+
+def test_cost_of_n_arguments_one_pass_for_reverse_n_for_forward():
+    report = cost("sum-sin", (10, 30), methods="forward,reverse,numeric",
+                  arguments="scalars", min_time=0.0, max_repeats=1, memory=False)
+    by = {(r["method"], r["n"]): r for r in report.records}
+    for n in (10, 30):
+        assert by[("reverse", n)]["evaluations"] == 1
+        assert by[("reverse", n)]["backward_passes"] == 1
+        assert by[("forward", n)]["evaluations"] == n  # one pass per argument
+        assert by[("numeric", n)]["evaluations"] >= 2 * n  # two per argument at least
+    assert report.meta["arguments"] == "scalars"
+    assert "x_1 sin(x_1) + ... + x_n sin(x_n)" in report.title
+    assert "backward" in report.to_text()
+
+
+def test_cost_of_a_jacobian_of_n_arguments():
+    report = cost("tanh-layer", ns=(8,), ms=(1, 4), methods="reverse,forward",
+                  arguments="scalars", min_time=0.0, max_repeats=1, memory=False)
+    by = {(r["method"], r["m"]): r for r in report.records}
+    assert [by[("reverse", m)]["backward_passes"] for m in (1, 4)] == [1, 4]
+    assert {by[("reverse", m)]["evaluations"] for m in (1, 4)} == {1}
+    assert {by[("forward", m)]["evaluations"] for m in (1, 4)} == {8}
+
+
+def test_cost_rejects_an_unknown_argument_layout():
+    with pytest.raises(ValueError, match="'vector' or 'scalars'"):
+        cost("sum-sin", (10,), methods="reverse", arguments="matrix")
 
 
 def test_cost_skips_what_would_take_too_long():

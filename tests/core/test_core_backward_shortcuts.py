@@ -1,13 +1,20 @@
-"""The backward pass's two memory shortcuts must never change a result.
+"""The speed shortcuts (``difflab/fastpath.py``) must never change a result.
 
-1. The adjoint of a slice ``x[a:b]`` is a ``SliceAdjoint`` that the engine adds
-   into ``x̄[a:b]`` in place, rather than an array of zeros written out first.
+1. The adjoint of a slice ``x[a:b]`` is a ``SliceAdjoint`` that the adjoint
+   store adds into ``x̄[a:b]`` in place, rather than an array of zeros
+   written out first; sums of adjoints go into buffers the pass owns.
 2. For large arrays, an adjoint that is one number broadcast (what a sum hands
-   back) is multiplied as that number (``ops.structural._scale``).
+   back) is multiplied as that number (``fastpath.scale``).
+3. ``x ** 2`` has the derivative ``2·x`` in one pass.
 
 Each test compares with a gradient computed another way: by hand, by
-scattering into zeros with NumPy, or by finite differences.
+scattering into zeros with NumPy, by finite differences, or with the
+shortcuts switched off (``DIFFLAB_FASTPATH=0``), bit for bit.
 """
+
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -16,8 +23,10 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import difflab as dl
-from difflab.autograd import gradcheck, gradgradcheck
-from difflab.ops.structural import _LARGE
+from difflab import fastpath
+from difflab.autograd import engine, gradcheck, gradgradcheck
+from difflab.fastpath import LARGE as _LARGE
+from difflab.ops import elementwise, structural
 
 
 def leaf(values, device="cpu", dtype=dl.float64):
@@ -166,3 +175,97 @@ def _small_gradient(f, values):
     assert x.numel() < _LARGE
     f(x).backward()
     return x.grad.numpy()
+
+
+# ----------------------------------------------------- with and without shortcuts
+
+_GRADIENTS = r"""
+import sys
+import numpy as np
+import difflab as dl
+from difflab import fastpath
+
+assert fastpath.ENABLED == (sys.argv[2] == "on"), "the switch was not read"
+rng = np.random.default_rng(7)
+results = {}
+
+
+def grad_of(name, f, *values, dtype=dl.float64):
+    xs = [dl.tensor(v, dtype=dtype, requires_grad=True) for v in values]
+    f(*xs).backward()
+    for i, x in enumerate(xs):
+        results[f"{name}{i}"] = x.grad.numpy()
+
+
+n = 3 * fastpath.LARGE + 5
+x0 = rng.uniform(-2, 2, n)
+rosenbrock = lambda x: (100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2).sum()
+grad_of("rosenbrock64_", rosenbrock, x0)
+grad_of("rosenbrock32_", rosenbrock, x0, dtype=dl.float32)
+grad_of("small", rosenbrock, x0[:50])
+grad_of("slices", lambda x: (x[2:, 1:] * x[:-2, :-1]).sum() + (x[1] ** 3).sum() + x.exp().sum(),
+        rng.normal(size=(90, 70)))
+grad_of("shared", lambda x, w: ((x + w) * (x - w)).sum() + (x * w).mean(),
+        rng.normal(size=(80, 80)), rng.normal(size=(80, 80)))
+grad_of("broadcast", lambda x, b: ((x * b).tanh() ** 2).sum() + (b ** 2).sum(),
+        rng.normal(size=(100, 60)), rng.normal(size=(1, 60)))
+grad_of("pow", lambda x: (x ** 2 + x ** 3 + 2.0 ** x).sum(), rng.uniform(0.1, 2, 5000))
+
+w = dl.tensor(rng.normal(size=(64, 32)), requires_grad=True)
+(g,) = dl.autograd.grad(((w[:, 1:] * w[:, :-1]).sin() ** 2).sum(), [w], create_graph=True)
+(g * g).sum().backward()
+results["second_order"] = w.grad.numpy()
+
+model = dl.nn.Sequential(dl.nn.Linear(20, 64), dl.nn.ReLU(), dl.nn.Linear(64, 3))
+for p, v in zip(model.parameters(), [rng.normal(size=tuple(p.shape)) * 0.3
+                                     for p in model.parameters()]):
+    p.array[...] = v
+data = dl.tensor(rng.normal(size=(256, 20)).astype(np.float32))
+dl.nn.functional.cross_entropy(model(data), dl.tensor(rng.integers(0, 3, 256))).backward()
+for i, p in enumerate(model.parameters()):
+    results[f"mlp{i}"] = p.grad.numpy()
+np.savez(sys.argv[1], **results)
+"""
+
+
+def _gradients(tmp_path, switch):
+    out = tmp_path / f"{switch}.npz"
+    env = {**os.environ, "DIFFLAB_FASTPATH": "1" if switch == "on" else "0"}
+    subprocess.run([sys.executable, "-c", _GRADIENTS, str(out), switch], check=True, env=env)
+    with np.load(out) as saved:
+        return {name: saved[name] for name in saved.files}
+
+
+def test_shortcuts_on_and_off_give_the_same_gradients_bit_for_bit(tmp_path):
+    on, off = _gradients(tmp_path, "on"), _gradients(tmp_path, "off")
+    assert on.keys() == off.keys() and len(on) > 10
+    for name in on:
+        assert on[name].dtype == off[name].dtype, name
+        assert on[name].tobytes() == off[name].tobytes(), f"{name} differs"
+
+
+@pytest.mark.skipif(not fastpath.ENABLED, reason="shortcuts switched off (DIFFLAB_FASTPATH=0)")
+def test_the_shortcuts_are_in_place_and_fire(monkeypatch):
+    """Guards the tests above: a shortcut that silently stopped running proves nothing."""
+    assert structural._scale is fastpath.scale
+    assert engine._AdjointStore is fastpath.InPlaceAdjoints
+    assert elementwise.Pow.d_da.__wrapped__ is not None
+    made, written, single = [], [], []
+    monkeypatch.setattr(fastpath.SliceAdjoint, "__init__", _spy(fastpath.SliceAdjoint.__init__,
+                                                                 made))
+    monkeypatch.setattr(fastpath.SliceAdjoint, "dense", _spy(fastpath.SliceAdjoint.dense,
+                                                             written))
+    monkeypatch.setattr(fastpath, "single_value", _spy(fastpath.single_value, single))
+    x = leaf(np.linspace(-1, 1, 2 * _LARGE))
+    rosenbrock(x).backward()
+    assert len(made) == 3  # x[1:], and x[:-1] twice
+    assert len(written) == 1  # only the first; the others were added into its slice
+    assert single  # the sum's broadcast adjoint was used as a number
+
+
+def _spy(function, calls):
+    def spy(*args, **kwargs):
+        calls.append(1)
+        return function(*args, **kwargs)
+
+    return spy

@@ -99,7 +99,10 @@ def test_cost_reports(method):
     d = cost.as_dict()
     assert d["method"] == method and set(d) >= {"tape_length", "forward_ops", "step"}
     if method == "reverse":
-        assert cost.evaluations == 2 and cost.tape_length >= 3  # one forward, one backward
+        # one forward pass (recorded), one backward pass
+        assert cost.evaluations == 1 and cost.backward_passes == 1 and cost.tape_length >= 3
+    else:
+        assert cost.backward_passes is None
     if method == "forward":
         assert cost.evaluations == 1 and cost.forward_ops >= 3
     if method == "symbolic":

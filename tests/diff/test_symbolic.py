@@ -9,9 +9,9 @@ import pytest
 import sympy
 
 import difflab as dl
+from difflab import functions
 from difflab.diff import SymbolicTraceError, derivative, differentiators, grad
 from difflab.diff.symbolic import SymbolArray, expression_size, trace
-from difflab.ops import functions
 
 
 def test_trace_scalar_and_vector():

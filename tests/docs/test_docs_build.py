@@ -10,6 +10,7 @@ notebook tests in ``tests/notebooks`` execute every one of them already.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -83,3 +84,23 @@ def test_api_reference_covers_the_public_packages(
     for package in ["difflab", "difflab.autograd", "difflab.diff", "difflab.nn",
                     "difflab.optim", "difflab.data", "difflab.compare", "difflab.grading"]:
         assert (generated / f"{package}.html").is_file(), f"no API page for {package}"
+
+
+def test_mathematics_shows_offline(built: tuple[Path, subprocess.CompletedProcess]) -> None:
+    """Pages with formulas load MathJax from the site itself, never from a network."""
+    out, result = built
+    if result.returncode != 0:
+        pytest.skip("the build failed; see test_docs_build_without_warnings")
+    pytest.importorskip("sphinx-mathjax-offline",
+                        reason="bundling MathJax needs the docs extra: pip install -e '.[docs]'")
+    html = out / "html"
+    page = (html / "guides" / "numeric.html").read_text(encoding="utf-8")
+    assert "\\epsilon" in page or "\\(" in page  # the page does hold mathematics
+    scripts = re.findall(r'<script[^>]*src="([^"]*)"', page)
+    mathjax = [s for s in scripts if "mathjax" in s.lower() or "tex-" in s]
+    assert mathjax, f"no MathJax script on the page: {scripts}"
+    for src in mathjax:
+        assert not src.startswith(("http:", "https:", "//")), f"MathJax from the network: {src}"
+        assert (html / "guides" / src.split("?")[0]).resolve().is_file(), src
+    # the fonts MathJax draws with are bundled too
+    assert list((html / "_static" / "mathjax").rglob("*.woff"))

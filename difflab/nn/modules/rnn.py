@@ -170,7 +170,7 @@ class RNN(_RecurrentBase):
                          nonlinearity=nonlinearity)
 
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        from difflab.ops.functions import stack
+        from difflab.functions import stack
 
         steps = self._time_steps(x)
         finals = []
@@ -194,7 +194,7 @@ class LSTM(_RecurrentBase):
 
     def forward(self, x: Tensor, state: tuple | None = None
                 ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
-        from difflab.ops.functions import stack
+        from difflab.functions import stack
 
         steps = self._time_steps(x)
         hs, cs = [], []

@@ -9,7 +9,7 @@ from difflab.tensor import Tensor
 
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
     """Concatenate the parameters, flattened, into one vector (recorded on the tape)."""
-    from difflab.ops.functions import cat
+    from difflab.functions import cat
 
     return cat([p.reshape(-1) for p in parameters])
 

@@ -39,6 +39,7 @@ import numpy as np
 
 from difflab import backend
 from difflab.autograd.grad_mode import no_grad
+from difflab.finite_differences import along_coordinate, difference, optimal_step
 from difflab.tensor import Tensor
 
 SYMBOLIC_MAX_PARAMETERS = 200
@@ -158,25 +159,23 @@ def _reverse(model, loss_fn, inputs, targets, cost) -> list:
 
 
 def _numeric(model, loss_fn, inputs, targets, params, eps, cost) -> list:
-    """Central differences, one parameter element at a time: 2 evaluations each."""
+    """Central differences, one parameter element at a time: 2 evaluations each.
+
+    The step is ``eps`` if given, else ∛ε·max(1, |θᵢ|) with ε the machine epsilon of
+    the parameter's dtype; the difference is :func:`difflab.finite_differences.difference`.
+    """
     cost.loss = _loss_value(model, loss_fn, inputs, targets)
     cost.evaluations = 1
     grads = []
     for p in params:
         flat = p.array.reshape(-1)  # a view: writing into it perturbs p in place
         g = np.zeros(flat.size)
-        machine_eps = float(np.finfo(p.dtype).eps)
+        relative = optimal_step(2, dtype=p.dtype)
         for j in range(flat.size):
-            original = flat[j].item()
-            h = eps if eps is not None else machine_eps ** (1 / 3) * max(1.0, abs(original))
-            try:
-                flat[j] = original + h
-                plus = _loss_value(model, loss_fn, inputs, targets)
-                flat[j] = original - h
-                minus = _loss_value(model, loss_fn, inputs, targets)
-            finally:
-                flat[j] = original
-            g[j] = (plus - minus) / (2 * h)
+            along = along_coordinate(
+                flat, j, lambda: _loss_value(model, loss_fn, inputs, targets))
+            h = eps if eps is not None else relative * max(1.0, abs(flat[j].item()))
+            g[j] = difference(along, h)[0]
             cost.evaluations += 2
         grads.append(g.reshape(p.shape))
     return grads
@@ -326,8 +325,8 @@ def _compile_sample_loss(model: Any, loss_fn: Any, sample_shape: tuple, params: 
 
 def _symbolic_forward(module: Any, x: np.ndarray, symbols: dict) -> np.ndarray:
     """Run a small MLP on object arrays of sympy expressions."""
-    import sympy
-
+    from difflab import functions
+    from difflab.diff.symbolic import SymbolArray
     from difflab.nn.modules import container, layers
 
     if isinstance(module, container.Sequential):
@@ -343,14 +342,11 @@ def _symbolic_forward(module: Any, x: np.ndarray, symbols: dict) -> np.ndarray:
             b = symbols.get(id(module.bias))
             y = y + (backend.to_numpy(module.bias.array).astype(object) if b is None else b)
         return y
-    if isinstance(module, layers.Tanh):
-        return np.vectorize(sympy.tanh, otypes=[object])(x)
-    if isinstance(module, layers.Sigmoid):
-        return np.vectorize(lambda e: 1 / (1 + sympy.exp(-e)), otypes=[object])(x)
-    if isinstance(module, layers.ReLU):
-        # max(e, 0), with the derivative 0 at the kink as everywhere in difflab
-        return np.vectorize(lambda e: sympy.Piecewise((e, e > 0), (0, True)),
-                            otypes=[object])(x)
+    activation = {layers.Tanh: "tanh", layers.Sigmoid: "sigmoid", layers.ReLU: "relu"}.get(
+        type(module))
+    if activation is not None:
+        # The registry's rule, built by sympy (with its convention at kinks).
+        return np.asarray(functions.ELEMENTWISE[activation](SymbolArray(x)), dtype=object)
     if isinstance(module, (layers.Identity, layers.Dropout)):
         return x
     if isinstance(module, layers.Flatten):

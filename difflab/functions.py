@@ -31,24 +31,31 @@ import numpy as np
 
 from difflab import backend
 from difflab.autograd.engine import apply
-from difflab.ops import elementwise
-from difflab.ops import table as ops
-from difflab.tensor import Tensor, _index_arrays, _no_grad_result, _unwrap
+from difflab.ops import elementwise, registry, structural
+from difflab.ops.structural import BinaryOp, UnaryOp
+from difflab.tensor import Tensor
+from difflab.tensor_arguments import index_arrays, no_grad_result, unwrap
+
+#: Record a primitive on the tape: ``record_primitive(primitive, *inputs, **params)``.  Rules
+#: that call other primitives (``nn_ops.im2col``) use it when their backward is itself
+#: recorded (``create_graph=True``), since this module is then their ``xp``.
+record_primitive = apply
 
 # ------------------------------------------------------------------- dispatch
 
 
 class TypeHandler:
-    """How a number-like type (``Dual``, sympy expressions) runs elementwise rules.
+    """How a number-like type (``Dual``, sympy expressions) runs elementwise primitives.
 
     Register one with :func:`register_type`; difflab's own forward and
-    symbolic differentiators do.
+    symbolic differentiators do.  ``op`` is the registry's primitive; its
+    ``rule`` holds the forward, the derivative and the math.
     """
 
-    def unary(self, rule: type[elementwise.Unary], x: Any) -> Any:
+    def unary(self, op: UnaryOp, x: Any) -> Any:
         raise NotImplementedError
 
-    def binary(self, rule: type[elementwise.Binary], a: Any, b: Any) -> Any:
+    def binary(self, op: BinaryOp, a: Any, b: Any) -> Any:
         raise NotImplementedError
 
     def where(self, cond: Any, a: Any, b: Any) -> Any:
@@ -72,12 +79,6 @@ def _handler_for(x: Any) -> TypeHandler | None:
         if isinstance(x, registered):
             _handlers[cls] = h  # remember subclasses
             return h
-    if cls.__module__.startswith("sympy"):
-        import difflab.diff.symbolic  # noqa: F401  (registers sympy's handler)
-
-        return _handlers.get(cls) or next(
-            (h for t, h in _handlers.items() if isinstance(x, t)), None
-        )
     return None
 
 
@@ -87,173 +88,105 @@ def _plain(x: Any) -> Any:
     return x
 
 
-def _unary(name: str, x: Any) -> Any:
+def _unary(op: UnaryOp, x: Any) -> Any:
     if isinstance(x, Tensor):
-        return apply(ops.UNARY[name], x)
+        return apply(op, x)
     handler = _handler_for(x)
     if handler is not None:
-        return handler.unary(elementwise.UNARY[name], x)
+        return handler.unary(op, x)
     x = _plain(x)
     try:
-        return elementwise.UNARY[name].forward(backend.array_module(x), x)
+        return op.rule.forward(backend.array_module(x), x)
     except TypeError:
         raise TypeError(
-            f"difflab.{name} got an unsupported input of type {type(x).__name__}: expected a "
-            f"number, an array, a Tensor, a Dual or a sympy expression"
+            f"difflab.{op.name} got an unsupported input of type {type(x).__name__}: expected "
+            f"a number, an array, a Tensor, a Dual or a sympy expression (call "
+            f"difflab.diff.symbolic's functions once to enable sympy)"
         ) from None
 
 
-def _binary(name: str, a: Any, b: Any) -> Any:
+def _binary(op: BinaryOp, a: Any, b: Any) -> Any:
     if isinstance(a, Tensor) or isinstance(b, Tensor):
-        return apply(ops.BINARY[name], a, b)
+        return apply(op, a, b)
     handler = _handler_for(a) or _handler_for(b)
     if handler is not None:
-        return handler.binary(elementwise.BINARY[name], a, b)
+        return handler.binary(op, a, b)
     a, b = _plain(a), _plain(b)
-    return elementwise.BINARY[name].forward(backend.array_module(a), a, b)
+    return op.rule.forward(backend.array_module(a), a, b)
 
 
 # ------------------------------------------------------ elementwise functions
 
 
-def exp(x: Any) -> Any:
-    """eˣ.  Derivative: eˣ."""
-    return _unary("exp", x)
+def elementwise_function(op: UnaryOp | BinaryOp) -> Any:
+    """``difflab.<name>`` for an elementwise primitive: one function that routes on
+    what flows through it (see the table at the top of this module)."""
+    rule = op.rule
+    if isinstance(op, UnaryOp):
+        def function(x: Any) -> Any:
+            return _unary(op, x)
+    else:
+        def function(a: Any, b: Any) -> Any:
+            return _binary(op, a, b)
+    function.__name__ = function.__qualname__ = op.name
+    function.__module__ = __name__
+    kinks = f"  At kinks: {rule.kinks}." if rule.kinks else ""
+    function.__doc__ = f"{rule.description or op.name}.  {rule.math}.{kinks}"
+    return function
 
 
-def expm1(x: Any) -> Any:
-    """eˣ - 1, accurate for small x.  Derivative: eˣ."""
-    return _unary("expm1", x)
+#: The names each elementwise function is published under here: its own and NumPy's
+#: (``asin`` and ``arcsin``), so that this module also serves as an array namespace.
+ELEMENTWISE: dict[str, Any] = {}
+for _op in registry.elementwise_ops():
+    ELEMENTWISE[_op.name] = elementwise_function(_op)
+    if _op.rule.numpy_name:
+        ELEMENTWISE.setdefault(_op.rule.numpy_name, ELEMENTWISE[_op.name])
+globals().update(ELEMENTWISE)  # difflab.sin, difflab.exp, ... (one per registered rule)
+true_divide = ELEMENTWISE["div"]
 
 
-def log(x: Any) -> Any:
-    """Natural logarithm (x > 0).  Derivative: 1/x."""
-    return _unary("log", x)
+def register_primitive(rule: Any, *, replace: bool = False) -> Any:
+    """Teach difflab a new elementwise primitive; returns its function (``difflab.<name>``).
 
+    ``rule`` is a subclass of :class:`difflab.ops.elementwise.Unary` (or
+    ``Binary``) with a ``name``, a ``forward`` and a ``derivative`` (or
+    ``d_da``/``d_db``).  From then on the function works on floats, arrays,
+    tensors (the tape and ``backward``), ``Dual`` numbers (forward mode) and
+    sympy expressions (symbolic), so all four methods, ``gradcheck``, the tape
+    printer, ``Tensor.<name>`` and expressions (``difflab compare``) know it::
 
-def log1p(x: Any) -> Any:
-    """log(1 + x), accurate for small x.  Derivative: 1/(1 + x)."""
-    return _unary("log1p", x)
+        class Cube(dl.ops.elementwise.Unary):
+            name, math = "cube", "d x³/dx = 3x²"
 
+            @staticmethod
+            def forward(xp, x):
+                return x * x * x
 
-def sqrt(x: Any) -> Any:
-    """√x (x ≥ 0).  Derivative: 1/(2√x)."""
-    return _unary("sqrt", x)
+            @staticmethod
+            def derivative(xp, x, y):
+                return 3.0 * x * x
 
+        cube = dl.register_primitive(Cube)
+        dl.derivative(lambda x: cube(dl.sin(x)), method="symbolic")(1.0)
 
-def sin(x: Any) -> Any:
-    """sin x.  Derivative: cos x."""
-    return _unary("sin", x)
+    ``replace=True`` redefines a primitive registered before under that name.
+    """
+    from difflab.tensor import add_elementwise_methods
 
-
-def cos(x: Any) -> Any:
-    """cos x.  Derivative: -sin x."""
-    return _unary("cos", x)
-
-
-def tan(x: Any) -> Any:
-    """tan x.  Derivative: 1 + tan² x."""
-    return _unary("tan", x)
-
-
-def asin(x: Any) -> Any:
-    """arcsin x (|x| ≤ 1).  Derivative: 1/√(1 - x²)."""
-    return _unary("asin", x)
-
-
-def acos(x: Any) -> Any:
-    """arccos x (|x| ≤ 1).  Derivative: -1/√(1 - x²)."""
-    return _unary("acos", x)
-
-
-def atan(x: Any) -> Any:
-    """arctan x.  Derivative: 1/(1 + x²)."""
-    return _unary("atan", x)
-
-
-def sinh(x: Any) -> Any:
-    """sinh x.  Derivative: cosh x."""
-    return _unary("sinh", x)
-
-
-def cosh(x: Any) -> Any:
-    """cosh x.  Derivative: sinh x."""
-    return _unary("cosh", x)
-
-
-def tanh(x: Any) -> Any:
-    """tanh x.  Derivative: 1 - tanh² x."""
-    return _unary("tanh", x)
-
-
-def sigmoid(x: Any) -> Any:
-    """σ(x) = 1/(1 + e⁻ˣ).  Derivative: σ(x)(1 - σ(x))."""
-    return _unary("sigmoid", x)
-
-
-def relu(x: Any) -> Any:
-    """max(x, 0).  Derivative: 1 for x > 0, 0 otherwise (0 at the kink)."""
-    return _unary("relu", x)
-
-
-def abs(x: Any) -> Any:  # noqa: A001
-    """|x|.  Derivative: sign(x) (0 at the kink)."""
-    return _unary("abs", x)
-
-
-def erf(x: Any) -> Any:
-    """The error function.  Derivative: 2/√π · exp(-x²)."""
-    return _unary("erf", x)
-
-
-def neg(x: Any) -> Any:
-    """-x."""
-    return _unary("neg", x)
-
-
-def add(a: Any, b: Any) -> Any:
-    """a + b."""
-    return _binary("add", a, b)
-
-
-def sub(a: Any, b: Any) -> Any:
-    """a - b."""
-    return _binary("sub", a, b)
-
-
-def mul(a: Any, b: Any) -> Any:
-    """a · b."""
-    return _binary("mul", a, b)
-
-
-def div(a: Any, b: Any) -> Any:
-    """a / b."""
-    return _binary("div", a, b)
-
-
-def pow(a: Any, b: Any) -> Any:  # noqa: A001
-    """aᵇ.  ∂/∂a = b·aᵇ⁻¹, ∂/∂b = aᵇ·log a."""
-    return _binary("pow", a, b)
-
-
-def maximum(a: Any, b: Any) -> Any:
-    """Elementwise max(a, b); equal inputs share the gradient evenly."""
-    return _binary("maximum", a, b)
-
-
-def minimum(a: Any, b: Any) -> Any:
-    """Elementwise min(a, b); equal inputs share the gradient evenly."""
-    return _binary("minimum", a, b)
-
-
-def atan2(a: Any, b: Any) -> Any:
-    """The angle of the point (b, a).  ∂/∂a = b/(a²+b²), ∂/∂b = -a/(a²+b²)."""
-    return _binary("atan2", a, b)
-
-
-# NumPy's spellings, so that this module also serves as an array namespace.
-arcsin, arccos, arctan, arctan2 = asin, acos, atan, atan2
-subtract, multiply, divide, power = sub, mul, div, pow
+    if isinstance(rule, type) and issubclass(rule, elementwise.Unary):
+        op: Any = UnaryOp(rule)
+    elif isinstance(rule, type) and issubclass(rule, elementwise.Binary):
+        op = BinaryOp(rule)
+    else:
+        raise TypeError(
+            f"register_primitive takes a subclass of difflab.ops.elementwise.Unary or Binary "
+            f"(a rule: name, forward, derivative), got {rule!r}"
+        )
+    registry.register(op, replace=replace)
+    ELEMENTWISE[op.name] = elementwise_function(op)
+    add_elementwise_methods()
+    return ELEMENTWISE[op.name]
 
 
 def square(x: Any) -> Any:
@@ -277,7 +210,7 @@ def sign(x: Any) -> Any:
         return x.sign()
     handler = _handler_for(x)
     if handler is not None:
-        return handler.unary(_Sign, x)
+        return handler.unary(UnaryOp(_Sign), x)
     return backend.array_module(x).sign(x)
 
 
@@ -285,10 +218,10 @@ def heaviside(x: Any, value_at_zero: Any) -> Any:
     """1 for x > 0, 0 for x < 0, ``value_at_zero`` at 0 (no gradient flows)."""
     if isinstance(x, Tensor):
         xp = backend.array_module(x.array)
-        return _no_grad_result(xp.heaviside(x.array, _unwrap(value_at_zero)).astype(x.dtype))
+        return no_grad_result(xp.heaviside(x.array, unwrap(value_at_zero)).astype(x.dtype))
     handler = _handler_for(x)
     if handler is not None:
-        return handler.unary(_heaviside_rule(value_at_zero), x)
+        return handler.unary(UnaryOp(_heaviside_rule(value_at_zero)), x)
     return backend.array_module(x).heaviside(x, value_at_zero)
 
 
@@ -321,9 +254,9 @@ def _heaviside_rule(value_at_zero: Any) -> type[elementwise.Unary]:
 
 def where(cond: Any, a: Any, b: Any) -> Any:
     """``a`` where ``cond`` is true, else ``b`` (gradient flows to the chosen one)."""
-    cond = _unwrap(cond)
+    cond = unwrap(cond)
     if isinstance(a, Tensor) or isinstance(b, Tensor):
-        return apply(ops.Where, cond, a, b)
+        return apply(structural.Where, cond, a, b)
     handler = _handler_for(a) or _handler_for(b)
     if handler is not None:
         return handler.where(cond, a, b)
@@ -449,12 +382,13 @@ def cumsum(x: Any, dim: int = None, *, axis: int = None) -> Any:
 def scatter_add(values: Any, index: Any, shape: tuple) -> Any:
     """zeros(shape) with ``[index] += values``: the transpose of indexing."""
     if isinstance(values, Tensor):
-        return apply(ops.ScatterAdd, values, index=_index_arrays(index), shape=tuple(shape))
+        return apply(structural.ScatterAdd, values, index=index_arrays(index), shape=tuple(shape))
     return backend.array_module(values).scatter_add(values, index, shape)
 
 
-# A recorded backward needs the adjoint of indexing as a tensor: always written out.
-index_adjoint = scatter_add
+def zeros(shape: Any, dtype: Any = None) -> Any:
+    """NumPy's ``zeros`` (a plain array, a constant), for rules that use this module as ``xp``."""
+    return np.zeros(shape, dtype=dtype)
 
 
 def zeros_like(x: Any) -> Any:
@@ -490,7 +424,7 @@ def cat(tensors: Sequence[Any], dim: int = 0) -> Tensor:
                 f"shape {tuple(_as_tensor(tensors[0]).shape)}, tensor {i} has shape "
                 f"{tuple(t.shape)}"
             )
-    return apply(ops.Concatenate, *tensors, axis=dim % ndim)
+    return apply(structural.Concatenate, *tensors, axis=dim % ndim)
 
 
 concatenate = cat

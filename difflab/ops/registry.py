@@ -1,0 +1,141 @@
+r"""The registry: every primitive difflab knows, each in one place.
+
+A *primitive* is an operation whose derivative difflab knows by a rule rather
+than by taking it apart: ``sin``, ``mul``, ``matmul``, ``sum``, ``reshape``,
+``conv2d``, ...  Each is one object with
+
+* ``name``: how it is called everywhere (``difflab.sin``, ``Tensor.sin``,
+  ``"sin(x)"`` on the command line, ``sinBackward`` on the tape);
+* ``forward(ctx, xp, *inputs, **params)``: the value, from plain arrays;
+* ``vjp(ctx, xp, ȳ, *saved)``: reverse mode, one adjoint per input;
+* ``jvp(ctx, xp, *tangents, *saved)``: forward mode, the output's tangent;
+* ``math``: the rule as a student writes it.
+
+Elementwise primitives are built from a rule in :mod:`difflab.ops.elementwise`
+(the forward f and the local derivative f′ side by side); their VJP and JVP
+are both generated from f′.  Structural primitives (:mod:`difflab.ops.structural`)
+write a JVP and a VJP side by side, the VJP the transpose of the JVP; the
+neural-network primitives (:mod:`difflab.ops.nn_ops`) give a VJP.
+
+Who reads this table, and nothing else lists primitives:
+
+=========================  ==================================================
+the tape (reverse mode)    ``engine.apply(primitive, ...)`` records, ``vjp`` walks back
+``Dual`` (forward mode)    ``jvp`` pushes tangents forward
+sympy (symbolic)           the elementwise rule's ``symbolic`` form
+``difflab.<name>``         one dispatching function per elementwise primitive
+``Tensor.<name>``          one method per elementwise primitive
+expressions and the CLI    the names an expression may call, with descriptions
+the tests                  parametrized over :func:`elementwise`
+=========================  ==================================================
+
+A new primitive is added by writing its rule and calling
+:func:`difflab.register_primitive` (see docs/primitives.md), at run time too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from difflab.ops import elementwise, nn_ops, structural
+from difflab.ops.structural import BinaryOp, UnaryOp
+
+
+class Context:
+    """The ``ctx`` a primitive's forward gets when no tape records it (forward mode).
+
+    On the tape, the record itself (``autograd.engine.Node``) plays this part.
+    """
+
+    __slots__ = ("needs_input_grad", "saved", "__dict__")
+
+    def __init__(self, needs_input_grad: tuple = ()) -> None:
+        self.needs_input_grad = needs_input_grad
+        self.saved: tuple = ()
+
+    def save(self, *arrays: Any) -> None:
+        """Keep these arrays for the derivative (handed to ``jvp`` after the tangents)."""
+        self.saved = arrays
+
+
+#: name -> primitive, for every primitive difflab knows.
+PRIMITIVES: dict[str, Any] = {}
+
+#: NumPy ufunc name -> elementwise primitive (filled by ``register``; forward mode
+#: looks every ufunc called on a Dual up here).
+_BY_NUMPY_NAME: dict[str, Any] = {}
+
+
+def register(primitive: Any, *, replace: bool = False) -> Any:
+    """Add ``primitive`` to the registry under its ``name``; returns it.
+
+    Raises ``ValueError`` if the name is taken (pass ``replace=True`` to
+    redefine a primitive you registered yourself) or is not an identifier,
+    and ``TypeError`` if the object lacks ``forward`` or ``vjp``.
+    """
+    name = getattr(primitive, "name", "")
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(
+            f"a primitive needs a name that is a Python identifier (it is called as "
+            f"difflab.<name> and in expressions), got {name!r}"
+        )
+    missing = [m for m in ("forward", "vjp") if not callable(getattr(primitive, m, None))]
+    if missing:
+        raise TypeError(f"primitive {name!r} has no {' or '.join(missing)} method")
+    if name in PRIMITIVES and not replace:
+        raise ValueError(
+            f"a primitive named {name!r} is already registered; choose another name, or pass "
+            f"replace=True to redefine your own"
+        )
+    PRIMITIVES[name] = primitive
+    if isinstance(primitive, (UnaryOp, BinaryOp)):
+        for key in {name, getattr(primitive.rule, "numpy_name", None)} - {None, ""}:
+            current = _BY_NUMPY_NAME.get(key)  # a NumPy name keeps its first primitive
+            if current is None or current.name == name or key == name:
+                _BY_NUMPY_NAME[key] = primitive
+    return primitive
+
+
+def get(name: str) -> Any:
+    """The primitive called ``name`` (a ``KeyError`` listing the known names if none)."""
+    try:
+        return PRIMITIVES[name]
+    except KeyError:
+        raise KeyError(
+            f"no primitive named {name!r}; registered: {', '.join(sorted(PRIMITIVES))}"
+        ) from None
+
+
+def elementwise_ops(arity: int | None = None) -> list:
+    """The elementwise primitives (``arity`` 1 or 2 for unary or binary only)."""
+    kinds = {1: (UnaryOp,), 2: (BinaryOp,), None: (UnaryOp, BinaryOp)}[arity]
+    return [p for p in PRIMITIVES.values() if isinstance(p, kinds)]
+
+
+def by_numpy_name(numpy_name: str) -> Any:
+    """The elementwise primitive that mirrors NumPy's ufunc ``numpy_name``, or ``None``."""
+    return _BY_NUMPY_NAME.get(numpy_name)
+
+
+# -------------------------------------------------------------- difflab's own
+
+for _rule in elementwise.UNARY_RULES:
+    register(UnaryOp(_rule))
+for _rule in elementwise.BINARY_RULES:
+    register(BinaryOp(_rule))
+for _primitive in (
+    # structural: reductions, linear algebra, shapes and views, indexing
+    structural.Sum, structural.Prod, structural.CumSum, structural.MaxReduce,
+    structural.MatMul, structural.Reshape, structural.Permute, structural.Expand,
+    structural.Index, structural.ScatterAdd, structural.Flip, structural.IndexPut,
+    structural.Concatenate, structural.Where, structural.Clamp, structural.Cast,
+    structural.ToDevice, structural.Clone,
+    # neural networks
+    nn_ops.Linear, nn_ops.Im2Col, nn_ops.Col2Im, nn_ops.Conv2d, nn_ops.MaxPool2d,
+    nn_ops.AvgPool2d, nn_ops.LogSoftmax, nn_ops.Softmax, nn_ops.NLLLoss,
+    nn_ops.BCEWithLogits, nn_ops.Normalize, nn_ops.GELU, nn_ops.LeakyReLU, nn_ops.Embedding,
+):
+    register(_primitive)
+
+# Short names for the primitives Tensor's operators call most.
+ADD, SUB, MUL, DIV, POW = (PRIMITIVES[n] for n in ("add", "sub", "mul", "div", "pow"))

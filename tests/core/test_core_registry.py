@@ -1,0 +1,195 @@
+"""The primitive registry: one place per primitive, read by every method.
+
+The central test adds a primitive in one place (a rule class and one call)
+and then differentiates it with all four methods, through ``backward``,
+``gradcheck``, ``gradgradcheck``, the tape printer, expressions and
+``difflab compare``.
+"""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import difflab as dl
+from difflab import exprparse, functions
+from difflab.autograd import gradcheck, gradgradcheck
+from difflab.cli import main
+from difflab.ops import elementwise, registry
+from difflab.tensor import Tensor
+
+METHODS = ("forward", "reverse", "symbolic", "numeric")
+
+
+class Cube(elementwise.Unary):
+    """y = x³, written once: its forward next to its derivative."""
+
+    name, math = "cubed", "d x³/dx = 3x²"
+    description, domain = "x to the third", (-2.0, 2.0)
+
+    @staticmethod
+    def forward(xp, x):
+        return x * x * x
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return 3.0 * x * x
+
+
+class Hypot(elementwise.Binary):
+    """z = √(a² + b²)."""
+
+    name, math = "hypot2", "∂√(a²+b²)/∂a = a/z,  ∂√(a²+b²)/∂b = b/z"
+    description, domain = "length of the vector (a, b)", (0.5, 2.0)
+
+    @staticmethod
+    def forward(xp, a, b):
+        return xp.sqrt(a * a + b * b)
+
+    @staticmethod
+    def d_da(xp, a, b, z):
+        return a / z
+
+    @staticmethod
+    def d_db(xp, a, b, z):
+        return b / z
+
+
+@pytest.fixture
+def new_primitives():
+    """Register Cube and Hypot for one test, and take them out again afterwards."""
+    cube, hypot = dl.register_primitive(Cube), dl.register_primitive(Hypot)
+    yield cube, hypot
+    for name in ("cubed", "hypot2"):
+        registry.PRIMITIVES.pop(name, None)
+        functions.ELEMENTWISE.pop(name, None)
+        if name in vars(Tensor):
+            delattr(Tensor, name)
+
+
+def test_a_new_primitive_works_with_all_four_methods(new_primitives):
+    cube, _ = new_primitives
+
+    def f(x):
+        return cube(dl.sin(x)) + x
+
+    exact = 3 * math.sin(1.2) ** 2 * math.cos(1.2) + 1
+    for method in METHODS:
+        got = dl.derivative(f, method=method)(1.2)
+        assert got == pytest.approx(exact, rel=1e-6 if method == "numeric" else 1e-12), method
+    # second derivatives, forward over forward and symbolic
+    second = 6 * math.sin(1.2) * math.cos(1.2) ** 2 - 3 * math.sin(1.2) ** 3
+    for method in ("forward", "symbolic", "reverse"):
+        d2 = dl.derivative(dl.derivative(f, method=method), method=method)(1.2)
+        assert d2 == pytest.approx(second, rel=1e-10), method
+
+
+def test_a_new_binary_primitive_with_broadcasting(new_primitives):
+    _, hypot = new_primitives
+    a = dl.tensor(np.linspace(0.5, 2.0, 6).reshape(2, 3), dtype=dl.float64, requires_grad=True)
+    b = dl.tensor([0.7, 1.1, 1.9], dtype=dl.float64, requires_grad=True)
+    assert gradcheck(hypot, (a, b))
+    assert gradgradcheck(hypot, (a, b))
+    out = hypot(a, b).sum()
+    out.backward()
+    expected_b = (b.detach().numpy() / np.hypot(a.detach().numpy(), b.detach().numpy())).sum(0)
+    np.testing.assert_allclose(b.grad.numpy(), expected_b, rtol=1e-14)
+    for method in METHODS:
+        g = dl.grad(lambda v: hypot(v[0], v[1]), method=method)(np.array([3.0, 4.0]))
+        np.testing.assert_allclose(g, [0.6, 0.8], rtol=1e-6 if method == "numeric" else 1e-14)
+
+
+def test_a_new_primitive_on_the_tape(new_primitives):
+    cube, _ = new_primitives
+    x = dl.tensor([0.5, -1.5, 2.0], dtype=dl.float64, requires_grad=True)
+    assert gradcheck(cube, (x,))
+    assert gradgradcheck(cube, (x,))
+    y = x.cubed()  # a Tensor method too
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 3 * x.detach().numpy() ** 2)
+    with dl.autograd.tape() as t:
+        cube(x).sum()
+    listing = str(t)
+    assert "cubed" in listing and "3x²" in listing
+
+
+def test_a_new_primitive_in_expressions_and_the_command_line(new_primitives):
+    assert exprparse.FUNCTIONS["cubed"] == (1, "x to the third")
+    e = exprparse.parse("cubed(x) + hypot2(x, 2)")
+    assert float(e(1.5)) == pytest.approx(1.5**3 + math.hypot(1.5, 2))
+    reference = e.evaluate({"x": 1.5}, namespace="mpmath")
+    assert float(reference) == pytest.approx(1.5**3 + math.hypot(1.5, 2), rel=1e-15)
+
+    result = CliRunner().invoke(main, ["compare", "cubed(x)", "--at", "x=1.5", "--json",
+                                       "--dtypes", "float64"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["meta"]["reference"]["x"].startswith("6.75")
+    records = report["records"]
+    methods = {r["method"] for r in records}
+    assert {"forward", "reverse", "symbolic"} <= {m.split(":")[0] for m in methods}
+    for r in records:
+        assert r["value"] == pytest.approx(3 * 1.5**2, rel=1e-6)
+
+    listing = CliRunner().invoke(main, ["functions"])
+    assert "cubed(x)" in listing.output and "3x²" in listing.output
+
+
+def test_the_registry_refuses_bad_primitives():
+    with pytest.raises(ValueError, match="already registered"):
+        registry.register(registry.PRIMITIVES["sin"])
+    with pytest.raises(ValueError, match="identifier"):
+        class Bad(elementwise.Unary):
+            name = "not a name"
+        dl.register_primitive(Bad)
+    with pytest.raises(TypeError, match="Unary or Binary"):
+        dl.register_primitive(lambda x: x)
+
+    class NoVjp:
+        name = "novjp"
+
+        @staticmethod
+        def forward(ctx, xp, x):
+            return x
+
+    with pytest.raises(TypeError, match="no vjp"):
+        registry.register(NoVjp)
+    with pytest.raises(KeyError, match="no primitive named 'nope'"):
+        registry.get("nope")
+
+
+def test_every_elementwise_primitive_is_everywhere():
+    """What the registry lists, every consumer has: nothing else lists primitives."""
+    for op in registry.elementwise_ops():
+        assert getattr(dl, op.name) is functions.ELEMENTWISE[op.name]
+        assert callable(getattr(Tensor, op.name, None)) or op.name in ("neg",), op.name
+        assert op.name in exprparse.FUNCTIONS
+        assert op.rule.math and op.rule.description, op.name
+        low, high = op.rule.domain
+        assert low < high
+
+
+@pytest.mark.parametrize("op", registry.elementwise_ops(), ids=lambda op: op.name)
+def test_every_elementwise_primitive_same_derivative_by_every_method(op):
+    """forward = reverse = symbolic to rounding, numeric close, inside the rule's domain."""
+    function = functions.ELEMENTWISE[op.name]
+    low, high = op.rule.domain
+    if isinstance(op, registry.UnaryOp):
+        point = np.array([low + 0.37 * (high - low)])
+
+        def f(v):
+            return function(v[0])
+    else:
+        point = np.array([low + 0.37 * (high - low), low + 0.71 * (high - low)])
+
+        def f(v):
+            return function(v[0], v[1])
+
+    results = {m: np.asarray(dl.grad(f, method=m)(point), dtype=float) for m in METHODS}
+    for method in ("reverse", "symbolic"):
+        np.testing.assert_allclose(results[method], results["forward"], rtol=1e-13, atol=1e-15,
+                                   err_msg=f"{op.name}: {method} vs forward")
+    np.testing.assert_allclose(results["numeric"], results["forward"], rtol=1e-6, atol=1e-8,
+                               err_msg=f"{op.name}: numeric vs forward")
