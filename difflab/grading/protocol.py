@@ -10,16 +10,16 @@ message at a time.  A message is
 Values travel as JSON trees.  Plain JSON stands for itself (numbers, strings,
 booleans, None, lists); everything else is an object with one tag:
 
-=====================  ======================================================
-``{"$array": i}``      a NumPy array (blob ``i``, read without pickle)
-``{"$scalar": i}``     a NumPy scalar (a 0-d array in blob ``i``)
-``{"$tuple": [...]}``  a tuple
-``{"$dict": [[k, v], ...]}``  a dict (keys: str, int, float, bool, None)
+=================================================  ===============================================
+``{"$array": i}``                                  a NumPy array (blob ``i``, read without pickle)
+``{"$scalar": i}``                                 a NumPy scalar (a 0-d array in blob ``i``)
+``{"$tuple": [...]}``                              a tuple
+``{"$dict": [[k, v], ...]}``                       a dict (keys: str, int, float, bool, None)
 ``{"$tensor": i, "requires_grad": b, "grad": j}``  a difflab tensor's values
-``{"$dual": [p, t]}``  a difflab dual number ``p + t·ε``
-``{"$complex": [re, im]}``  a complex number
-``{"$ref": id, ...}``  an object that stays in the student's process
-=====================  ======================================================
+``{"$dual": [p, t]}``                              a difflab dual number ``p + t·ε``
+``{"$complex": [re, im]}``                         a complex number
+``{"$ref": id, ...}``                              an object that stays in the student's process
+=================================================  ===============================================
 
 Nothing is ever unpickled or executed on reading: a reader builds only
 numbers, strings, lists, tuples, dicts and arrays (or, for ``$ref``, what the

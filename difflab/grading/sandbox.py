@@ -16,7 +16,7 @@ the references and the results are, and cannot reach them:
   the process has to be replaced, and when grading ends.
 
 Gradients cross the boundary too: calling a student's Function or Module with tensors
-that require grad goes through :class:`_Bridge`, an autograd Function of the trusted
+that require grad goes through ``_Bridge``, an autograd Function of the trusted
 process whose forward and backward are the student's, run in the student's process.
 ``check_function(submission.Legendre3, reference, inputs)`` therefore works unchanged.
 """
@@ -525,7 +525,7 @@ class Sandbox:
 
     # -- calling with gradients ----------------------------------------------------------
     def invoke(self, target: RemoteObject, args: tuple, kwargs: dict) -> Any:
-        """Call ``target``; through :class:`_Bridge` when a tensor argument requires grad."""
+        """Call ``target``; through ``_Bridge`` when a tensor argument requires grad."""
         import difflab
         from difflab.tensor import Tensor
 
