@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from difflab import finite_differences
 from difflab.grading.errors import GradingFailure
 
 __all__ = [
@@ -174,21 +175,17 @@ def assert_close(
 def numeric_gradient(
     f: Callable[..., float], xs: Sequence[np.ndarray], index: int, eps: float = EPS
 ) -> np.ndarray:
-    """Central-difference gradient of the scalar ``f(*xs)`` with respect to ``xs[index]``."""
+    """Central-difference gradient of the scalar ``f(*xs)`` with respect to ``xs[index]``.
+
+    The project's one finite-difference kernel (:func:`difflab.finite_differences.jacobian`)
+    with the relative step ``eps``: ``h = eps·max(|xⱼ|, 1)``, rounded so that x + h is exact.
+    """
     xs = [np.array(x, dtype=np.float64, copy=True) for x in xs]
-    x = xs[index]
-    grad = np.zeros_like(x)
-    flat, gflat = x.reshape(-1), grad.reshape(-1)
-    for i in range(flat.size):
-        original = flat[i]
-        h = eps * max(1.0, abs(original))
-        flat[i] = original + h
-        plus = float(f(*xs))
-        flat[i] = original - h
-        minus = float(f(*xs))
-        flat[i] = original
-        gflat[i] = (plus - minus) / (2 * h)
-    return grad
+
+    def f_of_one(x: np.ndarray) -> float:
+        return float(f(*xs[:index], x, *xs[index + 1:]))
+
+    return finite_differences.jacobian(f_of_one, xs[index], step=eps)
 
 
 # --------------------------------------------------------------------------------------
@@ -505,11 +502,13 @@ def _show(v: Any) -> str:
 
 
 def _directional(reference: Callable[..., Any], a: tuple, da: tuple, eps: float) -> np.ndarray:
+    """The derivative of ``reference`` at ``a`` along ``da``, by central differences."""
     scale = max([1.0] + [float(np.max(np.abs(x))) for x in a])
-    h = eps * scale
-    plus = np.asarray(reference(*[x + h * d for x, d in zip(a, da)]), dtype=np.float64)
-    minus = np.asarray(reference(*[x - h * d for x, d in zip(a, da)]), dtype=np.float64)
-    return (plus - minus) / (2 * h)
+
+    def along(t: float) -> np.ndarray:
+        return np.asarray(reference(*[x + t * d for x, d in zip(a, da)]), dtype=np.float64)
+
+    return finite_differences.difference(along, eps * scale)[0]
 
 
 def _tangent_hint(tangent: Any, reference: Callable[..., Any], a: tuple, da: tuple,
