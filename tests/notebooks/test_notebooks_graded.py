@@ -43,7 +43,10 @@ NOTEBOOKS = sorted(p.stem for p in SOURCE.glob("*.ipynb"))
 #: grader's start-up allowance.  Generous: a loaded CI machine is slower than a laptop.
 TIMEOUT = 90.0
 NOTEBOOK_BUDGET_S = 120.0  # the issue's promise: each notebook graded in under two minutes
-SANDBOX_USER = "difflab-student"  # the grader's default user for student code under root
+#: Under root the grader runs student code as an unprivileged user, and after each run it
+#: ends every process of that user.  These gradings use a user of their own, so that they
+#: cannot end (or be ended by) the grading tests running beside them on the same machine.
+SANDBOX_USER = "difflab-notebooks"
 
 pytestmark = [pytest.mark.notebooks, pytest.mark.slow]
 
@@ -51,7 +54,7 @@ pytestmark = [pytest.mark.notebooks, pytest.mark.slow]
 @pytest.fixture(scope="module")
 def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``difflab assign notebooks/ --out RELEASE``, once for the module."""
-    if os.geteuid() == 0:  # the grader runs student code as this user (see setup.sh)
+    if os.geteuid() == 0:  # created as the course's setup.sh creates the grader's user
         try:
             pwd.getpwnam(SANDBOX_USER)
         except KeyError:
@@ -77,7 +80,8 @@ def graded(release: Path):
             start = time.perf_counter()
             results = grade(release / version / f"{stem}.ipynb",
                             release / "instructor" / "tests" / stem, out,
-                            timeout=TIMEOUT, total_timeout=4 * NOTEBOOK_BUDGET_S)
+                            timeout=TIMEOUT, total_timeout=4 * NOTEBOOK_BUDGET_S,
+                            user=SANDBOX_USER)
             cache[stem, version] = results, time.perf_counter() - start
             assert out.is_file()
             validate_results(results)
@@ -133,3 +137,20 @@ def test_student_version_runs_to_the_end_and_scores_less(graded, stem: str) -> N
     failed = [t["output"] for t in results["tests"] if t["status"] == "failed"]
     assert failed and all("Not implemented yet" in o for o in failed), failed
     print(f"{stem}: student version graded {results['score']:g}/{full:g} in {seconds:.1f} s")
+
+
+def test_a_planted_mistake_costs_exactly_its_points(release: Path) -> None:
+    """Notebook 2 answered with tan's rule missing the incoming tangent (a .py file)."""
+    stem = "02-dual-numbers-forward-mode"
+    results = grade(ROOT / "tests" / "notebooks" / "planted" / "nb02_forgot_tangent.py",
+                    release / "instructor" / "tests" / stem, timeout=30,
+                    total_timeout=NOTEBOOK_BUDGET_S, user=SANDBOX_USER)
+    validate_results(results)
+    tests = {t["name"].split("::")[-1]: t for t in results["tests"]}
+    lost = {name for name, t in tests.items() if t["status"] != "passed"}
+    assert lost == {"test_tan_rule", "test_tan_rule_on_arrays"}
+    assert results["score"] == sum(t["max_score"] for t in results["tests"]) - 3
+    output = tests["test_tan_rule"]["output"]
+    assert "tangent of tan_rule at a=-0.3, da=2 differs" in output
+    assert "multiply by the incoming tangent" in output
+    assert "multiply by the incoming tangent" in tests["test_tan_rule_on_arrays"]["output"]

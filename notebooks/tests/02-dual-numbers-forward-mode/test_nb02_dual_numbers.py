@@ -16,7 +16,7 @@ def test_tan_rule():
 def test_tan_rule_on_arrays():
     check_dual_rule(
         submission.tan_rule, np.tan,
-        points=[np.linspace(-1.3, 1.3, 7)], tangents=[np.linspace(0.5, 2.0, 7)],
+        points=[np.linspace(-1.3, 1.3, 7)], tangents=[np.linspace(0.5, 2.5, 7)],
     )
 
 
