@@ -34,7 +34,14 @@ from difflab.autograd.engine import apply
 from difflab.ops import elementwise, registry, structural
 from difflab.ops.structural import BinaryOp, UnaryOp
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import index_arrays, no_grad_result, unwrap
+from difflab.tensor_arguments import (
+    index_arrays,
+    no_grad_result,
+    promote,
+    promote_all,
+    unary_operand,
+    unwrap,
+)
 
 #: Record a primitive on the tape: ``record_primitive(primitive, *inputs, **params)``.  Rules
 #: that call other primitives (``nn_ops.im2col``) use it when their backward is itself
@@ -90,7 +97,7 @@ def _plain(x: Any) -> Any:
 
 def _unary(op: UnaryOp, x: Any) -> Any:
     if isinstance(x, Tensor):
-        return apply(op, x)
+        return apply(op, unary_operand(op, x))
     handler = _handler_for(x)
     if handler is not None:
         return handler.unary(op, x)
@@ -107,7 +114,7 @@ def _unary(op: UnaryOp, x: Any) -> Any:
 
 def _binary(op: BinaryOp, a: Any, b: Any) -> Any:
     if isinstance(a, Tensor) or isinstance(b, Tensor):
-        return apply(op, a, b)
+        return apply(op, *promote(a, b, not op.rule.keeps_integers))
     handler = _handler_for(a) or _handler_for(b)
     if handler is not None:
         return handler.binary(op, a, b)
@@ -256,7 +263,7 @@ def where(cond: Any, a: Any, b: Any) -> Any:
     """``a`` where ``cond`` is true, else ``b`` (gradient flows to the chosen one)."""
     cond = unwrap(cond)
     if isinstance(a, Tensor) or isinstance(b, Tensor):
-        return apply(structural.Where, cond, a, b)
+        return apply(structural.Where, cond, *promote(a, b))
     handler = _handler_for(a) or _handler_for(b)
     if handler is not None:
         return handler.where(cond, a, b)
@@ -424,7 +431,7 @@ def cat(tensors: Sequence[Any], dim: int = 0) -> Tensor:
                 f"shape {tuple(_as_tensor(tensors[0]).shape)}, tensor {i} has shape "
                 f"{tuple(t.shape)}"
             )
-    return apply(structural.Concatenate, *tensors, axis=dim % ndim)
+    return apply(structural.Concatenate, *promote_all(tensors), axis=dim % ndim)
 
 
 concatenate = cat

@@ -27,8 +27,15 @@ from typing import Any
 import numpy as np
 
 from difflab import backend
+from difflab import dtypes
 from difflab.dtypes import _Defaults, bool_, float16, float32, float64, int32, int64
-from difflab.tensor_arguments import to_arguments, to_array, unwrap_operand
+from difflab.tensor_arguments import (
+    promote,
+    to_arguments,
+    to_array,
+    unary_operand,
+    unwrap_operand,
+)
 from difflab.tensor_inplace import InPlaceMethods
 from difflab.tensor_methods import TensorMethods
 
@@ -126,8 +133,8 @@ class Tensor(TensorMethods, InPlaceMethods):
         return self.array.ndim
 
     @property
-    def dtype(self) -> np.dtype:
-        return self.array.dtype
+    def dtype(self) -> dtypes.dtype:
+        return dtypes.of_array(self.array)
 
     @property
     def device(self) -> backend.Device:
@@ -359,10 +366,12 @@ def _elementwise_method(op: Any) -> Any:
     """``Tensor.<name>`` for an elementwise primitive of the registry."""
     if isinstance(op, _structural.UnaryOp):
         def method(self: Tensor) -> Tensor:
-            return _apply(op, self)
+            return _apply(op, unary_operand(op, self))
     else:
+        floating = not op.rule.keeps_integers
+
         def method(self: Tensor, other: Any) -> Tensor:
-            return _apply(op, self, unwrap_operand(other))
+            return _apply(op, *promote(self, unwrap_operand(other), floating))
     method.__name__ = method.__qualname__ = op.name
     method.__doc__ = f"{op.rule.description or op.name}, elementwise.  {op.math}."
     return method

@@ -10,11 +10,12 @@ come from the registry (``tensor.add_elementwise_methods``).
 
 from __future__ import annotations
 
+import operator
 from typing import TYPE_CHECKING, Any
 
 from difflab import backend
 from difflab.autograd.engine import apply as _apply
-from difflab.dtypes import int64
+from difflab.dtypes import int64, result_type
 from difflab.ops import registry as _ops
 from difflab.ops import structural as _structural
 from difflab.tensor_arguments import (
@@ -24,6 +25,7 @@ from difflab.tensor_arguments import (
     index_arrays,
     is_tensor,
     no_grad_result,
+    promote,
     shape_args,
     unwrap,
     unwrap_operand,
@@ -34,6 +36,33 @@ if TYPE_CHECKING:
     from difflab.tensor import Tensor
 
 
+def _no_grad_binary(op: Any, a: Any, b: Any) -> Any:
+    """``op`` on the arrays of a and b, in their common dtype (comparisons, logic)."""
+    try:
+        b = unwrap_operand(b)
+    except TypeError:
+        return NotImplemented  # (t == None is False, as for any other object)
+    a, b = promote(a, b)
+    return no_grad_result(op(unwrap(a), unwrap(b)))
+
+
+def _integer_division(op: Any, a: Any, b: Any) -> Tensor:
+    """``a // b`` or ``a % b`` in the common dtype (PyTorch floors, as Python does).
+
+    Dividing integers by zero is an error, as in PyTorch (NumPy would warn and give 0).
+    """
+    a, b = promote(unwrap_operand(a), unwrap_operand(b))
+    a, b = unwrap(a), unwrap(b)
+    if result_type(a, b).kind in "iub":
+        zero = b == 0
+        if bool(zero.any() if hasattr(zero, "any") else zero):
+            raise ZeroDivisionError(
+                "integer division or modulo by zero: a divisor is 0 (make the tensor "
+                "floating with .float() to get inf or nan instead)"
+            )
+    return no_grad_result(op(a, b))
+
+
 class TensorMethods:
     """Operations on tensors, as PyTorch names them (mixed into :class:`~difflab.tensor.Tensor`)."""
 
@@ -41,40 +70,40 @@ class TensorMethods:
 
     # ------------------------------------------------------------- arithmetic
     def __add__(self, other: Any) -> Tensor:
-        return _apply(_ops.ADD, self, unwrap_operand(other))
+        return _apply(_ops.ADD, *promote(self, unwrap_operand(other)))
 
     def __radd__(self, other: Any) -> Tensor:
-        return _apply(_ops.ADD, unwrap_operand(other), self)
+        return _apply(_ops.ADD, *promote(unwrap_operand(other), self))
 
     def __sub__(self, other: Any) -> Tensor:
-        return _apply(_ops.SUB, self, unwrap_operand(other))
+        return _apply(_ops.SUB, *promote(self, unwrap_operand(other)))
 
     def __rsub__(self, other: Any) -> Tensor:
-        return _apply(_ops.SUB, unwrap_operand(other), self)
+        return _apply(_ops.SUB, *promote(unwrap_operand(other), self))
 
     def __mul__(self, other: Any) -> Tensor:
-        return _apply(_ops.MUL, self, unwrap_operand(other))
+        return _apply(_ops.MUL, *promote(self, unwrap_operand(other)))
 
     def __rmul__(self, other: Any) -> Tensor:
-        return _apply(_ops.MUL, unwrap_operand(other), self)
+        return _apply(_ops.MUL, *promote(unwrap_operand(other), self))
 
     def __truediv__(self, other: Any) -> Tensor:
-        return _apply(_ops.DIV, self, unwrap_operand(other))
+        return _apply(_ops.DIV, *promote(self, unwrap_operand(other), True))
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return _apply(_ops.DIV, unwrap_operand(other), self)
+        return _apply(_ops.DIV, *promote(unwrap_operand(other), self, True))
 
     def __pow__(self, other: Any) -> Tensor:
-        return _apply(_ops.POW, self, unwrap_operand(other))
+        return _apply(_ops.POW, *promote(self, unwrap_operand(other)))
 
     def __rpow__(self, other: Any) -> Tensor:
-        return _apply(_ops.POW, unwrap_operand(other), self)
+        return _apply(_ops.POW, *promote(unwrap_operand(other), self))
 
     def __matmul__(self, other: Any) -> Tensor:
-        return _apply(_structural.MatMul, self, unwrap_operand(other))
+        return _apply(_structural.MatMul, *promote(self, unwrap_operand(other)))
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        return _apply(_structural.MatMul, unwrap_operand(other), self)
+        return _apply(_structural.MatMul, *promote(unwrap_operand(other), self))
 
     def __neg__(self) -> Tensor:
         return _apply(_ops.PRIMITIVES["neg"], self)
@@ -86,38 +115,47 @@ class TensorMethods:
         return self.abs()
 
     def __floordiv__(self, other: Any) -> Tensor:
-        return no_grad_result(self.array // unwrap(other))
+        return _integer_division(operator.floordiv, self, other)
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return _integer_division(operator.floordiv, other, self)
 
     def __mod__(self, other: Any) -> Tensor:
-        return no_grad_result(self.array % unwrap(other))
+        return _integer_division(operator.mod, self, other)
 
-    # comparisons and logic: no gradient flows through them
+    def __rmod__(self, other: Any) -> Tensor:
+        return _integer_division(operator.mod, other, self)
+
+    # comparisons and logic: no gradient flows through them; both sides are compared
+    # in their common dtype (int64 < 2.5 in float32, as PyTorch does)
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return no_grad_result(self.array == unwrap(other))
+        return _no_grad_binary(operator.eq, self, other)
 
     def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return no_grad_result(self.array != unwrap(other))
+        return _no_grad_binary(operator.ne, self, other)
 
     def __lt__(self, other: Any) -> Tensor:
-        return no_grad_result(self.array < unwrap(other))
+        return _no_grad_binary(operator.lt, self, other)
 
     def __le__(self, other: Any) -> Tensor:
-        return no_grad_result(self.array <= unwrap(other))
+        return _no_grad_binary(operator.le, self, other)
 
     def __gt__(self, other: Any) -> Tensor:
-        return no_grad_result(self.array > unwrap(other))
+        return _no_grad_binary(operator.gt, self, other)
 
     def __ge__(self, other: Any) -> Tensor:
-        return no_grad_result(self.array >= unwrap(other))
+        return _no_grad_binary(operator.ge, self, other)
 
     def __and__(self, other: Any) -> Tensor:
-        return no_grad_result(self.array & unwrap(other))
+        return _no_grad_binary(operator.and_, self, other)
 
     def __or__(self, other: Any) -> Tensor:
-        return no_grad_result(self.array | unwrap(other))
+        return _no_grad_binary(operator.or_, self, other)
 
     def __xor__(self, other: Any) -> Tensor:
-        return no_grad_result(self.array ^ unwrap(other))
+        return _no_grad_binary(operator.xor, self, other)
+
+    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
     def __invert__(self) -> Tensor:
         return no_grad_result(~self.array)
