@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from difflab import backend
-from difflab import dtypes
+from difflab import backend, dtypes
 from difflab.dtypes import _Defaults, bool_, float16, float32, float64, int32, int64
 from difflab.tensor_arguments import (
+    Size,
     promote,
     to_arguments,
     to_array,
@@ -113,12 +113,12 @@ class Tensor(TensorMethods, InPlaceMethods):
         self.array = to_array(value)
 
     @property
-    def shape(self) -> tuple:
-        return self.array.shape
+    def shape(self) -> Size:
+        return Size(self.array.shape)
 
-    def size(self, dim: int | None = None) -> tuple | Any:
+    def size(self, dim: int | None = None) -> Size | Any:
         """The shape, or the length of dimension ``dim``."""
-        return self.array.shape if dim is None else self.array.shape[dim]
+        return Size(self.array.shape) if dim is None else self.array.shape[dim]
 
     def numel(self) -> Any:
         return self.array.size
@@ -237,7 +237,7 @@ class Tensor(TensorMethods, InPlaceMethods):
         if self.dtype not in (_Defaults.dtype, int64, bool_):
             extras.append(f"dtype={self.dtype}")
         if self.grad_fn is not None:
-            extras.append(f"grad_fn=<{self.grad_fn.op.name}Backward>")
+            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self.requires_grad:
             extras.append("requires_grad=True")
         return "tensor(" + ", ".join([body, *extras]) + ")"

@@ -91,6 +91,29 @@ def to_arguments(args: Sequence[Any], kwargs: dict) -> tuple[Any, Any]:
     return device, dtype
 
 
+class Size(tuple):
+    """A tensor's shape: a tuple of ints that prints as ``difflab.Size([5, 3])``."""
+
+    def __repr__(self) -> str:
+        return f"difflab.Size({list(self)})"
+
+    __str__ = __repr__
+
+    def __getitem__(self, index: Any) -> Any:
+        item = tuple.__getitem__(self, index)
+        return Size(item) if isinstance(index, slice) else item
+
+    def __add__(self, other: Any) -> Size:
+        return Size(tuple(self) + tuple(other))
+
+    def numel(self) -> int:
+        """The number of elements a tensor of this shape holds."""
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
 class MinMax(tuple):
     """(values, indices), readable as ``.values`` and ``.indices`` as in PyTorch."""
 
