@@ -31,7 +31,7 @@ import numpy as np
 
 from difflab import backend
 from difflab.autograd.engine import apply
-from difflab.ops import elementwise, registry, structural
+from difflab.ops import elementwise, nn_ops, registry, structural
 from difflab.ops.structural import BinaryOp, UnaryOp
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import (
@@ -499,15 +499,30 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
 
 
 def softmax(input: Tensor, dim: int) -> Tensor:  # noqa: A002
-    """exp(xᵢ) / Σⱼ exp(xⱼ) along ``dim`` (shifted by the max: no overflow)."""
+    """exp(xᵢ) / Σⱼ exp(xⱼ) along ``dim`` (shifted by the max: no overflow).
+
+    On a tensor it is one primitive (``nn_ops.Softmax``, ``SoftmaxBackward0`` on the
+    tape); on arrays and dual numbers the same formula is composed.
+    """
+    if isinstance(input, Tensor):
+        return apply(nn_ops.Softmax, input, dim=_checked_dim(dim, input, "softmax"))
     shifted = input - input.detach().amax(dim, keepdim=True)
     e = shifted.exp()
     return e / e.sum(dim, keepdim=True)
 
 
 def log_softmax(input: Tensor, dim: int) -> Tensor:  # noqa: A002
-    """xᵢ - log Σⱼ exp(xⱼ) along ``dim``."""
+    """xᵢ - log Σⱼ exp(xⱼ) along ``dim`` (one primitive on a tensor, as :func:`softmax`)."""
+    if isinstance(input, Tensor):
+        return apply(nn_ops.LogSoftmax, input, dim=_checked_dim(dim, input, "log_softmax"))
     return input - input.logsumexp(dim, keepdim=True)
+
+
+def _checked_dim(dim: int, x: Tensor, name: str) -> int:
+    ndim = builtins.max(x.ndim, 1)
+    if not isinstance(dim, int) or not -ndim <= dim < ndim:
+        raise IndexError(f"{name}: dim {dim!r} is out of range for a {x.ndim}-D input")
+    return dim % ndim
 
 
 def logsumexp(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002

@@ -329,8 +329,11 @@ class Tensor(TensorMethods, InPlaceMethods):
         return self.to("cpu")
 
     def type(self, dtype: Any = None) -> Any:
-        if dtype is None:
-            return f"difflab.{self.dtype}"
+        if dtype is None:  # PyTorch's legacy type name: difflab.FloatTensor, ...
+            names = {"float32": "Float", "float64": "Double", "float16": "Half",
+                     "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                     "uint8": "Byte", "bool": "Bool"}
+            return f"difflab.{names.get(self.array.dtype.name, self.array.dtype.name)}Tensor"
         return self.to(dtype)
 
     def float(self) -> Tensor:
