@@ -214,7 +214,7 @@ class Log10(Unary):
     @classmethod
     def symbolic(cls, sp, x):
         # log₁₀ x = ln x / ln 10: the form every symbolic namespace has.
-        return sp.log(x) / math.log(10.0)
+        return sp.log(x) / sp.log(10)
 
 
 class Log2(Unary):
@@ -224,6 +224,8 @@ class Log2(Unary):
 
     @staticmethod
     def forward(xp, x):
+        if not hasattr(xp, "log2"):  # (mpmath, for high-precision references, has no log2)
+            return xp.log(x) / xp.log(2.0)
         return xp.log2(x)
 
     @staticmethod
@@ -232,7 +234,7 @@ class Log2(Unary):
 
     @classmethod
     def symbolic(cls, sp, x):
-        return sp.log(x) / math.log(2.0)
+        return sp.log(x) / sp.log(2)
 
 
 class Sqrt(Unary):
