@@ -426,7 +426,7 @@ def cat(tensors: Sequence[Any], dim: int = 0, *, out: Tensor | None = None) -> T
     tensors = list(tensors)
     if not tensors:
         raise ValueError("cat() needs a non-empty sequence of tensors")
-    if not any(isinstance(t, Tensor) for t in tensors):  # arrays or Duals: no tape
+    if not builtins.any(isinstance(t, Tensor) for t in tensors):  # arrays or Duals: no tape
         return backend.array_module(tensors[0]).concatenate(tensors, axis=dim)
     ndim = _as_tensor(tensors[0]).ndim
     for i, t in enumerate(tensors[1:], 1):
@@ -451,7 +451,7 @@ def stack(tensors: Sequence[Any], dim: int = 0, *, out: Tensor | None = None) ->
     if out is not None:
         return _into(out, stack(tensors, dim))
     tensors = list(tensors)
-    if tensors and not any(isinstance(t, Tensor) for t in tensors):  # arrays or Duals
+    if tensors and not builtins.any(isinstance(t, Tensor) for t in tensors):  # arrays or Duals
         return backend.array_module(tensors[0]).stack(tensors, axis=dim)
     tensors = [_as_tensor(t) for t in tensors]
     if not tensors:
@@ -711,5 +711,122 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Any = None,  # noqa: A00
     dtype = t.array.dtype
     return HistogramResult((Tensor._wrap(hist.astype(dtype)), Tensor._wrap(edges.astype(dtype))))
 
+
+
+def equal(input: Tensor, other: Tensor) -> bool:  # noqa: A002
+    """True when both have the same shape and the same values."""
+    return _as_tensor(input).equal(_as_tensor(other))
+
+
+def _comparison(name: str) -> Any:
+    def compare(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+        return _into(out, getattr(_as_tensor(input), name)(other))
+
+    compare.__name__ = compare.__qualname__ = name
+    compare.__doc__ = f"Elementwise ``input {name} other`` (a bool tensor, no gradient)."
+    return compare
+
+
+eq, ne, lt, le, gt, ge = (_comparison(n) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+
+def isfinite(input: Tensor) -> Tensor:  # noqa: A002
+    """Where the elements are neither inf nor nan."""
+    return _as_tensor(input).isfinite()
+
+
+def isinf(input: Tensor) -> Tensor:  # noqa: A002
+    """Where the elements are +inf or -inf."""
+    t = _as_tensor(input)
+    return no_grad_result(backend.array_module(t.array).isinf(t.array))
+
+
+def amax(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """The largest values over ``dim`` (gradient shared evenly among ties)."""
+    return _as_tensor(input).amax(dim, keepdim)
+
+
+def amin(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """The smallest values over ``dim``."""
+    return _as_tensor(input).amin(dim, keepdim)
+
+
+def floor(input: Tensor) -> Tensor:  # noqa: A002
+    """⌊x⌋ (piecewise constant: no gradient)."""
+    return _as_tensor(input).floor()
+
+
+def ceil(input: Tensor) -> Tensor:  # noqa: A002
+    """⌈x⌉ (piecewise constant: no gradient)."""
+    return _as_tensor(input).ceil()
+
+
+def round(input: Tensor) -> Tensor:  # noqa: A001, A002
+    """x rounded to the nearest integer, halves to even (no gradient)."""
+    return _as_tensor(input).round()
+
+
+def rsqrt(input: Tensor) -> Tensor:  # noqa: A002
+    """1/√x."""
+    return _as_tensor(input).rsqrt()
+
+
+def reciprocal(input: Tensor) -> Tensor:  # noqa: A002
+    """1/x."""
+    return _as_tensor(input).reciprocal()
+
+
+def floor_divide(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """⌊input / other⌋ (no gradient), in the common dtype."""
+    return _as_tensor(input) // other
+
+
+def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """input - ⌊input / other⌋ · other, the sign of ``other`` (as Python's %)."""
+    return _as_tensor(input) % other
+
+
+def _logical(name: str, op: Any) -> Any:
+    def logical(input: Any, other: Any) -> Tensor:  # noqa: A002
+        a, b = (unwrap(_as_tensor(t)) for t in (input, other))
+        return no_grad_result(op(a.astype(bool), b.astype(bool)))
+
+    logical.__name__ = logical.__qualname__ = name
+    logical.__doc__ = f"Elementwise {name.split('_')[1]} of the truth values (a bool tensor)."
+    return logical
+
+
+logical_and = _logical("logical_and", lambda a, b: a & b)
+logical_or = _logical("logical_or", lambda a, b: a | b)
+logical_xor = _logical("logical_xor", lambda a, b: a ^ b)
+
+
+def logical_not(input: Any) -> Tensor:  # noqa: A002
+    """Elementwise not of the truth values (a bool tensor)."""
+    return no_grad_result(~unwrap(_as_tensor(input)).astype(bool))
+
+
+def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
+    """How many elements (over ``dim``) are not zero."""
+    t = _as_tensor(input)
+    xp = backend.array_module(t.array)
+    return no_grad_result(xp.count_nonzero(t.array, axis=dim).astype(np.int64))
+
+
+def is_nonzero(input: Tensor) -> bool:  # noqa: A002
+    """Whether a one-element tensor is not zero (an error for more elements)."""
+    t = _as_tensor(input)
+    if t.numel() != 1:
+        raise RuntimeError(
+            f"Boolean value of Tensor with {t.numel()} elements is ambiguous: is_nonzero "
+            f"needs exactly one element"
+        )
+    return bool(t.item() != 0)
+
+
+def unbind(input: Tensor, dim: int = 0) -> tuple:  # noqa: A002
+    """The slices along ``dim``, as a tuple (gradients flow back to each)."""
+    return _as_tensor(input).unbind(dim)
 
 # ==================================================================== end compat-core

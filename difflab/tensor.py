@@ -228,9 +228,13 @@ class Tensor(TensorMethods, InPlaceMethods):
         return bool(self.item())
 
     def __repr__(self) -> str:
-        body = np.array2string(
-            backend.to_numpy(self.array), separator=", ", prefix="tensor(", precision=4
-        )
+        values = backend.to_numpy(self.array)
+        formatter = None
+        if values.dtype == np.bool_:  # as PyTorch: True and False right-aligned to the widest
+            width = 4 if values.all() else 5
+            formatter = {"bool": lambda v: str(v).rjust(width)}
+        body = np.array2string(values, separator=", ", prefix="tensor(", precision=4,
+                               formatter=formatter)
         extras = []
         if self.is_cuda:
             extras.append(f"device='{self.device}'")
