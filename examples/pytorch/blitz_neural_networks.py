@@ -69,7 +69,7 @@ for f in net.parameters():
 # ... and with an optimizer
 optimizer = optim.SGD(net.parameters(), lr=0.01)
 first = None
-for step in range(20):
+for _ in range(20):
     optimizer.zero_grad()
     output = net(input)
     loss = criterion(output, target)
