@@ -124,3 +124,81 @@ __version__ = "0.1.0"
 def is_tensor(obj: object) -> bool:
     """True for difflab tensors."""
     return isinstance(obj, Tensor)
+
+# ========================================================================= compat-core
+# PyTorch names for teaching programs (issue 14, compat-core block).
+from difflab.autograd import inference_mode  # noqa: E402
+from difflab.creation import (  # noqa: E402
+    BoolTensor,
+    ByteTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+    bernoulli,
+    get_default_device,
+    multinomial,
+    set_default_device,
+)
+from difflab.dtypes import (  # noqa: E402
+    can_cast,
+    dtype,
+    int8,
+    int16,
+    is_complex,
+    is_floating_point,
+    promote_types,
+    result_type,
+    short,
+)
+from difflab.functions import (  # noqa: E402
+    all,
+    amax,
+    amin,
+    ceil,
+    count_nonzero,
+    eq,
+    equal,
+    floor,
+    floor_divide,
+    ge,
+    greater,
+    greater_equal,
+    gt,
+    histc,
+    histogram,
+    is_nonzero,
+    isclose,
+    isfinite,
+    isinf,
+    le,
+    less,
+    less_equal,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    lt,
+    ne,
+    not_equal,
+    reciprocal,
+    remainder,
+    round,
+    rsqrt,
+    swapaxes,
+    tril,
+    triu,
+    true_divide,
+    unbind,
+)
+from difflab.random import (  # noqa: E402
+    default_generator,
+    get_rng_state,
+    seed,
+    set_rng_state,
+)
+from difflab.tensor_arguments import Size  # noqa: E402
+
+# ===================================================================== end compat-core

@@ -12,7 +12,24 @@ from difflab.tensor import Tensor
 from difflab.tensor_arguments import shape_args, to_array
 
 
+class _DefaultDevice:
+    device: Any = None  # None: the CPU
+
+
+def set_default_device(device: Any) -> None:
+    """Make new tensors (``zeros``, ``randn``, ``tensor``, ...) on ``device`` unless told
+    otherwise (``None`` or "cpu": the CPU again)."""
+    _DefaultDevice.device = None if device is None else backend.device(device)
+
+
+def get_default_device() -> Any:
+    """The device new tensors are made on."""
+    return _DefaultDevice.device or backend.device("cpu")
+
+
 def _finish(array: Any, device: Any, requires_grad: bool) -> Tensor:
+    if device is None:
+        device = _DefaultDevice.device
     if device is not None:
         array = backend.to_device(array, backend.device(device))
     t = Tensor._wrap(array)
@@ -162,6 +179,37 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, dtype: Any = None,
     return _finish(array.astype(_float(dtype)), device, False)
 
 
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False,  # noqa: A002
+                *, generator: random.Generator | None = None, out: Tensor | None = None
+                ) -> Tensor:
+    """Indices drawn from the categories 0..k-1 with probability proportional to ``input``.
+
+    ``input`` holds k non-negative weights (need not sum to 1), or one row of
+    them per distribution; the result (int64, on input's device) has
+    ``num_samples`` draws per row.  Without ``replacement`` each category is
+    drawn at most once per row.  Seed with ``generator=`` to repeat a draw.
+    """
+    weights = backend.to_numpy(input.detach().array if isinstance(input, Tensor) else
+                               np.asarray(input))
+    drawn = random.multinomial_array(weights, num_samples, replacement, generator)
+    device = input.device if isinstance(input, Tensor) else None
+    result = _finish(drawn.astype(int64), device, False)
+    if out is not None:
+        out.copy_(result)
+        return out
+    return result
+
+
+def bernoulli(input: Tensor, p: float | None = None, *,  # noqa: A002
+              generator: random.Generator | None = None) -> Tensor:
+    """1 with probability ``input`` (or ``p``), else 0, elementwise; input's shape and dtype."""
+    probs = backend.to_numpy(input.detach().array) if p is None else np.full(input.shape, p)
+    if ((probs < 0) | (probs > 1) | np.isnan(probs)).any():
+        raise ValueError("bernoulli: probabilities must lie in [0, 1]")
+    drawn = random._rng(generator).random(input.shape) < probs
+    return _finish(drawn.astype(input.dtype), input.device, False)
+
+
 def _like(t: Tensor, dtype: Any) -> tuple:
     return t.shape, (t.dtype if dtype is None else dtype), t.device
 
@@ -204,3 +252,54 @@ def randint_like(t: Tensor, low: int, high: int | None = None, dtype: Any = None
     if high is None:
         low, high = 0, low
     return randint(low, high, t.shape, dtype=dtype or t.dtype, device=t.device)
+
+
+# ======================================================================== compat-core
+# PyTorch's legacy typed constructors (issue 14, compat-core block).
+
+
+class _TypedTensorType(type):
+    """``isinstance(t, difflab.FloatTensor)`` is true for float32 tensors, as in PyTorch."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, Tensor) and obj.dtype == cls.dtype
+
+    def __repr__(cls) -> str:
+        return f"<class 'difflab.{cls.__name__}'>"
+
+
+class _TypedTensor(metaclass=_TypedTensorType):
+    """``FloatTensor(data)`` copies data as a float32 tensor; ``FloatTensor(2, 3)`` makes
+    one of shape (2, 3) (filled with zeros; PyTorch leaves it uninitialized)."""
+
+    dtype: Any = None
+
+    def __new__(cls, *args: Any, device: Any = None) -> Tensor:  # type: ignore[misc]
+        if not args:
+            return zeros(0, dtype=cls.dtype, device=device)
+        if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
+            return zeros(*args, dtype=cls.dtype, device=device)
+        if len(args) != 1:
+            raise TypeError(
+                f"{cls.__name__}() takes either sizes (ints) or one sequence of data, got "
+                f"{args!r}"
+            )
+        return tensor(args[0], dtype=cls.dtype, device=device)
+
+
+def _typed(name: str, dtype: Any) -> type:
+    return _TypedTensorType(name, (_TypedTensor,), {"dtype": dtype, "__doc__": (
+        f"A {np.dtype(dtype).name} tensor: ``{name}(data)`` or ``{name}(*sizes)`` (PyTorch's "
+        f"legacy constructor; prefer difflab.tensor(data, dtype=...))")})
+
+
+FloatTensor = _typed("FloatTensor", np.float32)
+DoubleTensor = _typed("DoubleTensor", np.float64)
+HalfTensor = _typed("HalfTensor", np.float16)
+LongTensor = _typed("LongTensor", np.int64)
+IntTensor = _typed("IntTensor", np.int32)
+ShortTensor = _typed("ShortTensor", np.int16)
+ByteTensor = _typed("ByteTensor", np.uint8)
+BoolTensor = _typed("BoolTensor", np.bool_)
+
+# ==================================================================== end compat-core

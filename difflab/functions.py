@@ -31,10 +31,17 @@ import numpy as np
 
 from difflab import backend
 from difflab.autograd.engine import apply
-from difflab.ops import elementwise, registry, structural
+from difflab.ops import elementwise, nn_ops, registry, structural
 from difflab.ops.structural import BinaryOp, UnaryOp
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import index_arrays, no_grad_result, unwrap
+from difflab.tensor_arguments import (
+    index_arrays,
+    no_grad_result,
+    promote,
+    promote_all,
+    unary_operand,
+    unwrap,
+)
 
 #: Record a primitive on the tape: ``record_primitive(primitive, *inputs, **params)``.  Rules
 #: that call other primitives (``nn_ops.im2col``) use it when their backward is itself
@@ -90,7 +97,7 @@ def _plain(x: Any) -> Any:
 
 def _unary(op: UnaryOp, x: Any) -> Any:
     if isinstance(x, Tensor):
-        return apply(op, x)
+        return apply(op, unary_operand(op, x))
     handler = _handler_for(x)
     if handler is not None:
         return handler.unary(op, x)
@@ -107,7 +114,7 @@ def _unary(op: UnaryOp, x: Any) -> Any:
 
 def _binary(op: BinaryOp, a: Any, b: Any) -> Any:
     if isinstance(a, Tensor) or isinstance(b, Tensor):
-        return apply(op, a, b)
+        return apply(op, *promote(a, b, not op.rule.keeps_integers))
     handler = _handler_for(a) or _handler_for(b)
     if handler is not None:
         return handler.binary(op, a, b)
@@ -123,11 +130,11 @@ def elementwise_function(op: UnaryOp | BinaryOp) -> Any:
     what flows through it (see the table at the top of this module)."""
     rule = op.rule
     if isinstance(op, UnaryOp):
-        def function(x: Any) -> Any:
-            return _unary(op, x)
+        def function(input: Any, *, out: Tensor | None = None) -> Any:  # noqa: A002
+            return _into(out, _unary(op, input))
     else:
-        def function(a: Any, b: Any) -> Any:
-            return _binary(op, a, b)
+        def function(input: Any, other: Any, *, out: Tensor | None = None) -> Any:  # noqa: A002
+            return _into(out, _binary(op, input, other))
     function.__name__ = function.__qualname__ = op.name
     function.__module__ = __name__
     kinks = f"  At kinks: {rule.kinks}." if rule.kinks else ""
@@ -194,11 +201,11 @@ def square(x: Any) -> Any:
     return x * x
 
 
-def clamp(x: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002
+def clamp(input: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002
     """min(max(x, min), max).  Derivative: 1 inside the interval, 0 outside."""
-    if isinstance(x, Tensor):
-        return x.clamp(min, max)
-    return backend.array_module(x).clip(x, min, max)
+    if isinstance(input, Tensor):
+        return input.clamp(min, max)
+    return backend.array_module(input).clip(input, min, max)
 
 
 clip = clamp
@@ -252,11 +259,18 @@ def _heaviside_rule(value_at_zero: Any) -> type[elementwise.Unary]:
     return Heaviside
 
 
-def where(cond: Any, a: Any, b: Any) -> Any:
-    """``a`` where ``cond`` is true, else ``b`` (gradient flows to the chosen one)."""
+def where(condition: Any, input: Any, other: Any, *,  # noqa: A002
+          out: Tensor | None = None) -> Any:
+    """``input`` where ``condition`` is true, else ``other`` (gradient flows to the chosen
+    one); the two are promoted to their common dtype."""
+    result = _where(condition, input, other)
+    return result if out is None else _into(out, result)
+
+
+def _where(cond: Any, a: Any, b: Any) -> Any:
     cond = unwrap(cond)
     if isinstance(a, Tensor) or isinstance(b, Tensor):
-        return apply(structural.Where, cond, a, b)
+        return apply(structural.Where, cond, *promote(a, b))
     handler = _handler_for(a) or _handler_for(b)
     if handler is not None:
         return handler.where(cond, a, b)
@@ -270,26 +284,26 @@ def _as_tensor(x: Any) -> Tensor:
     return x if isinstance(x, Tensor) else Tensor._wrap(backend.array_module(x).asarray(x))
 
 
-def sum(x: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001
+def sum(input: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001, A002
         keepdims: bool | None = None) -> Any:
     """Σ x over ``dim`` (``axis``/``keepdims`` accepted too)."""
     dim = axis if dim is None else dim
     keepdim = keepdims if keepdims is not None else keepdim
-    if isinstance(x, Tensor) or hasattr(x, "sum") and not isinstance(x, np.ndarray):
-        return x.sum(axis=dim, keepdims=keepdim)
-    return backend.array_module(x).sum(x, axis=dim, keepdims=keepdim)
+    if isinstance(input, Tensor) or hasattr(input, "sum") and not isinstance(input, np.ndarray):
+        return input.sum(axis=dim, keepdims=keepdim)
+    return backend.array_module(input).sum(input, axis=dim, keepdims=keepdim)
 
 
-def mean(x: Any, dim: Any = None, keepdim: bool = False) -> Any:
+def mean(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
     """Σx / n over ``dim``."""
-    if isinstance(x, Tensor):
-        return x.mean(dim, keepdim)
-    return backend.array_module(x).mean(x, axis=dim, keepdims=keepdim)
+    if isinstance(input, Tensor):
+        return input.mean(dim, keepdim)
+    return backend.array_module(input).mean(input, axis=dim, keepdims=keepdim)
 
 
-def matmul(a: Any, b: Any) -> Any:
-    """Matrix product a @ b (batched, with NumPy's rules for vectors)."""
-    return a @ b
+def matmul(input: Any, other: Any, *, out: Tensor | None = None) -> Any:  # noqa: A002
+    """Matrix product input @ other (batched, with NumPy's rules for vectors)."""
+    return input @ other if out is None else _into(out, input @ other)
 
 
 def mm(a: Tensor, b: Tensor) -> Tensor:
@@ -307,47 +321,47 @@ def dot(a: Tensor, b: Tensor) -> Tensor:
     return _as_tensor(a).dot(b)
 
 
-def swapaxes(x: Any, axis0: int, axis1: int) -> Any:
+def swapaxes(input: Any, axis0: int, axis1: int) -> Any:  # noqa: A002
     """x with two axes exchanged."""
-    if isinstance(x, Tensor):
-        return x.transpose(axis0, axis1)
-    return backend.array_module(x).swapaxes(x, axis0, axis1)
+    if isinstance(input, Tensor):
+        return input.transpose(axis0, axis1)
+    return backend.array_module(input).swapaxes(input, axis0, axis1)
 
 
-def transpose(x: Any, dim0: Any = None, dim1: Any = None) -> Any:
+def transpose(input: Any, dim0: Any = None, dim1: Any = None) -> Any:  # noqa: A002
     """``transpose(x, d0, d1)`` swaps two axes (PyTorch); ``transpose(x, axes)`` permutes."""
     if dim1 is not None:
-        return swapaxes(x, dim0, dim1)
-    if isinstance(x, Tensor):
-        return x.permute(*(dim0 if dim0 is not None else range(x.ndim - 1, -1, -1)))
-    return backend.array_module(x).transpose(x, dim0)
+        return swapaxes(input, dim0, dim1)
+    if isinstance(input, Tensor):
+        return input.permute(*(dim0 if dim0 is not None else range(input.ndim - 1, -1, -1)))
+    return backend.array_module(input).transpose(input, dim0)
 
 
-def permute(x: Tensor, dims: Sequence[int]) -> Tensor:
+def permute(input: Tensor, dims: Sequence[int]) -> Tensor:  # noqa: A002
     """x with its axes in the order ``dims``."""
-    return x.permute(*dims)
+    return input.permute(*dims)
 
 
-def reshape(x: Any, shape: Any) -> Any:
+def reshape(input: Any, shape: Any) -> Any:  # noqa: A002
     """The same values in another shape."""
-    if isinstance(x, (int, float)):  # a plain number has no .reshape method
-        return backend.array_module(x).reshape(x, shape)
-    return x.reshape(shape)
+    if isinstance(input, (int, float)):  # a plain number has no .reshape method
+        return backend.array_module(input).reshape(input, shape)
+    return input.reshape(shape)
 
 
-def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:  # noqa: A002
     """Merge dimensions ``start_dim`` to ``end_dim`` into one."""
-    return x.flatten(start_dim, end_dim)
+    return input.flatten(start_dim, end_dim)
 
 
-def squeeze(x: Tensor, dim: Any = None) -> Tensor:
+def squeeze(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
     """Remove dimensions of size 1."""
-    return x.squeeze(dim)
+    return input.squeeze(dim)
 
 
-def unsqueeze(x: Tensor, dim: int) -> Tensor:
+def unsqueeze(input: Tensor, dim: int) -> Tensor:  # noqa: A002
     """Insert a dimension of size 1 at ``dim``."""
-    return x.unsqueeze(dim)
+    return input.unsqueeze(dim)
 
 
 def expand_dims(x: Any, axis: int) -> Any:
@@ -364,19 +378,19 @@ def broadcast_to(x: Any, shape: Any) -> Any:
     return backend.array_module(x).broadcast_to(x, shape)
 
 
-def flip(x: Any, dims: Any) -> Any:
+def flip(input: Any, dims: Any) -> Any:  # noqa: A002
     """x reversed along ``dims``."""
-    if isinstance(x, Tensor):
-        return x.flip(dims)
-    return backend.array_module(x).flip(x, dims)
+    if isinstance(input, Tensor):
+        return input.flip(dims)
+    return backend.array_module(input).flip(input, dims)
 
 
-def cumsum(x: Any, dim: int = None, *, axis: int = None) -> Any:
+def cumsum(input: Any, dim: int = None, *, axis: int = None) -> Any:  # noqa: A002
     """Cumulative sum along ``dim``."""
     dim = axis if dim is None else dim
-    if isinstance(x, Tensor):
-        return x.cumsum(dim)
-    return backend.array_module(x).cumsum(x, axis=dim)
+    if isinstance(input, Tensor):
+        return input.cumsum(dim)
+    return backend.array_module(input).cumsum(input, axis=dim)
 
 
 def scatter_add(values: Any, index: Any, shape: tuple) -> Any:
@@ -405,12 +419,14 @@ def ones_like(x: Any) -> Any:
     return backend.array_module(x).ones_like(x)
 
 
-def cat(tensors: Sequence[Any], dim: int = 0) -> Tensor:
-    """Join tensors along an existing dimension ``dim``."""
+def cat(tensors: Sequence[Any], dim: int = 0, *, out: Tensor | None = None) -> Tensor:
+    """Join tensors along an existing dimension ``dim`` (promoted to their common dtype)."""
+    if out is not None:
+        return _into(out, cat(tensors, dim))
     tensors = list(tensors)
     if not tensors:
         raise ValueError("cat() needs a non-empty sequence of tensors")
-    if not any(isinstance(t, Tensor) for t in tensors):  # arrays or Duals: no tape
+    if not builtins.any(isinstance(t, Tensor) for t in tensors):  # arrays or Duals: no tape
         return backend.array_module(tensors[0]).concatenate(tensors, axis=dim)
     ndim = _as_tensor(tensors[0]).ndim
     for i, t in enumerate(tensors[1:], 1):
@@ -424,16 +440,18 @@ def cat(tensors: Sequence[Any], dim: int = 0) -> Tensor:
                 f"shape {tuple(_as_tensor(tensors[0]).shape)}, tensor {i} has shape "
                 f"{tuple(t.shape)}"
             )
-    return apply(structural.Concatenate, *tensors, axis=dim % ndim)
+    return apply(structural.Concatenate, *promote_all(tensors), axis=dim % ndim)
 
 
 concatenate = cat
 
 
-def stack(tensors: Sequence[Any], dim: int = 0) -> Tensor:
+def stack(tensors: Sequence[Any], dim: int = 0, *, out: Tensor | None = None) -> Tensor:
     """Join tensors of equal shape along a new dimension ``dim``."""
+    if out is not None:
+        return _into(out, stack(tensors, dim))
     tensors = list(tensors)
-    if tensors and not any(isinstance(t, Tensor) for t in tensors):  # arrays or Duals
+    if tensors and not builtins.any(isinstance(t, Tensor) for t in tensors):  # arrays or Duals
         return backend.array_module(tensors[0]).stack(tensors, axis=dim)
     tensors = [_as_tensor(t) for t in tensors]
     if not tensors:
@@ -480,83 +498,335 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
     return split(x, size, dim)
 
 
-def softmax(x: Tensor, dim: int) -> Tensor:
-    """exp(xᵢ) / Σⱼ exp(xⱼ) along ``dim`` (shifted by the max: no overflow)."""
-    shifted = x - x.detach().amax(dim, keepdim=True)
+def softmax(input: Tensor, dim: int) -> Tensor:  # noqa: A002
+    """exp(xᵢ) / Σⱼ exp(xⱼ) along ``dim`` (shifted by the max: no overflow).
+
+    On a tensor it is one primitive (``nn_ops.Softmax``, ``SoftmaxBackward0`` on the
+    tape); on arrays and dual numbers the same formula is composed.
+    """
+    if isinstance(input, Tensor):
+        return apply(nn_ops.Softmax, input, dim=_checked_dim(dim, input, "softmax"))
+    shifted = input - input.detach().amax(dim, keepdim=True)
     e = shifted.exp()
     return e / e.sum(dim, keepdim=True)
 
 
-def log_softmax(x: Tensor, dim: int) -> Tensor:
-    """xᵢ - log Σⱼ exp(xⱼ) along ``dim``."""
-    return x - x.logsumexp(dim, keepdim=True)
+def log_softmax(input: Tensor, dim: int) -> Tensor:  # noqa: A002
+    """xᵢ - log Σⱼ exp(xⱼ) along ``dim`` (one primitive on a tensor, as :func:`softmax`)."""
+    if isinstance(input, Tensor):
+        return apply(nn_ops.LogSoftmax, input, dim=_checked_dim(dim, input, "log_softmax"))
+    return input - input.logsumexp(dim, keepdim=True)
 
 
-def logsumexp(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+def _checked_dim(dim: int, x: Tensor, name: str) -> int:
+    ndim = builtins.max(x.ndim, 1)
+    if not isinstance(dim, int) or not -ndim <= dim < ndim:
+        raise IndexError(f"{name}: dim {dim!r} is out of range for a {x.ndim}-D input")
+    return dim % ndim
+
+
+def logsumexp(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
     """log Σ exp(x) without overflow."""
-    return x.logsumexp(dim, keepdim)
+    return input.logsumexp(dim, keepdim)
 
 
-def var(x: Tensor, dim: Any = None, keepdim: bool = False, unbiased: bool = True) -> Tensor:
+def var(input: Tensor, dim: Any = None, keepdim: bool = False, unbiased: bool = True) -> Tensor:  # noqa: A002
     """Variance (unbiased by default, as in PyTorch)."""
-    return x.var(dim, keepdim, unbiased)
+    return input.var(dim, keepdim, unbiased)
 
 
-def std(x: Tensor, dim: Any = None, keepdim: bool = False, unbiased: bool = True) -> Tensor:
+def std(input: Tensor, dim: Any = None, keepdim: bool = False, unbiased: bool = True) -> Tensor:  # noqa: A002
     """Standard deviation (unbiased by default)."""
-    return x.std(dim, keepdim, unbiased)
+    return input.std(dim, keepdim, unbiased)
 
 
-def prod(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+def prod(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
     """Π x over ``dim``."""
-    return x.prod(dim, keepdim)
+    return input.prod(dim, keepdim)
 
 
-def norm(x: Tensor, p: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:
+def norm(input: Tensor, p: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
     """Vector p-norm."""
-    return x.norm(p, dim, keepdim)
+    return input.norm(p, dim, keepdim)
 
 
-def max(x: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
+def max(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001, A002
     """Maximum (with ``dim``: values and indices); ``max(a, b)`` is elementwise."""
-    return _as_tensor(x).max(dim, keepdim)
+    return _as_tensor(input).max(dim, keepdim)
 
 
-def min(x: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
+def min(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001, A002
     """Minimum (with ``dim``: values and indices); ``min(a, b)`` is elementwise."""
-    return _as_tensor(x).min(dim, keepdim)
+    return _as_tensor(input).min(dim, keepdim)
 
 
-def argmax(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+def argmax(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
     """Index of the maximum."""
-    return _as_tensor(x).argmax(dim, keepdim)
+    return _as_tensor(input).argmax(dim, keepdim)
 
 
-def argmin(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+def argmin(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
     """Index of the minimum."""
-    return _as_tensor(x).argmin(dim, keepdim)
+    return _as_tensor(input).argmin(dim, keepdim)
 
 
-def t(x: Tensor) -> Tensor:
+def t(input: Tensor) -> Tensor:  # noqa: A002
     """Transpose of a matrix (≤ 2 dimensions)."""
-    return x.t()
+    return input.t()
 
 
-def numel(x: Tensor) -> int:
+def numel(input: Tensor) -> int:  # noqa: A002
     """Number of elements."""
-    return x.numel()
+    return input.numel()
 
 
-def clone(x: Tensor) -> Tensor:
+def clone(input: Tensor) -> Tensor:  # noqa: A002
     """A copy in new memory (gradients flow back)."""
-    return x.clone()
+    return input.clone()
 
 
-def allclose(a: Any, b: Any, rtol: float = 1e-5, atol: float = 1e-8) -> bool:
-    """True when every |a - b| ≤ atol + rtol·|b|."""
-    return bool(np.allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol))
+def allclose(input: Any, other: Any, rtol: float = 1e-5, atol: float = 1e-8,  # noqa: A002
+             equal_nan: bool = False) -> bool:
+    """True when every |input - other| ≤ atol + rtol·|other| (tensors that require grad
+    are compared by value)."""
+    a, b = (backend.to_numpy(unwrap(x.detach() if isinstance(x, Tensor) else x))
+            for x in (input, other))
+    return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
-def isnan(x: Tensor) -> Tensor:
+def isnan(input: Tensor) -> Tensor:  # noqa: A002
     """Where x is NaN."""
-    return _as_tensor(x).isnan()
+    return _as_tensor(input).isnan()
+
+
+# ======================================================================== compat-core
+# PyTorch functions teaching programs reach for (issue 14, compat-core block).
+
+
+def _into(out: Tensor | None, result: Any) -> Any:
+    """The ``out=`` keyword: copy ``result`` into ``out`` (resized if its shape differs,
+    as PyTorch does) and return ``out``."""
+    if out is None:
+        return result
+    from difflab.autograd.grad_mode import is_grad_enabled
+    from difflab.dtypes import can_cast
+
+    if not isinstance(out, Tensor):
+        raise TypeError(f"out= must be a Tensor, got {type(out).__name__}")
+    result = result if isinstance(result, Tensor) else _as_tensor(result)
+    if is_grad_enabled() and (result.requires_grad or out.requires_grad):
+        raise RuntimeError(
+            "functions with out=... arguments don't support automatic differentiation, but "
+            "one of the arguments requires grad: drop out= (use the result), or work under "
+            "difflab.no_grad()"
+        )
+    if not can_cast(result.dtype, out.dtype):
+        raise RuntimeError(
+            f"result type {result.dtype} can't be cast to the desired output type "
+            f"{out.dtype} of out="
+        )
+    if out.shape != result.shape:  # resized, as PyTorch does
+        xp = backend.array_module(out.array)
+        out.array = xp.zeros(result.shape, dtype=out.array.dtype)
+    out.copy_(result)
+    return out
+
+
+def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001, A002
+    """Whether every element (along ``dim``) is true (non-zero)."""
+    return _as_tensor(input).all(dim, keepdim)
+
+
+def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001, A002
+    """Whether some element (along ``dim``) is true (non-zero)."""
+    return _as_tensor(input).any(dim, keepdim)
+
+
+def isclose(input: Any, other: Any, rtol: float = 1e-5, atol: float = 1e-8,  # noqa: A002
+            equal_nan: bool = False) -> Tensor:
+    """Where |input - other| ≤ atol + rtol·|other|, elementwise (a bool tensor)."""
+    return _as_tensor(input).isclose(other, rtol, atol, equal_nan)
+
+
+def tril(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """The lower triangle of the last two dimensions (entries with j ≤ i + diagonal)."""
+    return _into(out, _as_tensor(input).tril(diagonal))
+
+
+def triu(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """The upper triangle of the last two dimensions (entries with j ≥ i + diagonal)."""
+    return _into(out, _as_tensor(input).triu(diagonal))
+
+
+def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0,  # noqa: A001, A002
+          *, out: Tensor | None = None) -> Tensor:
+    """Counts of the elements in ``bins`` equal bins over [min, max] (elements outside are
+    left out); when min = max, the data's own smallest and largest values.  No gradient."""
+    t = _as_tensor(input)
+    if t.dtype.kind not in "f":
+        raise RuntimeError(f"histc: input must be a floating tensor, got {t.dtype}")
+    if not isinstance(bins, int) or bins <= 0:
+        raise ValueError(f"histc: bins must be a positive integer, got {bins!r}")
+    values = backend.to_numpy(t.detach().array).ravel()
+    low, high = builtins.float(min), builtins.float(max)
+    if low > high:
+        raise ValueError(f"histc: min ({min}) must not be larger than max ({max})")
+    if low == high:
+        low, high = ((builtins.float(values.min()), builtins.float(values.max()))
+                     if values.size else (0.0, 0.0))
+    if low == high:
+        low, high = low - 1, high + 1  # (all values equal: one unit either side, as PyTorch)
+    counts, _ = np.histogram(values, bins=bins, range=(low, high))
+    result = Tensor._wrap(backend.to_device(counts.astype(t.array.dtype), t.device))
+    return _into(out, result)
+
+
+class HistogramResult(tuple):
+    """(hist, bin_edges), readable by name as in PyTorch."""
+
+    @property
+    def hist(self) -> Tensor:
+        return self[0]
+
+    @property
+    def bin_edges(self) -> Tensor:
+        return self[1]
+
+
+def histogram(input: Tensor, bins: Any = 100, *, range: Any = None,  # noqa: A002
+              weight: Tensor | None = None, density: bool = False) -> HistogramResult:
+    """(hist, bin_edges): counts (or weight sums, or a density) in ``bins`` bins.
+
+    ``bins`` is a number of equal bins over ``range`` (the data's range by
+    default) or a 1-D tensor of increasing edges.  No gradient.
+    """
+    t = _as_tensor(input)
+    if t.dtype.kind not in "f":
+        raise RuntimeError(f"histogram: input must be a floating tensor, got {t.dtype}")
+    values = backend.to_numpy(t.detach().array).ravel()
+    edges = backend.to_numpy(unwrap(bins)) if isinstance(bins, Tensor) else bins
+    weights = None if weight is None else backend.to_numpy(unwrap(weight)).ravel()
+    hist, edges = np.histogram(values, bins=edges, range=range, weights=weights,
+                               density=density)
+    dtype = t.array.dtype
+    return HistogramResult((Tensor._wrap(hist.astype(dtype)), Tensor._wrap(edges.astype(dtype))))
+
+
+
+def equal(input: Tensor, other: Tensor) -> bool:  # noqa: A002
+    """True when both have the same shape and the same values."""
+    return _as_tensor(input).equal(_as_tensor(other))
+
+
+def _comparison(name: str) -> Any:
+    def compare(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+        return _into(out, getattr(_as_tensor(input), name)(other))
+
+    compare.__name__ = compare.__qualname__ = name
+    compare.__doc__ = f"Elementwise ``input {name} other`` (a bool tensor, no gradient)."
+    return compare
+
+
+eq, ne, lt, le, gt, ge = (_comparison(n) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+
+def isfinite(input: Tensor) -> Tensor:  # noqa: A002
+    """Where the elements are neither inf nor nan."""
+    return _as_tensor(input).isfinite()
+
+
+def isinf(input: Tensor) -> Tensor:  # noqa: A002
+    """Where the elements are +inf or -inf."""
+    t = _as_tensor(input)
+    return no_grad_result(backend.array_module(t.array).isinf(t.array))
+
+
+def amax(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """The largest values over ``dim`` (gradient shared evenly among ties)."""
+    return _as_tensor(input).amax(dim, keepdim)
+
+
+def amin(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """The smallest values over ``dim``."""
+    return _as_tensor(input).amin(dim, keepdim)
+
+
+def floor(input: Tensor) -> Tensor:  # noqa: A002
+    """⌊x⌋ (piecewise constant: no gradient)."""
+    return _as_tensor(input).floor()
+
+
+def ceil(input: Tensor) -> Tensor:  # noqa: A002
+    """⌈x⌉ (piecewise constant: no gradient)."""
+    return _as_tensor(input).ceil()
+
+
+def round(input: Tensor) -> Tensor:  # noqa: A001, A002
+    """x rounded to the nearest integer, halves to even (no gradient)."""
+    return _as_tensor(input).round()
+
+
+def rsqrt(input: Tensor) -> Tensor:  # noqa: A002
+    """1/√x."""
+    return _as_tensor(input).rsqrt()
+
+
+def reciprocal(input: Tensor) -> Tensor:  # noqa: A002
+    """1/x."""
+    return _as_tensor(input).reciprocal()
+
+
+def floor_divide(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """⌊input / other⌋ (no gradient), in the common dtype."""
+    return _as_tensor(input) // other
+
+
+def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """input - ⌊input / other⌋ · other, the sign of ``other`` (as Python's %)."""
+    return _as_tensor(input) % other
+
+
+def _logical(name: str, op: Any) -> Any:
+    def logical(input: Any, other: Any) -> Tensor:  # noqa: A002
+        a, b = (unwrap(_as_tensor(t)) for t in (input, other))
+        return no_grad_result(op(a.astype(bool), b.astype(bool)))
+
+    logical.__name__ = logical.__qualname__ = name
+    logical.__doc__ = f"Elementwise {name.split('_')[1]} of the truth values (a bool tensor)."
+    return logical
+
+
+logical_and = _logical("logical_and", lambda a, b: a & b)
+logical_or = _logical("logical_or", lambda a, b: a | b)
+logical_xor = _logical("logical_xor", lambda a, b: a ^ b)
+
+
+def logical_not(input: Any) -> Tensor:  # noqa: A002
+    """Elementwise not of the truth values (a bool tensor)."""
+    return no_grad_result(~unwrap(_as_tensor(input)).astype(bool))
+
+
+def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
+    """How many elements (over ``dim``) are not zero."""
+    t = _as_tensor(input)
+    xp = backend.array_module(t.array)
+    return no_grad_result(xp.count_nonzero(t.array, axis=dim).astype(np.int64))
+
+
+def is_nonzero(input: Tensor) -> bool:  # noqa: A002
+    """Whether a one-element tensor is not zero (an error for more elements)."""
+    t = _as_tensor(input)
+    if t.numel() != 1:
+        raise RuntimeError(
+            f"Boolean value of Tensor with {t.numel()} elements is ambiguous: is_nonzero "
+            f"needs exactly one element"
+        )
+    return bool(t.item() != 0)
+
+
+def unbind(input: Tensor, dim: int = 0) -> tuple:  # noqa: A002
+    """The slices along ``dim``, as a tuple (gradients flow back to each)."""
+    return _as_tensor(input).unbind(dim)
+
+# ==================================================================== end compat-core

@@ -1,50 +1,130 @@
-"""Random numbers: one seeded NumPy generator (and CuPy's, on the GPU)."""
+"""Random numbers: seeded generators, PyTorch's ``Generator`` on NumPy's.
+
+Every random function of difflab (``rand``, ``randn``, ``randint``,
+``randperm``, ``normal``, ``multinomial``, ``bernoulli``, the ``nn.init``
+functions, ``DataLoader(shuffle=True)``, ``random_split``) takes a
+``generator=`` and otherwise draws from ``default_generator``, which
+:func:`manual_seed` reseeds.  A generator seeded with s gives the same
+stream on every run and every machine: NumPy's PCG64 bit generator, seeded
+with s.  (The numbers differ from PyTorch's, whose generator is another one;
+the *reproducibility* is the same.)
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
 
 from difflab import backend
 
-
-class _State:
-    generator = np.random.default_rng(0)
-    seed = 0
+#: The seed of a generator nobody seeded (PyTorch's default_generator starts from it too).
+DEFAULT_SEED = 67280421310721
 
 
-def manual_seed(seed: int) -> Generator:
-    """Seed every random function of difflab (and CuPy's generator, if loaded)."""
-    _State.generator = np.random.default_rng(seed)
-    _State.seed = seed
-    if backend._cupy is not None:
-        backend._cupy.random.seed(seed)
-    return Generator().manual_seed(seed)
-
-
-def initial_seed() -> int:
-    return _State.seed
+def _check_seed(seed: Any) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"a seed must be an integer, got {type(seed).__name__} {seed!r}")
+    seed = int(seed)
+    if not -(2**63) <= seed < 2**64:
+        raise ValueError(f"a seed must lie in [-2**63, 2**64), got {seed}")
+    return seed % 2**64  # (negative seeds as PyTorch reads them: two's complement)
 
 
 class Generator:
-    """A seeded source of random numbers, e.g. for ``DataLoader(shuffle=True, generator=g)``."""
+    """A seeded source of random numbers: ``Generator().manual_seed(0)``.
+
+    Pass it as ``generator=`` to any random function, a ``DataLoader`` or
+    ``random_split``; two generators seeded alike give the same numbers.
+    """
 
     def __init__(self, device: Any = "cpu") -> None:
-        self.rng = np.random.default_rng()
-        self._seed: int | None = None
+        self.device = backend.device(device)
+        self.manual_seed(DEFAULT_SEED)
 
     def manual_seed(self, seed: int) -> Generator:
-        self.rng = np.random.default_rng(seed)
-        self._seed = seed
+        """Restart the stream from ``seed``; returns the generator (to chain)."""
+        self._seed = _check_seed(seed)
+        self.rng = np.random.default_rng(self._seed)
         return self
 
-    def initial_seed(self) -> int | None:
+    def seed(self) -> int:
+        """Reseed from the operating system's entropy; returns the new seed."""
+        seed = int(np.random.SeedSequence().entropy % 2**63)
+        self.manual_seed(seed)
+        return seed
+
+    def initial_seed(self) -> int:
+        """The seed the stream started from."""
         return self._seed
+
+    def get_state(self) -> Any:
+        """The generator's state as a uint8 tensor (give it to :meth:`set_state`)."""
+        from difflab.creation import tensor
+
+        text = json.dumps({"seed": self._seed, "state": self.rng.bit_generator.state})
+        return tensor(np.frombuffer(text.encode(), dtype=np.uint8).copy())
+
+    def set_state(self, state: Any) -> Generator:
+        """Continue from a state :meth:`get_state` returned."""
+        try:
+            saved = json.loads(backend.to_numpy(getattr(state, "array", state)).tobytes())
+            rng = np.random.default_rng()
+            rng.bit_generator.state = saved["state"]
+            seed = _check_seed(saved["seed"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(
+                f"not a generator state (pass what Generator.get_state() returned): {exc}"
+            ) from None
+        self.rng, self._seed = rng, seed
+        return self
+
+    def __repr__(self) -> str:
+        return f"<difflab.Generator seed={self._seed} device={self.device}>"
+
+
+#: The generator every random function uses when given none.
+default_generator = Generator()
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed every random function of difflab (and CuPy's generator, if loaded);
+    returns ``default_generator``."""
+    default_generator.manual_seed(seed)
+    if backend._cupy is not None:
+        backend._cupy.random.seed(default_generator.initial_seed() % 2**32)
+    return default_generator
+
+
+def seed() -> int:
+    """Seed the default generator from the operating system's entropy; returns the seed."""
+    return default_generator.seed()
+
+
+def initial_seed() -> int:
+    return default_generator.initial_seed()
+
+
+def get_rng_state() -> Any:
+    """The default generator's state (a uint8 tensor)."""
+    return default_generator.get_state()
+
+
+def set_rng_state(state: Any) -> None:
+    """Restore the default generator's state from :func:`get_rng_state`."""
+    default_generator.set_state(state)
 
 
 def _rng(generator: Generator | None) -> np.random.Generator:
-    return _State.generator if generator is None else generator.rng
+    if generator is None:
+        return default_generator.rng
+    if not isinstance(generator, Generator):
+        raise TypeError(
+            f"generator must be a difflab.Generator, got {type(generator).__name__}; make one "
+            f"with difflab.Generator().manual_seed(seed)"
+        )
+    return generator.rng
 
 
 def _place(array: np.ndarray, dtype: Any, device: Any) -> Any:
@@ -71,3 +151,59 @@ def integers_array(low: int, high: int, shape: tuple, dtype: Any, device: Any = 
 
 def permutation(n: int, generator: Generator | None = None) -> np.ndarray:
     return _rng(generator).permutation(n)
+
+
+def multinomial_array(weights: np.ndarray, num_samples: int, replacement: bool,
+                      generator: Generator | None = None) -> np.ndarray:
+    """Category indices drawn with probability proportional to ``weights``.
+
+    ``weights`` has one row of k non-negative weights (1-D), or one row per
+    distribution (2-D); the result has ``num_samples`` indices per row.
+    Without replacement a category is drawn at most once per row (each draw
+    renormalizes the weights left).  Errors name what is wrong.
+    """
+    weights = np.asarray(weights, dtype=np.float64)
+    if weights.ndim not in (1, 2):
+        raise ValueError(
+            f"multinomial: weights must be 1-D (one distribution) or 2-D (one per row), got "
+            f"{weights.ndim}-D"
+        )
+    if isinstance(num_samples, bool) or not isinstance(num_samples, (int, np.integer)):
+        raise TypeError(f"multinomial: num_samples must be an integer, got {num_samples!r}")
+    if num_samples <= 0:
+        raise ValueError(f"multinomial: num_samples must be positive, got {num_samples}")
+    rows = np.atleast_2d(weights)
+    categories = rows.shape[1]
+    if categories == 0:
+        raise ValueError("multinomial: the weights have no categories (size 0)")
+    if not np.isfinite(rows).all() or (rows < 0).any():
+        raise ValueError(
+            "multinomial: weights must be finite and non-negative (found a negative, inf or "
+            "nan weight); pass probabilities or unnormalized counts, e.g. softmax(logits)"
+        )
+    totals = rows.sum(axis=1)
+    if (totals <= 0).any():
+        row = int(np.argmax(totals <= 0))
+        raise ValueError(
+            f"multinomial: the weights of row {row} are all zero: there is nothing to draw "
+            f"from (sum of weights must be positive)"
+        )
+    if not replacement:
+        if num_samples > categories:
+            raise ValueError(
+                f"multinomial: cannot draw {num_samples} samples without replacement from "
+                f"{categories} categories; pass replacement=True or fewer samples"
+            )
+        nonzero = (rows > 0).sum(axis=1)
+        if (nonzero < num_samples).any():
+            row = int(np.argmax(nonzero < num_samples))
+            raise ValueError(
+                f"multinomial: row {row} has only {int(nonzero[row])} categories of non-zero "
+                f"weight, fewer than the {num_samples} samples asked without replacement"
+            )
+    rng = _rng(generator)
+    out = np.stack([
+        rng.choice(categories, size=num_samples, replace=replacement, p=row / row.sum())
+        for row in rows
+    ])
+    return out if weights.ndim == 2 else out[0]

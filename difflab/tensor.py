@@ -26,9 +26,16 @@ from typing import Any
 
 import numpy as np
 
-from difflab import backend
+from difflab import backend, dtypes
 from difflab.dtypes import _Defaults, bool_, float16, float32, float64, int32, int64
-from difflab.tensor_arguments import to_arguments, to_array, unwrap_operand
+from difflab.tensor_arguments import (
+    Size,
+    promote,
+    to_arguments,
+    to_array,
+    unary_operand,
+    unwrap_operand,
+)
 from difflab.tensor_inplace import InPlaceMethods
 from difflab.tensor_methods import TensorMethods
 
@@ -106,12 +113,12 @@ class Tensor(TensorMethods, InPlaceMethods):
         self.array = to_array(value)
 
     @property
-    def shape(self) -> tuple:
-        return self.array.shape
+    def shape(self) -> Size:
+        return Size(self.array.shape)
 
-    def size(self, dim: int | None = None) -> tuple | Any:
+    def size(self, dim: int | None = None) -> Size | Any:
         """The shape, or the length of dimension ``dim``."""
-        return self.array.shape if dim is None else self.array.shape[dim]
+        return Size(self.array.shape) if dim is None else self.array.shape[dim]
 
     def numel(self) -> Any:
         return self.array.size
@@ -126,8 +133,8 @@ class Tensor(TensorMethods, InPlaceMethods):
         return self.array.ndim
 
     @property
-    def dtype(self) -> np.dtype:
-        return self.array.dtype
+    def dtype(self) -> dtypes.dtype:
+        return dtypes.of_array(self.array)
 
     @property
     def device(self) -> backend.Device:
@@ -221,16 +228,20 @@ class Tensor(TensorMethods, InPlaceMethods):
         return bool(self.item())
 
     def __repr__(self) -> str:
-        body = np.array2string(
-            backend.to_numpy(self.array), separator=", ", prefix="tensor(", precision=4
-        )
+        values = backend.to_numpy(self.array)
+        formatter = None
+        if values.dtype == np.bool_:  # as PyTorch: True and False right-aligned to the widest
+            width = 4 if values.all() else 5
+            formatter = {"bool": lambda v: str(v).rjust(width)}
+        body = np.array2string(values, separator=", ", prefix="tensor(", precision=4,
+                               formatter=formatter)
         extras = []
         if self.is_cuda:
             extras.append(f"device='{self.device}'")
         if self.dtype not in (_Defaults.dtype, int64, bool_):
             extras.append(f"dtype={self.dtype}")
         if self.grad_fn is not None:
-            extras.append(f"grad_fn=<{self.grad_fn.op.name}Backward>")
+            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self.requires_grad:
             extras.append("requires_grad=True")
         return "tensor(" + ", ".join([body, *extras]) + ")"
@@ -322,8 +333,11 @@ class Tensor(TensorMethods, InPlaceMethods):
         return self.to("cpu")
 
     def type(self, dtype: Any = None) -> Any:
-        if dtype is None:
-            return f"difflab.{self.dtype}"
+        if dtype is None:  # PyTorch's legacy type name: difflab.FloatTensor, ...
+            names = {"float32": "Float", "float64": "Double", "float16": "Half",
+                     "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                     "uint8": "Byte", "bool": "Bool"}
+            return f"difflab.{names.get(self.array.dtype.name, self.array.dtype.name)}Tensor"
         return self.to(dtype)
 
     def float(self) -> Tensor:
@@ -359,10 +373,12 @@ def _elementwise_method(op: Any) -> Any:
     """``Tensor.<name>`` for an elementwise primitive of the registry."""
     if isinstance(op, _structural.UnaryOp):
         def method(self: Tensor) -> Tensor:
-            return _apply(op, self)
+            return _apply(op, unary_operand(op, self))
     else:
+        floating = not op.rule.keeps_integers
+
         def method(self: Tensor, other: Any) -> Tensor:
-            return _apply(op, self, unwrap_operand(other))
+            return _apply(op, *promote(self, unwrap_operand(other), floating))
     method.__name__ = method.__qualname__ = op.name
     method.__doc__ = f"{op.rule.description or op.name}, elementwise.  {op.math}."
     return method

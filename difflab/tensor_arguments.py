@@ -19,7 +19,7 @@ from difflab import (
     backend,
     tensor,  # (tensor.py imports this module: Tensor is used at call time)
 )
-from difflab.dtypes import _Defaults, int64
+from difflab.dtypes import _Defaults, floating_result, int64, result_type
 
 if TYPE_CHECKING:
     from difflab.tensor import Tensor
@@ -53,6 +53,8 @@ def to_array(data: Any, dtype: Any = None, device: Any = None) -> Any:
             )
         if dtype is None and array.dtype.kind == "f":
             array = array.astype(_Defaults.dtype)
+        elif dtype is None and array.dtype.kind == "c":
+            array = array.astype(_Defaults.dtype.to_complex())
         elif dtype is None and array.dtype.kind in "iu":
             array = array.astype(int64)
     if dtype is not None:
@@ -89,6 +91,29 @@ def to_arguments(args: Sequence[Any], kwargs: dict) -> tuple[Any, Any]:
     return device, dtype
 
 
+class Size(tuple):
+    """A tensor's shape: a tuple of ints that prints as ``difflab.Size([5, 3])``."""
+
+    def __repr__(self) -> str:
+        return f"difflab.Size({list(self)})"
+
+    __str__ = __repr__
+
+    def __getitem__(self, index: Any) -> Any:
+        item = tuple.__getitem__(self, index)
+        return Size(item) if isinstance(index, slice) else item
+
+    def __add__(self, other: Any) -> Size:
+        return Size(tuple(self) + tuple(other))
+
+    def numel(self) -> int:
+        """The number of elements a tensor of this shape holds."""
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
 class MinMax(tuple):
     """(values, indices), readable as ``.values`` and ``.indices`` as in PyTorch."""
 
@@ -117,6 +142,52 @@ def unwrap_operand(x: Any) -> Any:
         f"unsupported operand of type {type(x).__name__} for a Tensor operation: use a "
         f"number, a Tensor or an array"
     )
+
+
+def promote(a: Any, b: Any, floating: bool = False) -> tuple[Any, Any]:
+    """The two operands of a binary operation, cast to the dtype of its result.
+
+    The dtype is PyTorch's (:func:`difflab.dtypes.result_type`): a float32
+    tensor with an int64 tensor or a Python float stays float32.  With
+    ``floating`` (true division, atan2) an integer result becomes the default
+    floating dtype.  A tensor that requires grad is cast on the tape (its
+    gradient comes back in its own dtype).  Python numbers are left alone:
+    NumPy gives them the dtype of the array they meet.
+    """
+    # The common cases first, without computing a dtype: this runs on every operator.
+    if isinstance(a, tensor.Tensor):
+        kind = a.array.dtype.kind
+        if isinstance(b, tensor.Tensor):
+            if a.array.dtype == b.array.dtype and (kind in "fc" or not floating):
+                return a, b
+        elif type(b) in _WEAK_SCALARS and kind in "fc":
+            return a, b
+    elif isinstance(b, tensor.Tensor) and type(a) in _WEAK_SCALARS and b.array.dtype.kind in "fc":
+        return a, b
+    target = result_type(a, b)
+    if floating:
+        target = floating_result(target)
+    return cast_to(a, target), cast_to(b, target)
+
+
+_WEAK_SCALARS = (float, int)
+
+
+def promote_all(operands: Sequence[Any]) -> list:
+    """Every operand (of ``cat``, ``stack``, ``where``) cast to their common dtype."""
+    target = result_type(*operands)
+    return [cast_to(x, target) for x in operands]
+
+
+def cast_to(x: Any, target: Any) -> Any:
+    """``x`` in dtype ``target``: tensors through ``.to`` (recorded), arrays by ``astype``,
+    Python numbers unchanged (they take the dtype of what they meet)."""
+    if isinstance(x, tensor.Tensor):
+        return x if x.array.dtype == target.dtype else x.to(target)
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or dtype == target.dtype:
+        return x
+    return x.astype(target.dtype)
 
 
 def no_grad_result(array: Any) -> Tensor:
@@ -172,3 +243,15 @@ def index_arrays(index: Any) -> Any:
     if isinstance(index, list):
         return np.asarray(index)
     return index
+
+
+def unary_operand(op: Any, x: Tensor) -> Tensor:
+    """The input of an elementwise function, floating where the function's values are.
+
+    ``exp``, ``sin``, ``sqrt``, ... of an integer tensor are computed in the
+    default dtype, as in PyTorch (NumPy would use float64); ``neg``, ``abs``
+    and ``relu`` keep integers (their rule says ``keeps_integers``).
+    """
+    if x.array.dtype.kind in "fc" or op.rule.keeps_integers:
+        return x
+    return x.to(_Defaults.dtype)

@@ -146,14 +146,14 @@ class InPlaceMethods:
         self[...] = self.clamp(min, max)
         return self
 
-    def normal_(self, mean: float = 0.0, std: float = 1.0) -> Tensor:
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
         from difflab.random import normal_array
 
-        self[...] = normal_array(mean, std, self.shape, self.dtype, self.device)
+        self[...] = normal_array(mean, std, self.shape, self.dtype, self.device, generator)
         return self
 
-    def uniform_(self, a: float = 0.0, b: float = 1.0) -> Tensor:
+    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
         from difflab.random import uniform_array
 
-        self[...] = uniform_array(a, b, self.shape, self.dtype, self.device)
+        self[...] = uniform_array(a, b, self.shape, self.dtype, self.device, generator)
         return self

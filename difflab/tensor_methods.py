@@ -10,11 +10,14 @@ come from the registry (``tensor.add_elementwise_methods``).
 
 from __future__ import annotations
 
+import operator
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from difflab import backend
 from difflab.autograd.engine import apply as _apply
-from difflab.dtypes import int64
+from difflab.dtypes import int64, result_type
 from difflab.ops import registry as _ops
 from difflab.ops import structural as _structural
 from difflab.tensor_arguments import (
@@ -24,6 +27,7 @@ from difflab.tensor_arguments import (
     index_arrays,
     is_tensor,
     no_grad_result,
+    promote,
     shape_args,
     unwrap,
     unwrap_operand,
@@ -34,6 +38,33 @@ if TYPE_CHECKING:
     from difflab.tensor import Tensor
 
 
+def _no_grad_binary(op: Any, a: Any, b: Any) -> Any:
+    """``op`` on the arrays of a and b, in their common dtype (comparisons, logic)."""
+    try:
+        b = unwrap_operand(b)
+    except TypeError:
+        return NotImplemented  # (t == None is False, as for any other object)
+    a, b = promote(a, b)
+    return no_grad_result(op(unwrap(a), unwrap(b)))
+
+
+def _integer_division(op: Any, a: Any, b: Any) -> Tensor:
+    """``a // b`` or ``a % b`` in the common dtype (PyTorch floors, as Python does).
+
+    Dividing integers by zero is an error, as in PyTorch (NumPy would warn and give 0).
+    """
+    a, b = promote(unwrap_operand(a), unwrap_operand(b))
+    a, b = unwrap(a), unwrap(b)
+    if result_type(a, b).kind in "iub":
+        zero = b == 0
+        if bool(zero.any() if hasattr(zero, "any") else zero):
+            raise ZeroDivisionError(
+                "integer division or modulo by zero: a divisor is 0 (make the tensor "
+                "floating with .float() to get inf or nan instead)"
+            )
+    return no_grad_result(op(a, b))
+
+
 class TensorMethods:
     """Operations on tensors, as PyTorch names them (mixed into :class:`~difflab.tensor.Tensor`)."""
 
@@ -41,40 +72,40 @@ class TensorMethods:
 
     # ------------------------------------------------------------- arithmetic
     def __add__(self, other: Any) -> Tensor:
-        return _apply(_ops.ADD, self, unwrap_operand(other))
+        return _apply(_ops.ADD, *promote(self, unwrap_operand(other)))
 
     def __radd__(self, other: Any) -> Tensor:
-        return _apply(_ops.ADD, unwrap_operand(other), self)
+        return _apply(_ops.ADD, *promote(unwrap_operand(other), self))
 
     def __sub__(self, other: Any) -> Tensor:
-        return _apply(_ops.SUB, self, unwrap_operand(other))
+        return _apply(_ops.SUB, *promote(self, unwrap_operand(other)))
 
     def __rsub__(self, other: Any) -> Tensor:
-        return _apply(_ops.SUB, unwrap_operand(other), self)
+        return _apply(_ops.SUB, *promote(unwrap_operand(other), self))
 
     def __mul__(self, other: Any) -> Tensor:
-        return _apply(_ops.MUL, self, unwrap_operand(other))
+        return _apply(_ops.MUL, *promote(self, unwrap_operand(other)))
 
     def __rmul__(self, other: Any) -> Tensor:
-        return _apply(_ops.MUL, unwrap_operand(other), self)
+        return _apply(_ops.MUL, *promote(unwrap_operand(other), self))
 
     def __truediv__(self, other: Any) -> Tensor:
-        return _apply(_ops.DIV, self, unwrap_operand(other))
+        return _apply(_ops.DIV, *promote(self, unwrap_operand(other), True))
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return _apply(_ops.DIV, unwrap_operand(other), self)
+        return _apply(_ops.DIV, *promote(unwrap_operand(other), self, True))
 
     def __pow__(self, other: Any) -> Tensor:
-        return _apply(_ops.POW, self, unwrap_operand(other))
+        return _apply(_ops.POW, *promote(self, unwrap_operand(other)))
 
     def __rpow__(self, other: Any) -> Tensor:
-        return _apply(_ops.POW, unwrap_operand(other), self)
+        return _apply(_ops.POW, *promote(unwrap_operand(other), self))
 
     def __matmul__(self, other: Any) -> Tensor:
-        return _apply(_structural.MatMul, self, unwrap_operand(other))
+        return _apply(_structural.MatMul, *promote(self, unwrap_operand(other)))
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        return _apply(_structural.MatMul, unwrap_operand(other), self)
+        return _apply(_structural.MatMul, *promote(unwrap_operand(other), self))
 
     def __neg__(self) -> Tensor:
         return _apply(_ops.PRIMITIVES["neg"], self)
@@ -86,38 +117,47 @@ class TensorMethods:
         return self.abs()
 
     def __floordiv__(self, other: Any) -> Tensor:
-        return no_grad_result(self.array // unwrap(other))
+        return _integer_division(operator.floordiv, self, other)
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return _integer_division(operator.floordiv, other, self)
 
     def __mod__(self, other: Any) -> Tensor:
-        return no_grad_result(self.array % unwrap(other))
+        return _integer_division(operator.mod, self, other)
 
-    # comparisons and logic: no gradient flows through them
+    def __rmod__(self, other: Any) -> Tensor:
+        return _integer_division(operator.mod, other, self)
+
+    # comparisons and logic: no gradient flows through them; both sides are compared
+    # in their common dtype (int64 < 2.5 in float32, as PyTorch does)
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return no_grad_result(self.array == unwrap(other))
+        return _no_grad_binary(operator.eq, self, other)
 
     def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return no_grad_result(self.array != unwrap(other))
+        return _no_grad_binary(operator.ne, self, other)
 
     def __lt__(self, other: Any) -> Tensor:
-        return no_grad_result(self.array < unwrap(other))
+        return _no_grad_binary(operator.lt, self, other)
 
     def __le__(self, other: Any) -> Tensor:
-        return no_grad_result(self.array <= unwrap(other))
+        return _no_grad_binary(operator.le, self, other)
 
     def __gt__(self, other: Any) -> Tensor:
-        return no_grad_result(self.array > unwrap(other))
+        return _no_grad_binary(operator.gt, self, other)
 
     def __ge__(self, other: Any) -> Tensor:
-        return no_grad_result(self.array >= unwrap(other))
+        return _no_grad_binary(operator.ge, self, other)
 
     def __and__(self, other: Any) -> Tensor:
-        return no_grad_result(self.array & unwrap(other))
+        return _no_grad_binary(operator.and_, self, other)
 
     def __or__(self, other: Any) -> Tensor:
-        return no_grad_result(self.array | unwrap(other))
+        return _no_grad_binary(operator.or_, self, other)
 
     def __xor__(self, other: Any) -> Tensor:
-        return no_grad_result(self.array ^ unwrap(other))
+        return _no_grad_binary(operator.xor, self, other)
+
+    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
     def __invert__(self) -> Tensor:
         return no_grad_result(~self.array)
@@ -234,8 +274,7 @@ class TensorMethods:
             raise RuntimeError(
                 f"mean() needs a floating point tensor, got {self.dtype}: call .float() first"
             )
-        count = element_count(self.shape, as_axes(dim))
-        return self.sum(dim, keepdim) * (1.0 / count if count else float("nan"))
+        return _apply(_structural.Mean, self, axis=as_axes(dim), keepdims=keepdim)
 
     def var(self, dim: Any = None, keepdim: bool = False, unbiased: bool = True, *,
             correction: Any = None) -> Tensor:
@@ -451,3 +490,112 @@ class TensorMethods:
     def __getitem__(self, index: Any) -> Tensor:
         index = index_arrays(index)
         return view_of(self, _apply(_structural.Index, self, index=index))
+
+    # ===================================================================== compat-core
+    # PyTorch behaviour that teaching programs reach for (issue 14, compat-core block).
+
+    def nelement(self) -> int:
+        """The number of elements (PyTorch's older name for ``numel``)."""
+        return self.array.size
+
+    def __format__(self, spec: str) -> str:
+        """``f"{loss:.4f}"``: a 0-d tensor formats as its number, as in PyTorch."""
+        if self.array.ndim == 0:
+            return format(self.item(), spec)
+        if spec:
+            raise TypeError(
+                f"unsupported format string {spec!r} for a tensor of shape "
+                f"{tuple(self.array.shape)}: only 0-d tensors format as numbers (use .item(), "
+                f"or index one element)"
+            )
+        return repr(self)
+
+    def _triangle(self, diagonal: int, lower: bool, name: str) -> Tensor:
+        if self.array.ndim < 2:
+            raise RuntimeError(
+                f"{name}: input tensor must have at least 2 dimensions (got shape "
+                f"{tuple(self.array.shape)}); make a matrix first, e.g. x.unsqueeze(0)"
+            )
+        xp = backend.array_module(self.array)
+        rows, cols = self.array.shape[-2:]
+        keep = (xp.tri(rows, cols, diagonal, dtype=bool) if lower
+                else ~xp.tri(rows, cols, diagonal - 1, dtype=bool))
+        from difflab import functions
+
+        return functions.where(keep, self, 0)
+
+    def tril(self, diagonal: int = 0) -> Tensor:
+        """The lower triangle of the last two dimensions (j ≤ i + diagonal); zeros above.
+        Gradients flow to the kept entries only."""
+        return self._triangle(diagonal, True, "tril")
+
+    def triu(self, diagonal: int = 0) -> Tensor:
+        """The upper triangle of the last two dimensions (j ≥ i + diagonal); zeros below."""
+        return self._triangle(diagonal, False, "triu")
+
+    def isclose(self, other: Any, rtol: float = 1e-5, atol: float = 1e-8,
+                equal_nan: bool = False) -> Tensor:
+        """Where |self - other| ≤ atol + rtol·|other| (no gradient; tensors that require
+        grad are fine)."""
+        a, b = promote(self.detach(), unwrap_operand(other.detach() if is_tensor(other)
+                                                     else other))
+        xp = backend.array_module(unwrap(a))
+        return no_grad_result(xp.isclose(unwrap(a), unwrap(b), rtol=rtol, atol=atol,
+                                         equal_nan=equal_nan))
+
+    def _new(self, array: Any, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
+        from difflab.creation import tensor as make_tensor
+
+        return make_tensor(array, dtype=self.dtype if dtype is None else dtype,
+                           device=self.device if device is None else device,
+                           requires_grad=requires_grad)
+
+    def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False) -> Tensor:
+        """Zeros of ``size``, with this tensor's dtype and device unless given."""
+        return self._new(np.zeros(shape_args(size)), dtype, device, requires_grad)
+
+    def new_ones(self, *size: Any, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> Tensor:
+        """Ones of ``size``, with this tensor's dtype and device unless given."""
+        return self._new(np.ones(shape_args(size)), dtype, device, requires_grad)
+
+    def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> Tensor:
+        """``fill_value`` everywhere in ``size``, with this tensor's dtype and device."""
+        return self._new(np.full(shape_args((size,)), fill_value), dtype, device,
+                         requires_grad)
+
+    def new_empty(self, *size: Any, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False) -> Tensor:
+        """A tensor of ``size`` to be filled (difflab fills it with zeros)."""
+        return self.new_zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_tensor(self, data: Any, *, dtype: Any = None, device: Any = None,
+                   requires_grad: bool = False) -> Tensor:
+        """A copy of ``data`` with this tensor's dtype and device unless given."""
+        data = data.detach() if is_tensor(data) else data
+        return self._new(data, dtype, device, requires_grad)
+
+    def multinomial(self, num_samples: int, replacement: bool = False, *,
+                    generator: Any = None) -> Tensor:
+        """Draw category indices with probability proportional to this tensor's weights."""
+        from difflab.creation import multinomial
+
+        return multinomial(self, num_samples, replacement, generator=generator)
+
+    def histc(self, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
+        """Counts in ``bins`` equal bins over [min, max] (the data's range if min = max)."""
+        from difflab.functions import histc
+
+        return histc(self, bins, min, max)
+
+    def log10_(self) -> Tensor:
+        self[...] = self.log10()
+        return self
+
+    def log2_(self) -> Tensor:
+        self[...] = self.log2()
+        return self
+
+    # ================================================================= end compat-core

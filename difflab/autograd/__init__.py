@@ -11,12 +11,20 @@
 from difflab.autograd.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from difflab.autograd.function import Function, FunctionCtx
 from difflab.autograd.functional import backward, grad
-from difflab.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from difflab.autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from difflab.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from difflab.autograd.tape import Tape, draw, tape
+from difflab.autograd.variable import Variable
 
 __all__ = [
     "Function", "FunctionCtx", "GradcheckError", "Tape", "backward", "detect_anomaly", "draw",
-    "enable_grad", "grad", "gradcheck", "gradgradcheck", "is_anomaly_enabled",
+    "Variable", "enable_grad", "grad", "gradcheck", "gradgradcheck", "inference_mode",
+    "is_anomaly_enabled",
     "is_grad_enabled", "no_grad", "set_detect_anomaly", "set_grad_enabled", "tape",
 ]

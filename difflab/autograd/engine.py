@@ -146,12 +146,20 @@ class Node:
         if AnomalyMode.enabled:
             self.created_at = "".join(traceback.format_stack(limit=12)[:-3])
 
-    @property
     def name(self) -> str:
-        return self.op.name
+        """PyTorch's name for this step: ``MulBackward0``, ``LogSoftmaxBackward0``, ..."""
+        return backward_name(self.op)
+
+    @property
+    def next_functions(self) -> tuple:
+        """One pair (record, 0) per input, as PyTorch gives: the input's own record, an
+        :class:`AccumulateGrad` for a leaf that requires grad, or ``None`` for a constant."""
+        return tuple(
+            (AccumulateGrad(p) if isinstance(p, Tensor) else p, 0) for p in self.parents
+        )
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.op.name}Backward seq={getattr(self, 'seq', '?')}>"
+        return f"<{type(self).__name__} {self.name()} seq={getattr(self, 'seq', '?')}>"
 
     def _check_saved(self) -> None:
         """Refuse to run a backward step whose saved values are gone or were changed."""
@@ -214,6 +222,32 @@ class Node:
 
 
 # -------------------------------------------------------------------- recording
+
+
+def backward_name(op: Any) -> str:
+    """The name of a primitive's backward step as PyTorch spells it: ``log_softmax`` ->
+    ``LogSoftmaxBackward0`` (a user Function keeps its class name: ``MyFnBackward``)."""
+    name = getattr(op, "name", type(op).__name__)
+    if not name.islower():
+        return f"{name}Backward"
+    return "".join(part.capitalize() for part in name.split("_")) + "Backward0"
+
+
+class AccumulateGrad:
+    """What ``next_functions`` shows for a leaf: the step that adds into its ``.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Tensor) -> None:
+        self.variable = variable
+
+    def name(self) -> str:
+        return "AccumulateGrad"
+
+    next_functions = ()
+
+    def __repr__(self) -> str:
+        return "<AccumulateGrad>"
 
 
 def apply(op: Any, *inputs: Any, **params: Any) -> Tensor:
@@ -456,7 +490,7 @@ def _check_anomaly(node: Node, input_grads: tuple) -> None:
         if bool(xp.isnan(xp.asarray(data)).any()):
             where = getattr(node, "created_at", "")
             raise RuntimeError(
-                f"Function '{node.op.name}Backward' returned nan values in its {i}th output."
+                f"Function '{node.name()}' returned nan values in its {i}th output."
                 + (f"\nThe forward call that created it:\n{where}" if where else "")
             )
 

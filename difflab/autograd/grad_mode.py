@@ -86,3 +86,32 @@ class enable_grad(no_grad):  # noqa: N801
                 return function(*args, **kwargs)
 
         return wrapper
+
+
+class inference_mode(no_grad):  # noqa: N801
+    """``no_grad`` under PyTorch's newer name: nothing inside is recorded.
+
+    ``inference_mode(False)`` records as usual (a switch for code that takes a
+    flag).  PyTorch additionally makes the results unusable in training later;
+    difflab's results are ordinary tensors that do not require grad.
+    """
+
+    def __init__(self, mode: bool = True) -> None:
+        self.mode = not mode
+        self.previous = _State.enabled
+        self.inference = bool(mode)
+
+    def __enter__(self) -> None:
+        self.previous = _State.enabled
+        if self.inference:
+            _State.enabled = False
+
+    def __call__(self, function: Callable) -> Callable:
+        inference = self.inference
+
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with inference_mode(inference):
+                return function(*args, **kwargs)
+
+        return wrapper

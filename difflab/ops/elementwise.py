@@ -59,6 +59,9 @@ class Unary:
     domain: tuple[float, float] = (-2.0, 2.0)
     # Which of x, y the derivative reads: the engine keeps only those for backward.
     saves: str = "x"
+    # Whether f maps integers to integers (neg, abs, relu).  If not, a tensor of
+    # integers is made floating (the default dtype) before f runs, as in PyTorch.
+    keeps_integers: bool = False
 
     @staticmethod
     def forward(xp, x):
@@ -101,6 +104,9 @@ class Binary:
     # will need read: for 100 * x, where only x needs a gradient, nothing of x is kept.
     needs_for_a: str = "abz"
     needs_for_b: str = "abz"
+    # Whether two integers give an integer (a + b does; a / b and atan2 do not: their
+    # integer operands are made floating, the default dtype, as in PyTorch).
+    keeps_integers: bool = True
 
     @staticmethod
     def d_da(xp, a, b, z):
@@ -125,6 +131,7 @@ class Neg(Unary):
     name, math = "neg", "d(-x)/dx = -1"
     saves = ""
     numpy_name, description = "negative", "minus x"
+    keeps_integers = True
 
     @staticmethod
     def forward(xp, x):
@@ -189,6 +196,45 @@ class Log1p(Unary):
     @staticmethod
     def derivative(xp, x, y):
         return 1.0 / (1.0 + x)
+
+
+class Log10(Unary):
+    name, math = "log10", "d log₁₀(x)/dx = 1/(x · ln 10)"
+    numpy_name, description = "log10", "logarithm to base 10"
+    domain = (0.2, 3.0)
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.log10(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return 1.0 / (x * math.log(10.0))
+
+    @classmethod
+    def symbolic(cls, sp, x):
+        # log₁₀ x = ln x / ln 10: the form every symbolic namespace has.
+        return sp.log(x) / sp.log(10)
+
+
+class Log2(Unary):
+    name, math = "log2", "d log₂(x)/dx = 1/(x · ln 2)"
+    numpy_name, description = "log2", "logarithm to base 2"
+    domain = (0.2, 3.0)
+
+    @staticmethod
+    def forward(xp, x):
+        if not hasattr(xp, "log2"):  # (mpmath, for high-precision references, has no log2)
+            return xp.log(x) / xp.log(2.0)
+        return xp.log2(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return 1.0 / (x * math.log(2.0))
+
+    @classmethod
+    def symbolic(cls, sp, x):
+        return sp.log(x) / sp.log(2)
 
 
 class Sqrt(Unary):
@@ -351,6 +397,7 @@ class Relu(Unary):
     name, math = "relu", "d max(x, 0)/dx = 1 if x > 0 else 0  (0 at the kink x = 0)"
     saves = "y"
     numpy_name, description = "", "max(x, 0)"
+    keeps_integers = True
     kinks = "derivative 0 at x = 0 (a subgradient; what PyTorch returns)"
     domain = (0.1, 2.0)
 
@@ -374,6 +421,7 @@ class Relu(Unary):
 class Abs(Unary):
     name, math = "abs", "d |x|/dx = sign(x)  (0 at the kink x = 0)"
     numpy_name, description = "absolute", "absolute value"
+    keeps_integers = True
     kinks = "derivative 0 at x = 0 (a subgradient; what PyTorch returns)"
     domain = (0.1, 2.0)
 
@@ -460,6 +508,7 @@ class Div(Binary):
     name, math = "div", "∂(a/b)/∂a = 1/b,  ∂(a/b)/∂b = -a/b² = -z/b"
     needs_for_a, needs_for_b = "b", "bz"
     numpy_name, description = "divide", "a / b"
+    keeps_integers = False
     domain = (0.5, 2.0)
 
     @staticmethod
@@ -540,6 +589,7 @@ class Arctan2(Binary):
     name, math = "atan2", "∂atan2(a,b)/∂a = b/(a²+b²),  ∂atan2(a,b)/∂b = -a/(a²+b²)"
     needs_for_a, needs_for_b = "ab", "ab"
     numpy_name, description = "arctan2", "angle of the point (b, a)"
+    keeps_integers = False
     domain = (0.5, 2.0)
 
     @staticmethod
@@ -557,7 +607,7 @@ class Arctan2(Binary):
 
 #: Every elementwise rule difflab ships, in the order the registry lists them.
 UNARY_RULES: tuple[type[Unary], ...] = (
-    Neg, Exp, Expm1, Log, Log1p, Sqrt, Sin, Cos, Tan, Arcsin, Arccos, Arctan,
+    Neg, Exp, Expm1, Log, Log1p, Log10, Log2, Sqrt, Sin, Cos, Tan, Arcsin, Arccos, Arctan,
     Sinh, Cosh, Tanh, Sigmoid, Relu, Abs, Erf,
 )
 BINARY_RULES: tuple[type[Binary], ...] = (Add, Sub, Mul, Div, Pow, Maximum, Minimum, Arctan2)

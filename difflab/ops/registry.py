@@ -125,7 +125,7 @@ for _rule in elementwise.BINARY_RULES:
     register(BinaryOp(_rule))
 for _primitive in (
     # structural: reductions, linear algebra, shapes and views, indexing
-    structural.Sum, structural.Prod, structural.CumSum, structural.MaxReduce,
+    structural.Sum, structural.Mean, structural.Prod, structural.CumSum, structural.MaxReduce,
     structural.MatMul, structural.Reshape, structural.Permute, structural.Expand,
     structural.Index, structural.ScatterAdd, structural.Flip, structural.IndexPut,
     structural.Concatenate, structural.Where, structural.Clamp, structural.Cast,

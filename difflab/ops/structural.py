@@ -230,6 +230,38 @@ class Sum:
         return xp.sum(dx, axis=_from_end(ctx.axes, len(ctx.in_shape)), keepdims=ctx.keepdims)
 
 
+class Mean:
+    """y = (1/n) Σ x over ``axis``, n the number of elements each output combines.
+
+    JVP: ẏ = (1/n) Σ ẋ (the same mean).  VJP: x̄ = broadcast(ȳ) / n, since every
+    element of x contributed with weight 1/n.  (A primitive of its own rather
+    than a sum times 1/n, so that the tape names it: ``MeanBackward0``.)
+    """
+
+    name = "mean"
+
+    @staticmethod
+    def forward(ctx, xp, x, axis=None, keepdims=False):
+        ctx.axes = _normalize_axis(axis, x.ndim)
+        ctx.keepdims, ctx.in_shape = keepdims, x.shape
+        count = 1
+        for a in range(x.ndim) if ctx.axes is None else ctx.axes:
+            count *= x.shape[a]
+        ctx.scale = 1.0 / count if count else float("nan")
+        return xp.sum(x, axis=ctx.axes, keepdims=keepdims) * ctx.scale
+
+    @staticmethod
+    def vjp(ctx, xp, g):
+        if not ctx.keepdims:
+            g = _keep_reduced_axes(g, ctx.axes, len(ctx.in_shape))
+        return (xp.broadcast_to(g * ctx.scale, ctx.in_shape),)
+
+    @staticmethod
+    def jvp(ctx, xp, dx):
+        axes = _from_end(ctx.axes, len(ctx.in_shape))
+        return xp.sum(dx, axis=axes, keepdims=ctx.keepdims) * ctx.scale
+
+
 class Prod:
     """y = Π x over ``axis``.
 

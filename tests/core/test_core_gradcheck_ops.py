@@ -88,6 +88,8 @@ REDUCTIONS = {
     "sum_dim": lambda x: x.sum(1),
     "sum_dims_keep": lambda x: x.sum((0, 2), keepdim=True),
     "mean": lambda x: x.mean(0),
+    "mean_all": lambda x: x.mean(),
+    "mean_dims_keep": lambda x: x.mean((0, 2), keepdim=True),
     "var": lambda x: x.var(1),
     "std": lambda x: x.std(2, keepdim=True),
     "max_dim": lambda x: x.max(1).values,
