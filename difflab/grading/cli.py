@@ -32,6 +32,7 @@ from difflab.grading.runner import (
     DEFAULT_TOTAL_TIMEOUT,
     grade,
 )
+from difflab.grading.sandbox import DEFAULT_UID_BASE, DEFAULT_UID_POOL
 
 __all__ = ["grade_command", "assign_command", "cli"]
 
@@ -68,6 +69,18 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
     show_default=True,
     help="Seconds for the whole grading (Gradescope allows 600 by default).",
 )
+@click.option(
+    "--user", default=None,
+    help="As root: run student code as this existing account instead of a uid of the pool.",
+)
+@click.option(
+    "--uid-base", type=click.IntRange(min=1000), default=DEFAULT_UID_BASE, show_default=True,
+    help="As root: first uid of the pool student code runs as (one uid per grading).",
+)
+@click.option(
+    "--uid-pool", type=click.IntRange(min=1), default=DEFAULT_UID_POOL, show_default=True,
+    help="As root: how many uids the pool has (how many gradings may run at once).",
+)
 def grade_command(
     submission: Path,
     tests_dir: Path,
@@ -75,6 +88,9 @@ def grade_command(
     timeout: float,
     memory_mb: int,
     total_timeout: float,
+    user: str | None,
+    uid_base: int,
+    uid_pool: int,
 ) -> None:
     """Grade SUBMISSION (a .py file or .ipynb notebook) with the tests in --tests.
 
@@ -85,7 +101,7 @@ def grade_command(
     try:
         results = grade(
             submission, tests_dir, out, timeout=timeout, memory_mb=memory_mb,
-            total_timeout=total_timeout,
+            total_timeout=total_timeout, user=user, uid_base=uid_base, uid_pool=uid_pool,
         )
     except GradingInputError as exc:  # grade() has written the results file already
         _fail("difflab grade", str(exc))

@@ -52,7 +52,10 @@ from difflab.grading.results import (
     write_results,
 )
 from difflab.grading.sandbox import (
+    DEFAULT_UID_BASE,
+    DEFAULT_UID_POOL,
     SandboxUser,
+    UidPool,
     isolation_summary,
     kill_user_processes,
     resolve_user,
@@ -470,6 +473,8 @@ def grade(
     total_timeout: float = DEFAULT_TOTAL_TIMEOUT,
     visibility: str = "visible",
     user: str | None = None,
+    uid_base: int = DEFAULT_UID_BASE,
+    uid_pool: int = DEFAULT_UID_POOL,
 ) -> dict[str, Any]:
     """Grade a student's submission with an instructor's pytest tests.
 
@@ -494,8 +499,14 @@ def grade(
     visibility : str, optional
         Gradescope visibility of the overall result.
     user : str, optional
-        When the grader runs as root: the unprivileged user that runs student code
-        (default ``difflab-student``; it must exist).  Ignored otherwise.
+        When the grader runs as root: a named account to run student code as (it must
+        exist; gradings naming the same account take turns).  By default each grading
+        takes a uid of its own from the pool below, so gradings can run at once.
+        Ignored when not root.
+    uid_base, uid_pool : int, optional
+        When the grader runs as root: the pool of numeric uids for student code
+        (``uid_base`` to ``uid_base + uid_pool - 1``; no accounts needed, and uids that
+        belong to an account are skipped).  At most ``uid_pool`` gradings run at once.
 
     Returns
     -------
@@ -523,19 +534,22 @@ def grade(
         if visibility not in VISIBILITIES:
             raise GradingInputError(f"visibility must be one of {VISIBILITIES}")
         _check_inputs(submission, tests_dir)
+        sandbox_user, lock = _take_user(user, uid_base, uid_pool)
         try:
-            sandbox_user = resolve_user(user)
-        except LookupError as exc:
-            raise GradingInputError(str(exc)) from None
-        job.isolation = isolation_summary(sandbox_user) + _exposure(sandbox_user, tests_dir)
-        job.secrets = secret_lines(tests_dir)
-        with tempfile.TemporaryDirectory(prefix="difflab-grade-") as tmp:
-            stage = _Stage(Path(tmp), submission, tests_dir, memory_mb, timeout=timeout,
-                           total_timeout=total_timeout, user=sandbox_user)
-            deadline = job.started + total_timeout
-            job.outcomes = _numbered(_collect(stage, timeout, deadline))
-            job.save()
-            _run_tests(stage, job, timeout=timeout, deadline=deadline)
+            job.isolation = isolation_summary(sandbox_user) + _exposure(sandbox_user,
+                                                                        tests_dir)
+            job.secrets = secret_lines(tests_dir)
+            with tempfile.TemporaryDirectory(prefix="difflab-grade-") as tmp:
+                stage = _Stage(Path(tmp), submission, tests_dir, memory_mb, timeout=timeout,
+                               total_timeout=total_timeout, user=sandbox_user)
+                deadline = job.started + total_timeout
+                job.outcomes = _numbered(_collect(stage, timeout, deadline))
+                job.save()
+                _run_tests(stage, job, timeout=timeout, deadline=deadline)
+        finally:
+            if lock is not None:
+                kill_user_processes(sandbox_user.uid)
+                UidPool.release(lock)
     except GradingInputError as exc:
         if out is not None:
             elapsed = time.monotonic() - job.started
@@ -552,6 +566,24 @@ def grade(
     if job.write_error:
         raise GradingInputError(job.write_error)
     return results
+
+
+def _take_user(user: str | None, uid_base: int, uid_pool: int
+               ) -> tuple[SandboxUser | None, int | None]:
+    """The user for this grading's student code, held for it alone: ``(user, lock)``.
+
+    Not root: ``(None, None)``, student code runs as the grader's user.
+    """
+    if os.geteuid() != 0:
+        return None, None
+    try:
+        pool = UidPool(uid_base, uid_pool)
+        if user is not None:
+            named = resolve_user(user)
+            return named, pool.hold(named)
+        return pool.acquire()
+    except (LookupError, ValueError) as exc:
+        raise GradingInputError(str(exc)) from None
 
 
 def _exposure(user: SandboxUser | None, tests_dir: Path) -> str:
@@ -573,7 +605,7 @@ def _exposure(user: SandboxUser | None, tests_dir: Path) -> str:
     if os.waitstatus_to_exitcode(status) == 0:
         return ""
     return (
-        f"\nWarning: user '{user.name}' can read or change the tests folder {tests_dir} "
+        f"\nWarning: {user.name} can read or change the tests folder {tests_dir} "
         "(from outside the sandbox's folder): make it private to root, e.g. "
         "chmod -R go-rwx on the folder holding the tests and solutions."
     )
