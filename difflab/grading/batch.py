@@ -118,8 +118,10 @@ def _row(student: str, results: dict[str, Any], status: str) -> BatchRow:
     for test in results.get("tests", []):
         tests[test["name"]] = test["score"]
     reasons = {t.get("extra_data", {}).get("reason") for t in results.get("tests", [])}
+    output = results.get("output", "")
     if status == "graded":
-        if "import_error" in reasons:
+        if "import_error" in reasons or "could not be loaded" in output or \
+                "Loading your submission took longer" in output:
             status = "could not load"
         elif (results.get("extra_data") or {}).get("late"):
             status = "late"

@@ -177,7 +177,7 @@ def _grade_folder(folder: Path, tests_dir: Path, out: Path | None, jobs: int | N
 @click.command("check")
 @click.argument("work", type=click.Path(path_type=Path))
 @click.option("--tests", "tests_dir", type=click.Path(path_type=Path), default=None,
-              help="The visible tests (default: tests/ beside WORK, or in this folder).")
+              help="The visible tests (default: tests/ beside WORK).")
 @click.option("--question", "-q", default=None,
               help="Only the tests whose file, name or tag contains this (e.g. q1).")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True,

@@ -71,9 +71,9 @@ def format_check(results: dict[str, Any]) -> str:
 def _find_tests(near: Path | None, tests: str | Path | None) -> Path:
     if tests is not None:
         return Path(tests)
-    for folder in filter(None, [near, Path.cwd()]):
-        if (folder / "tests").is_dir():
-            return folder / "tests"
+    folder = near if near is not None else Path.cwd()  # beside the work, nowhere else
+    if (folder / "tests").is_dir():
+        return folder / "tests"
     raise GradingInputError(
         "no tests folder found next to your work: pass tests=... (or --tests) with the "
         "folder of the visible tests (tests/ of the student release)")
@@ -122,8 +122,8 @@ def check(question: str | None = None, *, notebook: str | Path | None = None,
         The ``.ipynb`` or ``.py`` to check.  Default: in a notebook, the cells the
         kernel has run.
     tests : str or Path, optional
-        The visible tests folder (default: ``tests/`` beside the work, or in the current
-        folder).
+        The visible tests folder (default: ``tests/`` beside the file checked; in a
+        notebook, in the current folder).
     timeout : float, optional
         Seconds each test may run.
     show : bool, optional
