@@ -259,8 +259,8 @@ def test_reproducing_a_students_variant(runner, tmp_path):
 
 
         def test_seed():
-            assert submission.echo(student_seed()) == %d
-    ''' % seed)
+            assert submission.echo(student_seed()) == SEED
+    '''.replace("SEED", str(seed)))
     sub = write(tmp_path / "sub.py", "def echo(v):\n    return v\n")
     result = runner.invoke(cli, ["grade", str(sub), "--tests", str(tests.parent),
                                  "--student-id", "4242", "--timeout", "5"])
