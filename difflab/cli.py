@@ -29,7 +29,7 @@ from typing import Any
 
 import click
 
-from difflab.grading.cli import assign_command, grade_command
+from difflab.grading.cli import assign_command, autograder_group, check_command, grade_command
 
 __all__ = ["main"]
 
@@ -199,6 +199,8 @@ def main() -> None:
 
 main.add_command(grade_command)
 main.add_command(assign_command)
+main.add_command(check_command)
+main.add_command(autograder_group)
 
 
 # ---------------------------------------------------------------------- functions

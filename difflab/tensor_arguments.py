@@ -57,6 +57,11 @@ def to_array(data: Any, dtype: Any = None, device: Any = None) -> Any:
             array = array.astype(_Defaults.dtype.to_complex())
         elif dtype is None and array.dtype.kind in "iu":
             array = array.astype(int64)
+    if array.dtype.kind in "US":  # NumPy keeps text as text; arithmetic on it fails later
+        raise TypeError(
+            f"cannot make a tensor from {array.dtype} data: strings are not supported. "
+            "Convert them to numbers first, e.g. np.array(['1.5', '2']).astype(float)"
+        )
     if dtype is not None:
         array = array.astype(np.dtype(dtype), copy=False)
     if device is not None:

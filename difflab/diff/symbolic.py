@@ -51,6 +51,7 @@ Helpers for showing and measuring (used by the comparison harness)
 from __future__ import annotations
 
 import re
+import sys
 import time
 import traceback
 import weakref
@@ -117,6 +118,34 @@ class SymbolArray(np.ndarray):
 
     def _repr_latex_(self) -> str:
         return f"$${sympy.latex(sympy.Matrix(np.asarray(self).reshape(self.shape[0], -1)))}$$"
+
+
+class SymbolicDepthError(SymbolicTraceError, RecursionError):
+    """f nests operations deeper than sympy's recursive algorithms can follow."""
+
+
+def _too_deep(exc: RecursionError, f: Callable, expressions: list | None) -> SymbolicDepthError:
+    """Say how deep the expression was when sympy ran out of Python's recursion limit."""
+    tb = exc.__traceback__
+    while expressions is None and tb is not None:  # what was built when it failed
+        frame = tb.tb_frame
+        if frame.f_code is _elementwise.__code__:  # tracing f: the operation's operands
+            expressions = list(frame.f_locals["operands"])
+        elif frame.f_code is Symbolic.expressions.__code__:  # differentiating f
+            expressions = frame.f_locals.get("values")
+        tb = tb.tb_next
+    expressions = expressions or []
+    depth, level = 0, {e for e in expressions if isinstance(e, sympy.Basic)}
+    while level:  # level by level, without recursion (shared subexpressions once)
+        depth += 1
+        level = {a for e in level for a in e.args}
+    name = getattr(f, "__name__", "f")
+    return SymbolicDepthError(
+        f"symbolic: {name} builds an expression nested {depth} operations deep or more, "
+        f"deeper than sympy can follow within Python's recursion limit "
+        f"({sys.getrecursionlimit()}). Use the forward or reverse method for such deep "
+        "compositions (they follow the computation step by step)."
+    )
 
 
 def _elementwise(function: Callable, *operands: Any) -> Any:
@@ -394,20 +423,24 @@ class Symbolic(Differentiator):
         # cannot join those, so they are traced as NumPy copies.
         args = [backend.to_numpy(a) if k != i and backend.is_gpu_array(a) else a
                 for k, a in enumerate(args)]
-        found = self.expressions(f, *args, argnums=i, kind=kind)
-        cost.evaluations += 1
-        derivative = list(found.derivative)
-        expressions = found.function + derivative
-        sizes = {"plain": expression_size(derivative),
-                 "cse": expression_size(derivative, cse=True)}
-        outer = set().union(*(sympy.sympify(e).free_symbols for e in expressions))
-        function = None
-        if not outer - set(found.symbols):
-            # (Otherwise this derivative is taken inside a function that an enclosing
-            # derivative is tracing: it must stay an expression in the outer symbols.)
-            modules = [{"erf": _erf_for(self.backend)}, self.backend]
-            function = sympy.lambdify(found.symbols, expressions, modules=modules,
-                                      cse=self.cse)
+        found = None
+        try:  # sympy's algorithms recurse once per level of the expression
+            found = self.expressions(f, *args, argnums=i, kind=kind)
+            cost.evaluations += 1
+            derivative = list(found.derivative)
+            expressions = found.function + derivative
+            sizes = {"plain": expression_size(derivative),
+                     "cse": expression_size(derivative, cse=True)}
+            outer = set().union(*(sympy.sympify(e).free_symbols for e in expressions))
+            function = None
+            if not outer - set(found.symbols):
+                # (Otherwise this derivative is taken inside a function that an enclosing
+                # derivative is tracing: it must stay an expression in the outer symbols.)
+                modules = [{"erf": _erf_for(self.backend)}, self.backend]
+                function = sympy.lambdify(found.symbols, expressions, modules=modules,
+                                          cse=self.cse)
+        except RecursionError as exc:
+            raise _too_deep(exc, f, found and found.function) from None
         compiled = _Compiled(function, found.symbols, expressions, len(found.function),
                              found.value_shape, sizes, time.perf_counter() - start)
         cost.compile_seconds = compiled.compile_seconds

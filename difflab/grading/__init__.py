@@ -14,9 +14,16 @@ messages say *where* the student's answer differs and *by how much*, with a hint
 runs those tests against a student's ``.py`` file or notebook in a separate, time- and
 memory-limited process and writes Gradescope's results file.  ``difflab assign`` (or
 :func:`make_student_version` / :func:`make_instructor_version`) turns a source notebook
-with nbgrader ``### BEGIN SOLUTION`` markers into the student and instructor versions.
+with nbgrader ``### BEGIN SOLUTION`` markers into the student and instructor versions,
+the student's with the visible tests, which ``difflab check`` (or :func:`check` in a
+notebook) runs before submitting.  ``difflab grade FOLDER`` grades a class into a
+gradebook (:func:`grade_batch`); ``difflab autograder build`` makes Gradescope's zip
+(:func:`build_autograder`).  Partial credit: ``@points(n, partial=True)`` with
+:func:`subcheck`; per-student inputs: :func:`student_seed`; :func:`leaderboard`.
 """
 
+from difflab.grading.autograder import build_autograder
+from difflab.grading.batch import grade_batch
 from difflab.grading.checks import (
     check_dual_rule,
     check_function,
@@ -24,11 +31,15 @@ from difflab.grading.checks import (
     check_module,
     check_optimizer_step,
 )
+from difflab.grading.context import LatePolicy, leaderboard, student_seed
+from difflab.grading.credit import subcheck
 from difflab.grading.errors import GradingFailure, GradingInputError
 from difflab.grading.markers import points
 from difflab.grading.notebooks import make_instructor_version, make_student_version
+from difflab.grading.release import visible_tests
 from difflab.grading.results import format_summary, validate_results, write_results
 from difflab.grading.runner import grade
+from difflab.grading.selfcheck import check
 
 __all__ = [
     "check_gradient",
@@ -45,4 +56,12 @@ __all__ = [
     "write_results",
     "GradingFailure",
     "GradingInputError",
+    "subcheck",
+    "student_seed",
+    "leaderboard",
+    "LatePolicy",
+    "check",
+    "grade_batch",
+    "build_autograder",
+    "visible_tests",
 ]

@@ -168,6 +168,8 @@ class GradingPlugin:
         self.memory_mb = config.get("memory_mb")
         self.timeout = float(config.get("timeout") or 0)
         self.output_log = config.get("output_log")
+        self.visible_only = bool(config.get("visible_only"))
+        self.select = config.get("select") or None
         self._failure: dict[str, tuple[str, str]] = {}
         self._out_start = 0
 
@@ -182,8 +184,18 @@ class GradingPlugin:
             return
         from difflab.grading.markers import read_marker
 
+        kept = []
         for item in items:
-            self.events.send("item", **read_marker(item).to_json())
+            meta = read_marker(item)
+            if self.visible_only and meta.visibility != "visible":
+                continue  # a self-check runs the tests a student may see, only
+            if self.select and not (self.select in item.nodeid or self.select in meta.tags):
+                continue
+            kept.append(item)
+            self.events.send("item", **meta.to_json())
+        if len(kept) != len(items):
+            config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+            items[:] = kept
 
     def pytest_collectreport(self, report: Any) -> None:
         if report.failed:
@@ -201,6 +213,9 @@ class GradingPlugin:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: Any) -> None:
+        from difflab.grading.credit import begin_test
+
+        begin_test()
         if self.sandbox is None:
             return
         if not self.sandbox.running:
@@ -233,7 +248,17 @@ class GradingPlugin:
         self._failure[item.nodeid] = (reason, message)
 
     def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
+        from difflab.grading.context import take_leaderboard
+        from difflab.grading.credit import end_test
+
         reason, message = self._failure.pop(nodeid, ("passed", ""))
+        credit = end_test()
+        failed_parts = credit.failures(
+            lambda exc: describe_exception(exc, self.cells, self.memory_mb)[1])
+        if failed_parts and reason in ("passed", "failed"):
+            # failed sub-checks let the test go on; it fails at its end with each message
+            extra = [] if reason == "passed" else [message]
+            reason, message = "failed", "\n\n".join(failed_parts + extra)[:_MAX_MESSAGE]
         captured = ""
         if self.sandbox is not None:
             captured = _read_slice(self.output_log, self._out_start)
@@ -244,6 +269,8 @@ class GradingPlugin:
             reason=reason,
             message=message,
             captured=captured,
+            fraction=credit.fraction(),
+            leaderboard=take_leaderboard(),
         )
 
 
@@ -392,6 +419,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     config = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     os.chdir(config["workdir"])
+    from difflab.grading.context import SEED_VARIABLE
+
+    os.environ[SEED_VARIABLE] = str(int(config.get("seed") or 0))  # student_seed() reads it
     events = _Events(config["events"])
     mode = config["mode"]
     sandbox = None

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from difflab import finite_differences
+from difflab.grading.credit import record_elements
 from difflab.grading.errors import GradingFailure
 
 __all__ = [
@@ -135,6 +136,7 @@ def assert_close(
     """
     a, e = _to_numpy(actual), _to_numpy(expected)
     if a.shape != e.shape:
+        record_elements(0, e.size)  # partial credit: nothing of a wrong shape is right
         extra = ""
         if a.ndim == 2 and a.T.shape == e.shape and np.allclose(a.T, e, atol=atol, rtol=rtol):
             extra = " Your values are right but transposed."
@@ -143,7 +145,11 @@ def assert_close(
         raise GradingFailure(
             f"{what} has shape {a.shape}, expected {e.shape}.{extra} {hint}".rstrip()
         )
+    err = np.abs(a - e)
+    allowed = atol + rtol * np.abs(e)
+    bad = ~(err <= allowed)
     bad_nan = np.isnan(a) & ~np.isnan(e)
+    record_elements(a.size - int((bad | bad_nan).sum()), a.size)
     if bad_nan.any():
         idx = tuple(int(i) for i in np.argwhere(bad_nan)[0])
         raise GradingFailure(
@@ -151,9 +157,6 @@ def assert_close(
             "Look for 0/0, log of a negative number or sqrt of a negative number. "
             f"{hint}".rstrip()
         )
-    err = np.abs(a - e)
-    allowed = atol + rtol * np.abs(e)
-    bad = ~(err <= allowed)
     if not bad.any():
         return
     worst = np.unravel_index(np.argmax(np.where(bad, err / allowed, -np.inf)), a.shape)

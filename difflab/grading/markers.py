@@ -30,7 +30,8 @@ from typing import Any
 
 import pytest
 
-__all__ = ["points", "TestMeta", "read_marker", "DEFAULT_POINTS", "VISIBILITIES"]
+__all__ = ["points", "TestMeta", "read_marker", "DEFAULT_POINTS", "VISIBILITIES",
+           "OUTPUT_FORMATS"]
 
 #: Points of a test that carries no ``points`` marker.
 DEFAULT_POINTS = 1.0
@@ -39,9 +40,12 @@ DEFAULT_POINTS = 1.0
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 
 MARKER_HELP = (
-    "points(value, hidden=False, visibility=None, name=None, tags=()): "
+    "points(value, hidden=False, visibility=None, name=None, tags=(), partial=False, "
+    "number=None, output_format=None, extra_credit=False): "
     "the points a test is worth when graded by `difflab grade`"
 )
+#: Formats Gradescope renders a test's output in.
+OUTPUT_FORMATS = ("text", "html", "simple_format", "md", "ansi")
 
 
 def points(
@@ -51,6 +55,10 @@ def points(
     visibility: str | None = None,
     name: str | None = None,
     tags: Iterable[str] = (),
+    partial: bool = False,
+    number: str | None = None,
+    output_format: str | None = None,
+    extra_credit: bool = False,
 ) -> pytest.MarkDecorator:
     """Mark a test as worth ``value`` points.
 
@@ -68,6 +76,18 @@ def points(
         The name shown to the student; defaults to the test function's name.
     tags : iterable of str, optional
         Gradescope tags, e.g. the concept the test checks.
+    partial : bool, optional
+        A failing test may earn part of ``value``: the fraction of elements its checks
+        found right, or the weights of its named sub-checks that passed
+        (:mod:`difflab.grading.credit`).
+    number : str, optional
+        The test's number as Gradescope shows it (``"1.2"``); by default file.test.
+    output_format : str, optional
+        How Gradescope renders the test's output (one of :data:`OUTPUT_FORMATS`, e.g.
+        ``"md"``).
+    extra_credit : bool, optional
+        The test adds ``value`` to the score when it passes but not to the maximum
+        (Gradescope's ``max_score`` 0).
 
     Returns
     -------
@@ -84,8 +104,14 @@ def points(
         raise ValueError(f"points(...) needs a number >= 0, got {value!r}")
     if visibility is not None and visibility not in VISIBILITIES:
         raise ValueError(f"visibility must be one of {VISIBILITIES}, got {visibility!r}")
+    if output_format is not None and output_format not in OUTPUT_FORMATS:
+        raise ValueError(f"output_format must be one of {OUTPUT_FORMATS}, got {output_format!r}")
+    if number is not None and not isinstance(number, str):
+        raise ValueError(f"number is a string such as '1.2', got {number!r}")
     return pytest.mark.points(
-        float(value), hidden=hidden, visibility=visibility, name=name, tags=tuple(tags)
+        float(value), hidden=hidden, visibility=visibility, name=name, tags=tuple(tags),
+        partial=bool(partial), number=number, output_format=output_format,
+        extra_credit=bool(extra_credit),
     )
 
 
@@ -100,6 +126,10 @@ class TestMeta:
     max_score: float = DEFAULT_POINTS
     visibility: str = "visible"
     tags: list[str] = field(default_factory=list)
+    partial: bool = False
+    number: str | None = None
+    output_format: str | None = None
+    extra_credit: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -108,6 +138,10 @@ class TestMeta:
             "max_score": self.max_score,
             "visibility": self.visibility,
             "tags": list(self.tags),
+            "partial": self.partial,
+            "number": self.number,
+            "output_format": self.output_format,
+            "extra_credit": self.extra_credit,
         }
 
 
@@ -129,4 +163,10 @@ def read_marker(item: Any) -> TestMeta:
     if kwargs.get("name"):
         meta.name = str(kwargs["name"])
     meta.tags = [str(t) for t in kwargs.get("tags", ())]
+    meta.partial = bool(kwargs.get("partial"))
+    meta.extra_credit = bool(kwargs.get("extra_credit"))
+    if isinstance(kwargs.get("number"), str):
+        meta.number = kwargs["number"]
+    if kwargs.get("output_format") in OUTPUT_FORMATS:
+        meta.output_format = kwargs["output_format"]
     return meta

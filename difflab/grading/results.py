@@ -65,10 +65,16 @@ class TestOutcome:
     captured: str = ""
     seconds: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    #: For a partial-credit test that failed: the share of its points earned.
+    fraction: float | None = None
 
     @property
     def score(self) -> float:
-        return self.meta.max_score if self.passed else 0.0
+        if self.passed:
+            return self.meta.max_score
+        if self.meta.partial and self.fraction is not None:
+            return round(self.meta.max_score * min(max(self.fraction, 0.0), 1.0), 6)
+        return 0.0
 
     def output(self, secrets: list[str] = ()) -> str:
         """The text the student sees for this test, cut and redacted."""
@@ -81,17 +87,25 @@ class TestOutcome:
         return student_text("\n\n".join(parts), MAX_TEST_OUTPUT, secrets)
 
     def to_json(self, secrets: list[str] = ()) -> dict[str, Any]:
-        return {
+        test = {
             "name": self.meta.name,
-            "number": self.number,
+            "number": self.meta.number or self.number,
             "score": self.score,
-            "max_score": self.meta.max_score,
+            # Gradescope's extra credit: points that count in the score, not the maximum.
+            "max_score": 0.0 if self.meta.extra_credit else self.meta.max_score,
             "status": "passed" if self.passed else "failed",
             "output": self.output(secrets),
             "visibility": self.meta.visibility,
             "tags": list(self.meta.tags),
             "extra_data": {"reason": self.reason, "nodeid": self.meta.nodeid, **self.extra},
         }
+        if self.meta.output_format:
+            test["output_format"] = self.meta.output_format
+        if self.meta.extra_credit:
+            test["extra_data"]["extra_credit"] = self.meta.max_score
+        if self.meta.partial and not self.passed and self.fraction is not None:
+            test["extra_data"]["fraction"] = round(self.fraction, 6)
+        return test
 
 
 def truncate(text: str, limit: int) -> str:

@@ -41,8 +41,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from difflab.grading.context import (
+    LatePolicy,
+    lateness,
+    metadata_students,
+    read_metadata,
+    seed_for,
+)
 from difflab.grading.errors import GradingInputError
-from difflab.grading.markers import MARKER_HELP, VISIBILITIES, TestMeta
+from difflab.grading.markers import MARKER_HELP, OUTPUT_FORMATS, VISIBILITIES, TestMeta
 from difflab.grading.notebooks import notebook_to_module
 from difflab.grading.results import (
     TestOutcome,
@@ -52,7 +59,10 @@ from difflab.grading.results import (
     write_results,
 )
 from difflab.grading.sandbox import (
+    DEFAULT_UID_BASE,
+    DEFAULT_UID_POOL,
     SandboxUser,
+    UidPool,
     isolation_summary,
     kill_user_processes,
     resolve_user,
@@ -176,8 +186,10 @@ class _Stage:
     """The grader's private folder for one submission (tests, events, logs)."""
 
     def __init__(self, root: Path, submission: Path, tests_dir: Path, memory_mb: int | None,
-                 *, timeout: float, total_timeout: float, user: SandboxUser | None):
+                 *, timeout: float, total_timeout: float, user: SandboxUser | None,
+                 seed: int = 0, select: str | None = None, visible_only: bool = False):
         self.root = root
+        self.seed, self.select, self.visible_only = seed, select, visible_only
         self.memory_mb = memory_mb
         self.timeout = timeout
         self.total_timeout = total_timeout
@@ -236,6 +248,9 @@ class _Stage:
             "cpu_seconds": self.total_timeout,
             "output_log": str(self.root / "student-output.log"),
             "user": vars(self.user) if self.user else None,
+            "seed": self.seed,
+            "select": self.select,
+            "visible_only": self.visible_only,
         }
         config_path.write_text(json.dumps(config), encoding="utf-8")
         events_path.touch()
@@ -381,6 +396,10 @@ def _collect(stage: _Stage, timeout: float, deadline: float) -> list[TestMeta]:
         raise GradingInputError("collecting the tests took too long; do they run code on import?")
     items = [e for e in run.events if e["event"] == "item"]
     if not items:
+        if stage.select or stage.visible_only:
+            raise GradingInputError(
+                "no visible tests" + (f" match {stage.select!r}" if stage.select else "")
+                + " in the tests folder")
         raise GradingInputError(
             "no tests in the tests folder: the test files define no test functions "
             "(names must start with 'test')"
@@ -392,6 +411,11 @@ def _collect(stage: _Stage, timeout: float, deadline: float) -> list[TestMeta]:
             max_score=e["max_score"],
             visibility=e["visibility"],
             tags=e["tags"],
+            partial=e.get("partial") is True,
+            number=e["number"] if isinstance(e.get("number"), str) else None,
+            output_format=e["output_format"] if e.get("output_format") in OUTPUT_FORMATS
+            else None,
+            extra_credit=e.get("extra_credit") is True,
         )
         for e in items
     ]
@@ -424,18 +448,46 @@ class _Grading:
         self.cell_errors: list[str] = []
         self.isolation = ""
         self.write_error: str | None = None
+        self.seed: int | None = None
+        self.late: dict[str, Any] | None = None  # days, factor, policy
+        self.leaderboard: dict[str, dict[str, Any]] = {}
 
     def results(self) -> dict[str, Any]:
+        notes = list(self.notes)
+        if self.late is not None:
+            notes.append(
+                f"Submitted {self.late['days']} day(s) late: the score is multiplied by "
+                f"{self.late['factor']:g} (late policy: {self.late['policy']}).")
         results = build_results(
             self.outcomes,
             execution_time=time.monotonic() - self.started,
-            output="\n".join(self.notes),
+            output="\n".join(notes),
             visibility=self.visibility,
             secrets=self.secrets,
         )
+        extra: dict[str, Any] = {}
         if self.isolation:
-            results["extra_data"] = {"isolation": self.isolation}
+            extra["isolation"] = self.isolation
+        if self.seed is not None:
+            extra["seed"] = str(self.seed)
+        if self.late is not None:
+            extra["late"] = dict(self.late, score_before=results["score"])
+            results["score"] = round(results["score"] * self.late["factor"], 6)
+        if self.leaderboard:
+            results["leaderboard"] = list(self.leaderboard.values())
+        if extra:
+            results["extra_data"] = extra
         return results
+
+    def add_leaderboard(self, entries: Any) -> None:
+        """Entries a test reported (validated: the trusted process sent them)."""
+        for entry in entries if isinstance(entries, list) else []:
+            if (isinstance(entry, dict) and isinstance(entry.get("name"), str)
+                    and isinstance(entry.get("value"), (int, float, str))
+                    and not isinstance(entry.get("value"), bool)
+                    and entry.get("order") in ("asc", "desc")):
+                self.leaderboard[entry["name"]] = {
+                    k: entry[k] for k in ("name", "value", "order")}
 
     def save(self) -> dict[str, Any]:
         results = self.results()
@@ -448,7 +500,8 @@ class _Grading:
         return results
 
     def settle(self, outcome: TestOutcome, *, passed: bool, reason: str, message: str,
-               captured: str = "", seconds: float = 0.0) -> None:
+               captured: str = "", seconds: float = 0.0, fraction: float | None = None
+               ) -> None:
         if not passed and self.cell_errors and reason != "import_error":
             message += "\n\nNote: these notebook cells raised errors when your notebook ran:\n"
             message += "\n".join(f"  {e}" for e in self.cell_errors)
@@ -457,6 +510,7 @@ class _Grading:
         outcome.message = message
         outcome.captured = captured
         outcome.seconds = seconds
+        outcome.fraction = fraction
         outcome.extra = {"seconds": round(seconds, 3)}
 
 
@@ -470,6 +524,13 @@ def grade(
     total_timeout: float = DEFAULT_TOTAL_TIMEOUT,
     visibility: str = "visible",
     user: str | None = None,
+    uid_base: int = DEFAULT_UID_BASE,
+    uid_pool: int = DEFAULT_UID_POOL,
+    metadata: str | Path | dict | None = None,
+    student_id: str | None = None,
+    late_policy: LatePolicy | None = None,
+    select: str | None = None,
+    visible_only: bool = False,
 ) -> dict[str, Any]:
     """Grade a student's submission with an instructor's pytest tests.
 
@@ -494,8 +555,26 @@ def grade(
     visibility : str, optional
         Gradescope visibility of the overall result.
     user : str, optional
-        When the grader runs as root: the unprivileged user that runs student code
-        (default ``difflab-student``; it must exist).  Ignored otherwise.
+        When the grader runs as root: a named account to run student code as (it must
+        exist; gradings naming the same account take turns).  By default each grading
+        takes a uid of its own from the pool below, so gradings can run at once.
+        Ignored when not root.
+    uid_base, uid_pool : int, optional
+        When the grader runs as root: the pool of numeric uids for student code
+        (``uid_base`` to ``uid_base + uid_pool - 1``; no accounts needed, and uids that
+        belong to an account are skipped).  At most ``uid_pool`` gradings run at once.
+    metadata : str, Path or dict, optional
+        Gradescope's ``submission_metadata.json`` (or its contents): the students' ids
+        give the seed of :func:`~difflab.grading.context.student_seed`, the dates the
+        lateness for ``late_policy``.
+    student_id : str, optional
+        The seed of this student instead (to reproduce a student's variant).
+    late_policy : LatePolicy, optional
+        Multiply the score by the policy's factor for the lateness in ``metadata``.
+    select : str, optional
+        Only the tests whose node id (file, name) or tags contain this text.
+    visible_only : bool, optional
+        Only the tests a student may see (``difflab check``).
 
     Returns
     -------
@@ -523,19 +602,24 @@ def grade(
         if visibility not in VISIBILITIES:
             raise GradingInputError(f"visibility must be one of {VISIBILITIES}")
         _check_inputs(submission, tests_dir)
+        job.seed, job.late = _submission_context(metadata, student_id, late_policy)
+        sandbox_user, lock = _take_user(user, uid_base, uid_pool)
         try:
-            sandbox_user = resolve_user(user)
-        except LookupError as exc:
-            raise GradingInputError(str(exc)) from None
-        job.isolation = isolation_summary(sandbox_user) + _exposure(sandbox_user, tests_dir)
-        job.secrets = secret_lines(tests_dir)
-        with tempfile.TemporaryDirectory(prefix="difflab-grade-") as tmp:
-            stage = _Stage(Path(tmp), submission, tests_dir, memory_mb, timeout=timeout,
-                           total_timeout=total_timeout, user=sandbox_user)
-            deadline = job.started + total_timeout
-            job.outcomes = _numbered(_collect(stage, timeout, deadline))
-            job.save()
-            _run_tests(stage, job, timeout=timeout, deadline=deadline)
+            job.isolation = isolation_summary(sandbox_user) + _exposure(sandbox_user,
+                                                                        tests_dir)
+            job.secrets = secret_lines(tests_dir)
+            with tempfile.TemporaryDirectory(prefix="difflab-grade-") as tmp:
+                stage = _Stage(Path(tmp), submission, tests_dir, memory_mb, timeout=timeout,
+                               total_timeout=total_timeout, user=sandbox_user,
+                               seed=job.seed or 0, select=select, visible_only=visible_only)
+                deadline = job.started + total_timeout
+                job.outcomes = _numbered(_collect(stage, timeout, deadline))
+                job.save()
+                _run_tests(stage, job, timeout=timeout, deadline=deadline)
+        finally:
+            if lock is not None:
+                kill_user_processes(sandbox_user.uid)
+                UidPool.release(lock)
     except GradingInputError as exc:
         if out is not None:
             elapsed = time.monotonic() - job.started
@@ -552,6 +636,44 @@ def grade(
     if job.write_error:
         raise GradingInputError(job.write_error)
     return results
+
+
+def _submission_context(metadata: str | Path | dict | None, student_id: str | None,
+                        policy: LatePolicy | None) -> tuple[int | None, dict | None]:
+    """``(seed, lateness record)`` of a submission from its metadata (None: not given)."""
+    try:
+        if metadata is not None and not isinstance(metadata, dict):
+            metadata = read_metadata(metadata)
+        students = [student_id] if student_id else metadata_students(metadata or {})
+        seed = seed_for(students) if students else None
+        late = None
+        if policy is not None and metadata is not None:
+            factor, days = policy.factor(lateness(metadata))
+            if days:
+                late = {"days": days, "factor": factor, "policy": policy.spec()}
+        elif policy is not None:
+            raise ValueError("a late policy needs the submission's metadata (--metadata)")
+    except ValueError as exc:
+        raise GradingInputError(str(exc)) from None
+    return seed, late
+
+
+def _take_user(user: str | None, uid_base: int, uid_pool: int
+               ) -> tuple[SandboxUser | None, int | None]:
+    """The user for this grading's student code, held for it alone: ``(user, lock)``.
+
+    Not root: ``(None, None)``, student code runs as the grader's user.
+    """
+    if os.geteuid() != 0:
+        return None, None
+    try:
+        pool = UidPool(uid_base, uid_pool)
+        if user is not None:
+            named = resolve_user(user)
+            return named, pool.hold(named)
+        return pool.acquire()
+    except (LookupError, ValueError) as exc:
+        raise GradingInputError(str(exc)) from None
 
 
 def _exposure(user: SandboxUser | None, tests_dir: Path) -> str:
@@ -573,7 +695,7 @@ def _exposure(user: SandboxUser | None, tests_dir: Path) -> str:
     if os.waitstatus_to_exitcode(status) == 0:
         return ""
     return (
-        f"\nWarning: user '{user.name}' can read or change the tests folder {tests_dir} "
+        f"\nWarning: {user.name} can read or change the tests folder {tests_dir} "
         "(from outside the sandbox's folder): make it private to root, e.g. "
         "chmod -R go-rwx on the folder holding the tests and solutions."
     )
@@ -592,10 +714,14 @@ def _run_tests(stage: _Stage, job: _Grading, *, timeout: float, deadline: float)
             nonlocal progressed
             if event["event"] == "done" and event["nodeid"] in pending:
                 progressed = True
+                fraction = event.get("fraction")
                 job.settle(by_id[event["nodeid"]], passed=event["passed"],
                            reason=event["reason"], message=event["message"],
                            captured=event["captured"],
-                           seconds=run.seconds.get(event["nodeid"], 0.0))
+                           seconds=run.seconds.get(event["nodeid"], 0.0),
+                           fraction=float(fraction) if isinstance(fraction, (int, float))
+                           and not isinstance(fraction, bool) else None)
+                job.add_leaderboard(event.get("leaderboard"))
                 pending.remove(event["nodeid"])
                 job.save()
 

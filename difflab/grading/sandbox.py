@@ -10,7 +10,8 @@ the references and the results are, and cannot reach them:
 * **its own process**, started by :class:`Sandbox`, in a new session, with hard and
   soft limits on memory, CPU time, processes, file size and open files;
 * **its own user**: when the grader runs as root, the process becomes an unprivileged
-  user (``difflab-student`` unless configured) before any student code runs;
+  uid before any student code runs, one that no other grading uses at the same time
+  (:class:`UidPool`), so ending "every process of that uid" ends this student's alone;
 * **its own folder**: a fresh temporary folder holding only ``submission.py``;
 * **its own lifetime**: every process it started is killed when a test overruns, when
   the process has to be replaced, and when grading ends.
@@ -24,11 +25,13 @@ process whose forward and backward are the student's, run in the student's proce
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import inspect
 import os
 import pwd
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -58,10 +61,19 @@ __all__ = [
     "resolve_user",
     "isolation_summary",
     "kill_user_processes",
+    "UidPool",
+    "DEFAULT_UID_BASE",
+    "DEFAULT_UID_POOL",
 ]
 
-#: The unprivileged user that runs student code when the grader runs as root.
+#: A named account for student code, when the instructor asks for one (``user=``).
 DEFAULT_USER = "difflab-student"
+#: First uid of the pool the grader takes a uid from for each grading, when root.
+DEFAULT_UID_BASE = 64000
+#: How many uids the pool has: how many gradings may run at once.
+DEFAULT_UID_POOL = 64
+#: Where the pool's lock files live (writable by root only).
+UID_LOCK_DIR = "/run/difflab-sandbox"
 #: Largest reply accepted from the student's process (arrays included), in bytes.
 MAX_REPLY = 64 * 2**20
 #: Largest file the student's process may write, its printed output included, in bytes.
@@ -96,7 +108,11 @@ class StudentStopped(Exception):
 
 @dataclass
 class SandboxUser:
-    """The account student code runs as (only when the grader runs as root)."""
+    """The account student code runs as (only when the grader runs as root).
+
+    A uid of the grader's pool (:class:`UidPool`) needs no account: root may become any
+    numeric uid, and ``name`` is then only how messages call it.
+    """
 
     name: str
     uid: int
@@ -104,7 +120,7 @@ class SandboxUser:
 
 
 def resolve_user(name: str | None) -> SandboxUser | None:
-    """The sandbox user, or None when the grader is not root (no change of user possible).
+    """A named account as the sandbox user, or None when the grader is not root.
 
     Raises
     ------
@@ -118,24 +134,135 @@ def resolve_user(name: str | None) -> SandboxUser | None:
         entry = pwd.getpwnam(name)
     except KeyError:
         raise LookupError(
-            f"the grader runs as root, so it runs student code as the unprivileged user "
-            f"'{name}', which does not exist. Create it (useradd --system --no-create-home "
-            f"--shell /usr/sbin/nologin {name}, as the course's setup.sh does) or name "
-            "another one with --user."
+            f"the sandbox user '{name}' does not exist. Leave the user out, and the grader "
+            "runs each submission as a uid of its own pool (no account needed), or create "
+            f"the account (useradd --system --no-create-home --shell /usr/sbin/nologin "
+            f"{name})."
         ) from None
     if entry.pw_uid == 0:
         raise LookupError(f"the sandbox user '{name}' is root; name an unprivileged user")
     return SandboxUser(name, entry.pw_uid, entry.pw_gid)
 
 
+class UidPool:
+    """Numeric uids for student code, one per grading running at the same time.
+
+    The grader kills "every process of the sandbox user" when a grading ends (the only
+    way to reach processes that left the student's session).  With one shared user,
+    two gradings running at once killed each other's student processes; so each grading
+    takes a uid of its own from ``base .. base + size - 1`` and holds it while it runs.
+
+    A uid is held through an exclusive ``flock`` on ``slot-<uid>.lock`` in
+    ``lock_dir``, a folder only root may write to.  The kernel drops the lock when the
+    holder ends, however it ends, so a crashed grading never keeps a uid.  Uids that
+    belong to an account on this machine are never used: killing "every process" of
+    such a uid would reach that account's processes.
+
+    Parameters
+    ----------
+    base, size : int
+        The first uid and how many there are (at most ``size`` gradings at once).
+    lock_dir : str
+        Where the lock files live (created, mode 700, when missing).
+    """
+
+    def __init__(self, base: int = DEFAULT_UID_BASE, size: int = DEFAULT_UID_POOL,
+                 lock_dir: str = UID_LOCK_DIR) -> None:
+        if not (isinstance(base, int) and isinstance(size, int)) or base < 1000 or size < 1 \
+                or base + size > 2**31:
+            raise ValueError(
+                f"uid pool {base}+{size}: the base must be 1000 or more (uids below belong "
+                "to the system), the size at least 1, and the last uid below 2**31"
+            )
+        self.base, self.size, self.lock_dir = base, size, lock_dir
+
+    def _folder(self) -> None:
+        try:
+            os.mkdir(self.lock_dir, 0o700)
+        except FileExistsError:
+            pass
+        info = os.lstat(self.lock_dir)
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o022:
+            raise LookupError(
+                f"{self.lock_dir} (the grader's uid locks) must be a folder owned by root "
+                "that no one else may write to"
+            )
+
+    def acquire(self, wait: float = 600.0) -> tuple[SandboxUser, int]:
+        """Take a free uid: ``(user, lock_fd)``; close ``lock_fd`` (:meth:`release`) to free it.
+
+        Waits up to ``wait`` seconds while every uid is taken.  Processes left over by an
+        earlier holder of the uid are killed before it is handed out.
+
+        Raises
+        ------
+        LookupError
+            When no uid became free in time, or the lock folder is not safe.
+        """
+        self._folder()
+        give_up = time.monotonic() + wait
+        while True:
+            for uid in range(self.base, self.base + self.size):
+                if _has_account(uid):
+                    continue
+                path = os.path.join(self.lock_dir, f"slot-{uid}.lock")
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    os.close(fd)
+                    continue
+                kill_user_processes(uid)
+                return SandboxUser(f"sandbox uid {uid}", uid, uid), fd
+            if time.monotonic() > give_up:
+                raise LookupError(
+                    f"all {self.size} sandbox uids ({self.base}-{self.base + self.size - 1}) "
+                    f"stayed in use for {wait:g} s; allow more gradings at once with a "
+                    "larger uid pool"
+                )
+            time.sleep(0.2)
+
+    def hold(self, user: SandboxUser, wait: float = 600.0) -> int:
+        """Hold a named account's uid (gradings with the same account take turns)."""
+        self._folder()
+        path = os.path.join(self.lock_dir, f"slot-{user.uid}.lock")
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        give_up = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return fd
+            except BlockingIOError:
+                if time.monotonic() > give_up:
+                    os.close(fd)
+                    raise LookupError(f"the sandbox user '{user.name}' stayed in use by "
+                                      f"another grading for {wait:g} s") from None
+                time.sleep(0.2)
+
+    @staticmethod
+    def release(fd: int) -> None:
+        """Give the uid back (after its processes were killed)."""
+        os.close(fd)
+
+
+def _has_account(uid: int) -> bool:
+    try:
+        pwd.getpwuid(uid)
+    except KeyError:
+        return False
+    return True
+
+
 def isolation_summary(user: SandboxUser | None) -> str:
     """One paragraph for the instructor: what separates student code from the tests."""
     if user is not None:
         return (
-            f"Isolation: student code runs in its own process as user '{user.name}' "
-            f"(uid {user.uid}), in a fresh folder holding only the submission, with limits "
-            "on memory, CPU time, processes, file size and open files; the tests, the "
-            "references and the results stay in the grader's process."
+            f"Isolation: student code runs in its own process as "
+            f"{user.name if str(user.uid) in user.name else f'{user.name} (uid {user.uid})'}"
+            ", which no other grading uses meanwhile, in a fresh folder holding "
+            "only the submission, with limits on memory, CPU time, processes, file size and "
+            "open files; the tests, the references and the results stay in the grader's "
+            "process."
         )
     return (
         "Isolation: student code runs in its own process, with limits on memory, CPU time, "

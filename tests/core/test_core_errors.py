@@ -152,3 +152,9 @@ def test_cat_and_stack_shape_errors():
 def test_unsupported_operand():
     with pytest.raises(TypeError, match="unsupported operand"):
         dl.ones(2) + "a"
+
+
+@pytest.mark.parametrize("data", [np.array(["1.5", "2"]), ["1.5", "2"], np.array([b"1"])])
+def test_strings_are_not_supported(data):
+    with pytest.raises(TypeError, match=r"strings are not supported.*astype\(float\)"):
+        dl.tensor(data) + 1

@@ -90,3 +90,13 @@ def test_simplify_option_and_matrix_functions():
     g = sym.grad(lambda x: dl.sum(dl.tanh(w @ x)))(np.array([0.1, 0.2]))
     expected = w.T @ (1 - np.tanh(w @ np.array([0.1, 0.2])) ** 2)
     np.testing.assert_allclose(g, expected, rtol=1e-14)
+
+
+def test_deep_nesting_is_a_clear_error_with_the_depth():
+    def nested(x):
+        for _ in range(2000):
+            x = dl.sin(x)
+        return x
+
+    with pytest.raises(RecursionError, match=r"nested \d+ operations deep.*forward or reverse"):
+        dl.derivative(nested, method="symbolic")(0.3)

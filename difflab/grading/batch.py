@@ -1,0 +1,220 @@
+"""Grading a whole class: ``difflab grade SUBMISSIONS_DIR --tests DIR --out grades.csv``.
+
+Each submission is graded by :func:`~difflab.grading.runner.grade`, sandboxed as a
+single one is (its own process, its own uid when the grader is root); several run at
+once, up to the number of cores.  A submission that crashes, loops or cannot be read
+costs only its own row.  The outputs:
+
+* ``<name>.json`` per student, in Gradescope's format, in the results folder (by default
+  ``grades_results/`` beside ``grades.csv``);
+* the gradebook ``grades.csv``: ``student, score, max_score, status``, then one column
+  per test with the points it earned (``status``: ``graded``, ``late``, or what
+  stopped the grading).
+
+A submissions folder holds either one file per student (``alice.py``,
+``bob.ipynb``: the student is the file's name) or one folder per student (as
+Gradescope's export: the student is the folder's name, the submission the first
+``.ipynb`` or ``.py`` in it, and a ``submission_metadata.json`` there is read for the
+seed and the late policy).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from difflab.grading.errors import GradingInputError
+from difflab.grading.results import error_results, write_results
+
+__all__ = ["grade_batch", "find_submissions", "Submission", "BatchRow"]
+
+#: Submissions a folder may hold (a guard against pointing at the wrong folder).
+MAX_SUBMISSIONS = 5000
+_SUFFIXES = (".py", ".ipynb")
+
+
+@dataclass
+class Submission:
+    """One student's work in a submissions folder."""
+
+    student: str
+    path: Path | None  # None: the student's folder holds no .py or .ipynb
+    metadata: Path | None = None
+
+
+@dataclass
+class BatchRow:
+    """One line of the gradebook."""
+
+    student: str
+    score: float = 0.0
+    max_score: float = 0.0
+    status: str = "graded"
+    tests: dict[str, float] = field(default_factory=dict)
+
+
+def _first_submission(folder: Path) -> Path | None:
+    found = []
+    for depth in (folder, *sorted(p for p in folder.iterdir() if p.is_dir()
+                                  and not p.name.startswith("."))):
+        found += sorted(p for p in depth.iterdir() if p.suffix in _SUFFIXES
+                        and p.is_file() and not p.name.startswith("."))
+        if found:
+            return found[0]
+    return None
+
+
+def find_submissions(folder: str | Path) -> list[Submission]:
+    """The submissions of ``folder``, one per student, sorted by student.
+
+    Raises
+    ------
+    GradingInputError
+        When the folder does not exist, holds no submission or too many entries.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise GradingInputError(f"submissions folder not found: {folder}")
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as exc:
+        raise GradingInputError(f"cannot read the submissions folder {folder}: {exc}") from None
+    if len(entries) > MAX_SUBMISSIONS:
+        raise GradingInputError(f"{folder} holds more than {MAX_SUBMISSIONS} entries: is it "
+                                "the folder of the submissions?")
+    found = []
+    for entry in entries:
+        if entry.name.startswith(".") or entry.name == "__pycache__":
+            continue
+        path = Path(entry.path)
+        if entry.is_file(follow_symlinks=False) and path.suffix in _SUFFIXES:
+            found.append(Submission(path.stem, path))
+        elif entry.is_dir(follow_symlinks=False):
+            metadata = path / "submission_metadata.json"
+            try:
+                first = _first_submission(path)
+            except OSError:
+                first = None
+            found.append(Submission(path.name, first,
+                                    metadata if metadata.is_file() else None))
+    if not found:
+        raise GradingInputError(f"no submissions in {folder}: expected .py or .ipynb files, "
+                                "or one folder per student")
+    return found
+
+
+def _safe_name(student: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.@-]", "_", student)[:100] or "student"
+
+
+def _row(student: str, results: dict[str, Any], status: str) -> BatchRow:
+    tests = {}
+    for test in results.get("tests", []):
+        tests[test["name"]] = test["score"]
+    reasons = {t.get("extra_data", {}).get("reason") for t in results.get("tests", [])}
+    output = results.get("output", "")
+    if status == "graded":
+        if "import_error" in reasons or "could not be loaded" in output or \
+                "Loading your submission took longer" in output:
+            status = "could not load"
+        elif (results.get("extra_data") or {}).get("late"):
+            status = "late"
+    return BatchRow(student, float(results.get("score", 0.0)),
+                    float(sum(t["max_score"] for t in results.get("tests", []))), status, tests)
+
+
+def grade_batch(
+    submissions_dir: str | Path,
+    tests_dir: str | Path,
+    gradebook: str | Path,
+    *,
+    results_dir: str | Path | None = None,
+    jobs: int | None = None,
+    on_done: Callable[[BatchRow], None] | None = None,
+    **grade_options: Any,
+) -> list[BatchRow]:
+    """Grade every submission of ``submissions_dir``; write the results and the gradebook.
+
+    Parameters
+    ----------
+    submissions_dir : str or Path
+        One ``.py``/``.ipynb`` per student, or one folder per student.
+    tests_dir : str or Path
+        The instructor's tests.
+    gradebook : str or Path
+        The CSV to write (rewritten after every submission, so an interrupted batch
+        keeps the rows done).
+    results_dir : str or Path, optional
+        Where each student's results JSON goes (default: ``<gradebook stem>_results``
+        beside the gradebook).
+    jobs : int, optional
+        Gradings at once (default: the number of cores).
+    on_done : callable, optional
+        Called with each row as its grading ends (for progress).
+    grade_options
+        Passed to :func:`~difflab.grading.runner.grade` (``timeout``, ``memory_mb``,
+        ``late_policy``, ...).
+
+    Returns
+    -------
+    list of BatchRow
+        One per student, sorted by student.
+    """
+    from difflab.grading.runner import grade
+
+    gradebook = Path(gradebook)
+    results_dir = Path(results_dir) if results_dir else gradebook.with_name(
+        gradebook.stem + "_results")
+    submissions = find_submissions(submissions_dir)
+    if not Path(tests_dir).is_dir():
+        raise GradingInputError(f"tests folder not found: {tests_dir}")
+    results_dir.mkdir(parents=True, exist_ok=True)
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(submissions)))
+    rows: dict[str, BatchRow] = {}
+
+    def one(sub: Submission) -> BatchRow:
+        out = results_dir / f"{_safe_name(sub.student)}.json"
+        if sub.path is None:
+            results = error_results(f"No .py or .ipynb file in the submission of {sub.student}.")
+            write_results(results, out)
+            return _row(sub.student, results, "no submission")
+        try:
+            results = grade(sub.path, tests_dir, out, metadata=sub.metadata, **grade_options)
+        except GradingInputError as exc:
+            return _row(sub.student, {}, f"error: {exc}"[:300])
+        except Exception as exc:  # noqa: BLE001 -- one student's problem ends only their row
+            write_results(error_results(f"The grader failed on this submission: {exc}"), out)
+            return _row(sub.student, {}, f"grader error: {type(exc).__name__}: {exc}"[:300])
+        return _row(sub.student, results, "graded")
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for row in pool.map(one, submissions):
+            rows[row.student] = row
+            write_gradebook(sorted(rows.values(), key=lambda r: r.student), gradebook)
+            if on_done is not None:
+                on_done(row)
+    return sorted(rows.values(), key=lambda r: r.student)
+
+
+def write_gradebook(rows: list[BatchRow], path: str | Path) -> Path:
+    """The gradebook CSV: a row per student, a column per test (in order of appearance)."""
+    tests: dict[str, None] = {}
+    for row in rows:
+        tests.update(dict.fromkeys(row.tests))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["student", "score", "max_score", "status", *tests])
+        for row in rows:
+            writer.writerow([row.student, f"{row.score:g}", f"{row.max_score:g}", row.status,
+                             *(f"{row.tests[t]:g}" if t in row.tests else "" for t in tests)])
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,160 @@
+"""Students check their work before submitting: ``difflab check`` and ``check("q1")``.
+
+Both run the *visible* tests of the student release (``difflab assign`` writes them to
+``student/tests/``) against the student's notebook or file, with the grader itself
+(:func:`~difflab.grading.runner.grade`): the same sandbox, the same teaching messages.
+Hidden tests are not in the release, and tests marked hidden are skipped even when an
+instructor's folder is given.
+
+In a notebook::
+
+    from difflab.grading import check
+    check("q1")          # the tests whose file, name or tag mentions q1
+
+checks what the kernel has run so far: the code of the cells executed, in order (a
+cell that raised is kept, as in the notebook), not the file on disk, which may be
+older.  Outside a notebook, ``check(notebook="hw1.ipynb")`` checks a file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from difflab.grading.errors import GradingInputError
+
+__all__ = ["check", "CheckReport", "format_check"]
+
+#: Per-test time limit of a self-check, in seconds.
+CHECK_TIMEOUT = 30.0
+
+
+@dataclass
+class CheckReport:
+    """The outcome of a self-check: the results and their summary for the student."""
+
+    results: dict[str, Any]
+
+    @property
+    def passed(self) -> bool:
+        return all(t["status"] == "passed" for t in self.results["tests"])
+
+    def __str__(self) -> str:
+        return format_check(self.results)
+
+    def _repr_markdown_(self) -> str:
+        return "```\n" + str(self) + "\n```"
+
+
+def format_check(results: dict[str, Any]) -> str:
+    """What the student sees: each test, passed or not, with the teaching message."""
+    lines = []
+    for test in results["tests"]:
+        mark = "PASS" if test["status"] == "passed" else "FAIL"
+        if test["status"] != "passed" and test["score"] > 0:
+            mark = "PART"
+        lines.append(f"{mark}  {test['name']}  ({test['score']:g}/{test['max_score']:g})")
+        if test["status"] != "passed" and test.get("output"):
+            lines += ["      " + ln for ln in test["output"].strip().splitlines()]
+    passed = sum(t["status"] == "passed" for t in results["tests"])
+    lines.append(f"{passed} of {len(results['tests'])} visible tests passed.")
+    if results.get("output"):
+        lines.append(results["output"].strip())
+    lines.append("(These are the visible tests; the grader may run more.)")
+    return "\n".join(lines)
+
+
+def _find_tests(near: Path | None, tests: str | Path | None) -> Path:
+    if tests is not None:
+        return Path(tests)
+    folder = near if near is not None else Path.cwd()  # beside the work, nowhere else
+    if (folder / "tests").is_dir():
+        return folder / "tests"
+    raise GradingInputError(
+        "no tests folder found next to your work: pass tests=... (or --tests) with the "
+        "folder of the visible tests (tests/ of the student release)")
+
+
+def _kernel_cells() -> list[str] | None:
+    """The code the running IPython kernel has executed, cell by cell (None: no kernel)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    shell = get_ipython()
+    if shell is None:
+        return None
+    cells = []
+    for code in shell.user_ns.get("In", [])[1:]:
+        if re.search(r"\bcheck\s*\(", code):  # the self-check cells themselves
+            continue
+        lines = [ln for ln in code.splitlines() if not ln.lstrip().startswith(("%", "!"))]
+        cells.append("\n".join(lines))
+    return cells
+
+
+def _notebook_from(cells: list[str], folder: Path) -> Path:
+    notebook = {
+        "nbformat": 4, "nbformat_minor": 5, "metadata": {},
+        "cells": [{"cell_type": "code", "metadata": {}, "execution_count": None,
+                   "outputs": [], "source": code, "id": f"cell-{i}"}
+                  for i, code in enumerate(cells)],
+    }
+    path = folder / "kernel.ipynb"
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    return path
+
+
+def check(question: str | None = None, *, notebook: str | Path | None = None,
+          tests: str | Path | None = None, timeout: float = CHECK_TIMEOUT,
+          show: bool = True) -> CheckReport:
+    """Run the visible tests (of ``question``, or all) against the student's work.
+
+    Parameters
+    ----------
+    question : str, optional
+        Only the tests whose file, name or tag contains it (``"q1"``); all when omitted.
+    notebook : str or Path, optional
+        The ``.ipynb`` or ``.py`` to check.  Default: in a notebook, the cells the
+        kernel has run.
+    tests : str or Path, optional
+        The visible tests folder (default: ``tests/`` beside the file checked; in a
+        notebook, in the current folder).
+    timeout : float, optional
+        Seconds each test may run.
+    show : bool, optional
+        Print the report (a notebook shows it under the cell).
+
+    Returns
+    -------
+    CheckReport
+        ``.passed``, ``.results`` (Gradescope's format) and the printed text.
+
+    Raises
+    ------
+    GradingInputError
+        When there is nothing to check or no tests folder.
+    """
+    from difflab.grading.runner import grade
+
+    with tempfile.TemporaryDirectory(prefix="difflab-check-") as tmp:
+        if notebook is not None:
+            work = Path(notebook)
+            tests_dir = _find_tests(work.parent, tests)
+        else:
+            cells = _kernel_cells()
+            if cells is None:
+                raise GradingInputError(
+                    "check() outside a notebook needs notebook=... (the file to check)")
+            work = _notebook_from(cells, Path(tmp))
+            tests_dir = _find_tests(None, tests)
+        results = grade(work, tests_dir, timeout=timeout, total_timeout=max(120.0, timeout),
+                        select=question, visible_only=True)
+    report = CheckReport(results)
+    if show:
+        print(report)
+    return report
