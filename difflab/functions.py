@@ -863,11 +863,13 @@ def einsum(equation: str, *operands: Any) -> Any:
 
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
+    operands = tuple(x if isinstance(x, Tensor) else _plain(x) for x in operands)
+    # (parsed here first, so that a malformed equation is reported as it is)
+    parsed = products.EinsumEquation(equation, [tuple(np.shape(x)) if not isinstance(x, Tensor)
+                                                else tuple(x.shape) for x in operands])
     if not any(isinstance(x, Tensor) for x in operands):  # arrays: computed, not recorded
-        arrays = [_plain(x) for x in operands]
-        parsed = products.EinsumEquation(equation, [np.shape(a) for a in arrays])
-        return backend.array_module(arrays[0]).einsum(
-            parsed.text(parsed.inputs, parsed.output), *arrays)
+        return backend.array_module(operands[0]).einsum(
+            parsed.text(parsed.inputs, parsed.output), *operands)
     return apply(products.Einsum, *operands, equation=equation)
 
 

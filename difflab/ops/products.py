@@ -59,8 +59,9 @@ class EinsumEquation:
                 f"{'s were' if len(shapes) != 1 else ' was'} given"
             )
         for term in terms + ([rhs] if arrow else []):
-            bad = sorted(set(term.replace("...", "")) - set(LETTERS))
-            if bad or term.replace("...", "").count(".") or term.count("...") > 1:
+            named = term.replace("...", "", 1)
+            bad = sorted(set(named) - set(LETTERS) - {"."})
+            if bad or "." in named:
                 what = f"characters {bad}" if bad else "a '.' that is not part of one '...'"
                 raise ValueError(
                     f"einsum: equation {equation!r} contains {what} in {term!r}; subscripts "
