@@ -765,6 +765,8 @@ def argsort(input: Any, dim: int = -1, descending: bool = False,  # noqa: A002
     x = _as_tensor(input)
     dim = _check_dim("argsort", dim, x.ndim)
     a = x.array if x.ndim else x.array.reshape(1)
+    while hasattr(a, "primal"):  # forward mode's Dual arrays: the order of the values
+        a = a.primal
     xp = backend.array_module(a)
     if descending:
         if a.dtype.kind == "f":

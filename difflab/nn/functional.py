@@ -17,7 +17,6 @@ from difflab import backend
 from difflab import random as _random
 from difflab.autograd.engine import apply
 from difflab.ops import nn_ops
-from difflab.ops import structural as _structural
 from difflab.tensor import Tensor
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -568,18 +567,22 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = N
             raise ValueError(f"pad: {mode} padding needs a non-empty dimension {dim}")
     xp = backend.array_module(input.array)
     if mode == "constant":
-        # crop first (negative amounts), then place the input in a tensor full of value
+        # crop first (negative amounts), then add blocks of ``value`` on either side
+        from difflab.functions import cat
+
         crop = [slice(None)] * input.ndim
         for dim, left, right in pairs:
             crop[dim] = slice(max(-left, 0), input.shape[dim] - max(-right, 0))
-        x = input[tuple(crop)]
-        shape = list(x.shape)
-        place = [slice(None)] * x.ndim
+        out = input[tuple(crop)]
+        fill = 0.0 if value is None else value
         for dim, left, right in pairs:
-            shape[dim] += max(left, 0) + max(right, 0)
-            place[dim] = slice(max(left, 0), max(left, 0) + x.shape[dim])
-        base = Tensor._wrap(xp.full(shape, 0.0 if value is None else value, dtype=x.dtype))
-        return apply(_structural.IndexPut, base, x, index=tuple(place))
+            pieces = []
+            for amount in (left, right):
+                shape = list(out.shape)
+                shape[dim] = max(amount, 0)
+                pieces.append(Tensor._wrap(xp.full(shape, fill, dtype=out.dtype)))
+            out = cat([pieces[0], out, pieces[1]], dim)
+        return out
     out = input
     for dim, left, right in pairs:
         n = input.shape[dim]

@@ -321,3 +321,34 @@ def test_a_one_block_causal_self_attention_model_learns_a_tiny_text():
         changed[:, -1] = (changed[:, -1] + 1) % len(chars)
         np.testing.assert_allclose(model(x)[:, :-1].numpy(), model(changed)[:, :-1].numpy(),
                                    rtol=1e-5, atol=1e-6)
+
+
+def test_forward_mode_gradients_equal_reverse_mode_through_the_new_layers():
+    """compute_gradients by dual numbers and by the tape agree through attention, GRU,
+    padding, gather, sort, topk and roll."""
+
+    class Mixed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.project = nn.Linear(4, 4)
+            self.attention = nn.MultiheadAttention(4, 2, batch_first=True)
+            self.gru = nn.GRU(4, 3, batch_first=True)
+
+        def forward(self, x):
+            y = self.attention(*(self.project(x),) * 3, need_weights=False)[0]
+            y = F.pad(y, (1, 1), mode="reflect")[..., :4] + F.pad(y, (0, 1))[..., 1:]
+            index = dl.tensor([[[0, 1, 1, 3]] * 3] * 2)
+            y = y.gather(2, index) + y.sort(-1).values + y.roll(1, 1) + y.topk(4, -1).values
+            y = y + F.scaled_dot_product_attention(y, y, y)
+            return self.gru(y)[0].sum(1)
+
+    dl.manual_seed(0)
+    model = Mixed().double()
+    x, target = dl.randn(2, 3, 4, dtype=dl.float64), dl.randn(2, 3, dtype=dl.float64)
+    grads = {}
+    for method in ("forward", "reverse"):
+        model.zero_grad()
+        nn.utils.compute_gradients(model, F.mse_loss, x, target, method=method)
+        grads[method] = [p.grad.numpy().copy() for p in model.parameters()]
+    for fwd, rev in zip(grads["forward"], grads["reverse"]):
+        np.testing.assert_allclose(fwd, rev, rtol=1e-10, atol=1e-12)
