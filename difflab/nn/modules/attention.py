@@ -190,8 +190,9 @@ class MultiheadAttention(Module):
                     f"(batch, source length), got {tuple(mask.shape)}"
                 )
             scores = _masked(scores, mask.reshape(n, 1, 1, source), where)
-        weights = F.softmax(scores, -1)
-        attended = F.dropout(weights, self.dropout, training=self.training) @ v  # (N, h, L, d)
+        # (as in PyTorch, the weights handed back are the ones used: after dropout)
+        weights = F.dropout(F.softmax(scores, -1), self.dropout, training=self.training)
+        attended = weights @ v  # (N, h, L, d)
         out = self.out_proj(attended.transpose(1, 2).reshape(n, length, e))
         if not batched:
             out = out.squeeze(0)
