@@ -83,12 +83,7 @@ class EinsumEquation:
         self.inputs = [
             term.replace("...", ellipsis[len(ellipsis) - span:]) for term, span in zip(terms, spans)
         ]
-        if arrow:
-            if "..." not in rhs and ellipsis and any(spans):
-                raise ValueError(
-                    f"einsum: equation {equation!r} has '...' in the operands but not in the "
-                    f"output; write '...' on the right of '->' too (or sum those axes away after)"
-                )
+        if arrow:  # (an output without '...' sums the broadcast axes away, as in PyTorch)
             output = rhs.replace("...", ellipsis)
         else:
             counts = {c: "".join(self.inputs).count(c) for c in set("".join(self.inputs))}
