@@ -57,8 +57,8 @@ def test_indexing_and_sorting_match_pytorch():
     ties = np.round(RNG.normal(size=(3, 6)), 0)  # many equal values: the order of ties
     agree(lambda a: dl.sort(a, dim=1, stable=True), lambda a: torch.sort(a, dim=1, stable=True),
           ties)
-    agree(lambda a: a.sort(0, descending=True, stable=True),
-          lambda a: a.sort(0, descending=True, stable=True), ties)
+    agree(lambda a: a.sort(dim=0, descending=True, stable=True),
+          lambda a: a.sort(dim=0, descending=True, stable=True), ties)
     agree(lambda a: dl.topk(a, 3, dim=1), lambda a: torch.topk(a, 3, dim=1), x)
     agree(lambda a: a.topk(2, dim=0, largest=False), lambda a: a.topk(2, dim=0, largest=False),
           x)
@@ -201,3 +201,29 @@ def test_schedulers_match_pytorch():
             np.testing.assert_allclose(rates(sgd(dl), ours, steps, values, key),
                                        rates(sgd(torch), theirs, steps, values, key),
                                        rtol=1e-12)
+
+
+def test_embedding_and_clip_grad_norm_match_pytorch():
+    table = RNG.normal(size=(6, 3))
+    ours = nn.Embedding.from_pretrained(dl.tensor(table), freeze=False, padding_idx=1)
+    theirs = torch.nn.Embedding.from_pretrained(torch.tensor(table), freeze=False,
+                                                padding_idx=1)
+    index = np.array([[0, 1, 5], [1, 1, 2]])
+    out, expected = ours(dl.tensor(index)), theirs(torch.tensor(index))
+    np.testing.assert_array_equal(out.detach().numpy(), expected.detach().numpy())
+    seed = RNG.normal(size=(2, 3, 3))
+    (out * dl.tensor(seed)).sum().backward()
+    (expected * torch.tensor(seed)).sum().backward()
+    np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-12)
+    assert not nn.Embedding.from_pretrained(dl.tensor(table)).weight.requires_grad
+    for norm_type in (2.0, 1.0, float("inf")):
+        grads = [RNG.normal(size=(3, 2)), RNG.normal(size=4)]
+        mine = [dl.zeros(g.shape, dtype=dl.float64, requires_grad=True) for g in grads]
+        ref = [torch.zeros(g.shape, dtype=torch.float64, requires_grad=True) for g in grads]
+        for m, r, g in zip(mine, ref, grads):
+            m.grad, r.grad = dl.tensor(g), torch.tensor(g)
+        total = nn.utils.clip_grad_norm_(mine, 0.5, norm_type=norm_type)
+        total_ref = torch.nn.utils.clip_grad_norm_(ref, 0.5, norm_type=norm_type)
+        assert total.item() == pytest.approx(total_ref.item(), rel=1e-12)
+        for m, r in zip(mine, ref):
+            np.testing.assert_allclose(m.grad.numpy(), r.grad.numpy(), rtol=1e-12)
