@@ -364,11 +364,11 @@ def broadcast_to(x: Any, shape: Any) -> Any:
     return backend.array_module(x).broadcast_to(x, shape)
 
 
-def flip(x: Any, dims: Any) -> Any:
-    """x reversed along ``dims``."""
-    if isinstance(x, Tensor):
-        return x.flip(dims)
-    return backend.array_module(x).flip(x, dims)
+def flip(input: Any, dims: Any) -> Any:  # noqa: A002  (PyTorch's keyword)
+    """``input`` reversed along ``dims``."""
+    if isinstance(input, Tensor):
+        return input.flip(dims)
+    return backend.array_module(input).flip(input, dims)
 
 
 def cumsum(x: Any, dim: int = None, *, axis: int = None) -> Any:
@@ -746,6 +746,9 @@ def index_select(input: Any, dim: int, index: Any) -> Tensor:  # noqa: A002
             f"{tuple(idx.shape)}"
         )
     _check_range("index_select", idx, x.shape[dim] if x.ndim else 1, dim)
+    if x.ndim == 0 and idx.size != 1:
+        raise RuntimeError(
+            f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)")
     if x.ndim == 0:
         return x.reshape(1)[idx.reshape(-1)].reshape(())
     return x[(slice(None),) * dim + (idx.reshape(-1),)]
@@ -849,7 +852,10 @@ def cumprod(input: Any, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A002
     x = _as_tensor(input)
     if dtype is not None:
         x = x.to(dtype)
-    return apply(products.CumProd, x, axis=_check_dim("cumprod", dim, x.ndim))
+    dim = _check_dim("cumprod", dim, x.ndim)
+    if x.ndim == 0:  # one element: its own cumulative product
+        return apply(products.CumProd, x.reshape(1), axis=0).reshape(())
+    return apply(products.CumProd, x, axis=dim)
 
 
 def einsum(equation: str, *operands: Any) -> Any:

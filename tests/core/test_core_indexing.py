@@ -224,3 +224,18 @@ def test_roll_gradient(device):
     x = make((3, 4), device)
     assert gradcheck(lambda a: a.roll((1, -5), (0, 1)), (x,))
     assert gradgradcheck(lambda a: dl.roll(a, 7), (x,))
+
+
+def test_zero_dimensional_inputs_and_keywords_as_pytorch():
+    scalar = dl.tensor(3.0)
+    assert dl.gather(scalar, 0, dl.tensor(0)).item() == 3.0
+    values, indices = dl.sort(scalar)
+    assert values.item() == 3.0 and indices.item() == 0
+    assert dl.index_select(scalar, 0, dl.tensor([0])).item() == 3.0
+    with pytest.raises(RuntimeError, match="Index to scalar can have only 1 value, got 2"):
+        dl.index_select(scalar, 0, dl.tensor([0, 0]))
+    assert dl.topk(dl.tensor([1.0, 2.0]), 0).values.shape == (0,)
+    assert dl.roll(dl.zeros(0), 1).shape == (0,)
+    x = dl.arange(4).reshape(2, 2)
+    assert dl.flip(input=x, dims=(0,)).tolist() == [[2, 3], [0, 1]]
+    assert dl.gather(input=x, dim=1, index=dl.tensor([[1], [0]])).tolist() == [[1], [2]]

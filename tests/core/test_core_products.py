@@ -193,3 +193,12 @@ def test_bmm_and_outer_errors():
         dl.bmm(dl.randn(2, 3, 4), dl.randn(3, 4, 5))
     with pytest.raises(RuntimeError, match="two 1-D tensors"):
         dl.outer(dl.randn(2, 2), dl.randn(2))
+
+
+def test_cumprod_and_einsum_of_zero_dimensional_tensors():
+    x = dl.tensor(3.0, dtype=dl.float64, requires_grad=True)
+    y = dl.cumprod(x, 0)
+    assert y.shape == () and y.item() == 3.0
+    y.backward()
+    assert x.grad.item() == 1.0
+    assert dl.einsum(",ij->ij", dl.tensor(2.0), dl.ones(2, 2)).tolist() == [[2, 2], [2, 2]]
