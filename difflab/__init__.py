@@ -112,6 +112,26 @@ from difflab.random import Generator, initial_seed, manual_seed
 from difflab.serialization import load, save
 from difflab.tensor import Tensor
 
+# isort: split
+# compat-ops (issue 14): indexing along a dimension, sorting, products
+from difflab.functions import (
+    argsort,
+    baddbmm,
+    bmm,
+    cumprod,
+    einsum,
+    gather,
+    ger,
+    index_select,
+    masked_fill,
+    outer,
+    roll,
+    scatter,
+    scatter_add,
+    sort,
+    topk,
+)
+
 # dl.sin, dl.exp, dl.maximum, ...: one function per elementwise primitive of the registry.
 globals().update(_ELEMENTWISE)
 

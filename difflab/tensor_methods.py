@@ -482,8 +482,20 @@ class TensorMethods:
         return self
 
     def masked_fill(self, mask: Any, value: Any) -> Tensor:
+        """``value`` where the boolean ``mask`` (broadcast to this shape) is True."""
         from difflab import functions
 
+        mask_dtype = getattr(unwrap(mask), "dtype", None)
+        if mask_dtype is None or mask_dtype.kind != "b":
+            raise RuntimeError(
+                f"masked_fill only supports boolean masks, but got mask with dtype "
+                f"{mask_dtype}; compare to get one (mask = x > 0) or use mask.bool()"
+            )
+        if is_tensor(value) and value.ndim != 0:
+            raise RuntimeError(
+                f"masked_fill only supports a 0-dimensional value tensor, but got tensor with "
+                f"{value.ndim} dimension(s); use difflab.where(mask, values, x) for many values"
+            )
         return functions.where(mask, value, self)
 
     # ---------------------------------------------------------------- indexing
@@ -599,3 +611,84 @@ class TensorMethods:
         return self
 
     # ================================================================= end compat-core
+
+    # -----------------------------------------------------------------------------------
+    # compat-ops (issue 14): indexing along a dimension, sorting, products.  Each method is
+    # the function of the same name in difflab.functions (where the math and errors are).
+    def gather(self, dim: int, index: Any, *, sparse_grad: bool = False) -> Tensor:
+        from difflab import functions
+
+        return functions.gather(self, dim, index)
+
+    def scatter(self, dim: int, index: Any, src: Any = None, *, value: Any = None,
+                reduce: str | None = None) -> Tensor:
+        from difflab import functions
+
+        return functions.scatter(self, dim, index, src, value=value, reduce=reduce)
+
+    def scatter_add(self, dim: int, index: Any, src: Any) -> Tensor:
+        from difflab import functions
+
+        return functions.scatter_add(self, dim, index, src)
+
+    def scatter_(self, dim: int, index: Any, src: Any = None, *, value: Any = None,
+                 reduce: str | None = None) -> Tensor:
+        self[...] = self.scatter(dim, index, src, value=value, reduce=reduce)
+        return self
+
+    def scatter_add_(self, dim: int, index: Any, src: Any) -> Tensor:
+        self[...] = self.scatter_add(dim, index, src)
+        return self
+
+    def index_select(self, dim: int, index: Any) -> Tensor:
+        from difflab import functions
+
+        return functions.index_select(self, dim, index)
+
+    def masked_fill_(self, mask: Any, value: Any) -> Tensor:
+        self[...] = self.masked_fill(mask, value)
+        return self
+
+    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> tuple:
+        from difflab import functions
+
+        return functions.sort(self, dim, descending, stable)
+
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+        from difflab import functions
+
+        return functions.argsort(self, dim, descending, stable)
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True  # noqa: A002
+             ) -> tuple:
+        from difflab import functions
+
+        return functions.topk(self, k, dim, largest, sorted)
+
+    def roll(self, shifts: Any, dims: Any = None) -> Tensor:
+        from difflab import functions
+
+        return functions.roll(self, shifts, dims)
+
+    def cumprod(self, dim: int, *, dtype: Any = None) -> Tensor:
+        from difflab import functions
+
+        return functions.cumprod(self, dim, dtype=dtype)
+
+    def bmm(self, mat2: Tensor) -> Tensor:
+        from difflab import functions
+
+        return functions.bmm(self, mat2)
+
+    def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
+                ) -> Tensor:
+        from difflab import functions
+
+        return functions.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def outer(self, vec2: Tensor) -> Tensor:
+        from difflab import functions
+
+        return functions.outer(self, vec2)
+
+    ger = outer

@@ -8,6 +8,7 @@ layer, not from deep inside NumPy) and then run one fused primitive of
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -498,7 +499,157 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """(..., ) integer classes -> (..., num_classes) int64 of 0/1."""
     t = tensor.array
     if t.dtype.kind not in "iu":
-        raise TypeError(f"one_hot expects an integer tensor, got {t.dtype}")
+        raise TypeError(f"one_hot expects an integer tensor, got {t.dtype}; use .long()")
+    if t.size and int(t.min()) < 0:
+        raise RuntimeError(f"one_hot: Class values must be non-negative, got {int(t.min())}")
+    if num_classes < 0 and not t.size:
+        raise RuntimeError("one_hot: cannot infer the number of classes from an empty tensor; "
+                           "pass num_classes")
     n = int(t.max()) + 1 if num_classes < 0 else num_classes
+    if t.size and int(t.max()) >= n:
+        raise RuntimeError(
+            f"one_hot: Class values must be smaller than num_classes ({n}), got {int(t.max())}"
+        )
     xp = backend.array_module(t)
     return Tensor._wrap((t[..., None] == xp.arange(n)).astype(np.int64))
+
+
+# ---------------------------------------------------------------------------------------
+# compat-ops (issue 14): padding and attention, with PyTorch's names and keywords.
+
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = None  # noqa: A002
+        ) -> Tensor:
+    """Pad (or, with negative amounts, crop) the last ``len(pad) // 2`` dimensions.
+
+    ``pad`` lists (left, right) amounts from the last dimension backwards:
+    ``(1, 2)`` pads the last dimension by 1 before and 2 after, ``(1, 1, 2, 2)``
+    the last two.  Modes: ``'constant'`` (``value``, 0 by default),
+    ``'reflect'`` (mirror without repeating the edge), ``'replicate'`` (repeat
+    the edge), ``'circular'`` (wrap around).  Gradients: each output element
+    is a copy of one input element (or a constant), so the adjoint flows back
+    to its source, summed where one source fed several outputs.
+    """
+    from difflab.functions import index_select
+
+    _check_tensor("pad", input)
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise ValueError(
+            f"pad: the padding must list (left, right) pairs for at most {input.ndim} "
+            f"dimensions (the input's), got {pad}"
+        )
+    if mode not in _PAD_MODES:
+        raise ValueError(f"pad: mode must be one of {_PAD_MODES}, got {mode!r}")
+    if mode != "constant" and value not in (None, 0):
+        raise ValueError(f"pad: value is used only with mode='constant', not {mode!r}")
+    pairs = [(input.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]) for i in range(len(pad) // 2)]
+    for dim, left, right in pairs:
+        n = input.shape[dim]
+        if n + left + right < 0:
+            raise ValueError(
+                f"pad: padding ({left}, {right}) of dimension {dim} (size {n}) would leave "
+                f"a negative size"
+            )
+        if mode == "reflect" and (left >= n or right >= n):
+            raise ValueError(
+                f"pad: reflect padding ({left}, {right}) must be smaller than the size of "
+                f"dimension {dim} ({n}): a mirror image has at most {n - 1} elements"
+            )
+        if mode == "circular" and (left > n or right > n):
+            raise ValueError(
+                f"pad: circular padding ({left}, {right}) may not exceed the size of "
+                f"dimension {dim} ({n})"
+            )
+        if mode in ("replicate", "circular") and n == 0 and (left > 0 or right > 0):
+            raise ValueError(f"pad: {mode} padding needs a non-empty dimension {dim}")
+    xp = backend.array_module(input.array)
+    if mode == "constant":
+        # crop first (negative amounts), then add blocks of ``value`` on either side
+        from difflab.functions import cat
+
+        crop = [slice(None)] * input.ndim
+        for dim, left, right in pairs:
+            crop[dim] = slice(max(-left, 0), input.shape[dim] - max(-right, 0))
+        out = input[tuple(crop)]
+        fill = 0.0 if value is None else value
+        for dim, left, right in pairs:
+            pieces = []
+            for amount in (left, right):
+                shape = list(out.shape)
+                shape[dim] = max(amount, 0)
+                pieces.append(Tensor._wrap(xp.full(shape, fill, dtype=out.dtype)))
+            out = cat([pieces[0], out, pieces[1]], dim)
+        return out
+    out = input
+    for dim, left, right in pairs:
+        n = input.shape[dim]
+        positions = xp.arange(-left, n + right)  # which input element each output copies
+        if mode == "reflect":
+            positions = xp.abs(positions)
+            positions = xp.where(positions > n - 1, 2 * (n - 1) - positions, positions)
+        elif mode == "replicate":
+            positions = xp.clip(positions, 0, n - 1)
+        else:
+            positions = positions % n
+        out = index_select(out, dim, positions)
+    return out
+
+
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+) -> Tensor:
+    """softmax(Q Kᵀ · scale + mask) V, over the last two dimensions (batched in front).
+
+    Shapes: query (..., L, E), key (..., S, E), value (..., S, Ev) -> (..., L, Ev).
+    ``scale`` defaults to 1/√E.  ``attn_mask``: a boolean mask where **True
+    means "may attend"** (False positions get -inf), or a float mask added to
+    the scores.  ``is_causal=True`` lets position i attend to positions ≤ i only
+    (then ``attn_mask`` must be None).  ``dropout_p`` drops attention weights
+    (pass 0.0 in evaluation, as PyTorch's doc says).  A row that may attend to
+    nothing comes out NaN, as in PyTorch.
+    """
+    from difflab.functions import where
+
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        _check_tensor("scaled_dot_product_attention", t)
+        if t.ndim < 2:
+            raise ValueError(
+                f"scaled_dot_product_attention: {name} needs at least 2 dimensions "
+                f"(..., sequence, features), got shape {tuple(t.shape)}"
+            )
+    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+        raise ValueError(
+            f"scaled_dot_product_attention: expected query (..., L, E), key (..., S, E) and "
+            f"value (..., S, Ev), got {tuple(query.shape)}, {tuple(key.shape)} and "
+            f"{tuple(value.shape)}"
+        )
+    length, source = query.shape[-2], key.shape[-2]
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = (query @ key.transpose(-2, -1)) * scale
+    xp = backend.array_module(query.array)
+    if is_causal:
+        if attn_mask is not None:
+            raise ValueError(
+                "scaled_dot_product_attention: pass either attn_mask or is_causal=True, not "
+                "both (fold the causal mask into attn_mask)"
+            )
+        attn_mask = Tensor._wrap(xp.tril(xp.ones((length, source), dtype=bool)))
+    if attn_mask is not None:
+        mask = attn_mask if isinstance(attn_mask, Tensor) else Tensor._wrap(attn_mask)
+        if mask.dtype.kind == "b":
+            scores = where(mask.array, scores, float("-inf"))
+        else:
+            scores = scores + mask
+    weights = softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, training=True)
+    return weights @ value

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from difflab.ops import elementwise, nn_ops, structural
+from difflab.ops import elementwise, nn_ops, products, structural
 from difflab.ops.structural import BinaryOp, UnaryOp
 
 
@@ -130,6 +130,8 @@ for _primitive in (
     structural.Index, structural.ScatterAdd, structural.Flip, structural.IndexPut,
     structural.Concatenate, structural.Where, structural.Clamp, structural.Cast,
     structural.ToDevice, structural.Clone,
+    # products of many factors
+    products.Einsum, products.CumProd,
     # neural networks
     nn_ops.Linear, nn_ops.Im2Col, nn_ops.Col2Im, nn_ops.Conv2d, nn_ops.MaxPool2d,
     nn_ops.AvgPool2d, nn_ops.LogSoftmax, nn_ops.Softmax, nn_ops.NLLLoss,

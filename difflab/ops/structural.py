@@ -604,9 +604,9 @@ class IndexPut:
         need_x, need_v = ctx.needs_input_grad
         grad_x = grad_v = None
         if need_x:
-            mask = xp.ones(g.shape, dtype=bool)
-            mask[ctx.index] = False
-            grad_x = g * mask
+            keep = xp.ones_like(g)  # (on g's device; a constant when the backward is recorded)
+            keep[ctx.index] = 0
+            grad_x = g * keep
         if need_v:
             grad_v = sum_to_shape(g[ctx.index], ctx.v_shape)
         return grad_x, grad_v

@@ -34,6 +34,11 @@ from difflab.nn.modules.loss import (
 from difflab.nn.modules.module import Module
 from difflab.nn.modules.rnn import LSTM, RNN, LSTMCell, RNNCell
 
+# isort: split
+# compat-ops (issue 14): attention and the GRU
+from difflab.nn.modules.attention import MultiheadAttention
+from difflab.nn.modules.rnn import GRU, GRUCell
+
 __all__ = [
     "GELU", "LSTM", "RNN", "AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss",
     "BatchNorm1d", "BatchNorm2d", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding",
@@ -41,3 +46,4 @@ __all__ = [
     "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "NLLLoss",
     "ParameterList", "RNNCell", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "Unflatten",
 ]
+__all__ += ["GRU", "GRUCell", "MultiheadAttention"]  # compat-ops (issue 14)

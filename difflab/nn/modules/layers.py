@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from difflab.autograd import no_grad
 from difflab.dtypes import _Defaults
 from difflab.nn import functional as F
 from difflab.nn import init
@@ -331,6 +332,24 @@ class Embedding(Module):
 
     def forward(self, idx: Tensor) -> Tensor:
         return F.embedding(idx, self.weight, self.padding_idx)
+
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
+                        padding_idx: int | None = None) -> Embedding:
+        """An Embedding whose table is a copy of ``embeddings`` (rows, size); with ``freeze``
+        (the default) the table is not trained (``weight.requires_grad`` False)."""
+        if not isinstance(embeddings, Tensor) or embeddings.ndim != 2:
+            raise ValueError(
+                f"Embeddings parameter is expected to be a 2-dimensional Tensor, got "
+                f"{getattr(embeddings, 'shape', type(embeddings).__name__)}"
+            )
+        rows, size = embeddings.shape
+        layer = cls(rows, size, padding_idx=padding_idx, dtype=embeddings.dtype,
+                    device=embeddings.device)
+        with no_grad():
+            layer.weight.copy_(embeddings)
+        layer.weight.requires_grad = not freeze
+        return layer
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"

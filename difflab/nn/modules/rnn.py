@@ -1,4 +1,4 @@
-r"""Recurrent layers: ``RNNCell``/``RNN`` and ``LSTMCell``/``LSTM``.
+r"""Recurrent layers: ``RNNCell``/``RNN``, ``LSTMCell``/``LSTM`` and ``GRUCell``/``GRU``.
 
 A recurrent layer is a Python ``for`` loop over time steps that applies the
 *same* cell (the same weights) at every step.  The tape records each step
@@ -12,6 +12,10 @@ Elman cell:  h' = tanh(x W_ihᵀ + b_ih + h W_hhᵀ + b_hh)
 
 LSTM cell:   (i, f, g, o) = x W_ihᵀ + b_ih + h W_hhᵀ + b_hh, split in four;
              c' = σ(f)·c + σ(i)·tanh(g),  h' = σ(o)·tanh(c').
+
+GRU cell:    (r, z, n) from x W_ihᵀ + b_ih and h W_hhᵀ + b_hh, each split in three;
+             r = σ(x_r + h_r),  z = σ(x_z + h_z),  n = tanh(x_n + r·h_n),
+             h' = (1 - z)·n + z·h.
 
 All weights are initialised U(-1/√hidden, 1/√hidden), as in PyTorch.
 """
@@ -145,6 +149,24 @@ class _RecurrentBase(Module):
             x = x.transpose(0, 1)
         return list(x.unbind(0))
 
+    def _run(self, x: Tensor, h0: Tensor | None) -> tuple[Tensor, Tensor]:
+        """Every layer's cell over every step, for a cell whose state is one tensor h."""
+        from difflab.functions import stack
+
+        steps = self._time_steps(x)
+        finals = []
+        for layer in range(self.num_layers):
+            cell = self._cell(layer)
+            h = None if h0 is None else h0[layer]
+            outputs = []
+            for xt in steps:  # the loop *is* the graph: one cell per step
+                h = cell(xt, h)
+                outputs.append(h)
+            steps = outputs
+            finals.append(h)
+        out = stack(steps, 0)
+        return (out.transpose(0, 1) if self.batch_first else out), stack(finals, 0)
+
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
         if self.num_layers != 1:
@@ -170,21 +192,7 @@ class RNN(_RecurrentBase):
                          nonlinearity=nonlinearity)
 
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        from difflab.functions import stack
-
-        steps = self._time_steps(x)
-        finals = []
-        for layer in range(self.num_layers):
-            cell = self._cell(layer)
-            h = None if h0 is None else h0[layer]
-            outputs = []
-            for xt in steps:  # the loop *is* the graph: one cell per step
-                h = cell(xt, h)
-                outputs.append(h)
-            steps = outputs
-            finals.append(h)
-        out = stack(steps, 0)
-        return (out.transpose(0, 1) if self.batch_first else out), stack(finals, 0)
+        return self._run(x, h0)
 
 
 class LSTM(_RecurrentBase):
@@ -210,3 +218,48 @@ class LSTM(_RecurrentBase):
             cs.append(st[1])
         out = stack(steps, 0)
         return (out.transpose(0, 1) if self.batch_first else out), (stack(hs, 0), stack(cs, 0))
+
+
+# ---------------------------------------------------------------------------------------
+# compat-ops (issue 14): the GRU, with PyTorch's gate order (r, z, n) and parameter names.
+
+
+class GRUCell(_CellBase):
+    """One GRU step: h' = (1 - z)·n + z·h, with PyTorch's reset (r), update (z), new (n) gates.
+
+    The reset gate multiplies the *projected* state h W_hnᵀ + b_hn (PyTorch's
+    form), so the input and state projections are kept apart here.
+    """
+
+    gates = 3
+
+    def forward(self, x: Tensor, h: Tensor | None = None) -> Tensor:
+        if x.shape[-1] != self.input_size:
+            raise ValueError(
+                f"GRUCell expected input with {self.input_size} features (input_size), got "
+                f"shape {tuple(x.shape)}"
+            )
+        if h is None:
+            h = _zeros(*x.shape[:-1], self.hidden_size, like=x)
+        x_r, x_z, x_n = F.linear(x, self.weight_ih, self.bias_ih).chunk(3, -1)
+        h_r, h_z, h_n = F.linear(h, self.weight_hh, self.bias_hh).chunk(3, -1)
+        r = (x_r + h_r).sigmoid()
+        z = (x_z + h_z).sigmoid()
+        n = (x_n + r * h_n).tanh()
+        return (1.0 - z) * n + z * h
+
+
+class GRU(_RecurrentBase):
+    """A multi-layer GRU over (L, N, input) (or (N, L, input) with ``batch_first``).
+
+    Returns ``(output, h_n)`` as :class:`RNN` does.
+    """
+
+    cell_class = GRUCell
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False) -> None:
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first)
+
+    def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        return self._run(x, h0)

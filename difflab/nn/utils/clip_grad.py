@@ -47,7 +47,8 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
             p.grad.array *= coef
     from difflab.creation import tensor
 
-    return tensor(total)
+    # (in the gradients' dtype and on their device, as PyTorch returns it)
+    return tensor(total, dtype=params[0].grad.dtype, device=params[0].grad.device)
 
 
 def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -> None:
