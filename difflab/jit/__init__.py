@@ -1,0 +1,17 @@
+"""Static graphs: trace a function once, look at the graph, optimize it, replay it, save it.
+
+>>> from difflab import jit
+>>> f = jit.trace(lambda x, w: (x * w).sin().sum(), (x, w))
+>>> print(f.graph)                      # the numbered listing
+>>> f(x2, w2)                           # replayed on plain arrays, no tape
+>>> g = jit.grad(f.graph)               # the backward pass, as another graph
+>>> jit.optimize(g, ["dce", "cse", "fold"], show=True)
+
+See docs/guides/static-graphs.md.
+"""
+
+from difflab.jit.graph import Graph, GraphError, Input, Node, Ref
+from difflab.jit.tracing import TracedFunction, Tracer, TracerWarning, script, trace
+
+__all__ = ["Graph", "GraphError", "Input", "Node", "Ref", "TracedFunction", "Tracer",
+           "TracerWarning", "script", "trace"]
