@@ -12,6 +12,7 @@ See docs/guides/static-graphs.md.
 
 from difflab.jit.graph import Graph, GraphError, Input, Node, Ref
 from difflab.jit.tracing import TracedFunction, Tracer, TracerWarning, script, trace
+from difflab.jit.transforms import grad
 
 __all__ = ["Graph", "GraphError", "Input", "Node", "Ref", "TracedFunction", "Tracer",
-           "TracerWarning", "script", "trace"]
+           "TracerWarning", "grad", "script", "trace"]

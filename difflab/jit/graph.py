@@ -268,12 +268,14 @@ class Graph:
                 except KeyError:
                     raise GraphError(f"graph {self.name}: no value for input {i.name!r}") from None
         catcher = _ContextCatcher()
+        from difflab.jit.ops import Differentiable
+
         for node in self.nodes:
             args = _resolve(node.args, env, None)
             params = {k: _resolve(v, env, None) for k, v in node.params.items()}
             params = {k: v.array if isinstance(v, Tensor) else v for k, v in params.items()}
             with catcher:
-                result = engine.apply(node.op, *args, **params)
+                result = engine.apply(Differentiable(node.op), *args, **params)
             env[node.name] = result
             if node.saved:
                 saved = catcher.ctx.saved or ()

@@ -15,6 +15,12 @@ branch while tracing, and the graph keeps that branch for every later input.
 So while tracing, the methods that turn a tensor's *value* into Python
 (``bool``, ``float``, ``int``, ``item``, ``tolist``, ``numpy``) warn with a
 :class:`TracerWarning` naming the file and line.
+
+Two more things happen only while tracing.  The operations with no
+derivative (comparisons, ``sign``, ``argmax``), which never reach
+``engine.apply``, are recorded too (:class:`NoDerivative`).  And every
+backward pass is recorded, as with ``create_graph=True``: the graph of a
+training step must hold the backward's operations, not its numbers.
 """
 
 from __future__ import annotations
@@ -121,6 +127,7 @@ class Tracer:
     def record(self, op: Any, inputs: Sequence[Any], params: dict, ctx: Any,
                result: Tensor) -> None:
         """Called by ``engine.apply`` for every primitive while this tracer is active."""
+        op = getattr(op, "traced_as", op)  # (the graph backward's wrapper: its primitive)
         args = tuple(self.ref_of(x) for x in inputs)
         params = {k: self.ref_of(v) for k, v in params.items()}
         name = f"v{len(self.nodes) + 1}"
@@ -209,6 +216,7 @@ _VALUE_READS = ("__bool__", "__float__", "__int__", "__index__", "item", "tolist
                 "__array__")
 _originals: dict[str, Any] = {}
 _watchers: list[Tracer] = []
+_patched: list[tuple] = []  # (owner, attribute, original) replaced while tracing
 
 
 def _watching(name: str, original: Callable) -> Callable:
@@ -227,21 +235,24 @@ def _watching(name: str, original: Callable) -> Callable:
     return method
 
 
-class TensorMethod:
-    """A Tensor method with no derivative (a comparison, ``sign``, ``argmax``) as a graph op.
+class NoDerivative:
+    """An operation with no derivative (a comparison, ``sign``, ``argmax``) as a graph op.
 
     These are not primitives of the registry: nothing differentiates through
     them, so they never reach ``engine.apply``.  A graph must still replay
-    them (a mask ``x > 0`` depends on x), so while tracing each such method
-    records a node whose ``forward`` is the Tensor method itself, run on the
-    arrays: one definition, eager and traced alike.
+    them (a mask ``x > 0`` depends on x), so while tracing each one records
+    a node whose ``forward`` is the Tensor method (or ``difflab`` function)
+    itself, run on the arrays: one definition, eager and traced alike.
     """
 
-    def __init__(self, method: str, original: Callable) -> None:
-        self.method = method
-        self.name = method.strip("_")
-        self.original = original
-        self.math = f"Tensor.{method}: no derivative"
+    double_backward = False
+
+    def __init__(self, owner: Any, attribute: str) -> None:
+        self.owner = owner
+        self.attribute = attribute
+        self.name = attribute.strip("_")
+        self.original = owner.__dict__[attribute]
+        self.math = "no derivative"
 
     def forward(self, ctx: Any, xp: Any, x: Any, *args: Any, **params: Any) -> Any:
         args = tuple(Tensor._wrap(a) if _is_array(a) else a for a in args)
@@ -251,21 +262,24 @@ class TensorMethod:
         raise GraphError(f"{self.name} has no derivative")
 
 
-# The Tensor methods without a derivative that a graph must replay.
-_NO_DERIVATIVE = ("__floordiv__", "__mod__", "__eq__", "__ne__", "__lt__", "__le__",
-                  "__gt__", "__ge__", "__and__", "__or__", "__xor__", "__invert__", "isnan",
-                  "isfinite", "any", "all", "sign", "round", "floor", "ceil", "argmax",
-                  "argmin")
-#: name -> op, for the methods above (a saved graph names them like primitives).
-TENSOR_METHODS: dict[str, TensorMethod] = {
-    TensorMethod(m, Tensor.__dict__[m]).name: TensorMethod(m, Tensor.__dict__[m])
-    for m in _NO_DERIVATIVE if m in Tensor.__dict__
-}
+def _no_derivative_ops() -> dict[str, NoDerivative]:
+    from difflab import functions
+
+    methods = ("__floordiv__", "__mod__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
+               "__ge__", "__and__", "__or__", "__xor__", "__invert__", "isnan", "isfinite",
+               "any", "all", "sign", "round", "floor", "ceil", "argmax", "argmin")
+    ops = [NoDerivative(Tensor, m) for m in methods if m in Tensor.__dict__]
+    ops.append(NoDerivative(functions, "heaviside"))  # (maximum's rule)
+    return {op.name: op for op in ops}
 
 
-def _recording(op: TensorMethod) -> Callable:
+#: name -> op, for the operations above (a saved graph names them like primitives).
+NO_DERIVATIVE: dict[str, NoDerivative] = _no_derivative_ops()
+
+
+def _recording(op: NoDerivative) -> Callable:
     @functools.wraps(op.original)
-    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
         result = op.original(self, *args, **kwargs)
         tracer = engine.GraphRecorder.active
         if isinstance(tracer, Tracer) and isinstance(result, Tensor) \
@@ -276,6 +290,21 @@ def _recording(op: TensorMethod) -> Callable:
     return method
 
 
+def _recording_backward(original: Callable) -> Callable:
+    """``run_backward`` that always records (``create_graph=True``) while tracing.
+
+    A backward pass computed on plain arrays would give the graph only its
+    numbers, as constants; recorded, its operations are nodes of the graph.
+    """
+
+    @functools.wraps(original)
+    def run_backward(outputs: Any, grad_outputs: Any, retain_graph: bool, create_graph: bool,
+                     *args: Any, **kwargs: Any) -> Any:
+        return original(outputs, grad_outputs, True, True, *args, **kwargs)
+
+    return run_backward
+
+
 def _watch_value_reads(tracer: Tracer) -> None:
     """While tracing: value reads warn, and methods without a derivative are recorded."""
     if not _watchers:
@@ -284,9 +313,13 @@ def _watch_value_reads(tracer: Tracer) -> None:
             if original is not None:
                 _originals[name] = original
                 setattr(Tensor, name, _watching(name, original))
-        for op in TENSOR_METHODS.values():
-            _originals[op.method] = op.original
-            setattr(Tensor, op.method, _recording(op))
+        for op in NO_DERIVATIVE.values():
+            _patched.append((op.owner, op.attribute, op.original))
+            setattr(op.owner, op.attribute, _recording(op))
+        from difflab.autograd import functional
+
+        _patched.append((functional, "run_backward", functional.run_backward))
+        functional.run_backward = _recording_backward(functional.run_backward)
     _watchers.append(tracer)
 
 
@@ -296,6 +329,9 @@ def _unwatch_value_reads() -> None:
         for name, original in _originals.items():
             setattr(Tensor, name, original)
         _originals.clear()
+        for owner, attribute, original in reversed(_patched):
+            setattr(owner, attribute, original)
+        _patched.clear()
 
 
 # ----------------------------------------------------------- nested outputs
