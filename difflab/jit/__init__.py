@@ -11,8 +11,16 @@ See docs/guides/static-graphs.md.
 """
 
 from difflab.jit.graph import Graph, GraphError, Input, Node, Ref
+from difflab.jit.passes import (
+    PASSES,
+    common_subexpression_elimination,
+    constant_folding,
+    dead_code_elimination,
+    optimize,
+)
 from difflab.jit.tracing import TracedFunction, Tracer, TracerWarning, script, trace
 from difflab.jit.transforms import grad
 
-__all__ = ["Graph", "GraphError", "Input", "Node", "Ref", "TracedFunction", "Tracer",
-           "TracerWarning", "grad", "script", "trace"]
+__all__ = ["PASSES", "Graph", "GraphError", "Input", "Node", "Ref", "TracedFunction", "Tracer",
+           "TracerWarning", "common_subexpression_elimination", "constant_folding",
+           "dead_code_elimination", "grad", "optimize", "script", "trace"]
