@@ -8,7 +8,8 @@ import numpy as np
 
 from difflab import backend, random
 from difflab.dtypes import _Defaults, int64
-from difflab.tensor import Tensor, _shape_args, _to_array
+from difflab.tensor import Tensor
+from difflab.tensor_arguments import shape_args, to_array
 
 
 def _finish(array: Any, device: Any, requires_grad: bool) -> Tensor:
@@ -31,7 +32,7 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     Python floats become float32 (the default dtype), ints int64; a NumPy
     array keeps its dtype.
     """
-    array = _to_array(data, dtype)
+    array = to_array(data, dtype)
     array = array.copy() if isinstance(data, (np.ndarray, Tensor)) else array
     return _finish(array, device, requires_grad)
 
@@ -40,7 +41,7 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """A tensor that shares memory with ``data`` when it can (a NumPy array of the right dtype)."""
     if isinstance(data, Tensor) and dtype is None and device is None:
         return data
-    return _finish(_to_array(data, dtype), device, False)
+    return _finish(to_array(data, dtype), device, False)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
@@ -53,13 +54,13 @@ def from_numpy(array: np.ndarray) -> Tensor:
 def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
           ) -> Tensor:
     """A tensor of zeros of shape ``size``."""
-    return _finish(np.zeros(_shape_args(size), _float(dtype)), device, requires_grad)
+    return _finish(np.zeros(shape_args(size), _float(dtype)), device, requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
          ) -> Tensor:
     """A tensor of ones of shape ``size``."""
-    return _finish(np.ones(_shape_args(size), _float(dtype)), device, requires_grad)
+    return _finish(np.ones(shape_args(size), _float(dtype)), device, requires_grad)
 
 
 def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
@@ -68,7 +69,7 @@ def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
     if dtype is None:
         dtype = np.asarray(fill_value).dtype
         dtype = _Defaults.dtype if dtype.kind == "f" else int64 if dtype.kind in "iu" else dtype
-    return _finish(np.full(_shape_args((size,)), fill_value, dtype), device, requires_grad)
+    return _finish(np.full(shape_args((size,)), fill_value, dtype), device, requires_grad)
 
 
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
@@ -118,14 +119,14 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, dtype: An
 def rand(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
          generator: random.Generator | None = None) -> Tensor:
     """Uniform random numbers in [0, 1)."""
-    array = random.uniform_array(0.0, 1.0, _shape_args(size), _float(dtype), None, generator)
+    array = random.uniform_array(0.0, 1.0, shape_args(size), _float(dtype), None, generator)
     return _finish(array, device, requires_grad)
 
 
 def randn(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
           generator: random.Generator | None = None) -> Tensor:
     """Standard normal random numbers (mean 0, variance 1)."""
-    array = random.normal_array(0.0, 1.0, _shape_args(size), _float(dtype), None, generator)
+    array = random.normal_array(0.0, 1.0, shape_args(size), _float(dtype), None, generator)
     return _finish(array, device, requires_grad)
 
 
@@ -138,7 +139,7 @@ def randint(low: int, high: int | None = None, size: Any = None, dtype: Any = No
         low, high = 0, low
     if size is None:
         raise TypeError("randint needs a size, e.g. randint(0, 10, (3,))")
-    array = random.integers_array(low, high, _shape_args((size,)), dtype or int64, None,
+    array = random.integers_array(low, high, shape_args((size,)), dtype or int64, None,
                                   generator)
     return _finish(array, device, False)
 
@@ -156,7 +157,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, dtype: Any = None,
     std_a = std.array if isinstance(std, Tensor) else std
     if size is None:
         size = np.broadcast_shapes(np.shape(mean_a), np.shape(std_a))
-    size = _shape_args((size,))
+    size = shape_args((size,))
     array = random._rng(generator).normal(mean_a, std_a, size=size)
     return _finish(array.astype(_float(dtype)), device, False)
 

@@ -33,7 +33,8 @@ from difflab import backend
 from difflab.autograd.engine import apply
 from difflab.ops import elementwise, registry, structural
 from difflab.ops.structural import BinaryOp, UnaryOp
-from difflab.tensor import Tensor, _index_arrays, _no_grad_result, _unwrap
+from difflab.tensor import Tensor
+from difflab.tensor_arguments import index_arrays, no_grad_result, unwrap
 
 #: Record a primitive on the tape: ``record_primitive(primitive, *inputs, **params)``.  Rules
 #: that call other primitives (``nn_ops.im2col``) use it when their backward is itself
@@ -217,7 +218,7 @@ def heaviside(x: Any, value_at_zero: Any) -> Any:
     """1 for x > 0, 0 for x < 0, ``value_at_zero`` at 0 (no gradient flows)."""
     if isinstance(x, Tensor):
         xp = backend.array_module(x.array)
-        return _no_grad_result(xp.heaviside(x.array, _unwrap(value_at_zero)).astype(x.dtype))
+        return no_grad_result(xp.heaviside(x.array, unwrap(value_at_zero)).astype(x.dtype))
     handler = _handler_for(x)
     if handler is not None:
         return handler.unary(UnaryOp(_heaviside_rule(value_at_zero)), x)
@@ -253,7 +254,7 @@ def _heaviside_rule(value_at_zero: Any) -> type[elementwise.Unary]:
 
 def where(cond: Any, a: Any, b: Any) -> Any:
     """``a`` where ``cond`` is true, else ``b`` (gradient flows to the chosen one)."""
-    cond = _unwrap(cond)
+    cond = unwrap(cond)
     if isinstance(a, Tensor) or isinstance(b, Tensor):
         return apply(structural.Where, cond, a, b)
     handler = _handler_for(a) or _handler_for(b)
@@ -381,7 +382,7 @@ def cumsum(x: Any, dim: int = None, *, axis: int = None) -> Any:
 def scatter_add(values: Any, index: Any, shape: tuple) -> Any:
     """zeros(shape) with ``[index] += values``: the transpose of indexing."""
     if isinstance(values, Tensor):
-        return apply(structural.ScatterAdd, values, index=_index_arrays(index), shape=tuple(shape))
+        return apply(structural.ScatterAdd, values, index=index_arrays(index), shape=tuple(shape))
     return backend.array_module(values).scatter_add(values, index, shape)
 
 

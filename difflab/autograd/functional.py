@@ -7,7 +7,8 @@ from typing import Any
 
 from difflab import backend
 from difflab.autograd.engine import accumulate_grad, run_backward, run_queued_callbacks
-from difflab.tensor import Tensor, _to_array
+from difflab.tensor import Tensor
+from difflab.tensor_arguments import to_array
 
 
 def _seed(output: Tensor, gradient: Any, who: str) -> Any:
@@ -24,7 +25,7 @@ def _seed(output: Tensor, gradient: Any, who: str) -> Any:
     if isinstance(gradient, Tensor) and gradient.requires_grad:
         seed = gradient  # a recorded seed, for create_graph
     else:
-        seed = _to_array(gradient, output.dtype, output.device)
+        seed = to_array(gradient, output.dtype, output.device)
     if tuple(seed.shape) != tuple(output.shape):
         raise RuntimeError(
             f"gradient has shape {tuple(seed.shape)} but the output has shape "

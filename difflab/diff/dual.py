@@ -129,13 +129,15 @@ def _strip(x: Any) -> Any:
 def _namespace(*values: Any) -> Any:
     """Where the rules should look for ``sin``, ``sum``, ...: NumPy/CuPy for plain arrays;
     difflab's dispatching functions when a value is itself a Dual or a Tensor."""
+    xp = backend.numpy_namespace
     for v in values:
+        if v is None or type(v) is np.ndarray:  # (the common case, checked first)
+            continue
         if isinstance(v, (Dual, Tensor)):
             return F
-    for v in values:
         if hasattr(v, "shape"):
-            return backend.array_module(v)
-    return backend.numpy_namespace
+            xp = backend.array_module(v)
+    return xp
 
 
 def _zeros(shape: tuple, like: Any) -> Any:
@@ -150,14 +152,11 @@ def _reshape(t: Any, shape: tuple) -> Any:
 
 
 def _top_tag(*values: Any) -> int:
-    return max(v.tag for v in values if isinstance(v, Dual))
-
-
-def _split(x: Any, tag: int) -> tuple[Any, Any]:
-    """(primal, tangents) of x at ``tag``; a value of another tag is a constant here."""
-    if isinstance(x, Dual) and x.tag == tag:
-        return x.primal, x.tangents
-    return x, None
+    tag = -1
+    for v in values:
+        if isinstance(v, Dual) and v.tag > tag:
+            tag = v.tag
+    return tag
 
 
 def _count(x: Any) -> int:
@@ -175,10 +174,18 @@ def _push(op: Any, *inputs: Any, **params: Any) -> Dual:
     tag (or plain values) are constants at this tag: their tangent is None.
     """
     tag = _top_tag(*inputs)
-    primals, tangents = zip(*(_split(v, tag) for v in inputs))
+    primals, tangents = [], []
+    for v in inputs:
+        if isinstance(v, Dual) and v.tag == tag:
+            primals.append(v.primal)
+            tangents.append(v.tangents)
+        else:
+            primals.append(v)
+            tangents.append(None)
     ctx = Context(needs_input_grad=tuple(t is not None for t in tangents))
-    y = op.forward(ctx, _namespace(*primals), *primals, **params)
-    dy = op.jvp(ctx, _namespace(*primals, *tangents), *tangents, *ctx.saved)
+    xp = _namespace(*primals, *tangents)  # (difflab's functions if any is a Dual or Tensor)
+    y = op.forward(ctx, xp, *primals, **params)
+    dy = op.jvp(ctx, xp, *tangents, *ctx.saved)
     return Dual._make(y, dy, tag)
 
 

@@ -39,8 +39,7 @@ from typing import Any
 
 import numpy as np
 
-import difflab
-from difflab import backend
+from difflab import backend, creation, functions
 from difflab.autograd import grad as autograd_grad
 from difflab.autograd import tape
 from difflab.diff.forward import Dual, new_tag, tangents_of
@@ -52,7 +51,7 @@ HESSIAN_MODES = ("reverse-over-forward", "reverse-over-reverse")
 
 def leaf(x: Any) -> Tensor:
     """x as a float64 tensor that requires grad (on x's device)."""
-    return difflab.tensor(x, dtype=difflab.float64, requires_grad=True)
+    return creation.tensor(x, dtype=np.float64, requires_grad=True)
 
 
 def _output(out: Any) -> Tensor:
@@ -157,9 +156,9 @@ class Reverse(Differentiator):
                 grads = autograd_grad(flat[j], xs, create_graph=True, allow_unused=True)
                 cost.add("backward_passes", 1)
             for row, g, x in zip(rows, grads, xs):
-                row.append(difflab.zeros_like(x) if g is None else g)
+                row.append(creation.zeros_like(x) if g is None else g)
         blocks = {
-            i: (difflab.stack(row) if row else difflab.zeros((0,) + tuple(x.shape)))
+            i: (functions.stack(row) if row else creation.zeros((0,) + tuple(x.shape)))
             .reshape(tuple(out.shape) + tuple(x.shape))
             for (i, x), row in zip(inner.items(), rows)
         }

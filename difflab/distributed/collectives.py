@@ -1,12 +1,12 @@
 """Collectives: operations that every rank calls together, each with its own tensor.
 
-=============  ===========================================================
-``all_reduce`` every rank's tensor becomes op(x_0, x_1, ..., x_{N-1})
-``reduce``     only rank ``dst``'s tensor becomes op(x_0, ..., x_{N-1})
-``broadcast``  every rank's tensor becomes rank ``src``'s
-``all_gather`` every rank receives the list [x_0, ..., x_{N-1}]
-``barrier``    no rank leaves until every rank has arrived
-=============  ===========================================================
+==============  ===========================================================
+``all_reduce``  every rank's tensor becomes op(x_0, x_1, ..., x_{N-1})
+``reduce``      only rank ``dst``'s tensor becomes op(x_0, ..., x_{N-1})
+``broadcast``   every rank's tensor becomes rank ``src``'s
+``all_gather``  every rank receives the list [x_0, ..., x_{N-1}]
+``barrier``     no rank leaves until every rank has arrived
+==============  ===========================================================
 
 The names, arguments and in-place semantics are PyTorch's
 (``torch.distributed``).  Every rank must call the same collectives in the

@@ -61,6 +61,10 @@ class Context:
 #: name -> primitive, for every primitive difflab knows.
 PRIMITIVES: dict[str, Any] = {}
 
+#: NumPy ufunc name -> elementwise primitive (filled by ``register``; forward mode
+#: looks every ufunc called on a Dual up here).
+_BY_NUMPY_NAME: dict[str, Any] = {}
+
 
 def register(primitive: Any, *, replace: bool = False) -> Any:
     """Add ``primitive`` to the registry under its ``name``; returns it.
@@ -84,6 +88,11 @@ def register(primitive: Any, *, replace: bool = False) -> Any:
             f"replace=True to redefine your own"
         )
     PRIMITIVES[name] = primitive
+    if isinstance(primitive, (UnaryOp, BinaryOp)):
+        for key in {name, getattr(primitive.rule, "numpy_name", None)} - {None, ""}:
+            current = _BY_NUMPY_NAME.get(key)  # a NumPy name keeps its first primitive
+            if current is None or current.name == name or key == name:
+                _BY_NUMPY_NAME[key] = primitive
     return primitive
 
 
@@ -105,10 +114,7 @@ def elementwise_ops(arity: int | None = None) -> list:
 
 def by_numpy_name(numpy_name: str) -> Any:
     """The elementwise primitive that mirrors NumPy's ufunc ``numpy_name``, or ``None``."""
-    for p in elementwise_ops():
-        if numpy_name in (p.rule.numpy_name, p.name):
-            return p
-    return None
+    return _BY_NUMPY_NAME.get(numpy_name)
 
 
 # -------------------------------------------------------------- difflab's own

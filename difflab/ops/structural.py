@@ -71,6 +71,8 @@ def _from_end(axes: tuple | None, ndim: int) -> tuple:
 
 def _broadcast_shape(*shapes: tuple) -> tuple:
     """The shape that arrays of ``shapes`` broadcast to (NumPy's rule)."""
+    if len(shapes) == 2 and (shapes[0] == shapes[1] or not shapes[1]):
+        return shapes[0]  # (the common cases, without the loop)
     ndim = max((len(s) for s in shapes), default=0)
     out = [1] * ndim
     for shape in shapes:
@@ -383,19 +385,27 @@ class MatMul:
         # right) decide where the k axis of the tangents must go for matmul to batch over it.
         na, nb = a.ndim, b.ndim
         k = (da if da is not None else db).shape[0]
+        # With a matrix on the other side, all k products are one matrix product:
+        # the rows of every ȧ times b, or every ḃ times aᵀ.
         out = None
         if da is not None:  # ȧ @ b
-            if na == 1 and nb >= 2:
+            if nb == 2:
+                da = da.reshape((-1, a.shape[-1]))
+            elif na == 1:
                 da = da.reshape((k,) + (1,) * (nb - 2) + (1, a.shape[0]))
             else:
                 da = _lift(da, max(na, nb))
             out = xp.matmul(da, b).reshape((k,) + ctx.out_shape)
         if db is not None:  # a @ ḃ
-            if nb == 1:
-                db = db.reshape((k,) + (1,) * max(na - 2, 0) + (b.shape[0], 1))
-            elif na > 1:
-                db = _lift(db, max(na, nb))
-            term = xp.matmul(a, db).reshape((k,) + ctx.out_shape)
+            if nb == 1 and na <= 2:
+                term = xp.matmul(db, a if na == 1 else xp.swapaxes(a, -1, -2))
+            else:
+                if nb == 1:
+                    db = db.reshape((k,) + (1,) * max(na - 2, 0) + (b.shape[0], 1))
+                elif na > 1:
+                    db = _lift(db, max(na, nb))
+                term = xp.matmul(a, db)
+            term = term.reshape((k,) + ctx.out_shape)
             out = term if out is None else out + term
         return out
 

@@ -24,7 +24,8 @@ import numpy as np
 
 from difflab import backend
 from difflab.nn.parameter import Parameter
-from difflab.tensor import Tensor, to_arguments
+from difflab.tensor import Tensor
+from difflab.tensor_arguments import to_arguments
 
 
 class _IncompatibleKeys(NamedTuple):

@@ -1,0 +1,174 @@
+"""What a Tensor's methods do with the arguments users pass them.
+
+PyTorch-style calls accept numbers, lists, arrays and tensors alike:
+``x + 1``, ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``, ``x[[0, 2]]``,
+``x.to("cuda", float32)``.  The functions here turn each of those into what
+a primitive takes (an array, a shape tuple, axes), so that the methods in
+``tensor.py``, ``tensor_methods.py`` and ``tensor_inplace.py`` stay one line
+each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from difflab import (
+    backend,
+    tensor,  # (tensor.py imports this module: Tensor is used at call time)
+)
+from difflab.dtypes import _Defaults, int64
+
+if TYPE_CHECKING:
+    from difflab.tensor import Tensor
+
+
+def is_tensor(x: Any) -> bool:
+    """Whether ``x`` is a difflab Tensor."""
+    return isinstance(x, tensor.Tensor)
+
+
+def wrap(array: Any, grad_fn: Any = None, version: list | None = None) -> Tensor:
+    """A Tensor around ``array`` (no copy), as operations return it."""
+    return tensor.Tensor._wrap(array, grad_fn, version)
+
+
+def to_array(data: Any, dtype: Any = None, device: Any = None) -> Any:
+    """Turn user data (numbers, lists, arrays, tensors) into an array on ``device``."""
+    if isinstance(data, tensor.Tensor):
+        array = data.array
+    elif backend.is_gpu_array(data) or isinstance(data, np.ndarray):
+        array = data
+    else:
+        try:
+            array = np.asarray(data)
+        except ValueError as exc:
+            raise ValueError(f"cannot make a tensor from {type(data).__name__}: {exc}") from None
+        if array.dtype == object:
+            raise TypeError(
+                f"cannot make a tensor from {data!r}: expected numbers, nested lists of "
+                f"numbers of equal length, or an array"
+            )
+        if dtype is None and array.dtype.kind == "f":
+            array = array.astype(_Defaults.dtype)
+        elif dtype is None and array.dtype.kind in "iu":
+            array = array.astype(int64)
+    if dtype is not None:
+        array = array.astype(np.dtype(dtype), copy=False)
+    if device is not None:
+        array = backend.to_device(array, backend.device(device))
+    return array
+
+
+def unwrap(x: Any) -> Any:
+    return x.array if isinstance(x, tensor.Tensor) else x
+
+
+def to_arguments(args: Sequence[Any], kwargs: dict) -> tuple[Any, Any]:
+    """(device, dtype) from the ways PyTorch's ``.to(...)`` may be called.
+
+    ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)`` (its device
+    and dtype), ``to(device=..., dtype=..., non_blocking=...)``; a device may be
+    a string, a :class:`~difflab.backend.Device` or a CUDA index.
+    """
+    kwargs = dict(kwargs)
+    device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    kwargs.pop("non_blocking", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected arguments {sorted(kwargs)}")
+    for arg in args:
+        if isinstance(arg, tensor.Tensor):
+            device, dtype = arg.device, arg.dtype
+        elif isinstance(arg, (str, backend.Device, int)) and not isinstance(arg, bool):
+            device = arg
+        else:
+            dtype = arg
+    return device, dtype
+
+
+class MinMax(tuple):
+    """(values, indices), readable as ``.values`` and ``.indices`` as in PyTorch."""
+
+    @property
+    def values(self) -> Tensor:
+        return self[0]
+
+    @property
+    def indices(self) -> Tensor:
+        return self[1]
+
+
+def unwrap_operand(x: Any) -> Any:
+    """The other operand of an operator: tensors, numbers and arrays pass through;
+    lists become arrays (floats in the default dtype)."""
+    # Concrete types first: this runs on every operator call, and isinstance against
+    # the numbers.Number ABC is several times slower.
+    if isinstance(x, (tensor.Tensor, float, int, np.ndarray, np.generic, complex)):
+        return x
+    if backend.is_gpu_array(x):
+        return x
+    if isinstance(x, (list, tuple)):
+        array = np.asarray(x)
+        return array.astype(_Defaults.dtype) if array.dtype.kind == "f" else array
+    raise TypeError(
+        f"unsupported operand of type {type(x).__name__} for a Tensor operation: use a "
+        f"number, a Tensor or an array"
+    )
+
+
+def no_grad_result(array: Any) -> Tensor:
+    """Wrap the result of an operation no gradient flows through (comparisons, sign, ...)."""
+    if isinstance(array, np.generic) or not hasattr(array, "shape"):
+        array = np.asarray(array)  # NumPy gives scalars for 0-d results
+    return tensor.Tensor._wrap(array)
+
+
+def view_of(base: Tensor, out: Tensor) -> Tensor:
+    """Mark ``out`` as a view of ``base`` when they share memory (one version counter)."""
+    array = out.array
+    owner = array.base if hasattr(array, "base") else None
+    if owner is not None and (owner is base.array or owner is getattr(base.array, "base", None)):
+        out._version = base._version
+        out._base = base if base._base is None else base._base
+    return out
+
+
+def shape_args(shape: Sequence[Any]) -> tuple:
+    """Accept f(2, 3) and f((2, 3)) alike."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return tuple(int(n) for n in shape)
+
+
+def as_axes(dim: Any) -> Any:
+    """``dim`` as primitives take axes: None, an int, or a tuple of ints."""
+    if dim is None or isinstance(dim, int):
+        return dim
+    return tuple(dim)
+
+
+def element_count(shape: tuple, dims: Any) -> Any:
+    """How many elements a reduction over ``dims`` (all of them for None) combines."""
+    if dims is None:
+        n = 1
+        for s in shape:
+            n *= s
+        return n
+    n = 1
+    for d in (dims,) if isinstance(dims, int) else dims:
+        n *= shape[d]
+    return n
+
+
+def index_arrays(index: Any) -> Any:
+    """Tensors and lists inside an index become arrays NumPy understands."""
+    if isinstance(index, tuple):
+        return tuple(index_arrays(i) for i in index)
+    if isinstance(index, tensor.Tensor):
+        return index.array
+    if isinstance(index, list):
+        return np.asarray(index)
+    return index

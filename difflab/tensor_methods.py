@@ -1,0 +1,453 @@
+"""The Tensor's operations: arithmetic, comparisons, reductions, shapes, indexing.
+
+:class:`~difflab.tensor.Tensor` inherits these methods.  Each is one call:
+it turns its arguments into what a primitive takes (``tensor_arguments``)
+and applies the primitive through ``engine.apply``, which computes on the
+arrays and records the step on the tape.  The elementwise functions without
+extra arguments (``x.sin()``, ``x.exp()``, ...) are not written here: they
+come from the registry (``tensor.add_elementwise_methods``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from difflab import backend
+from difflab.autograd.engine import apply as _apply
+from difflab.dtypes import int64
+from difflab.ops import registry as _ops
+from difflab.ops import structural as _structural
+from difflab.tensor_arguments import (
+    MinMax,
+    as_axes,
+    element_count,
+    index_arrays,
+    is_tensor,
+    no_grad_result,
+    shape_args,
+    unwrap,
+    unwrap_operand,
+    view_of,
+)
+
+if TYPE_CHECKING:
+    from difflab.tensor import Tensor
+
+
+class TensorMethods:
+    """Operations on tensors, as PyTorch names them (mixed into :class:`~difflab.tensor.Tensor`)."""
+
+    __slots__ = ()
+
+    # ------------------------------------------------------------- arithmetic
+    def __add__(self, other: Any) -> Tensor:
+        return _apply(_ops.ADD, self, unwrap_operand(other))
+
+    def __radd__(self, other: Any) -> Tensor:
+        return _apply(_ops.ADD, unwrap_operand(other), self)
+
+    def __sub__(self, other: Any) -> Tensor:
+        return _apply(_ops.SUB, self, unwrap_operand(other))
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return _apply(_ops.SUB, unwrap_operand(other), self)
+
+    def __mul__(self, other: Any) -> Tensor:
+        return _apply(_ops.MUL, self, unwrap_operand(other))
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return _apply(_ops.MUL, unwrap_operand(other), self)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return _apply(_ops.DIV, self, unwrap_operand(other))
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return _apply(_ops.DIV, unwrap_operand(other), self)
+
+    def __pow__(self, other: Any) -> Tensor:
+        return _apply(_ops.POW, self, unwrap_operand(other))
+
+    def __rpow__(self, other: Any) -> Tensor:
+        return _apply(_ops.POW, unwrap_operand(other), self)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return _apply(_structural.MatMul, self, unwrap_operand(other))
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return _apply(_structural.MatMul, unwrap_operand(other), self)
+
+    def __neg__(self) -> Tensor:
+        return _apply(_ops.PRIMITIVES["neg"], self)
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __abs__(self) -> Tensor:
+        return self.abs()
+
+    def __floordiv__(self, other: Any) -> Tensor:
+        return no_grad_result(self.array // unwrap(other))
+
+    def __mod__(self, other: Any) -> Tensor:
+        return no_grad_result(self.array % unwrap(other))
+
+    # comparisons and logic: no gradient flows through them
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return no_grad_result(self.array == unwrap(other))
+
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return no_grad_result(self.array != unwrap(other))
+
+    def __lt__(self, other: Any) -> Tensor:
+        return no_grad_result(self.array < unwrap(other))
+
+    def __le__(self, other: Any) -> Tensor:
+        return no_grad_result(self.array <= unwrap(other))
+
+    def __gt__(self, other: Any) -> Tensor:
+        return no_grad_result(self.array > unwrap(other))
+
+    def __ge__(self, other: Any) -> Tensor:
+        return no_grad_result(self.array >= unwrap(other))
+
+    def __and__(self, other: Any) -> Tensor:
+        return no_grad_result(self.array & unwrap(other))
+
+    def __or__(self, other: Any) -> Tensor:
+        return no_grad_result(self.array | unwrap(other))
+
+    def __xor__(self, other: Any) -> Tensor:
+        return no_grad_result(self.array ^ unwrap(other))
+
+    def __invert__(self) -> Tensor:
+        return no_grad_result(~self.array)
+
+    def eq(self, other: Any) -> Tensor:
+        return self == other
+
+    def ne(self, other: Any) -> Tensor:
+        return self != other
+
+    def lt(self, other: Any) -> Tensor:
+        return self < other
+
+    def le(self, other: Any) -> Tensor:
+        return self <= other
+
+    def gt(self, other: Any) -> Tensor:
+        return self > other
+
+    def ge(self, other: Any) -> Tensor:
+        return self >= other
+
+    def equal(self, other: Tensor) -> bool:
+        return self.shape == other.shape and bool((self.array == other.array).all())
+
+    def allclose(self, other: Any, rtol: float = 1e-5, atol: float = 1e-8) -> bool:
+        xp = backend.array_module(self.array)
+        return bool(xp.allclose(self.array, unwrap(other), rtol=rtol, atol=atol))
+
+    def isnan(self) -> Tensor:
+        return no_grad_result(backend.array_module(self.array).isnan(self.array))
+
+    def isfinite(self) -> Tensor:
+        return no_grad_result(backend.array_module(self.array).isfinite(self.array))
+
+    def any(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        return no_grad_result(self.array.any(axis=dim, keepdims=keepdim))
+
+    def all(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        return no_grad_result(self.array.all(axis=dim, keepdims=keepdim))
+
+    def sign(self) -> Tensor:
+        return no_grad_result(backend.array_module(self.array).sign(self.array))
+
+    def round(self) -> Tensor:
+        return no_grad_result(backend.array_module(self.array).round(self.array))
+
+    def floor(self) -> Tensor:
+        return no_grad_result(backend.array_module(self.array).floor(self.array))
+
+    def ceil(self) -> Tensor:
+        return no_grad_result(backend.array_module(self.array).ceil(self.array))
+
+    # ---------------------------------------------------- elementwise functions
+    def rsqrt(self) -> Tensor:
+        return 1.0 / self.sqrt()
+
+    def square(self) -> Tensor:
+        return self * self
+
+    def reciprocal(self) -> Tensor:
+        return 1.0 / self
+
+    def neg(self) -> Tensor:
+        return -self
+
+    def add(self, other: Any, alpha: Any = 1) -> Tensor:
+        return self + (other if alpha == 1 else other * alpha)
+
+    def sub(self, other: Any, alpha: Any = 1) -> Tensor:
+        return self - (other if alpha == 1 else other * alpha)
+
+    def mul(self, other: Any) -> Tensor:
+        return self * other
+
+    def div(self, other: Any) -> Tensor:
+        return self / other
+
+    def pow(self, exponent: Any) -> Tensor:
+        return self**exponent
+
+    def clamp(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+        if min is None and max is None:
+            raise ValueError("clamp needs at least one of min and max")
+        return _apply(_structural.Clamp, self, low=min, high=max)
+
+    clip = clamp
+
+    def softmax(self, dim: int) -> Tensor:
+        from difflab import functions
+
+        return functions.softmax(self, dim)
+
+    def log_softmax(self, dim: int) -> Tensor:
+        from difflab import functions
+
+        return functions.log_softmax(self, dim)
+
+    # --------------------------------------------------------------- reductions
+    def sum(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
+            keepdims: bool | None = None, dtype: Any = None) -> Tensor:
+        """Σ over ``dim`` (all elements by default).  ``axis``/``keepdims`` are accepted too."""
+        dim = axis if dim is None else dim
+        keepdim = keepdims if keepdims is not None else keepdim
+        out = _apply(_structural.Sum, self, axis=as_axes(dim), keepdims=keepdim)
+        return out if dtype is None else out.to(dtype)
+
+    def mean(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
+             keepdims: bool | None = None) -> Tensor:
+        """Σx / n over ``dim``."""
+        dim = axis if dim is None else dim
+        keepdim = keepdims if keepdims is not None else keepdim
+        if self.dtype.kind not in "fc":
+            raise RuntimeError(
+                f"mean() needs a floating point tensor, got {self.dtype}: call .float() first"
+            )
+        count = element_count(self.shape, as_axes(dim))
+        return self.sum(dim, keepdim) * (1.0 / count if count else float("nan"))
+
+    def var(self, dim: Any = None, keepdim: bool = False, unbiased: bool = True, *,
+            correction: Any = None) -> Tensor:
+        """Σ(x - mean)² / (n - correction); correction = 1 (unbiased) by default."""
+        correction = (1 if unbiased else 0) if correction is None else correction
+        centered = self - self.mean(dim, keepdim=True)
+        count = element_count(self.shape, as_axes(dim))
+        return (centered * centered).sum(dim, keepdim) / max(count - correction, 0)
+
+    def std(self, dim: Any = None, keepdim: bool = False, unbiased: bool = True, *,
+            correction: Any = None) -> Tensor:
+        return self.var(dim, keepdim, unbiased, correction=correction).sqrt()
+
+    def prod(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        return _apply(_structural.Prod, self, axis=dim, keepdims=keepdim)
+
+    def max(self, dim: Any = None, keepdim: bool = False) -> Any:
+        """The maximum; with ``dim``, a pair (values, indices) as in PyTorch."""
+        if is_tensor(dim):
+            return self.maximum(dim)
+        values = _apply(_structural.MaxReduce, self, axis=dim, keepdims=keepdim)
+        if dim is None:
+            return values
+        return MinMax((values, self.argmax(dim, keepdim)))
+
+    def min(self, dim: Any = None, keepdim: bool = False) -> Any:
+        if is_tensor(dim):
+            return self.minimum(dim)
+        values = -_apply(_structural.MaxReduce, -self, axis=dim, keepdims=keepdim)
+        if dim is None:
+            return values
+        return MinMax((values, self.argmin(dim, keepdim)))
+
+    def amax(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        return _apply(_structural.MaxReduce, self, axis=dim, keepdims=keepdim)
+
+    def amin(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        return -_apply(_structural.MaxReduce, -self, axis=dim, keepdims=keepdim)
+
+    def argmax(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        xp = backend.array_module(self.array)
+        out = xp.argmax(self.array, axis=dim)
+        if keepdim and dim is not None:
+            out = xp.expand_dims(out, dim)
+        return no_grad_result(out.astype(int64))
+
+    def argmin(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        xp = backend.array_module(self.array)
+        out = xp.argmin(self.array, axis=dim)
+        if keepdim and dim is not None:
+            out = xp.expand_dims(out, dim)
+        return no_grad_result(out.astype(int64))
+
+    def cumsum(self, dim: int) -> Tensor:
+        return _apply(_structural.CumSum, self, axis=dim)
+
+    def logsumexp(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        """log Σ exp(x), computed as m + log Σ exp(x - m) with m = max x (no overflow)."""
+        m = self.detach().amax(dim, keepdim=True)
+        m = m.masked_fill(~m.isfinite(), 0.0)
+        out = (self - m).exp().sum(dim, keepdim=True).log() + m
+        return out if keepdim else out.squeeze(as_axes(dim)) if dim is not None else out.reshape(())
+
+    def norm(self, p: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:
+        """The vector p-norm (p = 2 by default; 1, inf and 'fro' also)."""
+        if p in (2, "fro"):
+            return (self * self).sum(dim, keepdim).sqrt()
+        if p == 1:
+            return self.abs().sum(dim, keepdim)
+        if p in (float("inf"), "inf"):
+            return self.abs().amax(dim, keepdim)
+        return (self.abs() ** p).sum(dim, keepdim) ** (1.0 / p)
+
+    # ----------------------------------------------------------- linear algebra
+    def matmul(self, other: Any) -> Tensor:
+        return self @ other
+
+    def mm(self, other: Tensor) -> Tensor:
+        if self.ndim != 2 or other.ndim != 2:
+            raise RuntimeError(
+                f"mm expects two matrices, got shapes {tuple(self.shape)} and "
+                f"{tuple(other.shape)} (use matmul for batches and vectors)"
+            )
+        return self @ other
+
+    def mv(self, vec: Tensor) -> Tensor:
+        if self.ndim != 2 or vec.ndim != 1:
+            raise RuntimeError(
+                f"mv expects a matrix and a vector, got shapes {tuple(self.shape)} and "
+                f"{tuple(vec.shape)}"
+            )
+        return self @ vec
+
+    def dot(self, other: Tensor) -> Tensor:
+        if self.ndim != 1 or other.ndim != 1:
+            raise RuntimeError(
+                f"1D tensors expected, but got {self.ndim}D and {other.ndim}D tensors"
+            )
+        return self @ other
+
+    def t(self) -> Tensor:
+        if self.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, got {self.ndim}")
+        return self.T
+
+    # ------------------------------------------------------------ shape & views
+    def reshape(self, *shape: Any) -> Tensor:
+        shape = shape_args(shape)
+        return view_of(self, _apply(_structural.Reshape, self, shape=shape))
+
+    def view(self, *shape: Any) -> Tensor:
+        if shape and not isinstance(shape[0], (tuple, list)) and not isinstance(shape[0], int):
+            return self.to(shape[0])  # view(dtype)
+        return self.reshape(*shape)
+
+    def view_as(self, other: Tensor) -> Tensor:
+        return self.reshape(other.shape)
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        return self.reshape(other.shape)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        if self.ndim == 0:
+            return self.reshape(1)
+        start, end = start_dim % self.ndim, end_dim % self.ndim
+        shape = self.shape[:start] + (-1,) + self.shape[end + 1:]
+        return self.reshape(shape)
+
+    def ravel(self) -> Tensor:
+        return self.reshape(-1)
+
+    def squeeze(self, dim: Any = None) -> Tensor:
+        if dim is None:
+            shape = tuple(n for n in self.shape if n != 1)
+        else:
+            dims = {d % max(self.ndim, 1) for d in ((dim,) if isinstance(dim, int) else dim)}
+            shape = tuple(n for i, n in enumerate(self.shape) if not (i in dims and n == 1))
+        return self.reshape(shape)
+
+    def unsqueeze(self, dim: int) -> Tensor:
+        dim = dim % (self.ndim + 1)
+        return self.reshape(self.shape[:dim] + (1,) + self.shape[dim:])
+
+    def permute(self, *dims: Any) -> Tensor:
+        return view_of(self, _apply(_structural.Permute, self, axes=shape_args(dims)))
+
+    def transpose(self, dim0: int, dim1: int) -> Tensor:
+        axes = list(range(self.ndim))
+        axes[dim0], axes[dim1] = axes[dim1], axes[dim0]
+        return self.permute(*axes)
+
+    swapaxes = transpose
+
+    def expand(self, *sizes: Any) -> Tensor:
+        sizes = shape_args(sizes)
+        lead = len(sizes) - self.ndim
+        shape = tuple(
+            self.shape[i - lead] if (n == -1 and i >= lead) else n for i, n in enumerate(sizes)
+        )
+        return view_of(self, _apply(_structural.Expand, self, shape=shape))
+
+    def expand_as(self, other: Tensor) -> Tensor:
+        return self.expand(other.shape)
+
+    def broadcast_to(self, shape: Any) -> Tensor:
+        return self.expand(*shape)
+
+    def repeat(self, *sizes: Any) -> Tensor:
+        """Tile the tensor ``sizes[i]`` times along each dimension (copies)."""
+        sizes = shape_args(sizes)
+        x = self.reshape((1,) * (len(sizes) - self.ndim) + self.shape)
+        # Each repeat is an expand of a new axis followed by a reshape: no new rule needed.
+        expanded_shape, final_shape, view_shape = [], [], []
+        for n, r in zip(x.shape, sizes):
+            view_shape += [1, n]
+            expanded_shape += [r, n]
+            final_shape.append(r * n)
+        return x.reshape(view_shape).expand(expanded_shape).reshape(final_shape)
+
+    def flip(self, dims: Any) -> Tensor:
+        out = self
+        for d in (dims,) if isinstance(dims, int) else dims:
+            out = _apply(_structural.Flip, out, axis=d)
+        return out
+
+    def split(self, split_size_or_sections: Any, dim: int = 0) -> tuple:
+        from difflab import functions
+
+        return functions.split(self, split_size_or_sections, dim)
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple:
+        from difflab import functions
+
+        return functions.chunk(self, chunks, dim)
+
+    def unbind(self, dim: int = 0) -> tuple:
+        index = [slice(None)] * self.ndim
+        pieces = []
+        for i in range(self.shape[dim]):
+            index[dim] = i
+            pieces.append(self[tuple(index)])
+        return tuple(pieces)
+
+    def contiguous(self) -> Tensor:
+        return self
+
+    def masked_fill(self, mask: Any, value: Any) -> Tensor:
+        from difflab import functions
+
+        return functions.where(mask, value, self)
+
+    # ---------------------------------------------------------------- indexing
+    def __getitem__(self, index: Any) -> Tensor:
+        index = index_arrays(index)
+        return view_of(self, _apply(_structural.Index, self, index=index))
