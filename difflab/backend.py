@@ -6,10 +6,15 @@ asks an array for its module (:func:`array_module`) and calls ``xp.sin``,
 
 CuPy is imported lazily, the first time a GPU is asked for, so that a machine
 without it (or without a GPU) runs everything except the GPU.
+
+With the environment variable ``DIFFLAB_FAKE_CUDA=1`` the "GPU" is
+:mod:`difflab.testing.fake_cupy`, a stand-in for CuPy that runs on the CPU and
+refuses implicit conversions to NumPy as CuPy does (for testing the GPU paths).
 """
 
 from __future__ import annotations
 
+import os
 import types
 from typing import Any
 
@@ -17,6 +22,7 @@ import numpy as np
 
 _cupy: types.ModuleType | None = None
 _cupy_error: str | None = None
+STAND_IN_VARIABLE = "DIFFLAB_FAKE_CUDA"  # =1: CUDA is the CPU stand-in for CuPy
 
 GPU_INSTALL_HINT = (
     "Install the GPU extra that matches your CUDA driver: "
@@ -29,7 +35,10 @@ def _load_cupy() -> types.ModuleType | None:
     global _cupy, _cupy_error
     if _cupy is None and _cupy_error is None:
         try:
-            import cupy
+            if os.environ.get(STAND_IN_VARIABLE) == "1":
+                from difflab.testing import fake_cupy as cupy
+            else:
+                import cupy
 
             if cupy.cuda.runtime.getDeviceCount() < 1:
                 _cupy_error = "CuPy is installed but found no CUDA device."
@@ -38,6 +47,17 @@ def _load_cupy() -> types.ModuleType | None:
         except Exception as exc:  # ImportError, or a CUDA driver error
             _cupy_error = f"CuPy is not usable here ({type(exc).__name__}: {exc})."
     return _cupy
+
+
+def use_cupy_module(module: types.ModuleType | None, error: str | None = None) -> tuple:
+    """Put ``module`` where CuPy goes (the CPU stand-in, in tests); returns what was there.
+
+    ``use_cupy_module(*previous)`` puts it back.
+    """
+    global _cupy, _cupy_error, _cupy_namespace
+    previous = (_cupy, _cupy_error)
+    _cupy, _cupy_error, _cupy_namespace = module, error, None
+    return previous
 
 
 def cupy_or_raise() -> types.ModuleType:
@@ -109,10 +129,12 @@ def array_module(array: Any) -> types.ModuleType:
     if _cupy is None or not isinstance(array, _cupy.ndarray):
         return numpy_namespace
     if _cupy_namespace is None:
-        import cupyx
-        from cupyx.scipy.special import erf
-
-        _cupy_namespace = _extended(_cupy, erf, cupyx.scatter_add)
+        if getattr(_cupy, "IS_STAND_IN", False):
+            cupyx = _cupy.cupyx
+        else:
+            import cupyx
+            import cupyx.scipy.special
+        _cupy_namespace = _extended(_cupy, cupyx.scipy.special.erf, cupyx.scatter_add)
     return _cupy_namespace
 
 

@@ -175,7 +175,9 @@ class _MpmathArrayNamespace:
         import mpmath
 
         spelled = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2",
-                   "abs": "fabs", "absolute": "fabs", "power": "power"}.get(name, name)
+                   "abs": "fabs", "absolute": "fabs"}.get(name, name)
+        if name == "power":  # guarded: mpmath's exponents have no limit
+            return _mp_power
         if name == "maximum":
             return max
         if name == "minimum":
@@ -202,6 +204,7 @@ def mpmath_namespace() -> Namespace:
         return lambda *values: op.rule.forward(MPMATH, *values)
 
     table = {name: with_mpmath(registry.get(_primitive_name(name))) for name in FUNCTIONS}
+    table["pow"] = _mp_power  # guarded as ``**`` is: mpmath's exponents have no limit
     return Namespace("mpmath", table, _mpmath_number, {"pi": mpmath.pi, "e": mpmath.e})
 
 
@@ -255,12 +258,42 @@ _CONSTRUCT_NAMES = {
 }
 
 
+#: Largest binary exponent (log2 of the magnitude) an mpmath power may reach; far beyond
+#: any float (2**1024), far below where mpmath's unlimited exponents get slow.
+_MP_MAX_EXPONENT = 2**20
+
+
 def _pow(a: Any, b: Any) -> Any:
     # Python ints have unlimited size: 9**9**9 would run for minutes.  Raising a
     # plain int to an int power is done in floating point (it overflows at once).
-    if isinstance(a, int) and isinstance(b, int):
-        return float(a) ** float(b)
-    return a**b
+    if type(a).__module__.startswith("mpmath") or type(b).__module__.startswith("mpmath"):
+        return _mp_power(a, b)
+    try:
+        if isinstance(a, int) and isinstance(b, int):
+            return float(a) ** float(b)
+        return a**b
+    except OverflowError:  # Python floats raise where arrays give inf: say which power
+        raise OverflowError(
+            f"{a:g}**{b:g} is too large for a floating-point number (it overflows)"
+        ) from None
+
+
+def _mp_power(a: Any, b: Any) -> Any:
+    """``a**b`` in mpmath, guarded like the integer case: mpmath's exponents have no limit,
+    so 2**(9**9**9) would try to build a number of 10**369000000 bits.  A power whose
+    magnitude ``|b| * log2|a|`` passes :data:`_MP_MAX_EXPONENT` is infinite (or 0), as in
+    floating point."""
+    import mpmath
+
+    a, b = mpmath.mpmathify(a), mpmath.mpmathify(b)
+    if a != 0 and mpmath.isfinite(a) and mpmath.isfinite(b):
+        with mpmath.workprec(53):
+            size = abs(b) * abs(mpmath.log(abs(a), 2))
+        if size > _MP_MAX_EXPONENT:
+            if (abs(a) > 1) == (mpmath.re(b) > 0):  # the magnitude grows without bound
+                return mpmath.inf
+            return mpmath.mpf(0)
+    return mpmath.power(a, b)
 
 
 _BINARY_OPS: dict[type, Callable[[Any, Any], Any]] = {

@@ -14,8 +14,17 @@ Dict keys keep their type (an optimizer's state uses int keys) and order.
 
 Saving is *atomic*: the archive is written to a temporary file in the same
 directory, flushed to disk, and then renamed over the target in one step,
-so an interrupted save leaves the previous file intact.  Zip stores a CRC
-of every member, so a corrupted or truncated file is detected on load.
+so an interrupted save leaves the previous file intact (and the next save
+removes the temporary file a killed one left).  The file gets the usual
+permissions (``0o666`` less the umask, or those of the file it replaces).
+Zip stores a CRC of every member, so a corrupted or truncated file is
+detected on load.
+
+Loading trusts nothing in the file: every size the archive declares is
+checked against the data present and a limit (``max_bytes``) before
+anything is read, and the manifest is checked entry by entry (types, known
+keys, depth, array references), so any malformed file raises
+:class:`CheckpointError` naming what is wrong.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ from __future__ import annotations
 import io
 import json
 import os
-import tempfile
+import secrets
 import zipfile
 from typing import Any
 
@@ -40,7 +49,69 @@ class CheckpointError(ValueError):
     """The file is not a valid difflab checkpoint (truncated, corrupted or foreign)."""
 
 
-def _encode(obj: Any, arrays: list) -> Any:
+#: Most bytes of array data :func:`load` reads from one file unless told otherwise.
+MAX_LOAD_BYTES = 16 * 2**30
+#: Most bytes of the manifest (the JSON structure of the saved object).
+MAX_MANIFEST_BYTES = 64 * 2**20
+#: Deepest nesting of dicts, lists and tuples a manifest may have.
+MAX_DEPTH = 100
+
+
+def read_npy(data: bytes, *, max_bytes: int = MAX_LOAD_BYTES, what: str = "array") -> np.ndarray:
+    """Read one ``.npy`` file from ``data``, checking its header before allocating anything.
+
+    NumPy's own reader trusts the header: a 200-byte file declaring a shape of
+    10**10 float64 asks for 80 GB before finding the data missing.  Here the
+    declared size ``prod(shape) * itemsize`` must equal the bytes that follow
+    the header and stay within ``max_bytes``; object arrays (which would need
+    pickle) are refused.
+
+    Raises
+    ------
+    ValueError
+        Naming what is wrong with the header or the size.
+    """
+    stream = io.BytesIO(data)
+    try:
+        major, _ = np.lib.format.read_magic(stream)
+        if major == 1:
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(stream)
+        elif major in (2, 3):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(stream)
+        else:
+            raise ValueError(f"unsupported .npy version {major}")
+    except (ValueError, EOFError, SyntaxError, TypeError) as exc:
+        raise ValueError(f"{what}: not a valid .npy header ({exc})") from None
+    if dtype.hasobject:
+        raise ValueError(f"{what}: holds Python objects (dtype=object), which are never loaded")
+    count = 1
+    for n in shape:
+        count *= int(n)
+    declared = count * dtype.itemsize
+    present = len(data) - stream.tell()
+    if declared > max_bytes:
+        raise ValueError(
+            f"{what}: declares {declared:,} bytes of data (shape {shape}), more than the "
+            f"limit of {max_bytes:,} bytes"
+        )
+    if declared != present:
+        raise ValueError(
+            f"{what}: the header declares {declared:,} bytes of data (shape {shape}, "
+            f"{dtype}) but {present:,} follow it (truncated or forged)"
+        )
+    array = np.frombuffer(data, dtype=dtype, count=count, offset=stream.tell())
+    return array.reshape(shape, order="F" if fortran else "C").copy()
+
+
+def _encode(obj: Any, arrays: list, path: tuple[int, ...] = ()) -> Any:
+    if isinstance(obj, (dict, list, tuple, set)):
+        if id(obj) in path:
+            raise TypeError("cannot save an object that contains itself (a cycle of "
+                            "dicts/lists/tuples)")
+        if len(path) >= MAX_DEPTH:
+            raise TypeError(f"cannot save dicts/lists/tuples nested more than {MAX_DEPTH} "
+                            "levels deep")
+        path = (*path, id(obj))
     if isinstance(obj, Tensor):
         arrays.append(backend.to_numpy(obj.array))
         entry = {"__tensor__": len(arrays) - 1}
@@ -57,7 +128,7 @@ def _encode(obj: Any, arrays: list) -> Any:
         arrays.append(backend.to_numpy(obj))
         return {"__ndarray__": len(arrays) - 1}
     if isinstance(obj, np.generic):
-        return _encode(obj.item(), arrays)
+        return _encode(obj.item(), arrays, path)
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return obj
     if isinstance(obj, dict):
@@ -68,14 +139,14 @@ def _encode(obj: Any, arrays: list) -> Any:
                     f"cannot save a dict key of type {type(key).__name__}: keys must be "
                     f"str, int, float, bool or None"
                 )
-            items.append([_encode(key, arrays), _encode(value, arrays)])
+            items.append([_encode(key, arrays, path), _encode(value, arrays, path)])
         return {"__dict__": items}
     if isinstance(obj, tuple):
-        return {"__tuple__": [_encode(v, arrays) for v in obj]}
+        return {"__tuple__": [_encode(v, arrays, path) for v in obj]}
     if isinstance(obj, list):
-        return [_encode(v, arrays) for v in obj]
+        return [_encode(v, arrays, path) for v in obj]
     if isinstance(obj, set):
-        return {"__set__": [_encode(v, arrays) for v in sorted(obj, key=repr)]}
+        return {"__set__": [_encode(v, arrays, path) for v in sorted(obj, key=repr)]}
     raise TypeError(
         f"difflab.save cannot store an object of type {type(obj).__name__}: it saves "
         f"tensors, arrays, numbers, strings, None, and dicts/lists/tuples of them. For a "
@@ -106,10 +177,13 @@ def save(obj: Any, f: str | os.PathLike | Any) -> None:
     if hasattr(f, "write"):
         _write(obj, f)
         return
-    path = os.fspath(f)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".difflab-save-", suffix=".tmp", dir=directory)
+    path = os.path.abspath(os.fspath(f))
+    directory, base = os.path.split(path)
+    _remove_stale_temporaries(directory, base)
+    tmp = os.path.join(directory, f".{base}.{os.getpid()}-{secrets.token_hex(4)}{_TEMP_SUFFIX}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
+        os.fchmod(fd, _file_mode(path))
         with os.fdopen(fd, "wb") as stream:
             _write(obj, stream)
             stream.flush()
@@ -121,42 +195,182 @@ def save(obj: Any, f: str | os.PathLike | Any) -> None:
         raise
 
 
-def _decode(node: Any, arrays: dict, device: Any) -> Any:
-    if isinstance(node, list):
-        return [_decode(v, arrays, device) for v in node]
-    if not isinstance(node, dict):
+_TEMP_SUFFIX = ".difflab-save"
+
+
+def _file_mode(path: str) -> int:
+    """The mode of the file being replaced, or the usual ``0o666`` less the umask."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _remove_stale_temporaries(directory: str, base: str) -> None:
+    """Remove what a killed save of ``base`` left behind (its process no longer runs)."""
+    prefix = f".{base}."
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(_TEMP_SUFFIX)):
+            continue
+        pid = name[len(prefix):-len(_TEMP_SUFFIX)].split("-")[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _running(int(pid)):
+            try:
+                os.remove(os.path.join(directory, name))
+            except OSError:
+                pass
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, but belongs to someone else
+        return True
+    return True
+
+
+_SCALARS = (type(None), bool, int, float, str)
+_TAGS = {
+    "__tensor__": {"requires_grad", "parameter"},
+    "__ndarray__": set(),
+    "__dict__": set(),
+    "__tuple__": set(),
+    "__set__": set(),
+}
+
+
+def _decode(node: Any, arrays: dict, device: Any, depth: int = 0) -> Any:
+    """Rebuild one manifest entry, checking it; raises CheckpointError naming the fault."""
+    if depth > MAX_DEPTH:
+        raise CheckpointError(f"the manifest is nested more than {MAX_DEPTH} levels deep")
+    if isinstance(node, _SCALARS):
         return node
-    if "__tensor__" in node:
-        array = arrays[node["__tensor__"]]
+    if isinstance(node, list):
+        return [_decode(v, arrays, device, depth + 1) for v in node]
+    if not isinstance(node, dict):
+        raise CheckpointError(f"unexpected {type(node).__name__} in the manifest")
+    tags = [k for k in node if k in _TAGS]
+    if len(tags) != 1 or set(node) - {tags[0]} - _TAGS[tags[0]]:
+        raise CheckpointError(f"unknown entry in the manifest: {sorted(map(str, node))}")
+    tag = tags[0]
+    if tag in ("__tensor__", "__ndarray__"):
+        array = _array(node[tag], arrays)
+        if tag == "__ndarray__":
+            return array
+        flags = {k: node.get(k, False) for k in _TAGS[tag]}
+        if not all(isinstance(v, bool) for v in flags.values()):
+            raise CheckpointError(f"tensor flags must be true or false, got {flags}")
+        if flags["requires_grad"] and array.dtype.kind not in "fc":
+            raise CheckpointError(f"a {array.dtype} tensor cannot require grad")
         if device is not None:
             array = backend.to_device(array, device)
-        if node.get("parameter"):
+        if flags["parameter"]:
             from difflab.nn.parameter import Parameter
 
-            return Parameter(Tensor._wrap(array), requires_grad=node.get("requires_grad", False))
+            return Parameter(Tensor._wrap(array), requires_grad=flags["requires_grad"])
         t = Tensor._wrap(array)
-        if node.get("requires_grad"):
+        if flags["requires_grad"]:
             t.requires_grad = True
         return t
-    if "__ndarray__" in node:
-        return arrays[node["__ndarray__"]]
-    if "__dict__" in node:
-        return {_decode(k, arrays, device): _decode(v, arrays, device)
-                for k, v in node["__dict__"]}
-    if "__tuple__" in node:
-        return tuple(_decode(v, arrays, device) for v in node["__tuple__"])
-    if "__set__" in node:
-        return {_decode(v, arrays, device) for v in node["__set__"]}
-    raise CheckpointError(f"unknown entry in the manifest: {sorted(node)}")
+    items = node[tag]
+    if not isinstance(items, list):
+        raise CheckpointError(f"{tag} must hold a list, got {type(items).__name__}")
+    if tag == "__tuple__":
+        return tuple(_decode(v, arrays, device, depth + 1) for v in items)
+    if tag == "__set__":
+        return {_key(_decode(v, arrays, device, depth + 1)) for v in items}
+    out = {}
+    for pair in items:
+        if not (isinstance(pair, list) and len(pair) == 2):
+            raise CheckpointError(f"a dict entry must be a [key, value] pair, got {pair!r:.80}")
+        out[_key(_decode(pair[0], arrays, device, depth + 1))] = _decode(
+            pair[1], arrays, device, depth + 1)
+    return out
 
 
-def load(f: str | os.PathLike | Any, map_location: Any = None, weights_only: bool = True
-         ) -> Any:
+def _key(value: Any) -> Any:
+    if not isinstance(value, _SCALARS):
+        raise CheckpointError(f"a dict key or set member must be a number, string or None, "
+                              f"got {type(value).__name__}")
+    return value
+
+
+def _array(index: Any, arrays: dict) -> Any:
+    if type(index) is not int:
+        raise CheckpointError(f"an array reference must be an integer, got {index!r:.80}")
+    if index not in arrays:
+        raise CheckpointError(f"the manifest refers to array {index}, which the file does not "
+                              f"hold (it has {len(arrays)})")
+    return arrays[index]
+
+
+def _read_member(zf: zipfile.ZipFile, member: str, limit: int) -> bytes:
+    """One member's bytes, after checking the size it declares against ``limit``."""
+    try:
+        info = zf.getinfo(member)
+    except KeyError:
+        raise CheckpointError(f"the file has no {member}") from None
+    if info.file_size > limit:
+        raise CheckpointError(
+            f"{member} declares {info.file_size:,} bytes, more than the limit of {limit:,} "
+            "(pass a larger max_bytes to load a file this large)"
+        )
+    return zf.read(member)  # stops at the declared size and checks the CRC
+
+
+def _read_archive(zf: zipfile.ZipFile, max_bytes: int) -> tuple[dict, dict]:
+    manifest = json.loads(_read_member(zf, "manifest.json", MAX_MANIFEST_BYTES).decode("utf-8"))
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise CheckpointError("a zip file but not a difflab checkpoint")
+    unknown = set(manifest) - {"format", "version", "arrays", "object"}
+    if unknown or "object" not in manifest:
+        raise CheckpointError(f"unknown or missing manifest fields: {sorted(unknown) or 'object'}")
+    version, count = manifest.get("version", 0), manifest.get("arrays")
+    if type(version) is not int or type(count) is not int or count < 0:
+        raise CheckpointError("the manifest's version and array count must be integers")
+    if version > VERSION:
+        raise CheckpointError(
+            f"written by a newer difflab (format version {version}, this one reads up to "
+            f"{VERSION})"
+        )
+    members = {f"arrays/{i}.npy" for i in range(count)}
+    sizes = [info.file_size for info in zf.infolist() if info.filename in members]
+    if len(sizes) < count:
+        raise CheckpointError(f"the manifest lists {count} arrays; the file holds {len(sizes)}")
+    if sum(sizes) > max_bytes:
+        raise CheckpointError(
+            f"the arrays declare {sum(sizes):,} bytes in all, more than the limit of "
+            f"{max_bytes:,} (pass a larger max_bytes to load a file this large)"
+        )
+    arrays = {}
+    for i in range(count):
+        member = f"arrays/{i}.npy"
+        try:
+            arrays[i] = read_npy(_read_member(zf, member, max_bytes), max_bytes=max_bytes,
+                                 what=member)
+        except ValueError as exc:
+            raise CheckpointError(str(exc)) from None
+    return manifest, arrays
+
+
+def load(f: str | os.PathLike | Any, map_location: Any = None, weights_only: bool = True,
+         *, max_bytes: int = MAX_LOAD_BYTES) -> Any:
     """Read what :func:`save` wrote.  ``map_location``: a device for every tensor ('cpu', 'cuda').
 
+    ``max_bytes`` bounds the array data read (declared sizes are checked
+    before anything is read, so a forged file cannot make this allocate more).
+
     Raises :class:`CheckpointError` (a ValueError) for a file that is
-    truncated, corrupted or not a difflab checkpoint, and FileNotFoundError
-    for a missing one.  Never unpickles (``weights_only`` is always true).
+    truncated, corrupted, forged or not a difflab checkpoint, and
+    FileNotFoundError for a missing one.  Never unpickles (``weights_only``
+    is always true).
     """
     name = getattr(f, "name", None) if hasattr(f, "read") else os.fspath(f)
     device = None
@@ -166,32 +380,18 @@ def load(f: str | os.PathLike | Any, map_location: Any = None, weights_only: boo
         device = backend.device(map_location)
     try:
         with zipfile.ZipFile(f, "r") as zf:
-            bad = zf.testzip()
-            if bad is not None:
-                raise CheckpointError(f"{name}: the member {bad} is corrupted (CRC mismatch)")
-            manifest = json.loads(zf.read("manifest.json").decode("utf-8"))
-            if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-                raise CheckpointError(f"{name} is a zip file but not a difflab checkpoint")
-            if manifest.get("version", 0) > VERSION:
-                raise CheckpointError(
-                    f"{name} was written by a newer difflab (format version "
-                    f"{manifest['version']}, this one reads up to {VERSION})"
-                )
-            arrays = {}
-            for i in range(int(manifest["arrays"])):
-                with zf.open(f"arrays/{i}.npy") as member:
-                    arrays[i] = np.lib.format.read_array(io.BytesIO(member.read()),
-                                                         allow_pickle=False)
+            manifest, arrays = _read_archive(zf, max_bytes)
+        result = _decode(manifest["object"], arrays, device)
     except FileNotFoundError:
         raise
-    except CheckpointError:
-        raise
-    except (zipfile.BadZipFile, KeyError, ValueError, EOFError, OSError, UnicodeDecodeError,
-            json.JSONDecodeError) as exc:
+    except CheckpointError as exc:
+        raise CheckpointError(f"{name}: {exc}") from None
+    except (zipfile.BadZipFile, KeyError, ValueError, TypeError, EOFError, OSError,
+            UnicodeDecodeError, RecursionError, MemoryError, NotImplementedError) as exc:
         raise CheckpointError(
-            f"{name} is not a valid difflab checkpoint (truncated or corrupted?): {exc}"
+            f"{name} is not a valid difflab checkpoint (truncated or corrupted?): "
+            f"{type(exc).__name__}: {exc}"
         ) from None
-    result = _decode(manifest["object"], arrays, device)
     if callable(map_location):
         return map_location(result, None)
     return result

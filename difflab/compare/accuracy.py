@@ -137,8 +137,14 @@ def reference(expr: str | Expression, at: str | Mapping[str, float], order: int 
         for k, v in enumerate(expr.variables):
             orders = [0] * len(point)
             orders[k] = order
-            out[v] = +mpmath.diff(f_mp, point, tuple(orders)) if len(point) > 1 else \
-                +mpmath.diff(f_mp, point[0], order)
+            try:
+                d = +mpmath.diff(f_mp, point, tuple(orders)) if len(point) > 1 else \
+                    +mpmath.diff(f_mp, point[0], order)
+            except (ZeroDivisionError, ValueError, ArithmeticError):
+                d = mpmath.mpf("nan")
+            # At a domain edge (sqrt, acos at 1) the difference steps outside the domain
+            # and comes back complex: there is no real derivative to compare with.
+            out[v] = d if isinstance(d, mpmath.mpf) else mpmath.mpf("nan")
         return out
 
 

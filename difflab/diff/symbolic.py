@@ -390,6 +390,10 @@ class Symbolic(Differentiator):
             except TypeError:  # unhashable constants or f: compile every time
                 key = None
         start = time.perf_counter()
+        # The trace mixes the other arguments with sympy's (host) objects: CuPy arrays
+        # cannot join those, so they are traced as NumPy copies.
+        args = [backend.to_numpy(a) if k != i and backend.is_gpu_array(a) else a
+                for k, a in enumerate(args)]
         found = self.expressions(f, *args, argnums=i, kind=kind)
         cost.evaluations += 1
         derivative = list(found.derivative)

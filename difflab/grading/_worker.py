@@ -1,31 +1,31 @@
-"""The child side of ``difflab grade``: runs instructor tests against student code.
+"""The trusted child of ``difflab grade``: runs the instructor's tests.
 
 The parent (:mod:`difflab.grading.runner`) starts ``python -m difflab.grading._worker
-CONFIG.json`` in a fresh process with its own session.  This module
+CONFIG.json`` in a fresh process with its own session, from the grader's private folder.
+This process runs no student code.  It
 
-1. caps the process's address space (``RLIMIT_AS``) so a memory bomb raises
-   :class:`MemoryError` or kills only this process;
-2. imports the submission (mode ``run``) or a stand-in for it (mode ``collect``, which
-   lists the tests and their points without running any student code);
+1. in mode ``collect``, lists the tests and their points with a stand-in for the
+   submission;
+2. in mode ``run``, starts the student's process (:class:`~difflab.grading.sandbox.Sandbox`),
+   which loads the submission, and installs :class:`~difflab.grading.sandbox.SubmissionProxy`
+   as the ``submission`` module the tests import;
 3. runs pytest with :class:`GradingPlugin`, which appends one JSON line per event to the
-   events file named in the config.
+   events file named in the config, and turns what went wrong into messages for the
+   student.
 
-The parent reads results from that events file only, never from this process's
-stdout, which student code can write to freely.  The parent also enforces the wall-clock
-limits: it sees a ``start`` event for every test and kills this process if a test
-overruns.
+The per-test time limit is enforced on every call into the student's process; the
+parent watches this process too, with a margin, in case an instructor's test hangs.
 """
 
 from __future__ import annotations
 
-import io
+import errno
 import json
 import os
 import re
 import sys
-import traceback
+import time
 import types
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -58,66 +58,77 @@ class _CellMap:
         return locate(self.cells, lineno)
 
 
-def _student_frames(tb: types.TracebackType | None, submission: str, cells: _CellMap) -> str:
-    """Format only the traceback frames that are in the student's own file."""
-    lines = []
-    for frame in traceback.extract_tb(tb):
-        if os.path.abspath(frame.filename) != submission:
-            continue
-        code = f": {frame.line.strip()}" if frame.line else ""
-        lines.append(f"  your code, {cells.where(frame.lineno)}, in {frame.name}{code}")
-    if not lines:
-        return ""
-    return "Where it happened:\n" + "\n".join(lines[-6:])
+def _student_frames(payload: dict[str, Any], cells: _CellMap) -> str:
+    """The traceback lines of the student's own file, from a student's exception report."""
+    lines = [
+        f"  your code, {cells.where(lineno)}, in {name}" + (f": {code}" if code else "")
+        for lineno, name, code in payload["frames"]
+    ]
+    return "Where it happened:\n" + "\n".join(lines) if lines else ""
 
 
-def describe_exception(
-    exc: BaseException, submission: str, cells: _CellMap, memory_mb: int | None
-) -> tuple[str, str]:
-    """Turn an exception raised in a test into ``(reason, message for the student)``.
-
-    ``reason`` is a short machine-readable word (``failed``, ``error``,
-    ``not_implemented``, ``missing_name``, ``memory``).
-    """
-    from difflab.grading.errors import GradingFailure
-
-    where = _student_frames(exc.__traceback__, submission, cells)
-    if isinstance(exc, GradingFailure):
-        reason, message = "failed", str(exc)
-    elif isinstance(exc, NotImplementedError):
-        frames = traceback.extract_tb(exc.__traceback__)
-        mine = [f for f in frames if os.path.abspath(f.filename) == submission]
-        name = f"`{mine[-1].name}`" if mine else "a function this test calls"
-        reason = "not_implemented"
-        message = (
+def describe_student_error(payload: dict[str, Any], cells: _CellMap, memory_mb: int | None
+                           ) -> tuple[str, str]:
+    """``(reason, message)`` for an exception raised by the student's code during a test."""
+    where = _student_frames(payload, cells)
+    bases = payload["bases"] or [payload["type"]]
+    if "NotImplementedError" in bases:
+        frames = payload["frames"]
+        name = f"`{frames[-1][1]}`" if frames else "a function this test calls"
+        return "not_implemented", (
             f"Not implemented yet: {name} still raises NotImplementedError. "
             "Replace the `raise NotImplementedError()` stub with your solution."
         )
-    elif isinstance(exc, MemoryError):
+    if payload["missing"]:
+        return "missing_name", missing_name_message(payload["missing"])
+    if "MemoryError" in bases:
         limit = f" ({memory_mb} MB)" if memory_mb else ""
-        reason = "memory"
-        message = (
+        return "memory", (
             f"Stopped by the memory limit{limit}: your code asked for more memory than "
             "the grader allows. Look for arrays that grow in a loop or shapes that are "
             "much larger than intended."
         )
-    elif isinstance(exc, AttributeError) and re.search(
-        rf"module '{SUBMISSION_MODULE}' has no attribute '(\w+)'", str(exc)
-    ):
-        name = re.search(r"has no attribute '(\w+)'", str(exc))[1]  # type: ignore[index]
-        reason = "missing_name"
-        message = missing_name_message(name)
-        where = ""
+    if payload["errno"] == errno.EFBIG:
+        return "output", _flood_message()
+    if "SystemExit" in bases:
+        return "crash", (
+            f"Your code called exit() or sys.exit() during this test (exit status "
+            f"{payload['exit']}); return a value instead."
+        )
+    message = f"Your code raised {payload['type']}: {payload['text']}"
+    return "error", message + ("\n" + where if where else "")
+
+
+def _flood_message() -> str:
+    from difflab.grading.sandbox import MAX_FILE_BYTES
+
+    return (
+        f"Your code printed (or wrote) more than the grader keeps ({MAX_FILE_BYTES // 2**20} "
+        "MB), so it was stopped. Remove the print statements inside loops."
+    )
+
+
+def describe_exception(exc: BaseException, cells: _CellMap, memory_mb: int | None
+                       ) -> tuple[str, str]:
+    """Turn an exception raised in a test into ``(reason, message for the student)``.
+
+    ``reason`` is a short machine-readable word (``failed``, ``error``,
+    ``not_implemented``, ``missing_name``, ``memory``, ``timeout``, ``crash``, ...).
+    """
+    from difflab.grading.errors import GradingFailure
+    from difflab.grading.sandbox import StudentError, StudentStopped
+
+    if isinstance(exc, GradingFailure):
+        reason, message = "failed", str(exc)
+    elif isinstance(exc, StudentStopped):
+        reason, message = exc.reason, exc.message
+    elif isinstance(exc, StudentError):
+        reason, message = describe_student_error(exc.payload, cells, memory_mb)
     elif isinstance(exc, AssertionError):
         reason, message = "failed", str(exc) or "An assertion in the test failed."
-    elif where:
-        reason = "error"
-        message = f"Your code raised {type(exc).__name__}: {exc}"
     else:
         reason = "error"
         message = f"The test stopped with {type(exc).__name__}: {exc}"
-    if where:
-        message += "\n" + where
     return reason, message[:_MAX_MESSAGE]
 
 
@@ -141,16 +152,24 @@ def describe_collect_error(text: str) -> str:
 
 
 class GradingPlugin:
-    """pytest plugin that reports each test to the parent through the events file."""
+    """pytest plugin that reports each test to the parent through the events file.
 
-    def __init__(self, events: _Events, mode: str, config: dict[str, Any]) -> None:
+    In mode ``run`` it also looks after the student's process: restarts it before a test
+    if an earlier test stopped it, gives each test its time limit, and collects what the
+    student's code printed during the test (once per test).
+    """
+
+    def __init__(self, events: _Events, mode: str, config: dict[str, Any],
+                 sandbox: Any = None) -> None:
         self.events = events
         self.mode = mode
-        self.submission = os.path.abspath(config.get("submission_file", ""))
+        self.sandbox = sandbox
         self.cells = _CellMap(config.get("cells"))
         self.memory_mb = config.get("memory_mb")
+        self.timeout = float(config.get("timeout") or 0)
+        self.output_log = config.get("output_log")
         self._failure: dict[str, tuple[str, str]] = {}
-        self._out: dict[str, list[str]] = {}
+        self._out_start = 0
 
     # -- collection ---------------------------------------------------------------
     def pytest_configure(self, config: Any) -> None:
@@ -178,42 +197,87 @@ class GradingPlugin:
 
     # -- running --------------------------------------------------------------------
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
-        self._out[nodeid] = []
         self.events.send("start", nodeid=nodeid)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: Any) -> None:
+        if self.sandbox is None:
+            return
+        if not self.sandbox.running:
+            hello = self.sandbox.start()
+            if not hello["loaded"]:
+                from difflab.grading.sandbox import StudentStopped
+
+                raise StudentStopped("import_error", import_error_message(
+                    hello["error"], self.cells))
+        self._out_start = _size(self.output_log)
+        self.sandbox.deadline = time.monotonic() + self.timeout
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_teardown(self, item: Any) -> None:
+        if self.sandbox is not None:
+            self.sandbox.deadline = None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_makereport(self, item: Any, call: Any) -> None:
         if call.excinfo is None or item.nodeid in self._failure:
             return
         exc = call.excinfo.value
-        if isinstance(exc, MemoryError):
-            # The frames of the failed call still hold what was allocated: free it now,
-            # before pytest needs memory to build its report.
-            traceback.clear_frames(exc.__traceback__)
         if isinstance(exc, pytest.skip.Exception):
             self._failure[item.nodeid] = ("skipped", f"Test skipped (no points): {exc}")
             return
-        reason, message = describe_exception(exc, self.submission, self.cells, self.memory_mb)
-        if call.when != "call":
+
+        reason, message = describe_exception(exc, self.cells, self.memory_mb)
+        if call.when != "call" and reason not in ("import_error", "timeout", "memory", "crash"):
             message = f"(during test {call.when}) {message}"
         self._failure[item.nodeid] = (reason, message)
 
-    def pytest_runtest_logreport(self, report: Any) -> None:
-        out = self._out.setdefault(report.nodeid, [])
-        for label, text in (("stdout", report.capstdout), ("stderr", report.capstderr)):
-            if text:
-                out.append(f"[{label} during {report.when}]\n{text}")
-
     def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
         reason, message = self._failure.pop(nodeid, ("passed", ""))
+        captured = ""
+        if self.sandbox is not None:
+            captured = _read_slice(self.output_log, self._out_start)
         self.events.send(
             "done",
             nodeid=nodeid,
             passed=reason == "passed",
             reason=reason,
             message=message,
-            captured="\n".join(self._out.pop(nodeid, [])),
+            captured=captured,
         )
+
+
+def _size(path: str | None) -> int:
+    try:
+        return os.stat(path).st_size if path else 0
+    except OSError:
+        return 0
+
+
+#: Bytes of a test's printed output read back (its start and its end).
+_OUTPUT_HEAD, _OUTPUT_TAIL = 4000, 2000
+
+
+def _read_slice(path: str | None, start: int) -> str:
+    """What the student printed since ``start``: its beginning and end, never all of it."""
+    end = _size(path)
+    if not path or end <= start:
+        return ""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(start)
+            if end - start <= _OUTPUT_HEAD + _OUTPUT_TAIL:
+                data = fh.read(end - start)
+                return data.decode("utf-8", errors="replace")
+            head = fh.read(_OUTPUT_HEAD)
+            fh.seek(end - _OUTPUT_TAIL)
+            tail = fh.read(_OUTPUT_TAIL)
+    except OSError:
+        return ""
+    cut = end - start - len(head) - len(tail)
+    return (head.decode("utf-8", errors="replace")
+            + f"\n... [{cut:,} bytes of output cut] ...\n"
+            + tail.decode("utf-8", errors="replace"))
 
 
 class _AnyMeta(type):
@@ -258,84 +322,21 @@ def _stand_in_submission() -> types.ModuleType:
     return module
 
 
-def _limit_memory(memory_mb: int | None) -> None:
-    if not memory_mb:
-        return
-    try:
-        import resource
-    except ImportError:  # not on POSIX: no memory limit
-        return
-    limit = int(memory_mb) * 1024 * 1024
-    _, hard = resource.getrlimit(resource.RLIMIT_AS)
-    if hard != resource.RLIM_INFINITY:
-        limit = min(limit, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-
-
-def _import_submission(events: _Events, config: dict[str, Any]) -> list[str] | None:
-    """Import the student's module; None if that failed (and was reported)."""
-    sys.path.insert(0, config["workdir"])
-    buffer = io.StringIO()
-    cells = _CellMap(config.get("cells"))
-    try:
-        with redirect_stdout(buffer), redirect_stderr(buffer):
-            if cells.cells:
-                return _run_notebook_cells(config["submission_file"], cells)
-            __import__(SUBMISSION_MODULE)
-    except BaseException as exc:  # noqa: BLE001 -- any failure here is the student's
-        events.send(
-            "import_error",
-            message=import_error_message(exc, config["submission_file"], cells),
-            reason="memory" if isinstance(exc, MemoryError) else "import_error",
-        )
-        return None
-    return []
-
-
-def _run_notebook_cells(path: str, cells: _CellMap) -> list[str]:
-    """Run a notebook's cells one by one in a module; a failing cell does not stop the rest.
-
-    Each cell is compiled with the module's file name and its own line numbers, so
-    tracebacks point into ``submission.py`` and map back to cells.
-    """
-    module = types.ModuleType(SUBMISSION_MODULE)
-    module.__file__ = path
-    sys.modules[SUBMISSION_MODULE] = module
-    lines = Path(path).read_text(encoding="utf-8").splitlines(keepends=True)
-    errors = []
-    for start, end, cell in cells.cells:
-        code = "\n" * (start - 1) + "".join(lines[start - 1 : end])
-        try:
-            exec(compile(code, path, "exec"), module.__dict__)  # noqa: S102
-        except (Exception, SystemExit) as exc:
-            errors.append(f"cell {cell}: {_one_line(exc, path, cells)}")
-    return errors
-
-
-def _one_line(exc: BaseException, path: str, cells: _CellMap) -> str:
-    if isinstance(exc, SyntaxError):
-        return f"SyntaxError at {cells.where(exc.lineno or 0)}: {exc.msg}"
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
-    where = f" (at {cells.where(frames[-1].lineno)})" if frames else ""
-    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    return f"{text}{where}"
-
-
-def import_error_message(exc: BaseException, submission_file: str, cells: _CellMap) -> str:
+def import_error_message(payload: dict[str, Any], cells: _CellMap) -> str:
     """Explain, for the student, why their submission could not be imported."""
-    kind = type(exc).__name__
-    if isinstance(exc, SyntaxError):
-        where = cells.where(exc.lineno or 0)
-        code = (exc.text or "").rstrip()
-        detail = f"{kind} at {where}: {exc.msg}" + (f"\n    {code.strip()}" if code else "")
-    elif isinstance(exc, SystemExit):
+    kind = payload["type"]
+    bases = payload["bases"] or [kind]
+    if payload["syntax"] is not None:
+        lineno, msg, code = payload["syntax"]
+        detail = f"{kind} at {cells.where(lineno)}: {msg}" + (f"\n    {code}" if code else "")
+    elif "SystemExit" in bases:
         detail = "your code called exit() / sys.exit() while being loaded"
     else:
-        detail = f"{kind}: {exc}"
-        frames = _student_frames(exc.__traceback__, os.path.abspath(submission_file), cells)
+        detail = f"{kind}: {payload['text']}"
+        frames = _student_frames(payload, cells)
         if frames:
             detail += "\n" + frames
-    if isinstance(exc, ModuleNotFoundError):
+    if "ModuleNotFoundError" in bases:
         detail += "\n(Only the packages the course uses are installed in the grader.)"
     return (
         "Your submission could not be loaded, so no test could run and every test scores 0.\n"
@@ -345,21 +346,65 @@ def import_error_message(exc: BaseException, submission_file: str, cells: _CellM
     )
 
 
+def _start_student(events: _Events, config: dict[str, Any]) -> Any:
+    """Start the student's process and load the submission; None if that failed."""
+    from difflab.grading.sandbox import Sandbox, SandboxUser, StudentStopped, become_subreaper
+
+    become_subreaper()
+    user = SandboxUser(**config["user"]) if config.get("user") else None
+    sandbox = Sandbox(
+        Path(config["submission_file"]), config.get("cells"), Path(config["output_log"]),
+        memory_mb=config.get("memory_mb"), cpu_seconds=config["cpu_seconds"],
+        startup=config["startup"], timeout=config["timeout"], user=user,
+        on_start=lambda pid: events.send("student", pid=pid),
+    )
+    cells = _CellMap(config.get("cells"))
+    try:
+        hello = sandbox.start()
+    except StudentStopped as exc:
+        if exc.reason == "timeout":
+            message = (
+                f"Loading your submission took longer than {config['startup']:g} s, so no "
+                "test could run and every test scores 0. Is there an infinite loop, input() "
+                "call or long computation at the top level of your file?"
+            )
+        else:
+            message = (
+                "Your submission could not be loaded, so no test could run and every test "
+                f"scores 0.\n{exc.message}"
+            )
+        events.send("import_error", message=message, reason=exc.reason)
+        return None
+    if not hello["loaded"]:
+        from difflab.grading.sandbox import _clean_payload
+
+        payload = _clean_payload(hello["error"])
+        reason = "memory" if "MemoryError" in payload["bases"] else "import_error"
+        events.send("import_error", message=import_error_message(payload, cells), reason=reason)
+        sandbox.stop()
+        return None
+    cell_errors = [str(e)[:500] for e in hello.get("cell_errors") or []][:50]
+    events.send("ready", cell_errors=cell_errors)
+    return sandbox
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     config = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
-    _limit_memory(config.get("memory_mb"))
     os.chdir(config["workdir"])
     events = _Events(config["events"])
     mode = config["mode"]
+    sandbox = None
     if mode == "collect":
         sys.modules[SUBMISSION_MODULE] = _stand_in_submission()
         events.send("ready", cell_errors=[])
     else:
-        cell_errors = _import_submission(events, config)
-        if cell_errors is None:
+        from difflab.grading.sandbox import SubmissionProxy
+
+        sandbox = _start_student(events, config)
+        if sandbox is None:
             return 0
-        events.send("ready", cell_errors=cell_errors)
+        sys.modules[SUBMISSION_MODULE] = SubmissionProxy(sandbox)
 
     args = [
         *config["targets"],
@@ -376,8 +421,12 @@ def main(argv: list[str] | None = None) -> int:
         args.append("--collect-only")
     else:
         args.append("--continue-on-collection-errors")
-    plugin = GradingPlugin(events, mode, config)
-    code = pytest.main(args, plugins=[plugin])
+    plugin = GradingPlugin(events, mode, config, sandbox)
+    try:
+        code = pytest.main(args, plugins=[plugin])
+    finally:
+        if sandbox is not None:
+            sandbox.stop()
     events.send("finished", exit_code=int(code))
     return 0
 

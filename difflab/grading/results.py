@@ -9,9 +9,12 @@ documentation ships beside this module as ``gradescope_schema.json``.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import re
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,9 @@ from difflab.grading.markers import TestMeta
 
 __all__ = [
     "TestOutcome",
+    "student_text",
+    "secret_lines",
+    "redact",
     "build_results",
     "error_results",
     "write_results",
@@ -33,6 +39,16 @@ SCHEMA_PATH = Path(__file__).with_name("gradescope_schema.json")
 
 #: Per-test output shown to the student is cut to this many characters.
 MAX_TEST_OUTPUT = 3000
+#: What the student's code printed during one test, cut to this many characters.
+MAX_CAPTURED = 1500
+#: The text above the tests (notes for the whole submission), cut to this many characters.
+MAX_SUMMARY = 4000
+#: Lines of the instructor's files shorter than this are not treated as secrets
+#: (``x = 1`` or ``return y`` would hide ordinary output).
+MIN_SECRET = 12
+#: Files in the tests folder whose lines are secrets.
+SECRET_SUFFIXES = (".py", ".ipynb", ".txt", ".json", ".md", ".csv")
+_HIDDEN = "[hidden: this text matches the instructor's tests or solution]"
 
 
 @dataclass
@@ -54,22 +70,24 @@ class TestOutcome:
     def score(self) -> float:
         return self.meta.max_score if self.passed else 0.0
 
-    def output(self) -> str:
+    def output(self, secrets: list[str] = ()) -> str:
+        """The text the student sees for this test, cut and redacted."""
         parts = []
         if self.message:
             parts.append(self.message.strip())
-        if self.captured.strip():
-            parts.append("Your code printed:\n" + self.captured.strip())
-        return truncate("\n\n".join(parts), MAX_TEST_OUTPUT)
+        captured = student_text(self.captured, MAX_CAPTURED, secrets).strip()
+        if captured:
+            parts.append("Your code printed:\n" + captured)
+        return student_text("\n\n".join(parts), MAX_TEST_OUTPUT, secrets)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, secrets: list[str] = ()) -> dict[str, Any]:
         return {
             "name": self.meta.name,
             "number": self.number,
             "score": self.score,
             "max_score": self.meta.max_score,
             "status": "passed" if self.passed else "failed",
-            "output": self.output(),
+            "output": self.output(secrets),
             "visibility": self.meta.visibility,
             "tags": list(self.meta.tags),
             "extra_data": {"reason": self.reason, "nodeid": self.meta.nodeid, **self.extra},
@@ -85,12 +103,82 @@ def truncate(text: str, limit: int) -> str:
     return f"{head}\n... [{len(text) - len(head) - len(tail)} characters cut] ...\n{tail}"
 
 
+def secret_lines(folder: str | Path, limit_files: int = 2000) -> list[str]:
+    """Lines of the instructor's files that must never appear in student-visible output.
+
+    Every line of at least :data:`MIN_SECRET` characters counts, comments included.
+    """
+    secrets: set[str] = set()
+    count = 0
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"]
+        for name in files:
+            count += 1
+            if count > limit_files or not name.endswith(SECRET_SUFFIXES):
+                continue
+            try:
+                text = Path(root, name).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            for line in text.splitlines():
+                s = line.strip().strip('",').strip()
+                if len(s) >= MIN_SECRET:
+                    secrets.add(s)
+    return sorted(secrets, key=len, reverse=True)
+
+
+def _squeeze(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def _encodings(secret: str) -> list[str]:
+    """The forms in which a line of a hidden file may come back: as is, reversed, in hex
+    (either case) and in base64 (at each of the three alignments), all without spaces."""
+    plain = _squeeze(secret)
+    raw = secret.encode("utf-8")
+    forms = [plain, plain[::-1], raw.hex(), raw.hex().upper()]
+    for shift in range(3):
+        chunk = raw[shift:]
+        whole = len(chunk) // 3 * 3
+        if whole >= 9:
+            forms.append(base64.b64encode(chunk[:whole]).decode("ascii"))
+    return forms
+
+
+def redact(text: str, secrets: list[str]) -> str:
+    """Hide what in ``text`` comes from the instructor's files.
+
+    A line that contains a secret line as is becomes a notice.  When a secret appears
+    only in another form (reversed, hex, base64, or split across lines: all compared
+    without whitespace), the whole text becomes a notice.
+    """
+    if not text or not secrets:
+        return text
+    lines = text.splitlines()
+    kept = ["[line hidden: it matches the instructor's test or solution code]"
+            if any(s in line for s in secrets) else line for line in lines]
+    squeezed = _squeeze("\n".join(kept))
+    for secret in secrets:
+        if any(form in squeezed for form in _encodings(secret)):
+            return _HIDDEN
+    return "\n".join(kept)
+
+
+def student_text(text: str, limit: int, secrets: list[str] = ()) -> str:
+    """The one way text reaches a student: cut to ``limit`` characters, then redacted.
+
+    Cutting first keeps the cost of redaction bounded, whatever the student printed.
+    """
+    return redact(truncate(text or "", limit), list(secrets))
+
+
 def build_results(
     outcomes: list[TestOutcome],
     *,
     execution_time: float,
     output: str = "",
     visibility: str = "visible",
+    secrets: list[str] = (),
 ) -> dict[str, Any]:
     """Assemble a Gradescope results dictionary from per-test outcomes.
 
@@ -101,9 +189,12 @@ def build_results(
     execution_time : float
         Seconds the grading took.
     output : str, optional
-        Text shown above the tests (it must not reveal hidden tests).
+        Text shown above the tests.
     visibility : str, optional
         Visibility of the whole result.
+    secrets : list of str, optional
+        Lines of the instructor's files (:func:`secret_lines`): every text is passed
+        through :func:`student_text` with them.
 
     Returns
     -------
@@ -113,10 +204,10 @@ def build_results(
     return {
         "score": round(sum(o.score for o in outcomes), 6),
         "execution_time": round(execution_time, 3),
-        "output": output,
+        "output": student_text(output, MAX_SUMMARY, secrets),
         "visibility": visibility,
         "stdout_visibility": "hidden",
-        "tests": [o.to_json() for o in outcomes],
+        "tests": [o.to_json(secrets) for o in outcomes],
     }
 
 
@@ -133,7 +224,13 @@ def error_results(message: str, *, execution_time: float = 0.0) -> dict[str, Any
 
 
 def write_results(results: dict[str, Any], path: str | Path) -> Path:
-    """Write ``results`` as JSON atomically (a reader never sees half a file)."""
+    """Write ``results`` as JSON atomically (a reader never sees half a file).
+
+    The file is written beside ``path`` under a fresh name and renamed over it, so a
+    link planted at ``path`` is replaced, never followed.  Something else in the way (a
+    folder) is moved aside to ``path.in-the-way-<time>`` first.  The file is readable by
+    all (0644), as results files are.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".results-", suffix=".json", dir=path.parent)
@@ -141,6 +238,9 @@ def write_results(results: dict[str, Any], path: str | Path) -> Path:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(results, fh, indent=2)
             fh.write("\n")
+        os.chmod(tmp, 0o644)
+        if path.is_dir() and not path.is_symlink():
+            path.rename(path.with_name(f"{path.name}.in-the-way-{time.time_ns()}"))
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

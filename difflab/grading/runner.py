@@ -2,30 +2,27 @@
 
 How a submission is graded
 --------------------------
-1. **Stage.** A fresh temporary folder gets a copy of the instructor's tests (as
-   ``tests/``) and the submission as ``submission.py``.  A ``.py`` submission is copied as
-   is; a ``.ipynb`` notebook becomes a module of its code cells, which run top to bottom
-   when the module is imported (headless, with no Jupyter kernel; see
-   :func:`~difflab.grading.notebooks.notebook_to_module`).  Tests import the student's
-   work with ``import submission`` or ``from submission import name``.
+1. **Stage.** A private temporary folder (readable by the grader only) gets a copy of
+   the instructor's tests (as ``tests/``) and the submission as ``submission.py``.  A
+   ``.py`` submission is copied as is; a ``.ipynb`` notebook becomes a module of its code
+   cells, which run one by one when it loads (headless, with no Jupyter kernel; see
+   :func:`~difflab.grading.notebooks.notebook_to_module`).
 2. **Collect.** A child process lists the tests and their points with a stand-in for the
    submission, so the list, and the maximum score, never depend on student code.
-3. **Run.** A child process with an address-space limit (``RLIMIT_AS``, the memory
-   limit) imports the submission and runs the tests under pytest.  A small plugin reports
-   each test's start and result through an events file (never through stdout, which the
-   student's code controls).  The parent watches the clock: a test that runs past the
-   per-test time limit, or a process that dies (segfault, memory), costs only the test
-   that was running; a fresh child then runs the tests that remain.
-4. **Report.** A Gradescope ``results.json`` is written after collection and after every
-   child, so a file is there even if grading is cut short, and once more at the end.
+3. **Run.** A trusted child process runs the tests under pytest.  The student's code runs
+   in a *third* process (:mod:`difflab.grading.sandbox`): its own user when the grader is
+   root, a fresh folder holding only the submission, hard limits on memory, CPU time,
+   processes, file size and open files.  Tests reach it through the ``submission``
+   module, a proxy that exchanges data only (never pickle).  A test that overruns its
+   time, or a student process that dies, costs only that test; the student's process
+   is started afresh for the next one.
+4. **Report.** Only the grader writes results: a Gradescope ``results.json``, written
+   atomically after collection, after each test, and at the end, so a file is there even
+   if grading is cut short.  Every text in it is cut to a size limit and then redacted
+   by one function (:func:`~difflab.grading.results.student_text`).
 
-Limits
-------
-The child's memory limit is virtual address space (Linux ``RLIMIT_AS``; not enforced on
-macOS or Windows).  The sandbox contains *mistakes*: infinite loops, memory bombs,
-crashes, ``sys.exit``.  It is not a security boundary against a determined adversary
-(student code runs in the same process as the tests); run the grader inside the
-course service's container, as Gradescope does.
+What this guarantees, and under which deployment, is the threat model in the
+instructor's guide (``docs/guides/grading.md``).
 """
 
 from __future__ import annotations
@@ -51,8 +48,14 @@ from difflab.grading.results import (
     TestOutcome,
     build_results,
     error_results,
-    truncate,
+    secret_lines,
     write_results,
+)
+from difflab.grading.sandbox import (
+    SandboxUser,
+    isolation_summary,
+    kill_user_processes,
+    resolve_user,
 )
 
 __all__ = ["grade", "DEFAULT_TIMEOUT", "DEFAULT_MEMORY_MB", "DEFAULT_TOTAL_TIMEOUT"]
@@ -66,8 +69,13 @@ DEFAULT_MEMORY_MB = 2048
 DEFAULT_TOTAL_TIMEOUT = 480.0
 #: Extra seconds a child process gets to start Python, numpy and pytest.
 STARTUP_ALLOWANCE = 15.0
+#: Extra seconds the trusted process gets on top of a test's limit before the parent
+#: stops it (the student's process is stopped at the limit itself).
+TRUSTED_MARGIN = 10.0
 #: Captured stdout/stderr of one test kept for the student.
 MAX_CAPTURED = 1500
+#: Files in a tests folder the grader will look at.
+MAX_TEST_FILES = 2000
 
 _POLL = 0.02
 
@@ -87,37 +95,50 @@ def _check_inputs(submission: Path, tests_dir: Path) -> None:
         )
     if not tests_dir.is_dir():
         raise GradingInputError(f"tests folder not found: {tests_dir}")
-    if not any(_is_test_file(p) for p in tests_dir.rglob("*.py")):
+    if not any(_is_test_file(p) for p in _tests_files(tests_dir)):
         raise GradingInputError(
             f"no tests in {tests_dir}: expected files named test_*.py or *_test.py "
             "containing test functions"
         )
 
 
-def _secret_lines(tests_dir: Path) -> list[str]:
-    """Lines of the instructor's files that must never appear in student-visible output."""
-    secrets: set[str] = set()
-    for path in tests_dir.rglob("*"):
-        if not path.is_file() or path.suffix not in (".py", ".ipynb", ".txt", ".json"):
-            continue
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            s = line.strip().strip('",').strip()
-            if len(s) >= 12 and not s.startswith(("import ", "from ", "#", "@", '"""')):
-                secrets.add(s)
-    return sorted(secrets, key=len, reverse=True)
+_SKIPPED_FOLDERS = {"__pycache__", ".git", ".hg", ".svn", ".venv", "venv", "node_modules",
+                    ".tox", ".mypy_cache", ".pytest_cache", ".ipynb_checkpoints"}
 
 
-def redact(text: str, secrets: list[str]) -> str:
-    """Replace each line of ``text`` that contains an instructor line by a notice."""
-    if not text or not secrets:
-        return text
-    out = []
-    for line in text.splitlines():
-        if any(s in line for s in secrets):
-            out.append("[line hidden: it matches the instructor's test or solution code]")
-        else:
-            out.append(line)
-    return "\n".join(out)
+def _tests_files(tests_dir: Path) -> list[Path]:
+    """The files of a tests folder, walked without following links and within limits.
+
+    Raises
+    ------
+    GradingInputError
+        For a folder with more than :data:`MAX_TEST_FILES` files (``--tests /tmp`` or a
+        home folder, by mistake), or one that vanishes while it is read.
+    """
+    files: list[Path] = []
+    todo = [tests_dir]
+    while todo:
+        folder = todo.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except FileNotFoundError:
+            raise GradingInputError(f"the tests folder changed while it was read: {folder} "
+                                    "vanished") from None
+        except PermissionError:
+            raise GradingInputError(f"cannot read {folder} in the tests folder") from None
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in _SKIPPED_FOLDERS:
+                    todo.append(Path(entry.path))
+            elif entry.is_file(follow_symlinks=False):
+                files.append(Path(entry.path))
+            if len(files) + len(todo) > MAX_TEST_FILES:
+                raise GradingInputError(
+                    f"{tests_dir} holds more than {MAX_TEST_FILES} files: is it really the "
+                    "folder of the instructor's tests? Pass the folder that holds the "
+                    "test_*.py files of this assignment."
+                )
+    return files
 
 
 def _child_env() -> dict[str, str]:
@@ -148,17 +169,28 @@ class _ChildRun:
     returncode: int | None = None
     seconds: dict[str, float] = field(default_factory=dict)
     log_tail: str = ""
+    students: list[int] = field(default_factory=list)  # pids of the student's processes
 
 
 class _Stage:
-    """The temporary folder in which one submission is graded."""
+    """The grader's private folder for one submission (tests, events, logs)."""
 
-    def __init__(self, root: Path, submission: Path, tests_dir: Path, memory_mb: int | None):
+    def __init__(self, root: Path, submission: Path, tests_dir: Path, memory_mb: int | None,
+                 *, timeout: float, total_timeout: float, user: SandboxUser | None):
         self.root = root
         self.memory_mb = memory_mb
-        shutil.copytree(
-            tests_dir, root / "tests", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
-        )
+        self.timeout = timeout
+        self.total_timeout = total_timeout
+        self.user = user
+        os.chmod(root, 0o700)
+        try:
+            shutil.copytree(
+                tests_dir, root / "tests", symlinks=True,
+                ignore=shutil.ignore_patterns("__pycache__", "*.pyc", *_SKIPPED_FOLDERS),
+            )
+        except (shutil.Error, OSError) as exc:
+            raise GradingInputError(f"could not copy the tests folder {tests_dir}: {exc}"
+                                    ) from None
         self.ini = root / "pytest.ini"
         self.ini.write_text(
             "[pytest]\nmarkers =\n    " + MARKER_HELP + "\n", encoding="utf-8"
@@ -199,6 +231,11 @@ class _Stage:
             "memory_mb": self.memory_mb,
             "submission_file": str(self.submission_file),
             "cells": self.cells,
+            "timeout": timeout,
+            "startup": timeout + STARTUP_ALLOWANCE,
+            "cpu_seconds": self.total_timeout,
+            "output_log": str(self.root / "student-output.log"),
+            "user": vars(self.user) if self.user else None,
         }
         config_path.write_text(json.dumps(config), encoding="utf-8")
         events_path.touch()
@@ -214,6 +251,7 @@ class _Stage:
         )
         run = _ChildRun()
         startup_limit = timeout + STARTUP_ALLOWANCE
+        test_limit = timeout + STARTUP_ALLOWANCE + TRUSTED_MARGIN
         last_progress = time.monotonic()
         test_started = 0.0
         offset = 0
@@ -229,12 +267,14 @@ class _Stage:
                     *complete, buffer = buffer.split("\n")
                     now = time.monotonic()
                     for line in complete:
-                        if not line.strip():
+                        event = _parse_event(line)
+                        if event is None:
                             continue
-                        event = json.loads(line)
                         run.events.append(event)
                         last_progress = now
-                        if event["event"] == "start":
+                        if event["event"] == "student":
+                            run.students.append(event["pid"])
+                        elif event["event"] == "start":
                             run.running, test_started = event["nodeid"], now
                         elif event["event"] == "done":
                             run.seconds[event["nodeid"]] = now - test_started
@@ -245,7 +285,7 @@ class _Stage:
                         break
                     if now > deadline:
                         run.killed = "budget"
-                    elif run.running is not None and now - test_started > timeout:
+                    elif run.running is not None and now - test_started > test_limit:
                         run.killed = "timeout"
                     elif run.running is None and now - last_progress > startup_limit:
                         run.killed = "startup"
@@ -255,16 +295,61 @@ class _Stage:
                         _kill(proc)
                         break
                     time.sleep(_POLL)
+        except OSError:  # the private folder vanished: end this child, report what we have
+            run.killed = run.killed or "vanished"
         finally:
             if proc.poll() is None:
                 _kill(proc)
             log.close()
+            self._end_student(run)
         run.returncode = proc.returncode
-        with open(log.name, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, fh.tell() - 4000))
-            run.log_tail = fh.read().decode("utf-8", errors="replace")
+        try:
+            with open(log.name, "rb") as fh:
+                fh.seek(0, os.SEEK_END)
+                fh.seek(max(0, fh.tell() - 4000))
+                run.log_tail = fh.read().decode("utf-8", errors="replace")
+        except OSError:
+            run.log_tail = ""
         return run
+
+    def _end_student(self, run: _ChildRun) -> None:
+        """Kill whatever the student's processes left, even if the trusted child could not."""
+        for pid in run.students:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if self.user is not None:
+            kill_user_processes(self.user.uid)
+
+
+_EVENT_FIELDS = {
+    "student": {"pid": int},
+    "start": {"nodeid": str},
+    "done": {"nodeid": str, "passed": bool, "reason": str, "message": str, "captured": str},
+    "item": {"nodeid": str, "name": str, "max_score": (int, float), "visibility": str,
+             "tags": list},
+    "collect_error": {"nodeid": str, "message": str, "detail": str},
+    "import_error": {"message": str, "reason": str},
+    "ready": {"cell_errors": list},
+    "finished": {"exit_code": int},
+}
+
+
+def _parse_event(line: str) -> dict[str, Any] | None:
+    """One line of the events file, or None for a line that is not a well-formed event."""
+    if not line.strip():
+        return None
+    try:
+        event = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(event, dict):
+        return None
+    fields = _EVENT_FIELDS.get(event.get("event"))
+    if fields is None or not all(isinstance(event.get(k), t) for k, t in fields.items()):
+        return None
+    return event
 
 
 def _kill(proc: subprocess.Popen) -> None:
@@ -275,30 +360,11 @@ def _kill(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def _death_message(
-    returncode: int | None, memory_mb: int | None, log_tail: str = ""
-) -> tuple[str, str]:
-    limit = f" ({memory_mb} MB)" if memory_mb else ""
-    if "MemoryError" in log_tail:
-        return "memory", (
-            f"Stopped by the memory limit{limit}: your code asked for more memory than the "
-            "grader allows, and the process running it could not recover."
-        )
-    if returncode is not None and returncode < 0:
-        sig = signal.Signals(-returncode).name if -returncode in signal.valid_signals() else ""
-        if -returncode == signal.SIGKILL:
-            return "memory", (
-                f"The process running your code was killed during this test ({sig}), "
-                f"most likely for using more memory than the limit{limit}."
-            )
-        return "crash", (
-            f"The process running your code crashed during this test ({sig or returncode}). "
-            "This can happen when memory runs out inside a numerical library, or when "
-            "code writes outside an array."
-        )
-    return "crash", (
-        f"The process running your code stopped during this test (exit status {returncode}). "
-        "Does your code call exit(), sys.exit() or os._exit()?"
+def _death_message(returncode: int | None) -> tuple[str, str]:
+    """The trusted process (not the student's) ended during a test."""
+    return "error", (
+        f"The grader's test process stopped during this test (exit status {returncode}); "
+        "this is a problem of the test, not of your code. Tell your instructor."
     )
 
 
@@ -356,19 +422,29 @@ class _Grading:
         self.outcomes: list[TestOutcome] = []
         self.notes: list[str] = []
         self.cell_errors: list[str] = []
+        self.isolation = ""
+        self.write_error: str | None = None
 
     def results(self) -> dict[str, Any]:
-        return build_results(
+        results = build_results(
             self.outcomes,
             execution_time=time.monotonic() - self.started,
             output="\n".join(self.notes),
             visibility=self.visibility,
+            secrets=self.secrets,
         )
+        if self.isolation:
+            results["extra_data"] = {"isolation": self.isolation}
+        return results
 
     def save(self) -> dict[str, Any]:
         results = self.results()
         if self.out is not None:
-            write_results(results, self.out)
+            try:
+                write_results(results, self.out)
+                self.write_error = None
+            except OSError as exc:  # reported once grading ends; grading goes on
+                self.write_error = f"could not write the results file {self.out}: {exc}"
         return results
 
     def settle(self, outcome: TestOutcome, *, passed: bool, reason: str, message: str,
@@ -378,8 +454,8 @@ class _Grading:
             message += "\n".join(f"  {e}" for e in self.cell_errors)
         outcome.passed = passed
         outcome.reason = reason
-        outcome.message = redact(message, self.secrets)
-        outcome.captured = truncate(redact(captured, self.secrets), MAX_CAPTURED)
+        outcome.message = message
+        outcome.captured = captured
         outcome.seconds = seconds
         outcome.extra = {"seconds": round(seconds, 3)}
 
@@ -393,6 +469,7 @@ def grade(
     memory_mb: int | None = DEFAULT_MEMORY_MB,
     total_timeout: float = DEFAULT_TOTAL_TIMEOUT,
     visibility: str = "visible",
+    user: str | None = None,
 ) -> dict[str, Any]:
     """Grade a student's submission with an instructor's pytest tests.
 
@@ -416,17 +493,22 @@ def grade(
         (Gradescope: 10 minutes by default).  Tests not reached score 0.
     visibility : str, optional
         Gradescope visibility of the overall result.
+    user : str, optional
+        When the grader runs as root: the unprivileged user that runs student code
+        (default ``difflab-student``; it must exist).  Ignored otherwise.
 
     Returns
     -------
     dict
-        The results, in Gradescope's format.
+        The results, in Gradescope's format; ``extra_data["isolation"]`` says how student
+        code was kept apart from the tests.
 
     Raises
     ------
     GradingInputError
-        For a submission that does not exist or is not a valid notebook, or a tests folder
-        without tests.  Student mistakes (a crash, a loop, a missing function) are *not*
+        For a submission that does not exist or is not a valid notebook, a tests folder
+        without tests, a missing sandbox user, or a results file that cannot be written.
+        Student mistakes (a crash, a loop, a missing function) are *not*
         errors: they cost the tests they affect, with a message in the results.
     """
     submission, tests_dir = Path(submission), Path(tests_dir)
@@ -441,9 +523,15 @@ def grade(
         if visibility not in VISIBILITIES:
             raise GradingInputError(f"visibility must be one of {VISIBILITIES}")
         _check_inputs(submission, tests_dir)
-        job.secrets = _secret_lines(tests_dir)
+        try:
+            sandbox_user = resolve_user(user)
+        except LookupError as exc:
+            raise GradingInputError(str(exc)) from None
+        job.isolation = isolation_summary(sandbox_user) + _exposure(sandbox_user, tests_dir)
+        job.secrets = secret_lines(tests_dir)
         with tempfile.TemporaryDirectory(prefix="difflab-grade-") as tmp:
-            stage = _Stage(Path(tmp), submission, tests_dir, memory_mb)
+            stage = _Stage(Path(tmp), submission, tests_dir, memory_mb, timeout=timeout,
+                           total_timeout=total_timeout, user=sandbox_user)
             deadline = job.started + total_timeout
             job.outcomes = _numbered(_collect(stage, timeout, deadline))
             job.save()
@@ -460,7 +548,35 @@ def grade(
         job.notes.append("Grading was interrupted; tests that had not run score 0.")
         job.save()
         raise
-    return job.save()
+    results = job.save()
+    if job.write_error:
+        raise GradingInputError(job.write_error)
+    return results
+
+
+def _exposure(user: SandboxUser | None, tests_dir: Path) -> str:
+    """A warning when the sandbox user could read or change the instructor's tests."""
+    if user is None:
+        return ""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover -- the child only reports through its exit status
+        code = 0
+        try:
+            os.setgroups([])
+            os.setgid(user.gid)
+            os.setuid(user.uid)
+            folder = str(tests_dir.resolve())
+            code = 1 if os.access(folder, os.R_OK) or os.access(folder, os.W_OK) else 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) == 0:
+        return ""
+    return (
+        f"\nWarning: user '{user.name}' can read or change the tests folder {tests_dir} "
+        "(from outside the sandbox's folder): make it private to root, e.g. "
+        "chmod -R go-rwx on the folder holding the tests and solutions."
+    )
 
 
 def _run_tests(stage: _Stage, job: _Grading, *, timeout: float, deadline: float) -> None:
@@ -515,7 +631,7 @@ def _run_tests(stage: _Stage, job: _Grading, *, timeout: float, deadline: float)
             elif run.killed == "budget":
                 reason, message = "not_run", "Grading ran out of time during this test."
             else:
-                reason, message = _death_message(run.returncode, stage.memory_mb, run.log_tail)
+                reason, message = _death_message(run.returncode)
             job.settle(by_id[nodeid], passed=False, reason=reason, message=message,
                        seconds=run.seconds.get(nodeid, 0.0))
             pending.remove(nodeid)
@@ -545,7 +661,8 @@ def _run_tests(stage: _Stage, job: _Grading, *, timeout: float, deadline: float)
         if not progressed:
             for nodeid in pending:
                 job.settle(by_id[nodeid], passed=False, reason="error",
-                           message="This test did not run (pytest could not run it).")
+                           message="This test did not run: the grader's test process "
+                                   "stopped before reaching it.")
             return
 
 

@@ -176,8 +176,20 @@ def _best_match(target: str, objects: dict, context: str | None) -> str | None:
     return None
 
 
+def skip_numpy_copies(app: Any, what: str, name: str, obj: Any, skip: bool,
+                      options: Any) -> bool | None:
+    """Leave out the NumPy functions the CuPy stand-in copies in: its page lists only its
+    own names (its ``__all__``); the copies are NumPy's, documented by NumPy."""
+    from difflab.testing import fake_cupy
+
+    if getattr(fake_cupy, name, None) is obj and name not in fake_cupy.__all__:
+        return True
+    return None
+
+
 def setup(app: Any) -> dict[str, Any]:
     app.add_directive("click-help", ClickHelp)
     app.connect("autodoc-process-docstring", escape_docstring_bars, priority=400)
     app.connect("missing-reference", resolve_short_names)
+    app.connect("autodoc-skip-member", skip_numpy_copies)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,7 +1,6 @@
 """Backends: the same tests on NumPy and, where present, CuPy."""
 
 import numpy as np
-import pytest
 
 import difflab as dl
 from difflab.autograd import gradcheck
@@ -46,10 +45,7 @@ def test_moving_between_devices_keeps_gradients(device):
     assert x.grad.tolist() == [2.0, 2.0, 2.0] and x.grad.device == dl.device("cpu")
 
 
-@pytest.mark.gpu
-def test_cuda_device_properties():
-    if not dl.cuda.is_available():
-        pytest.skip("no CUDA device with CuPy here")
+def test_cuda_device_properties(cuda):
     assert dl.cuda.device_count() >= 1 and isinstance(dl.cuda.get_device_name(0), str)
     dl.cuda.synchronize()
     assert dl.cuda.current_device() == 0

@@ -35,9 +35,9 @@ SHAPES = [(), (5,), (2, 3), (2, 0, 3)]
 
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 @pytest.mark.parametrize("name", sorted(UNARY))
-def test_unary_gradcheck_and_double_backward(name, shape):
+def test_unary_gradcheck_and_double_backward(name, shape, device):
     function, (low, high) = UNARY[name]
-    x = make(shape, low, high)
+    x = make(shape, low, high, device=device)
     assert gradcheck(function, (x,))
     assert gradgradcheck(function, (x,))
 
@@ -50,15 +50,15 @@ BROADCAST_PAIRS = [((), ()), ((3,), ()), ((2, 3), (3,)), ((2, 1), (1, 3)), ((4, 
 
 @pytest.mark.parametrize("shapes", BROADCAST_PAIRS, ids=str)
 @pytest.mark.parametrize("name", sorted(BINARY))
-def test_binary_gradcheck_with_broadcasting(name, shapes):
+def test_binary_gradcheck_with_broadcasting(name, shapes, device):
     function, (low, high) = BINARY[name]
-    a, b = make(shapes[0], low, high), make(shapes[1], low, high)
+    a, b = make(shapes[0], low, high, device=device), make(shapes[1], low, high, device=device)
     assert gradcheck(function, (a, b))
     assert gradgradcheck(function, (a, b))
 
 
-def test_binary_with_python_scalars():
-    x = make((3,), 0.5, 2)
+def test_binary_with_python_scalars(device):
+    x = make((3,), 0.5, 2, device=device)
     for function in (lambda a: 3.0 - a, lambda a: 2.0 / a, lambda a: a * 4, lambda a: 1 + a):
         assert gradcheck(function, (x,))
 
@@ -69,17 +69,17 @@ MATMUL_SHAPES = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
 
 
 @pytest.mark.parametrize("shapes", MATMUL_SHAPES, ids=str)
-def test_matmul_gradcheck_and_double_backward(shapes):
-    a, b = make(shapes[0]), make(shapes[1])
+def test_matmul_gradcheck_and_double_backward(shapes, device):
+    a, b = make(shapes[0], device=device), make(shapes[1], device=device)
     assert gradcheck(lambda x, y: x @ y, (a, b))
     assert gradgradcheck(lambda x, y: x @ y, (a, b))
 
 
-def test_mm_mv_dot_t():
-    a, b, v = make((2, 3)), make((3, 4)), make((3,))
+def test_mm_mv_dot_t(device):
+    a, b, v = make((2, 3), device=device), make((3, 4), device=device), make((3,), device=device)
     assert gradcheck(dl.mm, (a, b))
     assert gradcheck(dl.mv, (a, v))
-    assert gradcheck(dl.dot, (v, make((3,))))
+    assert gradcheck(dl.dot, (v, make((3,), device=device)))
     assert gradcheck(lambda x: x.t(), (a,))
 
 
@@ -106,8 +106,8 @@ REDUCTIONS = {
 
 
 @pytest.mark.parametrize("name", sorted(REDUCTIONS))
-def test_reductions(name):
-    x = make((2, 3, 4))
+def test_reductions(name, device):
+    x = make((2, 3, 4), device=device)
     assert gradcheck(REDUCTIONS[name], (x,))
     if name not in ("prod", "prod_all"):  # prod is documented first-order only
         assert gradgradcheck(REDUCTIONS[name], (x,))
@@ -148,15 +148,15 @@ SHAPE_OPS = {
 
 
 @pytest.mark.parametrize("name", sorted(SHAPE_OPS))
-def test_shape_and_indexing_ops(name):
-    x = make((2, 3, 4))
+def test_shape_and_indexing_ops(name, device):
+    x = make((2, 3, 4), device=device)
     assert gradcheck(SHAPE_OPS[name], (x,))
     assert gradgradcheck(SHAPE_OPS[name], (x,))
 
 
-def test_setitem_records_on_the_tape():
-    x = make((3, 4))
-    v = make((4,))
+def test_setitem_records_on_the_tape(device):
+    x = make((3, 4), device=device)
+    v = make((4,), device=device)
 
     def put(a, b):
         out = a * 1.0
@@ -166,8 +166,8 @@ def test_setitem_records_on_the_tape():
     assert gradcheck(put, (x, v))
 
 
-def test_inplace_on_non_leaf_is_differentiable():
-    x = make((3,))
+def test_inplace_on_non_leaf_is_differentiable(device):
+    x = make((3,), device=device)
 
     def f(a):
         y = a * 2.0
@@ -185,7 +185,7 @@ def test_dtype_and_device_transfers_pass_gradients():
     assert gradcheck(lambda a: a.to("cpu") * 2, (x,))
 
 
-def test_custom_function_gradcheck():
+def test_custom_function_gradcheck(device):
     class Cube(dl.autograd.Function):
         @staticmethod
         def forward(ctx, x):
@@ -197,7 +197,7 @@ def test_custom_function_gradcheck():
             (x,) = ctx.saved_tensors
             return grad_output * 3 * x * x
 
-    x = make((4,))
+    x = make((4,), device=device)
     assert gradcheck(Cube.apply, (x,))
     assert gradgradcheck(Cube.apply, (x,))
 

@@ -235,3 +235,29 @@ def test_numpy_conversion_of_a_recorded_tensor_is_refused():
     x = dl.tensor([1.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="detach"):
         np.asarray(x * 2)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_every_transform_at_a_point_on_each_device(method, device):
+    """A point on the GPU gives derivatives on the GPU, equal to those at the point on the CPU."""
+    from difflab import backend
+
+    x = np.array([0.3, -0.5, 1.1])
+    xd = backend.to_device(x, dl.device(device))
+    ones = backend.to_device(np.ones(3), dl.device(device))
+    transforms = {
+        "jacobian": lambda p, t: jacobian(f_vec, method=method)(p),
+        "grad": lambda p, t: grad(scalar_of_two, method=method, argnums=(0, 1))(p, p * 2.0),
+        "hessian": lambda p, t: hessian(lambda v: dl.sum(dl.exp(v) * v[0]), method=method)(p),
+        "derivative": lambda p, t: derivative(lambda s: dl.sin(s) * s, method=method)(p[1]),
+        "jvp": lambda p, t: jvp(f_vec, (p,), (t,), method=method)[1],
+        "vjp": lambda p, t: vjp(f_vec, (p,), method=method)[1](t)[0],
+    }
+    for name, transform in transforms.items():
+        on_device, on_cpu = transform(xd, ones), transform(x, np.ones(3))
+        if not isinstance(on_cpu, tuple):
+            on_device, on_cpu = (on_device,), (on_cpu,)
+        for got, want in zip(on_device, on_cpu):
+            assert device == "cpu" or backend.device_of(got) == dl.device(device), name
+            np.testing.assert_allclose(backend.to_numpy(got), want, rtol=TOL[method],
+                                       atol=TOL[method], err_msg=name)

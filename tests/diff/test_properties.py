@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import difflab as dl
+from difflab import backend
 from difflab.diff import derivative, grad, hessian, jacobian
 
 UNARY = {
@@ -54,6 +55,7 @@ def evaluate(tree, xs):
 
 
 def agree(results: dict, exact_tol: float = 1e-8, numeric_tol: float = 1e-5):
+    results = {name: backend.to_numpy(value) for name, value in results.items()}
     ref = np.asarray(results["reverse"], dtype=float)
     scale = 1.0 + float(np.max(np.abs(ref)))
     for name, value in results.items():
@@ -65,6 +67,10 @@ METHODS = ("forward", "reverse", "symbolic", "numeric")
 points = st.floats(-1.5, 1.5, allow_nan=False)
 SETTINGS = settings(deadline=None, max_examples=30,
                     suppress_health_check=[HealthCheck.too_slow])
+# The device fixture only names the device (and puts the CuPy stand-in in place): one for
+# all the examples of a test.
+ON_EACH_DEVICE = settings(SETTINGS, suppress_health_check=[
+    HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 
 @SETTINGS
@@ -76,10 +82,10 @@ def test_derivatives_agree(tree, x):
     agree({m: derivative(f, method=m)(x) for m in METHODS})
 
 
-@SETTINGS
+@ON_EACH_DEVICE
 @given(trees(3), st.lists(points, min_size=3, max_size=3))
-def test_gradients_agree(tree, x):
-    x = np.array(x)
+def test_gradients_agree(device, tree, x):
+    x = backend.to_device(np.array(x), dl.device(device))
     f = lambda v: evaluate(tree, [v[0], v[1], v[2]]) + 0.0 * v[0]  # noqa: E731
     assume(np.isfinite(f(x)) and abs(f(x)) < 1e6)
     agree({m: grad(f, method=m)(x) for m in METHODS})
@@ -99,10 +105,10 @@ def test_jacobians_agree(tree_a, tree_b, x):
     agree({m: jacobian(f, method=m)(x) for m in METHODS})
 
 
-@SETTINGS
+@ON_EACH_DEVICE
 @given(trees(2), st.lists(points, min_size=2, max_size=2))
-def test_hessians_agree(tree, x):
-    x = np.array(x)
+def test_hessians_agree(device, tree, x):
+    x = backend.to_device(np.array(x), dl.device(device))
     f = lambda v: evaluate(tree, [v[0], v[1]]) + 0.0 * v[0]  # noqa: E731
     assume(np.isfinite(f(x)) and abs(f(x)) < 1e4)
     agree({m: hessian(f, method=m)(x) for m in METHODS}, exact_tol=1e-8, numeric_tol=1e-4)

@@ -113,11 +113,8 @@ def test_bad_arguments_are_named(backend):
         dist.all_reduce(read_only)
 
 
-@pytest.mark.gpu
 @pytest.mark.parametrize("backend", ["single", pytest.param("mpi", marks=needs_mpi4py)])
-def test_a_cuda_tensor_is_reduced_in_place_on_its_gpu(backend):
-    if not dl.cuda.is_available():
-        pytest.skip("no CUDA device with CuPy here (install the gpu extra on a machine with a GPU)")
+def test_a_cuda_tensor_is_reduced_in_place_on_its_gpu(backend, cuda):
     dist.init_process_group(backend)
     t = dl.tensor([1.0, 2.0], device="cuda")
     array = t.array

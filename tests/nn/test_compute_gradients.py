@@ -9,23 +9,24 @@ import difflab.optim as optim
 from difflab.nn.utils import SYMBOLIC_MAX_PARAMETERS, compute_gradients
 
 
-def small_problem(hidden=3, loss="ce"):
+def small_problem(hidden=3, loss="ce", device="cpu"):
     dl.manual_seed(1)
     model = nn.Sequential(nn.Linear(2, hidden), nn.Tanh(), nn.Linear(hidden, 2)).double()
     x = dl.randn(6, 2).double()
     if loss == "ce":
-        return model, nn.CrossEntropyLoss(), x, dl.tensor([0, 1, 1, 0, 1, 0])
-    return model, nn.MSELoss(), x, dl.randn(6, 2).double()
+        y = dl.tensor([0, 1, 1, 0, 1, 0])
+        return model.to(device), nn.CrossEntropyLoss(), x.to(device), y.to(device)
+    return model.to(device), nn.MSELoss(), x.to(device), dl.randn(6, 2).double().to(device)
 
 
 def flat_grads(model):
-    return np.concatenate([p.grad.detach().numpy().ravel() for p in model.parameters()])
+    return np.concatenate([p.grad.detach().cpu().numpy().ravel() for p in model.parameters()])
 
 
 @pytest.mark.parametrize("loss", ["ce", "mse"])
 @pytest.mark.parametrize("method", ["forward", "numeric", "symbolic"])
-def test_methods_agree_with_reverse(method, loss):
-    model, loss_fn, x, y = small_problem(loss=loss)
+def test_methods_agree_with_reverse(method, loss, device):
+    model, loss_fn, x, y = small_problem(loss=loss, device=device)
     compute_gradients(model, loss_fn, x, y, method="reverse")
     reference = flat_grads(model)
     cost = compute_gradients(model, loss_fn, x, y, method=method, chunk_size=5)
@@ -33,10 +34,11 @@ def test_methods_agree_with_reverse(method, loss):
     rel = np.abs(got - reference).max() / np.abs(reference).max()
     assert rel < 1e-6, (method, rel)
     assert cost.parameters == reference.size
+    assert all(p.grad.device == dl.device(device) for p in model.parameters())
 
 
-def test_reverse_matches_backward_and_optimizer_steps():
-    model, loss_fn, x, y = small_problem()
+def test_reverse_matches_backward_and_optimizer_steps(device):
+    model, loss_fn, x, y = small_problem(device=device)
     loss_fn(model(x), y).backward()
     expected = flat_grads(model)
     model.zero_grad()

@@ -254,3 +254,54 @@ def test_rnn_and_lstm_shapes_and_gradients():
     cell = nn.RNNCell(3, 4).double()
     x = dl.randn(2, 3).double().requires_grad_()
     assert dl.autograd.gradcheck(lambda x: cell(x), (x,))
+
+
+class Everything(nn.Module):
+    """One of each layer kind: convolution, pooling, normalisation, dropout, recurrence."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Sequential(nn.Conv2d(1, 3, 3, padding=1), nn.BatchNorm2d(3), nn.GELU(),
+                                  nn.MaxPool2d(2), nn.AvgPool2d(1), nn.Flatten())
+        self.lstm = nn.LSTM(12, 4, batch_first=True)
+        self.embed = nn.Embedding(5, 4)
+        self.head = nn.Sequential(nn.LayerNorm(8), nn.Dropout(0.25), nn.Linear(8, 3))
+
+    def forward(self, images, tokens):
+        features = self.conv(images)  # (N, 3 * 2 * 2)
+        sequence, _ = self.lstm(features.unsqueeze(1).expand(-1, 2, -1))
+        return self.head(dl.cat([sequence[:, -1], self.embed(tokens).mean(1)], dim=1))
+
+
+def test_a_model_of_every_layer_trains_and_round_trips_on_each_device(device, tmp_path):
+    """Training on the device gives the CPU's numbers; its state_dict saves and loads anywhere."""
+
+    def train(on):
+        dl.manual_seed(0)
+        model = Everything().double().to(on)
+        opt = dl.optim.Adam(model.parameters(), lr=0.01)
+        images = dl.randn(4, 1, 4, 4, dtype=dl.float64).to(on)
+        tokens, labels = dl.tensor([[0, 4], [1, 1], [2, 3], [4, 0]]).to(on), dl.tensor(
+            [0, 2, 1, 2]).to(on)
+        for _ in range(3):
+            opt.zero_grad()
+            loss = nn.functional.cross_entropy(model(images, tokens), labels)
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+        model.eval()
+        return model, model(images, tokens).detach().cpu().numpy(), loss.item()
+
+    model, out, loss = train(device)
+    _, cpu_out, cpu_loss = train("cpu")
+    assert all(p.device == dl.device(device) for p in model.parameters())
+    assert all(b.device == dl.device(device) for b in model.buffers())
+    np.testing.assert_allclose(out, cpu_out, rtol=1e-10, atol=1e-12)
+    assert loss == pytest.approx(cpu_loss, rel=1e-12)
+    dl.save(model.state_dict(), tmp_path / "model.pth")
+    for target in ("cpu", device):
+        fresh = Everything().double().to(target)
+        fresh.load_state_dict(dl.load(tmp_path / "model.pth"))
+        assert all(p.device == dl.device(target) for p in fresh.parameters())
+        for (name, ours), theirs in zip(model.state_dict().items(), fresh.state_dict().values()):
+            assert np.array_equal(ours.cpu().numpy(), theirs.cpu().numpy()), name

@@ -113,6 +113,38 @@ def test_optimizer_state_dict_round_trip_continues_identically():
             opt_a.state_dict())
 
 
+STEP_RULES = {
+    "SGD": dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01),
+    "Adam": dict(lr=0.01, weight_decay=0.1, amsgrad=True),
+    "AdamW": dict(lr=0.01, weight_decay=0.1),
+    "RMSprop": dict(lr=0.01, momentum=0.5, centered=True),
+    "Adagrad": dict(lr=0.1, lr_decay=0.01),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STEP_RULES))
+def test_each_optimizer_steps_on_the_parameters_device_as_on_the_cpu(name, device):
+    """The update rules and their state run where the parameters live, with the CPU's numbers."""
+    rng = np.random.default_rng(0)
+    w0, grads = rng.standard_normal((2, 3)), [rng.standard_normal((2, 3)) for _ in range(4)]
+
+    def run(on):
+        w = nn.Parameter(dl.tensor(w0, dtype=dl.float64, device=on))
+        opt = getattr(optim, name)([w], **STEP_RULES[name])
+        for g in grads[:2]:
+            w.grad = dl.tensor(g, dtype=dl.float64, device=on)
+            opt.step()
+        restarted = getattr(optim, name)([w], **STEP_RULES[name])
+        restarted.load_state_dict(opt.state_dict())  # the state comes back to the device
+        for g in grads[2:]:
+            w.grad = dl.tensor(g, dtype=dl.float64, device=on)
+            restarted.step()
+        assert w.device == dl.device(on)
+        return w.detach().cpu().numpy()
+
+    np.testing.assert_allclose(run(device), run("cpu"), rtol=1e-12)
+
+
 def test_schedulers():
     def lrs(make, n=6):
         opt = optim.SGD([nn.Parameter(dl.zeros(1))], lr=1.0)

@@ -382,25 +382,36 @@ class Module:
             if unexpected:
                 errors.append("Unexpected key(s) in state_dict: "
                               + ", ".join(f'"{k}"' for k in unexpected) + ".")
+        converted = {}  # every value converted before any is copied: all or nothing
         for key, target in targets.items():
             if key not in state_dict:
                 continue
             value = state_dict[key]
-            shape = tuple(getattr(value, "shape", np.shape(value)))
+            try:
+                shape = tuple(getattr(value, "shape", np.shape(value)))
+            except (TypeError, ValueError) as exc:
+                errors.append(f"the value for {key} is not an array ({exc}).")
+                continue
             if shape != tuple(target.shape):
                 errors.append(
                     f"size mismatch for {key}: copying a param with shape {shape} from "
                     f"checkpoint, the shape in current model is {tuple(target.shape)}."
                 )
+                continue
+            try:
+                converted[key] = _to_array_like(value, target)
+            except (TypeError, ValueError) as exc:
+                kind = getattr(getattr(value, "dtype", None), "name", type(value).__name__)
+                errors.append(f"cannot copy {key} ({kind}) into a {target.dtype} "
+                              f"parameter: {exc}.")
         if errors:
             raise RuntimeError(
                 f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                 + "\n\t".join(errors)
             )
-        for key, target in targets.items():
-            if key in state_dict:
-                target.array[...] = _to_array_like(state_dict[key], target)
-                target._version[0] += 1
+        for key, array in converted.items():
+            targets[key].array[...] = array
+            targets[key]._version[0] += 1
         return _IncompatibleKeys(missing, unexpected)
 
     # ----------------------------------------------------------------- repr

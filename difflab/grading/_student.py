@@ -1,0 +1,379 @@
+"""The student's side of ``difflab grade``: the only process that runs student code.
+
+The grader's trusted process starts ``python -m difflab.grading._student REQ RE`` with
+two pipe file descriptors, its resource limits already set, its output going to a log
+file, and nothing else: no tests, no reference solutions, no results path.  This
+module then
+
+1. reads its start message (where the submission is, which user to become);
+2. when started as root, becomes that unprivileged user (keeping a way to import the
+   installed packages, see :func:`_keep_imports_reachable`) and moves into its fresh
+   working folder, which holds only the submission;
+3. imports the submission (a notebook runs cell by cell) and says hello;
+4. answers requests (get an attribute, call something, run a backward pass) with data
+   (:mod:`difflab.grading.protocol`).  Objects that are not data stay here and are
+   referred to by number.
+
+Nothing this process says is believed: the trusted process compares the values it
+returns with the instructor's references and decides every score.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import gc
+import inspect
+import os
+import sys
+import traceback
+import types
+from pathlib import Path
+from typing import Any
+
+from difflab.grading.protocol import Channel, decode, encode
+
+SUBMISSION_MODULE = "submission"
+_MAX_TEXT = 2000
+_MAX_ITEMS = 10_000
+_PR_SET_DUMPABLE, _PR_SET_NO_NEW_PRIVS = 4, 38
+
+
+# --------------------------------------------------------------------------------------
+# becoming the unprivileged user
+# --------------------------------------------------------------------------------------
+def _drop_privileges(uid: int, gid: int) -> None:
+    """Become ``uid``/``gid`` for good (no supplementary groups, no set-uid programs)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    reachable = _open_import_roots()
+    os.setgroups([])
+    os.setgid(gid)
+    os.setuid(uid)
+    if os.getuid() != uid or os.geteuid() != uid:
+        raise SystemExit("could not drop privileges")
+    libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    # Changing user makes a process undumpable, which also closes /proc/self/fd to it.
+    libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)
+    _keep_imports_reachable(reachable)
+
+
+def _open_import_roots() -> dict[str, int]:
+    """Open every folder on ``sys.path`` while still allowed to (before changing user)."""
+    roots = {}
+    for entry in sys.path:
+        if entry and os.path.isdir(entry):
+            roots[os.path.abspath(entry)] = os.open(entry, os.O_RDONLY | os.O_DIRECTORY)
+    return roots
+
+
+def _keep_imports_reachable(roots: dict[str, int]) -> None:
+    """Point imports at the folders opened before the change of user.
+
+    Python may be installed where the unprivileged user cannot look (a home folder
+    readable by root only).  A folder opened earlier stays reachable through
+    ``/proc/self/fd/N``, so ``sys.path`` and the ``__path__`` of packages already
+    imported are rewritten to go through those descriptors, for the folders that are out
+    of reach now.  Nothing else becomes readable.
+    """
+    moved = {}
+    for root, fd in roots.items():
+        if os.access(root, os.R_OK | os.X_OK):
+            os.close(fd)
+        else:
+            moved[root] = f"/proc/self/fd/{fd}"
+
+    def through(path: str) -> str:
+        for root, alias in moved.items():
+            if path == root or path.startswith(root + os.sep):
+                return alias + path[len(root):]
+        return path
+
+    if not moved:
+        return
+    sys.path[:] = [through(os.path.abspath(p)) if p else p for p in sys.path]
+    for module in list(sys.modules.values()):
+        search = getattr(module, "__path__", None)
+        if isinstance(search, list):
+            search[:] = [through(p) for p in search]
+    sys.path_importer_cache.clear()
+
+
+# --------------------------------------------------------------------------------------
+# what travels back: values, references, exceptions
+# --------------------------------------------------------------------------------------
+class _Objects:
+    """The objects the trusted process refers to by number."""
+
+    def __init__(self, generation: int) -> None:
+        self.generation = generation
+        self.table: dict[int, Any] = {}
+        self.records: dict[int, tuple[list, Any]] = {}
+
+    def ref(self, obj: Any) -> dict[str, Any]:
+        self.table[id(obj)] = obj
+        name = getattr(obj, "__name__", None)
+        return {
+            "$ref": id(obj),
+            "gen": self.generation,
+            "type": type(obj).__name__,
+            "name": name if isinstance(name, str) else None,
+            "callable": callable(obj),
+            "signature": _signature(obj),
+        }
+
+
+def _signature(obj: Any) -> list | None:
+    if not callable(obj):
+        return None
+    try:
+        params = inspect.signature(obj).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    return [[p.name, int(p.kind), p.default is not p.empty] for p in params]
+
+
+def _extra_encoder(objects: _Objects) -> Any:
+    from difflab.diff.forward import Dual
+    from difflab.tensor import Tensor
+
+    def extra(value: Any, blobs: list) -> Any:
+        if isinstance(value, Tensor):
+            tree = {"$tensor": encode(value.numpy(force=True), blobs, extra=extra),
+                    "requires_grad": value.requires_grad, "grad": None}
+            if value.grad is not None:
+                tree["grad"] = encode(value.grad.numpy(force=True), blobs, extra=extra)
+            return tree
+        if isinstance(value, Dual):
+            try:
+                return {"$dual": [encode(value.primal, blobs, extra=extra),
+                                  encode(value.tangent, blobs, extra=extra)]}
+            except ValueError:  # several tangents: stays here
+                return objects.ref(value)
+        if isinstance(value, (types.GeneratorType, range, map, zip, filter, set, frozenset,
+                              type({}.keys()), type({}.values()), type({}.items()))):
+            items = []
+            for item in value:
+                items.append(item)
+                if len(items) > _MAX_ITEMS:
+                    break
+            return encode(items, blobs, extra=extra)
+        if isinstance(value, (dict, list, tuple)):  # OrderedDict, named tuples: as data
+            return NotImplemented
+        return objects.ref(value)
+
+    return extra
+
+
+def _decoder(objects: _Objects) -> Any:
+    import difflab
+    from difflab.diff.forward import Dual
+
+    def make(tag: str, node: dict, reader: Any, depth: int) -> Any:
+        if tag == "$tensor":
+            array = reader.read(node["$tensor"], depth)
+            return difflab.tensor(array, requires_grad=bool(node.get("requires_grad")))
+        if tag == "$dual":
+            primal, tangent = (reader.read(v, depth) for v in node["$dual"])
+            return Dual(primal, tangent)
+        key = node["$ref"]
+        if node.get("gen") != objects.generation or key not in objects.table:
+            raise LookupError(
+                "an object from an earlier run of your code (which stopped after a crash "
+                "or a time limit) was used again"
+            )
+        return objects.table[key]
+
+    return make
+
+
+def exception_payload(exc: BaseException, submission: str) -> dict[str, Any]:
+    """What the trusted process needs to explain an exception: names, lines, no objects."""
+    frames = [
+        [f.lineno, f.name, (f.line or "").strip()[:200]]
+        for f in traceback.extract_tb(exc.__traceback__)
+        if os.path.abspath(f.filename) == submission
+    ][-6:]
+    payload: dict[str, Any] = {
+        "type": type(exc).__name__,
+        "text": _short(exc),
+        "frames": frames,
+        "syntax": None,
+        "exit": None,
+        "errno": getattr(exc, "errno", None) if isinstance(exc, OSError) else None,
+        "missing": None,
+        "bases": [c.__name__ for c in type(exc).__mro__],
+    }
+    if isinstance(exc, SyntaxError):
+        payload["syntax"] = [exc.lineno or 0, str(exc.msg), (exc.text or "").strip()[:200]]
+    if isinstance(exc, SystemExit):
+        payload["exit"] = exc.code if isinstance(exc.code, (int, type(None))) else str(exc.code)
+    if isinstance(exc, AttributeError) and getattr(exc, "obj", None) is sys.modules.get(
+            SUBMISSION_MODULE):
+        payload["missing"] = exc.name
+    if isinstance(exc, ImportError) and exc.name == SUBMISSION_MODULE:
+        payload["missing"] = _cannot_import_name(str(exc))
+    return payload
+
+
+def _cannot_import_name(text: str) -> str | None:
+    prefix = "cannot import name '"
+    return text[len(prefix):].split("'")[0] if text.startswith(prefix) else None
+
+
+def _short(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 -- a student's __str__ may fail too
+        text = "(its message could not be shown)"
+    return text if len(text) <= _MAX_TEXT else text[:_MAX_TEXT] + " ..."
+
+
+# --------------------------------------------------------------------------------------
+# loading the submission
+# --------------------------------------------------------------------------------------
+def _load(path: str, cells: list | None) -> list[str]:
+    """Import the submission (notebook: cell by cell); the cells that raised, as text."""
+    module = types.ModuleType(SUBMISSION_MODULE)
+    module.__file__ = path
+    sys.modules[SUBMISSION_MODULE] = module
+    source = Path(path).read_text(encoding="utf-8")
+    if not cells:
+        exec(compile(source, path, "exec"), module.__dict__)  # noqa: S102
+        return []
+    from difflab.grading.notebooks import locate
+
+    lines = source.splitlines(keepends=True)
+    errors = []
+    for start, end, cell in cells:
+        code = "\n" * (start - 1) + "".join(lines[start - 1 : end])
+        try:
+            exec(compile(code, path, "exec"), module.__dict__)  # noqa: S102
+        except (Exception, SystemExit) as exc:
+            if isinstance(exc, SyntaxError):
+                text = f"SyntaxError at {locate(cells, exc.lineno or 0)}: {exc.msg}"
+            else:
+                mine = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
+                where = f" (at {locate(cells, mine[-1].lineno)})" if mine else ""
+                text = f"{type(exc).__name__}: {_short(exc)}" if str(exc) else type(exc).__name__
+                text += where
+            errors.append(f"cell {cell}: {text}")
+    return errors
+
+
+# --------------------------------------------------------------------------------------
+# answering requests
+# --------------------------------------------------------------------------------------
+class _Server:
+    def __init__(self, channel: Channel, objects: _Objects, submission: str) -> None:
+        self.channel, self.objects, self.submission = channel, objects, submission
+        self.extra = _extra_encoder(objects)
+        self.make = _decoder(objects)
+        self.next_record = 0
+
+    def reply(self, body: dict[str, Any]) -> None:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001 -- a closed or replaced stream is the student's
+                pass
+        blobs: list[bytes] = []
+        try:
+            tree = {"ok": encode(body["ok"], blobs, extra=self.extra)} if "ok" in body else body
+        except Exception as exc:  # noqa: BLE001 -- e.g. an object array in a result
+            blobs, tree = [], {"error": exception_payload(exc, self.submission)}
+        self.channel.send(tree, blobs)
+
+    def serve(self) -> None:
+        while True:
+            body, blobs = self.channel.receive()
+            try:
+                request = decode(body, blobs, self.make)
+                result = getattr(self, "op_" + request["op"])(request)
+            except BaseException as exc:  # noqa: BLE001 -- everything is reported
+                if isinstance(exc, MemoryError):
+                    traceback.clear_frames(exc.__traceback__)
+                    gc.collect()
+                self.reply({"error": exception_payload(exc, self.submission)})
+                continue
+            self.reply({"ok": result})
+
+    def _target(self, request: dict) -> Any:
+        target = request.get("target")
+        return sys.modules[SUBMISSION_MODULE] if target is None else target
+
+    def op_getattr(self, request: dict) -> Any:
+        return getattr(self._target(request), request["name"])
+
+    def op_call(self, request: dict) -> Any:
+        return self._target(request)(*request["args"], **request["kwargs"])
+
+    def op_repr(self, request: dict) -> str:
+        return repr(self._target(request))[:_MAX_TEXT]
+
+    def op_call_grad(self, request: dict) -> tuple:
+        """Call with tensors that require grad, keep the graph for ``op_backward``."""
+        from difflab.tensor import Tensor
+
+        args = request["args"]
+        output = self._target(request)(*args, **request["kwargs"])
+        if not isinstance(output, Tensor):
+            raise TypeError(f"expected a Tensor to be returned, got {type(output).__name__}")
+        self.next_record += 1
+        self.objects.records[self.next_record] = (args, output)
+        return output.detach(), self.next_record
+
+    def op_backward(self, request: dict) -> list:
+        import difflab
+
+        args, output = self.objects.records.pop(request["record"])
+        if output.requires_grad:
+            output.backward(difflab.tensor(request["grad"], dtype=output.dtype))
+        return [a.grad if hasattr(a, "grad") and a.requires_grad else None for a in args]
+
+    def op_helper(self, request: dict) -> Any:
+        from difflab.grading import checks
+
+        helper = checks.STUDENT_SIDE_HELPERS[request["name"]]
+        return getattr(checks, helper)(*request["args"], **request["kwargs"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    channel = Channel(int(argv[0]), int(argv[1]))
+    body, blobs = channel.receive()
+    start = decode(body, blobs, make=None)
+    import numpy  # noqa: F401 -- loaded before the change of user, like difflab
+
+    import difflab  # noqa: F401
+
+    if start.get("uid") is not None:
+        _drop_privileges(int(start["uid"]), int(start["gid"]))
+    workdir = start["workdir"]
+    os.chdir(workdir)
+    os.environ["HOME"] = workdir
+    sys.path.insert(0, workdir)
+    sys.argv = [start["submission"]]
+    submission = os.path.abspath(start["submission"])
+    objects = _Objects(int(start["generation"]))
+    server = _Server(channel, objects, submission)
+    try:
+        cell_errors = _load(submission, start.get("cells"))
+    except BaseException as exc:  # noqa: BLE001 -- any failure here is the student's
+        if isinstance(exc, MemoryError):
+            traceback.clear_frames(exc.__traceback__)
+            gc.collect()
+        server.reply({"ok": {"loaded": False, "error": exception_payload(exc, submission)}})
+        return 0
+    server.reply({"ok": {"loaded": True, "cell_errors": cell_errors}})
+    try:
+        server.serve()
+    except Exception:  # noqa: BLE001 -- the grader closed the pipe, or sent nonsense
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except OSError as exc:
+        sys.exit(1 if exc.errno != errno.EPIPE else 0)
