@@ -222,9 +222,11 @@ class Graph:
         width = len(str(len(self.nodes)))
         exprs = [_expression(n) for n in self.nodes]
         pad = max([len(e) for e in exprs] + [0]) + 2
-        for k, (node, expr) in enumerate(zip(self.nodes, exprs), start=1):
+        shapes = [_shape(n.shape) for n in self.nodes]
+        shape_pad = max([len(s) for s in shapes] + [8]) + 2
+        for k, (node, expr, shape) in enumerate(zip(self.nodes, exprs, shapes), start=1):
             saved = f"  saves {', '.join(node.outputs()[1:])}" if node.saved else ""
-            lines.append(f"  {k:>{width}}  {expr:<{pad}}{_shape(node.shape):<10}"
+            lines.append(f"  {k:>{width}}  {expr:<{pad}}{shape:<{shape_pad}}"
                          f"{np.dtype(node.dtype).name}{saved}")
         lines.append("  return " + ", ".join(_arg(o) for o in self.outputs))
         return "\n".join(lines)
@@ -450,5 +452,7 @@ def _arg(value: Any) -> str:
 
 def _expression(node: Node) -> str:
     args = [_arg(a) for a in node.args]
+    if hasattr(node.op, "describe"):  # (a fused kernel lists its rules, not its settings)
+        return node.op.describe(node, ", ".join(args))
     args += [f"{k}={_arg(v)}" for k, v in node.params.items()]
     return f"{node.name} = {node.op_name}({', '.join(args)})"

@@ -4,7 +4,8 @@
 * the operations with no derivative that tracing records (comparisons,
   ``argmax``, ...: :data:`difflab.jit.tracing.NO_DERIVATIVE`);
 * :class:`VJP`: one primitive's VJP as a single node (``prod_vjp0``), for the
-  primitives whose VJP cannot itself be recorded op by op.
+  primitives whose VJP cannot itself be recorded op by op;
+* ``fused``: a kernel made of elementwise rules (:mod:`difflab.jit.fusion`).
 
 :func:`resolve` is the one place a name becomes an operation, so a graph
 file can name nothing else: loading never imports or runs anything by name.
@@ -94,6 +95,10 @@ def resolve(name: str) -> Any:
 
     if name in NO_DERIVATIVE:
         return NO_DERIVATIVE[name]
+    if name == "fused":
+        from difflab.jit.fusion import FUSED
+
+        return FUSED
     match = _VJP_NAME.match(name)
     if match and match.group(1) in registry.PRIMITIVES:
         return VJP(registry.PRIMITIVES[match.group(1)], int(match.group(2)))

@@ -174,6 +174,15 @@ PASSES: dict[str, Callable[..., Graph]] = {
 }
 
 
+def _fuse(graph: Graph, show: bool = False) -> Graph:
+    from difflab.jit.fusion import fuse
+
+    return fuse(graph, show=show)
+
+
+PASSES["fuse"] = _fuse
+
+
 def optimize(graph: Graph, passes: Sequence[str] = ("fold", "cse", "dce"),
              show: bool = False) -> Graph:
     """Apply the named passes in order (each printing before/after with ``show=True``)."""

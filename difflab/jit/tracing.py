@@ -214,7 +214,6 @@ def _user_frame() -> tuple[str, int]:
 # Tensor methods that turn a value into Python.  While tracing they warn.
 _VALUE_READS = ("__bool__", "__float__", "__int__", "__index__", "item", "tolist", "numpy",
                 "__array__")
-_originals: dict[str, Any] = {}
 _watchers: list[Tracer] = []
 _patched: list[tuple] = []  # (owner, attribute, original) replaced while tracing
 
@@ -268,7 +267,9 @@ def _no_derivative_ops() -> dict[str, NoDerivative]:
     methods = ("__floordiv__", "__mod__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
                "__ge__", "__and__", "__or__", "__xor__", "__invert__", "isnan", "isfinite",
                "any", "all", "sign", "round", "floor", "ceil", "argmax", "argmin")
-    ops = [NoDerivative(Tensor, m) for m in methods if m in Tensor.__dict__]
+    # (Tensor's methods live on the classes it is made of: patch the one that defines each)
+    owners = {m: next((c for c in Tensor.__mro__ if m in c.__dict__), None) for m in methods}
+    ops = [NoDerivative(owners[m], m) for m in methods if owners[m] not in (None, object)]
     ops.append(NoDerivative(functions, "heaviside"))  # (maximum's rule)
     return {op.name: op for op in ops}
 
@@ -309,10 +310,11 @@ def _watch_value_reads(tracer: Tracer) -> None:
     """While tracing: value reads warn, and methods without a derivative are recorded."""
     if not _watchers:
         for name in _VALUE_READS:
-            original = Tensor.__dict__.get(name)
-            if original is not None:
-                _originals[name] = original
-                setattr(Tensor, name, _watching(name, original))
+            # (the class of Tensor's that defines the method: patched and restored there)
+            owner = next((c for c in Tensor.__mro__ if name in c.__dict__), None)
+            if owner is not None and owner is not object:
+                _patched.append((owner, name, owner.__dict__[name]))
+                setattr(owner, name, _watching(name, owner.__dict__[name]))
         for op in NO_DERIVATIVE.values():
             _patched.append((op.owner, op.attribute, op.original))
             setattr(op.owner, op.attribute, _recording(op))
@@ -326,9 +328,6 @@ def _watch_value_reads(tracer: Tracer) -> None:
 def _unwatch_value_reads() -> None:
     _watchers.pop()
     if not _watchers:
-        for name, original in _originals.items():
-            setattr(Tensor, name, original)
-        _originals.clear()
         for owner, attribute, original in reversed(_patched):
             setattr(owner, attribute, original)
         _patched.clear()
