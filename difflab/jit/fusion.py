@@ -192,7 +192,7 @@ def run_tiled(kernel: Any, xp: Any, inputs: Sequence[Any], shape: tuple) -> list
     Elementwise lines give each element the same value whatever the blocks
     are; only where the numbers live changes.
     """
-    n = int(np.prod(shape))
+    n = math.prod(shape)
     if n <= TILE:
         return kernel(xp, *inputs)
     flat = [a.reshape(-1) if a.ndim else a for a in inputs]
@@ -242,13 +242,13 @@ class FusedElementwise:
         return kind, compiled
 
     def forward(self, ctx: Any, xp: Any, *inputs: Any, body: tuple, outputs: tuple) -> Any:
-        arrays = [a for a in inputs if hasattr(a, "shape")]
-        shape = np.broadcast_shapes(*[a.shape for a in arrays])
+        # The pass lets in inputs of the line's own shape or 0-d ones: the largest is it.
+        shape = max((a.shape for a in inputs), key=len, default=())
         use_numba = USE_NUMBA and all(type(a) is np.ndarray and a.dtype == np.float64
-                                      for a in arrays)
+                                      for a in inputs)
         kind, kernel = self.kernel(body, outputs, use_numba)
         if kind == "numba":
-            n = int(np.prod(shape))
+            n = math.prod(shape)
             flat = [np.ascontiguousarray(a).reshape(-1) if a.size == n
                     else np.broadcast_to(a.reshape(-1), (n,)) for a in inputs]
             outs = [np.empty(n) for _ in outputs]
@@ -416,10 +416,79 @@ def _elementwise(node: Node, meta: dict) -> bool:
     return True
 
 
+def _fusible(node: Node, meta: dict) -> bool:
+    return _elementwise(node, meta) and not any(m is not None for m in node.saved)
+
+
+def schedule(graph: Graph) -> list[Node]:
+    """The nodes reordered so that elementwise lines of one shape stand together.
+
+    Any order in which each line comes after the lines it reads computes the
+    same values (every primitive is a pure function).  So, among the lines
+    ready to run, keep taking elementwise ones of the current group's shape
+    and dtype; when none is left, run the other ready lines (a ``sum``, a
+    ``matmul``), then start the next group.  A backward graph's first VJP
+    lines do not wait for the loss's ``sum``: forward and backward fuse into
+    one kernel.  Ties go to the original order.
+    """
+    import heapq
+
+    meta = graph.meta()
+    nodes = graph.nodes
+    index = {}
+    for k, node in enumerate(nodes):
+        for name in node.outputs():
+            index[name] = k
+    waiting = [0] * len(nodes)
+    users: list[list[int]] = [[] for _ in nodes]
+    for k, node in enumerate(nodes):
+        for dep in {index[r.name] for r in node.refs() if r.name in index}:
+            waiting[k] += 1
+            users[dep].append(k)
+    fusible = [_fusible(n, meta) for n in nodes]
+    group = [(tuple(n.shape), np.dtype(n.dtype).str) for n in nodes]
+    ready_fusible: dict[tuple, list[int]] = {}
+    ready_other: list[int] = []
+
+    def make_ready(k: int) -> None:
+        if fusible[k]:
+            heapq.heappush(ready_fusible.setdefault(group[k], []), k)
+        else:
+            heapq.heappush(ready_other, k)
+
+    for k in range(len(nodes)):
+        if waiting[k] == 0:
+            make_ready(k)
+    order: list[int] = []
+    current = None
+    while len(order) < len(nodes):
+        if current is not None and ready_fusible.get(current):
+            k = heapq.heappop(ready_fusible[current])
+        elif ready_other:
+            k = heapq.heappop(ready_other)
+            current = None
+        else:
+            current = min((h[0], key) for key, h in ready_fusible.items() if h)[1]
+            k = heapq.heappop(ready_fusible[current])
+        order.append(k)
+        for user in users[k]:
+            waiting[user] -= 1
+            if waiting[user] == 0:
+                make_ready(user)
+    return [nodes[k] for k in order]
+
+
 def fuse(graph: Graph, show: bool = False, min_size: int = 2) -> Graph:
-    """Replace each run of consecutive elementwise lines (same shape, dtype) by one kernel."""
+    """Replace each group of elementwise lines (same shape, dtype) by one kernel.
+
+    The lines are first put in an order that keeps each group together
+    (:func:`schedule`); then each run of consecutive elementwise lines
+    becomes one ``fused`` line.
+    """
     from difflab.jit.passes import _copy, _show
 
+    original = graph
+    graph = _copy(graph, schedule(graph), graph.outputs)
     meta = graph.meta()
     readers: dict[str, set] = {}
     for k, node in enumerate(graph.nodes):
@@ -429,7 +498,7 @@ def fuse(graph: Graph, show: bool = False, min_size: int = 2) -> Graph:
 
     runs: list[list[int]] = []
     for k, node in enumerate(graph.nodes):
-        if not _elementwise(node, meta) or any(m is not None for m in node.saved):
+        if not _fusible(node, meta):
             continue
         last = runs[-1] if runs else None
         if last and last[-1] == k - 1 and graph.nodes[last[-1]].shape == node.shape \
@@ -490,5 +559,5 @@ def fuse(graph: Graph, show: bool = False, min_size: int = 2) -> Graph:
     result = _copy(graph, nodes, outputs)
     if show:
         print(f"(fused kernels: {kernel_backend()})")
-    _show("elementwise fusion", graph, result, show)
+    _show("elementwise fusion", original, result, show)
     return result

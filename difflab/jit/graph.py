@@ -325,7 +325,9 @@ class Program:
 
     Running is then one loop over ``(forward, ctx, args, params, slot)``
     steps with no dictionary look-ups by name: the cost per node is the
-    primitive's own ``forward`` plus a few list reads.
+    primitive's own ``forward`` plus a few list reads.  Each step also
+    lists the values it reads for the last time; they are dropped right
+    after it, so a long program holds only the arrays still needed.
     """
 
     def __init__(self, graph: Graph) -> None:
@@ -359,10 +361,23 @@ class Program:
                                  for k, m in enumerate(node.saved) if m is not None)
                            if node.name in read_saved else ())
             needs = node.needs_input_grad if saved_slots else (False,) * len(node.args)
-            self.steps.append((node.op.forward, needs, args, kinds, node.params,
-                               params_have_refs, slots[node.name], saved_slots, node))
+            self.steps.append([node.op.forward, needs, args, kinds, node.params,
+                               params_have_refs, slots[node.name], saved_slots, node, ()])
         self.outputs = [(True, slots[o.name]) if isinstance(o, Ref) else (False, o)
                         for o in graph.outputs]
+        # Liveness: after its last reader runs, a value is dropped from the list, so
+        # its memory can go back before the program ends (peak memory stays low).
+        last_reader: dict[int, int] = {}
+        for k, node in enumerate(graph.nodes):
+            for r in node.refs():
+                last_reader[slots[r.name]] = k
+        keep = {v for is_ref, v in self.outputs if is_ref}
+        frees: dict[int, list] = {}
+        for slot, k in last_reader.items():
+            if slot not in keep:
+                frees.setdefault(k, []).append(slot)
+        for k, step in enumerate(self.steps):
+            step[9] = tuple(frees.get(k, ()))
 
     def check(self, arrays: Sequence[Any]) -> None:
         """Refuse arguments whose number, shape or dtype differ from the traced ones."""
@@ -403,7 +418,8 @@ class Program:
         xp = (backend.numpy_namespace if first is None or isinstance(first, np.ndarray)
               else backend.array_module(first))
         Context = registry.Context
-        for forward, needs, args, kinds, params, params_refs, out, saved_slots, node in self.steps:
+        for (forward, needs, args, kinds, params, params_refs, out, saved_slots, node,
+             free) in self.steps:
             values = [env[a] if k else a for a, k in zip(args, kinds)]
             if params_refs:
                 params = {k: _resolve(v, env, self.slots) for k, v in params.items()}
@@ -417,6 +433,8 @@ class Program:
             env[out] = y
             for k, slot in saved_slots:
                 env[slot] = ctx.saved[k]
+            for slot in free:
+                env[slot] = None
         return [env[v] if is_ref else v for is_ref, v in self.outputs]
 
 
