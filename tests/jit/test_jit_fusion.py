@@ -285,3 +285,15 @@ def test_without_numba_the_listing_says_how_kernels_run(tmp_path):
                          text=True, check=True).stdout
     assert "fused kernels: NumPy, tiled (numba switched off" in out
     assert out.strip().endswith("False")
+
+
+def test_fused_graphs_run_on_the_gpu_arrays_with_the_array_kernel(cuda):
+    """On CuPy arrays (or the CPU stand-in for CuPy) the array kernel runs in CuPy."""
+    x = np.linspace(-1, 1, fusion.TILE + 100)
+    t = dl.tensor(x).to(cuda)
+    f = jit.trace(lambda v: (v.sin() * 2.0 + 1.0).tanh().sum(), t, passes=["fuse"])
+    assert f.graph.op_counts() == {"fused": 1, "sum": 1}
+    got = f(t)
+    assert got.device.type == "cuda"
+    np.testing.assert_allclose(got.cpu().numpy(), np.tanh(np.sin(x) * 2.0 + 1.0).sum(),
+                               rtol=1e-12)
