@@ -19,13 +19,15 @@ is a rule, ``forward(xp, x)`` written with NumPy's names (see
 with SymPy), the rule writes its own line of the kernel: ``xp.sin(x)``
 becomes ``math.sin(a)`` for the scalar loop, or ``xp.sin(a)`` on arrays.
 
-Two kernels come from the same generated code:
+Three kernels come from the same generated code:
 
 * with **numba** installed (the ``jit`` extra), the scalar loop is compiled to
   machine code: one pass, no temporaries.  The machine code is cached on
   disk (``DIFFLAB_CACHE_DIR``, default ``~/.cache/difflab``), so a new
   process does not compile the same kernel again;
-* without it (or for a dtype other than float64) the array version runs in
+* on the GPU, for float64 CuPy arrays, the same lines in C become one CuPy
+  ``ElementwiseKernel`` (:func:`c_source`);
+* without numba (or for a dtype other than float64) the array version runs in
   NumPy, *tiled*: on blocks of 16384 elements, so the temporaries stay in
   the CPU cache.  It computes what the unfused lines compute.
 
@@ -149,20 +151,60 @@ class ScalarSource:
         raise NotScalar(name)
 
 
-def _lines(body: Sequence[tuple], xp: Any, read: Any) -> list[str]:
+class CExpr(Expr):
+    """Source text in C (the CUDA kernel): ``a ** b`` is ``pow(a, b)``, numbers are doubles."""
+
+    def _op(self, symbol: str, other: Any, reverse: bool = False) -> CExpr:
+        left, right = (_c(other), self.text) if reverse else (self.text, _c(other))
+        if symbol == "**":
+            return CExpr(f"pow({left}, {right})")
+        return CExpr(f"({left} {symbol} {right})")
+
+    def __neg__(self) -> CExpr:
+        return CExpr(f"(-{self.text})")
+
+
+def _c(value: Any) -> str:
+    if isinstance(value, Expr):
+        return value.text
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise NotScalar(repr(value))
+    number = float(value)  # (always a double literal: in C, 1 / 2 would be 0)
+    if math.isnan(number):
+        return "NAN"
+    if math.isinf(number):
+        return "INFINITY" if number > 0 else "(-INFINITY)"
+    return repr(number)
+
+
+class CSource:
+    """``xp`` for a rule writing one element's C code: ``xp.arcsin(a)`` -> ``asin(a)``."""
+
+    MATH = {**ScalarSource.MATH, "abs": "fabs"}
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self.MATH:
+            return lambda *args: CExpr(f"{self.MATH[name]}({', '.join(_c(a) for a in args)})")
+        if name in ("maximum", "minimum"):
+            wins = ">=" if name == "maximum" else "<="
+            loses = ">" if name == "maximum" else "<"
+            return lambda a, b: CExpr(
+                f"({_c(a)} {wins} {_c(b)} ? {_c(a)} : ({_c(b)} {loses} {_c(a)} ? {_c(b)} : "
+                f"{_c(a)} + {_c(b)}))")
+        raise NotScalar(name)
+
+
+def _lines(body: Sequence[tuple], xp: Any, read: Any, expr: type = Expr,
+           text: Any = _text) -> list[str]:
     """One assignment per line of the group, written by the primitives' own rules."""
     from difflab.ops.registry import get
 
     lines = []
     for j, (op_name, args) in enumerate(body):
         rule = get(op_name).rule
-        values = [read(a) if isinstance(a, str) else a for a in args]
-        lines.append(f"t{j} = {_text(rule.forward(xp, *[_as_expr(v) for v in values]))}")
+        values = [expr(read(a)) if isinstance(a, str) else a for a in args]
+        lines.append(f"t{j} = {text(rule.forward(xp, *values))}")
     return lines
-
-
-def _as_expr(value: Any) -> Any:
-    return Expr(value) if isinstance(value, str) else value
 
 
 def array_source(body: Sequence[tuple], outputs: Sequence[int], n_inputs: int) -> str:
@@ -184,6 +226,21 @@ def scalar_source(body: Sequence[tuple], outputs: Sequence[int], n_inputs: int) 
             + "".join(f"        a{k} = in{k}[i]\n" for k in range(n_inputs))
             + "".join(f"        {line}\n" for line in lines)
             + "".join(f"        out{k}[i] = t{j}\n" for k, j in enumerate(outputs)))
+
+
+def c_source(body: Sequence[tuple], outputs: Sequence[int], n_inputs: int
+             ) -> tuple[str, str, str]:
+    """The CUDA kernel of a float64 group, as CuPy's ElementwiseKernel takes it.
+
+    ``(in_params, out_params, operation)``: CuPy runs ``operation`` once per
+    element, with ``in0``... the inputs' elements (broadcast) and ``out0``...
+    the outputs.  The lines are the same rules as the numba loop's, in C.
+    """
+    lines = _lines(body, CSource(), lambda name: name, CExpr, _c)
+    operation = "".join(f"double {line};\n" for line in lines)
+    operation += "".join(f"out{k} = t{j};\n" for k, j in enumerate(outputs))
+    return (", ".join(f"float64 in{k}" for k in range(n_inputs)),
+            ", ".join(f"float64 out{k}" for k in range(len(outputs))), operation)
 
 
 def run_tiled(kernel: Any, xp: Any, inputs: Sequence[Any], shape: tuple) -> list:
@@ -241,11 +298,37 @@ class FusedElementwise:
         self._kernels[key] = (body, outputs, kind, compiled)
         return kind, compiled
 
+    def cuda_kernel(self, body: tuple, outputs: tuple) -> Any:
+        """CuPy's ElementwiseKernel for these settings (None if a rule has no C form)."""
+        key = (id(body), "cuda")
+        cached = self._kernels.get(key)
+        if cached is not None and cached[0] is body and cached[1] is outputs:
+            return cached[3]
+        n_inputs = check_body(body, outputs)
+        try:
+            in_params, out_params, operation = c_source(body, outputs, n_inputs)
+        except NotScalar:
+            kernel = None
+        else:
+            import cupy
+
+            kernel = cupy.ElementwiseKernel(in_params, out_params, operation,
+                                            "difflab_fused")
+        self._kernels[key] = (body, outputs, "cuda", kernel)
+        return kernel
+
     def forward(self, ctx: Any, xp: Any, *inputs: Any, body: tuple, outputs: tuple) -> Any:
         # The pass lets in inputs of the line's own shape or 0-d ones: the largest is it.
         shape = max((a.shape for a in inputs), key=len, default=())
         use_numba = USE_NUMBA and all(type(a) is np.ndarray and a.dtype == np.float64
                                       for a in inputs)
+        if _cupy_kernels_for(inputs):
+            kernel = self.cuda_kernel(body, outputs)
+            if kernel is not None:
+                out = kernel(*inputs)
+                results = list(out) if isinstance(out, tuple) else [out]
+                ctx.save(*results[1:])
+                return results[0]
         kind, kernel = self.kernel(body, outputs, use_numba)
         if kind == "numba":
             n = math.prod(shape)
@@ -264,6 +347,19 @@ class FusedElementwise:
 
 
 FUSED = FusedElementwise()
+
+
+def _cupy_kernels_for(inputs: Sequence[Any]) -> bool:
+    """Whether these are float64 CuPy arrays and CuPy can build elementwise kernels."""
+    if not inputs or not all(type(a).__module__.startswith("cupy") for a in inputs):
+        return False
+    if not all(a.dtype == np.float64 for a in inputs):
+        return False
+    try:
+        import cupy
+    except ImportError:
+        return False
+    return hasattr(cupy, "ElementwiseKernel")
 
 
 _LOCAL = re.compile(r"^(in|t)(\d{1,6})$")
