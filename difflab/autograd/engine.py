@@ -66,6 +66,16 @@ class TapeRecorder:
     active: list | None = None
 
 
+class GraphRecorder:
+    """The tracer of :mod:`difflab.jit`, if one is tracing: it sees every primitive applied.
+
+    Unlike the tape it sees operations that need no gradient too, since a
+    static graph must replay all of them.
+    """
+
+    active: Any = None
+
+
 class Node:
     """One record on the tape: ``output = op(inputs)``.
 
@@ -304,12 +314,15 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Tensor:
         if ctx.saved:
             ctx.saved = tuple(out if s is scalar else s for s in ctx.saved)
     if not records:
-        return Tensor._wrap(out)
-    version = [0]
-    ctx._finish_recording(inputs, out, version)
-    result = Tensor._wrap(out, ctx, version)
-    if TapeRecorder.active is not None:
-        TapeRecorder.active.append((ctx, result, inputs))
+        result = Tensor._wrap(out)
+    else:
+        version = [0]
+        ctx._finish_recording(inputs, out, version)
+        result = Tensor._wrap(out, ctx, version)
+        if TapeRecorder.active is not None:
+            TapeRecorder.active.append((ctx, result, inputs))
+    if GraphRecorder.active is not None:
+        GraphRecorder.active.record(op, inputs, params, ctx, result)
     return result
 
 

@@ -1,0 +1,324 @@
+r"""Export a function as a graph, save it, and run it later without its Python code.
+
+>>> ep = difflab.export.export(model, (x,))   # trace; the weights are copied in
+>>> print(ep.graph)                            # the numbered listing
+>>> difflab.export.save(ep, "model.dlgraph")
+... # later, in another process that has never seen the model's code:
+>>> ep = difflab.export.load("model.dlgraph")
+>>> ep.module()(x)                            # the same outputs
+
+Named after PyTorch's ``torch.export``: an :class:`ExportedProgram` has a
+``.graph`` and a ``.module()`` to call.
+
+The file
+    is difflab's safe checkpoint format (:mod:`difflab.serialization`): a
+    zip with ``manifest.json`` and one ``.npy`` per array, read back without
+    unpickling.  The manifest holds the graph as plain JSON: each node names
+    its operation, and loading looks that name up in the registry of
+    primitives (:func:`difflab.jit.ops.resolve`); nothing in a file is
+    imported or executed.  The graph carries its format version and a
+    SHA-256 checksum of its JSON, and is checked node by node on load, so a
+    file from a newer difflab or an edited manifest is refused with a clear
+    message instead of running something else than was saved.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from difflab import backend, serialization
+from difflab.jit.graph import Graph, GraphError, Input, Node, Ref
+from difflab.jit.ops import resolve
+from difflab.jit.tracing import _module_state, trace_graph, unflatten
+from difflab.tensor import Tensor
+
+FORMAT = "difflab-graph"
+VERSION = 1
+
+
+class GraphFileError(GraphError):
+    """A graph file that cannot be loaded: newer format, edited manifest, corrupted."""
+
+
+class ExportedProgram:
+    """A traced graph with the values of its parameters: everything needed to run it.
+
+    ``graph`` is the :class:`~difflab.jit.graph.Graph`; ``state_dict`` maps
+    each parameter input to its array (copied at export time).
+    """
+
+    def __init__(self, graph: Graph, state_dict: Mapping[str, Any]) -> None:
+        self.graph = graph
+        self.state_dict = dict(state_dict)
+        missing = [i.name for i in graph.parameters() if i.name not in self.state_dict]
+        if missing:
+            raise GraphError(f"no value for the parameters {', '.join(missing)}")
+
+    def module(self) -> ExportedModule:
+        """A callable running the graph: arguments in, outputs (tensors) out."""
+        return ExportedModule(self)
+
+    def __repr__(self) -> str:
+        return (f"<ExportedProgram {self.graph.name}: {len(self.graph.nodes)} nodes, "
+                f"{len(self.state_dict)} parameters>")
+
+
+class ExportedModule:
+    """What :meth:`ExportedProgram.module` returns: call it like the exported function."""
+
+    def __init__(self, program: ExportedProgram) -> None:
+        self.program = program
+        self.graph = program.graph
+
+    def __call__(self, *args: Any) -> Any:
+        arrays = [a.array if isinstance(a, Tensor) else a for a in args]
+        outputs = self.graph.program().run(arrays, self.program.state_dict)
+        return unflatten(self.graph.output_spec,
+                         [Tensor._wrap(o) if hasattr(o, "shape") else o for o in outputs])
+
+
+def export(fn: Callable, args: Any, passes: Sequence[str] = ()) -> ExportedProgram:
+    """Trace ``fn`` (a function or a module) on ``args``; copy its parameters in.
+
+    ``passes`` names graph passes to run first (``["fold", "cse", "dce"]``).
+    """
+    graph = trace_graph(fn, args)
+    if passes:
+        from difflab.jit.passes import optimize
+
+        graph = optimize(graph, passes)
+    state = {name: backend.to_numpy(t.array).copy() for name, t in _module_state(fn)}
+    for i in graph.inputs:  # (the arrays seen while tracing are not part of the program)
+        i.example = None
+    return ExportedProgram(graph, state)
+
+
+# ------------------------------------------------------------------ to JSON
+
+
+def _encode(value: Any, where: str) -> Any:
+    """A node argument or setting as JSON (a one-key dict tags what JSON lacks)."""
+    if isinstance(value, Ref):
+        return {"ref": value.name}
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, np.integer)) and not isinstance(value, np.bool_):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return value if math.isfinite(value) else {"float": repr(value)}
+    if isinstance(value, tuple):
+        return {"tuple": [_encode(v, where) for v in value]}
+    if isinstance(value, list):
+        return [_encode(v, where) for v in value]
+    if isinstance(value, slice):
+        return {"slice": [_encode(v, where) for v in (value.start, value.stop, value.step)]}
+    if value is Ellipsis:
+        return {"ellipsis": True}
+    if isinstance(value, np.dtype):
+        return {"dtype": value.name}
+    if isinstance(value, backend.Device):
+        return {"device": str(value)}
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {"dict": [[k, _encode(v, where)] for k, v in value.items()]}
+    raise GraphError(f"{where}: cannot save a value of type {type(value).__name__} in a graph")
+
+
+def _decode(value: Any, where: str) -> Any:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, list):
+        return [_decode(v, where) for v in value]
+    if not isinstance(value, dict) or len(value) != 1:
+        raise GraphFileError(f"{where}: unreadable value {value!r}")
+    (tag, body), = value.items()
+    if tag == "ref" and isinstance(body, str):
+        return Ref(body)
+    if tag == "float" and body in ("nan", "inf", "-inf"):
+        return float(body)
+    if tag == "tuple" and isinstance(body, list):
+        return tuple(_decode(v, where) for v in body)
+    if tag == "slice" and isinstance(body, list) and len(body) == 3:
+        return slice(*(_decode(v, where) for v in body))
+    if tag == "ellipsis" and body is True:
+        return Ellipsis
+    if tag == "dtype" and isinstance(body, str):
+        return _dtype(body, where)
+    if tag == "device" and isinstance(body, str):
+        return backend.device(body)
+    if tag == "dict" and isinstance(body, list):
+        return {str(k): _decode(v, where) for k, v in body}
+    raise GraphFileError(f"{where}: unknown value tag {tag!r}")
+
+
+def _dtype(name: Any, where: str) -> np.dtype:
+    try:
+        dtype = np.dtype(name)
+    except TypeError:
+        raise GraphFileError(f"{where}: {name!r} is not a dtype") from None
+    if dtype.kind not in "biufc":  # numbers only: an object dtype could hold anything
+        raise GraphFileError(f"{where}: dtype {name!r} is not a numeric dtype")
+    return dtype
+
+
+def _shape(value: Any, where: str) -> tuple:
+    if not isinstance(value, list) or not all(
+            isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value):
+        raise GraphFileError(f"{where}: the shape {value!r} is not a list of sizes")
+    return tuple(value)
+
+
+def graph_to_json(graph: Graph) -> dict:
+    """The graph as a JSON-ready dict (arrays stay out: constants are named only)."""
+    nodes = []
+    for node in graph.nodes:
+        where = f"node {node.name} ({node.op_name})"
+        if resolve_or_none(node.op_name) is None:
+            raise GraphError(
+                f"{where}: '{node.op_name}' is not a registered primitive, so a saved graph "
+                f"could not name it; register it with difflab.register_primitive"
+            )
+        nodes.append({
+            "name": node.name, "op": node.op_name,
+            "args": [_encode(a, where) for a in node.args],
+            "params": {k: _encode(v, where) for k, v in node.params.items()},
+            "shape": list(node.shape), "dtype": np.dtype(node.dtype).name,
+            "needs_input_grad": [bool(b) for b in node.needs_input_grad],
+            "saved": [None if m is None else [list(m[0]), np.dtype(m[1]).name]
+                      for m in node.saved],
+        })
+    return {
+        "name": graph.name,
+        "inputs": [{"name": i.name, "kind": i.kind, "shape": list(i.shape),
+                    "dtype": np.dtype(i.dtype).name} for i in graph.inputs],
+        "nodes": nodes,
+        "outputs": [_encode(o, "outputs") for o in graph.outputs],
+        "output_spec": graph.output_spec,
+    }
+
+
+def resolve_or_none(name: str) -> Any:
+    try:
+        return resolve(name)
+    except KeyError:
+        return None
+
+
+def graph_from_json(tree: Any, constants: Mapping[str, Any]) -> Graph:
+    """Rebuild and check a graph: every name defined before use, every op known."""
+    if not isinstance(tree, dict):
+        raise GraphFileError("the graph entry is not an object")
+    try:
+        defined: set[str] = set()
+        inputs = []
+        for entry in tree["inputs"]:
+            name, kind = entry["name"], entry["kind"]
+            if kind not in ("input", "parameter", "constant") or not isinstance(name, str):
+                raise GraphFileError(f"input {name!r}: unknown kind {kind!r}")
+            shape, dtype = _shape(entry["shape"], name), _dtype(entry["dtype"], name)
+            if kind == "constant":
+                array = constants.get(name)
+                if array is None or array.shape != shape or array.dtype != dtype:
+                    raise GraphFileError(f"constant {name!r}: its array is missing or does not "
+                                         f"match {shape} {dtype}")
+            inputs.append(Input(name, kind, shape, dtype))
+            defined.add(name)
+        nodes = []
+        for entry in tree["nodes"]:
+            name = entry["name"]
+            where = f"node {name!r}"
+            try:
+                op = resolve(entry["op"])
+            except KeyError as exc:
+                raise GraphFileError(f"{where}: {exc.args[0]}") from None
+            args = tuple(_decode(a, where) for a in entry["args"])
+            params = {str(k): _decode(v, where) for k, v in entry["params"].items()}
+            node = Node(name, op, args, params, _shape(entry["shape"], where),
+                        _dtype(entry["dtype"], where),
+                        tuple(bool(b) for b in entry["needs_input_grad"]),
+                        tuple(None if m is None else (_shape(m[0], where), _dtype(m[1], where))
+                              for m in entry["saved"]))
+            for ref in node.refs():
+                if ref.name not in defined:
+                    raise GraphFileError(f"{where} reads {ref.name!r}, which is not defined "
+                                         f"before it")
+            if name in defined:
+                raise GraphFileError(f"{where} is defined twice")
+            defined.update(node.outputs())
+            nodes.append(node)
+        outputs = [_decode(o, "outputs") for o in tree["outputs"]]
+        for o in outputs:
+            if isinstance(o, Ref) and o.name not in defined:
+                raise GraphFileError(f"the output {o.name!r} is not defined")
+        graph = Graph(str(tree["name"]), inputs, {i.name: constants[i.name] for i in inputs
+                                                  if i.kind == "constant"},
+                      nodes, outputs, tree["output_spec"])
+        unflatten(graph.output_spec, graph.outputs)  # (a spec that does not fit fails here)
+    except GraphFileError:
+        raise
+    except (KeyError, TypeError, ValueError, StopIteration, AttributeError) as exc:
+        raise GraphFileError(f"the graph in the manifest is malformed: "
+                             f"{type(exc).__name__}: {exc}") from None
+    return graph
+
+
+def _checksum(tree: Any) -> str:
+    return hashlib.sha256(json.dumps(tree, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+# ------------------------------------------------------------ save and load
+
+
+def save(ep: ExportedProgram, path: str | os.PathLike) -> None:
+    """Write ``ep`` to ``path``: the graph as JSON, constants and parameters as .npy."""
+    tree = graph_to_json(ep.graph)
+    serialization.save({
+        "format": FORMAT,
+        "version": VERSION,
+        "graph": tree,
+        "checksum": _checksum(tree),
+        "constants": {k: backend.to_numpy(v) for k, v in ep.graph.constants.items()},
+        "parameters": {k: backend.to_numpy(v) for k, v in ep.state_dict.items()},
+    }, path)
+
+
+def load(path: str | os.PathLike) -> ExportedProgram:
+    """Read what :func:`save` wrote; check it; no code from the file is ever run."""
+    try:
+        content = serialization.load(path)
+    except serialization.CheckpointError as exc:
+        raise GraphFileError(str(exc)) from None
+    if not isinstance(content, dict) or content.get("format") != FORMAT:
+        raise GraphFileError(f"{os.fspath(path)} is a difflab file but not a saved graph "
+                             f"(load it with difflab.load)")
+    version = content.get("version")
+    if not isinstance(version, int) or version > VERSION:
+        raise GraphFileError(
+            f"{os.fspath(path)} holds a graph in format version {version}, newer than this "
+            f"difflab reads (up to {VERSION}): upgrade difflab to load it"
+        )
+    tree = content.get("graph")
+    if content.get("checksum") != _checksum(tree):
+        raise GraphFileError(
+            f"{os.fspath(path)}: the graph does not match its checksum; the manifest was "
+            f"modified after saving, so it is not run"
+        )
+    constants, parameters = content.get("constants"), content.get("parameters")
+    if not isinstance(constants, dict) or not isinstance(parameters, dict):
+        raise GraphFileError(f"{os.fspath(path)}: constants or parameters are missing")
+    graph = graph_from_json(tree, constants)
+    for i in graph.parameters():
+        array = parameters.get(i.name)
+        if array is None or array.shape != tuple(i.shape) or array.dtype != i.dtype:
+            raise GraphFileError(f"parameter {i.name!r}: its array is missing or does not "
+                                 f"match {tuple(i.shape)} {i.dtype}")
+    return ExportedProgram(graph, parameters)

@@ -1,0 +1,26 @@
+"""Static graphs: trace a function once, look at the graph, optimize it, replay it, save it.
+
+>>> from difflab import jit
+>>> f = jit.trace(lambda x, w: (x * w).sin().sum(), (x, w))
+>>> print(f.graph)                      # the numbered listing
+>>> f(x2, w2)                           # replayed on plain arrays, no tape
+>>> g = jit.grad(f.graph)               # the backward pass, as another graph
+>>> jit.optimize(g, ["dce", "cse", "fold"], show=True)
+
+See docs/guides/static-graphs.md.
+"""
+
+from difflab.jit.graph import Graph, GraphError, Input, Node, Ref
+from difflab.jit.passes import (
+    PASSES,
+    common_subexpression_elimination,
+    constant_folding,
+    dead_code_elimination,
+    optimize,
+)
+from difflab.jit.tracing import TracedFunction, Tracer, TracerWarning, script, trace
+from difflab.jit.transforms import grad
+
+__all__ = ["PASSES", "Graph", "GraphError", "Input", "Node", "Ref", "TracedFunction", "Tracer",
+           "TracerWarning", "common_subexpression_elimination", "constant_folding",
+           "dead_code_elimination", "grad", "optimize", "script", "trace"]

@@ -1,0 +1,476 @@
+r"""The static graph: a plain list of primitive applications.
+
+The tape (:mod:`difflab.autograd.engine`) is built anew on every call and
+thrown away after ``backward``; that is a *dynamic* graph.  A *static* graph
+is recorded once, kept, and then run again and again on new numbers::
+
+    graph f(x: (3,) float64, w: (3,) float64 [parameter])
+      1  v1 = mul(x, w)          (3,)  float64
+      2  v2 = sin(v1)            (3,)  float64
+      3  v3 = sum(v2)            ()    float64
+      return v3
+
+Each line is one :class:`Node`: a primitive from the registry
+(:mod:`difflab.ops.registry`), the values it reads (:class:`Ref` to an
+input, a constant or an earlier node; or a literal number), its
+non-differentiable settings (``params``: an axis, a shape), and the shape
+and dtype of what it computes.  The listing reads like the tape printer's
+Wengert list (:mod:`difflab.autograd.tape`), because it *is* one, kept.
+
+A node has one output, ``v3``; a primitive may also have *saved* arrays
+for its derivative (the mask of ``relu``, say), and when a backward graph
+reads them they are the node's extra outputs ``v3.s0``, ``v3.s1``, ...
+
+Running a graph (:meth:`Graph.run`) needs no Tensor and no tape: it is a
+loop calling each primitive's ``forward`` on plain arrays, the arrays kept
+in a list indexed by slot numbers worked out once (:class:`Program`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from difflab import backend
+from difflab.ops import registry
+
+
+class GraphError(ValueError):
+    """A graph that cannot be run as asked (wrong inputs, unknown primitive, bad file)."""
+
+
+class Ref:
+    """A reference to a value of the graph by its name (``x``, ``c0``, ``v3``, ``v3.s0``)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Ref) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(("Ref", self.name))
+
+
+@dataclass
+class Input:
+    """A named input of the graph.
+
+    ``kind`` is ``"input"`` (an argument of the function), ``"parameter"``
+    (a module's weight: read at each call, so training updates are seen) or
+    ``"constant"`` (a value captured while tracing; its array is in
+    ``Graph.constants``).
+    """
+
+    name: str
+    kind: str
+    shape: tuple
+    dtype: np.dtype
+    example: Any = field(default=None, repr=False, compare=False)  # the array seen when tracing
+
+
+@dataclass
+class Node:
+    """One primitive application: ``name = op(*args, **params)``.
+
+    ``args`` hold :class:`Ref` for arrays and plain Python values for
+    numbers (and ``None``); ``params`` may hold ``Ref`` too (an index array).
+    ``needs_input_grad`` is what the primitive's ``ctx`` said while tracing:
+    it decides what ``forward`` saves, so a replay that reads the saved
+    arrays (``name.s0``, ...) must pass the same.
+    """
+
+    name: str
+    op: Any
+    args: tuple
+    params: dict
+    shape: tuple
+    dtype: np.dtype
+    needs_input_grad: tuple = ()
+    # One entry per array the primitive saves (ctx.saved): its (shape, dtype) if it is
+    # an output of this node (``name.s{k}``), None if it is an input or the result.
+    saved: tuple = ()
+
+    @property
+    def op_name(self) -> str:
+        return self.op.name
+
+    def refs(self) -> list[Ref]:
+        """Every value this node reads, in ``args`` and inside ``params``."""
+        found: list[Ref] = []
+        _collect_refs(self.args, found)
+        _collect_refs(tuple(self.params.values()), found)
+        return found
+
+    def outputs(self) -> list[str]:
+        """The names this node defines: its result, then its saved arrays."""
+        return [self.name] + [f"{self.name}.s{k}" for k, m in enumerate(self.saved)
+                              if m is not None]
+
+
+_SAVED_NAME = re.compile(r"^(v\d+)\.s\d+$")
+
+
+def saved_owner(name: str) -> str | None:
+    """The node whose saved array ``name`` is (``"v3"`` for ``"v3.s0"``), or None."""
+    match = _SAVED_NAME.match(name)
+    return match.group(1) if match else None
+
+
+def _collect_refs(value: Any, found: list) -> None:
+    if isinstance(value, Ref):
+        found.append(value)
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            _collect_refs(v, found)
+    elif isinstance(value, slice):
+        _collect_refs((value.start, value.stop, value.step), found)
+
+
+def substitute(value: Any, mapping: Mapping[str, Any]) -> Any:
+    """``value`` with each ``Ref`` whose name is in ``mapping`` replaced (recursively)."""
+    if isinstance(value, Ref):
+        return mapping.get(value.name, value)
+    if isinstance(value, tuple):
+        return tuple(substitute(v, mapping) for v in value)
+    if isinstance(value, list):
+        return [substitute(v, mapping) for v in value]
+    if isinstance(value, slice):
+        return slice(*(substitute(v, mapping) for v in (value.start, value.stop, value.step)))
+    return value
+
+
+def _resolve(value: Any, env: Mapping[str, Any] | list, slots: Mapping[str, int] | None) -> Any:
+    """``value`` with each ``Ref`` replaced by its array (from ``env`` by name or slot)."""
+    if isinstance(value, Ref):
+        return env[slots[value.name]] if slots is not None else env[value.name]
+    if isinstance(value, tuple):
+        return tuple(_resolve(v, env, slots) for v in value)
+    if isinstance(value, list):
+        return [_resolve(v, env, slots) for v in value]
+    if isinstance(value, slice):
+        return slice(*(_resolve(v, env, slots) for v in (value.start, value.stop, value.step)))
+    return value
+
+
+class Graph:
+    """A static graph: named inputs, constants, a list of nodes, the outputs.
+
+    ``output_spec`` says how the flat ``outputs`` nest (a tensor, a tuple of
+    them, ...), so a traced function returns what the Python function did.
+    """
+
+    def __init__(self, name: str, inputs: Sequence[Input], constants: Mapping[str, Any],
+                 nodes: Sequence[Node], outputs: Sequence[Any], output_spec: Any = "T"
+                 ) -> None:
+        self.name = name
+        self.inputs = list(inputs)
+        self.constants = dict(constants)
+        self.nodes = list(nodes)
+        self.outputs = list(outputs)
+        self.output_spec = output_spec
+        self._program: Program | None = None
+
+    # -------------------------------------------------------------- looking
+    def arguments(self) -> list[Input]:
+        """The inputs a caller passes, in order (not parameters, not constants)."""
+        return [i for i in self.inputs if i.kind == "input"]
+
+    def parameters(self) -> list[Input]:
+        return [i for i in self.inputs if i.kind == "parameter"]
+
+    def meta(self) -> dict[str, tuple]:
+        """name -> (shape, dtype) for every value of the graph."""
+        out = {i.name: (tuple(i.shape), np.dtype(i.dtype)) for i in self.inputs}
+        for node in self.nodes:
+            out[node.name] = (tuple(node.shape), np.dtype(node.dtype))
+            for k, m in enumerate(node.saved):
+                if m is not None:
+                    out[f"{node.name}.s{k}"] = (tuple(m[0]), np.dtype(m[1]))
+        return out
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def op_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for node in self.nodes:
+            counts[node.op_name] = counts.get(node.op_name, 0) + 1
+        return counts
+
+    def listing(self) -> str:
+        """The numbered listing: one line per node, with its shape and dtype."""
+        def sig(i: Input) -> str:
+            tag = "" if i.kind == "input" else f" [{i.kind}]"
+            return f"{i.name}: {_shape(i.shape)} {np.dtype(i.dtype).name}{tag}"
+
+        head = [i for i in self.inputs if i.kind != "constant"]
+        lines = [f"graph {self.name}({', '.join(sig(i) for i in head)})"]
+        for i in self.inputs:
+            if i.kind == "constant":
+                lines.append(f"      {i.name} = constant{_preview(self.constants.get(i.name))}"
+                             f"  {_shape(i.shape)}  {np.dtype(i.dtype).name}")
+        width = len(str(len(self.nodes)))
+        exprs = [_expression(n) for n in self.nodes]
+        pad = max([len(e) for e in exprs] + [0]) + 2
+        shapes = [_shape(n.shape) for n in self.nodes]
+        shape_pad = max([len(s) for s in shapes] + [8]) + 2
+        for k, (node, expr, shape) in enumerate(zip(self.nodes, exprs, shapes), start=1):
+            saved = f"  saves {', '.join(node.outputs()[1:])}" if node.saved else ""
+            lines.append(f"  {k:>{width}}  {expr:<{pad}}{shape:<{shape_pad}}"
+                         f"{np.dtype(node.dtype).name}{saved}")
+        lines.append("  return " + ", ".join(_arg(o) for o in self.outputs))
+        return "\n".join(lines)
+
+    __str__ = listing
+
+    def __repr__(self) -> str:
+        return f"<Graph {self.name}: {len(self.inputs)} inputs, {len(self.nodes)} nodes>"
+
+    # -------------------------------------------------------------- running
+    def program(self) -> Program:
+        """The graph compiled to a flat program (once; a pass returns a new graph)."""
+        if self._program is None:
+            self._program = Program(self)
+        return self._program
+
+    def run(self, *arrays: Any, **named: Any) -> list:
+        """Run on plain arrays: the arguments in order, parameters by name; a list of outputs.
+
+        No Tensor and no tape: each node's ``forward`` on the arrays.
+        """
+        return self.program().run(arrays, named)
+
+    def evaluate(self, values: Mapping[str, Any]) -> list:
+        """Run the graph *eagerly* on tensors, one ``engine.apply`` per node.
+
+        Slow, but every operation is recorded on the tape (and seen by a
+        tracer): this is how a graph is differentiated (:func:`difflab.jit.grad`).
+        ``values`` maps each input name to a Tensor (constants are filled in).
+        """
+        from difflab.autograd import engine
+        from difflab.tensor import Tensor
+
+        env: dict[str, Any] = {}
+        for i in self.inputs:
+            if i.kind == "constant":
+                env[i.name] = values.get(i.name, self.constants[i.name])
+            else:
+                try:
+                    env[i.name] = values[i.name]
+                except KeyError:
+                    raise GraphError(f"graph {self.name}: no value for input {i.name!r}") from None
+        catcher = _ContextCatcher()
+        from difflab.jit.ops import Differentiable
+
+        for node in self.nodes:
+            args = _resolve(node.args, env, None)
+            params = {k: _resolve(v, env, None) for k, v in node.params.items()}
+            params = {k: v.array if isinstance(v, Tensor) else v for k, v in params.items()}
+            with catcher:
+                result = engine.apply(Differentiable(node.op), *args, **params)
+            env[node.name] = result
+            if node.saved:
+                saved = catcher.ctx.saved or ()
+                if len(saved) < len(node.saved):  # (forward saved less: no grad needed)
+                    raise GraphError(
+                        f"{node.name} = {node.op_name}(...): the graph reads {len(node.saved)} "
+                        f"saved arrays but the primitive saved {len(saved)} in this run (its "
+                        f"inputs need no gradient here); evaluate it with inputs that require grad"
+                    )
+                for k, m in enumerate(node.saved):
+                    if m is not None:
+                        env[f"{node.name}.s{k}"] = Tensor._wrap(saved[k])
+        return [_resolve(o, env, None) for o in self.outputs]
+
+
+class _ContextCatcher:
+    """Sees the ``ctx`` of each primitive applied (for its saved arrays), passing it on.
+
+    It stands in ``engine.GraphRecorder`` for one ``apply`` and hands the
+    record on to a tracer that was active (so an evaluated graph is traced).
+    """
+
+    def __init__(self) -> None:
+        self.ctx = None
+        self.outer = None
+
+    def __enter__(self) -> None:
+        from difflab.autograd.engine import GraphRecorder
+
+        self.outer, GraphRecorder.active = GraphRecorder.active, self
+
+    def __exit__(self, *exc: object) -> None:
+        from difflab.autograd.engine import GraphRecorder
+
+        GraphRecorder.active = self.outer
+
+    def record(self, op: Any, inputs: Any, params: Any, ctx: Any, result: Any) -> None:
+        self.ctx = ctx
+        if self.outer is not None:
+            self.outer.record(op, inputs, params, ctx, result)
+
+
+class Program:
+    """A graph flattened for speed: every value gets a slot in one list.
+
+    Running is then one loop over ``(forward, ctx, args, params, slot)``
+    steps with no dictionary look-ups by name: the cost per node is the
+    primitive's own ``forward`` plus a few list reads.  Each step also
+    lists the values it reads for the last time; they are dropped right
+    after it, so a long program holds only the arrays still needed.
+    """
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        slots: dict[str, int] = {}
+        for i in graph.inputs:
+            slots[i.name] = len(slots)
+        for node in graph.nodes:
+            for name in node.outputs():
+                slots[name] = len(slots)
+        self.slots = slots
+        self.size = len(slots)
+        self.constants = [(slots[name], value) for name, value in graph.constants.items()
+                          if name in slots]
+        self.argument_slots = [slots[i.name] for i in graph.arguments()]
+        self.argument_names = [i.name for i in graph.arguments()]
+        self.parameter_slots = {i.name: slots[i.name] for i in graph.parameters()}
+        read = [r for n in graph.nodes for r in n.refs()]
+        read += [o for o in graph.outputs if isinstance(o, Ref)]
+        read_saved = {saved_owner(r.name) for r in read} - {None}
+        self.steps = []
+        for node in graph.nodes:
+            # A literal stays as it is; a Ref becomes its slot number.  `plain` says the
+            # arguments are all one or the other, so the loop can skip _resolve.
+            args = tuple(slots[a.name] if isinstance(a, Ref) else a for a in node.args)
+            kinds = tuple(isinstance(a, Ref) for a in node.args)
+            found: list[Ref] = []
+            _collect_refs(tuple(node.params.values()), found)
+            params_have_refs = bool(found)
+            saved_slots = (tuple((k, slots[f"{node.name}.s{k}"])
+                                 for k, m in enumerate(node.saved) if m is not None)
+                           if node.name in read_saved else ())
+            needs = node.needs_input_grad if saved_slots else (False,) * len(node.args)
+            self.steps.append([node.op.forward, needs, args, kinds, node.params,
+                               params_have_refs, slots[node.name], saved_slots, node, ()])
+        self.outputs = [(True, slots[o.name]) if isinstance(o, Ref) else (False, o)
+                        for o in graph.outputs]
+        # Liveness: after its last reader runs, a value is dropped from the list, so
+        # its memory can go back before the program ends (peak memory stays low).
+        last_reader: dict[int, int] = {}
+        for k, node in enumerate(graph.nodes):
+            for r in node.refs():
+                last_reader[slots[r.name]] = k
+        keep = {v for is_ref, v in self.outputs if is_ref}
+        frees: dict[int, list] = {}
+        for slot, k in last_reader.items():
+            if slot not in keep:
+                frees.setdefault(k, []).append(slot)
+        for k, step in enumerate(self.steps):
+            step[9] = tuple(frees.get(k, ()))
+
+    def check(self, arrays: Sequence[Any]) -> None:
+        """Refuse arguments whose number, shape or dtype differ from the traced ones."""
+        expected = self.graph.arguments()
+        if len(arrays) != len(expected):
+            raise GraphError(
+                f"graph {self.graph.name} takes {len(expected)} arguments "
+                f"({', '.join(i.name for i in expected)}), got {len(arrays)}"
+            )
+        for i, a in zip(expected, arrays):
+            shape, dtype = tuple(getattr(a, "shape", ())), getattr(a, "dtype", None)
+            if shape != tuple(i.shape) or dtype != np.dtype(i.dtype):
+                raise GraphError(
+                    f"graph {self.graph.name} was traced for {i.name}: {_shape(i.shape)} "
+                    f"{np.dtype(i.dtype).name}, but got {_shape(shape)} "
+                    f"{getattr(dtype, 'name', type(a).__name__)}. A static graph has fixed "
+                    f"shapes and dtypes: trace it again with an example of the new shape "
+                    f"(difflab.jit.trace / script re-trace by themselves)."
+                )
+
+    def run(self, arrays: Sequence[Any], named: Mapping[str, Any] | None = None,
+            check: bool = True) -> list:
+        if check:
+            self.check(arrays)
+        env: list = [None] * self.size
+        for slot, value in self.constants:
+            env[slot] = value
+        for slot, a in zip(self.argument_slots, arrays):
+            env[slot] = a
+        for name, slot in self.parameter_slots.items():
+            try:
+                env[slot] = named[name]  # type: ignore[index]
+            except (KeyError, TypeError):
+                raise GraphError(
+                    f"graph {self.graph.name}: no value for parameter {name!r} "
+                    f"(pass it by name)") from None
+        first = arrays[0] if arrays else next((v for _, v in self.constants), None)
+        xp = (backend.numpy_namespace if first is None or isinstance(first, np.ndarray)
+              else backend.array_module(first))
+        Context = registry.Context
+        for (forward, needs, args, kinds, params, params_refs, out, saved_slots, node,
+             free) in self.steps:
+            values = [env[a] if k else a for a, k in zip(args, kinds)]
+            if params_refs:
+                params = {k: _resolve(v, env, self.slots) for k, v in params.items()}
+            ctx = Context(needs)
+            try:
+                y = forward(ctx, xp, *values, **params)
+            except (ValueError, TypeError, IndexError) as exc:
+                raise GraphError(f"graph {self.graph.name}, {_expression(node)}: {exc}") from None
+            if isinstance(y, np.generic):  # NumPy gives scalars for 0-d results
+                y = np.asarray(y)
+            env[out] = y
+            for k, slot in saved_slots:
+                env[slot] = ctx.saved[k]
+            for slot in free:
+                env[slot] = None
+        return [env[v] if is_ref else v for is_ref, v in self.outputs]
+
+
+# ------------------------------------------------------------------ printing
+
+
+def _shape(shape: Sequence[int]) -> str:
+    return "(" + ", ".join(str(int(s)) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _preview(value: Any) -> str:
+    if value is None or not hasattr(value, "size") or value.size != 1:
+        return ""
+    return f" {backend.to_numpy(value).reshape(()).item()!r}"
+
+
+def _arg(value: Any) -> str:
+    if isinstance(value, Ref):
+        return value.name
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_arg(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, list):
+        return "[" + ", ".join(_arg(v) for v in value) + "]"
+    if isinstance(value, slice):
+        parts = [("" if v is None else _arg(v)) for v in (value.start, value.stop, value.step)]
+        return ":".join(parts[:2] if value.step is None else parts)
+    if value is Ellipsis:
+        return "..."
+    if isinstance(value, np.dtype):
+        return value.name
+    return repr(value)
+
+
+def _expression(node: Node) -> str:
+    args = [_arg(a) for a in node.args]
+    if hasattr(node.op, "describe"):  # (a fused kernel lists its rules, not its settings)
+        return node.op.describe(node, ", ".join(args))
+    args += [f"{k}={_arg(v)}" for k, v in node.params.items()]
+    return f"{node.name} = {node.op_name}({', '.join(args)})"

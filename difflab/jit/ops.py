@@ -1,0 +1,106 @@
+"""The operations a graph may hold, found by name: registry primitives and two helpers.
+
+* every primitive of :mod:`difflab.ops.registry`;
+* the operations with no derivative that tracing records (comparisons,
+  ``argmax``, ...: :data:`difflab.jit.tracing.NO_DERIVATIVE`);
+* :class:`VJP`: one primitive's VJP as a single node (``prod_vjp0``), for the
+  primitives whose VJP cannot itself be recorded op by op;
+* ``fused``: a kernel made of elementwise rules (:mod:`difflab.jit.fusion`).
+
+:func:`resolve` is the one place a name becomes an operation, so a graph
+file can name nothing else: loading never imports or runs anything by name.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from difflab.ops import registry
+
+_VJP_NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)_vjp(\d+)$")
+
+
+class VJP:
+    r"""Input ``index``'s adjoint from a primitive's VJP, as one graph node.
+
+    ``forward(ctx, xp, ȳ, *saved, **attributes)`` rebuilds the ``ctx`` the
+    primitive's forward filled in (its attributes are this node's params),
+    then calls the primitive's own ``vjp`` on arrays.  The graph backward
+    uses it for a primitive whose VJP is first-order only (``prod``): the
+    numbers are the rule's own; only a second derivative through it is missing.
+    """
+
+    double_backward = False
+
+    def __init__(self, primitive: Any, index: int) -> None:
+        self.primitive = primitive
+        self.index = index
+        self.name = f"{primitive.name}_vjp{index}"
+        self.math = f"the {primitive.name} VJP, adjoint of input {index}"
+
+    def forward(self, ctx: Any, xp: Any, g: Any, *saved: Any, **attributes: Any) -> Any:
+        inner = registry.Context(tuple(attributes.pop("needs_input_grad")))
+        for key, value in attributes.items():
+            setattr(inner, key, value)
+        return self.primitive.vjp(inner, xp, g, *saved)[self.index]
+
+    def vjp(self, ctx: Any, xp: Any, g: Any, *saved: Any) -> tuple:
+        raise RuntimeError(f"{self.name}: no second derivative through {self.primitive.name}")
+
+
+class Differentiable:
+    """A primitive whose VJP, under ``create_graph``, becomes :class:`VJP` nodes if needed.
+
+    The graph backward runs the forward graph through this wrapper.  When
+    the backward is recorded (``xp`` is difflab's own functions), the
+    primitive's VJP is tried op by op; if it is first-order only, or uses an
+    array function tensors lack, each input's adjoint is one ``VJP`` node.
+    """
+
+    def __init__(self, primitive: Any) -> None:
+        self.primitive = primitive
+        self.name = primitive.name
+        self.traced_as = primitive  # the node in the graph is the primitive itself
+        self.user_code = getattr(primitive, "user_code", False)
+
+    def forward(self, ctx: Any, xp: Any, *args: Any, **params: Any) -> Any:
+        return self.primitive.forward(ctx, xp, *args, **params)
+
+    def vjp(self, ctx: Any, xp: Any, g: Any, *saved: Any) -> tuple:
+        from difflab import functions
+
+        if xp is not functions:
+            return self.primitive.vjp(ctx, xp, g, *saved)
+        if getattr(self.primitive, "double_backward", True) is not False:
+            try:
+                return self.primitive.vjp(ctx, xp, g, *saved)
+            except (AttributeError, TypeError):
+                pass  # a rule written for arrays only: fall back to one node per adjoint
+        from difflab.autograd.engine import apply
+
+        attributes = {k: v for k, v in vars(ctx).items() if k != "created_at"}
+        return tuple(
+            apply(VJP(self.primitive, i), g, *saved, needs_input_grad=ctx.needs_input_grad,
+                  **attributes) if needed else None
+            for i, needed in enumerate(ctx.needs_input_grad)
+        )
+
+
+def resolve(name: str) -> Any:
+    """The operation called ``name`` in a graph (a ``KeyError`` naming it if none)."""
+    if name in registry.PRIMITIVES:
+        return registry.PRIMITIVES[name]
+    from difflab.jit.tracing import NO_DERIVATIVE
+
+    if name in NO_DERIVATIVE:
+        return NO_DERIVATIVE[name]
+    if name == "fused":
+        from difflab.jit.fusion import FUSED
+
+        return FUSED
+    match = _VJP_NAME.match(name)
+    if match and match.group(1) in registry.PRIMITIVES:
+        return VJP(registry.PRIMITIVES[match.group(1)], int(match.group(2)))
+    raise KeyError(f"no operation named {name!r}: not a registered primitive, not one of "
+                   f"difflab.jit's recorded methods, not a primitive's VJP")

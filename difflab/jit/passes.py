@@ -1,0 +1,196 @@
+r"""Graph passes: rewrite a graph into a smaller one that computes the same outputs.
+
+Once the whole computation is a list, a compiler can improve it before it
+runs: the advantage of a static graph.  Each pass here takes a graph and
+returns a new one (the original is left as it was), and with ``show=True``
+prints the listing before and after, so you can switch them on one at a
+time and see what each does.
+
+``dce``  dead-code elimination
+    A node is *live* if an output reads it, directly or through other live
+    nodes.  Walking the list backwards, keep the live nodes, drop the rest.
+    (After a backward graph is built, the forward values that no derivative
+    reads are dead, for instance.)
+
+``cse``  common-subexpression elimination
+    Two nodes applying the same primitive with the same settings to the same
+    values compute the same array: keep the first, point the readers of the
+    second to it.  ``x.sin() * x.sin()`` computes ``sin`` once.  (Equal
+    constants are merged the same way.)
+
+``fold``  constant folding
+    A node that reads only constants has the same value on every run:
+    compute it now, once, and store the result as a constant.
+
+The passes change no number: each node left computes exactly what it did
+(tests/jit/test_jit_passes.py checks it on random graphs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from difflab import backend
+from difflab.jit.graph import Graph, GraphError, Input, Node, Ref, substitute
+from difflab.ops import registry
+
+
+def _copy(graph: Graph, nodes: Sequence[Node], outputs: Sequence[Any],
+          inputs: Sequence[Input] | None = None, constants: dict | None = None) -> Graph:
+    return Graph(graph.name, graph.inputs if inputs is None else inputs,
+                 graph.constants if constants is None else constants, nodes, outputs,
+                 graph.output_spec)
+
+
+def _show(name: str, before: Graph, after: Graph, show: bool) -> None:
+    if show:
+        print(f"--- before {name}: {len(before.nodes)} nodes\n{before.listing()}")
+        print(f"--- after {name}: {len(after.nodes)} nodes\n{after.listing()}\n")
+
+
+# ------------------------------------------------------------------------ dce
+
+
+def dead_code_elimination(graph: Graph, show: bool = False) -> Graph:
+    """Drop the nodes (and constants) that no output depends on."""
+    live = {o.name for o in graph.outputs if isinstance(o, Ref)}
+    kept = []
+    for node in reversed(graph.nodes):
+        if any(name in live for name in node.outputs()):
+            kept.append(node)
+            live.update(r.name for r in node.refs())
+    kept.reverse()
+    # Arguments and parameters stay (the signature does not change); unread constants go.
+    inputs = [i for i in graph.inputs if i.kind != "constant" or i.name in live]
+    constants = {k: v for k, v in graph.constants.items() if k in live}
+    result = _copy(graph, kept, graph.outputs, inputs, constants)
+    _show("dead-code elimination", graph, result, show)
+    return result
+
+
+# ------------------------------------------------------------------------ cse
+
+
+def _key(value: Any) -> Any:
+    """A hashable description of an argument or setting; 2, 2.0 and True stay different."""
+    if isinstance(value, Ref):
+        return ("ref", value.name)
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, tuple(_key(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((k, _key(v)) for k, v in value.items()))
+    if isinstance(value, slice):
+        return ("slice", _key((value.start, value.stop, value.step)))
+    if isinstance(value, np.dtype):
+        return ("dtype", value.str)
+    if hasattr(value, "shape"):  # (an array left in the params: compare by identity)
+        return ("array", id(value))
+    return (type(value).__name__, repr(value))
+
+
+def common_subexpression_elimination(graph: Graph, show: bool = False) -> Graph:
+    """Compute each distinct (primitive, settings, inputs) once."""
+    renamed: dict[str, Ref] = {}
+    # Equal constants (same dtype, shape and bytes) first: then their readers match too.
+    seen_constants: dict[tuple, str] = {}
+    for i in graph.inputs:
+        if i.kind == "constant":
+            array = backend.to_numpy(graph.constants[i.name])
+            key = (array.dtype.str, array.shape, array.tobytes())
+            if key in seen_constants:
+                renamed[i.name] = Ref(seen_constants[key])
+            else:
+                seen_constants[key] = i.name
+    seen: dict[tuple, Node] = {}
+    kept = []
+    for node in graph.nodes:
+        args = substitute(node.args, renamed)
+        params = {k: substitute(v, renamed) for k, v in node.params.items()}
+        key = (node.op_name, _key(args), _key(params), node.needs_input_grad)
+        first = seen.get(key)
+        if first is not None and first.saved == node.saved:
+            for mine, theirs in zip(node.outputs(), first.outputs()):
+                renamed[mine] = Ref(theirs)
+            continue
+        rewritten = Node(node.name, node.op, args, params, node.shape, node.dtype,
+                         node.needs_input_grad, node.saved)
+        seen.setdefault(key, rewritten)
+        kept.append(rewritten)
+    outputs = [substitute(o, renamed) for o in graph.outputs]
+    inputs = [i for i in graph.inputs if i.name not in renamed]
+    constants = {k: v for k, v in graph.constants.items() if k not in renamed}
+    result = _copy(graph, kept, outputs, inputs, constants)
+    _show("common-subexpression elimination", graph, result, show)
+    return result
+
+
+# ----------------------------------------------------------------------- fold
+
+
+def constant_folding(graph: Graph, show: bool = False) -> Graph:
+    """Compute now every node whose inputs are all constants; keep its value as a constant."""
+    constants = dict(graph.constants)
+    constant_names = {i.name for i in graph.inputs if i.kind == "constant"}
+    inputs = list(graph.inputs)
+    kept = []
+    for node in graph.nodes:
+        refs = node.refs()
+        if not refs or not all(r.name in constant_names for r in refs):
+            kept.append(node)
+            continue
+        # Every input is known: run the primitive once, here.
+        args = substitute(node.args, {n: constants[n] for n in constant_names})
+        params = {k: substitute(v, {n: constants[n] for n in constant_names})
+                  for k, v in node.params.items()}
+        sample = next(iter(constants.values()), None)
+        xp = (backend.numpy_namespace if sample is None or isinstance(sample, np.ndarray)
+              else backend.array_module(sample))
+        ctx = registry.Context(node.needs_input_grad or (False,) * len(args))
+        value = node.op.forward(ctx, xp, *args, **params)
+        values = [value] + [ctx.saved[k] for k, m in enumerate(node.saved) if m is not None]
+        for name, array in zip(node.outputs(), values):
+            array = np.asarray(array) if isinstance(array, np.generic) else array
+            constants[name] = array
+            constant_names.add(name)
+            inputs.append(Input(name, "constant", tuple(array.shape), np.dtype(array.dtype)))
+    result = _copy(graph, kept, graph.outputs, inputs, constants)
+    # The constants the folded nodes read may now be unread: dce tidies them.
+    used = {r.name for n in kept for r in n.refs()} | {
+        o.name for o in graph.outputs if isinstance(o, Ref)}
+    result.inputs = [i for i in result.inputs if i.kind != "constant" or i.name in used]
+    result.constants = {k: v for k, v in result.constants.items() if k in used}
+    _show("constant folding", graph, result, show)
+    return result
+
+
+#: The passes by short name, in the order :func:`optimize` applies them by default.
+PASSES: dict[str, Callable[..., Graph]] = {
+    "fold": constant_folding,
+    "cse": common_subexpression_elimination,
+    "dce": dead_code_elimination,
+}
+
+
+def _fuse(graph: Graph, show: bool = False) -> Graph:
+    from difflab.jit.fusion import fuse
+
+    return fuse(graph, show=show)
+
+
+PASSES["fuse"] = _fuse
+
+
+def optimize(graph: Graph, passes: Sequence[str] = ("fold", "cse", "dce"),
+             show: bool = False) -> Graph:
+    """Apply the named passes in order (each printing before/after with ``show=True``)."""
+    if isinstance(passes, str):
+        passes = [passes]
+    for name in passes:
+        if name not in PASSES:
+            raise GraphError(f"no graph pass named {name!r}; the passes are "
+                             f"{', '.join(PASSES)}")
+        graph = PASSES[name](graph, show=show)
+    return graph

@@ -1,0 +1,161 @@
+"""The backward of a graph is a graph: equal to autograd.grad on every primitive.
+
+Each case is traced at one input and its graph backward replayed at
+*another*, so a value baked in while tracing (a mask, a saved array) would
+show up as a wrong gradient.
+"""
+
+import numpy as np
+import pytest
+
+import difflab as dl
+from difflab import jit
+from difflab.autograd.engine import apply
+from difflab.ops import registry
+from difflab.ops.registry import PRIMITIVES, get
+
+
+def _elementwise_case(name):
+    p = get(name)
+    low, high = p.rule.domain
+    if isinstance(p, registry.UnaryOp):
+        return (lambda x: apply(p, x)), [((3, 4), (low, high))]
+    return (lambda a, b: apply(p, a, b)), [((3, 4), (low, high)), ((4,), (low, high))]
+
+
+INT = "int"  # an input of class indices (no gradient)
+
+# name -> (function of tensors, [(shape, (low, high) or (INT, n))]); every primitive once.
+CASES = {p.name: _elementwise_case(p.name) for p in registry.elementwise_ops()}
+CASES.update({
+    "sum": (lambda x: x.sum(dim=1), [((3, 4), (-2, 2))]),
+    "prod": (lambda x: x.prod(dim=1), [((3, 4), (-2, 2))]),
+    "cumsum": (lambda x: x.cumsum(dim=1), [((3, 4), (-2, 2))]),
+    "max": (lambda x: x.max(dim=0)[0], [((3, 4), (-2, 2))]),
+    "matmul": (lambda a, b: a @ b, [((3, 4), (-2, 2)), ((4, 2), (-2, 2))]),
+    "reshape": (lambda x: x.reshape(2, 6) * dl.arange(6.0), [((3, 4), (-2, 2))]),
+    "permute": (lambda x: x.permute(1, 0) @ x, [((3, 4), (-2, 2))]),
+    "expand": (lambda x: x.expand(3, 4) * x.T.sum(), [((1, 4), (-2, 2))]),
+    "index": (lambda x: x[1:, ::2] * x[0, 1], [((3, 4), (-2, 2))]),
+    "scatter_add": (lambda v: apply(get("scatter_add"), v * v, index=np.array([0, 2, 0]),
+                                    shape=(4,)), [((3,), (-2, 2))]),
+    "flip": (lambda x: x.flip(1) * x, [((3, 4), (-2, 2))]),
+    "index_put": (lambda x, v: apply(get("index_put"), x * x, v, index=(1, slice(None))),
+                  [((3, 4), (-2, 2)), ((4,), (-2, 2))]),
+    "cat": (lambda a, b: dl.cat([a, b * b], dim=0), [((3, 4), (-2, 2)), ((2, 4), (-2, 2))]),
+    "where": (lambda x, y: dl.where(x > 0, x * y, y), [((3, 4), (-2, 2)), ((3, 4), (-2, 2))]),
+    "clamp": (lambda x: x.clamp(-0.5, 0.7) * x, [((3, 4), (-2, 2))]),
+    "to_dtype": (lambda x: x.to(dl.float32).to(dl.float64) * x, [((3, 4), (-2, 2))]),
+    "to_device": (lambda x: apply(get("to_device"), x, device=dl.device("cpu")) * x,
+                  [((3, 4), (-2, 2))]),
+    "clone": (lambda x: x.clone() * x, [((3, 4), (-2, 2))]),
+    "linear": (lambda x, w, b: dl.nn.functional.linear(x, w, b),
+               [((3, 4), (-2, 2)), ((5, 4), (-2, 2)), ((5,), (-2, 2))]),
+    "im2col": (lambda x: apply(get("im2col"), x * x, kernel=(2, 2), stride=(1, 1),
+                               padding=(1, 0), dilation=(1, 1)), [((1, 2, 3, 3), (-2, 2))]),
+    "col2im": (lambda w: apply(get("col2im"), w * w, x_shape=(1, 1, 3, 3), kernel=(2, 2),
+                               stride=(1, 1), padding=(0, 0), dilation=(1, 1)),
+               [((1, 1, 2, 2, 2, 2), (-2, 2))]),
+    "conv2d": (lambda x, w, b: dl.nn.functional.conv2d(x, w, b, padding=1),
+               [((2, 2, 4, 4), (-2, 2)), ((3, 2, 3, 3), (-2, 2)), ((3,), (-2, 2))]),
+    "max_pool2d": (lambda x: dl.nn.functional.max_pool2d(x, 2), [((1, 2, 4, 4), (-2, 2))]),
+    "avg_pool2d": (lambda x: dl.nn.functional.avg_pool2d(x * x, 2), [((1, 2, 4, 4), (-2, 2))]),
+    "log_softmax": (lambda x: dl.nn.functional.log_softmax(x, dim=1), [((3, 4), (-2, 2))]),
+    "softmax": (lambda x: dl.nn.functional.softmax(x, dim=0), [((3, 4), (-2, 2))]),
+    "nll_loss": (lambda z, t: dl.nn.functional.nll_loss(z * z, t),
+                 [((5, 4), (-2, 2)), ((5,), (INT, 4))]),
+    "bce_with_logits": (lambda x, y: dl.nn.functional.binary_cross_entropy_with_logits(x, y),
+                        [((3, 4), (-2, 2)), ((3, 4), (0, 1))]),
+    "normalize": (lambda x: dl.nn.functional.layer_norm(x, (4,)), [((3, 4), (-2, 2))]),
+    "gelu": (lambda x: dl.nn.functional.gelu(x), [((3, 4), (-2, 2))]),
+    "leaky_relu": (lambda x: dl.nn.functional.leaky_relu(x, 0.1), [((3, 4), (-2, 2))]),
+    "embedding": (lambda i, w: dl.nn.functional.embedding(i, w * w),
+                  [((5,), (INT, 6)), ((6, 3), (-2, 2))]),
+})
+
+
+def _inputs(specs, rng):
+    out = []
+    for shape, (low, high) in specs:
+        if low == INT:
+            out.append(dl.tensor(rng.integers(0, high, size=shape)))
+        else:
+            out.append(dl.tensor(rng.uniform(low, high, size=shape)).requires_grad_())
+    return out
+
+
+def test_every_primitive_has_a_case():
+    assert set(CASES) == set(PRIMITIVES)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_graph_backward_equals_autograd_grad(name):
+    fn, specs = CASES[name]
+    rng = np.random.default_rng(sum(map(ord, name)))
+    weights = {}
+
+    def loss(*xs):
+        y = fn(*xs)
+        if y.shape not in weights:  # a fixed random cotangent, so ȳ is not all ones
+            weights[y.shape] = dl.tensor(rng.uniform(0.5, 1.5, size=y.shape))
+        return (y * weights[y.shape]).sum()
+
+    traced = jit.trace(loss, _inputs(specs, rng))
+    backward = jit.grad(traced.graph)
+    assert backward.nodes[: len(traced.graph.nodes)] != []
+    for _ in range(2):  # replayed at new inputs, not the traced ones
+        xs = _inputs(specs, rng)
+        got = backward.run(*[x.array for x in xs])
+        floats = [x for x in xs if x.requires_grad]
+        want = dl.autograd.grad(loss(*xs), floats)
+        np.testing.assert_allclose(got[0], loss(*xs).detach().numpy(), rtol=1e-12)
+        for g, w in zip(got[1:], want):
+            np.testing.assert_allclose(g, w.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_second_derivative_is_the_backward_of_the_backward():
+    f = jit.trace(lambda x: (x.sin() * x).sum(), dl.tensor(np.ones(3)).requires_grad_())
+    g = jit.grad(f.graph)  # returns (f, f')
+    h = jit.grad(g, output=0)  # the same, through the new graph
+    x = np.array([0.3, -1.2, 2.0])
+    value, d1 = g.run(x)
+    np.testing.assert_allclose(d1, np.sin(x) + x * np.cos(x))
+    # d/dx of sum(f'(x)): the trace of the Hessian, elementwise f''(x)
+    s = jit.trace(lambda x: dl.autograd.grad((x.sin() * x).sum(), x, create_graph=True)[0].sum(),
+                  dl.tensor(np.ones(3)).requires_grad_())
+    hess_diag = jit.grad(s.graph).run(x)[1]
+    np.testing.assert_allclose(hess_diag, 2 * np.cos(x) - x * np.sin(x), rtol=1e-12)
+    assert len(h.run(x)) == 3
+
+
+def test_a_training_step_is_one_graph():
+    rng = np.random.default_rng(1)
+    x, y = dl.tensor(rng.normal(size=(8, 3))), dl.tensor(rng.normal(size=(8, 1)))
+    w0, b0 = rng.normal(size=(3, 1)), np.zeros(1)
+
+    def step(x, y, w, b):
+        loss = ((x @ w + b - y) ** 2).mean()
+        gw, gb = dl.autograd.grad(loss, [w, b])  # recorded: tracing records every backward
+        return loss, w - 0.1 * gw, b - 0.1 * gb
+
+    traced = jit.trace(step, (x, y, dl.tensor(w0).requires_grad_(),
+                              dl.tensor(b0).requires_grad_()))
+    names = set(traced.graph.op_counts())
+    assert {"matmul", "pow", "sub", "mul"} <= names
+    w, b = dl.tensor(w0).requires_grad_(), dl.tensor(b0).requires_grad_()
+    wg, bg = w0, b0
+    for _ in range(5):
+        loss_e, w_e, b_e = step(x, y, w, b)
+        loss_g, wg, bg = traced.graph.run(x.array, y.array, wg, bg)
+        np.testing.assert_allclose(loss_g, loss_e.detach().numpy(), rtol=1e-12)
+        np.testing.assert_allclose(wg, w_e.detach().numpy(), rtol=1e-12)
+        w, b = w_e.detach().requires_grad_(), b_e.detach().requires_grad_()
+
+
+def test_grad_of_a_non_scalar_output_or_unknown_input_is_a_clear_error():
+    f = jit.trace(lambda x: x * 2, dl.tensor(np.ones(3)))
+    with pytest.raises(jit.GraphError, match="scalar"):
+        jit.grad(f.graph)
+    g = jit.trace(lambda x: (x * 2).sum(), dl.tensor(np.ones(3)))
+    with pytest.raises(jit.GraphError, match="'w' is not an input"):
+        jit.grad(g.graph, wrt=["w"])
