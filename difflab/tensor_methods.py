@@ -24,9 +24,9 @@ from difflab.tensor_arguments import (
     index_arrays,
     is_tensor,
     no_grad_result,
+    operand,
     shape_args,
     unwrap,
-    unwrap_operand,
     view_of,
 )
 
@@ -40,41 +40,67 @@ class TensorMethods:
     __slots__ = ()
 
     # ------------------------------------------------------------- arithmetic
+    # An operand of a type difflab does not know (a dual number) gives NotImplemented, so
+    # that Python asks the other operand: t * dual is the dual number's product.
     def __add__(self, other: Any) -> Tensor:
-        return _apply(_ops.ADD, self, unwrap_operand(other))
+        if (other := operand(other)) is NotImplemented:
+            return NotImplemented
+        return _apply(_ops.ADD, self, other)
 
     def __radd__(self, other: Any) -> Tensor:
-        return _apply(_ops.ADD, unwrap_operand(other), self)
+        if (other := operand(other)) is NotImplemented:
+            return NotImplemented
+        return _apply(_ops.ADD, other, self)
 
     def __sub__(self, other: Any) -> Tensor:
-        return _apply(_ops.SUB, self, unwrap_operand(other))
+        if (other := operand(other)) is NotImplemented:
+            return NotImplemented
+        return _apply(_ops.SUB, self, other)
 
     def __rsub__(self, other: Any) -> Tensor:
-        return _apply(_ops.SUB, unwrap_operand(other), self)
+        if (other := operand(other)) is NotImplemented:
+            return NotImplemented
+        return _apply(_ops.SUB, other, self)
 
     def __mul__(self, other: Any) -> Tensor:
-        return _apply(_ops.MUL, self, unwrap_operand(other))
+        if (other := operand(other)) is NotImplemented:
+            return NotImplemented
+        return _apply(_ops.MUL, self, other)
 
     def __rmul__(self, other: Any) -> Tensor:
-        return _apply(_ops.MUL, unwrap_operand(other), self)
+        if (other := operand(other)) is NotImplemented:
+            return NotImplemented
+        return _apply(_ops.MUL, other, self)
 
     def __truediv__(self, other: Any) -> Tensor:
-        return _apply(_ops.DIV, self, unwrap_operand(other))
+        if (other := operand(other)) is NotImplemented:
+            return NotImplemented
+        return _apply(_ops.DIV, self, other)
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return _apply(_ops.DIV, unwrap_operand(other), self)
+        if (other := operand(other)) is NotImplemented:
+            return NotImplemented
+        return _apply(_ops.DIV, other, self)
 
     def __pow__(self, other: Any) -> Tensor:
-        return _apply(_ops.POW, self, unwrap_operand(other))
+        if (other := operand(other)) is NotImplemented:
+            return NotImplemented
+        return _apply(_ops.POW, self, other)
 
     def __rpow__(self, other: Any) -> Tensor:
-        return _apply(_ops.POW, unwrap_operand(other), self)
+        if (other := operand(other)) is NotImplemented:
+            return NotImplemented
+        return _apply(_ops.POW, other, self)
 
     def __matmul__(self, other: Any) -> Tensor:
-        return _apply(_structural.MatMul, self, unwrap_operand(other))
+        if (other := operand(other)) is NotImplemented:
+            return NotImplemented
+        return _apply(_structural.MatMul, self, other)
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        return _apply(_structural.MatMul, unwrap_operand(other), self)
+        if (other := operand(other)) is NotImplemented:
+            return NotImplemented
+        return _apply(_structural.MatMul, other, self)
 
     def __neg__(self) -> Tensor:
         return _apply(_ops.PRIMITIVES["neg"], self)
