@@ -70,24 +70,24 @@ class TypeHandler:
         raise TypeError(f"where() is not supported for {type(self).__name__}")
 
 
-_handlers: dict[type, TypeHandler] = {}
+_handlers: dict[type, TypeHandler | None] = {}  # None: looked up, no handler
 
 
 def register_type(cls: type, handler: TypeHandler) -> None:
     """Route difflab's math functions on instances of ``cls`` (and subclasses) to ``handler``."""
+    for looked_up in [c for c, h in _handlers.items() if h is None]:
+        del _handlers[looked_up]  # a type found without a handler may be a subclass of cls
     _handlers[cls] = handler
 
 
 def _handler_for(x: Any) -> TypeHandler | None:
     cls = type(x)
-    handler = _handlers.get(cls)
-    if handler is not None:
-        return handler
-    for registered, h in _handlers.items():
-        if isinstance(x, registered):
-            _handlers[cls] = h  # remember subclasses
-            return h
-    return None
+    if cls in _handlers:
+        return _handlers[cls]
+    handler = next((h for registered, h in list(_handlers.items())
+                    if h is not None and isinstance(x, registered)), None)
+    _handlers[cls] = handler  # remembered, also when there is none
+    return handler
 
 
 def _plain(x: Any) -> Any:
@@ -114,11 +114,13 @@ def _unary(op: UnaryOp, x: Any) -> Any:
 
 
 def _binary(op: BinaryOp, a: Any, b: Any) -> Any:
-    if isinstance(a, Tensor) or isinstance(b, Tensor):
-        return apply(op, *promote(a, b, not op.rule.keeps_integers))
+    # The handler first: a dual number (or sympy expression) with a Tensor constant is
+    # the dual number's operation, so that its tangents are carried, never dropped.
     handler = _handler_for(a) or _handler_for(b)
     if handler is not None:
         return handler.binary(op, a, b)
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        return apply(op, *promote(a, b, not op.rule.keeps_integers))
     a, b = _plain(a), _plain(b)
     return op.rule.forward(backend.array_module(a), a, b)
 
@@ -270,11 +272,11 @@ def where(condition: Any, input: Any, other: Any, *,  # noqa: A002
 
 def _where(cond: Any, a: Any, b: Any) -> Any:
     cond = unwrap(cond)
-    if isinstance(a, Tensor) or isinstance(b, Tensor):
-        return apply(structural.Where, cond, *promote(a, b))
-    handler = _handler_for(a) or _handler_for(b)
+    handler = _handler_for(a) or _handler_for(b)  # first, as in _binary
     if handler is not None:
         return handler.where(cond, a, b)
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        return apply(structural.Where, cond, *promote(a, b))
     return backend.array_module(cond).where(cond, a, b)
 
 
@@ -500,9 +502,9 @@ def softmax(input: Tensor, dim: int) -> Tensor:  # noqa: A002
     """
     if isinstance(input, Tensor):
         return apply(nn_ops.Softmax, input, dim=_checked_dim(dim, input, "softmax"))
-    shifted = input - input.detach().amax(dim, keepdim=True)
-    e = shifted.exp()
-    return e / e.sum(dim, keepdim=True)
+    # an array or a dual number: NumPy's functions route it (a Dual has no detach)
+    e = np.exp(input - np.max(input, axis=dim, keepdims=True))
+    return e / np.sum(e, axis=dim, keepdims=True)
 
 
 def log_softmax(input: Tensor, dim: int) -> Tensor:  # noqa: A002

@@ -131,9 +131,10 @@ class MinMax(tuple):
         return self[1]
 
 
-def unwrap_operand(x: Any) -> Any:
-    """The other operand of an operator: tensors, numbers and arrays pass through;
-    lists become arrays (floats in the default dtype)."""
+def operand(x: Any) -> Any:
+    """The other operand of an arithmetic operator: tensors, numbers and arrays pass
+    through; lists become arrays (floats in the default dtype); any other type gives
+    ``NotImplemented``, Python's signal to ask the other operand (``t * dual``)."""
     # Concrete types first: this runs on every operator call, and isinstance against
     # the numbers.Number ABC is several times slower.
     if isinstance(x, (tensor.Tensor, float, int, np.ndarray, np.generic, complex)):
@@ -143,10 +144,17 @@ def unwrap_operand(x: Any) -> Any:
     if isinstance(x, (list, tuple)):
         array = np.asarray(x)
         return array.astype(_Defaults.dtype) if array.dtype.kind == "f" else array
-    raise TypeError(
-        f"unsupported operand of type {type(x).__name__} for a Tensor operation: use a "
-        f"number, a Tensor or an array"
-    )
+    return NotImplemented
+
+
+def unwrap_operand(x: Any) -> Any:
+    """:func:`operand` where no other operand can step in: an unknown type is an error."""
+    if (value := operand(x)) is NotImplemented:
+        raise TypeError(
+            f"unsupported operand of type {type(x).__name__} for a Tensor operation: use a "
+            f"number, a Tensor or an array"
+        )
+    return value
 
 
 def promote(a: Any, b: Any, floating: bool = False) -> tuple[Any, Any]:

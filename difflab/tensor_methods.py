@@ -27,6 +27,7 @@ from difflab.tensor_arguments import (
     index_arrays,
     is_tensor,
     no_grad_result,
+    operand,
     promote,
     shape_args,
     unwrap,
@@ -71,41 +72,67 @@ class TensorMethods:
     __slots__ = ()
 
     # ------------------------------------------------------------- arithmetic
+    # An operand of a type difflab does not know (a dual number) gives NotImplemented, so
+    # that Python asks the other operand: t * dual is the dual number's product.
     def __add__(self, other: Any) -> Tensor:
-        return _apply(_ops.ADD, *promote(self, unwrap_operand(other)))
+        if (other := operand(other)) is NotImplemented:
+            return NotImplemented
+        return _apply(_ops.ADD, *promote(self, other))
 
     def __radd__(self, other: Any) -> Tensor:
-        return _apply(_ops.ADD, *promote(unwrap_operand(other), self))
+        if (other := operand(other)) is NotImplemented:
+            return NotImplemented
+        return _apply(_ops.ADD, *promote(other, self))
 
     def __sub__(self, other: Any) -> Tensor:
-        return _apply(_ops.SUB, *promote(self, unwrap_operand(other)))
+        if (other := operand(other)) is NotImplemented:
+            return NotImplemented
+        return _apply(_ops.SUB, *promote(self, other))
 
     def __rsub__(self, other: Any) -> Tensor:
-        return _apply(_ops.SUB, *promote(unwrap_operand(other), self))
+        if (other := operand(other)) is NotImplemented:
+            return NotImplemented
+        return _apply(_ops.SUB, *promote(other, self))
 
     def __mul__(self, other: Any) -> Tensor:
-        return _apply(_ops.MUL, *promote(self, unwrap_operand(other)))
+        if (other := operand(other)) is NotImplemented:
+            return NotImplemented
+        return _apply(_ops.MUL, *promote(self, other))
 
     def __rmul__(self, other: Any) -> Tensor:
-        return _apply(_ops.MUL, *promote(unwrap_operand(other), self))
+        if (other := operand(other)) is NotImplemented:
+            return NotImplemented
+        return _apply(_ops.MUL, *promote(other, self))
 
     def __truediv__(self, other: Any) -> Tensor:
-        return _apply(_ops.DIV, *promote(self, unwrap_operand(other), True))
+        if (other := operand(other)) is NotImplemented:
+            return NotImplemented
+        return _apply(_ops.DIV, *promote(self, other, True))
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return _apply(_ops.DIV, *promote(unwrap_operand(other), self, True))
+        if (other := operand(other)) is NotImplemented:
+            return NotImplemented
+        return _apply(_ops.DIV, *promote(other, self, True))
 
     def __pow__(self, other: Any) -> Tensor:
-        return _apply(_ops.POW, *promote(self, unwrap_operand(other)))
+        if (other := operand(other)) is NotImplemented:
+            return NotImplemented
+        return _apply(_ops.POW, *promote(self, other))
 
     def __rpow__(self, other: Any) -> Tensor:
-        return _apply(_ops.POW, *promote(unwrap_operand(other), self))
+        if (other := operand(other)) is NotImplemented:
+            return NotImplemented
+        return _apply(_ops.POW, *promote(other, self))
 
     def __matmul__(self, other: Any) -> Tensor:
-        return _apply(_structural.MatMul, *promote(self, unwrap_operand(other)))
+        if (other := operand(other)) is NotImplemented:
+            return NotImplemented
+        return _apply(_structural.MatMul, *promote(self, other))
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        return _apply(_structural.MatMul, *promote(unwrap_operand(other), self))
+        if (other := operand(other)) is NotImplemented:
+            return NotImplemented
+        return _apply(_structural.MatMul, *promote(other, self))
 
     def __neg__(self) -> Tensor:
         return _apply(_ops.PRIMITIVES["neg"], self)

@@ -179,8 +179,8 @@ def _push(op: Any, *inputs: Any, **params: Any) -> Dual:
         if isinstance(v, Dual) and v.tag == tag:
             primals.append(v.primal)
             tangents.append(v.tangents)
-        else:
-            primals.append(v)
+        else:  # a constant; a Tensor no backward pass needs (dl.tensor(-inf)) is its array
+            primals.append(v.array if isinstance(v, Tensor) and not v.requires_grad else v)
             tangents.append(None)
     ctx = Context(needs_input_grad=tuple(t is not None for t in tangents))
     xp = _namespace(*primals, *tangents)  # (difflab's functions if any is a Dual or Tensor)
@@ -576,8 +576,10 @@ def _extreme(x: Dual, axis: Any = None, out: Any = None, keepdims: bool = False,
     plain = _strip(x)
     xp = backend.array_module(_innermost(x))
     best = (xp.max if largest else xp.min)(plain, axis=axes, keepdims=True)
-    mask = (plain == best).astype(np.float64)
-    return _sum(x * (mask / mask.sum(axis=axes, keepdims=True)), axes, keepdims=keepdims)
+    at_best = plain == best
+    weights = at_best / at_best.sum(axis=axes, keepdims=True)
+    # where(), not x·w: an entry of -inf (a masked score) times its weight 0 would be NaN
+    return _sum(_where(at_best, x * weights, 0.0), axes, keepdims=keepdims)
 
 
 @_implements(np.max, np.amax)

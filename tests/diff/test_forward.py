@@ -185,3 +185,30 @@ def test_stack_and_cat_of_duals_keep_their_tangents():
     assert s.primal.tolist() == [1.0, 2.0] and s.tangent.tolist() == [1.0, 0.0]
     c = dl.cat([Dual(np.ones(2), np.ones(2)), Dual(np.zeros(1), np.full(1, 3.0))])
     assert c.primal.tolist() == [1.0, 1.0, 0.0] and c.tangent.tolist() == [1.0, 1.0, 3.0]
+
+
+# ------------------------------------------------ Tensor constants and -inf in forward mode
+
+
+MASK = np.array([True, False, True])
+
+
+@pytest.mark.parametrize("build", [
+    pytest.param(lambda v: dl.softmax(dl.where(dl.tensor(MASK), v, dl.tensor(-np.inf)), 0)[0],
+                 id="softmax-of-masked-scores"),
+    pytest.param(lambda v: dl.where(dl.tensor(MASK), v, dl.tensor(-np.inf)).max() * v[1],
+                 id="max-over-minus-inf"),
+    pytest.param(lambda v: (dl.maximum(dl.tensor([0.5, 0.5, 0.5]), v) * v).sum(),
+                 id="maximum-with-a-tensor-constant"),
+    pytest.param(lambda v: (dl.tensor([2.0, 3.0, 4.0]) * dl.sin(v)).sum(),
+                 id="tensor-constant-times-dual"),
+])
+def test_forward_mode_carries_tangents_past_tensor_constants(build):
+    # A Tensor constant inside f (dl.tensor(-inf) for a masked score) once turned the dual
+    # number into a Tensor holding it, and forward mode returned zeros; -inf times the
+    # weight 0 in max's rule gave NaN.
+    x = np.array([0.3, 1.0, 2.0])
+    forward = dl.grad(build, method="forward")(x)
+    reverse = dl.grad(build, method="reverse")(x)
+    assert np.all(np.isfinite(forward))
+    np.testing.assert_allclose(forward, reverse, rtol=1e-12, atol=1e-15)
