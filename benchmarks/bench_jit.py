@@ -13,9 +13,11 @@ them; the table shows the median over rounds and the range (min-max).
    backward, passes, fused kernels, replayed), PyTorch eager, JAX ``jit``.
 2. A chain of 200 small ops (size 16), forward and backward, in µs per op:
    difflab eager, the graph replayed, the graph fused; PyTorch eager; JAX ``jit``.
-3. MLP and CNN training steps (plain SGD), traced and replayed against eager,
+3. Hessian (n = 100) and Jacobian (100 x 100) through dl.hessian /
+   dl.jacobian, against torch.autograd.functional, torch.func and JAX ``jit``.
+4. MLP and CNN training steps (plain SGD), traced and replayed against eager,
    and the results of the two compared.
-4. Peak memory of the Rosenbrock gradient (tracemalloc sees NumPy's
+5. Peak memory of the Rosenbrock gradient (tracemalloc sees NumPy's
    allocations, so the allocator's caching cannot hide them), / x.nbytes.
 
 PyTorch and JAX are never dependencies: without them their rows say so.
@@ -70,7 +72,7 @@ def summary(seconds: list, scale: float) -> tuple[float, float, float]:
 
 def row(label: str, seconds: list, scale: float, unit: str) -> str:
     m, lo, hi = summary(seconds, scale)
-    return f"  {label:<34} {m:>10.3f}{unit}   ({lo:.3f} - {hi:.3f})"
+    return f"  {label:<42} {m:>10.3f}{unit}   ({lo:.3f} - {hi:.3f})"
 
 
 # ------------------------------------------------------------------ libraries
@@ -214,6 +216,58 @@ def bench_chain(rounds, torch, jax):
         print(row(name, seconds, ops / 1e6, " µs"))
 
 
+def bench_hessian_jacobian(rounds, torch, jax):
+    """Today's dl.hessian / dl.jacobian (eager reverse mode) against torch.func and JAX.
+
+    (The vectorized graph transforms that would make difflab's rows fast are
+    not built yet: these rows measure the gap they are to close.)
+    """
+    import difflab as dl
+
+    rng = np.random.default_rng(2)
+    a = rng.normal(size=(100, 100)) / 10
+    x = rng.normal(size=100)
+
+    def scalar(v, m, a):  # a 100-input scalar function
+        return (m.sin(v) * v).sum() + (m.tanh(a @ v) ** 2).sum()
+
+    def tanh_wx(v, m, a):
+        return m.tanh(a @ v)
+
+    da = dl.tensor(a)
+    hess = dl.hessian(lambda v: scalar(v, dl, da))
+    jac = dl.jacobian(lambda v: tanh_wx(v, dl, da))
+    tx = dl.tensor(x)
+    contestants = {"difflab dl.hessian": lambda: hess(tx),
+                   "difflab dl.jacobian": lambda: jac(tx)}
+    if torch is not None:
+        import torch.func
+
+        px, pa = torch.tensor(x), torch.tensor(a)
+        contestants["PyTorch hessian (autograd.functional)"] = \
+            lambda: torch.autograd.functional.hessian(lambda v: scalar(v, torch, pa), px)
+        contestants["PyTorch hessian (torch.func, vectorized)"] = \
+            lambda: torch.func.hessian(lambda v: scalar(v, torch, pa))(px)
+        contestants["PyTorch jacobian (autograd.functional)"] = \
+            lambda: torch.autograd.functional.jacobian(lambda v: tanh_wx(v, torch, pa), px)
+        contestants["PyTorch jacobian (torch.func.jacrev)"] = \
+            lambda: torch.func.jacrev(lambda v: tanh_wx(v, torch, pa))(px)
+    if jax is not None:
+        jnp = jax.numpy
+        jx, ja = jnp.asarray(x), jnp.asarray(a)
+        h = jax.jit(jax.hessian(lambda v: scalar(v, jnp, ja)))
+        j = jax.jit(jax.jacrev(lambda v: tanh_wx(v, jnp, ja)))
+        contestants["JAX jit hessian"] = lambda: h(jx).block_until_ready()
+        contestants["JAX jit jacrev"] = lambda: j(jx).block_until_ready()
+    want_h = np.asarray(hess(tx))
+    if jax is not None:
+        np.testing.assert_allclose(np.asarray(h(jx)), want_h, rtol=1e-9, atol=1e-12)
+    times = interleaved(contestants, rounds, budget=0.1)
+    print("\nHessian (n = 100) and Jacobian of tanh(A x) (100 x 100), ms")
+    for name, seconds in times.items():
+        print(row(name, seconds, 1e-3, " ms"))
+
+
 def training(rounds, torch, quick):
     import difflab as dl
     import difflab.nn as nn
@@ -318,8 +372,8 @@ def peak_memory(graph, x, eager):
         return top / x.nbytes
 
     print("\npeak memory of the Rosenbrock gradient (tracemalloc), x x.nbytes")
-    print(f"  {'difflab eager':<34} {peak(eager):>10.2f}x")
-    print(f"  {'difflab compiled (fused)':<34} {peak(lambda: graph.run(x)):>10.2f}x")
+    print(f"  {'difflab eager':<42} {peak(eager):>10.2f}x")
+    print(f"  {'difflab compiled (fused)':<42} {peak(lambda: graph.run(x)):>10.2f}x")
 
 
 # ------------------------------------------------------------------ main
@@ -335,6 +389,7 @@ def run_setting(threads: str, rounds: int, quick: bool) -> None:
     print("JAX: " + (jax.__version__ if jax else "not installed, skipped (pip install jax)"))
     graph, x, eager = bench_rosenbrock(rounds, torch, jax, n=10**5 if quick else 10**6)
     bench_chain(rounds, torch, jax)
+    bench_hessian_jacobian(rounds, torch, jax)
     training(max(3, rounds // 2), torch, quick)
     peak_memory(graph, x, eager)
 

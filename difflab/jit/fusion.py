@@ -31,10 +31,11 @@ Three kernels come from the same generated code:
   NumPy, *tiled*: on blocks of 16384 elements, so the temporaries stay in
   the CPU cache.  It computes what the unfused lines compute.
 
-The pass (:func:`fuse`, ``"fuse"`` in :func:`difflab.jit.optimize`) groups
-consecutive elementwise lines of the same shape and dtype; values a later
-line or an output reads leave the kernel as its outputs (the first one the
-node's result, the others ``v9.s0``, ...).
+The pass (:func:`fuse`, ``"fuse"`` in :func:`difflab.jit.optimize`) first
+orders the lines so that elementwise lines of one shape and dtype stand
+together (:func:`schedule`), then makes each such run one kernel; values a
+later line or an output reads leave the kernel as its outputs (the first one
+the node's result, the others ``v9.s0``, ...).
 """
 
 from __future__ import annotations

@@ -349,7 +349,7 @@ def _flatten(value: Any, flat: list) -> Any:
 
 
 def unflatten(spec: Any, leaves: Sequence[Any]) -> Any:
-    """Inverse of :func:`_flatten`: nest ``leaves`` as ``spec`` says."""
+    """Inverse of ``_flatten``: nest ``leaves`` as ``spec`` says."""
     it = iter(leaves)
 
     def build(s: Any) -> Any:

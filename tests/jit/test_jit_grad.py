@@ -84,8 +84,12 @@ def _inputs(specs, rng):
     return out
 
 
+# The registry as the package defines it (other tests register primitives at run time).
+BUILT_IN = set(PRIMITIVES)
+
+
 def test_every_primitive_has_a_case():
-    assert set(CASES) == set(PRIMITIVES)
+    assert set(CASES) == BUILT_IN
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
