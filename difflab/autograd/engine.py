@@ -195,8 +195,9 @@ class Node:
         lifted = []
         for array, source in zip(self.saved, self.saved_sources):
             if source is None:
-                # A number, a mask or an index: a constant of the graph.
-                is_array = hasattr(array, "shape") and not isinstance(array, Tensor)
+                # A number, a mask or an index: a constant of the graph.  A NumPy scalar
+                # stays a number (as a host array it could not meet a GPU array).
+                is_array = hasattr(array, "shape") and not isinstance(array, (Tensor, np.generic))
                 lifted.append(Tensor._wrap(array) if is_array else array)
             elif source is OUTPUT:
                 lifted.append(Tensor._wrap(array, output_grad_fn))

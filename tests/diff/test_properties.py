@@ -112,3 +112,11 @@ def test_hessians_agree(device, tree, x):
     f = lambda v: evaluate(tree, [v[0], v[1]]) + 0.0 * v[0]  # noqa: E731
     assume(np.isfinite(f(x)) and abs(f(x)) < 1e4)
     agree({m: hessian(f, method=m)(x) for m in METHODS}, exact_tol=1e-8, numeric_tol=1e-4)
+
+
+def test_hessian_through_a_numpy_scalar_constant(device):
+    # dl.atan(0.5) is a NumPy scalar; the backward recorded for a Hessian once wrapped it
+    # as a host array, which a GPU array refuses to meet (found by the hypothesis test).
+    x = backend.to_device(np.array([0.7, 1.3]), dl.device(device))
+    f = lambda v: v[0] ** 2 / dl.atan(0.5) * v[1]  # noqa: E731
+    agree({m: hessian(f, method=m)(x) for m in METHODS}, exact_tol=1e-8, numeric_tol=1e-4)
