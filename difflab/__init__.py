@@ -157,6 +157,7 @@ from difflab.functions import (  # noqa: E402
     all,
     amax,
     amin,
+    any,
     ceil,
     count_nonzero,
     eq,
