@@ -177,6 +177,7 @@ from difflab.functions import (  # noqa: E402
     all,
     amax,
     amin,
+    any,
     ceil,
     count_nonzero,
     eq,

@@ -18,6 +18,7 @@ from difflab import random as _random
 from difflab.autograd.engine import apply
 from difflab.ops import nn_ops
 from difflab.tensor import Tensor
+from difflab.tensor_arguments import promote
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -362,8 +363,9 @@ def _check_same_shape(name: str, input: Tensor, target: Tensor) -> None:  # noqa
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002
     """(x - y)², averaged (or summed) over all elements."""
     _check_same_shape("mse_loss", input, target)
-    diff = input - target
-    return _reduce(diff * diff, reduction, "mse_loss")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"mse_loss: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+    return apply(nn_ops.MSELoss, *promote(input, target), reduction=reduction)
 
 
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002

@@ -530,6 +530,52 @@ class BCEWithLogits:
         return gx, gt
 
 
+class MSELoss:
+    r"""Squared error ℓ = (x - y)², elementwise, then averaged (``mean``), summed
+    (``sum``) or kept (``none``).
+
+    With d = x - y and s the reduction's scale (1/n for the mean of n elements,
+    1 for the sum or none):
+
+    .. math::
+        \bar x = 2 s\, d\, \bar\ell, \qquad \bar y = -\bar x, \qquad
+        \dot\ell = \textstyle\sum 2 s\, d\, (\dot x - \dot y)
+        \ (\text{no sum for none}).
+
+    A primitive of its own (not a mean of products) so that the tape names it as
+    PyTorch does: ``MseLossBackward0``.
+    """
+
+    name = "mse_loss"
+
+    @staticmethod
+    def forward(ctx, xp, x, y, reduction="mean"):
+        d = x - y
+        ctx.save(x, y)  # (the inputs, not d: a recorded backward then sees d depend on them)
+        ctx.reduction = reduction
+        ctx.scale = 2.0 / d.size if reduction == "mean" and d.size else 2.0
+        if reduction == "none":
+            return d * d
+        total = xp.sum(d * d)
+        return total * (1.0 / d.size if d.size else float("nan")) if reduction == "mean" \
+            else total
+
+    @staticmethod
+    def vjp(ctx, xp, g, x, y):
+        gx = (g * ctx.scale) * (x - y)
+        need_x, need_y = ctx.needs_input_grad
+        return (gx if need_x else None), (-gx if need_y else None)
+
+    @staticmethod
+    def jvp(ctx, xp, dx, dy, x, y):
+        d = x - y
+        change = dx if dy is None else dy * -1.0 if dx is None else dx - dy
+        out = (ctx.scale * d) * change
+        if ctx.reduction == "none":
+            return out
+        return xp.sum(out, axis=tuple(range(-d.ndim, 0)))
+
+
 # ---------------------------------------------------------------- normalisation
 
 

@@ -135,7 +135,8 @@ for _primitive in (
     # neural networks
     nn_ops.Linear, nn_ops.Im2Col, nn_ops.Col2Im, nn_ops.Conv2d, nn_ops.MaxPool2d,
     nn_ops.AvgPool2d, nn_ops.LogSoftmax, nn_ops.Softmax, nn_ops.NLLLoss,
-    nn_ops.BCEWithLogits, nn_ops.Normalize, nn_ops.GELU, nn_ops.LeakyReLU, nn_ops.Embedding,
+    nn_ops.BCEWithLogits, nn_ops.MSELoss, nn_ops.Normalize, nn_ops.GELU, nn_ops.LeakyReLU,
+    nn_ops.Embedding,
 ):
     register(_primitive)
 

@@ -37,8 +37,9 @@ def test_grad_fn_names_next_functions():
     x = dl.randn(3, requires_grad=True)
     y = dl.randn(3)
     loss = F.mse_loss(x * 2, y)
-    assert "grad_fn=<MeanBackward0>" in repr(loss)
-    assert loss.grad_fn.name() == "MeanBackward0"
+    assert "grad_fn=<MseLossBackward0>" in repr(loss)
+    assert loss.grad_fn.name() == "MseLossBackward0"
+    assert x.mean().grad_fn.name() == "MeanBackward0"
     assert (x * 2).grad_fn.name() == "MulBackward0"
     assert dl.log_softmax(x, 0).grad_fn.name() == "LogSoftmaxBackward0"
     assert x.sum().grad_fn.name() == "SumBackward0"
@@ -191,3 +192,35 @@ def test_log10_log2_values_and_gradients(device):
     x = dl.tensor([1.0, 8.0, 100.0], dtype=dl.float64, device=device, requires_grad=True)
     assert dl.log2(x).tolist()[:2] == [0.0, 3.0] and dl.log10(x).tolist()[2] == 2.0
     assert gradcheck(dl.log10, (x,)) and gradcheck(lambda t: t.log2(), (x,))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_mse_loss_is_a_primitive_named_as_pytorchs(reduction, device):
+    from difflab.autograd import gradgradcheck
+
+    x = dl.randn(3, 4, dtype=dl.float64, device=device, requires_grad=True)
+    y = dl.randn(3, 4, dtype=dl.float64, device=device, requires_grad=True)
+    f = lambda a, b: F.mse_loss(a, b, reduction=reduction)  # noqa: E731
+    assert gradcheck(f, (x, y)) and gradgradcheck(f, (x, y))
+    expected = ((x - y) ** 2).detach()
+    expected = {"mean": expected.mean(), "sum": expected.sum(), "none": expected}[reduction]
+    assert dl.allclose(f(x, y), expected)
+    assert f(x, y).grad_fn.name() == "MseLossBackward0"
+    with pytest.raises(ValueError, match="reduction must be one of"):
+        F.mse_loss(x, y, reduction="avg")
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_mse_loss_in_forward_mode(reduction):
+    # Forward mode (the primitive's JVP on dual numbers) gives the gradients reverse mode does.
+    from difflab.nn.utils import compute_gradients
+
+    model = dl.nn.Linear(4, 3).double()
+    x, y = dl.randn(6, 4, dtype=dl.float64), dl.randn(6, 3, dtype=dl.float64)
+    loss = lambda out, t: F.mse_loss(out, t, reduction=reduction)  # noqa: E731
+    grads = {}
+    for method in ("reverse", "forward"):
+        compute_gradients(model, loss, x, y, method=method)
+        grads[method] = [p.grad.numpy().copy() for p in model.parameters()]
+    for a, b in zip(grads["reverse"], grads["forward"]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
