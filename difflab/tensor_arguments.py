@@ -268,3 +268,39 @@ def unary_operand(op: Any, x: Tensor) -> Tensor:
     if x.array.dtype.kind in "fc" or op.rule.keeps_integers:
         return x
     return x.to(_Defaults.dtype)
+
+
+def tensor_of(x: Any) -> Tensor:
+    """``x`` itself if it is a Tensor, else a Tensor around its array (no gradient)."""
+    if isinstance(x, tensor.Tensor):
+        return x
+    return tensor.Tensor._wrap(backend.array_module(x).asarray(x))
+
+
+def write_out(out: Tensor | None, result: Any) -> Any:
+    """The ``out=`` keyword: copy ``result`` into ``out`` (resized if its shape differs,
+    as PyTorch does) and return ``out``."""
+    if out is None:
+        return result
+    from difflab.autograd.grad_mode import is_grad_enabled
+    from difflab.dtypes import can_cast
+
+    if not isinstance(out, tensor.Tensor):
+        raise TypeError(f"out= must be a Tensor, got {type(out).__name__}")
+    result = result if isinstance(result, tensor.Tensor) else tensor_of(result)
+    if is_grad_enabled() and (result.requires_grad or out.requires_grad):
+        raise RuntimeError(
+            "functions with out=... arguments don't support automatic differentiation, but "
+            "one of the arguments requires grad: drop out= (use the result), or work under "
+            "difflab.no_grad()"
+        )
+    if not can_cast(result.dtype, out.dtype):
+        raise RuntimeError(
+            f"result type {result.dtype} can't be cast to the desired output type "
+            f"{out.dtype} of out="
+        )
+    if out.shape != result.shape:  # resized, as PyTorch does
+        xp = backend.array_module(out.array)
+        out.array = xp.zeros(result.shape, dtype=out.array.dtype)
+    out.copy_(result)
+    return out

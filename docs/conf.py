@@ -98,7 +98,7 @@ nitpick_ignore_regex = [
     (r"py:.*", r"(builtins\.)?(int|float|complex|bool|str|bytes|dict|list|tuple|set|object)"),
     (r"py:.*", r"(builtins\.)?(type|callable|Callable|Any|Sequence|Iterable|Iterator)"),
     (r"py:.*", r".*Error|.*Exception|.*Warning"),
-    (r"py:mod", r"tracemalloc|time|timeit|pickle|math|cmath|warnings"),
+    (r"py:mod", r"tracemalloc|time|timeit|pickle|math|cmath|warnings|ast"),
     # Private base classes (shown in "Bases:") are not documented, by design.
     (r"py:class", r"difflab\..*\._\w+"),
 ]

@@ -71,6 +71,12 @@ CASES.update({
     "leaky_relu": (lambda x: dl.nn.functional.leaky_relu(x, 0.1), [((3, 4), (-2, 2))]),
     "embedding": (lambda i, w: dl.nn.functional.embedding(i, w * w),
                   [((5,), (INT, 6)), ((6, 3), (-2, 2))]),
+    "mean": (lambda x: x.mean(dim=1), [((3, 4), (-2, 2))]),
+    "mse_loss": (lambda x, y: dl.nn.functional.mse_loss(x * x, y),
+                 [((3, 4), (-2, 2)), ((3, 4), (-2, 2))]),
+    "cumprod": (lambda x: dl.cumprod(x, dim=1), [((3, 4), (0.5, 2))]),
+    "einsum": (lambda a, b: dl.einsum("ij,jk->ik", a, b),
+               [((3, 4), (-2, 2)), ((4, 2), (-2, 2))]),
 })
 
 

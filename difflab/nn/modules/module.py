@@ -343,7 +343,7 @@ class Module:
         """name -> tensor for every parameter and persistent buffer.
 
         The tensors share memory with the module's (as in PyTorch): save them
-        with :func:`difflab.save`, or ``copy`` them, before training further.
+        with :func:`difflab.serialization.save`, or ``copy`` them, before training further.
         """
         destination = OrderedDict() if destination is None else destination
         for name, p in self._parameters.items():
