@@ -422,3 +422,12 @@ def test_check_in_a_notebook_checks_the_cells_the_kernel_ran(tmp_path, monkeypat
         "test_q1.py::test_add"]
     assert "1 of 1 visible tests passed" in capsys.readouterr().out
     assert not check("q2", timeout=5, show=False).passed
+
+
+def test_gradebook_cells_never_start_a_spreadsheet_formula(tmp_path):
+    from difflab.grading.batch import BatchRow, write_gradebook
+
+    path = write_gradebook([BatchRow("=HYPERLINK(\"x\")", 1, 2, "graded", {"@t": 1})],
+                           tmp_path / "grades.csv")
+    rows = list(csv.reader(path.open()))
+    assert rows[0][-1] == "'@t" and rows[1][0].startswith("'=")
