@@ -270,8 +270,8 @@ def test_time_budget_cut_short_still_writes_results(tmp_path, grade_fast):
     ''')
     out = tmp_path / "results.json"
     # A budget well above collection's time on a loaded machine, well below test_two's.
-    results = grade_fast(sub, tmp_path / "tests", out, timeout=12.0, total_timeout=12.0)
-    assert results["execution_time"] < 25
+    results = grade_fast(sub, tmp_path / "tests", out, timeout=25.0, total_timeout=25.0)
+    assert results["execution_time"] < 45
     written = json.loads(out.read_text())
     assert written == results
     reasons = [t["extra_data"]["reason"] for t in results["tests"]]
