@@ -20,6 +20,7 @@ be tried in a mock tree before it is uploaded.
 from __future__ import annotations
 
 import importlib.metadata
+import re
 import shlex
 import stat
 import zipfile
@@ -30,8 +31,9 @@ from difflab.grading.errors import GradingInputError
 
 __all__ = ["build_autograder", "DEPENDENCIES"]
 
-#: Distributions the grader needs on Gradescope, pinned to the versions running here.
-DEPENDENCIES = ("numpy", "sympy", "mpmath", "pytest", "click")
+#: difflab's dependencies, where its installed metadata cannot be read.
+DEPENDENCIES = ("numpy", "scipy", "sympy", "mpmath", "matplotlib", "click", "pytest",
+                "nbformat", "nbclient", "ipykernel")
 
 _RUN = """#!/usr/bin/env bash
 # Gradescope's entry point, written by `difflab autograder build` (difflab {version}).
@@ -67,9 +69,20 @@ chmod -R go-rwx /autograder/source/tests
 """
 
 
+def _requirements() -> list[str]:
+    """The names of difflab's required distributions (not its extras)."""
+    try:
+        required = importlib.metadata.requires("difflab") or []
+    except importlib.metadata.PackageNotFoundError:
+        return list(DEPENDENCIES)
+    names = [re.split(r"[\s;<>=!~\[(]", r, maxsplit=1)[0] for r in required if "extra" not in r]
+    return [n for n in names if n] or list(DEPENDENCIES)
+
+
 def _pins() -> list[str]:
+    """Each dependency at the version running here (``name==version``)."""
     pins = []
-    for name in DEPENDENCIES:
+    for name in _requirements():
         try:
             pins.append(f"{name}=={importlib.metadata.version(name)}")
         except importlib.metadata.PackageNotFoundError:

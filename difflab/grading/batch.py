@@ -202,6 +202,11 @@ def grade_batch(
     return sorted(rows.values(), key=lambda r: r.student)
 
 
+def _cell(text: str) -> str:
+    """Text a spreadsheet shows as text: a leading = + - @ would start a formula."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
 def write_gradebook(rows: list[BatchRow], path: str | Path) -> Path:
     """The gradebook CSV: a row per student, a column per test (in order of appearance)."""
     tests: dict[str, None] = {}
@@ -212,9 +217,10 @@ def write_gradebook(rows: list[BatchRow], path: str | Path) -> Path:
     tmp = path.with_name(f".{path.name}.tmp")
     with open(tmp, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
-        writer.writerow(["student", "score", "max_score", "status", *tests])
+        writer.writerow(["student", "score", "max_score", "status", *map(_cell, tests)])
         for row in rows:
-            writer.writerow([row.student, f"{row.score:g}", f"{row.max_score:g}", row.status,
+            writer.writerow([_cell(row.student), f"{row.score:g}", f"{row.max_score:g}",
+                             _cell(row.status),
                              *(f"{row.tests[t]:g}" if t in row.tests else "" for t in tests)])
     os.replace(tmp, path)
     return path

@@ -7,7 +7,7 @@ see; the hidden ones never leave the instructor's folder.  A test is hidden when
 ``### END HIDDEN TESTS`` lines.  This module copies a tests folder without them:
 
 * in each ``.py`` file, every hidden test function or class is cut out, decorators
-  included (found with :mod:`ast`, so nothing of it is run), and every hidden-tests
+  included (found with Python's ``ast`` module, so nothing of it is run), and every hidden-tests
   block; a file whose module-level ``pytestmark`` hides it is left out entirely;
 * other files are copied, except those whose name says ``hidden`` or ``solution``.
 

@@ -85,7 +85,8 @@ def test_assign_writes_student_and_instructor_versions(runner, tmp_path):
     assert "raise NotImplementedError()" in student and "np.cos(a) * da" not in student
     assert "np.cos(a) * da" in instructor and "BEGIN SOLUTION" not in instructor
     assert (tmp_path / "release" / "instructor" / "tests" / "test_dual_rules.py").is_file()
-    assert not (tmp_path / "release" / "student" / "tests").exists()
+    visible = (tmp_path / "release" / "student" / "tests" / "test_dual_rules.py").read_text()
+    assert "hidden=True" not in visible  # the student release has the visible tests only
 
 
 def test_assign_bad_source_exits_2(runner, tmp_path):
@@ -139,7 +140,7 @@ def test_terminated_grading_still_leaves_a_valid_results_file(tmp_path):
          str(tmp_path / "tests"), "--out", str(out), "--timeout", "60"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120  # generous: a loaded machine starts Python slowly
     while time.monotonic() < deadline:  # wait until test_fast has a result
         if out.exists() and '"status": "passed"' in out.read_text():
             break

@@ -389,3 +389,45 @@ def test_autograder_zip_grades_a_submission_in_a_mock_gradescope_tree(runner, tm
     assert sum(t["score"] for t in results["tests"]) == 9  # full marks, hidden tests included
     assert results["score"] == 0  # two days late, one allowed: the policy from the build
     assert str(root / "source") in done.stdout or "difflab grade" in done.stdout
+
+
+def test_check_in_a_notebook_checks_the_cells_the_kernel_ran(tmp_path, monkeypatch, capsys):
+    """``check("q1")`` in a kernel grades the code the kernel executed (not a file)."""
+    IPython = pytest.importorskip("IPython")
+    from difflab.grading import check
+
+    write(tmp_path / "tests" / "test_q1.py", '''
+        import submission
+
+
+        def test_add():
+            assert submission.add(2, 3) == 5
+    ''')
+    write(tmp_path / "tests" / "test_q2.py", '''
+        import submission
+
+
+        def test_mul():
+            assert submission.mul(2, 3) == 6
+    ''')
+
+    class Shell:
+        user_ns = {"In": ["", "def add(a, b):\n    return a + b", "%time add(1, 2)",
+                          "def mul(a, b):\n    return a + b", "check('q1')"]}
+
+    monkeypatch.setattr(IPython, "get_ipython", lambda: Shell())
+    monkeypatch.chdir(tmp_path)
+    report = check("q1", timeout=5)
+    assert report.passed and [t["name"] for t in report.results["tests"]] == [
+        "test_q1.py::test_add"]
+    assert "1 of 1 visible tests passed" in capsys.readouterr().out
+    assert not check("q2", timeout=5, show=False).passed
+
+
+def test_gradebook_cells_never_start_a_spreadsheet_formula(tmp_path):
+    from difflab.grading.batch import BatchRow, write_gradebook
+
+    path = write_gradebook([BatchRow("=HYPERLINK(\"x\")", 1, 2, "graded", {"@t": 1})],
+                           tmp_path / "grades.csv")
+    rows = list(csv.reader(path.open()))
+    assert rows[0][-1] == "'@t" and rows[1][0].startswith("'=")

@@ -269,8 +269,9 @@ def test_time_budget_cut_short_still_writes_results(tmp_path, grade_fast):
             time.sleep(60)
     ''')
     out = tmp_path / "results.json"
-    results = grade_fast(sub, tmp_path / "tests", out, timeout=6.0, total_timeout=6.0)
-    assert results["execution_time"] < 10
+    # A budget well above collection's time on a loaded machine, well below test_two's.
+    results = grade_fast(sub, tmp_path / "tests", out, timeout=25.0, total_timeout=25.0)
+    assert results["execution_time"] < 45
     written = json.loads(out.read_text())
     assert written == results
     reasons = [t["extra_data"]["reason"] for t in results["tests"]]
