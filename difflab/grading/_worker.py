@@ -375,7 +375,8 @@ def import_error_message(payload: dict[str, Any], cells: _CellMap) -> str:
 
 def _start_student(events: _Events, config: dict[str, Any]) -> Any:
     """Start the student's process and load the submission; None if that failed."""
-    from difflab.grading.sandbox import Sandbox, SandboxUser, StudentStopped, become_subreaper
+    from difflab.grading.sandbox import Sandbox, StudentStopped
+    from difflab.grading.sandbox_users import SandboxUser, become_subreaper
 
     become_subreaper()
     user = SandboxUser(**config["user"]) if config.get("user") else None

@@ -35,7 +35,7 @@ from difflab.grading.runner import (
     DEFAULT_TOTAL_TIMEOUT,
     grade,
 )
-from difflab.grading.sandbox import DEFAULT_UID_BASE, DEFAULT_UID_POOL
+from difflab.grading.sandbox_users import DEFAULT_UID_BASE, DEFAULT_UID_POOL
 
 __all__ = ["grade_command", "assign_command", "check_command", "autograder_group", "cli"]
 

@@ -58,14 +58,15 @@ from difflab.grading.results import (
     secret_lines,
     write_results,
 )
-from difflab.grading.sandbox import (
+from difflab.grading.sandbox_users import (
     DEFAULT_UID_BASE,
     DEFAULT_UID_POOL,
     SandboxUser,
     UidPool,
+    exposure_warning,
     isolation_summary,
     kill_user_processes,
-    resolve_user,
+    take_user,
 )
 
 __all__ = ["grade", "DEFAULT_TIMEOUT", "DEFAULT_MEMORY_MB", "DEFAULT_TOTAL_TIMEOUT"]
@@ -603,9 +604,9 @@ def grade(
             raise GradingInputError(f"visibility must be one of {VISIBILITIES}")
         _check_inputs(submission, tests_dir)
         job.seed, job.late = _submission_context(metadata, student_id, late_policy)
-        sandbox_user, lock = _take_user(user, uid_base, uid_pool)
+        sandbox_user, lock = take_user(user, uid_base, uid_pool)
         try:
-            job.isolation = isolation_summary(sandbox_user) + _exposure(sandbox_user,
+            job.isolation = isolation_summary(sandbox_user) + exposure_warning(sandbox_user,
                                                                         tests_dir)
             job.secrets = secret_lines(tests_dir)
             with tempfile.TemporaryDirectory(prefix="difflab-grade-") as tmp:
@@ -656,49 +657,6 @@ def _submission_context(metadata: str | Path | dict | None, student_id: str | No
     except ValueError as exc:
         raise GradingInputError(str(exc)) from None
     return seed, late
-
-
-def _take_user(user: str | None, uid_base: int, uid_pool: int
-               ) -> tuple[SandboxUser | None, int | None]:
-    """The user for this grading's student code, held for it alone: ``(user, lock)``.
-
-    Not root: ``(None, None)``, student code runs as the grader's user.
-    """
-    if os.geteuid() != 0:
-        return None, None
-    try:
-        pool = UidPool(uid_base, uid_pool)
-        if user is not None:
-            named = resolve_user(user)
-            return named, pool.hold(named)
-        return pool.acquire()
-    except (LookupError, ValueError) as exc:
-        raise GradingInputError(str(exc)) from None
-
-
-def _exposure(user: SandboxUser | None, tests_dir: Path) -> str:
-    """A warning when the sandbox user could read or change the instructor's tests."""
-    if user is None:
-        return ""
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover -- the child only reports through its exit status
-        code = 0
-        try:
-            os.setgroups([])
-            os.setgid(user.gid)
-            os.setuid(user.uid)
-            folder = str(tests_dir.resolve())
-            code = 1 if os.access(folder, os.R_OK) or os.access(folder, os.W_OK) else 0
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) == 0:
-        return ""
-    return (
-        f"\nWarning: {user.name} can read or change the tests folder {tests_dir} "
-        "(from outside the sandbox's folder): make it private to root, e.g. "
-        "chmod -R go-rwx on the folder holding the tests and solutions."
-    )
 
 
 def _run_tests(stage: _Stage, job: _Grading, *, timeout: float, deadline: float) -> None:

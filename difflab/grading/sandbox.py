@@ -24,20 +24,15 @@ process whose forward and backward are the student's, run in the student's proce
 
 from __future__ import annotations
 
-import ctypes
-import fcntl
 import inspect
 import os
-import pwd
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import tempfile
 import time
 import types
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,31 +44,21 @@ from difflab.grading.protocol import (
     decode,
     encode,
 )
+from difflab.grading.sandbox_users import (
+    SandboxUser,
+    kill_descendants,
+    kill_user_processes,
+    user_process_count,
+)
 
 __all__ = [
     "Sandbox",
-    "SandboxUser",
     "RemoteObject",
     "SubmissionProxy",
     "StudentError",
     "StudentStopped",
-    "DEFAULT_USER",
-    "resolve_user",
-    "isolation_summary",
-    "kill_user_processes",
-    "UidPool",
-    "DEFAULT_UID_BASE",
-    "DEFAULT_UID_POOL",
 ]
 
-#: A named account for student code, when the instructor asks for one (``user=``).
-DEFAULT_USER = "difflab-student"
-#: First uid of the pool the grader takes a uid from for each grading, when root.
-DEFAULT_UID_BASE = 64000
-#: How many uids the pool has: how many gradings may run at once.
-DEFAULT_UID_POOL = 64
-#: Where the pool's lock files live (writable by root only).
-UID_LOCK_DIR = "/run/difflab-sandbox"
 #: Largest reply accepted from the student's process (arrays included), in bytes.
 MAX_REPLY = 64 * 2**20
 #: Largest file the student's process may write, its printed output included, in bytes.
@@ -83,7 +68,6 @@ MAX_PROCESSES = 64
 #: Files the student's process may have open at once.
 MAX_OPEN_FILES = 256
 
-_PR_SET_CHILD_SUBREAPER = 36
 
 
 class StudentError(Exception):
@@ -104,258 +88,6 @@ class StudentStopped(Exception):
     def __init__(self, reason: str, message: str) -> None:
         self.reason, self.message = reason, message
         super().__init__(message)
-
-
-@dataclass
-class SandboxUser:
-    """The account student code runs as (only when the grader runs as root).
-
-    A uid of the grader's pool (:class:`UidPool`) needs no account: root may become any
-    numeric uid, and ``name`` is then only how messages call it.
-    """
-
-    name: str
-    uid: int
-    gid: int
-
-
-def resolve_user(name: str | None) -> SandboxUser | None:
-    """A named account as the sandbox user, or None when the grader is not root.
-
-    Raises
-    ------
-    LookupError
-        When running as root and the user does not exist, or is root itself.
-    """
-    if os.geteuid() != 0:
-        return None
-    name = name or DEFAULT_USER
-    try:
-        entry = pwd.getpwnam(name)
-    except KeyError:
-        raise LookupError(
-            f"the sandbox user '{name}' does not exist. Leave the user out, and the grader "
-            "runs each submission as a uid of its own pool (no account needed), or create "
-            f"the account (useradd --system --no-create-home --shell /usr/sbin/nologin "
-            f"{name})."
-        ) from None
-    if entry.pw_uid == 0:
-        raise LookupError(f"the sandbox user '{name}' is root; name an unprivileged user")
-    return SandboxUser(name, entry.pw_uid, entry.pw_gid)
-
-
-class UidPool:
-    """Numeric uids for student code, one per grading running at the same time.
-
-    The grader kills "every process of the sandbox user" when a grading ends (the only
-    way to reach processes that left the student's session).  With one shared user,
-    two gradings running at once killed each other's student processes; so each grading
-    takes a uid of its own from ``base .. base + size - 1`` and holds it while it runs.
-
-    A uid is held through an exclusive ``flock`` on ``slot-<uid>.lock`` in
-    ``lock_dir``, a folder only root may write to.  The kernel drops the lock when the
-    holder ends, however it ends, so a crashed grading never keeps a uid.  Uids that
-    belong to an account on this machine are never used: killing "every process" of
-    such a uid would reach that account's processes.
-
-    Parameters
-    ----------
-    base, size : int
-        The first uid and how many there are (at most ``size`` gradings at once).
-    lock_dir : str
-        Where the lock files live (created, mode 700, when missing).
-    """
-
-    def __init__(self, base: int = DEFAULT_UID_BASE, size: int = DEFAULT_UID_POOL,
-                 lock_dir: str = UID_LOCK_DIR) -> None:
-        if not (isinstance(base, int) and isinstance(size, int)) or base < 1000 or size < 1 \
-                or base + size > 2**31:
-            raise ValueError(
-                f"uid pool {base}+{size}: the base must be 1000 or more (uids below belong "
-                "to the system), the size at least 1, and the last uid below 2**31"
-            )
-        self.base, self.size, self.lock_dir = base, size, lock_dir
-
-    def _folder(self) -> None:
-        try:
-            os.mkdir(self.lock_dir, 0o700)
-        except FileExistsError:
-            pass
-        info = os.lstat(self.lock_dir)
-        if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o022:
-            raise LookupError(
-                f"{self.lock_dir} (the grader's uid locks) must be a folder owned by root "
-                "that no one else may write to"
-            )
-
-    def acquire(self, wait: float = 600.0) -> tuple[SandboxUser, int]:
-        """Take a free uid: ``(user, lock_fd)``; close ``lock_fd`` (:meth:`release`) to free it.
-
-        Waits up to ``wait`` seconds while every uid is taken.  Processes left over by an
-        earlier holder of the uid are killed before it is handed out.
-
-        Raises
-        ------
-        LookupError
-            When no uid became free in time, or the lock folder is not safe.
-        """
-        self._folder()
-        give_up = time.monotonic() + wait
-        while True:
-            for uid in range(self.base, self.base + self.size):
-                if _has_account(uid):
-                    continue
-                path = os.path.join(self.lock_dir, f"slot-{uid}.lock")
-                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    os.close(fd)
-                    continue
-                kill_user_processes(uid)
-                return SandboxUser(f"sandbox uid {uid}", uid, uid), fd
-            if time.monotonic() > give_up:
-                raise LookupError(
-                    f"all {self.size} sandbox uids ({self.base}-{self.base + self.size - 1}) "
-                    f"stayed in use for {wait:g} s; allow more gradings at once with a "
-                    "larger uid pool"
-                )
-            time.sleep(0.2)
-
-    def hold(self, user: SandboxUser, wait: float = 600.0) -> int:
-        """Hold a named account's uid (gradings with the same account take turns)."""
-        self._folder()
-        path = os.path.join(self.lock_dir, f"slot-{user.uid}.lock")
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        give_up = time.monotonic() + wait
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return fd
-            except BlockingIOError:
-                if time.monotonic() > give_up:
-                    os.close(fd)
-                    raise LookupError(f"the sandbox user '{user.name}' stayed in use by "
-                                      f"another grading for {wait:g} s") from None
-                time.sleep(0.2)
-
-    @staticmethod
-    def release(fd: int) -> None:
-        """Give the uid back (after its processes were killed)."""
-        os.close(fd)
-
-
-def _has_account(uid: int) -> bool:
-    try:
-        pwd.getpwuid(uid)
-    except KeyError:
-        return False
-    return True
-
-
-def isolation_summary(user: SandboxUser | None) -> str:
-    """One paragraph for the instructor: what separates student code from the tests."""
-    if user is not None:
-        return (
-            f"Isolation: student code runs in its own process as "
-            f"{user.name if str(user.uid) in user.name else f'{user.name} (uid {user.uid})'}"
-            ", which no other grading uses meanwhile, in a fresh folder holding "
-            "only the submission, with limits on memory, CPU time, processes, file size and "
-            "open files; the tests, the references and the results stay in the grader's "
-            "process."
-        )
-    return (
-        "Isolation: student code runs in its own process, with limits on memory, CPU time, "
-        "file size and open files, and reaches the tests only as data; but it runs as your "
-        "own user (the grader is not root), so it can read and write any file your user "
-        "can. Run the grader as root (as Gradescope does) for a separate user."
-    )
-
-
-# --------------------------------------------------------------------------------------
-# ending every process of the student
-# --------------------------------------------------------------------------------------
-def kill_user_processes(uid: int) -> None:
-    """Kill every process of ``uid`` (the sandbox user's, when the grader is root).
-
-    A child that becomes ``uid`` and calls ``kill(-1, SIGKILL)`` reaches exactly the
-    processes that user may signal: its own, wherever they hid (another session,
-    another parent).  Twice, for processes forked during the first round.
-    """
-    for _ in range(2):
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover -- the child ends in this branch
-            try:
-                os.setgroups([])
-                os.setuid(uid)
-                os.kill(-1, signal.SIGKILL)
-            finally:
-                os._exit(0)
-        os.waitpid(pid, 0)
-
-
-def _descendants(root: int) -> list[int]:
-    """Processes below ``root`` in the process tree (from /proc; empty where it is absent)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.scandir("/proc") if os.path.isdir("/proc") else ():
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        children.setdefault(int(fields[1]), []).append(int(entry.name))
-    found, todo = [], [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
-def _kill_descendants() -> None:
-    """Kill every process below this one; orphans of the student's process end up here."""
-    for _ in range(5):
-        pids = _descendants(os.getpid())
-        if not pids:
-            break
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        _reap()
-
-
-def _reap() -> None:
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-
-
-def become_subreaper() -> None:
-    """Adopt the orphans of this process's descendants (Linux), so none can slip away."""
-    try:
-        ctypes.CDLL(None).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
-
-
-def _user_process_count(uid: int) -> int:
-    count = 0
-    for entry in os.scandir("/proc") if os.path.isdir("/proc") else ():
-        if entry.name.isdigit():
-            try:
-                count += entry.stat().st_uid == uid
-            except OSError:
-                pass
-    return count
 
 
 # --------------------------------------------------------------------------------------
@@ -387,7 +119,7 @@ def _limits(memory_mb: int | None, cpu_seconds: float, user: SandboxUser | None)
 
     processes = MAX_PROCESSES
     if user is None:  # the limit counts all of this user's processes, not just the student's
-        processes += _user_process_count(os.getuid())
+        processes += user_process_count(os.getuid())
     limits = [
         (resource.RLIMIT_CPU, int(cpu_seconds) + 1),
         (resource.RLIMIT_FSIZE, MAX_FILE_BYTES),
@@ -543,7 +275,7 @@ class Sandbox:
             if self.user is not None:
                 kill_user_processes(self.user.uid)
             self.proc.wait()
-            _kill_descendants()
+            kill_descendants()
             self.proc = None
         if self.channel is not None:
             for fd in (self.channel.read_fd, self.channel.write_fd):

@@ -18,7 +18,7 @@ import time
 import pytest
 from grading_helpers import by_name, write
 
-from difflab.grading.sandbox import UidPool
+from difflab.grading.sandbox_users import UidPool
 
 ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(
