@@ -1,4 +1,4 @@
-"""The ten teaching notebooks as graded assignments.
+"""The teaching notebooks as graded assignments.
 
 ``difflab assign notebooks/`` splits every notebook into its student version (each
 solution fenced by ``### BEGIN SOLUTION`` / ``### END SOLUTION`` replaced by a
@@ -90,8 +90,8 @@ def graded(release: Path):
     return run
 
 
-def test_there_are_ten_notebooks_each_with_tests() -> None:
-    assert len(NOTEBOOKS) == 10
+def test_there_are_eleven_notebooks_each_with_tests() -> None:
+    assert len(NOTEBOOKS) == 11
     for stem in NOTEBOOKS:
         tests = list((SOURCE / "tests" / stem).glob("test_*.py"))
         assert tests, f"notebooks/tests/{stem}/ has no test_*.py file"
