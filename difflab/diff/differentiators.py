@@ -2,7 +2,7 @@
 
 >>> from difflab.diff import differentiators
 >>> differentiators.available()
-['forward', 'numeric', 'reverse', 'symbolic']
+['compiled', 'forward', 'numeric', 'reverse', 'symbolic']
 >>> differentiators.get("numeric")              # the shared default instance
 >>> differentiators.get(Numeric(scheme="richardson"))   # an object passes through
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from difflab.diff.compiled import Compiled
 from difflab.diff.forward import Forward
 from difflab.diff.interface import Differentiator
 from difflab.diff.numeric import Numeric
@@ -24,7 +25,7 @@ from difflab.diff.reverse import Reverse
 from difflab.diff.symbolic import Symbolic
 
 __all__ = [
-    "Differentiator", "Forward", "Numeric", "Reverse", "Symbolic", "available", "get",
+    "Compiled", "Differentiator", "Forward", "Numeric", "Reverse", "Symbolic", "available", "get",
     "register",
 ]
 
@@ -75,5 +76,5 @@ def get(method: str | Differentiator, **options: Any) -> Differentiator:
 
 
 for _name, _cls in (("forward", Forward), ("reverse", Reverse), ("symbolic", Symbolic),
-                    ("numeric", Numeric)):
+                    ("numeric", Numeric), ("compiled", Compiled)):
     register(_name, _cls)

@@ -80,7 +80,7 @@ class Cost:
     evaluations : calls of f, or passes over it (forward mode: one per chunk of
         tangents; reverse mode: recorded forward passes, one per call whatever the
         number of arguments; numeric: calls of f; symbolic: traces of f, 0 when the
-        compiled derivative came from the cache).
+        compiled derivative came from the cache; compiled: replays of the graph).
     seconds : wall time of the whole call.
     tape_length : reverse mode: records on the tape.
     backward_passes : reverse mode: walks back over the tape, one per row of a
@@ -91,8 +91,10 @@ class Cost:
     expression_ops, expression_ops_cse : symbolic: ``sympy.count_ops`` of the
         derivative, without and with common-subexpression elimination.
     tree_size : symbolic: nodes in the derivative's expression tree.
-    compile_seconds, eval_seconds : symbolic: time to trace, differentiate and
-        compile (0 when cached), and to evaluate the compiled derivative.
+    compile_seconds, eval_seconds : symbolic and compiled: time to trace,
+        differentiate and compile (0 when cached), and to evaluate the compiled
+        derivative.
+    graph_nodes : compiled: nodes of the derivative graph replayed.
     error_estimate : numeric (Richardson): estimated absolute error.
     step : numeric: the (largest) step used.
     notes : anything worth knowing (a step that adapted at a domain edge, ...).
@@ -109,6 +111,7 @@ class Cost:
     tree_size: int | None = None
     compile_seconds: float | None = None
     eval_seconds: float | None = None
+    graph_nodes: int | None = None
     error_estimate: float | None = None
     step: float | None = None
     notes: list[str] = field(default_factory=list)

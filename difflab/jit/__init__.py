@@ -19,8 +19,8 @@ from difflab.jit.passes import (
     optimize,
 )
 from difflab.jit.tracing import TracedFunction, Tracer, TracerWarning, script, trace
-from difflab.jit.transforms import grad
+from difflab.jit.transforms import grad, jvp
 
 __all__ = ["PASSES", "Graph", "GraphError", "Input", "Node", "Ref", "TracedFunction", "Tracer",
            "TracerWarning", "common_subexpression_elimination", "constant_folding",
-           "dead_code_elimination", "grad", "optimize", "script", "trace"]
+           "dead_code_elimination", "grad", "jvp", "optimize", "script", "trace"]

@@ -5,6 +5,8 @@
   ``argmax``, ...: :data:`difflab.jit.tracing.NO_DERIVATIVE`);
 * :class:`VJP`: one primitive's VJP as a single node (``prod_vjp0``), for the
   primitives whose VJP cannot itself be recorded op by op;
+* :class:`JVP`: one primitive's JVP as a single node (``conv2d_jvp``), for the
+  rules written for arrays only (forward mode of a graph, :func:`difflab.jit.jvp`);
 * ``fused``: a kernel made of elementwise rules (:mod:`difflab.jit.fusion`).
 
 :func:`resolve` is the one place a name becomes an operation, so a graph
@@ -19,6 +21,7 @@ from typing import Any
 from difflab.ops import registry
 
 _VJP_NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)_vjp(\d+)$")
+_JVP_NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)_jvp$")
 
 
 class VJP:
@@ -47,6 +50,33 @@ class VJP:
 
     def vjp(self, ctx: Any, xp: Any, g: Any, *saved: Any) -> tuple:
         raise RuntimeError(f"{self.name}: no second derivative through {self.primitive.name}")
+
+
+class JVP:
+    r"""A primitive's JVP as one graph node: ``ẏ = J ẋ`` on arrays.
+
+    ``forward(ctx, xp, *tangents, *saved, **attributes)``: the tangents of the
+    primitive's inputs (``None`` for an input without one), then the arrays
+    its forward saved; the attributes rebuild the ``ctx`` the rule reads.
+    Forward mode of a graph uses it where a rule cannot be traced op by op
+    (it calls an array method tensors lack).
+    """
+
+    def __init__(self, primitive: Any) -> None:
+        self.primitive = primitive
+        self.name = f"{primitive.name}_jvp"
+        self.math = f"the {primitive.name} JVP"
+
+    def forward(self, ctx: Any, xp: Any, *values: Any, **attributes: Any) -> Any:
+        needs = tuple(attributes.pop("needs_input_grad"))
+        inner = registry.Context(needs)
+        for key, value in attributes.items():
+            setattr(inner, key, value)
+        return self.primitive.jvp(inner, xp, *values)
+
+    def vjp(self, ctx: Any, xp: Any, g: Any, *saved: Any) -> tuple:
+        raise RuntimeError(f"{self.name}: no reverse mode through a JVP node; differentiate "
+                           f"the graph before taking its jvp")
 
 
 class Differentiable:
@@ -102,5 +132,8 @@ def resolve(name: str) -> Any:
     match = _VJP_NAME.match(name)
     if match and match.group(1) in registry.PRIMITIVES:
         return VJP(registry.PRIMITIVES[match.group(1)], int(match.group(2)))
+    match = _JVP_NAME.match(name)
+    if match and match.group(1) in registry.PRIMITIVES:
+        return JVP(registry.PRIMITIVES[match.group(1)])
     raise KeyError(f"no operation named {name!r}: not a registered primitive, not one of "
-                   f"difflab.jit's recorded methods, not a primitive's VJP")
+                   f"difflab.jit's recorded methods, not a primitive's VJP or JVP")

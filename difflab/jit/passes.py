@@ -109,7 +109,10 @@ def common_subexpression_elimination(graph: Graph, show: bool = False) -> Graph:
     for node in graph.nodes:
         args = substitute(node.args, renamed)
         params = {k: substitute(v, renamed) for k, v in node.params.items()}
-        key = (node.op_name, _key(args), _key(params), node.needs_input_grad)
+        # What forward saved depends on needs_input_grad; the result does not.  So the
+        # needs tell two nodes apart only when the node has saved arrays of its own.
+        key = (node.op_name, _key(args), _key(params),
+               node.needs_input_grad if node.saved else None)
         first = seen.get(key)
         if first is not None and first.saved == node.saved:
             for mine, theirs in zip(node.outputs(), first.outputs()):

@@ -1,4 +1,4 @@
-r"""Graph to graph: the backward pass of a graph is another graph.
+r"""Graph to graph: the backward pass of a graph is another graph, and so is forward mode.
 
 Reverse mode on the tape walks the records newest first and calls each
 primitive's VJP, :math:`\bar x \mathrel{+}= \bar y\, \partial y/\partial x`.
@@ -13,6 +13,25 @@ is one graph holding the forward nodes, then the backward nodes made by the
 primitives' VJPs; the values the VJPs read (a ``relu`` mask, a softmax)
 are the forward nodes' saved outputs ``v3.s0``.  Nothing here knows a
 single derivative: they all come from the registry.
+
+Forward mode (:func:`jvp`) walks the graph the other way round, first node
+first, and for each node calls its primitive's ``forward`` *and* its
+``jvp``, :math:`\dot y = \partial y/\partial x\,\dot x`, with tensors, so
+the tangent's operations are traced as nodes too.  A tangent may carry
+``k`` directions at once, a leading axis of length ``k`` (the layout of
+:class:`difflab.diff.dual.Dual`): every JVP rule is written for it, so one
+pass pushes all ``k`` directions, each primitive applied once to a
+``(k, ...)`` array instead of ``k`` times: the graph is *batched* over the
+directions (what ``jax.vmap`` or ``torch.func.vmap`` does to a JVP).
+Compositions give the vectorized derivatives (:mod:`difflab.diff.compiled`):
+
+* the Jacobian of f: Rⁿ → Rᵐ: ``jvp`` of f's graph with the n directions
+  of the identity: one pass;
+* the Hessian of a scalar f: ``jvp`` of the *backward* graph
+  (``grad(f)``) with the identity: forward over reverse, one pass;
+* uᵀJ for m cotangents at once (a batched reverse pass): the backward graph
+  of ``sum(f(x) * u)`` is linear in u, so its ``jvp`` in u with the m
+  directions of the identity gives the m rows of J.
 """
 
 from __future__ import annotations
@@ -22,9 +41,11 @@ from typing import Any
 
 import numpy as np
 
-from difflab.autograd import functional
-from difflab.jit.graph import Graph, GraphError, Input
-from difflab.jit.tracing import Tracer
+from difflab import backend, functions
+from difflab.autograd import engine, functional
+from difflab.jit.graph import Graph, GraphError, Input, Ref, _ContextCatcher, _resolve
+from difflab.jit.ops import JVP
+from difflab.jit.tracing import NoDerivative, Tracer
 from difflab.tensor import Tensor
 
 
@@ -90,3 +111,149 @@ def grad(graph: Graph, wrt: Sequence[str] | None = None, output: int = 0) -> Gra
         grads = [g if g is not None else values[n] * 0.0 for g, n in zip(grads, wrt)]
     result = tracer.graph(tuple(outs) + tuple(grads))
     return result
+
+
+class _TangentsKnown:
+    """A node's primitive, told which of its inputs carry tangents.
+
+    ``forward`` saves what the derivatives will read according to
+    ``ctx.needs_input_grad``; forward mode needs the same arrays as reverse
+    mode, for the inputs that have a tangent.  (The tracer records the
+    primitive itself: ``traced_as``.)
+    """
+
+    def __init__(self, primitive: Any, needs: tuple) -> None:
+        self.primitive = self.traced_as = primitive
+        self.name = primitive.name
+        self.needs = needs
+
+    def forward(self, ctx: Any, xp: Any, *args: Any, **params: Any) -> Any:
+        ctx.needs_input_grad = self.needs
+        return self.primitive.forward(ctx, xp, *args, **params)
+
+
+def _check_wrt(graph: Graph, wrt: Sequence[str] | None, transform: str) -> list[str]:
+    inputs = [i for i in graph.inputs if i.kind != "constant"]
+    if wrt is None:
+        wrt = [i.name for i in inputs if np.dtype(i.dtype).kind == "f"]
+    known = {i.name: i for i in inputs}
+    for name in wrt:
+        if name not in known:
+            raise GraphError(f"{transform}: {name!r} is not an input of graph {graph.name} "
+                             f"(inputs: {', '.join(known)})")
+        if np.dtype(known[name].dtype).kind not in "fc":
+            raise GraphError(f"{transform}: input {name!r} has dtype "
+                             f"{np.dtype(known[name].dtype)}; only floating inputs have "
+                             f"derivatives")
+    return list(wrt)
+
+
+def _tangent(node: Any, ctx: Any, dots: list, needs: tuple) -> Any:
+    """The node's output tangent, from its primitive's JVP rule, traced.
+
+    The rule runs on tensors (``xp`` = difflab's functions), so each of its
+    operations becomes a node that later passes can fold and merge.  A rule
+    written for arrays only (it calls a method tensors lack) becomes one
+    :class:`~difflab.jit.ops.JVP` node instead.
+    """
+    if getattr(node.op, "jvp", None) is None:
+        raise GraphError(
+            f"jvp: {node.name} = {node.op_name}(...) has no forward-mode rule (jvp)"
+            + ("; take jvp of the graph before fusing it" if node.op_name == "fused" else
+               "; differentiate this function in reverse mode"))
+    saved = [Tensor._wrap(s) if hasattr(s, "shape") and not isinstance(
+        s, (Tensor, np.generic)) else s for s in (ctx.saved or ())]
+    try:
+        return node.op.jvp(ctx, functions, *dots, *saved)
+    except (AttributeError, TypeError, ValueError):
+        # (the operations recorded before the error are read by nothing: dce drops them)
+        attributes = {k: v for k, v in vars(ctx).items() if k != "created_at"}
+        return engine.apply(JVP(node.op), *dots, *saved, needs_input_grad=needs, **attributes)
+
+
+def jvp(graph: Graph, wrt: Sequence[str] | None = None, directions: int = 1,
+        seeds: dict[str, Any] | None = None) -> Graph:
+    r"""Forward mode as a graph: ``(outputs..., tangent of each output...)``.
+
+    Each input named in ``wrt`` (default: every floating argument and
+    parameter) gets a tangent of shape ``(directions, *shape)``: a new
+    argument ``{name}_dot`` after the graph's own, or, if ``seeds`` gives its
+    array, a constant (so constant folding can work on it: a matrix times the
+    identity seed is folded away).  The new graph returns the original
+    outputs followed by one tangent per output, shape
+    ``(directions, *output.shape)``: :math:`\dot y_d = J\,\dot x_d` for
+    each direction d.
+
+    Values the primitives saved for their derivative (``v3.s0``: a mask, an
+    index) are constants to the tangents, as they are to a recorded backward
+    pass.  A node with no forward-mode rule (a first-order-only VJP node
+    such as ``prod_vjp0``, a fused kernel) is a :class:`GraphError` naming
+    it: take ``jvp`` before fusing.
+    """
+    wrt = _check_wrt(graph, wrt, "jvp")
+    if not isinstance(directions, int) or directions < 1:
+        raise GraphError(f"jvp: directions must be a positive integer, got {directions!r}")
+    seeds = dict(seeds or {})
+    for name in seeds:
+        if name not in wrt:
+            raise GraphError(f"jvp: a seed for {name!r}, which is not in wrt ({wrt})")
+    meta = graph.meta()
+    tracer = Tracer(f"jvp_{graph.name}")
+    env: dict[str, Any] = {}
+    tangents: dict[str, Tensor] = {}
+    for i in graph.inputs:
+        if i.kind != "constant":
+            env[i.name] = Tensor._wrap(_example(i))
+            tracer.add_input(i.name, env[i.name], kind=i.kind)
+    for name, array in graph.constants.items():
+        env[name] = array
+        tracer.add_constant(array, name)  # the same arrays, so the nodes' uses find them
+    for name in wrt:
+        shape, dtype = (directions,) + tuple(meta[name][0]), meta[name][1]
+        if name in seeds:
+            seed = seeds[name]
+            if tuple(seed.shape) != shape:
+                raise GraphError(f"jvp: the seed for {name!r} has shape {tuple(seed.shape)}; "
+                                 f"expected (directions, *{name}.shape) = {shape}")
+            tracer.add_constant(seed, f"{name}_dot")
+        else:
+            seed = backend.array_module(env[name].array).zeros(shape, dtype=dtype)
+            tracer.add_input(f"{name}_dot", seed)
+        tangents[name] = Tensor._wrap(seed)
+
+    catcher = _ContextCatcher()
+    with tracer:
+        for node in graph.nodes:
+            args = _resolve(node.args, env, None)
+            params = {k: _resolve(v, env, None) for k, v in node.params.items()}
+            params = {k: v.array if isinstance(v, Tensor) else v for k, v in params.items()}
+            dots = [tangents.get(a.name) if isinstance(a, Ref) else None for a in node.args]
+            needs = tuple(d is not None for d in dots)
+            with catcher:
+                y = engine.apply(_TangentsKnown(node.op, needs), *args, **params)
+            env[node.name] = y
+            ctx = catcher.ctx
+            for k, m in enumerate(node.saved):
+                if m is not None:
+                    env[f"{node.name}.s{k}"] = Tensor._wrap(ctx.saved[k])
+            if not any(needs) or isinstance(node.op, NoDerivative):
+                continue  # a constant to the tangents (or a comparison, an argmax: no derivative)
+            dy = _tangent(node, ctx, dots, needs)
+            if dy is not None:
+                want = (directions,) + tuple(y.shape)
+                if not isinstance(dy, Tensor):
+                    dy = Tensor._wrap(backend.array_module(y.array).asarray(dy))
+                if tuple(dy.shape) != want:
+                    dy = functions.broadcast_to(dy, want)
+                tangents[node.name] = dy
+        outs = [_resolve(o, env, None) for o in graph.outputs]
+        dots_out = []
+        for o in graph.outputs:
+            dot = tangents.get(o.name) if isinstance(o, Ref) else None
+            if dot is None:  # an output that does not depend on wrt: tangent zero
+                shape = meta[o.name][0] if isinstance(o, Ref) else ()
+                xp = backend.array_module(outs[0].array if outs and isinstance(
+                    outs[0], Tensor) else _example(graph.inputs[0]))
+                dot = Tensor._wrap(xp.zeros((directions,) + tuple(shape)))
+            dots_out.append(dot)
+    return tracer.graph(tuple(outs) + tuple(dots_out))

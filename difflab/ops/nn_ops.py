@@ -110,10 +110,12 @@ class Linear:
         out = None
         if dx is not None:
             out = xp.matmul(dx, w.T)
-        if dw is not None:
-            term = xp.matmul(x, dw.T)
+        if dw is not None:  # (k tangents of w: transpose each, not the k axis)
+            term = xp.matmul(x, xp.swapaxes(dw, -1, -2))
             out = term if out is None else out + term
         if db is not None:
+            if out is not None:  # ḃ (k, out) against (k, ..., out): broadcast over the rows
+                db = db.reshape((db.shape[0],) + (1,) * (out.ndim - db.ndim) + db.shape[1:])
             out = db if out is None else out + db
         return out
 
@@ -189,7 +191,10 @@ class Im2Col:
     @staticmethod
     def jvp(ctx, xp, dx):
         _, *geometry = ctx.geometry
-        return im2col(xp, dx, *geometry)
+        # The k tangents are k more images: (k, N, ...) -> (k·N, ...) -> windows -> (k, N, ...)
+        k = dx.shape[0]
+        windows = im2col(xp, dx.reshape((-1,) + tuple(dx.shape[2:])), *geometry)
+        return windows.reshape((k, -1) + tuple(windows.shape[1:]))
 
 
 class Col2Im:
@@ -408,7 +413,8 @@ class LogSoftmax:
 
     @staticmethod
     def forward(ctx, xp, x, dim):
-        ctx.dim = dim
+        # Counted from the end: forward mode's tangents have a k axis in front.
+        ctx.dim = dim - x.ndim if dim >= 0 else dim
         shifted = x - x.max(axis=dim, keepdims=True)
         y = shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
         ctx.save(y)
@@ -437,7 +443,8 @@ class Softmax:
 
     @staticmethod
     def forward(ctx, xp, x, dim):
-        ctx.dim = dim
+        # Counted from the end: forward mode's tangents have a k axis in front.
+        ctx.dim = dim - x.ndim if dim >= 0 else dim
         e = xp.exp(x - x.max(axis=dim, keepdims=True))
         y = e / e.sum(axis=dim, keepdims=True)
         ctx.save(y)
@@ -724,4 +731,4 @@ class Embedding:
 
     @staticmethod
     def jvp(ctx, xp, dw, keep=None):
-        return dw[ctx.idx]
+        return dw[:, ctx.idx]  # (the rows picked from each of the k tangents)

@@ -431,6 +431,14 @@ class MatMul:
         if db is not None:  # a @ ḃ
             if nb == 1 and na <= 2:
                 term = xp.matmul(db, a if na == 1 else xp.swapaxes(a, -1, -2))
+            elif na == 2 and nb == 2 and b.shape[1] == 1:
+                # k columns ḃ: the rows of ḃᵀ times aᵀ, one matrix product (not k of them)
+                term = xp.matmul(db.reshape((k, b.shape[0])), xp.swapaxes(a, -1, -2))
+            elif na == 2 and nb == 2:
+                # a @ [ḃ₁ ḃ₂ … ḃₖ], the k matrices side by side: one matrix product
+                wide = xp.swapaxes(db, 0, 1).reshape((b.shape[0], k * b.shape[1]))
+                term = xp.swapaxes(xp.matmul(a, wide).reshape((a.shape[0], k, b.shape[1])),
+                                   0, 1)
             else:
                 if nb == 1:
                     db = db.reshape((k,) + (1,) * max(na - 2, 0) + (b.shape[0], 1))
@@ -556,12 +564,18 @@ class ScatterAdd:
 
     @staticmethod
     def forward(ctx, xp, v, index, shape):
-        ctx.index = index
+        ctx.index, ctx.shape = index, tuple(shape)
         return xp.scatter_add(v, index, shape)
 
     @staticmethod
     def vjp(ctx, xp, g):
         return (g[ctx.index],)
+
+    @staticmethod
+    def jvp(ctx, xp, dv):
+        # Linear in v: each of the k tangents is scattered the same way, into its own zeros.
+        index = ctx.index if isinstance(ctx.index, tuple) else (ctx.index,)
+        return xp.scatter_add(dv, (slice(None),) + index, (dv.shape[0],) + ctx.shape)
 
 
 class Flip:

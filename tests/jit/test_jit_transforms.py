@@ -1,0 +1,198 @@
+"""Forward mode as a graph (jit.jvp), and the compiled method built on the transforms.
+
+Every primitive's tangent graph is replayed at inputs other than the traced
+ones and compared with J·ṫ from the tape (the Jacobian row by row with
+autograd.grad); the compiled Hessian, Jacobian and gradient are compared
+with the tape's and forward mode's, on random points (hypothesis).
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import difflab as dl
+from difflab import jit
+from difflab.diff import differentiators
+from difflab.ops.registry import PRIMITIVES
+from tests.jit.test_jit_grad import CASES, _inputs
+
+
+def _tape_jacobians(fn, xs):
+    """∂y/∂x for every floating input, from the tape, shape (y.size, x.size)."""
+    floats = [x for x in xs if x.requires_grad]
+    y = fn(*xs)
+    flat = y.reshape(-1)
+    rows = [[] for _ in floats]
+    for j in range(flat.shape[0]):
+        grads = dl.autograd.grad(flat[j], floats, retain_graph=True, allow_unused=True)
+        for row, g, x in zip(rows, grads, floats):
+            row.append(np.zeros(x.numel()) if g is None else g.numpy().reshape(-1))
+    return y, [np.array(r) for r in rows]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_graph_forward_mode_equals_the_tape_on_every_primitive(name):
+    if name == "prod":
+        pytest.skip("prod's derivative rule is first order only (no jvp through its VJP node)")
+    fn, specs = CASES[name]
+    rng = np.random.default_rng(sum(map(ord, name)) + 1)
+    traced = jit.trace(fn, _inputs(specs, rng))
+    k = 3
+    if getattr(PRIMITIVES[name], "jvp", None) is None:  # (the method then uses the tape)
+        with pytest.raises(jit.GraphError, match=f"= {name}.*no forward-mode rule"):
+            jit.jvp(traced.graph, directions=k)
+        return
+    tangents = jit.jvp(traced.graph, directions=k)
+    # (a float32 round trip rounds tangents and cotangents at different places)
+    rtol = 1e-6 if name == "to_dtype" else 1e-10
+    n_outputs = len(traced.graph.outputs)
+    for _ in range(2):  # replayed at new inputs, not the traced ones
+        xs = _inputs(specs, rng)
+        floats = [x for x in xs if x.requires_grad]
+        dots = [rng.normal(size=(k,) + tuple(x.shape)) for x in floats]
+        got = tangents.run(*[x.array for x in xs], *dots)
+        y, jacobians = _tape_jacobians(fn, xs)
+        np.testing.assert_allclose(got[0], y.detach().numpy(), rtol=1e-12)
+        want = sum(d.reshape(k, -1) @ J.T for d, J in zip(dots, jacobians))
+        np.testing.assert_allclose(got[n_outputs].reshape(k, -1), want, rtol=rtol,
+                                   atol=1e-12)
+
+
+def test_jvp_listing_and_seeds_as_constants():
+    f = jit.trace(lambda x: (x.sin() * x).sum(), dl.tensor(np.ones(3)).requires_grad_())
+    g = jit.jvp(f.graph, directions=3)
+    assert [i.name for i in g.arguments()] == ["x", "x_dot"]
+    assert "x_dot: (3, 3) float64" in g.listing()
+    hess = jit.optimize(jit.jvp(jit.grad(f.graph), directions=3, seeds={"x": np.eye(3)}))
+    assert [i.name for i in hess.arguments()] == ["x"]
+    x = np.array([0.5, 0.1, -0.7])
+    np.testing.assert_allclose(hess.run(x)[-1], np.diag(2 * np.cos(x) - x * np.sin(x)),
+                               rtol=1e-14, atol=1e-15)
+
+
+def test_jvp_bad_input_is_a_clear_error():
+    f = jit.trace(lambda x: (x * x).sum(), dl.tensor(np.ones(3)))
+    with pytest.raises(jit.GraphError, match="'w' is not an input"):
+        jit.jvp(f.graph, wrt=["w"])
+    with pytest.raises(jit.GraphError, match="positive integer"):
+        jit.jvp(f.graph, directions=0)
+    with pytest.raises(jit.GraphError, match=r"seed for 'x' has shape \(3,\)"):
+        jit.jvp(f.graph, directions=3, seeds={"x": np.ones(3)})
+    fused = jit.optimize(jit.trace(lambda x: (x.sin() * 2 + 1).tanh(), dl.tensor(np.ones(3))
+                                   ).graph, ["fuse"])
+    assert "fused" in fused.op_counts()
+    with pytest.raises(jit.GraphError, match="fused.*before fusing"):
+        jit.jvp(fused)
+    i = jit.trace(lambda x, n: x * n, (dl.tensor(np.ones(3)), dl.tensor(np.arange(3))))
+    with pytest.raises(jit.GraphError, match="int64; only floating"):
+        jit.jvp(i.graph, wrt=["n"])
+
+
+# ------------------------------------------------------------------ method="compiled"
+
+A = np.random.default_rng(3).normal(size=(5, 5)) / 2
+
+
+def scalar(v):
+    return (dl.sin(v) * v).sum() + (dl.tanh(dl.tensor(A) @ v) ** 2).sum()
+
+
+def two_arguments(x, y):
+    return (dl.exp(x * y[0]) + x ** 3 * y[1]).sum()
+
+
+def wide(v):  # R⁵ -> R²: fewer outputs than inputs (the batched reverse pass)
+    return dl.stack([(v ** 2).sum(), (dl.sin(v) * dl.arange(5.0)).sum()])
+
+
+def tall(v):  # R⁵ -> R^(3x5): more outputs (forward mode)
+    return dl.stack([dl.tanh(dl.tensor(A) @ v), v * v, dl.cos(v)])
+
+
+vectors = st.lists(st.floats(-2, 2), min_size=5, max_size=5).map(np.array)
+
+
+@settings(max_examples=25, deadline=None)
+@given(vectors)
+def test_compiled_hessian_equals_reverse_and_forward(x):
+    want = dl.hessian(scalar)(x)
+    np.testing.assert_allclose(dl.hessian(scalar, method="compiled")(x), want,
+                               rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(dl.hessian(scalar, method="forward")(x), want,
+                               rtol=1e-12, atol=1e-13)
+
+
+@settings(max_examples=25, deadline=None)
+@given(vectors, vectors)
+def test_compiled_jacobians_and_gradients_equal_the_tape(x, u):
+    for f in (wide, tall):
+        np.testing.assert_allclose(dl.jacobian(f, method="compiled")(x), dl.jacobian(f)(x),
+                                   rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(dl.grad(scalar, method="compiled")(x), dl.grad(scalar)(x),
+                               rtol=1e-12, atol=1e-13)
+    value, dot = dl.jvp(tall, [x], [u], method="compiled")
+    want_value, want_dot = dl.jvp(tall, [x], [u], method="forward")
+    np.testing.assert_allclose(value, want_value, rtol=1e-14)
+    np.testing.assert_allclose(dot, want_dot, rtol=1e-12, atol=1e-13)
+
+
+def test_compiled_with_several_arguments_and_blocks():
+    x, y = np.array([0.3, -0.2, 0.9]), np.array([0.5, 1.5])
+    for transform in (dl.grad, dl.hessian, dl.jacobian):
+        got = transform(two_arguments, method="compiled", argnums=(0, 1))(x, y)
+        want = transform(two_arguments, argnums=(0, 1))(x, y)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-13)
+
+
+def test_compiled_traces_once_per_shape_and_reports_its_cost():
+    method = differentiators.Compiled()
+    h = dl.hessian(scalar, method=method)
+    _, first = h(np.ones(5), return_cost=True)
+    _, second = h(np.full(5, 0.5), return_cost=True)
+    assert len(method._cache[scalar]) == 1
+    assert second.compile_seconds < first.compile_seconds
+    assert second.evaluations == 1 and second.graph_nodes > 0
+    g = dl.grad(lambda v: (v ** 2).sum(), method=method)
+    np.testing.assert_allclose(g(np.ones(2)), [2.0, 2.0])
+    np.testing.assert_allclose(g(np.ones(4)), [2.0] * 4)  # a new shape: traced again
+
+
+def test_compiled_inside_another_derivative_uses_forward_mode():
+    # d/dx of the compiled derivative: the inner point is a dual number, not an array
+    inner = dl.derivative(lambda x: dl.sin(x) * x, method="compiled")
+    outer = dl.derivative(inner, method="forward")
+    x = 0.7
+    np.testing.assert_allclose(outer(x), 2 * np.cos(x) - x * np.sin(x), rtol=1e-12)
+
+
+def test_compiled_is_one_of_the_methods():
+    assert "compiled" in differentiators.available()
+    with pytest.raises(ValueError, match="unknown graph pass 'nope'"):
+        differentiators.Compiled(passes=("nope",))
+    with pytest.raises(ValueError, match="scalar"):
+        dl.grad(lambda v: v * 2, method="compiled")(np.ones(3))
+
+
+def test_compiled_on_the_gpu_path(device):
+    x = dl.tensor([0.3, -0.2, 0.9, 1.1, -1.4], device=device).array
+    got = dl.hessian(scalar_on(device), method="compiled")(x)
+    assert dl.backend.device_of(got).type == device.split(":")[0]
+    want = dl.hessian(scalar)(dl.backend.to_numpy(x))
+    np.testing.assert_allclose(dl.backend.to_numpy(got), want, rtol=1e-12, atol=1e-13)
+
+
+def scalar_on(device):
+    a = dl.tensor(A, device=device)
+    return lambda v: (dl.sin(v) * v).sum() + (dl.tanh(a @ v) ** 2).sum()
+
+
+def test_compiled_without_a_forward_rule_uses_the_tape_and_says_so():
+    def pooled(x):  # max_pool2d has no forward-mode rule: no graph Hessian
+        return (dl.nn.functional.max_pool2d(x.reshape(1, 1, 4, 4), 2) ** 2).sum()
+
+    x = np.random.default_rng(0).normal(size=16)
+    got, cost = dl.hessian(pooled, method="compiled")(x, return_cost=True)
+    np.testing.assert_allclose(got, dl.hessian(pooled)(x), rtol=1e-12)
+    assert any("max_pool2d" in note and "tape" in note for note in cost.notes)
