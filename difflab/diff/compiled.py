@@ -43,8 +43,8 @@ from typing import Any
 import numpy as np
 
 from difflab import backend, jit
-from difflab.diff.interface import Cost, Differentiator, is_plain, poison, require_scalar
 from difflab.diff.forward import Dual, Forward
+from difflab.diff.interface import Cost, Differentiator, is_plain, poison, require_scalar
 from difflab.diff.reverse import Reverse
 from difflab.jit.tracing import _is_array, _module_state, _signature, trace_graph
 from difflab.tensor import Tensor

@@ -750,8 +750,8 @@ def seed(x: Any, tag: int, start: int = 0, stop: int | None = None) -> Dual:
 def tangents_of(out: Any, tag: int, k: int) -> tuple[Any, Any]:
     """(value, tangents) of f's output at ``tag``; tangents (k, *shape), zeros for a constant."""
     check_output(out, "forward mode")
+    if isinstance(out, Tensor):  # (a layer applied to dual numbers returns them in a Tensor)
+        out = out.array
     if isinstance(out, Dual) and out.tag == tag:
         return out.primal, out.tangents
-    if isinstance(out, Tensor):
-        out = out.array
     return out, _zeros((k,) + _shape(out), out)

@@ -212,3 +212,19 @@ def test_forward_mode_carries_tangents_past_tensor_constants(build):
     reverse = dl.grad(build, method="reverse")(x)
     assert np.all(np.isfinite(forward))
     np.testing.assert_allclose(forward, reverse, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("layer", ["softmax0", "log_softmax1", "linear", "embedding"])
+def test_forward_mode_rules_with_k_tangents_equal_reverse_mode(layer):
+    # Regressions: a layer's output (a Tensor holding dual numbers) gave zero tangents,
+    # and these rules treated forward mode's k axis as one of the data's axes.
+    F = dl.nn.functional
+    rng = np.random.default_rng(0)
+    x, w, b = rng.normal(size=(3, 4)), rng.normal(size=(3, 4)), rng.normal(size=4)
+    f = {"softmax0": lambda x: F.softmax(x, dim=0),
+         "log_softmax1": lambda x: F.log_softmax(x, dim=1),
+         "linear": lambda x: F.linear(dl.tensor(w), x, dl.tensor(b)),
+         "embedding": lambda x: F.embedding(dl.tensor(np.array([2, 0, 2])), x)}[layer]
+    arg = x if layer != "linear" else rng.normal(size=(4, 4))
+    np.testing.assert_allclose(dl.jacobian(f, method="forward")(arg), dl.jacobian(f)(arg),
+                               rtol=1e-12, atol=1e-14)
