@@ -7,10 +7,13 @@
 >>> dl.grad(rosenbrock, method="reverse")(np.ones(5))
 >>> dl.hessian(f, method=dl.differentiators.Numeric(scheme="richardson"))(0.5)
 >>> value, cost = dl.grad(f, method="symbolic")(0.5, return_cost=True)
+>>> dl.hessian(rosenbrock, method="compiled")(np.ones(5))   # traced once, replayed
 
 ``method`` is a name from :func:`differentiators.available` or a
 differentiator object (:class:`~differentiators.Forward`, ``Reverse``,
-``Symbolic``, ``Numeric``) with its own options.  Options may also be given
+``Symbolic``, ``Numeric``, and ``Compiled``: forward and reverse mode as
+graph transforms of a static graph, :mod:`difflab.diff.compiled`) with its
+own options.  Options may also be given
 by keyword with a name: ``dl.grad(f, method="numeric", scheme="complex")``.
 See :mod:`difflab.diff.interface` for the shapes of the results and
 :class:`Cost` for what ``return_cost=True`` reports.

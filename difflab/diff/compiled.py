@@ -35,6 +35,7 @@ taken by reverse mode on the tape.
 
 from __future__ import annotations
 
+import math
 import time
 import weakref
 from collections.abc import Callable
@@ -87,7 +88,7 @@ def _output_shape(graph: jit.Graph, k: int = 0) -> tuple:
 
 
 def _size(shape: tuple) -> int:
-    return int(np.prod(shape, dtype=int))
+    return math.prod(shape)
 
 
 def _identity_seeds(like: Any, names: list[str], shapes: list[tuple]) -> dict:

@@ -53,6 +53,7 @@ import inspect
 import numbers
 import time
 import warnings
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -136,12 +137,23 @@ def check_callable(f: Any, transform: str) -> None:
         )
 
 
+#: f -> its signature, read once per function (a derivative is called again and again).
+_SIGNATURES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def check_arguments(f: Callable, args: Sequence[Any], transform: str) -> None:
     """Fail early, and clearly, when f cannot take this many arguments."""
     try:
-        signature = inspect.signature(f)
-    except (TypeError, ValueError):  # builtins without a signature: let the call decide
-        return
+        signature = _SIGNATURES[f]
+    except (KeyError, TypeError):
+        try:
+            signature = inspect.signature(f)
+        except (TypeError, ValueError):  # builtins without a signature: let the call decide
+            return
+        try:
+            _SIGNATURES[f] = signature
+        except TypeError:  # (f cannot be weakly referenced)
+            pass
     try:
         signature.bind(*args)
     except TypeError as exc:
