@@ -45,9 +45,16 @@ import numpy as np
 
 from difflab import backend, jit
 from difflab.diff.forward import Dual, Forward
-from difflab.diff.interface import Cost, Differentiator, is_plain, poison, require_scalar
+from difflab.diff.interface import (
+    Cost,
+    Differentiator,
+    check_output,
+    is_plain,
+    poison,
+    require_scalar,
+)
 from difflab.diff.reverse import Reverse
-from difflab.jit.tracing import _is_array, _module_state, _signature, trace_graph
+from difflab.jit.tracing import _is_array, _module_state, _signature, trace_graph, unflatten
 from difflab.tensor import Tensor
 
 
@@ -111,6 +118,14 @@ def _keep(graph: jit.Graph, outputs: list[int]) -> jit.Graph:
     kept = jit.Graph(graph.name, graph.inputs, graph.constants, graph.nodes,
                      [graph.outputs[k] for k in outputs], ["tuple", ["T"] * len(outputs)])
     return jit.dead_code_elimination(kept)
+
+
+def _traced(f: Callable, args: list, transform: str) -> jit.Graph:
+    """f's graph at these arguments; f must return one array (as for every method)."""
+    graph = trace_graph(f, args)
+    if graph.output_spec != "T":
+        check_output(unflatten(graph.output_spec, graph.outputs), transform)
+    return graph
 
 
 def _require_scalar_output(graph: jit.Graph, transform: str) -> None:
@@ -220,13 +235,13 @@ class Compiled(Differentiator):
         return value, [poison(value, J) for J in blocks]
 
     def _gradient(self, f: Callable, args: list, nums: tuple) -> tuple:
-        graph = trace_graph(f, args)
+        graph = _traced(f, args, "grad")
         _require_scalar_output(graph, "grad")
         return jit.grad(graph, wrt=_input_names(graph, args, nums)), {}
 
     def _jacobian_graph(self, f: Callable, args: list, nums: tuple, shapes: list) -> tuple:
         """Forward mode if the inputs are no more than the outputs, else batched reverse."""
-        graph = trace_graph(f, args)
+        graph = _traced(f, args, "jacobian")
         out_shape = _output_shape(graph)
         n, m = sum(_size(s) for s in shapes), _size(out_shape)
         if n <= m:
@@ -265,7 +280,7 @@ class Compiled(Differentiator):
         shapes = [tuple(args[i].shape) for i in nums]
 
         def build() -> tuple:
-            graph = trace_graph(f, args)
+            graph = _traced(f, args, "hessian")
             _require_scalar_output(graph, "hessian")
             names = _input_names(graph, args, nums)
             backward = jit.grad(graph, wrt=names)  # (f, the gradients)
@@ -293,7 +308,7 @@ class Compiled(Differentiator):
         nums = tuple(range(len(primals)))
 
         def build() -> tuple:
-            graph = trace_graph(f, primals)
+            graph = _traced(f, primals, "jvp")
             both = jit.jvp(graph, wrt=_input_names(graph, primals, nums), directions=1)
             return _keep(both, [0, len(graph.outputs)]), {}
 

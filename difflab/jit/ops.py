@@ -84,8 +84,9 @@ class Differentiable:
 
     The graph backward runs the forward graph through this wrapper.  When
     the backward is recorded (``xp`` is difflab's own functions), the
-    primitive's VJP is tried op by op; if it is first-order only, or uses an
-    array function tensors lack, each input's adjoint is one ``VJP`` node.
+    primitive's VJP is tried op by op; if it is first-order only, uses an
+    array function tensors lack, or branches on a value (tracing would bake
+    the branch in), each input's adjoint is one ``VJP`` node.
     """
 
     def __init__(self, primitive: Any) -> None:
@@ -103,8 +104,14 @@ class Differentiable:
         if xp is not functions:
             return self.primitive.vjp(ctx, xp, g, *saved)
         if getattr(self.primitive, "double_backward", True) is not False:
+            from difflab.jit.tracing import rule_value_reads
+
             try:
-                return self.primitive.vjp(ctx, xp, g, *saved)
+                with rule_value_reads() as reads:
+                    adjoints = self.primitive.vjp(ctx, xp, g, *saved)
+                if not reads:
+                    return adjoints
+                # a branch on a value would be baked in: one node per adjoint decides it
             except (AttributeError, TypeError):
                 pass  # a rule written for arrays only: fall back to one node per adjoint
         from difflab.autograd.engine import apply

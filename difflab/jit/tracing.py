@@ -25,12 +25,13 @@ training step must hold the backward's operations, not its numbers.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import os
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -67,6 +68,7 @@ class Tracer:
         self.nodes: list[Node] = []
         self.computed: set[str] = set()  # values that depend on inputs (not constants)
         self.warned: set = set()
+        self.rule_reads: list | None = None  # see rule_value_reads
         self._previous: Any = None
         self._patches: list = []
 
@@ -187,6 +189,9 @@ class Tracer:
 
     def warn_value_read(self, what: str) -> None:
         """Warn once per line that the traced function read a tensor's value into Python."""
+        if self.rule_reads is not None:  # a derivative rule is traced: its caller decides
+            self.rule_reads.append(what)
+            return
         filename, lineno = _user_frame()
         if (filename, lineno) in self.warned:
             return
@@ -198,6 +203,27 @@ class Tracer:
             f"Use dl.where(...) to choose between values inside the graph.",
             TracerWarning, filename, lineno,
         )
+
+
+@contextlib.contextmanager
+def rule_value_reads() -> Iterator[list]:
+    """While a derivative rule is traced: the list of the tensor values it reads.
+
+    A rule that branches on a value (``cumprod``'s VJP asks whether any x is 0)
+    would have that branch baked into the graph.  The graph transforms trace
+    a rule inside this block and, if the list is not empty, use the rule as
+    one node instead, which decides the branch again at every run.  (The
+    user is not warned: nothing is baked in.)
+    """
+    tracer = engine.GraphRecorder.active
+    if not isinstance(tracer, Tracer):
+        yield []
+        return
+    outer, tracer.rule_reads = tracer.rule_reads, []
+    try:
+        yield tracer.rule_reads
+    finally:
+        tracer.rule_reads = outer
 
 
 def _user_frame() -> tuple[str, int]:

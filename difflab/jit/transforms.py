@@ -45,7 +45,7 @@ from difflab import backend, functions
 from difflab.autograd import engine, functional
 from difflab.jit.graph import Graph, GraphError, Input, Ref, _ContextCatcher, _resolve
 from difflab.jit.ops import JVP
-from difflab.jit.tracing import NoDerivative, Tracer
+from difflab.jit.tracing import NoDerivative, Tracer, rule_value_reads
 from difflab.tensor import Tensor
 
 
@@ -153,7 +153,8 @@ def _tangent(node: Any, ctx: Any, dots: list, needs: tuple) -> Any:
 
     The rule runs on tensors (``xp`` = difflab's functions), so each of its
     operations becomes a node that later passes can fold and merge.  A rule
-    written for arrays only (it calls a method tensors lack) becomes one
+    written for arrays only (it calls a method tensors lack), or one that
+    branches on a value (it would be baked in), becomes one
     :class:`~difflab.jit.ops.JVP` node instead.
     """
     if getattr(node.op, "jvp", None) is None:
@@ -164,11 +165,15 @@ def _tangent(node: Any, ctx: Any, dots: list, needs: tuple) -> Any:
     saved = [Tensor._wrap(s) if hasattr(s, "shape") and not isinstance(
         s, (Tensor, np.generic)) else s for s in (ctx.saved or ())]
     try:
-        return node.op.jvp(ctx, functions, *dots, *saved)
+        with rule_value_reads() as reads:
+            dy = node.op.jvp(ctx, functions, *dots, *saved)
+        if not reads:
+            return dy
     except (AttributeError, TypeError, ValueError):
-        # (the operations recorded before the error are read by nothing: dce drops them)
-        attributes = {k: v for k, v in vars(ctx).items() if k != "created_at"}
-        return engine.apply(JVP(node.op), *dots, *saved, needs_input_grad=needs, **attributes)
+        pass
+    # (the operations recorded before are read by nothing: dce drops them)
+    attributes = {k: v for k, v in vars(ctx).items() if k != "created_at"}
+    return engine.apply(JVP(node.op), *dots, *saved, needs_input_grad=needs, **attributes)
 
 
 def jvp(graph: Graph, wrt: Sequence[str] | None = None, directions: int = 1,

@@ -173,6 +173,8 @@ def test_compiled_is_one_of_the_methods():
         differentiators.Compiled(passes=("nope",))
     with pytest.raises(ValueError, match="scalar"):
         dl.grad(lambda v: v * 2, method="compiled")(np.ones(3))
+    with pytest.raises(TypeError, match="must return a number or an array.*tuple"):
+        dl.jacobian(lambda v: (v, v), method="compiled")(np.ones(3))
 
 
 def test_compiled_on_the_gpu_path(device):
@@ -196,3 +198,20 @@ def test_compiled_without_a_forward_rule_uses_the_tape_and_says_so():
     got, cost = dl.hessian(pooled, method="compiled")(x, return_cost=True)
     np.testing.assert_allclose(got, dl.hessian(pooled)(x), rtol=1e-12)
     assert any("max_pool2d" in note and "tape" in note for note in cost.notes)
+
+
+def test_a_rule_that_branches_on_a_value_is_not_baked_in():
+    # cumprod's rules ask whether any x is 0 (then they take another formula): traced at
+    # a point without zeros, the graphs must still be right at a point with one.
+    def f(x):
+        return (dl.cumprod(x, dim=0) * dl.arange(1.0, 5.0)).sum()
+
+    traced = jit.trace(f, dl.tensor([0.5, 1.5, 2.0, 0.7], dtype=dl.float64).requires_grad_())
+    backward = jit.grad(traced.graph)
+    tangents = jit.jvp(traced.graph, directions=4, seeds={"x": np.eye(4)})
+    assert "cumprod_jvp" in tangents.op_counts() and "cumprod_vjp0" in backward.op_counts()
+    for point in ([0.3, 0.0, 2.0, -1.0], [0.0, 0.0, 1.0, 2.0], [1.0, 2.0, 3.0, 4.0]):
+        x = dl.tensor(point, dtype=dl.float64).requires_grad_()
+        want = dl.autograd.grad(f(x), x)[0].numpy()
+        np.testing.assert_allclose(backward.run(np.array(point))[1], want, rtol=1e-12)
+        np.testing.assert_allclose(tangents.run(np.array(point))[1], want, rtol=1e-12)
