@@ -20,7 +20,8 @@ time and see what each does.
 
 ``fold``  constant folding
     A node that reads only constants has the same value on every run:
-    compute it now, once, and store the result as a constant.
+    compute it now, once, and store the result as a constant.  And a
+    multiplication by a constant of ones (x · 1 = x exactly) is dropped.
 
 The passes change no number: each node left computes exactly what it did
 (tests/jit/test_jit_passes.py checks it on random graphs).
@@ -133,16 +134,52 @@ def common_subexpression_elimination(graph: Graph, show: bool = False) -> Graph:
 # ----------------------------------------------------------------------- fold
 
 
+def _times_one(node: Node, constants: dict, meta: dict) -> Ref | None:
+    """The other factor, if ``node`` multiplies a value by a constant of ones.
+
+    x · 1 is x exactly (NaN and ±0 included), so the node can go, provided the
+    product has x's own shape and dtype (no broadcasting, no promotion).  The
+    graph backward makes many: the seed ȳ = 1 of a sum, spread over its input.
+    """
+    if node.op_name != "mul" or node.saved or len(node.args) != 2:
+        return None
+    for one, other in (node.args, node.args[::-1]):
+        if not (isinstance(other, Ref) and meta.get(other.name) == (
+                tuple(node.shape), np.dtype(node.dtype))):
+            continue
+        if isinstance(one, Ref) and one.name in constants:
+            array = constants[one.name]
+            if np.dtype(array.dtype) == np.dtype(node.dtype) and bool(
+                    (backend.to_numpy(array) == 1).all()):
+                return other
+        elif type(one) in (int, float) and one == 1:
+            return other
+    return None
+
+
 def constant_folding(graph: Graph, show: bool = False) -> Graph:
-    """Compute now every node whose inputs are all constants; keep its value as a constant."""
+    """Compute now every node whose inputs are all constants; keep its value as a constant.
+
+    Also drop multiplications by a constant of ones (:func:`_times_one`).
+    """
     constants = dict(graph.constants)
     constant_names = {i.name for i in graph.inputs if i.kind == "constant"}
     inputs = list(graph.inputs)
+    meta = graph.meta()
+    renamed: dict[str, Ref] = {}
     kept = []
     for node in graph.nodes:
+        if renamed:
+            node = Node(node.name, node.op, substitute(node.args, renamed),
+                        {k: substitute(v, renamed) for k, v in node.params.items()},
+                        node.shape, node.dtype, node.needs_input_grad, node.saved)
         refs = node.refs()
         if not refs or not all(r.name in constant_names for r in refs):
-            kept.append(node)
+            factor = _times_one(node, constants, meta)
+            if factor is not None:
+                renamed[node.name] = factor
+            else:
+                kept.append(node)
             continue
         # Every input is known: run the primitive once, here.
         args = substitute(node.args, {n: constants[n] for n in constant_names})
@@ -159,10 +196,11 @@ def constant_folding(graph: Graph, show: bool = False) -> Graph:
             constants[name] = array
             constant_names.add(name)
             inputs.append(Input(name, "constant", tuple(array.shape), np.dtype(array.dtype)))
-    result = _copy(graph, kept, graph.outputs, inputs, constants)
+    outputs = [substitute(o, renamed) for o in graph.outputs]
+    result = _copy(graph, kept, outputs, inputs, constants)
     # The constants the folded nodes read may now be unread: dce tidies them.
     used = {r.name for n in kept for r in n.refs()} | {
-        o.name for o in graph.outputs if isinstance(o, Ref)}
+        o.name for o in outputs if isinstance(o, Ref)}
     result.inputs = [i for i in result.inputs if i.kind != "constant" or i.name in used]
     result.constants = {k: v for k, v in result.constants.items() if k in used}
     _show("constant folding", graph, result, show)

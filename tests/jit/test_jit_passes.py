@@ -123,3 +123,18 @@ def test_traced_function_applies_passes_to_each_trace():
     f = jit.trace(lambda x: x.sin() + x.sin(), dl.tensor(np.ones(2)), passes=["cse"])
     assert f.graph.op_counts() == {"sin": 1, "add": 1}
     np.testing.assert_allclose(f(dl.tensor([0.5, 1.0])).numpy(), 2 * np.sin([0.5, 1.0]))
+
+
+def test_fold_drops_multiplications_by_ones_only_where_nothing_changes():
+    x0 = np.array([0.3, -1.2, 2.0])
+    f = jit.trace(lambda x, w: (x * w).sin().sum(),
+                  (dl.tensor(x0).requires_grad_(), dl.tensor(x0).requires_grad_()))
+    backward = jit.grad(f.graph)  # its sum's adjoint is a constant of ones times cos(x w)
+    folded = jit.constant_folding(backward)
+    assert backward.op_counts()["mul"] - folded.op_counts()["mul"] == 1
+    x, w = np.array([0.5, np.nan, -0.0]), np.array([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(folded.run(x, w)[1], backward.run(x, w)[1])
+    # Kept: a product that broadcasts (its shape is not x's).
+    ones = jit.trace(lambda v: v * dl.ones(2, 3, dtype=dl.float64),
+                     dl.tensor(np.ones(3))).graph
+    assert jit.constant_folding(ones).op_counts() == {"mul": 1}
