@@ -58,6 +58,23 @@ def _example(i: Input) -> Any:
     return np.full(i.shape, 0.5 if dtype.kind in "fc" else 0, dtype=dtype)
 
 
+def _check_wrt(graph: Graph, wrt: Sequence[str] | None, transform: str) -> list[str]:
+    """The input names to differentiate by (default: every floating one), checked."""
+    inputs = [i for i in graph.inputs if i.kind != "constant"]
+    if wrt is None:
+        wrt = [i.name for i in inputs if np.dtype(i.dtype).kind == "f"]
+    known = {i.name: i for i in inputs}
+    for name in wrt:
+        if name not in known:
+            raise GraphError(f"{transform}: {name!r} is not an input of graph {graph.name} "
+                             f"(inputs: {', '.join(known)})")
+        if np.dtype(known[name].dtype).kind not in "fc":
+            raise GraphError(f"{transform}: input {name!r} has dtype "
+                             f"{np.dtype(known[name].dtype)}; only floating inputs have "
+                             f"derivatives")
+    return list(wrt)
+
+
 def grad(graph: Graph, wrt: Sequence[str] | None = None, output: int = 0) -> Graph:
     """The graph of ``(outputs..., d outputs[output] / d wrt...)``.
 
@@ -67,16 +84,7 @@ def grad(graph: Graph, wrt: Sequence[str] | None = None, output: int = 0) -> Gra
     followed by one gradient per name in ``wrt``.
     """
     inputs = [i for i in graph.inputs if i.kind != "constant"]
-    if wrt is None:
-        wrt = [i.name for i in inputs if np.dtype(i.dtype).kind == "f"]
-    known = {i.name: i for i in inputs}
-    for name in wrt:
-        if name not in known:
-            raise GraphError(f"grad: {name!r} is not an input of graph {graph.name} "
-                             f"(inputs: {', '.join(known)})")
-        if np.dtype(known[name].dtype).kind not in "fc":
-            raise GraphError(f"grad: input {name!r} has dtype {np.dtype(known[name].dtype)}; "
-                             f"only floating inputs have gradients")
+    wrt = _check_wrt(graph, wrt, "grad")
     if not 0 <= output < len(graph.outputs):
         raise GraphError(f"grad: graph {graph.name} has {len(graph.outputs)} outputs")
     meta = graph.meta()
@@ -130,22 +138,6 @@ class _TangentsKnown:
     def forward(self, ctx: Any, xp: Any, *args: Any, **params: Any) -> Any:
         ctx.needs_input_grad = self.needs
         return self.primitive.forward(ctx, xp, *args, **params)
-
-
-def _check_wrt(graph: Graph, wrt: Sequence[str] | None, transform: str) -> list[str]:
-    inputs = [i for i in graph.inputs if i.kind != "constant"]
-    if wrt is None:
-        wrt = [i.name for i in inputs if np.dtype(i.dtype).kind == "f"]
-    known = {i.name: i for i in inputs}
-    for name in wrt:
-        if name not in known:
-            raise GraphError(f"{transform}: {name!r} is not an input of graph {graph.name} "
-                             f"(inputs: {', '.join(known)})")
-        if np.dtype(known[name].dtype).kind not in "fc":
-            raise GraphError(f"{transform}: input {name!r} has dtype "
-                             f"{np.dtype(known[name].dtype)}; only floating inputs have "
-                             f"derivatives")
-    return list(wrt)
 
 
 def _tangent(node: Any, ctx: Any, dots: list, needs: tuple) -> Any:
