@@ -160,7 +160,7 @@ def _times_one(node: Node, constants: dict, meta: dict) -> Ref | None:
 def constant_folding(graph: Graph, show: bool = False) -> Graph:
     """Compute now every node whose inputs are all constants; keep its value as a constant.
 
-    Also drop multiplications by a constant of ones (:func:`_times_one`).
+    Also drop multiplications by a constant of ones (``_times_one``).
     """
     constants = dict(graph.constants)
     constant_names = {i.name for i in graph.inputs if i.kind == "constant"}
