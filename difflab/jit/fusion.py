@@ -281,8 +281,11 @@ def run_blocks(elementwise: Any, layout: Layout, xp: Any, inputs: Sequence[Any],
         for j in layout.parameters:
             if layout.kinds[j] == "elementwise":
                 ys[j][lo:hi] = values[f"t{j}"]
-        for j in totals:
-            totals[j] = totals[j] + xp.sum(values[layout.reads[j]])
+        for j in totals:  # (a line of numbers alone is one number: as many as the block)
+            terms = values[layout.reads[j]]
+            if getattr(terms, "shape", ()) != (hi - lo,):
+                terms = xp.broadcast_to(xp.asarray(terms), (hi - lo,))
+            totals[j] = totals[j] + xp.sum(terms)
         for j, name, first in writes:
             if first:
                 ys[j][lo:hi] = values[name]
@@ -520,6 +523,11 @@ def _runs(graph: Graph, roles: list, min_size: int) -> list[list[int]]:
             key = None
             continue
         members[node.name] = role[0]
+    for run in runs:  # (a window no line after it reads is no part of the kernel)
+        while roles[run[-1]][0] == "window":
+            run.pop()
+            if not run:
+                break
     return [run for run in runs if len(run) >= min_size
             and any(roles[k][0] == "elementwise" for k in run)]
 

@@ -190,7 +190,7 @@ def flat_window(index: Any, shape: Sequence[int]) -> tuple[int, tuple] | None:
     if len(items) > len(shape):
         return None
     items = items + (slice(None),) * (len(shape) - len(items))
-    start, result, partial = 0, [], False
+    start, result = 0, []
     for axis, (item, n) in enumerate(zip(items, shape)):
         stride = math.prod(shape[axis + 1:])
         if isinstance(item, slice):
@@ -200,9 +200,8 @@ def flat_window(index: Any, shape: Sequence[int]) -> tuple[int, tuple] | None:
                 return None
             lo, hi, step = item.indices(n)
             length = len(range(lo, hi, step))
-            if (step != 1 and length > 1) or (partial and length != n):
-                return None  # (a stride, or a cut axis after a cut one: not one piece)
-            partial = partial or length != n
+            if (step != 1 and length > 1) or (result and length != n):
+                return None  # (a stride, or an axis cut after a sliced one: not one piece)
             start += lo * stride if length else 0
             result.append(length)
         elif _is_int(item) and not result:
