@@ -68,7 +68,7 @@ from typing import Any
 
 import numpy as np
 
-from difflab.jit.graph import Graph, Node, Ref, substitute
+from difflab.jit.graph import Graph, GraphError, Node, Ref, substitute
 from difflab.jit.kernels import (  # noqa: F401  (check_body, _source_file: read here too)
     TILE,
     Layout,
@@ -82,6 +82,8 @@ from difflab.jit.kernels import (  # noqa: F401  (check_body, _source_file: read
     scalar_source,
 )
 from difflab.ops.structural import BinaryOp, UnaryOp
+
+FLOAT64 = np.dtype(np.float64)
 
 
 def _numba_importable() -> bool:
@@ -169,22 +171,23 @@ class FusedElementwise:
             shape = max((a.shape for a in inputs), key=len, default=())
         n = math.prod(shape)
         flat = [_flat(xp, a, w, n) for a, w in zip(inputs, windows or (None,) * len(inputs))]
-        dtype = flat[0].dtype if flat else np.dtype(np.float64)
-        if _cupy_kernels_for(flat):
+        dtype = flat[0].dtype if flat else FLOAT64
+        on_cpu = all(type(a) is np.ndarray for a in flat)
+        if not on_cpu and _cupy_kernels_for(flat):
             layout, kernel = self.kernel(body, outputs, "cuda")
             if kernel is not None or not layout.delivered:
                 arrays, ys = _allocate(xp, layout, n, dtype)
                 run_blocks(kernel or _nothing, layout, xp, flat, ys, n, max(n, 1))
                 return _finish(ctx, layout, arrays, ys, shape, n)
-        use_numba = USE_NUMBA and dtype == np.float64 and all(
-            type(a) is np.ndarray and a.dtype == np.float64 for a in flat)
+        use_numba = USE_NUMBA and on_cpu and all(a.dtype == FLOAT64 for a in flat) \
+            and dtype == FLOAT64
         layout, (kind, kernel) = self.kernel(body, outputs, "numba" if use_numba else "numpy")
         arrays, ys = _allocate(xp, layout, n, dtype)
         if kind == "numba":
             kernel(n, *[a if a.size == n else np.broadcast_to(a, (n,)) for a in flat],
                    *[ys[j] for j in layout.parameters])
         else:  # (in cache-sized blocks on the CPU; on a GPU, in one)
-            tile = TILE if all(isinstance(a, np.ndarray) for a in flat) else max(n, 1)
+            tile = TILE if on_cpu else max(n, 1)
             run_blocks(lambda *block: kernel(xp, *block), layout, xp, flat, ys, n, tile)
         return _finish(ctx, layout, arrays, ys, shape, n)
 
@@ -216,15 +219,14 @@ def kernel_source(node: Node, language: str = "numba") -> str:
 
 def _flat(xp: Any, array: Any, window: Any, n: int) -> Any:
     """An input as the loop reads it: its window (if any), flat, contiguous."""
-    from difflab.jit.graph import GraphError
-
     if window is not None:
         array = array[window]
-    flat = xp.ascontiguousarray(array).reshape(-1)
-    if flat.size != n and (flat.size != 1 or window is not None):
-        raise GraphError(f"a fused kernel over {n} elements got an input of {flat.size} "
+    if array.ndim != 1 or not array.flags.c_contiguous:
+        array = xp.ascontiguousarray(array).reshape(-1)
+    if array.size != n and (array.size != 1 or window is not None):
+        raise GraphError(f"a fused kernel over {n} elements got an input of {array.size} "
                          f"elements (window {window!r})")
-    return flat
+    return array
 
 
 def _allocate(xp: Any, layout: Layout, n: int, dtype: Any) -> tuple[dict, dict]:
@@ -234,8 +236,6 @@ def _allocate(xp: Any, layout: Layout, n: int, dtype: Any) -> tuple[dict, dict]:
     array that the first-writing scatter does not cover are set to zero
     here, the rest is written by the loop.
     """
-    from difflab.jit.graph import GraphError
-
     arrays = {}  # root line -> the whole array its scatters write
     for root, first in layout.first.items():
         size = math.prod(layout.shape[root])
