@@ -170,18 +170,23 @@ class FusedElementwise:
         if shape is None:  # (a graph saved before fused lines kept their loop's shape)
             shape = max((a.shape for a in inputs), key=len, default=())
         n = math.prod(shape)
+        if windows is not None and len(windows) != len(inputs):
+            raise GraphError(f"a fused kernel got {len(inputs)} inputs and {len(windows)} "
+                             f"windows")
         flat = [_flat(xp, a, w, n) for a, w in zip(inputs, windows or (None,) * len(inputs))]
         dtype = flat[0].dtype if flat else FLOAT64
         on_cpu = all(type(a) is np.ndarray for a in flat)
         if not on_cpu and _cupy_kernels_for(flat):
             layout, kernel = self.kernel(body, outputs, "cuda")
-            if kernel is not None or not layout.delivered:
+            if (kernel is not None or not layout.delivered) and layout.n_inputs == len(flat):
                 arrays, ys = _allocate(xp, layout, n, dtype)
                 run_blocks(kernel or _nothing, layout, xp, flat, ys, n, max(n, 1))
                 return _finish(ctx, layout, arrays, ys, shape, n)
         use_numba = USE_NUMBA and on_cpu and all(a.dtype == FLOAT64 for a in flat) \
             and dtype == FLOAT64
         layout, (kind, kernel) = self.kernel(body, outputs, "numba" if use_numba else "numpy")
+        if layout.n_inputs != len(flat):
+            raise GraphError(f"a fused kernel reading {layout.n_inputs} inputs got {len(flat)}")
         arrays, ys = _allocate(xp, layout, n, dtype)
         if kind == "numba":
             kernel(n, *[a if a.size == n else np.broadcast_to(a, (n,)) for a in flat],

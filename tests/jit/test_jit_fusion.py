@@ -641,9 +641,17 @@ def test_a_fused_gradient_survives_save_and_load_and_a_tampered_window_is_refuse
     body = list(node.params["body"])
     j = next(k for k, (op, _) in enumerate(body) if op == "scatter_add")
     value, index, shape = body[j][1]
+    good = dict(node.params)
     for bad in [(value, index, (10,)), (value, slice(5, None), shape)]:
         body[j] = ("scatter_add", bad)
         node.params["body"] = tuple(body)
+        with pytest.raises(GraphError):
+            fused.run(x)
+    # ... and so are a loop longer than its inputs, and windows that do not match them.
+    for key, bad in [("shape", (60,)), ("windows", (slice(1, None),)),
+                     ("windows", (slice(None, -1), slice(None, None, 2)))]:
+        node.params.clear()
+        node.params.update(good, **{key: bad})
         with pytest.raises(GraphError):
             fused.run(x)
 
