@@ -447,7 +447,7 @@ def schedule(graph: Graph) -> list[Node]:
     Any order in which each line comes after the lines it reads computes the
     same values (every primitive is a pure function).  So, among the lines
     ready to run, keep taking those of the current group's loop (see
-    :func:`_roles`); when none is left, run the other ready lines (a
+    ``_roles``); when none is left, run the other ready lines (a
     ``matmul``), then start the next group.  A backward graph's first VJP
     lines do not wait for the loss's ``sum``: forward and backward fuse into
     one kernel.  Ties go to the original order.
@@ -614,7 +614,7 @@ def fuse(graph: Graph, show: bool = False, min_size: int = 2) -> Graph:
 
     The lines are first put in an order that keeps each group together
     (:func:`schedule`); then each run of consecutive lines that can share a
-    kernel (:func:`_joins`) becomes one ``fused`` line: elementwise lines,
+    kernel (``_joins``) becomes one ``fused`` line: elementwise lines,
     the windows they read (``x[1:]``, read at an offset), the sums of their
     values and their scatters into windows of bigger arrays.  Results equal
     the unfused lines' to rounding: a fused sum adds block by block, in the
