@@ -167,6 +167,12 @@ class FusedElementwise:
 
     def forward(self, ctx: Any, xp: Any, *inputs: Any, body: tuple, outputs: tuple,
                 shape: tuple | None = None, windows: tuple | None = None) -> Any:
+        """Run the kernel on these inputs: the first output returned, the others saved.
+
+        numba's loop for float64 arrays on the CPU, CuPy's ElementwiseKernel
+        (then CuPy's sums and scatters) for float64 arrays on a GPU, and the
+        NumPy kernel, block by block, for everything else.
+        """
         if shape is None:  # (a graph saved before fused lines kept their loop's shape)
             shape = max((a.shape for a in inputs), key=len, default=())
         n = math.prod(shape)
