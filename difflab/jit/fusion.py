@@ -31,30 +31,59 @@ Three kernels come from the same generated code:
   NumPy, *tiled*: on blocks of 16384 elements, so the temporaries stay in
   the CPU cache.  It computes what the unfused lines compute.
 
+A kernel takes in more than elementwise lines: the whole loop of a
+gradient.  The Rosenbrock function ``sum(100 (x[1:] - x[:-1]²)² + (1 - x[:-1])²)``
+and its gradient become one line,
+
+.. code-block:: text
+
+    v23 = fused[mul · sub · ... · sum · ... · scatter_add · scatter_add · add](x[:-1], x[1:])
+
+one pass that reads x and writes the loss and the gradient:
+
+* **windows**: ``x[1:]``, a slice that is one contiguous piece of x, is
+  read in place by the loop (element i of it is element i + 1 of x);
+* **sums**: ``sum``/``mean`` of a whole value of the loop is a running
+  total (NumPy's ``sum`` adds pairwise, the kernel block by block: the two
+  agree to rounding, not bit for bit);
+* **scatters**: ``scatter_add`` into a window (the VJP of a slice) writes
+  its values into that window of its array, and an ``add`` of such
+  scatters makes them write one array (see :class:`~difflab.jit.kernels.Layout`).
+
 The pass (:func:`fuse`, ``"fuse"`` in :func:`difflab.jit.optimize`) first
-orders the lines so that elementwise lines of one shape and dtype stand
-together (:func:`schedule`), then makes each such run one kernel; values a
-later line or an output reads leave the kernel as its outputs (the first one
-the node's result, the others ``v9.s0``, ...).
+orders the lines so that the lines of one loop (shape and dtype) stand
+together (:func:`schedule`), then makes each run of them one kernel; values
+a later line or an output reads leave the kernel as its outputs (the first
+one the node's result, the others ``v9.s0``, ...).  :func:`kernel_source`
+shows the generated text.  The text itself is written in
+:mod:`difflab.jit.kernels`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
-import re
-import stat
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from difflab.jit.graph import Graph, Node, Ref, substitute
+from difflab.jit.graph import Graph, GraphError, Node, Ref, substitute
+from difflab.jit.kernels import (  # noqa: F401  (check_body, _source_file: read here too)
+    TILE,
+    Layout,
+    NotScalar,
+    _source_file,
+    array_source,
+    c_source,
+    check_body,
+    compile_kernel,
+    flat_window,
+    scalar_source,
+)
 from difflab.ops.structural import BinaryOp, UnaryOp
 
-TILE = 16384  # elements per block of the NumPy kernel: 128 KiB of float64, cache-sized
+FLOAT64 = np.dtype(np.float64)
 
 
 def _numba_importable() -> bool:
@@ -82,272 +111,220 @@ def kernel_backend() -> str:
             "fused kernels to machine code; the results are the same)")
 
 
-# --------------------------------------------------------- writing source text
-
-
-class Expr:
-    """A piece of source code that arithmetic operators combine into bigger pieces."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def _op(self, symbol: str, other: Any, reverse: bool = False) -> Expr:
-        left, right = (_text(other), self.text) if reverse else (self.text, _text(other))
-        return Expr(f"({left} {symbol} {right})")
-
-    def __add__(self, o: Any) -> Expr: return self._op("+", o)
-    def __radd__(self, o: Any) -> Expr: return self._op("+", o, True)
-    def __sub__(self, o: Any) -> Expr: return self._op("-", o)
-    def __rsub__(self, o: Any) -> Expr: return self._op("-", o, True)
-    def __mul__(self, o: Any) -> Expr: return self._op("*", o)
-    def __rmul__(self, o: Any) -> Expr: return self._op("*", o, True)
-    def __truediv__(self, o: Any) -> Expr: return self._op("/", o)
-    def __rtruediv__(self, o: Any) -> Expr: return self._op("/", o, True)
-    def __pow__(self, o: Any) -> Expr: return self._op("**", o)
-    def __rpow__(self, o: Any) -> Expr: return self._op("**", o, True)
-    def __neg__(self) -> Expr: return Expr(f"(-{self.text})")
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, Expr):
-        return value.text
-    if isinstance(value, float) and not math.isfinite(value):
-        # (repr gives inf and nan, which are no Python names)
-        return "math.nan" if math.isnan(value) else ("math.inf" if value > 0 else "(-math.inf)")
-    return repr(value)
-
-
-class ArraySource:
-    """``xp`` for a rule writing array code: ``xp.sin(a)`` stays ``xp.sin(a)``."""
-
-    def __getattr__(self, name: str) -> Any:
-        return lambda *args: Expr(f"xp.{name}({', '.join(_text(a) for a in args)})")
-
-
-class NotScalar(Exception):
-    """A rule used an array function with no scalar equivalent here."""
-
-
-class ScalarSource:
-    """``xp`` for a rule writing scalar code (one element): ``xp.sin(a)`` -> ``math.sin(a)``."""
-
-    MATH = {"exp": "exp", "expm1": "expm1", "log": "log", "log1p": "log1p", "sqrt": "sqrt",
-            "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos",
-            "arctan": "atan", "arctan2": "atan2", "sinh": "sinh", "cosh": "cosh",
-            "tanh": "tanh", "erf": "erf", "log10": "log10", "log2": "log2"}
-
-    def __getattr__(self, name: str) -> Any:
-        if name in self.MATH:
-            return lambda *args: Expr(f"math.{self.MATH[name]}"
-                                      f"({', '.join(_text(a) for a in args)})")
-        if name == "abs":
-            return lambda a: Expr(f"abs({_text(a)})")
-        if name in ("maximum", "minimum"):
-            # NumPy's rule: a NaN on either side gives NaN (a + b is NaN then).
-            wins = ">=" if name == "maximum" else "<="
-            loses = ">" if name == "maximum" else "<"
-            return lambda a, b: Expr(
-                f"({_text(a)} if {_text(a)} {wins} {_text(b)} else ({_text(b)} if "
-                f"{_text(b)} {loses} {_text(a)} else {_text(a)} + {_text(b)}))")
-        raise NotScalar(name)
-
-
-class CExpr(Expr):
-    """Source text in C (the CUDA kernel): ``a ** b`` is ``pow(a, b)``, numbers are doubles."""
-
-    def _op(self, symbol: str, other: Any, reverse: bool = False) -> CExpr:
-        left, right = (_c(other), self.text) if reverse else (self.text, _c(other))
-        if symbol == "**":
-            return CExpr(f"pow({left}, {right})")
-        return CExpr(f"({left} {symbol} {right})")
-
-    def __neg__(self) -> CExpr:
-        return CExpr(f"(-{self.text})")
-
-
-def _c(value: Any) -> str:
-    if isinstance(value, Expr):
-        return value.text
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise NotScalar(repr(value))
-    number = float(value)  # (always a double literal: in C, 1 / 2 would be 0)
-    if math.isnan(number):
-        return "NAN"
-    if math.isinf(number):
-        return "INFINITY" if number > 0 else "(-INFINITY)"
-    return repr(number)
-
-
-class CSource:
-    """``xp`` for a rule writing one element's C code: ``xp.arcsin(a)`` -> ``asin(a)``."""
-
-    MATH = {**ScalarSource.MATH, "abs": "fabs"}
-
-    def __getattr__(self, name: str) -> Any:
-        if name in self.MATH:
-            return lambda *args: CExpr(f"{self.MATH[name]}({', '.join(_c(a) for a in args)})")
-        if name in ("maximum", "minimum"):
-            wins = ">=" if name == "maximum" else "<="
-            loses = ">" if name == "maximum" else "<"
-            return lambda a, b: CExpr(
-                f"({_c(a)} {wins} {_c(b)} ? {_c(a)} : ({_c(b)} {loses} {_c(a)} ? {_c(b)} : "
-                f"{_c(a)} + {_c(b)}))")
-        raise NotScalar(name)
-
-
-def _lines(body: Sequence[tuple], xp: Any, read: Any, expr: type = Expr,
-           text: Any = _text) -> list[str]:
-    """One assignment per line of the group, written by the primitives' own rules."""
-    from difflab.ops.registry import get
-
-    lines = []
-    for j, (op_name, args) in enumerate(body):
-        rule = get(op_name).rule
-        values = [expr(read(a)) if isinstance(a, str) else a for a in args]
-        lines.append(f"t{j} = {text(rule.forward(xp, *values))}")
-    return lines
-
-
-def array_source(body: Sequence[tuple], outputs: Sequence[int], n_inputs: int) -> str:
-    """The NumPy (or CuPy) kernel: the group's lines on whole arrays (or on one block)."""
-    lines = _lines(body, ArraySource(), lambda name: name)
-    inputs = ", ".join(f"in{k}" for k in range(n_inputs))
-    return (f"def kernel(xp, {inputs}):\n"
-            + "".join(f"    {line}\n" for line in lines)
-            + f"    return [{', '.join(f't{j}' for j in outputs)}]\n")
-
-
-def scalar_source(body: Sequence[tuple], outputs: Sequence[int], n_inputs: int) -> str:
-    """The numba kernel: one loop over the elements, the group's lines inside."""
-    lines = _lines(body, ScalarSource(), lambda name: "a" + name[2:] if name[:2] == "in" else name)
-    params = ", ".join([f"in{k}" for k in range(n_inputs)] +
-                       [f"out{k}" for k in range(len(outputs))])
-    return (f"def kernel(n, {params}):\n"
-            f"    for i in range(n):\n"
-            + "".join(f"        a{k} = in{k}[i]\n" for k in range(n_inputs))
-            + "".join(f"        {line}\n" for line in lines)
-            + "".join(f"        out{k}[i] = t{j}\n" for k, j in enumerate(outputs)))
-
-
-def c_source(body: Sequence[tuple], outputs: Sequence[int], n_inputs: int
-             ) -> tuple[str, str, str]:
-    """The CUDA kernel of a float64 group, as CuPy's ElementwiseKernel takes it.
-
-    ``(in_params, out_params, operation)``: CuPy runs ``operation`` once per
-    element, with ``in0``... the inputs' elements (broadcast) and ``out0``...
-    the outputs.  The lines are the same rules as the numba loop's, in C.
-    """
-    lines = _lines(body, CSource(), lambda name: name, CExpr, _c)
-    operation = "".join(f"double {line};\n" for line in lines)
-    operation += "".join(f"out{k} = t{j};\n" for k, j in enumerate(outputs))
-    return (", ".join(f"float64 in{k}" for k in range(n_inputs)),
-            ", ".join(f"float64 out{k}" for k in range(len(outputs))), operation)
-
-
-def run_tiled(kernel: Any, xp: Any, inputs: Sequence[Any], shape: tuple) -> list:
-    """Run an array kernel block by block (TILE elements), so temporaries stay in cache.
-
-    Elementwise lines give each element the same value whatever the blocks
-    are; only where the numbers live changes.
-    """
-    n = math.prod(shape)
-    if n <= TILE:
-        return kernel(xp, *inputs)
-    flat = [a.reshape(-1) if a.ndim else a for a in inputs]
-    outs = None
-    for start in range(0, n, TILE):
-        stop = min(start + TILE, n)
-        parts = kernel(xp, *[a[start:stop] if a.ndim else a for a in flat])
-        if outs is None:
-            outs = [xp.empty(n, dtype=p.dtype) for p in parts]
-        for out, part in zip(outs, parts):
-            out[start:stop] = part
-    return [o.reshape(shape) for o in outs]
-
-
 # ------------------------------------------------------------------ the kernel
 
 
 class FusedElementwise:
     """The operation of a fused line: ``forward`` runs the group's generated kernel.
 
-    Its settings (``body``: the group's lines as ``(primitive, arguments)``,
-    local names ``in0``/``t3`` or numbers; ``outputs``: which lines leave
-    the kernel) say everything, so a saved graph stores them as JSON and the
-    kernel is generated again after loading.
+    Its settings say everything, so a saved graph stores them as JSON and
+    the kernel is generated again after loading: ``body`` (the lines, as
+    ``(primitive, arguments)`` with local names ``in0``/``t3`` or numbers;
+    see :mod:`difflab.jit.kernels`), ``outputs`` (the lines that leave it,
+    the line's result first), ``shape`` (the loop's shape) and ``windows``
+    (for each input, the slice of it the loop reads, or None: the whole).
     """
 
     name = "fused"
-    math = "several elementwise rules, one loop"
+    math = "several elementwise rules, sums and scatters, one loop"
     double_backward = False
 
     def __init__(self) -> None:
-        # (id(body), numba?) -> (body, outputs, kind, kernel); body kept, so the id stays its own
+        # (id(body), kind) -> (body, outputs, layout, kernel); body kept, so the id stays its own
         self._kernels: dict[tuple, tuple] = {}
 
     def describe(self, node: Node, arguments: str) -> str:
-        ops = " · ".join(op for op, _ in node.params["body"])
-        return f"{node.name} = fused[{ops}]({arguments})"
+        from difflab.jit.graph import _arg
 
-    def kernel(self, body: tuple, outputs: tuple, use_numba: bool) -> tuple[str, Any]:
-        """The compiled kernel for these settings, generated on first use and kept."""
-        key = (id(body), use_numba)
+        ops = " · ".join(op for op, _ in node.params["body"])
+        windows = node.params.get("windows") or (None,) * len(node.args)
+        reads = []
+        for a, window in zip(node.args, windows):
+            items = window if isinstance(window, tuple) else (window,)
+            reads.append(_arg(a) if window is None
+                         else f"{_arg(a)}[{', '.join(_arg(i) for i in items)}]")
+        return f"{node.name} = fused[{ops}]({', '.join(reads)})"
+
+    def kernel(self, body: tuple, outputs: tuple, kind: str) -> tuple[Layout, Any]:
+        """The layout and the compiled kernel for these settings (made once, then kept).
+
+        ``kind`` is ``"numba"``, ``"numpy"`` or ``"cuda"``; a numba kernel
+        that cannot be written (a rule with no scalar form) comes back as
+        the NumPy kernel, a CUDA one as None.
+        """
+        key = (id(body), kind)
         cached = self._kernels.get(key)
         if cached is not None and cached[0] is body and cached[1] is outputs:
             return cached[2], cached[3]
-        kind, compiled = compile_kernel(body, outputs, use_numba)
-        self._kernels[key] = (body, outputs, kind, compiled)
-        return kind, compiled
-
-    def cuda_kernel(self, body: tuple, outputs: tuple) -> Any:
-        """CuPy's ElementwiseKernel for these settings (None if a rule has no C form)."""
-        key = (id(body), "cuda")
-        cached = self._kernels.get(key)
-        if cached is not None and cached[0] is body and cached[1] is outputs:
-            return cached[3]
-        n_inputs = check_body(body, outputs)
-        try:
-            in_params, out_params, operation = c_source(body, outputs, n_inputs)
-        except NotScalar:
-            kernel = None
+        layout = Layout(body, outputs)
+        if kind == "cuda":
+            compiled = _cuda_kernel(layout)
         else:
-            import cupy
+            made, compiled = compile_kernel(body, outputs, kind == "numba", layout)
+            compiled = (made, compiled)
+        self._kernels[key] = (body, outputs, layout, compiled)
+        return layout, compiled
 
-            kernel = cupy.ElementwiseKernel(in_params, out_params, operation,
-                                            "difflab_fused")
-        self._kernels[key] = (body, outputs, "cuda", kernel)
-        return kernel
+    def forward(self, ctx: Any, xp: Any, *inputs: Any, body: tuple, outputs: tuple,
+                shape: tuple | None = None, windows: tuple | None = None) -> Any:
+        """Run the kernel on these inputs: the first output returned, the others saved.
 
-    def forward(self, ctx: Any, xp: Any, *inputs: Any, body: tuple, outputs: tuple) -> Any:
-        # The pass lets in inputs of the line's own shape or 0-d ones: the largest is it.
-        shape = max((a.shape for a in inputs), key=len, default=())
-        use_numba = USE_NUMBA and all(type(a) is np.ndarray and a.dtype == np.float64
-                                      for a in inputs)
-        if _cupy_kernels_for(inputs):
-            kernel = self.cuda_kernel(body, outputs)
-            if kernel is not None:
-                out = kernel(*inputs)
-                results = list(out) if isinstance(out, tuple) else [out]
-                ctx.save(*results[1:])
-                return results[0]
-        kind, kernel = self.kernel(body, outputs, use_numba)
+        numba's loop for float64 arrays on the CPU, CuPy's ElementwiseKernel
+        (then CuPy's sums and scatters) for float64 arrays on a GPU, and the
+        NumPy kernel, block by block, for everything else.
+        """
+        if shape is None:  # (a graph saved before fused lines kept their loop's shape)
+            shape = max((a.shape for a in inputs), key=len, default=())
+        n = math.prod(shape)
+        if windows is not None and len(windows) != len(inputs):
+            raise GraphError(f"a fused kernel got {len(inputs)} inputs and {len(windows)} "
+                             f"windows")
+        flat = [_flat(xp, a, w, n) for a, w in zip(inputs, windows or (None,) * len(inputs))]
+        dtype = flat[0].dtype if flat else FLOAT64
+        on_cpu = all(type(a) is np.ndarray for a in flat)
+        if not on_cpu and _cupy_kernels_for(flat):
+            layout, kernel = self.kernel(body, outputs, "cuda")
+            if (kernel is not None or not layout.delivered) and layout.n_inputs == len(flat):
+                arrays, ys = _allocate(xp, layout, n, dtype)
+                run_blocks(kernel or _nothing, layout, xp, flat, ys, n, max(n, 1))
+                return _finish(ctx, layout, arrays, ys, shape, n)
+        use_numba = USE_NUMBA and on_cpu and all(a.dtype == FLOAT64 for a in flat) \
+            and dtype == FLOAT64
+        layout, (kind, kernel) = self.kernel(body, outputs, "numba" if use_numba else "numpy")
+        if layout.n_inputs != len(flat):
+            raise GraphError(f"a fused kernel reading {layout.n_inputs} inputs got {len(flat)}")
+        arrays, ys = _allocate(xp, layout, n, dtype)
         if kind == "numba":
-            n = math.prod(shape)
-            flat = [np.ascontiguousarray(a).reshape(-1) if a.size == n
-                    else np.broadcast_to(a.reshape(-1), (n,)) for a in inputs]
-            outs = [np.empty(n) for _ in outputs]
-            kernel(n, *flat, *outs)
-            results = [o.reshape(shape) for o in outs]
-        else:
-            results = run_tiled(kernel, xp, inputs, shape)
-        ctx.save(*results[1:])
-        return results[0]
+            kernel(n, *[a if a.size == n else np.broadcast_to(a, (n,)) for a in flat],
+                   *[ys[j] for j in layout.parameters])
+        else:  # (in cache-sized blocks on the CPU; on a GPU, in one)
+            tile = TILE if on_cpu else max(n, 1)
+            run_blocks(lambda *block: kernel(xp, *block), layout, xp, flat, ys, n, tile)
+        return _finish(ctx, layout, arrays, ys, shape, n)
 
     def vjp(self, ctx: Any, xp: Any, g: Any, *saved: Any) -> tuple:
         raise RuntimeError("a fused kernel has no VJP: differentiate the graph before fusing")
 
 
 FUSED = FusedElementwise()
+
+
+def kernel_source(node: Node, language: str = "numba") -> str:
+    """The generated source of a fused line's kernel, to read.
+
+    ``language``: ``"numba"`` (the loop compiled on the CPU), ``"numpy"``
+    (the elementwise lines on blocks, without numba) or ``"cuda"`` (the C
+    lines of CuPy's ElementwiseKernel).
+    """
+    layout = Layout(node.params["body"], node.params["outputs"])
+    if language == "numba":
+        return scalar_source(layout)
+    if language == "numpy":
+        return array_source(layout)
+    if language == "cuda":
+        in_params, out_params, operation = c_source(layout.body, layout.delivered,
+                                                    layout.n_inputs, layout.kinds)
+        return f"// in: {in_params}\n// out: {out_params}\n{operation}"
+    raise ValueError(f"no kernel language {language!r}: numba, numpy or cuda")
+
+
+def _flat(xp: Any, array: Any, window: Any, n: int) -> Any:
+    """An input as the loop reads it: its window (if any), flat, contiguous."""
+    if window is not None:
+        array = array[window]
+    if array.ndim != 1 or not array.flags.c_contiguous:
+        array = xp.ascontiguousarray(array).reshape(-1)
+    if array.size != n and (array.size != 1 or window is not None):
+        raise GraphError(f"a fused kernel over {n} elements got an input of {array.size} "
+                         f"elements (window {window!r})")
+    return array
+
+
+def _allocate(xp: Any, layout: Layout, n: int, dtype: Any) -> tuple[dict, dict]:
+    """The arrays the kernel writes: ``y{j}`` for each parameter, and each scatter's array.
+
+    A scatter writes a window of its array (a view of it); the parts of the
+    array that the first-writing scatter does not cover are set to zero
+    here, the rest is written by the loop.
+    """
+    arrays = {}  # root line -> the whole array its scatters write
+    for root, first in layout.first.items():
+        size = math.prod(layout.shape[root])
+        array = xp.empty(size, dtype=dtype)
+        array[:layout.start[first]] = 0
+        array[layout.start[first] + n:] = 0
+        arrays[root] = array
+    ys = {}
+    for j in layout.parameters:
+        if layout.kinds[j] == "scatter":
+            start = layout.start[j]
+            ys[j] = arrays[layout.root[j]][start:start + n]
+            if ys[j].size != n:
+                raise GraphError(f"a fused kernel over {n} elements scatters into "
+                                 f"{ys[j].size} elements of an array of shape "
+                                 f"{layout.shape[j]}")
+        else:
+            ys[j] = xp.empty(n if layout.kinds[j] == "elementwise" else 1, dtype=dtype)
+    return arrays, ys
+
+
+def run_blocks(elementwise: Any, layout: Layout, xp: Any, inputs: Sequence[Any], ys: dict,
+               n: int, tile: int) -> None:
+    """Run a kernel block by block (``tile`` elements) on arrays, NumPy's or CuPy's.
+
+    ``elementwise(*inputs of the block)`` computes the values of the
+    elementwise lines (``layout.delivered``); then each goes where the body
+    says: into an output, into a sum (each block's sum added to the total),
+    into a scatter's window (``=`` for the first writer, ``+=`` for the
+    others).  Elementwise lines give each element the same value whatever
+    the blocks are; a sum of several blocks adds in another order than
+    NumPy's one ``sum``: equal to rounding.
+    """
+    totals = {j: 0.0 for j, kind in enumerate(layout.kinds) if kind == "reduce"}
+    writes = [(j, layout.reads[j], layout.first[layout.root[j]] == j)
+              for j in layout.root]
+    writes.sort(key=lambda write: not write[2])  # (first writers first)
+    for lo in range(0, n, tile):
+        hi = min(lo + tile, n)
+        block = [a[lo:hi] if a.size == n else a for a in inputs]
+        values = {f"in{k}": a for k, a in enumerate(block)}
+        values.update((f"t{j}", v) for j, v in zip(layout.delivered, elementwise(*block)))
+        for j in layout.parameters:
+            if layout.kinds[j] == "elementwise":
+                ys[j][lo:hi] = values[f"t{j}"]
+        for j in totals:  # (a line of numbers alone is one number: as many as the block)
+            terms = values[layout.reads[j]]
+            if getattr(terms, "shape", ()) != (hi - lo,):
+                terms = xp.broadcast_to(xp.asarray(terms), (hi - lo,))
+            totals[j] = totals[j] + xp.sum(terms)
+        for j, name, first in writes:
+            if first:
+                ys[j][lo:hi] = values[name]
+            else:
+                ys[j][lo:hi] += values[name]
+    for j, total in totals.items():
+        ys[j][0] = total
+
+
+def _nothing(*block: Any) -> list:
+    return []
+
+
+def _finish(ctx: Any, layout: Layout, arrays: dict, ys: dict, shape: tuple, n: int) -> Any:
+    """The outputs in their shapes (a mean scaled); the first is returned, the others saved."""
+    results = []
+    for k in layout.outputs:
+        kind = layout.kinds[k]
+        if kind == "elementwise":
+            results.append(ys[k].reshape(shape))
+        elif kind == "reduce":
+            if layout.body[k][0] == "mean":  # (as the mean primitive: the sum times 1/n)
+                ys[k] *= 1.0 / n if n else float("nan")
+            results.append(ys[k].reshape(()))
+        else:
+            results.append(arrays[k].reshape(layout.shape[k]))
+    ctx.save(*results[1:])
+    return results[0]
 
 
 def _cupy_kernels_for(inputs: Sequence[Any]) -> bool:
@@ -363,135 +340,25 @@ def _cupy_kernels_for(inputs: Sequence[Any]) -> bool:
     return hasattr(cupy, "ElementwiseKernel")
 
 
-_LOCAL = re.compile(r"^(in|t)(\d{1,6})$")
-
-
-def check_body(body: Any, outputs: Any) -> int:
-    """Refuse settings that are not a fused group; the number of kernel inputs if they are.
-
-    The settings come from a graph file too, and they become source code:
-    so every name must be an elementwise primitive, every argument a local
-    name (``in3``, or ``t2`` of an earlier line) or a number, every output a
-    line.  Nothing else ever reaches the generated text.
-    """
-    from difflab.jit.graph import GraphError
-    from difflab.ops import registry
-
-    def bad(why: str) -> GraphError:
-        return GraphError(f"a fused kernel's settings are not valid: {why}")
-
-    if not isinstance(body, (tuple, list)) or not body:
-        raise bad("body must be a non-empty list of (primitive, arguments)")
-    n_inputs = 0
-    for j, line in enumerate(body):
-        if not (isinstance(line, (tuple, list)) and len(line) == 2
-                and isinstance(line[0], str) and isinstance(line[1], (tuple, list))):
-            raise bad(f"line {j} is not (primitive, arguments)")
-        op = registry.PRIMITIVES.get(line[0])
-        if not isinstance(op, (UnaryOp, BinaryOp)):
-            raise bad(f"line {j}: {line[0]!r} is not an elementwise primitive")
-        if len(line[1]) != (1 if isinstance(op, UnaryOp) else 2):
-            raise bad(f"line {j}: {line[0]} takes {1 if isinstance(op, UnaryOp) else 2} "
-                      f"arguments, got {len(line[1])}")
-        for a in line[1]:
-            if isinstance(a, str):
-                match = _LOCAL.match(a)
-                if match is None or (match.group(1) == "t" and int(match.group(2)) >= j):
-                    raise bad(f"line {j}: argument {a!r} is neither an input (in0, in1, ...) "
-                              f"nor an earlier line (t0 ... t{j - 1})")
-                if match.group(1) == "in":
-                    n_inputs = max(n_inputs, int(match.group(2)) + 1)
-            elif isinstance(a, bool) or not isinstance(a, (int, float)):
-                raise bad(f"line {j}: argument {a!r} is not a name or a number")
-    if not isinstance(outputs, (tuple, list)) or not outputs or not all(
-            isinstance(k, int) and not isinstance(k, bool) and 0 <= k < len(body)
-            for k in outputs):
-        raise bad(f"outputs must be line numbers 0 ... {len(body) - 1}, got {outputs!r}")
-    return n_inputs
-
-
-def compile_kernel(body: Sequence[tuple], outputs: Sequence[int], use_numba: bool
-                   ) -> tuple[str, Any]:
-    """("numba", compiled loop) or ("numpy", the array function), from the generated source."""
-    n_inputs = check_body(body, outputs)
-    if use_numba:
-        try:
-            source = scalar_source(body, outputs, n_inputs)
-        except NotScalar:
-            pass  # (an array function with no scalar twin: the NumPy kernel does it)
-        else:
-            import numba
-
-            filename = _source_file(source)
-            # (__name__: numba's disk cache finds the kernel's globals through it)
-            namespace: dict = {"math": math, "__name__": __name__}
-            exec(compile(source, filename or "<difflab fused kernel>", "exec"),  # noqa: S102
-                 namespace)
-            # error_model="numpy": 1/0 gives inf, as in NumPy, instead of raising.
-            # cache=True needs the source in a file: then numba keeps the machine code
-            # beside it and a new process loads it instead of compiling again.
-            return "numba", numba.njit(error_model="numpy", cache=filename is not None)(
-                namespace["kernel"])
-    namespace = {"math": math}
-    exec(compile(array_source(body, outputs, n_inputs), "<difflab fused kernel>", "exec"),
-         namespace)  # noqa: S102
-    return "numpy", namespace["kernel"]
-
-
-def cache_directory() -> str:
-    """Where compiled kernels are kept: ``$DIFFLAB_CACHE_DIR`` or ``~/.cache/difflab``."""
-    root = os.environ.get("DIFFLAB_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
-        "difflab")
-    return os.path.join(root, "kernels")
-
-
-def _private_directory(path: str) -> bool:
-    """Create ``path`` (mode 700) if needed; True if it is ours alone.
-
-    numba's cache index is a pickle: whoever can write to the folder could
-    make the next process run their code.  So a folder another user owns, or
-    that others may write to, is not used (the kernel is compiled in memory).
-    """
-    try:
-        os.makedirs(path, mode=0o700, exist_ok=True)
-        info = os.lstat(path)
-    except OSError:
-        return False
-    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
-        return False
-    if hasattr(os, "getuid") and info.st_uid != os.getuid():
-        return False
-    return not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-
-
-def _source_file(source: str) -> str | None:
-    """The kernel's source in the cache folder (named by its hash), or None if no cache.
-
-    The code that runs is always ``source`` itself (compiled from this
-    string); the file is only what numba's disk cache is keyed to.
-    """
-    directory = cache_directory()
-    if not _private_directory(directory):
-        warnings.warn(f"fused kernels are not cached on disk: {directory} is not a folder "
-                      f"only you can write to (set DIFFLAB_CACHE_DIR to one)", stacklevel=3)
+def _cuda_kernel(layout: Layout) -> Any:
+    """CuPy's ElementwiseKernel for the elementwise lines (None if a rule has no C form)."""
+    if not layout.delivered:
         return None
-    digest = hashlib.sha256(source.encode()).hexdigest()[:24]
-    path = os.path.join(directory, f"kernel_{digest}.py")
     try:
-        with open(path, encoding="utf-8") as f:
-            if f.read() == source:
-                return path
-    except OSError:
-        pass
-    try:  # (written whole, then renamed: a process reading it never sees half a file)
-        temporary = f"{path}.{os.getpid()}.tmp"
-        with open(temporary, "w", encoding="utf-8") as f:
-            f.write(source)
-        os.replace(temporary, path)
-    except OSError:
+        in_params, out_params, operation = c_source(layout.body, layout.delivered,
+                                                    layout.n_inputs, layout.kinds)
+    except NotScalar:
         return None
-    return path
+    import cupy
+
+    kernel = cupy.ElementwiseKernel(in_params, out_params, operation, "difflab_fused")
+
+    def run(*block: Any) -> list:
+        out = kernel(*block)
+        return list(out) if isinstance(out, tuple) else [out]
+
+    return run
+
 
 
 # -------------------------------------------------------------------- the pass
@@ -500,8 +367,6 @@ def _source_file(source: str) -> str | None:
 def _elementwise(node: Node, meta: dict) -> bool:
     """A line that may join a kernel: an elementwise rule, inputs of its shape or scalars."""
     if not isinstance(node.op, (UnaryOp, BinaryOp)) or node.params:
-        return False
-    if np.dtype(node.dtype).kind != "f":
         return False
     for a in node.args:
         if isinstance(a, Ref):
@@ -513,24 +378,88 @@ def _elementwise(node: Node, meta: dict) -> bool:
     return True
 
 
-def _fusible(node: Node, meta: dict) -> bool:
-    return _elementwise(node, meta) and not any(m is not None for m in node.saved)
+def _whole(axis: Any, ndim: int) -> bool:
+    """Whether a reduction over ``axis`` takes in every axis of an ``ndim``-axis array."""
+    if axis is None:
+        return True
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    if not all(isinstance(a, int) and not isinstance(a, bool) and -ndim <= a < ndim
+               for a in axes):
+        return False
+    return sorted({a % ndim for a in axes}) == list(range(ndim)) == sorted(a % ndim for a in axes)
+
+
+def _roles(graph: Graph) -> list[tuple[str, tuple] | None]:
+    """For each line, what it can be in a kernel and which loop: ``(kind, (shape, dtype))``.
+
+    The loop of a kernel is the shape it runs over.  An elementwise line
+    runs over its own shape; so does a window (``x[1:]``: read at an
+    offset); a whole-array ``sum``/``mean`` and a ``scatter_add`` into a
+    window run over their input's shape; an ``add`` of two scatters into
+    one array (a *merge*), read by nothing else, over theirs.
+    """
+    meta = graph.meta()
+    readers: dict[str, int] = {}
+    for node in graph.nodes:
+        for name in {r.name for r in node.refs()}:
+            readers[name] = readers.get(name, 0) + 1
+    returned = {o.name for o in graph.outputs if isinstance(o, Ref)}
+    by_name: dict[str, tuple | None] = {}
+    roles = []
+    for node in graph.nodes:
+        role = _role(node, meta, by_name, readers, returned)
+        by_name[node.name] = role
+        roles.append(role)
+    return roles
+
+
+def _role(node: Node, meta: dict, roles: dict, readers: dict, returned: set
+          ) -> tuple[str, tuple] | None:
+    dtype = np.dtype(node.dtype)
+    if dtype.kind != "f" or any(m is not None for m in node.saved):
+        return None
+    refs = node.refs()
+    if node.op_name == "add" and len(refs) == 2 == len(node.args) and not node.params:
+        taken = [roles.get(r.name) for r in refs]
+        if all(t is not None and t[0] in ("scatter", "merge") for t in taken) \
+                and taken[0][1] == taken[1][1] and refs[0] != refs[1] \
+                and meta[refs[0].name] == meta[refs[1].name] \
+                and all(readers[r.name] == 1 and r.name not in returned for r in refs):
+            return "merge", taken[0][1]
+    if _elementwise(node, meta):
+        return "elementwise", (tuple(node.shape), dtype.str)
+    if len(refs) != 1 or node.args != (refs[0],) or meta[refs[0].name][1] != dtype:
+        return None  # (the others read one array, and nothing else, as Refs)
+    shape = meta[refs[0].name][0]
+    params = node.params
+    if node.op_name == "index":
+        window = flat_window(params["index"], shape)
+        if window is not None and window[1] == tuple(node.shape):
+            return "window", (tuple(node.shape), dtype.str)
+    elif node.op_name in ("sum", "mean") and set(params) <= {"axis", "keepdims"}:
+        if _whole(params.get("axis"), len(shape)) and not params.get("keepdims") \
+                and (node.op_name == "sum" or math.prod(shape) > 0):
+            return "reduce", (shape, dtype.str)
+    elif node.op_name == "scatter_add":
+        window = flat_window(params["index"], tuple(params["shape"]))
+        if window is not None and window[1] == shape:
+            return "scatter", (shape, dtype.str)
+    return None
 
 
 def schedule(graph: Graph) -> list[Node]:
-    """The nodes reordered so that elementwise lines of one shape stand together.
+    """The nodes reordered so that the lines of one loop (shape and dtype) stand together.
 
     Any order in which each line comes after the lines it reads computes the
     same values (every primitive is a pure function).  So, among the lines
-    ready to run, keep taking elementwise ones of the current group's shape
-    and dtype; when none is left, run the other ready lines (a ``sum``, a
+    ready to run, keep taking those of the current group's loop (see
+    ``_roles``); when none is left, run the other ready lines (a
     ``matmul``), then start the next group.  A backward graph's first VJP
     lines do not wait for the loss's ``sum``: forward and backward fuse into
     one kernel.  Ties go to the original order.
     """
     import heapq
 
-    meta = graph.meta()
     nodes = graph.nodes
     index = {}
     for k, node in enumerate(nodes):
@@ -542,14 +471,13 @@ def schedule(graph: Graph) -> list[Node]:
         for dep in {index[r.name] for r in node.refs() if r.name in index}:
             waiting[k] += 1
             users[dep].append(k)
-    fusible = [_fusible(n, meta) for n in nodes]
-    group = [(tuple(n.shape), np.dtype(n.dtype).str) for n in nodes]
+    roles = _roles(graph)
     ready_fusible: dict[tuple, list[int]] = {}
     ready_other: list[int] = []
 
     def make_ready(k: int) -> None:
-        if fusible[k]:
-            heapq.heappush(ready_fusible.setdefault(group[k], []), k)
+        if roles[k] is not None:
+            heapq.heappush(ready_fusible.setdefault(roles[k][1], []), k)
         else:
             heapq.heappush(ready_other, k)
 
@@ -575,71 +503,150 @@ def schedule(graph: Graph) -> list[Node]:
     return [nodes[k] for k in order]
 
 
+def _joins(node: Node, kind: str, members: dict) -> bool:
+    """Whether ``node`` can join the kernel whose lines (name -> kind) are ``members``.
+
+    A loop value is there at every step; a sum or a scatter only after the
+    loop: so an elementwise line, a sum or a scatter reads loop values (or
+    values from outside), a merge reads the kernel's own scatters, and a
+    window reads an array from outside.
+    """
+    read = [members.get(r.name) for r in node.refs()]
+    if kind == "merge":
+        return all(k in ("scatter", "merge") for k in read)
+    if kind == "window":
+        return read == [None]
+    return all(k in (None, "elementwise", "window") for k in read)
+
+
+def _runs(graph: Graph, roles: list, min_size: int) -> list[list[int]]:
+    """The groups to fuse: consecutive lines of one loop that can share a kernel."""
+    runs: list[list[int]] = []
+    members: dict[str, str] = {}
+    key = None
+    for k, (node, role) in enumerate(zip(graph.nodes, roles)):
+        if role is not None and role[1] == key and _joins(node, role[0], members):
+            runs[-1].append(k)
+        elif role is not None and role[0] != "merge":
+            runs.append([k])
+            members, key = {}, role[1]
+        else:
+            key = None
+            continue
+        members[node.name] = role[0]
+    for run in runs:  # (a window no line after it reads is no part of the kernel)
+        while roles[run[-1]][0] == "window":
+            run.pop()
+            if not run:
+                break
+    return [run for run in runs if len(run) >= min_size
+            and any(roles[k][0] == "elementwise" for k in run)]
+
+
+def _one_number(graph: Graph, name: str) -> float | None:
+    """The number a float64 constant holds in every element, or None."""
+    from difflab import backend
+
+    if name not in graph.constants:
+        return None
+    array = backend.to_numpy(graph.constants[name])
+    if array.dtype != np.float64 or array.size == 0:
+        return None
+    first = array.reshape(-1)[0]
+    return float(first) if bool((array == first).all()) else None
+
+
+def _kernel_node(graph: Graph, run: list[int], roles: list, used_after: Any
+                 ) -> tuple[Node, list[str], list[int]]:
+    """The ``fused`` line of one run; the names that leave it as ``name.s0``...; lines gone.
+
+    ``used_after(k)``: whether line k's value is read after the run or returned.
+    """
+    windows = {graph.nodes[k].name: graph.nodes[k] for k in run if roles[k][0] == "window"}
+    lines = [k for k in run if roles[k][0] != "window"]
+    local = {graph.nodes[k].name: f"t{j}" for j, k in enumerate(lines)}
+    inputs: list[tuple[Ref, Any]] = []  # (array, its window or None)
+
+    def name_of(ref: Ref) -> str:
+        if ref.name in local:
+            return local[ref.name]
+        node = windows.get(ref.name)
+        read = (node.args[0], node.params["index"]) if node is not None else (ref, None)
+        for k, (r, w) in enumerate(inputs):
+            if r == read[0] and repr(w) == repr(read[1]):
+                return f"in{k}"
+        inputs.append(read)
+        return f"in{len(inputs) - 1}"
+
+    def argument(a: Any) -> Any:  # (a constant that is one number everywhere is that number)
+        if not isinstance(a, Ref):
+            return a
+        number = _one_number(graph, a.name)
+        return name_of(a) if number is None else number
+
+    body = []
+    for k in lines:
+        node, kind = graph.nodes[k], roles[k][0]
+        if kind == "elementwise":
+            args = tuple(argument(a) for a in node.args)
+        elif kind == "scatter":
+            args = (name_of(node.args[0]), node.params["index"], tuple(node.params["shape"]))
+        else:
+            args = tuple(name_of(a) for a in node.args)
+        body.append((node.op_name, args))
+    # What is read after the run (or returned) leaves the kernel, and every sum and every
+    # scatter's array (a merge takes in its scatters); the last line always.
+    merged = {r.name for k in lines if roles[k][0] == "merge" for r in graph.nodes[k].refs()}
+    leaving = [j for j, k in enumerate(lines)
+               if used_after(k) or roles[k][0] == "reduce"
+               or roles[k][0] in ("scatter", "merge") and graph.nodes[k].name not in merged]
+    if not leaving or leaving[-1] != len(lines) - 1:
+        leaving = [j for j in leaving if j != len(lines) - 1] + [len(lines) - 1]
+    main = graph.nodes[lines[leaving[-1]]]
+    order = [leaving[-1]] + leaving[:-1]  # the result first, then the saved
+    params = {"body": tuple(body), "outputs": tuple(order), "shape": roles[run[0]][1][0]}
+    if any(w is not None for _, w in inputs):
+        params["windows"] = tuple(w for _, w in inputs)
+    extra = [graph.nodes[lines[j]] for j in order[1:]]
+    fused = Node(main.name, FUSED, tuple(r for r, _ in inputs), params, main.shape, main.dtype,
+                 (False,) * len(inputs), tuple((tuple(n.shape), np.dtype(n.dtype)) for n in extra))
+    # (a window read elsewhere too stays: it is a view, no copy)
+    gone = lines + [k for k in run if k not in lines and not used_after(k)]
+    return fused, [n.name for n in extra], gone
+
+
 def fuse(graph: Graph, show: bool = False, min_size: int = 2) -> Graph:
-    """Replace each group of elementwise lines (same shape, dtype) by one kernel.
+    """Replace each group of lines over one loop by one kernel.
 
     The lines are first put in an order that keeps each group together
-    (:func:`schedule`); then each run of consecutive elementwise lines
-    becomes one ``fused`` line.
+    (:func:`schedule`); then each run of consecutive lines that can share a
+    kernel (``_joins``) becomes one ``fused`` line: elementwise lines,
+    the windows they read (``x[1:]``, read at an offset), the sums of their
+    values and their scatters into windows of bigger arrays.  Results equal
+    the unfused lines' to rounding: a fused sum adds block by block, in the
+    loop's order, where NumPy's ``sum`` adds pairwise.
     """
     from difflab.jit.passes import _copy, _show
 
     original = graph
     graph = _copy(graph, schedule(graph), graph.outputs)
-    meta = graph.meta()
     readers: dict[str, set] = {}
     for k, node in enumerate(graph.nodes):
         for r in node.refs():
             readers.setdefault(r.name, set()).add(k)
-    outputs_read = {o.name for o in graph.outputs if isinstance(o, Ref)}
-
-    runs: list[list[int]] = []
-    for k, node in enumerate(graph.nodes):
-        if not _fusible(node, meta):
-            continue
-        last = runs[-1] if runs else None
-        if last and last[-1] == k - 1 and graph.nodes[last[-1]].shape == node.shape \
-                and graph.nodes[last[-1]].dtype == node.dtype:
-            last.append(k)
-        else:
-            runs.append([k])
-    runs = [r for r in runs if len(r) >= min_size]
-
+    returned = {o.name for o in graph.outputs if isinstance(o, Ref)}
+    roles = _roles(graph)
     renamed: dict[str, Ref] = {}
     replaced: dict[int, Node | None] = {}
-    for run in runs:
-        members = {graph.nodes[k].name: j for j, k in enumerate(run)}
-        inputs: list[str] = []
-        body = []
-        for k in run:
-            node = graph.nodes[k]
-            args = []
-            for a in node.args:
-                if isinstance(a, Ref) and a.name in members:
-                    args.append(f"t{members[a.name]}")
-                elif isinstance(a, Ref):
-                    if a.name not in inputs:
-                        inputs.append(a.name)
-                    args.append(f"in{inputs.index(a.name)}")
-                else:
-                    args.append(a)
-            body.append((node.op_name, tuple(args)))
-        # Lines read after the run (or returned) leave the kernel; the last one always.
-        leaving = [j for j, k in enumerate(run)
-                   if graph.nodes[k].name in outputs_read
-                   or any(r > run[-1] for r in readers.get(graph.nodes[k].name, ()))]
-        if not leaving or leaving[-1] != len(run) - 1:
-            leaving = [j for j in leaving if j != len(run) - 1] + [len(run) - 1]
-        main = graph.nodes[run[leaving[-1]]]
-        order = [leaving[-1]] + leaving[:-1]  # the result first, then the saved
-        fused = Node(main.name, FUSED, tuple(Ref(n) for n in inputs),
-                     {"body": tuple(body), "outputs": tuple(order)}, main.shape, main.dtype,
-                     (False,) * len(inputs),
-                     tuple((tuple(main.shape), np.dtype(main.dtype)) for _ in order[1:]))
-        for s, j in enumerate(order[1:]):
-            renamed[graph.nodes[run[j]].name] = Ref(f"{main.name}.s{s}")
-        for k in run:
-            replaced[k] = None
+    for run in _runs(graph, roles, min_size):
+        def used_after(k: int, run: list = run) -> bool:
+            name = graph.nodes[k].name
+            return name in returned or bool(readers.get(name, set()) - set(run))
+
+        fused, extra, gone = _kernel_node(graph, run, roles, used_after)
+        for s, name in enumerate(extra):
+            renamed[name] = Ref(f"{fused.name}.s{s}")
+        replaced.update(dict.fromkeys(gone))
         replaced[run[-1]] = fused
     nodes = []
     for k, node in enumerate(graph.nodes):
@@ -653,7 +660,12 @@ def fuse(graph: Graph, show: bool = False, min_size: int = 2) -> Graph:
                           {p: substitute(v, renamed) for p, v in node.params.items()},
                           node.shape, node.dtype, node.needs_input_grad, node.saved))
     outputs = [substitute(o, renamed) for o in graph.outputs]
-    result = _copy(graph, nodes, outputs)
+    # A constant that became a number in a kernel's text may be read no more.
+    read = {r.name for n in nodes for r in n.refs()} | {o.name for o in outputs
+                                                        if isinstance(o, Ref)}
+    result = _copy(graph, nodes, outputs,
+                   [i for i in graph.inputs if i.kind != "constant" or i.name in read],
+                   {k: v for k, v in graph.constants.items() if k in read})
     if show:
         print(f"(fused kernels: {kernel_backend()})")
     _show("elementwise fusion", original, result, show)

@@ -23,10 +23,17 @@ def _apply(op, a, b):
         return dl.maximum(a, b)
     if op == "sum":
         return a.sum(dim=0, keepdim=True) * b
+    if op == "sum_all":  # a whole-array sum (a fused kernel's running total)
+        return a.sum() * b
+    if op == "mean":
+        return (a * 2.0).mean() + b
+    if op == "window":  # slices (read in place by a kernel; scatter_add in the backward)
+        return (a[1:] * b[:-1]).tanh().sum() + a[2:].sin().mean() * b
     return dl.sin(a * b)
 
 
-step = st.tuples(st.sampled_from(UNARY + BINARY + ["sum", "const"]),
+REDUCING = ["sum", "sum_all", "mean", "window"]
+step = st.tuples(st.sampled_from(UNARY + BINARY + REDUCING + ["const"]),
                  st.integers(0, 100), st.integers(0, 100), st.floats(-2, 2))
 
 

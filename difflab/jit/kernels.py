@@ -1,0 +1,586 @@
+r"""The text of a fused kernel, written by the primitives' own rules, and its compilation.
+
+A fused line of a graph (:mod:`difflab.jit.fusion`) keeps its kernel as data:
+``body``, one ``(primitive, arguments)`` per line, and ``outputs``, the
+lines that leave it.  For ``loss = sum((x[1:] - x[:-1]) ** 2)`` and its
+gradient the body reads
+
+.. code-block:: text
+
+    t0 = sub(in1, in0)              in0, in1: the kernel's inputs (x[:-1], x[1:])
+    t1 = pow(t0, 2)
+    t2 = sum(t1)                    a sum over the loop
+    t3 = mul(2.0, t0)
+    t4 = scatter_add(t3, 1:, (n,))  t3 added into an array of shape (n,) at [1:]
+    t5 = neg(t3)
+    t6 = scatter_add(t5, :-1, (n,))
+    t7 = add(t4, t6)                both into the same array
+
+Four kinds of line: *elementwise* (a rule of :mod:`difflab.ops.elementwise`,
+one element at a time), *reductions* (``sum``, ``mean``: a running total),
+*scatters* (``scatter_add`` with a slice: the element goes to a place of a
+bigger array) and *merges* (``add`` of scatters: they write one array).
+From this one description come three kernels:
+
+* :func:`scalar_source`, for numba: one loop over the elements, every line
+  inside it (``p2 += t1``, ``y4[i] = t3``, ``y6[i] += t5``);
+* :func:`array_source`, for NumPy (and CuPy without a GPU compiler): the
+  elementwise lines on whole blocks of elements; the runner in
+  :mod:`difflab.jit.fusion` adds each block into the sums and scatters;
+* :func:`c_source`, for CuPy's ``ElementwiseKernel``: the elementwise lines
+  in C (the sums and scatters are then CuPy array operations).
+
+The settings come from graph files too, and they become source code, so
+:class:`Layout` checks every name before any text is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import math
+import os
+import re
+import stat
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from difflab.ops.structural import BinaryOp, UnaryOp
+
+TILE = 16384  # elements per block of the NumPy kernel: 128 KiB of float64, cache-sized
+BLOCK = 2048  # elements per block of the numba kernel: its buffers stay in the L1 cache
+
+REDUCTIONS = ("sum", "mean")
+
+
+# --------------------------------------------------------- writing source text
+
+
+class Expr:
+    """A piece of source code that arithmetic operators combine into bigger pieces."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def _op(self, symbol: str, other: Any, reverse: bool = False) -> Expr:
+        left, right = (_text(other), self.text) if reverse else (self.text, _text(other))
+        return Expr(f"({left} {symbol} {right})")
+
+    def __add__(self, o: Any) -> Expr: return self._op("+", o)
+    def __radd__(self, o: Any) -> Expr: return self._op("+", o, True)
+    def __sub__(self, o: Any) -> Expr: return self._op("-", o)
+    def __rsub__(self, o: Any) -> Expr: return self._op("-", o, True)
+    def __mul__(self, o: Any) -> Expr: return self._op("*", o)
+    def __rmul__(self, o: Any) -> Expr: return self._op("*", o, True)
+    def __truediv__(self, o: Any) -> Expr: return self._op("/", o)
+    def __rtruediv__(self, o: Any) -> Expr: return self._op("/", o, True)
+    def __pow__(self, o: Any) -> Expr: return self._op("**", o)
+    def __rpow__(self, o: Any) -> Expr: return self._op("**", o, True)
+    def __neg__(self) -> Expr: return Expr(f"(-{self.text})")
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, Expr):
+        return value.text
+    if isinstance(value, float) and not math.isfinite(value):
+        # (repr gives inf and nan, which are no Python names)
+        return "math.nan" if math.isnan(value) else ("math.inf" if value > 0 else "(-math.inf)")
+    return repr(value)
+
+
+class ArraySource:
+    """``xp`` for a rule writing array code: ``xp.sin(a)`` stays ``xp.sin(a)``."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args: Expr(f"xp.{name}({', '.join(_text(a) for a in args)})")
+
+
+class NotScalar(Exception):
+    """A rule used an array function with no scalar equivalent here."""
+
+
+class ScalarSource:
+    """``xp`` for a rule writing scalar code (one element): ``xp.sin(a)`` -> ``math.sin(a)``."""
+
+    MATH = {"exp": "exp", "expm1": "expm1", "log": "log", "log1p": "log1p", "sqrt": "sqrt",
+            "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos",
+            "arctan": "atan", "arctan2": "atan2", "sinh": "sinh", "cosh": "cosh",
+            "tanh": "tanh", "erf": "erf", "log10": "log10", "log2": "log2"}
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self.MATH:
+            return lambda *args: Expr(f"math.{self.MATH[name]}"
+                                      f"({', '.join(_text(a) for a in args)})")
+        if name == "abs":
+            return lambda a: Expr(f"abs({_text(a)})")
+        if name in ("maximum", "minimum"):
+            # NumPy's rule: a NaN on either side gives NaN (a + b is NaN then).
+            wins = ">=" if name == "maximum" else "<="
+            loses = ">" if name == "maximum" else "<"
+            return lambda a, b: Expr(
+                f"({_text(a)} if {_text(a)} {wins} {_text(b)} else ({_text(b)} if "
+                f"{_text(b)} {loses} {_text(a)} else {_text(a)} + {_text(b)}))")
+        raise NotScalar(name)
+
+
+class CExpr(Expr):
+    """Source text in C (the CUDA kernel): ``a ** b`` is ``pow(a, b)``, numbers are doubles."""
+
+    def _op(self, symbol: str, other: Any, reverse: bool = False) -> CExpr:
+        left, right = (_c(other), self.text) if reverse else (self.text, _c(other))
+        if symbol == "**":
+            return CExpr(f"pow({left}, {right})")
+        return CExpr(f"({left} {symbol} {right})")
+
+    def __neg__(self) -> CExpr:
+        return CExpr(f"(-{self.text})")
+
+
+def _c(value: Any) -> str:
+    if isinstance(value, Expr):
+        return value.text
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise NotScalar(repr(value))
+    number = float(value)  # (always a double literal: in C, 1 / 2 would be 0)
+    if math.isnan(number):
+        return "NAN"
+    if math.isinf(number):
+        return "INFINITY" if number > 0 else "(-INFINITY)"
+    return repr(number)
+
+
+class CSource:
+    """``xp`` for a rule writing one element's C code: ``xp.arcsin(a)`` -> ``asin(a)``."""
+
+    MATH = {**ScalarSource.MATH, "abs": "fabs"}
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self.MATH:
+            return lambda *args: CExpr(f"{self.MATH[name]}({', '.join(_c(a) for a in args)})")
+        if name in ("maximum", "minimum"):
+            wins = ">=" if name == "maximum" else "<="
+            loses = ">" if name == "maximum" else "<"
+            return lambda a, b: CExpr(
+                f"({_c(a)} {wins} {_c(b)} ? {_c(a)} : ({_c(b)} {loses} {_c(a)} ? {_c(b)} : "
+                f"{_c(a)} + {_c(b)}))")
+        raise NotScalar(name)
+
+
+# ------------------------------------------------------------------ windows
+
+
+def flat_window(index: Any, shape: Sequence[int]) -> tuple[int, tuple] | None:
+    """Where ``x[index]`` lies in x's elements in memory order, if in one piece.
+
+    For ``x`` of ``shape`` (C order), ``(start, result shape)`` when the
+    elements of ``x[index]`` are the flat elements ``start, start + 1, ...``
+    of x; None otherwise.  Integers first, then at most one slice of step 1,
+    then whole axes: ``x[1:]``, ``x[:-1]``, ``x[2]``, ``x[2, 1:3]``, ``x[1:, :]``
+    are windows; ``x[::2]`` and ``x[:, 1:]`` are not.
+    """
+    items = index if isinstance(index, tuple) else (index,)
+    if any(i is Ellipsis for i in items):
+        if sum(i is Ellipsis for i in items) > 1:
+            return None
+        k = next(j for j, i in enumerate(items) if i is Ellipsis)
+        items = items[:k] + (slice(None),) * (len(shape) - len(items) + 1) + items[k + 1:]
+    if len(items) > len(shape):
+        return None
+    items = items + (slice(None),) * (len(shape) - len(items))
+    start, result = 0, []
+    for axis, (item, n) in enumerate(zip(items, shape)):
+        stride = math.prod(shape[axis + 1:])
+        if isinstance(item, slice):
+            if not all(v is None or _is_int(v) for v in (item.start, item.stop, item.step)):
+                return None
+            if item.step is not None and item.step == 0:
+                return None
+            lo, hi, step = item.indices(n)
+            length = len(range(lo, hi, step))
+            if (step != 1 and length > 1) or (result and length != n):
+                return None  # (a stride, or an axis cut after a sliced one: not one piece)
+            start += lo * stride if length else 0
+            result.append(length)
+        elif _is_int(item) and not result:
+            if not -n <= item < n:
+                return None
+            start += (item % n) * stride
+        else:
+            return None  # (an integer after a slice, None, a list, an array: not a window)
+    return start, tuple(result)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+# ------------------------------------------------------------------- layout
+
+
+_LOCAL = re.compile(r"^(in|t)(\d{1,6})$")
+
+
+class Layout:
+    """A fused kernel's settings, checked, and what its runners need to know.
+
+    ``kinds[j]`` is line j's kind: ``"elementwise"``, ``"reduce"`` (sum,
+    mean), ``"scatter"`` or ``"merge"``.  Each scatter writes a window of one
+    array: the array of its *root*, the merge that takes it in (or itself).
+    In each array the scatter whose window starts last writes first (``=``),
+    the others add (``+=``); element e of the window starting at a is
+    written at step e - a of the loop, so the largest a comes first, and
+    what it does not cover is set to zero before the loop.
+
+    The settings come from graph files too, and they become source code:
+    every name must be a known line kind, every argument a local name
+    (``in3``, or ``t2`` of an earlier line) or a number, every output a line.
+    Nothing else ever reaches the generated text.
+    """
+
+    def __init__(self, body: Any, outputs: Any) -> None:
+        from difflab.ops import registry
+
+        if not isinstance(body, (tuple, list)) or not body:
+            raise _bad("body must be a non-empty list of (primitive, arguments)")
+        self.body = body
+        self.kinds: list[str] = []
+        self.n_inputs = 0
+        self.reads: dict[int, str] = {}  # sink line -> the name it reads
+        self.root: dict[int, int] = {}  # scatter line -> the line of its array
+        self.start: dict[int, int] = {}  # scatter line -> where its window starts
+        self.shape: dict[int, tuple] = {}  # scatter or merge line -> its array's shape
+        self.merged: set[int] = set()  # scatter or merge lines an add took in
+        for j, line in enumerate(body):
+            if not (isinstance(line, (tuple, list)) and len(line) == 2
+                    and isinstance(line[0], str) and isinstance(line[1], (tuple, list))):
+                raise _bad(f"line {j} is not (primitive, arguments)")
+            name, args = line
+            op = registry.PRIMITIVES.get(name)
+            if name in REDUCTIONS:
+                self._expect(j, name, args, 1)
+                self.reads[j] = self._vector(j, args[0])
+                self.kinds.append("reduce")
+            elif name == "scatter_add":
+                self._expect(j, name, args, 3)
+                self.reads[j] = self._vector(j, args[0])
+                shape = args[2]
+                if not (isinstance(shape, (tuple, list))
+                        and all(_is_int(s) and s >= 0 for s in shape)):
+                    raise _bad(f"line {j}: scatter_add's shape {shape!r} is not a shape")
+                window = flat_window(args[1], tuple(shape))
+                if window is None:
+                    raise _bad(f"line {j}: scatter_add's index {args[1]!r} is not one "
+                               f"contiguous window of an array of shape {tuple(shape)}")
+                self.start[j], self.shape[j] = window[0], tuple(int(s) for s in shape)
+                self.root[j] = j
+                self.kinds.append("scatter")
+            elif name == "add" and len(args) == 2 and any(
+                    self._kind_of(a) in ("scatter", "merge") for a in args):
+                self._merge(j, args)
+                self.kinds.append("merge")
+            elif isinstance(op, (UnaryOp, BinaryOp)):
+                self._expect(j, name, args, 1 if isinstance(op, UnaryOp) else 2)
+                for a in args:
+                    if isinstance(a, str):
+                        self._vector(j, a)
+                    elif isinstance(a, bool) or not isinstance(a, (int, float)):
+                        raise _bad(f"line {j}: argument {a!r} is not a name or a number")
+                self.kinds.append("elementwise")
+            else:
+                raise _bad(f"line {j}: {name!r} is not an elementwise primitive, nor sum, "
+                           f"mean, scatter_add")
+        self._check_outputs(outputs)
+
+    # (checking, line by line)
+    def _expect(self, j: int, name: str, args: Sequence, count: int) -> None:
+        if len(args) != count:
+            raise _bad(f"line {j}: {name} takes {count} arguments, got {len(args)}")
+
+    def _kind_of(self, name: Any) -> str | None:
+        match = _LOCAL.match(name) if isinstance(name, str) else None
+        if match is None or match.group(1) == "in" or int(match.group(2)) >= len(self.kinds):
+            return None
+        return self.kinds[int(match.group(2))]
+
+    def _vector(self, j: int, name: Any) -> str:
+        """Check that ``name`` is a value of the loop: an input or an earlier elementwise line."""
+        match = _LOCAL.match(name) if isinstance(name, str) else None
+        if match is None or (match.group(1) == "t" and int(match.group(2)) >= j):
+            raise _bad(f"line {j}: argument {name!r} is neither an input (in0, in1, ...) "
+                       f"nor an earlier line (t0 ... t{j - 1})")
+        if match.group(1) == "in":
+            self.n_inputs = max(self.n_inputs, int(match.group(2)) + 1)
+        elif self.kinds[int(match.group(2))] != "elementwise":
+            raise _bad(f"line {j} reads {name}, a {self.kinds[int(match.group(2))]} line, "
+                       f"whose value exists only after the loop")
+        return name
+
+    def _merge(self, j: int, args: Sequence) -> None:
+        """``add`` of two scatters: from now on they write one array, line j's."""
+        if not all(self._kind_of(a) in ("scatter", "merge") for a in args):
+            raise _bad(f"line {j}: add of {args[0]!r} and {args[1]!r} mixes a scatter "
+                       f"with a value of the loop")
+        lines = [int(a[1:]) for a in args]
+        if lines[0] == lines[1] or any(line in self.merged for line in lines):
+            raise _bad(f"line {j}: t{lines[0]} or t{lines[1]} is already added elsewhere")
+        if self.shape[lines[0]] != self.shape[lines[1]]:
+            raise _bad(f"line {j}: add of scatters into arrays of different shapes")
+        self.merged.update(lines)
+        for k, root in self.root.items():
+            if root in lines:
+                self.root[k] = j
+        self.shape[j] = self.shape[lines[0]]
+
+    def _check_outputs(self, outputs: Any) -> None:
+        if not isinstance(outputs, (tuple, list)) or not outputs or not all(
+                _is_int(k) and 0 <= k < len(self.body) for k in outputs):
+            raise _bad(f"outputs must be line numbers 0 ... {len(self.body) - 1}, "
+                       f"got {outputs!r}")
+        outputs = tuple(int(k) for k in outputs)
+        if len(set(outputs)) != len(outputs):
+            raise _bad(f"outputs {outputs!r} name a line twice")
+        for k in outputs:
+            if k in self.merged:
+                raise _bad(f"output t{k} is added into another scatter's array; the "
+                           f"output is that array")
+        for j, kind in enumerate(self.kinds):
+            if (kind == "reduce" or kind in ("scatter", "merge") and j not in self.merged) \
+                    and j not in outputs:
+                raise _bad(f"line {j} ({self.body[j][0]}) computes an array that is not "
+                           f"among the outputs")
+        self.outputs = outputs
+        # The arrays the loop writes, one parameter y{j} each: the elementwise and reduced
+        # outputs (in the order of `outputs`), then each scatter's window.
+        self.parameters = [k for k in outputs if self.kinds[k] in ("elementwise", "reduce")]
+        self.parameters += [j for j, kind in enumerate(self.kinds) if kind == "scatter"]
+        # In each array, the scatter whose window starts last writes first.
+        self.first = {}
+        for j in sorted(self.root, key=lambda j: (-self.start[j], j)):
+            self.first.setdefault(self.root[j], j)
+        # The values of the loop that the elementwise part hands on (lines, not inputs).
+        wanted = [k for k in outputs if self.kinds[k] == "elementwise"]
+        wanted += [int(n[1:]) for n in self.reads.values() if n[0] == "t"]
+        self.delivered = list(dict.fromkeys(wanted))
+
+
+def _bad(why: str) -> Exception:
+    from difflab.jit.graph import GraphError
+
+    return GraphError(f"a fused kernel's settings are not valid: {why}")
+
+
+def check_body(body: Any, outputs: Any) -> int:
+    """Refuse settings that are not a fused kernel; the number of its inputs if they are."""
+    return Layout(body, outputs).n_inputs
+
+
+# --------------------------------------------------------------- the kernels
+
+
+def _lines(body: Sequence[tuple], kinds: Sequence[str], xp: Any, read: Any,
+           expr: type = Expr, text: Any = _text) -> list[str]:
+    """One assignment per elementwise line, written by the primitives' own rules."""
+    from difflab.ops.registry import get
+
+    lines = []
+    for j, (op_name, args) in enumerate(body):
+        if kinds[j] == "elementwise":
+            rule = get(op_name).rule
+            values = [expr(read(a)) if isinstance(a, str) else a for a in args]
+            lines.append(f"t{j} = {text(rule.forward(xp, *values))}")
+    return lines
+
+
+def array_source(layout: Layout) -> str:
+    """The NumPy (or CuPy) kernel: the elementwise lines on one block of elements.
+
+    It returns the values the outputs, sums and scatters need
+    (``layout.delivered``); the runner writes them where they go.
+    """
+    lines = _lines(layout.body, layout.kinds, ArraySource(), lambda name: name)
+    inputs = ", ".join(["xp"] + [f"in{k}" for k in range(layout.n_inputs)])
+    return (f"def kernel({inputs}):\n"
+            + "".join(f"    {line}\n" for line in lines)
+            + f"    return [{', '.join(f't{j}' for j in layout.delivered)}]\n")
+
+
+def scalar_source(layout: Layout) -> str:
+    """The numba kernel: a loop over the elements, block by block (BLOCK elements).
+
+    In each block, one loop runs the elementwise lines for each element and
+    writes the outputs and the first scatter of each array (``w5[k] = t4``);
+    a sum's terms and the other scatters' values wait in small buffers
+    (``b2[k] = t1``), then the block's terms are summed (:func:`block_sum`)
+    and the scatters added (``w7[k] += b7[k]``).  So the main loop writes
+    nothing it reads again and the compiler can run it several elements at a
+    time (SIMD).  A sum adds in another order than NumPy's pairwise ``sum``:
+    the two agree to rounding, not bit for bit.
+    """
+    def local(name: str) -> str:
+        return "a" + name[2:] if name.startswith("in") else name
+
+    outputs = [j for j in layout.parameters if layout.kinds[j] == "elementwise"]
+    sums = [j for j, kind in enumerate(layout.kinds) if kind == "reduce"]
+    firsts = [j for j in layout.root if layout.first[layout.root[j]] == j]
+    adds = [j for j in layout.root if j not in firsts]
+    block = ([f"v{k} = in{k}[lo:hi]" for k in range(layout.n_inputs)]
+             + [f"w{j} = y{j}[lo:hi]" for j in outputs + firsts + adds])
+    loop = ([f"a{k} = v{k}[k]" for k in range(layout.n_inputs)]
+            + _lines(layout.body, layout.kinds, ScalarSource(), local)
+            + [f"w{j}[k] = t{j}" for j in outputs]
+            + [f"w{j}[k] = {local(layout.reads[j])}" for j in firsts]
+            + [f"b{j}[k] = {local(layout.reads[j])}" for j in sums + adds])
+    after = ([f"s{j} += block_sum(b{j}[:hi - lo])" for j in sums]
+             + [f"for k in range(hi - lo):\n            w{j}[k] += b{j}[k]" for j in adds])
+    params = ", ".join(["n"] + [f"in{k}" for k in range(layout.n_inputs)]
+                       + [f"y{j}" for j in layout.parameters])
+    return (f"def kernel({params}):\n"
+            + "".join(f"    s{j} = 0.0\n" for j in sums)
+            + "".join(f"    b{j} = np.empty({BLOCK})\n" for j in sums + adds)
+            + f"    for lo in range(0, n, {BLOCK}):\n"
+            + f"        hi = min(lo + {BLOCK}, n)\n"
+            + "".join(f"        {line}\n" for line in block)
+            + "        for k in range(hi - lo):\n"
+            + "".join(f"            {line}\n" for line in loop)
+            + "".join(f"        {line}\n" for line in after)
+            + "".join(f"    y{j}[0] = s{j}\n" for j in sums))
+
+
+def block_sum(terms: Any) -> float:
+    """Σ terms, added in whatever order is fastest (numba: several lanes at once).
+
+    Compiled with ``fastmath={"reassoc"}`` and for this sum alone: the
+    compiler may reorder these additions (and run them in SIMD lanes), but
+    no line of a kernel, whose values must stay what NumPy computes.
+    """
+    total = 0.0
+    for k in range(terms.size):
+        total += terms[k]
+    return total
+
+
+def c_source(body: Sequence[tuple], outputs: Sequence[int], n_inputs: int,
+             kinds: Sequence[str] | None = None) -> tuple[str, str, str]:
+    """The CUDA kernel of a float64 group's elementwise lines, as CuPy's ElementwiseKernel takes it.
+
+    ``(in_params, out_params, operation)``: CuPy runs ``operation`` once per
+    element, with ``in0``... the inputs' elements (broadcast) and ``out0``...
+    the values of lines ``outputs``.  The lines are the same rules as the
+    numba loop's, in C.  Sums and scatters (``kinds``, from the kernel's
+    :class:`Layout`) are not in it: on the GPU they are CuPy's own array
+    operations on these outputs.
+    """
+    lines = _lines(body, kinds or ["elementwise"] * len(body), CSource(), lambda name: name,
+                   CExpr, _c)
+    operation = "".join(f"double {line};\n" for line in lines)
+    operation += "".join(f"out{k} = t{j};\n" for k, j in enumerate(outputs))
+    return (", ".join(f"float64 in{k}" for k in range(n_inputs)),
+            ", ".join(f"float64 out{k}" for k in range(len(outputs))), operation)
+
+
+def compile_kernel(body: Sequence[tuple], outputs: Sequence[int], use_numba: bool,
+                   layout: Layout | None = None) -> tuple[str, Any]:
+    """("numba", compiled loop) or ("numpy", the array function), from the generated source."""
+    layout = layout or Layout(body, outputs)
+    if use_numba:
+        try:
+            source = scalar_source(layout)
+        except NotScalar:
+            pass  # (an array function with no scalar twin: the NumPy kernel does it)
+        else:
+            import numba
+
+            # (numba's disk cache would not see a change of block_sum: its text goes along)
+            source += _BLOCK_SUM_TEXT
+            filename = _source_file(source)
+            # (__name__: numba's disk cache finds the kernel's globals through it)
+            namespace: dict = {"math": math, "np": np, "block_sum": _compiled_block_sum(),
+                               "__name__": __name__}
+            exec(compile(source, filename or "<difflab fused kernel>", "exec"),  # noqa: S102
+                 namespace)
+            # error_model="numpy": 1/0 gives inf, as in NumPy, instead of raising.
+            # cache=True needs the source in a file: then numba keeps the machine code
+            # beside it and a new process loads it instead of compiling again.
+            return "numba", numba.njit(error_model="numpy", cache=filename is not None)(
+                namespace["kernel"])
+    namespace = {"math": math}
+    exec(compile(array_source(layout), "<difflab fused kernel>", "exec"),  # noqa: S102
+         namespace)
+    return "numpy", namespace["kernel"]
+
+
+_BLOCK_SUM: list = []
+_BLOCK_SUM_TEXT = "\n# with\n" + "".join(
+    f"# {line}\n" for line in inspect.getsource(block_sum).splitlines())
+
+
+def _compiled_block_sum() -> Any:
+    """:func:`block_sum` compiled by numba (once), reordering its additions alone."""
+    if not _BLOCK_SUM:
+        import numba
+
+        _BLOCK_SUM.append(numba.njit(fastmath={"reassoc"}, error_model="numpy",
+                                     cache=True)(block_sum))
+    return _BLOCK_SUM[0]
+
+
+# ------------------------------------------------------------ the disk cache
+
+
+def cache_directory() -> str:
+    """Where compiled kernels are kept: ``$DIFFLAB_CACHE_DIR`` or ``~/.cache/difflab``."""
+    root = os.environ.get("DIFFLAB_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+        "difflab")
+    return os.path.join(root, "kernels")
+
+
+def _private_directory(path: str) -> bool:
+    """Create ``path`` (mode 700) if needed; True if it is ours alone.
+
+    numba's cache index is a pickle: whoever can write to the folder could
+    make the next process run their code.  So a folder another user owns, or
+    that others may write to, is not used (the kernel is compiled in memory).
+    """
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        info = os.lstat(path)
+    except OSError:
+        return False
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        return False
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        return False
+    return not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def _source_file(source: str) -> str | None:
+    """The kernel's source in the cache folder (named by its hash), or None if no cache.
+
+    The code that runs is always ``source`` itself (compiled from this
+    string); the file is only what numba's disk cache is keyed to.
+    """
+    directory = cache_directory()
+    if not _private_directory(directory):
+        warnings.warn(f"fused kernels are not cached on disk: {directory} is not a folder "
+                      f"only you can write to (set DIFFLAB_CACHE_DIR to one)", stacklevel=4)
+        return None
+    digest = hashlib.sha256(source.encode()).hexdigest()[:24]
+    path = os.path.join(directory, f"kernel_{digest}.py")
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read() == source:
+                return path
+    except OSError:
+        pass
+    try:  # (written whole, then renamed: a process reading it never sees half a file)
+        temporary = f"{path}.{os.getpid()}.tmp"
+        with open(temporary, "w", encoding="utf-8") as f:
+            f.write(source)
+        os.replace(temporary, path)
+    except OSError:
+        return None
+    return path
