@@ -9,6 +9,7 @@ slices, sums and their scatter_add VJPs) and on every elementwise primitive
 of the registry.
 """
 
+import contextlib
 import json
 import os
 import subprocess
@@ -46,11 +47,15 @@ def private_kernel_cache(tmp_path_factory):
         os.environ["DIFFLAB_CACHE_DIR"] = old
 
 
-def _use(kernel):
-    """Switch the kernel kind; returns the old setting."""
+@contextlib.contextmanager
+def kernels_of(kernel):
+    """Inside the block, fused lines run numba's kernels or NumPy's."""
     old = fusion.USE_NUMBA
     fusion.USE_NUMBA = kernel == "numba"
-    return old
+    try:
+        yield
+    finally:
+        fusion.USE_NUMBA = old
 
 
 def _same(kernel, got, want, exact=True):
@@ -66,8 +71,7 @@ def _same(kernel, got, want, exact=True):
 @settings(max_examples=20, deadline=None)
 @given(program=programs(), seed=st.integers(0, 2**31))
 def test_fusion_preserves_results_on_random_graphs(kernel, passes, program, seed):
-    old = _use(kernel)
-    try:
+    with kernels_of(kernel):
         fn = build(*program)
         rng = np.random.default_rng(seed)
         x, y = (dl.tensor(rng.uniform(-2, 2, 3)) for _ in range(2))
@@ -78,16 +82,13 @@ def test_fusion_preserves_results_on_random_graphs(kernel, passes, program, seed
             a, b = rng.uniform(-2, 2, 3), rng.uniform(-2, 2, 3)
             for w, g in zip(graph.run(a, b), fused.run(a, b)):
                 _same(kernel, g, w)
-    finally:
-        fusion.USE_NUMBA = old
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
 @settings(max_examples=10, deadline=None)
 @given(program=programs(), seed=st.integers(0, 2**31))
 def test_fusing_a_backward_graph_keeps_its_gradients(kernel, program, seed):
-    old = _use(kernel)
-    try:
+    with kernels_of(kernel):
         steps, _ = program
         fn = build(steps, [len(steps) + 1])
         rng = np.random.default_rng(seed)
@@ -98,8 +99,6 @@ def test_fusing_a_backward_graph_keeps_its_gradients(kernel, program, seed):
         a, b = rng.uniform(-2, 2, 3), rng.uniform(-2, 2, 3)
         for w, g in zip(backward.run(a, b), fused.run(a, b)):
             _same(kernel, g, w, exact=False)  # (three scatters into x̄ add in another order)
-    finally:
-        fusion.USE_NUMBA = old
 
 
 def _elementwise():
@@ -157,15 +156,12 @@ def test_values_read_after_the_group_leave_the_kernel():
 
 
 def test_the_numpy_kernel_runs_in_tiles_with_the_same_results():
-    old = _use("numpy")
-    try:
+    with kernels_of("numpy"):
         n = fusion.TILE * 3 + 17
         x = np.random.default_rng(1).normal(size=n)
         f = jit.trace(lambda x: (x.sin() * x + 1.0).tanh(), dl.tensor(x))
         fused = jit.optimize(f.graph, ["fuse"])
         np.testing.assert_array_equal(fused.run(x)[0], f.graph.run(x)[0])
-    finally:
-        fusion.USE_NUMBA = old
 
 
 def test_traced_function_with_fusion_retraces_on_a_new_shape():
@@ -410,8 +406,7 @@ def _eager_gradient(fn, x):
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_the_rosenbrock_gradient_is_one_kernel_reading_x_once(kernel):
     """Loss and gradient in one loop: windows x[:-1], x[1:], the sum, two scatters added."""
-    old = _use(kernel)
-    try:
+    with kernels_of(kernel):
         x = np.random.default_rng(0).uniform(-1.5, 1.5, 2 * fusion.TILE + 5)  # several blocks
         graph, fused = _compiled_gradient(rosenbrock, x)
         assert fused.op_counts() == {"fused": 1}
@@ -425,8 +420,6 @@ def test_the_rosenbrock_gradient_is_one_kernel_reading_x_once(kernel):
         np.testing.assert_allclose(grad, want_grad, rtol=1e-13, atol=1e-12)
         for g, w in zip(fused.run(x), graph.run(x)):
             np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
-    finally:
-        fusion.USE_NUMBA = old
 
 
 def test_the_rosenbrock_gradient_kernel_on_gpu_arrays(cuda):
@@ -456,22 +449,18 @@ def test_the_kernel_source_is_printable(capsys):
 
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_windows_at_both_ends_are_read_in_place(kernel):
-    old = _use(kernel)
-    try:
+    with kernels_of(kernel):
         x = np.random.default_rng(2).normal(size=30)
         f = jit.trace(lambda v: v[2:] * v[:-2] + v[1:-1].sin(), dl.tensor(x))
         fused = jit.optimize(f.graph, ["fuse"])
         assert fused.op_counts() == {"fused": 1}
         assert "(v[2:], v[:-2], v[1:-1])" in fused.listing()
         _same(kernel, fused.run(x)[0], x[2:] * x[:-2] + np.sin(x[1:-1]))
-    finally:
-        fusion.USE_NUMBA = old
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_a_sum_and_a_mean_of_the_loop_are_outputs_of_the_kernel(kernel):
-    old = _use(kernel)
-    try:
+    with kernels_of(kernel):
         x = np.random.default_rng(3).normal(size=fusion.TILE + 7)
         f = jit.trace(lambda v: ((v.sin() * 2.0).sum(), (v.cos() + 1.0).mean()), dl.tensor(x))
         fused = jit.optimize(f.graph, ["fuse"])
@@ -480,14 +469,11 @@ def test_a_sum_and_a_mean_of_the_loop_are_outputs_of_the_kernel(kernel):
         assert total.shape == mean.shape == ()
         np.testing.assert_allclose(total, (np.sin(x) * 2.0).sum(), rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(mean, (np.cos(x) + 1.0).mean(), rtol=1e-13)
-    finally:
-        fusion.USE_NUMBA = old
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_a_value_summed_and_returned_leaves_the_kernel_too(kernel):
-    old = _use(kernel)
-    try:
+    with kernels_of(kernel):
         x = np.random.default_rng(4).normal(size=9)
 
         def f(v):
@@ -499,15 +485,12 @@ def test_a_value_summed_and_returned_leaves_the_kernel_too(kernel):
         total, s = fused.run(x)
         _same(kernel, s, np.tanh(x * 3.0))
         np.testing.assert_allclose(total, np.tanh(x * 3.0).sum(), rtol=1e-13)
-    finally:
-        fusion.USE_NUMBA = old
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_several_scatters_added_write_one_array(kernel):
     """x read at three offsets: its gradient is three scatter_adds added, in one array."""
-    old = _use(kernel)
-    try:
+    with kernels_of(kernel):
         def f(v):
             return (v[2:] * v[:-2]).sum() + (v[1:-1] * 0.5).sin().sum()
 
@@ -521,15 +504,12 @@ def test_several_scatters_added_write_one_array(kernel):
             np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(fused.run(x)[1], _eager_gradient(f, x)[1], rtol=1e-12,
                                    atol=1e-12)
-    finally:
-        fusion.USE_NUMBA = old
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_2d_arrays_with_slices_along_the_first_axis(kernel):
     """x[1:] of a (m, k) array is one piece of memory: rows 1 ... m-1, read at offset k."""
-    old = _use(kernel)
-    try:
+    with kernels_of(kernel):
         x = np.random.default_rng(6).normal(size=(40, 3))
 
         def f(v):
@@ -543,8 +523,6 @@ def test_2d_arrays_with_slices_along_the_first_axis(kernel):
         loss, grad = fused.run(x)
         np.testing.assert_allclose(loss, want_loss, rtol=1e-12)
         np.testing.assert_allclose(grad, want_grad, rtol=1e-13, atol=1e-12)
-    finally:
-        fusion.USE_NUMBA = old
 
 
 @pytest.mark.parametrize("fn, stays", [
@@ -565,16 +543,13 @@ def test_what_a_kernel_cannot_take_in_stays_outside_it(fn, stays):
 
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_a_non_contiguous_argument_is_read_right(kernel):
-    old = _use(kernel)
-    try:
+    with kernels_of(kernel):
         x = np.random.default_rng(8).normal(size=(30, 2))
         graph, fused = _compiled_gradient(rosenbrock, x[:, 0].copy())
         strided = x[:, 0]  # (a column: every other number in memory)
         assert not strided.flags.c_contiguous
         for g, w in zip(fused.run(strided), graph.run(strided.copy())):
             np.testing.assert_allclose(g, w, rtol=1e-13, atol=1e-12)
-    finally:
-        fusion.USE_NUMBA = old
 
 
 @pytest.mark.parametrize("index, shape, window", [
@@ -660,13 +635,10 @@ def test_a_fused_gradient_survives_save_and_load_and_a_tampered_window_is_refuse
 def test_a_sum_of_a_line_of_numbers_counts_every_element(kernel):
     """A constant that is one number everywhere becomes that number in the kernel's text;
     its sum is still a sum over all the elements."""
-    old = _use(kernel)
-    try:
+    with kernels_of(kernel):
         c = dl.tensor(np.full(5, 2.0))
         x = np.linspace(-1, 1, 5)
         graph = jit.trace(lambda v: ((c * 0.5).sum() * v).sin(), dl.tensor(x)).graph
         fused = jit.optimize(graph, ["fuse"])
         assert fused.constants == {}
         np.testing.assert_allclose(fused.run(x)[0], np.sin(5.0 * x), rtol=1e-15)
-    finally:
-        fusion.USE_NUMBA = old
