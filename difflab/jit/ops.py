@@ -43,7 +43,9 @@ class VJP:
         self.math = f"the {primitive.name} VJP, adjoint of input {index}"
 
     def forward(self, ctx: Any, xp: Any, g: Any, *saved: Any, **attributes: Any) -> Any:
-        inner = registry.Context(tuple(attributes.pop("needs_input_grad")))
+        needs = attributes.pop("needs_input_grad")
+        # (the rule computes this node's adjoint alone: each input's is its own node)
+        inner = registry.Context(tuple(k == self.index for k in range(len(needs))))
         for key, value in attributes.items():
             setattr(inner, key, value)
         return self.primitive.vjp(inner, xp, g, *saved)[self.index]
@@ -86,7 +88,10 @@ class Differentiable:
     the backward is recorded (``xp`` is difflab's own functions), the
     primitive's VJP is tried op by op; if it is first-order only, uses an
     array function tensors lack, or branches on a value (tracing would bake
-    the branch in), each input's adjoint is one ``VJP`` node.
+    the branch in), each input's adjoint is one ``VJP`` node.  So is a
+    traced training step's first-order backward through a primitive whose
+    array rule is cheaper (``first_order_is_cheaper``: conv2d reuses its
+    saved columns).
     """
 
     def __init__(self, primitive: Any) -> None:
@@ -103,7 +108,11 @@ class Differentiable:
 
         if xp is not functions:
             return self.primitive.vjp(ctx, xp, g, *saved)
-        if getattr(self.primitive, "double_backward", True) is not False:
+        from difflab.autograd.engine import GraphRecorder, apply
+
+        array_rule = getattr(GraphRecorder.active, "first_order", False) and getattr(
+            self.primitive, "first_order_is_cheaper", False)
+        if not array_rule and getattr(self.primitive, "double_backward", True) is not False:
             from difflab.jit.tracing import rule_value_reads
 
             try:
@@ -114,8 +123,6 @@ class Differentiable:
                 # a branch on a value would be baked in: one node per adjoint decides it
             except (AttributeError, TypeError):
                 pass  # a rule written for arrays only: fall back to one node per adjoint
-        from difflab.autograd.engine import apply
-
         attributes = {k: v for k, v in vars(ctx).items() if k != "created_at"}
         return tuple(
             apply(VJP(self.primitive, i), g, *saved, needs_input_grad=ctx.needs_input_grad,

@@ -69,6 +69,7 @@ class Tracer:
         self.computed: set[str] = set()  # values that depend on inputs (not constants)
         self.warned: set = set()
         self.rule_reads: list | None = None  # see rule_value_reads
+        self.first_order = False  # recording a backward that is not differentiated again
         self._previous: Any = None
         self._patches: list = []
 
@@ -141,6 +142,10 @@ class Tracer:
                     tuple(getattr(ctx, "needs_input_grad", ()) or ()), saved_meta)
         self.nodes.append(node)
         self._remember(out, Ref(name), result)
+        if getattr(op, "first_order_is_cheaper", False) and isinstance(ctx, engine.Node):
+            from difflab.jit.ops import Differentiable
+
+            ctx.op = Differentiable(op)  # (its backward, if first order, may take the array rule)
         for k, array in saved:
             self._remember(array, Ref(f"{name}.s{k}"))
         if any(r.name in self.computed for r in node.refs()):
@@ -322,12 +327,22 @@ def _recording_backward(original: Callable) -> Callable:
 
     A backward pass computed on plain arrays would give the graph only its
     numbers, as constants; recorded, its operations are nodes of the graph.
+    Asked without ``create_graph``, the backward is first order
+    (``tracer.first_order``): a primitive whose array rule is cheaper
+    (``first_order_is_cheaper``) is then recorded as that rule, one node.
     """
 
     @functools.wraps(original)
     def run_backward(outputs: Any, grad_outputs: Any, retain_graph: bool, create_graph: bool,
                      *args: Any, **kwargs: Any) -> Any:
-        return original(outputs, grad_outputs, True, True, *args, **kwargs)
+        tracer = engine.GraphRecorder.active
+        if not isinstance(tracer, Tracer):
+            return original(outputs, grad_outputs, True, True, *args, **kwargs)
+        outer, tracer.first_order = tracer.first_order, not create_graph
+        try:
+            return original(outputs, grad_outputs, True, True, *args, **kwargs)
+        finally:
+            tracer.first_order = outer
 
     return run_backward
 

@@ -20,8 +20,9 @@ Every rule saves only inputs, the output, or piecewise-constant things
 (masks, indices), and computes the rest again from them, so that when the
 backward pass is itself recorded (``create_graph=True``, ``xp`` is then
 ``difflab.functions`` and the saved values are Tensors) the rule is
-differentiated correctly too.  A few rules also keep a private cache on
-``ctx`` (``ctx.cols``) that only the fast path reads.
+differentiated correctly too.  One exception, for speed: ``conv2d`` saves
+its columns (a linear function of x, costly to copy again) and reads them
+on arrays only; recorded, it computes them again from x.
 
 Convolution is written with two linear maps that are each other's transpose:
 
@@ -297,12 +298,16 @@ class Conv2d:
             y = y + b.reshape((1, o, 1, 1))
         ctx.geometry = ((kh, kw), stride, padding, dilation)
         ctx.sizes = (n, c, oh, ow, g_)
-        ctx.cols = cols  # a cache for the fast path (a linear function of the input x)
-        ctx.save(x, w)
+        ctx.save(x, w, cols)
         return xp.ascontiguousarray(y)
 
+    #: Recorded (create_graph), the VJP copies the columns again from x, as W̄ must stay a
+    #: function of x for a second derivative; a traced training step, which needs one
+    #: derivative only, runs the rule on arrays with the saved columns (difflab.jit).
+    first_order_is_cheaper = True
+
     @staticmethod
-    def vjp(ctx, xp, g, x, w):
+    def vjp(ctx, xp, g, x, w, cols):
         need = ctx.needs_input_grad
         n, c, oh, ow, g_ = ctx.sizes
         o, cg, kh, kw = w.shape
@@ -311,10 +316,8 @@ class Conv2d:
         gm = xp.transpose(g, (1, 0, 2, 3)).reshape((g_, og, n * oh * ow))
         gx = gw = gb = None
         if need[1]:
-            if _recording(xp):
+            if _recording(xp):  # (the saved columns would be a constant to the tape)
                 cols = Conv2d._columns(xp, im2col(xp, x, *ctx.geometry), g_)
-            else:
-                cols = ctx.cols
             gw = _group_matmul(xp, gm, xp.transpose(cols, (0, 2, 1))).reshape(w.shape)
         if len(need) > 2 and need[2]:
             gb = g.sum(axis=(0, 2, 3))

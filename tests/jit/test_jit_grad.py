@@ -169,3 +169,56 @@ def test_grad_of_a_non_scalar_output_or_unknown_input_is_a_clear_error():
     g = jit.trace(lambda x: (x * 2).sum(), dl.tensor(np.ones(3)))
     with pytest.raises(jit.GraphError, match="'w' is not an input"):
         jit.grad(g.graph, wrt=["w"])
+
+
+def _conv_model():
+    import difflab.nn as nn
+
+    dl.manual_seed(0)
+    return nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.Tanh(), nn.Conv2d(4, 3, 3, stride=2),
+                         nn.Flatten(), nn.Linear(3 * 3 * 3, 2))
+
+
+def test_a_first_order_backward_through_conv2d_reuses_the_saved_columns():
+    # A training step's backward (no create_graph) is recorded first order: conv2d's
+    # weight adjoint is its array rule on the columns saved by the forward node (v.s2),
+    # not a second copy of the windows (im2col) as a twice-differentiable record needs.
+    model = _conv_model()
+    rng = np.random.default_rng(3)
+    x0, x1 = rng.normal(size=(2, 2, 7, 7)), rng.normal(size=(2, 2, 7, 7))
+
+    def step(x):
+        loss = (model(x) ** 2).sum()
+        return (loss,) + dl.autograd.grad(loss, list(model.parameters()))
+
+    traced = jit.trace(step, dl.tensor(x0))
+    counts = traced.graph.op_counts()
+    assert counts.get("im2col", 0) == 0
+    assert counts["conv2d_vjp1"] == 2 and counts["conv2d_vjp0"] == 1  # (x needs no adjoint)
+    named = {i.name: i.example for i in traced.graph.parameters()}
+    replayed = traced.graph.run(x1, **named)  # at another input: nothing was baked in
+    for got, want in zip(replayed, step(dl.tensor(x1))):
+        np.testing.assert_allclose(got, want.detach().numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_a_recorded_backward_through_conv2d_stays_twice_differentiable():
+    # With create_graph the gradient is differentiated again (a gradient penalty):
+    # the weight adjoint must remain a function of x, so the columns are copied again.
+    model = _conv_model()
+    rng = np.random.default_rng(4)
+    x0, x1 = rng.normal(size=(2, 2, 7, 7)), rng.normal(size=(2, 2, 7, 7))
+    w = model[0].weight
+
+    def penalty(x):
+        (gw,) = dl.autograd.grad((model(x) ** 2).sum(), [w], create_graph=True)
+        return (gw ** 2).sum()
+
+    traced = jit.trace(penalty, dl.tensor(x0).requires_grad_())
+    assert traced.graph.op_counts().get("im2col", 0) >= 1
+    assert not any(name.startswith("conv2d_vjp") for name in traced.graph.op_counts())
+    d = jit.grad(traced.graph, wrt=["x"])
+    named = {i.name: i.example for i in traced.graph.parameters()}
+    got = d.run(x1, **named)[1]
+    x = dl.tensor(x1).requires_grad_()
+    (want,) = dl.autograd.grad(penalty(x), [x])
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-10, atol=1e-12)
