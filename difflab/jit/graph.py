@@ -28,6 +28,7 @@ in a list indexed by slot numbers worked out once (:class:`Program`).
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -342,6 +343,10 @@ class Program:
         self.size = len(slots)
         self.constants = [(slots[name], value) for name, value in graph.constants.items()
                           if name in slots]
+        # Each run starts from a copy of this list: the constants already in their slots.
+        self.initial: list = [None] * self.size
+        for slot, value in self.constants:
+            self.initial[slot] = value
         self.argument_slots = [slots[i.name] for i in graph.arguments()]
         self.argument_names = [i.name for i in graph.arguments()]
         self.expected = [(tuple(i.shape), np.dtype(i.dtype)) for i in graph.arguments()]
@@ -362,8 +367,11 @@ class Program:
                                  for k, m in enumerate(node.saved) if m is not None)
                            if node.name in read_saved else ())
             needs = node.needs_input_grad if saved_slots else (False,) * len(node.args)
+            # (`args` of a node whose arguments are all values: read them with one call)
+            read = operator.itemgetter(*args) if args and all(kinds) else None
             self.steps.append([node.op.forward, needs, args, kinds, node.params,
-                               params_have_refs, slots[node.name], saved_slots, node, ()])
+                               params_have_refs, slots[node.name], saved_slots, node, (),
+                               read, len(args) == 1])
         self.outputs = [(True, slots[o.name]) if isinstance(o, Ref) else (False, o)
                         for o in graph.outputs]
         # Liveness: after its last reader runs, a value is dropped from the list, so
@@ -382,10 +390,12 @@ class Program:
 
     def check(self, arrays: Sequence[Any]) -> None:
         """Refuse arguments whose number, shape or dtype differ from the traced ones."""
-        if len(arrays) == len(self.expected) and all(
-                getattr(a, "shape", None) == shape and getattr(a, "dtype", None) == dtype
-                for a, (shape, dtype) in zip(arrays, self.expected)):
-            return  # (the common case, checked without building any message)
+        if len(arrays) == len(self.expected):
+            for a, (shape, dtype) in zip(arrays, self.expected):
+                if getattr(a, "shape", None) != shape or getattr(a, "dtype", None) != dtype:
+                    break
+            else:
+                return  # (the common case, checked without building any message)
         expected = self.graph.arguments()
         if len(arrays) != len(expected):
             raise GraphError(
@@ -407,9 +417,7 @@ class Program:
             check: bool = True) -> list:
         if check:
             self.check(arrays)
-        env: list = [None] * self.size
-        for slot, value in self.constants:
-            env[slot] = value
+        env = self.initial.copy()
         for slot, a in zip(self.argument_slots, arrays):
             env[slot] = a
         for name, slot in self.parameter_slots.items():
@@ -424,8 +432,11 @@ class Program:
               else backend.array_module(first))
         Context = registry.Context
         for (forward, needs, args, kinds, params, params_refs, out, saved_slots, node,
-             free) in self.steps:
-            values = [env[a] if k else a for a, k in zip(args, kinds)]
+             free, read, single) in self.steps:
+            if read is None:
+                values = [env[a] if k else a for a, k in zip(args, kinds)]
+            else:
+                values = (read(env),) if single else read(env)
             if params_refs:
                 params = {k: _resolve(v, env, self.slots) for k, v in params.items()}
             ctx = Context(needs)
