@@ -241,12 +241,18 @@ def bench_hessian_jacobian(rounds, torch, jax):
     da = dl.tensor(a)
     hess = dl.hessian(lambda v: scalar(v, dl, da), method="compiled")
     jac = dl.jacobian(lambda v: tanh_wx(v, dl, da), method="compiled")
+    from difflab.diff.compiled import Compiled
+
+    hess_fused = dl.hessian(lambda v: scalar(v, dl, da),
+                            method=Compiled(("fold", "cse", "dce", "fuse")))
     hess_tape = dl.hessian(lambda v: scalar(v, dl, da))
     jac_tape = dl.jacobian(lambda v: tanh_wx(v, dl, da))
     want_h, want_j = hess_tape(x), jac_tape(x)
     np.testing.assert_allclose(hess(x), want_h, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(hess_fused(x), want_h, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(jac(x), want_j, rtol=1e-12, atol=1e-14)
     contestants = {"difflab dl.hessian, compiled": lambda: hess(x),
+                   "difflab dl.hessian, compiled + fuse": lambda: hess_fused(x),
                    "difflab dl.hessian, reverse (tape)": lambda: hess_tape(x),
                    "difflab dl.jacobian, compiled": lambda: jac(x),
                    "difflab dl.jacobian, reverse (tape)": lambda: jac_tape(x)}
@@ -289,6 +295,8 @@ def bench_hessian_jacobian(rounds, torch, jax):
                     "PyTorch jacobian (torch.func.jacrev)")]
     if jax is not None:
         ratios += [("hessian: compiled / JAX jit", "difflab dl.hessian, compiled",
+                    "JAX jit hessian"),
+                   ("hessian: compiled + fuse / JAX jit", "difflab dl.hessian, compiled + fuse",
                     "JAX jit hessian"),
                    ("jacobian: compiled / JAX jit jacrev", "difflab dl.jacobian, compiled",
                     "JAX jit jacrev")]

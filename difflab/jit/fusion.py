@@ -48,7 +48,11 @@ one pass that reads x and writes the loss and the gradient:
   agree to rounding, not bit for bit);
 * **scatters**: ``scatter_add`` into a window (the VJP of a slice) writes
   its values into that window of its array, and an ``add`` of such
-  scatters makes them write one array (see :class:`~difflab.jit.kernels.Layout`).
+  scatters makes them write one array (see :class:`~difflab.jit.kernels.Layout`);
+* **broadcast operands**: a bias ``(C,)`` against a loop over ``(N, C)``, a
+  column ``(N, 1)``, is read in place, element ``(k // every) % size`` at
+  step k (:func:`~difflab.jit.kernels.broadcast_read`; the ``broadcast``
+  setting of the line).
 
 The pass (:func:`fuse`, ``"fuse"`` in :func:`difflab.jit.optimize`) first
 orders the lines so that the lines of one loop (shape and dtype) stand
@@ -75,6 +79,7 @@ from difflab.jit.kernels import (  # noqa: F401  (check_body, _source_file: read
     NotScalar,
     _source_file,
     array_source,
+    broadcast_read,
     c_source,
     check_body,
     compile_kernel,
@@ -121,8 +126,9 @@ class FusedElementwise:
     the kernel is generated again after loading: ``body`` (the lines, as
     ``(primitive, arguments)`` with local names ``in0``/``t3`` or numbers;
     see :mod:`difflab.jit.kernels`), ``outputs`` (the lines that leave it,
-    the line's result first), ``shape`` (the loop's shape) and ``windows``
-    (for each input, the slice of it the loop reads, or None: the whole).
+    the line's result first), ``shape`` (the loop's shape), ``windows``
+    (for each input, the slice of it the loop reads, or None: the whole)
+    and ``broadcast`` (for each input, None or ``(every, size)``).
     """
 
     name = "fused"
@@ -138,14 +144,17 @@ class FusedElementwise:
 
         ops = " · ".join(op for op, _ in node.params["body"])
         windows = node.params.get("windows") or (None,) * len(node.args)
+        broadcast = node.params.get("broadcast") or (None,) * len(node.args)
         reads = []
-        for a, window in zip(node.args, windows):
+        for a, window, spread in zip(node.args, windows, broadcast):
             items = window if isinstance(window, tuple) else (window,)
-            reads.append(_arg(a) if window is None
-                         else f"{_arg(a)}[{', '.join(_arg(i) for i in items)}]")
+            reads.append(f"{_arg(a)}[{', '.join(_arg(i) for i in items)}]"
+                         if window is not None
+                         else f"{_arg(a)} (broadcast)" if spread is not None else _arg(a))
         return f"{node.name} = fused[{ops}]({', '.join(reads)})"
 
-    def kernel(self, body: tuple, outputs: tuple, kind: str) -> tuple[Layout, Any]:
+    def kernel(self, body: tuple, outputs: tuple, kind: str, broadcast: tuple | None = None
+               ) -> tuple[Layout, Any]:
         """The layout and the compiled kernel for these settings (made once, then kept).
 
         ``kind`` is ``"numba"``, ``"numpy"`` or ``"cuda"``; a numba kernel
@@ -154,19 +163,21 @@ class FusedElementwise:
         """
         key = (id(body), kind)
         cached = self._kernels.get(key)
-        if cached is not None and cached[0] is body and cached[1] is outputs:
-            return cached[2], cached[3]
-        layout = Layout(body, outputs)
+        if cached is not None and cached[0] is body and cached[1] is outputs \
+                and cached[2] is broadcast:
+            return cached[3], cached[4]
+        layout = Layout(body, outputs, broadcast)
         if kind == "cuda":
             compiled = _cuda_kernel(layout)
         else:
             made, compiled = compile_kernel(body, outputs, kind == "numba", layout)
             compiled = (made, compiled)
-        self._kernels[key] = (body, outputs, layout, compiled)
+        self._kernels[key] = (body, outputs, broadcast, layout, compiled)
         return layout, compiled
 
     def forward(self, ctx: Any, xp: Any, *inputs: Any, body: tuple, outputs: tuple,
-                shape: tuple | None = None, windows: tuple | None = None) -> Any:
+                shape: tuple | None = None, windows: tuple | None = None,
+                broadcast: tuple | None = None) -> Any:
         """Run the kernel on these inputs: the first output returned, the others saved.
 
         numba's loop for float64 arrays on the CPU, CuPy's ElementwiseKernel
@@ -179,23 +190,25 @@ class FusedElementwise:
         if windows is not None and len(windows) != len(inputs):
             raise GraphError(f"a fused kernel got {len(inputs)} inputs and {len(windows)} "
                              f"windows")
-        flat = [_flat(xp, a, w, n) for a, w in zip(inputs, windows or (None,) * len(inputs))]
+        flat = [_flat(xp, a, w) for a, w in zip(inputs, windows or (None,) * len(inputs))]
         dtype = flat[0].dtype if flat else FLOAT64
         on_cpu = all(type(a) is np.ndarray for a in flat)
         if not on_cpu and _cupy_kernels_for(flat):
-            layout, kernel = self.kernel(body, outputs, "cuda")
+            layout, kernel = self.kernel(body, outputs, "cuda", broadcast)
             if (kernel is not None or not layout.delivered) and layout.n_inputs == len(flat):
+                _check_sizes(layout, flat, windows, n)
                 arrays, ys = _allocate(xp, layout, n, dtype)
                 run_blocks(kernel or _nothing, layout, xp, flat, ys, n, max(n, 1))
                 return _finish(ctx, layout, arrays, ys, shape, n)
         use_numba = USE_NUMBA and on_cpu and all(a.dtype == FLOAT64 for a in flat) \
             and dtype == FLOAT64
-        layout, (kind, kernel) = self.kernel(body, outputs, "numba" if use_numba else "numpy")
-        if layout.n_inputs != len(flat):
-            raise GraphError(f"a fused kernel reading {layout.n_inputs} inputs got {len(flat)}")
+        layout, (kind, kernel) = self.kernel(body, outputs, "numba" if use_numba else "numpy",
+                                             broadcast)
+        _check_sizes(layout, flat, windows, n)
         arrays, ys = _allocate(xp, layout, n, dtype)
-        if kind == "numba":
-            kernel(n, *[a if a.size == n else np.broadcast_to(a, (n,)) for a in flat],
+        if kind == "numba":  # (a number is read as n equal elements; a broadcast one in place)
+            kernel(n, *[a if a.size == n or read is not None else np.broadcast_to(a, (n,))
+                        for a, read in zip(flat, layout.broadcast)],
                    *[ys[j] for j in layout.parameters])
         else:  # (in cache-sized blocks on the CPU; on a GPU, in one)
             tile = TILE if on_cpu else max(n, 1)
@@ -216,7 +229,7 @@ def kernel_source(node: Node, language: str = "numba") -> str:
     (the elementwise lines on blocks, without numba) or ``"cuda"`` (the C
     lines of CuPy's ElementwiseKernel).
     """
-    layout = Layout(node.params["body"], node.params["outputs"])
+    layout = Layout(node.params["body"], node.params["outputs"], node.params.get("broadcast"))
     if language == "numba":
         return scalar_source(layout)
     if language == "numpy":
@@ -228,16 +241,32 @@ def kernel_source(node: Node, language: str = "numba") -> str:
     raise ValueError(f"no kernel language {language!r}: numba, numpy or cuda")
 
 
-def _flat(xp: Any, array: Any, window: Any, n: int) -> Any:
+def _flat(xp: Any, array: Any, window: Any) -> Any:
     """An input as the loop reads it: its window (if any), flat, contiguous."""
     if window is not None:
         array = array[window]
     if array.ndim != 1 or not array.flags.c_contiguous:
         array = xp.ascontiguousarray(array).reshape(-1)
-    if array.size != n and (array.size != 1 or window is not None):
-        raise GraphError(f"a fused kernel over {n} elements got an input of {array.size} "
-                         f"elements (window {window!r})")
     return array
+
+
+def _check_sizes(layout: Layout, flat: Sequence[Any], windows: Any, n: int) -> None:
+    """Refuse inputs the loop would read past: n elements, a number, or a broadcast's size.
+
+    (The compiled loop does not check its indices: settings edited in a
+    graph file must not make it read outside an array.)
+    """
+    if layout.n_inputs != len(flat):
+        raise GraphError(f"a fused kernel reading {layout.n_inputs} inputs got {len(flat)}")
+    for k, (a, read) in enumerate(zip(flat, layout.broadcast)):
+        window = windows[k] if windows is not None else None
+        if read is not None:
+            if a.size != read[1] or window is not None:
+                raise GraphError(f"a fused kernel reads input {k} broadcast from {read[1]} "
+                                 f"elements, got {a.size} (window {window!r})")
+        elif a.size != n and (a.size != 1 or window is not None):
+            raise GraphError(f"a fused kernel over {n} elements got an input of {a.size} "
+                             f"elements (window {window!r})")
 
 
 def _allocate(xp: Any, layout: Layout, n: int, dtype: Any) -> tuple[dict, dict]:
@@ -286,7 +315,10 @@ def run_blocks(elementwise: Any, layout: Layout, xp: Any, inputs: Sequence[Any],
     writes.sort(key=lambda write: not write[2])  # (first writers first)
     for lo in range(0, n, tile):
         hi = min(lo + tile, n)
-        block = [a[lo:hi] if a.size == n else a for a in inputs]
+        block = [a[lo:hi] if read is None and a.size == n
+                 else a if read is None  # (a number)
+                 else a[(xp.arange(lo, hi) // read[0]) % read[1]]  # (a broadcast input)
+                 for a, read in zip(inputs, layout.broadcast)]
         values = {f"in{k}": a for k, a in enumerate(block)}
         values.update((f"t{j}", v) for j, v in zip(layout.delivered, elementwise(*block)))
         for j in layout.parameters:
@@ -365,13 +397,15 @@ def _cuda_kernel(layout: Layout) -> Any:
 
 
 def _elementwise(node: Node, meta: dict) -> bool:
-    """A line that may join a kernel: an elementwise rule, inputs of its shape or scalars."""
+    """A line that may join a kernel: an elementwise rule on inputs of its shape, numbers,
+    or inputs the loop reads broadcast (:func:`~difflab.jit.kernels.broadcast_read`)."""
     if not isinstance(node.op, (UnaryOp, BinaryOp)) or node.params:
         return False
     for a in node.args:
         if isinstance(a, Ref):
             shape, dtype = meta[a.name]
-            if shape not in (tuple(node.shape), ()) or np.dtype(dtype) != np.dtype(node.dtype):
+            if np.dtype(dtype) != np.dtype(node.dtype) or shape not in (
+                    tuple(node.shape), ()) and broadcast_read(shape, node.shape) is None:
                 return False
         elif not isinstance(a, (int, float)) or isinstance(a, bool):
             return False
@@ -604,9 +638,16 @@ def _kernel_node(graph: Graph, run: list[int], roles: list, used_after: Any
         leaving = [j for j in leaving if j != len(lines) - 1] + [len(lines) - 1]
     main = graph.nodes[lines[leaving[-1]]]
     order = [leaving[-1]] + leaving[:-1]  # the result first, then the saved
-    params = {"body": tuple(body), "outputs": tuple(order), "shape": roles[run[0]][1][0]}
+    loop = roles[run[0]][1][0]
+    params = {"body": tuple(body), "outputs": tuple(order), "shape": loop}
     if any(w is not None for _, w in inputs):
         params["windows"] = tuple(w for _, w in inputs)
+    # An input of another shape than the loop's (not a number) is read broadcast.
+    meta = graph.meta()
+    broadcast = tuple(None if w is not None or meta[r.name][0] in (loop, ())
+                      else broadcast_read(meta[r.name][0], loop) for r, w in inputs)
+    if any(b is not None for b in broadcast):
+        params["broadcast"] = broadcast
     extra = [graph.nodes[lines[j]] for j in order[1:]]
     fused = Node(main.name, FUSED, tuple(r for r, _ in inputs), params, main.shape, main.dtype,
                  (False,) * len(inputs), tuple((tuple(n.shape), np.dtype(n.dtype)) for n in extra))

@@ -217,6 +217,52 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
+# -------------------------------------------------------------- broadcasting
+
+
+def broadcast_read(shape: Sequence[int], loop: Sequence[int]) -> tuple[int, int] | None:
+    """How a loop over ``loop`` reads an input of ``shape`` broadcast to it, if it can.
+
+    ``(every, size)``: element k of the loop (C order) is element
+    ``(k // every) % size`` of the input.  That holds when the input's axes
+    that are not 1 are consecutive axes of the loop, of the same lengths: a
+    bias ``(C,)`` against ``(N, C)`` is ``(1, C)`` (it repeats every row), a
+    column ``(N, 1)`` is ``(C, N)`` (each element C times in a row), a
+    channel bias ``(C, 1, 1)`` against ``(N, C, H, W)`` is ``(H·W, C)``.
+    None for any other shape (``(N, 1, W)`` against ``(N, C, W)``).
+    """
+    shape, loop = tuple(shape), tuple(loop)
+    if len(shape) > len(loop):
+        return None
+    padded = (1,) * (len(loop) - len(shape)) + shape
+    axes = [i for i, n in enumerate(padded) if n != 1]
+    if any(padded[i] != loop[i] for i in axes):
+        return None
+    if not axes:
+        return 1, 1
+    first, last = axes[0], axes[-1]
+    if any(loop[i] != 1 for i in range(first, last + 1) if i not in axes):
+        return None  # (an axis broadcast between two that are not: not one stride)
+    return math.prod(loop[last + 1:]), math.prod(loop[first:last + 1])
+
+
+def _check_broadcast(broadcast: Any, n_inputs: int) -> tuple:
+    """The ``broadcast`` setting (per input, None or (every, size)), checked."""
+    if broadcast is None:
+        return (None,) * n_inputs
+    if not isinstance(broadcast, (tuple, list)) or len(broadcast) != n_inputs:
+        raise _bad(f"broadcast must give each of the {n_inputs} inputs None or "
+                   f"(every, size), got {broadcast!r}")
+    checked = []
+    for k, read in enumerate(broadcast):
+        if read is not None and not (isinstance(read, (tuple, list)) and len(read) == 2
+                                     and all(_is_int(v) and v >= 1 for v in read)):
+            raise _bad(f"broadcast of input {k}: {read!r} is not None or two positive "
+                       f"integers (every, size)")
+        checked.append(None if read is None else (int(read[0]), int(read[1])))
+    return tuple(checked)
+
+
 # ------------------------------------------------------------------- layout
 
 
@@ -240,7 +286,7 @@ class Layout:
     Nothing else ever reaches the generated text.
     """
 
-    def __init__(self, body: Any, outputs: Any) -> None:
+    def __init__(self, body: Any, outputs: Any, broadcast: Any = None) -> None:
         from difflab.ops import registry
 
         if not isinstance(body, (tuple, list)) or not body:
@@ -293,6 +339,7 @@ class Layout:
                 raise _bad(f"line {j}: {name!r} is not an elementwise primitive, nor sum, "
                            f"mean, scatter_add")
         self._check_outputs(outputs)
+        self.broadcast = _check_broadcast(broadcast, self.n_inputs)
 
     # (checking, line by line)
     def _expect(self, j: int, name: str, args: Sequence, count: int) -> None:
@@ -417,7 +464,8 @@ def scalar_source(layout: Layout) -> str:
     and the scatters added (``w7[k] += b7[k]``).  So the main loop writes
     nothing it reads again and the compiler can run it several elements at a
     time (SIMD).  A sum adds in another order than NumPy's pairwise ``sum``:
-    the two agree to rounding, not bit for bit.
+    the two agree to rounding, not bit for bit.  A broadcast input (a bias)
+    is read where :func:`broadcast_read` says, through a counter (``a1 = in1[j0]``).
     """
     def local(name: str) -> str:
         return "a" + name[2:] if name.startswith("in") else name
@@ -426,13 +474,21 @@ def scalar_source(layout: Layout) -> str:
     sums = [j for j, kind in enumerate(layout.kinds) if kind == "reduce"]
     firsts = [j for j in layout.root if layout.first[layout.root[j]] == j]
     adds = [j for j in layout.root if j not in firsts]
-    block = ([f"v{k} = in{k}[lo:hi]" for k in range(layout.n_inputs)]
-             + [f"w{j} = y{j}[lo:hi]" for j in outputs + firsts + adds])
-    loop = ([f"a{k} = v{k}[k]" for k in range(layout.n_inputs)]
+    plain = [k for k, read in enumerate(layout.broadcast) if read is None]
+    # One counter per way of broadcasting: element j of the input, moved on at each step.
+    spreads = list(dict.fromkeys(read for read in layout.broadcast
+                                 if read is not None and read[1] > 1))
+    block = ([f"v{k} = in{k}[lo:hi]" for k in plain]
+             + [f"w{j} = y{j}[lo:hi]" for j in outputs + firsts + adds]
+             + [line for q, read in enumerate(spreads) for line in _counter_start(q, *read)])
+    loop = ([f"a{k} = v{k}[k]" if read is None
+             else f"a{k} = in{k}[{'0' if read[1] == 1 else f'j{spreads.index(read)}'}]"
+             for k, read in enumerate(layout.broadcast)]
             + _lines(layout.body, layout.kinds, ScalarSource(), local)
             + [f"w{j}[k] = t{j}" for j in outputs]
             + [f"w{j}[k] = {local(layout.reads[j])}" for j in firsts]
-            + [f"b{j}[k] = {local(layout.reads[j])}" for j in sums + adds])
+            + [f"b{j}[k] = {local(layout.reads[j])}" for j in sums + adds]
+            + [line for q, read in enumerate(spreads) for line in _counter_step(q, *read)])
     after = ([f"s{j} += block_sum(b{j}[:hi - lo])" for j in sums]
              + [f"for k in range(hi - lo):\n            w{j}[k] += b{j}[k]" for j in adds])
     params = ", ".join(["n"] + [f"in{k}" for k in range(layout.n_inputs)]
@@ -447,6 +503,27 @@ def scalar_source(layout: Layout) -> str:
             + "".join(f"            {line}\n" for line in loop)
             + "".join(f"        {line}\n" for line in after)
             + "".join(f"    y{j}[0] = s{j}\n" for j in sums))
+
+
+def _counter_start(q: int, every: int, size: int) -> list[str]:
+    """Where broadcast counter q starts in the block from ``lo``: element (lo // every) % size.
+
+    (Counting up costs a compare per step; ``(lo + k) // every % size`` at
+    every step would cost an integer division, several times slower.)
+    """
+    if every == 1:
+        return [f"j{q} = lo % {size}"]
+    return [f"j{q} = lo // {every} % {size}", f"r{q} = lo % {every}"]
+
+
+def _counter_step(q: int, every: int, size: int) -> list[str]:
+    """Counter q moved on by one element of the loop (its next element every ``every``)."""
+    wrap = f"if j{q} == {size}:\n                j{q} = 0"
+    if every == 1:
+        return [f"j{q} += 1", wrap]
+    return [f"r{q} += 1",
+            f"if r{q} == {every}:\n                r{q} = 0\n                j{q} += 1\n"
+            f"                if j{q} == {size}:\n                    j{q} = 0"]
 
 
 def block_sum(terms: Any) -> float:

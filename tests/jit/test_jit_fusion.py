@@ -11,6 +11,7 @@ of the registry.
 
 import contextlib
 import json
+import math
 import os
 import subprocess
 import sys
@@ -642,3 +643,121 @@ def test_a_sum_of_a_line_of_numbers_counts_every_element(kernel):
         fused = jit.optimize(graph, ["fuse"])
         assert fused.constants == {}
         np.testing.assert_allclose(fused.run(x)[0], np.sin(5.0 * x), rtol=1e-15)
+
+
+# ------------------------------------------------------------------ broadcasting
+
+
+@pytest.mark.parametrize("shape, loop, read", [
+    ((4,), (3, 4), (1, 4)),  # a bias: the same row again and again
+    ((1, 4), (3, 4), (1, 4)),
+    ((3, 1), (3, 4), (4, 3)),  # a column: each element four times in a row
+    ((5, 1, 1), (2, 5, 3, 3), (9, 5)),  # a channel bias
+    ((5, 3, 1), (2, 5, 3, 4), (4, 15)),
+    ((5, 1, 3), (2, 5, 1, 3), (1, 15)),  # (an axis of length 1 in the loop too)
+    ((), (3, 4), (1, 1)),
+    ((1, 1), (3, 4), (1, 1)),
+    ((3, 1, 4), (3, 2, 4), None),  # broadcast in the middle only: no one stride
+    ((4,), (3, 5), None),  # (not broadcastable)
+    ((2, 3, 4), (3, 4), None),
+])
+def test_broadcast_read_says_where_each_element_comes_from(shape, loop, read):
+    assert kernels.broadcast_read(shape, loop) == read
+    if read is not None:  # element k of the loop is element (k // every) % size
+        every, size = read
+        a = np.arange(math.prod(shape), dtype=float).reshape(shape)
+        k = np.arange(math.prod(loop))
+        np.testing.assert_array_equal(np.broadcast_to(a, loop).reshape(-1),
+                                      a.reshape(-1)[(k // every) % size])
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("n", [7, fusion.TILE + 5])  # (one block, and several)
+def test_a_bias_and_a_column_are_read_broadcast_inside_one_kernel(kernel, n):
+    with kernels_of(kernel):
+        rng = np.random.default_rng(11)
+        b, c = dl.tensor(rng.normal(size=3)), dl.tensor(rng.normal(size=(n, 1)))
+        x = rng.normal(size=(n, 3))
+        graph = jit.trace(lambda v: ((v * c + b).tanh() * b - c).exp(), dl.tensor(x)).graph
+        fused = jit.optimize(graph, ["fuse"])
+        assert fused.op_counts() == {"fused": 1}
+        node = fused.nodes[0]
+        reads = {a.name: r for a, r in zip(node.args, node.params["broadcast"])}
+        assert sorted(r for r in reads.values() if r) == [(1, 3), (3, n)]
+        assert "(broadcast)" in fused.listing()
+        _same(kernel, fused.run(x)[0], graph.run(x)[0])
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_a_backward_graph_with_a_bias_fuses_and_keeps_its_gradients(kernel):
+    with kernels_of(kernel):
+        rng = np.random.default_rng(12)
+        w, b = dl.tensor(rng.normal(size=(4, 5))), dl.tensor(rng.normal(size=(5,)))
+        x = rng.normal(size=(6, 4))
+        forward = jit.trace(lambda v: ((v @ w + b).tanh() ** 2).sum(),
+                            dl.tensor(x).requires_grad_()).graph
+        graph = jit.grad(forward)
+        fused = jit.optimize(graph, ["fold", "cse", "dce", "fuse"])
+        assert any("broadcast" in n.params for n in fused.nodes)
+        for got, want in zip(fused.run(x), graph.run(x)):
+            np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+
+
+def test_a_broadcast_in_the_middle_stays_outside_the_kernel():
+    x = np.random.default_rng(13).normal(size=(3, 2, 4))
+    m = dl.tensor(np.random.default_rng(14).normal(size=(3, 1, 4)))
+    graph = jit.trace(lambda v: (v * m).sin() + 1.0, dl.tensor(x)).graph
+    fused = jit.optimize(graph, ["fuse"])
+    assert fused.op_counts()["mul"] == 1
+    np.testing.assert_allclose(fused.run(x)[0], graph.run(x)[0], rtol=1e-13)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_edited_broadcast_settings_are_refused_before_the_loop_reads_anything(kernel):
+    # A graph file may say anything: the compiled loop does not check its indices, so a
+    # broadcast read of more elements than the input has must never reach it.
+    with kernels_of(kernel):
+        b = dl.tensor(np.arange(3.0))
+        x = np.ones((4, 3))
+        fused = jit.optimize(jit.trace(lambda v: (v + b).sin() * 2.0, dl.tensor(x)).graph,
+                             ["fuse"])
+        node = fused.nodes[0]
+        good = dict(node.params)
+        k = next(i for i, r in enumerate(good["broadcast"]) if r is not None)
+        injected = "3]; import os; os.system('x')#"
+        for bad, why in [((1, 300), "broadcast from 300"), ((0, 3), "positive"),
+                         (("1", 3), "positive"), ((1, injected), "positive"),
+                         ((1, 3, 3), "positive")]:
+            spread = list(good["broadcast"])
+            spread[k] = bad
+            node.params.update(good, broadcast=tuple(spread))
+            with pytest.raises(GraphError, match=why):
+                fused.run(x)
+        node.params.update(good, broadcast=good["broadcast"] + (None,))
+        with pytest.raises(GraphError, match="each of the"):
+            fused.run(x)
+        node.params.update(good)
+        np.testing.assert_allclose(fused.run(x)[0], np.sin(x + np.arange(3.0)) * 2.0)
+
+
+def test_a_fused_graph_with_broadcast_reads_survives_save_and_load(tmp_path):
+    rng = np.random.default_rng(15)
+    b = dl.tensor(rng.normal(size=(5,)))
+    x = rng.normal(size=(4, 5))
+    ep = E.export(lambda v: ((v - b).tanh() * b).sum(), (dl.tensor(x),), passes=["fuse"])
+    assert any("broadcast" in n.params for n in ep.graph.nodes)
+    E.save(ep, tmp_path / "b.dlg")
+    loaded = E.load(tmp_path / "b.dlg")
+    assert loaded.graph.listing() == ep.graph.listing()
+    np.testing.assert_array_equal(loaded.graph.run(x)[0], ep.graph.run(x)[0])
+
+
+def test_broadcast_reads_on_gpu_arrays(cuda):
+    rng = np.random.default_rng(16)
+    b, x = rng.normal(size=(3,)), rng.normal(size=(5, 3))
+    on_gpu = dl.tensor(b).to(cuda)
+    f = jit.trace(lambda v: (v * on_gpu).sin() + on_gpu, dl.tensor(x).to(cuda),
+                  passes=["fuse"])
+    assert f.graph.op_counts() == {"fused": 1}
+    np.testing.assert_allclose(f(dl.tensor(x).to(cuda)).cpu().numpy(), np.sin(x * b) + b,
+                               rtol=1e-13)
