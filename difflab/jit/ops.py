@@ -32,6 +32,9 @@ class VJP:
     then calls the primitive's own ``vjp`` on arrays.  The graph backward
     uses it for a primitive whose VJP is first-order only (``prod``): the
     numbers are the rule's own; only a second derivative through it is missing.
+    The rule computes the adjoints ``needs_input_grad`` asks for; those of
+    the other inputs leave the node as its saved outputs (``v7.s0``, in
+    input order), so one node can give them all.
     """
 
     double_backward = False
@@ -43,12 +46,15 @@ class VJP:
         self.math = f"the {primitive.name} VJP, adjoint of input {index}"
 
     def forward(self, ctx: Any, xp: Any, g: Any, *saved: Any, **attributes: Any) -> Any:
-        needs = attributes.pop("needs_input_grad")
-        # (the rule computes this node's adjoint alone: each input's is its own node)
-        inner = registry.Context(tuple(k == self.index for k in range(len(needs))))
+        needs = tuple(attributes.pop("needs_input_grad"))
+        inner = registry.Context(needs)
         for key, value in attributes.items():
             setattr(inner, key, value)
-        return self.primitive.vjp(inner, xp, g, *saved)[self.index]
+        adjoints = self.primitive.vjp(inner, xp, g, *saved)
+        others = [a for i, a in enumerate(adjoints) if needs[i] and i != self.index]
+        if others:
+            ctx.save(*others)
+        return adjoints[self.index]
 
     def vjp(self, ctx: Any, xp: Any, g: Any, *saved: Any) -> tuple:
         raise RuntimeError(f"{self.name}: no second derivative through {self.primitive.name}")
@@ -91,7 +97,9 @@ class Differentiable:
     the branch in), each input's adjoint is one ``VJP`` node.  So is a
     traced training step's first-order backward through a primitive whose
     array rule is cheaper (``first_order_is_cheaper``: conv2d reuses its
-    saved columns).
+    saved columns); there one node computes all its adjoints at once (the
+    first needed is its value, the others its saved outputs), since no
+    second derivative will be taken through them.
     """
 
     def __init__(self, primitive: Any) -> None:
@@ -124,11 +132,40 @@ class Differentiable:
             except (AttributeError, TypeError):
                 pass  # a rule written for arrays only: fall back to one node per adjoint
         attributes = {k: v for k, v in vars(ctx).items() if k != "created_at"}
+        needs = tuple(ctx.needs_input_grad)
+        if array_rule and any(needs):
+            return self._in_one_node(g, saved, needs, attributes)
+        # (one node per adjoint, each asking for its own: a second derivative through any
+        # of them raises, instead of treating a saved output as a constant)
         return tuple(
-            apply(VJP(self.primitive, i), g, *saved, needs_input_grad=ctx.needs_input_grad,
-                  **attributes) if needed else None
-            for i, needed in enumerate(ctx.needs_input_grad)
+            apply(VJP(self.primitive, i), g, *saved,
+                  needs_input_grad=tuple(k == i for k in range(len(needs))), **attributes)
+            if needed else None
+            for i, needed in enumerate(needs)
         )
+
+    def _in_one_node(self, g: Any, saved: tuple, needs: tuple, attributes: dict) -> tuple:
+        """Every needed adjoint from one VJP node: its value and its saved outputs."""
+        from difflab.autograd.engine import apply
+        from difflab.jit.graph import _ContextCatcher
+        from difflab.tensor import Tensor
+
+        first = needs.index(True)
+        catcher = _ContextCatcher()
+        with catcher:
+            value = apply(VJP(self.primitive, first), g, *saved, needs_input_grad=needs,
+                          **attributes)
+        others = iter(catcher.ctx.saved or ())
+        adjoints = []
+        for i, needed in enumerate(needs):
+            if not needed:
+                adjoints.append(None)
+            elif i == first:
+                adjoints.append(value)
+            else:
+                other = next(others)
+                adjoints.append(None if other is None else Tensor._wrap(other))
+        return tuple(adjoints)
 
 
 def resolve(name: str) -> Any:

@@ -157,16 +157,37 @@ def _times_one(node: Node, constants: dict, meta: dict) -> Ref | None:
     return None
 
 
+def _reshape_source(node: Node, producers: dict, meta: dict) -> Ref | None:
+    """What a ``reshape`` reshapes, looking through a reshape before it; None if not one.
+
+    ``reshape(reshape(x, s1), s2)`` is ``reshape(x, s2)``: the elements keep
+    their order whatever the shape in between (the VJPs of ``matmul`` and
+    ``linear`` make such pairs).
+    """
+    if node.op_name != "reshape" or node.saved or len(node.args) != 1 \
+            or not isinstance(node.args[0], Ref):
+        return None
+    source = node.args[0]
+    before = producers.get(source.name)
+    if before is not None and before.op_name == "reshape" and not before.saved \
+            and len(before.args) == 1 and isinstance(before.args[0], Ref):
+        source = before.args[0]
+    return source if source.name in meta else None
+
+
 def constant_folding(graph: Graph, show: bool = False) -> Graph:
     """Compute now every node whose inputs are all constants; keep its value as a constant.
 
-    Also drop multiplications by a constant of ones (``_times_one``).
+    Also drop multiplications by a constant of ones (``_times_one``) and
+    reshapes to the shape a value already has (a reshape of a reshape reads
+    the first one's input: ``_reshape_source``).
     """
     constants = dict(graph.constants)
     constant_names = {i.name for i in graph.inputs if i.kind == "constant"}
     inputs = list(graph.inputs)
     meta = graph.meta()
     renamed: dict[str, Ref] = {}
+    producers: dict[str, Node] = {}
     kept = []
     for node in graph.nodes:
         if renamed:
@@ -176,10 +197,17 @@ def constant_folding(graph: Graph, show: bool = False) -> Graph:
         refs = node.refs()
         if not refs or not all(r.name in constant_names for r in refs):
             factor = _times_one(node, constants, meta)
+            source = _reshape_source(node, producers, meta)
             if factor is not None:
                 renamed[node.name] = factor
+            elif source is not None and meta[source.name][0] == tuple(node.shape):
+                renamed[node.name] = source  # (the same elements, in the same shape)
             else:
+                if source is not None and source != node.args[0]:
+                    node = Node(node.name, node.op, (source,), node.params, node.shape,
+                                node.dtype, node.needs_input_grad, node.saved)
                 kept.append(node)
+                producers[node.name] = node
             continue
         # Every input is known: run the primitive once, here.
         args = substitute(node.args, {n: constants[n] for n in constant_names})

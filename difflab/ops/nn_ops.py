@@ -312,9 +312,9 @@ class Conv2d:
         n, c, oh, ow, g_ = ctx.sizes
         o, cg, kh, kw = w.shape
         og, k = o // g_, cg * kh * kw
-        # ȳ as (G, O/G, N·OH·OW), matching the layout of Y above
-        gm = xp.transpose(g, (1, 0, 2, 3)).reshape((g_, og, n * oh * ow))
         gx = gw = gb = None
+        if need[0] or need[1]:  # ȳ as (G, O/G, N·OH·OW), matching the layout of Y above
+            gm = xp.transpose(g, (1, 0, 2, 3)).reshape((g_, og, n * oh * ow))
         if need[1]:
             if _recording(xp):  # (the saved columns would be a constant to the tape)
                 cols = Conv2d._columns(xp, im2col(xp, x, *ctx.geometry), g_)
@@ -364,6 +364,11 @@ class MaxPool2d:
         ctx.geometry = (x.shape, kernel, stride, padding, dilation)
         ctx.save(masks)
         return best
+
+    #: On arrays, ȳ · mask multiplies by the booleans directly; recorded, the mask is first
+    #: converted to ȳ's dtype (a copy of the size of all the windows).  A traced training
+    #: step, which needs one derivative only, runs the array rule (difflab.jit).
+    first_order_is_cheaper = True
 
     @staticmethod
     def vjp(ctx, xp, g, masks):

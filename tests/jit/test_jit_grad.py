@@ -182,7 +182,8 @@ def _conv_model():
 def test_a_first_order_backward_through_conv2d_reuses_the_saved_columns():
     # A training step's backward (no create_graph) is recorded first order: conv2d's
     # weight adjoint is its array rule on the columns saved by the forward node (v.s2),
-    # not a second copy of the windows (im2col) as a twice-differentiable record needs.
+    # not a second copy of the windows (im2col) as a twice-differentiable record needs;
+    # one node per layer gives all its adjoints (the first, then the others as v.s0, ...).
     model = _conv_model()
     rng = np.random.default_rng(3)
     x0, x1 = rng.normal(size=(2, 2, 7, 7)), rng.normal(size=(2, 2, 7, 7))
@@ -194,7 +195,9 @@ def test_a_first_order_backward_through_conv2d_reuses_the_saved_columns():
     traced = jit.trace(step, dl.tensor(x0))
     counts = traced.graph.op_counts()
     assert counts.get("im2col", 0) == 0
-    assert counts["conv2d_vjp1"] == 2 and counts["conv2d_vjp0"] == 1  # (x needs no adjoint)
+    # (the first layer's input x needs no adjoint: its node starts at the weight's)
+    assert counts["conv2d_vjp0"] == 1 and counts["conv2d_vjp1"] == 1
+    assert sum(len(n.saved) for n in traced.graph.nodes if n.op_name.startswith("conv2d_vjp")) == 3
     named = {i.name: i.example for i in traced.graph.parameters()}
     replayed = traced.graph.run(x1, **named)  # at another input: nothing was baked in
     for got, want in zip(replayed, step(dl.tensor(x1))):
@@ -222,3 +225,22 @@ def test_a_recorded_backward_through_conv2d_stays_twice_differentiable():
     x = dl.tensor(x1).requires_grad_()
     (want,) = dl.autograd.grad(penalty(x), [x])
     np.testing.assert_allclose(got, want.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_a_first_order_conv_step_survives_save_and_load(tmp_path):
+    from difflab import export
+
+    model = _conv_model()
+    x = np.random.default_rng(5).normal(size=(2, 2, 7, 7))
+
+    def step(x):
+        loss = (model(x) ** 2).sum()
+        return (loss,) + dl.autograd.grad(loss, list(model.parameters()))
+
+    ep = export.export(step, (dl.tensor(x),))
+    assert any(n.op_name.startswith("conv2d_vjp") and n.saved for n in ep.graph.nodes)
+    export.save(ep, tmp_path / "step.dlg")
+    loaded = export.load(tmp_path / "step.dlg")
+    named = {i.name: i.example for i in ep.graph.parameters()}
+    for got, want in zip(loaded.graph.run(x, **named), ep.graph.run(x, **named)):
+        np.testing.assert_array_equal(got, want)
