@@ -145,3 +145,21 @@ def test_fold_drops_multiplications_by_ones_only_where_nothing_changes():
     ones = jit.trace(lambda v: v * dl.ones(2, 3, dtype=dl.float64),
                      dl.tensor(np.ones(3))).graph
     assert jit.constant_folding(ones).op_counts() == {"mul": 1}
+
+
+def test_fold_drops_reshapes_to_the_shape_a_value_has_and_joins_reshapes_of_reshapes():
+    x = np.arange(6.0).reshape(2, 3)
+    round_trip = jit.trace(lambda v: v.reshape(2, 3, 1).reshape(2, 3).sin(),
+                           dl.tensor(x)).graph
+    folded = jit.optimize(round_trip, ["fold", "dce"])
+    assert folded.op_counts() == {"sin": 1}  # (dce drops the first, read by nothing now)
+    np.testing.assert_array_equal(folded.run(x)[0], round_trip.run(x)[0])
+    twice = jit.trace(lambda v: v.reshape(6).reshape(3, 2).sin(), dl.tensor(x)).graph
+    joined = jit.optimize(twice, ["fold", "dce"])
+    assert joined.op_counts() == {"reshape": 1, "sin": 1}
+    (reshape,) = [n for n in joined.nodes if n.op_name == "reshape"]
+    assert reshape.args[0].name == "v"  # (it reads x itself)
+    np.testing.assert_array_equal(joined.run(x)[0], np.sin(x.reshape(3, 2)))
+    # Not joined: a reshape of a transposed value (the elements are in another order).
+    kept = jit.trace(lambda v: v.reshape(3, 2).T.reshape(6), dl.tensor(x)).graph
+    assert jit.constant_folding(kept).op_counts() == kept.op_counts()
