@@ -427,7 +427,7 @@ def run_setting(threads: str, rounds: int, quick: bool) -> None:
     graph, x, eager = bench_rosenbrock(rounds, torch, jax, n=10**5 if quick else 10**6)
     bench_chain(rounds, torch, jax)
     bench_hessian_jacobian(rounds, torch, jax)
-    training(max(3, rounds // 2), torch, quick)
+    training(rounds, torch, quick)
     peak_memory(graph, x, eager)
 
 
