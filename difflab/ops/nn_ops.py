@@ -298,7 +298,8 @@ class Conv2d:
             y = y + b.reshape((1, o, 1, 1))
         ctx.geometry = ((kh, kw), stride, padding, dilation)
         ctx.sizes = (n, c, oh, ow, g_)
-        ctx.save(x, w, cols)
+        need = ctx.needs_input_grad
+        ctx.save(x, w, cols if len(need) < 2 or need[1] else None)  # (the columns serve W̄)
         return xp.ascontiguousarray(y)
 
     #: Recorded (create_graph), the VJP copies the columns again from x, as W̄ must stay a

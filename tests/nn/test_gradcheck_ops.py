@@ -187,3 +187,15 @@ def test_max_pool_ties_go_to_the_first_maximum_and_nan_propagates():
     assert x.grad.numpy()[0, 0].tolist() == [[1, 0, 1, 0], [0, 0, 0, 0]]
     y = dl.tensor([[[[1.0, float("nan")], [3.0, 2.0]]]])
     assert np.isnan(F.max_pool2d(y, 2).item())
+
+
+def test_conv2d_keeps_its_columns_only_for_the_weight_gradient():
+    # The columns (C·kh·kw x N·OH·OW numbers) serve W̄ alone: a frozen layer does not keep them.
+    x = dl.tensor(np.random.default_rng(0).normal(size=(2, 3, 6, 6))).requires_grad_()
+    w = dl.tensor(np.random.default_rng(1).normal(size=(4, 3, 3, 3)))
+    frozen = F.conv2d(x, w)
+    assert frozen.grad_fn.saved[2] is None
+    trained = F.conv2d(x, w.requires_grad_())
+    assert trained.grad_fn.saved[2].shape == (1, 3 * 3 * 3, 2 * 4 * 4)
+    frozen.sum().backward()  # (and both still give x̄)
+    trained.sum().backward()
