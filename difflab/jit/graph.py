@@ -369,7 +369,12 @@ class Program:
             needs = node.needs_input_grad if saved_slots else (False,) * len(node.args)
             # (`args` of a node whose arguments are all values: read them with one call)
             read = operator.itemgetter(*args) if args and all(kinds) else None
-            self.steps.append([node.op.forward, needs, args, kinds, node.params,
+            # (an operation may offer its forward with these settings bound: a fused
+            # kernel looks up its compiled loop once, not at every call)
+            forward, params = node.op.forward, node.params
+            if hasattr(node.op, "prepare") and not params_have_refs:
+                forward, params = node.op.prepare(node.params), {}
+            self.steps.append([forward, needs, args, kinds, params,
                                params_have_refs, slots[node.name], saved_slots, node, (),
                                read, len(args) == 1])
         self.outputs = [(True, slots[o.name]) if isinstance(o, Ref) else (False, o)

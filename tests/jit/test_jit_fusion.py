@@ -553,6 +553,79 @@ def test_a_non_contiguous_argument_is_read_right(kernel):
             np.testing.assert_allclose(g, w, rtol=1e-13, atol=1e-12)
 
 
+# ------------------------------------------------- a program's prepared kernels
+
+
+@contextlib.contextmanager
+def plain_forwards():
+    """Programs made inside the block call each fused line's plain ``forward``."""
+    prepare = fusion.FusedElementwise.prepare
+    del fusion.FusedElementwise.prepare
+    try:
+        yield
+    finally:
+        fusion.FusedElementwise.prepare = prepare
+
+
+def _both_ways(graph, *arrays):
+    """The outputs of ``graph`` run with prepared kernels, and with plain forwards."""
+    prepared = graph.run(*arrays)
+    copy = jit.graph.Graph(graph.name, graph.inputs, graph.constants, graph.nodes,
+                           graph.outputs, graph.output_spec)
+    with plain_forwards():
+        plain = copy.run(*arrays)
+    assert not any(isinstance(step[0], fusion.PreparedKernel) for step in copy.program().steps)
+    return prepared, plain
+
+
+def _assert_bits(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
+@settings(max_examples=25, deadline=None)
+@given(program=programs(), seed=st.integers(0, 2**31), backward=st.booleans())
+def test_prepared_kernels_give_the_plain_forwards_bits(program, seed, backward):
+    with kernels_of("numba"):
+        steps, outputs = program
+        rng = np.random.default_rng(seed)
+        x, y = (dl.tensor(rng.uniform(-2, 2, 3)).requires_grad_() for _ in range(2))
+        if backward:
+            fn = build(steps, [len(steps) + 1])
+            graph = jit.grad(jit.trace(lambda a, b: fn(a, b)[0].sum(), (x, y)).graph)
+        else:
+            graph = jit.trace(build(steps, outputs), (x, y)).graph
+        fused = jit.optimize(graph, ["fold", "cse", "dce", "fuse"])
+        _assert_bits(*_both_ways(fused, rng.uniform(-2, 2, 3), rng.uniform(-2, 2, 3)))
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
+def test_a_prepared_kernel_takes_the_common_case_and_hands_the_rest_to_forward():
+    with kernels_of("numba"):
+        def f(v):
+            s = (v * 0.5 + 1.0).sin()
+            return s.tanh().mean() + s.sum(), s
+        x = np.random.default_rng(21).normal(size=(6, 4))
+        fused = jit.optimize(jit.trace(f, dl.tensor(x)).graph, ["fuse"])
+        _assert_bits(*_both_ways(fused, x))  # (a mean, a sum and a 2-d value leave it)
+        (kernel,) = [s[0] for s in fused.program().steps
+                     if isinstance(s[0], fusion.PreparedKernel)]
+        assert isinstance(kernel.plan, tuple)  # the common case: numba, float64, contiguous
+        strided = np.random.default_rng(22).normal(size=(6, 8))[:, ::2]
+        assert not strided.flags.c_contiguous  # (read by the plain forward, which copies)
+        _assert_bits(*_both_ways(fused, strided))
+        _assert_bits(fused.run(strided), fused.run(strided.copy()))
+        # Windows and scatters (the Rosenbrock gradient) always take the plain forward.
+        _, rosen = _compiled_gradient(rosenbrock, np.linspace(-1, 1, 9))
+        _assert_bits(*_both_ways(rosen, np.linspace(-1, 1, 9)))
+        (kernel,) = [s[0] for s in rosen.program().steps
+                     if isinstance(s[0], fusion.PreparedKernel)]
+        assert kernel.plan is False
+
+
 @pytest.mark.parametrize("index, shape, window", [
     (slice(1, None), (5,), (1, (4,))),
     (slice(None, -1), (5,), (0, (4,))),
