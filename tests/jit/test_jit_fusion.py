@@ -129,6 +129,21 @@ def test_every_elementwise_rule_writes_a_kernel_line(kernel, name):
     _same(kind, out, want)
 
 
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("two", [2, 2.0])
+def test_a_square_is_written_as_a_product_with_numpys_bits(kernel, two):
+    body = (("add", ("in0", 0.5)), ("pow", ("t0", two)), ("pow", ("t1", 3)))
+    layout = kernels.Layout(body, (2, 1))
+    assert "(t0 * t0)" in kernels.scalar_source(layout)  # (no pow() call in the loop)
+    assert "(t1 ** 3)" in kernels.scalar_source(layout)
+    x = np.random.default_rng(23).normal(size=1000) * 1e3
+    with kernels_of(kernel):
+        graph = jit.trace(lambda v: (v + 0.5) ** two, dl.tensor(x)).graph
+        fused = jit.optimize(graph, ["fuse"])
+        assert fused.op_counts() == {"fused": 1}
+        np.testing.assert_array_equal(fused.run(x)[0], (x + 0.5) ** two)
+
+
 def test_the_pass_groups_a_chain_into_one_kernel_and_shows_it(capsys):
     x = dl.tensor(np.linspace(-1, 1, 5))
     f = jit.trace(lambda x: ((x.sin() * 2.0 + 1.0).tanh() * x).sum(), x)
@@ -495,7 +510,7 @@ def test_several_scatters_added_write_one_array(kernel):
         def f(v):
             return (v[2:] * v[:-2]).sum() + (v[1:-1] * 0.5).sin().sum()
 
-        x = np.random.default_rng(5).normal(size=3 * 2048 + 11)
+        x = np.random.default_rng(5).normal(size=3 * kernels.BLOCK + 11)
         graph, fused = _compiled_gradient(f, x)
         assert graph.op_counts()["scatter_add"] == 3
         fused_node = next(n for n in fused.nodes if n.op_name == "fused")
