@@ -199,18 +199,30 @@ class Im2Col:
 
 
 class Col2Im:
-    """x = col2im(windows): the transpose of :class:`Im2Col`.  VJP: im2col(ȳ)."""
+    """x = col2im(windows): the transpose of :class:`Im2Col`.  VJP: im2col(ȳ).
+
+    Linear, so its JVP is itself: ẋ = col2im(ẇindows).
+    """
 
     name = "col2im"
 
     @staticmethod
     def forward(ctx, xp, win, x_shape, kernel, stride, padding, dilation):
         ctx.geometry = (kernel, stride, padding, dilation)
+        ctx.x_shape = tuple(x_shape)
         return _col2im_array(xp, win, x_shape, kernel, stride, padding, dilation)
 
     @staticmethod
     def vjp(ctx, xp, g):
         return (im2col(xp, g, *ctx.geometry),)
+
+    @staticmethod
+    def jvp(ctx, xp, dwin):
+        # The k tangents are k more batches of windows: (k, N, ...) -> (k·N, ...) and back
+        k, (n, *rest) = dwin.shape[0], ctx.x_shape
+        out = col2im(xp, dwin.reshape((-1,) + tuple(dwin.shape[2:])), (k * n, *rest),
+                     *ctx.geometry)
+        return out.reshape((k, n) + tuple(out.shape[1:]))
 
 
 def im2col(xp: Any, x: Any, kernel, stride, padding, dilation) -> Any:
@@ -284,20 +296,26 @@ class Conv2d:
             (g_, c // g_ * kh * kw, n * oh * ow))
 
     @staticmethod
-    def forward(ctx, xp, x, w, b=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
-                groups=1):
-        n, c = x.shape[:2]
+    def _convolve(xp, x, w, stride, padding, dilation, g_):
+        """(W ⋆ x as (N, O, OH, OW), x's columns (G, K, M)): Y_g = W_g X_g for each group."""
+        n = x.shape[0]
         o, cg, kh, kw = w.shape
-        g_ = groups
         win = _windows(xp, x, (kh, kw), stride, padding, dilation)
         oh, ow = win.shape[2], win.shape[3]
         cols = Conv2d._columns(xp, win, g_)                      # (G, K, M)
         y = _group_matmul(xp, w.reshape((g_, o // g_, cg * kh * kw)), cols)  # (G, O/G, M)
-        y = xp.transpose(y.reshape((o, n, oh, ow)), (1, 0, 2, 3))
+        return xp.transpose(y.reshape((o, n, oh, ow)), (1, 0, 2, 3)), cols
+
+    @staticmethod
+    def forward(ctx, xp, x, w, b=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1),
+                groups=1):
+        y, cols = Conv2d._convolve(xp, x, w, stride, padding, dilation, groups)
+        n, c = x.shape[:2]
+        o, _, kh, kw = w.shape
         if b is not None:
             y = y + b.reshape((1, o, 1, 1))
         ctx.geometry = ((kh, kw), stride, padding, dilation)
-        ctx.sizes = (n, c, oh, ow, g_)
+        ctx.sizes = (n, c, y.shape[2], y.shape[3], groups)
         need = ctx.needs_input_grad
         ctx.save(x, w, cols if len(need) < 2 or need[1] else None)  # (the columns serve W̄)
         return xp.ascontiguousarray(y)
@@ -329,6 +347,33 @@ class Conv2d:
                                 (4, 0, 1, 5, 6, 2, 3)).reshape((n, c, oh, ow, kh, kw))
             gx = col2im(xp, gwin, x.shape, *ctx.geometry)
         return gx, gw, gb
+
+    @staticmethod
+    def jvp(ctx, xp, dx, dw, db, x, w, cols):
+        """ẏ = conv2d(ẋ, W) + conv2d(x, Ẇ) + ḃ: y is bilinear in (x, W), so each tangent
+        meets the other input's value.  The k tangents of x are k·N more images; each of
+        the k tangents of W multiplies x's columns, Ẏ_g = Ẇ_g X_g."""
+        n, c, oh, ow, g_ = ctx.sizes
+        o, cg, kh, kw = w.shape
+        _, stride, padding, dilation = ctx.geometry
+        terms = []
+        if dx is not None:
+            k = dx.shape[0]
+            y, _ = Conv2d._convolve(xp, dx.reshape((-1,) + tuple(dx.shape[2:])), w, stride,
+                                    padding, dilation, g_)
+            terms.append(y.reshape((k, n, o, oh, ow)))
+        if dw is not None:
+            k = dw.shape[0]
+            if cols is None:  # (saved only when W needs a derivative)
+                _, cols = Conv2d._convolve(xp, x, w, stride, padding, dilation, g_)
+            y = xp.matmul(dw.reshape((k, g_, o // g_, cg * kh * kw)), cols)  # (k, G, O/G, M)
+            terms.append(xp.transpose(y.reshape((k, o, n, oh, ow)), (0, 2, 1, 3, 4)))
+        if db is not None:
+            terms.append(db.reshape((db.shape[0], 1, o, 1, 1)))
+        out = terms[0]
+        for term in terms[1:]:
+            out = out + term
+        return xp.broadcast_to(out, (out.shape[0], n, o, oh, ow))
 
 
 # -------------------------------------------------------------------- pooling
@@ -380,6 +425,17 @@ class MaxPool2d:
         gwin = xp.transpose(routed, (1, 2, 3, 4, 0)).reshape((n, c, oh, ow) + tuple(kernel))
         return (col2im(xp, gwin, shape, kernel, *rest),)
 
+    @staticmethod
+    def jvp(ctx, xp, dx, masks):
+        """ẏ = the tangent at each window's maximum: Σ_p mask_p · window_p(ẋ) (the VJP's
+        transpose: pick where it routes).  The k tangents of x are k·N more images."""
+        _, kernel, stride, padding, dilation = ctx.geometry
+        k = dx.shape[0]
+        win = _windows(xp, dx.reshape((-1,) + tuple(dx.shape[2:])), kernel, stride, padding,
+                       dilation)  # (k·N, C, OH, OW, kh, kw); a padded place is never picked
+        win = win.reshape((k,) + tuple(masks.shape[1:]) + (masks.shape[0],))
+        return (win * xp.transpose(masks, (1, 2, 3, 4, 0))).sum(axis=-1)
+
 
 class AvgPool2d:
     """y = the mean of each window (zero padding counted, PyTorch's default).
@@ -403,6 +459,15 @@ class AvgPool2d:
         spread = xp.broadcast_to(g.reshape((n, c, oh, ow, 1, 1)) * (1.0 / area),
                                  (n, c, oh, ow) + tuple(kernel))
         return (col2im(xp, spread, shape, kernel, *rest),)
+
+    @staticmethod
+    def jvp(ctx, xp, dx):
+        """Linear: ẏ = avg_pool2d(ẋ), the k tangents of x pooled as k·N more images."""
+        _, kernel, stride, padding, _ = ctx.geometry
+        k = dx.shape[0]
+        y = _windows(xp, dx.reshape((-1,) + tuple(dx.shape[2:])), kernel, stride, padding,
+                     (1, 1)).mean(axis=(-2, -1))
+        return y.reshape((k, -1) + tuple(y.shape[1:]))
 
 
 # ------------------------------------------------------ softmax and its friends

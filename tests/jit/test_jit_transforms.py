@@ -191,13 +191,51 @@ def scalar_on(device):
 
 
 def test_compiled_without_a_forward_rule_uses_the_tape_and_says_so():
-    def pooled(x):  # max_pool2d has no forward-mode rule: no graph Hessian
-        return (dl.nn.functional.max_pool2d(x.reshape(1, 1, 4, 4), 2) ** 2).sum()
+    target = dl.tensor(np.random.default_rng(1).uniform(0, 1, 16))
+
+    def loss(x):  # bce_with_logits has no forward-mode rule: no graph Hessian
+        return dl.nn.functional.binary_cross_entropy_with_logits(x * x, target)
 
     x = np.random.default_rng(0).normal(size=16)
-    got, cost = dl.hessian(pooled, method="compiled")(x, return_cost=True)
-    np.testing.assert_allclose(got, dl.hessian(pooled)(x), rtol=1e-12)
-    assert any("max_pool2d" in note and "tape" in note for note in cost.notes)
+    got, cost = dl.hessian(loss, method="compiled")(x, return_cost=True)
+    np.testing.assert_allclose(got, dl.hessian(loss)(x), rtol=1e-12)
+    assert any("bce_with_logits" in note and "tape" in note for note in cost.notes)
+
+
+def test_a_cnn_hessian_is_one_graph_pass_through_conv_and_pools():
+    F = dl.nn.functional
+    rng = np.random.default_rng(3)
+    w = dl.tensor(rng.normal(size=(4, 1, 3, 3)) / 3)
+    b = dl.tensor(rng.normal(size=4))
+
+    def f(v):
+        y = F.conv2d(v.reshape(1, 2, 4, 4), w, b, padding=1, groups=2).tanh()
+        return (F.max_pool2d(y, 2, padding=1).sin() + F.avg_pool2d(y, 2, stride=1)
+                .sum()).sum()
+
+    x = rng.normal(size=32)
+    got, cost = dl.hessian(f, method="compiled")(x, return_cost=True)
+    assert not any("tape" in note for note in cost.notes)  # (every rule has a JVP now)
+    np.testing.assert_allclose(got, dl.hessian(f)(x), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("which", ["x", "w", "b", "all"])
+def test_conv2d_tangents_of_each_input_with_groups_stride_dilation(which):
+    rng = np.random.default_rng(4)
+    specs = {"x": (2, 4, 7, 7), "w": (6, 2, 3, 3), "b": (6,)}
+    xs = [dl.tensor(rng.normal(size=s)).requires_grad_(which in (name, "all"))
+          for name, s in specs.items()]
+
+    def conv(x, w, b):
+        return dl.nn.functional.conv2d(x, w, b, stride=2, padding=1, dilation=2, groups=2)
+
+    tangents = jit.jvp(jit.trace(conv, xs).graph, wrt=None if which == "all" else [which],
+                       directions=2)
+    dots = [rng.normal(size=(2,) + tuple(x.shape)) for x in xs if x.requires_grad]
+    got = tangents.run(*[x.array for x in xs], *dots)
+    _, jacobians = _tape_jacobians(conv, xs)
+    want = sum(d.reshape(2, -1) @ J.T for d, J in zip(dots, jacobians))
+    np.testing.assert_allclose(got[1].reshape(2, -1), want, rtol=1e-10, atol=1e-12)
 
 
 def test_a_rule_that_branches_on_a_value_is_not_baked_in():
