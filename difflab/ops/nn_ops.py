@@ -564,21 +564,29 @@ class NLLLoss:
         elif reduction == "sum":
             out = losses.sum()
         else:
-            ctx.total = w.sum()
-            out = losses.sum() / ctx.total
+            out = losses.sum() / w.sum()
         ctx.save(rows, t, w)
         return out
 
     @staticmethod
     def vjp(ctx, xp, g, rows, t, w):
         coef = w * -1.0
-        if ctx.reduction == "mean":
-            coef = coef / ctx.total
+        if ctx.reduction == "mean":  # (Σw from the saved w: a traced graph reads each batch's)
+            coef = coef / w.sum()
         if ctx.reduction == "none":
             values = g * coef
         else:
             values = xp.broadcast_to(g.reshape((1,)), coef.shape) * coef
         return (xp.scatter_add(values, (rows, t), ctx.shape),)
+
+    @staticmethod
+    def jvp(ctx, xp, dz, rows, t, w):
+        """ℓ̇ₙ = -wₜₙ · ż[n, tₙ] for each of the k tangents (then summed, or divided by Σw)."""
+        picked = dz[:, rows, t] * (w * -1.0)  # (k, N)
+        if ctx.reduction == "none":
+            return picked
+        total = picked.sum(axis=1)
+        return total / w.sum() if ctx.reduction == "mean" else total
 
 
 class BCEWithLogits:
@@ -609,6 +617,19 @@ class BCEWithLogits:
         if need_t:
             gt = g * -x
         return gx, gt
+
+    @staticmethod
+    def jvp(ctx, xp, dx, dt, x, t):
+        """ℓ̇ = (σ(x) - t) ẋ - x ṫ (the VJP's two partials, times the tangents)."""
+        out = None
+        if dx is not None:
+            e = xp.exp(-xp.abs(x))
+            sig = xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+            out = (sig - t) * dx
+        if dt is not None:
+            term = dt * (x * -1.0)
+            out = term if out is None else out + term
+        return out
 
 
 class MSELoss:
@@ -692,17 +713,30 @@ class Normalize:
         return y
 
     @staticmethod
+    def _invstd(ctx, xp, x):
+        """s, kept by the forward; recorded, computed again from x, so that it is
+        differentiated too (and a traced graph computes it for each input)."""
+        if not _recording(xp):
+            return ctx.invstd
+        centered = x - x.mean(axis=ctx.axes, keepdims=True)
+        return 1.0 / xp.sqrt((centered * centered).mean(axis=ctx.axes, keepdims=True)
+                             + ctx.eps)
+
+    @staticmethod
     def vjp(ctx, xp, g, x, y):
         axes = ctx.axes
-        if not _recording(xp):
-            invstd = ctx.invstd
-        else:  # recompute s from x so that it is differentiated too
-            centered = x - x.mean(axis=axes, keepdims=True)
-            invstd = 1.0 / xp.sqrt((centered * centered).mean(axis=axes, keepdims=True)
-                                   + ctx.eps)
         mean_g = g.mean(axis=axes, keepdims=True)
         mean_gy = (g * y).mean(axis=axes, keepdims=True)
-        return ((g - mean_g - y * mean_gy) * invstd,)
+        return ((g - mean_g - y * mean_gy) * Normalize._invstd(ctx, xp, x),)
+
+    @staticmethod
+    def jvp(ctx, xp, dx, x, y):
+        """The Jacobian s (I - 11ᵀ/m - x̂x̂ᵀ/m) is symmetric: the JVP is the VJP's formula,
+        ẏ = s (ẋ - mean(ẋ) - x̂ mean(x̂ ẋ)), over the same axes of each of the k tangents."""
+        axes = tuple(a + 1 if a >= 0 else a for a in ctx.axes)  # (past the k axis)
+        mean_dx = dx.mean(axis=axes, keepdims=True)
+        mean_dxy = (dx * y).mean(axis=axes, keepdims=True)
+        return (dx - mean_dx - y * mean_dxy) * Normalize._invstd(ctx, xp, x)
 
 
 # ------------------------------------------------------------------ activations

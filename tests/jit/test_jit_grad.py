@@ -244,3 +244,23 @@ def test_a_first_order_conv_step_survives_save_and_load(tmp_path):
     named = {i.name: i.example for i in ep.graph.parameters()}
     for got, want in zip(loaded.graph.run(x, **named), ep.graph.run(x, **named)):
         np.testing.assert_array_equal(got, want)
+
+
+def test_a_traced_weighted_cross_entropy_step_reads_each_batchs_labels():
+    # The mean of a weighted NLL divides by Σ w[t]: it depends on the labels, so the
+    # backward graph must compute it from them, not keep the traced batch's number.
+    F = dl.nn.functional
+    weights = dl.tensor(np.array([1.0, 5.0, 0.2]))
+
+    def loss_and_grad(z, t):
+        loss = F.cross_entropy(z, t, weight=weights)
+        return loss, dl.autograd.grad(loss, [z])[0]
+
+    rng = np.random.default_rng(6)
+    traced = jit.trace(loss_and_grad, (dl.tensor(rng.normal(size=(4, 3))).requires_grad_(),
+                                       dl.tensor(np.array([0, 0, 0, 0]))))
+    z, t = rng.normal(size=(4, 3)), dl.tensor(np.array([1, 1, 2, 1]))
+    got = traced(dl.tensor(z).requires_grad_(), t)
+    want = loss_and_grad(dl.tensor(z).requires_grad_(), t)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.detach().numpy(), w.detach().numpy(), rtol=1e-12)

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 import difflab as dl
 from difflab import jit
 from difflab.diff import differentiators
-from difflab.ops.registry import PRIMITIVES
+from difflab.autograd.engine import apply
+from difflab.ops.registry import PRIMITIVES, get
 from tests.jit.test_jit_grad import CASES, _inputs
 
 
@@ -191,15 +192,32 @@ def scalar_on(device):
 
 
 def test_compiled_without_a_forward_rule_uses_the_tape_and_says_so():
-    target = dl.tensor(np.random.default_rng(1).uniform(0, 1, 16))
-
-    def loss(x):  # bce_with_logits has no forward-mode rule: no graph Hessian
-        return dl.nn.functional.binary_cross_entropy_with_logits(x * x, target)
+    def loss(x):  # index_put has no forward-mode rule: no graph Hessian
+        m = x.reshape(4, 4)
+        put = apply(get("index_put"), m * m, m[0].sin(), index=(1, slice(None)))
+        return (put ** 2).sum()
 
     x = np.random.default_rng(0).normal(size=16)
     got, cost = dl.hessian(loss, method="compiled")(x, return_cost=True)
     np.testing.assert_allclose(got, dl.hessian(loss)(x), rtol=1e-12)
-    assert any("bce_with_logits" in note and "tape" in note for note in cost.notes)
+    assert any("index_put" in note and "tape" in note for note in cost.notes)
+
+
+def test_a_classifiers_hessian_is_one_graph_pass_through_its_losses_and_norms():
+    F = dl.nn.functional
+    rng = np.random.default_rng(5)
+    labels, targets = dl.tensor(np.array([0, 2, 1])), dl.tensor(rng.uniform(0, 1, (3, 4)))
+    weights = dl.tensor(np.array([1.0, 3.0, 0.5, 2.0]))
+
+    def f(v):
+        z = F.layer_norm(v.reshape(3, 4), (4,)) * 2.0
+        return (F.cross_entropy(z, labels, weight=weights)
+                + F.binary_cross_entropy_with_logits(z, targets))
+
+    x = rng.normal(size=12)
+    got, cost = dl.hessian(f, method="compiled")(x, return_cost=True)
+    assert not any("tape" in note for note in cost.notes)
+    np.testing.assert_allclose(got, dl.hessian(f)(x), rtol=1e-9, atol=1e-12)
 
 
 def test_a_cnn_hessian_is_one_graph_pass_through_conv_and_pools():
