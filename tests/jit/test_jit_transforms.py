@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 import difflab as dl
 from difflab import jit
-from difflab.diff import differentiators
 from difflab.autograd.engine import apply
+from difflab.diff import differentiators
 from difflab.ops.registry import PRIMITIVES, get
 from tests.jit.test_jit_grad import CASES, _inputs
 
