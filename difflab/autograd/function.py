@@ -49,9 +49,17 @@ class _FunctionPrimitive:
     def forward(self, ctx: FunctionCtx, xp: Any, *arrays: Any, **kwargs: Any) -> Any:
         """Run the user's ``forward`` unrecorded, on the call's tensors; return its array."""
         args, self.args = self.args, None
+        outer = ctx
+        if args is None:  # (run again from a static graph, which holds arrays)
+            args = tuple(Tensor._wrap(a) if hasattr(a, "shape") else a for a in arrays)
+            if not isinstance(ctx, FunctionCtx):  # (a replay's plain context: the user's
+                ctx = FunctionCtx(self)          # forward gets the ctx it knows)
+                ctx.needs_input_grad = outer.needs_input_grad
         ctx.input_meta = [(a.shape, a.dtype) if isinstance(a, Tensor) else None for a in args]
         with no_grad():
             output = self.function.forward(ctx, *args, **kwargs)
+        if ctx is not outer:
+            outer.save(*ctx.saved)
         if not isinstance(output, Tensor):
             raise TypeError(
                 f"{self.name}.forward must return a Tensor, got {type(output).__name__}"

@@ -600,7 +600,8 @@ class Flip:
 class IndexPut:
     """y = x with y[index] = v (the out-of-place form of ``x[index] = v``).
 
-    VJP: x̄ = ȳ with zeros at ``index`` (those elements were overwritten);
+    Linear in (x, v).  JVP: ẏ = ẋ with ẏ[index] = v̇.  VJP (its transpose):
+    x̄ = ȳ with zeros at ``index`` (those elements were overwritten);
     v̄ = ȳ[index], summed to v's shape.
     """
 
@@ -608,9 +609,20 @@ class IndexPut:
 
     @staticmethod
     def forward(ctx, xp, x, v, index):
-        ctx.index, ctx.v_shape = index, getattr(v, "shape", ())
+        ctx.index, ctx.v_shape, ctx.x_shape = index, getattr(v, "shape", ()), x.shape
         out = x.copy()
         out[index] = v
+        ctx.put_ndim = out[index].ndim  # (v broadcasts to this many axes)
+        return out
+
+    @staticmethod
+    def jvp(ctx, xp, dx, dv):
+        given = dx if dx is not None else dv
+        k = given.shape[0]
+        out = xp.zeros((k,) + tuple(ctx.x_shape), dtype=given.dtype) if dx is None \
+            else dx.copy()
+        index = ctx.index if isinstance(ctx.index, tuple) else (ctx.index,)
+        out[(slice(None),) + index] = 0 if dv is None else _lift(dv, ctx.put_ndim)
         return out
 
     @staticmethod
@@ -731,7 +743,7 @@ class Cast:
 
 
 class ToDevice:
-    """y = x copied to another device.  VJP: ȳ copied back."""
+    """y = x copied to another device.  JVP: ẋ copied there too.  VJP: ȳ copied back."""
 
     name = "to_device"
 
@@ -739,8 +751,16 @@ class ToDevice:
     def forward(ctx, xp, x, device):
         from difflab import backend
 
-        ctx.source = backend.device_of(x)
+        ctx.source, ctx.target = backend.device_of(x), device
         return backend.to_device(x, device)
+
+    @staticmethod
+    def jvp(ctx, xp, dx):  # (ẏ = ẋ, on the new device)
+        from difflab import backend
+
+        if hasattr(dx, "to"):
+            return dx.to(ctx.target)
+        return backend.to_device(dx, ctx.target)
 
     @staticmethod
     def vjp(ctx, xp, g):
