@@ -251,7 +251,7 @@ class PreparedKernel:
         plan = self.plan
         if plan is None:
             plan = self.plan = self._make_plan()
-        if plan:
+        if plan and USE_NUMBA:  # (switched off since: the plain forward's NumPy kernel)
             reads, n, kernel, writes, returns = plan
             # (`dtype is FLOAT64`: NumPy's float64 dtype is one object; any other reads
             # take the plain path)

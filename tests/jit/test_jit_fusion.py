@@ -639,6 +639,19 @@ def test_a_prepared_kernel_takes_the_common_case_and_hands_the_rest_to_forward()
         (kernel,) = [s[0] for s in rosen.program().steps
                      if isinstance(s[0], fusion.PreparedKernel)]
         assert kernel.plan is False
+    plain, calls = fusion.FusedElementwise.forward, []
+
+    def counted(self, *args, **kwargs):
+        calls.append(1)
+        return plain(self, *args, **kwargs)
+
+    fusion.FusedElementwise.forward = counted
+    try:
+        with kernels_of("numpy"):  # (numba switched off after the plan was made)
+            fused.run(x)
+        assert calls == [1]  # the plain forward ran: it takes the NumPy kernel
+    finally:
+        fusion.FusedElementwise.forward = plain
 
 
 @pytest.mark.parametrize("index, shape, window", [
