@@ -157,7 +157,7 @@ class Compiled(Differentiator):
                   build: Callable[[], tuple]) -> _Compiled | None:
         """The graph for (what, f, nums, the arguments' signature): built on first use.
 
-        None if no graph can be built (a primitive of f has no forward-mode rule):
+        None if no graph can be built (an operation of f has no forward-mode rule):
         the caller then uses the tape, and the cost's notes say why.
         """
         try:
