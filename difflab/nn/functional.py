@@ -50,8 +50,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"Linear expected input with {weight.shape[-1]} features in its last dimension "
             f"(in_features={weight.shape[-1]}), but got input of shape {tuple(input.shape)}"
         )
-    if bias is None:
-        return apply(nn_ops.Linear, input, weight)
+    # (bias None is passed too: a rule then always gets one tangent or adjoint per input,
+    # ẋ, Ẇ, ḃ, before the arrays it saved)
     return apply(nn_ops.Linear, input, weight, bias)
 
 

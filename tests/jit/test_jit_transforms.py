@@ -296,3 +296,20 @@ def test_a_users_function_replays_from_a_graph_and_its_gradient_is_compiled():
     x = np.array([0.5, -1.5, 2.0])  # (a replay at new numbers runs the user's forward again)
     np.testing.assert_allclose(traced.graph.run(x)[0], f(dl.tensor(x)).item(), rtol=1e-15)
     np.testing.assert_allclose(dl.grad(f, method="compiled")(x), dl.grad(f)(x), rtol=1e-14)
+
+
+def test_a_linear_layer_without_bias_has_its_tangents_in_place():
+    # F.linear passes bias=None as an input too: the rule gets ẋ, Ẇ, ḃ, then x and W
+    # (without it, x was read as ḃ and the tangent graph failed).
+    rng = np.random.default_rng(7)
+    w = dl.tensor(rng.normal(size=(3, 4)))
+
+    def f(x):
+        return dl.nn.functional.linear(x, w).tanh()
+
+    x = rng.normal(size=(2, 4))
+    tangents = jit.jvp(jit.trace(f, dl.tensor(x)).graph, directions=2)
+    dots = rng.normal(size=(2, 2, 4))
+    _, (jacobian,) = _tape_jacobians(f, [dl.tensor(x).requires_grad_()])
+    np.testing.assert_allclose(tangents.run(x, dots)[1].reshape(2, -1),
+                               dots.reshape(2, -1) @ jacobian.T, rtol=1e-12, atol=1e-14)
