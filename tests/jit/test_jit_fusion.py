@@ -260,6 +260,21 @@ def test_a_tampered_fused_line_in_a_graph_file_runs_no_code(tmp_path):
     assert not os.path.exists(marker)
 
 
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("loop", [(600,), (3,), (0,)])
+def test_an_edited_loop_shape_never_lets_a_kernel_read_past_its_inputs(kernel, loop):
+    # A graph file may give a fused line any `shape`: the compiled loop does not check
+    # its indices, so a loop longer (or shorter) than the inputs is refused, also on the
+    # program's prepared path.
+    with kernels_of(kernel):
+        x = np.linspace(-1, 1, 6)
+        fused = jit.optimize(jit.trace(lambda v: (v.sin() * 2.0).exp(), dl.tensor(x)).graph,
+                             ["fuse"])
+        fused.nodes[0].params["shape"] = loop
+        with pytest.raises(GraphError, match="over .* elements got an input of 6"):
+            fused.run(x)
+
+
 @pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
 def test_numba_kernels_are_cached_on_disk_and_reused_by_a_new_process(tmp_path):
     code = ("import numpy as np, difflab as dl\n"
