@@ -235,8 +235,8 @@ class PreparedKernel:
     output is shaped) is looked up on the first call and kept.  A call in the
     common case of the numba loop (float64 NumPy arrays, contiguous, of the
     sizes the loop reads; no windows, no scatters) then costs the loop and
-    the allocation of its outputs; for a chain of small operations that
-    bookkeeping is a quarter of the time.  Every other call (a GPU array,
+    the allocation of its outputs (for a chain of small operations, the
+    bookkeeping this skips was a third of the time).  Every other call (a GPU array,
     another dtype, a window, NumPy kernels) is the plain ``forward``.  The
     tests compare the two, bit for bit.
     """
