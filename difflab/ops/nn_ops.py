@@ -365,7 +365,8 @@ class Conv2d:
         if dw is not None:
             k = dw.shape[0]
             if cols is None:  # (saved only when W needs a derivative)
-                _, cols = Conv2d._convolve(xp, x, w, stride, padding, dilation, g_)
+                cols = Conv2d._columns(xp, _windows(xp, x, (kh, kw), stride, padding,
+                                                    dilation), g_)
             y = xp.matmul(dw.reshape((k, g_, o // g_, cg * kh * kw)), cols)  # (k, G, O/G, M)
             terms.append(xp.transpose(y.reshape((k, o, n, oh, ow)), (0, 2, 1, 3, 4)))
         if db is not None:

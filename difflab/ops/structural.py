@@ -612,7 +612,6 @@ class IndexPut:
         ctx.index, ctx.v_shape, ctx.x_shape = index, getattr(v, "shape", ()), x.shape
         out = x.copy()
         out[index] = v
-        ctx.put_ndim = out[index].ndim  # (v broadcasts to this many axes)
         return out
 
     @staticmethod
@@ -621,8 +620,9 @@ class IndexPut:
         k = given.shape[0]
         out = xp.zeros((k,) + tuple(ctx.x_shape), dtype=given.dtype) if dx is None \
             else dx.copy()
-        index = ctx.index if isinstance(ctx.index, tuple) else (ctx.index,)
-        out[(slice(None),) + index] = 0 if dv is None else _lift(dv, ctx.put_ndim)
+        index = (slice(None),) + (ctx.index if isinstance(ctx.index, tuple) else (ctx.index,))
+        # (v̇ broadcasts to the place it goes to, as v did, past the k axis)
+        out[index] = 0 if dv is None else _lift(dv, out[index].ndim - 1)
         return out
 
     @staticmethod
@@ -755,20 +755,21 @@ class ToDevice:
         return backend.to_device(x, device)
 
     @staticmethod
-    def jvp(ctx, xp, dx):  # (ẏ = ẋ, on the new device)
+    def _moved(value, device):
+        """A tangent or adjoint on ``device``: a tensor by ``.to`` (recorded), else its array."""
         from difflab import backend
 
-        if hasattr(dx, "to"):
-            return dx.to(ctx.target)
-        return backend.to_device(dx, ctx.target)
+        if hasattr(value, "to"):
+            return value.to(device)
+        return backend.to_device(value, device)
+
+    @staticmethod
+    def jvp(ctx, xp, dx):
+        return ToDevice._moved(dx, ctx.target)
 
     @staticmethod
     def vjp(ctx, xp, g):
-        from difflab import backend
-
-        if hasattr(g, "to"):
-            return (g.to(ctx.source),)
-        return (backend.to_device(g, ctx.source),)
+        return (ToDevice._moved(g, ctx.source),)
 
 
 class Clone:

@@ -313,3 +313,22 @@ def test_a_linear_layer_without_bias_has_its_tangents_in_place():
     _, (jacobian,) = _tape_jacobians(f, [dl.tensor(x).requires_grad_()])
     np.testing.assert_allclose(tangents.run(x, dots)[1].reshape(2, -1),
                                dots.reshape(2, -1) @ jacobian.T, rtol=1e-12, atol=1e-14)
+
+
+def test_conv2d_weight_tangents_without_saved_columns_copy_them_from_x():
+    # The forward keeps x's columns only when W needs a derivative; a weight tangent
+    # without them takes the columns from x, with the same result.
+    from difflab.ops import nn_ops
+    from difflab.ops.registry import Context
+
+    rng = np.random.default_rng(8)
+    x, w = rng.normal(size=(2, 4, 6, 6)), rng.normal(size=(6, 2, 3, 3))
+    dw = rng.normal(size=(3, 6, 2, 3, 3))
+    settings = {"stride": (2, 2), "padding": (1, 1), "dilation": (1, 1), "groups": 2}
+    tangents = []
+    for needs in [(True, True, False), (True, False, False)]:
+        ctx = Context(needs)
+        nn_ops.Conv2d.forward(ctx, np, x, w, None, **settings)
+        assert (ctx.saved[2] is None) == (not needs[1])
+        tangents.append(nn_ops.Conv2d.jvp(ctx, np, None, dw, None, *ctx.saved))
+    np.testing.assert_array_equal(tangents[0], tangents[1])
