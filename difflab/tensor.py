@@ -326,6 +326,18 @@ class Tensor(TensorMethods, InPlaceMethods):
             out = _apply(_structural.Cast, out, dtype=np.dtype(dtype))
         return out
 
+    def astype(self, dtype: Any) -> Tensor:
+        """NumPy's name for :meth:`to` with a dtype: ``x.astype(dl.float32)``.
+
+        Derivative rules are written against NumPy's names (``g.astype(dtype)``);
+        this lets the same rule run on tensors when a backward pass is recorded.
+
+        >>> import difflab as dl
+        >>> dl.tensor([1, 2]).astype(dl.float32)
+        tensor([1., 2.])
+        """
+        return self.to(dtype=dtype)
+
     def cuda(self, device: Any = None) -> Tensor:
         return self.to("cuda" if device is None else backend.Device("cuda", int(device)))
 

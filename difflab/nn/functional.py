@@ -4,6 +4,18 @@ Every layer of :mod:`difflab.nn` calls one of these; they check their
 inputs (so that a wrong shape or dtype is reported in the words of the
 layer, not from deep inside NumPy) and then run one fused primitive of
 :mod:`difflab.ops.nn_ops`, or a few ordinary tensor operations.
+
+Dtypes follow the rule of the tensor operations a layer is made of, so a
+layer never changes precision behind the user's back:
+
+* an input meets the layer's parameters as in ``x @ W.T + b``: they are
+  promoted together (:func:`difflab.promote_types`), so a float32 layer fed
+  int64 data computes in float32, and fed float64 data in float64;
+* a function that needs fractions (softmax, GELU, average pooling,
+  normalisation, dropout's scaling) turns an integer input into the default
+  floating dtype, as ``dl.sigmoid`` does;
+* a function that only selects (ReLU, max pooling, flatten) keeps the
+  input's dtype.
 """
 
 from __future__ import annotations
@@ -16,9 +28,10 @@ import numpy as np
 from difflab import backend
 from difflab import random as _random
 from difflab.autograd.engine import apply
+from difflab.dtypes import floating_result
 from difflab.ops import nn_ops
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import promote
+from difflab.tensor_arguments import cast_to, promote, promote_all
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -27,6 +40,19 @@ def _check_tensor(name: str, x: Any) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
     return x
+
+
+def _floating(x: Tensor) -> Tensor:
+    """``x`` in a floating dtype: an integer or boolean tensor becomes the default float."""
+    if np.dtype(x.dtype).kind in "fc":  # (x may be forward mode's Dual: its dtype is NumPy's)
+        return x
+    return cast_to(x, floating_result(x.dtype))
+
+
+def _promoted(*operands: Tensor | None) -> list:
+    """The operands (``None`` kept in place) cast to their common dtype, as ``x @ W.T + b``."""
+    present = promote_all([t for t in operands if t is not None])
+    return [None if t is None else present.pop(0) for t in operands]
 
 
 def _reduce(losses: Tensor, reduction: str, name: str) -> Tensor:
@@ -52,7 +78,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         )
     # (bias None is passed too: a rule then always gets one tangent or adjoint per input,
     # ẋ, Ẇ, ḃ, before the arrays it saved)
-    return apply(nn_ops.Linear, input, weight, bias)
+    return apply(nn_ops.Linear, *_promoted(input, weight, bias))
 
 
 # ---------------------------------------------------------------- convolution
@@ -102,9 +128,7 @@ def conv2d(
             raise ValueError(f"padding must be an int, a pair, 'same' or 'valid', got {padding!r}")
     padding = nn_ops._pair(padding)
     params = dict(stride=stride, padding=padding, dilation=dilation, groups=int(groups))
-    if bias is None:
-        return apply(nn_ops.Conv2d, input, weight, None, **params)
-    return apply(nn_ops.Conv2d, input, weight, bias, **params)
+    return apply(nn_ops.Conv2d, *_promoted(input, weight, bias), **params)
 
 
 def _pool_args(name: str, input: Tensor, kernel_size: Any, stride: Any, padding: Any  # noqa: A002
@@ -138,7 +162,7 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     """The mean of each window (zero padding counted in the mean)."""
     kernel, stride, padding = _pool_args("avg_pool2d", input, kernel_size, stride, padding)
     squeeze = input.ndim == 3
-    x = input.unsqueeze(0) if squeeze else input
+    x = _floating(input.unsqueeze(0) if squeeze else input)
     out = apply(nn_ops.AvgPool2d, x, kernel=kernel, stride=stride, padding=padding)
     return out.squeeze(0) if squeeze else out
 
@@ -149,7 +173,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
     Cell i along a side of length n covers [⌊i·n/m⌋, ⌈(i+1)·n/m⌉).  When m
     divides n this is plain average pooling; ``output_size=1`` is the global mean.
     """
-    _check_tensor("adaptive_avg_pool2d", input)
+    input = _floating(_check_tensor("adaptive_avg_pool2d", input))  # noqa: A001
     if input.ndim not in (3, 4):
         raise ValueError(
             f"adaptive_avg_pool2d expects a 3-D or 4-D input, got shape {tuple(input.shape)}"
@@ -190,14 +214,14 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False  # noqa: A002
                ) -> Tensor:
     """x for x > 0, ``negative_slope``·x otherwise."""
-    return apply(nn_ops.LeakyReLU, input, slope=float(negative_slope))
+    return apply(nn_ops.LeakyReLU, _floating(input), slope=float(negative_slope))
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
     """x·Φ(x) (``approximate='tanh'`` for the tanh formula)."""
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return apply(nn_ops.GELU, input, approximate=approximate)
+    return apply(nn_ops.GELU, _floating(input), approximate=approximate)
 
 
 def sigmoid(input: Tensor) -> Tensor:  # noqa: A002
@@ -220,12 +244,12 @@ def _dim(dim: int | None, x: Tensor, name: str) -> int:
 
 def softmax(input: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
     """exp(xᵢ) / Σⱼ exp(xⱼ) along ``dim``."""
-    return apply(nn_ops.Softmax, input, dim=_dim(dim, input, "softmax"))
+    return apply(nn_ops.Softmax, _floating(input), dim=_dim(dim, input, "softmax"))
 
 
 def log_softmax(input: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
     """xᵢ - log Σⱼ exp(xⱼ) along ``dim``."""
-    return apply(nn_ops.LogSoftmax, input, dim=_dim(dim, input, "log_softmax"))
+    return apply(nn_ops.LogSoftmax, _floating(input), dim=_dim(dim, input, "log_softmax"))
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False  # noqa: A002
@@ -235,6 +259,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
+    input = _floating(input)  # noqa: A001  (the kept elements are scaled by 1/(1 - p))
     if p == 1.0:
         return input * 0.0
     keep = _random._rng(None).random(input.shape) >= p
@@ -264,7 +289,7 @@ def batch_norm(
     variance unbiased there, as in PyTorch).  Evaluation: with the running
     averages.
     """
-    _check_tensor("batch_norm", input)
+    input = _floating(_check_tensor("batch_norm", input))  # noqa: A001
     if input.ndim < 2:
         raise ValueError(f"batch_norm expects (N, C, ...) input, got shape {tuple(input.shape)}")
     c = input.shape[1]
@@ -308,7 +333,7 @@ def batch_norm(
 def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,  # noqa: A002
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the last ``len(normalized_shape)`` dimensions of each sample."""
-    _check_tensor("layer_norm", input)
+    input = _floating(_check_tensor("layer_norm", input))  # noqa: A001
     normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(
         normalized_shape)
     k = len(normalized_shape)

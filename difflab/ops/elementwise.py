@@ -403,7 +403,7 @@ class Relu(Unary):
 
     @staticmethod
     def forward(xp, x):
-        return xp.maximum(x, 0.0)
+        return xp.maximum(x, 0)  # 0, not 0.0: an integer tensor stays integer (keeps_integers)
 
     @staticmethod
     def derivative(xp, x, y):
