@@ -215,82 +215,8 @@ class FusedElementwise:
             run_blocks(lambda *block: kernel(xp, *block), layout, xp, flat, ys, n, tile)
         return _finish(ctx, layout, arrays, ys, shape, n)
 
-    def prepare(self, params: dict) -> PreparedKernel:
-        """This line's forward with its settings bound, for a program that runs it often.
-
-        :class:`~difflab.jit.graph.Program` calls it once per fused line; see
-        :class:`PreparedKernel`.
-        """
-        return PreparedKernel(self, params)
-
     def vjp(self, ctx: Any, xp: Any, g: Any, *saved: Any) -> tuple:
         raise RuntimeError("a fused kernel has no VJP: differentiate the graph before fusing")
-
-
-class PreparedKernel:
-    """One fused line's :meth:`FusedElementwise.forward`, its settings worked out once.
-
-    A line's settings never change, so what depends on them alone (the
-    layout, the compiled loop, the sizes of the arrays it writes, how each
-    output is shaped) is looked up on the first call and kept.  A call in the
-    common case of the numba loop (float64 NumPy arrays, contiguous, of the
-    sizes the loop reads; no windows, no scatters) then costs the loop and
-    the allocation of its outputs (for a chain of small operations, the
-    bookkeeping this skips was a third of the time).  Every other call (a GPU array,
-    another dtype, a window, NumPy kernels) is the plain ``forward``.  The
-    tests compare the two, bit for bit.
-    """
-
-    def __init__(self, op: FusedElementwise, params: dict) -> None:
-        self.op, self.params = op, params
-        # (sizes read, loop size, kernel, sizes written, outputs); None: not made yet,
-        # False: these settings never take the common case
-        self.plan: tuple | bool | None = None
-
-    def __call__(self, ctx: Any, xp: Any, *inputs: Any) -> Any:
-        plan = self.plan
-        if plan is None:
-            plan = self.plan = self._make_plan()
-        if plan and USE_NUMBA:  # (switched off since: the plain forward's NumPy kernel)
-            reads, n, kernel, writes, returns = plan
-            # (`dtype is FLOAT64`: NumPy's float64 dtype is one object; any other reads
-            # take the plain path)
-            simple = len(inputs) == len(reads)
-            for a, size in zip(inputs, reads):
-                if type(a) is not np.ndarray or a.dtype is not FLOAT64 or a.size != size \
-                        or not a.flags.c_contiguous:
-                    simple = False
-                    break
-            if simple:
-                ys = [np.empty(size) for size in writes]
-                kernel(n, *[a if a.ndim == 1 else a.reshape(-1) for a in inputs], *ys)
-                results = []
-                for k, shape, mean in returns:
-                    if mean:  # (as the mean primitive: the sum times 1/n)
-                        ys[k] *= 1.0 / n if n else float("nan")
-                    results.append(ys[k].reshape(shape))
-                if len(results) > 1:
-                    ctx.save(*results[1:])
-                return results[0]
-        return self.op.forward(ctx, xp, *inputs, **self.params)
-
-    def _make_plan(self) -> tuple | bool:
-        """The common case's plan; False if these settings never take it."""
-        params = self.params
-        shape = params.get("shape")
-        if not USE_NUMBA or shape is None or params.get("windows") is not None:
-            return False
-        layout, (kind, kernel) = self.op.kernel(params["body"], params["outputs"], "numba",
-                                                params.get("broadcast"))
-        if kind != "numba" or layout.root:  # (no scalar form; scatters zero their arrays)
-            return False
-        n = math.prod(shape)
-        reads = [n if read is None else read[1] for read in layout.broadcast]
-        writes = [n if layout.kinds[j] == "elementwise" else 1 for j in layout.parameters]
-        returns = [(layout.parameters.index(k),
-                    tuple(shape) if layout.kinds[k] == "elementwise" else (),
-                    layout.body[k][0] == "mean") for k in layout.outputs]
-        return reads, n, kernel, writes, returns
 
 
 FUSED = FusedElementwise()

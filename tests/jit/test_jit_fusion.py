@@ -29,6 +29,7 @@ from difflab import jit
 from difflab.backend import numpy_namespace
 from difflab.jit import fusion, kernels
 from difflab.jit.graph import GraphError
+from difflab.jit.program import PreparedKernel, Program
 from difflab.ops import registry
 
 HAVE_NUMBA = fusion._numba_importable()
@@ -586,25 +587,12 @@ def test_a_non_contiguous_argument_is_read_right(kernel):
 # ------------------------------------------------- a program's prepared kernels
 
 
-@contextlib.contextmanager
-def plain_forwards():
-    """Programs made inside the block call each fused line's plain ``forward``."""
-    prepare = fusion.FusedElementwise.prepare
-    del fusion.FusedElementwise.prepare
-    try:
-        yield
-    finally:
-        fusion.FusedElementwise.prepare = prepare
-
-
 def _both_ways(graph, *arrays):
     """The outputs of ``graph`` run with prepared kernels, and with plain forwards."""
     prepared = graph.run(*arrays)
-    copy = jit.graph.Graph(graph.name, graph.inputs, graph.constants, graph.nodes,
-                           graph.outputs, graph.output_spec)
-    with plain_forwards():
-        plain = copy.run(*arrays)
-    assert not any(isinstance(step[0], fusion.PreparedKernel) for step in copy.program().steps)
+    plain_program = Program(graph, prepared=False)
+    plain = plain_program.run(arrays)
+    assert not any(isinstance(step.forward, PreparedKernel) for step in plain_program.steps)
     return prepared, plain
 
 
@@ -641,8 +629,8 @@ def test_a_prepared_kernel_takes_the_common_case_and_hands_the_rest_to_forward()
         x = np.random.default_rng(21).normal(size=(6, 4))
         fused = jit.optimize(jit.trace(f, dl.tensor(x)).graph, ["fuse"])
         _assert_bits(*_both_ways(fused, x))  # (a mean, a sum and a 2-d value leave it)
-        (kernel,) = [s[0] for s in fused.program().steps
-                     if isinstance(s[0], fusion.PreparedKernel)]
+        (kernel,) = [s.forward for s in fused.program().steps
+                     if isinstance(s.forward, PreparedKernel)]
         assert isinstance(kernel.plan, tuple)  # the common case: numba, float64, contiguous
         strided = np.random.default_rng(22).normal(size=(6, 8))[:, ::2]
         assert not strided.flags.c_contiguous  # (read by the plain forward, which copies)
@@ -651,8 +639,8 @@ def test_a_prepared_kernel_takes_the_common_case_and_hands_the_rest_to_forward()
         # Windows and scatters (the Rosenbrock gradient) always take the plain forward.
         _, rosen = _compiled_gradient(rosenbrock, np.linspace(-1, 1, 9))
         _assert_bits(*_both_ways(rosen, np.linspace(-1, 1, 9)))
-        (kernel,) = [s[0] for s in rosen.program().steps
-                     if isinstance(s[0], fusion.PreparedKernel)]
+        (kernel,) = [s.forward for s in rosen.program().steps
+                     if isinstance(s.forward, PreparedKernel)]
         assert kernel.plan is False
     plain, calls = fusion.FusedElementwise.forward, []
 
