@@ -84,6 +84,7 @@ from difflab.jit.kernels import (  # noqa: F401  (check_body, _source_file: read
     check_body,
     compile_kernel,
     flat_window,
+    mean_scale,
     scalar_source,
 )
 from difflab.ops.structural import BinaryOp, UnaryOp
@@ -350,8 +351,8 @@ def _finish(ctx: Any, layout: Layout, arrays: dict, ys: dict, shape: tuple, n: i
         if kind == "elementwise":
             results.append(ys[k].reshape(shape))
         elif kind == "reduce":
-            if layout.body[k][0] == "mean":  # (as the mean primitive: the sum times 1/n)
-                ys[k] *= 1.0 / n if n else float("nan")
+            if layout.body[k][0] == "mean":
+                ys[k] *= mean_scale(n)
             results.append(ys[k].reshape(()))
         else:
             results.append(arrays[k].reshape(layout.shape[k]))

@@ -47,6 +47,7 @@ from difflab.jit.graph import (
     _shape,
     saved_owner,
 )
+from difflab.jit.kernels import mean_scale
 from difflab.ops import registry
 
 
@@ -270,8 +271,8 @@ class PreparedKernel:
                 kernel(n, *[a if a.ndim == 1 else a.reshape(-1) for a in inputs], *ys)
                 results = []
                 for k, shape, mean in returns:
-                    if mean:  # (as the mean primitive: the sum times 1/n)
-                        ys[k] *= 1.0 / n if n else float("nan")
+                    if mean:
+                        ys[k] *= mean_scale(n)
                     results.append(ys[k].reshape(shape))
                 if len(results) > 1:
                     ctx.save(*results[1:])

@@ -865,3 +865,25 @@ def test_broadcast_reads_on_gpu_arrays(cuda):
     assert f.graph.op_counts() == {"fused": 1}
     np.testing.assert_allclose(f(dl.tensor(x).to(cuda)).cpu().numpy(), np.sin(x * b) + b,
                                rtol=1e-13)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 7, 1000])
+def test_a_kernels_mean_scales_as_the_mean_primitive(n):
+    """One helper gives a fused mean its 1/n (NaN for no element), the primitive's own factor."""
+    from difflab.jit.kernels import mean_scale
+    from difflab.ops import registry
+
+    ctx = registry.Context((False,))
+    registry.get("mean").forward(ctx, np, np.ones(n))
+    np.testing.assert_array_equal(mean_scale(n), ctx.scale)
+
+
+def test_mean_scale_docstring_example_runs():
+    import doctest
+
+    from difflab.jit import kernels
+
+    runner = doctest.DocTestRunner()
+    for test in doctest.DocTestFinder(recurse=False).find(kernels.mean_scale, "mean_scale"):
+        runner.run(test)
+    assert runner.tries and runner.failures == 0
