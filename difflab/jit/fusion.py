@@ -84,10 +84,10 @@ from difflab.jit.kernels import (  # noqa: F401  (check_body, _source_file: read
     check_body,
     compile_kernel,
     flat_window,
+    fusion_kind,
     mean_scale,
     scalar_source,
 )
-from difflab.ops.structural import BinaryOp, UnaryOp
 
 FLOAT64 = np.dtype(np.float64)
 
@@ -310,7 +310,7 @@ def run_blocks(elementwise: Any, layout: Layout, xp: Any, inputs: Sequence[Any],
     the blocks are; a sum of several blocks adds in another order than
     NumPy's one ``sum``: equal to rounding.
     """
-    totals = {j: 0.0 for j, kind in enumerate(layout.kinds) if kind == "reduce"}
+    totals = {j: 0.0 for j, kind in enumerate(layout.kinds) if kind == "reduction"}
     writes = [(j, layout.reads[j], layout.first[layout.root[j]] == j)
               for j in layout.root]
     writes.sort(key=lambda write: not write[2])  # (first writers first)
@@ -350,7 +350,7 @@ def _finish(ctx: Any, layout: Layout, arrays: dict, ys: dict, shape: tuple, n: i
         kind = layout.kinds[k]
         if kind == "elementwise":
             results.append(ys[k].reshape(shape))
-        elif kind == "reduce":
+        elif kind == "reduction":
             if layout.body[k][0] == "mean":
                 ys[k] *= mean_scale(n)
             results.append(ys[k].reshape(()))
@@ -400,7 +400,7 @@ def _cuda_kernel(layout: Layout) -> Any:
 def _elementwise(node: Node, meta: dict) -> bool:
     """A line that may join a kernel: an elementwise rule on inputs of its shape, numbers,
     or inputs the loop reads broadcast (:func:`~difflab.jit.kernels.broadcast_read`)."""
-    if not isinstance(node.op, (UnaryOp, BinaryOp)) or node.params:
+    if node.params:
         return False
     for a in node.args:
         if isinstance(a, Ref):
@@ -450,36 +450,67 @@ def _roles(graph: Graph) -> list[tuple[str, tuple] | None]:
 
 def _role(node: Node, meta: dict, roles: dict, readers: dict, returned: set
           ) -> tuple[str, tuple] | None:
+    """What ``node`` can be in a kernel, and over which loop: ``(role, (shape, dtype))``.
+
+    The role is the primitive's fusion kind (:func:`~difflab.jit.kernels.fusion_kind`),
+    or ``"merge"``; None if the line cannot join a kernel.
+    """
     dtype = np.dtype(node.dtype)
     if dtype.kind != "f" or any(m is not None for m in node.saved):
         return None
+    merged = _merge_loop(node, meta, roles, readers, returned)
+    if merged is not None:
+        return "merge", merged
+    kind = fusion_kind(node.op)
+    if kind == "elementwise":
+        return ("elementwise", (tuple(node.shape), dtype.str)) if _elementwise(node, meta) \
+            else None
     refs = node.refs()
-    if node.op_name == "add" and len(refs) == 2 == len(node.args) and not node.params:
-        taken = [roles.get(r.name) for r in refs]
-        if all(t is not None and t[0] in ("scatter", "merge") for t in taken) \
-                and taken[0][1] == taken[1][1] and refs[0] != refs[1] \
-                and meta[refs[0].name] == meta[refs[1].name] \
-                and all(readers[r.name] == 1 and r.name not in returned for r in refs):
-            return "merge", taken[0][1]
-    if _elementwise(node, meta):
-        return "elementwise", (tuple(node.shape), dtype.str)
-    if len(refs) != 1 or node.args != (refs[0],) or meta[refs[0].name][1] != dtype:
+    if kind is None or len(refs) != 1 or node.args != (refs[0],) \
+            or meta[refs[0].name][1] != dtype:
         return None  # (the others read one array, and nothing else, as Refs)
-    shape = meta[refs[0].name][0]
-    params = node.params
-    if node.op_name == "index":
-        window = flat_window(params["index"], shape)
-        if window is not None and window[1] == tuple(node.shape):
-            return "window", (tuple(node.shape), dtype.str)
-    elif node.op_name in ("sum", "mean") and set(params) <= {"axis", "keepdims"}:
-        if _whole(params.get("axis"), len(shape)) and not params.get("keepdims") \
-                and (node.op_name == "sum" or math.prod(shape) > 0):
-            return "reduce", (shape, dtype.str)
-    elif node.op_name == "scatter_add":
-        window = flat_window(params["index"], tuple(params["shape"]))
-        if window is not None and window[1] == shape:
-            return "scatter", (shape, dtype.str)
+    loop = _LOOP_OF[kind](node, meta[refs[0].name][0])
+    return None if loop is None else (kind, (loop, dtype.str))
+
+
+def _merge_loop(node: Node, meta: dict, roles: dict, readers: dict, returned: set
+                ) -> tuple | None:
+    """The loop of an ``add`` of two scatters (or merges) into one array, read by nothing else."""
+    refs = node.refs()
+    if node.op_name != "add" or not len(refs) == 2 == len(node.args) or node.params:
+        return None
+    taken = [roles.get(r.name) for r in refs]
+    if all(t is not None and t[0] in ("scatter", "merge") for t in taken) \
+            and taken[0][1] == taken[1][1] and refs[0] != refs[1] \
+            and meta[refs[0].name] == meta[refs[1].name] \
+            and all(readers[r.name] == 1 and r.name not in returned for r in refs):
+        return taken[0][1]
     return None
+
+
+def _window_loop(node: Node, shape: tuple) -> tuple | None:
+    """``x[index]``, one contiguous piece of x: the loop runs over the window's shape."""
+    window = flat_window(node.params.get("index"), shape)
+    return tuple(node.shape) if window is not None and window[1] == tuple(node.shape) else None
+
+
+def _reduction_loop(node: Node, shape: tuple) -> tuple | None:
+    """A sum (or mean) of every element, not empty: the loop runs over its input's shape."""
+    params = node.params
+    if set(params) <= {"axis", "keepdims"} and _whole(params.get("axis"), len(shape)) \
+            and not params.get("keepdims") and math.prod(shape) > 0:
+        return shape
+    return None
+
+
+def _scatter_loop(node: Node, shape: tuple) -> tuple | None:
+    """Values added into a window of a ``shape`` array: the loop runs over the values' shape."""
+    window = flat_window(node.params.get("index"), tuple(node.params.get("shape", ())))
+    return shape if window is not None and window[1] == shape else None
+
+
+#: fusion kind -> the loop a line of that kind (reading one array of ``shape``) runs over.
+_LOOP_OF = {"window": _window_loop, "reduction": _reduction_loop, "scatter": _scatter_loop}
 
 
 def schedule(graph: Graph) -> list[Node]:
@@ -633,7 +664,7 @@ def _kernel_node(graph: Graph, run: list[int], roles: list, used_after: Any
     # scatter's array (a merge takes in its scatters); the last line always.
     merged = {r.name for k in lines if roles[k][0] == "merge" for r in graph.nodes[k].refs()}
     leaving = [j for j, k in enumerate(lines)
-               if used_after(k) or roles[k][0] == "reduce"
+               if used_after(k) or roles[k][0] == "reduction"
                or roles[k][0] in ("scatter", "merge") and graph.nodes[k].name not in merged]
     if not leaving or leaving[-1] != len(lines) - 1:
         leaving = [j for j in leaving if j != len(lines) - 1] + [len(lines) - 1]
