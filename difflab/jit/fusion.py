@@ -201,19 +201,13 @@ class FusedElementwise:
                 arrays, ys = _allocate(xp, layout, n, dtype)
                 run_blocks(kernel or _nothing, layout, xp, flat, ys, n, max(n, 1))
                 return _finish(ctx, layout, arrays, ys, shape, n)
-        use_numba = USE_NUMBA and on_cpu and all(a.dtype == FLOAT64 for a in flat) \
-            and dtype == FLOAT64
+        use_numba = USE_NUMBA and on_cpu and dtype == FLOAT64 \
+            and all(a.dtype == FLOAT64 for a in flat)
         layout, (kind, kernel) = self.kernel(body, outputs, "numba" if use_numba else "numpy",
                                              broadcast)
         _check_sizes(layout, flat, windows, n)
         arrays, ys = _allocate(xp, layout, n, dtype)
-        if kind == "numba":  # (a number is read as n equal elements; a broadcast one in place)
-            kernel(n, *[a if a.size == n or read is not None else np.broadcast_to(a, (n,))
-                        for a, read in zip(flat, layout.broadcast)],
-                   *[ys[j] for j in layout.parameters])
-        else:  # (in cache-sized blocks on the CPU; on a GPU, in one)
-            tile = TILE if on_cpu else max(n, 1)
-            run_blocks(lambda *block: kernel(xp, *block), layout, xp, flat, ys, n, tile)
+        _run_cpu_kernel(kind, kernel, layout, xp, flat, ys, n, on_cpu)
         return _finish(ctx, layout, arrays, ys, shape, n)
 
     def vjp(self, ctx: Any, xp: Any, g: Any, *saved: Any) -> tuple:
@@ -337,6 +331,18 @@ def run_blocks(elementwise: Any, layout: Layout, xp: Any, inputs: Sequence[Any],
                 ys[j][lo:hi] += values[name]
     for j, total in totals.items():
         ys[j][0] = total
+
+
+def _run_cpu_kernel(kind: str, kernel: Any, layout: Layout, xp: Any, flat: list, ys: dict,
+                    n: int, on_cpu: bool) -> None:
+    """Run the numba loop (once over all n) or the NumPy kernel (block by block)."""
+    if kind == "numba":  # (a number is read as n equal elements; a broadcast one in place)
+        kernel(n, *[a if a.size == n or read is not None else np.broadcast_to(a, (n,))
+                    for a, read in zip(flat, layout.broadcast)],
+               *[ys[j] for j in layout.parameters])
+    else:  # (in cache-sized blocks on the CPU; on a GPU, in one)
+        tile = TILE if on_cpu else max(n, 1)
+        run_blocks(lambda *block: kernel(xp, *block), layout, xp, flat, ys, n, tile)
 
 
 def _nothing(*block: Any) -> list:
@@ -622,6 +628,65 @@ def _one_number(graph: Graph, name: str) -> float | None:
     return float(first) if bool((array == first).all()) else None
 
 
+class _Names:
+    """The local names of one kernel's body: its lines ``t0``... and its inputs ``in0``....
+
+    An input is an array read whole, or read through a window (``x[1:]``:
+    the window's line is not a line of the body); the same array through the
+    same window is one input.
+    """
+
+    def __init__(self, graph: Graph, lines: list[int], windows: dict[str, Node]) -> None:
+        self.graph = graph
+        self.local = {graph.nodes[k].name: f"t{j}" for j, k in enumerate(lines)}
+        self.windows = windows
+        self.inputs: list[tuple[Ref, Any]] = []  # (array, its window or None)
+
+    def of(self, ref: Ref) -> str:
+        """The local name of a value the body reads."""
+        if ref.name in self.local:
+            return self.local[ref.name]
+        node = self.windows.get(ref.name)
+        read = (node.args[0], node.params["index"]) if node is not None else (ref, None)
+        for k, (r, w) in enumerate(self.inputs):
+            if r == read[0] and repr(w) == repr(read[1]):
+                return f"in{k}"
+        self.inputs.append(read)
+        return f"in{len(self.inputs) - 1}"
+
+    def argument(self, a: Any) -> Any:
+        """An elementwise argument: a constant that is one number everywhere is that number."""
+        if not isinstance(a, Ref):
+            return a
+        number = _one_number(self.graph, a.name)
+        return self.of(a) if number is None else number
+
+    def line(self, node: Node, kind: str) -> tuple[str, tuple]:
+        """The body line ``(primitive, arguments)`` of ``node``."""
+        if kind == "elementwise":
+            return node.op_name, tuple(self.argument(a) for a in node.args)
+        if kind == "scatter":
+            return node.op_name, (self.of(node.args[0]), node.params["index"],
+                                  tuple(node.params["shape"]))
+        return node.op_name, tuple(self.of(a) for a in node.args)
+
+
+def _leaving(graph: Graph, lines: list[int], roles: list, used_after: Any) -> list[int]:
+    """The body lines that leave the kernel, the node's result first, then the saved.
+
+    What is read after the run (or returned) leaves, and every sum and every
+    scatter's array (a merge takes in its scatters); the last line always.
+    """
+    merged = {r.name for k in lines if roles[k][0] == "merge" for r in graph.nodes[k].refs()}
+    leaving = [j for j, k in enumerate(lines)
+               if used_after(k) or roles[k][0] == "reduction"
+               or roles[k][0] in ("scatter", "merge") and graph.nodes[k].name not in merged]
+    last = len(lines) - 1
+    if not leaving or leaving[-1] != last:
+        leaving = [j for j in leaving if j != last] + [last]
+    return [leaving[-1]] + leaving[:-1]
+
+
 def _kernel_node(graph: Graph, run: list[int], roles: list, used_after: Any
                  ) -> tuple[Node, list[str], list[int]]:
     """The ``fused`` line of one run; the names that leave it as ``name.s0``...; lines gone.
@@ -630,59 +695,24 @@ def _kernel_node(graph: Graph, run: list[int], roles: list, used_after: Any
     """
     windows = {graph.nodes[k].name: graph.nodes[k] for k in run if roles[k][0] == "window"}
     lines = [k for k in run if roles[k][0] != "window"]
-    local = {graph.nodes[k].name: f"t{j}" for j, k in enumerate(lines)}
-    inputs: list[tuple[Ref, Any]] = []  # (array, its window or None)
-
-    def name_of(ref: Ref) -> str:
-        if ref.name in local:
-            return local[ref.name]
-        node = windows.get(ref.name)
-        read = (node.args[0], node.params["index"]) if node is not None else (ref, None)
-        for k, (r, w) in enumerate(inputs):
-            if r == read[0] and repr(w) == repr(read[1]):
-                return f"in{k}"
-        inputs.append(read)
-        return f"in{len(inputs) - 1}"
-
-    def argument(a: Any) -> Any:  # (a constant that is one number everywhere is that number)
-        if not isinstance(a, Ref):
-            return a
-        number = _one_number(graph, a.name)
-        return name_of(a) if number is None else number
-
-    body = []
-    for k in lines:
-        node, kind = graph.nodes[k], roles[k][0]
-        if kind == "elementwise":
-            args = tuple(argument(a) for a in node.args)
-        elif kind == "scatter":
-            args = (name_of(node.args[0]), node.params["index"], tuple(node.params["shape"]))
-        else:
-            args = tuple(name_of(a) for a in node.args)
-        body.append((node.op_name, args))
-    # What is read after the run (or returned) leaves the kernel, and every sum and every
-    # scatter's array (a merge takes in its scatters); the last line always.
-    merged = {r.name for k in lines if roles[k][0] == "merge" for r in graph.nodes[k].refs()}
-    leaving = [j for j, k in enumerate(lines)
-               if used_after(k) or roles[k][0] == "reduction"
-               or roles[k][0] in ("scatter", "merge") and graph.nodes[k].name not in merged]
-    if not leaving or leaving[-1] != len(lines) - 1:
-        leaving = [j for j in leaving if j != len(lines) - 1] + [len(lines) - 1]
-    main = graph.nodes[lines[leaving[-1]]]
-    order = [leaving[-1]] + leaving[:-1]  # the result first, then the saved
+    names = _Names(graph, lines, windows)
+    body = tuple(names.line(graph.nodes[k], roles[k][0]) for k in lines)
+    order = _leaving(graph, lines, roles, used_after)
     loop = roles[run[0]][1][0]
-    params = {"body": tuple(body), "outputs": tuple(order), "shape": loop}
-    if any(w is not None for _, w in inputs):
-        params["windows"] = tuple(w for _, w in inputs)
+    params = {"body": body, "outputs": tuple(order), "shape": loop}
+    if any(w is not None for _, w in names.inputs):
+        params["windows"] = tuple(w for _, w in names.inputs)
     # An input of another shape than the loop's (not a number) is read broadcast.
     meta = graph.meta()
     broadcast = tuple(None if w is not None or meta[r.name][0] in (loop, ())
-                      else broadcast_read(meta[r.name][0], loop) for r, w in inputs)
+                      else broadcast_read(meta[r.name][0], loop) for r, w in names.inputs)
     if any(b is not None for b in broadcast):
         params["broadcast"] = broadcast
+    main = graph.nodes[lines[order[0]]]
     extra = [graph.nodes[lines[j]] for j in order[1:]]
-    fused = Node(main.name, FUSED, tuple(r for r, _ in inputs), params, main.shape, main.dtype,
-                 (False,) * len(inputs), tuple((tuple(n.shape), np.dtype(n.dtype)) for n in extra))
+    fused = Node(main.name, FUSED, tuple(r for r, _ in names.inputs), params, main.shape,
+                 main.dtype, (False,) * len(names.inputs),
+                 tuple((tuple(n.shape), np.dtype(n.dtype)) for n in extra))
     # (a window read elsewhere too stays: it is a view, no copy)
     gone = lines + [k for k in run if k not in lines and not used_after(k)]
     return fused, [n.name for n in extra], gone

@@ -542,28 +542,11 @@ def scalar_source(layout: Layout) -> str:
     the two agree to rounding, not bit for bit.  A broadcast input (a bias)
     is read where :func:`broadcast_read` says, through a counter (``a1 = in1[j0]``).
     """
-    def local(name: str) -> str:
-        return "a" + name[2:] if name.startswith("in") else name
-
-    outputs = [j for j in layout.parameters if layout.kinds[j] == "elementwise"]
     sums = [j for j, kind in enumerate(layout.kinds) if kind == "reduction"]
-    firsts = [j for j in layout.root if layout.first[layout.root[j]] == j]
-    adds = [j for j in layout.root if j not in firsts]
-    plain = [k for k, read in enumerate(layout.broadcast) if read is None]
+    adds = [j for j in layout.root if layout.first[layout.root[j]] != j]
     # One counter per way of broadcasting: element j of the input, moved on at each step.
     spreads = list(dict.fromkeys(read for read in layout.broadcast
                                  if read is not None and read[1] > 1))
-    block = ([f"v{k} = in{k}[lo:hi]" for k in plain]
-             + [f"w{j} = y{j}[lo:hi]" for j in outputs + firsts + adds]
-             + [line for q, read in enumerate(spreads) for line in _counter_start(q, *read)])
-    loop = ([f"a{k} = v{k}[k]" if read is None
-             else f"a{k} = in{k}[{'0' if read[1] == 1 else f'j{spreads.index(read)}'}]"
-             for k, read in enumerate(layout.broadcast)]
-            + _lines(layout.body, layout.kinds, ScalarSource(), local)
-            + [f"w{j}[k] = t{j}" for j in outputs]
-            + [f"w{j}[k] = {local(layout.reads[j])}" for j in firsts]
-            + [f"b{j}[k] = {local(layout.reads[j])}" for j in sums + adds]
-            + [line for q, read in enumerate(spreads) for line in _counter_step(q, *read)])
     after = ([f"s{j} += block_sum(b{j}[:hi - lo])" for j in sums]
              + [f"for k in range(hi - lo):\n            w{j}[k] += b{j}[k]" for j in adds])
     params = ", ".join(["n"] + [f"in{k}" for k in range(layout.n_inputs)]
@@ -573,11 +556,43 @@ def scalar_source(layout: Layout) -> str:
             + "".join(f"    b{j} = np.empty({BLOCK})\n" for j in sums + adds)
             + f"    for lo in range(0, n, {BLOCK}):\n"
             + f"        hi = min(lo + {BLOCK}, n)\n"
-            + "".join(f"        {line}\n" for line in block)
+            + "".join(f"        {line}\n" for line in _block_start(layout, spreads))
             + "        for k in range(hi - lo):\n"
-            + "".join(f"            {line}\n" for line in loop)
+            + "".join(f"            {line}\n" for line in _loop_body(layout, spreads))
             + "".join(f"        {line}\n" for line in after)
             + "".join(f"    y{j}[0] = s{j}\n" for j in sums))
+
+
+def _scalar_local(name: str) -> str:
+    """The scalar loop's name of a value: input ``in3``'s element is ``a3``."""
+    return "a" + name[2:] if name.startswith("in") else name
+
+
+def _block_start(layout: Layout, spreads: list) -> list[str]:
+    """A block's views: each plain input's piece, each written array's, the counters' start."""
+    firsts = [j for j in layout.root if layout.first[layout.root[j]] == j]
+    written = ([j for j in layout.parameters if layout.kinds[j] == "elementwise"] + firsts
+               + [j for j in layout.root if j not in firsts])
+    return ([f"v{k} = in{k}[lo:hi]" for k, read in enumerate(layout.broadcast) if read is None]
+            + [f"w{j} = y{j}[lo:hi]" for j in written]
+            + [line for q, read in enumerate(spreads) for line in _counter_start(q, *read)])
+
+
+def _loop_body(layout: Layout, spreads: list) -> list[str]:
+    """One element: read the inputs, the elementwise lines, write outputs, sums' and scatters'."""
+    sums = [j for j, kind in enumerate(layout.kinds) if kind == "reduction"]
+    firsts = [j for j in layout.root if layout.first[layout.root[j]] == j]
+    adds = [j for j in layout.root if j not in firsts]
+    reads = [f"a{k} = v{k}[k]" if read is None
+             else f"a{k} = in{k}[{'0' if read[1] == 1 else f'j{spreads.index(read)}'}]"
+             for k, read in enumerate(layout.broadcast)]
+    return (reads
+            + _lines(layout.body, layout.kinds, ScalarSource(), _scalar_local)
+            + [f"w{j}[k] = t{j}" for j in layout.parameters
+               if layout.kinds[j] == "elementwise"]
+            + [f"w{j}[k] = {_scalar_local(layout.reads[j])}" for j in firsts]
+            + [f"b{j}[k] = {_scalar_local(layout.reads[j])}" for j in sums + adds]
+            + [line for q, read in enumerate(spreads) for line in _counter_step(q, *read)])
 
 
 def _counter_start(q: int, every: int, size: int) -> list[str]:
