@@ -56,6 +56,14 @@ class Limits:
         The deepest nesting of lists and tagged entries (a writer refuses it too).
     max_nodes : int or None
         The most values in one tree (None: no limit besides the bytes of the JSON).
+
+    Examples
+    --------
+    >>> from difflab.jsontree import Limits, TreeCodec
+    >>> TreeCodec([], limits=Limits(max_depth=2)).decode([[["too deep"]]])
+    Traceback (most recent call last):
+    ...
+    ValueError: the tree is nested more than 2 levels deep
     """
 
     max_depth: int = 100
@@ -76,6 +84,27 @@ class Tag:
     ``writer.blob``; ``read(entry, reader, depth)`` rebuilds the value,
     reading children with ``reader.read(child, depth + 1)``, arrays with
     ``reader.blob`` and refusing a bad body with ``reader.fail``.
+
+    Parameters
+    ----------
+    name : str
+        The tag key (``"__tuple__"``, ``"ref"``): the caller's spelling.
+    writes, write, read : callable
+        As above.
+    extra : frozenset of str
+        The other keys an entry of this tag may hold (a tensor's ``requires_grad``).
+
+    Examples
+    --------
+    >>> from difflab.jsontree import Tag, TreeCodec
+    >>> complex_tag = Tag("complex", lambda v: isinstance(v, complex),
+    ...                   lambda v, w: {"complex": [v.real, v.imag]},
+    ...                   lambda e, r, d: complex(*e["complex"]))
+    >>> codec = TreeCodec([complex_tag])
+    >>> codec.encode([1j])
+    [{'complex': [0.0, 1.0]}]
+    >>> codec.decode([{'complex': [0.0, 1.0]}])
+    [1j]
     """
 
     name: str
@@ -100,6 +129,20 @@ class TreeCodec:
         Write a NumPy scalar as the Python number it holds (``np.float32(2)`` as ``2.0``).
     refuse : callable, optional
         ``refuse(value)`` gives the exception for a value no tag writes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from difflab.jsontree import TreeCodec, array_tag, tuple_tag
+    >>> codec = TreeCodec([array_tag("$array", lambda v: isinstance(v, np.ndarray)),
+    ...                    tuple_tag("$tuple")])
+    >>> blobs = []
+    >>> codec.encode((np.zeros(2), "x"), blobs), len(blobs)
+    ({'$tuple': [{'$array': 0}, 'x']}, 1)
+    >>> codec.decode({"$array": 7}, blobs)
+    Traceback (most recent call last):
+    ...
+    ValueError: the tree refers to blob 7, which is not there (1 are)
     """
 
     def __init__(self, tags: Sequence[Tag], error: type[Exception] = ValueError, *,
@@ -224,7 +267,23 @@ class Reader:
 
 
 def tuple_tag(name: str) -> Tag:
-    """A tuple as ``{name: [items]}``."""
+    """A tuple as ``{name: [items]}``.
+
+    Parameters
+    ----------
+    name : str
+        The tag key, in the caller's spelling.
+
+    Returns
+    -------
+    Tag
+
+    Examples
+    --------
+    >>> from difflab.jsontree import TreeCodec, tuple_tag
+    >>> TreeCodec([tuple_tag("t")]).encode((1, (2,)))
+    {'t': [1, {'t': [2]}]}
+    """
     return Tag(name, lambda v: isinstance(v, tuple),
                lambda v, w: {name: [w.write(x) for x in v]},
                lambda e, r, d: tuple(r.read(x, d + 1) for x in r.items(e, name)))
@@ -233,7 +292,23 @@ def tuple_tag(name: str) -> Tag:
 def dict_tag(name: str, keys: tuple = PLAIN) -> Tag:
     """A dict as ``{name: [[key, value], ...]}``: its order and its keys' types kept.
 
-    ``keys``: the types a key may have (numbers, strings and None by default).
+    Parameters
+    ----------
+    name : str
+        The tag key, in the caller's spelling.
+    keys : tuple of types
+        The types a key may have (numbers, strings and None by default).
+
+    Returns
+    -------
+    Tag
+
+    Examples
+    --------
+    >>> from difflab.jsontree import TreeCodec, dict_tag
+    >>> codec = TreeCodec([dict_tag("d")])
+    >>> codec.encode({1: "a"}), codec.decode({"d": [[1, "a"]]})
+    ({'d': [[1, 'a']]}, {1: 'a'})
     """
     def write(value: dict, w: Writer) -> dict:
         for key in value:
@@ -254,14 +329,46 @@ def dict_tag(name: str, keys: tuple = PLAIN) -> Tag:
 
 
 def set_tag(name: str) -> Tag:
-    """A set as ``{name: [members]}`` (written in a fixed order)."""
+    """A set as ``{name: [members]}`` (written in a fixed order).
+
+    Parameters
+    ----------
+    name : str
+        The tag key, in the caller's spelling.
+
+    Returns
+    -------
+    Tag
+
+    Examples
+    --------
+    >>> from difflab.jsontree import TreeCodec, set_tag
+    >>> TreeCodec([set_tag("s")]).encode({3, 1})
+    {'s': [1, 3]}
+    """
     return Tag(name, lambda v: isinstance(v, (set, frozenset)),
                lambda v, w: {name: [w.write(x) for x in sorted(v, key=repr)]},
                lambda e, r, d: {r.key(r.read(x, d + 1)) for x in r.items(e, name)})
 
 
 def float_tag(name: str) -> Tag:
-    """A float that is not finite as ``{name: "nan"}`` (or ``"inf"``, ``"-inf"``): strict JSON."""
+    """A float that is not finite as ``{name: "nan"}`` (or ``"inf"``, ``"-inf"``): strict JSON.
+
+    Parameters
+    ----------
+    name : str
+        The tag key, in the caller's spelling.
+
+    Returns
+    -------
+    Tag
+
+    Examples
+    --------
+    >>> from difflab.jsontree import TreeCodec, float_tag
+    >>> TreeCodec([float_tag("f")]).encode([1.5, float("-inf")])
+    [1.5, {'f': '-inf'}]
+    """
     def read(entry: dict, r: Reader, depth: int) -> float:
         if entry[name] not in ("nan", "inf", "-inf"):
             raise r.fail(f"{name} must be 'nan', 'inf' or '-inf', got {entry[name]!r:.80}")
@@ -274,7 +381,30 @@ def float_tag(name: str) -> Tag:
 def array_tag(name: str, is_array: Callable[[Any], bool],
               to_blob: Callable[[Any], Any] = lambda a: a,
               from_blob: Callable[[Any], Any] = lambda b: b) -> Tag:
-    """An array as ``{name: i}``, the array itself blob i (``to_blob``/``from_blob`` convert)."""
+    """An array as ``{name: i}``, the array itself blob i.
+
+    Parameters
+    ----------
+    name : str
+        The tag key, in the caller's spelling.
+    is_array : callable
+        Whether a value is an array this tag writes.
+    to_blob, from_blob : callable
+        The blob an array becomes (its bytes, say) and the array a blob becomes.
+
+    Returns
+    -------
+    Tag
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from difflab.jsontree import TreeCodec, array_tag
+    >>> codec = TreeCodec([array_tag("a", lambda v: isinstance(v, np.ndarray))])
+    >>> blobs = []
+    >>> codec.encode([np.ones(2)], blobs), blobs
+    ([{'a': 0}], [array([1., 1.])])
+    """
     return Tag(name, is_array, lambda v, w: {name: w.blob(to_blob(v))},
                lambda e, r, d: from_blob(r.blob(e[name])))
 

@@ -83,6 +83,15 @@ def fusion_kind(op: Any) -> str | None:
     :data:`FUSION_KINDS`.  Everything in the jit that asks how an
     operation fuses asks here, never by testing its name.
 
+    Parameters
+    ----------
+    op : primitive
+        An operation of a graph (a registry primitive, or any other node's operation).
+
+    Returns
+    -------
+    str or None
+
     Examples
     --------
     >>> from difflab.jit.kernels import fusion_kind
@@ -104,6 +113,15 @@ def mean_scale(n: int) -> float:
     once, exactly as the ``mean`` primitive does (``sum(x) * (1/n)``, not
     ``sum(x) / n``: the two can differ in the last bit), so a fused mean
     and an unfused one agree to the rounding of the sum alone.
+
+    Parameters
+    ----------
+    n : int
+        The number of elements the mean takes in.
+
+    Returns
+    -------
+    float
 
     Examples
     --------

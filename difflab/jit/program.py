@@ -83,8 +83,16 @@ class Program:
 
     Running is one loop over :class:`Step` s with no dictionary look-ups by
     name: the cost per node is the primitive's own ``forward`` plus a few
-    list reads.  ``prepared=False`` calls each fused line's plain
-    ``forward`` (the tests compare the two ways bit for bit).
+    list reads.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph to run (:meth:`Graph.program` makes and keeps its program).
+    prepared : bool
+        Bind each fused line's settings once (:class:`PreparedKernel`);
+        False calls each fused line's plain ``forward`` (the tests compare
+        the two ways bit for bit).
 
     Examples
     --------
