@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -37,6 +36,7 @@ from difflab import backend, serialization
 from difflab.jit.graph import Graph, GraphError, Input, Node, Ref
 from difflab.jit.ops import resolve
 from difflab.jit.tracing import _module_state, trace_graph, unflatten
+from difflab.jsontree import Reader, Tag, TreeCodec, dict_tag, float_tag, tuple_tag
 from difflab.tensor import Tensor
 
 FORMAT = "difflab-graph"
@@ -103,61 +103,63 @@ def export(fn: Callable, args: Any, passes: Sequence[str] = ()) -> ExportedProgr
 # ------------------------------------------------------------------ to JSON
 
 
+def _dtype_tag() -> Tag:
+    """A dtype as ``{"dtype": "float32"}``; a numeric one only (:func:`_dtype`)."""
+    return Tag("dtype", lambda v: isinstance(v, np.dtype), lambda v, w: {"dtype": v.name},
+               lambda e, r, d: _dtype(e["dtype"], r.where or "a value"))
+
+
+def _string_tag(name: str, kind: type, make: Callable[[str], Any]) -> Tag:
+    """A value written as ``{name: "its text"}`` and made again from that text."""
+    def read(entry: dict, r: Reader, depth: int) -> Any:
+        if not isinstance(entry[name], str):
+            raise r.fail(f"{name} must hold a string, got {entry[name]!r:.80}")
+        return make(entry[name])
+
+    return Tag(name, lambda v: isinstance(v, kind), lambda v, w: {name: str(v)}, read)
+
+
+def _slice_tag() -> Tag:
+    def read(entry: dict, r: Reader, depth: int) -> slice:
+        body = r.items(entry, "slice")
+        if len(body) != 3:
+            raise r.fail(f"a slice is [start, stop, step], got {body!r:.80}")
+        return slice(*(r.read(v, depth + 1) for v in body))
+
+    return Tag("slice", lambda v: isinstance(v, slice),
+               lambda v, w: {"slice": [w.write(x) for x in (v.start, v.stop, v.step)]}, read)
+
+
+def _ellipsis_tag() -> Tag:
+    def read(entry: dict, r: Reader, depth: int) -> Any:
+        if entry["ellipsis"] is not True:
+            raise r.fail("ellipsis must hold true")
+        return Ellipsis
+
+    return Tag("ellipsis", lambda v: v is Ellipsis, lambda v, w: {"ellipsis": True}, read)
+
+
+#: How a node's arguments and settings are written in a graph file (a one-key object
+#: tags what JSON lacks): the graph's own spelling of the tree codec's tags.
+_CODEC = TreeCodec(
+    [_string_tag("ref", Ref, Ref), float_tag("float"), tuple_tag("tuple"), _slice_tag(),
+     _ellipsis_tag(), _dtype_tag(), _string_tag("device", backend.Device, backend.device),
+     dict_tag("dict", keys=(str,))],
+    GraphFileError,
+    refuse=lambda value: TypeError(f"cannot save a value of type {type(value).__name__} "
+                                   f"in a graph"))
+
+
 def _encode(value: Any, where: str) -> Any:
-    """A node argument or setting as JSON (a one-key dict tags what JSON lacks)."""
-    if isinstance(value, Ref):
-        return {"ref": value.name}
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, (int, np.integer)) and not isinstance(value, np.bool_):
-        return int(value)
-    if isinstance(value, np.bool_):
-        return bool(value)
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        return value if math.isfinite(value) else {"float": repr(value)}
-    if isinstance(value, tuple):
-        return {"tuple": [_encode(v, where) for v in value]}
-    if isinstance(value, list):
-        return [_encode(v, where) for v in value]
-    if isinstance(value, slice):
-        return {"slice": [_encode(v, where) for v in (value.start, value.stop, value.step)]}
-    if value is Ellipsis:
-        return {"ellipsis": True}
-    if isinstance(value, np.dtype):
-        return {"dtype": value.name}
-    if isinstance(value, backend.Device):
-        return {"device": str(value)}
-    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
-        return {"dict": [[k, _encode(v, where)] for k, v in value.items()]}
-    raise GraphError(f"{where}: cannot save a value of type {type(value).__name__} in a graph")
+    """A node argument or setting as JSON."""
+    try:
+        return _CODEC.encode(value)
+    except TypeError as exc:
+        raise GraphError(f"{where}: {exc}") from None
 
 
 def _decode(value: Any, where: str) -> Any:
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, list):
-        return [_decode(v, where) for v in value]
-    if not isinstance(value, dict) or len(value) != 1:
-        raise GraphFileError(f"{where}: unreadable value {value!r}")
-    (tag, body), = value.items()
-    if tag == "ref" and isinstance(body, str):
-        return Ref(body)
-    if tag == "float" and body in ("nan", "inf", "-inf"):
-        return float(body)
-    if tag == "tuple" and isinstance(body, list):
-        return tuple(_decode(v, where) for v in body)
-    if tag == "slice" and isinstance(body, list) and len(body) == 3:
-        return slice(*(_decode(v, where) for v in body))
-    if tag == "ellipsis" and body is True:
-        return Ellipsis
-    if tag == "dtype" and isinstance(body, str):
-        return _dtype(body, where)
-    if tag == "device" and isinstance(body, str):
-        return backend.device(body)
-    if tag == "dict" and isinstance(body, list):
-        return {str(k): _decode(v, where) for k, v in body}
-    raise GraphFileError(f"{where}: unknown value tag {tag!r}")
+    return _CODEC.decode(value, where=where)
 
 
 def _dtype(name: Any, where: str) -> np.dtype:
@@ -213,46 +215,53 @@ def resolve_or_none(name: str) -> Any:
         return None
 
 
+def _input_from_json(entry: Any, constants: Mapping[str, Any]) -> Input:
+    """One input, checked: a known kind; a constant's array there, of its shape and dtype."""
+    name, kind = entry["name"], entry["kind"]
+    if kind not in ("input", "parameter", "constant") or not isinstance(name, str):
+        raise GraphFileError(f"input {name!r}: unknown kind {kind!r}")
+    shape, dtype = _shape(entry["shape"], name), _dtype(entry["dtype"], name)
+    if kind == "constant":
+        array = constants.get(name)
+        if array is None or array.shape != shape or array.dtype != dtype:
+            raise GraphFileError(f"constant {name!r}: its array is missing or does not "
+                                 f"match {shape} {dtype}")
+    return Input(name, kind, shape, dtype)
+
+
+def _node_from_json(entry: Any, defined: set[str]) -> Node:
+    """One node, checked: a known operation, reading only values ``defined`` before it."""
+    name = entry["name"]
+    where = f"node {name!r}"
+    try:
+        op = resolve(entry["op"])
+    except KeyError as exc:
+        raise GraphFileError(f"{where}: {exc.args[0]}") from None
+    args = tuple(_decode(a, where) for a in entry["args"])
+    params = {str(k): _decode(v, where) for k, v in entry["params"].items()}
+    node = Node(name, op, args, params, _shape(entry["shape"], where),
+                _dtype(entry["dtype"], where),
+                tuple(bool(b) for b in entry["needs_input_grad"]),
+                tuple(None if m is None else (_shape(m[0], where), _dtype(m[1], where))
+                      for m in entry["saved"]))
+    for ref in node.refs():
+        if ref.name not in defined:
+            raise GraphFileError(f"{where} reads {ref.name!r}, which is not defined before it")
+    if name in defined:
+        raise GraphFileError(f"{where} is defined twice")
+    return node
+
+
 def graph_from_json(tree: Any, constants: Mapping[str, Any]) -> Graph:
     """Rebuild and check a graph: every name defined before use, every op known."""
     if not isinstance(tree, dict):
         raise GraphFileError("the graph entry is not an object")
     try:
-        defined: set[str] = set()
-        inputs = []
-        for entry in tree["inputs"]:
-            name, kind = entry["name"], entry["kind"]
-            if kind not in ("input", "parameter", "constant") or not isinstance(name, str):
-                raise GraphFileError(f"input {name!r}: unknown kind {kind!r}")
-            shape, dtype = _shape(entry["shape"], name), _dtype(entry["dtype"], name)
-            if kind == "constant":
-                array = constants.get(name)
-                if array is None or array.shape != shape or array.dtype != dtype:
-                    raise GraphFileError(f"constant {name!r}: its array is missing or does not "
-                                         f"match {shape} {dtype}")
-            inputs.append(Input(name, kind, shape, dtype))
-            defined.add(name)
+        inputs = [_input_from_json(entry, constants) for entry in tree["inputs"]]
+        defined = {i.name for i in inputs}
         nodes = []
         for entry in tree["nodes"]:
-            name = entry["name"]
-            where = f"node {name!r}"
-            try:
-                op = resolve(entry["op"])
-            except KeyError as exc:
-                raise GraphFileError(f"{where}: {exc.args[0]}") from None
-            args = tuple(_decode(a, where) for a in entry["args"])
-            params = {str(k): _decode(v, where) for k, v in entry["params"].items()}
-            node = Node(name, op, args, params, _shape(entry["shape"], where),
-                        _dtype(entry["dtype"], where),
-                        tuple(bool(b) for b in entry["needs_input_grad"]),
-                        tuple(None if m is None else (_shape(m[0], where), _dtype(m[1], where))
-                              for m in entry["saved"]))
-            for ref in node.refs():
-                if ref.name not in defined:
-                    raise GraphFileError(f"{where} reads {ref.name!r}, which is not defined "
-                                         f"before it")
-            if name in defined:
-                raise GraphFileError(f"{where} is defined twice")
+            node = _node_from_json(entry, defined)
             defined.update(node.outputs())
             nodes.append(node)
         outputs = [_decode(o, "outputs") for o in tree["outputs"]]

@@ -92,83 +92,146 @@ def _pads(padding: Sequence[int]) -> list[int]:
     return [int(p) for p in padding] * 2  # ONNX: begins of each axis, then ends
 
 
+# ------------------------------------------------------------ the translations
+#
+# One function per primitive, ``(writer, node, args)``: ``args`` are the ONNX
+# names of the node's arguments ("" for a None); it writes the nodes that
+# compute ``node.name``.  TRANSLATIONS maps each primitive's name to its
+# function (as autodidax's ``xla_translations``); what is exportable is its keys.
+
+
+def _one_to_one(onnx_op: str) -> Callable[[_Writer, Node, list], None]:
+    """The translation of a primitive that is one ONNX operator on the same arguments."""
+    def translate(w: _Writer, node: Node, args: list) -> None:
+        w.add(onnx_op, args, [node.name])
+
+    translate.__doc__ = f"``{onnx_op}`` of the same arguments."
+    return translate
+
+
+def _linear(w: _Writer, node: Node, args: list) -> None:
+    """y = x Wᵀ + b: ONNX's Gemm with transB for a matrix x, else Transpose, MatMul, Add."""
+    x, weight = node.args[0], node.args[1]
+    if len(w.meta[x.name][0]) == 2:
+        w.add("Gemm", [a for a in args if a], [node.name], transB=1)
+        return
+    t = w.add("Transpose", [weight.name], perm=[1, 0])
+    bias = args[2] if len(args) > 2 else ""
+    y = w.add("MatMul", [args[0], t], None if bias else [node.name])
+    if bias:
+        w.add("Add", [y, bias], [node.name])
+
+
+def _conv2d(w: _Writer, node: Node, args: list) -> None:
+    """``Conv``; a setting the node does not hold takes the primitive's default."""
+    p = node.params
+    w.add("Conv", [a for a in args if a], [node.name], strides=list(p.get("stride", (1, 1))),
+          pads=_pads(p.get("padding", (0, 0))), dilations=list(p.get("dilation", (1, 1))),
+          group=int(p.get("groups", 1)))
+
+
+def _max_pool2d(w: _Writer, node: Node, args: list) -> None:
+    p = node.params
+    w.add("MaxPool", args[:1], [node.name], kernel_shape=list(p["kernel"]),
+          strides=list(p["stride"]), pads=_pads(p["padding"]), dilations=list(p["dilation"]))
+
+
+def _avg_pool2d(w: _Writer, node: Node, args: list) -> None:
+    p = node.params
+    w.add("AveragePool", args[:1], [node.name], kernel_shape=list(p["kernel"]),
+          strides=list(p["stride"]), pads=_pads(p["padding"]), count_include_pad=1)
+
+
+def _to_shape(onnx_op: str) -> Callable[[_Writer, Node, list], None]:
+    """``Reshape``/``Expand``: the node's own shape as the operator's second input."""
+    def translate(w: _Writer, node: Node, args: list) -> None:
+        shape = w.constant(np.array(node.shape, dtype=np.int64), hint="shape")
+        w.add(onnx_op, [args[0], shape], [node.name])
+
+    translate.__doc__ = f"``{onnx_op}`` to the node's shape."
+    return translate
+
+
+def _permute(w: _Writer, node: Node, args: list) -> None:
+    w.add("Transpose", args[:1], [node.name], perm=[int(a) for a in node.params["axes"]])
+
+
+def _softmax(onnx_op: str) -> Callable[[_Writer, Node, list], None]:
+    def translate(w: _Writer, node: Node, args: list) -> None:
+        w.add(onnx_op, args[:1], [node.name], axis=int(node.params["dim"]))
+
+    translate.__doc__ = f"``{onnx_op}`` along ``dim``."
+    return translate
+
+
+def _gelu(w: _Writer, node: Node, args: list) -> None:
+    """``Gelu`` from opset 20 on; before, GELU(x) = x Φ(x) = x (1 + erf(x / √2)) / 2."""
+    approximate = node.params.get("approximate", "none")
+    if approximate != "none":
+        raise ONNXExportError(f"{node.name} = gelu(approximate={approximate!r}): only "
+                              f"the exact GELU is exported")
+    if w.opset >= 20:
+        w.add("Gelu", args[:1], [node.name])
+        return
+    dtype = np.dtype(node.dtype)
+    scaled = w.add("Div", [args[0], w.constant(np.sqrt(2.0), dtype)])
+    one_plus = w.add("Add", [w.add("Erf", [scaled]), w.constant(1.0, dtype)])
+    half = w.add("Mul", [args[0], w.constant(0.5, dtype)])
+    w.add("Mul", [half, one_plus], [node.name])
+
+
+def _sum(w: _Writer, node: Node, args: list) -> None:
+    """``ReduceSum``, its axes an input (opset 13 on); every axis for ``axis=None``."""
+    axis, keep = node.params.get("axis"), int(bool(node.params.get("keepdims", False)))
+    rank = len(w.meta[node.args[0].name][0])
+    axes = (list(range(rank)) if axis is None else
+            [int(a) for a in (axis if isinstance(axis, (tuple, list)) else (axis,))])
+    w.add("ReduceSum", [args[0], w.constant(np.array(axes, dtype=np.int64), hint="axes")],
+          [node.name], keepdims=keep)
+
+
+def _to_dtype(w: _Writer, node: Node, args: list) -> None:
+    to = int(w.helper.np_dtype_to_tensor_dtype(np.dtype(node.dtype)))
+    w.add("Cast", args[:1], [node.name], to=to)
+
+
+#: Primitive name -> its translation into ONNX nodes.  :data:`EXPORTABLE` is its keys.
+TRANSLATIONS: dict[str, Callable[[_Writer, Node, list], None]] = {
+    **{name: _one_to_one(onnx_op) for name, onnx_op in {
+        "add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "pow": "Pow", "neg": "Neg",
+        "exp": "Exp", "log": "Log", "sqrt": "Sqrt", "abs": "Abs", "tanh": "Tanh",
+        "sigmoid": "Sigmoid", "relu": "Relu", "sin": "Sin", "cos": "Cos", "tan": "Tan",
+        "asin": "Asin", "acos": "Acos", "atan": "Atan", "sinh": "Sinh", "cosh": "Cosh",
+        "erf": "Erf", "matmul": "MatMul", "maximum": "Max", "minimum": "Min",
+        "clone": "Identity"}.items()},
+    "linear": _linear,
+    "conv2d": _conv2d,
+    "max_pool2d": _max_pool2d,
+    "avg_pool2d": _avg_pool2d,
+    "reshape": _to_shape("Reshape"),
+    "expand": _to_shape("Expand"),
+    "permute": _permute,
+    "softmax": _softmax("Softmax"),
+    "log_softmax": _softmax("LogSoftmax"),
+    "gelu": _gelu,
+    "sum": _sum,
+    "to_dtype": _to_dtype,
+}
+
+#: The primitives :func:`export` translates: the keys of :data:`TRANSLATIONS`.
+EXPORTABLE = frozenset(TRANSLATIONS)
+
+
 def _translate(w: _Writer, node: Node) -> None:
     """Write the ONNX nodes computing ``node``; ONNXExportError if there is no translation."""
-    name, op, p = node.name, node.op_name, node.params
-    dtype = np.dtype(node.dtype)
-    args = [w.operand(a, dtype) if a is not None else "" for a in node.args]
-    simple = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "pow": "Pow",
-              "neg": "Neg", "exp": "Exp", "log": "Log", "sqrt": "Sqrt", "abs": "Abs",
-              "tanh": "Tanh", "sigmoid": "Sigmoid", "relu": "Relu", "sin": "Sin",
-              "cos": "Cos", "tan": "Tan", "asin": "Asin", "acos": "Acos", "atan": "Atan",
-              "sinh": "Sinh", "cosh": "Cosh", "erf": "Erf", "matmul": "MatMul",
-              "maximum": "Max", "minimum": "Min", "clone": "Identity"}
-    if op in simple:
-        w.add(simple[op], args, [name])
-    elif op == "linear":
-        x, weight = node.args[0], node.args[1]
-        if len(w.meta[x.name][0]) == 2:  # y = x Wᵀ + b: ONNX's Gemm with transB
-            w.add("Gemm", [a for a in args if a], [name], transB=1)
-        else:
-            t = w.add("Transpose", [weight.name], perm=[1, 0])
-            y = w.add("MatMul", [args[0], t], [name] if len(args) < 3 or not args[2] else None)
-            if len(args) > 2 and args[2]:
-                w.add("Add", [y, args[2]], [name])
-    elif op == "conv2d":
-        w.add("Conv", [a for a in args if a], [name], strides=list(p["stride"]),
-              pads=_pads(p["padding"]), dilations=list(p["dilation"]), group=int(p["groups"]))
-    elif op == "max_pool2d":
-        w.add("MaxPool", args[:1], [name], kernel_shape=list(p["kernel"]),
-              strides=list(p["stride"]), pads=_pads(p["padding"]),
-              dilations=list(p["dilation"]))
-    elif op == "avg_pool2d":
-        w.add("AveragePool", args[:1], [name], kernel_shape=list(p["kernel"]),
-              strides=list(p["stride"]), pads=_pads(p["padding"]), count_include_pad=1)
-    elif op == "reshape":
-        shape = w.constant(np.array(node.shape, dtype=np.int64), hint="shape")
-        w.add("Reshape", [args[0], shape], [name])
-    elif op == "permute":
-        w.add("Transpose", args[:1], [name], perm=[int(a) for a in p["axes"]])
-    elif op in ("softmax", "log_softmax"):
-        w.add("Softmax" if op == "softmax" else "LogSoftmax", args[:1], [name],
-              axis=int(p["dim"]))
-    elif op == "gelu":
-        if p.get("approximate", "none") != "none":
-            raise ONNXExportError(f"{name} = gelu(approximate={p['approximate']!r}): only "
-                                  f"the exact GELU is exported")
-        if w.opset >= 20:
-            w.add("Gelu", args[:1], [name])
-        else:  # GELU(x) = x Φ(x) = x (1 + erf(x / √2)) / 2, with the opset's Erf
-            scaled = w.add("Div", [args[0], w.constant(np.sqrt(2.0), dtype)])
-            one_plus = w.add("Add", [w.add("Erf", [scaled]), w.constant(1.0, dtype)])
-            half = w.add("Mul", [args[0], w.constant(0.5, dtype)])
-            w.add("Mul", [half, one_plus], [name])
-    elif op == "sum":
-        axis, keep = p.get("axis"), int(bool(p.get("keepdims", False)))
-        rank = len(w.meta[node.args[0].name][0])
-        axes = (list(range(rank)) if axis is None else
-                [int(a) for a in (axis if isinstance(axis, (tuple, list)) else (axis,))])
-        w.add("ReduceSum", [args[0], w.constant(np.array(axes, dtype=np.int64), hint="axes")],
-              [name], keepdims=keep)
-    elif op == "to_dtype":
-        w.add("Cast", args[:1], [name], to=int(w.helper.np_dtype_to_tensor_dtype(dtype)))
-    elif op == "expand":
-        shape = w.constant(np.array(node.shape, dtype=np.int64), hint="shape")
-        w.add("Expand", [args[0], shape], [name])
-    else:
+    translate = TRANSLATIONS.get(node.op_name)
+    if translate is None:
         raise ONNXExportError(
-            f"cannot export {name} = {op}(...) to ONNX: the primitive {op!r} has no ONNX "
-            f"translation here. Exportable: {', '.join(sorted(EXPORTABLE))}."
-        )
-
-
-#: The primitives :func:`export` translates.
-EXPORTABLE = frozenset({
-    "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sqrt", "abs", "tanh", "sigmoid",
-    "relu", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "erf", "matmul",
-    "maximum", "minimum", "clone", "linear", "conv2d", "max_pool2d", "avg_pool2d", "reshape",
-    "permute", "softmax", "log_softmax", "gelu", "sum", "to_dtype", "expand",
-})
+            f"cannot export {node.name} = {node.op_name}(...) to ONNX: the primitive "
+            f"{node.op_name!r} has no ONNX translation here. Exportable: "
+            f"{', '.join(sorted(EXPORTABLE))}.")
+    dtype = np.dtype(node.dtype)
+    translate(w, node, [w.operand(a, dtype) if a is not None else "" for a in node.args])
 
 
 def graph_to_onnx(graph: Graph, state: dict, opset_version: int = 17) -> Any:

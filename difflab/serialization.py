@@ -23,8 +23,9 @@ detected on load.
 Loading trusts nothing in the file: every size the archive declares is
 checked against the data present and a limit (``max_bytes``) before
 anything is read, and the manifest is checked entry by entry (types, known
-keys, depth, array references), so any malformed file raises
-:class:`CheckpointError` naming what is wrong.
+keys, depth, array references: :mod:`difflab.jsontree`, the codec graph
+files share), so any malformed file raises :class:`CheckpointError` naming
+what is wrong.
 """
 
 from __future__ import annotations
@@ -39,6 +40,18 @@ from typing import Any
 import numpy as np
 
 from difflab import backend
+from difflab.jsontree import (
+    LIMITS,
+    Limits,
+    Reader,
+    Tag,
+    TreeCodec,
+    Writer,
+    array_tag,
+    dict_tag,
+    set_tag,
+    tuple_tag,
+)
 from difflab.tensor import Tensor
 
 FORMAT = "difflab-checkpoint"
@@ -53,8 +66,8 @@ class CheckpointError(ValueError):
 MAX_LOAD_BYTES = 16 * 2**30
 #: Most bytes of the manifest (the JSON structure of the saved object).
 MAX_MANIFEST_BYTES = 64 * 2**20
-#: Deepest nesting of dicts, lists and tuples a manifest may have.
-MAX_DEPTH = 100
+#: Deepest nesting of dicts, lists and tuples a manifest may have (the tree codec's limit).
+MAX_DEPTH = LIMITS.max_depth
 
 
 def read_npy(data: bytes, *, max_bytes: int = MAX_LOAD_BYTES, what: str = "array") -> np.ndarray:
@@ -103,60 +116,72 @@ def read_npy(data: bytes, *, max_bytes: int = MAX_LOAD_BYTES, what: str = "array
     return array.reshape(shape, order="F" if fortran else "C").copy()
 
 
-def _encode(obj: Any, arrays: list, path: tuple[int, ...] = ()) -> Any:
-    if isinstance(obj, (dict, list, tuple, set)):
-        if id(obj) in path:
-            raise TypeError("cannot save an object that contains itself (a cycle of "
-                            "dicts/lists/tuples)")
-        if len(path) >= MAX_DEPTH:
-            raise TypeError(f"cannot save dicts/lists/tuples nested more than {MAX_DEPTH} "
-                            "levels deep")
-        path = (*path, id(obj))
-    if isinstance(obj, Tensor):
-        arrays.append(backend.to_numpy(obj.array))
-        entry = {"__tensor__": len(arrays) - 1}
-        if obj.requires_grad:
-            entry["requires_grad"] = True
+def _tensor_tag(device: Any) -> Tag:
+    """A tensor as ``{"__tensor__": i, "requires_grad": true, "parameter": true}`` (blob i).
+
+    Read back on ``device`` (None: where it was saved: the CPU); flags must
+    be booleans, and only a floating tensor may require grad.
+    """
+    def write(t: Tensor, w: Writer) -> dict:
         from difflab.nn.parameter import Parameter
 
-        if isinstance(obj, Parameter):
+        entry: dict[str, Any] = {"__tensor__": w.blob(backend.to_numpy(t.array))}
+        if t.requires_grad:
+            entry["requires_grad"] = True
+        if isinstance(t, Parameter):
             entry["parameter"] = True
         return entry
-    if isinstance(obj, np.ndarray) or backend.is_gpu_array(obj):
-        if getattr(obj, "dtype", None) is not None and obj.dtype == object:
-            raise TypeError("cannot save an array of Python objects (dtype=object)")
-        arrays.append(backend.to_numpy(obj))
-        return {"__ndarray__": len(arrays) - 1}
-    if isinstance(obj, np.generic):
-        return _encode(obj.item(), arrays, path)
-    if obj is None or isinstance(obj, (bool, int, float, str)):
-        return obj
-    if isinstance(obj, dict):
-        items = []
-        for key, value in obj.items():
-            if not isinstance(key, (str, int, float, bool)) and key is not None:
-                raise TypeError(
-                    f"cannot save a dict key of type {type(key).__name__}: keys must be "
-                    f"str, int, float, bool or None"
-                )
-            items.append([_encode(key, arrays, path), _encode(value, arrays, path)])
-        return {"__dict__": items}
-    if isinstance(obj, tuple):
-        return {"__tuple__": [_encode(v, arrays, path) for v in obj]}
-    if isinstance(obj, list):
-        return [_encode(v, arrays, path) for v in obj]
-    if isinstance(obj, set):
-        return {"__set__": [_encode(v, arrays, path) for v in sorted(obj, key=repr)]}
-    raise TypeError(
-        f"difflab.save cannot store an object of type {type(obj).__name__}: it saves "
+
+    def read(entry: dict, r: Reader, depth: int) -> Tensor:
+        array = r.blob(entry["__tensor__"])
+        flags = {k: entry.get(k, False) for k in ("requires_grad", "parameter")}
+        if not all(isinstance(v, bool) for v in flags.values()):
+            raise r.fail(f"tensor flags must be true or false, got {flags}")
+        if flags["requires_grad"] and array.dtype.kind not in "fc":
+            raise r.fail(f"a {array.dtype} tensor cannot require grad")
+        if device is not None:
+            array = backend.to_device(array, device)
+        if flags["parameter"]:
+            from difflab.nn.parameter import Parameter
+
+            return Parameter(Tensor._wrap(array), requires_grad=flags["requires_grad"])
+        t = Tensor._wrap(array)
+        if flags["requires_grad"]:
+            t.requires_grad = True
+        return t
+
+    return Tag("__tensor__", lambda v: isinstance(v, Tensor), write, read,
+               frozenset({"requires_grad", "parameter"}))
+
+
+def _is_array(value: Any) -> bool:
+    return isinstance(value, np.ndarray) or backend.is_gpu_array(value)
+
+
+def _array_blob(array: Any) -> np.ndarray:
+    if array.dtype == object:
+        raise TypeError("cannot save an array of Python objects (dtype=object)")
+    return backend.to_numpy(array)
+
+
+def _refuse(value: Any) -> TypeError:
+    return TypeError(
+        f"difflab.save cannot store an object of type {type(value).__name__}: it saves "
         f"tensors, arrays, numbers, strings, None, and dicts/lists/tuples of them. For a "
         f"model or an optimizer save its state_dict()."
     )
 
 
+def _codec(device: Any = None) -> TreeCodec:
+    """The checkpoint's tree codec (its tag spellings, its limits); tensors read onto ``device``."""
+    return TreeCodec([_tensor_tag(device), array_tag("__ndarray__", _is_array, _array_blob),
+                      tuple_tag("__tuple__"), dict_tag("__dict__"), set_tag("__set__")],
+                     CheckpointError, limits=Limits(max_depth=MAX_DEPTH), refuse=_refuse)
+
+
 def _write(obj: Any, stream: Any) -> None:
     arrays: list = []
-    tree = _encode(obj, arrays)
+    tree = _codec().encode(obj, arrays)
     manifest = {"format": FORMAT, "version": VERSION, "arrays": len(arrays), "object": tree}
     with zipfile.ZipFile(stream, "w", compression=zipfile.ZIP_STORED) as zf:
         zf.writestr("manifest.json", json.dumps(manifest))
@@ -236,81 +261,6 @@ def _running(pid: int) -> bool:
     return True
 
 
-_SCALARS = (type(None), bool, int, float, str)
-_TAGS = {
-    "__tensor__": {"requires_grad", "parameter"},
-    "__ndarray__": set(),
-    "__dict__": set(),
-    "__tuple__": set(),
-    "__set__": set(),
-}
-
-
-def _decode(node: Any, arrays: dict, device: Any, depth: int = 0) -> Any:
-    """Rebuild one manifest entry, checking it; raises CheckpointError naming the fault."""
-    if depth > MAX_DEPTH:
-        raise CheckpointError(f"the manifest is nested more than {MAX_DEPTH} levels deep")
-    if isinstance(node, _SCALARS):
-        return node
-    if isinstance(node, list):
-        return [_decode(v, arrays, device, depth + 1) for v in node]
-    if not isinstance(node, dict):
-        raise CheckpointError(f"unexpected {type(node).__name__} in the manifest")
-    tags = [k for k in node if k in _TAGS]
-    if len(tags) != 1 or set(node) - {tags[0]} - _TAGS[tags[0]]:
-        raise CheckpointError(f"unknown entry in the manifest: {sorted(map(str, node))}")
-    tag = tags[0]
-    if tag in ("__tensor__", "__ndarray__"):
-        array = _array(node[tag], arrays)
-        if tag == "__ndarray__":
-            return array
-        flags = {k: node.get(k, False) for k in _TAGS[tag]}
-        if not all(isinstance(v, bool) for v in flags.values()):
-            raise CheckpointError(f"tensor flags must be true or false, got {flags}")
-        if flags["requires_grad"] and array.dtype.kind not in "fc":
-            raise CheckpointError(f"a {array.dtype} tensor cannot require grad")
-        if device is not None:
-            array = backend.to_device(array, device)
-        if flags["parameter"]:
-            from difflab.nn.parameter import Parameter
-
-            return Parameter(Tensor._wrap(array), requires_grad=flags["requires_grad"])
-        t = Tensor._wrap(array)
-        if flags["requires_grad"]:
-            t.requires_grad = True
-        return t
-    items = node[tag]
-    if not isinstance(items, list):
-        raise CheckpointError(f"{tag} must hold a list, got {type(items).__name__}")
-    if tag == "__tuple__":
-        return tuple(_decode(v, arrays, device, depth + 1) for v in items)
-    if tag == "__set__":
-        return {_key(_decode(v, arrays, device, depth + 1)) for v in items}
-    out = {}
-    for pair in items:
-        if not (isinstance(pair, list) and len(pair) == 2):
-            raise CheckpointError(f"a dict entry must be a [key, value] pair, got {pair!r:.80}")
-        out[_key(_decode(pair[0], arrays, device, depth + 1))] = _decode(
-            pair[1], arrays, device, depth + 1)
-    return out
-
-
-def _key(value: Any) -> Any:
-    if not isinstance(value, _SCALARS):
-        raise CheckpointError(f"a dict key or set member must be a number, string or None, "
-                              f"got {type(value).__name__}")
-    return value
-
-
-def _array(index: Any, arrays: dict) -> Any:
-    if type(index) is not int:
-        raise CheckpointError(f"an array reference must be an integer, got {index!r:.80}")
-    if index not in arrays:
-        raise CheckpointError(f"the manifest refers to array {index}, which the file does not "
-                              f"hold (it has {len(arrays)})")
-    return arrays[index]
-
-
 def _read_member(zf: zipfile.ZipFile, member: str, limit: int) -> bytes:
     """One member's bytes, after checking the size it declares against ``limit``."""
     try:
@@ -381,7 +331,7 @@ def load(f: str | os.PathLike | Any, map_location: Any = None, weights_only: boo
     try:
         with zipfile.ZipFile(f, "r") as zf:
             manifest, arrays = _read_archive(zf, max_bytes)
-        result = _decode(manifest["object"], arrays, device)
+        result = _codec(device).decode(manifest["object"], arrays)
     except FileNotFoundError:
         raise
     except CheckpointError as exc:

@@ -35,6 +35,7 @@ import math
 import time
 import tracemalloc
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -111,42 +112,27 @@ class CostReport(Report):
     def figure(self) -> Any:
         axis = self.meta.get("axis", "n")
         fig, (ax, ax_r, ax_m) = new_figure(ncols=3, width=5.2, height=4.6)
-        methods = list(dict.fromkeys(r["method"] for r in self.records))
         exps = self.meta.get("exponents", {})
-        f_rows = {}
-        for r in self.records:
-            f_rows.setdefault(r[axis], r.get("f_seconds"))
-        sizes = sorted(f_rows)
+
         def law(key: str) -> str:
             k = exps.get(key, math.nan)
             return f"{axis}^{k:.2f}" if math.isfinite(k) else "one size"
 
+        f_rows: dict = {}
+        for r in self.records:
+            f_rows.setdefault(r[axis], r.get("f_seconds"))
+        sizes = sorted(f_rows)
         ax.plot(sizes, [f_rows[s] for s in sizes], label=f"f itself ({law('f')})",
                 **style("f"))
-        for m in methods:
+        for m in dict.fromkeys(r["method"] for r in self.records):
             rows = [r for r in self.records if r["method"] == m and r.get("seconds")]
-            if not rows:
-                continue
-            xs = [r[axis] for r in rows]
-            ax.plot(xs, [r["seconds"] for r in rows], label=f"{m} ({law(m)})", **style(m))
-            ax_r.plot(xs, [r["ratio"] for r in rows], label=m, **style(m))
-            mem = [r for r in rows if r.get("peak_bytes")]
-            if mem:
-                ax_m.plot([r[axis] for r in mem], [r["peak_bytes"] for r in mem], label=m,
-                          **style(m))
-            if m.startswith("symbolic"):
-                compile_rows = [r for r in rows if r.get("compile_seconds")]
-                if compile_rows:
-                    ax.plot([r[axis] for r in compile_rows],
-                            [r["compile_seconds"] for r in compile_rows],
-                            label="symbolic: compile (once)", color="tab:green",
-                            linestyle=":", marker="D", markerfacecolor="none")
+            if rows:
+                _plot_method(ax, ax_r, ax_m, m, rows, axis, law(m))
         what = "gradient" if self.meta.get("transform") == "grad" else "Jacobian"
-        name = self.meta.get("problem", "")
         fixed = {"n": "m", "m": "n"}[axis]
         values = self.meta.get(f"{fixed}s") or []
         extra = f" ({fixed} = {values[0]})" if len(values) == 1 and self.meta.get("ms") else ""
-        ax.set_title(f"Time of the {what} of {name}{extra}")
+        ax.set_title(f"Time of the {what} of {self.meta.get('problem', '')}{extra}")
         ax.set_ylabel("time (seconds)")
         ax_r.axhline(1.0, color="black", linestyle="--", linewidth=1, label="= f")
         ax_r.set_title(f"{what} time / time of f")
@@ -156,16 +142,37 @@ class CostReport(Report):
         label = ("input size n (number of variables)" if axis == "n"
                  else "output size m (number of outputs)")
         for a in (ax, ax_r, ax_m):
-            a.set_xscale("log")
-            a.set_yscale("log")
-            a.set_xlabel(label)
-            a.grid(True, which="major", alpha=0.3)
-            if a.get_legend_handles_labels()[0]:
-                a.legend(fontsize=7)
-            else:
-                a.text(0.5, 0.5, "not measured (--no-memory)", transform=a.transAxes,
-                       ha="center", va="center", color="gray")
+            _log_axes(a, label)
         return fig
+
+
+def _plot_method(ax: Any, ax_r: Any, ax_m: Any, m: str, rows: list, axis: str,
+                 law: str) -> None:
+    """One method's time, time / f and peak memory (and symbolic's compile time)."""
+    xs = [r[axis] for r in rows]
+    ax.plot(xs, [r["seconds"] for r in rows], label=f"{m} ({law})", **style(m))
+    ax_r.plot(xs, [r["ratio"] for r in rows], label=m, **style(m))
+    mem = [r for r in rows if r.get("peak_bytes")]
+    if mem:
+        ax_m.plot([r[axis] for r in mem], [r["peak_bytes"] for r in mem], label=m, **style(m))
+    compile_rows = [r for r in rows if r.get("compile_seconds")]
+    if m.startswith("symbolic") and compile_rows:
+        ax.plot([r[axis] for r in compile_rows], [r["compile_seconds"] for r in compile_rows],
+                label="symbolic: compile (once)", color="tab:green", linestyle=":",
+                marker="D", markerfacecolor="none")
+
+
+def _log_axes(a: Any, label: str) -> None:
+    """Log-log axes with a grid and a legend (or a note that nothing was measured)."""
+    a.set_xscale("log")
+    a.set_yscale("log")
+    a.set_xlabel(label)
+    a.grid(True, which="major", alpha=0.3)
+    if a.get_legend_handles_labels()[0]:
+        a.legend(fontsize=7)
+    else:
+        a.text(0.5, 0.5, "not measured (--no-memory)", transform=a.transAxes,
+               ha="center", va="center", color="gray")
 
 
 def _columns(axis_keys: Sequence[str]) -> list[Column]:
@@ -239,109 +246,183 @@ def cost(
     prob = problem(function) if isinstance(function, str) else function
     if arguments not in ("vector", "scalars"):
         raise ValueError(f"arguments must be 'vector' or 'scalars', got {arguments!r}")
-    make = prob.make if arguments == "vector" else prob.make_scalars
     names = M.parse_methods(methods)
-    ns = sorted({int(n) for n in ns})
-    if not ns or ns[0] < 1:
-        raise ValueError(f"sizes n must be positive integers, got {ns}")
-    vector = prob.outputs == "vector"
-    ms = sorted({int(m) for m in (ms or [10])}) if vector else [1]
-    if ms[0] < 1:
-        raise ValueError(f"sizes m must be positive integers, got {ms}")
-    axis = "m" if vector and len(ms) > 1 and len(ns) == 1 else "n"
-    transform = "jacobian" if vector else "grad"
-    grid = [(n, m) for m in ms for n in ns] if axis == "n" else [(ns[0], m) for m in ms]
-
-    f_seconds: dict[tuple[int, int], float] = {}
+    sweep = _Sweep.of(prob, ns, ms, arguments, chunk_size, max_seconds, min_time,
+                      max_repeats, memory, progress)
     records: list[dict[str, Any]] = []
     notes: list[str] = []
     for method in names:
-        options = {"chunk_size": chunk_size} if method == "forward" else {}
+        records += sweep.method(method, notes)
+    exponents = _exponents(names, records, sweep)
+    return CostReport(
+        title=f"Cost of the {sweep.what} of {prob.name}: {sweep.formula()}{sweep.fixed()}",
+        records=records,
+        columns=_columns(["n", "m"] if sweep.vector else ["n"]),
+        notes=_exponent_notes(exponents, sweep.axis) + notes + _setting_notes(names, sweep),
+        meta={"problem": prob.name, "formula": prob.formula, "arguments": arguments,
+              "transform": sweep.transform,
+              "axis": sweep.axis, "ns": sweep.ns, "ms": sweep.ms if sweep.vector else None,
+              "exponents": exponents, "chunk_size": chunk_size,
+              "max_seconds": max_seconds},
+    )
+
+
+@dataclass
+class _Sweep:
+    """What :func:`cost` measures: the problem, the sizes, how each call is timed."""
+
+    prob: Problem
+    arguments: str
+    ns: list[int]
+    ms: list[int]
+    vector: bool  # f: Rⁿ -> Rᵐ (a Jacobian), not Rⁿ -> R (a gradient)
+    axis: str  # the size that grows: "n", or "m" for several m and one n
+    chunk_size: int | None
+    max_seconds: float
+    min_time: float
+    max_repeats: int
+    memory: bool
+    progress: Callable[[int], None] | None
+    f_seconds: dict[tuple[int, int], float] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, prob: Problem, ns: Sequence[int], ms: Sequence[int] | None, arguments: str,
+           *settings: Any) -> _Sweep:
+        """The sweep of ``cost``'s arguments, its sizes checked."""
+        ns = sorted({int(n) for n in ns})
+        if not ns or ns[0] < 1:
+            raise ValueError(f"sizes n must be positive integers, got {ns}")
+        vector = prob.outputs == "vector"
+        ms = sorted({int(m) for m in (ms or [10])}) if vector else [1]
+        if ms[0] < 1:
+            raise ValueError(f"sizes m must be positive integers, got {ms}")
+        axis = "m" if vector and len(ms) > 1 and len(ns) == 1 else "n"
+        return cls(prob, arguments, ns, ms, vector, axis, *settings)
+
+    @property
+    def transform(self) -> str:
+        return "jacobian" if self.vector else "grad"
+
+    @property
+    def what(self) -> str:
+        return "Jacobian" if self.vector else "gradient"
+
+    def grid(self) -> list[tuple[int, int]]:
+        """Every (n, m) measured, in order of the growing size."""
+        if self.axis == "n":
+            return [(n, m) for m in self.ms for n in self.ns]
+        return [(self.ns[0], m) for m in self.ms]
+
+    def formula(self) -> str:
+        return (f"f(x) = {self.prob.formula}" if self.arguments == "vector"
+                else f"f(x_1, ..., x_n) = {self.prob.scalar_formula}")
+
+    def fixed(self) -> str:
+        """The size that stays fixed, for the title (", m = 10")."""
+        if self.vector and self.axis == "n":
+            return f", m = {self.ms[0]}"
+        return f", n = {self.ns[0]}" if self.axis == "m" else ""
+
+    def method(self, method: str, notes: list[str]) -> list[dict[str, Any]]:
+        """One method's records over the grid; it stops at the first size predicted too slow."""
+        records: list[dict[str, Any]] = []
         history: list[tuple[int, float]] = []
-        skipped = False
-        for n, m in grid:
-            size = n if axis == "n" else m
-            if skipped or _predict(history, size) > max_seconds:
-                if not skipped:
-                    notes.append(f"{method}: skipped {axis} >= {size} (predicted over "
-                                 f"{max_seconds:g} s from its growth so far)")
-                skipped = True
-                if progress is not None:
-                    progress(1)
-                continue
-            f, x0 = make(n, m)
-            point = (x0,) if arguments == "vector" else tuple(float(v) for v in x0)
-            argnums = 0 if arguments == "vector" else tuple(range(n))
-            if (n, m) not in f_seconds:
-                f_seconds[(n, m)], _ = _best_time(functools.partial(f, *point), min_time,
-                                                  max_repeats)
-            diff = M.differentiator(method, **options)
-            call = functools.partial(M.run, transform, diff, f, *point, argnums=argnums)
-            _, first = call()  # symbolic compiles here, once
-            # Symbolic's later calls reuse the compiled derivative: its time is theirs
-            # (compile time is reported apart); other methods count the first call too.
-            compiled = first.get("compile_seconds") is not None
-            seconds = math.inf if compiled else first["seconds"]
-            last, spent, repeats = first, 0.0 if compiled else first["seconds"], int(not compiled)
-            while repeats < max_repeats and (spent < min_time or repeats < 3 * compiled):
-                _, last = call()
-                seconds, spent, repeats = min(seconds, last["seconds"]), \
-                    spent + last["seconds"], repeats + 1
-            peak = None
-            if memory and first["seconds"] < max_seconds / 4:
-                peak = _peak_bytes(call)
-            record = {
-                "method": method, "n": n, "m": m if vector else None,
-                "seconds": seconds, "first_seconds": first["seconds"],
-                "f_seconds": f_seconds[(n, m)], "ratio": seconds / f_seconds[(n, m)],
-                "evaluations": first.get("evaluations"),
-                "backward_passes": first.get("backward_passes"),
-                "peak_bytes": peak, "compile_seconds": first.get("compile_seconds"),
-                "eval_seconds": last.get("eval_seconds") if compiled else None,
-                "tape_length": first.get("tape_length"),
-                "forward_ops": first.get("forward_ops"),
-                "repeats": repeats,
-            }
-            records.append(record)
-            history.append((size, first["seconds"]))
-            if progress is not None:
-                progress(1)
-    f_by_size = {(n if axis == "n" else m): t for (n, m), t in f_seconds.items()}
+        for k, (n, m) in enumerate(self.grid()):
+            size = n if self.axis == "n" else m
+            if _predict(history, size) > self.max_seconds:
+                notes.append(f"{method}: skipped {self.axis} >= {size} (predicted over "
+                             f"{self.max_seconds:g} s from its growth so far)")
+                self._tick(len(self.grid()) - k)
+                break
+            records.append(self.measure(method, n, m))
+            history.append((size, records[-1]["first_seconds"]))
+            self._tick(1)
+        return records
+
+    def measure(self, method: str, n: int, m: int) -> dict[str, Any]:
+        """The record of one method at one size: time (best of repeats), counts, memory."""
+        make = self.prob.make if self.arguments == "vector" else self.prob.make_scalars
+        f, x0 = make(n, m)
+        point = (x0,) if self.arguments == "vector" else tuple(float(v) for v in x0)
+        argnums = 0 if self.arguments == "vector" else tuple(range(n))
+        if (n, m) not in self.f_seconds:
+            self.f_seconds[(n, m)], _ = _best_time(functools.partial(f, *point),
+                                                   self.min_time, self.max_repeats)
+        options = {"chunk_size": self.chunk_size} if method == "forward" else {}
+        call = functools.partial(M.run, self.transform, M.differentiator(method, **options),
+                                 f, *point, argnums=argnums)
+        first, seconds, last, repeats = self._time(call)
+        peak = None
+        if self.memory and first["seconds"] < self.max_seconds / 4:
+            peak = _peak_bytes(call)
+        compiled = first.get("compile_seconds") is not None
+        return {
+            "method": method, "n": n, "m": m if self.vector else None,
+            "seconds": seconds, "first_seconds": first["seconds"],
+            "f_seconds": self.f_seconds[(n, m)], "ratio": seconds / self.f_seconds[(n, m)],
+            "evaluations": first.get("evaluations"),
+            "backward_passes": first.get("backward_passes"),
+            "peak_bytes": peak, "compile_seconds": first.get("compile_seconds"),
+            "eval_seconds": last.get("eval_seconds") if compiled else None,
+            "tape_length": first.get("tape_length"),
+            "forward_ops": first.get("forward_ops"),
+            "repeats": repeats,
+        }
+
+    def _time(self, call: Callable[[], Any]) -> tuple[dict, float, dict, int]:
+        """(first call's cost, best time, last call's cost, calls timed).
+
+        Symbolic compiles in its first call, once; its later calls reuse the
+        compiled derivative, so its time is theirs (compile time is reported
+        apart).  The other methods count the first call too.
+        """
+        _, first = call()
+        compiled = first.get("compile_seconds") is not None
+        seconds = math.inf if compiled else first["seconds"]
+        last, spent, repeats = first, 0.0 if compiled else first["seconds"], int(not compiled)
+        while repeats < self.max_repeats and (spent < self.min_time or repeats < 3 * compiled):
+            _, last = call()
+            seconds, spent, repeats = (min(seconds, last["seconds"]),
+                                       spent + last["seconds"], repeats + 1)
+        return first, seconds, last, repeats
+
+    def _tick(self, count: int) -> None:
+        if self.progress is not None:
+            for _ in range(count):
+                self.progress(1)
+
+
+def _exponents(names: Sequence[str], records: list[dict], sweep: _Sweep) -> dict[str, float]:
+    """Growth exponents: f's, each method's time and each method's time / time of f."""
+    f_by_size = {(n if sweep.axis == "n" else m): t for (n, m), t in sweep.f_seconds.items()}
     sizes = sorted(f_by_size)
     exponents = {"f": fit_exponent(sizes, [f_by_size[s] for s in sizes])}
     for method in names:
         rows = [r for r in records if r["method"] == method]
-        exponents[method] = fit_exponent([r[axis] for r in rows], [r["seconds"] for r in rows])
-        exponents[f"{method}/f"] = fit_exponent([r[axis] for r in rows],
-                                                [r["ratio"] for r in rows])
-    what = "gradient" if transform == "grad" else "Jacobian"
-    fixed = f", m = {ms[0]}" if vector and axis == "n" else (
-        f", n = {ns[0]}" if axis == "m" else "")
-    notes.insert(0, "growth exponent k (time ∝ " + axis + "^k, least squares on log-log, "
-                 + axis + " >= 100 when possible): "
-                 + ", ".join(f"{k} {v:.2f}" for k, v in exponents.items() if "/" not in k))
-    notes.insert(1, "exponent of time / time of f: "
-                 + ", ".join(f"{k.split('/')[0]} {v:.2f}" for k, v in exponents.items()
-                             if "/" in k))
+        xs = [r[sweep.axis] for r in rows]
+        exponents[method] = fit_exponent(xs, [r["seconds"] for r in rows])
+        exponents[f"{method}/f"] = fit_exponent(xs, [r["ratio"] for r in rows])
+    return exponents
+
+
+def _exponent_notes(exponents: dict[str, float], axis: str) -> list[str]:
+    return [
+        "growth exponent k (time ∝ " + axis + "^k, least squares on log-log, "
+        + axis + " >= 100 when possible): "
+        + ", ".join(f"{k} {v:.2f}" for k, v in exponents.items() if "/" not in k),
+        "exponent of time / time of f: "
+        + ", ".join(f"{k.split('/')[0]} {v:.2f}" for k, v in exponents.items() if "/" in k),
+    ]
+
+
+def _setting_notes(names: Sequence[str], sweep: _Sweep) -> list[str]:
+    notes = []
     if "forward" in names:
-        notes.append(f"forward mode pushes {chunk_size or 'all n'} directions per pass")
-    axis_keys = ["n", "m"] if vector else ["n"]
-    formula = (f"f(x) = {prob.formula}" if arguments == "vector"
-               else f"f(x_1, ..., x_n) = {prob.scalar_formula}")
-    if arguments == "scalars":
+        notes.append(f"forward mode pushes {sweep.chunk_size or 'all n'} directions per pass")
+    if sweep.arguments == "scalars":
         notes.append("f takes n scalar arguments; each method differentiates with respect "
                      "to all of them (argnums = 0..n-1)")
-    return CostReport(
-        title=f"Cost of the {what} of {prob.name}: {formula}{fixed}",
-        records=records,
-        columns=_columns(axis_keys),
-        notes=notes,
-        meta={"problem": prob.name, "formula": prob.formula, "arguments": arguments,
-              "transform": transform,
-              "axis": axis, "ns": ns, "ms": ms if vector else None,
-              "exponents": exponents, "chunk_size": chunk_size,
-              "max_seconds": max_seconds},
-    )
+    return notes
 
 
 def _predict(history: Sequence[tuple[int, float]], size: int) -> float:

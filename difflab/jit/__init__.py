@@ -10,7 +10,7 @@
 See docs/guides/static-graphs.md.
 """
 
-from difflab.jit.graph import Graph, GraphError, Input, Node, Ref
+from difflab.jit.graph import Graph, GraphError, Input, Node, Ref, interpret
 from difflab.jit.passes import (
     PASSES,
     common_subexpression_elimination,
@@ -18,9 +18,10 @@ from difflab.jit.passes import (
     dead_code_elimination,
     optimize,
 )
+from difflab.jit.program import Program
 from difflab.jit.tracing import TracedFunction, Tracer, TracerWarning, script, trace
 from difflab.jit.transforms import grad, jvp
 
-__all__ = ["PASSES", "Graph", "GraphError", "Input", "Node", "Ref", "TracedFunction", "Tracer",
-           "TracerWarning", "common_subexpression_elimination", "constant_folding",
-           "dead_code_elimination", "grad", "jvp", "optimize", "script", "trace"]
+__all__ = ["PASSES", "Graph", "GraphError", "Input", "Node", "Program", "Ref", "TracedFunction",
+           "Tracer", "TracerWarning", "common_subexpression_elimination", "constant_folding",
+           "dead_code_elimination", "grad", "interpret", "jvp", "optimize", "script", "trace"]

@@ -84,9 +84,10 @@ from difflab.jit.kernels import (  # noqa: F401  (check_body, _source_file: read
     check_body,
     compile_kernel,
     flat_window,
+    fusion_kind,
+    mean_scale,
     scalar_source,
 )
-from difflab.ops.structural import BinaryOp, UnaryOp
 
 FLOAT64 = np.dtype(np.float64)
 
@@ -200,97 +201,17 @@ class FusedElementwise:
                 arrays, ys = _allocate(xp, layout, n, dtype)
                 run_blocks(kernel or _nothing, layout, xp, flat, ys, n, max(n, 1))
                 return _finish(ctx, layout, arrays, ys, shape, n)
-        use_numba = USE_NUMBA and on_cpu and all(a.dtype == FLOAT64 for a in flat) \
-            and dtype == FLOAT64
+        use_numba = USE_NUMBA and on_cpu and dtype == FLOAT64 \
+            and all(a.dtype == FLOAT64 for a in flat)
         layout, (kind, kernel) = self.kernel(body, outputs, "numba" if use_numba else "numpy",
                                              broadcast)
         _check_sizes(layout, flat, windows, n)
         arrays, ys = _allocate(xp, layout, n, dtype)
-        if kind == "numba":  # (a number is read as n equal elements; a broadcast one in place)
-            kernel(n, *[a if a.size == n or read is not None else np.broadcast_to(a, (n,))
-                        for a, read in zip(flat, layout.broadcast)],
-                   *[ys[j] for j in layout.parameters])
-        else:  # (in cache-sized blocks on the CPU; on a GPU, in one)
-            tile = TILE if on_cpu else max(n, 1)
-            run_blocks(lambda *block: kernel(xp, *block), layout, xp, flat, ys, n, tile)
+        _run_cpu_kernel(kind, kernel, layout, xp, flat, ys, n, on_cpu)
         return _finish(ctx, layout, arrays, ys, shape, n)
-
-    def prepare(self, params: dict) -> PreparedKernel:
-        """This line's forward with its settings bound, for a program that runs it often.
-
-        :class:`~difflab.jit.graph.Program` calls it once per fused line; see
-        :class:`PreparedKernel`.
-        """
-        return PreparedKernel(self, params)
 
     def vjp(self, ctx: Any, xp: Any, g: Any, *saved: Any) -> tuple:
         raise RuntimeError("a fused kernel has no VJP: differentiate the graph before fusing")
-
-
-class PreparedKernel:
-    """One fused line's :meth:`FusedElementwise.forward`, its settings worked out once.
-
-    A line's settings never change, so what depends on them alone (the
-    layout, the compiled loop, the sizes of the arrays it writes, how each
-    output is shaped) is looked up on the first call and kept.  A call in the
-    common case of the numba loop (float64 NumPy arrays, contiguous, of the
-    sizes the loop reads; no windows, no scatters) then costs the loop and
-    the allocation of its outputs (for a chain of small operations, the
-    bookkeeping this skips was a third of the time).  Every other call (a GPU array,
-    another dtype, a window, NumPy kernels) is the plain ``forward``.  The
-    tests compare the two, bit for bit.
-    """
-
-    def __init__(self, op: FusedElementwise, params: dict) -> None:
-        self.op, self.params = op, params
-        # (sizes read, loop size, kernel, sizes written, outputs); None: not made yet,
-        # False: these settings never take the common case
-        self.plan: tuple | bool | None = None
-
-    def __call__(self, ctx: Any, xp: Any, *inputs: Any) -> Any:
-        plan = self.plan
-        if plan is None:
-            plan = self.plan = self._make_plan()
-        if plan and USE_NUMBA:  # (switched off since: the plain forward's NumPy kernel)
-            reads, n, kernel, writes, returns = plan
-            # (`dtype is FLOAT64`: NumPy's float64 dtype is one object; any other reads
-            # take the plain path)
-            simple = len(inputs) == len(reads)
-            for a, size in zip(inputs, reads):
-                if type(a) is not np.ndarray or a.dtype is not FLOAT64 or a.size != size \
-                        or not a.flags.c_contiguous:
-                    simple = False
-                    break
-            if simple:
-                ys = [np.empty(size) for size in writes]
-                kernel(n, *[a if a.ndim == 1 else a.reshape(-1) for a in inputs], *ys)
-                results = []
-                for k, shape, mean in returns:
-                    if mean:  # (as the mean primitive: the sum times 1/n)
-                        ys[k] *= 1.0 / n if n else float("nan")
-                    results.append(ys[k].reshape(shape))
-                if len(results) > 1:
-                    ctx.save(*results[1:])
-                return results[0]
-        return self.op.forward(ctx, xp, *inputs, **self.params)
-
-    def _make_plan(self) -> tuple | bool:
-        """The common case's plan; False if these settings never take it."""
-        params = self.params
-        shape = params.get("shape")
-        if not USE_NUMBA or shape is None or params.get("windows") is not None:
-            return False
-        layout, (kind, kernel) = self.op.kernel(params["body"], params["outputs"], "numba",
-                                                params.get("broadcast"))
-        if kind != "numba" or layout.root:  # (no scalar form; scatters zero their arrays)
-            return False
-        n = math.prod(shape)
-        reads = [n if read is None else read[1] for read in layout.broadcast]
-        writes = [n if layout.kinds[j] == "elementwise" else 1 for j in layout.parameters]
-        returns = [(layout.parameters.index(k),
-                    tuple(shape) if layout.kinds[k] == "elementwise" else (),
-                    layout.body[k][0] == "mean") for k in layout.outputs]
-        return reads, n, kernel, writes, returns
 
 
 FUSED = FusedElementwise()
@@ -383,7 +304,7 @@ def run_blocks(elementwise: Any, layout: Layout, xp: Any, inputs: Sequence[Any],
     the blocks are; a sum of several blocks adds in another order than
     NumPy's one ``sum``: equal to rounding.
     """
-    totals = {j: 0.0 for j, kind in enumerate(layout.kinds) if kind == "reduce"}
+    totals = {j: 0.0 for j, kind in enumerate(layout.kinds) if kind == "reduction"}
     writes = [(j, layout.reads[j], layout.first[layout.root[j]] == j)
               for j in layout.root]
     writes.sort(key=lambda write: not write[2])  # (first writers first)
@@ -412,6 +333,18 @@ def run_blocks(elementwise: Any, layout: Layout, xp: Any, inputs: Sequence[Any],
         ys[j][0] = total
 
 
+def _run_cpu_kernel(kind: str, kernel: Any, layout: Layout, xp: Any, flat: list, ys: dict,
+                    n: int, on_cpu: bool) -> None:
+    """Run the numba loop (once over all n) or the NumPy kernel (block by block)."""
+    if kind == "numba":  # (a number is read as n equal elements; a broadcast one in place)
+        kernel(n, *[a if a.size == n or read is not None else np.broadcast_to(a, (n,))
+                    for a, read in zip(flat, layout.broadcast)],
+               *[ys[j] for j in layout.parameters])
+    else:  # (in cache-sized blocks on the CPU; on a GPU, in one)
+        tile = TILE if on_cpu else max(n, 1)
+        run_blocks(lambda *block: kernel(xp, *block), layout, xp, flat, ys, n, tile)
+
+
 def _nothing(*block: Any) -> list:
     return []
 
@@ -423,9 +356,9 @@ def _finish(ctx: Any, layout: Layout, arrays: dict, ys: dict, shape: tuple, n: i
         kind = layout.kinds[k]
         if kind == "elementwise":
             results.append(ys[k].reshape(shape))
-        elif kind == "reduce":
-            if layout.body[k][0] == "mean":  # (as the mean primitive: the sum times 1/n)
-                ys[k] *= 1.0 / n if n else float("nan")
+        elif kind == "reduction":
+            if layout.body[k][0] == "mean":
+                ys[k] *= mean_scale(n)
             results.append(ys[k].reshape(()))
         else:
             results.append(arrays[k].reshape(layout.shape[k]))
@@ -473,7 +406,7 @@ def _cuda_kernel(layout: Layout) -> Any:
 def _elementwise(node: Node, meta: dict) -> bool:
     """A line that may join a kernel: an elementwise rule on inputs of its shape, numbers,
     or inputs the loop reads broadcast (:func:`~difflab.jit.kernels.broadcast_read`)."""
-    if not isinstance(node.op, (UnaryOp, BinaryOp)) or node.params:
+    if node.params:
         return False
     for a in node.args:
         if isinstance(a, Ref):
@@ -523,36 +456,67 @@ def _roles(graph: Graph) -> list[tuple[str, tuple] | None]:
 
 def _role(node: Node, meta: dict, roles: dict, readers: dict, returned: set
           ) -> tuple[str, tuple] | None:
+    """What ``node`` can be in a kernel, and over which loop: ``(role, (shape, dtype))``.
+
+    The role is the primitive's fusion kind (:func:`~difflab.jit.kernels.fusion_kind`),
+    or ``"merge"``; None if the line cannot join a kernel.
+    """
     dtype = np.dtype(node.dtype)
     if dtype.kind != "f" or any(m is not None for m in node.saved):
         return None
+    merged = _merge_loop(node, meta, roles, readers, returned)
+    if merged is not None:
+        return "merge", merged
+    kind = fusion_kind(node.op)
+    if kind == "elementwise":
+        return ("elementwise", (tuple(node.shape), dtype.str)) if _elementwise(node, meta) \
+            else None
     refs = node.refs()
-    if node.op_name == "add" and len(refs) == 2 == len(node.args) and not node.params:
-        taken = [roles.get(r.name) for r in refs]
-        if all(t is not None and t[0] in ("scatter", "merge") for t in taken) \
-                and taken[0][1] == taken[1][1] and refs[0] != refs[1] \
-                and meta[refs[0].name] == meta[refs[1].name] \
-                and all(readers[r.name] == 1 and r.name not in returned for r in refs):
-            return "merge", taken[0][1]
-    if _elementwise(node, meta):
-        return "elementwise", (tuple(node.shape), dtype.str)
-    if len(refs) != 1 or node.args != (refs[0],) or meta[refs[0].name][1] != dtype:
+    if kind is None or len(refs) != 1 or node.args != (refs[0],) \
+            or meta[refs[0].name][1] != dtype:
         return None  # (the others read one array, and nothing else, as Refs)
-    shape = meta[refs[0].name][0]
-    params = node.params
-    if node.op_name == "index":
-        window = flat_window(params["index"], shape)
-        if window is not None and window[1] == tuple(node.shape):
-            return "window", (tuple(node.shape), dtype.str)
-    elif node.op_name in ("sum", "mean") and set(params) <= {"axis", "keepdims"}:
-        if _whole(params.get("axis"), len(shape)) and not params.get("keepdims") \
-                and (node.op_name == "sum" or math.prod(shape) > 0):
-            return "reduce", (shape, dtype.str)
-    elif node.op_name == "scatter_add":
-        window = flat_window(params["index"], tuple(params["shape"]))
-        if window is not None and window[1] == shape:
-            return "scatter", (shape, dtype.str)
+    loop = _LOOP_OF[kind](node, meta[refs[0].name][0])
+    return None if loop is None else (kind, (loop, dtype.str))
+
+
+def _merge_loop(node: Node, meta: dict, roles: dict, readers: dict, returned: set
+                ) -> tuple | None:
+    """The loop of an ``add`` of two scatters (or merges) into one array, read by nothing else."""
+    refs = node.refs()
+    if node.op_name != "add" or not len(refs) == 2 == len(node.args) or node.params:
+        return None
+    taken = [roles.get(r.name) for r in refs]
+    if all(t is not None and t[0] in ("scatter", "merge") for t in taken) \
+            and taken[0][1] == taken[1][1] and refs[0] != refs[1] \
+            and meta[refs[0].name] == meta[refs[1].name] \
+            and all(readers[r.name] == 1 and r.name not in returned for r in refs):
+        return taken[0][1]
     return None
+
+
+def _window_loop(node: Node, shape: tuple) -> tuple | None:
+    """``x[index]``, one contiguous piece of x: the loop runs over the window's shape."""
+    window = flat_window(node.params.get("index"), shape)
+    return tuple(node.shape) if window is not None and window[1] == tuple(node.shape) else None
+
+
+def _reduction_loop(node: Node, shape: tuple) -> tuple | None:
+    """A sum (or mean) of every element, not empty: the loop runs over its input's shape."""
+    params = node.params
+    if set(params) <= {"axis", "keepdims"} and _whole(params.get("axis"), len(shape)) \
+            and not params.get("keepdims") and math.prod(shape) > 0:
+        return shape
+    return None
+
+
+def _scatter_loop(node: Node, shape: tuple) -> tuple | None:
+    """Values added into a window of a ``shape`` array: the loop runs over the values' shape."""
+    window = flat_window(node.params.get("index"), tuple(node.params.get("shape", ())))
+    return shape if window is not None and window[1] == shape else None
+
+
+#: fusion kind -> the loop a line of that kind (reading one array of ``shape``) runs over.
+_LOOP_OF = {"window": _window_loop, "reduction": _reduction_loop, "scatter": _scatter_loop}
 
 
 def schedule(graph: Graph) -> list[Node]:
@@ -664,6 +628,65 @@ def _one_number(graph: Graph, name: str) -> float | None:
     return float(first) if bool((array == first).all()) else None
 
 
+class _Names:
+    """The local names of one kernel's body: its lines ``t0``... and its inputs ``in0``....
+
+    An input is an array read whole, or read through a window (``x[1:]``:
+    the window's line is not a line of the body); the same array through the
+    same window is one input.
+    """
+
+    def __init__(self, graph: Graph, lines: list[int], windows: dict[str, Node]) -> None:
+        self.graph = graph
+        self.local = {graph.nodes[k].name: f"t{j}" for j, k in enumerate(lines)}
+        self.windows = windows
+        self.inputs: list[tuple[Ref, Any]] = []  # (array, its window or None)
+
+    def of(self, ref: Ref) -> str:
+        """The local name of a value the body reads."""
+        if ref.name in self.local:
+            return self.local[ref.name]
+        node = self.windows.get(ref.name)
+        read = (node.args[0], node.params["index"]) if node is not None else (ref, None)
+        for k, (r, w) in enumerate(self.inputs):
+            if r == read[0] and repr(w) == repr(read[1]):
+                return f"in{k}"
+        self.inputs.append(read)
+        return f"in{len(self.inputs) - 1}"
+
+    def argument(self, a: Any) -> Any:
+        """An elementwise argument: a constant that is one number everywhere is that number."""
+        if not isinstance(a, Ref):
+            return a
+        number = _one_number(self.graph, a.name)
+        return self.of(a) if number is None else number
+
+    def line(self, node: Node, kind: str) -> tuple[str, tuple]:
+        """The body line ``(primitive, arguments)`` of ``node``."""
+        if kind == "elementwise":
+            return node.op_name, tuple(self.argument(a) for a in node.args)
+        if kind == "scatter":
+            return node.op_name, (self.of(node.args[0]), node.params["index"],
+                                  tuple(node.params["shape"]))
+        return node.op_name, tuple(self.of(a) for a in node.args)
+
+
+def _leaving(graph: Graph, lines: list[int], roles: list, used_after: Any) -> list[int]:
+    """The body lines that leave the kernel, the node's result first, then the saved.
+
+    What is read after the run (or returned) leaves, and every sum and every
+    scatter's array (a merge takes in its scatters); the last line always.
+    """
+    merged = {r.name for k in lines if roles[k][0] == "merge" for r in graph.nodes[k].refs()}
+    leaving = [j for j, k in enumerate(lines)
+               if used_after(k) or roles[k][0] == "reduction"
+               or roles[k][0] in ("scatter", "merge") and graph.nodes[k].name not in merged]
+    last = len(lines) - 1
+    if not leaving or leaving[-1] != last:
+        leaving = [j for j in leaving if j != last] + [last]
+    return [leaving[-1]] + leaving[:-1]
+
+
 def _kernel_node(graph: Graph, run: list[int], roles: list, used_after: Any
                  ) -> tuple[Node, list[str], list[int]]:
     """The ``fused`` line of one run; the names that leave it as ``name.s0``...; lines gone.
@@ -672,59 +695,24 @@ def _kernel_node(graph: Graph, run: list[int], roles: list, used_after: Any
     """
     windows = {graph.nodes[k].name: graph.nodes[k] for k in run if roles[k][0] == "window"}
     lines = [k for k in run if roles[k][0] != "window"]
-    local = {graph.nodes[k].name: f"t{j}" for j, k in enumerate(lines)}
-    inputs: list[tuple[Ref, Any]] = []  # (array, its window or None)
-
-    def name_of(ref: Ref) -> str:
-        if ref.name in local:
-            return local[ref.name]
-        node = windows.get(ref.name)
-        read = (node.args[0], node.params["index"]) if node is not None else (ref, None)
-        for k, (r, w) in enumerate(inputs):
-            if r == read[0] and repr(w) == repr(read[1]):
-                return f"in{k}"
-        inputs.append(read)
-        return f"in{len(inputs) - 1}"
-
-    def argument(a: Any) -> Any:  # (a constant that is one number everywhere is that number)
-        if not isinstance(a, Ref):
-            return a
-        number = _one_number(graph, a.name)
-        return name_of(a) if number is None else number
-
-    body = []
-    for k in lines:
-        node, kind = graph.nodes[k], roles[k][0]
-        if kind == "elementwise":
-            args = tuple(argument(a) for a in node.args)
-        elif kind == "scatter":
-            args = (name_of(node.args[0]), node.params["index"], tuple(node.params["shape"]))
-        else:
-            args = tuple(name_of(a) for a in node.args)
-        body.append((node.op_name, args))
-    # What is read after the run (or returned) leaves the kernel, and every sum and every
-    # scatter's array (a merge takes in its scatters); the last line always.
-    merged = {r.name for k in lines if roles[k][0] == "merge" for r in graph.nodes[k].refs()}
-    leaving = [j for j, k in enumerate(lines)
-               if used_after(k) or roles[k][0] == "reduce"
-               or roles[k][0] in ("scatter", "merge") and graph.nodes[k].name not in merged]
-    if not leaving or leaving[-1] != len(lines) - 1:
-        leaving = [j for j in leaving if j != len(lines) - 1] + [len(lines) - 1]
-    main = graph.nodes[lines[leaving[-1]]]
-    order = [leaving[-1]] + leaving[:-1]  # the result first, then the saved
+    names = _Names(graph, lines, windows)
+    body = tuple(names.line(graph.nodes[k], roles[k][0]) for k in lines)
+    order = _leaving(graph, lines, roles, used_after)
     loop = roles[run[0]][1][0]
-    params = {"body": tuple(body), "outputs": tuple(order), "shape": loop}
-    if any(w is not None for _, w in inputs):
-        params["windows"] = tuple(w for _, w in inputs)
+    params = {"body": body, "outputs": tuple(order), "shape": loop}
+    if any(w is not None for _, w in names.inputs):
+        params["windows"] = tuple(w for _, w in names.inputs)
     # An input of another shape than the loop's (not a number) is read broadcast.
     meta = graph.meta()
     broadcast = tuple(None if w is not None or meta[r.name][0] in (loop, ())
-                      else broadcast_read(meta[r.name][0], loop) for r, w in inputs)
+                      else broadcast_read(meta[r.name][0], loop) for r, w in names.inputs)
     if any(b is not None for b in broadcast):
         params["broadcast"] = broadcast
+    main = graph.nodes[lines[order[0]]]
     extra = [graph.nodes[lines[j]] for j in order[1:]]
-    fused = Node(main.name, FUSED, tuple(r for r, _ in inputs), params, main.shape, main.dtype,
-                 (False,) * len(inputs), tuple((tuple(n.shape), np.dtype(n.dtype)) for n in extra))
+    fused = Node(main.name, FUSED, tuple(r for r, _ in names.inputs), params, main.shape,
+                 main.dtype, (False,) * len(names.inputs),
+                 tuple((tuple(n.shape), np.dtype(n.dtype)) for n in extra))
     # (a window read elsewhere too stays: it is a view, no copy)
     gone = lines + [k for k in run if k not in lines and not used_after(k)]
     return fused, [n.name for n in extra], gone

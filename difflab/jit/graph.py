@@ -21,18 +21,20 @@ A node has one output, ``v3``; a primitive may also have *saved* arrays
 for its derivative (the mask of ``relu``, say), and when a backward graph
 reads them they are the node's extra outputs ``v3.s0``, ``v3.s1``, ...
 
-Running a graph (:meth:`Graph.run`) needs no Tensor and no tape: it is a
-loop calling each primitive's ``forward`` on plain arrays, the arrays kept
-in a list indexed by slot numbers worked out once (:class:`Program`).
+Running a graph needs no Tensor and no tape: :func:`interpret` is the
+whole idea in a dozen lines (read it next to the tape's backward walk in
+:mod:`difflab.autograd.engine`): a dictionary of values by name, and for
+each node its primitive's ``forward`` on the values it reads.
+:meth:`Graph.run` computes the same with the arrays in a list indexed by
+slot numbers worked out once (:class:`difflab.jit.program.Program`).
 """
 
 from __future__ import annotations
 
-import operator
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -179,7 +181,11 @@ class Graph:
         self.nodes = list(nodes)
         self.outputs = list(outputs)
         self.output_spec = output_spec
-        self._program: Program | None = None
+        self._program: Any = None
+
+    #: The class that runs a graph fast, :class:`difflab.jit.program.Program` (it puts
+    #: itself here when it loads: the IR does not import the runner built on it).
+    program_class: ClassVar[Any] = None
 
     # -------------------------------------------------------------- looking
     def arguments(self) -> list[Input]:
@@ -238,16 +244,20 @@ class Graph:
         return f"<Graph {self.name}: {len(self.inputs)} inputs, {len(self.nodes)} nodes>"
 
     # -------------------------------------------------------------- running
-    def program(self) -> Program:
-        """The graph compiled to a flat program (once; a pass returns a new graph)."""
+    def program(self) -> Any:
+        """The graph compiled to a flat :class:`~difflab.jit.program.Program` (once).
+
+        A pass returns a new graph, so the program of a graph never goes stale.
+        """
         if self._program is None:
-            self._program = Program(self)
+            self._program = self.program_class(self)
         return self._program
 
     def run(self, *arrays: Any, **named: Any) -> list:
         """Run on plain arrays: the arguments in order, parameters by name; a list of outputs.
 
-        No Tensor and no tape: each node's ``forward`` on the arrays.
+        No Tensor and no tape: each node's ``forward`` on the arrays, as
+        :func:`interpret` does, through the graph's flat :meth:`program`.
         """
         return self.program().run(arrays, named)
 
@@ -294,6 +304,62 @@ class Graph:
         return [_resolve(o, env, None) for o in self.outputs]
 
 
+def interpret(graph: Graph, *arrays: Any, **named: Any) -> list:
+    """Run ``graph`` on plain arrays, one node at a time: the reference interpreter.
+
+    The values live in a dictionary by name (``x``, ``c0``, ``v3``,
+    ``v3.s0``); each node reads its arguments from it, calls its
+    primitive's ``forward`` and writes its result (and the arrays it saved
+    for its derivative) back.  That is all a static graph means;
+    :meth:`Graph.run` computes the same, faster
+    (:class:`~difflab.jit.program.Program`).
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph to run.
+    *arrays : array
+        Its arguments, in order (NumPy or CuPy arrays of the traced shapes).
+    **named : array
+        Its parameters, by name.
+
+    Returns
+    -------
+    list
+        The graph's outputs, flat (``graph.output_spec`` says how they nest).
+
+    Examples
+    --------
+    >>> import numpy as np, difflab as dl
+    >>> from difflab import jit
+    >>> graph = jit.trace(lambda x: (x * x).sum(), dl.tensor(np.zeros(3))).graph
+    >>> jit.interpret(graph, np.array([1.0, 2.0, 3.0]))
+    [array(14.)]
+    """
+    if len(arrays) != len(graph.arguments()):
+        raise GraphError(f"graph {graph.name} takes {len(graph.arguments())} arguments, "
+                         f"got {len(arrays)}")
+    env: dict[str, Any] = dict(graph.constants)
+    env.update((i.name, a) for i, a in zip(graph.arguments(), arrays))
+    for i in graph.parameters():
+        if i.name not in named:
+            raise GraphError(f"graph {graph.name}: no value for parameter {i.name!r}")
+        env[i.name] = named[i.name]
+    first = arrays[0] if arrays else next(iter(graph.constants.values()), None)
+    xp = backend.numpy_namespace if first is None else backend.array_module(first)
+    for node in graph.nodes:
+        args = _resolve(node.args, env, None)
+        params = {k: _resolve(v, env, None) for k, v in node.params.items()}
+        # (what the node's ctx said while tracing decides what forward saves)
+        ctx = registry.Context(node.needs_input_grad or (False,) * len(args))
+        y = node.op.forward(ctx, xp, *args, **params)
+        env[node.name] = np.asarray(y) if isinstance(y, np.generic) else y  # (0-d: an array)
+        for k, meta in enumerate(node.saved):
+            if meta is not None:
+                env[f"{node.name}.s{k}"] = ctx.saved[k]
+    return [_resolve(o, env, None) for o in graph.outputs]
+
+
 class _ContextCatcher:
     """Sees the ``ctx`` of each primitive applied (for its saved arrays), passing it on.
 
@@ -319,144 +385,6 @@ class _ContextCatcher:
         self.ctx = ctx
         if self.outer is not None:
             self.outer.record(op, inputs, params, ctx, result)
-
-
-class Program:
-    """A graph flattened for speed: every value gets a slot in one list.
-
-    Running is then one loop over ``(forward, ctx, args, params, slot)``
-    steps with no dictionary look-ups by name: the cost per node is the
-    primitive's own ``forward`` plus a few list reads.  Each step also
-    lists the values it reads for the last time; they are dropped right
-    after it, so a long program holds only the arrays still needed.
-    """
-
-    def __init__(self, graph: Graph) -> None:
-        self.graph = graph
-        slots: dict[str, int] = {}
-        for i in graph.inputs:
-            slots[i.name] = len(slots)
-        for node in graph.nodes:
-            for name in node.outputs():
-                slots[name] = len(slots)
-        self.slots = slots
-        self.size = len(slots)
-        self.constants = [(slots[name], value) for name, value in graph.constants.items()
-                          if name in slots]
-        # Each run starts from a copy of this list: the constants already in their slots.
-        self.initial: list = [None] * self.size
-        for slot, value in self.constants:
-            self.initial[slot] = value
-        self.argument_slots = [slots[i.name] for i in graph.arguments()]
-        self.argument_names = [i.name for i in graph.arguments()]
-        self.expected = [(tuple(i.shape), np.dtype(i.dtype)) for i in graph.arguments()]
-        self.parameter_slots = {i.name: slots[i.name] for i in graph.parameters()}
-        read = [r for n in graph.nodes for r in n.refs()]
-        read += [o for o in graph.outputs if isinstance(o, Ref)]
-        read_saved = {saved_owner(r.name) for r in read} - {None}
-        self.steps = []
-        for node in graph.nodes:
-            # A literal stays as it is; a Ref becomes its slot number.  `plain` says the
-            # arguments are all one or the other, so the loop can skip _resolve.
-            args = tuple(slots[a.name] if isinstance(a, Ref) else a for a in node.args)
-            kinds = tuple(isinstance(a, Ref) for a in node.args)
-            found: list[Ref] = []
-            _collect_refs(tuple(node.params.values()), found)
-            params_have_refs = bool(found)
-            saved_slots = (tuple((k, slots[f"{node.name}.s{k}"])
-                                 for k, m in enumerate(node.saved) if m is not None)
-                           if node.name in read_saved else ())
-            needs = node.needs_input_grad if saved_slots else (False,) * len(node.args)
-            # (`args` of a node whose arguments are all values: read them with one call)
-            read = operator.itemgetter(*args) if args and all(kinds) else None
-            # (an operation may offer its forward with these settings bound: a fused
-            # kernel looks up its compiled loop once, not at every call)
-            forward, params = node.op.forward, node.params
-            if hasattr(node.op, "prepare") and not params_have_refs:
-                forward, params = node.op.prepare(node.params), {}
-            self.steps.append([forward, needs, args, kinds, params,
-                               params_have_refs, slots[node.name], saved_slots, node, (),
-                               read, len(args) == 1])
-        self.outputs = [(True, slots[o.name]) if isinstance(o, Ref) else (False, o)
-                        for o in graph.outputs]
-        # Liveness: after its last reader runs, a value is dropped from the list, so
-        # its memory can go back before the program ends (peak memory stays low).
-        last_reader: dict[int, int] = {}
-        for k, node in enumerate(graph.nodes):
-            for r in node.refs():
-                last_reader[slots[r.name]] = k
-        keep = {v for is_ref, v in self.outputs if is_ref}
-        frees: dict[int, list] = {}
-        for slot, k in last_reader.items():
-            if slot not in keep:
-                frees.setdefault(k, []).append(slot)
-        for k, step in enumerate(self.steps):
-            step[9] = tuple(frees.get(k, ()))
-
-    def check(self, arrays: Sequence[Any]) -> None:
-        """Refuse arguments whose number, shape or dtype differ from the traced ones."""
-        if len(arrays) == len(self.expected):
-            for a, (shape, dtype) in zip(arrays, self.expected):
-                if getattr(a, "shape", None) != shape or getattr(a, "dtype", None) != dtype:
-                    break
-            else:
-                return  # (the common case, checked without building any message)
-        expected = self.graph.arguments()
-        if len(arrays) != len(expected):
-            raise GraphError(
-                f"graph {self.graph.name} takes {len(expected)} arguments "
-                f"({', '.join(i.name for i in expected)}), got {len(arrays)}"
-            )
-        for i, a in zip(expected, arrays):
-            shape, dtype = tuple(getattr(a, "shape", ())), getattr(a, "dtype", None)
-            if shape != tuple(i.shape) or dtype != np.dtype(i.dtype):
-                raise GraphError(
-                    f"graph {self.graph.name} was traced for {i.name}: {_shape(i.shape)} "
-                    f"{np.dtype(i.dtype).name}, but got {_shape(shape)} "
-                    f"{getattr(dtype, 'name', type(a).__name__)}. A static graph has fixed "
-                    f"shapes and dtypes: trace it again with an example of the new shape "
-                    f"(difflab.jit.trace / script re-trace by themselves)."
-                )
-
-    def run(self, arrays: Sequence[Any], named: Mapping[str, Any] | None = None,
-            check: bool = True) -> list:
-        if check:
-            self.check(arrays)
-        env = self.initial.copy()
-        for slot, a in zip(self.argument_slots, arrays):
-            env[slot] = a
-        for name, slot in self.parameter_slots.items():
-            try:
-                env[slot] = named[name]  # type: ignore[index]
-            except (KeyError, TypeError):
-                raise GraphError(
-                    f"graph {self.graph.name}: no value for parameter {name!r} "
-                    f"(pass it by name)") from None
-        first = arrays[0] if arrays else next((v for _, v in self.constants), None)
-        xp = (backend.numpy_namespace if first is None or isinstance(first, np.ndarray)
-              else backend.array_module(first))
-        Context = registry.Context
-        for (forward, needs, args, kinds, params, params_refs, out, saved_slots, node,
-             free, read, single) in self.steps:
-            if read is None:
-                values = [env[a] if k else a for a, k in zip(args, kinds)]
-            else:
-                values = (read(env),) if single else read(env)
-            if params_refs:
-                params = {k: _resolve(v, env, self.slots) for k, v in params.items()}
-            ctx = Context(needs)
-            try:
-                y = forward(ctx, xp, *values, **params)
-            except (ValueError, TypeError, IndexError) as exc:
-                raise GraphError(f"graph {self.graph.name}, {_expression(node)}: {exc}") from None
-            if isinstance(y, np.generic):  # NumPy gives scalars for 0-d results
-                y = np.asarray(y)
-            env[out] = y
-            for k, slot in saved_slots:
-                env[slot] = ctx.saved[k]
-            for slot in free:
-                env[slot] = None
-        return [env[v] if is_ref else v for is_ref, v in self.outputs]
 
 
 # ------------------------------------------------------------------ printing

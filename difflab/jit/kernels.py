@@ -48,15 +48,90 @@ from typing import Any
 
 import numpy as np
 
-from difflab.ops.structural import BinaryOp, UnaryOp
-
 TILE = 16384  # elements per block of the NumPy kernel: 128 KiB of float64, cache-sized
 # Elements per block of the numba kernel: its inputs', outputs' and buffers' pieces of a
 # block stay in the L1 cache (the Rosenbrock gradient's five of 4 KiB each; at 2048
 # elements, 80 KiB, it ran twice as slow on a 32 KiB L1).
 BLOCK = 512
 
-REDUCTIONS = ("sum", "mean")
+#: How each primitive takes part in a fused kernel, by name: ``"elementwise"`` (a rule of
+#: :mod:`difflab.ops.elementwise`, one element at a time), ``"reduction"`` (a whole-array
+#: ``sum``/``mean``: a running total), ``"window"`` (``x[index]`` for an ``index`` that is
+#: one contiguous piece of x: read in place) or ``"scatter"`` (``scatter_add`` of the loop's
+#: values into such a window of an array of shape ``shape``).  A primitive not listed does
+#: not fuse.  Read it through :func:`fusion_kind` only.
+#:
+#: (Interim: a primitive declares this itself, as its ``fusion`` attribute, once the
+#: ``Primitive`` base class of :mod:`difflab.ops` carries one; then this table goes.)
+FUSION_KINDS: dict[str, str] = {
+    **dict.fromkeys(
+        ("neg", "exp", "expm1", "log", "log1p", "log10", "log2", "sqrt", "sin", "cos", "tan",
+         "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "relu", "abs", "erf",
+         "add", "sub", "mul", "div", "pow", "maximum", "minimum", "atan2"), "elementwise"),
+    "sum": "reduction",
+    "mean": "reduction",
+    "index": "window",
+    "scatter_add": "scatter",
+}
+
+
+def fusion_kind(op: Any) -> str | None:
+    """How the primitive ``op`` fuses: ``"elementwise"``, ``"reduction"``, ``"window"``,
+    ``"scatter"``, or None (it does not).
+
+    The primitive's own ``fusion`` attribute when it has one, else
+    :data:`FUSION_KINDS`.  Everything in the jit that asks how an
+    operation fuses asks here, never by testing its name.
+
+    Parameters
+    ----------
+    op : primitive
+        An operation of a graph (a registry primitive, or any other node's operation).
+
+    Returns
+    -------
+    str or None
+
+    Examples
+    --------
+    >>> from difflab.jit.kernels import fusion_kind
+    >>> from difflab.ops import registry
+    >>> fusion_kind(registry.get("sin")), fusion_kind(registry.get("mean"))
+    ('elementwise', 'reduction')
+    >>> fusion_kind(registry.get("matmul")) is None
+    True
+    """
+    if hasattr(op, "fusion"):
+        return op.fusion
+    return FUSION_KINDS.get(getattr(op, "name", None))
+
+
+def mean_scale(n: int) -> float:
+    """The factor a kernel's ``mean`` multiplies its running sum by: 1/n (NaN for no element).
+
+    A kernel adds a mean's terms as it adds a sum's, then scales the total
+    once, exactly as the ``mean`` primitive does (``sum(x) * (1/n)``, not
+    ``sum(x) / n``: the two can differ in the last bit), so a fused mean
+    and an unfused one agree to the rounding of the sum alone.
+
+    Parameters
+    ----------
+    n : int
+        The number of elements the mean takes in.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from difflab.jit.kernels import mean_scale
+    >>> mean_scale(4)
+    0.25
+    >>> mean_scale(0)
+    nan
+    """
+    return 1.0 / n if n else float("nan")
 
 
 # --------------------------------------------------------- writing source text
@@ -281,7 +356,7 @@ _LOCAL = re.compile(r"^(in|t)(\d{1,6})$")
 class Layout:
     """A fused kernel's settings, checked, and what its runners need to know.
 
-    ``kinds[j]`` is line j's kind: ``"elementwise"``, ``"reduce"`` (sum,
+    ``kinds[j]`` is line j's kind: ``"elementwise"``, ``"reduction"`` (sum,
     mean), ``"scatter"`` or ``"merge"``.  Each scatter writes a window of one
     array: the array of its *root*, the merge that takes it in (or itself).
     In each array the scatter whose window starts last writes first (``=``),
@@ -313,44 +388,53 @@ class Layout:
                     and isinstance(line[0], str) and isinstance(line[1], (tuple, list))):
                 raise _bad(f"line {j} is not (primitive, arguments)")
             name, args = line
-            op = registry.PRIMITIVES.get(name)
-            if name in REDUCTIONS:
-                self._expect(j, name, args, 1)
-                self.reads[j] = self._vector(j, args[0])
-                self.kinds.append("reduce")
-            elif name == "scatter_add":
-                self._expect(j, name, args, 3)
-                self.reads[j] = self._vector(j, args[0])
-                shape = args[2]
-                if not (isinstance(shape, (tuple, list))
-                        and all(_is_int(s) and s >= 0 for s in shape)):
-                    raise _bad(f"line {j}: scatter_add's shape {shape!r} is not a shape")
-                window = flat_window(args[1], tuple(shape))
-                if window is None:
-                    raise _bad(f"line {j}: scatter_add's index {args[1]!r} is not one "
-                               f"contiguous window of an array of shape {tuple(shape)}")
-                self.start[j], self.shape[j] = window[0], tuple(int(s) for s in shape)
-                self.root[j] = j
-                self.kinds.append("scatter")
-            elif name == "add" and len(args) == 2 and any(
+            kind = fusion_kind(registry.PRIMITIVES.get(name))
+            if name == "add" and len(args) == 2 and any(
                     self._kind_of(a) in ("scatter", "merge") for a in args):
                 self._merge(j, args)
-                self.kinds.append("merge")
-            elif isinstance(op, (UnaryOp, BinaryOp)):
-                self._expect(j, name, args, 1 if isinstance(op, UnaryOp) else 2)
-                for a in args:
-                    if isinstance(a, str):
-                        self._vector(j, a)
-                    elif isinstance(a, bool) or not isinstance(a, (int, float)):
-                        raise _bad(f"line {j}: argument {a!r} is not a name or a number")
-                self.kinds.append("elementwise")
+                kind = "merge"
+            elif kind == "reduction":
+                self._expect(j, name, args, 1)
+                self.reads[j] = self._vector(j, args[0])
+            elif kind == "scatter":
+                self._scatter(j, name, args)
+            elif kind == "elementwise":
+                self._elementwise(j, name, args)
             else:
-                raise _bad(f"line {j}: {name!r} is not an elementwise primitive, nor sum, "
-                           f"mean, scatter_add")
+                raise _bad(f"line {j}: {name!r} is not a primitive that fuses (elementwise, "
+                           f"a reduction or a scatter)")
+            self.kinds.append(kind)
         self._check_outputs(outputs)
         self.broadcast = _check_broadcast(broadcast, self.n_inputs)
 
     # (checking, line by line)
+    def _scatter(self, j: int, name: str, args: Sequence) -> None:
+        """``scatter_add(value, index, shape)``: index must be one window of that shape."""
+        self._expect(j, name, args, 3)
+        self.reads[j] = self._vector(j, args[0])
+        shape = args[2]
+        if not (isinstance(shape, (tuple, list)) and all(_is_int(s) and s >= 0 for s in shape)):
+            raise _bad(f"line {j}: {name}'s shape {shape!r} is not a shape")
+        window = flat_window(args[1], tuple(shape))
+        if window is None:
+            raise _bad(f"line {j}: {name}'s index {args[1]!r} is not one contiguous window "
+                       f"of an array of shape {tuple(shape)}")
+        self.start[j], self.shape[j] = window[0], tuple(int(s) for s in shape)
+        self.root[j] = j
+
+    def _elementwise(self, j: int, name: str, args: Sequence) -> None:
+        """An elementwise rule's arguments: as many as it takes, each a name or a number."""
+        from difflab.ops import registry
+
+        # (a rule's forward takes xp, then its arguments)
+        arity = len(inspect.signature(registry.get(name).rule.forward).parameters) - 1
+        self._expect(j, name, args, arity)
+        for a in args:
+            if isinstance(a, str):
+                self._vector(j, a)
+            elif isinstance(a, bool) or not isinstance(a, (int, float)):
+                raise _bad(f"line {j}: argument {a!r} is not a name or a number")
+
     def _expect(self, j: int, name: str, args: Sequence, count: int) -> None:
         if len(args) != count:
             raise _bad(f"line {j}: {name} takes {count} arguments, got {len(args)}")
@@ -403,14 +487,14 @@ class Layout:
                 raise _bad(f"output t{k} is added into another scatter's array; the "
                            f"output is that array")
         for j, kind in enumerate(self.kinds):
-            if (kind == "reduce" or kind in ("scatter", "merge") and j not in self.merged) \
+            if (kind == "reduction" or kind in ("scatter", "merge") and j not in self.merged) \
                     and j not in outputs:
                 raise _bad(f"line {j} ({self.body[j][0]}) computes an array that is not "
                            f"among the outputs")
         self.outputs = outputs
         # The arrays the loop writes, one parameter y{j} each: the elementwise and reduced
         # outputs (in the order of `outputs`), then each scatter's window.
-        self.parameters = [k for k in outputs if self.kinds[k] in ("elementwise", "reduce")]
+        self.parameters = [k for k in outputs if self.kinds[k] in ("elementwise", "reduction")]
         self.parameters += [j for j, kind in enumerate(self.kinds) if kind == "scatter"]
         # In each array, the scatter whose window starts last writes first.
         self.first = {}
@@ -476,28 +560,11 @@ def scalar_source(layout: Layout) -> str:
     the two agree to rounding, not bit for bit.  A broadcast input (a bias)
     is read where :func:`broadcast_read` says, through a counter (``a1 = in1[j0]``).
     """
-    def local(name: str) -> str:
-        return "a" + name[2:] if name.startswith("in") else name
-
-    outputs = [j for j in layout.parameters if layout.kinds[j] == "elementwise"]
-    sums = [j for j, kind in enumerate(layout.kinds) if kind == "reduce"]
-    firsts = [j for j in layout.root if layout.first[layout.root[j]] == j]
-    adds = [j for j in layout.root if j not in firsts]
-    plain = [k for k, read in enumerate(layout.broadcast) if read is None]
+    sums = [j for j, kind in enumerate(layout.kinds) if kind == "reduction"]
+    adds = [j for j in layout.root if layout.first[layout.root[j]] != j]
     # One counter per way of broadcasting: element j of the input, moved on at each step.
     spreads = list(dict.fromkeys(read for read in layout.broadcast
                                  if read is not None and read[1] > 1))
-    block = ([f"v{k} = in{k}[lo:hi]" for k in plain]
-             + [f"w{j} = y{j}[lo:hi]" for j in outputs + firsts + adds]
-             + [line for q, read in enumerate(spreads) for line in _counter_start(q, *read)])
-    loop = ([f"a{k} = v{k}[k]" if read is None
-             else f"a{k} = in{k}[{'0' if read[1] == 1 else f'j{spreads.index(read)}'}]"
-             for k, read in enumerate(layout.broadcast)]
-            + _lines(layout.body, layout.kinds, ScalarSource(), local)
-            + [f"w{j}[k] = t{j}" for j in outputs]
-            + [f"w{j}[k] = {local(layout.reads[j])}" for j in firsts]
-            + [f"b{j}[k] = {local(layout.reads[j])}" for j in sums + adds]
-            + [line for q, read in enumerate(spreads) for line in _counter_step(q, *read)])
     after = ([f"s{j} += block_sum(b{j}[:hi - lo])" for j in sums]
              + [f"for k in range(hi - lo):\n            w{j}[k] += b{j}[k]" for j in adds])
     params = ", ".join(["n"] + [f"in{k}" for k in range(layout.n_inputs)]
@@ -507,11 +574,43 @@ def scalar_source(layout: Layout) -> str:
             + "".join(f"    b{j} = np.empty({BLOCK})\n" for j in sums + adds)
             + f"    for lo in range(0, n, {BLOCK}):\n"
             + f"        hi = min(lo + {BLOCK}, n)\n"
-            + "".join(f"        {line}\n" for line in block)
+            + "".join(f"        {line}\n" for line in _block_start(layout, spreads))
             + "        for k in range(hi - lo):\n"
-            + "".join(f"            {line}\n" for line in loop)
+            + "".join(f"            {line}\n" for line in _loop_body(layout, spreads))
             + "".join(f"        {line}\n" for line in after)
             + "".join(f"    y{j}[0] = s{j}\n" for j in sums))
+
+
+def _scalar_local(name: str) -> str:
+    """The scalar loop's name of a value: input ``in3``'s element is ``a3``."""
+    return "a" + name[2:] if name.startswith("in") else name
+
+
+def _block_start(layout: Layout, spreads: list) -> list[str]:
+    """A block's views: each plain input's piece, each written array's, the counters' start."""
+    firsts = [j for j in layout.root if layout.first[layout.root[j]] == j]
+    written = ([j for j in layout.parameters if layout.kinds[j] == "elementwise"] + firsts
+               + [j for j in layout.root if j not in firsts])
+    return ([f"v{k} = in{k}[lo:hi]" for k, read in enumerate(layout.broadcast) if read is None]
+            + [f"w{j} = y{j}[lo:hi]" for j in written]
+            + [line for q, read in enumerate(spreads) for line in _counter_start(q, *read)])
+
+
+def _loop_body(layout: Layout, spreads: list) -> list[str]:
+    """One element: read the inputs, the elementwise lines, write outputs, sums' and scatters'."""
+    sums = [j for j, kind in enumerate(layout.kinds) if kind == "reduction"]
+    firsts = [j for j in layout.root if layout.first[layout.root[j]] == j]
+    adds = [j for j in layout.root if j not in firsts]
+    reads = [f"a{k} = v{k}[k]" if read is None
+             else f"a{k} = in{k}[{'0' if read[1] == 1 else f'j{spreads.index(read)}'}]"
+             for k, read in enumerate(layout.broadcast)]
+    return (reads
+            + _lines(layout.body, layout.kinds, ScalarSource(), _scalar_local)
+            + [f"w{j}[k] = t{j}" for j in layout.parameters
+               if layout.kinds[j] == "elementwise"]
+            + [f"w{j}[k] = {_scalar_local(layout.reads[j])}" for j in firsts]
+            + [f"b{j}[k] = {_scalar_local(layout.reads[j])}" for j in sums + adds]
+            + [line for q, read in enumerate(spreads) for line in _counter_step(q, *read)])
 
 
 def _counter_start(q: int, every: int, size: int) -> list[str]:

@@ -175,6 +175,36 @@ def _reshape_source(node: Node, producers: dict, meta: dict) -> Ref | None:
     return source if source.name in meta else None
 
 
+def _simplified(node: Node, constants: dict, meta: dict, producers: dict) -> Node | Ref:
+    """The value ``node`` computes when it needs no line (x * ones, a reshape to x's shape),
+    else the node, a reshape of a reshape reading the first one's input."""
+    factor = _times_one(node, constants, meta)
+    if factor is not None:
+        return factor
+    source = _reshape_source(node, producers, meta)
+    if source is not None and meta[source.name][0] == tuple(node.shape):
+        return source  # (the same elements, in the same shape)
+    if source is not None and source != node.args[0]:
+        return Node(node.name, node.op, (source,), node.params, node.shape, node.dtype,
+                    node.needs_input_grad, node.saved)
+    return node
+
+
+def _evaluate(node: Node, constants: dict, constant_names: set) -> list[tuple[str, Any]]:
+    """Run a node whose inputs are all constants, once, here: ``(name, array)`` per output."""
+    known = {n: constants[n] for n in constant_names}
+    args = substitute(node.args, known)
+    params = {k: substitute(v, known) for k, v in node.params.items()}
+    sample = next(iter(constants.values()), None)
+    xp = (backend.numpy_namespace if sample is None or isinstance(sample, np.ndarray)
+          else backend.array_module(sample))
+    ctx = registry.Context(node.needs_input_grad or (False,) * len(args))
+    value = node.op.forward(ctx, xp, *args, **params)
+    values = [value] + [ctx.saved[k] for k, m in enumerate(node.saved) if m is not None]
+    return [(name, np.asarray(array) if isinstance(array, np.generic) else array)
+            for name, array in zip(node.outputs(), values)]
+
+
 def constant_folding(graph: Graph, show: bool = False) -> Graph:
     """Compute now every node whose inputs are all constants; keep its value as a constant.
 
@@ -195,35 +225,18 @@ def constant_folding(graph: Graph, show: bool = False) -> Graph:
                         {k: substitute(v, renamed) for k, v in node.params.items()},
                         node.shape, node.dtype, node.needs_input_grad, node.saved)
         refs = node.refs()
-        if not refs or not all(r.name in constant_names for r in refs):
-            factor = _times_one(node, constants, meta)
-            source = _reshape_source(node, producers, meta)
-            if factor is not None:
-                renamed[node.name] = factor
-            elif source is not None and meta[source.name][0] == tuple(node.shape):
-                renamed[node.name] = source  # (the same elements, in the same shape)
-            else:
-                if source is not None and source != node.args[0]:
-                    node = Node(node.name, node.op, (source,), node.params, node.shape,
-                                node.dtype, node.needs_input_grad, node.saved)
-                kept.append(node)
-                producers[node.name] = node
+        if refs and all(r.name in constant_names for r in refs):
+            for name, array in _evaluate(node, constants, constant_names):
+                constants[name] = array
+                constant_names.add(name)
+                inputs.append(Input(name, "constant", tuple(array.shape), np.dtype(array.dtype)))
             continue
-        # Every input is known: run the primitive once, here.
-        args = substitute(node.args, {n: constants[n] for n in constant_names})
-        params = {k: substitute(v, {n: constants[n] for n in constant_names})
-                  for k, v in node.params.items()}
-        sample = next(iter(constants.values()), None)
-        xp = (backend.numpy_namespace if sample is None or isinstance(sample, np.ndarray)
-              else backend.array_module(sample))
-        ctx = registry.Context(node.needs_input_grad or (False,) * len(args))
-        value = node.op.forward(ctx, xp, *args, **params)
-        values = [value] + [ctx.saved[k] for k, m in enumerate(node.saved) if m is not None]
-        for name, array in zip(node.outputs(), values):
-            array = np.asarray(array) if isinstance(array, np.generic) else array
-            constants[name] = array
-            constant_names.add(name)
-            inputs.append(Input(name, "constant", tuple(array.shape), np.dtype(array.dtype)))
+        simpler = _simplified(node, constants, meta, producers)
+        if isinstance(simpler, Ref):
+            renamed[node.name] = simpler
+        else:
+            kept.append(simpler)
+            producers[node.name] = simpler
     outputs = [substitute(o, renamed) for o in graph.outputs]
     result = _copy(graph, kept, outputs, inputs, constants)
     # The constants the folded nodes read may now be unread: dce tidies them.

@@ -168,6 +168,75 @@ def _tangent(node: Any, ctx: Any, dots: list, needs: tuple) -> Any:
     return engine.apply(JVP(node.op), *dots, *saved, needs_input_grad=needs, **attributes)
 
 
+def _jvp_inputs(graph: Graph, tracer: Tracer, wrt: list, seeds: dict, directions: int,
+                meta: dict) -> tuple[dict[str, Any], dict[str, Tensor]]:
+    """The tangent graph's inputs: the graph's own, its constants, a tangent per ``wrt``.
+
+    Each tangent is a new argument ``{name}_dot``, or a constant when ``seeds`` gives it.
+    """
+    env: dict[str, Any] = {}
+    tangents: dict[str, Tensor] = {}
+    for i in graph.inputs:
+        if i.kind != "constant":
+            env[i.name] = Tensor._wrap(_example(i))
+            tracer.add_input(i.name, env[i.name], kind=i.kind)
+    for name, array in graph.constants.items():
+        env[name] = array
+        tracer.add_constant(array, name)  # the same arrays, so the nodes' uses find them
+    for name in wrt:
+        shape, dtype = (directions,) + tuple(meta[name][0]), meta[name][1]
+        if name in seeds:
+            seed = seeds[name]
+            if tuple(seed.shape) != shape:
+                raise GraphError(f"jvp: the seed for {name!r} has shape {tuple(seed.shape)}; "
+                                 f"expected (directions, *{name}.shape) = {shape}")
+            tracer.add_constant(seed, f"{name}_dot")
+        else:
+            seed = backend.array_module(env[name].array).zeros(shape, dtype=dtype)
+            tracer.add_input(f"{name}_dot", seed)
+        tangents[name] = Tensor._wrap(seed)
+    return env, tangents
+
+
+def _push(node: Any, env: dict, tangents: dict, catcher: _ContextCatcher,
+          directions: int) -> None:
+    """Apply one node to its values (recorded) and its JVP to their tangents (recorded too)."""
+    args = _resolve(node.args, env, None)
+    params = {k: _resolve(v, env, None) for k, v in node.params.items()}
+    params = {k: v.array if isinstance(v, Tensor) else v for k, v in params.items()}
+    dots = [tangents.get(a.name) if isinstance(a, Ref) else None for a in node.args]
+    needs = tuple(d is not None for d in dots)
+    with catcher:
+        y = engine.apply(_TangentsKnown(node.op, needs), *args, **params)
+    env[node.name] = y
+    ctx = catcher.ctx
+    for k, m in enumerate(node.saved):
+        if m is not None:
+            env[f"{node.name}.s{k}"] = Tensor._wrap(ctx.saved[k])
+    if not any(needs) or isinstance(node.op, NoDerivative):
+        return  # a constant to the tangents (or a comparison, an argmax: no derivative)
+    dy = _tangent(node, ctx, dots, needs)
+    if dy is not None:
+        want = (directions,) + tuple(y.shape)
+        if not isinstance(dy, Tensor):
+            dy = Tensor._wrap(backend.array_module(y.array).asarray(dy))
+        if tuple(dy.shape) != want:
+            dy = functions.broadcast_to(dy, want)
+        tangents[node.name] = dy
+
+
+def _output_tangent(graph: Graph, o: Any, outs: list, tangents: dict, meta: dict,
+                    directions: int) -> Tensor:
+    """An output's tangent; zero for an output that does not depend on ``wrt``."""
+    dot = tangents.get(o.name) if isinstance(o, Ref) else None
+    if dot is not None:
+        return dot
+    shape = meta[o.name][0] if isinstance(o, Ref) else ()
+    xp = backend.array_module(outs[0].array if outs and isinstance(outs[0], Tensor)
+                              else _example(graph.inputs[0]))
+    return Tensor._wrap(xp.zeros((directions,) + tuple(shape)))
+
+
 def jvp(graph: Graph, wrt: Sequence[str] | None = None, directions: int = 1,
         seeds: dict[str, Any] | None = None) -> Graph:
     r"""Forward mode as a graph: ``(outputs..., tangent of each output...)``.
@@ -196,61 +265,12 @@ def jvp(graph: Graph, wrt: Sequence[str] | None = None, directions: int = 1,
             raise GraphError(f"jvp: a seed for {name!r}, which is not in wrt ({wrt})")
     meta = graph.meta()
     tracer = Tracer(f"jvp_{graph.name}")
-    env: dict[str, Any] = {}
-    tangents: dict[str, Tensor] = {}
-    for i in graph.inputs:
-        if i.kind != "constant":
-            env[i.name] = Tensor._wrap(_example(i))
-            tracer.add_input(i.name, env[i.name], kind=i.kind)
-    for name, array in graph.constants.items():
-        env[name] = array
-        tracer.add_constant(array, name)  # the same arrays, so the nodes' uses find them
-    for name in wrt:
-        shape, dtype = (directions,) + tuple(meta[name][0]), meta[name][1]
-        if name in seeds:
-            seed = seeds[name]
-            if tuple(seed.shape) != shape:
-                raise GraphError(f"jvp: the seed for {name!r} has shape {tuple(seed.shape)}; "
-                                 f"expected (directions, *{name}.shape) = {shape}")
-            tracer.add_constant(seed, f"{name}_dot")
-        else:
-            seed = backend.array_module(env[name].array).zeros(shape, dtype=dtype)
-            tracer.add_input(f"{name}_dot", seed)
-        tangents[name] = Tensor._wrap(seed)
-
+    env, tangents = _jvp_inputs(graph, tracer, wrt, seeds, directions, meta)
     catcher = _ContextCatcher()
     with tracer:
         for node in graph.nodes:
-            args = _resolve(node.args, env, None)
-            params = {k: _resolve(v, env, None) for k, v in node.params.items()}
-            params = {k: v.array if isinstance(v, Tensor) else v for k, v in params.items()}
-            dots = [tangents.get(a.name) if isinstance(a, Ref) else None for a in node.args]
-            needs = tuple(d is not None for d in dots)
-            with catcher:
-                y = engine.apply(_TangentsKnown(node.op, needs), *args, **params)
-            env[node.name] = y
-            ctx = catcher.ctx
-            for k, m in enumerate(node.saved):
-                if m is not None:
-                    env[f"{node.name}.s{k}"] = Tensor._wrap(ctx.saved[k])
-            if not any(needs) or isinstance(node.op, NoDerivative):
-                continue  # a constant to the tangents (or a comparison, an argmax: no derivative)
-            dy = _tangent(node, ctx, dots, needs)
-            if dy is not None:
-                want = (directions,) + tuple(y.shape)
-                if not isinstance(dy, Tensor):
-                    dy = Tensor._wrap(backend.array_module(y.array).asarray(dy))
-                if tuple(dy.shape) != want:
-                    dy = functions.broadcast_to(dy, want)
-                tangents[node.name] = dy
+            _push(node, env, tangents, catcher, directions)
         outs = [_resolve(o, env, None) for o in graph.outputs]
-        dots_out = []
-        for o in graph.outputs:
-            dot = tangents.get(o.name) if isinstance(o, Ref) else None
-            if dot is None:  # an output that does not depend on wrt: tangent zero
-                shape = meta[o.name][0] if isinstance(o, Ref) else ()
-                xp = backend.array_module(outs[0].array if outs and isinstance(
-                    outs[0], Tensor) else _example(graph.inputs[0]))
-                dot = Tensor._wrap(xp.zeros((directions,) + tuple(shape)))
-            dots_out.append(dot)
+        dots_out = [_output_tangent(graph, o, outs, tangents, meta, directions)
+                    for o in graph.outputs]
     return tracer.graph(tuple(outs) + tuple(dots_out))

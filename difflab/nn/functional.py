@@ -574,42 +574,10 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = N
         raise ValueError(f"pad: value is used only with mode='constant', not {mode!r}")
     pairs = [(input.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]) for i in range(len(pad) // 2)]
     for dim, left, right in pairs:
-        n = input.shape[dim]
-        if n + left + right < 0:
-            raise ValueError(
-                f"pad: padding ({left}, {right}) of dimension {dim} (size {n}) would leave "
-                f"a negative size"
-            )
-        if mode == "reflect" and (left >= n or right >= n):
-            raise ValueError(
-                f"pad: reflect padding ({left}, {right}) must be smaller than the size of "
-                f"dimension {dim} ({n}): a mirror image has at most {n - 1} elements"
-            )
-        if mode == "circular" and (left > n or right > n):
-            raise ValueError(
-                f"pad: circular padding ({left}, {right}) may not exceed the size of "
-                f"dimension {dim} ({n})"
-            )
-        if mode in ("replicate", "circular") and n == 0 and (left > 0 or right > 0):
-            raise ValueError(f"pad: {mode} padding needs a non-empty dimension {dim}")
+        _check_pad_amounts(mode, dim, left, right, input.shape[dim])
     xp = backend.array_module(input.array)
     if mode == "constant":
-        # crop first (negative amounts), then add blocks of ``value`` on either side
-        from difflab.functions import cat
-
-        crop = [slice(None)] * input.ndim
-        for dim, left, right in pairs:
-            crop[dim] = slice(max(-left, 0), input.shape[dim] - max(-right, 0))
-        out = input[tuple(crop)]
-        fill = 0.0 if value is None else value
-        for dim, left, right in pairs:
-            pieces = []
-            for amount in (left, right):
-                shape = list(out.shape)
-                shape[dim] = max(amount, 0)
-                pieces.append(Tensor._wrap(xp.full(shape, fill, dtype=out.dtype)))
-            out = cat([pieces[0], out, pieces[1]], dim)
-        return out
+        return _pad_constant(input, pairs, 0.0 if value is None else value, xp)
     out = input
     for dim, left, right in pairs:
         n = input.shape[dim]
@@ -622,6 +590,45 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = N
         else:
             positions = positions % n
         out = index_select(out, dim, positions)
+    return out
+
+
+def _check_pad_amounts(mode: str, dim: int, left: int, right: int, n: int) -> None:
+    """Refuse padding (left, right) of a dimension of size n that ``mode`` cannot make."""
+    if n + left + right < 0:
+        raise ValueError(
+            f"pad: padding ({left}, {right}) of dimension {dim} (size {n}) would leave "
+            f"a negative size"
+        )
+    if mode == "reflect" and (left >= n or right >= n):
+        raise ValueError(
+            f"pad: reflect padding ({left}, {right}) must be smaller than the size of "
+            f"dimension {dim} ({n}): a mirror image has at most {n - 1} elements"
+        )
+    if mode == "circular" and (left > n or right > n):
+        raise ValueError(
+            f"pad: circular padding ({left}, {right}) may not exceed the size of "
+            f"dimension {dim} ({n})"
+        )
+    if mode in ("replicate", "circular") and n == 0 and (left > 0 or right > 0):
+        raise ValueError(f"pad: {mode} padding needs a non-empty dimension {dim}")
+
+
+def _pad_constant(input: Tensor, pairs: list, fill: float, xp: Any) -> Tensor:  # noqa: A002
+    """Crop first (negative amounts), then add blocks of ``fill`` on either side."""
+    from difflab.functions import cat
+
+    crop = [slice(None)] * input.ndim
+    for dim, left, right in pairs:
+        crop[dim] = slice(max(-left, 0), input.shape[dim] - max(-right, 0))
+    out = input[tuple(crop)]
+    for dim, left, right in pairs:
+        pieces = []
+        for amount in (left, right):
+            shape = list(out.shape)
+            shape[dim] = max(amount, 0)
+            pieces.append(Tensor._wrap(xp.full(shape, fill, dtype=out.dtype)))
+        out = cat([pieces[0], out, pieces[1]], dim)
     return out
 
 

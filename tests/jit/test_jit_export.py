@@ -136,14 +136,14 @@ def test_an_edited_manifest_is_refused_by_its_checksum(saved):
 
 def test_an_edited_manifest_with_a_matching_checksum_still_names_only_known_ops(saved):
     """An attacker can recompute the checksum; the op names are still only looked up."""
-    from difflab.serialization import _decode
+    from difflab.serialization import _codec
 
     def attack(m):
         graph = _entry(m, "graph")
         text = json.dumps(graph).replace('"sin"', '"os.system"')
         graph = json.loads(text)
         _set(m, "graph", graph)
-        _set(m, "checksum", E._checksum(_decode(graph, {}, None)))
+        _set(m, "checksum", E._checksum(_codec().decode(graph)))
 
     _rewrite_manifest(saved, attack)
     with pytest.raises(E.GraphFileError, match="no operation named 'os.system'"):
@@ -151,13 +151,13 @@ def test_an_edited_manifest_with_a_matching_checksum_still_names_only_known_ops(
 
 
 def test_a_graph_reading_an_undefined_value_is_refused(saved):
-    from difflab.serialization import _decode
+    from difflab.serialization import _codec
 
     def attack(m):
         graph = _entry(m, "graph")
         graph = json.loads(json.dumps(graph).replace('["ref", "v1"]', '["ref", "v9"]'))
         _set(m, "graph", graph)
-        _set(m, "checksum", E._checksum(_decode(graph, {}, None)))
+        _set(m, "checksum", E._checksum(_codec().decode(graph)))
 
     _rewrite_manifest(saved, attack)
     with pytest.raises(E.GraphFileError, match="reads 'v9', which is not defined"):

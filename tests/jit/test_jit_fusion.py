@@ -29,6 +29,7 @@ from difflab import jit
 from difflab.backend import numpy_namespace
 from difflab.jit import fusion, kernels
 from difflab.jit.graph import GraphError
+from difflab.jit.program import PreparedKernel, Program
 from difflab.ops import registry
 
 HAVE_NUMBA = fusion._numba_importable()
@@ -213,7 +214,10 @@ def test_a_fused_kernel_has_no_vjp_and_says_what_to_do():
 @pytest.mark.parametrize("body, outputs, why", [
     ((("add", ("in0", "__import__('os')")),), (0,), "neither an input"),
     ((("add", ("in0", "t0")),), (0,), "neither an input"),
-    ((("matmul", ("in0", "in1")),), (0,), "not an elementwise primitive"),
+    ((("matmul", ("in0", "in1")),), (0,), "not a primitive that fuses"),
+    ((("index", ("in0",)),), (0,), "not a primitive that fuses"),  # (a window is an input)
+    ((("no_such_op", ("in0",)),), (0,), "not a primitive that fuses"),
+    ((("atan2", ("in0",)),), (0,), "takes 2 arguments"),
     ((("sin", ("in0", "in1")),), (0,), "takes 1 arguments"),
     ((("sin", ("in0",)),), (1,), "outputs must be line numbers"),
     ((("add", ("in0", True)),), (0,), "not a name or a number"),
@@ -398,7 +402,7 @@ def test_a_cuda_kernel_of_a_backward_graph_computes_its_gradient(tmp_path):
     assert fused.op_counts() == {"fused": 1}
     node = fused.nodes[0]
     layout = kernels.Layout(node.params["body"], node.params["outputs"])
-    assert "reduce" in layout.kinds
+    assert "reduction" in layout.kinds
     run = _compile_c(tmp_path, layout.body, layout.delivered, layout.n_inputs, layout.kinds)
     values = {"v": x, **fused.constants}
     inputs = [np.broadcast_to(values[r.name], x.shape).copy() for r in node.args]
@@ -409,7 +413,7 @@ def test_a_cuda_kernel_of_a_backward_graph_computes_its_gradient(tmp_path):
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-13, atol=1e-15)
     loss, grad = fused.run(x)
-    summed = layout.reads[next(j for j, k in enumerate(layout.kinds) if k == "reduce")]
+    summed = layout.reads[next(j for j, k in enumerate(layout.kinds) if k == "reduction")]
     np.testing.assert_allclose(loss, got[layout.delivered.index(int(summed[1:]))].sum(),
                                rtol=1e-13)
 
@@ -586,25 +590,12 @@ def test_a_non_contiguous_argument_is_read_right(kernel):
 # ------------------------------------------------- a program's prepared kernels
 
 
-@contextlib.contextmanager
-def plain_forwards():
-    """Programs made inside the block call each fused line's plain ``forward``."""
-    prepare = fusion.FusedElementwise.prepare
-    del fusion.FusedElementwise.prepare
-    try:
-        yield
-    finally:
-        fusion.FusedElementwise.prepare = prepare
-
-
 def _both_ways(graph, *arrays):
     """The outputs of ``graph`` run with prepared kernels, and with plain forwards."""
     prepared = graph.run(*arrays)
-    copy = jit.graph.Graph(graph.name, graph.inputs, graph.constants, graph.nodes,
-                           graph.outputs, graph.output_spec)
-    with plain_forwards():
-        plain = copy.run(*arrays)
-    assert not any(isinstance(step[0], fusion.PreparedKernel) for step in copy.program().steps)
+    plain_program = Program(graph, prepared=False)
+    plain = plain_program.run(arrays)
+    assert not any(isinstance(step.forward, PreparedKernel) for step in plain_program.steps)
     return prepared, plain
 
 
@@ -641,8 +632,8 @@ def test_a_prepared_kernel_takes_the_common_case_and_hands_the_rest_to_forward()
         x = np.random.default_rng(21).normal(size=(6, 4))
         fused = jit.optimize(jit.trace(f, dl.tensor(x)).graph, ["fuse"])
         _assert_bits(*_both_ways(fused, x))  # (a mean, a sum and a 2-d value leave it)
-        (kernel,) = [s[0] for s in fused.program().steps
-                     if isinstance(s[0], fusion.PreparedKernel)]
+        (kernel,) = [s.forward for s in fused.program().steps
+                     if isinstance(s.forward, PreparedKernel)]
         assert isinstance(kernel.plan, tuple)  # the common case: numba, float64, contiguous
         strided = np.random.default_rng(22).normal(size=(6, 8))[:, ::2]
         assert not strided.flags.c_contiguous  # (read by the plain forward, which copies)
@@ -651,8 +642,8 @@ def test_a_prepared_kernel_takes_the_common_case_and_hands_the_rest_to_forward()
         # Windows and scatters (the Rosenbrock gradient) always take the plain forward.
         _, rosen = _compiled_gradient(rosenbrock, np.linspace(-1, 1, 9))
         _assert_bits(*_both_ways(rosen, np.linspace(-1, 1, 9)))
-        (kernel,) = [s[0] for s in rosen.program().steps
-                     if isinstance(s[0], fusion.PreparedKernel)]
+        (kernel,) = [s.forward for s in rosen.program().steps
+                     if isinstance(s.forward, PreparedKernel)]
         assert kernel.plan is False
     plain, calls = fusion.FusedElementwise.forward, []
 
@@ -877,3 +868,63 @@ def test_broadcast_reads_on_gpu_arrays(cuda):
     assert f.graph.op_counts() == {"fused": 1}
     np.testing.assert_allclose(f(dl.tensor(x).to(cuda)).cpu().numpy(), np.sin(x * b) + b,
                                rtol=1e-13)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 7, 1000])
+def test_a_kernels_mean_scales_as_the_mean_primitive(n):
+    """One helper gives a fused mean its 1/n (NaN for no element), the primitive's own factor."""
+    from difflab.jit.kernels import mean_scale
+    from difflab.ops import registry
+
+    ctx = registry.Context((False,))
+    registry.get("mean").forward(ctx, np, np.ones(n))
+    np.testing.assert_array_equal(mean_scale(n), ctx.scale)
+
+
+def test_mean_scale_docstring_example_runs():
+    import doctest
+
+    from difflab.jit import kernels
+
+    runner = doctest.DocTestRunner()
+    for test in doctest.DocTestFinder(recurse=False).find(kernels.mean_scale, "mean_scale"):
+        runner.run(test)
+    assert runner.tries and runner.failures == 0
+
+
+def test_fusion_kinds_cover_every_elementwise_primitive_and_name_real_ones():
+    from difflab.jit.kernels import FUSION_KINDS
+    from difflab.ops import registry
+
+    elementwise = {n for n, kind in FUSION_KINDS.items() if kind == "elementwise"}
+    assert elementwise == {p.name for p in registry.elementwise_ops()}
+    assert set(FUSION_KINDS) <= set(registry.PRIMITIVES)
+    assert set(FUSION_KINDS.values()) == {"elementwise", "reduction", "window", "scatter"}
+
+
+def test_fusion_reads_the_primitives_own_fusion_attribute_before_the_table(monkeypatch):
+    """How a line fuses is the primitive's ``fusion`` attribute, never a test on its name."""
+    from difflab.jit.kernels import fusion_kind
+    from difflab.ops import registry
+
+    x = dl.tensor(np.linspace(-1, 1, 8))
+    graph = jit.trace(lambda v: (v.sin() * 2.0).exp().sum(), x).graph
+    assert jit.optimize(graph, ["fuse"]).op_counts() == {"fused": 1}
+    sin = registry.get("sin")
+    monkeypatch.setattr(sin, "fusion", None, raising=False)
+    assert fusion_kind(sin) is None
+    counts = jit.optimize(graph, ["fuse"]).op_counts()
+    assert counts["sin"] == 1 and counts["fused"] == 1  # (sin left out, the rest fused)
+    with pytest.raises(GraphError, match="not a primitive that fuses"):
+        kernels.Layout((("sin", ("in0",)),), (0,))
+    np.testing.assert_allclose(jit.optimize(graph, ["fuse"]).run(x.array)[0],
+                               graph.run(x.array)[0], rtol=1e-14)
+
+
+def test_fusion_kind_docstring_example_runs():
+    import doctest
+
+    runner = doctest.DocTestRunner()
+    for test in doctest.DocTestFinder(recurse=False).find(kernels.fusion_kind, "fusion_kind"):
+        runner.run(test)
+    assert runner.tries and runner.failures == 0

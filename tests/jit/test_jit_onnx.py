@@ -100,3 +100,57 @@ def test_without_the_onnx_package_the_error_says_how_to_install_it(tmp_path, mon
     monkeypatch.setitem(__import__("sys").modules, "onnx", None)  # import onnx fails
     with pytest.raises(ImportError, match="pip install onnx"):
         donnx.export(lambda x: x + 1.0, (dl.tensor(np.ones(2)),), tmp_path / "f.onnx")
+
+
+def _primitive(name, **params):
+    """A function of tensors applying the registry primitive ``name`` (settings bound)."""
+    from difflab.autograd.engine import apply
+    from difflab.ops.registry import get
+
+    return lambda *xs: apply(get(name), *xs, **params)
+
+
+_UNARY = ["neg", "exp", "log", "sqrt", "abs", "tanh", "sigmoid", "relu", "sin", "cos", "tan",
+          "asin", "acos", "atan", "sinh", "cosh", "erf", "clone", "gelu"]
+_BINARY = ["add", "sub", "mul", "div", "pow", "maximum", "minimum"]
+#: One sample per ONNX translation: (function, input shapes).  Inputs lie in (0.1, 0.9), where
+#: every primitive here is defined (log, sqrt, asin, acos, pow's base).
+_SAMPLES = {
+    **{name: (_primitive(name), [(2, 3)]) for name in _UNARY},
+    **{name: (_primitive(name), [(2, 3), (2, 3)]) for name in _BINARY},
+    "matmul": (_primitive("matmul"), [(2, 3), (3, 4)]),
+    "linear": (_primitive("linear"), [(2, 3), (4, 3), (4,)]),
+    "conv2d": (_primitive("conv2d", padding=(1, 1)), [(1, 2, 5, 5), (3, 2, 3, 3), (3,)]),
+    "max_pool2d": (_primitive("max_pool2d", kernel=(2, 2), stride=(2, 2), padding=(0, 0),
+                              dilation=(1, 1)), [(1, 2, 4, 4)]),
+    "avg_pool2d": (_primitive("avg_pool2d", kernel=(2, 2), stride=(2, 2), padding=(0, 0)),
+                   [(1, 2, 4, 4)]),
+    "reshape": (_primitive("reshape", shape=(3, 2)), [(2, 3)]),
+    "expand": (_primitive("expand", shape=(4, 2, 3)), [(2, 3)]),
+    "permute": (_primitive("permute", axes=(1, 0)), [(2, 3)]),
+    "softmax": (_primitive("softmax", dim=1), [(2, 3)]),
+    "log_softmax": (_primitive("log_softmax", dim=0), [(2, 3)]),
+    "sum": (_primitive("sum", axis=1, keepdims=True), [(2, 3)]),
+    "to_dtype": (_primitive("to_dtype", dtype=np.dtype(np.float64)), [(2, 3)]),
+}
+
+
+def test_every_onnx_translation_has_a_sample_and_every_key_is_a_primitive():
+    from difflab.ops import registry
+
+    assert set(_SAMPLES) == set(donnx.TRANSLATIONS) == donnx.EXPORTABLE
+    assert set(donnx.TRANSLATIONS) <= set(registry.PRIMITIVES)
+
+
+@pytest.mark.parametrize("name", sorted(_SAMPLES))
+def test_each_onnx_translation_runs_in_onnxruntime_with_difflabs_outputs(tmp_path, name):
+    fn, shapes = _SAMPLES[name]
+    # float32: onnxruntime has no float64 Conv or Erf on the CPU
+    xs = [dl.tensor(rng.uniform(0.1, 0.9, size=s).astype(np.float32)) for s in shapes]
+    path = tmp_path / f"{name}.onnx"
+    donnx.export(fn, tuple(xs), path, passes=())
+    new = [rng.uniform(0.1, 0.9, size=s).astype(np.float32) for s in shapes]
+    (got,) = _run(path, *new)
+    want = fn(*[dl.tensor(a) for a in new]).numpy()
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6)

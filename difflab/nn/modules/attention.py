@@ -123,8 +123,6 @@ class MultiheadAttention(Module):
                 key_padding_mask: Tensor | None = None, need_weights: bool = True,
                 attn_mask: Tensor | None = None, average_attn_weights: bool = True,
                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
-        from difflab.functions import where
-
         if is_causal and attn_mask is None:
             raise RuntimeError(
                 "MultiheadAttention: Need attn_mask if specifying the is_causal hint (pass "
@@ -145,7 +143,34 @@ class MultiheadAttention(Module):
         elif not self.batch_first:  # (L, N, E) -> (N, L, E)
             query, key, value = (t.transpose(0, 1) for t in (query, key, value))
         n, length, e = query.shape
-        source = key.shape[1]
+        self._check_features(query, key, value)
+        (wq, wk, wv), (bq, bk, bv) = self._projections()
+        h, d = self.num_heads, self.head_dim
+
+        def heads(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
+            """(N, T, ·) -> projected and split into heads: (N, h, T, d)."""
+            return F.linear(x, w, b).reshape(n, x.shape[1], h, d).transpose(1, 2)
+
+        q, k, v = heads(query, wq, bq), heads(key, wk, bk), heads(value, wv, bv)
+        scores = (q @ k.transpose(-2, -1)) * (1.0 / d**0.5)  # (N, h, L, S)
+        scores = self._apply_masks(scores, attn_mask, key_padding_mask)
+        # (as in PyTorch, the weights handed back are the ones used: after dropout)
+        weights = F.dropout(F.softmax(scores, -1), self.dropout, training=self.training)
+        attended = weights @ v  # (N, h, L, d)
+        out = self.out_proj(attended.transpose(1, 2).reshape(n, length, e))
+        if not batched:
+            out = out.squeeze(0)
+        elif not self.batch_first:
+            out = out.transpose(0, 1)
+        if not need_weights:
+            return out, None
+        if average_attn_weights:
+            weights = weights.mean(1)
+        return out, weights if batched else weights.squeeze(0)
+
+    def _check_features(self, query: Tensor, key: Tensor, value: Tensor) -> None:
+        """Refuse query, key and value (in the (N, T, E) layout) the projections cannot take."""
+        n, e = query.shape[0], query.shape[-1]
         if e != self.embed_dim:
             raise ValueError(f"MultiheadAttention: query has {e} features, expected "
                              f"embed_dim={self.embed_dim}")
@@ -160,15 +185,11 @@ class MultiheadAttention(Module):
                 f"the query's batch; got key {tuple(key.shape)}, value {tuple(value.shape)}"
             )
 
-        (wq, wk, wv), (bq, bk, bv) = self._projections()
-        h, d = self.num_heads, self.head_dim
+    def _apply_masks(self, scores: Tensor, attn_mask: Any, key_padding_mask: Any) -> Tensor:
+        """The scores (N, h, L, S) with -inf where ``attn_mask`` or ``key_padding_mask`` say."""
+        from difflab.functions import where
 
-        def heads(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
-            """(N, T, ·) -> projected and split into heads: (N, h, T, d)."""
-            return F.linear(x, w, b).reshape(n, x.shape[1], h, d).transpose(1, 2)
-
-        q, k, v = heads(query, wq, bq), heads(key, wk, bk), heads(value, wv, bv)
-        scores = (q @ k.transpose(-2, -1)) * (1.0 / d**0.5)  # (N, h, L, S)
+        n, h, length, source = scores.shape
         if attn_mask is not None:
             mask = attn_mask if isinstance(attn_mask, Tensor) else Tensor._wrap(attn_mask)
             if mask.shape == (length, source):
@@ -190,19 +211,7 @@ class MultiheadAttention(Module):
                     f"(batch, source length), got {tuple(mask.shape)}"
                 )
             scores = _masked(scores, mask.reshape(n, 1, 1, source), where)
-        # (as in PyTorch, the weights handed back are the ones used: after dropout)
-        weights = F.dropout(F.softmax(scores, -1), self.dropout, training=self.training)
-        attended = weights @ v  # (N, h, L, d)
-        out = self.out_proj(attended.transpose(1, 2).reshape(n, length, e))
-        if not batched:
-            out = out.squeeze(0)
-        elif not self.batch_first:
-            out = out.transpose(0, 1)
-        if not need_weights:
-            return out, None
-        if average_attn_weights:
-            weights = weights.mean(1)
-        return out, weights if batched else weights.squeeze(0)
+        return scores
 
     def extra_repr(self) -> str:
         return (f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, "

@@ -1,0 +1,306 @@
+r"""The fast runner of a graph: a flat program over plain arrays.
+
+:func:`difflab.jit.graph.interpret` runs a graph the plainest way: values
+in a dictionary by name, each node's arguments looked up one by one.  A
+traced function replays its graph thousands of times, so the names are
+worked out once here instead: every value of the graph gets a *slot* in one
+list, and each node becomes a :class:`Step` that says which slots it reads
+and which it writes.  Running is then one loop over the steps::
+
+    for step in steps:
+        values = [env[slot] for slot in step.args]
+        env[step.out] = step.forward(ctx, xp, *values, **step.params)
+
+plus three things the reference interpreter does not need:
+
+* *liveness*: each step lists the slots it reads for the last time
+  (``free``); they are dropped right after it, so a long program holds
+  only the arrays still needed;
+* *saved arrays* are kept only when a later node reads them
+  (``needs_input_grad`` is all False otherwise, so ``forward`` saves less);
+* a fused line's forward is *prepared*: its compiled loop and the sizes it
+  writes are looked up once (:class:`PreparedKernel`), not at every call.
+
+The two runners must agree bit for bit; the tests compare them.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from difflab import backend
+from difflab.jit import fusion
+from difflab.jit.graph import (
+    Graph,
+    GraphError,
+    Node,
+    Ref,
+    _collect_refs,
+    _expression,
+    _resolve,
+    _shape,
+    saved_owner,
+)
+from difflab.jit.kernels import mean_scale
+from difflab.ops import registry
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One node of a :class:`Program`: what to call, which slots it reads and writes.
+
+    ``args`` holds a slot number for each argument that is a value of the
+    graph and the literal itself for the others (``kinds[k]`` says which);
+    ``read`` reads them all at once when every argument is a slot (then
+    ``single`` says whether there is one).  ``params`` are the node's
+    settings (with slots inside when ``params_have_refs``).  ``out`` is the
+    result's slot, ``saved_slots`` the ``(k, slot)`` of each saved array a
+    later node reads, and ``free`` the slots no later step reads.
+    """
+
+    forward: Callable
+    needs: tuple
+    args: tuple
+    kinds: tuple
+    params: dict
+    params_have_refs: bool
+    out: int
+    saved_slots: tuple
+    node: Node
+    free: tuple
+    read: Callable | None
+    single: bool
+
+
+class Program:
+    """A graph flattened for speed: every value gets a slot in one list.
+
+    Running is one loop over :class:`Step` s with no dictionary look-ups by
+    name: the cost per node is the primitive's own ``forward`` plus a few
+    list reads.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph to run (:meth:`Graph.program` makes and keeps its program).
+    prepared : bool
+        Bind each fused line's settings once (:class:`PreparedKernel`);
+        False calls each fused line's plain ``forward`` (the tests compare
+        the two ways bit for bit).
+
+    Examples
+    --------
+    >>> import numpy as np, difflab as dl
+    >>> from difflab import jit
+    >>> from difflab.jit.program import Program
+    >>> graph = jit.trace(lambda x: (x * 2.0).sin(), dl.tensor(np.zeros(3))).graph
+    >>> Program(graph).run([np.array([0.0, 0.5, 1.0])])[0].round(4)
+    array([0.    , 0.8415, 0.9093])
+    """
+
+    def __init__(self, graph: Graph, prepared: bool = True) -> None:
+        self.graph = graph
+        slots: dict[str, int] = {}
+        for i in graph.inputs:
+            slots[i.name] = len(slots)
+        for node in graph.nodes:
+            for name in node.outputs():
+                slots[name] = len(slots)
+        self.slots = slots
+        self.size = len(slots)
+        self.constants = [(slots[name], value) for name, value in graph.constants.items()
+                          if name in slots]
+        # Each run starts from a copy of this list: the constants already in their slots.
+        self.initial: list = [None] * self.size
+        for slot, value in self.constants:
+            self.initial[slot] = value
+        self.argument_slots = [slots[i.name] for i in graph.arguments()]
+        self.expected = [(tuple(i.shape), np.dtype(i.dtype)) for i in graph.arguments()]
+        self.parameter_slots = {i.name: slots[i.name] for i in graph.parameters()}
+        self.outputs = [(True, slots[o.name]) if isinstance(o, Ref) else (False, o)
+                        for o in graph.outputs]
+        read = [r for n in graph.nodes for r in n.refs()]
+        read += [o for o in graph.outputs if isinstance(o, Ref)]
+        read_saved = {saved_owner(r.name) for r in read} - {None}
+        frees = self._frees()
+        self.steps = [self._step(node, read_saved, frees.get(k, ()), prepared)
+                      for k, node in enumerate(graph.nodes)]
+
+    def _frees(self) -> dict[int, tuple]:
+        """Liveness: step k -> the slots it reads last (and no output is), dropped after it.
+
+        So a value's memory can go back before the program ends (peak memory stays low).
+        """
+        last_reader: dict[int, int] = {}
+        for k, node in enumerate(self.graph.nodes):
+            for r in node.refs():
+                last_reader[self.slots[r.name]] = k
+        keep = {v for is_ref, v in self.outputs if is_ref}
+        frees: dict[int, list] = {}
+        for slot, k in last_reader.items():
+            if slot not in keep:
+                frees.setdefault(k, []).append(slot)
+        return {k: tuple(slots) for k, slots in frees.items()}
+
+    def _step(self, node: Node, read_saved: set, free: tuple, prepared: bool) -> Step:
+        slots = self.slots
+        # A literal stays as it is; a Ref becomes its slot number.
+        args = tuple(slots[a.name] if isinstance(a, Ref) else a for a in node.args)
+        kinds = tuple(isinstance(a, Ref) for a in node.args)
+        found: list[Ref] = []
+        _collect_refs(tuple(node.params.values()), found)
+        saved_slots = (tuple((k, slots[f"{node.name}.s{k}"])
+                             for k, m in enumerate(node.saved) if m is not None)
+                       if node.name in read_saved else ())
+        needs = node.needs_input_grad if saved_slots else (False,) * len(node.args)
+        # (arguments that are all values: read with one call)
+        read = operator.itemgetter(*args) if args and all(kinds) else None
+        forward, params = node.op.forward, node.params
+        if prepared and isinstance(node.op, fusion.FusedElementwise) and not found:
+            forward, params = PreparedKernel(node.op, node.params), {}
+        return Step(forward, needs, args, kinds, params, bool(found), slots[node.name],
+                    saved_slots, node, free, read, len(args) == 1)
+
+    def check(self, arrays: Sequence[Any]) -> None:
+        """Refuse arguments whose number, shape or dtype differ from the traced ones."""
+        if len(arrays) == len(self.expected):
+            for a, (shape, dtype) in zip(arrays, self.expected):
+                if getattr(a, "shape", None) != shape or getattr(a, "dtype", None) != dtype:
+                    break
+            else:
+                return  # (the common case, checked without building any message)
+        expected = self.graph.arguments()
+        if len(arrays) != len(expected):
+            raise GraphError(
+                f"graph {self.graph.name} takes {len(expected)} arguments "
+                f"({', '.join(i.name for i in expected)}), got {len(arrays)}"
+            )
+        for i, a in zip(expected, arrays):
+            shape, dtype = tuple(getattr(a, "shape", ())), getattr(a, "dtype", None)
+            if shape != tuple(i.shape) or dtype != np.dtype(i.dtype):
+                raise GraphError(
+                    f"graph {self.graph.name} was traced for {i.name}: {_shape(i.shape)} "
+                    f"{np.dtype(i.dtype).name}, but got {_shape(shape)} "
+                    f"{getattr(dtype, 'name', type(a).__name__)}. A static graph has fixed "
+                    f"shapes and dtypes: trace it again with an example of the new shape "
+                    f"(difflab.jit.trace / script re-trace by themselves)."
+                )
+
+    def run(self, arrays: Sequence[Any], named: Mapping[str, Any] | None = None,
+            check: bool = True) -> list:
+        """The outputs for these arguments (in order) and parameters (by name in ``named``)."""
+        if check:
+            self.check(arrays)
+        env = self.initial.copy()
+        for slot, a in zip(self.argument_slots, arrays):
+            env[slot] = a
+        for name, slot in self.parameter_slots.items():
+            try:
+                env[slot] = named[name]  # type: ignore[index]
+            except (KeyError, TypeError):
+                raise GraphError(
+                    f"graph {self.graph.name}: no value for parameter {name!r} "
+                    f"(pass it by name)") from None
+        first = arrays[0] if arrays else next((v for _, v in self.constants), None)
+        xp = (backend.numpy_namespace if first is None or isinstance(first, np.ndarray)
+              else backend.array_module(first))
+        Context = registry.Context
+        for step in self.steps:
+            read = step.read
+            if read is None:
+                values = [env[a] if k else a for a, k in zip(step.args, step.kinds)]
+            else:
+                values = (read(env),) if step.single else read(env)
+            params = step.params
+            if step.params_have_refs:
+                params = {k: _resolve(v, env, self.slots) for k, v in params.items()}
+            ctx = Context(step.needs)
+            try:
+                y = step.forward(ctx, xp, *values, **params)
+            except (ValueError, TypeError, IndexError) as exc:
+                raise GraphError(f"graph {self.graph.name}, {_expression(step.node)}: "
+                                 f"{exc}") from None
+            if isinstance(y, np.generic):  # NumPy gives scalars for 0-d results
+                y = np.asarray(y)
+            env[step.out] = y
+            for k, slot in step.saved_slots:
+                env[slot] = ctx.saved[k]
+            for slot in step.free:
+                env[slot] = None
+        return [env[v] if is_ref else v for is_ref, v in self.outputs]
+
+
+# The IR does not import its runner (no import cycle): the runner tells the IR its name.
+Graph.program_class = Program
+
+
+class PreparedKernel:
+    """A fused line's forward (:class:`~difflab.jit.fusion.FusedElementwise`), settings bound.
+
+    A line's settings never change, so what depends on them alone (the
+    layout, the compiled loop, the sizes of the arrays it writes, how each
+    output is shaped) is looked up on the first call and kept.  A call in the
+    common case of the numba loop (float64 NumPy arrays, contiguous, of the
+    sizes the loop reads; no windows, no scatters) then costs the loop and
+    the allocation of its outputs (for a chain of small operations, the
+    bookkeeping this skips was a third of the time).  Every other call (a GPU array,
+    another dtype, a window, NumPy kernels) is the plain ``forward``.  The
+    tests compare the two, bit for bit.
+    """
+
+    def __init__(self, op: fusion.FusedElementwise, params: dict) -> None:
+        self.op, self.params = op, params
+        # (sizes read, loop size, kernel, sizes written, outputs); None: not made yet,
+        # False: these settings never take the common case
+        self.plan: tuple | bool | None = None
+
+    def __call__(self, ctx: Any, xp: Any, *inputs: Any) -> Any:
+        plan = self.plan
+        if plan is None:
+            plan = self.plan = self._make_plan()
+        if plan and fusion.USE_NUMBA:  # (switched off since: the plain forward's NumPy kernel)
+            reads, n, kernel, writes, returns = plan
+            # (`dtype is FLOAT64`: NumPy's float64 dtype is one object; any other reads
+            # take the plain path)
+            simple = len(inputs) == len(reads)
+            for a, size in zip(inputs, reads):
+                if type(a) is not np.ndarray or a.dtype is not fusion.FLOAT64 \
+                        or a.size != size or not a.flags.c_contiguous:
+                    simple = False
+                    break
+            if simple:
+                ys = [np.empty(size) for size in writes]
+                kernel(n, *[a if a.ndim == 1 else a.reshape(-1) for a in inputs], *ys)
+                results = []
+                for k, shape, mean in returns:
+                    if mean:
+                        ys[k] *= mean_scale(n)
+                    results.append(ys[k].reshape(shape))
+                if len(results) > 1:
+                    ctx.save(*results[1:])
+                return results[0]
+        return self.op.forward(ctx, xp, *inputs, **self.params)
+
+    def _make_plan(self) -> tuple | bool:
+        """The common case's plan; False if these settings never take it."""
+        params = self.params
+        shape = params.get("shape")
+        if not fusion.USE_NUMBA or shape is None or params.get("windows") is not None:
+            return False
+        layout, (kind, kernel) = self.op.kernel(params["body"], params["outputs"], "numba",
+                                                params.get("broadcast"))
+        if kind != "numba" or layout.root:  # (no scalar form; scatters zero their arrays)
+            return False
+        n = math.prod(shape)
+        reads = [n if read is None else read[1] for read in layout.broadcast]
+        writes = [n if layout.kinds[j] == "elementwise" else 1 for j in layout.parameters]
+        returns = [(layout.parameters.index(k),
+                    tuple(shape) if layout.kinds[k] == "elementwise" else (),
+                    layout.body[k][0] == "mean") for k in layout.outputs]
+        return reads, n, kernel, writes, returns
