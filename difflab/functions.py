@@ -32,7 +32,7 @@ import numpy as np
 from difflab import backend
 from difflab.autograd.engine import apply
 from difflab.ops import elementwise, nn_ops, registry, structural
-from difflab.ops.structural import BinaryOp, UnaryOp
+from difflab.ops.elementwise import BinaryOp, UnaryOp
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import (
     no_grad_result,

@@ -371,7 +371,7 @@ from difflab.ops import structural as _structural  # noqa: E402
 
 def _elementwise_method(op: Any) -> Any:
     """``Tensor.<name>`` for an elementwise primitive of the registry."""
-    if isinstance(op, _structural.UnaryOp):
+    if isinstance(op, _ops.UnaryOp):
         def method(self: Tensor) -> Tensor:
             return _apply(op, unary_operand(op, self))
     else:

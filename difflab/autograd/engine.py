@@ -213,7 +213,7 @@ class Node:
         if create_graph:
             from difflab import functions as xp
 
-            if getattr(self.op, "double_backward", True) is False:
+            if not self.op.double_backward:
                 raise RuntimeError(
                     f"'{self.op.name}' supports first derivatives only: its backward cannot "
                     f"be recorded (create_graph=True)."
@@ -238,7 +238,7 @@ class Node:
 def backward_name(op: Any) -> str:
     """The name of a primitive's backward step as PyTorch spells it: ``log_softmax`` ->
     ``LogSoftmaxBackward0`` (a user Function keeps its class name: ``MyFnBackward``)."""
-    name = getattr(op, "name", type(op).__name__)
+    name = op.name or type(op).__name__
     if not name.islower():
         return f"{name}Backward"
     return "".join(part.capitalize() for part in name.split("_")) + "Backward0"
@@ -306,7 +306,7 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Tensor:
     try:
         out = op.forward(ctx, xp, *arrays, **params)
     except (ValueError, IndexError, TypeError) as exc:
-        if getattr(op, "user_code", False):  # a user's own Function: its errors as they are
+        if op.user_code:  # a user's own Function: its errors as they are
             raise
         raise _explain(op, inputs, exc) from None
     if isinstance(out, np.generic):

@@ -86,7 +86,8 @@ from difflab.jit.kernels import (  # noqa: F401  (check_body, _source_file: read
     flat_window,
     scalar_source,
 )
-from difflab.ops.structural import BinaryOp, UnaryOp
+from difflab.ops.elementwise import BinaryOp, UnaryOp
+from difflab.ops.primitive import Primitive
 
 FLOAT64 = np.dtype(np.float64)
 
@@ -119,7 +120,7 @@ def kernel_backend() -> str:
 # ------------------------------------------------------------------ the kernel
 
 
-class FusedElementwise:
+class FusedElementwise(Primitive):
     """The operation of a fused line: ``forward`` runs the group's generated kernel.
 
     Its settings say everything, so a saved graph stores them as JSON and

@@ -372,7 +372,7 @@ class Program:
             # (an operation may offer its forward with these settings bound: a fused
             # kernel looks up its compiled loop once, not at every call)
             forward, params = node.op.forward, node.params
-            if hasattr(node.op, "prepare") and not params_have_refs:
+            if node.op.prepare is not None and not params_have_refs:
                 forward, params = node.op.prepare(node.params), {}
             self.steps.append([forward, needs, args, kinds, params,
                                params_have_refs, slots[node.name], saved_slots, node, (),
@@ -491,7 +491,7 @@ def _arg(value: Any) -> str:
 
 def _expression(node: Node) -> str:
     args = [_arg(a) for a in node.args]
-    if hasattr(node.op, "describe"):  # (a fused kernel lists its rules, not its settings)
+    if node.op.describe is not None:  # (a fused kernel lists its rules, not its settings)
         return node.op.describe(node, ", ".join(args))
     args += [f"{k}={_arg(v)}" for k, v in node.params.items()]
     return f"{node.name} = {node.op_name}({', '.join(args)})"

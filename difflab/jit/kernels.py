@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from difflab.ops.structural import BinaryOp, UnaryOp
+from difflab.ops.elementwise import BinaryOp, UnaryOp
 
 TILE = 16384  # elements per block of the NumPy kernel: 128 KiB of float64, cache-sized
 # Elements per block of the numba kernel: its inputs', outputs' and buffers' pieces of a

@@ -19,12 +19,13 @@ import re
 from typing import Any
 
 from difflab.ops import registry
+from difflab.ops.primitive import Primitive
 
 _VJP_NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)_vjp(\d+)$")
 _JVP_NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)_jvp$")
 
 
-class VJP:
+class VJP(Primitive):
     r"""Input ``index``'s adjoint from a primitive's VJP, as one graph node.
 
     ``forward(ctx, xp, ȳ, *saved, **attributes)`` rebuilds the ``ctx`` the
@@ -60,7 +61,7 @@ class VJP:
         raise RuntimeError(f"{self.name}: no second derivative through {self.primitive.name}")
 
 
-class JVP:
+class JVP(Primitive):
     r"""A primitive's JVP as one graph node: ``ẏ = J ẋ`` on arrays.
 
     ``forward(ctx, xp, *tangents, *saved, **attributes)``: the tangents of the
@@ -87,7 +88,7 @@ class JVP:
                            f"the graph before taking its jvp")
 
 
-class Differentiable:
+class Differentiable(Primitive):
     """A primitive whose VJP, under ``create_graph``, becomes :class:`VJP` nodes if needed.
 
     The graph backward runs the forward graph through this wrapper.  When
@@ -106,7 +107,7 @@ class Differentiable:
         self.primitive = primitive
         self.name = primitive.name
         self.traced_as = primitive  # the node in the graph is the primitive itself
-        self.user_code = getattr(primitive, "user_code", False)
+        self.user_code = primitive.user_code
 
     def forward(self, ctx: Any, xp: Any, *args: Any, **params: Any) -> Any:
         return self.primitive.forward(ctx, xp, *args, **params)
@@ -118,9 +119,9 @@ class Differentiable:
             return self.primitive.vjp(ctx, xp, g, *saved)
         from difflab.autograd.engine import GraphRecorder, apply
 
-        array_rule = getattr(GraphRecorder.active, "first_order", False) and getattr(
-            self.primitive, "first_order_is_cheaper", False)
-        if not array_rule and getattr(self.primitive, "double_backward", True) is not False:
+        array_rule = getattr(GraphRecorder.active, "first_order", False) and \
+            self.primitive.first_order_is_cheaper
+        if not array_rule and self.primitive.double_backward:
             from difflab.jit.tracing import rule_value_reads
 
             try:

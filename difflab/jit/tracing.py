@@ -38,6 +38,7 @@ import numpy as np
 
 from difflab.autograd import engine
 from difflab.jit.graph import Graph, GraphError, Input, Node, Ref
+from difflab.ops.primitive import Primitive
 from difflab.tensor import Tensor
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -130,7 +131,7 @@ class Tracer:
     def record(self, op: Any, inputs: Sequence[Any], params: dict, ctx: Any,
                result: Tensor) -> None:
         """Called by ``engine.apply`` for every primitive while this tracer is active."""
-        op = getattr(op, "traced_as", op)  # (the graph backward's wrapper: its primitive)
+        op = op.traced_as or op  # (the graph backward's wrapper: its primitive)
         args = tuple(self.ref_of(x) for x in inputs)
         params = {k: self.ref_of(v) for k, v in params.items()}
         name = f"v{len(self.nodes) + 1}"
@@ -142,7 +143,7 @@ class Tracer:
                     tuple(getattr(ctx, "needs_input_grad", ()) or ()), saved_meta)
         self.nodes.append(node)
         self._remember(out, Ref(name), result)
-        if getattr(op, "first_order_is_cheaper", False) and isinstance(ctx, engine.Node):
+        if op.first_order_is_cheaper and isinstance(ctx, engine.Node):
             from difflab.jit.ops import Differentiable
 
             ctx.op = Differentiable(op)  # (its backward, if first order, may take the array rule)
@@ -265,7 +266,7 @@ def _watching(name: str, original: Callable) -> Callable:
     return method
 
 
-class NoDerivative:
+class NoDerivative(Primitive):
     """An operation with no derivative (a comparison, ``sign``, ``argmax``) as a graph op.
 
     These are not primitives of the registry: nothing differentiates through

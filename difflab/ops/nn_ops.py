@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from difflab import backend
+from difflab.ops.primitive import Primitive
 
 
 def _recording(xp: Any) -> bool:
@@ -67,7 +68,7 @@ def _pair(v: Any) -> tuple[int, int]:
 # ----------------------------------------------------------------------- linear
 
 
-class Linear:
+class Linear(Primitive):
     r"""y = x Wᵀ + b, for x of shape (..., in), W (out, in), b (out,).
 
     JVP: ẏ = ẋ Wᵀ + x Ẇᵀ + ḃ.
@@ -170,7 +171,7 @@ def _col2im_array(xp, win, x_shape, kernel, stride, padding, dilation):
     return out
 
 
-class Im2Col:
+class Im2Col(Primitive):
     """windows = im2col(x): each receptive field of x as a (kh, kw) block.
 
     A linear map that only copies values.  JVP: im2col(ẋ).  VJP (its
@@ -198,7 +199,7 @@ class Im2Col:
         return windows.reshape((k, -1) + tuple(windows.shape[1:]))
 
 
-class Col2Im:
+class Col2Im(Primitive):
     """x = col2im(windows): the transpose of :class:`Im2Col`.  VJP: im2col(ȳ).
 
     Linear, so its JVP is itself: ẋ = col2im(ẇindows).
@@ -263,7 +264,7 @@ def _group_matmul(xp, a, b):
 
 
 
-class Conv2d:
+class Conv2d(Primitive):
     r"""y = conv2d(x, W) + b, as in PyTorch (a cross-correlation, no kernel flip).
 
     Shapes: x (N, C, H, W), W (O, C/G, kh, kw), b (O,), y (N, O, OH, OW),
@@ -380,7 +381,7 @@ class Conv2d:
 # -------------------------------------------------------------------- pooling
 
 
-class MaxPool2d:
+class MaxPool2d(Primitive):
     """y = the largest value of each window (padding counts as -∞).
 
     Piecewise linear: the derivative picks the arg-max of each window.
@@ -438,7 +439,7 @@ class MaxPool2d:
         return (win * xp.transpose(masks, (1, 2, 3, 4, 0))).sum(axis=-1)
 
 
-class AvgPool2d:
+class AvgPool2d(Primitive):
     """y = the mean of each window (zero padding counted, PyTorch's default).
 
     Linear.  VJP: x̄ = col2im(ȳ / (kh·kw) spread over each window).
@@ -474,7 +475,7 @@ class AvgPool2d:
 # ------------------------------------------------------ softmax and its friends
 
 
-class LogSoftmax:
+class LogSoftmax(Primitive):
     r"""yᵢ = xᵢ - log Σⱼ exp(xⱼ) along ``dim`` (shifted by the max: no overflow).
 
     ∂yᵢ/∂xⱼ = δᵢⱼ - softmax(x)ⱼ, and softmax(x) = exp(y) reuses the output:
@@ -504,7 +505,7 @@ class LogSoftmax:
         return dx - (xp.exp(y) * dx).sum(axis=ctx.dim, keepdims=True)
 
 
-class Softmax:
+class Softmax(Primitive):
     r"""yᵢ = exp(xᵢ) / Σⱼ exp(xⱼ) along ``dim``.
 
     ∂yᵢ/∂xⱼ = yᵢ(δᵢⱼ - yⱼ), so (reusing the output)
@@ -534,7 +535,7 @@ class Softmax:
         return y * (dx - (dx * y).sum(axis=ctx.dim, keepdims=True))
 
 
-class NLLLoss:
+class NLLLoss(Primitive):
     r"""Negative log-likelihood of class indices, for log-probabilities z (N, C).
 
     ℓₙ = -wₜₙ · z[n, tₙ] (wₜ the class weight, 0 for ``ignore_index``);
@@ -590,7 +591,7 @@ class NLLLoss:
         return total / w.sum() if ctx.reduction == "mean" else total
 
 
-class BCEWithLogits:
+class BCEWithLogits(Primitive):
     r"""ℓ = -[t log σ(x) + (1 - t) log(1 - σ(x))], elementwise, from logits x.
 
     Computed as max(x, 0) - x t + log(1 + e^{-|x|}), which never overflows.
@@ -633,7 +634,7 @@ class BCEWithLogits:
         return out
 
 
-class MSELoss:
+class MSELoss(Primitive):
     r"""Squared error ℓ = (x - y)², elementwise, then averaged (``mean``), summed
     (``sum``) or kept (``none``).
 
@@ -682,7 +683,7 @@ class MSELoss:
 # ---------------------------------------------------------------- normalisation
 
 
-class Normalize:
+class Normalize(Primitive):
     r"""x̂ = (x - μ) / √(σ² + ε), with μ and σ² the mean and (biased) variance over ``axes``.
 
     The heart of batch norm (axes = batch and space) and layer norm (axes =
@@ -756,7 +757,7 @@ def _erf(xp, x):
         return np.vectorize(math.erf, otypes=[x.dtype])(x)
 
 
-class GELU:
+class GELU(Primitive):
     r"""y = x Φ(x), Φ the standard normal CDF (``approximate='tanh'``: Hendrycks' formula).
 
     Exact:  dy/dx = Φ(x) + x φ(x),  φ(x) = e^{-x²/2}/√(2π).
@@ -793,7 +794,7 @@ class GELU:
         return dx * GELU.derivative(xp, x, ctx.approximate)
 
 
-class LeakyReLU:
+class LeakyReLU(Primitive):
     """y = x for x > 0, a·x otherwise.  dy/dx = 1 or a (a piecewise-constant factor, saved)."""
 
     name = "leaky_relu"
@@ -816,7 +817,7 @@ class LeakyReLU:
 # -------------------------------------------------------------------- embedding
 
 
-class Embedding:
+class Embedding(Primitive):
     """y = W[idx]: rows of a table.  VJP: scatter-add ȳ into the rows (repeats add up).
 
     The row ``padding_idx`` (if any) gets no gradient, as in PyTorch.

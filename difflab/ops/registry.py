@@ -38,7 +38,8 @@ from __future__ import annotations
 from typing import Any
 
 from difflab.ops import elementwise, nn_ops, products, structural
-from difflab.ops.structural import BinaryOp, UnaryOp
+from difflab.ops.elementwise import BinaryOp, UnaryOp
+from difflab.ops.primitive import Primitive
 
 
 class Context:
@@ -71,17 +72,26 @@ def register(primitive: Any, *, replace: bool = False) -> Any:
 
     Raises ``ValueError`` if the name is taken (pass ``replace=True`` to
     redefine a primitive you registered yourself) or is not an identifier,
-    and ``TypeError`` if the object lacks ``forward`` or ``vjp``.
+    and ``TypeError`` if the object lacks ``forward`` or ``vjp`` or is not a
+    :class:`~difflab.ops.primitive.Primitive` (an instance or a subclass).
     """
-    name = getattr(primitive, "name", "")
+    name = getattr(primitive, "name", "")  # (anything may be offered: checked here)
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(
             f"a primitive needs a name that is a Python identifier (it is called as "
             f"difflab.<name> and in expressions), got {name!r}"
         )
-    missing = [m for m in ("forward", "vjp") if not callable(getattr(primitive, m, None))]
+    needed = ("forward", "vjp") if getattr(primitive, "differentiable", True) else ("forward",)
+    missing = [m for m in needed if not callable(getattr(primitive, m, None))
+               or getattr(primitive, m) in (Primitive.forward, Primitive.vjp)]
     if missing:
         raise TypeError(f"primitive {name!r} has no {' or '.join(missing)} method")
+    if not isinstance(primitive, Primitive) and not (
+            isinstance(primitive, type) and issubclass(primitive, Primitive)):
+        raise TypeError(
+            f"primitive {name!r} must derive from difflab.ops.primitive.Primitive (which "
+            f"declares, with defaults, every attribute the engine and the jit read)"
+        )
     if name in PRIMITIVES and not replace:
         raise ValueError(
             f"a primitive named {name!r} is already registered; choose another name, or pass "
@@ -89,7 +99,7 @@ def register(primitive: Any, *, replace: bool = False) -> Any:
         )
     PRIMITIVES[name] = primitive
     if isinstance(primitive, (UnaryOp, BinaryOp)):
-        for key in {name, getattr(primitive.rule, "numpy_name", None)} - {None, ""}:
+        for key in {name, primitive.rule.numpy_name} - {None, ""}:
             current = _BY_NUMPY_NAME.get(key)  # a NumPy name keeps its first primitive
             if current is None or current.name == name or key == name:
                 _BY_NUMPY_NAME[key] = primitive

@@ -6,6 +6,7 @@ and then differentiates it with all four methods, through ``backward``,
 ``difflab compare``.
 """
 
+import inspect
 import json
 import math
 
@@ -193,3 +194,46 @@ def test_every_elementwise_primitive_same_derivative_by_every_method(op):
                                    err_msg=f"{op.name}: {method} vs forward")
     np.testing.assert_allclose(results["numeric"], results["forward"], rtol=1e-6, atol=1e-8,
                                err_msg=f"{op.name}: numeric vs forward")
+
+
+def test_every_primitive_is_a_primitive_and_declares_what_is_read():
+    """The engine and the jit read plain attributes: every primitive has each, by default."""
+    from difflab.ops.primitive import Primitive
+
+    attributes = ("name", "math", "description", "differentiable", "double_backward",
+                  "first_order_is_cheaper", "user_code", "traced_as", "rule", "fusion",
+                  "prepare", "describe", "jvp", "forward", "vjp", "shape_depends_on_values")
+    lines = inspect.getsource(Primitive).splitlines()
+    for attribute in attributes:
+        assert hasattr(Primitive, attribute), attribute
+        if callable(getattr(Primitive, attribute)):  # a method: its own docstring
+            assert getattr(Primitive, attribute).__doc__, attribute
+            continue
+        at = next(i for i, line in enumerate(lines) if line.startswith(f"    {attribute}:"))
+        assert lines[at - 1].startswith("    #: "), f"{attribute} has no one-line docstring"
+    for name, op in registry.PRIMITIVES.items():
+        is_one = isinstance(op, Primitive) or (isinstance(op, type) and issubclass(op, Primitive))
+        assert is_one, name
+        assert op.name == name
+    fusions = {name: op.fusion for name, op in registry.PRIMITIVES.items() if op.fusion}
+    assert fusions["sum"] == fusions["mean"] == "reduction"
+    assert fusions["sin"] == fusions["mul"] == "elementwise"
+    assert (fusions["index"], fusions["scatter_add"]) == ("window", "scatter")
+    assert set(fusions.values()) <= {"elementwise", "reduction", "window", "scatter"}
+
+
+def test_the_registry_refuses_an_object_that_is_not_a_primitive():
+    class Duck:  # forward and vjp, but not a Primitive: the engine could not read it
+        name = "duck"
+
+        @staticmethod
+        def forward(ctx, xp, x):
+            return x
+
+        @staticmethod
+        def vjp(ctx, xp, g):
+            return (g,)
+
+    with pytest.raises(TypeError, match="must derive from difflab.ops.primitive.Primitive"):
+        registry.register(Duck)
+    assert "duck" not in registry.PRIMITIVES
