@@ -35,7 +35,6 @@ from difflab.ops import elementwise, nn_ops, registry, structural
 from difflab.ops.elementwise import BinaryOp, UnaryOp
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import (
-    no_grad_result,
     promote,
     promote_all,
     tensor_of,
@@ -227,8 +226,7 @@ def sign(x: Any) -> Any:
 def heaviside(x: Any, value_at_zero: Any) -> Any:
     """1 for x > 0, 0 for x < 0, ``value_at_zero`` at 0 (no gradient flows)."""
     if isinstance(x, Tensor):
-        xp = backend.array_module(x.array)
-        return no_grad_result(xp.heaviside(x.array, unwrap(value_at_zero)).astype(x.dtype))
+        return apply(registry.PRIMITIVES["heaviside"], x, value_at_zero)
     handler = _handler_for(x)
     if handler is not None:
         return handler.unary(UnaryOp(_heaviside_rule(value_at_zero)), x)
@@ -581,9 +579,8 @@ def allclose(input: Any, other: Any, rtol: float = 1e-5, atol: float = 1e-8,  # 
              equal_nan: bool = False) -> bool:
     """True when every |input - other| ≤ atol + rtol·|other| (tensors that require grad
     are compared by value)."""
-    a, b = (backend.to_numpy(unwrap(x.detach() if isinstance(x, Tensor) else x))
-            for x in (input, other))
-    return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    close = tensor_of(input).isclose(tensor_of(other), rtol, atol, equal_nan)
+    return bool(close.all())
 
 
 def isnan(input: Tensor) -> Tensor:  # noqa: A002

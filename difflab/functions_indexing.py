@@ -19,9 +19,9 @@ import numpy as np
 
 from difflab import backend
 from difflab.autograd.engine import apply
-from difflab.ops import products, structural
+from difflab.ops import products, registry, structural
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import MinMax, index_arrays, no_grad_result, tensor_of
+from difflab.tensor_arguments import MinMax, index_arrays, tensor_of
 
 
 def _check_dim(name: str, dim: Any, ndim: int) -> int:
@@ -228,21 +228,7 @@ def argsort(input: Any, dim: int = -1, descending: bool = False,  # noqa: A002
     """
     x = tensor_of(input)
     dim = _check_dim("argsort", dim, x.ndim)
-    a = x.array if x.ndim else x.array.reshape(1)
-    while hasattr(a, "primal"):  # forward mode's Dual arrays: the order of the values
-        a = a.primal
-    xp = backend.array_module(a)
-    if descending:
-        if a.dtype.kind == "f":
-            key = xp.where(xp.isnan(a), -np.inf, -a)  # NaN first, as the largest
-        elif a.dtype.kind == "b":
-            key = ~a
-        else:
-            key = -a.astype(np.int64) if a.dtype.kind == "u" else -a
-    else:
-        key = a
-    out = xp.argsort(key, axis=dim, kind="stable").astype(np.int64)
-    return no_grad_result(out if x.ndim else out.reshape(()))
+    return apply(registry.PRIMITIVES["argsort"], x, axis=dim, descending=descending)
 
 
 def sort(input: Any, dim: int = -1, descending: bool = False,  # noqa: A002

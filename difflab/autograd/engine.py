@@ -39,6 +39,7 @@ shortcuts that change no result (adding adjoints in place, say) live in
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import operator
 import traceback
@@ -66,14 +67,42 @@ class TapeRecorder:
     active: list | None = None
 
 
-class GraphRecorder:
-    """The tracer of :mod:`difflab.jit`, if one is tracing: it sees every primitive applied.
+class Recorder:
+    """What watches :func:`apply` besides the tape: the graph tracer of :mod:`difflab.jit`.
 
-    Unlike the tape it sees operations that need no gradient too, since a
-    static graph must replay all of them.
+    The engine tells the active recorder (``GraphRecorder.active``) three
+    things, and this class says what each means by default (nothing):
+
+    * :meth:`record`: a primitive was applied, with or without a derivative
+      (a static graph must replay all of them);
+    * :meth:`value_read`: a tensor's value was turned into Python
+      (``bool(t)``, ``t.item()``), which a graph cannot replay;
+    * ``records_backward``: whether every backward pass is to be recorded
+      as operations (``create_graph=True``), as a traced training step needs;
+      :meth:`backward` brackets such a pass, told whether it is first order.
     """
 
-    active: Any = None
+    #: Record every backward pass as operations (the tracer: a training step's graph).
+    records_backward = False
+    #: True while recording a backward pass that will not be differentiated again.
+    first_order = False
+
+    def record(self, op: Any, inputs: Sequence[Any], params: dict, ctx: Any,
+               result: Any) -> None:
+        """Primitive ``op`` was applied to ``inputs`` with ``params``, giving ``result``."""
+
+    def value_read(self, tensor: Any, what: str) -> None:
+        """``what`` (``"bool()"``, ``".item()"``) turned ``tensor``'s value into Python."""
+
+    def backward(self, first_order: bool) -> Any:
+        """A context manager around a recorded backward pass (see ``records_backward``)."""
+        return contextlib.nullcontext()
+
+
+class GraphRecorder:
+    """The :class:`Recorder` that sees every primitive applied, if one is (``None``: none)."""
+
+    active: Recorder | None = None
 
 
 class Node:
@@ -290,7 +319,7 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Tensor:
         else:
             parents.append(None)
             arrays.append(t)
-    records = needs_grad and _State.enabled
+    records = needs_grad and _State.enabled and op.differentiable
     ctx = Node(op)
     if records:
         # Before forward, so that forward can read needs_input_grad and save only

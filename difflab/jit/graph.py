@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from difflab import backend
+from difflab.autograd.engine import Recorder
 from difflab.ops import registry
 
 
@@ -294,11 +295,12 @@ class Graph:
         return [_resolve(o, env, None) for o in self.outputs]
 
 
-class _ContextCatcher:
+class _ContextCatcher(Recorder):
     """Sees the ``ctx`` of each primitive applied (for its saved arrays), passing it on.
 
     It stands in ``engine.GraphRecorder`` for one ``apply`` and hands the
-    record on to a tracer that was active (so an evaluated graph is traced).
+    record (and any value read) on to a tracer that was active (so an
+    evaluated graph is traced).
     """
 
     def __init__(self) -> None:
@@ -319,6 +321,10 @@ class _ContextCatcher:
         self.ctx = ctx
         if self.outer is not None:
             self.outer.record(op, inputs, params, ctx, result)
+
+    def value_read(self, tensor: Any, what: str) -> None:
+        if self.outer is not None:
+            self.outer.value_read(tensor, what)
 
 
 class Program:

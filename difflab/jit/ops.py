@@ -1,8 +1,7 @@
 """The operations a graph may hold, found by name: registry primitives and two helpers.
 
-* every primitive of :mod:`difflab.ops.registry`;
-* the operations with no derivative that tracing records (comparisons,
-  ``argmax``, ...: :data:`difflab.jit.tracing.NO_DERIVATIVE`);
+* every primitive of :mod:`difflab.ops.registry` (those without a derivative,
+  such as comparisons and ``argmax``, included);
 * :class:`VJP`: one primitive's VJP as a single node (``prod_vjp0``), for the
   primitives whose VJP cannot itself be recorded op by op;
 * :class:`JVP`: one primitive's JVP as a single node (``conv2d_jvp``), for the
@@ -119,7 +118,8 @@ class Differentiable(Primitive):
             return self.primitive.vjp(ctx, xp, g, *saved)
         from difflab.autograd.engine import GraphRecorder, apply
 
-        array_rule = getattr(GraphRecorder.active, "first_order", False) and \
+        recorder = GraphRecorder.active
+        array_rule = recorder is not None and recorder.first_order and \
             self.primitive.first_order_is_cheaper
         if not array_rule and self.primitive.double_backward:
             from difflab.jit.tracing import rule_value_reads
@@ -173,10 +173,6 @@ def resolve(name: str) -> Any:
     """The operation called ``name`` in a graph (a ``KeyError`` naming it if none)."""
     if name in registry.PRIMITIVES:
         return registry.PRIMITIVES[name]
-    from difflab.jit.tracing import NO_DERIVATIVE
-
-    if name in NO_DERIVATIVE:
-        return NO_DERIVATIVE[name]
     if name == "fused":
         from difflab.jit.fusion import FUSED
 
@@ -187,5 +183,5 @@ def resolve(name: str) -> Any:
     match = _JVP_NAME.match(name)
     if match and match.group(1) in registry.PRIMITIVES:
         return JVP(registry.PRIMITIVES[match.group(1)])
-    raise KeyError(f"no operation named {name!r}: not a registered primitive, not one of "
-                   f"difflab.jit's recorded methods, not a primitive's VJP or JVP")
+    raise KeyError(f"no operation named {name!r}: not a registered primitive, not a "
+                   f"primitive's VJP or JVP")

@@ -45,7 +45,7 @@ from difflab import backend, functions
 from difflab.autograd import engine, functional
 from difflab.jit.graph import Graph, GraphError, Input, Ref, _ContextCatcher, _resolve
 from difflab.jit.ops import JVP
-from difflab.jit.tracing import NoDerivative, Tracer, rule_value_reads
+from difflab.jit.tracing import Tracer, rule_value_reads
 from difflab.ops.primitive import Primitive
 from difflab.tensor import Tensor
 
@@ -234,7 +234,7 @@ def jvp(graph: Graph, wrt: Sequence[str] | None = None, directions: int = 1,
             for k, m in enumerate(node.saved):
                 if m is not None:
                     env[f"{node.name}.s{k}"] = Tensor._wrap(ctx.saved[k])
-            if not any(needs) or isinstance(node.op, NoDerivative):
+            if not any(needs) or not node.op.differentiable:
                 continue  # a constant to the tangents (or a comparison, an argmax: no derivative)
             dy = _tangent(node, ctx, dots, needs)
             if dy is not None:

@@ -16,7 +16,7 @@ import numpy as np
 from difflab import backend
 from difflab import random as _random
 from difflab.autograd.engine import apply
-from difflab.ops import nn_ops
+from difflab.ops import nn_ops, registry
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import promote
 
@@ -499,21 +499,9 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,  # noqa: A00
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """(..., ) integer classes -> (..., num_classes) int64 of 0/1."""
-    t = tensor.array
-    if t.dtype.kind not in "iu":
-        raise TypeError(f"one_hot expects an integer tensor, got {t.dtype}; use .long()")
-    if t.size and int(t.min()) < 0:
-        raise RuntimeError(f"one_hot: Class values must be non-negative, got {int(t.min())}")
-    if num_classes < 0 and not t.size:
-        raise RuntimeError("one_hot: cannot infer the number of classes from an empty tensor; "
-                           "pass num_classes")
-    n = int(t.max()) + 1 if num_classes < 0 else num_classes
-    if t.size and int(t.max()) >= n:
-        raise RuntimeError(
-            f"one_hot: Class values must be smaller than num_classes ({n}), got {int(t.max())}"
-        )
-    xp = backend.array_module(t)
-    return Tensor._wrap((t[..., None] == xp.arange(n)).astype(np.int64))
+    if tensor.dtype.kind not in "iu":
+        raise TypeError(f"one_hot expects an integer tensor, got {tensor.dtype}; use .long()")
+    return apply(registry.PRIMITIVES["one_hot"], tensor, num_classes=num_classes)
 
 
 # ---------------------------------------------------------------------------------------

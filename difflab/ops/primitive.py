@@ -11,7 +11,7 @@ the tape (``engine.apply``)       ``forward``, ``vjp``, ``differentiable``,
                                   ``double_backward``, ``user_code``
 ``Dual`` (forward mode)           ``forward``, ``jvp``, ``differentiable``
 the graph tracer (``jit``)        ``traced_as``, ``first_order_is_cheaper``,
-                                  ``shape_depends_on_values``
+                                  ``shape_read_from``
 graph replay and printing         ``prepare``, ``describe``
 the fusion pass                   ``fusion``, ``rule``
 the tape printer, the CLI         ``name``, ``math``, ``description``
@@ -85,13 +85,13 @@ class Primitive:
         raise NoDerivativeError("this operation has no derivative (no vjp)")
 
     @staticmethod
-    def shape_depends_on_values(*inputs: Any, **params: Any) -> bool:
-        """Whether the output's shape depends on the input *values* (``nonzero``, a mask).
+    def shape_read_from(inputs: tuple, params: dict) -> tuple:
+        """The inputs (arrays) whose *values* decide the output's shape: a boolean mask.
 
-        Only the graph tracer asks (a static graph cannot replay such a shape);
-        ``inputs`` and ``params`` are the call's arrays and settings.
+        Only the graph tracer asks, since a static graph cannot replay such a
+        shape; ``inputs`` and ``params`` are the call's.  Most primitives: none.
         """
-        return False
+        return ()
 
 
 class NoDerivative(Primitive):

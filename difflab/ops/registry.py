@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from difflab.ops import elementwise, nn_ops, products, structural
+from difflab.ops import elementwise, logic, nn_ops, products, structural
 from difflab.ops.elementwise import BinaryOp, UnaryOp
 from difflab.ops.primitive import Primitive
 
@@ -148,6 +148,9 @@ for _primitive in (
     nn_ops.BCEWithLogits, nn_ops.MSELoss, nn_ops.Normalize, nn_ops.GELU, nn_ops.LeakyReLU,
     nn_ops.Embedding,
 ):
+    register(_primitive)
+# without a derivative: comparisons, logic, rounding, indices, counts
+for _primitive in logic.NO_DERIVATIVE:
     register(_primitive)
 
 # Short names for the primitives Tensor's operators call most.

@@ -409,6 +409,12 @@ class Index(Primitive):
         return x[index]
 
     @staticmethod
+    def shape_read_from(inputs, params):
+        """A boolean mask: how many elements it selects depends on its values."""
+        index = params["index"] if isinstance(params["index"], tuple) else (params["index"],)
+        return tuple(i for i in index if getattr(i, "ndim", 0) > 0 and i.dtype.kind == "b")
+
+    @staticmethod
     @fastpath.unwritten_slices  # (with the shortcuts on: a slice's scatter is left unwritten)
     def vjp(ctx, xp, g):
         return (xp.scatter_add(g, ctx.index, ctx.in_shape),)

@@ -202,7 +202,7 @@ def test_every_primitive_is_a_primitive_and_declares_what_is_read():
 
     attributes = ("name", "math", "description", "differentiable", "double_backward",
                   "first_order_is_cheaper", "user_code", "traced_as", "rule", "fusion",
-                  "prepare", "describe", "jvp", "forward", "vjp", "shape_depends_on_values")
+                  "prepare", "describe", "jvp", "forward", "vjp", "shape_read_from")
     lines = inspect.getsource(Primitive).splitlines()
     for attribute in attributes:
         assert hasattr(Primitive, attribute), attribute
