@@ -111,6 +111,11 @@ def _gather_index(name: str, x: Tensor, dim: int, index: Any, src: Any = None) -
     return array
 
 
+def _flat(index: Any, array: Any) -> Any:
+    """The index as a vector: a tensor's reshape is recorded (a traced index stays one)."""
+    return index.reshape(-1) if isinstance(index, Tensor) else array.reshape(-1)
+
+
 def _crop(src: Tensor, shape: tuple) -> Tensor:
     """The leading block of ``src`` with ``shape`` (what scatter reads of a larger src)."""
     if tuple(src.shape) == tuple(shape):
@@ -128,7 +133,7 @@ def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False) -> Te
     dim = _check_dim("gather", dim, x.ndim)
     idx = _gather_index("gather", x, dim, index)
     if x.ndim == 0:  # a 0-d input behaves as one element
-        return x.reshape(1)[idx.reshape(-1)].reshape(idx.shape)
+        return x.reshape(1)[_flat(index, idx)].reshape(idx.shape)
     return x[_along(idx, dim)]
 
 
@@ -211,8 +216,8 @@ def index_select(input: Any, dim: int, index: Any) -> Tensor:  # noqa: A002
         raise RuntimeError(
             f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)")
     if x.ndim == 0:
-        return x.reshape(1)[idx.reshape(-1)].reshape(())
-    return x[(slice(None),) * dim + (idx.reshape(-1),)]
+        return x.reshape(1)[_flat(index, idx)].reshape(())
+    return x[(slice(None),) * dim + (_flat(index, idx),)]
 
 
 def masked_fill(input: Any, mask: Any, value: Any) -> Tensor:  # noqa: A002

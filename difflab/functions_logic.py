@@ -13,13 +13,10 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-import numpy as np
-
-from difflab import backend
 from difflab.autograd.engine import apply
 from difflab.ops.registry import PRIMITIVES
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import tensor_of, unwrap, write_out
+from difflab.tensor_arguments import tensor_of, write_out
 
 
 def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001, A002
@@ -75,13 +72,10 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Any = None,  # noqa: A00
     t = tensor_of(input)
     if t.dtype.kind not in "f":
         raise RuntimeError(f"histogram: input must be a floating tensor, got {t.dtype}")
-    values = backend.to_numpy(t.detach().array).ravel()
-    edges = backend.to_numpy(unwrap(bins)) if isinstance(bins, Tensor) else bins
-    weights = None if weight is None else backend.to_numpy(unwrap(weight)).ravel()
-    hist, edges = np.histogram(values, bins=edges, range=range, weights=weights,
-                               density=density)
-    dtype = t.array.dtype
-    return HistogramResult((Tensor._wrap(hist.astype(dtype)), Tensor._wrap(edges.astype(dtype))))
+    op = PRIMITIVES["histogram"]
+    hist, edges = (apply(op, t, bins, weight, range=range, density=density, part=part)
+                   for part in ("hist", "bin_edges"))
+    return HistogramResult((hist, edges))
 
 
 

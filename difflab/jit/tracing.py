@@ -128,8 +128,23 @@ class Tracer(engine.Recorder):
             return x  # a number, None, a string, an Ellipsis, a dtype: part of the program
         ref = self.refs.get(id(array))
         if ref is None:
+            self._check_not_a_view_of_a_computed_value(array)
             ref = self.add_constant(array)
         return ref
+
+    def _check_not_a_view_of_a_computed_value(self, array: Any) -> None:
+        """An unknown array that views a computed one was made from a traced value outside
+        the primitives (``t.array.reshape(-1)``): as a constant it would be silently stale."""
+        base = getattr(array, "base", None)
+        while base is not None:
+            ref = self.refs.get(id(base))
+            if ref is not None and ref.name in self.computed:
+                self._warn("an array made from a traced tensor's values outside difflab's "
+                           "operations (a view of its .array) becomes a constant of the "
+                           "graph: other inputs will not change it. Compute it with tensor "
+                           "operations instead")
+                return
+            base = getattr(base, "base", None)
 
     # ------------------------------------------------------------- recording
     def record(self, op: Any, inputs: Sequence[Any], params: dict, ctx: Any,

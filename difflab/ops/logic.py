@@ -189,6 +189,25 @@ class Histc(NoDerivative):
         return backend.to_device(counts.astype(x.dtype), backend.device_of(x))
 
 
+class Histogram(NoDerivative):
+    """NumPy's histogram of ``x``: the counts (``part="hist"``: or weight sums, or a
+    density) or the bin edges (``part="bin_edges"``); ``bins`` a number of equal bins
+    over ``range`` (the data's by default) or an array of increasing edges."""
+
+    name = "histogram"
+    description = "a histogram (counts or bin edges)"
+
+    @staticmethod
+    def forward(ctx: Any, xp: Any, x: Any, bins: Any = 100, weight: Any = None,
+                range: Any = None, density: bool = False, part: str = "hist") -> Any:  # noqa: A002
+        edges = backend.to_numpy(bins) if hasattr(bins, "shape") else bins
+        weights = None if weight is None else backend.to_numpy(weight).ravel()
+        hist, edges = np.histogram(backend.to_numpy(x).ravel(), bins=edges, range=range,
+                                   weights=weights, density=density)
+        out = hist if part == "hist" else edges
+        return backend.to_device(out.astype(x.dtype), backend.device_of(x))
+
+
 class OneHot(NoDerivative):
     """(...) integer classes -> (..., num_classes) int64 of 0/1.
 
@@ -220,4 +239,4 @@ class OneHot(NoDerivative):
 
 
 NO_DERIVATIVE = [*POINTWISE, AnyAll("any"), AnyAll("all"), ArgExtreme("argmax"),
-                 ArgExtreme("argmin"), ArgSort, CountNonzero, Histc, OneHot]
+                 ArgExtreme("argmin"), ArgSort, CountNonzero, Histc, Histogram, OneHot]

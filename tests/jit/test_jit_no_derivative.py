@@ -126,3 +126,14 @@ def test_integer_division_by_zero_is_an_error_in_a_replay_too():
     traced = jit.trace(lambda a, b: a // b, (dl.tensor([4, 5]), dl.tensor([2, 3])))
     with pytest.raises(ZeroDivisionError, match="integer division or modulo by zero"):
         traced(dl.tensor([4, 5]), dl.tensor([2, 0]))
+
+
+def test_an_array_viewed_from_a_traced_value_warns_instead_of_going_stale():
+    """index_select once flattened the raw index (idx.array.reshape(-1)): a silent constant."""
+    with pytest.warns(TracerWarning, match="a view of its .array"):
+        jit.trace(lambda x, i: x[i.array.reshape(-1)], (dl.tensor([1.0, 2.0, 3.0]),
+                                                         dl.tensor([[2, 0]])))
+    traced = jit.trace(lambda x, i: dl.index_select(x, 0, i),
+                       (dl.tensor([1.0, 2.0, 3.0]), dl.tensor([2, 0])))
+    np.testing.assert_array_equal(traced(dl.tensor([1.0, 2.0, 3.0]), dl.tensor([1, 1])).numpy(),
+                                  [2.0, 2.0])
