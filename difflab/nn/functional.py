@@ -237,10 +237,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         return input
     if p == 1.0:
         return input * 0.0
-    keep = _random._rng(None).random(input.shape) >= p
-    mask = (keep / (1.0 - p)).astype(input.dtype)
-    if input.is_cuda:
-        mask = backend.to_device(mask, input.device)
+    mask = apply(registry.PRIMITIVES["dropout_mask"], input, p=p,
+                 generator=_random.default_generator)
     return input * mask
 
 
@@ -277,20 +275,11 @@ def batch_norm(
                 f"Expected more than 1 value per channel when training, got input size "
                 f"{tuple(input.shape)}"
             )
-        xp = backend.array_module(input.array)
-        x = input.array
-        mean = x.mean(axis=axes, keepdims=True)
-        centered = x - mean
-        var = (centered * centered).mean(axis=axes, keepdims=True)
-        if running_mean is not None:
-            running_mean.array *= 1.0 - momentum
-            running_mean.array += momentum * mean.reshape(c).astype(running_mean.dtype)
-        if running_var is not None:
-            running_var.array *= 1.0 - momentum
-            running_var.array += (momentum * count / (count - 1)) * var.reshape(c).astype(
-                running_var.dtype)
-        del xp
-        out = apply(nn_ops.Normalize, input, axes=axes, eps=eps, mean=mean, var=var)
+        # (the primitive computes the batch's statistics itself, so a traced graph does too)
+        out = apply(nn_ops.Normalize, input, axes=axes, eps=eps)
+        if running_mean is not None or running_var is not None:
+            _update_running_stats(input.array, axes, c, count, momentum, running_mean,
+                                  running_var)
     else:
         if running_mean is None or running_var is None:
             out = apply(nn_ops.Normalize, input, axes=axes, eps=eps)
@@ -303,6 +292,21 @@ def batch_norm(
     if bias is not None:
         out = out + bias.reshape(shape)
     return out
+
+
+def _update_running_stats(x: Any, axes: tuple, c: int, count: int, momentum: float,
+                          running_mean: Tensor | None, running_var: Tensor | None) -> None:
+    """r ← (1 - momentum)·r + momentum·batch, in place (the variance unbiased there)."""
+    mean = x.mean(axis=axes, keepdims=True)
+    centered = x - mean
+    var = (centered * centered).mean(axis=axes, keepdims=True)
+    if running_mean is not None:
+        running_mean.array *= 1.0 - momentum
+        running_mean.array += momentum * mean.reshape(c).astype(running_mean.dtype)
+    if running_var is not None:
+        running_var.array *= 1.0 - momentum
+        running_var.array += (momentum * count / (count - 1)) * var.reshape(c).astype(
+            running_var.dtype)
 
 
 def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,  # noqa: A002

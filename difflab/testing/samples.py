@@ -183,6 +183,7 @@ def _no_derivative_cases() -> dict[str, Case]:
         "histc": (lambda x: dl.histc(x, bins=5, min=-2, max=2), [F34]),
         "one_hot": (lambda i: dl.nn.functional.one_hot(i, 6), [((5,), (INT, 6))]),
         "histogram": (lambda x: dl.histogram(x, bins=4, range=(-2.0, 2.0)), [F34]),
+        "dropout_mask": (lambda x: dl.nn.functional.dropout(x, 0.3), [F34]),
     }
     cases.update({name: Case(name, call, tuple(specs)) for name, (call, specs) in table.items()})
     return cases
@@ -197,7 +198,10 @@ def function_cases() -> dict[str, Case]:
     """Public functions and methods that need more than one float tensor, by their name
     (``dl.gather``, ``Tensor.topk``): the issue's cases among them."""
     dl = _dl()
-    V = ((6,), (-2, 2))  # noqa: N806
+    F = dl.nn.functional  # noqa: N806
+    V, IMG = ((6,), (-2, 2)), ((1, 2, 4, 4), (-2, 2))  # noqa: N806
+    M23, M32 = ((2, 3), (-2, 2)), ((3, 2), (-2, 2))  # noqa: N806
+    B22, B23, B32 = ((2, 2, 2), (-2, 2)), ((2, 2, 3), (-2, 2)), ((2, 3, 2), (-2, 2))  # noqa: N806
     table = {
         "dl.where": (lambda x: dl.where(dl.isinf(x), dl.zeros_like(x), x), [V]),
         "Tensor.sort": (lambda x: x.sort().values, [V]),
@@ -227,48 +231,149 @@ def function_cases() -> dict[str, Case]:
         "dl.softmax": (lambda x: dl.softmax(x.reshape(2, 3), dim=1), [V]),
         "dl.logsumexp": (lambda x: dl.logsumexp(x, dim=0), [V]),
         "dl.norm": (lambda x: dl.norm(x), [V]),
+        # (matrix products and shapes: the arguments a float tensor alone cannot give)
+        "dl.baddbmm": (lambda c, a, b: dl.baddbmm(c, a, b, beta=0.5, alpha=2.0), [B22, B23, B32]),
+        "Tensor.baddbmm": (lambda c, a, b: c.baddbmm(a, b), [B22, B23, B32]),
+        "dl.bmm": (lambda a, b: dl.bmm(a, b), [B23, B32]),
+        "Tensor.bmm": (lambda a, b: a.bmm(b), [B23, B32]),
+        "dl.dot": (lambda a, b: dl.dot(a, b), [V, V]),
+        "Tensor.dot": (lambda a, b: a.dot(b), [V, V]),
+        "dl.einsum": (lambda a, b: dl.einsum("ij,jk->ik", a, b), [M23, M32]),
+        "dl.outer": (lambda a, b: dl.outer(a, b), [V, V]),
+        "dl.ger": (lambda a, b: dl.ger(a, b), [V, V]),
+        "Tensor.outer": (lambda a, b: a.outer(b), [V, V]),
+        "Tensor.ger": (lambda a, b: a.ger(b), [V, V]),
+        "dl.matmul": (lambda a, b: dl.matmul(a, b), [M23, M32]),
+        "Tensor.matmul": (lambda a, b: a.matmul(b), [M23, M32]),
+        "dl.mm": (lambda a, b: dl.mm(a, b), [M23, M32]),
+        "Tensor.mm": (lambda a, b: a.mm(b), [M23, M32]),
+        "dl.mv": (lambda a, v: dl.mv(a, v), [M23, ((3,), (-2, 2))]),
+        "Tensor.mv": (lambda a, v: a.mv(v), [M23, ((3,), (-2, 2))]),
+        "dl.masked_fill": (lambda x: dl.masked_fill(x, x < 0, -1.0), [V]),
+        "dl.permute": (lambda x: dl.permute(x, (1, 0)), [M23]),
+        "Tensor.permute": (lambda x: x.permute(1, 0), [M23]),
+        "dl.reshape": (lambda x: dl.reshape(x, (3, 2)), [M23]),
+        "Tensor.reshape": (lambda x: x.reshape(3, 2), [M23]),
+        "dl.swapaxes": (lambda x: dl.swapaxes(x, 0, 1), [M23]),
+        "Tensor.swapaxes": (lambda x: x.swapaxes(0, 1), [M23]),
+        "Tensor.transpose": (lambda x: x.transpose(0, 1), [M23]),
+        "Tensor.broadcast_to": (lambda x: x.broadcast_to((2, 6)), [V]),
+        "Tensor.expand": (lambda x: x.expand(2, 6), [V]),
+        "Tensor.repeat": (lambda x: x.repeat(2, 1), [M23]),
+        "dl.scatter_add": (lambda x, i: dl.scatter_add(x, 0, i, x * 2), [V, ((6,), (INT, 6))]),
+        "Tensor.scatter_add": (lambda x, i: x.scatter_add(0, i, x), [V, ((6,), (INT, 6))]),
+        "Tensor.scatter": (lambda x, i: x.scatter(0, i, x * 3), [V, ((6,), (INT, 6))]),
+        "Tensor.gather": (lambda x, i: x.gather(0, i), [V, ((4,), (INT, 6))]),
+        "Tensor.index_select": (lambda x, i: x.index_select(0, i), [V, ((4,), (INT, 6))]),
+        # (neural-network functions: weights, labels, windows)
+        "F.adaptive_avg_pool2d": (lambda x: F.adaptive_avg_pool2d(x, (2, 3)), [IMG]),
+        "F.avg_pool2d": (lambda x: F.avg_pool2d(x, 2), [IMG]),
+        "F.max_pool2d": (lambda x: F.max_pool2d(x, 2), [IMG]),
+        "F.conv2d": (lambda x, w: F.conv2d(x, w, padding=1), [IMG, ((3, 2, 3, 3), (-2, 2))]),
+        "F.batch_norm": (lambda x: F.batch_norm(x, None, None, training=True), [IMG]),
+        "F.layer_norm": (lambda x: F.layer_norm(x, (4,)), [IMG]),
+        "F.binary_cross_entropy": (lambda p, y: F.binary_cross_entropy(p, y),
+                                   [((6,), (0.01, 0.99)), ((6,), (0, 1))]),
+        "F.embedding": (lambda i, w: F.embedding(i, w), [((5,), (INT, 6)), ((6, 3), (-2, 2))]),
+        "F.nll_loss": (lambda z, t: F.nll_loss(z, t), [((5, 4), (-2, 2)), ((5,), (INT, 4))]),
+        "F.one_hot": (lambda i: F.one_hot(i, 6), [((5,), (INT, 6))]),
+        "F.pad": (lambda x: F.pad(x, (1, 2)), [IMG]),
+        "F.scaled_dot_product_attention": (lambda q, k, v: F.scaled_dot_product_attention(
+            q, k, v), [((2, 3, 4), (-2, 2)), ((2, 5, 4), (-2, 2)), ((2, 5, 4), (-2, 2))]),
     }
     return {name: Case(name, call, tuple(specs)) for name, (call, specs) in table.items()}
 
 
 # ------------------------------------------------------------- probing the API
 
+_CREATION = ("arange linspace logspace zeros ones full empty eye tensor as_tensor from_numpy "
+             "rand randn randint randperm rand_like randn_like randint_like bernoulli "
+             "multinomial normal poisson zeros_like ones_like full_like empty_like range "
+             "new_tensor new_zeros new_ones new_full new_empty")
+_NOT_VALUES = ("manual_seed seed initial_seed get_rng_state set_rng_state no_grad enable_grad "
+               "set_grad_enabled is_grad_enabled inference_mode is_tensor is_floating_point "
+               "is_complex numel get_default_dtype set_default_dtype set_printoptions device "
+               "get_default_device set_default_device register_primitive register_type "
+               "record_primitive save load compile use_deterministic_algorithms "
+               "set_flush_denormal can_cast promote_types result_type dim ndimension size "
+               "nelement type backward retain_grad requires_grad_ detach_ "
+               "register_post_accumulate_grad_hook cuda cpu to")
+_TRANSFORMS = "derivative grad hessian jacobian jvp vjp"
+_VALUE_READS = "item tolist numpy equal allclose is_nonzero"
+_HELPERS = "apply promote"  # (imported into nn.functional: the dispatch itself, dtypes)
 
-#: Public names that compute nothing on tensor values: creation, types, modes, modules.
-NOT_COMPUTATIONS = frozenset({
-    "arange", "linspace", "logspace", "zeros", "ones", "full", "empty", "eye", "tensor",
-    "as_tensor", "from_numpy", "rand", "randn", "randint", "randperm", "rand_like",
-    "randn_like", "randint_like", "manual_seed", "seed", "initial_seed", "get_rng_state",
-    "set_rng_state", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
-    "inference_mode", "is_tensor", "is_floating_point", "numel", "get_default_dtype",
-    "set_default_dtype", "set_printoptions", "device", "register_primitive", "register_type",
-    "record_primitive", "save", "load", "compile", "use_deterministic_algorithms",
-    "set_flush_denormal", "is_nonzero", "equal", "allclose", "bernoulli", "multinomial",
-    "normal", "poisson", "zeros_like", "ones_like", "full_like", "empty_like",
-})
+#: Public names that compute no tensor from tensor values, each with why.
+NOT_COMPUTATIONS: dict[str, str] = {
+    **{n: "makes a tensor from numbers, a shape or a seed" for n in _CREATION.split()},
+    **{n: "a setting, a type, metadata or autograd control" for n in _NOT_VALUES.split()},
+    **{n: "a derivative transform (it calls the function)" for n in _TRANSFORMS.split()},
+    **{n: "reads a value into Python (tracing warns)" for n in _VALUE_READS.split()},
+    **{n: "the dispatch itself, or an argument helper" for n in _HELPERS.split()},
+}
+
+
+def exempt(name: str) -> str | None:
+    """Why the public ``name`` needs no case (``None``: it computes, so it needs one)."""
+    if name in NOT_COMPUTATIONS:
+        return NOT_COMPUTATIONS[name]
+    if name.endswith("_"):
+        return "in place (tracing refuses a traced tensor changed in place)"
+    return None
+
+
+def public_callables() -> Iterator[tuple[str, Any, Any]]:
+    """(``dl.<name>``, ``Tensor.<name>`` or ``F.<name>``, owner, name) for each public
+    function or method (``F`` is ``difflab.nn.functional``)."""
+    dl = _dl()
+    for owner, prefix in ((dl, "dl."), (dl.Tensor, "Tensor."), (dl.nn.functional, "F.")):
+        for name in sorted(dir(owner)):
+            value = getattr(owner, name)
+            if name.startswith("_") or inspect.isclass(value) or inspect.ismodule(value) \
+                    or not callable(value):
+                continue
+            yield prefix + name, owner, name
+
+
+X, Y = ((2, 3), (-2, 2)), ((2, 3), (-2, 2))
+
+#: The ways a probe calls a function: on one tensor, on two of one shape, or with dim 1.
+PROBES = ((X,), (X, Y), (X, "dim"))
+
+
+def _probe_call(owner: Any, name: str, probe: tuple) -> Callable:
+    """``dl.name(x)``, ``dl.name(x, y)``, ``dl.name(x, 1)``, or the method forms."""
+    with_dim = probe[-1] == "dim"
+    if isinstance(owner, type):  # a Tensor method: the first tensor is self
+        if with_dim:
+            return lambda t: getattr(t, name)(1)
+        return lambda t, *rest: getattr(t, name)(*rest)
+    if with_dim:
+        return lambda t: getattr(owner, name)(t, 1)
+    return lambda *ts: getattr(owner, name)(*ts)
 
 
 def probe_cases() -> Iterator[Case]:
-    """Each public ``difflab.<name>`` and ``Tensor.<name>`` that computes a tensor from
-    one float tensor alone (``dl.exp(x)``, ``x.argsort()``) becomes a case; the rest
-    need an entry of :func:`function_cases`."""
+    """Each public ``difflab.<name>`` and ``Tensor.<name>`` that computes tensors from one
+    float tensor, two of one shape, or one and dim 1 (``dl.exp(x)``, ``x.argsort()``,
+    ``dl.add(x, y)``, ``x.cumsum(1)``) becomes a case; the rest need an entry of
+    :func:`function_cases`."""
     dl = _dl()
     x = dl.tensor(np.linspace(-0.9, 0.8, 6).reshape(2, 3))
-    for owner, prefix in ((dl, "dl."), (dl.Tensor, "Tensor.")):
-        for name in sorted(dir(owner)):
-            if name.startswith("_") or name in NOT_COMPUTATIONS or name.endswith("_"):
-                continue
-            value = getattr(owner, name)
-            if inspect.isclass(value) or inspect.ismodule(value) or not callable(value):
-                continue
-            call = ((lambda t, n=name: getattr(dl, n)(t)) if owner is dl
-                    else (lambda t, n=name: getattr(t, n)()))
+    y = dl.tensor(np.linspace(1.1, -0.7, 6).reshape(2, 3))
+    explicit = set(function_cases())  # (entries of their own: the probe leaves them alone)
+    for label, owner, name in public_callables():
+        if exempt(name) or label in explicit:
+            continue
+        for probe in PROBES:
+            specs = tuple(p for p in probe if p != "dim")
+            call = _probe_call(owner, name, probe)
             try:
-                with warnings.catch_warnings():
+                with warnings.catch_warnings(), np.errstate(all="ignore"):
                     warnings.simplefilter("ignore")
-                    result = call(x)
-            except Exception:  # noqa: BLE001  (it needs more arguments: an entry of its own)
+                    result = call(*(x, y)[:len(specs)])
+            except Exception:  # noqa: BLE001  (another form, or an entry of its own)
                 continue
             if isinstance(result, dl.Tensor) or (isinstance(result, tuple) and result and all(
                     isinstance(r, dl.Tensor) for r in result)):
-                yield Case(prefix + name, call, (((2, 3), (-2, 2)),))
+                yield Case(label, call, specs)
+                break
