@@ -44,7 +44,7 @@ from difflab.tensor_arguments import (
 )
 
 #: Record a primitive on the tape: ``record_primitive(primitive, *inputs, **params)``.  Rules
-#: that call other primitives (``nn_ops.im2col``) use it when their backward is itself
+#: that call other primitives (``nn_conv.im2col``) use it when their backward is itself
 #: recorded (``create_graph=True``), since this module is then their ``xp``.
 record_primitive = apply
 

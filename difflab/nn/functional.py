@@ -16,7 +16,7 @@ import numpy as np
 from difflab import backend
 from difflab import random as _random
 from difflab.autograd.engine import apply
-from difflab.ops import nn_ops, registry
+from difflab.ops import nn_conv, nn_ops, registry
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import promote
 
@@ -103,8 +103,8 @@ def conv2d(
     padding = nn_ops._pair(padding)
     params = dict(stride=stride, padding=padding, dilation=dilation, groups=int(groups))
     if bias is None:
-        return apply(nn_ops.Conv2d, input, weight, None, **params)
-    return apply(nn_ops.Conv2d, input, weight, bias, **params)
+        return apply(nn_conv.Conv2d, input, weight, None, **params)
+    return apply(nn_conv.Conv2d, input, weight, bias, **params)
 
 
 def _pool_args(name: str, input: Tensor, kernel_size: Any, stride: Any, padding: Any  # noqa: A002
@@ -128,7 +128,7 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     kernel, stride, padding = _pool_args("max_pool2d", input, kernel_size, stride, padding)
     squeeze = input.ndim == 3
     x = input.unsqueeze(0) if squeeze else input
-    out = apply(nn_ops.MaxPool2d, x, kernel=kernel, stride=stride, padding=padding,
+    out = apply(nn_conv.MaxPool2d, x, kernel=kernel, stride=stride, padding=padding,
                 dilation=nn_ops._pair(dilation))
     return out.squeeze(0) if squeeze else out
 
@@ -139,7 +139,7 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     kernel, stride, padding = _pool_args("avg_pool2d", input, kernel_size, stride, padding)
     squeeze = input.ndim == 3
     x = input.unsqueeze(0) if squeeze else input
-    out = apply(nn_ops.AvgPool2d, x, kernel=kernel, stride=stride, padding=padding)
+    out = apply(nn_conv.AvgPool2d, x, kernel=kernel, stride=stride, padding=padding)
     return out.squeeze(0) if squeeze else out
 
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from difflab.ops import elementwise, logic, nn_ops, products, structural
+from difflab.ops import elementwise, logic, nn_conv, nn_ops, products, structural
 from difflab.ops.elementwise import BinaryOp, UnaryOp
 from difflab.ops.primitive import Primitive
 
@@ -143,8 +143,8 @@ for _primitive in (
     # products of many factors
     products.Einsum, products.CumProd,
     # neural networks
-    nn_ops.Linear, nn_ops.Im2Col, nn_ops.Col2Im, nn_ops.Conv2d, nn_ops.MaxPool2d,
-    nn_ops.AvgPool2d, nn_ops.LogSoftmax, nn_ops.Softmax, nn_ops.NLLLoss,
+    nn_ops.Linear, nn_conv.Im2Col, nn_conv.Col2Im, nn_conv.Conv2d, nn_conv.MaxPool2d,
+    nn_conv.AvgPool2d, nn_ops.LogSoftmax, nn_ops.Softmax, nn_ops.NLLLoss,
     nn_ops.BCEWithLogits, nn_ops.MSELoss, nn_ops.Normalize, nn_ops.GELU, nn_ops.LeakyReLU,
     nn_ops.Embedding,
 ):
