@@ -36,13 +36,16 @@ if TYPE_CHECKING:
     from difflab.tensor import Tensor
 
 
-def _no_grad_binary(name: str, a: Any, b: Any) -> Any:
-    """The primitive ``name`` (a comparison, logic) on a and b in their common dtype."""
+_P = _ops.PRIMITIVES  # (by name: the comparisons and logic below)
+
+
+def _no_grad_binary(op: Any, a: Any, b: Any) -> Any:
+    """The primitive ``op`` (a comparison, logic) on a and b in their common dtype."""
     try:
         b = unwrap_operand(b)
     except TypeError:
         return NotImplemented  # (t == None is False, as for any other object)
-    return _apply(_ops.PRIMITIVES[name], *promote(a, b))
+    return _apply(op, *promote(a, b))
 
 
 def _integer_division(name: str, a: Any, b: Any) -> Tensor:
@@ -142,31 +145,31 @@ class TensorMethods:
     # comparisons and logic: no gradient flows through them; both sides are compared
     # in their common dtype (int64 < 2.5 in float32, as PyTorch does)
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return _no_grad_binary("eq", self, other)
+        return _no_grad_binary(_P["eq"], self, other)
 
     def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return _no_grad_binary("ne", self, other)
+        return _no_grad_binary(_P["ne"], self, other)
 
     def __lt__(self, other: Any) -> Tensor:
-        return _no_grad_binary("lt", self, other)
+        return _no_grad_binary(_P["lt"], self, other)
 
     def __le__(self, other: Any) -> Tensor:
-        return _no_grad_binary("le", self, other)
+        return _no_grad_binary(_P["le"], self, other)
 
     def __gt__(self, other: Any) -> Tensor:
-        return _no_grad_binary("gt", self, other)
+        return _no_grad_binary(_P["gt"], self, other)
 
     def __ge__(self, other: Any) -> Tensor:
-        return _no_grad_binary("ge", self, other)
+        return _no_grad_binary(_P["ge"], self, other)
 
     def __and__(self, other: Any) -> Tensor:
-        return _no_grad_binary("bitwise_and", self, other)
+        return _no_grad_binary(_P["bitwise_and"], self, other)
 
     def __or__(self, other: Any) -> Tensor:
-        return _no_grad_binary("bitwise_or", self, other)
+        return _no_grad_binary(_P["bitwise_or"], self, other)
 
     def __xor__(self, other: Any) -> Tensor:
-        return _no_grad_binary("bitwise_xor", self, other)
+        return _no_grad_binary(_P["bitwise_xor"], self, other)
 
     __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
