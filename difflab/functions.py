@@ -24,6 +24,7 @@ module as ``xp`` and so build differentiable tensors instead of arrays.
 from __future__ import annotations
 
 import builtins
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -153,6 +154,36 @@ for _op in registry.elementwise_ops():
         ELEMENTWISE.setdefault(_op.rule.numpy_name, ELEMENTWISE[_op.name])
 globals().update(ELEMENTWISE)  # difflab.sin, difflab.exp, ... (one per registered rule)
 true_divide = ELEMENTWISE["div"]
+
+
+def face_function(op: Any) -> Any:
+    """``difflab.<op.dl_function>``: the call as ``op.arguments`` reads it; on tensors the
+    op is applied (recorded), on arrays (and what NumPy dispatches: ``Dual``) its forward
+    runs on them."""
+    def function(input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
+        inputs, params = op.arguments(input, *args, **kwargs)
+        if builtins.any(isinstance(x, Tensor) for x in inputs):
+            return apply(op, *inputs, **params)
+        xp = backend.array_module(inputs[0])
+        return op.forward(registry.Context(), xp, *inputs, **params)
+
+    function.__name__ = function.__qualname__ = op.dl_function
+    function.__module__ = __name__
+    function.__doc__ = op.arguments.__doc__
+    return function
+
+
+def _publish_face(op: Any) -> None:
+    """``difflab.<name>`` for a primitive that declares ``dl_function`` (now and later)."""
+    if op.dl_function:
+        function = face_function(op)
+        globals()[op.dl_function] = function
+        package = sys.modules.get("difflab")
+        if package is not None:
+            setattr(package, op.dl_function, function)
+
+
+registry.on_register(_publish_face)
 
 
 def register_primitive(rule: Any, *, replace: bool = False) -> Any:
@@ -380,14 +411,6 @@ def flip(input: Any, dims: Any) -> Any:  # noqa: A002  (PyTorch's keyword)
     if isinstance(input, Tensor):
         return input.flip(dims)
     return backend.array_module(input).flip(input, dims)
-
-
-def cumsum(input: Any, dim: int = None, *, axis: int = None) -> Any:  # noqa: A002
-    """Cumulative sum along ``dim``."""
-    dim = axis if dim is None else dim
-    if isinstance(input, Tensor):
-        return input.cumsum(dim)
-    return backend.array_module(input).cumsum(input, axis=dim)
 
 
 def zeros(shape: Any, dtype: Any = None) -> Any:

@@ -411,3 +411,29 @@ def add_elementwise_methods() -> None:
 
 
 add_elementwise_methods()
+
+
+_FACES: set = set()  # the Tensor methods generated from primitives' faces
+
+
+def _face_method(op: Any) -> Any:
+    """``Tensor.<op.tensor_method>``: the call as ``op.arguments`` reads it, then the op."""
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        inputs, params = op.arguments(self, *args, **kwargs)
+        return _apply(op, *inputs, **params)
+
+    method.__name__ = method.__qualname__ = op.tensor_method
+    method.__doc__ = op.arguments.__doc__
+    return method
+
+
+def add_face_method(op: Any) -> None:
+    """Give Tensor the method a primitive declares (``tensor_method``), unless it has one
+    written by hand (a face generated before is replaced: a primitive redefined)."""
+    name = op.tensor_method
+    if name and (name in _FACES or not hasattr(Tensor, name)):
+        _FACES.add(name)
+        setattr(Tensor, name, _face_method(op))
+
+
+_ops.on_register(add_face_method)

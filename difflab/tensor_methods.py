@@ -341,9 +341,6 @@ class TensorMethods:
     def argmin(self, dim: Any = None, keepdim: bool = False) -> Tensor:
         return _apply(_ops.PRIMITIVES["argmin"], self, axis=dim, keepdims=keepdim)
 
-    def cumsum(self, dim: int) -> Tensor:
-        return _apply(_structural.CumSum, self, axis=dim)
-
     def logsumexp(self, dim: Any = None, keepdim: bool = False) -> Tensor:
         """log Σ exp(x), computed as m + log Σ exp(x - m) with m = max x (no overflow)."""
         m = self.detach().amax(dim, keepdim=True)

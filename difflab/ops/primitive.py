@@ -73,6 +73,12 @@ class Primitive:
     describe: Any = None
     #: ``jvp(ctx, xp, *tangents, *saved) -> ẏ``: forward mode (None: no forward-mode rule).
     jvp: Any = None
+    #: Its face ``Tensor.<tensor_method>``, generated from ``arguments`` (None: none or by hand).
+    tensor_method: str | None = None
+    #: Its face ``difflab.<dl_function>``, generated from ``arguments`` (None: none or by hand).
+    dl_function: str | None = None
+    #: The NumPy function it mirrors, so ``np.<f>(dual)`` reaches it (``numpy_arguments``).
+    numpy_function: Any = None
 
     @staticmethod
     def forward(ctx: Any, xp: Any, *inputs: Any, **params: Any) -> Any:
@@ -83,6 +89,16 @@ class Primitive:
     def vjp(ctx: Any, xp: Any, g: Any, *saved: Any) -> tuple:
         """Reverse mode: one adjoint per input from the output's adjoint ``g``."""
         raise NoDerivativeError("this operation has no derivative (no vjp)")
+
+    @staticmethod
+    def arguments(*args: Any, **kwargs: Any) -> tuple[tuple, dict]:
+        """A call of its faces (PyTorch's signature) as the primitive's (inputs, params)."""
+        raise TypeError("this primitive declares no faces (tensor_method, dl_function)")
+
+    @staticmethod
+    def numpy_arguments(*args: Any, **kwargs: Any) -> tuple[tuple, dict]:
+        """A call of ``numpy_function`` (NumPy's signature) as (inputs, params)."""
+        raise TypeError("this primitive mirrors no NumPy function")
 
     @staticmethod
     def shape_read_from(inputs: tuple, params: dict) -> tuple:

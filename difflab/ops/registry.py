@@ -62,6 +62,9 @@ class Context:
 #: name -> primitive, for every primitive difflab knows.
 PRIMITIVES: dict[str, Any] = {}
 
+#: Called with each primitive registered, now and later (``on_register``): the faces.
+_LISTENERS: list = []
+
 #: NumPy ufunc name -> elementwise primitive (filled by ``register``; forward mode
 #: looks every ufunc called on a Dual up here).
 _BY_NUMPY_NAME: dict[str, Any] = {}
@@ -98,12 +101,27 @@ def register(primitive: Any, *, replace: bool = False) -> Any:
             f"replace=True to redefine your own"
         )
     PRIMITIVES[name] = primitive
+    for listener in _LISTENERS:
+        listener(primitive)
     if isinstance(primitive, (UnaryOp, BinaryOp)):
         for key in {name, primitive.rule.numpy_name} - {None, ""}:
             current = _BY_NUMPY_NAME.get(key)  # a NumPy name keeps its first primitive
             if current is None or current.name == name or key == name:
                 _BY_NUMPY_NAME[key] = primitive
     return primitive
+
+
+def on_register(listener: Any) -> None:
+    """Call ``listener(primitive)`` for every primitive registered, now and later.
+
+    This is how a primitive's faces appear: ``Tensor`` adds its
+    ``tensor_method``, ``difflab.functions`` its ``dl_function`` and forward
+    mode its ``numpy_function``, each generated from the primitive's
+    ``arguments``, so a primitive is written in one place.
+    """
+    _LISTENERS.append(listener)
+    for primitive in list(PRIMITIVES.values()):
+        listener(primitive)
 
 
 def get(name: str) -> Any:

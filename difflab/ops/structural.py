@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from difflab import fastpath
 from difflab.ops.primitive import Primitive
 from difflab.ops.shapes import broadcast_shape as _broadcast_shape
@@ -177,6 +179,21 @@ class CumSum(Primitive):
     """
 
     name = "cumsum"
+    tensor_method = dl_function = "cumsum"  # its faces: x.cumsum(dim), dl.cumsum(x, dim),
+    numpy_function = np.cumsum  # and np.cumsum(dual, axis) in forward mode
+
+    @staticmethod
+    def arguments(input, dim=None, *, axis=None):  # noqa: A002
+        """``cumsum(input, dim)`` (NumPy's ``axis=`` too; neither: over the flattened input)."""
+        dim = axis if dim is None else dim
+        if dim is None:
+            return (input.reshape(-1),), {"axis": 0}
+        return (input,), {"axis": dim}
+
+    @staticmethod
+    def numpy_arguments(a, axis=None, dtype=None, out=None):
+        """``np.cumsum(a, axis)``."""
+        return CumSum.arguments(a, axis)
 
     @staticmethod
     def forward(ctx, xp, x, axis):
