@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from difflab import backend
-from difflab.autograd.engine import apply
+from difflab.autograd.engine import apply, register_recording_namespace
 from difflab.ops import elementwise, nn_ops, registry, structural
 from difflab.ops.elementwise import BinaryOp, UnaryOp
 from difflab.tensor import Tensor
@@ -717,3 +717,6 @@ from difflab.functions_logic import (  # noqa: E402, F401  (re-exported)
     not_equal,
     remainder,
 )
+
+# The engine computes a recorded backward (create_graph=True) with this module as xp.
+register_recording_namespace(sys.modules[__name__])

@@ -378,7 +378,10 @@ class Tensor(TensorMethods, InPlaceMethods):
         return self.dtype.kind == "f"
 
 from difflab.autograd.engine import GraphRecorder as _GraphRecorder  # noqa: E402
-from difflab.autograd.engine import apply as _apply  # noqa: E402  (the engine imports Tensor)
+from difflab.autograd.engine import apply as _apply  # noqa: E402
+from difflab.autograd.engine import register_tensor_type  # noqa: E402
+
+register_tensor_type(Tensor)  # (the engine wraps its results in it, without importing it)
 from difflab.ops import registry as _ops  # noqa: E402
 from difflab.ops import structural as _structural  # noqa: E402
 

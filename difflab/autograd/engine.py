@@ -240,8 +240,7 @@ class Node:
         if self.saved is None or self.saved_versions:
             self._check_saved()
         if create_graph:
-            from difflab import functions as xp
-
+            xp = RECORDING_NAMESPACE  # (difflab.functions: each rule's operations recorded)
             if not self.op.double_backward:
                 raise RuntimeError(
                     f"'{self.op.name}' supports first derivatives only: its backward cannot "
@@ -600,4 +599,28 @@ def _as_tensor(g: Any, create_graph: bool) -> Tensor:
     return Tensor._wrap(g)
 
 
-from difflab.tensor import Tensor  # noqa: E402  (Tensor needs apply; apply needs Tensor)
+#: The tensor type the engine wraps results in and recognises among inputs.  The engine
+#: does not import it (``Tensor`` needs ``apply``): ``difflab.tensor`` registers it.
+Tensor: Any = None
+
+
+def register_tensor_type(cls: type) -> None:
+    """Make ``cls`` the type :func:`apply` reads inputs from and wraps results in.
+
+    It needs ``.array``, ``._requires_grad``, ``.grad_fn``, ``._version`` and
+    ``cls._wrap(array, grad_fn=None, version=None)``; ``difflab.tensor``
+    registers :class:`~difflab.tensor.Tensor` when it is imported.
+    """
+    global Tensor
+    Tensor = cls
+
+
+#: The array namespace whose functions record on the tape (``difflab.functions``): a
+#: VJP computed with it under ``create_graph=True`` is itself recorded.  Registered by it.
+RECORDING_NAMESPACE: Any = None
+
+
+def register_recording_namespace(namespace: Any) -> None:
+    """Make ``namespace`` the ``xp`` of a recorded backward (``difflab.functions`` does)."""
+    global RECORDING_NAMESPACE
+    RECORDING_NAMESPACE = namespace
