@@ -169,8 +169,15 @@ class Differentiable(Primitive):
         return tuple(adjoints)
 
 
+#: Names graph files written before the operations without a derivative were primitives
+#: gave them (the Tensor operator they were recorded from), and the primitive now.
+RENAMED = {"and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+           "invert": "bitwise_not", "floordiv": "floor_divide", "mod": "remainder"}
+
+
 def resolve(name: str) -> Any:
     """The operation called ``name`` in a graph (a ``KeyError`` naming it if none)."""
+    name = RENAMED.get(name, name)
     if name in registry.PRIMITIVES:
         return registry.PRIMITIVES[name]
     if name == "fused":

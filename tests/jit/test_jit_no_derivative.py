@@ -137,3 +137,13 @@ def test_an_array_viewed_from_a_traced_value_warns_instead_of_going_stale():
                        (dl.tensor([1.0, 2.0, 3.0]), dl.tensor([2, 0])))
     np.testing.assert_array_equal(traced(dl.tensor([1.0, 2.0, 3.0]), dl.tensor([1, 1])).numpy(),
                                   [2.0, 2.0])
+
+
+def test_graph_files_naming_the_old_recorded_operators_still_load():
+    from difflab.jit.ops import RENAMED, resolve
+
+    for old, new in RENAMED.items():
+        assert resolve(old) is registry.get(new)
+    x, y = np.array([3, 4]), np.array([2, 3])
+    assert (resolve("floordiv").forward(None, np, x, y) == x // y).all()
+    assert (resolve("and").forward(None, np, x > 2, y > 2) == [False, True]).all()
