@@ -70,9 +70,10 @@ def variants(case: Case, seed: int = 0) -> list[list[np.ndarray]]:
                 arrays.append(np.resize(np.array(EDGES), n).reshape(shape))
             else:
                 values = rng.uniform(kind[0], kind[1], size=shape)
-                if k == 2 and values.size:  # other signs and orders, ties
-                    values = -values[::-1].reshape(shape) if kind[0] < 0 else values[::-1]
-                    values.reshape(-1)[-1] = values.reshape(-1)[0]
+                if k == 2 and values.size:  # other signs and orders, and a tie
+                    flat = values.reshape(-1)[::-1] * (-1.0 if kind[0] < 0 else 1.0)
+                    flat[-1] = flat[0]
+                    values = flat.reshape(shape)
                 arrays.append(np.ascontiguousarray(values))
         out.append(arrays)
     return out
