@@ -24,18 +24,18 @@ module as ``xp`` and so build differentiable tensors instead of arrays.
 from __future__ import annotations
 
 import builtins
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from difflab import backend
-from difflab.autograd.engine import apply
+from difflab.autograd.engine import apply, register_recording_namespace
 from difflab.ops import elementwise, nn_ops, registry, structural
-from difflab.ops.structural import BinaryOp, UnaryOp
+from difflab.ops.elementwise import BinaryOp, UnaryOp
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import (
-    no_grad_result,
     promote,
     promote_all,
     tensor_of,
@@ -45,7 +45,7 @@ from difflab.tensor_arguments import (
 )
 
 #: Record a primitive on the tape: ``record_primitive(primitive, *inputs, **params)``.  Rules
-#: that call other primitives (``nn_ops.im2col``) use it when their backward is itself
+#: that call other primitives (``nn_conv.im2col``) use it when their backward is itself
 #: recorded (``create_graph=True``), since this module is then their ``xp``.
 record_primitive = apply
 
@@ -156,6 +156,36 @@ globals().update(ELEMENTWISE)  # difflab.sin, difflab.exp, ... (one per register
 true_divide = ELEMENTWISE["div"]
 
 
+def face_function(op: Any) -> Any:
+    """``difflab.<op.dl_function>``: the call as ``op.arguments`` reads it; on tensors the
+    op is applied (recorded), on arrays (and what NumPy dispatches: ``Dual``) its forward
+    runs on them."""
+    def function(input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
+        inputs, params = op.arguments(input, *args, **kwargs)
+        if builtins.any(isinstance(x, Tensor) for x in inputs):
+            return apply(op, *inputs, **params)
+        xp = backend.array_module(inputs[0])
+        return op.forward(registry.Context(), xp, *inputs, **params)
+
+    function.__name__ = function.__qualname__ = op.dl_function
+    function.__module__ = __name__
+    function.__doc__ = op.arguments.__doc__
+    return function
+
+
+def _publish_face(op: Any) -> None:
+    """``difflab.<name>`` for a primitive that declares ``dl_function`` (now and later)."""
+    if op.dl_function:
+        function = face_function(op)
+        globals()[op.dl_function] = function
+        package = sys.modules.get("difflab")
+        if package is not None:
+            setattr(package, op.dl_function, function)
+
+
+registry.on_register(_publish_face)
+
+
 def register_primitive(rule: Any, *, replace: bool = False) -> Any:
     """Teach difflab a new elementwise primitive; returns its function (``difflab.<name>``).
 
@@ -227,8 +257,7 @@ def sign(x: Any) -> Any:
 def heaviside(x: Any, value_at_zero: Any) -> Any:
     """1 for x > 0, 0 for x < 0, ``value_at_zero`` at 0 (no gradient flows)."""
     if isinstance(x, Tensor):
-        xp = backend.array_module(x.array)
-        return no_grad_result(xp.heaviside(x.array, unwrap(value_at_zero)).astype(x.dtype))
+        return apply(registry.PRIMITIVES["heaviside"], x, value_at_zero)
     handler = _handler_for(x)
     if handler is not None:
         return handler.unary(UnaryOp(_heaviside_rule(value_at_zero)), x)
@@ -382,14 +411,6 @@ def flip(input: Any, dims: Any) -> Any:  # noqa: A002  (PyTorch's keyword)
     if isinstance(input, Tensor):
         return input.flip(dims)
     return backend.array_module(input).flip(input, dims)
-
-
-def cumsum(input: Any, dim: int = None, *, axis: int = None) -> Any:  # noqa: A002
-    """Cumulative sum along ``dim``."""
-    dim = axis if dim is None else dim
-    if isinstance(input, Tensor):
-        return input.cumsum(dim)
-    return backend.array_module(input).cumsum(input, axis=dim)
 
 
 def zeros(shape: Any, dtype: Any = None) -> Any:
@@ -581,9 +602,8 @@ def allclose(input: Any, other: Any, rtol: float = 1e-5, atol: float = 1e-8,  # 
              equal_nan: bool = False) -> bool:
     """True when every |input - other| ≤ atol + rtol·|other| (tensors that require grad
     are compared by value)."""
-    a, b = (backend.to_numpy(unwrap(x.detach() if isinstance(x, Tensor) else x))
-            for x in (input, other))
-    return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    close = tensor_of(input).isclose(tensor_of(other), rtol, atol, equal_nan)
+    return bool(close.all())
 
 
 def isnan(input: Tensor) -> Tensor:  # noqa: A002
@@ -697,3 +717,6 @@ from difflab.functions_logic import (  # noqa: E402, F401  (re-exported)
     not_equal,
     remainder,
 )
+
+# The engine computes a recorded backward (create_graph=True) with this module as xp.
+register_recording_namespace(sys.modules[__name__])

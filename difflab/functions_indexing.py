@@ -19,9 +19,9 @@ import numpy as np
 
 from difflab import backend
 from difflab.autograd.engine import apply
-from difflab.ops import products, structural
+from difflab.ops import products, registry, structural
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import MinMax, index_arrays, no_grad_result, tensor_of
+from difflab.tensor_arguments import MinMax, index_arrays, tensor_of
 
 
 def _check_dim(name: str, dim: Any, ndim: int) -> int:
@@ -111,6 +111,11 @@ def _gather_index(name: str, x: Tensor, dim: int, index: Any, src: Any = None) -
     return array
 
 
+def _flat(index: Any, array: Any) -> Any:
+    """The index as a vector: a tensor's reshape is recorded (a traced index stays one)."""
+    return index.reshape(-1) if isinstance(index, Tensor) else array.reshape(-1)
+
+
 def _crop(src: Tensor, shape: tuple) -> Tensor:
     """The leading block of ``src`` with ``shape`` (what scatter reads of a larger src)."""
     if tuple(src.shape) == tuple(shape):
@@ -128,7 +133,7 @@ def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False) -> Te
     dim = _check_dim("gather", dim, x.ndim)
     idx = _gather_index("gather", x, dim, index)
     if x.ndim == 0:  # a 0-d input behaves as one element
-        return x.reshape(1)[idx.reshape(-1)].reshape(idx.shape)
+        return x.reshape(1)[_flat(index, idx)].reshape(idx.shape)
     return x[_along(idx, dim)]
 
 
@@ -211,8 +216,8 @@ def index_select(input: Any, dim: int, index: Any) -> Tensor:  # noqa: A002
         raise RuntimeError(
             f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)")
     if x.ndim == 0:
-        return x.reshape(1)[idx.reshape(-1)].reshape(())
-    return x[(slice(None),) * dim + (idx.reshape(-1),)]
+        return x.reshape(1)[_flat(index, idx)].reshape(())
+    return x[(slice(None),) * dim + (_flat(index, idx),)]
 
 
 def masked_fill(input: Any, mask: Any, value: Any) -> Tensor:  # noqa: A002
@@ -228,21 +233,7 @@ def argsort(input: Any, dim: int = -1, descending: bool = False,  # noqa: A002
     """
     x = tensor_of(input)
     dim = _check_dim("argsort", dim, x.ndim)
-    a = x.array if x.ndim else x.array.reshape(1)
-    while hasattr(a, "primal"):  # forward mode's Dual arrays: the order of the values
-        a = a.primal
-    xp = backend.array_module(a)
-    if descending:
-        if a.dtype.kind == "f":
-            key = xp.where(xp.isnan(a), -np.inf, -a)  # NaN first, as the largest
-        elif a.dtype.kind == "b":
-            key = ~a
-        else:
-            key = -a.astype(np.int64) if a.dtype.kind == "u" else -a
-    else:
-        key = a
-    out = xp.argsort(key, axis=dim, kind="stable").astype(np.int64)
-    return no_grad_result(out if x.ndim else out.reshape(()))
+    return apply(registry.PRIMITIVES["argsort"], x, axis=dim, descending=descending)
 
 
 def sort(input: Any, dim: int = -1, descending: bool = False,  # noqa: A002

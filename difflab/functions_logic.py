@@ -1,7 +1,10 @@
 """PyTorch's functions without a gradient: comparisons, logic, counting, histograms.
 
-Their results are truth values, counts or integers, which no derivative passes through
-(``no_grad_result``).  They are part of :mod:`difflab.functions` (which re-exports them),
+Their results are truth values, counts or integers, which no derivative passes through:
+each is a primitive without a derivative (:mod:`difflab.ops.logic`), applied through
+``engine.apply`` like every other operation, so a traced function replays it.
+
+They are part of :mod:`difflab.functions` (which re-exports them),
 so they are ``difflab.eq``, ``difflab.logical_and``, ``difflab.histc``, ...
 """
 
@@ -10,11 +13,10 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-import numpy as np
-
-from difflab import backend
+from difflab.autograd.engine import apply
+from difflab.ops.registry import PRIMITIVES
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import no_grad_result, tensor_of, unwrap, write_out
+from difflab.tensor_arguments import tensor_of, write_out
 
 
 def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001, A002
@@ -42,18 +44,10 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0,  # noq
         raise RuntimeError(f"histc: input must be a floating tensor, got {t.dtype}")
     if not isinstance(bins, int) or bins <= 0:
         raise ValueError(f"histc: bins must be a positive integer, got {bins!r}")
-    values = backend.to_numpy(t.detach().array).ravel()
     low, high = builtins.float(min), builtins.float(max)
     if low > high:
         raise ValueError(f"histc: min ({min}) must not be larger than max ({max})")
-    if low == high:
-        low, high = ((builtins.float(values.min()), builtins.float(values.max()))
-                     if values.size else (0.0, 0.0))
-    if low == high:
-        low, high = low - 1, high + 1  # (all values equal: one unit either side, as PyTorch)
-    counts, _ = np.histogram(values, bins=bins, range=(low, high))
-    result = Tensor._wrap(backend.to_device(counts.astype(t.array.dtype), t.device))
-    return write_out(out, result)
+    return write_out(out, apply(PRIMITIVES["histc"], t, bins=bins, low=low, high=high))
 
 
 class HistogramResult(tuple):
@@ -78,13 +72,10 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Any = None,  # noqa: A00
     t = tensor_of(input)
     if t.dtype.kind not in "f":
         raise RuntimeError(f"histogram: input must be a floating tensor, got {t.dtype}")
-    values = backend.to_numpy(t.detach().array).ravel()
-    edges = backend.to_numpy(unwrap(bins)) if isinstance(bins, Tensor) else bins
-    weights = None if weight is None else backend.to_numpy(unwrap(weight)).ravel()
-    hist, edges = np.histogram(values, bins=edges, range=range, weights=weights,
-                               density=density)
-    dtype = t.array.dtype
-    return HistogramResult((Tensor._wrap(hist.astype(dtype)), Tensor._wrap(edges.astype(dtype))))
+    op = PRIMITIVES["histogram"]
+    hist, edges = (apply(op, t, bins, weight, range=range, density=density, part=part)
+                   for part in ("hist", "bin_edges"))
+    return HistogramResult((hist, edges))
 
 
 
@@ -113,8 +104,7 @@ def isfinite(input: Tensor) -> Tensor:  # noqa: A002
 
 def isinf(input: Tensor) -> Tensor:  # noqa: A002
     """Where the elements are +inf or -inf."""
-    t = tensor_of(input)
-    return no_grad_result(backend.array_module(t.array).isinf(t.array))
+    return tensor_of(input).isinf()
 
 
 def floor_divide(input: Any, other: Any) -> Tensor:  # noqa: A002
@@ -127,31 +117,28 @@ def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002
     return tensor_of(input) % other
 
 
-def _logical(name: str, op: Any) -> Any:
+def _logical(name: str) -> Any:
     def logical(input: Any, other: Any) -> Tensor:  # noqa: A002
-        a, b = (unwrap(tensor_of(t)) for t in (input, other))
-        return no_grad_result(op(a.astype(bool), b.astype(bool)))
+        return apply(PRIMITIVES[name], tensor_of(input), tensor_of(other))
 
     logical.__name__ = logical.__qualname__ = name
     logical.__doc__ = f"Elementwise {name.split('_')[1]} of the truth values (a bool tensor)."
     return logical
 
 
-logical_and = _logical("logical_and", lambda a, b: a & b)
-logical_or = _logical("logical_or", lambda a, b: a | b)
-logical_xor = _logical("logical_xor", lambda a, b: a ^ b)
+logical_and = _logical("logical_and")
+logical_or = _logical("logical_or")
+logical_xor = _logical("logical_xor")
 
 
 def logical_not(input: Any) -> Tensor:  # noqa: A002
     """Elementwise not of the truth values (a bool tensor)."""
-    return no_grad_result(~unwrap(tensor_of(input)).astype(bool))
+    return apply(PRIMITIVES["logical_not"], tensor_of(input))
 
 
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
     """How many elements (over ``dim``) are not zero."""
-    t = tensor_of(input)
-    xp = backend.array_module(t.array)
-    return no_grad_result(xp.count_nonzero(t.array, axis=dim).astype(np.int64))
+    return apply(PRIMITIVES["count_nonzero"], tensor_of(input), axis=dim)
 
 
 def is_nonzero(input: Tensor) -> bool:  # noqa: A002

@@ -170,8 +170,14 @@ class Tensor(TensorMethods, InPlaceMethods):
     __hash__ = object.__hash__
 
     # -------------------------------------------------------------- conversion
+    def _value_read(self, what: str) -> None:
+        """Tell a graph tracer, if one is active, that ``what`` turns this value into Python."""
+        if _GraphRecorder.active is not None:
+            _GraphRecorder.active.value_read(self, what)
+
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
+        self._value_read(".item()")
         if self.array.size != 1:
             raise ValueError(
                 f"a Tensor with {self.array.size} elements cannot be converted to a Python "
@@ -180,10 +186,12 @@ class Tensor(TensorMethods, InPlaceMethods):
         return self.array.reshape(()).item()
 
     def tolist(self) -> Any:
+        self._value_read(".tolist()")
         return backend.to_numpy(self.array).tolist()
 
     def numpy(self, force: bool = False) -> np.ndarray:
         """The values as a NumPy array; on the CPU it *shares memory* with the tensor."""
+        self._value_read(".numpy()")
         if self.requires_grad and not force:
             raise RuntimeError(
                 "Can't call numpy() on a tensor that requires grad: the array would not be "
@@ -199,6 +207,7 @@ class Tensor(TensorMethods, InPlaceMethods):
         return self.array
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        self._value_read("np.asarray()")
         if self.requires_grad:
             raise RuntimeError(
                 "Can't convert a tensor that requires grad to a NumPy array: the result "
@@ -209,17 +218,21 @@ class Tensor(TensorMethods, InPlaceMethods):
         return array if dtype is None else array.astype(dtype)
 
     def __float__(self) -> float:
+        self._value_read("float()")
         return float(self.item())
 
     def __int__(self) -> int:
+        self._value_read("int()")
         return int(self.item())
 
     def __index__(self) -> int:
+        self._value_read("using it as an index")
         if self.dtype.kind not in "iub":
             raise TypeError("only integer tensors of a single element can be used as an index")
         return int(self.item())
 
     def __bool__(self) -> bool:
+        self._value_read("bool()")
         if self.array.size != 1:
             raise RuntimeError(
                 f"Boolean value of a tensor with {self.array.size} elements is ambiguous: "
@@ -376,14 +389,18 @@ class Tensor(TensorMethods, InPlaceMethods):
     def is_floating_point(self) -> bool:
         return self.dtype.kind == "f"
 
-from difflab.autograd.engine import apply as _apply  # noqa: E402  (the engine imports Tensor)
+from difflab.autograd.engine import GraphRecorder as _GraphRecorder  # noqa: E402
+from difflab.autograd.engine import apply as _apply  # noqa: E402
+from difflab.autograd.engine import register_tensor_type  # noqa: E402
+
+register_tensor_type(Tensor)  # (the engine wraps its results in it, without importing it)
 from difflab.ops import registry as _ops  # noqa: E402
 from difflab.ops import structural as _structural  # noqa: E402
 
 
 def _elementwise_method(op: Any) -> Any:
     """``Tensor.<name>`` for an elementwise primitive of the registry."""
-    if isinstance(op, _structural.UnaryOp):
+    if isinstance(op, _ops.UnaryOp):
         def method(self: Tensor) -> Tensor:
             return _apply(op, unary_operand(op, self))
     else:
@@ -409,3 +426,29 @@ def add_elementwise_methods() -> None:
 
 
 add_elementwise_methods()
+
+
+_FACES: set = set()  # the Tensor methods generated from primitives' faces
+
+
+def _face_method(op: Any) -> Any:
+    """``Tensor.<op.tensor_method>``: the call as ``op.arguments`` reads it, then the op."""
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        inputs, params = op.arguments(self, *args, **kwargs)
+        return _apply(op, *inputs, **params)
+
+    method.__name__ = method.__qualname__ = op.tensor_method
+    method.__doc__ = op.arguments.__doc__
+    return method
+
+
+def add_face_method(op: Any) -> None:
+    """Give Tensor the method a primitive declares (``tensor_method``), unless it has one
+    written by hand (a face generated before is replaced: a primitive redefined)."""
+    name = op.tensor_method
+    if name and (name in _FACES or not hasattr(Tensor, name)):
+        _FACES.add(name)
+        setattr(Tensor, name, _face_method(op))
+
+
+_ops.on_register(add_face_method)

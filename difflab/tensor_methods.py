@@ -10,14 +10,12 @@ come from the registry (``tensor.add_elementwise_methods``).
 
 from __future__ import annotations
 
-import operator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from difflab import backend
 from difflab.autograd.engine import apply as _apply
-from difflab.dtypes import int64, result_type
 from difflab.ops import registry as _ops
 from difflab.ops import structural as _structural
 from difflab.tensor_arguments import (
@@ -26,7 +24,6 @@ from difflab.tensor_arguments import (
     element_count,
     index_arrays,
     is_tensor,
-    no_grad_result,
     operand,
     promote,
     shape_args,
@@ -39,31 +36,21 @@ if TYPE_CHECKING:
     from difflab.tensor import Tensor
 
 
+_P = _ops.PRIMITIVES  # (by name: the comparisons and logic below)
+
+
 def _no_grad_binary(op: Any, a: Any, b: Any) -> Any:
-    """``op`` on the arrays of a and b, in their common dtype (comparisons, logic)."""
+    """The primitive ``op`` (a comparison, logic) on a and b in their common dtype."""
     try:
         b = unwrap_operand(b)
     except TypeError:
         return NotImplemented  # (t == None is False, as for any other object)
-    a, b = promote(a, b)
-    return no_grad_result(op(unwrap(a), unwrap(b)))
+    return _apply(op, *promote(a, b))
 
 
-def _integer_division(op: Any, a: Any, b: Any) -> Tensor:
-    """``a // b`` or ``a % b`` in the common dtype (PyTorch floors, as Python does).
-
-    Dividing integers by zero is an error, as in PyTorch (NumPy would warn and give 0).
-    """
-    a, b = promote(unwrap_operand(a), unwrap_operand(b))
-    a, b = unwrap(a), unwrap(b)
-    if result_type(a, b).kind in "iub":
-        zero = b == 0
-        if bool(zero.any() if hasattr(zero, "any") else zero):
-            raise ZeroDivisionError(
-                "integer division or modulo by zero: a divisor is 0 (make the tensor "
-                "floating with .float() to get inf or nan instead)"
-            )
-    return no_grad_result(op(a, b))
+def _integer_division(name: str, a: Any, b: Any) -> Tensor:
+    """``a // b`` or ``a % b`` in the common dtype (PyTorch floors, as Python does)."""
+    return _apply(_ops.PRIMITIVES[name], *promote(unwrap_operand(a), unwrap_operand(b)))
 
 
 class TensorMethods:
@@ -144,50 +131,50 @@ class TensorMethods:
         return self.abs()
 
     def __floordiv__(self, other: Any) -> Tensor:
-        return _integer_division(operator.floordiv, self, other)
+        return _integer_division("floor_divide", self, other)
 
     def __rfloordiv__(self, other: Any) -> Tensor:
-        return _integer_division(operator.floordiv, other, self)
+        return _integer_division("floor_divide", other, self)
 
     def __mod__(self, other: Any) -> Tensor:
-        return _integer_division(operator.mod, self, other)
+        return _integer_division("remainder", self, other)
 
     def __rmod__(self, other: Any) -> Tensor:
-        return _integer_division(operator.mod, other, self)
+        return _integer_division("remainder", other, self)
 
     # comparisons and logic: no gradient flows through them; both sides are compared
     # in their common dtype (int64 < 2.5 in float32, as PyTorch does)
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return _no_grad_binary(operator.eq, self, other)
+        return _no_grad_binary(_P["eq"], self, other)
 
     def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return _no_grad_binary(operator.ne, self, other)
+        return _no_grad_binary(_P["ne"], self, other)
 
     def __lt__(self, other: Any) -> Tensor:
-        return _no_grad_binary(operator.lt, self, other)
+        return _no_grad_binary(_P["lt"], self, other)
 
     def __le__(self, other: Any) -> Tensor:
-        return _no_grad_binary(operator.le, self, other)
+        return _no_grad_binary(_P["le"], self, other)
 
     def __gt__(self, other: Any) -> Tensor:
-        return _no_grad_binary(operator.gt, self, other)
+        return _no_grad_binary(_P["gt"], self, other)
 
     def __ge__(self, other: Any) -> Tensor:
-        return _no_grad_binary(operator.ge, self, other)
+        return _no_grad_binary(_P["ge"], self, other)
 
     def __and__(self, other: Any) -> Tensor:
-        return _no_grad_binary(operator.and_, self, other)
+        return _no_grad_binary(_P["bitwise_and"], self, other)
 
     def __or__(self, other: Any) -> Tensor:
-        return _no_grad_binary(operator.or_, self, other)
+        return _no_grad_binary(_P["bitwise_or"], self, other)
 
     def __xor__(self, other: Any) -> Tensor:
-        return _no_grad_binary(operator.xor, self, other)
+        return _no_grad_binary(_P["bitwise_xor"], self, other)
 
     __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
     def __invert__(self) -> Tensor:
-        return no_grad_result(~self.array)
+        return _apply(_ops.PRIMITIVES["bitwise_not"], self)
 
     def eq(self, other: Any) -> Tensor:
         return self == other
@@ -208,35 +195,42 @@ class TensorMethods:
         return self >= other
 
     def equal(self, other: Tensor) -> bool:
-        return self.shape == other.shape and bool((self.array == other.array).all())
+        """True when both have the same shape and the same values (a Python bool)."""
+        if self.shape != other.shape:
+            return False
+        same = _apply(_ops.PRIMITIVES["eq"], self, other)
+        return bool(_apply(_ops.PRIMITIVES["all"], same))
 
     def allclose(self, other: Any, rtol: float = 1e-5, atol: float = 1e-8) -> bool:
-        xp = backend.array_module(self.array)
-        return bool(xp.allclose(self.array, unwrap(other), rtol=rtol, atol=atol))
+        """Whether every |self - other| ≤ atol + rtol·|other| (a Python bool)."""
+        return bool(self.isclose(other, rtol, atol).all())
 
     def isnan(self) -> Tensor:
-        return no_grad_result(backend.array_module(self.array).isnan(self.array))
+        return _apply(_ops.PRIMITIVES["isnan"], self)
+
+    def isinf(self) -> Tensor:
+        return _apply(_ops.PRIMITIVES["isinf"], self)
 
     def isfinite(self) -> Tensor:
-        return no_grad_result(backend.array_module(self.array).isfinite(self.array))
+        return _apply(_ops.PRIMITIVES["isfinite"], self)
 
     def any(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return no_grad_result(self.array.any(axis=dim, keepdims=keepdim))
+        return _apply(_ops.PRIMITIVES["any"], self, axis=dim, keepdims=keepdim)
 
     def all(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return no_grad_result(self.array.all(axis=dim, keepdims=keepdim))
+        return _apply(_ops.PRIMITIVES["all"], self, axis=dim, keepdims=keepdim)
 
     def sign(self) -> Tensor:
-        return no_grad_result(backend.array_module(self.array).sign(self.array))
+        return _apply(_ops.PRIMITIVES["sign"], self)
 
     def round(self) -> Tensor:
-        return no_grad_result(backend.array_module(self.array).round(self.array))
+        return _apply(_ops.PRIMITIVES["round"], self)
 
     def floor(self) -> Tensor:
-        return no_grad_result(backend.array_module(self.array).floor(self.array))
+        return _apply(_ops.PRIMITIVES["floor"], self)
 
     def ceil(self) -> Tensor:
-        return no_grad_result(backend.array_module(self.array).ceil(self.array))
+        return _apply(_ops.PRIMITIVES["ceil"], self)
 
     # ---------------------------------------------------- elementwise functions
     def rsqrt(self) -> Tensor:
@@ -342,21 +336,10 @@ class TensorMethods:
         return -_apply(_structural.MaxReduce, -self, axis=dim, keepdims=keepdim)
 
     def argmax(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        xp = backend.array_module(self.array)
-        out = xp.argmax(self.array, axis=dim)
-        if keepdim and dim is not None:
-            out = xp.expand_dims(out, dim)
-        return no_grad_result(out.astype(int64))
+        return _apply(_ops.PRIMITIVES["argmax"], self, axis=dim, keepdims=keepdim)
 
     def argmin(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        xp = backend.array_module(self.array)
-        out = xp.argmin(self.array, axis=dim)
-        if keepdim and dim is not None:
-            out = xp.expand_dims(out, dim)
-        return no_grad_result(out.astype(int64))
-
-    def cumsum(self, dim: int) -> Tensor:
-        return _apply(_structural.CumSum, self, axis=dim)
+        return _apply(_ops.PRIMITIVES["argmin"], self, axis=dim, keepdims=keepdim)
 
     def logsumexp(self, dim: Any = None, keepdim: bool = False) -> Tensor:
         """log Σ exp(x), computed as m + log Σ exp(x - m) with m = max x (no overflow)."""
@@ -578,9 +561,8 @@ class TensorMethods:
         grad are fine)."""
         a, b = promote(self.detach(), unwrap_operand(other.detach() if is_tensor(other)
                                                      else other))
-        xp = backend.array_module(unwrap(a))
-        return no_grad_result(xp.isclose(unwrap(a), unwrap(b), rtol=rtol, atol=atol,
-                                         equal_nan=equal_nan))
+        return _apply(_ops.PRIMITIVES["isclose"], a, b, rtol=rtol, atol=atol,
+                      equal_nan=equal_nan)
 
     def _new(self, array: Any, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
         from difflab.creation import tensor as make_tensor

@@ -33,8 +33,10 @@ def lint_imports(project: Path) -> subprocess.CompletedProcess:
 
 def test_the_contract_lists_every_layer():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
-    (contract,) = config["contracts"]
+    contract, engine = config["contracts"]
     assert contract["type"] == "layers"
+    assert engine["type"] == "forbidden" and engine["source_modules"] == [
+        "difflab.autograd.engine"] and "difflab.tensor" in engine["forbidden_modules"]
     layers = " ".join(contract["layers"])
     for name in ("difflab.cli", "difflab.compare", "difflab.grading", "difflab.nn",
                  "difflab.diff", "difflab.tensor", "difflab.autograd", "difflab.ops",
@@ -48,7 +50,7 @@ def test_the_contract_lists_every_layer():
 def test_the_layers_are_kept():
     result = lint_imports(ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "1 kept, 0 broken" in result.stdout
+    assert "2 kept, 0 broken" in result.stdout
 
 
 def test_an_upward_import_breaks_the_contract(tmp_path):
@@ -60,3 +62,18 @@ def test_an_upward_import_breaks_the_contract(tmp_path):
     result = lint_imports(tmp_path)
     assert result.returncode != 0
     assert "difflab.ops is not allowed to import difflab.cli" in result.stdout
+
+
+def test_the_engine_importing_the_tensor_breaks_its_contract(tmp_path):
+    """The engine reads the tensor type it is given (register_tensor_type): importing
+    difflab.tensor again, even inside a function, is refused."""
+    shutil.copytree(ROOT / "difflab", tmp_path / "difflab",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    engine = tmp_path / "difflab" / "autograd" / "engine.py"
+    engine.write_text(engine.read_text() + "\n\ndef _late():\n    from difflab.tensor "
+                      "import Tensor  # noqa\n    return Tensor\n")
+    result = lint_imports(tmp_path)
+    assert result.returncode != 0
+    assert "difflab.autograd.engine is not allowed to import difflab.tensor" in result.stdout
+

@@ -39,6 +39,7 @@ shortcuts that change no result (adding adjoints in place, say) live in
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import operator
 import traceback
@@ -66,14 +67,42 @@ class TapeRecorder:
     active: list | None = None
 
 
-class GraphRecorder:
-    """The tracer of :mod:`difflab.jit`, if one is tracing: it sees every primitive applied.
+class Recorder:
+    """What watches :func:`apply` besides the tape: the graph tracer of :mod:`difflab.jit`.
 
-    Unlike the tape it sees operations that need no gradient too, since a
-    static graph must replay all of them.
+    The engine tells the active recorder (``GraphRecorder.active``) three
+    things, and this class says what each means by default (nothing):
+
+    * :meth:`record`: a primitive was applied, with or without a derivative
+      (a static graph must replay all of them);
+    * :meth:`value_read`: a tensor's value was turned into Python
+      (``bool(t)``, ``t.item()``), which a graph cannot replay;
+    * ``records_backward``: whether every backward pass is to be recorded
+      as operations (``create_graph=True``), as a traced training step needs;
+      :meth:`backward` brackets such a pass, told whether it is first order.
     """
 
-    active: Any = None
+    #: Record every backward pass as operations (the tracer: a training step's graph).
+    records_backward = False
+    #: True while recording a backward pass that will not be differentiated again.
+    first_order = False
+
+    def record(self, op: Any, inputs: Sequence[Any], params: dict, ctx: Any,
+               result: Any) -> None:
+        """Primitive ``op`` was applied to ``inputs`` with ``params``, giving ``result``."""
+
+    def value_read(self, tensor: Any, what: str) -> None:
+        """``what`` (``"bool()"``, ``".item()"``) turned ``tensor``'s value into Python."""
+
+    def backward(self, first_order: bool) -> Any:
+        """A context manager around a recorded backward pass (see ``records_backward``)."""
+        return contextlib.nullcontext()
+
+
+class GraphRecorder:
+    """The :class:`Recorder` that sees every primitive applied, if one is (``None``: none)."""
+
+    active: Recorder | None = None
 
 
 class Node:
@@ -211,9 +240,8 @@ class Node:
         if self.saved is None or self.saved_versions:
             self._check_saved()
         if create_graph:
-            from difflab import functions as xp
-
-            if getattr(self.op, "double_backward", True) is False:
+            xp = RECORDING_NAMESPACE  # (difflab.functions: each rule's operations recorded)
+            if not self.op.double_backward:
                 raise RuntimeError(
                     f"'{self.op.name}' supports first derivatives only: its backward cannot "
                     f"be recorded (create_graph=True)."
@@ -238,7 +266,7 @@ class Node:
 def backward_name(op: Any) -> str:
     """The name of a primitive's backward step as PyTorch spells it: ``log_softmax`` ->
     ``LogSoftmaxBackward0`` (a user Function keeps its class name: ``MyFnBackward``)."""
-    name = getattr(op, "name", type(op).__name__)
+    name = op.name or type(op).__name__
     if not name.islower():
         return f"{name}Backward"
     return "".join(part.capitalize() for part in name.split("_")) + "Backward0"
@@ -290,7 +318,7 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Tensor:
         else:
             parents.append(None)
             arrays.append(t)
-    records = needs_grad and _State.enabled
+    records = needs_grad and _State.enabled and op.differentiable
     ctx = Node(op)
     if records:
         # Before forward, so that forward can read needs_input_grad and save only
@@ -306,7 +334,7 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Tensor:
     try:
         out = op.forward(ctx, xp, *arrays, **params)
     except (ValueError, IndexError, TypeError) as exc:
-        if getattr(op, "user_code", False):  # a user's own Function: its errors as they are
+        if op.user_code:  # a user's own Function: its errors as they are
             raise
         raise _explain(op, inputs, exc) from None
     if isinstance(out, np.generic):
@@ -571,4 +599,28 @@ def _as_tensor(g: Any, create_graph: bool) -> Tensor:
     return Tensor._wrap(g)
 
 
-from difflab.tensor import Tensor  # noqa: E402  (Tensor needs apply; apply needs Tensor)
+#: The tensor type the engine wraps results in and recognises among inputs.  The engine
+#: does not import it (``Tensor`` needs ``apply``): ``difflab.tensor`` registers it.
+Tensor: Any = None
+
+
+def register_tensor_type(cls: type) -> None:
+    """Make ``cls`` the type :func:`apply` reads inputs from and wraps results in.
+
+    It needs ``.array``, ``._requires_grad``, ``.grad_fn``, ``._version`` and
+    ``cls._wrap(array, grad_fn=None, version=None)``; ``difflab.tensor``
+    registers :class:`~difflab.tensor.Tensor` when it is imported.
+    """
+    global Tensor
+    Tensor = cls
+
+
+#: The array namespace whose functions record on the tape (``difflab.functions``): a
+#: VJP computed with it under ``create_graph=True`` is itself recorded.  Registered by it.
+RECORDING_NAMESPACE: Any = None
+
+
+def register_recording_namespace(namespace: Any) -> None:
+    """Make ``namespace`` the ``xp`` of a recorded backward (``difflab.functions`` does)."""
+    global RECORDING_NAMESPACE
+    RECORDING_NAMESPACE = namespace

@@ -24,13 +24,14 @@ from typing import Any
 from difflab import functions
 from difflab.autograd import engine
 from difflab.autograd.grad_mode import _State, no_grad
+from difflab.ops.primitive import Primitive
 from difflab.tensor import Tensor
 
 # The ctx of a custom Function is the record itself, as for every primitive.
 FunctionCtx = engine.Node
 
 
-class _FunctionPrimitive:
+class _FunctionPrimitive(Primitive):
     """A user's Function seen as a primitive: the same ``forward``/``vjp`` protocol as
     the built-in ones, so that ``engine.apply`` records it like any other.
 

@@ -6,7 +6,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from difflab import backend
-from difflab.autograd.engine import accumulate_grad, run_backward, run_queued_callbacks
+from difflab.autograd.engine import (
+    GraphRecorder,
+    accumulate_grad,
+    run_backward,
+    run_queued_callbacks,
+)
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import to_array
 
@@ -32,6 +37,22 @@ def _seed(output: Tensor, gradient: Any, who: str) -> Any:
             f"{tuple(output.shape)}: they must match"
         )
     return seed
+
+
+def _walk(outputs: list, seeds: list, retain_graph: bool, create_graph: bool,
+          capture: list | None = None) -> list | None:
+    """``engine.run_backward``, recorded as operations when the active recorder asks.
+
+    A traced training step must hold the backward's operations, not its
+    numbers, so while tracing (``Recorder.records_backward``) every backward
+    is recorded (``create_graph=True``); the recorder is told whether the
+    caller asked for first order only.
+    """
+    recorder = GraphRecorder.active
+    if recorder is None or not recorder.records_backward:
+        return run_backward(outputs, seeds, retain_graph, create_graph, capture)
+    with recorder.backward(first_order=not create_graph):
+        return run_backward(outputs, seeds, True, True, capture)
 
 
 def _check_differentiable(output: Tensor) -> None:
@@ -66,13 +87,13 @@ def backward(
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is not None:
-        grads = run_backward(outputs, seeds, retain_graph, create_graph, capture=list(inputs))
+        grads = _walk(outputs, seeds, retain_graph, create_graph, capture=list(inputs))
         for t, g in zip(inputs, grads):
             if g is not None:
                 accumulate_grad(t, g, create_graph)
         run_queued_callbacks()
         return
-    run_backward(outputs, seeds, retain_graph, create_graph)
+    _walk(outputs, seeds, retain_graph, create_graph)
 
 
 def grad(
@@ -101,7 +122,7 @@ def grad(
     seeds = [_seed(out, g, "grad") for out, g in zip(outputs, grad_outputs)]
     if retain_graph is None:
         retain_graph = create_graph
-    results = run_backward(outputs, seeds, retain_graph, create_graph, capture=inputs)
+    results = _walk(outputs, seeds, retain_graph, create_graph, capture=inputs)
     for i, g in enumerate(results):
         if g is None and not allow_unused:
             raise RuntimeError(

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from difflab.autograd.engine import Node, TapeRecorder, reachable
-from difflab.ops.structural import BinaryOp, UnaryOp
+from difflab.ops.elementwise import BinaryOp, UnaryOp
 from difflab.tensor import Tensor
 
 
@@ -118,7 +118,7 @@ def _rule_text(node: Node, k: int, first_input: str) -> str:
 
 def _rule_note(node: Node) -> str:
     op = node.op
-    if getattr(op, "math", ""):
+    if op.math:
         return op.math
     doc = (getattr(op, "__doc__", "") or "").strip().splitlines()
     return doc[0].replace("``", "") if doc else ""

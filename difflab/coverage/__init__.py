@@ -11,6 +11,7 @@ date::
 
     python -m difflab.coverage --write docs/coverage.md   # regenerate the page
     python -m difflab.coverage --check docs/coverage.md   # exit 1 if it is stale
+    python -m difflab.coverage --dispatch   # functions that bypass engine.apply (none)
 """
 
 from __future__ import annotations
@@ -142,7 +143,16 @@ def main(argv: list[str] | None = None) -> int:
     action.add_argument("--write", metavar="FILE", help="write the Markdown page to FILE")
     action.add_argument("--check", metavar="FILE",
                         help="exit with status 1 if FILE differs from the generated page")
+    action.add_argument("--dispatch", action="store_true",
+                        help="list the public functions that do not go through engine.apply "
+                             "(exit with status 1 if any)")
     args = parser.parse_args(argv)
+    if args.dispatch:
+        from difflab.coverage.dispatch import report
+
+        text, status = report()
+        sys.stdout.write(text)
+        return status
     page = markdown()
     if args.write:
         Path(args.write).write_text(page, encoding="utf-8")

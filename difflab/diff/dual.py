@@ -522,6 +522,22 @@ def _implements(*numpy_functions: Callable) -> Callable:
     return register
 
 
+def _numpy_face(op: Any) -> None:
+    """``np.<f>(dual, ...)`` for a primitive that mirrors NumPy's ``f`` (``numpy_function``):
+    the call read by its ``numpy_arguments``, then the primitive pushed."""
+    if op.numpy_function is None:
+        return
+
+    def push(*args: Any, **kwargs: Any) -> Dual:
+        inputs, params = op.numpy_arguments(*args, **kwargs)
+        return _push(op, *inputs, **params)
+
+    _ARRAY_FUNCTIONS[op.numpy_function] = push
+
+
+registry.on_register(_numpy_face)
+
+
 def _axes(axis: Any, ndim: int) -> tuple | None:
     if axis is None:
         return None
@@ -682,13 +698,6 @@ def _clip(x: Any, a_min: Any = None, a_max: Any = None, **_: Any) -> Any:
     if a_min is not None:
         x = _where(_strip(x) < _strip(a_min), a_min, x)
     return x
-
-
-@_implements(np.cumsum)
-def _cumsum(x: Dual, axis: Any = None, **_: Any) -> Dual:
-    if axis is None:
-        x, axis = x.reshape(-1), 0
-    return _push(P["cumsum"], x, axis=axis % x.ndim)
 
 
 @_implements(np.flip)

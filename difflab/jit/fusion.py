@@ -88,6 +88,7 @@ from difflab.jit.kernels import (  # noqa: F401  (check_body, _source_file: read
     mean_scale,
     scalar_source,
 )
+from difflab.ops.primitive import Primitive
 
 FLOAT64 = np.dtype(np.float64)
 
@@ -120,7 +121,7 @@ def kernel_backend() -> str:
 # ------------------------------------------------------------------ the kernel
 
 
-class FusedElementwise:
+class FusedElementwise(Primitive):
     """The operation of a fused line: ``forward`` runs the group's generated kernel.
 
     Its settings say everything, so a saved graph stores them as JSON and

@@ -39,6 +39,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from difflab import backend
+from difflab.autograd.engine import Recorder
 from difflab.ops import registry
 
 
@@ -360,11 +361,12 @@ def interpret(graph: Graph, *arrays: Any, **named: Any) -> list:
     return [_resolve(o, env, None) for o in graph.outputs]
 
 
-class _ContextCatcher:
+class _ContextCatcher(Recorder):
     """Sees the ``ctx`` of each primitive applied (for its saved arrays), passing it on.
 
     It stands in ``engine.GraphRecorder`` for one ``apply`` and hands the
-    record on to a tracer that was active (so an evaluated graph is traced).
+    record (and any value read) on to a tracer that was active (so an
+    evaluated graph is traced).
     """
 
     def __init__(self) -> None:
@@ -385,6 +387,10 @@ class _ContextCatcher:
         self.ctx = ctx
         if self.outer is not None:
             self.outer.record(op, inputs, params, ctx, result)
+
+    def value_read(self, tensor: Any, what: str) -> None:
+        if self.outer is not None:
+            self.outer.value_read(tensor, what)
 
 
 # ------------------------------------------------------------------ printing
@@ -419,7 +425,7 @@ def _arg(value: Any) -> str:
 
 def _expression(node: Node) -> str:
     args = [_arg(a) for a in node.args]
-    if hasattr(node.op, "describe"):  # (a fused kernel lists its rules, not its settings)
+    if node.op.describe is not None:  # (a fused kernel lists its rules, not its settings)
         return node.op.describe(node, ", ".join(args))
     args += [f"{k}={_arg(v)}" for k, v in node.params.items()]
     return f"{node.name} = {node.op_name}({', '.join(args)})"

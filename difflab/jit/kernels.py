@@ -54,34 +54,20 @@ TILE = 16384  # elements per block of the NumPy kernel: 128 KiB of float64, cach
 # elements, 80 KiB, it ran twice as slow on a 32 KiB L1).
 BLOCK = 512
 
-#: How each primitive takes part in a fused kernel, by name: ``"elementwise"`` (a rule of
-#: :mod:`difflab.ops.elementwise`, one element at a time), ``"reduction"`` (a whole-array
-#: ``sum``/``mean``: a running total), ``"window"`` (``x[index]`` for an ``index`` that is
-#: one contiguous piece of x: read in place) or ``"scatter"`` (``scatter_add`` of the loop's
-#: values into such a window of an array of shape ``shape``).  A primitive not listed does
-#: not fuse.  Read it through :func:`fusion_kind` only.
-#:
-#: (Interim: a primitive declares this itself, as its ``fusion`` attribute, once the
-#: ``Primitive`` base class of :mod:`difflab.ops` carries one; then this table goes.)
-FUSION_KINDS: dict[str, str] = {
-    **dict.fromkeys(
-        ("neg", "exp", "expm1", "log", "log1p", "log10", "log2", "sqrt", "sin", "cos", "tan",
-         "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "relu", "abs", "erf",
-         "add", "sub", "mul", "div", "pow", "maximum", "minimum", "atan2"), "elementwise"),
-    "sum": "reduction",
-    "mean": "reduction",
-    "index": "window",
-    "scatter_add": "scatter",
-}
-
-
 def fusion_kind(op: Any) -> str | None:
     """How the primitive ``op`` fuses: ``"elementwise"``, ``"reduction"``, ``"window"``,
     ``"scatter"``, or None (it does not).
 
-    The primitive's own ``fusion`` attribute when it has one, else
-    :data:`FUSION_KINDS`.  Everything in the jit that asks how an
-    operation fuses asks here, never by testing its name.
+    ``"elementwise"``: a rule of :mod:`difflab.ops.elementwise`, one element at a
+    time; ``"reduction"``: a whole-array ``sum``/``mean``, a running total;
+    ``"window"``: ``x[index]`` for an ``index`` that is one contiguous piece of
+    x, read in place; ``"scatter"``: ``scatter_add`` of the loop's values into
+    such a window of an array.
+
+    The primitive's own ``fusion`` attribute (declared by
+    :class:`~difflab.ops.primitive.Primitive`, None by default).  Everything in
+    the jit that asks how an operation fuses asks here, never by testing its
+    name.
 
     Parameters
     ----------
@@ -101,9 +87,7 @@ def fusion_kind(op: Any) -> str | None:
     >>> fusion_kind(registry.get("matmul")) is None
     True
     """
-    if hasattr(op, "fusion"):
-        return op.fusion
-    return FUSION_KINDS.get(getattr(op, "name", None))
+    return op.fusion
 
 
 def mean_scale(n: int) -> float:

@@ -1,8 +1,7 @@
 """The operations a graph may hold, found by name: registry primitives and two helpers.
 
-* every primitive of :mod:`difflab.ops.registry`;
-* the operations with no derivative that tracing records (comparisons,
-  ``argmax``, ...: :data:`difflab.jit.tracing.NO_DERIVATIVE`);
+* every primitive of :mod:`difflab.ops.registry` (those without a derivative,
+  such as comparisons and ``argmax``, included);
 * :class:`VJP`: one primitive's VJP as a single node (``prod_vjp0``), for the
   primitives whose VJP cannot itself be recorded op by op;
 * :class:`JVP`: one primitive's JVP as a single node (``conv2d_jvp``), for the
@@ -19,12 +18,13 @@ import re
 from typing import Any
 
 from difflab.ops import registry
+from difflab.ops.primitive import Primitive
 
 _VJP_NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)_vjp(\d+)$")
 _JVP_NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)_jvp$")
 
 
-class VJP:
+class VJP(Primitive):
     r"""Input ``index``'s adjoint from a primitive's VJP, as one graph node.
 
     ``forward(ctx, xp, ȳ, *saved, **attributes)`` rebuilds the ``ctx`` the
@@ -60,7 +60,7 @@ class VJP:
         raise RuntimeError(f"{self.name}: no second derivative through {self.primitive.name}")
 
 
-class JVP:
+class JVP(Primitive):
     r"""A primitive's JVP as one graph node: ``ẏ = J ẋ`` on arrays.
 
     ``forward(ctx, xp, *tangents, *saved, **attributes)``: the tangents of the
@@ -87,7 +87,7 @@ class JVP:
                            f"the graph before taking its jvp")
 
 
-class Differentiable:
+class Differentiable(Primitive):
     """A primitive whose VJP, under ``create_graph``, becomes :class:`VJP` nodes if needed.
 
     The graph backward runs the forward graph through this wrapper.  When
@@ -106,7 +106,7 @@ class Differentiable:
         self.primitive = primitive
         self.name = primitive.name
         self.traced_as = primitive  # the node in the graph is the primitive itself
-        self.user_code = getattr(primitive, "user_code", False)
+        self.user_code = primitive.user_code
 
     def forward(self, ctx: Any, xp: Any, *args: Any, **params: Any) -> Any:
         return self.primitive.forward(ctx, xp, *args, **params)
@@ -118,9 +118,10 @@ class Differentiable:
             return self.primitive.vjp(ctx, xp, g, *saved)
         from difflab.autograd.engine import GraphRecorder, apply
 
-        array_rule = getattr(GraphRecorder.active, "first_order", False) and getattr(
-            self.primitive, "first_order_is_cheaper", False)
-        if not array_rule and getattr(self.primitive, "double_backward", True) is not False:
+        recorder = GraphRecorder.active
+        array_rule = recorder is not None and recorder.first_order and \
+            self.primitive.first_order_is_cheaper
+        if not array_rule and self.primitive.double_backward:
             from difflab.jit.tracing import rule_value_reads
 
             try:
@@ -168,14 +169,17 @@ class Differentiable:
         return tuple(adjoints)
 
 
+#: Names graph files written before the operations without a derivative were primitives
+#: gave them (the Tensor operator they were recorded from), and the primitive now.
+RENAMED = {"and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+           "invert": "bitwise_not", "floordiv": "floor_divide", "mod": "remainder"}
+
+
 def resolve(name: str) -> Any:
     """The operation called ``name`` in a graph (a ``KeyError`` naming it if none)."""
+    name = RENAMED.get(name, name)
     if name in registry.PRIMITIVES:
         return registry.PRIMITIVES[name]
-    from difflab.jit.tracing import NO_DERIVATIVE
-
-    if name in NO_DERIVATIVE:
-        return NO_DERIVATIVE[name]
     if name == "fused":
         from difflab.jit.fusion import FUSED
 
@@ -186,5 +190,5 @@ def resolve(name: str) -> Any:
     match = _JVP_NAME.match(name)
     if match and match.group(1) in registry.PRIMITIVES:
         return JVP(registry.PRIMITIVES[match.group(1)])
-    raise KeyError(f"no operation named {name!r}: not a registered primitive, not one of "
-                   f"difflab.jit's recorded methods, not a primitive's VJP or JVP")
+    raise KeyError(f"no operation named {name!r}: not a registered primitive, not a "
+                   f"primitive's VJP or JVP")

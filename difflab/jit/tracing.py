@@ -12,15 +12,19 @@ An array it has never seen was made outside the traced computation (a
 
 What tracing cannot see is Python itself.  ``if x.sum() > 0:`` runs one
 branch while tracing, and the graph keeps that branch for every later input.
-So while tracing, the methods that turn a tensor's *value* into Python
-(``bool``, ``float``, ``int``, ``item``, ``tolist``, ``numpy``) warn with a
-:class:`TracerWarning` naming the file and line.
+So while tracing, a tensor's *value* turned into Python (``bool``, ``float``,
+``int``, ``item``, ``tolist``, ``numpy``) warns with a :class:`TracerWarning`
+naming the file and line: the Tensor tells the engine's active recorder
+(:meth:`Tracer.value_read`).  So does an operation whose output's *shape*
+depends on values (a boolean mask ``x[x > 0]``), which a static graph cannot
+replay.
 
-Two more things happen only while tracing.  The operations with no
-derivative (comparisons, ``sign``, ``argmax``), which never reach
-``engine.apply``, are recorded too (:class:`NoDerivative`).  And every
-backward pass is recorded, as with ``create_graph=True``: the graph of a
-training step must hold the backward's operations, not its numbers.
+Operations with no derivative (comparisons, ``argmax``, ``isinf``) are
+primitives like any other and reach the tracer the same way: the tracer
+patches nothing and keeps no list of operations.  While tracing, every
+backward pass is recorded, as with ``create_graph=True``
+(``records_backward``): the graph of a training step must hold the
+backward's operations, not its numbers.
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ def _is_array(x: Any) -> bool:
     return hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, Tensor)
 
 
-class Tracer:
+class Tracer(engine.Recorder):
     """Builds a graph from the primitives applied while it is active.
 
     Use it as a context manager around the computation; register the
@@ -71,7 +75,8 @@ class Tracer:
         self.rule_reads: list | None = None  # see rule_value_reads
         self.first_order = False  # recording a backward that is not differentiated again
         self._previous: Any = None
-        self._patches: list = []
+
+    records_backward = True  # a traced backward leaves its operations in the graph
 
     # ------------------------------------------------------------ registering
     def _remember(self, array: Any, ref: Ref, tensor: Tensor | None = None) -> None:
@@ -123,14 +128,38 @@ class Tracer:
             return x  # a number, None, a string, an Ellipsis, a dtype: part of the program
         ref = self.refs.get(id(array))
         if ref is None:
+            self._check_not_a_view_of_a_computed_value(array)
             ref = self.add_constant(array)
         return ref
+
+    def _check_not_a_view_of_a_computed_value(self, array: Any) -> None:
+        """An unknown array that views a computed one was made from a traced value outside
+        the primitives (``t.array.reshape(-1)``): as a constant it would be silently stale."""
+        base = getattr(array, "base", None)
+        while base is not None:
+            ref = self.refs.get(id(base))
+            if ref is not None and ref.name in self.computed:
+                self._warn("an array made from a traced tensor's values outside difflab's "
+                           "operations (a view of its .array) becomes a constant of the "
+                           "graph: other inputs will not change it. Compute it with tensor "
+                           "operations instead")
+                return
+            base = getattr(base, "base", None)
 
     # ------------------------------------------------------------- recording
     def record(self, op: Any, inputs: Sequence[Any], params: dict, ctx: Any,
                result: Tensor) -> None:
         """Called by ``engine.apply`` for every primitive while this tracer is active."""
-        op = getattr(op, "traced_as", op)  # (the graph backward's wrapper: its primitive)
+        op = op.traced_as or op  # (the graph backward's wrapper: its primitive)
+        for array in op.shape_read_from(tuple(inputs), params):
+            ref = self.refs.get(id(array.array if isinstance(array, Tensor) else array))
+            if ref is not None and ref.name in self.computed:
+                self._warn(f"{op.name}: the output's shape depends on the values of a traced "
+                           f"tensor (a boolean mask selects as many elements as are true); "
+                           f"the graph keeps this example's shape, so other inputs give "
+                           f"wrong shapes or errors. Use dl.where(mask, x, 0) to keep the "
+                           f"shape fixed")
+                break
         args = tuple(self.ref_of(x) for x in inputs)
         params = {k: self.ref_of(v) for k, v in params.items()}
         name = f"v{len(self.nodes) + 1}"
@@ -142,7 +171,7 @@ class Tracer:
                     tuple(getattr(ctx, "needs_input_grad", ()) or ()), saved_meta)
         self.nodes.append(node)
         self._remember(out, Ref(name), result)
-        if getattr(op, "first_order_is_cheaper", False) and isinstance(ctx, engine.Node):
+        if op.first_order_is_cheaper and isinstance(ctx, engine.Node):
             from difflab.jit.ops import Differentiable
 
             ctx.op = Differentiable(op)  # (its backward, if first order, may take the array rule)
@@ -185,29 +214,44 @@ class Tracer:
     def __enter__(self) -> Tracer:
         self._previous = engine.GraphRecorder.active
         engine.GraphRecorder.active = self
-        _watch_value_reads(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
         engine.GraphRecorder.active = self._previous
-        _unwatch_value_reads()
+
+    @contextlib.contextmanager
+    def backward(self, first_order: bool) -> Iterator[None]:
+        """Around a recorded backward pass: ``first_order`` says it is not differentiated
+        again, so a primitive whose array rule is cheaper is recorded as that rule."""
+        outer, self.first_order = self.first_order, first_order
+        try:
+            yield
+        finally:
+            self.first_order = outer
+
+    def value_read(self, tensor: Tensor, what: str) -> None:
+        """The engine's hook: ``what`` turned a tensor's value into Python."""
+        if self.depends_on_inputs(tensor):
+            self.warn_value_read(what)
 
     def warn_value_read(self, what: str) -> None:
         """Warn once per line that the traced function read a tensor's value into Python."""
         if self.rule_reads is not None:  # a derivative rule is traced: its caller decides
             self.rule_reads.append(what)
             return
+        self._warn(f"{what} of a traced tensor turns its value into a Python value while "
+                   f"tracing; the graph keeps the result as it was for this example (a branch "
+                   f"on it is baked in and will not be re-decided for other inputs). Use "
+                   f"dl.where(...) to choose between values inside the graph.")
+
+    def _warn(self, message: str) -> None:
+        """A :class:`TracerWarning` naming the user's line (once per line)."""
         filename, lineno = _user_frame()
         if (filename, lineno) in self.warned:
             return
         self.warned.add((filename, lineno))
-        warnings.warn_explicit(
-            f"{filename}:{lineno}: {what} of a traced tensor turns its value into a Python "
-            f"value while tracing; the graph keeps the result as it was for this example "
-            f"(a branch on it is baked in and will not be re-decided for other inputs). "
-            f"Use dl.where(...) to choose between values inside the graph.",
-            TracerWarning, filename, lineno,
-        )
+        warnings.warn_explicit(f"{filename}:{lineno}: {message}", TracerWarning, filename,
+                               lineno)
 
 
 @contextlib.contextmanager
@@ -240,138 +284,6 @@ def _user_frame() -> tuple[str, int]:
             return frame.f_code.co_filename, frame.f_lineno
         frame = frame.f_back
     return "<unknown>", 0
-
-
-# Tensor methods that turn a value into Python.  While tracing they warn.
-_VALUE_READS = ("__bool__", "__float__", "__int__", "__index__", "item", "tolist", "numpy",
-                "__array__")
-_watchers: list[Tracer] = []
-_patched: list[tuple] = []  # (owner, attribute, original) replaced while tracing
-
-
-def _watching(name: str, original: Callable) -> Callable:
-    label = {"__bool__": "bool()", "__float__": "float()", "__int__": "int()",
-             "__index__": "using it as an index", "__array__": "np.asarray()"}.get(
-        name, f".{name}()")
-
-    @functools.wraps(original)
-    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-        tracer = _watchers[-1] if _watchers else None
-        if tracer is not None and engine.GraphRecorder.active is tracer \
-                and tracer.depends_on_inputs(self):
-            tracer.warn_value_read(label)
-        return original(self, *args, **kwargs)
-
-    return method
-
-
-class NoDerivative:
-    """An operation with no derivative (a comparison, ``sign``, ``argmax``) as a graph op.
-
-    These are not primitives of the registry: nothing differentiates through
-    them, so they never reach ``engine.apply``.  A graph must still replay
-    them (a mask ``x > 0`` depends on x), so while tracing each one records
-    a node whose ``forward`` is the Tensor method (or ``difflab`` function)
-    itself, run on the arrays: one definition, eager and traced alike.
-    """
-
-    double_backward = False
-
-    def __init__(self, owner: Any, attribute: str) -> None:
-        self.owner = owner
-        self.attribute = attribute
-        self.name = attribute.strip("_")
-        self.original = owner.__dict__[attribute]
-        self.math = "no derivative"
-
-    def forward(self, ctx: Any, xp: Any, x: Any, *args: Any, **params: Any) -> Any:
-        args = tuple(Tensor._wrap(a) if _is_array(a) else a for a in args)
-        return self.original(Tensor._wrap(x), *args, **params).array
-
-    def vjp(self, ctx: Any, xp: Any, g: Any, *saved: Any) -> tuple:
-        raise GraphError(f"{self.name} has no derivative")
-
-
-def _no_derivative_ops() -> dict[str, NoDerivative]:
-    from difflab import functions
-
-    methods = ("__floordiv__", "__mod__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
-               "__ge__", "__and__", "__or__", "__xor__", "__invert__", "isnan", "isfinite",
-               "any", "all", "sign", "round", "floor", "ceil", "argmax", "argmin")
-    # (Tensor's methods live on the classes it is made of: patch the one that defines each)
-    owners = {m: next((c for c in Tensor.__mro__ if m in c.__dict__), None) for m in methods}
-    ops = [NoDerivative(owners[m], m) for m in methods if owners[m] not in (None, object)]
-    ops.append(NoDerivative(functions, "heaviside"))  # (maximum's rule)
-    return {op.name: op for op in ops}
-
-
-#: name -> op, for the operations above (a saved graph names them like primitives).
-NO_DERIVATIVE: dict[str, NoDerivative] = _no_derivative_ops()
-
-
-def _recording(op: NoDerivative) -> Callable:
-    @functools.wraps(op.original)
-    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
-        result = op.original(self, *args, **kwargs)
-        tracer = engine.GraphRecorder.active
-        if isinstance(tracer, Tracer) and isinstance(result, Tensor) \
-                and id(result.array) not in tracer.refs:  # (eq calls __eq__: record once)
-            tracer.record(op, (self, *args), kwargs, None, result)
-        return result
-
-    return method
-
-
-def _recording_backward(original: Callable) -> Callable:
-    """``run_backward`` that always records (``create_graph=True``) while tracing.
-
-    A backward pass computed on plain arrays would give the graph only its
-    numbers, as constants; recorded, its operations are nodes of the graph.
-    Asked without ``create_graph``, the backward is first order
-    (``tracer.first_order``): a primitive whose array rule is cheaper
-    (``first_order_is_cheaper``) is then recorded as that rule, one node.
-    """
-
-    @functools.wraps(original)
-    def run_backward(outputs: Any, grad_outputs: Any, retain_graph: bool, create_graph: bool,
-                     *args: Any, **kwargs: Any) -> Any:
-        tracer = engine.GraphRecorder.active
-        if not isinstance(tracer, Tracer):
-            return original(outputs, grad_outputs, True, True, *args, **kwargs)
-        outer, tracer.first_order = tracer.first_order, not create_graph
-        try:
-            return original(outputs, grad_outputs, True, True, *args, **kwargs)
-        finally:
-            tracer.first_order = outer
-
-    return run_backward
-
-
-def _watch_value_reads(tracer: Tracer) -> None:
-    """While tracing: value reads warn, and methods without a derivative are recorded."""
-    if not _watchers:
-        for name in _VALUE_READS:
-            # (the class of Tensor's that defines the method: patched and restored there)
-            owner = next((c for c in Tensor.__mro__ if name in c.__dict__), None)
-            if owner is not None and owner is not object:
-                _patched.append((owner, name, owner.__dict__[name]))
-                setattr(owner, name, _watching(name, owner.__dict__[name]))
-        for op in NO_DERIVATIVE.values():
-            _patched.append((op.owner, op.attribute, op.original))
-            setattr(op.owner, op.attribute, _recording(op))
-        from difflab.autograd import functional
-
-        _patched.append((functional, "run_backward", functional.run_backward))
-        functional.run_backward = _recording_backward(functional.run_backward)
-    _watchers.append(tracer)
-
-
-def _unwatch_value_reads() -> None:
-    _watchers.pop()
-    if not _watchers:
-        for owner, attribute, original in reversed(_patched):
-            setattr(owner, attribute, original)
-        _patched.clear()
 
 
 # ----------------------------------------------------------- nested outputs

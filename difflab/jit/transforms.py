@@ -45,7 +45,8 @@ from difflab import backend, functions
 from difflab.autograd import engine, functional
 from difflab.jit.graph import Graph, GraphError, Input, Ref, _ContextCatcher, _resolve
 from difflab.jit.ops import JVP
-from difflab.jit.tracing import NoDerivative, Tracer, rule_value_reads
+from difflab.jit.tracing import Tracer, rule_value_reads
+from difflab.ops.primitive import Primitive
 from difflab.tensor import Tensor
 
 
@@ -121,7 +122,7 @@ def grad(graph: Graph, wrt: Sequence[str] | None = None, output: int = 0) -> Gra
     return result
 
 
-class _TangentsKnown:
+class _TangentsKnown(Primitive):
     """A node's primitive, told which of its inputs carry tangents.
 
     ``forward`` saves what the derivatives will read according to
@@ -149,7 +150,7 @@ def _tangent(node: Any, ctx: Any, dots: list, needs: tuple) -> Any:
     branches on a value (it would be baked in), becomes one
     :class:`~difflab.jit.ops.JVP` node instead.
     """
-    if getattr(node.op, "jvp", None) is None:
+    if node.op.jvp is None:
         raise GraphError(
             f"jvp: {node.name} = {node.op_name}(...) has no forward-mode rule (jvp)"
             + ("; take jvp of the graph before fusing it" if node.op_name == "fused" else
@@ -213,7 +214,7 @@ def _push(node: Any, env: dict, tangents: dict, catcher: _ContextCatcher,
     for k, m in enumerate(node.saved):
         if m is not None:
             env[f"{node.name}.s{k}"] = Tensor._wrap(ctx.saved[k])
-    if not any(needs) or isinstance(node.op, NoDerivative):
+    if not any(needs) or not node.op.differentiable:
         return  # a constant to the tangents (or a comparison, an argmax: no derivative)
     dy = _tangent(node, ctx, dots, needs)
     if dy is not None:

@@ -29,7 +29,7 @@ from difflab import backend
 from difflab import random as _random
 from difflab.autograd.engine import apply
 from difflab.dtypes import floating_result
-from difflab.ops import nn_ops
+from difflab.ops import nn_conv, nn_ops, registry
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import cast_to, promote, promote_all
 
@@ -128,7 +128,7 @@ def conv2d(
             raise ValueError(f"padding must be an int, a pair, 'same' or 'valid', got {padding!r}")
     padding = nn_ops._pair(padding)
     params = dict(stride=stride, padding=padding, dilation=dilation, groups=int(groups))
-    return apply(nn_ops.Conv2d, *_promoted(input, weight, bias), **params)
+    return apply(nn_conv.Conv2d, *_promoted(input, weight, bias), **params)
 
 
 def _pool_args(name: str, input: Tensor, kernel_size: Any, stride: Any, padding: Any  # noqa: A002
@@ -152,7 +152,7 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     kernel, stride, padding = _pool_args("max_pool2d", input, kernel_size, stride, padding)
     squeeze = input.ndim == 3
     x = input.unsqueeze(0) if squeeze else input
-    out = apply(nn_ops.MaxPool2d, x, kernel=kernel, stride=stride, padding=padding,
+    out = apply(nn_conv.MaxPool2d, x, kernel=kernel, stride=stride, padding=padding,
                 dilation=nn_ops._pair(dilation))
     return out.squeeze(0) if squeeze else out
 
@@ -163,7 +163,7 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     kernel, stride, padding = _pool_args("avg_pool2d", input, kernel_size, stride, padding)
     squeeze = input.ndim == 3
     x = _floating(input.unsqueeze(0) if squeeze else input)
-    out = apply(nn_ops.AvgPool2d, x, kernel=kernel, stride=stride, padding=padding)
+    out = apply(nn_conv.AvgPool2d, x, kernel=kernel, stride=stride, padding=padding)
     return out.squeeze(0) if squeeze else out
 
 
@@ -262,10 +262,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     input = _floating(input)  # noqa: A001  (the kept elements are scaled by 1/(1 - p))
     if p == 1.0:
         return input * 0.0
-    keep = _random._rng(None).random(input.shape) >= p
-    mask = (keep / (1.0 - p)).astype(input.dtype)
-    if input.is_cuda:
-        mask = backend.to_device(mask, input.device)
+    mask = apply(registry.PRIMITIVES["dropout_mask"], input, p=p,
+                 generator=_random.default_generator)
     return input * mask
 
 
@@ -302,20 +300,11 @@ def batch_norm(
                 f"Expected more than 1 value per channel when training, got input size "
                 f"{tuple(input.shape)}"
             )
-        xp = backend.array_module(input.array)
-        x = input.array
-        mean = x.mean(axis=axes, keepdims=True)
-        centered = x - mean
-        var = (centered * centered).mean(axis=axes, keepdims=True)
-        if running_mean is not None:
-            running_mean.array *= 1.0 - momentum
-            running_mean.array += momentum * mean.reshape(c).astype(running_mean.dtype)
-        if running_var is not None:
-            running_var.array *= 1.0 - momentum
-            running_var.array += (momentum * count / (count - 1)) * var.reshape(c).astype(
-                running_var.dtype)
-        del xp
-        out = apply(nn_ops.Normalize, input, axes=axes, eps=eps, mean=mean, var=var)
+        # (the primitive computes the batch's statistics itself, so a traced graph does too)
+        out = apply(nn_ops.Normalize, input, axes=axes, eps=eps)
+        if running_mean is not None or running_var is not None:
+            _update_running_stats(input.array, axes, c, count, momentum, running_mean,
+                                  running_var)
     else:
         if running_mean is None or running_var is None:
             out = apply(nn_ops.Normalize, input, axes=axes, eps=eps)
@@ -328,6 +317,21 @@ def batch_norm(
     if bias is not None:
         out = out + bias.reshape(shape)
     return out
+
+
+def _update_running_stats(x: Any, axes: tuple, c: int, count: int, momentum: float,
+                          running_mean: Tensor | None, running_var: Tensor | None) -> None:
+    """r ← (1 - momentum)·r + momentum·batch, in place (the variance unbiased there)."""
+    mean = x.mean(axis=axes, keepdims=True)
+    centered = x - mean
+    var = (centered * centered).mean(axis=axes, keepdims=True)
+    if running_mean is not None:
+        running_mean.array *= 1.0 - momentum
+        running_mean.array += momentum * mean.reshape(c).astype(running_mean.dtype)
+    if running_var is not None:
+        running_var.array *= 1.0 - momentum
+        running_var.array += (momentum * count / (count - 1)) * var.reshape(c).astype(
+            running_var.dtype)
 
 
 def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,  # noqa: A002
@@ -524,21 +528,9 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,  # noqa: A00
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """(..., ) integer classes -> (..., num_classes) int64 of 0/1."""
-    t = tensor.array
-    if t.dtype.kind not in "iu":
-        raise TypeError(f"one_hot expects an integer tensor, got {t.dtype}; use .long()")
-    if t.size and int(t.min()) < 0:
-        raise RuntimeError(f"one_hot: Class values must be non-negative, got {int(t.min())}")
-    if num_classes < 0 and not t.size:
-        raise RuntimeError("one_hot: cannot infer the number of classes from an empty tensor; "
-                           "pass num_classes")
-    n = int(t.max()) + 1 if num_classes < 0 else num_classes
-    if t.size and int(t.max()) >= n:
-        raise RuntimeError(
-            f"one_hot: Class values must be smaller than num_classes ({n}), got {int(t.max())}"
-        )
-    xp = backend.array_module(t)
-    return Tensor._wrap((t[..., None] == xp.arange(n)).astype(np.int64))
+    if tensor.dtype.kind not in "iu":
+        raise TypeError(f"one_hot expects an integer tensor, got {tensor.dtype}; use .long()")
+    return apply(registry.PRIMITIVES["one_hot"], tensor, num_classes=num_classes)
 
 
 # ---------------------------------------------------------------------------------------

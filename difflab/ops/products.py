@@ -27,7 +27,8 @@ import string
 from typing import Any
 
 from difflab import backend
-from difflab.ops.structural import sum_to_shape
+from difflab.ops.primitive import Primitive
+from difflab.ops.shapes import sum_to_shape
 
 LETTERS = string.ascii_letters  # the labels NumPy's einsum accepts
 
@@ -121,7 +122,7 @@ class EinsumEquation:
         return "".join(free[:k])
 
 
-class Einsum:
+class Einsum(Primitive):
     """y = einsum(equation, x₁, x₂, ...): a sum of products over named axes.
 
     JVP: ẏ = Σᵢ einsum(x₁, ..., ẋᵢ, ..., xₙ), linear in each operand.
@@ -218,7 +219,7 @@ def _constant(like: Any, n: int, kind: str) -> Any:
 # -------------------------------------------------------------------- cumprod
 
 
-class CumProd:
+class CumProd(Primitive):
     """yᵢ = Π_{j≤i} xⱼ along ``axis``.
 
     VJP: x̄ⱼ = Σ_{i≥j} ȳᵢ Π_{k≤i, k≠j} x_k;  JVP: ẏᵢ = Σ_{j≤i} ẋⱼ Π_{k≤i, k≠j} x_k,

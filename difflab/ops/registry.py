@@ -37,8 +37,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from difflab.ops import elementwise, nn_ops, products, structural
-from difflab.ops.structural import BinaryOp, UnaryOp
+from difflab.ops import elementwise, logic, nn_conv, nn_ops, products, structural
+from difflab.ops.elementwise import BinaryOp, UnaryOp
+from difflab.ops.primitive import Primitive
 
 
 class Context:
@@ -61,6 +62,9 @@ class Context:
 #: name -> primitive, for every primitive difflab knows.
 PRIMITIVES: dict[str, Any] = {}
 
+#: Called with each primitive registered, now and later (``on_register``): the faces.
+_LISTENERS: list = []
+
 #: NumPy ufunc name -> elementwise primitive (filled by ``register``; forward mode
 #: looks every ufunc called on a Dual up here).
 _BY_NUMPY_NAME: dict[str, Any] = {}
@@ -71,29 +75,53 @@ def register(primitive: Any, *, replace: bool = False) -> Any:
 
     Raises ``ValueError`` if the name is taken (pass ``replace=True`` to
     redefine a primitive you registered yourself) or is not an identifier,
-    and ``TypeError`` if the object lacks ``forward`` or ``vjp``.
+    and ``TypeError`` if the object lacks ``forward`` or ``vjp`` or is not a
+    :class:`~difflab.ops.primitive.Primitive` (an instance or a subclass).
     """
-    name = getattr(primitive, "name", "")
+    name = getattr(primitive, "name", "")  # (anything may be offered: checked here)
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(
             f"a primitive needs a name that is a Python identifier (it is called as "
             f"difflab.<name> and in expressions), got {name!r}"
         )
-    missing = [m for m in ("forward", "vjp") if not callable(getattr(primitive, m, None))]
+    needed = ("forward", "vjp") if getattr(primitive, "differentiable", True) else ("forward",)
+    missing = [m for m in needed if not callable(getattr(primitive, m, None))
+               or getattr(primitive, m) in (Primitive.forward, Primitive.vjp)]
     if missing:
         raise TypeError(f"primitive {name!r} has no {' or '.join(missing)} method")
+    if not isinstance(primitive, Primitive) and not (
+            isinstance(primitive, type) and issubclass(primitive, Primitive)):
+        raise TypeError(
+            f"primitive {name!r} must derive from difflab.ops.primitive.Primitive (which "
+            f"declares, with defaults, every attribute the engine and the jit read)"
+        )
     if name in PRIMITIVES and not replace:
         raise ValueError(
             f"a primitive named {name!r} is already registered; choose another name, or pass "
             f"replace=True to redefine your own"
         )
     PRIMITIVES[name] = primitive
+    for listener in _LISTENERS:
+        listener(primitive)
     if isinstance(primitive, (UnaryOp, BinaryOp)):
-        for key in {name, getattr(primitive.rule, "numpy_name", None)} - {None, ""}:
+        for key in {name, primitive.rule.numpy_name} - {None, ""}:
             current = _BY_NUMPY_NAME.get(key)  # a NumPy name keeps its first primitive
             if current is None or current.name == name or key == name:
                 _BY_NUMPY_NAME[key] = primitive
     return primitive
+
+
+def on_register(listener: Any) -> None:
+    """Call ``listener(primitive)`` for every primitive registered, now and later.
+
+    This is how a primitive's faces appear: ``Tensor`` adds its
+    ``tensor_method``, ``difflab.functions`` its ``dl_function`` and forward
+    mode its ``numpy_function``, each generated from the primitive's
+    ``arguments``, so a primitive is written in one place.
+    """
+    _LISTENERS.append(listener)
+    for primitive in list(PRIMITIVES.values()):
+        listener(primitive)
 
 
 def get(name: str) -> Any:
@@ -133,11 +161,14 @@ for _primitive in (
     # products of many factors
     products.Einsum, products.CumProd,
     # neural networks
-    nn_ops.Linear, nn_ops.Im2Col, nn_ops.Col2Im, nn_ops.Conv2d, nn_ops.MaxPool2d,
-    nn_ops.AvgPool2d, nn_ops.LogSoftmax, nn_ops.Softmax, nn_ops.NLLLoss,
+    nn_ops.Linear, nn_conv.Im2Col, nn_conv.Col2Im, nn_conv.Conv2d, nn_conv.MaxPool2d,
+    nn_conv.AvgPool2d, nn_ops.LogSoftmax, nn_ops.Softmax, nn_ops.NLLLoss,
     nn_ops.BCEWithLogits, nn_ops.MSELoss, nn_ops.Normalize, nn_ops.GELU, nn_ops.LeakyReLU,
     nn_ops.Embedding,
 ):
+    register(_primitive)
+# without a derivative: comparisons, logic, rounding, indices, counts
+for _primitive in logic.NO_DERIVATIVE:
     register(_primitive)
 
 # Short names for the primitives Tensor's operators call most.

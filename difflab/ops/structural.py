@@ -28,157 +28,21 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from difflab import fastpath
-from difflab.ops import elementwise
+from difflab.ops.primitive import Primitive
+from difflab.ops.shapes import broadcast_shape as _broadcast_shape
+from difflab.ops.shapes import lift as _lift
+from difflab.ops.shapes import shape_of as _shape
+from difflab.ops.shapes import sum_to_shape
 
-
-def sum_to_shape(g: Any, shape: tuple) -> Any:
-    """Undo broadcasting: sum ``g`` down to ``shape``.
-
-    If ``a`` of shape (3, 1) was broadcast against (2, 3, 4), each element of
-    ``a`` was used 2·4 times, so its adjoint is the sum over those copies.
-    """
-    g_shape = g.shape
-    if g_shape == shape:
-        return g
-    lead = len(g_shape) - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and g_shape[lead + i] != 1
-    )
-    if axes:
-        g = g.sum(axis=axes, keepdims=True)
-    return g.reshape(shape)
-
-
-def _shape(x: Any) -> tuple:
-    return getattr(x, "shape", ())
-
-
-def _lift(tangent: Any, ndim: int) -> Any:
-    """Tangents (k, *s) as (k, 1, ..., 1, *s) with 1 + ndim axes, to broadcast like their
-    primal did against an operand of ``ndim`` axes."""
-    shape = tangent.shape
-    missing = ndim - (len(shape) - 1)
-    if missing <= 0:
-        return tangent
-    return tangent.reshape(shape[:1] + (1,) * missing + shape[1:])
+# -------------------------------------------------------------------- reductions
 
 
 def _from_end(axes: tuple | None, ndim: int) -> tuple:
     """Axes of an ``ndim``-axis array counted from the end (all of them for ``None``)."""
     return tuple(range(-ndim, 0)) if axes is None else tuple(a - ndim for a in axes)
-
-
-def _broadcast_shape(*shapes: tuple) -> tuple:
-    """The shape that arrays of ``shapes`` broadcast to (NumPy's rule)."""
-    if len(shapes) == 2 and (shapes[0] == shapes[1] or not shapes[1]):
-        return shapes[0]  # (the common cases, without the loop)
-    ndim = max((len(s) for s in shapes), default=0)
-    out = [1] * ndim
-    for shape in shapes:
-        for i, n in enumerate(shape, ndim - len(shape)):
-            if n != 1:
-                out[i] = n
-    return tuple(out)
-
-
-@fastpath.scaling  # (with the shortcuts on: the same product in fewer passes)
-def _scale(xp: Any, g: Any, factor: Any, saved: tuple = ()) -> Any:
-    """ȳ · f'(x): the chain rule's product of an adjoint and a local derivative.
-
-    ``saved`` names the arrays the rule read, which the product must never
-    overwrite; only the faster product in ``difflab/fastpath.py`` needs it.
-    """
-    return g * factor
-
-
-# ------------------------------------------------------------ elementwise adapters
-
-
-class UnaryOp:
-    """Runs a :class:`~difflab.ops.elementwise.Unary` rule on the tape.
-
-    VJP: x̄ = ȳ · f'(x).    JVP: ẏ = f'(x) · ẋ.
-    """
-
-    def __init__(self, rule: type[elementwise.Unary]) -> None:
-        self.rule = rule
-        self.name = rule.name
-        self.math = rule.math
-
-    def forward(self, ctx, xp, x):
-        y = self.rule.forward(xp, x)
-        saves = self.rule.saves
-        if saves:
-            ctx.save(x if "x" in saves else None, y if "y" in saves else None)
-        return y
-
-    def vjp(self, ctx, xp, g, x=None, y=None):
-        return (_scale(xp, g, self.rule.derivative(xp, x, y), (x, y)),)
-
-    def jvp(self, ctx, xp, dx, x=None, y=None):
-        return _scale(xp, dx, self.rule.derivative(xp, x, y))
-
-    def __repr__(self) -> str:
-        return f"UnaryOp({self.name})"
-
-
-class BinaryOp:
-    """Runs a :class:`~difflab.ops.elementwise.Binary` rule on the tape, with broadcasting.
-
-    VJP: ā = sum_to_shape(z̄ · ∂z/∂a),  b̄ = sum_to_shape(z̄ · ∂z/∂b).
-    JVP: ż = ∂z/∂a · ȧ + ∂z/∂b · ḃ.
-    """
-
-    def __init__(self, rule: type[elementwise.Binary]) -> None:
-        self.rule = rule
-        self.name = rule.name
-        self.math = rule.math
-        # Which of a, b, z to keep, for each (a needs grad, b needs grad): the rules
-        # name what they read (needs_for_a = "b" for a product, say).
-        self.keeps = {}
-        for need_a in (False, True):
-            for need_b in (False, True):
-                reads = (rule.needs_for_a if need_a else "") + (rule.needs_for_b if need_b else "")
-                self.keeps[need_a, need_b] = ("a" in reads, "b" in reads, "z" in reads)
-
-    def forward(self, ctx, xp, a, b):
-        z = self.rule.forward(xp, a, b)
-        ctx.a_shape, ctx.b_shape = _shape(a), _shape(b)
-        keep_a, keep_b, keep_z = self.keeps[ctx.needs_input_grad]
-        if keep_a or keep_b or keep_z:
-            ctx.save(a if keep_a else None, b if keep_b else None, z if keep_z else None)
-        return z
-
-    def vjp(self, ctx, xp, g, a=None, b=None, z=None):
-        need_a, need_b = ctx.needs_input_grad
-        grad_a = grad_b = None
-        saved = (a, b, z)
-        if need_a:
-            grad_a = sum_to_shape(_scale(xp, g, self.rule.d_da(xp, a, b, z), saved), ctx.a_shape)
-        if need_b:
-            grad_b = sum_to_shape(_scale(xp, g, self.rule.d_db(xp, a, b, z), saved), ctx.b_shape)
-        return grad_a, grad_b
-
-    def jvp(self, ctx, xp, da, db, a=None, b=None, z=None):
-        z_shape = _broadcast_shape(ctx.a_shape, ctx.b_shape)
-        out = None
-        if da is not None:
-            out = _scale(xp, _lift(da, len(z_shape)), self.rule.d_da(xp, a, b, z))
-        if db is not None:
-            term = _scale(xp, _lift(db, len(z_shape)), self.rule.d_db(xp, a, b, z))
-            out = term if out is None else out + term
-        if out.shape[1:] != z_shape:  # (a tangent times a constant partial: not yet z's shape)
-            out = xp.broadcast_to(out, out.shape[:1] + z_shape)
-        return out
-
-    def __repr__(self) -> str:
-        return f"BinaryOp({self.name})"
-
-
-
-
-# -------------------------------------------------------------------- reductions
 
 
 def _normalize_axis(axis: Any, ndim: int) -> tuple | None:
@@ -204,7 +68,7 @@ def _keep_reduced_axes(g: Any, axes: tuple | None, ndim: int) -> Any:
     return g.reshape(tuple(shape))
 
 
-class Sum:
+class Sum(Primitive):
     """y = Σ x over ``axis``.
 
     JVP: ẏ = Σ ẋ (the same sum).  VJP: x̄ = broadcast(ȳ) back to x's shape,
@@ -212,6 +76,7 @@ class Sum:
     """
 
     name = "sum"
+    fusion = "reduction"
 
     @staticmethod
     def forward(ctx, xp, x, axis=None, keepdims=False):
@@ -230,7 +95,7 @@ class Sum:
         return xp.sum(dx, axis=_from_end(ctx.axes, len(ctx.in_shape)), keepdims=ctx.keepdims)
 
 
-class Mean:
+class Mean(Primitive):
     """y = (1/n) Σ x over ``axis``, n the number of elements each output combines.
 
     JVP: ẏ = (1/n) Σ ẋ (the same mean).  VJP: x̄ = broadcast(ȳ) / n, since every
@@ -239,6 +104,7 @@ class Mean:
     """
 
     name = "mean"
+    fusion = "reduction"
 
     @staticmethod
     def forward(ctx, xp, x, axis=None, keepdims=False):
@@ -262,7 +128,7 @@ class Mean:
         return xp.sum(dx, axis=axes, keepdims=ctx.keepdims) * ctx.scale
 
 
-class Prod:
+class Prod(Primitive):
     """y = Π x over ``axis``.
 
     ∂y/∂xᵢ = Π_{j≠i} xⱼ, the product of all the others.  It is computed as
@@ -305,7 +171,7 @@ class Prod:
         return xp.sum(terms, axis=_from_end(axes, x.ndim), keepdims=ctx.keepdims)
 
 
-class CumSum:
+class CumSum(Primitive):
     """y_i = Σ_{j ≤ i} x_j along ``axis``.
 
     JVP: the same cumulative sum of ẋ.  VJP (its transpose): x̄_j = Σ_{i ≥ j} ȳ_i,
@@ -313,6 +179,21 @@ class CumSum:
     """
 
     name = "cumsum"
+    tensor_method = dl_function = "cumsum"  # its faces: x.cumsum(dim), dl.cumsum(x, dim),
+    numpy_function = np.cumsum  # and np.cumsum(dual, axis) in forward mode
+
+    @staticmethod
+    def arguments(input, dim=None, *, axis=None):  # noqa: A002
+        """``cumsum(input, dim)`` (NumPy's ``axis=`` too; neither: over the flattened input)."""
+        dim = axis if dim is None else dim
+        if dim is None:
+            return (input.reshape(-1),), {"axis": 0}
+        return (input,), {"axis": dim}
+
+    @staticmethod
+    def numpy_arguments(a, axis=None, dtype=None, out=None):
+        """``np.cumsum(a, axis)``."""
+        return CumSum.arguments(a, axis)
 
     @staticmethod
     def forward(ctx, xp, x, axis):
@@ -328,7 +209,7 @@ class CumSum:
         return xp.cumsum(dx, axis=ctx.axis % ctx.ndim - ctx.ndim)
 
 
-class MaxReduce:
+class MaxReduce(Primitive):
     """y = max x over ``axis`` (``min`` uses the same rule on -x).
 
     The derivative picks the arg-max: x̄ᵢ = ȳ where xᵢ is the maximum, 0
@@ -362,7 +243,7 @@ class MaxReduce:
 # ---------------------------------------------------------------- linear algebra
 
 
-class MatMul:
+class MatMul(Primitive):
     """C = A @ B (with NumPy's rules for 1-D operands and batch broadcasting).
 
     JVP: Ċ = Ȧ @ B + A @ Ḃ.
@@ -458,7 +339,7 @@ def _batch_shape(operand: Any, g: Any) -> tuple:
 # ------------------------------------------------------------------ shape and views
 
 
-class Reshape:
+class Reshape(Primitive):
     """y = x viewed with another shape.  JVP: reshape ẋ.  VJP: reshape ȳ back."""
 
     name = "reshape"
@@ -483,7 +364,7 @@ class Reshape:
         return dx.reshape(dx.shape[:1] + tuple(ctx.shape))
 
 
-class Permute:
+class Permute(Primitive):
     """y = x with its axes reordered.  VJP: the inverse permutation."""
 
     name = "permute"
@@ -507,7 +388,7 @@ class Permute:
         return xp.transpose(dx, (0,) + tuple(a + 1 for a in ctx.axes))
 
 
-class Expand:
+class Expand(Primitive):
     """y = x broadcast to a larger shape (a view, no copy).
 
     JVP: broadcast ẋ.  VJP (transpose): sum ȳ over the broadcast axes.
@@ -529,7 +410,7 @@ class Expand:
         return xp.broadcast_to(_lift(dx, len(ctx.shape)), dx.shape[:1] + ctx.shape)
 
 
-class Index:
+class Index(Primitive):
     """y = x[index] (slices, integers, integer arrays, boolean masks).
 
     JVP: ẏ = ẋ[index].  VJP (transpose): scatter ȳ into zeros shaped like x,
@@ -537,11 +418,18 @@ class Index:
     """
 
     name = "index"
+    fusion = "window"
 
     @staticmethod
     def forward(ctx, xp, x, index):
         ctx.index, ctx.in_shape = index, x.shape
         return x[index]
+
+    @staticmethod
+    def shape_read_from(inputs, params):
+        """A boolean mask: how many elements it selects depends on its values."""
+        index = params["index"] if isinstance(params["index"], tuple) else (params["index"],)
+        return tuple(i for i in index if getattr(i, "ndim", 0) > 0 and i.dtype.kind == "b")
 
     @staticmethod
     @fastpath.unwritten_slices  # (with the shortcuts on: a slice's scatter is left unwritten)
@@ -554,13 +442,14 @@ class Index:
         return dx[(slice(None),) + index]
 
 
-class ScatterAdd:
+class ScatterAdd(Primitive):
     """y = zeros(shape) with y[index] += v: the transpose of indexing.
 
     VJP: v̄ = ȳ[index] (indexing again: the pair closes under differentiation).
     """
 
     name = "scatter_add"
+    fusion = "scatter"
 
     @staticmethod
     def forward(ctx, xp, v, index, shape):
@@ -578,7 +467,7 @@ class ScatterAdd:
         return xp.scatter_add(dv, (slice(None),) + index, (dv.shape[0],) + ctx.shape)
 
 
-class Flip:
+class Flip(Primitive):
     """y = x reversed along ``axis``.  It is its own transpose: VJP flips ȳ back."""
 
     name = "flip"
@@ -597,7 +486,7 @@ class Flip:
         return xp.flip(dx, ctx.axis % ctx.ndim - ctx.ndim)
 
 
-class IndexPut:
+class IndexPut(Primitive):
     """y = x with y[index] = v (the out-of-place form of ``x[index] = v``).
 
     Linear in (x, v).  JVP: ẏ = ẋ with ẏ[index] = v̇.  VJP (its transpose):
@@ -638,7 +527,7 @@ class IndexPut:
         return grad_x, grad_v
 
 
-class Concatenate:
+class Concatenate(Primitive):
     """y = [x₁, x₂, ...] joined along ``axis``.  VJP: ȳ cut back into pieces."""
 
     name = "cat"
@@ -670,7 +559,7 @@ class Concatenate:
         return xp.concatenate(dxs, axis=ctx.axis % ndim - ndim)
 
 
-class Where:
+class Where(Primitive):
     """y = a where cond else b.  VJP: ā = ȳ masked by cond, b̄ = ȳ masked by not cond."""
 
     name = "where"
@@ -698,7 +587,7 @@ class Where:
         return xp.broadcast_to(xp.where(cond, da, db), (k,) + shape)
 
 
-class Clamp:
+class Clamp(Primitive):
     """y = min(max(x, low), high).  dy/dx = 1 inside [low, high], 0 outside."""
 
     name = "clamp"
@@ -723,7 +612,7 @@ class Clamp:
         return dx * inside
 
 
-class Cast:
+class Cast(Primitive):
     """y = x converted to another dtype.  VJP: ȳ converted back to x's dtype."""
 
     name = "to_dtype"
@@ -742,7 +631,7 @@ class Cast:
         return dx.astype(ctx.dtype)
 
 
-class ToDevice:
+class ToDevice(Primitive):
     """y = x copied to another device.  JVP: ẋ copied there too.  VJP: ȳ copied back."""
 
     name = "to_device"
@@ -772,7 +661,7 @@ class ToDevice:
         return (ToDevice._moved(g, ctx.source),)
 
 
-class Clone:
+class Clone(Primitive):
     """y = a copy of x in new memory.  The identity map: VJP and JVP pass through."""
 
     name = "clone"

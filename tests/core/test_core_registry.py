@@ -6,6 +6,7 @@ and then differentiates it with all four methods, through ``backward``,
 ``difflab compare``.
 """
 
+import inspect
 import json
 import math
 
@@ -193,3 +194,120 @@ def test_every_elementwise_primitive_same_derivative_by_every_method(op):
                                    err_msg=f"{op.name}: {method} vs forward")
     np.testing.assert_allclose(results["numeric"], results["forward"], rtol=1e-6, atol=1e-8,
                                err_msg=f"{op.name}: numeric vs forward")
+
+
+def test_every_primitive_is_a_primitive_and_declares_what_is_read():
+    """The engine and the jit read plain attributes: every primitive has each, by default."""
+    from difflab.ops.primitive import Primitive
+
+    attributes = ("name", "math", "description", "differentiable", "double_backward",
+                  "first_order_is_cheaper", "user_code", "traced_as", "rule", "fusion",
+                  "prepare", "describe", "jvp", "forward", "vjp", "shape_read_from")
+    lines = inspect.getsource(Primitive).splitlines()
+    for attribute in attributes:
+        assert hasattr(Primitive, attribute), attribute
+        if callable(getattr(Primitive, attribute)):  # a method: its own docstring
+            assert getattr(Primitive, attribute).__doc__, attribute
+            continue
+        at = next(i for i, line in enumerate(lines) if line.startswith(f"    {attribute}:"))
+        assert lines[at - 1].startswith("    #: "), f"{attribute} has no one-line docstring"
+    for name, op in registry.PRIMITIVES.items():
+        is_one = isinstance(op, Primitive) or (isinstance(op, type) and issubclass(op, Primitive))
+        assert is_one, name
+        assert op.name == name
+    fusions = {name: op.fusion for name, op in registry.PRIMITIVES.items() if op.fusion}
+    assert fusions["sum"] == fusions["mean"] == "reduction"
+    assert fusions["sin"] == fusions["mul"] == "elementwise"
+    assert (fusions["index"], fusions["scatter_add"]) == ("window", "scatter")
+    assert set(fusions.values()) <= {"elementwise", "reduction", "window", "scatter"}
+
+
+def test_the_registry_refuses_an_object_that_is_not_a_primitive():
+    class Duck:  # forward and vjp, but not a Primitive: the engine could not read it
+        name = "duck"
+
+        @staticmethod
+        def forward(ctx, xp, x):
+            return x
+
+        @staticmethod
+        def vjp(ctx, xp, g):
+            return (g,)
+
+    with pytest.raises(TypeError, match="must derive from difflab.ops.primitive.Primitive"):
+        registry.register(Duck)
+    assert "duck" not in registry.PRIMITIVES
+
+
+def test_cumsum_is_written_once_and_its_faces_are_generated():
+    """x.cumsum, dl.cumsum and np.cumsum on a Dual all come from CumSum's declaration."""
+    from difflab.diff import Dual
+    from difflab.ops import structural
+
+    op = registry.get("cumsum")
+    assert op is structural.CumSum and op.tensor_method == op.dl_function == "cumsum"
+    assert "cumsum" not in vars(dl.tensor_methods.TensorMethods)  # generated, not written
+    x = dl.tensor([[1.0, 2.0], [3.0, -4.0]], requires_grad=True)
+    y = x.cumsum(1)
+    np.testing.assert_array_equal(y.detach().numpy(), [[1.0, 3.0], [3.0, -1.0]])
+    assert y.grad_fn.name() == "CumsumBackward0"
+    np.testing.assert_array_equal(dl.cumsum(x, 0).detach().numpy(), [[1.0, 2.0], [4.0, -2.0]])
+    np.testing.assert_array_equal(dl.cumsum(x).detach().numpy(), [1.0, 3.0, 6.0, 2.0])
+    np.testing.assert_array_equal(dl.cumsum(np.arange(4.0), axis=0), [0.0, 1.0, 3.0, 6.0])
+    d = np.cumsum(Dual(np.array([1.0, 2.0, 3.0]), np.array([1.0, 0.0, 2.0])))
+    np.testing.assert_array_equal(d.tangent, [1.0, 1.0, 3.0])
+
+
+def test_a_structural_primitive_registered_at_run_time_gets_its_faces():
+    """Adding a primitive takes one place: its class, with its faces declared."""
+    from difflab.diff import Dual
+    from difflab.diff import dual as dual_module
+    from difflab.ops.primitive import Primitive
+
+    class SuffixSum(Primitive):
+        """y_i = Σ_{j ≥ i} x_j along ``axis``: JVP the same sum, VJP a prefix sum."""
+
+        name = tensor_method = dl_function = "suffix_sum"
+        numpy_function = np.nancumsum  # (a NumPy function Dual does not map yet)
+
+        @staticmethod
+        def arguments(input, dim=-1):  # noqa: A002
+            """``suffix_sum(input, dim=-1)``: sums from the end."""
+            return (input,), {"axis": dim}
+
+        @staticmethod
+        def numpy_arguments(a, axis=-1):
+            return (a,), {"axis": axis}
+
+        @staticmethod
+        def forward(ctx, xp, x, axis):
+            ctx.axis = axis
+            return xp.flip(xp.cumsum(xp.flip(x, axis), axis=axis), axis)
+
+        @staticmethod
+        def vjp(ctx, xp, g):
+            return (xp.cumsum(g, axis=ctx.axis),)
+
+        @staticmethod
+        def jvp(ctx, xp, dx):
+            axis = ctx.axis if ctx.axis < 0 else ctx.axis + 1
+            return xp.flip(xp.cumsum(xp.flip(dx, axis), axis=axis), axis)
+
+    assert not hasattr(dl.Tensor, "suffix_sum")
+    registry.register(SuffixSum)
+    try:
+        x = dl.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x.suffix_sum()
+        np.testing.assert_array_equal(y.detach().numpy(), [6.0, 5.0, 3.0])
+        (y * dl.tensor([1.0, 10.0, 100.0])).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), [1.0, 11.0, 111.0])
+        np.testing.assert_array_equal(dl.suffix_sum(np.array([1.0, 2.0])), [3.0, 2.0])
+        d = np.nancumsum(Dual(np.array([1.0, 2.0]), np.array([1.0, 0.0])))
+        np.testing.assert_array_equal(d.tangent, [1.0, 0.0])
+        assert dl.Tensor.suffix_sum.__doc__.startswith("``suffix_sum(input, dim=-1)``")
+    finally:
+        registry.PRIMITIVES.pop("suffix_sum")
+        delattr(dl.Tensor, "suffix_sum")
+        delattr(dl, "suffix_sum")
+        delattr(dl.functions, "suffix_sum")
+        dual_module._ARRAY_FUNCTIONS.pop(np.nancumsum)

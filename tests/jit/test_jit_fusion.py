@@ -893,16 +893,17 @@ def test_mean_scale_docstring_example_runs():
 
 
 def test_fusion_kinds_cover_every_elementwise_primitive_and_name_real_ones():
-    from difflab.jit.kernels import FUSION_KINDS
     from difflab.ops import registry
 
-    elementwise = {n for n, kind in FUSION_KINDS.items() if kind == "elementwise"}
+    kinds = {name: op.fusion for name, op in registry.PRIMITIVES.items() if op.fusion}
+    elementwise = {n for n, kind in kinds.items() if kind == "elementwise"}
     assert elementwise == {p.name for p in registry.elementwise_ops()}
-    assert set(FUSION_KINDS) <= set(registry.PRIMITIVES)
-    assert set(FUSION_KINDS.values()) == {"elementwise", "reduction", "window", "scatter"}
+    assert set(kinds.values()) == {"elementwise", "reduction", "window", "scatter"}
+    assert {n: k for n, k in kinds.items() if k != "elementwise"} == {
+        "sum": "reduction", "mean": "reduction", "index": "window", "scatter_add": "scatter"}
 
 
-def test_fusion_reads_the_primitives_own_fusion_attribute_before_the_table(monkeypatch):
+def test_fusion_reads_the_primitives_own_fusion_attribute(monkeypatch):
     """How a line fuses is the primitive's ``fusion`` attribute, never a test on its name."""
     from difflab.jit.kernels import fusion_kind
     from difflab.ops import registry

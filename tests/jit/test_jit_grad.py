@@ -10,74 +10,15 @@ import pytest
 
 import difflab as dl
 from difflab import jit
-from difflab.autograd.engine import apply
-from difflab.ops import registry
-from difflab.ops.registry import PRIMITIVES, get
+from difflab.ops.registry import PRIMITIVES
+from difflab.testing import samples
 
+INT = samples.INT  # an input of class indices (no gradient)
 
-def _elementwise_case(name):
-    p = get(name)
-    low, high = p.rule.domain
-    if isinstance(p, registry.UnaryOp):
-        return (lambda x: apply(p, x)), [((3, 4), (low, high))]
-    return (lambda a, b: apply(p, a, b)), [((3, 4), (low, high)), ((4,), (low, high))]
-
-
-INT = "int"  # an input of class indices (no gradient)
-
-# name -> (function of tensors, [(shape, (low, high) or (INT, n))]); every primitive once.
-CASES = {p.name: _elementwise_case(p.name) for p in registry.elementwise_ops()}
-CASES.update({
-    "sum": (lambda x: x.sum(dim=1), [((3, 4), (-2, 2))]),
-    "prod": (lambda x: x.prod(dim=1), [((3, 4), (-2, 2))]),
-    "cumsum": (lambda x: x.cumsum(dim=1), [((3, 4), (-2, 2))]),
-    "max": (lambda x: x.max(dim=0)[0], [((3, 4), (-2, 2))]),
-    "matmul": (lambda a, b: a @ b, [((3, 4), (-2, 2)), ((4, 2), (-2, 2))]),
-    "reshape": (lambda x: x.reshape(2, 6) * dl.arange(6.0), [((3, 4), (-2, 2))]),
-    "permute": (lambda x: x.permute(1, 0) @ x, [((3, 4), (-2, 2))]),
-    "expand": (lambda x: x.expand(3, 4) * x.T.sum(), [((1, 4), (-2, 2))]),
-    "index": (lambda x: x[1:, ::2] * x[0, 1], [((3, 4), (-2, 2))]),
-    "scatter_add": (lambda v: apply(get("scatter_add"), v * v, index=np.array([0, 2, 0]),
-                                    shape=(4,)), [((3,), (-2, 2))]),
-    "flip": (lambda x: x.flip(1) * x, [((3, 4), (-2, 2))]),
-    "index_put": (lambda x, v: apply(get("index_put"), x * x, v, index=(1, slice(None))),
-                  [((3, 4), (-2, 2)), ((4,), (-2, 2))]),
-    "cat": (lambda a, b: dl.cat([a, b * b], dim=0), [((3, 4), (-2, 2)), ((2, 4), (-2, 2))]),
-    "where": (lambda x, y: dl.where(x > 0, x * y, y), [((3, 4), (-2, 2)), ((3, 4), (-2, 2))]),
-    "clamp": (lambda x: x.clamp(-0.5, 0.7) * x, [((3, 4), (-2, 2))]),
-    "to_dtype": (lambda x: x.to(dl.float32).to(dl.float64) * x, [((3, 4), (-2, 2))]),
-    "to_device": (lambda x: apply(get("to_device"), x, device=dl.device("cpu")) * x,
-                  [((3, 4), (-2, 2))]),
-    "clone": (lambda x: x.clone() * x, [((3, 4), (-2, 2))]),
-    "linear": (lambda x, w, b: dl.nn.functional.linear(x, w, b),
-               [((3, 4), (-2, 2)), ((5, 4), (-2, 2)), ((5,), (-2, 2))]),
-    "im2col": (lambda x: apply(get("im2col"), x * x, kernel=(2, 2), stride=(1, 1),
-                               padding=(1, 0), dilation=(1, 1)), [((1, 2, 3, 3), (-2, 2))]),
-    "col2im": (lambda w: apply(get("col2im"), w * w, x_shape=(1, 1, 3, 3), kernel=(2, 2),
-                               stride=(1, 1), padding=(0, 0), dilation=(1, 1)),
-               [((1, 1, 2, 2, 2, 2), (-2, 2))]),
-    "conv2d": (lambda x, w, b: dl.nn.functional.conv2d(x, w, b, padding=1),
-               [((2, 2, 4, 4), (-2, 2)), ((3, 2, 3, 3), (-2, 2)), ((3,), (-2, 2))]),
-    "max_pool2d": (lambda x: dl.nn.functional.max_pool2d(x, 2), [((1, 2, 4, 4), (-2, 2))]),
-    "avg_pool2d": (lambda x: dl.nn.functional.avg_pool2d(x * x, 2), [((1, 2, 4, 4), (-2, 2))]),
-    "log_softmax": (lambda x: dl.nn.functional.log_softmax(x, dim=1), [((3, 4), (-2, 2))]),
-    "softmax": (lambda x: dl.nn.functional.softmax(x, dim=0), [((3, 4), (-2, 2))]),
-    "nll_loss": (lambda z, t: dl.nn.functional.nll_loss(z * z, t),
-                 [((5, 4), (-2, 2)), ((5,), (INT, 4))]),
-    "bce_with_logits": (lambda x, y: dl.nn.functional.binary_cross_entropy_with_logits(x, y),
-                        [((3, 4), (-2, 2)), ((3, 4), (0, 1))]),
-    "normalize": (lambda x: dl.nn.functional.layer_norm(x, (4,)), [((3, 4), (-2, 2))]),
-    "gelu": (lambda x: dl.nn.functional.gelu(x), [((3, 4), (-2, 2))]),
-    "leaky_relu": (lambda x: dl.nn.functional.leaky_relu(x, 0.1), [((3, 4), (-2, 2))]),
-    "embedding": (lambda i, w: dl.nn.functional.embedding(i, w * w),
-                  [((5,), (INT, 6)), ((6, 3), (-2, 2))]),
-    "mean": (lambda x: x.mean(dim=1), [((3, 4), (-2, 2))]),
-    "mse_loss": (lambda x, y: dl.nn.functional.mse_loss(x * x, y),
-                 [((3, 4), (-2, 2)), ((3, 4), (-2, 2))]),
-    "cumprod": (lambda x: dl.cumprod(x, dim=1), [((3, 4), (0.5, 2))]),
-    "einsum": (lambda a, b: dl.einsum("ij,jk->ik", a, b),
-               [((3, 4), (-2, 2)), ((4, 2), (-2, 2))]),
-})
+# name -> (function of tensors, [(shape, (low, high) or (INT, n))]): every primitive with a
+# derivative, from the one table of sample inputs (difflab/testing/samples.py).
+CASES = {name: (case.call, list(case.specs)) for name, case in samples.primitive_cases().items()
+         if PRIMITIVES[name].differentiable}
 
 
 def _inputs(specs, rng):
@@ -90,8 +31,9 @@ def _inputs(specs, rng):
     return out
 
 
-# The registry as the package defines it (other tests register primitives at run time).
-BUILT_IN = set(PRIMITIVES)
+# The registry as the package defines it (other tests register primitives at run time);
+# those without a derivative have no backward (their replay: tests/jit/test_jit_replay.py).
+BUILT_IN = {name for name, p in PRIMITIVES.items() if p.differentiable}
 
 
 def test_every_primitive_has_a_case():

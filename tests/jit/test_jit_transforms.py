@@ -318,7 +318,7 @@ def test_a_linear_layer_without_bias_has_its_tangents_in_place():
 def test_conv2d_weight_tangents_without_saved_columns_copy_them_from_x():
     # The forward keeps x's columns only when W needs a derivative; a weight tangent
     # without them takes the columns from x, with the same result.
-    from difflab.ops import nn_ops
+    from difflab.ops import nn_conv
     from difflab.ops.registry import Context
 
     rng = np.random.default_rng(8)
@@ -328,7 +328,7 @@ def test_conv2d_weight_tangents_without_saved_columns_copy_them_from_x():
     tangents = []
     for needs in [(True, True, False), (True, False, False)]:
         ctx = Context(needs)
-        nn_ops.Conv2d.forward(ctx, np, x, w, None, **settings)
+        nn_conv.Conv2d.forward(ctx, np, x, w, None, **settings)
         assert (ctx.saved[2] is None) == (not needs[1])
-        tangents.append(nn_ops.Conv2d.jvp(ctx, np, None, dw, None, *ctx.saved))
+        tangents.append(nn_conv.Conv2d.jvp(ctx, np, None, dw, None, *ctx.saved))
     np.testing.assert_array_equal(tangents[0], tangents[1])

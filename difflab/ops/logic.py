@@ -1,0 +1,259 @@
+r"""Primitives without a derivative: comparisons, logic, rounding, indices, counts.
+
+Their results are truth values, integers or counts, constant almost
+everywhere, so no derivative passes through them (``differentiable =
+False``): the tape records nothing, forward mode gives them a zero tangent.
+They are primitives all the same, applied through ``engine.apply`` like
+``sin`` or ``matmul``, because every other interpreter must see them: a
+traced function replays ``x > 0`` or ``x.argsort()`` on its new input
+instead of keeping the example's mask as a constant.
+
+Each is one object of this file: a name and the forward on plain arrays
+(``xp`` is NumPy, CuPy, or the namespace of forward mode's ``Dual`` arrays).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from difflab import backend
+from difflab.dtypes import result_type
+from difflab.ops.primitive import NoDerivative
+
+
+class Pointwise(NoDerivative):
+    """y = f(x, ...) elementwise, with no derivative (a comparison, a test, a rounding).
+
+    ``function(xp, *arrays, **params)`` computes it on plain arrays; it is
+    this primitive's ``forward``, less the ``ctx`` it does not need.
+    """
+
+    def __init__(self, name: str, function: Callable, description: str) -> None:
+        self.name = name
+        self.function = function
+        self.description = description
+        # (the forward itself, one call fewer on the hot path of comparisons)
+        self.forward = lambda ctx, xp, *arrays, **params: function(xp, *arrays, **params)
+
+    def __repr__(self) -> str:
+        return f"NoDerivative({self.name})"
+
+
+def _integer_division(operation: Callable) -> Callable:
+    """``a // b`` or ``a % b``; dividing integers by zero is an error, as in PyTorch
+    (NumPy would warn and give 0)."""
+
+    def divide(xp: Any, a: Any, b: Any) -> Any:
+        if result_type(a, b).kind in "iub":
+            zero = b == 0
+            if bool(zero.any() if hasattr(zero, "any") else zero):
+                raise ZeroDivisionError(
+                    "integer division or modulo by zero: a divisor is 0 (make the tensor "
+                    "floating with .float() to get inf or nan instead)"
+                )
+        return operation(a, b)
+
+    return divide
+
+
+def _as_bool(x: Any) -> Any:
+    return x.astype(bool) if hasattr(x, "astype") else bool(x)
+
+
+def _isclose(xp: Any, a: Any, b: Any, rtol: float = 1e-5, atol: float = 1e-8,
+             equal_nan: bool = False) -> Any:
+    return xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def _heaviside(xp: Any, x: Any, value_at_zero: Any) -> Any:
+    return xp.heaviside(x, value_at_zero).astype(x.dtype)
+
+
+POINTWISE = [
+    Pointwise("eq", lambda xp, a, b: a == b, "a == b"),
+    Pointwise("ne", lambda xp, a, b: a != b, "a != b"),
+    Pointwise("lt", lambda xp, a, b: a < b, "a < b"),
+    Pointwise("le", lambda xp, a, b: a <= b, "a <= b"),
+    Pointwise("gt", lambda xp, a, b: a > b, "a > b"),
+    Pointwise("ge", lambda xp, a, b: a >= b, "a >= b"),
+    Pointwise("bitwise_and", lambda xp, a, b: a & b, "a & b (and of truth values)"),
+    Pointwise("bitwise_or", lambda xp, a, b: a | b, "a | b"),
+    Pointwise("bitwise_xor", lambda xp, a, b: a ^ b, "a ^ b"),
+    Pointwise("bitwise_not", lambda xp, a: ~a, "~a"),
+    Pointwise("logical_and", lambda xp, a, b: _as_bool(a) & _as_bool(b), "a and b"),
+    Pointwise("logical_or", lambda xp, a, b: _as_bool(a) | _as_bool(b), "a or b"),
+    Pointwise("logical_xor", lambda xp, a, b: _as_bool(a) ^ _as_bool(b), "a xor b"),
+    Pointwise("logical_not", lambda xp, a: ~_as_bool(a), "not a"),
+    Pointwise("isnan", lambda xp, x: xp.isnan(x), "whether x is nan"),
+    Pointwise("isinf", lambda xp, x: xp.isinf(x), "whether x is +inf or -inf"),
+    Pointwise("isfinite", lambda xp, x: xp.isfinite(x), "whether x is neither inf nor nan"),
+    Pointwise("isclose", _isclose, "|a - b| <= atol + rtol·|b|"),
+    Pointwise("sign", lambda xp, x: xp.sign(x), "-1, 0 or 1"),
+    Pointwise("round", lambda xp, x: xp.round(x), "the nearest integer (halves to even)"),
+    Pointwise("floor", lambda xp, x: xp.floor(x), "⌊x⌋"),
+    Pointwise("ceil", lambda xp, x: xp.ceil(x), "⌈x⌉"),
+    Pointwise("heaviside", _heaviside, "1 for x > 0, 0 for x < 0, a given value at 0"),
+    Pointwise("floor_divide", _integer_division(lambda a, b: a // b), "⌊a / b⌋"),
+    Pointwise("remainder", _integer_division(lambda a, b: a % b), "a - ⌊a / b⌋·b"),
+]
+
+
+# ------------------------------------------------------------ along an axis
+
+
+class AnyAll(NoDerivative):
+    """Whether some (``any``) or every (``all``) element along ``axis`` is non-zero."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.description = f"{name} of the truth values along an axis"
+
+    def forward(self, ctx: Any, xp: Any, x: Any, axis: Any = None, keepdims: bool = False
+                ) -> Any:
+        return getattr(x, self.name)(axis=axis, keepdims=keepdims)
+
+
+class ArgExtreme(NoDerivative):
+    """The index of the largest (``argmax``) or smallest (``argmin``) element along ``axis``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.description = f"the index of the {name[3:]}imum"
+
+    def forward(self, ctx: Any, xp: Any, x: Any, axis: Any = None, keepdims: bool = False
+                ) -> Any:
+        out = getattr(xp, self.name)(x, axis=axis)
+        if keepdims and axis is not None:
+            out = xp.expand_dims(out, axis)
+        return out.astype(np.int64)
+
+
+class ArgSort(NoDerivative):
+    """The indices that sort ``x`` along ``axis`` (stable: ties keep their order).
+
+    NaN sorts as the largest value, as in PyTorch.  A 0-d ``x`` is one element.
+    """
+
+    name = "argsort"
+    description = "the indices that sort x"
+
+    @staticmethod
+    def forward(ctx: Any, xp: Any, x: Any, axis: int = -1, descending: bool = False) -> Any:
+        a = x if x.ndim else x.reshape(1)
+        while hasattr(a, "primal"):  # forward mode's Dual arrays: the order of the values
+            a = a.primal
+        xp = backend.array_module(a)
+        key = a
+        if descending:
+            if a.dtype.kind == "f":
+                key = xp.where(xp.isnan(a), -np.inf, -a)  # NaN first, as the largest
+            elif a.dtype.kind == "b":
+                key = ~a
+            else:
+                key = -a.astype(np.int64) if a.dtype.kind == "u" else -a
+        out = xp.argsort(key, axis=axis, kind="stable").astype(np.int64)
+        return out if x.ndim else out.reshape(())
+
+
+class CountNonzero(NoDerivative):
+    """How many elements (along ``axis``) are not zero, as int64."""
+
+    name = "count_nonzero"
+    description = "the number of non-zero elements"
+
+    @staticmethod
+    def forward(ctx: Any, xp: Any, x: Any, axis: Any = None) -> Any:
+        return xp.asarray(xp.count_nonzero(x, axis=axis)).astype(np.int64)
+
+
+class Histc(NoDerivative):
+    """Counts of the elements in ``bins`` equal bins over [low, high]; with low = high,
+    the data's own smallest and largest values (one unit either side if those are equal)."""
+
+    name = "histc"
+    description = "a histogram with equal bins"
+
+    @staticmethod
+    def forward(ctx: Any, xp: Any, x: Any, bins: int = 100, low: float = 0.0,
+                high: float = 0.0) -> Any:
+        values = backend.to_numpy(x).ravel()
+        if low == high:
+            low, high = ((float(values.min()), float(values.max())) if values.size
+                         else (0.0, 0.0))
+        if low == high:
+            low, high = low - 1, high + 1  # (all values equal: one unit either side, as PyTorch)
+        counts, _ = np.histogram(values, bins=bins, range=(low, high))
+        return backend.to_device(counts.astype(x.dtype), backend.device_of(x))
+
+
+class Histogram(NoDerivative):
+    """NumPy's histogram of ``x``: the counts (``part="hist"``: or weight sums, or a
+    density) or the bin edges (``part="bin_edges"``); ``bins`` a number of equal bins
+    over ``range`` (the data's by default) or an array of increasing edges."""
+
+    name = "histogram"
+    description = "a histogram (counts or bin edges)"
+
+    @staticmethod
+    def forward(ctx: Any, xp: Any, x: Any, bins: Any = 100, weight: Any = None,
+                range: Any = None, density: bool = False, part: str = "hist") -> Any:  # noqa: A002
+        edges = backend.to_numpy(bins) if hasattr(bins, "shape") else bins
+        weights = None if weight is None else backend.to_numpy(weight).ravel()
+        hist, edges = np.histogram(backend.to_numpy(x).ravel(), bins=edges, range=range,
+                                   weights=weights, density=density)
+        out = hist if part == "hist" else edges
+        return backend.to_device(out.astype(x.dtype), backend.device_of(x))
+
+
+class DropoutMask(NoDerivative):
+    """Dropout's mask: 1/(1 - p) where a uniform draw is ≥ p, else 0, shaped like ``x``.
+
+    Drawn from ``generator`` (a :class:`difflab.Generator`) at every run, so a
+    traced graph draws a new mask each time, as eager code does.
+    """
+
+    name = "dropout_mask"
+    description = "a random mask keeping each element with probability 1 - p"
+
+    @staticmethod
+    def forward(ctx: Any, xp: Any, x: Any, p: float = 0.5, generator: Any = None) -> Any:
+        keep = generator.rng.random(x.shape) >= p
+        mask = (keep / (1.0 - p)).astype(x.dtype)
+        return backend.to_device(mask, backend.device_of(x))
+
+
+class OneHot(NoDerivative):
+    """(...) integer classes -> (..., num_classes) int64 of 0/1.
+
+    With ``num_classes = -1`` the number of classes is the largest class + 1:
+    the output's shape then depends on the input's values.
+    """
+
+    name = "one_hot"
+    description = "integer classes as rows of 0/1"
+
+    @staticmethod
+    def forward(ctx: Any, xp: Any, x: Any, num_classes: int = -1) -> Any:
+        if x.size and int(x.min()) < 0:
+            raise RuntimeError(f"one_hot: Class values must be non-negative, got {int(x.min())}")
+        if num_classes < 0 and not x.size:
+            raise RuntimeError("one_hot: cannot infer the number of classes from an empty "
+                               "tensor; pass num_classes")
+        n = int(x.max()) + 1 if num_classes < 0 else num_classes
+        if x.size and int(x.max()) >= n:
+            raise RuntimeError(
+                f"one_hot: Class values must be smaller than num_classes ({n}), got "
+                f"{int(x.max())}"
+            )
+        return (x[..., None] == xp.arange(n)).astype(np.int64)
+
+    @staticmethod
+    def shape_read_from(inputs: tuple, params: dict) -> tuple:
+        return inputs[:1] if params.get("num_classes", -1) < 0 else ()
+
+
+NO_DERIVATIVE = [*POINTWISE, AnyAll("any"), AnyAll("all"), ArgExtreme("argmax"),
+                 ArgExtreme("argmin"), ArgSort, CountNonzero, Histc, Histogram, DropoutMask, OneHot]

@@ -1,0 +1,56 @@
+"""Shapes shared by the rules: undoing a broadcast, lifting k stacked tangents.
+
+Reverse mode sums an adjoint back down to its input's shape
+(:func:`sum_to_shape`, the transpose of broadcasting); forward mode carries
+k tangents on a leading axis, which must broadcast the way their primal did
+(:func:`lift`).  Elementwise, structural and product rules all use them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def sum_to_shape(g: Any, shape: tuple) -> Any:
+    """Undo broadcasting: sum ``g`` down to ``shape``.
+
+    If ``a`` of shape (3, 1) was broadcast against (2, 3, 4), each element of
+    ``a`` was used 2·4 times, so its adjoint is the sum over those copies.
+    """
+    g_shape = g.shape
+    if g_shape == shape:
+        return g
+    lead = len(g_shape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and g_shape[lead + i] != 1
+    )
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    return g.reshape(shape)
+
+
+def shape_of(x: Any) -> tuple:
+    return getattr(x, "shape", ())
+
+
+def lift(tangent: Any, ndim: int) -> Any:
+    """Tangents (k, *s) as (k, 1, ..., 1, *s) with 1 + ndim axes, to broadcast like their
+    primal did against an operand of ``ndim`` axes."""
+    shape = tangent.shape
+    missing = ndim - (len(shape) - 1)
+    if missing <= 0:
+        return tangent
+    return tangent.reshape(shape[:1] + (1,) * missing + shape[1:])
+
+
+def broadcast_shape(*shapes: tuple) -> tuple:
+    """The shape that arrays of ``shapes`` broadcast to (NumPy's rule)."""
+    if len(shapes) == 2 and (shapes[0] == shapes[1] or not shapes[1]):
+        return shapes[0]  # (the common cases, without the loop)
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for shape in shapes:
+        for i, n in enumerate(shape, ndim - len(shape)):
+            if n != 1:
+                out[i] = n
+    return tuple(out)

@@ -1,0 +1,380 @@
+r"""One table of sample inputs: every primitive (and the public functions) with the edges a
+stranger brings.
+
+PyTorch keeps one database of operator entries that generic tests loop over
+(``OpInfo``); this is difflab's.  An entry says how to call an operation on
+tensors and which inputs it takes, by shape and kind of values:
+
+* ``(shape, (low, high))``: floats drawn in [low, high];
+* ``(shape, (INT, n))``: integers in [0, n) (class labels, indices);
+* ``(shape, BOOL)``: truth values.
+
+:func:`variants` turns those into several concrete inputs: the *example*
+(what a test traces on), *others* with other values, signs and orders, and
+the *edges* (``inf``, ``-inf``, ``nan``, ``-0.0``, ``0.0``, ties) where
+floats go.  Generic tests then run every entry through every interpreter:
+trace on the example and replay on the others against eager
+(``tests/jit/test_jit_replay.py``), the graph backward against the tape
+(``tests/jit/test_jit_grad.py``).  A new primitive is tested everywhere by
+adding its entry to :data:`PRIMITIVE_CASES`; a test asserts that every
+registered primitive has one.
+
+:data:`FUNCTION_CASES` does the same for public ``difflab.<name>`` functions
+and ``Tensor.<name>`` methods that need more than one float tensor;
+:func:`probe_cases` finds the ones a single float tensor is enough for.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+INT = "int"  # an input of integers in [0, n): (shape, (INT, n))
+BOOL = "bool"  # an input of truth values: (shape, BOOL)
+EDGES = (np.inf, -0.0, np.nan, -np.inf, 0.0, 1.5, 1.5, -2.5)  # (1.5, 1.5: a tie)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One entry: ``call(*tensors)`` on inputs described by ``specs``.
+
+    ``edges``: whether the float inputs may take the edge values (a rule
+    that raises on nan, such as a histogram over the data's range, says no
+    by leaving them out; eager and the replay must then agree on the rest).
+    """
+
+    name: str
+    call: Callable
+    specs: tuple
+    edges: bool = True
+
+
+def variants(case: Case, seed: int = 0) -> list[list[np.ndarray]]:
+    """Concrete inputs for ``case``: the example first, then others, then the edges."""
+    out = []
+    for k in range(3 + case.edges):
+        rng = np.random.default_rng(seed * 7 + k)
+        arrays = []
+        for shape, kind in case.specs:
+            if kind == BOOL:
+                arrays.append(rng.random(shape) < 0.5)
+            elif kind[0] == INT:
+                arrays.append(rng.integers(0, kind[1], size=shape).astype(np.int64))
+            elif k == 3:  # the edges, cycled over the elements
+                n = int(np.prod(shape))
+                arrays.append(np.resize(np.array(EDGES), n).reshape(shape))
+            else:
+                values = rng.uniform(kind[0], kind[1], size=shape)
+                if k == 2 and values.size:  # other signs and orders, and a tie
+                    flat = values.reshape(-1)[::-1] * (-1.0 if kind[0] < 0 else 1.0)
+                    flat[-1] = flat[0]
+                    values = flat.reshape(shape)
+                arrays.append(np.ascontiguousarray(values))
+        out.append(arrays)
+    return out
+
+
+def _get(name: str) -> Any:
+    from difflab.ops.registry import get
+
+    return get(name)
+
+
+def _apply(name: str, **params: Any) -> Callable:
+    from difflab.autograd.engine import apply
+
+    return lambda *xs: apply(_get(name), *xs, **params)
+
+
+def _elementwise_cases() -> dict[str, Case]:
+    from difflab.ops import registry
+
+    cases = {}
+    for p in registry.elementwise_ops():
+        low, high = p.rule.domain
+        specs = (((3, 4), (low, high)),) if isinstance(p, registry.UnaryOp) else (
+            ((3, 4), (low, high)), ((4,), (low, high)))
+        cases[p.name] = Case(p.name, _apply(p.name), specs)
+    return cases
+
+
+def _dl() -> Any:
+    import difflab
+
+    return difflab
+
+
+F34 = ((3, 4), (-2, 2))
+
+
+def _structural_cases() -> dict[str, Case]:
+    dl = _dl()
+    F = dl.nn.functional  # noqa: N806
+    table = {
+        "sum": (lambda x: x.sum(dim=1), [F34]),
+        "prod": (lambda x: x.prod(dim=1), [F34]),
+        "cumsum": (lambda x: x.cumsum(dim=1), [F34]),
+        "max": (lambda x: x.max(dim=0)[0], [F34]),
+        "matmul": (lambda a, b: a @ b, [F34, ((4, 2), (-2, 2))]),
+        "reshape": (lambda x: x.reshape(2, 6) * dl.arange(6.0), [F34]),
+        "permute": (lambda x: x.permute(1, 0) @ x, [F34]),
+        "expand": (lambda x: x.expand(3, 4) * x.T.sum(), [((1, 4), (-2, 2))]),
+        "index": (lambda x: x[1:, ::2] * x[0, 1], [F34]),
+        "scatter_add": (lambda v: _apply("scatter_add", index=np.array([0, 2, 0]),
+                                         shape=(4,))(v * v), [((3,), (-2, 2))]),
+        "flip": (lambda x: x.flip(1) * x, [F34]),
+        "index_put": (lambda x, v: _apply("index_put", index=(1, slice(None)))(x * x, v),
+                      [F34, ((4,), (-2, 2))]),
+        "cat": (lambda a, b: dl.cat([a, b * b], dim=0), [F34, ((2, 4), (-2, 2))]),
+        "where": (lambda x, y: dl.where(x > 0, x * y, y), [F34, F34]),
+        "clamp": (lambda x: x.clamp(-0.5, 0.7) * x, [F34]),
+        "to_dtype": (lambda x: x.to(dl.float32).to(dl.float64) * x, [F34]),
+        "to_device": (lambda x: _apply("to_device", device=dl.device("cpu"))(x) * x, [F34]),
+        "clone": (lambda x: x.clone() * x, [F34]),
+        "linear": (lambda x, w, b: F.linear(x, w, b), [F34, ((5, 4), (-2, 2)), ((5,), (-2, 2))]),
+        "im2col": (lambda x: _apply("im2col", kernel=(2, 2), stride=(1, 1), padding=(1, 0),
+                                    dilation=(1, 1))(x * x), [((1, 2, 3, 3), (-2, 2))]),
+        "col2im": (lambda w: _apply("col2im", x_shape=(1, 1, 3, 3), kernel=(2, 2), stride=(1, 1),
+                                    padding=(0, 0), dilation=(1, 1))(w * w),
+                   [((1, 1, 2, 2, 2, 2), (-2, 2))]),
+        "conv2d": (lambda x, w, b: F.conv2d(x, w, b, padding=1),
+                   [((2, 2, 4, 4), (-2, 2)), ((3, 2, 3, 3), (-2, 2)), ((3,), (-2, 2))]),
+        "max_pool2d": (lambda x: F.max_pool2d(x, 2), [((1, 2, 4, 4), (-2, 2))]),
+        "avg_pool2d": (lambda x: F.avg_pool2d(x * x, 2), [((1, 2, 4, 4), (-2, 2))]),
+        "log_softmax": (lambda x: F.log_softmax(x, dim=1), [F34]),
+        "softmax": (lambda x: F.softmax(x, dim=0), [F34]),
+        "nll_loss": (lambda z, t: F.nll_loss(z * z, t), [((5, 4), (-2, 2)), ((5,), (INT, 4))]),
+        "bce_with_logits": (lambda x, y: F.binary_cross_entropy_with_logits(x, y),
+                            [F34, ((3, 4), (0, 1))]),
+        "normalize": (lambda x: F.layer_norm(x, (4,)), [F34]),
+        "gelu": (lambda x: F.gelu(x), [F34]),
+        "leaky_relu": (lambda x: F.leaky_relu(x, 0.1), [F34]),
+        "embedding": (lambda i, w: F.embedding(i, w * w), [((5,), (INT, 6)), ((6, 3), (-2, 2))]),
+        "mean": (lambda x: x.mean(dim=1), [F34]),
+        "mse_loss": (lambda x, y: F.mse_loss(x * x, y), [F34, F34]),
+        "cumprod": (lambda x: dl.cumprod(x, dim=1), [((3, 4), (0.5, 2))]),
+        "einsum": (lambda a, b: dl.einsum("ij,jk->ik", a, b), [F34, ((4, 2), (-2, 2))]),
+    }
+    return {name: Case(name, call, tuple(specs)) for name, (call, specs) in table.items()}
+
+
+def _no_derivative_cases() -> dict[str, Case]:
+    dl = _dl()
+    unary = ("bitwise_not", "logical_not", "isnan", "isinf", "isfinite", "sign", "round",
+             "floor", "ceil")
+    binary = ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
+              "isclose", "heaviside", "floor_divide", "remainder")
+    cases = {n: Case(n, _apply(n), (F34,)) for n in unary if n != "bitwise_not"}
+    cases["bitwise_not"] = Case("bitwise_not", _apply("bitwise_not"), (((3, 4), BOOL),))
+    cases.update({n: Case(n, _apply(n), (F34, ((4,), (-2, 2)))) for n in binary})
+    for n in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+        cases[n] = Case(n, _apply(n), (((3, 4), BOOL), ((4,), BOOL)))
+    table = {
+        "any": (lambda x: (x > 0.5).any(dim=1), [F34]),
+        "all": (lambda x: (x > -1.5).all(), [F34]),
+        "argmax": (lambda x: x.argmax(dim=1), [F34]),
+        "argmin": (lambda x: x.argmin(), [F34]),
+        "argsort": (lambda x: x.argsort(dim=0, descending=True), [F34]),
+        "count_nonzero": (lambda x: dl.count_nonzero(x.round(), dim=0), [F34]),
+        "histc": (lambda x: dl.histc(x, bins=5, min=-2, max=2), [F34]),
+        "one_hot": (lambda i: dl.nn.functional.one_hot(i, 6), [((5,), (INT, 6))]),
+        "histogram": (lambda x: dl.histogram(x, bins=4, range=(-2.0, 2.0)), [F34]),
+        "dropout_mask": (lambda x: dl.nn.functional.dropout(x, 0.3), [F34]),
+    }
+    cases.update({name: Case(name, call, tuple(specs)) for name, (call, specs) in table.items()})
+    return cases
+
+
+def primitive_cases() -> dict[str, Case]:
+    """Every built-in primitive of the registry, by name: one entry each."""
+    return {**_elementwise_cases(), **_structural_cases(), **_no_derivative_cases()}
+
+
+def function_cases() -> dict[str, Case]:
+    """Public functions and methods that need more than one float tensor, by their name
+    (``dl.gather``, ``Tensor.topk``): the issue's cases among them."""
+    dl = _dl()
+    F = dl.nn.functional  # noqa: N806
+    V, IMG = ((6,), (-2, 2)), ((1, 2, 4, 4), (-2, 2))  # noqa: N806
+    M23, M32 = ((2, 3), (-2, 2)), ((3, 2), (-2, 2))  # noqa: N806
+    B22, B23, B32 = ((2, 2, 2), (-2, 2)), ((2, 2, 3), (-2, 2)), ((2, 3, 2), (-2, 2))  # noqa: N806
+    table = {
+        "dl.where": (lambda x: dl.where(dl.isinf(x), dl.zeros_like(x), x), [V]),
+        "Tensor.sort": (lambda x: x.sort().values, [V]),
+        "Tensor.argsort": (lambda x: x[x.argsort()], [V]),
+        "Tensor.topk": (lambda x: x.topk(2), [V]),
+        "dl.logical_and": (lambda x: dl.logical_and(x > 0, dl.logical_not(x > 1)), [V]),
+        "dl.isclose": (lambda x: dl.isclose(x, x.round()), [V]),
+        "dl.count_nonzero": (lambda x: dl.count_nonzero(x.round()), [V]),
+        "dl.histc": (lambda x: dl.histc(x, bins=4, min=-2, max=2), [V]),
+        "dl.nn.functional.one_hot": (lambda x: dl.nn.functional.one_hot(x.argmax(), 6), [V]),
+        "dl.gather": (lambda x: dl.gather(x, 0, x.argsort()), [V]),
+        "Tensor.max": (lambda x: x.reshape(2, 3).max(dim=1), [V]),
+        "Tensor.min": (lambda x: x.reshape(2, 3).min(dim=0), [V]),
+        "dl.maximum": (lambda a, b: dl.maximum(a, b), [V, V]),
+        "dl.functions.heaviside": (lambda x: dl.functions.heaviside(x, 0.5), [V]),
+        "dl.scatter": (lambda x, i: dl.scatter(x, 0, i, x * 2), [V, ((6,), (INT, 6))]),
+        "dl.index_select": (lambda x, i: dl.index_select(x, 0, i), [V, ((4,), (INT, 6))]),
+        "Tensor.masked_fill": (lambda x: x.masked_fill(x > 0, 0.0), [V]),
+        "dl.clamp": (lambda x: dl.clamp(x, -1, 1), [V]),
+        "Tensor.__floordiv__": (lambda a, b: a // b, [V, V]),
+        "Tensor.__mod__": (lambda a, b: a % b, [V, V]),
+        "Tensor.__eq__": (lambda a, b: a == b.round(), [V, V]),
+        "Tensor.__invert__": (lambda x: ~(x > 0), [V]),
+        "dl.logical_xor": (lambda a, b: dl.logical_xor(a > 0, b), [V, V]),
+        "dl.roll": (lambda x: dl.roll(x, 2), [V]),
+        "Tensor.any": (lambda x: (x > 1).any(), [V]),
+        "dl.softmax": (lambda x: dl.softmax(x.reshape(2, 3), dim=1), [V]),
+        "dl.logsumexp": (lambda x: dl.logsumexp(x, dim=0), [V]),
+        "dl.norm": (lambda x: dl.norm(x), [V]),
+        # (matrix products and shapes: the arguments a float tensor alone cannot give)
+        "dl.baddbmm": (lambda c, a, b: dl.baddbmm(c, a, b, beta=0.5, alpha=2.0), [B22, B23, B32]),
+        "Tensor.baddbmm": (lambda c, a, b: c.baddbmm(a, b), [B22, B23, B32]),
+        "dl.bmm": (lambda a, b: dl.bmm(a, b), [B23, B32]),
+        "Tensor.bmm": (lambda a, b: a.bmm(b), [B23, B32]),
+        "dl.dot": (lambda a, b: dl.dot(a, b), [V, V]),
+        "Tensor.dot": (lambda a, b: a.dot(b), [V, V]),
+        "dl.einsum": (lambda a, b: dl.einsum("ij,jk->ik", a, b), [M23, M32]),
+        "dl.outer": (lambda a, b: dl.outer(a, b), [V, V]),
+        "dl.ger": (lambda a, b: dl.ger(a, b), [V, V]),
+        "Tensor.outer": (lambda a, b: a.outer(b), [V, V]),
+        "Tensor.ger": (lambda a, b: a.ger(b), [V, V]),
+        "dl.matmul": (lambda a, b: dl.matmul(a, b), [M23, M32]),
+        "Tensor.matmul": (lambda a, b: a.matmul(b), [M23, M32]),
+        "dl.mm": (lambda a, b: dl.mm(a, b), [M23, M32]),
+        "Tensor.mm": (lambda a, b: a.mm(b), [M23, M32]),
+        "dl.mv": (lambda a, v: dl.mv(a, v), [M23, ((3,), (-2, 2))]),
+        "Tensor.mv": (lambda a, v: a.mv(v), [M23, ((3,), (-2, 2))]),
+        "dl.masked_fill": (lambda x: dl.masked_fill(x, x < 0, -1.0), [V]),
+        "dl.permute": (lambda x: dl.permute(x, (1, 0)), [M23]),
+        "Tensor.permute": (lambda x: x.permute(1, 0), [M23]),
+        "dl.reshape": (lambda x: dl.reshape(x, (3, 2)), [M23]),
+        "Tensor.reshape": (lambda x: x.reshape(3, 2), [M23]),
+        "dl.swapaxes": (lambda x: dl.swapaxes(x, 0, 1), [M23]),
+        "Tensor.swapaxes": (lambda x: x.swapaxes(0, 1), [M23]),
+        "Tensor.transpose": (lambda x: x.transpose(0, 1), [M23]),
+        "Tensor.broadcast_to": (lambda x: x.broadcast_to((2, 6)), [V]),
+        "Tensor.expand": (lambda x: x.expand(2, 6), [V]),
+        "Tensor.repeat": (lambda x: x.repeat(2, 1), [M23]),
+        "dl.scatter_add": (lambda x, i: dl.scatter_add(x, 0, i, x * 2), [V, ((6,), (INT, 6))]),
+        "Tensor.scatter_add": (lambda x, i: x.scatter_add(0, i, x), [V, ((6,), (INT, 6))]),
+        "Tensor.scatter": (lambda x, i: x.scatter(0, i, x * 3), [V, ((6,), (INT, 6))]),
+        "Tensor.gather": (lambda x, i: x.gather(0, i), [V, ((4,), (INT, 6))]),
+        "Tensor.index_select": (lambda x, i: x.index_select(0, i), [V, ((4,), (INT, 6))]),
+        # (neural-network functions: weights, labels, windows)
+        "F.adaptive_avg_pool2d": (lambda x: F.adaptive_avg_pool2d(x, (2, 3)), [IMG]),
+        "F.avg_pool2d": (lambda x: F.avg_pool2d(x, 2), [IMG]),
+        "F.max_pool2d": (lambda x: F.max_pool2d(x, 2), [IMG]),
+        "F.conv2d": (lambda x, w: F.conv2d(x, w, padding=1), [IMG, ((3, 2, 3, 3), (-2, 2))]),
+        "F.batch_norm": (lambda x: F.batch_norm(x, None, None, training=True), [IMG]),
+        "F.layer_norm": (lambda x: F.layer_norm(x, (4,)), [IMG]),
+        "F.binary_cross_entropy": (lambda p, y: F.binary_cross_entropy(p, y),
+                                   [((6,), (0.01, 0.99)), ((6,), (0, 1))]),
+        "F.embedding": (lambda i, w: F.embedding(i, w), [((5,), (INT, 6)), ((6, 3), (-2, 2))]),
+        "F.nll_loss": (lambda z, t: F.nll_loss(z, t), [((5, 4), (-2, 2)), ((5,), (INT, 4))]),
+        "F.one_hot": (lambda i: F.one_hot(i, 6), [((5,), (INT, 6))]),
+        "F.pad": (lambda x: F.pad(x, (1, 2)), [IMG]),
+        "F.scaled_dot_product_attention": (lambda q, k, v: F.scaled_dot_product_attention(
+            q, k, v), [((2, 3, 4), (-2, 2)), ((2, 5, 4), (-2, 2)), ((2, 5, 4), (-2, 2))]),
+    }
+    return {name: Case(name, call, tuple(specs)) for name, (call, specs) in table.items()}
+
+
+# ------------------------------------------------------------- probing the API
+
+_CREATION = ("arange linspace logspace zeros ones full empty eye tensor as_tensor from_numpy "
+             "rand randn randint randperm rand_like randn_like randint_like bernoulli "
+             "multinomial normal poisson zeros_like ones_like full_like empty_like range "
+             "new_tensor new_zeros new_ones new_full new_empty")
+_NOT_VALUES = ("manual_seed seed initial_seed get_rng_state set_rng_state no_grad enable_grad "
+               "set_grad_enabled is_grad_enabled inference_mode is_tensor is_floating_point "
+               "is_complex numel get_default_dtype set_default_dtype set_printoptions device "
+               "get_default_device set_default_device register_primitive register_type "
+               "record_primitive save load compile use_deterministic_algorithms "
+               "set_flush_denormal can_cast promote_types result_type dim ndimension size "
+               "nelement type backward retain_grad requires_grad_ detach_ "
+               "register_post_accumulate_grad_hook cuda cpu to")
+_TRANSFORMS = "derivative grad hessian jacobian jvp vjp"
+_VALUE_READS = "item tolist numpy equal allclose is_nonzero"
+_HELPERS = "apply promote"  # (imported into nn.functional: the dispatch itself, dtypes)
+
+#: Public names that compute no tensor from tensor values, each with why.
+NOT_COMPUTATIONS: dict[str, str] = {
+    **{n: "makes a tensor from numbers, a shape or a seed" for n in _CREATION.split()},
+    **{n: "a setting, a type, metadata or autograd control" for n in _NOT_VALUES.split()},
+    **{n: "a derivative transform (it calls the function)" for n in _TRANSFORMS.split()},
+    **{n: "reads a value into Python (tracing warns)" for n in _VALUE_READS.split()},
+    **{n: "the dispatch itself, or an argument helper" for n in _HELPERS.split()},
+}
+
+
+def exempt(name: str) -> str | None:
+    """Why the public ``name`` needs no case (``None``: it computes, so it needs one)."""
+    if name in NOT_COMPUTATIONS:
+        return NOT_COMPUTATIONS[name]
+    if name.endswith("_"):
+        return "in place (tracing refuses a traced tensor changed in place)"
+    return None
+
+
+def public_callables() -> Iterator[tuple[str, Any, Any]]:
+    """(``dl.<name>``, ``Tensor.<name>`` or ``F.<name>``, owner, name) for each public
+    function or method (``F`` is ``difflab.nn.functional``)."""
+    dl = _dl()
+    for owner, prefix in ((dl, "dl."), (dl.Tensor, "Tensor."), (dl.nn.functional, "F.")):
+        for name in sorted(dir(owner)):
+            value = getattr(owner, name)
+            if name.startswith("_") or inspect.isclass(value) or inspect.ismodule(value) \
+                    or not callable(value):
+                continue
+            yield prefix + name, owner, name
+
+
+X, Y = ((2, 3), (-2, 2)), ((2, 3), (-2, 2))
+
+#: The ways a probe calls a function: on one tensor, on two of one shape, or with dim 1.
+PROBES = ((X,), (X, Y), (X, "dim"))
+
+
+def _probe_call(owner: Any, name: str, probe: tuple) -> Callable:
+    """``dl.name(x)``, ``dl.name(x, y)``, ``dl.name(x, 1)``, or the method forms."""
+    with_dim = probe[-1] == "dim"
+    if isinstance(owner, type):  # a Tensor method: the first tensor is self
+        if with_dim:
+            return lambda t: getattr(t, name)(1)
+        return lambda t, *rest: getattr(t, name)(*rest)
+    if with_dim:
+        return lambda t: getattr(owner, name)(t, 1)
+    return lambda *ts: getattr(owner, name)(*ts)
+
+
+def probe_cases() -> Iterator[Case]:
+    """Each public ``difflab.<name>`` and ``Tensor.<name>`` that computes tensors from one
+    float tensor, two of one shape, or one and dim 1 (``dl.exp(x)``, ``x.argsort()``,
+    ``dl.add(x, y)``, ``x.cumsum(1)``) becomes a case; the rest need an entry of
+    :func:`function_cases`."""
+    dl = _dl()
+    x = dl.tensor(np.linspace(-0.9, 0.8, 6).reshape(2, 3))
+    y = dl.tensor(np.linspace(1.1, -0.7, 6).reshape(2, 3))
+    explicit = set(function_cases())  # (entries of their own: the probe leaves them alone)
+    for label, owner, name in public_callables():
+        if exempt(name) or label in explicit:
+            continue
+        for probe in PROBES:
+            specs = tuple(p for p in probe if p != "dim")
+            call = _probe_call(owner, name, probe)
+            try:
+                with warnings.catch_warnings(), np.errstate(all="ignore"):
+                    warnings.simplefilter("ignore")
+                    result = call(*(x, y)[:len(specs)])
+            except Exception:  # noqa: BLE001  (another form, or an entry of its own)
+                continue
+            if isinstance(result, dl.Tensor) or (isinstance(result, tuple) and result and all(
+                    isinstance(r, dl.Tensor) for r in result)):
+                yield Case(label, call, specs)
+                break
