@@ -372,7 +372,8 @@ class Layout:
                     and isinstance(line[0], str) and isinstance(line[1], (tuple, list))):
                 raise _bad(f"line {j} is not (primitive, arguments)")
             name, args = line
-            kind = fusion_kind(registry.PRIMITIVES.get(name))
+            op = registry.PRIMITIVES.get(name)  # (a name from a file may be no primitive)
+            kind = None if op is None else fusion_kind(op)
             if name == "add" and len(args) == 2 and any(
                     self._kind_of(a) in ("scatter", "merge") for a in args):
                 self._merge(j, args)

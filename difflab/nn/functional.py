@@ -28,10 +28,12 @@ import numpy as np
 from difflab import backend
 from difflab import random as _random
 from difflab.autograd.engine import apply
-from difflab.dtypes import floating_result
+from difflab.dtypes import floating_result as _floating_result
 from difflab.ops import nn_conv, nn_ops, registry
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import cast_to, promote, promote_all
+from difflab.tensor_arguments import cast_to as _cast_to
+from difflab.tensor_arguments import promote
+from difflab.tensor_arguments import promote_all as _promote_all
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -46,12 +48,12 @@ def _floating(x: Tensor) -> Tensor:
     """``x`` in a floating dtype: an integer or boolean tensor becomes the default float."""
     if np.dtype(x.dtype).kind in "fc":  # (x may be forward mode's Dual: its dtype is NumPy's)
         return x
-    return cast_to(x, floating_result(x.dtype))
+    return _cast_to(x, _floating_result(x.dtype))
 
 
 def _promoted(*operands: Tensor | None) -> list:
     """The operands (``None`` kept in place) cast to their common dtype, as ``x @ W.T + b``."""
-    present = promote_all([t for t in operands if t is not None])
+    present = _promote_all([t for t in operands if t is not None])
     return [None if t is None else present.pop(0) for t in operands]
 
 

@@ -259,6 +259,7 @@ def function_cases() -> dict[str, Case]:
         "Tensor.swapaxes": (lambda x: x.swapaxes(0, 1), [M23]),
         "Tensor.transpose": (lambda x: x.transpose(0, 1), [M23]),
         "Tensor.broadcast_to": (lambda x: x.broadcast_to((2, 6)), [V]),
+        "Tensor.astype": (lambda x: x.astype(dl.float32), [V]),
         "Tensor.expand": (lambda x: x.expand(2, 6), [V]),
         "Tensor.repeat": (lambda x: x.repeat(2, 1), [M23]),
         "dl.scatter_add": (lambda x, i: dl.scatter_add(x, 0, i, x * 2), [V, ((6,), (INT, 6))]),
