@@ -432,8 +432,15 @@ def ones_like(x: Any) -> Any:
     return backend.array_module(x).ones_like(x)
 
 
-def cat(tensors: Sequence[Any], dim: int = 0, *, out: Tensor | None = None) -> Tensor:
-    """Join tensors along an existing dimension ``dim`` (promoted to their common dtype)."""
+def cat(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None,
+        out: Tensor | None = None) -> Tensor:
+    """Join tensors along an existing dimension ``dim`` (promoted to their common dtype).
+
+    ``axis`` is NumPy's name for ``dim`` (PyTorch accepts it too): derivative
+    rules call ``xp.concatenate(xs, axis=k)``, and with nested dual numbers
+    (forward over forward) ``xp`` is this module.
+    """
+    dim = dim if axis is None else axis
     if out is not None:
         return write_out(out, cat(tensors, dim))
     tensors = list(tensors)
@@ -459,8 +466,10 @@ def cat(tensors: Sequence[Any], dim: int = 0, *, out: Tensor | None = None) -> T
 concatenate = cat
 
 
-def stack(tensors: Sequence[Any], dim: int = 0, *, out: Tensor | None = None) -> Tensor:
-    """Join tensors of equal shape along a new dimension ``dim``."""
+def stack(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None,
+          out: Tensor | None = None) -> Tensor:
+    """Join tensors of equal shape along a new dimension ``dim`` (``axis``: NumPy's name)."""
+    dim = dim if axis is None else axis
     if out is not None:
         return write_out(out, stack(tensors, dim))
     tensors = list(tensors)
