@@ -16,6 +16,7 @@ date::
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 import types
@@ -53,6 +54,29 @@ def load_reference(path: Path = REFERENCE) -> dict[str, dict[str, list[str]]]:
     """PyTorch's names, ``{namespace: {group: [name, ...]}}``."""
     data = json.loads(path.read_text(encoding="utf-8"))
     return {k: v for k, v in data.items() if not k.startswith("_")}
+
+
+def load_module_paths(path: Path = REFERENCE) -> list[str]:
+    """PyTorch's module paths that programs import directly (``torch.nn.modules.linear``)."""
+    return list(json.loads(path.read_text(encoding="utf-8"))["_module_paths"])
+
+
+def difflab_path(torch_path: str) -> str:
+    """``torch.nn.modules.linear`` -> ``difflab.nn.modules.linear``."""
+    return "difflab" + torch_path[len("torch"):]
+
+
+def importable(module: str) -> bool:
+    """Whether ``import <module>`` works (only difflab's own modules are ever imported)."""
+    if not (module == "difflab" or module.startswith("difflab.")):
+        raise ValueError(f"importable() only imports difflab's modules, not {module!r}")
+    try:
+        importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (module == exc.name or module.startswith(exc.name + ".")):
+            return False
+        raise
+    return True
 
 
 def provides(obj: Any, dotted: str) -> bool:
@@ -122,6 +146,16 @@ def markdown(reference: dict | None = None) -> str:
         have = sum(len(g.provided) for g in mine)
         total = have + sum(len(g.missing) for g in mine)
         lines.append(f"| `{namespace}` | {have} | {total} |")
+    paths = load_module_paths()
+    present = [p for p in paths if importable(difflab_path(p))]
+    lines += ["", "## Module paths", "",
+              "Modules that programs import by PyTorch's path (`import torch.nn.modules.linear`,",
+              "`from torch.utils.data.sampler import RandomSampler`): "
+              f"{len(present)} of {len(paths)} import as `difflab...`.", "",
+              "| PyTorch's path | difflab |", "| --- | --- |"]
+    for p in paths:
+        lines.append(f"| `{p}` | " + (f"`{difflab_path(p)}`" if p in present else "missing")
+                     + " |")
     beyond = extras(reference)
     for namespace in reference:
         spelled = NAMESPACES[namespace][1]

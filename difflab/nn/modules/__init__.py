@@ -39,6 +39,33 @@ from difflab.nn.modules.rnn import LSTM, RNN, LSTMCell, RNNCell
 from difflab.nn.modules.attention import MultiheadAttention
 from difflab.nn.modules.rnn import GRU, GRUCell
 
+# isort: split
+# breadth (issue 27): PyTorch's module files (torch.nn.modules.linear, ...), the 1-D layers,
+# Hardtanh/ReLU6, the robust losses and the Transformer
+from difflab.nn.modules import (
+    activation,
+    batchnorm,
+    conv,
+    dropout,
+    flatten,
+    linear,
+    normalization,
+    pooling,
+    sparse,
+    transformer,
+)
+from difflab.nn.modules.activation import Hardtanh, ReLU6
+from difflab.nn.modules.conv import Conv1d
+from difflab.nn.modules.loss import HuberLoss, SmoothL1Loss
+from difflab.nn.modules.pooling import AvgPool1d, MaxPool1d
+from difflab.nn.modules.transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
+
 __all__ = [
     "GELU", "LSTM", "RNN", "AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss",
     "BatchNorm1d", "BatchNorm2d", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding",
@@ -47,3 +74,7 @@ __all__ = [
     "ParameterList", "RNNCell", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "Unflatten",
 ]
 __all__ += ["GRU", "GRUCell", "MultiheadAttention"]  # compat-ops (issue 14)
+
+__all__ += ["AvgPool1d", "Conv1d", "Hardtanh", "HuberLoss", "MaxPool1d", "ReLU6",
+            "SmoothL1Loss", "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
+            "TransformerEncoder", "TransformerEncoderLayer"]

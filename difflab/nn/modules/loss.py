@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from difflab.nn import functional as F
 from difflab.nn.modules.module import Module
 from difflab.tensor import Tensor
@@ -82,3 +84,58 @@ class BCEWithLogitsLoss(_Loss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
         return F.binary_cross_entropy_with_logits(input, target, self.weight, self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    """Quadratic below ``beta``, absolute above (see :func:`difflab.nn.functional.smooth_l1_loss`).
+
+    Parameters
+    ----------
+    size_average, reduce : optional
+        PyTorch's deprecated spelling of ``reduction``.
+    reduction : {'mean', 'sum', 'none'}
+    beta : float
+        Where the loss turns linear (>= 0; 0 is the L1 loss).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.SmoothL1Loss()(dl.tensor([0.5, 3.0]), dl.tensor([0.0, 0.0]))
+    tensor(1.3125)
+    """
+
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+                 beta: float = 1.0) -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction))
+        if beta < 0:
+            raise ValueError(f"SmoothL1Loss: beta must be non-negative, got {beta}")
+        self.beta = beta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """Quadratic within ``delta``, linear beyond (see :func:`difflab.nn.functional.huber_loss`).
+
+    Parameters
+    ----------
+    reduction : {'mean', 'sum', 'none'}
+    delta : float
+        Where the loss turns linear (> 0).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.HuberLoss(delta=2.0)(dl.tensor([0.5, 3.0]), dl.tensor([0.0, 0.0]))
+    tensor(2.0625)
+    """
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__(reduction)
+        if delta <= 0:
+            raise ValueError(f"HuberLoss: delta must be positive, got {delta}")
+        self.delta = delta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
