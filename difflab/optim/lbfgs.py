@@ -278,7 +278,7 @@ class LBFGS(Optimizer):
             if group["line_search_fn"] == "strong_wolfe":
                 start = [p.array.copy() for p in self._params]
 
-                def evaluate(step: float, start: list = start) -> tuple:
+                def evaluate(step: float, start: list = start, d: Any = d) -> tuple:
                     self._add_to_params(step, d)
                     value = self._evaluate(closure)
                     gradient = self._flat_grad()
