@@ -12,6 +12,13 @@ difflab's format is a plain zip archive:
 Nothing in a file is ever executed: loading reads JSON and raw numbers.
 Dict keys keep their type (an optimizer's state uses int keys) and order.
 
+``save(model)`` of a whole module writes its class's name and its attributes
+(parameters, buffers, children, hyper-parameters) as data, without pickle;
+``load`` rebuilds difflab's own module classes and the classes the user
+allows (:func:`add_safe_globals`, :class:`safe_globals`), never imports
+anything, and refuses any other class with an error naming it.  Shared
+modules and tensors (tied weights) stay shared.
+
 Saving is *atomic*: the archive is written to a temporary file in the same
 directory, flushed to disk, and then renamed over the target in one step,
 so an interrupted save leaves the previous file intact (and the next save
@@ -34,15 +41,16 @@ import json
 import os
 import secrets
 import zipfile
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
-from difflab import backend
+from difflab import backend, dtypes
 from difflab.tensor import Tensor
 
 FORMAT = "difflab-checkpoint"
-VERSION = 1
+VERSION = 2
 
 
 class CheckpointError(ValueError):
@@ -103,7 +111,23 @@ def read_npy(data: bytes, *, max_bytes: int = MAX_LOAD_BYTES, what: str = "array
     return array.reshape(shape, order="F" if fortran else "C").copy()
 
 
-def _encode(obj: Any, arrays: list, path: tuple[int, ...] = ()) -> Any:
+class _Saving:
+    """What one save has written so far: the arrays, and each tensor and module already
+    written (written again, they become references, so shared weights stay shared)."""
+
+    def __init__(self) -> None:
+        self.arrays: list = []
+        self.tensors: dict[int, int] = {}
+        self.modules: dict[int, int] = {}
+        self.keep: list = []  # (the objects whose ids are used above stay alive meanwhile)
+        self.objects = False  # whether modules, dtypes or functions were written (version 2)
+        self.in_module = 0    # > 0 while writing a module's attributes (functions allowed)
+
+
+def _encode(obj: Any, saving: _Saving, path: tuple[int, ...] = (), where: str = "object"
+            ) -> Any:
+    from difflab.nn.modules.module import Module
+
     if isinstance(obj, (dict, list, tuple, set)):
         if id(obj) in path:
             raise TypeError("cannot save an object that contains itself (a cycle of "
@@ -113,8 +137,12 @@ def _encode(obj: Any, arrays: list, path: tuple[int, ...] = ()) -> Any:
                             "levels deep")
         path = (*path, id(obj))
     if isinstance(obj, Tensor):
-        arrays.append(backend.to_numpy(obj.array))
-        entry = {"__tensor__": len(arrays) - 1}
+        index = saving.tensors.get(id(obj))
+        if index is None:
+            saving.arrays.append(backend.to_numpy(obj.array))
+            index = saving.tensors[id(obj)] = len(saving.arrays) - 1
+            saving.keep.append(obj)
+        entry = {"__tensor__": index}
         if obj.requires_grad:
             entry["requires_grad"] = True
         from difflab.nn.parameter import Parameter
@@ -122,15 +150,20 @@ def _encode(obj: Any, arrays: list, path: tuple[int, ...] = ()) -> Any:
         if isinstance(obj, Parameter):
             entry["parameter"] = True
         return entry
+    if isinstance(obj, Module):
+        return _encode_module(obj, saving, path, where)
     if isinstance(obj, np.ndarray) or backend.is_gpu_array(obj):
         if getattr(obj, "dtype", None) is not None and obj.dtype == object:
             raise TypeError("cannot save an array of Python objects (dtype=object)")
-        arrays.append(backend.to_numpy(obj))
-        return {"__ndarray__": len(arrays) - 1}
+        saving.arrays.append(backend.to_numpy(obj))
+        return {"__ndarray__": len(saving.arrays) - 1}
     if isinstance(obj, np.generic):
-        return _encode(obj.item(), arrays, path)
+        return _encode(obj.item(), saving, path, where)
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return obj
+    if isinstance(obj, dtypes.dtype):
+        saving.objects = True
+        return {"__dtype__": obj.dtype.name}
     if isinstance(obj, dict):
         items = []
         for key, value in obj.items():
@@ -139,25 +172,40 @@ def _encode(obj: Any, arrays: list, path: tuple[int, ...] = ()) -> Any:
                     f"cannot save a dict key of type {type(key).__name__}: keys must be "
                     f"str, int, float, bool or None"
                 )
-            items.append([_encode(key, arrays, path), _encode(value, arrays, path)])
+            items.append([_encode(key, saving, path, where),
+                          _encode(value, saving, path, f"{where}[{key!r}]")])
         return {"__dict__": items}
     if isinstance(obj, tuple):
-        return {"__tuple__": [_encode(v, arrays, path) for v in obj]}
+        return {"__tuple__": [_encode(v, saving, path, where) for v in obj]}
     if isinstance(obj, list):
-        return [_encode(v, arrays, path) for v in obj]
+        return [_encode(v, saving, path, where) for v in obj]
     if isinstance(obj, set):
-        return {"__set__": [_encode(v, arrays, path) for v in sorted(obj, key=repr)]}
+        return {"__set__": [_encode(v, saving, path, where) for v in sorted(obj, key=repr)]}
+    if saving.in_module and (isinstance(obj, type) or callable(obj)):
+        name = _qualified_name(obj)
+        if name is None:
+            raise TypeError(
+                f"cannot save {where}: {obj!r} has no importable name (a lambda or a local "
+                f"function); use a function defined at module level, e.g. "
+                f"difflab.nn.functional.relu"
+            )
+        saving.objects = True
+        return {"__global__": name}
     raise TypeError(
-        f"difflab.save cannot store an object of type {type(obj).__name__}: it saves "
-        f"tensors, arrays, numbers, strings, None, and dicts/lists/tuples of them. For a "
-        f"model or an optimizer save its state_dict()."
+        f"difflab.save cannot store an object of type {type(obj).__name__}"
+        + ("" if where == "object" else f" ({where})")
+        + ": it saves tensors, arrays, numbers, strings, None, dicts/lists/tuples of them, "
+        "and whole nn.Modules (whose attributes are such data)."
     )
 
 
 def _write(obj: Any, stream: Any) -> None:
-    arrays: list = []
-    tree = _encode(obj, arrays)
-    manifest = {"format": FORMAT, "version": VERSION, "arrays": len(arrays), "object": tree}
+    saving = _Saving()
+    tree = _encode(obj, saving)
+    arrays = saving.arrays
+    # (files of plain data keep version 1, so older difflabs still read them)
+    manifest = {"format": FORMAT, "version": VERSION if saving.objects else 1,
+                "arrays": len(arrays), "object": tree}
     with zipfile.ZipFile(stream, "w", compression=zipfile.ZIP_STORED) as zf:
         zf.writestr("manifest.json", json.dumps(manifest))
         for i, array in enumerate(arrays):
@@ -169,10 +217,14 @@ def _write(obj: Any, stream: Any) -> None:
 
 
 def save(obj: Any, f: str | os.PathLike | Any) -> None:
-    """Save tensors, arrays and (nested) state dicts to ``f`` (a path or a binary file object).
+    """Save tensors, arrays, (nested) state dicts or whole modules to ``f`` (a path or a
+    binary file object).
 
     To a path the write is atomic: the old file stays intact until the new
-    one is complete.
+    one is complete.  A whole ``nn.Module`` is written as its class's name and
+    its attributes; load it back with :func:`load` (your own classes must be
+    allowed: :func:`add_safe_globals`).  An attribute that is not data (a
+    lambda, an open file) is refused with a TypeError naming it.
     """
     if hasattr(f, "write"):
         _write(obj, f)
@@ -243,56 +295,101 @@ _TAGS = {
     "__dict__": set(),
     "__tuple__": set(),
     "__set__": set(),
+    # version 2: whole modules, references to a module already rebuilt, dtypes, functions
+    "__module__": {"id", "state"},
+    "__ref__": set(),
+    "__dtype__": set(),
+    "__global__": set(),
 }
 
 
-def _decode(node: Any, arrays: dict, device: Any, depth: int = 0) -> Any:
+class _Loading:
+    """What one load has rebuilt so far, and the classes and functions it may use."""
+
+    def __init__(self, arrays: dict, device: Any) -> None:
+        self.arrays, self.device = arrays, device
+        self.tensors: dict[int, tuple] = {}  # array index -> (flags, tensor)
+        self.modules: dict[int, Any] = {}    # module id -> module
+        self._allowed: dict[str, Any] | None = None
+
+    def allowed(self) -> dict[str, Any]:
+        if self._allowed is None:
+            self._allowed = allowed_globals()
+        return self._allowed
+
+
+def _decode(node: Any, loading: _Loading, depth: int = 0) -> Any:
     """Rebuild one manifest entry, checking it; raises CheckpointError naming the fault."""
     if depth > MAX_DEPTH:
         raise CheckpointError(f"the manifest is nested more than {MAX_DEPTH} levels deep")
     if isinstance(node, _SCALARS):
         return node
     if isinstance(node, list):
-        return [_decode(v, arrays, device, depth + 1) for v in node]
+        return [_decode(v, loading, depth + 1) for v in node]
     if not isinstance(node, dict):
         raise CheckpointError(f"unexpected {type(node).__name__} in the manifest")
     tags = [k for k in node if k in _TAGS]
     if len(tags) != 1 or set(node) - {tags[0]} - _TAGS[tags[0]]:
         raise CheckpointError(f"unknown entry in the manifest: {sorted(map(str, node))}")
     tag = tags[0]
-    if tag in ("__tensor__", "__ndarray__"):
-        array = _array(node[tag], arrays)
-        if tag == "__ndarray__":
-            return array
-        flags = {k: node.get(k, False) for k in _TAGS[tag]}
-        if not all(isinstance(v, bool) for v in flags.values()):
-            raise CheckpointError(f"tensor flags must be true or false, got {flags}")
-        if flags["requires_grad"] and array.dtype.kind not in "fc":
-            raise CheckpointError(f"a {array.dtype} tensor cannot require grad")
-        if device is not None:
-            array = backend.to_device(array, device)
-        if flags["parameter"]:
-            from difflab.nn.parameter import Parameter
-
-            return Parameter(Tensor._wrap(array), requires_grad=flags["requires_grad"])
-        t = Tensor._wrap(array)
-        if flags["requires_grad"]:
-            t.requires_grad = True
-        return t
+    if tag == "__ndarray__":
+        return _array(node[tag], loading.arrays)
+    if tag == "__tensor__":
+        return _decode_tensor(node, loading)
+    if tag == "__module__":
+        return _decode_module(node, loading, depth)
+    if tag == "__ref__":
+        ref = node[tag]
+        if type(ref) is not int or ref not in loading.modules:
+            raise CheckpointError(f"a reference to module {ref!r:.40} that the file has not "
+                                  f"defined before")
+        return loading.modules[ref]
+    if tag == "__dtype__":
+        return _decode_dtype(node[tag])
+    if tag == "__global__":
+        return _resolve(node[tag], loading, "function or class")
     items = node[tag]
     if not isinstance(items, list):
         raise CheckpointError(f"{tag} must hold a list, got {type(items).__name__}")
     if tag == "__tuple__":
-        return tuple(_decode(v, arrays, device, depth + 1) for v in items)
+        return tuple(_decode(v, loading, depth + 1) for v in items)
     if tag == "__set__":
-        return {_key(_decode(v, arrays, device, depth + 1)) for v in items}
+        return {_key(_decode(v, loading, depth + 1)) for v in items}
     out = {}
     for pair in items:
         if not (isinstance(pair, list) and len(pair) == 2):
             raise CheckpointError(f"a dict entry must be a [key, value] pair, got {pair!r:.80}")
-        out[_key(_decode(pair[0], arrays, device, depth + 1))] = _decode(
-            pair[1], arrays, device, depth + 1)
+        out[_key(_decode(pair[0], loading, depth + 1))] = _decode(pair[1], loading, depth + 1)
     return out
+
+
+def _decode_tensor(node: dict, loading: _Loading) -> Tensor:
+    """One tensor; the same array index twice is the same tensor (a shared weight)."""
+    index = node["__tensor__"]
+    array = _array(index, loading.arrays)
+    flags = {k: node.get(k, False) for k in _TAGS["__tensor__"]}
+    if not all(isinstance(v, bool) for v in flags.values()):
+        raise CheckpointError(f"tensor flags must be true or false, got {flags}")
+    if index in loading.tensors:
+        seen_flags, tensor = loading.tensors[index]
+        if seen_flags != flags:
+            raise CheckpointError(f"array {index} is used by two tensors with different flags "
+                                  f"({seen_flags} and {flags})")
+        return tensor
+    if flags["requires_grad"] and array.dtype.kind not in "fc":
+        raise CheckpointError(f"a {array.dtype} tensor cannot require grad")
+    if loading.device is not None:
+        array = backend.to_device(array, loading.device)
+    if flags["parameter"]:
+        from difflab.nn.parameter import Parameter
+
+        tensor = Parameter(Tensor._wrap(array), requires_grad=flags["requires_grad"])
+    else:
+        tensor = Tensor._wrap(array)
+        if flags["requires_grad"]:
+            tensor.requires_grad = True
+    loading.tensors[index] = (flags, tensor)
+    return tensor
 
 
 def _key(value: Any) -> Any:
@@ -369,8 +466,10 @@ def load(f: str | os.PathLike | Any, map_location: Any = None, weights_only: boo
 
     Raises :class:`CheckpointError` (a ValueError) for a file that is
     truncated, corrupted, forged or not a difflab checkpoint, and
-    FileNotFoundError for a missing one.  Never unpickles (``weights_only``
-    is always true).
+    FileNotFoundError for a missing one.  Never unpickles, whatever
+    ``weights_only`` says: a module is rebuilt only if its class is difflab's
+    or allowed (:func:`add_safe_globals`); any other class is refused with a
+    CheckpointError naming it and saying how to allow it.
     """
     name = getattr(f, "name", None) if hasattr(f, "read") else os.fspath(f)
     device = None
@@ -381,7 +480,7 @@ def load(f: str | os.PathLike | Any, map_location: Any = None, weights_only: boo
     try:
         with zipfile.ZipFile(f, "r") as zf:
             manifest, arrays = _read_archive(zf, max_bytes)
-        result = _decode(manifest["object"], arrays, device)
+        result = _decode(manifest["object"], _Loading(arrays, device))
     except FileNotFoundError:
         raise
     except CheckpointError as exc:
@@ -395,3 +494,265 @@ def load(f: str | os.PathLike | Any, map_location: Any = None, weights_only: boo
     if callable(map_location):
         return map_location(result, None)
     return result
+
+
+# ---------------------------------------------------------------------------------------
+# Whole modules (issue 27): ``save(model)`` writes the module tree as data, ``load`` rebuilds
+# only classes it knows: difflab's own, and those the user allows.
+#
+# A module is written as {"__module__": "difflab.nn.modules.layers.Linear", "id": 3,
+# "state": {attribute: value, ...}}: its class's name and its attributes (the registries of
+# parameters, buffers and children included), never code.  Loading looks the name up in a
+# table of allowed classes (nothing is imported, nothing is called but object.__new__), sets
+# the attributes, and checks them: a parameter must be a Parameter, a child a Module, and no
+# attribute may replace a method or a dunder.  A module written twice (shared) is written
+# once and referred to ({"__ref__": 3}); a tensor written twice shares its array.
+
+_SAFE_GLOBALS: list = []
+_REGISTRIES = ("_parameters", "_buffers", "_modules")
+
+
+def _qualified_name(obj: Any) -> str | None:
+    """``module.QualName`` of a class or function, or None for lambdas and local functions."""
+    module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname:
+        return None
+    return f"{module}.{qualname}"
+
+
+def _check_safe(entries: Any) -> list:
+    if not isinstance(entries, (list, tuple)):
+        raise TypeError(f"safe globals must be a list of classes or functions, got "
+                        f"{type(entries).__name__}")
+    checked = []
+    for entry in entries:
+        obj, name = entry if isinstance(entry, tuple) and len(entry) == 2 else (entry, None)
+        if isinstance(obj, str) or not (isinstance(obj, type) or callable(obj)):
+            raise TypeError(f"safe globals must be the classes or functions themselves (e.g. "
+                            f"add_safe_globals([MyNet])), not {obj!r:.60}")
+        name = name if isinstance(name, str) else _qualified_name(obj)
+        if name is None:
+            raise TypeError(f"{obj!r:.60} has no importable name (a lambda or a local "
+                            "definition): it could not be found by name when loading")
+        checked.append((obj, name))
+    return checked
+
+
+def add_safe_globals(safe_globals: list) -> None:
+    """Allow :func:`load` to rebuild these classes (and refer to these functions).
+
+    A file names the classes of the modules it holds; ``load`` rebuilds
+    difflab's own modules, and any other class only once it is allowed here.
+    Allowing a class means trusting its code with the file's data: allow your
+    own model classes, not classes a file asks for.
+
+    Parameters
+    ----------
+    safe_globals : list
+        Classes or functions (or ``(object, "module.Name")`` pairs, to accept a
+        name the object had when the file was written).
+
+    Examples
+    --------
+    >>> import io, difflab as dl
+    >>> class TinyNet(dl.nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.fc = dl.nn.Linear(2, 1)
+    ...     def forward(self, x):
+    ...         return self.fc(x)
+    >>> buffer = io.BytesIO()
+    >>> dl.save(TinyNet(), buffer)
+    >>> _ = buffer.seek(0)
+    >>> dl.serialization.add_safe_globals([TinyNet])
+    >>> type(dl.load(buffer)).__name__
+    'TinyNet'
+    >>> dl.serialization.clear_safe_globals()
+    """
+    _SAFE_GLOBALS.extend(_check_safe(safe_globals))
+
+
+def get_safe_globals() -> list:
+    """The classes and functions :func:`add_safe_globals` allowed, in order.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.serialization.get_safe_globals()
+    []
+    """
+    return [obj for obj, _ in _SAFE_GLOBALS]
+
+
+def clear_safe_globals() -> None:
+    """Forget every class and function :func:`add_safe_globals` allowed.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.serialization.clear_safe_globals()
+    >>> dl.serialization.get_safe_globals()
+    []
+    """
+    _SAFE_GLOBALS.clear()
+
+
+class safe_globals:  # noqa: N801  (PyTorch's name)
+    """Allow classes and functions inside a ``with`` block only (see :func:`add_safe_globals`).
+
+    Examples
+    --------
+    >>> import io, difflab as dl
+    >>> class Doubler(dl.nn.Module):
+    ...     def forward(self, x):
+    ...         return 2 * x
+    >>> buffer = io.BytesIO()
+    >>> dl.save(Doubler(), buffer)
+    >>> _ = buffer.seek(0)
+    >>> with dl.serialization.safe_globals([Doubler]):
+    ...     model = dl.load(buffer)
+    >>> model(dl.tensor([1.0, 2.0]))
+    tensor([2., 4.])
+    """
+
+    def __init__(self, safe_globals: list) -> None:
+        self.entries = _check_safe(safe_globals)
+
+    def __enter__(self) -> None:
+        self._before = len(_SAFE_GLOBALS)
+        _SAFE_GLOBALS.extend(self.entries)
+
+    def __exit__(self, *exc: object) -> None:
+        del _SAFE_GLOBALS[self._before:]
+
+
+def _difflab_module_classes() -> list:
+    from difflab.nn.modules.module import Module
+
+    found, todo = [Module], [Module]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub not in found:
+                found.append(sub)
+                todo.append(sub)
+    return [c for c in found if c.__module__.split(".")[0] == "difflab"]
+
+
+def allowed_globals() -> dict[str, Any]:
+    """Name -> object for everything :func:`load` may rebuild or refer to.
+
+    difflab's module classes, the functions of :mod:`difflab.nn.functional`
+    (a Transformer layer keeps its activation function), and the user's safe
+    globals.  Nothing is imported to build this table.
+    """
+    from difflab.nn import functional
+
+    table: dict[str, Any] = {}
+    for cls in _difflab_module_classes():
+        table[f"{cls.__module__}.{cls.__qualname__}"] = cls
+    for name in dir(functional):
+        obj = getattr(functional, name)
+        if not name.startswith("_") and callable(obj) and not isinstance(obj, type) and \
+                getattr(obj, "__module__", "") == functional.__name__:
+            table[f"{functional.__name__}.{name}"] = obj
+    for obj, name in _SAFE_GLOBALS:
+        table[name] = obj
+    return table
+
+
+def _resolve(name: Any, loading: _Loading, what: str) -> Any:
+    if not isinstance(name, str):
+        raise CheckpointError(f"a {what} name must be a string, got {name!r:.60}")
+    found = loading.allowed().get(name)
+    if found is None:
+        short = name.rsplit(".", 1)[-1]
+        raise CheckpointError(
+            f"the file asks for {name}, which is not an allowed {what}: load rebuilds "
+            f"difflab's modules and the classes you allow. If you trust this class, allow it: "
+            f"difflab.serialization.add_safe_globals([{short}]) or "
+            f"`with difflab.serialization.safe_globals([{short}]): difflab.load(...)`"
+        )
+    return found
+
+
+def _encode_module(module: Any, saving: _Saving, path: tuple, where: str) -> dict:
+    saving.objects = True
+    ref = saving.modules.get(id(module))
+    if ref is not None:
+        return {"__ref__": ref}
+    cls = type(module)
+    name = _qualified_name(cls)
+    if name is None:
+        raise TypeError(f"cannot save {where}: its class {cls.__qualname__} is defined inside "
+                        f"a function; define it at module level so it can be found by name")
+    ref = saving.modules[id(module)] = len(saving.modules)
+    saving.keep.append(module)
+    if where == "object":
+        where = cls.__name__
+    state = []
+    saving.in_module += 1
+    try:
+        for key, value in module.__dict__.items():
+            if key in _REGISTRIES:  # (errors name model.body.0.weight, as PyTorch's keys do)
+                value = {"__dict__": [[k, _encode(v, saving, path, f"{where}.{k}")]
+                                      for k, v in value.items()]}
+            else:
+                value = _encode(value, saving, path, f"{where}.{key}")
+            state.append([key, value])
+    finally:
+        saving.in_module -= 1
+    return {"__module__": name, "id": ref, "state": {"__dict__": state}}
+
+
+def _decode_module(node: dict, loading: _Loading, depth: int) -> Any:
+    from difflab.nn.modules.module import Module
+    from difflab.nn.parameter import Parameter
+
+    cls = _resolve(node["__module__"], loading, "module class")
+    if not (isinstance(cls, type) and issubclass(cls, Module)):
+        raise CheckpointError(f"{node['__module__']} is not an nn.Module class")
+    ref = node.get("id")
+    if type(ref) is not int or ref in loading.modules:
+        raise CheckpointError(f"a module needs a new integer id, got {ref!r:.40}")
+    module = cls.__new__(cls)
+    loading.modules[ref] = module  # (before its state: a child may refer back to it)
+    state = _decode(node.get("state"), loading, depth + 1)
+    if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
+        raise CheckpointError(f"the state of a {cls.__name__} must be a dict of attribute "
+                              f"names")
+    missing = {"training", "_non_persistent", *_REGISTRIES} - set(state)
+    if missing:
+        raise CheckpointError(f"the state of a {cls.__name__} lacks {sorted(missing)}")
+    if not isinstance(state["training"], bool):
+        raise CheckpointError(f"{cls.__name__}.training must be true or false")
+    kinds = {"_parameters": (Parameter, "a Parameter"), "_buffers": (Tensor, "a Tensor"),
+             "_modules": (Module, "a Module")}
+    for registry, (kind, words) in kinds.items():
+        entries = state[registry]
+        if not isinstance(entries, dict) or not all(isinstance(k, str) for k in entries):
+            raise CheckpointError(f"{cls.__name__}.{registry} must map names to values")
+        for key, value in entries.items():
+            if value is not None and not isinstance(value, kind):
+                raise CheckpointError(f"{cls.__name__}.{registry}[{key!r}] must be {words} or "
+                                      f"None, got {type(value).__name__}")
+        state[registry] = OrderedDict(entries)
+    if not isinstance(state["_non_persistent"], set) or not all(
+            isinstance(k, str) for k in state["_non_persistent"]):
+        raise CheckpointError(f"{cls.__name__}._non_persistent must be a set of names")
+    for key in state:
+        attribute = getattr(cls, key, None)
+        if key.startswith("__") or callable(attribute) or isinstance(attribute, property):
+            raise CheckpointError(f"the file sets {cls.__name__}.{key}, which would replace "
+                                  f"a method or a special attribute of the class")
+    module.__dict__.update(state)
+    return module
+
+
+def _decode_dtype(name: Any) -> Any:
+    try:
+        found = dtypes.as_dtype(name) if isinstance(name, str) else None
+    except TypeError:
+        found = None
+    if found is None or found.kind not in "biufc":
+        raise CheckpointError(f"not a dtype difflab has: {name!r:.40}")
+    return found
