@@ -644,6 +644,15 @@ def allowed_globals() -> dict[str, Any]:
     difflab's module classes, the functions of :mod:`difflab.nn.functional`
     (a Transformer layer keeps its activation function), and the user's safe
     globals.  Nothing is imported to build this table.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> table = dl.serialization.allowed_globals()
+    >>> table["difflab.nn.modules.layers.Linear"] is dl.nn.Linear
+    True
+    >>> "builtins.eval" in table
+    False
     """
     from difflab.nn import functional
 

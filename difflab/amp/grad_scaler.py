@@ -85,12 +85,15 @@ class GradScaler:
         return self._scale if self._enabled else 1.0
 
     def get_growth_factor(self) -> float:
+        """The factor S grows by after ``growth_interval`` good steps."""
         return self._growth_factor
 
     def get_backoff_factor(self) -> float:
+        """The factor S is multiplied by after an overflow."""
         return self._backoff_factor
 
     def get_growth_interval(self) -> int:
+        """How many steps without overflow make S grow."""
         return self._growth_interval
 
     def scale(self, outputs: Any) -> Any:

@@ -63,9 +63,15 @@ def _sdp_switch(kind: str) -> tuple:
     def query() -> bool:
         return _sdp[kind]
 
-    enable.__doc__ = (f"Record whether scaled_dot_product_attention may use the {kind} "
-                      f"kernel (difflab has one kernel, the math one, whatever this says).")
-    query.__doc__ = f"What :func:`enable_{kind}_sdp` last set (True by default)."
+    enable.__doc__ = (
+        f"Record whether scaled_dot_product_attention may use the {kind} kernel (difflab "
+        f"has one kernel, the math one, whatever this says).\n\n    Examples\n    --------\n"
+        f"    >>> import difflab as dl\n    >>> dl.backends.cuda.enable_{kind}_sdp(True)\n"
+        f"    >>> dl.backends.cuda.{kind}_sdp_enabled()\n    True\n")
+    query.__doc__ = (
+        f"What :func:`enable_{kind}_sdp` last set (True by default).\n\n    Examples\n"
+        f"    --------\n    >>> import difflab as dl\n"
+        f"    >>> isinstance(dl.backends.cuda.{kind}_sdp_enabled(), bool)\n    True\n")
     return enable, query
 
 

@@ -13,10 +13,24 @@ Examples
 
 
 def is_available() -> bool:
-    """Whether an MPS device can be used: never in difflab."""
+    """Whether an MPS device can be used: never in difflab.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.backends.mps.is_available()
+    False
+    """
     return False
 
 
 def is_built() -> bool:
-    """Whether difflab was built with MPS: it was not."""
+    """Whether difflab was built with MPS: it was not.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.backends.mps.is_built()
+    False
+    """
     return False

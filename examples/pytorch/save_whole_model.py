@@ -32,7 +32,7 @@ x = torch.stack([torch.cos(angle) + label * 1.0, torch.sin(angle) * (1 - 2 * lab
 model = MoonsClassifier()
 optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
 loss_fn = nn.CrossEntropyLoss()
-for step in range(200):
+for _ in range(200):
     loss = loss_fn(model(x), label)
     optimizer.zero_grad()
     loss.backward()
