@@ -2,8 +2,8 @@
 
 ``pytorch_api.json`` (next to this file) lists PyTorch's public names that
 teaching programs use, grouped as PyTorch's documentation groups them, for
-``torch``, ``torch.Tensor``, ``torch.nn``, ``torch.nn.functional`` and
-``torch.optim``.  :func:`table` looks each one up in difflab (``difflab``,
+``torch``, ``torch.Tensor``, ``torch.nn``, ``torch.nn.functional``,
+``torch.utils.data`` and ``torch.optim``.  :func:`table` looks each one up in difflab (``difflab``,
 ``difflab.Tensor``, ``difflab.nn``, ...), so the table can never claim a name
 that is not there.  :func:`markdown` renders the docs page
 (docs/coverage.md); a test regenerates it and fails when the page is out of
@@ -26,6 +26,7 @@ from typing import Any
 
 import difflab
 import difflab.nn.functional as F
+import difflab.utils.data
 from difflab import nn, optim
 
 REFERENCE = Path(__file__).with_name("pytorch_api.json")
@@ -36,6 +37,7 @@ NAMESPACES: dict[str, tuple[Any, str]] = {
     "Tensor": (difflab.Tensor, "difflab.Tensor"),
     "nn": (nn, "difflab.nn"),
     "nn.functional": (F, "difflab.nn.functional"),
+    "utils.data": (difflab.utils.data, "difflab.utils.data"),
     "optim": (optim, "difflab.optim"),
 }
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from difflab import backend
 from difflab import random as _random
-from difflab.data.dataset import Dataset
+from difflab.data.dataset import Dataset, IterableDataset
 from difflab.tensor import Tensor
 
 
@@ -72,6 +72,13 @@ class DataLoader:
             raise ValueError(f"batch_size should be a positive integer, got {batch_size!r}")
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
+        if isinstance(dataset, IterableDataset) and (shuffle or sampler is not None
+                                                     or batch_sampler is not None):
+            raise ValueError(
+                "DataLoader with IterableDataset: expected unspecified shuffle, sampler and "
+                "batch_sampler options (a stream is read in its own order; shuffle inside "
+                "the dataset's __iter__)"
+            )
         if batch_sampler is not None and (batch_size != 1 or shuffle or sampler is not None
                                           or drop_last):
             raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
@@ -83,6 +90,8 @@ class DataLoader:
         self.num_workers = num_workers
 
     def _indices(self) -> Iterator[int]:
+        if isinstance(self.dataset, IterableDataset):
+            return iter(self.dataset)  # (the samples themselves, see __iter__)
         if self.sampler is not None:
             return iter(self.sampler)
         n = len(self.dataset)
@@ -105,12 +114,19 @@ class DataLoader:
             yield batch
 
     def __iter__(self) -> Iterator[Any]:
+        collate = self.collate_fn or default_collate
+        if isinstance(self.dataset, IterableDataset):  # the batches hold samples, not indices
+            if self.batch_size is None:
+                yield from self.dataset
+                return
+            for samples in self._batches():
+                yield collate(samples)
+            return
         if self.batch_size is None and self.batch_sampler is None:
             for i in self._indices():
                 yield self.dataset[i]
             return
         fast = self.collate_fn is None and hasattr(self.dataset, "get_batch")
-        collate = self.collate_fn or default_collate
         for batch in self._batches():
             if fast:
                 yield self.dataset.get_batch(batch)
@@ -124,3 +140,38 @@ class DataLoader:
         if self.batch_size is None:
             return n
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
+def default_convert(data: Any) -> Any:
+    """NumPy arrays (and numbers in them) to tensors, inside lists, tuples and dicts; what a
+    DataLoader with ``batch_size=None`` applies to each sample in PyTorch.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> default_convert({"x": np.array([1.0, 2.0]), "name": "a"})
+    {'x': tensor([1., 2.], dtype=difflab.float64), 'name': 'a'}
+    """
+    if isinstance(data, np.ndarray) and data.dtype.kind in "biufc":
+        return Tensor._wrap(data)
+    if isinstance(data, np.generic) and data.dtype.kind in "biufc":
+        return Tensor._wrap(np.asarray(data))
+    if isinstance(data, dict):
+        return {key: default_convert(value) for key, value in data.items()}
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(default_convert(d) for d in data))
+    if isinstance(data, (list, tuple)):
+        return type(data)(default_convert(d) for d in data)
+    return data
+
+
+def get_worker_info() -> None:
+    """Information about the loader worker process running this code: None, as in PyTorch's
+    main process (difflab's DataLoader loads in the main process, ``num_workers`` or not).
+
+    Examples
+    --------
+    >>> get_worker_info() is None
+    True
+    """
+    return None

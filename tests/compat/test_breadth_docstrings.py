@@ -14,6 +14,7 @@ import difflab as dl
 MODULES = [
     "difflab.nn.modules.activation", "difflab.nn.modules.conv", "difflab.nn.modules.pooling",
     "difflab.nn.modules.transformer", "difflab.nn.modules.loss", "difflab.data.sampler",
+    "difflab.data.dataset", "difflab.data.dataloader",
     "difflab.optim.lbfgs", "difflab.amp.autocast_mode", "difflab.amp.grad_scaler",
     "difflab.cuda", "difflab.cuda.amp", "difflab.backends.cudnn", "difflab.backends.cuda",
     "difflab.backends.mps", "difflab.serialization",
@@ -26,7 +27,9 @@ NEW_NAMES = {
                    "HuberLoss", "Transformer", "TransformerEncoder", "TransformerDecoder",
                    "TransformerEncoderLayer", "TransformerDecoderLayer"],
     "difflab.utils.data": ["Sampler", "SequentialSampler", "RandomSampler",
-                           "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler"],
+                           "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler",
+                           "IterableDataset", "ChainDataset", "StackDataset", "default_convert",
+                           "get_worker_info"],
     "difflab.optim": ["LBFGS"],
     "difflab.amp": ["autocast", "GradScaler", "is_autocast_enabled"],
     "difflab.cuda": ["is_initialized", "manual_seed", "manual_seed_all", "seed", "seed_all",

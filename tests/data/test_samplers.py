@@ -101,3 +101,42 @@ def test_shuffled_loader_is_unchanged_by_the_lazy_reader():
     assert order == dl.random.permutation(10, gen(5)).tolist()
     last = list(DataLoader(dataset, batch_size=3, drop_last=True))
     assert len(last) == 3 and last[-1][0].tolist() == [6, 7, 8]
+
+
+def test_iterable_chain_and_stack_datasets():
+    from difflab.utils.data import (
+        ChainDataset,
+        IterableDataset,
+        StackDataset,
+        default_convert,
+        get_worker_info,
+    )
+
+    class Stream(IterableDataset):
+        def __init__(self, n):
+            self.n = n
+
+        def __iter__(self):
+            return iter([(float(i), i % 2) for i in range(self.n)])
+
+    batches = list(DataLoader(Stream(5), batch_size=2))
+    assert [b[0].tolist() for b in batches] == [[0.0, 1.0], [2.0, 3.0], [4.0]]
+    assert [b[1].tolist() for b in batches][0] == [0, 1]
+    assert len(list(DataLoader(Stream(5), batch_size=2, drop_last=True))) == 2
+    assert list(DataLoader(Stream(2), batch_size=None)) == [(0.0, 0), (1.0, 1)]
+    with pytest.raises(ValueError, match="expected unspecified shuffle"):
+        DataLoader(Stream(3), shuffle=True)
+    with pytest.raises(TypeError, match="cannot be indexed"):
+        Stream(3)[0]
+    chained = Stream(2) + Stream(1)
+    assert isinstance(chained, ChainDataset) and [x for x, _ in chained] == [0.0, 1.0, 0.0]
+    stacked = StackDataset(dl.arange(3.0), dl.arange(3))
+    x, y = next(iter(DataLoader(stacked, batch_size=3)))
+    assert x.tolist() == [0.0, 1.0, 2.0] and y.tolist() == [0, 1, 2]
+    with pytest.raises(ValueError, match="Size mismatch"):
+        StackDataset(range(2), range(3))
+    with pytest.raises(ValueError, match="not both"):
+        StackDataset(range(2), y=range(2))
+    converted = default_convert([np.arange(3), {"a": np.float32(2.5)}, "text"])
+    assert isinstance(converted[0], dl.Tensor) and converted[1]["a"].item() == 2.5
+    assert converted[2] == "text" and get_worker_info() is None

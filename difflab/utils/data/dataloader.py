@@ -1,5 +1,5 @@
-"""``torch.utils.data.dataloader``: :class:`~difflab.data.DataLoader` and its collate."""
+"""``torch.utils.data.dataloader``: :class:`~difflab.data.DataLoader` and its helpers."""
 
-from difflab.data.dataloader import DataLoader, default_collate
+from difflab.data.dataloader import DataLoader, default_collate, default_convert, get_worker_info
 
-__all__ = ["DataLoader", "default_collate"]
+__all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]

@@ -1,5 +1,15 @@
 """``torch.utils.data.dataset``: the dataset classes of :mod:`difflab.data`."""
 
-from difflab.data.dataset import ConcatDataset, Dataset, Subset, TensorDataset, random_split
+from difflab.data.dataset import (
+    ChainDataset,
+    ConcatDataset,
+    Dataset,
+    IterableDataset,
+    StackDataset,
+    Subset,
+    TensorDataset,
+    random_split,
+)
 
-__all__ = ["ConcatDataset", "Dataset", "Subset", "TensorDataset", "random_split"]
+__all__ = ["ChainDataset", "ConcatDataset", "Dataset", "IterableDataset", "StackDataset",
+           "Subset", "TensorDataset", "random_split"]
