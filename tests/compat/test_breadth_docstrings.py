@@ -15,7 +15,7 @@ MODULES = [
     "difflab.nn.modules.activation", "difflab.nn.modules.conv", "difflab.nn.modules.pooling",
     "difflab.nn.modules.transformer", "difflab.nn.modules.loss", "difflab.data.sampler",
     "difflab.data.dataset", "difflab.data.dataloader",
-    "difflab.optim.lbfgs", "difflab.amp.autocast_mode", "difflab.amp.grad_scaler",
+    "difflab.optim.lbfgs", "difflab.optim.adaptive", "difflab.amp.autocast_mode", "difflab.amp.grad_scaler",
     "difflab.cuda", "difflab.cuda.amp", "difflab.backends.cudnn", "difflab.backends.cuda",
     "difflab.backends.mps", "difflab.serialization",
 ]
@@ -30,7 +30,7 @@ NEW_NAMES = {
                            "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler",
                            "IterableDataset", "ChainDataset", "StackDataset", "default_convert",
                            "get_worker_info"],
-    "difflab.optim": ["LBFGS"],
+    "difflab.optim": ["LBFGS", "Adadelta", "Adamax", "NAdam", "RAdam", "Rprop", "ASGD"],
     "difflab.amp": ["autocast", "GradScaler", "is_autocast_enabled"],
     "difflab.cuda": ["is_initialized", "manual_seed", "manual_seed_all", "seed", "seed_all",
                      "empty_cache", "memory_allocated", "memory_reserved"],
