@@ -973,3 +973,8 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",  # noqa: 
         return _robust_loss("huber_loss", input, target, delta, 1.0, delta, reduction)
     losses = _robust_loss("huber_loss", input, target, delta, 1.0, delta, "none") * weight
     return _reduce(losses, reduction, "huber_loss")
+
+
+# isort: split
+# breadth (issue 27): the rest of PyTorch's activations, composites defined next door
+from difflab.nn.functional_activations import *  # noqa: E402, F403

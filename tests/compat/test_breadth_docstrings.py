@@ -12,6 +12,7 @@ import pytest
 import difflab as dl
 
 MODULES = [
+    "difflab.nn.functional_activations",
     "difflab.nn.modules.activation", "difflab.nn.modules.conv", "difflab.nn.modules.pooling",
     "difflab.nn.modules.transformer", "difflab.nn.modules.loss", "difflab.data.sampler",
     "difflab.data.dataset", "difflab.data.dataloader",
@@ -23,10 +24,16 @@ MODULES = [
 
 NEW_NAMES = {
     "difflab.nn.functional": ["conv1d", "max_pool1d", "avg_pool1d", "hardtanh", "relu6",
-                              "smooth_l1_loss", "huber_loss"],
+                              "smooth_l1_loss", "huber_loss", "celu", "elu", "glu",
+                              "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish",
+                              "logsigmoid", "mish", "prelu", "selu", "silu", "softmin",
+                              "softplus", "softshrink", "softsign", "tanhshrink", "threshold"],
     "difflab.nn": ["Conv1d", "MaxPool1d", "AvgPool1d", "Hardtanh", "ReLU6", "SmoothL1Loss",
                    "HuberLoss", "Transformer", "TransformerEncoder", "TransformerDecoder",
-                   "TransformerEncoderLayer", "TransformerDecoderLayer"],
+                   "TransformerEncoderLayer", "TransformerDecoderLayer", "CELU", "ELU",
+                   "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish", "LogSigmoid", "Mish",
+                   "PReLU", "SiLU", "Softmin", "Softplus", "Softshrink", "Softsign",
+                   "Tanhshrink", "Threshold"],
     "difflab.utils.data": ["Sampler", "SequentialSampler", "RandomSampler",
                            "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler",
                            "IterableDataset", "ChainDataset", "StackDataset", "default_convert",

@@ -54,7 +54,27 @@ from difflab.nn.modules import (
     sparse,
     transformer,
 )
-from difflab.nn.modules.activation import Hardtanh, ReLU6
+from difflab.nn.modules.activation import (
+    CELU,
+    ELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LogSigmoid,
+    Mish,
+    PReLU,
+    ReLU6,
+    SiLU,
+    Softmin,
+    Softplus,
+    Softshrink,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+)
 from difflab.nn.modules.conv import Conv1d
 from difflab.nn.modules.loss import HuberLoss, SmoothL1Loss
 from difflab.nn.modules.pooling import AvgPool1d, MaxPool1d
@@ -75,6 +95,9 @@ __all__ = [
 ]
 __all__ += ["GRU", "GRUCell", "MultiheadAttention"]  # compat-ops (issue 14)
 
+__all__ += ["CELU", "ELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish", "LogSigmoid",
+            "Mish", "PReLU", "SiLU", "Softmin", "Softplus", "Softshrink", "Softsign",
+            "Tanhshrink", "Threshold"]
 __all__ += ["AvgPool1d", "Conv1d", "Hardtanh", "HuberLoss", "MaxPool1d", "ReLU6",
             "SmoothL1Loss", "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
             "TransformerEncoder", "TransformerEncoderLayer"]
