@@ -978,3 +978,5 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",  # noqa: 
 # isort: split
 # breadth (issue 27): the rest of PyTorch's activations, composites defined next door
 from difflab.nn.functional_activations import *  # noqa: E402, F403
+from difflab.nn.functional_layers import *  # noqa: E402, F403
+from difflab.nn.functional_losses import *  # noqa: E402, F403

@@ -12,7 +12,12 @@ import pytest
 import difflab as dl
 
 MODULES = [
-    "difflab.nn.functional_activations",
+    "difflab.nn.functional_activations", "difflab.nn.functional_layers",
+    "difflab.nn.functional_losses", "difflab.nn.modules.container", "difflab.nn.modules.fold",
+    "difflab.nn.modules.pixelshuffle", "difflab.nn.modules.upsampling",
+    "difflab.nn.modules.distance", "difflab.nn.modules.normalization",
+    "difflab.nn.modules.instancenorm", "difflab.nn.modules.dropout", "difflab.nn.modules.linear",
+    "difflab.nn.modules.sparse", "difflab.nn.modules.padding",
     "difflab.nn.modules.activation", "difflab.nn.modules.conv", "difflab.nn.modules.pooling",
     "difflab.nn.modules.transformer", "difflab.nn.modules.loss", "difflab.data.sampler",
     "difflab.data.dataset", "difflab.data.dataloader",
@@ -22,7 +27,31 @@ MODULES = [
     "difflab.backends.mps", "difflab.serialization",
 ]
 
+def _public(module: str) -> list[str]:
+    return list(importlib.import_module(module).__all__)
+
+
 NEW_NAMES = {
+    "difflab.nn.functional_layers": _public("difflab.nn.functional_layers"),
+    "difflab.nn.functional_losses": _public("difflab.nn.functional_losses"),
+    "difflab.nn.modules.padding": _public("difflab.nn.modules.padding"),
+    "difflab.nn.modules.fold": _public("difflab.nn.modules.fold"),
+    "difflab.nn.modules.pixelshuffle": _public("difflab.nn.modules.pixelshuffle"),
+    "difflab.nn.modules.distance": _public("difflab.nn.modules.distance"),
+    "difflab.nn.modules.instancenorm": _public("difflab.nn.modules.instancenorm"),
+    "difflab.nn.modules.upsampling": _public("difflab.nn.modules.upsampling"),
+    "difflab.nn.modules.loss": ["SmoothL1Loss", "HuberLoss", "KLDivLoss", "MarginRankingLoss",
+                                "HingeEmbeddingLoss", "SoftMarginLoss",
+                                "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",
+                                "TripletMarginLoss", "GaussianNLLLoss", "PoissonNLLLoss"],
+    "difflab.nn.modules.normalization": ["GroupNorm", "RMSNorm", "LocalResponseNorm"],
+    "difflab.nn.modules.dropout": ["Dropout1d", "Dropout2d", "AlphaDropout"],
+    "difflab.nn.modules.conv": ["Conv1d", "ConvTranspose1d", "ConvTranspose2d"],
+    "difflab.nn.modules.pooling": ["MaxPool1d", "AvgPool1d", "AdaptiveMaxPool2d",
+                                   "AdaptiveAvgPool1d", "AdaptiveMaxPool1d"],
+    "difflab.nn.modules.linear": ["Bilinear"],
+    "difflab.nn.modules.sparse": ["EmbeddingBag"],
+    "difflab.nn.modules.container": ["ParameterDict"],
     "difflab.nn.functional": ["conv1d", "max_pool1d", "avg_pool1d", "hardtanh", "relu6",
                               "smooth_l1_loss", "huber_loss", "celu", "elu", "glu",
                               "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish",

@@ -46,13 +46,19 @@ from difflab.nn.modules import (
     activation,
     batchnorm,
     conv,
+    distance,
     dropout,
     flatten,
+    fold,
+    instancenorm,
     linear,
     normalization,
+    padding,
+    pixelshuffle,
     pooling,
     sparse,
     transformer,
+    upsampling,
 )
 from difflab.nn.modules.activation import (
     CELU,
@@ -75,9 +81,48 @@ from difflab.nn.modules.activation import (
     Tanhshrink,
     Threshold,
 )
-from difflab.nn.modules.conv import Conv1d
-from difflab.nn.modules.loss import HuberLoss, SmoothL1Loss
-from difflab.nn.modules.pooling import AvgPool1d, MaxPool1d
+from difflab.nn.modules.container import ParameterDict
+from difflab.nn.modules.conv import Conv1d, ConvTranspose1d, ConvTranspose2d
+from difflab.nn.modules.distance import CosineSimilarity, PairwiseDistance
+from difflab.nn.modules.dropout import AlphaDropout, Dropout1d, Dropout2d
+from difflab.nn.modules.fold import Fold, Unfold
+from difflab.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d
+from difflab.nn.modules.linear import Bilinear
+from difflab.nn.modules.loss import (
+    CosineEmbeddingLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    HuberLoss,
+    KLDivLoss,
+    MarginRankingLoss,
+    MultiLabelSoftMarginLoss,
+    PoissonNLLLoss,
+    SmoothL1Loss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+)
+from difflab.nn.modules.normalization import GroupNorm, LocalResponseNorm, RMSNorm
+from difflab.nn.modules.padding import (
+    CircularPad1d,
+    CircularPad2d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ZeroPad1d,
+    ZeroPad2d,
+)
+from difflab.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle
+from difflab.nn.modules.pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    MaxPool1d,
+)
+from difflab.nn.modules.sparse import EmbeddingBag
 from difflab.nn.modules.transformer import (
     Transformer,
     TransformerDecoder,
@@ -85,6 +130,7 @@ from difflab.nn.modules.transformer import (
     TransformerEncoder,
     TransformerEncoderLayer,
 )
+from difflab.nn.modules.upsampling import Upsample
 
 __all__ = [
     "GELU", "LSTM", "RNN", "AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss",
@@ -101,3 +147,13 @@ __all__ += ["CELU", "ELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswis
 __all__ += ["AvgPool1d", "Conv1d", "Hardtanh", "HuberLoss", "MaxPool1d", "ReLU6",
             "SmoothL1Loss", "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
             "TransformerEncoder", "TransformerEncoderLayer"]
+__all__ += ["AdaptiveAvgPool1d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AlphaDropout",
+            "Bilinear", "CircularPad1d", "CircularPad2d", "ConstantPad1d", "ConstantPad2d",
+            "ConvTranspose1d", "ConvTranspose2d", "CosineEmbeddingLoss", "CosineSimilarity",
+            "Dropout1d", "Dropout2d", "EmbeddingBag", "Fold", "GaussianNLLLoss", "GroupNorm",
+            "HingeEmbeddingLoss", "InstanceNorm1d", "InstanceNorm2d", "KLDivLoss",
+            "LocalResponseNorm", "MarginRankingLoss", "MultiLabelSoftMarginLoss",
+            "PairwiseDistance", "ParameterDict", "PixelShuffle", "PixelUnshuffle",
+            "PoissonNLLLoss", "RMSNorm", "ReflectionPad1d", "ReflectionPad2d",
+            "ReplicationPad1d", "ReplicationPad2d", "SoftMarginLoss", "TripletMarginLoss",
+            "Unfold", "Upsample", "ZeroPad1d", "ZeroPad2d"]

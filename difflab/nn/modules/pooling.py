@@ -9,7 +9,8 @@ from difflab.nn.modules.layers import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from difflab.nn.modules.module import Module
 from difflab.tensor import Tensor
 
-__all__ = ["AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "MaxPool1d", "MaxPool2d"]
+__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+           "AvgPool1d", "AvgPool2d", "MaxPool1d", "MaxPool2d"]
 
 
 class MaxPool1d(Module):
@@ -80,3 +81,66 @@ class AvgPool1d(Module):
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveMaxPool2d(Module):
+    """The maximum over each cell of an ``output_size`` grid that tiles the input.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.AdaptiveMaxPool2d((2, 3))(dl.randn(1, 4, 7, 8)).shape
+    difflab.Size([1, 4, 2, 3])
+    """
+
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.adaptive_max_pool2d(x, self.output_size, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(Module):
+    """The mean over each of ``output_size`` cells tiling L of (N, C, L).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.AdaptiveAvgPool1d(1)(dl.randn(2, 3, 10)).shape
+    difflab.Size([2, 3, 1])
+    """
+
+    def __init__(self, output_size: Any) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.adaptive_avg_pool1d(x, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(Module):
+    """The maximum over each of ``output_size`` cells tiling L of (N, C, L).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.AdaptiveMaxPool1d(4)(dl.randn(2, 3, 10)).shape
+    difflab.Size([2, 3, 4])
+    """
+
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.adaptive_max_pool1d(x, self.output_size, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
