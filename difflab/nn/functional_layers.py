@@ -30,12 +30,11 @@ from difflab.nn.functional import _check_tensor, conv2d, embedding, max_pool2d
 from difflab.ops import nn_ops
 from difflab.tensor import Tensor
 
-__all__ = ["adaptive_avg_pool1d", "adaptive_max_pool1d", "adaptive_max_pool2d",
-           "alpha_dropout", "bilinear", "conv_transpose1d", "conv_transpose2d",
-           "cosine_similarity", "dropout1d", "dropout2d", "embedding_bag", "fold", "group_norm",
-           "instance_norm", "interpolate", "local_response_norm", "normalize",
-           "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle", "rms_norm",
-           "unfold"]
+__all__ = ["adaptive_avg_pool1d", "adaptive_max_pool1d", "adaptive_max_pool2d", "affine_grid",
+           "alpha_dropout", "bilinear", "conv3d", "conv_transpose1d", "conv_transpose2d",
+           "cosine_similarity", "dropout1d", "dropout2d", "embedding_bag", "fold", "grid_sample",
+           "group_norm", "instance_norm", "interpolate", "local_response_norm", "normalize",
+           "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle", "rms_norm", "unfold"]
 
 
 def _where(condition: Any, a: Any, b: Any) -> Tensor:
@@ -845,3 +844,201 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
                          f"{starts}")
     bags = [reduce(rows[a:b], None if keep is None else keep[a:b]) for a, b in zip(starts, ends)]
     return stack(bags, 0)
+
+
+# ----------------------------------------------------------------------------- conv3d
+
+
+def _triple(value: Any, name: str) -> tuple[int, int, int]:
+    if isinstance(value, (tuple, list)):
+        if len(value) != 3:
+            raise ValueError(f"conv3d: {name} must be an int or a triple, got {value!r}")
+        return int(value[0]), int(value[1]), int(value[2])
+    return (int(value),) * 3
+
+
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
+           stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """3-D convolution of (N, C, D, H, W) with ``weight`` (O, C/groups, kd, kh, kw).
+
+    One :func:`conv2d`: the kd depth slices each output depth reads are
+    stacked as extra channels, and the output depths become extra batch
+    entries, so the work is a single 2-D convolution (and its gradient the
+    2-D one's).
+
+    Parameters
+    ----------
+    input : Tensor
+        (N, C, D, H, W) or unbatched (C, D, H, W).
+    weight : Tensor
+    bias : Tensor, optional
+    stride, padding, dilation : int or triple
+        ``padding`` may be ``'valid'`` or ``'same'`` (stride 1, odd effective kernel).
+    groups : int
+
+    Returns
+    -------
+    Tensor
+        (N, O, D_out, H_out, W_out).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.ones(1, 1, 3, 3, 3)
+    >>> dl.nn.functional.conv3d(x, dl.ones(1, 1, 2, 2, 2)).tolist()[0][0][0]
+    [[8.0, 8.0], [8.0, 8.0]]
+    """
+    from difflab.functions import stack
+    from difflab.nn.functional import pad
+
+    x = _check_tensor("conv3d", input)
+    if x.ndim not in (4, 5):
+        raise ValueError(f"conv3d expects a 4-D (unbatched) or 5-D input (N, C, D, H, W), got "
+                         f"shape {tuple(x.shape)}")
+    unbatched = x.ndim == 4
+    x = x.unsqueeze(0) if unbatched else x
+    if not isinstance(weight, Tensor) or weight.ndim != 5:
+        raise ValueError("conv3d: weight must be a 5-D tensor (out, in/groups, kd, kh, kw)")
+    o, cg, kd, kh, kw = weight.shape
+    n, c, depth = x.shape[:3]
+    if c != cg * groups:
+        raise ValueError(f"conv3d expected input with {cg * groups} channels, got {c} (input "
+                         f"shape {tuple(x.shape)})")
+    (sd, sh, sw), (dd, dh, dw) = _triple(stride, "stride"), _triple(dilation, "dilation")
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = 0
+        elif padding == "same":
+            totals = (dd * (kd - 1), dh * (kh - 1), dw * (kw - 1))
+            if (sd, sh, sw) != (1, 1, 1) or any(t % 2 for t in totals):
+                raise ValueError("conv3d: padding='same' needs stride 1 and an odd effective "
+                                 "kernel size")
+            padding = tuple(t // 2 for t in totals)
+        else:
+            raise ValueError(f"conv3d: padding must be an int, a triple, 'same' or 'valid', "
+                             f"got {padding!r}")
+    pd, ph, pw = _triple(padding, "padding")
+    if pd:
+        x = pad(x, (0, 0, 0, 0, pd, pd))
+    out_depth = (depth + 2 * pd - dd * (kd - 1) - 1) // sd + 1
+    if out_depth < 1:
+        raise ValueError(f"conv3d: the kernel's depth {kd} (dilation {dd}) is larger than the "
+                         f"padded input's depth {depth + 2 * pd}")
+    span = (out_depth - 1) * sd + 1
+    slices = [x[:, :, a * dd:a * dd + span:sd] for a in range(kd)]  # each (N, C, D_out, H, W)
+    stacked = stack(slices, 2).reshape(n, c * kd, out_depth, *x.shape[3:])
+    images = stacked.permute(0, 2, 1, 3, 4).reshape(n * out_depth, c * kd, *x.shape[3:])
+    kernels = weight.reshape(o, cg * kd, kh, kw)
+    out = conv2d(images, kernels, bias, (sh, sw), (ph, pw), (dh, dw), groups)
+    out = out.reshape(n, out_depth, o, *out.shape[2:]).permute(0, 2, 1, 3, 4)
+    return out.squeeze(0) if unbatched else out
+
+
+# ----------------------------------------------------------------- spatial transformers
+
+
+def _grid_coordinates(size: int, align_corners: bool, xp: Any) -> Any:
+    """The normalised coordinates in [-1, 1] of ``size`` pixel centres (PyTorch's convention)."""
+    if align_corners:
+        return xp.linspace(-1.0, 1.0, size) if size > 1 else xp.zeros(1)
+    return (2.0 * xp.arange(size) + 1.0) / size - 1.0
+
+
+def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> Tensor:
+    """The sampling grid of the affine maps ``theta`` (N, 2, 3): for each output pixel, the
+    input position θ·(x, y, 1) it reads, in [-1, 1] coordinates; shape (N, H, W, 2).
+
+    With :func:`grid_sample` this is the spatial transformer (Jaderberg et al.);
+    the grid is linear in θ, so θ learns through it.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> identity = dl.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+    >>> dl.nn.functional.affine_grid(identity, (1, 1, 2, 2), align_corners=True)[0].tolist()
+    [[[-1.0, -1.0], [1.0, -1.0]], [[-1.0, 1.0], [1.0, 1.0]]]
+    """
+    t = _check_tensor("affine_grid", theta)
+    if len(size) != 4:
+        raise NotImplementedError("affine_grid: only 2-D grids (size (N, C, H, W)) are "
+                                  "supported in difflab")
+    n, _, h, w = (int(v) for v in size)
+    if tuple(t.shape) != (n, 2, 3):
+        raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
+                         f"{tuple(size)}. Got {tuple(t.shape)}.")
+    xp = backend.array_module(t.array)
+    xs = _grid_coordinates(w, bool(align_corners), xp)
+    ys = _grid_coordinates(h, bool(align_corners), xp)
+    base = xp.stack([xp.tile(xs, h), xp.repeat(ys, w), xp.ones(h * w)], 1).astype(t.dtype)
+    grid = Tensor._wrap(base) @ t.transpose(1, 2)  # (N, H·W, 2)
+    return grid.reshape(n, h, w, 2)
+
+
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A002
+                padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
+    """Sample ``input`` (N, C, H, W) at the positions ``grid`` (N, Ho, Wo, 2) gives in [-1, 1]
+    coordinates (x first): the output is (N, C, Ho, Wo).
+
+    ``mode='bilinear'`` mixes the four neighbouring pixels (differentiable in
+    the input and in the grid); ``'nearest'`` copies one.  Outside the image
+    ``padding_mode='zeros'`` reads 0 and ``'border'`` the nearest edge pixel.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> image = dl.tensor([[[[0.0, 1.0], [2.0, 3.0]]]])
+    >>> centre = dl.zeros(1, 1, 1, 2)                      # (x, y) = (0, 0)
+    >>> dl.nn.functional.grid_sample(image, centre, align_corners=True).item()
+    1.5
+    """
+    from difflab.functions import gather
+
+    x, g = _check_tensor("grid_sample", input), _check_tensor("grid_sample", grid)
+    if x.ndim != 4 or g.ndim != 4 or g.shape[-1] != 2 or g.shape[0] != x.shape[0]:
+        raise ValueError(f"grid_sample expects input (N, C, H, W) and grid (N, Ho, Wo, 2) with "
+                         f"the same N, got {tuple(x.shape)} and {tuple(g.shape)}")
+    if mode not in ("bilinear", "nearest"):
+        raise NotImplementedError(f"grid_sample: mode {mode!r} is not supported in difflab "
+                                  "(bilinear, nearest)")
+    if padding_mode not in ("zeros", "border"):
+        raise NotImplementedError(f"grid_sample: padding_mode {padding_mode!r} is not supported "
+                                  "in difflab (zeros, border)")
+    n, c, h, w = x.shape
+    ho, wo = g.shape[1:3]
+    xp = backend.array_module(x.array)
+
+    def pixels(coordinate: Tensor, size: int) -> Tensor:
+        if align_corners:
+            p = (coordinate + 1.0) * (0.5 * (size - 1))
+        else:
+            p = ((coordinate + 1.0) * size - 1.0) * 0.5
+        return p.clamp(0.0, size - 1.0) if padding_mode == "border" else p
+
+    px = pixels(g[..., 0].reshape(n, 1, ho * wo), w)
+    py = pixels(g[..., 1].reshape(n, 1, ho * wo), h)
+    flat = x.reshape(n, c, h * w)
+
+    def read(ix: Any, iy: Any) -> tuple[Tensor, Any]:
+        """The pixels at integer positions (ix, iy), and where they lie inside the image."""
+        inside = (ix >= 0) & (ix < w) & (iy >= 0) & (iy < h)
+        index = xp.clip(iy, 0, h - 1) * w + xp.clip(ix, 0, w - 1)
+        index = xp.broadcast_to(index, (n, c, ho * wo)).astype(np.int64)
+        return gather(flat, 2, Tensor._wrap(xp.ascontiguousarray(index))), inside
+
+    if mode == "nearest":
+        values, inside = read(xp.rint(px.array).astype(np.int64),
+                              xp.rint(py.array).astype(np.int64))
+        out = values * Tensor._wrap(inside.astype(x.dtype.dtype if hasattr(x.dtype, "dtype")
+                                                  else x.dtype))
+        return out.reshape(n, c, ho, wo)
+    x0, y0 = xp.floor(px.array), xp.floor(py.array)
+    fx, fy = px - Tensor._wrap(x0), py - Tensor._wrap(y0)  # the fractions: grid's gradient
+    x0, y0 = x0.astype(np.int64), y0.astype(np.int64)
+    out = None
+    for dx, dy, weight in ((0, 0, (1.0 - fx) * (1.0 - fy)), (1, 0, fx * (1.0 - fy)),
+                           (0, 1, (1.0 - fx) * fy), (1, 1, fx * fy)):
+        values, inside = read(x0 + dx, y0 + dy)
+        mask = Tensor._wrap(inside.astype(values.array.dtype))
+        term = values * (weight * mask)
+        out = term if out is None else out + term
+    return out.reshape(n, c, ho, wo)

@@ -46,7 +46,7 @@ NEW_NAMES = {
                                 "TripletMarginLoss", "GaussianNLLLoss", "PoissonNLLLoss"],
     "difflab.nn.modules.normalization": ["GroupNorm", "RMSNorm", "LocalResponseNorm"],
     "difflab.nn.modules.dropout": ["Dropout1d", "Dropout2d", "AlphaDropout"],
-    "difflab.nn.modules.conv": ["Conv1d", "ConvTranspose1d", "ConvTranspose2d"],
+    "difflab.nn.modules.conv": ["Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"],
     "difflab.nn.modules.pooling": ["MaxPool1d", "AvgPool1d", "AdaptiveMaxPool2d",
                                    "AdaptiveAvgPool1d", "AdaptiveMaxPool1d"],
     "difflab.nn.modules.linear": ["Bilinear"],

@@ -341,3 +341,80 @@ def test_loss_module_defaults_and_errors():
         F.margin_ranking_loss(dl.ones(2), dl.ones(3), dl.ones(2))
     with pytest.raises(ValueError, match="reduction must be one of"):
         F.soft_margin_loss(dl.ones(2), dl.ones(2), reduction="avg")
+
+
+def conv3d_reference(x, w, b, stride, padding, dilation):
+    xp = np.pad(x, ((0, 0), (0, 0)) + ((padding, padding),) * 3)
+    n, _, d, h, wd = xp.shape
+    o, _, kd, kh, kw = w.shape
+    out_shape = [(size - dilation * (k - 1) - 1) // stride + 1
+                 for size, k in zip((d, h, wd), (kd, kh, kw))]
+    out = np.zeros((n, o, *out_shape))
+    for i in range(out_shape[0]):
+        for j in range(out_shape[1]):
+            for k in range(out_shape[2]):
+                block = xp[:, :, i * stride:i * stride + dilation * (kd - 1) + 1:dilation,
+                           j * stride:j * stride + dilation * (kh - 1) + 1:dilation,
+                           k * stride:k * stride + dilation * (kw - 1) + 1:dilation]
+                out[:, :, i, j, k] = np.einsum("ncdhw,ocdhw->no", block, w)
+    return out + b[None, :, None, None, None]
+
+
+@pytest.mark.parametrize("stride,padding,dilation", [(1, 0, 1), (2, 1, 1), (1, 1, 2)])
+def test_conv3d_matches_the_sliding_dot_product(stride, padding, dilation):
+    x, w, b = t64(2, 3, 5, 4, 5), t64(2, 3, 2, 3, 2), t64(2)
+    out = F.conv3d(x, w, b, stride, padding, dilation)
+    assert np.allclose(out.array, conv3d_reference(x.array, w.array, b.array, stride, padding,
+                                                   dilation))
+    assert gradcheck(lambda x, w, b: F.conv3d(x, w, b, stride, padding, dilation), (x, w, b))
+
+
+def test_conv3d_groups_layer_and_errors():
+    x, w = t64(1, 4, 3, 3, 3), t64(6, 2, 1, 2, 2)
+    grouped = F.conv3d(x, w, groups=2).array
+    halves = [F.conv3d(x[:, 2 * g:2 * g + 2], w[3 * g:3 * g + 3]).array for g in range(2)]
+    assert np.allclose(grouped, np.concatenate(halves, 1))
+    layer = dl.nn.Conv3d(4, 2, 3, padding="same").double()
+    assert layer(x).shape == (1, 2, 3, 3, 3) and layer(x[0]).shape == (2, 3, 3, 3)
+    with pytest.raises(ValueError, match="expected input with 3 channels"):
+        F.conv3d(x, t64(1, 3, 1, 1, 1))
+
+
+def bilinear_sample_reference(image, x, y):
+    """One channel, one point, zeros outside: the four neighbours' weighted sum."""
+    h, w = image.shape
+    x0, y0 = int(np.floor(x)), int(np.floor(y))
+    total = 0.0
+    for xi, yi in ((x0, y0), (x0 + 1, y0), (x0, y0 + 1), (x0 + 1, y0 + 1)):
+        if 0 <= xi < w and 0 <= yi < h:
+            total += (1 - abs(x - xi)) * (1 - abs(y - yi)) * image[yi, xi]
+    return total
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_affine_grid_and_grid_sample(align_corners):
+    image = t64(2, 3, 4, 5)
+    identity = dl.tensor(np.tile([[1.0, 0, 0], [0, 1.0, 0]], (2, 1, 1)))
+    grid = F.affine_grid(identity, (2, 3, 4, 5), align_corners=align_corners)
+    same = F.grid_sample(image, grid, align_corners=align_corners)
+    assert np.allclose(same.array, image.array)  # the identity map samples every pixel centre
+    points = dl.tensor(rng.uniform(-1.2, 1.2, (2, 3, 2, 2)), requires_grad=True)
+    out = F.grid_sample(image, points, align_corners=align_corners).array
+    for nn_, i, j in ((0, 0, 0), (1, 2, 1), (0, 1, 1)):
+        gx, gy = points.array[nn_, i, j]
+        if align_corners:
+            px, py = (gx + 1) / 2 * 4, (gy + 1) / 2 * 3
+        else:
+            px, py = ((gx + 1) * 5 - 1) / 2, ((gy + 1) * 4 - 1) / 2
+        expected = bilinear_sample_reference(image.array[nn_, 1], px, py)
+        assert np.isclose(out[nn_, 1, i, j], expected)
+    assert gradcheck(lambda im, pts: F.grid_sample(im, pts, align_corners=align_corners),
+                     (image, points))
+    theta = dl.tensor(rng.standard_normal((2, 2, 3)), requires_grad=True)
+    assert gradcheck(lambda th: F.affine_grid(th, (2, 1, 3, 4), align_corners=align_corners),
+                     (theta,))
+    border = F.grid_sample(image, dl.full((2, 1, 1, 2), 5.0, dtype=dl.float64),
+                           padding_mode="border", align_corners=align_corners)
+    assert np.allclose(border.array[..., 0, 0], image.array[:, :, -1, -1])
+    near = F.grid_sample(image, grid, mode="nearest", align_corners=align_corners)
+    assert np.allclose(near.array, image.array)

@@ -82,7 +82,7 @@ from difflab.nn.modules.activation import (
     Threshold,
 )
 from difflab.nn.modules.container import ParameterDict
-from difflab.nn.modules.conv import Conv1d, ConvTranspose1d, ConvTranspose2d
+from difflab.nn.modules.conv import Conv1d, Conv3d, ConvTranspose1d, ConvTranspose2d
 from difflab.nn.modules.distance import CosineSimilarity, PairwiseDistance
 from difflab.nn.modules.dropout import AlphaDropout, Dropout1d, Dropout2d
 from difflab.nn.modules.fold import Fold, Unfold
@@ -149,7 +149,8 @@ __all__ += ["AvgPool1d", "Conv1d", "Hardtanh", "HuberLoss", "MaxPool1d", "ReLU6"
             "TransformerEncoder", "TransformerEncoderLayer"]
 __all__ += ["AdaptiveAvgPool1d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AlphaDropout",
             "Bilinear", "CircularPad1d", "CircularPad2d", "ConstantPad1d", "ConstantPad2d",
-            "ConvTranspose1d", "ConvTranspose2d", "CosineEmbeddingLoss", "CosineSimilarity",
+            "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "CosineEmbeddingLoss",
+            "CosineSimilarity",
             "Dropout1d", "Dropout2d", "EmbeddingBag", "Fold", "GaussianNLLLoss", "GroupNorm",
             "HingeEmbeddingLoss", "InstanceNorm1d", "InstanceNorm2d", "KLDivLoss",
             "LocalResponseNorm", "MarginRankingLoss", "MultiLabelSoftMarginLoss",

@@ -15,7 +15,7 @@ from difflab.nn.modules.layers import Conv2d, _empty
 from difflab.nn.modules.module import Module
 from difflab.tensor import Tensor
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
 
 
 class Conv1d(Module):
@@ -192,3 +192,63 @@ class ConvTranspose1d(_ConvTransposeNd):
                                       "instead of output_size to forward")
         return F.conv_transpose1d(x, self.weight, self.bias, self.stride, self.padding,
                                   self.output_padding, self.groups, self.dilation)
+
+
+class Conv3d(Module):
+    """3-D convolution over (N, C, D, H, W) inputs (see :func:`difflab.nn.functional.conv3d`).
+
+    Parameters
+    ----------
+    in_channels, out_channels : int
+    kernel_size, stride, padding, dilation : int or triple
+    groups : int
+    bias : bool
+
+    Attributes
+    ----------
+    weight : Parameter
+        (out_channels, in_channels/groups, kd, kh, kw).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.Conv3d(2, 4, kernel_size=3, padding=1)(dl.randn(1, 2, 5, 6, 6)).shape
+    difflab.Size([1, 4, 5, 6, 6])
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        if in_channels % groups or out_channels % groups:
+            raise ValueError(f"in_channels ({in_channels}) and out_channels ({out_channels}) "
+                             f"must both be divisible by groups ({groups})")
+        if padding_mode != "zeros":
+            raise ValueError(f"only padding_mode='zeros' is supported, got {padding_mode!r}")
+
+        def triple(value: Any) -> tuple:
+            return tuple(value) if isinstance(value, (tuple, list)) else (int(value),) * 3
+
+        self.in_channels, self.out_channels = int(in_channels), int(out_channels)
+        self.kernel_size, self.stride = triple(kernel_size), triple(stride)
+        self.padding = padding if isinstance(padding, str) else triple(padding)
+        self.dilation, self.groups = triple(dilation), int(groups)
+        self.weight = _empty(out_channels, in_channels // groups, *self.kernel_size,
+                             dtype=dtype, device=device)
+        if bias:
+            self.bias = _empty(out_channels, dtype=dtype, device=device)
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """PyTorch's initialisation: weight and bias U(±1/√fan_in)."""
+        init.default_linear_init_(self.weight, self.bias)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.conv3d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                        self.groups)
+
+    def extra_repr(self) -> str:
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}")
