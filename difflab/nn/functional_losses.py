@@ -11,12 +11,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from difflab.nn.functional import _REDUCTIONS, _check_tensor, _legacy_reduction, _reduce
 from difflab.nn.functional_activations import softplus
 from difflab.tensor import Tensor
 
-__all__ = ["cosine_embedding_loss", "gaussian_nll_loss", "hinge_embedding_loss", "kl_div",
-           "margin_ranking_loss", "multilabel_soft_margin_loss", "poisson_nll_loss",
+__all__ = ["cosine_embedding_loss", "ctc_loss", "gaussian_nll_loss", "hinge_embedding_loss",
+           "kl_div", "margin_ranking_loss", "multilabel_soft_margin_loss", "poisson_nll_loss",
            "soft_margin_loss", "triplet_margin_loss"]
 
 
@@ -283,3 +285,146 @@ def _log(array: Any) -> Any:
     from difflab.backend import array_module
 
     return array_module(array).log(array)
+
+
+#: A log-probability that stands for log 0 in the CTC recursion (finite: no NaN gradients).
+_LOG_ZERO = -1e30
+
+
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any,
+             blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
+    r"""Connectionist temporal classification (Graves et al., 2006): -log of the probability
+    of ``targets`` summed over every alignment of it to the T frames.
+
+    The forward recursion over the target with blanks between the labels
+    (l' = blank, l₁, blank, l₂, ..., blank):
+
+    .. math::
+        \alpha_t(s) = \log p_t(l'_s) + \operatorname{logsumexp}\bigl(\alpha_{t-1}(s),
+            \alpha_{t-1}(s-1), \alpha_{t-1}(s-2)\bigr)
+
+    (the s - 2 term only between different labels), and the loss is
+    -logsumexp of the last two positions at the last frame.  One loop over the
+    frames, vectorised over the batch and the positions; the gradient is the
+    chain of logsumexp's rules (the forward-backward algorithm, derived by the tape).
+
+    Parameters
+    ----------
+    log_probs : Tensor
+        (T, N, C) log-probabilities (``log_softmax`` over C), or (T, C) unbatched.
+    targets : Tensor
+        (N, S) padded label sequences, or 1-D: the sequences concatenated.
+    input_lengths, target_lengths : Tensor or sequence of int
+        (N,): frames and labels used per sample.
+    blank : int
+    reduction : {'mean', 'sum', 'none'}
+        'mean' divides each loss by its target length, then averages (PyTorch).
+    zero_infinity : bool
+        Impossible alignments (a target longer than its frames allow) give 0
+        and no gradient instead of inf.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> uniform = dl.full((2, 1, 2), 0.5).log()           # 2 frames, classes {blank, a}
+    >>> loss = dl.nn.functional.ctc_loss(uniform, dl.tensor([[1]]), [2], [1],
+    ...                                  reduction="sum")
+    >>> round(loss.exp().item() ** -1, 4)                 # "a": aa, a-, -a: 3 of 4 paths
+    0.75
+    """
+    from difflab.functions import gather, logsumexp, stack, where
+
+    lp = _check_tensor("ctc_loss", log_probs)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"ctc_loss: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+    unbatched = lp.ndim == 2
+    if unbatched:
+        lp = lp.unsqueeze(1)
+    if lp.ndim != 3:
+        raise ValueError(f"ctc_loss: log_probs must be (T, N, C), got {tuple(lp.shape)}")
+    frames, n, classes = lp.shape
+    xp = _array_module(lp)
+    in_len = np.asarray(_as_ints(input_lengths), dtype=np.int64).reshape(-1)
+    tg_len = np.asarray(_as_ints(target_lengths), dtype=np.int64).reshape(-1)
+    tg = np.asarray(_as_ints(targets), dtype=np.int64)
+    if unbatched and tg.ndim == 1 and tg_len.size == 1 and tg.size == tg_len[0]:
+        tg = tg.reshape(1, -1)
+    if in_len.size != n or tg_len.size != n:
+        raise ValueError(f"ctc_loss: input_lengths and target_lengths need one entry per "
+                         f"sample ({n}), got {in_len.size} and {tg_len.size}")
+    if (in_len > frames).any() or (in_len < 1).any():
+        raise ValueError(f"ctc_loss: input_lengths must be in [1, {frames}], got "
+                         f"{in_len.tolist()}")
+    if tg.ndim == 1:  # concatenated targets
+        if tg.size != tg_len.sum():
+            raise ValueError(f"ctc_loss: 1-D targets hold {tg.size} labels, target_lengths "
+                             f"sum to {int(tg_len.sum())}")
+        starts = np.concatenate([[0], np.cumsum(tg_len)[:-1]])
+        padded = np.full((n, max(int(tg_len.max()), 1)), blank, dtype=np.int64)
+        for i, (a, k) in enumerate(zip(starts, tg_len)):
+            padded[i, :k] = tg[a:a + k]
+        tg = padded
+    if tg.shape[0] != n or (tg_len > tg.shape[1]).any():
+        raise ValueError(f"ctc_loss: targets {tg.shape} do not fit target_lengths "
+                         f"{tg_len.tolist()}")
+    if tg.size and ((tg < 0).any() or (tg >= classes).any()):
+        raise ValueError(f"ctc_loss: target labels must be in [0, {classes})")
+    length = 2 * tg.shape[1] + 1
+    extended = np.full((n, length), blank, dtype=np.int64)
+    extended[:, 1::2] = tg
+    skip = np.zeros((n, length), dtype=bool)  # may jump from s - 2 (different labels)
+    skip[:, 3::2] = tg[:, 1:] != tg[:, :-1]
+    index = xp.asarray(np.broadcast_to(extended, (frames, n, length)).copy())
+    emissions = gather(lp, 2, Tensor._wrap(index))  # (T, N, L): log p_t(l'_s)
+    log_zero = Tensor._wrap(xp.full((n, 1), _LOG_ZERO, dtype=lp.array.dtype))
+    start = np.full((n, length), _LOG_ZERO)
+    start[:, :2] = 0.0
+    alpha = emissions[0] + Tensor._wrap(xp.asarray(start.astype(lp.array.dtype)))
+    skip_x = xp.asarray(skip)
+    for t in range(1, frames):
+        from_left = _shift(alpha, 1, log_zero)
+        from_skip = where(skip_x, _shift(alpha, 2, log_zero), _LOG_ZERO)
+        new = logsumexp(stack([alpha, from_left, from_skip], 0), 0) + emissions[t]
+        running = xp.asarray((t < in_len)[:, None])
+        alpha = where(running, new, alpha)  # samples whose frames ended keep their alpha
+    last = xp.asarray(2 * tg_len)[:, None]
+    ends = stack([gather(alpha, 1, Tensor._wrap(last)),
+                  gather(alpha, 1, Tensor._wrap(xp.maximum(last - 1, 0)))], 0)
+    ends = where(xp.asarray(np.stack([np.ones(n, bool), tg_len > 0])[:, :, None]), ends,
+                 _LOG_ZERO)
+    losses = -logsumexp(ends, 0).reshape(n)
+    impossible = losses.array > -_LOG_ZERO / 2
+    if impossible.any():
+        losses = where(impossible, 0.0 if zero_infinity else float("inf"), losses)
+    if reduction == "mean":
+        divisor = Tensor._wrap(xp.asarray(np.maximum(tg_len, 1).astype(lp.array.dtype)))
+        return (losses / divisor).mean()
+    if reduction == "sum":
+        return losses.sum()
+    return losses[0] if unbatched else losses
+
+
+def _shift(alpha: Tensor, k: int, log_zero: Tensor) -> Tensor:
+    """alpha moved k positions right along dimension 1, log 0 filling the start."""
+    from difflab.functions import cat
+
+    fill = cat([log_zero] * k, 1) if k > 1 else log_zero
+    return cat([fill, alpha[:, :-k]], 1)
+
+
+def _as_ints(values: Any) -> Any:
+    if isinstance(values, Tensor):
+        from difflab.backend import to_numpy
+
+        return to_numpy(values.array)
+    return values
+
+
+def _array_module(t: Tensor) -> Any:
+    from difflab.backend import array_module
+
+    return array_module(t.array)

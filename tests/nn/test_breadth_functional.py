@@ -418,3 +418,47 @@ def test_affine_grid_and_grid_sample(align_corners):
     assert np.allclose(border.array[..., 0, 0], image.array[:, :, -1, -1])
     near = F.grid_sample(image, grid, mode="nearest", align_corners=align_corners)
     assert np.allclose(near.array, image.array)
+
+
+def ctc_brute_force(log_probs, target, blank=0):
+    """-log Σ over every frame labelling that collapses to ``target`` (repeats merged, blanks
+    dropped) of its probability: the definition, by enumeration."""
+    import itertools
+
+    frames, classes = log_probs.shape
+    total = 0.0
+    for path in itertools.product(range(classes), repeat=frames):
+        collapsed = [c for i, c in enumerate(path) if c != blank and (i == 0 or c != path[i - 1])]
+        if collapsed == list(target):
+            total += math.exp(sum(log_probs[t, c] for t, c in enumerate(path)))
+    return -math.log(total) if total else math.inf
+
+
+def test_ctc_loss_equals_the_sum_over_alignments():
+    logits = rng.standard_normal((5, 3, 3))
+    lp = dl.tensor(logits, dtype=dl.float64, requires_grad=True)
+    log_probs = F.log_softmax(lp, 2)
+    targets = dl.tensor([[1, 2], [1, 1], [2, 0]])
+    input_lengths, target_lengths = [5, 5, 4], [2, 2, 1]
+    losses = F.ctc_loss(log_probs, targets, input_lengths, target_lengths, reduction="none")
+    for i in range(3):
+        expected = ctc_brute_force(log_probs.array[:input_lengths[i], i],
+                                   targets.array[i, :target_lengths[i]])
+        assert math.isclose(losses.array[i], expected, rel_tol=1e-9)
+    flat = F.ctc_loss(log_probs, dl.tensor([1, 2, 1, 1, 2]), input_lengths, target_lengths,
+                      reduction="none")
+    assert np.allclose(flat.array, losses.array)  # concatenated targets
+    mean = dl.nn.CTCLoss()(log_probs, targets, input_lengths, target_lengths)
+    assert math.isclose(mean.item(), (losses.array / np.array([2, 2, 1])).mean())
+    assert gradcheck(lambda z: F.ctc_loss(F.log_softmax(z, 2), targets, input_lengths,
+                                          target_lengths), (lp,))
+
+
+def test_ctc_loss_impossible_alignments():
+    lp = F.log_softmax(t64(2, 1, 3), 2)
+    target = dl.tensor([[1, 1]])  # needs 3 frames (a blank between the repeats)
+    assert F.ctc_loss(lp, target, [2], [2], reduction="sum").item() == math.inf
+    zeroed = F.ctc_loss(lp, target, [2], [2], reduction="sum", zero_infinity=True)
+    assert zeroed.item() == 0.0
+    with pytest.raises(ValueError, match="input_lengths must be in"):
+        F.ctc_loss(lp, target, [3], [2])

@@ -90,6 +90,7 @@ from difflab.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d
 from difflab.nn.modules.linear import Bilinear
 from difflab.nn.modules.loss import (
     CosineEmbeddingLoss,
+    CTCLoss,
     GaussianNLLLoss,
     HingeEmbeddingLoss,
     HuberLoss,
@@ -149,7 +150,7 @@ __all__ += ["AvgPool1d", "Conv1d", "Hardtanh", "HuberLoss", "MaxPool1d", "ReLU6"
             "TransformerEncoder", "TransformerEncoderLayer"]
 __all__ += ["AdaptiveAvgPool1d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AlphaDropout",
             "Bilinear", "CircularPad1d", "CircularPad2d", "ConstantPad1d", "ConstantPad2d",
-            "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "CosineEmbeddingLoss",
+            "CTCLoss", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "CosineEmbeddingLoss",
             "CosineSimilarity",
             "Dropout1d", "Dropout2d", "EmbeddingBag", "Fold", "GaussianNLLLoss", "GroupNorm",
             "HingeEmbeddingLoss", "InstanceNorm1d", "InstanceNorm2d", "KLDivLoss",

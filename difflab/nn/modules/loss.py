@@ -328,3 +328,28 @@ class PoissonNLLLoss(_Loss):
     def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
         return F.poisson_nll_loss(log_input, target, self.log_input, self.full, eps=self.eps,
                                   reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification (see :func:`difflab.nn.functional.ctc_loss`).
+
+    ``forward(log_probs, targets, input_lengths, target_lengths)``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> loss = dl.nn.CTCLoss()
+    >>> log_probs = dl.randn(6, 2, 4).log_softmax(2)
+    >>> loss(log_probs, dl.tensor([[1, 2], [3, 3]]), [6, 5], [2, 2]).shape
+    difflab.Size([])
+    """
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False
+                 ) -> None:
+        super().__init__(reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs: Tensor, targets: Tensor, input_lengths: Any,
+                target_lengths: Any) -> Tensor:
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                          self.reduction, self.zero_infinity)
