@@ -63,6 +63,11 @@ def load_module_paths(path: Path = REFERENCE) -> list[str]:
     return list(json.loads(path.read_text(encoding="utf-8"))["_module_paths"])
 
 
+def load_reasons(path: Path = REFERENCE) -> dict[str, str]:
+    """Why a missing name or path is missing: ``{"optim.SparseAdam": "...", ...}``."""
+    return dict(json.loads(path.read_text(encoding="utf-8")).get("_reasons", {}))
+
+
 def difflab_path(torch_path: str) -> str:
     """``torch.nn.modules.linear`` -> ``difflab.nn.modules.linear``."""
     return "difflab" + torch_path[len("torch"):]
@@ -122,8 +127,13 @@ def extras(reference: dict | None = None) -> dict[str, list[str]]:
     return out
 
 
-def _names(names: list[str]) -> str:
-    return ", ".join(f"`{n}`" for n in names) if names else "–"
+def _names(names: list[str], reasons: dict[str, str] | None = None, namespace: str = "") -> str:
+    """Names in backticks; a missing one with a known reason says it in brackets."""
+    if not names:
+        return "–"
+    reasons = reasons or {}
+    return ", ".join(f"`{n}`" + (f" ({reasons[f'{namespace}.{n}']})"
+                                 if f"{namespace}.{n}" in reasons else "") for n in names)
 
 
 def markdown(reference: dict | None = None) -> str:
@@ -138,7 +148,8 @@ def markdown(reference: dict | None = None) -> str:
         "docs/coverage.md`) against the list of PyTorch names in",
         "`difflab/coverage/pytorch_api.json`, grouped as PyTorch's documentation groups",
         "them; a test fails when it is out of date.  A name counts as provided when difflab",
-        "has it under the same name; its behaviour is tested where it is defined.",
+        "has it under the same name; its behaviour is tested where it is defined.  A missing",
+        "name says why in brackets where the reason is known.",
         "",
         "| namespace | provided | of PyTorch's listed |",
         "| --- | ---: | ---: |",
@@ -155,9 +166,11 @@ def markdown(reference: dict | None = None) -> str:
               "`from torch.utils.data.sampler import RandomSampler`): "
               f"{len(present)} of {len(paths)} import as `difflab...`.", "",
               "| PyTorch's path | difflab |", "| --- | --- |"]
+    reasons = load_reasons()
     for p in paths:
-        lines.append(f"| `{p}` | " + (f"`{difflab_path(p)}`" if p in present else "missing")
-                     + " |")
+        why = f" ({reasons[p]})" if p in reasons else ""
+        lines.append(f"| `{p}` | " + (f"`{difflab_path(p)}`" if p in present else
+                                      f"missing{why}") + " |")
     beyond = extras(reference)
     for namespace in reference:
         spelled = NAMESPACES[namespace][1]
@@ -165,7 +178,7 @@ def markdown(reference: dict | None = None) -> str:
                   "| group | provided | missing |", "| --- | --- | --- |"]
         for g in (g for g in groups if g.namespace == namespace):
             lines.append(f"| {g.title} ({len(g.provided)}/{len(g.provided) + len(g.missing)}) "
-                         f"| {_names(g.provided)} | {_names(g.missing)} |")
+                         f"| {_names(g.provided)} | {_names(g.missing, reasons, namespace)} |")
         lines += ["", f"difflab's names in `{spelled}` beyond PyTorch's list: "
                   f"{_names(beyond[namespace])}."]
     return "\n".join(lines) + "\n"

@@ -22,7 +22,7 @@ PAGE = (ROOT / "docs" / "coverage.md").read_text(encoding="utf-8")
 def test_every_listed_module_path_imports_or_is_marked_missing(path):
     name = coverage.difflab_path(path)
     row = next(line for line in PAGE.splitlines() if line.startswith(f"| `{path}` |"))
-    if row.endswith("| missing |"):
+    if "| missing" in row:
         assert not coverage.importable(name)
     else:
         module = importlib.import_module(name)
