@@ -91,7 +91,7 @@ def manual_seed(seed: int) -> None:
     """Seed the current GPU's generator: nothing to do in difflab (see the module docstring).
 
     PyTorch queues the seed until CUDA starts, so the call never fails; here
-    GPU tensors draw from the default generator, which :func:`difflab.manual_seed`
+    GPU tensors draw from the default generator, which :func:`difflab.random.manual_seed`
     seeds.  The seed is still checked, as PyTorch checks it.
 
     Examples

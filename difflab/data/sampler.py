@@ -105,7 +105,7 @@ class RandomSampler(Sampler):
         How many indices (default: the dataset's length).
     generator : Generator, optional
         Where the randomness comes from (default: the global generator seeded
-        by :func:`difflab.manual_seed`).
+        by :func:`difflab.random.manual_seed`).
 
     Examples
     --------

@@ -301,7 +301,7 @@ def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: fl
     softmax((logits + g)/τ) with Gumbel noise g = -log(-log U); small τ gives
     nearly one-hot samples.  ``hard=True`` returns the one-hot of the sample's
     arg-max with the soft sample's gradient (straight-through).  The noise
-    comes from the default generator (:func:`difflab.manual_seed`).
+    comes from the default generator (:func:`difflab.random.manual_seed`).
 
     Examples
     --------
