@@ -318,14 +318,20 @@ class _Loading:
         return self._allowed
 
 
-def _decode(node: Any, loading: _Loading, depth: int = 0) -> Any:
-    """Rebuild one manifest entry, checking it; raises CheckpointError naming the fault."""
+def _decode(node: Any, loading: _Loading | dict, device: Any = None, depth: int = 0) -> Any:
+    """Rebuild one manifest entry, checking it; raises CheckpointError naming the fault.
+
+    ``loading`` is what this load rebuilt so far, or (as callers that decode one piece
+    of a manifest pass it) the arrays by index, with ``device``.
+    """
+    if not isinstance(loading, _Loading):
+        loading = _Loading(loading, device)
     if depth > MAX_DEPTH:
         raise CheckpointError(f"the manifest is nested more than {MAX_DEPTH} levels deep")
     if isinstance(node, _SCALARS):
         return node
     if isinstance(node, list):
-        return [_decode(v, loading, depth + 1) for v in node]
+        return [_decode(v, loading, depth=depth + 1) for v in node]
     if not isinstance(node, dict):
         raise CheckpointError(f"unexpected {type(node).__name__} in the manifest")
     tags = [k for k in node if k in _TAGS]
@@ -352,14 +358,15 @@ def _decode(node: Any, loading: _Loading, depth: int = 0) -> Any:
     if not isinstance(items, list):
         raise CheckpointError(f"{tag} must hold a list, got {type(items).__name__}")
     if tag == "__tuple__":
-        return tuple(_decode(v, loading, depth + 1) for v in items)
+        return tuple(_decode(v, loading, depth=depth + 1) for v in items)
     if tag == "__set__":
-        return {_key(_decode(v, loading, depth + 1)) for v in items}
+        return {_key(_decode(v, loading, depth=depth + 1)) for v in items}
     out = {}
     for pair in items:
         if not (isinstance(pair, list) and len(pair) == 2):
             raise CheckpointError(f"a dict entry must be a [key, value] pair, got {pair!r:.80}")
-        out[_key(_decode(pair[0], loading, depth + 1))] = _decode(pair[1], loading, depth + 1)
+        out[_key(_decode(pair[0], loading, depth=depth + 1))] = _decode(
+            pair[1], loading, depth=depth + 1)
     return out
 
 
@@ -725,7 +732,7 @@ def _decode_module(node: dict, loading: _Loading, depth: int) -> Any:
         raise CheckpointError(f"a module needs a new integer id, got {ref!r:.40}")
     module = cls.__new__(cls)
     loading.modules[ref] = module  # (before its state: a child may refer back to it)
-    state = _decode(node.get("state"), loading, depth + 1)
+    state = _decode(node.get("state"), loading, depth=depth + 1)
     if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
         raise CheckpointError(f"the state of a {cls.__name__} must be a dict of attribute "
                               f"names")
