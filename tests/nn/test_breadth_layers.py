@@ -264,3 +264,22 @@ def test_recurrent_dropout_checks_and_warns_like_pytorch():
     dl.manual_seed(2)
     deep = dl.nn.LSTM(2, 3, 2, dropout=0.3).double().eval()
     assert gradcheck(lambda x: deep(x)[0], (t64(3, 1, 2),))
+
+
+def test_pad_and_unpad_sequences_for_a_recurrent_batch():
+    from difflab.nn.utils.rnn import pad_sequence, unpad_sequence
+
+    seqs = [t64(3, 2), t64(1, 2), t64(4, 2)]
+    batch = pad_sequence(seqs, padding_value=-1.0)
+    assert batch.shape == (4, 3, 2)
+    assert np.array_equal(batch.array[:3, 0], seqs[0].array)
+    assert np.all(batch.array[1:, 1] == -1.0)
+    left = pad_sequence(seqs, batch_first=True, padding_side="left")
+    assert np.array_equal(left.array[1, -1], seqs[1].array[0]) and np.all(left.array[1, :3] == 0)
+    back = unpad_sequence(batch, dl.tensor([3, 1, 4]))
+    assert all(np.array_equal(a.array, b.array) for a, b in zip(back, seqs))
+    assert gradcheck(lambda a, b, c: pad_sequence([a, b, c], batch_first=True), tuple(seqs))
+    out, _ = dl.nn.GRU(2, 3).double()(batch)
+    assert out.shape == (4, 3, 3)
+    with pytest.raises(ValueError, match="every sequence must be"):
+        pad_sequence([t64(3, 2), t64(3, 4)])
