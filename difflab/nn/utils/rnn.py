@@ -1,6 +1,6 @@
 """``torch.nn.utils.rnn``'s padding helpers: sequences of different lengths as one batch.
 
-A batch for a recurrent layer is one tensor (L, N, *) (or (N, L, *)), so
+A batch for a recurrent layer is one tensor ``(L, N, *)`` (or ``(N, L, *)``), so
 shorter sequences are padded to the longest; :func:`pad_sequence` does it
 with one ``cat`` per sequence (differentiable: the padding is a constant),
 and :func:`unpad_sequence` cuts them back.
@@ -18,8 +18,8 @@ __all__ = ["pad_sequence", "unpad_sequence"]
 
 def pad_sequence(sequences: Sequence[Tensor], batch_first: bool = False,
                  padding_value: float = 0.0, padding_side: str = "right") -> Tensor:
-    """Stack sequences of shapes (Lᵢ, *) into (L_max, N, *) (or (N, L_max, *) with
-    ``batch_first``), padding each with ``padding_value``.
+    """Stack sequences of shapes ``(Lᵢ, *)`` into ``(L_max, N, *)`` (or ``(N, L_max, *)``
+    with ``batch_first``), padding each with ``padding_value``.
 
     Parameters
     ----------
