@@ -679,3 +679,328 @@ def scaled_dot_product_attention(
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=True)
     return weights @ value
+
+
+# ---------------------------------------------------------------------------------------
+# breadth (issue 27): 1-D convolution and pooling, hardtanh, the robust regression losses.
+# Each is a composite of the functions above (no rule of its own): a 1-D signal (N, C, L)
+# is an image (N, C, 1, L) one pixel high, and its gradient is the 2-D one's.
+
+
+def _as_image(name: str, input: Tensor, batched_ndim: int = 3) -> tuple:  # noqa: A002
+    """(N, C, L) or unbatched (C, L) -> (N, C, 1, L), and whether a batch was added."""
+    _check_tensor(name, input)
+    if input.ndim not in (batched_ndim - 1, batched_ndim):
+        raise ValueError(
+            f"{name} expects a 2-D (C, L) or 3-D (N, C, L) input, got shape "
+            f"{tuple(input.shape)}"
+        )
+    unbatched = input.ndim == batched_ndim - 1
+    x = input.unsqueeze(0) if unbatched else input
+    return x.unsqueeze(2), unbatched
+
+
+def _single(name: str, value: Any, what: str) -> int:
+    """One int from ``3`` or ``(3,)`` (PyTorch accepts both for 1-D layers)."""
+    if isinstance(value, (tuple, list)):
+        if len(value) != 1:
+            raise ValueError(f"{name}: {what} must be an int or a 1-tuple, got {value!r}")
+        value = value[0]
+    return int(value)
+
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
+           stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """1-D convolution (cross-correlation) of ``input`` (N, C, L) with ``weight`` (O, C/groups, k).
+
+    Computed as :func:`conv2d` on the input seen as images one pixel high,
+    (N, C, 1, L) with a (O, C/groups, 1, k) kernel, so it has conv2d's forward
+    and reverse rules and the same speed.
+
+    Parameters
+    ----------
+    input : Tensor
+        (N, C, L), or (C, L) for one unbatched signal.
+    weight : Tensor
+        (O, C/groups, k).
+    bias : Tensor, optional
+        (O,).
+    stride, padding, dilation : int or 1-tuple
+        As in PyTorch; ``padding`` may also be ``'valid'`` or ``'same'`` (stride 1).
+    groups : int
+        Split the channels into groups convolved separately.
+
+    Returns
+    -------
+    Tensor
+        (N, O, L_out) with L_out = ⌊(L + 2·padding - dilation·(k - 1) - 1) / stride⌋ + 1.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[[1., 2., 3., 4.]]])          # (N=1, C=1, L=4)
+    >>> w = dl.tensor([[[1., 0., -1.]]])             # a difference kernel
+    >>> dl.nn.functional.conv1d(x, w)
+    tensor([[[-2., -2.]]])
+    """
+    x, unbatched = _as_image("conv1d", input)
+    if not isinstance(weight, Tensor) or weight.ndim != 3:
+        raise ValueError(f"conv1d: weight must be a 3-D tensor (out_channels, in_channels / "
+                         f"groups, kernel), got {getattr(weight, 'shape', weight)!r}")
+    if not isinstance(padding, str):
+        padding = (0, _single("conv1d", padding, "padding"))
+    out = conv2d(x, weight.unsqueeze(2), bias, (1, _single("conv1d", stride, "stride")),
+                 padding, (1, _single("conv1d", dilation, "dilation")), groups).squeeze(2)
+    return out.squeeze(0) if unbatched else out
+
+
+def _pool1d_args(name: str, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool
+                 ) -> tuple:
+    if ceil_mode:
+        raise NotImplementedError(f"{name}: ceil_mode=True is not supported in difflab; pad "
+                                  "the input (F.pad) so the windows fit, or use ceil_mode=False")
+    kernel = _single(name, kernel_size, "kernel_size")
+    stride = kernel if stride is None or stride == () else _single(name, stride, "stride")
+    return (1, kernel), (1, stride), (0, _single(name, padding, "padding"))
+
+
+def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False
+               ) -> Tensor:
+    """The maximum of each window of ``kernel_size`` along the last dimension of (N, C, L).
+
+    :func:`max_pool2d` on the input seen as images one pixel high; the
+    gradient goes to each window's arg-max.
+
+    Parameters
+    ----------
+    input : Tensor
+        (N, C, L) or (C, L).
+    kernel_size : int
+        Window length.
+    stride : int, optional
+        Step between windows (default: ``kernel_size``).
+    padding : int
+        Implicit -inf padding on both sides (at most half the window).
+    dilation : int
+        Spacing between the window's elements.
+    ceil_mode, return_indices : bool
+        Only False is supported (a clear error otherwise).
+
+    Returns
+    -------
+    Tensor
+        (N, C, L_out).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.functional.max_pool1d(dl.tensor([[[1., 5., 2., 0., 3., 4.]]]), 2)
+    tensor([[[5., 2., 4.]]])
+    """
+    if return_indices:
+        raise NotImplementedError("max_pool1d: return_indices=True is not supported in difflab")
+    kernel, stride, padding = _pool1d_args("max_pool1d", kernel_size, stride, padding, ceil_mode)
+    x, unbatched = _as_image("max_pool1d", input)
+    out = max_pool2d(x, kernel, stride, padding, (1, _single("max_pool1d", dilation, "dilation")))
+    out = out.squeeze(2)
+    return out.squeeze(0) if unbatched else out
+
+
+def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
+               ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
+    """The mean of each window of ``kernel_size`` along the last dimension of (N, C, L).
+
+    :func:`avg_pool2d` on the input seen as images one pixel high.
+
+    Parameters
+    ----------
+    input : Tensor
+        (N, C, L) or (C, L).
+    kernel_size : int
+        Window length.
+    stride : int, optional
+        Step between windows (default: ``kernel_size``).
+    padding : int
+        Zero padding on both sides, counted in the mean (``count_include_pad=True``).
+    ceil_mode : bool
+        Only False is supported.
+    count_include_pad : bool
+        Only True is supported (PyTorch's default).
+
+    Returns
+    -------
+    Tensor
+        (N, C, L_out).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.functional.avg_pool1d(dl.tensor([[[1., 3., 2., 4.]]]), 2)
+    tensor([[[2., 3.]]])
+    """
+    if not count_include_pad:
+        raise NotImplementedError("avg_pool1d: count_include_pad=False is not supported in "
+                                  "difflab (the padding's zeros count in each mean)")
+    kernel, stride, padding = _pool1d_args("avg_pool1d", kernel_size, stride, padding, ceil_mode)
+    x, unbatched = _as_image("avg_pool1d", input)
+    out = avg_pool2d(x, kernel, stride, padding).squeeze(2)
+    return out.squeeze(0) if unbatched else out
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa: A002
+             inplace: bool = False) -> Tensor:
+    """x clipped to [``min_val``, ``max_val``]: a piecewise-linear tanh.
+
+    The derivative is 1 inside the interval and 0 outside (a clamp).
+
+    Parameters
+    ----------
+    input : Tensor
+    min_val, max_val : float
+        The interval (``max_val`` must not be below ``min_val``).
+    inplace : bool
+        Accepted for PyTorch's signature; the result is a new tensor.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.functional.hardtanh(dl.tensor([-3., -0.5, 0.25, 2.]))
+    tensor([-1.  , -0.5 ,  0.25,  1.  ])
+    """
+    if max_val < min_val:
+        raise ValueError(f"hardtanh: max_val ({max_val}) cannot be less than min_val ({min_val})")
+    return _check_tensor("hardtanh", input).clamp(min_val, max_val)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """min(max(x, 0), 6): :func:`hardtanh` on [0, 6].
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.functional.relu6(dl.tensor([-1., 3., 9.]))
+    tensor([0., 3., 6.])
+    """
+    return hardtanh(input, 0.0, 6.0)
+
+
+def _legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
+    """PyTorch's deprecated ``size_average``/``reduce`` flags, as a ``reduction``."""
+    if size_average is None and reduce is None:
+        return reduction
+    if reduce is False:
+        return "none"
+    return "sum" if size_average is False else "mean"
+
+
+def _robust_loss(name: str, input: Tensor, target: Tensor, threshold: float,  # noqa: A002
+                 quadratic_scale: float, linear_scale: float, reduction: str) -> Tensor:
+    """½ s_q·d² where |d| < threshold, s_l·(|d| - ½·threshold) elsewhere (d = x - y)."""
+    from difflab.functions import where
+
+    _check_same_shape(name, input, target)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{name}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+    d = input - target
+    if threshold == 0.0:  # smooth_l1 with beta 0 is the L1 loss
+        return _reduce(d.abs(), reduction, name)
+    a = d.abs()
+    inside = (a.array < threshold)
+    losses = where(inside, (0.5 * quadratic_scale) * d * d, linear_scale * (a - 0.5 * threshold))
+    return _reduce(losses, reduction, name)
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A002
+                   reduce: Any = None, reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """Quadratic for small errors, absolute for large: PyTorch's smooth L1 loss.
+
+    With d = x - y::
+
+        ℓ(d) = 0.5 d² / β     if |d| < β
+               |d| - 0.5 β    otherwise
+
+    Its derivative d/β (inside) or sign(d) (outside) is continuous at |d| = β,
+    and bounded, so outliers pull less than in the squared error.  β = 0 is
+    the L1 loss.  ``smooth_l1_loss(x, y, beta=δ) · δ == huber_loss(x, y, delta=δ)``.
+
+    Parameters
+    ----------
+    input, target : Tensor
+        Same shape.
+    size_average, reduce : optional
+        PyTorch's deprecated spelling of ``reduction``.
+    reduction : {'mean', 'sum', 'none'}
+    beta : float
+        Where the loss turns from quadratic to linear (>= 0).
+
+    Returns
+    -------
+    Tensor
+        A scalar, or one loss per element with ``reduction='none'``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> F = dl.nn.functional
+    >>> F.smooth_l1_loss(dl.tensor([0.5, 3.0]), dl.tensor([0.0, 0.0]), reduction="none")
+    tensor([0.125, 2.5  ])
+    """
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    beta = float(beta)
+    return _robust_loss("smooth_l1_loss", input, target, beta, 1.0 / beta if beta else 0.0, 1.0,
+                        reduction)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",  # noqa: A002
+               delta: float = 1.0, weight: Tensor | None = None) -> Tensor:
+    """The Huber loss: quadratic within ``delta`` of the target, linear beyond.
+
+    With d = x - y::
+
+        ℓ(d) = 0.5 d²                 if |d| < δ
+               δ (|d| - 0.5 δ)        otherwise
+
+    The gradient is d inside and δ·sign(d) outside: at most δ in size.
+
+    Parameters
+    ----------
+    input, target : Tensor
+        Same shape.
+    reduction : {'mean', 'sum', 'none'}
+    delta : float
+        Where the loss turns linear (> 0).
+    weight : Tensor, optional
+        Multiplies each element's loss before the reduction.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> F = dl.nn.functional
+    >>> F.huber_loss(dl.tensor([0.5, 3.0]), dl.tensor([0.0, 0.0]), reduction="none", delta=2.0)
+    tensor([0.125, 4.   ])
+    """
+    if delta <= 0:
+        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
+    delta = float(delta)
+    if weight is None:
+        return _robust_loss("huber_loss", input, target, delta, 1.0, delta, reduction)
+    losses = _robust_loss("huber_loss", input, target, delta, 1.0, delta, "none") * weight
+    return _reduce(losses, reduction, "huber_loss")
+
+
+# isort: split
+# breadth (issue 27): the rest of PyTorch's activations, composites defined next door
+from difflab.nn.functional_activations import *  # noqa: E402, F403
+from difflab.nn.functional_layers import *  # noqa: E402, F403
+from difflab.nn.functional_losses import *  # noqa: E402, F403
