@@ -22,6 +22,7 @@ from difflab.nn.functional import _check_tensor, _dim, softmax
 from difflab.tensor import Tensor
 
 __all__ = ["celu", "elu", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish",
+           "hardtanh", "relu6",
            "logsigmoid", "mish", "prelu", "selu", "silu", "softmin", "softplus", "softshrink",
            "softsign", "tanhshrink", "threshold"]
 
@@ -327,3 +328,43 @@ def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: fl
     xp.put_along_axis(one_hot, xp.expand_dims(index, dim), 1.0, axis=dim)
     return Tensor._wrap(one_hot) - y_soft.detach() + y_soft
 
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa: A002
+             inplace: bool = False) -> Tensor:
+    """x clipped to [``min_val``, ``max_val``]: a piecewise-linear tanh.
+
+    The derivative is 1 inside the interval and 0 outside (a clamp).
+
+    Parameters
+    ----------
+    input : Tensor
+    min_val, max_val : float
+        The interval (``max_val`` must not be below ``min_val``).
+    inplace : bool
+        Accepted for PyTorch's signature; the result is a new tensor.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.functional.hardtanh(dl.tensor([-3., -0.5, 0.25, 2.]))
+    tensor([-1.  , -0.5 ,  0.25,  1.  ])
+    """
+    if max_val < min_val:
+        raise ValueError(f"hardtanh: max_val ({max_val}) cannot be less than min_val ({min_val})")
+    return _check_tensor("hardtanh", input).clamp(min_val, max_val)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """min(max(x, 0), 6): :func:`hardtanh` on [0, 6].
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.functional.relu6(dl.tensor([-1., 3., 9.]))
+    tensor([0., 3., 6.])
+    """
+    return hardtanh(input, 0.0, 6.0)

@@ -1,14 +1,10 @@
-r"""More of ``torch.nn.functional``: distances, normalisations, channel dropout, transposed
-convolution, unfold/fold, resizing, adaptive pooling, bags of embeddings.
+r"""More of ``torch.nn.functional``: distances, normalisations, channel dropout, resizing,
+adaptive pooling, bags of embeddings, spatial transformers (the convolutions are in
+:mod:`difflab.nn.functional_conv`).
 
 Each is a composite of operations that already have derivative rules, chosen
 so the composite runs at NumPy speed:
 
-* ``unfold`` (im2col) is a grouped convolution with one-hot kernels;
-* a transposed convolution is a convolution of the input spread out by the
-  stride (zeros in between) with the flipped kernel: the adjoint of a
-  strided convolution; ``fold`` is the transposed convolution with
-  ``unfold``'s kernels, i.e. its adjoint;
 * group, instance and layer normalisation are one normalisation primitive over
   different axes; resizing gathers rows (``index_select``) and mixes them.
 
@@ -26,15 +22,15 @@ import numpy as np
 from difflab import backend
 from difflab import random as _random
 from difflab.autograd.engine import apply
-from difflab.nn.functional import _check_tensor, conv2d, embedding, max_pool2d
+from difflab.nn.functional import _check_tensor, embedding, max_pool2d
 from difflab.ops import nn_ops
 from difflab.tensor import Tensor
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_max_pool1d", "adaptive_max_pool2d", "affine_grid",
-           "alpha_dropout", "bilinear", "conv3d", "conv_transpose1d", "conv_transpose2d",
-           "cosine_similarity", "dropout1d", "dropout2d", "embedding_bag", "fold", "grid_sample",
-           "group_norm", "instance_norm", "interpolate", "local_response_norm", "normalize",
-           "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle", "rms_norm", "unfold"]
+           "alpha_dropout", "bilinear", "cosine_similarity", "dropout1d", "dropout2d",
+           "embedding_bag", "grid_sample", "group_norm", "instance_norm", "interpolate",
+           "local_response_norm", "normalize", "pairwise_distance", "pdist", "pixel_shuffle",
+           "pixel_unshuffle", "rms_norm"]
 
 
 def _where(condition: Any, a: Any, b: Any) -> Tensor:
@@ -432,185 +428,6 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:  # noqa: A0
     return out.reshape(*batch, c * r * r, h // r, w // r)
 
 
-# -------------------------------------------------------------------- unfold and friends
-
-
-def _one_hot_kernels(channels: int, kh: int, kw: int, like: Tensor) -> Tensor:
-    """(C·kh·kw, 1, kh, kw): kernel c·K + k picks position k of channel c (``groups=C``)."""
-    xp = backend.array_module(like.array)
-    eye = xp.eye(kh * kw, dtype=like.dtype).reshape(kh * kw, 1, kh, kw)
-    return Tensor._wrap(xp.tile(eye, (channels, 1, 1, 1)))
-
-
-def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,  # noqa: A002
-           stride: Any = 1) -> Tensor:
-    """im2col: every sliding (C, kh, kw) block of (N, C, H, W) as a column: (N, C·kh·kw, L).
-
-    A grouped convolution with one-hot kernels, so it runs at convolution
-    speed and its gradient is the convolution's.
-
-    Examples
-    --------
-    >>> import difflab as dl
-    >>> cols = dl.nn.functional.unfold(dl.arange(9.0).reshape(1, 1, 3, 3), 2)
-    >>> cols.shape, cols[0, :, 0].tolist()
-    (difflab.Size([1, 4, 4]), [0.0, 1.0, 3.0, 4.0])
-    """
-    x = _check_tensor("unfold", input)
-    if x.ndim not in (3, 4):
-        raise ValueError(f"unfold expects a 3-D or 4-D input, got shape {tuple(x.shape)}")
-    unbatched = x.ndim == 3
-    x = x.unsqueeze(0) if unbatched else x
-    kh, kw = _pair(kernel_size, "kernel_size")
-    c = x.shape[1]
-    cols = conv2d(x, _one_hot_kernels(c, kh, kw, x), None, _pair(stride), _pair(padding),
-                  _pair(dilation), groups=c)
-    cols = cols.reshape(x.shape[0], c * kh * kw, -1)
-    return cols.squeeze(0) if unbatched else cols
-
-
-def _spread(x: Tensor, stride: tuple[int, int]) -> Tensor:
-    """(N, C, H, W) with stride-1 zeros between rows and columns: ((H-1)s+1, (W-1)s+1)."""
-    from difflab.nn.functional import pad
-
-    n, c, h, w = x.shape
-    sh, sw = stride
-    if sh > 1:
-        x = pad(x.unsqueeze(3), (0, 0, 0, sh - 1)).reshape(n, c, h * sh, w)
-        x = x[:, :, :(h - 1) * sh + 1]
-    if sw > 1:
-        x = pad(x.unsqueeze(-1), (0, sw - 1)).reshape(n, c, x.shape[2], w * sw)
-        x = x[..., :(w - 1) * sw + 1]
-    return x
-
-
-def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
-                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
-                     groups: int = 1, dilation: Any = 1) -> Tensor:
-    """The transposed ("fractionally strided") convolution: the adjoint of :func:`conv2d`.
-
-    ``weight`` is (C_in, C_out/groups, kh, kw).  The output has side
-    (H - 1)·stride - 2·padding + dilation·(k - 1) + output_padding + 1.
-    Computed as a convolution of the input spread out by the stride with the
-    flipped kernel, so it has conv2d's rules and speed.
-
-    Parameters
-    ----------
-    input : Tensor
-        (N, C_in, H, W) or (C_in, H, W).
-    weight : Tensor
-    bias : Tensor, optional
-        (C_out,).
-    stride, padding, output_padding, dilation : int or pair
-    groups : int
-
-    Returns
-    -------
-    Tensor
-
-    Examples
-    --------
-    >>> import difflab as dl
-    >>> x = dl.ones(1, 1, 2, 2)
-    >>> dl.nn.functional.conv_transpose2d(x, dl.ones(1, 1, 2, 2), stride=2).shape
-    difflab.Size([1, 1, 4, 4])
-    >>> dl.nn.functional.conv_transpose2d(x, dl.ones(1, 1, 2, 2))[0, 0].tolist()
-    [[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]
-    """
-    from difflab.nn.functional import pad
-
-    x = _check_tensor("conv_transpose2d", input)
-    if x.ndim not in (3, 4):
-        raise ValueError(f"conv_transpose2d expects a 3-D or 4-D input, got {tuple(x.shape)}")
-    unbatched = x.ndim == 3
-    x = x.unsqueeze(0) if unbatched else x
-    c_in, c_out_g, kh, kw = weight.shape
-    if x.shape[1] != c_in or c_in % groups:
-        raise ValueError(f"conv_transpose2d: weight {tuple(weight.shape)} expects {c_in} input "
-                         f"channels (divisible by groups={groups}), got input "
-                         f"{tuple(x.shape)}")
-    stride, padding = _pair(stride, "stride"), _pair(padding, "padding")
-    output_padding, dilation = _pair(output_padding, "output_padding"), _pair(dilation)
-    if any(o >= max(s, d) for o, s, d in zip(output_padding, stride, dilation)):
-        raise ValueError(f"conv_transpose2d: output_padding {output_padding} must be smaller "
-                         f"than stride {stride} or dilation {dilation}")
-    # (C_in, C_out/g, kh, kw) -> (C_out, C_in/g, kh, kw), flipped: the adjoint's kernel
-    w = weight.reshape(groups, c_in // groups, c_out_g, kh, kw).transpose(1, 2)
-    w = w.reshape(groups * c_out_g, c_in // groups, kh, kw).flip((2, 3))
-    spread = _spread(x, stride)
-    qh, qw = (d * (k - 1) - p for d, k, p in zip(dilation, (kh, kw), padding))
-    spread = pad(spread, (qw, qw + output_padding[1], qh, qh + output_padding[0]))
-    out = conv2d(spread, w, bias, 1, 0, dilation, groups)
-    return out.squeeze(0) if unbatched else out
-
-
-def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
-                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
-                     groups: int = 1, dilation: Any = 1) -> Tensor:
-    """The transposed 1-D convolution: :func:`conv_transpose2d` on signals one pixel high.
-
-    Examples
-    --------
-    >>> import difflab as dl
-    >>> y = dl.nn.functional.conv_transpose1d(dl.ones(1, 1, 3), dl.ones(1, 1, 2), stride=2)
-    >>> y.tolist()
-    [[[1.0, 1.0, 1.0, 1.0, 1.0, 1.0]]]
-    """
-    from difflab.nn.functional import _single
-
-    x = _check_tensor("conv_transpose1d", input)
-    if x.ndim not in (2, 3):
-        raise ValueError(f"conv_transpose1d expects a 2-D or 3-D input, got {tuple(x.shape)}")
-
-    def one(v: Any, what: str) -> tuple[int, int]:
-        return (0 if what in ("padding", "output_padding") else 1), _single(
-            "conv_transpose1d", v, what)
-
-    out = conv_transpose2d(x.unsqueeze(-2), weight.unsqueeze(-2), bias, one(stride, "stride"),
-                           one(padding, "padding"), one(output_padding, "output_padding"),
-                           groups, one(dilation, "dilation"))
-    return out.squeeze(-2)
-
-
-def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,  # noqa: A002
-         padding: Any = 0, stride: Any = 1) -> Tensor:
-    """col2im, the adjoint of :func:`unfold`: sum the columns (N, C·kh·kw, L) back into
-    (N, C, H, W), overlapping blocks adding up.
-
-    Examples
-    --------
-    >>> import difflab as dl
-    >>> F = dl.nn.functional
-    >>> ones = F.unfold(dl.ones(1, 1, 3, 3), 2)
-    >>> F.fold(ones, (3, 3), 2)[0, 0].tolist()      # how many blocks cover each pixel
-    [[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]
-    """
-    x = _check_tensor("fold", input)
-    if x.ndim not in (2, 3):
-        raise ValueError(f"fold expects a 2-D or 3-D input (N, C·kh·kw, L), got "
-                         f"{tuple(x.shape)}")
-    unbatched = x.ndim == 2
-    x = x.unsqueeze(0) if unbatched else x
-    (oh, ow), (kh, kw) = _pair(output_size, "output_size"), _pair(kernel_size, "kernel_size")
-    (dh, dw), (ph, pw), (sh, sw) = _pair(dilation), _pair(padding), _pair(stride)
-    if x.shape[1] % (kh * kw):
-        raise RuntimeError(f"fold: expected the size of dimension 1 ({x.shape[1]}) to be "
-                           f"divisible by the kernel's {kh * kw} positions")
-    blocks_h = (oh + 2 * ph - dh * (kh - 1) - 1) // sh + 1
-    blocks_w = (ow + 2 * pw - dw * (kw - 1) - 1) // sw + 1
-    if blocks_h * blocks_w != x.shape[2]:
-        raise RuntimeError(f"fold: expected {blocks_h * blocks_w} blocks for output_size "
-                           f"{(oh, ow)}, got {x.shape[2]}")
-    c = x.shape[1] // (kh * kw)
-    grid = x.reshape(x.shape[0], c * kh * kw, blocks_h, blocks_w)
-    # the output side conv_transpose2d gives, and the padding that makes it output_size
-    full_h = (blocks_h - 1) * sh - 2 * ph + dh * (kh - 1) + 1
-    full_w = (blocks_w - 1) * sw - 2 * pw + dw * (kw - 1) + 1
-    out = conv_transpose2d(grid, _one_hot_kernels(c, kh, kw, x), None, (sh, sw), (ph, pw),
-                           (oh - full_h, ow - full_w), c, (dh, dw))
-    return out.squeeze(0) if unbatched else out
-
-
 # ------------------------------------------------------------------------------ resizing
 
 
@@ -798,14 +615,8 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     from difflab.creation import zeros
     from difflab.functions import stack
 
-    if mode not in ("sum", "mean", "max"):
-        raise ValueError(f"embedding_bag: mode must be 'sum', 'mean' or 'max', got {mode!r}")
-    if per_sample_weights is not None and mode != "sum":
-        raise NotImplementedError("embedding_bag: per_sample_weights was not None. "
-                                  "per_sample_weights is only supported for mode='sum'")
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding_bag: max_norm, scale_grad_by_freq and sparse are "
-                                  "not supported in difflab")
+    _check_bag_options(mode, per_sample_weights, max_norm is not None or scale_grad_by_freq
+                       or sparse)
     idx = input if isinstance(input, Tensor) else Tensor._wrap(np.asarray(input))
     rows = embedding(idx, weight, padding_idx)
     if per_sample_weights is not None:
@@ -835,103 +646,33 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
         return rows.amax(dim=1)
     if idx.ndim != 1 or offsets is None:
         raise ValueError("embedding_bag: input must be 2-D (B, L), or 1-D with offsets")
+    bounds = _bag_bounds(offsets, idx.shape[0], include_last_offset)
+    bags = [reduce(rows[a:b], None if keep is None else keep[a:b]) for a, b in bounds]
+    return stack(bags, 0)
+
+
+def _check_bag_options(mode: str, per_sample_weights: Tensor | None, unsupported: bool
+                       ) -> None:
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"embedding_bag: mode must be 'sum', 'mean' or 'max', got {mode!r}")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError("embedding_bag: per_sample_weights was not None. "
+                                  "per_sample_weights is only supported for mode='sum'")
+    if unsupported:
+        raise NotImplementedError("embedding_bag: max_norm, scale_grad_by_freq and sparse are "
+                                  "not supported in difflab")
+
+
+def _bag_bounds(offsets: Any, n: int, include_last_offset: bool) -> list[tuple[int, int]]:
+    """(start, end) of each bag of a 1-D input of ``n`` indices, from PyTorch's ``offsets``."""
     starts = [int(v) for v in (offsets.array if isinstance(offsets, Tensor) else offsets)]
-    ends = starts[1:] + ([] if include_last_offset else [idx.shape[0]])
+    ends = starts[1:] + ([] if include_last_offset else [n])
     if include_last_offset:
         starts = starts[:-1]
     if any(a > b for a, b in zip(starts, ends)) or (starts and starts[0] != 0):
         raise ValueError(f"embedding_bag: offsets must start at 0 and not decrease, got "
                          f"{starts}")
-    bags = [reduce(rows[a:b], None if keep is None else keep[a:b]) for a, b in zip(starts, ends)]
-    return stack(bags, 0)
-
-
-# ----------------------------------------------------------------------------- conv3d
-
-
-def _triple(value: Any, name: str) -> tuple[int, int, int]:
-    if isinstance(value, (tuple, list)):
-        if len(value) != 3:
-            raise ValueError(f"conv3d: {name} must be an int or a triple, got {value!r}")
-        return int(value[0]), int(value[1]), int(value[2])
-    return (int(value),) * 3
-
-
-def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
-           stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
-    """3-D convolution of (N, C, D, H, W) with ``weight`` (O, C/groups, kd, kh, kw).
-
-    One :func:`conv2d`: the kd depth slices each output depth reads are
-    stacked as extra channels, and the output depths become extra batch
-    entries, so the work is a single 2-D convolution (and its gradient the
-    2-D one's).
-
-    Parameters
-    ----------
-    input : Tensor
-        (N, C, D, H, W) or unbatched (C, D, H, W).
-    weight : Tensor
-    bias : Tensor, optional
-    stride, padding, dilation : int or triple
-        ``padding`` may be ``'valid'`` or ``'same'`` (stride 1, odd effective kernel).
-    groups : int
-
-    Returns
-    -------
-    Tensor
-        (N, O, D_out, H_out, W_out).
-
-    Examples
-    --------
-    >>> import difflab as dl
-    >>> x = dl.ones(1, 1, 3, 3, 3)
-    >>> dl.nn.functional.conv3d(x, dl.ones(1, 1, 2, 2, 2)).tolist()[0][0][0]
-    [[8.0, 8.0], [8.0, 8.0]]
-    """
-    from difflab.functions import stack
-    from difflab.nn.functional import pad
-
-    x = _check_tensor("conv3d", input)
-    if x.ndim not in (4, 5):
-        raise ValueError(f"conv3d expects a 4-D (unbatched) or 5-D input (N, C, D, H, W), got "
-                         f"shape {tuple(x.shape)}")
-    unbatched = x.ndim == 4
-    x = x.unsqueeze(0) if unbatched else x
-    if not isinstance(weight, Tensor) or weight.ndim != 5:
-        raise ValueError("conv3d: weight must be a 5-D tensor (out, in/groups, kd, kh, kw)")
-    o, cg, kd, kh, kw = weight.shape
-    n, c, depth = x.shape[:3]
-    if c != cg * groups:
-        raise ValueError(f"conv3d expected input with {cg * groups} channels, got {c} (input "
-                         f"shape {tuple(x.shape)})")
-    (sd, sh, sw), (dd, dh, dw) = _triple(stride, "stride"), _triple(dilation, "dilation")
-    if isinstance(padding, str):
-        if padding == "valid":
-            padding = 0
-        elif padding == "same":
-            totals = (dd * (kd - 1), dh * (kh - 1), dw * (kw - 1))
-            if (sd, sh, sw) != (1, 1, 1) or any(t % 2 for t in totals):
-                raise ValueError("conv3d: padding='same' needs stride 1 and an odd effective "
-                                 "kernel size")
-            padding = tuple(t // 2 for t in totals)
-        else:
-            raise ValueError(f"conv3d: padding must be an int, a triple, 'same' or 'valid', "
-                             f"got {padding!r}")
-    pd, ph, pw = _triple(padding, "padding")
-    if pd:
-        x = pad(x, (0, 0, 0, 0, pd, pd))
-    out_depth = (depth + 2 * pd - dd * (kd - 1) - 1) // sd + 1
-    if out_depth < 1:
-        raise ValueError(f"conv3d: the kernel's depth {kd} (dilation {dd}) is larger than the "
-                         f"padded input's depth {depth + 2 * pd}")
-    span = (out_depth - 1) * sd + 1
-    slices = [x[:, :, a * dd:a * dd + span:sd] for a in range(kd)]  # each (N, C, D_out, H, W)
-    stacked = stack(slices, 2).reshape(n, c * kd, out_depth, *x.shape[3:])
-    images = stacked.permute(0, 2, 1, 3, 4).reshape(n * out_depth, c * kd, *x.shape[3:])
-    kernels = weight.reshape(o, cg * kd, kh, kw)
-    out = conv2d(images, kernels, bias, (sh, sw), (ph, pw), (dh, dw), groups)
-    out = out.reshape(n, out_depth, o, *out.shape[2:]).permute(0, 2, 1, 3, 4)
-    return out.squeeze(0) if unbatched else out
+    return list(zip(starts, ends))
 
 
 # ----------------------------------------------------------------- spatial transformers

@@ -13,11 +13,18 @@ from typing import Any
 
 import numpy as np
 
-from difflab.nn.functional import _REDUCTIONS, _check_tensor, _legacy_reduction, _reduce
+from difflab.nn.functional import (
+    _REDUCTIONS,
+    _check_same_shape,
+    _check_tensor,
+    _legacy_reduction,
+    _reduce,
+)
 from difflab.nn.functional_activations import softplus
 from difflab.tensor import Tensor
 
 __all__ = ["cosine_embedding_loss", "ctc_loss", "gaussian_nll_loss", "hinge_embedding_loss",
+           "huber_loss", "smooth_l1_loss",
            "kl_div", "margin_ranking_loss", "multilabel_soft_margin_loss", "poisson_nll_loss",
            "soft_margin_loss", "triplet_margin_loss"]
 
@@ -348,31 +355,8 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
         raise ValueError(f"ctc_loss: log_probs must be (T, N, C), got {tuple(lp.shape)}")
     frames, n, classes = lp.shape
     xp = _array_module(lp)
-    in_len = np.asarray(_as_ints(input_lengths), dtype=np.int64).reshape(-1)
-    tg_len = np.asarray(_as_ints(target_lengths), dtype=np.int64).reshape(-1)
-    tg = np.asarray(_as_ints(targets), dtype=np.int64)
-    if unbatched and tg.ndim == 1 and tg_len.size == 1 and tg.size == tg_len[0]:
-        tg = tg.reshape(1, -1)
-    if in_len.size != n or tg_len.size != n:
-        raise ValueError(f"ctc_loss: input_lengths and target_lengths need one entry per "
-                         f"sample ({n}), got {in_len.size} and {tg_len.size}")
-    if (in_len > frames).any() or (in_len < 1).any():
-        raise ValueError(f"ctc_loss: input_lengths must be in [1, {frames}], got "
-                         f"{in_len.tolist()}")
-    if tg.ndim == 1:  # concatenated targets
-        if tg.size != tg_len.sum():
-            raise ValueError(f"ctc_loss: 1-D targets hold {tg.size} labels, target_lengths "
-                             f"sum to {int(tg_len.sum())}")
-        starts = np.concatenate([[0], np.cumsum(tg_len)[:-1]])
-        padded = np.full((n, max(int(tg_len.max()), 1)), blank, dtype=np.int64)
-        for i, (a, k) in enumerate(zip(starts, tg_len)):
-            padded[i, :k] = tg[a:a + k]
-        tg = padded
-    if tg.shape[0] != n or (tg_len > tg.shape[1]).any():
-        raise ValueError(f"ctc_loss: targets {tg.shape} do not fit target_lengths "
-                         f"{tg_len.tolist()}")
-    if tg.size and ((tg < 0).any() or (tg >= classes).any()):
-        raise ValueError(f"ctc_loss: target labels must be in [0, {classes})")
+    in_len, tg_len, tg = _ctc_lengths_and_targets(input_lengths, target_lengths, targets,
+                                                  lp.shape, blank, unbatched)
     length = 2 * tg.shape[1] + 1
     extended = np.full((n, length), blank, dtype=np.int64)
     extended[:, 1::2] = tg
@@ -408,6 +392,39 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
     return losses[0] if unbatched else losses
 
 
+def _ctc_lengths_and_targets(input_lengths: Any, target_lengths: Any, targets: Any,
+                             shape: tuple, blank: int, unbatched: bool) -> tuple:
+    """ctc_loss's lengths as int arrays (N,) and its targets as (N, S) padded with blanks,
+    after checking they fit the (T, N, C) log-probabilities."""
+    frames, n, classes = shape
+    in_len = np.asarray(_as_ints(input_lengths), dtype=np.int64).reshape(-1)
+    tg_len = np.asarray(_as_ints(target_lengths), dtype=np.int64).reshape(-1)
+    tg = np.asarray(_as_ints(targets), dtype=np.int64)
+    if unbatched and tg.ndim == 1 and tg_len.size == 1 and tg.size == tg_len[0]:
+        tg = tg.reshape(1, -1)
+    if in_len.size != n or tg_len.size != n:
+        raise ValueError(f"ctc_loss: input_lengths and target_lengths need one entry per "
+                         f"sample ({n}), got {in_len.size} and {tg_len.size}")
+    if (in_len > frames).any() or (in_len < 1).any():
+        raise ValueError(f"ctc_loss: input_lengths must be in [1, {frames}], got "
+                         f"{in_len.tolist()}")
+    if tg.ndim == 1:  # concatenated targets
+        if tg.size != tg_len.sum():
+            raise ValueError(f"ctc_loss: 1-D targets hold {tg.size} labels, target_lengths "
+                             f"sum to {int(tg_len.sum())}")
+        starts = np.concatenate([[0], np.cumsum(tg_len)[:-1]])
+        padded = np.full((n, max(int(tg_len.max()), 1)), blank, dtype=np.int64)
+        for i, (a, k) in enumerate(zip(starts, tg_len)):
+            padded[i, :k] = tg[a:a + k]
+        tg = padded
+    if tg.shape[0] != n or (tg_len > tg.shape[1]).any():
+        raise ValueError(f"ctc_loss: targets {tg.shape} do not fit target_lengths "
+                         f"{tg_len.tolist()}")
+    if tg.size and ((tg < 0).any() or (tg >= classes).any()):
+        raise ValueError(f"ctc_loss: target labels must be in [0, {classes})")
+    return in_len, tg_len, tg
+
+
 def _shift(alpha: Tensor, k: int, log_zero: Tensor) -> Tensor:
     """alpha moved k positions right along dimension 1, log 0 filling the start."""
     from difflab.functions import cat
@@ -428,3 +445,111 @@ def _array_module(t: Tensor) -> Any:
     from difflab.backend import array_module
 
     return array_module(t.array)
+
+
+# -------------------------------------------------------------------- robust regression
+
+
+def _robust_loss(name: str, input: Tensor, target: Tensor, threshold: float,  # noqa: A002
+                 quadratic_scale: float, linear_scale: float, reduction: str) -> Tensor:
+    """½ s_q·d² where |d| < threshold, s_l·(|d| - ½·threshold) elsewhere (d = x - y)."""
+    from difflab.functions import where
+
+    _check_same_shape(name, input, target)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{name}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+    d = input - target
+    if threshold == 0.0:  # smooth_l1 with beta 0 is the L1 loss
+        return _reduce(d.abs(), reduction, name)
+    a = d.abs()
+    inside = (a.array < threshold)
+    losses = where(inside, (0.5 * quadratic_scale) * d * d, linear_scale * (a - 0.5 * threshold))
+    return _reduce(losses, reduction, name)
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A002
+                   reduce: Any = None, reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """Quadratic for small errors, absolute for large: PyTorch's smooth L1 loss.
+
+    With d = x - y::
+
+        ℓ(d) = 0.5 d² / β     if |d| < β
+               |d| - 0.5 β    otherwise
+
+    Its derivative d/β (inside) or sign(d) (outside) is continuous at |d| = β,
+    and bounded, so outliers pull less than in the squared error.  β = 0 is
+    the L1 loss.  ``smooth_l1_loss(x, y, beta=δ) · δ == huber_loss(x, y, delta=δ)``.
+
+    Parameters
+    ----------
+    input, target : Tensor
+        Same shape.
+    size_average, reduce : optional
+        PyTorch's deprecated spelling of ``reduction``.
+    reduction : {'mean', 'sum', 'none'}
+    beta : float
+        Where the loss turns from quadratic to linear (>= 0).
+
+    Returns
+    -------
+    Tensor
+        A scalar, or one loss per element with ``reduction='none'``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> F = dl.nn.functional
+    >>> F.smooth_l1_loss(dl.tensor([0.5, 3.0]), dl.tensor([0.0, 0.0]), reduction="none")
+    tensor([0.125, 2.5  ])
+    """
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    beta = float(beta)
+    return _robust_loss("smooth_l1_loss", input, target, beta, 1.0 / beta if beta else 0.0, 1.0,
+                        reduction)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",  # noqa: A002
+               delta: float = 1.0, weight: Tensor | None = None) -> Tensor:
+    """The Huber loss: quadratic within ``delta`` of the target, linear beyond.
+
+    With d = x - y::
+
+        ℓ(d) = 0.5 d²                 if |d| < δ
+               δ (|d| - 0.5 δ)        otherwise
+
+    The gradient is d inside and δ·sign(d) outside: at most δ in size.
+
+    Parameters
+    ----------
+    input, target : Tensor
+        Same shape.
+    reduction : {'mean', 'sum', 'none'}
+    delta : float
+        Where the loss turns linear (> 0).
+    weight : Tensor, optional
+        Multiplies each element's loss before the reduction.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> F = dl.nn.functional
+    >>> F.huber_loss(dl.tensor([0.5, 3.0]), dl.tensor([0.0, 0.0]), reduction="none", delta=2.0)
+    tensor([0.125, 4.   ])
+    """
+    if delta <= 0:
+        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
+    delta = float(delta)
+    if weight is None:
+        return _robust_loss("huber_loss", input, target, delta, 1.0, delta, reduction)
+    losses = _robust_loss("huber_loss", input, target, delta, 1.0, delta, "none") * weight
+    return _reduce(losses, reduction, "huber_loss")
+
+
+# isort: split
+# breadth (issue 27): the rest of PyTorch's activations, composites defined next door

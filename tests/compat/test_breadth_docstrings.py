@@ -13,7 +13,8 @@ import difflab as dl
 
 MODULES = [
     "difflab.nn.functional_activations", "difflab.nn.functional_layers",
-    "difflab.nn.functional_losses", "difflab.nn.modules.container", "difflab.nn.modules.fold",
+    "difflab.nn.functional_losses", "difflab.nn.functional_conv",
+    "difflab.nn.modules.container", "difflab.nn.modules.fold",
     "difflab.nn.modules.pixelshuffle", "difflab.nn.modules.upsampling",
     "difflab.nn.modules.distance", "difflab.nn.modules.normalization",
     "difflab.nn.modules.instancenorm", "difflab.nn.modules.dropout", "difflab.nn.modules.linear",
@@ -34,6 +35,7 @@ def _public(module: str) -> list[str]:
 NEW_NAMES = {
     "difflab.nn.functional_layers": _public("difflab.nn.functional_layers"),
     "difflab.nn.functional_losses": _public("difflab.nn.functional_losses"),
+    "difflab.nn.functional_conv": _public("difflab.nn.functional_conv"),
     "difflab.nn.modules.padding": _public("difflab.nn.modules.padding"),
     "difflab.nn.modules.fold": _public("difflab.nn.modules.fold"),
     "difflab.nn.utils.rnn": _public("difflab.nn.utils.rnn"),
