@@ -168,7 +168,8 @@ def allowed_globals() -> dict[str, Any]:
     """Name -> object for everything :func:`~difflab.load` may rebuild or refer to.
 
     difflab's module classes, the functions of :mod:`difflab.nn.functional`
-    (a Transformer layer keeps its activation function), and the user's safe
+    (a Transformer layer keeps its activation function; each by the name save
+    writes, its module's, and by its name under ``F``), and the user's safe
     globals.  Nothing is imported to build this table.
 
     Examples
@@ -176,6 +177,8 @@ def allowed_globals() -> dict[str, Any]:
     >>> import difflab as dl
     >>> table = dl.serialization.allowed_globals()
     >>> table["difflab.nn.modules.layers.Linear"] is dl.nn.Linear
+    True
+    >>> table["difflab.nn.functional.silu"] is dl.nn.functional.silu
     True
     >>> "builtins.eval" in table
     False
@@ -187,9 +190,12 @@ def allowed_globals() -> dict[str, Any]:
         table[f"{cls.__module__}.{cls.__qualname__}"] = cls
     for name in dir(functional):
         obj = getattr(functional, name)
-        if not name.startswith("_") and callable(obj) and not isinstance(obj, type) and \
-                getattr(obj, "__module__", "") == functional.__name__:
-            table[f"{functional.__name__}.{name}"] = obj
+        home = getattr(obj, "__module__", None)
+        if name.startswith("_") or isinstance(obj, type) or not callable(obj) or \
+                not isinstance(home, str) or not home.startswith(functional.__name__):
+            continue  # (F's own functions only, wherever in difflab.nn.functional* they live)
+        table[_qualified_name(obj) or f"{home}.{name}"] = obj  # the name save writes
+        table[f"{functional.__name__}.{name}"] = obj  # and its name under F
     for obj, name in _SAFE_GLOBALS:
         table[name] = obj
     return table

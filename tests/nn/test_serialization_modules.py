@@ -318,3 +318,18 @@ def test_a_module_inside_a_dict_is_named_by_its_place_when_refused():
     model.hook = lambda x: x
     with pytest.raises(TypeError, match=r"cannot save object\['model'\]\.hook: .* no importable"):
         to_bytes({"model": model, "step": 3})
+
+
+def test_an_activation_from_any_part_of_nn_functional_round_trips():
+    """F's functions live in several files (functional_activations, ...): each is allowed,
+    by the name save writes and by its name under F."""
+    layer = nn.TransformerEncoderLayer(4, 2, dim_feedforward=4, activation=F.hardtanh).eval()
+    data = to_bytes(layer)
+    assert from_bytes(data).activation is F.hardtanh
+    x = dl.randn(3, 4)
+    assert np.array_equal(from_bytes(data)(x).array, layer(x).array)
+
+    def edit(manifest):
+        set_state(manifest["object"], "activation", {"__global__": "difflab.nn.functional.silu"})
+
+    assert from_bytes(edited(data, edit)).activation is F.silu
