@@ -59,7 +59,7 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # 
     """
     x = _check_tensor("elu", input)
     negative = alpha * x.clamp(max=0.0).expm1()
-    return _where(x.array > 0, x, negative)
+    return _where(x > 0, x, negative)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
@@ -87,7 +87,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  #
         raise ValueError("celu: alpha cannot be 0 (it divides x)")
     x = _check_tensor("celu", input)
     negative = alpha * (x.clamp(max=0.0) / alpha).expm1()
-    return _where(x.array > 0, x, negative)
+    return _where(x > 0, x, negative)
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False  # noqa: A002
@@ -101,7 +101,7 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     [-9.0, 2.0]
     """
     x = _check_tensor("threshold", input)
-    return _where(x.array > threshold, x, float(value))
+    return _where(x > threshold, x, float(value))
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: A002
@@ -116,7 +116,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     x = _check_tensor("softplus", input)
     bx = x * beta
     smooth = ((-bx.abs()).exp().log1p() + bx.relu()) / beta
-    return _where(bx.array > threshold, x, smooth)
+    return _where(bx > threshold, x, smooth)
 
 
 def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
@@ -194,7 +194,7 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
     [-1.0, 0.0, 0.75]
     """
     x = _check_tensor("hardshrink", input)
-    return _where(np.abs(x.array) > lambd, x, 0.0)
+    return _where(x.abs() > lambd, x, 0.0)
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
@@ -209,8 +209,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
     if lambd < 0:
         raise ValueError(f"softshrink: lambda must be non-negative, got {lambd}")
     x = _check_tensor("softshrink", input)
-    a = x.array
-    return _where(a > lambd, x - lambd, _where(a < -lambd, x + lambd, 0.0))
+    return _where(x > lambd, x - lambd, _where(x < -lambd, x + lambd, 0.0))
 
 
 def tanhshrink(input: Tensor) -> Tensor:  # noqa: A002
@@ -292,7 +291,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
             raise ValueError(f"prelu: weight has {n} slopes but the input has "
                              f"{x.shape[1] if x.ndim >= 2 else 1} channels (dimension 1)")
         weight = weight.reshape((1, n) + (1,) * (x.ndim - 2))
-    return _where(x.array >= 0, x, weight * x)
+    return _where(x >= 0, x, weight * x)
 
 
 def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10,

@@ -23,7 +23,7 @@ from difflab import backend
 from difflab import random as _random
 from difflab.autograd.engine import apply
 from difflab.nn.functional import _check_tensor, embedding, max_pool2d
-from difflab.ops import nn_ops
+from difflab.ops import nn_ops, registry
 from difflab.tensor import Tensor
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_max_pool1d", "adaptive_max_pool2d", "affine_grid",
@@ -126,7 +126,7 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002
     diff = index_select(x, 0, i) - index_select(x, 0, j)
     if p == 2:  # 0 where two rows are equal, with a zero (not NaN) gradient
         squares = (diff * diff).sum(-1)
-        positive = squares.array > 0
+        positive = squares > 0
         return _where(positive, _where(positive, squares, 1.0).sqrt(), 0.0)
     return _p_norm(diff, p, -1)
 
@@ -160,12 +160,11 @@ def _channel_dropout(name: str, input: Tensor, p: float, training: bool,  # noqa
         return x
     if p == 1.0:
         return x * 0.0
-    mask_shape = tuple(x.shape[:x.ndim - spatial]) + (1,) * spatial
-    keep = _random._rng(None).random(mask_shape) >= p
-    mask = (keep / (1.0 - p)).astype(x.dtype)
-    if x.is_cuda:
-        mask = backend.to_device(mask, x.device)
-    return x * mask
+    # one draw per channel: the mask of the first element of each (a primitive, so a traced
+    # graph draws a new mask at every run, as eager code does)
+    channels = x[(Ellipsis,) + (slice(0, 1),) * spatial]
+    return x * apply(registry.PRIMITIVES["dropout_mask"], channels, p=p,
+                     generator=_random.default_generator)
 
 
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
@@ -223,9 +222,8 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa
     saturation = -SELU_SCALE * SELU_ALPHA
     a = ((1 - p) * (1 + p * saturation**2)) ** -0.5
     b = -a * saturation * p
-    keep = _random._rng(None).random(x.shape) >= p
-    if x.is_cuda:
-        keep = backend.to_device(keep, x.device)
+    keep = apply(registry.PRIMITIVES["dropout_mask"], x, p=p,  # (drawn at every run)
+                 generator=_random.default_generator) > 0
     return _where(keep, x, saturation) * a + b
 
 

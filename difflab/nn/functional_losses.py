@@ -462,7 +462,7 @@ def _robust_loss(name: str, input: Tensor, target: Tensor, threshold: float,  # 
     if threshold == 0.0:  # smooth_l1 with beta 0 is the L1 loss
         return _reduce(d.abs(), reduction, name)
     a = d.abs()
-    inside = (a.array < threshold)
+    inside = a < threshold  # (a tensor: a traced graph compares each input's values)
     losses = where(inside, (0.5 * quadratic_scale) * d * d, linear_scale * (a - 0.5 * threshold))
     return _reduce(losses, reduction, name)
 

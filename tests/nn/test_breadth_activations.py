@@ -94,3 +94,29 @@ def test_softmin_glu_prelu_and_gumbel_softmax():
     assert set(np.unique(hard.array)) == {0.0, 1.0}
     hard.sum().backward()  # straight-through: the soft sample's gradient
     assert x.grad is not None and np.allclose(x.grad.array, 0.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: F.threshold(x, 0.1, -2.0), lambda x: F.softplus(x, beta=2.0, threshold=1.0),
+    lambda x: F.prelu(x, dl.tensor([0.25])), F.elu, F.celu, F.selu, F.hardshrink, F.softshrink,
+    lambda x: F.huber_loss(x, dl.zeros(2, 3), reduction="none", delta=0.5),
+    lambda x: F.smooth_l1_loss(x, dl.zeros(2, 3), reduction="none", beta=0.5),
+])
+def test_a_traced_activation_compares_the_values_of_each_run(fn):
+    """The branches are chosen by tensor comparisons, which a traced graph records (a
+    comparison of the example's raw array was a constant: replays took its branches)."""
+    example = dl.tensor([[1.0, -1.0, 0.3], [-0.2, 2.0, -3.0]])
+    traced = dl.jit.trace(fn, (example,))
+    other = dl.tensor([[0.2, -0.6, 1.5], [-2.0, 0.05, 0.7]])  # (other signs, sizes)
+    np.testing.assert_allclose(traced(other).array, fn(other).array, rtol=1e-12)
+
+
+def test_a_traced_channel_or_alpha_dropout_draws_a_new_mask_each_run():
+    x = dl.ones(64, 8, 1)
+    for fn in (lambda v: F.dropout1d(v, 0.5), lambda v: F.alpha_dropout(v, 0.5, training=True)):
+        traced = dl.jit.trace(fn, (x,))
+        dl.manual_seed(3)
+        first = traced(x).array
+        dl.manual_seed(3)
+        assert np.array_equal(fn(x).array, first)  # the eager draws, from the same seed
+        assert not np.array_equal(traced(x).array, first)  # and a new mask next run
