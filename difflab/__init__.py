@@ -147,6 +147,10 @@ def is_tensor(obj: object) -> bool:
 
 # ========================================================================= compat-core
 # PyTorch names for teaching programs (issue 14, compat-core block).
+# ===================================================================== end compat-core
+# breadth (issue 27): torch.amp, torch.backends and torch.autocast at PyTorch's paths
+from difflab import amp, backends  # noqa: E402
+from difflab.amp import autocast  # noqa: E402
 from difflab.autograd import inference_mode  # noqa: E402
 from difflab.creation import (  # noqa: E402
     BoolTensor,
@@ -221,5 +225,3 @@ from difflab.random import (  # noqa: E402
     set_rng_state,
 )
 from difflab.tensor_arguments import Size  # noqa: E402
-
-# ===================================================================== end compat-core

@@ -146,8 +146,8 @@ _CODEC = TreeCodec(
      _ellipsis_tag(), _dtype_tag(), _string_tag("device", backend.Device, backend.device),
      dict_tag("dict", keys=(str,))],
     GraphFileError,
-    refuse=lambda value: TypeError(f"cannot save a value of type {type(value).__name__} "
-                                   f"in a graph"))
+    refuse=lambda value, where: TypeError(
+        f"cannot save a value of type {type(value).__name__} in a graph"))
 
 
 def _encode(value: Any, where: str) -> Any:

@@ -83,7 +83,9 @@ class Tag:
     ``extra`` keys), writing children with ``writer.write`` and arrays with
     ``writer.blob``; ``read(entry, reader, depth)`` rebuilds the value,
     reading children with ``reader.read(child, depth + 1)``, arrays with
-    ``reader.blob`` and refusing a bad body with ``reader.fail``.
+    ``reader.blob`` and refusing a bad body with ``reader.fail``.  A tag
+    that needs to remember what one tree holds (objects already written,
+    to refer to them) keeps it in ``writer.memo`` and ``reader.memo``.
 
     Parameters
     ----------
@@ -128,7 +130,8 @@ class TreeCodec:
     numpy_scalars : bool
         Write a NumPy scalar as the Python number it holds (``np.float32(2)`` as ``2.0``).
     refuse : callable, optional
-        ``refuse(value)`` gives the exception for a value no tag writes.
+        ``refuse(value, where)`` gives the exception for a value no tag writes
+        (``where``: :attr:`Writer.where`, the place of the value, or ``""``).
 
     Examples
     --------
@@ -147,14 +150,15 @@ class TreeCodec:
 
     def __init__(self, tags: Sequence[Tag], error: type[Exception] = ValueError, *,
                  limits: Limits = LIMITS, numpy_scalars: bool = True,
-                 refuse: Callable[[Any], Exception] | None = None) -> None:
+                 refuse: Callable[[Any, str], Exception] | None = None) -> None:
         self.tags = list(tags)
         self.by_name = {tag.name: tag for tag in self.tags}
         self.error = error
         self.limits = limits
         self.numpy_scalars = numpy_scalars
-        self.refuse = refuse or (lambda value: TypeError(
-            f"a value of type {type(value).__name__} cannot be written"))
+        self.refuse = refuse or (lambda value, where: TypeError(
+            f"a value of type {type(value).__name__} cannot be written"
+            + (f" ({where})" if where else "")))
 
     def encode(self, value: Any, blobs: list | None = None) -> Any:
         """The JSON tree of ``value``; arrays (written by array tags) appended to ``blobs``."""
@@ -167,54 +171,115 @@ class TreeCodec:
 
 
 class Writer:
-    """Writes one tree: checks depth and cycles, hands tagged kinds to their tags."""
+    """Writes one tree: checks depth and cycles, hands tagged kinds to their tags.
+
+    A tag that needs to remember something while one tree is written (the
+    objects it wrote already, to write them again as references) keeps it in
+    :attr:`memo`, a dict of its own keys that lives as long as this writer.
+    :attr:`where` names the place of the value being written (``"Net.fc"``)
+    for error messages; a tag sets it for a child with ``write(child, where)``.
+
+    Examples
+    --------
+    A tag that writes an object seen before as a reference to its number
+    (so a shared object stays shared), remembering them in the memo:
+
+    >>> from difflab.jsontree import Tag, TreeCodec
+    >>> class Box:
+    ...     pass
+    >>> def write(box, w):
+    ...     seen = w.memo.setdefault("boxes", {})
+    ...     if id(box) in seen:
+    ...         return {"box": seen[id(box)][0]}
+    ...     seen[id(box)] = (len(seen), box)  # (the box kept alive while ids are compared)
+    ...     return {"box": len(seen) - 1}
+    >>> def read(entry, r, depth):
+    ...     return r.memo.setdefault("boxes", {}).setdefault(entry["box"], Box())
+    >>> codec = TreeCodec([Tag("box", lambda v: isinstance(v, Box), write, read)])
+    >>> box = Box()
+    >>> codec.encode([box, Box(), box])
+    [{'box': 0}, {'box': 1}, {'box': 0}]
+    >>> a, b, c = codec.decode(codec.encode([box, Box(), box]))
+    >>> a is c and a is not b
+    True
+    """
 
     def __init__(self, codec: TreeCodec, blobs: list) -> None:
         self.codec, self.blobs = codec, blobs
+        self.memo: dict = {}
+        self.where = ""
         self._path: list[int] = []  # ids of the containers being written (a cycle check)
+        self._depth = 0  # how deep the value being written sits, as a reader counts
 
     def blob(self, array: Any) -> int:
         """Keep ``array`` apart; its index in the blobs."""
         self.blobs.append(array)
         return len(self.blobs) - 1
 
-    def write(self, value: Any) -> Any:
+    def write(self, value: Any, where: str | None = None) -> Any:
+        """The tree of ``value``; ``where`` (if given) names its place while it is written."""
+        if where is not None:
+            outer, self.where = self.where, where
+            try:
+                return self.write(value)
+            finally:
+                self.where = outer
+        if self._depth > self.codec.limits.max_depth:  # (the reader's limit, as it counts)
+            raise TypeError(f"cannot write values nested more than "
+                            f"{self.codec.limits.max_depth} levels deep (dicts, lists, tuples "
+                            f"and what holds them)" + (f": {self.where}" if self.where else ""))
         if self.codec.numpy_scalars and isinstance(value, np.generic):
             value = value.item()
-        for tag in self.codec.tags:
-            if tag.writes(value):
-                return self._inside(value, tag.write, tag)
-        if isinstance(value, PLAIN):
+        write = next((tag.write for tag in self.codec.tags if tag.writes(value)), None)
+        if write is None and isinstance(value, PLAIN):
             return value
-        if isinstance(value, list):
-            return self._inside(value, lambda v, w: [w.write(x) for x in v])
-        raise self.codec.refuse(value)
-
-    def _inside(self, value: Any, write: Callable, tag: Tag | None = None) -> Any:
-        """``write(value, self)`` one level deeper (a container: not one it is inside)."""
+        if write is None and isinstance(value, list):
+            write = _write_list
+        if write is None:
+            raise self.codec.refuse(value, self.where)
         container = isinstance(value, (list, tuple, dict, set, frozenset))
         if container:
             if id(value) in self._path:
                 raise TypeError("cannot write an object that contains itself (a cycle of "
                                 "dicts/lists/tuples)")
-            if len(self._path) >= self.codec.limits.max_depth:
-                raise TypeError(f"cannot write dicts/lists/tuples nested more than "
-                                f"{self.codec.limits.max_depth} levels deep")
             self._path.append(id(value))
         try:
-            return write(value, self) if tag is None else tag.write(value, self)
+            return self.inside(value, write)
         finally:
             if container:
                 self._path.pop()
 
+    def inside(self, value: Any, write: Callable[[Any, Writer], Any]) -> Any:
+        """``write(value, self)``, with the values it writes one level deeper.
+
+        The writer counts levels as a reader does (each list and tagged entry
+        is one), so it refuses a tree the reader would refuse.  Each entry
+        counts already; a tag whose entry holds values further down (in a
+        tagged entry of its own) writes that part with ``inside`` too.
+        """
+        self._depth += 1
+        try:
+            return write(value, self)
+        finally:
+            self._depth -= 1
+
+
+def _write_list(values: list, w: Writer) -> list:
+    return [w.write(x) for x in values]
+
 
 class Reader:
-    """Reads one tree: counts values and depth, finds each entry's tag."""
+    """Reads one tree: counts values and depth, finds each entry's tag.
+
+    :attr:`memo` is the tags' own per-tree state, as for :class:`Writer` (the
+    objects rebuilt so far, for the references to them that follow).
+    """
 
     def __init__(self, codec: TreeCodec, blobs: Mapping[int, Any] | Sequence[Any],
-                 where: str) -> None:
+                 where: str = "") -> None:
         self.codec, self.blobs, self.where = codec, blobs, where
         self.nodes = 0
+        self.memo: dict = {}
 
     def fail(self, why: str) -> Exception:
         """The caller's error for a malformed tree, naming where."""
@@ -315,7 +380,7 @@ def dict_tag(name: str, keys: tuple = PLAIN) -> Tag:
             if not isinstance(key, keys):
                 raise TypeError(f"cannot write a dict key of type {type(key).__name__}: keys "
                                 f"must be {', '.join(_type_names(keys))}")
-        return {name: [[w.write(k), w.write(v)] for k, v in value.items()]}
+        return {name: [[w.write(k), w.write(v, f"{w.where}[{k!r}]")] for k, v in value.items()]}
 
     def read(entry: dict, r: Reader, depth: int) -> dict:
         out = {}

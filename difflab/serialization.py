@@ -11,6 +11,18 @@ difflab's format is a plain zip archive:
 
 Nothing in a file is ever executed: loading reads JSON and raw numbers.
 Dict keys keep their type (an optimizer's state uses int keys) and order.
+A tensor written twice (a tied weight) is stored once and read back as one
+tensor.
+
+``save(model)`` of a whole module writes its class's name and its attributes
+(parameters, buffers, children, hyper-parameters) as data, without pickle;
+``load`` rebuilds difflab's own module classes and the classes the user
+allows (:func:`add_safe_globals`, :class:`safe_globals`), never imports
+anything, and refuses any other class with an error naming it.  Shared
+modules and tensors (tied weights) stay shared (the tags are in
+:mod:`difflab.serialization_modules`).  A file holding modules, dtypes or
+functions has format version 2; one of plain data keeps version 1, so older
+difflabs still read it.
 
 Saving is *atomic*: the archive is written to a temporary file in the same
 directory, flushed to disk, and then renamed over the target in one step,
@@ -52,10 +64,24 @@ from difflab.jsontree import (
     set_tag,
     tuple_tag,
 )
+from difflab.serialization_modules import (
+    OBJECTS,
+    add_safe_globals,
+    allowed_globals,
+    clear_safe_globals,
+    get_safe_globals,
+    global_tag,
+    module_tags,
+    safe_globals,
+)
 from difflab.tensor import Tensor
 
+__all__ = ["CheckpointError", "add_safe_globals", "allowed_globals", "clear_safe_globals",
+           "get_safe_globals", "load", "read_npy", "safe_globals", "save"]
+
 FORMAT = "difflab-checkpoint"
-VERSION = 1
+#: The newest format version this difflab writes and reads (2: whole modules).
+VERSION = 2
 
 
 class CheckpointError(ValueError):
@@ -120,12 +146,17 @@ def _tensor_tag(device: Any) -> Tag:
     """A tensor as ``{"__tensor__": i, "requires_grad": true, "parameter": true}`` (blob i).
 
     Read back on ``device`` (None: where it was saved: the CPU); flags must
-    be booleans, and only a floating tensor may require grad.
+    be booleans, and only a floating tensor may require grad.  A tensor
+    written twice (a tied weight) is blob i both times, and read back as one
+    tensor (two entries of blob i with different flags are refused).
     """
     def write(t: Tensor, w: Writer) -> dict:
         from difflab.nn.parameter import Parameter
 
-        entry: dict[str, Any] = {"__tensor__": w.blob(backend.to_numpy(t.array))}
+        written = w.memo.setdefault("tensors", {})  # id -> (blob, the tensor: kept alive)
+        if id(t) not in written:
+            written[id(t)] = (w.blob(backend.to_numpy(t.array)), t)
+        entry: dict[str, Any] = {"__tensor__": written[id(t)][0]}
         if t.requires_grad:
             entry["requires_grad"] = True
         if isinstance(t, Parameter):
@@ -133,25 +164,38 @@ def _tensor_tag(device: Any) -> Tag:
         return entry
 
     def read(entry: dict, r: Reader, depth: int) -> Tensor:
-        array = r.blob(entry["__tensor__"])
+        index = entry["__tensor__"]
+        array = r.blob(index)
         flags = {k: entry.get(k, False) for k in ("requires_grad", "parameter")}
         if not all(isinstance(v, bool) for v in flags.values()):
             raise r.fail(f"tensor flags must be true or false, got {flags}")
+        read_before = r.memo.setdefault("tensors", {})  # blob -> (flags, tensor)
+        if index in read_before:
+            if read_before[index][0] != flags:
+                raise r.fail(f"array {index} is used by two tensors with different flags "
+                             f"({read_before[index][0]} and {flags})")
+            return read_before[index][1]
         if flags["requires_grad"] and array.dtype.kind not in "fc":
             raise r.fail(f"a {array.dtype} tensor cannot require grad")
-        if device is not None:
-            array = backend.to_device(array, device)
-        if flags["parameter"]:
-            from difflab.nn.parameter import Parameter
-
-            return Parameter(Tensor._wrap(array), requires_grad=flags["requires_grad"])
-        t = Tensor._wrap(array)
-        if flags["requires_grad"]:
-            t.requires_grad = True
-        return t
+        read_before[index] = (flags, _tensor(array, flags, device))
+        return read_before[index][1]
 
     return Tag("__tensor__", lambda v: isinstance(v, Tensor), write, read,
                frozenset({"requires_grad", "parameter"}))
+
+
+def _tensor(array: Any, flags: dict, device: Any) -> Tensor:
+    """A tensor (or Parameter) of ``array``, moved to ``device``, with the file's flags."""
+    if device is not None:
+        array = backend.to_device(array, device)
+    if flags["parameter"]:
+        from difflab.nn.parameter import Parameter
+
+        return Parameter(Tensor._wrap(array), requires_grad=flags["requires_grad"])
+    t = Tensor._wrap(array)
+    if flags["requires_grad"]:
+        t.requires_grad = True
+    return t
 
 
 def _is_array(value: Any) -> bool:
@@ -164,25 +208,36 @@ def _array_blob(array: Any) -> np.ndarray:
     return backend.to_numpy(array)
 
 
-def _refuse(value: Any) -> TypeError:
+def _refuse(value: Any, where: str) -> TypeError:
     return TypeError(
-        f"difflab.save cannot store an object of type {type(value).__name__}: it saves "
-        f"tensors, arrays, numbers, strings, None, and dicts/lists/tuples of them. For a "
-        f"model or an optimizer save its state_dict()."
+        f"difflab.save cannot store an object of type {type(value).__name__}"
+        + ("" if where in ("", "object") else f" ({where})")
+        + ": it saves tensors, arrays, numbers, strings, None, dicts/lists/tuples of them, "
+        "and whole nn.Modules (whose attributes are such data). For a model or an optimizer "
+        "you may also save its state_dict()."
     )
 
 
 def _codec(device: Any = None) -> TreeCodec:
-    """The checkpoint's tree codec (its tag spellings, its limits); tensors read onto ``device``."""
-    return TreeCodec([_tensor_tag(device), array_tag("__ndarray__", _is_array, _array_blob),
-                      tuple_tag("__tuple__"), dict_tag("__dict__"), set_tag("__set__")],
+    """The checkpoint's tree codec (its tag spellings, its limits); tensors read onto ``device``.
+
+    The module tags (:mod:`difflab.serialization_modules`) go before the generic ones
+    (a module is no plain value), the function tag last (it takes any callable left).
+    """
+    return TreeCodec([_tensor_tag(device), *module_tags(),
+                      array_tag("__ndarray__", _is_array, _array_blob),
+                      tuple_tag("__tuple__"), dict_tag("__dict__"), set_tag("__set__"),
+                      global_tag()],
                      CheckpointError, limits=Limits(max_depth=MAX_DEPTH), refuse=_refuse)
 
 
 def _write(obj: Any, stream: Any) -> None:
     arrays: list = []
-    tree = _codec().encode(obj, arrays)
-    manifest = {"format": FORMAT, "version": VERSION, "arrays": len(arrays), "object": tree}
+    writer = Writer(_codec(), arrays)
+    tree = writer.write(obj, "object")
+    # (files of plain data keep version 1, so older difflabs still read them)
+    version = VERSION if writer.memo.get(OBJECTS) else 1
+    manifest = {"format": FORMAT, "version": version, "arrays": len(arrays), "object": tree}
     with zipfile.ZipFile(stream, "w", compression=zipfile.ZIP_STORED) as zf:
         zf.writestr("manifest.json", json.dumps(manifest))
         for i, array in enumerate(arrays):
@@ -194,10 +249,24 @@ def _write(obj: Any, stream: Any) -> None:
 
 
 def save(obj: Any, f: str | os.PathLike | Any) -> None:
-    """Save tensors, arrays and (nested) state dicts to ``f`` (a path or a binary file object).
+    """Save tensors, arrays, (nested) state dicts or whole modules to ``f`` (a path or a
+    binary file object).
 
     To a path the write is atomic: the old file stays intact until the new
-    one is complete.
+    one is complete.  A whole ``nn.Module`` is written as its class's name and
+    its attributes; load it back with :func:`load` (your own classes must be
+    allowed: :func:`add_safe_globals`).  An attribute that is not data (a
+    lambda, an open file) is refused with a TypeError naming it.
+
+    Examples
+    --------
+    >>> import io, difflab as dl
+    >>> buffer = io.BytesIO()
+    >>> model = dl.nn.Linear(2, 1)
+    >>> dl.save({"model": model.state_dict(), "step": 3}, buffer)
+    >>> _ = buffer.seek(0)
+    >>> dl.load(buffer)["step"]
+    3
     """
     if hasattr(f, "write"):
         _write(obj, f)
@@ -319,8 +388,23 @@ def load(f: str | os.PathLike | Any, map_location: Any = None, weights_only: boo
 
     Raises :class:`CheckpointError` (a ValueError) for a file that is
     truncated, corrupted, forged or not a difflab checkpoint, and
-    FileNotFoundError for a missing one.  Never unpickles (``weights_only``
-    is always true).
+    FileNotFoundError for a missing one.  Never unpickles, whatever
+    ``weights_only`` says: a module is rebuilt only if its class is difflab's
+    or allowed (:func:`add_safe_globals`); any other class is refused with a
+    CheckpointError naming it and saying how to allow it.
+
+    Examples
+    --------
+    >>> import io, difflab as dl
+    >>> embed = dl.nn.Embedding(5, 3)
+    >>> model = dl.nn.Sequential(embed, dl.nn.Linear(3, 5))
+    >>> model[1].weight = embed.weight  # tied weights
+    >>> buffer = io.BytesIO()
+    >>> dl.save(model, buffer)
+    >>> _ = buffer.seek(0)
+    >>> loaded = dl.load(buffer)
+    >>> loaded[1].weight is loaded[0].weight
+    True
     """
     name = getattr(f, "name", None) if hasattr(f, "read") else os.fspath(f)
     device = None

@@ -2,8 +2,8 @@
 
 ``pytorch_api.json`` (next to this file) lists PyTorch's public names that
 teaching programs use, grouped as PyTorch's documentation groups them, for
-``torch``, ``torch.Tensor``, ``torch.nn``, ``torch.nn.functional`` and
-``torch.optim``.  :func:`table` looks each one up in difflab (``difflab``,
+``torch``, ``torch.Tensor``, ``torch.nn``, ``torch.nn.functional``,
+``torch.utils.data`` and ``torch.optim``.  :func:`table` looks each one up in difflab (``difflab``,
 ``difflab.Tensor``, ``difflab.nn``, ...), so the table can never claim a name
 that is not there.  :func:`markdown` renders the docs page
 (docs/coverage.md); a test regenerates it and fails when the page is out of
@@ -17,6 +17,7 @@ date::
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 import types
@@ -26,6 +27,7 @@ from typing import Any
 
 import difflab
 import difflab.nn.functional as F
+import difflab.utils.data
 from difflab import nn, optim
 
 REFERENCE = Path(__file__).with_name("pytorch_api.json")
@@ -36,6 +38,7 @@ NAMESPACES: dict[str, tuple[Any, str]] = {
     "Tensor": (difflab.Tensor, "difflab.Tensor"),
     "nn": (nn, "difflab.nn"),
     "nn.functional": (F, "difflab.nn.functional"),
+    "utils.data": (difflab.utils.data, "difflab.utils.data"),
     "optim": (optim, "difflab.optim"),
 }
 
@@ -54,6 +57,34 @@ def load_reference(path: Path = REFERENCE) -> dict[str, dict[str, list[str]]]:
     """PyTorch's names, ``{namespace: {group: [name, ...]}}``."""
     data = json.loads(path.read_text(encoding="utf-8"))
     return {k: v for k, v in data.items() if not k.startswith("_")}
+
+
+def load_module_paths(path: Path = REFERENCE) -> list[str]:
+    """PyTorch's module paths that programs import directly (``torch.nn.modules.linear``)."""
+    return list(json.loads(path.read_text(encoding="utf-8"))["_module_paths"])
+
+
+def load_reasons(path: Path = REFERENCE) -> dict[str, str]:
+    """Why a missing name or path is missing: ``{"optim.SparseAdam": "...", ...}``."""
+    return dict(json.loads(path.read_text(encoding="utf-8")).get("_reasons", {}))
+
+
+def difflab_path(torch_path: str) -> str:
+    """``torch.nn.modules.linear`` -> ``difflab.nn.modules.linear``."""
+    return "difflab" + torch_path[len("torch"):]
+
+
+def importable(module: str) -> bool:
+    """Whether ``import <module>`` works (only difflab's own modules are ever imported)."""
+    if not (module == "difflab" or module.startswith("difflab.")):
+        raise ValueError(f"importable() only imports difflab's modules, not {module!r}")
+    try:
+        importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (module == exc.name or module.startswith(exc.name + ".")):
+            return False
+        raise
+    return True
 
 
 def provides(obj: Any, dotted: str) -> bool:
@@ -97,8 +128,13 @@ def extras(reference: dict | None = None) -> dict[str, list[str]]:
     return out
 
 
-def _names(names: list[str]) -> str:
-    return ", ".join(f"`{n}`" for n in names) if names else "–"
+def _names(names: list[str], reasons: dict[str, str] | None = None, namespace: str = "") -> str:
+    """Names in backticks; a missing one with a known reason says it in brackets."""
+    if not names:
+        return "–"
+    reasons = reasons or {}
+    return ", ".join(f"`{n}`" + (f" ({reasons[f'{namespace}.{n}']})"
+                                 if f"{namespace}.{n}" in reasons else "") for n in names)
 
 
 def markdown(reference: dict | None = None) -> str:
@@ -113,7 +149,8 @@ def markdown(reference: dict | None = None) -> str:
         "docs/coverage.md`) against the list of PyTorch names in",
         "`difflab/coverage/pytorch_api.json`, grouped as PyTorch's documentation groups",
         "them; a test fails when it is out of date.  A name counts as provided when difflab",
-        "has it under the same name; its behaviour is tested where it is defined.",
+        "has it under the same name; its behaviour is tested where it is defined.  A missing",
+        "name says why in brackets where the reason is known.",
         "",
         "| namespace | provided | of PyTorch's listed |",
         "| --- | ---: | ---: |",
@@ -123,6 +160,18 @@ def markdown(reference: dict | None = None) -> str:
         have = sum(len(g.provided) for g in mine)
         total = have + sum(len(g.missing) for g in mine)
         lines.append(f"| `{namespace}` | {have} | {total} |")
+    paths = load_module_paths()
+    present = [p for p in paths if importable(difflab_path(p))]
+    lines += ["", "## Module paths", "",
+              "Modules that programs import by PyTorch's path (`import torch.nn.modules.linear`,",
+              "`from torch.utils.data.sampler import RandomSampler`): "
+              f"{len(present)} of {len(paths)} import as `difflab...`.", "",
+              "| PyTorch's path | difflab |", "| --- | --- |"]
+    reasons = load_reasons()
+    for p in paths:
+        why = f" ({reasons[p]})" if p in reasons else ""
+        lines.append(f"| `{p}` | " + (f"`{difflab_path(p)}`" if p in present else
+                                      f"missing{why}") + " |")
     beyond = extras(reference)
     for namespace in reference:
         spelled = NAMESPACES[namespace][1]
@@ -130,7 +179,7 @@ def markdown(reference: dict | None = None) -> str:
                   "| group | provided | missing |", "| --- | --- | --- |"]
         for g in (g for g in groups if g.namespace == namespace):
             lines.append(f"| {g.title} ({len(g.provided)}/{len(g.provided) + len(g.missing)}) "
-                         f"| {_names(g.provided)} | {_names(g.missing)} |")
+                         f"| {_names(g.provided)} | {_names(g.missing, reasons, namespace)} |")
         lines += ["", f"difflab's names in `{spelled}` beyond PyTorch's list: "
                   f"{_names(beyond[namespace])}."]
     return "\n".join(lines) + "\n"

@@ -9,7 +9,7 @@ import numpy as np
 
 from difflab import backend
 from difflab import random as _random
-from difflab.data.dataset import Dataset
+from difflab.data.dataset import Dataset, IterableDataset
 from difflab.tensor import Tensor
 
 
@@ -56,48 +56,122 @@ class DataLoader:
         ``difflab.manual_seed`` when no generator is given).
     drop_last : skip the last batch if it is smaller than ``batch_size``.
     collate_fn : turns a list of samples into a batch (default: :func:`default_collate`).
-    sampler : an iterable of indices to use instead of 0..n-1 / a shuffle.
+    sampler : an iterable of indices to use instead of 0..n-1 / a shuffle
+        (e.g. a :class:`~difflab.data.RandomSampler`).  It is read lazily,
+        one batch at a time: a sampler of 10**10 indices costs one batch's
+        indices, not a list of them.
+    batch_sampler : an iterable of lists of indices, one list per batch
+        (excludes ``batch_size``, ``shuffle``, ``sampler`` and ``drop_last``).
     """
 
     def __init__(self, dataset: Dataset, batch_size: int | None = 1, shuffle: bool = False,
-                 sampler: Any = None, num_workers: int = 0, collate_fn: Callable | None = None,
-                 drop_last: bool = False, generator: Any = None, **_ignored: Any) -> None:
+                 sampler: Any = None, batch_sampler: Any = None, num_workers: int = 0,
+                 collate_fn: Callable | None = None, drop_last: bool = False,
+                 generator: Any = None, **_ignored: Any) -> None:
         if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
             raise ValueError(f"batch_size should be a positive integer, got {batch_size!r}")
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
+        if isinstance(dataset, IterableDataset) and (shuffle or sampler is not None
+                                                     or batch_sampler is not None):
+            raise ValueError(
+                "DataLoader with IterableDataset: expected unspecified shuffle, sampler and "
+                "batch_sampler options (a stream is read in its own order; shuffle inside "
+                "the dataset's __iter__)"
+            )
+        if batch_sampler is not None and (batch_size != 1 or shuffle or sampler is not None
+                                          or drop_last):
+            raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
+                             "shuffle, sampler, and drop_last")
         self.dataset, self.batch_size, self.shuffle = dataset, batch_size, shuffle
-        self.sampler, self.collate_fn = sampler, collate_fn
+        self.sampler, self.batch_sampler = sampler, batch_sampler
+        self.collate_fn = collate_fn
         self.drop_last, self.generator = drop_last, generator
         self.num_workers = num_workers
 
-    def _indices(self) -> list:
+    def _indices(self) -> Iterator[int]:
+        if isinstance(self.dataset, IterableDataset):
+            return iter(self.dataset)  # (the samples themselves, see __iter__)
         if self.sampler is not None:
-            return list(self.sampler)
+            return iter(self.sampler)
         n = len(self.dataset)
         if self.shuffle:
-            return _random.permutation(n, self.generator).tolist()
-        return list(range(n))
+            return iter(_random.permutation(n, self.generator).tolist())
+        return iter(range(n))
+
+    def _batches(self) -> Iterator[list]:
+        """Lists of indices, one per batch, read from the sampler as they are needed."""
+        if self.batch_sampler is not None:
+            yield from self.batch_sampler
+            return
+        batch: list = []
+        for i in self._indices():
+            batch.append(i)
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
 
     def __iter__(self) -> Iterator[Any]:
-        indices = self._indices()
-        if self.batch_size is None:
-            for i in indices:
+        collate = self.collate_fn or default_collate
+        if isinstance(self.dataset, IterableDataset):  # the batches hold samples, not indices
+            if self.batch_size is None:
+                yield from self.dataset
+                return
+            for samples in self._batches():
+                yield collate(samples)
+            return
+        if self.batch_size is None and self.batch_sampler is None:
+            for i in self._indices():
                 yield self.dataset[i]
             return
         fast = self.collate_fn is None and hasattr(self.dataset, "get_batch")
-        collate = self.collate_fn or default_collate
-        for start in range(0, len(indices), self.batch_size):
-            batch = indices[start:start + self.batch_size]
-            if len(batch) < self.batch_size and self.drop_last:
-                return
+        for batch in self._batches():
             if fast:
                 yield self.dataset.get_batch(batch)
             else:
                 yield collate([self.dataset[i] for i in batch])
 
     def __len__(self) -> int:
+        if self.batch_sampler is not None:
+            return len(self.batch_sampler)
         n = len(self.sampler) if self.sampler is not None else len(self.dataset)
         if self.batch_size is None:
             return n
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
+def default_convert(data: Any) -> Any:
+    """NumPy arrays (and numbers in them) to tensors, inside lists, tuples and dicts; what a
+    DataLoader with ``batch_size=None`` applies to each sample in PyTorch.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> default_convert({"x": np.array([1.0, 2.0]), "name": "a"})
+    {'x': tensor([1., 2.], dtype=difflab.float64), 'name': 'a'}
+    """
+    if isinstance(data, np.ndarray) and data.dtype.kind in "biufc":
+        return Tensor._wrap(data)
+    if isinstance(data, np.generic) and data.dtype.kind in "biufc":
+        return Tensor._wrap(np.asarray(data))
+    if isinstance(data, dict):
+        return {key: default_convert(value) for key, value in data.items()}
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(default_convert(d) for d in data))
+    if isinstance(data, (list, tuple)):
+        return type(data)(default_convert(d) for d in data)
+    return data
+
+
+def get_worker_info() -> None:
+    """Information about the loader worker process running this code: None, as in PyTorch's
+    main process (difflab's DataLoader loads in the main process, ``num_workers`` or not).
+
+    Examples
+    --------
+    >>> get_worker_info() is None
+    True
+    """
+    return None

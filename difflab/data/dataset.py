@@ -138,3 +138,93 @@ def random_split(dataset: Dataset, lengths: Sequence[float], generator: Any = No
         out.append(Subset(dataset, perm[start:start + int(k)]))
         start += int(k)
     return out
+
+
+# ---------------------------------------------------------------------------------------
+# breadth (issue 27): datasets that are streams, chains of them, and columns side by side.
+
+
+class IterableDataset(Dataset):
+    """A dataset that is a stream: define ``__iter__`` (no indexing, maybe no length).
+
+    A :class:`~difflab.data.DataLoader` over it batches what the iterator
+    yields, in order (there is no sampler and no ``shuffle``).
+
+    Examples
+    --------
+    >>> class Squares(IterableDataset):
+    ...     def __iter__(self):
+    ...         return (i * i for i in range(5))
+    >>> from difflab.data import DataLoader
+    >>> [batch.tolist() for batch in DataLoader(Squares(), batch_size=2)]
+    [[0, 1], [4, 9], [16]]
+    """
+
+    def __iter__(self) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must define __iter__")
+
+    def __getitem__(self, index: int) -> Any:
+        raise TypeError(f"{type(self).__name__} is an IterableDataset: iterate over it, it "
+                        "cannot be indexed")
+
+    def __len__(self) -> int:
+        # (a TypeError, as for any object without a length: list() and len() expect it)
+        raise TypeError(f"{type(self).__name__} is a stream without a length; define "
+                        "__len__ if it has one")
+
+    def __add__(self, other: Any) -> ChainDataset:
+        return ChainDataset([self, other])
+
+
+class ChainDataset(IterableDataset):
+    """Several iterable datasets one after another.
+
+    Examples
+    --------
+    >>> list(ChainDataset([range(2), range(10, 12)]))
+    [0, 1, 10, 11]
+    """
+
+    def __init__(self, datasets: Sequence[Any]) -> None:
+        self.datasets = list(datasets)
+
+    def __iter__(self) -> Any:
+        for dataset in self.datasets:
+            yield from dataset
+
+    def __len__(self) -> int:
+        return sum(len(d) for d in self.datasets)
+
+
+class StackDataset(Dataset):
+    """Datasets of the same length side by side: sample i is the tuple (or dict) of their
+    samples i.
+
+    Examples
+    --------
+    >>> pairs = StackDataset(range(3), "abc")
+    >>> pairs[1]
+    (1, 'b')
+    >>> StackDataset(x=range(3), label="abc")[2]
+    {'x': 2, 'label': 'c'}
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if args and kwargs:
+            raise ValueError("StackDataset takes datasets as positional arguments (samples are "
+                             "tuples) or as keywords (samples are dicts), not both")
+        if not args and not kwargs:
+            raise ValueError("StackDataset needs at least one dataset")
+        self.datasets: Any = args if args else kwargs
+        sizes = {len(d) for d in (args or kwargs.values())}
+        if len(sizes) != 1:
+            raise ValueError(f"Size mismatch between datasets: lengths {sorted(sizes)}")
+        self._length = sizes.pop()
+
+    def __getitem__(self, index: int) -> Any:
+        if isinstance(self.datasets, dict):
+            return {key: d[index] for key, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __len__(self) -> int:
+        return self._length

@@ -1,4 +1,10 @@
-"""``DistributedSampler``: each rank of a data-parallel job its own share of a dataset.
+"""Samplers: which indices a :class:`~difflab.data.DataLoader` reads, in which order.
+
+``SequentialSampler`` (0, 1, ..., n-1), ``RandomSampler`` (a shuffle, or draws
+with replacement, read lazily so ``num_samples=10**10`` costs nothing up
+front), ``SubsetRandomSampler``, ``WeightedRandomSampler``, ``BatchSampler``
+(indices grouped into lists), all with PyTorch's names and arguments, and
+``DistributedSampler``: each rank of a data-parallel job its own share of a dataset.
 
 Every rank draws the same permutation of 0..n-1 (seeded by ``seed + epoch``,
 so it changes each epoch and agrees across ranks) and keeps every
@@ -16,13 +22,239 @@ drops the tail instead.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
+
+import numpy as np
 
 from difflab import random as _random
 
+#: How many indices a sampler draws from the generator at a time (PyTorch draws 32).
+CHUNK = 32
 
-class DistributedSampler:
+
+class Sampler:
+    """Base class of samplers: an iterable of dataset indices, with a length if known.
+
+    Subclass it and define ``__iter__`` (and ``__len__`` when the number of
+    indices is known).  A :class:`~difflab.data.DataLoader` reads the indices
+    one at a time, so a sampler may be as long as it likes.
+
+    Examples
+    --------
+    >>> class EvenIndices(Sampler):
+    ...     def __init__(self, n):
+    ...         self.n = n
+    ...     def __iter__(self):
+    ...         return iter(range(0, self.n, 2))
+    ...     def __len__(self):
+    ...         return (self.n + 1) // 2
+    >>> list(EvenIndices(5))
+    [0, 2, 4]
+    """
+
+    def __init__(self, data_source: Any = None) -> None:
+        pass
+
+    def __iter__(self) -> Iterator[int]:
+        raise NotImplementedError(f"{type(self).__name__} must define __iter__")
+
+
+class SequentialSampler(Sampler):
+    """The indices 0, 1, ..., len(data_source) - 1 in order.
+
+    Examples
+    --------
+    >>> list(SequentialSampler(range(4)))
+    [0, 1, 2, 3]
+    """
+
+    def __init__(self, data_source: Sequence) -> None:
+        self.data_source = data_source
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.data_source)))
+
+    def __len__(self) -> int:
+        return len(self.data_source)
+
+
+def _count(name: str, value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise ValueError(f"{name}: {what} should be a positive integer value, but got "
+                         f"{what}={value!r}")
+    return int(value)
+
+
+class RandomSampler(Sampler):
+    """Indices in random order: a shuffle, or ``num_samples`` draws with replacement.
+
+    Indices are drawn while the loader reads them, :data:`CHUNK` at a time
+    (with replacement) or one permutation of the dataset at a time (without),
+    never as one list: ``RandomSampler(data, replacement=True,
+    num_samples=10**10)`` starts at once and holds 32 indices.
+
+    Parameters
+    ----------
+    data_source : Sequence
+        The dataset (only its length is used).
+    replacement : bool
+        Draw each index independently (True) or go through shuffles of the
+        dataset (False; ``num_samples`` beyond its length starts a new shuffle).
+    num_samples : int, optional
+        How many indices (default: the dataset's length).
+    generator : Generator, optional
+        Where the randomness comes from (default: the global generator seeded
+        by :func:`difflab.random.manual_seed`).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> sampler = RandomSampler(range(10), generator=dl.Generator().manual_seed(0))
+    >>> sorted(sampler)
+    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+    >>> huge = RandomSampler(range(10), replacement=True, num_samples=10**10)
+    >>> len(huge), all(0 <= i < 10 for i, _ in zip(huge, range(100)))
+    (10000000000, True)
+    """
+
+    def __init__(self, data_source: Sequence, replacement: bool = False,
+                 num_samples: int | None = None, generator: Any = None) -> None:
+        if not isinstance(replacement, bool):
+            raise TypeError(f"replacement should be a boolean value, but got "
+                            f"replacement={replacement!r}")
+        self.data_source, self.replacement = data_source, replacement
+        self._num_samples, self.generator = num_samples, generator
+        if num_samples is not None:
+            _count("RandomSampler", num_samples, "num_samples")
+        elif len(data_source) == 0:
+            raise ValueError("RandomSampler: num_samples should be a positive integer value, "
+                             "but the dataset is empty")
+
+    @property
+    def num_samples(self) -> int:
+        """How many indices one pass yields (the dataset's length unless given)."""
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self) -> Iterator[int]:
+        n, left = len(self.data_source), self.num_samples
+        if n == 0:
+            raise ValueError("RandomSampler: cannot draw indices from an empty dataset")
+        rng = _random._rng(self.generator)
+        while left > 0:
+            if self.replacement:
+                chunk = rng.integers(0, n, size=min(CHUNK, left))
+            else:
+                chunk = rng.permutation(n)[:left]
+            left -= len(chunk)
+            yield from chunk.tolist()
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The given ``indices`` in a random order (a new one every pass).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> sorted(SubsetRandomSampler([7, 3, 5], generator=dl.Generator().manual_seed(1)))
+    [3, 5, 7]
+    """
+
+    def __init__(self, indices: Sequence[int], generator: Any = None) -> None:
+        self.indices, self.generator = indices, generator
+
+    def __iter__(self) -> Iterator[int]:
+        for i in _random._rng(self.generator).permutation(len(self.indices)).tolist():
+            yield self.indices[i]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices drawn with probability proportional to ``weights``.
+
+    Parameters
+    ----------
+    weights : sequence of float
+        One non-negative weight per index (need not sum to 1).
+    num_samples : int
+    replacement : bool
+        Without replacement an index is drawn at most once.
+    generator : Generator, optional
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> sampler = WeightedRandomSampler([0.0, 1.0, 0.0], 4,
+    ...                                 generator=dl.Generator().manual_seed(0))
+    >>> list(sampler)
+    [1, 1, 1, 1]
+    """
+
+    def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
+                 generator: Any = None) -> None:
+        from difflab.tensor import Tensor
+
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got "
+                             f"replacement={replacement!r}")
+        array = weights.array if isinstance(weights, Tensor) else weights
+        self.weights = np.asarray(array, dtype=np.float64)
+        if self.weights.ndim != 1:
+            raise ValueError(f"WeightedRandomSampler: weights should be a 1-D sequence, got "
+                             f"shape {self.weights.shape}")
+        self.num_samples = _count("WeightedRandomSampler", num_samples, "num_samples")
+        self.replacement, self.generator = replacement, generator
+
+    def __iter__(self) -> Iterator[int]:
+        drawn = _random.multinomial_array(self.weights, self.num_samples, self.replacement,
+                                          self.generator)
+        return iter(drawn.tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class BatchSampler(Sampler):
+    """Indices from ``sampler`` grouped into lists of ``batch_size`` (the last may be shorter).
+
+    Pass it as a DataLoader's ``batch_sampler``; it reads ``sampler`` lazily.
+
+    Examples
+    --------
+    >>> list(BatchSampler(SequentialSampler(range(5)), batch_size=2, drop_last=False))
+    [[0, 1], [2, 3], [4]]
+    >>> list(BatchSampler(range(5), 2, drop_last=True))
+    [[0, 1], [2, 3]]
+    """
+
+    def __init__(self, sampler: Iterable[int], batch_size: int, drop_last: bool) -> None:
+        self.batch_size = _count("BatchSampler", batch_size, "batch_size")
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"drop_last should be a boolean value, but got "
+                             f"drop_last={drop_last!r}")
+        self.sampler, self.drop_last = sampler, drop_last
+
+    def __iter__(self) -> Iterator[list]:
+        batch: list = []
+        for index in self.sampler:
+            batch.append(index)
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
+
+    def __len__(self) -> int:
+        n = len(self.sampler)
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
+class DistributedSampler(Sampler):
     """The indices of rank ``rank``'s share of ``dataset`` (PyTorch's semantics).
 
     Parameters

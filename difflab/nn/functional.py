@@ -681,3 +681,46 @@ def scaled_dot_product_attention(
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=True)
     return weights @ value
+
+
+# ---------------------------------------------------------------------------------------
+# breadth (issue 27): 1-D convolution and pooling, hardtanh, the robust regression losses.
+# Each is a composite of the functions above (no rule of its own): a 1-D signal (N, C, L)
+# is an image (N, C, 1, L) one pixel high, and its gradient is the 2-D one's.
+
+
+def _as_image(name: str, input: Tensor, batched_ndim: int = 3) -> tuple:  # noqa: A002
+    """(N, C, L) or unbatched (C, L) -> (N, C, 1, L), and whether a batch was added."""
+    _check_tensor(name, input)
+    if input.ndim not in (batched_ndim - 1, batched_ndim):
+        raise ValueError(
+            f"{name} expects a 2-D (C, L) or 3-D (N, C, L) input, got shape "
+            f"{tuple(input.shape)}"
+        )
+    unbatched = input.ndim == batched_ndim - 1
+    x = input.unsqueeze(0) if unbatched else input
+    return x.unsqueeze(2), unbatched
+
+
+def _single(name: str, value: Any, what: str) -> int:
+    """One int from ``3`` or ``(3,)`` (PyTorch accepts both for 1-D layers)."""
+    if isinstance(value, (tuple, list)):
+        if len(value) != 1:
+            raise ValueError(f"{name}: {what} must be an int or a 1-tuple, got {value!r}")
+        value = value[0]
+    return int(value)
+
+
+def _legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
+    """PyTorch's deprecated ``size_average``/``reduce`` flags, as a ``reduction``."""
+    if size_average is None and reduce is None:
+        return reduction
+    if reduce is False:
+        return "none"
+    return "sum" if size_average is False else "mean"
+
+
+from difflab.nn.functional_activations import *  # noqa: E402, F403
+from difflab.nn.functional_conv import *  # noqa: E402, F403
+from difflab.nn.functional_layers import *  # noqa: E402, F403
+from difflab.nn.functional_losses import *  # noqa: E402, F403

@@ -1,4 +1,5 @@
-"""Optimizers (``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``) and ``lr_scheduler``.
+"""Optimizers (``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``, ``Adadelta``,
+``Adamax``, ``NAdam``, ``RAdam``, ``Rprop``, ``ASGD``, ``LBFGS``) and ``lr_scheduler``.
 
 The loop every learner writes::
 
@@ -8,10 +9,16 @@ The loop every learner writes::
         loss = loss_fn(model(x), y)
         loss.backward()                # fill p.grad (or nn.utils.compute_gradients)
         optimizer.step()               # update p in place
+
+``LBFGS`` needs the loss more than once per step, so it takes a *closure*
+that recomputes it: ``optimizer.step(closure)``.
 """
 
-from difflab.optim import lr_scheduler
+from difflab.optim import lbfgs, lr_scheduler
+from difflab.optim.adaptive import ASGD, Adadelta, Adamax, NAdam, RAdam, Rprop
+from difflab.optim.lbfgs import LBFGS
 from difflab.optim.optimizer import Optimizer
 from difflab.optim.sgd import SGD, Adagrad, Adam, AdamW, RMSprop
 
-__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "lr_scheduler"]
+__all__ = ["ASGD", "LBFGS", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam",
+           "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler"]

@@ -11,7 +11,12 @@ group's initial rate η₀ and the epoch counter t:
 * :class:`OneCycleLR` (call ``step()`` after every *batch*): up from η_max/div_factor
   to η_max, then down to η_max/(div_factor·final_div_factor), cosine or linear;
 * :class:`ReduceLROnPlateau` (call ``step(metric)``): η · factor when the metric
-  has not improved for ``patience`` epochs.
+  has not improved for ``patience`` epochs;
+* :class:`MultiplicativeLR`, :class:`ConstantLR`, :class:`LinearLR` (warm-up),
+  :class:`PolynomialLR`: η₀ times a factor of t;
+* :class:`CosineAnnealingWarmRestarts` (SGDR) and :class:`CyclicLR` (per batch);
+* :class:`ChainedScheduler` (the factors of several multiply) and
+  :class:`SequentialLR` (one scheduler after another at milestones).
 """
 
 from __future__ import annotations
@@ -328,3 +333,414 @@ _LRScheduler = LRScheduler
 __all__ = ["CosineAnnealingLR", "ExponentialLR", "LRScheduler", "LambdaLR", "MultiStepLR",
            "OneCycleLR", "ReduceLROnPlateau", "StepLR"]
 
+
+
+# ---------------------------------------------------------------------------------------
+# breadth (issue 27): the rest of PyTorch's schedulers.  Each one that multiplies the initial
+# rate by a factor says so in ``factor``; that is what lets ChainedScheduler combine them.
+
+
+class _FactorScheduler(LRScheduler):
+    """A schedule η₀·f(t): subclasses give the factor f(t)."""
+
+    def factor(self, t: int) -> float:
+        raise NotImplementedError
+
+    def lr_at(self, base_lr: float, t: int) -> float:
+        return base_lr * self.factor(t)
+
+
+class MultiplicativeLR(_FactorScheduler):
+    """Multiply the rate by ``lr_lambda(epoch)`` every epoch: η_t = η₀ · Π_{k=1..t} λ(k).
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    lr_lambda : callable
+        Epoch -> factor.
+    last_epoch : int
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> opt = dl.optim.SGD([dl.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = dl.optim.lr_scheduler.MultiplicativeLR(opt, lambda epoch: 0.5)
+    >>> for _ in range(3):
+    ...     opt.step()
+    ...     sched.step()
+    >>> sched.get_last_lr()
+    [0.125]
+    """
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: Callable[[int], float],
+                 last_epoch: int = -1) -> None:
+        self.lr_lambda = lr_lambda
+        self._product, self._product_until = 1.0, 0
+        super().__init__(optimizer, last_epoch)
+
+    def factor(self, t: int) -> float:
+        if t < self._product_until:  # (stepping back: start over)
+            self._product, self._product_until = 1.0, 0
+        while self._product_until < t:
+            self._product_until += 1
+            self._product *= self.lr_lambda(self._product_until)
+        return self._product
+
+
+class ConstantLR(_FactorScheduler):
+    """The rate times ``factor`` for the first ``total_iters`` epochs, then the rate itself.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> opt = dl.optim.SGD([dl.zeros(1, requires_grad=True)], lr=0.1)
+    >>> sched = dl.optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2)
+    >>> rates = []
+    >>> for _ in range(3):
+    ...     rates.append(sched.get_last_lr()[0])
+    ...     opt.step()
+    ...     sched.step()
+    >>> rates
+    [0.05, 0.05, 0.1]
+    """
+
+    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
+                 last_epoch: int = -1) -> None:
+        if not 0.0 <= factor <= 1.0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor_value, self.total_iters = factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def factor(self, t: int) -> float:
+        return self.factor_value if t < self.total_iters else 1.0
+
+
+class LinearLR(_FactorScheduler):
+    """A factor that moves linearly from ``start_factor`` to ``end_factor`` over
+    ``total_iters`` epochs (a warm-up when it rises), then stays.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> opt = dl.optim.SGD([dl.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = dl.optim.lr_scheduler.LinearLR(opt, start_factor=0.25, total_iters=3)
+    >>> rates = []
+    >>> for _ in range(5):
+    ...     rates.append(sched.get_last_lr()[0])
+    ...     opt.step()
+    ...     sched.step()
+    >>> rates
+    [0.25, 0.5, 0.75, 1.0, 1.0]
+    """
+
+    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3,
+                 end_factor: float = 1.0, total_iters: int = 5, last_epoch: int = -1) -> None:
+        if not 0.0 < start_factor <= 1.0 or not 0.0 <= end_factor <= 1.0:
+            raise ValueError("Starting multiplicative factor expected to be greater than 0 and "
+                             "less or equal to 1, and the ending factor between 0 and 1.")
+        self.start_factor, self.end_factor = start_factor, end_factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def factor(self, t: int) -> float:
+        done = min(t, self.total_iters) / self.total_iters if self.total_iters else 1.0
+        return self.start_factor + (self.end_factor - self.start_factor) * done
+
+
+class PolynomialLR(_FactorScheduler):
+    """Decay to zero over ``total_iters`` epochs: η₀ (1 - min(t, T)/T)^power.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> opt = dl.optim.SGD([dl.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = dl.optim.lr_scheduler.PolynomialLR(opt, total_iters=4, power=2.0)
+    >>> [sched.lr_at(1.0, t) for t in range(6)]
+    [1.0, 0.5625, 0.25, 0.0625, 0.0, 0.0]
+    """
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0,
+                 last_epoch: int = -1) -> None:
+        if total_iters < 1:
+            raise ValueError(f"total_iters must be a positive integer, got {total_iters}")
+        self.total_iters, self.power = total_iters, power
+        super().__init__(optimizer, last_epoch)
+
+    def factor(self, t: int) -> float:
+        return (1.0 - min(t, self.total_iters) / self.total_iters) ** self.power
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing from η₀ to ``eta_min`` that restarts: first after ``T_0`` epochs,
+    each next cycle ``T_mult`` times longer (SGDR, Loshchilov & Hutter).
+
+    ``step(epoch)`` accepts fractional epochs (call it every batch with
+    ``epoch + i / iters``), as in PyTorch.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> opt = dl.optim.SGD([dl.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = dl.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=2)
+    >>> [round(sched.lr_at(1.0, t), 3) for t in range(5)]
+    [1.0, 0.5, 1.0, 0.5, 1.0]
+    """
+
+    def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1,  # noqa: N803
+                 eta_min: float = 0.0, last_epoch: int = -1) -> None:
+        if not isinstance(T_0, int) or T_0 <= 0:
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if not isinstance(T_mult, int) or T_mult < 1:
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        self.T_0, self.T_mult, self.eta_min = T_0, T_mult, eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def _cycle(self, t: float) -> tuple[float, float]:
+        """(T_cur, T_i): how far into its cycle epoch t is, and the cycle's length."""
+        if self.T_mult == 1:
+            return t % self.T_0, float(self.T_0)
+        n = int(math.log(t / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+        return (t - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1),
+                float(self.T_0 * self.T_mult**n))
+
+    def lr_at(self, base_lr: float, t: float) -> float:
+        t_cur, t_i = self._cycle(t)
+        return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * t_cur / t_i)) / 2
+
+    def step(self, epoch: float | None = None) -> None:
+        """Advance one epoch, or go to ``epoch`` (fractional epochs allowed)."""
+        if epoch is not None:
+            if epoch < 0:
+                raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+            self.last_epoch = epoch - 1
+        super().step()
+
+
+class CyclicLR(LRScheduler):
+    """Cycle the rate between ``base_lr`` and ``max_lr`` (Smith's cyclical learning rates);
+    call ``step()`` after every batch.
+
+    A cycle rises for ``step_size_up`` batches and falls for ``step_size_down``;
+    the height is scaled by ``mode``: ``'triangular'`` (always 1),
+    ``'triangular2'`` (halved each cycle) or ``'exp_range'`` (γ^batch), or by
+    ``scale_fn``.  With ``cycle_momentum`` the momentum (or Adam's β₁) cycles
+    the other way, between ``max_momentum`` and ``base_momentum``.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    base_lr, max_lr : float or list of float
+    step_size_up : int
+    step_size_down : int, optional
+        Defaults to ``step_size_up``.
+    mode : {'triangular', 'triangular2', 'exp_range'}
+    gamma : float
+    scale_fn : callable, optional
+    scale_mode : {'cycle', 'iterations'}
+    cycle_momentum : bool
+    base_momentum, max_momentum : float or list of float
+    last_epoch : int
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> opt = dl.optim.SGD([dl.zeros(1, requires_grad=True)], lr=0.1, momentum=0.9)
+    >>> sched = dl.optim.lr_scheduler.CyclicLR(opt, base_lr=0.1, max_lr=0.5, step_size_up=2)
+    >>> rates = []
+    >>> for _ in range(5):
+    ...     rates.append(round(sched.get_last_lr()[0], 3))
+    ...     opt.step()
+    ...     sched.step()
+    >>> rates
+    [0.1, 0.3, 0.5, 0.3, 0.1]
+    """
+
+    def __init__(self, optimizer: Optimizer, base_lr: float | list, max_lr: float | list,
+                 step_size_up: int = 2000, step_size_down: int | None = None,
+                 mode: str = "triangular", gamma: float = 1.0, scale_fn: Callable | None = None,
+                 scale_mode: str = "cycle", cycle_momentum: bool = True,
+                 base_momentum: float | list = 0.8, max_momentum: float | list = 0.9,
+                 last_epoch: int = -1) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        groups = optimizer.param_groups
+        base_lrs = _per_group(base_lr, groups, "base_lr")
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, groups):
+                group["lr"] = lr
+                group["initial_lr"] = lr
+        self.max_lrs = _per_group(max_lr, groups, "max_lr")
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size, self.step_ratio = up + down, up / (up + down)
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode, self.gamma = mode, gamma
+        if scale_fn is None:
+            self._scale_fn = {"triangular": lambda x: 1.0,
+                              "triangular2": lambda x: 1 / (2.0 ** (x - 1)),
+                              "exp_range": lambda x: gamma**x}[mode]
+            self.scale_mode = "iterations" if mode == "exp_range" else "cycle"
+        else:
+            self._scale_fn, self.scale_mode = scale_fn, scale_mode
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            defaults = optimizer.defaults
+            if "momentum" not in defaults and "betas" not in defaults:
+                raise ValueError("optimizer must support momentum or beta1 with "
+                                 "`cycle_momentum` option enabled")
+            self._use_beta1 = "betas" in defaults
+            self.base_momentums = _per_group(base_momentum, groups, "base_momentum")
+            self.max_momentums = _per_group(max_momentum, groups, "max_momentum")
+            if last_epoch == -1:
+                for momentum, group in zip(self.max_momentums, groups):
+                    self._set_momentum(group, momentum)
+        super().__init__(optimizer, last_epoch)  # (base_lrs: the initial rates, base_lr)
+
+    def _set_momentum(self, group: dict, value: float) -> None:
+        if self._use_beta1:
+            group["betas"] = (value, *group["betas"][1:])
+        else:
+            group["momentum"] = value
+
+    def scale_fn(self, x: float) -> float:
+        """The height multiplier at cycle (or batch) ``x``."""
+        return self._scale_fn(x)
+
+    def get_lr(self) -> list[float]:
+        t = self.last_epoch
+        cycle = math.floor(1 + t / self.total_size)
+        x = 1.0 + t / self.total_size - cycle
+        scale_factor = x / self.step_ratio if x <= self.step_ratio else \
+            (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else t)
+        rates = [base + (high - base) * scale_factor * scale
+                 for base, high in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for group, low, high in zip(self.optimizer.param_groups, self.base_momentums,
+                                        self.max_momentums):
+                self._set_momentum(group, high - (high - low) * scale_factor * scale)
+        return rates
+
+    def state_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items()
+                if k not in ("optimizer", "_scale_fn") and not callable(v)}
+
+
+class ChainedScheduler:
+    """Several schedulers stepped together; their factors multiply.
+
+    Each scheduler of this module sets η₀·f_i(t); chained, the rate is
+    η₀·Π f_i(t) (PyTorch composes its schedulers the same way: a warm-up
+    ``LinearLR`` chained with an ``ExponentialLR`` gives both at once).
+
+    Parameters
+    ----------
+    schedulers : list of LRScheduler
+        On the same optimizer.
+    optimizer : Optimizer, optional
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> opt = dl.optim.SGD([dl.zeros(1, requires_grad=True)], lr=1.0)
+    >>> warmup = dl.optim.lr_scheduler.ConstantLR(opt, factor=0.1, total_iters=2)
+    >>> decay = dl.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+    >>> sched = dl.optim.lr_scheduler.ChainedScheduler([warmup, decay])
+    >>> rates = []
+    >>> for _ in range(4):
+    ...     rates.append(sched.get_last_lr()[0])
+    ...     opt.step()
+    ...     sched.step()
+    >>> rates
+    [0.1, 0.05, 0.25, 0.125]
+    """
+
+    def __init__(self, schedulers: list, optimizer: Optimizer | None = None) -> None:
+        schedulers = list(schedulers)
+        if not schedulers:
+            raise ValueError("ChainedScheduler expects at least one scheduler")
+        optimizer = optimizer or schedulers[0].optimizer
+        for i, scheduler in enumerate(schedulers):
+            if scheduler.optimizer is not optimizer:
+                raise ValueError(f"ChainedScheduler expects all schedulers to belong to the "
+                                 f"same optimizer, but got scheduler {i} with another one")
+        self._schedulers, self.optimizer = schedulers, optimizer
+        self._apply()
+
+    def _apply(self) -> None:
+        for g, group in enumerate(self.optimizer.param_groups):
+            rate = group["initial_lr"]
+            for scheduler in self._schedulers:
+                base = scheduler.base_lrs[g]
+                rate *= scheduler.lr_at(base, scheduler.last_epoch) / base if base else 1.0
+            group["lr"] = rate
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def step(self) -> None:
+        """Step every scheduler and set the product of their factors."""
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._apply()
+
+    def get_last_lr(self) -> list[float]:
+        """The learning rates set by the last ``step()``."""
+        return list(self._last_lr)
+
+
+class SequentialLR:
+    """One scheduler after another: ``schedulers[i]`` from ``milestones[i - 1]`` on, each
+    starting its own schedule from its epoch 0.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> opt = dl.optim.SGD([dl.zeros(1, requires_grad=True)], lr=1.0)
+    >>> warmup = dl.optim.lr_scheduler.LinearLR(opt, start_factor=0.5, total_iters=2)
+    >>> decay = dl.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+    >>> sched = dl.optim.lr_scheduler.SequentialLR(opt, [warmup, decay], milestones=[2])
+    >>> rates = []
+    >>> for _ in range(5):
+    ...     rates.append(sched.get_last_lr()[0])
+    ...     opt.step()
+    ...     sched.step()
+    >>> rates
+    [0.5, 0.75, 1.0, 0.5, 0.25]
+    """
+
+    def __init__(self, optimizer: Optimizer, schedulers: list, milestones: list[int],
+                 last_epoch: int = -1) -> None:
+        schedulers = list(schedulers)
+        if not schedulers:
+            raise ValueError("SequentialLR expects at least one scheduler")
+        for i, scheduler in enumerate(schedulers):
+            if scheduler.optimizer is not optimizer:
+                raise ValueError(f"SequentialLR: scheduler {i} belongs to another optimizer")
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(
+                f"Sequential Schedulers expects number of schedulers provided to be one more "
+                f"than the number of milestone points, but got {len(schedulers)} schedulers "
+                f"and {len(milestones)} milestones"
+            )
+        self.optimizer, self._schedulers = optimizer, schedulers
+        self._milestones, self.last_epoch = list(milestones), last_epoch + 1
+        first = schedulers[0]
+        first.last_epoch = -1
+        first.step()  # (the other schedulers' construction set rates; the first one's count)
+        self._last_lr = first.get_last_lr()
+
+    def step(self) -> None:
+        """Advance one epoch, handing over to the next scheduler at each milestone."""
+        import bisect
+
+        self.last_epoch += 1
+        index = bisect.bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[index]
+        if index > 0 and self._milestones[index - 1] == self.last_epoch:
+            scheduler.last_epoch = -1  # start its schedule from its own epoch 0
+        scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+    def get_last_lr(self) -> list[float]:
+        """The learning rates set by the last ``step()``."""
+        return list(self._last_lr)

@@ -46,3 +46,15 @@ def test_the_check_fails_on_a_stale_page(tmp_path, capsys):
     stale.write_text("# old\n", encoding="utf-8")
     assert coverage.main(["--check", str(stale)]) == 1
     assert "out of date" in capsys.readouterr().err
+
+
+def test_every_reason_explains_something_missing():
+    reasons = coverage.load_reasons()
+    missing = {f"{g.namespace}.{name}" for g in coverage.table() for name in g.missing}
+    absent_paths = {p for p in coverage.load_module_paths()
+                    if not coverage.importable(coverage.difflab_path(p))}
+    assert reasons and set(reasons) <= missing | absent_paths, (
+        "a reason names something difflab now has: remove it from _reasons")
+    page = coverage.markdown()
+    for key, why in reasons.items():
+        assert f"({why})" in page, key

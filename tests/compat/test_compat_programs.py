@@ -109,3 +109,79 @@ def test_char_mlp_language_model():
     assert "dtype: difflab.float32" in output
     names = re.search(r"^samples: (.*)$", output, re.M).group(1).split()
     assert len(names) == 10 and all(re.fullmatch(r"[a-z]+", n) for n in names)
+
+
+# ---------------------------------------------------------------------------------------
+# breadth (issue 27): programs of our own for L-BFGS, a Transformer encoder-decoder, Conv1d,
+# a multi-layer LSTM with dropout, whole-model save/load and a lazily sampled DataLoader.
+# Each check reads what the program prints; with PyTorch installed the same program runs
+# on it (the import line changed back) and must pass the same check, its final loss in the
+# same range (the initialisations differ, so not the same digits).
+
+
+def check_lbfgs(output: str) -> None:
+    # a quadratic: L-BFGS reaches the least-squares optimum (float32 rounding aside)
+    assert final_loss(output) == pytest.approx(least_squares_loss(), rel=1e-4)
+    assert "Result: y = " in output
+
+
+def check_transformer(output: str) -> None:
+    accuracy = float(re.search(r"^sequence accuracy: (\S+)$", output, re.M).group(1))
+    assert accuracy > 0.9 and final_loss(output) < 0.3, output[-400:]
+    src, out = re.search(r"^example: (\[.*?\]) -> (\[.*?\])$", output, re.M).groups()
+    assert len(eval(src)) == len(eval(out)) == 6  # noqa: S307 (lists of ints it printed)
+
+
+def check_conv1d(output: str) -> None:
+    accuracy = float(re.search(r"^test accuracy: (\S+)$", output, re.M).group(1))
+    assert accuracy > 0.9 and final_loss(output) < 0.2, output[-400:]
+
+
+def check_lstm(output: str) -> None:
+    variance = float(re.search(r"^variance of the targets: (\S+)$", output, re.M).group(1))
+    mse = float(re.search(r"^test mse: (\S+)$", output, re.M).group(1))
+    assert mse < 0.05 * variance, output[-400:]  # far better than predicting the mean
+    assert "dropout between layers: 0.2" in output
+
+
+def check_save(output: str) -> None:
+    assert "restored class: MoonsClassifier" in output and "outputs equal: True" in output
+    assert float(re.search(r"^accuracy: (\S+)$", output, re.M).group(1)) > 0.95
+    assert final_loss(output) < 0.1
+
+
+def check_lazy(output: str) -> None:
+    assert "batches in one pass: 312500000" in output  # 10**10 / 32, never listed
+    weights = eval(re.search(r"^weights: (\[.*\])$", output, re.M).group(1))  # noqa: S307
+    assert np.allclose(weights, [2.0, -3.0, 0.5], atol=0.1)
+    assert final_loss(output) < 0.02  # the noise's variance is 0.01
+
+
+BREADTH = {
+    "lbfgs_fit.py": check_lbfgs,
+    "transformer_reverse.py": check_transformer,
+    "conv1d_signals.py": check_conv1d,
+    "lstm_forecast.py": check_lstm,
+    "save_whole_model.py": check_save,
+    "lazy_sampler.py": check_lazy,
+}
+
+
+@pytest.mark.parametrize("name", sorted(BREADTH))
+def test_breadth_programs(name):
+    BREADTH[name](run(name))
+
+
+@pytest.mark.parametrize("name", sorted(BREADTH))
+def test_breadth_programs_reach_pytorchs_loss(name):
+    pytest.importorskip("torch", reason="compares with PyTorch when it is installed")
+    source = (PROGRAMS / name).read_text(encoding="utf-8")
+    as_pytorch = source.replace("import difflab as torch", "import torch").replace(
+        "difflab.", "torch.")
+    done = subprocess.run([sys.executable, "-"], input=as_pytorch, capture_output=True,
+                          text=True, cwd=PROGRAMS, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    BREADTH[name](done.stdout)  # PyTorch passes the same check ...
+    ours, theirs = final_loss(run(name)), final_loss(done.stdout)
+    # ... and the losses agree within the spread of runs from different initialisations
+    assert ours <= 3 * theirs + 1e-3 and theirs <= 3 * ours + 1e-3, (ours, theirs)

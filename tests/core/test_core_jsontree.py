@@ -12,6 +12,7 @@ from difflab import jsontree, serialization
 from difflab.jit.graph import Ref
 from difflab.jsontree import (
     Limits,
+    Tag,
     TreeCodec,
     array_tag,
     dict_tag,
@@ -93,6 +94,40 @@ def test_a_cycle_or_an_unknown_type_is_refused_when_writing():
         TreeCodec([dict_tag("d", keys=(str,))]).encode({1: 2})
     shared = [1]  # (the same list twice is no cycle)
     assert codec().decode(codec().encode([shared, shared])) == [[1], [1]]
+
+
+class Node:
+    def __init__(self, child):
+        self.child = child
+
+
+def node_tag():
+    """A tag whose entry holds its child two levels down: {"node": {"$t": [child]}}."""
+    def write(node, w):
+        return {"node": w.inside(node, lambda v, w: {"$t": [w.write(v.child)]})}
+
+    return Tag("node", lambda v: isinstance(v, Node), write,
+               lambda e, r, d: Node(r.read(e["node"], d + 1)[0]))
+
+
+def test_the_writer_refuses_exactly_the_trees_the_reader_refuses():
+    def chain(n):
+        value = "leaf"
+        for _ in range(n):
+            value = Node(value)
+        return value
+
+    small = TreeCodec([node_tag(), tuple_tag("$t")], Bad, limits=Limits(max_depth=10))
+    assert small.decode(small.encode(chain(5))).child.child.child.child.child == "leaf"
+    with pytest.raises(TypeError, match="nested more than 10 levels"):  # (the leaf at 12)
+        small.encode(chain(6))
+    with pytest.raises(Bad, match="nested more than 10 levels"):
+        small.decode(TreeCodec([node_tag(), tuple_tag("$t")]).encode(chain(6)))
+
+
+def test_a_refused_value_is_named_by_its_place():
+    with pytest.raises(TypeError, match=r"type object cannot be written \(\['a'\]\[1\]\)"):
+        TreeCodec([dict_tag("d")]).encode({"a": {1: object()}})
 
 
 def test_checkpoints_and_graph_files_share_the_codec_and_its_limits():

@@ -39,6 +39,100 @@ from difflab.nn.modules.rnn import LSTM, RNN, LSTMCell, RNNCell
 from difflab.nn.modules.attention import MultiheadAttention
 from difflab.nn.modules.rnn import GRU, GRUCell
 
+# isort: split
+# breadth (issue 27): PyTorch's module files (torch.nn.modules.linear, ...), the 1-D layers,
+# Hardtanh/ReLU6, the robust losses and the Transformer
+from difflab.nn.modules import (
+    activation,
+    batchnorm,
+    conv,
+    distance,
+    dropout,
+    flatten,
+    fold,
+    instancenorm,
+    linear,
+    normalization,
+    padding,
+    pixelshuffle,
+    pooling,
+    sparse,
+    transformer,
+    upsampling,
+)
+from difflab.nn.modules.activation import (
+    CELU,
+    ELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LogSigmoid,
+    Mish,
+    PReLU,
+    ReLU6,
+    SiLU,
+    Softmin,
+    Softplus,
+    Softshrink,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+)
+from difflab.nn.modules.container import ParameterDict
+from difflab.nn.modules.conv import Conv1d, Conv3d, ConvTranspose1d, ConvTranspose2d
+from difflab.nn.modules.distance import CosineSimilarity, PairwiseDistance
+from difflab.nn.modules.dropout import AlphaDropout, Dropout1d, Dropout2d
+from difflab.nn.modules.fold import Fold, Unfold
+from difflab.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d
+from difflab.nn.modules.linear import Bilinear
+from difflab.nn.modules.loss import (
+    CosineEmbeddingLoss,
+    CTCLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    HuberLoss,
+    KLDivLoss,
+    MarginRankingLoss,
+    MultiLabelSoftMarginLoss,
+    PoissonNLLLoss,
+    SmoothL1Loss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+)
+from difflab.nn.modules.normalization import GroupNorm, LocalResponseNorm, RMSNorm
+from difflab.nn.modules.padding import (
+    CircularPad1d,
+    CircularPad2d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ZeroPad1d,
+    ZeroPad2d,
+)
+from difflab.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle
+from difflab.nn.modules.pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    MaxPool1d,
+)
+from difflab.nn.modules.sparse import EmbeddingBag
+from difflab.nn.modules.transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
+from difflab.nn.modules.upsampling import Upsample
+
 __all__ = [
     "GELU", "LSTM", "RNN", "AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss",
     "BatchNorm1d", "BatchNorm2d", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding",
@@ -47,3 +141,21 @@ __all__ = [
     "ParameterList", "RNNCell", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "Unflatten",
 ]
 __all__ += ["GRU", "GRUCell", "MultiheadAttention"]  # compat-ops (issue 14)
+
+__all__ += ["CELU", "ELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish", "LogSigmoid",
+            "Mish", "PReLU", "SiLU", "Softmin", "Softplus", "Softshrink", "Softsign",
+            "Tanhshrink", "Threshold"]
+__all__ += ["AvgPool1d", "Conv1d", "Hardtanh", "HuberLoss", "MaxPool1d", "ReLU6",
+            "SmoothL1Loss", "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
+            "TransformerEncoder", "TransformerEncoderLayer"]
+__all__ += ["AdaptiveAvgPool1d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AlphaDropout",
+            "Bilinear", "CircularPad1d", "CircularPad2d", "ConstantPad1d", "ConstantPad2d",
+            "CTCLoss", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "CosineEmbeddingLoss",
+            "CosineSimilarity",
+            "Dropout1d", "Dropout2d", "EmbeddingBag", "Fold", "GaussianNLLLoss", "GroupNorm",
+            "HingeEmbeddingLoss", "InstanceNorm1d", "InstanceNorm2d", "KLDivLoss",
+            "LocalResponseNorm", "MarginRankingLoss", "MultiLabelSoftMarginLoss",
+            "PairwiseDistance", "ParameterDict", "PixelShuffle", "PixelUnshuffle",
+            "PoissonNLLLoss", "RMSNorm", "ReflectionPad1d", "ReflectionPad2d",
+            "ReplicationPad1d", "ReplicationPad2d", "SoftMarginLoss", "TripletMarginLoss",
+            "Unfold", "Upsample", "ZeroPad1d", "ZeroPad2d"]

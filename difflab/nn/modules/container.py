@@ -191,3 +191,63 @@ class ParameterList(Module):
     def extra_repr(self) -> str:
         return "\n".join(f"({i}): Parameter of shape {tuple(p.shape)}"
                          for i, p in enumerate(self))
+
+
+class ParameterDict(Module):
+    """A dict of parameters whose parent module sees them (keys are their names).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> params = ParameterDict({"scale": dl.nn.Parameter(dl.ones(3))})
+    >>> params["shift"] = dl.zeros(3)               # wrapped in a Parameter
+    >>> sorted(name for name, _ in params.named_parameters())
+    ['scale', 'shift']
+    """
+
+    def __init__(self, parameters: Any = None) -> None:
+        super().__init__()
+        if parameters is not None:
+            self.update(parameters)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if not isinstance(key, str):
+            raise TypeError(f"ParameterDict keys must be strings, got {type(key).__name__}")
+        self.register_parameter(key, value if isinstance(value, Parameter) or value is None
+                                else Parameter(value))
+
+    def __getitem__(self, key: str) -> Parameter:
+        return self._parameters[key]
+
+    def __delitem__(self, key: str) -> None:
+        del self._parameters[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._parameters
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._parameters)
+
+    def keys(self) -> Iterable[str]:
+        return self._parameters.keys()
+
+    def values(self) -> Iterable[Parameter]:
+        return self._parameters.values()
+
+    def items(self) -> Iterable[tuple[str, Parameter]]:
+        return self._parameters.items()
+
+    def update(self, parameters: Any) -> None:
+        """Add the (key, parameter) pairs of a dict or an iterable of pairs."""
+        pairs = parameters.items() if hasattr(parameters, "items") else parameters
+        for key, value in pairs:
+            self[key] = value
+
+    def pop(self, key: str) -> Parameter:
+        return self._parameters.pop(key)
+
+    def extra_repr(self) -> str:
+        return "\n".join(f"({k}): Parameter of shape {tuple(p.shape)}" for k, p in self.items())

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from difflab.nn import functional as F
 from difflab.nn.modules.module import Module
 from difflab.tensor import Tensor
@@ -82,3 +84,272 @@ class BCEWithLogitsLoss(_Loss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
         return F.binary_cross_entropy_with_logits(input, target, self.weight, self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    """Quadratic below ``beta``, absolute above (see :func:`difflab.nn.functional.smooth_l1_loss`).
+
+    Parameters
+    ----------
+    size_average, reduce : optional
+        PyTorch's deprecated spelling of ``reduction``.
+    reduction : {'mean', 'sum', 'none'}
+    beta : float
+        Where the loss turns linear (>= 0; 0 is the L1 loss).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.SmoothL1Loss()(dl.tensor([0.5, 3.0]), dl.tensor([0.0, 0.0]))
+    tensor(1.3125)
+    """
+
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+                 beta: float = 1.0) -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction))
+        if beta < 0:
+            raise ValueError(f"SmoothL1Loss: beta must be non-negative, got {beta}")
+        self.beta = beta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """Quadratic within ``delta``, linear beyond (see :func:`difflab.nn.functional.huber_loss`).
+
+    Parameters
+    ----------
+    reduction : {'mean', 'sum', 'none'}
+    delta : float
+        Where the loss turns linear (> 0).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.HuberLoss(delta=2.0)(dl.tensor([0.5, 3.0]), dl.tensor([0.0, 0.0]))
+    tensor(2.0625)
+    """
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__(reduction)
+        if delta <= 0:
+            raise ValueError(f"HuberLoss: delta must be positive, got {delta}")
+        self.delta = delta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+# ---------------------------------------------------------------------------------------
+# breadth (issue 27): the remaining losses, each calling its function in nn.functional.
+
+
+class KLDivLoss(_Loss):
+    """KL(target ‖ exp(input)) from log-probabilities (see :func:`difflab.nn.functional.kl_div`).
+
+    ``reduction='batchmean'`` gives the true KL divergence per sample.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> loss = dl.nn.KLDivLoss(reduction="batchmean")
+    >>> p = dl.tensor([[0.5, 0.5]])
+    >>> round(loss(dl.tensor([[0.25, 0.75]]).log(), p).item(), 4)
+    0.1438
+    """
+
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+                 log_target: bool = False) -> None:
+        reduction = F._legacy_reduction(size_average, reduce, reduction)
+        super().__init__("mean" if reduction == "batchmean" else reduction)
+        self.reduction, self.log_target = reduction, log_target
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class MarginRankingLoss(_Loss):
+    """max(0, -y (x₁ - x₂) + margin).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.MarginRankingLoss(0.5)(dl.tensor([1.0]), dl.tensor([0.0]), dl.tensor([-1.0])).item()
+    1.5
+    """
+
+    def __init__(self, margin: float = 0.0, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction))
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return F.margin_ranking_loss(input1, input2, target, self.margin,
+                                     reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    """x where y = 1, max(0, margin - x) where y = -1.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.HingeEmbeddingLoss()(dl.tensor([0.25]), dl.tensor([-1.0])).item()
+    0.75
+    """
+
+    def __init__(self, margin: float = 1.0, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction))
+        self.margin = margin
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.hinge_embedding_loss(input, target, self.margin, reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    """log(1 + e^{-y x}) for labels ±1.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> round(dl.nn.SoftMarginLoss()(dl.tensor([0.0]), dl.tensor([1.0])).item(), 4)
+    0.6931
+    """
+
+    def __init__(self, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction))
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_Loss):
+    """Binary cross-entropy of σ(x) per label, averaged over the labels.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> loss = dl.nn.MultiLabelSoftMarginLoss()
+    >>> round(loss(dl.zeros(2, 3), dl.tensor([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]])).item(), 4)
+    0.6931
+    """
+
+    def __init__(self, weight: Tensor | None = None, size_average: Any = None,
+                 reduce: Any = None, reduction: str = "mean") -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction))
+        self.weight = weight
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.multilabel_soft_margin_loss(input, target, self.weight,
+                                             reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_Loss):
+    """1 - cos(x₁, x₂) where y = 1, max(0, cos(x₁, x₂) - margin) where y = -1.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[1.0, 0.0]])
+    >>> dl.nn.CosineEmbeddingLoss()(x, dl.tensor([[0.0, 1.0]]), dl.tensor([1.0])).item()
+    1.0
+    """
+
+    def __init__(self, margin: float = 0.0, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction))
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return F.cosine_embedding_loss(input1, input2, target, self.margin,
+                                       reduction=self.reduction)
+
+
+class TripletMarginLoss(_Loss):
+    """max(d(a, p) - d(a, n) + margin, 0) with the p-norm distance.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> a, p, n = dl.tensor([[0.0, 0.0]]), dl.tensor([[3.0, 4.0]]), dl.tensor([[0.0, 1.0]])
+    >>> round(dl.nn.TripletMarginLoss()(a, p, n).item(), 4)
+    5.0
+    """
+
+    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
+                 swap: bool = False, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction))
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_loss(anchor, positive, negative, self.margin, self.p, self.eps,
+                                     self.swap, reduction=self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    """The negative log-likelihood of the target under N(input, var).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> loss = dl.nn.GaussianNLLLoss()
+    >>> round(loss(dl.tensor([1.0]), dl.tensor([3.0]), dl.tensor([4.0])).item(), 4)
+    1.1931
+    """
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean"
+                 ) -> None:
+        super().__init__(reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input: Tensor, target: Tensor, var: Tensor | float) -> Tensor:  # noqa: A002
+        return F.gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)
+
+
+class PoissonNLLLoss(_Loss):
+    """The negative log-likelihood of counts under Poisson(e^input) (or Poisson(input)).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.PoissonNLLLoss()(dl.tensor([0.0]), dl.tensor([2.0])).item()
+    1.0
+    """
+
+    def __init__(self, log_input: bool = True, full: bool = False, size_average: Any = None,
+                 eps: float = 1e-8, reduce: Any = None, reduction: str = "mean") -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction))
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
+        return F.poisson_nll_loss(log_input, target, self.log_input, self.full, eps=self.eps,
+                                  reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification (see :func:`difflab.nn.functional.ctc_loss`).
+
+    ``forward(log_probs, targets, input_lengths, target_lengths)``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> loss = dl.nn.CTCLoss()
+    >>> log_probs = dl.randn(6, 2, 4).log_softmax(2)
+    >>> loss(log_probs, dl.tensor([[1, 2], [3, 3]]), [6, 5], [2, 2]).shape
+    difflab.Size([])
+    """
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False
+                 ) -> None:
+        super().__init__(reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs: Tensor, targets: Tensor, input_lengths: Any,
+                target_lengths: Any) -> Tensor:
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                          self.reduction, self.zero_infinity)

@@ -23,6 +23,7 @@ All weights are initialised U(-1/√hidden, 1/√hidden), as in PyTorch.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 from difflab.dtypes import _Defaults
@@ -115,18 +116,57 @@ class _RecurrentBase(Module):
     cell_class: type = RNNCell
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
-                 bias: bool = True, batch_first: bool = False, **cell_kwargs: Any) -> None:
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, dtype: Any = None, device: Any = None,
+                 **cell_kwargs: Any) -> None:
         super().__init__()
+        name = type(self).__name__
+        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or \
+                not 0.0 <= dropout <= 1.0:
+            raise ValueError(f"{name}: dropout should be a number in range [0, 1] representing "
+                             f"the probability of an element being zeroed, got {dropout!r}")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn(
+                f"dropout option adds dropout after all but last recurrent layer, so non-zero "
+                f"dropout expects num_layers greater than 1, but got dropout={dropout} and "
+                f"num_layers={num_layers}", UserWarning, stacklevel=3)
+        if bidirectional:
+            raise NotImplementedError(
+                f"{name}: bidirectional=True is not supported in difflab; run a second "
+                f"{name} on the time-reversed input (x.flip(0)) and concatenate the outputs"
+            )
+        if not isinstance(num_layers, int) or num_layers < 1:
+            raise ValueError(f"{name}: num_layers must be a positive integer, got {num_layers!r}")
         self.input_size, self.hidden_size = int(input_size), int(hidden_size)
         self.num_layers, self.batch_first = int(num_layers), batch_first
+        self.dropout, self.bidirectional = float(dropout), False
         self._cell_kwargs = cell_kwargs
         for layer in range(num_layers):
             cell = self.cell_class(input_size if layer == 0 else hidden_size, hidden_size, bias,
-                                   **cell_kwargs)
+                                   dtype=dtype, **cell_kwargs)
             # PyTorch's parameter names: weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0
             for name, p in cell._parameters.items():
                 self.register_parameter(f"{name}_l{layer}", p)
         self._bias = bias
+        if device is not None:
+            self.to(device)
+
+    def flatten_parameters(self) -> None:
+        """Nothing to do: PyTorch packs cuDNN's weights into one buffer here; difflab's
+        layers use their parameters as they are (kept for programs that call it).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> lstm = dl.nn.LSTM(3, 4)
+        >>> lstm.flatten_parameters()   # a no-op, as on PyTorch's CPU
+        """
+
+    def _between_layers(self, outputs: list, layer: int) -> list:
+        """Dropout on a layer's outputs before the next layer reads them (not after the last)."""
+        if self.dropout == 0.0 or not self.training or layer == self.num_layers - 1:
+            return outputs
+        return [F.dropout(h, self.dropout, training=True) for h in outputs]
 
     def _cell(self, layer: int) -> Any:
         """A cell that uses this layer's registered parameters (no copy)."""
@@ -162,7 +202,7 @@ class _RecurrentBase(Module):
             for xt in steps:  # the loop *is* the graph: one cell per step
                 h = cell(xt, h)
                 outputs.append(h)
-            steps = outputs
+            steps = self._between_layers(outputs, layer)
             finals.append(h)
         out = stack(steps, 0)
         return (out.transpose(0, 1) if self.batch_first else out), stack(finals, 0)
@@ -173,6 +213,8 @@ class _RecurrentBase(Module):
             s += f", num_layers={self.num_layers}"
         if self.batch_first:
             s += ", batch_first=True"
+        if self.dropout:
+            s += f", dropout={self.dropout}"
         return s
 
 
@@ -186,19 +228,34 @@ class RNN(_RecurrentBase):
     cell_class = RNNCell
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
-                 nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False
-                 ) -> None:
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first,
-                         nonlinearity=nonlinearity)
+                 nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
+                 dropout: float = 0.0, bidirectional: bool = False, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, dtype, device, nonlinearity=nonlinearity)
 
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
         return self._run(x, h0)
 
 
 class LSTM(_RecurrentBase):
-    """A multi-layer LSTM; returns ``(output, (h_n, c_n))``."""
+    """A multi-layer LSTM; returns ``(output, (h_n, c_n))``.
+
+    ``dropout`` > 0 drops elements of each layer's outputs, except the last
+    layer's, in training (PyTorch's semantics).
+    """
 
     cell_class = LSTMCell
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, proj_size: int = 0, device: Any = None,
+                 dtype: Any = None) -> None:
+        if proj_size:
+            raise NotImplementedError("LSTM: proj_size > 0 is not supported in difflab; add "
+                                      "an nn.Linear on the outputs instead")
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, dtype, device)
 
     def forward(self, x: Tensor, state: tuple | None = None
                 ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
@@ -213,7 +270,7 @@ class LSTM(_RecurrentBase):
             for xt in steps:
                 st = cell(xt, st)
                 outputs.append(st[0])
-            steps = outputs
+            steps = self._between_layers(outputs, layer)
             hs.append(st[0])
             cs.append(st[1])
         out = stack(steps, 0)
@@ -258,8 +315,10 @@ class GRU(_RecurrentBase):
     cell_class = GRUCell
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
-                 bias: bool = True, batch_first: bool = False) -> None:
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first)
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, device: Any = None, dtype: Any = None) -> None:
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, dtype, device)
 
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
         return self._run(x, h0)

@@ -1,0 +1,369 @@
+r"""More activation functions of ``torch.nn.functional``, each a composite of tensor operations.
+
+None of them has a derivative rule of its own: each is written with
+operations that do (``exp``, ``log1p``, ``sigmoid``, ``tanh``, ``clamp``,
+``where``), so reverse mode, forward mode and the static graphs get them
+through the chain rule.  Two habits keep the gradients finite:
+
+* a branch that ``where`` discards is still evaluated, and its derivative
+  multiplied by zero; ``0 · inf`` is NaN, so a branch that could overflow is
+  evaluated on a clamped input (ELU's exp(min(x, 0)) - 1);
+* softplus is written log1p(e^{-|βx|}) + max(βx, 0), which never overflows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from difflab import random as _random
+from difflab.nn.functional import _check_tensor, _dim, softmax
+from difflab.tensor import Tensor
+
+__all__ = ["celu", "elu", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish",
+           "hardtanh", "relu6",
+           "logsigmoid", "mish", "prelu", "selu", "silu", "softmin", "softplus", "softshrink",
+           "softsign", "tanhshrink", "threshold"]
+
+#: SELU's constants (Klambauer et al., 2017): the fixed point of zero mean and unit variance.
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _where(condition: Any, a: Any, b: Any) -> Tensor:
+    from difflab.functions import where
+
+    return where(condition, a, b)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
+    """x for x > 0, α(eˣ - 1) otherwise: smooth below zero, saturating at -α.
+
+    Parameters
+    ----------
+    input : Tensor
+    alpha : float
+    inplace : bool
+        Accepted for PyTorch's signature; the result is a new tensor.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.functional.elu(dl.tensor([-1.0, 0.0, 2.0])).tolist()
+    [-0.6321205496788025, 0.0, 2.0]
+    """
+    x = _check_tensor("elu", input)
+    negative = alpha * x.clamp(max=0.0).expm1()
+    return _where(x > 0, x, negative)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """scale · elu(x, α) with SELU's constants, which keep activations near mean 0, variance 1.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> round(dl.nn.functional.selu(dl.tensor([1.0])).item(), 4)
+    1.0507
+    """
+    return SELU_SCALE * elu(input, SELU_ALPHA)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
+    """max(0, x) + min(0, α(e^{x/α} - 1)): ELU with a derivative continuous for every α.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> round(dl.nn.functional.celu(dl.tensor([-1.0]), alpha=2.0).item(), 4)
+    -0.7869
+    """
+    if alpha == 0:
+        raise ValueError("celu: alpha cannot be 0 (it divides x)")
+    x = _check_tensor("celu", input)
+    negative = alpha * (x.clamp(max=0.0) / alpha).expm1()
+    return _where(x > 0, x, negative)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False  # noqa: A002
+              ) -> Tensor:
+    """x where x > ``threshold``, else ``value``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.functional.threshold(dl.tensor([0.5, 2.0]), 1.0, -9.0).tolist()
+    [-9.0, 2.0]
+    """
+    x = _check_tensor("threshold", input)
+    return _where(x > threshold, x, float(value))
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: A002
+    """log(1 + e^{βx}) / β, a smooth ReLU (and x itself once βx > ``threshold``).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> round(dl.nn.functional.softplus(dl.tensor([0.0])).item(), 6)   # log 2
+    0.693147
+    """
+    x = _check_tensor("softplus", input)
+    bx = x * beta
+    smooth = ((-bx.abs()).exp().log1p() + bx.relu()) / beta
+    return _where(bx > threshold, x, smooth)
+
+
+def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
+    """log σ(x) = -softplus(-x), computed without overflow for large |x|.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> round(dl.nn.functional.logsigmoid(dl.tensor([-100.0])).item(), 3)
+    -100.0
+    """
+    x = _check_tensor("logsigmoid", input)
+    return -softplus(-x, 1.0, float("inf"))
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """x · σ(x) (also called swish).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> round(dl.nn.functional.silu(dl.tensor([1.0])).item(), 4)
+    0.7311
+    """
+    x = _check_tensor("silu", input)
+    return x * x.sigmoid()
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """x · tanh(softplus(x)).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> round(dl.nn.functional.mish(dl.tensor([1.0])).item(), 4)
+    0.8651
+    """
+    x = _check_tensor("mish", input)
+    return x * softplus(x).tanh()
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """clamp(x/6 + 1/2, 0, 1): a piecewise-linear sigmoid.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.functional.hardsigmoid(dl.tensor([-4.0, 0.0, 1.5, 4.0])).tolist()
+    [0.0, 0.5, 0.75, 1.0]
+    """
+    x = _check_tensor("hardsigmoid", input)
+    return (x / 6.0 + 0.5).clamp(0.0, 1.0)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """x · hardsigmoid(x) (MobileNetV3).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.functional.hardswish(dl.tensor([-4.0, 1.5, 4.0])).tolist()
+    [-0.0, 1.125, 4.0]
+    """
+    x = _check_tensor("hardswish", input)
+    return x * hardsigmoid(x)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
+    """x where |x| > λ, else 0.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.functional.hardshrink(dl.tensor([-1.0, 0.2, 0.75])).tolist()
+    [-1.0, 0.0, 0.75]
+    """
+    x = _check_tensor("hardshrink", input)
+    return _where(x.abs() > lambd, x, 0.0)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
+    """x - λ·sign(x) where |x| > λ, else 0 (the proximal map of λ|x|).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.functional.softshrink(dl.tensor([-1.0, 0.2, 0.75])).tolist()
+    [-0.5, 0.0, 0.25]
+    """
+    if lambd < 0:
+        raise ValueError(f"softshrink: lambda must be non-negative, got {lambd}")
+    x = _check_tensor("softshrink", input)
+    return _where(x > lambd, x - lambd, _where(x < -lambd, x + lambd, 0.0))
+
+
+def tanhshrink(input: Tensor) -> Tensor:  # noqa: A002
+    """x - tanh x.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> round(dl.nn.functional.tanhshrink(dl.tensor([1.0])).item(), 4)
+    0.2384
+    """
+    x = _check_tensor("tanhshrink", input)
+    return x - x.tanh()
+
+
+def softsign(input: Tensor) -> Tensor:  # noqa: A002
+    """x / (1 + |x|).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.functional.softsign(dl.tensor([-3.0, 1.0])).tolist()
+    [-0.75, 0.5]
+    """
+    x = _check_tensor("softsign", input)
+    return x / (1.0 + x.abs())
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa: A002
+            dtype: Any = None) -> Tensor:
+    """softmax(-x) along ``dim``: weights that favour the smallest entries.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> w = dl.nn.functional.softmin(dl.tensor([1.0, 2.0]), dim=0)
+    >>> [round(v, 4) for v in w.tolist()]
+    [0.7311, 0.2689]
+    """
+    x = _check_tensor("softmin", input)
+    if dtype is not None:
+        x = x.to(dtype)
+    return softmax(-x, _dim(dim, x, "softmin"))
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
+    """The gated linear unit: a ⊙ σ(b), where a and b are the two halves of x along ``dim``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> round(dl.nn.functional.glu(dl.tensor([2.0, 0.0])).item(), 4)   # 2 · σ(0)
+    1.0
+    """
+    x = _check_tensor("glu", input)
+    if x.ndim == 0 or x.shape[dim] % 2:
+        raise RuntimeError(f"glu: Halving dimension must be even, but dimension {dim} is size "
+                           f"{x.shape[dim] if x.ndim else 0}")
+    a, b = x.chunk(2, dim)
+    return a * b.sigmoid()
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
+    """x for x ≥ 0, a·x otherwise, with a learned slope a per channel (dimension 1) or shared.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[-1.0, 2.0], [-3.0, -4.0]])
+    >>> dl.nn.functional.prelu(x, dl.tensor([0.25, 0.5])).tolist()
+    [[-0.25, 2.0], [-0.75, -2.0]]
+    """
+    x = _check_tensor("prelu", input)
+    if not isinstance(weight, Tensor) or weight.ndim > 1:
+        raise ValueError("prelu: weight must be a 1-D tensor (one slope, or one per channel)")
+    n = weight.numel()
+    if n != 1:
+        if x.ndim < 2 or x.shape[1] != n:
+            raise ValueError(f"prelu: weight has {n} slopes but the input has "
+                             f"{x.shape[1] if x.ndim >= 2 else 1} channels (dimension 1)")
+        weight = weight.reshape((1, n) + (1,) * (x.ndim - 2))
+    return _where(x >= 0, x, weight * x)
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10,
+                   dim: int = -1) -> Tensor:
+    """A differentiable sample from the categorical distribution softmax(logits).
+
+    softmax((logits + g)/τ) with Gumbel noise g = -log(-log U); small τ gives
+    nearly one-hot samples.  ``hard=True`` returns the one-hot of the sample's
+    arg-max with the soft sample's gradient (straight-through).  The noise
+    comes from the default generator (:func:`difflab.random.manual_seed`).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> _ = dl.manual_seed(0)
+    >>> y = dl.nn.functional.gumbel_softmax(dl.zeros(2, 3), hard=True)
+    >>> y.sum(-1).tolist(), sorted(set(y.flatten().tolist()))
+    ([1.0, 1.0], [0.0, 1.0])
+    """
+    x = _check_tensor("gumbel_softmax", logits)
+    uniform = _random._rng(None).random(x.shape)
+    noise = Tensor._wrap((-np.log(-np.log(uniform + eps) + eps)).astype(x.dtype))
+    if x.is_cuda:
+        noise = noise.to(x.device)
+    y_soft = softmax((x + noise) / tau, dim % max(x.ndim, 1))
+    if not hard:
+        return y_soft
+    from difflab.backend import array_module
+
+    xp = array_module(y_soft.array)
+    index = xp.argmax(y_soft.array, axis=dim)
+    one_hot = xp.zeros_like(y_soft.array)
+    xp.put_along_axis(one_hot, xp.expand_dims(index, dim), 1.0, axis=dim)
+    return Tensor._wrap(one_hot) - y_soft.detach() + y_soft
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa: A002
+             inplace: bool = False) -> Tensor:
+    """x clipped to [``min_val``, ``max_val``]: a piecewise-linear tanh.
+
+    The derivative is 1 inside the interval and 0 outside (a clamp).
+
+    Parameters
+    ----------
+    input : Tensor
+    min_val, max_val : float
+        The interval (``max_val`` must not be below ``min_val``).
+    inplace : bool
+        Accepted for PyTorch's signature; the result is a new tensor.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.functional.hardtanh(dl.tensor([-3., -0.5, 0.25, 2.]))
+    tensor([-1.  , -0.5 ,  0.25,  1.  ])
+    """
+    if max_val < min_val:
+        raise ValueError(f"hardtanh: max_val ({max_val}) cannot be less than min_val ({min_val})")
+    return _check_tensor("hardtanh", input).clamp(min_val, max_val)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """min(max(x, 0), 6): :func:`hardtanh` on [0, 6].
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.functional.relu6(dl.tensor([-1., 3., 9.]))
+    tensor([0., 3., 6.])
+    """
+    return hardtanh(input, 0.0, 6.0)

@@ -1,0 +1,443 @@
+r"""Convolutions beyond ``conv2d`` in ``torch.nn.functional``: 1-D and 3-D, transposed, unfold/fold.
+
+Each is a composite of operations that already have derivative rules (no rule
+of its own), so reverse mode, forward mode and the static graphs get them by
+the chain rule:
+
+* a 1-D signal (N, C, L) is an image (N, C, 1, L) one pixel high, so
+  ``conv1d`` and the 1-D pools are the 2-D ones, and so are their gradients;
+* ``unfold`` (im2col) is a grouped convolution with one-hot kernels;
+* a transposed convolution is a convolution of the input spread out by the
+  stride (zeros in between) with the flipped kernel: the adjoint of a
+  strided convolution; ``fold`` is the transposed convolution with
+  ``unfold``'s kernels, i.e. its adjoint;
+* ``conv3d`` is a sum of 2-D convolutions over the kernel's depth.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from difflab import backend
+from difflab.nn.functional import (
+    _as_image,
+    _check_tensor,
+    _single,
+    avg_pool2d,
+    conv2d,
+    max_pool2d,
+)
+from difflab.nn.functional_layers import _pair
+from difflab.tensor import Tensor
+
+__all__ = ["avg_pool1d", "conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "fold",
+           "max_pool1d", "unfold"]
+
+
+# ------------------------------------------------------------------- 1-D convolution, pooling
+
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
+           stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """1-D convolution (cross-correlation) of ``input`` (N, C, L) with ``weight`` (O, C/groups, k).
+
+    Computed as :func:`conv2d` on the input seen as images one pixel high,
+    (N, C, 1, L) with a (O, C/groups, 1, k) kernel, so it has conv2d's forward
+    and reverse rules and the same speed.
+
+    Parameters
+    ----------
+    input : Tensor
+        (N, C, L), or (C, L) for one unbatched signal.
+    weight : Tensor
+        (O, C/groups, k).
+    bias : Tensor, optional
+        (O,).
+    stride, padding, dilation : int or 1-tuple
+        As in PyTorch; ``padding`` may also be ``'valid'`` or ``'same'`` (stride 1).
+    groups : int
+        Split the channels into groups convolved separately.
+
+    Returns
+    -------
+    Tensor
+        (N, O, L_out) with L_out = ⌊(L + 2·padding - dilation·(k - 1) - 1) / stride⌋ + 1.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[[1., 2., 3., 4.]]])          # (N=1, C=1, L=4)
+    >>> w = dl.tensor([[[1., 0., -1.]]])             # a difference kernel
+    >>> dl.nn.functional.conv1d(x, w)
+    tensor([[[-2., -2.]]])
+    """
+    x, unbatched = _as_image("conv1d", input)
+    if not isinstance(weight, Tensor) or weight.ndim != 3:
+        raise ValueError(f"conv1d: weight must be a 3-D tensor (out_channels, in_channels / "
+                         f"groups, kernel), got {getattr(weight, 'shape', weight)!r}")
+    if not isinstance(padding, str):
+        padding = (0, _single("conv1d", padding, "padding"))
+    out = conv2d(x, weight.unsqueeze(2), bias, (1, _single("conv1d", stride, "stride")),
+                 padding, (1, _single("conv1d", dilation, "dilation")), groups).squeeze(2)
+    return out.squeeze(0) if unbatched else out
+
+
+def _pool1d_args(name: str, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool
+                 ) -> tuple:
+    if ceil_mode:
+        raise NotImplementedError(f"{name}: ceil_mode=True is not supported in difflab; pad "
+                                  "the input (F.pad) so the windows fit, or use ceil_mode=False")
+    kernel = _single(name, kernel_size, "kernel_size")
+    stride = kernel if stride is None or stride == () else _single(name, stride, "stride")
+    return (1, kernel), (1, stride), (0, _single(name, padding, "padding"))
+
+
+def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False
+               ) -> Tensor:
+    """The maximum of each window of ``kernel_size`` along the last dimension of (N, C, L).
+
+    :func:`max_pool2d` on the input seen as images one pixel high; the
+    gradient goes to each window's arg-max.
+
+    Parameters
+    ----------
+    input : Tensor
+        (N, C, L) or (C, L).
+    kernel_size : int
+        Window length.
+    stride : int, optional
+        Step between windows (default: ``kernel_size``).
+    padding : int
+        Implicit -inf padding on both sides (at most half the window).
+    dilation : int
+        Spacing between the window's elements.
+    ceil_mode, return_indices : bool
+        Only False is supported (a clear error otherwise).
+
+    Returns
+    -------
+    Tensor
+        (N, C, L_out).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.functional.max_pool1d(dl.tensor([[[1., 5., 2., 0., 3., 4.]]]), 2)
+    tensor([[[5., 2., 4.]]])
+    """
+    if return_indices:
+        raise NotImplementedError("max_pool1d: return_indices=True is not supported in difflab")
+    kernel, stride, padding = _pool1d_args("max_pool1d", kernel_size, stride, padding, ceil_mode)
+    x, unbatched = _as_image("max_pool1d", input)
+    out = max_pool2d(x, kernel, stride, padding, (1, _single("max_pool1d", dilation, "dilation")))
+    out = out.squeeze(2)
+    return out.squeeze(0) if unbatched else out
+
+
+def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
+               ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
+    """The mean of each window of ``kernel_size`` along the last dimension of (N, C, L).
+
+    :func:`avg_pool2d` on the input seen as images one pixel high.
+
+    Parameters
+    ----------
+    input : Tensor
+        (N, C, L) or (C, L).
+    kernel_size : int
+        Window length.
+    stride : int, optional
+        Step between windows (default: ``kernel_size``).
+    padding : int
+        Zero padding on both sides, counted in the mean (``count_include_pad=True``).
+    ceil_mode : bool
+        Only False is supported.
+    count_include_pad : bool
+        Only True is supported (PyTorch's default).
+
+    Returns
+    -------
+    Tensor
+        (N, C, L_out).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.functional.avg_pool1d(dl.tensor([[[1., 3., 2., 4.]]]), 2)
+    tensor([[[2., 3.]]])
+    """
+    if not count_include_pad:
+        raise NotImplementedError("avg_pool1d: count_include_pad=False is not supported in "
+                                  "difflab (the padding's zeros count in each mean)")
+    kernel, stride, padding = _pool1d_args("avg_pool1d", kernel_size, stride, padding, ceil_mode)
+    x, unbatched = _as_image("avg_pool1d", input)
+    out = avg_pool2d(x, kernel, stride, padding).squeeze(2)
+    return out.squeeze(0) if unbatched else out
+
+
+# -------------------------------------------------------------------- unfold and friends
+
+
+def _one_hot_kernels(channels: int, kh: int, kw: int, like: Tensor) -> Tensor:
+    """(C·kh·kw, 1, kh, kw): kernel c·K + k picks position k of channel c (``groups=C``)."""
+    xp = backend.array_module(like.array)
+    eye = xp.eye(kh * kw, dtype=like.dtype).reshape(kh * kw, 1, kh, kw)
+    return Tensor._wrap(xp.tile(eye, (channels, 1, 1, 1)))
+
+
+def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,  # noqa: A002
+           stride: Any = 1) -> Tensor:
+    """im2col: every sliding (C, kh, kw) block of (N, C, H, W) as a column: (N, C·kh·kw, L).
+
+    A grouped convolution with one-hot kernels, so it runs at convolution
+    speed and its gradient is the convolution's.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> cols = dl.nn.functional.unfold(dl.arange(9.0).reshape(1, 1, 3, 3), 2)
+    >>> cols.shape, cols[0, :, 0].tolist()
+    (difflab.Size([1, 4, 4]), [0.0, 1.0, 3.0, 4.0])
+    """
+    x = _check_tensor("unfold", input)
+    if x.ndim not in (3, 4):
+        raise ValueError(f"unfold expects a 3-D or 4-D input, got shape {tuple(x.shape)}")
+    unbatched = x.ndim == 3
+    x = x.unsqueeze(0) if unbatched else x
+    kh, kw = _pair(kernel_size, "kernel_size")
+    c = x.shape[1]
+    cols = conv2d(x, _one_hot_kernels(c, kh, kw, x), None, _pair(stride), _pair(padding),
+                  _pair(dilation), groups=c)
+    cols = cols.reshape(x.shape[0], c * kh * kw, -1)
+    return cols.squeeze(0) if unbatched else cols
+
+
+def _spread(x: Tensor, stride: tuple[int, int]) -> Tensor:
+    """(N, C, H, W) with stride-1 zeros between rows and columns: ((H-1)s+1, (W-1)s+1)."""
+    from difflab.nn.functional import pad
+
+    n, c, h, w = x.shape
+    sh, sw = stride
+    if sh > 1:
+        x = pad(x.unsqueeze(3), (0, 0, 0, sh - 1)).reshape(n, c, h * sh, w)
+        x = x[:, :, :(h - 1) * sh + 1]
+    if sw > 1:
+        x = pad(x.unsqueeze(-1), (0, sw - 1)).reshape(n, c, x.shape[2], w * sw)
+        x = x[..., :(w - 1) * sw + 1]
+    return x
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
+                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
+                     groups: int = 1, dilation: Any = 1) -> Tensor:
+    """The transposed ("fractionally strided") convolution: the adjoint of :func:`conv2d`.
+
+    ``weight`` is (C_in, C_out/groups, kh, kw).  The output has side
+    (H - 1)·stride - 2·padding + dilation·(k - 1) + output_padding + 1.
+    Computed as a convolution of the input spread out by the stride with the
+    flipped kernel, so it has conv2d's rules and speed.
+
+    Parameters
+    ----------
+    input : Tensor
+        (N, C_in, H, W) or (C_in, H, W).
+    weight : Tensor
+    bias : Tensor, optional
+        (C_out,).
+    stride, padding, output_padding, dilation : int or pair
+    groups : int
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.ones(1, 1, 2, 2)
+    >>> dl.nn.functional.conv_transpose2d(x, dl.ones(1, 1, 2, 2), stride=2).shape
+    difflab.Size([1, 1, 4, 4])
+    >>> dl.nn.functional.conv_transpose2d(x, dl.ones(1, 1, 2, 2))[0, 0].tolist()
+    [[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]
+    """
+    from difflab.nn.functional import pad
+
+    x = _check_tensor("conv_transpose2d", input)
+    if x.ndim not in (3, 4):
+        raise ValueError(f"conv_transpose2d expects a 3-D or 4-D input, got {tuple(x.shape)}")
+    unbatched = x.ndim == 3
+    x = x.unsqueeze(0) if unbatched else x
+    c_in, c_out_g, kh, kw = weight.shape
+    if x.shape[1] != c_in or c_in % groups:
+        raise ValueError(f"conv_transpose2d: weight {tuple(weight.shape)} expects {c_in} input "
+                         f"channels (divisible by groups={groups}), got input "
+                         f"{tuple(x.shape)}")
+    stride, padding = _pair(stride, "stride"), _pair(padding, "padding")
+    output_padding, dilation = _pair(output_padding, "output_padding"), _pair(dilation)
+    if any(o >= max(s, d) for o, s, d in zip(output_padding, stride, dilation)):
+        raise ValueError(f"conv_transpose2d: output_padding {output_padding} must be smaller "
+                         f"than stride {stride} or dilation {dilation}")
+    # (C_in, C_out/g, kh, kw) -> (C_out, C_in/g, kh, kw), flipped: the adjoint's kernel
+    w = weight.reshape(groups, c_in // groups, c_out_g, kh, kw).transpose(1, 2)
+    w = w.reshape(groups * c_out_g, c_in // groups, kh, kw).flip((2, 3))
+    spread = _spread(x, stride)
+    qh, qw = (d * (k - 1) - p for d, k, p in zip(dilation, (kh, kw), padding))
+    spread = pad(spread, (qw, qw + output_padding[1], qh, qh + output_padding[0]))
+    out = conv2d(spread, w, bias, 1, 0, dilation, groups)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
+                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
+                     groups: int = 1, dilation: Any = 1) -> Tensor:
+    """The transposed 1-D convolution: :func:`conv_transpose2d` on signals one pixel high.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> y = dl.nn.functional.conv_transpose1d(dl.ones(1, 1, 3), dl.ones(1, 1, 2), stride=2)
+    >>> y.tolist()
+    [[[1.0, 1.0, 1.0, 1.0, 1.0, 1.0]]]
+    """
+    from difflab.nn.functional import _single
+
+    x = _check_tensor("conv_transpose1d", input)
+    if x.ndim not in (2, 3):
+        raise ValueError(f"conv_transpose1d expects a 2-D or 3-D input, got {tuple(x.shape)}")
+
+    def one(v: Any, what: str) -> tuple[int, int]:
+        return (0 if what in ("padding", "output_padding") else 1), _single(
+            "conv_transpose1d", v, what)
+
+    out = conv_transpose2d(x.unsqueeze(-2), weight.unsqueeze(-2), bias, one(stride, "stride"),
+                           one(padding, "padding"), one(output_padding, "output_padding"),
+                           groups, one(dilation, "dilation"))
+    return out.squeeze(-2)
+
+
+def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,  # noqa: A002
+         padding: Any = 0, stride: Any = 1) -> Tensor:
+    """col2im, the adjoint of :func:`unfold`: sum the columns (N, C·kh·kw, L) back into
+    (N, C, H, W), overlapping blocks adding up.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> F = dl.nn.functional
+    >>> ones = F.unfold(dl.ones(1, 1, 3, 3), 2)
+    >>> F.fold(ones, (3, 3), 2)[0, 0].tolist()      # how many blocks cover each pixel
+    [[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]
+    """
+    x = _check_tensor("fold", input)
+    if x.ndim not in (2, 3):
+        raise ValueError(f"fold expects a 2-D or 3-D input (N, C·kh·kw, L), got "
+                         f"{tuple(x.shape)}")
+    unbatched = x.ndim == 2
+    x = x.unsqueeze(0) if unbatched else x
+    (oh, ow), (kh, kw) = _pair(output_size, "output_size"), _pair(kernel_size, "kernel_size")
+    (dh, dw), (ph, pw), (sh, sw) = _pair(dilation), _pair(padding), _pair(stride)
+    if x.shape[1] % (kh * kw):
+        raise RuntimeError(f"fold: expected the size of dimension 1 ({x.shape[1]}) to be "
+                           f"divisible by the kernel's {kh * kw} positions")
+    blocks_h = (oh + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    blocks_w = (ow + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    if blocks_h * blocks_w != x.shape[2]:
+        raise RuntimeError(f"fold: expected {blocks_h * blocks_w} blocks for output_size "
+                           f"{(oh, ow)}, got {x.shape[2]}")
+    c = x.shape[1] // (kh * kw)
+    grid = x.reshape(x.shape[0], c * kh * kw, blocks_h, blocks_w)
+    # the output side conv_transpose2d gives, and the padding that makes it output_size
+    full_h = (blocks_h - 1) * sh - 2 * ph + dh * (kh - 1) + 1
+    full_w = (blocks_w - 1) * sw - 2 * pw + dw * (kw - 1) + 1
+    out = conv_transpose2d(grid, _one_hot_kernels(c, kh, kw, x), None, (sh, sw), (ph, pw),
+                           (oh - full_h, ow - full_w), c, (dh, dw))
+    return out.squeeze(0) if unbatched else out
+
+
+# ----------------------------------------------------------------------------- conv3d
+
+
+def _triple(value: Any, name: str) -> tuple[int, int, int]:
+    if isinstance(value, (tuple, list)):
+        if len(value) != 3:
+            raise ValueError(f"conv3d: {name} must be an int or a triple, got {value!r}")
+        return int(value[0]), int(value[1]), int(value[2])
+    return (int(value),) * 3
+
+
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
+           stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """3-D convolution of (N, C, D, H, W) with ``weight`` (O, C/groups, kd, kh, kw).
+
+    One :func:`conv2d`: the kd depth slices each output depth reads are
+    stacked as extra channels, and the output depths become extra batch
+    entries, so the work is a single 2-D convolution (and its gradient the
+    2-D one's).
+
+    Parameters
+    ----------
+    input : Tensor
+        (N, C, D, H, W) or unbatched (C, D, H, W).
+    weight : Tensor
+    bias : Tensor, optional
+    stride, padding, dilation : int or triple
+        ``padding`` may be ``'valid'`` or ``'same'`` (stride 1, odd effective kernel).
+    groups : int
+
+    Returns
+    -------
+    Tensor
+        (N, O, D_out, H_out, W_out).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.ones(1, 1, 3, 3, 3)
+    >>> dl.nn.functional.conv3d(x, dl.ones(1, 1, 2, 2, 2)).tolist()[0][0][0]
+    [[8.0, 8.0], [8.0, 8.0]]
+    """
+    from difflab.functions import stack
+    from difflab.nn.functional import pad
+
+    x = _check_tensor("conv3d", input)
+    if x.ndim not in (4, 5):
+        raise ValueError(f"conv3d expects a 4-D (unbatched) or 5-D input (N, C, D, H, W), got "
+                         f"shape {tuple(x.shape)}")
+    unbatched = x.ndim == 4
+    x = x.unsqueeze(0) if unbatched else x
+    if not isinstance(weight, Tensor) or weight.ndim != 5:
+        raise ValueError("conv3d: weight must be a 5-D tensor (out, in/groups, kd, kh, kw)")
+    o, cg, kd, kh, kw = weight.shape
+    n, c, depth = x.shape[:3]
+    if c != cg * groups:
+        raise ValueError(f"conv3d expected input with {cg * groups} channels, got {c} (input "
+                         f"shape {tuple(x.shape)})")
+    (sd, sh, sw), (dd, dh, dw) = _triple(stride, "stride"), _triple(dilation, "dilation")
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = 0
+        elif padding == "same":
+            totals = (dd * (kd - 1), dh * (kh - 1), dw * (kw - 1))
+            if (sd, sh, sw) != (1, 1, 1) or any(t % 2 for t in totals):
+                raise ValueError("conv3d: padding='same' needs stride 1 and an odd effective "
+                                 "kernel size")
+            padding = tuple(t // 2 for t in totals)
+        else:
+            raise ValueError(f"conv3d: padding must be an int, a triple, 'same' or 'valid', "
+                             f"got {padding!r}")
+    pd, ph, pw = _triple(padding, "padding")
+    if pd:
+        x = pad(x, (0, 0, 0, 0, pd, pd))
+    out_depth = (depth + 2 * pd - dd * (kd - 1) - 1) // sd + 1
+    if out_depth < 1:
+        raise ValueError(f"conv3d: the kernel's depth {kd} (dilation {dd}) is larger than the "
+                         f"padded input's depth {depth + 2 * pd}")
+    span = (out_depth - 1) * sd + 1
+    slices = [x[:, :, a * dd:a * dd + span:sd] for a in range(kd)]  # each (N, C, D_out, H, W)
+    stacked = stack(slices, 2).reshape(n, c * kd, out_depth, *x.shape[3:])
+    images = stacked.permute(0, 2, 1, 3, 4).reshape(n * out_depth, c * kd, *x.shape[3:])
+    kernels = weight.reshape(o, cg * kd, kh, kw)
+    out = conv2d(images, kernels, bias, (sh, sw), (ph, pw), (dh, dw), groups)
+    out = out.reshape(n, out_depth, o, *out.shape[2:]).permute(0, 2, 1, 3, 4)
+    return out.squeeze(0) if unbatched else out

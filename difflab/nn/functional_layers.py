@@ -1,0 +1,783 @@
+r"""More of ``torch.nn.functional``: distances, normalisations, channel dropout, resizing,
+adaptive pooling, bags of embeddings, spatial transformers (the convolutions are in
+:mod:`difflab.nn.functional_conv`).
+
+Each is a composite of operations that already have derivative rules, chosen
+so the composite runs at NumPy speed:
+
+* group, instance and layer normalisation are one normalisation primitive over
+  different axes; resizing gathers rows (``index_select``) and mixes them.
+
+Norms whose square root could meet zero are written √max(‖x‖², ε²), which has
+the value max(‖x‖, ε) and a finite gradient everywhere.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from difflab import backend
+from difflab import random as _random
+from difflab.autograd.engine import apply
+from difflab.nn.functional import _check_tensor, embedding, max_pool2d
+from difflab.ops import nn_ops, registry
+from difflab.tensor import Tensor
+
+__all__ = ["adaptive_avg_pool1d", "adaptive_max_pool1d", "adaptive_max_pool2d", "affine_grid",
+           "alpha_dropout", "bilinear", "cosine_similarity", "dropout1d", "dropout2d",
+           "embedding_bag", "grid_sample", "group_norm", "instance_norm", "interpolate",
+           "local_response_norm", "normalize", "pairwise_distance", "pdist", "pixel_shuffle",
+           "pixel_unshuffle", "rms_norm"]
+
+
+def _where(condition: Any, a: Any, b: Any) -> Tensor:
+    from difflab.functions import where
+
+    return where(condition, a, b)
+
+
+def _pair(value: Any, name: str = "argument") -> tuple[int, int]:
+    if isinstance(value, (tuple, list)):
+        if len(value) != 2:
+            raise ValueError(f"{name} must be an int or a pair, got {value!r}")
+        return int(value[0]), int(value[1])
+    return int(value), int(value)
+
+
+# ------------------------------------------------------------------------------ distances
+
+
+def _p_norm(x: Tensor, p: float, dim: int, keepdim: bool = False, eps: float = 0.0) -> Tensor:
+    """‖x‖_p along ``dim`` (at least ``eps``), with finite gradients at x = 0."""
+    if p == 2:
+        return (x * x).sum(dim, keepdim=keepdim).clamp(min=eps * eps).sqrt()
+    if p == 1:
+        return x.abs().sum(dim, keepdim=keepdim).clamp(min=eps)
+    if math.isinf(p):
+        return x.abs().amax(dim=dim, keepdim=keepdim).clamp(min=eps)
+    if p <= 0:
+        raise ValueError(f"the norm's p must be positive, got {p}")
+    return (x.abs() ** p).sum(dim, keepdim=keepdim).clamp(min=eps**p) ** (1.0 / p)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
+                      keepdim: bool = False) -> Tensor:
+    """‖x₁ - x₂ + ε‖_p along the last dimension (rows paired one to one, broadcast).
+
+    Parameters
+    ----------
+    x1, x2 : Tensor
+        (N, D) or (D,), broadcastable.
+    p : float
+    eps : float
+        Added to the difference (PyTorch's choice: no zero distance, no infinite gradient).
+    keepdim : bool
+
+    Returns
+    -------
+    Tensor
+        (N,) distances.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> d = dl.nn.functional.pairwise_distance(dl.tensor([[0.0, 0.0]]), dl.tensor([[3.0, 4.0]]))
+    >>> round(d.item(), 4)
+    5.0
+    """
+    _check_tensor("pairwise_distance", x1)
+    return _p_norm(x1 - x2 + eps, p, -1, keepdim)
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """x₁·x₂ / (max(‖x₁‖, ε) · max(‖x₂‖, ε)) along ``dim``: the cosine of the angle.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> F = dl.nn.functional
+    >>> F.cosine_similarity(dl.tensor([[1.0, 0.0]]), dl.tensor([[1.0, 1.0]])).tolist()
+    [0.7071067690849304]
+    """
+    _check_tensor("cosine_similarity", x1)
+    n1, n2 = _p_norm(x1, 2, dim, eps=eps), _p_norm(x2, 2, dim, eps=eps)
+    return (x1 * x2).sum(dim) / (n1 * n2)
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002
+    """The p-norm distance between every pair of rows i < j of (N, M): N(N-1)/2 values, in
+    the order of the upper triangle (row by row).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.functional.pdist(dl.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]])).tolist()
+    [5.0, 1.0, 4.242640495300293]
+    """
+    from difflab.functions import index_select
+
+    x = _check_tensor("pdist", input)
+    if x.ndim != 2:
+        raise ValueError(f"pdist only supports 2D tensors, got: {x.ndim}D")
+    i, j = np.triu_indices(x.shape[0], 1)
+    diff = index_select(x, 0, i) - index_select(x, 0, j)
+    if p == 2:  # 0 where two rows are equal, with a zero (not NaN) gradient
+        squares = (diff * diff).sum(-1)
+        positive = squares > 0
+        return _where(positive, _where(positive, squares, 1.0).sqrt(), 0.0)
+    return _p_norm(diff, p, -1)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  # noqa: A002
+              out: Any = None) -> Tensor:
+    """x / max(‖x‖_p, ε) along ``dim``: unit vectors.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.functional.normalize(dl.tensor([[3.0, 4.0]])).tolist()
+    [[0.6000000238418579, 0.800000011920929]]
+    """
+    x = _check_tensor("normalize", input)
+    return x / _p_norm(x, p, dim, keepdim=True, eps=eps)
+
+
+# ---------------------------------------------------------------------------- dropouts
+
+
+def _channel_dropout(name: str, input: Tensor, p: float, training: bool,  # noqa: A002
+                     spatial: int) -> Tensor:
+    x = _check_tensor(name, input)
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if x.ndim not in (spatial + 1, spatial + 2):
+        raise ValueError(f"{name} expects a {spatial + 1}-D (unbatched) or {spatial + 2}-D "
+                         f"(batched) input, got shape {tuple(x.shape)}")
+    if not training or p == 0.0:
+        return x
+    if p == 1.0:
+        return x * 0.0
+    # one draw per channel: the mask of the first element of each (a primitive, so a traced
+    # graph draws a new mask at every run, as eager code does)
+    channels = x[(Ellipsis,) + (slice(0, 1),) * spatial]
+    return x * apply(registry.PRIMITIVES["dropout_mask"], channels, p=p,
+                     generator=_random.default_generator)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, L) (or (C, L)) with probability p; scale the rest 1/(1-p).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> _ = dl.manual_seed(0)
+    >>> y = dl.nn.functional.dropout1d(dl.ones(1, 6, 4), 0.5)
+    >>> sorted(set(y.flatten().tolist())), bool((y.amax(-1) == y.amin(-1)).all())
+    ([0.0, 2.0], True)
+    """
+    return _channel_dropout("dropout1d", input, p, training, 1)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
+              inplace: bool = False) -> Tensor:
+    """Zero whole feature maps of (N, C, H, W) (or (C, H, W)) with probability p.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.functional.dropout2d(dl.ones(2, 3, 4, 4), 0.5, training=False).sum().item()
+    96.0
+    """
+    return _channel_dropout("dropout2d", input, p, training, 2)
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa: A002
+                  inplace: bool = False) -> Tensor:
+    """Dropout for SELU networks: dropped elements become SELU's saturation value α' and an
+    affine map a·x + b restores mean 0 and variance 1.
+
+    With α' = -λα (SELU's constants), a = ((1-p)(1 + p α'²))^(-1/2), b = -a α' p.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> _ = dl.manual_seed(0)
+    >>> y = dl.nn.functional.alpha_dropout(dl.randn(100_000), 0.2, training=True)
+    >>> round(y.mean().item(), 1), round(y.std().item(), 1)
+    (0.0, 1.0)
+    """
+    from difflab.nn.functional_activations import SELU_ALPHA, SELU_SCALE
+
+    x = _check_tensor("alpha_dropout", input)
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return x
+    if p == 1.0:
+        return x * 0.0
+    saturation = -SELU_SCALE * SELU_ALPHA
+    a = ((1 - p) * (1 + p * saturation**2)) ** -0.5
+    b = -a * saturation * p
+    keep = apply(registry.PRIMITIVES["dropout_mask"], x, p=p,  # (drawn at every run)
+                 generator=_random.default_generator) > 0
+    return _where(keep, x, saturation) * a + b
+
+
+# ------------------------------------------------------------------------- normalisation
+
+
+def _affine(out: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
+    """γ x + β per channel (dimension 1)."""
+    shape = (1, out.shape[1]) + (1,) * (out.ndim - 2)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,  # noqa: A002
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise each sample over groups of channels (and all positions), then γ x + β.
+
+    ``num_groups=1`` normalises over everything but the batch (as LayerNorm
+    over (C, H, W)); ``num_groups=C`` is instance normalisation.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> y = dl.nn.functional.group_norm(dl.randn(2, 4, 3), num_groups=2)
+    >>> bool((y.reshape(2, 2, 6).mean(-1).abs() < 1e-5).all())     # each group: mean 0
+    True
+    """
+    x = _check_tensor("group_norm", input)
+    if x.ndim < 2 or x.shape[1] % num_groups:
+        raise ValueError(f"group_norm: the {x.shape[1] if x.ndim > 1 else 0} channels must "
+                         f"divide into num_groups={num_groups} groups")
+    n = x.shape[0]
+    grouped = x.reshape(n, num_groups, -1)
+    out = apply(nn_ops.Normalize, grouped, axes=(2,), eps=eps).reshape(x.shape)
+    return _affine(out, weight, bias)
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None,  # noqa: A002
+                  running_var: Tensor | None = None, weight: Tensor | None = None,
+                  bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel of each sample over its positions, then γ x + β.
+
+    With ``use_input_stats`` (training, or no running statistics) the
+    statistics are the sample's own, and running averages given are updated
+    (averaged over the batch, variance unbiased); otherwise the running ones
+    are used.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> y = dl.nn.functional.instance_norm(dl.randn(2, 3, 8))
+    >>> bool((y.mean(-1).abs() < 1e-5).all())     # each channel of each sample: mean 0
+    True
+    """
+    x = _check_tensor("instance_norm", input)
+    if x.ndim < 3:
+        raise ValueError(f"instance_norm expects (N, C, ...) with at least one position "
+                         f"dimension, got shape {tuple(x.shape)}")
+    axes = tuple(range(2, x.ndim))
+    c = x.shape[1]
+    if use_input_stats:
+        a = x.array
+        count = int(np.prod(x.shape[2:]))
+        if running_mean is not None:
+            running_mean.array *= 1.0 - momentum
+            running_mean.array += momentum * a.mean(axis=axes).mean(0).astype(
+                running_mean.dtype)
+        if running_var is not None:
+            unbiased = a.var(axis=axes) * (count / max(count - 1, 1))
+            running_var.array *= 1.0 - momentum
+            running_var.array += momentum * unbiased.mean(0).astype(running_var.dtype)
+        out = apply(nn_ops.Normalize, x, axes=axes, eps=eps)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("instance_norm: use_input_stats=False needs running_mean and "
+                             "running_var")
+        shape = (1, c) + (1,) * (x.ndim - 2)
+        out = (x - running_mean.reshape(shape)) / (running_var.reshape(shape) + eps).sqrt()
+    return _affine(out, weight, bias)
+
+
+def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,  # noqa: A002
+             eps: float | None = None) -> Tensor:
+    """x / √(mean(x²) + ε) over the last dimensions ``normalized_shape``, times γ (no centring).
+
+    ``eps`` defaults to the dtype's machine epsilon, as in PyTorch.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> y = dl.nn.functional.rms_norm(dl.tensor([[3.0, 4.0]]), [2])
+    >>> [round(v, 4) for v in y.flatten().tolist()]
+    [0.8485, 1.1314]
+    """
+    x = _check_tensor("rms_norm", input)
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(x.shape[x.ndim - len(shape):]) != shape:
+        raise ValueError(f"rms_norm expected input whose last dimensions are {shape}, got "
+                         f"input of shape {tuple(x.shape)}")
+    if eps is None:
+        eps = float(np.finfo(x.dtype.dtype if hasattr(x.dtype, "dtype") else x.dtype).eps)
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    out = x / ((x * x).mean(axis=axes, keepdims=True) + eps).sqrt()
+    return out if weight is None else out * weight
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4,  # noqa: A002
+                        beta: float = 0.75, k: float = 1.0) -> Tensor:
+    """x / (k + α · mean of x² over ``size`` neighbouring channels)^β (AlexNet's LRN).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> y = dl.nn.functional.local_response_norm(dl.ones(1, 3, 2), size=3, alpha=3.0, k=1.0,
+    ...                                          beta=1.0)
+    >>> y[0, :, 0].tolist()              # channel sums of 2, 3, 2 ones over a window of 3
+    [0.3333333432674408, 0.25, 0.3333333432674408]
+    """
+    from difflab.nn.functional import avg_pool2d, pad
+
+    x = _check_tensor("local_response_norm", input)
+    if x.ndim < 3:
+        raise ValueError(f"local_response_norm expects (N, C, ...) with at least 3 dimensions, "
+                         f"got shape {tuple(x.shape)}")
+    n, c = x.shape[:2]
+    squares = (x * x).reshape(n, 1, c, -1)  # channels as the rows of a one-channel image
+    squares = pad(squares, (0, 0, size // 2, (size - 1) // 2))
+    div = avg_pool2d(squares, (size, 1), stride=1).reshape(x.shape)
+    return x / (div * alpha + k) ** beta
+
+
+# ------------------------------------------------------------------------ linear pieces
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None
+             ) -> Tensor:
+    """y_o = x₁ᵀ W_o x₂ + b_o for each output o: weight (out, in1, in2).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> w = dl.ones(1, 2, 2)
+    >>> dl.nn.functional.bilinear(dl.tensor([[1.0, 2.0]]), dl.tensor([[3.0, 4.0]]), w).tolist()
+    [[21.0]]
+    """
+    from difflab.functions import einsum
+
+    if weight.ndim != 3 or input1.shape[-1] != weight.shape[1] or \
+            input2.shape[-1] != weight.shape[2]:
+        raise ValueError(f"bilinear: weight (out, in1, in2) = {tuple(weight.shape)} does not "
+                         f"fit inputs {tuple(input1.shape)} and {tuple(input2.shape)}")
+    out = einsum("...i,oij,...j->...o", input1, weight, input2)
+    return out if bias is None else out + bias
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:  # noqa: A002
+    """(N, C·r², H, W) -> (N, C, H·r, W·r): channels rearranged into r×r blocks of pixels.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.functional.pixel_shuffle(dl.arange(4.0).reshape(1, 4, 1, 1), 2).tolist()
+    [[[[0.0, 1.0], [2.0, 3.0]]]]
+    """
+    x, r = _check_tensor("pixel_shuffle", input), int(upscale_factor)
+    if x.ndim < 3 or x.shape[-3] % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor ({r * r}), got shape "
+                           f"{tuple(x.shape)}")
+    *batch, c, h, w = x.shape
+    out = x.reshape(*batch, c // (r * r), r, r, h, w)
+    k = len(batch)
+    out = out.permute(*range(k), k, k + 3, k + 1, k + 4, k + 2)
+    return out.reshape(*batch, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:  # noqa: A002
+    """The inverse of :func:`pixel_shuffle`: (N, C, H·r, W·r) -> (N, C·r², H, W).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.arange(16.0).reshape(1, 1, 4, 4)
+    >>> F = dl.nn.functional
+    >>> bool((F.pixel_shuffle(F.pixel_unshuffle(x, 2), 2) == x).all())
+    True
+    """
+    x, r = _check_tensor("pixel_unshuffle", input), int(downscale_factor)
+    if x.ndim < 3 or x.shape[-1] % r or x.shape[-2] % r:
+        raise RuntimeError(f"pixel_unshuffle expects height and width divisible by "
+                           f"downscale_factor ({r}), got shape {tuple(x.shape)}")
+    *batch, c, h, w = x.shape
+    out = x.reshape(*batch, c, h // r, r, w // r, r)
+    k = len(batch)
+    out = out.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)
+    return out.reshape(*batch, c * r * r, h // r, w // r)
+
+
+# ------------------------------------------------------------------------------ resizing
+
+
+def _source_rows(size_in: int, size_out: int, scale: float | None, mode: str,
+                 align_corners: bool | None) -> tuple:
+    """(i0, i1, w): output row o mixes input rows i0 and i1 as (1 - w)·x[i0] + w·x[i1]."""
+    o = np.arange(size_out, dtype=np.float64)
+    step = 1.0 / scale if scale is not None else size_in / size_out
+    if mode == "nearest":
+        i0 = np.minimum(np.floor(o * step).astype(np.int64), size_in - 1)
+        return i0, i0, None
+    if align_corners:
+        src = o * ((size_in - 1) / (size_out - 1)) if size_out > 1 else o * 0.0
+    else:
+        src = np.maximum((o + 0.5) * step - 0.5, 0.0)
+    i0 = np.minimum(np.floor(src).astype(np.int64), size_in - 1)
+    i1 = np.minimum(i0 + 1, size_in - 1)
+    return i0, i1, src - i0
+
+
+def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # noqa: A002
+                mode: str = "nearest", align_corners: bool | None = None,
+                recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
+    """Resize the spatial dimensions of (N, C, L), (N, C, H, W) or (N, C, D, H, W).
+
+    ``mode``: ``'nearest'`` (copy the nearest input element), ``'linear'``
+    (3-D), ``'bilinear'`` (4-D) or ``'trilinear'`` (5-D), each as PyTorch
+    computes source positions (``align_corners`` maps the corner pixels'
+    centres onto each other).  A separable resize: one ``index_select`` and
+    one weighted sum per dimension.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[[1.0, 2.0]]])
+    >>> dl.nn.functional.interpolate(x, scale_factor=2).tolist()
+    [[[1.0, 1.0, 2.0, 2.0]]]
+    >>> dl.nn.functional.interpolate(x, size=3, mode="linear", align_corners=True).tolist()
+    [[[1.0, 1.5, 2.0]]]
+    """
+    from difflab.functions import index_select
+
+    x = _check_tensor("interpolate", input)
+    spatial = x.ndim - 2
+    if spatial not in (1, 2, 3):
+        raise ValueError(f"interpolate expects a 3-D, 4-D or 5-D input (N, C, ...), got shape "
+                         f"{tuple(x.shape)}")
+    linear_modes = {1: "linear", 2: "bilinear", 3: "trilinear"}
+    if mode not in ("nearest", linear_modes[spatial]):
+        raise NotImplementedError(
+            f"interpolate: mode {mode!r} is not supported for a {x.ndim}-D input in difflab "
+            f"(supported: 'nearest' and {linear_modes[spatial]!r})")
+    if mode == "nearest" and align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: "
+                         "linear | bilinear | bicubic | trilinear")
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported in difflab")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("interpolate: give exactly one of size and scale_factor")
+    sizes_in = x.shape[2:]
+    if size is not None:
+        sizes = tuple(size) if isinstance(size, (tuple, list)) else (size,) * spatial
+        scales: tuple = (None,) * spatial
+    else:
+        scales = tuple(scale_factor) if isinstance(scale_factor, (tuple, list)) else \
+            (scale_factor,) * spatial
+        sizes = tuple(int(math.floor(n * s)) for n, s in zip(sizes_in, scales))
+        if recompute_scale_factor:
+            scales = (None,) * spatial
+    if len(sizes) != spatial:
+        raise ValueError(f"interpolate: expected {spatial} sizes, got {sizes}")
+    out = x
+    for d, (n_in, n_out, scale) in enumerate(zip(sizes_in, sizes, scales)):
+        dim = 2 + d
+        i0, i1, w = _source_rows(n_in, int(n_out), scale, mode, align_corners)
+        xp = backend.array_module(x.array)
+        lower = index_select(out, dim, xp.asarray(i0))
+        if w is None:
+            out = lower
+            continue
+        weights = xp.asarray(w.astype(x.dtype.dtype if hasattr(x.dtype, "dtype") else x.dtype))
+        weights = Tensor._wrap(weights.reshape((-1,) + (1,) * (out.ndim - dim - 1)))
+        out = lower + (index_select(out, dim, xp.asarray(i1)) - lower) * weights
+    return out
+
+
+# ---------------------------------------------------------------------- adaptive pooling
+
+
+def _bins(n: int, m: int) -> list[tuple[int, int]]:
+    """PyTorch's adaptive bins: cell i of m over n covers [⌊i·n/m⌋, ⌈(i+1)·n/m⌉)."""
+    return [((i * n) // m, -(-((i + 1) * n) // m)) for i in range(m)]
+
+
+def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False  # noqa: A002
+                        ) -> Tensor:
+    """The maximum over each cell of a grid of ``output_size`` that tiles the input.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.arange(16.0).reshape(1, 1, 4, 4)
+    >>> dl.nn.functional.adaptive_max_pool2d(x, 2)[0, 0].tolist()
+    [[5.0, 7.0], [13.0, 15.0]]
+    """
+    from difflab.functions import stack
+
+    if return_indices:
+        raise NotImplementedError("adaptive_max_pool2d: return_indices=True is not supported "
+                                  "in difflab")
+    x = _check_tensor("adaptive_max_pool2d", input)
+    if x.ndim not in (3, 4):
+        raise ValueError(f"adaptive_max_pool2d expects a 3-D or 4-D input, got "
+                         f"{tuple(x.shape)}")
+    h, w = x.shape[-2:]
+    oh, ow = _pair(output_size, "output_size") if output_size is not None else (h, w)
+    if h % oh == 0 and w % ow == 0:  # equal cells: one max-pooling
+        return max_pool2d(x, (h // oh, w // ow))
+    rows = [stack([x[..., r0:r1, c0:c1].amax(dim=(-2, -1)) for c0, c1 in _bins(w, ow)], -1)
+            for r0, r1 in _bins(h, oh)]
+    return stack(rows, -2)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
+    """Average over ``output_size`` cells that tile the last dimension of (N, C, L).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.functional.adaptive_avg_pool1d(dl.arange(6.0).reshape(1, 1, 6), 3).tolist()
+    [[[0.5, 2.5, 4.5]]]
+    """
+    from difflab.nn.functional import _single, adaptive_avg_pool2d
+
+    x = _check_tensor("adaptive_avg_pool1d", input)
+    if x.ndim not in (2, 3):
+        raise ValueError(f"adaptive_avg_pool1d expects a 2-D or 3-D input, got "
+                         f"{tuple(x.shape)}")
+    size = _single("adaptive_avg_pool1d", output_size, "output_size")
+    return adaptive_avg_pool2d(x.unsqueeze(-2), (1, size)).squeeze(-2)
+
+
+def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False  # noqa: A002
+                        ) -> Tensor:
+    """The maximum over ``output_size`` cells that tile the last dimension of (N, C, L).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.functional.adaptive_max_pool1d(dl.arange(6.0).reshape(1, 1, 6), 2).tolist()
+    [[[2.0, 5.0]]]
+    """
+    from difflab.nn.functional import _single
+
+    x = _check_tensor("adaptive_max_pool1d", input)
+    if x.ndim not in (2, 3):
+        raise ValueError(f"adaptive_max_pool1d expects a 2-D or 3-D input, got "
+                         f"{tuple(x.shape)}")
+    size = _single("adaptive_max_pool1d", output_size, "output_size")
+    return adaptive_max_pool2d(x.unsqueeze(-2), (1, size), return_indices).squeeze(-2)
+
+
+# ------------------------------------------------------------------------ embedding bags
+
+
+def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,  # noqa: A002
+                  max_norm: float | None = None, norm_type: float = 2, scale_grad_by_freq:
+                  bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
+                  padding_idx: int | None = None) -> Tensor:
+    """The sum, mean or max of each bag of embeddings, without forming the bags' rows apart.
+
+    ``input`` is (B, L) (B bags of L indices) or 1-D with ``offsets`` giving
+    where each bag starts.  ``per_sample_weights`` (``mode='sum'`` only)
+    weighs each index.  Empty bags give zeros.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> table = dl.arange(6.0).reshape(3, 2)          # rows [0, 1], [2, 3], [4, 5]
+    >>> bags = dl.tensor([0, 2, 1])
+    >>> dl.nn.functional.embedding_bag(bags, table, dl.tensor([0, 2]), mode="sum").tolist()
+    [[4.0, 6.0], [2.0, 3.0]]
+    """
+    from difflab.creation import zeros
+    from difflab.functions import stack
+
+    _check_bag_options(mode, per_sample_weights, max_norm is not None or scale_grad_by_freq
+                       or sparse)
+    idx = input if isinstance(input, Tensor) else Tensor._wrap(np.asarray(input))
+    rows = embedding(idx, weight, padding_idx)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.unsqueeze(-1)
+    keep = None if padding_idx is None else Tensor._wrap(
+        (idx.array != padding_idx).astype(rows.dtype.dtype if hasattr(rows.dtype, "dtype")
+                                          else rows.dtype)).unsqueeze(-1)
+
+    def reduce(bag: Tensor, present: Tensor | None) -> Tensor:
+        if bag.shape[0] == 0:
+            return zeros(weight.shape[1], dtype=weight.dtype, device=weight.device)
+        if mode == "sum":
+            return bag.sum(0)
+        if mode == "mean":
+            if present is None:
+                return bag.mean(0)
+            return bag.sum(0) / present.sum(0).clamp(min=1.0)
+        return bag.amax(dim=0)
+
+    if idx.ndim == 2:
+        if offsets is not None:
+            raise ValueError("embedding_bag: offsets has to be None if input is 2D")
+        if mode == "sum":
+            return rows.sum(1)
+        if mode == "mean":
+            return rows.mean(1) if keep is None else rows.sum(1) / keep.sum(1).clamp(min=1.0)
+        return rows.amax(dim=1)
+    if idx.ndim != 1 or offsets is None:
+        raise ValueError("embedding_bag: input must be 2-D (B, L), or 1-D with offsets")
+    bounds = _bag_bounds(offsets, idx.shape[0], include_last_offset)
+    bags = [reduce(rows[a:b], None if keep is None else keep[a:b]) for a, b in bounds]
+    return stack(bags, 0)
+
+
+def _check_bag_options(mode: str, per_sample_weights: Tensor | None, unsupported: bool
+                       ) -> None:
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"embedding_bag: mode must be 'sum', 'mean' or 'max', got {mode!r}")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError("embedding_bag: per_sample_weights was not None. "
+                                  "per_sample_weights is only supported for mode='sum'")
+    if unsupported:
+        raise NotImplementedError("embedding_bag: max_norm, scale_grad_by_freq and sparse are "
+                                  "not supported in difflab")
+
+
+def _bag_bounds(offsets: Any, n: int, include_last_offset: bool) -> list[tuple[int, int]]:
+    """(start, end) of each bag of a 1-D input of ``n`` indices, from PyTorch's ``offsets``."""
+    starts = [int(v) for v in (offsets.array if isinstance(offsets, Tensor) else offsets)]
+    ends = starts[1:] + ([] if include_last_offset else [n])
+    if include_last_offset:
+        starts = starts[:-1]
+    if any(a > b for a, b in zip(starts, ends)) or (starts and starts[0] != 0):
+        raise ValueError(f"embedding_bag: offsets must start at 0 and not decrease, got "
+                         f"{starts}")
+    return list(zip(starts, ends))
+
+
+# ----------------------------------------------------------------- spatial transformers
+
+
+def _grid_coordinates(size: int, align_corners: bool, xp: Any) -> Any:
+    """The normalised coordinates in [-1, 1] of ``size`` pixel centres (PyTorch's convention)."""
+    if align_corners:
+        return xp.linspace(-1.0, 1.0, size) if size > 1 else xp.zeros(1)
+    return (2.0 * xp.arange(size) + 1.0) / size - 1.0
+
+
+def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> Tensor:
+    """The sampling grid of the affine maps ``theta`` (N, 2, 3): for each output pixel, the
+    input position θ·(x, y, 1) it reads, in [-1, 1] coordinates; shape (N, H, W, 2).
+
+    With :func:`grid_sample` this is the spatial transformer (Jaderberg et al.);
+    the grid is linear in θ, so θ learns through it.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> identity = dl.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+    >>> dl.nn.functional.affine_grid(identity, (1, 1, 2, 2), align_corners=True)[0].tolist()
+    [[[-1.0, -1.0], [1.0, -1.0]], [[-1.0, 1.0], [1.0, 1.0]]]
+    """
+    t = _check_tensor("affine_grid", theta)
+    if len(size) != 4:
+        raise NotImplementedError("affine_grid: only 2-D grids (size (N, C, H, W)) are "
+                                  "supported in difflab")
+    n, _, h, w = (int(v) for v in size)
+    if tuple(t.shape) != (n, 2, 3):
+        raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
+                         f"{tuple(size)}. Got {tuple(t.shape)}.")
+    xp = backend.array_module(t.array)
+    xs = _grid_coordinates(w, bool(align_corners), xp)
+    ys = _grid_coordinates(h, bool(align_corners), xp)
+    base = xp.stack([xp.tile(xs, h), xp.repeat(ys, w), xp.ones(h * w)], 1).astype(t.dtype)
+    grid = Tensor._wrap(base) @ t.transpose(1, 2)  # (N, H·W, 2)
+    return grid.reshape(n, h, w, 2)
+
+
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A002
+                padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
+    """Sample ``input`` (N, C, H, W) at the positions ``grid`` (N, Ho, Wo, 2) gives in [-1, 1]
+    coordinates (x first): the output is (N, C, Ho, Wo).
+
+    ``mode='bilinear'`` mixes the four neighbouring pixels (differentiable in
+    the input and in the grid); ``'nearest'`` copies one.  Outside the image
+    ``padding_mode='zeros'`` reads 0 and ``'border'`` the nearest edge pixel.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> image = dl.tensor([[[[0.0, 1.0], [2.0, 3.0]]]])
+    >>> centre = dl.zeros(1, 1, 1, 2)                      # (x, y) = (0, 0)
+    >>> dl.nn.functional.grid_sample(image, centre, align_corners=True).item()
+    1.5
+    """
+    from difflab.functions import gather
+
+    x, g = _check_tensor("grid_sample", input), _check_tensor("grid_sample", grid)
+    if x.ndim != 4 or g.ndim != 4 or g.shape[-1] != 2 or g.shape[0] != x.shape[0]:
+        raise ValueError(f"grid_sample expects input (N, C, H, W) and grid (N, Ho, Wo, 2) with "
+                         f"the same N, got {tuple(x.shape)} and {tuple(g.shape)}")
+    if mode not in ("bilinear", "nearest"):
+        raise NotImplementedError(f"grid_sample: mode {mode!r} is not supported in difflab "
+                                  "(bilinear, nearest)")
+    if padding_mode not in ("zeros", "border"):
+        raise NotImplementedError(f"grid_sample: padding_mode {padding_mode!r} is not supported "
+                                  "in difflab (zeros, border)")
+    n, c, h, w = x.shape
+    ho, wo = g.shape[1:3]
+    xp = backend.array_module(x.array)
+
+    def pixels(coordinate: Tensor, size: int) -> Tensor:
+        if align_corners:
+            p = (coordinate + 1.0) * (0.5 * (size - 1))
+        else:
+            p = ((coordinate + 1.0) * size - 1.0) * 0.5
+        return p.clamp(0.0, size - 1.0) if padding_mode == "border" else p
+
+    px = pixels(g[..., 0].reshape(n, 1, ho * wo), w)
+    py = pixels(g[..., 1].reshape(n, 1, ho * wo), h)
+    flat = x.reshape(n, c, h * w)
+
+    def read(ix: Any, iy: Any) -> tuple[Tensor, Any]:
+        """The pixels at integer positions (ix, iy), and where they lie inside the image."""
+        inside = (ix >= 0) & (ix < w) & (iy >= 0) & (iy < h)
+        index = xp.clip(iy, 0, h - 1) * w + xp.clip(ix, 0, w - 1)
+        index = xp.broadcast_to(index, (n, c, ho * wo)).astype(np.int64)
+        return gather(flat, 2, Tensor._wrap(xp.ascontiguousarray(index))), inside
+
+    if mode == "nearest":
+        values, inside = read(xp.rint(px.array).astype(np.int64),
+                              xp.rint(py.array).astype(np.int64))
+        out = values * Tensor._wrap(inside.astype(x.dtype.dtype if hasattr(x.dtype, "dtype")
+                                                  else x.dtype))
+        return out.reshape(n, c, ho, wo)
+    x0, y0 = xp.floor(px.array), xp.floor(py.array)
+    fx, fy = px - Tensor._wrap(x0), py - Tensor._wrap(y0)  # the fractions: grid's gradient
+    x0, y0 = x0.astype(np.int64), y0.astype(np.int64)
+    out = None
+    for dx, dy, weight in ((0, 0, (1.0 - fx) * (1.0 - fy)), (1, 0, fx * (1.0 - fy)),
+                           (0, 1, (1.0 - fx) * fy), (1, 1, fx * fy)):
+        values, inside = read(x0 + dx, y0 + dy)
+        mask = Tensor._wrap(inside.astype(values.array.dtype))
+        term = values * (weight * mask)
+        out = term if out is None else out + term
+    return out.reshape(n, c, ho, wo)

@@ -1,0 +1,555 @@
+r"""More loss functions of ``torch.nn.functional``, each a composite of tensor operations.
+
+Every loss takes ``reduction`` ('mean', 'sum' or 'none') as PyTorch does, and
+the gradient is the chain of the operations' rules.  Logarithms of
+probabilities are written stably (softplus for log(1 + e^z), a clamped log
+where a target may be zero).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from difflab.nn.functional import (
+    _REDUCTIONS,
+    _check_same_shape,
+    _check_tensor,
+    _legacy_reduction,
+    _reduce,
+)
+from difflab.nn.functional_activations import softplus
+from difflab.tensor import Tensor
+
+__all__ = ["cosine_embedding_loss", "ctc_loss", "gaussian_nll_loss", "hinge_embedding_loss",
+           "huber_loss", "smooth_l1_loss",
+           "kl_div", "margin_ranking_loss", "multilabel_soft_margin_loss", "poisson_nll_loss",
+           "soft_margin_loss", "triplet_margin_loss"]
+
+
+def _where(condition: Any, a: Any, b: Any) -> Tensor:
+    from difflab.functions import where
+
+    return where(condition, a, b)
+
+
+def _reduction(name: str, reduction: str, size_average: Any = None, reduce: Any = None) -> str:
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{name}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+    return reduction
+
+
+def _same_shape(name: str, *tensors: Tensor) -> None:
+    shapes = {tuple(t.shape) for t in tensors}
+    if len(shapes) != 1:
+        raise ValueError(f"{name}: the inputs must have the same shape, got "
+                         f"{[tuple(t.shape) for t in tensors]}")
+
+
+def kl_div(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A002
+           reduce: Any = None, reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """Kullback-Leibler divergence KL(target ‖ exp(input)) from log-probabilities ``input``.
+
+    Pointwise ℓ = y (log y - x), with 0 where y = 0 (or, with ``log_target``,
+    e^y (y - x)).  ``reduction='batchmean'`` divides the sum by the batch
+    size, which is the true KL divergence ('mean' divides by every element,
+    as PyTorch's default does).
+
+    Parameters
+    ----------
+    input : Tensor
+        Log-probabilities (e.g. ``log_softmax``).
+    target : Tensor
+        Probabilities (or log-probabilities with ``log_target=True``).
+    reduction : {'mean', 'batchmean', 'sum', 'none'}
+    log_target : bool
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> p = dl.tensor([[0.5, 0.5]])
+    >>> q = dl.tensor([[0.25, 0.75]])
+    >>> round(dl.nn.functional.kl_div(q.log(), p, reduction="batchmean").item(), 4)
+    0.1438
+    """
+    x, y = _check_tensor("kl_div", input), _check_tensor("kl_div", target)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if log_target:
+        pointwise = y.exp() * (y - x)
+    else:
+        pointwise = y * y.clamp(min=1e-45).log() - y * x  # (y log y is 0 at y = 0)
+    if reduction == "batchmean":
+        return pointwise.sum() / (x.shape[0] if x.ndim else 1)
+    return _reduce(pointwise, _reduction("kl_div", reduction), "kl_div")
+
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                        size_average: Any = None, reduce: Any = None,
+                        reduction: str = "mean") -> Tensor:
+    """max(0, -y (x₁ - x₂) + margin): y = 1 asks for x₁ to rank above x₂, y = -1 below.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> F = dl.nn.functional
+    >>> F.margin_ranking_loss(dl.tensor([1.0, 1.0]), dl.tensor([0.0, 0.0]),
+    ...                       dl.tensor([1.0, -1.0]), reduction="none").tolist()
+    [0.0, 1.0]
+    """
+    reduction = _reduction("margin_ranking_loss", reduction, size_average, reduce)
+    _same_shape("margin_ranking_loss", input1, input2, target)
+    return _reduce((-target * (input1 - input2) + margin).relu(), reduction,
+                   "margin_ranking_loss")
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,  # noqa: A002
+                         size_average: Any = None, reduce: Any = None,
+                         reduction: str = "mean") -> Tensor:
+    """x where y = 1, max(0, margin - x) where y = -1 (x: a distance, y: similar or not).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> F = dl.nn.functional
+    >>> F.hinge_embedding_loss(dl.tensor([0.3, 0.3]), dl.tensor([1.0, -1.0]),
+    ...                        reduction="none").tolist()
+    [0.30000001192092896, 0.699999988079071]
+    """
+    reduction = _reduction("hinge_embedding_loss", reduction, size_average, reduce)
+    _same_shape("hinge_embedding_loss", input, target)
+    y = target.array
+    losses = _where(y == 1, input, 0.0) + _where(y == -1, (margin - input).relu(), 0.0)
+    return _reduce(losses, reduction, "hinge_embedding_loss")
+
+
+def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A002
+                     reduce: Any = None, reduction: str = "mean") -> Tensor:
+    """log(1 + e^{-y x}) for labels y = ±1 (the logistic loss), computed as softplus(-y x).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> round(dl.nn.functional.soft_margin_loss(dl.tensor([0.0]), dl.tensor([1.0])).item(), 4)
+    0.6931
+    """
+    reduction = _reduction("soft_margin_loss", reduction, size_average, reduce)
+    _same_shape("soft_margin_loss", input, target)
+    return _reduce(softplus(-target * input, 1.0, float("inf")), reduction, "soft_margin_loss")
+
+
+def multilabel_soft_margin_loss(input: Tensor, target: Tensor,  # noqa: A002
+                                weight: Tensor | None = None, size_average: Any = None,
+                                reduce: Any = None, reduction: str = "mean") -> Tensor:
+    """Binary cross-entropy of σ(x) for each of C labels, averaged over the labels.
+
+    ℓ = -(1/C) Σ_c [y_c log σ(x_c) + (1 - y_c) log σ(-x_c)], one per sample.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> F = dl.nn.functional
+    >>> round(F.multilabel_soft_margin_loss(dl.zeros(1, 3), dl.tensor([[1.0, 0.0, 1.0]])
+    ...       ).item(), 4)
+    0.6931
+    """
+    reduction = _reduction("multilabel_soft_margin_loss", reduction, size_average, reduce)
+    _same_shape("multilabel_soft_margin_loss", input, target)
+    inf = float("inf")
+    losses = target * softplus(-input, 1.0, inf) + (1.0 - target) * softplus(input, 1.0, inf)
+    if weight is not None:
+        losses = losses * weight
+    return _reduce(losses.mean(-1), reduction, "multilabel_soft_margin_loss")
+
+
+def _cosine(x1: Tensor, x2: Tensor, eps: float = 1e-12) -> Tensor:
+    """Cosine of the angle between the rows (last dimension), as PyTorch's embedding loss
+    computes it: x₁·x₂ / √((|x₁|² + ε)(|x₂|² + ε))."""
+    return (x1 * x2).sum(-1) / (((x1 * x1).sum(-1) + eps) * ((x2 * x2).sum(-1) + eps)).sqrt()
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor,
+                          margin: float = 0.0, size_average: Any = None, reduce: Any = None,
+                          reduction: str = "mean") -> Tensor:
+    """1 - cos(x₁, x₂) where y = 1, max(0, cos(x₁, x₂) - margin) where y = -1.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> F = dl.nn.functional
+    >>> x = dl.tensor([[1.0, 0.0], [1.0, 0.0]])
+    >>> F.cosine_embedding_loss(x, dl.tensor([[0.0, 1.0], [1.0, 0.0]]),
+    ...                         dl.tensor([1.0, -1.0]), reduction="none").tolist()
+    [1.0, 1.0]
+    """
+    reduction = _reduction("cosine_embedding_loss", reduction, size_average, reduce)
+    _same_shape("cosine_embedding_loss", input1, input2)
+    cos = _cosine(input1, input2)
+    y = target.array
+    losses = _where(y == 1, 1.0 - cos, 0.0) + _where(y == -1, (cos - margin).relu(), 0.0)
+    return _reduce(losses, reduction, "cosine_embedding_loss")
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
+                        margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
+                        swap: bool = False, size_average: Any = None, reduce: Any = None,
+                        reduction: str = "mean") -> Tensor:
+    """max(d(a, p) - d(a, n) + margin, 0), d the p-norm distance: pull the positive close,
+    push the negative a margin further.  ``swap`` uses min(d(a, n), d(p, n)).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> F = dl.nn.functional
+    >>> a, pos, neg = dl.tensor([[0.0, 0.0]]), dl.tensor([[3.0, 4.0]]), dl.tensor([[0.0, 1.0]])
+    >>> round(F.triplet_margin_loss(a, pos, neg, margin=1.0).item(), 4)   # 5 - 1 + 1
+    5.0
+    """
+    from difflab.nn.functional_layers import pairwise_distance
+
+    reduction = _reduction("triplet_margin_loss", reduction, size_average, reduce)
+    _same_shape("triplet_margin_loss", anchor, positive, negative)
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_swap = pairwise_distance(positive, negative, p, eps)
+        d_neg = _where(d_swap.array < d_neg.array, d_swap, d_neg)
+    return _reduce((d_pos - d_neg + margin).relu(), reduction, "triplet_margin_loss")
+
+
+def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float,  # noqa: A002
+                      full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> Tensor:
+    """The negative log-likelihood of ``target`` under N(input, var).
+
+    ℓ = ½ (log max(var, ε) + (x - y)² / max(var, ε)) (+ ½ log 2π with ``full``).
+    ``var`` has the input's shape, or one dimension fewer / a last dimension
+    of 1 (one variance per sample), or is a number.  As in PyTorch, the clamp
+    at ε changes the value only: the gradient flows to ``var`` as if unclamped.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> F = dl.nn.functional
+    >>> round(F.gaussian_nll_loss(dl.tensor([1.0]), dl.tensor([3.0]), dl.tensor([4.0])).item(), 4)
+    1.1931
+    """
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"gaussian_nll_loss: reduction must be one of {_REDUCTIONS}, got "
+                         f"{reduction!r}")
+    if not isinstance(var, Tensor):
+        var = Tensor._wrap(input.array * 0 + float(var))
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif not (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1):
+            raise ValueError(f"gaussian_nll_loss: var of shape {tuple(var.shape)} does not fit "
+                             f"the input's {tuple(input.shape)}")
+    if (var.array < 0).any():
+        raise ValueError("gaussian_nll_loss: var has negative entry/entries")
+    clamped = var + (var.clamp(min=eps) - var).detach()  # value clamped, gradient straight
+    losses = 0.5 * (clamped.log() + (input - target) ** 2 / clamped)
+    if full:
+        losses = losses + 0.5 * math.log(2 * math.pi)
+    return _reduce(losses, reduction, "gaussian_nll_loss")
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,  # noqa: A002
+                     full: bool = False, size_average: Any = None, eps: float = 1e-8,
+                     reduce: Any = None, reduction: str = "mean") -> Tensor:
+    """The negative log-likelihood of counts ``target`` under Poisson(λ).
+
+    With ``log_input`` (λ = eˣ): ℓ = eˣ - y x; otherwise ℓ = x - y log(x + ε).
+    ``full`` adds Stirling's approximation of log y! (for y > 1).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> F = dl.nn.functional
+    >>> round(F.poisson_nll_loss(dl.tensor([0.0]), dl.tensor([2.0])).item(), 4)   # e⁰ - 0
+    1.0
+    """
+    reduction = _reduction("poisson_nll_loss", reduction, size_average, reduce)
+    _same_shape("poisson_nll_loss", input, target)
+    if log_input:
+        losses = input.exp() - target * input
+    else:
+        losses = input - target * (input + eps).log()
+    if full:
+        y = target.array
+        safe = y.clip(min=1)
+        stirling = y * _log(safe) - y + 0.5 * _log(2 * math.pi * safe)
+        losses = losses + Tensor._wrap((stirling * (y > 1)).astype(losses.dtype))
+    return _reduce(losses, reduction, "poisson_nll_loss")
+
+
+def _log(array: Any) -> Any:
+    from difflab.backend import array_module
+
+    return array_module(array).log(array)
+
+
+#: A log-probability that stands for log 0 in the CTC recursion (finite: no NaN gradients).
+_LOG_ZERO = -1e30
+
+
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any,
+             blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
+    r"""Connectionist temporal classification (Graves et al., 2006): -log of the probability
+    of ``targets`` summed over every alignment of it to the T frames.
+
+    The forward recursion over the target with blanks between the labels
+    (l' = blank, l₁, blank, l₂, ..., blank):
+
+    .. math::
+        \alpha_t(s) = \log p_t(l'_s) + \operatorname{logsumexp}\bigl(\alpha_{t-1}(s),
+            \alpha_{t-1}(s-1), \alpha_{t-1}(s-2)\bigr)
+
+    (the s - 2 term only between different labels), and the loss is
+    -logsumexp of the last two positions at the last frame.  One loop over the
+    frames, vectorised over the batch and the positions; the gradient is the
+    chain of logsumexp's rules (the forward-backward algorithm, derived by the tape).
+
+    Parameters
+    ----------
+    log_probs : Tensor
+        (T, N, C) log-probabilities (``log_softmax`` over C), or (T, C) unbatched.
+    targets : Tensor
+        (N, S) padded label sequences, or 1-D: the sequences concatenated.
+    input_lengths, target_lengths : Tensor or sequence of int
+        (N,): frames and labels used per sample.
+    blank : int
+    reduction : {'mean', 'sum', 'none'}
+        'mean' divides each loss by its target length, then averages (PyTorch).
+    zero_infinity : bool
+        Impossible alignments (a target longer than its frames allow) give 0
+        and no gradient instead of inf.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> uniform = dl.full((2, 1, 2), 0.5).log()           # 2 frames, classes {blank, a}
+    >>> loss = dl.nn.functional.ctc_loss(uniform, dl.tensor([[1]]), [2], [1],
+    ...                                  reduction="sum")
+    >>> round(loss.exp().item() ** -1, 4)                 # "a": aa, a-, -a: 3 of 4 paths
+    0.75
+    """
+    from difflab.functions import gather, logsumexp, stack, where
+
+    lp = _check_tensor("ctc_loss", log_probs)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"ctc_loss: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+    unbatched = lp.ndim == 2
+    if unbatched:
+        lp = lp.unsqueeze(1)
+    if lp.ndim != 3:
+        raise ValueError(f"ctc_loss: log_probs must be (T, N, C), got {tuple(lp.shape)}")
+    frames, n, classes = lp.shape
+    xp = _array_module(lp)
+    in_len, tg_len, tg = _ctc_lengths_and_targets(input_lengths, target_lengths, targets,
+                                                  lp.shape, blank, unbatched)
+    length = 2 * tg.shape[1] + 1
+    extended = np.full((n, length), blank, dtype=np.int64)
+    extended[:, 1::2] = tg
+    skip = np.zeros((n, length), dtype=bool)  # may jump from s - 2 (different labels)
+    skip[:, 3::2] = tg[:, 1:] != tg[:, :-1]
+    index = xp.asarray(np.broadcast_to(extended, (frames, n, length)).copy())
+    emissions = gather(lp, 2, Tensor._wrap(index))  # (T, N, L): log p_t(l'_s)
+    log_zero = Tensor._wrap(xp.full((n, 1), _LOG_ZERO, dtype=lp.array.dtype))
+    start = np.full((n, length), _LOG_ZERO)
+    start[:, :2] = 0.0
+    alpha = emissions[0] + Tensor._wrap(xp.asarray(start.astype(lp.array.dtype)))
+    skip_x = xp.asarray(skip)
+    for t in range(1, frames):
+        from_left = _shift(alpha, 1, log_zero)
+        from_skip = where(skip_x, _shift(alpha, 2, log_zero), _LOG_ZERO)
+        new = logsumexp(stack([alpha, from_left, from_skip], 0), 0) + emissions[t]
+        running = xp.asarray((t < in_len)[:, None])
+        alpha = where(running, new, alpha)  # samples whose frames ended keep their alpha
+    last = xp.asarray(2 * tg_len)[:, None]
+    ends = stack([gather(alpha, 1, Tensor._wrap(last)),
+                  gather(alpha, 1, Tensor._wrap(xp.maximum(last - 1, 0)))], 0)
+    ends = where(xp.asarray(np.stack([np.ones(n, bool), tg_len > 0])[:, :, None]), ends,
+                 _LOG_ZERO)
+    losses = -logsumexp(ends, 0).reshape(n)
+    impossible = losses.array > -_LOG_ZERO / 2
+    if impossible.any():
+        losses = where(impossible, 0.0 if zero_infinity else float("inf"), losses)
+    if reduction == "mean":
+        divisor = Tensor._wrap(xp.asarray(np.maximum(tg_len, 1).astype(lp.array.dtype)))
+        return (losses / divisor).mean()
+    if reduction == "sum":
+        return losses.sum()
+    return losses[0] if unbatched else losses
+
+
+def _ctc_lengths_and_targets(input_lengths: Any, target_lengths: Any, targets: Any,
+                             shape: tuple, blank: int, unbatched: bool) -> tuple:
+    """ctc_loss's lengths as int arrays (N,) and its targets as (N, S) padded with blanks,
+    after checking they fit the (T, N, C) log-probabilities."""
+    frames, n, classes = shape
+    in_len = np.asarray(_as_ints(input_lengths), dtype=np.int64).reshape(-1)
+    tg_len = np.asarray(_as_ints(target_lengths), dtype=np.int64).reshape(-1)
+    tg = np.asarray(_as_ints(targets), dtype=np.int64)
+    if unbatched and tg.ndim == 1 and tg_len.size == 1 and tg.size == tg_len[0]:
+        tg = tg.reshape(1, -1)
+    if in_len.size != n or tg_len.size != n:
+        raise ValueError(f"ctc_loss: input_lengths and target_lengths need one entry per "
+                         f"sample ({n}), got {in_len.size} and {tg_len.size}")
+    if (in_len > frames).any() or (in_len < 1).any():
+        raise ValueError(f"ctc_loss: input_lengths must be in [1, {frames}], got "
+                         f"{in_len.tolist()}")
+    if tg.ndim == 1:  # concatenated targets
+        if tg.size != tg_len.sum():
+            raise ValueError(f"ctc_loss: 1-D targets hold {tg.size} labels, target_lengths "
+                             f"sum to {int(tg_len.sum())}")
+        starts = np.concatenate([[0], np.cumsum(tg_len)[:-1]])
+        padded = np.full((n, max(int(tg_len.max()), 1)), blank, dtype=np.int64)
+        for i, (a, k) in enumerate(zip(starts, tg_len)):
+            padded[i, :k] = tg[a:a + k]
+        tg = padded
+    if tg.shape[0] != n or (tg_len > tg.shape[1]).any():
+        raise ValueError(f"ctc_loss: targets {tg.shape} do not fit target_lengths "
+                         f"{tg_len.tolist()}")
+    if tg.size and ((tg < 0).any() or (tg >= classes).any()):
+        raise ValueError(f"ctc_loss: target labels must be in [0, {classes})")
+    return in_len, tg_len, tg
+
+
+def _shift(alpha: Tensor, k: int, log_zero: Tensor) -> Tensor:
+    """alpha moved k positions right along dimension 1, log 0 filling the start."""
+    from difflab.functions import cat
+
+    fill = cat([log_zero] * k, 1) if k > 1 else log_zero
+    return cat([fill, alpha[:, :-k]], 1)
+
+
+def _as_ints(values: Any) -> Any:
+    if isinstance(values, Tensor):
+        from difflab.backend import to_numpy
+
+        return to_numpy(values.array)
+    return values
+
+
+def _array_module(t: Tensor) -> Any:
+    from difflab.backend import array_module
+
+    return array_module(t.array)
+
+
+# -------------------------------------------------------------------- robust regression
+
+
+def _robust_loss(name: str, input: Tensor, target: Tensor, threshold: float,  # noqa: A002
+                 quadratic_scale: float, linear_scale: float, reduction: str) -> Tensor:
+    """½ s_q·d² where |d| < threshold, s_l·(|d| - ½·threshold) elsewhere (d = x - y)."""
+    from difflab.functions import where
+
+    _check_same_shape(name, input, target)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{name}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+    d = input - target
+    if threshold == 0.0:  # smooth_l1 with beta 0 is the L1 loss
+        return _reduce(d.abs(), reduction, name)
+    a = d.abs()
+    inside = a < threshold  # (a tensor: a traced graph compares each input's values)
+    losses = where(inside, (0.5 * quadratic_scale) * d * d, linear_scale * (a - 0.5 * threshold))
+    return _reduce(losses, reduction, name)
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A002
+                   reduce: Any = None, reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """Quadratic for small errors, absolute for large: PyTorch's smooth L1 loss.
+
+    With d = x - y::
+
+        ℓ(d) = 0.5 d² / β     if |d| < β
+               |d| - 0.5 β    otherwise
+
+    Its derivative d/β (inside) or sign(d) (outside) is continuous at |d| = β,
+    and bounded, so outliers pull less than in the squared error.  β = 0 is
+    the L1 loss.  ``smooth_l1_loss(x, y, beta=δ) · δ == huber_loss(x, y, delta=δ)``.
+
+    Parameters
+    ----------
+    input, target : Tensor
+        Same shape.
+    size_average, reduce : optional
+        PyTorch's deprecated spelling of ``reduction``.
+    reduction : {'mean', 'sum', 'none'}
+    beta : float
+        Where the loss turns from quadratic to linear (>= 0).
+
+    Returns
+    -------
+    Tensor
+        A scalar, or one loss per element with ``reduction='none'``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> F = dl.nn.functional
+    >>> F.smooth_l1_loss(dl.tensor([0.5, 3.0]), dl.tensor([0.0, 0.0]), reduction="none")
+    tensor([0.125, 2.5  ])
+    """
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    beta = float(beta)
+    return _robust_loss("smooth_l1_loss", input, target, beta, 1.0 / beta if beta else 0.0, 1.0,
+                        reduction)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",  # noqa: A002
+               delta: float = 1.0, weight: Tensor | None = None) -> Tensor:
+    """The Huber loss: quadratic within ``delta`` of the target, linear beyond.
+
+    With d = x - y::
+
+        ℓ(d) = 0.5 d²                 if |d| < δ
+               δ (|d| - 0.5 δ)        otherwise
+
+    The gradient is d inside and δ·sign(d) outside: at most δ in size.
+
+    Parameters
+    ----------
+    input, target : Tensor
+        Same shape.
+    reduction : {'mean', 'sum', 'none'}
+    delta : float
+        Where the loss turns linear (> 0).
+    weight : Tensor, optional
+        Multiplies each element's loss before the reduction.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> F = dl.nn.functional
+    >>> F.huber_loss(dl.tensor([0.5, 3.0]), dl.tensor([0.0, 0.0]), reduction="none", delta=2.0)
+    tensor([0.125, 4.   ])
+    """
+    if delta <= 0:
+        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
+    delta = float(delta)
+    if weight is None:
+        return _robust_loss("huber_loss", input, target, delta, 1.0, delta, reduction)
+    losses = _robust_loss("huber_loss", input, target, delta, 1.0, delta, "none") * weight
+    return _reduce(losses, reduction, "huber_loss")
+
+
+# isort: split
+# breadth (issue 27): the rest of PyTorch's activations, composites defined next door

@@ -1,0 +1,398 @@
+"""Activation layers at PyTorch's path ``nn.modules.activation`` (``MultiheadAttention`` too,
+as in PyTorch): the ones defined in :mod:`.layers`, and the rest of PyTorch's (``Hardtanh``,
+``ELU``, ``SiLU``, ``PReLU``, ...), each calling its function in :mod:`difflab.nn.functional`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from difflab.nn import functional as F
+from difflab.nn.modules.attention import MultiheadAttention
+from difflab.nn.modules.layers import (
+    GELU,
+    LeakyReLU,
+    LogSoftmax,
+    ReLU,
+    Sigmoid,
+    Softmax,
+    Tanh,
+)
+from difflab.nn.modules.module import Module
+from difflab.tensor import Tensor
+
+__all__ = ["CELU", "ELU", "GELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish",
+           "Hardtanh", "LeakyReLU", "LogSigmoid", "LogSoftmax", "Mish", "MultiheadAttention",
+           "PReLU", "ReLU", "ReLU6", "SiLU", "Sigmoid", "Softmax", "Softmin", "Softplus",
+           "Softshrink", "Softsign", "Tanh", "Tanhshrink", "Threshold"]
+
+
+class Hardtanh(Module):
+    """x clipped to [``min_val``, ``max_val``] (see :func:`difflab.nn.functional.hardtanh`).
+
+    Parameters
+    ----------
+    min_val, max_val : float
+        The interval, [-1, 1] by default.
+    inplace : bool
+        Accepted for PyTorch's signature; the result is a new tensor.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.Hardtanh(-2.0, 2.0)(dl.tensor([-5., 1., 5.]))
+    tensor([-2.,  1.,  2.])
+    """
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
+                 ) -> None:
+        super().__init__()
+        if max_val < min_val:
+            raise ValueError(f"Hardtanh: max_val ({max_val}) cannot be less than min_val "
+                             f"({min_val})")
+        self.min_val, self.max_val, self.inplace = float(min_val), float(max_val), inplace
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.hardtanh(x, self.min_val, self.max_val)
+
+    def extra_repr(self) -> str:
+        return f"min_val={self.min_val}, max_val={self.max_val}"
+
+
+class ReLU6(Hardtanh):
+    """min(max(x, 0), 6) (MobileNet's activation): :class:`Hardtanh` on [0, 6].
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.ReLU6()(dl.tensor([-1., 3., 9.]))
+    tensor([0., 3., 6.])
+    """
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(0.0, 6.0, inplace)
+
+    def extra_repr(self) -> str:
+        return ""
+
+
+# ---------------------------------------------------------------------------------------
+# The rest of PyTorch's activation layers: each holds its hyper-parameters and calls the
+# function of the same name in difflab.nn.functional.
+
+
+class _Activation(Module):
+    """A layer that applies ``function(x, **hyper-parameters)``; ``extra_repr`` lists them."""
+
+    function: str = ""
+    _arguments: tuple = ()
+
+    def forward(self, x: Tensor) -> Tensor:
+        return getattr(F, self.function)(x, **{a: getattr(self, a) for a in self._arguments})
+
+    def extra_repr(self) -> str:
+        return ", ".join(f"{a}={getattr(self, a)}" for a in self._arguments)
+
+
+class ELU(_Activation):
+    """x for x > 0, α(eˣ - 1) otherwise (see :func:`difflab.nn.functional.elu`).
+
+    Parameters
+    ----------
+    alpha : float
+    inplace : bool
+        Accepted for PyTorch's signature.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> [round(v, 4) for v in dl.nn.ELU()(dl.tensor([-1.0, 2.0])).tolist()]
+    [-0.6321, 2.0]
+    """
+
+    function, _arguments = "elu", ("alpha",)
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha = alpha
+
+
+class SELU(_Activation):
+    """Scaled ELU with the self-normalising constants (see :func:`difflab.nn.functional.selu`).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> round(dl.nn.SELU()(dl.tensor([1.0])).item(), 4)
+    1.0507
+    """
+
+    function = "selu"
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+
+
+class CELU(_Activation):
+    """max(0, x) + min(0, α(e^{x/α} - 1)) (see :func:`difflab.nn.functional.celu`).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> round(dl.nn.CELU(alpha=2.0)(dl.tensor([-1.0])).item(), 4)
+    -0.7869
+    """
+
+    function, _arguments = "celu", ("alpha",)
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha = alpha
+
+
+class SiLU(_Activation):
+    """x · σ(x) (see :func:`difflab.nn.functional.silu`).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> round(dl.nn.SiLU()(dl.tensor([1.0])).item(), 4)
+    0.7311
+    """
+
+    function = "silu"
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+
+
+class Mish(_Activation):
+    """x · tanh(softplus(x)) (see :func:`difflab.nn.functional.mish`).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> round(dl.nn.Mish()(dl.tensor([1.0])).item(), 4)
+    0.8651
+    """
+
+    function = "mish"
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+
+
+class Softplus(_Activation):
+    """log(1 + e^{βx}) / β (see :func:`difflab.nn.functional.softplus`).
+
+    Parameters
+    ----------
+    beta : float
+    threshold : float
+        Above βx > threshold the layer is the identity.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> round(dl.nn.Softplus()(dl.tensor([0.0])).item(), 6)
+    0.693147
+    """
+
+    function, _arguments = "softplus", ("beta", "threshold")
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+
+class Softsign(_Activation):
+    """x / (1 + |x|).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.Softsign()(dl.tensor([1.0])).item()
+    0.5
+    """
+
+    function = "softsign"
+
+
+class Tanhshrink(_Activation):
+    """x - tanh x.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> round(dl.nn.Tanhshrink()(dl.tensor([1.0])).item(), 4)
+    0.2384
+    """
+
+    function = "tanhshrink"
+
+
+class LogSigmoid(_Activation):
+    """log σ(x), stable for large |x|.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> round(dl.nn.LogSigmoid()(dl.tensor([0.0])).item(), 4)
+    -0.6931
+    """
+
+    function = "logsigmoid"
+
+
+class Hardsigmoid(_Activation):
+    """clamp(x/6 + 1/2, 0, 1).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.Hardsigmoid()(dl.tensor([1.5])).item()
+    0.75
+    """
+
+    function = "hardsigmoid"
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+
+
+class Hardswish(_Activation):
+    """x · hardsigmoid(x).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.Hardswish()(dl.tensor([1.5])).item()
+    1.125
+    """
+
+    function = "hardswish"
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+
+
+class Hardshrink(_Activation):
+    """x where |x| > λ, else 0.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.Hardshrink(1.0)(dl.tensor([0.5, 2.0])).tolist()
+    [0.0, 2.0]
+    """
+
+    function, _arguments = "hardshrink", ("lambd",)
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+
+class Softshrink(_Activation):
+    """x - λ·sign(x) where |x| > λ, else 0.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.Softshrink(1.0)(dl.tensor([0.5, 2.0])).tolist()
+    [0.0, 1.0]
+    """
+
+    function, _arguments = "softshrink", ("lambd",)
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+
+class Threshold(_Activation):
+    """x where x > ``threshold``, else ``value``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.Threshold(1.0, 0.0)(dl.tensor([0.5, 2.0])).tolist()
+    [0.0, 2.0]
+    """
+
+    function, _arguments = "threshold", ("threshold", "value")
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold, self.value = threshold, value
+
+
+class Softmin(_Activation):
+    """softmax(-x) along ``dim``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> [round(v, 4) for v in dl.nn.Softmin(dim=0)(dl.tensor([1.0, 2.0])).tolist()]
+    [0.7311, 0.2689]
+    """
+
+    function, _arguments = "softmin", ("dim",)
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+
+class GLU(_Activation):
+    """a ⊙ σ(b) for the two halves a, b of the input along ``dim``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.GLU()(dl.randn(4, 6)).shape
+    difflab.Size([4, 3])
+    """
+
+    function, _arguments = "glu", ("dim",)
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+
+class PReLU(Module):
+    """x for x ≥ 0, a·x otherwise, with the slope a learned (one, or one per channel).
+
+    Parameters
+    ----------
+    num_parameters : int
+        1 (one slope shared) or the number of channels (dimension 1 of the input).
+    init : float
+        The slopes' initial value.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> layer = dl.nn.PReLU()
+    >>> layer(dl.tensor([-2.0, 3.0])).tolist()
+    [-0.5, 3.0]
+    >>> layer.weight.shape
+    difflab.Size([1])
+    """
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        from difflab.creation import full
+        from difflab.dtypes import _Defaults
+        from difflab.nn.parameter import Parameter
+
+        self.num_parameters, self.init = int(num_parameters), init
+        self.weight = Parameter(full((self.num_parameters,), float(init),
+                                     dtype=dtype or _Defaults.dtype, device=device))
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.prelu(x, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"

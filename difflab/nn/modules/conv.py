@@ -1,0 +1,254 @@
+"""Convolution layers at PyTorch's path ``nn.modules.conv``: ``Conv1d`` and ``Conv2d``.
+
+``Conv1d`` holds a (out_channels, in_channels/groups, k) kernel and calls
+:func:`difflab.nn.functional.conv1d`, which runs the 2-D convolution on the
+signal seen as an image one pixel high.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from difflab.nn import functional as F
+from difflab.nn import init
+from difflab.nn.modules.layers import Conv2d, _empty
+from difflab.nn.modules.module import Module
+from difflab.tensor import Tensor
+
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
+
+
+class Conv1d(Module):
+    """1-D convolution over (N, C, L) inputs (PyTorch's layer and parameter names).
+
+    Parameters
+    ----------
+    in_channels, out_channels : int
+    kernel_size : int or 1-tuple
+    stride, padding, dilation : int or 1-tuple
+        ``padding`` may be ``'valid'`` or ``'same'`` (stride 1, odd effective kernel).
+    groups : int
+        ``groups=in_channels`` gives a depthwise convolution.
+    bias : bool
+    padding_mode : str
+        Only ``'zeros'``.
+
+    Attributes
+    ----------
+    weight : Parameter
+        (out_channels, in_channels/groups, kernel_size), U(±1/√(in_channels/groups·k)).
+    bias : Parameter or None
+        (out_channels,).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> conv = dl.nn.Conv1d(2, 4, kernel_size=3, padding=1)
+    >>> conv(dl.randn(8, 2, 10)).shape
+    difflab.Size([8, 4, 10])
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        if in_channels % groups or out_channels % groups:
+            raise ValueError(
+                f"in_channels ({in_channels}) and out_channels ({out_channels}) must both be "
+                f"divisible by groups ({groups})"
+            )
+        if padding_mode != "zeros":
+            raise ValueError(f"only padding_mode='zeros' is supported, got {padding_mode!r}")
+        def one(value: Any, what: str) -> tuple[int]:
+            return (F._single("Conv1d", value, what),)
+
+        self.in_channels, self.out_channels = int(in_channels), int(out_channels)
+        self.kernel_size = one(kernel_size, "kernel_size")
+        self.stride, self.dilation = one(stride, "stride"), one(dilation, "dilation")
+        self.padding = padding if isinstance(padding, str) else one(padding, "padding")
+        self.groups = int(groups)
+        self.weight = _empty(out_channels, in_channels // groups, self.kernel_size[0],
+                             dtype=dtype, device=device)
+        if bias:
+            self.bias = _empty(out_channels, dtype=dtype, device=device)
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """PyTorch's initialisation: weight and bias U(±1/√fan_in)."""
+        init.default_linear_init_(self.weight, self.bias)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.conv1d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                        self.groups)
+
+    def extra_repr(self) -> str:
+        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+             f"stride={self.stride}")
+        if self.padding not in ((0,), "valid"):
+            s += f", padding={self.padding}"
+        if self.dilation != (1,):
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        return s
+
+
+class _ConvTransposeNd(Module):
+    _dims = 2
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
+                 dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        if in_channels % groups or out_channels % groups:
+            raise ValueError(f"in_channels ({in_channels}) and out_channels ({out_channels}) "
+                             f"must both be divisible by groups ({groups})")
+        if padding_mode != "zeros":
+            raise ValueError(f"only padding_mode='zeros' is supported, got {padding_mode!r}")
+
+        def tup(value: Any) -> tuple:
+            return tuple(value) if isinstance(value, (tuple, list)) else (int(value),) * self._dims
+
+        self.in_channels, self.out_channels = int(in_channels), int(out_channels)
+        self.kernel_size, self.stride, self.padding = tup(kernel_size), tup(stride), tup(padding)
+        self.output_padding, self.dilation = tup(output_padding), tup(dilation)
+        self.groups = int(groups)
+        self.weight = _empty(in_channels, out_channels // groups, *self.kernel_size,
+                             dtype=dtype, device=device)
+        if bias:
+            self.bias = _empty(out_channels, dtype=dtype, device=device)
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """PyTorch's initialisation: U(±1/√fan_in), fan_in from the weight's dimension 1."""
+        init.default_linear_init_(self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+             f"stride={self.stride}")
+        if any(self.padding):
+            s += f", padding={self.padding}"
+        if any(self.output_padding):
+            s += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        return s + (", bias=False" if self.bias is None else "")
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """The transposed 2-D convolution (see :func:`difflab.nn.functional.conv_transpose2d`):
+    upsamples (N, C_in, H, W) by ``stride``.
+
+    Parameters
+    ----------
+    in_channels, out_channels : int
+    kernel_size, stride, padding, output_padding, dilation : int or pair
+    groups : int
+    bias : bool
+
+    Attributes
+    ----------
+    weight : Parameter
+        (in_channels, out_channels/groups, kh, kw), PyTorch's layout.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> up = dl.nn.ConvTranspose2d(4, 2, kernel_size=2, stride=2)
+    >>> up(dl.randn(1, 4, 5, 5)).shape
+    difflab.Size([1, 2, 10, 10])
+    """
+
+    def forward(self, x: Tensor, output_size: Any = None) -> Tensor:
+        if output_size is not None:
+            raise NotImplementedError("ConvTranspose2d: pass output_padding to the layer "
+                                      "instead of output_size to forward")
+        return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
+                                  self.output_padding, self.groups, self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """The transposed 1-D convolution (see :func:`difflab.nn.functional.conv_transpose1d`).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.ConvTranspose1d(3, 2, kernel_size=4, stride=2)(dl.randn(2, 3, 5)).shape
+    difflab.Size([2, 2, 12])
+    """
+
+    _dims = 1
+
+    def forward(self, x: Tensor, output_size: Any = None) -> Tensor:
+        if output_size is not None:
+            raise NotImplementedError("ConvTranspose1d: pass output_padding to the layer "
+                                      "instead of output_size to forward")
+        return F.conv_transpose1d(x, self.weight, self.bias, self.stride, self.padding,
+                                  self.output_padding, self.groups, self.dilation)
+
+
+class Conv3d(Module):
+    """3-D convolution over (N, C, D, H, W) inputs (see :func:`difflab.nn.functional.conv3d`).
+
+    Parameters
+    ----------
+    in_channels, out_channels : int
+    kernel_size, stride, padding, dilation : int or triple
+    groups : int
+    bias : bool
+
+    Attributes
+    ----------
+    weight : Parameter
+        (out_channels, in_channels/groups, kd, kh, kw).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.Conv3d(2, 4, kernel_size=3, padding=1)(dl.randn(1, 2, 5, 6, 6)).shape
+    difflab.Size([1, 4, 5, 6, 6])
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        if in_channels % groups or out_channels % groups:
+            raise ValueError(f"in_channels ({in_channels}) and out_channels ({out_channels}) "
+                             f"must both be divisible by groups ({groups})")
+        if padding_mode != "zeros":
+            raise ValueError(f"only padding_mode='zeros' is supported, got {padding_mode!r}")
+
+        def triple(value: Any) -> tuple:
+            return tuple(value) if isinstance(value, (tuple, list)) else (int(value),) * 3
+
+        self.in_channels, self.out_channels = int(in_channels), int(out_channels)
+        self.kernel_size, self.stride = triple(kernel_size), triple(stride)
+        self.padding = padding if isinstance(padding, str) else triple(padding)
+        self.dilation, self.groups = triple(dilation), int(groups)
+        self.weight = _empty(out_channels, in_channels // groups, *self.kernel_size,
+                             dtype=dtype, device=device)
+        if bias:
+            self.bias = _empty(out_channels, dtype=dtype, device=device)
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """PyTorch's initialisation: weight and bias U(±1/√fan_in)."""
+        init.default_linear_init_(self.weight, self.bias)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.conv3d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                        self.groups)
+
+    def extra_repr(self) -> str:
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}")

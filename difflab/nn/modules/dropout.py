@@ -1,0 +1,67 @@
+"""Dropout layers at PyTorch's path ``nn.modules.dropout``: ``Dropout`` (defined in
+:mod:`.layers`), the channel-wise ``Dropout1d``/``Dropout2d`` and SELU's ``AlphaDropout``."""
+
+from __future__ import annotations
+
+from difflab.nn import functional as F
+from difflab.nn.modules.layers import Dropout
+from difflab.nn.modules.module import Module
+from difflab.tensor import Tensor
+
+__all__ = ["AlphaDropout", "Dropout", "Dropout1d", "Dropout2d"]
+
+
+class _ChannelDropout(Module):
+    function = ""
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+
+    def forward(self, x: Tensor) -> Tensor:
+        return getattr(F, self.function)(x, self.p, self.training)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
+class Dropout1d(_ChannelDropout):
+    """In training, zero whole channels of (N, C, L) with probability p (scale the rest).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.Dropout1d(0.5).eval()(dl.ones(1, 2, 3)).sum().item()
+    6.0
+    """
+
+    function = "dropout1d"
+
+
+class Dropout2d(_ChannelDropout):
+    """In training, zero whole feature maps of (N, C, H, W) with probability p.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.Dropout2d(0.2)(dl.ones(2, 3, 4, 4)).shape
+    difflab.Size([2, 3, 4, 4])
+    """
+
+    function = "dropout2d"
+
+
+class AlphaDropout(_ChannelDropout):
+    """Dropout that keeps SELU's mean 0 and variance 1 (see
+    :func:`difflab.nn.functional.alpha_dropout`).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.AlphaDropout(0.1)(dl.ones(4)).shape
+    difflab.Size([4])
+    """
+
+    function = "alpha_dropout"

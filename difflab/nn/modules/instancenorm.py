@@ -1,0 +1,87 @@
+"""Instance normalisation at PyTorch's path ``nn.modules.instancenorm``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from difflab.dtypes import _Defaults
+from difflab.nn import functional as F
+from difflab.nn.modules.module import Module
+from difflab.nn.parameter import Parameter
+from difflab.tensor import Tensor
+
+__all__ = ["InstanceNorm1d", "InstanceNorm2d"]
+
+
+class _InstanceNorm(Module):
+    _spatial = 1
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
+                 affine: bool = False, track_running_stats: bool = False, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        from difflab.creation import ones, tensor, zeros
+
+        self.num_features, self.eps, self.momentum = int(num_features), eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        dtype = dtype or _Defaults.dtype
+        if affine:
+            self.weight = Parameter(ones(num_features, dtype=dtype, device=device))
+            self.bias = Parameter(zeros(num_features, dtype=dtype, device=device))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", zeros(num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", ones(num_features, dtype=dtype, device=device))
+            self.register_buffer("num_batches_tracked", tensor(0, dtype=np.int64, device=device))
+        else:
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                self.register_buffer(name, None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        name = type(self).__name__
+        if x.ndim not in (self._spatial + 1, self._spatial + 2):
+            raise ValueError(f"{name} expects a {self._spatial + 1}-D (unbatched) or "
+                             f"{self._spatial + 2}-D input, got shape {tuple(x.shape)}")
+        unbatched = x.ndim == self._spatial + 1
+        x = x.unsqueeze(0) if unbatched else x
+        if x.shape[1] != self.num_features and self.affine:
+            raise ValueError(f"{name} expected {self.num_features} channels, got input of "
+                             f"shape {tuple(x.shape)}")
+        use_input_stats = self.training or not self.track_running_stats
+        if self.training and self.track_running_stats:
+            self.num_batches_tracked.array += 1
+        out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                              use_input_stats, self.momentum, self.eps)
+        return out.squeeze(0) if unbatched else out
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Normalise each channel of each (N, C, L) sample over L (style transfer's norm).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.InstanceNorm1d(3)(dl.randn(2, 3, 10)).shape
+    difflab.Size([2, 3, 10])
+    """
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Normalise each channel of each (N, C, H, W) sample over H and W.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.InstanceNorm2d(3, affine=True)(dl.randn(2, 3, 4, 4)).shape
+    difflab.Size([2, 3, 4, 4])
+    """
+
+    _spatial = 2

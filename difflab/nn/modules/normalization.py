@@ -1,0 +1,122 @@
+"""Normalisation layers at PyTorch's path ``nn.modules.normalization``: ``LayerNorm`` (defined
+in :mod:`.layers`), ``GroupNorm``, ``RMSNorm`` and ``LocalResponseNorm``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from difflab.dtypes import _Defaults
+from difflab.nn import functional as F
+from difflab.nn.modules.layers import LayerNorm
+from difflab.nn.modules.module import Module
+from difflab.nn.parameter import Parameter
+from difflab.tensor import Tensor
+
+__all__ = ["GroupNorm", "LayerNorm", "LocalResponseNorm", "RMSNorm"]
+
+
+class GroupNorm(Module):
+    """Normalise each sample over groups of channels, then γ x + β per channel.
+
+    Parameters
+    ----------
+    num_groups : int
+        Must divide ``num_channels``.
+    num_channels : int
+    eps : float
+    affine : bool
+        Learn γ (ones) and β (zeros) per channel.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> norm = dl.nn.GroupNorm(2, 4)
+    >>> norm(dl.randn(3, 4, 5, 5)).shape
+    difflab.Size([3, 4, 5, 5])
+    """
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
+                 affine: bool = True, device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        from difflab.creation import ones, zeros
+
+        if num_channels % num_groups:
+            raise ValueError("num_channels must be divisible by num_groups")
+        self.num_groups, self.num_channels = int(num_groups), int(num_channels)
+        self.eps, self.affine = eps, affine
+        dtype = dtype or _Defaults.dtype
+        if affine:
+            self.weight = Parameter(ones(num_channels, dtype=dtype, device=device))
+            self.bias = Parameter(zeros(num_channels, dtype=dtype, device=device))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
+class RMSNorm(Module):
+    """x / √(mean(x²) + ε) over the last dimensions ``normalized_shape``, times γ.
+
+    Parameters
+    ----------
+    normalized_shape : int or tuple
+    eps : float, optional
+        The dtype's machine epsilon by default.
+    elementwise_affine : bool
+        Learn γ (ones).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.RMSNorm(8)(dl.randn(2, 8)).pow(2).mean(-1).round().tolist()
+    [1.0, 1.0]
+    """
+
+    def __init__(self, normalized_shape: Any, eps: float | None = None,
+                 elementwise_affine: bool = True, device: Any = None, dtype: Any = None
+                 ) -> None:
+        super().__init__()
+        from difflab.creation import ones
+
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(
+            normalized_shape)
+        self.normalized_shape, self.eps = shape, eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(ones(shape, dtype=dtype or _Defaults.dtype, device=device))
+        else:
+            self.register_parameter("weight", None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
+
+
+class LocalResponseNorm(Module):
+    """x / (k + α · mean of x² over ``size`` neighbouring channels)^β.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.LocalResponseNorm(2)(dl.randn(1, 4, 3, 3)).shape
+    difflab.Size([1, 4, 3, 3])
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
+                 ) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = int(size), alpha, beta, k
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.local_response_norm(x, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -1,0 +1,51 @@
+"""``nn.PixelShuffle`` and ``nn.PixelUnshuffle`` at PyTorch's path ``nn.modules.pixelshuffle``."""
+
+from __future__ import annotations
+
+from difflab.nn import functional as F
+from difflab.nn.modules.module import Module
+from difflab.tensor import Tensor
+
+__all__ = ["PixelShuffle", "PixelUnshuffle"]
+
+
+class PixelShuffle(Module):
+    """(N, C·r², H, W) -> (N, C, H·r, W·r) (sub-pixel upsampling, Shi et al.).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.PixelShuffle(3)(dl.randn(1, 9, 4, 4)).shape
+    difflab.Size([1, 1, 12, 12])
+    """
+
+    def __init__(self, upscale_factor: int) -> None:
+        super().__init__()
+        self.upscale_factor = int(upscale_factor)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.pixel_shuffle(x, self.upscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    """(N, C, H·r, W·r) -> (N, C·r², H, W), the inverse of :class:`PixelShuffle`.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.PixelUnshuffle(2)(dl.randn(1, 1, 4, 4)).shape
+    difflab.Size([1, 4, 2, 2])
+    """
+
+    def __init__(self, downscale_factor: int) -> None:
+        super().__init__()
+        self.downscale_factor = int(downscale_factor)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.pixel_unshuffle(x, self.downscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"downscale_factor={self.downscale_factor}"

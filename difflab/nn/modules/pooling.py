@@ -1,0 +1,146 @@
+"""Pooling layers at PyTorch's path ``nn.modules.pooling``: 1-D and 2-D max/average pooling."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from difflab.nn import functional as F
+from difflab.nn.modules.layers import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from difflab.nn.modules.module import Module
+from difflab.tensor import Tensor
+
+__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+           "AvgPool1d", "AvgPool2d", "MaxPool1d", "MaxPool2d"]
+
+
+class MaxPool1d(Module):
+    """The maximum over each window of ``kernel_size`` along L of (N, C, L) inputs.
+
+    Parameters
+    ----------
+    kernel_size : int
+    stride : int, optional
+        Defaults to ``kernel_size``.
+    padding, dilation : int
+    return_indices, ceil_mode : bool
+        Only False (see :func:`difflab.nn.functional.max_pool1d`).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.MaxPool1d(2)(dl.tensor([[[1., 5., 2., 0.]]]))
+    tensor([[[5., 2.]]])
+    """
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 dilation: Any = 1, return_indices: bool = False, ceil_mode: bool = False
+                 ) -> None:
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.max_pool1d(x, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class AvgPool1d(Module):
+    """The mean over each window of ``kernel_size`` along L of (N, C, L) inputs.
+
+    Parameters
+    ----------
+    kernel_size : int
+    stride : int, optional
+        Defaults to ``kernel_size``.
+    padding : int
+    ceil_mode, count_include_pad : bool
+        Only PyTorch's defaults (see :func:`difflab.nn.functional.avg_pool1d`).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.AvgPool1d(2)(dl.tensor([[[1., 3., 2., 4.]]]))
+    tensor([[[2., 3.]]])
+    """
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True) -> None:
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad = count_include_pad
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.avg_pool1d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveMaxPool2d(Module):
+    """The maximum over each cell of an ``output_size`` grid that tiles the input.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.AdaptiveMaxPool2d((2, 3))(dl.randn(1, 4, 7, 8)).shape
+    difflab.Size([1, 4, 2, 3])
+    """
+
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.adaptive_max_pool2d(x, self.output_size, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(Module):
+    """The mean over each of ``output_size`` cells tiling L of (N, C, L).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.AdaptiveAvgPool1d(1)(dl.randn(2, 3, 10)).shape
+    difflab.Size([2, 3, 1])
+    """
+
+    def __init__(self, output_size: Any) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.adaptive_avg_pool1d(x, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(Module):
+    """The maximum over each of ``output_size`` cells tiling L of (N, C, L).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.AdaptiveMaxPool1d(4)(dl.randn(2, 3, 10)).shape
+    difflab.Size([2, 3, 4])
+    """
+
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.adaptive_max_pool1d(x, self.output_size, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"

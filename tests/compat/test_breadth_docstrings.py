@@ -1,0 +1,128 @@
+"""Every public name added for PyTorch breadth (issue 27) has a numpy-style docstring with
+an example, and the examples run (doctest)."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import inspect
+
+import pytest
+
+import difflab as dl
+
+MODULES = [
+    "difflab.nn.functional_activations", "difflab.nn.functional_layers",
+    "difflab.nn.functional_losses", "difflab.nn.functional_conv",
+    "difflab.nn.modules.container", "difflab.nn.modules.fold",
+    "difflab.nn.modules.pixelshuffle", "difflab.nn.modules.upsampling",
+    "difflab.nn.modules.distance", "difflab.nn.modules.normalization",
+    "difflab.nn.modules.instancenorm", "difflab.nn.modules.dropout", "difflab.nn.modules.linear",
+    "difflab.nn.modules.sparse", "difflab.nn.modules.padding", "difflab.nn.utils.rnn",
+    "difflab.nn.modules.activation", "difflab.nn.modules.conv", "difflab.nn.modules.pooling",
+    "difflab.nn.modules.transformer", "difflab.nn.modules.loss", "difflab.data.sampler",
+    "difflab.data.dataset", "difflab.data.dataloader",
+    "difflab.optim.lbfgs", "difflab.optim.adaptive",
+    "difflab.optim.lr_scheduler", "difflab.amp.autocast_mode", "difflab.amp.grad_scaler",
+    "difflab.cuda", "difflab.cuda.amp", "difflab.backends.cudnn", "difflab.backends.cuda",
+    "difflab.backends.mps", "difflab.serialization", "difflab.serialization_modules",
+]
+
+def _public(module: str) -> list[str]:
+    return list(importlib.import_module(module).__all__)
+
+
+NEW_NAMES = {
+    "difflab.nn.functional_layers": _public("difflab.nn.functional_layers"),
+    "difflab.nn.functional_losses": _public("difflab.nn.functional_losses"),
+    "difflab.nn.functional_conv": _public("difflab.nn.functional_conv"),
+    "difflab.nn.modules.padding": _public("difflab.nn.modules.padding"),
+    "difflab.nn.modules.fold": _public("difflab.nn.modules.fold"),
+    "difflab.nn.utils.rnn": _public("difflab.nn.utils.rnn"),
+    "difflab.nn.modules.pixelshuffle": _public("difflab.nn.modules.pixelshuffle"),
+    "difflab.nn.modules.distance": _public("difflab.nn.modules.distance"),
+    "difflab.nn.modules.instancenorm": _public("difflab.nn.modules.instancenorm"),
+    "difflab.nn.modules.upsampling": _public("difflab.nn.modules.upsampling"),
+    "difflab.nn.modules.loss": ["SmoothL1Loss", "HuberLoss", "KLDivLoss", "MarginRankingLoss",
+                                "HingeEmbeddingLoss", "SoftMarginLoss",
+                                "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",
+                                "TripletMarginLoss", "GaussianNLLLoss", "PoissonNLLLoss",
+                                "CTCLoss"],
+    "difflab.nn.modules.normalization": ["GroupNorm", "RMSNorm", "LocalResponseNorm"],
+    "difflab.nn.modules.dropout": ["Dropout1d", "Dropout2d", "AlphaDropout"],
+    "difflab.nn.modules.conv": ["Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"],
+    "difflab.nn.modules.pooling": ["MaxPool1d", "AvgPool1d", "AdaptiveMaxPool2d",
+                                   "AdaptiveAvgPool1d", "AdaptiveMaxPool1d"],
+    "difflab.nn.modules.linear": ["Bilinear"],
+    "difflab.nn.modules.sparse": ["EmbeddingBag"],
+    "difflab.nn.modules.container": ["ParameterDict"],
+    "difflab.nn.functional": ["conv1d", "max_pool1d", "avg_pool1d", "hardtanh", "relu6",
+                              "smooth_l1_loss", "huber_loss", "celu", "elu", "glu",
+                              "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish",
+                              "logsigmoid", "mish", "prelu", "selu", "silu", "softmin",
+                              "softplus", "softshrink", "softsign", "tanhshrink", "threshold"],
+    "difflab.nn": ["Conv1d", "MaxPool1d", "AvgPool1d", "Hardtanh", "ReLU6", "SmoothL1Loss",
+                   "HuberLoss", "Transformer", "TransformerEncoder", "TransformerDecoder",
+                   "TransformerEncoderLayer", "TransformerDecoderLayer", "CELU", "ELU",
+                   "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish", "LogSigmoid", "Mish",
+                   "PReLU", "SiLU", "Softmin", "Softplus", "Softshrink", "Softsign",
+                   "Tanhshrink", "Threshold"],
+    "difflab.utils.data": ["Sampler", "SequentialSampler", "RandomSampler",
+                           "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler",
+                           "IterableDataset", "ChainDataset", "StackDataset", "default_convert",
+                           "get_worker_info"],
+    "difflab.optim": ["LBFGS", "Adadelta", "Adamax", "NAdam", "RAdam", "Rprop", "ASGD"],
+    "difflab.optim.lr_scheduler": ["MultiplicativeLR", "ConstantLR", "LinearLR", "PolynomialLR",
+                                   "CosineAnnealingWarmRestarts", "CyclicLR", "ChainedScheduler",
+                                   "SequentialLR"],
+    "difflab.amp": ["autocast", "GradScaler", "is_autocast_enabled"],
+    "difflab.cuda": ["is_initialized", "manual_seed", "manual_seed_all", "seed", "seed_all",
+                     "empty_cache", "memory_allocated", "memory_reserved"],
+    "difflab.cuda.amp": ["autocast", "GradScaler"],
+    "difflab.backends.cudnn": ["is_available", "version", "flags"],
+    "difflab.backends.cuda": ["is_built", "enable_flash_sdp", "flash_sdp_enabled",
+                              "enable_math_sdp", "enable_mem_efficient_sdp"],
+    "difflab.backends.mps": ["is_available", "is_built"],
+    "difflab.serialization": ["add_safe_globals", "get_safe_globals", "clear_safe_globals",
+                              "safe_globals", "allowed_globals"],
+}
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_the_examples_in_the_docstrings_run(module):
+    mod = importlib.import_module(module)
+    cudnn = dl.backends.cudnn
+    saved = cudnn.benchmark, cudnn.deterministic
+    try:
+        finder = doctest.DocTestFinder(exclude_empty=True)
+        runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE
+                                       | doctest.ELLIPSIS)
+        tests = [t for t in finder.find(mod, module) if t.examples]
+        assert tests, f"{module} has no examples"
+        for test in tests:
+            runner.run(test)
+        results = runner.summarize(verbose=False)
+    finally:
+        cudnn.benchmark, cudnn.deterministic = saved
+        dl.serialization.clear_safe_globals()
+    assert results.failed == 0, f"{results.failed} example(s) failed in {module}"
+
+
+@pytest.mark.parametrize("module,name", [(m, n) for m, names in NEW_NAMES.items()
+                                         for n in names])
+def test_every_new_name_has_an_example(module, name):
+    obj = getattr(importlib.import_module(module), name)
+    doc = inspect.getdoc(obj) or ""
+    assert "Examples\n--------" in doc and ">>>" in doc, f"{module}.{name} lacks an example"
+    assert len(doc.splitlines()[0]) > 10, f"{module}.{name} lacks a summary line"
+
+
+def test_the_functions_with_arguments_document_them():
+    F = dl.nn.functional
+    for f in (F.conv1d, F.max_pool1d, F.avg_pool1d, F.hardtanh, F.smooth_l1_loss,
+              F.huber_loss):
+        doc = inspect.getdoc(f)
+        assert "Parameters\n----------" in doc and "Returns\n-------" in doc, f.__name__
+    for cls in (dl.nn.Conv1d, dl.nn.TransformerEncoderLayer, dl.optim.LBFGS,
+                dl.utils.data.RandomSampler, dl.amp.GradScaler, dl.amp.autocast):
+        assert "Parameters\n----------" in inspect.getdoc(cls), cls.__name__
