@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from difflab import random as _random
-from difflab.nn.functional import _check_tensor, _dim, softmax
+from difflab.nn.functional import _check_tensor, _dim, _floating, softmax
 from difflab.tensor import Tensor
 
 __all__ = ["celu", "elu", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish",
@@ -57,7 +57,7 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # 
     >>> dl.nn.functional.elu(dl.tensor([-1.0, 0.0, 2.0])).tolist()
     [-0.6321205496788025, 0.0, 2.0]
     """
-    x = _check_tensor("elu", input)
+    x = _floating(_check_tensor("elu", input))  # (fractions: integers become floats)
     negative = alpha * x.clamp(max=0.0).expm1()
     return _where(x > 0, x, negative)
 
@@ -85,7 +85,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  #
     """
     if alpha == 0:
         raise ValueError("celu: alpha cannot be 0 (it divides x)")
-    x = _check_tensor("celu", input)
+    x = _floating(_check_tensor("celu", input))  # (fractions: integers become floats)
     negative = alpha * (x.clamp(max=0.0) / alpha).expm1()
     return _where(x > 0, x, negative)
 
@@ -354,7 +354,9 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa
     """
     if max_val < min_val:
         raise ValueError(f"hardtanh: max_val ({max_val}) cannot be less than min_val ({min_val})")
-    return _check_tensor("hardtanh", input).clamp(min_val, max_val)
+    # (float bounds: an integer input becomes the default float, as clamp by floats does
+    # in PyTorch, not float64)
+    return _floating(_check_tensor("hardtanh", input)).clamp(min_val, max_val)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002

@@ -22,7 +22,7 @@ import numpy as np
 from difflab import backend
 from difflab import random as _random
 from difflab.autograd.engine import apply
-from difflab.nn.functional import _check_tensor, embedding, max_pool2d
+from difflab.nn.functional import _check_tensor, _floating, _promoted, embedding, max_pool2d
 from difflab.ops import nn_ops, registry
 from difflab.tensor import Tensor
 
@@ -102,7 +102,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     >>> F.cosine_similarity(dl.tensor([[1.0, 0.0]]), dl.tensor([[1.0, 1.0]])).tolist()
     [0.7071067690849304]
     """
-    _check_tensor("cosine_similarity", x1)
+    x1, x2 = _floating(_check_tensor("cosine_similarity", x1)), _floating(x2)
     n1, n2 = _p_norm(x1, 2, dim, eps=eps), _p_norm(x2, 2, dim, eps=eps)
     return (x1 * x2).sum(dim) / (n1 * n2)
 
@@ -158,6 +158,7 @@ def _channel_dropout(name: str, input: Tensor, p: float, training: bool,  # noqa
                          f"(batched) input, got shape {tuple(x.shape)}")
     if not training or p == 0.0:
         return x
+    x = _floating(x)  # (the kept channels are scaled by 1/(1 - p))
     if p == 1.0:
         return x * 0.0
     # one draw per channel: the mask of the first element of each (a primitive, so a traced
@@ -254,7 +255,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,  # 
     >>> bool((y.reshape(2, 2, 6).mean(-1).abs() < 1e-5).all())     # each group: mean 0
     True
     """
-    x = _check_tensor("group_norm", input)
+    x = _floating(_check_tensor("group_norm", input))
     if x.ndim < 2 or x.shape[1] % num_groups:
         raise ValueError(f"group_norm: the {x.shape[1] if x.ndim > 1 else 0} channels must "
                          f"divide into num_groups={num_groups} groups")
@@ -282,7 +283,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,  # noqa: A0
     >>> bool((y.mean(-1).abs() < 1e-5).all())     # each channel of each sample: mean 0
     True
     """
-    x = _check_tensor("instance_norm", input)
+    x = _floating(_check_tensor("instance_norm", input))
     if x.ndim < 3:
         raise ValueError(f"instance_norm expects (N, C, ...) with at least one position "
                          f"dimension, got shape {tuple(x.shape)}")
@@ -322,7 +323,7 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
     >>> [round(v, 4) for v in y.flatten().tolist()]
     [0.8485, 1.1314]
     """
-    x = _check_tensor("rms_norm", input)
+    x = _floating(_check_tensor("rms_norm", input))
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if tuple(x.shape[x.ndim - len(shape):]) != shape:
         raise ValueError(f"rms_norm expected input whose last dimensions are {shape}, got "
@@ -379,6 +380,7 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
             input2.shape[-1] != weight.shape[2]:
         raise ValueError(f"bilinear: weight (out, in1, in2) = {tuple(weight.shape)} does not "
                          f"fit inputs {tuple(input1.shape)} and {tuple(input2.shape)}")
+    input1, weight, input2, bias = _promoted(input1, weight, input2, bias)  # (as x @ W.T + b)
     out = einsum("...i,oij,...j->...o", input1, weight, input2)
     return out if bias is None else out + bias
 
@@ -764,6 +766,9 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A0
         index = xp.broadcast_to(index, (n, c, ho * wo)).astype(np.int64)
         return gather(flat, 2, Tensor._wrap(xp.ascontiguousarray(index))), inside
 
+    # The sampling positions become integer indices in NumPy: a traced grid_sample warns that
+    # it reads the grid's values (its replays would sample the traced grid's pixels).
+    px._value_read("grid_sample turning the grid into pixel indices")
     if mode == "nearest":
         values, inside = read(xp.rint(px.array).astype(np.int64),
                               xp.rint(py.array).astype(np.int64))

@@ -124,8 +124,9 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,  # 
     """
     reduction = _reduction("hinge_embedding_loss", reduction, size_average, reduce)
     _same_shape("hinge_embedding_loss", input, target)
-    y = target.array
-    losses = _where(y == 1, input, 0.0) + _where(y == -1, (margin - input).relu(), 0.0)
+    # (comparisons of tensors, not of raw arrays: a traced loss compares each run's targets)
+    losses = (_where(target == 1, input, 0.0)
+              + _where(target == -1, (margin - input).relu(), 0.0))
     return _reduce(losses, reduction, "hinge_embedding_loss")
 
 
@@ -191,8 +192,8 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor,
     reduction = _reduction("cosine_embedding_loss", reduction, size_average, reduce)
     _same_shape("cosine_embedding_loss", input1, input2)
     cos = _cosine(input1, input2)
-    y = target.array
-    losses = _where(y == 1, 1.0 - cos, 0.0) + _where(y == -1, (cos - margin).relu(), 0.0)
+    losses = (_where(target == 1, 1.0 - cos, 0.0)
+              + _where(target == -1, (cos - margin).relu(), 0.0))
     return _reduce(losses, reduction, "cosine_embedding_loss")
 
 
@@ -219,7 +220,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
         d_swap = pairwise_distance(positive, negative, p, eps)
-        d_neg = _where(d_swap.array < d_neg.array, d_swap, d_neg)
+        d_neg = _where(d_swap < d_neg, d_swap, d_neg)
     return _reduce((d_pos - d_neg + margin).relu(), reduction, "triplet_margin_loss")
 
 
@@ -250,7 +251,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float,  # noq
         elif not (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1):
             raise ValueError(f"gaussian_nll_loss: var of shape {tuple(var.shape)} does not fit "
                              f"the input's {tuple(input.shape)}")
-    if (var.array < 0).any():
+    if bool((var < 0).any()):  # (a check of values: a trace warns that it reads them)
         raise ValueError("gaussian_nll_loss: var has negative entry/entries")
     clamped = var + (var.clamp(min=eps) - var).detach()  # value clamped, gradient straight
     losses = 0.5 * (clamped.log() + (input - target) ** 2 / clamped)
@@ -281,17 +282,11 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,  # n
     else:
         losses = input - target * (input + eps).log()
     if full:
-        y = target.array
-        safe = y.clip(min=1)
-        stirling = y * _log(safe) - y + 0.5 * _log(2 * math.pi * safe)
-        losses = losses + Tensor._wrap((stirling * (y > 1)).astype(losses.dtype))
+        # Stirling's term for log(y!), where y > 1 (PyTorch's; of each run's targets when traced)
+        safe = target.clamp(min=1.0)
+        stirling = target * safe.log() - target + 0.5 * (2 * math.pi * safe).log()
+        losses = losses + _where(target > 1, stirling, 0.0)
     return _reduce(losses, reduction, "poisson_nll_loss")
-
-
-def _log(array: Any) -> Any:
-    from difflab.backend import array_module
-
-    return array_module(array).log(array)
 
 
 #: A log-probability that stands for log 0 in the CTC recursion (finite: no NaN gradients).
@@ -381,9 +376,9 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
     ends = where(xp.asarray(np.stack([np.ones(n, bool), tg_len > 0])[:, :, None]), ends,
                  _LOG_ZERO)
     losses = -logsumexp(ends, 0).reshape(n)
-    impossible = losses.array > -_LOG_ZERO / 2
-    if impossible.any():
-        losses = where(impossible, 0.0 if zero_infinity else float("inf"), losses)
+    # (no branch on the values: a traced loss decides impossibility again at every run)
+    impossible = losses > -_LOG_ZERO / 2
+    losses = where(impossible, 0.0 if zero_infinity else float("inf"), losses)
     if reduction == "mean":
         divisor = Tensor._wrap(xp.asarray(np.maximum(tg_len, 1).astype(lp.array.dtype)))
         return (losses / divisor).mean()
@@ -437,6 +432,7 @@ def _as_ints(values: Any) -> Any:
     if isinstance(values, Tensor):
         from difflab.backend import to_numpy
 
+        values._value_read("ctc_loss reading targets or lengths into NumPy")  # (tracing warns)
         return to_numpy(values.array)
     return values
 

@@ -17,6 +17,7 @@ F32, F64, I64 = "float32", "float64", "int64"
 # What each input dtype gives: the tensor rule, and PyTorch's where it accepts the call.
 PROMOTES = {I64: F32, F32: F32, F64: F64}  # parameters (float32) meet the input
 KEEPS = {I64: I64, F32: F32, F64: F64}  # selects or passes through
+V, SEQ, IMG = (2, 4), (1, 2, 8), (1, 2, 4, 4)
 
 LAYERS = {
     "Linear": (lambda nn: nn.Linear(3, 2), (4, 3), PROMOTES),
@@ -41,6 +42,72 @@ LAYERS = {
     "AvgPool2d": (lambda nn: nn.AvgPool2d(2), (1, 1, 4, 4), PROMOTES),
     "AdaptiveAvgPool2d": (lambda nn: nn.AdaptiveAvgPool2d(1), (1, 1, 4, 4), PROMOTES),
     "Dropout": (lambda nn: nn.Dropout(0.3), (4,), PROMOTES),
+    # (the layers of PyTorch's breadth)
+    "AdaptiveAvgPool1d": (lambda nn: nn.AdaptiveAvgPool1d(2), SEQ, PROMOTES),
+    "AlphaDropout": (lambda nn: nn.AlphaDropout(0.3), V, PROMOTES),
+    "AvgPool1d": (lambda nn: nn.AvgPool1d(2), SEQ, PROMOTES),
+    "Bilinear": (lambda nn: _Twice(nn.Bilinear(4, 4, 3)), V, PROMOTES),
+    "CELU": (lambda nn: nn.CELU(), V, PROMOTES),
+    "Conv1d": (lambda nn: nn.Conv1d(2, 3, 3), SEQ, PROMOTES),
+    "Conv3d": (lambda nn: nn.Conv3d(1, 2, 2), (1, 1, 3, 4, 4), PROMOTES),
+    "ConvTranspose1d": (lambda nn: nn.ConvTranspose1d(2, 3, 3), SEQ, PROMOTES),
+    "ConvTranspose2d": (lambda nn: nn.ConvTranspose2d(2, 3, 3), IMG, PROMOTES),
+    "CosineSimilarity": (lambda nn: _Twice(nn.CosineSimilarity()), V, PROMOTES),
+    "Dropout1d": (lambda nn: nn.Dropout1d(0.3), SEQ, PROMOTES),
+    "Dropout2d": (lambda nn: nn.Dropout2d(0.3), IMG, PROMOTES),
+    "ELU": (lambda nn: nn.ELU(), V, PROMOTES),
+    "GLU": (lambda nn: nn.GLU(), V, PROMOTES),
+    "GroupNorm": (lambda nn: nn.GroupNorm(1, 2), IMG, PROMOTES),
+    "Hardshrink": (lambda nn: nn.Hardshrink(), V, PROMOTES),
+    "Hardsigmoid": (lambda nn: nn.Hardsigmoid(), V, PROMOTES),
+    "Hardswish": (lambda nn: nn.Hardswish(), V, PROMOTES),
+    "Hardtanh": (lambda nn: nn.Hardtanh(), V, PROMOTES),
+    "InstanceNorm1d": (lambda nn: nn.InstanceNorm1d(2), SEQ, PROMOTES),
+    "InstanceNorm2d": (lambda nn: nn.InstanceNorm2d(2), IMG, PROMOTES),
+    "LocalResponseNorm": (lambda nn: nn.LocalResponseNorm(2), IMG, PROMOTES),
+    "LogSigmoid": (lambda nn: nn.LogSigmoid(), V, PROMOTES),
+    "Mish": (lambda nn: nn.Mish(), V, PROMOTES),
+    "PReLU": (lambda nn: nn.PReLU(), V, PROMOTES),
+    "PairwiseDistance": (lambda nn: _Twice(nn.PairwiseDistance()), V, PROMOTES),
+    "RMSNorm": (lambda nn: nn.RMSNorm(4), V, PROMOTES),
+    "ReLU6": (lambda nn: nn.ReLU6(), V, PROMOTES),
+    "SELU": (lambda nn: nn.SELU(), V, PROMOTES),
+    "SiLU": (lambda nn: nn.SiLU(), V, PROMOTES),
+    "Softmin": (lambda nn: nn.Softmin(-1), V, PROMOTES),
+    "Softplus": (lambda nn: nn.Softplus(), V, PROMOTES),
+    "Softshrink": (lambda nn: nn.Softshrink(), V, PROMOTES),
+    "Softsign": (lambda nn: nn.Softsign(), V, PROMOTES),
+    "Tanhshrink": (lambda nn: nn.Tanhshrink(), V, PROMOTES),
+    "Threshold": (lambda nn: nn.Threshold(0.5, -1.0), V, PROMOTES),
+    "Transformer": (lambda nn: _Twice(nn.Transformer(4, 2, 1, 1, 8)), (3, 1, 4), PROMOTES),
+    "TransformerDecoder": (lambda nn: _Twice(nn.TransformerDecoder(
+        nn.TransformerDecoderLayer(4, 2, 8), 1)), (3, 1, 4), PROMOTES),
+    "TransformerDecoderLayer": (lambda nn: _Twice(nn.TransformerDecoderLayer(4, 2, 8)),
+                                (3, 1, 4), PROMOTES),
+    "TransformerEncoder": (lambda nn: nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 8),
+                                                            1), (3, 1, 4), PROMOTES),
+    "TransformerEncoderLayer": (lambda nn: nn.TransformerEncoderLayer(4, 2, 8), (3, 1, 4),
+                                PROMOTES),
+    # selections and rearrangements keep the dtype (a constant pad of 0.5 included, as in
+    # PyTorch: the value is cast to the input's dtype)
+    "AdaptiveMaxPool1d": (lambda nn: nn.AdaptiveMaxPool1d(2), SEQ, KEEPS),
+    "AdaptiveMaxPool2d": (lambda nn: nn.AdaptiveMaxPool2d(2), IMG, KEEPS),
+    "MaxPool1d": (lambda nn: nn.MaxPool1d(2), SEQ, KEEPS),
+    "CircularPad1d": (lambda nn: nn.CircularPad1d(1), SEQ, KEEPS),
+    "CircularPad2d": (lambda nn: nn.CircularPad2d(1), IMG, KEEPS),
+    "ConstantPad1d": (lambda nn: nn.ConstantPad1d(1, 0.5), SEQ, KEEPS),
+    "ConstantPad2d": (lambda nn: nn.ConstantPad2d(1, 0.5), IMG, KEEPS),
+    "ReflectionPad1d": (lambda nn: nn.ReflectionPad1d(1), SEQ, KEEPS),
+    "ReflectionPad2d": (lambda nn: nn.ReflectionPad2d(1), IMG, KEEPS),
+    "ReplicationPad1d": (lambda nn: nn.ReplicationPad1d(1), SEQ, KEEPS),
+    "ReplicationPad2d": (lambda nn: nn.ReplicationPad2d(1), IMG, KEEPS),
+    "ZeroPad1d": (lambda nn: nn.ZeroPad1d(1), SEQ, KEEPS),
+    "ZeroPad2d": (lambda nn: nn.ZeroPad2d(1), IMG, KEEPS),
+    "Fold": (lambda nn: nn.Fold((3, 3), 2), (1, 8, 4), KEEPS),
+    "Unfold": (lambda nn: nn.Unfold(2), IMG, KEEPS),
+    "PixelShuffle": (lambda nn: nn.PixelShuffle(2), (1, 4, 2, 2), KEEPS),
+    "PixelUnshuffle": (lambda nn: nn.PixelUnshuffle(2), (1, 1, 4, 4), KEEPS),
+    "Upsample": (lambda nn: nn.Upsample(scale_factor=2), IMG, KEEPS),
     "ReLU": (lambda nn: nn.ReLU(), (4,), KEEPS),
     "MaxPool2d": (lambda nn: nn.MaxPool2d(2), (1, 1, 4, 4), KEEPS),
     "Flatten": (lambda nn: nn.Flatten(), (2, 3, 2), KEEPS),
@@ -48,9 +115,23 @@ LAYERS = {
     "Identity": (lambda nn: nn.Identity(), (4,), KEEPS),
 }
 # Layers whose input is not data of a dtype to promote (indices, targets, containers).
-NOT_DATA = {"Embedding", "Module", "ModuleDict", "ModuleList", "ParameterList", "Sequential",
-            "DataParallel", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "L1Loss",
-            "MSELoss", "NLLLoss"}
+NOT_DATA = {"Embedding", "EmbeddingBag", "Module", "ModuleDict", "ModuleList", "ParameterList",
+            "ParameterDict", "Sequential", "DataParallel",
+            # (losses: their inputs are a model's output and targets)
+            "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "L1Loss", "MSELoss", "NLLLoss",
+            "CTCLoss", "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss",
+            "HuberLoss", "KLDivLoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss",
+            "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss"}
+
+
+class _Twice:
+    """A layer of two inputs fed the same one twice (Bilinear, a decoder's memory)."""
+
+    def __init__(self, layer) -> None:
+        self.layer = layer
+
+    def __call__(self, x):
+        return self.layer(x, x)
 
 
 class _SelfAttention:
