@@ -175,7 +175,7 @@ class Writer:
 
     A tag that needs to remember something while one tree is written (the
     objects it wrote already, to write them again as references) keeps it in
-    :attr:`memo`, a dict of its own keys that lives as long as this writer.
+    ``memo``, a dict of its own keys that lives as long as this writer.
     :attr:`where` names the place of the value being written (``"Net.fc"``)
     for error messages; a tag sets it for a child with ``write(child, where)``.
 
@@ -271,7 +271,7 @@ def _write_list(values: list, w: Writer) -> list:
 class Reader:
     """Reads one tree: counts values and depth, finds each entry's tag.
 
-    :attr:`memo` is the tags' own per-tree state, as for :class:`Writer` (the
+    ``memo`` is the tags' own per-tree state, as for :class:`Writer` (the
     objects rebuilt so far, for the references to them that follow).
     """
 

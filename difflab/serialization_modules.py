@@ -65,7 +65,7 @@ def _check_safe(entries: Any) -> list:
 
 
 def add_safe_globals(safe_globals: list) -> None:
-    """Allow :func:`~difflab.load` to rebuild these classes (and refer to these functions).
+    """Allow :func:`~difflab.serialization.load` to rebuild these classes (and refer to these functions).
 
     A file names the classes of the modules it holds; ``load`` rebuilds
     difflab's own modules, and any other class only once it is allowed here.
@@ -165,7 +165,7 @@ def _difflab_module_classes() -> list:
 
 
 def allowed_globals() -> dict[str, Any]:
-    """Name -> object for everything :func:`~difflab.load` may rebuild or refer to.
+    """Name -> object for everything :func:`~difflab.serialization.load` may rebuild or refer to.
 
     difflab's module classes, the functions of :mod:`difflab.nn.functional`
     (a Transformer layer keeps its activation function; each by the name save

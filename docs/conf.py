@@ -82,6 +82,8 @@ autodoc_default_options = {
     "show-inheritance": True,
     "ignore-module-all": True,  # document each object once, where it is defined
     "special-members": "__call__",
+    # (a primitive's numpy_function is NumPy's own function: its docstring is NumPy's)
+    "exclude-members": "numpy_function",
 }
 autodoc_member_order = "bysource"
 autodoc_typehints = "none"  # numpydoc's Parameters sections carry the types

@@ -1,6 +1,6 @@
 """``Parameter``: a tensor that a :class:`~difflab.nn.Module` owns and trains.
 
-It is an ordinary :class:`~difflab.Tensor` with two differences: it
+It is an ordinary :class:`~difflab.tensor.Tensor` with two differences: it
 requires grad by default, and assigning one to a module attribute
 (``self.weight = Parameter(...)``) registers it, so that
 ``model.parameters()`` and ``model.state_dict()`` find it.

@@ -16,10 +16,10 @@ floats go.  Generic tests then run every entry through every interpreter:
 trace on the example and replay on the others against eager
 (``tests/jit/test_jit_replay.py``), the graph backward against the tape
 (``tests/jit/test_jit_grad.py``).  A new primitive is tested everywhere by
-adding its entry to :data:`PRIMITIVE_CASES`; a test asserts that every
+adding its entry to :func:`primitive_cases`; a test asserts that every
 registered primitive has one.
 
-:data:`FUNCTION_CASES` does the same for public ``difflab.<name>`` functions
+:func:`function_cases` does the same for public ``difflab.<name>`` functions
 and ``Tensor.<name>`` methods that need more than one float tensor;
 :func:`probe_cases` finds the ones a single float tensor is enough for.
 """
