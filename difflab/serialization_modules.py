@@ -65,7 +65,8 @@ def _check_safe(entries: Any) -> list:
 
 
 def add_safe_globals(safe_globals: list) -> None:
-    """Allow :func:`~difflab.serialization.load` to rebuild these classes (and refer to these functions).
+    """Allow :func:`~difflab.serialization.load` to rebuild these classes (and refer to
+    these functions).
 
     A file names the classes of the modules it holds; ``load`` rebuilds
     difflab's own modules, and any other class only once it is allowed here.

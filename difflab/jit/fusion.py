@@ -65,6 +65,7 @@ shows the generated text.  The text itself is written in
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 from collections.abc import Sequence
@@ -96,11 +97,9 @@ FLOAT64 = np.dtype(np.float64)
 def _numba_importable() -> bool:
     if os.environ.get("DIFFLAB_JIT_NUMBA", "1").strip().lower() in ("0", "off", "false", "no"):
         return False
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    # (found, not imported: numba's import takes a tenth of a second and tens of thousands of
+    # objects, paid only when the first kernel is compiled)
+    return importlib.util.find_spec("numba") is not None
 
 
 #: Whether fused kernels are compiled with numba: it is installed (the ``jit`` extra) and
