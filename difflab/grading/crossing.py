@@ -232,19 +232,28 @@ class Mirrors:
         self.snapshots[slot] = _snapshot(value)
         return value
 
-    def apply(self, states: Any, decode_state: Callable[[Any], Any]) -> None:
-        """Write the other side's changes, ``[[slot, contents], ...]``, in place."""
+    def apply(self, states: Any, decode: Callable[[Any], Any]) -> None:
+        """Write the other side's changes, ``[[slot, contents], ...]``, in place.
+
+        ``decode`` reads the whole list at once, so its limits (size, depth, number of
+        values) hold for all the changes of a message together.
+        """
         if not isinstance(states, list):
             raise ProtocolError("changes that are not a list")
-        decoded = []
-        for item in states:
-            if not (isinstance(item, list) and len(item) == 2 and type(item[0]) is int
-                    and item[0] in self.objects):
-                raise ProtocolError("a change to an object the test did not pass")
-            decoded.append((item[0], decode_state(item[1])))
+        if not states:
+            return
+        decoded = decode(states)
+        slots = [item[0] if isinstance(item, list) and len(item) == 2 else None
+                 for item in decoded]
+        if not all(type(slot) is int and slot in self.objects for slot in slots) or \
+                len(set(slots)) != len(slots):
+            raise ProtocolError("a change to an object the test did not pass")
         for slot, state in decoded:
-            _write(self.objects[slot], state)
-        for slot, _ in decoded:
+            try:
+                _write(self.objects[slot], state)
+            except (TypeError, ValueError, RuntimeError, AttributeError) as exc:
+                raise ProtocolError(f"a change that cannot be written back ({exc})") from None
+        for slot in slots:
             self.snapshots[slot] = _snapshot(self.objects[slot])
 
 
@@ -321,4 +330,4 @@ def _write_tensor(target: Any, state: Any) -> None:
     else:
         target.grad = state.grad
     if target.requires_grad != state.requires_grad and target.grad_fn is None:
-        target.requires_grad = state.requires_grad and target.dtype.kind in "fc"
+        target.requires_grad = state.requires_grad and target.array.dtype.kind in "fc"

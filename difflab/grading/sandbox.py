@@ -20,6 +20,15 @@ Gradients cross the boundary too: calling a student's Function or Module with te
 that require grad goes through ``_Bridge``, an autograd Function of the trusted
 process whose forward and backward are the student's, run in the student's process.
 ``check_function(submission.Legendre3, reference, inputs)`` therefore works unchanged.
+
+Tests are written as if the student's objects were local (:mod:`difflab.grading.crossing`):
+operators on a :class:`RemoteObject` run in the student's process, comparisons and truth
+here; the test's functions passed to student code are called back (the student's
+process sends ``{"call": ...}`` while a request is pending, and gets the result as
+data); and the lists, dicts, arrays and tensors a test passes are mirrored, so what the
+student's code changes in place is changed in the test's objects.  A request is
+``{"forget": [...], "sync": [...], "request": ...}``; an answer ``{"ok": ...}`` or
+``{"error": ...}``, with the student's ``"sync"``.
 """
 
 from __future__ import annotations

@@ -371,8 +371,10 @@ def test_forged_changes_to_objects_the_test_never_passed_are_refused():
     test_side.ref([1, 2], [], lambda v, b: NotImplemented)
     with pytest.raises(ProtocolError, match="did not pass"):
         test_side.apply([[7, [1]]], lambda tree: tree)
+    with pytest.raises(ProtocolError, match="did not pass"):  # one change per object
+        test_side.apply([[0, [1]], [0, [2]]], lambda tree: tree)
     with pytest.raises(ProtocolError, match="not a list"):
-        test_side.apply([[0, {"$dict": []}]], lambda tree: {})
+        test_side.apply([[0, {"$dict": []}]], lambda tree: [[0, {}]])
     with pytest.raises(ProtocolError, match="wrong side"):  # the student cannot add objects
         test_side.decode_slot({"$slot": 9, "value": []}, None, 0)
     with pytest.raises(ProtocolError, match="did not pass"):
