@@ -89,6 +89,7 @@ OPERATORS: dict[str, Callable[..., Any]] = {
     "divmod": divmod, "round": round, "trunc": math.trunc, "floor": math.floor,
     "ceil": math.ceil, "float": float, "int": int, "complex": complex, "len": len,
     "iter": iter, "next": next, "format": format, "str": str, "value": numeric_value,
+    "isinstance": isinstance, "issubclass": issubclass,
 }
 
 

@@ -44,6 +44,7 @@ import sys
 import tempfile
 import time
 import types
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -227,6 +228,7 @@ class Sandbox:
         self._next_callback = 0
         self._forgotten: list[int] = []
         self._depth = 0
+        self._remotes: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
     def end_test(self) -> None:
         """Forget the test's mirrored objects and functions (the next test has its own)."""
@@ -515,7 +517,10 @@ class Sandbox:
         }
         if type(info["$ref"]) is not int or info["gen"] != self.generation:
             raise ProtocolError("a malformed object reference")
-        return RemoteObject(self, info)
+        remote = self._remotes.get((info["$ref"], info["gen"]))
+        if remote is None:  # one stand-in per object, so `is` means what it means there
+            remote = self._remotes[info["$ref"], info["gen"]] = RemoteObject(self, info)
+        return remote
 
     # -- calling with gradients ----------------------------------------------------------
     def invoke(self, target: RemoteObject, args: tuple, kwargs: dict) -> Any:
@@ -649,7 +654,7 @@ class RemoteObject:
 
     __array_ufunc__ = None  # NumPy defers: array * remote runs the student's __rmul__
 
-    __slots__ = ("_sandbox", "_info")
+    __slots__ = ("_sandbox", "_info", "__weakref__")
 
     def __init__(self, sandbox: Sandbox, info: dict[str, Any]) -> None:
         object.__setattr__(self, "_sandbox", sandbox)
@@ -754,6 +759,13 @@ class RemoteObject:
                 raise StopIteration from None
             raise
 
+    def __instancecheck__(self, instance: Any) -> bool:
+        """``isinstance(x, submission.Dual)``: asked of the student's process."""
+        return _checked(self._op("isinstance", instance, self), bool, "isinstance()")
+
+    def __subclasscheck__(self, cls: Any) -> bool:
+        return _checked(self._op("issubclass", cls, self), bool, "issubclass()")
+
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         return np.asarray(_value(self), dtype=dtype)
 
@@ -849,7 +861,8 @@ def _checked(value: Any, kind: type, what: str) -> Any:
         value = int(value)
     elif kind is complex and isinstance(value, (int, float, np.number)):
         value = complex(value)
-    if type(value) is not kind and not (kind is int and type(value) is bool):
+    if type(value) is not kind and not (kind is int and type(value) is bool) or \
+            kind is bool and type(value) is not bool:
         raise TypeError(f"{what} of the student's object gave a {type(value).__name__}, "
                         f"not a {kind.__name__}")
     return value

@@ -181,6 +181,9 @@ from difflab.grading import assert_close, check_optimizer_step, points
 def test_dual_times_dual():
     product = submission.Dual(3., 1.) * submission.Dual(2., 5.)
     assert product.primal == 6. and product.tangent == 17.
+    assert isinstance(product, submission.Dual) and not isinstance(2.0, submission.Dual)
+    p = submission.Polynomial(1.0)
+    assert submission.Polynomial is submission.Polynomial  # one stand-in per object
 
 
 @points(1)
