@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
+import sys
 import types
 from collections.abc import Callable
 from typing import Any
@@ -189,9 +190,8 @@ class Mirrors:
     def unreachable(self) -> list[int]:
         """Forget the slots whose object only this table still holds (the test dropped
         it, so no change to it can be seen); the slots forgotten."""
-        import sys
-
-        gone = [slot for slot in self.objects if sys.getrefcount(self.objects[slot]) <= 2]
+        gone = [slot for slot in self.objects
+                if sys.getrefcount(self.objects[slot]) <= _ONLY_IN_A_DICT]
         for slot in gone:
             value = self.objects.pop(slot)
             del self.slots[id(value)], self.snapshots[slot]
@@ -259,6 +259,16 @@ class Mirrors:
 
 
 _RESEND = object()
+
+
+def _only_in_a_dict() -> int:
+    """What ``sys.getrefcount`` says of an object that only a dict's value holds (it
+    differs between Python versions)."""
+    probe: dict[int, list] = {0: []}
+    return sys.getrefcount(probe[0])
+
+
+_ONLY_IN_A_DICT = _only_in_a_dict()
 
 
 def _snapshot(value: Any) -> Any:
