@@ -327,12 +327,13 @@ def _write(target: Any, state: Any) -> None:
 
 def _write_tensor(target: Any, state: Any) -> None:
     new = state.array
-    if (isinstance(target.array, np.ndarray) and target.array.shape == new.shape
-            and target.array.dtype == new.dtype):
-        target.array[...] = new
-    else:
-        target.data = state
-    target._version[0] += 1
+    if _snapshot(_host(target.array)) != _snapshot(new):  # only a real change bumps the
+        if (isinstance(target.array, np.ndarray) and target.array.shape == new.shape
+                and target.array.dtype == new.dtype):  # version (a tape may have saved it)
+            target.array[...] = new
+        else:
+            target.data = state
+        target._version[0] += 1
     if state.grad is None:
         target.grad = None
     elif target.grad is not None and isinstance(target.grad.array, np.ndarray) and \

@@ -588,3 +588,19 @@ def test_validate_solution_docstring_example():
         runner.run(test)
     assert runner.summarize(verbose=False).failed == 0
     assert runner.summarize(verbose=False).attempted > 0
+
+
+def test_a_change_of_gradient_only_keeps_the_tests_tape_valid():
+    import difflab
+    from difflab.grading.crossing import _write_tensor
+
+    w = difflab.tensor([1.0, 2.0], requires_grad=True)
+    y = (w * w).sum()  # saves w for its backward
+    copy = difflab.tensor([1.0, 2.0])
+    copy.grad = difflab.tensor([3.0, 4.0])  # the student's code only set .grad
+    _write_tensor(w, copy)
+    y.backward()
+    np.testing.assert_allclose(w.grad.numpy(), [5.0, 8.0])
+    _write_tensor(w, difflab.tensor([5.0, 6.0]))  # new values, no gradient
+    np.testing.assert_allclose(w.numpy(), [5.0, 6.0])
+    assert w.grad is None and w._version[0] == 1
