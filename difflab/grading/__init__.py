@@ -25,6 +25,7 @@ gradebook (:func:`grade_batch`); ``difflab autograder build`` makes Gradescope's
 from difflab.grading.autograder import build_autograder
 from difflab.grading.batch import grade_batch
 from difflab.grading.checks import (
+    assert_close,
     check_dual_rule,
     check_function,
     check_gradient,
@@ -42,6 +43,7 @@ from difflab.grading.runner import grade
 from difflab.grading.selfcheck import check
 
 __all__ = [
+    "assert_close",
     "check_gradient",
     "check_function",
     "check_dual_rule",

@@ -232,6 +232,7 @@ class GradingPlugin:
     def pytest_runtest_teardown(self, item: Any) -> None:
         if self.sandbox is not None:
             self.sandbox.deadline = None
+            self.sandbox.end_test()  # the test's objects and functions are its own
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_makereport(self, item: Any, call: Any) -> None:

@@ -104,7 +104,7 @@ def assert_close(
     actual: Any,
     expected: Any,
     *,
-    what: str,
+    what: str = "value",
     atol: float = ATOL,
     rtol: float = RTOL,
     upstream: np.ndarray | None = None,
@@ -117,7 +117,7 @@ def assert_close(
     ----------
     actual, expected : array_like
         The student's values and the reference values.
-    what : str
+    what : str, optional
         What is being compared, used to start the message (``"gradient of input 0"``).
     atol, rtol : float, optional
         Passes where ``|actual - expected| <= atol + rtol * |expected|``.

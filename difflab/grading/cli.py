@@ -249,7 +249,11 @@ def _assignment_files(source: Path) -> list[Path]:
     "--out", type=click.Path(path_type=Path), required=True,
     help="Folder to write student/ and instructor/ versions into.",
 )
-def assign_command(source: Path, out: Path) -> None:
+@click.option(
+    "--no-validate", is_flag=True,
+    help="Release without first grading the solution with every test.",
+)
+def assign_command(source: Path, out: Path, no_validate: bool) -> None:
     """Make the student and instructor versions of SOURCE.
 
     SOURCE is a notebook or .py file with nbgrader markers (### BEGIN SOLUTION /
@@ -258,11 +262,17 @@ def assign_command(source: Path, out: Path) -> None:
     `raise NotImplementedError()` and drops hidden tests; the instructor version keeps
     the solutions.  A folder's tests/ goes to the instructor version whole, and to the
     student version without its hidden tests (for `difflab check`).
+
+    Before writing anything, the solution of an assignment folder with one notebook or
+    file and a tests/ folder is graded with every test (visible and hidden); unless it
+    earns full marks, nothing is released and the failing tests are named.
     """
     try:
         if not source.exists():
             raise GradingInputError(f"assignment source not found: {source}")
         files = _assignment_files(source) if source.is_dir() else [source]
+        if not no_validate and source.is_dir() and (source / "tests").is_dir():
+            _validate_release(files, source / "tests")
         written = []
         for file in files:
             written.append(make_student_version(file, out / "student"))
@@ -280,6 +290,22 @@ def assign_command(source: Path, out: Path) -> None:
         _fail("difflab assign", str(exc))
     for path in written:
         click.echo(f"wrote {path}")
+
+
+def _validate_release(files: list[Path], tests: Path) -> None:
+    """Grade the solution with every test; GradingInputError unless it earns full marks."""
+    import tempfile
+
+    from difflab.grading.validation import validate_solution
+
+    if len(files) != 1:
+        click.echo(f"not validated: {len(files)} assignment files share {tests} (grade "
+                   "each solution with `difflab grade` to check it)", err=True)
+        return
+    with tempfile.TemporaryDirectory(prefix="difflab-assign-") as tmp:
+        solution = make_instructor_version(files[0], Path(tmp))
+        validate_solution(solution, tests)
+    click.echo(f"validated: the solution passes every test in {tests}")
 
 
 @click.group()
