@@ -28,6 +28,7 @@ from pathlib import Path
 
 from difflab.grading.context import LatePolicy
 from difflab.grading.errors import GradingInputError
+from difflab.grading.release import source_block_tests
 
 __all__ = ["build_autograder", "DEPENDENCIES"]
 
@@ -134,6 +135,9 @@ def build_autograder(
         _add(zf, "DIFFLAB_VERSION", version + "\n")
         for path in test_files:
             zf.write(path, "tests/" + path.relative_to(tests).as_posix())
+        if tests != assignment:  # the sources' hidden-tests blocks, as tests
+            for name, text in source_block_tests(assignment).items():
+                _add(zf, "tests/" + name, text)
         for path in sorted(package.rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
                 zf.write(path, "difflab/" + path.relative_to(package).as_posix())

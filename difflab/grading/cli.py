@@ -27,7 +27,7 @@ import click
 from difflab.grading.context import LatePolicy
 from difflab.grading.errors import GradingInputError
 from difflab.grading.notebooks import make_instructor_version, make_student_version
-from difflab.grading.release import visible_tests
+from difflab.grading.release import assignment_files, source_block_tests, visible_tests
 from difflab.grading.results import format_summary
 from difflab.grading.runner import (
     DEFAULT_MEMORY_MB,
@@ -234,10 +234,7 @@ def build_command(assignment: Path, out: Path, timeout: float, memory_mb: int,
 
 
 def _assignment_files(source: Path) -> list[Path]:
-    files = [
-        p for p in sorted(source.iterdir())
-        if p.suffix in (".ipynb", ".py") and not p.name.startswith(("test_", "."))
-    ]
+    files = assignment_files(source)
     if not files:
         raise GradingInputError(f"no .ipynb or .py assignment files in {source}")
     return files
@@ -257,7 +254,10 @@ def assign_command(source: Path, out: Path) -> None:
     folder of them.  The student version replaces solutions with
     `raise NotImplementedError()` and drops hidden tests; the instructor version keeps
     the solutions.  A folder's tests/ goes to the instructor version whole, and to the
-    student version without its hidden tests (for `difflab check`).
+    student version without its hidden tests (for `difflab check`).  Each hidden-tests
+    block of a notebook or file becomes a hidden test in the instructor's tests/
+    (test_hidden_blocks_<name>.py), worth the points its BEGIN line names
+    ("### BEGIN HIDDEN TESTS (2 points)"; 1 by default).
     """
     try:
         if not source.exists():
@@ -276,6 +276,11 @@ def assign_command(source: Path, out: Path) -> None:
             written.append(target)
             visible_tests(source / "tests", out / "student" / "tests")
             written.append(out / "student" / "tests")
+        for name, text in source_block_tests(source).items():  # hidden-tests blocks
+            target = out / "instructor" / "tests" / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+            written.append(target)
     except GradingInputError as exc:
         _fail("difflab assign", str(exc))
     for path in written:

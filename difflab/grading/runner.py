@@ -51,6 +51,7 @@ from difflab.grading.context import (
 from difflab.grading.errors import GradingInputError
 from difflab.grading.markers import MARKER_HELP, OUTPUT_FORMATS, VISIBILITIES, TestMeta
 from difflab.grading.notebooks import notebook_to_module
+from difflab.grading.release import tests_of
 from difflab.grading.results import (
     TestOutcome,
     build_results,
@@ -602,6 +603,7 @@ def grade(
             )
         if visibility not in VISIBILITIES:
             raise GradingInputError(f"visibility must be one of {VISIBILITIES}")
+        tests_dir, block_tests = tests_of(tests_dir)
         _check_inputs(submission, tests_dir)
         job.seed, job.late = _submission_context(metadata, student_id, late_policy)
         sandbox_user, lock = take_user(user, uid_base, uid_pool)
@@ -613,6 +615,9 @@ def grade(
                 stage = _Stage(Path(tmp), submission, tests_dir, memory_mb, timeout=timeout,
                                total_timeout=total_timeout, user=sandbox_user,
                                seed=job.seed or 0, select=select, visible_only=visible_only)
+                for name, text in block_tests.items():  # the sources' hidden-tests blocks
+                    (stage.root / "tests" / name).write_text(text, encoding="utf-8")
+                    job.secrets = secret_lines(stage.root / "tests")
                 deadline = job.started + total_timeout
                 job.outcomes = _numbered(_collect(stage, timeout, deadline))
                 job.save()
