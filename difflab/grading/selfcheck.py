@@ -13,13 +13,17 @@ In a notebook::
 
 checks what the kernel has run so far: the code of the cells executed, in order (a
 cell that raised is kept, as in the notebook), not the file on disk, which may be
-older.  Outside a notebook, ``check(notebook="hw1.ipynb")`` checks a file.
+older.  The report shows once under the cell.  Outside a notebook,
+``check(notebook="hw1.ipynb")`` checks a file.  When the grader runs the notebook
+headless (``difflab grade``, ``difflab check``), ``check(...)`` cells do nothing: the
+grading is the check.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +42,8 @@ class CheckReport:
     """The outcome of a self-check: the results and their summary for the student."""
 
     results: dict[str, Any]
+    #: Whether the report was printed already (a notebook then does not show it again).
+    shown: bool = False
 
     @property
     def passed(self) -> bool:
@@ -46,8 +52,11 @@ class CheckReport:
     def __str__(self) -> str:
         return format_check(self.results)
 
-    def _repr_markdown_(self) -> str:
-        return "```\n" + str(self) + "\n```"
+    def _ipython_display_(self) -> None:
+        """Jupyter shows a returned report once: not again when ``check`` printed it."""
+        if not self.shown:
+            print(self)
+            self.shown = True
 
 
 def format_check(results: dict[str, Any]) -> str:
@@ -109,9 +118,15 @@ def _notebook_from(cells: list[str], folder: Path) -> Path:
     return path
 
 
+def _in_headless_grading() -> bool:
+    """Whether this is the student's process of a grading (the notebook run headless)."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    return getattr(spec, "name", None) == "difflab.grading._student"
+
+
 def check(question: str | None = None, *, notebook: str | Path | None = None,
           tests: str | Path | None = None, timeout: float = CHECK_TIMEOUT,
-          show: bool = True) -> CheckReport:
+          show: bool = True) -> CheckReport | None:
     """Run the visible tests (of ``question``, or all) against the student's work.
 
     Parameters
@@ -131,8 +146,9 @@ def check(question: str | None = None, *, notebook: str | Path | None = None,
 
     Returns
     -------
-    CheckReport
-        ``.passed``, ``.results`` (Gradescope's format) and the printed text.
+    CheckReport or None
+        ``.passed``, ``.results`` (Gradescope's format) and the printed text; None
+        when the notebook is being graded headless (the check cells do nothing there).
 
     Raises
     ------
@@ -141,6 +157,8 @@ def check(question: str | None = None, *, notebook: str | Path | None = None,
     """
     from difflab.grading.runner import grade
 
+    if notebook is None and _in_headless_grading():
+        return None
     with tempfile.TemporaryDirectory(prefix="difflab-check-") as tmp:
         if notebook is not None:
             work = Path(notebook)
@@ -157,4 +175,5 @@ def check(question: str | None = None, *, notebook: str | Path | None = None,
     report = CheckReport(results)
     if show:
         print(report)
+        report.shown = True
     return report

@@ -12,6 +12,7 @@ in the assignment notebook or file, or around tests in ``tests/test_*.py``.
 
 from __future__ import annotations
 
+import json
 import zipfile
 
 import nbformat
@@ -189,3 +190,51 @@ def test_the_autograder_zip_holds_the_blocks_as_hidden_tests(assignment, tmp_pat
     assert result.exit_code == 0, result.output
     with zipfile.ZipFile(zip_path) as zf:
         assert "square(0.5)" in zf.read("tests/test_hidden_blocks_squares.py").decode()
+
+
+# -- check("q1") cells -------------------------------------------------------------------
+
+CHECK_TESTS = '''
+import submission
+
+
+def test_add_q1():
+    assert submission.add(2, 3) == 5
+'''
+
+
+def test_check_cells_do_nothing_when_the_notebook_is_graded_headless(tmp_path):
+    write(tmp_path / "tests" / "test_q1.py", CHECK_TESTS)
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell("from difflab.grading import check"),
+                      nbformat.v4.new_code_cell("def add(a, b):\n    return a + b"),
+                      nbformat.v4.new_code_cell('check("q1")')]
+    nbformat.write(notebook, tmp_path / "hw.ipynb")
+    results = grade(tmp_path / "hw.ipynb", tmp_path / "tests", **FAST)
+    assert results["score"] == 1
+    assert "raised errors" not in results["output"] and "GradingInputError" not in results[
+        "output"]
+    assert "raised errors" not in json.dumps(results["tests"])
+    result = CliRunner().invoke(cli, ["check", str(tmp_path / "hw.ipynb")])
+    assert result.exit_code == 0 and "raised errors" not in result.output, result.output
+
+
+def test_check_in_jupyter_prints_its_report_once(tmp_path, monkeypatch, capsys):
+    """The report is printed under the cell, and the returned report adds nothing more
+    (a kernel displays a cell's value in every format it knows)."""
+    interactiveshell = pytest.importorskip("IPython.core.interactiveshell")
+    write(tmp_path / "tests" / "test_q1.py", CHECK_TESTS)
+    monkeypatch.chdir(tmp_path)
+    shell = interactiveshell.InteractiveShell.instance()
+    try:
+        shell.display_formatter.active_types = shell.display_formatter.format_types
+        shell.run_cell("def add(a, b):\n    return a + b", store_history=True)
+        capsys.readouterr()
+        cell = shell.run_cell("from difflab.grading import check\ncheck('q1', timeout=5)",
+                              store_history=True)
+        shown_again = shell.display_formatter.format(cell.result)
+    finally:
+        interactiveshell.InteractiveShell.clear_instance()
+    out = capsys.readouterr().out
+    assert out.count("1 of 1 visible tests passed") == 1, out
+    assert shown_again == ({}, {})
