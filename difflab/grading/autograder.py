@@ -40,10 +40,17 @@ _RUN = """#!/usr/bin/env bash
 # Gradescope's entry point, written by `difflab autograder build` (difflab {version}).
 # It grades the first .ipynb or .py of the submission with the tests of this zip and
 # always writes results/results.json, even when the submission crashes or loops.
+# Without submission_metadata.json (a mock run) it grades with seed 0 and no late policy.
 set -u
 ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
-SUBMISSION=$(find "$ROOT/submission" -maxdepth 2 \\( -name '*.ipynb' -o -name '*.py' \\) \\
-    ! -name '.*' | sort | head -n 1)
+# Hidden files and folders (Jupyter's .ipynb_checkpoints autosaves) are never graded;
+# a file at the top of the submission comes before one in a folder.
+SUBMISSION=$(cd "$ROOT/submission" 2>/dev/null && find . -maxdepth 2 -name '.?*' -prune -o \\
+    -type f \\( -name '*.ipynb' -o -name '*.py' \\) -printf '%d %p\\n' | sort | head -n 1 \\
+    | cut -d' ' -f2-)
+if [ -n "$SUBMISSION" ]; then
+    SUBMISSION="$ROOT/submission/${{SUBMISSION#./}}"
+fi
 if [ -z "$SUBMISSION" ]; then
     SUBMISSION="$ROOT/submission/missing-submission.py"
 fi

@@ -15,7 +15,10 @@ A submissions folder holds either one file per student (``alice.py``,
 ``bob.ipynb``: the student is the file's name) or one folder per student (as
 Gradescope's export: the student is the folder's name, the submission the first
 ``.ipynb`` or ``.py`` in it, and a ``submission_metadata.json`` there is read for the
-seed and the late policy).
+seed and the late policy).  Without metadata, the student's name (the file's stem or
+the folder's name) is the id :func:`~difflab.grading.context.student_seed` derives the
+seed from, as ``difflab grade FILE --student-id NAME`` would, and no late policy
+applies.
 """
 
 from __future__ import annotations
@@ -185,7 +188,9 @@ def grade_batch(
             write_results(results, out)
             return _row(sub.student, results, "no submission")
         try:
-            results = grade(sub.path, tests_dir, out, metadata=sub.metadata, **grade_options)
+            # the seed is the metadata's (Gradescope's user ids), else the student's name
+            results = grade(sub.path, tests_dir, out, metadata=sub.metadata,
+                            student_id=None if sub.metadata else sub.student, **grade_options)
         except GradingInputError as exc:
             return _row(sub.student, {}, f"error: {exc}"[:300])
         except Exception as exc:  # noqa: BLE001 -- one student's problem ends only their row

@@ -140,6 +140,11 @@ def grade_command(
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         if submission.is_dir():
+            if metadata is not None or student_id is not None:
+                raise GradingInputError(
+                    "--metadata and --student-id are for one submission; in a folder, each "
+                    "student's folder may hold its submission_metadata.json, and otherwise "
+                    "the student's file or folder name gives the seed")
             _grade_folder(submission, tests_dir, out, jobs, results_dir, options)
             return
         results = grade(submission, tests_dir, out, metadata=metadata, student_id=student_id,

@@ -572,7 +572,8 @@ def grade(
     student_id : str, optional
         The seed of this student instead (to reproduce a student's variant).
     late_policy : LatePolicy, optional
-        Multiply the score by the policy's factor for the lateness in ``metadata``.
+        Multiply the score by the policy's factor for the lateness in ``metadata``;
+        without metadata it is not applied, and the results say so.
     select : str, optional
         Only the tests whose node id (file, name) or tags contain this text.
     visible_only : bool, optional
@@ -606,6 +607,9 @@ def grade(
         tests_dir, block_tests = tests_of(tests_dir)
         _check_inputs(submission, tests_dir)
         job.seed, job.late = _submission_context(metadata, student_id, late_policy)
+        if late_policy is not None and metadata is None:
+            job.notes.append("No submission metadata (submission_metadata.json) was given, "
+                             "so the late policy was not applied.")
         sandbox_user, lock = take_user(user, uid_base, uid_pool)
         try:
             job.isolation = isolation_summary(sandbox_user) + exposure_warning(sandbox_user,
@@ -657,8 +661,6 @@ def _submission_context(metadata: str | Path | dict | None, student_id: str | No
             factor, days = policy.factor(lateness(metadata))
             if days:
                 late = {"days": days, "factor": factor, "policy": policy.spec()}
-        elif policy is not None:
-            raise ValueError("a late policy needs the submission's metadata (--metadata)")
     except ValueError as exc:
         raise GradingInputError(str(exc)) from None
     return seed, late

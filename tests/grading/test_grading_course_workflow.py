@@ -1,0 +1,127 @@
+"""A course as an instructor runs it, beyond one grading: Gradescope's zip in a mock tree,
+batch grading that matches single grading, the output budget of each test, and points
+entered by hand (issues 25 and 30)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+from grading_helpers import FAST, write
+
+from difflab.grading import grade
+from difflab.grading.cli import cli
+from difflab.grading.context import seed_for
+
+SEED_TESTS = '''
+import submission
+from difflab.grading import points, student_seed
+
+
+@points(2)
+def test_twice():
+    assert submission.twice(21) == 42
+
+
+@points(1)
+def test_seeded():
+    k = student_seed() % 1000
+    assert submission.twice(k) == 2 * k
+'''
+
+
+@pytest.fixture
+def runner():
+    try:
+        return CliRunner(mix_stderr=False)
+    except TypeError:
+        return CliRunner()
+
+
+@pytest.fixture
+def course(tmp_path):
+    root = tmp_path / "hw"
+    write(root / "twice.py", '''
+        def twice(x):
+            ### BEGIN SOLUTION
+            return 2 * x
+            ### END SOLUTION
+    ''')
+    write(root / "tests" / "test_twice.py", SEED_TESTS)
+    return root
+
+
+def _mock_gradescope(runner, course, tmp_path, *build_options):
+    zip_path = tmp_path / "autograder.zip"
+    result = runner.invoke(cli, ["autograder", "build", str(course), "--out", str(zip_path),
+                                 "--timeout", "10", *build_options])
+    assert result.exit_code == 0, result.output
+    root = tmp_path / "autograder"
+    shutil.unpack_archive(zip_path, root / "source")
+    (root / "submission").mkdir()
+    return root
+
+
+def _run_autograder(root):
+    done = subprocess.run(
+        ["bash", str(root / "source" / "run_autograder")], capture_output=True, text=True,
+        env={**os.environ, "AUTOGRADER_ROOT": str(root), "PYTHON": sys.executable,
+             "PYTHONPATH": ""}, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads((root / "results" / "results.json").read_text())
+
+
+def test_a_mock_run_without_metadata_ignores_the_late_policy_with_a_note(
+        runner, course, tmp_path):
+    """The guide's two snippets together: built with --late-policy, run without
+    submission_metadata.json."""
+    root = _mock_gradescope(runner, course, tmp_path, "--late-policy", "per_day=0.1")
+    shutil.copy(course / "twice.py", root / "submission")
+    results = _run_autograder(root)
+    assert results["score"] == 3, results
+    assert "late policy was not applied" in results["output"]
+
+
+def test_run_autograder_never_grades_jupyters_autosave_copy(runner, course, tmp_path):
+    root = _mock_gradescope(runner, course, tmp_path)
+    (root / "submission" / "twice.py").write_text("def twice(x):\n    return 2 * x\n")
+    checkpoints = root / "submission" / ".ipynb_checkpoints"
+    checkpoints.mkdir()
+    (checkpoints / "twice-checkpoint.py").write_text("def twice(x):\n    return x\n")
+    (root / "submission" / ".hidden.py").write_text("def twice(x):\n    return 0\n")
+    assert _run_autograder(root)["score"] == 3
+
+
+def test_batch_seeds_each_student_as_single_grading_does(runner, course, tmp_path):
+    """Plain files: the file's name is the student's id for the seed."""
+    folder = tmp_path / "subs"
+    for name in ("alice", "bob"):
+        write(folder / f"{name}.py", "def twice(x):\n    return 2 * x\n")
+    gradebook = tmp_path / "grades.csv"
+    result = runner.invoke(cli, ["grade", str(folder), "--tests", str(course / "tests"),
+                                 "--out", str(gradebook), "--timeout", "5",
+                                 "--late-policy", "per_day=0.5"])
+    assert result.exit_code == 0, result.output + result.stderr
+    rows = {r["student"]: r for r in csv.DictReader(gradebook.open())}
+    assert rows["alice"]["score"] == "3" and rows["alice"]["status"] == "graded"
+    for name in ("alice", "bob"):
+        batch = json.loads((tmp_path / "grades_results" / f"{name}.json").read_text())
+        single = grade(folder / f"{name}.py", course / "tests", student_id=name, **FAST)
+        assert batch["extra_data"]["seed"] == str(seed_for([name])) == single[
+            "extra_data"]["seed"]
+        assert "late policy was not applied" in batch["output"]
+
+
+def test_per_submission_options_on_a_folder_are_refused(runner, course, tmp_path):
+    write(tmp_path / "subs" / "alice.py", "def twice(x):\n    return 2 * x\n")
+    for option in (["--student-id", "alice"], ["--metadata", str(tmp_path / "m.json")]):
+        result = runner.invoke(cli, ["grade", str(tmp_path / "subs"), "--tests",
+                                     str(course / "tests"), "--out",
+                                     str(tmp_path / "g.csv"), *option])
+        assert result.exit_code == 2 and "for one submission" in result.stderr
