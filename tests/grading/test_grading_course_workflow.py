@@ -125,3 +125,84 @@ def test_per_submission_options_on_a_folder_are_refused(runner, course, tmp_path
                                      str(course / "tests"), "--out",
                                      str(tmp_path / "g.csv"), *option])
         assert result.exit_code == 2 and "for one submission" in result.stderr
+
+
+# -- output budgets ----------------------------------------------------------------------
+
+FLOOD_TESTS = '''
+import submission
+from difflab.grading import points
+
+
+@points(1)
+def test_1_floods():
+    submission.flood()
+
+
+@points(1)
+def test_2_prints_a_little():
+    assert submission.square(3) == 9
+
+
+@points(1)
+def test_3_loops():
+    submission.spin()
+
+
+@points(2)
+def test_4_after_a_restart():
+    assert submission.square(4) == 16
+'''
+
+FLOODER = '''
+import sys
+
+for _ in range(50):                      # about 50 MB while the file loads
+    sys.stdout.write("x" * 2**20 + "\\n")
+
+
+def flood():
+    while True:
+        print("y" * 10_000)
+
+
+def square(x):
+    print("squaring", x)
+    return x * x
+
+
+def spin():
+    while True:
+        pass
+'''
+
+
+@pytest.mark.slow
+def test_a_50_mb_printer_that_loops_once_loses_only_that_test(tmp_path):
+    """Each test, and each load of the submission, has its own output budget."""
+    write(tmp_path / "tests" / "test_flood.py", FLOOD_TESTS)
+    student = write(tmp_path / "flood.py", FLOODER)
+    results = grade(student, tmp_path / "tests", **FAST)
+    tests = {t["name"].split("::")[-1]: t for t in results["tests"]}
+    assert tests["test_1_floods"]["score"] == 0
+    assert "printed (or wrote) more than the grader keeps" in tests["test_1_floods"]["output"]
+    assert tests["test_2_prints_a_little"]["score"] == 1, tests["test_2_prints_a_little"]
+    assert "squaring 3" in tests["test_2_prints_a_little"]["output"] or tests[
+        "test_2_prints_a_little"]["status"] == "passed"
+    assert tests["test_3_loops"]["extra_data"]["reason"] == "timeout"
+    assert tests["test_4_after_a_restart"]["score"] == 2, tests["test_4_after_a_restart"]
+    assert results["score"] == 3
+    assert len(json.dumps(results)) < 60_000  # what is kept stays small
+
+
+def test_printing_too_much_while_loading_says_so(tmp_path):
+    write(tmp_path / "tests" / "test_flood.py", FLOOD_TESTS)
+    student = write(tmp_path / "huge.py", '''
+        import sys
+        for _ in range(80):
+            sys.stdout.write("x" * 2**20 + "\\n")
+    ''')
+    results = grade(student, tmp_path / "tests", **{**FAST, "total_timeout": 60})
+    assert "printed (or wrote) more than the grader keeps" in results["output"], results[
+        "output"]
+    assert "Errno 27" not in json.dumps(results)
