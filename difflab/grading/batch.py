@@ -35,7 +35,8 @@ from typing import Any
 from difflab.grading.errors import GradingInputError
 from difflab.grading.results import error_results, write_results
 
-__all__ = ["grade_batch", "find_submissions", "Submission", "BatchRow"]
+__all__ = ["grade_batch", "find_submissions", "Submission", "BatchRow", "write_gradebook",
+           "read_gradebook"]
 
 #: Submissions a folder may hold (a guard against pointing at the wrong folder).
 MAX_SUBMISSIONS = 5000
@@ -140,6 +141,7 @@ def grade_batch(
     results_dir: str | Path | None = None,
     jobs: int | None = None,
     on_done: Callable[[BatchRow], None] | None = None,
+    manual: str | Path | None = None,
     **grade_options: Any,
 ) -> list[BatchRow]:
     """Grade every submission of ``submissions_dir``; write the results and the gradebook.
@@ -160,6 +162,9 @@ def grade_batch(
         Gradings at once (default: the number of cores).
     on_done : callable, optional
         Called with each row as its grading ends (for progress).
+    manual : str or Path, optional
+        A ``scores.csv`` of points graded by hand, put into the results and the
+        gradebook once grading ends (:func:`~difflab.grading.manual.apply_scores`).
     grade_options
         Passed to :func:`~difflab.grading.runner.grade` (``timeout``, ``memory_mb``,
         ``late_policy``, ...).
@@ -204,6 +209,11 @@ def grade_batch(
             write_gradebook(sorted(rows.values(), key=lambda r: r.student), gradebook)
             if on_done is not None:
                 on_done(row)
+    if manual is not None:
+        from difflab.grading.manual import apply_scores
+
+        apply_scores(manual, gradebook, results_dir)
+        return read_gradebook(gradebook)
     return sorted(rows.values(), key=lambda r: r.student)
 
 
@@ -229,3 +239,34 @@ def write_gradebook(rows: list[BatchRow], path: str | Path) -> Path:
                              *(f"{row.tests[t]:g}" if t in row.tests else "" for t in tests)])
     os.replace(tmp, path)
     return path
+
+
+def read_gradebook(path: str | Path) -> list[BatchRow]:
+    """The rows of a gradebook CSV written by :func:`write_gradebook`.
+
+    Raises
+    ------
+    GradingInputError
+        When the file cannot be read or is not a gradebook.
+    """
+    path = Path(path)
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            table = list(csv.reader(fh))
+    except OSError as exc:
+        raise GradingInputError(f"cannot read the gradebook {path}: {exc}") from None
+    if not table or table[0][:4] != ["student", "score", "max_score", "status"]:
+        raise GradingInputError(f"{path} is not a difflab gradebook (its first columns are "
+                                "not student, score, max_score, status)")
+    names = table[0][4:]
+    rows = []
+    for line in table[1:]:
+        line = line + [""] * (len(table[0]) - len(line))
+        try:
+            tests = {name: float(value) for name, value in zip(names, line[4:]) if value}
+            rows.append(BatchRow(line[0], float(line[1] or 0), float(line[2] or 0), line[3],
+                                 tests))
+        except ValueError:
+            raise GradingInputError(f"{path}: the row of {line[0]!r} has a score that is "
+                                    "not a number") from None
+    return rows

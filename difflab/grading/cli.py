@@ -37,7 +37,8 @@ from difflab.grading.runner import (
 )
 from difflab.grading.sandbox_users import DEFAULT_UID_BASE, DEFAULT_UID_POOL
 
-__all__ = ["grade_command", "assign_command", "check_command", "autograder_group", "cli"]
+__all__ = ["grade_command", "assign_command", "check_command", "autograder_group",
+           "manual_group", "cli"]
 
 
 def _fail(prog: str, message: str) -> None:
@@ -99,6 +100,9 @@ def _limits(function: Any) -> Any:
 @click.option("--results-dir", type=click.Path(path_type=Path), default=None,
               help="A folder of submissions: where each student's results JSON goes "
                    "(default: <gradebook>_results beside the gradebook).")
+@click.option("--manual", type=click.Path(path_type=Path), default=None,
+              help="A folder of submissions: the scores.csv of questions graded by hand "
+                   "(difflab manual collect), put into the results and the gradebook.")
 @click.option(
     "--user", default=None,
     help="As root: run student code as this existing account instead of a uid of the pool.",
@@ -123,6 +127,7 @@ def grade_command(
     late_policy: LatePolicy | None,
     jobs: int | None,
     results_dir: Path | None,
+    manual: Path | None,
     user: str | None,
     uid_base: int,
     uid_pool: int,
@@ -145,8 +150,12 @@ def grade_command(
                     "--metadata and --student-id are for one submission; in a folder, each "
                     "student's folder may hold its submission_metadata.json, and otherwise "
                     "the student's file or folder name gives the seed")
-            _grade_folder(submission, tests_dir, out, jobs, results_dir, options)
+            _grade_folder(submission, tests_dir, out, jobs, results_dir,
+                          dict(options, manual=manual))
             return
+        if manual is not None:
+            raise GradingInputError("--manual is for a folder of submissions (the "
+                                    "gradebook); see difflab manual --help")
         results = grade(submission, tests_dir, out, metadata=metadata, student_id=student_id,
                         **options)
     except GradingInputError as exc:  # grade() has written the results file already
@@ -292,6 +301,77 @@ def assign_command(source: Path, out: Path) -> None:
         click.echo(f"wrote {path}")
 
 
+@click.group("manual")
+def manual_group() -> None:
+    """Questions graded by hand: collect the written answers, enter points, apply them.
+
+    \b
+    difflab manual collect submissions/ --assignment assignments/02 --out manual/
+    difflab manual score manual/scores.csv alice q3 1.5 --comment "misses the cost"
+    difflab manual apply manual/scores.csv --gradebook grades.csv
+    """
+
+
+@manual_group.command("collect")
+@click.argument("submissions", type=click.Path(path_type=Path))
+@click.option("--assignment", type=click.Path(path_type=Path), required=True,
+              help="The assignment's source notebook or folder (the questions, the points).")
+@click.option("--out", type=click.Path(path_type=Path), required=True,
+              help="Folder for answers.md (to read) and scores.csv (to fill in).")
+def manual_collect_command(submissions: Path, assignment: Path, out: Path) -> None:
+    """Write every student's written answers to OUT/answers.md and a scores.csv to fill.
+
+    Points already in OUT/scores.csv are kept.
+    """
+    from difflab.grading.manual import collect_answers
+
+    try:
+        answers, scores = collect_answers(submissions, assignment, out)
+    except GradingInputError as exc:
+        _fail("difflab manual collect", str(exc))
+    click.echo(f"wrote {answers}\nwrote {scores} (fill in the points column, or use "
+               "difflab manual score)")
+
+
+@manual_group.command("score")
+@click.argument("scores", type=click.Path(path_type=Path))
+@click.argument("student")
+@click.argument("question")
+@click.argument("points", type=float)
+@click.option("--comment", default=None, help="Feedback shown to the student.")
+def manual_score_command(scores: Path, student: str, question: str, points: float,
+                         comment: str | None) -> None:
+    """Enter POINTS for STUDENT's answer to QUESTION in the SCORES file (scores.csv)."""
+    from difflab.grading.manual import set_score
+
+    try:
+        row = set_score(scores, student, question, points, comment)
+    except GradingInputError as exc:
+        _fail("difflab manual score", str(exc))
+    click.echo(f"{row.student} {row.question}: {row.points:g}/{row.max_points:g}")
+
+
+@manual_group.command("apply")
+@click.argument("scores", type=click.Path(path_type=Path))
+@click.option("--gradebook", type=click.Path(path_type=Path), required=True,
+              help="The class's gradebook (grades.csv of difflab grade FOLDER).")
+@click.option("--results-dir", type=click.Path(path_type=Path), default=None,
+              help="The students' results (default: <gradebook>_results beside it).")
+def manual_apply_command(scores: Path, gradebook: Path, results_dir: Path | None) -> None:
+    """Put the points of SCORES into each student's results and into the gradebook.
+
+    Each question becomes a column 'manual: <question>' of the gradebook and a test of
+    the student's results; applying again replaces the earlier points.
+    """
+    from difflab.grading.manual import apply_scores
+
+    try:
+        path = apply_scores(scores, gradebook, results_dir)
+    except GradingInputError as exc:
+        _fail("difflab manual apply", str(exc))
+    click.echo(f"gradebook written to {path}")
+
+
 @click.group()
 def cli() -> None:
     """difflab grading tools (also available as `difflab grade` / `difflab assign`)."""
@@ -301,3 +381,4 @@ cli.add_command(grade_command)
 cli.add_command(assign_command)
 cli.add_command(check_command)
 cli.add_command(autograder_group)
+cli.add_command(manual_group)

@@ -206,3 +206,94 @@ def test_printing_too_much_while_loading_says_so(tmp_path):
     assert "printed (or wrote) more than the grader keeps" in results["output"], results[
         "output"]
     assert "Errno 27" not in json.dumps(results)
+
+
+# -- questions graded by hand ---------------------------------------------------------
+
+WRITTEN = ("**Q2.** Why does forward mode need one pass per input?\n\n"
+           "### BEGIN SOLUTION q2 (2 points)\nEach pass carries one tangent.\n"
+           "### END SOLUTION")
+
+
+def test_written_answers_are_collected_scored_and_kept_in_the_gradebook(runner, tmp_path):
+    import nbformat
+
+    source = tmp_path / "hw" / "forward.ipynb"
+    source.parent.mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("def twice(x):\n    ### BEGIN SOLUTION\n"
+                                          "    return 2 * x\n    ### END SOLUTION"),
+                nbformat.v4.new_markdown_cell(WRITTEN)]
+    nbformat.write(nb, source)
+    write(tmp_path / "hw" / "tests" / "test_twice.py", SEED_TESTS)
+    release = tmp_path / "release"
+    assert runner.invoke(cli, ["assign", str(tmp_path / "hw"), "--out",
+                               str(release)]).exit_code == 0
+    student_nb = nbformat.read(release / "student" / "forward.ipynb", as_version=4)
+    assert "Each pass carries" not in student_nb.cells[1].source
+    subs = tmp_path / "subs"
+    for name, answer in (("alice", "One tangent per pass, so n passes."), ("bob", None)):
+        mine = nbformat.read(release / "student" / "forward.ipynb", as_version=4)
+        mine.cells[0].source = "def twice(x):\n    return 2 * x"
+        mine.cells.insert(0, nbformat.v4.new_markdown_cell("my notes"))  # cells move
+        if answer:
+            mine.cells[2].source = answer
+        (subs / name).mkdir(parents=True)
+        nbformat.write(mine, subs / name / "forward.ipynb")
+    grades = tmp_path / "grades.csv"
+    result = runner.invoke(cli, ["grade", str(subs), "--tests", str(tmp_path / "hw"),
+                                 "--out", str(grades), "--timeout", "5"])
+    assert result.exit_code == 0, result.output + result.stderr
+
+    result = runner.invoke(cli, ["manual", "collect", str(subs), "--assignment",
+                                 str(tmp_path / "hw"), "--out", str(tmp_path / "manual")])
+    assert result.exit_code == 0, result.output + result.stderr
+    answers = (tmp_path / "manual" / "answers.md").read_text()
+    assert "One tangent per pass" in answers and "*(no answer)*" in answers
+    scores = tmp_path / "manual" / "scores.csv"
+    assert scores.read_text().splitlines() == ["student,question,points,max_points,comment",
+                                               "alice,q2,,2,", "bob,q2,,2,"]
+    # points through the command, and one too many refused
+    result = runner.invoke(cli, ["manual", "score", str(scores), "alice", "q2", "1.5",
+                                 "--comment", "Say why a pass carries one tangent."])
+    assert result.exit_code == 0, result.stderr
+    result = runner.invoke(cli, ["manual", "score", str(scores), "bob", "q2", "3"])
+    assert result.exit_code == 2 and "from 0 to 2" in result.stderr
+    result = runner.invoke(cli, ["manual", "apply", str(scores), "--gradebook", str(grades)])
+    assert result.exit_code == 0, result.stderr
+    rows = {r["student"]: r for r in csv.DictReader(grades.open())}
+    assert rows["alice"]["manual: q2"] == "1.5" and rows["alice"]["score"] == "4.5"
+    assert rows["alice"]["max_score"] == "5" and rows["alice"]["status"] == "graded"
+    assert rows["bob"]["status"] == "graded, manual pending"
+    alice = json.loads((tmp_path / "grades_results" / "alice.json").read_text())
+    written = [t for t in alice["tests"] if t["extra_data"].get("manual")]
+    assert [(t["name"], t["score"], t["max_score"]) for t in written] == [
+        ("q2 (graded by hand)", 1.5, 2.0)]
+    assert alice["score"] == 4.5 and "one tangent" in written[0]["output"]
+    # entered in the file by hand, applied again: replaced, not added twice
+    scores.write_text(scores.read_text().replace("bob,q2,,2,", "bob,q2,2,2,Good."))
+    assert runner.invoke(cli, ["manual", "apply", str(scores), "--gradebook",
+                               str(grades)]).exit_code == 0
+    rows = {r["student"]: r for r in csv.DictReader(grades.open())}
+    assert rows["bob"]["score"] == "5" and rows["bob"]["status"] == "graded"
+    assert rows["alice"]["score"] == "4.5"
+    # a regrade of the class with --manual keeps the points
+    result = runner.invoke(cli, ["grade", str(subs), "--tests", str(tmp_path / "hw"),
+                                 "--out", str(grades), "--timeout", "5",
+                                 "--manual", str(scores)])
+    assert result.exit_code == 0, result.stderr
+    rows = {r["student"]: r for r in csv.DictReader(grades.open())}
+    assert rows["alice"]["score"] == "4.5" and rows["bob"]["manual: q2"] == "2"
+
+
+def test_bad_manual_scores_name_the_row(tmp_path):
+    from difflab.grading.errors import GradingInputError
+    from difflab.grading.manual import read_scores
+
+    path = tmp_path / "scores.csv"
+    path.write_text("student,question,points,max_points,comment\nalice,q2,lots,2,\n")
+    with pytest.raises(GradingInputError, match=r"row 2 \(alice, q2\): points is not a number"):
+        read_scores(path)
+    path.write_text("student,question,points\n")
+    with pytest.raises(GradingInputError, match="lacks the columns"):
+        read_scores(path)
