@@ -15,6 +15,7 @@ file), 2 for bad usage or bad input (the message is on stderr), 130 when interru
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
 import sys
@@ -193,11 +194,15 @@ def _grade_folder(folder: Path, tests_dir: Path, out: Path | None, jobs: int | N
 @click.option("--tests", "tests_dir", type=click.Path(path_type=Path), default=None,
               help="The visible tests (default: tests/ beside WORK).")
 @click.option("--question", "-q", default=None,
-              help="Only the tests whose file, name or tag contains this (e.g. q1).")
+              help="Only the tests whose file, name or tag contains this (e.g. q1). "
+                   "Default: the tests named after WORK (tests/test_hw1.py or tests/hw1/ "
+                   "for hw1.ipynb) when the folder has some, else all.")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
               help="Seconds each test may run.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the results as JSON (Gradescope's format) instead of the report.")
 def check_command(work: Path, tests_dir: Path | None, question: str | None,
-                  timeout: float) -> None:
+                  timeout: float, as_json: bool) -> None:
     """Check WORK (your notebook or .py file) with the visible tests, before submitting.
 
     Prints each test with the grader's message.  Exit status: 0 when every visible test
@@ -211,7 +216,7 @@ def check_command(work: Path, tests_dir: Path | None, question: str | None,
         report = check(question, notebook=work, tests=tests_dir, timeout=timeout, show=False)
     except GradingInputError as exc:
         _fail("difflab check", str(exc))
-    click.echo(str(report))
+    click.echo(json.dumps(report.results, indent=1) if as_json else str(report))
     sys.exit(0 if report.passed else 1)
 
 

@@ -61,18 +61,25 @@ class CheckReport:
 
 def format_check(results: dict[str, Any]) -> str:
     """What the student sees: each test, passed or not, with the teaching message."""
+    from difflab.grading.results import status_mark
+
     lines = []
+    said: set[str] = set()  # a message shared by many tests (a load error) is said once
     for test in results["tests"]:
-        mark = "PASS" if test["status"] == "passed" else "FAIL"
-        if test["status"] != "passed" and test["score"] > 0:
-            mark = "PART"
-        lines.append(f"{mark}  {test['name']}  ({test['score']:g}/{test['max_score']:g})")
-        if test["status"] != "passed" and test.get("output"):
-            lines += ["      " + ln for ln in test["output"].strip().splitlines()]
+        lines.append(f"{status_mark(test)}  {test['name']}  "
+                     f"({test['score']:g}/{test['max_score']:g})")
+        output = (test.get("output") or "").strip()
+        if test["status"] != "passed" and output:
+            if output in said:
+                lines.append("      (the same message as above)")
+            else:
+                said.add(output)
+                lines += ["      " + ln for ln in output.splitlines()]
     passed = sum(t["status"] == "passed" for t in results["tests"])
     lines.append(f"{passed} of {len(results['tests'])} visible tests passed.")
-    if results.get("output"):
-        lines.append(results["output"].strip())
+    note = (results.get("output") or "").strip()
+    if note and not any(note in text for text in said):
+        lines.append(note)
     lines.append("(These are the visible tests; the grader may run more.)")
     return "\n".join(lines)
 
@@ -86,6 +93,15 @@ def _find_tests(near: Path | None, tests: str | Path | None) -> Path:
     raise GradingInputError(
         "no tests folder found next to your work: pass tests=... (or --tests) with the "
         "folder of the visible tests (tests/ of the student release)")
+
+
+def _own_tests(work: Path, tests_dir: Path) -> str | None:
+    """The work's own tests in a folder shared by several notebooks: its name, when a
+    test file or folder is named after it (``tests/test_hw1.py``, ``tests/hw1/``)."""
+    for path in tests_dir.rglob("*.py"):
+        if work.stem in path.relative_to(tests_dir).as_posix():
+            return work.stem
+    return None
 
 
 def _kernel_cells() -> list[str] | None:
@@ -132,7 +148,9 @@ def check(question: str | None = None, *, notebook: str | Path | None = None,
     Parameters
     ----------
     question : str, optional
-        Only the tests whose file, name or tag contains it (``"q1"``); all when omitted.
+        Only the tests whose file, name or tag contains it (``"q1"``).  When omitted:
+        the tests named after the file checked (``test_hw1.py`` or a folder ``hw1/``
+        for ``hw1.ipynb``) if the folder has some, else all.
     notebook : str or Path, optional
         The ``.ipynb`` or ``.py`` to check.  Default: in a notebook, the cells the
         kernel has run.
@@ -163,6 +181,8 @@ def check(question: str | None = None, *, notebook: str | Path | None = None,
         if notebook is not None:
             work = Path(notebook)
             tests_dir = _find_tests(work.parent, tests)
+            if question is None:
+                question = _own_tests(work, tests_dir)
         else:
             cells = _kernel_cells()
             if cells is None:

@@ -297,3 +297,44 @@ def test_bad_manual_scores_name_the_row(tmp_path):
     path.write_text("student,question,points\n")
     with pytest.raises(GradingInputError, match="lacks the columns"):
         read_scores(path)
+
+
+# -- messages -------------------------------------------------------------------------
+
+
+def test_check_runs_the_works_own_tests_says_a_load_error_once_and_speaks_json(
+        runner, tmp_path):
+    for name in ("hw1", "hw2"):
+        write(tmp_path / "tests" / f"test_{name}.py", f'''
+            import submission
+            from difflab.grading import points, subcheck
+
+
+            def test_{name}_a():
+                assert submission.f(1) == 2
+
+
+            def test_{name}_b():
+                assert submission.f(2) == 4
+
+
+            @points(2, partial=True)
+            def test_{name}_parts():
+                with subcheck("one"):
+                    assert submission.f(3) == 6
+                with subcheck("two"):
+                    assert submission.f(4) == 0
+        ''')
+    work = write(tmp_path / "hw1.py", "def f(x):\n    return 2 * x\n")
+    result = runner.invoke(cli, ["check", str(work)])
+    assert "of 3 visible tests passed" in result.output and "hw2" not in result.output
+    assert "PART  test_hw1.py::test_hw1_parts  (1/2)" in result.output
+    summary = runner.invoke(cli, ["grade", str(work), "--tests", str(tmp_path / "tests"),
+                                  "--timeout", "5"])
+    assert "PART  1/2" in summary.output and "FAIL  1/2" not in summary.output
+    broken = write(tmp_path / "hw2.py", "raise RuntimeError('at import')\n")
+    result = runner.invoke(cli, ["check", str(broken)])
+    assert result.exit_code == 1
+    assert result.output.count("RuntimeError: at import") == 1, result.output
+    result = runner.invoke(cli, ["check", str(work), "--json"])
+    assert json.loads(result.output)["score"] == 3
