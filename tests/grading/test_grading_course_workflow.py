@@ -338,3 +338,34 @@ def test_check_runs_the_works_own_tests_says_a_load_error_once_and_speaks_json(
     assert result.output.count("RuntimeError: at import") == 1, result.output
     result = runner.invoke(cli, ["check", str(work), "--json"])
     assert json.loads(result.output)["score"] == 3
+
+
+@pytest.mark.slow
+def test_setup_sh_installs_into_a_venv_and_run_autograder_uses_it(runner, course, tmp_path):
+    """Gradescope's layout, a fresh venv from the system's Python (seeing its packages, so
+    no download is needed here), then a submission graded with that venv."""
+    root = _mock_gradescope(runner, course, tmp_path)
+    done = subprocess.run(
+        ["bash", str(root / "source" / "setup.sh")], capture_output=True, text=True,
+        env={**os.environ, "AUTOGRADER_ROOT": str(root), "SETUP_APT": "0",
+             "SETUP_PYTHON": sys.executable, "PIP_NO_INDEX": "1",
+             "SETUP_VENV_OPTIONS": "--system-site-packages"}, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (root / "venv" / "bin" / "python").exists()
+    assert not os.stat(root / "source" / "tests").st_mode & 0o077
+    shutil.copy(course / "twice.py", root / "submission")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHON"}
+    done = subprocess.run(["bash", str(root / "source" / "run_autograder")],
+                          capture_output=True, text=True, timeout=300,
+                          env={**env, "AUTOGRADER_ROOT": str(root), "PYTHONPATH": ""})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads((root / "results" / "results.json").read_text())["score"] == 3
+
+
+def test_setup_sh_never_installs_into_the_system_python(runner, course, tmp_path):
+    root = _mock_gradescope(runner, course, tmp_path)
+    setup = (root / "source" / "setup.sh").read_text()
+    installs = [line for line in setup.splitlines() if "pip" in line and "install" in line
+                and not line.lstrip().startswith("#")]
+    assert installs and all("venv" in line or "PIP[@]" in line for line in installs), installs
+    assert "python3-venv" in setup and "numpy>=" in setup  # the fallback to ranges
