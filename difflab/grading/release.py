@@ -164,6 +164,7 @@ def _source_blocks(path: Path) -> list[tuple[str, str, float]]:
                   if cell.cell_type == "code"]
     else:
         pieces = [(path.name, path.read_text(encoding="utf-8"))]
+    imports = _imports([strip_code(source) for _, source in pieces])
     blocks = []
     for where, source in pieces:
         lines = source.splitlines()
@@ -181,8 +182,37 @@ def _source_blocks(path: Path) -> list[tuple[str, str, float]]:
                     f"{label}: the hidden-tests block is not valid Python on its own "
                     f"(line {exc.lineno}: {exc.msg}); put whole statements between the "
                     "markers") from None
-            blocks.append((label, code, float(found[1]) if found else 1.0))
+            blocks.append((label, imports + code, float(found[1]) if found else 1.0))
     return blocks
+
+
+def strip_code(source: str) -> str:
+    """Python source without its solutions and hidden blocks (what students are given)."""
+    from difflab.grading.notebooks import strip_solutions
+
+    try:
+        return strip_solutions(source, student=True)
+    except GradingInputError:
+        return ""
+
+
+def _imports(sources: list[str]) -> str:
+    """The top-level imports of the assignment's code (``import numpy as np``): a block
+    gets them in the grader's process, so ``np`` there is numpy, not the student's."""
+    found: list[str] = []
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and not (
+                    isinstance(node, ast.ImportFrom) and (node.level or node.module in (
+                        None, "submission", "__future__"))):
+                line = ast.get_source_segment(source, node)
+                if line and line not in found:
+                    found.append(line)
+    return "".join(line + "\n" for line in found)
 
 
 def source_block_tests(assignment: str | Path) -> dict[str, str]:
