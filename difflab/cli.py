@@ -34,6 +34,7 @@ from difflab.grading.cli import (
     autograder_group,
     check_command,
     grade_command,
+    gradebook_group,
     manual_group,
 )
 
@@ -208,6 +209,7 @@ main.add_command(assign_command)
 main.add_command(check_command)
 main.add_command(autograder_group)
 main.add_command(manual_group)
+main.add_command(gradebook_group)
 
 
 # ---------------------------------------------------------------------- functions

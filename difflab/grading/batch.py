@@ -6,7 +6,8 @@ once, up to the number of cores.  A submission that crashes, loops or cannot be 
 costs only its own row.  The outputs:
 
 * ``<name>.json`` per student, in Gradescope's format, in the results folder (by default
-  ``grades_results/`` beside ``grades.csv``);
+  ``grades_results/`` beside ``grades.csv``), and ``<name>.md`` beside it, the
+  student's feedback (each test, its points, its message) to send as it is;
 * the gradebook ``grades.csv``: ``student, score, max_score, status``, then one column
   per test with the points it earned (``status``: ``graded``, ``late``, or what
   stopped the grading).
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from difflab.grading.errors import GradingInputError
+from difflab.grading.gradebook import feedback_markdown
 from difflab.grading.results import error_results, write_results
 
 __all__ = ["grade_batch", "find_submissions", "Submission", "BatchRow", "write_gradebook",
@@ -142,6 +144,7 @@ def grade_batch(
     jobs: int | None = None,
     on_done: Callable[[BatchRow], None] | None = None,
     manual: str | Path | None = None,
+    only: list[str] | None = None,
     **grade_options: Any,
 ) -> list[BatchRow]:
     """Grade every submission of ``submissions_dir``; write the results and the gradebook.
@@ -162,6 +165,9 @@ def grade_batch(
         Gradings at once (default: the number of cores).
     on_done : callable, optional
         Called with each row as its grading ends (for progress).
+    only : list of str, optional
+        Regrade only these students, into the existing gradebook (the other rows are
+        kept as they are).
     manual : str or Path, optional
         A ``scores.csv`` of points graded by hand, put into the results and the
         gradebook once grading ends (:func:`~difflab.grading.manual.apply_scores`).
@@ -180,11 +186,19 @@ def grade_batch(
     results_dir = Path(results_dir) if results_dir else gradebook.with_name(
         gradebook.stem + "_results")
     submissions = find_submissions(submissions_dir)
+    rows: dict[str, BatchRow] = {}
+    if only:
+        missing = sorted(set(only) - {s.student for s in submissions})
+        if missing:
+            raise GradingInputError(f"no submission of {', '.join(missing)} in "
+                                    f"{submissions_dir}")
+        if gradebook.exists():
+            rows = {row.student: row for row in read_gradebook(gradebook)}
+        submissions = [s for s in submissions if s.student in only]
     if not Path(tests_dir).is_dir():
         raise GradingInputError(f"tests folder not found: {tests_dir}")
     results_dir.mkdir(parents=True, exist_ok=True)
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(submissions)))
-    rows: dict[str, BatchRow] = {}
 
     def one(sub: Submission) -> BatchRow:
         out = results_dir / f"{_safe_name(sub.student)}.json"
@@ -196,6 +210,8 @@ def grade_batch(
             # the seed is the metadata's (Gradescope's user ids), else the student's name
             results = grade(sub.path, tests_dir, out, metadata=sub.metadata,
                             student_id=None if sub.metadata else sub.student, **grade_options)
+            out.with_suffix(".md").write_text(feedback_markdown(results, sub.student),
+                                              encoding="utf-8")
         except GradingInputError as exc:
             return _row(sub.student, {}, f"error: {exc}"[:300])
         except Exception as exc:  # noqa: BLE001 -- one student's problem ends only their row

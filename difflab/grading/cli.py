@@ -39,7 +39,7 @@ from difflab.grading.runner import (
 from difflab.grading.sandbox_users import DEFAULT_UID_BASE, DEFAULT_UID_POOL
 
 __all__ = ["grade_command", "assign_command", "check_command", "autograder_group",
-           "manual_group", "cli"]
+           "manual_group", "gradebook_group", "cli"]
 
 
 def _fail(prog: str, message: str) -> None:
@@ -101,6 +101,9 @@ def _limits(function: Any) -> Any:
 @click.option("--results-dir", type=click.Path(path_type=Path), default=None,
               help="A folder of submissions: where each student's results JSON goes "
                    "(default: <gradebook>_results beside the gradebook).")
+@click.option("--only", multiple=True,
+              help="A folder of submissions: regrade only this student (repeat for more) "
+                   "into the existing gradebook.")
 @click.option("--manual", type=click.Path(path_type=Path), default=None,
               help="A folder of submissions: the scores.csv of questions graded by hand "
                    "(difflab manual collect), put into the results and the gradebook.")
@@ -128,6 +131,7 @@ def grade_command(
     late_policy: LatePolicy | None,
     jobs: int | None,
     results_dir: Path | None,
+    only: tuple[str, ...],
     manual: Path | None,
     user: str | None,
     uid_base: int,
@@ -152,11 +156,11 @@ def grade_command(
                     "student's folder may hold its submission_metadata.json, and otherwise "
                     "the student's file or folder name gives the seed")
             _grade_folder(submission, tests_dir, out, jobs, results_dir,
-                          dict(options, manual=manual))
+                          dict(options, manual=manual, only=list(only) or None))
             return
-        if manual is not None:
-            raise GradingInputError("--manual is for a folder of submissions (the "
-                                    "gradebook); see difflab manual --help")
+        if manual is not None or only:
+            raise GradingInputError("--manual and --only are for a folder of submissions "
+                                    "(the gradebook)")
         results = grade(submission, tests_dir, out, metadata=metadata, student_id=student_id,
                         **options)
     except GradingInputError as exc:  # grade() has written the results file already
@@ -377,6 +381,67 @@ def manual_apply_command(scores: Path, gradebook: Path, results_dir: Path | None
     click.echo(f"gradebook written to {path}")
 
 
+@click.group("gradebook")
+def gradebook_group() -> None:
+    """A class's gradebook (grades.csv of difflab grade FOLDER): statistics, fixes, export.
+
+    \b
+    difflab gradebook stats grades.csv
+    difflab gradebook adjust grades.csv --exclude "test_x.py::test_broken"
+    difflab gradebook export grades.csv --canvas canvas.csv --assignment "HW 2"
+    """
+
+
+@gradebook_group.command("stats")
+@click.argument("gradebook", type=click.Path(path_type=Path))
+def gradebook_stats_command(gradebook: Path) -> None:
+    """Mean, median, each test's spread and a histogram of GRADEBOOK's scores."""
+    from difflab.grading.gradebook import class_statistics
+
+    try:
+        click.echo(class_statistics(gradebook))
+    except GradingInputError as exc:
+        _fail("difflab gradebook stats", str(exc))
+
+
+@gradebook_group.command("adjust")
+@click.argument("gradebook", type=click.Path(path_type=Path))
+@click.option("--exclude", multiple=True, help="A test to drop from every student's "
+              "results and the maximum (a broken test); repeat for more.")
+@click.option("--give", multiple=True, help="A test every student gets full points for.")
+@click.option("--results-dir", type=click.Path(path_type=Path), default=None,
+              help="The students' results (default: <gradebook>_results beside it).")
+def gradebook_adjust_command(gradebook: Path, exclude: tuple[str, ...], give: tuple[str, ...],
+                             results_dir: Path | None) -> None:
+    """Drop broken tests, or give their points to everyone; results and GRADEBOOK rewritten."""
+    from difflab.grading.gradebook import adjust_tests
+
+    try:
+        if not exclude and not give:
+            raise GradingInputError("nothing to adjust: give --exclude TEST or --give TEST")
+        path = adjust_tests(gradebook, exclude=list(exclude), give=list(give),
+                            results_dir=results_dir)
+    except GradingInputError as exc:
+        _fail("difflab gradebook adjust", str(exc))
+    click.echo(f"gradebook written to {path}")
+
+
+@gradebook_group.command("export")
+@click.argument("gradebook", type=click.Path(path_type=Path))
+@click.option("--canvas", type=click.Path(path_type=Path), required=True,
+              help="The CSV to write, in the shape Canvas's gradebook import reads.")
+@click.option("--assignment", required=True, help="The assignment's column name in Canvas.")
+def gradebook_export_command(gradebook: Path, canvas: Path, assignment: str) -> None:
+    """Export GRADEBOOK's totals for an LMS (Canvas's gradebook import)."""
+    from difflab.grading.gradebook import canvas_csv
+
+    try:
+        path = canvas_csv(gradebook, canvas, assignment)
+    except GradingInputError as exc:
+        _fail("difflab gradebook export", str(exc))
+    click.echo(f"wrote {path}")
+
+
 @click.group()
 def cli() -> None:
     """difflab grading tools (also available as `difflab grade` / `difflab assign`)."""
@@ -387,3 +452,4 @@ cli.add_command(assign_command)
 cli.add_command(check_command)
 cli.add_command(autograder_group)
 cli.add_command(manual_group)
+cli.add_command(gradebook_group)

@@ -259,14 +259,9 @@ def merge_results(results: dict[str, Any], scores: list[ManualScore]) -> dict[st
             "visibility": "after_published",
             "extra_data": {"manual": True, "pending": s.points is None},
         })
-    results = dict(results, tests=tests)
-    total = sum(float(t.get("score", 0.0)) for t in tests)
-    late = dict((results.get("extra_data") or {}).get("late") or {})
-    if late:
-        late["score_before"] = total
-        results["extra_data"] = dict(results["extra_data"], late=late)
-        total *= float(late.get("factor", 1.0))
-    results["score"] = round(total, 6)
+    from difflab.grading.gradebook import rescore
+
+    results = rescore(dict(results, tests=tests))
     return results
 
 

@@ -369,3 +369,69 @@ def test_setup_sh_never_installs_into_the_system_python(runner, course, tmp_path
                 and not line.lstrip().startswith("#")]
     assert installs and all("venv" in line or "PIP[@]" in line for line in installs), installs
     assert "python3-venv" in setup and "numpy>=" in setup  # the fallback to ranges
+
+
+# -- the gradebook: feedback, regrading one student, fixes, statistics, export -----------
+
+ADD_TESTS = '''
+import submission
+from difflab.grading import points
+
+
+@points(2)
+def test_add():
+    assert submission.add(2, 3) == 5
+
+
+@points(1)
+def test_broken():
+    assert submission.add(1, 1) == 3   # the instructor's mistake
+'''
+
+
+def test_gradebook_feedback_regrade_adjust_stats_and_canvas(runner, tmp_path):
+    tests = write(tmp_path / "tests" / "test_add.py", ADD_TESTS).parent
+    subs = tmp_path / "subs"
+    write(subs / "alice.py", "def add(a, b):\n    return a + b\n")
+    write(subs / "bob.py", "def add(a, b):\n    return a - b\n")
+    grades = tmp_path / "grades.csv"
+    assert runner.invoke(cli, ["grade", str(subs), "--tests", str(tests), "--out",
+                               str(grades), "--timeout", "5"]).exit_code == 0
+    feedback = (tmp_path / "grades_results" / "bob.md").read_text()
+    assert feedback.startswith("# Feedback for bob: 0/3")
+    assert "## FAIL test_add.py::test_add: 0/2" in feedback
+    # bob fixes his file: regrade him alone, alice's row stays as it was
+    write(subs / "bob.py", "def add(a, b):\n    return b + a\n")
+    alice_before = (tmp_path / "grades_results" / "alice.json").stat().st_mtime_ns
+    result = runner.invoke(cli, ["grade", str(subs), "--tests", str(tests), "--out",
+                                 str(grades), "--timeout", "5", "--only", "bob"])
+    assert result.exit_code == 0, result.stderr
+    rows = {r["student"]: r for r in csv.DictReader(grades.open())}
+    assert rows["bob"]["score"] == "2" and rows["alice"]["score"] == "2"
+    assert (tmp_path / "grades_results" / "alice.json").stat().st_mtime_ns == alice_before
+    # the broken test: dropped for everyone (or given to everyone)
+    result = runner.invoke(cli, ["gradebook", "adjust", str(grades), "--give",
+                                 "test_add.py::test_broken"])
+    assert result.exit_code == 0, result.stderr
+    rows = {r["student"]: r for r in csv.DictReader(grades.open())}
+    assert rows["alice"]["score"] == "3" and rows["alice"]["max_score"] == "3"
+    result = runner.invoke(cli, ["gradebook", "adjust", str(grades), "--exclude",
+                                 "test_add.py::test_broken"])
+    assert result.exit_code == 0, result.stderr
+    rows = {r["student"]: r for r in csv.DictReader(grades.open())}
+    assert rows["alice"]["score"] == "2" and rows["alice"]["max_score"] == "2"
+    assert "test_add.py::test_broken" not in rows["alice"]
+    alice = json.loads((tmp_path / "grades_results" / "alice.json").read_text())
+    assert alice["score"] == 2 and len(alice["tests"]) == 1
+    result = runner.invoke(cli, ["gradebook", "adjust", str(grades), "--exclude", "nope"])
+    assert result.exit_code == 2 and "not tests of grades.csv: nope" in result.stderr
+    stats = runner.invoke(cli, ["gradebook", "stats", str(grades)])
+    assert "2 students: mean 2, median 2" in stats.output, stats.output
+    assert "test_add.py::test_add: mean 2" in stats.output
+    result = runner.invoke(cli, ["gradebook", "export", str(grades), "--canvas",
+                                 str(tmp_path / "canvas.csv"), "--assignment", "HW 2"])
+    assert result.exit_code == 0, result.stderr
+    canvas = list(csv.reader((tmp_path / "canvas.csv").open()))
+    assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "HW 2"]
+    assert canvas[1][0] == "Points Possible" and canvas[1][-1] == "2"
+    assert ["alice", "", "", "alice", "", "2"] in canvas

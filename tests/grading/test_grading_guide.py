@@ -38,7 +38,9 @@ def test_the_guide_has_commands_for_every_step():
     text = " ".join(_commands())
     for step in ("difflab assign", "difflab check", "difflab grade", "difflab manual collect",
                  "difflab manual score", "difflab manual apply", "difflab autograder build",
-                 "run_autograder", "--late-policy", "--student-id"):
+                 "run_autograder", "--late-policy", "--student-id", "--only",
+                 "difflab gradebook stats", "difflab gradebook adjust",
+                 "difflab gradebook export"):
         assert step in text, step
 
 
@@ -64,6 +66,8 @@ def test_every_command_of_the_guide_runs_as_written(tmp_path):
     assert (course / "release/01/instructor/tests/test_hidden_blocks_dual_rules.py").is_file()
     grades = (course / "grades.csv").read_text()
     assert "manual: why_output" in grades
+    assert (course / "grades_results" / "bob.md").is_file()
+    assert "Assignment 2" in (course / "canvas.csv").read_text()
     mock = json.loads((course / "mock/results/results.json").read_text())
     assert mock["score"] == sum(t["max_score"] for t in mock["tests"])
     assert "late policy was not applied" in mock["output"]
