@@ -63,6 +63,11 @@ class BatchRow:
     max_score: float = 0.0
     status: str = "graded"
     tests: dict[str, float] = field(default_factory=dict)
+    #: The score before a late policy, and the days late it counted (None: on time).
+    score_before_late: float | None = None
+    late_days: int | None = None
+    #: Points per Gradescope tag (a question, a concept), summed over its tests.
+    tags: dict[str, float] = field(default_factory=dict)
 
 
 def _first_submission(folder: Path) -> Path | None:
@@ -120,19 +125,38 @@ def _safe_name(student: str) -> str:
 
 
 def _row(student: str, results: dict[str, Any], status: str) -> BatchRow:
-    tests = {}
+    """A student's gradebook row from their results (the one way rows are made).
+
+    ``status`` is what the grading said (``graded``, ``no submission``, an error); a
+    ``graded`` row becomes ``late`` or ``could not load`` when the results say so.
+    """
+    status = status.replace(", manual pending", "")
+    if status in ("late", "could not load"):
+        status = "graded"
+    tests: dict[str, float] = {}
+    tags: dict[str, float] = {}
     for test in results.get("tests", []):
-        tests[test["name"]] = test["score"]
+        extra = test.get("extra_data") or {}
+        name = f"manual: {extra['question']}" if extra.get("manual") and extra.get(
+            "question") else test["name"]
+        tests[name] = test["score"]
+        for tag in test.get("tags") or []:
+            tags[tag] = tags.get(tag, 0.0) + float(test["score"])
     reasons = {t.get("extra_data", {}).get("reason") for t in results.get("tests", [])}
     output = results.get("output", "")
+    late = (results.get("extra_data") or {}).get("late") or {}
     if status == "graded":
         if "import_error" in reasons or "could not be loaded" in output or \
                 "Loading your submission took longer" in output:
             status = "could not load"
-        elif (results.get("extra_data") or {}).get("late"):
+        elif late:
             status = "late"
+    if any((t.get("extra_data") or {}).get("pending") for t in results.get("tests", [])):
+        status += ", manual pending"
     return BatchRow(student, float(results.get("score", 0.0)),
-                    float(sum(t["max_score"] for t in results.get("tests", []))), status, tests)
+                    float(sum(t["max_score"] for t in results.get("tests", []))), status, tests,
+                    score_before_late=late.get("score_before") if late else None,
+                    late_days=late.get("days") if late else None, tags=tags)
 
 
 def grade_batch(
@@ -238,21 +262,38 @@ def _cell(text: str) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
+#: The columns of a gradebook before its tags and tests.
+GRADEBOOK_COLUMNS = ("student", "score", "max_score", "status", "score_before_late",
+                     "late_days")
+_TAG = "tag: "
+
+
 def write_gradebook(rows: list[BatchRow], path: str | Path) -> Path:
-    """The gradebook CSV: a row per student, a column per test (in order of appearance)."""
+    """The gradebook CSV: a row per student; the score before a late policy and the days
+    late; the points per tag (``tag: <name>``); a column per test (in order of
+    appearance)."""
     tests: dict[str, None] = {}
+    tags: dict[str, None] = {}
     for row in rows:
         tests.update(dict.fromkeys(row.tests))
+        tags.update(dict.fromkeys(row.tags))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
+
+    def number(value: float | None) -> str:
+        return "" if value is None else f"{value:g}"
+
     with open(tmp, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
-        writer.writerow(["student", "score", "max_score", "status", *map(_cell, tests)])
+        writer.writerow([*GRADEBOOK_COLUMNS, *(_cell(_TAG + t) for t in tags),
+                         *map(_cell, tests)])
         for row in rows:
             writer.writerow([_cell(row.student), f"{row.score:g}", f"{row.max_score:g}",
-                             _cell(row.status),
-                             *(f"{row.tests[t]:g}" if t in row.tests else "" for t in tests)])
+                             _cell(row.status), number(row.score_before_late),
+                             number(row.late_days),
+                             *(number(row.tags.get(t)) for t in tags),
+                             *(number(row.tests.get(t)) for t in tests)])
     os.replace(tmp, path)
     return path
 
@@ -271,17 +312,22 @@ def read_gradebook(path: str | Path) -> list[BatchRow]:
             table = list(csv.reader(fh))
     except OSError as exc:
         raise GradingInputError(f"cannot read the gradebook {path}: {exc}") from None
-    if not table or table[0][:4] != ["student", "score", "max_score", "status"]:
+    if not table or tuple(table[0][:len(GRADEBOOK_COLUMNS)]) != GRADEBOOK_COLUMNS:
         raise GradingInputError(f"{path} is not a difflab gradebook (its first columns are "
-                                "not student, score, max_score, status)")
-    names = table[0][4:]
+                                f"not {', '.join(GRADEBOOK_COLUMNS)})")
+    names = table[0][len(GRADEBOOK_COLUMNS):]
     rows = []
     for line in table[1:]:
         line = line + [""] * (len(table[0]) - len(line))
         try:
-            tests = {name: float(value) for name, value in zip(names, line[4:]) if value}
-            rows.append(BatchRow(line[0], float(line[1] or 0), float(line[2] or 0), line[3],
-                                 tests))
+            values = {name: float(value) for name, value in zip(
+                names, line[len(GRADEBOOK_COLUMNS):]) if value}
+            rows.append(BatchRow(
+                line[0], float(line[1] or 0), float(line[2] or 0), line[3],
+                {n: v for n, v in values.items() if not n.startswith(_TAG)},
+                score_before_late=float(line[4]) if line[4] else None,
+                late_days=int(float(line[5])) if line[5] else None,
+                tags={n[len(_TAG):]: v for n, v in values.items() if n.startswith(_TAG)}))
         except ValueError:
             raise GradingInputError(f"{path}: the row of {line[0]!r} has a score that is "
                                     "not a number") from None

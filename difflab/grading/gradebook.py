@@ -155,7 +155,7 @@ def adjust_tests(gradebook: str | Path, *, exclude: list[str] = (), give: list[s
     GradingInputError
         When a name is not a test of the gradebook.
     """
-    from difflab.grading.batch import BatchRow, _safe_name, read_gradebook, write_gradebook
+    from difflab.grading.batch import _row, _safe_name, read_gradebook, write_gradebook
     from difflab.grading.results import write_results
 
     gradebook = Path(gradebook)
@@ -184,9 +184,7 @@ def adjust_tests(gradebook: str | Path, *, exclude: list[str] = (), give: list[s
             tests.append(test)
         results = rescore(dict(results, tests=tests))
         write_results(results, path)
-        updated.append(BatchRow(row.student, float(results["score"]), float(sum(
-            t["max_score"] for t in tests)), row.status,
-            {t["name"]: float(t["score"]) for t in tests}))
+        updated.append(_row(row.student, results, row.status))
     return write_gradebook(updated, gradebook)
 
 

@@ -45,8 +45,6 @@ __all__ = ["collect_answers", "read_scores", "set_score", "apply_scores", "Manua
 
 #: The columns of ``scores.csv``.
 SCORE_COLUMNS = ("student", "question", "points", "max_points", "comment")
-#: Prefix of the gradebook columns of questions graded by hand.
-COLUMN_PREFIX = "manual: "
 
 
 @dataclass
@@ -257,7 +255,8 @@ def merge_results(results: dict[str, Any], scores: list[ManualScore]) -> dict[st
             "status": "passed" if s.points == s.max_points else "failed",
             "output": s.comment if s.points is not None else "Not graded yet.",
             "visibility": "after_published",
-            "extra_data": {"manual": True, "pending": s.points is None},
+            "extra_data": {"manual": True, "question": s.question,
+                           "pending": s.points is None},
         })
     from difflab.grading.gradebook import rescore
 
@@ -290,7 +289,7 @@ def apply_scores(scores_path: str | Path, gradebook: str | Path,
         When the scores, the gradebook or a student's results cannot be read, or the
         scores name a student the gradebook does not have.
     """
-    from difflab.grading.batch import BatchRow, _safe_name, read_gradebook, write_gradebook
+    from difflab.grading.batch import _row, _safe_name, read_gradebook, write_gradebook
     from difflab.grading.results import write_results
 
     gradebook = Path(gradebook)
@@ -315,14 +314,5 @@ def apply_scores(scores_path: str | Path, gradebook: str | Path,
             raise GradingInputError(f"cannot read {student}'s results {path}: {exc}") from None
         results = merge_results(results, mine)
         write_results(results, path)
-        tests = {name: value for name, value in row.tests.items()
-                 if not name.startswith(COLUMN_PREFIX)}
-        tests.update({COLUMN_PREFIX + s.question: s.points or 0.0 for s in mine})
-        status = row.status
-        if any(s.points is None for s in mine) and "manual pending" not in status:
-            status = f"{status}, manual pending"
-        elif not any(s.points is None for s in mine):
-            status = status.replace(", manual pending", "")
-        rows[student] = BatchRow(student, float(results["score"]), float(sum(
-            t["max_score"] for t in results["tests"])), status, tests)
+        rows[student] = _row(student, results, row.status)
     return write_gradebook(sorted(rows.values(), key=lambda r: r.student), gradebook)

@@ -435,3 +435,37 @@ def test_gradebook_feedback_regrade_adjust_stats_and_canvas(runner, tmp_path):
     assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "HW 2"]
     assert canvas[1][0] == "Points Possible" and canvas[1][-1] == "2"
     assert ["alice", "", "", "alice", "", "2"] in canvas
+
+
+def test_gradebook_has_tag_totals_and_the_score_before_the_late_penalty(tmp_path):
+    from difflab.grading import LatePolicy
+    from difflab.grading.batch import grade_batch, read_gradebook
+
+    write(tmp_path / "tests" / "test_tags.py", '''
+        import submission
+        from difflab.grading import points
+
+
+        @points(2, tags=["q1"])
+        def test_a():
+            assert submission.add(1, 2) == 3
+
+
+        @points(1, tags=["q1", "edge"])
+        def test_b():
+            assert submission.add(0, 0) == 1
+    ''')
+    subs = tmp_path / "subs"
+    write(subs / "ada" / "hw.py", "def add(a, b):\n    return a + b\n")
+    (subs / "ada" / "submission_metadata.json").write_text(json.dumps({
+        "created_at": "2026-03-04T10:00:00+00:00", "users": [{"id": 7}],
+        "assignment": {"due_date": "2026-03-03T10:00:00+00:00"}}))
+    rows = grade_batch(subs, tmp_path / "tests", tmp_path / "grades.csv",
+                       late_policy=LatePolicy(per_day=0.5), **FAST)
+    (ada,) = rows
+    assert ada.status == "late" and ada.late_days == 1 and ada.score_before_late == 2
+    assert ada.score == 1 and ada.tags == {"q1": 2.0, "edge": 0.0}
+    header = (tmp_path / "grades.csv").read_text().splitlines()[0]
+    assert header.startswith("student,score,max_score,status,score_before_late,late_days,"
+                             "tag: q1,tag: edge,")
+    assert read_gradebook(tmp_path / "grades.csv") == rows
