@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import json
 import re
 import shutil
 import textwrap
@@ -241,8 +242,14 @@ def source_block_tests(assignment: str | Path) -> dict[str, str]:
     >>> _ = (folder / "hw.py").write_text(
     ...     "def f(x):\n    return 2 * x\n"
     ...     "### BEGIN HIDDEN TESTS (2 points)\nassert f(3) == 6\n### END HIDDEN TESTS\n")
-    >>> print(source_block_tests(folder)["test_hidden_blocks_hw.py"].splitlines()[-3])
+    >>> print("\n".join(source_block_tests(folder)["test_hidden_blocks_hw.py"].splitlines()[5:])
+    ... )
     @points(2, hidden=True, name='hw.py, line 3 (hidden tests)')
+    def test_block_1():
+        code = [
+            "assert f(3) == 6",
+        ]
+        run_hidden_block('\n'.join(code), 'hw.py, line 3')
     """
     assignment = Path(assignment)
     files = assignment_files(assignment) if assignment.is_dir() else [assignment]
@@ -255,9 +262,12 @@ def source_block_tests(assignment: str | Path) -> dict[str, str]:
                  "from difflab.grading import points",
                  "from difflab.grading.release import run_hidden_block", ""]
         for number, (where, code, value) in enumerate(blocks, start=1):
+            # one line of the block per line of the file, so the grader's redaction
+            # knows each of them (it hides lines of the tests from what students see)
             lines += ["", f"@points({value:g}, hidden=True, name={where + ' (hidden tests)'!r})",
-                      f"def test_block_{number}():",
-                      f"    run_hidden_block({code!r}, {where!r})", ""]
+                      f"def test_block_{number}():", "    code = [",
+                      *(f"        {json.dumps(line)}," for line in code.splitlines()),
+                      "    ]", f"    run_hidden_block('\\n'.join(code), {where!r})", ""]
         tests[f"{BLOCK_TESTS_PREFIX}{path.stem}.py"] = "\n".join(lines[:-1]) + "\n"
     return tests
 

@@ -238,3 +238,18 @@ def test_check_in_jupyter_prints_its_report_once(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert out.count("1 of 1 visible tests passed") == 1, out
     assert shown_again == ({}, {})
+
+
+def test_each_line_of_a_block_is_a_secret_the_grader_redacts(assignment, tmp_path):
+    """A student who learns a block's line (and prints it) sees it hidden."""
+    from difflab.grading.results import secret_lines
+
+    secrets = secret_lines(assignment / "release" / "instructor" / "tests")
+    assert "assert math.isclose(square(1e3), 1e6)" in secrets
+    printer = tmp_path / "printer.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        "def square(x):\n    print('assert math.isclose(square(1e3), 1e6)')\n    return x * x")]
+    nbformat.write(nb, printer)
+    results = grade(printer, assignment, **FAST)
+    assert "isclose(square(1e3)" not in json.dumps(results)
