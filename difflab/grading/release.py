@@ -290,7 +290,7 @@ def tests_of(folder: str | Path) -> tuple[Path, dict[str, str]]:
         return folder / "tests", source_block_tests(folder)
     parent = folder.resolve().parent
     if folder.is_dir() and folder.resolve().name == "tests" and assignment_files(parent):
-        missing = [name for name in source_block_tests(parent) if not (folder / name).exists()]
+        missing = [name for name in _blocks_beside(parent) if not (folder / name).exists()]
         if missing:
             raise GradingInputError(
                 f"the assignment's sources in {parent} have hidden-tests blocks that "
@@ -298,6 +298,19 @@ def tests_of(folder: str | Path) -> tuple[Path, dict[str, str]]:
                 "folder itself (--tests " f"{folder.parent}), which adds them, or with the "
                 "instructor release's tests/ (difflab assign)")
     return folder, {}
+
+
+def _blocks_beside(parent: Path) -> list[str]:
+    """The block-test files the sources in ``parent`` would make (files that cannot be
+    read as sources, or have no blocks, are not the grader's business here)."""
+    names = []
+    for path in assignment_files(parent):
+        try:
+            if BEGIN_HIDDEN in path.read_text(encoding="utf-8", errors="replace"):
+                names += list(source_block_tests(path))
+        except (GradingInputError, OSError):
+            continue
+    return names
 
 
 class _SubmissionNames(dict):

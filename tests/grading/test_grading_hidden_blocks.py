@@ -253,3 +253,12 @@ def test_each_line_of_a_block_is_a_secret_the_grader_redacts(assignment, tmp_pat
     nbformat.write(nb, printer)
     results = grade(printer, assignment, **FAST)
     assert "isclose(square(1e3)" not in json.dumps(results)
+
+
+def test_unreadable_files_beside_the_tests_folder_do_not_stop_grading(tmp_path):
+    """Only sources with hidden blocks matter next to a tests/ folder: a broken notebook
+    or a student's file there is none of the grader's business."""
+    write(tmp_path / "tests" / "test_sq.py", TESTS)
+    (tmp_path / "notes.ipynb").write_text('{"not": "a notebook"}')
+    right = _notebook(tmp_path / "right.ipynb", "return x * x")
+    assert grade(right, tmp_path / "tests", **FAST)["score"] == 3
