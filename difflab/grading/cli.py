@@ -409,21 +409,39 @@ def gradebook_stats_command(gradebook: Path) -> None:
 @click.option("--exclude", multiple=True, help="A test to drop from every student's "
               "results and the maximum (a broken test); repeat for more.")
 @click.option("--give", multiple=True, help="A test every student gets full points for.")
+@click.option("--set", "overrides", multiple=True, metavar="STUDENT:TEST=POINTS",
+              help="Override one student's points on one test (a regrade request).")
 @click.option("--results-dir", type=click.Path(path_type=Path), default=None,
               help="The students' results (default: <gradebook>_results beside it).")
 def gradebook_adjust_command(gradebook: Path, exclude: tuple[str, ...], give: tuple[str, ...],
-                             results_dir: Path | None) -> None:
-    """Drop broken tests, or give their points to everyone; results and GRADEBOOK rewritten."""
+                             overrides: tuple[str, ...], results_dir: Path | None) -> None:
+    """Drop broken tests, give their points to everyone, or override one student's points.
+
+    The results and GRADEBOOK are rewritten.
+    """
     from difflab.grading.gradebook import adjust_tests
 
     try:
-        if not exclude and not give:
-            raise GradingInputError("nothing to adjust: give --exclude TEST or --give TEST")
+        if not exclude and not give and not overrides:
+            raise GradingInputError("nothing to adjust: give --exclude TEST, --give TEST or "
+                                    "--set STUDENT:TEST=POINTS")
         path = adjust_tests(gradebook, exclude=list(exclude), give=list(give),
-                            results_dir=results_dir)
+                            override=dict(map(_override, overrides)), results_dir=results_dir)
     except GradingInputError as exc:
         _fail("difflab gradebook adjust", str(exc))
     click.echo(f"gradebook written to {path}")
+
+
+def _override(text: str) -> tuple[tuple[str, str], float]:
+    student, sep, rest = text.partition(":")
+    test, eq, points = rest.rpartition("=")
+    try:
+        if not (sep and eq and student and test):
+            raise ValueError
+        return (student, test), float(points)
+    except ValueError:
+        raise GradingInputError(f"--set {text!r}: expected STUDENT:TEST=POINTS, e.g. "
+                                "alice:test_hw.py::test_sin=1.5") from None
 
 
 @gradebook_group.command("export")

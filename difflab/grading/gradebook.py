@@ -130,8 +130,9 @@ def class_statistics(gradebook: str | Path, *, bins: int = 10) -> str:
 
 
 def adjust_tests(gradebook: str | Path, *, exclude: list[str] = (), give: list[str] = (),
+                 override: dict[tuple[str, str], float] | None = None,
                  results_dir: str | Path | None = None) -> Path:
-    """Drop broken tests, or give their points to everyone, after a batch was graded.
+    """Drop broken tests, give their points to everyone, or override one student's.
 
     Parameters
     ----------
@@ -142,6 +143,9 @@ def adjust_tests(gradebook: str | Path, *, exclude: list[str] = (), give: list[s
         student's results: they count neither in the score nor in the maximum.
     give : list of str
         Names of tests every student gets full points for.
+    override : dict, optional
+        ``{(student, test): points}``: a grader's decision on one student's test (say,
+        after a regrade request), within ``[0, max_score]``; the test's output says so.
     results_dir : str or Path, optional
         The batch's results folder (default: ``<gradebook stem>_results``).
 
@@ -161,10 +165,14 @@ def adjust_tests(gradebook: str | Path, *, exclude: list[str] = (), give: list[s
     gradebook = Path(gradebook)
     rows = read_gradebook(gradebook)
     known = {name for row in rows for name in row.tests}
-    unknown = [n for n in list(exclude) + list(give) if n not in known]
+    override = dict(override or {})
+    unknown = [n for n in [*exclude, *give, *(t for _, t in override)] if n not in known]
     if unknown:
         raise GradingInputError(f"not tests of {gradebook.name}: {', '.join(unknown)} (the "
                                 "names are the gradebook's column headers)")
+    strangers = sorted({s for s, _ in override} - {row.student for row in rows})
+    if strangers:
+        raise GradingInputError(f"not students of {gradebook.name}: {', '.join(strangers)}")
     folder = _results_of(gradebook, results_dir)
     updated = []
     for row in rows:
@@ -181,6 +189,15 @@ def adjust_tests(gradebook: str | Path, *, exclude: list[str] = (), give: list[s
             if test["name"] in give:
                 test = dict(test, score=test["max_score"], status="passed", output=(
                     test.get("output", "") + "\n\nFull points given to everyone.").strip())
+            points = override.get((row.student, test["name"]))
+            if points is not None:
+                if not 0 <= points <= float(test["max_score"]):
+                    raise GradingInputError(
+                        f"{points:g} points for {row.student}'s {test['name']}: expected a "
+                        f"number from 0 to {float(test['max_score']):g}")
+                test = dict(test, score=float(points), status="passed" if points == float(
+                    test["max_score"]) else "failed", output=(test.get("output", "") + (
+                        f"\n\nScore set by the grader to {points:g}.")).strip())
             tests.append(test)
         results = rescore(dict(results, tests=tests))
         write_results(results, path)

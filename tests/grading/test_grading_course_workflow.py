@@ -423,11 +423,19 @@ def test_gradebook_feedback_regrade_adjust_stats_and_canvas(runner, tmp_path):
     assert "test_add.py::test_broken" not in rows["alice"]
     alice = json.loads((tmp_path / "grades_results" / "alice.json").read_text())
     assert alice["score"] == 2 and len(alice["tests"]) == 1
+    result = runner.invoke(cli, ["gradebook", "adjust", str(grades), "--set",
+                                 "bob:test_add.py::test_add=1.5"])
+    assert result.exit_code == 0, result.stderr
+    bob = json.loads((tmp_path / "grades_results" / "bob.json").read_text())
+    assert bob["score"] == 1.5 and "set by the grader to 1.5" in bob["tests"][0]["output"]
+    result = runner.invoke(cli, ["gradebook", "adjust", str(grades), "--set",
+                                 "bob:test_add.py::test_add=9"])
+    assert result.exit_code == 2 and "from 0 to 2" in result.stderr
     result = runner.invoke(cli, ["gradebook", "adjust", str(grades), "--exclude", "nope"])
     assert result.exit_code == 2 and "not tests of grades.csv: nope" in result.stderr
     stats = runner.invoke(cli, ["gradebook", "stats", str(grades)])
-    assert "2 students: mean 2, median 2" in stats.output, stats.output
-    assert "test_add.py::test_add: mean 2" in stats.output
+    assert "2 students: mean 1.75, median 1.75" in stats.output, stats.output
+    assert "test_add.py::test_add: mean 1.75" in stats.output
     result = runner.invoke(cli, ["gradebook", "export", str(grades), "--canvas",
                                  str(tmp_path / "canvas.csv"), "--assignment", "HW 2"])
     assert result.exit_code == 0, result.stderr
@@ -435,6 +443,7 @@ def test_gradebook_feedback_regrade_adjust_stats_and_canvas(runner, tmp_path):
     assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "HW 2"]
     assert canvas[1][0] == "Points Possible" and canvas[1][-1] == "2"
     assert ["alice", "", "", "alice", "", "2"] in canvas
+    assert ["bob", "", "", "bob", "", "1.5"] in canvas
 
 
 def test_gradebook_has_tag_totals_and_the_score_before_the_late_penalty(tmp_path):
