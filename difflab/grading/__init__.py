@@ -20,6 +20,9 @@ notebook) runs before submitting.  ``difflab grade FOLDER`` grades a class into 
 gradebook (:func:`grade_batch`); ``difflab autograder build`` makes Gradescope's zip
 (:func:`build_autograder`).  Partial credit: ``@points(n, partial=True)`` with
 :func:`subcheck`; per-student inputs: :func:`student_seed`; :func:`leaderboard`.
+Written answers graded by hand: :mod:`difflab.grading.manual` (``difflab manual``);
+the gradebook's statistics, fixes and Canvas export: :mod:`difflab.grading.gradebook`
+(``difflab gradebook``).
 """
 
 from difflab.grading.autograder import build_autograder

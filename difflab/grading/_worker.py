@@ -218,6 +218,7 @@ class GradingPlugin:
         begin_test()
         if self.sandbox is None:
             return
+        _empty(self.output_log)  # each test (and a restart's load) has its own budget
         if not self.sandbox.running:
             hello = self.sandbox.start()
             if not hello["loaded"]:
@@ -225,6 +226,7 @@ class GradingPlugin:
 
                 raise StudentStopped("import_error", import_error_message(
                     hello["error"], self.cells))
+            _empty(self.output_log)
         self._out_start = _size(self.output_log)
         self.sandbox.deadline = time.monotonic() + self.timeout
 
@@ -273,6 +275,18 @@ class GradingPlugin:
             fraction=credit.fraction(),
             leaderboard=take_leaderboard(),
         )
+
+
+def _empty(path: str | None) -> None:
+    """Empty the student's output log: its size limit is then a budget of its own.
+
+    The student's process writes with O_APPEND, so its next line goes to the new end.
+    """
+    if path:
+        try:
+            os.truncate(path, 0)
+        except OSError:
+            pass
 
 
 def _size(path: str | None) -> int:
@@ -357,6 +371,9 @@ def import_error_message(payload: dict[str, Any], cells: _CellMap) -> str:
     if payload["syntax"] is not None:
         lineno, msg, code = payload["syntax"]
         detail = f"{kind} at {cells.where(lineno)}: {msg}" + (f"\n    {code}" if code else "")
+    elif payload.get("errno") == errno.EFBIG:
+        detail = _flood_message().replace("Your code printed", "While it was loaded, your "
+                                          "code printed")
     elif "SystemExit" in bases:
         detail = "your code called exit() / sys.exit() while being loaded"
     else:
@@ -412,7 +429,8 @@ def _start_student(events: _Events, config: dict[str, Any]) -> Any:
         events.send("import_error", message=import_error_message(payload, cells), reason=reason)
         sandbox.stop()
         return None
-    cell_errors = [str(e)[:500] for e in hello.get("cell_errors") or []][:50]
+    cell_errors = [f"{str(e).split(':', 1)[0]}: {_flood_message()}" if "[Errno 27]" in str(e)
+                   else str(e)[:500] for e in hello.get("cell_errors") or []][:50]
     events.send("ready", cell_errors=cell_errors)
     return sandbox
 

@@ -32,6 +32,7 @@ __all__ = [
     "load_schema",
     "validate_results",
     "format_summary",
+    "status_mark",
     "SCHEMA_PATH",
 ]
 
@@ -290,6 +291,14 @@ _STATUS = {
 }
 
 
+def status_mark(test: dict[str, Any]) -> str:
+    """``PASS``, ``PART`` (failed with some points: partial credit) or ``FAIL``: one
+    spelling for ``difflab grade``, ``difflab check`` and the feedback."""
+    if test["status"] == "passed":
+        return "PASS"
+    return "PART" if test.get("score", 0) > 0 else "FAIL"
+
+
 def format_summary(results: dict[str, Any], *, title: str = "") -> str:
     """A readable table of a results dictionary, for the terminal (instructor view).
 
@@ -301,7 +310,8 @@ def format_summary(results: dict[str, Any], *, title: str = "") -> str:
     width = max((len(t["name"]) for t in tests), default=10)
     for t in tests:
         reason = t.get("extra_data", {}).get("reason", t["status"])
-        status = _STATUS.get(reason, "FAIL" if t["status"] == "failed" else "PASS")
+        status = status_mark(t) if reason in ("passed", "failed") else _STATUS.get(
+            reason, status_mark(t))
         hidden = " [hidden]" if t.get("visibility") not in (None, "visible") else ""
         first = next((ln for ln in t.get("output", "").splitlines() if ln.strip()), "")
         note = f"  {first[:100]}" if t["status"] == "failed" and first else ""

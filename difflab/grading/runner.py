@@ -51,6 +51,7 @@ from difflab.grading.context import (
 from difflab.grading.errors import GradingInputError
 from difflab.grading.markers import MARKER_HELP, OUTPUT_FORMATS, VISIBILITIES, TestMeta
 from difflab.grading.notebooks import notebook_to_module
+from difflab.grading.release import tests_of
 from difflab.grading.results import (
     TestOutcome,
     build_results,
@@ -571,7 +572,8 @@ def grade(
     student_id : str, optional
         The seed of this student instead (to reproduce a student's variant).
     late_policy : LatePolicy, optional
-        Multiply the score by the policy's factor for the lateness in ``metadata``.
+        Multiply the score by the policy's factor for the lateness in ``metadata``;
+        without metadata it is not applied, and the results say so.
     select : str, optional
         Only the tests whose node id (file, name) or tags contain this text.
     visible_only : bool, optional
@@ -602,8 +604,12 @@ def grade(
             )
         if visibility not in VISIBILITIES:
             raise GradingInputError(f"visibility must be one of {VISIBILITIES}")
+        tests_dir, block_tests = tests_of(tests_dir)
         _check_inputs(submission, tests_dir)
         job.seed, job.late = _submission_context(metadata, student_id, late_policy)
+        if late_policy is not None and metadata is None:
+            job.notes.append("No submission metadata (submission_metadata.json) was given, "
+                             "so the late policy was not applied.")
         sandbox_user, lock = take_user(user, uid_base, uid_pool)
         try:
             job.isolation = isolation_summary(sandbox_user) + exposure_warning(sandbox_user,
@@ -613,6 +619,9 @@ def grade(
                 stage = _Stage(Path(tmp), submission, tests_dir, memory_mb, timeout=timeout,
                                total_timeout=total_timeout, user=sandbox_user,
                                seed=job.seed or 0, select=select, visible_only=visible_only)
+                for name, text in block_tests.items():  # the sources' hidden-tests blocks
+                    (stage.root / "tests" / name).write_text(text, encoding="utf-8")
+                    job.secrets = secret_lines(stage.root / "tests")
                 deadline = job.started + total_timeout
                 job.outcomes = _numbered(_collect(stage, timeout, deadline))
                 job.save()
@@ -652,8 +661,6 @@ def _submission_context(metadata: str | Path | dict | None, student_id: str | No
             factor, days = policy.factor(lateness(metadata))
             if days:
                 late = {"days": days, "factor": factor, "policy": policy.spec()}
-        elif policy is not None:
-            raise ValueError("a late policy needs the submission's metadata (--metadata)")
     except ValueError as exc:
         raise GradingInputError(str(exc)) from None
     return seed, late

@@ -265,7 +265,9 @@ class Sandbox:
                 os.chown(path, self.user.uid, self.user.gid)
         request_read, request_write = os.pipe()
         reply_read, reply_write = os.pipe()
-        log = os.open(self.output_log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        # a fresh process starts a fresh output budget (MAX_FILE_BYTES limits the log)
+        log = os.open(self.output_log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_TRUNC,
+                      0o600)
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "difflab.grading._student", str(request_read),

@@ -31,7 +31,8 @@ def validate_solution(solution: str | Path, tests_dir: str | Path, **limits: Any
     solution : str or Path
         The instructor's version (solutions in place), a notebook or ``.py`` file.
     tests_dir : str or Path
-        The assignment's tests folder, hidden tests included.
+        The assignment's tests folder, hidden tests included, or the assignment folder
+        itself: then the tests made from its sources' hidden-tests blocks are graded too.
     **limits
         Passed to :func:`~difflab.grading.runner.grade` (``timeout``, ``memory_mb``, ...).
 
