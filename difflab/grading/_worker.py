@@ -214,8 +214,10 @@ class GradingPlugin:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: Any) -> None:
         from difflab.grading.credit import begin_test
+        from difflab.grading.markers import read_marker
 
-        begin_test()
+        # a partial-credit test's source declares the checks that count (made or not)
+        begin_test(getattr(item, "function", None) if read_marker(item).partial else None)
         if self.sandbox is None:
             return
         if not self.sandbox.running:
@@ -241,6 +243,9 @@ class GradingPlugin:
         if isinstance(exc, pytest.skip.Exception):
             self._failure[item.nodeid] = ("skipped", f"Test skipped (no points): {exc}")
             return
+        from difflab.grading.credit import stop_test
+
+        stop_test(exc)  # what the test did not reach counts as missed, never as removed
 
         reason, message = describe_exception(exc, self.cells, self.memory_mb)
         if call.when != "call" and reason not in ("import_error", "timeout", "memory", "crash"):

@@ -1,0 +1,162 @@
+"""Issue 26's attacks: points a student gains, or harm done, *around* the process boundary.
+
+Each test is written as the attack (the student's code, or what a student could upload)
+against the grader's public entry points, and failed before the fix it names.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from grading_helpers import FAST, by_name, write
+
+from difflab.grading import grade
+
+ROOT = os.geteuid() == 0
+needs_root = pytest.mark.skipif(not ROOT, reason="a separate uid exists only when the "
+                                "grader runs as root (as in CI and on Gradescope)")
+
+# -- 1. partial credit counts every comparison written, made or not ----------------------
+
+PARTIAL_TESTS = '''
+import numpy as np
+import submission
+from difflab.grading import check_function, check_gradient, points, subcheck
+from difflab.grading.checks import assert_close
+
+X = np.array([-1.0, -0.5, 0.5, 1.0, 2.0])
+
+
+@points(4, partial=True)
+def test_cube_whose_backward_raises():
+    check_function(submission.Cube, lambda x: x ** 3, [X])
+
+
+@points(2, partial=True)
+def test_error_after_one_right_comparison():
+    with subcheck("values"):
+        assert_close(submission.cube(X), X ** 3, what="cube(x)")
+        assert_close(submission.unfinished(X), X ** 2, what="square(x)")
+    with subcheck("again"):
+        assert_close(submission.cube(X), X ** 3, what="cube(x) again")
+
+
+@points(4, partial=True)
+def test_exit_in_part_two_of_four():
+    with subcheck("one"):
+        assert_close(submission.cube(X), X ** 3, what="one")
+    with subcheck("two"):
+        assert_close(submission.leave(X), X, what="two")
+    with subcheck("three"):
+        assert_close(submission.cube(X), X ** 3, what="three")
+    with subcheck("four"):
+        assert_close(submission.cube(X), X ** 3, what="four")
+
+
+@points(2, partial=True)
+def test_two_checks_first_fails():
+    assert_close(submission.square_mostly(X), X ** 2, what="square(x)")
+    assert_close(submission.cube(X), X ** 3, what="cube(x)")
+
+
+@points(3, partial=True)
+def test_gradient_guide_example():
+    check_gradient(lambda x: submission.Cube.apply(x).sum(), [X])
+
+
+@points(3, partial=True)
+def test_gradient_with_reference():
+    check_gradient(lambda x: submission.Shy.apply(x).sum(), [X],
+                   reference=lambda x: np.sum(x ** 3))
+'''
+
+PARTIAL_SUB = '''
+import os
+
+import numpy as np
+from difflab.autograd import Function
+
+
+class Cube(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x ** 3
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        raise NotImplementedError()
+
+
+class Shy(Function):
+    """Right only when watched: x**3 when x requires grad, zeros otherwise; no backward."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x ** 3 if ctx.needs_input_grad[0] else x * 0.0
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * 0.0
+
+
+def cube(x):
+    return np.asarray(x) ** 3
+
+
+def square_mostly(x):
+    y = np.asarray(x) ** 2
+    y[0] = 7.0  # one of five elements wrong
+    return y
+
+
+def unfinished(x):
+    raise NotImplementedError()
+
+
+def leave(x):
+    os._exit(0)
+'''
+
+
+@pytest.fixture(scope="module")
+def partial(tmp_path_factory):
+    root = tmp_path_factory.mktemp("partial26")
+    tests = write(root / "tests" / "test_partial.py", PARTIAL_TESTS)
+    sub = write(root / "sub.py", PARTIAL_SUB)
+    return by_name(grade(sub, tests.parent, **FAST))
+
+
+def test_backward_that_raises_is_a_miss_not_a_removal(partial):
+    test = partial["test_cube_whose_backward_raises"]
+    assert test["status"] == "failed"
+    assert test["score"] == pytest.approx(2.0)  # the forward's 5 of 10 elements declared
+
+
+def test_subcheck_error_after_a_right_comparison_is_a_miss(partial):
+    # "values": one of its two comparisons right (1/2 of weight 1); "again": 1
+    assert partial["test_error_after_one_right_comparison"]["score"] == pytest.approx(1.5)
+
+
+def test_parts_never_reached_stay_in_the_total(partial):
+    test = partial["test_exit_in_part_two_of_four"]
+    assert test["score"] == pytest.approx(1.0), test["output"]
+
+
+def test_checks_after_a_failing_one_count_as_missed(partial):
+    # square: 4 of 5 right; cube: never reached (was 2 * 4/5, the cube left out)
+    assert partial["test_two_checks_first_fails"]["score"] == pytest.approx(2 * 0.8 / 2)
+
+
+def test_check_gradient_cannot_be_steered_by_requires_grad(partial):
+    assert partial["test_gradient_guide_example"]["score"] == 0
+    test = partial["test_gradient_with_reference"]
+    assert test["status"] == "failed"
+    assert "gradient of input 0 (analytic vs reference)" in test["output"]
+    assert test["score"] == pytest.approx(3 / 6)  # the sum (1 element) right, 5 gradients not
