@@ -390,6 +390,7 @@ def _start_student(events: _Events, config: dict[str, Any]) -> Any:
         memory_mb=config.get("memory_mb"), cpu_seconds=config["cpu_seconds"],
         startup=config["startup"], timeout=config["timeout"], user=user,
         on_start=lambda pid: events.send("student", pid=pid),
+        workroot=config.get("student_root"),
     )
     cells = _CellMap(config.get("cells"))
     try:

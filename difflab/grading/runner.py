@@ -66,6 +66,7 @@ from difflab.grading.sandbox_users import (
     exposure_warning,
     isolation_summary,
     kill_user_processes,
+    remove_user_files,
     take_user,
 )
 
@@ -217,6 +218,9 @@ class _Stage:
         else:
             shutil.copyfile(submission, self.submission_file)
         self._count = 0
+        #: Where the student's folders are made: outside this private folder (the
+        #: student's uid must reach its own), removed by :func:`grade` at the end.
+        self.student_root: str | None = None
 
     def run_child(
         self,
@@ -252,6 +256,7 @@ class _Stage:
             "seed": self.seed,
             "select": self.select,
             "visible_only": self.visible_only,
+            "student_root": self.student_root,
         }
         config_path.write_text(json.dumps(config), encoding="utf-8")
         events_path.touch()
@@ -605,21 +610,30 @@ def grade(
         _check_inputs(submission, tests_dir)
         job.seed, job.late = _submission_context(metadata, student_id, late_policy)
         sandbox_user, lock = take_user(user, uid_base, uid_pool)
+        student_root = None
         try:
             job.isolation = isolation_summary(sandbox_user) + exposure_warning(sandbox_user,
                                                                         tests_dir)
             job.secrets = secret_lines(tests_dir)
+            student_root = _student_root(sandbox_user)
             with tempfile.TemporaryDirectory(prefix="difflab-grade-") as tmp:
                 stage = _Stage(Path(tmp), submission, tests_dir, memory_mb, timeout=timeout,
                                total_timeout=total_timeout, user=sandbox_user,
                                seed=job.seed or 0, select=select, visible_only=visible_only)
+                stage.student_root = student_root
                 deadline = job.started + total_timeout
                 job.outcomes = _numbered(_collect(stage, timeout, deadline))
                 job.save()
                 _run_tests(stage, job, timeout=timeout, deadline=deadline)
         finally:
+            # the trusted side cleans up, whether or not the worker was killed: nothing
+            # of this student is left for the next holder of the uid
             if lock is not None:
                 kill_user_processes(sandbox_user.uid)
+            if student_root is not None:
+                shutil.rmtree(student_root, ignore_errors=True)
+            if lock is not None:
+                remove_user_files(sandbox_user.uid)
                 UidPool.release(lock)
     except GradingInputError as exc:
         if out is not None:
@@ -637,6 +651,13 @@ def grade(
     if job.write_error:
         raise GradingInputError(job.write_error)
     return results
+
+
+def _student_root(user: SandboxUser | None) -> str:
+    """A folder for this grading's student folders: traversable, not listable, root's."""
+    root = tempfile.mkdtemp(prefix="difflab-sandbox-")
+    os.chmod(root, 0o711 if user is not None else 0o700)
+    return root
 
 
 def _submission_context(metadata: str | Path | dict | None, student_id: str | None,

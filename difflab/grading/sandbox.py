@@ -189,12 +189,17 @@ class Sandbox:
         Who the student's code runs as (None: the grader's own user).
     on_start : callable, optional
         Called with the new process's pid each time one starts.
+    workroot : str, optional
+        The folder the student's folders are made in; the grader's parent process
+        removes it when the grading ends, even when this process was killed.
     """
 
     def __init__(self, submission: Path, cells: list | None, output_log: Path, *,
                  memory_mb: int | None, cpu_seconds: float, startup: float, timeout: float,
-                 user: SandboxUser | None, on_start: Any = None) -> None:
+                 user: SandboxUser | None, on_start: Any = None,
+                 workroot: str | None = None) -> None:
         self.submission, self.cells, self.output_log = submission, cells, output_log
+        self.workroot = workroot  # the grader's folder for the student's: removed at its end
         self.memory_mb, self.cpu_seconds, self.startup = memory_mb, cpu_seconds, startup
         self.timeout = timeout
         self.user, self.on_start = user, on_start
@@ -225,7 +230,7 @@ class Sandbox:
         self.stop()
         self.generation += 1
         self.stopped = None
-        self.workdir = tempfile.mkdtemp(prefix="difflab-student-")
+        self.workdir = tempfile.mkdtemp(prefix="difflab-student-", dir=self.workroot)
         target = os.path.join(self.workdir, "submission.py")
         shutil.copyfile(self.submission, target)
         if self.user is not None:

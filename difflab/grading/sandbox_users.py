@@ -13,6 +13,7 @@ import ctypes
 import fcntl
 import os
 import pwd
+import shutil
 import signal
 import stat
 import time
@@ -29,6 +30,9 @@ DEFAULT_UID_BASE = 64000
 DEFAULT_UID_POOL = 64
 #: Where the pool's lock files live (writable by root only).
 UID_LOCK_DIR = "/run/difflab-sandbox"
+#: The world-writable places where student code can leave files for the next holder of
+#: its uid; the grader removes the uid's files there after each grading.
+SHARED_PLACES = ("/tmp", "/var/tmp", "/dev/shm")
 
 _PR_SET_CHILD_SUBREAPER = 36
 
@@ -140,6 +144,7 @@ class UidPool:
                     os.close(fd)
                     continue
                 kill_user_processes(uid)
+                remove_user_files(uid)  # a crashed grading's files never reach the next
                 return SandboxUser(f"sandbox uid {uid}", uid, uid), fd
             if time.monotonic() > give_up:
                 raise LookupError(
@@ -158,6 +163,8 @@ class UidPool:
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                kill_user_processes(user.uid)
+                remove_user_files(user.uid)
                 return fd
             except BlockingIOError:
                 if time.monotonic() > give_up:
@@ -189,7 +196,9 @@ def isolation_summary(user: SandboxUser | None) -> str:
             ", which no other grading uses meanwhile, in a fresh folder holding "
             "only the submission, with limits on memory, CPU time, processes, file size and "
             "open files; the tests, the references and the results stay in the grader's "
-            "process."
+            "process. When the grading ends (however it ends) the grader removes that "
+            "folder and every file of the uid in /tmp, /var/tmp and /dev/shm before the uid "
+            "is used again."
         )
     return (
         "Isolation: student code runs in its own process, with limits on memory, CPU time, "
@@ -219,6 +228,45 @@ def kill_user_processes(uid: int) -> None:
             finally:
                 os._exit(0)
         os.waitpid(pid, 0)
+
+
+def remove_user_files(uid: int, places: tuple[str, ...] = SHARED_PLACES) -> int:
+    """Remove every file and folder of ``uid`` from the shared writable ``places``.
+
+    Student code can leave files only where its uid may write: its own folders and the
+    world-writable ones (``/tmp``, ``/dev/shm``, ``/var/tmp`` and world-writable folders
+    inside them).  So the walk descends only into world-writable folders, removes what
+    ``uid`` owns there (a folder with all it holds), and never follows a link.  Run it
+    after the uid's processes are killed, before the uid is handed to another grading.
+    Returns how many entries were removed.
+    """
+    if uid == 0:
+        raise ValueError("refusing to remove root's files")
+    removed, todo = 0, [p for p in places if os.path.isdir(p)]
+    while todo:
+        folder = todo.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            is_dir = stat.S_ISDIR(info.st_mode)
+            if info.st_uid == uid:
+                try:
+                    if is_dir:
+                        shutil.rmtree(entry.path)
+                    else:
+                        os.unlink(entry.path)
+                    removed += 1
+                except OSError:
+                    pass
+            elif is_dir and info.st_mode & 0o002:
+                todo.append(entry.path)
+    return removed
 
 
 def _descendants(root: int) -> list[int]:

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -160,3 +162,66 @@ def test_check_gradient_cannot_be_steered_by_requires_grad(partial):
     assert test["status"] == "failed"
     assert "gradient of input 0 (analytic vs reference)" in test["output"]
     assert test["score"] == pytest.approx(3 / 6)  # the sum (1 element) right, 5 gradients not
+
+
+# -- 3. nothing of a student survives the grading, killed or not -------------------------
+
+SIMPLE_TESTS = '''
+import submission
+from difflab.grading import points
+
+
+@points(1)
+def test_add():
+    assert submission.add(20, 22) == 42
+'''
+
+
+@pytest.fixture
+def shared():
+    """A file the student's uid may write to (to report what it did), removed after.
+
+    The grader's own file: the grader removes the student's files when the grading ends.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="difflab-test-"))
+    os.chmod(folder, 0o755)
+    (folder / "made").touch(mode=0o666)
+    os.chmod(folder / "made", 0o666)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def simple(tmp_path):
+    return write(tmp_path / "tests" / "test_simple.py", SIMPLE_TESTS).parent
+
+
+@pytest.mark.slow
+def test_killed_grading_leaves_no_files_for_the_next_student(tmp_path, simple, shared):
+    tag = f"difflab-leak-{os.getpid()}-{time.monotonic_ns()}"
+    sub = write(tmp_path / "leave_files.py", f'''
+        import os, pathlib, time
+        here = pathlib.Path.cwd()
+        (here / "answers.txt").write_text("my answers")
+        made = [str(here)]
+        for place in ("/tmp", "/dev/shm", "/var/tmp"):
+            try:
+                pathlib.Path(place, {tag!r}).write_text("for the next student")
+                made.append(place + "/" + {tag!r})
+            except OSError:
+                pass
+        pathlib.Path({str(shared)!r}, "made").write_text("\\n".join(made))
+        while True:            # load forever: the grader's parent kills its worker
+            time.sleep(0.1)
+    ''')
+    results = grade(sub, simple, timeout=1.0, memory_mb=1024, total_timeout=8.0)
+    assert results["score"] == 0
+    made = (shared / "made").read_text().splitlines()
+    folder, others = made[0], made[1:]
+    assert not os.path.exists(folder), "the student's folder survived the grading"
+    if ROOT:
+        assert others, "the attack could not write to /tmp"
+        left = [p for p in others if os.path.exists(p)]
+        assert not left, f"files left for the next holder of the uid: {left}"
+    assert "removes that folder and every file of the uid" in results["extra_data"][
+        "isolation"] or not ROOT
