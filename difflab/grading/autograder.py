@@ -41,6 +41,8 @@ _RUN = """#!/usr/bin/env bash
 # always writes results/results.json, even when the submission crashes or loops.
 set -u
 ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
+# a fixed folder, so Python's import path never holds the student's files
+cd "$ROOT/source" || exit 1
 SUBMISSION=$(find "$ROOT/submission" -maxdepth 2 \\( -name '*.ipynb' -o -name '*.py' \\) \\
     ! -name '.*' | sort | head -n 1)
 if [ -z "$SUBMISSION" ]; then

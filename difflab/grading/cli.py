@@ -89,7 +89,9 @@ def _limits(function: Any) -> Any:
 )
 @_limits
 @click.option("--metadata", type=click.Path(path_type=Path), default=None,
-              help="Gradescope's submission_metadata.json (the student's seed, the lateness).")
+              help="Gradescope's submission_metadata.json (the student's seed, the "
+                   "lateness); for a folder, a JSON/YAML mapping of students to such "
+                   "records (default: the export's submission_metadata.yml).")
 @click.option("--student-id", default=None,
               help="Use this student's seed (reproduce a student's variant).")
 @click.option("--late-policy", callback=_late_policy, default=None,
@@ -140,7 +142,8 @@ def grade_command(
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         if submission.is_dir():
-            _grade_folder(submission, tests_dir, out, jobs, results_dir, options)
+            _grade_folder(submission, tests_dir, out, jobs, results_dir,
+                          dict(options, metadata=metadata))
             return
         results = grade(submission, tests_dir, out, metadata=metadata, student_id=student_id,
                         **options)

@@ -32,6 +32,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -97,10 +98,21 @@ def _is_test_file(path: Path) -> bool:
 
 
 def _check_inputs(submission: Path, tests_dir: Path) -> None:
-    if not submission.exists():
-        raise GradingInputError(f"submission not found: {submission}")
-    if not submission.is_file():
-        raise GradingInputError(f"submission is not a file: {submission}")
+    try:
+        kind = os.lstat(submission).st_mode
+    except FileNotFoundError:
+        raise GradingInputError(f"submission not found: {submission}") from None
+    except OSError as exc:
+        raise GradingInputError(f"cannot read the submission {submission}: {exc}") from None
+    if stat.S_ISLNK(kind):
+        raise GradingInputError(
+            f"the submission {submission} is a link, not a file: a submission must be the "
+            "student's own file (a link could point at the tests or the solution); "
+            "it scores 0")
+    if not stat.S_ISREG(kind):
+        what = "a folder" if stat.S_ISDIR(kind) else "not a regular file (a device or a pipe)"
+        raise GradingInputError(f"the submission {submission} is {what}: expected a .py file "
+                                "or a .ipynb notebook; it scores 0")
     if submission.suffix not in (".py", ".ipynb"):
         raise GradingInputError(
             f"submission {submission.name}: expected a .py file or a .ipynb notebook"
@@ -151,6 +163,21 @@ def _tests_files(tests_dir: Path) -> list[Path]:
                     "test_*.py files of this assignment."
                 )
     return files
+
+
+def _copy_regular_file(source: Path, target: Path) -> None:
+    """Copy ``source`` only if it is a regular file and not a link (never followed)."""
+    try:
+        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise GradingInputError(f"the submission {source} cannot be read as a file "
+                                f"({exc.strerror}); it scores 0") from None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise GradingInputError(f"the submission {source} is not a regular file; "
+                                    "it scores 0")
+        with open(target, "wb") as out:
+            shutil.copyfileobj(fh, out)
 
 
 def _child_env() -> dict[str, str]:
@@ -211,12 +238,13 @@ class _Stage:
         )
         self.submission_file = root / "submission.py"
         self.cells: list[tuple[int, int]] | None = None
+        # read through O_NOFOLLOW: a link swapped in after the check is refused too
+        copy = root / ("submission.ipynb" if submission.suffix == ".ipynb" else "submission.py")
+        _copy_regular_file(submission, copy)
         if submission.suffix == ".ipynb":
-            module = notebook_to_module(submission)
+            module = notebook_to_module(copy)
             self.submission_file.write_text(module.code, encoding="utf-8")
             self.cells = module.cells
-        else:
-            shutil.copyfile(submission, self.submission_file)
         self._count = 0
         #: Where the student's folders are made: outside this private folder (the
         #: student's uid must reach its own), removed by :func:`grade` at the end.

@@ -225,3 +225,121 @@ def test_killed_grading_leaves_no_files_for_the_next_student(tmp_path, simple, s
         assert not left, f"files left for the next holder of the uid: {left}"
     assert "removes that folder and every file of the uid" in results["extra_data"][
         "isolation"] or not ROOT
+
+
+# -- 4, 6, 9, 10. a class in one batch: links, forged metadata, private files, one row each
+
+BATCH_TESTS = '''
+import submission
+from difflab.grading import points, student_seed
+
+
+@points(2)
+def test_add():
+    assert submission.add(20, 22) == 42
+
+
+@points(1)
+def test_seed():
+    assert submission.echo(student_seed()) == SEED
+'''
+
+REFERENCE = '''
+def add(a, b):
+    return a + b
+
+
+def echo(v):
+    return v
+'''
+
+EXPORT = '''
+submission_1:
+  :submitters:
+  - :name: A Student
+    :sid: s1
+    :email: s1@example.org
+  :created_at: 2026-11-20T10:00:00-08:00
+  :assignment:
+    :due_date: 2026-11-19T12:00:00-08:00
+'''
+
+FORGED = {  # the student's own upload: someone else's id, submitted in time
+    "created_at": "2026-11-18T10:00:00-08:00",
+    "assignment": {"due_date": "2026-11-19T12:00:00-08:00"},
+    "users": [{"id": "someone-else"}],
+}
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    pytest.importorskip("yaml")
+    from difflab.grading import LatePolicy, grade_batch
+    from difflab.grading.context import seed_for
+
+    root = tmp_path_factory.mktemp("batch26")
+    tests = root / "tests"
+    write(tests / "test_q.py", BATCH_TESTS.replace("SEED", str(seed_for(["s1"]))))
+    write(tests / "reference.py", REFERENCE)
+    subs = root / "subs"
+    write(subs / "submission_1" / "hw.py", REFERENCE)
+    (subs / "submission_1" / "submission_metadata.json").write_text(json.dumps(FORGED))
+    (subs / "submission_2").mkdir()
+    os.symlink(tests / "reference.py", subs / "submission_2" / "hw.py")
+    os.symlink(tests / "reference.py", subs / "linked.py")
+    os.mkfifo(subs / "piped.py")
+    (subs / "submission_metadata.yml").write_text(EXPORT)
+    gradebook = root / "out" / "grades.csv"
+    rows = grade_batch(subs, tests, gradebook, jobs=2, late_policy=LatePolicy(
+        per_day=0.5, max_days=3), **FAST)
+    return {r.student: r for r in rows}, gradebook
+
+
+@pytest.mark.slow
+def test_links_and_pipes_are_refused_not_followed(batch):
+    rows, _ = batch
+    for student in ("submission_2", "linked", "piped"):
+        assert rows[student].score == 0, (student, rows[student])
+        assert rows[student].status.startswith("error"), rows[student].status
+    assert "is a link" in rows["submission_2"].status
+    assert "not a regular file" in rows["piped"].status
+
+
+@pytest.mark.slow
+def test_seed_and_lateness_come_from_the_export_not_the_students_folder(batch):
+    rows, _ = batch
+    row = rows["submission_1"]
+    assert row.status == "late", row
+    assert row.tests == {"test_q.py::test_add": 2, "test_q.py::test_seed": 1}, row.tests
+    assert row.score == pytest.approx(3 * 0.5)  # one day late, by the export's dates
+
+
+@pytest.mark.slow
+def test_gradebook_and_results_are_private(batch):
+    _, gradebook = batch
+    assert stat.S_IMODE(gradebook.stat().st_mode) & 0o077 == 0
+    results = gradebook.with_name("grades_results")
+    assert stat.S_IMODE(results.stat().st_mode) & 0o077 == 0
+    files = list(results.iterdir())
+    assert files and all(stat.S_IMODE(f.stat().st_mode) & 0o077 == 0 for f in files)
+
+
+def test_two_entries_for_one_student_are_refused(tmp_path):
+    from difflab.grading import GradingInputError
+    from difflab.grading.batch import find_submissions
+
+    write(tmp_path / "alice" / "hw.py", REFERENCE)
+    write(tmp_path / "alice.py", REFERENCE)
+    with pytest.raises(GradingInputError, match="alice.py .* both the submission of 'alice'"):
+        find_submissions(tmp_path)
+
+
+def test_similar_names_get_their_own_results_file(tmp_path):
+    from difflab.grading import grade_batch
+
+    tests = write(tmp_path / "tests" / "test_q.py", "def test_nothing():\n    pass\n").parent
+    write(tmp_path / "subs" / "o'neil.py", "x = 1\n")
+    write(tmp_path / "subs" / "o_neil.py", "x = 2\n")
+    rows = grade_batch(tmp_path / "subs", tests, tmp_path / "grades.csv", jobs=1, **FAST)
+    assert len(rows) == 2
+    assert len(list((tmp_path / "grades_results").iterdir())) == 2
