@@ -46,6 +46,7 @@ from difflab.grading.protocol import (
 )
 from difflab.grading.sandbox_users import (
     SandboxUser,
+    hide_other_processes,
     kill_descendants,
     kill_user_processes,
     user_process_count,
@@ -131,6 +132,8 @@ def _limits(memory_mb: int | None, cpu_seconds: float, user: SandboxUser | None)
         limits.append((resource.RLIMIT_AS, int(memory_mb) * 2**20))
 
     def apply() -> None:
+        if user is not None:  # root, about to become the student: hide the grader
+            hide_other_processes()
         for which, value in limits:
             _, hard = resource.getrlimit(which)
             if hard != resource.RLIM_INFINITY and os.geteuid() != 0:

@@ -269,6 +269,30 @@ def remove_user_files(uid: int, places: tuple[str, ...] = SHARED_PLACES) -> int:
     return removed
 
 
+_CLONE_NEWNS, _MS_REC, _MS_PRIVATE = 0x00020000, 0x4000, 0x40000
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x2, 0x4, 0x8
+
+
+def hide_other_processes() -> bool:
+    """In a child about to run student code (as root): see only its own processes.
+
+    Gives the process a mount namespace of its own and mounts a ``/proc`` there with
+    ``hidepid=2``, so once it is an unprivileged uid it cannot read the grader's command
+    line (the results path) or anyone's environment.  Returns False where the kernel or
+    the container does not allow it (nothing is changed then).
+    """
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.unshare(_CLONE_NEWNS) != 0:
+            return False
+        if libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+            return False
+        return libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
+                          b"hidepid=2") == 0
+    except (OSError, AttributeError):
+        return False
+
+
 def _descendants(root: int) -> list[int]:
     """Processes below ``root`` in the process tree (from /proc; empty where it is absent)."""
     children: dict[int, list[int]] = {}

@@ -343,3 +343,38 @@ def test_similar_names_get_their_own_results_file(tmp_path):
     rows = grade_batch(tmp_path / "subs", tests, tmp_path / "grades.csv", jobs=1, **FAST)
     assert len(rows) == 2
     assert len(list((tmp_path / "grades_results").iterdir())) == 2
+
+
+@needs_root
+def test_student_cannot_read_the_graders_command_line(tmp_path):
+    token = f"results-{os.getpid()}-{time.monotonic_ns()}"
+    tests = write(tmp_path / "tests" / "test_ps.py", f'''
+        import submission
+
+
+        def test_no_grader_in_sight():
+            seen = submission.command_lines()
+            assert "{token}" not in seen, "the grader's command line is visible"
+    ''').parent
+    sub = write(tmp_path / "ps.py", '''
+        import os
+
+
+        def command_lines():
+            seen = []
+            for pid in os.listdir("/proc"):
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                        seen.append(fh.read().replace(b"\\0", b" ").decode())
+                except (OSError, ValueError):
+                    pass
+            return "\\n".join(seen)
+    ''')
+    out = tmp_path / f"{token}.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "difflab.grading", "grade", str(sub), "--tests", str(tests),
+         "--out", str(out), "--timeout", "5", "--memory-mb", "1024"],
+        capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    results = json.loads(out.read_text())
+    assert results["tests"][0]["status"] == "passed", results["tests"][0]["output"]
