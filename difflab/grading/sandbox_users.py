@@ -375,26 +375,75 @@ def take_user(user: str | None, uid_base: int, uid_pool: int
         raise GradingInputError(str(exc)) from None
 
 
+#: Files beside the tests (and one folder further up) that may hold a solution.
+_SOLUTION_SUFFIXES = (".py", ".ipynb", ".md", ".txt", ".json", ".csv", ".npy", ".npz")
+#: Entries of a tests folder looked at by the exposure check (a guard for huge folders).
+_MAX_EXPOSURE_ENTRIES = 4000
+
+
+def _exposure_candidates(tests_dir: Path) -> tuple[list[str], list[str]]:
+    """``(files, folders)`` the student's uid must not read (files) or change (folders)."""
+    files, folders = [], []
+    for folder, _dirs, names in os.walk(tests_dir):
+        folders.append(folder)
+        files += [os.path.join(folder, n) for n in names]
+        if len(files) + len(folders) > _MAX_EXPOSURE_ENTRIES:
+            break
+    for above in (tests_dir.parent, tests_dir.parent.parent):
+        if above == tests_dir or str(above) == above.anchor:
+            continue
+        try:
+            entries = list(os.scandir(above))
+        except OSError:
+            continue
+        files += [e.path for e in entries if e.is_file(follow_symlinks=False) and (
+            e.name.endswith(_SOLUTION_SUFFIXES) or "solution" in e.name.lower())]
+    return files, folders
+
+
 def exposure_warning(user: SandboxUser | None, tests_dir: Path) -> str:
-    """A warning when the sandbox user could read or change the instructor's tests."""
+    """A warning naming what the sandbox user could read or change of the instructor's.
+
+    Checked as that uid (a child process that becomes it), by opening each file:
+    every file of the tests folder (a folder that is only traversable, ``0711``, still
+    lets a file be read by name), the folders of the tests (writable?), and the files
+    beside the tests folder and one folder further up that may hold a solution (the
+    source notebook of a course laid out as ``assignment/notebook.ipynb`` +
+    ``assignment/tests/``).
+    """
     if user is None:
         return ""
+    tests_dir = tests_dir.resolve()
+    files, folders = _exposure_candidates(tests_dir)
+    read_end, write_end = os.pipe()
     pid = os.fork()
-    if pid == 0:  # pragma: no cover -- the child only reports through its exit status
-        code = 0
+    if pid == 0:  # pragma: no cover -- the child only reports through the pipe
         try:
+            os.close(read_end)
             os.setgroups([])
             os.setgid(user.gid)
             os.setuid(user.uid)
-            folder = str(tests_dir.resolve())
-            code = 1 if os.access(folder, os.R_OK) or os.access(folder, os.W_OK) else 0
+            exposed = []
+            for path in files:
+                try:
+                    os.close(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK))
+                    exposed.append(path)
+                except OSError:
+                    pass
+            exposed += [f + os.sep for f in folders if os.access(f, os.W_OK)]
+            os.write(write_end, "\n".join(exposed[:20]).encode("utf-8", "replace")[:60000])
         finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) == 0:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as fh:
+        report = fh.read().decode("utf-8", "replace")
+    os.waitpid(pid, 0)
+    if not report:
         return ""
+    shown = "\n".join(f"  {p}" for p in report.splitlines()[:10])
     return (
-        f"\nWarning: {user.name} can read or change the tests folder {tests_dir} "
-        "(from outside the sandbox's folder): make it private to root, e.g. "
-        "chmod -R go-rwx on the folder holding the tests and solutions."
+        f"\nWarning: {user.name} can read or change these files of yours (from outside "
+        f"the sandbox's folder):\n{shown}\nMake the folder holding the tests and the "
+        "solutions private to root, e.g. chmod -R go-rwx on it (setup.sh of the "
+        "Gradescope zip does this for the tests)."
     )

@@ -378,3 +378,42 @@ def test_student_cannot_read_the_graders_command_line(tmp_path):
     assert done.returncode == 0, done.stderr
     results = json.loads(out.read_text())
     assert results["tests"][0]["status"] == "passed", results["tests"][0]["output"]
+
+
+# -- 5. the isolation warning checks what the student's uid can reach ---------------------
+
+
+def _course(root: Path) -> Path:
+    """The example course's layout: a source notebook with solutions beside tests/."""
+    write(root / "02" / "custom_function.ipynb", '{"cells": [], "solution": "x ** 3"}')
+    return write(root / "02" / "tests" / "test_q.py", SIMPLE_TESTS).parent
+
+
+@pytest.fixture
+def reachable():
+    """A folder in /tmp that any uid may enter (pytest's own tmp_path is private)."""
+    folder = Path(tempfile.mkdtemp(prefix="difflab-test-"))
+    os.chmod(folder, 0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@needs_root
+def test_isolation_warning_sees_solutions_a_student_can_reach(reachable):
+    from difflab.grading.sandbox_users import SandboxUser, exposure_warning
+
+    user = SandboxUser("sandbox uid 64099", 64099, 64099)
+    tests = _course(reachable)
+    # the guide's advice, taken: the assignment's folder private to root
+    subprocess.run(["chmod", "-R", "go-rwx", str(tests.parent)], check=True)
+    assert exposure_warning(user, tests) == ""
+    # the tests locked, the source notebook one folder up readable
+    os.chmod(tests.parent, 0o755)
+    os.chmod(tests.parent / "custom_function.ipynb", 0o644)
+    warning = exposure_warning(user, tests)
+    assert "custom_function.ipynb" in warning and "go-rwx" in warning
+    # a traversable tests folder (0711) whose files are readable by name
+    os.chmod(tests.parent / "custom_function.ipynb", 0o600)
+    os.chmod(tests, 0o711)
+    os.chmod(tests / "test_q.py", 0o644)
+    assert "test_q.py" in exposure_warning(user, tests)
