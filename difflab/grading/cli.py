@@ -15,6 +15,7 @@ file), 2 for bad usage or bad input (the message is on stderr), 130 when interru
 
 from __future__ import annotations
 
+import re
 import shutil
 import signal
 import sys
@@ -40,8 +41,20 @@ from difflab.grading.sandbox_users import DEFAULT_UID_BASE, DEFAULT_UID_POOL
 __all__ = ["grade_command", "assign_command", "check_command", "autograder_group", "cli"]
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _shown(text: str) -> str:
+    """Text for the terminal with control characters escaped (``\\x1b``).
+
+    Results hold students' text (exception messages, printed output); raw, an escape
+    sequence could move the cursor and repaint FAIL as PASS on the instructor's screen.
+    """
+    return _CONTROL.sub(lambda m: m[0].encode("unicode_escape").decode("ascii"), text)
+
+
 def _fail(prog: str, message: str) -> None:
-    click.echo(f"{prog}: error: {message}", err=True)
+    click.echo(f"{prog}: error: {_shown(message)}", err=True)
     sys.exit(2)
 
 
@@ -154,7 +167,7 @@ def grade_command(
         sys.exit(130)
     finally:
         signal.signal(signal.SIGTERM, previous)
-    click.echo(format_summary(results, title=f"difflab grade: {submission.name}"))
+    click.echo(_shown(format_summary(results, title=f"difflab grade: {submission.name}")))
     if out is not None:
         click.echo(f"Results written to {out}")
 
@@ -169,7 +182,8 @@ def _grade_folder(folder: Path, tests_dir: Path, out: Path | None, jobs: int | N
         raise GradingInputError(f"--out {out}: the gradebook of a folder is a .csv file")
 
     def progress(row: Any) -> None:
-        click.echo(f"{row.student}: {row.score:g}/{row.max_score:g} ({row.status})", err=True)
+        click.echo(_shown(f"{row.student}: {row.score:g}/{row.max_score:g} ({row.status})"),
+                   err=True)
 
     rows = grade_batch(folder, tests_dir, out, results_dir=results_dir, jobs=jobs,
                        on_done=progress, **options)
@@ -200,7 +214,7 @@ def check_command(work: Path, tests_dir: Path | None, question: str | None,
         report = check(question, notebook=work, tests=tests_dir, timeout=timeout, show=False)
     except GradingInputError as exc:
         _fail("difflab check", str(exc))
-    click.echo(str(report))
+    click.echo(_shown(str(report)))
     sys.exit(0 if report.passed else 1)
 
 

@@ -296,6 +296,16 @@ class Sandbox:
             shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir = None
 
+    def _wait_for_end(self, deadline: float) -> int | None:
+        """The exit status of a process whose pipes closed; None if it lives on past
+        ``deadline`` (a second at least), as a process that closed them on purpose does."""
+        if self.proc is None:
+            return None
+        try:
+            return self.proc.wait(timeout=max(deadline - time.monotonic(), 1.0))
+        except subprocess.TimeoutExpired:
+            return None
+
     def _fail(self, reason: str, message: str) -> None:
         self.stopped = StudentStopped(reason, message)
         self.stop()
@@ -338,7 +348,10 @@ class Sandbox:
                 "whose condition never becomes false, or a recursion without a base case."
             ))
         except ChannelClosed:
-            returncode = self.proc.wait() if self.proc is not None else None
+            returncode = self._wait_for_end(deadline)
+            if returncode is None:  # closed its pipes but kept running: never waited on
+                self._fail("protocol", "The process running your code closed its connection "
+                                       "to the grader and kept running; it was stopped.")
             self._fail(*death_message(returncode, self.memory_mb, self.cpu_seconds,
                                       loading=loading))
         except ProtocolError as exc:

@@ -417,3 +417,43 @@ def test_isolation_warning_sees_solutions_a_student_can_reach(reachable):
     os.chmod(tests, 0o711)
     os.chmod(tests / "test_q.py", 0o644)
     assert "test_q.py" in exposure_warning(user, tests)
+
+
+# -- 12. every wait on a student is bounded; student text reaches a terminal escaped ------
+
+
+@pytest.mark.slow
+def test_closing_both_pipes_and_sleeping_costs_only_the_test(tmp_path, simple):
+    sub = write(tmp_path / "hangup.py", '''
+        import os, time
+
+
+        def add(a, b):
+            for fd in range(3, 256):  # the pipes to the grader among them
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            time.sleep(600)
+    ''')
+    started = time.monotonic()
+    results = grade(sub, simple, **dict(FAST, timeout=8.0))  # room to close, on a busy machine
+    test = results["tests"][0]
+    assert test["score"] == 0
+    assert "closed its connection to the grader" in test["output"], test["output"]
+    assert time.monotonic() - started < 8.0 + 15  # not the parent's margin: the worker's own
+
+
+def test_student_text_cannot_repaint_the_instructors_terminal(tmp_path, simple):
+    sub = write(tmp_path / "paint.py", '''
+        def add(a, b):
+            raise ValueError("\\x1b]0;owned\\x07\\x1b[1A\\x1b[2K\\rPASS  test_add (1/1)")
+    ''')
+    done = subprocess.run(
+        [sys.executable, "-m", "difflab.grading", "grade", str(sub), "--tests", str(simple),
+         "--timeout", "5", "--memory-mb", "1024"],
+        capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "ValueError" in done.stdout
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+    assert "\\x1b[2K" in done.stdout  # shown, escaped
