@@ -381,7 +381,7 @@ def import_error_message(payload: dict[str, Any], cells: _CellMap) -> str:
 def _start_student(events: _Events, config: dict[str, Any]) -> Any:
     """Start the student's process and load the submission; None if that failed."""
     from difflab.grading.sandbox import Sandbox, StudentStopped
-    from difflab.grading.sandbox_users import SandboxUser, become_subreaper
+    from difflab.grading.sandbox_users import CPU_SHARE, CpuShare, SandboxUser, become_subreaper
 
     become_subreaper()
     user = SandboxUser(**config["user"]) if config.get("user") else None
@@ -393,6 +393,15 @@ def _start_student(events: _Events, config: dict[str, Any]) -> Any:
         workroot=config.get("student_root"),
     )
     cells = _CellMap(config.get("cells"))
+
+    def overused(cpus: float) -> None:
+        sandbox.overused = (
+            f"Your code kept {cpus:.1f} processes computing at once, more than the "
+            f"{CPU_SHARE} each submission may use (processors are shared with other "
+            "students), so it was stopped. Compute in one process: do not start processes "
+            "or threads that run in parallel.")
+
+    CpuShare(overused).start()  # one grading cannot take a classmate's processor
     try:
         hello = sandbox.start()
     except StudentStopped as exc:

@@ -213,6 +213,8 @@ class Sandbox:
         #: ``time.monotonic()`` by which the current call must be answered (None: startup).
         self.deadline: float | None = None
         self.stopped: StudentStopped | None = None
+        #: Set (with the message) when the CPU-share watch stopped the student's processes.
+        self.overused: str | None = None
 
     # -- lifetime ---------------------------------------------------------------------
     @property
@@ -232,7 +234,7 @@ class Sandbox:
         """
         self.stop()
         self.generation += 1
-        self.stopped = None
+        self.stopped = self.overused = None
         self.workdir = tempfile.mkdtemp(prefix="difflab-student-", dir=self.workroot)
         target = os.path.join(self.workdir, "submission.py")
         shutil.copyfile(self.submission, target)
@@ -348,6 +350,8 @@ class Sandbox:
                 "whose condition never becomes false, or a recursion without a base case."
             ))
         except ChannelClosed:
+            if self.overused is not None:  # stopped by the grader's CPU-share watch
+                self._fail("cpu", self.overused)
             returncode = self._wait_for_end(deadline)
             if returncode is None:  # closed its pipes but kept running: never waited on
                 self._fail("protocol", "The process running your code closed its connection "

@@ -16,7 +16,9 @@ import pwd
 import shutil
 import signal
 import stat
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -344,6 +346,87 @@ def become_subreaper() -> None:
         ctypes.CDLL(None).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     except (OSError, AttributeError):
         pass
+
+
+#: How many of a grading's student processes (and threads) may compute at once.
+CPU_SHARE = 1
+#: Over how many seconds the share is measured (bursts shorter than this are allowed).
+CPU_WINDOW = 1.0
+
+
+def _running_tasks(pid: int) -> int:
+    """How many threads of ``pid`` are running or ready to run (state R)."""
+    count = 0
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/stat", "rb") as fh:
+                state = fh.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        count += state == b"R"
+    return count
+
+
+class CpuShare:
+    """Keeps a grading's student code to :data:`CPU_SHARE` processor at a time.
+
+    Limits per process (``RLIMIT_CPU``) let a student fork many processes that each spin
+    within their own limit, and so starve a classmate graded beside them: the kernel
+    shares the processors by process, not by student.  This watch, a thread of the
+    trusted process, counts every ``period`` seconds the threads below it that are
+    running or waiting to run (the student's processes, wherever they were started: the
+    trusted process adopts orphans, :func:`become_subreaper`).  A count is a share of the
+    machine whatever its load; when more than ``share`` were busy on average over the last
+    ``window`` seconds, it kills them all and calls ``on_overuse`` with that average.  The
+    next test starts a fresh student process.
+
+    Parameters
+    ----------
+    on_overuse : callable
+        Called (from the watch's thread) with the average count, before the kill.
+    share : int, optional
+        Threads allowed to compute at once.
+    window, period : float, optional
+        Over how many seconds the average is taken, and how often it is sampled.
+    """
+
+    def __init__(self, on_overuse: Callable[[float], None], *, share: int = CPU_SHARE,
+                 window: float = CPU_WINDOW, period: float = 0.1) -> None:
+        self.on_overuse, self.share, self.window, self.period = (
+            on_overuse, share, window, period)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="difflab-cpu-share",
+                                        daemon=True)
+
+    def start(self) -> CpuShare:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def busy(self) -> int:
+        """Threads below this process running or ready to run, now."""
+        return sum(_running_tasks(pid) for pid in _descendants(os.getpid()))
+
+    def _watch(self) -> None:
+        samples: list[int] = []
+        needed = max(int(self.window / self.period), 1)
+        while not self._stop.wait(self.period):
+            samples = (samples + [self.busy()])[-needed:]
+            average = sum(samples) / len(samples)
+            if len(samples) == needed and average > self.share + 0.5:
+                self.on_overuse(average)
+                for pid in _descendants(os.getpid()):
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                samples = []
 
 
 def user_process_count(uid: int) -> int:

@@ -457,3 +457,66 @@ def test_student_text_cannot_repaint_the_instructors_terminal(tmp_path, simple):
     assert "ValueError" in done.stdout
     assert "\x1b" not in done.stdout and "\x07" not in done.stdout
     assert "\\x1b[2K" in done.stdout  # shown, escaped
+
+
+# -- 8. fair under load: one student's processes cannot take a classmate's processor ------
+
+THREE_TESTS = '''
+import submission
+from difflab.grading import points
+
+
+@points(1)
+def test_add():
+    assert submission.add(20, 22) == 42
+
+
+@points(1)
+def test_add_negative():
+    assert submission.add(-1000, -337) == -1337
+
+
+@points(1)
+def test_add_zero():
+    assert submission.add(0, 0) == 0
+'''
+
+SPINNER = '''
+import os
+import time
+
+for _ in range(60):  # within the process limit, each within its own CPU limit
+    if os.fork() == 0:
+        os.setsid()  # a session of its own: the scheduler's per-session groups split
+        while True:
+            pass
+
+
+def add(a, b):
+    time.sleep(10)  # time out: the spinning goes on as long as the grading
+    return a + b
+'''
+
+
+HONEST = '''
+def add(a, b):
+    total = 0
+    for i in range(5_000_000):  # a fraction of a second, alone on a processor
+        total += i
+    return a + b
+'''
+
+
+@pytest.mark.slow
+def test_a_fork_and_spin_student_does_not_move_a_classmates_score(tmp_path):
+    from difflab.grading import grade_batch
+
+    tests = write(tmp_path / "tests" / "test_add.py", THREE_TESTS).parent
+    write(tmp_path / "subs" / "honest.py", HONEST)
+    write(tmp_path / "subs" / "spinner.py", SPINNER)
+    rows = grade_batch(tmp_path / "subs", tests, tmp_path / "grades.csv", jobs=2,
+                       timeout=3.0, memory_mb=1024, total_timeout=60.0)
+    honest = next(r for r in rows if r.student == "honest")
+    assert honest.score == 3, honest
+    spinner = json.loads((tmp_path / "grades_results" / "spinner.json").read_text())
+    assert "processes computing at once" in json.dumps(spinner)
