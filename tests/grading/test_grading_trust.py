@@ -520,3 +520,67 @@ def test_a_fork_and_spin_student_does_not_move_a_classmates_score(tmp_path):
     assert honest.score == 3, honest
     spinner = json.loads((tmp_path / "grades_results" / "spinner.json").read_text())
     assert "processes computing at once" in json.dumps(spinner)
+
+
+# -- 7. the release strips hidden tests by meaning, not by spelling -----------------------
+
+HIDDEN_BY_MEANING = '''
+import pytest
+import submission
+from difflab.grading import points
+from difflab.grading import points as worth
+
+secret = points(2, hidden=True)
+HIDE = True
+
+
+class TestVisible:
+    @points(1)
+    def test_seen(self):
+        assert submission.f(1) == 1
+
+    @points(1, hidden=True)
+    def test_method_secret(self):
+        assert submission.f(2) == 31337001
+
+
+@secret
+def test_alias_secret():
+    assert submission.f(3) == 31337002
+
+
+@worth(1, hidden=True)
+def test_imported_alias_secret():
+    assert submission.f(4) == 31337003
+
+
+@points(1, hidden=HIDE)
+def test_computed_secret():
+    assert submission.f(5) == 31337004
+
+
+class TestMarked:
+    pytestmark = pytest.mark.points(1, visibility="after_due_date")
+
+    def test_class_marked_secret(self):
+        assert submission.f(6) == 31337005
+
+
+class TestAllHidden:
+    @secret
+    def test_only_method_secret(self):
+        assert submission.f(7) == 31337006
+'''
+
+
+def test_release_strips_hidden_tests_by_meaning(tmp_path):
+    from difflab.grading import visible_tests
+
+    write(tmp_path / "tests" / "test_q.py", HIDDEN_BY_MEANING)
+    visible_tests(tmp_path / "tests", tmp_path / "student")
+    released = (tmp_path / "student" / "test_q.py").read_text()
+    compile(released, "test_q.py", "exec")
+    assert "test_seen" in released
+    for n in range(1, 7):
+        assert f"3133700{n}" not in released, released
+    assert "secret(self)" not in released and "TestMarked" not in released
