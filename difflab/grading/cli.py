@@ -154,6 +154,10 @@ def grade_command(
                    user=user, uid_base=uid_base, uid_pool=uid_pool, late_policy=late_policy)
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
+        if submission.is_dir() and submission.suffix in (".py", ".ipynb"):
+            raise GradingInputError(
+                f"{submission} is a folder, not a {submission.suffix} file: a submission is "
+                "a file (to grade a class, name the folder that holds the submissions)")
         if submission.is_dir():
             _grade_folder(submission, tests_dir, out, jobs, results_dir,
                           dict(options, metadata=metadata))

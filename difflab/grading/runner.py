@@ -239,10 +239,19 @@ class _Stage:
         self.submission_file = root / "submission.py"
         self.cells: list[tuple[int, int]] | None = None
         # read through O_NOFOLLOW: a link swapped in after the check is refused too
-        copy = root / ("submission.ipynb" if submission.suffix == ".ipynb" else "submission.py")
+        copy = self.submission_file
+        if submission.suffix == ".ipynb":
+            (root / "notebook").mkdir()
+            copy = root / "notebook" / submission.name  # messages name the student's file
         _copy_regular_file(submission, copy)
         if submission.suffix == ".ipynb":
-            module = notebook_to_module(copy)
+            try:
+                module = notebook_to_module(copy)
+            except (RecursionError, MemoryError, TypeError, AttributeError) as exc:
+                raise GradingInputError(
+                    f"{submission.name} is not a notebook that can be read "
+                    f"({type(exc).__name__}: nested too deeply or malformed); it scores 0"
+                ) from None
             self.submission_file.write_text(module.code, encoding="utf-8")
             self.cells = module.cells
         self._count = 0

@@ -584,3 +584,22 @@ def test_release_strips_hidden_tests_by_meaning(tmp_path):
     for n in range(1, 7):
         assert f"3133700{n}" not in released, released
     assert "secret(self)" not in released and "TestMarked" not in released
+
+
+# -- 13. malformed input: a clear message, exit status 2, and a zero ---------------------
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: p.write_text("[" * 100_000 + "]" * 100_000), "nested too deeply"),
+    (lambda p: p.mkdir(), "is a folder, not a .ipynb file"),
+], ids=["deeply-nested-notebook", "folder-named-like-a-notebook"])
+def test_malformed_submissions_get_a_message_and_exit_status_2(tmp_path, simple, make,
+                                                                message):
+    work = tmp_path / "hw.ipynb"
+    make(work)
+    done = subprocess.run(
+        [sys.executable, "-m", "difflab.grading", "grade", str(work), "--tests", str(simple),
+         "--out", str(tmp_path / "results.json"), "--timeout", "5"],
+        capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr and "Traceback" not in done.stderr
