@@ -211,10 +211,12 @@ def test_killed_grading_leaves_no_files_for_the_next_student(tmp_path, simple, s
             except OSError:
                 pass
         pathlib.Path({str(shared)!r}, "made").write_text("\\n".join(made))
-        while True:            # load forever: the grader's parent kills its worker
-            time.sleep(0.1)
+
+
+        def add(a, b):
+            time.sleep(600)    # the grading's budget ends first: the parent kills the worker
     ''')
-    results = grade(sub, simple, timeout=1.0, memory_mb=1024, total_timeout=8.0)
+    results = grade(sub, simple, timeout=30.0, memory_mb=1024, total_timeout=32.0)
     assert results["score"] == 0
     made = (shared / "made").read_text().splitlines()
     folder, others = made[0], made[1:]
@@ -436,12 +438,13 @@ def test_closing_both_pipes_and_sleeping_costs_only_the_test(tmp_path, simple):
                     pass
             time.sleep(600)
     ''')
-    started = time.monotonic()
     results = grade(sub, simple, **dict(FAST, timeout=8.0))  # room to close, on a busy machine
     test = results["tests"][0]
     assert test["score"] == 0
+    # the worker stopped it at the test's limit; before, it waited until the parent
+    # killed the worker ("the grader's test process stopped", blaming the test)
     assert "closed its connection to the grader" in test["output"], test["output"]
-    assert time.monotonic() - started < 8.0 + 15  # not the parent's margin: the worker's own
+    assert test["extra_data"]["reason"] == "protocol"
 
 
 def test_student_text_cannot_repaint_the_instructors_terminal(tmp_path, simple):
