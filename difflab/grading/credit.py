@@ -309,7 +309,18 @@ def check_part(elements: int) -> Iterator[None]:
     """One check of a test: ``elements`` is every element it will compare, declared first.
 
     Checks nested in another (``check_function`` calling ``assert_close``) add to the
-    outer one's count of right elements; only the outermost declares.
+    outer one's count of right elements; only the outermost declares.  Outside a graded
+    test it does nothing.
+
+    Parameters
+    ----------
+    elements : int
+        How many elements the check compares when it runs to its end.
+
+    Examples
+    --------
+    >>> with check_part(8):   # a check of a Function's 4 outputs and 4 gradients
+    ...     pass
     """
     if _test is None:
         yield
