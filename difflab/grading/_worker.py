@@ -214,8 +214,10 @@ class GradingPlugin:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: Any) -> None:
         from difflab.grading.credit import begin_test
+        from difflab.grading.markers import read_marker
 
-        begin_test()
+        # a partial-credit test's source declares the checks that count (made or not)
+        begin_test(getattr(item, "function", None) if read_marker(item).partial else None)
         if self.sandbox is None:
             return
         _empty(self.output_log)  # each test (and a restart's load) has its own budget
@@ -244,6 +246,9 @@ class GradingPlugin:
         if isinstance(exc, pytest.skip.Exception):
             self._failure[item.nodeid] = ("skipped", f"Test skipped (no points): {exc}")
             return
+        from difflab.grading.credit import stop_test
+
+        stop_test(exc)  # what the test did not reach counts as missed, never as removed
 
         reason, message = describe_exception(exc, self.cells, self.memory_mb)
         if call.when != "call" and reason not in ("import_error", "timeout", "memory", "crash"):
@@ -394,7 +399,7 @@ def import_error_message(payload: dict[str, Any], cells: _CellMap) -> str:
 def _start_student(events: _Events, config: dict[str, Any]) -> Any:
     """Start the student's process and load the submission; None if that failed."""
     from difflab.grading.sandbox import Sandbox, StudentStopped
-    from difflab.grading.sandbox_users import SandboxUser, become_subreaper
+    from difflab.grading.sandbox_users import CPU_SHARE, CpuShare, SandboxUser, become_subreaper
 
     become_subreaper()
     user = SandboxUser(**config["user"]) if config.get("user") else None
@@ -403,8 +408,18 @@ def _start_student(events: _Events, config: dict[str, Any]) -> Any:
         memory_mb=config.get("memory_mb"), cpu_seconds=config["cpu_seconds"],
         startup=config["startup"], timeout=config["timeout"], user=user,
         on_start=lambda pid: events.send("student", pid=pid),
+        workroot=config.get("student_root"),
     )
     cells = _CellMap(config.get("cells"))
+
+    def overused(cpus: float) -> None:
+        sandbox.overused = (
+            f"Your code kept {cpus:.1f} processes computing at once, more than the "
+            f"{CPU_SHARE} each submission may use (processors are shared with other "
+            "students), so it was stopped. Compute in one process: do not start processes "
+            "or threads that run in parallel.")
+
+    CpuShare(overused).start()  # one grading cannot take a classmate's processor
     try:
         hello = sandbox.start()
     except StudentStopped as exc:

@@ -45,6 +45,8 @@ _RUN = """#!/usr/bin/env bash
 # Without submission_metadata.json (a mock run) it grades with seed 0 and no late policy.
 set -u
 ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
+# a fixed folder, so Python's import path never holds the student's files
+cd "$ROOT/source" || exit 1
 # Hidden files and folders (Jupyter's .ipynb_checkpoints autosaves) are never graded;
 # a file at the top of the submission comes before one in a folder.
 SUBMISSION=$(cd "$ROOT/submission" 2>/dev/null && find . -maxdepth 2 -name '.?*' -prune -o \\

@@ -16,6 +16,7 @@ file), 2 for bad usage or bad input (the message is on stderr), 130 when interru
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import signal
 import sys
@@ -42,8 +43,20 @@ __all__ = ["grade_command", "assign_command", "check_command", "autograder_group
            "manual_group", "gradebook_group", "cli"]
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _shown(text: str) -> str:
+    """Text for the terminal with control characters escaped (``\\x1b``).
+
+    Results hold students' text (exception messages, printed output); raw, an escape
+    sequence could move the cursor and repaint FAIL as PASS on the instructor's screen.
+    """
+    return _CONTROL.sub(lambda m: m[0].encode("unicode_escape").decode("ascii"), text)
+
+
 def _fail(prog: str, message: str) -> None:
-    click.echo(f"{prog}: error: {message}", err=True)
+    click.echo(f"{prog}: error: {_shown(message)}", err=True)
     sys.exit(2)
 
 
@@ -91,7 +104,9 @@ def _limits(function: Any) -> Any:
 )
 @_limits
 @click.option("--metadata", type=click.Path(path_type=Path), default=None,
-              help="Gradescope's submission_metadata.json (the student's seed, the lateness).")
+              help="Gradescope's submission_metadata.json (the student's seed, the "
+                   "lateness); for a folder, a JSON/YAML mapping of students to such "
+                   "records (default: the export's submission_metadata.yml).")
 @click.option("--student-id", default=None,
               help="Use this student's seed (reproduce a student's variant).")
 @click.option("--late-policy", callback=_late_policy, default=None,
@@ -149,14 +164,20 @@ def grade_command(
                    user=user, uid_base=uid_base, uid_pool=uid_pool, late_policy=late_policy)
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
+        if submission.is_dir() and submission.suffix in (".py", ".ipynb"):
+            raise GradingInputError(
+                f"{submission} is a folder, not a {submission.suffix} file: a submission is "
+                "a file (to grade a class, name the folder that holds the submissions)")
         if submission.is_dir():
-            if metadata is not None or student_id is not None:
+            if student_id is not None:
                 raise GradingInputError(
-                    "--metadata and --student-id are for one submission; in a folder, each "
-                    "student's folder may hold its submission_metadata.json, and otherwise "
-                    "the student's file or folder name gives the seed")
+                    "--student-id is for one submission; in a folder, each student's seed "
+                    "comes from the metadata (--metadata, or the export's "
+                    "submission_metadata.yml), and otherwise from the student's file or "
+                    "folder name")
             _grade_folder(submission, tests_dir, out, jobs, results_dir,
-                          dict(options, manual=manual, only=list(only) or None))
+                          dict(options, manual=manual, only=list(only) or None,
+                               metadata=metadata))
             return
         if manual is not None or only:
             raise GradingInputError("--manual and --only are for a folder of submissions "
@@ -170,7 +191,7 @@ def grade_command(
         sys.exit(130)
     finally:
         signal.signal(signal.SIGTERM, previous)
-    click.echo(format_summary(results, title=f"difflab grade: {submission.name}"))
+    click.echo(_shown(format_summary(results, title=f"difflab grade: {submission.name}")))
     if out is not None:
         click.echo(f"Results written to {out}")
 
@@ -185,7 +206,8 @@ def _grade_folder(folder: Path, tests_dir: Path, out: Path | None, jobs: int | N
         raise GradingInputError(f"--out {out}: the gradebook of a folder is a .csv file")
 
     def progress(row: Any) -> None:
-        click.echo(f"{row.student}: {row.score:g}/{row.max_score:g} ({row.status})", err=True)
+        click.echo(_shown(f"{row.student}: {row.score:g}/{row.max_score:g} ({row.status})"),
+                   err=True)
 
     rows = grade_batch(folder, tests_dir, out, results_dir=results_dir, jobs=jobs,
                        on_done=progress, **options)
@@ -220,7 +242,7 @@ def check_command(work: Path, tests_dir: Path | None, question: str | None,
         report = check(question, notebook=work, tests=tests_dir, timeout=timeout, show=False)
     except GradingInputError as exc:
         _fail("difflab check", str(exc))
-    click.echo(json.dumps(report.results, indent=1) if as_json else str(report))
+    click.echo(json.dumps(report.results, indent=1) if as_json else _shown(str(report)))
     sys.exit(0 if report.passed else 1)
 
 

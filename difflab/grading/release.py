@@ -6,9 +6,12 @@ see; the hidden ones never leave the instructor's folder.  A test is hidden when
 ``"visible"``), or when it lies between ``### BEGIN HIDDEN TESTS`` and
 ``### END HIDDEN TESTS`` lines.  This module copies a tests folder without them:
 
-* in each ``.py`` file, every hidden test function or class is cut out, decorators
-  included (found with Python's ``ast`` module, so nothing of it is run), and every hidden-tests
-  block; a file whose module-level ``pytestmark`` hides it is left out entirely;
+* in each ``.py`` file, every hidden test function, class or method is cut out,
+  decorators included, and every hidden-tests block; a file whose module-level
+  ``pytestmark`` hides it is left out entirely.  Hidden tests are found by meaning, with
+  Python's ``ast`` module (nothing is run): ``points`` under any alias, a hiding marker
+  bound to a name (``secret = points(1, hidden=True)``), a class's ``pytestmark``, and
+  a ``hidden`` or ``visibility`` whose value is computed (taken as hidden);
 * other files are copied, except those whose name says ``hidden`` or ``solution``.
 
 What the hidden tests share with visible ones (a helper, a constant at the top of the
@@ -24,7 +27,7 @@ students receive), as nbgrader's autograder-test cells have them::
 The student version drops them; :func:`source_block_tests` turns each into a hidden test
 of its own (worth the points its BEGIN line names, 1 by default), which
 ``difflab assign`` writes to the instructor's ``tests/`` and the grader adds when it is
-given the source's ``tests/`` folder.  The block runs in the grader's trusted process:
+given the assignment folder (:func:`tests_of`).  The block runs in the grader's trusted process:
 the names it uses come from the student's submission (as ``submission.name`` would),
 Python's built-in names excepted, so ``dual_sin(0.0, 1.0)`` calls the student's function
 in the student's process and the comparison happens on the grader's side.
@@ -42,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from difflab.grading.errors import GradingInputError
-from difflab.grading.markers import BEGIN_HIDDEN, END_HIDDEN, VISIBILITIES, hidden_blocks
+from difflab.grading.markers import BEGIN_HIDDEN, END_HIDDEN, hidden_blocks
 
 __all__ = ["visible_tests", "strip_hidden_tests", "assignment_files", "source_block_tests",
            "run_hidden_block", "tests_of"]
@@ -50,31 +53,115 @@ __all__ = ["visible_tests", "strip_hidden_tests", "assignment_files", "source_bl
 _LEFT_OUT = ("hidden", "solution")
 
 
-def _hides(decorator: ast.expr) -> bool:
-    """Whether a decorator (or a ``pytestmark`` value) is a ``points`` marker that hides."""
-    if not isinstance(decorator, ast.Call):
+class _Hiding:
+    """What hides a test in one file, found by meaning rather than by spelling.
+
+    A ``points`` marker hides unless its ``hidden`` is literally False and its
+    ``visibility`` literally ``"visible"`` (a computed value, ``**options``: hidden, to be
+    safe).  ``points`` is recognised under any name it was imported or assigned as
+    (``from difflab.grading import points as p``, ``pytest.mark.points``), and so is a
+    hiding marker bound to a name (``secret = points(1, hidden=True)``, then
+    ``@secret``).
+    """
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.points_names = {"points"}
+        self.hiding_names: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    if alias.name.split(".")[-1] == "points" and alias.asname:
+                        self.points_names.add(alias.asname)
+        for node in tree.body:  # module-level names, in order
+            if isinstance(node, ast.Assign):
+                names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+                if self._is_points(node.value):
+                    self.points_names.update(names)
+                elif self.hides(node.value):
+                    self.hiding_names.update(names)
+
+    def _is_points(self, node: ast.expr) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id in self.points_names
+        return isinstance(node, ast.Attribute) and node.attr == "points"
+
+    def hides(self, node: ast.expr) -> bool:
+        """Whether a decorator (or a ``pytestmark`` value) hides what it marks."""
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return any(self.hides(e) for e in node.elts)
+        if isinstance(node, ast.Name):
+            return node.id in self.hiding_names
+        if not isinstance(node, ast.Call) or not self._is_points(node.func):
+            return False
+        for keyword in node.keywords:
+            value = keyword.value
+            constant = value.value if isinstance(value, ast.Constant) else ...
+            if keyword.arg is None:  # **options: cannot tell, so hidden
+                return True
+            if keyword.arg == "hidden" and constant is not False:
+                return True
+            if keyword.arg == "visibility" and constant not in (None, "visible"):
+                return True
         return False
-    func = decorator.func
-    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    if name != "points":
-        return False
-    for keyword in decorator.keywords:
-        value = keyword.value
-        if keyword.arg == "hidden" and isinstance(value, ast.Constant) and value.value:
-            return True
-        if keyword.arg == "visibility" and isinstance(value, ast.Constant) and \
-                value.value in VISIBILITIES and value.value != "visible":
-            return True
-    return False
+
+
+def _pytestmark(node: ast.stmt) -> ast.expr | None:
+    if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets):
+        return node.value
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and \
+            node.target.id == "pytestmark":
+        return node.value
+    return None
+
+
+def _hidden_spans(body: list[ast.stmt], hiding: _Hiding) -> list[tuple[int, int]]:
+    """Line spans (1-based, inclusive) of the hidden tests in ``body``, classes searched."""
+    spans = []
+    for node in body:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+        hidden = any(hiding.hides(d) for d in node.decorator_list)
+        if isinstance(node, ast.ClassDef) and not hidden:
+            marks = [_pytestmark(n) for n in node.body]
+            hidden = any(m is not None and hiding.hides(m) for m in marks)
+            if not hidden:
+                inner = _hidden_spans(node.body, hiding)  # hidden methods
+                hidden = bool(inner) and all(  # nothing left of the class but its name
+                    any(a <= n.lineno and n.end_lineno <= b for a, b in inner)
+                    or (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
+                    for n in node.body)
+                if not hidden:
+                    spans += inner
+        if hidden:
+            spans.append((first, node.end_lineno))
+    return spans
 
 
 def strip_hidden_tests(source: str, filename: str = "<tests>") -> str | None:
     """``source`` without its hidden tests; None when the whole file is hidden.
 
+    Hidden tests are found with Python's ``ast`` (nothing is run): functions, classes
+    and methods marked hidden (through any alias of ``points``), classes whose
+    ``pytestmark`` hides them, and the lines between the hidden-tests markers.
+
     Raises
     ------
     GradingInputError
         When the file is not valid Python, or a hidden-tests block is not closed.
+
+    Examples
+    --------
+    >>> print(strip_hidden_tests(
+    ...     "from difflab.grading import points as p\\n"
+    ...     "class TestA:\\n"
+    ...     "    def test_seen(self): pass\\n"
+    ...     "    @p(1, hidden=True)\\n"
+    ...     "    def test_secret(self): pass\\n"), end="")
+    from difflab.grading import points as p
+    class TestA:
+        def test_seen(self): pass
     """
     lines = source.splitlines(keepends=True)
     drop: set[int] = set()  # 0-based line numbers
@@ -94,17 +181,13 @@ def strip_hidden_tests(source: str, filename: str = "<tests>") -> str | None:
     except SyntaxError as exc:
         raise GradingInputError(f"{filename} is not valid Python (line {exc.lineno}): "
                                 f"{exc.msg}") from None
+    hiding = _Hiding(tree)
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets):
-            marks = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [
-                node.value]
-            if any(_hides(m) for m in marks):
-                return None
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and any(
-                _hides(d) for d in node.decorator_list):
-            first = min([d.lineno for d in node.decorator_list] + [node.lineno])
-            drop.update(range(first - 1, node.end_lineno))
+        mark = _pytestmark(node)
+        if mark is not None and hiding.hides(mark):
+            return None
+    for first, last in _hidden_spans(tree.body, hiding):
+        drop.update(range(first - 1, last))
     kept = "".join(line for i, line in enumerate(lines) if i not in drop)
     try:
         ast.parse(kept, filename)

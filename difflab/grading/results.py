@@ -244,7 +244,7 @@ def write_results(results: dict[str, Any], path: str | Path) -> Path:
     The file is written beside ``path`` under a fresh name and renamed over it, so a
     link planted at ``path`` is replaced, never followed.  Something else in the way (a
     folder) is moved aside to ``path.in-the-way-<time>`` first.  The file is readable by
-    all (0644), as results files are.
+    its owner only (0600): it holds the student's marks and the hidden tests' output.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -253,7 +253,7 @@ def write_results(results: dict[str, Any], path: str | Path) -> Path:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(results, fh, indent=2)
             fh.write("\n")
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, 0o600)
         if path.is_dir() and not path.is_symlink():
             path.rename(path.with_name(f"{path.name}.in-the-way-{time.time_ns()}"))
         os.replace(tmp, path)

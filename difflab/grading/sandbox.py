@@ -61,6 +61,7 @@ from difflab.grading.protocol import (
 )
 from difflab.grading.sandbox_users import (
     SandboxUser,
+    hide_other_processes,
     kill_descendants,
     kill_user_processes,
     user_process_count,
@@ -146,6 +147,8 @@ def _limits(memory_mb: int | None, cpu_seconds: float, user: SandboxUser | None)
         limits.append((resource.RLIMIT_AS, int(memory_mb) * 2**20))
 
     def apply() -> None:
+        if user is not None:  # root, about to become the student: hide the grader
+            hide_other_processes()
         for which, value in limits:
             _, hard = resource.getrlimit(which)
             if hard != resource.RLIM_INFINITY and os.geteuid() != 0:
@@ -204,12 +207,17 @@ class Sandbox:
         Who the student's code runs as (None: the grader's own user).
     on_start : callable, optional
         Called with the new process's pid each time one starts.
+    workroot : str, optional
+        The folder the student's folders are made in; the grader's parent process
+        removes it when the grading ends, even when this process was killed.
     """
 
     def __init__(self, submission: Path, cells: list | None, output_log: Path, *,
                  memory_mb: int | None, cpu_seconds: float, startup: float, timeout: float,
-                 user: SandboxUser | None, on_start: Any = None) -> None:
+                 user: SandboxUser | None, on_start: Any = None,
+                 workroot: str | None = None) -> None:
         self.submission, self.cells, self.output_log = submission, cells, output_log
+        self.workroot = workroot  # the grader's folder for the student's: removed at its end
         self.memory_mb, self.cpu_seconds, self.startup = memory_mb, cpu_seconds, startup
         self.timeout = timeout
         self.user, self.on_start = user, on_start
@@ -229,6 +237,8 @@ class Sandbox:
         self._forgotten: list[int] = []
         self._depth = 0
         self._remotes: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        #: Set (with the message) when the CPU-share watch stopped the student's processes.
+        self.overused: str | None = None
 
     def end_test(self) -> None:
         """Forget the test's mirrored objects and functions (the next test has its own)."""
@@ -254,10 +264,10 @@ class Sandbox:
         """
         self.stop()
         self.generation += 1
-        self.stopped = None
+        self.stopped = self.overused = None
         self.mirrors.clear()
         self._forgotten = []
-        self.workdir = tempfile.mkdtemp(prefix="difflab-student-")
+        self.workdir = tempfile.mkdtemp(prefix="difflab-student-", dir=self.workroot)
         target = os.path.join(self.workdir, "submission.py")
         shutil.copyfile(self.submission, target)
         if self.user is not None:
@@ -322,6 +332,16 @@ class Sandbox:
             shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir = None
 
+    def _wait_for_end(self, deadline: float) -> int | None:
+        """The exit status of a process whose pipes closed; None if it lives on past
+        ``deadline`` (a second at least), as a process that closed them on purpose does."""
+        if self.proc is None:
+            return None
+        try:
+            return self.proc.wait(timeout=max(deadline - time.monotonic(), 1.0))
+        except subprocess.TimeoutExpired:
+            return None
+
     def _fail(self, reason: str, message: str) -> None:
         self.stopped = StudentStopped(reason, message)
         self.stop()
@@ -366,7 +386,12 @@ class Sandbox:
                 "whose condition never becomes false, or a recursion without a base case."
             ))
         except ChannelClosed:
-            returncode = self.proc.wait() if self.proc is not None else None
+            if self.overused is not None:  # stopped by the grader's CPU-share watch
+                self._fail("cpu", self.overused)
+            returncode = self._wait_for_end(deadline)
+            if returncode is None:  # closed its pipes but kept running: never waited on
+                self._fail("protocol", "The process running your code closed its connection "
+                                       "to the grader and kept running; it was stopped.")
             self._fail(*death_message(returncode, self.memory_mb, self.cpu_seconds,
                                       loading=loading))
         except ProtocolError as exc:
