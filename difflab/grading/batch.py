@@ -45,7 +45,7 @@ from typing import Any
 
 from difflab.grading.errors import GradingInputError
 from difflab.grading.gradebook import feedback_markdown
-from difflab.grading.results import error_results, write_results
+from difflab.grading.results import _write_private, error_results, write_results
 
 __all__ = ["grade_batch", "find_submissions", "Submission", "BatchRow", "write_gradebook",
            "read_gradebook"]
@@ -334,8 +334,8 @@ def grade_batch(
             # the seed is the metadata's (Gradescope's user ids), else the student's name
             results = grade(sub.path, tests_dir, out, metadata=sub.metadata,
                             student_id=None if sub.metadata else sub.student, **grade_options)
-            out.with_suffix(".md").write_text(feedback_markdown(results, sub.student),
-                                              encoding="utf-8")
+            _write_private(feedback_markdown(results, sub.student), out.with_suffix(".md"),
+                           ".md")
         except GradingInputError as exc:
             return _row(sub.student, {}, f"error: {exc}"[:300])
         except Exception as exc:  # noqa: BLE001 -- one student's problem ends only their row

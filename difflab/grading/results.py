@@ -246,13 +246,18 @@ def write_results(results: dict[str, Any], path: str | Path) -> Path:
     folder) is moved aside to ``path.in-the-way-<time>`` first.  The file is readable by
     its owner only (0600): it holds the student's marks and the hidden tests' output.
     """
+    return _write_private(json.dumps(results, indent=2) + "\n", path, ".json")
+
+
+def _write_private(text: str, path: str | Path, suffix: str) -> Path:
+    """``text`` to ``path`` atomically, never through a link, readable by its owner only
+    (results, and the feedback files that quote them)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".results-", suffix=".json", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=".results-", suffix=suffix, dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(results, fh, indent=2)
-            fh.write("\n")
+            fh.write(text)
         os.chmod(tmp, 0o600)
         if path.is_dir() and not path.is_symlink():
             path.rename(path.with_name(f"{path.name}.in-the-way-{time.time_ns()}"))
