@@ -466,10 +466,11 @@ def test_gradebook_has_tag_totals_and_the_score_before_the_late_penalty(tmp_path
     ''')
     subs = tmp_path / "subs"
     write(subs / "ada" / "hw.py", "def add(a, b):\n    return a + b\n")
-    (subs / "ada" / "submission_metadata.json").write_text(json.dumps({
+    roster = tmp_path / "metadata.json"  # the instructor's, never the student's folder's
+    roster.write_text(json.dumps({"ada": {
         "created_at": "2026-03-04T10:00:00+00:00", "users": [{"id": 7}],
-        "assignment": {"due_date": "2026-03-03T10:00:00+00:00"}}))
-    rows = grade_batch(subs, tmp_path / "tests", tmp_path / "grades.csv",
+        "assignment": {"due_date": "2026-03-03T10:00:00+00:00"}}}))
+    rows = grade_batch(subs, tmp_path / "tests", tmp_path / "grades.csv", metadata=roster,
                        late_policy=LatePolicy(per_day=0.5), **FAST)
     (ada,) = rows
     assert ada.status == "late" and ada.late_days == 1 and ada.score_before_late == 2
