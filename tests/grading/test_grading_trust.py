@@ -345,7 +345,9 @@ def test_similar_names_get_their_own_results_file(tmp_path):
     write(tmp_path / "subs" / "o_neil.py", "x = 2\n")
     rows = grade_batch(tmp_path / "subs", tests, tmp_path / "grades.csv", jobs=1, **FAST)
     assert len(rows) == 2
-    assert len(list((tmp_path / "grades_results").iterdir())) == 2
+    files = [f.name for f in (tmp_path / "grades_results").iterdir()]
+    assert len([f for f in files if f.endswith(".json")]) == 2, files
+    assert len([f for f in files if f.endswith(".md")]) == 2, files  # the feedback too
 
 
 @needs_root
