@@ -118,13 +118,16 @@ def test_batch_seeds_each_student_as_single_grading_does(runner, course, tmp_pat
         assert "late policy was not applied" in batch["output"]
 
 
-def test_per_submission_options_on_a_folder_are_refused(runner, course, tmp_path):
+def test_student_id_on_a_folder_is_refused_and_metadata_is_the_roster(runner, course,
+                                                                      tmp_path):
     write(tmp_path / "subs" / "alice.py", "def twice(x):\n    return 2 * x\n")
-    for option in (["--student-id", "alice"], ["--metadata", str(tmp_path / "m.json")]):
-        result = runner.invoke(cli, ["grade", str(tmp_path / "subs"), "--tests",
-                                     str(course / "tests"), "--out",
-                                     str(tmp_path / "g.csv"), *option])
-        assert result.exit_code == 2 and "for one submission" in result.stderr
+    args = ["grade", str(tmp_path / "subs"), "--tests", str(course / "tests"), "--out",
+            str(tmp_path / "g.csv")]
+    result = runner.invoke(cli, [*args, "--student-id", "alice"])
+    assert result.exit_code == 2 and "for one submission" in result.stderr
+    # for a folder, --metadata is the instructor's mapping of students to records
+    result = runner.invoke(cli, [*args, "--metadata", str(tmp_path / "m.json")])
+    assert result.exit_code == 2 and "cannot read the metadata" in result.stderr
 
 
 # -- output budgets ----------------------------------------------------------------------
