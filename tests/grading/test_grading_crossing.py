@@ -579,6 +579,34 @@ def test_assign_validates_and_releases_a_passing_solution(tmp_path):
     assert (tmp_path / "out" / "student" / "hw.py").is_file()
 
 
+def test_assign_validates_with_the_sources_hidden_tests_blocks(tmp_path):
+    """The solution is graded with the file's hidden-tests blocks as well as tests/: a
+    block that fails refuses the release, one that passes is released as a test."""
+    from difflab.grading.cli import assign_command
+
+    source = _assignment(tmp_path / "hw", '''
+        import submission
+
+
+        def test_double():
+            assert submission.double(21) == 42
+    ''')
+    hw = source / "hw.py"
+    hw.write_text(hw.read_text() + "### BEGIN HIDDEN TESTS (2 points)\n"
+                  "assert double(3) == 6\n### END HIDDEN TESTS\n")
+    result = CliRunner().invoke(assign_command, [str(source), "--out", str(tmp_path / "ok")])
+    assert result.exit_code == 0, result.output
+    assert "and the hidden-tests blocks" in result.output
+    assert (tmp_path / "ok" / "instructor" / "tests" / "test_hidden_blocks_hw.py").is_file()
+
+    hw.write_text(hw.read_text().replace("double(3) == 6", "double(3) == 7"))
+    result = CliRunner().invoke(assign_command, [str(source), "--out", str(tmp_path / "no")])
+    assert result.exit_code == 2, result.output
+    assert "does not pass every test" in result.stderr
+    assert "(hidden tests) (0/2)" in result.stderr, result.stderr
+    assert not (tmp_path / "no" / "student").exists()
+
+
 def test_validate_solution_docstring_example():
     from difflab.grading import validation
 
