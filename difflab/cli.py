@@ -29,7 +29,14 @@ from typing import Any
 
 import click
 
-from difflab.grading.cli import assign_command, autograder_group, check_command, grade_command
+from difflab.grading.cli import (
+    assign_command,
+    autograder_group,
+    check_command,
+    grade_command,
+    gradebook_group,
+    manual_group,
+)
 
 __all__ = ["main"]
 
@@ -201,6 +208,8 @@ main.add_command(grade_command)
 main.add_command(assign_command)
 main.add_command(check_command)
 main.add_command(autograder_group)
+main.add_command(manual_group)
+main.add_command(gradebook_group)
 
 
 # ---------------------------------------------------------------------- functions

@@ -20,11 +20,15 @@ notebook) runs before submitting.  ``difflab grade FOLDER`` grades a class into 
 gradebook (:func:`grade_batch`); ``difflab autograder build`` makes Gradescope's zip
 (:func:`build_autograder`).  Partial credit: ``@points(n, partial=True)`` with
 :func:`subcheck`; per-student inputs: :func:`student_seed`; :func:`leaderboard`.
+Written answers graded by hand: :mod:`difflab.grading.manual` (``difflab manual``);
+the gradebook's statistics, fixes and Canvas export: :mod:`difflab.grading.gradebook`
+(``difflab gradebook``).
 """
 
 from difflab.grading.autograder import build_autograder
 from difflab.grading.batch import grade_batch
 from difflab.grading.checks import (
+    assert_close,
     check_dual_rule,
     check_function,
     check_gradient,
@@ -42,6 +46,7 @@ from difflab.grading.runner import grade
 from difflab.grading.selfcheck import check
 
 __all__ = [
+    "assert_close",
     "check_gradient",
     "check_function",
     "check_dual_rule",

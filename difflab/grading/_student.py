@@ -31,7 +31,8 @@ import types
 from pathlib import Path
 from typing import Any
 
-from difflab.grading.protocol import Channel, decode, encode
+from difflab.grading.crossing import OPERATORS, Mirrors
+from difflab.grading.protocol import Channel, ProtocolError, decode, encode
 
 SUBMISSION_MODULE = "submission"
 _MAX_TEXT = 2000
@@ -132,11 +133,36 @@ def _signature(obj: Any) -> list | None:
     return [[p.name, int(p.kind), p.default is not p.empty] for p in params]
 
 
-def _extra_encoder(objects: _Objects) -> Any:
+class TestFunctionError(Exception):
+    """A function the test passed raised an exception (its type is all that is said)."""
+
+
+class _Callback:
+    """A function of the test: calling it asks the test's process to run it."""
+
+    def __init__(self, server: _Server, number: int) -> None:
+        self._server, self._number = server, number
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._server.call_back(self._number, args, kwargs)
+
+    def __repr__(self) -> str:
+        return "<a function of the test>"
+
+
+def _extra_encoder(objects: _Objects, mirrors: Mirrors) -> Any:
+    import numpy as np
+
     from difflab.diff.forward import Dual
     from difflab.tensor import Tensor
 
     def extra(value: Any, blobs: list) -> Any:
+        if isinstance(value, (Tensor, np.ndarray, list, dict)):
+            tree = mirrors.ref(value, blobs, extra)  # one of the test's objects: its slot
+            if tree is not NotImplemented or not isinstance(value, Tensor):
+                return tree
+        if isinstance(value, _Callback):
+            return {"$callback": value._number}
         if isinstance(value, Tensor):
             tree = {"$tensor": encode(value.numpy(force=True), blobs, extra=extra),
                     "requires_grad": value.requires_grad, "grad": None}
@@ -164,14 +190,21 @@ def _extra_encoder(objects: _Objects) -> Any:
     return extra
 
 
-def _decoder(objects: _Objects) -> Any:
+def _decoder(objects: _Objects, mirrors: Mirrors, callback: Any) -> Any:
     import difflab
     from difflab.diff.forward import Dual
 
     def make(tag: str, node: dict, reader: Any, depth: int) -> Any:
         if tag == "$tensor":
             array = reader.read(node["$tensor"], depth)
-            return difflab.tensor(array, requires_grad=bool(node.get("requires_grad")))
+            tensor = difflab.tensor(array, requires_grad=bool(node.get("requires_grad")))
+            if node.get("grad") is not None:
+                tensor.grad = difflab.tensor(reader.read(node["grad"], depth))
+            return tensor
+        if tag == "$slot":
+            return mirrors.decode_slot(node, reader, depth)
+        if tag == "$callback":
+            return callback(node["$callback"])
         if tag == "$dual":
             primal, tangent = (reader.read(v, depth) for v in node["$dual"])
             return Dual(primal, tangent)
@@ -264,38 +297,100 @@ def _load(path: str, cells: list | None) -> list[str]:
 # answering requests
 # --------------------------------------------------------------------------------------
 class _Server:
+    """Answers the test's requests; calls the test's functions back when asked to.
+
+    Every message carries the changes to the test's objects (:mod:`~difflab.grading.
+    crossing`): those the test made are written here before a request runs, those the
+    student's code made go back with the answer (or with a call of a test's function).
+    """
+
     def __init__(self, channel: Channel, objects: _Objects, submission: str) -> None:
         self.channel, self.objects, self.submission = channel, objects, submission
-        self.extra = _extra_encoder(objects)
-        self.make = _decoder(objects)
+        self.mirrors = Mirrors(makes_slots=False)
+        self.callbacks: dict[int, _Callback] = {}
+        self.extra = _extra_encoder(objects, self.mirrors)
+        self.make = _decoder(objects, self.mirrors, self._callback)
         self.next_record = 0
 
-    def reply(self, body: dict[str, Any]) -> None:
+    def _callback(self, number: Any) -> _Callback:
+        if type(number) is not int:
+            raise ProtocolError("a malformed function reference")
+        if number not in self.callbacks:
+            self.callbacks[number] = _Callback(self, number)
+        return self.callbacks[number]
+
+    def send(self, body: dict[str, Any], blobs: list[bytes]) -> None:
+        """Send ``body`` with the changes the student's code made to the test's objects."""
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
             except Exception:  # noqa: BLE001 -- a closed or replaced stream is the student's
                 pass
+        try:
+            body["sync"] = self.mirrors.changed(blobs, self.extra)
+        except Exception as exc:  # noqa: BLE001 -- e.g. an object array put in a list
+            blobs[:], body = [], {"error": exception_payload(exc, self.submission)}
+        self.channel.send(body, blobs)
+
+    def reply(self, body: dict[str, Any]) -> None:
         blobs: list[bytes] = []
         try:
             tree = {"ok": encode(body["ok"], blobs, extra=self.extra)} if "ok" in body else body
         except Exception as exc:  # noqa: BLE001 -- e.g. an object array in a result
             blobs, tree = [], {"error": exception_payload(exc, self.submission)}
-        self.channel.send(tree, blobs)
+        self.send(tree, blobs)
+
+    def receive(self) -> dict[str, Any]:
+        """The next request, after writing the test's changes into the mirrored objects."""
+        body, blobs = self.channel.receive()
+        if not isinstance(body, dict):
+            raise ProtocolError("a request that is not a record")
+        self.mirrors.forget(body.get("forget"))
+        self.mirrors.apply(body.get("sync") or [],
+                           lambda tree: decode(tree, blobs, self.make))
+        return decode(body["request"], blobs, self.make)
+
+    def handle(self, request: dict[str, Any]) -> None:
+        """Run one request and reply (an error is a reply too)."""
+        try:
+            result = getattr(self, "op_" + request["op"])(request)
+        except BaseException as exc:  # noqa: BLE001 -- everything is reported
+            if isinstance(exc, MemoryError):
+                traceback.clear_frames(exc.__traceback__)
+                gc.collect()
+            self.reply({"error": exception_payload(exc, self.submission)})
+            return
+        self.reply({"ok": result})
 
     def serve(self) -> None:
         while True:
-            body, blobs = self.channel.receive()
             try:
-                request = decode(body, blobs, self.make)
-                result = getattr(self, "op_" + request["op"])(request)
-            except BaseException as exc:  # noqa: BLE001 -- everything is reported
-                if isinstance(exc, MemoryError):
-                    traceback.clear_frames(exc.__traceback__)
-                    gc.collect()
+                request = self.receive()
+            except Exception as exc:  # noqa: BLE001 -- reported, the test decides
                 self.reply({"error": exception_payload(exc, self.submission)})
                 continue
-            self.reply({"ok": result})
+            if request.get("op") in ("return", "raise"):
+                self.reply({"error": exception_payload(
+                    ProtocolError("an answer of the test's function, unasked"),
+                    self.submission)})
+                continue
+            self.handle(request)
+
+    def call_back(self, number: int, args: tuple, kwargs: dict) -> Any:
+        """Call the test's function ``number``; serve the test's requests meanwhile."""
+        blobs: list[bytes] = []
+        tree = encode({"id": number, "args": args, "kwargs": kwargs}, blobs, extra=self.extra)
+        self.send({"call": tree}, blobs)
+        while True:
+            request = self.receive()
+            if request.get("op") == "return":
+                return request["value"]
+            if request.get("op") == "raise":
+                raise TestFunctionError(str(request.get("text"))[:_MAX_TEXT])
+            self.handle(request)
+
+    def op_operator(self, request: dict) -> Any:
+        return OPERATORS[request["name"]](*request["args"])
 
     def _target(self, request: dict) -> Any:
         target = request.get("target")
@@ -316,19 +411,30 @@ class _Server:
 
         args = request["args"]
         output = self._target(request)(*args, **request["kwargs"])
-        if not isinstance(output, Tensor):
-            raise TypeError(f"expected a Tensor to be returned, got {type(output).__name__}")
+        if not isinstance(output, Tensor) or not output.requires_grad:
+            return output, None  # nothing to differentiate: a plain result
         self.next_record += 1
         self.objects.records[self.next_record] = (args, output)
         return output.detach(), self.next_record
 
     def op_backward(self, request: dict) -> list:
         import difflab
+        from difflab.tensor import Tensor
 
         args, output = self.objects.records.pop(request["record"])
-        if output.requires_grad:
+        # the gradients go back as the answer, and the test's tape adds them to its
+        # tensors: the copies here keep the .grad they had (no change to reflect)
+        tensors = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
+        kept = [t.grad for t in tensors]
+        for t in tensors:
+            t.grad = None
+        try:
             output.backward(difflab.tensor(request["grad"], dtype=output.dtype))
-        return [a.grad if hasattr(a, "grad") and a.requires_grad else None for a in args]
+            return [a.grad if isinstance(a, Tensor) and a.requires_grad else None
+                    for a in args]
+        finally:
+            for t, grad in zip(tensors, kept):
+                t.grad = grad
 
     def op_helper(self, request: dict) -> Any:
         from difflab.grading import checks
@@ -341,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     channel = Channel(int(argv[0]), int(argv[1]))
     body, blobs = channel.receive()
-    start = decode(body, blobs, make=None)
+    start = decode(body["request"], blobs, make=None)
     import numpy  # noqa: F401 -- loaded before the change of user, like difflab
 
     import difflab  # noqa: F401

@@ -214,10 +214,13 @@ class GradingPlugin:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: Any) -> None:
         from difflab.grading.credit import begin_test
+        from difflab.grading.markers import read_marker
 
-        begin_test()
+        # a partial-credit test's source declares the checks that count (made or not)
+        begin_test(getattr(item, "function", None) if read_marker(item).partial else None)
         if self.sandbox is None:
             return
+        _empty(self.output_log)  # each test (and a restart's load) has its own budget
         if not self.sandbox.running:
             hello = self.sandbox.start()
             if not hello["loaded"]:
@@ -225,6 +228,7 @@ class GradingPlugin:
 
                 raise StudentStopped("import_error", import_error_message(
                     hello["error"], self.cells))
+            _empty(self.output_log)
         self._out_start = _size(self.output_log)
         self.sandbox.deadline = time.monotonic() + self.timeout
 
@@ -232,6 +236,7 @@ class GradingPlugin:
     def pytest_runtest_teardown(self, item: Any) -> None:
         if self.sandbox is not None:
             self.sandbox.deadline = None
+            self.sandbox.end_test()  # the test's objects and functions are its own
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_makereport(self, item: Any, call: Any) -> None:
@@ -241,6 +246,9 @@ class GradingPlugin:
         if isinstance(exc, pytest.skip.Exception):
             self._failure[item.nodeid] = ("skipped", f"Test skipped (no points): {exc}")
             return
+        from difflab.grading.credit import stop_test
+
+        stop_test(exc)  # what the test did not reach counts as missed, never as removed
 
         reason, message = describe_exception(exc, self.cells, self.memory_mb)
         if call.when != "call" and reason not in ("import_error", "timeout", "memory", "crash"):
@@ -272,6 +280,18 @@ class GradingPlugin:
             fraction=credit.fraction(),
             leaderboard=take_leaderboard(),
         )
+
+
+def _empty(path: str | None) -> None:
+    """Empty the student's output log: its size limit is then a budget of its own.
+
+    The student's process writes with O_APPEND, so its next line goes to the new end.
+    """
+    if path:
+        try:
+            os.truncate(path, 0)
+        except OSError:
+            pass
 
 
 def _size(path: str | None) -> int:
@@ -356,6 +376,9 @@ def import_error_message(payload: dict[str, Any], cells: _CellMap) -> str:
     if payload["syntax"] is not None:
         lineno, msg, code = payload["syntax"]
         detail = f"{kind} at {cells.where(lineno)}: {msg}" + (f"\n    {code}" if code else "")
+    elif payload.get("errno") == errno.EFBIG:
+        detail = _flood_message().replace("Your code printed", "While it was loaded, your "
+                                          "code printed")
     elif "SystemExit" in bases:
         detail = "your code called exit() / sys.exit() while being loaded"
     else:
@@ -376,7 +399,7 @@ def import_error_message(payload: dict[str, Any], cells: _CellMap) -> str:
 def _start_student(events: _Events, config: dict[str, Any]) -> Any:
     """Start the student's process and load the submission; None if that failed."""
     from difflab.grading.sandbox import Sandbox, StudentStopped
-    from difflab.grading.sandbox_users import SandboxUser, become_subreaper
+    from difflab.grading.sandbox_users import CPU_SHARE, CpuShare, SandboxUser, become_subreaper
 
     become_subreaper()
     user = SandboxUser(**config["user"]) if config.get("user") else None
@@ -385,8 +408,18 @@ def _start_student(events: _Events, config: dict[str, Any]) -> Any:
         memory_mb=config.get("memory_mb"), cpu_seconds=config["cpu_seconds"],
         startup=config["startup"], timeout=config["timeout"], user=user,
         on_start=lambda pid: events.send("student", pid=pid),
+        workroot=config.get("student_root"),
     )
     cells = _CellMap(config.get("cells"))
+
+    def overused(cpus: float) -> None:
+        sandbox.overused = (
+            f"Your code kept {cpus:.1f} processes computing at once, more than the "
+            f"{CPU_SHARE} each submission may use (processors are shared with other "
+            "students), so it was stopped. Compute in one process: do not start processes "
+            "or threads that run in parallel.")
+
+    CpuShare(overused).start()  # one grading cannot take a classmate's processor
     try:
         hello = sandbox.start()
     except StudentStopped as exc:
@@ -411,7 +444,8 @@ def _start_student(events: _Events, config: dict[str, Any]) -> Any:
         events.send("import_error", message=import_error_message(payload, cells), reason=reason)
         sandbox.stop()
         return None
-    cell_errors = [str(e)[:500] for e in hello.get("cell_errors") or []][:50]
+    cell_errors = [f"{str(e).split(':', 1)[0]}: {_flood_message()}" if "[Errno 27]" in str(e)
+                   else str(e)[:500] for e in hello.get("cell_errors") or []][:50]
     events.send("ready", cell_errors=cell_errors)
     return sandbox
 

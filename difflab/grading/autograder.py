@@ -7,8 +7,10 @@ and reads ``/autograder/results/results.json``.  The zip holds:
 
 * ``run_autograder``: finds the submission, runs ``difflab grade`` with the limits and
   the late policy chosen at build time, and the metadata (the student's seed);
-* ``setup.sh``: installs Python and the dependencies at the versions running here, and
-  makes the tests readable by root only (student code runs as another uid);
+* ``setup.sh``: installs Python and, in a virtual environment (``/autograder/venv``),
+  the dependencies at the versions running here (or, where those do not exist for
+  the image's Python, the newest difflab accepts), and makes the tests readable by
+  root only (student code runs as another uid);
 * ``tests/``: the assignment's tests, hidden ones included;
 * ``difflab/``: this very difflab (the running version's code), so the grader on
   Gradescope is the one the tests were written against; ``DIFFLAB_VERSION`` names it.
@@ -28,6 +30,7 @@ from pathlib import Path
 
 from difflab.grading.context import LatePolicy
 from difflab.grading.errors import GradingInputError
+from difflab.grading.release import source_block_tests
 
 __all__ = ["build_autograder", "DEPENDENCIES"]
 
@@ -39,10 +42,19 @@ _RUN = """#!/usr/bin/env bash
 # Gradescope's entry point, written by `difflab autograder build` (difflab {version}).
 # It grades the first .ipynb or .py of the submission with the tests of this zip and
 # always writes results/results.json, even when the submission crashes or loops.
+# Without submission_metadata.json (a mock run) it grades with seed 0 and no late policy.
 set -u
 ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
-SUBMISSION=$(find "$ROOT/submission" -maxdepth 2 \\( -name '*.ipynb' -o -name '*.py' \\) \\
-    ! -name '.*' | sort | head -n 1)
+# a fixed folder, so Python's import path never holds the student's files
+cd "$ROOT/source" || exit 1
+# Hidden files and folders (Jupyter's .ipynb_checkpoints autosaves) are never graded;
+# a file at the top of the submission comes before one in a folder.
+SUBMISSION=$(cd "$ROOT/submission" 2>/dev/null && find . -maxdepth 2 -name '.?*' -prune -o \\
+    -type f \\( -name '*.ipynb' -o -name '*.py' \\) -printf '%d %p\\n' | sort | head -n 1 \\
+    | cut -d' ' -f2-)
+if [ -n "$SUBMISSION" ]; then
+    SUBMISSION="$ROOT/submission/${{SUBMISSION#./}}"
+fi
 if [ -z "$SUBMISSION" ]; then
     SUBMISSION="$ROOT/submission/missing-submission.py"
 fi
@@ -51,7 +63,11 @@ if [ -f "$ROOT/submission_metadata.json" ]; then
     METADATA=(--metadata "$ROOT/submission_metadata.json")
 fi
 mkdir -p "$ROOT/results"
-PYTHONPATH="$ROOT/source" exec "${{PYTHON:-python3}}" -m difflab.grading grade "$SUBMISSION" \\
+if [ -z "${{PYTHON:-}}" ]; then  # the virtual environment of setup.sh
+    PYTHON="$ROOT/venv/bin/python"
+    [ -x "$PYTHON" ] || PYTHON=python3
+fi
+PYTHONPATH="$ROOT/source" exec "$PYTHON" -m difflab.grading grade "$SUBMISSION" \\
     --tests "$ROOT/source/tests" --out "$ROOT/results/results.json" \\
     {options} "${{METADATA[@]}}"
 """
@@ -59,13 +75,30 @@ PYTHONPATH="$ROOT/source" exec "${{PYTHON:-python3}}" -m difflab.grading grade "
 _SETUP = """#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder image
 # (written by `difflab autograder build`, difflab {version}).
+# It works on Gradescope's Ubuntu 22.04 and 24.04 images: difflab and its dependencies go
+# into a virtual environment ($ROOT/venv), never into the system's Python (24.04 refuses
+# that), with a Python that difflab supports (>= 3.10; 22.04's python3 is 3.10).
 set -eu
-apt-get update
-apt-get install -y python3 python3-pip
-python3 -m pip install {requirements}
+ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
+PYTHON="${{SETUP_PYTHON:-python3}}"
+if [ "${{SETUP_APT:-1}}" = 1 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update
+    apt-get install -y python3 python3-venv python3-pip
+fi
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
+    echo "setup.sh: $PYTHON is older than Python 3.10, which difflab needs" >&2
+    exit 1
+fi
+"$PYTHON" -m venv ${{SETUP_VENV_OPTIONS:-}} "$ROOT/venv"
+PIP=("$ROOT/venv/bin/python" -m pip install --disable-pip-version-check)
+# The versions the tests were written against; where they do not exist for this Python
+# (numpy 2.3 and later need 3.11), the newest that difflab accepts.
+"${{PIP[@]}}" {pins} || "${{PIP[@]}}" {ranges}
+"$ROOT/venv/bin/python" -c "import numpy, scipy, pytest, nbformat"
 # Student code runs as an unprivileged uid of the grader's pool (no account needed);
 # the tests stay readable by root only.
-chmod -R go-rwx /autograder/source/tests
+chmod -R go-rwx "$ROOT/source/tests"
 """
 
 
@@ -77,6 +110,16 @@ def _requirements() -> list[str]:
         return list(DEPENDENCIES)
     names = [re.split(r"[\s;<>=!~\[(]", r, maxsplit=1)[0] for r in required if "extra" not in r]
     return [n for n in names if n] or list(DEPENDENCIES)
+
+
+def _ranges() -> list[str]:
+    """difflab's required distributions with the versions it accepts (``numpy>=1.24``)."""
+    try:
+        required = importlib.metadata.requires("difflab") or []
+    except importlib.metadata.PackageNotFoundError:
+        return list(DEPENDENCIES)
+    return [r.split(";")[0].strip() for r in required if "extra" not in r] or list(
+        DEPENDENCIES)
 
 
 def _pins() -> list[str]:
@@ -129,11 +172,15 @@ def build_autograder(
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
         _add(zf, "run_autograder", _RUN.format(version=version, options=" ".join(options)),
              executable=True)
-        _add(zf, "setup.sh", _SETUP.format(version=version, requirements=" ".join(
-            shlex.quote(p) for p in _pins())), executable=True)
+        _add(zf, "setup.sh", _SETUP.format(
+            version=version, pins=" ".join(shlex.quote(p) for p in _pins()),
+            ranges=" ".join(shlex.quote(r) for r in _ranges())), executable=True)
         _add(zf, "DIFFLAB_VERSION", version + "\n")
         for path in test_files:
             zf.write(path, "tests/" + path.relative_to(tests).as_posix())
+        if tests != assignment:  # the sources' hidden-tests blocks, as tests
+            for name, text in source_block_tests(assignment).items():
+                _add(zf, "tests/" + name, text)
         for path in sorted(package.rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
                 zf.write(path, "difflab/" + path.relative_to(package).as_posix())

@@ -6,7 +6,8 @@ once, up to the number of cores.  A submission that crashes, loops or cannot be 
 costs only its own row.  The outputs:
 
 * ``<name>.json`` per student, in Gradescope's format, in the results folder (by default
-  ``grades_results/`` beside ``grades.csv``);
+  ``grades_results/`` beside ``grades.csv``), and ``<name>.md`` beside it, the
+  student's feedback (each test, its points, its message) to send as it is;
 * the gradebook ``grades.csv``: ``student, score, max_score, status``, then one column
   per test with the points it earned (``status``: ``graded``, ``late``, or what
   stopped the grading).
@@ -14,13 +15,26 @@ costs only its own row.  The outputs:
 A submissions folder holds either one file per student (``alice.py``,
 ``bob.ipynb``: the student is the file's name) or one folder per student (as
 Gradescope's export: the student is the folder's name, the submission the first
-``.ipynb`` or ``.py`` in it, and a ``submission_metadata.json`` there is read for the
-seed and the late policy).
+``.ipynb`` or ``.py`` in it).  Two entries that name the same student (``alice/`` and
+``alice.py``) are refused before anything is graded.  Submissions are files: a link, a
+device or a pipe where a submission should be scores 0 with a message, and is never
+followed (the grader runs as root; a link could point at the solution).
+
+Seeds and lateness come only from metadata the instructor controls: Gradescope's export
+(``submission_metadata.yml`` at the top of the folder, keyed by the students' folders)
+or a mapping passed as ``metadata`` (JSON or YAML, student -> Gradescope's
+``submission_metadata.json`` record).  A ``submission_metadata.json`` inside a
+student's folder is the student's upload, and is ignored.  Without metadata, the
+student's name (the file's stem or the folder's name) is the id
+:func:`~difflab.grading.context.student_seed` derives the seed from, as
+``difflab grade FILE --student-id NAME`` would, and no late policy applies.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
+import json
 import os
 import re
 from collections.abc import Callable
@@ -30,9 +44,11 @@ from pathlib import Path
 from typing import Any
 
 from difflab.grading.errors import GradingInputError
-from difflab.grading.results import error_results, write_results
+from difflab.grading.gradebook import feedback_markdown
+from difflab.grading.results import _write_private, error_results, write_results
 
-__all__ = ["grade_batch", "find_submissions", "Submission", "BatchRow"]
+__all__ = ["grade_batch", "find_submissions", "Submission", "BatchRow", "write_gradebook",
+           "read_gradebook"]
 
 #: Submissions a folder may hold (a guard against pointing at the wrong folder).
 MAX_SUBMISSIONS = 5000
@@ -45,7 +61,7 @@ class Submission:
 
     student: str
     path: Path | None  # None: the student's folder holds no .py or .ipynb
-    metadata: Path | None = None
+    metadata: dict[str, Any] | None = None  # from the instructor's side only
 
 
 @dataclass
@@ -57,14 +73,29 @@ class BatchRow:
     max_score: float = 0.0
     status: str = "graded"
     tests: dict[str, float] = field(default_factory=dict)
+    #: The score before a late policy, and the days late it counted (None: on time).
+    score_before_late: float | None = None
+    late_days: int | None = None
+    #: Points per Gradescope tag (a question, a concept), summed over its tests.
+    tags: dict[str, float] = field(default_factory=dict)
+
+
+def _is_candidate(entry: os.DirEntry) -> bool:
+    return Path(entry.name).suffix in _SUFFIXES and not entry.name.startswith(".") and not (
+        entry.is_dir(follow_symlinks=False))
 
 
 def _first_submission(folder: Path) -> Path | None:
-    found = []
-    for depth in (folder, *sorted(p for p in folder.iterdir() if p.is_dir()
-                                  and not p.name.startswith("."))):
-        found += sorted(p for p in depth.iterdir() if p.suffix in _SUFFIXES
-                        and p.is_file() and not p.name.startswith("."))
+    """The first .ipynb/.py of a student's folder or its real (not linked) sub-folders.
+
+    A link (or a device, a pipe) named like a submission is returned as it is, so that
+    grading refuses it with a message; links to folders are never entered.
+    """
+    levels = [folder] + sorted(
+        Path(e.path) for e in os.scandir(folder)
+        if e.is_dir(follow_symlinks=False) and not e.name.startswith("."))
+    for level in levels:
+        found = sorted(Path(e.path) for e in os.scandir(level) if _is_candidate(e))
         if found:
             return found[0]
     return None
@@ -76,7 +107,8 @@ def find_submissions(folder: str | Path) -> list[Submission]:
     Raises
     ------
     GradingInputError
-        When the folder does not exist, holds no submission or too many entries.
+        When the folder does not exist, holds no submission or too many entries, or two
+        entries name the same student.
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -88,45 +120,130 @@ def find_submissions(folder: str | Path) -> list[Submission]:
     if len(entries) > MAX_SUBMISSIONS:
         raise GradingInputError(f"{folder} holds more than {MAX_SUBMISSIONS} entries: is it "
                                 "the folder of the submissions?")
-    found = []
+    found: dict[str, Submission] = {}
+    names: dict[str, str] = {}
     for entry in entries:
         if entry.name.startswith(".") or entry.name == "__pycache__":
             continue
         path = Path(entry.path)
-        if entry.is_file(follow_symlinks=False) and path.suffix in _SUFFIXES:
-            found.append(Submission(path.stem, path))
-        elif entry.is_dir(follow_symlinks=False):
-            metadata = path / "submission_metadata.json"
+        if entry.is_dir(follow_symlinks=False):
             try:
                 first = _first_submission(path)
             except OSError:
                 first = None
-            found.append(Submission(path.name, first,
-                                    metadata if metadata.is_file() else None))
+            sub = Submission(path.name, first)
+        elif path.suffix in _SUFFIXES:  # a file, or a link or device to be refused
+            sub = Submission(path.stem, path)
+        else:
+            continue
+        if sub.student in found:
+            raise GradingInputError(
+                f"{names[sub.student]} and {entry.name} in {folder} are both the submission "
+                f"of '{sub.student}': one grading would overwrite the other. Keep one "
+                "entry per student (rename or remove the other).")
+        found[sub.student], names[sub.student] = sub, entry.name
     if not found:
         raise GradingInputError(f"no submissions in {folder}: expected .py or .ipynb files, "
                                 "or one folder per student")
-    return found
+    return [found[k] for k in sorted(found)]
+
+
+def read_roster_metadata(path: str | Path) -> dict[str, dict[str, Any]]:
+    """Per-student metadata the instructor controls: ``{student: metadata record}``.
+
+    Reads Gradescope's export ``submission_metadata.yml`` (``{folder: {":submitters":
+    [{":sid", ":email", ...}], ":created_at": ...}}``, needs PyYAML) or a JSON/YAML
+    mapping from each student to a record shaped as ``submission_metadata.json``.
+
+    Raises
+    ------
+    GradingInputError
+        When the file cannot be read or is not such a mapping.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+        if path.suffix in (".yml", ".yaml"):
+            try:
+                import yaml
+            except ImportError:
+                raise GradingInputError(f"reading {path} needs PyYAML (pip install pyyaml), "
+                                        "or pass the metadata as JSON") from None
+            data = yaml.safe_load(text)
+        else:
+            data = json.loads(text)
+    except (OSError, ValueError) as exc:
+        raise GradingInputError(f"cannot read the metadata {path}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 -- yaml's own errors
+        raise GradingInputError(f"cannot read the metadata {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise GradingInputError(f"the metadata {path} is not a mapping of students to records")
+    return {str(k): _gradescope_record(v) for k, v in data.items() if isinstance(v, dict)}
+
+
+def _gradescope_record(record: dict[str, Any]) -> dict[str, Any]:
+    """An export entry (Ruby-style ``:keys``) as a ``submission_metadata.json`` record."""
+    plain = _plain(record)
+    if "submitters" in plain and "users" not in plain:
+        plain["users"] = [
+            {"id": who.get("sid") or who.get("email"), "email": who.get("email"),
+             "name": who.get("name")}
+            for who in plain["submitters"] or [] if isinstance(who, dict)]
+    return plain
+
+
+def _plain(value: Any) -> Any:
+    """YAML's Ruby-style ``:keys`` without the colon, and its dates as ISO text."""
+    if isinstance(value, dict):
+        return {str(k).lstrip(":"): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return value
 
 
 def _safe_name(student: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.@-]", "_", student)[:100] or "student"
+    """The student's results file name: readable, and different for different students."""
+    safe = re.sub(r"[^A-Za-z0-9_.@-]", "_", student)[:100] or "student"
+    if safe != student or safe.startswith("."):
+        safe += "-" + hashlib.sha256(student.encode("utf-8")).hexdigest()[:8]
+    return safe
 
 
 def _row(student: str, results: dict[str, Any], status: str) -> BatchRow:
-    tests = {}
+    """A student's gradebook row from their results (the one way rows are made).
+
+    ``status`` is what the grading said (``graded``, ``no submission``, an error); a
+    ``graded`` row becomes ``late`` or ``could not load`` when the results say so.
+    """
+    status = status.replace(", manual pending", "")
+    if status in ("late", "could not load"):
+        status = "graded"
+    tests: dict[str, float] = {}
+    tags: dict[str, float] = {}
     for test in results.get("tests", []):
-        tests[test["name"]] = test["score"]
+        extra = test.get("extra_data") or {}
+        name = f"manual: {extra['question']}" if extra.get("manual") and extra.get(
+            "question") else test["name"]
+        tests[name] = test["score"]
+        for tag in test.get("tags") or []:
+            tags[tag] = tags.get(tag, 0.0) + float(test["score"])
     reasons = {t.get("extra_data", {}).get("reason") for t in results.get("tests", [])}
     output = results.get("output", "")
+    late = (results.get("extra_data") or {}).get("late") or {}
     if status == "graded":
         if "import_error" in reasons or "could not be loaded" in output or \
                 "Loading your submission took longer" in output:
             status = "could not load"
-        elif (results.get("extra_data") or {}).get("late"):
+        elif late:
             status = "late"
+    if any((t.get("extra_data") or {}).get("pending") for t in results.get("tests", [])):
+        status += ", manual pending"
     return BatchRow(student, float(results.get("score", 0.0)),
-                    float(sum(t["max_score"] for t in results.get("tests", []))), status, tests)
+                    float(sum(t["max_score"] for t in results.get("tests", []))), status, tests,
+                    score_before_late=late.get("score_before") if late else None,
+                    late_days=late.get("days") if late else None, tags=tags)
 
 
 def grade_batch(
@@ -137,6 +254,9 @@ def grade_batch(
     results_dir: str | Path | None = None,
     jobs: int | None = None,
     on_done: Callable[[BatchRow], None] | None = None,
+    manual: str | Path | None = None,
+    only: list[str] | None = None,
+    metadata: str | Path | None = None,
     **grade_options: Any,
 ) -> list[BatchRow]:
     """Grade every submission of ``submissions_dir``; write the results and the gradebook.
@@ -157,6 +277,17 @@ def grade_batch(
         Gradings at once (default: the number of cores).
     on_done : callable, optional
         Called with each row as its grading ends (for progress).
+    only : list of str, optional
+        Regrade only these students, into the existing gradebook (the other rows are
+        kept as they are).
+    manual : str or Path, optional
+        A ``scores.csv`` of points graded by hand, put into the results and the
+        gradebook once grading ends (:func:`~difflab.grading.manual.apply_scores`).
+    metadata : str or Path, optional
+        Each student's metadata (seed, lateness): a JSON or YAML mapping from student to
+        a ``submission_metadata.json`` record (:func:`read_roster_metadata`).  By
+        default Gradescope's export ``submission_metadata.yml`` at the top of
+        ``submissions_dir``, when there is one; never a file in a student's folder.
     grade_options
         Passed to :func:`~difflab.grading.runner.grade` (``timeout``, ``memory_mb``,
         ``late_policy``, ...).
@@ -172,11 +303,26 @@ def grade_batch(
     results_dir = Path(results_dir) if results_dir else gradebook.with_name(
         gradebook.stem + "_results")
     submissions = find_submissions(submissions_dir)
+    export = Path(submissions_dir) / "submission_metadata.yml"
+    if metadata is None and export.is_file() and not export.is_symlink():
+        metadata = export
+    roster = read_roster_metadata(metadata) if metadata is not None else {}
+    for sub in submissions:
+        sub.metadata = roster.get(sub.student)
+    rows: dict[str, BatchRow] = {}
+    if only:
+        missing = sorted(set(only) - {s.student for s in submissions})
+        if missing:
+            raise GradingInputError(f"no submission of {', '.join(missing)} in "
+                                    f"{submissions_dir}")
+        if gradebook.exists():
+            rows = {row.student: row for row in read_gradebook(gradebook)}
+        submissions = [s for s in submissions if s.student in only]
     if not Path(tests_dir).is_dir():
         raise GradingInputError(f"tests folder not found: {tests_dir}")
-    results_dir.mkdir(parents=True, exist_ok=True)
+    if not results_dir.is_dir():
+        results_dir.mkdir(parents=True, mode=0o700)  # students' results: instructor only
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(submissions)))
-    rows: dict[str, BatchRow] = {}
 
     def one(sub: Submission) -> BatchRow:
         out = results_dir / f"{_safe_name(sub.student)}.json"
@@ -185,7 +331,11 @@ def grade_batch(
             write_results(results, out)
             return _row(sub.student, results, "no submission")
         try:
-            results = grade(sub.path, tests_dir, out, metadata=sub.metadata, **grade_options)
+            # the seed is the metadata's (Gradescope's user ids), else the student's name
+            results = grade(sub.path, tests_dir, out, metadata=sub.metadata,
+                            student_id=None if sub.metadata else sub.student, **grade_options)
+            _write_private(feedback_markdown(results, sub.student), out.with_suffix(".md"),
+                           ".md")
         except GradingInputError as exc:
             return _row(sub.student, {}, f"error: {exc}"[:300])
         except Exception as exc:  # noqa: BLE001 -- one student's problem ends only their row
@@ -199,6 +349,11 @@ def grade_batch(
             write_gradebook(sorted(rows.values(), key=lambda r: r.student), gradebook)
             if on_done is not None:
                 on_done(row)
+    if manual is not None:
+        from difflab.grading.manual import apply_scores
+
+        apply_scores(manual, gradebook, results_dir)
+        return read_gradebook(gradebook)
     return sorted(rows.values(), key=lambda r: r.student)
 
 
@@ -207,20 +362,75 @@ def _cell(text: str) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
+#: The columns of a gradebook before its tags and tests.
+GRADEBOOK_COLUMNS = ("student", "score", "max_score", "status", "score_before_late",
+                     "late_days")
+_TAG = "tag: "
+
+
 def write_gradebook(rows: list[BatchRow], path: str | Path) -> Path:
-    """The gradebook CSV: a row per student, a column per test (in order of appearance)."""
+    """The gradebook CSV: a row per student; the score before a late policy and the days
+    late; the points per tag (``tag: <name>``); a column per test (in order of
+    appearance)."""
     tests: dict[str, None] = {}
+    tags: dict[str, None] = {}
     for row in rows:
         tests.update(dict.fromkeys(row.tests))
+        tags.update(dict.fromkeys(row.tags))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+
+    def number(value: float | None) -> str:
+        return "" if value is None else f"{value:g}"
+
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with open(fd, "w", newline="", encoding="utf-8") as fh:  # the instructor's eyes only
         writer = csv.writer(fh)
-        writer.writerow(["student", "score", "max_score", "status", *map(_cell, tests)])
+        writer.writerow([*GRADEBOOK_COLUMNS, *(_cell(_TAG + t) for t in tags),
+                         *map(_cell, tests)])
         for row in rows:
             writer.writerow([_cell(row.student), f"{row.score:g}", f"{row.max_score:g}",
-                             _cell(row.status),
-                             *(f"{row.tests[t]:g}" if t in row.tests else "" for t in tests)])
+                             _cell(row.status), number(row.score_before_late),
+                             number(row.late_days),
+                             *(number(row.tags.get(t)) for t in tags),
+                             *(number(row.tests.get(t)) for t in tests)])
     os.replace(tmp, path)
     return path
+
+
+def read_gradebook(path: str | Path) -> list[BatchRow]:
+    """The rows of a gradebook CSV written by :func:`write_gradebook`.
+
+    Raises
+    ------
+    GradingInputError
+        When the file cannot be read or is not a gradebook.
+    """
+    path = Path(path)
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            table = list(csv.reader(fh))
+    except OSError as exc:
+        raise GradingInputError(f"cannot read the gradebook {path}: {exc}") from None
+    if not table or tuple(table[0][:len(GRADEBOOK_COLUMNS)]) != GRADEBOOK_COLUMNS:
+        raise GradingInputError(f"{path} is not a difflab gradebook (its first columns are "
+                                f"not {', '.join(GRADEBOOK_COLUMNS)})")
+    names = table[0][len(GRADEBOOK_COLUMNS):]
+    rows = []
+    for line in table[1:]:
+        line = line + [""] * (len(table[0]) - len(line))
+        try:
+            values = {name: float(value) for name, value in zip(
+                names, line[len(GRADEBOOK_COLUMNS):]) if value}
+            rows.append(BatchRow(
+                line[0], float(line[1] or 0), float(line[2] or 0), line[3],
+                {n: v for n, v in values.items() if not n.startswith(_TAG)},
+                score_before_late=float(line[4]) if line[4] else None,
+                late_days=int(float(line[5])) if line[5] else None,
+                tags={n[len(_TAG):]: v for n, v in values.items() if n.startswith(_TAG)}))
+        except ValueError:
+            raise GradingInputError(f"{path}: the row of {line[0]!r} has a score that is "
+                                    "not a number") from None
+    return rows

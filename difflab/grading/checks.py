@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from difflab import finite_differences
-from difflab.grading.credit import record_elements
+from difflab.grading.credit import check_part, record_elements
 from difflab.grading.errors import GradingFailure
 
 __all__ = [
@@ -104,7 +104,7 @@ def assert_close(
     actual: Any,
     expected: Any,
     *,
-    what: str,
+    what: str = "value",
     atol: float = ATOL,
     rtol: float = RTOL,
     upstream: np.ndarray | None = None,
@@ -117,7 +117,7 @@ def assert_close(
     ----------
     actual, expected : array_like
         The student's values and the reference values.
-    what : str
+    what : str, optional
         What is being compared, used to start the message (``"gradient of input 0"``).
     atol, rtol : float, optional
         Passes where ``|actual - expected| <= atol + rtol * |expected|``.
@@ -135,6 +135,14 @@ def assert_close(
         With the element index, both values, the errors and the tolerance.
     """
     a, e = _to_numpy(actual), _to_numpy(expected)
+    with check_part(e.size):  # one check of a partial-credit test, or part of one
+        _compare(a, e, what=what, atol=atol, rtol=rtol, upstream=upstream, hint=hint,
+                 point=point)
+
+
+def _compare(a: np.ndarray, e: np.ndarray, *, what: str, atol: float, rtol: float,
+             upstream: np.ndarray | None, hint: str, point: tuple[str, np.ndarray] | None
+             ) -> None:
     if a.shape != e.shape:
         record_elements(0, e.size)  # partial credit: nothing of a wrong shape is right
         extra = ""
@@ -250,12 +258,22 @@ def check_gradient(
     fn: Callable[..., Any],
     inputs: Any,
     *,
+    reference: Callable[..., Any] | None = None,
     atol: float = ATOL,
     rtol: float = RTOL,
     eps: float = EPS,
     seed: int = 0,
 ) -> None:
     """Check reverse-mode gradients of ``fn`` against central finite differences.
+
+    With ``reference`` (the function on float64 numpy arrays, as in
+    :func:`check_function`), ``fn``'s output is compared with it and the gradients with
+    finite differences *of the reference*, computed here: the student's code cannot steer
+    what it is compared with.  Without one, the finite differences are of ``fn`` itself,
+    called exactly as for the gradient (inputs that require grad): a *consistency* check,
+    which proves that the backward agrees with the forward, not that either is right, and
+    which a submission that behaves differently when called again can pass.  Give a
+    reference whenever the marks matter.
 
     Parameters
     ----------
@@ -264,6 +282,9 @@ def check_gradient(
         operations (the student's code may be anywhere inside).
     inputs : array_like or sequence of array_like
         The point(s) at which to check; converted to float64.
+    reference : callable, optional
+        What ``fn`` should compute, on float64 numpy arrays
+        (``lambda x: np.sum(x ** 3)``).
     atol, rtol : float, optional
         Tolerance of the comparison.
     eps : float, optional
@@ -276,24 +297,46 @@ def check_gradient(
     ------
     GradingFailure
         Naming the input, the element, both values and the errors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_gradient(lambda x: (x ** 3).sum(), [np.array([0.5, -1.0])],
+    ...                reference=lambda x: np.sum(x ** 3))
     """
     xs = _as_inputs(inputs)
-    tensors = [_tensor(x, requires_grad=True) for x in xs]
-    y = fn(*tensors)
-    w = _upstream(_to_numpy(y).shape, np.random.default_rng(seed))
-    _weighted_sum(y, w).backward()
+    expected = None
+    if reference is not None:
+        expected = np.asarray(reference(*[x.copy() for x in xs]), dtype=np.float64)
+    declared = sum(x.size for x in xs) + (expected.size if expected is not None else 0)
+    with check_part(declared):
+        tensors = [_tensor(x, requires_grad=True) for x in xs]
+        y = fn(*tensors)
+        if expected is not None:
+            assert_close(_to_numpy(y), expected, what="output (vs the reference)",
+                         atol=atol, rtol=rtol)
+        w = _upstream(expected.shape if expected is not None else _to_numpy(y).shape,
+                      np.random.default_rng(seed))
+        _weighted_sum(y, w).backward()
 
-    def f(*arrays: np.ndarray) -> float:
-        with _no_grad():
-            return float(np.sum(w * _to_numpy(fn(*[_tensor(a) for a in arrays]))))
+        if reference is not None:
+            def f(*arrays: np.ndarray) -> float:
+                return float(np.sum(w * np.asarray(reference(*arrays), dtype=np.float64)))
+        else:
+            def f(*arrays: np.ndarray) -> float:
+                # called as for the gradient: a forward cannot tell the two apart by
+                # requires_grad (grad mode stays on; the result is only read)
+                out = fn(*[_tensor(a, requires_grad=True) for a in arrays])
+                return float(np.sum(w * _to_numpy(out)))
 
-    for i, t in enumerate(tensors):
-        analytic = _grad_of(t, f"input {i}")
-        numeric = numeric_gradient(f, xs, i, eps)
-        assert_close(
-            analytic, numeric, what=f"gradient of input {i} (analytic vs numeric)",
-            atol=atol, rtol=rtol, point=(f"input {i}", xs[i]),
-        )
+        source = "reference" if reference is not None else "numeric"
+        for i, t in enumerate(tensors):
+            analytic = _grad_of(t, f"input {i}")
+            numeric = numeric_gradient(f, xs, i, eps)
+            assert_close(
+                analytic, numeric, what=f"gradient of input {i} (analytic vs {source})",
+                atol=atol, rtol=rtol, point=(f"input {i}", xs[i]),
+            )
 
 
 def check_function(
@@ -335,9 +378,20 @@ def check_function(
     """
     xs = _as_inputs(inputs)
     name = getattr(function, "__name__", "the Function")
+    expected = np.asarray(reference_fn(*[x.copy() for x in xs]), dtype=np.float64)
+    declared = (expected.size if check_forward else 0) + (
+        sum(x.size for x in xs) if check_backward else 0)
+    with check_part(declared):  # a backward that raises leaves its elements as misses
+        _check_function(function, name, reference_fn, xs, expected, atol=atol, rtol=rtol,
+                        eps=eps, seed=seed, check_forward=check_forward,
+                        check_backward=check_backward)
+
+
+def _check_function(function: Any, name: str, reference_fn: Callable[..., Any],
+                    xs: list[np.ndarray], expected: np.ndarray, *, atol: float, rtol: float,
+                    eps: float, seed: int, check_forward: bool, check_backward: bool) -> None:
     tensors = [_tensor(x, requires_grad=True) for x in xs]
     out = function.apply(*tensors)
-    expected = np.asarray(reference_fn(*[x.copy() for x in xs]), dtype=np.float64)
     if check_forward:
         assert_close(_to_numpy(out), expected, what=f"{name}.forward output", atol=atol, rtol=rtol)
     if not check_backward:
@@ -476,10 +530,21 @@ def check_dual_rule(
             from difflab.diff.forward import Dual as dual_cls  # noqa: N813
         except ImportError:
             dual_cls = _PairDual
+    cases = [(tuple(np.float64(v) if np.isscalar(v) else _to_numpy(v) for v in a),
+              tuple(np.float64(v) if np.isscalar(v) else _to_numpy(v) for v in da))
+             for a, da in zip(pts, tans)]
+    # every value and tangent counts, reached or not (partial credit)
+    declared = sum(2 * np.size(reference(*a)) for a, _ in cases)
+    with check_part(declared):
+        _check_dual_cases(op, reference, name, n, cases, convention, dual_cls,
+                          atol=atol, rtol=rtol, eps=eps)
+
+
+def _check_dual_cases(op: Callable[..., Any], reference: Callable[..., Any], name: str,
+                      n: int, cases: list[tuple[tuple, tuple]], convention: str,
+                      dual_cls: Any, *, atol: float, rtol: float, eps: float) -> None:
     letters = "abcdefgh"
-    for a, da in zip(pts, tans):
-        a = tuple(np.float64(v) if np.isscalar(v) else _to_numpy(v) for v in a)
-        da = tuple(np.float64(v) if np.isscalar(v) else _to_numpy(v) for v in da)
+    for a, da in cases:
         at = ", ".join(
             f"{letters[k]}={_show(a[k])}, d{letters[k]}={_show(da[k])}" for k in range(n)
         )
@@ -575,6 +640,19 @@ def check_module(
         Naming what differs: parameter names or shapes, the output, the gradient of an
         input or of a named parameter, with the element.
     """
+    xs = _as_inputs(inputs)
+    xs_r = [_tensor(x, requires_grad=True) for x in xs]
+    out_r = reference_module(*xs_r)  # the reference first: it says what will be compared
+    declared = _to_numpy(out_r).size + sum(x.size for x in xs) + sum(
+        _to_numpy(p).size for _, p in _named_parameters(reference_module))
+    with check_part(declared):
+        _check_module(student_module, reference_module, xs, xs_r, out_r,
+                      copy_parameters=copy_parameters, atol=atol, rtol=rtol, seed=seed)
+
+
+def _check_module(student_module: Any, reference_module: Any, xs: list[np.ndarray],
+                  xs_r: list[Any], out_r: Any, *, copy_parameters: bool, atol: float,
+                  rtol: float, seed: int) -> None:
     if copy_parameters:
         ref_state = reference_module.state_dict()
         mine = {k: _to_numpy(v).shape for k, v in student_module.state_dict().items()}
@@ -590,10 +668,8 @@ def check_module(
                     f"parameter '{key}' has shape {mine[key]}, expected {shape}."
                 )
         student_module.load_state_dict(ref_state)
-    xs = _as_inputs(inputs)
     xs_s = [_tensor(x, requires_grad=True) for x in xs]
-    xs_r = [_tensor(x, requires_grad=True) for x in xs]
-    out_s, out_r = student_module(*xs_s), reference_module(*xs_r)
+    out_s = student_module(*xs_s)
     assert_close(_to_numpy(out_s), _to_numpy(out_r), what="module output", atol=atol, rtol=rtol)
     g = _upstream(_to_numpy(out_r).shape, np.random.default_rng(seed))
     _weighted_sum(out_s, g).backward()
@@ -650,6 +726,15 @@ def check_optimizer_step(
     GradingFailure
         Naming the step, the parameter and the element that differ.
     """
+    declared = steps * sum(int(np.prod(s)) for s in shapes)
+    with check_part(declared):  # every step counts, reached or not (partial credit)
+        _check_steps(student_optimizer, reference_optimizer, shapes=shapes, steps=steps,
+                     seed=seed, atol=atol, rtol=rtol, hyperparameters=hyperparameters)
+
+
+def _check_steps(student_optimizer: Callable[..., Any], reference_optimizer: Callable[..., Any],
+                 *, shapes: Sequence[tuple[int, ...]], steps: int, seed: int, atol: float,
+                 rtol: float, hyperparameters: dict[str, Any]) -> None:
     rng = np.random.default_rng(seed)
     start = [rng.standard_normal(s) for s in shapes]
     ps = [_tensor(x, requires_grad=True) for x in start]

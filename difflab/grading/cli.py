@@ -15,6 +15,8 @@ file), 2 for bad usage or bad input (the message is on stderr), 130 when interru
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import signal
 import sys
@@ -27,7 +29,7 @@ import click
 from difflab.grading.context import LatePolicy
 from difflab.grading.errors import GradingInputError
 from difflab.grading.notebooks import make_instructor_version, make_student_version
-from difflab.grading.release import visible_tests
+from difflab.grading.release import assignment_files, source_block_tests, visible_tests
 from difflab.grading.results import format_summary
 from difflab.grading.runner import (
     DEFAULT_MEMORY_MB,
@@ -37,11 +39,24 @@ from difflab.grading.runner import (
 )
 from difflab.grading.sandbox_users import DEFAULT_UID_BASE, DEFAULT_UID_POOL
 
-__all__ = ["grade_command", "assign_command", "check_command", "autograder_group", "cli"]
+__all__ = ["grade_command", "assign_command", "check_command", "autograder_group",
+           "manual_group", "gradebook_group", "cli"]
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _shown(text: str) -> str:
+    """Text for the terminal with control characters escaped (``\\x1b``).
+
+    Results hold students' text (exception messages, printed output); raw, an escape
+    sequence could move the cursor and repaint FAIL as PASS on the instructor's screen.
+    """
+    return _CONTROL.sub(lambda m: m[0].encode("unicode_escape").decode("ascii"), text)
 
 
 def _fail(prog: str, message: str) -> None:
-    click.echo(f"{prog}: error: {message}", err=True)
+    click.echo(f"{prog}: error: {_shown(message)}", err=True)
     sys.exit(2)
 
 
@@ -89,7 +104,9 @@ def _limits(function: Any) -> Any:
 )
 @_limits
 @click.option("--metadata", type=click.Path(path_type=Path), default=None,
-              help="Gradescope's submission_metadata.json (the student's seed, the lateness).")
+              help="Gradescope's submission_metadata.json (the student's seed, the "
+                   "lateness); for a folder, a JSON/YAML mapping of students to such "
+                   "records (default: the export's submission_metadata.yml).")
 @click.option("--student-id", default=None,
               help="Use this student's seed (reproduce a student's variant).")
 @click.option("--late-policy", callback=_late_policy, default=None,
@@ -99,6 +116,12 @@ def _limits(function: Any) -> Any:
 @click.option("--results-dir", type=click.Path(path_type=Path), default=None,
               help="A folder of submissions: where each student's results JSON goes "
                    "(default: <gradebook>_results beside the gradebook).")
+@click.option("--only", multiple=True,
+              help="A folder of submissions: regrade only this student (repeat for more) "
+                   "into the existing gradebook.")
+@click.option("--manual", type=click.Path(path_type=Path), default=None,
+              help="A folder of submissions: the scores.csv of questions graded by hand "
+                   "(difflab manual collect), put into the results and the gradebook.")
 @click.option(
     "--user", default=None,
     help="As root: run student code as this existing account instead of a uid of the pool.",
@@ -123,6 +146,8 @@ def grade_command(
     late_policy: LatePolicy | None,
     jobs: int | None,
     results_dir: Path | None,
+    only: tuple[str, ...],
+    manual: Path | None,
     user: str | None,
     uid_base: int,
     uid_pool: int,
@@ -139,9 +164,24 @@ def grade_command(
                    user=user, uid_base=uid_base, uid_pool=uid_pool, late_policy=late_policy)
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
+        if submission.is_dir() and submission.suffix in (".py", ".ipynb"):
+            raise GradingInputError(
+                f"{submission} is a folder, not a {submission.suffix} file: a submission is "
+                "a file (to grade a class, name the folder that holds the submissions)")
         if submission.is_dir():
-            _grade_folder(submission, tests_dir, out, jobs, results_dir, options)
+            if student_id is not None:
+                raise GradingInputError(
+                    "--student-id is for one submission; in a folder, each student's seed "
+                    "comes from the metadata (--metadata, or the export's "
+                    "submission_metadata.yml), and otherwise from the student's file or "
+                    "folder name")
+            _grade_folder(submission, tests_dir, out, jobs, results_dir,
+                          dict(options, manual=manual, only=list(only) or None,
+                               metadata=metadata))
             return
+        if manual is not None or only:
+            raise GradingInputError("--manual and --only are for a folder of submissions "
+                                    "(the gradebook)")
         results = grade(submission, tests_dir, out, metadata=metadata, student_id=student_id,
                         **options)
     except GradingInputError as exc:  # grade() has written the results file already
@@ -151,7 +191,7 @@ def grade_command(
         sys.exit(130)
     finally:
         signal.signal(signal.SIGTERM, previous)
-    click.echo(format_summary(results, title=f"difflab grade: {submission.name}"))
+    click.echo(_shown(format_summary(results, title=f"difflab grade: {submission.name}")))
     if out is not None:
         click.echo(f"Results written to {out}")
 
@@ -166,7 +206,8 @@ def _grade_folder(folder: Path, tests_dir: Path, out: Path | None, jobs: int | N
         raise GradingInputError(f"--out {out}: the gradebook of a folder is a .csv file")
 
     def progress(row: Any) -> None:
-        click.echo(f"{row.student}: {row.score:g}/{row.max_score:g} ({row.status})", err=True)
+        click.echo(_shown(f"{row.student}: {row.score:g}/{row.max_score:g} ({row.status})"),
+                   err=True)
 
     rows = grade_batch(folder, tests_dir, out, results_dir=results_dir, jobs=jobs,
                        on_done=progress, **options)
@@ -179,11 +220,15 @@ def _grade_folder(folder: Path, tests_dir: Path, out: Path | None, jobs: int | N
 @click.option("--tests", "tests_dir", type=click.Path(path_type=Path), default=None,
               help="The visible tests (default: tests/ beside WORK).")
 @click.option("--question", "-q", default=None,
-              help="Only the tests whose file, name or tag contains this (e.g. q1).")
+              help="Only the tests whose file, name or tag contains this (e.g. q1). "
+                   "Default: the tests named after WORK (tests/test_hw1.py or tests/hw1/ "
+                   "for hw1.ipynb) when the folder has some, else all.")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
               help="Seconds each test may run.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the results as JSON (Gradescope's format) instead of the report.")
 def check_command(work: Path, tests_dir: Path | None, question: str | None,
-                  timeout: float) -> None:
+                  timeout: float, as_json: bool) -> None:
     """Check WORK (your notebook or .py file) with the visible tests, before submitting.
 
     Prints each test with the grader's message.  Exit status: 0 when every visible test
@@ -197,7 +242,7 @@ def check_command(work: Path, tests_dir: Path | None, question: str | None,
         report = check(question, notebook=work, tests=tests_dir, timeout=timeout, show=False)
     except GradingInputError as exc:
         _fail("difflab check", str(exc))
-    click.echo(str(report))
+    click.echo(json.dumps(report.results, indent=1) if as_json else _shown(str(report)))
     sys.exit(0 if report.passed else 1)
 
 
@@ -234,10 +279,7 @@ def build_command(assignment: Path, out: Path, timeout: float, memory_mb: int,
 
 
 def _assignment_files(source: Path) -> list[Path]:
-    files = [
-        p for p in sorted(source.iterdir())
-        if p.suffix in (".ipynb", ".py") and not p.name.startswith(("test_", "."))
-    ]
+    files = assignment_files(source)
     if not files:
         raise GradingInputError(f"no .ipynb or .py assignment files in {source}")
     return files
@@ -249,7 +291,11 @@ def _assignment_files(source: Path) -> list[Path]:
     "--out", type=click.Path(path_type=Path), required=True,
     help="Folder to write student/ and instructor/ versions into.",
 )
-def assign_command(source: Path, out: Path) -> None:
+@click.option(
+    "--no-validate", is_flag=True,
+    help="Release without first grading the solution with every test.",
+)
+def assign_command(source: Path, out: Path, no_validate: bool) -> None:
     """Make the student and instructor versions of SOURCE.
 
     SOURCE is a notebook or .py file with nbgrader markers (### BEGIN SOLUTION /
@@ -257,12 +303,22 @@ def assign_command(source: Path, out: Path) -> None:
     folder of them.  The student version replaces solutions with
     `raise NotImplementedError()` and drops hidden tests; the instructor version keeps
     the solutions.  A folder's tests/ goes to the instructor version whole, and to the
-    student version without its hidden tests (for `difflab check`).
+    student version without its hidden tests (for `difflab check`).  Each hidden-tests
+    block of a notebook or file becomes a hidden test in the instructor's tests/
+    (test_hidden_blocks_<name>.py), worth the points its BEGIN line names
+    ("### BEGIN HIDDEN TESTS (2 points)"; 1 by default).
+
+    Before writing anything, the solution of an assignment folder with one notebook or
+    file and a tests/ folder is graded with every test (visible, hidden, and the hidden-
+    tests blocks); unless it earns full marks, nothing is released and the failing tests
+    are named.
     """
     try:
         if not source.exists():
             raise GradingInputError(f"assignment source not found: {source}")
         files = _assignment_files(source) if source.is_dir() else [source]
+        if not no_validate and source.is_dir() and (source / "tests").is_dir():
+            _validate_release(files, source)
         written = []
         for file in files:
             written.append(make_student_version(file, out / "student"))
@@ -276,10 +332,187 @@ def assign_command(source: Path, out: Path) -> None:
             written.append(target)
             visible_tests(source / "tests", out / "student" / "tests")
             written.append(out / "student" / "tests")
+        for name, text in source_block_tests(source).items():  # hidden-tests blocks
+            target = out / "instructor" / "tests" / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+            written.append(target)
     except GradingInputError as exc:
         _fail("difflab assign", str(exc))
     for path in written:
         click.echo(f"wrote {path}")
+
+
+def _validate_release(files: list[Path], assignment: Path) -> None:
+    """Grade the solution with every test; GradingInputError unless it earns full marks.
+
+    The tests are those of the assignment folder (as `difflab grade --tests FOLDER`
+    reads them): its tests/ and the tests made from the sources' hidden-tests blocks.
+    """
+    import tempfile
+
+    from difflab.grading.validation import validate_solution
+
+    tests = assignment / "tests"
+    if len(files) != 1:
+        click.echo(f"not validated: {len(files)} assignment files share {tests} (grade "
+                   "each solution with `difflab grade` to check it)", err=True)
+        return
+    with tempfile.TemporaryDirectory(prefix="difflab-assign-") as tmp:
+        solution = make_instructor_version(files[0], Path(tmp))
+        validate_solution(solution, assignment)
+    click.echo(f"validated: the solution passes every test in {tests}"
+               + (" and the hidden-tests blocks" if source_block_tests(assignment) else ""))
+
+
+@click.group("manual")
+def manual_group() -> None:
+    """Questions graded by hand: collect the written answers, enter points, apply them.
+
+    \b
+    difflab manual collect submissions/ --assignment assignments/02 --out manual/
+    difflab manual score manual/scores.csv alice q3 1.5 --comment "misses the cost"
+    difflab manual apply manual/scores.csv --gradebook grades.csv
+    """
+
+
+@manual_group.command("collect")
+@click.argument("submissions", type=click.Path(path_type=Path))
+@click.option("--assignment", type=click.Path(path_type=Path), required=True,
+              help="The assignment's source notebook or folder (the questions, the points).")
+@click.option("--out", type=click.Path(path_type=Path), required=True,
+              help="Folder for answers.md (to read) and scores.csv (to fill in).")
+def manual_collect_command(submissions: Path, assignment: Path, out: Path) -> None:
+    """Write every student's written answers to OUT/answers.md and a scores.csv to fill.
+
+    Points already in OUT/scores.csv are kept.
+    """
+    from difflab.grading.manual import collect_answers
+
+    try:
+        answers, scores = collect_answers(submissions, assignment, out)
+    except GradingInputError as exc:
+        _fail("difflab manual collect", str(exc))
+    click.echo(f"wrote {answers}\nwrote {scores} (fill in the points column, or use "
+               "difflab manual score)")
+
+
+@manual_group.command("score")
+@click.argument("scores", type=click.Path(path_type=Path))
+@click.argument("student")
+@click.argument("question")
+@click.argument("points", type=float)
+@click.option("--comment", default=None, help="Feedback shown to the student.")
+def manual_score_command(scores: Path, student: str, question: str, points: float,
+                         comment: str | None) -> None:
+    """Enter POINTS for STUDENT's answer to QUESTION in the SCORES file (scores.csv)."""
+    from difflab.grading.manual import set_score
+
+    try:
+        row = set_score(scores, student, question, points, comment)
+    except GradingInputError as exc:
+        _fail("difflab manual score", str(exc))
+    click.echo(f"{row.student} {row.question}: {row.points:g}/{row.max_points:g}")
+
+
+@manual_group.command("apply")
+@click.argument("scores", type=click.Path(path_type=Path))
+@click.option("--gradebook", type=click.Path(path_type=Path), required=True,
+              help="The class's gradebook (grades.csv of difflab grade FOLDER).")
+@click.option("--results-dir", type=click.Path(path_type=Path), default=None,
+              help="The students' results (default: <gradebook>_results beside it).")
+def manual_apply_command(scores: Path, gradebook: Path, results_dir: Path | None) -> None:
+    """Put the points of SCORES into each student's results and into the gradebook.
+
+    Each question becomes a column 'manual: <question>' of the gradebook and a test of
+    the student's results; applying again replaces the earlier points.
+    """
+    from difflab.grading.manual import apply_scores
+
+    try:
+        path = apply_scores(scores, gradebook, results_dir)
+    except GradingInputError as exc:
+        _fail("difflab manual apply", str(exc))
+    click.echo(f"gradebook written to {path}")
+
+
+@click.group("gradebook")
+def gradebook_group() -> None:
+    """A class's gradebook (grades.csv of difflab grade FOLDER): statistics, fixes, export.
+
+    \b
+    difflab gradebook stats grades.csv
+    difflab gradebook adjust grades.csv --exclude "test_x.py::test_broken"
+    difflab gradebook export grades.csv --canvas canvas.csv --assignment "HW 2"
+    """
+
+
+@gradebook_group.command("stats")
+@click.argument("gradebook", type=click.Path(path_type=Path))
+def gradebook_stats_command(gradebook: Path) -> None:
+    """Mean, median, each test's spread and a histogram of GRADEBOOK's scores."""
+    from difflab.grading.gradebook import class_statistics
+
+    try:
+        click.echo(class_statistics(gradebook))
+    except GradingInputError as exc:
+        _fail("difflab gradebook stats", str(exc))
+
+
+@gradebook_group.command("adjust")
+@click.argument("gradebook", type=click.Path(path_type=Path))
+@click.option("--exclude", multiple=True, help="A test to drop from every student's "
+              "results and the maximum (a broken test); repeat for more.")
+@click.option("--give", multiple=True, help="A test every student gets full points for.")
+@click.option("--set", "overrides", multiple=True, metavar="STUDENT:TEST=POINTS",
+              help="Override one student's points on one test (a regrade request).")
+@click.option("--results-dir", type=click.Path(path_type=Path), default=None,
+              help="The students' results (default: <gradebook>_results beside it).")
+def gradebook_adjust_command(gradebook: Path, exclude: tuple[str, ...], give: tuple[str, ...],
+                             overrides: tuple[str, ...], results_dir: Path | None) -> None:
+    """Drop broken tests, give their points to everyone, or override one student's points.
+
+    The results and GRADEBOOK are rewritten.
+    """
+    from difflab.grading.gradebook import adjust_tests
+
+    try:
+        if not exclude and not give and not overrides:
+            raise GradingInputError("nothing to adjust: give --exclude TEST, --give TEST or "
+                                    "--set STUDENT:TEST=POINTS")
+        path = adjust_tests(gradebook, exclude=list(exclude), give=list(give),
+                            override=dict(map(_override, overrides)), results_dir=results_dir)
+    except GradingInputError as exc:
+        _fail("difflab gradebook adjust", str(exc))
+    click.echo(f"gradebook written to {path}")
+
+
+def _override(text: str) -> tuple[tuple[str, str], float]:
+    student, sep, rest = text.partition(":")
+    test, eq, points = rest.rpartition("=")
+    try:
+        if not (sep and eq and student and test):
+            raise ValueError
+        return (student, test), float(points)
+    except ValueError:
+        raise GradingInputError(f"--set {text!r}: expected STUDENT:TEST=POINTS, e.g. "
+                                "alice:test_hw.py::test_sin=1.5") from None
+
+
+@gradebook_group.command("export")
+@click.argument("gradebook", type=click.Path(path_type=Path))
+@click.option("--canvas", type=click.Path(path_type=Path), required=True,
+              help="The CSV to write, in the shape Canvas's gradebook import reads.")
+@click.option("--assignment", required=True, help="The assignment's column name in Canvas.")
+def gradebook_export_command(gradebook: Path, canvas: Path, assignment: str) -> None:
+    """Export GRADEBOOK's totals for an LMS (Canvas's gradebook import)."""
+    from difflab.grading.gradebook import canvas_csv
+
+    try:
+        path = canvas_csv(gradebook, canvas, assignment)
+    except GradingInputError as exc:
+        _fail("difflab gradebook export", str(exc))
+    click.echo(f"wrote {path}")
 
 
 @click.group()
@@ -291,3 +524,5 @@ cli.add_command(grade_command)
 cli.add_command(assign_command)
 cli.add_command(check_command)
 cli.add_command(autograder_group)
+cli.add_command(manual_group)
+cli.add_command(gradebook_group)

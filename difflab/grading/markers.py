@@ -30,8 +30,8 @@ from typing import Any
 
 import pytest
 
-__all__ = ["points", "TestMeta", "read_marker", "DEFAULT_POINTS", "VISIBILITIES",
-           "OUTPUT_FORMATS"]
+__all__ = ["points", "TestMeta", "read_marker", "hidden_blocks", "DEFAULT_POINTS",
+           "VISIBILITIES", "OUTPUT_FORMATS", "BEGIN_HIDDEN", "END_HIDDEN"]
 
 #: Points of a test that carries no ``points`` marker.
 DEFAULT_POINTS = 1.0
@@ -44,6 +44,8 @@ MARKER_HELP = (
     "number=None, output_format=None, extra_credit=False): "
     "the points a test is worth when graded by `difflab grade`"
 )
+#: The lines that fence tests only the grader sees (nbgrader's markers).
+BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 #: Formats Gradescope renders a test's output in.
 OUTPUT_FORMATS = ("text", "html", "simple_format", "md", "ansi")
 
@@ -145,8 +147,62 @@ class TestMeta:
         }
 
 
+def hidden_blocks(source: str) -> list[tuple[int, int]]:
+    r"""The ``(first, last)`` lines (1-based) of each hidden-tests block of ``source``.
+
+    A block runs from a ``### BEGIN HIDDEN TESTS`` line to the next ``### END HIDDEN
+    TESTS`` line; an unclosed block runs to the end of the file (the release refuses it).
+
+    Examples
+    --------
+    >>> hidden_blocks("a = 1\n### BEGIN HIDDEN TESTS\nb = 2\n### END HIDDEN TESTS\n")
+    [(2, 4)]
+    """
+    blocks, start = [], None
+    lines = source.splitlines()
+    for number, line in enumerate(lines, start=1):
+        text = line.strip()
+        if text.startswith(BEGIN_HIDDEN) and start is None:
+            start = number
+        elif text.startswith(END_HIDDEN) and start is not None:
+            blocks.append((start, number))
+            start = None
+    if start is not None:
+        blocks.append((start, len(lines)))
+    return blocks
+
+
+_BLOCKS: dict[str, list[tuple[int, int]]] = {}
+
+
+def _in_hidden_block(item: Any) -> bool:
+    """Whether a test's definition lies in a hidden-tests block of its file."""
+    try:
+        path, lineno, _ = item.reportinfo()
+        path = str(path)
+        if path not in _BLOCKS:
+            with open(path, encoding="utf-8") as fh:
+                _BLOCKS[path] = hidden_blocks(fh.read())
+    except (OSError, ValueError, TypeError, AttributeError):
+        return False
+    line = (lineno or 0) + 1  # pytest's line numbers are 0-based
+    return any(first <= line <= last for first, last in _BLOCKS[path])
+
+
 def read_marker(item: Any) -> TestMeta:
-    """Read the ``points`` marker of a collected pytest item into a :class:`TestMeta`."""
+    """Read the ``points`` marker of a collected pytest item into a :class:`TestMeta`.
+
+    A test defined in a hidden-tests block is left out of the student release, so it is
+    hidden as ``hidden=True`` hides it (its result shown after the due date) even when
+    its marker says ``"visible"``; a more private visibility is kept.
+    """
+    meta = _read_points(item)
+    if meta.visibility == "visible" and _in_hidden_block(item):
+        meta.visibility = "after_due_date"
+    return meta
+
+
+def _read_points(item: Any) -> TestMeta:
     marker = item.get_closest_marker("points")
     meta = TestMeta(nodeid=item.nodeid, name=item.name)
     if marker is None:

@@ -49,6 +49,11 @@ _MARKER = re.compile(
     r"^(?P<indent>[ \t]*)#+\s*(?P<kind>BEGIN|END)\s+(?P<what>SOLUTION|HIDDEN TESTS)\b"
 )
 _MD_MARKER = re.compile(r"^\s*(?:#+\s*)?(?P<kind>BEGIN|END)\s+SOLUTION\b")
+#: A written answer graded by hand: ``### BEGIN SOLUTION q3 (2 points)`` in a markdown cell.
+_WRITTEN = re.compile(r"^\s*(?:#+\s*)?BEGIN\s+SOLUTION\s+(?:(?P<name>[A-Za-z][\w.-]*)\s*)?"
+                      r"\(\s*(?P<points>\d+(?:\.\d+)?)\s*points?\s*\)")
+#: Where a notebook cell says which written answer it holds (``{"answer": id}``).
+ANSWER_METADATA = "difflab"
 
 STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 MARKDOWN_STUB = "YOUR ANSWER HERE"
@@ -170,8 +175,37 @@ def read_notebook(path: str | Path) -> nbformat.NotebookNode:
     return nb
 
 
+def written_questions(path: str | Path) -> dict[str, float]:
+    """The written answers of an assignment notebook graded by hand: ``{id: points}``.
+
+    A markdown cell whose solution marker names points (``### BEGIN SOLUTION q3 (2
+    points)``) is one; its id is the name on the marker, or ``answer-K`` for the K-th
+    such cell without a name.
+
+    Raises
+    ------
+    GradingInputError
+        When two written answers have the same id.
+    """
+    questions: dict[str, float] = {}
+    for cell in read_notebook(path).cells:
+        if cell.cell_type != "markdown":
+            continue
+        for line in cell.source.splitlines():
+            m = _WRITTEN.match(line)
+            if m:
+                name = m["name"] or f"answer-{len(questions) + 1}"
+                if name in questions:
+                    raise GradingInputError(f"{Path(path).name}: two written answers are "
+                                            f"named {name!r}; give each its own name")
+                questions[name] = float(m["points"])
+                break
+    return questions
+
+
 def _transform_notebook(path: Path, *, student: bool) -> nbformat.NotebookNode:
     nb = read_notebook(path)
+    answers = iter(written_questions(path))
     for index, cell in enumerate(nb.cells, start=1):
         where = f"{path.name}, cell {index}"
         if cell.cell_type == "code":
@@ -179,6 +213,9 @@ def _transform_notebook(path: Path, *, student: bool) -> nbformat.NotebookNode:
             cell.outputs = []
             cell.execution_count = None
         elif cell.cell_type == "markdown":
+            if any(_WRITTEN.match(line) for line in cell.source.splitlines()):
+                # the cell keeps its question's id, so answers are found in submissions
+                cell.metadata[ANSWER_METADATA] = {"answer": next(answers)}
             cell.source = _strip_markdown(cell.source, student=student, where=where)
     return nb
 

@@ -19,6 +19,8 @@ booleans, None, lists); everything else is an object with one tag:
 ``{"$dual": [p, t]}``                              a difflab dual number ``p + t·ε``
 ``{"$complex": [re, im]}``                         a complex number
 ``{"$ref": id, ...}``                              an object that stays in the student's process
+``{"$slot": n, "value": v}``, ``{"$slot": n}``     a test's list, dict, array or tensor, mirrored
+``{"$callback": n}``                               a test's function, called back (``crossing``)
 =================================================  ===============================================
 
 Nothing is ever unpickled or executed on reading: a reader builds only
@@ -44,7 +46,7 @@ import numpy as np
 
 from difflab.serialization import read_npy
 
-__all__ = ["ProtocolError", "ChannelClosed", "Channel", "encode", "decode"]
+__all__ = ["ProtocolError", "ChannelClosed", "Channel", "encode", "decode", "array_tree"]
 
 #: Largest message accepted, in bytes (arrays included).
 MAX_MESSAGE = 64 * 2**20
@@ -131,12 +133,19 @@ def _npy(array: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
+def array_tree(array: np.ndarray, blobs: list[bytes]) -> dict[str, int]:
+    """The tree of ``array``, its ``.npy`` bytes appended to ``blobs``."""
+    blobs.append(_npy(array))
+    return {"$array": len(blobs) - 1}
+
+
 def encode(value: Any, blobs: list[bytes], *, extra: Callable[[Any, list[bytes]], Any]
            ) -> Any:
     """The JSON tree of ``value``; arrays are appended to ``blobs``.
 
     ``extra(value, blobs)`` handles what is not plain data (tensors, duals,
-    references) and returns its tree, or ``NotImplemented``.
+    references, mirrored arrays and containers) and returns its tree, or
+    ``NotImplemented``; it sees every value but numbers, strings and None.
     """
     return _encode(value, blobs, extra, 0)
 
@@ -148,9 +157,6 @@ def _encode(value: Any, blobs: list, extra: Callable, depth: int) -> Any:
         return value
     if type(value) is float:
         return value if math.isfinite(value) else {"$float": repr(value)}
-    if isinstance(value, np.ndarray):
-        blobs.append(_npy(value))
-        return {"$array": len(blobs) - 1}
     if isinstance(value, np.generic):
         blobs.append(_npy(np.asarray(value)))
         return {"$scalar": len(blobs) - 1}
@@ -160,6 +166,8 @@ def _encode(value: Any, blobs: list, extra: Callable, depth: int) -> Any:
     special = extra(value, blobs)
     if special is not NotImplemented:
         return special
+    if isinstance(value, np.ndarray):
+        return array_tree(value, blobs)
     if isinstance(value, dict):
         return {"$dict": [[_encode(k, blobs, extra, depth + 1), _encode(v, blobs, extra, depth + 1)]
                           for k, v in value.items()]}
@@ -216,7 +224,7 @@ class _Reader:
                     raise ProtocolError(f"a dict key of type {type(key).__name__}")
                 out[key] = self.read(item[1], depth + 1)
             return out
-        if tag in ("$tensor", "$dual", "$ref"):
+        if tag in ("$tensor", "$dual", "$ref", "$slot", "$callback"):
             return self.make(tag, node, self, depth + 1)
         raise ProtocolError(f"an unknown entry {sorted(node)[:3]}")
 

@@ -32,6 +32,7 @@ __all__ = [
     "load_schema",
     "validate_results",
     "format_summary",
+    "status_mark",
     "SCHEMA_PATH",
 ]
 
@@ -243,16 +244,21 @@ def write_results(results: dict[str, Any], path: str | Path) -> Path:
     The file is written beside ``path`` under a fresh name and renamed over it, so a
     link planted at ``path`` is replaced, never followed.  Something else in the way (a
     folder) is moved aside to ``path.in-the-way-<time>`` first.  The file is readable by
-    all (0644), as results files are.
+    its owner only (0600): it holds the student's marks and the hidden tests' output.
     """
+    return _write_private(json.dumps(results, indent=2) + "\n", path, ".json")
+
+
+def _write_private(text: str, path: str | Path, suffix: str) -> Path:
+    """``text`` to ``path`` atomically, never through a link, readable by its owner only
+    (results, and the feedback files that quote them)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".results-", suffix=".json", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=".results-", suffix=suffix, dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(results, fh, indent=2)
-            fh.write("\n")
-        os.chmod(tmp, 0o644)
+            fh.write(text)
+        os.chmod(tmp, 0o600)
         if path.is_dir() and not path.is_symlink():
             path.rename(path.with_name(f"{path.name}.in-the-way-{time.time_ns()}"))
         os.replace(tmp, path)
@@ -290,6 +296,14 @@ _STATUS = {
 }
 
 
+def status_mark(test: dict[str, Any]) -> str:
+    """``PASS``, ``PART`` (failed with some points: partial credit) or ``FAIL``: one
+    spelling for ``difflab grade``, ``difflab check`` and the feedback."""
+    if test["status"] == "passed":
+        return "PASS"
+    return "PART" if test.get("score", 0) > 0 else "FAIL"
+
+
 def format_summary(results: dict[str, Any], *, title: str = "") -> str:
     """A readable table of a results dictionary, for the terminal (instructor view).
 
@@ -301,7 +315,8 @@ def format_summary(results: dict[str, Any], *, title: str = "") -> str:
     width = max((len(t["name"]) for t in tests), default=10)
     for t in tests:
         reason = t.get("extra_data", {}).get("reason", t["status"])
-        status = _STATUS.get(reason, "FAIL" if t["status"] == "failed" else "PASS")
+        status = status_mark(t) if reason in ("passed", "failed") else _STATUS.get(
+            reason, status_mark(t))
         hidden = " [hidden]" if t.get("visibility") not in (None, "visible") else ""
         first = next((ln for ln in t.get("output", "").splitlines() if ln.strip()), "")
         note = f"  {first[:100]}" if t["status"] == "failed" and first else ""

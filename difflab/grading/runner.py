@@ -32,6 +32,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -51,6 +52,7 @@ from difflab.grading.context import (
 from difflab.grading.errors import GradingInputError
 from difflab.grading.markers import MARKER_HELP, OUTPUT_FORMATS, VISIBILITIES, TestMeta
 from difflab.grading.notebooks import notebook_to_module
+from difflab.grading.release import tests_of
 from difflab.grading.results import (
     TestOutcome,
     build_results,
@@ -66,6 +68,7 @@ from difflab.grading.sandbox_users import (
     exposure_warning,
     isolation_summary,
     kill_user_processes,
+    remove_user_files,
     take_user,
 )
 
@@ -96,10 +99,21 @@ def _is_test_file(path: Path) -> bool:
 
 
 def _check_inputs(submission: Path, tests_dir: Path) -> None:
-    if not submission.exists():
-        raise GradingInputError(f"submission not found: {submission}")
-    if not submission.is_file():
-        raise GradingInputError(f"submission is not a file: {submission}")
+    try:
+        kind = os.lstat(submission).st_mode
+    except FileNotFoundError:
+        raise GradingInputError(f"submission not found: {submission}") from None
+    except OSError as exc:
+        raise GradingInputError(f"cannot read the submission {submission}: {exc}") from None
+    if stat.S_ISLNK(kind):
+        raise GradingInputError(
+            f"the submission {submission} is a link, not a file: a submission must be the "
+            "student's own file (a link could point at the tests or the solution); "
+            "it scores 0")
+    if not stat.S_ISREG(kind):
+        what = "a folder" if stat.S_ISDIR(kind) else "not a regular file (a device or a pipe)"
+        raise GradingInputError(f"the submission {submission} is {what}: expected a .py file "
+                                "or a .ipynb notebook; it scores 0")
     if submission.suffix not in (".py", ".ipynb"):
         raise GradingInputError(
             f"submission {submission.name}: expected a .py file or a .ipynb notebook"
@@ -150,6 +164,21 @@ def _tests_files(tests_dir: Path) -> list[Path]:
                     "test_*.py files of this assignment."
                 )
     return files
+
+
+def _copy_regular_file(source: Path, target: Path) -> None:
+    """Copy ``source`` only if it is a regular file and not a link (never followed)."""
+    try:
+        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise GradingInputError(f"the submission {source} cannot be read as a file "
+                                f"({exc.strerror}); it scores 0") from None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise GradingInputError(f"the submission {source} is not a regular file; "
+                                    "it scores 0")
+        with open(target, "wb") as out:
+            shutil.copyfileobj(fh, out)
 
 
 def _child_env() -> dict[str, str]:
@@ -210,13 +239,26 @@ class _Stage:
         )
         self.submission_file = root / "submission.py"
         self.cells: list[tuple[int, int]] | None = None
+        # read through O_NOFOLLOW: a link swapped in after the check is refused too
+        copy = self.submission_file
         if submission.suffix == ".ipynb":
-            module = notebook_to_module(submission)
+            (root / "notebook").mkdir()
+            copy = root / "notebook" / submission.name  # messages name the student's file
+        _copy_regular_file(submission, copy)
+        if submission.suffix == ".ipynb":
+            try:
+                module = notebook_to_module(copy)
+            except (RecursionError, MemoryError, TypeError, AttributeError) as exc:
+                raise GradingInputError(
+                    f"{submission.name} is not a notebook that can be read "
+                    f"({type(exc).__name__}: nested too deeply or malformed); it scores 0"
+                ) from None
             self.submission_file.write_text(module.code, encoding="utf-8")
             self.cells = module.cells
-        else:
-            shutil.copyfile(submission, self.submission_file)
         self._count = 0
+        #: Where the student's folders are made: outside this private folder (the
+        #: student's uid must reach its own), removed by :func:`grade` at the end.
+        self.student_root: str | None = None
 
     def run_child(
         self,
@@ -252,6 +294,7 @@ class _Stage:
             "seed": self.seed,
             "select": self.select,
             "visible_only": self.visible_only,
+            "student_root": self.student_root,
         }
         config_path.write_text(json.dumps(config), encoding="utf-8")
         events_path.touch()
@@ -571,7 +614,8 @@ def grade(
     student_id : str, optional
         The seed of this student instead (to reproduce a student's variant).
     late_policy : LatePolicy, optional
-        Multiply the score by the policy's factor for the lateness in ``metadata``.
+        Multiply the score by the policy's factor for the lateness in ``metadata``;
+        without metadata it is not applied, and the results say so.
     select : str, optional
         Only the tests whose node id (file, name) or tags contain this text.
     visible_only : bool, optional
@@ -602,24 +646,40 @@ def grade(
             )
         if visibility not in VISIBILITIES:
             raise GradingInputError(f"visibility must be one of {VISIBILITIES}")
+        tests_dir, block_tests = tests_of(tests_dir)
         _check_inputs(submission, tests_dir)
         job.seed, job.late = _submission_context(metadata, student_id, late_policy)
+        if late_policy is not None and metadata is None:
+            job.notes.append("No submission metadata (submission_metadata.json) was given, "
+                             "so the late policy was not applied.")
         sandbox_user, lock = take_user(user, uid_base, uid_pool)
+        student_root = None
         try:
             job.isolation = isolation_summary(sandbox_user) + exposure_warning(sandbox_user,
                                                                         tests_dir)
             job.secrets = secret_lines(tests_dir)
+            student_root = _student_root(sandbox_user)
             with tempfile.TemporaryDirectory(prefix="difflab-grade-") as tmp:
                 stage = _Stage(Path(tmp), submission, tests_dir, memory_mb, timeout=timeout,
                                total_timeout=total_timeout, user=sandbox_user,
                                seed=job.seed or 0, select=select, visible_only=visible_only)
+                for name, text in block_tests.items():  # the sources' hidden-tests blocks
+                    (stage.root / "tests" / name).write_text(text, encoding="utf-8")
+                    job.secrets = secret_lines(stage.root / "tests")
+                stage.student_root = student_root
                 deadline = job.started + total_timeout
                 job.outcomes = _numbered(_collect(stage, timeout, deadline))
                 job.save()
                 _run_tests(stage, job, timeout=timeout, deadline=deadline)
         finally:
+            # the trusted side cleans up, whether or not the worker was killed: nothing
+            # of this student is left for the next holder of the uid
             if lock is not None:
                 kill_user_processes(sandbox_user.uid)
+            if student_root is not None:
+                shutil.rmtree(student_root, ignore_errors=True)
+            if lock is not None:
+                remove_user_files(sandbox_user.uid)
                 UidPool.release(lock)
     except GradingInputError as exc:
         if out is not None:
@@ -639,6 +699,13 @@ def grade(
     return results
 
 
+def _student_root(user: SandboxUser | None) -> str:
+    """A folder for this grading's student folders: traversable, not listable, root's."""
+    root = tempfile.mkdtemp(prefix="difflab-sandbox-")
+    os.chmod(root, 0o711 if user is not None else 0o700)
+    return root
+
+
 def _submission_context(metadata: str | Path | dict | None, student_id: str | None,
                         policy: LatePolicy | None) -> tuple[int | None, dict | None]:
     """``(seed, lateness record)`` of a submission from its metadata (None: not given)."""
@@ -652,8 +719,6 @@ def _submission_context(metadata: str | Path | dict | None, student_id: str | No
             factor, days = policy.factor(lateness(metadata))
             if days:
                 late = {"days": days, "factor": factor, "policy": policy.spec()}
-        elif policy is not None:
-            raise ValueError("a late policy needs the submission's metadata (--metadata)")
     except ValueError as exc:
         raise GradingInputError(str(exc)) from None
     return seed, late

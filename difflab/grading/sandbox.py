@@ -20,11 +20,22 @@ Gradients cross the boundary too: calling a student's Function or Module with te
 that require grad goes through ``_Bridge``, an autograd Function of the trusted
 process whose forward and backward are the student's, run in the student's process.
 ``check_function(submission.Legendre3, reference, inputs)`` therefore works unchanged.
+
+Tests are written as if the student's objects were local (:mod:`difflab.grading.crossing`):
+operators on a :class:`RemoteObject` run in the student's process, comparisons and truth
+here; the test's functions passed to student code are called back (the student's
+process sends ``{"call": ...}`` while a request is pending, and gets the result as
+data); and the lists, dicts, arrays and tensors a test passes are mirrored, so what the
+student's code changes in place is changed in the test's objects.  A request is
+``{"forget": [...], "sync": [...], "request": ...}``; an answer ``{"ok": ...}`` or
+``{"error": ...}``, with the student's ``"sync"``.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
+import operator
 import os
 import shutil
 import signal
@@ -33,10 +44,14 @@ import sys
 import tempfile
 import time
 import types
+import weakref
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from difflab.autograd import Function
+from difflab.grading.crossing import MAX_CALLBACK_DEPTH, Mirrors, is_function, mirrorable
 from difflab.grading.protocol import (
     Channel,
     ChannelClosed,
@@ -46,6 +61,7 @@ from difflab.grading.protocol import (
 )
 from difflab.grading.sandbox_users import (
     SandboxUser,
+    hide_other_processes,
     kill_descendants,
     kill_user_processes,
     user_process_count,
@@ -131,6 +147,8 @@ def _limits(memory_mb: int | None, cpu_seconds: float, user: SandboxUser | None)
         limits.append((resource.RLIMIT_AS, int(memory_mb) * 2**20))
 
     def apply() -> None:
+        if user is not None:  # root, about to become the student: hide the grader
+            hide_other_processes()
         for which, value in limits:
             _, hard = resource.getrlimit(which)
             if hard != resource.RLIM_INFINITY and os.geteuid() != 0:
@@ -189,12 +207,17 @@ class Sandbox:
         Who the student's code runs as (None: the grader's own user).
     on_start : callable, optional
         Called with the new process's pid each time one starts.
+    workroot : str, optional
+        The folder the student's folders are made in; the grader's parent process
+        removes it when the grading ends, even when this process was killed.
     """
 
     def __init__(self, submission: Path, cells: list | None, output_log: Path, *,
                  memory_mb: int | None, cpu_seconds: float, startup: float, timeout: float,
-                 user: SandboxUser | None, on_start: Any = None) -> None:
+                 user: SandboxUser | None, on_start: Any = None,
+                 workroot: str | None = None) -> None:
         self.submission, self.cells, self.output_log = submission, cells, output_log
+        self.workroot = workroot  # the grader's folder for the student's: removed at its end
         self.memory_mb, self.cpu_seconds, self.startup = memory_mb, cpu_seconds, startup
         self.timeout = timeout
         self.user, self.on_start = user, on_start
@@ -205,6 +228,23 @@ class Sandbox:
         #: ``time.monotonic()`` by which the current call must be answered (None: startup).
         self.deadline: float | None = None
         self.stopped: StudentStopped | None = None
+        #: The test's lists, dicts, arrays and tensors the student's process holds copies of.
+        self.mirrors = Mirrors(makes_slots=True)
+        #: The test's functions the student's code may call, by number (never reused).
+        self.callbacks: dict[int, Any] = {}
+        self._callback_numbers: dict[int, int] = {}
+        self._next_callback = 0
+        self._forgotten: list[int] = []
+        self._depth = 0
+        self._remotes: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        #: Set (with the message) when the CPU-share watch stopped the student's processes.
+        self.overused: str | None = None
+
+    def end_test(self) -> None:
+        """Forget the test's mirrored objects and functions (the next test has its own)."""
+        self._forgotten += self.mirrors.clear()
+        self.callbacks.clear()
+        self._callback_numbers.clear()
 
     # -- lifetime ---------------------------------------------------------------------
     @property
@@ -224,8 +264,10 @@ class Sandbox:
         """
         self.stop()
         self.generation += 1
-        self.stopped = None
-        self.workdir = tempfile.mkdtemp(prefix="difflab-student-")
+        self.stopped = self.overused = None
+        self.mirrors.clear()
+        self._forgotten = []
+        self.workdir = tempfile.mkdtemp(prefix="difflab-student-", dir=self.workroot)
         target = os.path.join(self.workdir, "submission.py")
         shutil.copyfile(self.submission, target)
         if self.user is not None:
@@ -233,7 +275,9 @@ class Sandbox:
                 os.chown(path, self.user.uid, self.user.gid)
         request_read, request_write = os.pipe()
         reply_read, reply_write = os.pipe()
-        log = os.open(self.output_log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        # a fresh process starts a fresh output budget (MAX_FILE_BYTES limits the log)
+        log = os.open(self.output_log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_TRUNC,
+                      0o600)
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "difflab.grading._student", str(request_read),
@@ -288,6 +332,16 @@ class Sandbox:
             shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir = None
 
+    def _wait_for_end(self, deadline: float) -> int | None:
+        """The exit status of a process whose pipes closed; None if it lives on past
+        ``deadline`` (a second at least), as a process that closed them on purpose does."""
+        if self.proc is None:
+            return None
+        try:
+            return self.proc.wait(timeout=max(deadline - time.monotonic(), 1.0))
+        except subprocess.TimeoutExpired:
+            return None
+
     def _fail(self, reason: str, message: str) -> None:
         self.stopped = StudentStopped(reason, message)
         self.stop()
@@ -304,23 +358,25 @@ class Sandbox:
 
     def _exchange(self, request: dict[str, Any], *, loading: bool = False) -> Any:
         deadline = self.deadline or time.monotonic() + self.startup
-        blobs: list[bytes] = []
-        tree = encode(request, blobs, extra=self._encode_extra)
+        raised: list[BaseException] = []  # what the test's functions raised in this call
         try:
-            self.channel.send(tree, blobs, deadline=deadline)
-            reply, reply_blobs = self.channel.receive(deadline, limit=MAX_REPLY)
-            if not isinstance(reply, dict) or not ({"ok"} == set(reply) or {"error"} == set(
-                    reply)):
-                raise ProtocolError("a reply that is neither a result nor an error")
-            if "error" in reply:
+            self._send(request, deadline)
+            while True:
+                reply, reply_blobs = self.channel.receive(deadline, limit=MAX_REPLY)
+                kind = _reply_kind(reply)
+                if "sync" in reply:
+                    self.mirrors.apply(reply["sync"], functools.partial(
+                        self._decode, blobs=reply_blobs))
+                if kind == "call":
+                    self._call_back(reply["call"], reply_blobs, deadline, raised)
+                    continue
+                if kind == "ok":
+                    return self._decode(reply["ok"], reply_blobs)
                 payload = reply["error"]
                 if not isinstance(payload, dict):
                     raise ProtocolError("an error report that is not a record")
                 payload = _clean_payload(payload)
-                if payload["type"] == "AttributeError" or payload["missing"]:
-                    raise StudentAttributeError(payload)
-                raise StudentError(payload)
-            return decode(reply["ok"], reply_blobs, self._make)
+                break
         except TimeoutError:
             if loading:
                 self._fail("timeout", f"Loading your submission took longer than "
@@ -330,7 +386,12 @@ class Sandbox:
                 "whose condition never becomes false, or a recursion without a base case."
             ))
         except ChannelClosed:
-            returncode = self.proc.wait() if self.proc is not None else None
+            if self.overused is not None:  # stopped by the grader's CPU-share watch
+                self._fail("cpu", self.overused)
+            returncode = self._wait_for_end(deadline)
+            if returncode is None:  # closed its pipes but kept running: never waited on
+                self._fail("protocol", "The process running your code closed its connection "
+                                       "to the grader and kept running; it was stopped.")
             self._fail(*death_message(returncode, self.memory_mb, self.cpu_seconds,
                                       loading=loading))
         except ProtocolError as exc:
@@ -338,22 +399,118 @@ class Sandbox:
                 "The process running your code sent the grader a malformed message "
                 f"({exc}); did your code write to the grader's pipe?"
             ))
-        raise AssertionError("unreachable")  # pragma: no cover
+        if raised and payload["type"] == _TEST_FUNCTION_ERROR:
+            raise raised[-1]  # the test's own function failed: the test sees its exception
+        if payload["type"] == "AttributeError" or payload["missing"]:
+            raise StudentAttributeError(payload)
+        raise StudentError(payload)
 
-    def _encode_extra(self, value: Any, blobs: list[bytes]) -> Any:
+    def _send(self, fields: dict[str, Any], deadline: float) -> None:
+        """Send a request: the objects forgotten, the changes to the mirrored ones, then
+        ``fields`` (encoded in this order, the order the student's process reads them).
+
+        ``args``, ``kwargs`` and ``value`` may hold the test's objects (mirrored, or
+        functions); the other fields are plain data.
+        """
+        blobs: list[bytes] = []
+        mirror, plain = self._encode_extra, functools.partial(self._encode_extra, plain=True)
+        mark = self.mirrors.next_slot
+        forget = self._forgotten + self.mirrors.unreachable()
+        sync = self.mirrors.changed(blobs, mirror)
+        try:
+            tree = {"$dict": [[key, self._field(key, value, blobs, mirror, plain)]
+                              for key, value in fields.items()]}
+        except BaseException:
+            self.mirrors.rollback(mark, [slot for slot, _ in sync])
+            self._forgotten = forget
+            raise
+        self._forgotten = []
+        body = {"forget": forget, "sync": sync, "request": tree}
+        self.channel.send(body, blobs, deadline=deadline)
+
+    @staticmethod
+    def _field(key: str, value: Any, blobs: list, mirror: Any, plain: Any) -> Any:
+        if key == "args":
+            return encode(tuple(value), blobs, extra=mirror)
+        if key == "kwargs":
+            return {"$dict": [[k, encode(v, blobs, extra=mirror)] for k, v in value.items()]}
+        return encode(value, blobs, extra=mirror if key == "value" else plain)
+
+    def _decode(self, tree: Any, blobs: list[bytes]) -> Any:
+        return decode(tree, blobs, self._make)
+
+    def _call_back(self, tree: Any, blobs: list[bytes], deadline: float,
+                   raised: list[BaseException]) -> None:
+        """Run the test's function the student's code called, and answer with data.
+
+        The student's process says which function (a number it was given) and the
+        arguments (data, or its own objects, which the function gets as
+        :class:`RemoteObject`).  The function's exception stays here (the student's
+        code is told only its type); the test sees it if the student's call fails.
+        """
+        call = self._decode(tree, blobs)
+        if not (isinstance(call, dict) and type(call.get("id")) is int
+                and isinstance(call.get("args"), tuple) and isinstance(call.get("kwargs"), dict)
+                and all(isinstance(k, str) for k in call["kwargs"])):
+            raise ProtocolError("a malformed call of the test's function")
+        function = self.callbacks.get(call["id"])
+        answer: dict[str, Any]
+        if function is None:
+            answer = {"op": "raise", "type": "LookupError",
+                      "text": "a function of an earlier test was called"}
+        elif self._depth >= MAX_CALLBACK_DEPTH:
+            answer = {"op": "raise", "type": "RecursionError",
+                      "text": f"the test's function and your code called each other more "
+                              f"than {MAX_CALLBACK_DEPTH} levels deep"}
+        else:
+            self._depth += 1
+            try:
+                answer = {"op": "return", "value": function(*call["args"], **call["kwargs"])}
+                self._send(answer, deadline)
+                return
+            except StudentStopped:
+                raise
+            except Exception as exc:  # noqa: BLE001 -- the test's function failed
+                if self.stopped is not None:
+                    raise
+                raised.append(exc)
+                answer = {"op": "raise", "type": type(exc).__name__[:100],
+                          "text": "the function the test passed raised " +
+                                  type(exc).__name__[:100]}
+            finally:
+                self._depth -= 1
+        self._send(answer, deadline)
+
+    def _encode_extra(self, value: Any, blobs: list[bytes], plain: bool = False) -> Any:
+        """Trees of the test's objects: references, mirrored data, duals, functions."""
         from difflab.diff.forward import Dual
-        from difflab.tensor import Tensor
 
         if isinstance(value, RemoteObject):
             info = object.__getattribute__(value, "_info")
             return {"$ref": info["$ref"], "gen": info["gen"]}
-        if isinstance(value, Tensor):
-            return {"$tensor": encode(value.numpy(force=True), blobs, extra=self._encode_extra),
-                    "requires_grad": value.requires_grad}
+        if plain:
+            return NotImplemented
+        if mirrorable(value):
+            return self.mirrors.ref(value, blobs, self._encode_extra)
         if isinstance(value, Dual):
             return {"$dual": [encode(value.primal, blobs, extra=self._encode_extra),
                               encode(value.tangent, blobs, extra=self._encode_extra)]}
-        return NotImplemented
+        if is_function(value):
+            number = self._callback_numbers.get(id(value))
+            if number is None or self.callbacks.get(number) is not value:
+                number = self._callback_numbers[id(value)] = self._next_callback
+                self._next_callback += 1
+                self.callbacks[number] = value
+            return {"$callback": number}
+        if isinstance(value, tuple):
+            return NotImplemented
+        kind = type(value).__name__
+        raise TypeError(
+            f"a {kind} (an object of the test) cannot be passed to the student's code: "
+            "only data crosses between the processes (numbers, strings, arrays, tensors, "
+            "lists, dicts, tuples) and the test's functions, which the student's code calls "
+            f"back. Pass the {kind}'s data, or make it with the submission's own classes."
+        )
 
     def _make(self, tag: str, node: dict, reader: Any, depth: int) -> Any:
         import difflab
@@ -367,6 +524,13 @@ class Sandbox:
             if node.get("grad") is not None:
                 tensor.grad = difflab.tensor(reader.read(node["grad"], depth))
             return tensor
+        if tag == "$slot":
+            return self.mirrors.decode_slot(node, reader, depth)
+        if tag == "$callback":
+            function = self.callbacks.get(node["$callback"])
+            if function is None:
+                raise ProtocolError("a reference to a function the test did not pass")
+            return function
         if tag == "$dual":
             parts = node["$dual"]
             if type(parts) is not list or len(parts) != 2:
@@ -380,7 +544,10 @@ class Sandbox:
         }
         if type(info["$ref"]) is not int or info["gen"] != self.generation:
             raise ProtocolError("a malformed object reference")
-        return RemoteObject(self, info)
+        remote = self._remotes.get((info["$ref"], info["gen"]))
+        if remote is None:  # one stand-in per object, so `is` means what it means there
+            remote = self._remotes[info["$ref"], info["gen"]] = RemoteObject(self, info)
+        return remote
 
     # -- calling with gradients ----------------------------------------------------------
     def invoke(self, target: RemoteObject, args: tuple, kwargs: dict) -> Any:
@@ -390,8 +557,27 @@ class Sandbox:
 
         if difflab.is_grad_enabled() and any(
                 isinstance(a, Tensor) and a.requires_grad for a in args):
-            return _Bridge.apply((self, target, kwargs), *args)
+            output, record = self.call("call_grad", target, args=list(args), kwargs=kwargs)
+            if record is None:  # not a tensor on the student's tape: a plain result
+                return output
+            if not isinstance(output, Tensor) or type(record) is not int:
+                self._fail("protocol", "The process running your code sent a malformed "
+                                       "result of a differentiable call.")
+            return _Bridge.apply((self, record, output), *args)
         return self.call("call", target, args=list(args), kwargs=kwargs)
+
+
+#: The type of the exception the student's process raises where a test's function failed.
+_TEST_FUNCTION_ERROR = "TestFunctionError"
+
+
+def _reply_kind(reply: Any) -> str:
+    """``ok``, ``error`` or ``call`` (the student's code calls a test's function)."""
+    if isinstance(reply, dict):
+        keys = set(reply) - {"sync"}
+        if len(keys) == 1 and keys <= {"ok", "error", "call"}:
+            return keys.pop()
+    raise ProtocolError("a reply that is neither a result, an error nor a call")
 
 
 def _clean_payload(payload: dict[str, Any]) -> dict[str, Any]:
@@ -438,17 +624,16 @@ def _clean_signature(value: Any) -> list | None:
 class _Bridge(Function):
     """A student's differentiable call seen by the trusted tape as one Function.
 
-    ``forward`` asks the student's process to run the call with its own tensors and keep
-    the graph; ``backward`` sends the upstream gradient and receives one gradient per
-    input: the vector-Jacobian product the student's code computed.
+    The student's process has run the call with its own tensors and kept the graph
+    (``call``: the sandbox, the record's number and the output); ``backward`` sends the
+    upstream gradient and receives one gradient per input: the vector-Jacobian product
+    the student's code computed.
     """
 
     @staticmethod
     def forward(ctx: Any, call: tuple, *args: Any) -> Any:
-        sandbox, target, kwargs = call
-        output, record = sandbox.call("call_grad", target, args=list(args), kwargs=kwargs)
-        ctx.call, ctx.record = call, record
-        return output
+        ctx.call, ctx.record = call, call[1]
+        return call[2]
 
     @staticmethod
     def backward(ctx: Any, grad_output: Any) -> tuple:
@@ -460,16 +645,43 @@ class _Bridge(Function):
         return (None, *[g.array if hasattr(g, "array") else g for g in grads])
 
 
+def _binary(name: str, inplace: str | None = None) -> tuple:
+    """A binary operator's methods: ``a op b``, ``b op a`` (reflected) and ``a op= b``."""
+
+    def forward(self: RemoteObject, other: Any) -> Any:
+        return self._op(name, self, other)
+
+    def reflected(self: RemoteObject, other: Any) -> Any:
+        return self._op(name, other, self)
+
+    def augmented(self: RemoteObject, other: Any) -> Any:
+        return self._op(inplace or "i" + name, self, other)
+
+    return forward, reflected, augmented
+
+
+def _unary(name: str) -> Any:
+    def method(self: RemoteObject) -> Any:
+        return self._op(name, self)
+
+    return method
+
+
 class RemoteObject:
     """An object of the student's process, used from the tests as if it were here.
 
-    Attribute access and calls are requests to the student's process; answers that are
-    data (numbers, strings, arrays, tensors' values, lists, dicts) arrive as such, other
-    objects as new references.  Comparisons and truth tests are *not* forwarded: a
-    student object cannot decide that it equals the expected answer.
+    Attribute access, calls and operators (``a * b``, ``2 - a``, ``a[i]``, ``len(a)``,
+    ``iter(a)``, ``float(a)``, ``abs(a)``, ...) are requests to the student's process, run
+    there as Python would run them; answers that are data (numbers, strings, arrays,
+    tensors' values, lists, dicts) arrive as such, other objects as new references.
+    Comparisons, ``in`` and truth are decided *here*, on the object's numeric value
+    (its ``__float__``, ``__index__``, ``__complex__`` or ``__array__``): a student
+    object cannot decide that it equals the expected answer.
     """
 
-    __slots__ = ("_sandbox", "_info")
+    __array_ufunc__ = None  # NumPy defers: array * remote runs the student's __rmul__
+
+    __slots__ = ("_sandbox", "_info", "__weakref__")
 
     def __init__(self, sandbox: Sandbox, info: dict[str, Any]) -> None:
         object.__setattr__(self, "_sandbox", sandbox)
@@ -496,11 +708,127 @@ class RemoteObject:
         name = f" {info['name']}" if info["name"] else ""
         return f"<{info['type']}{name} from the submission>"
 
+    # -- operators: run in the student's process ------------------------------------
+    def _op(self, name: str, *args: Any) -> Any:
+        return object.__getattribute__(self, "_sandbox").call("operator", None, name=name,
+                                                              args=list(args))
+
+    __add__, __radd__, __iadd__ = _binary("add")
+    __sub__, __rsub__, __isub__ = _binary("sub")
+    __mul__, __rmul__, __imul__ = _binary("mul")
+    __truediv__, __rtruediv__, __itruediv__ = _binary("truediv")
+    __floordiv__, __rfloordiv__, __ifloordiv__ = _binary("floordiv")
+    __mod__, __rmod__, __imod__ = _binary("mod")
+    __pow__, __rpow__, __ipow__ = _binary("pow")
+    __matmul__, __rmatmul__, __imatmul__ = _binary("matmul")
+    __lshift__, __rlshift__, __ilshift__ = _binary("lshift")
+    __rshift__, __rrshift__, __irshift__ = _binary("rshift")
+    __and__, __rand__, __iand__ = _binary("and_", "iand")
+    __or__, __ror__, __ior__ = _binary("or_", "ior")
+    __xor__, __rxor__, __ixor__ = _binary("xor")
+    __divmod__, __rdivmod__, _ = _binary("divmod")
+    __neg__, __pos__, __abs__ = _unary("neg"), _unary("pos"), _unary("abs")
+    __invert__, __trunc__ = _unary("invert"), _unary("trunc")
+    __floor__, __ceil__ = _unary("floor"), _unary("ceil")
+    del _
+
+    def __round__(self, ndigits: int | None = None) -> Any:
+        return self._op("round", self) if ndigits is None else self._op("round", self, ndigits)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._op("getitem", self, key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._op("setitem", self, key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self._op("delitem", self, key)
+
+    def __len__(self) -> int:
+        return _checked(self._op("len", self), int, "len()")
+
+    def __index__(self) -> int:
+        return _checked(self._op("index", self), int, "operator.index()")
+
+    def __int__(self) -> int:
+        return _checked(self._op("int", self), int, "int()")
+
+    def __float__(self) -> float:
+        return _checked(self._op("float", self), float, "float()")
+
+    def __complex__(self) -> complex:
+        return _checked(self._op("complex", self), complex, "complex()")
+
+    def __format__(self, spec: str) -> str:
+        return _checked(self._op("format", self, spec), str, "format()")
+
+    def __str__(self) -> str:
+        return _checked(self._op("str", self), str, "str()")
+
+    def __iter__(self) -> Any:
+        items = self._op("iter", self)
+        if not isinstance(items, RemoteObject):  # a generator: its items came as a list
+            yield from items
+            return
+        while True:
+            try:
+                yield items._op("next", items)
+            except StudentError as exc:
+                if exc.payload["type"] == "StopIteration":
+                    return
+                raise
+
+    def __next__(self) -> Any:
+        try:
+            return self._op("next", self)
+        except StudentError as exc:
+            if exc.payload["type"] == "StopIteration":
+                raise StopIteration from None
+            raise
+
+    def __instancecheck__(self, instance: Any) -> bool:
+        """``isinstance(x, submission.Dual)``: asked of the student's process."""
+        return _checked(self._op("isinstance", instance, self), bool, "isinstance()")
+
+    def __subclasscheck__(self, cls: Any) -> bool:
+        return _checked(self._op("issubclass", cls, self), bool, "issubclass()")
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return np.asarray(_value(self), dtype=dtype)
+
+    # -- comparisons and truth: decided here ---------------------------------------
+    def __eq__(self, other: Any) -> Any:
+        return _compare(operator.eq, self, other)
+
+    def __ne__(self, other: Any) -> Any:
+        return _compare(operator.ne, self, other)
+
+    def __lt__(self, other: Any) -> Any:
+        return _compare(operator.lt, self, other)
+
+    def __le__(self, other: Any) -> Any:
+        return _compare(operator.le, self, other)
+
+    def __gt__(self, other: Any) -> Any:
+        return _compare(operator.gt, self, other)
+
+    def __ge__(self, other: Any) -> Any:
+        return _compare(operator.ge, self, other)
+
+    __hash__ = object.__hash__
+
+    def __contains__(self, item: Any) -> bool:
+        return any(element is item or bool(element == item) for element in self)
+
     def __bool__(self) -> bool:
+        try:
+            return bool(_value(self))
+        except _NoValue:
+            pass
         info = object.__getattribute__(self, "_info")
         raise TypeError(
             f"the submission gave a {info['type']} object where a value (a number, a string, "
-            "an array) was expected"
+            "an array) was expected, so the test cannot tell whether it is true"
         )
 
     def __mro_entries__(self, bases: tuple) -> tuple:
@@ -519,6 +847,52 @@ class RemoteObject:
         name = object.__getattribute__(self, "_info")["name"]
         Remote.__name__ = Remote.__qualname__ = name or "Remote"
         return (Remote,)
+
+
+class _NoValue(TypeError):
+    """A student's object with no numeric value (nothing for a comparison to use)."""
+
+
+def _value(obj: Any) -> Any:
+    """The numeric value of a student's object (data, checked), or the value itself."""
+    if not isinstance(obj, RemoteObject):
+        return obj
+    try:
+        value = obj._op("value", obj)
+    except StudentError as exc:
+        if exc.payload["type"] == "TypeError" and "has no numeric value" in exc.payload["text"]:
+            raise _NoValue(exc.payload["text"]) from None
+        raise
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biufc" or \
+            isinstance(value, (int, float, complex, np.number, np.bool_)):
+        return value
+    raise _NoValue(f"the student's code gave a {type(value).__name__} as a numeric value")
+
+
+def _compare(op: Any, a: Any, b: Any) -> Any:
+    """``op(a, b)`` on numeric values, in the test's process."""
+    try:
+        return op(_value(a), _value(b))
+    except _NoValue:
+        if op in (operator.eq, operator.ne):
+            return NotImplemented  # Python then compares identities, as for any object
+        raise
+
+
+def _checked(value: Any, kind: type, what: str) -> Any:
+    """A value of the type ``what`` must give (NumPy's numbers converted)."""
+    if kind is float and isinstance(value, (int, np.floating, np.integer)) and \
+            not isinstance(value, bool):
+        value = float(value)
+    elif kind is int and isinstance(value, np.integer):
+        value = int(value)
+    elif kind is complex and isinstance(value, (int, float, np.number)):
+        value = complex(value)
+    if type(value) is not kind and not (kind is int and type(value) is bool) or \
+            kind is bool and type(value) is not bool:
+        raise TypeError(f"{what} of the student's object gave a {type(value).__name__}, "
+                        f"not a {kind.__name__}")
+    return value
 
 
 def _signature(params: list) -> inspect.Signature:

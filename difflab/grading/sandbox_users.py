@@ -13,9 +13,12 @@ import ctypes
 import fcntl
 import os
 import pwd
+import shutil
 import signal
 import stat
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +32,9 @@ DEFAULT_UID_BASE = 64000
 DEFAULT_UID_POOL = 64
 #: Where the pool's lock files live (writable by root only).
 UID_LOCK_DIR = "/run/difflab-sandbox"
+#: The world-writable places where student code can leave files for the next holder of
+#: its uid; the grader removes the uid's files there after each grading.
+SHARED_PLACES = ("/tmp", "/var/tmp", "/dev/shm")
 
 _PR_SET_CHILD_SUBREAPER = 36
 
@@ -140,6 +146,7 @@ class UidPool:
                     os.close(fd)
                     continue
                 kill_user_processes(uid)
+                remove_user_files(uid)  # a crashed grading's files never reach the next
                 return SandboxUser(f"sandbox uid {uid}", uid, uid), fd
             if time.monotonic() > give_up:
                 raise LookupError(
@@ -158,6 +165,8 @@ class UidPool:
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                kill_user_processes(user.uid)
+                remove_user_files(user.uid)
                 return fd
             except BlockingIOError:
                 if time.monotonic() > give_up:
@@ -189,7 +198,9 @@ def isolation_summary(user: SandboxUser | None) -> str:
             ", which no other grading uses meanwhile, in a fresh folder holding "
             "only the submission, with limits on memory, CPU time, processes, file size and "
             "open files; the tests, the references and the results stay in the grader's "
-            "process."
+            "process. When the grading ends (however it ends) the grader removes that "
+            "folder and every file of the uid in /tmp, /var/tmp and /dev/shm before the uid "
+            "is used again."
         )
     return (
         "Isolation: student code runs in its own process, with limits on memory, CPU time, "
@@ -219,6 +230,69 @@ def kill_user_processes(uid: int) -> None:
             finally:
                 os._exit(0)
         os.waitpid(pid, 0)
+
+
+def remove_user_files(uid: int, places: tuple[str, ...] = SHARED_PLACES) -> int:
+    """Remove every file and folder of ``uid`` from the shared writable ``places``.
+
+    Student code can leave files only where its uid may write: its own folders and the
+    world-writable ones (``/tmp``, ``/dev/shm``, ``/var/tmp`` and world-writable folders
+    inside them).  So the walk descends only into world-writable folders, removes what
+    ``uid`` owns there (a folder with all it holds), and never follows a link.  Run it
+    after the uid's processes are killed, before the uid is handed to another grading.
+    Returns how many entries were removed.
+    """
+    if uid == 0:
+        raise ValueError("refusing to remove root's files")
+    removed, todo = 0, [p for p in places if os.path.isdir(p)]
+    while todo:
+        folder = todo.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            is_dir = stat.S_ISDIR(info.st_mode)
+            if info.st_uid == uid:
+                try:
+                    if is_dir:
+                        shutil.rmtree(entry.path)
+                    else:
+                        os.unlink(entry.path)
+                    removed += 1
+                except OSError:
+                    pass
+            elif is_dir and info.st_mode & 0o002:
+                todo.append(entry.path)
+    return removed
+
+
+_CLONE_NEWNS, _MS_REC, _MS_PRIVATE = 0x00020000, 0x4000, 0x40000
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x2, 0x4, 0x8
+
+
+def hide_other_processes() -> bool:
+    """In a child about to run student code (as root): see only its own processes.
+
+    Gives the process a mount namespace of its own and mounts a ``/proc`` there with
+    ``hidepid=2``, so once it is an unprivileged uid it cannot read the grader's command
+    line (the results path) or anyone's environment.  Returns False where the kernel or
+    the container does not allow it (nothing is changed then).
+    """
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.unshare(_CLONE_NEWNS) != 0:
+            return False
+        if libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+            return False
+        return libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
+                          b"hidepid=2") == 0
+    except (OSError, AttributeError):
+        return False
 
 
 def _descendants(root: int) -> list[int]:
@@ -274,6 +348,112 @@ def become_subreaper() -> None:
         pass
 
 
+#: How many of a grading's student processes (and threads) may compute at once.
+CPU_SHARE = 1
+#: Over how many seconds the share is measured (bursts shorter than this are allowed).
+CPU_WINDOW = 1.0
+
+
+def _running_tasks(pid: int) -> int:
+    """How many threads of ``pid`` are running or ready to run (state R)."""
+    count = 0
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/stat", "rb") as fh:
+                state = fh.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        count += state == b"R"
+    return count
+
+
+def _subtree(root: int) -> list[int]:
+    """Processes below ``root``, read from its children lists (cheap: only its own tree).
+
+    Falls back to scanning all of ``/proc`` where the kernel has no children lists.
+    """
+    if not os.path.exists(f"/proc/{root}/task/{root}/children"):
+        return _descendants(root)
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{task}/children", "rb") as fh:
+                    children = [int(c) for c in fh.read().split()]
+            except (OSError, ValueError):
+                continue
+            found += children
+            todo += children
+    return found
+
+
+class CpuShare:
+    """Keeps a grading's student code to :data:`CPU_SHARE` processor at a time.
+
+    Limits per process (``RLIMIT_CPU``) let a student fork many processes that each spin
+    within their own limit, and so starve a classmate graded beside them: the kernel
+    shares the processors by process, not by student.  This watch, a thread of the
+    trusted process, counts every ``period`` seconds the threads below it that are
+    running or waiting to run (the student's processes, wherever they were started: the
+    trusted process adopts orphans, :func:`become_subreaper`).  A count is a share of the
+    machine whatever its load; when more than ``share`` were busy on average over the last
+    ``window`` seconds, it kills them all and calls ``on_overuse`` with that average.  The
+    next test starts a fresh student process.
+
+    Parameters
+    ----------
+    on_overuse : callable
+        Called (from the watch's thread) with the average count, before the kill.
+    share : int, optional
+        Threads allowed to compute at once.
+    window, period : float, optional
+        Over how many seconds the average is taken, and how often it is sampled.
+    """
+
+    def __init__(self, on_overuse: Callable[[float], None], *, share: int = CPU_SHARE,
+                 window: float = CPU_WINDOW, period: float = 0.2) -> None:
+        self.on_overuse, self.share, self.window, self.period = (
+            on_overuse, share, window, period)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="difflab-cpu-share",
+                                        daemon=True)
+
+    def start(self) -> CpuShare:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def busy(self) -> int:
+        """Threads below this process running or ready to run, now."""
+        return sum(_running_tasks(pid) for pid in _subtree(os.getpid()))
+
+    def _watch(self) -> None:
+        samples: list[int] = []
+        needed = max(int(self.window / self.period), 1)
+        while not self._stop.wait(self.period):
+            samples = (samples + [self.busy()])[-needed:]
+            average = sum(samples) / len(samples)
+            if len(samples) == needed and average > self.share + 0.5:
+                self.on_overuse(average)
+                for pid in _subtree(os.getpid()):
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                samples = []
+
+
 def user_process_count(uid: int) -> int:
     count = 0
     for entry in os.scandir("/proc") if os.path.isdir("/proc") else ():
@@ -303,26 +483,75 @@ def take_user(user: str | None, uid_base: int, uid_pool: int
         raise GradingInputError(str(exc)) from None
 
 
+#: Files beside the tests (and one folder further up) that may hold a solution.
+_SOLUTION_SUFFIXES = (".py", ".ipynb", ".md", ".txt", ".json", ".csv", ".npy", ".npz")
+#: Entries of a tests folder looked at by the exposure check (a guard for huge folders).
+_MAX_EXPOSURE_ENTRIES = 4000
+
+
+def _exposure_candidates(tests_dir: Path) -> tuple[list[str], list[str]]:
+    """``(files, folders)`` the student's uid must not read (files) or change (folders)."""
+    files, folders = [], []
+    for folder, _dirs, names in os.walk(tests_dir):
+        folders.append(folder)
+        files += [os.path.join(folder, n) for n in names]
+        if len(files) + len(folders) > _MAX_EXPOSURE_ENTRIES:
+            break
+    for above in (tests_dir.parent, tests_dir.parent.parent):
+        if above == tests_dir or str(above) == above.anchor:
+            continue
+        try:
+            entries = list(os.scandir(above))
+        except OSError:
+            continue
+        files += [e.path for e in entries if e.is_file(follow_symlinks=False) and (
+            e.name.endswith(_SOLUTION_SUFFIXES) or "solution" in e.name.lower())]
+    return files, folders
+
+
 def exposure_warning(user: SandboxUser | None, tests_dir: Path) -> str:
-    """A warning when the sandbox user could read or change the instructor's tests."""
+    """A warning naming what the sandbox user could read or change of the instructor's.
+
+    Checked as that uid (a child process that becomes it), by opening each file:
+    every file of the tests folder (a folder that is only traversable, ``0711``, still
+    lets a file be read by name), the folders of the tests (writable?), and the files
+    beside the tests folder and one folder further up that may hold a solution (the
+    source notebook of a course laid out as ``assignment/notebook.ipynb`` +
+    ``assignment/tests/``).
+    """
     if user is None:
         return ""
+    tests_dir = tests_dir.resolve()
+    files, folders = _exposure_candidates(tests_dir)
+    read_end, write_end = os.pipe()
     pid = os.fork()
-    if pid == 0:  # pragma: no cover -- the child only reports through its exit status
-        code = 0
+    if pid == 0:  # pragma: no cover -- the child only reports through the pipe
         try:
+            os.close(read_end)
             os.setgroups([])
             os.setgid(user.gid)
             os.setuid(user.uid)
-            folder = str(tests_dir.resolve())
-            code = 1 if os.access(folder, os.R_OK) or os.access(folder, os.W_OK) else 0
+            exposed = []
+            for path in files:
+                try:
+                    os.close(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK))
+                    exposed.append(path)
+                except OSError:
+                    pass
+            exposed += [f + os.sep for f in folders if os.access(f, os.W_OK)]
+            os.write(write_end, "\n".join(exposed[:20]).encode("utf-8", "replace")[:60000])
         finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) == 0:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as fh:
+        report = fh.read().decode("utf-8", "replace")
+    os.waitpid(pid, 0)
+    if not report:
         return ""
+    shown = "\n".join(f"  {p}" for p in report.splitlines()[:10])
     return (
-        f"\nWarning: {user.name} can read or change the tests folder {tests_dir} "
-        "(from outside the sandbox's folder): make it private to root, e.g. "
-        "chmod -R go-rwx on the folder holding the tests and solutions."
+        f"\nWarning: {user.name} can read or change these files of yours (from outside "
+        f"the sandbox's folder):\n{shown}\nMake the folder holding the tests and the "
+        "solutions private to root, e.g. chmod -R go-rwx on it (setup.sh of the "
+        "Gradescope zip does this for the tests)."
     )

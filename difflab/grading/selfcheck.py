@@ -13,13 +13,17 @@ In a notebook::
 
 checks what the kernel has run so far: the code of the cells executed, in order (a
 cell that raised is kept, as in the notebook), not the file on disk, which may be
-older.  Outside a notebook, ``check(notebook="hw1.ipynb")`` checks a file.
+older.  The report shows once under the cell.  Outside a notebook,
+``check(notebook="hw1.ipynb")`` checks a file.  When the grader runs the notebook
+headless (``difflab grade``, ``difflab check``), ``check(...)`` cells do nothing: the
+grading is the check.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +42,8 @@ class CheckReport:
     """The outcome of a self-check: the results and their summary for the student."""
 
     results: dict[str, Any]
+    #: Whether the report was printed already (a notebook then does not show it again).
+    shown: bool = False
 
     @property
     def passed(self) -> bool:
@@ -46,24 +52,34 @@ class CheckReport:
     def __str__(self) -> str:
         return format_check(self.results)
 
-    def _repr_markdown_(self) -> str:
-        return "```\n" + str(self) + "\n```"
+    def _ipython_display_(self) -> None:
+        """Jupyter shows a returned report once: not again when ``check`` printed it."""
+        if not self.shown:
+            print(self)
+            self.shown = True
 
 
 def format_check(results: dict[str, Any]) -> str:
     """What the student sees: each test, passed or not, with the teaching message."""
+    from difflab.grading.results import status_mark
+
     lines = []
+    said: set[str] = set()  # a message shared by many tests (a load error) is said once
     for test in results["tests"]:
-        mark = "PASS" if test["status"] == "passed" else "FAIL"
-        if test["status"] != "passed" and test["score"] > 0:
-            mark = "PART"
-        lines.append(f"{mark}  {test['name']}  ({test['score']:g}/{test['max_score']:g})")
-        if test["status"] != "passed" and test.get("output"):
-            lines += ["      " + ln for ln in test["output"].strip().splitlines()]
+        lines.append(f"{status_mark(test)}  {test['name']}  "
+                     f"({test['score']:g}/{test['max_score']:g})")
+        output = (test.get("output") or "").strip()
+        if test["status"] != "passed" and output:
+            if output in said:
+                lines.append("      (the same message as above)")
+            else:
+                said.add(output)
+                lines += ["      " + ln for ln in output.splitlines()]
     passed = sum(t["status"] == "passed" for t in results["tests"])
     lines.append(f"{passed} of {len(results['tests'])} visible tests passed.")
-    if results.get("output"):
-        lines.append(results["output"].strip())
+    note = (results.get("output") or "").strip()
+    if note and not any(note in text for text in said):
+        lines.append(note)
     lines.append("(These are the visible tests; the grader may run more.)")
     return "\n".join(lines)
 
@@ -77,6 +93,15 @@ def _find_tests(near: Path | None, tests: str | Path | None) -> Path:
     raise GradingInputError(
         "no tests folder found next to your work: pass tests=... (or --tests) with the "
         "folder of the visible tests (tests/ of the student release)")
+
+
+def _own_tests(work: Path, tests_dir: Path) -> str | None:
+    """The work's own tests in a folder shared by several notebooks: its name, when a
+    test file or folder is named after it (``tests/test_hw1.py``, ``tests/hw1/``)."""
+    for path in tests_dir.rglob("*.py"):
+        if work.stem in path.relative_to(tests_dir).as_posix():
+            return work.stem
+    return None
 
 
 def _kernel_cells() -> list[str] | None:
@@ -109,15 +134,23 @@ def _notebook_from(cells: list[str], folder: Path) -> Path:
     return path
 
 
+def _in_headless_grading() -> bool:
+    """Whether this is the student's process of a grading (the notebook run headless)."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    return getattr(spec, "name", None) == "difflab.grading._student"
+
+
 def check(question: str | None = None, *, notebook: str | Path | None = None,
           tests: str | Path | None = None, timeout: float = CHECK_TIMEOUT,
-          show: bool = True) -> CheckReport:
+          show: bool = True) -> CheckReport | None:
     """Run the visible tests (of ``question``, or all) against the student's work.
 
     Parameters
     ----------
     question : str, optional
-        Only the tests whose file, name or tag contains it (``"q1"``); all when omitted.
+        Only the tests whose file, name or tag contains it (``"q1"``).  When omitted:
+        the tests named after the file checked (``test_hw1.py`` or a folder ``hw1/``
+        for ``hw1.ipynb``) if the folder has some, else all.
     notebook : str or Path, optional
         The ``.ipynb`` or ``.py`` to check.  Default: in a notebook, the cells the
         kernel has run.
@@ -131,8 +164,9 @@ def check(question: str | None = None, *, notebook: str | Path | None = None,
 
     Returns
     -------
-    CheckReport
-        ``.passed``, ``.results`` (Gradescope's format) and the printed text.
+    CheckReport or None
+        ``.passed``, ``.results`` (Gradescope's format) and the printed text; None
+        when the notebook is being graded headless (the check cells do nothing there).
 
     Raises
     ------
@@ -141,10 +175,14 @@ def check(question: str | None = None, *, notebook: str | Path | None = None,
     """
     from difflab.grading.runner import grade
 
+    if notebook is None and _in_headless_grading():
+        return None
     with tempfile.TemporaryDirectory(prefix="difflab-check-") as tmp:
         if notebook is not None:
             work = Path(notebook)
             tests_dir = _find_tests(work.parent, tests)
+            if question is None:
+                question = _own_tests(work, tests_dir)
         else:
             cells = _kernel_cells()
             if cells is None:
@@ -157,4 +195,5 @@ def check(question: str | None = None, *, notebook: str | Path | None = None,
     report = CheckReport(results)
     if show:
         print(report)
+        report.shown = True
     return report

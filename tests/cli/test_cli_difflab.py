@@ -24,6 +24,8 @@ def run():
 
 @pytest.mark.parametrize("command", [
     [], ["compare"], ["steps"], ["blowup"], ["cost"], ["tour"], ["grade"], ["assign"],
+    ["check"], ["manual"], ["manual", "collect"], ["manual", "score"], ["manual", "apply"],
+    ["gradebook"], ["gradebook", "stats"], ["gradebook", "adjust"], ["gradebook", "export"],
 ])
 def test_every_command_has_help(run, command):
     result = run(*command, "--help")

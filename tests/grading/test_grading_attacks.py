@@ -83,9 +83,14 @@ def assert_loaded(results: dict) -> None:
 
 @pytest.fixture
 def shared():
-    """A folder the student's user may write to (to report a pid), removed afterwards."""
+    """A folder with a file ``pid`` the student's user may write to, removed afterwards.
+
+    The file is the test's own: the grader removes the student's files when grading ends.
+    """
     folder = Path(tempfile.mkdtemp(prefix="difflab-test-"))
-    os.chmod(folder, 0o777)
+    os.chmod(folder, 0o755)
+    (folder / "pid").touch()
+    os.chmod(folder / "pid", 0o666)
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
 

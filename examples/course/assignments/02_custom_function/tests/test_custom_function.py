@@ -50,4 +50,5 @@ def test_sigmoid_inside_a_bigger_graph():
     def f(x):
         return submission.Sigmoid.apply(x * x) * 3.0
 
-    check_gradient(f, [np.array([0.3, -1.2, 2.0])])
+    # the reference, not the submission, says what the gradient must be
+    check_gradient(f, [np.array([0.3, -1.2, 2.0])], reference=lambda x: sigmoid(x * x) * 3.0)
