@@ -32,7 +32,6 @@ import os
 import re
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import tempfile
@@ -50,6 +49,13 @@ from difflab.grading.context import (
     seed_for,
 )
 from difflab.grading.errors import GradingInputError
+from difflab.grading.inputs import (  # noqa: F401  (MAX_TEST_FILES: read by callers)
+    MAX_TEST_FILES,
+    SKIPPED_FOLDERS,
+    check_inputs,
+    copy_regular_file,
+    tests_files,
+)
 from difflab.grading.markers import MARKER_HELP, OUTPUT_FORMATS, VISIBILITIES, TestMeta
 from difflab.grading.notebooks import notebook_to_module
 from difflab.grading.release import tests_of
@@ -88,97 +94,7 @@ STARTUP_ALLOWANCE = 15.0
 TRUSTED_MARGIN = 10.0
 #: Captured stdout/stderr of one test kept for the student.
 MAX_CAPTURED = 1500
-#: Files in a tests folder the grader will look at.
-MAX_TEST_FILES = 2000
-
 _POLL = 0.02
-
-
-def _is_test_file(path: Path) -> bool:
-    return path.suffix == ".py" and (path.name.startswith("test_") or path.stem.endswith("_test"))
-
-
-def _check_inputs(submission: Path, tests_dir: Path) -> None:
-    try:
-        kind = os.lstat(submission).st_mode
-    except FileNotFoundError:
-        raise GradingInputError(f"submission not found: {submission}") from None
-    except OSError as exc:
-        raise GradingInputError(f"cannot read the submission {submission}: {exc}") from None
-    if stat.S_ISLNK(kind):
-        raise GradingInputError(
-            f"the submission {submission} is a link, not a file: a submission must be the "
-            "student's own file (a link could point at the tests or the solution); "
-            "it scores 0")
-    if not stat.S_ISREG(kind):
-        what = "a folder" if stat.S_ISDIR(kind) else "not a regular file (a device or a pipe)"
-        raise GradingInputError(f"the submission {submission} is {what}: expected a .py file "
-                                "or a .ipynb notebook; it scores 0")
-    if submission.suffix not in (".py", ".ipynb"):
-        raise GradingInputError(
-            f"submission {submission.name}: expected a .py file or a .ipynb notebook"
-        )
-    if not tests_dir.is_dir():
-        raise GradingInputError(f"tests folder not found: {tests_dir}")
-    if not any(_is_test_file(p) for p in _tests_files(tests_dir)):
-        raise GradingInputError(
-            f"no tests in {tests_dir}: expected files named test_*.py or *_test.py "
-            "containing test functions"
-        )
-
-
-_SKIPPED_FOLDERS = {"__pycache__", ".git", ".hg", ".svn", ".venv", "venv", "node_modules",
-                    ".tox", ".mypy_cache", ".pytest_cache", ".ipynb_checkpoints"}
-
-
-def _tests_files(tests_dir: Path) -> list[Path]:
-    """The files of a tests folder, walked without following links and within limits.
-
-    Raises
-    ------
-    GradingInputError
-        For a folder with more than :data:`MAX_TEST_FILES` files (``--tests /tmp`` or a
-        home folder, by mistake), or one that vanishes while it is read.
-    """
-    files: list[Path] = []
-    todo = [tests_dir]
-    while todo:
-        folder = todo.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except FileNotFoundError:
-            raise GradingInputError(f"the tests folder changed while it was read: {folder} "
-                                    "vanished") from None
-        except PermissionError:
-            raise GradingInputError(f"cannot read {folder} in the tests folder") from None
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                if entry.name not in _SKIPPED_FOLDERS:
-                    todo.append(Path(entry.path))
-            elif entry.is_file(follow_symlinks=False):
-                files.append(Path(entry.path))
-            if len(files) + len(todo) > MAX_TEST_FILES:
-                raise GradingInputError(
-                    f"{tests_dir} holds more than {MAX_TEST_FILES} files: is it really the "
-                    "folder of the instructor's tests? Pass the folder that holds the "
-                    "test_*.py files of this assignment."
-                )
-    return files
-
-
-def _copy_regular_file(source: Path, target: Path) -> None:
-    """Copy ``source`` only if it is a regular file and not a link (never followed)."""
-    try:
-        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        raise GradingInputError(f"the submission {source} cannot be read as a file "
-                                f"({exc.strerror}); it scores 0") from None
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise GradingInputError(f"the submission {source} is not a regular file; "
-                                    "it scores 0")
-        with open(target, "wb") as out:
-            shutil.copyfileobj(fh, out)
 
 
 def _child_env() -> dict[str, str]:
@@ -228,7 +144,7 @@ class _Stage:
         try:
             shutil.copytree(
                 tests_dir, root / "tests", symlinks=True,
-                ignore=shutil.ignore_patterns("__pycache__", "*.pyc", *_SKIPPED_FOLDERS),
+                ignore=shutil.ignore_patterns("__pycache__", "*.pyc", *SKIPPED_FOLDERS),
             )
         except (shutil.Error, OSError) as exc:
             raise GradingInputError(f"could not copy the tests folder {tests_dir}: {exc}"
@@ -244,7 +160,7 @@ class _Stage:
         if submission.suffix == ".ipynb":
             (root / "notebook").mkdir()
             copy = root / "notebook" / submission.name  # messages name the student's file
-        _copy_regular_file(submission, copy)
+        copy_regular_file(submission, copy)
         if submission.suffix == ".ipynb":
             try:
                 module = notebook_to_module(copy)
@@ -647,7 +563,7 @@ def grade(
         if visibility not in VISIBILITIES:
             raise GradingInputError(f"visibility must be one of {VISIBILITIES}")
         tests_dir, block_tests = tests_of(tests_dir)
-        _check_inputs(submission, tests_dir)
+        check_inputs(submission, tests_dir)
         job.seed, job.late = _submission_context(metadata, student_id, late_policy)
         if late_policy is not None and metadata is None:
             job.notes.append("No submission metadata (submission_metadata.json) was given, "
