@@ -4,42 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from difflab.dtypes import _Defaults
 from difflab.nn import functional as F
-from difflab.nn.modules.module import Module
-from difflab.nn.parameter import Parameter
+from difflab.nn.modules.layers import _NormBase
 from difflab.tensor import Tensor
 
 __all__ = ["InstanceNorm1d", "InstanceNorm2d"]
 
 
-class _InstanceNorm(Module):
+class _InstanceNorm(_NormBase):
     _spatial = 1
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
                  affine: bool = False, track_running_stats: bool = False, device: Any = None,
                  dtype: Any = None) -> None:
-        super().__init__()
-        from difflab.creation import ones, tensor, zeros
-
-        self.num_features, self.eps, self.momentum = int(num_features), eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        dtype = dtype or _Defaults.dtype
-        if affine:
-            self.weight = Parameter(ones(num_features, dtype=dtype, device=device))
-            self.bias = Parameter(zeros(num_features, dtype=dtype, device=device))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", zeros(num_features, dtype=dtype, device=device))
-            self.register_buffer("running_var", ones(num_features, dtype=dtype, device=device))
-            self.register_buffer("num_batches_tracked", tensor(0, dtype=np.int64, device=device))
-        else:
-            for name in ("running_mean", "running_var", "num_batches_tracked"):
-                self.register_buffer(name, None)
+        # (PyTorch's defaults for instance norm: no γ, β and no running statistics)
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         name = type(self).__name__
@@ -57,10 +36,6 @@ class _InstanceNorm(Module):
         out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
                               use_input_stats, self.momentum, self.eps)
         return out.squeeze(0) if unbatched else out
-
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
 
 
 class InstanceNorm1d(_InstanceNorm):

@@ -160,8 +160,9 @@ class AdaptiveAvgPool2d(Module):
         return f"output_size={self.output_size}"
 
 
-class _BatchNorm(Module):
-    _expected_ndim: tuple = ()
+class _NormBase(Module):
+    """What batch and instance normalisation share: γ and β (``affine``), the running
+    mean and variance (``track_running_stats``) and how they are reset and shown."""
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
                  affine: bool = True, track_running_stats: bool = True, device: Any = None,
@@ -193,6 +194,14 @@ class _BatchNorm(Module):
             self.running_var.array[...] = 1
             self.num_batches_tracked.array[...] = 0
 
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+
+
+class _BatchNorm(_NormBase):
+    _expected_ndim: tuple = ()
+
     def forward(self, x: Tensor) -> Tensor:
         name = type(self).__name__
         if x.ndim not in self._expected_ndim:
@@ -214,10 +223,6 @@ class _BatchNorm(Module):
             self.running_var if not self.training or self.track_running_stats else None,
             self.weight, self.bias, use_batch, self.momentum, self.eps,
         )
-
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
