@@ -150,6 +150,7 @@ def is_tensor(obj: object) -> bool:
 # ===================================================================== end compat-core
 # breadth (issue 27): torch.amp, torch.backends and torch.autocast at PyTorch's paths
 from difflab import amp, backends  # noqa: E402
+from difflab.cuda import amp as _cuda_amp  # noqa: E402, F401  (dl.cuda.amp)
 from difflab.amp import autocast  # noqa: E402
 from difflab.autograd import inference_mode  # noqa: E402
 from difflab.creation import (  # noqa: E402
