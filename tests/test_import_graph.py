@@ -14,6 +14,7 @@ Run as a script it lists the cycles (``python tests/test_import_graph.py``).
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -102,16 +103,29 @@ def test_difflab_has_no_import_cycle():
 
 
 def test_a_planted_cycle_is_found(tmp_path):
-    """A late import inside a function counts: registry importing the tensor closes a circle."""
+    """A late import inside a function counts: registry importing the tensor closes a
+    circle, and the script (what CI would run) fails naming it."""
     shutil.copytree(ROOT / "difflab", tmp_path / "difflab",
                     ignore=shutil.ignore_patterns("__pycache__"))
     registry = tmp_path / "difflab" / "ops" / "registry.py"
     registry.write_text(registry.read_text() + "\n\ndef _late():\n    from difflab.tensor "
                         "import Tensor  # noqa\n    return Tensor\n")
-    found = cycles(import_graph("difflab", tmp_path))
-    assert any({"difflab.ops.registry", "difflab.tensor"} <= set(c) for c in found)
+    result = subprocess.run(  # a fresh process: this one has imported the real difflab
+        [sys.executable, __file__, str(tmp_path)], capture_output=True, text=True,
+        timeout=120, env={"PATH": "", "PYTHONPATH": str(tmp_path)}, cwd=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "difflab.ops.registry imports" in result.stdout
+    assert "difflab.tensor" in result.stdout.split("difflab.ops.registry imports")[1]
+
+
+def main(argv: list[str]) -> int:
+    """List the cycles of the difflab found under ``argv[0]`` (this checkout by default);
+    exit status 1 when there is one."""
+    graph = import_graph("difflab", Path(argv[0]) if argv else ROOT)
+    found = cycles(graph)
+    print(describe(graph, found) or "no import cycle in difflab/")
+    return 1 if found else 0
 
 
 if __name__ == "__main__":
-    graph = import_graph()
-    print(describe(graph, cycles(graph)) or "no import cycle in difflab/")
+    sys.exit(main(sys.argv[1:]))
