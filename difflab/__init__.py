@@ -150,7 +150,6 @@ def is_tensor(obj: object) -> bool:
 # ===================================================================== end compat-core
 # breadth (issue 27): torch.amp, torch.backends and torch.autocast at PyTorch's paths
 from difflab import amp, backends  # noqa: E402
-from difflab.cuda import amp as _cuda_amp  # noqa: E402, F401  (dl.cuda.amp)
 from difflab.amp import autocast  # noqa: E402
 from difflab.autograd import inference_mode  # noqa: E402
 from difflab.creation import (  # noqa: E402
@@ -167,6 +166,7 @@ from difflab.creation import (  # noqa: E402
     multinomial,
     set_default_device,
 )
+from difflab.cuda import amp as _cuda_amp  # noqa: E402, F401  (dl.cuda.amp)
 from difflab.dtypes import (  # noqa: E402
     can_cast,
     dtype,

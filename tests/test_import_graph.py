@@ -4,9 +4,9 @@ The import graph counts every ``import`` statement of a module, also those
 inside functions: a late import is still an edge, it only hides the cycle
 until run time.  Imports under ``if TYPE_CHECKING:`` are left out (as in the
 import-linter contracts): they name a class in annotations and never run, so
-a mixin below ``Tensor`` may annotate its results as ``Tensor``.  import-linter's contracts (pyproject)
-say which way each layer may import; this test says that, whatever the
-layers, no chain of imports leads back to where it started.
+a mixin below ``Tensor`` may annotate its results as ``Tensor``.
+import-linter's contracts (pyproject) say which way each layer may import;
+this test says that no chain of imports leads back to where it started.
 
 Run as a script it lists the cycles (``python tests/test_import_graph.py``).
 """
