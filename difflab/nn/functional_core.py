@@ -1,21 +1,11 @@
-"""Stateless neural-network functions: ``difflab.nn.functional`` (``F`` by habit).
+"""The core of :mod:`difflab.nn.functional`: the checks every function shares and the
+common layers (linear, the activations that are primitives, pooling, normalisation,
+dropout, embedding, padding, the common losses).
 
-Every layer of :mod:`difflab.nn` calls one of these; they check their
-inputs (so that a wrong shape or dtype is reported in the words of the
-layer, not from deep inside NumPy) and then run one fused primitive of
-:mod:`difflab.ops.nn_ops`, or a few ordinary tensor operations.
-
-Dtypes follow the rule of the tensor operations a layer is made of, so a
-layer never changes precision behind the user's back:
-
-* an input meets the layer's parameters as in ``x @ W.T + b``: they are
-  promoted together (:func:`difflab.promote_types`), so a float32 layer fed
-  int64 data computes in float32, and fed float64 data in float64;
-* a function that needs fractions (softmax, GELU, average pooling,
-  normalisation, dropout's scaling) turns an integer input into the default
-  floating dtype, as ``dl.sigmoid`` does;
-* a function that only selects (ReLU, max pooling, flatten) keeps the
-  input's dtype.
+``difflab.nn.functional`` gathers this module and the four that build on it
+(``functional_activations``, ``functional_layers``, ``functional_conv``,
+``functional_losses``); those import from here, never from ``functional``, so
+the five import without a cycle.  See :mod:`difflab.nn.functional` for the dtype rules.
 """
 
 from __future__ import annotations
@@ -719,8 +709,3 @@ def _legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
         return "none"
     return "sum" if size_average is False else "mean"
 
-
-from difflab.nn.functional_activations import *  # noqa: E402, F403
-from difflab.nn.functional_conv import *  # noqa: E402, F403
-from difflab.nn.functional_layers import *  # noqa: E402, F403
-from difflab.nn.functional_losses import *  # noqa: E402, F403

@@ -1,0 +1,32 @@
+"""Stateless neural-network functions: ``difflab.nn.functional`` (``F`` by habit).
+
+Every layer of :mod:`difflab.nn` calls one of these; they check their
+inputs (so that a wrong shape or dtype is reported in the words of the
+layer, not from deep inside NumPy) and then run one fused primitive of
+:mod:`difflab.ops.nn_ops`, or a few ordinary tensor operations.
+
+Dtypes follow the rule of the tensor operations a layer is made of, so a
+layer never changes precision behind the user's back:
+
+* an input meets the layer's parameters as in ``x @ W.T + b``: they are
+  promoted together (:func:`difflab.promote_types`), so a float32 layer fed
+  int64 data computes in float32, and fed float64 data in float64;
+* a function that needs fractions (softmax, GELU, average pooling,
+  normalisation, dropout's scaling) turns an integer input into the default
+  floating dtype, as ``dl.sigmoid`` does;
+* a function that only selects (ReLU, max pooling, flatten) keeps the
+  input's dtype.
+
+The functions live in five modules, gathered here: ``functional_core`` (the
+checks they share and the common layers) and the four that build on it,
+``functional_activations``, ``functional_layers``, ``functional_conv`` and
+``functional_losses``.  They import from ``functional_core``, never from this
+module, so there is no import cycle (docs/architecture.md, "Import layers").
+"""
+
+from difflab.nn.functional_activations import *  # noqa: F403
+from difflab.nn.functional_conv import *  # noqa: F403
+from difflab.nn.functional_core import *  # noqa: F403
+from difflab.nn.functional_core import _legacy_reduction, _single  # noqa: F401  (the layers read them)
+from difflab.nn.functional_layers import *  # noqa: F403
+from difflab.nn.functional_losses import *  # noqa: F403
