@@ -5,7 +5,10 @@ it turns its arguments into what a primitive takes (``tensor_arguments``)
 and applies the primitive through ``engine.apply``, which computes on the
 arrays and records the step on the tape.  The elementwise functions without
 extra arguments (``x.sin()``, ``x.exp()``, ...) are not written here: they
-come from the registry (``tensor.add_elementwise_methods``).
+come from the registry (``tensor.add_elementwise_methods``), and those
+that are a function of ``difflab.functions`` (``x.gather``, ``x.sort``, ...)
+are attached by it (``functions._TENSOR_METHODS``): this module sits below
+the tensor and imports neither.
 """
 
 from __future__ import annotations

@@ -102,6 +102,24 @@ def test_difflab_has_no_import_cycle():
     assert not found, describe(graph, found)
 
 
+def test_tensor_methods_are_the_functions_themselves():
+    """``x.gather`` is ``dl.gather`` (attached by difflab.functions, which tensor.py does not
+    import): one place for the math, and no wrapper call in between."""
+    import difflab as dl
+
+    for name in ("gather", "sort", "argsort", "topk", "softmax", "log_softmax", "split",
+                 "chunk", "index_select", "roll", "cumprod", "bmm", "baddbmm", "outer",
+                 "histc", "multinomial"):
+        assert vars(dl.Tensor)[name] is getattr(dl, name), name
+    x = dl.tensor([[3.0, 1.0], [2.0, 5.0]])
+    assert x.sort(1).values.tolist() == [[1.0, 3.0], [2.0, 5.0]]
+    assert x.gather(1, dl.tensor([[1], [0]])).tolist() == [[1.0], [2.0]]
+    assert x.masked_fill(x > 2, 0.0).tolist() == [[0.0, 1.0], [2.0, 0.0]]
+    assert x.new_zeros(2).dtype == x.dtype
+    with pytest.raises(TypeError):
+        x.scatter_add(0, dl.tensor([[0, 1]]))  # src is required, as in PyTorch
+
+
 def test_a_planted_cycle_is_found(tmp_path):
     """A late import inside a function counts: registry importing the tensor closes a
     circle, and the script (what CI would run) fails naming it."""
