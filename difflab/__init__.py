@@ -166,6 +166,7 @@ from difflab.creation import (  # noqa: E402
     multinomial,
     set_default_device,
 )
+from difflab.cuda import amp as _cuda_amp  # noqa: E402, F401  (dl.cuda.amp)
 from difflab.dtypes import (  # noqa: E402
     can_cast,
     dtype,

@@ -14,6 +14,7 @@ refuses implicit conversions to NumPy as CuPy does (for testing the GPU paths).
 
 from __future__ import annotations
 
+import importlib
 import os
 import types
 from typing import Any
@@ -23,6 +24,9 @@ import numpy as np
 _cupy: types.ModuleType | None = None
 _cupy_error: str | None = None
 STAND_IN_VARIABLE = "DIFFLAB_FAKE_CUDA"  # =1: CUDA is the CPU stand-in for CuPy
+# The stand-in is loaded by name, as cupy is: it is a testing tool that sits above the
+# library (it installs itself through use_cupy_module), so backend does not import it.
+STAND_IN_MODULE = "difflab.testing.fake_cupy"
 
 GPU_INSTALL_HINT = (
     "Install the GPU extra that matches your CUDA driver: "
@@ -36,7 +40,7 @@ def _load_cupy() -> types.ModuleType | None:
     if _cupy is None and _cupy_error is None:
         try:
             if os.environ.get(STAND_IN_VARIABLE) == "1":
-                from difflab.testing import fake_cupy as cupy
+                cupy = importlib.import_module(STAND_IN_MODULE)
             else:
                 import cupy
 

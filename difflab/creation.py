@@ -303,3 +303,17 @@ ByteTensor = _typed("ByteTensor", np.uint8)
 BoolTensor = _typed("BoolTensor", np.bool_)
 
 # ==================================================================== end compat-core
+
+
+def _new(self: Tensor, data: Any, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
+    """What ``x.new_zeros``, ``x.new_tensor``, ... make: :func:`tensor` of ``data`` with
+    x's dtype and device unless given."""
+    return tensor(data, dtype=self.dtype if dtype is None else dtype,
+                  device=self.device if device is None else device,
+                  requires_grad=requires_grad)
+
+
+# Tensor methods whose math is here: tensor.py sits below this module and does not import
+# it (no import cycle), so they are attached to Tensor when this module is imported.
+Tensor._new = _new
+Tensor.multinomial = multinomial

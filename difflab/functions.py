@@ -729,3 +729,28 @@ from difflab.functions_logic import (  # noqa: E402, F401  (re-exported)
 
 # The engine computes a recorded backward (create_graph=True) with this module as xp.
 register_recording_namespace(sys.modules[__name__])
+
+
+# ---------------------------------------------------------------- Tensor methods
+
+
+def _scatter_add_method(self: Tensor, dim: int, index: Any, src: Any) -> Tensor:
+    """``x.scatter_add(dim, index, src)``: :func:`scatter_add` with ``src`` required (its
+    three-argument array form is the derivative rules', not a method's)."""
+    return scatter_add(self, dim, index, src)
+
+
+#: Tensor methods that *are* these functions: ``x.gather(dim, index)`` is
+#: ``gather(x, dim, index)``.  The math is written once, here.  tensor.py sits below this
+#: module and does not import it (no import cycle), so the functions are attached to
+#: Tensor when this module is imported (``import difflab`` does).  Direct references,
+#: not wrappers: the method call costs what the function call costs.
+_TENSOR_METHODS = {
+    "softmax": softmax, "log_softmax": log_softmax, "split": split, "chunk": chunk,
+    "gather": gather, "scatter": scatter, "scatter_add": _scatter_add_method,
+    "index_select": index_select, "sort": sort, "argsort": argsort, "topk": topk,
+    "roll": roll, "cumprod": cumprod, "bmm": bmm, "baddbmm": baddbmm, "outer": outer,
+    "ger": outer, "histc": histc,
+}
+for _name, _function in _TENSOR_METHODS.items():
+    setattr(Tensor, _name, _function)

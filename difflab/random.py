@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from difflab import backend
+from difflab.tensor_arguments import wrap
 
 #: The seed of a generator nobody seeded (PyTorch's default_generator starts from it too).
 DEFAULT_SEED = 67280421310721
@@ -61,10 +62,8 @@ class Generator:
 
     def get_state(self) -> Any:
         """The generator's state as a uint8 tensor (give it to :meth:`set_state`)."""
-        from difflab.creation import tensor
-
         text = json.dumps({"seed": self._seed, "state": self.rng.bit_generator.state})
-        return tensor(np.frombuffer(text.encode(), dtype=np.uint8).copy())
+        return wrap(np.frombuffer(text.encode(), dtype=np.uint8).copy())
 
     def set_state(self, state: Any) -> Generator:
         """Continue from a state :meth:`get_state` returned."""

@@ -14,8 +14,13 @@ each a call of a primitive in ``difflab.ops`` through
 ``difflab.autograd.engine.apply``, which computes on the arrays and records
 the step; they live in two files of their own, inherited by Tensor:
 ``tensor_methods.py`` (arithmetic, reductions, shapes, indexing) and
-``tensor_inplace.py`` (``add_``, ``x[i] = v``, ...).  Names and semantics
-follow PyTorch.
+``tensor_inplace.py`` (``add_``, ``x[i] = v``, ...).  The methods whose
+math is a function of ``difflab.functions`` (``x.gather``, ``x.sort``,
+``x.softmax``, ...) or of ``difflab.creation`` (``x.multinomial``,
+``x.new_zeros``) *are* those functions: the modules above this one attach
+them to Tensor when they are imported, so this file imports neither (no
+import cycle; docs/architecture.md, "Layers").  Names and semantics follow
+PyTorch.
 """
 
 from __future__ import annotations

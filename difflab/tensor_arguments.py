@@ -15,10 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from difflab import (
-    backend,
-    tensor,  # (tensor.py imports this module: Tensor is used at call time)
-)
+from difflab import backend
+from difflab.autograd import engine as _engine  # (engine.Tensor: the registered tensor type)
 from difflab.dtypes import _Defaults, floating_result, int64, result_type
 
 if TYPE_CHECKING:
@@ -27,17 +25,17 @@ if TYPE_CHECKING:
 
 def is_tensor(x: Any) -> bool:
     """Whether ``x`` is a difflab Tensor."""
-    return isinstance(x, tensor.Tensor)
+    return isinstance(x, _engine.Tensor)
 
 
 def wrap(array: Any, grad_fn: Any = None, version: list | None = None) -> Tensor:
     """A Tensor around ``array`` (no copy), as operations return it."""
-    return tensor.Tensor._wrap(array, grad_fn, version)
+    return _engine.Tensor._wrap(array, grad_fn, version)
 
 
 def to_array(data: Any, dtype: Any = None, device: Any = None) -> Any:
     """Turn user data (numbers, lists, arrays, tensors) into an array on ``device``."""
-    if isinstance(data, tensor.Tensor):
+    if isinstance(data, _engine.Tensor):
         array = data.array
     elif backend.is_gpu_array(data) or isinstance(data, np.ndarray):
         array = data
@@ -70,7 +68,7 @@ def to_array(data: Any, dtype: Any = None, device: Any = None) -> Any:
 
 
 def unwrap(x: Any) -> Any:
-    return x.array if isinstance(x, tensor.Tensor) else x
+    return x.array if isinstance(x, _engine.Tensor) else x
 
 
 def to_arguments(args: Sequence[Any], kwargs: dict) -> tuple[Any, Any]:
@@ -87,7 +85,7 @@ def to_arguments(args: Sequence[Any], kwargs: dict) -> tuple[Any, Any]:
     if kwargs:
         raise TypeError(f"to() got unexpected arguments {sorted(kwargs)}")
     for arg in args:
-        if isinstance(arg, tensor.Tensor):
+        if isinstance(arg, _engine.Tensor):
             device, dtype = arg.device, arg.dtype
         elif isinstance(arg, (str, backend.Device, int)) and not isinstance(arg, bool):
             device = arg
@@ -137,7 +135,7 @@ def operand(x: Any) -> Any:
     ``NotImplemented``, Python's signal to ask the other operand (``t * dual``)."""
     # Concrete types first: this runs on every operator call, and isinstance against
     # the numbers.Number ABC is several times slower.
-    if isinstance(x, (tensor.Tensor, float, int, np.ndarray, np.generic, complex)):
+    if isinstance(x, (_engine.Tensor, float, int, np.ndarray, np.generic, complex)):
         return x
     if backend.is_gpu_array(x):
         return x
@@ -168,14 +166,14 @@ def promote(a: Any, b: Any, floating: bool = False) -> tuple[Any, Any]:
     NumPy gives them the dtype of the array they meet.
     """
     # The common cases first, without computing a dtype: this runs on every operator.
-    if isinstance(a, tensor.Tensor):
+    if isinstance(a, _engine.Tensor):
         kind = a.array.dtype.kind
-        if isinstance(b, tensor.Tensor):
+        if isinstance(b, _engine.Tensor):
             if a.array.dtype == b.array.dtype and (kind in "fc" or not floating):
                 return a, b
         elif type(b) in _WEAK_SCALARS and kind in "fc":
             return a, b
-    elif isinstance(b, tensor.Tensor) and type(a) in _WEAK_SCALARS and b.array.dtype.kind in "fc":
+    elif isinstance(b, _engine.Tensor) and type(a) in _WEAK_SCALARS and b.array.dtype.kind in "fc":
         return a, b
     target = result_type(a, b)
     if floating:
@@ -195,7 +193,7 @@ def promote_all(operands: Sequence[Any]) -> list:
 def cast_to(x: Any, target: Any) -> Any:
     """``x`` in dtype ``target``: tensors through ``.to`` (recorded), arrays by ``astype``,
     Python numbers unchanged (they take the dtype of what they meet)."""
-    if isinstance(x, tensor.Tensor):
+    if isinstance(x, _engine.Tensor):
         return x if x.array.dtype == target.dtype else x.to(target)
     dtype = getattr(x, "dtype", None)
     if dtype is None or dtype == target.dtype:
@@ -207,7 +205,7 @@ def no_grad_result(array: Any) -> Tensor:
     """Wrap the result of an operation no gradient flows through (comparisons, sign, ...)."""
     if isinstance(array, np.generic) or not hasattr(array, "shape"):
         array = np.asarray(array)  # NumPy gives scalars for 0-d results
-    return tensor.Tensor._wrap(array)
+    return _engine.Tensor._wrap(array)
 
 
 def view_of(base: Tensor, out: Tensor) -> Tensor:
@@ -251,7 +249,7 @@ def index_arrays(index: Any) -> Any:
     """Tensors and lists inside an index become arrays NumPy understands."""
     if isinstance(index, tuple):
         return tuple(index_arrays(i) for i in index)
-    if isinstance(index, tensor.Tensor):
+    if isinstance(index, _engine.Tensor):
         return index.array
     if isinstance(index, list):
         return np.asarray(index)
@@ -272,9 +270,9 @@ def unary_operand(op: Any, x: Tensor) -> Tensor:
 
 def tensor_of(x: Any) -> Tensor:
     """``x`` itself if it is a Tensor, else a Tensor around its array (no gradient)."""
-    if isinstance(x, tensor.Tensor):
+    if isinstance(x, _engine.Tensor):
         return x
-    return tensor.Tensor._wrap(backend.array_module(x).asarray(x))
+    return _engine.Tensor._wrap(backend.array_module(x).asarray(x))
 
 
 def write_out(out: Tensor | None, result: Any) -> Any:
@@ -285,9 +283,9 @@ def write_out(out: Tensor | None, result: Any) -> Any:
     from difflab.autograd.grad_mode import is_grad_enabled
     from difflab.dtypes import can_cast
 
-    if not isinstance(out, tensor.Tensor):
+    if not isinstance(out, _engine.Tensor):
         raise TypeError(f"out= must be a Tensor, got {type(out).__name__}")
-    result = result if isinstance(result, tensor.Tensor) else tensor_of(result)
+    result = result if isinstance(result, _engine.Tensor) else tensor_of(result)
     if is_grad_enabled() and (result.requires_grad or out.requires_grad):
         raise RuntimeError(
             "functions with out=... arguments don't support automatic differentiation, but "

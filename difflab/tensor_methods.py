@@ -5,7 +5,10 @@ it turns its arguments into what a primitive takes (``tensor_arguments``)
 and applies the primitive through ``engine.apply``, which computes on the
 arrays and records the step on the tape.  The elementwise functions without
 extra arguments (``x.sin()``, ``x.exp()``, ...) are not written here: they
-come from the registry (``tensor.add_elementwise_methods``).
+come from the registry (``tensor.add_elementwise_methods``), and those
+that are a function of ``difflab.functions`` (``x.gather``, ``x.sort``, ...)
+are attached by it (``functions._TENSOR_METHODS``): this module sits below
+the tensor and imports neither.
 """
 
 from __future__ import annotations
@@ -267,15 +270,7 @@ class TensorMethods:
 
     clip = clamp
 
-    def softmax(self, dim: int) -> Tensor:
-        from difflab import functions
 
-        return functions.softmax(self, dim)
-
-    def log_softmax(self, dim: int) -> Tensor:
-        from difflab import functions
-
-        return functions.log_softmax(self, dim)
 
     # --------------------------------------------------------------- reductions
     def sum(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
@@ -470,15 +465,7 @@ class TensorMethods:
             out = _apply(_structural.Flip, out, axis=d)
         return out
 
-    def split(self, split_size_or_sections: Any, dim: int = 0) -> tuple:
-        from difflab import functions
 
-        return functions.split(self, split_size_or_sections, dim)
-
-    def chunk(self, chunks: int, dim: int = 0) -> tuple:
-        from difflab import functions
-
-        return functions.chunk(self, chunks, dim)
 
     def unbind(self, dim: int = 0) -> tuple:
         index = [slice(None)] * self.ndim
@@ -493,8 +480,6 @@ class TensorMethods:
 
     def masked_fill(self, mask: Any, value: Any) -> Tensor:
         """``value`` where the boolean ``mask`` (broadcast to this shape) is True."""
-        from difflab import functions
-
         mask_dtype = getattr(unwrap(mask), "dtype", None)
         if mask_dtype is None or mask_dtype.kind != "b":
             raise RuntimeError(
@@ -506,7 +491,7 @@ class TensorMethods:
                 f"masked_fill only supports a 0-dimensional value tensor, but got tensor with "
                 f"{value.ndim} dimension(s); use difflab.where(mask, values, x) for many values"
             )
-        return functions.where(mask, value, self)
+        return _apply(_structural.Where, unwrap(mask), *promote(value, self))
 
     # ---------------------------------------------------------------- indexing
     def __getitem__(self, index: Any) -> Tensor:
@@ -542,9 +527,7 @@ class TensorMethods:
         rows, cols = self.array.shape[-2:]
         keep = (xp.tri(rows, cols, diagonal, dtype=bool) if lower
                 else ~xp.tri(rows, cols, diagonal - 1, dtype=bool))
-        from difflab import functions
-
-        return functions.where(keep, self, 0)
+        return _apply(_structural.Where, keep, *promote(self, 0))
 
     def tril(self, diagonal: int = 0) -> Tensor:
         """The lower triangle of the last two dimensions (j ≤ i + diagonal); zeros above.
@@ -563,13 +546,6 @@ class TensorMethods:
                                                      else other))
         return _apply(_ops.PRIMITIVES["isclose"], a, b, rtol=rtol, atol=atol,
                       equal_nan=equal_nan)
-
-    def _new(self, array: Any, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
-        from difflab.creation import tensor as make_tensor
-
-        return make_tensor(array, dtype=self.dtype if dtype is None else dtype,
-                           device=self.device if device is None else device,
-                           requires_grad=requires_grad)
 
     def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None,
                   requires_grad: bool = False) -> Tensor:
@@ -598,18 +574,6 @@ class TensorMethods:
         data = data.detach() if is_tensor(data) else data
         return self._new(data, dtype, device, requires_grad)
 
-    def multinomial(self, num_samples: int, replacement: bool = False, *,
-                    generator: Any = None) -> Tensor:
-        """Draw category indices with probability proportional to this tensor's weights."""
-        from difflab.creation import multinomial
-
-        return multinomial(self, num_samples, replacement, generator=generator)
-
-    def histc(self, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
-        """Counts in ``bins`` equal bins over [min, max] (the data's range if min = max)."""
-        from difflab.functions import histc
-
-        return histc(self, bins, min, max)
 
     def log10_(self) -> Tensor:
         self[...] = self.log10()
@@ -622,24 +586,9 @@ class TensorMethods:
     # ================================================================= end compat-core
 
     # -----------------------------------------------------------------------------------
-    # compat-ops (issue 14): indexing along a dimension, sorting, products.  Each method is
-    # the function of the same name in difflab.functions (where the math and errors are).
-    def gather(self, dim: int, index: Any, *, sparse_grad: bool = False) -> Tensor:
-        from difflab import functions
-
-        return functions.gather(self, dim, index)
-
-    def scatter(self, dim: int, index: Any, src: Any = None, *, value: Any = None,
-                reduce: str | None = None) -> Tensor:
-        from difflab import functions
-
-        return functions.scatter(self, dim, index, src, value=value, reduce=reduce)
-
-    def scatter_add(self, dim: int, index: Any, src: Any) -> Tensor:
-        from difflab import functions
-
-        return functions.scatter_add(self, dim, index, src)
-
+    # compat-ops (issue 14): indexing along a dimension, sorting, products.  ``x.gather``,
+    # ``x.sort``, ``x.topk``, ... are the functions of difflab.functions themselves (where
+    # the math and errors are), attached to Tensor there (functions._TENSOR_METHODS).
     def scatter_(self, dim: int, index: Any, src: Any = None, *, value: Any = None,
                  reduce: str | None = None) -> Tensor:
         self[...] = self.scatter(dim, index, src, value=value, reduce=reduce)
@@ -649,55 +598,6 @@ class TensorMethods:
         self[...] = self.scatter_add(dim, index, src)
         return self
 
-    def index_select(self, dim: int, index: Any) -> Tensor:
-        from difflab import functions
-
-        return functions.index_select(self, dim, index)
-
     def masked_fill_(self, mask: Any, value: Any) -> Tensor:
         self[...] = self.masked_fill(mask, value)
         return self
-
-    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> tuple:
-        from difflab import functions
-
-        return functions.sort(self, dim, descending, stable)
-
-    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
-        from difflab import functions
-
-        return functions.argsort(self, dim, descending, stable)
-
-    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True  # noqa: A002
-             ) -> tuple:
-        from difflab import functions
-
-        return functions.topk(self, k, dim, largest, sorted)
-
-    def roll(self, shifts: Any, dims: Any = None) -> Tensor:
-        from difflab import functions
-
-        return functions.roll(self, shifts, dims)
-
-    def cumprod(self, dim: int, *, dtype: Any = None) -> Tensor:
-        from difflab import functions
-
-        return functions.cumprod(self, dim, dtype=dtype)
-
-    def bmm(self, mat2: Tensor) -> Tensor:
-        from difflab import functions
-
-        return functions.bmm(self, mat2)
-
-    def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
-                ) -> Tensor:
-        from difflab import functions
-
-        return functions.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
-
-    def outer(self, vec2: Tensor) -> Tensor:
-        from difflab import functions
-
-        return functions.outer(self, vec2)
-
-    ger = outer

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from difflab import backend
+from difflab.autograd import engine  # (engine.Tensor: the registered tensor type)
 from difflab.autograd.engine import (
     GraphRecorder,
     accumulate_grad,
     run_backward,
     run_queued_callbacks,
 )
-from difflab.tensor import Tensor
 from difflab.tensor_arguments import to_array
+
+if TYPE_CHECKING:
+    from difflab.tensor import Tensor
 
 
 def _seed(output: Tensor, gradient: Any, who: str) -> Any:
@@ -27,7 +30,7 @@ def _seed(output: Tensor, gradient: Any, who: str) -> Any:
                 f"first (e.g. .sum())."
             )
         return backend.array_module(output.array).ones_like(output.array)
-    if isinstance(gradient, Tensor) and gradient.requires_grad:
+    if isinstance(gradient, engine.Tensor) and gradient.requires_grad:
         seed = gradient  # a recorded seed, for create_graph
     else:
         seed = to_array(gradient, output.dtype, output.device)
@@ -76,8 +79,8 @@ def backward(
     ``.grad = None``) between optimisation steps.  The saved values are freed
     after the walk unless ``retain_graph=True``.
     """
-    outputs = [tensors] if isinstance(tensors, Tensor) else list(tensors)
-    if grad_tensors is None or isinstance(grad_tensors, Tensor) or not isinstance(
+    outputs = [tensors] if isinstance(tensors, engine.Tensor) else list(tensors)
+    if grad_tensors is None or isinstance(grad_tensors, engine.Tensor) or not isinstance(
         grad_tensors, (list, tuple)
     ):
         grad_tensors = [grad_tensors] * len(outputs)
@@ -109,15 +112,15 @@ def grad(
     With ``create_graph=True`` the results are themselves on the tape, so
     they can be differentiated again (Hessians, gradient penalties).
     """
-    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
-    single = isinstance(inputs, Tensor)
+    outputs = [outputs] if isinstance(outputs, engine.Tensor) else list(outputs)
+    single = isinstance(inputs, engine.Tensor)
     inputs = [inputs] if single else list(inputs)
     if grad_outputs is None or not isinstance(grad_outputs, (list, tuple)):
         grad_outputs = [grad_outputs] * len(outputs)
     for out in outputs:
         _check_differentiable(out)
     for i, t in enumerate(inputs):
-        if not isinstance(t, Tensor) or not t.requires_grad:
+        if not isinstance(t, engine.Tensor) or not t.requires_grad:
             raise RuntimeError(f"input {i} to grad() does not require grad")
     seeds = [_seed(out, g, "grad") for out, g in zip(outputs, grad_outputs)]
     if retain_graph is None:
@@ -131,7 +134,7 @@ def grad(
                 f"is what you want (its gradient is then None)."
             )
         if g is not None and g.shape != inputs[i].shape:
-            results[i] = g.expand(*inputs[i].shape) if create_graph else Tensor._wrap(
+            results[i] = g.expand(*inputs[i].shape) if create_graph else engine.Tensor._wrap(
                 backend.array_module(g.array).broadcast_to(g.array, inputs[i].shape).copy()
             )
     return tuple(results)

@@ -12,7 +12,8 @@ CPU generators of :mod:`difflab.random` (then moves it), so there is no
 separate CUDA stream: ``cuda.manual_seed`` and ``manual_seed_all`` have
 nothing to seed, and ``difflab.manual_seed`` alone makes a GPU run
 repeatable.  ``difflab.cuda.amp`` holds PyTorch's older spelling of
-:mod:`difflab.amp`.
+:mod:`difflab.amp` (``import difflab`` loads it: it imports difflab.amp, which
+asks this module whether CUDA is available, so this module does not import it).
 """
 
 from __future__ import annotations
@@ -181,5 +182,3 @@ def memory_reserved(device: int | None = None) -> int:
     pool = _memory_pool()
     return 0 if pool is None else int(pool.total_bytes())
 
-
-from difflab.cuda import amp  # noqa: E402  (torch.cuda.amp)

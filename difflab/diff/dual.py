@@ -83,7 +83,6 @@ import numpy as np
 
 from difflab import backend
 from difflab import functions as F
-from difflab.diff.interface import check_output
 from difflab.functions import TypeHandler, register_type
 from difflab.ops import registry
 from difflab.ops.registry import Context
@@ -754,6 +753,15 @@ def seed(x: Any, tag: int, start: int = 0, stop: int | None = None) -> Dual:
     eye = xp.zeros((stop - start, n))
     eye[xp.arange(stop - start), xp.arange(start, stop)] = 1.0
     return Dual._make(x, eye.reshape((stop - start,) + _shape(x)), tag)
+
+
+def check_output(value: Any, transform: str) -> None:
+    """Refuse an ``f`` that returns a container or None (every differentiator asks)."""
+    if isinstance(value, (list, tuple, dict, str)) or value is None:
+        raise TypeError(
+            f"{transform}: f must return a number or an array, but it returned "
+            f"{type(value).__name__}"
+        )
 
 
 def tangents_of(out: Any, tag: int, k: int) -> tuple[Any, Any]:

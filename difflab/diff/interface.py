@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 
 from difflab import backend
+from difflab.diff.dual import Dual, check_output  # noqa: F401  (check_output: re-exported)
 
 
 class DomainWarning(RuntimeWarning):
@@ -177,7 +178,6 @@ def normalize_argnums(argnums: int | Sequence[int], nargs: int, transform: str) 
 
 def as_input(x: Any, transform: str, position: int) -> Any:
     """A point to differentiate at, as a float64 array (NumPy or CuPy; 0-d for a scalar)."""
-    from difflab.diff.forward import Dual
     from difflab.tensor import Tensor
 
     if isinstance(x, Dual):
@@ -212,14 +212,6 @@ def require_scalar(value: Any, transform: str) -> None:
             f"{transform} requires f to return a scalar, but it returned shape {shape}. "
             f"Use jacobian() for a function with several outputs, or reduce the output "
             f"(e.g. sum it) first."
-        )
-
-
-def check_output(value: Any, transform: str) -> None:
-    if isinstance(value, (list, tuple, dict, str)) or value is None:
-        raise TypeError(
-            f"{transform}: f must return a number or an array, but it returned "
-            f"{type(value).__name__}"
         )
 
 

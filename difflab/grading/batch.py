@@ -32,120 +32,33 @@ student's name (the file's stem or the folder's name) is the id
 
 from __future__ import annotations
 
-import csv
-import hashlib
 import json
 import os
-import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from difflab.grading.errors import GradingInputError
-from difflab.grading.gradebook import feedback_markdown
+from difflab.grading.gradebook import (  # noqa: F401  (re-exported: batch's names)
+    GRADEBOOK_COLUMNS,
+    BatchRow,
+    _row,
+    _safe_name,
+    feedback_markdown,
+    read_gradebook,
+    write_gradebook,
+)
+from difflab.grading.inputs import (  # noqa: F401  (re-exported: batch's names)
+    MAX_SUBMISSIONS,
+    Submission,
+    find_submissions,
+)
 from difflab.grading.results import _write_private, error_results, write_results
 
 __all__ = ["grade_batch", "find_submissions", "Submission", "BatchRow", "write_gradebook",
            "read_gradebook"]
 
-#: Submissions a folder may hold (a guard against pointing at the wrong folder).
-MAX_SUBMISSIONS = 5000
-_SUFFIXES = (".py", ".ipynb")
-
-
-@dataclass
-class Submission:
-    """One student's work in a submissions folder."""
-
-    student: str
-    path: Path | None  # None: the student's folder holds no .py or .ipynb
-    metadata: dict[str, Any] | None = None  # from the instructor's side only
-
-
-@dataclass
-class BatchRow:
-    """One line of the gradebook."""
-
-    student: str
-    score: float = 0.0
-    max_score: float = 0.0
-    status: str = "graded"
-    tests: dict[str, float] = field(default_factory=dict)
-    #: The score before a late policy, and the days late it counted (None: on time).
-    score_before_late: float | None = None
-    late_days: int | None = None
-    #: Points per Gradescope tag (a question, a concept), summed over its tests.
-    tags: dict[str, float] = field(default_factory=dict)
-
-
-def _is_candidate(entry: os.DirEntry) -> bool:
-    return Path(entry.name).suffix in _SUFFIXES and not entry.name.startswith(".") and not (
-        entry.is_dir(follow_symlinks=False))
-
-
-def _first_submission(folder: Path) -> Path | None:
-    """The first .ipynb/.py of a student's folder or its real (not linked) sub-folders.
-
-    A link (or a device, a pipe) named like a submission is returned as it is, so that
-    grading refuses it with a message; links to folders are never entered.
-    """
-    levels = [folder] + sorted(
-        Path(e.path) for e in os.scandir(folder)
-        if e.is_dir(follow_symlinks=False) and not e.name.startswith("."))
-    for level in levels:
-        found = sorted(Path(e.path) for e in os.scandir(level) if _is_candidate(e))
-        if found:
-            return found[0]
-    return None
-
-
-def find_submissions(folder: str | Path) -> list[Submission]:
-    """The submissions of ``folder``, one per student, sorted by student.
-
-    Raises
-    ------
-    GradingInputError
-        When the folder does not exist, holds no submission or too many entries, or two
-        entries name the same student.
-    """
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise GradingInputError(f"submissions folder not found: {folder}")
-    try:
-        entries = sorted(os.scandir(folder), key=lambda e: e.name)
-    except OSError as exc:
-        raise GradingInputError(f"cannot read the submissions folder {folder}: {exc}") from None
-    if len(entries) > MAX_SUBMISSIONS:
-        raise GradingInputError(f"{folder} holds more than {MAX_SUBMISSIONS} entries: is it "
-                                "the folder of the submissions?")
-    found: dict[str, Submission] = {}
-    names: dict[str, str] = {}
-    for entry in entries:
-        if entry.name.startswith(".") or entry.name == "__pycache__":
-            continue
-        path = Path(entry.path)
-        if entry.is_dir(follow_symlinks=False):
-            try:
-                first = _first_submission(path)
-            except OSError:
-                first = None
-            sub = Submission(path.name, first)
-        elif path.suffix in _SUFFIXES:  # a file, or a link or device to be refused
-            sub = Submission(path.stem, path)
-        else:
-            continue
-        if sub.student in found:
-            raise GradingInputError(
-                f"{names[sub.student]} and {entry.name} in {folder} are both the submission "
-                f"of '{sub.student}': one grading would overwrite the other. Keep one "
-                "entry per student (rename or remove the other).")
-        found[sub.student], names[sub.student] = sub, entry.name
-    if not found:
-        raise GradingInputError(f"no submissions in {folder}: expected .py or .ipynb files, "
-                                "or one folder per student")
-    return [found[k] for k in sorted(found)]
 
 
 def read_roster_metadata(path: str | Path) -> dict[str, dict[str, Any]]:
@@ -201,49 +114,6 @@ def _plain(value: Any) -> Any:
     if hasattr(value, "isoformat"):
         return value.isoformat()
     return value
-
-
-def _safe_name(student: str) -> str:
-    """The student's results file name: readable, and different for different students."""
-    safe = re.sub(r"[^A-Za-z0-9_.@-]", "_", student)[:100] or "student"
-    if safe != student or safe.startswith("."):
-        safe += "-" + hashlib.sha256(student.encode("utf-8")).hexdigest()[:8]
-    return safe
-
-
-def _row(student: str, results: dict[str, Any], status: str) -> BatchRow:
-    """A student's gradebook row from their results (the one way rows are made).
-
-    ``status`` is what the grading said (``graded``, ``no submission``, an error); a
-    ``graded`` row becomes ``late`` or ``could not load`` when the results say so.
-    """
-    status = status.replace(", manual pending", "")
-    if status in ("late", "could not load"):
-        status = "graded"
-    tests: dict[str, float] = {}
-    tags: dict[str, float] = {}
-    for test in results.get("tests", []):
-        extra = test.get("extra_data") or {}
-        name = f"manual: {extra['question']}" if extra.get("manual") and extra.get(
-            "question") else test["name"]
-        tests[name] = test["score"]
-        for tag in test.get("tags") or []:
-            tags[tag] = tags.get(tag, 0.0) + float(test["score"])
-    reasons = {t.get("extra_data", {}).get("reason") for t in results.get("tests", [])}
-    output = results.get("output", "")
-    late = (results.get("extra_data") or {}).get("late") or {}
-    if status == "graded":
-        if "import_error" in reasons or "could not be loaded" in output or \
-                "Loading your submission took longer" in output:
-            status = "could not load"
-        elif late:
-            status = "late"
-    if any((t.get("extra_data") or {}).get("pending") for t in results.get("tests", [])):
-        status += ", manual pending"
-    return BatchRow(student, float(results.get("score", 0.0)),
-                    float(sum(t["max_score"] for t in results.get("tests", []))), status, tests,
-                    score_before_late=late.get("score_before") if late else None,
-                    late_days=late.get("days") if late else None, tags=tags)
 
 
 def grade_batch(
@@ -355,82 +225,3 @@ def grade_batch(
         apply_scores(manual, gradebook, results_dir)
         return read_gradebook(gradebook)
     return sorted(rows.values(), key=lambda r: r.student)
-
-
-def _cell(text: str) -> str:
-    """Text a spreadsheet shows as text: a leading = + - @ would start a formula."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
-#: The columns of a gradebook before its tags and tests.
-GRADEBOOK_COLUMNS = ("student", "score", "max_score", "status", "score_before_late",
-                     "late_days")
-_TAG = "tag: "
-
-
-def write_gradebook(rows: list[BatchRow], path: str | Path) -> Path:
-    """The gradebook CSV: a row per student; the score before a late policy and the days
-    late; the points per tag (``tag: <name>``); a column per test (in order of
-    appearance)."""
-    tests: dict[str, None] = {}
-    tags: dict[str, None] = {}
-    for row in rows:
-        tests.update(dict.fromkeys(row.tests))
-        tags.update(dict.fromkeys(row.tags))
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-
-    def number(value: float | None) -> str:
-        return "" if value is None else f"{value:g}"
-
-    tmp.unlink(missing_ok=True)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    with open(fd, "w", newline="", encoding="utf-8") as fh:  # the instructor's eyes only
-        writer = csv.writer(fh)
-        writer.writerow([*GRADEBOOK_COLUMNS, *(_cell(_TAG + t) for t in tags),
-                         *map(_cell, tests)])
-        for row in rows:
-            writer.writerow([_cell(row.student), f"{row.score:g}", f"{row.max_score:g}",
-                             _cell(row.status), number(row.score_before_late),
-                             number(row.late_days),
-                             *(number(row.tags.get(t)) for t in tags),
-                             *(number(row.tests.get(t)) for t in tests)])
-    os.replace(tmp, path)
-    return path
-
-
-def read_gradebook(path: str | Path) -> list[BatchRow]:
-    """The rows of a gradebook CSV written by :func:`write_gradebook`.
-
-    Raises
-    ------
-    GradingInputError
-        When the file cannot be read or is not a gradebook.
-    """
-    path = Path(path)
-    try:
-        with open(path, newline="", encoding="utf-8") as fh:
-            table = list(csv.reader(fh))
-    except OSError as exc:
-        raise GradingInputError(f"cannot read the gradebook {path}: {exc}") from None
-    if not table or tuple(table[0][:len(GRADEBOOK_COLUMNS)]) != GRADEBOOK_COLUMNS:
-        raise GradingInputError(f"{path} is not a difflab gradebook (its first columns are "
-                                f"not {', '.join(GRADEBOOK_COLUMNS)})")
-    names = table[0][len(GRADEBOOK_COLUMNS):]
-    rows = []
-    for line in table[1:]:
-        line = line + [""] * (len(table[0]) - len(line))
-        try:
-            values = {name: float(value) for name, value in zip(
-                names, line[len(GRADEBOOK_COLUMNS):]) if value}
-            rows.append(BatchRow(
-                line[0], float(line[1] or 0), float(line[2] or 0), line[3],
-                {n: v for n, v in values.items() if not n.startswith(_TAG)},
-                score_before_late=float(line[4]) if line[4] else None,
-                late_days=int(float(line[5])) if line[5] else None,
-                tags={n[len(_TAG):]: v for n, v in values.items() if n.startswith(_TAG)}))
-        except ValueError:
-            raise GradingInputError(f"{path}: the row of {line[0]!r} has a score that is "
-                                    "not a number") from None
-    return rows

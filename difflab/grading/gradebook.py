@@ -10,13 +10,21 @@ This module works from those two:
 * :func:`adjust_tests`: drop a broken test from everyone's results, or give its points
   to everyone (the results, their scores and the gradebook rewritten);
 * :func:`canvas_csv`: the totals in the shape Canvas's gradebook import reads.
+
+The gradebook file itself is written and read here too (:class:`BatchRow`,
+:func:`write_gradebook`, :func:`read_gradebook`; the batch re-exports them), so
+that the batch, the manual scores and these tools all sit above it.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
+import os
+import re
 import statistics
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -100,8 +108,6 @@ def class_statistics(gradebook: str | Path, *, bins: int = 10) -> str:
     GradingInputError
         When the gradebook cannot be read or has no graded student.
     """
-    from difflab.grading.batch import read_gradebook
-
     rows = [r for r in read_gradebook(gradebook) if r.status != "no submission"]
     if not rows:
         raise GradingInputError(f"{gradebook} has no graded student")
@@ -159,7 +165,6 @@ def adjust_tests(gradebook: str | Path, *, exclude: list[str] = (), give: list[s
     GradingInputError
         When a name is not a test of the gradebook.
     """
-    from difflab.grading.batch import _row, _safe_name, read_gradebook, write_gradebook
     from difflab.grading.results import write_results
 
     gradebook = Path(gradebook)
@@ -217,8 +222,6 @@ def canvas_csv(gradebook: str | Path, out: str | Path, assignment: str) -> Path:
     GradingInputError
         When the gradebook cannot be read.
     """
-    from difflab.grading.batch import _cell, read_gradebook
-
     rows = read_gradebook(gradebook)
     top = max((r.max_score for r in rows), default=0.0)
     out = Path(out)
@@ -232,3 +235,144 @@ def canvas_csv(gradebook: str | Path, out: str | Path, assignment: str) -> Path:
             writer.writerow([_cell(row.student), "", "", _cell(row.student), "",
                              f"{row.score:g}"])
     return out
+
+
+# ---------------------------------------------------------------------- the gradebook file
+
+
+@dataclass
+class BatchRow:
+    """One line of the gradebook."""
+
+    student: str
+    score: float = 0.0
+    max_score: float = 0.0
+    status: str = "graded"
+    tests: dict[str, float] = field(default_factory=dict)
+    #: The score before a late policy, and the days late it counted (None: on time).
+    score_before_late: float | None = None
+    late_days: int | None = None
+    #: Points per Gradescope tag (a question, a concept), summed over its tests.
+    tags: dict[str, float] = field(default_factory=dict)
+
+
+def _safe_name(student: str) -> str:
+    """The student's results file name: readable, and different for different students."""
+    safe = re.sub(r"[^A-Za-z0-9_.@-]", "_", student)[:100] or "student"
+    if safe != student or safe.startswith("."):
+        safe += "-" + hashlib.sha256(student.encode("utf-8")).hexdigest()[:8]
+    return safe
+
+
+def _row(student: str, results: dict[str, Any], status: str) -> BatchRow:
+    """A student's gradebook row from their results (the one way rows are made).
+
+    ``status`` is what the grading said (``graded``, ``no submission``, an error); a
+    ``graded`` row becomes ``late`` or ``could not load`` when the results say so.
+    """
+    status = status.replace(", manual pending", "")
+    if status in ("late", "could not load"):
+        status = "graded"
+    tests: dict[str, float] = {}
+    tags: dict[str, float] = {}
+    for test in results.get("tests", []):
+        extra = test.get("extra_data") or {}
+        name = f"manual: {extra['question']}" if extra.get("manual") and extra.get(
+            "question") else test["name"]
+        tests[name] = test["score"]
+        for tag in test.get("tags") or []:
+            tags[tag] = tags.get(tag, 0.0) + float(test["score"])
+    reasons = {t.get("extra_data", {}).get("reason") for t in results.get("tests", [])}
+    output = results.get("output", "")
+    late = (results.get("extra_data") or {}).get("late") or {}
+    if status == "graded":
+        if "import_error" in reasons or "could not be loaded" in output or \
+                "Loading your submission took longer" in output:
+            status = "could not load"
+        elif late:
+            status = "late"
+    if any((t.get("extra_data") or {}).get("pending") for t in results.get("tests", [])):
+        status += ", manual pending"
+    return BatchRow(student, float(results.get("score", 0.0)),
+                    float(sum(t["max_score"] for t in results.get("tests", []))), status, tests,
+                    score_before_late=late.get("score_before") if late else None,
+                    late_days=late.get("days") if late else None, tags=tags)
+
+
+def _cell(text: str) -> str:
+    """Text a spreadsheet shows as text: a leading = + - @ would start a formula."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+#: The columns of a gradebook before its tags and tests.
+GRADEBOOK_COLUMNS = ("student", "score", "max_score", "status", "score_before_late",
+                     "late_days")
+_TAG = "tag: "
+
+
+def write_gradebook(rows: list[BatchRow], path: str | Path) -> Path:
+    """The gradebook CSV: a row per student; the score before a late policy and the days
+    late; the points per tag (``tag: <name>``); a column per test (in order of
+    appearance)."""
+    tests: dict[str, None] = {}
+    tags: dict[str, None] = {}
+    for row in rows:
+        tests.update(dict.fromkeys(row.tests))
+        tags.update(dict.fromkeys(row.tags))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+
+    def number(value: float | None) -> str:
+        return "" if value is None else f"{value:g}"
+
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with open(fd, "w", newline="", encoding="utf-8") as fh:  # the instructor's eyes only
+        writer = csv.writer(fh)
+        writer.writerow([*GRADEBOOK_COLUMNS, *(_cell(_TAG + t) for t in tags),
+                         *map(_cell, tests)])
+        for row in rows:
+            writer.writerow([_cell(row.student), f"{row.score:g}", f"{row.max_score:g}",
+                             _cell(row.status), number(row.score_before_late),
+                             number(row.late_days),
+                             *(number(row.tags.get(t)) for t in tags),
+                             *(number(row.tests.get(t)) for t in tests)])
+    os.replace(tmp, path)
+    return path
+
+
+def read_gradebook(path: str | Path) -> list[BatchRow]:
+    """The rows of a gradebook CSV written by :func:`write_gradebook`.
+
+    Raises
+    ------
+    GradingInputError
+        When the file cannot be read or is not a gradebook.
+    """
+    path = Path(path)
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            table = list(csv.reader(fh))
+    except OSError as exc:
+        raise GradingInputError(f"cannot read the gradebook {path}: {exc}") from None
+    if not table or tuple(table[0][:len(GRADEBOOK_COLUMNS)]) != GRADEBOOK_COLUMNS:
+        raise GradingInputError(f"{path} is not a difflab gradebook (its first columns are "
+                                f"not {', '.join(GRADEBOOK_COLUMNS)})")
+    names = table[0][len(GRADEBOOK_COLUMNS):]
+    rows = []
+    for line in table[1:]:
+        line = line + [""] * (len(table[0]) - len(line))
+        try:
+            values = {name: float(value) for name, value in zip(
+                names, line[len(GRADEBOOK_COLUMNS):]) if value}
+            rows.append(BatchRow(
+                line[0], float(line[1] or 0), float(line[2] or 0), line[3],
+                {n: v for n, v in values.items() if not n.startswith(_TAG)},
+                score_before_late=float(line[4]) if line[4] else None,
+                late_days=int(float(line[5])) if line[5] else None,
+                tags={n[len(_TAG):]: v for n, v in values.items() if n.startswith(_TAG)}))
+        except ValueError:
+            raise GradingInputError(f"{path}: the row of {line[0]!r} has a score that is "
+                                    "not a number") from None
+    return rows

@@ -5,6 +5,9 @@ copied without following links; the tests are the ``test_*.py`` files of a
 folder, found without entering linked or tool folders, at most
 :data:`MAX_TEST_FILES` of them.  Every refusal is a
 :class:`~difflab.grading.errors.GradingInputError` that says what is wrong.
+
+A class's submissions folder is read here as well (:func:`find_submissions`: one
+submission per student), for the batch and the manual scores alike.
 """
 
 from __future__ import annotations
@@ -12,7 +15,9 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from difflab.grading.errors import GradingInputError
 
@@ -105,3 +110,87 @@ def copy_regular_file(source: Path, target: Path) -> None:
                                     "it scores 0")
         with open(target, "wb") as out:
             shutil.copyfileobj(fh, out)
+
+
+# ---------------------------------------------------------------------- a class's submissions
+
+#: Submissions a folder may hold (a guard against pointing at the wrong folder).
+MAX_SUBMISSIONS = 5000
+_SUFFIXES = (".py", ".ipynb")
+
+
+@dataclass
+class Submission:
+    """One student's work in a submissions folder."""
+
+    student: str
+    path: Path | None  # None: the student's folder holds no .py or .ipynb
+    metadata: dict[str, Any] | None = None  # from the instructor's side only
+
+
+def _is_candidate(entry: os.DirEntry) -> bool:
+    return Path(entry.name).suffix in _SUFFIXES and not entry.name.startswith(".") and not (
+        entry.is_dir(follow_symlinks=False))
+
+
+def _first_submission(folder: Path) -> Path | None:
+    """The first .ipynb/.py of a student's folder or its real (not linked) sub-folders.
+
+    A link (or a device, a pipe) named like a submission is returned as it is, so that
+    grading refuses it with a message; links to folders are never entered.
+    """
+    levels = [folder] + sorted(
+        Path(e.path) for e in os.scandir(folder)
+        if e.is_dir(follow_symlinks=False) and not e.name.startswith("."))
+    for level in levels:
+        found = sorted(Path(e.path) for e in os.scandir(level) if _is_candidate(e))
+        if found:
+            return found[0]
+    return None
+
+
+def find_submissions(folder: str | Path) -> list[Submission]:
+    """The submissions of ``folder``, one per student, sorted by student.
+
+    Raises
+    ------
+    GradingInputError
+        When the folder does not exist, holds no submission or too many entries, or two
+        entries name the same student.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise GradingInputError(f"submissions folder not found: {folder}")
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as exc:
+        raise GradingInputError(f"cannot read the submissions folder {folder}: {exc}") from None
+    if len(entries) > MAX_SUBMISSIONS:
+        raise GradingInputError(f"{folder} holds more than {MAX_SUBMISSIONS} entries: is it "
+                                "the folder of the submissions?")
+    found: dict[str, Submission] = {}
+    names: dict[str, str] = {}
+    for entry in entries:
+        if entry.name.startswith(".") or entry.name == "__pycache__":
+            continue
+        path = Path(entry.path)
+        if entry.is_dir(follow_symlinks=False):
+            try:
+                first = _first_submission(path)
+            except OSError:
+                first = None
+            sub = Submission(path.name, first)
+        elif path.suffix in _SUFFIXES:  # a file, or a link or device to be refused
+            sub = Submission(path.stem, path)
+        else:
+            continue
+        if sub.student in found:
+            raise GradingInputError(
+                f"{names[sub.student]} and {entry.name} in {folder} are both the submission "
+                f"of '{sub.student}': one grading would overwrite the other. Keep one "
+                "entry per student (rename or remove the other).")
+        found[sub.student], names[sub.student] = sub, entry.name
+    if not found:
+        raise GradingInputError(f"no submissions in {folder}: expected .py or .ipynb files, "
+                                "or one folder per student")
+    return [found[k] for k in sorted(found)]

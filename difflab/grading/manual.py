@@ -114,7 +114,7 @@ def collect_answers(submissions_dir: str | Path, assignment: str | Path,
     >>> print(scores.read_text().splitlines()[1])
     alice,q1,,2,
     """
-    from difflab.grading.batch import find_submissions
+    from difflab.grading.inputs import find_submissions
     from difflab.grading.notebooks import MARKDOWN_STUB, written_questions
     from difflab.grading.release import assignment_files
 
@@ -289,7 +289,7 @@ def apply_scores(scores_path: str | Path, gradebook: str | Path,
         When the scores, the gradebook or a student's results cannot be read, or the
         scores name a student the gradebook does not have.
     """
-    from difflab.grading.batch import _row, _safe_name, read_gradebook, write_gradebook
+    from difflab.grading.gradebook import _row, _safe_name, read_gradebook, write_gradebook
     from difflab.grading.results import write_results
 
     gradebook = Path(gradebook)

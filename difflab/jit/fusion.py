@@ -73,7 +73,7 @@ from typing import Any
 
 import numpy as np
 
-from difflab.jit.graph import Graph, GraphError, Node, Ref, substitute
+from difflab.jit.graph import Graph, GraphError, Node, Ref, _copy, _show, substitute
 from difflab.jit.kernels import (  # noqa: F401  (check_body, _source_file: read here too)
     TILE,
     Layout,
@@ -89,6 +89,7 @@ from difflab.jit.kernels import (  # noqa: F401  (check_body, _source_file: read
     mean_scale,
     scalar_source,
 )
+from difflab.jit.ops import OPERATIONS
 from difflab.ops.primitive import Primitive
 
 FLOAT64 = np.dtype(np.float64)
@@ -215,6 +216,7 @@ class FusedElementwise(Primitive):
 
 
 FUSED = FusedElementwise()
+OPERATIONS[FUSED.name] = FUSED  # (graph files name it: ops.resolve finds it there)
 
 
 def kernel_source(node: Node, language: str = "numba") -> str:
@@ -729,8 +731,6 @@ def fuse(graph: Graph, show: bool = False, min_size: int = 2) -> Graph:
     the unfused lines' to rounding: a fused sum adds block by block, in the
     loop's order, where NumPy's ``sum`` adds pairwise.
     """
-    from difflab.jit.passes import _copy, _show
-
     original = graph
     graph = _copy(graph, schedule(graph), graph.outputs)
     readers: dict[str, set] = {}

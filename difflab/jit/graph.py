@@ -39,7 +39,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from difflab import backend
-from difflab.autograd.engine import Recorder
+from difflab.jit.ops import Differentiable, _ContextCatcher  # noqa: F401  (re-exported)
 from difflab.ops import registry
 
 
@@ -282,8 +282,6 @@ class Graph:
                 except KeyError:
                     raise GraphError(f"graph {self.name}: no value for input {i.name!r}") from None
         catcher = _ContextCatcher()
-        from difflab.jit.ops import Differentiable
-
         for node in self.nodes:
             args = _resolve(node.args, env, None)
             params = {k: _resolve(v, env, None) for k, v in node.params.items()}
@@ -361,36 +359,20 @@ def interpret(graph: Graph, *arrays: Any, **named: Any) -> list:
     return [_resolve(o, env, None) for o in graph.outputs]
 
 
-class _ContextCatcher(Recorder):
-    """Sees the ``ctx`` of each primitive applied (for its saved arrays), passing it on.
+# ------------------------------------------------- helpers of the passes
 
-    It stands in ``engine.GraphRecorder`` for one ``apply`` and hands the
-    record (and any value read) on to a tracer that was active (so an
-    evaluated graph is traced).
-    """
 
-    def __init__(self) -> None:
-        self.ctx = None
-        self.outer = None
+def _copy(graph: Graph, nodes: Sequence[Node], outputs: Sequence[Any],
+          inputs: Sequence[Input] | None = None, constants: dict | None = None) -> Graph:
+    return Graph(graph.name, graph.inputs if inputs is None else inputs,
+                 graph.constants if constants is None else constants, nodes, outputs,
+                 graph.output_spec)
 
-    def __enter__(self) -> None:
-        from difflab.autograd.engine import GraphRecorder
 
-        self.outer, GraphRecorder.active = GraphRecorder.active, self
-
-    def __exit__(self, *exc: object) -> None:
-        from difflab.autograd.engine import GraphRecorder
-
-        GraphRecorder.active = self.outer
-
-    def record(self, op: Any, inputs: Any, params: Any, ctx: Any, result: Any) -> None:
-        self.ctx = ctx
-        if self.outer is not None:
-            self.outer.record(op, inputs, params, ctx, result)
-
-    def value_read(self, tensor: Any, what: str) -> None:
-        if self.outer is not None:
-            self.outer.value_read(tensor, what)
+def _show(name: str, before: Graph, after: Graph, show: bool) -> None:
+    if show:
+        print(f"--- before {name}: {len(before.nodes)} nodes\n{before.listing()}")
+        print(f"--- after {name}: {len(after.nodes)} nodes\n{after.listing()}\n")
 
 
 # ------------------------------------------------------------------ printing

@@ -10,18 +10,95 @@
 
 :func:`resolve` is the one place a name becomes an operation, so a graph
 file can name nothing else: loading never imports or runs anything by name.
+
+The pieces every other jit module shares about applying operations live here
+too, at the bottom of the jit's imports (graph, kernels, fusion, passes and
+tracing sit above, in that order): :func:`rule_value_reads` and the
+``_ContextCatcher`` that sees one ``apply``'s ``ctx``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
 from typing import Any
 
+from difflab.autograd import engine
+from difflab.autograd.engine import Recorder
 from difflab.ops import registry
 from difflab.ops.primitive import Primitive
 
 _VJP_NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)_vjp(\d+)$")
 _JVP_NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)_jvp$")
+
+
+#: The jit's own operations, by the name graph files give them, besides the registry's
+#: primitives: fusion.py adds ``fused`` (it sits above this module, which does not import it).
+OPERATIONS: dict[str, Any] = {}
+
+
+class RuleReading(Recorder):
+    """A recorder that can be told a derivative rule is being traced (the jit's Tracer).
+
+    While ``rule_reads`` is a list (inside :func:`rule_value_reads`), the values such a
+    rule reads into Python are appended to it instead of warned about.
+    """
+
+    rule_reads: list | None = None
+
+
+@contextlib.contextmanager
+def rule_value_reads() -> Iterator[list]:
+    """While a derivative rule is traced: the list of the tensor values it reads.
+
+    A rule that branches on a value (``cumprod``'s VJP asks whether any x is 0)
+    would have that branch baked into the graph.  The graph transforms trace
+    a rule inside this block and, if the list is not empty, use the rule as
+    one node instead, which decides the branch again at every run.  (The
+    user is not warned: nothing is baked in.)
+    """
+    tracer = engine.GraphRecorder.active
+    if not isinstance(tracer, RuleReading):
+        yield []
+        return
+    outer, tracer.rule_reads = tracer.rule_reads, []
+    try:
+        yield tracer.rule_reads
+    finally:
+        tracer.rule_reads = outer
+
+
+class _ContextCatcher(Recorder):
+    """Sees the ``ctx`` of each primitive applied (for its saved arrays), passing it on.
+
+    It stands in ``engine.GraphRecorder`` for one ``apply`` and hands the
+    record (and any value read) on to a tracer that was active (so an
+    evaluated graph is traced).
+    """
+
+    def __init__(self) -> None:
+        self.ctx = None
+        self.outer = None
+
+    def __enter__(self) -> None:
+        from difflab.autograd.engine import GraphRecorder
+
+        self.outer, GraphRecorder.active = GraphRecorder.active, self
+
+    def __exit__(self, *exc: object) -> None:
+        from difflab.autograd.engine import GraphRecorder
+
+        GraphRecorder.active = self.outer
+
+    def record(self, op: Any, inputs: Any, params: Any, ctx: Any, result: Any) -> None:
+        self.ctx = ctx
+        if self.outer is not None:
+            self.outer.record(op, inputs, params, ctx, result)
+
+    def value_read(self, tensor: Any, what: str) -> None:
+        if self.outer is not None:
+            self.outer.value_read(tensor, what)
 
 
 class VJP(Primitive):
@@ -122,8 +199,6 @@ class Differentiable(Primitive):
         array_rule = recorder is not None and recorder.first_order and \
             self.primitive.first_order_is_cheaper
         if not array_rule and self.primitive.double_backward:
-            from difflab.jit.tracing import rule_value_reads
-
             try:
                 with rule_value_reads() as reads:
                     adjoints = self.primitive.vjp(ctx, xp, g, *saved)
@@ -148,7 +223,6 @@ class Differentiable(Primitive):
     def _in_one_node(self, g: Any, saved: tuple, needs: tuple, attributes: dict) -> tuple:
         """Every needed adjoint from one VJP node: its value and its saved outputs."""
         from difflab.autograd.engine import apply
-        from difflab.jit.graph import _ContextCatcher
         from difflab.tensor import Tensor
 
         first = needs.index(True)
@@ -180,10 +254,8 @@ def resolve(name: str) -> Any:
     name = RENAMED.get(name, name)
     if name in registry.PRIMITIVES:
         return registry.PRIMITIVES[name]
-    if name == "fused":
-        from difflab.jit.fusion import FUSED
-
-        return FUSED
+    if name in OPERATIONS:
+        return OPERATIONS[name]
     match = _VJP_NAME.match(name)
     if match and match.group(1) in registry.PRIMITIVES:
         return VJP(registry.PRIMITIVES[match.group(1)], int(match.group(2)))

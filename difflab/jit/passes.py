@@ -35,22 +35,8 @@ from typing import Any
 import numpy as np
 
 from difflab import backend
-from difflab.jit.graph import Graph, GraphError, Input, Node, Ref, substitute
+from difflab.jit.graph import Graph, GraphError, Input, Node, Ref, _copy, _show, substitute
 from difflab.ops import registry
-
-
-def _copy(graph: Graph, nodes: Sequence[Node], outputs: Sequence[Any],
-          inputs: Sequence[Input] | None = None, constants: dict | None = None) -> Graph:
-    return Graph(graph.name, graph.inputs if inputs is None else inputs,
-                 graph.constants if constants is None else constants, nodes, outputs,
-                 graph.output_spec)
-
-
-def _show(name: str, before: Graph, after: Graph, show: bool) -> None:
-    if show:
-        print(f"--- before {name}: {len(before.nodes)} nodes\n{before.listing()}")
-        print(f"--- after {name}: {len(after.nodes)} nodes\n{after.listing()}\n")
-
 
 # ------------------------------------------------------------------------ dce
 

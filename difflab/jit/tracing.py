@@ -42,6 +42,7 @@ import numpy as np
 
 from difflab.autograd import engine
 from difflab.jit.graph import Graph, GraphError, Input, Node, Ref
+from difflab.jit.ops import RuleReading, rule_value_reads  # noqa: F401  (re-exported)
 from difflab.tensor import Tensor
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -55,7 +56,7 @@ def _is_array(x: Any) -> bool:
     return hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, Tensor)
 
 
-class Tracer(engine.Recorder):
+class Tracer(RuleReading):
     """Builds a graph from the primitives applied while it is active.
 
     Use it as a context manager around the computation; register the
@@ -252,27 +253,6 @@ class Tracer(engine.Recorder):
         self.warned.add((filename, lineno))
         warnings.warn_explicit(f"{filename}:{lineno}: {message}", TracerWarning, filename,
                                lineno)
-
-
-@contextlib.contextmanager
-def rule_value_reads() -> Iterator[list]:
-    """While a derivative rule is traced: the list of the tensor values it reads.
-
-    A rule that branches on a value (``cumprod``'s VJP asks whether any x is 0)
-    would have that branch baked into the graph.  The graph transforms trace
-    a rule inside this block and, if the list is not empty, use the rule as
-    one node instead, which decides the branch again at every run.  (The
-    user is not warned: nothing is baked in.)
-    """
-    tracer = engine.GraphRecorder.active
-    if not isinstance(tracer, Tracer):
-        yield []
-        return
-    outer, tracer.rule_reads = tracer.rule_reads, []
-    try:
-        yield tracer.rule_reads
-    finally:
-        tracer.rule_reads = outer
 
 
 def _user_frame() -> tuple[str, int]:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from difflab import random as _random
-from difflab.nn.functional import _check_tensor, _dim, _floating, softmax
+from difflab.nn.functional_core import _check_tensor, _dim, _floating, softmax
 from difflab.tensor import Tensor
 
 __all__ = ["celu", "elu", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish",

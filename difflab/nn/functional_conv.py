@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from difflab import backend
-from difflab.nn.functional import (
+from difflab.nn.functional_core import (
     _as_image,
     _check_tensor,
     _single,
@@ -215,7 +215,7 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
 
 def _spread(x: Tensor, stride: tuple[int, int]) -> Tensor:
     """(N, C, H, W) with stride-1 zeros between rows and columns: ((H-1)s+1, (W-1)s+1)."""
-    from difflab.nn.functional import pad
+    from difflab.nn.functional_core import pad
 
     n, c, h, w = x.shape
     sh, sw = stride
@@ -261,7 +261,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     >>> dl.nn.functional.conv_transpose2d(x, dl.ones(1, 1, 2, 2))[0, 0].tolist()
     [[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]
     """
-    from difflab.nn.functional import pad
+    from difflab.nn.functional_core import pad
 
     x = _check_tensor("conv_transpose2d", input)
     if x.ndim not in (3, 4):
@@ -300,7 +300,7 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     >>> y.tolist()
     [[[1.0, 1.0, 1.0, 1.0, 1.0, 1.0]]]
     """
-    from difflab.nn.functional import _single
+    from difflab.nn.functional_core import _single
 
     x = _check_tensor("conv_transpose1d", input)
     if x.ndim not in (2, 3):
@@ -398,7 +398,7 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
     [[8.0, 8.0], [8.0, 8.0]]
     """
     from difflab.functions import stack
-    from difflab.nn.functional import pad
+    from difflab.nn.functional_core import pad
 
     x = _check_tensor("conv3d", input)
     if x.ndim not in (4, 5):

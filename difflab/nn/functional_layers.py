@@ -22,7 +22,7 @@ import numpy as np
 from difflab import backend
 from difflab import random as _random
 from difflab.autograd.engine import apply
-from difflab.nn.functional import _check_tensor, _floating, _promoted, embedding, max_pool2d
+from difflab.nn.functional_core import _check_tensor, _floating, _promoted, embedding, max_pool2d
 from difflab.ops import nn_ops, registry
 from difflab.tensor import Tensor
 
@@ -347,7 +347,7 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4,  # noqa: 
     >>> y[0, :, 0].tolist()              # channel sums of 2, 3, 2 ones over a window of 3
     [0.3333333432674408, 0.25, 0.3333333432674408]
     """
-    from difflab.nn.functional import avg_pool2d, pad
+    from difflab.nn.functional_core import avg_pool2d, pad
 
     x = _check_tensor("local_response_norm", input)
     if x.ndim < 3:
@@ -560,7 +560,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
     >>> dl.nn.functional.adaptive_avg_pool1d(dl.arange(6.0).reshape(1, 1, 6), 3).tolist()
     [[[0.5, 2.5, 4.5]]]
     """
-    from difflab.nn.functional import _single, adaptive_avg_pool2d
+    from difflab.nn.functional_core import _single, adaptive_avg_pool2d
 
     x = _check_tensor("adaptive_avg_pool1d", input)
     if x.ndim not in (2, 3):
@@ -580,7 +580,7 @@ def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = 
     >>> dl.nn.functional.adaptive_max_pool1d(dl.arange(6.0).reshape(1, 1, 6), 2).tolist()
     [[[2.0, 5.0]]]
     """
-    from difflab.nn.functional import _single
+    from difflab.nn.functional_core import _single
 
     x = _check_tensor("adaptive_max_pool1d", input)
     if x.ndim not in (2, 3):

@@ -13,14 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from difflab.nn.functional import (
+from difflab.nn.functional_activations import softplus
+from difflab.nn.functional_core import (
     _REDUCTIONS,
     _check_same_shape,
     _check_tensor,
     _legacy_reduction,
     _reduce,
 )
-from difflab.nn.functional_activations import softplus
 from difflab.tensor import Tensor
 
 __all__ = ["cosine_embedding_loss", "ctc_loss", "gaussian_nll_loss", "hinge_embedding_loss",

@@ -1,0 +1,711 @@
+"""The core of :mod:`difflab.nn.functional`: the checks every function shares and the
+common layers (linear, the activations that are primitives, pooling, normalisation,
+dropout, embedding, padding, the common losses).
+
+``difflab.nn.functional`` gathers this module and the four that build on it
+(``functional_activations``, ``functional_layers``, ``functional_conv``,
+``functional_losses``); those import from here, never from ``functional``, so
+the five import without a cycle.  See :mod:`difflab.nn.functional` for the dtype rules.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from difflab import backend
+from difflab import random as _random
+from difflab.autograd.engine import apply
+from difflab.dtypes import floating_result as _floating_result
+from difflab.ops import nn_conv, nn_ops, registry
+from difflab.tensor import Tensor
+from difflab.tensor_arguments import cast_to as _cast_to
+from difflab.tensor_arguments import promote
+from difflab.tensor_arguments import promote_all as _promote_all
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _check_tensor(name: str, x: Any) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
+    return x
+
+
+def _floating(x: Tensor) -> Tensor:
+    """``x`` in a floating dtype: an integer or boolean tensor becomes the default float."""
+    if np.dtype(x.dtype).kind in "fc":  # (x may be forward mode's Dual: its dtype is NumPy's)
+        return x
+    return _cast_to(x, _floating_result(x.dtype))
+
+
+def _promoted(*operands: Tensor | None) -> list:
+    """The operands (``None`` kept in place) cast to their common dtype, as ``x @ W.T + b``."""
+    present = _promote_all([t for t in operands if t is not None])
+    return [None if t is None else present.pop(0) for t in operands]
+
+
+def _reduce(losses: Tensor, reduction: str, name: str) -> Tensor:
+    if reduction == "mean":
+        return losses.mean()
+    if reduction == "sum":
+        return losses.sum()
+    if reduction == "none":
+        return losses
+    raise ValueError(f"{name}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+
+
+# ----------------------------------------------------------------------- linear
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
+    """y = x Wᵀ + b (one fused primitive: x̄ = ȳW, W̄ = ȳᵀx, b̄ = Σȳ)."""
+    _check_tensor("linear", input)
+    if input.ndim == 0 or input.shape[-1] != weight.shape[-1]:
+        raise ValueError(
+            f"Linear expected input with {weight.shape[-1]} features in its last dimension "
+            f"(in_features={weight.shape[-1]}), but got input of shape {tuple(input.shape)}"
+        )
+    # (bias None is passed too: a rule then always gets one tangent or adjoint per input,
+    # ẋ, Ẇ, ḃ, before the arrays it saved)
+    return apply(nn_ops.Linear, *_promoted(input, weight, bias))
+
+
+# ---------------------------------------------------------------- convolution
+
+
+def conv2d(
+    input: Tensor,  # noqa: A002
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+    groups: int = 1,
+) -> Tensor:
+    """2-D convolution (cross-correlation) of ``input`` (N, C, H, W) with ``weight``.
+
+    ``weight`` has shape (O, C/groups, kh, kw).
+
+    ``padding`` may be an int, a pair, or ``'same'``/``'valid'`` (stride 1).
+    """
+    _check_tensor("conv2d", input)
+    if input.ndim != 4:
+        raise ValueError(
+            f"Conv2d expects a 4-D input (N, C, H, W), got shape {tuple(input.shape)} "
+            f"(add a batch dimension with .unsqueeze(0))"
+        )
+    o, cg, kh, kw = weight.shape
+    if input.shape[1] != cg * groups:
+        raise ValueError(
+            f"Conv2d expected input with {cg * groups} channels (in_channels), but got "
+            f"{input.shape[1]} channels (input shape {tuple(input.shape)})"
+        )
+    if o % groups:
+        raise ValueError(f"out_channels ({o}) must be divisible by groups ({groups})")
+    stride, dilation = nn_ops._pair(stride), nn_ops._pair(dilation)
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = (0, 0)
+        elif padding == "same":
+            if stride != (1, 1):
+                raise ValueError("padding='same' is only supported with stride 1")
+            totals = (dilation[0] * (kh - 1), dilation[1] * (kw - 1))
+            if totals[0] % 2 or totals[1] % 2:
+                raise ValueError("padding='same' needs an odd effective kernel size here")
+            padding = (totals[0] // 2, totals[1] // 2)
+        else:
+            raise ValueError(f"padding must be an int, a pair, 'same' or 'valid', got {padding!r}")
+    padding = nn_ops._pair(padding)
+    params = dict(stride=stride, padding=padding, dilation=dilation, groups=int(groups))
+    return apply(nn_conv.Conv2d, *_promoted(input, weight, bias), **params)
+
+
+def _pool_args(name: str, input: Tensor, kernel_size: Any, stride: Any, padding: Any  # noqa: A002
+               ) -> tuple:
+    _check_tensor(name, input)
+    if input.ndim not in (3, 4):
+        raise ValueError(f"{name} expects a 3-D or 4-D input, got shape {tuple(input.shape)}")
+    kernel = nn_ops._pair(kernel_size)
+    stride = kernel if stride is None else nn_ops._pair(stride)
+    padding = nn_ops._pair(padding)
+    if padding[0] > kernel[0] // 2 or padding[1] > kernel[1] // 2:
+        raise ValueError(
+            f"{name}: padding {padding} should be at most half of the kernel size {kernel}"
+        )
+    return kernel, stride, padding
+
+
+def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
+               dilation: Any = 1) -> Tensor:
+    """The maximum of each (dilated) window; the gradient goes to the arg-max."""
+    kernel, stride, padding = _pool_args("max_pool2d", input, kernel_size, stride, padding)
+    squeeze = input.ndim == 3
+    x = input.unsqueeze(0) if squeeze else input
+    out = apply(nn_conv.MaxPool2d, x, kernel=kernel, stride=stride, padding=padding,
+                dilation=nn_ops._pair(dilation))
+    return out.squeeze(0) if squeeze else out
+
+
+def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0  # noqa: A002
+               ) -> Tensor:
+    """The mean of each window (zero padding counted in the mean)."""
+    kernel, stride, padding = _pool_args("avg_pool2d", input, kernel_size, stride, padding)
+    squeeze = input.ndim == 3
+    x = _floating(input.unsqueeze(0) if squeeze else input)
+    out = apply(nn_conv.AvgPool2d, x, kernel=kernel, stride=stride, padding=padding)
+    return out.squeeze(0) if squeeze else out
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
+    """Average over a grid of ``output_size`` cells that tiles the input (PyTorch's bins).
+
+    Cell i along a side of length n covers [⌊i·n/m⌋, ⌈(i+1)·n/m⌉).  When m
+    divides n this is plain average pooling; ``output_size=1`` is the global mean.
+    """
+    input = _floating(_check_tensor("adaptive_avg_pool2d", input))  # noqa: A001
+    if input.ndim not in (3, 4):
+        raise ValueError(
+            f"adaptive_avg_pool2d expects a 3-D or 4-D input, got shape {tuple(input.shape)}"
+        )
+    h, w = input.shape[-2:]
+    oh, ow = nn_ops._pair(output_size) if output_size is not None else (h, w)
+    oh = h if oh is None else oh
+    ow = w if ow is None else ow
+    if (oh, ow) == (1, 1):
+        return input.mean(axis=(-2, -1), keepdims=True)
+    if h % oh == 0 and w % ow == 0:
+        return avg_pool2d(input, (h // oh, w // ow))
+    rows = []
+    for i in range(oh):
+        r0, r1 = (i * h) // oh, -(-((i + 1) * h) // oh)
+        cells = []
+        for j in range(ow):
+            c0, c1 = (j * w) // ow, -(-((j + 1) * w) // ow)
+            cells.append(input[..., r0:r1, c0:c1].mean(axis=(-2, -1)))
+        rows.append(_stack(cells, -1))
+    return _stack(rows, -2)
+
+
+def _stack(tensors: list, dim: int) -> Tensor:
+    from difflab.functions import stack
+
+    return stack(tensors, dim)
+
+
+# ------------------------------------------------------------------ activations
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """max(x, 0)."""
+    return input.relu()
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False  # noqa: A002
+               ) -> Tensor:
+    """x for x > 0, ``negative_slope``·x otherwise."""
+    return apply(nn_ops.LeakyReLU, _floating(input), slope=float(negative_slope))
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
+    """x·Φ(x) (``approximate='tanh'`` for the tanh formula)."""
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return apply(nn_ops.GELU, _floating(input), approximate=approximate)
+
+
+def sigmoid(input: Tensor) -> Tensor:  # noqa: A002
+    """1 / (1 + e⁻ˣ)."""
+    return input.sigmoid()
+
+
+def tanh(input: Tensor) -> Tensor:  # noqa: A002
+    """tanh x."""
+    return input.tanh()
+
+
+def _dim(dim: int | None, x: Tensor, name: str) -> int:
+    if dim is None:  # PyTorch's legacy choice
+        dim = 0 if x.ndim in (0, 1, 3) else 1
+    if not -max(x.ndim, 1) <= dim < max(x.ndim, 1):
+        raise IndexError(f"{name}: dim {dim} is out of range for a {x.ndim}-D input")
+    return dim % max(x.ndim, 1)
+
+
+def softmax(input: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
+    """exp(xᵢ) / Σⱼ exp(xⱼ) along ``dim``."""
+    return apply(nn_ops.Softmax, _floating(input), dim=_dim(dim, input, "softmax"))
+
+
+def log_softmax(input: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
+    """xᵢ - log Σⱼ exp(xⱼ) along ``dim``."""
+    return apply(nn_ops.LogSoftmax, _floating(input), dim=_dim(dim, input, "log_softmax"))
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False  # noqa: A002
+            ) -> Tensor:
+    """Zero each element with probability p and scale the rest by 1/(1 - p) (training only)."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    input = _floating(input)  # noqa: A001  (the kept elements are scaled by 1/(1 - p))
+    if p == 1.0:
+        return input * 0.0
+    mask = apply(registry.PRIMITIVES["dropout_mask"], input, p=p,
+                 generator=_random.default_generator)
+    return input * mask
+
+
+# ------------------------------------------------------------- normalisation
+
+
+def batch_norm(
+    input: Tensor,  # noqa: A002
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalise each channel (dimension 1) over the batch and space.
+
+    Training: with the batch's mean and biased variance, and the running
+    averages updated as r ← (1 - momentum)·r + momentum·batch (the
+    variance unbiased there, as in PyTorch).  Evaluation: with the running
+    averages.
+    """
+    input = _floating(_check_tensor("batch_norm", input))  # noqa: A001
+    if input.ndim < 2:
+        raise ValueError(f"batch_norm expects (N, C, ...) input, got shape {tuple(input.shape)}")
+    c = input.shape[1]
+    shape = (1, c) + (1,) * (input.ndim - 2)
+    axes = (0,) + tuple(range(2, input.ndim))
+    if training:
+        count = input.numel() // c
+        if count <= 1:
+            raise ValueError(
+                f"Expected more than 1 value per channel when training, got input size "
+                f"{tuple(input.shape)}"
+            )
+        # (the primitive computes the batch's statistics itself, so a traced graph does too)
+        out = apply(nn_ops.Normalize, input, axes=axes, eps=eps)
+        if running_mean is not None or running_var is not None:
+            _update_running_stats(input.array, axes, c, count, momentum, running_mean,
+                                  running_var)
+    else:
+        if running_mean is None or running_var is None:
+            out = apply(nn_ops.Normalize, input, axes=axes, eps=eps)
+        else:
+            xp = backend.array_module(input.array)
+            scale = 1.0 / xp.sqrt(running_var.array.reshape(shape) + eps)
+            out = (input - running_mean.array.reshape(shape)) * scale.astype(input.dtype)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def _update_running_stats(x: Any, axes: tuple, c: int, count: int, momentum: float,
+                          running_mean: Tensor | None, running_var: Tensor | None) -> None:
+    """r ← (1 - momentum)·r + momentum·batch, in place (the variance unbiased there)."""
+    mean = x.mean(axis=axes, keepdims=True)
+    centered = x - mean
+    var = (centered * centered).mean(axis=axes, keepdims=True)
+    if running_mean is not None:
+        running_mean.array *= 1.0 - momentum
+        running_mean.array += momentum * mean.reshape(c).astype(running_mean.dtype)
+    if running_var is not None:
+        running_var.array *= 1.0 - momentum
+        running_var.array += (momentum * count / (count - 1)) * var.reshape(c).astype(
+            running_var.dtype)
+
+
+def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,  # noqa: A002
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise over the last ``len(normalized_shape)`` dimensions of each sample."""
+    input = _floating(_check_tensor("layer_norm", input))  # noqa: A001
+    normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(
+        normalized_shape)
+    k = len(normalized_shape)
+    if tuple(input.shape[input.ndim - k:]) != normalized_shape:
+        raise ValueError(
+            f"LayerNorm expected input whose last dimensions are {normalized_shape}, got "
+            f"input of shape {tuple(input.shape)}"
+        )
+    axes = tuple(range(input.ndim - k, input.ndim))
+    out = apply(nn_ops.Normalize, input, axes=axes, eps=eps)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+# -------------------------------------------------------------------- embedding
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None  # noqa: A002
+              ) -> Tensor:
+    """Rows ``weight[input]`` of the table; ``input`` holds integer indices."""
+    idx = input.array if isinstance(input, Tensor) else np.asarray(input)
+    if idx.dtype.kind not in "iu":
+        raise TypeError(
+            f"embedding: indices must be integers (got dtype {idx.dtype}); use .long()"
+        )
+    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= weight.shape[0]):
+        raise IndexError(
+            f"embedding: index out of range: indices must be in [0, {weight.shape[0]}), got "
+            f"values from {int(idx.min())} to {int(idx.max())}"
+        )
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
+    return apply(nn_ops.Embedding, weight, idx=idx, padding_idx=padding_idx)
+
+
+# ------------------------------------------------------------------------ losses
+
+
+def _check_same_shape(name: str, input: Tensor, target: Tensor) -> None:  # noqa: A002
+    if not isinstance(target, Tensor):
+        raise TypeError(f"{name}: target must be a Tensor, got {type(target).__name__}")
+    if tuple(input.shape) != tuple(target.shape):
+        raise ValueError(
+            f"{name}: target shape {tuple(target.shape)} must equal the input shape "
+            f"{tuple(input.shape)}"
+        )
+
+
+def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002
+    """(x - y)², averaged (or summed) over all elements."""
+    _check_same_shape("mse_loss", input, target)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"mse_loss: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+    return apply(nn_ops.MSELoss, *promote(input, target), reduction=reduction)
+
+
+def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002
+    """|x - y|, averaged (or summed) over all elements."""
+    _check_same_shape("l1_loss", input, target)
+    return _reduce((input - target).abs(), reduction, "l1_loss")
+
+
+def _class_target(name: str, input: Tensor, target: Any) -> Any:  # noqa: A002
+    """Check class-index targets: integer dtype, shape (N,) or (N, d1, ...), values in range."""
+    if not isinstance(target, Tensor):
+        raise TypeError(f"{name}: target must be a Tensor of class indices, got "
+                        f"{type(target).__name__}")
+    if target.dtype.kind not in "iu":
+        raise TypeError(
+            f"{name}: target must hold class indices of an integer dtype (int64), got dtype "
+            f"{target.dtype} with shape {tuple(target.shape)}. Use target.long(); for "
+            f"class probabilities pass a float target with the input's shape "
+            f"{tuple(input.shape)}."
+        )
+    expected = (input.shape[0],) + tuple(input.shape[2:]) if input.ndim >= 2 else ()
+    if tuple(target.shape) != expected:
+        raise ValueError(
+            f"{name}: expected target of shape {expected} (one class index per sample) for "
+            f"input of shape {tuple(input.shape)}, got target of shape {tuple(target.shape)}"
+        )
+    return target.array
+
+
+def _flatten_classes(input: Tensor, t: Any) -> tuple:  # noqa: A002
+    """(N, C, d1, ...) -> (N·d1·..., C), so every loss sees rows of class scores."""
+    if input.ndim == 2:
+        return input, t
+    c = input.shape[1]
+    moved = input.permute(0, *range(2, input.ndim), 1)
+    return moved.reshape((-1, c)), t.reshape(-1)
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
+             ignore_index: int = -100, reduction: str = "mean") -> Tensor:
+    """-log p[target] from log-probabilities ``input`` (N, C) and class indices ``target`` (N,)."""
+    _check_tensor("nll_loss", input)
+    if input.ndim < 1:
+        raise ValueError("nll_loss: input must have a class dimension")
+    if input.ndim == 1:  # one sample: (C,) scores and a 0-d target
+        out = nll_loss(input.unsqueeze(0), target.reshape(1), weight, ignore_index, reduction)
+        return out.reshape(())
+    t = _class_target("nll_loss", input, target)
+    c = input.shape[1]
+    valid = t[t != ignore_index]
+    if valid.size and (int(valid.min()) < 0 or int(valid.max()) >= c):
+        bad = int(valid.max()) if int(valid.max()) >= c else int(valid.min())
+        raise IndexError(
+            f"nll_loss: target holds class {bad} but the input has {c} classes "
+            f"(valid: 0 .. {c - 1})"
+        )
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"nll_loss: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+    out_shape = (input.shape[0],) + tuple(input.shape[2:])
+    z, t_flat = _flatten_classes(input, t)
+    w = None if weight is None else weight.array.astype(input.dtype)
+    out = apply(nn_ops.NLLLoss, z, target=t_flat, weight=w, ignore_index=ignore_index,
+                reduction=reduction)
+    return out.reshape(out_shape) if reduction == "none" else out
+
+
+def cross_entropy(
+    input: Tensor,  # noqa: A002
+    target: Tensor,
+    weight: Tensor | None = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
+    """log_softmax then nll_loss: the loss for class scores (logits) ``input`` (N, C).
+
+    ``target`` holds class indices (N,) of an integer dtype, or class
+    probabilities with the input's shape.  The two primitives' rules chain
+    to the familiar gradient softmax(x) - onehot(target).
+    """
+    _check_tensor("cross_entropy", input)
+    if input.ndim == 1:
+        input = input.unsqueeze(0)
+        target = target.reshape(1) if target.ndim == 0 else target.unsqueeze(0)
+    logp = log_softmax(input, 1)
+    if isinstance(target, Tensor) and target.dtype.kind == "f" and \
+            tuple(target.shape) == tuple(input.shape):  # class probabilities
+        if weight is not None:
+            logp = logp * weight.reshape((1, -1) + (1,) * (input.ndim - 2))
+        c = input.shape[1]
+        if label_smoothing:
+            target = target * (1.0 - label_smoothing) + label_smoothing / c
+        return _reduce(-(logp * target).sum(1), reduction, "cross_entropy")
+    loss = nll_loss(logp, target, weight, ignore_index, reduction)
+    if label_smoothing:
+        c = input.shape[1]
+        smooth = -logp.mean(1) if weight is None else -(logp * weight.reshape(
+            (1, -1) + (1,) * (input.ndim - 2))).sum(1) / c
+        loss = (1.0 - label_smoothing) * loss + label_smoothing * _reduce(
+            smooth, reduction, "cross_entropy")
+    return loss
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
+                         reduction: str = "mean") -> Tensor:
+    """-[y log p + (1 - y) log(1 - p)] for probabilities p; logs clamped at -100 (PyTorch)."""
+    _check_same_shape("binary_cross_entropy", input, target)
+    p = input.array
+    if p.size and (float(p.min()) < 0.0 or float(p.max()) > 1.0):
+        raise ValueError(
+            "binary_cross_entropy: input must hold probabilities in [0, 1] (apply sigmoid "
+            "first, or use binary_cross_entropy_with_logits / BCEWithLogitsLoss)"
+        )
+    losses = -(target * input.log().clamp(min=-100.0)
+               + (1.0 - target) * (1.0 - input).log().clamp(min=-100.0))
+    if weight is not None:
+        losses = losses * weight
+    return _reduce(losses, reduction, "binary_cross_entropy")
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,  # noqa: A002
+                                     weight: Tensor | None = None, reduction: str = "mean"
+                                     ) -> Tensor:
+    """BCE of σ(x), computed stably from the logits x; gradient σ(x) - y."""
+    _check_same_shape("binary_cross_entropy_with_logits", input, target)
+    losses = apply(nn_ops.BCEWithLogits, input, target)
+    if weight is not None:
+        losses = losses * weight
+    return _reduce(losses, reduction, "binary_cross_entropy_with_logits")
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """(..., ) integer classes -> (..., num_classes) int64 of 0/1."""
+    if tensor.dtype.kind not in "iu":
+        raise TypeError(f"one_hot expects an integer tensor, got {tensor.dtype}; use .long()")
+    return apply(registry.PRIMITIVES["one_hot"], tensor, num_classes=num_classes)
+
+
+# ---------------------------------------------------------------------------------------
+# compat-ops (issue 14): padding and attention, with PyTorch's names and keywords.
+
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = None  # noqa: A002
+        ) -> Tensor:
+    """Pad (or, with negative amounts, crop) the last ``len(pad) // 2`` dimensions.
+
+    ``pad`` lists (left, right) amounts from the last dimension backwards:
+    ``(1, 2)`` pads the last dimension by 1 before and 2 after, ``(1, 1, 2, 2)``
+    the last two.  Modes: ``'constant'`` (``value``, 0 by default),
+    ``'reflect'`` (mirror without repeating the edge), ``'replicate'`` (repeat
+    the edge), ``'circular'`` (wrap around).  Gradients: each output element
+    is a copy of one input element (or a constant), so the adjoint flows back
+    to its source, summed where one source fed several outputs.
+    """
+    from difflab.functions import index_select
+
+    _check_tensor("pad", input)
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise ValueError(
+            f"pad: the padding must list (left, right) pairs for at most {input.ndim} "
+            f"dimensions (the input's), got {pad}"
+        )
+    if mode not in _PAD_MODES:
+        raise ValueError(f"pad: mode must be one of {_PAD_MODES}, got {mode!r}")
+    if mode != "constant" and value not in (None, 0):
+        raise ValueError(f"pad: value is used only with mode='constant', not {mode!r}")
+    pairs = [(input.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]) for i in range(len(pad) // 2)]
+    for dim, left, right in pairs:
+        _check_pad_amounts(mode, dim, left, right, input.shape[dim])
+    xp = backend.array_module(input.array)
+    if mode == "constant":
+        return _pad_constant(input, pairs, 0.0 if value is None else value, xp)
+    out = input
+    for dim, left, right in pairs:
+        n = input.shape[dim]
+        positions = xp.arange(-left, n + right)  # which input element each output copies
+        if mode == "reflect":
+            positions = xp.abs(positions)
+            positions = xp.where(positions > n - 1, 2 * (n - 1) - positions, positions)
+        elif mode == "replicate":
+            positions = xp.clip(positions, 0, n - 1)
+        else:
+            positions = positions % n
+        out = index_select(out, dim, positions)
+    return out
+
+
+def _check_pad_amounts(mode: str, dim: int, left: int, right: int, n: int) -> None:
+    """Refuse padding (left, right) of a dimension of size n that ``mode`` cannot make."""
+    if n + left + right < 0:
+        raise ValueError(
+            f"pad: padding ({left}, {right}) of dimension {dim} (size {n}) would leave "
+            f"a negative size"
+        )
+    if mode == "reflect" and (left >= n or right >= n):
+        raise ValueError(
+            f"pad: reflect padding ({left}, {right}) must be smaller than the size of "
+            f"dimension {dim} ({n}): a mirror image has at most {n - 1} elements"
+        )
+    if mode == "circular" and (left > n or right > n):
+        raise ValueError(
+            f"pad: circular padding ({left}, {right}) may not exceed the size of "
+            f"dimension {dim} ({n})"
+        )
+    if mode in ("replicate", "circular") and n == 0 and (left > 0 or right > 0):
+        raise ValueError(f"pad: {mode} padding needs a non-empty dimension {dim}")
+
+
+def _pad_constant(input: Tensor, pairs: list, fill: float, xp: Any) -> Tensor:  # noqa: A002
+    """Crop first (negative amounts), then add blocks of ``fill`` on either side."""
+    from difflab.functions import cat
+
+    crop = [slice(None)] * input.ndim
+    for dim, left, right in pairs:
+        crop[dim] = slice(max(-left, 0), input.shape[dim] - max(-right, 0))
+    out = input[tuple(crop)]
+    for dim, left, right in pairs:
+        pieces = []
+        for amount in (left, right):
+            shape = list(out.shape)
+            shape[dim] = max(amount, 0)
+            pieces.append(Tensor._wrap(xp.full(shape, fill, dtype=out.dtype)))
+        out = cat([pieces[0], out, pieces[1]], dim)
+    return out
+
+
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+) -> Tensor:
+    """softmax(Q Kᵀ · scale + mask) V, over the last two dimensions (batched in front).
+
+    Shapes: query (..., L, E), key (..., S, E), value (..., S, Ev) -> (..., L, Ev).
+    ``scale`` defaults to 1/√E.  ``attn_mask``: a boolean mask where **True
+    means "may attend"** (False positions get -inf), or a float mask added to
+    the scores.  ``is_causal=True`` lets position i attend to positions ≤ i only
+    (then ``attn_mask`` must be None).  ``dropout_p`` drops attention weights
+    (pass 0.0 in evaluation, as PyTorch's doc says).  A row that may attend to
+    nothing comes out NaN, as in PyTorch.
+    """
+    from difflab.functions import where
+
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        _check_tensor("scaled_dot_product_attention", t)
+        if t.ndim < 2:
+            raise ValueError(
+                f"scaled_dot_product_attention: {name} needs at least 2 dimensions "
+                f"(..., sequence, features), got shape {tuple(t.shape)}"
+            )
+    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+        raise ValueError(
+            f"scaled_dot_product_attention: expected query (..., L, E), key (..., S, E) and "
+            f"value (..., S, Ev), got {tuple(query.shape)}, {tuple(key.shape)} and "
+            f"{tuple(value.shape)}"
+        )
+    length, source = query.shape[-2], key.shape[-2]
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = (query @ key.transpose(-2, -1)) * scale
+    xp = backend.array_module(query.array)
+    if is_causal:
+        if attn_mask is not None:
+            raise ValueError(
+                "scaled_dot_product_attention: pass either attn_mask or is_causal=True, not "
+                "both (fold the causal mask into attn_mask)"
+            )
+        attn_mask = Tensor._wrap(xp.tril(xp.ones((length, source), dtype=bool)))
+    if attn_mask is not None:
+        mask = attn_mask if isinstance(attn_mask, Tensor) else Tensor._wrap(attn_mask)
+        if mask.dtype.kind == "b":
+            scores = where(mask.array, scores, float("-inf"))
+        else:
+            scores = scores + mask
+    weights = softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, training=True)
+    return weights @ value
+
+
+# ---------------------------------------------------------------------------------------
+# breadth (issue 27): 1-D convolution and pooling, hardtanh, the robust regression losses.
+# Each is a composite of the functions above (no rule of its own): a 1-D signal (N, C, L)
+# is an image (N, C, 1, L) one pixel high, and its gradient is the 2-D one's.
+
+
+def _as_image(name: str, input: Tensor, batched_ndim: int = 3) -> tuple:  # noqa: A002
+    """(N, C, L) or unbatched (C, L) -> (N, C, 1, L), and whether a batch was added."""
+    _check_tensor(name, input)
+    if input.ndim not in (batched_ndim - 1, batched_ndim):
+        raise ValueError(
+            f"{name} expects a 2-D (C, L) or 3-D (N, C, L) input, got shape "
+            f"{tuple(input.shape)}"
+        )
+    unbatched = input.ndim == batched_ndim - 1
+    x = input.unsqueeze(0) if unbatched else input
+    return x.unsqueeze(2), unbatched
+
+
+def _single(name: str, value: Any, what: str) -> int:
+    """One int from ``3`` or ``(3,)`` (PyTorch accepts both for 1-D layers)."""
+    if isinstance(value, (tuple, list)):
+        if len(value) != 1:
+            raise ValueError(f"{name}: {what} must be an int or a 1-tuple, got {value!r}")
+        value = value[0]
+    return int(value)
+
+
+def _legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
+    """PyTorch's deprecated ``size_average``/``reduce`` flags, as a ``reduction``."""
+    if size_average is None and reduce is None:
+        return reduction
+    if reduce is False:
+        return "none"
+    return "sum" if size_average is False else "mean"
+
