@@ -33,7 +33,9 @@ from difflab.jit.program import Program
 from difflab.jit.tracing import TracedFunction, Tracer, TracerWarning, script, trace
 from difflab.jit.transforms import grad, jvp
 
-__all__ = ["PASSES", "CompiledFunction", "ExplainOutput", "Graph", "GraphBreak",
-           "GraphBreakError", "GraphError", "RecompileLimitWarning", "compile", "explain", "Input", "Node", "Program", "Ref", "TracedFunction",
-           "Tracer", "TracerWarning", "common_subexpression_elimination", "constant_folding",
-           "dead_code_elimination", "grad", "interpret", "jvp", "optimize", "script", "trace"]
+__all__ = ["CompiledFunction", "ExplainOutput", "Graph", "GraphBreak", "GraphBreakError",
+           "GraphError", "Input", "Node", "PASSES", "Program", "RecompileLimitWarning",
+           "Ref", "TracedFunction", "Tracer", "TracerWarning",
+           "common_subexpression_elimination", "compile", "constant_folding",
+           "dead_code_elimination", "explain", "grad", "interpret", "jvp", "optimize",
+           "script", "trace"]

@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from difflab import functions
+from difflab import backend, functions
 from difflab.autograd import engine, functional
 from difflab.autograd.grad_mode import is_grad_enabled
 from difflab.jit.graph import Graph, GraphError, Input, Ref, saved_owner, substitute
@@ -313,6 +313,7 @@ def _traced_backward(tracer: _CompileTracer, primals: list, outputs: list) -> li
     cotangents = []
     for _, o in outs:
         g = Tensor._wrap(np.ones_like(o.array))
+        g._requires_grad = True  # (a recorded seed: the VJPs' reshapes of it are traced too)
         tracer.add_input(f"g{len(cotangents)}", g)
         cotangents.append(g)
     grads = functional.grad([o for _, o in outs], wrt, grad_outputs=cotangents,
@@ -463,7 +464,8 @@ def _restore(fn: Any, snapshot: list) -> list[str]:
     changed = []
     for name, t, array, copy, version in snapshot:
         current = now.get(name)
-        if current is t and t.array is array and t._version[0] == version:
+        if current is t and t.array is array and t._version[0] == version and \
+                _same(array, copy):
             continue
         changed.append(name)
         t.array = copy
@@ -471,6 +473,12 @@ def _restore(fn: Any, snapshot: list) -> list[str]:
             owner, _, leaf = name.rpartition(".")
             (fn.get_submodule(owner) if owner else fn)._buffers[leaf] = t
     return changed
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal contents (a buffer may be updated in its own memory, version unchanged)."""
+    a, b = backend.to_numpy(a), backend.to_numpy(b)
+    return np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
 
 
 def _frame_of(exc: BaseException) -> tuple[str, int]:
