@@ -508,7 +508,7 @@ class CompiledFunction:
     --------
     >>> import difflab as dl
     >>> f = dl.compile(lambda x: (x * 2).sin().sum())
-    >>> float(f(dl.zeros(3))), float(f(dl.ones(3)).round(4)), f.traces
+    >>> float(f(dl.zeros(3))), round(float(f(dl.ones(3))), 4), f.traces
     (0.0, 2.7279, 1)
     >>> _ = f(dl.ones(5)); f.traces          # a new shape fails the guard: traced again
     2
@@ -714,11 +714,11 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False,  # noqa: 
     >>> w = dl.tensor([0.5, -1.0], requires_grad=True)
     >>> loss = f(dl.tensor([1.0, 2.0]), w)
     >>> loss.backward()                    # the backward graph, replayed
-    >>> w.grad.round(4)
-    tensor([ 0.7864, 0.1413])
+    >>> [round(g, 4) for g in w.grad.tolist()]
+    [0.7864, 0.1413]
     >>> model = dl.compile(dl.nn.Linear(2, 1))
-    >>> model(dl.ones(4, 2)).shape
-    dl.Size([4, 1])
+    >>> tuple(model(dl.ones(4, 2)).shape)
+    (4, 1)
     """
     if model is None:
         return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend,

@@ -13,4 +13,5 @@ from difflab.nn.optimized import OptimizedModule
 from difflab.nn.parallel import DataParallel
 from difflab.nn.parameter import Parameter
 
-__all__ = [*_modules_all, "DataParallel", "OptimizedModule", "Parameter", "functional", "init", "parallel", "utils"]
+__all__ = [*_modules_all, "DataParallel", "OptimizedModule", "Parameter", "functional", "init",
+           "parallel", "utils"]
