@@ -36,6 +36,7 @@ record whose VJP replays the backward graph, so ``loss.backward()`` fills
 from __future__ import annotations
 
 import functools
+import math
 import os
 import time
 import traceback
@@ -64,9 +65,10 @@ from difflab.tensor import Tensor
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 #: ``backend=`` names: which graph passes each runs (None: no graph, f eagerly).
+DEFAULT_PASSES = ("fold", "cse", "dce", "fuse")  # (fuse: float64 graphs, see _optimize)
 BACKENDS: dict[str, tuple[str, ...] | None] = {
-    "difflab": ("fold", "cse", "dce", "fuse"),
-    "inductor": ("fold", "cse", "dce", "fuse"),  # PyTorch's default name: the same here
+    "difflab": DEFAULT_PASSES,
+    "inductor": DEFAULT_PASSES,  # PyTorch's default name: the same here
     "aot_eager": ("dce",),  # graphs replayed as traced, no fusion (to bisect a difference)
     "eager": None,  # guards and explain only; every call eager (PyTorch's debugging backend)
 }
@@ -249,10 +251,7 @@ class _Graphs:
     joint: Graph | None = None  # forward and backward in one graph (create_graph=True)
     captured: list = field(default_factory=list)
     trace_seconds: float = 0.0
-
-    @property
-    def graph_count(self) -> int:
-        return 1 if self.backward is None else 2
+    scaled: bool = False  # forward also returns the loss's gradients, to be scaled by g
 
 
 @dataclass
@@ -368,12 +367,37 @@ def _split(joint: Graph, n_outputs: int, passes: tuple) -> tuple[Graph, Graph]:
         nodes.append(n)
     backward = Graph(f"{joint.name}_backward", backward_inputs, joint.constants, nodes,
                      [substitute(g, rename) for g in grads])
-    return optimize(forward, passes), optimize(backward, passes)
+    return _optimize(forward, passes), _optimize(backward, passes)
+
+
+def _seeded(joint: Graph) -> Graph:
+    """The joint graph with its one cotangent ``g0`` a constant 1: (outputs, gradients)."""
+    inputs, constants = [], dict(joint.constants)
+    for i in joint.inputs:
+        if i.name == "g0":
+            constants["g0"] = np.ones(i.shape, i.dtype)
+            i = Input("g0", "constant", i.shape, i.dtype)
+        inputs.append(i)
+    return Graph(joint.name, inputs, constants, joint.nodes, joint.outputs, joint.output_spec)
 
 
 def _forward_only(joint: Graph, n_outputs: int, passes: tuple) -> Graph:
     graph = Graph(joint.name, joint.inputs, joint.constants, joint.nodes,
                   joint.outputs[:n_outputs])
+    return _optimize(graph, passes)
+
+
+def _optimize(graph: Graph, passes: tuple) -> Graph:
+    """The passes; the default backend's ``"fuse"`` only where it pays: a float64 graph.
+
+    The generated machine-code kernels (numba) are float64 loops; a float32
+    group would run the tiled NumPy kernel, which measured slower than
+    replaying the lines one by one at the sizes of teaching models.
+    """
+    if passes is DEFAULT_PASSES and not all(
+            np.dtype(n.dtype).kind not in "fc" or np.dtype(n.dtype) == np.float64
+            for n in graph.nodes):
+        passes = tuple(p for p in passes if p != "fuse")
     return optimize(graph, passes)
 
 
@@ -402,6 +426,11 @@ class _Call:
         return out
 
     def backward(self, k: int, g: Any, xp: Any) -> tuple:
+        if self.graphs.scaled:  # (the gradients at g = 1 are saved: scale them)
+            if g.size == 1 and g.reshape(-1)[0] == 1:
+                return tuple(self.saved)
+            g = g.reshape(())
+            return tuple(s * g for s in self.saved)
         program = self.graphs.backward.program()  # type: ignore[union-attr]
         arrays = self.arrays + self.cotangents(k, g, xp) + self.saved
         return tuple(program.run(arrays, check=False))
@@ -608,7 +637,7 @@ class CompiledFunction:
         results = entry.forward.program().run(arrays, check=False)
         n = entry.n_outputs
         outs = results[:n]
-        if entry.backward is None:
+        if not entry.differentiable:
             return unflatten(entry.output_spec, [
                 Tensor._wrap(o) if isinstance(o, np.ndarray) or hasattr(o, "shape") else o
                 for o in outs])
@@ -630,9 +659,18 @@ def _build(joint: Graph, tracer: _CompileTracer, passes: tuple, seconds: float) 
     wrt_tensors = getattr(tracer, "wrt", [])
     captured = [(t, t.array.shape) for t in tracer.captured]
     if differentiable and wrt_tensors:
-        forward, backward = _split(joint, n, passes)
         order = {id(t): j for j, t in enumerate(tracer.primal_tensors)}  # type: ignore[attr-defined]
         wrt = [order[id(t)] for t in wrt_tensors]
+        meta = joint.meta()
+        loss = joint.outputs[differentiable[0]]
+        if len(differentiable) == 1 and math.prod(meta[loss.name][0]) == 1:
+            # A loss: its gradient is linear in the one cotangent, g ∇f(x).  One pass
+            # computes f and ∇f together (a single fused loop where it can); the backward
+            # only scales by g.  (It is computed even if no backward follows.)
+            forward = _optimize(_seeded(joint), passes)
+            return _Graphs(forward, n, joint.output_spec, differentiable, wrt, None, joint,
+                           captured, seconds, scaled=True)
+        forward, backward = _split(joint, n, passes)
         return _Graphs(forward, n, joint.output_spec, differentiable, wrt, backward, joint,
                        captured, seconds)
     forward = _forward_only(joint, n, passes)
@@ -684,7 +722,9 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False,  # noqa: 
         is not supported: static graphs here are specialised on shapes.
     backend : str
         ``"inductor"`` or ``"difflab"``: graphs with the passes fold, cse, dce
-        and fuse (generated kernels; numba when installed, NumPy otherwise).
+        and, for float64 graphs, fuse (generated kernels: numba when
+        installed, tiled NumPy otherwise; float32 graphs replay line by line,
+        which measured faster than the NumPy kernels).
         ``"aot_eager"``: graphs, no fusion.  ``"eager"``: no graphs at all.
     mode : str or None
         PyTorch's modes are accepted (``"reduce-overhead"``, ``"max-autotune"``,
