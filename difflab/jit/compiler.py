@@ -227,11 +227,32 @@ def _is_traceable_leaf(x: Any) -> bool:
                           slice, np.dtype, type)) or x is None or x is Ellipsis
 
 
-def _state_guard(state: list[tuple[str, Tensor]], fn: Any) -> tuple:
-    tensors = tuple((name, id(t), tuple(t.array.shape), t.array.dtype.str, t._requires_grad)
+def _walk(fn: Any) -> tuple[list[tuple[str, Tensor]], tuple]:
+    """A module's parameters, then buffers, by dotted name (as ``named_parameters`` and
+    ``named_buffers`` give them), and every submodule's ``training`` flag: one walk over
+    the modules, at every call.  ``([], ())`` for a plain function."""
+    named_modules = getattr(fn, "named_modules", None)
+    if named_modules is None or not hasattr(fn, "_parameters"):
+        return [], ()
+    params: list = []
+    buffers: list = []
+    training = []
+    seen_params: set = set()
+    seen_buffers: set = set()
+    for prefix, module in named_modules():
+        training.append(module.training)
+        for registry, found, seen in ((module._parameters, params, seen_params),
+                                      (module._buffers, buffers, seen_buffers)):
+            for name, value in registry.items():
+                if value is not None and id(value) not in seen:
+                    seen.add(id(value))
+                    found.append((f"{prefix}.{name}" if prefix else name, value))
+    return params + buffers, tuple(training)
+
+
+def _state_guard(state: list[tuple[str, Tensor]], training: tuple) -> tuple:
+    tensors = tuple((name, id(t), t.array.shape, t.array.dtype.str, t._requires_grad)
                     for name, t in state)
-    modules = getattr(fn, "modules", None)
-    training = tuple(m.training for m in modules()) if callable(modules) else ()
     return tensors, training
 
 
@@ -563,7 +584,7 @@ class CompiledFunction:
         leaves: list = []
         spec = _flatten((list(args), kwargs), leaves)
         return (repr(spec), tuple(_leaf_guard(x) for x in leaves),
-                _state_guard(_module_state(self.fn), self.fn), is_grad_enabled())
+                _state_guard(*_walk(self.fn)), is_grad_enabled())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.passes is None or engine.GraphRecorder.active is not None:
@@ -572,9 +593,9 @@ class CompiledFunction:
         spec = _flatten((list(args), kwargs), leaves)
         if not all(_is_traceable_leaf(x) for x in leaves):
             return self.fn(*args, **kwargs)  # (a dual number, a custom object: eager)
-        state = _module_state(self.fn)
+        state, training = _walk(self.fn)
         key = (repr(spec), tuple(_leaf_guard(x) for x in leaves),
-               _state_guard(state, self.fn), is_grad_enabled())
+               _state_guard(state, training), is_grad_enabled())
         entry = self.cache.get(key)
         if entry is not None and isinstance(entry, _Graphs) and not all(
                 t.array.shape == shape for t, shape in entry.captured):
