@@ -704,7 +704,24 @@ _module_wrapper: type | None = None
 
 
 def register_module_wrapper(cls: type) -> None:
-    """difflab.nn gives its ``OptimizedModule`` here (the jit layer does not import nn)."""
+    """Tell :func:`compile` which class wraps a compiled module (the jit layer is below nn).
+
+    ``difflab.nn`` registers its ``OptimizedModule`` when it is imported, as
+    ``difflab.tensor`` registers the tensor type with the engine.
+
+    Parameters
+    ----------
+    cls : type
+        Called as ``cls(module, compiled_function)``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.jit import compiler
+    >>> compiler.register_module_wrapper(dl.nn.OptimizedModule)   # (what difflab.nn does)
+    >>> type(dl.compile(dl.nn.Linear(2, 2))).__name__
+    'OptimizedModule'
+    """
     global _module_wrapper
     _module_wrapper = cls
 

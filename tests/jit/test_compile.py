@@ -213,6 +213,15 @@ def test_a_loss_s_backward_scales_its_gradient_by_the_cotangent():
     np.testing.assert_allclose(x1.grad.numpy(), x2.grad.numpy(), rtol=1e-12)
 
 
+def test_explain_takes_a_compiled_module_and_a_compiled_function_is_inlined_in_a_trace():
+    model = mlp()
+    out = dl.compile.explain(dl.compile(model))(t(4, 6))
+    assert (out.graph_count, out.graph_break_count) == (2, 0)  # (parameters require grad)
+    inner = dl.compile(lambda v: v.exp())
+    traced = dl.jit.trace(lambda v: inner(v).sum(), t(3))
+    assert "exp" in traced.graph.op_counts() and inner.traces == 0
+
+
 # ------------------------------------------------------------------ training
 
 
