@@ -605,7 +605,7 @@ class CompiledFunction:
             if len(self.cache) >= config.recompile_limit:
                 self._warn_limit()
                 return self.fn(*args, **kwargs)
-            entry = self.cache[key] = self._compile(args, kwargs, state)
+            entry = self.cache[key] = self._compile(args, kwargs, state, leaves)
         if isinstance(entry, _Eager):
             return self.fn(*args, **kwargs)
         return self._replay(entry, leaves, state)
@@ -620,9 +620,14 @@ class CompiledFunction:
                 f"numbers, or raise difflab.jit.compiler.config.recompile_limit.",
                 RecompileLimitWarning, stacklevel=3)
 
-    def _compile(self, args: tuple, kwargs: dict, state: list) -> _Graphs | _Eager:
+    def _compile(self, args: tuple, kwargs: dict, state: list, leaves: list
+                 ) -> _Graphs | _Eager:
         start = time.perf_counter()
         snapshot = _snapshot(state)
+        # (the arguments too: an in-place change of one is not replayed by a graph)
+        arguments = [x.array if isinstance(x, Tensor) else x for x in leaves
+                     if isinstance(x, (Tensor, np.ndarray))]
+        copies = [a.copy() for a in arguments]
         joint, breaks, tracer = None, [], None
         try:
             joint, tracer, _ = _trace(self.fn, args, kwargs, state, is_grad_enabled(),
@@ -632,6 +637,17 @@ class CompiledFunction:
             what = "" if isinstance(exc, GraphError) else "tracing failed: "
             breaks = [GraphBreak(f"{what}{type(exc).__name__}: {exc}", *_frame_of(exc))]
         changed = _restore(self.fn, snapshot)
+        changed_arguments = [k for k, (a, c) in enumerate(zip(arguments, copies))
+                             if not _same(a, c)]
+        for k in changed_arguments:
+            arguments[k][...] = copies[k]
+        if joint is not None and changed_arguments:
+            joint = None
+            breaks = [GraphBreak(
+                f"the function changed its tensor argument(s) {changed_arguments} in place "
+                f"(x += ..., x.clamp_(...)): a graph returns values and would not replay "
+                f"that, so this guard runs eagerly. Return the new value instead",
+                *_user_frame())]
         if joint is not None and changed:
             joint = None
             breaks = [GraphBreak(

@@ -174,6 +174,19 @@ def test_a_module_that_changes_its_buffers_runs_eagerly_and_updates_them_once():
     assert "running_mean" in fast._compiled.breaks[0].reason
 
 
+def test_a_function_that_changes_its_argument_in_place_runs_eagerly_and_changes_it_once():
+    def f(x):
+        x.mul_(2.0)
+        return x.sum()
+
+    g = dl.compile(f)
+    a, b = dl.tensor([1.0, 2.0]), dl.tensor([1.0, 2.0])
+    for _ in range(2):
+        assert float(g(a)) == float(f(b))
+    np.testing.assert_array_equal(a.numpy(), b.numpy())  # [4, 8]: twice, not three times
+    assert "in place" in g.breaks[0].reason
+
+
 # ------------------------------------------------------------------ explain
 
 
