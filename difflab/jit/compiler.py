@@ -332,7 +332,7 @@ def _traced_backward(tracer: _CompileTracer, primals: list, outputs: list) -> li
         return []
     cotangents = []
     for _, o in outs:
-        g = Tensor._wrap(np.ones_like(o.array))
+        g = Tensor._wrap(backend.array_module(o.array).ones_like(o.array))
         g._requires_grad = True  # (a recorded seed: the VJPs' reshapes of it are traced too)
         tracer.add_input(f"g{len(cotangents)}", g)
         cotangents.append(g)
@@ -396,7 +396,7 @@ def _seeded(joint: Graph) -> Graph:
     inputs, constants = [], dict(joint.constants)
     for i in joint.inputs:
         if i.name == "g0":
-            constants["g0"] = np.ones(i.shape, i.dtype)
+            constants["g0"] = i.example  # (the ones traced with, on the outputs' device)
             i = Input("g0", "constant", i.shape, i.dtype)
         inputs.append(i)
     return Graph(joint.name, inputs, constants, joint.nodes, joint.outputs, joint.output_spec)
@@ -462,7 +462,8 @@ class _Call:
         values: dict[str, Any] = {}
         inputs = [i for i in joint.inputs if i.kind != "constant"]  # type: ignore[union-attr]
         primal = iter(self.primals)
-        cotangents = iter(Tensor._wrap(c) for c in self.cotangents(k, 0.0, np))
+        xp = backend.array_module(self.outputs[k])
+        cotangents = iter(Tensor._wrap(c) for c in self.cotangents(k, 0.0, xp))
         for i in inputs:
             if i.name.startswith("g") and i.name[1:].isdigit():
                 values[i.name] = next(cotangents)

@@ -295,6 +295,22 @@ def test_a_second_derivative_through_a_compiled_function_is_recorded():
     np.testing.assert_allclose(x1.grad.numpy(), x2.grad.numpy(), rtol=1e-12)
 
 
+def test_a_compiled_module_trains_on_the_gpu_and_the_device_is_part_of_the_guard(cuda):
+    eager, model = mlp(), mlp()
+    eager.to(cuda)
+    model.to(cuda)
+    fast = dl.compile(model)
+    x, y = t(10, 6).to(cuda), dl.tensor(rng.integers(0, 3, 10)).to(cuda)
+    for net in (eager, fast):
+        F.cross_entropy(net(x), y).backward()
+    for p, q in zip(eager.parameters(), model.parameters()):
+        assert q.grad.device.type == "cuda"
+        np.testing.assert_allclose(q.grad.cpu().numpy(), p.grad.cpu().numpy(), atol=1e-12)
+    model.to("cpu")
+    fast(x.cpu())
+    assert fast._compiled.traces == 2
+
+
 # ------------------------------------------------------------------ fusion by default
 
 
