@@ -41,6 +41,7 @@ import os
 import time
 import traceback
 import warnings
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -197,6 +198,23 @@ class _CompileTracer(Tracer):
         self.breaks.append(GraphBreak(reason, filename, lineno))
         if self.stop:
             raise _Stop
+
+    def _remember(self, array: Any, ref: Ref, tensor: Tensor | None = None) -> None:
+        """As the tracer's, but holding each array weakly: one that nothing else holds is
+        freed while tracing (its entry goes with it, so its id may be reused safely)."""
+        key = id(array)
+        self.refs[key] = ref
+        if tensor is not None:
+            self.versions[key] = (tensor._version, tensor._version[0])
+        try:
+            weakref.finalize(array, self._forget, key, ref)
+        except TypeError:  # (not weakly referenceable: kept alive, as the tracer does)
+            self.keep.append(array)
+
+    def _forget(self, key: int, ref: Ref) -> None:
+        if self.refs.get(key) is ref:
+            del self.refs[key]
+            self.versions.pop(key, None)
 
     def ref_of(self, x: Any) -> Any:
         if isinstance(x, Tensor) and x._requires_grad and id(x.array) not in self.refs:
