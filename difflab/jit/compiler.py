@@ -356,7 +356,9 @@ def _traced_backward(tracer: _CompileTracer, primals: list, outputs: list) -> li
         cotangents.append(g)
     grads = functional.grad([o for _, o in outs], wrt, grad_outputs=cotangents,
                             create_graph=True, allow_unused=True)
-    return [g if g is not None else w * 0.0 for g, w in zip(grads, wrt)]
+    # A tensor the outputs do not depend on gets no gradient (its .grad stays None).
+    tracer.wrt = [w for g, w in zip(grads, wrt) if g is not None]  # type: ignore[attr-defined]
+    return [g for g in grads if g is not None]
 
 
 def _ancestors(graph: Graph, refs: Sequence[Any]) -> set[str]:

@@ -285,6 +285,20 @@ def test_gradients_of_several_outputs_and_of_inputs_equal_the_tape_s():
     np.testing.assert_allclose(b1.grad.numpy(), b2.grad.numpy(), rtol=1e-12, atol=1e-14)
 
 
+def test_an_argument_the_outputs_do_not_depend_on_gets_no_gradient():
+    def f(x, unused):
+        return (x * x).sum(), x.exp()
+
+    x, unused = t(3, requires_grad=True), t(3, requires_grad=True)
+    g = dl.compile(f)
+    for _ in range(2):
+        loss, e = g(x, unused)
+        (loss + e.sum()).backward()
+    assert unused.grad is None
+    np.testing.assert_allclose(x.grad.numpy(), 2 * (2 * x + x.exp()).detach().numpy(),
+                               rtol=1e-12)
+
+
 def test_a_second_derivative_through_a_compiled_function_is_recorded():
     x1, x2 = dl.tensor([0.3, 0.7], requires_grad=True), dl.tensor([0.3, 0.7],
                                                                     requires_grad=True)
