@@ -76,6 +76,20 @@ def test_a_failed_guard_traces_again_and_an_equal_guard_does_not(change):
     assert float(out) == pytest.approx(float((y * k).exp().sum()), rel=1e-6)
 
 
+def test_keyword_and_nested_tensor_arguments_are_inputs_of_the_graph():
+    def f(xs, *, scale, bias=None):
+        return (xs[0] * xs[1] * scale + bias).sum()
+
+    g = dl.compile(f)
+    for _ in range(3):
+        a, b, c = t(4), t(4), t(4)
+        assert float(g([a, b], scale=2.0, bias=c)) == pytest.approx(
+            float(f([a, b], scale=2.0, bias=c)), abs=1e-12)
+    assert g.traces == 1
+    g([a, b], scale=3.0, bias=c)
+    assert g.traces == 2
+
+
 def test_a_module_is_guarded_on_its_training_flag_and_on_its_parameters_identity():
     model = nn.Sequential(nn.Linear(3, 4), nn.Dropout(0.5), nn.Linear(4, 2)).double()
     fast = dl.compile(model)
