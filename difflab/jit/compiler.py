@@ -56,7 +56,6 @@ from difflab.jit.joint import DEFAULT_PASSES, _build, _Call, _CompiledOutput, _G
 from difflab.jit.tracing import (
     Tracer,
     _flatten,
-    _module_state,
     _user_frame,
     unflatten,
 )
@@ -246,7 +245,9 @@ def _is_traceable_leaf(x: Any) -> bool:
 def _walk(fn: Any) -> tuple[list[tuple[str, Tensor]], tuple]:
     """A module's parameters, then buffers, by dotted name (as ``named_parameters`` and
     ``named_buffers`` give them), and every submodule's ``training`` flag: one walk over
-    the modules, at every call.  ``([], ())`` for a plain function."""
+    the modules, at every call.  ``([], ())`` for a plain function; a module's bound
+    method (``model.forward``) has its module's."""
+    fn = getattr(fn, "__self__", fn)
     named_modules = getattr(fn, "named_modules", None)
     if named_modules is None or not hasattr(fn, "_parameters"):
         return [], ()
@@ -354,7 +355,7 @@ def _snapshot(state: list[tuple[str, Tensor]]) -> list:
 
 def _restore(fn: Any, snapshot: list) -> list[str]:
     """Put back every buffer the traced call changed; the names of those it changed."""
-    now = dict(_module_state(fn))
+    now = dict(_walk(fn)[0])
     changed = []
     for name, t, array, copy, version in snapshot:
         current = now.get(name)
@@ -363,9 +364,10 @@ def _restore(fn: Any, snapshot: list) -> list[str]:
             continue
         changed.append(name)
         t.array = copy
-        if current is not t and hasattr(fn, "get_submodule"):  # (replaced: put it back)
+        if current is not t and hasattr(getattr(fn, "__self__", fn), "get_submodule"):
             owner, _, leaf = name.rpartition(".")
-            (fn.get_submodule(owner) if owner else fn)._buffers[leaf] = t
+            module = getattr(fn, "__self__", fn)
+            (module.get_submodule(owner) if owner else module)._buffers[leaf] = t
     return changed
 
 
@@ -754,7 +756,7 @@ def explain(fn: Callable) -> Callable[..., ExplainOutput]:
 
     def run(*args: Any, **kwargs: Any) -> ExplainOutput:
         start = time.perf_counter()
-        state = _module_state(target)
+        state = _walk(target)[0]
         snapshot = _snapshot(state)
         try:
             joint, tracer, _ = _trace(target, args, kwargs, state, is_grad_enabled(),

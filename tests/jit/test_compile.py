@@ -108,6 +108,19 @@ def test_a_module_is_guarded_on_its_training_flag_and_on_its_parameters_identity
     assert len(fast._compiled.cache) == 3
 
 
+def test_a_module_s_bound_method_is_guarded_on_the_module_s_state():
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4)).double()
+    forward = dl.compile(model.forward)
+    x = t(6, 3)
+    forward(x)  # training: BatchNorm updates its statistics (runs eagerly)
+    model.eval()
+    np.testing.assert_allclose(forward(x).detach().numpy(), model(x).detach().numpy(),
+                               rtol=1e-12)
+    model[1].running_mean.array[...] = 5.0  # a buffer read at every call, not baked in
+    np.testing.assert_allclose(forward(x).detach().numpy(), model(x).detach().numpy(),
+                               rtol=1e-12)
+
+
 def test_past_the_recompile_limit_calls_run_eagerly_with_one_warning(monkeypatch):
     monkeypatch.setattr(compiler.config, "recompile_limit", 2)
     f = dl.compile(lambda x: x.cos().sum())
