@@ -113,6 +113,11 @@ from difflab.serialization import load, save
 from difflab.tensor import Tensor
 
 # isort: split
+# dl.compile (issue 28): torch.compile's face, guarded graphs from the tracer
+from difflab import jit
+from difflab.jit import compile  # noqa: A004
+
+# isort: split
 # compat-ops (issue 14): indexing along a dimension, sorting, products
 from difflab.functions import (
     argsort,

@@ -246,6 +246,7 @@ class Tensor(TensorMethods, InPlaceMethods):
         return bool(self.item())
 
     def __repr__(self) -> str:
+        self._value_read("printing it")
         values = backend.to_numpy(self.array)
         formatter = None
         if values.dtype == np.bool_:  # as PyTorch: True and False right-aligned to the widest

@@ -9,7 +9,9 @@ fills the parameters' gradients by any of difflab's four differentiators.
 from difflab.nn import functional, init, parallel, utils
 from difflab.nn.modules import *  # noqa: F403
 from difflab.nn.modules import __all__ as _modules_all
+from difflab.nn.optimized import OptimizedModule
 from difflab.nn.parallel import DataParallel
 from difflab.nn.parameter import Parameter
 
-__all__ = [*_modules_all, "DataParallel", "Parameter", "functional", "init", "parallel", "utils"]
+__all__ = [*_modules_all, "DataParallel", "OptimizedModule", "Parameter", "functional", "init",
+           "parallel", "utils"]

@@ -116,7 +116,7 @@ LAYERS = {
 }
 # Layers whose input is not data of a dtype to promote (indices, targets, containers).
 NOT_DATA = {"Embedding", "EmbeddingBag", "Module", "ModuleDict", "ModuleList", "ParameterList",
-            "ParameterDict", "Sequential", "DataParallel",
+            "ParameterDict", "Sequential", "DataParallel", "OptimizedModule",
             # (losses: their inputs are a model's output and targets)
             "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "L1Loss", "MSELoss", "NLLLoss",
             "CTCLoss", "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss",

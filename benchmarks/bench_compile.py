@@ -1,0 +1,411 @@
+"""dl.compile and method="compiled" against eager difflab, PyTorch and JAX where installed.
+
+    python benchmarks/bench_compile.py [--rounds 5] [--threads both|1|default] [--quick]
+
+Columns: difflab eager (the tape), ``method="compiled"`` (dl.grad / dl.hessian
+/ dl.jacobian on a traced graph), ``dl.compile`` (torch.compile's face),
+then PyTorch eager, ``torch.compile`` and JAX ``jit`` when they are installed
+(otherwise the table says so).  Timing as in bench_jit.py, whose helpers this
+reuses: each thread setting in its own process, contestants in interleaved
+rounds, medians and (min - max) ranges.  Steady state only: compile time and
+the first call (trace + optimize + kernels + run) are reported apart.
+
+Workloads: the Rosenbrock gradient (n = 10**6, as a multiple of one NumPy f),
+a chain of 200 small ops (forward + backward, µs per op), the Hessian and the
+Jacobian at n = 100, MLP and small CNN training steps (SGD), a GRU sequence
+step and a small attention block (Adam), all float64 except the CNN and MLP
+(float32, as PyTorch users run them).  Then peak memory of the compiled
+gradients (tracemalloc, x input size, first call included), and the first call
+of a fresh process with a cold and then a warm kernel cache on disk.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_jit import (  # noqa: E402  (the shared timing helpers)
+    THREAD_VARIABLES,
+    chain,
+    interleaved,
+    load_jax,
+    load_torch,
+    rosenbrock,
+    rosenbrock_numpy,
+    row,
+)
+
+COLUMNS = ("difflab eager", 'method="compiled"', "dl.compile", "PyTorch eager",
+           "torch.compile", "JAX jit")
+
+
+def first_call(make):
+    """Seconds of the first call of a freshly compiled contestant (compile included)."""
+    fn = make()
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def table(title: str, times: dict, scale: float, unit: str, firsts: dict) -> None:
+    print(f"\n{title}")
+    for name in COLUMNS:
+        if name in times:
+            extra = f"   first call {firsts[name] * 1e3:8.1f} ms" if name in firsts else ""
+            print(row(name, times[name], scale, unit) + extra)
+        elif name in ("torch.compile", "PyTorch eager", "JAX jit"):
+            continue  # (said once at the top: not installed)
+        else:
+            print(f"  {name:<42} {'n/a':>10}")
+
+
+def torch_compile(torch, fn):
+    try:
+        return torch.compile(fn)
+    except Exception as exc:  # (no compiler toolchain on this machine)
+        print(f"  torch.compile unavailable here: {type(exc).__name__}: {exc}")
+        return None
+
+
+# ------------------------------------------------------------------ workloads
+
+
+def bench_rosenbrock(rounds, torch, jax, n):
+    import difflab as dl
+
+    x = np.random.default_rng(0).uniform(-1.5, 1.5, n)
+    compiled_grad = dl.grad(rosenbrock, method="compiled")
+
+    t = dl.tensor(x, requires_grad=True)  # (a parameter: made once, its .grad reset)
+
+    def eager():
+        t.grad = None
+        rosenbrock(t).backward()
+        return t.grad.numpy()
+
+    def make_compiled():
+        f = dl.compile(rosenbrock)
+
+        def run():
+            t.grad = None
+            f(t).backward()
+            return t.grad.numpy()
+        return run
+
+    firsts = {'method="compiled"': first_call(lambda: (lambda: dl.grad(
+        rosenbrock, method="compiled")(x))), "dl.compile": first_call(make_compiled)}
+    compiled = make_compiled()
+    want = eager()
+    np.testing.assert_allclose(compiled(), want, rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(compiled_grad(x), want, rtol=1e-12, atol=1e-9)
+    contestants = {"NumPy f": lambda: rosenbrock_numpy(x), "difflab eager": eager,
+                   'method="compiled"': lambda: compiled_grad(x), "dl.compile": compiled}
+    if torch is not None:
+        tx = torch.tensor(x)
+
+        def torch_eager(f=rosenbrock):
+            t = tx.clone().requires_grad_()
+            f(t).backward()
+            return t.grad
+
+        contestants["PyTorch eager"] = torch_eager
+        tc = torch_compile(torch, rosenbrock)
+        if tc is not None:
+            contestants["torch.compile"] = lambda: torch_eager(tc)
+    if jax is not None:
+        g = jax.jit(jax.grad(rosenbrock))
+        jx = jax.numpy.asarray(x)
+        contestants["JAX jit"] = lambda: g(jx).block_until_ready()
+    times = interleaved(contestants, rounds, budget=0.2)
+    unit = statistics.median(times.pop("NumPy f"))
+    table(f"Rosenbrock gradient, n = {n}: x one NumPy f ({unit * 1e3:.2f} ms)", times, unit,
+          "x", firsts)
+    return x, compiled, compiled_grad
+
+
+def bench_chain(rounds, torch, jax):
+    import difflab as dl
+
+    x = np.random.default_rng(1).uniform(-1, 1, 16)
+    ops = 201
+    compiled_grad = dl.grad(chain, method="compiled")
+
+    def eager():
+        t = dl.tensor(x, requires_grad=True)
+        chain(t).backward()
+        return t.grad
+
+    def make_compiled():
+        f = dl.compile(chain)
+
+        def run():
+            t = dl.tensor(x, requires_grad=True)
+            f(t).backward()
+            return t.grad
+        return run
+
+    firsts = {"dl.compile": first_call(make_compiled)}
+    compiled = make_compiled()
+    np.testing.assert_allclose(compiled().numpy(), eager().numpy(), rtol=1e-12)
+    contestants = {"difflab eager": eager, 'method="compiled"': lambda: compiled_grad(x),
+                   "dl.compile": compiled}
+    if torch is not None:
+        tx = torch.tensor(x)
+
+        def torch_eager(f=lambda v: chain(v, torch)):
+            t = tx.clone().requires_grad_()
+            f(t).backward()
+            return t.grad
+
+        contestants["PyTorch eager"] = torch_eager
+        tc = torch_compile(torch, lambda v: chain(v, torch))
+        if tc is not None:
+            contestants["torch.compile"] = lambda: torch_eager(tc)
+    if jax is not None:
+        g = jax.jit(jax.grad(lambda v: chain(v, jax.numpy)))
+        jx = jax.numpy.asarray(x)
+        contestants["JAX jit"] = lambda: g(jx).block_until_ready()
+    times = interleaved(contestants, rounds, budget=0.05)
+    table("chain of 200 ops on 16 float64, forward + backward: µs per op", times, ops / 1e6,
+          " µs", firsts)
+
+
+def bench_hessian_jacobian(rounds, torch, jax):
+    import difflab as dl
+
+    rng = np.random.default_rng(2)
+    a = rng.normal(size=(100, 100)) / 10
+    x = rng.normal(size=100)
+    da = dl.tensor(a)
+
+    def scalar(v, m=dl, a=da):
+        return (m.sin(v) * v).sum() + (m.tanh(a @ v) ** 2).sum()
+
+    def tanh_wx(v, m=dl, a=da):
+        return m.tanh(a @ v)
+
+    for label, transform, fn in (("Hessian (n = 100)", "hessian", scalar),
+                                 ("Jacobian of tanh(A x) (100 x 100)", "jacobian", tanh_wx)):
+        bench_transform(rounds, torch, jax, label, transform, fn, x, a)
+
+
+def bench_transform(rounds, torch, jax, label, transform, fn, x, a):
+    import difflab as dl
+
+    make = getattr(dl, transform)
+    eager, compiled = make(fn, method="reverse"), make(fn, method="compiled")
+    firsts = {'method="compiled"': first_call(lambda: lambda: make(fn, method="compiled")(x))}
+    np.testing.assert_allclose(compiled(x), eager(x), rtol=1e-12, atol=1e-14)
+    contestants = {"difflab eager": lambda: eager(x), 'method="compiled"': lambda: compiled(x)}
+    name = "hessian" if transform == "hessian" else "jacrev"
+    if torch is not None:
+        import torch.func
+
+        px, pa = torch.tensor(x), torch.tensor(a)
+        contestants["PyTorch eager"] = lambda: getattr(torch.func, name)(
+            lambda v: fn(v, torch, pa))(px)
+    if jax is not None:
+        jnp = jax.numpy
+        jx, ja = jnp.asarray(x), jnp.asarray(a)
+        jt = jax.jit(getattr(jax, name)(lambda v: fn(v, jnp, ja)))
+        contestants["JAX jit"] = lambda: jt(jx).block_until_ready()
+    times = interleaved(contestants, rounds, budget=0.1)
+    table(f"{label}, ms (dl.compile: not a derivative transform, see method=)", times,
+          1e-3, " ms", firsts)
+
+
+# ------------------------------------------------------------------ training steps
+
+
+def models(quick):
+    import difflab.nn as nn
+
+    class Recurrent(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn, self.head = nn.GRU(16, 32, batch_first=True), nn.Linear(32, 4)
+
+        def forward(self, x):
+            out, _ = self.rnn(x)
+            return self.head(out[:, -1])
+
+    class Attention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attention = nn.MultiheadAttention(32, 4, batch_first=True)
+            self.norm, self.head = nn.LayerNorm(32), nn.Linear(32, 4)
+
+        def forward(self, x):
+            a, _ = self.attention(x, x, x, need_weights=False)
+            return self.head(self.norm(x + a).mean(1))
+
+    width = 128 if quick else 512
+    return {
+        f"MLP 784-{width}-10, batch 128, SGD (float32)": (
+            lambda: nn.Sequential(nn.Linear(784, width), nn.ReLU(), nn.Linear(width, 10)),
+            (128, 784), 10, np.float32, "SGD"),
+        "CNN 2 conv + 2 pool + linear, batch 16, SGD (float32)": (
+            lambda: nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                                  nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                                  nn.Flatten(), nn.Linear(16 * 7 * 7, 10)),
+            (16, 1, 28, 28), 10, np.float32, "SGD"),
+        "GRU 16-32, sequence 10, batch 8, Adam (float64)": (
+            Recurrent, (8, 10, 16), 4, np.float64, "Adam"),
+        "attention block (32 features, 4 heads), 12 tokens, batch 8, Adam (float64)": (
+            Attention, (8, 12, 32), 4, np.float64, "Adam"),
+    }
+
+
+def bench_training(rounds, torch, quick):
+    rng = np.random.default_rng(3)
+    for label, spec in models(quick).items():
+        bench_step(rounds, rng, label, *spec)
+
+
+def bench_step(rounds, rng, label, make, shape, classes, dtype, optimizer):
+    import difflab as dl
+    import difflab.nn.functional as F
+
+    x = dl.tensor(rng.standard_normal(shape).astype(dtype))
+    y = dl.tensor(rng.integers(0, classes, shape[0]))
+
+    def stepper(compiled: bool):
+        dl.manual_seed(0)
+        model = make()
+        if dtype == np.float64:
+            model = model.double()
+        net = dl.compile(model) if compiled else model
+        opt = getattr(dl.optim, optimizer)(net.parameters(), lr=0.01)
+
+        def step():
+            opt.zero_grad()
+            loss = F.cross_entropy(net(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        return step, model
+
+    firsts = {"dl.compile": first_call(lambda: stepper(True)[0])}
+    (eager, m1), (compiled, m2) = stepper(False), stepper(True)
+    for _ in range(3):
+        eager(), compiled()
+    diff = max(float(np.max(np.abs(p.detach().numpy() - q.detach().numpy())))
+               for p, q in zip(m1.parameters(), m2.parameters()))
+    times = interleaved({"difflab eager": eager, "dl.compile": compiled}, rounds, budget=0.2)
+    table(f"training step, ms: {label}\n  (after 3 steps each, max parameter difference "
+          f"compiled vs eager: {diff:.1e})", times, 1e-3, " ms", firsts)
+
+
+# ------------------------------------------------------------------ memory and disk cache
+
+
+def peak_memory(x, compiled, compiled_grad):
+    import difflab as dl
+
+    def peak(fn):
+        tracemalloc.start()
+        tracemalloc.reset_peak()
+        fn()
+        _, top = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        return top / x.nbytes
+
+    from difflab.diff.compiled import Compiled
+
+    fresh = dl.grad(rosenbrock, method=Compiled())  # (its own cache: a true first call)
+    f = dl.compile(rosenbrock)
+
+    def first():
+        t = dl.tensor(x, requires_grad=True)
+        f(t).backward()
+
+    print(f"\npeak memory of the Rosenbrock gradient (tracemalloc), x input size "
+          f"({x.nbytes / 2**20:.1f} MiB)")
+    for label, fn in (('method="compiled", first call', lambda: fresh(x)),
+                      ('method="compiled", later calls', lambda: compiled_grad(x)),
+                      ("dl.compile, first call", first), ("dl.compile, later calls", compiled)):
+        print(f"  {label:<42} {peak(fn):>10.2f}x")
+
+
+FRESH_PROCESS = """
+import time, numpy as np
+start = time.perf_counter()
+import difflab as dl
+imported = time.perf_counter()
+x = dl.tensor(np.linspace(-1, 1, 1000), requires_grad=True)
+f = dl.compile(lambda x: (100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2).sum())
+f(x).backward()
+print(f"{imported - start:.3f} {time.perf_counter() - imported:.3f}")
+"""
+
+
+def disk_cache() -> None:
+    """A fresh process's first dl.compile call, with an empty and then a filled kernel cache."""
+    from difflab.jit import fusion
+
+    print(f"\nfirst dl.compile call of a fresh process (kernels: {fusion.kernel_backend()}), s")
+    with tempfile.TemporaryDirectory() as folder:
+        os.chmod(folder, 0o700)
+        env = dict(os.environ, DIFFLAB_CACHE_DIR=folder)
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        for label in ("cold cache (compiles the kernels)", "warm cache (loads them)",
+                      "warm cache, again"):
+            out = subprocess.run([sys.executable, "-c", FRESH_PROCESS], env=env, cwd=here,
+                                 capture_output=True, text=True, check=True).stdout.split()
+            print(f"  {label:<42} {float(out[1]):>10.3f}   (import difflab {out[0]} s)")
+
+
+# ------------------------------------------------------------------ main
+
+
+def run_setting(threads: str, rounds: int, quick: bool) -> None:
+    from difflab.jit import fusion
+
+    torch, jax = load_torch(threads), load_jax()
+    print(f"=== threads: {threads}   (fused kernels: {fusion.kernel_backend()})")
+    print("PyTorch, torch.compile: " + (torch.__version__ if torch else
+                                        "not installed, skipped (pip install torch)"))
+    print("JAX: " + (jax.__version__ if jax else "not installed, skipped (pip install jax)"))
+    x, compiled, compiled_grad = bench_rosenbrock(rounds, torch, jax, 10**5 if quick else 10**6)
+    bench_chain(rounds, torch, jax)
+    bench_hessian_jacobian(rounds, torch, jax)
+    bench_training(rounds, torch, quick)
+    peak_memory(x, compiled, compiled_grad)
+    if threads != "default":
+        disk_cache()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--threads", choices=["both", "1", "default"], default="both")
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke test")
+    args = parser.parse_args(argv)
+    if args.threads != "both":
+        run_setting(args.threads, args.rounds, args.quick)
+        return 0
+    for threads in ("1", "default"):
+        env = dict(os.environ)
+        for name in THREAD_VARIABLES:
+            if threads == "1":
+                env[name] = "1"
+            else:
+                env.pop(name, None)
+        command = [sys.executable, os.path.abspath(__file__), "--threads", threads,
+                   "--rounds", str(args.rounds)] + (["--quick"] if args.quick else [])
+        subprocess.run(command, env=env, check=True)
+        print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,237 @@
+r"""The graphs one guard of :func:`difflab.jit.compile` replays, and how the tape reaches them.
+
+The trace of a compiled call is a *joint* graph: the forward pass and, when
+something requires grad, its backward (the registry's VJPs recorded against
+cotangent inputs ``g0, g1, ...``).  :func:`_build` turns it into what a call
+replays:
+
+* a **loss** (one scalar output): the gradient is linear in its cotangent,
+  g ∇f(x), so one graph computes f and ∇f together (the cotangent a constant
+  1: a single fused loop where it can) and the backward only scales by g;
+* other outputs: the joint graph is **cut** (:func:`_split`): the forward
+  graph returns the outputs and the forward values the backward reads, the
+  backward graph takes those with the cotangents;
+* nothing requires grad: the forward graph alone.
+
+On the tape each differentiable output is one record, :class:`_CompiledOutput`,
+whose VJP replays the backward (on tensors, from the joint graph, when the
+backward is itself recorded: ``create_graph=True``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from difflab import backend, functions
+from difflab.jit.graph import Graph, Input, Ref, saved_owner, substitute
+from difflab.jit.passes import optimize
+from difflab.ops.primitive import Primitive
+from difflab.tensor import Tensor
+
+DEFAULT_PASSES = ("fold", "cse", "dce", "fuse")  # (fuse: float64 graphs, see _optimize)
+
+
+@dataclass
+class _Graphs:
+    """What one guard compiled to: forward (and backward) graphs, ready to replay."""
+
+    forward: Graph  # returns the outputs, then (training) the values the backward reads
+    n_outputs: int
+    output_spec: Any
+    differentiable: list[int]  # positions of the outputs that have a gradient
+    wrt: list[int]  # positions among the inputs of those that receive one
+    backward: Graph | None = None  # (inputs, cotangents, saved) -> one gradient per wrt
+    joint: Graph | None = None  # forward and backward in one graph (create_graph=True)
+    captured: list = field(default_factory=list)
+    trace_seconds: float = 0.0
+    scaled: bool = False  # forward also returns the loss's gradients, to be scaled by g
+
+
+def _ancestors(graph: Graph, refs: Sequence[Any]) -> set[str]:
+    """The names of the nodes the values ``refs`` are computed from."""
+    by_name = {n.name: n for n in graph.nodes}
+    seen: set[str] = set()
+    todo = [r.name for r in refs if isinstance(r, Ref)]
+    while todo:
+        name = todo.pop()
+        name = saved_owner(name) or name
+        if name in seen or name not in by_name:
+            continue
+        seen.add(name)
+        todo.extend(r.name for r in by_name[name].refs())
+    return seen
+
+
+def _split(joint: Graph, n_outputs: int, passes: tuple) -> tuple[Graph, Graph]:
+    """Cut the joint graph: forward = the outputs' ancestors, backward = the rest.
+
+    The forward graph returns the outputs, then every forward value a backward
+    node reads (``saved``); the backward graph takes those as inputs ``s_v3``
+    (``s_v3_s0`` for ``v3.s0``) after the joint graph's own inputs.
+    """
+    outputs, grads = joint.outputs[:n_outputs], joint.outputs[n_outputs:]
+    forward_names = _ancestors(joint, outputs)
+    forward_nodes = [n for n in joint.nodes if n.name in forward_names]
+    backward_nodes = [n for n in joint.nodes if n.name not in forward_names]
+    produced = {name for n in forward_nodes for name in n.outputs()}
+    saved: list[str] = []
+    for r in [r for n in backward_nodes for r in n.refs()] + list(grads):
+        if isinstance(r, Ref) and r.name in produced and r.name not in saved:
+            saved.append(r.name)
+    meta = joint.meta()
+    rename = {name: Ref("s_" + name.replace(".", "_")) for name in saved}
+    cotangent = [i for i in joint.inputs if i.name.startswith("g") and i.name[1:].isdigit()]
+    primal = [i for i in joint.inputs if i not in cotangent]
+    forward = Graph(joint.name, primal, joint.constants, forward_nodes,
+                    list(outputs) + [Ref(name) for name in saved])
+    backward_inputs = primal + cotangent + [
+        Input(rename[name].name, "input", meta[name][0], meta[name][1]) for name in saved]
+    nodes = []
+    for n in backward_nodes:
+        n = type(n)(n.name, n.op, substitute(n.args, rename),
+                    {k: substitute(v, rename) for k, v in n.params.items()}, n.shape, n.dtype,
+                    n.needs_input_grad, n.saved)
+        nodes.append(n)
+    backward = Graph(f"{joint.name}_backward", backward_inputs, joint.constants, nodes,
+                     [substitute(g, rename) for g in grads])
+    return _optimize(forward, passes), _optimize(backward, passes)
+
+
+def _seeded(joint: Graph) -> Graph:
+    """The joint graph with its one cotangent ``g0`` a constant 1: (outputs, gradients)."""
+    inputs, constants = [], dict(joint.constants)
+    for i in joint.inputs:
+        if i.name == "g0":
+            constants["g0"] = i.example  # (the ones traced with, on the outputs' device)
+            i = Input("g0", "constant", i.shape, i.dtype)
+        inputs.append(i)
+    return Graph(joint.name, inputs, constants, joint.nodes, joint.outputs, joint.output_spec)
+
+
+def _forward_only(joint: Graph, n_outputs: int, passes: tuple) -> Graph:
+    graph = Graph(joint.name, joint.inputs, joint.constants, joint.nodes,
+                  joint.outputs[:n_outputs])
+    return _optimize(graph, passes)
+
+
+def _optimize(graph: Graph, passes: tuple) -> Graph:
+    """The passes; the default backend's ``"fuse"`` only where it pays: a float64 graph.
+
+    The generated machine-code kernels (numba) are float64 loops; a float32
+    group would run the tiled NumPy kernel, which measured slower than
+    replaying the lines one by one at the sizes of teaching models.
+    """
+    if passes is DEFAULT_PASSES and not all(
+            np.dtype(n.dtype).kind not in "fc" or np.dtype(n.dtype) == np.float64
+            for n in graph.nodes):
+        passes = tuple(p for p in passes if p != "fuse")
+    return optimize(graph, passes)
+
+
+# ------------------------------------------------------------------ the tape
+
+
+class _Call:
+    """One replayed forward pass that the tape may differentiate: what its backward reads."""
+
+    __slots__ = ("graphs", "arrays", "outputs", "saved", "primals")
+
+    def __init__(self, graphs: _Graphs, arrays: list, outputs: list, saved: list,
+                 primals: list) -> None:
+        self.graphs, self.arrays, self.outputs = graphs, arrays, outputs
+        self.saved, self.primals = saved, primals
+
+    def cotangents(self, k: int, g: Any, xp: Any) -> list:
+        """The cotangent of every differentiable output: ``g`` for output k, zeros else."""
+        out = []
+        for j in self.graphs.differentiable:
+            o = self.outputs[j]
+            if j == k:
+                out.append(xp.broadcast_to(xp.asarray(g, dtype=o.dtype), o.shape))
+            else:
+                out.append(xp.zeros(o.shape, o.dtype))
+        return out
+
+    def backward(self, k: int, g: Any, xp: Any) -> tuple:
+        if self.graphs.scaled:  # (the gradients at g = 1 are saved: scale them)
+            if g.size == 1 and g.reshape(-1)[0] == 1:
+                return tuple(self.saved)
+            g = g.reshape(())
+            return tuple(s * g for s in self.saved)
+        program = self.graphs.backward.program()  # type: ignore[union-attr]
+        arrays = self.arrays + self.cotangents(k, g, xp) + self.saved
+        return tuple(program.run(arrays, check=False))
+
+    def backward_recorded(self, k: int, g: Tensor) -> tuple:
+        """create_graph=True: the joint graph on tensors, so the gradient is on the tape."""
+        joint = self.graphs.joint
+        values: dict[str, Any] = {}
+        inputs = [i for i in joint.inputs if i.kind != "constant"]  # type: ignore[union-attr]
+        primal = iter(self.primals)
+        xp = backend.array_module(self.outputs[k])
+        cotangents = iter(Tensor._wrap(c) for c in self.cotangents(k, 0.0, xp))
+        for i in inputs:
+            if i.name.startswith("g") and i.name[1:].isdigit():
+                values[i.name] = next(cotangents)
+            else:
+                values[i.name] = next(primal)
+        position = self.graphs.differentiable.index(k)
+        values[f"g{position}"] = g if g.shape == self.outputs[k].shape else \
+            functions.broadcast_to(g, self.outputs[k].shape)
+        results = joint.evaluate(values)  # type: ignore[union-attr]
+        return tuple(results[self.graphs.n_outputs:])
+
+
+class _CompiledOutput(Primitive):
+    """Output k of a replayed compiled call, as one record on the tape.
+
+    Its inputs are the tensors that receive gradients; its forward hands
+    back the output the forward graph already computed; its VJP replays the
+    backward graph (on tensors when the backward is itself recorded).
+    """
+
+    name = "compiled"
+
+    def __init__(self, call: _Call, k: int) -> None:
+        self.call, self.k = call, k
+
+    def forward(self, ctx: Any, xp: Any, *arrays: Any) -> Any:
+        return self.call.outputs[self.k]
+
+    def vjp(self, ctx: Any, xp: Any, g: Any, *saved: Any) -> tuple:
+        if xp is functions:
+            grads = self.call.backward_recorded(self.k, g)
+        else:
+            grads = self.call.backward(self.k, g, xp)
+        return tuple(grads)
+
+
+def _build(joint: Graph, tracer: Any, passes: tuple, seconds: float) -> _Graphs:
+    """The graphs of one guard from its joint trace (the tracer says which outputs are
+    differentiable, which tensors receive gradients, which were captured)."""
+    n = joint.n_outputs  # type: ignore[attr-defined]
+    differentiable = getattr(tracer, "differentiable", [])
+    wrt_tensors = getattr(tracer, "wrt", [])
+    captured = [(t, t.array.shape) for t in tracer.captured]
+    if differentiable and wrt_tensors:
+        order = {id(t): j for j, t in enumerate(tracer.primal_tensors)}  # type: ignore[attr-defined]
+        wrt = [order[id(t)] for t in wrt_tensors]
+        meta = joint.meta()
+        loss = joint.outputs[differentiable[0]]
+        if len(differentiable) == 1 and math.prod(meta[loss.name][0]) == 1:
+            # A loss: its gradient is linear in the one cotangent, g ∇f(x).  One pass
+            # computes f and ∇f together (a single fused loop where it can); the backward
+            # only scales by g.  (It is computed even if no backward follows.)
+            forward = _optimize(_seeded(joint), passes)
+            return _Graphs(forward, n, joint.output_spec, differentiable, wrt, None, joint,
+                           captured, seconds, scaled=True)
+        forward, backward = _split(joint, n, passes)
+        return _Graphs(forward, n, joint.output_spec, differentiable, wrt, backward, joint,
+                       captured, seconds)
+    forward = _forward_only(joint, n, passes)
+    return _Graphs(forward, n, joint.output_spec, [], [], None, None, captured, seconds)

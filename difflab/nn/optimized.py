@@ -1,0 +1,58 @@
+"""What ``dl.compile(module)`` returns: the module, its ``forward`` compiled.
+
+As PyTorch's ``OptimizedModule``: the original module is the child
+``_orig_mod``, so the parameters, buffers and ``state_dict`` are the
+original's own (keys under ``_orig_mod.``), an optimizer built on either
+steps both, and ``train()``/``eval()`` reach the original (the compiled
+forward guards on the ``training`` flags and traces again when they change).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from difflab.jit import compiler
+from difflab.nn.modules.module import Module
+
+
+class OptimizedModule(Module):
+    """A module whose ``forward`` is a :class:`~difflab.jit.compiler.CompiledFunction`.
+
+    Parameters
+    ----------
+    mod : Module
+        The original module (``_orig_mod``).
+    compiled : CompiledFunction
+        ``mod`` compiled (what ``forward`` calls).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> net = dl.nn.Linear(3, 2)
+    >>> fast = dl.compile(net)
+    >>> fast._orig_mod is net, fast.weight is net.weight
+    (True, True)
+    >>> list(fast.state_dict())
+    ['_orig_mod.weight', '_orig_mod.bias']
+    """
+
+    def __init__(self, mod: Module, compiled: compiler.CompiledFunction) -> None:
+        super().__init__()
+        self._orig_mod = mod
+        object.__setattr__(self, "_compiled", compiled)
+        self.training = mod.training
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self.__dict__["_compiled"](*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self.__dict__["_modules"]["_orig_mod"], name)
+
+    def __repr__(self) -> str:
+        return f"OptimizedModule({self._orig_mod!r})"
+
+
+compiler.register_module_wrapper(OptimizedModule)

@@ -1,0 +1,451 @@
+"""dl.compile: guards and re-tracing, the recompile limit, graph breaks, explain, training
+through compiled modules, fusion by default, and the errors for bad arguments."""
+
+import doctest
+import inspect
+import warnings
+
+import numpy as np
+import pytest
+
+import difflab as dl
+import difflab.nn as nn
+import difflab.nn.functional as F
+from difflab.diff.compiled import Compiled
+from difflab.jit import compiler
+from difflab.jit.compiler import GraphBreakError, RecompileLimitWarning
+
+rng = np.random.default_rng(0)
+
+
+def t(*shape, requires_grad=False):
+    return dl.tensor(rng.standard_normal(shape), requires_grad=requires_grad)
+
+
+def counted(fn):
+    """fn, counting how often its Python body runs."""
+    calls = []
+
+    def wrapper(*args, **kwargs):
+        calls.append(1)
+        return fn(*args, **kwargs)
+
+    wrapper.calls = calls
+    return wrapper
+
+
+# ------------------------------------------------------------------ trace once, replay
+
+
+def test_the_first_call_traces_and_later_calls_replay_without_running_python():
+    body = counted(lambda x, w: (x * w).sin().sum())
+    f = dl.compile(body)
+    x, w = t(5), t(5)
+    want = float((x * w).sin().sum())
+    assert float(f(x, w)) == pytest.approx(want, abs=1e-12)
+    for _ in range(3):
+        x2, w2 = t(5), t(5)
+        assert float(f(x2, w2)) == pytest.approx(float((x2 * w2).sin().sum()), abs=1e-12)
+    assert f.traces == 1 and len(body.calls) == 1
+
+
+@pytest.mark.parametrize("change", ["shape", "dtype", "requires_grad", "number", "grad_mode"])
+def test_a_failed_guard_traces_again_and_an_equal_guard_does_not(change):
+    f = dl.compile(lambda x, k: (x * k).exp().sum())
+    x = t(4)
+    f(x, 2.0)
+    f(t(4), 2.0)
+    assert f.traces == 1
+    if change == "shape":
+        y, k = t(6), 2.0
+    elif change == "dtype":
+        y, k = x.float(), 2.0
+    elif change == "requires_grad":
+        y, k = t(4, requires_grad=True), 2.0
+    elif change == "number":
+        y, k = x, 3.0
+    if change == "grad_mode":
+        y, k = t(4, requires_grad=True), 2.0
+        f(y, k)
+        with dl.no_grad():
+            out = f(y, k)
+        assert f.traces == 3 and not out.requires_grad
+        return
+    out = f(y, k)
+    assert f.traces == 2
+    assert float(out) == pytest.approx(float((y * k).exp().sum()), rel=1e-6)
+
+
+def test_keyword_and_nested_tensor_arguments_are_inputs_of_the_graph():
+    def f(xs, *, scale, bias=None):
+        return (xs[0] * xs[1] * scale + bias).sum()
+
+    g = dl.compile(f)
+    for _ in range(3):
+        a, b, c = t(4), t(4), t(4)
+        assert float(g([a, b], scale=2.0, bias=c)) == pytest.approx(
+            float(f([a, b], scale=2.0, bias=c)), abs=1e-12)
+    assert g.traces == 1
+    g([a, b], scale=3.0, bias=c)
+    assert g.traces == 2
+
+
+def test_a_module_is_guarded_on_its_training_flag_and_on_its_parameters_identity():
+    model = nn.Sequential(nn.Linear(3, 4), nn.Dropout(0.5), nn.Linear(4, 2)).double()
+    fast = dl.compile(model)
+    x = t(8, 3)
+    model.eval()
+    np.testing.assert_allclose(fast(x).detach().numpy(), model(x).detach().numpy(),
+                               rtol=1e-12)
+    fast(x)
+    assert fast._compiled.traces == 1
+    model.train()
+    fast(x)  # dropout active: another guard (it runs eagerly: random masks are values)
+    model.eval()
+    model[0].weight = nn.Parameter(model[0].weight.detach() * 2)  # a new Parameter
+    np.testing.assert_allclose(fast(x).detach().numpy(), model(x).detach().numpy(),
+                               rtol=1e-12)
+    assert len(fast._compiled.cache) == 3
+
+
+def test_a_module_s_bound_method_is_guarded_on_the_module_s_state():
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4)).double()
+    forward = dl.compile(model.forward)
+    x = t(6, 3)
+    forward(x)  # training: BatchNorm updates its statistics (runs eagerly)
+    model.eval()
+    np.testing.assert_allclose(forward(x).detach().numpy(), model(x).detach().numpy(),
+                               rtol=1e-12)
+    model[1].running_mean.array[...] = 5.0  # a buffer read at every call, not baked in
+    np.testing.assert_allclose(forward(x).detach().numpy(), model(x).detach().numpy(),
+                               rtol=1e-12)
+
+
+def test_past_the_recompile_limit_calls_run_eagerly_with_one_warning(monkeypatch):
+    monkeypatch.setattr(compiler.config, "recompile_limit", 2)
+    f = dl.compile(lambda x: x.cos().sum())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in range(2, 7):
+            x = t(n)
+            assert float(f(x)) == pytest.approx(float(x.cos().sum()), abs=1e-12)
+    assert [w.category for w in caught] == [RecompileLimitWarning]
+    assert "recompile_limit" in str(caught[0].message)
+    assert f.traces == 2
+
+
+def test_cache_size_limit_is_the_recompile_limit_s_older_name(monkeypatch):
+    monkeypatch.setattr(compiler.config, "recompile_limit", 8)
+    compiler.config.cache_size_limit = 3
+    assert compiler.config.recompile_limit == 3
+
+
+# ------------------------------------------------------------------ graph breaks
+
+
+def branchy(x):
+    if x.sum() > 0:  # a graph break: Python needs the value
+        return x.exp()
+    return -x
+
+
+def reads_item(x):
+    scale = x.max().item()
+    return x / scale
+
+
+def reads_tolist(x):
+    return x * len([v for v in x.tolist() if v > 0])
+
+
+@pytest.mark.parametrize("fn", [branchy, reads_item, reads_tolist])
+def test_a_graph_break_gives_the_eager_result_for_every_input(fn):
+    f = dl.compile(fn)
+    for x in (t(4).abs(), -t(4).abs(), t(4)):
+        np.testing.assert_array_equal(f(x).numpy(), fn(x).numpy())
+    assert f.traces == 0 and f.breaks
+    assert f.breaks[0].filename == __file__
+
+
+def test_printing_a_tensor_is_a_graph_break_so_it_prints_at_every_call(capsys):
+    def f(x):
+        y = x * 2
+        print(y)
+        return y.sum()
+
+    g = dl.compile(f)
+    g(dl.ones(2))
+    g(dl.ones(2))
+    assert capsys.readouterr().out.count("tensor(") == 2
+    assert "printing it" in g.breaks[0].reason
+
+
+def test_fullgraph_makes_a_graph_break_an_error_naming_the_line():
+    f = dl.compile(branchy, fullgraph=True)
+    with pytest.raises(GraphBreakError, match="graph break") as info:
+        f(t(3))
+    line = inspect.getsourcelines(branchy)[1] + 1
+    assert f"{__file__}:{line}" in str(info.value)
+
+
+def test_a_module_that_changes_its_buffers_runs_eagerly_and_updates_them_once():
+    dl.manual_seed(0)
+    eager = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4)).double()
+    dl.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4)).double()
+    fast = dl.compile(model)
+    for _ in range(3):
+        x = t(6, 3)
+        np.testing.assert_array_equal(fast(x).detach().numpy(), eager(x).detach().numpy())
+    np.testing.assert_array_equal(model[1].running_mean.numpy(), eager[1].running_mean.numpy())
+    assert "running_mean" in fast._compiled.breaks[0].reason
+
+
+def test_a_function_that_changes_its_argument_in_place_runs_eagerly_and_changes_it_once():
+    def f(x):
+        x.mul_(2.0)
+        return x.sum()
+
+    g = dl.compile(f)
+    a, b = dl.tensor([1.0, 2.0]), dl.tensor([1.0, 2.0])
+    for _ in range(2):
+        assert float(g(a)) == float(f(b))
+    np.testing.assert_array_equal(a.numpy(), b.numpy())  # [4, 8]: twice, not three times
+    assert "in place" in g.breaks[0].reason
+
+
+# ------------------------------------------------------------------ explain
+
+
+def test_explain_counts_graphs_and_breaks_with_their_file_and_line():
+    out = dl.compile.explain(branchy)(t(3))
+    assert (out.graph_count, out.graph_break_count, out.graphs) == (0, 1, [])
+    line = inspect.getsourcelines(branchy)[1] + 1
+    assert (out.break_reasons[0].filename, out.break_reasons[0].lineno) == (__file__, line)
+    text = str(out)
+    assert "Graph Break Count: 1" in text and f"{__file__}:{line}" in text
+
+    def two_breaks(x):
+        a = x.sum().item()
+        b = x.max().item()
+        return x * (a + b)
+
+    assert dl.jit.explain(two_breaks)(t(3)).graph_break_count == 2
+
+
+def test_explain_of_a_clean_function_shows_its_forward_and_backward_graphs():
+    f = dl.compile(lambda x: x.sin() * x)
+    assert dl.compile.explain(f)(t(3)).graph_count == 1
+    out = dl.compile.explain(f)(t(3, requires_grad=True))
+    assert (out.graph_count, out.graph_break_count) == (2, 0)
+    assert out.op_count == sum(out.ops_per_graph) > 0
+    # A loss: one graph computes it and its gradient together (the backward scales them).
+    loss = dl.compile.explain(lambda x: (x.sin() * x).sum())(t(3, requires_grad=True))
+    assert loss.graph_count == 1
+
+
+def test_a_loss_s_backward_scales_its_gradient_by_the_cotangent():
+    x1, x2 = t(4, requires_grad=True), None
+    x2 = dl.tensor(x1.detach().numpy(), requires_grad=True)
+    f = lambda x: (x.sin() * x).sum()  # noqa: E731
+    dl.compile(f)(x1).backward(dl.tensor(3.0, dtype=dl.float64))
+    f(x2).backward(dl.tensor(3.0, dtype=dl.float64))
+    np.testing.assert_allclose(x1.grad.numpy(), x2.grad.numpy(), rtol=1e-12)
+
+
+def test_explain_takes_a_compiled_module_and_a_compiled_function_is_inlined_in_a_trace():
+    model = mlp()
+    out = dl.compile.explain(dl.compile(model))(t(4, 6))
+    assert (out.graph_count, out.graph_break_count) == (2, 0)  # (parameters require grad)
+    inner = dl.compile(lambda v: v.exp())
+    traced = dl.jit.trace(lambda v: inner(v).sum(), t(3))
+    assert "exp" in traced.graph.op_counts() and inner.traces == 0
+
+
+# ------------------------------------------------------------------ training
+
+
+def mlp():
+    dl.manual_seed(0)
+    return nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 3)).double()
+
+
+@pytest.mark.parametrize("optimizer", [dl.optim.SGD, dl.optim.Adam])
+def test_training_a_compiled_module_equals_eager_training(optimizer):
+    eager, model = mlp(), mlp()
+    fast = dl.compile(model)
+    x, y = t(10, 6), dl.tensor(rng.integers(0, 3, 10))
+    opt_eager = optimizer(eager.parameters(), lr=0.05)
+    opt_fast = optimizer(fast.parameters(), lr=0.05)
+    for _ in range(5):
+        for net, opt in ((eager, opt_eager), (fast, opt_fast)):
+            opt.zero_grad()
+            loss = F.cross_entropy(net(x), y)
+            loss.backward()
+            opt.step()
+    for p, q in zip(eager.parameters(), model.parameters()):
+        np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(), rtol=0, atol=1e-12)
+    assert fast._compiled.traces == 1
+
+
+def test_a_compiled_function_reaches_the_parameters_it_uses_from_outside():
+    eager, model = mlp(), mlp()
+    x, y = t(10, 6), dl.tensor(rng.integers(0, 3, 10))
+    step = dl.compile(lambda x, y: F.cross_entropy(model(x), y))
+    step(x, y).backward()
+    F.cross_entropy(eager(x), y).backward()
+    for p, q in zip(eager.parameters(), model.parameters()):
+        np.testing.assert_allclose(q.grad.numpy(), p.grad.numpy(), rtol=0, atol=1e-12)
+
+
+def test_gradients_of_several_outputs_and_of_inputs_equal_the_tape_s():
+    def f(a, b):
+        return (a * b).sin(), (a @ b.T).tanh().sum()
+
+    g = dl.compile(f)
+    a1, b1 = t(3, 4, requires_grad=True), t(3, 4, requires_grad=True)
+    a2, b2 = (dl.tensor(v.detach().numpy(), requires_grad=True) for v in (a1, b1))
+    for fn, a, b in ((g, a1, b1), (f, a2, b2)):
+        u, s = fn(a, b)
+        (u.sum() * 2 + s).backward()
+    np.testing.assert_allclose(a1.grad.numpy(), a2.grad.numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(b1.grad.numpy(), b2.grad.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_an_argument_the_outputs_do_not_depend_on_gets_no_gradient():
+    def f(x, unused):
+        return (x * x).sum(), x.exp()
+
+    x, unused = t(3, requires_grad=True), t(3, requires_grad=True)
+    g = dl.compile(f)
+    for _ in range(2):
+        loss, e = g(x, unused)
+        (loss + e.sum()).backward()
+    assert unused.grad is None
+    np.testing.assert_allclose(x.grad.numpy(), 2 * (2 * x + x.exp()).detach().numpy(),
+                               rtol=1e-12)
+
+
+def test_a_second_derivative_through_a_compiled_function_is_recorded():
+    x1, x2 = dl.tensor([0.3, 0.7], requires_grad=True), dl.tensor([0.3, 0.7],
+                                                                    requires_grad=True)
+    f = lambda x: (x.sin() * x).sum()  # noqa: E731
+    for fn, x in ((dl.compile(f), x1), (f, x2)):
+        (g,) = dl.autograd.grad(fn(x), x, create_graph=True)
+        g.sum().backward()
+    np.testing.assert_allclose(x1.grad.numpy(), x2.grad.numpy(), rtol=1e-12)
+
+
+def test_a_compiled_module_trains_on_the_gpu_and_the_device_is_part_of_the_guard(cuda):
+    eager, model = mlp(), mlp()
+    eager.to(cuda)
+    model.to(cuda)
+    fast = dl.compile(model)
+    x, y = t(10, 6).to(cuda), dl.tensor(rng.integers(0, 3, 10)).to(cuda)
+    for net in (eager, fast):
+        F.cross_entropy(net(x), y).backward()
+    for p, q in zip(eager.parameters(), model.parameters()):
+        assert q.grad.device.type == "cuda"
+        np.testing.assert_allclose(q.grad.cpu().numpy(), p.grad.cpu().numpy(), atol=1e-12)
+    model.to("cpu")
+    fast(x.cpu())
+    assert fast._compiled.traces == 2
+
+
+# ------------------------------------------------------------------ fusion by default
+
+
+def rosenbrock(x):
+    a, b = x[:-1], x[1:]
+    return (100.0 * (b - a * a) ** 2 + (1.0 - a) ** 2).sum()
+
+
+def test_fusion_is_on_by_default_and_equals_the_unfused_graphs():
+    x = t(1000)
+    fused = dl.compile(rosenbrock)
+    unfused = dl.compile(rosenbrock, backend="aot_eager")
+    xs = [dl.tensor(x.numpy(), requires_grad=True) for _ in range(2)]
+    for fn, xi in zip((fused, unfused), xs):
+        fn(xi)  # (trace)
+        fn(xi).backward()
+    np.testing.assert_allclose(xs[0].grad.numpy(), xs[1].grad.numpy(), rtol=1e-12)
+    entry = next(iter(fused.cache.values()))
+    assert "fused" in entry.forward.op_counts()  # (a loss: f and its gradient in one graph)
+
+
+def test_the_compiled_method_fuses_by_default_and_equals_the_unfused_method():
+    assert "fuse" in Compiled().passes
+    x = rng.uniform(-1.5, 1.5, 1000)
+    got = dl.grad(rosenbrock, method="compiled")(x)
+    want = dl.grad(rosenbrock, method=Compiled(("fold", "cse", "dce")))(x)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_the_first_call_lets_the_traced_run_free_what_it_no_longer_needs():
+    import tracemalloc
+
+    x = dl.tensor(rng.uniform(-1.5, 1.5, 100_000), requires_grad=True)
+    f = dl.compile(rosenbrock, backend="aot_eager")  # (no kernels: the trace's memory alone)
+    tracemalloc.start()
+    f(x).backward()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 16 * x.numpy(force=True).nbytes  # (24x while the tracer kept every array)
+
+
+# ------------------------------------------------------------------ faces and errors
+
+
+def test_decorator_forms_and_disable():
+    @dl.compile
+    def a(x):
+        return x * 2
+
+    @dl.compile(fullgraph=True, mode="reduce-overhead")
+    def b(x):
+        return x * 3
+
+    assert a.__name__ == "a" and float(a(dl.ones(1))) == 2 and float(b(dl.ones(1))) == 3
+
+    def c(x):
+        return x
+
+    assert dl.compile(c, disable=True) is c
+
+
+def test_a_compiled_module_shares_parameters_and_state_dict_with_the_original():
+    model = mlp()
+    fast = dl.compile(model)
+    assert isinstance(fast, nn.Module) and fast._orig_mod is model
+    assert [p is q for p, q in zip(fast.parameters(), model.parameters())] == [True] * 4
+    assert list(fast.state_dict()) == ["_orig_mod." + k for k in model.state_dict()]
+    model.note = "kept"
+    assert fast.note == "kept"  # (other attributes reach the original)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"backend": "xla"}, "unknown backend 'xla'"),
+    ({"mode": "fastest"}, "unknown mode 'fastest'"),
+    ({"dynamic": True}, "dynamic=True"),
+    ({"options": {"triton.cudagraphs": True}}, "unknown option"),
+    ({"options": {"passes": ("fold", "unroll")}}, "unknown graph passes"),
+])
+def test_bad_arguments_are_clear_errors(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        dl.compile(lambda x: x, **kwargs)
+
+
+def test_compiling_something_that_is_not_callable_says_what_to_pass():
+    with pytest.raises(TypeError, match="compiles a function or a module"):
+        dl.compile(dl.ones(3))
+
+
+def test_the_examples_in_the_docstrings_run():
+    from difflab.nn import optimized
+
+    for module in (compiler, optimized):
+        finder = doctest.DocTestFinder(exclude_empty=True)
+        runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+        for test in finder.find(module, module.__name__, globs={}):
+            runner.run(test)
+        assert runner.failures == 0, f"{module.__name__}: {runner.failures} failed"
