@@ -247,6 +247,31 @@ from difflab.functions_joining import (  # noqa: E402
     vsplit,
     vstack,
 )
+from difflab.functions_math import (  # noqa: E402
+    addcdiv,
+    addcmul,
+    deg2rad,
+    exp2,
+    fmax,
+    fmin,
+    fmod,
+    frac,
+    hypot,
+    isin,
+    isneginf,
+    isposinf,
+    isreal,
+    lerp,
+    logaddexp,
+    logaddexp2,
+    logit,
+    nan_to_num,
+    positive,
+    rad2deg,
+    sinc,
+    trunc,
+    xlogy,
+)
 from difflab.functions_picking import (  # noqa: E402
     addbmm,
     addmm,
@@ -271,6 +296,21 @@ from difflab.functions_picking import (  # noqa: E402
     triu_indices,
     vander,
     vdot,
+)
+from difflab.functions_statistics import (  # noqa: E402
+    aminmax,
+    cdist,
+    corrcoef,
+    cov,
+    dist,
+    kthvalue,
+    median,
+    msort,
+    nanmean,
+    nanmedian,
+    nansum,
+    std_mean,
+    var_mean,
 )
 from difflab.random import (  # noqa: E402
     default_generator,

@@ -356,6 +356,16 @@ def function_cases() -> dict[str, Case]:
         "dl.block_diag": (lambda a, b: dl.block_diag(a, b), [M23, V]),
         "dl.meshgrid": (lambda a, b: dl.meshgrid(a, b, indexing="xy"), [V, ((3,), (-2, 2))]),
         "dl.tensor_split": (lambda x: dl.tensor_split(x, [1, 4]), [V]),
+        # (pointwise formulas and order statistics composed of primitives: functions_math)
+        "dl.addcdiv": (lambda x, a, b: dl.addcdiv(x, a, b, value=0.5), [V, V, ((6,), (0.5, 2))]),
+        "dl.addcmul": (lambda x, a, b: dl.addcmul(x, a, b, value=-2.0), [V, V, V]),
+        "dl.lerp": (lambda a, b, w: dl.lerp(a, b, w), [V, V, ((6,), (0, 1))]),
+        "dl.kthvalue": (lambda x: dl.kthvalue(x.reshape(2, 3), 2, dim=1), [V]),
+        "dl.median": (lambda x: dl.median(x.reshape(3, 2), dim=0), [V]),
+        "dl.nanmedian": (lambda x: dl.nanmedian(x), [V]),
+        "dl.isin": (lambda x: dl.isin(x.round(), dl.tensor([0.0, 1.0])), [V]),
+        "dl.cov": (lambda x, w: dl.cov(x, aweights=w), [M23, ((3,), (0.5, 2))]),
+        "dl.cdist": (lambda a, b: dl.cdist(a, b, p=1.5), [M23, ((4, 3), (-2, 2))]),
     }
     return {name: Case(name, call, tuple(specs)) for name, (call, specs) in table.items()}
 
