@@ -611,14 +611,6 @@ class TensorMethods:
 
         return histc(self, bins, min, max)
 
-    def log10_(self) -> Tensor:
-        self[...] = self.log10()
-        return self
-
-    def log2_(self) -> Tensor:
-        self[...] = self.log2()
-        return self
-
     # ================================================================= end compat-core
 
     # -----------------------------------------------------------------------------------

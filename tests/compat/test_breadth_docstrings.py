@@ -27,7 +27,7 @@ MODULES = [
     "difflab.cuda", "difflab.cuda.amp", "difflab.backends.cudnn", "difflab.backends.cuda",
     "difflab.backends.mps", "difflab.serialization", "difflab.serialization_modules",
     "difflab.functions_joining", "difflab.functions_picking", "difflab.functions_math",
-    "difflab.functions_statistics",
+    "difflab.functions_statistics", "difflab.tensor_inplace",
 ]
 
 def _public(module: str) -> list[str]:
