@@ -244,6 +244,7 @@ from difflab.functions_joining import (  # noqa: E402
     swapdims,
     tensor_split,
     tile,
+    unflatten,
     vsplit,
     vstack,
 )
@@ -296,6 +297,14 @@ from difflab.functions_picking import (  # noqa: E402
     triu_indices,
     vander,
     vdot,
+)
+from difflab.functions_selecting import (  # noqa: E402
+    argwhere,
+    index_add,
+    index_fill,
+    index_put,
+    masked_select,
+    nonzero,
 )
 from difflab.functions_statistics import (  # noqa: E402
     aminmax,

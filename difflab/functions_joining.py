@@ -27,13 +27,13 @@ from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.creation import zeros
 from difflab.dtypes import result_type
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import Size, tensor_of
+from difflab.tensor_arguments import Size, shape_args, tensor_of
 
 __all__ = [
     "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_shapes",
     "broadcast_tensors", "broadcast_to", "column_stack", "concat", "dsplit", "dstack", "fliplr",
     "flipud", "hsplit", "hstack", "movedim", "moveaxis", "ravel", "rot90", "row_stack",
-    "swapdims", "tensor_split", "tile", "vsplit", "vstack",
+    "swapdims", "tensor_split", "tile", "unflatten", "vsplit", "vstack",
 ]
 
 
@@ -700,3 +700,53 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:  #
     if turns == 3:
         return x.flip(d0).transpose(d0, d1)
     return x.clone()
+
+
+def _tile_method(self: Tensor, *dims: Any) -> Tensor:
+    """``x.tile(2, 3)`` or ``x.tile((2, 3))``: :func:`tile` with PyTorch's method spelling."""
+    return tile(self, shape_args(dims))
+
+
+def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:  # noqa: A002
+    """Split one dimension into several: ``(2, 6)`` with ``dim=1, sizes=(2, 3)`` is ``(2, 2, 3)``.
+
+    Parameters
+    ----------
+    input : Tensor
+        The tensor.
+    dim : int
+        The dimension to split.
+    sizes : sequence of int
+        Its new sizes (one may be ``-1``); their product must be the old size.
+
+    Returns
+    -------
+    Tensor
+        A view with ``len(sizes) - 1`` more dimensions.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.ones(2, 6).unflatten(1, (2, 3)).shape
+    difflab.Size([2, 2, 3])
+    """
+    x = tensor_of(input)
+    dim = _dim(dim, x.ndim, "unflatten")
+    sizes = tuple(int(n) for n in sizes)
+    known = int(np.prod([n for n in sizes if n != -1]))
+    if sizes.count(-1) > 1 or (-1 not in sizes and known != x.shape[dim]) or (
+            -1 in sizes and (known == 0 or x.shape[dim] % known)):
+        raise RuntimeError(f"unflatten: sizes {sizes} do not multiply to dimension {dim}'s "
+                           f"size {x.shape[dim]}")
+    return x.reshape(tuple(x.shape[:dim]) + sizes + tuple(x.shape[dim + 1:]))
+
+
+# Tensor methods: the functions themselves (attached here: the tensor module does not
+# import this one).
+_TENSOR_METHODS = {
+    "movedim": movedim, "moveaxis": moveaxis, "swapdims": swapdims, "tile": _tile_method,
+    "fliplr": fliplr, "flipud": flipud, "rot90": rot90, "tensor_split": tensor_split,
+    "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit, "unflatten": unflatten,
+}
+for _name, _function in _TENSOR_METHODS.items():
+    setattr(Tensor, _name, _function)

@@ -627,3 +627,16 @@ def isin(elements: Any, test_elements: Any, *, invert: bool = False) -> Tensor:
     x, table = tensor_of(elements), tensor_of(test_elements).reshape(-1)
     found = (x.unsqueeze(-1) == table).any(-1)
     return F.logical_not(found) if invert else found
+
+
+# Tensor methods: the functions themselves (x.trunc() is trunc(x)).  The tensor module does
+# not import this one (no import cycle), so they are attached when it is imported.
+_TENSOR_METHODS = {
+    "trunc": trunc, "frac": frac, "fmod": fmod, "lerp": lerp, "addcmul": addcmul,
+    "addcdiv": addcdiv, "logit": logit, "nan_to_num": nan_to_num, "remainder": F.remainder,
+    "hypot": hypot, "xlogy": xlogy, "logaddexp": logaddexp, "sinc": sinc, "exp2": exp2,
+    "deg2rad": deg2rad, "rad2deg": rad2deg, "fmax": fmax, "fmin": fmin, "isposinf": isposinf,
+    "isneginf": isneginf, "positive": positive,
+}
+for _name, _function in _TENSOR_METHODS.items():
+    setattr(Tensor, _name, _function)

@@ -747,3 +747,14 @@ def chain_matmul(*matrices: Tensor) -> Tensor:
     for m in matrices[1:]:
         out = F.mm(out, tensor_of(m))
     return out
+
+
+# Tensor methods: the functions themselves (attached here: the tensor module does not
+# import this one).
+_TENSOR_METHODS = {
+    "narrow": narrow, "select": select, "take": take, "take_along_dim": take_along_dim,
+    "diag": diag, "diagonal": diagonal, "diag_embed": diag_embed, "trace": trace, "kron": kron,
+    "inner": inner, "addmm": addmm, "addmv": addmv, "addr": addr, "addbmm": addbmm,
+}
+for _name, _function in _TENSOR_METHODS.items():
+    setattr(Tensor, _name, _function)

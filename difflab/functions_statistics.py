@@ -492,3 +492,14 @@ def corrcoef(input: Tensor) -> Tensor:  # noqa: A002
         return c / c
     spread = F.sqrt(diagonal(c))
     return F.clamp(c / spread.unsqueeze(1) / spread.unsqueeze(0), -1.0, 1.0)
+
+
+# Tensor methods: the functions themselves (attached here: the tensor module does not
+# import this one).
+_TENSOR_METHODS = {
+    "median": median, "nanmedian": nanmedian, "kthvalue": kthvalue, "msort": msort,
+    "aminmax": aminmax, "nansum": nansum, "nanmean": nanmean, "count_nonzero": F.count_nonzero,
+    "dist": dist,
+}
+for _name, _function in _TENSOR_METHODS.items():
+    setattr(Tensor, _name, _function)

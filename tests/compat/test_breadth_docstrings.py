@@ -28,6 +28,7 @@ MODULES = [
     "difflab.backends.mps", "difflab.serialization", "difflab.serialization_modules",
     "difflab.functions_joining", "difflab.functions_picking", "difflab.functions_math",
     "difflab.functions_statistics", "difflab.tensor_inplace",
+    "difflab.functions_selecting",
 ]
 
 def _public(module: str) -> list[str]:
@@ -39,6 +40,7 @@ NEW_NAMES = {
     "difflab.functions_picking": _public("difflab.functions_picking"),
     "difflab.functions_math": _public("difflab.functions_math"),
     "difflab.functions_statistics": _public("difflab.functions_statistics"),
+    "difflab.functions_selecting": _public("difflab.functions_selecting"),
     "difflab.nn.functional_layers": _public("difflab.nn.functional_layers"),
     "difflab.nn.functional_losses": _public("difflab.nn.functional_losses"),
     "difflab.nn.functional_conv": _public("difflab.nn.functional_conv"),
