@@ -238,3 +238,13 @@ def to_device(array: Any, dev: Device) -> Any:
 def to_numpy(array: Any) -> np.ndarray:
     """A NumPy array with the same values (copied from the GPU if needed)."""
     return array.get() if is_gpu_array(array) else np.asarray(array)
+
+
+def data_address(array: Any) -> int:
+    """The memory address of an array's first element (NumPy's or CUDA's array interface)."""
+    interface = getattr(array, "__array_interface__", None)
+    if interface is None:
+        interface = getattr(array, "__cuda_array_interface__", None)
+    if interface is None:  # an array type with neither interface: its host copy's layout
+        interface = to_numpy(array).__array_interface__
+    return int(interface["data"][0])

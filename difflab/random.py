@@ -148,6 +148,14 @@ def integers_array(low: int, high: int, shape: tuple, dtype: Any, device: Any = 
     return _place(_rng(generator).integers(low, high, size=shape), dtype, device)
 
 
+def draw_array(distribution: str, *params: float, shape: tuple, dtype: Any, device: Any = None,
+               generator: Generator | None = None) -> Any:
+    """Draws from one of NumPy's ``Generator`` distributions by name (``"exponential"``,
+    ``"geometric"``, ``"standard_cauchy"``, ``"lognormal"``, ``"random"``), placed as a
+    tensor's array: the in-place samplers (``x.exponential_()``, ...) share it."""
+    return _place(getattr(_rng(generator), distribution)(*params, size=shape), dtype, device)
+
+
 def permutation(n: int, generator: Generator | None = None) -> np.ndarray:
     return _rng(generator).permutation(n)
 

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from difflab import backend, dtypes
-from difflab.dtypes import _Defaults, bool_, float16, float32, float64, int32, int64
+from difflab.dtypes import _Defaults, bool_, float16, float32, float64, int16, int32, int64, uint8
 from difflab.tensor_arguments import (
     Size,
     promote,
@@ -394,6 +394,82 @@ class Tensor(TensorMethods, InPlaceMethods):
 
     def is_floating_point(self) -> bool:
         return self.dtype.kind == "f"
+
+    def short(self) -> Tensor:
+        """This tensor as 16-bit integers (``self.to(difflab.int16)``)."""
+        return self.to(int16)
+
+    def byte(self) -> Tensor:
+        """This tensor as unsigned 8-bit integers (``self.to(difflab.uint8)``)."""
+        return self.to(uint8)
+
+    def is_complex(self) -> bool:
+        """True for a complex dtype."""
+        return self.dtype.kind == "c"
+
+    # ----------------------------------------------------- the memory behind the values
+    # A tensor's values live in one NumPy (or CuPy) array; these read its layout, for
+    # programs that print or check it.  difflab never needs them itself.
+    def element_size(self) -> int:
+        """Bytes per element (4 for float32).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.zeros(3, dtype=dl.float64).element_size()
+        8
+        """
+        return self.array.dtype.itemsize
+
+    def stride(self, dim: int | None = None) -> Any:
+        """Steps in *elements* between neighbours along each dimension (NumPy counts bytes).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.zeros(2, 3).stride(), dl.zeros(2, 3).t().stride(0)
+        ((3, 1), 1)
+        """
+        steps = tuple(s // self.array.dtype.itemsize for s in self.array.strides)
+        return steps if dim is None else steps[dim]
+
+    def is_contiguous(self, memory_format: Any = None) -> bool:
+        """True when the values lie in row-major order without gaps (a transpose is not).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.zeros(2, 3).is_contiguous(), dl.zeros(2, 3).t().is_contiguous()
+        (True, False)
+        """
+        return bool(self.array.flags.c_contiguous)
+
+    def data_ptr(self) -> int:
+        """The address of the first element (views of one tensor differ by their offset).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.zeros(4)
+        >>> x[1:].data_ptr() - x.data_ptr() == x.element_size()
+        True
+        """
+        return int(backend.data_address(self.array))
+
+    def storage_offset(self) -> int:
+        """Elements between the start of the memory this tensor views and its first element.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.arange(6)[2:].storage_offset()
+        2
+        """
+        base = self.array
+        while getattr(base, "base", None) is not None:
+            base = base.base
+        gap = backend.data_address(self.array) - backend.data_address(base)
+        return int(gap // self.array.dtype.itemsize)
 
 from difflab.autograd.engine import GraphRecorder as _GraphRecorder  # noqa: E402
 from difflab.autograd.engine import apply as _apply  # noqa: E402

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from difflab import backend
 from difflab.autograd.engine import apply as _apply
 from difflab.autograd.grad_mode import _State
@@ -143,8 +145,7 @@ class InPlaceMethods:
         return self
 
     def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-        self[...] = self.clamp(min, max)
-        return self
+        return self._replace_with(lambda x: x.clamp(min, max))
 
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
         from difflab.random import normal_array
@@ -156,4 +157,290 @@ class InPlaceMethods:
         from difflab.random import uniform_array
 
         self[...] = uniform_array(a, b, self.shape, self.dtype, self.device, generator)
+        return self
+
+    # ------------------------------------------------ the math functions, in place
+    # Each computes the new value out of place (recorded on the tape when x is part of a
+    # graph) and writes it back with __setitem__, which keeps the in-place rules above
+    # (leaf check, snapshot, version counter) in one place.
+    def _replace_with(self, compute: Any) -> Tensor:
+        """Write ``compute(x)`` into ``x``.  While recording, ``compute`` reads a snapshot:
+        its record may save its input (``abs`` saves x), and the write replaces x."""
+        source = self._snapshot() if (_State.enabled and self.requires_grad) else self
+        self[...] = compute(source)
+        return self
+
+    def abs_(self) -> Tensor:
+        """``x.abs()`` written into ``x``.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([-1.0, 2.0])
+        >>> x.abs_().tolist()
+        [1.0, 2.0]
+        """
+        return self._replace_with(lambda x: x.abs())
+
+    def neg_(self) -> Tensor:
+        """``-x`` written into ``x``.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([1.0, -2.0]).neg_().tolist()
+        [-1.0, 2.0]
+        """
+        return self._replace_with(lambda x: -x)
+
+    def exp_(self) -> Tensor:
+        """``x.exp()`` written into ``x``.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([0.0]).exp_().tolist()
+        [1.0]
+        """
+        return self._replace_with(lambda x: x.exp())
+
+    def log_(self) -> Tensor:
+        """``x.log()`` written into ``x``.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([1.0]).log_().tolist()
+        [0.0]
+        """
+        return self._replace_with(lambda x: x.log())
+
+    def sqrt_(self) -> Tensor:
+        """``x.sqrt()`` written into ``x``.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([4.0, 9.0]).sqrt_().tolist()
+        [2.0, 3.0]
+        """
+        return self._replace_with(lambda x: x.sqrt())
+
+    def pow_(self, exponent: Any) -> Tensor:
+        """``x ** exponent`` written into ``x``.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([2.0, 3.0]).pow_(2).tolist()
+        [4.0, 9.0]
+        """
+        return self._replace_with(lambda x: x ** exponent)
+
+    def sigmoid_(self) -> Tensor:
+        """``x.sigmoid()`` written into ``x``.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([0.0]).sigmoid_().tolist()
+        [0.5]
+        """
+        return self._replace_with(lambda x: x.sigmoid())
+
+    def tanh_(self) -> Tensor:
+        """``x.tanh()`` written into ``x``.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([0.0]).tanh_().tolist()
+        [0.0]
+        """
+        return self._replace_with(lambda x: x.tanh())
+
+    def relu_(self) -> Tensor:
+        """``x.relu()`` written into ``x`` (what ``nn.ReLU(inplace=True)`` does).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([-1.0, 2.0]).relu_().tolist()
+        [0.0, 2.0]
+        """
+        return self._replace_with(lambda x: x.relu())
+
+    def floor_(self) -> Tensor:
+        """``x.floor()`` written into ``x``.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([1.7, -1.2]).floor_().tolist()
+        [1.0, -2.0]
+        """
+        return self._replace_with(lambda x: x.floor())
+
+    def round_(self, decimals: int = 0) -> Tensor:
+        """``x.round(decimals)`` written into ``x`` (halves to even, as PyTorch).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([0.5, 1.5, 2.25]).round_().tolist()
+        [0.0, 2.0, 2.0]
+        """
+        return self._replace_with(lambda x: x.round(decimals=decimals) if decimals else x.round())
+
+    def log10_(self) -> Tensor:
+        """``x.log10()`` written into ``x``.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([100.0], dtype=dl.float64).log10_().tolist()
+        [2.0]
+        """
+        return self._replace_with(lambda x: x.log10())
+
+    def log2_(self) -> Tensor:
+        """``x.log2()`` written into ``x``.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([8.0]).log2_().tolist()
+        [3.0]
+        """
+        return self._replace_with(lambda x: x.log2())
+
+    def tril_(self, diagonal: int = 0) -> Tensor:
+        """``x.tril(diagonal)`` written into ``x``: zeros above the diagonal.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.ones(2, 2).tril_().tolist()
+        [[1.0, 0.0], [1.0, 1.0]]
+        """
+        return self._replace_with(lambda x: x.tril(diagonal))
+
+    def triu_(self, diagonal: int = 0) -> Tensor:
+        """``x.triu(diagonal)`` written into ``x``: zeros below the diagonal.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.ones(2, 2).triu_().tolist()
+        [[1.0, 1.0], [0.0, 1.0]]
+        """
+        return self._replace_with(lambda x: x.triu(diagonal))
+
+    # ------------------------------------------------------- in-place random draws
+    # Fresh values from the generator, like normal_ and uniform_: nothing to differentiate.
+    def _draw_(self, distribution: str, *params: float, generator: Any = None) -> Tensor:
+        from difflab.random import draw_array
+
+        self[...] = draw_array(distribution, *params, shape=tuple(self.shape),
+                               dtype=self.dtype, device=self.device, generator=generator)
+        return self
+
+    def exponential_(self, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
+        """Fill with draws from the exponential distribution of rate ``lambd`` (mean 1/λ).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> bool((dl.empty(100).exponential_(2.0) >= 0).all())
+        True
+        """
+        if lambd <= 0:
+            raise ValueError(f"exponential_ expects a positive rate lambd, got {lambd}")
+        return self._draw_("exponential", 1.0 / lambd, generator=generator)
+
+    def geometric_(self, p: float, *, generator: Any = None) -> Tensor:
+        """Fill with the number of Bernoulli(p) trials up to the first success (1, 2, ...).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> bool((dl.empty(100).geometric_(0.5) >= 1).all())
+        True
+        """
+        if not 0 < p <= 1:
+            raise ValueError(f"geometric_ expects a probability p in (0, 1], got {p}")
+        return self._draw_("geometric", p, generator=generator)
+
+    def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *,
+                generator: Any = None) -> Tensor:
+        """Fill with draws from the Cauchy distribution ``median + sigma · tan(π(U - ½))``.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.empty(3).cauchy_().shape
+        difflab.Size([3])
+        """
+        from difflab.random import draw_array
+
+        draws = draw_array("standard_cauchy", shape=tuple(self.shape), dtype="float64",
+                           device=self.device, generator=generator)
+        self[...] = draws * sigma + median
+        return self
+
+    def log_normal_(self, mean: float = 1.0, std: float = 2.0, *,
+                    generator: Any = None) -> Tensor:
+        """Fill with ``exp(N(mean, std²))`` draws (``mean``, ``std`` of the logarithm).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> bool((dl.empty(10).log_normal_() > 0).all())
+        True
+        """
+        return self._draw_("lognormal", mean, std, generator=generator)
+
+    def bernoulli_(self, p: float = 0.5, *, generator: Any = None) -> Tensor:
+        """Fill with 1 with probability ``p``, else 0.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> sorted(set(dl.empty(50).bernoulli_(0.5).tolist())) in ([0.0, 1.0], [0.0], [1.0])
+        True
+        """
+        if not 0 <= p <= 1:
+            raise ValueError(f"bernoulli_ expects a probability p in [0, 1], got {p}")
+        from difflab.random import uniform_array
+
+        draws = uniform_array(0.0, 1.0, tuple(self.shape), "float64", self.device, generator)
+        self[...] = draws < p
+        return self
+
+    def random_(self, from_: int = 0, to: int | None = None, *, generator: Any = None) -> Tensor:
+        """Fill with integers drawn uniformly from ``[from_, to)``.
+
+        Without ``to``: up to ``2**mantissa`` for floats (every integer exactly
+        representable), the dtype's largest value for integers, as PyTorch.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.empty(20).random_(3, 6)
+        >>> bool(((x >= 3) & (x < 6)).all())
+        True
+        """
+        from difflab.random import integers_array
+
+        if to is None:
+            if self.dtype.is_floating_point:
+                to = 2 ** (np.finfo(self.dtype.dtype).nmant + 1)
+            elif self.dtype.kind == "b":
+                to = 2
+            else:
+                to = int(np.iinfo(self.dtype.dtype).max)
+        if to <= from_:
+            raise ValueError(f"random_ expects from_ < to, got [{from_}, {to})")
+        self[...] = integers_array(from_, to, tuple(self.shape), self.dtype, self.device,
+                                   generator)
         return self

@@ -575,14 +575,6 @@ class TensorMethods:
         return self._new(data, dtype, device, requires_grad)
 
 
-    def log10_(self) -> Tensor:
-        self[...] = self.log10()
-        return self
-
-    def log2_(self) -> Tensor:
-        self[...] = self.log2()
-        return self
-
     # ================================================================= end compat-core
 
     # -----------------------------------------------------------------------------------

@@ -5,8 +5,9 @@ Build (from the repository root)::
     python -m sphinx -W --keep-going -n -b html docs docs/_build/html
 
 The teaching notebooks live in ``notebooks/`` at the repository root; this file
-copies them into ``docs/notebooks/`` (ignored by git) so Sphinx can render them
-with MyST-NB.  They are executed during the build and cached in
+writes their student versions (solutions replaced, as ``difflab assign`` releases
+them) into ``docs/notebooks/`` (ignored by git) so Sphinx can render them with
+MyST-NB.  They are executed during the build and cached in
 ``docs/_build/.jupyter_cache`` (only changed notebooks run again); pass
 ``-D nb_execution_mode=off`` to render them without outputs (the test suite
 does, since it executes every notebook separately).
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import filecmp
 import importlib
-import shutil
 import sys
 from pathlib import Path
 
@@ -111,18 +111,33 @@ html_title = f"difflab {release}"
 html_show_sourcelink = False
 
 
-# -- the notebooks: copy notebooks/*.ipynb into docs/notebooks/ -------------------------
+# -- the notebooks: their student versions, copied into docs/notebooks/ ---------------
 def _copy_notebooks() -> None:
+    """Render each notebook as students receive it: solutions replaced, hidden tests gone.
+
+    The repository's notebooks keep their worked solutions between nbgrader markers;
+    the documentation shows what ``difflab assign`` releases, so a student reading the
+    site meets the exercises, not their answers.  A copy is rewritten only when its
+    content changes, so Sphinx and the execution cache rebuild only what changed.
+    """
+    from difflab.grading.notebooks import make_student_version
+
     source, target = ROOT / "notebooks", DOCS / "notebooks"
     target.mkdir(exist_ok=True)
     wanted = {p.name for p in source.glob("*.ipynb")}
     for stale in target.glob("*.ipynb"):
         if stale.name not in wanted:
             stale.unlink()
+    staging = target / ".staging"
+    staging.mkdir(exist_ok=True)
     for notebook in sorted(source.glob("*.ipynb")):
+        fresh = make_student_version(notebook, staging / notebook.name)
         copy = target / notebook.name
-        if not copy.exists() or not filecmp.cmp(notebook, copy, shallow=False):
-            shutil.copyfile(notebook, copy)
+        if copy.exists() and filecmp.cmp(fresh, copy, shallow=False):
+            fresh.unlink()
+        else:
+            fresh.replace(copy)
+    staging.rmdir()
 
 
 _copy_notebooks()

@@ -324,6 +324,76 @@ def function_cases() -> dict[str, Case]:
         "F.triplet_margin_loss": (lambda a, p, n: F.triplet_margin_loss(a, p, n),
                                   [((4, 3), (-2, 2)), ((4, 3), (-2, 2)), ((4, 3), (-2, 2))]),
         "F.unfold": (lambda x: F.unfold(x, 2), [IMG]),
+        # (joining, picking and products composed of primitives: functions_joining/_picking)
+        "dl.addbmm": (lambda c, a, b: dl.addbmm(c, a, b, beta=0.5, alpha=2.0),
+                      [((2, 2), (-2, 2)), B23, B32]),
+        "dl.addmm": (lambda c, a, b: dl.addmm(c, a, b, beta=0.5, alpha=2.0),
+                     [((2, 2), (-2, 2)), M23, M32]),
+        "dl.addmv": (lambda c, a, v: dl.addmv(c, a, v, alpha=-1.0),
+                     [((2,), (-2, 2)), M23, ((3,), (-2, 2))]),
+        "dl.addr": (lambda c, a, b: dl.addr(c, a, b, beta=0.0), [M23, ((2,), (-2, 2)),
+                                                                 ((3,), (-2, 2))]),
+        "dl.broadcast_shapes": (lambda x: dl.zeros(dl.broadcast_shapes(x.shape, (2, 1, 1))) + x,
+                                [M23]),
+        "dl.broadcast_to": (lambda x: dl.broadcast_to(x, (2, 6)), [V]),
+        "dl.dsplit": (lambda x: dl.dsplit(x, 2), [B22]),
+        "dl.moveaxis": (lambda x: dl.moveaxis(x, 0, 2), [B23]),
+        "dl.movedim": (lambda x: dl.movedim(x, (0, 1), (2, 0)), [B23]),
+        "dl.narrow": (lambda x: dl.narrow(x, 1, 1, 2), [M23]),
+        "dl.select": (lambda x: dl.select(x, 1, -1), [M23]),
+        "dl.swapdims": (lambda x: dl.swapdims(x, 0, 2), [B23]),
+        "dl.tile": (lambda x: dl.tile(x, (2,)), [M23]),
+        "dl.tril_indices": (lambda x: x[tuple(dl.tril_indices(2, 3, 1))], [M23]),
+        "dl.triu_indices": (lambda x: x[tuple(dl.triu_indices(2, 3, -1))], [M23]),
+        "dl.vander": (lambda x: dl.vander(x, 3), [V]),
+        "dl.vdot": (lambda a, b: dl.vdot(a, b), [V, V]),
+        "dl.take": (lambda x, i: dl.take(x, i), [M23, ((4,), (INT, 6))]),
+        "dl.take_along_dim": (lambda x: dl.take_along_dim(x, x.argsort(dim=1), dim=1), [M23]),
+        "dl.tensordot": (lambda a, b: dl.tensordot(a, b, dims=([0], [1])), [M32, M23]),
+        "dl.kron": (lambda a, b: dl.kron(a, b), [M23, ((2,), (-2, 2))]),
+        "dl.diag_embed": (lambda x: dl.diag_embed(x, offset=-1), [M23]),
+        "dl.diagonal": (lambda x: dl.diagonal(x, 1, 2, 0), [B23]),
+        "dl.block_diag": (lambda a, b: dl.block_diag(a, b), [M23, V]),
+        "dl.meshgrid": (lambda a, b: dl.meshgrid(a, b, indexing="xy"), [V, ((3,), (-2, 2))]),
+        "dl.tensor_split": (lambda x: dl.tensor_split(x, [1, 4]), [V]),
+        # (pointwise formulas and order statistics composed of primitives: functions_math)
+        "dl.addcdiv": (lambda x, a, b: dl.addcdiv(x, a, b, value=0.5), [V, V, ((6,), (0.5, 2))]),
+        "dl.addcmul": (lambda x, a, b: dl.addcmul(x, a, b, value=-2.0), [V, V, V]),
+        "dl.lerp": (lambda a, b, w: dl.lerp(a, b, w), [V, V, ((6,), (0, 1))]),
+        "dl.kthvalue": (lambda x: dl.kthvalue(x.reshape(2, 3), 2, dim=1), [V]),
+        "dl.median": (lambda x: dl.median(x.reshape(3, 2), dim=0), [V]),
+        "dl.nanmedian": (lambda x: dl.nanmedian(x), [V]),
+        "dl.isin": (lambda x: dl.isin(x.round(), dl.tensor([0.0, 1.0])), [V]),
+        "dl.cov": (lambda x, w: dl.cov(x, aweights=w), [M23, ((3,), (0.5, 2))]),
+        "dl.cdist": (lambda a, b: dl.cdist(a, b, p=1.5), [M23, ((4, 3), (-2, 2))]),
+        "Tensor.addcdiv": (lambda x, a, b: x.addcdiv(a, b), [V, V, ((6,), (0.5, 2))]),
+        "Tensor.addcmul": (lambda x, a, b: x.addcmul(a, b, value=3), [V, V, V]),
+        "Tensor.lerp": (lambda a, b: a.lerp(b, 0.25), [V, V]),
+        "Tensor.addmm": (lambda c, a, b: c.addmm(a, b), [((2, 2), (-2, 2)), M23, M32]),
+        "Tensor.addmv": (lambda c, a, v: c.addmv(a, v), [((2,), (-2, 2)), M23, ((3,), (-2, 2))]),
+        "Tensor.addr": (lambda c, a, b: c.addr(a, b), [M23, ((2,), (-2, 2)), ((3,), (-2, 2))]),
+        "Tensor.addbmm": (lambda c, a, b: c.addbmm(a, b), [((2, 2), (-2, 2)), B23, B32]),
+        "Tensor.dsplit": (lambda x: x.dsplit([1]), [B23]),
+        "Tensor.movedim": (lambda x: x.movedim(0, -1), [B23]),
+        "Tensor.moveaxis": (lambda x: x.moveaxis((0, 1), (1, 0)), [B23]),
+        "Tensor.swapdims": (lambda x: x.swapdims(2, 1), [B23]),
+        "Tensor.narrow": (lambda x: x.narrow(0, 2, 3), [V]),
+        "Tensor.select": (lambda x: x.select(0, 1), [M23]),
+        "dl.unflatten": (lambda x: dl.unflatten(x, 0, (2, -1)), [V]),
+        "Tensor.unflatten": (lambda x: x.unflatten(1, (3, 1)), [M23]),
+        # (selecting by masks and writing by index lists: functions_selecting)
+        "dl.masked_select": (lambda x: dl.masked_select(x, x > 0), [V]),
+        "Tensor.masked_select": (lambda x: x.masked_select(x.reshape(2, 3) < 0), [M23]),
+        "dl.index_add": (lambda x, s, i: dl.index_add(x, 0, i, s, alpha=2.0),
+                         [V, ((4,), (-2, 2)), ((4,), (INT, 6))]),
+        "Tensor.index_add": (lambda x, s, i: x.index_add(1, i, s),
+                             [M23, ((2, 4), (-2, 2)), ((4,), (INT, 3))]),
+        "dl.index_fill": (lambda x, i: dl.index_fill(x, 0, i, -1.0), [V, ((2,), (INT, 6))]),
+        "Tensor.index_fill": (lambda x, i: x.index_fill(1, i, 0.5), [M23, ((2,), (INT, 3))]),
+        "dl.index_put": (lambda x, v, i: dl.index_put(x, (i,), v, accumulate=True),
+                         [V, ((4,), (-2, 2)), ((4,), (INT, 6))]),
+        "Tensor.index_put": (lambda x, v, i: x.index_put((i,), v),
+                             [V, ((1,), (-2, 2)), ((4,), (INT, 6))]),
     }
     return {name: Case(name, call, tuple(specs)) for name, (call, specs) in table.items()}
 
@@ -341,7 +411,8 @@ _NOT_VALUES = ("manual_seed seed initial_seed get_rng_state set_rng_state no_gra
                "record_primitive save load compile use_deterministic_algorithms "
                "set_flush_denormal can_cast promote_types result_type dim ndimension size "
                "nelement type backward retain_grad requires_grad_ detach_ "
-               "register_post_accumulate_grad_hook cuda cpu to")
+               "register_post_accumulate_grad_hook cuda cpu to element_size stride "
+               "is_contiguous data_ptr storage_offset")
 _TRANSFORMS = "derivative grad hessian jacobian jvp vjp"
 _VALUE_READS = "item tolist numpy equal allclose is_nonzero"
 _HELPERS = "apply promote"  # (imported into nn.functional: the dispatch itself, dtypes)

@@ -26,6 +26,9 @@ MODULES = [
     "difflab.optim.lr_scheduler", "difflab.amp.autocast_mode", "difflab.amp.grad_scaler",
     "difflab.cuda", "difflab.cuda.amp", "difflab.backends.cudnn", "difflab.backends.cuda",
     "difflab.backends.mps", "difflab.serialization", "difflab.serialization_modules",
+    "difflab.functions_joining", "difflab.functions_picking", "difflab.functions_math",
+    "difflab.functions_statistics", "difflab.tensor_inplace",
+    "difflab.functions_selecting",
 ]
 
 def _public(module: str) -> list[str]:
@@ -33,6 +36,11 @@ def _public(module: str) -> list[str]:
 
 
 NEW_NAMES = {
+    "difflab.functions_joining": _public("difflab.functions_joining"),
+    "difflab.functions_picking": _public("difflab.functions_picking"),
+    "difflab.functions_math": _public("difflab.functions_math"),
+    "difflab.functions_statistics": _public("difflab.functions_statistics"),
+    "difflab.functions_selecting": _public("difflab.functions_selecting"),
     "difflab.nn.functional_layers": _public("difflab.nn.functional_layers"),
     "difflab.nn.functional_losses": _public("difflab.nn.functional_losses"),
     "difflab.nn.functional_conv": _public("difflab.nn.functional_conv"),

@@ -104,3 +104,35 @@ def test_mathematics_shows_offline(built: tuple[Path, subprocess.CompletedProces
         assert (html / "guides" / src.split("?")[0]).resolve().is_file(), src
     # the fonts MathJax draws with are bundled too
     assert list((html / "_static" / "mathjax").rglob("*.woff"))
+
+
+def test_notebooks_are_rendered_as_students_receive_them(
+        built: tuple[Path, subprocess.CompletedProcess]) -> None:
+    """The site shows the released notebooks: every worked solution replaced by a stub."""
+    out, result = built
+    if result.returncode != 0:
+        pytest.skip("the build failed; see test_docs_build_without_warnings")
+    from difflab.grading.notebooks import read_notebook
+
+    for source in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        solution_lines, other_lines = set(), set()  # (a line found elsewhere proves nothing)
+        for cell in read_notebook(source).cells:
+            inside = False
+            for line in cell.source.splitlines():
+                marker = line.strip() if cell.cell_type == "code" else ""
+                if marker.startswith("### BEGIN SOLUTION"):
+                    inside = True
+                elif marker.startswith("### END SOLUTION"):
+                    inside = False
+                elif len(line.strip()) > 12:
+                    (solution_lines if inside else other_lines).add(line.strip())
+        solution_lines -= other_lines
+        copy = DOCS / "notebooks" / source.name
+        rendered = copy.read_text(encoding="utf-8")
+        rendered_lines = {line.strip() for cell in read_notebook(copy).cells
+                          for line in cell.source.splitlines()}
+        page = (out / "html" / "notebooks" / f"{source.stem}.html").read_text(encoding="utf-8")
+        assert solution_lines, f"{source.name} has no worked solution to hide"
+        assert "raise NotImplementedError()" in rendered and "NotImplementedError" in page
+        shown = sorted(solution_lines & rendered_lines)
+        assert not shown, f"{source.name}: the docs show solution lines {shown[:3]}"

@@ -1,0 +1,642 @@
+"""Pointwise formulas, NaN-aware reductions and order statistics: PyTorch's names, composed.
+
+Each function is a *composite* of primitives difflab already has, so its derivative
+follows from theirs in every method, and the jit replays it.  Two patterns recur:
+
+* **The safe ``where``.**  ``where(c, a, b)`` sends no gradient into the branch it
+  did not pick, but the branch is still *computed*, and ``0 * inf`` in its derivative
+  is ``nan``.  So a formula that is undefined somewhere (``log y`` at ``y = 0`` in
+  :func:`xlogy`, ``sin(πx)/(πx)`` at 0 in :func:`sinc`) first replaces the bad inputs
+  with harmless ones, then picks: the value and the gradient are both right.
+* **A detached shift.**  :func:`logaddexp` subtracts the larger argument before
+  ``exp`` (no overflow).  The result does not depend on the shift, so its gradient
+  through the shift is zero and the shift is detached: exact, and cheaper.
+
+NaN-aware reductions, order statistics and distances are in
+:mod:`difflab.functions_statistics`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from difflab import functions as F  # noqa: N812  (the primitives' public faces)
+from difflab.creation import full_like, ones_like, zeros_like
+from difflab.dtypes import bool_
+from difflab.tensor import Tensor
+from difflab.tensor_arguments import tensor_of
+
+__all__ = [
+    "addcdiv", "addcmul", "deg2rad", "exp2", "fmax", "fmin", "fmod", "frac", "hypot", "isin",
+    "isneginf", "isposinf", "isreal", "lerp", "logaddexp", "logaddexp2", "logit", "nan_to_num",
+    "positive", "rad2deg", "sinc", "trunc", "xlogy",
+]
+
+
+# ---------------------------------------------------------------------------- pointwise
+
+
+def positive(input: Tensor) -> Tensor:  # noqa: A002
+    """``+input``: the tensor itself (PyTorch refuses booleans, and so does this).
+
+    Parameters
+    ----------
+    input : Tensor
+        A numeric tensor.
+
+    Returns
+    -------
+    Tensor
+        ``input``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.positive(dl.tensor([-1.0, 2.0])).tolist()
+    [-1.0, 2.0]
+    """
+    x = tensor_of(input)
+    if x.dtype == bool_:
+        raise TypeError("positive does not support bool tensors; use x.int() first")
+    return x
+
+
+def deg2rad(input: Tensor) -> Tensor:  # noqa: A002
+    """Degrees to radians: ``input · π / 180``.
+
+    Parameters
+    ----------
+    input : Tensor
+        Angles in degrees (integers become the default float dtype).
+
+    Returns
+    -------
+    Tensor
+        Angles in radians.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> round(dl.deg2rad(dl.tensor(180.0)).item(), 6)
+    3.141593
+    """
+    return tensor_of(input) * (math.pi / 180.0)
+
+
+def rad2deg(input: Tensor) -> Tensor:  # noqa: A002
+    """Radians to degrees: ``input · 180 / π``.
+
+    Parameters
+    ----------
+    input : Tensor
+        Angles in radians.
+
+    Returns
+    -------
+    Tensor
+        Angles in degrees.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> round(dl.rad2deg(dl.tensor(3.141592653589793)).item(), 6)
+    180.0
+    """
+    return tensor_of(input) * (180.0 / math.pi)
+
+
+def exp2(input: Tensor) -> Tensor:  # noqa: A002
+    """2 to the power ``input``: d/dx 2ˣ = 2ˣ ln 2.
+
+    Parameters
+    ----------
+    input : Tensor
+        Exponents.
+
+    Returns
+    -------
+    Tensor
+        ``2 ** input`` (a float tensor).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.exp2(dl.tensor([0.0, 3.0])).tolist()
+    [1.0, 8.0]
+    """
+    return 2.0 ** tensor_of(input)
+
+
+def trunc(input: Tensor) -> Tensor:  # noqa: A002
+    """Round towards zero (``-1.7 → -1``, ``1.7 → 1``); no gradient flows, as for ``floor``.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+
+    Returns
+    -------
+    Tensor
+        The integer parts, in ``input``'s dtype.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.trunc(dl.tensor([-1.7, 1.7])).tolist()
+    [-1.0, 1.0]
+    """
+    x = tensor_of(input)
+    return F.where(x < 0, F.ceil(x), F.floor(x))
+
+
+def frac(input: Tensor) -> Tensor:  # noqa: A002
+    """The fractional part, ``input - trunc(input)`` (the sign of ``input``); gradient 1.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+
+    Returns
+    -------
+    Tensor
+        Values in (-1, 1).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.frac(dl.tensor([-1.5, 2.25])).tolist()
+    [-0.5, 0.25]
+    """
+    x = tensor_of(input)
+    return x - trunc(x)
+
+
+def fmod(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """C's remainder: ``input - other · trunc(input / other)``, the sign of ``input``.
+
+    Unlike :func:`difflab.remainder` (Python's ``%``, the sign of ``other``):
+    ``fmod(-3, 2) = -1`` where ``-3 % 2 = 1``.
+
+    Parameters
+    ----------
+    input : Tensor
+        Dividends.
+    other : Tensor or number
+        Divisors.
+
+    Returns
+    -------
+    Tensor
+        The remainders; the gradient is 1 for ``input`` and ``-trunc(input / other)``
+        for ``other``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.fmod(dl.tensor([-3.0, 3.0]), 2).tolist()
+    [-1.0, 1.0]
+    """
+    x = tensor_of(input)
+    result = x - other * trunc(x / other)
+    integers = not x.dtype.is_floating_point and not (
+        isinstance(other, float) or (isinstance(other, Tensor) and other.dtype.is_floating_point))
+    return result.to(x.dtype) if integers else result
+
+
+def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:  # noqa: A002
+    """Linear interpolation: ``input + weight · (end - input)``.
+
+    Parameters
+    ----------
+    input, end : Tensor
+        The two ends (``weight = 0`` gives ``input``, ``1`` gives ``end``).
+    weight : float or Tensor
+        Where between them.
+
+    Returns
+    -------
+    Tensor
+        The interpolated values.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.lerp(dl.tensor([0.0, 10.0]), dl.tensor([10.0, 20.0]), 0.25).tolist()
+    [2.5, 12.5]
+    """
+    start = tensor_of(input)
+    return start + weight * (end - start)
+
+
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *,  # noqa: A002
+            value: float = 1) -> Tensor:
+    """``input + value · tensor1 · tensor2`` (the step of many optimizers).
+
+    Parameters
+    ----------
+    input, tensor1, tensor2 : Tensor
+        Broadcastable tensors.
+    value : float
+        The scale of the product.
+
+    Returns
+    -------
+    Tensor
+        The sum.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.addcmul(dl.ones(2), dl.tensor([1.0, 2.0]), dl.tensor([3.0, 4.0]), value=0.5).tolist()
+    [2.5, 5.0]
+    """
+    return tensor_of(input) + value * (tensor1 * tensor2)
+
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *,  # noqa: A002
+            value: float = 1) -> Tensor:
+    """``input + value · tensor1 / tensor2`` (Adam's update has this shape).
+
+    Parameters
+    ----------
+    input, tensor1, tensor2 : Tensor
+        Broadcastable tensors.
+    value : float
+        The scale of the quotient.
+
+    Returns
+    -------
+    Tensor
+        The sum.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.addcdiv(dl.zeros(2), dl.tensor([1.0, 2.0]), dl.tensor([4.0, 4.0]), value=2).tolist()
+    [0.5, 1.0]
+    """
+    return tensor_of(input) + value * (tensor1 / tensor2)
+
+
+def logaddexp(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """``log(eˣ + eʸ)`` without overflow: ``m + log(e^(x-m) + e^(y-m))``, ``m = max(x, y)``.
+
+    The derivative with respect to ``x`` is ``eˣ / (eˣ + eʸ)``, a softmax weight.
+
+    Parameters
+    ----------
+    input, other : Tensor
+        Broadcastable tensors of log-values.
+
+    Returns
+    -------
+    Tensor
+        The log of the sum of their exponentials.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([1000.0, 0.0], dtype=dl.float64)
+    >>> dl.logaddexp(x, x).tolist()
+    [1000.6931471805599, 0.6931471805599453]
+    """
+    x, y = tensor_of(input), tensor_of(other)
+    shift = F.maximum(x, y).detach()
+    shift = F.where(F.isfinite(shift), shift, zeros_like(shift))  # (±inf: no shift)
+    return shift + F.log(F.exp(x - shift) + F.exp(y - shift))
+
+
+def logaddexp2(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """``log₂(2ˣ + 2ʸ)`` without overflow (:func:`logaddexp` in base 2).
+
+    Parameters
+    ----------
+    input, other : Tensor
+        Broadcastable tensors of base-2 log-values.
+
+    Returns
+    -------
+    Tensor
+        The base-2 log of the sum of their powers of two.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.logaddexp2(dl.tensor([3.0]), dl.tensor([3.0])).tolist()
+    [4.0]
+    """
+    ln2 = math.log(2.0)
+    return logaddexp(tensor_of(input) * ln2, tensor_of(other) * ln2) / ln2
+
+
+def hypot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """``√(x² + y²)`` without overflow or underflow of the squares.
+
+    Computed as ``m · √((x/m)² + (y/m)²)`` with ``m = max(|x|, |y|)`` (detached: the
+    result does not depend on it).  The gradient is ``(x, y) / hypot``, ``nan`` at
+    the origin as in PyTorch.
+
+    Parameters
+    ----------
+    input, other : Tensor
+        Broadcastable legs of a right triangle.
+
+    Returns
+    -------
+    Tensor
+        The hypotenuse.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> big = dl.hypot(dl.tensor([3e200], dtype=dl.float64), dl.tensor([4e200], dtype=dl.float64))
+    >>> round(big.item() / 1e200, 12)   # the squares alone would overflow to inf
+    5.0
+    """
+    x, y = tensor_of(input), tensor_of(other)
+    scale = F.maximum(x.abs(), y.abs()).detach()
+    scale = F.where((scale > 0) & F.isfinite(scale), scale, ones_like(scale))
+    return scale * F.sqrt((x / scale) ** 2 + (y / scale) ** 2)
+
+
+def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """``x · log(y)``, and 0 where ``x = 0`` (unless ``y`` is nan): entropy's term.
+
+    The safe ``where``: ``y`` is replaced by 1 where ``x = 0`` *before* the log, so
+    neither the value nor the gradient sees ``0 · log 0``.
+
+    Parameters
+    ----------
+    input : Tensor or number
+        The factors ``x``.
+    other : Tensor or number
+        The arguments of the log.
+
+    Returns
+    -------
+    Tensor
+        ``x log y`` with the convention ``0 log 0 = 0``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.xlogy(dl.tensor([0.0, 2.0]), dl.tensor([0.0, 1.0])).tolist()
+    [0.0, 0.0]
+    """
+    x = tensor_of(input)
+    y = other if isinstance(other, Tensor) else tensor_of(np.asarray(other, dtype=float))
+    safe_y = F.where(x == 0, ones_like(y), y)
+    return F.where(F.isnan(y), y + x * 0, x * F.log(safe_y))
+
+
+def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
+    """The inverse of the sigmoid: ``log(p / (1 - p))``.
+
+    Parameters
+    ----------
+    input : Tensor
+        Probabilities.
+    eps : float, optional
+        When given, ``p`` is first clamped to ``[eps, 1 - eps]`` (finite at 0 and 1).
+
+    Returns
+    -------
+    Tensor
+        The log-odds.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.logit(dl.tensor([0.5, 0.0]), eps=1e-6).tolist()[0]
+    0.0
+    """
+    p = tensor_of(input)
+    if eps is not None:
+        p = F.clamp(p, eps, 1.0 - eps)
+    return F.log(p) - F.log1p(-p)
+
+
+def sinc(input: Tensor) -> Tensor:  # noqa: A002
+    """The normalised sinc, ``sin(πx) / (πx)``, and 1 at ``x = 0``.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+
+    Returns
+    -------
+    Tensor
+        The sinc; its derivative at 0 is 0.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> [round(v, 6) for v in dl.sinc(dl.tensor([0.0, 0.5, 1.5])).tolist()]
+    [1.0, 0.63662, -0.212207]
+    """
+    x = tensor_of(input)
+    at_zero = x == 0
+    scaled = math.pi * F.where(at_zero, ones_like(x), x)  # (the safe where: no 0/0)
+    return F.where(at_zero, ones_like(scaled), F.sin(scaled) / scaled)
+
+
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,  # noqa: A002
+               neginf: float | None = None) -> Tensor:
+    """Replace nan, inf and -inf by numbers (by default 0 and the dtype's extremes).
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+    nan : float
+        The replacement of nan.
+    posinf, neginf : float, optional
+        The replacements of inf and -inf (the largest and smallest finite values).
+
+    Returns
+    -------
+    Tensor
+        Finite values; the gradient is 1 where ``input`` was finite, 0 elsewhere.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nan_to_num(dl.tensor([float("nan"), 1.0, float("inf")]), posinf=9.0).tolist()
+    [0.0, 1.0, 9.0]
+    """
+    x = tensor_of(input)
+    if not x.dtype.is_floating_point:
+        return x.clone()
+    largest = float(np.finfo(x.dtype.dtype).max)
+    posinf = largest if posinf is None else posinf
+    neginf = -largest if neginf is None else neginf
+    out = F.where(F.isnan(x), full_like(x, nan), x)
+    out = F.where(x == math.inf, full_like(x, posinf), out)
+    return F.where(x == -math.inf, full_like(x, neginf), out)
+
+
+def fmax(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """The elementwise maximum, ignoring nan (nan only where both are nan).
+
+    Parameters
+    ----------
+    input, other : Tensor
+        Broadcastable tensors.
+
+    Returns
+    -------
+    Tensor
+        ``maximum`` where both are numbers, else the one that is.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.fmax(dl.tensor([1.0, float("nan")]), dl.tensor([float("nan"), 2.0])).tolist()
+    [1.0, 2.0]
+    """
+    return _ignoring_nan(F.maximum, input, other)
+
+
+def fmin(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """The elementwise minimum, ignoring nan (nan only where both are nan).
+
+    Parameters
+    ----------
+    input, other : Tensor
+        Broadcastable tensors.
+
+    Returns
+    -------
+    Tensor
+        ``minimum`` where both are numbers, else the one that is.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.fmin(dl.tensor([1.0, float("nan")]), dl.tensor([3.0, 2.0])).tolist()
+    [1.0, 2.0]
+    """
+    return _ignoring_nan(F.minimum, input, other)
+
+
+def _ignoring_nan(pick: Any, input: Any, other: Any) -> Tensor:  # noqa: A002
+    x, y = tensor_of(input), tensor_of(other)
+    return F.where(F.isnan(x), y, F.where(F.isnan(y), x, pick(x, y)))
+
+
+def isposinf(input: Tensor) -> Tensor:  # noqa: A002
+    """True where ``input`` is +inf.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+
+    Returns
+    -------
+    Tensor
+        A bool tensor.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.isposinf(dl.tensor([float("inf"), -float("inf"), 1.0])).tolist()
+    [True, False, False]
+    """
+    x = tensor_of(input)
+    return F.logical_and(F.isinf(x), x > 0)
+
+
+def isneginf(input: Tensor) -> Tensor:  # noqa: A002
+    """True where ``input`` is -inf.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+
+    Returns
+    -------
+    Tensor
+        A bool tensor.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.isneginf(dl.tensor([float("inf"), -float("inf"), 1.0])).tolist()
+    [False, True, False]
+    """
+    x = tensor_of(input)
+    return F.logical_and(F.isinf(x), x < 0)
+
+
+def isreal(input: Tensor) -> Tensor:  # noqa: A002
+    """True where the imaginary part is 0: everywhere for a real tensor.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+
+    Returns
+    -------
+    Tensor
+        A bool tensor of ``input``'s shape.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.isreal(dl.tensor([1.0, 2.0])).tolist()
+    [True, True]
+    """
+    x = tensor_of(input)
+    if x.dtype.is_complex:
+        return tensor_of(x.detach().numpy().imag == 0)
+    return F.logical_or(x == x, x != x)  # (true everywhere, nan included; a graph step)
+
+
+def isin(elements: Any, test_elements: Any, *, invert: bool = False) -> Tensor:
+    """True where an element of ``elements`` occurs in ``test_elements``.
+
+    Parameters
+    ----------
+    elements : Tensor or number
+        The values to look up.
+    test_elements : Tensor or number
+        The values to look for (any shape; flattened).
+    invert : bool
+        True where the element does *not* occur.
+
+    Returns
+    -------
+    Tensor
+        A bool tensor of ``elements``' shape.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.isin(dl.tensor([1, 2, 3]), dl.tensor([3, 1])).tolist()
+    [True, False, True]
+    """
+    x, table = tensor_of(elements), tensor_of(test_elements).reshape(-1)
+    found = (x.unsqueeze(-1) == table).any(-1)
+    return F.logical_not(found) if invert else found
+
+
+# Tensor methods: the functions themselves (x.trunc() is trunc(x)).  The tensor module does
+# not import this one (no import cycle), so they are attached when it is imported.
+_TENSOR_METHODS = {
+    "trunc": trunc, "frac": frac, "fmod": fmod, "lerp": lerp, "addcmul": addcmul,
+    "addcdiv": addcdiv, "logit": logit, "nan_to_num": nan_to_num, "remainder": F.remainder,
+    "hypot": hypot, "xlogy": xlogy, "logaddexp": logaddexp, "sinc": sinc, "exp2": exp2,
+    "deg2rad": deg2rad, "rad2deg": rad2deg, "fmax": fmax, "fmin": fmin, "isposinf": isposinf,
+    "isneginf": isneginf, "positive": positive,
+}
+for _name, _function in _TENSOR_METHODS.items():
+    setattr(Tensor, _name, _function)

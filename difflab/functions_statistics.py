@@ -1,0 +1,505 @@
+"""NaN-aware reductions, order statistics, distances and covariances: PyTorch's names, composed.
+
+As in :mod:`difflab.functions_math`, each function is a composite of primitives, so its
+derivative follows in every method and the jit replays it.  Order statistics
+(:func:`median`, :func:`kthvalue`) pick from ``sort``, whose gradient goes back to where
+each value came from; :func:`cdist` uses the safe ``where`` so that a zero distance has
+gradient 0, as in PyTorch.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from difflab import functions as F  # noqa: N812  (the primitives' public faces)
+from difflab.creation import full, full_like, ones_like, zeros_like
+from difflab.dtypes import get_default_dtype, int64
+from difflab.functions_picking import diagonal
+from difflab.tensor import Tensor
+from difflab.tensor_arguments import MinMax, tensor_of
+
+__all__ = [
+    "aminmax", "cdist", "corrcoef", "cov", "dist", "kthvalue", "median", "msort", "nanmean",
+    "nanmedian", "nansum", "std_mean", "var_mean",
+]
+
+
+# ---------------------------------------------------------------------------- reductions
+
+
+def nansum(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """The sum, counting nan as 0.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+    dim : int or tuple of int, optional
+        The dimensions to sum (all by default).
+    keepdim : bool
+        Keep the summed dimensions with size 1.
+
+    Returns
+    -------
+    Tensor
+        The sum; no gradient flows to the nan entries.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nansum(dl.tensor([1.0, float("nan"), 2.0])).item()
+    3.0
+    """
+    x = tensor_of(input)
+    return F.where(F.isnan(x), zeros_like(x), x).sum(dim, keepdim)
+
+
+def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """The mean of the entries that are not nan (nan where all are).
+
+    Parameters
+    ----------
+    input : Tensor
+        Floating-point values.
+    dim : int or tuple of int, optional
+        The dimensions to average.
+    keepdim : bool
+        Keep the averaged dimensions with size 1.
+
+    Returns
+    -------
+    Tensor
+        The mean.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nanmean(dl.tensor([1.0, float("nan"), 2.0])).item()
+    1.5
+    """
+    x = tensor_of(input)
+    counted = F.logical_not(F.isnan(x)).to(x.dtype).sum(dim, keepdim)
+    return nansum(x, dim, keepdim) / counted
+
+
+def var_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,  # noqa: A002
+             *, correction: Any = None) -> tuple:
+    """The variance and the mean in one call: ``(var, mean)``.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+    dim : int or tuple of int, optional
+        The dimensions to reduce.
+    unbiased : bool, optional
+        PyTorch's older spelling of ``correction`` (1 when true, 0 when false).
+    keepdim : bool
+        Keep the reduced dimensions with size 1.
+    correction : int, optional
+        Divide by ``n - correction`` (1 by default: the unbiased estimate).
+
+    Returns
+    -------
+    tuple of Tensor
+        ``(variance, mean)``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> v, m = dl.var_mean(dl.tensor([1.0, 2.0, 3.0, 4.0]))
+    >>> round(v.item(), 4), m.item()
+    (1.6667, 2.5)
+    """
+    x = tensor_of(input)
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    return x.var(dim, keepdim, correction=correction), x.mean(dim, keepdim)
+
+
+def std_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,  # noqa: A002
+             *, correction: Any = None) -> tuple:
+    """The standard deviation and the mean in one call: ``(std, mean)``.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+    dim : int or tuple of int, optional
+        The dimensions to reduce.
+    unbiased : bool, optional
+        PyTorch's older spelling of ``correction``.
+    keepdim : bool
+        Keep the reduced dimensions with size 1.
+    correction : int, optional
+        Divide by ``n - correction`` (1 by default).
+
+    Returns
+    -------
+    tuple of Tensor
+        ``(standard deviation, mean)``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> s, m = dl.std_mean(dl.tensor([[1.0, 3.0]]), dim=1, correction=0)
+    >>> s.tolist(), m.tolist()
+    ([1.0], [2.0])
+    """
+    variance, mean = var_mean(input, dim, unbiased, keepdim, correction=correction)
+    return variance.sqrt(), mean
+
+
+class AMinMax(tuple):
+    """``(min, max)``, readable as ``.min`` and ``.max`` as in PyTorch."""
+
+    @property
+    def min(self) -> Tensor:
+        return self[0]
+
+    @property
+    def max(self) -> Tensor:
+        return self[1]
+
+
+def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> AMinMax:  # noqa: A002
+    """The minimum and the maximum in one call.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+    dim : int, optional
+        The dimension to reduce (all by default).
+    keepdim : bool
+        Keep it with size 1.
+
+    Returns
+    -------
+    AMinMax
+        ``(min, max)``, also as ``.min`` and ``.max``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.aminmax(dl.tensor([3, 1, 2])).max.item()
+    3
+    """
+    x = tensor_of(input)
+    if x.numel() == 0:
+        raise RuntimeError("aminmax of an empty tensor has no minimum or maximum")
+    return AMinMax((x.amin(dim, keepdim), x.amax(dim, keepdim)))
+
+
+def msort(input: Tensor) -> Tensor:  # noqa: A002
+    """Sorted along dimension 0 (``sort(input, dim=0).values``).
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+
+    Returns
+    -------
+    Tensor
+        The sorted values.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.msort(dl.tensor([[3, 1], [2, 4]])).tolist()
+    [[2, 1], [3, 4]]
+    """
+    return F.sort(tensor_of(input), dim=0).values
+
+
+def _pick_sorted(x: Tensor, dim: Any, keepdim: bool, position: Any) -> Any:
+    """The ``position``-th smallest along ``dim`` (all dims flattened when None), with its
+    index: ``position(sorted_values, size)`` gives the position, possibly per slice."""
+    if dim is None:
+        flat = x.reshape(-1)
+        if flat.numel() == 0:
+            raise RuntimeError("the median of an empty tensor is undefined")
+        ordered = F.sort(flat, dim=0)
+        where = position(ordered.values.unsqueeze(0), flat.shape[0], 1).reshape(1)
+        return F.gather(ordered.values, 0, where).reshape(())
+    dim = dim % max(x.ndim, 1)
+    if x.shape[dim] == 0:
+        raise IndexError(f"cannot pick an order statistic along dimension {dim} of size 0")
+    ordered = F.sort(x, dim=dim)
+    where = position(ordered.values, x.shape[dim], dim)
+    values = F.gather(ordered.values, dim, where)
+    indices = F.gather(ordered.indices, dim, where)
+    if not keepdim:
+        values, indices = values.squeeze(dim), indices.squeeze(dim)
+    return MinMax((values, indices))
+
+
+def _median_position(ignore_nan: bool) -> Any:
+    def position(ordered: Tensor, size: int, dim: int) -> Tensor:
+        nan = F.isnan(ordered)  # (sort puts nan last)
+        if ignore_nan:  # the lower median of the numbers; the last slot if all are nan
+            count = size - nan.sum(dim, keepdim=True)
+            return F.where(count > 0, (count - 1) // 2, full_like(count, size - 1))
+        lower = full_like(nan.sum(dim, keepdim=True), (size - 1) // 2)
+        return F.where(nan.any(dim, keepdim=True), full_like(lower, size - 1), lower)
+    return position
+
+
+def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:  # noqa: A002
+    """The lower median (the smaller middle value for an even count), as PyTorch.
+
+    A nan anywhere in a slice makes its median nan (:func:`nanmedian` ignores them).
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+    dim : int, optional
+        The dimension to reduce; without it, the median of all entries.
+    keepdim : bool
+        Keep the reduced dimension with size 1.
+
+    Returns
+    -------
+    Tensor or (values, indices)
+        Without ``dim`` a scalar; with it, values and the indices they came from.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.median(dl.tensor([4.0, 1.0, 3.0, 2.0])).item()
+    2.0
+    >>> dl.median(dl.tensor([[1, 5, 3]]), dim=1).indices.tolist()
+    [2]
+    """
+    return _pick_sorted(tensor_of(input), dim, keepdim, _median_position(ignore_nan=False))
+
+
+def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:  # noqa: A002
+    """The lower median of the entries that are not nan (nan where all are).
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+    dim : int, optional
+        The dimension to reduce.
+    keepdim : bool
+        Keep the reduced dimension with size 1.
+
+    Returns
+    -------
+    Tensor or (values, indices)
+        As :func:`median`.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nanmedian(dl.tensor([float("nan"), 3.0, 1.0])).item()
+    1.0
+    """
+    return _pick_sorted(tensor_of(input), dim, keepdim, _median_position(ignore_nan=True))
+
+
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any:  # noqa: A002
+    """The ``k``-th smallest value along ``dim`` (``k`` counts from 1), with its index.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+    k : int
+        Which order statistic, from 1 to the size of ``dim``.
+    dim : int
+        The dimension.
+    keepdim : bool
+        Keep it with size 1.
+
+    Returns
+    -------
+    (values, indices)
+        Readable as ``.values`` and ``.indices``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.kthvalue(dl.tensor([5.0, 1.0, 4.0]), 2).values.item()
+    4.0
+    """
+    x = tensor_of(input)
+    size = x.shape[dim % max(x.ndim, 1)] if x.ndim else 1
+    if not 1 <= k <= size:
+        raise RuntimeError(f"kthvalue: k = {k} is out of range for a dimension of size {size} "
+                           f"(k counts from 1)")
+
+    def position(ordered: Tensor, size: int, dim: int) -> Tensor:
+        shape = list(ordered.shape)
+        shape[dim] = 1
+        return full(shape, k - 1, dtype=int64, device=ordered.device)
+
+    return _pick_sorted(x if x.ndim else x.reshape(1), dim, keepdim, position)
+
+
+# ----------------------------------------------------------------------------- distances
+
+
+def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:  # noqa: A002
+    """The p-norm of ``input - other``.
+
+    Parameters
+    ----------
+    input, other : Tensor
+        Broadcastable tensors.
+    p : float
+        The norm's order.
+
+    Returns
+    -------
+    Tensor
+        A scalar.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.dist(dl.tensor([0.0, 0.0]), dl.tensor([3.0, 4.0])).item()
+    5.0
+    """
+    return F.norm(tensor_of(input) - other, p)
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0) -> Tensor:
+    """Pairwise p-norm distances between the rows of ``x1`` and the rows of ``x2``.
+
+    The gradient at a zero distance is 0 (the safe ``where``), as in PyTorch.
+
+    Parameters
+    ----------
+    x1 : Tensor
+        Shape ``(..., P, M)``.
+    x2 : Tensor
+        Shape ``(..., R, M)``.
+    p : float
+        The norm's order (``0``: count of differing coordinates; ``inf``: the largest).
+
+    Returns
+    -------
+    Tensor
+        Shape ``(..., P, R)``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.cdist(dl.tensor([[0.0, 0.0]]), dl.tensor([[3.0, 4.0], [0.0, 1.0]])).tolist()
+    [[5.0, 1.0]]
+    """
+    a, b = tensor_of(x1), tensor_of(x2)
+    if a.ndim < 2 or b.ndim < 2 or a.shape[-1] != b.shape[-1]:
+        raise RuntimeError(f"cdist expects (..., P, M) and (..., R, M) with the same M, got "
+                           f"{tuple(a.shape)} and {tuple(b.shape)}")
+    if p < 0:
+        raise RuntimeError(f"cdist: p must be non-negative, got {p}")
+    gap = (a.unsqueeze(-2) - b.unsqueeze(-3)).abs()
+    if p == 0:
+        return (gap != 0).to(gap.dtype).sum(-1)
+    if p == math.inf:
+        return gap.amax(-1)
+    total = (gap ** p).sum(-1)
+    zero = total == 0
+    return F.where(zero, zeros_like(total), F.where(zero, ones_like(total), total) ** (1 / p))
+
+
+def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,  # noqa: A002
+        aweights: Tensor | None = None) -> Tensor:
+    """The covariance matrix of the variables in the rows of ``input`` (observations in columns).
+
+    With weights, as NumPy's ``cov``: ``fweights`` are integer repeat counts,
+    ``aweights`` relative importances.
+
+    Parameters
+    ----------
+    input : Tensor
+        Shape ``(variables, observations)``, or one variable as a vector.
+    correction : int
+        Subtract from the (weighted) number of observations: 1 gives the unbiased estimate.
+    fweights, aweights : Tensor, optional
+        One weight per observation.
+
+    Returns
+    -------
+    Tensor
+        ``(variables, variables)``, or a scalar for one variable.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.cov(dl.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]])).tolist()
+    [[1.0, -1.0], [-1.0, 1.0]]
+    """
+    x = tensor_of(input)
+    if x.ndim > 2:
+        raise RuntimeError(f"cov expects a 1-D or 2-D tensor, got {x.ndim}-D")
+    rows = x.reshape(1, -1) if x.ndim < 2 else x
+    rows = rows if rows.dtype.is_floating_point else rows.to(get_default_dtype())
+    n = rows.shape[1]
+    weights = None
+    for given in (fweights, aweights):
+        if given is not None:
+            given = tensor_of(given).to(rows.dtype)
+            if given.shape != (n,):
+                raise RuntimeError(f"cov: weights need one value per observation ({n}), "
+                                   f"got shape {tuple(given.shape)}")
+            weights = given if weights is None else weights * given
+    if weights is None:
+        mean = rows.mean(1, keepdim=True)
+        centered = rows - mean
+        result = centered @ centered.T / max(n - correction, 0)
+    else:
+        total = weights.sum()
+        centered = rows - (rows * weights).sum(1, keepdim=True) / total
+        if correction == 0:
+            norm = total
+        elif aweights is None:
+            norm = total - correction
+        else:
+            norm = total - correction * (weights * tensor_of(aweights).to(rows.dtype)).sum() / total
+        result = (centered * weights) @ centered.T / F.clamp(norm, min=0)
+    return result.reshape(()) if x.ndim < 2 else result
+
+
+def corrcoef(input: Tensor) -> Tensor:  # noqa: A002
+    """Pearson correlation coefficients of the variables in the rows (clamped to [-1, 1]).
+
+    Parameters
+    ----------
+    input : Tensor
+        Shape ``(variables, observations)``.
+
+    Returns
+    -------
+    Tensor
+        ``(variables, variables)``: ``cov[i, j] / √(cov[i, i] · cov[j, j])``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.corrcoef(dl.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]])).tolist()
+    [[1.0, -1.0], [-1.0, 1.0]]
+    """
+    c = cov(input)
+    if c.ndim == 0:
+        return c / c
+    spread = F.sqrt(diagonal(c))
+    return F.clamp(c / spread.unsqueeze(1) / spread.unsqueeze(0), -1.0, 1.0)
+
+
+# Tensor methods: the functions themselves (attached here: the tensor module does not
+# import this one).
+_TENSOR_METHODS = {
+    "median": median, "nanmedian": nanmedian, "kthvalue": kthvalue, "msort": msort,
+    "aminmax": aminmax, "nansum": nansum, "nanmean": nanmean, "count_nonzero": F.count_nonzero,
+    "dist": dist,
+}
+for _name, _function in _TENSOR_METHODS.items():
+    setattr(Tensor, _name, _function)

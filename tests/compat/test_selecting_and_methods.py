@@ -1,0 +1,141 @@
+"""Selecting by masks and writing by index lists (functions_selecting.py) against NumPy,
+the Tensor-method forms of the composed functions, and the memory-layout methods."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+import difflab as dl
+from difflab.autograd import gradcheck
+
+RNG = np.random.default_rng(5)
+A = np.where(RNG.uniform(size=(3, 4)) > 0.5, RNG.normal(size=(3, 4)), 0.0)
+
+
+def test_nonzero_argwhere_and_masked_select_equal_numpy():
+    x = dl.tensor(A)
+    np.testing.assert_array_equal(dl.nonzero(x).numpy(), np.argwhere(A))
+    np.testing.assert_array_equal(x.argwhere().numpy(), np.argwhere(A))
+    for ours, theirs in zip(x.nonzero(as_tuple=True), np.nonzero(A)):
+        np.testing.assert_array_equal(ours.numpy(), theirs)
+    assert dl.nonzero(dl.tensor(2.0)).shape == (1, 0) and dl.nonzero(dl.tensor(0)).shape == (0, 0)
+    mask = A[0] > 0  # (broadcast against every row)
+    np.testing.assert_array_equal(dl.masked_select(x, dl.tensor(mask)).numpy(),
+                                  np.broadcast_to(A, A.shape)[np.broadcast_to(mask, A.shape)])
+
+
+def test_index_add_put_and_fill_equal_numpy():
+    index = np.array([2, 0, 2])
+    source = RNG.normal(size=(3, 3))
+    want = A.copy()
+    np.add.at(want, (slice(None), index), 1.5 * source)
+    got = dl.tensor(A).index_add(1, dl.tensor(index), dl.tensor(source), alpha=1.5)
+    np.testing.assert_allclose(got.numpy(), want)
+    rows, cols = np.array([0, 2, 0]), np.array([1, 3, 1])
+    values = np.array([1.0, 2.0, 4.0])
+    want = A.copy()
+    np.add.at(want, (rows, cols), values)
+    got = dl.index_put(dl.tensor(A), (dl.tensor(rows), dl.tensor(cols)), dl.tensor(values),
+                       accumulate=True)
+    np.testing.assert_allclose(got.numpy(), want)
+    want = A.copy()
+    want[[1, 2]] = -7.0
+    np.testing.assert_allclose(dl.index_put(dl.tensor(A), (dl.tensor([1, 2]),),
+                                            dl.tensor(-7.0)).numpy(), want)
+    want = A.copy()
+    want[:, [0, 3]] = 9.0
+    np.testing.assert_allclose(dl.tensor(A).index_fill(1, dl.tensor([3, 0]), 9.0).numpy(), want)
+
+
+def test_in_place_forms_write_into_the_tensor_and_keep_the_gradient():
+    w = dl.tensor(A, dtype=dl.float64, requires_grad=True)
+    y = w * 2.0
+    y.index_add_(0, dl.tensor([1, 1]), dl.ones(2, 4, dtype=dl.float64))
+    y.index_fill_(1, dl.tensor([0]), 0.0)
+    y.index_put_((dl.tensor([2]), dl.tensor([3])), dl.tensor(5.0, dtype=dl.float64),
+                 accumulate=True)
+    y.sum().backward()
+    expected = np.full(A.shape, 2.0)
+    expected[:, 0] = 0.0
+    np.testing.assert_allclose(w.grad.numpy(), expected)
+
+
+@pytest.mark.parametrize("name, call", [
+    ("index_add", lambda x, s: dl.index_add(x, 0, dl.tensor([1, 0, 1]), s)),
+    ("index_put", lambda x, s: dl.index_put(x, (dl.tensor([2, 2, 0]),), s, accumulate=True)),
+    ("masked_select", lambda x, s: dl.masked_select(x * s.sum(), dl.tensor(A) != 0)),
+])
+def test_gradients_equal_finite_differences(name, call):
+    x = dl.tensor(A, dtype=dl.float64, requires_grad=True)
+    s = dl.tensor(RNG.normal(size=(3, 4)), dtype=dl.float64, requires_grad=True)
+    assert gradcheck(call, (x, s))
+
+
+def test_a_data_dependent_shape_is_announced_when_traced():
+    from difflab import jit
+
+    with pytest.warns(jit.TracerWarning):
+        jit.trace(lambda x: dl.nonzero(x).sum(), (dl.tensor(A),))
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: dl.masked_select(dl.ones(2), dl.ones(2)), TypeError, "bool mask"),
+    (lambda: dl.index_add(dl.ones(3), 0, dl.tensor([0.5]), dl.ones(1)), IndexError,
+     "integer tensor"),
+    (lambda: dl.index_add(dl.ones(3, 2), 0, dl.tensor([0]), dl.ones(2, 2)), RuntimeError,
+     "must have shape"),
+    (lambda: dl.index_put(dl.ones(3), (slice(None),), 1.0, accumulate=True), IndexError,
+     "no slices"),
+    (lambda: dl.unflatten(dl.ones(6), 0, (4, -1)), RuntimeError, "do not multiply"),
+])
+def test_bad_input_gets_a_clear_error(call, error, words):
+    with pytest.raises(error, match=words):
+        call()
+
+
+MODULES = ["difflab.functions_joining", "difflab.functions_picking", "difflab.functions_math",
+           "difflab.functions_statistics", "difflab.functions_selecting"]
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_the_methods_are_the_functions_themselves(module):
+    table = importlib.import_module(module)._TENSOR_METHODS
+    for name, function in table.items():
+        assert getattr(dl.Tensor, name) is function, name
+
+
+def test_method_spellings_follow_pytorch():
+    x = dl.arange(6.0).reshape(2, 3)
+    assert x.tile(2, 1).shape == x.tile((2, 1)).shape == (4, 3)
+    assert x.median().item() == 2.0 and x.kthvalue(1, 1).values.tolist() == [0.0, 3.0]
+    assert x.narrow(1, 1, 2).tolist() == [[1.0, 2.0], [4.0, 5.0]]
+    assert x.addmm(dl.eye(2), x, beta=0).tolist() == x.tolist()
+    assert x.fmod(4).tolist() == [[0.0, 1.0, 2.0], [3.0, 0.0, 1.0]]
+    assert x.remainder(-4).tolist() == [[0.0, -3.0, -2.0], [-1.0, 0.0, -3.0]]
+    assert x.count_nonzero().item() == 5 and x.trace().item() == 4.0
+
+
+def test_memory_layout_methods_read_the_array():
+    x = dl.zeros(3, 4, dtype=dl.float64)
+    a = x.numpy()
+    assert x.element_size() == a.itemsize == 8
+    assert x.stride() == tuple(s // 8 for s in a.strides) and x.t().stride() == (1, 4)
+    assert x.is_contiguous() and not x.t().is_contiguous()
+    view = x[1:, 2:]
+    assert view.storage_offset() == 6 and x.storage_offset() == 0
+    assert view.data_ptr() - x.data_ptr() == 6 * 8
+    assert x.short().dtype == dl.int16 and x.byte().dtype == dl.uint8 and not x.is_complex()
+
+
+@pytest.mark.gpu
+def test_the_layout_methods_and_composites_on_cuda(cuda):
+    x = dl.zeros(2, 3, device=cuda)
+    assert x.stride() == (3, 1) and x.element_size() == 4 and isinstance(x.data_ptr(), int)
+    y = dl.arange(6.0, device=cuda).reshape(2, 3)
+    assert dl.nonzero(y).device == y.device and dl.kron(y, y).device == y.device
+    np.testing.assert_allclose(dl.median(y, 1).values.cpu().numpy(), [1.0, 4.0])
+    np.testing.assert_allclose(dl.index_add(y, 0, dl.tensor([1, 1], device=cuda), y).cpu()
+                               .numpy(), [[0, 1, 2], [6, 9, 12]])
