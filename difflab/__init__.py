@@ -148,6 +148,8 @@ def is_tensor(obj: object) -> bool:
 # ========================================================================= compat-core
 # PyTorch names for teaching programs (issue 14, compat-core block).
 # ===================================================================== end compat-core
+# torch.func (issue 28): vmap, grad, jacrev, jacfwd, hessian, vjp, jvp, functional_call
+from difflab import func  # noqa: E402
 # breadth (issue 27): torch.amp, torch.backends and torch.autocast at PyTorch's paths
 from difflab import amp, backends  # noqa: E402
 from difflab.amp import autocast  # noqa: E402
