@@ -529,9 +529,12 @@ def _zeros(p: Tensor) -> Tensor:
 
 
 def hessian(func: Callable, argnums: int | Sequence[int] = 0) -> Callable:
-    """The Hessian of a scalar function: ``jacfwd(jacrev(func))``, forward over reverse.
+    """The Hessian of a scalar function: ``jacrev(jacrev(func))``, reverse over reverse.
 
-    ``hessian(f)(x)`` has shape ``x.shape + x.shape``.
+    ``hessian(f)(x)`` has shape ``x.shape + x.shape``.  (torch.func takes
+    forward over reverse; here the inner backward pass is recorded on the tape
+    instead, which every primitive with a recordable derivative supports, where
+    dual numbers cannot run the in-place scatter-adds of indexing's backward.)
 
     Parameters
     ----------
@@ -550,4 +553,4 @@ def hessian(func: Callable, argnums: int | Sequence[int] = 0) -> Callable:
     tensor([[ 6.,  0.],
             [ 0., 12.]])
     """
-    return jacfwd(jacrev(func, argnums), argnums)
+    return jacrev(jacrev(func, argnums), argnums)

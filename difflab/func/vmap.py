@@ -42,10 +42,10 @@ class _Values:
     to NumPy) instead of going through a primitive gets a clear error.
     """
 
-    __slots__ = ("shape", "dtype")
+    __slots__ = ("shape", "dtype", "owner")
 
-    def __init__(self, shape: tuple, dtype: Any) -> None:
-        self.shape, self.dtype = shape, dtype
+    def __init__(self, shape: tuple, dtype: Any, owner: BatchedTensor) -> None:
+        self.shape, self.dtype, self.owner = shape, dtype, owner
 
     @property
     def ndim(self) -> int:
@@ -88,7 +88,7 @@ class BatchedTensor(Tensor):
     def __init__(self, value: Tensor, levels: tuple) -> None:
         k = len(levels)
         self.value, self.levels = value, tuple(levels)
-        self.array = _Values(tuple(value.shape[k:]), value.array.dtype)
+        self.array = _Values(tuple(value.shape[k:]), value.array.dtype, self)
         self.grad = self.grad_fn = self._base = None
         self._requires_grad = False
         self._version = value._version
@@ -138,9 +138,11 @@ class BatchedTensor(Tensor):
 def interpret(op: Any, inputs: tuple, params: dict) -> Tensor | None:
     """The engine's batching step: ``op`` on ``inputs`` by its batching rule, or ``None``
     when no input is batched (the engine then applies it as usual)."""
-    batched = [t for t in inputs if type(t) is BatchedTensor]
-    if not batched:
+    if not any(type(t) is BatchedTensor or type(t) is _Values for t in inputs):
         return None
+    # (a batched tensor a face unwrapped to its .array, where's condition, counts too)
+    inputs = tuple(t.owner if type(t) is _Values else t for t in inputs)
+    batched = [t for t in inputs if type(t) is BatchedTensor]
     rule = op.batch
     if rule is None:
         raise NotImplementedError(

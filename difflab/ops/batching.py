@@ -300,11 +300,28 @@ def _folded(b: Batch, x: Any, **params: Any) -> Any:
     return b.unfold(b.apply(b.op, b.fold(x), **params))
 
 
-def _conv2d(b: Batch, x: Any, w: Any, bias: Any = None, **params: Any) -> Any:
-    if b.batched(w) or (bias is not None and b.batched(bias)):
-        raise b.unsupported("has no batching rule for a batched weight or bias (only the "
-                            "input may carry the batch); apply it per weight outside vmap")
-    return b.unfold(b.apply(nn_conv.Conv2d, b.fold(x), w, bias, **params))
+def _conv2d(b: Batch, x: Any, w: Any, bias: Any = None, stride: Any = (1, 1),
+            padding: Any = (0, 0), dilation: Any = (1, 1), groups: int = 1) -> Any:
+    settings = {"stride": stride, "padding": padding, "dilation": dilation}
+    if not b.batched(w) and (bias is None or not b.batched(bias)):
+        return b.unfold(b.apply(nn_conv.Conv2d, b.fold(x), w, bias, groups=groups,
+                                **settings))
+    # One weight per example: the examples become groups of one convolution,
+    # x (B, N, C, H, W) -> (N, B·C, H, W), w (B, O, C/g, kh, kw) -> (B·O, C/g, kh, kw).
+    total = int(np.prod(b.sizes))
+    x, w = b.lift(x), b.lift(w)
+    n, c, height, width = x.shape[b.k:]
+    o = w.shape[b.k]
+    x = b.apply(structural.Reshape, x, shape=(total, n, c, height, width))
+    x = b.apply(structural.Permute, x, axes=(1, 0, 2, 3, 4))
+    x = b.apply(structural.Reshape, x, shape=(n, total * c, height, width))
+    w = b.apply(structural.Reshape, w, shape=(total * o,) + tuple(w.shape[b.k + 1:]))
+    if bias is not None:
+        bias = b.apply(structural.Reshape, b.lift(bias), shape=(total * o,))
+    y = b.apply(nn_conv.Conv2d, x, w, bias, groups=groups * total, **settings)
+    y = b.apply(structural.Reshape, y, shape=(n, total, o) + tuple(y.shape[2:]))
+    y = b.apply(structural.Permute, y, axes=(1, 0, 2, 3, 4))
+    return b.apply(structural.Reshape, y, shape=b.sizes + tuple(y.shape[1:]))
 
 
 def _col2im(b: Batch, win: Any, x_shape: Any, **params: Any) -> Any:
@@ -344,10 +361,12 @@ def _normalize(b: Batch, x: Any, axes: Any, eps: float, mean: Any = None,
 
 
 def _embedding(b: Batch, w: Any, idx: Any, padding_idx: Any = None) -> Any:
-    if b.batched(w):
-        raise b.unsupported("has no batching rule for a batched weight table (only the "
-                            "indices may carry the batch)")
-    return b.apply(nn_ops.Embedding, w, idx, padding_idx=padding_idx)
+    if not b.batched(w):
+        return b.apply(nn_ops.Embedding, w, idx=idx, padding_idx=padding_idx)
+    if padding_idx is not None:
+        raise b.unsupported("has no batching rule for a batched weight table with a "
+                            "padding_idx; pass the table unbatched (in_dims=None)")
+    return b.apply(structural.Index, w, index=(slice(None),) * b.k + (idx,))  # w[b][idx]
 
 
 def _one_hot(b: Batch, x: Any, num_classes: int = -1) -> Any:
@@ -362,7 +381,8 @@ def _dropout_mask(b: Batch, x: Any, p: float = 0.5, generator: Any = None) -> An
     Randomness.check("dropout")
     if Randomness.mode == "same" and b.batched(x):
         one = b.apply(structural.Index, x, index=(0,) * b.k)
-        return b.apply(b.op, one, p=p, generator=generator)  # broadcast over the batch
+        mask = b.apply(b.op, one, p=p, generator=generator)
+        return b.lift(mask)  # the one mask, repeated over the batch
     return b.apply(b.op, b.lift(x), p=p, generator=generator)
 
 
