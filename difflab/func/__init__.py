@@ -6,9 +6,9 @@ Hessian.  :func:`functional_call` runs a module with parameters passed in,
 so a network's loss is a function of its parameters.  See docs/guides/func.md.
 """
 
-from difflab.func.functional_call import functional_call
+from difflab.func.functional_call import functional_call, stack_module_state
 from difflab.func.transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp
 from difflab.func.vmap import BatchedTensor, vmap
 
 __all__ = ["BatchedTensor", "functional_call", "grad", "grad_and_value", "hessian", "jacfwd",
-           "jacrev", "jvp", "vjp", "vmap"]
+           "jacrev", "jvp", "stack_module_state", "vjp", "vmap"]

@@ -79,3 +79,51 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = ()
     finally:
         for table, leaf, old in reversed(saved):
             table[leaf] = old
+
+
+def stack_module_state(models: Any) -> tuple[dict, dict]:
+    """The parameters and buffers of several same-shaped modules, stacked along a new dim 0.
+
+    With :func:`functional_call` and :func:`~difflab.func.vmap` this runs an
+    ensemble of models in one pass (``vmap(f, in_dims=(0, 0, None))``).  The
+    stacked parameters are new leaves that require grad where the originals did.
+
+    Parameters
+    ----------
+    models : a non-empty list of modules with the same parameter names and shapes.
+
+    Returns
+    -------
+    ``(params, buffers)``: two dicts from names to stacked tensors.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.func import functional_call, stack_module_state, vmap
+    >>> models = [dl.nn.Linear(3, 2) for _ in range(4)]
+    >>> params, buffers = stack_module_state(models)
+    >>> params["weight"].shape
+    difflab.Size([4, 2, 3])
+    >>> def run(p, b, x):
+    ...     return functional_call(models[0], (p, b), (x,))
+    >>> vmap(run, in_dims=(0, 0, None))(params, buffers, dl.ones(5, 3)).shape
+    difflab.Size([4, 5, 2])
+    """
+    from difflab.functions import stack
+
+    models = list(models)
+    if not models:
+        raise ValueError("stack_module_state: expected at least one module")
+    first = [dict(m.named_parameters()) for m in models]
+    names = list(first[0])
+    for n, named in enumerate(first):
+        if list(named) != names:
+            raise ValueError(f"stack_module_state: module {n} has parameters {list(named)}, "
+                             f"module 0 has {names}; all must be alike")
+    params = {}
+    for name in names:
+        stacked = stack([named[name].detach() for named in first])
+        params[name] = stacked.requires_grad_() if first[0][name].requires_grad else stacked
+    buffers = {name: stack([dict(m.named_buffers())[name] for m in models])
+               for name, _ in models[0].named_buffers()}
+    return params, buffers

@@ -78,9 +78,27 @@ class _Values:
 class BatchedTensor(Tensor):
     """A tensor inside ``vmap``: one example to the function, the whole batch underneath.
 
-    ``value`` is the physical tensor, whose first ``len(levels)`` dimensions
-    are the batch dimensions of the vmaps in ``levels`` (outermost first).
-    Shape, ``ndim`` and every operation are the logical ones, one example's.
+    vmap makes them; a user meets them only as the arguments of the function
+    being vmapped.  Shape, ``ndim`` and every operation are the logical ones,
+    one example's; reading a value (``.item()``, ``bool()``, NumPy) is an
+    error, since it differs from example to example.
+
+    Parameters
+    ----------
+    value : the physical tensor, whose first ``len(levels)`` dimensions are the
+        batch dimensions of the vmaps in ``levels``.
+    levels : the vmap levels it is batched over, outermost first.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.func import vmap
+    >>> def show(x):
+    ...     print(type(x).__name__, tuple(x.shape))
+    ...     return x * 2
+    >>> vmap(show)(dl.ones(3, 2)).shape
+    BatchedTensor (2,)
+    difflab.Size([3, 2])
     """
 
     __slots__ = ("value", "levels")
