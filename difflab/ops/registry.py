@@ -22,6 +22,7 @@ Who reads this table, and nothing else lists primitives:
 =========================  ==================================================
 the tape (reverse mode)    ``engine.apply(primitive, ...)`` records, ``vjp`` walks back
 ``Dual`` (forward mode)    ``jvp`` pushes tangents forward
+``vmap`` (difflab.func)    ``batch`` maps it over a batch (:mod:`difflab.ops.batching`)
 sympy (symbolic)           the elementwise rule's ``symbolic`` form
 ``difflab.<name>``         one dispatching function per elementwise primitive
 ``Tensor.<name>``          one method per elementwise primitive
