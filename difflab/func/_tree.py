@@ -23,7 +23,7 @@ def flatten(tree: Any) -> tuple[list, Callable[[list], Any]]:
             for (_, sub), n in zip(parts, counts):
                 out.append(sub(values[start:start + n]))
                 start += n
-            return kind(out) if kind in (tuple, list) else kind(*out)  # (a namedtuple)
+            return kind(*out) if hasattr(kind, "_fields") else kind(out)  # (a namedtuple)
 
         return leaves, rebuild
     if isinstance(tree, dict):

@@ -156,11 +156,13 @@ class BatchedTensor(Tensor):
 def interpret(op: Any, inputs: tuple, params: dict) -> Tensor | None:
     """The engine's batching step: ``op`` on ``inputs`` by its batching rule, or ``None``
     when no input is batched (the engine then applies it as usual)."""
-    if not any(type(t) is BatchedTensor or type(t) is _Values for t in inputs):
+    owners = _marked(params)
+    if not owners and not any(type(t) is BatchedTensor or type(t) is _Values
+                              for t in inputs):
         return None
     # (a batched tensor a face unwrapped to its .array, where's condition, counts too)
     inputs = tuple(t.owner if type(t) is _Values else t for t in inputs)
-    batched = [t for t in inputs if type(t) is BatchedTensor]
+    batched = [t for t in inputs if type(t) is BatchedTensor] + owners
     rule = op.batch
     if rule is None:
         raise NotImplementedError(
@@ -179,8 +181,28 @@ def interpret(op: Any, inputs: tuple, params: dict) -> Tensor | None:
             t = _align(t, levels)
             ids.add(id(t))
         physical.append(t)
+    if owners:  # batched index arrays among the settings: physical, lined up
+        params = {name: _unmark(v, levels) for name, v in params.items()}
     b = batching.Batch(len(levels), tuple(ACTIVE[lv] for lv in levels), ids, engine.apply, op)
     return BatchedTensor(rule(b, *physical, **params), tuple(levels))
+
+
+def _marked(params: dict) -> list:
+    """The batched tensors whose arrays a face put among the settings (an index)."""
+    found = []
+    for v in params.values():
+        for item in (v if type(v) is tuple else (v,)):
+            if type(item) is _Values:
+                found.append(item.owner)
+    return found
+
+
+def _unmark(v: Any, levels: list) -> Any:
+    if type(v) is tuple:
+        return tuple(_unmark(item, levels) for item in v)
+    if type(v) is _Values:
+        return batching.BatchedArray(_align(v.owner, levels).array, len(levels))
+    return v
 
 
 def _align(t: BatchedTensor, levels: list) -> Tensor:

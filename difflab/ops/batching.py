@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from difflab import backend
 from difflab.ops import elementwise, logic, nn_conv, nn_ops, products, structural
 
 
@@ -240,11 +241,73 @@ def _as_tuple(index: Any) -> tuple:
     return index if isinstance(index, tuple) else (index,)
 
 
+class BatchedArray:
+    """An index array that differs from example to example (``x[idx]`` with ``idx`` batched).
+
+    ``array`` is physical: the batch dimensions (size or 1) in front of the
+    logical ``shape``.  The interpreter hands these to rules in place of the
+    arrays a face unwrapped; the indexing rule reads them, others refuse.
+    """
+
+    def __init__(self, array: Any, k: int) -> None:
+        self.array, self.k = array, k
+        self.shape = tuple(array.shape[k:])
+        self.ndim = len(self.shape)
+        self.dtype = array.dtype
+
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(
+            "vmap: this operation has no batching rule for an index or target tensor that "
+            "differs from example to example; pass it unbatched (in_dims=None)")
+
+
 def _index(b: Batch, x: Any, index: Any) -> Any:
     index = _as_tuple(index)
+    if any(isinstance(i, BatchedArray) for i in index):
+        return _batched_index(b, x, index)
     out = b.apply(structural.Index, x, index=(slice(None),) * b.k + index)
     separated, n = _advanced_first(index)
     return b.to_front(out, n) if separated else out
+
+
+def _is_advanced(i: Any) -> bool:
+    return isinstance(i, (int, np.integer, BatchedArray)) or getattr(i, "ndim", 0) > 0
+
+
+def _batched_index(b: Batch, x: Any, index: tuple) -> Any:
+    """``x[index]`` where an index array is batched: each batch dimension becomes an
+    ``arange`` index of its own, so NumPy picks example b's indices in example b."""
+    if any(getattr(i, "dtype", None) is not None and i.dtype.kind == "b" for i in index):
+        raise b.unsupported("has no batching rule for a batched boolean mask (its result's "
+                            "shape would differ between examples); use difflab.where")
+    shapes = [i.shape if hasattr(i, "shape") else () for i in index if _is_advanced(i)]
+    adv = len(np.broadcast_shapes(*shapes))
+    xp = backend.array_module(x.array)
+    ranges = []
+    for j, size in enumerate(b.sizes):
+        shape = [1] * (b.k + adv)
+        shape[j] = size
+        ranges.append(xp.arange(size).reshape(shape))
+    physical = tuple(
+        i.array.reshape(i.array.shape[:b.k] + (1,) * (adv - i.ndim) + i.shape)
+        if isinstance(i, BatchedArray) else i for i in index)
+    out = b.apply(structural.Index, b.lift(x), index=tuple(ranges) + physical)
+    # NumPy put every advanced dimension first: (batch, adv, rest).  Where the user's
+    # advanced indices sit together after p plain ones, the logical result has them there.
+    positions = [n for n, i in enumerate(index) if _is_advanced(i)]
+    together = positions == list(range(positions[0], positions[0] + len(positions)))
+    if not together or positions[0] == 0:
+        return out
+    before = 0
+    for i in index[:positions[0]]:
+        if i is Ellipsis:
+            consumed = sum(1 for j in index if j is not None and j is not Ellipsis)
+            before += b.ndim(x) - consumed
+        else:
+            before += 1  # a slice or None makes one dimension
+    axes = (tuple(range(b.k)) + tuple(range(b.k + adv, b.k + adv + before))
+            + tuple(range(b.k, b.k + adv)) + tuple(range(b.k + adv + before, out.ndim)))
+    return b.apply(structural.Permute, out, axes=axes)
 
 
 def _scatter_add(b: Batch, v: Any, index: Any, shape: Any) -> Any:

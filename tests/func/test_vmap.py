@@ -30,6 +30,11 @@ NO_RULE = {"histc", "histogram"}
 UNBATCHED_INPUTS = {"nll_loss": 1, "embedding": 0}
 
 
+@pytest.fixture(autouse=True)
+def _seeded():
+    dl.manual_seed(0)
+
+
 def _examples(case: samples.Case) -> list[list[np.ndarray]]:
     return [samples.variants(case, seed=s)[0] for s in range(B)]
 
@@ -53,6 +58,59 @@ def test_vmap_equals_a_loop(name):
     got = vmap(case.call, in_dims=in_dims)(*stacked)
     want = np.stack([np.asarray(case.call(*[dl.tensor(a) for a in e])) for e in examples])
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-12)
+
+
+FUNCTIONS = samples.function_cases()
+#: Public functions that read an index or target tensor's values in Python (bounds checks,
+#: class targets) or draw at random: with every input batched, a clear error.
+READ_VALUES = {"Tensor.sort", "Tensor.topk", "dl.histc", "dl.gather", "Tensor.gather",
+               "dl.scatter", "Tensor.scatter", "dl.scatter_add", "Tensor.scatter_add",
+               "dl.index_select", "Tensor.index_select", "F.binary_cross_entropy",
+               "F.embedding", "F.nll_loss", "F.ctc_loss", "F.dropout2d", "F.embedding_bag",
+               "F.gaussian_nll_loss", "F.grid_sample"}
+
+
+def _check_public(name, got, examples):
+    case = FUNCTIONS[name]
+    want = [case.call(*[dl.tensor(a) for a in e]) for e in examples]
+    parts = zip(got, zip(*want)) if isinstance(got, tuple) else [(got, want)]
+    for g, w in parts:
+        np.testing.assert_allclose(np.asarray(g), np.stack([np.asarray(v) for v in w]),
+                                   rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(set(FUNCTIONS) - READ_VALUES))
+def test_vmap_of_public_functions_equals_a_loop(name):
+    case = FUNCTIONS[name]
+    examples = _examples(case)
+    stacked = [dl.tensor(np.stack([e[i] for e in examples])) for i in range(len(case.specs))]
+    _check_public(name, vmap(case.call)(*stacked), examples)
+
+
+@pytest.mark.parametrize("name", sorted(READ_VALUES))
+def test_public_functions_that_read_values_refuse_clearly(name):
+    case = FUNCTIONS[name]
+    stacked = [dl.tensor(np.stack([e[i] for e in _examples(case)]))
+               for i in range(len(case.specs))]
+    with pytest.raises((RuntimeError, NotImplementedError, AttributeError), match="vmap"):
+        vmap(case.call)(*stacked)
+
+
+def test_batched_index_tensors():
+    x = dl.randn(3, 4, 5)
+    idx = dl.tensor(np.random.default_rng(0).integers(0, 4, (3, 2)))
+    for f in (lambda a, i: a[i], lambda a, i: a[:, i], lambda a, i: a[1:, i[0]],
+              lambda a, i: a[..., i.clamp(0, 3)]):
+        got = vmap(f)(x, idx)
+        want = np.stack([np.asarray(f(x[n], idx[n])) for n in range(3)])
+        np.testing.assert_allclose(np.asarray(got), want)
+    g = vmap(grad(lambda a, i: (a[:, i] ** 2).sum()))(x, idx)
+    for n in range(3):
+        xn = x[n].detach().requires_grad_()
+        (xn[:, idx[n]] ** 2).sum().backward()
+        np.testing.assert_allclose(np.asarray(g[n]), np.asarray(xn.grad))
+    with pytest.raises(NotImplementedError, match="boolean mask"):
+        vmap(lambda a: a[a > 0])(x)
 
 
 @pytest.mark.parametrize("name", sorted(NO_RULE))
@@ -122,7 +180,7 @@ def test_unbatched_output_is_repeated_and_chunks_agree():
 
 
 def test_nested_vmap_is_an_outer_product():
-    a, b = dl.randn(3, 2), dl.randn(4, 2)
+    a, b = dl.randn(3, 2, dtype=dl.float64), dl.randn(4, 2, dtype=dl.float64)
     got = vmap(vmap(dl.dot, in_dims=(None, 0)), in_dims=(0, None))(a, b)
     np.testing.assert_allclose(np.asarray(got), np.asarray(a) @ np.asarray(b).T)
 
