@@ -246,6 +246,22 @@ def test_vmap_of_grad_gives_per_example_gradients():
         np.testing.assert_allclose(np.asarray(g), np.asarray(x.grad), rtol=1e-12)
 
 
+def test_nested_vmap_of_grad_and_second_derivatives_per_example():
+    xs = dl.randn(3, 4, 5, dtype=dl.float64)
+
+    def f(x):
+        return (x.sin() * x).sum()
+
+    got = vmap(vmap(grad(f)))(xs)
+    want = np.stack([np.stack([np.asarray(grad(f)(xs[i][j])) for j in range(4)])
+                     for i in range(3)])
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+    s = dl.randn(6, dtype=dl.float64)
+    second = vmap(grad(grad(lambda t: t.sin() * t)))(s)
+    t = np.asarray(s)
+    np.testing.assert_allclose(np.asarray(second), 2 * np.cos(t) - t * np.sin(t), rtol=1e-12)
+
+
 def test_per_example_gradients_of_an_mlp_equal_a_loop():
     dl.manual_seed(0)
     model = dl.nn.Sequential(dl.nn.Linear(4, 8), dl.nn.Tanh(), dl.nn.Linear(8, 1))
