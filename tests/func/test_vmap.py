@@ -66,7 +66,7 @@ FUNCTIONS = samples.function_cases()
 READ_VALUES = {"Tensor.sort", "Tensor.topk", "dl.histc", "dl.gather", "Tensor.gather",
                "dl.scatter", "Tensor.scatter", "dl.scatter_add", "Tensor.scatter_add",
                "dl.index_select", "Tensor.index_select", "F.binary_cross_entropy",
-               "F.embedding", "F.nll_loss", "F.ctc_loss", "F.dropout2d", "F.embedding_bag",
+               "F.embedding", "F.ctc_loss", "F.dropout2d", "F.embedding_bag",
                "F.gaussian_nll_loss", "F.grid_sample"}
 
 
@@ -278,6 +278,32 @@ def test_per_example_gradients_of_an_mlp_equal_a_loop():
         for name, p in model.named_parameters():
             np.testing.assert_allclose(np.asarray(per_example[name][n]), np.asarray(p.grad),
                                        rtol=1e-10, atol=1e-12)
+
+
+def test_per_example_cross_entropy_gradients_with_batched_targets():
+    model = dl.nn.Sequential(dl.nn.Linear(4, 8), dl.nn.Tanh(), dl.nn.Linear(8, 3)).double()
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    xs, ys = dl.randn(6, 4, dtype=dl.float64), dl.tensor([0, 2, 1, 1, 0, 2])
+    weight = dl.tensor([1.0, 2.0, 0.5], dtype=dl.float64)
+
+    def loss(p, x, y):
+        logits = functional_call(model, p, (x.unsqueeze(0),))
+        return dl.nn.functional.cross_entropy(logits, y.unsqueeze(0), weight=weight)
+
+    batched = vmap(grad(loss), in_dims=(None, 0, 0))(params, xs, ys)
+    for n in range(6):
+        one = grad(loss)(params, xs[n], ys[n])
+        for name in one:
+            np.testing.assert_allclose(np.asarray(batched[name][n]), np.asarray(one[name]),
+                                       rtol=1e-12, atol=1e-14)
+    for reduction in ("none", "sum", "mean"):
+        z = dl.randn(6, 5, 3, dtype=dl.float64)
+        t = dl.tensor(np.random.default_rng(1).integers(0, 3, (6, 5)))
+        t[0, 1] = -100  # ignored
+        got = vmap(lambda a, b, r=reduction: dl.nn.functional.nll_loss(a, b, reduction=r))(z, t)
+        want = np.stack([np.asarray(dl.nn.functional.nll_loss(z[n], t[n], reduction=reduction))
+                         for n in range(6)])
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
 
 
 def test_grad_of_vmap_and_grad_inside_a_closure_over_a_batch():
