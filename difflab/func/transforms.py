@@ -289,6 +289,7 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
             raise ValueError(f"vjp_fn: expected cotangents shaped like f's output "
                              f"({len(outs)} tensor(s)), got {len(cots)}")
         now = _levels()
+        extra = tuple(lv for lv in now if lv not in levels)  # vmaps around vjp_fn itself
         live, seeds = [], []
         for o, c in zip(outs, cots):
             _check_tensor(c, "vjp_fn", "the cotangents")
@@ -296,17 +297,40 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
                 raise ValueError(f"vjp_fn: a cotangent has shape {tuple(c.shape)} but the "
                                  f"output it belongs to has shape {tuple(o.shape)}")
             if o.requires_grad:
-                live.append(_physical(o, now))
-                seeds.append(_physical(c, now))
+                live.append(_physical(o, levels))
+                seeds.append(_over(c, levels, extra) if extra else _physical(c, levels))
+        graph = keep or _Reverse.depth > 0
         with autograd.enable_grad():
-            grads = autograd.grad(live, flat, grad_outputs=seeds, retain_graph=True,
-                                  create_graph=keep or _Reverse.depth > 0,
-                                  allow_unused=True) if live else [None] * len(flat)
-        return _results(list(grads), wanted, rebuilds, now, keep or _Reverse.depth > 0,
-                        False)
+            if not live:
+                grads = [None] * len(flat)
+            elif not extra:
+                grads = autograd.grad(live, flat, grad_outputs=seeds, retain_graph=True,
+                                      create_graph=graph, allow_unused=True)
+            else:  # a batched cotangent (vmap(vjp_fn), as jacrev): the backward pass is
+                # recorded, so each rule runs through the batching interpreter
+                grads = [None if g is None else _back(g, levels, extra)
+                         for g in engine.run_backward(live, seeds, True, True, flat)]
+        return _results(list(grads), wanted, rebuilds, now, graph, False)
 
     value = _finish(out, keep)
     return (value, vjp_fn, aux) if has_aux else (value, vjp_fn)
+
+
+def _over(c: Tensor, levels: tuple, extra: tuple) -> BatchedTensor:
+    """A cotangent batched by the vmaps ``extra`` around vjp_fn, as a seed for the output's
+    physical tensor (batched over ``levels``): logically that tensor, batched over extra."""
+    p = _physical(c, levels + extra)  # (levels..., extra..., *out)
+    k, e = len(levels), len(extra)
+    axes = tuple(range(k, k + e)) + tuple(range(k)) + tuple(range(k + e, p.ndim))
+    return BatchedTensor(engine.apply(structural.Permute, p, axes=axes), extra)
+
+
+def _back(g: Tensor, levels: tuple, extra: tuple) -> Tensor:
+    """The inverse of :func:`_over` on a gradient: physical over ``levels + extra``."""
+    p = _physical(g, extra)  # (extra..., levels..., *x)
+    k, e = len(levels), len(extra)
+    axes = tuple(range(e, e + k)) + tuple(range(e)) + tuple(range(e + k, p.ndim))
+    return engine.apply(structural.Permute, p, axes=axes)
 
 
 # ------------------------------------------------------------------ forward mode

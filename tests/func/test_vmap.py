@@ -352,6 +352,28 @@ def test_hessian_equals_dl_hessian_also_per_example():
                                np.asarray(dl.hessian(f_vec_sum)(x)), rtol=1e-12)
 
 
+def test_vmap_of_vjp_fn_is_a_batched_backward_pass():
+    x = dl.tensor([1.0, 2.0, 3.0], dtype=dl.float64)
+
+    def f(v):
+        return v.sin() * v.sum()
+
+    _, vjp_fn = vjp(f, x)
+    rows = vmap(vjp_fn)(dl.eye(3, dtype=dl.float64))[0]  # every row of J in one pass
+    np.testing.assert_allclose(np.asarray(rows), np.asarray(dl.jacobian(f)(x)), rtol=1e-12)
+    xs = dl.randn(4, 3, dtype=dl.float64)
+
+    def jacobian_rows(v):
+        return vmap(vjp(f, v)[1])(dl.eye(3, dtype=dl.float64))[0]
+
+    for n, J in enumerate(vmap(jacobian_rows)(xs)):
+        np.testing.assert_allclose(np.asarray(J), np.asarray(dl.jacobian(f)(xs[n])),
+                                   rtol=1e-12)
+    scaled = vmap(lambda s: vjp_fn(dl.ones(3, dtype=dl.float64) * s)[0])(
+        dl.tensor([1.0, 2.0], dtype=dl.float64))
+    np.testing.assert_allclose(np.asarray(scaled[1]), 2 * np.asarray(scaled[0]), rtol=1e-12)
+
+
 def test_vjp_jvp_grad_and_value_and_argnums():
     x, y = dl.tensor([1.0, 2.0]), dl.tensor([3.0, -1.0])
     out, vjp_fn = vjp(lambda a, b: a * b.exp(), x, y)
