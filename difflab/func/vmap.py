@@ -61,9 +61,10 @@ class _Values:
     def _refuse(self, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(
             "vmap: this operation reads or writes a batched tensor's values directly "
-            "(an in-place change, a conversion to NumPy, an index or target tensor that "
-            "is itself batched), which has no batching rule. Write it with out-of-place "
-            "difflab operations, or pass that argument unbatched (in_dims=None).")
+            "(an in-place change, a conversion to NumPy, autograd.grad of a batched "
+            "output, an index that a function checks in Python), which has no batching "
+            "rule. Write it with out-of-place difflab operations, differentiate with "
+            "difflab.func.grad or vjp, or pass that argument unbatched (in_dims=None).")
 
     __array__ = __getitem__ = __setitem__ = __iter__ = _refuse
     __array_ufunc__ = __array_function__ = _refuse
