@@ -376,6 +376,7 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False,
             raise ValueError(f"jvp: a tangent has shape {tuple(t.shape)} but its primal has "
                              f"shape {tuple(p.shape)}")
         pp, tp = _physical(p, levels), _physical(t, levels)
+        _cpu_only(pp, "jvp")
         dual = Dual._make(pp.array, tp.array.reshape((1,) + tuple(tp.shape)), tag)
         duals.append(_logical(Tensor._wrap(dual), levels))
     out, aux = _split_aux(func(*rebuild(duals)), has_aux, "jvp")
@@ -389,6 +390,12 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False,
         tangents_out.append(_logical(Tensor._wrap(t[0]), levels))
     result = (rebuild_out(values), rebuild_out(tangents_out))
     return (*result, aux) if has_aux else result
+
+
+def _cpu_only(p: Tensor, transform: str) -> None:
+    if p.is_cuda:
+        raise RuntimeError(f"{transform}: forward mode runs on dual numbers, which hold CPU "
+                           f"arrays only; use jacrev/vjp on the GPU, or .cpu() the inputs")
 
 
 def _split_dual(array: Any, tag: int, k: int) -> tuple:
@@ -434,6 +441,7 @@ def jacfwd(func: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fal
             x = args[i]
             _check_tensor(x, "jacfwd", "the differentiated inputs")
             p = _physical(x, levels)
+            _cpu_only(p, "jacfwd")
             n = max(int(np.prod(tuple(x.shape), dtype=int)), 1)
             eye = np.eye(n, dtype=p.array.dtype).reshape((n,) + (1,) * len(levels)
                                                           + tuple(x.shape))

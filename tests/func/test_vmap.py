@@ -395,3 +395,28 @@ def test_torch_func_path():
     import difflab as torch
 
     assert torch.func.vmap is vmap and torch.func.grad is grad
+
+
+def test_vmap_and_per_example_gradients_on_a_device(device):
+    x = dl.randn(5, 3, dtype=dl.float64).to(device)
+    w = dl.randn(3, 2, dtype=dl.float64).to(device)
+    idx = dl.tensor([[0, 2], [1, 1], [2, 0], [0, 0], [1, 2]]).to(device)
+    t = dl.tensor([0, 1, 1, 0, 1]).to(device)
+
+    def loss(v, i, c):
+        z = (v @ w).tanh()[i.clamp(0, 1)] + v[i].sum()
+        return dl.nn.functional.cross_entropy(z.unsqueeze(0), c.unsqueeze(0))
+
+    got = vmap(grad(loss))(x, idx, t)
+    assert got.device == dl.device(device)
+    for n in range(5):
+        np.testing.assert_allclose(np.asarray(got[n].cpu()),
+                                   np.asarray(grad(loss)(x[n], idx[n], t[n]).cpu()), rtol=1e-12)
+    if device == "cuda":
+        with pytest.raises(RuntimeError, match="dual numbers, which hold CPU arrays only"):
+            jacfwd(lambda v: (v @ w).sin())(x[0])
+    for transform in (jacrev, jacfwd) if device == "cpu" else (jacrev,):
+        J = vmap(transform(lambda v: (v @ w).sin()))(x)
+        assert tuple(J.shape) == (5, 2, 3) and J.device == dl.device(device)
+        np.testing.assert_allclose(np.asarray(J[1].cpu()),
+                                   np.asarray(jacrev(lambda v: (v @ w).sin())(x[1]).cpu()))
