@@ -9,23 +9,24 @@ tensors, and the rule answers with one call of ordinary primitives that does
 all examples at once.  That is JAX's design (``primitive_batchers``), and the
 rules fall in a few families:
 
-==========================  =====================================================
-elementwise (``sin``, ``+``)  broadcast: pad the logical dimensions of batched
-                              inputs to one rank, apply the primitive as it is
-reductions, ``cumsum``,       the same primitive with every ``axis`` shifted past
-``softmax``, ``flip``         the batch dimensions
-shapes (``reshape``,          the batch dimensions prefixed to the shape / kept in
-``permute``, ``expand``)      front of the permutation
-``matmul``, ``einsum``        matmul broadcasts leading dimensions already;
-                              einsum gets a fresh letter per batch dimension
-indexing (``index``,          ``slice(None)`` per batch dimension in front of the
-``scatter_add``,              index (with NumPy's rule for separated advanced
-``index_put``)                indices, which move to the front)
-``cat``                       every input lifted to the full batch, axis shifted
-convolution, pooling          the batch dimensions folded into the sample dimension
-                              N, unfolded afterwards
-whole-tensor losses           reduction 'none', then each example reduced alone
-==========================  =====================================================
+==============================  ============================================================
+elementwise (``sin``, ``+``)    broadcast: pad the logical dimensions of batched inputs to
+                                one rank, apply the primitive as it is
+reductions, ``cumsum``,         the same primitive with every ``axis`` shifted past the
+``softmax``, ``flip``           batch dimensions
+shapes (``reshape``,            the batch dimensions prefixed to the shape / kept in front
+``permute``, ``expand``)        of the permutation
+``matmul``, ``einsum``          matmul broadcasts leading dimensions already; einsum gets a
+                                fresh letter per batch dimension
+indexing (``index``,            ``slice(None)`` per batch dimension in front of the index
+``scatter_add``,                (NumPy's rule moves separated advanced indices to the
+``index_put``)                  front); a batched index array gets an ``arange`` per batch
+                                dimension
+``cat``                         every input lifted to the full batch, axis shifted
+convolution, pooling            the batch dimensions folded into the sample dimension N,
+                                unfolded afterwards
+whole-tensor losses             reduction 'none', then each example reduced alone
+==============================  ============================================================
 
 A rule is ``batch(b, *inputs, **params) -> Tensor``: ``inputs`` are the
 primitive's inputs as physical tensors (those that carry batch dimensions
