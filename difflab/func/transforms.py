@@ -393,6 +393,13 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False,
 
 
 def _cpu_only(p: Tensor, transform: str) -> None:
+    """Forward mode's limits: CPU arrays, and no reverse-mode transform around it."""
+    if p.requires_grad and _Reverse.depth > 0:  # (its result would be off that tape)
+        raise RuntimeError(
+            f"{transform}: its input is being differentiated in reverse mode (grad, vjp or "
+            f"jacrev around {transform}); reverse over forward "
+            f"is not supported: use jacrev inside instead (jacrev(jacrev(f)), or "
+            f"jacfwd(jacrev(f)) for forward over reverse), or .detach() the input")
     if p.is_cuda:
         raise RuntimeError(f"{transform}: forward mode runs on dual numbers, which hold CPU "
                            f"arrays only; use jacrev/vjp on the GPU, or .cpu() the inputs")

@@ -374,6 +374,14 @@ def test_vmap_of_vjp_fn_is_a_batched_backward_pass():
     np.testing.assert_allclose(np.asarray(scaled[1]), 2 * np.asarray(scaled[0]), rtol=1e-12)
 
 
+def test_reverse_over_forward_is_refused_not_wrong():
+    x = dl.tensor([0.5, 1.0], dtype=dl.float64)
+    with pytest.raises(RuntimeError, match="reverse over forward is not supported"):
+        grad(lambda v: jacfwd(lambda u: u.sin())(v).sum())(x)
+    with pytest.raises(RuntimeError, match="reverse over forward is not supported"):
+        grad(lambda v: jvp(lambda u: u.sin(), (v,), (dl.ones(2, dtype=dl.float64),))[1].sum())(x)
+
+
 def test_vjp_jvp_grad_and_value_and_argnums():
     x, y = dl.tensor([1.0, 2.0]), dl.tensor([3.0, -1.0])
     out, vjp_fn = vjp(lambda a, b: a * b.exp(), x, y)
