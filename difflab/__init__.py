@@ -153,8 +153,9 @@ def is_tensor(obj: object) -> bool:
 # ========================================================================= compat-core
 # PyTorch names for teaching programs (issue 14, compat-core block).
 # ===================================================================== end compat-core
-# breadth (issue 27): torch.amp, torch.backends and torch.autocast at PyTorch's paths
-from difflab import amp, backends  # noqa: E402
+# breadth (issue 27): torch.amp, torch.backends and torch.autocast at PyTorch's paths;
+# torch.func (issue 28): vmap, grad, jacrev, jacfwd, hessian, vjp, jvp, functional_call
+from difflab import amp, backends, func  # noqa: E402
 from difflab.amp import autocast  # noqa: E402
 from difflab.autograd import inference_mode  # noqa: E402
 from difflab.creation import (  # noqa: E402

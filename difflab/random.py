@@ -115,7 +115,19 @@ def set_rng_state(state: Any) -> None:
     default_generator.set_state(state)
 
 
+class Draws:
+    """Who is asked before a random function draws: ``check(what)`` (``None``: nobody).
+
+    vmap (:mod:`difflab.func`) sets it, so that a draw under
+    ``randomness='error'`` is refused with a message saying what to pass.
+    """
+
+    check: Any = None
+
+
 def _rng(generator: Generator | None) -> np.random.Generator:
+    if Draws.check is not None:
+        Draws.check("a random draw")
     if generator is None:
         return default_generator.rng
     if not isinstance(generator, Generator):

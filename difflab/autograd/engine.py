@@ -105,6 +105,16 @@ class GraphRecorder:
     active: Recorder | None = None
 
 
+class Batching:
+    """vmap's interpreter (:mod:`difflab.func.vmap`) while a vmap runs, else ``None``.
+
+    ``active(op, inputs, params)`` gives the result when an input is batched,
+    by the primitive's batching rule, or ``None`` to let :func:`apply` go on.
+    """
+
+    active: Any = None
+
+
 class Node:
     """One record on the tape: ``output = op(inputs)``.
 
@@ -295,6 +305,10 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Tensor:
     ``inputs`` are tensors or plain numbers; ``params`` are non-differentiable
     settings (an axis, a shape, an index).  The primitive sees raw arrays.
     """
+    if Batching.active is not None:  # inside vmap: batched inputs go by the batching rule
+        batched = Batching.active(op, inputs, params)
+        if batched is not None:
+            return batched
     arrays = []
     parents = []  # per input: its Node, itself (a leaf needing grad), or None
     needs_grad = False

@@ -40,6 +40,7 @@ NAMESPACES: dict[str, tuple[Any, str]] = {
     "nn.functional": (F, "difflab.nn.functional"),
     "utils.data": (difflab.utils.data, "difflab.utils.data"),
     "optim": (optim, "difflab.optim"),
+    "func": (difflab.func, "difflab.func"),
 }
 
 

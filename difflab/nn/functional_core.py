@@ -19,6 +19,8 @@ from difflab import backend
 from difflab import random as _random
 from difflab.autograd.engine import apply
 from difflab.dtypes import floating_result as _floating_result
+from difflab.func.vmap import BatchedTensor as _BatchedTensor
+from difflab.functions import where as _where
 from difflab.ops import nn_conv, nn_ops, registry
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import cast_to as _cast_to
@@ -434,6 +436,8 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noq
     if input.ndim == 1:  # one sample: (C,) scores and a 0-d target
         out = nll_loss(input.unsqueeze(0), target.reshape(1), weight, ignore_index, reduction)
         return out.reshape(())
+    if type(target) is _BatchedTensor:  # under vmap, a target that differs between examples
+        return _nll_loss_batched(input, target, weight, ignore_index, reduction)
     t = _class_target("nll_loss", input, target)
     c = input.shape[1]
     valid = t[t != ignore_index]
@@ -451,6 +455,24 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noq
     out = apply(nn_ops.NLLLoss, z, target=t_flat, weight=w, ignore_index=ignore_index,
                 reduction=reduction)
     return out.reshape(out_shape) if reduction == "none" else out
+
+
+def _nll_loss_batched(input: Tensor, target: Tensor, weight: Tensor | None,  # noqa: A002
+                      ignore_index: int, reduction: str) -> Tensor:
+    """nll_loss with a batched target (``difflab.func.vmap``), written with indexing,
+    whose batching rule takes an index that differs between examples."""
+    if input.ndim != 2 or target.dtype.kind not in "iu":
+        raise ValueError("nll_loss under vmap with a batched target takes input (N, C) or "
+                         "(C,) and integer class indices (N,) or ()")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"nll_loss: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+    valid = target != ignore_index
+    t = _where(valid, target, 0)
+    w = valid.to(input.dtype) if weight is None else weight.to(input.dtype)[t] * valid
+    losses = -input[np.arange(input.shape[0]), t] * w
+    if reduction == "none":
+        return losses
+    return losses.sum() if reduction == "sum" else losses.sum() / w.sum()
 
 
 def cross_entropy(

@@ -14,6 +14,7 @@ the graph tracer (``jit``)        ``traced_as``, ``first_order_is_cheaper``,
                                   ``shape_read_from``
 graph replay and printing         ``prepare``, ``describe``
 the fusion pass                   ``fusion``, ``rule``
+``vmap`` (``difflab.func``)       ``batch`` (:mod:`difflab.ops.batching`)
 the tape printer, the CLI         ``name``, ``math``, ``description``
 ================================  =================================================
 
@@ -73,6 +74,9 @@ class Primitive:
     describe: Any = None
     #: ``jvp(ctx, xp, *tangents, *saved) -> ẏ``: forward mode (None: no forward-mode rule).
     jvp: Any = None
+    #: ``batch(b, *inputs, **params)``: how it maps over vmap's batch dimensions (None: an
+    #: error under vmap).  See :mod:`difflab.ops.batching`.
+    batch: Any = None
     #: Its face ``Tensor.<tensor_method>``, generated from ``arguments`` (None: none or by hand).
     tensor_method: str | None = None
     #: Its face ``difflab.<dl_function>``, generated from ``arguments`` (None: none or by hand).

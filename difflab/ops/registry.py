@@ -22,6 +22,7 @@ Who reads this table, and nothing else lists primitives:
 =========================  ==================================================
 the tape (reverse mode)    ``engine.apply(primitive, ...)`` records, ``vjp`` walks back
 ``Dual`` (forward mode)    ``jvp`` pushes tangents forward
+``vmap`` (difflab.func)    ``batch`` maps it over a batch (:mod:`difflab.ops.batching`)
 sympy (symbolic)           the elementwise rule's ``symbolic`` form
 ``difflab.<name>``         one dispatching function per elementwise primitive
 ``Tensor.<name>``          one method per elementwise primitive
@@ -37,7 +38,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from difflab.ops import elementwise, logic, nn_conv, nn_ops, products, structural
+from difflab.ops import batching, elementwise, logic, nn_conv, nn_ops, products, structural
 from difflab.ops.elementwise import BinaryOp, UnaryOp
 from difflab.ops.primitive import Primitive
 
@@ -170,6 +171,9 @@ for _primitive in (
 # without a derivative: comparisons, logic, rounding, indices, counts
 for _primitive in logic.NO_DERIVATIVE:
     register(_primitive)
+
+# How each maps over vmap's batch dimensions (elementwise ones have theirs already).
+batching.declare(PRIMITIVES)
 
 # Short names for the primitives Tensor's operators call most.
 ADD, SUB, MUL, DIV, POW = (PRIMITIVES[n] for n in ("add", "sub", "mul", "div", "pow"))
