@@ -267,16 +267,6 @@ class TensorMethods:
 
     clip = clamp
 
-    def softmax(self, dim: int) -> Tensor:
-        from difflab import functions
-
-        return functions.softmax(self, dim)
-
-    def log_softmax(self, dim: int) -> Tensor:
-        from difflab import functions
-
-        return functions.log_softmax(self, dim)
-
     # --------------------------------------------------------------- reductions
     def sum(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
             keepdims: bool | None = None, dtype: Any = None) -> Tensor:
@@ -309,44 +299,23 @@ class TensorMethods:
             correction: Any = None) -> Tensor:
         return self.var(dim, keepdim, unbiased, correction=correction).sqrt()
 
-    def prod(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return _apply(_structural.Prod, self, axis=dim, keepdims=keepdim)
-
+    # amax, amin, argmax, argmin and prod are generated from their primitives' faces
     def max(self, dim: Any = None, keepdim: bool = False) -> Any:
-        """The maximum; with ``dim``, a pair (values, indices) as in PyTorch."""
+        """The maximum; with ``dim``, a pair (values, indices) as in PyTorch; with a
+        tensor, the elementwise maximum."""
         if is_tensor(dim):
             return self.maximum(dim)
-        values = _apply(_structural.MaxReduce, self, axis=dim, keepdims=keepdim)
         if dim is None:
-            return values
-        return MinMax((values, self.argmax(dim, keepdim)))
+            return self.amax()
+        return MinMax((self.amax(dim, keepdim), self.argmax(dim, keepdim)))
 
     def min(self, dim: Any = None, keepdim: bool = False) -> Any:
+        """The minimum (see :meth:`max`)."""
         if is_tensor(dim):
             return self.minimum(dim)
-        values = -_apply(_structural.MaxReduce, -self, axis=dim, keepdims=keepdim)
         if dim is None:
-            return values
-        return MinMax((values, self.argmin(dim, keepdim)))
-
-    def amax(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return _apply(_structural.MaxReduce, self, axis=dim, keepdims=keepdim)
-
-    def amin(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return -_apply(_structural.MaxReduce, -self, axis=dim, keepdims=keepdim)
-
-    def argmax(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return _apply(_ops.PRIMITIVES["argmax"], self, axis=dim, keepdims=keepdim)
-
-    def argmin(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return _apply(_ops.PRIMITIVES["argmin"], self, axis=dim, keepdims=keepdim)
-
-    def logsumexp(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        """log Σ exp(x), computed as m + log Σ exp(x - m) with m = max x (no overflow)."""
-        m = self.detach().amax(dim, keepdim=True)
-        m = m.masked_fill(~m.isfinite(), 0.0)
-        out = (self - m).exp().sum(dim, keepdim=True).log() + m
-        return out if keepdim else out.squeeze(as_axes(dim)) if dim is not None else out.reshape(())
+            return self.amin()
+        return MinMax((self.amin(dim, keepdim), self.argmin(dim, keepdim)))
 
     def norm(self, p: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:
         """The vector p-norm (p = 2 by default; 1, inf and 'fro' also)."""
