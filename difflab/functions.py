@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from difflab import backend
+from difflab.autograd import engine as _engine
 from difflab.autograd.engine import apply, register_recording_namespace
 from difflab.ops import elementwise, nn_ops, registry, structural
 from difflab.ops.elementwise import BinaryOp, UnaryOp
@@ -94,6 +95,9 @@ def _handler_for(x: Any) -> TypeHandler | None:
                     if h is not None and isinstance(x, registered)), None)
     _handlers[cls] = handler  # remembered, also when there is none
     return handler
+
+
+_engine.interpreter_for = _handler_for  # (engine.apply hands such values to their handler)
 
 
 def _plain(x: Any) -> Any:
@@ -244,13 +248,6 @@ def register_primitive(rule: Any, *, replace: bool = False) -> Any:
 def square(x: Any) -> Any:
     """x²."""
     return x * x
-
-
-def clamp(input: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002
-    """min(max(x, min), max).  Derivative: 1 inside the interval, 0 outside."""
-    if isinstance(input, Tensor):
-        return input.clamp(min, max)
-    return backend.array_module(input).clip(input, min, max)
 
 
 clip = clamp

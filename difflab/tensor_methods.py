@@ -260,12 +260,9 @@ class TensorMethods:
     def pow(self, exponent: Any) -> Tensor:
         return self**exponent
 
-    def clamp(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-        if min is None and max is None:
-            raise ValueError("clamp needs at least one of min and max")
-        return _apply(_structural.Clamp, self, low=min, high=max)
-
-    clip = clamp
+    def clip(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+        """:meth:`clamp` under NumPy's name (``clamp`` is generated from its primitive)."""
+        return self.clamp(min, max)
 
     # --------------------------------------------------------------- reductions
     def sum(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None,

@@ -37,7 +37,7 @@ import numpy as np
 from difflab import backend
 from difflab.dtypes import floating_result
 from difflab.ops.primitive import Primitive
-from difflab.ops.structural import _from_end, _keep_reduced_axes, _normalize_axis
+from difflab.ops.structural import _from_end, _keep_reduced_axes, _normalize_axis, _largest
 
 
 def _recording(xp: Any) -> bool:
@@ -170,7 +170,7 @@ class LogSoftmax(Primitive):
     def forward(ctx, xp, x, dim):
         # Counted from the end: forward mode's tangents have a k axis in front.
         ctx.dim = dim - x.ndim if dim >= 0 else dim
-        shifted = x - x.max(axis=dim, keepdims=True)
+        shifted = x - _largest(x, dim, keepdims=True)
         y = shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
         ctx.save(y)
         return y
@@ -213,7 +213,7 @@ class Softmax(Primitive):
     def forward(ctx, xp, x, dim):
         # Counted from the end: forward mode's tangents have a k axis in front.
         ctx.dim = dim - x.ndim if dim >= 0 else dim
-        e = xp.exp(x - x.max(axis=dim, keepdims=True))
+        e = xp.exp(x - _largest(x, dim, keepdims=True))
         y = e / e.sum(axis=dim, keepdims=True)
         ctx.save(y)
         return y
@@ -262,7 +262,7 @@ class LogSumExp(Primitive):
     def forward(ctx, xp, x, axis=None, keepdims=False):
         ctx.axes = axes = _normalize_axis(axis, x.ndim)
         ctx.keepdims = keepdims
-        m = x.max(axis=axes, keepdims=True)
+        m = _largest(x, axes, keepdims=True)
         # (all -inf: log 0 = -inf, not nan; comparisons, which dual numbers make on values)
         m = xp.where((m > -np.inf) & (m < np.inf), m, 0.0)
         total = xp.exp(x - m).sum(axis=axes, keepdims=keepdims)
@@ -405,12 +405,12 @@ class MSELoss(Primitive):
         d = x - y
         ctx.save(x, y)  # (the inputs, not d: a recorded backward then sees d depend on them)
         ctx.reduction = reduction
-        ctx.scale = 2.0 / d.size if reduction == "mean" and d.size else 2.0
+        n = math.prod(d.shape)  # (not d.size: a method on tensors, in reverse over forward)
+        ctx.scale = 2.0 / n if reduction == "mean" and n else 2.0
         if reduction == "none":
             return d * d
         total = xp.sum(d * d)
-        return total * (1.0 / d.size if d.size else float("nan")) if reduction == "mean" \
-            else total
+        return total * (1.0 / n if n else float("nan")) if reduction == "mean" else total
 
     @staticmethod
     def vjp(ctx, xp, g, x, y):

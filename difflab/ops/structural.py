@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from difflab import fastpath
+from difflab import backend, fastpath
+from difflab.dtypes import result_type
 from difflab.ops.primitive import Primitive
 from difflab.ops.shapes import broadcast_shape as _broadcast_shape
 from difflab.ops.shapes import lift as _lift
@@ -180,14 +181,15 @@ class Prod(Primitive):
         """Π_{j≠i} xⱼ for every i along ``axis`` (all elements for None), shaped as x."""
         along = -1 if axis is None else axis
         flat = x.reshape(-1) if axis is None else x
-        if not hasattr(xp, "record_primitive"):  # arrays: NumPy or CuPy (nn_ops._recording)
+        if isinstance(x, np.ndarray) or backend.is_gpu_array(x):  # plain arrays
             moved = xp.moveaxis(flat, along, -1)
             ones = xp.ones(moved.shape[:-1] + (1,), dtype=x.dtype)
             before = xp.cumprod(xp.concatenate([ones, moved[..., :-1]], axis=-1), axis=-1)
             after = xp.cumprod(xp.concatenate([ones, moved[..., :0:-1]], axis=-1),
                                axis=-1)[..., ::-1]
             return xp.moveaxis(before * after, -1, along).reshape(x.shape)
-        # recorded, or on dual numbers: row i of an n × n matrix is x with xᵢ replaced by 1
+        # recorded (tensors), or dual numbers: row i of an n × n matrix is x with xᵢ
+        # replaced by 1, whose product every interpreter differentiates again
         moved = xp.swapaxes(flat, along, -1)
         n = moved.shape[-1]
         rows = xp.where(np.eye(n, dtype=bool), 1.0, xp.expand_dims(moved, -2))
@@ -248,6 +250,15 @@ class CumSum(Primitive):
         return xp.cumsum(dx, axis=ctx.axis % ctx.ndim - ctx.ndim)
 
 
+def _largest(x: Any, axis: Any = None, keepdims: bool = False, smallest: bool = False) -> Any:
+    """max (or min) of ``x`` over ``axis`` for every value a rule meets: an array or a
+    dual number (NumPy's ``x.max(axis=)``) or a tensor (``x.amax(dim)``: reverse mode over
+    forward mode, where a dual number's values are tensors)."""
+    if hasattr(x, "amax"):
+        return x.amin(axis, keepdims) if smallest else x.amax(axis, keepdims)
+    return x.min(axis=axis, keepdims=keepdims) if smallest else x.max(axis=axis, keepdims=keepdims)
+
+
 def _reduction_arguments(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A002
     """PyTorch's ``(input, dim, keepdim)`` or NumPy's ``axis=``/``keepdims=``, as the
     (inputs, params) of a reduction primitive."""
@@ -269,8 +280,7 @@ class MaxReduce(Primitive):
     name = "max"
     tensor_method = dl_function = "amax"  # x.amax(dim), dl.amax(x, dim); max(dim) adds indices
     math = "∂(max x)/∂xᵢ = 1 at the maximum (shared on ties), 0 elsewhere"
-    # (methods, not xp.max: dual numbers nested in forward mode have them too)
-    _reduce = staticmethod(lambda x, axes, keepdims: x.max(axis=axes, keepdims=keepdims))
+    smallest = False
 
     @staticmethod
     def arguments(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A002
@@ -287,7 +297,7 @@ class MaxReduce(Primitive):
     def forward(cls, ctx, xp, x, axis=None, keepdims=False):
         ctx.axes = _normalize_axis(axis, x.ndim)
         ctx.keepdims = keepdims
-        y = cls._reduce(x, ctx.axes, keepdims)
+        y = _largest(x, ctx.axes, keepdims, cls.smallest)
         y_kept = y if keepdims else _keep_reduced_axes(y, ctx.axes, x.ndim)
         mask = x == y_kept
         ctx.save(mask / mask.sum(axis=ctx.axes, keepdims=True))
@@ -310,7 +320,7 @@ class MinReduce(MaxReduce):
     name = "min"
     tensor_method = dl_function = "amin"  # x.amin(dim), dl.amin(x, dim); min(dim) adds indices
     math = "∂(min x)/∂xᵢ = 1 at the minimum (shared on ties), 0 elsewhere"
-    _reduce = staticmethod(lambda x, axes, keepdims: x.min(axis=axes, keepdims=keepdims))
+    smallest = True
 
     @staticmethod
     def arguments(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A002
@@ -674,15 +684,40 @@ class Clamp(Primitive):
     """y = min(max(x, low), high).  dy/dx = 1 inside [low, high], 0 outside."""
 
     name = "clamp"
+    tensor_method = dl_function = "clamp"  # x.clamp(min, max), dl.clamp(x, min, max)
+
+    @staticmethod
+    def arguments(input, min=None, max=None):  # noqa: A002
+        """``clamp(input, min=None, max=None)``: min(max(x, min), max), elementwise; the
+        derivative is 1 inside [min, max], 0 outside.  The result's dtype follows the
+        promotion rule (an integer tensor clamped to a float bound is the default float
+        dtype, as in PyTorch)."""
+        if min is None and max is None:
+            raise ValueError("clamp needs at least one of min and max (got neither)")
+        bounds = [b for b in (min, max) if b is not None]
+        bounds_dtype = [getattr(b, "array", b) for b in bounds]
+        if hasattr(input, "requires_grad"):  # a tensor: cast (on the tape) to the result dtype
+            target = result_type(input, *bounds_dtype)
+            if np.dtype(input.dtype) != target.dtype:
+                input = input.to(target)  # noqa: A001
+        low, high = (getattr(b, "array", b) if b is not None else None for b in (min, max))
+        return (input,), {"low": low, "high": high}
+
+    @staticmethod
+    def symbolic(sp, x, low=None, high=None):
+        if low is not None:
+            x = sp.elementwise(sp.maximum, x, low)
+        if high is not None:
+            x = sp.elementwise(sp.minimum, x, high)
+        return x
 
     @staticmethod
     def forward(ctx, xp, x, low=None, high=None):
         y = xp.clip(x, low, high)
-        inside = xp.ones(x.shape, dtype=bool)
-        if low is not None:
-            inside &= x >= low
+        # (comparisons: of values for dual numbers, a constant of the graph for tensors)
+        inside = x >= low if low is not None else None
         if high is not None:
-            inside &= x <= high
+            inside = x <= high if inside is None else inside & (x <= high)
         ctx.save(inside)
         return y
 
