@@ -33,7 +33,7 @@ import numpy as np
 from difflab import backend
 from difflab.autograd import engine as _engine
 from difflab.autograd.engine import apply, register_recording_namespace
-from difflab.ops import elementwise, nn_ops, registry, structural
+from difflab.ops import elementwise, registry, structural
 from difflab.ops.elementwise import BinaryOp, UnaryOp
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import (
@@ -250,7 +250,7 @@ def square(x: Any) -> Any:
     return x * x
 
 
-clip = clamp
+clip = globals()["clamp"]  # (clamp itself is generated from its primitive: _publish_face)
 
 
 def sign(x: Any) -> Any:
@@ -558,16 +558,19 @@ def max(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A00
     >>> values, indices
     (tensor([5., 4.]), tensor([1, 0]))
     """
-    return _extreme(input, dim, keepdim, amax, argmax, maximum)
+    return _extreme(input, dim, keepdim, "amax", "argmax", "maximum")
 
 
 def min(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001, A002
     """The minimum of ``input`` (see :func:`max`): :func:`amin` and :func:`argmin`."""
-    return _extreme(input, dim, keepdim, amin, argmin, minimum)
+    return _extreme(input, dim, keepdim, "amin", "argmin", "minimum")
 
 
-def _extreme(x: Any, dim: Any, keepdim: bool, values: Any, indices: Any,
-             elementwise: Any) -> Any:
+def _extreme(x: Any, dim: Any, keepdim: bool, values_of: str, indices_of: str,
+             elementwise_of: str) -> Any:
+    # (the functions by name: generated from the registry into this module's globals)
+    values, indices = globals()[values_of], globals()[indices_of]
+    elementwise = ELEMENTWISE[elementwise_of]
     if isinstance(x, (list, tuple)):
         x = tensor_of(x)
     if dim is not None and not isinstance(dim, (int, np.integer, tuple, list)):

@@ -295,6 +295,13 @@ class AccumulateGrad:
 interpreter_for: Any = None
 
 
+def _interpreter(value: Any) -> Any:
+    """The handler of ``value``'s type if it interprets primitives itself, else None."""
+    if interpreter_for is None or value is None:
+        return None
+    return interpreter_for(value)
+
+
 def apply(op: Any, *inputs: Any, **params: Any) -> Any:
     """Run primitive ``op`` on ``inputs`` and, if needed, record it on the tape.
 
@@ -325,8 +332,7 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Any:
                 _raise_device_mismatch(op, inputs)
             arrays.append(data)
         else:
-            if interpreter_for is not None and t is not None and (
-                    handler := interpreter_for(t)) is not None:
+            if (handler := _interpreter(t)) is not None:
                 return handler.primitive(op, *inputs, **params)
             parents.append(None)
             arrays.append(t)
