@@ -121,13 +121,16 @@ class Linear(Primitive):
 def _floating_input(x: Any) -> Any:
     """A tensor of integers or truth values as the default float (PyTorch's rule for
     softmax and logsumexp); arrays, dual numbers and expressions pass unchanged."""
-    if hasattr(x, "requires_grad") and np.dtype(x.dtype).kind not in "fc":
-        return x.to(floating_result(x.dtype))
+    array = getattr(x, "array", None)  # a tensor's values (read directly: this is hot)
+    if array is not None and array.dtype.kind not in "fc":
+        return x.to(floating_result(array.dtype))
     return x
 
 
 def _checked_dim(dim: Any, x: Any, name: str) -> int:
-    ndim = max(x.ndim, 1)
+    ndim = max(len(x.shape), 1)
+    if type(dim) is int and -ndim <= dim < ndim:  # (the common case, first)
+        return dim % ndim
     if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or \
             not -ndim <= dim < ndim:
         raise IndexError(f"{name}: dim {dim!r} is out of range for a {x.ndim}-D input "

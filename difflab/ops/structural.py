@@ -680,6 +680,9 @@ class Where(Primitive):
         return xp.broadcast_to(xp.where(cond, da, db), (k,) + shape)
 
 
+_NUMBERS = frozenset((int, float, type(None)))
+
+
 class Clamp(Primitive):
     """y = min(max(x, low), high).  dy/dx = 1 inside [low, high], 0 outside."""
 
@@ -694,13 +697,15 @@ class Clamp(Primitive):
         dtype, as in PyTorch)."""
         if min is None and max is None:
             raise ValueError("clamp needs at least one of min and max (got neither)")
-        bounds = [b for b in (min, max) if b is not None]
-        bounds_dtype = [getattr(b, "array", b) for b in bounds]
-        if hasattr(input, "requires_grad"):  # a tensor: cast (on the tape) to the result dtype
-            target = result_type(input, *bounds_dtype)
-            if np.dtype(input.dtype) != target.dtype:
+        low, high = (getattr(b, "array", b) for b in (min, max))  # (a tensor bound's values)
+        array = getattr(input, "array", None)
+        # A tensor: cast (on the tape) to the promoted dtype, unless nothing can change it
+        # (a float tensor and Python numbers, the common case, is left as it is).
+        if array is not None and not (array.dtype.kind in "fc" and type(low) in _NUMBERS
+                                      and type(high) in _NUMBERS):
+            target = result_type(input, *[b for b in (low, high) if b is not None])
+            if array.dtype != target.dtype:
                 input = input.to(target)  # noqa: A001
-        low, high = (getattr(b, "array", b) if b is not None else None for b in (min, max))
         return (input,), {"low": low, "high": high}
 
     @staticmethod
