@@ -171,6 +171,8 @@ def face_function(op: Any) -> Any:
     op is applied (recorded), on a registered number type (``Dual``, sympy expressions)
     its handler runs the primitive, on arrays its forward runs on them."""
     def function(input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
+        if isinstance(input, (list, tuple)):  # a list of numbers: a tensor, as tensor_of reads
+            input = tensor_of(input)  # noqa: A001
         inputs, params = op.arguments(input, *args, **kwargs)
         handler = None
         for x in inputs:  # (as in _binary: a Dual beside a Tensor is the Dual's operation)
@@ -179,7 +181,6 @@ def face_function(op: Any) -> Any:
             return handler.primitive(op, *inputs, **params)
         if builtins.any(isinstance(x, Tensor) for x in inputs):
             return apply(op, *inputs, **params)
-        inputs = tuple(_plain(x) for x in inputs)
         xp = backend.array_module(inputs[0])
         return op.forward(registry.Context(), xp, *inputs, **params)
 

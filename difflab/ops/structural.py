@@ -153,17 +153,16 @@ class Prod(Primitive):
         """``prod(input, dim=None, keepdim=False)``: Π over ``dim`` (one dimension; all of
         them by default).  NumPy's ``axis=``/``keepdims=`` are accepted too, and ``dtype``
         casts the input first (PyTorch's)."""
-        dim = axis if dim is None else dim
-        keepdim = keepdims if keepdims is not None else keepdim
-        if dim is not None and not isinstance(dim, (int, np.integer)):
+        (input,), params = _reduction_arguments(input, dim, keepdim, axis=axis, keepdims=keepdims)
+        if params["axis"] is not None and not isinstance(params["axis"], (int, np.integer)):
             raise TypeError(f"prod: dim must be one int (or None for all), got {dim!r}")
         if dtype is not None:
             input = input.astype(dtype) if hasattr(input, "astype") else input.to(dtype)  # noqa: A001
-        return (input,), {"axis": None if dim is None else int(dim), "keepdims": bool(keepdim)}
+        return (input,), params
 
     @staticmethod
     def numpy_arguments(a, axis=None, dtype=None, out=None, keepdims=False, **_):
-        """``np.prod(a, axis, dtype, out, keepdims)``."""
+        """``np.prod(a, axis, dtype, out, keepdims)`` (``out`` is refused: duals are immutable)."""
         if out is not None:
             raise TypeError("np.prod(out=) is not supported on dual numbers")
         return Prod.arguments(a, axis, keepdims)
@@ -251,9 +250,8 @@ class CumSum(Primitive):
 
 
 def _largest(x: Any, axis: Any = None, keepdims: bool = False, smallest: bool = False) -> Any:
-    """max (or min) of ``x`` over ``axis`` for every value a rule meets: an array or a
-    dual number (NumPy's ``x.max(axis=)``) or a tensor (``x.amax(dim)``: reverse mode over
-    forward mode, where a dual number's values are tensors)."""
+    """max (or min) of ``x`` over ``axis``: ``x.max(axis=)`` of an array or a dual number,
+    ``x.amax(dim)`` of a tensor (reverse over forward: a dual number's values)."""
     if hasattr(x, "amax"):
         return x.amin(axis, keepdims) if smallest else x.amax(axis, keepdims)
     return x.min(axis=axis, keepdims=keepdims) if smallest else x.max(axis=axis, keepdims=keepdims)
@@ -271,10 +269,9 @@ def _reduction_arguments(input, dim=None, keepdim=False, *, axis=None, keepdims=
 class MaxReduce(Primitive):
     """y = max x over ``axis`` (:class:`MinReduce` is the same rule for the minimum).
 
-    The derivative picks the arg-max: x̄ᵢ = ȳ where xᵢ is the maximum, 0
-    elsewhere; equal maxima share ȳ evenly (the same convention as
-    ``maximum``).  The share is a constant of the graph (piecewise constant
-    in x), so the rule is differentiated again as it is.
+    The derivative picks the arg-max: x̄ᵢ = ȳ where xᵢ is the maximum, 0 elsewhere;
+    equal maxima share ȳ evenly (as ``maximum`` does).  The share is piecewise
+    constant in x, a constant of the graph: the rule is differentiated again as it is.
     """
 
     name = "max"
