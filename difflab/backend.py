@@ -15,6 +15,7 @@ refuses implicit conversions to NumPy as CuPy does (for testing the GPU paths).
 from __future__ import annotations
 
 import importlib
+import math
 import os
 import types
 from typing import Any
@@ -72,6 +73,20 @@ def cupy_or_raise() -> types.ModuleType:
     return cp
 
 
+def _scatter_by_product(module: types.ModuleType, values: Any, index: Any,
+                        shape: tuple) -> Any:
+    """``scatter_add`` for values of another array type (forward mode's dual numbers, in a
+    backward pass over them): a product with the 0/1 matrix S of the scatter, out = S·v,
+    made of the NumPy functions such types implement, since they cannot be written into
+    an array of numbers."""
+    positions = module.arange(math.prod(shape)).reshape(shape)[index]
+    n = math.prod(values.shape)
+    select = module.zeros((math.prod(shape), n))
+    module.add.at(select, (module.broadcast_to(positions, values.shape).reshape(-1),
+                           module.arange(n)), 1.0)
+    return module.matmul(select, module.reshape(values, (n,))).reshape(shape)
+
+
 def _extended(module: types.ModuleType, erf: Any, add_at: Any) -> types.ModuleType:
     """``module``'s namespace plus the few functions the derivative rules need.
 
@@ -84,6 +99,8 @@ def _extended(module: types.ModuleType, erf: Any, add_at: Any) -> types.ModuleTy
     namespace.erf = erf
 
     def scatter_add(values: Any, index: Any, shape: tuple) -> Any:
+        if not isinstance(values, module.ndarray) and hasattr(values, "__array_function__"):
+            return _scatter_by_product(module, values, index, shape)
         out = module.zeros(shape, dtype=values.dtype)
         if is_basic_index(index):  # slices and integers never repeat an element
             out[index] = values

@@ -30,6 +30,8 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from difflab import backend
 
 
@@ -210,7 +212,8 @@ def unwritten_slices(vjp: Callable) -> Callable:
 
     @functools.wraps(vjp)
     def vjp_with_unwritten_slices(ctx: Any, xp: Any, g: Any, *saved: Any) -> Any:
-        if xp is backend.array_module(g):  # raw arrays, not a recorded backward
+        # raw arrays: not a recorded backward, nor dual numbers (forward over reverse)
+        if xp is backend.array_module(g) and (type(g) is np.ndarray or backend.is_gpu_array(g)):
             xp = _namespace_with_unwritten_slices(xp)
         return vjp(ctx, xp, g, *saved)
 

@@ -31,11 +31,13 @@ from typing import Any
 import numpy as np
 
 from difflab import backend
+from difflab.autograd import engine as _engine
 from difflab.autograd.engine import apply, register_recording_namespace
-from difflab.ops import elementwise, nn_ops, registry, structural
+from difflab.ops import elementwise, registry, structural
 from difflab.ops.elementwise import BinaryOp, UnaryOp
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import (
+    MinMax,
     promote,
     promote_all,
     tensor_of,
@@ -69,6 +71,11 @@ class TypeHandler:
     def where(self, cond: Any, a: Any, b: Any) -> Any:
         raise TypeError(f"where() is not supported for {type(self).__name__}")
 
+    def primitive(self, op: Any, *inputs: Any, **params: Any) -> Any:
+        """Any other primitive, called through its faces (``dl.prod(dual)``): by default
+        its ``forward`` on the values, with NumPy's functions (which such types implement)."""
+        return op.forward(registry.Context(), np, *inputs, **params)
+
 
 _handlers: dict[type, TypeHandler | None] = {}  # None: looked up, no handler
 
@@ -88,6 +95,9 @@ def _handler_for(x: Any) -> TypeHandler | None:
                     if h is not None and isinstance(x, registered)), None)
     _handlers[cls] = handler  # remembered, also when there is none
     return handler
+
+
+_engine.interpreter_for = _handler_for  # (engine.apply hands such values to their handler)
 
 
 def _plain(x: Any) -> Any:
@@ -158,10 +168,17 @@ true_divide = ELEMENTWISE["div"]
 
 def face_function(op: Any) -> Any:
     """``difflab.<op.dl_function>``: the call as ``op.arguments`` reads it; on tensors the
-    op is applied (recorded), on arrays (and what NumPy dispatches: ``Dual``) its forward
-    runs on them."""
+    op is applied (recorded), on a registered number type (``Dual``, sympy expressions)
+    its handler runs the primitive, on arrays its forward runs on them."""
     def function(input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
+        if isinstance(input, (list, tuple)):  # a list of numbers: a tensor, as tensor_of reads
+            input = tensor_of(input)  # noqa: A001
         inputs, params = op.arguments(input, *args, **kwargs)
+        handler = None
+        for x in inputs:  # (as in _binary: a Dual beside a Tensor is the Dual's operation)
+            handler = handler or _handler_for(x)
+        if handler is not None:
+            return handler.primitive(op, *inputs, **params)
         if builtins.any(isinstance(x, Tensor) for x in inputs):
             return apply(op, *inputs, **params)
         xp = backend.array_module(inputs[0])
@@ -234,14 +251,7 @@ def square(x: Any) -> Any:
     return x * x
 
 
-def clamp(input: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002
-    """min(max(x, min), max).  Derivative: 1 inside the interval, 0 outside."""
-    if isinstance(input, Tensor):
-        return input.clamp(min, max)
-    return backend.array_module(input).clip(input, min, max)
-
-
-clip = clamp
+clip = globals()["clamp"]  # (clamp itself is generated from its primitive: _publish_face)
 
 
 def sign(x: Any) -> Any:
@@ -520,38 +530,6 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
     return split(x, size, dim)
 
 
-def softmax(input: Tensor, dim: int) -> Tensor:  # noqa: A002
-    """exp(xᵢ) / Σⱼ exp(xⱼ) along ``dim`` (shifted by the max: no overflow).
-
-    On a tensor it is one primitive (``nn_ops.Softmax``, ``SoftmaxBackward0`` on the
-    tape); on arrays and dual numbers the same formula is composed.
-    """
-    if isinstance(input, Tensor):
-        return apply(nn_ops.Softmax, input, dim=_checked_dim(dim, input, "softmax"))
-    # an array or a dual number: NumPy's functions route it (a Dual has no detach)
-    e = np.exp(input - np.max(input, axis=dim, keepdims=True))
-    return e / np.sum(e, axis=dim, keepdims=True)
-
-
-def log_softmax(input: Tensor, dim: int) -> Tensor:  # noqa: A002
-    """xᵢ - log Σⱼ exp(xⱼ) along ``dim`` (one primitive on a tensor, as :func:`softmax`)."""
-    if isinstance(input, Tensor):
-        return apply(nn_ops.LogSoftmax, input, dim=_checked_dim(dim, input, "log_softmax"))
-    return input - input.logsumexp(dim, keepdim=True)
-
-
-def _checked_dim(dim: int, x: Tensor, name: str) -> int:
-    ndim = builtins.max(x.ndim, 1)
-    if not isinstance(dim, int) or not -ndim <= dim < ndim:
-        raise IndexError(f"{name}: dim {dim!r} is out of range for a {x.ndim}-D input")
-    return dim % ndim
-
-
-def logsumexp(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
-    """log Σ exp(x) without overflow."""
-    return input.logsumexp(dim, keepdim)
-
-
 def var(input: Tensor, dim: Any = None, keepdim: bool = False, unbiased: bool = True) -> Tensor:  # noqa: A002
     """Variance (unbiased by default, as in PyTorch)."""
     return input.var(dim, keepdim, unbiased)
@@ -562,34 +540,45 @@ def std(input: Tensor, dim: Any = None, keepdim: bool = False, unbiased: bool = 
     return input.std(dim, keepdim, unbiased)
 
 
-def prod(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
-    """Π x over ``dim``."""
-    return input.prod(dim, keepdim)
-
-
 def norm(input: Tensor, p: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
     """Vector p-norm."""
     return input.norm(p, dim, keepdim)
 
 
 def max(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001, A002
-    """Maximum (with ``dim``: values and indices); ``max(a, b)`` is elementwise."""
-    return tensor_of(input).max(dim, keepdim)
+    """The maximum of ``input`` (the primitive :func:`amax`); with an int ``dim``, a pair
+    (values, indices) as in PyTorch; ``max(a, b)`` is elementwise (:func:`maximum`).
+
+    Routed as the primitives' faces are: tensors are recorded, dual numbers carry their
+    tangents, sympy expressions become ``sympy.Max``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> values, indices = dl.max(dl.tensor([[1.0, 5.0], [4.0, 2.0]]), dim=1)
+    >>> values, indices
+    (tensor([5., 4.]), tensor([1, 0]))
+    """
+    return _extreme(input, dim, keepdim, "amax", "argmax", "maximum")
 
 
 def min(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001, A002
-    """Minimum (with ``dim``: values and indices); ``min(a, b)`` is elementwise."""
-    return tensor_of(input).min(dim, keepdim)
+    """The minimum of ``input`` (see :func:`max`): :func:`amin` and :func:`argmin`."""
+    return _extreme(input, dim, keepdim, "amin", "argmin", "minimum")
 
 
-def argmax(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
-    """Index of the maximum."""
-    return tensor_of(input).argmax(dim, keepdim)
-
-
-def argmin(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
-    """Index of the minimum."""
-    return tensor_of(input).argmin(dim, keepdim)
+def _extreme(x: Any, dim: Any, keepdim: bool, values_of: str, indices_of: str,
+             elementwise_of: str) -> Any:
+    # (the functions by name: generated from the registry into this module's globals)
+    values, indices = globals()[values_of], globals()[indices_of]
+    elementwise = ELEMENTWISE[elementwise_of]
+    if isinstance(x, (list, tuple)):
+        x = tensor_of(x)
+    if dim is not None and not isinstance(dim, (int, np.integer, tuple, list)):
+        return elementwise(x, dim)  # max(a, b): a tensor, array or dual number as dim
+    if dim is None:
+        return values(x)
+    return MinMax((values(x, dim, keepdim), indices(x, dim, keepdim)))
 
 
 def t(input: Tensor) -> Tensor:  # noqa: A002
@@ -632,16 +621,6 @@ def tril(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tens
 def triu(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
     """The upper triangle of the last two dimensions (entries with j ≥ i + diagonal)."""
     return write_out(out, tensor_of(input).triu(diagonal))
-
-
-def amax(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
-    """The largest values over ``dim`` (gradient shared evenly among ties)."""
-    return tensor_of(input).amax(dim, keepdim)
-
-
-def amin(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
-    """The smallest values over ``dim``."""
-    return tensor_of(input).amin(dim, keepdim)
 
 
 def floor(input: Tensor) -> Tensor:  # noqa: A002
@@ -746,7 +725,7 @@ def _scatter_add_method(self: Tensor, dim: int, index: Any, src: Any) -> Tensor:
 #: Tensor when this module is imported (``import difflab`` does).  Direct references,
 #: not wrappers: the method call costs what the function call costs.
 _TENSOR_METHODS = {
-    "softmax": softmax, "log_softmax": log_softmax, "split": split, "chunk": chunk,
+    "split": split, "chunk": chunk,
     "gather": gather, "scatter": scatter, "scatter_add": _scatter_add_method,
     "index_select": index_select, "sort": sort, "argsort": argsort, "topk": topk,
     "roll": roll, "cumprod": cumprod, "bmm": bmm, "baddbmm": baddbmm, "outer": outer,

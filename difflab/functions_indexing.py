@@ -21,7 +21,7 @@ from difflab import backend
 from difflab.autograd.engine import apply
 from difflab.ops import products, registry, structural
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import MinMax, index_arrays, tensor_of
+from difflab.tensor_arguments import MinMax, index_arrays, promote_all, tensor_of
 
 
 def _check_dim(name: str, dim: Any, ndim: int) -> int:
@@ -329,7 +329,8 @@ def einsum(equation: str, *operands: Any) -> Any:
     if not any(isinstance(x, Tensor) for x in operands):  # arrays: computed, not recorded
         return backend.array_module(operands[0]).einsum(
             parsed.text(parsed.inputs, parsed.output), *operands)
-    return apply(products.Einsum, *operands, equation=equation)
+    # one dtype for all, by the promotion rule (float32 with float64 is float64)
+    return apply(products.Einsum, *promote_all(operands), equation=equation)
 
 
 def bmm(input: Any, mat2: Any) -> Tensor:  # noqa: A002

@@ -263,14 +263,9 @@ class TensorMethods:
     def pow(self, exponent: Any) -> Tensor:
         return self**exponent
 
-    def clamp(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-        if min is None and max is None:
-            raise ValueError("clamp needs at least one of min and max")
-        return _apply(_structural.Clamp, self, low=min, high=max)
-
-    clip = clamp
-
-
+    def clip(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+        """:meth:`clamp` under NumPy's name (``clamp`` is generated from its primitive)."""
+        return self.clamp(min, max)
 
     # --------------------------------------------------------------- reductions
     def sum(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
@@ -304,44 +299,23 @@ class TensorMethods:
             correction: Any = None) -> Tensor:
         return self.var(dim, keepdim, unbiased, correction=correction).sqrt()
 
-    def prod(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return _apply(_structural.Prod, self, axis=dim, keepdims=keepdim)
-
+    # amax, amin, argmax, argmin and prod are generated from their primitives' faces
     def max(self, dim: Any = None, keepdim: bool = False) -> Any:
-        """The maximum; with ``dim``, a pair (values, indices) as in PyTorch."""
+        """The maximum; with ``dim``, a pair (values, indices) as in PyTorch; with a
+        tensor, the elementwise maximum."""
         if is_tensor(dim):
             return self.maximum(dim)
-        values = _apply(_structural.MaxReduce, self, axis=dim, keepdims=keepdim)
         if dim is None:
-            return values
-        return MinMax((values, self.argmax(dim, keepdim)))
+            return self.amax()
+        return MinMax((self.amax(dim, keepdim), self.argmax(dim, keepdim)))
 
     def min(self, dim: Any = None, keepdim: bool = False) -> Any:
+        """The minimum (see :meth:`max`)."""
         if is_tensor(dim):
             return self.minimum(dim)
-        values = -_apply(_structural.MaxReduce, -self, axis=dim, keepdims=keepdim)
         if dim is None:
-            return values
-        return MinMax((values, self.argmin(dim, keepdim)))
-
-    def amax(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return _apply(_structural.MaxReduce, self, axis=dim, keepdims=keepdim)
-
-    def amin(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return -_apply(_structural.MaxReduce, -self, axis=dim, keepdims=keepdim)
-
-    def argmax(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return _apply(_ops.PRIMITIVES["argmax"], self, axis=dim, keepdims=keepdim)
-
-    def argmin(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return _apply(_ops.PRIMITIVES["argmin"], self, axis=dim, keepdims=keepdim)
-
-    def logsumexp(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        """log Σ exp(x), computed as m + log Σ exp(x - m) with m = max x (no overflow)."""
-        m = self.detach().amax(dim, keepdim=True)
-        m = m.masked_fill(~m.isfinite(), 0.0)
-        out = (self - m).exp().sum(dim, keepdim=True).log() + m
-        return out if keepdim else out.squeeze(as_axes(dim)) if dim is not None else out.reshape(())
+            return self.amin()
+        return MinMax((self.amin(dim, keepdim), self.argmin(dim, keepdim)))
 
     def norm(self, p: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:
         """The vector p-norm (p = 2 by default; 1, inf and 'fro' also)."""

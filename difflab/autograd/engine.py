@@ -299,11 +299,27 @@ class AccumulateGrad:
         return "<AccumulateGrad>"
 
 
-def apply(op: Any, *inputs: Any, **params: Any) -> Tensor:
+#: ``interpreter_for(value)``: the handler of a number type with its own interpreter of
+#: primitives (forward mode's ``Dual``, sympy expressions), or None; set by
+#: ``difflab.functions.register_type``, so that this layer imports neither.
+interpreter_for: Any = None
+
+
+def _interpreter(value: Any) -> Any:
+    """The handler of ``value``'s type if it interprets primitives itself, else None."""
+    if interpreter_for is None or value is None:
+        return None
+    return interpreter_for(value)
+
+
+def apply(op: Any, *inputs: Any, **params: Any) -> Any:
     """Run primitive ``op`` on ``inputs`` and, if needed, record it on the tape.
 
     ``inputs`` are tensors or plain numbers; ``params`` are non-differentiable
     settings (an axis, a shape, an index).  The primitive sees raw arrays.
+    An input of a type with its own interpreter (a dual number, a sympy
+    expression) hands the primitive to that interpreter instead: ``F.gelu(dual)``
+    pushes GELU's JVP, as ``dl.sin(dual)`` pushes sin's.
     """
     if Batching.active is not None:  # inside vmap: batched inputs go by the batching rule
         batched = Batching.active(op, inputs, params)
@@ -330,6 +346,8 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Tensor:
                 _raise_device_mismatch(op, inputs)
             arrays.append(data)
         else:
+            if (handler := _interpreter(t)) is not None:
+                return handler.primitive(op, *inputs, **params)
             parents.append(None)
             arrays.append(t)
     records = needs_grad and _State.enabled and op.differentiable

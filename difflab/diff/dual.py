@@ -476,6 +476,13 @@ class _DualHandler(TypeHandler):
     def where(self, cond: Any, a: Any, b: Any) -> Any:
         return _where(cond, a, b)
 
+    def primitive(self, op: Any, *inputs: Any, **params: Any) -> Any:
+        if not op.differentiable:  # an index, a mask, a count: computed on the values
+            plain = [_innermost(v) for v in inputs]
+            xp = backend.array_module(next((v for v in plain if hasattr(v, "shape")), 0.0))
+            return op.forward(Context(), xp, *plain, **params)
+        return _push(op, *inputs, **params)
+
 
 register_type(Dual, _DualHandler())
 

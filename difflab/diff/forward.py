@@ -5,8 +5,16 @@ through f it comes out as f(a) + f'(a)·ȧ·ε (see :mod:`difflab.diff.dual`).
 So one pass of f gives a directional derivative, and n directions at once
 (the tangents the rows of the identity) give a whole Jacobian of f: Rⁿ → Rᵐ.
 :class:`Forward` does that in chunks of ``chunk_size`` directions, tagging
-each pass so that nested derivatives never mix up their ε's (Hessians are
-forward over forward).
+each pass so that nested derivatives never mix up their ε's.
+
+Hessians
+--------
+``Forward(hessian="forward-over-forward")`` (the default) is the Jacobian of
+the Jacobian: the inner pass runs on the outer pass's dual numbers.
+``Forward(hessian="forward-over-reverse")`` takes the gradient with the tape
+on tensors whose values are dual numbers: the one backward pass runs every
+rule's VJP on duals, so ∇f comes out carrying n tangents, the rows of the
+Hessian (the classic Hessian-vector product, n directions at once).
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from difflab import functions as F
+from difflab.autograd import grad as autograd_grad
 from difflab.diff.dual import (  # noqa: F401  (Dual, new_tag: re-exported)
     Dual,
     _reshape,
@@ -28,6 +37,9 @@ from difflab.diff.dual import (  # noqa: F401  (Dual, new_tag: re-exported)
     tangents_of,
 )
 from difflab.diff.interface import Cost, Differentiator, require_scalar, with_arg
+from difflab.tensor import Tensor
+
+HESSIAN_MODES = ("forward-over-forward", "forward-over-reverse")
 
 
 class Forward(Differentiator):
@@ -38,17 +50,29 @@ class Forward(Differentiator):
     chunk_size : how many tangent directions to push through f per pass.
         None: all n at once (one pass for a Jacobian of Rⁿ → Rᵐ); smaller
         chunks trade passes for memory.
+    hessian : "forward-over-forward" (default): nested (tagged) duals, the
+        Jacobian of the Jacobian; "forward-over-reverse": the tape's gradient
+        on tensors holding dual numbers.  Both are exact to rounding.
 
-    Hessians are computed with nested (tagged) duals: the Jacobian of the
-    Jacobian, exact to rounding.
+    Examples
+    --------
+    >>> import numpy as np, difflab as dl
+    >>> f = lambda z: dl.sum(dl.stack([z, z * z]) ** 2)
+    >>> dl.hessian(f, method="forward", hessian="forward-over-reverse")(np.array([1.0, 2.0]))
+    array([[14.,  0.],
+           [ 0., 50.]])
     """
 
     name = "forward"
 
-    def __init__(self, chunk_size: int | None = None) -> None:
+    def __init__(self, chunk_size: int | None = None,
+                 hessian: str = "forward-over-forward") -> None:
         if chunk_size is not None and chunk_size < 1:
             raise ValueError(f"chunk_size must be a positive integer or None, got {chunk_size}")
+        if hessian not in HESSIAN_MODES:
+            raise ValueError(f"hessian must be one of {HESSIAN_MODES}, got {hessian!r}")
         self.chunk_size = chunk_size
+        self.hessian_mode = hessian
 
     def _jacobian(self, f: Callable, args: list, i: int, cost: Cost,
                   require_scalar: bool) -> tuple[Any, Any]:
@@ -75,9 +99,11 @@ class Forward(Differentiator):
         return value, _reshape(J, out_shape + _shape(x))
 
     def _hessian(self, f: Callable, args: list, i: int, cost: Cost) -> Any:
-        """H = J(∇f): forward over forward, the inner pass nested in the outer's duals."""
+        """H = J(∇f): the outer pass forward; ∇f forward too, or by the tape on duals."""
 
         def gradient(*inner_args: Any) -> Any:
+            if self.hessian_mode == "forward-over-reverse":
+                return _tape_gradient(f, list(inner_args), i, cost)
             value, J = self._jacobian(f, list(inner_args), i, cost, True)
             return _reshape(J, _shape(inner_args[i]))
 
@@ -93,6 +119,26 @@ class Forward(Differentiator):
         cost.evaluations += 1
         cost.add("forward_ops", _Stats.ops - ops_before)
         return value, t[0]
+
+
+def _tape_gradient(f: Callable, args: list, i: int, cost: Cost) -> Any:
+    """∇f by one backward pass, at a point whose values are dual numbers: the leaf is a
+    tensor holding them, and every VJP on the way back computes on duals."""
+    leaf = Tensor._wrap(args[i])
+    leaf.requires_grad_(True)
+    out = f(*with_arg(args, i, leaf))
+    cost.evaluations += 1
+    if not isinstance(out, Tensor):
+        raise TypeError(
+            f"hessian='forward-over-reverse' records f on the tape: f must compute with "
+            f"difflab's functions and return a Tensor, got {type(out).__name__}"
+        )
+    require_scalar_output(out.array)
+    if not out.requires_grad:  # f does not depend on its input
+        return F.zeros_like(args[i]) if isinstance(args[i], Dual) else np.zeros(_shape(args[i]))
+    (g,) = autograd_grad(out, [leaf], allow_unused=True)
+    cost.add("backward_passes", 1)
+    return F.zeros_like(args[i]) if g is None else g.array
 
 
 def require_scalar_output(value: Any) -> None:

@@ -50,6 +50,7 @@ Helpers for showing and measuring (used by the comparison harness)
 
 from __future__ import annotations
 
+import operator
 import re
 import sys
 import time
@@ -95,6 +96,26 @@ class _SympyNamespace:
     maximum, minimum = staticmethod(sympy.Max), staticmethod(sympy.Min)
 
     @staticmethod
+    def elementwise(function: Any, *arrays: Any) -> Any:
+        """``function`` of sympy expressions, mapped over object arrays."""
+        return _elementwise(function, *arrays)
+
+    @staticmethod
+    def reduce(function: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        """``function(a, b)`` folded over ``axis`` of an object array (all axes for None)."""
+        x = np.asarray(x, dtype=object)
+        ndim = x.ndim
+        axes = tuple(range(ndim)) if axis is None else tuple(
+            a % max(ndim, 1) for a in ((axis,) if isinstance(axis, int) else axis))
+        rest = [a for a in range(ndim) if a not in axes]
+        moved = np.transpose(x, rest + list(axes))
+        flat = moved.reshape(moved.shape[:len(rest)] + (-1,))
+        out = np.frompyfunc(function, 2, 1).reduce(flat, axis=-1)
+        if keepdims:
+            out = np.reshape(out, tuple(1 if a in axes else n for a, n in enumerate(x.shape)))
+        return out
+
+    @staticmethod
     def heaviside(x: Any, value_at_zero: Any) -> Any:
         return sympy.Heaviside(x, value_at_zero)
 
@@ -118,6 +139,22 @@ class SymbolArray(np.ndarray):
 
     def _repr_latex_(self) -> str:
         return f"$${sympy.latex(sympy.Matrix(np.asarray(self).reshape(self.shape[0], -1)))}$$"
+
+    # Orderings are conditions, element by element (``x_0 > 0``, a sympy relational), not
+    # NumPy's truth values, which sympy cannot decide for a symbol: so that
+    # ``dl.where(z > 0, a, b)`` traces to a Piecewise.  (``==`` stays NumPy's comparison of
+    # the expressions themselves.)
+    def __gt__(self, other: Any) -> Any:
+        return _elementwise(operator.gt, self, other)
+
+    def __ge__(self, other: Any) -> Any:
+        return _elementwise(operator.ge, self, other)
+
+    def __lt__(self, other: Any) -> Any:
+        return _elementwise(operator.lt, self, other)
+
+    def __le__(self, other: Any) -> Any:
+        return _elementwise(operator.le, self, other)
 
 
 class SymbolicDepthError(SymbolicTraceError, RecursionError):
@@ -169,6 +206,17 @@ class _SympyHandler(TypeHandler):
 
     def where(self, cond: Any, a: Any, b: Any) -> Any:
         return _elementwise(SYMPY.where, cond, a, b)
+
+    def primitive(self, op: Any, *inputs: Any, **params: Any) -> Any:
+        """A structural primitive (``prod``, ``logsumexp``, ``amax``) on expressions: its
+        ``symbolic`` form if it has one, else its forward with NumPy on object arrays."""
+        arrays = [np.asarray(v, dtype=object) if isinstance(v, (sympy.Basic, np.ndarray))
+                  else v for v in inputs]
+        if op.symbolic is not None:
+            out = op.symbolic(SYMPY, *arrays, **params)
+        else:
+            out = super().primitive(op, *arrays, **params)
+        return _expressions_out(out) if isinstance(out, np.ndarray) else out
 
 
 _HANDLER = _SympyHandler()

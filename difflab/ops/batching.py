@@ -468,7 +468,8 @@ DIV = ADD = None  # (set by declare(): the registry's div and add)
 
 #: name -> batching rule, for every built-in primitive that is not plainly elementwise.
 RULES: dict[str, Any] = {
-    "sum": _axis_rule(), "mean": _axis_rule(), "max": _axis_rule(),
+    "sum": _axis_rule(), "mean": _axis_rule(), "max": _axis_rule(), "min": _axis_rule(),
+    "logsumexp": _axis_rule(),
     "prod": _flattened_reduction, "argmax": _flattened_reduction,
     "argmin": _flattened_reduction,
     "any": _axis_rule(), "all": _axis_rule(), "count_nonzero": _axis_rule(),

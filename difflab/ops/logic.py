@@ -120,8 +120,17 @@ class ArgExtreme(NoDerivative):
     """The index of the largest (``argmax``) or smallest (``argmin``) element along ``axis``."""
 
     def __init__(self, name: str) -> None:
-        self.name = name
+        self.name = self.tensor_method = self.dl_function = name  # x.argmax(dim), dl.argmax
         self.description = f"the index of the {name[3:]}imum"
+
+    @staticmethod
+    def arguments(input: Any, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
+                  axis: Any = None, keepdims: bool | None = None) -> tuple[tuple, dict]:
+        """``argmax(input, dim=None, keepdim=False)`` (``argmin`` alike): the index of the
+        extreme over ``dim``, of the flattened input by default."""
+        dim = axis if dim is None else dim
+        keepdim = keepdims if keepdims is not None else keepdim
+        return (input,), {"axis": dim, "keepdims": bool(keepdim)}
 
     def forward(self, ctx: Any, xp: Any, x: Any, axis: Any = None, keepdims: bool = False
                 ) -> Any:

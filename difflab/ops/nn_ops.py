@@ -35,7 +35,9 @@ from typing import Any
 import numpy as np
 
 from difflab import backend
+from difflab.dtypes import floating_result
 from difflab.ops.primitive import Primitive
+from difflab.ops.structural import _from_end, _keep_reduced_axes, _largest, _normalize_axis
 
 
 def _recording(xp: Any) -> bool:
@@ -116,6 +118,32 @@ class Linear(Primitive):
 # ------------------------------------------------------ softmax and its friends
 
 
+def _floating_input(x: Any) -> Any:
+    """A tensor of integers or truth values as the default float (PyTorch's rule for
+    softmax and logsumexp); arrays, dual numbers and expressions pass unchanged."""
+    array = getattr(x, "array", None)  # a tensor's values (read directly: this is hot)
+    if array is not None and array.dtype.kind not in "fc":
+        return x.to(floating_result(array.dtype))
+    return x
+
+
+def _checked_dim(dim: Any, x: Any, name: str) -> int:
+    ndim = max(len(x.shape), 1)
+    if type(dim) is int and -ndim <= dim < ndim:  # (the common case, first)
+        return dim % ndim
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or \
+            not -ndim <= dim < ndim:
+        raise IndexError(f"{name}: dim {dim!r} is out of range for a {x.ndim}-D input "
+                         f"(give one int in [{-ndim}, {ndim - 1}])")
+    return int(dim) % ndim
+
+
+def _sympy_exp_sum(sp: Any, x: Any, axis: Any, keepdims: bool) -> tuple:
+    """exp(x) and Σ exp(x) over ``axis`` on sympy expressions (no shift: exact there)."""
+    e = sp.elementwise(sp.exp, x)
+    return e, np.sum(np.asarray(e, dtype=object), axis=axis, keepdims=keepdims)
+
+
 class LogSoftmax(Primitive):
     r"""yᵢ = xᵢ - log Σⱼ exp(xⱼ) along ``dim`` (shifted by the max: no overflow).
 
@@ -127,12 +155,25 @@ class LogSoftmax(Primitive):
     """
 
     name = "log_softmax"
+    tensor_method = dl_function = "log_softmax"  # x.log_softmax(dim), dl.log_softmax(x, dim)
+
+    @staticmethod
+    def arguments(input, dim, *, dtype=None):  # noqa: A002
+        """``log_softmax(input, dim)``: xᵢ - log Σⱼ exp(xⱼ) along ``dim`` (one primitive,
+        ``LogSoftmaxBackward0`` on the tape); ``dtype`` casts the input first."""
+        x = _floating_input(input if dtype is None else input.to(dtype))
+        return (x,), {"dim": _checked_dim(dim, x, "log_softmax")}
+
+    @staticmethod
+    def symbolic(sp, x, dim):
+        _, total = _sympy_exp_sum(sp, x, dim, True)
+        return x - sp.elementwise(sp.log, total)
 
     @staticmethod
     def forward(ctx, xp, x, dim):
         # Counted from the end: forward mode's tangents have a k axis in front.
         ctx.dim = dim - x.ndim if dim >= 0 else dim
-        shifted = x - x.max(axis=dim, keepdims=True)
+        shifted = x - _largest(x, dim, keepdims=True)
         y = shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
         ctx.save(y)
         return y
@@ -157,12 +198,25 @@ class Softmax(Primitive):
     """
 
     name = "softmax"
+    tensor_method = dl_function = "softmax"  # x.softmax(dim), dl.softmax(x, dim)
+
+    @staticmethod
+    def arguments(input, dim, *, dtype=None):  # noqa: A002
+        """``softmax(input, dim)``: exp(xᵢ) / Σⱼ exp(xⱼ) along ``dim``, shifted by the
+        max (no overflow); one primitive, ``SoftmaxBackward0`` on the tape."""
+        x = _floating_input(input if dtype is None else input.to(dtype))
+        return (x,), {"dim": _checked_dim(dim, x, "softmax")}
+
+    @staticmethod
+    def symbolic(sp, x, dim):
+        e, total = _sympy_exp_sum(sp, x, dim, True)
+        return e / total  # (the shift by the max is for floating point only)
 
     @staticmethod
     def forward(ctx, xp, x, dim):
         # Counted from the end: forward mode's tangents have a k axis in front.
         ctx.dim = dim - x.ndim if dim >= 0 else dim
-        e = xp.exp(x - x.max(axis=dim, keepdims=True))
+        e = xp.exp(x - _largest(x, dim, keepdims=True))
         y = e / e.sum(axis=dim, keepdims=True)
         ctx.save(y)
         return y
@@ -174,6 +228,62 @@ class Softmax(Primitive):
     @staticmethod
     def jvp(ctx, xp, dx, y):
         return y * (dx - (dx * y).sum(axis=ctx.dim, keepdims=True))
+
+
+class LogSumExp(Primitive):
+    r"""y = log Σ exp(x) over ``axis``, computed as m + log Σ exp(x - m) with m = max x.
+
+    ∂y/∂xᵢ = exp(xᵢ - y), the softmax, which the saved output gives again:
+
+    .. math::
+        \bar x = \bar y \, e^{x - y}, \qquad \dot y = \textstyle\sum_i e^{x_i - y} \dot x_i .
+
+    Both are written with ``exp`` and broadcasting only, so a recorded
+    backward (``create_graph=True``) is differentiated again.
+    """
+
+    name = "logsumexp"
+    tensor_method = dl_function = "logsumexp"  # x.logsumexp(dim), dl.logsumexp(x, dim)
+    math = "∂(log Σ exp x)/∂xᵢ = exp(xᵢ - y)"
+
+    @staticmethod
+    def arguments(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A002
+        """``logsumexp(input, dim=None, keepdim=False)``: log Σ exp(x) over ``dim`` (an int
+        or a tuple; all dimensions by default) without overflow: m + log Σ exp(x - m) with
+        m the maximum.  NumPy's ``axis=``/``keepdims=`` are accepted too."""
+        dim = axis if dim is None else dim
+        keepdim = keepdims if keepdims is not None else keepdim
+        dim = tuple(dim) if isinstance(dim, list) else dim
+        return (_floating_input(input),), {"axis": dim, "keepdims": bool(keepdim)}
+
+    @staticmethod
+    def symbolic(sp, x, axis=None, keepdims=False):
+        _, total = _sympy_exp_sum(sp, x, _normalize_axis(axis, x.ndim), keepdims)
+        return sp.elementwise(sp.log, total)
+
+    @staticmethod
+    def forward(ctx, xp, x, axis=None, keepdims=False):
+        ctx.axes = axes = _normalize_axis(axis, x.ndim)
+        ctx.keepdims = keepdims
+        m = _largest(x, axes, keepdims=True)
+        # (all -inf: log 0 = -inf, not nan; comparisons, which dual numbers make on values)
+        m = xp.where((m > -np.inf) & (m < np.inf), m, 0.0)
+        total = xp.exp(x - m).sum(axis=axes, keepdims=keepdims)
+        y = xp.log(total) + (m if keepdims else m.reshape(total.shape))
+        ctx.save(x, y)
+        return y
+
+    @staticmethod
+    def vjp(ctx, xp, g, x, y):
+        if not ctx.keepdims:
+            g = _keep_reduced_axes(g, ctx.axes, x.ndim)
+            y = _keep_reduced_axes(y, ctx.axes, x.ndim)
+        return (g * xp.exp(x - y),)
+
+    @staticmethod
+    def jvp(ctx, xp, dx, x, y):
+        y = y if ctx.keepdims else _keep_reduced_axes(y, ctx.axes, x.ndim)
+        return (dx * xp.exp(x - y)).sum(axis=_from_end(ctx.axes, x.ndim), keepdims=ctx.keepdims)
 
 
 class NLLLoss(Primitive):
@@ -298,12 +408,12 @@ class MSELoss(Primitive):
         d = x - y
         ctx.save(x, y)  # (the inputs, not d: a recorded backward then sees d depend on them)
         ctx.reduction = reduction
-        ctx.scale = 2.0 / d.size if reduction == "mean" and d.size else 2.0
+        n = math.prod(d.shape)  # (not d.size: a method on tensors, in reverse over forward)
+        ctx.scale = 2.0 / n if reduction == "mean" and n else 2.0
         if reduction == "none":
             return d * d
         total = xp.sum(d * d)
-        return total * (1.0 / d.size if d.size else float("nan")) if reduction == "mean" \
-            else total
+        return total * (1.0 / n if n else float("nan")) if reduction == "mean" else total
 
     @staticmethod
     def vjp(ctx, xp, g, x, y):

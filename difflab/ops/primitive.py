@@ -10,12 +10,15 @@ and no consumer has to guess with ``getattr``:
 the tape (``engine.apply``)       ``forward``, ``vjp``, ``differentiable``,
                                   ``double_backward``, ``user_code``
 ``Dual`` (forward mode)           ``forward``, ``jvp``, ``differentiable``
+the sympy trace (symbolic)        ``symbolic`` (or ``forward`` on object arrays)
 the graph tracer (``jit``)        ``traced_as``, ``first_order_is_cheaper``,
                                   ``shape_read_from``
 graph replay and printing         ``prepare``, ``describe``
 the fusion pass                   ``fusion``, ``rule``
 ``vmap`` (``difflab.func``)       ``batch`` (:mod:`difflab.ops.batching`)
 the tape printer, the CLI         ``name``, ``math``, ``description``
+its faces (generated)             ``tensor_method``, ``dl_function``, ``numpy_function``,
+                                  ``arguments``, ``numpy_arguments``
 ================================  =================================================
 
 The built-in primitives are subclasses whose rules are static methods
@@ -83,6 +86,10 @@ class Primitive:
     dl_function: str | None = None
     #: The NumPy function it mirrors, so ``np.<f>(dual)`` reaches it (``numpy_arguments``).
     numpy_function: Any = None
+    #: ``symbolic(sp, *inputs, **params)``: its value on sympy expressions (object arrays),
+    #: ``sp`` sympy's functions under NumPy's names; None: ``forward`` with NumPy, which
+    #: sums, products and reshapes object arrays as they are.
+    symbolic: Any = None
 
     @staticmethod
     def forward(ctx: Any, xp: Any, *inputs: Any, **params: Any) -> Any:

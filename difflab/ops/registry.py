@@ -155,6 +155,7 @@ for _rule in elementwise.BINARY_RULES:
 for _primitive in (
     # structural: reductions, linear algebra, shapes and views, indexing
     structural.Sum, structural.Mean, structural.Prod, structural.CumSum, structural.MaxReduce,
+    structural.MinReduce,
     structural.MatMul, structural.Reshape, structural.Permute, structural.Expand,
     structural.Index, structural.ScatterAdd, structural.Flip, structural.IndexPut,
     structural.Concatenate, structural.Where, structural.Clamp, structural.Cast,
@@ -163,7 +164,7 @@ for _primitive in (
     products.Einsum, products.CumProd,
     # neural networks
     nn_ops.Linear, nn_conv.Im2Col, nn_conv.Col2Im, nn_conv.Conv2d, nn_conv.MaxPool2d,
-    nn_conv.AvgPool2d, nn_ops.LogSoftmax, nn_ops.Softmax, nn_ops.NLLLoss,
+    nn_conv.AvgPool2d, nn_ops.LogSoftmax, nn_ops.Softmax, nn_ops.LogSumExp, nn_ops.NLLLoss,
     nn_ops.BCEWithLogits, nn_ops.MSELoss, nn_ops.Normalize, nn_ops.GELU, nn_ops.LeakyReLU,
     nn_ops.Embedding,
 ):

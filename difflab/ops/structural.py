@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from difflab import fastpath
+from difflab import backend, fastpath
+from difflab.dtypes import result_type
 from difflab.ops.primitive import Primitive
 from difflab.ops.shapes import broadcast_shape as _broadcast_shape
 from difflab.ops.shapes import lift as _lift
@@ -129,37 +130,76 @@ class Mean(Primitive):
 
 
 class Prod(Primitive):
-    """y = Π x over ``axis``.
+    """y = Π x over ``axis`` (one axis, or all of them for None).
 
-    ∂y/∂xᵢ = Π_{j≠i} xⱼ, the product of all the others.  It is computed as
-    (product of those before i) · (product of those after i), which stays
-    right when some xⱼ = 0, where the tempting y / xᵢ divides by zero.
-    First-order only: its VJP is not itself recorded.
+    ∂y/∂xᵢ = Π_{j≠i} xⱼ, the product of all the others: never y / xᵢ, which
+    divides by zero where some xⱼ = 0.  On arrays it is (product of those
+    before i) · (product of those after i), two cumulative products.  When the
+    backward pass is itself recorded (``create_graph=True``) or runs on dual
+    numbers, it is the product of a matrix whose row i is x with xᵢ replaced
+    by 1, made of ``where`` and ``prod`` itself, so the tape (and nested
+    forward mode) differentiate it again, at zeros too.
+
+    JVP: ẏ = Σᵢ ẋᵢ Π_{j≠i} xⱼ.  VJP: x̄ᵢ = ȳ Π_{j≠i} xⱼ.
     """
 
     name = "prod"
-    double_backward = False
+    tensor_method = dl_function = "prod"  # x.prod(dim), dl.prod(x, dim), np.prod(dual, axis)
+    numpy_function = np.prod
+    math = "∂(Π x)/∂xᵢ = Π_{j≠i} xⱼ"
+
+    @staticmethod
+    def arguments(input, dim=None, keepdim=False, *, axis=None, keepdims=None, dtype=None):  # noqa: A002
+        """``prod(input, dim=None, keepdim=False)``: Π over ``dim`` (one dimension; all of
+        them by default).  NumPy's ``axis=``/``keepdims=`` are accepted too, and ``dtype``
+        casts the input first (PyTorch's)."""
+        (input,), params = _reduction_arguments(input, dim, keepdim, axis=axis, keepdims=keepdims)
+        if params["axis"] is not None and not isinstance(params["axis"], (int, np.integer)):
+            raise TypeError(f"prod: dim must be one int (or None for all), got {dim!r}")
+        if dtype is not None:
+            input = input.astype(dtype) if hasattr(input, "astype") else input.to(dtype)  # noqa: A001
+        return (input,), params
+
+    @staticmethod
+    def numpy_arguments(a, axis=None, dtype=None, out=None, keepdims=False, **_):
+        """``np.prod(a, axis, dtype, out, keepdims)`` (``out`` is refused: duals are immutable)."""
+        if out is not None:
+            raise TypeError("np.prod(out=) is not supported on dual numbers")
+        return Prod.arguments(a, axis, keepdims)
 
     @staticmethod
     def forward(ctx, xp, x, axis=None, keepdims=False):
+        if axis is not None:
+            _normalize_axis(axis, x.ndim)  # (PyTorch's IndexError for a dim out of range)
         ctx.axis, ctx.keepdims = axis, keepdims
         ctx.save(x)
         return xp.prod(x, axis=axis, keepdims=keepdims)
 
     @staticmethod
     def others(xp, x, axis):
-        """Π_{j≠i} xⱼ for every i: the product of the elements before i times those after."""
+        """Π_{j≠i} xⱼ for every i along ``axis`` (all elements for None), shaped as x."""
         along = -1 if axis is None else axis
-        moved = xp.moveaxis(x.reshape(-1) if axis is None else x, along, -1)
-        ones = xp.ones(moved.shape[:-1] + (1,), dtype=x.dtype)
-        before = xp.cumprod(xp.concatenate([ones, moved[..., :-1]], axis=-1), axis=-1)
-        after = xp.cumprod(xp.concatenate([ones, moved[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
-        return xp.moveaxis(before * after, -1, along).reshape(x.shape)
+        flat = x.reshape(-1) if axis is None else x
+        if isinstance(x, np.ndarray) or backend.is_gpu_array(x):  # plain arrays
+            moved = xp.moveaxis(flat, along, -1)
+            ones = xp.ones(moved.shape[:-1] + (1,), dtype=x.dtype)
+            before = xp.cumprod(xp.concatenate([ones, moved[..., :-1]], axis=-1), axis=-1)
+            after = xp.cumprod(xp.concatenate([ones, moved[..., :0:-1]], axis=-1),
+                               axis=-1)[..., ::-1]
+            return xp.moveaxis(before * after, -1, along).reshape(x.shape)
+        # recorded (tensors), or dual numbers: row i of an n × n matrix is x with xᵢ
+        # replaced by 1, whose product every interpreter differentiates again
+        moved = xp.swapaxes(flat, along, -1)
+        n = moved.shape[-1]
+        rows = xp.where(np.eye(n, dtype=bool), 1.0, xp.expand_dims(moved, -2))
+        return xp.swapaxes(xp.prod(rows, axis=-1), -1, along).reshape(x.shape)
 
     @staticmethod
     def vjp(ctx, xp, g, x):
         others = Prod.others(xp, x, ctx.axis)
-        if ctx.axis is not None and not ctx.keepdims:
+        if ctx.axis is None:
+            g = g.reshape((1,) * x.ndim)
+        elif not ctx.keepdims:
             g = xp.expand_dims(g, ctx.axis)
         return (g * others,)
 
@@ -209,21 +249,52 @@ class CumSum(Primitive):
         return xp.cumsum(dx, axis=ctx.axis % ctx.ndim - ctx.ndim)
 
 
-class MaxReduce(Primitive):
-    """y = max x over ``axis`` (``min`` uses the same rule on -x).
+def _largest(x: Any, axis: Any = None, keepdims: bool = False, smallest: bool = False) -> Any:
+    """max (or min) of ``x`` over ``axis``: ``x.max(axis=)`` of an array or a dual number,
+    ``x.amax(dim)`` of a tensor (reverse over forward: a dual number's values)."""
+    if hasattr(x, "amax"):
+        return x.amin(axis, keepdims) if smallest else x.amax(axis, keepdims)
+    return x.min(axis=axis, keepdims=keepdims) if smallest else x.max(axis=axis, keepdims=keepdims)
 
-    The derivative picks the arg-max: x̄ᵢ = ȳ where xᵢ is the maximum, 0
-    elsewhere; equal maxima share ȳ evenly (the same convention as
-    ``maximum``).
+
+def _reduction_arguments(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A002
+    """PyTorch's ``(input, dim, keepdim)`` or NumPy's ``axis=``/``keepdims=``, as the
+    (inputs, params) of a reduction primitive."""
+    dim = axis if dim is None else dim
+    keepdim = keepdims if keepdims is not None else keepdim
+    dim = tuple(dim) if isinstance(dim, list) else dim
+    return (input,), {"axis": dim, "keepdims": bool(keepdim)}
+
+
+class MaxReduce(Primitive):
+    """y = max x over ``axis`` (:class:`MinReduce` is the same rule for the minimum).
+
+    The derivative picks the arg-max: x̄ᵢ = ȳ where xᵢ is the maximum, 0 elsewhere;
+    equal maxima share ȳ evenly (as ``maximum`` does).  The share is piecewise
+    constant in x, a constant of the graph: the rule is differentiated again as it is.
     """
 
     name = "max"
+    tensor_method = dl_function = "amax"  # x.amax(dim), dl.amax(x, dim); max(dim) adds indices
+    math = "∂(max x)/∂xᵢ = 1 at the maximum (shared on ties), 0 elsewhere"
+    smallest = False
 
     @staticmethod
-    def forward(ctx, xp, x, axis=None, keepdims=False):
+    def arguments(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A002
+        """``amax(input, dim=None, keepdim=False)``: the largest values over ``dim`` (an int
+        or a tuple; all dimensions by default); the gradient is shared evenly among ties.
+        NumPy's ``axis=``/``keepdims=`` are accepted too."""
+        return _reduction_arguments(input, dim, keepdim, axis=axis, keepdims=keepdims)
+
+    @staticmethod
+    def symbolic(sp, x, axis=None, keepdims=False):
+        return sp.reduce(sp.maximum, x, axis, keepdims)
+
+    @classmethod
+    def forward(cls, ctx, xp, x, axis=None, keepdims=False):
         ctx.axes = _normalize_axis(axis, x.ndim)
         ctx.keepdims = keepdims
-        y = xp.max(x, axis=ctx.axes, keepdims=keepdims)
+        y = _largest(x, ctx.axes, keepdims, cls.smallest)
         y_kept = y if keepdims else _keep_reduced_axes(y, ctx.axes, x.ndim)
         mask = x == y_kept
         ctx.save(mask / mask.sum(axis=ctx.axes, keepdims=True))
@@ -238,6 +309,25 @@ class MaxReduce(Primitive):
     @staticmethod
     def jvp(ctx, xp, dx, share):
         return xp.sum(dx * share, axis=_from_end(ctx.axes, share.ndim), keepdims=ctx.keepdims)
+
+
+class MinReduce(MaxReduce):
+    """y = min x over ``axis``: the rule of :class:`MaxReduce`, at the minimum."""
+
+    name = "min"
+    tensor_method = dl_function = "amin"  # x.amin(dim), dl.amin(x, dim); min(dim) adds indices
+    math = "∂(min x)/∂xᵢ = 1 at the minimum (shared on ties), 0 elsewhere"
+    smallest = True
+
+    @staticmethod
+    def arguments(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A002
+        """``amin(input, dim=None, keepdim=False)``: the smallest values over ``dim`` (an
+        int or a tuple; all dimensions by default); the gradient is shared among ties."""
+        return _reduction_arguments(input, dim, keepdim, axis=axis, keepdims=keepdims)
+
+    @staticmethod
+    def symbolic(sp, x, axis=None, keepdims=False):
+        return sp.reduce(sp.minimum, x, axis, keepdims)
 
 
 # ---------------------------------------------------------------- linear algebra
@@ -587,19 +677,49 @@ class Where(Primitive):
         return xp.broadcast_to(xp.where(cond, da, db), (k,) + shape)
 
 
+_NUMBERS = frozenset((int, float, type(None)))
+
+
 class Clamp(Primitive):
     """y = min(max(x, low), high).  dy/dx = 1 inside [low, high], 0 outside."""
 
     name = "clamp"
+    tensor_method = dl_function = "clamp"  # x.clamp(min, max), dl.clamp(x, min, max)
+
+    @staticmethod
+    def arguments(input, min=None, max=None):  # noqa: A002
+        """``clamp(input, min=None, max=None)``: min(max(x, min), max), elementwise; the
+        derivative is 1 inside [min, max], 0 outside.  The result's dtype follows the
+        promotion rule (an integer tensor clamped to a float bound is the default float
+        dtype, as in PyTorch)."""
+        if min is None and max is None:
+            raise ValueError("clamp needs at least one of min and max (got neither)")
+        low, high = (getattr(b, "array", b) for b in (min, max))  # (a tensor bound's values)
+        array = getattr(input, "array", None)
+        # A tensor: cast (on the tape) to the promoted dtype, unless nothing can change it
+        # (a float tensor and Python numbers, the common case, is left as it is).
+        if array is not None and not (array.dtype.kind in "fc" and type(low) in _NUMBERS
+                                      and type(high) in _NUMBERS):
+            target = result_type(input, *[b for b in (low, high) if b is not None])
+            if array.dtype != target.dtype:
+                input = input.to(target)  # noqa: A001
+        return (input,), {"low": low, "high": high}
+
+    @staticmethod
+    def symbolic(sp, x, low=None, high=None):
+        if low is not None:
+            x = sp.elementwise(sp.maximum, x, low)
+        if high is not None:
+            x = sp.elementwise(sp.minimum, x, high)
+        return x
 
     @staticmethod
     def forward(ctx, xp, x, low=None, high=None):
         y = xp.clip(x, low, high)
-        inside = xp.ones(x.shape, dtype=bool)
-        if low is not None:
-            inside &= x >= low
+        # (comparisons: of values for dual numbers, a constant of the graph for tensors)
+        inside = x >= low if low is not None else None
         if high is not None:
-            inside &= x <= high
+            inside = x <= high if inside is None else inside & (x <= high)
         ctx.save(inside)
         return y
 

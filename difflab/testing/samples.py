@@ -120,6 +120,8 @@ def _structural_cases() -> dict[str, Case]:
         "prod": (lambda x: x.prod(dim=1), [F34]),
         "cumsum": (lambda x: x.cumsum(dim=1), [F34]),
         "max": (lambda x: x.max(dim=0)[0], [F34]),
+        "min": (lambda x: x.amin(dim=1) * x.min(dim=0).values.sum(), [F34]),
+        "logsumexp": (lambda x: dl.logsumexp(x * x, dim=1), [F34]),
         "matmul": (lambda a, b: a @ b, [F34, ((4, 2), (-2, 2))]),
         "reshape": (lambda x: x.reshape(2, 6) * dl.arange(6.0), [F34]),
         "permute": (lambda x: x.permute(1, 0) @ x, [F34]),

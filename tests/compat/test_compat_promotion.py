@@ -205,3 +205,55 @@ def test_default_dtype_governs_python_floats():
         dl.set_default_dtype(dl.float32)
     with pytest.raises(TypeError, match="float32 or float64"):
         dl.set_default_dtype(dl.int64)
+
+
+@pytest.mark.parametrize(("dtype", "low", "high", "want"), [
+    ("int64", -1.5, 2.5, "float32"),     # an integer tensor with a float bound: default float
+    ("int64", 0, 2, "int64"),            # integer bounds keep it integer
+    ("int32", None, 2, "int32"),
+    ("float64", 0.0, 1.0, "float64"),    # a Python float never widens a float tensor
+    ("float32", 0.5, None, "float32"),
+    ("bool", 0, 1, "int64"),
+])
+def test_clamp_follows_the_promotion_rule(dtype, low, high, want):
+    x = dl.tensor(np.array([-3, 0, 1, 5]).astype(dtype))
+    out = dl.clamp(x, low, high)
+    assert out.dtype == getattr(dl, want)
+    assert x.clamp(low, high).dtype == out.dtype and x.clip(low, high).dtype == out.dtype
+    lo = -np.inf if low is None else low
+    hi = np.inf if high is None else high
+    np.testing.assert_array_equal(out.numpy(), np.clip(x.numpy().astype(want), lo, hi))
+
+
+def test_clamp_of_an_integer_tensor_to_float_bounds_differentiates_in_float32():
+    x = dl.tensor([1, 5, -3]).float().requires_grad_()
+    y = dl.clamp(x, -1.5, 2.5)
+    y.sum().backward()
+    assert y.dtype == dl.float32 and x.grad.dtype == dl.float32
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match="at least one of min and max"):
+        dl.clamp(x)
+
+
+@pytest.mark.parametrize(("a", "b", "want"), [
+    ("float32", "float64", "float64"),
+    ("int64", "float32", "float32"),
+    ("int32", "int64", "int64"),
+    ("float32", "float32", "float32"),
+])
+def test_einsum_promotes_mixed_dtypes(a, b, want):
+    x = dl.tensor(np.array([[1, 2], [3, 4]]).astype(a))
+    y = dl.tensor(np.array([[1, 0], [2, 1]]).astype(b))
+    out = dl.einsum("ij,jk->ik", x, y)
+    assert out.dtype == getattr(dl, want)
+    np.testing.assert_allclose(out.numpy(), x.numpy().astype(want) @ y.numpy().astype(want))
+
+
+def test_einsum_of_mixed_dtypes_gives_each_leaf_its_own_gradient_dtype():
+    x = dl.tensor([1.0, 2.0], requires_grad=True)                     # float32
+    y = dl.tensor([3.0, 4.0], dtype=dl.float64, requires_grad=True)
+    out = dl.einsum("i,i->", x, y)
+    out.backward()
+    assert out.dtype == dl.float64
+    assert x.grad.dtype == dl.float32 and y.grad.dtype == dl.float64
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 4.0])

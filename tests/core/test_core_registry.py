@@ -18,6 +18,7 @@ import difflab as dl
 from difflab import exprparse, functions
 from difflab.autograd import gradcheck, gradgradcheck
 from difflab.cli import main
+from difflab.diff.dual import Dual
 from difflab.ops import elementwise, registry
 from difflab.tensor import Tensor
 
@@ -311,3 +312,67 @@ def test_a_structural_primitive_registered_at_run_time_gets_its_faces():
         delattr(dl, "suffix_sum")
         delattr(dl.functions, "suffix_sum")
         dual_module._ARRAY_FUNCTIONS.pop(np.nancumsum)
+
+
+FACED = {  # primitive -> (Tensor method, dl. function): generated, never written by hand
+    "prod": ("prod", "prod"), "max": ("amax", "amax"), "min": ("amin", "amin"),
+    "argmax": ("argmax", "argmax"), "argmin": ("argmin", "argmin"),
+    "logsumexp": ("logsumexp", "logsumexp"), "softmax": ("softmax", "softmax"),
+    "log_softmax": ("log_softmax", "log_softmax"), "clamp": ("clamp", "clamp"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FACED))
+def test_structural_faces_are_generated_from_the_registry(name):
+    op = registry.get(name)
+    method, function = FACED[name]
+    assert (op.tensor_method, op.dl_function) == (method, function)
+    assert method not in vars(dl.tensor_methods.TensorMethods)  # generated, not written
+    assert getattr(dl.Tensor, method).__doc__ == op.arguments.__doc__
+    assert getattr(dl, function).__doc__ == op.arguments.__doc__
+
+
+@pytest.mark.parametrize(("call", "want"), [
+    (lambda v: dl.prod(v, 0), np.prod),
+    (lambda v: dl.amax(v, 0), np.max),
+    (lambda v: dl.amin(v, 0), np.min),
+    (lambda v: dl.logsumexp(v, 0), lambda a: np.log(np.sum(np.exp(a)))),
+])
+def test_faced_reductions_take_dual_numbers_arrays_and_tensors(call, want):
+    a = np.array([0.5, -1.5, 2.0])
+    np.testing.assert_allclose(call(a), want(a))
+    np.testing.assert_allclose(call(dl.tensor(a)).numpy(), want(a))
+    d = call(Dual(a, np.array([1.0, 2.0, 3.0])))  # the primitive's JVP, pushed
+    h = 1e-7
+    np.testing.assert_allclose(d.tangent, (want(a + h * np.array([1.0, 2.0, 3.0])) - want(a)) / h,
+                               rtol=1e-5)
+
+
+def test_max_and_min_with_dim_give_values_and_indices_on_every_input():
+    a = np.array([[1.0, 5.0], [4.0, 2.0]])
+    for x in (a, dl.tensor(a)):
+        values, indices = dl.max(x, 1)
+        np.testing.assert_array_equal(np.asarray(values), [5.0, 4.0])
+        np.testing.assert_array_equal(np.asarray(indices), [1, 0])
+        np.testing.assert_array_equal(np.asarray(dl.min(x, dim=0).values), [1.0, 2.0])
+    values, indices = dl.max(Dual(a, np.ones_like(a)), 1)  # forward mode: a Dual and indices
+    np.testing.assert_array_equal(values.primal, [5.0, 4.0])
+    np.testing.assert_array_equal(indices, [1, 0])
+    x = dl.tensor(a, requires_grad=True)
+    assert x.amin(1).grad_fn.name() == "MinBackward0"  # a primitive of its own, not -max(-x)
+    dl.min(x, 0).values.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[1.0, 0.0], [0.0, 1.0]])
+    assert dl.max(x, dl.tensor(3.0)).shape == (2, 2)  # with a tensor: elementwise
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero")  # (log 0 = -inf, as NumPy says)
+def test_logsumexp_does_not_overflow_and_keeps_minus_infinity():
+    x = dl.tensor([1000.0, 1000.0], dtype=dl.float64, requires_grad=True)
+    y = dl.logsumexp(x, 0)
+    np.testing.assert_allclose(y.item(), 1000.0 + np.log(2.0))
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.5, 0.5])
+    assert dl.logsumexp(dl.tensor([-np.inf, -np.inf]), 0).item() == -np.inf
+    assert y.grad_fn.name() == "LogsumexpBackward0"  # one primitive, as in PyTorch
+    z = dl.logsumexp(dl.tensor([[1, 2], [3, 4]]), dim=1, keepdim=True)  # integers: float32
+    assert z.dtype == dl.float32 and z.shape == (2, 1)

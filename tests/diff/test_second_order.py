@@ -1,11 +1,18 @@
-"""Every method to second order, over every elementwise primitive and the structural ones.
+"""Every method to second order, over every primitive of the registry.
 
-``dl.hessian(f, method=m)`` for forward (forward over forward), reverse (the
-tape twice), compiled (forward over reverse on a static graph), symbolic
-(where sympy represents the function) and numeric (finite differences of
-finite differences) must agree: the exact methods with each other to
-rounding, numeric within its truncation error.  The elementwise cases come
-from the registry, so a new primitive is tested here by registering it.
+``dl.hessian(f, method=m)`` for forward (forward over forward, and forward
+over reverse: the tape on dual numbers), reverse (the tape twice, and
+reverse over forward), compiled (forward over reverse on a static graph),
+symbolic (where sympy represents the function) and numeric (finite
+differences of finite differences) must agree: the exact methods with each
+other to rounding, numeric within its truncation error.
+
+The cases come from the registry: every elementwise primitive from its rule,
+every other differentiable primitive from :data:`PRIMITIVE_CASES` (a test
+asserts each has one), so a new primitive is tested here by registering it
+and adding its line.  :data:`COMPOSITIONS` are functions written as users
+write them (the issue's examples).  What does not work yet is in
+:data:`KNOWN_GAPS` with its reason, and asserted to fail.
 """
 
 from __future__ import annotations
@@ -16,8 +23,20 @@ import pytest
 import difflab as dl
 from difflab.ops import registry
 
-EXACT = ("forward", "reverse", "compiled")
+F = dl.nn.functional
 WEIGHTS = np.array([0.7, -1.3, 0.4])
+
+#: name -> (method, options) of dl.hessian: every way difflab takes a second derivative.
+METHODS = {
+    "forward": ("forward", {}),
+    "forward-over-reverse": ("forward", {"hessian": "forward-over-reverse"}),
+    "reverse": ("reverse", {}),
+    "reverse-over-forward": ("reverse", {"hessian": "reverse-over-forward"}),
+    "compiled": ("compiled", {}),
+    "symbolic": ("symbolic", {}),
+    "numeric": ("numeric", {}),
+}
+EXACT = [m for m in METHODS if m != "numeric"]
 
 
 def _elementwise_cases() -> dict:
@@ -40,49 +59,131 @@ def _elementwise_cases() -> dict:
     return cases
 
 
-# Structural primitives, composed as users write them (the issue's examples first).
-STRUCTURAL = {
-    "stack": (lambda z: dl.sum(dl.stack([z, z * z]) ** 2), 3),
-    "cat": (lambda z: dl.sum(dl.cat([z, dl.sin(z)]) ** 3), 3),
-    "index": (lambda z: z[0] * z[2] ** 2 + dl.sum(z[1:] ** 3), 3),
-    "where": (lambda z: dl.sum(dl.where(z > 0, z ** 3, dl.exp(z))), 4),
-    "sum_dim": (lambda z: dl.sum(dl.sum(z.reshape(2, 3), dim=1) ** 2), 6),
-    "mean_dim": (lambda z: dl.sum(dl.mean(z.reshape(2, 3), dim=0) ** 3), 6),
-    "prod": (lambda z: dl.prod(z), 4),
+_M22 = np.array([[0.5, -1.0], [2.0, 0.3]])
+_KERNEL = np.array([[[[0.2, -0.5], [1.0, 0.4]]]])
+
+
+def _index_put(z):
+    w = z * 1.0
+    w[1:3] = z[:2] ** 2
+    return dl.sum(w ** 2 * dl.arange(4.0))
+
+
+#: One function per differentiable primitive that is not elementwise, keyed by its registry
+#: name: (f, number of inputs).  The inputs are drawn in (-1.5, 1.5), away from kinks.
+PRIMITIVE_CASES = {
+    "sum": (lambda z: dl.sum(dl.sum(z.reshape(2, 3), dim=1) ** 2), 6),
+    "mean": (lambda z: dl.sum(dl.mean(z.reshape(2, 3), dim=0) ** 3), 6),
+    "prod": (lambda z: dl.prod(z) + dl.sum(dl.prod(z.reshape(2, 2), dim=1) ** 2), 4),
     "cumsum": (lambda z: dl.sum(dl.cumsum(z, dim=0) ** 3), 4),
+    "max": (lambda z: dl.sum(dl.amax(z.reshape(2, 2) ** 3, dim=1)), 4),
+    "min": (lambda z: dl.sum(dl.amin(z.reshape(2, 2), dim=0) ** 2 * z[:2]), 4),
     "matmul": (lambda z: dl.sum((z.reshape(2, 2) @ z.reshape(2, 2)) ** 2), 4),
+    "reshape": (lambda z: dl.sum(z.reshape(2, 2) ** 3 * _M22), 4),
+    "permute": (lambda z: dl.sum(z.reshape(2, 3).permute(1, 0) ** 2 * dl.sin(z.reshape(3, 2))), 6),
+    "expand": (lambda z: dl.sum(z.reshape(1, 3).expand(2, 3) ** 2 * z.reshape(3, 1)[:2]), 3),
+    "index": (lambda z: z[0] * z[2] ** 2 + dl.sum(z[1:] ** 3) + dl.sum(z[[0, 0, 2]] ** 2), 3),
+    "scatter_add": (lambda z: dl.sum(dl.scatter_add(dl.zeros(3, dtype=dl.float64), 0,
+                                                    dl.tensor([0, 2, 0]), z ** 2) ** 2), 3),
+    "flip": (lambda z: dl.sum(dl.flip(z, (0,)) * z ** 2), 4),
+    "index_put": (_index_put, 4),
+    "cat": (lambda z: dl.sum(dl.cat([z, dl.sin(z)]) ** 3), 3),
+    "where": (lambda z: dl.sum(dl.where(z > 0, z ** 3, dl.exp(z))), 4),
+    "clamp": (lambda z: dl.sum(dl.clamp(z, -1.7, 1.8) * z ** 2), 3),
+    "to_dtype": (lambda z: dl.sum(z.to(dl.float64) ** 3), 3),
+    "to_device": (lambda z: dl.sum(z.to("cpu") ** 3), 3),
+    "clone": (lambda z: dl.sum(dl.clone(z) ** 3), 3),
+    "einsum": (lambda z: dl.sum(dl.einsum("ij,jk->ik", z.reshape(2, 2), z.reshape(2, 2)) ** 2),
+               4),
+    "cumprod": (lambda z: dl.sum(dl.cumprod(z, dim=0)), 3),
+    "linear": (lambda z: dl.sum(F.linear(z[:4].reshape(2, 2), z[:4].reshape(2, 2), z[4:]) ** 2),
+               6),
+    "im2col": (lambda z: dl.sum(F.unfold(z.reshape(1, 1, 2, 2), 2) ** 3), 4),
+    "col2im": (lambda z: dl.sum(F.fold(z.reshape(1, 4, 1), (2, 2), 2) ** 3), 4),
+    "conv2d": (lambda z: dl.sum(F.conv2d(z.reshape(1, 1, 2, 2) ** 2, _KERNEL) ** 2), 4),
+    "max_pool2d": (lambda z: dl.sum(F.max_pool2d(z.reshape(1, 1, 2, 2) ** 3, 2)), 4),
+    "avg_pool2d": (lambda z: dl.sum(F.avg_pool2d(z.reshape(1, 1, 2, 2) ** 3, 2)), 4),
+    "log_softmax": (lambda z: dl.sum(dl.log_softmax(z, dim=0) * np.arange(4.0)), 4),
+    "softmax": (lambda z: dl.sum(dl.softmax(z, dim=0) * np.arange(4.0)), 4),
+    "logsumexp": (lambda z: dl.logsumexp(z, dim=0) + dl.sum(dl.logsumexp(z.reshape(2, 2), 1)), 4),
+    "nll_loss": (lambda z: F.nll_loss(dl.log_softmax(z.reshape(2, 2), 1), dl.tensor([1, 0])), 4),
+    "bce_with_logits": (lambda z: F.binary_cross_entropy_with_logits(
+        z, dl.tensor([0.2, 0.9, 0.5], dtype=dl.float64)), 3),
+    "mse_loss": (lambda z: F.mse_loss(z ** 2, dl.tensor([0.1, 0.5, 1.0], dtype=dl.float64)), 3),
+    "normalize": (lambda z: dl.sum(F.layer_norm(z.reshape(2, 3), (3,)) * z.reshape(2, 3)), 6),
+    "gelu": (lambda z: dl.sum(F.gelu(z) * WEIGHTS), 3),
+    "leaky_relu": (lambda z: dl.sum(F.leaky_relu(z, 0.1) * z), 3),
+    "embedding": (lambda z: dl.sum(F.embedding(dl.tensor([2, 0, 2]), z.reshape(3, 2)) ** 3), 6),
+}
+
+#: Structural primitives composed as users write them (the issue's examples first).
+COMPOSITIONS = {
+    "stack": (lambda z: dl.sum(dl.stack([z, z * z]) ** 2), 3),
+    "sum_mean_dims": (lambda z: dl.sum(dl.mean(z.reshape(2, 3), dim=1, keepdim=True)
+                                      * dl.sum(z.reshape(2, 3), dim=0)), 6),
     "transpose": (lambda z: dl.sum(z.reshape(2, 3).T ** 2 * dl.sin(z.reshape(2, 3).T)), 6),
-    "logsumexp": (lambda z: dl.logsumexp(z, dim=0), 4),
-    "softmax": (lambda z: dl.sum(dl.softmax(z, dim=0) * dl.arange(4.0)), 4),
     "max_dim": (lambda z: dl.sum(dl.max(z.reshape(2, 2) ** 3, dim=1).values), 4),
+    "min_dim": (lambda z: dl.sum(dl.min(z.reshape(2, 2), dim=0).values * z[2:]), 4),
+    "softmax_tensor_constant": (lambda z: dl.sum(dl.softmax(z, dim=0) * dl.arange(4.0)), 4),
+    "prod_with_zero": (lambda z: dl.prod(z * dl.tensor([1.0, 0.0, 1.0, 1.0])) + dl.prod(z), 4),
 }
 
+#: Methods that call f on something other than a Tensor: dual numbers (forward, the outer
+#: pass of forward over reverse, reverse over forward), symbols, arrays (numeric).
+_NOT_TENSORS = ("forward", "forward-over-reverse", "reverse-over-forward", "symbolic", "numeric")
+_DUALS = ("forward", "forward-over-reverse", "reverse-over-forward")
 
-#: (case, method) pairs that do not work yet, each with why (issue 29's remaining work).  The
-#: test asserts they still fail: fixing one fails the test until its line is removed here.
-KNOWN_GAPS = {
-    ("logsumexp", "forward"): "dl.logsumexp is a Tensor method: no Dual face",
-    ("logsumexp", "numeric"): "dl.logsumexp is a Tensor method: no NumPy face",
-    ("logsumexp", "symbolic"): "dl.logsumexp is a Tensor method: no sympy face",
-    ("prod", "forward"): "dl.prod is a Tensor method: no Dual face",
-    ("prod", "reverse"): "prod's VJP runs on arrays only (no second derivative on the tape)",
-    ("prod", "compiled"): "prod's VJP runs on arrays only (no second derivative on the tape)",
-    ("prod", "numeric"): "dl.prod is a Tensor method: no NumPy face",
-    ("prod", "symbolic"): "dl.prod is a Tensor method: no sympy face",
-    ("max_dim", "forward"): "dl.max(dim=) reads a Dual as a plain array",
-    ("max_dim", "symbolic"): "a maximum over a dimension is a comparison sympy cannot trace",
-    ("softmax", "symbolic"): "softmax subtracts its maximum first: a comparison on symbols",
-    ("where", "symbolic"): "z > 0 on symbols is a Python truth value, not a Piecewise",
+
+def _gaps(cases: tuple, methods: tuple, why: str) -> dict:
+    return {(case, method): why for case in cases for method in methods}
+
+
+#: (case, method) pairs that do not work yet, each with why.  The test asserts they still
+#: fail: fixing one fails the test until its line is removed here.
+KNOWN_GAPS: dict[tuple[str, str], str] = {
+    **_gaps(("permute", "expand", "to_dtype", "to_device", "clone"), _NOT_TENSORS,
+            "a Tensor method (dl.permute and dl.clone call it): its primitive declares no "
+            "faces, so a dual number, an array or symbols have no such method"),
+    **_gaps(("linear", "im2col", "col2im", "conv2d", "max_pool2d", "avg_pool2d", "nll_loss",
+             "normalize"), _NOT_TENSORS,
+            "F.<name> checks that its input is a Tensor: the neural-network primitives "
+            "declare no faces yet"),
+    ("cumprod", "reverse"): "cumprod's VJP runs on arrays only (double_backward = False)",
+    ("cumprod", "compiled"): "cumprod's VJP runs on arrays only (double_backward = False)",
+    ("cumprod", "forward"): "dl.cumprod reads a Dual as a plain array (no faces)",
+    ("cumprod", "reverse-over-forward"): "dl.cumprod reads a Dual as a plain array",
+    ("cumprod", "forward-over-reverse"): "np.cumprod is not in Dual's NumPy table",
+    ("cumprod", "symbolic"): "dl.cumprod on symbols: its forward reads .size of sympy scalars",
+    **_gaps(("einsum",), _DUALS, "np.einsum is not in Dual's NumPy table (forward mode)"),
+    **_gaps(("index_put",), _DUALS,
+            "assigning into a slice: Dual arrays are immutable (forward mode)"),
+    ("scatter_add", "forward"): "dl.scatter_add reads a Dual as a plain array (tensor_of)",
+    ("scatter_add", "reverse-over-forward"): "dl.scatter_add reads a Dual as a plain array",
+    ("scatter_add", "symbolic"): "dl.scatter_add makes a Tensor of the symbols",
+    **_gaps(("index_put", "mse_loss", "softmax_tensor_constant", "prod_with_zero"),
+            ("symbolic",),
+            "symbols meet a Tensor constant (dl.arange, dl.tensor): Tensor's operators do "
+            "not defer to object arrays of symbols (the NumPy protocol on Tensor)"),
+    ("bce_with_logits", "symbolic"): "F.binary_cross_entropy_with_logits branches on values",
+    ("gelu", "symbolic"): "F.gelu casts its input with astype: symbols have no float dtype",
+    ("leaky_relu", "symbolic"): "F.leaky_relu casts its input with astype: symbols have no "
+                                "float dtype",
+    **_gaps(("max_dim", "min_dim"), ("symbolic",),
+            "dl.max(dim=) also returns the indices, which have no symbolic form (dl.amax "
+            "traces, to sympy.Max)"),
 }
+
+_ALL_CASES = {**PRIMITIVE_CASES, **COMPOSITIONS}
 
 
 def _hessian(f, x, method):
-    return np.asarray(dl.hessian(f, method=method)(x), dtype=float)
+    name, options = METHODS[method]
+    return np.asarray(dl.hessian(f, method=name, **options)(x), dtype=float)
 
 
 def _check_all_methods(name, f, x):
-    methods = [m for m in (*EXACT, "numeric", "symbolic") if (name, m) not in KNOWN_GAPS]
-    for method in {m for (case, m) in KNOWN_GAPS if case == name}:
+    methods = [m for m in METHODS if (name, m) not in KNOWN_GAPS]
+    for method in [m for m in METHODS if (name, m) in KNOWN_GAPS]:
         with pytest.raises(Exception):  # noqa: B017  (a gap of any kind: see KNOWN_GAPS)
             _hessian(f, x, method)
     if not methods:
@@ -103,11 +204,23 @@ def test_every_elementwise_primitive_to_second_order_in_every_method(name):
     _check_all_methods(name, f, x)
 
 
-@pytest.mark.parametrize("name", sorted(STRUCTURAL))
-def test_structural_compositions_to_second_order_in_every_method(name):
-    f, n = STRUCTURAL[name]
+@pytest.mark.parametrize("name", sorted(_ALL_CASES))
+def test_structural_primitives_to_second_order_in_every_method(name):
+    f, n = _ALL_CASES[name]
     x = np.random.default_rng(n).uniform(-1.5, 1.5, n)
     _check_all_methods(name, f, x)
+
+
+def test_every_differentiable_primitive_has_a_second_order_case():
+    structural = {n for n, p in registry.PRIMITIVES.items()
+                  if p.differentiable and not isinstance(p, (registry.UnaryOp, registry.BinaryOp))}
+    assert structural == set(PRIMITIVE_CASES), "add the new primitive to PRIMITIVE_CASES"
+
+
+def test_known_gaps_name_real_cases_and_methods():
+    for case, method in KNOWN_GAPS:
+        assert case in _ALL_CASES or case in _elementwise_cases(), case
+        assert method in METHODS, method
 
 
 def test_forward_over_forward_through_stack_regression():
@@ -115,3 +228,45 @@ def test_forward_over_forward_through_stack_regression():
     # where difflab's cat only took dim: "cat() got an unexpected keyword argument 'axis'"
     hess = dl.hessian(lambda z: dl.sum(dl.stack([z, z]) ** 2), method="forward")
     np.testing.assert_array_equal(hess(np.array([1.0, 2.0])), 4.0 * np.eye(2))
+
+
+def test_forward_hessian_mode_is_checked():
+    with pytest.raises(ValueError, match="forward-over-reverse"):
+        dl.hessian(lambda z: dl.sum(z), method="forward", hessian="backward")
+
+
+@pytest.mark.parametrize("x", [[1.0, 0.0, 3.0, 2.0], [0.0, 0.0, 3.0, 2.0], [0.0, 0.0, 0.0, 2.0]])
+@pytest.mark.parametrize("method", ["reverse", "forward", "forward-over-reverse", "compiled"])
+def test_prod_with_zeros_to_second_order(x, method):
+    # ∂Π/∂xᵢ = Π_{j≠i} xⱼ, never Π/xᵢ: with zeros in x the tempting formula divides by 0
+    x = np.array(x)
+    f = lambda z: dl.prod(z.reshape(2, 2), dim=0).sum() + dl.prod(z)  # noqa: E731
+    grad = np.asarray(dl.grad(f, method=METHODS[method][0])(x), dtype=float)
+    want_grad = np.array([np.prod(np.delete(x, i)) for i in range(4)])
+    want_grad += np.array([x[2], x[3], x[0], x[1]])
+    np.testing.assert_allclose(grad, want_grad, atol=1e-12)
+    want = np.array([[np.prod(np.delete(x, [i, j])) if i != j else 0.0 for j in range(4)]
+                     for i in range(4)])
+    want[[0, 2, 1, 3], [2, 0, 3, 1]] += 1.0  # the column products z₀z₂ and z₁z₃
+    np.testing.assert_allclose(_hessian(f, x, method), want, atol=1e-12)
+    np.testing.assert_allclose(_hessian(f, x, "numeric"), want, atol=1e-5)
+
+
+def test_prod_third_derivative_on_the_tape():
+    # the recorded VJP of prod is itself made of prod: any order, zeros included
+    x = dl.tensor([2.0, 0.0, 3.0], requires_grad=True)
+    (g,) = dl.autograd.grad(x.prod(), x, create_graph=True)
+    (h0,) = dl.autograd.grad(g[0], x, create_graph=True)
+    (t,) = dl.autograd.grad(h0[1], x)
+    np.testing.assert_allclose(t.numpy(), [0.0, 0.0, 1.0])  # ∂³(x₀x₁x₂)/∂x₀∂x₁∂x₂ = 1
+
+
+def test_symbolic_where_traces_to_a_piecewise():
+    import sympy
+
+    from difflab.diff import symbolic
+
+    _, expr = symbolic.trace(lambda z: dl.where(z > 0, z ** 2, -z), np.zeros(2))
+    assert all(isinstance(e, sympy.Piecewise) for e in expr)
+    _, expr = symbolic.trace(lambda z: dl.amax(z), np.zeros(3))
+    assert expr.has(sympy.Max)
