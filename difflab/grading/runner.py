@@ -7,12 +7,14 @@ How a submission is graded
    ``.py`` submission is copied as is; a ``.ipynb`` notebook becomes a module of its code
    cells, which run one by one when it loads (headless, with no Jupyter kernel; see
    :func:`~difflab.grading.notebooks.notebook_to_module`).
-2. **Collect.** A child process lists the tests and their points with a stand-in for the
-   submission, so the list, and the maximum score, never depend on student code.
-3. **Run.** A trusted child process runs the tests under pytest.  The student's code runs
-   in a *third* process (:mod:`difflab.grading.sandbox`): its own user when the grader is
-   root, a fresh folder holding only the submission, hard limits on memory, CPU time,
-   processes, file size and open files.  Tests reach it through the ``submission``
+2. **Collect.** A trusted child process (the worker) lists the tests and their points
+   with a stand-in for the submission, before any student code runs, so the list, and
+   the maximum score, never depend on student code.
+3. **Run.** The same worker then runs the tests under pytest (one Python start less than
+   a process of its own for each step).  The student's code runs in a process of its
+   own, started once the list is final (:mod:`difflab.grading.sandbox`): its own user
+   when the grader is root, a fresh folder holding only the submission, hard limits on
+   memory, CPU time, processes, file size and open files.  Tests reach it through the ``submission``
    module, a proxy that exchanges data only (never pickle).  A test that overruns its
    time, or a student process that dies, costs only that test; the student's process
    is started afresh for the next one.
@@ -110,6 +112,9 @@ def _child_env() -> dict[str, str]:
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = "1"
     env["MPLBACKEND"] = "Agg"
+    # pytest's own plugins only, not those installed beside it (hypothesis's plugin alone
+    # costs each grading a second of processor time): the same grading on every machine
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
     return env
@@ -306,6 +311,7 @@ _EVENT_FIELDS = {
              "tags": list},
     "collect_error": {"nodeid": str, "message": str, "detail": str},
     "import_error": {"message": str, "reason": str},
+    "collected": {"count": int},
     "ready": {"cell_errors": list},
     "finished": {"exit_code": int},
 }
@@ -343,18 +349,20 @@ def _death_message(returncode: int | None) -> tuple[str, str]:
     )
 
 
-def _collect(stage: _Stage, timeout: float, deadline: float) -> list[TestMeta]:
-    run = stage.run_child("collect", ["tests"], timeout=timeout, deadline=deadline)
-    errors = [e for e in run.events if e["event"] == "collect_error"]
+def _collected_tests(stage: _Stage, events: list[dict[str, Any]], killed: str | None
+                     ) -> list[TestMeta]:
+    """The tests listed by the worker's collection (its ``item`` and ``collect_error``
+    events), or the instructor's error that explains why there are none."""
+    errors = [e for e in events if e["event"] == "collect_error"]
     if errors:
         first = errors[0]
         raise GradingInputError(
             f"the tests in {first['nodeid'] or 'the tests folder'} could not be collected, "
             f"even without running the submission:\n{first['detail']}"
         )
-    if run.killed:
+    if killed:
         raise GradingInputError("collecting the tests took too long; do they run code on import?")
-    items = [e for e in run.events if e["event"] == "item"]
+    items = [e for e in events if e["event"] == "item"]
     if not items:
         if stage.select or stage.visible_only:
             raise GradingInputError(
@@ -584,8 +592,6 @@ def grade(
                     job.secrets = secret_lines(stage.root / "tests")
                 stage.student_root = student_root
                 deadline = job.started + total_timeout
-                job.outcomes = _numbered(_collect(stage, timeout, deadline))
-                job.save()
                 _run_tests(stage, job, timeout=timeout, deadline=deadline)
         finally:
             # the trusted side cleans up, whether or not the worker was killed: nothing
@@ -641,16 +647,32 @@ def _submission_context(metadata: str | Path | dict | None, student_id: str | No
 
 
 def _run_tests(stage: _Stage, job: _Grading, *, timeout: float, deadline: float) -> None:
-    by_id = {o.meta.nodeid: o for o in job.outcomes}
-    pending = list(by_id)
-    while pending:
-        if time.monotonic() >= deadline:
+    """Collect the tests, then run them, in one worker (mode ``grade``).
+
+    The results file is written once the list of tests is final, before any student code
+    runs, and after each test.  A worker stopped during a test (its time limit, a crash)
+    is followed by a fresh one (mode ``run``) for the tests not yet run.
+    """
+    by_id: dict[str, TestOutcome] = {}
+    pending: list[str] | None = None  # None until the worker has listed the tests
+    collection: list[dict[str, Any]] = []
+    while pending is None or pending:
+        if pending is not None and time.monotonic() >= deadline:
             _give_up(job, pending, "budget")
             return
         progressed = False
 
         def record(event: dict[str, Any], run: _ChildRun) -> None:
-            nonlocal progressed
+            nonlocal progressed, pending, by_id
+            if pending is None:  # the worker is listing the tests, with a stand-in
+                if event["event"] in ("item", "collect_error"):
+                    collection.append(event)
+                elif event["event"] == "collected":
+                    job.outcomes = _numbered(_collected_tests(stage, collection, None))
+                    by_id = {o.meta.nodeid: o for o in job.outcomes}
+                    pending = list(by_id)
+                    job.save()
+                return
             if event["event"] == "done" and event["nodeid"] in pending:
                 progressed = True
                 fraction = event.get("fraction")
@@ -664,9 +686,14 @@ def _run_tests(stage: _Stage, job: _Grading, *, timeout: float, deadline: float)
                 pending.remove(event["nodeid"])
                 job.save()
 
-        run = stage.run_child(
-            "run", list(pending), timeout=timeout, deadline=deadline, on_event=record
-        )
+        mode, targets = ("grade", ["tests"]) if pending is None else ("run", list(pending))
+        run = stage.run_child(mode, targets, timeout=timeout, deadline=deadline,
+                              on_event=record)
+        if pending is None:  # the worker ended, or was stopped, before the list was final
+            _collected_tests(stage, collection, run.killed)
+            raise GradingInputError(
+                f"the grader's test process stopped while listing the tests (exit status "
+                f"{run.returncode}):\n{run.log_tail[-1500:]}")
         collect_errors: dict[str, str] = {}
         for event in run.events:
             kind = event["event"]
