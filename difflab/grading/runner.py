@@ -646,6 +646,42 @@ def _submission_context(metadata: str | Path | dict | None, student_id: str | No
     return seed, late
 
 
+class _Progress:
+    """What the worker's events have said so far: the tests it listed, those not yet run."""
+
+    def __init__(self, stage: _Stage, job: _Grading) -> None:
+        self.stage, self.job = stage, job
+        self.collection: list[dict[str, Any]] = []  # the listing's item/collect_error events
+        self.by_id: dict[str, TestOutcome] = {}
+        self.pending: list[str] | None = None  # None until the worker has listed the tests
+        self.progressed = False  # a test was settled by the current worker
+
+    def record(self, event: dict[str, Any], run: _ChildRun) -> None:
+        """Handle one event as it arrives (the results file is rewritten at once)."""
+        job = self.job
+        if self.pending is None:  # the worker is listing the tests, with a stand-in
+            if event["event"] in ("item", "collect_error"):
+                self.collection.append(event)
+            elif event["event"] == "collected":
+                job.outcomes = _numbered(_collected_tests(self.stage, self.collection, None))
+                self.by_id = {o.meta.nodeid: o for o in job.outcomes}
+                self.pending = list(self.by_id)
+                job.save()
+            return
+        if event["event"] == "done" and event["nodeid"] in self.pending:
+            self.progressed = True
+            fraction = event.get("fraction")
+            job.settle(self.by_id[event["nodeid"]], passed=event["passed"],
+                       reason=event["reason"], message=event["message"],
+                       captured=event["captured"],
+                       seconds=run.seconds.get(event["nodeid"], 0.0),
+                       fraction=float(fraction) if isinstance(fraction, (int, float))
+                       and not isinstance(fraction, bool) else None)
+            job.add_leaderboard(event.get("leaderboard"))
+            self.pending.remove(event["nodeid"])
+            job.save()
+
+
 def _run_tests(stage: _Stage, job: _Grading, *, timeout: float, deadline: float) -> None:
     """Collect the tests, then run them, in one worker (mode ``grade``).
 
@@ -653,68 +689,30 @@ def _run_tests(stage: _Stage, job: _Grading, *, timeout: float, deadline: float)
     runs, and after each test.  A worker stopped during a test (its time limit, a crash)
     is followed by a fresh one (mode ``run``) for the tests not yet run.
     """
-    by_id: dict[str, TestOutcome] = {}
-    pending: list[str] | None = None  # None until the worker has listed the tests
-    collection: list[dict[str, Any]] = []
-    while pending is None or pending:
-        if pending is not None and time.monotonic() >= deadline:
-            _give_up(job, pending, "budget")
+    progress = _Progress(stage, job)
+    while progress.pending is None or progress.pending:
+        if progress.pending is not None and time.monotonic() >= deadline:
+            _give_up(job, progress.pending, "budget")
             return
-        progressed = False
-
-        def record(event: dict[str, Any], run: _ChildRun) -> None:
-            nonlocal progressed, pending, by_id
-            if pending is None:  # the worker is listing the tests, with a stand-in
-                if event["event"] in ("item", "collect_error"):
-                    collection.append(event)
-                elif event["event"] == "collected":
-                    job.outcomes = _numbered(_collected_tests(stage, collection, None))
-                    by_id = {o.meta.nodeid: o for o in job.outcomes}
-                    pending = list(by_id)
-                    job.save()
-                return
-            if event["event"] == "done" and event["nodeid"] in pending:
-                progressed = True
-                fraction = event.get("fraction")
-                job.settle(by_id[event["nodeid"]], passed=event["passed"],
-                           reason=event["reason"], message=event["message"],
-                           captured=event["captured"],
-                           seconds=run.seconds.get(event["nodeid"], 0.0),
-                           fraction=float(fraction) if isinstance(fraction, (int, float))
-                           and not isinstance(fraction, bool) else None)
-                job.add_leaderboard(event.get("leaderboard"))
-                pending.remove(event["nodeid"])
-                job.save()
-
-        mode, targets = ("grade", ["tests"]) if pending is None else ("run", list(pending))
-        run = stage.run_child(mode, targets, timeout=timeout, deadline=deadline,
-                              on_event=record)
-        if pending is None:  # the worker ended, or was stopped, before the list was final
-            _collected_tests(stage, collection, run.killed)
+        progress.progressed = False
+        if progress.pending is None:
+            run = stage.run_child("grade", ["tests"], timeout=timeout, deadline=deadline,
+                                  on_event=progress.record)
+        else:
+            run = stage.run_child("run", list(progress.pending), timeout=timeout,
+                                  deadline=deadline, on_event=progress.record)
+        if progress.pending is None:  # the worker ended, or was stopped, before the list
+            _collected_tests(stage, progress.collection, run.killed)
             raise GradingInputError(
                 f"the grader's test process stopped while listing the tests (exit status "
                 f"{run.returncode}):\n{run.log_tail[-1500:]}")
-        collect_errors: dict[str, str] = {}
-        for event in run.events:
-            kind = event["event"]
-            if kind == "import_error":
-                for nodeid in pending:
-                    job.settle(by_id[nodeid], passed=False, reason=event["reason"],
-                               message=event["message"])
-                job.notes.append(event["message"])
-                job.save()
-                return
-            if kind == "ready" and event["cell_errors"] and not job.cell_errors:
-                job.cell_errors = event["cell_errors"]
-                job.notes.append(
-                    "Some cells of your notebook raised errors when it ran (the cells after "
-                    "them still ran):\n" + "\n".join(f"  {e}" for e in job.cell_errors)
-                )
-            if kind == "collect_error":
-                collect_errors[event["nodeid"]] = event["message"]
+        by_id, pending = progress.by_id, progress.pending
+        collect_errors = _loading_events(job, run, pending, by_id)
+        if collect_errors is None:  # the submission could not be loaded: every test is 0
+            return
         if run.running in by_id and run.running in pending:
             nodeid = run.running
-            progressed = True
+            progress.progressed = True
             if run.killed == "timeout":
                 reason, message = "timeout", (
                     f"Stopped at the time limit ({timeout:g} s per test). Look for a loop "
@@ -727,7 +725,7 @@ def _run_tests(stage: _Stage, job: _Grading, *, timeout: float, deadline: float)
             job.settle(by_id[nodeid], passed=False, reason=reason, message=message,
                        seconds=run.seconds.get(nodeid, 0.0))
             pending.remove(nodeid)
-        elif run.killed == "startup" and not progressed:
+        elif run.killed == "startup" and not progress.progressed:
             message = (
                 f"Loading your submission took longer than {timeout + STARTUP_ALLOWANCE:g} s, "
                 "so no test could run and every test scores 0. Is there an infinite loop, "
@@ -745,17 +743,42 @@ def _run_tests(stage: _Stage, job: _Grading, *, timeout: float, deadline: float)
                            if "does not define" in collect_errors[file] else "error",
                            message=collect_errors[file])
                 pending.remove(nodeid)
-                progressed = True
+                progress.progressed = True
         job.save()
         if run.killed == "budget":
             _give_up(job, pending, "budget")
             return
-        if not progressed:
+        if not progress.progressed:
             for nodeid in pending:
                 job.settle(by_id[nodeid], passed=False, reason="error",
                            message="This test did not run: the grader's test process "
                                    "stopped before reaching it.")
             return
+
+
+def _loading_events(job: _Grading, run: _ChildRun, pending: list[str],
+                    by_id: dict[str, TestOutcome]) -> dict[str, str] | None:
+    """Record how the submission loaded; the test files that failed to load with it
+    (file -> message), or None when it could not be loaded at all (the tests settled)."""
+    collect_errors: dict[str, str] = {}
+    for event in run.events:
+        kind = event["event"]
+        if kind == "import_error":
+            for nodeid in pending:
+                job.settle(by_id[nodeid], passed=False, reason=event["reason"],
+                           message=event["message"])
+            job.notes.append(event["message"])
+            job.save()
+            return None
+        if kind == "ready" and event["cell_errors"] and not job.cell_errors:
+            job.cell_errors = event["cell_errors"]
+            job.notes.append(
+                "Some cells of your notebook raised errors when it ran (the cells after "
+                "them still ran):\n" + "\n".join(f"  {e}" for e in job.cell_errors)
+            )
+        if kind == "collect_error":
+            collect_errors[event["nodeid"]] = event["message"]
+    return collect_errors
 
 
 def _give_up(job: _Grading, pending: list[str], why: str) -> None:
