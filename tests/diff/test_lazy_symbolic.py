@@ -6,6 +6,7 @@ already.  They check which modules are loaded, never how long anything takes.
 
 from __future__ import annotations
 
+import doctest
 import subprocess
 import sys
 import textwrap
@@ -68,3 +69,13 @@ def test_registering_a_method_under_the_lazy_name_replaces_it():
         dl.differentiators.register("symbolic", dl.differentiators.Forward)
         print(type(dl.differentiators.get("symbolic")).__name__, "sympy" in sys.modules)
     """) == "Forward False"
+
+
+def test_register_type_module_example_runs():
+    from difflab import functions
+
+    test, = doctest.DocTestFinder().find(functions.register_type_module,
+                                         "register_type_module", globs={})
+    runner = doctest.DocTestRunner()
+    runner.run(test)
+    assert runner.tries and not runner.failures
