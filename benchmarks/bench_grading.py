@@ -86,9 +86,9 @@ def grading_seconds(assignment: str) -> dict:
 
 METRICS = {
     "check wall (s)": lambda r: r["check_seconds"],
-    "check processor (s)": lambda r: r["check_cpu"],
+    "check cpu (s)": lambda r: r["check_cpu"],
     "grade wall (s)": lambda r: r["grade_seconds"],
-    "grade processor (s)": lambda r: r["grade_cpu"],
+    "grade cpu (s)": lambda r: r["grade_cpu"],
 }
 
 
