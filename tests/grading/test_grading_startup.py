@@ -35,9 +35,10 @@ def loaded_after(module: str) -> list[str]:
 
 
 def test_each_process_loads_only_what_it_needs():
-    assert loaded_after("difflab.cli") == ["nbformat", "jsonschema"]  # reads the notebook
-    assert loaded_after("difflab.grading._worker") == ["pytest"]  # runs the tests
-    assert loaded_after("difflab.grading._student") == []  # runs the student's code
+    # the command reads the notebook (nbformat); the test process runs pytest
+    assert set(loaded_after("difflab.cli")) <= {"nbformat", "jsonschema"}
+    assert loaded_after("difflab.grading._worker") == ["pytest"]
+    assert loaded_after("difflab.grading._student") == []  # runs the student's code only
 
 
 def test_difflab_grading_names_still_import():
