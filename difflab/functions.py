@@ -24,6 +24,7 @@ module as ``xp`` and so build differentiable tensors instead of arrays.
 from __future__ import annotations
 
 import builtins
+import importlib
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -78,6 +79,8 @@ class TypeHandler:
 
 
 _handlers: dict[type, TypeHandler | None] = {}  # None: looked up, no handler
+#: package of a foreign type -> the module that registers its handler when imported
+_handler_modules: dict[str, str] = {}
 
 
 def register_type(cls: type, handler: TypeHandler) -> None:
@@ -87,12 +90,44 @@ def register_type(cls: type, handler: TypeHandler) -> None:
     _handlers[cls] = handler
 
 
+def register_type_module(package: str, module: str) -> None:
+    """Import ``module`` the first time a value of a ``package`` type meets a math function.
+
+    A handler for a heavy library's types (sympy takes half a second to import) is then
+    registered only when such a value is used, not by ``import difflab``: the first
+    value whose class, or one of its bases, comes from ``package`` imports ``module``,
+    which calls :func:`register_type`.
+
+    Parameters
+    ----------
+    package : str
+        The top-level package of the types (``"sympy"``).
+    module : str
+        The module that registers their handler on import (``"difflab.diff.symbolic"``).
+
+    Examples
+    --------
+    difflab's symbolic differentiator is registered this way, so a sympy expression
+    works with ``dl.sin`` even though ``import difflab`` does not import sympy:
+
+    >>> import sympy, difflab as dl
+    >>> dl.sin(sympy.Symbol("x"))
+    sin(x)
+    """
+    _handler_modules[package] = module
+
+
 def _handler_for(x: Any) -> TypeHandler | None:
     cls = type(x)
     if cls in _handlers:
         return _handlers[cls]
     handler = next((h for registered, h in list(_handlers.items())
                     if h is not None and isinstance(x, registered)), None)
+    if handler is None and _handler_modules:
+        packages = {getattr(c, "__module__", "").partition(".")[0] for c in cls.__mro__}
+        for package in packages & _handler_modules.keys():
+            importlib.import_module(_handler_modules.pop(package))
+            return _handler_for(x)  # the module registered its types
     _handlers[cls] = handler  # remembered, also when there is none
     return handler
 
@@ -118,8 +153,7 @@ def _unary(op: UnaryOp, x: Any) -> Any:
     except TypeError:
         raise TypeError(
             f"difflab.{op.name} got an unsupported input of type {type(x).__name__}: expected "
-            f"a number, an array, a Tensor, a Dual or a sympy expression (call "
-            f"difflab.diff.symbolic's functions once to enable sympy)"
+            f"a number, an array, a Tensor, a Dual or a sympy expression"
         ) from None
 
 

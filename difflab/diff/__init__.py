@@ -27,7 +27,15 @@ from typing import Any
 from difflab.diff import differentiators
 from difflab.diff.forward import Dual
 from difflab.diff.interface import Cost, Differentiator, DomainWarning, NumericalWarning
-from difflab.diff.symbolic import SymbolicTraceError
+
+
+def __getattr__(name: str) -> Any:
+    """``SymbolicTraceError``, from the symbolic module, imported (with sympy) when asked for."""
+    if name == "SymbolicTraceError":
+        from difflab.diff.symbolic import SymbolicTraceError
+
+        return SymbolicTraceError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "Cost", "Differentiator", "DomainWarning", "Dual", "NumericalWarning",

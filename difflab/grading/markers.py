@@ -26,9 +26,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pytest
+if TYPE_CHECKING:  # imported by points(), in the test process: the grader's parent and
+    import pytest  # the student's process do not need pytest
 
 __all__ = ["points", "TestMeta", "read_marker", "hidden_blocks", "DEFAULT_POINTS",
            "VISIBILITIES", "OUTPUT_FORMATS", "BEGIN_HIDDEN", "END_HIDDEN"]
@@ -110,6 +111,8 @@ def points(
         raise ValueError(f"output_format must be one of {OUTPUT_FORMATS}, got {output_format!r}")
     if number is not None and not isinstance(number, str):
         raise ValueError(f"number is a string such as '1.2', got {number!r}")
+    import pytest
+
     return pytest.mark.points(
         float(value), hidden=hidden, visibility=visibility, name=name, tags=tuple(tags),
         partial=bool(partial), number=number, output_format=output_format,

@@ -7,12 +7,14 @@ How a submission is graded
    ``.py`` submission is copied as is; a ``.ipynb`` notebook becomes a module of its code
    cells, which run one by one when it loads (headless, with no Jupyter kernel; see
    :func:`~difflab.grading.notebooks.notebook_to_module`).
-2. **Collect.** A child process lists the tests and their points with a stand-in for the
-   submission, so the list, and the maximum score, never depend on student code.
-3. **Run.** A trusted child process runs the tests under pytest.  The student's code runs
-   in a *third* process (:mod:`difflab.grading.sandbox`): its own user when the grader is
-   root, a fresh folder holding only the submission, hard limits on memory, CPU time,
-   processes, file size and open files.  Tests reach it through the ``submission``
+2. **Collect.** A trusted child process (the worker) lists the tests and their points
+   with a stand-in for the submission, before any student code runs, so the list, and
+   the maximum score, never depend on student code.
+3. **Run.** The same worker then runs the tests under pytest (one Python start less than
+   a process of its own for each step).  The student's code runs in a process of its
+   own, started once the list is final (:mod:`difflab.grading.sandbox`): its own user
+   when the grader is root, a fresh folder holding only the submission, hard limits on
+   memory, CPU time, processes, file size and open files.  Tests reach it through the ``submission``
    module, a proxy that exchanges data only (never pickle).  A test that overruns its
    time, or a student process that dies, costs only that test; the student's process
    is started afresh for the next one.
@@ -110,6 +112,9 @@ def _child_env() -> dict[str, str]:
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = "1"
     env["MPLBACKEND"] = "Agg"
+    # pytest's own plugins only, not those installed beside it (hypothesis's plugin alone
+    # costs each grading a second of processor time): the same grading on every machine
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
     return env
@@ -306,6 +311,7 @@ _EVENT_FIELDS = {
              "tags": list},
     "collect_error": {"nodeid": str, "message": str, "detail": str},
     "import_error": {"message": str, "reason": str},
+    "collected": {"count": int},
     "ready": {"cell_errors": list},
     "finished": {"exit_code": int},
 }
@@ -343,18 +349,20 @@ def _death_message(returncode: int | None) -> tuple[str, str]:
     )
 
 
-def _collect(stage: _Stage, timeout: float, deadline: float) -> list[TestMeta]:
-    run = stage.run_child("collect", ["tests"], timeout=timeout, deadline=deadline)
-    errors = [e for e in run.events if e["event"] == "collect_error"]
+def _collected_tests(stage: _Stage, events: list[dict[str, Any]], killed: str | None
+                     ) -> list[TestMeta]:
+    """The tests listed by the worker's collection (its ``item`` and ``collect_error``
+    events), or the instructor's error that explains why there are none."""
+    errors = [e for e in events if e["event"] == "collect_error"]
     if errors:
         first = errors[0]
         raise GradingInputError(
             f"the tests in {first['nodeid'] or 'the tests folder'} could not be collected, "
             f"even without running the submission:\n{first['detail']}"
         )
-    if run.killed:
+    if killed:
         raise GradingInputError("collecting the tests took too long; do they run code on import?")
-    items = [e for e in run.events if e["event"] == "item"]
+    items = [e for e in events if e["event"] == "item"]
     if not items:
         if stage.select or stage.visible_only:
             raise GradingInputError(
@@ -584,8 +592,6 @@ def grade(
                     job.secrets = secret_lines(stage.root / "tests")
                 stage.student_root = student_root
                 deadline = job.started + total_timeout
-                job.outcomes = _numbered(_collect(stage, timeout, deadline))
-                job.save()
                 _run_tests(stage, job, timeout=timeout, deadline=deadline)
         finally:
             # the trusted side cleans up, whether or not the worker was killed: nothing
@@ -640,54 +646,73 @@ def _submission_context(metadata: str | Path | dict | None, student_id: str | No
     return seed, late
 
 
-def _run_tests(stage: _Stage, job: _Grading, *, timeout: float, deadline: float) -> None:
-    by_id = {o.meta.nodeid: o for o in job.outcomes}
-    pending = list(by_id)
-    while pending:
-        if time.monotonic() >= deadline:
-            _give_up(job, pending, "budget")
+class _Progress:
+    """What the worker's events have said so far: the tests it listed, those not yet run."""
+
+    def __init__(self, stage: _Stage, job: _Grading) -> None:
+        self.stage, self.job = stage, job
+        self.collection: list[dict[str, Any]] = []  # the listing's item/collect_error events
+        self.by_id: dict[str, TestOutcome] = {}
+        self.pending: list[str] | None = None  # None until the worker has listed the tests
+        self.progressed = False  # a test was settled by the current worker
+
+    def record(self, event: dict[str, Any], run: _ChildRun) -> None:
+        """Handle one event as it arrives (the results file is rewritten at once)."""
+        job = self.job
+        if self.pending is None:  # the worker is listing the tests, with a stand-in
+            if event["event"] in ("item", "collect_error"):
+                self.collection.append(event)
+            elif event["event"] == "collected":
+                job.outcomes = _numbered(_collected_tests(self.stage, self.collection, None))
+                self.by_id = {o.meta.nodeid: o for o in job.outcomes}
+                self.pending = list(self.by_id)
+                job.save()
             return
-        progressed = False
+        if event["event"] == "done" and event["nodeid"] in self.pending:
+            self.progressed = True
+            fraction = event.get("fraction")
+            job.settle(self.by_id[event["nodeid"]], passed=event["passed"],
+                       reason=event["reason"], message=event["message"],
+                       captured=event["captured"],
+                       seconds=run.seconds.get(event["nodeid"], 0.0),
+                       fraction=float(fraction) if isinstance(fraction, (int, float))
+                       and not isinstance(fraction, bool) else None)
+            job.add_leaderboard(event.get("leaderboard"))
+            self.pending.remove(event["nodeid"])
+            job.save()
 
-        def record(event: dict[str, Any], run: _ChildRun) -> None:
-            nonlocal progressed
-            if event["event"] == "done" and event["nodeid"] in pending:
-                progressed = True
-                fraction = event.get("fraction")
-                job.settle(by_id[event["nodeid"]], passed=event["passed"],
-                           reason=event["reason"], message=event["message"],
-                           captured=event["captured"],
-                           seconds=run.seconds.get(event["nodeid"], 0.0),
-                           fraction=float(fraction) if isinstance(fraction, (int, float))
-                           and not isinstance(fraction, bool) else None)
-                job.add_leaderboard(event.get("leaderboard"))
-                pending.remove(event["nodeid"])
-                job.save()
 
-        run = stage.run_child(
-            "run", list(pending), timeout=timeout, deadline=deadline, on_event=record
-        )
-        collect_errors: dict[str, str] = {}
-        for event in run.events:
-            kind = event["event"]
-            if kind == "import_error":
-                for nodeid in pending:
-                    job.settle(by_id[nodeid], passed=False, reason=event["reason"],
-                               message=event["message"])
-                job.notes.append(event["message"])
-                job.save()
-                return
-            if kind == "ready" and event["cell_errors"] and not job.cell_errors:
-                job.cell_errors = event["cell_errors"]
-                job.notes.append(
-                    "Some cells of your notebook raised errors when it ran (the cells after "
-                    "them still ran):\n" + "\n".join(f"  {e}" for e in job.cell_errors)
-                )
-            if kind == "collect_error":
-                collect_errors[event["nodeid"]] = event["message"]
+def _run_tests(stage: _Stage, job: _Grading, *, timeout: float, deadline: float) -> None:
+    """Collect the tests, then run them, in one worker (mode ``grade``).
+
+    The results file is written once the list of tests is final, before any student code
+    runs, and after each test.  A worker stopped during a test (its time limit, a crash)
+    is followed by a fresh one (mode ``run``) for the tests not yet run.
+    """
+    progress = _Progress(stage, job)
+    while progress.pending is None or progress.pending:
+        if progress.pending is not None and time.monotonic() >= deadline:
+            _give_up(job, progress.pending, "budget")
+            return
+        progress.progressed = False
+        if progress.pending is None:
+            run = stage.run_child("grade", ["tests"], timeout=timeout, deadline=deadline,
+                                  on_event=progress.record)
+        else:
+            run = stage.run_child("run", list(progress.pending), timeout=timeout,
+                                  deadline=deadline, on_event=progress.record)
+        if progress.pending is None:  # the worker ended, or was stopped, before the list
+            _collected_tests(stage, progress.collection, run.killed)
+            raise GradingInputError(
+                f"the grader's test process stopped while listing the tests (exit status "
+                f"{run.returncode}):\n{run.log_tail[-1500:]}")
+        by_id, pending = progress.by_id, progress.pending
+        collect_errors = _loading_events(job, run, pending, by_id)
+        if collect_errors is None:  # the submission could not be loaded: every test is 0
+            return
         if run.running in by_id and run.running in pending:
             nodeid = run.running
-            progressed = True
+            progress.progressed = True
             if run.killed == "timeout":
                 reason, message = "timeout", (
                     f"Stopped at the time limit ({timeout:g} s per test). Look for a loop "
@@ -700,7 +725,7 @@ def _run_tests(stage: _Stage, job: _Grading, *, timeout: float, deadline: float)
             job.settle(by_id[nodeid], passed=False, reason=reason, message=message,
                        seconds=run.seconds.get(nodeid, 0.0))
             pending.remove(nodeid)
-        elif run.killed == "startup" and not progressed:
+        elif run.killed == "startup" and not progress.progressed:
             message = (
                 f"Loading your submission took longer than {timeout + STARTUP_ALLOWANCE:g} s, "
                 "so no test could run and every test scores 0. Is there an infinite loop, "
@@ -718,17 +743,42 @@ def _run_tests(stage: _Stage, job: _Grading, *, timeout: float, deadline: float)
                            if "does not define" in collect_errors[file] else "error",
                            message=collect_errors[file])
                 pending.remove(nodeid)
-                progressed = True
+                progress.progressed = True
         job.save()
         if run.killed == "budget":
             _give_up(job, pending, "budget")
             return
-        if not progressed:
+        if not progress.progressed:
             for nodeid in pending:
                 job.settle(by_id[nodeid], passed=False, reason="error",
                            message="This test did not run: the grader's test process "
                                    "stopped before reaching it.")
             return
+
+
+def _loading_events(job: _Grading, run: _ChildRun, pending: list[str],
+                    by_id: dict[str, TestOutcome]) -> dict[str, str] | None:
+    """Record how the submission loaded; the test files that failed to load with it
+    (file -> message), or None when it could not be loaded at all (the tests settled)."""
+    collect_errors: dict[str, str] = {}
+    for event in run.events:
+        kind = event["event"]
+        if kind == "import_error":
+            for nodeid in pending:
+                job.settle(by_id[nodeid], passed=False, reason=event["reason"],
+                           message=event["message"])
+            job.notes.append(event["message"])
+            job.save()
+            return None
+        if kind == "ready" and event["cell_errors"] and not job.cell_errors:
+            job.cell_errors = event["cell_errors"]
+            job.notes.append(
+                "Some cells of your notebook raised errors when it ran (the cells after "
+                "them still ran):\n" + "\n".join(f"  {e}" for e in job.cell_errors)
+            )
+        if kind == "collect_error":
+            collect_errors[event["nodeid"]] = event["message"]
+    return collect_errors
 
 
 def _give_up(job: _Grading, pending: list[str], why: str) -> None:
