@@ -144,26 +144,104 @@ def _strip_markdown(source: str, *, student: bool, where: str) -> str:
     return "\n".join(out)
 
 
+#: The deepest nesting of lists and objects a notebook's JSON may have (Jupyter writes
+#: about 6; a deeper file is built to break the reader, not saved by Jupyter).
+MAX_NOTEBOOK_DEPTH = 64
+_CELL_TYPES = ("code", "markdown", "raw")
+
+
+def _depth_over(value: object, limit: int) -> bool:
+    """Whether ``value`` (parsed JSON) nests lists and objects more than ``limit`` deep.
+
+    Iterative, so a deep file cannot exhaust Python's stack while it is measured.
+    """
+    stack = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (list, dict)):
+            if depth >= limit:
+                return True
+            children = node.values() if isinstance(node, dict) else node
+            stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def _is_text(source: object) -> bool:
+    """A cell's source as the format allows it: a string, or a list of strings."""
+    return isinstance(source, str) or (
+        isinstance(source, list) and all(isinstance(line, str) for line in source))
+
+
+def _check_cells(name: str, data: object) -> None:
+    """Refuse, naming the cell, a notebook whose cells are not what Jupyter writes."""
+    if not isinstance(data, dict):
+        raise GradingInputError(f"{name} is valid JSON but not a Jupyter notebook: it holds "
+                                f"a {type(data).__name__}, not an object with cells")
+    if not isinstance(data.get("cells"), list):
+        raise GradingInputError(f"{name} is valid JSON but not a Jupyter notebook: it has no "
+                                "list of cells (save it again from Jupyter)")
+    for number, cell in enumerate(data["cells"], start=1):
+        where = f"{name}, cell {number}"
+        if not isinstance(cell, dict):
+            raise GradingInputError(f"{where} is a {type(cell).__name__}, not a cell; save "
+                                    "the notebook again from Jupyter")
+        kind = cell.get("cell_type")
+        if not isinstance(kind, str):
+            raise GradingInputError(f"{where} has no cell_type; save the notebook again "
+                                    "from Jupyter")
+        if kind in _CELL_TYPES and not _is_text(cell.get("source", "")):
+            raise GradingInputError(
+                f"{where}: its source is not text (a {type(cell.get('source')).__name__} "
+                "where a string or a list of strings belongs); save the notebook again "
+                "from Jupyter")
+        for key, types in (("metadata", dict), ("attachments", dict), ("outputs", list)):
+            if key in cell and not isinstance(cell[key], types):
+                raise GradingInputError(f"{where}: its {key} is a "
+                                        f"{type(cell[key]).__name__}, not a "
+                                        f"{types.__name__}; save the notebook again "
+                                        "from Jupyter")
+
+
 def read_notebook(path: str | Path) -> nbformat.NotebookNode:
     """Read a notebook, turning every way it can be broken into a clear error.
+
+    The structure is checked before nbformat sees it: nesting at most
+    :data:`MAX_NOTEBOOK_DEPTH` deep, an object with a list of cells, each cell an object
+    whose source is text.  A submitted notebook is the student's file, so whatever it
+    holds must end in a message that names the problem (and a zero), not in a traceback.
 
     Raises
     ------
     GradingInputError
-        If the file does not exist, is not valid JSON, or is JSON but not a notebook.
+        If the file does not exist or is a folder, is not valid JSON, nests too deeply,
+        or is JSON but not a notebook (cells that are not cells, sources that are not
+        text).
     """
     path = Path(path)
+    if path.is_dir():
+        raise GradingInputError(f"{path.name} is a folder, not a .ipynb file: submit the "
+                                "notebook itself")
     if not path.is_file():
         raise GradingInputError(f"notebook not found: {path}")
     text = path.read_text(encoding="utf-8", errors="replace")
     try:
-        json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise GradingInputError(
             f"{path.name} is not a valid notebook: it is not valid JSON "
             f"(line {exc.lineno}, column {exc.colno}: {exc.msg}). The file may be truncated "
             "or edited by hand; save it again from Jupyter (File > Save) and resubmit."
         ) from None
+    except (RecursionError, ValueError) as exc:  # ValueError: a number of 5,000 digits
+        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
+        raise GradingInputError(f"{path.name} is not a notebook that can be read ({why}); "
+                                "save it again from Jupyter") from None
+    if _depth_over(data, MAX_NOTEBOOK_DEPTH):
+        raise GradingInputError(f"{path.name} is not a notebook that can be read: it is "
+                                f"nested too deeply (more than {MAX_NOTEBOOK_DEPTH} levels "
+                                "of lists and objects); save it again from Jupyter")
+    if not (isinstance(data, dict) and "worksheets" in data and "cells" not in data):
+        _check_cells(path.name, data)  # (a version-3 notebook is checked once converted)
     try:
         nb = nbformat.reads(text, as_version=4)
     except Exception as exc:  # nbformat raises several types for malformed notebooks
@@ -172,6 +250,10 @@ def read_notebook(path: str | Path) -> nbformat.NotebookNode:
         ) from None
     if not isinstance(nb.get("cells"), list):
         raise GradingInputError(f"{path.name} is valid JSON but has no list of cells")
+    for number, cell in enumerate(nb.cells, start=1):  # as converted from older formats
+        if not isinstance(cell, dict) or not isinstance(cell.get("source", ""), str):
+            raise GradingInputError(f"{path.name}, cell {number} is not a cell of text; "
+                                    "save the notebook again from Jupyter")
     return nb
 
 

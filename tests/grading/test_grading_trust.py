@@ -609,3 +609,195 @@ def test_malformed_submissions_get_a_message_and_exit_status_2(tmp_path, simple,
         capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr
     assert message in done.stderr and "Traceback" not in done.stderr
+
+
+#: A notebook as Jupyter writes it, with one cell replaced by ``bad`` (a value, or the
+#: JSON text put in its place): what a student can upload.
+def _notebook_text(bad: str) -> str:
+    good = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+            "source": "def add(a, b):\n    return a + b\n"}
+    text = json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+                       "cells": [good, "BAD"]})
+    return text.replace('"BAD"', bad)
+
+
+_CELL = '{"cell_type": "code", "metadata": {}, "outputs": [], "source": %s}'
+MALFORMED_NOTEBOOKS = {
+    "source-is-a-number": (_CELL % "5", "cell 2: its source is not text"),
+    "source-list-of-numbers": (_CELL % "[1, 2]", "cell 2: its source is not text"),
+    "markdown-source-object": ('{"cell_type": "markdown", "metadata": {}, "source": {"a": 1}}',
+                               "cell 2: its source is not text"),
+    "cell-is-a-string": ('"print(1)"', "cell 2 is a str, not a cell"),
+    "outputs-not-a-list": ('{"cell_type": "code", "metadata": {}, "source": "", '
+                           '"outputs": 7}', "cell 2: its outputs is a int"),
+    "number-of-5000-digits": (_CELL % ("1" * 5000), "not a notebook that can be read"),
+    "deep-metadata": ('{"cell_type": "raw", "source": "", "metadata": {"a": %s}}'
+                      % ("[" * 500 + "]" * 500), "nested too deeply"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(MALFORMED_NOTEBOOKS))
+def test_malformed_notebook_cells_get_a_message_and_exit_status_2(tmp_path, simple, case):
+    bad, message = MALFORMED_NOTEBOOKS[case]
+    work = tmp_path / "hw.ipynb"
+    work.write_text(_notebook_text(bad))
+    out = tmp_path / "results.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "difflab.grading", "grade", str(work), "--tests", str(simple),
+         "--out", str(out), "--timeout", "5"],
+        capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    results = json.loads(out.read_text())
+    assert results["score"] == 0 and message in results["output"]
+    assert "autograder could not run" not in results["output"]  # the student's file, not us
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["check", "assign"])
+def test_malformed_notebooks_stop_check_and_assign_with_exit_status_2(tmp_path, simple,
+                                                                       command):
+    folder = tmp_path / "hw"
+    shutil.copytree(simple, folder / "tests")
+    for case, (bad, message) in MALFORMED_NOTEBOOKS.items():
+        (folder / "hw.ipynb").write_text(_notebook_text(bad))
+        args = (["check", str(folder / "hw.ipynb"), "--tests", str(folder / "tests")]
+                if command == "check" else
+                ["assign", str(folder), "--out", str(tmp_path / "release"), "--no-validate"])
+        done = subprocess.run([sys.executable, "-m", "difflab.grading", *args],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2, (case, done.stderr)
+        assert message in done.stderr and "Traceback" not in done.stderr, (case, done.stderr)
+
+
+def test_a_folder_named_like_a_notebook_is_refused_where_notebooks_are_read(tmp_path):
+    from difflab.grading import GradingInputError, make_student_version
+    from difflab.grading.notebooks import read_notebook
+
+    (tmp_path / "x.ipynb").mkdir()
+    with pytest.raises(GradingInputError, match="is a folder, not a .ipynb file"):
+        read_notebook(tmp_path / "x.ipynb")
+    with pytest.raises(GradingInputError, match="not found|folder"):
+        make_student_version(tmp_path / "x.ipynb", tmp_path / "out")
+
+
+#: The student's side of the wire, reached as a student who reads the source would: the
+#: server object through the garbage collector, then raw bytes on its reply pipe.  Each
+#: forging test's function sends one forged reply and ends the process, so what the
+#: grader does with that reply decides the test.
+FORGER = '''
+import gc, json, os, struct
+
+
+def _forge(header, blobs=b""):
+    server = next(o for o in gc.get_objects() if type(o).__name__ == "_Server")
+    header = header if isinstance(header, bytes) else header.encode()
+    os.write(server.channel.write_fd, struct.pack(">I", len(header)) + header + blobs)
+    os._exit(0)
+
+
+def square(x):
+    return x * x
+
+
+def digits():
+    _forge('{"body": {"ok": ' + "7" * 5000 + '}, "blobs": []}')
+
+
+def negative_blob():
+    _forge(json.dumps({"body": {"ok": 1}, "blobs": [-1]}))
+
+
+def float_blob():
+    _forge(json.dumps({"body": {"ok": 1}, "blobs": [1.5]}))
+
+
+def huge_blob():
+    _forge(json.dumps({"body": {"ok": 1}, "blobs": [2 ** 70]}))
+
+
+def deep():
+    _forge('{"body": {"ok": ' + "[" * 50000 + "]" * 50000 + '}, "blobs": []}')
+
+
+def huge_array():
+    import io
+    import numpy as np
+    buffer = io.BytesIO()
+    np.save(buffer, np.zeros(1))
+    blob = buffer.getvalue().replace(b"'shape': (1,)", b"'shape': (99999999999999999,)")
+    _forge(json.dumps({"body": {"ok": {"$array": 0}}, "blobs": [len(blob)]}), blob)
+
+
+def wrong_types():
+    _forge(json.dumps({"body": {"ok": {"$tensor": {"$array": 3}, "requires_grad": "yes"}},
+                       "blobs": []}))
+
+
+def report():  # an error report whose every field is out of range or of the wrong type
+    _forge(json.dumps({"body": {"error": {
+        "type": "SystemExit", "bases": ["SystemExit"], "exit": "9" * 100_000,
+        "frames": [[10 ** 18, "f", "x"], [-5, 1, 2], 7], "syntax": [10 ** 30, 1, 2],
+        "errno": "27", "text": ["not", "text"]}}, "blobs": []}))
+
+
+def report_of_wrong_shape():
+    _forge(json.dumps({"body": {"error": {"type": "X", "bases": 5, "frames": 7}},
+                       "blobs": []}))
+'''
+
+FORGED_TESTS = '''
+import submission
+from difflab.grading import points
+
+@points(1)
+def test_honest():
+    assert submission.square(3) == 9
+''' + "".join(f'''
+
+@points(1)
+def test_{name}():
+    assert submission.{name}() == 1
+''' for name in ("digits", "negative_blob", "float_blob", "huge_blob", "deep", "huge_array",
+                 "wrong_types", "report", "report_of_wrong_shape"))
+
+
+@pytest.mark.slow
+def test_out_of_range_values_on_the_wire_score_zero_with_a_message(tmp_path, grade_fast):
+    write(tmp_path / "tests" / "test_forged.py", FORGED_TESTS)
+    sub = write(tmp_path / "forger.py", FORGER)
+    results = grade_fast(sub, tmp_path / "tests", tmp_path / "results.json")
+    tests = by_name(results)
+    assert tests.pop("test_honest")["score"] == 1
+    for name, test in tests.items():
+        output = test["output"]
+        assert test["score"] == 0, (name, output)
+        assert "Traceback" not in output and "grader's test process" not in output, output
+        assert "TypeError" not in output and len(output) < 3000, (name, output)
+    assert "malformed message" in tests["test_digits"]["output"]
+    assert "exit status 9999" in tests["test_report"]["output"]
+    assert "9" * 101 not in tests["test_report"]["output"]  # cut to the grader's limit
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("greeting", [
+    '{"$dict": [["loaded", true], ["cell_errors", 5]]}',
+    '{"$dict": [["loaded", false], ["error", "nope"]]}',
+    '{"$dict": [["loaded", false], ["error", {"$dict": [["bases", 3]]}]]}',
+], ids=["cell-errors-not-a-list", "error-not-a-record", "error-fields-wrong"])
+def test_forged_greeting_is_a_load_failure_not_a_grader_crash(tmp_path, simple, grade_fast,
+                                                             greeting):
+    sub = write(tmp_path / "greeting.py", '''
+        import gc, os, struct
+        server = next(o for o in gc.get_objects() if type(o).__name__ == "_Server")
+        header = ('{"body": {"ok": %s}, "blobs": []}' % GREETING).encode()
+        os.write(server.channel.write_fd, struct.pack(">I", len(header)) + header)
+        os._exit(0)
+    '''.replace("GREETING", repr(greeting)))
+    results = grade_fast(sub, simple)
+    assert results["score"] == 0
+    for test in results["tests"]:
+        assert "grader's test process stopped" not in test["output"], test["output"]
+        assert "could not be loaded" in test["output"], test["output"]
