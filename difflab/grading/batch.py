@@ -48,7 +48,7 @@ from difflab.grading.gradebook import feedback_markdown
 from difflab.grading.results import _write_private, error_results, write_results
 
 __all__ = ["grade_batch", "find_submissions", "Submission", "BatchRow", "write_gradebook",
-           "read_gradebook"]
+           "read_gradebook", "identity"]
 
 #: Submissions a folder may hold (a guard against pointing at the wrong folder).
 MAX_SUBMISSIONS = 5000
@@ -78,6 +78,16 @@ class BatchRow:
     late_days: int | None = None
     #: Points per Gradescope tag (a question, a concept), summed over its tests.
     tags: dict[str, float] = field(default_factory=dict)
+    #: Who the submission is from, by the instructor's metadata (a Gradescope export's
+    #: ``submission_<id>`` folder is not a name); several submitters joined by "; ".
+    name: str = ""
+    email: str = ""
+    sid: str = ""
+
+    def same_student(self, row: BatchRow) -> BatchRow:
+        """This row with ``row``'s name, email and sid (a regrade keeps who it is)."""
+        self.name, self.email, self.sid = row.name, row.email, row.sid
+        return self
 
 
 def _is_candidate(entry: os.DirEntry) -> bool:
@@ -178,7 +188,28 @@ def read_roster_metadata(path: str | Path) -> dict[str, dict[str, Any]]:
         raise GradingInputError(f"cannot read the metadata {path}: {exc}") from None
     if not isinstance(data, dict):
         raise GradingInputError(f"the metadata {path} is not a mapping of students to records")
-    return {str(k): _gradescope_record(v) for k, v in data.items() if isinstance(v, dict)}
+    # Gradescope's keys are Ruby symbols (":submission_123") in some exports
+    return {str(k).lstrip(":"): _gradescope_record(v) for k, v in data.items()
+            if isinstance(v, dict)}
+
+
+def identity(record: dict[str, Any] | None) -> tuple[str, str, str]:
+    """``(name, email, sid)`` of a metadata record's submitters ("; " between several).
+
+    Examples
+    --------
+    >>> identity({"users": [{"name": "Ada L", "email": "ada@u.edu", "sid": "7"},
+    ...                     {"name": "Bob K", "email": "bob@u.edu", "sid": "8"}]})
+    ('Ada L; Bob K', 'ada@u.edu; bob@u.edu', '7; 8')
+    >>> identity(None)
+    ('', '', '')
+    """
+    users = [u for u in (record or {}).get("users") or [] if isinstance(u, dict)]
+
+    def joined(key: str) -> str:
+        return "; ".join(str(u[key]) for u in users if u.get(key) not in (None, ""))[:300]
+
+    return joined("name"), joined("email"), joined("sid")
 
 
 def _gradescope_record(record: dict[str, Any]) -> dict[str, Any]:
@@ -187,7 +218,7 @@ def _gradescope_record(record: dict[str, Any]) -> dict[str, Any]:
     if "submitters" in plain and "users" not in plain:
         plain["users"] = [
             {"id": who.get("sid") or who.get("email"), "email": who.get("email"),
-             "name": who.get("name")}
+             "name": who.get("name"), "sid": who.get("sid")}
             for who in plain["submitters"] or [] if isinstance(who, dict)]
     return plain
 
@@ -211,7 +242,8 @@ def _safe_name(student: str) -> str:
     return safe
 
 
-def _row(student: str, results: dict[str, Any], status: str) -> BatchRow:
+def _row(student: str, results: dict[str, Any], status: str,
+         record: dict[str, Any] | None = None) -> BatchRow:
     """A student's gradebook row from their results (the one way rows are made).
 
     ``status`` is what the grading said (``graded``, ``no submission``, an error); a
@@ -240,10 +272,12 @@ def _row(student: str, results: dict[str, Any], status: str) -> BatchRow:
             status = "late"
     if any((t.get("extra_data") or {}).get("pending") for t in results.get("tests", [])):
         status += ", manual pending"
+    name, email, sid = identity(record)
     return BatchRow(student, float(results.get("score", 0.0)),
                     float(sum(t["max_score"] for t in results.get("tests", []))), status, tests,
                     score_before_late=late.get("score_before") if late else None,
-                    late_days=late.get("days") if late else None, tags=tags)
+                    late_days=late.get("days") if late else None, tags=tags,
+                    name=name, email=email, sid=sid)
 
 
 def grade_batch(
@@ -257,6 +291,7 @@ def grade_batch(
     manual: str | Path | None = None,
     only: list[str] | None = None,
     metadata: str | Path | None = None,
+    due: str | None = None,
     **grade_options: Any,
 ) -> list[BatchRow]:
     """Grade every submission of ``submissions_dir``; write the results and the gradebook.
@@ -288,6 +323,11 @@ def grade_batch(
         a ``submission_metadata.json`` record (:func:`read_roster_metadata`).  By
         default Gradescope's export ``submission_metadata.yml`` at the top of
         ``submissions_dir``, when there is one; never a file in a student's folder.
+    due : str, optional
+        The due date (ISO 8601 with a time zone, ``2026-11-19T23:59:00-08:00``) for the
+        records that hold none: a Gradescope export's ``submission_metadata.yml`` has each
+        submission's time (``:created_at:``) but not the assignment's due date.  A
+        record's own due date (an extension) wins.
     grade_options
         Passed to :func:`~difflab.grading.runner.grade` (``timeout``, ``memory_mb``,
         ``late_policy``, ...).
@@ -307,6 +347,19 @@ def grade_batch(
     if metadata is None and export.is_file() and not export.is_symlink():
         metadata = export
     roster = read_roster_metadata(metadata) if metadata is not None else {}
+    if due is not None:
+        from difflab.grading.context import _time
+
+        try:
+            _time(due, "due date (--due)")
+        except ValueError as exc:
+            raise GradingInputError(str(exc).replace("the submission metadata's ", "the ")
+                                    ) from None
+        for record in roster.values():
+            assignment = record.get("assignment")
+            if not isinstance(assignment, dict):
+                assignment = record["assignment"] = {}
+            assignment.setdefault("due_date", due)
     for sub in submissions:
         sub.metadata = roster.get(sub.student)
     rows: dict[str, BatchRow] = {}
@@ -326,22 +379,24 @@ def grade_batch(
 
     def one(sub: Submission) -> BatchRow:
         out = results_dir / f"{_safe_name(sub.student)}.json"
+        record = sub.metadata
         if sub.path is None:
             results = error_results(f"No .py or .ipynb file in the submission of {sub.student}.")
             write_results(results, out)
-            return _row(sub.student, results, "no submission")
+            return _row(sub.student, results, "no submission", record)
         try:
             # the seed is the metadata's (Gradescope's user ids), else the student's name
             results = grade(sub.path, tests_dir, out, metadata=sub.metadata,
                             student_id=None if sub.metadata else sub.student, **grade_options)
-            _write_private(feedback_markdown(results, sub.student), out.with_suffix(".md"),
-                           ".md")
+            who = identity(record)[0] or sub.student
+            _write_private(feedback_markdown(results, who), out.with_suffix(".md"), ".md")
         except GradingInputError as exc:
-            return _row(sub.student, {}, f"error: {exc}"[:300])
+            return _row(sub.student, {}, f"error: {exc}"[:300], record)
         except Exception as exc:  # noqa: BLE001 -- one student's problem ends only their row
             write_results(error_results(f"The grader failed on this submission: {exc}"), out)
-            return _row(sub.student, {}, f"grader error: {type(exc).__name__}: {exc}"[:300])
-        return _row(sub.student, results, "graded")
+            return _row(sub.student, {}, f"grader error: {type(exc).__name__}: {exc}"[:300],
+                        record)
+        return _row(sub.student, results, "graded", record)
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         for row in pool.map(one, submissions):
@@ -362,9 +417,17 @@ def _cell(text: str) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
+def _uncell(text: str) -> str:
+    """The text :func:`_cell` wrote (its quote, added before a formula sign, removed)."""
+    return text[1:] if text[:1] == "'" and text[1:2] in ("=", "+", "-", "@", "\t", "\r") \
+        else text
+
+
 #: The columns of a gradebook before its tags and tests.
-GRADEBOOK_COLUMNS = ("student", "score", "max_score", "status", "score_before_late",
-                     "late_days")
+GRADEBOOK_COLUMNS = ("student", "name", "email", "sid", "score", "max_score", "status",
+                     "score_before_late", "late_days")
+#: Those of a gradebook written before it named the students (still read).
+_OLD_COLUMNS = ("student", "score", "max_score", "status", "score_before_late", "late_days")
 _TAG = "tag: "
 
 
@@ -391,7 +454,8 @@ def write_gradebook(rows: list[BatchRow], path: str | Path) -> Path:
         writer.writerow([*GRADEBOOK_COLUMNS, *(_cell(_TAG + t) for t in tags),
                          *map(_cell, tests)])
         for row in rows:
-            writer.writerow([_cell(row.student), f"{row.score:g}", f"{row.max_score:g}",
+            writer.writerow([_cell(row.student), _cell(row.name), _cell(row.email),
+                             _cell(row.sid), f"{row.score:g}", f"{row.max_score:g}",
                              _cell(row.status), number(row.score_before_late),
                              number(row.late_days),
                              *(number(row.tags.get(t)) for t in tags),
@@ -414,22 +478,27 @@ def read_gradebook(path: str | Path) -> list[BatchRow]:
             table = list(csv.reader(fh))
     except OSError as exc:
         raise GradingInputError(f"cannot read the gradebook {path}: {exc}") from None
-    if not table or tuple(table[0][:len(GRADEBOOK_COLUMNS)]) != GRADEBOOK_COLUMNS:
+    columns = next((c for c in (GRADEBOOK_COLUMNS, _OLD_COLUMNS)
+                    if table and tuple(table[0][:len(c)]) == c), None)
+    if columns is None:
         raise GradingInputError(f"{path} is not a difflab gradebook (its first columns are "
                                 f"not {', '.join(GRADEBOOK_COLUMNS)})")
-    names = table[0][len(GRADEBOOK_COLUMNS):]
+    names = table[0][len(columns):]
     rows = []
     for line in table[1:]:
         line = line + [""] * (len(table[0]) - len(line))
+        fields = dict(zip(columns, line))
         try:
             values = {name: float(value) for name, value in zip(
-                names, line[len(GRADEBOOK_COLUMNS):]) if value}
+                names, line[len(columns):]) if value}
             rows.append(BatchRow(
-                line[0], float(line[1] or 0), float(line[2] or 0), line[3],
-                {n: v for n, v in values.items() if not n.startswith(_TAG)},
-                score_before_late=float(line[4]) if line[4] else None,
-                late_days=int(float(line[5])) if line[5] else None,
-                tags={n[len(_TAG):]: v for n, v in values.items() if n.startswith(_TAG)}))
+                line[0], float(fields["score"] or 0), float(fields["max_score"] or 0),
+                fields["status"], {n: v for n, v in values.items() if not n.startswith(_TAG)},
+                score_before_late=float(fields["score_before_late"])
+                if fields["score_before_late"] else None,
+                late_days=int(float(fields["late_days"])) if fields["late_days"] else None,
+                tags={n[len(_TAG):]: v for n, v in values.items() if n.startswith(_TAG)},
+                **{k: _uncell(fields.get(k, "")) for k in ("name", "email", "sid")}))
         except ValueError:
             raise GradingInputError(f"{path}: the row of {line[0]!r} has a score that is "
                                     "not a number") from None

@@ -201,16 +201,17 @@ def adjust_tests(gradebook: str | Path, *, exclude: list[str] = (), give: list[s
             tests.append(test)
         results = rescore(dict(results, tests=tests))
         write_results(results, path)
-        updated.append(_row(row.student, results, row.status))
+        updated.append(_row(row.student, results, row.status).same_student(row))
     return write_gradebook(updated, gradebook)
 
 
 def canvas_csv(gradebook: str | Path, out: str | Path, assignment: str) -> Path:
     """The gradebook's totals as a Canvas gradebook import (``Student, ID, ..., <assignment>``).
 
-    The students are the gradebook's (their file or folder names, which should then be
-    Canvas's SIS login ids); Canvas matches rows by ``SIS Login ID``.  The second row
-    holds the points possible.
+    The students are the gradebook's: their name, SIS user id and login (the email)
+    from the instructor's metadata where it gave them (a Gradescope export), else the
+    file or folder name, which should then be Canvas's SIS login id.  Canvas matches
+    rows by ``SIS Login ID``.  The second row holds the points possible.
 
     Raises
     ------
@@ -229,6 +230,7 @@ def canvas_csv(gradebook: str | Path, out: str | Path, assignment: str) -> Path:
                          _cell(assignment)])
         writer.writerow(["Points Possible", "", "", "", "", f"{top:g}"])
         for row in rows:
-            writer.writerow([_cell(row.student), "", "", _cell(row.student), "",
-                             f"{row.score:g}"])
+            login = row.email.split("; ")[0] if row.email else row.student
+            writer.writerow([_cell(row.name or row.student), "", _cell(row.sid),
+                             _cell(login), "", f"{row.score:g}"])
     return out

@@ -48,7 +48,7 @@ __all__ = [
 _MARKER = re.compile(
     r"^(?P<indent>[ \t]*)#+\s*(?P<kind>BEGIN|END)\s+(?P<what>SOLUTION|HIDDEN TESTS)\b"
 )
-_MD_MARKER = re.compile(r"^\s*(?:#+\s*)?(?P<kind>BEGIN|END)\s+SOLUTION\b")
+_MD_MARKER = re.compile(r"^\s*(?:#+\s*)?(?P<kind>BEGIN|END)\s+(?P<what>SOLUTION|HIDDEN TESTS)\b")
 #: A written answer graded by hand: ``### BEGIN SOLUTION q3 (2 points)`` in a markdown cell.
 _WRITTEN = re.compile(r"^\s*(?:#+\s*)?BEGIN\s+SOLUTION\s+(?:(?P<name>[A-Za-z][\w.-]*)\s*)?"
                       r"\(\s*(?P<points>\d+(?:\.\d+)?)\s*points?\s*\)")
@@ -121,27 +121,59 @@ def strip_solutions(source: str, *, student: bool, where: str = "source") -> str
 
 
 def _strip_markdown(source: str, *, student: bool, where: str) -> str:
+    """Markdown or raw text with its solution regions (and hidden-tests regions) applied.
+
+    In the student version a solution region becomes ``YOUR ANSWER HERE`` and a
+    hidden-tests region disappears; the instructor's keeps both, without the markers.
+    """
     out: list[str] = []
-    inside = False
+    inside: str | None = None
     for lineno, line in enumerate(source.splitlines(), start=1):
         m = _MD_MARKER.match(line)
         if m is None:
             if not (inside and student):
                 out.append(line)
             continue
+        what = m["what"]
         if m["kind"] == "BEGIN":
             if inside:
-                raise GradingInputError(f"{where}, line {lineno}: nested BEGIN SOLUTION")
-            inside = True
-            if student:
+                raise GradingInputError(f"{where}, line {lineno}: BEGIN {what} inside the "
+                                        f"BEGIN {inside}; close it first with END {inside}")
+            inside = what
+            if student and what == "SOLUTION":
                 out.append(MARKDOWN_STUB)
         else:
-            if not inside:
-                raise GradingInputError(f"{where}, line {lineno}: END SOLUTION without BEGIN")
-            inside = False
+            if inside != what:
+                raise GradingInputError(f"{where}, line {lineno}: END {what} without "
+                                        f"BEGIN {what}")
+            inside = None
     if inside:
-        raise GradingInputError(f"{where}: BEGIN SOLUTION has no matching END SOLUTION")
+        raise GradingInputError(f"{where}: BEGIN {inside} has no matching END {inside}")
     return "\n".join(out)
+
+
+#: How markdown refers to a cell's attachment: ``![plot](attachment:plot.png)``.
+_ATTACHMENT_LINK = re.compile(r"attachment:([^)\s\"'>]+)")
+#: Notebook metadata that holds the state of the solution's run (ipywidgets' values).
+_RUN_STATE = ("widgets",)
+
+
+def _student_attachments(cell: nbformat.NotebookNode) -> None:
+    """Keep only the attachments the student version of a cell still shows.
+
+    An image pasted into a solution (``![](attachment:answer.png)``) is stored in the
+    cell's ``attachments``, not in its text: stripping the text alone would ship it.
+    """
+    attachments = cell.get("attachments")
+    if not attachments:
+        cell.pop("attachments", None)
+        return
+    shown = set(_ATTACHMENT_LINK.findall(cell.source)) if cell.cell_type != "code" else set()
+    kept = {name: data for name, data in attachments.items() if name in shown}
+    if kept:
+        cell.attachments = kept
+    else:
+        del cell["attachments"]
 
 
 #: The deepest nesting of lists and objects a notebook's JSON may have (Jupyter writes
@@ -286,6 +318,14 @@ def written_questions(path: str | Path) -> dict[str, float]:
 
 
 def _transform_notebook(path: Path, *, student: bool) -> nbformat.NotebookNode:
+    """The student or instructor version of a notebook.
+
+    The student version holds nothing of the solution's run or text: solution regions
+    in code, markdown and raw cells replaced, hidden tests removed, every output and
+    execution count cleared (widget views included), the attachments the stripped text
+    no longer shows dropped, and the notebook's widget state (``metadata.widgets``)
+    removed.
+    """
     nb = read_notebook(path)
     answers = iter(written_questions(path))
     for index, cell in enumerate(nb.cells, start=1):
@@ -294,11 +334,19 @@ def _transform_notebook(path: Path, *, student: bool) -> nbformat.NotebookNode:
             cell.source = strip_solutions(cell.source, student=student, where=where)
             cell.outputs = []
             cell.execution_count = None
-        elif cell.cell_type == "markdown":
-            if any(_WRITTEN.match(line) for line in cell.source.splitlines()):
+        elif cell.cell_type in ("markdown", "raw"):
+            if cell.cell_type == "markdown" and any(
+                    _WRITTEN.match(line) for line in cell.source.splitlines()):
                 # the cell keeps its question's id, so answers are found in submissions
                 cell.metadata[ANSWER_METADATA] = {"answer": next(answers)}
             cell.source = _strip_markdown(cell.source, student=student, where=where)
+        if student:
+            _student_attachments(cell)
+            for key in _RUN_STATE:
+                cell.get("metadata", {}).pop(key, None)
+    if student:
+        for key in _RUN_STATE:
+            nb.metadata.pop(key, None)
     return nb
 
 

@@ -6,6 +6,7 @@ against the grader's public entry points, and failed before the fix it names.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import shutil
@@ -327,6 +328,108 @@ def test_gradebook_and_results_are_private(batch):
     assert all(stat.S_IMODE(f.stat().st_mode) & 0o077 == 0 for f in files)
 
 
+#: Gradescope's "Export Submissions": one folder per submission, named by its id, and
+#: one submission_metadata.yml at the top, in Ruby's YAML (symbol keys, with or without
+#: the colon at the top level, timestamps with nanoseconds), a group of two included.
+#: The export holds each submission's time but not the assignment's due date.
+REAL_EXPORT = """\
+:submission_1111111:
+  :submitters:
+  - :name: Ada Lovelace
+    :sid: '0001'
+    :email: ada@example.edu
+  :created_at: 2026-11-20 10:00:00.123456789 -08:00
+  :score: 3.0
+  :status: processed
+submission_2222222:
+  :submitters:
+  - :name: Grace Hopper
+    :sid: '0002'
+    :email: grace@example.edu
+  - :name: Alan Turing
+    :sid: '0003'
+    :email: alan@example.edu
+  :created_at: 2026-11-19 11:00:00.000000000 -08:00
+  :score: 3.0
+  :status: processed
+"""
+
+
+@pytest.mark.slow
+def test_a_real_gradescope_export_is_regraded_with_its_seeds_names_and_lateness(tmp_path):
+    """Issue 25 (9): the export's yml gives each submission_<id> its submitters (their
+    seed, their names in the gradebook) and its time; --due gives the due date."""
+    pytest.importorskip("yaml")
+    from click.testing import CliRunner
+
+    from difflab.grading.batch import read_gradebook
+    from difflab.grading.cli import cli
+    from difflab.grading.context import seed_for
+
+    tests = tmp_path / "tests"
+    seeds = (seed_for(["0001"]), seed_for(["0002", "0003"]))  # the submitters' sids
+    write(tests / "test_q.py", BATCH_TESTS.replace("== SEED", f"in {seeds}"))
+    export = tmp_path / "assignment_42_export"
+    write(export / "submission_1111111" / "hw.py", REFERENCE)
+    write(export / "submission_2222222" / "hw.py", REFERENCE)
+    (export / "submission_2222222" / "submission_metadata.json").write_text(json.dumps(
+        FORGED))  # the student's own upload: never read
+    (export / "submission_metadata.yml").write_text(REAL_EXPORT)
+    gradebook = tmp_path / "grades.csv"
+    runner = CliRunner()
+    done = runner.invoke(cli, [
+        "grade", str(export), "--tests", str(tests), "--out", str(gradebook),
+        "--late-policy", "per_day=0.5,max_days=3", "--due", "2026-11-19T12:00:00-08:00",
+        "--timeout", "5", "--jobs", "2"])
+    assert done.exit_code == 0, done.output
+    assert "submission_1111111 (Ada Lovelace)" in done.output
+    rows = {row.student: row for row in read_gradebook(gradebook)}
+    ada, pair = rows["submission_1111111"], rows["submission_2222222"]
+    assert (ada.name, ada.email, ada.sid) == ("Ada Lovelace", "ada@example.edu", "0001")
+    assert pair.name == "Grace Hopper; Alan Turing" and pair.sid == "0002; 0003"
+    assert ada.tests["test_q.py::test_seed"] == 1 and pair.tests["test_q.py::test_seed"] == 1
+    assert ada.status == "late" and ada.late_days == 1 and ada.score == pytest.approx(1.5)
+    assert pair.status == "graded" and pair.score == 3  # an hour early, by the export
+    with open(gradebook, newline="") as fh:
+        header = next(csv.reader(fh))
+    assert header[:4] == ["student", "name", "email", "sid"]
+    # Canvas gets the names and logins, not the export's folder names
+    canvas = tmp_path / "canvas.csv"
+    assert runner.invoke(cli, ["gradebook", "export", str(gradebook), "--canvas", str(canvas),
+                               "--assignment", "HW"]).exit_code == 0
+    lines = list(csv.reader(canvas.open()))
+    assert ["Ada Lovelace", "", "0001", "ada@example.edu", "", "1.5"] in lines
+    # regrading one submission into the gradebook keeps everyone's names
+    done = runner.invoke(cli, [
+        "grade", str(export), "--tests", str(tests), "--out", str(gradebook), "--only",
+        "submission_2222222", "--timeout", "5", "--due", "2026-11-19T12:00:00-08:00"])
+    assert done.exit_code == 0, done.output
+    rows = {row.student: row for row in read_gradebook(gradebook)}
+    assert rows["submission_1111111"].name == "Ada Lovelace"
+    assert rows["submission_2222222"].email == "grace@example.edu; alan@example.edu"
+
+
+def test_a_due_date_without_a_time_zone_is_refused(tmp_path):
+    from difflab.grading import GradingInputError, grade_batch
+
+    write(tmp_path / "subs" / "submission_1" / "hw.py", REFERENCE)
+    write(tmp_path / "tests" / "test_q.py", BATCH_TESTS)
+    with pytest.raises(GradingInputError, match="no time zone"):
+        grade_batch(tmp_path / "subs", tmp_path / "tests", tmp_path / "g.csv",
+                    due="2026-11-19T12:00:00")
+
+
+def test_a_gradebook_written_before_the_names_is_still_read(tmp_path):
+    from difflab.grading.batch import read_gradebook
+
+    old = tmp_path / "grades.csv"
+    old.write_text("student,score,max_score,status,score_before_late,late_days,t::a\n"
+                   "bob,2,3,late,4,1,2\n")
+    (row,) = read_gradebook(old)
+    assert (row.student, row.score, row.late_days, row.tests, row.name) == (
+        "bob", 2.0, 1, {"t::a": 2.0}, "")
+
+
 def test_two_entries_for_one_student_are_refused(tmp_path):
     from difflab.grading import GradingInputError
     from difflab.grading.batch import find_submissions
@@ -590,6 +693,152 @@ def test_release_strips_hidden_tests_by_meaning(tmp_path):
     for n in range(1, 7):
         assert f"3133700{n}" not in released, released
     assert "secret(self)" not in released and "TestMarked" not in released
+
+
+#: Lines of the solution, each a secret the student release must not hold anywhere.
+SOLUTION_LINES = [
+    "return 4 * x ** 3  # SOLUTION-CODE-LINE",
+    "The tangent carries the derivative SOLUTION-MARKDOWN-LINE",
+    "raw solution text SOLUTION-RAW-LINE",
+    "SOLUTION-OUTPUT-LINE 108",
+    "SOLUTION-WIDGET-STATE 0.8765",
+    "def quartic_reference(x):  # SOLUTION-FILE-LINE",
+    "instructor notes: SOLUTION-NOTES-LINE",
+    "assert quartic(3) == 108  # HIDDEN-BLOCK-LINE",
+]
+#: A picture of the solution pasted into the markdown answer: its bytes are secret too.
+ANSWER_PNG = b"\x89PNG\r\n\x1a\n" + b"SOLUTION-ATTACHMENT-BYTES" * 8
+QUESTION_PNG = b"\x89PNG\r\n\x1a\n" + b"the question's figure" * 8
+
+
+def _leaky_assignment(folder: Path) -> None:
+    """An assignment folder with a solution in every place a notebook can hold one."""
+    import base64
+
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
+
+    def b64(data: bytes) -> str:
+        return base64.b64encode(data).decode()
+
+    code = new_code_cell(
+        "def quartic(x):\n    ### BEGIN SOLUTION\n    " + SOLUTION_LINES[0]
+        + "\n    ### END SOLUTION\n\nquartic(3)", execution_count=4, outputs=[
+            nbformat.v4.new_output("execute_result", {"text/plain": SOLUTION_LINES[3]},
+                                   execution_count=4),
+            nbformat.v4.new_output("display_data", {
+                "application/vnd.jupyter.widget-view+json": {
+                    "model_id": "abc123", "version_major": 2, "version_minor": 0},
+                "text/plain": "FloatSlider(value=" + SOLUTION_LINES[4] + ")"})])
+    question = new_markdown_cell("Why? ![figure](attachment:question.png)")
+    question.attachments = {"question.png": {"image/png": b64(QUESTION_PNG)}}
+    answer = new_markdown_cell("### BEGIN SOLUTION\n" + SOLUTION_LINES[1]
+                               + "\n![work](attachment:answer.png)\n### END SOLUTION")
+    answer.attachments = {"answer.png": {"image/png": b64(ANSWER_PNG)}}
+    raw = new_raw_cell("Given text.\n### BEGIN SOLUTION\n" + SOLUTION_LINES[2]
+                       + "\n### END SOLUTION")
+    hidden = new_code_cell("### BEGIN HIDDEN TESTS\n" + SOLUTION_LINES[7]
+                           + "\n### END HIDDEN TESTS")
+    nb = new_notebook(cells=[question, code, answer, raw, hidden])
+    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {
+        "state": {"abc123": {"model_name": "FloatSliderModel",
+                             "state": {"value": SOLUTION_LINES[4]}}}, "version_major": 2}}
+    folder.mkdir(parents=True)
+    nbformat.write(nb, str(folder / "hw.ipynb"))
+    write(folder / "solution.py", SOLUTION_LINES[5] + "\n    return 4 * x ** 3\n")
+    write(folder / "notes.txt", SOLUTION_LINES[6] + "\n")
+    write(folder / "data" / "points.csv", "x,y\n1,2\n")
+    write(folder / "tests" / "test_q.py", HIDDEN_BY_MEANING)
+
+
+def _student_release_bytes(release: Path) -> bytes:
+    """Every file of the student release, read as bytes, end to end."""
+    files = [p for p in sorted((release / "student").rglob("*")) if p.is_file()]
+    assert files, "nothing released"
+    return b"\n".join(p.read_bytes() for p in files)
+
+
+def _assert_nothing_secret(everything: bytes) -> None:
+    import base64
+
+    for line in SOLUTION_LINES:  # the line, and its tag alone (the line may be re-wrapped)
+        for needle in [line] + [w for w in line.split() if w.isupper() and "-" in w]:
+            assert needle.encode() not in everything, needle
+    for n in range(1, 7):
+        assert f"3133700{n}".encode() not in everything  # the hidden tests' lines
+    assert b"test_method_secret" not in everything and b"TestMarked" not in everything
+    for form in (ANSWER_PNG, base64.b64encode(ANSWER_PNG), b"SOLUTION-ATTACHMENT-BYTES"):
+        assert form not in everything
+    assert b"widget-state" not in everything and b"abc123" not in everything
+
+
+@pytest.mark.parametrize("manifest", [None, "hw.ipynb\ndata/*.csv  # the data they load\n"],
+                         ids=["no-manifest", "manifest"])
+def test_student_release_holds_no_solution_anywhere(tmp_path, manifest):
+    """The release strips by meaning: outputs, widget state, attachments, raw cells,
+    hidden tests and files beside the notebook never reach the student folder."""
+    import nbformat
+    from click.testing import CliRunner
+
+    from difflab.grading.cli import cli
+
+    folder = tmp_path / "hw"
+    _leaky_assignment(folder)
+    if manifest:
+        (folder / "manifest.txt").write_text(manifest)
+    release = tmp_path / "release"
+    result = CliRunner().invoke(cli, ["assign", str(folder), "--out", str(release),
+                                      "--no-validate"])
+    assert result.exit_code == 0, result.output
+    assert "left out of the student release" in result.output
+    assert "solution.py" in result.output and "notes.txt" in result.output
+    _assert_nothing_secret(_student_release_bytes(release))
+    # what students need is there: the question, its figure, the stub, the visible tests
+    student = nbformat.read(release / "student" / "hw.ipynb", as_version=4)
+    question = student.cells[0]
+    assert question.attachments["question.png"]["image/png"]
+    assert "raise NotImplementedError()" in student.cells[1].source
+    assert student.cells[2].source.startswith("YOUR ANSWER HERE")
+    assert student.cells[3].source.startswith("Given text.")
+    assert "test_seen" in (release / "student" / "tests" / "test_q.py").read_text()
+    assert (release / "student" / "data" / "points.csv").exists() == bool(manifest)
+    # the instructor's version keeps the solution and its picture
+    instructor = nbformat.read(release / "instructor" / "hw.ipynb", as_version=4)
+    assert "answer.png" in instructor.cells[2].attachments
+
+
+@pytest.mark.parametrize("line, message", [
+    ("../secret.py", "outside the assignment folder"),
+    ("tests/test_q.py", "leave tests/ out of the manifest"),
+    ("missing.ipynb", "matches no file"),
+    ("link.py", "not a regular file"),
+])
+def test_manifest_cannot_release_what_it_should_not(tmp_path, line, message):
+    from difflab.grading import GradingInputError
+    from difflab.grading.release import release_files
+
+    folder = tmp_path / "hw"
+    _leaky_assignment(folder)
+    (folder / "link.py").symlink_to(folder / "solution.py")
+    (folder / "manifest.txt").write_text(f"hw.ipynb\n{line}\n")
+    with pytest.raises(GradingInputError, match=message):
+        release_files(folder)
+
+
+def test_hidden_tests_in_blocks_and_through_partial_are_found():
+    from difflab.grading.release import strip_hidden_tests
+
+    released = strip_hidden_tests(
+        "import functools, sys\n"
+        "from difflab.grading import points\n"
+        "hide = functools.partial(points, hidden=True)\n\n"
+        "@points(1)\ndef test_seen():\n    pass\n\n"
+        "@hide(2)\ndef test_partial():\n    assert 31337010\n\n"
+        "if sys.version_info >= (3, 8):\n"
+        "    @points(1)\n    def test_also_seen():\n        pass\n\n"
+        "    @points(1, hidden=True)\n    def test_in_if():\n        assert 31337011\n")
+    assert "test_seen" in released and "test_also_seen" in released
+    assert "31337010" not in released and "31337011" not in released
 
 
 # -- 13. malformed input: a clear message, exit status 2, and a zero ---------------------
