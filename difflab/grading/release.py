@@ -337,6 +337,11 @@ def _manifest_files(folder: Path) -> list[Path]:
             raise GradingInputError(f"{where}: the tests are released without their hidden "
                                     "ones on their own; leave tests/ out of the manifest")
         matched = sorted(folder.glob(entry))
+        if any(c in entry for c in "*?["):  # a pattern: the files it matches, as listed
+            matched = [m for m in matched if m.name != MANIFEST and (
+                m.is_symlink() or m.is_file()) and not any(
+                part.startswith(".") or part in ("tests", "__pycache__")
+                for part in m.relative_to(folder).parts)]
         if not matched:
             raise GradingInputError(f"{where} matches no file of the assignment")
         for path in matched:

@@ -825,6 +825,19 @@ def test_manifest_cannot_release_what_it_should_not(tmp_path, line, message):
         release_files(folder)
 
 
+def test_a_manifest_pattern_matches_files_not_tests_links_or_itself(tmp_path):
+    from difflab.grading.release import release_files
+
+    folder = tmp_path / "hw"
+    _leaky_assignment(folder)
+    (folder / ".secret.py").write_text("x = 1\n")
+    (folder / "manifest.txt").write_text("*.ipynb\n**/*.csv\n")
+    sources, others, left_out = release_files(folder)
+    assert [p.name for p in sources] == ["hw.ipynb"]
+    assert [p.name for p in others] == ["points.csv"]
+    assert {p.name for p in left_out} == {"solution.py", "notes.txt"}
+
+
 def test_hidden_tests_in_blocks_and_through_partial_are_found():
     from difflab.grading.release import strip_hidden_tests
 
