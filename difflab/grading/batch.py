@@ -418,7 +418,7 @@ def _cell(text: str) -> str:
 
 
 def _uncell(text: str) -> str:
-    """The text :func:`_cell` wrote (its quote, added before a formula sign, removed)."""
+    """The text ``_cell`` wrote (its quote, added before a formula sign, removed)."""
     return text[1:] if text[:1] == "'" and text[1:2] in ("=", "+", "-", "@", "\t", "\r") \
         else text
 

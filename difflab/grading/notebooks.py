@@ -238,7 +238,7 @@ def read_notebook(path: str | Path) -> nbformat.NotebookNode:
     """Read a notebook, turning every way it can be broken into a clear error.
 
     The structure is checked before nbformat sees it: nesting at most
-    :data:`MAX_NOTEBOOK_DEPTH` deep, an object with a list of cells, each cell an object
+    ``MAX_NOTEBOOK_DEPTH`` deep, an object with a list of cells, each cell an object
     whose source is text.  A submitted notebook is the student's file, so whatever it
     holds must end in a message that names the problem (and a zero), not in a traceback.
 

@@ -25,7 +25,7 @@ booleans, None, lists); everything else is an object with one tag:
 
 The trees are written and read by the project's one JSON tree codec
 (:mod:`difflab.jsontree`, as checkpoints and graph files are), with the tags above and
-the wire's limits (:data:`LIMITS`); ``$tensor``, ``$dual``, ``$ref``, ``$slot`` and
+the wire's limits (``LIMITS``); ``$tensor``, ``$dual``, ``$ref``, ``$slot`` and
 ``$callback`` are built by the two sides themselves (``extra`` and ``make``).
 
 Nothing is ever unpickled or executed on reading: a reader builds only
@@ -253,7 +253,7 @@ def encode(value: Any, blobs: list[bytes], *, extra: Callable[[Any, list[bytes]]
     Raises
     ------
     TypeError
-        For a value that cannot be sent, or nested more than :data:`MAX_DEPTH` deep.
+        For a value that cannot be sent, or nested more than ``MAX_DEPTH`` deep.
     """
     caller = _Extra(extra, blobs)
     codec = TreeCodec([*_DATA_TAGS, Tag("$extra", caller.writes, caller.write, _no_read),
@@ -280,7 +280,7 @@ def decode(tree: Any, blobs: list[bytes], make: Callable[[str, dict, Any, int], 
 
     ``make(tag, node, reader, depth)`` builds tensors, duals and references; it reads
     arrays with ``reader.array(i)`` and nested values with ``reader.read(tree, depth)``.
-    The tree holds at most :data:`MAX_NODES` values, :data:`MAX_DEPTH` levels deep.
+    The tree holds at most ``MAX_NODES`` values, ``MAX_DEPTH`` levels deep.
 
     Raises
     ------
