@@ -245,7 +245,7 @@ def assignment_files(folder: str | Path) -> list[Path]:
 
 #: The file that lists what an assignment folder releases to students, one path a line.
 MANIFEST = "manifest.txt"
-_SOURCE_MARKER = re.compile(r"^\s*#+\s*BEGIN\s+(SOLUTION|HIDDEN TESTS)\b", re.MULTILINE)
+_SOURCE_MARKER = re.compile(r"^\s*(?:#+\s*)?BEGIN\s+(SOLUTION|HIDDEN TESTS)\b", re.MULTILINE)
 
 
 def _has_markers(path: Path) -> bool:
