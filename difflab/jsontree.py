@@ -1,7 +1,8 @@
 r"""One JSON tree codec: Python values as JSON, a tag for each kind JSON lacks, and limits.
 
-Checkpoints (:mod:`difflab.serialization`) and exported graphs
-(:mod:`difflab.export`) write values that plain JSON cannot hold: tuples,
+Checkpoints (:mod:`difflab.serialization`), exported graphs
+(:mod:`difflab.export`) and the grader's wire (:mod:`difflab.grading.protocol`)
+write values that plain JSON cannot hold: tuples,
 dicts with integer keys, NaN, arrays, a graph's references and slices.
 Each is written as an object with one *tag* key::
 

@@ -46,6 +46,7 @@ from difflab.grading.gradebook import (  # noqa: F401  (re-exported: batch's nam
     _row,
     _safe_name,
     feedback_markdown,
+    identity,
     read_gradebook,
     write_gradebook,
 )
@@ -57,7 +58,7 @@ from difflab.grading.inputs import (  # noqa: F401  (re-exported: batch's names)
 from difflab.grading.results import _write_private, error_results, write_results
 
 __all__ = ["grade_batch", "find_submissions", "Submission", "BatchRow", "write_gradebook",
-           "read_gradebook"]
+           "read_gradebook", "identity"]
 
 
 
@@ -91,7 +92,9 @@ def read_roster_metadata(path: str | Path) -> dict[str, dict[str, Any]]:
         raise GradingInputError(f"cannot read the metadata {path}: {exc}") from None
     if not isinstance(data, dict):
         raise GradingInputError(f"the metadata {path} is not a mapping of students to records")
-    return {str(k): _gradescope_record(v) for k, v in data.items() if isinstance(v, dict)}
+    # Gradescope's keys are Ruby symbols (":submission_123") in some exports
+    return {str(k).lstrip(":"): _gradescope_record(v) for k, v in data.items()
+            if isinstance(v, dict)}
 
 
 def _gradescope_record(record: dict[str, Any]) -> dict[str, Any]:
@@ -100,7 +103,7 @@ def _gradescope_record(record: dict[str, Any]) -> dict[str, Any]:
     if "submitters" in plain and "users" not in plain:
         plain["users"] = [
             {"id": who.get("sid") or who.get("email"), "email": who.get("email"),
-             "name": who.get("name")}
+             "name": who.get("name"), "sid": who.get("sid")}
             for who in plain["submitters"] or [] if isinstance(who, dict)]
     return plain
 
@@ -127,6 +130,7 @@ def grade_batch(
     manual: str | Path | None = None,
     only: list[str] | None = None,
     metadata: str | Path | None = None,
+    due: str | None = None,
     **grade_options: Any,
 ) -> list[BatchRow]:
     """Grade every submission of ``submissions_dir``; write the results and the gradebook.
@@ -158,6 +162,11 @@ def grade_batch(
         a ``submission_metadata.json`` record (:func:`read_roster_metadata`).  By
         default Gradescope's export ``submission_metadata.yml`` at the top of
         ``submissions_dir``, when there is one; never a file in a student's folder.
+    due : str, optional
+        The due date (ISO 8601 with a time zone, ``2026-11-19T23:59:00-08:00``) for the
+        records that hold none: a Gradescope export's ``submission_metadata.yml`` has each
+        submission's time (``:created_at:``) but not the assignment's due date.  A
+        record's own due date (an extension) wins.
     grade_options
         Passed to :func:`~difflab.grading.runner.grade` (``timeout``, ``memory_mb``,
         ``late_policy``, ...).
@@ -177,6 +186,19 @@ def grade_batch(
     if metadata is None and export.is_file() and not export.is_symlink():
         metadata = export
     roster = read_roster_metadata(metadata) if metadata is not None else {}
+    if due is not None:
+        from difflab.grading.context import _time
+
+        try:
+            _time(due, "due date (--due)")
+        except ValueError as exc:
+            raise GradingInputError(str(exc).replace("the submission metadata's ", "the ")
+                                    ) from None
+        for record in roster.values():
+            assignment = record.get("assignment")
+            if not isinstance(assignment, dict):
+                assignment = record["assignment"] = {}
+            assignment.setdefault("due_date", due)
     for sub in submissions:
         sub.metadata = roster.get(sub.student)
     rows: dict[str, BatchRow] = {}
@@ -196,22 +218,24 @@ def grade_batch(
 
     def one(sub: Submission) -> BatchRow:
         out = results_dir / f"{_safe_name(sub.student)}.json"
+        record = sub.metadata
         if sub.path is None:
             results = error_results(f"No .py or .ipynb file in the submission of {sub.student}.")
             write_results(results, out)
-            return _row(sub.student, results, "no submission")
+            return _row(sub.student, results, "no submission", record)
         try:
             # the seed is the metadata's (Gradescope's user ids), else the student's name
             results = grade(sub.path, tests_dir, out, metadata=sub.metadata,
                             student_id=None if sub.metadata else sub.student, **grade_options)
-            _write_private(feedback_markdown(results, sub.student), out.with_suffix(".md"),
-                           ".md")
+            who = identity(record)[0] or sub.student
+            _write_private(feedback_markdown(results, who), out.with_suffix(".md"), ".md")
         except GradingInputError as exc:
-            return _row(sub.student, {}, f"error: {exc}"[:300])
+            return _row(sub.student, {}, f"error: {exc}"[:300], record)
         except Exception as exc:  # noqa: BLE001 -- one student's problem ends only their row
             write_results(error_results(f"The grader failed on this submission: {exc}"), out)
-            return _row(sub.student, {}, f"grader error: {type(exc).__name__}: {exc}"[:300])
-        return _row(sub.student, results, "graded")
+            return _row(sub.student, {}, f"grader error: {type(exc).__name__}: {exc}"[:300],
+                        record)
+        return _row(sub.student, results, "graded", record)
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         for row in pool.map(one, submissions):

@@ -29,7 +29,13 @@ import click
 from difflab.grading.context import LatePolicy
 from difflab.grading.errors import GradingInputError
 from difflab.grading.notebooks import make_instructor_version, make_student_version
-from difflab.grading.release import assignment_files, source_block_tests, visible_tests
+from difflab.grading.release import (
+    MANIFEST,
+    assignment_files,
+    release_files,
+    source_block_tests,
+    visible_tests,
+)
 from difflab.grading.results import format_summary
 from difflab.grading.runner import (
     DEFAULT_MEMORY_MB,
@@ -111,6 +117,10 @@ def _limits(function: Any) -> Any:
               help="Use this student's seed (reproduce a student's variant).")
 @click.option("--late-policy", callback=_late_policy, default=None,
               help="E.g. per_day=0.1,max_days=3,grace_minutes=15 (needs the metadata).")
+@click.option("--due", default=None,
+              help="A folder of submissions: the due date (ISO 8601 with a time zone, e.g. "
+                   "2026-11-19T23:59:00-08:00) for the late policy where the metadata has "
+                   "none (a Gradescope export's submission_metadata.yml has none).")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
               help="A folder of submissions: gradings at once (default: the cores).")
 @click.option("--results-dir", type=click.Path(path_type=Path), default=None,
@@ -144,6 +154,7 @@ def grade_command(
     metadata: Path | None,
     student_id: str | None,
     late_policy: LatePolicy | None,
+    due: str | None,
     jobs: int | None,
     results_dir: Path | None,
     only: tuple[str, ...],
@@ -177,11 +188,12 @@ def grade_command(
                     "folder name")
             _grade_folder(submission, tests_dir, out, jobs, results_dir,
                           dict(options, manual=manual, only=list(only) or None,
-                               metadata=metadata))
+                               metadata=metadata, due=due))
             return
-        if manual is not None or only:
-            raise GradingInputError("--manual and --only are for a folder of submissions "
-                                    "(the gradebook)")
+        if manual is not None or only or due is not None:
+            raise GradingInputError("--manual, --only and --due are for a folder of "
+                                    "submissions (one submission's metadata holds its due "
+                                    "date)")
         results = grade(submission, tests_dir, out, metadata=metadata, student_id=student_id,
                         **options)
     except GradingInputError as exc:  # grade() has written the results file already
@@ -206,8 +218,8 @@ def _grade_folder(folder: Path, tests_dir: Path, out: Path | None, jobs: int | N
         raise GradingInputError(f"--out {out}: the gradebook of a folder is a .csv file")
 
     def progress(row: Any) -> None:
-        click.echo(_shown(f"{row.student}: {row.score:g}/{row.max_score:g} ({row.status})"),
-                   err=True)
+        who = f"{row.student} ({row.name})" if row.name else row.student
+        click.echo(_shown(f"{who}: {row.score:g}/{row.max_score:g} ({row.status})"), err=True)
 
     rows = grade_batch(folder, tests_dir, out, results_dir=results_dir, jobs=jobs,
                        on_done=progress, **options)
@@ -278,11 +290,16 @@ def build_command(assignment: Path, out: Path, timeout: float, memory_mb: int,
     click.echo(f"wrote {path}")
 
 
-def _assignment_files(source: Path) -> list[Path]:
-    files = assignment_files(source)
-    if not files:
+def _release_files(source: Path) -> tuple[list[Path], list[Path], list[Path]]:
+    if not assignment_files(source) and not (source / MANIFEST).is_file():
         raise GradingInputError(f"no .ipynb or .py assignment files in {source}")
-    return files
+    files, others, left_out = release_files(source)
+    if not files:
+        raise GradingInputError(
+            f"no assignment source in {source}: no notebook or .py file fences a solution "
+            f"(### BEGIN SOLUTION) and {MANIFEST} lists none; list the files to release in "
+            f"{MANIFEST}")
+    return files, others, left_out
 
 
 @click.command("assign")
@@ -308,6 +325,13 @@ def assign_command(source: Path, out: Path, no_validate: bool) -> None:
     (test_hidden_blocks_<name>.py), worth the points its BEGIN line names
     ("### BEGIN HIDDEN TESTS (2 points)"; 1 by default).
 
+    A folder releases the files its manifest.txt lists (one path or * pattern a line;
+    notebooks and .py files as student versions, other files as they are), or without
+    one its sources (the notebooks and .py files that fence a solution or hidden
+    tests); every other file, such as a solution.py beside the notebook, stays behind
+    and is named.  The student version of a notebook has no outputs, no widget state,
+    and no attachments its stripped text does not show.
+
     Before writing anything, the solution of an assignment folder with one notebook or
     file and a tests/ folder is graded with every test (visible, hidden, and the hidden-
     tests blocks); unless it earns full marks, nothing is released and the failing tests
@@ -316,13 +340,21 @@ def assign_command(source: Path, out: Path, no_validate: bool) -> None:
     try:
         if not source.exists():
             raise GradingInputError(f"assignment source not found: {source}")
-        files = _assignment_files(source) if source.is_dir() else [source]
+        files, others, left_out = _release_files(source) if source.is_dir() else (
+            [source], [], [])
         if not no_validate and source.is_dir() and (source / "tests").is_dir():
             _validate_release(files, source)
         written = []
         for file in files:
-            written.append(make_student_version(file, out / "student"))
-            written.append(make_instructor_version(file, out / "instructor"))
+            place = file.parent.relative_to(source) if source.is_dir() else Path()
+            written.append(make_student_version(file, out / "student" / place))
+            written.append(make_instructor_version(file, out / "instructor" / place))
+        for file in others:  # data and images the manifest lists, as they are
+            for version in ("student", "instructor"):
+                target = out / version / file.relative_to(source)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(file, target)
+                written.append(target)
         if source.is_dir() and (source / "tests").is_dir():
             target = out / "instructor" / "tests"
             shutil.copytree(
@@ -341,6 +373,11 @@ def assign_command(source: Path, out: Path, no_validate: bool) -> None:
         _fail("difflab assign", str(exc))
     for path in written:
         click.echo(f"wrote {path}")
+    if left_out:
+        how = (f"not listed in {MANIFEST}" if (source / MANIFEST).is_file() else
+               f"not an assignment source; list the files to release in {MANIFEST}")
+        click.echo(f"left out of the student release ({how}): "
+                   + ", ".join(str(p.relative_to(source)) for p in left_out), err=True)
 
 
 def _validate_release(files: list[Path], assignment: Path) -> None:

@@ -206,16 +206,17 @@ def adjust_tests(gradebook: str | Path, *, exclude: list[str] = (), give: list[s
             tests.append(test)
         results = rescore(dict(results, tests=tests))
         write_results(results, path)
-        updated.append(_row(row.student, results, row.status))
+        updated.append(_row(row.student, results, row.status).same_student(row))
     return write_gradebook(updated, gradebook)
 
 
 def canvas_csv(gradebook: str | Path, out: str | Path, assignment: str) -> Path:
     """The gradebook's totals as a Canvas gradebook import (``Student, ID, ..., <assignment>``).
 
-    The students are the gradebook's (their file or folder names, which should then be
-    Canvas's SIS login ids); Canvas matches rows by ``SIS Login ID``.  The second row
-    holds the points possible.
+    The students are the gradebook's: their name, SIS user id and login (the email)
+    from the instructor's metadata where it gave them (a Gradescope export), else the
+    file or folder name, which should then be Canvas's SIS login id.  Canvas matches
+    rows by ``SIS Login ID``.  The second row holds the points possible.
 
     Raises
     ------
@@ -232,8 +233,9 @@ def canvas_csv(gradebook: str | Path, out: str | Path, assignment: str) -> Path:
                          _cell(assignment)])
         writer.writerow(["Points Possible", "", "", "", "", f"{top:g}"])
         for row in rows:
-            writer.writerow([_cell(row.student), "", "", _cell(row.student), "",
-                             f"{row.score:g}"])
+            login = row.email.split("; ")[0] if row.email else row.student
+            writer.writerow([_cell(row.name or row.student), "", _cell(row.sid),
+                             _cell(login), "", f"{row.score:g}"])
     return out
 
 
@@ -254,6 +256,16 @@ class BatchRow:
     late_days: int | None = None
     #: Points per Gradescope tag (a question, a concept), summed over its tests.
     tags: dict[str, float] = field(default_factory=dict)
+    #: Who the submission is from, by the instructor's metadata (a Gradescope export's
+    #: ``submission_<id>`` folder is not a name); several submitters joined by "; ".
+    name: str = ""
+    email: str = ""
+    sid: str = ""
+
+    def same_student(self, row: BatchRow) -> BatchRow:
+        """This row with ``row``'s name, email and sid (a regrade keeps who it is)."""
+        self.name, self.email, self.sid = row.name, row.email, row.sid
+        return self
 
 
 def _safe_name(student: str) -> str:
@@ -264,7 +276,27 @@ def _safe_name(student: str) -> str:
     return safe
 
 
-def _row(student: str, results: dict[str, Any], status: str) -> BatchRow:
+def identity(record: dict[str, Any] | None) -> tuple[str, str, str]:
+    """``(name, email, sid)`` of a metadata record's submitters ("; " between several).
+
+    Examples
+    --------
+    >>> identity({"users": [{"name": "Ada L", "email": "ada@u.edu", "sid": "7"},
+    ...                     {"name": "Bob K", "email": "bob@u.edu", "sid": "8"}]})
+    ('Ada L; Bob K', 'ada@u.edu; bob@u.edu', '7; 8')
+    >>> identity(None)
+    ('', '', '')
+    """
+    users = [u for u in (record or {}).get("users") or [] if isinstance(u, dict)]
+
+    def joined(key: str) -> str:
+        return "; ".join(str(u[key]) for u in users if u.get(key) not in (None, ""))[:300]
+
+    return joined("name"), joined("email"), joined("sid")
+
+
+def _row(student: str, results: dict[str, Any], status: str,
+         record: dict[str, Any] | None = None) -> BatchRow:
     """A student's gradebook row from their results (the one way rows are made).
 
     ``status`` is what the grading said (``graded``, ``no submission``, an error); a
@@ -293,10 +325,12 @@ def _row(student: str, results: dict[str, Any], status: str) -> BatchRow:
             status = "late"
     if any((t.get("extra_data") or {}).get("pending") for t in results.get("tests", [])):
         status += ", manual pending"
+    name, email, sid = identity(record)
     return BatchRow(student, float(results.get("score", 0.0)),
                     float(sum(t["max_score"] for t in results.get("tests", []))), status, tests,
                     score_before_late=late.get("score_before") if late else None,
-                    late_days=late.get("days") if late else None, tags=tags)
+                    late_days=late.get("days") if late else None, tags=tags,
+                    name=name, email=email, sid=sid)
 
 
 def _cell(text: str) -> str:
@@ -304,9 +338,17 @@ def _cell(text: str) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
+def _uncell(text: str) -> str:
+    """The text ``_cell`` wrote (its quote, added before a formula sign, removed)."""
+    return text[1:] if text[:1] == "'" and text[1:2] in ("=", "+", "-", "@", "\t", "\r") \
+        else text
+
+
 #: The columns of a gradebook before its tags and tests.
-GRADEBOOK_COLUMNS = ("student", "score", "max_score", "status", "score_before_late",
-                     "late_days")
+GRADEBOOK_COLUMNS = ("student", "name", "email", "sid", "score", "max_score", "status",
+                     "score_before_late", "late_days")
+#: Those of a gradebook written before it named the students (still read).
+_OLD_COLUMNS = ("student", "score", "max_score", "status", "score_before_late", "late_days")
 _TAG = "tag: "
 
 
@@ -333,7 +375,8 @@ def write_gradebook(rows: list[BatchRow], path: str | Path) -> Path:
         writer.writerow([*GRADEBOOK_COLUMNS, *(_cell(_TAG + t) for t in tags),
                          *map(_cell, tests)])
         for row in rows:
-            writer.writerow([_cell(row.student), f"{row.score:g}", f"{row.max_score:g}",
+            writer.writerow([_cell(row.student), _cell(row.name), _cell(row.email),
+                             _cell(row.sid), f"{row.score:g}", f"{row.max_score:g}",
                              _cell(row.status), number(row.score_before_late),
                              number(row.late_days),
                              *(number(row.tags.get(t)) for t in tags),
@@ -356,22 +399,27 @@ def read_gradebook(path: str | Path) -> list[BatchRow]:
             table = list(csv.reader(fh))
     except OSError as exc:
         raise GradingInputError(f"cannot read the gradebook {path}: {exc}") from None
-    if not table or tuple(table[0][:len(GRADEBOOK_COLUMNS)]) != GRADEBOOK_COLUMNS:
+    columns = next((c for c in (GRADEBOOK_COLUMNS, _OLD_COLUMNS)
+                    if table and tuple(table[0][:len(c)]) == c), None)
+    if columns is None:
         raise GradingInputError(f"{path} is not a difflab gradebook (its first columns are "
                                 f"not {', '.join(GRADEBOOK_COLUMNS)})")
-    names = table[0][len(GRADEBOOK_COLUMNS):]
+    names = table[0][len(columns):]
     rows = []
     for line in table[1:]:
         line = line + [""] * (len(table[0]) - len(line))
+        fields = dict(zip(columns, line))
         try:
             values = {name: float(value) for name, value in zip(
-                names, line[len(GRADEBOOK_COLUMNS):]) if value}
+                names, line[len(columns):]) if value}
             rows.append(BatchRow(
-                line[0], float(line[1] or 0), float(line[2] or 0), line[3],
-                {n: v for n, v in values.items() if not n.startswith(_TAG)},
-                score_before_late=float(line[4]) if line[4] else None,
-                late_days=int(float(line[5])) if line[5] else None,
-                tags={n[len(_TAG):]: v for n, v in values.items() if n.startswith(_TAG)}))
+                line[0], float(fields["score"] or 0), float(fields["max_score"] or 0),
+                fields["status"], {n: v for n, v in values.items() if not n.startswith(_TAG)},
+                score_before_late=float(fields["score_before_late"])
+                if fields["score_before_late"] else None,
+                late_days=int(float(fields["late_days"])) if fields["late_days"] else None,
+                tags={n[len(_TAG):]: v for n, v in values.items() if n.startswith(_TAG)},
+                **{k: _uncell(fields.get(k, "")) for k in ("name", "email", "sid")}))
         except ValueError:
             raise GradingInputError(f"{path}: the row of {line[0]!r} has a score that is "
                                     "not a number") from None

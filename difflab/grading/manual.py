@@ -314,5 +314,5 @@ def apply_scores(scores_path: str | Path, gradebook: str | Path,
             raise GradingInputError(f"cannot read {student}'s results {path}: {exc}") from None
         results = merge_results(results, mine)
         write_results(results, path)
-        rows[student] = _row(student, results, row.status)
+        rows[student] = _row(student, results, row.status).same_student(row)
     return write_gradebook(sorted(rows.values(), key=lambda r: r.student), gradebook)

@@ -48,7 +48,7 @@ __all__ = [
 _MARKER = re.compile(
     r"^(?P<indent>[ \t]*)#+\s*(?P<kind>BEGIN|END)\s+(?P<what>SOLUTION|HIDDEN TESTS)\b"
 )
-_MD_MARKER = re.compile(r"^\s*(?:#+\s*)?(?P<kind>BEGIN|END)\s+SOLUTION\b")
+_MD_MARKER = re.compile(r"^\s*(?:#+\s*)?(?P<kind>BEGIN|END)\s+(?P<what>SOLUTION|HIDDEN TESTS)\b")
 #: A written answer graded by hand: ``### BEGIN SOLUTION q3 (2 points)`` in a markdown cell.
 _WRITTEN = re.compile(r"^\s*(?:#+\s*)?BEGIN\s+SOLUTION\s+(?:(?P<name>[A-Za-z][\w.-]*)\s*)?"
                       r"\(\s*(?P<points>\d+(?:\.\d+)?)\s*points?\s*\)")
@@ -121,49 +121,159 @@ def strip_solutions(source: str, *, student: bool, where: str = "source") -> str
 
 
 def _strip_markdown(source: str, *, student: bool, where: str) -> str:
+    """Markdown or raw text with its solution regions (and hidden-tests regions) applied.
+
+    In the student version a solution region becomes ``YOUR ANSWER HERE`` and a
+    hidden-tests region disappears; the instructor's keeps both, without the markers.
+    """
     out: list[str] = []
-    inside = False
+    inside: str | None = None
     for lineno, line in enumerate(source.splitlines(), start=1):
         m = _MD_MARKER.match(line)
         if m is None:
             if not (inside and student):
                 out.append(line)
             continue
+        what = m["what"]
         if m["kind"] == "BEGIN":
             if inside:
-                raise GradingInputError(f"{where}, line {lineno}: nested BEGIN SOLUTION")
-            inside = True
-            if student:
+                raise GradingInputError(f"{where}, line {lineno}: BEGIN {what} inside the "
+                                        f"BEGIN {inside}; close it first with END {inside}")
+            inside = what
+            if student and what == "SOLUTION":
                 out.append(MARKDOWN_STUB)
         else:
-            if not inside:
-                raise GradingInputError(f"{where}, line {lineno}: END SOLUTION without BEGIN")
-            inside = False
+            if inside != what:
+                raise GradingInputError(f"{where}, line {lineno}: END {what} without "
+                                        f"BEGIN {what}")
+            inside = None
     if inside:
-        raise GradingInputError(f"{where}: BEGIN SOLUTION has no matching END SOLUTION")
+        raise GradingInputError(f"{where}: BEGIN {inside} has no matching END {inside}")
     return "\n".join(out)
+
+
+#: How markdown refers to a cell's attachment: ``![plot](attachment:plot.png)``.
+_ATTACHMENT_LINK = re.compile(r"attachment:([^)\s\"'>]+)")
+#: Notebook metadata that holds the state of the solution's run (ipywidgets' values).
+_RUN_STATE = ("widgets",)
+
+
+def _student_attachments(cell: nbformat.NotebookNode) -> None:
+    """Keep only the attachments the student version of a cell still shows.
+
+    An image pasted into a solution (``![](attachment:answer.png)``) is stored in the
+    cell's ``attachments``, not in its text: stripping the text alone would ship it.
+    """
+    attachments = cell.get("attachments")
+    if not attachments:
+        cell.pop("attachments", None)
+        return
+    shown = set(_ATTACHMENT_LINK.findall(cell.source)) if cell.cell_type != "code" else set()
+    kept = {name: data for name, data in attachments.items() if name in shown}
+    if kept:
+        cell.attachments = kept
+    else:
+        del cell["attachments"]
+
+
+#: The deepest nesting of lists and objects a notebook's JSON may have (Jupyter writes
+#: about 6; a deeper file is built to break the reader, not saved by Jupyter).
+MAX_NOTEBOOK_DEPTH = 64
+_CELL_TYPES = ("code", "markdown", "raw")
+
+
+def _depth_over(value: object, limit: int) -> bool:
+    """Whether ``value`` (parsed JSON) nests lists and objects more than ``limit`` deep.
+
+    Iterative, so a deep file cannot exhaust Python's stack while it is measured.
+    """
+    stack = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (list, dict)):
+            if depth >= limit:
+                return True
+            children = node.values() if isinstance(node, dict) else node
+            stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def _is_text(source: object) -> bool:
+    """A cell's source as the format allows it: a string, or a list of strings."""
+    return isinstance(source, str) or (
+        isinstance(source, list) and all(isinstance(line, str) for line in source))
+
+
+def _check_cells(name: str, data: object) -> None:
+    """Refuse, naming the cell, a notebook whose cells are not what Jupyter writes."""
+    if not isinstance(data, dict):
+        raise GradingInputError(f"{name} is valid JSON but not a Jupyter notebook: it holds "
+                                f"a {type(data).__name__}, not an object with cells")
+    if not isinstance(data.get("cells"), list):
+        raise GradingInputError(f"{name} is valid JSON but not a Jupyter notebook: it has no "
+                                "list of cells (save it again from Jupyter)")
+    for number, cell in enumerate(data["cells"], start=1):
+        where = f"{name}, cell {number}"
+        if not isinstance(cell, dict):
+            raise GradingInputError(f"{where} is a {type(cell).__name__}, not a cell; save "
+                                    "the notebook again from Jupyter")
+        kind = cell.get("cell_type")
+        if not isinstance(kind, str):
+            raise GradingInputError(f"{where} has no cell_type; save the notebook again "
+                                    "from Jupyter")
+        if kind in _CELL_TYPES and not _is_text(cell.get("source", "")):
+            raise GradingInputError(
+                f"{where}: its source is not text (a {type(cell.get('source')).__name__} "
+                "where a string or a list of strings belongs); save the notebook again "
+                "from Jupyter")
+        for key, types in (("metadata", dict), ("attachments", dict), ("outputs", list)):
+            if key in cell and not isinstance(cell[key], types):
+                raise GradingInputError(f"{where}: its {key} is a "
+                                        f"{type(cell[key]).__name__}, not a "
+                                        f"{types.__name__}; save the notebook again "
+                                        "from Jupyter")
 
 
 def read_notebook(path: str | Path) -> nbformat.NotebookNode:
     """Read a notebook, turning every way it can be broken into a clear error.
 
+    The structure is checked before nbformat sees it: nesting at most
+    ``MAX_NOTEBOOK_DEPTH`` deep, an object with a list of cells, each cell an object
+    whose source is text.  A submitted notebook is the student's file, so whatever it
+    holds must end in a message that names the problem (and a zero), not in a traceback.
+
     Raises
     ------
     GradingInputError
-        If the file does not exist, is not valid JSON, or is JSON but not a notebook.
+        If the file does not exist or is a folder, is not valid JSON, nests too deeply,
+        or is JSON but not a notebook (cells that are not cells, sources that are not
+        text).
     """
     path = Path(path)
+    if path.is_dir():
+        raise GradingInputError(f"{path.name} is a folder, not a .ipynb file: submit the "
+                                "notebook itself")
     if not path.is_file():
         raise GradingInputError(f"notebook not found: {path}")
     text = path.read_text(encoding="utf-8", errors="replace")
     try:
-        json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise GradingInputError(
             f"{path.name} is not a valid notebook: it is not valid JSON "
             f"(line {exc.lineno}, column {exc.colno}: {exc.msg}). The file may be truncated "
             "or edited by hand; save it again from Jupyter (File > Save) and resubmit."
         ) from None
+    except (RecursionError, ValueError) as exc:  # ValueError: a number of 5,000 digits
+        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
+        raise GradingInputError(f"{path.name} is not a notebook that can be read ({why}); "
+                                "save it again from Jupyter") from None
+    if _depth_over(data, MAX_NOTEBOOK_DEPTH):
+        raise GradingInputError(f"{path.name} is not a notebook that can be read: it is "
+                                f"nested too deeply (more than {MAX_NOTEBOOK_DEPTH} levels "
+                                "of lists and objects); save it again from Jupyter")
+    if not (isinstance(data, dict) and "worksheets" in data and "cells" not in data):
+        _check_cells(path.name, data)  # (a version-3 notebook is checked once converted)
     try:
         nb = nbformat.reads(text, as_version=4)
     except Exception as exc:  # nbformat raises several types for malformed notebooks
@@ -172,6 +282,10 @@ def read_notebook(path: str | Path) -> nbformat.NotebookNode:
         ) from None
     if not isinstance(nb.get("cells"), list):
         raise GradingInputError(f"{path.name} is valid JSON but has no list of cells")
+    for number, cell in enumerate(nb.cells, start=1):  # as converted from older formats
+        if not isinstance(cell, dict) or not isinstance(cell.get("source", ""), str):
+            raise GradingInputError(f"{path.name}, cell {number} is not a cell of text; "
+                                    "save the notebook again from Jupyter")
     return nb
 
 
@@ -204,6 +318,14 @@ def written_questions(path: str | Path) -> dict[str, float]:
 
 
 def _transform_notebook(path: Path, *, student: bool) -> nbformat.NotebookNode:
+    """The student or instructor version of a notebook.
+
+    The student version holds nothing of the solution's run or text: solution regions
+    in code, markdown and raw cells replaced, hidden tests removed, every output and
+    execution count cleared (widget views included), the attachments the stripped text
+    no longer shows dropped, and the notebook's widget state (``metadata.widgets``)
+    removed.
+    """
     nb = read_notebook(path)
     answers = iter(written_questions(path))
     for index, cell in enumerate(nb.cells, start=1):
@@ -212,11 +334,19 @@ def _transform_notebook(path: Path, *, student: bool) -> nbformat.NotebookNode:
             cell.source = strip_solutions(cell.source, student=student, where=where)
             cell.outputs = []
             cell.execution_count = None
-        elif cell.cell_type == "markdown":
-            if any(_WRITTEN.match(line) for line in cell.source.splitlines()):
+        elif cell.cell_type in ("markdown", "raw"):
+            if cell.cell_type == "markdown" and any(
+                    _WRITTEN.match(line) for line in cell.source.splitlines()):
                 # the cell keeps its question's id, so answers are found in submissions
                 cell.metadata[ANSWER_METADATA] = {"answer": next(answers)}
             cell.source = _strip_markdown(cell.source, student=student, where=where)
+        if student:
+            _student_attachments(cell)
+            for key in _RUN_STATE:
+                cell.get("metadata", {}).pop(key, None)
+    if student:
+        for key in _RUN_STATE:
+            nb.metadata.pop(key, None)
     return nb
 
 

@@ -47,8 +47,8 @@ from typing import Any
 from difflab.grading.errors import GradingInputError
 from difflab.grading.markers import BEGIN_HIDDEN, END_HIDDEN, hidden_blocks
 
-__all__ = ["visible_tests", "strip_hidden_tests", "assignment_files", "source_block_tests",
-           "run_hidden_block", "tests_of"]
+__all__ = ["visible_tests", "strip_hidden_tests", "assignment_files", "release_files",
+           "source_block_tests", "run_hidden_block", "tests_of"]
 
 _LEFT_OUT = ("hidden", "solution")
 
@@ -91,7 +91,11 @@ class _Hiding:
             return any(self.hides(e) for e in node.elts)
         if isinstance(node, ast.Name):
             return node.id in self.hiding_names
-        if not isinstance(node, ast.Call) or not self._is_points(node.func):
+        if not isinstance(node, ast.Call):
+            return False
+        if isinstance(node.func, ast.Name) and node.func.id in self.hiding_names:
+            return True  # hide = partial(points, hidden=True), then @hide(1)
+        if not (self._is_points(node.func) or any(self._is_points(a) for a in node.args)):
             return False
         for keyword in node.keywords:
             value = keyword.value
@@ -119,6 +123,12 @@ def _hidden_spans(body: list[ast.stmt], hiding: _Hiding) -> list[tuple[int, int]
     """Line spans (1-based, inclusive) of the hidden tests in ``body``, classes searched."""
     spans = []
     for node in body:
+        if isinstance(node, (ast.If, ast.Try, ast.With)):  # tests defined in a block
+            blocks = [node.body, getattr(node, "orelse", []), getattr(node, "finalbody", [])]
+            blocks += [handler.body for handler in getattr(node, "handlers", [])]
+            for block in blocks:
+                spans += _hidden_spans(block, hiding)
+            continue
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
         first = min([d.lineno for d in node.decorator_list] + [node.lineno])
@@ -231,6 +241,121 @@ def assignment_files(folder: str | Path) -> list[Path]:
     return [p for p in sorted(Path(folder).iterdir())
             if p.suffix in (".ipynb", ".py") and p.is_file()
             and not p.name.startswith(("test_", "."))]
+
+
+#: The file that lists what an assignment folder releases to students, one path a line.
+MANIFEST = "manifest.txt"
+_SOURCE_MARKER = re.compile(r"^\s*(?:#+\s*)?BEGIN\s+(SOLUTION|HIDDEN TESTS)\b", re.MULTILINE)
+
+
+def _has_markers(path: Path) -> bool:
+    """Whether an assignment file fences a solution or hidden tests (it is a source)."""
+    if path.suffix == ".ipynb":
+        from difflab.grading.notebooks import read_notebook
+
+        return any(_SOURCE_MARKER.search(cell.source) for cell in read_notebook(path).cells)
+    return bool(_SOURCE_MARKER.search(path.read_text(encoding="utf-8", errors="replace")))
+
+
+def _manifest_entries(folder: Path) -> list[str]:
+    """The lines of the folder's manifest: paths or glob patterns, comments left out."""
+    lines = (folder / MANIFEST).read_text(encoding="utf-8").splitlines()
+    return [line.split("#", 1)[0].strip() for line in lines
+            if line.split("#", 1)[0].strip()]
+
+
+def release_files(folder: str | Path) -> tuple[list[Path], list[Path], list[Path]]:
+    r"""What the student release of an assignment folder holds, and what it leaves out.
+
+    With a ``manifest.txt`` in the folder, exactly the files it lists (paths relative to
+    the folder, one a line, ``*`` patterns allowed, ``#`` comments) are released:
+    notebooks and ``.py`` files as their student versions, other files (data, images)
+    as they are.  Without one, the sources are released: the notebooks and ``.py``
+    files that fence a solution or hidden tests (or the only one there is), never a file
+    whose name says ``solution`` or ``hidden``.  The ``tests/`` folder is not listed: its
+    visible tests are released by :func:`visible_tests`.
+
+    Parameters
+    ----------
+    folder : str or Path
+        The assignment folder.
+
+    Returns
+    -------
+    sources, others, left_out : list of Path
+        The notebooks and ``.py`` files to release as student versions, the other files
+        to copy, and the files of the folder (outside ``tests/``) that stay behind.
+
+    Raises
+    ------
+    GradingInputError
+        When a manifest line matches no file, names a file outside the folder, in
+        ``tests/``, hidden (``.name``), or that is not a regular file (a link, a folder).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "hw.py").write_text("def f():\n    ### BEGIN SOLUTION\n"
+    ...                                   "    return 1\n    ### END SOLUTION\n")
+    >>> _ = (folder / "solution.py").write_text("def f():\n    return 1\n")
+    >>> [[p.name for p in part] for part in release_files(folder)]
+    [['hw.py'], [], ['solution.py']]
+    >>> _ = (folder / "manifest.txt").write_text("hw.py\n")
+    >>> [[p.name for p in part] for part in release_files(folder)]
+    [['hw.py'], [], ['solution.py']]
+    """
+    folder = Path(folder)
+    everything = [p for p in sorted(folder.rglob("*"))
+                  if not p.is_dir() and p.name != MANIFEST
+                  and p.relative_to(folder).parts[0] != "tests"
+                  and not any(part.startswith(".") or part == "__pycache__"
+                              for part in p.relative_to(folder).parts)]
+    if (folder / MANIFEST).is_file():
+        chosen = _manifest_files(folder)
+    else:
+        candidates = [p for p in assignment_files(folder)
+                      if not any(word in p.name.lower() for word in _LEFT_OUT)]
+        chosen = [p for p in candidates if _has_markers(p)]
+        if not chosen and len(assignment_files(folder)) == 1:
+            chosen = candidates
+    sources = [p for p in chosen if p.suffix in (".ipynb", ".py")]
+    others = [p for p in chosen if p not in sources]
+    return sources, others, [p for p in everything if p not in chosen]
+
+
+def _manifest_files(folder: Path) -> list[Path]:
+    chosen: list[Path] = []
+    root = folder.resolve()
+    for entry in _manifest_entries(folder):
+        where = f"{folder / MANIFEST}: '{entry}'"
+        parts = Path(entry).parts
+        if Path(entry).is_absolute() or ".." in parts:
+            raise GradingInputError(f"{where} is outside the assignment folder; list paths "
+                                    "relative to it")
+        if parts and parts[0] == "tests":
+            raise GradingInputError(f"{where}: the tests are released without their hidden "
+                                    "ones on their own; leave tests/ out of the manifest")
+        matched = sorted(folder.glob(entry))
+        if any(c in entry for c in "*?["):  # a pattern: the files it matches, as listed
+            matched = [m for m in matched if m.name != MANIFEST and (
+                m.is_symlink() or m.is_file()) and not any(
+                part.startswith(".") or part in ("tests", "__pycache__")
+                for part in m.relative_to(folder).parts)]
+        if not matched:
+            raise GradingInputError(f"{where} matches no file of the assignment")
+        for path in matched:
+            relative = path.relative_to(folder)
+            if any(part.startswith(".") for part in relative.parts):
+                raise GradingInputError(f"{where}: {relative} is a hidden file; rename it "
+                                        "to release it")
+            if path.is_symlink() or not path.is_file() or \
+                    not path.resolve().is_relative_to(root):
+                raise GradingInputError(f"{where}: {relative} is not a regular file of the "
+                                        "folder (a link or a folder); list files")
+            if path not in chosen:
+                chosen.append(path)
+    return chosen
 
 
 _BLOCK_POINTS = re.compile(r"\(?\s*(\d+(?:\.\d+)?)\s*points?\b")

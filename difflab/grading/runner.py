@@ -607,7 +607,7 @@ def grade(
         if out is not None:
             elapsed = time.monotonic() - job.started
             write_results(
-                error_results(f"The autograder could not run: {exc}", execution_time=elapsed),
+                error_results(f"Not graded, every test scores 0: {exc}", execution_time=elapsed),
                 out,
             )
         raise

@@ -284,8 +284,12 @@ class Sandbox:
             hello = self._exchange(start, loading=True)
         finally:
             self.deadline = saved
-        if not isinstance(hello, dict) or not isinstance(hello.get("loaded"), bool):
+        if not isinstance(hello, dict) or not isinstance(hello.get("loaded"), bool) or not (
+                isinstance(hello.get("cell_errors"), list) if hello["loaded"]
+                else isinstance(hello.get("error"), dict)):
             self._fail("protocol", "The process running your code sent a malformed greeting.")
+        if not hello["loaded"]:
+            hello["error"] = _clean_payload(hello["error"])
         return hello
 
     def stop(self) -> None:
@@ -559,29 +563,43 @@ def _reply_kind(reply: Any) -> str:
     raise ProtocolError("a reply that is neither a result, an error nor a call")
 
 
+#: The largest line number a student's report may name (a file is not longer).
+_MAX_LINE = 10_000_000
+
+
 def _clean_payload(payload: dict[str, Any]) -> dict[str, Any]:
     """The fields of a student's exception report, each of the type it should have."""
 
     def text(value: Any, limit: int = 2000) -> str:
         return value[:limit] if isinstance(value, str) else ""
 
+    def line(value: Any) -> bool:  # a line number a file can have
+        return type(value) is int and 0 <= value <= _MAX_LINE
+
+    def items(value: Any) -> list:
+        return value[:1000] if isinstance(value, list) else []
+
     frames = []
-    for frame in payload.get("frames") or []:
-        if isinstance(frame, list) and len(frame) == 3 and type(frame[0]) is int:
+    for frame in items(payload.get("frames")):
+        if isinstance(frame, list) and len(frame) == 3 and line(frame[0]):
             frames.append([frame[0], text(frame[1], 100), text(frame[2], 200)])
     syntax = payload.get("syntax")
-    if not (isinstance(syntax, list) and len(syntax) == 3 and type(syntax[0]) is int):
+    if not (isinstance(syntax, list) and len(syntax) == 3 and line(syntax[0])):
         syntax = None
     else:
         syntax = [syntax[0], text(syntax[1], 200), text(syntax[2], 200)]
-    bases = [text(b, 100) for b in payload.get("bases") or [] if isinstance(b, str)][:20]
+    bases = [text(b, 100) for b in items(payload.get("bases")) if isinstance(b, str)][:20]
     exit_code = payload.get("exit")
+    if isinstance(exit_code, str):
+        exit_code = text(exit_code, 100)
+    elif not (exit_code is None or type(exit_code) is int and abs(exit_code) < 2**31):
+        exit_code = None
     return {
         "type": text(payload.get("type"), 100) or "Exception",
         "text": text(payload.get("text")),
         "frames": frames[-6:],
         "syntax": syntax,
-        "exit": exit_code if isinstance(exit_code, (int, str, type(None))) else None,
+        "exit": exit_code,
         "errno": payload.get("errno") if type(payload.get("errno")) is int else None,
         "missing": text(payload.get("missing"), 100) or None,
         "bases": bases,

@@ -479,6 +479,6 @@ def test_gradebook_has_tag_totals_and_the_score_before_the_late_penalty(tmp_path
     assert ada.status == "late" and ada.late_days == 1 and ada.score_before_late == 2
     assert ada.score == 1 and ada.tags == {"q1": 2.0, "edge": 0.0}
     header = (tmp_path / "grades.csv").read_text().splitlines()[0]
-    assert header.startswith("student,score,max_score,status,score_before_late,late_days,"
-                             "tag: q1,tag: edge,")
+    assert header.startswith("student,name,email,sid,score,max_score,status,"
+                             "score_before_late,late_days,tag: q1,tag: edge,")
     assert read_gradebook(tmp_path / "grades.csv") == rows

@@ -632,3 +632,53 @@ def test_a_change_of_gradient_only_keeps_the_tests_tape_valid():
     _write_tensor(w, difflab.tensor([5.0, 6.0]))  # new values, no gradient
     np.testing.assert_allclose(w.numpy(), [5.0, 6.0])
     assert w.grad is None and w._version[0] == 1
+
+
+# -- the wire's codec: the project's one JSON tree codec, with the wire's tags and limits
+
+
+def _plain_extra(value, blobs):
+    return NotImplemented
+
+
+def test_wire_values_round_trip_through_the_shared_codec():
+    from difflab.grading.protocol import LIMITS
+    from difflab.jsontree import Limits
+
+    value = {"a": (1, 2.5, float("-inf")), 3: [np.float32(2), np.arange(3.0), 1 + 2j, None]}
+    blobs = []
+    back = _round_trip((encode(value, blobs, extra=_plain_extra), blobs), None)
+    assert back["a"][:2] == (1, 2.5) and back["a"][2] == float("-inf")
+    assert back[3][0].dtype == np.float32 and back[3][0] == 2  # a NumPy scalar stays one
+    np.testing.assert_array_equal(back[3][1], np.arange(3.0))
+    assert back[3][2:] == [1 + 2j, None]
+    assert LIMITS == Limits(max_depth=32, max_nodes=200_000)
+
+
+@pytest.mark.parametrize("tree, message", [
+    ({"$array": 0, "shape": [10 ** 9]}, "unknown entry"),  # a key the tag does not allow
+    ({"$tensor": {"$array": 0}, "requires_grad": True, "dtype": "x"}, "unknown entry"),
+    ({"$ref": 1}, "unexpected \\$ref"),  # a reference where only data may come
+    ({"$complex": [1.0]}, "pair"),
+    ({"$tuple": 5}, "must hold a list"),
+    ({"$dict": [[[1], 2]]}, "key or set member of type list"),
+    ({"$float": "1e999"}, "must be 'nan'"),
+    ({"$array": True}, "not sent"),
+    (json.loads("[" * 34 + "1" + "]" * 34), "more than 32 levels"),
+    ([0] * 200_001, "more than 200000 values"),
+], ids=["array-extra-key", "tensor-extra-key", "ref-in-data", "complex-one-part",
+        "tuple-not-list", "list-key", "float-text", "bool-blob-index", "deep", "many"])
+def test_wire_trees_out_of_range_or_of_the_wrong_shape_are_refused(tree, message):
+    blobs = [b""]
+    with pytest.raises(ProtocolError, match=message):
+        decode(tree, blobs, None)
+
+
+def test_values_nested_beyond_the_wire_limit_are_not_sent():
+    deep = []
+    for _ in range(40):
+        deep = [deep]
+    with pytest.raises(TypeError, match="nested more than 32 levels"):
+        encode(deep, [], extra=_plain_extra)
+    with pytest.raises(TypeError, match="cannot be sent between the processes"):
+        encode(object(), [], extra=_plain_extra)

@@ -6,6 +6,7 @@ against the grader's public entry points, and failed before the fix it names.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import shutil
@@ -327,6 +328,108 @@ def test_gradebook_and_results_are_private(batch):
     assert all(stat.S_IMODE(f.stat().st_mode) & 0o077 == 0 for f in files)
 
 
+#: Gradescope's "Export Submissions": one folder per submission, named by its id, and
+#: one submission_metadata.yml at the top, in Ruby's YAML (symbol keys, with or without
+#: the colon at the top level, timestamps with nanoseconds), a group of two included.
+#: The export holds each submission's time but not the assignment's due date.
+REAL_EXPORT = """\
+:submission_1111111:
+  :submitters:
+  - :name: Ada Lovelace
+    :sid: '0001'
+    :email: ada@example.edu
+  :created_at: 2026-11-20 10:00:00.123456789 -08:00
+  :score: 3.0
+  :status: processed
+submission_2222222:
+  :submitters:
+  - :name: Grace Hopper
+    :sid: '0002'
+    :email: grace@example.edu
+  - :name: Alan Turing
+    :sid: '0003'
+    :email: alan@example.edu
+  :created_at: 2026-11-19 11:00:00.000000000 -08:00
+  :score: 3.0
+  :status: processed
+"""
+
+
+@pytest.mark.slow
+def test_a_real_gradescope_export_is_regraded_with_its_seeds_names_and_lateness(tmp_path):
+    """Issue 25 (9): the export's yml gives each submission_<id> its submitters (their
+    seed, their names in the gradebook) and its time; --due gives the due date."""
+    pytest.importorskip("yaml")
+    from click.testing import CliRunner
+
+    from difflab.grading.batch import read_gradebook
+    from difflab.grading.cli import cli
+    from difflab.grading.context import seed_for
+
+    tests = tmp_path / "tests"
+    seeds = (seed_for(["0001"]), seed_for(["0002", "0003"]))  # the submitters' sids
+    write(tests / "test_q.py", BATCH_TESTS.replace("== SEED", f"in {seeds}"))
+    export = tmp_path / "assignment_42_export"
+    write(export / "submission_1111111" / "hw.py", REFERENCE)
+    write(export / "submission_2222222" / "hw.py", REFERENCE)
+    (export / "submission_2222222" / "submission_metadata.json").write_text(json.dumps(
+        FORGED))  # the student's own upload: never read
+    (export / "submission_metadata.yml").write_text(REAL_EXPORT)
+    gradebook = tmp_path / "grades.csv"
+    runner = CliRunner()
+    done = runner.invoke(cli, [
+        "grade", str(export), "--tests", str(tests), "--out", str(gradebook),
+        "--late-policy", "per_day=0.5,max_days=3", "--due", "2026-11-19T12:00:00-08:00",
+        "--timeout", "5", "--jobs", "2"])
+    assert done.exit_code == 0, done.output
+    assert "submission_1111111 (Ada Lovelace)" in done.output
+    rows = {row.student: row for row in read_gradebook(gradebook)}
+    ada, pair = rows["submission_1111111"], rows["submission_2222222"]
+    assert (ada.name, ada.email, ada.sid) == ("Ada Lovelace", "ada@example.edu", "0001")
+    assert pair.name == "Grace Hopper; Alan Turing" and pair.sid == "0002; 0003"
+    assert ada.tests["test_q.py::test_seed"] == 1 and pair.tests["test_q.py::test_seed"] == 1
+    assert ada.status == "late" and ada.late_days == 1 and ada.score == pytest.approx(1.5)
+    assert pair.status == "graded" and pair.score == 3  # an hour early, by the export
+    with open(gradebook, newline="") as fh:
+        header = next(csv.reader(fh))
+    assert header[:4] == ["student", "name", "email", "sid"]
+    # Canvas gets the names and logins, not the export's folder names
+    canvas = tmp_path / "canvas.csv"
+    assert runner.invoke(cli, ["gradebook", "export", str(gradebook), "--canvas", str(canvas),
+                               "--assignment", "HW"]).exit_code == 0
+    lines = list(csv.reader(canvas.open()))
+    assert ["Ada Lovelace", "", "0001", "ada@example.edu", "", "1.5"] in lines
+    # regrading one submission into the gradebook keeps everyone's names
+    done = runner.invoke(cli, [
+        "grade", str(export), "--tests", str(tests), "--out", str(gradebook), "--only",
+        "submission_2222222", "--timeout", "5", "--due", "2026-11-19T12:00:00-08:00"])
+    assert done.exit_code == 0, done.output
+    rows = {row.student: row for row in read_gradebook(gradebook)}
+    assert rows["submission_1111111"].name == "Ada Lovelace"
+    assert rows["submission_2222222"].email == "grace@example.edu; alan@example.edu"
+
+
+def test_a_due_date_without_a_time_zone_is_refused(tmp_path):
+    from difflab.grading import GradingInputError, grade_batch
+
+    write(tmp_path / "subs" / "submission_1" / "hw.py", REFERENCE)
+    write(tmp_path / "tests" / "test_q.py", BATCH_TESTS)
+    with pytest.raises(GradingInputError, match="no time zone"):
+        grade_batch(tmp_path / "subs", tmp_path / "tests", tmp_path / "g.csv",
+                    due="2026-11-19T12:00:00")
+
+
+def test_a_gradebook_written_before_the_names_is_still_read(tmp_path):
+    from difflab.grading.batch import read_gradebook
+
+    old = tmp_path / "grades.csv"
+    old.write_text("student,score,max_score,status,score_before_late,late_days,t::a\n"
+                   "bob,2,3,late,4,1,2\n")
+    (row,) = read_gradebook(old)
+    assert (row.student, row.score, row.late_days, row.tests, row.name) == (
+        "bob", 2.0, 1, {"t::a": 2.0}, "")
+
+
 def test_two_entries_for_one_student_are_refused(tmp_path):
     from difflab.grading import GradingInputError
     from difflab.grading.batch import find_submissions
@@ -592,6 +695,165 @@ def test_release_strips_hidden_tests_by_meaning(tmp_path):
     assert "secret(self)" not in released and "TestMarked" not in released
 
 
+#: Lines of the solution, each a secret the student release must not hold anywhere.
+SOLUTION_LINES = [
+    "return 4 * x ** 3  # SOLUTION-CODE-LINE",
+    "The tangent carries the derivative SOLUTION-MARKDOWN-LINE",
+    "raw solution text SOLUTION-RAW-LINE",
+    "SOLUTION-OUTPUT-LINE 108",
+    "SOLUTION-WIDGET-STATE 0.8765",
+    "def quartic_reference(x):  # SOLUTION-FILE-LINE",
+    "instructor notes: SOLUTION-NOTES-LINE",
+    "assert quartic(3) == 108  # HIDDEN-BLOCK-LINE",
+]
+#: A picture of the solution pasted into the markdown answer: its bytes are secret too.
+ANSWER_PNG = b"\x89PNG\r\n\x1a\n" + b"SOLUTION-ATTACHMENT-BYTES" * 8
+QUESTION_PNG = b"\x89PNG\r\n\x1a\n" + b"the question's figure" * 8
+
+
+def _leaky_assignment(folder: Path) -> None:
+    """An assignment folder with a solution in every place a notebook can hold one."""
+    import base64
+
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
+
+    def b64(data: bytes) -> str:
+        return base64.b64encode(data).decode()
+
+    code = new_code_cell(
+        "def quartic(x):\n    ### BEGIN SOLUTION\n    " + SOLUTION_LINES[0]
+        + "\n    ### END SOLUTION\n\nquartic(3)", execution_count=4, outputs=[
+            nbformat.v4.new_output("execute_result", {"text/plain": SOLUTION_LINES[3]},
+                                   execution_count=4),
+            nbformat.v4.new_output("display_data", {
+                "application/vnd.jupyter.widget-view+json": {
+                    "model_id": "abc123", "version_major": 2, "version_minor": 0},
+                "text/plain": "FloatSlider(value=" + SOLUTION_LINES[4] + ")"})])
+    question = new_markdown_cell("Why? ![figure](attachment:question.png)")
+    question.attachments = {"question.png": {"image/png": b64(QUESTION_PNG)}}
+    answer = new_markdown_cell("### BEGIN SOLUTION\n" + SOLUTION_LINES[1]
+                               + "\n![work](attachment:answer.png)\n### END SOLUTION")
+    answer.attachments = {"answer.png": {"image/png": b64(ANSWER_PNG)}}
+    raw = new_raw_cell("Given text.\n### BEGIN SOLUTION\n" + SOLUTION_LINES[2]
+                       + "\n### END SOLUTION")
+    hidden = new_code_cell("### BEGIN HIDDEN TESTS\n" + SOLUTION_LINES[7]
+                           + "\n### END HIDDEN TESTS")
+    nb = new_notebook(cells=[question, code, answer, raw, hidden])
+    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {
+        "state": {"abc123": {"model_name": "FloatSliderModel",
+                             "state": {"value": SOLUTION_LINES[4]}}}, "version_major": 2}}
+    folder.mkdir(parents=True)
+    nbformat.write(nb, str(folder / "hw.ipynb"))
+    write(folder / "solution.py", SOLUTION_LINES[5] + "\n    return 4 * x ** 3\n")
+    write(folder / "notes.txt", SOLUTION_LINES[6] + "\n")
+    write(folder / "data" / "points.csv", "x,y\n1,2\n")
+    write(folder / "tests" / "test_q.py", HIDDEN_BY_MEANING)
+
+
+def _student_release_bytes(release: Path) -> bytes:
+    """Every file of the student release, read as bytes, end to end."""
+    files = [p for p in sorted((release / "student").rglob("*")) if p.is_file()]
+    assert files, "nothing released"
+    return b"\n".join(p.read_bytes() for p in files)
+
+
+def _assert_nothing_secret(everything: bytes) -> None:
+    import base64
+
+    for line in SOLUTION_LINES:  # the line, and its tag alone (the line may be re-wrapped)
+        for needle in [line] + [w for w in line.split() if w.isupper() and "-" in w]:
+            assert needle.encode() not in everything, needle
+    for n in range(1, 7):
+        assert f"3133700{n}".encode() not in everything  # the hidden tests' lines
+    assert b"test_method_secret" not in everything and b"TestMarked" not in everything
+    for form in (ANSWER_PNG, base64.b64encode(ANSWER_PNG), b"SOLUTION-ATTACHMENT-BYTES"):
+        assert form not in everything
+    assert b"widget-state" not in everything and b"abc123" not in everything
+
+
+@pytest.mark.parametrize("manifest", [None, "hw.ipynb\ndata/*.csv  # the data they load\n"],
+                         ids=["no-manifest", "manifest"])
+def test_student_release_holds_no_solution_anywhere(tmp_path, manifest):
+    """The release strips by meaning: outputs, widget state, attachments, raw cells,
+    hidden tests and files beside the notebook never reach the student folder."""
+    import nbformat
+    from click.testing import CliRunner
+
+    from difflab.grading.cli import cli
+
+    folder = tmp_path / "hw"
+    _leaky_assignment(folder)
+    if manifest:
+        (folder / "manifest.txt").write_text(manifest)
+    release = tmp_path / "release"
+    result = CliRunner().invoke(cli, ["assign", str(folder), "--out", str(release),
+                                      "--no-validate"])
+    assert result.exit_code == 0, result.output
+    assert "left out of the student release" in result.output
+    assert "solution.py" in result.output and "notes.txt" in result.output
+    _assert_nothing_secret(_student_release_bytes(release))
+    # what students need is there: the question, its figure, the stub, the visible tests
+    student = nbformat.read(release / "student" / "hw.ipynb", as_version=4)
+    question = student.cells[0]
+    assert question.attachments["question.png"]["image/png"]
+    assert "raise NotImplementedError()" in student.cells[1].source
+    assert student.cells[2].source.startswith("YOUR ANSWER HERE")
+    assert student.cells[3].source.startswith("Given text.")
+    assert "test_seen" in (release / "student" / "tests" / "test_q.py").read_text()
+    assert (release / "student" / "data" / "points.csv").exists() == bool(manifest)
+    # the instructor's version keeps the solution and its picture
+    instructor = nbformat.read(release / "instructor" / "hw.ipynb", as_version=4)
+    assert "answer.png" in instructor.cells[2].attachments
+
+
+@pytest.mark.parametrize("line, message", [
+    ("../secret.py", "outside the assignment folder"),
+    ("tests/test_q.py", "leave tests/ out of the manifest"),
+    ("missing.ipynb", "matches no file"),
+    ("link.py", "not a regular file"),
+])
+def test_manifest_cannot_release_what_it_should_not(tmp_path, line, message):
+    from difflab.grading import GradingInputError
+    from difflab.grading.release import release_files
+
+    folder = tmp_path / "hw"
+    _leaky_assignment(folder)
+    (folder / "link.py").symlink_to(folder / "solution.py")
+    (folder / "manifest.txt").write_text(f"hw.ipynb\n{line}\n")
+    with pytest.raises(GradingInputError, match=message):
+        release_files(folder)
+
+
+def test_a_manifest_pattern_matches_files_not_tests_links_or_itself(tmp_path):
+    from difflab.grading.release import release_files
+
+    folder = tmp_path / "hw"
+    _leaky_assignment(folder)
+    (folder / ".secret.py").write_text("x = 1\n")
+    (folder / "manifest.txt").write_text("*.ipynb\n**/*.csv\n")
+    sources, others, left_out = release_files(folder)
+    assert [p.name for p in sources] == ["hw.ipynb"]
+    assert [p.name for p in others] == ["points.csv"]
+    assert {p.name for p in left_out} == {"solution.py", "notes.txt"}
+
+
+def test_hidden_tests_in_blocks_and_through_partial_are_found():
+    from difflab.grading.release import strip_hidden_tests
+
+    released = strip_hidden_tests(
+        "import functools, sys\n"
+        "from difflab.grading import points\n"
+        "hide = functools.partial(points, hidden=True)\n\n"
+        "@points(1)\ndef test_seen():\n    pass\n\n"
+        "@hide(2)\ndef test_partial():\n    assert 31337010\n\n"
+        "if sys.version_info >= (3, 8):\n"
+        "    @points(1)\n    def test_also_seen():\n        pass\n\n"
+        "    @points(1, hidden=True)\n    def test_in_if():\n        assert 31337011\n")
+    assert "test_seen" in released and "test_also_seen" in released
+    assert "31337010" not in released and "31337011" not in released
+
+
 # -- 13. malformed input: a clear message, exit status 2, and a zero ---------------------
 
 
@@ -609,3 +871,195 @@ def test_malformed_submissions_get_a_message_and_exit_status_2(tmp_path, simple,
         capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr
     assert message in done.stderr and "Traceback" not in done.stderr
+
+
+#: A notebook as Jupyter writes it, with one cell replaced by ``bad`` (a value, or the
+#: JSON text put in its place): what a student can upload.
+def _notebook_text(bad: str) -> str:
+    good = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+            "source": "def add(a, b):\n    return a + b\n"}
+    text = json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+                       "cells": [good, "BAD"]})
+    return text.replace('"BAD"', bad)
+
+
+_CELL = '{"cell_type": "code", "metadata": {}, "outputs": [], "source": %s}'
+MALFORMED_NOTEBOOKS = {
+    "source-is-a-number": (_CELL % "5", "cell 2: its source is not text"),
+    "source-list-of-numbers": (_CELL % "[1, 2]", "cell 2: its source is not text"),
+    "markdown-source-object": ('{"cell_type": "markdown", "metadata": {}, "source": {"a": 1}}',
+                               "cell 2: its source is not text"),
+    "cell-is-a-string": ('"print(1)"', "cell 2 is a str, not a cell"),
+    "outputs-not-a-list": ('{"cell_type": "code", "metadata": {}, "source": "", '
+                           '"outputs": 7}', "cell 2: its outputs is a int"),
+    "number-of-5000-digits": (_CELL % ("1" * 5000), "not a notebook that can be read"),
+    "deep-metadata": ('{"cell_type": "raw", "source": "", "metadata": {"a": %s}}'
+                      % ("[" * 500 + "]" * 500), "nested too deeply"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(MALFORMED_NOTEBOOKS))
+def test_malformed_notebook_cells_get_a_message_and_exit_status_2(tmp_path, simple, case):
+    bad, message = MALFORMED_NOTEBOOKS[case]
+    work = tmp_path / "hw.ipynb"
+    work.write_text(_notebook_text(bad))
+    out = tmp_path / "results.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "difflab.grading", "grade", str(work), "--tests", str(simple),
+         "--out", str(out), "--timeout", "5"],
+        capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    results = json.loads(out.read_text())
+    assert results["score"] == 0 and message in results["output"]
+    assert "autograder could not run" not in results["output"]  # the student's file, not us
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["check", "assign"])
+def test_malformed_notebooks_stop_check_and_assign_with_exit_status_2(tmp_path, simple,
+                                                                       command):
+    folder = tmp_path / "hw"
+    shutil.copytree(simple, folder / "tests")
+    for case, (bad, message) in MALFORMED_NOTEBOOKS.items():
+        (folder / "hw.ipynb").write_text(_notebook_text(bad))
+        args = (["check", str(folder / "hw.ipynb"), "--tests", str(folder / "tests")]
+                if command == "check" else
+                ["assign", str(folder), "--out", str(tmp_path / "release"), "--no-validate"])
+        done = subprocess.run([sys.executable, "-m", "difflab.grading", *args],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2, (case, done.stderr)
+        assert message in done.stderr and "Traceback" not in done.stderr, (case, done.stderr)
+
+
+def test_a_folder_named_like_a_notebook_is_refused_where_notebooks_are_read(tmp_path):
+    from difflab.grading import GradingInputError, make_student_version
+    from difflab.grading.notebooks import read_notebook
+
+    (tmp_path / "x.ipynb").mkdir()
+    with pytest.raises(GradingInputError, match="is a folder, not a .ipynb file"):
+        read_notebook(tmp_path / "x.ipynb")
+    with pytest.raises(GradingInputError, match="not found|folder"):
+        make_student_version(tmp_path / "x.ipynb", tmp_path / "out")
+
+
+#: The student's side of the wire, reached as a student who reads the source would: the
+#: server object through the garbage collector, then raw bytes on its reply pipe.  Each
+#: forging test's function sends one forged reply and ends the process, so what the
+#: grader does with that reply decides the test.
+FORGER = '''
+import gc, json, os, struct
+
+
+def _forge(header, blobs=b""):
+    server = next(o for o in gc.get_objects() if type(o).__name__ == "_Server")
+    header = header if isinstance(header, bytes) else header.encode()
+    os.write(server.channel.write_fd, struct.pack(">I", len(header)) + header + blobs)
+    os._exit(0)
+
+
+def square(x):
+    return x * x
+
+
+def digits():
+    _forge('{"body": {"ok": ' + "7" * 5000 + '}, "blobs": []}')
+
+
+def negative_blob():
+    _forge(json.dumps({"body": {"ok": 1}, "blobs": [-1]}))
+
+
+def float_blob():
+    _forge(json.dumps({"body": {"ok": 1}, "blobs": [1.5]}))
+
+
+def huge_blob():
+    _forge(json.dumps({"body": {"ok": 1}, "blobs": [2 ** 70]}))
+
+
+def deep():
+    _forge('{"body": {"ok": ' + "[" * 50000 + "]" * 50000 + '}, "blobs": []}')
+
+
+def huge_array():
+    import io
+    import numpy as np
+    buffer = io.BytesIO()
+    np.save(buffer, np.zeros(1))
+    blob = buffer.getvalue().replace(b"'shape': (1,)", b"'shape': (99999999999999999,)")
+    _forge(json.dumps({"body": {"ok": {"$array": 0}}, "blobs": [len(blob)]}), blob)
+
+
+def wrong_types():
+    _forge(json.dumps({"body": {"ok": {"$tensor": {"$array": 3}, "requires_grad": "yes"}},
+                       "blobs": []}))
+
+
+def report():  # an error report whose every field is out of range or of the wrong type
+    _forge(json.dumps({"body": {"error": {
+        "type": "SystemExit", "bases": ["SystemExit"], "exit": "9" * 100_000,
+        "frames": [[10 ** 18, "f", "x"], [-5, 1, 2], 7], "syntax": [10 ** 30, 1, 2],
+        "errno": "27", "text": ["not", "text"]}}, "blobs": []}))
+
+
+def report_of_wrong_shape():
+    _forge(json.dumps({"body": {"error": {"type": "X", "bases": 5, "frames": 7}},
+                       "blobs": []}))
+'''
+
+FORGED_TESTS = '''
+import submission
+from difflab.grading import points
+
+@points(1)
+def test_honest():
+    assert submission.square(3) == 9
+''' + "".join(f'''
+
+@points(1)
+def test_{name}():
+    assert submission.{name}() == 1
+''' for name in ("digits", "negative_blob", "float_blob", "huge_blob", "deep", "huge_array",
+                 "wrong_types", "report", "report_of_wrong_shape"))
+
+
+@pytest.mark.slow
+def test_out_of_range_values_on_the_wire_score_zero_with_a_message(tmp_path, grade_fast):
+    write(tmp_path / "tests" / "test_forged.py", FORGED_TESTS)
+    sub = write(tmp_path / "forger.py", FORGER)
+    results = grade_fast(sub, tmp_path / "tests", tmp_path / "results.json")
+    tests = by_name(results)
+    assert tests.pop("test_honest")["score"] == 1
+    for name, test in tests.items():
+        output = test["output"]
+        assert test["score"] == 0, (name, output)
+        assert "Traceback" not in output and "grader's test process" not in output, output
+        assert "TypeError" not in output and len(output) < 3000, (name, output)
+    assert "malformed message" in tests["test_digits"]["output"]
+    assert "exit status 9999" in tests["test_report"]["output"]
+    assert "9" * 101 not in tests["test_report"]["output"]  # cut to the grader's limit
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("greeting", [
+    '{"$dict": [["loaded", true], ["cell_errors", 5]]}',
+    '{"$dict": [["loaded", false], ["error", "nope"]]}',
+    '{"$dict": [["loaded", false], ["error", {"$dict": [["bases", 3]]}]]}',
+], ids=["cell-errors-not-a-list", "error-not-a-record", "error-fields-wrong"])
+def test_forged_greeting_is_a_load_failure_not_a_grader_crash(tmp_path, simple, grade_fast,
+                                                             greeting):
+    sub = write(tmp_path / "greeting.py", '''
+        import gc, os, struct
+        server = next(o for o in gc.get_objects() if type(o).__name__ == "_Server")
+        header = ('{"body": {"ok": %s}, "blobs": []}' % GREETING).encode()
+        os.write(server.channel.write_fd, struct.pack(">I", len(header)) + header)
+        os._exit(0)
+    '''.replace("GREETING", repr(greeting)))
+    results = grade_fast(sub, simple)
+    assert results["score"] == 0
+    for test in results["tests"]:
+        assert "grader's test process stopped" not in test["output"], test["output"]
+        assert "could not be loaded" in test["output"], test["output"]
