@@ -50,7 +50,6 @@ class Tensor(TensorMethods, InPlaceMethods):
     # (left unset elsewhere, so creating a tensor costs nothing more).
     __slots__ = ("array", "_requires_grad", "grad", "grad_fn", "_version", "_base",
                  "_post_accumulate_grad_hooks", "__weakref__")
-    __array_ufunc__ = None  # make NumPy defer to Tensor's operators: array + tensor -> Tensor
 
     def __init__(
         self,
@@ -216,6 +215,19 @@ class Tensor(TensorMethods, InPlaceMethods):
             )
         array = backend.to_numpy(self.array)
         return array if dtype is None else array.astype(dtype)
+
+    # NumPy's dispatch protocols (NEP 13 and 18): np.sin(t), np.sum(t, axis=0), np.stack([t, t])
+    # and array + t become difflab's primitives, recorded like t.sin() (difflab.numpy_protocol).
+    # Only NumPy's own calls come here: dl.sin(t) and t + t never do.
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        from difflab.numpy_protocol import tensor_ufunc
+
+        return tensor_ufunc(ufunc, method, *inputs, **kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: tuple, kwargs: dict) -> Any:
+        from difflab.numpy_protocol import tensor_function
+
+        return tensor_function(func, types, args, kwargs)
 
     def __float__(self) -> float:
         self._value_read("float()")

@@ -75,13 +75,12 @@ does not depend on the inputs).
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from difflab import backend
+from difflab import backend, numpy_protocol
 from difflab import functions as F
 from difflab.diff.interface import check_output
 from difflab.functions import TypeHandler, register_type
@@ -450,18 +449,12 @@ class Dual:
         if name in _UFUNC_CONSTANT:
             # Piecewise constant (sign, floor, comparisons, ...): derivative 0 almost everywhere.
             return ufunc(*(_strip(v) for v in inputs), **kwargs)
-        raise TypeError(
-            f"numpy.{name} has no derivative rule for Dual numbers; supported: the registry's "
-            f"elementwise primitives and {', '.join(sorted(_UFUNC_COMPOSITE))}"
-        )
+        raise numpy_protocol.unsupported(ufunc, "forward mode, on a Dual")
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         impl = _ARRAY_FUNCTIONS.get(func)
         if impl is None:
-            raise TypeError(
-                f"numpy.{func.__name__} is not supported on Dual numbers (forward mode). "
-                f"Supported: {', '.join(sorted(f.__name__ for f in _ARRAY_FUNCTIONS))}"
-            )
+            raise numpy_protocol.unsupported(func, "forward mode, on a Dual")
         return impl(*args, **kwargs)
 
 
@@ -483,32 +476,14 @@ register_type(Dual, _DualHandler())
 
 # ----------------------------------------------- NumPy's functions, onto the primitives
 
-def _log_base(base: float) -> Callable:
-    def log_b(x: Any) -> Dual:
-        return _push(P["log"], x) * (1.0 / math.log(base))
-
-    return log_b
-
-
-# ufuncs whose NumPy name differs from their primitive's
-_UFUNC_ALIASES = {"true_divide": "divide", "float_power": "power", "fmax": "maximum",
-                  "fmin": "minimum"}
+# The ufunc tables are shared with Tensor's protocol (difflab.numpy_protocol): aliases of
+# primitives' names, ufuncs composed of primitives, and those without a derivative.
+_UFUNC_ALIASES = numpy_protocol.UFUNC_ALIASES
 _UFUNC_COMPOSITE: dict[str, Callable] = {
-    "square": lambda x: x * x,
-    "reciprocal": lambda x: 1.0 / x,
-    "positive": lambda x: x,
-    "conjugate": lambda x: x,
-    "exp2": lambda x: 2.0**x,
-    "log2": _log_base(2.0),
-    "log10": _log_base(10.0),
-    "hypot": lambda a, b: _push(P["sqrt"], a * a + b * b),
+    **numpy_protocol.UFUNC_COMPOSITES,
     "matmul": lambda a, b: _push(P["matmul"], a, b),  # a generalized ufunc since NumPy 2
 }
-_UFUNC_CONSTANT = {
-    "sign", "heaviside", "floor", "ceil", "rint", "trunc", "signbit", "isfinite", "isnan",
-    "isinf", "greater", "greater_equal", "less", "less_equal", "equal", "not_equal",
-    "logical_and", "logical_or", "logical_not", "logical_xor",
-}
+_UFUNC_CONSTANT = numpy_protocol.UFUNC_NO_DERIVATIVE
 
 _ARRAY_FUNCTIONS: dict[Callable, Callable] = {}
 
@@ -581,7 +556,7 @@ def _std(x: Dual, axis: Any = None, dtype: Any = None, out: Any = None, ddof: in
 def _norm(x: Dual, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Dual:  # noqa: A002
     """The 2-norm (Frobenius for matrices) √(Σ x²)."""
     if ord not in (None, 2, "fro"):
-        raise TypeError(f"np.linalg.norm(ord={ord!r}) is not supported on Dual numbers")
+        raise numpy_protocol.unsupported(f"linalg.norm(ord={ord!r})", "forward mode, on a Dual")
     return _push(P["sqrt"], _sum(x * x, axis, keepdims=keepdims))
 
 
