@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from difflab import backend
 from difflab import functions as F
 from difflab import functions_indexing as FI
 from difflab.autograd.engine import GraphRecorder, apply
@@ -161,6 +162,12 @@ _OPERATORS = {
 _PLAIN = (Tensor, np.ndarray, np.generic, int, float, bool, complex, list, tuple)
 
 
+def _plain(value: Any) -> bool:
+    """A value a Tensor's protocol computes with (a device array too: CuPy defers to the
+    Tensor's operators for ``device_array * tensor``, as NumPy does)."""
+    return isinstance(value, _PLAIN) or backend.is_gpu_array(value)
+
+
 def _tracked(values: Sequence[Any]) -> bool:
     """Whether computing on the plain values would lose something: a tensor requires grad,
     or a graph is being traced (the value would be baked in as a constant)."""
@@ -170,7 +177,7 @@ def _tracked(values: Sequence[Any]) -> bool:
 
 def tensor_ufunc(ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
     """``Tensor.__array_ufunc__``: ``np.sin(t)``, ``np.add(array, t)``, ``np.maximum(t, 0)``."""
-    if not builtins.all(isinstance(v, _PLAIN) for v in inputs):
+    if not builtins.all(_plain(v) for v in inputs):
         return NotImplemented  # (a Dual among them: its own protocol answers)
     name = ufunc.__name__
     if method != "__call__" or kwargs.get("out") is not None:
@@ -203,7 +210,7 @@ def tensor_ufunc(ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> A
 
 def tensor_function(func: Callable, types: Sequence[type], args: tuple, kwargs: dict) -> Any:
     """``Tensor.__array_function__``: ``np.sum(t, axis=0)``, ``np.stack([t, 2 * t])``, ..."""
-    if not builtins.all(issubclass(t, _PLAIN) for t in types):
+    if not builtins.all(issubclass(t, _PLAIN) or backend.is_gpu_array_type(t) for t in types):
         return NotImplemented
     impl = TENSOR_FUNCTIONS.get(func)
     if impl is not None:
@@ -221,10 +228,71 @@ def _flat_values(args: tuple, kwargs: dict) -> list:
     return values
 
 
+# -------------------------------------------- NumPy's functions made of NumPy's functions
+
+#: NumPy functions written with other NumPy functions that have primitives: each call
+#: below dispatches again, on whatever type the values are (Tensor, Dual), so the one
+#: definition serves every method.
+COMPOSITES: dict[Callable, Callable] = {}
+
+
+def _composite(*numpy_functions: Callable) -> Callable:
+    def register(impl: Callable) -> Callable:
+        for f in numpy_functions:
+            COMPOSITES[f] = impl
+        return impl
+
+    return register
+
+
+@_composite(np.outer)
+def _outer(a: Any, b: Any, out: Any = None) -> Any:
+    """a_i b_j: the vectors as a column and a row, multiplied (broadcast)."""
+    return np.multiply(np.reshape(a, (-1, 1)), np.reshape(b, (1, -1)))
+
+
+@_composite(np.inner, np.vdot)
+def _inner(a: Any, b: Any) -> Any:
+    """Σ a_i b_i, for vectors (real: vdot is inner)."""
+    if np.ndim(a) != 1 or np.ndim(b) != 1:
+        raise unsupported("inner/vdot of arrays that are not vectors (use np.einsum)",
+                          "on differentiable values")
+    return np.sum(np.multiply(a, b))
+
+
+@_composite(np.trace)
+def _trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
+           out: Any = None) -> Any:
+    """Σ a_ii of a matrix."""
+    if offset or (axis1, axis2) != (0, 1) or np.ndim(a) != 2:
+        raise unsupported("trace with offset or axes, or of a non-matrix (use np.einsum)",
+                          "on differentiable values")
+    return np.einsum("ii->", a)
+
+
+@_composite(np.hstack)
+def _hstack(tup: Sequence[Any], **_: Any) -> Any:
+    return np.concatenate(list(tup), axis=0 if np.ndim(tup[0]) == 1 else 1)
+
+
+@_composite(np.vstack)
+def _vstack(tup: Sequence[Any], **_: Any) -> Any:
+    return np.concatenate([np.reshape(a, (1, -1)) if np.ndim(a) == 1 else a for a in tup])
+
+
+@_composite(np.diff)
+def _diff(a: Any, n: int = 1, axis: int = -1, **_: Any) -> Any:
+    """a[1:] - a[:-1] along ``axis``, n times."""
+    head = (slice(None),) * (axis % np.ndim(a))
+    for _k in range(n):
+        a = np.subtract(a[head + (slice(1, None),)], a[head + (slice(None, -1),)])
+    return a
+
+
 # ------------------------------------------------------------ NumPy's functions, on tensors
 
 #: numpy function -> its implementation on tensors (with difflab's own functions).
-TENSOR_FUNCTIONS: dict[Callable, Callable] = {}
+TENSOR_FUNCTIONS: dict[Callable, Callable] = dict(COMPOSITES)
 
 
 def _implements(*numpy_functions: Callable) -> Callable:
@@ -291,13 +359,6 @@ def _std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int
     return F.sqrt(_var(a, axis, dtype, out, ddof, keepdims))
 
 
-@_implements(np.prod)
-def _prod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
-          keepdims: bool = False, **_: Any) -> Tensor:
-    _no_extras("prod", out=out)
-    return tensor_of(a).prod(_axes(axis), bool(keepdims))
-
-
 @_implements(np.max, np.amax)
 def _max(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, **_: Any) -> Tensor:
     _no_extras("max", out=out)
@@ -341,33 +402,6 @@ def _dot(a: Any, b: Any, out: Any = None) -> Tensor:
         raise unsupported("dot of arrays with more than 2 dimensions (use np.matmul or "
                           "np.einsum)", "on a Tensor")
     return F.matmul(tensor_of(a), b)
-
-
-@_implements(np.vdot, np.inner)
-def _inner(a: Any, b: Any) -> Tensor:
-    if np.ndim(a) != 1 or np.ndim(b) != 1:
-        raise unsupported("inner/vdot of arrays that are not vectors (use np.einsum)",
-                          "on a Tensor")
-    return F.matmul(tensor_of(a), b)
-
-
-@_implements(np.outer)
-def _outer(a: Any, b: Any, out: Any = None) -> Tensor:
-    return tensor_of(a).reshape(-1, 1) * tensor_of(b).reshape(1, -1)
-
-
-@_implements(np.einsum)
-def _einsum(subscripts: str, *operands: Any, **kwargs: Any) -> Tensor:
-    _no_extras("einsum", out=kwargs.get("out"))
-    return FI.einsum(subscripts, *operands)
-
-
-@_implements(np.trace)
-def _trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
-           out: Any = None) -> Tensor:
-    if offset or (axis1, axis2) != (0, 1) or np.ndim(a) != 2:
-        raise unsupported("trace with offset or axes, or of a non-matrix", "on a Tensor")
-    return FI.einsum("ii->", a)
 
 
 @_implements(np.reshape)
@@ -444,17 +478,6 @@ def _stack(arrays: Sequence[Any], axis: int = 0, out: Any = None, **_: Any) -> T
     return F.stack(list(arrays), axis)
 
 
-@_implements(np.hstack)
-def _hstack(tup: Sequence[Any], **_: Any) -> Tensor:
-    arrays = [tensor_of(a) for a in tup]
-    return F.cat(arrays, 0 if arrays[0].ndim == 1 else 1)
-
-
-@_implements(np.vstack)
-def _vstack(tup: Sequence[Any], **_: Any) -> Tensor:
-    return F.cat([tensor_of(a).reshape(1, -1) if np.ndim(a) == 1 else a for a in tup], 0)
-
-
 @_implements(np.where)
 def _where(condition: Any, x: Any = None, y: Any = None) -> Any:
     if x is None and y is None:  # the indices where condition holds: no derivative
@@ -467,22 +490,6 @@ def _clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kwarg
     _no_extras("clip", out=out)
     low, high = kwargs.get("min", a_min), kwargs.get("max", a_max)
     return tensor_of(a).clamp(low, high)
-
-
-@_implements(np.cumprod)
-def _cumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Tensor:
-    _no_extras("cumprod", out=out)
-    a = tensor_of(a)
-    return FI.cumprod(a.reshape(-1) if axis is None else a, 0 if axis is None else axis)
-
-
-@_implements(np.diff)
-def _diff(a: Any, n: int = 1, axis: int = -1, **_: Any) -> Tensor:
-    a = tensor_of(a)
-    head = (slice(None),) * (axis % a.ndim)
-    for _k in range(n):
-        a = a[head + (slice(1, None),)] - a[head + (slice(None, -1),)]
-    return a
 
 
 @_implements(np.copy)

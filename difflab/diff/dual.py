@@ -452,7 +452,7 @@ class Dual:
         raise numpy_protocol.unsupported(ufunc, "forward mode, on a Dual")
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        impl = _ARRAY_FUNCTIONS.get(func)
+        impl = _ARRAY_FUNCTIONS.get(func) or numpy_protocol.COMPOSITES.get(func)
         if impl is None:
             raise numpy_protocol.unsupported(func, "forward mode, on a Dual")
         return impl(*args, **kwargs)

@@ -139,6 +139,15 @@ class Prod(Primitive):
 
     name = "prod"
     double_backward = False
+    numpy_function = np.prod  # its NumPy face: np.prod(x, axis) on a Tensor or a Dual
+
+    @staticmethod
+    def numpy_arguments(a, axis=None, dtype=None, out=None, keepdims=False, **_):
+        """``np.prod(a, axis, keepdims=)`` over one axis or all of them."""
+        if out is not None or not (axis is None or isinstance(axis, int)):
+            raise TypeError("np.prod on differentiable values takes one axis (an int) or "
+                            "none, and no out=")
+        return (a,), {"axis": axis, "keepdims": bool(keepdims)}
 
     @staticmethod
     def forward(ctx, xp, x, axis=None, keepdims=False):
