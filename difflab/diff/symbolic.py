@@ -51,6 +51,7 @@ Helpers for showing and measuring (used by the comparison harness)
 from __future__ import annotations
 
 import operator
+import os
 import re
 import sys
 import time
@@ -333,6 +334,10 @@ def _symbols_like(example: Any, name: str) -> Any:
     return SymbolArray(np.array(flat, dtype=object).reshape(shape))
 
 
+#: Where sympy and NumPy live: their frames are not the user's line an error points to.
+_LIBRARIES = tuple(os.path.dirname(m.__file__) for m in (sympy, np))
+
+
 def _explain(exc: Exception, f: Callable) -> SymbolicTraceError:
     """Turn a failure inside the trace into an error that says what happened and why."""
     message = str(exc)
@@ -353,7 +358,7 @@ def _explain(exc: Exception, f: Callable) -> SymbolicTraceError:
         operation = f"numpy.{match.group(1)}"
     line = ""
     frames = [fr for fr in traceback.extract_tb(exc.__traceback__)
-              if "sympy" not in fr.filename and "numpy" not in fr.filename]
+              if not fr.filename.startswith(_LIBRARIES)]
     if frames:
         last = frames[-1]
         line = f" (in {last.name}, line {last.lineno}: `{(last.line or '').strip()}`)"

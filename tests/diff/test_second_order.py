@@ -72,7 +72,6 @@ KNOWN_GAPS = {
     ("max_dim", "forward"): "dl.max(dim=) reads a Dual as a plain array",
     ("max_dim", "symbolic"): "a maximum over a dimension is a comparison sympy cannot trace",
     ("softmax", "symbolic"): "softmax subtracts its maximum first: a comparison on symbols",
-    ("where", "symbolic"): "z > 0 on symbols is a Python truth value, not a Piecewise",
 }
 
 
