@@ -69,8 +69,8 @@ class UnsupportedNumPyFunction(TypeError):
     >>> try:
     ...     dl.grad(lambda x: np.sum(np.fft.fft(x).real), method="reverse")(np.ones(4))
     ... except dl.UnsupportedNumPyFunction as e:
-    ...     print(str(e).split(":")[0])
-    numpy.fft.fft has no derivative rule in difflab (reverse mode, on a Tensor)
+    ...     print(str(e).split(" (")[0], isinstance(e, TypeError))
+    numpy.fft.fft has no derivative rule in difflab True
     """
 
 

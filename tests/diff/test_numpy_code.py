@@ -13,6 +13,8 @@ in every method that needs a rule.
 
 from __future__ import annotations
 
+import doctest
+
 import numpy as np
 import pytest
 
@@ -235,3 +237,7 @@ def test_dl_functions_never_reach_the_numpy_protocol(monkeypatch):
     y = dl.sum(dl.sin(t) * t + t @ t - 2.0 * t / (t + 1.0)) + dl.stack([t, t]).mean()
     y.backward()
     assert t.grad is not None
+
+
+def test_the_docstring_examples_run():
+    assert doctest.testmod(numpy_protocol).failed == 0
