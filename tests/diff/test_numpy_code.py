@@ -151,6 +151,21 @@ def test_compiled_gradient_of_stacked_values_is_not_zero():
     np.testing.assert_allclose(dl.hessian(f, method="compiled")(x), 10 * np.eye(2))
 
 
+def test_a_traced_numpy_function_replays_on_new_values():
+    """NumPy calls on traced values are recorded as primitives, not baked in as constants
+    (the tracer used to see np.asarray of the value, and warn)."""
+    import warnings
+
+    def f(x):
+        return np.sum(np.stack([np.sin(x), x * 2]), axis=0) + np.maximum(x, 2.5)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (a TracerWarning would be an error)
+        traced = dl.jit.trace(f, (dl.tensor([1.0, 2.0]),))
+    for x in ([1.0, 2.0], [3.0, 4.0]):
+        np.testing.assert_allclose(traced(dl.tensor(x)).numpy(), f(np.array(x)), rtol=1e-6)
+
+
 # ---------------------------------------------------------------- no rule: one clear error
 
 UNSUPPORTED = {
