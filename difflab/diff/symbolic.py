@@ -253,6 +253,9 @@ _EXACT_ON_OBJECTS = {
     np.einsum, np.trace, np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis,
     np.expand_dims, np.squeeze, np.broadcast_to, np.flip, np.concatenate, np.stack, np.hstack,
     np.vstack, np.diff, np.copy, np.shape, np.ndim, np.size, np.zeros_like, np.ones_like,
+    np.full_like, np.empty_like, np.atleast_1d, np.atleast_2d, np.broadcast_arrays,
+    np.result_type, np.tile, np.repeat, np.take, np.roll, np.tril, np.triu, np.diag,
+    np.diagonal, np.kron, np.tensordot,
 }
 
 
