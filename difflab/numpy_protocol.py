@@ -86,9 +86,8 @@ def _qualified(func: Any) -> str:
     module = getattr(func, "__module__", "") or ""
     name = getattr(func, "__name__", str(func))
     for sub in ("fft", "linalg", "random", "polynomial"):
-        if module.startswith(f"numpy.{sub}") or module.startswith(f"numpy.{sub[:3]}"):
-            if getattr(getattr(np, sub, None), name, None) is func:
-                return f"{sub}.{name}"
+        if module.startswith(f"numpy.{sub}") and getattr(getattr(np, sub), name, None) is func:
+            return f"{sub}.{name}"
     return name
 
 
