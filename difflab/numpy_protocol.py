@@ -288,6 +288,82 @@ def _diff(a: Any, n: int = 1, axis: int = -1, **_: Any) -> Any:
     return a
 
 
+def _count(shape: tuple, axis: Any) -> int:
+    """How many entries a reduction over ``axis`` of an array of ``shape`` combines."""
+    axes = range(len(shape)) if axis is None else (axis,) if isinstance(axis, int) else axis
+    return int(np.prod([shape[k] for k in axes], dtype=int))
+
+
+@_composite(np.var)
+def _var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
+         keepdims: bool = False, **_: Any) -> Any:
+    """Σ (a - mean)² / (n - ddof)."""
+    centred = np.subtract(a, np.mean(a, axis=axis, keepdims=True))
+    total = np.sum(np.multiply(centred, centred), axis=axis, keepdims=keepdims)
+    return np.divide(total, _count(np.shape(a), axis) - ddof)
+
+
+@_composite(np.std)
+def _std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
+         keepdims: bool = False, **_: Any) -> Any:
+    return np.sqrt(_var(a, axis, ddof=ddof, keepdims=keepdims))
+
+
+@_composite(np.linalg.norm)
+def _norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002
+    """The 2-norm √(Σ x²) (Frobenius for a matrix); for vectors also ord = 1 and inf."""
+    vector = np.ndim(x) == 1 or isinstance(axis, int)
+    if ord in (None, "fro") or ord == 2 and vector:
+        return np.sqrt(np.sum(np.multiply(x, x), axis=axis, keepdims=keepdims))
+    if vector and ord == 1:
+        return np.sum(np.abs(x), axis=axis, keepdims=keepdims)
+    if vector and ord == np.inf:
+        return np.max(np.abs(x), axis=axis, keepdims=keepdims)
+    raise unsupported(f"linalg.norm(ord={ord!r}) of a matrix", "on differentiable values")
+
+
+@_composite(np.ravel)
+def _ravel(a: Any, order: str = "C") -> Any:
+    return np.reshape(a, (-1,))
+
+
+@_composite(np.expand_dims)
+def _expand_dims(a: Any, axis: Any) -> Any:
+    shape = list(np.shape(a))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    n = len(shape) + len(axes)
+    for k in sorted(k % n for k in axes):
+        shape.insert(k, 1)
+    return np.reshape(a, tuple(shape))
+
+
+@_composite(np.squeeze)
+def _squeeze(a: Any, axis: Any = None) -> Any:
+    shape = np.shape(a)
+    axes = None if axis is None else {k % len(shape) for k in np.atleast_1d(axis).tolist()}
+    return np.reshape(a, tuple(n for k, n in enumerate(shape)
+                               if not (n == 1 and (axes is None or k in axes))))
+
+
+@_composite(np.swapaxes)
+def _swapaxes(a: Any, axis1: int, axis2: int) -> Any:
+    order = list(range(np.ndim(a)))
+    i, j = axis1 % len(order), axis2 % len(order)
+    order[i], order[j] = order[j], order[i]
+    return np.transpose(a, order)
+
+
+@_composite(np.moveaxis)
+def _moveaxis(a: Any, source: Any, destination: Any) -> Any:
+    n = np.ndim(a)
+    src = [k % n for k in ((source,) if isinstance(source, int) else source)]
+    dst = [k % n for k in ((destination,) if isinstance(destination, int) else destination)]
+    order = [k for k in range(n) if k not in src]
+    for d, k in sorted(zip(dst, src)):
+        order.insert(d, k)
+    return np.transpose(a, order)
+
+
 # ------------------------------------------------------------ NumPy's functions, on tensors
 
 #: numpy function -> its implementation on tensors (with difflab's own functions).
@@ -345,19 +421,6 @@ def _mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
     return tensor_of(a).mean(_axes(axis), bool(keepdims))
 
 
-@_implements(np.var)
-def _var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
-         keepdims: bool = False, **_: Any) -> Tensor:
-    _no_extras("var", out=out)
-    return tensor_of(a).var(_axes(axis), bool(keepdims), correction=ddof)
-
-
-@_implements(np.std)
-def _std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
-         keepdims: bool = False, **_: Any) -> Tensor:
-    return F.sqrt(_var(a, axis, dtype, out, ddof, keepdims))
-
-
 @_implements(np.max, np.amax)
 def _max(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, **_: Any) -> Tensor:
     _no_extras("max", out=out)
@@ -380,18 +443,6 @@ def _argmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -
     return tensor_of(a).argmin(axis, bool(keepdims))
 
 
-@_implements(np.linalg.norm)
-def _norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A002
-    """The 2-norm (Frobenius for a matrix); for vectors also ord = 1 and ord = inf."""
-    x = tensor_of(x)
-    vector = x.ndim == 1 or isinstance(axis, int)
-    if ord in (None, "fro") or ord == 2 and vector:
-        return x.norm(2, _axes(axis), bool(keepdims))
-    if vector and ord in (1, np.inf):
-        return x.norm(ord, axis, bool(keepdims))
-    raise unsupported(f"linalg.norm(ord={ord!r}) of a matrix", "on a Tensor")
-
-
 @_implements(np.dot)
 def _dot(a: Any, b: Any, out: Any = None) -> Tensor:
     _no_extras("dot", out=out)
@@ -410,45 +461,10 @@ def _reshape(a: Any, newshape: Any = None, order: str = "C", *, shape: Any = Non
     return tensor_of(a).reshape((shape,) if isinstance(shape, int) else tuple(shape))
 
 
-@_implements(np.ravel)
-def _ravel(a: Any, order: str = "C") -> Tensor:
-    return tensor_of(a).reshape(-1)
-
-
 @_implements(np.transpose)
 def _transpose(a: Any, axes: Any = None) -> Tensor:
     a = tensor_of(a)
     return a.permute(*(range(a.ndim - 1, -1, -1) if axes is None else axes))
-
-
-@_implements(np.swapaxes)
-def _swapaxes(a: Any, axis1: int, axis2: int) -> Tensor:
-    return tensor_of(a).transpose(axis1, axis2)
-
-
-@_implements(np.moveaxis)
-def _moveaxis(a: Any, source: Any, destination: Any) -> Tensor:
-    a = tensor_of(a)
-    n = a.ndim
-    src = [s % n for s in ((source,) if isinstance(source, int) else source)]
-    dst = [d % n for d in ((destination,) if isinstance(destination, int) else destination)]
-    order = [k for k in range(n) if k not in src]
-    for d, s in sorted(zip(dst, src)):
-        order.insert(d, s)
-    return a.permute(*order)
-
-
-@_implements(np.expand_dims)
-def _expand_dims(a: Any, axis: Any) -> Tensor:
-    a = tensor_of(a)
-    for k in sorted((axis,) if isinstance(axis, int) else axis):
-        a = a.unsqueeze(k)
-    return a
-
-
-@_implements(np.squeeze)
-def _squeeze(a: Any, axis: Any = None) -> Tensor:
-    return tensor_of(a).squeeze(_axes(axis))
 
 
 @_implements(np.broadcast_to)

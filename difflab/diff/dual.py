@@ -538,28 +538,6 @@ def _mean(x: Dual, axis: Any = None, dtype: Any = None, out: Any = None,
     return _sum(x, axes, keepdims=keepdims) * (1.0 / _size(x, axes))
 
 
-@_implements(np.var)
-def _var(x: Dual, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
-         keepdims: bool = False, **_: Any) -> Dual:
-    axes = _axes(axis, x.ndim)
-    centred = x - _mean(x, axes, keepdims=True)
-    return _sum(centred * centred, axes, keepdims=keepdims) * (1.0 / (_size(x, axes) - ddof))
-
-
-@_implements(np.std)
-def _std(x: Dual, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
-         keepdims: bool = False, **_: Any) -> Dual:
-    return _push(P["sqrt"], _var(x, axis, ddof=ddof, keepdims=keepdims))
-
-
-@_implements(np.linalg.norm)
-def _norm(x: Dual, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Dual:  # noqa: A002
-    """The 2-norm (Frobenius for matrices) √(Σ x²)."""
-    if ord not in (None, 2, "fro"):
-        raise numpy_protocol.unsupported(f"linalg.norm(ord={ord!r})", "forward mode, on a Dual")
-    return _push(P["sqrt"], _sum(x * x, axis, keepdims=keepdims))
-
-
 def _extreme(x: Dual, axis: Any = None, out: Any = None, keepdims: bool = False,
              largest: bool = True, **_: Any) -> Dual:
     """max/min = Σ x · w, the weights w marking the extreme (shared evenly on ties)."""
@@ -590,11 +568,6 @@ def _np_reshape(x: Dual, newshape: Any = None, order: str = "C", *, shape: Any =
     return x.reshape((shape,) if isinstance(shape, int) else tuple(shape))
 
 
-@_implements(np.ravel)
-def _ravel(x: Dual, order: str = "C") -> Dual:
-    return x.reshape(-1)
-
-
 @_implements(np.transpose)
 def _transpose(x: Dual, axes: Any = None) -> Dual:
     n = x.ndim
@@ -608,17 +581,6 @@ def _swapaxes(x: Dual, axis1: int, axis2: int) -> Dual:
     a, b = axis1 % x.ndim, axis2 % x.ndim
     axes[a], axes[b] = axes[b], axes[a]
     return _transpose(x, tuple(axes))
-
-
-@_implements(np.moveaxis)
-def _moveaxis(x: Dual, source: Any, destination: Any) -> Dual:
-    n = x.ndim
-    src = [s % n for s in ((source,) if isinstance(source, int) else source)]
-    dst = [d % n for d in ((destination,) if isinstance(destination, int) else destination)]
-    order = [a for a in range(n) if a not in src]
-    for d, s in sorted(zip(dst, src)):
-        order.insert(d, s)
-    return _transpose(x, tuple(order))
 
 
 @_implements(np.expand_dims)

@@ -285,21 +285,6 @@ def _where(condition: Any, x: Any = None, y: Any = None) -> Any:
     return _wrap(_HANDLER.where(*_plain((condition, x, y))))
 
 
-def _var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
-         keepdims: bool = False, **_: Any) -> Any:
-    centred = a - np.mean(a, axis=axis, keepdims=True)
-    n = np.size(a) if axis is None else np.prod([np.shape(a)[k] for k in np.atleast_1d(axis)])
-    return np.sum(centred * centred, axis=axis, keepdims=keepdims) / (n - ddof)
-
-
-def _norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002
-    if ord in (None, "fro") or ord == 2 and (np.ndim(x) == 1 or isinstance(axis, int)):
-        return np.sqrt(np.sum(x * x, axis=axis, keepdims=keepdims))
-    if ord == 1 and (np.ndim(x) == 1 or isinstance(axis, int)):
-        return np.sum(np.abs(x), axis=axis, keepdims=keepdims)
-    raise numpy_protocol.unsupported(f"linalg.norm(ord={ord!r})", "symbolic")
-
-
 def _clip(a: Any, a_min: Any = None, a_max: Any = None, **kwargs: Any) -> Any:
     low, high = kwargs.get("min", a_min), kwargs.get("max", a_max)
     if high is not None:
@@ -310,8 +295,8 @@ def _clip(a: Any, a_min: Any = None, a_max: Any = None, **kwargs: Any) -> Any:
 _SYMBOLIC_FUNCTIONS: dict[Callable, Callable] = {
     np.max: _reduce_with(sympy.Max), np.amax: _reduce_with(sympy.Max),
     np.min: _reduce_with(sympy.Min), np.amin: _reduce_with(sympy.Min),
-    np.where: _where, np.var: _var, np.std: lambda *a, **k: np.sqrt(_var(*a, **k)),
-    np.linalg.norm: _norm, np.clip: _clip,
+    np.where: _where, np.clip: _clip,
+    **numpy_protocol.COMPOSITES,  # (np.outer, np.var, np.linalg.norm, ...: NumPy's own calls)
 }
 
 

@@ -61,6 +61,10 @@ SCALAR = {
     "matmul_constant": lambda x: np.sum(np.matmul(M, x) ** 2),
     "norm": lambda x: np.linalg.norm(x) ** 3,
     "norm_axis": lambda x: np.sum(np.linalg.norm(x.reshape(2, 2), axis=1) ** 3),
+    "norm_ord_1_inf": lambda x: np.linalg.norm(x, 1) * np.linalg.norm(x, np.inf) ** 2,
+    "axes_moves": lambda x: np.sum(
+        np.squeeze(np.moveaxis(np.expand_dims(x.reshape(2, 2), 0), 0, -1)) ** 2
+        * np.swapaxes(x.reshape(2, 2), 0, 1)) + np.sum(np.ravel(x) ** 3),
     "reshape_transpose": lambda x: np.sum(
         np.transpose(np.reshape(x, (2, 2))) ** 2 * np.array([[1.0, 2.0], [3.0, 4.0]])),
     "indexing": lambda x: x[0] * x[2] ** 2 + np.sum(x[1:] ** 3) + np.sum(x[I02] ** 2),
