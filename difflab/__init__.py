@@ -108,6 +108,7 @@ from difflab.functions import (
     var,
     where,
 )
+from difflab.numpy_protocol import UnsupportedNumPyFunction
 from difflab.random import Generator, initial_seed, manual_seed
 from difflab.serialization import load, save
 from difflab.tensor import Tensor

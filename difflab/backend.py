@@ -163,6 +163,11 @@ def is_gpu_array(array: Any) -> bool:
     return _cupy is not None and isinstance(array, _cupy.ndarray)
 
 
+def is_gpu_array_type(cls: type) -> bool:
+    """Whether ``cls`` is CuPy's array type (or a subclass)."""
+    return _cupy is not None and issubclass(cls, _cupy.ndarray)
+
+
 class Device:
     """Where a tensor's memory lives: ``Device('cpu')``, ``Device('cuda')``, ``Device('cuda:1')``.
 

@@ -55,7 +55,6 @@ class Tensor(TensorMethods, InPlaceMethods):
     # (left unset elsewhere, so creating a tensor costs nothing more).
     __slots__ = ("array", "_requires_grad", "grad", "grad_fn", "_version", "_base",
                  "_post_accumulate_grad_hooks", "__weakref__")
-    __array_ufunc__ = None  # make NumPy defer to Tensor's operators: array + tensor -> Tensor
 
     def __init__(
         self,
@@ -221,6 +220,12 @@ class Tensor(TensorMethods, InPlaceMethods):
             )
         array = backend.to_numpy(self.array)
         return array if dtype is None else array.astype(dtype)
+
+    # NumPy's dispatch protocols (NEP 13 and 18), __array_ufunc__ and __array_function__:
+    # np.sin(t), np.sum(t, axis=0), np.stack([t, t]) and array + t become difflab's
+    # primitives, recorded like t.sin().  difflab.numpy_protocol attaches them (this module
+    # does not import it: no import cycle).  Only NumPy's own calls go there: dl.sin(t) and
+    # t + t never do.
 
     def __float__(self) -> float:
         self._value_read("float()")

@@ -370,10 +370,7 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Any:
             raise
         raise _explain(op, inputs, exc) from None
     if isinstance(out, np.generic):
-        # NumPy returns a scalar, not a 0-d array, from operations on 0-d arrays.
-        scalar, out = out, np.asarray(out)
-        if ctx.saved:
-            ctx.saved = tuple(out if s is scalar else s for s in ctx.saved)
+        out = _scalar_as_array(out, ctx)
     if not records:
         result = Tensor._wrap(out)
     else:
@@ -385,6 +382,15 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Any:
     if GraphRecorder.active is not None:
         GraphRecorder.active.record(op, inputs, params, ctx, result)
     return result
+
+
+def _scalar_as_array(scalar: np.generic, ctx: Node) -> np.ndarray:
+    """NumPy returns a scalar, not a 0-d array, from operations on 0-d arrays: the 0-d
+    array, also in place of the scalar among what the forward saved."""
+    out = np.asarray(scalar)
+    if ctx.saved:
+        ctx.saved = tuple(out if s is scalar else s for s in ctx.saved)
+    return out
 
 
 def _raise_device_mismatch(op: Any, inputs: Sequence[Any]) -> None:

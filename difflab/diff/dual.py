@@ -75,13 +75,12 @@ does not depend on the inputs).
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from difflab import backend
+from difflab import backend, numpy_protocol
 from difflab import functions as F
 from difflab.functions import TypeHandler, register_type
 from difflab.ops import registry
@@ -449,18 +448,12 @@ class Dual:
         if name in _UFUNC_CONSTANT:
             # Piecewise constant (sign, floor, comparisons, ...): derivative 0 almost everywhere.
             return ufunc(*(_strip(v) for v in inputs), **kwargs)
-        raise TypeError(
-            f"numpy.{name} has no derivative rule for Dual numbers; supported: the registry's "
-            f"elementwise primitives and {', '.join(sorted(_UFUNC_COMPOSITE))}"
-        )
+        raise numpy_protocol.unsupported(ufunc, "forward mode, on a Dual")
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        impl = _ARRAY_FUNCTIONS.get(func)
+        impl = _ARRAY_FUNCTIONS.get(func) or numpy_protocol.COMPOSITES.get(func)
         if impl is None:
-            raise TypeError(
-                f"numpy.{func.__name__} is not supported on Dual numbers (forward mode). "
-                f"Supported: {', '.join(sorted(f.__name__ for f in _ARRAY_FUNCTIONS))}"
-            )
+            raise numpy_protocol.unsupported(func, "forward mode, on a Dual")
         return impl(*args, **kwargs)
 
 
@@ -489,32 +482,14 @@ register_type(Dual, _DualHandler())
 
 # ----------------------------------------------- NumPy's functions, onto the primitives
 
-def _log_base(base: float) -> Callable:
-    def log_b(x: Any) -> Dual:
-        return _push(P["log"], x) * (1.0 / math.log(base))
-
-    return log_b
-
-
-# ufuncs whose NumPy name differs from their primitive's
-_UFUNC_ALIASES = {"true_divide": "divide", "float_power": "power", "fmax": "maximum",
-                  "fmin": "minimum"}
+# The ufunc tables are shared with Tensor's protocol (difflab.numpy_protocol): aliases of
+# primitives' names, ufuncs composed of primitives, and those without a derivative.
+_UFUNC_ALIASES = numpy_protocol.UFUNC_ALIASES
 _UFUNC_COMPOSITE: dict[str, Callable] = {
-    "square": lambda x: x * x,
-    "reciprocal": lambda x: 1.0 / x,
-    "positive": lambda x: x,
-    "conjugate": lambda x: x,
-    "exp2": lambda x: 2.0**x,
-    "log2": _log_base(2.0),
-    "log10": _log_base(10.0),
-    "hypot": lambda a, b: _push(P["sqrt"], a * a + b * b),
+    **numpy_protocol.UFUNC_COMPOSITES,
     "matmul": lambda a, b: _push(P["matmul"], a, b),  # a generalized ufunc since NumPy 2
 }
-_UFUNC_CONSTANT = {
-    "sign", "heaviside", "floor", "ceil", "rint", "trunc", "signbit", "isfinite", "isnan",
-    "isinf", "greater", "greater_equal", "less", "less_equal", "equal", "not_equal",
-    "logical_and", "logical_or", "logical_not", "logical_xor",
-}
+_UFUNC_CONSTANT = numpy_protocol.UFUNC_NO_DERIVATIVE
 
 _ARRAY_FUNCTIONS: dict[Callable, Callable] = {}
 
@@ -569,28 +544,6 @@ def _mean(x: Dual, axis: Any = None, dtype: Any = None, out: Any = None,
     return _sum(x, axes, keepdims=keepdims) * (1.0 / _size(x, axes))
 
 
-@_implements(np.var)
-def _var(x: Dual, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
-         keepdims: bool = False, **_: Any) -> Dual:
-    axes = _axes(axis, x.ndim)
-    centred = x - _mean(x, axes, keepdims=True)
-    return _sum(centred * centred, axes, keepdims=keepdims) * (1.0 / (_size(x, axes) - ddof))
-
-
-@_implements(np.std)
-def _std(x: Dual, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
-         keepdims: bool = False, **_: Any) -> Dual:
-    return _push(P["sqrt"], _var(x, axis, ddof=ddof, keepdims=keepdims))
-
-
-@_implements(np.linalg.norm)
-def _norm(x: Dual, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Dual:  # noqa: A002
-    """The 2-norm (Frobenius for matrices) √(Σ x²)."""
-    if ord not in (None, 2, "fro"):
-        raise TypeError(f"np.linalg.norm(ord={ord!r}) is not supported on Dual numbers")
-    return _push(P["sqrt"], _sum(x * x, axis, keepdims=keepdims))
-
-
 def _extreme(x: Dual, axis: Any = None, out: Any = None, keepdims: bool = False,
              largest: bool = True, **_: Any) -> Dual:
     """max/min = Σ x · w, the weights w marking the extreme (shared evenly on ties)."""
@@ -621,11 +574,6 @@ def _np_reshape(x: Dual, newshape: Any = None, order: str = "C", *, shape: Any =
     return x.reshape((shape,) if isinstance(shape, int) else tuple(shape))
 
 
-@_implements(np.ravel)
-def _ravel(x: Dual, order: str = "C") -> Dual:
-    return x.reshape(-1)
-
-
 @_implements(np.transpose)
 def _transpose(x: Dual, axes: Any = None) -> Dual:
     n = x.ndim
@@ -639,17 +587,6 @@ def _swapaxes(x: Dual, axis1: int, axis2: int) -> Dual:
     a, b = axis1 % x.ndim, axis2 % x.ndim
     axes[a], axes[b] = axes[b], axes[a]
     return _transpose(x, tuple(axes))
-
-
-@_implements(np.moveaxis)
-def _moveaxis(x: Dual, source: Any, destination: Any) -> Dual:
-    n = x.ndim
-    src = [s % n for s in ((source,) if isinstance(source, int) else source)]
-    dst = [d % n for d in ((destination,) if isinstance(destination, int) else destination)]
-    order = [a for a in range(n) if a not in src]
-    for d, s in sorted(zip(dst, src)):
-        order.insert(d, s)
-    return _transpose(x, tuple(order))
 
 
 @_implements(np.expand_dims)

@@ -51,6 +51,7 @@ Helpers for showing and measuring (used by the comparison harness)
 from __future__ import annotations
 
 import operator
+import os
 import re
 import sys
 import time
@@ -64,7 +65,7 @@ import sympy
 from sympy.codegen.cfunctions import expm1 as sympy_expm1
 from sympy.codegen.cfunctions import log1p as sympy_log1p
 
-from difflab import backend
+from difflab import backend, numpy_protocol
 from difflab.diff.interface import (
     Cost,
     Differentiator,
@@ -73,6 +74,7 @@ from difflab.diff.interface import (
     require_scalar,
 )
 from difflab.functions import TypeHandler, register_type
+from difflab.ops import registry
 
 
 class SymbolicTraceError(TypeError):
@@ -140,21 +142,71 @@ class SymbolArray(np.ndarray):
     def _repr_latex_(self) -> str:
         return f"$${sympy.latex(sympy.Matrix(np.asarray(self).reshape(self.shape[0], -1)))}$$"
 
-    # Orderings are conditions, element by element (``x_0 > 0``, a sympy relational), not
-    # NumPy's truth values, which sympy cannot decide for a symbol: so that
-    # ``dl.where(z > 0, a, b)`` traces to a Piecewise.  (``==`` stays NumPy's comparison of
-    # the expressions themselves.)
-    def __gt__(self, other: Any) -> Any:
-        return _elementwise(operator.gt, self, other)
+    def __getitem__(self, index: Any) -> Any:
+        # one entry stays a (0-d) SymbolArray, so that np.sin(x[0]) reaches the protocol below
+        return _wrap(np.asarray(self)[_plain(index)])
 
-    def __ge__(self, other: Any) -> Any:
-        return _elementwise(operator.ge, self, other)
+    # NumPy's protocols (difflab.numpy_protocol): np.sin(x), np.sum(x, axis=0), np.where, ...
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        return _symbolic_ufunc(ufunc, method, *inputs, **kwargs)
 
-    def __lt__(self, other: Any) -> Any:
-        return _elementwise(operator.lt, self, other)
+    def __array_function__(self, func: Any, types: Any, args: tuple, kwargs: dict) -> Any:
+        if func in _SYMBOLIC_FUNCTIONS:
+            return _SYMBOLIC_FUNCTIONS[func](*args, **kwargs)
+        if func in _EXACT_ON_OBJECTS:  # NumPy's own loop over the entries is exact
+            return _wrap(func(*_plain(args), **_plain(kwargs)))
+        raise numpy_protocol.unsupported(func, "symbolic, on sympy expressions")
 
-    def __le__(self, other: Any) -> Any:
-        return _elementwise(operator.le, self, other)
+
+def _plain(value: Any) -> Any:
+    """SymbolArrays (also inside lists and dicts) as plain object arrays, for NumPy's loops."""
+    if isinstance(value, SymbolArray):
+        return value.view(np.ndarray)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _wrap(value: Any) -> Any:
+    """A result of NumPy on expressions as a SymbolArray (0-d for one expression); tuples
+    and numbers pass through."""
+    if isinstance(value, np.ndarray) and value.dtype == object or isinstance(value, sympy.Basic):
+        return SymbolArray(value)
+    return value
+
+
+#: ufuncs that NumPy's object loop computes exactly with sympy's own operators.
+_OBJECT_UFUNCS = {"add", "subtract", "multiply", "true_divide", "divide", "power", "negative",
+                  "positive", "matmul", "conjugate"}
+#: comparisons: sympy's relations (x_0 > 1.5), kept as expressions (NumPy's loop would ask
+#: for their truth value); np.where makes a Piecewise of them.
+_COMPARISONS = {"less": operator.lt, "less_equal": operator.le, "greater": operator.gt,
+                "greater_equal": operator.ge, "equal": sympy.Eq, "not_equal": sympy.Ne}
+
+
+def _symbolic_ufunc(ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+    """``np.<ufunc>`` on expressions: the registry's rule in its sympy form (``np.sin`` is
+    ``sympy.sin``), or sympy's operators (``+``, ``*``, ``@``, ``<``)."""
+    name = ufunc.__name__
+    if kwargs.get("out") is not None:
+        raise numpy_protocol.unsupported(f"{name}(out=...)", "symbolic, on sympy expressions")
+    if name in _OBJECT_UFUNCS:  # (also sum and cumsum: add.reduce, add.accumulate)
+        return _wrap(getattr(ufunc, method)(*_plain(inputs), **kwargs))
+    if method != "__call__":
+        raise numpy_protocol.unsupported(f"{name}.{method}", "symbolic, on sympy expressions")
+    if name in _COMPARISONS:
+        return _elementwise(_COMPARISONS[name], *_plain(inputs))
+    op = registry.by_numpy_name(numpy_protocol.UFUNC_ALIASES.get(name, name))
+    if op is not None:
+        handle = _HANDLER.unary if len(inputs) == 1 else _HANDLER.binary
+        return _wrap(handle(op, *_plain(inputs)))
+    if name in numpy_protocol.UFUNC_COMPOSITES:
+        return numpy_protocol.UFUNC_COMPOSITES[name](*inputs)
+    if name == "sign":
+        return _wrap(_elementwise(sympy.sign, *_plain(inputs)))
+    raise numpy_protocol.unsupported(ufunc, "symbolic, on sympy expressions")
 
 
 class SymbolicDepthError(SymbolicTraceError, RecursionError):
@@ -189,8 +241,7 @@ def _elementwise(function: Callable, *operands: Any) -> Any:
     if any(isinstance(o, np.ndarray) for o in operands):
         arrays = [np.asarray(o, dtype=object) if isinstance(o, np.ndarray) else o
                   for o in operands]
-        out = np.frompyfunc(function, len(operands), 1)(*arrays)
-        return SymbolArray(out) if isinstance(out, np.ndarray) else out
+        return SymbolArray(np.frompyfunc(function, len(operands), 1)(*arrays))
     return function(*operands)
 
 
@@ -224,6 +275,62 @@ register_type(sympy.Basic, _HANDLER)
 register_type(SymbolArray, _HANDLER)
 
 
+# ------------------------------------------------------- NumPy's functions on expressions
+
+#: NumPy functions that only add, multiply or move entries: NumPy's object-array loop runs
+#: them on the expressions with sympy's operators, exactly.
+_EXACT_ON_OBJECTS = {
+    np.sum, np.mean, np.prod, np.cumsum, np.cumprod, np.dot, np.vdot, np.inner, np.outer,
+    np.einsum, np.trace, np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis,
+    np.expand_dims, np.squeeze, np.broadcast_to, np.flip, np.concatenate, np.stack, np.hstack,
+    np.vstack, np.diff, np.copy, np.shape, np.ndim, np.size, np.zeros_like, np.ones_like,
+    np.full_like, np.empty_like, np.atleast_1d, np.atleast_2d, np.broadcast_arrays,
+    np.result_type, np.tile, np.repeat, np.take, np.roll, np.tril, np.triu, np.diag,
+    np.diagonal, np.kron, np.tensordot,
+}
+
+
+def _reduce_with(function: Callable) -> Callable:
+    """np.max / np.min: sympy's Max / Min folded along the axes."""
+    fold = np.frompyfunc(function, 2, 1)
+
+    def reduce(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
+               **_: Any) -> Any:
+        x = np.asarray(_plain(a), dtype=object)
+        axes = range(x.ndim) if axis is None else (axis,) if isinstance(axis, int) else axis
+        for k in sorted((k % x.ndim for k in axes), reverse=True):
+            x = fold.reduce(x, axis=k, keepdims=True)
+        if not keepdims:
+            x = x.reshape([n for k, n in enumerate(x.shape) if k not in
+                           {k % max(np.ndim(a), 1) for k in axes}])
+        return _wrap(x)
+
+    return reduce
+
+
+def _where(condition: Any, x: Any = None, y: Any = None) -> Any:
+    if x is None and y is None:
+        raise SymbolicTraceError(
+            "symbolic: np.where(condition) with one argument asks which entries are true, "
+            "which a symbol cannot answer; use np.where(condition, a, b)")
+    return _wrap(_HANDLER.where(*_plain((condition, x, y))))
+
+
+def _clip(a: Any, a_min: Any = None, a_max: Any = None, **kwargs: Any) -> Any:
+    low, high = kwargs.get("min", a_min), kwargs.get("max", a_max)
+    if high is not None:
+        a = np.minimum(a, high)
+    return a if low is None else np.maximum(a, low)
+
+
+_SYMBOLIC_FUNCTIONS: dict[Callable, Callable] = {
+    np.max: _reduce_with(sympy.Max), np.amax: _reduce_with(sympy.Max),
+    np.min: _reduce_with(sympy.Min), np.amin: _reduce_with(sympy.Min),
+    np.where: _where, np.clip: _clip,
+    **numpy_protocol.COMPOSITES,  # (np.outer, np.var, np.linalg.norm, ...: NumPy's own calls)
+}
+
+
 # -------------------------------------------------------------------------- tracing
 
 _NAMES = "xyzw"
@@ -246,6 +353,10 @@ def _symbols_like(example: Any, name: str) -> Any:
     return SymbolArray(np.array(flat, dtype=object).reshape(shape))
 
 
+#: Where sympy and NumPy live: their frames are not the user's line an error points to.
+_LIBRARIES = tuple(os.path.dirname(m.__file__) for m in (sympy, np))
+
+
 def _explain(exc: Exception, f: Callable) -> SymbolicTraceError:
     """Turn a failure inside the trace into an error that says what happened and why."""
     message = str(exc)
@@ -266,7 +377,7 @@ def _explain(exc: Exception, f: Callable) -> SymbolicTraceError:
         operation = f"numpy.{match.group(1)}"
     line = ""
     frames = [fr for fr in traceback.extract_tb(exc.__traceback__)
-              if "sympy" not in fr.filename and "numpy" not in fr.filename]
+              if not fr.filename.startswith(_LIBRARIES)]
     if frames:
         last = frames[-1]
         line = f" (in {last.name}, line {last.lineno}: `{(last.line or '').strip()}`)"
@@ -299,12 +410,14 @@ def trace(f: Callable, *example_args: Any, n_inputs: int | None = None,
     primes = "′" * _Nesting.depth
     for k in nums:
         name = _NAMES[k] if len(example_args) <= len(_NAMES) else f"a{k}"
-        args[k] = _symbols_like(example_args[k], name + primes)
-        symbols.append(args[k])
+        symbols.append(_symbols_like(example_args[k], name + primes))
+        args[k] = SymbolArray(symbols[-1])  # (a scalar too, 0-d: np.sin(x) reaches the rules)
     _Nesting.depth += 1
     try:
         out = f(*args)
-    except SymbolicTraceError:
+        if isinstance(out, SymbolArray) and out.ndim == 0:
+            out = out.item()  # one expression
+    except (SymbolicTraceError, numpy_protocol.UnsupportedNumPyFunction):
         raise
     except (TypeError, ValueError, AttributeError) as exc:
         raise _explain(exc, f) from exc

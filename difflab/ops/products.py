@@ -26,6 +26,8 @@ from __future__ import annotations
 import string
 from typing import Any
 
+import numpy as np
+
 from difflab import backend
 from difflab.ops.primitive import Primitive
 from difflab.ops.shapes import sum_to_shape
@@ -132,6 +134,15 @@ class Einsum(Primitive):
 
     name = "einsum"
     math = "∂/∂A einsum('ij,jk->ik', A, B) · C̄ = einsum('ik,jk->ij', C̄, B) (= C̄ Bᵀ)"
+    numpy_function = np.einsum  # its NumPy face: np.einsum("ij,j->i", A, x) on Tensor or Dual
+
+    @staticmethod
+    def numpy_arguments(subscripts, *operands, out=None, **_):
+        """``np.einsum(subscripts, *operands)`` (NumPy's ``optimize=`` is ignored)."""
+        if out is not None or not isinstance(subscripts, str):
+            raise TypeError("np.einsum on differentiable values takes the subscripts as a "
+                            "string first, and no out=")
+        return operands, {"equation": subscripts}
 
     @staticmethod
     def forward(ctx, xp, *operands, equation):
@@ -231,6 +242,14 @@ class CumProd(Primitive):
     name = "cumprod"
     math = "∂yᵢ/∂xⱼ = Π_{k≤i, k≠j} x_k  (j ≤ i),  x̄ⱼ = Σ_{i≥j} ȳᵢ yᵢ / xⱼ without zeros"
     double_backward = False
+    numpy_function = np.cumprod  # its NumPy face: np.cumprod(x, axis) on Tensor or Dual
+
+    @staticmethod
+    def numpy_arguments(a, axis=None, dtype=None, out=None):
+        """``np.cumprod(a, axis)`` (no axis: over the flattened input)."""
+        if axis is None:
+            return (a.reshape(-1),), {"axis": 0}
+        return (a,), {"axis": axis}
 
     @staticmethod
     def forward(ctx, xp, x, axis):
