@@ -11,7 +11,7 @@ the tape (``engine.apply``)       ``forward``, ``vjp``, ``differentiable``,
                                   ``double_backward``, ``user_code``
 ``Dual`` (forward mode)           ``forward``, ``jvp``, ``differentiable``
 the graph tracer (``jit``)        ``traced_as``, ``first_order_is_cheaper``,
-                                  ``shape_read_from``
+                                  ``shape_read_from``, ``random``
 graph replay and printing         ``prepare``, ``describe``
 the fusion pass                   ``fusion``, ``rule``
 the tape printer, the CLI         ``name``, ``math``, ``description``
@@ -61,6 +61,10 @@ class Primitive:
     first_order_is_cheaper: bool = False
     #: True for a user's own ``autograd.Function``: its errors pass through unchanged.
     user_code: bool = False
+    #: True for a draw from a random generator (``rand``, a dropout mask): a graph draws it
+    #: anew at every run, and no pass folds it, merges two of them or drops an unread one
+    #: (each draw moves the generator on, as eager code does).
+    random: bool = False
     #: The primitive a wrapper stands for, which the tracer records instead (or None).
     traced_as: Any = None
     #: The elementwise rule the primitive was built from (elementwise primitives only).
