@@ -202,6 +202,11 @@ def graph_to_json(graph: Graph) -> dict:
                 f"{where}: '{node.op_name}' is not a registered primitive, so a saved graph "
                 f"could not name it; register it with difflab.register_primitive"
             )
+        if node.op.random and node.params.get("generator") is not None:
+            raise GraphError(
+                f"{where} draws from a Generator of your own (generator=...), which a file "
+                f"cannot name; draw from the default generator (seeded with "
+                f"difflab.manual_seed where the graph runs) to save this graph")
         nodes.append({
             "name": node.name, "op": node.op_name,
             "args": [_encode(a, where) for a in node.args],
