@@ -38,9 +38,9 @@ from difflab.jit.ops import resolve
 from difflab.jit.tracing import (
     _captured,
     _module_state,
+    _write_updates,
     trace_graph,
     unflatten,
-    write_updates,
 )
 from difflab.jsontree import Reader, Tag, TreeCodec, dict_tag, float_tag, tuple_tag
 from difflab.tensor import Tensor
@@ -91,7 +91,7 @@ class ExportedModule:
         outputs = self.graph.program().run(arrays, self.program.state_dict)
         # (state written in place, a BatchNorm's running statistics: into the program's
         # state_dict, and into the arguments the function wrote, as the eager call did)
-        outputs = write_updates(self.graph, outputs, args, self.program.state_dict)
+        outputs = _write_updates(self.graph, outputs, args, self.program.state_dict)
         return unflatten(self.graph.output_spec,
                          [Tensor._wrap(o) if hasattr(o, "shape") else o for o in outputs])
 

@@ -365,7 +365,7 @@ def rule_value_reads() -> Iterator[list]:
 
 
 @contextlib.contextmanager
-def generator_kept() -> Iterator[None]:
+def _generator_kept() -> Iterator[None]:
     """Run a block that builds a graph (a trace, a transform) without using up random
     numbers: the default generator's state is put back afterwards, so the graph's first
     run draws what the eager call would have."""
@@ -500,7 +500,7 @@ def trace_graph(fn: Callable, example_inputs: Sequence[Any], name: str | None = 
         # generator draws, and the arguments and buffers written, are as before the trace
         # (so `manual_seed(0); traced(x)` equals `manual_seed(0); fn(x)`, even on the call
         # that traced, and a BatchNorm's statistics move once per call).
-        with tracer, generator_kept():
+        with tracer, _generator_kept():
             outputs = fn(*call_args)
         graph = tracer.graph(outputs)
         _check_state_unchanged(tracer, before, state)
@@ -606,7 +606,7 @@ class TracedFunction:
             outputs = graph.evaluate(values)
         else:
             outputs = graph.program().run(arrays, {name: t.array for name, t in state})
-        outputs = write_updates(graph, outputs, args, dict(state))
+        outputs = _write_updates(graph, outputs, args, dict(state))
         return unflatten(graph.output_spec, [Tensor._wrap(o) if _is_array(o) else o
                                              for o in outputs])
 
@@ -614,7 +614,7 @@ class TracedFunction:
         return f"<TracedFunction {getattr(self.fn, '__name__', type(self.fn).__name__)}>"
 
 
-def write_updates(graph: Graph, outputs: list, args: Sequence[Any],
+def _write_updates(graph: Graph, outputs: list, args: Sequence[Any],
                   state: dict[str, Any]) -> list:
     """Write a run's new values of ``graph.updates`` into the caller's tensors; the rest.
 
