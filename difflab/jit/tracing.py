@@ -553,6 +553,9 @@ class TracedFunction:
         self.retrace = retrace
         self.passes = tuple(passes)
         self.graphs: dict[tuple, Graph] = {}
+        # (each graph as traced, before the passes: what a differentiable call evaluates,
+        # since a fused kernel has no derivative rule)
+        self._as_traced: dict[tuple, Graph] = {}
         self.traces = 0  # how many times fn was traced
         self._last: Graph | None = None
         functools.update_wrapper(self, fn, updated=()) if callable(fn) and hasattr(
@@ -577,7 +580,7 @@ class TracedFunction:
                 known.program().check([a.array if isinstance(a, Tensor) else a
                                        for a in args if isinstance(a, Tensor) or _is_array(a)])
                 raise GraphError(f"no graph for arguments {key}; traced for {list(self.graphs)}")
-            graph = trace_graph(self.fn, args)
+            graph = self._as_traced[key] = trace_graph(self.fn, args)
             if self.passes:
                 from difflab.jit.passes import optimize
 
@@ -603,7 +606,7 @@ class TracedFunction:
                                                           if isinstance(a, Tensor)
                                                           or _is_array(a)])}
             values.update(state)
-            outputs = graph.evaluate(values)
+            outputs = self._as_traced[_signature(args)].evaluate(values)
         else:
             outputs = graph.program().run(arrays, {name: t.array for name, t in state})
         outputs = _write_updates(graph, outputs, args, dict(state))

@@ -220,6 +220,19 @@ def test_a_traced_modules_output_backpropagates_into_its_parameters():
         np.testing.assert_array_equal(q.grad.numpy(), p.grad.numpy(), err_msg=name)
 
 
+def test_a_fused_traced_function_backpropagates_as_eager():
+    def f(x, w):
+        return ((x * w).sin() * 2 + 1).tanh().sum()
+
+    x, w = _x(5, 3), _x(3, seed=1).requires_grad_()
+    traced = jit.trace(f, (x, w), passes=["fold", "cse", "dce", "fuse"])
+    assert "fused" in traced.graph.op_counts()
+    traced(x, w).backward()
+    got, w.grad = w.grad.numpy().copy(), None
+    f(x, w).backward()
+    np.testing.assert_array_equal(got, w.grad.numpy())
+
+
 def test_parameters_changed_after_tracing_are_read_at_each_call():
     model = _model().eval()
     x = _x(5, 3)
