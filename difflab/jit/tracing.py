@@ -37,7 +37,9 @@ replay writes the new value back.  What the tracer cannot replay it
 refuses with a :class:`GraphError`: a write through a view (another array
 sharing the memory would keep its old value), a parameter replaced or
 changed outside difflab's operations (``p.data = ...``, ``p.array[...]``),
-a tensor that requires grad captured as a constant.
+a tensor that requires grad computed on a tape outside the function.  (A
+*leaf* that requires grad read from outside, a closure's weight, becomes a
+parameter input, ``captured0``, read and differentiated at each call.)
 """
 
 from __future__ import annotations
