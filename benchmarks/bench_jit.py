@@ -358,7 +358,8 @@ def training(rounds, torch, quick):
         params = list(traced_model.parameters())
 
         def traced_step(traced=traced, params=params, x=x, y=y):
-            loss, *new = traced(x, y)
+            with dl.no_grad():  # (the step's graph holds its backward: no tape around it)
+                loss, *new = traced(x, y)
             for p, n in zip(params, new):
                 p.array = n.array  # the parameters the next call reads (no copy)
             return loss

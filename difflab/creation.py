@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from difflab import backend, random
+from difflab.autograd.engine import apply
 from difflab.dtypes import _Defaults, int64
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import shape_args, to_array
@@ -133,18 +134,37 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, dtype: An
     return _finish(np.logspace(start, end, steps, base=base).astype(_float(dtype)), device, False)
 
 
+def _draw(op: Any, *inputs: Any, device: Any = None, requires_grad: bool = False,
+          generator: random.Generator | None = None, **params: Any) -> Tensor:
+    """A random draw through its primitive (:mod:`difflab.random`), so that a traced graph
+    holds the draw and each replay draws anew (not the numbers seen while tracing)."""
+    if device is None:
+        device = _DefaultDevice.device
+    device = None if device is None else backend.device(device)
+    if params.get("dtype") is not None:
+        params["dtype"] = np.dtype(params["dtype"])
+    t = apply(op, *inputs, device=device, generator=random._setting(generator), **params)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def _size(size: Any) -> tuple:
+    return tuple(int(s) for s in shape_args(size))
+
+
 def rand(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
          generator: random.Generator | None = None) -> Tensor:
     """Uniform random numbers in [0, 1)."""
-    array = random.uniform_array(0.0, 1.0, shape_args(size), _float(dtype), None, generator)
-    return _finish(array, device, requires_grad)
+    return _draw(random.Uniform, 0.0, 1.0, shape=_size(size), dtype=_float(dtype),
+                 device=device, requires_grad=requires_grad, generator=generator)
 
 
 def randn(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
           generator: random.Generator | None = None) -> Tensor:
     """Standard normal random numbers (mean 0, variance 1)."""
-    array = random.normal_array(0.0, 1.0, shape_args(size), _float(dtype), None, generator)
-    return _finish(array, device, requires_grad)
+    return _draw(random.Normal, 0.0, 1.0, shape=_size(size), dtype=_float(dtype),
+                 device=device, requires_grad=requires_grad, generator=generator)
 
 
 def randint(low: int, high: int | None = None, size: Any = None, dtype: Any = None,
@@ -156,27 +176,25 @@ def randint(low: int, high: int | None = None, size: Any = None, dtype: Any = No
         low, high = 0, low
     if size is None:
         raise TypeError("randint needs a size, e.g. randint(0, 10, (3,))")
-    array = random.integers_array(low, high, shape_args((size,)), dtype or int64, None,
-                                  generator)
-    return _finish(array, device, False)
+    return _draw(random.Integers, int(low), int(high), shape=_size((size,)),
+                 dtype=np.dtype(dtype or int64), device=device, generator=generator)
 
 
 def randperm(n: int, dtype: Any = None, device: Any = None,
              generator: random.Generator | None = None) -> Tensor:
     """A random permutation of 0 .. n-1."""
-    return _finish(random.permutation(n, generator).astype(dtype or int64), device, False)
+    return _draw(random.Randperm, int(n), dtype=np.dtype(dtype or int64), device=device,
+                 generator=generator)
 
 
 def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, dtype: Any = None,
            device: Any = None, generator: random.Generator | None = None) -> Tensor:
     """Normal random numbers with the given mean and standard deviation (numbers or tensors)."""
-    mean_a = mean.array if isinstance(mean, Tensor) else mean
-    std_a = std.array if isinstance(std, Tensor) else std
     if size is None:
-        size = np.broadcast_shapes(np.shape(mean_a), np.shape(std_a))
-    size = shape_args((size,))
-    array = random._rng(generator).normal(mean_a, std_a, size=size)
-    return _finish(array.astype(_float(dtype)), device, False)
+        size = np.broadcast_shapes(np.shape(getattr(mean, "array", mean)),
+                                   np.shape(getattr(std, "array", std)))
+    return _draw(random.Normal, mean, std, shape=_size((size,)), dtype=_float(dtype),
+                 device=device, generator=generator)
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False,  # noqa: A002
@@ -189,11 +207,11 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False,  # n
     ``num_samples`` draws per row.  Without ``replacement`` each category is
     drawn at most once per row.  Seed with ``generator=`` to repeat a draw.
     """
-    weights = backend.to_numpy(input.detach().array if isinstance(input, Tensor) else
-                               np.asarray(input))
-    drawn = random.multinomial_array(weights, num_samples, replacement, generator)
-    device = input.device if isinstance(input, Tensor) else None
-    result = _finish(drawn.astype(int64), device, False)
+    weights = input if isinstance(input, Tensor) else Tensor._wrap(np.asarray(input))
+    if isinstance(num_samples, bool) or not isinstance(num_samples, (int, np.integer)):
+        raise TypeError(f"multinomial: num_samples must be an integer, got {num_samples!r}")
+    result = apply(random.Multinomial, weights, num_samples=int(num_samples),
+                   replacement=bool(replacement), generator=random._setting(generator))
     if out is not None:
         out.copy_(result)
         return out
@@ -203,11 +221,11 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False,  # n
 def bernoulli(input: Tensor, p: float | None = None, *,  # noqa: A002
               generator: random.Generator | None = None) -> Tensor:
     """1 with probability ``input`` (or ``p``), else 0, elementwise; input's shape and dtype."""
-    probs = backend.to_numpy(input.detach().array) if p is None else np.full(input.shape, p)
-    if ((probs < 0) | (probs > 1) | np.isnan(probs)).any():
-        raise ValueError("bernoulli: probabilities must lie in [0, 1]")
-    drawn = random._rng(generator).random(input.shape) < probs
-    return _finish(drawn.astype(input.dtype), input.device, False)
+    if p is None:
+        return apply(random.Bernoulli, input, dtype=np.dtype(input.dtype),
+                     generator=random._setting(generator))
+    return _draw(random.Bernoulli, float(p), shape=tuple(input.shape), dtype=input.dtype,
+                 device=input.device, generator=generator)
 
 
 def _like(t: Tensor, dtype: Any) -> tuple:

@@ -35,12 +35,21 @@ import numpy as np
 from difflab import backend, serialization
 from difflab.jit.graph import Graph, GraphError, Input, Node, Ref
 from difflab.jit.ops import resolve
-from difflab.jit.tracing import _module_state, trace_graph, unflatten
+from difflab.jit.tracing import (
+    _captured,
+    _module_state,
+    _write_updates,
+    trace_graph,
+    unflatten,
+)
 from difflab.jsontree import Reader, Tag, TreeCodec, dict_tag, float_tag, tuple_tag
 from difflab.tensor import Tensor
 
 FORMAT = "difflab-graph"
-VERSION = 1
+#: The newest format this difflab reads.  A graph that writes state back (``updates``: a
+#: BatchNorm's running statistics) is saved as version 2, which an older reader refuses
+#: rather than run it without those writes; any other graph is still version 1.
+VERSION = 2
 
 
 class GraphFileError(GraphError):
@@ -80,6 +89,9 @@ class ExportedModule:
     def __call__(self, *args: Any) -> Any:
         arrays = [a.array if isinstance(a, Tensor) else a for a in args]
         outputs = self.graph.program().run(arrays, self.program.state_dict)
+        # (state written in place, a BatchNorm's running statistics: into the program's
+        # state_dict, and into the arguments the function wrote, as the eager call did)
+        outputs = _write_updates(self.graph, outputs, args, self.program.state_dict)
         return unflatten(self.graph.output_spec,
                          [Tensor._wrap(o) if hasattr(o, "shape") else o for o in outputs])
 
@@ -94,9 +106,10 @@ def export(fn: Callable, args: Any, passes: Sequence[str] = ()) -> ExportedProgr
         from difflab.jit.passes import optimize
 
         graph = optimize(graph, passes)
-    state = {name: backend.to_numpy(t.array).copy() for name, t in _module_state(fn)}
+    state = {name: backend.to_numpy(t.array).copy()
+             for name, t in _module_state(fn) + _captured(graph)}
     for i in graph.inputs:  # (the arrays seen while tracing are not part of the program)
-        i.example = None
+        i.example = i.tensor = None
     return ExportedProgram(graph, state)
 
 
@@ -189,6 +202,11 @@ def graph_to_json(graph: Graph) -> dict:
                 f"{where}: '{node.op_name}' is not a registered primitive, so a saved graph "
                 f"could not name it; register it with difflab.register_primitive"
             )
+        if node.op.random and node.params.get("generator") is not None:
+            raise GraphError(
+                f"{where} draws from a Generator of your own (generator=...), which a file "
+                f"cannot name; draw from the default generator (seeded with "
+                f"difflab.manual_seed where the graph runs) to save this graph")
         nodes.append({
             "name": node.name, "op": node.op_name,
             "args": [_encode(a, where) for a in node.args],
@@ -205,6 +223,7 @@ def graph_to_json(graph: Graph) -> dict:
         "nodes": nodes,
         "outputs": [_encode(o, "outputs") for o in graph.outputs],
         "output_spec": graph.output_spec,
+        "updates": list(graph.updates),
     }
 
 
@@ -268,9 +287,14 @@ def graph_from_json(tree: Any, constants: Mapping[str, Any]) -> Graph:
         for o in outputs:
             if isinstance(o, Ref) and o.name not in defined:
                 raise GraphFileError(f"the output {o.name!r} is not defined")
+        updates = tree.get("updates", [])
+        writable = {i.name for i in inputs if i.kind != "constant"}
+        if not isinstance(updates, list) or len(updates) > len(outputs) or any(
+                u not in writable for u in updates):
+            raise GraphFileError(f"the updates {updates!r:.80} do not name inputs of the graph")
         graph = Graph(str(tree["name"]), inputs, {i.name: constants[i.name] for i in inputs
                                                   if i.kind == "constant"},
-                      nodes, outputs, tree["output_spec"])
+                      nodes, outputs, tree["output_spec"], updates)
         unflatten(graph.output_spec, graph.outputs)  # (a spec that does not fit fails here)
     except GraphFileError:
         raise
@@ -292,7 +316,7 @@ def save(ep: ExportedProgram, path: str | os.PathLike) -> None:
     tree = graph_to_json(ep.graph)
     serialization.save({
         "format": FORMAT,
-        "version": VERSION,
+        "version": 2 if ep.graph.updates else 1,
         "graph": tree,
         "checksum": _checksum(tree),
         "constants": {k: backend.to_numpy(v) for k, v in ep.graph.constants.items()},

@@ -8,6 +8,15 @@ functions, ``DataLoader(shuffle=True)``, ``random_split``) takes a
 stream on every run and every machine: NumPy's PCG64 bit generator, seeded
 with s.  (The numbers differ from PyTorch's, whose generator is another one;
 the *reproducibility* is the same.)
+
+Every draw on tensors is a primitive of the registry (:class:`Uniform`,
+:class:`Normal`, :class:`Integers`, :class:`Bernoulli`, :class:`Randperm`,
+:class:`Multinomial`, :class:`DropoutMask`), applied through
+``engine.apply`` like ``sin``.  So a traced graph holds the *draw*, not the
+numbers drawn while tracing: each replay draws anew from the generator in
+effect then (``manual_seed(0)`` before a replay gives what it gives before
+the eager call).  Their ``generator`` setting is ``None`` for the default
+generator, looked up at each run, which is also how a saved graph names it.
 """
 
 from __future__ import annotations
@@ -18,6 +27,8 @@ from typing import Any
 import numpy as np
 
 from difflab import backend
+from difflab.ops import registry
+from difflab.ops.primitive import NoDerivative
 from difflab.tensor_arguments import wrap
 
 #: The seed of a generator nobody seeded (PyTorch's default_generator starts from it too).
@@ -226,3 +237,123 @@ def multinomial_array(weights: np.ndarray, num_samples: int, replacement: bool,
         for row in rows
     ])
     return out if weights.ndim == 2 else out[0]
+
+
+# ------------------------------------------------------------ the draws as primitives
+
+
+def _setting(generator: Generator | None) -> Generator | None:
+    """The ``generator`` setting of a draw: None stands for the default generator (looked up
+    at each run, and what a saved graph can name); another generator is checked here."""
+    if generator is None or generator is default_generator:
+        return None
+    _rng(generator)  # (a clear TypeError for anything but a Generator)
+    return generator
+
+
+class _Draw(NoDerivative):
+    """A draw from a generator: no derivative, drawn anew at every run (``random``)."""
+
+    random = True
+    math = "no derivative (a random draw)"
+
+
+class Uniform(_Draw):
+    """Uniform numbers in [low, high) of ``shape`` (``rand``, ``rand_like``, ``uniform_``)."""
+
+    name = "uniform"
+    description = "uniform random numbers in [low, high)"
+
+    @staticmethod
+    def forward(ctx: Any, xp: Any, low: Any, high: Any, shape: tuple = (), dtype: Any = None,
+                device: Any = None, generator: Any = None) -> Any:
+        return _place(_rng(generator).uniform(low, high, size=shape), dtype, device)
+
+
+class Normal(_Draw):
+    """Normal numbers of mean ``mean`` and deviation ``std`` (numbers or arrays) of ``shape``
+    (``randn``, ``randn_like``, ``normal``, ``normal_``)."""
+
+    name = "normal"
+    description = "normal random numbers"
+
+    @staticmethod
+    def forward(ctx: Any, xp: Any, mean: Any, std: Any, shape: tuple = (), dtype: Any = None,
+                device: Any = None, generator: Any = None) -> Any:
+        mean, std = (backend.to_numpy(v) if hasattr(v, "shape") else v for v in (mean, std))
+        return _place(_rng(generator).normal(mean, std, size=shape), dtype, device)
+
+
+class Integers(_Draw):
+    """Integers in [low, high) of ``shape`` (``randint``, ``randint_like``)."""
+
+    name = "integers"
+    description = "random integers in [low, high)"
+
+    @staticmethod
+    def forward(ctx: Any, xp: Any, low: Any, high: Any, shape: tuple = (), dtype: Any = None,
+                device: Any = None, generator: Any = None) -> Any:
+        return _place(_rng(generator).integers(low, high, size=shape), dtype, device)
+
+
+class Bernoulli(_Draw):
+    """1 with probability ``probs`` (an array, or a number with ``shape``), else 0."""
+
+    name = "bernoulli"
+    description = "1 with the given probability, else 0"
+
+    @staticmethod
+    def forward(ctx: Any, xp: Any, probs: Any, shape: Any = None, dtype: Any = None,
+                device: Any = None, generator: Any = None) -> Any:
+        if hasattr(probs, "shape"):
+            device = backend.device_of(probs) if device is None else device
+            shape = probs.shape if shape is None else shape
+            dtype = probs.dtype if dtype is None else dtype
+            probs = backend.to_numpy(probs)
+        checked = np.asarray(probs)
+        if ((checked < 0) | (checked > 1) | np.isnan(checked)).any():
+            raise ValueError("bernoulli: probabilities must lie in [0, 1]")
+        return _place(_rng(generator).random(shape) < probs, dtype, device)
+
+
+class Randperm(_Draw):
+    """A random permutation of 0 .. n-1."""
+
+    name = "randperm"
+    description = "a random permutation"
+
+    @staticmethod
+    def forward(ctx: Any, xp: Any, n: int, dtype: Any = None, device: Any = None,
+                generator: Any = None) -> Any:
+        return _place(_rng(generator).permutation(n), dtype, device)
+
+
+class Multinomial(_Draw):
+    """Category indices drawn with probability proportional to ``weights`` (int64)."""
+
+    name = "multinomial"
+    description = "category indices drawn from weights"
+
+    @staticmethod
+    def forward(ctx: Any, xp: Any, weights: Any, num_samples: int = 1,
+                replacement: bool = False, generator: Any = None) -> Any:
+        drawn = multinomial_array(backend.to_numpy(weights), num_samples, replacement,
+                                  generator)
+        return _place(drawn, np.int64, backend.device_of(weights))
+
+
+class DropoutMask(_Draw):
+    """Dropout's mask: 1/(1 - p) where a uniform draw is ≥ p, else 0, shaped like ``x``."""
+
+    name = "dropout_mask"
+    description = "a random mask keeping each element with probability 1 - p"
+
+    @staticmethod
+    def forward(ctx: Any, xp: Any, x: Any, p: float = 0.5, generator: Any = None) -> Any:
+        keep = _rng(generator).random(x.shape) >= p
+        mask = (keep / (1.0 - p)).astype(x.dtype)
+        return backend.to_device(mask, backend.device_of(x))
+
+
+for _draw in (Uniform, Normal, Integers, Bernoulli, Randperm, Multinomial, DropoutMask):
+    registry.register(_draw)

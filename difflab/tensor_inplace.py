@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from difflab import backend
+from difflab.autograd.engine import GraphRecorder as _GraphRecorder
 from difflab.autograd.engine import apply as _apply
 from difflab.autograd.grad_mode import _State
 from difflab.ops import registry as _ops
@@ -43,10 +44,16 @@ class InPlaceMethods:
             self.requires_grad or (value_tensor is not None and value_tensor.requires_grad)
         )
         self._check_inplace("__setitem__", records)
+        recorder = _GraphRecorder.active
         if records:
             old = self._snapshot()
             result = _apply(_structural.IndexPut, old, unwrap_operand(value), index=index)
+            if recorder is not None:
+                recorder.written(self, result)
             self._rebase(result)
+        elif recorder is not None:  # (traced: the write is a primitive the graph replays)
+            self._write(recorder, _apply(_structural.IndexPut, self, unwrap_operand(value),
+                                         index=index), "__setitem__")
         else:
             self.array[index] = unwrap(value)
         self._version[0] += 1
@@ -70,9 +77,27 @@ class InPlaceMethods:
 
     def _snapshot(self) -> Tensor:
         """A copy of the current value, standing for it on the tape."""
+        if _GraphRecorder.active is not None:  # (traced: a copy the graph knows, no constant)
+            return _apply(_structural.Clone, self)
         old = wrap(self.array.copy(), self.grad_fn, [self._version[0]])
         old._requires_grad = self.requires_grad
         return old
+
+    def _write(self, recorder: Any, result: Tensor, name: str) -> None:
+        """Write a traced operation's ``result`` into this tensor's memory, as the untraced
+        in-place operation would (the same dtype and shape, or the same error); the
+        recorder (the graph tracer) is told first, while the old values are still there."""
+        if tuple(result.shape) != tuple(self.shape) or not np.can_cast(
+                np.dtype(result.dtype), np.dtype(self.dtype), "same_kind"):
+            raise RuntimeError(
+                f"{name}: cannot write the result into this tensor (shape "
+                f"{tuple(self.shape)}, dtype {self.dtype}): the result has shape "
+                f"{tuple(result.shape)} and dtype {result.dtype}"
+            )
+        if result.dtype != self.dtype:
+            result = result.to(self.dtype)
+        recorder.written(self, result)
+        self.array[...] = result.array
 
     def _rebase(self, result: Tensor) -> None:
         """Make ``self`` hold ``result``'s values, in its own memory, and its tape record."""
@@ -95,9 +120,14 @@ class InPlaceMethods:
             self.requires_grad or (other_tensor is not None and other_tensor.requires_grad)
         )
         self._check_inplace(ufunc_name + "_", records)
+        recorder = _GraphRecorder.active
         if records:
             result = _apply(op, self._snapshot(), unwrap_operand(other))
+            if recorder is not None:
+                recorder.written(self, result)
             self._rebase(result)
+        elif recorder is not None:  # (traced: the write is a primitive the graph replays)
+            self._write(recorder, _apply(op, self, unwrap_operand(other)), ufunc_name + "_")
         else:
             xp = backend.array_module(self.array)
             try:
@@ -148,15 +178,20 @@ class InPlaceMethods:
         return self._replace_with(lambda x: x.clamp(min, max))
 
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
-        from difflab.random import normal_array
+        from difflab import random
 
-        self[...] = normal_array(mean, std, self.shape, self.dtype, self.device, generator)
+        # (a draw primitive, so that a traced graph draws anew at every run)
+        self[...] = _apply(random.Normal, mean, std, shape=tuple(self.shape),
+                           dtype=np.dtype(self.dtype), device=self.device,
+                           generator=random._setting(generator))
         return self
 
     def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
-        from difflab.random import uniform_array
+        from difflab import random
 
-        self[...] = uniform_array(a, b, self.shape, self.dtype, self.device, generator)
+        self[...] = _apply(random.Uniform, a, b, shape=tuple(self.shape),
+                           dtype=np.dtype(self.dtype), device=self.device,
+                           generator=random._setting(generator))
         return self
 
     # ------------------------------------------------ the math functions, in place

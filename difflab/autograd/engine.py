@@ -70,13 +70,15 @@ class TapeRecorder:
 class Recorder:
     """What watches :func:`apply` besides the tape: the graph tracer of :mod:`difflab.jit`.
 
-    The engine tells the active recorder (``GraphRecorder.active``) three
+    The engine tells the active recorder (``GraphRecorder.active``) four
     things, and this class says what each means by default (nothing):
 
     * :meth:`record`: a primitive was applied, with or without a derivative
       (a static graph must replay all of them);
     * :meth:`value_read`: a tensor's value was turned into Python
       (``bool(t)``, ``t.item()``), which a graph cannot replay;
+    * :meth:`written`: an in-place operation (``x.add_(y)``, ``x[i] = v``)
+      wrote a primitive's result into a tensor's memory;
     * ``records_backward``: whether every backward pass is to be recorded
       as operations (``create_graph=True``), as a traced training step needs;
       :meth:`backward` brackets such a pass, told whether it is first order.
@@ -93,6 +95,9 @@ class Recorder:
 
     def value_read(self, tensor: Any, what: str) -> None:
         """``what`` (``"bool()"``, ``".item()"``) turned ``tensor``'s value into Python."""
+
+    def written(self, tensor: Any, result: Any) -> None:
+        """An in-place operation wrote ``result`` (a primitive's output) into ``tensor``."""
 
     def backward(self, first_order: bool) -> Any:
         """A context manager around a recorded backward pass (see ``records_backward``)."""

@@ -370,6 +370,8 @@ def _run(func: Callable, leaves: list, dims: list, rebuild: Callable, kwargs: di
 
 def _draw_check(randomness: str) -> Callable:
     def check(what: str) -> None:
+        if batching.Randomness.drawing:  # a rule's own per-example draw (dropout's mask)
+            return
         batching.Randomness.check(what)
         if randomness == "different":
             raise NotImplementedError(

@@ -196,13 +196,16 @@ class _CompileTracer(Tracer):
         if self.stop:
             raise _Stop
 
-    def _remember(self, array: Any, ref: Ref, tensor: Tensor | None = None) -> None:
+    def _remember(self, array: Any, ref: Ref, tensor: Tensor | None = None,
+                  version: int | None = None) -> None:
         """As the tracer's, but holding each array weakly: one that nothing else holds is
         freed while tracing (its entry goes with it, so its id may be reused safely)."""
         key = id(array)
         self.refs[key] = ref
+        self.stale.discard(key)
         if tensor is not None:
-            self.versions[key] = (tensor._version, tensor._version[0])
+            self.versions[key] = (tensor._version,
+                                  tensor._version[0] if version is None else version)
         try:
             weakref.finalize(array, self._forget, key, ref)
         except TypeError:  # (not weakly referenceable: kept alive, as the tracer does)

@@ -80,6 +80,9 @@ class Input:
     shape: tuple
     dtype: np.dtype
     example: Any = field(default=None, repr=False, compare=False)  # the array seen when tracing
+    # A parameter the traced function read from outside (a closure's weight that requires
+    # grad): the tensor itself, read at each call as a module's parameters are.
+    tensor: Any = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -171,17 +174,26 @@ class Graph:
 
     ``output_spec`` says how the flat ``outputs`` nest (a tensor, a tuple of
     them, ...), so a traced function returns what the Python function did.
+
+    ``updates`` names the inputs the function wrote in place (a BatchNorm's
+    running statistics, ``x.add_(1)`` on an argument): their new values are
+    the *last* ``len(updates)`` entries of ``outputs``, and whoever runs the
+    graph for a caller writes them back into the caller's tensors
+    (:class:`~difflab.jit.tracing.TracedFunction`, an exported module), as
+    the eager call would have.  The passes treat them as outputs like any
+    other, so nothing they depend on is dropped.
     """
 
     def __init__(self, name: str, inputs: Sequence[Input], constants: Mapping[str, Any],
-                 nodes: Sequence[Node], outputs: Sequence[Any], output_spec: Any = "T"
-                 ) -> None:
+                 nodes: Sequence[Node], outputs: Sequence[Any], output_spec: Any = "T",
+                 updates: Sequence[str] = ()) -> None:
         self.name = name
         self.inputs = list(inputs)
         self.constants = dict(constants)
         self.nodes = list(nodes)
         self.outputs = list(outputs)
         self.output_spec = output_spec
+        self.updates = tuple(updates)
         self._program: Any = None
 
     #: The class that runs a graph fast, :class:`difflab.jit.program.Program` (it puts
@@ -236,7 +248,10 @@ class Graph:
             saved = f"  saves {', '.join(node.outputs()[1:])}" if node.saved else ""
             lines.append(f"  {k:>{width}}  {expr:<{pad}}{shape:<{shape_pad}}"
                          f"{np.dtype(node.dtype).name}{saved}")
-        lines.append("  return " + ", ".join(_arg(o) for o in self.outputs))
+        returned = self.outputs[:len(self.outputs) - len(self.updates)]
+        lines.append("  return " + ", ".join(_arg(o) for o in returned))
+        for name, value in zip(self.updates, self.outputs[len(returned):]):
+            lines.append(f"  write {name} = {_arg(value)}")
         return "\n".join(lines)
 
     __str__ = listing
@@ -286,8 +301,11 @@ class Graph:
             args = _resolve(node.args, env, None)
             params = {k: _resolve(v, env, None) for k, v in node.params.items()}
             params = {k: v.array if isinstance(v, Tensor) else v for k, v in params.items()}
+            # (a primitive without a derivative, a random draw, is applied as it is: the
+            # tape records nothing for it)
+            op = Differentiable(node.op) if node.op.differentiable else node.op
             with catcher:
-                result = engine.apply(Differentiable(node.op), *args, **params)
+                result = engine.apply(op, *args, **params)
             env[node.name] = result
             if node.saved:
                 saved = catcher.ctx.saved or ()
@@ -366,13 +384,17 @@ def _copy(graph: Graph, nodes: Sequence[Node], outputs: Sequence[Any],
           inputs: Sequence[Input] | None = None, constants: dict | None = None) -> Graph:
     return Graph(graph.name, graph.inputs if inputs is None else inputs,
                  graph.constants if constants is None else constants, nodes, outputs,
-                 graph.output_spec)
+                 graph.output_spec, graph.updates)
 
 
 def _show(name: str, before: Graph, after: Graph, show: bool) -> None:
     if show:
         print(f"--- before {name}: {len(before.nodes)} nodes\n{before.listing()}")
         print(f"--- after {name}: {len(after.nodes)} nodes\n{after.listing()}\n")
+
+    def written(self, tensor: Any, result: Any) -> None:
+        if self.outer is not None:
+            self.outer.written(tensor, result)
 
 
 # ------------------------------------------------------------------ printing

@@ -42,11 +42,15 @@ from difflab.ops import registry
 
 
 def dead_code_elimination(graph: Graph, show: bool = False) -> Graph:
-    """Drop the nodes (and constants) that no output depends on."""
+    """Drop the nodes (and constants) that no output depends on.
+
+    A random draw stays even when nothing reads it: it moves the generator on,
+    so dropping it would change every later draw.
+    """
     live = {o.name for o in graph.outputs if isinstance(o, Ref)}
     kept = []
     for node in reversed(graph.nodes):
-        if any(name in live for name in node.outputs()):
+        if node.op.random or any(name in live for name in node.outputs()):
             kept.append(node)
             live.update(r.name for r in node.refs())
     kept.reverse()
@@ -79,7 +83,10 @@ def _key(value: Any) -> Any:
 
 
 def common_subexpression_elimination(graph: Graph, show: bool = False) -> Graph:
-    """Compute each distinct (primitive, settings, inputs) once."""
+    """Compute each distinct (primitive, settings, inputs) once.
+
+    Random draws are never merged: two dropout masks of one input differ.
+    """
     renamed: dict[str, Ref] = {}
     # Equal constants (same dtype, shape and bytes) first: then their readers match too.
     seen_constants: dict[tuple, str] = {}
@@ -100,7 +107,7 @@ def common_subexpression_elimination(graph: Graph, show: bool = False) -> Graph:
         # needs tell two nodes apart only when the node has saved arrays of its own.
         key = (node.op_name, _key(args), _key(params),
                node.needs_input_grad if node.saved else None)
-        first = seen.get(key)
+        first = None if node.op.random else seen.get(key)
         if first is not None and first.saved == node.saved:
             for mine, theirs in zip(node.outputs(), first.outputs()):
                 renamed[mine] = Ref(theirs)
@@ -194,6 +201,8 @@ def _evaluate(node: Node, constants: dict, constant_names: set) -> list[tuple[st
 def constant_folding(graph: Graph, show: bool = False) -> Graph:
     """Compute now every node whose inputs are all constants; keep its value as a constant.
 
+    A random draw is not folded: it is drawn anew at every run.
+
     Also drop multiplications by a constant of ones (``_times_one``) and
     reshapes to the shape a value already has (a reshape of a reshape reads
     the first one's input: ``_reshape_source``).
@@ -211,7 +220,7 @@ def constant_folding(graph: Graph, show: bool = False) -> Graph:
                         {k: substitute(v, renamed) for k, v in node.params.items()},
                         node.shape, node.dtype, node.needs_input_grad, node.saved)
         refs = node.refs()
-        if refs and all(r.name in constant_names for r in refs):
+        if refs and not node.op.random and all(r.name in constant_names for r in refs):
             for name, array in _evaluate(node, constants, constant_names):
                 constants[name] = array
                 constant_names.add(name)

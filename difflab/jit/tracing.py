@@ -25,6 +25,21 @@ patches nothing and keeps no list of operations.  While tracing, every
 backward pass is recorded, as with ``create_graph=True``
 (``records_backward``): the graph of a training step must hold the
 backward's operations, not its numbers.
+
+State, too, is replayed as eager code changes it.  A random draw
+(``dropout``, ``randn_like``) is a primitive, drawn anew at every run from
+the generator in effect then.  An in-place write (``x.add_(1)``,
+``x[0] = v``, a BatchNorm's running statistics) is recorded as the
+out-of-place primitive plus a note that the tensor's memory now holds its
+result (:meth:`Tracer.written`); when the tensor is an argument or a
+module's parameter or buffer, the graph lists it in ``updates`` and every
+replay writes the new value back.  What the tracer cannot replay it
+refuses with a :class:`GraphError`: a write through a view (another array
+sharing the memory would keep its old value), a parameter replaced or
+changed outside difflab's operations (``p.data = ...``, ``p.array[...]``),
+a tensor that requires grad computed on a tape outside the function.  (A
+*leaf* that requires grad read from outside, a closure's weight, becomes a
+parameter input, ``captured0``, read and differentiated at each call.)
 """
 
 from __future__ import annotations
@@ -40,7 +55,9 @@ from typing import Any
 
 import numpy as np
 
+from difflab import backend, dtypes, random
 from difflab.autograd import engine
+from difflab.autograd.grad_mode import is_grad_enabled
 from difflab.jit.graph import Graph, GraphError, Input, Node, Ref
 from difflab.jit.ops import RuleReading, rule_value_reads  # noqa: F401  (re-exported)
 from difflab.tensor import Tensor
@@ -53,7 +70,9 @@ class TracerWarning(UserWarning):
 
 
 def _is_array(x: Any) -> bool:
-    return hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, Tensor)
+    # (a dtype has .shape and .dtype too, but is a setting: float32, not an array)
+    return (hasattr(x, "shape") and hasattr(x, "dtype")
+            and not isinstance(x, (Tensor, np.dtype, dtypes.dtype, type)))
 
 
 class Tracer(RuleReading):
@@ -73,6 +92,8 @@ class Tracer(RuleReading):
         self.nodes: list[Node] = []
         self.computed: set[str] = set()  # values that depend on inputs (not constants)
         self.warned: set = set()
+        self.stale: set[int] = set()  # arrays whose memory a write through a view changed
+        self.written_arrays: set[int] = set()  # arrays an in-place operation wrote into
         self.rule_reads: list | None = None  # see rule_value_reads
         self.first_order = False  # recording a backward that is not differentiated again
         self._previous: Any = None
@@ -80,11 +101,14 @@ class Tracer(RuleReading):
     records_backward = True  # a traced backward leaves its operations in the graph
 
     # ------------------------------------------------------------ registering
-    def _remember(self, array: Any, ref: Ref, tensor: Tensor | None = None) -> None:
+    def _remember(self, array: Any, ref: Ref, tensor: Tensor | None = None,
+                  version: int | None = None) -> None:
         self.refs[id(array)] = ref
         self.keep.append(array)
+        self.stale.discard(id(array))
         if tensor is not None:
-            self.versions[id(array)] = (tensor._version, tensor._version[0])
+            self.versions[id(array)] = (tensor._version,
+                                        tensor._version[0] if version is None else version)
 
     def add_input(self, name: str, value: Any, kind: str = "input") -> None:
         """Declare ``value`` (a Tensor or an array) as the graph input ``name``."""
@@ -108,13 +132,15 @@ class Tracer(RuleReading):
         """What an operation's input is in the graph: a ``Ref``, or a literal number."""
         if isinstance(x, Tensor):
             array = x.array
+            if x._requires_grad and id(array) not in self.refs:
+                self._capture(x)
             seen = self.versions.get(id(array))
             if seen is not None and seen[0] is x._version and seen[0][0] != seen[1]:
                 raise GraphError(
-                    "a traced tensor was changed in place (x += ..., x[i] = ..., "
-                    "optimizer.step()): a static graph records values, not memory, so it "
-                    "cannot replay that. Write the update out of place (x = x + ...), or "
-                    "return the new value from the traced function."
+                    "a traced tensor was changed in place in a way the graph cannot replay "
+                    "(through a view sharing its memory, x[0].add_(1), or outside difflab's "
+                    "operations): a static graph records values, not memory. Write into the "
+                    "tensor itself (x[0] = x[0] + 1, x.add_(...)), or out of place."
                 )
         elif _is_array(x):
             array = x
@@ -131,8 +157,56 @@ class Tracer(RuleReading):
         if ref is None:
             self._check_not_a_view_of_a_computed_value(array)
             ref = self.add_constant(array)
+        elif id(array) in self.stale:
+            raise GraphError(
+                f"a traced value ({ref.name}) was changed by an in-place write into another "
+                f"tensor sharing its memory (a view: x[0].add_(1), x.view(...).zero_()); a "
+                f"static graph records values, not memory, so it cannot replay that. Write "
+                f"into the tensor itself (x[0] = x[0] + 1) or write out of place"
+            )
         return ref
 
+    def _capture(self, tensor: Tensor) -> None:
+        """A tensor that requires grad, made outside the traced function.
+
+        A leaf (a closure's weight, a module's parameter read by a function)
+        becomes a parameter input that holds the tensor itself: each call
+        reads its value then, and a loss backpropagates into it.  Anything
+        else was computed on a tape outside the function, which the graph
+        cannot continue: refused.
+        """
+        if tensor.grad_fn is not None:
+            raise GraphError(
+                "the traced function reads a tensor that requires grad and was computed "
+                "outside it (its tape lies outside the graph, so the gradient would stop "
+                "there). Pass it as an argument, or detach() it if it is a constant"
+            )
+        name = f"captured{sum(1 for i in self.inputs if i.tensor is not None)}"
+        self.add_input(name, tensor, kind="parameter")
+        self.inputs[-1].tensor = tensor
+
+    def written(self, tensor: Tensor, result: Tensor) -> None:
+        """The engine's hook, before an in-place write of ``result`` into ``tensor``.
+
+        From now on ``tensor``'s memory holds ``result``'s value: reads of it
+        are reads of that node.  A constant about to be overwritten keeps its
+        old value (a copy); another array sharing the memory (a view) would
+        now be stale, and is refused if it is read again.
+        """
+        array = tensor.array
+        ref = self.refs.get(id(result.array))
+        if ref is None:  # (a write of a value made outside the primitives: a constant)
+            ref = self.ref_of(result)
+        old = self.refs.get(id(array))
+        if old is not None and old.name in self.constants:
+            self.constants[old.name] = array.copy()
+        if isinstance(array, np.ndarray):
+            for other in self.keep:
+                if (other is not array and isinstance(other, np.ndarray)
+                        and id(other) in self.refs and np.may_share_memory(other, array)):
+                    self.stale.add(id(other))
+        self._remember(array, ref, tensor, version=tensor._version[0] + 1)
+        self.written_arrays.add(id(array))
     def _check_not_a_view_of_a_computed_value(self, array: Any) -> None:
         """An unknown array that views a computed one was made from a traced value outside
         the primitives (``t.array.reshape(-1)``): as a constant it would be silently stale."""
@@ -178,7 +252,7 @@ class Tracer(RuleReading):
             ctx.op = Differentiable(op)  # (its backward, if first order, may take the array rule)
         for k, array in saved:
             self._remember(array, Ref(f"{name}.s{k}"))
-        if any(r.name in self.computed for r in node.refs()):
+        if op.random or any(r.name in self.computed for r in node.refs()):
             self.computed.add(name)
             self.computed.update(f"{name}.s{k}" for k, _ in saved)
 
@@ -201,11 +275,28 @@ class Tracer(RuleReading):
         return own, tuple(meta) if own else ()
 
     def graph(self, outputs: Any) -> Graph:
-        """The graph of everything recorded, returning ``outputs`` (nested tensors)."""
+        """The graph of everything recorded, returning ``outputs`` (nested tensors).
+
+        An argument or parameter written in place is an *update*: its last
+        value is appended to the outputs and named in ``Graph.updates``.
+        """
         flat: list = []
         spec = _flatten(outputs, flat)
         refs = [self.ref_of(x) if isinstance(x, Tensor) or _is_array(x) else x for x in flat]
-        return Graph(self.name, self.inputs, self.constants, self.nodes, refs, spec)
+        updates = []
+        for i in self.inputs:
+            if i.kind == "constant" or i.example is None:
+                continue
+            if id(i.example) in self.stale:
+                raise GraphError(
+                    f"{i.name} was changed by an in-place write into a view of it (x[0].add_"
+                    f"(1), x.view(...).zero_()); a static graph cannot replay a write through "
+                    f"a view. Write into {i.name} itself (x[0] = x[0] + 1)")
+            ref = self.refs.get(id(i.example))
+            if id(i.example) in self.written_arrays and ref is not None and ref.name != i.name:
+                updates.append(i.name)
+                refs.append(ref)
+        return Graph(self.name, self.inputs, self.constants, self.nodes, refs, spec, updates)
 
     # --------------------------------------------------------------- activity
     def depends_on_inputs(self, tensor: Tensor) -> bool:
@@ -253,6 +344,20 @@ class Tracer(RuleReading):
         self.warned.add((filename, lineno))
         warnings.warn_explicit(f"{filename}:{lineno}: {message}", TracerWarning, filename,
                                lineno)
+
+
+@contextlib.contextmanager
+def _generator_kept() -> Iterator[None]:
+    """Run a block that builds a graph (a trace, a transform) without using up random
+    numbers: the default generator's state is put back afterwards, so the graph's first
+    run draws what the eager call would have."""
+    generator = random.default_generator
+    rng, state = generator.rng, generator.rng.bit_generator.state
+    try:
+        yield
+    finally:
+        generator.rng = rng
+        rng.bit_generator.state = state
 
 
 def _user_frame() -> tuple[str, int]:
@@ -320,6 +425,11 @@ def _module_state(fn: Any) -> list[tuple[str, Tensor]]:
     return [(name, t) for name, t in state if t is not None]
 
 
+def _captured(graph: Graph) -> list[tuple[str, Tensor]]:
+    """The tensors a traced function read from outside (parameters of the graph, by name)."""
+    return [(i.name, i.tensor) for i in graph.inputs if i.tensor is not None]
+
+
 def _signature(args: Sequence[Any]) -> tuple:
     """What a compiled graph depends on: shapes and dtypes of arrays, values of the rest."""
     key = []
@@ -338,7 +448,10 @@ def trace_graph(fn: Callable, example_inputs: Sequence[Any], name: str | None = 
 
     Tensors and arrays among the inputs become the graph's arguments;
     anything else (a number, a string) is passed as it is and baked in.
-    A module's parameters and buffers become parameter inputs.
+    A module's parameters and buffers become parameter inputs.  Tracing
+    leaves no trace of its run: the default generator and the arguments and
+    buffers the function writes in place are restored afterwards (the
+    graph's runs draw and write).
     """
     if not isinstance(example_inputs, (tuple, list)):
         example_inputs = (example_inputs,)
@@ -360,11 +473,51 @@ def trace_graph(fn: Callable, example_inputs: Sequence[Any], name: str | None = 
             call_args.append(t)
         else:
             call_args.append(value)
-    for state_name, tensor in _module_state(fn):
+    state = _module_state(fn)
+    for state_name, tensor in state:
         tracer.add_input(state_name, tensor, kind="parameter")
-    with tracer:
-        outputs = fn(*call_args)
-    return tracer.graph(outputs)
+    before = [(i.name, i.example, backend.to_numpy(i.example).copy()) for i in tracer.inputs]
+    try:
+        # Tracing runs the function once, but only the graph's runs count: the default
+        # generator draws, and the arguments and buffers written, are as before the trace
+        # (so `manual_seed(0); traced(x)` equals `manual_seed(0); fn(x)`, even on the call
+        # that traced, and a BatchNorm's statistics move once per call).
+        with tracer, _generator_kept():
+            outputs = fn(*call_args)
+        graph = tracer.graph(outputs)
+        _check_state_unchanged(tracer, before, state)
+    finally:
+        for _, example, copy in before:
+            if id(example) in tracer.written_arrays:
+                example[...] = backend.to_device(copy, backend.device_of(example))
+    return graph
+
+
+def _check_state_unchanged(tracer: Tracer, before: list, state: list) -> None:
+    """Refuse a trace whose arguments or module state changed in ways the graph misses.
+
+    Writes through difflab's operations are updates the graph replays; a
+    parameter replaced (``p.array = ...``) or changed through its raw array
+    (``p.array[...] = 0``, NumPy on ``.numpy()``) is not, and a replay would
+    silently differ from the eager call.
+    """
+    for name, tensor in state:
+        example = next(e for n, e, _ in before if n == name)
+        if tensor.array is not example:
+            raise GraphError(
+                f"the traced function replaced the array of {name} (p.data = ..., "
+                f"p.array = ...); a graph cannot replay that. Write the new values in place "
+                f"with difflab's operations (with difflab.no_grad(): p.copy_(value))")
+    for name, example, copy in before:
+        ref = tracer.refs.get(id(example))
+        unchanged = backend.to_numpy(example)
+        if ref is not None and ref.name == name and not np.array_equal(
+                copy, unchanged, equal_nan=copy.dtype.kind in "fc"):
+            raise GraphError(
+                f"the traced function changed {name} outside difflab's operations (through "
+                f".array, .numpy() or NumPy); the graph cannot replay that write. Use "
+                f"difflab's in-place operations (x.add_(...), x[i] = ..., x.copy_(...)), "
+                f"which the graph replays")
 
 
 class TracedFunction:
@@ -382,6 +535,9 @@ class TracedFunction:
         self.retrace = retrace
         self.passes = tuple(passes)
         self.graphs: dict[tuple, Graph] = {}
+        # (each graph as traced, before the passes: what a differentiable call evaluates,
+        # since a fused kernel has no derivative rule)
+        self._as_traced: dict[tuple, Graph] = {}
         self.traces = 0  # how many times fn was traced
         self._last: Graph | None = None
         functools.update_wrapper(self, fn, updated=()) if callable(fn) and hasattr(
@@ -406,7 +562,7 @@ class TracedFunction:
                 known.program().check([a.array if isinstance(a, Tensor) else a
                                        for a in args if isinstance(a, Tensor) or _is_array(a)])
                 raise GraphError(f"no graph for arguments {key}; traced for {list(self.graphs)}")
-            graph = trace_graph(self.fn, args)
+            graph = self._as_traced[key] = trace_graph(self.fn, args)
             if self.passes:
                 from difflab.jit.passes import optimize
 
@@ -420,13 +576,53 @@ class TracedFunction:
         graph = self.graph_for(*args)
         arrays = [a.array if isinstance(a, Tensor) else a for a in args
                   if isinstance(a, Tensor) or _is_array(a)]
-        state = {name: t.array for name, t in _module_state(self.fn)}
-        outputs = graph.program().run(arrays, state)
+        state = _module_state(self.fn) + _captured(graph)
+        if is_grad_enabled() and any(
+                t.requires_grad for t in [*args, *(t for _, t in state)]
+                if isinstance(t, Tensor)):
+            # Differentiable: each node applied on the tape, as the eager call would be, so
+            # a loss of the outputs backpropagates into the arguments and parameters.
+            graph.program().check(arrays)
+            values = {i.name: (a if isinstance(a, Tensor) else Tensor._wrap(a))
+                      for i, a in zip(graph.arguments(), [a for a in args
+                                                          if isinstance(a, Tensor)
+                                                          or _is_array(a)])}
+            values.update(state)
+            outputs = self._as_traced[_signature(args)].evaluate(values)
+        else:
+            outputs = graph.program().run(arrays, {name: t.array for name, t in state})
+        outputs = _write_updates(graph, outputs, args, dict(state))
         return unflatten(graph.output_spec, [Tensor._wrap(o) if _is_array(o) else o
                                              for o in outputs])
 
     def __repr__(self) -> str:
         return f"<TracedFunction {getattr(self.fn, '__name__', type(self.fn).__name__)}>"
+
+
+def _write_updates(graph: Graph, outputs: list, args: Sequence[Any],
+                  state: dict[str, Any]) -> list:
+    """Write a run's new values of ``graph.updates`` into the caller's tensors; the rest.
+
+    ``outputs`` is what the graph returned (its updates last), ``args`` the
+    call's arguments, ``state`` the parameters and buffers by name (tensors
+    or arrays).  As the eager call wrote them in place, so does this: the
+    caller's memory, with its version bumped.
+    """
+    count = len(graph.updates)
+    if not count:
+        return outputs
+    given = [a for a in args if isinstance(a, Tensor) or _is_array(a)]
+    targets = dict(zip((i.name for i in graph.arguments()), given))
+    targets.update(state)
+    for name, value in zip(graph.updates, outputs[-count:]):
+        target = targets[name]
+        value = value.array if isinstance(value, Tensor) else value
+        if isinstance(target, Tensor):
+            target.array[...] = value
+            target._version[0] += 1
+        else:
+            target[...] = value
+    return outputs[:-count]
 
 
 def _as_tuple(x: Any) -> tuple:

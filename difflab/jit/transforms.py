@@ -45,7 +45,7 @@ from difflab import backend, functions
 from difflab.autograd import engine, functional
 from difflab.jit.graph import Graph, GraphError, Input, Ref, _ContextCatcher, _resolve
 from difflab.jit.ops import JVP
-from difflab.jit.tracing import Tracer, rule_value_reads
+from difflab.jit.tracing import Tracer, _generator_kept, rule_value_reads
 from difflab.ops.primitive import Primitive
 from difflab.tensor import Tensor
 
@@ -107,7 +107,7 @@ def grad(graph: Graph, wrt: Sequence[str] | None = None, output: int = 0) -> Gra
         values[i.name] = t
     for name, array in graph.constants.items():
         tracer.add_constant(array, name)  # the same arrays, so evaluate's uses find them
-    with tracer:
+    with tracer, _generator_kept():  # (a random node's draws here are not the run's)
         outs = graph.evaluate(values)
         y = outs[output]
         if not isinstance(y, Tensor) or not y.requires_grad:
@@ -268,7 +268,7 @@ def jvp(graph: Graph, wrt: Sequence[str] | None = None, directions: int = 1,
     tracer = Tracer(f"jvp_{graph.name}")
     env, tangents = _jvp_inputs(graph, tracer, wrt, seeds, directions, meta)
     catcher = _ContextCatcher()
-    with tracer:
+    with tracer, _generator_kept():  # (a random node's draws here are not the run's)
         for node in graph.nodes:
             _push(node, env, tangents, catcher, directions)
         outs = [_resolve(o, env, None) for o in graph.outputs]

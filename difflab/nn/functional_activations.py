@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from difflab import random as _random
 from difflab.nn.functional_core import _check_tensor, _dim, _floating, softmax
 from difflab.tensor import Tensor
 
@@ -311,21 +310,19 @@ def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: fl
     >>> y.sum(-1).tolist(), sorted(set(y.flatten().tolist()))
     ([1.0, 1.0], [0.0, 1.0])
     """
+    from difflab.creation import rand, zeros_like
+
     x = _check_tensor("gumbel_softmax", logits)
-    uniform = _random._rng(None).random(x.shape)
-    noise = Tensor._wrap((-np.log(-np.log(uniform + eps) + eps)).astype(x.dtype))
-    if x.is_cuda:
-        noise = noise.to(x.device)
-    y_soft = softmax((x + noise) / tau, dim % max(x.ndim, 1))
+    # (drawn and transformed with tensor operations, so a traced graph draws anew each run)
+    uniform = rand(x.shape, dtype=np.float64, device=x.device)
+    noise = (-((uniform + eps).log().neg() + eps).log()).to(x.dtype)
+    dim = dim % max(x.ndim, 1)
+    y_soft = softmax((x + noise) / tau, dim)
     if not hard:
         return y_soft
-    from difflab.backend import array_module
-
-    xp = array_module(y_soft.array)
-    index = xp.argmax(y_soft.array, axis=dim)
-    one_hot = xp.zeros_like(y_soft.array)
-    xp.put_along_axis(one_hot, xp.expand_dims(index, dim), 1.0, axis=dim)
-    return Tensor._wrap(one_hot) - y_soft.detach() + y_soft
+    index = y_soft.argmax(dim=dim, keepdim=True)
+    one_hot = zeros_like(y_soft).scatter(dim, index, 1.0)
+    return one_hot - y_soft.detach() + y_soft
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa: A002

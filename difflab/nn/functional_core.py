@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from difflab import backend
-from difflab import random as _random
 from difflab.autograd.engine import apply
 from difflab.dtypes import floating_result as _floating_result
 from difflab.func.vmap import BatchedTensor as _BatchedTensor
@@ -257,7 +256,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     if p == 1.0:
         return input * 0.0
     mask = apply(registry.PRIMITIVES["dropout_mask"], input, p=p,
-                 generator=_random.default_generator)
+                 generator=None)
     return input * mask
 
 
@@ -271,15 +270,17 @@ def batch_norm(
     weight: Tensor | None = None,
     bias: Tensor | None = None,
     training: bool = False,
-    momentum: float = 0.1,
+    momentum: Any = 0.1,
     eps: float = 1e-5,
 ) -> Tensor:
     """Normalise each channel (dimension 1) over the batch and space.
 
     Training: with the batch's mean and biased variance, and the running
     averages updated as r ← (1 - momentum)·r + momentum·batch (the
-    variance unbiased there, as in PyTorch).  Evaluation: with the running
-    averages.
+    variance unbiased there, as in PyTorch); ``momentum`` may be a 0-d
+    tensor (BatchNorm's cumulative average, 1/num_batches_tracked).
+    Evaluation: with the running averages.  Both read and write the running
+    averages with tensor operations, so a traced graph replays them.
     """
     input = _floating(_check_tensor("batch_norm", input))  # noqa: A001
     if input.ndim < 2:
@@ -297,15 +298,14 @@ def batch_norm(
         # (the primitive computes the batch's statistics itself, so a traced graph does too)
         out = apply(nn_ops.Normalize, input, axes=axes, eps=eps)
         if running_mean is not None or running_var is not None:
-            _update_running_stats(input.array, axes, c, count, momentum, running_mean,
+            _update_running_stats(input, axes, c, count, momentum, running_mean,
                                   running_var)
     else:
         if running_mean is None or running_var is None:
             out = apply(nn_ops.Normalize, input, axes=axes, eps=eps)
         else:
-            xp = backend.array_module(input.array)
-            scale = 1.0 / xp.sqrt(running_var.array.reshape(shape) + eps)
-            out = (input - running_mean.array.reshape(shape)) * scale.astype(input.dtype)
+            scale = 1.0 / (running_var.detach().reshape(shape) + eps).sqrt()
+            out = (input - running_mean.detach().reshape(shape)) * scale.to(input.dtype)
     if weight is not None:
         out = out * weight.reshape(shape)
     if bias is not None:
@@ -313,19 +313,27 @@ def batch_norm(
     return out
 
 
-def _update_running_stats(x: Any, axes: tuple, c: int, count: int, momentum: float,
+def _update_running_stats(x: Tensor, axes: tuple, c: int, count: int, momentum: Any,
                           running_mean: Tensor | None, running_var: Tensor | None) -> None:
-    """r ← (1 - momentum)·r + momentum·batch, in place (the variance unbiased there)."""
-    mean = x.mean(axis=axes, keepdims=True)
-    centered = x - mean
-    var = (centered * centered).mean(axis=axes, keepdims=True)
-    if running_mean is not None:
-        running_mean.array *= 1.0 - momentum
-        running_mean.array += momentum * mean.reshape(c).astype(running_mean.dtype)
-    if running_var is not None:
-        running_var.array *= 1.0 - momentum
-        running_var.array += (momentum * count / (count - 1)) * var.reshape(c).astype(
-            running_var.dtype)
+    """r ← (1 - momentum)·r + momentum·batch, in place (the variance unbiased there).
+
+    In-place tensor operations, not writes into ``.array``: a traced graph
+    records them and every replay writes the new averages into the buffers.
+    """
+    from difflab.autograd.grad_mode import no_grad
+
+    with no_grad():
+        x = x.detach()
+        mean = x.mean(dim=axes, keepdim=True)
+        centered = x - mean
+        var = (centered * centered).mean(dim=axes, keepdim=True)
+        if running_mean is not None:
+            running_mean.mul_(1.0 - momentum)
+            running_mean.add_(momentum * mean.reshape(c).to(running_mean.dtype))
+        if running_var is not None:
+            running_var.mul_(1.0 - momentum)
+            running_var.add_((momentum * count / (count - 1)) * var.reshape(c).to(
+                running_var.dtype))
 
 
 def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,  # noqa: A002

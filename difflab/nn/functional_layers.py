@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 
 from difflab import backend
-from difflab import random as _random
 from difflab.autograd.engine import apply
 from difflab.nn.functional_core import _check_tensor, _floating, _promoted, embedding, max_pool2d
 from difflab.ops import nn_ops, registry
@@ -165,7 +164,7 @@ def _channel_dropout(name: str, input: Tensor, p: float, training: bool,  # noqa
     # graph draws a new mask at every run, as eager code does)
     channels = x[(Ellipsis,) + (slice(0, 1),) * spatial]
     return x * apply(registry.PRIMITIVES["dropout_mask"], channels, p=p,
-                     generator=_random.default_generator)
+                     generator=None)
 
 
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
@@ -224,7 +223,7 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa
     a = ((1 - p) * (1 + p * saturation**2)) ** -0.5
     b = -a * saturation * p
     keep = apply(registry.PRIMITIVES["dropout_mask"], x, p=p,  # (drawn at every run)
-                 generator=_random.default_generator) > 0
+                 generator=None) > 0
     return _where(keep, x, saturation) * a + b
 
 
@@ -290,16 +289,19 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,  # noqa: A0
     axes = tuple(range(2, x.ndim))
     c = x.shape[1]
     if use_input_stats:
-        a = x.array
+        from difflab.autograd.grad_mode import no_grad
+
         count = int(np.prod(x.shape[2:]))
-        if running_mean is not None:
-            running_mean.array *= 1.0 - momentum
-            running_mean.array += momentum * a.mean(axis=axes).mean(0).astype(
-                running_mean.dtype)
-        if running_var is not None:
-            unbiased = a.var(axis=axes) * (count / max(count - 1, 1))
-            running_var.array *= 1.0 - momentum
-            running_var.array += momentum * unbiased.mean(0).astype(running_var.dtype)
+        with no_grad():  # (in-place tensor operations: a traced graph replays them)
+            a = x.detach()
+            if running_mean is not None:
+                running_mean.mul_(1.0 - momentum)
+                running_mean.add_(momentum * a.mean(dim=axes).mean(0).to(running_mean.dtype))
+            if running_var is not None:
+                centered = a - a.mean(dim=axes, keepdim=True)
+                unbiased = (centered * centered).mean(dim=axes) * (count / max(count - 1, 1))
+                running_var.mul_(1.0 - momentum)
+                running_var.add_(momentum * unbiased.mean(0).to(running_var.dtype))
         out = apply(nn_ops.Normalize, x, axes=axes, eps=eps)
     else:
         if running_mean is None or running_var is None:

@@ -443,17 +443,24 @@ def _one_hot(b: Batch, x: Any, num_classes: int = -1) -> Any:
 def _dropout_mask(b: Batch, x: Any, p: float = 0.5, generator: Any = None) -> Any:
     """A mask per example ('different') or one for all ('same'): see ``Randomness``."""
     Randomness.check("dropout")
-    if Randomness.mode == "same" and b.batched(x):
-        one = b.apply(structural.Index, x, index=(0,) * b.k)
-        mask = b.apply(b.op, one, p=p, generator=generator)
-        return b.lift(mask)  # the one mask, repeated over the batch
-    return b.apply(b.op, b.lift(x), p=p, generator=generator)
+    Randomness.drawing = True
+    try:
+        if Randomness.mode == "same" and b.batched(x):
+            one = b.apply(structural.Index, x, index=(0,) * b.k)
+            mask = b.apply(b.op, one, p=p, generator=generator)
+            return b.lift(mask)  # the one mask, repeated over the batch
+        return b.apply(b.op, b.lift(x), p=p, generator=generator)
+    finally:
+        Randomness.drawing = False
 
 
 class Randomness:
     """vmap's ``randomness`` while it runs: 'error', 'different' or 'same'."""
 
     mode: str = "error"
+    #: True while a rule draws per example on purpose (dropout's masks): the draw check of
+    #: the random creation functions (one unbatched value) does not apply to it.
+    drawing: bool = False
 
     @classmethod
     def check(cls, what: str) -> None:
@@ -496,12 +503,19 @@ logic.Pointwise.batch = staticmethod(elementwise_rule)
 
 
 def declare(primitives: dict) -> None:
-    """Give each built-in primitive of ``primitives`` (name -> primitive) its rule."""
+    """Note the registry's div and add, which several rules build with."""
     global DIV, ADD
     DIV, ADD = primitives["div"], primitives["add"]
-    for name, rule in RULES.items():
-        primitive = primitives[name]
-        if isinstance(primitive, type):
-            primitive.batch = staticmethod(rule)
-        else:
-            primitive.batch = rule
+
+
+def attach_rule(primitive: Any) -> None:
+    """Give a built-in primitive its rule from :data:`RULES` when it is registered (the
+    registry calls this for every primitive, also those registered later, such as the
+    random draws of :mod:`difflab.random`)."""
+    rule = RULES.get(primitive.name)
+    if rule is None:
+        return
+    if isinstance(primitive, type):
+        primitive.batch = staticmethod(rule)
+    else:
+        primitive.batch = rule

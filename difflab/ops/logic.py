@@ -217,23 +217,6 @@ class Histogram(NoDerivative):
         return backend.to_device(out.astype(x.dtype), backend.device_of(x))
 
 
-class DropoutMask(NoDerivative):
-    """Dropout's mask: 1/(1 - p) where a uniform draw is ≥ p, else 0, shaped like ``x``.
-
-    Drawn from ``generator`` (a :class:`difflab.Generator`) at every run, so a
-    traced graph draws a new mask each time, as eager code does.
-    """
-
-    name = "dropout_mask"
-    description = "a random mask keeping each element with probability 1 - p"
-
-    @staticmethod
-    def forward(ctx: Any, xp: Any, x: Any, p: float = 0.5, generator: Any = None) -> Any:
-        keep = generator.rng.random(x.shape) >= p
-        mask = (keep / (1.0 - p)).astype(x.dtype)
-        return backend.to_device(mask, backend.device_of(x))
-
-
 class OneHot(NoDerivative):
     """(...) integer classes -> (..., num_classes) int64 of 0/1.
 
@@ -265,4 +248,4 @@ class OneHot(NoDerivative):
 
 
 NO_DERIVATIVE = [*POINTWISE, AnyAll("any"), AnyAll("all"), ArgExtreme("argmax"),
-                 ArgExtreme("argmin"), ArgSort, CountNonzero, Histc, Histogram, DropoutMask, OneHot]
+                 ArgExtreme("argmin"), ArgSort, CountNonzero, Histc, Histogram, OneHot]

@@ -12,7 +12,7 @@ the tape (``engine.apply``)       ``forward``, ``vjp``, ``differentiable``,
 ``Dual`` (forward mode)           ``forward``, ``jvp``, ``differentiable``
 the sympy trace (symbolic)        ``symbolic`` (or ``forward`` on object arrays)
 the graph tracer (``jit``)        ``traced_as``, ``first_order_is_cheaper``,
-                                  ``shape_read_from``
+                                  ``shape_read_from``, ``random``
 graph replay and printing         ``prepare``, ``describe``
 the fusion pass                   ``fusion``, ``rule``
 ``vmap`` (``difflab.func``)       ``batch`` (:mod:`difflab.ops.batching`)
@@ -65,6 +65,10 @@ class Primitive:
     first_order_is_cheaper: bool = False
     #: True for a user's own ``autograd.Function``: its errors pass through unchanged.
     user_code: bool = False
+    #: True for a draw from a random generator (``rand``, a dropout mask): a graph draws it
+    #: anew at every run, and no pass folds it, merges two of them or drops an unread one
+    #: (each draw moves the generator on, as eager code does).
+    random: bool = False
     #: The primitive a wrapper stands for, which the tracer records instead (or None).
     traced_as: Any = None
     #: The elementwise rule the primitive was built from (elementwise primitives only).

@@ -175,6 +175,7 @@ for _primitive in logic.NO_DERIVATIVE:
 
 # How each maps over vmap's batch dimensions (elementwise ones have theirs already).
 batching.declare(PRIMITIVES)
+on_register(batching.attach_rule)
 
 # Short names for the primitives Tensor's operators call most.
 ADD, SUB, MUL, DIV, POW = (PRIMITIVES[n] for n in ("add", "sub", "mul", "div", "pow"))

@@ -187,6 +187,13 @@ def _no_derivative_cases() -> dict[str, Case]:
         "one_hot": (lambda i: dl.nn.functional.one_hot(i, 6), [((5,), (INT, 6))]),
         "histogram": (lambda x: dl.histogram(x, bins=4, range=(-2.0, 2.0)), [F34]),
         "dropout_mask": (lambda x: dl.nn.functional.dropout(x, 0.3), [F34]),
+        # (random draws: the tests seed the generator alike before eager and the replay)
+        "uniform": (lambda x: x * dl.rand_like(x), [F34]),
+        "normal": (lambda x: x + dl.randn_like(x), [F34]),
+        "integers": (lambda x: x * dl.randint_like(x, 5), [F34]),
+        "bernoulli": (lambda x: dl.bernoulli(dl.sigmoid(x)), [F34]),
+        "randperm": (lambda x: x[:, dl.randperm(4)], [F34]),
+        "multinomial": (lambda x: dl.multinomial(dl.softmax(x, dim=1), 2), [F34]),
     }
     cases.update({name: Case(name, call, tuple(specs)) for name, (call, specs) in table.items()})
     return cases

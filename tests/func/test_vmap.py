@@ -26,6 +26,10 @@ B = 3
 
 #: Primitives without a batching rule: their bins depend on the whole batch's values.
 NO_RULE = {"histc", "histogram"}
+#: The random draws: unbatched (dl.rand(3) inside the function) they follow vmap's
+#: randomness= through the generator's hook; a draw from batched values (bernoulli of a
+#: batched p) has no rule yet and is refused by name.
+RANDOM_DRAWS = {"bernoulli", "integers", "multinomial", "normal", "randperm", "uniform"}
 #: Inputs that faces read as values (class targets, embedding indices): passed unbatched.
 UNBATCHED_INPUTS = {"nll_loss": 1, "embedding": 0}
 
@@ -41,10 +45,23 @@ def _examples(case: samples.Case) -> list[list[np.ndarray]]:
 
 def test_every_primitive_has_a_rule_or_is_listed():
     missing = {name for name, p in registry.PRIMITIVES.items() if p.batch is None}
-    assert missing == NO_RULE
+    assert missing == NO_RULE | RANDOM_DRAWS
+    assert all(registry.PRIMITIVES[name].random for name in RANDOM_DRAWS)
 
 
-@pytest.mark.parametrize("name", sorted(set(CASES) - NO_RULE - {"dropout_mask"}))
+def test_random_draws_follow_randomness_and_refuse_batched_probabilities():
+    x = dl.ones(4, 3)
+    for draw in (lambda: dl.rand(3), lambda: dl.randint(0, 5, (3,)), lambda: dl.randperm(3),
+                 lambda: dl.normal(0.0, 1.0, (3,))):
+        shared = np.asarray(vmap(lambda v, draw=draw: v * draw(), randomness="same")(x))
+        assert (shared == shared[0]).all()
+        with pytest.raises(RuntimeError, match="randomness='error'"):
+            vmap(lambda v, draw=draw: v * draw())(x)
+    with pytest.raises(NotImplementedError, match="bernoulli"):
+        vmap(lambda p: dl.bernoulli(p), randomness="different")(dl.full((4, 3), 0.5))
+
+
+@pytest.mark.parametrize("name", sorted(set(CASES) - NO_RULE - RANDOM_DRAWS - {"dropout_mask"}))
 def test_vmap_equals_a_loop(name):
     case = CASES[name]
     examples = _examples(case)

@@ -183,7 +183,7 @@ def test_a_first_order_conv_step_survives_save_and_load(tmp_path):
     assert any(n.op_name.startswith("conv2d_vjp") and n.saved for n in ep.graph.nodes)
     export.save(ep, tmp_path / "step.dlg")
     loaded = export.load(tmp_path / "step.dlg")
-    named = {i.name: i.example for i in ep.graph.parameters()}
+    named = ep.state_dict  # (the model's weights: parameters the step read from outside)
     for got, want in zip(loaded.graph.run(x, **named), ep.graph.run(x, **named)):
         np.testing.assert_array_equal(got, want)
 

@@ -32,7 +32,7 @@ class _InstanceNorm(_NormBase):
                              f"shape {tuple(x.shape)}")
         use_input_stats = self.training or not self.track_running_stats
         if self.training and self.track_running_stats:
-            self.num_batches_tracked.array += 1
+            self.num_batches_tracked.add_(1)
         out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
                               use_input_stats, self.momentum, self.eps)
         return out.squeeze(0) if unbatched else out

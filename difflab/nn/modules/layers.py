@@ -164,7 +164,7 @@ class _NormBase(Module):
     """What batch and instance normalisation share: γ and β (``affine``), the running
     mean and variance (``track_running_stats``) and how they are reset and shown."""
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True, device: Any = None,
                  dtype: Any = None) -> None:
         super().__init__()
@@ -190,9 +190,9 @@ class _NormBase(Module):
 
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
-            self.running_mean.array[...] = 0
-            self.running_var.array[...] = 1
-            self.num_batches_tracked.array[...] = 0
+            self.running_mean.zero_()
+            self.running_var.fill_(1)
+            self.num_batches_tracked.zero_()
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
@@ -215,13 +215,17 @@ class _BatchNorm(_NormBase):
                 f"got input of shape {tuple(x.shape)}"
             )
         use_batch = self.training or not self.track_running_stats
+        factor = self.momentum
         if self.training and self.track_running_stats:
-            self.num_batches_tracked.array += 1
+            # (in-place tensor operations: a traced graph replays them on the buffers)
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:  # the cumulative average: 1 / batches seen
+                factor = 1.0 / self.num_batches_tracked.to(np.float64)
         return F.batch_norm(
             x,
             self.running_mean if not self.training or self.track_running_stats else None,
             self.running_var if not self.training or self.track_running_stats else None,
-            self.weight, self.bias, use_batch, self.momentum, self.eps,
+            self.weight, self.bias, use_batch, factor, self.eps,
         )
 
 
