@@ -86,11 +86,11 @@ from difflab.jit.kernels import (  # noqa: F401  (check_body, _source_file: read
     compile_kernel,
     flat_window,
     fusion_kind,
-    mean_scale,
     scalar_source,
 )
 from difflab.jit.ops import OPERATIONS
 from difflab.ops.primitive import Primitive
+from difflab.ops.shapes import mean_scale
 
 FLOAT64 = np.dtype(np.float64)
 

@@ -90,34 +90,6 @@ def fusion_kind(op: Any) -> str | None:
     return op.fusion
 
 
-def mean_scale(n: int) -> float:
-    """The factor a kernel's ``mean`` multiplies its running sum by: 1/n (NaN for no element).
-
-    A kernel adds a mean's terms as it adds a sum's, then scales the total
-    once, exactly as the ``mean`` primitive does (``sum(x) * (1/n)``, not
-    ``sum(x) / n``: the two can differ in the last bit), so a fused mean
-    and an unfused one agree to the rounding of the sum alone.
-
-    Parameters
-    ----------
-    n : int
-        The number of elements the mean takes in.
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> from difflab.jit.kernels import mean_scale
-    >>> mean_scale(4)
-    0.25
-    >>> mean_scale(0)
-    nan
-    """
-    return 1.0 / n if n else float("nan")
-
-
 # --------------------------------------------------------- writing source text
 
 

@@ -47,8 +47,8 @@ from difflab.jit.graph import (
     _shape,
     saved_owner,
 )
-from difflab.jit.kernels import mean_scale
 from difflab.ops import registry
+from difflab.ops.shapes import mean_scale
 
 
 @dataclass(frozen=True, slots=True)

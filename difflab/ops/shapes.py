@@ -1,4 +1,4 @@
-"""Shapes shared by the rules: undoing a broadcast, lifting k stacked tangents.
+"""Shapes shared by the rules: undoing a broadcast, lifting k stacked tangents, a mean's 1/n.
 
 Reverse mode sums an adjoint back down to its input's shape
 (:func:`sum_to_shape`, the transpose of broadcasting); forward mode carries
@@ -54,3 +54,33 @@ def broadcast_shape(*shapes: tuple) -> tuple:
             if n != 1:
                 out[i] = n
     return tuple(out)
+
+
+def mean_scale(n: int) -> float:
+    """The factor a mean multiplies its sum by: 1/n (NaN for no element).
+
+    The one place the mean's 1/n is written: the ``mean`` primitive computes
+    ``sum(x) * mean_scale(n)`` and its VJP scales by the same factor, and a fused
+    kernel (:mod:`difflab.jit.kernels`) adds a mean's terms as it adds a sum's,
+    then scales the total once by it (``sum(x) * (1/n)``, not ``sum(x) / n``: the
+    two can differ in the last bit), so fused and unfused means agree to the
+    rounding of the sum alone.
+
+    Parameters
+    ----------
+    n : int
+        The number of elements the mean takes in.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from difflab.ops.shapes import mean_scale
+    >>> mean_scale(4)
+    0.25
+    >>> mean_scale(0)
+    nan
+    """
+    return 1.0 / n if n else float("nan")

@@ -35,8 +35,8 @@ from difflab.dtypes import result_type
 from difflab.ops.primitive import Primitive
 from difflab.ops.shapes import broadcast_shape as _broadcast_shape
 from difflab.ops.shapes import lift as _lift
+from difflab.ops.shapes import mean_scale, sum_to_shape
 from difflab.ops.shapes import shape_of as _shape
-from difflab.ops.shapes import sum_to_shape
 
 # -------------------------------------------------------------------- reductions
 
@@ -114,7 +114,7 @@ class Mean(Primitive):
         count = 1
         for a in range(x.ndim) if ctx.axes is None else ctx.axes:
             count *= x.shape[a]
-        ctx.scale = 1.0 / count if count else float("nan")
+        ctx.scale = mean_scale(count)
         return xp.sum(x, axis=ctx.axes, keepdims=keepdims) * ctx.scale
 
     @staticmethod

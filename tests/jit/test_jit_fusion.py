@@ -872,9 +872,16 @@ def test_broadcast_reads_on_gpu_arrays(cuda):
 
 @pytest.mark.parametrize("n", [0, 1, 3, 7, 1000])
 def test_a_kernels_mean_scales_as_the_mean_primitive(n):
-    """One helper gives a fused mean its 1/n (NaN for no element), the primitive's own factor."""
-    from difflab.jit.kernels import mean_scale
-    from difflab.ops import registry
+    """One helper gives a fused mean its 1/n (NaN for no element), the primitive's own factor,
+    and no other module of the library writes the mean's 1/n itself."""
+    import inspect
+
+    from difflab.jit import fusion, program
+    from difflab.ops import registry, structural
+    from difflab.ops.shapes import mean_scale
+
+    assert fusion.mean_scale is program.mean_scale is structural.mean_scale is mean_scale
+    assert "1.0 / count" not in inspect.getsource(structural.Mean)
 
     ctx = registry.Context((False,))
     registry.get("mean").forward(ctx, np, np.ones(n))
@@ -884,10 +891,10 @@ def test_a_kernels_mean_scales_as_the_mean_primitive(n):
 def test_mean_scale_docstring_example_runs():
     import doctest
 
-    from difflab.jit import kernels
+    from difflab.ops import shapes
 
     runner = doctest.DocTestRunner()
-    for test in doctest.DocTestFinder(recurse=False).find(kernels.mean_scale, "mean_scale"):
+    for test in doctest.DocTestFinder(recurse=False).find(shapes.mean_scale, "mean_scale"):
         runner.run(test)
     assert runner.tries and runner.failures == 0
 
