@@ -38,6 +38,70 @@ LETTERS = string.ascii_letters  # the labels NumPy's einsum accepts
 # ------------------------------------------------------------------- equations
 
 
+def _split_equation(equation: Any, operands: int) -> tuple[list[str], str, bool]:
+    """The operand terms, the output term and whether there is an arrow, each checked."""
+    if not isinstance(equation, str):
+        raise TypeError(f"einsum: the equation must be a string, got {type(equation).__name__}")
+    eq = equation.replace(" ", "")
+    if eq.count("->") > 1:
+        raise ValueError(f"einsum: equation {equation!r} has more than one '->'")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != operands:
+        raise ValueError(
+            f"einsum: equation {equation!r} has {len(terms)} operand term"
+            f"{'s' if len(terms) != 1 else ''} ({lhs!r}) but {operands} operand"
+            f"{'s were' if operands != 1 else ' was'} given"
+        )
+    for term in terms + ([rhs] if arrow else []):
+        named = term.replace("...", "", 1)
+        bad = sorted(set(named) - set(LETTERS) - {"."})
+        if bad or "." in named:
+            what = f"characters {bad}" if bad else "a '.' that is not part of one '...'"
+            raise ValueError(
+                f"einsum: equation {equation!r} contains {what} in {term!r}; subscripts "
+                f"are letters a-z, A-Z, with at most one '...' per operand"
+            )
+    return terms, rhs, bool(arrow)
+
+
+def _ellipsis_span(term: str, shape: tuple) -> int:
+    """How many axes of ``shape`` the term's ``...`` stands for (0 without one)."""
+    named = len(term.replace("...", ""))
+    has_ellipsis = "..." in term
+    if named > len(shape) or (not has_ellipsis and named != len(shape)):
+        raise ValueError(
+            f"einsum: operand term {term!r} names {named} axes but its operand has "
+            f"{len(shape)} (shape {tuple(shape)}); use '...' for the axes in between"
+        )
+    return len(shape) - named if has_ellipsis else 0
+
+
+def _check_output(output: str, inputs: str, equation: str) -> None:
+    for c in output:
+        if output.count(c) > 1:
+            raise ValueError(f"einsum: output subscript {c!r} appears more than once in "
+                             f"{equation!r}")
+        if c not in inputs:
+            raise ValueError(f"einsum: output subscript {c!r} in {equation!r} does not "
+                             f"appear in any operand")
+
+
+def _letter_sizes(inputs: list[str], shapes: list[tuple], equation: str) -> dict[str, int]:
+    """Each letter's length; a size-1 axis broadcasts against a longer one of its letter."""
+    sizes: dict[str, int] = {}
+    for term, shape in zip(inputs, shapes):
+        for c, n in zip(term, shape):
+            known = sizes.get(c, 1)
+            if n != 1 and known != 1 and n != known:
+                raise ValueError(
+                    f"einsum: subscript {c!r} has size {known} in one place and {n} in "
+                    f"another (equation {equation!r}, shapes {[tuple(s) for s in shapes]})"
+                )
+            sizes[c] = max(n, known) if n and known else 0
+    return sizes
+
+
 class EinsumEquation:
     """A parsed einsum equation: one string of letters per operand and the output's.
 
@@ -48,40 +112,10 @@ class EinsumEquation:
     """
 
     def __init__(self, equation: str, shapes: list[tuple]) -> None:
-        if not isinstance(equation, str):
-            raise TypeError(f"einsum: the equation must be a string, got {type(equation).__name__}")
-        eq = equation.replace(" ", "")
-        if eq.count("->") > 1:
-            raise ValueError(f"einsum: equation {equation!r} has more than one '->'")
-        lhs, arrow, rhs = eq.partition("->")
-        terms = lhs.split(",")
-        if len(terms) != len(shapes):
-            raise ValueError(
-                f"einsum: equation {equation!r} has {len(terms)} operand term"
-                f"{'s' if len(terms) != 1 else ''} ({lhs!r}) but {len(shapes)} operand"
-                f"{'s were' if len(shapes) != 1 else ' was'} given"
-            )
-        for term in terms + ([rhs] if arrow else []):
-            named = term.replace("...", "", 1)
-            bad = sorted(set(named) - set(LETTERS) - {"."})
-            if bad or "." in named:
-                what = f"characters {bad}" if bad else "a '.' that is not part of one '...'"
-                raise ValueError(
-                    f"einsum: equation {equation!r} contains {what} in {term!r}; subscripts "
-                    f"are letters a-z, A-Z, with at most one '...' per operand"
-                )
+        terms, rhs, arrow = _split_equation(equation, len(shapes))
+        spans = [_ellipsis_span(term, shape) for term, shape in zip(terms, shapes)]
         # the letters for '...': as many as the operand with the most broadcast axes needs
-        free = [c for c in LETTERS if c not in eq]
-        spans = []
-        for term, shape in zip(terms, shapes):
-            named = len(term.replace("...", ""))
-            has_ellipsis = "..." in term
-            if named > len(shape) or (not has_ellipsis and named != len(shape)):
-                raise ValueError(
-                    f"einsum: operand term {term!r} names {named} axes but its operand has "
-                    f"{len(shape)} (shape {tuple(shape)}); use '...' for the axes in between"
-                )
-            spans.append(len(shape) - named if has_ellipsis else 0)
+        free = [c for c in LETTERS if c not in equation]
         ellipsis = "".join(free[:max(spans, default=0)])
         self.inputs = [
             term.replace("...", ellipsis[len(ellipsis) - span:]) for term, span in zip(terms, spans)
@@ -92,24 +126,9 @@ class EinsumEquation:
             counts = {c: "".join(self.inputs).count(c) for c in set("".join(self.inputs))}
             output = ellipsis + "".join(
                 sorted(c for c, n in counts.items() if n == 1 and c not in ellipsis))
-        for c in output:
-            if output.count(c) > 1:
-                raise ValueError(f"einsum: output subscript {c!r} appears more than once in "
-                                 f"{equation!r}")
-            if c not in "".join(self.inputs):
-                raise ValueError(f"einsum: output subscript {c!r} in {equation!r} does not "
-                                 f"appear in any operand")
+        _check_output(output, "".join(self.inputs), equation)
         self.output = output
-        self.sizes: dict[str, int] = {}
-        for term, shape in zip(self.inputs, shapes):
-            for c, n in zip(term, shape):
-                known = self.sizes.get(c, 1)
-                if n != 1 and known != 1 and n != known:
-                    raise ValueError(
-                        f"einsum: subscript {c!r} has size {known} in one place and {n} in "
-                        f"another (equation {equation!r}, shapes {[tuple(s) for s in shapes]})"
-                    )
-                self.sizes[c] = max(n, known) if n and known else 0
+        self.sizes = _letter_sizes(self.inputs, shapes, equation)
         self.full_shapes = [tuple(self.sizes[c] for c in term) for term in self.inputs]
 
     def text(self, inputs: list[str], output: str) -> str:
