@@ -264,7 +264,7 @@ class TensorMethods:
         return self**exponent
 
     def clip(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-        """:meth:`clamp` under NumPy's name (``clamp`` is generated from its primitive)."""
+        """``clamp`` under NumPy's name (``clamp`` is generated from its primitive)."""
         return self.clamp(min, max)
 
     # --------------------------------------------------------------- reductions

@@ -2,18 +2,18 @@ r"""The graphs one guard of :func:`difflab.jit.compile` replays, and how the tap
 
 The trace of a compiled call is a *joint* graph: the forward pass and, when
 something requires grad, its backward (the registry's VJPs recorded against
-cotangent inputs ``g0, g1, ...``).  :func:`_build` turns it into what a call
+cotangent inputs ``g0, g1, ...``).  ``_build`` turns it into what a call
 replays:
 
 * a **loss** (one scalar output): the gradient is linear in its cotangent,
   g ∇f(x), so one graph computes f and ∇f together (the cotangent a constant
   1: a single fused loop where it can) and the backward only scales by g;
-* other outputs: the joint graph is **cut** (:func:`_split`): the forward
+* other outputs: the joint graph is **cut** (``_split``): the forward
   graph returns the outputs and the forward values the backward reads, the
   backward graph takes those with the cotangents;
 * nothing requires grad: the forward graph alone.
 
-On the tape each differentiable output is one record, :class:`_CompiledOutput`,
+On the tape each differentiable output is one record, ``_CompiledOutput``,
 whose VJP replays the backward (on tensors, from the joint graph, when the
 backward is itself recorded: ``create_graph=True``).
 """
