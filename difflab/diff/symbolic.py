@@ -93,6 +93,8 @@ class _SympyNamespace:
     arcsin, arccos = staticmethod(sympy.asin), staticmethod(sympy.acos)
     arctan, arctan2 = staticmethod(sympy.atan), staticmethod(sympy.atan2)
     sinh, cosh, tanh = staticmethod(sympy.sinh), staticmethod(sympy.cosh), staticmethod(sympy.tanh)
+    arcsinh, arccosh = staticmethod(sympy.asinh), staticmethod(sympy.acosh)
+    arctanh = staticmethod(sympy.atanh)
     expm1, log1p = staticmethod(sympy_expm1), staticmethod(sympy_log1p)
     abs, sign, erf = staticmethod(sympy.Abs), staticmethod(sympy.sign), staticmethod(sympy.erf)
     maximum, minimum = staticmethod(sympy.Max), staticmethod(sympy.Min)

@@ -148,7 +148,8 @@ class ScalarSource:
     MATH = {"exp": "exp", "expm1": "expm1", "log": "log", "log1p": "log1p", "sqrt": "sqrt",
             "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos",
             "arctan": "atan", "arctan2": "atan2", "sinh": "sinh", "cosh": "cosh",
-            "tanh": "tanh", "erf": "erf", "log10": "log10", "log2": "log2"}
+            "tanh": "tanh", "erf": "erf", "log10": "log10", "log2": "log2", "arcsinh": "asinh",
+            "arccosh": "acosh", "arctanh": "atanh"}
 
     def __getattr__(self, name: str) -> Any:
         if name in self.MATH:

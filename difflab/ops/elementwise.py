@@ -339,6 +339,47 @@ class Arctan(Unary):
         return 1.0 / (1.0 + x * x)
 
 
+class Arcsinh(Unary):
+    name, math = "asinh", "d asinh(x)/dx = 1/sqrt(x² + 1)"
+    numpy_name, description = "arcsinh", "inverse hyperbolic sine"
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.arcsinh(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return 1.0 / xp.sqrt(x * x + 1.0)
+
+
+class Arccosh(Unary):
+    name, math = "acosh", "d acosh(x)/dx = 1/sqrt(x² - 1)  (x > 1)"
+    numpy_name, description = "arccosh", "inverse hyperbolic cosine"
+    domain = (1.2, 3.0)
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.arccosh(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return 1.0 / xp.sqrt(x * x - 1.0)
+
+
+class Arctanh(Unary):
+    name, math = "atanh", "d atanh(x)/dx = 1/(1 - x²)  (|x| < 1)"
+    numpy_name, description = "arctanh", "inverse hyperbolic tangent"
+    domain = (-0.9, 0.9)
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.arctanh(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return 1.0 / (1.0 - x * x)
+
+
 class Sinh(Unary):
     name, math = "sinh", "d sinh(x)/dx = cosh(x)"
     numpy_name, description = "sinh", "hyperbolic sine"
@@ -610,7 +651,7 @@ class Arctan2(Binary):
 #: Every elementwise rule difflab ships, in the order the registry lists them.
 UNARY_RULES: tuple[type[Unary], ...] = (
     Neg, Exp, Expm1, Log, Log1p, Log10, Log2, Sqrt, Sin, Cos, Tan, Arcsin, Arccos, Arctan,
-    Sinh, Cosh, Tanh, Sigmoid, Relu, Abs, Erf,
+    Arcsinh, Arccosh, Arctanh, Sinh, Cosh, Tanh, Sigmoid, Relu, Abs, Erf,
 )
 BINARY_RULES: tuple[type[Binary], ...] = (Add, Sub, Mul, Div, Pow, Maximum, Minimum, Arctan2)
 
