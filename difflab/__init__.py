@@ -12,6 +12,7 @@ from difflab.backend import Device, device
 from difflab.creation import (
     arange,
     as_tensor,
+    asarray,
     empty,
     empty_like,
     eye,
@@ -151,6 +152,12 @@ def is_tensor(obj: object) -> bool:
     """True for difflab tensors."""
     return isinstance(obj, Tensor)
 
+
+def is_storage(obj: object) -> bool:
+    """False: difflab has no storage objects (a tensor's values live in its NumPy or CuPy
+    array, ``t.array``); PyTorch's ``torch.is_storage`` for code that asks."""
+    return False
+
 # ========================================================================= compat-core
 # PyTorch names for teaching programs (issue 14, compat-core block).
 # ===================================================================== end compat-core
@@ -159,6 +166,7 @@ def is_tensor(obj: object) -> bool:
 from difflab import amp, backends, func  # noqa: E402
 from difflab.amp import autocast  # noqa: E402
 from difflab.autograd import inference_mode  # noqa: E402
+from difflab.autograd.grad_mode import is_inference_mode_enabled  # noqa: E402
 from difflab.creation import (  # noqa: E402
     BoolTensor,
     ByteTensor,
@@ -265,6 +273,7 @@ from difflab.functions_math import (  # noqa: E402
     fmin,
     fmod,
     frac,
+    heaviside,
     hypot,
     isin,
     isneginf,
@@ -277,6 +286,8 @@ from difflab.functions_math import (  # noqa: E402
     nan_to_num,
     positive,
     rad2deg,
+    sgn,
+    signbit,
     sinc,
     trunc,
     xlogy,
@@ -316,9 +327,12 @@ from difflab.functions_selecting import (  # noqa: E402
 )
 from difflab.functions_statistics import (  # noqa: E402
     aminmax,
+    bucketize,
     cdist,
     corrcoef,
     cov,
+    cummax,
+    cummin,
     dist,
     kthvalue,
     median,
@@ -326,7 +340,9 @@ from difflab.functions_statistics import (  # noqa: E402
     nanmean,
     nanmedian,
     nansum,
+    searchsorted,
     std_mean,
+    trapezoid,
     var_mean,
 )
 from difflab.random import (  # noqa: E402

@@ -62,6 +62,53 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     return _finish(to_array(data, dtype), device, False)
 
 
+def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None,
+            requires_grad: bool = False) -> Tensor:
+    """``obj`` as a tensor, sharing memory when it can (PyTorch's ``torch.asarray``).
+
+    Parameters
+    ----------
+    obj : Tensor, array, number or nested list
+        The data.
+    dtype, device : optional
+        Of the result (a change of either copies).
+    copy : bool, optional
+        ``True``: always copy; ``False``: never copy (an error if a copy is needed);
+        ``None``: copy only when needed.
+    requires_grad : bool
+        Record operations on the result.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import numpy as np
+    >>> a = np.zeros(3)
+    >>> t = dl.asarray(a)
+    >>> a[0] = 5.0
+    >>> t.tolist()
+    [5.0, 0.0, 0.0]
+    """
+    if copy:
+        result = tensor(obj.detach() if isinstance(obj, Tensor) else obj, dtype=dtype,
+                        device=device)
+    else:
+        result = as_tensor(obj, dtype=dtype, device=device)
+        source = obj.array if isinstance(obj, Tensor) else obj
+        if copy is False and not (isinstance(source, np.ndarray)
+                                  and np.shares_memory(result.array, source)) \
+                and result is not obj:
+            raise ValueError("asarray(copy=False): the data cannot be used without a copy "
+                             "(another dtype or device, or not an array); pass copy=None")
+    if requires_grad:
+        result = result if result is not obj else result.detach()
+        result.requires_grad_(True)
+    return result
+
+
 def from_numpy(array: np.ndarray) -> Tensor:
     """A tensor that *shares memory* with a NumPy array: changing one changes the other."""
     if not isinstance(array, np.ndarray):

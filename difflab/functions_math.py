@@ -32,7 +32,7 @@ from difflab.tensor_arguments import tensor_of
 __all__ = [
     "addcdiv", "addcmul", "deg2rad", "exp2", "fmax", "fmin", "fmod", "frac", "hypot", "isin",
     "isneginf", "isposinf", "isreal", "lerp", "logaddexp", "logaddexp2", "logit", "nan_to_num",
-    "positive", "rad2deg", "sinc", "trunc", "xlogy",
+    "positive", "rad2deg", "sgn", "signbit", "heaviside", "sinc", "trunc", "xlogy",
 ]
 
 
@@ -629,6 +629,87 @@ def isin(elements: Any, test_elements: Any, *, invert: bool = False) -> Tensor:
     return F.logical_not(found) if invert else found
 
 
+def sgn(input: Tensor) -> Tensor:  # noqa: A002
+    """The sign, -1, 0 or 1 (for real tensors the same as :func:`difflab.sign`).
+
+    Parameters
+    ----------
+    input : Tensor
+        Real values.
+
+    Returns
+    -------
+    Tensor
+        The signs; no gradient flows (the derivative is 0 away from 0).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.sgn(dl.tensor([-2.0, 0.0, 3.0])).tolist()
+    [-1.0, 0.0, 1.0]
+    """
+    x = tensor_of(input)
+    if x.dtype.is_complex:
+        raise TypeError("sgn of a complex tensor (x / |x|) is not supported: difflab's "
+                        "primitives are real")
+    return F.sign(x)
+
+
+def signbit(input: Tensor) -> Tensor:  # noqa: A002
+    """True where the sign bit is set: negative numbers, -0.0 and -inf.
+
+    ``-0.0 < 0`` is false, so the sign of a zero is read from ``atan2(x, -1)``,
+    which is -π for -0.0 and π for +0.0.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+
+    Returns
+    -------
+    Tensor
+        A bool tensor.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.signbit(dl.tensor([-1.0, -0.0, 0.0, 2.0])).tolist()
+    [True, True, False, False]
+    """
+    x = tensor_of(input)
+    if not x.dtype.is_floating_point:
+        return x < 0
+    return F.atan2(x, full_like(x, -1.0)) < 0
+
+
+def heaviside(input: Tensor, values: Any) -> Tensor:  # noqa: A002
+    """The step function: 0 for ``input < 0``, ``values`` at 0, 1 for ``input > 0``.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+    values : Tensor or number
+        What the step is at 0 (broadcast against ``input``).
+
+    Returns
+    -------
+    Tensor
+        The steps; no gradient flows to ``input`` (the derivative is 0 away from 0).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.heaviside(dl.tensor([-1.5, 0.0, 2.0]), dl.tensor(0.5)).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    x = tensor_of(input)
+    at_zero = values if isinstance(values, Tensor) else full_like(x, values)
+    step = (x > 0).to(x.dtype if x.dtype.is_floating_point else at_zero.dtype)
+    return F.where(x == 0, at_zero.to(step.dtype), step)
+
+
 # Tensor methods: the functions themselves (x.trunc() is trunc(x)).  The tensor module does
 # not import this one (no import cycle), so they are attached when it is imported.
 _TENSOR_METHODS = {
@@ -636,7 +717,8 @@ _TENSOR_METHODS = {
     "addcdiv": addcdiv, "logit": logit, "nan_to_num": nan_to_num, "remainder": F.remainder,
     "hypot": hypot, "xlogy": xlogy, "logaddexp": logaddexp, "sinc": sinc, "exp2": exp2,
     "deg2rad": deg2rad, "rad2deg": rad2deg, "fmax": fmax, "fmin": fmin, "isposinf": isposinf,
-    "isneginf": isneginf, "positive": positive,
+    "isneginf": isneginf, "positive": positive, "sgn": sgn, "signbit": signbit,
+    "heaviside": heaviside,
 }
 for _name, _function in _TENSOR_METHODS.items():
     setattr(Tensor, _name, _function)

@@ -20,8 +20,9 @@ from difflab.tensor import Tensor
 from difflab.tensor_arguments import MinMax, tensor_of
 
 __all__ = [
-    "aminmax", "cdist", "corrcoef", "cov", "dist", "kthvalue", "median", "msort", "nanmean",
-    "nanmedian", "nansum", "std_mean", "var_mean",
+    "aminmax", "bucketize", "cdist", "corrcoef", "cov", "cummax", "cummin", "dist", "kthvalue",
+    "median", "msort", "nanmean", "nanmedian", "nansum", "searchsorted", "std_mean",
+    "trapezoid", "var_mean",
 ]
 
 
@@ -494,12 +495,206 @@ def corrcoef(input: Tensor) -> Tensor:  # noqa: A002
     return F.clamp(c / spread.unsqueeze(1) / spread.unsqueeze(0), -1.0, 1.0)
 
 
+def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None,
+              dim: int = -1) -> Tensor:
+    """The integral of ``y`` along ``dim`` by the trapezoid rule: Σ (yₖ + yₖ₊₁)/2 · Δxₖ.
+
+    Parameters
+    ----------
+    y : Tensor
+        Samples of the integrand.
+    x : Tensor, optional
+        Where they were taken (spacing 1, or ``dx``, without it).
+    dx : float, optional
+        A constant spacing.
+    dim : int
+        The dimension to integrate along.
+
+    Returns
+    -------
+    Tensor
+        ``y`` with ``dim`` integrated away; differentiable in ``y`` and ``x``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.trapezoid(dl.tensor([1.0, 2.0, 3.0]), dx=0.5).item()
+    2.0
+    """
+    y = tensor_of(y)
+    if x is not None and dx is not None:
+        raise TypeError("trapezoid takes x or dx, not both")
+    n = y.shape[dim]
+    if n < 2:
+        return (y * 0).sum(dim)
+    left, right = y.narrow(dim, 0, n - 1), y.narrow(dim, 1, n - 1)
+    if x is None:
+        return (left + right).sum(dim) * (0.5 * (1.0 if dx is None else dx))
+    x = tensor_of(x)
+    steps = x.narrow(-1 if x.ndim == 1 else dim, 1, n - 1) - x.narrow(
+        -1 if x.ndim == 1 else dim, 0, n - 1)
+    if x.ndim == 1 and y.ndim > 1:  # one grid for every slice: along dim
+        view = [1] * y.ndim
+        view[dim] = n - 1
+        steps = steps.reshape(view)
+    return ((left + right) * steps).sum(dim) * 0.5
+
+
+def searchsorted(sorted_sequence: Tensor, values: Any, *, right: bool = False,
+                 side: str | None = None) -> Tensor:
+    """Where each value would go in a sorted sequence to keep it sorted (its last dimension).
+
+    The index is the count of entries below the value (``right=True``: at or below).
+    Computed as that count, a comparison of every value with every entry: simple, and
+    fine for the teaching sizes it is meant for (O(n·m), not a binary search).
+
+    Parameters
+    ----------
+    sorted_sequence : Tensor
+        Sorted along its last dimension (1-D, or one sequence per leading index of values).
+    values : Tensor or number
+        The values to place.
+    right : bool
+        Place a value equal to an entry after it instead of before.
+    side : {"left", "right"}, optional
+        The same as ``right`` (NumPy's spelling).
+
+    Returns
+    -------
+    Tensor
+        int64 indices, ``values``' shape; no gradient.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.searchsorted(dl.tensor([1, 3, 5, 7]), dl.tensor([3, 6, 9])).tolist()
+    [1, 3, 4]
+    """
+    if side is not None:
+        if side not in ("left", "right"):
+            raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+        right = side == "right"
+    sequence = tensor_of(sorted_sequence)
+    scalar = not isinstance(values, Tensor) and not hasattr(values, "shape")
+    v = tensor_of(values if not scalar else [values])
+    if sequence.ndim > 1 and sequence.shape[:-1] != v.shape[:-1]:
+        raise RuntimeError(f"searchsorted: a sorted sequence of shape {tuple(sequence.shape)} "
+                           f"needs values with the same leading shape, got {tuple(v.shape)}")
+    entries = sequence.unsqueeze(-2) if sequence.ndim > 1 else sequence
+    below = entries <= v.unsqueeze(-1) if right else entries < v.unsqueeze(-1)
+    counts = below.sum(-1).to(int64)
+    return counts.reshape(()) if scalar else counts
+
+
+def bucketize(input: Any, boundaries: Tensor, *, right: bool = False) -> Tensor:  # noqa: A002
+    """The bucket of each value: i with ``boundaries[i-1] < x <= boundaries[i]``.
+
+    ``right=True`` gives ``boundaries[i-1] <= x < boundaries[i]`` instead.
+
+    Parameters
+    ----------
+    input : Tensor or number
+        The values.
+    boundaries : Tensor
+        1-D, increasing.
+    right : bool
+        Which side of a boundary a value equal to it falls on.
+
+    Returns
+    -------
+    Tensor
+        int64 bucket indices, ``input``'s shape.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.bucketize(dl.tensor([0.5, 1.0, 2.5]), dl.tensor([1.0, 2.0])).tolist()
+    [0, 0, 2]
+    """
+    edges = tensor_of(boundaries)
+    if edges.ndim != 1:
+        raise RuntimeError(f"bucketize expects 1-D boundaries, got {edges.ndim}-D")
+    return searchsorted(edges, input, right=right)
+
+
+def _cumulative_extreme(x: Tensor, dim: int, better: Any) -> MinMax:
+    """Running maximum or minimum along ``dim`` with the index where it was reached:
+    one step per position (values_k = pick(values_{k-1}, x_k)), so the gradient goes to
+    the entry that is the running extreme, as in PyTorch."""
+    x = tensor_of(x)
+    dim = dim % max(x.ndim, 1)
+    if x.ndim == 0:
+        return MinMax((x.clone(), full_like(x, 0, dtype=int64)))
+    values, indices = [], []
+    best = x.select(dim, 0)
+    where_best = full_like(best, 0, dtype=int64)
+    for k in range(x.shape[dim]):
+        current = x.select(dim, k)
+        if k:
+            take = better(current, best) | (current == best) | current.isnan()
+            take = take & ~best.isnan()  # (a nan, once met, stays the extreme)
+            best = F.where(take, current, best)
+            where_best = F.where(take, full_like(where_best, k), where_best)
+        values.append(best)
+        indices.append(where_best)
+    return MinMax((F.stack(values, dim), F.stack(indices, dim)))
+
+
+def cummax(input: Tensor, dim: int) -> MinMax:  # noqa: A002
+    """The running maximum along ``dim`` and the index where each was reached.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+    dim : int
+        The dimension to run along.
+
+    Returns
+    -------
+    (values, indices)
+        Readable as ``.values`` and ``.indices``; ties take the later index, and a nan
+        stays the maximum once met, as in PyTorch.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.cummax(dl.tensor([1.0, 3.0, 2.0, 5.0]), 0).values.tolist()
+    [1.0, 3.0, 3.0, 5.0]
+    """
+    return _cumulative_extreme(input, dim, lambda a, b: a > b)
+
+
+def cummin(input: Tensor, dim: int) -> MinMax:  # noqa: A002
+    """The running minimum along ``dim`` and the index where each was reached.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+    dim : int
+        The dimension to run along.
+
+    Returns
+    -------
+    (values, indices)
+        Readable as ``.values`` and ``.indices``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.cummin(dl.tensor([3.0, 1.0, 2.0]), 0).indices.tolist()
+    [0, 1, 1]
+    """
+    return _cumulative_extreme(input, dim, lambda a, b: a < b)
+
+
 # Tensor methods: the functions themselves (attached here: the tensor module does not
 # import this one).
 _TENSOR_METHODS = {
     "median": median, "nanmedian": nanmedian, "kthvalue": kthvalue, "msort": msort,
     "aminmax": aminmax, "nansum": nansum, "nanmean": nanmean, "count_nonzero": F.count_nonzero,
-    "dist": dist,
+    "dist": dist, "cummax": cummax, "cummin": cummin,
 }
 for _name, _function in _TENSOR_METHODS.items():
     setattr(Tensor, _name, _function)

@@ -101,10 +101,21 @@ class inference_mode(no_grad):  # noqa: N801
         self.previous = _State.enabled
         self.inference = bool(mode)
 
+    #: How many inference_mode(True) blocks are open (is_inference_mode_enabled reads it).
+    depth: int = 0
+
     def __enter__(self) -> None:
         self.previous = _State.enabled
+        self.previous_depth = inference_mode.depth
         if self.inference:
             _State.enabled = False
+            inference_mode.depth += 1
+        else:  # inference_mode(False) switches it off inside, as PyTorch's does
+            inference_mode.depth = 0
+
+    def __exit__(self, *exc: Any) -> None:
+        _State.enabled = self.previous
+        inference_mode.depth = self.previous_depth
 
     def __call__(self, function: Callable) -> Callable:
         inference = self.inference
@@ -115,3 +126,18 @@ class inference_mode(no_grad):  # noqa: N801
                 return function(*args, **kwargs)
 
         return wrapper
+
+
+def is_inference_mode_enabled() -> bool:
+    """True inside an ``inference_mode()`` block (``no_grad`` alone does not count).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> with dl.inference_mode():
+    ...     print(dl.is_inference_mode_enabled())
+    True
+    >>> dl.is_inference_mode_enabled()
+    False
+    """
+    return inference_mode.depth > 0

@@ -375,6 +375,12 @@ def function_cases() -> dict[str, Case]:
         "dl.isin": (lambda x: dl.isin(x.round(), dl.tensor([0.0, 1.0])), [V]),
         "dl.cov": (lambda x, w: dl.cov(x, aweights=w), [M23, ((3,), (0.5, 2))]),
         "dl.cdist": (lambda a, b: dl.cdist(a, b, p=1.5), [M23, ((4, 3), (-2, 2))]),
+        "dl.bucketize": (lambda x: dl.bucketize(x, dl.tensor([-1.0, 0.0, 1.5])), [V]),
+        "dl.searchsorted": (lambda s, v: dl.searchsorted(s.sort().values, v, right=True),
+                            [V, ((4,), (-2, 2))]),
+        "dl.cummax": (lambda x: dl.cummax(x.reshape(2, 3), 1), [V]),
+        "dl.heaviside": (lambda x, v: dl.heaviside(x.round(), v), [V, V]),
+        "dl.trapezoid": (lambda y, x: dl.trapezoid(y, x), [V, V]),
         "Tensor.addcdiv": (lambda x, a, b: x.addcdiv(a, b), [V, V, ((6,), (0.5, 2))]),
         "Tensor.addcmul": (lambda x, a, b: x.addcmul(a, b, value=3), [V, V, V]),
         "Tensor.lerp": (lambda a, b: a.lerp(b, 0.25), [V, V]),
@@ -421,7 +427,7 @@ _NOT_VALUES = ("manual_seed seed initial_seed get_rng_state set_rng_state no_gra
                "set_flush_denormal can_cast promote_types result_type dim ndimension size "
                "nelement type backward retain_grad requires_grad_ detach_ "
                "register_post_accumulate_grad_hook cuda cpu to element_size stride "
-               "is_contiguous data_ptr storage_offset")
+               "is_contiguous data_ptr storage_offset is_inference_mode_enabled is_storage")
 _TRANSFORMS = "derivative grad hessian jacobian jvp vjp"
 _VALUE_READS = "item tolist numpy equal allclose is_nonzero"
 _HELPERS = "apply promote"  # (imported into nn.functional: the dispatch itself, dtypes)

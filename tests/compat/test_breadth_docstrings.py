@@ -28,7 +28,7 @@ MODULES = [
     "difflab.backends.mps", "difflab.serialization", "difflab.serialization_modules",
     "difflab.functions_joining", "difflab.functions_picking", "difflab.functions_math",
     "difflab.functions_statistics", "difflab.tensor_inplace",
-    "difflab.functions_selecting",
+    "difflab.functions_selecting", "difflab.creation",
 ]
 
 def _public(module: str) -> list[str]:

@@ -99,6 +99,22 @@ VALUES = {
                     lambda x, f, a: np.cov(x, fweights=f, aweights=a),
                     (X, np.array([1, 2, 1, 3]), np.array([0.5, 1.0, 2.0, 1.5]))),
     "corrcoef": (dl.corrcoef, np.corrcoef, (X,)),
+    "sgn": (dl.sgn, np.sign, (EDGE[np.isfinite(EDGE)],)),
+    "signbit": (dl.signbit, np.signbit, (EDGE[~np.isnan(EDGE)],)),
+    "heaviside": (lambda x, v: dl.heaviside(x, v), np.heaviside,
+                  (np.array([-1.0, 0.0, -0.0, 2.0, np.inf]), np.array([0.5, 0.25, 2.0, 3.0, 1.0]))),
+    "trapezoid": (lambda y: dl.trapezoid(y, dx=0.3), lambda y: np.trapezoid(y, dx=0.3), (X,)),
+    "trapezoid_x": (lambda y, x: dl.trapezoid(y, x, dim=0),
+                    lambda y, x: np.trapezoid(y, x, axis=0), (X, np.array([0.0, 0.5, 2.0]))),
+    "searchsorted": (lambda s, v: dl.searchsorted(s, v),
+                     lambda s, v: np.searchsorted(s, v), (np.sort(X[0]), X[1])),
+    "searchsorted_right": (lambda s, v: dl.searchsorted(s, v, side="right"),
+                           lambda s, v: np.searchsorted(s, v, side="right"),
+                           (np.array([0.0, 1.0, 1.0, 2.0]), np.array([1.0, -1.0, 3.0]))),
+    "bucketize": (lambda x: dl.bucketize(x, dl.tensor([-1.0, 0.0, 1.0])),
+                  lambda x: np.searchsorted([-1.0, 0.0, 1.0], x), (X,)),
+    "cummax": (lambda x: dl.cummax(x, 1).values, lambda x: np.maximum.accumulate(x, 1), (X,)),
+    "cummin": (lambda x: dl.cummin(x, 0).values, lambda x: np.minimum.accumulate(x, 0), (X,)),
 }
 
 
@@ -126,6 +142,10 @@ GRADIENTS["sinc"] = (dl.sinc, None, (np.array([0.0, 0.5, -1.3, 2.0]),))
 GRADIENTS["nan_to_num"] = (dl.nan_to_num, None, (X,))
 GRADIENTS["fmax"] = (dl.fmax, None, (X, Y))
 GRADIENTS["exp2"] = (dl.exp2, None, (X,))
+GRADIENTS["trapezoid_x"] = (lambda y, x: dl.trapezoid(y, x, dim=0), None,
+                            (X, np.array([0.0, 0.5, 2.0])))
+GRADIENTS["cummax"] = (lambda x: dl.cummax(x, 1).values, None, (X,))
+GRADIENTS["cummin"] = (lambda x: dl.cummin(x, 0).values, None, (X,))
 
 
 @pytest.mark.parametrize("name", sorted(GRADIENTS))
@@ -182,3 +202,33 @@ def test_order_statistics_return_the_indices_they_came_from():
 def test_bad_input_gets_a_clear_error(call, error, words):
     with pytest.raises(error, match=words):
         call()
+
+
+def test_running_extremes_keep_pytorch_indices_and_nan():
+    values, indices = dl.cummax(dl.tensor([1.0, 3.0, 3.0, 2.0, np.nan, 5.0]), 0)
+    assert indices.tolist() == [0, 1, 2, 2, 4, 4]  # ties take the later index
+    assert np.isnan(values.numpy()[4:]).all()  # a nan stays the maximum once met
+    assert dl.cummin(dl.tensor([[2, 1], [0, 3]]), 1).indices.tolist() == [[0, 1], [0, 0]]
+
+
+def test_asarray_shares_or_copies_as_asked():
+    a = np.zeros(3)
+    shared, copied = dl.asarray(a), dl.asarray(a, copy=True)
+    a[1] = 4.0
+    assert shared.tolist() == [0.0, 4.0, 0.0] and copied.tolist() == [0.0, 0.0, 0.0]
+    with pytest.raises(ValueError, match="copy=False"):
+        dl.asarray([1.0, 2.0], copy=False)
+    t = dl.asarray(a, requires_grad=True)
+    assert t.requires_grad and dl.asarray(t) is t
+
+
+def test_inference_mode_is_reported_and_no_grad_is_not():
+    assert not dl.is_inference_mode_enabled()
+    with dl.no_grad():
+        assert not dl.is_inference_mode_enabled()
+    with dl.inference_mode():
+        assert dl.is_inference_mode_enabled()
+        with dl.inference_mode(False):
+            assert not dl.is_inference_mode_enabled()  # (switched off inside, as PyTorch)
+        assert dl.is_inference_mode_enabled()
+    assert not dl.is_inference_mode_enabled() and not dl.is_storage(dl.ones(1))

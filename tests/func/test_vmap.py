@@ -88,7 +88,8 @@ READ_VALUES = {"Tensor.sort", "Tensor.topk", "dl.histc", "dl.gather", "Tensor.ga
                "F.embedding", "F.ctc_loss", "F.dropout2d", "F.embedding_bag",
                "F.gaussian_nll_loss", "F.grid_sample", "dl.index_add", "Tensor.index_add",
                "dl.index_put", "Tensor.index_put", "dl.kthvalue", "dl.median", "dl.nanmedian",
-               "dl.take_along_dim", "dl.masked_select", "Tensor.masked_select"}
+               "dl.take_along_dim", "dl.masked_select", "Tensor.masked_select",
+               "dl.searchsorted"}
 
 
 def _check_public(name, got, examples):
