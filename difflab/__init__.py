@@ -325,6 +325,15 @@ from difflab.functions_selecting import (  # noqa: E402
     masked_select,
     nonzero,
 )
+from difflab.functions_sequences import (  # noqa: E402
+    combinations,
+    logcumsumexp,
+    nanquantile,
+    quantile,
+    renorm,
+    repeat_interleave,
+    unravel_index,
+)
 from difflab.functions_statistics import (  # noqa: E402
     aminmax,
     bucketize,

@@ -29,6 +29,7 @@ MODULES = [
     "difflab.functions_joining", "difflab.functions_picking", "difflab.functions_math",
     "difflab.functions_statistics", "difflab.tensor_inplace",
     "difflab.functions_selecting", "difflab.creation",
+    "difflab.functions_sequences",
 ]
 
 def _public(module: str) -> list[str]:
@@ -41,6 +42,7 @@ NEW_NAMES = {
     "difflab.functions_math": _public("difflab.functions_math"),
     "difflab.functions_statistics": _public("difflab.functions_statistics"),
     "difflab.functions_selecting": _public("difflab.functions_selecting"),
+    "difflab.functions_sequences": _public("difflab.functions_sequences"),
     "difflab.nn.functional_layers": _public("difflab.nn.functional_layers"),
     "difflab.nn.functional_losses": _public("difflab.nn.functional_losses"),
     "difflab.nn.functional_conv": _public("difflab.nn.functional_conv"),

@@ -4,6 +4,7 @@ their gradients against finite differences, and their bad inputs against clear e
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -115,6 +116,27 @@ VALUES = {
                   lambda x: np.searchsorted([-1.0, 0.0, 1.0], x), (X,)),
     "cummax": (lambda x: dl.cummax(x, 1).values, lambda x: np.maximum.accumulate(x, 1), (X,)),
     "cummin": (lambda x: dl.cummin(x, 0).values, lambda x: np.minimum.accumulate(x, 0), (X,)),
+    "quantile": (lambda x: dl.quantile(x, dl.tensor([0.1, 0.5, 0.95], dtype=dl.float64), 1,
+                                       keepdim=True),
+                 lambda x: np.quantile(x, [0.1, 0.5, 0.95], axis=1, keepdims=True), (X,)),
+    "quantile_all": (lambda x: dl.quantile(x, 0.3), lambda x: np.quantile(x, 0.3), (X,)),
+    "nanquantile": (lambda x: dl.nanquantile(x, 0.7, 0), lambda x: np.nanquantile(x, 0.7, 0),
+                    (np.where(X > 2, np.nan, X),)),
+    "logcumsumexp": (lambda x: dl.logcumsumexp(x, 1), lambda x: np.logaddexp.accumulate(x, 1),
+                     (X,)),
+    "logcumsumexp_far": (lambda x: dl.logcumsumexp(x, 0), lambda x: np.logaddexp.accumulate(x),
+                         (np.array([0.0, -1000.0, 5.0, -np.inf]),)),
+    "renorm": (lambda x: dl.renorm(x, 2, 0, 2.0),
+               lambda x: x * np.where(np.linalg.norm(x, axis=1, keepdims=True) > 2.0,
+                                      2.0 / (np.linalg.norm(x, axis=1, keepdims=True) + 1e-7),
+                                      1.0), (X,)),
+    "repeat_interleave": (lambda x: dl.repeat_interleave(x, dl.tensor([2, 0, 1]), dim=0),
+                          lambda x: np.repeat(x, [2, 0, 1], axis=0), (X,)),
+    "combinations": (lambda x: dl.combinations(x, 3),
+                     lambda x: np.array(list(itertools.combinations(x, 3))), (X[0],)),
+    "combinations_replacement": (lambda x: dl.combinations(x, 2, with_replacement=True),
+                                 lambda x: np.array(list(itertools.combinations_with_replacement(
+                                     x, 2))), (X[0, :3],)),
 }
 
 
@@ -144,6 +166,11 @@ GRADIENTS["fmax"] = (dl.fmax, None, (X, Y))
 GRADIENTS["exp2"] = (dl.exp2, None, (X,))
 GRADIENTS["trapezoid_x"] = (lambda y, x: dl.trapezoid(y, x, dim=0), None,
                             (X, np.array([0.0, 0.5, 2.0])))
+GRADIENTS["quantile"] = VALUES["quantile"]
+GRADIENTS["logcumsumexp"] = VALUES["logcumsumexp"]
+GRADIENTS["renorm"] = VALUES["renorm"]
+GRADIENTS["repeat_interleave"] = VALUES["repeat_interleave"]
+GRADIENTS["combinations"] = VALUES["combinations"]
 GRADIENTS["cummax"] = (lambda x: dl.cummax(x, 1).values, None, (X,))
 GRADIENTS["cummin"] = (lambda x: dl.cummin(x, 0).values, None, (X,))
 
@@ -232,3 +259,20 @@ def test_inference_mode_is_reported_and_no_grad_is_not():
             assert not dl.is_inference_mode_enabled()  # (switched off inside, as PyTorch)
         assert dl.is_inference_mode_enabled()
     assert not dl.is_inference_mode_enabled() and not dl.is_storage(dl.ones(1))
+
+
+def test_unravel_index_and_repeat_counts_equal_numpy():
+    flat = np.array([0, 5, 11, -1])
+    for ours, theirs in zip(dl.unravel_index(dl.tensor(flat), (3, 4)),
+                            np.unravel_index(flat % 12, (3, 4))):
+        assert ours.tolist() == theirs.tolist()
+    assert dl.repeat_interleave(dl.tensor([2, 0, 1])).tolist() == [0, 0, 2]
+    assert dl.ones(2, 3).repeat_interleave(2, dim=1).shape == (2, 6)
+    with pytest.raises(RuntimeError, match="output_size"):
+        dl.repeat_interleave(dl.ones(2), 2, output_size=3)
+    with pytest.raises(ValueError, match="out of range"):
+        dl.unravel_index(dl.tensor([12]), (3, 4))
+    with pytest.raises(ValueError, match="q must be"):
+        dl.quantile(dl.ones(3), 1.5)
+    with pytest.raises(ValueError, match="interpolation"):
+        dl.quantile(dl.ones(3), 0.5, interpolation="cubic")

@@ -89,7 +89,8 @@ READ_VALUES = {"Tensor.sort", "Tensor.topk", "dl.histc", "dl.gather", "Tensor.ga
                "F.gaussian_nll_loss", "F.grid_sample", "dl.index_add", "Tensor.index_add",
                "dl.index_put", "Tensor.index_put", "dl.kthvalue", "dl.median", "dl.nanmedian",
                "dl.take_along_dim", "dl.masked_select", "Tensor.masked_select",
-               "dl.searchsorted"}
+               "dl.searchsorted", "dl.quantile", "Tensor.quantile", "dl.nanquantile",
+               "dl.unravel_index", "dl.renorm", "Tensor.renorm"}
 
 
 def _check_public(name, got, examples):
