@@ -112,7 +112,7 @@ from difflab.functions import (
 from difflab.numpy_protocol import UnsupportedNumPyFunction
 from difflab.random import Generator, initial_seed, manual_seed
 from difflab.serialization import load, save
-from difflab.tensor import Tensor
+from difflab.tensor import Tensor, set_printoptions
 
 # isort: split
 # dl.compile (issue 28): torch.compile's face, guarded graphs from the tracer
@@ -267,6 +267,7 @@ from difflab.functions_joining import (  # noqa: E402
 from difflab.functions_math import (  # noqa: E402
     addcdiv,
     addcmul,
+    bitwise_not,
     deg2rad,
     exp2,
     fmax,

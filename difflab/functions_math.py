@@ -30,9 +30,10 @@ from difflab.tensor import Tensor
 from difflab.tensor_arguments import tensor_of
 
 __all__ = [
-    "addcdiv", "addcmul", "deg2rad", "exp2", "fmax", "fmin", "fmod", "frac", "hypot", "isin",
-    "isneginf", "isposinf", "isreal", "lerp", "logaddexp", "logaddexp2", "logit", "nan_to_num",
-    "positive", "rad2deg", "sgn", "signbit", "heaviside", "sinc", "trunc", "xlogy",
+    "addcdiv", "addcmul", "bitwise_not", "deg2rad", "exp2", "fmax", "fmin", "fmod", "frac",
+    "heaviside", "hypot", "isin", "isneginf", "isposinf", "isreal", "lerp", "logaddexp",
+    "logaddexp2", "logit", "nan_to_num", "positive", "rad2deg", "sgn", "signbit", "sinc",
+    "trunc", "xlogy",
 ]
 
 
@@ -710,6 +711,31 @@ def heaviside(input: Tensor, values: Any) -> Tensor:  # noqa: A002
     return F.where(x == 0, at_zero.to(step.dtype), step)
 
 
+def bitwise_not(input: Tensor) -> Tensor:  # noqa: A002
+    """Every bit flipped: ``~x`` (``not`` for booleans, ``-x - 1`` for integers).
+
+    Parameters
+    ----------
+    input : Tensor
+        Booleans or integers (floats have no bits to flip: a TypeError).
+
+    Returns
+    -------
+    Tensor
+        The same dtype; no gradient.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.bitwise_not(dl.tensor([0, 5, -1])).tolist()
+    [-1, -6, 0]
+    """
+    x = tensor_of(input)
+    if x.dtype.is_floating_point or x.dtype.is_complex:
+        raise TypeError(f"bitwise_not expects a bool or integer tensor, got {x.dtype}")
+    return ~x
+
+
 # Tensor methods: the functions themselves (x.trunc() is trunc(x)).  The tensor module does
 # not import this one (no import cycle), so they are attached when it is imported.
 _TENSOR_METHODS = {
@@ -718,7 +744,7 @@ _TENSOR_METHODS = {
     "hypot": hypot, "xlogy": xlogy, "logaddexp": logaddexp, "sinc": sinc, "exp2": exp2,
     "deg2rad": deg2rad, "rad2deg": rad2deg, "fmax": fmax, "fmin": fmin, "isposinf": isposinf,
     "isneginf": isneginf, "positive": positive, "sgn": sgn, "signbit": signbit,
-    "heaviside": heaviside,
+    "heaviside": heaviside, "bitwise_not": bitwise_not,
 }
 for _name, _function in _TENSOR_METHODS.items():
     setattr(Tensor, _name, _function)

@@ -25,6 +25,7 @@ PyTorch.
 
 from __future__ import annotations
 
+import sys
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -43,6 +44,63 @@ from difflab.tensor_arguments import (
 )
 from difflab.tensor_inplace import InPlaceMethods
 from difflab.tensor_methods import TensorMethods
+
+
+class PrintOptions:
+    """How tensors print (:func:`set_printoptions`): one table, read by ``Tensor.__repr__``."""
+
+    PROFILES = {
+        "default": {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80},
+        "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},
+        "full": {"precision": 4, "threshold": sys.maxsize, "edgeitems": 3, "linewidth": 80},
+    }
+    current: dict = {**PROFILES["default"], "sci_mode": None}
+
+
+def set_printoptions(precision: int | None = None, threshold: int | None = None,
+                     edgeitems: int | None = None, linewidth: int | None = None,
+                     profile: str | None = None, sci_mode: bool | None = None) -> None:
+    """Set how tensors print (PyTorch's ``torch.set_printoptions``; NumPy's are untouched).
+
+    Parameters
+    ----------
+    precision : int, optional
+        Digits after the decimal point (4 by default).
+    threshold : int, optional
+        Above this many elements, only the edges are shown (1000).
+    edgeitems : int, optional
+        How many items of each edge are shown then (3).
+    linewidth : int, optional
+        Characters per line (80).
+    profile : {"default", "short", "full"}, optional
+        A preset, applied first: ``"full"`` shows every element.
+    sci_mode : bool, optional
+        ``True``: scientific notation; ``False``: never; ``None``: as needed.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.set_printoptions(precision=2)
+    >>> dl.tensor([1.23456])
+    tensor([1.23])
+    >>> dl.set_printoptions(profile="default")
+    """
+    options = dict(PrintOptions.current)
+    if profile is not None:
+        if profile not in PrintOptions.PROFILES:
+            raise ValueError(f"set_printoptions: profile must be one of "
+                             f"{sorted(PrintOptions.PROFILES)}, got {profile!r}")
+        options.update(PrintOptions.PROFILES[profile], sci_mode=None)
+    for name, value in (("precision", precision), ("threshold", threshold),
+                        ("edgeitems", edgeitems), ("linewidth", linewidth)):
+        if value is not None:
+            if not isinstance(value, int) or value < 0:
+                raise ValueError(f"set_printoptions: {name} must be a non-negative int, "
+                                 f"got {value!r}")
+            options[name] = value
+    if sci_mode is not None:
+        options["sci_mode"] = bool(sci_mode)
+    PrintOptions.current = options
 
 
 class Tensor(TensorMethods, InPlaceMethods):
@@ -257,8 +315,15 @@ class Tensor(TensorMethods, InPlaceMethods):
         if values.dtype == np.bool_:  # as PyTorch: True and False right-aligned to the widest
             width = 4 if values.all() else 5
             formatter = {"bool": lambda v: str(v).rjust(width)}
-        body = np.array2string(values, separator=", ", prefix="tensor(", precision=4,
-                               formatter=formatter)
+        options = PrintOptions.current
+        if options["sci_mode"] and values.dtype.kind == "f":
+            digits = options["precision"]
+            formatter = {"float_kind": lambda v: f"{v:.{digits}e}"}
+        body = np.array2string(values, separator=", ", prefix="tensor(",
+                               precision=options["precision"], threshold=options["threshold"],
+                               edgeitems=options["edgeitems"],
+                               max_line_width=options["linewidth"],
+                               suppress_small=options["sci_mode"] is False, formatter=formatter)
         extras = []
         if self.is_cuda:
             extras.append(f"device='{self.device}'")

@@ -376,6 +376,8 @@ def function_cases() -> dict[str, Case]:
         "dl.cov": (lambda x, w: dl.cov(x, aweights=w), [M23, ((3,), (0.5, 2))]),
         "dl.cdist": (lambda a, b: dl.cdist(a, b, p=1.5), [M23, ((4, 3), (-2, 2))]),
         "dl.bucketize": (lambda x: dl.bucketize(x, dl.tensor([-1.0, 0.0, 1.5])), [V]),
+        "dl.bitwise_not": (lambda i: dl.bitwise_not(i), [((5,), (INT, 6))]),
+        "Tensor.bitwise_not": (lambda x: (x > 0).bitwise_not(), [V]),
         "dl.repeat_interleave": (lambda x: dl.repeat_interleave(x.reshape(2, 3), 2, dim=1), [V]),
         "Tensor.repeat_interleave": (lambda x: x.repeat_interleave(3), [V]),
         "dl.quantile": (lambda x: dl.quantile(x, 0.3), [V]),

@@ -29,7 +29,7 @@ MODULES = [
     "difflab.functions_joining", "difflab.functions_picking", "difflab.functions_math",
     "difflab.functions_statistics", "difflab.tensor_inplace",
     "difflab.functions_selecting", "difflab.creation",
-    "difflab.functions_sequences",
+    "difflab.functions_sequences", "difflab.tensor",
 ]
 
 def _public(module: str) -> list[str]:

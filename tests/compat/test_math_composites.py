@@ -66,6 +66,7 @@ VALUES = {
     "isposinf": (dl.isposinf, np.isposinf, (EDGE,)),
     "isneginf": (dl.isneginf, np.isneginf, (EDGE,)),
     "isreal": (dl.isreal, np.isreal, (EDGE,)),
+    "bitwise_not": (dl.bitwise_not, np.invert, (np.array([0, 5, -1, 2**40]),)),
     "isin": (lambda a: dl.isin(a, dl.tensor([1.5, np.inf, np.nan])),
              lambda a: np.isin(a, [1.5, np.inf, np.nan]), (EDGE,)),
     "isin_invert": (lambda a: dl.isin(a, dl.tensor([0.0]), invert=True),
@@ -217,6 +218,7 @@ def test_order_statistics_return_the_indices_they_came_from():
 
 @pytest.mark.parametrize("call, error, words", [
     (lambda: dl.positive(dl.tensor([True])), TypeError, "bool"),
+    (lambda: dl.bitwise_not(dl.tensor([1.5])), TypeError, "bool or integer"),
     (lambda: dl.kthvalue(dl.ones(3), 4), RuntimeError, "out of range"),
     (lambda: dl.kthvalue(dl.ones(3), 0), RuntimeError, "counts from 1"),
     (lambda: dl.median(dl.ones(0)), RuntimeError, "empty"),

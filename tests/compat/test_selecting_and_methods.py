@@ -139,3 +139,20 @@ def test_the_layout_methods_and_composites_on_cuda(cuda):
     np.testing.assert_allclose(dl.median(y, 1).values.cpu().numpy(), [1.0, 4.0])
     np.testing.assert_allclose(dl.index_add(y, 0, dl.tensor([1, 1], device=cuda), y).cpu()
                                .numpy(), [[0, 1, 2], [6, 9, 12]])
+
+
+def test_print_options_change_how_tensors_print_and_reset():
+    try:
+        dl.set_printoptions(precision=1, linewidth=30)
+        assert repr(dl.tensor([1.26, 2.0])) == "tensor([1.3, 2. ])"
+        dl.set_printoptions(threshold=5, edgeitems=1)
+        assert "..." in repr(dl.arange(10.0))
+        dl.set_printoptions(sci_mode=False)
+        assert "e-0" not in repr(dl.tensor([1e-5, 1.0], dtype=dl.float64))
+        with pytest.raises(ValueError, match="profile"):
+            dl.set_printoptions(profile="long")
+        with pytest.raises(ValueError, match="non-negative int"):
+            dl.set_printoptions(precision=-1)
+    finally:
+        dl.set_printoptions(profile="default")
+    assert repr(dl.tensor([1.23456])) == "tensor([1.2346])"
