@@ -175,6 +175,7 @@ class _MpmathArrayNamespace:
         import mpmath
 
         spelled = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2",
+                   "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh",
                    "abs": "fabs", "absolute": "fabs"}.get(name, name)
         if name == "power":  # guarded: mpmath's exponents have no limit
             return _mp_power

@@ -36,8 +36,13 @@ def test_known_functions_and_operators(text, value):
 
 
 def test_every_listed_function_is_callable_in_both_namespaces():
+    from difflab.ops import registry
+
     for name, (arity, _) in FUNCTIONS.items():
-        args = ", ".join(["0.5"] * arity)
+        rule = getattr(registry.PRIMITIVES.get(name), "rule", None)
+        low, high = getattr(rule, "domain", (0.5, 0.5))
+        point = 0.5 if low <= 0.5 <= high else (low + high) / 2  # (acosh: x > 1)
+        args = ", ".join([repr(point)] * arity)
         e = parse(f"{name}({args})")
         low = float(e.evaluate({}))
         with mpmath.workdps(30):
