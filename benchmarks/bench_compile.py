@@ -34,11 +34,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_jit import (  # noqa: E402  (the shared timing helpers)
-    THREAD_VARIABLES,
     chain,
     interleaved,
     load_jax,
     load_torch,
+    rerun_at_both_thread_settings,
     rosenbrock,
     rosenbrock_numpy,
     row,
@@ -393,17 +393,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads != "both":
         run_setting(args.threads, args.rounds, args.quick)
         return 0
-    for threads in ("1", "default"):
-        env = dict(os.environ)
-        for name in THREAD_VARIABLES:
-            if threads == "1":
-                env[name] = "1"
-            else:
-                env.pop(name, None)
-        command = [sys.executable, os.path.abspath(__file__), "--threads", threads,
-                   "--rounds", str(args.rounds)] + (["--quick"] if args.quick else [])
-        subprocess.run(command, env=env, check=True)
-        print()
+    rerun_at_both_thread_settings(os.path.abspath(__file__), args.rounds, args.quick)
     return 0
 
 

@@ -432,15 +432,12 @@ def run_setting(threads: str, rounds: int, quick: bool) -> None:
     peak_memory(graph, x, eager)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--threads", choices=["both", "1", "default"], default="both")
-    parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke test")
-    args = parser.parse_args(argv)
-    if args.threads != "both":
-        run_setting(args.threads, args.rounds, args.quick)
-        return 0
+def rerun_at_both_thread_settings(script: str, rounds: int, quick: bool) -> None:
+    """Run ``script --threads 1`` then ``--threads default``, each in a fresh process.
+
+    Thread pools are sized when a library is imported, so each setting needs its own
+    process: every library at 1 thread (BLAS, OpenMP, numba, XLA), then at its default.
+    """
     for threads in ("1", "default"):
         env = dict(os.environ)
         for name in THREAD_VARIABLES:
@@ -451,10 +448,22 @@ def main(argv: list[str] | None = None) -> int:
         if threads == "1":
             env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false"
                                 " intra_op_parallelism_threads=1").strip()
-        command = [sys.executable, os.path.abspath(__file__), "--threads", threads,
-                   "--rounds", str(args.rounds)] + (["--quick"] if args.quick else [])
+        command = [sys.executable, script, "--threads", threads,
+                   "--rounds", str(rounds)] + (["--quick"] if quick else [])
         subprocess.run(command, env=env, check=True)
         print()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--threads", choices=["both", "1", "default"], default="both")
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke test")
+    args = parser.parse_args(argv)
+    if args.threads != "both":
+        run_setting(args.threads, args.rounds, args.quick)
+        return 0
+    rerun_at_both_thread_settings(os.path.abspath(__file__), args.rounds, args.quick)
     return 0
 
 
