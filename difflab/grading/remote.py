@@ -14,14 +14,22 @@ from __future__ import annotations
 import inspect
 import operator
 import types
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from difflab.autograd import Function
 
-if TYPE_CHECKING:
-    from difflab.grading.sandbox import Sandbox
+
+class _Channel(Protocol):
+    """What a proxy needs of the trusted side's connection to the student process
+    (:class:`~difflab.grading.sandbox.Sandbox` is one): a request, and a call of a student
+    object.  Named here so that this module needs no import of the sandbox, which imports
+    it (no import cycle, annotations included)."""
+
+    def call(self, op: str, target: Any = None, **fields: Any) -> Any: ...
+
+    def invoke(self, target: Any, args: tuple, kwargs: dict) -> Any: ...
 
 
 class StudentError(Exception):
@@ -111,7 +119,7 @@ class RemoteObject:
 
     __slots__ = ("_sandbox", "_info", "__weakref__")
 
-    def __init__(self, sandbox: Sandbox, info: dict[str, Any]) -> None:
+    def __init__(self, sandbox: _Channel, info: dict[str, Any]) -> None:
         object.__setattr__(self, "_sandbox", sandbox)
         object.__setattr__(self, "_info", info)
 
@@ -335,7 +343,7 @@ def _signature(params: list) -> inspect.Signature:
 class SubmissionProxy(types.ModuleType):
     """The ``submission`` module the tests import: each name is fetched from the student."""
 
-    def __init__(self, sandbox: Sandbox) -> None:
+    def __init__(self, sandbox: _Channel) -> None:
         super().__init__("submission", "The student's submission, in its own process.")
         self.__dict__["_sandbox"] = sandbox
 
