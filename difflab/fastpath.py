@@ -83,6 +83,24 @@ if ENABLED:
 # ------------------------------------------------- 2. adjoints added in place
 
 
+def may_write_into(array: Any) -> bool:
+    """May a shortcut write into ``array``'s memory (given that no one else holds it)?
+
+    NumPy answers in ``flags.writeable``: False for a broadcast view and for a
+    NumPy scalar.  CuPy has no such flag (a real GPU run found code that read
+    it): every CuPy array can be written, a broadcast view too, where one
+    write would land in many elements through the zero strides.  There only a
+    contiguous array, which has no zero stride, counts as writeable.
+    """
+    flags = getattr(array, "flags", None)
+    if flags is None:
+        return False
+    if hasattr(flags, "writeable"):
+        return bool(flags.writeable)
+    return bool(flags.c_contiguous or flags.f_contiguous)
+
+
+
 class InPlaceAdjoints(dict):
     """``engine.Adjoints`` with sums written into buffers this pass allocated.
 
@@ -120,7 +138,7 @@ class InPlaceAdjoints(dict):
             old += g  # (with create_graph, a recorded Tensor adjoint must not go in place)
         else:
             total = self[key] = old + g
-            if getattr(total, "flags", None) is not None and total.flags.writeable:
+            if may_write_into(total):
                 self._own(total)
 
     def take(self, key: Any) -> Any:
@@ -259,7 +277,7 @@ def scale(xp: Any, g: Any, factor: Any, saved: tuple = ()) -> Any:
         return g * factor if value is None else xp.broadcast_to(value * factor, g.shape)
     temporary = (
         type(factor) is type(g)
-        and factor.flags.writeable
+        and may_write_into(factor)
         and factor.shape == g.shape
         and factor.dtype == g.dtype
         and not any(factor is s for s in saved)

@@ -587,6 +587,8 @@ class Pow(Binary):
     def d_db(xp, a, b, z):
         # log(a) is NaN for a < 0 even where b is an integer and aᵇ is fine;
         # ∂/∂b is only meaningful for a > 0, so it is set to 0 elsewhere.
+        if not hasattr(a, "shape"):  # a number, as in 2 ** x (CuPy's where takes arrays only)
+            return z * (math.log(a) if a > 0 else 0.0)
         return z * xp.log(xp.where(a > 0, a, 1.0))
 
 

@@ -27,6 +27,9 @@ code fails on every test run, on any machine:
    dtypes of CUDA's ``atomicAdd`` (no int64).
 6. Arrays report device ``cuda:0``; the machine has one device (``Device(1)``
    raises as a missing GPU does).
+7. As in CuPy, ``x.flags`` tells the layout only (``c_contiguous``,
+   ``f_contiguous``, ``owndata``: there is no ``writeable``), and ``where``
+   takes a device array as its condition, not a Python bool.
 
 The module has the names difflab takes from ``cupy`` (every NumPy function and
 ufunc, ``ndarray``, ``random``, ``linalg``, ``fft``, ``cuda``) and from
@@ -392,7 +395,7 @@ class ndarray:  # noqa: N801  (cupy.ndarray)
     itemsize = property(lambda self: self._data.itemsize)
     nbytes = property(lambda self: self._data.nbytes)
     strides = property(lambda self: self._data.strides)
-    flags = property(lambda self: self._data.flags)
+    flags = property(lambda self: _Flags(self._data.flags))
     T = property(lambda self: _wrap(self._data.T))
     mT = property(lambda self: _wrap(self._data.mT))  # noqa: N815
     real = property(lambda self: _wrap(self._data.real))
@@ -522,6 +525,19 @@ for _name in ("all", "any", "argmax", "argmin", "argpartition", "argsort", "choo
     setattr(ndarray, _name, _method(_name))
 
 
+class _Flags:
+    """``cupy.ndarray.flags``: the layout only.  CuPy has no ``writeable`` flag."""
+
+    __slots__ = ("c_contiguous", "f_contiguous", "owndata")
+
+    def __init__(self, flags: Any) -> None:
+        self.c_contiguous, self.f_contiguous = flags.c_contiguous, flags.f_contiguous
+        self.owndata = flags.owndata
+
+    def __getitem__(self, name: str) -> bool:
+        return getattr(self, name.lower())
+
+
 # --------------------------------------------------------------------------- transfers
 
 
@@ -581,6 +597,16 @@ def _copy_namespace(target: dict, source: types.ModuleType) -> None:
 # NumPy's names become this module's: from here on, sum, any, all, max, min, abs,
 # round, pow and bool are the array functions; the code above says builtins.any ...
 _copy_namespace(globals(), np)
+
+_where_of_arrays = where  # noqa: F821  (NumPy's, wrapped above)
+
+
+def where(condition: Any, *choices: Any) -> Any:
+    """``cupy.where``: the condition must be a device array; a Python bool fails as in CuPy."""
+    if not isinstance(condition, ndarray):
+        raise AttributeError(f"'{type(condition).__name__}' object has no attribute 'astype'")
+    return _where_of_arrays(condition, *choices)
+
 
 linalg = types.ModuleType(__name__ + ".linalg", "Device linear algebra (numpy.linalg underneath).")
 _copy_namespace(vars(linalg), np.linalg)

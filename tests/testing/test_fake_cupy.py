@@ -133,3 +133,24 @@ def test_the_environment_variable_switches_it_on():
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["cuda:0", "difflab.testing.fake_cupy", "cuda:0"]
+
+
+def test_flags_tell_the_layout_only_and_where_wants_a_device_condition():
+    # Both were found by the first run on a real GPU: code read x.flags.writeable,
+    # and 2 ** x's derivative called where() with a Python bool.
+    x = cp.arange(6.0).reshape(2, 3)
+    assert x.flags.c_contiguous and not x.T.flags.c_contiguous and x.flags["F_CONTIGUOUS"] is False
+    with pytest.raises(AttributeError):
+        x.flags.writeable  # noqa: B018
+    with pytest.raises(AttributeError, match="'bool' object has no attribute 'astype'"):
+        cp.where(True, x, 1.0)
+    assert cp.where(x > 2, x, 0.0).tolist() == [[0.0, 0.0, 0.0], [3.0, 4.0, 5.0]]
+
+
+def test_the_shortcuts_write_only_into_arrays_without_zero_strides():
+    from difflab.fastpath import may_write_into
+
+    assert may_write_into(np.zeros(3)) and not may_write_into(np.broadcast_to(1.0, (3,)))
+    assert not may_write_into(np.float64(1.0)) and not may_write_into(1.0)
+    assert may_write_into(cp.zeros(3)) and may_write_into(cp.zeros((3, 2)).T)
+    assert not may_write_into(cp.broadcast_to(cp.asarray(1.0), (3,)))  # one write, three places
