@@ -31,6 +31,10 @@ MODULES = [
     "difflab.functions_selecting", "difflab.creation",
     "difflab.functions_sequences", "difflab.tensor",
 ]
+# The API reference of nn, optim and utils.data (issue 31): every example runs.
+MODULES += [
+    "difflab.nn.modules.module",
+]
 
 def _public(module: str) -> list[str]:
     return list(importlib.import_module(module).__all__)
