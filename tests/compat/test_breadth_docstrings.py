@@ -33,7 +33,7 @@ MODULES = [
 ]
 # The API reference of nn, optim and utils.data (issue 31): every example runs.
 MODULES += [
-    "difflab.nn.modules.module", "difflab.nn.init",
+    "difflab.nn.modules.module", "difflab.nn.init", "difflab.nn.modules.layers",
 ]
 
 def _public(module: str) -> list[str]:
