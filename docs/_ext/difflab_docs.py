@@ -25,6 +25,10 @@ more markup; this keeps the docs to the packages in the ``docs`` extra.)
    A ``missing-reference`` handler resolves such a name when exactly one documented
    object fits it best (same name, nearest module); anything else still warns, so the
    nitpicky build remains a check of internal links.
+
+4. The layers of :mod:`difflab.nn` have a ``Shape`` section, as PyTorch's do.  numpydoc
+   knows no such section and would drop it, so ``autodoc-process-docstring`` turns it
+   into a rubric placed before the first numpydoc section (after the formula).
 """
 
 from __future__ import annotations
@@ -187,9 +191,32 @@ def skip_numpy_copies(app: Any, what: str, name: str, obj: Any, skip: bool,
     return None
 
 
+def _is_header(lines: list[str], i: int) -> bool:
+    """Whether ``lines[i]`` is a numpydoc section title (underlined by dashes)."""
+    return (i + 1 < len(lines) and bool(lines[i].strip())
+            and re.fullmatch(r"-{3,}", lines[i + 1].strip()) is not None
+            and len(lines[i + 1].strip()) == len(lines[i].strip()))
+
+
+def shape_section_to_rubric(app: Any, what: str, name: str, obj: Any, options: Any,
+                            lines: list[str]) -> None:
+    """Move a ``Shape`` section (which numpydoc would drop) before the first section,
+    as a rubric, so the rendered page shows the input and output shapes."""
+    start = next((i for i in range(len(lines)) if lines[i].strip() == "Shape"
+                  and _is_header(lines, i)), None)
+    if start is None:
+        return
+    end = next((i for i in range(start + 2, len(lines)) if _is_header(lines, i)), len(lines))
+    body = lines[start + 2:end]
+    del lines[start:end]
+    first = next((i for i in range(len(lines)) if _is_header(lines, i)), len(lines))
+    lines[first:first] = [".. rubric:: Shape", "", *body, ""]
+
+
 def setup(app: Any) -> dict[str, Any]:
     app.add_directive("click-help", ClickHelp)
     app.connect("autodoc-process-docstring", escape_docstring_bars, priority=400)
+    app.connect("autodoc-process-docstring", shape_section_to_rubric, priority=400)
     app.connect("missing-reference", resolve_short_names)
     app.connect("autodoc-skip-member", skip_numpy_copies)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

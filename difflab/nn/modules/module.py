@@ -504,15 +504,10 @@ class Module:
         remove_duplicate : bool, default True
             Yield a module reached twice (shared between two parents) only once.
 
-        Yields
-        ------
-        tuple of (str, Module)
-            The name (``''`` for the module itself) and the module.
-
         Returns
         -------
         Iterator[tuple[str, Module]]
-            A generator of the pairs above.
+            The name (``''`` for the module itself) and the module, for each.
 
         Examples
         --------
