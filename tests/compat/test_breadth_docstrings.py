@@ -34,7 +34,7 @@ MODULES = [
 # The API reference of nn, optim and utils.data (issue 31): every example runs.
 MODULES += [
     "difflab.nn.modules.module", "difflab.nn.init", "difflab.nn.modules.layers",
-    "difflab.optim.optimizer", "difflab.optim.sgd",
+    "difflab.optim.optimizer", "difflab.optim.sgd", "difflab.data.datasets",
 ]
 
 def _public(module: str) -> list[str]:
