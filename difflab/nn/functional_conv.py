@@ -193,6 +193,30 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
     A grouped convolution with one-hot kernels, so it runs at convolution
     speed and its gradient is the convolution's.
 
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, H, W)` or :math:`(C, H, W)`.
+    kernel_size : int or tuple of 2 ints
+        The block's size :math:`(k_h, k_w)`.
+    dilation, padding, stride : int or tuple of 2 ints
+        As in :func:`conv2d` (defaults 1, 0, 1).
+
+    Returns
+    -------
+    Tensor
+        :math:`(N, C k_h k_w, L)`, :math:`L` the number of block positions.
+
+    Raises
+    ------
+    ValueError
+        If the input is not 3-D or 4-D.
+
+    See Also
+    --------
+    fold : the adjoint.
+    difflab.nn.Unfold
+
     Examples
     --------
     >>> import difflab as dl
@@ -291,7 +315,35 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
                      stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
                      groups: int = 1, dilation: Any = 1) -> Tensor:
-    """The transposed 1-D convolution: :func:`conv_transpose2d` on signals one pixel high.
+    r"""The transposed 1-D convolution: :func:`conv_transpose2d` on signals one pixel high.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C_{in}, L)` or :math:`(C_{in}, L)`.
+    weight : Tensor
+        :math:`(C_{in}, C_{out}/\text{groups}, k)`.
+    bias : Tensor, optional
+        :math:`(C_{out},)`.
+    stride, padding, output_padding, dilation : int or 1-tuple
+        As in :func:`conv_transpose2d`.
+    groups : int, default 1
+        Independent groups of channels.
+
+    Returns
+    -------
+    Tensor
+        :math:`(N, C_{out}, L_{out})`,
+        :math:`L_{out} = (L - 1)s - 2p + d(k - 1) + \text{output\_padding} + 1`.
+
+    Raises
+    ------
+    ValueError
+        If the input is not 2-D or 3-D, or an option is not an int or a 1-tuple.
+
+    See Also
+    --------
+    conv_transpose2d, conv1d, difflab.nn.ConvTranspose1d
 
     Examples
     --------
@@ -320,6 +372,34 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,  
          padding: Any = 0, stride: Any = 1) -> Tensor:
     """col2im, the adjoint of :func:`unfold`: sum the columns (N, C·kh·kw, L) back into
     (N, C, H, W), overlapping blocks adding up.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C k_h k_w, L)` or :math:`(C k_h k_w, L)`.
+    output_size : int or tuple of 2 ints
+        :math:`(H, W)`.
+    kernel_size : int or tuple of 2 ints
+        :math:`(k_h, k_w)`.
+    dilation, padding, stride : int or tuple of 2 ints
+        As in :func:`unfold`.
+
+    Returns
+    -------
+    Tensor
+        :math:`(N, C, H, W)` (or without :math:`N`), overlapping blocks added up.
+
+    Raises
+    ------
+    ValueError
+        If the input is not 2-D or 3-D.
+    RuntimeError
+        If dimension 1 is not divisible by :math:`k_h k_w`, or :math:`L` is not the
+        number of blocks that fit ``output_size``.
+
+    See Also
+    --------
+    unfold, difflab.nn.Fold
 
     Examples
     --------
