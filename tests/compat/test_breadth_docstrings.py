@@ -36,7 +36,7 @@ MODULES += [
     "difflab.nn.modules.module", "difflab.nn.init", "difflab.nn.modules.layers",
     "difflab.optim.optimizer", "difflab.optim.sgd", "difflab.data.datasets",
     "difflab.nn.utils.clip_grad", "difflab.nn.utils.convert_parameters",
-    "difflab.nn.utils.gradients", "difflab.nn.functional_core",
+    "difflab.nn.utils.gradients", "difflab.nn.functional_core", "difflab.nn.modules.rnn",
 ]
 
 def _public(module: str) -> list[str]:
