@@ -24,21 +24,130 @@ class _Loss(Module):
 
 
 class MSELoss(_Loss):
-    """(x - y)²."""
+    r"""The mean squared error: :math:`\ell_i = (x_i - y_i)^2`, averaged (or summed).
+
+    Called as ``loss(input, target)``.
+
+    Parameters
+    ----------
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (or sample).
+
+    Shape
+    -----
+    - Input: :math:`(*)`; target: the same shape (no broadcasting, a common bug).
+    - Output: a scalar, or :math:`(*)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        At construction, for an unknown ``reduction``.
+    ValueError
+        When called with shapes that differ.
+
+    See Also
+    --------
+    L1Loss, HuberLoss, difflab.nn.functional.mse_loss
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> loss = nn.MSELoss()
+    >>> loss(dl.tensor([1.0, 2.0]), dl.tensor([0.0, 0.0]))
+    tensor(2.5)
+    >>> nn.MSELoss(reduction="sum")(dl.tensor([1.0, 2.0]), dl.tensor([0.0, 0.0]))
+    tensor(5.)
+    """
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
         return F.mse_loss(input, target, self.reduction)
 
 
 class L1Loss(_Loss):
-    """|x - y|."""
+    r"""The mean absolute error: :math:`\ell_i = |x_i - y_i|`, averaged (or summed).
+
+    Its derivative is :math:`\operatorname{sign}(x_i - y_i)` (0 at equality).
+
+    Parameters
+    ----------
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (or sample).
+
+    Shape
+    -----
+    - Input: :math:`(*)`; target: the same shape.
+    - Output: a scalar, or :math:`(*)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        At construction, for an unknown ``reduction``.
+    ValueError
+        When called with shapes that differ.
+
+    See Also
+    --------
+    MSELoss, SmoothL1Loss, difflab.nn.functional.l1_loss
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> nn.L1Loss()(dl.tensor([1.0, -2.0]), dl.tensor([0.0, 0.0]))
+    tensor(1.5)
+    """
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
         return F.l1_loss(input, target, self.reduction)
 
 
 class NLLLoss(_Loss):
-    """-log p[target] from log-probabilities (N, C) and integer class targets (N,)."""
+    r"""The negative log-likelihood of class indices under log-probabilities.
+
+    .. math::
+        \ell_n = -w_{y_n} x_{n, y_n}
+
+
+    With ``'mean'`` the sum is divided by :math:`\sum_n w_{y_n}`; targets equal to
+    ``ignore_index`` count for nothing.  Put a :class:`LogSoftmax` before it, or
+    use :class:`CrossEntropyLoss` on logits.
+
+    Parameters
+    ----------
+    weight : Tensor, optional
+        :math:`(C,)`, a weight per class (for unbalanced classes).
+    ignore_index : int, default -100
+        A target value that is skipped.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (or sample).
+
+    Shape
+    -----
+    - Input: :math:`(N, C)`, :math:`(N, C, d_1, \ldots)` or :math:`(C)`, log-probabilities.
+    - Target: :math:`(N)`, :math:`(N, d_1, \ldots)` or :math:`()`, integer class indices.
+    - Output: a scalar, or the target's shape with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        At construction, for an unknown ``reduction``.
+    TypeError, ValueError, IndexError
+        When called with a non-integer target, a target of the wrong shape, or a
+        class outside :math:`[0, C)` (see :func:`~difflab.nn.functional.nll_loss`).
+
+    See Also
+    --------
+    CrossEntropyLoss, LogSoftmax
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> log_probs = dl.tensor([[-1.0, -2.0], [-3.0, -4.0]])
+    >>> nn.NLLLoss()(log_probs, dl.tensor([1, 0]))
+    tensor(2.5)
+    """
 
     def __init__(self, weight: Tensor | None = None, ignore_index: int = -100,
                  reduction: str = "mean") -> None:
@@ -50,8 +159,61 @@ class NLLLoss(_Loss):
 
 
 class CrossEntropyLoss(_Loss):
-    """Softmax cross-entropy from logits (N, C) and integer class targets (N,)
-    (or class probabilities of shape (N, C))."""
+    r"""The softmax cross-entropy of logits (class scores).
+
+    .. math::
+        \ell_n = -\log \frac{e^{x_{n,y_n}}}{\sum_c e^{x_{n,c}}}
+
+
+    ``log_softmax`` followed by :class:`NLLLoss`; its gradient with respect to the
+    logits is :math:`\operatorname{softmax}(x) - \operatorname{onehot}(y)` (divided
+    by :math:`N` for the mean).  The target may also be class probabilities of
+    the input's shape (float), giving :math:`-\sum_c p_c \log \operatorname{softmax}(x)_c`.
+
+    Parameters
+    ----------
+    weight : Tensor, optional
+        :math:`(C,)`, a weight per class.
+    ignore_index : int, default -100
+        A target index that is skipped (class indices only).
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (or sample).
+    label_smoothing : float, default 0.0
+        :math:`\varepsilon`: the target becomes
+        :math:`(1-\varepsilon)\,\text{onehot} + \varepsilon/C`.
+
+    Shape
+    -----
+    - Input: :math:`(N, C)`, :math:`(N, C, d_1, \ldots)` or :math:`(C)`, logits.
+    - Target: integer indices :math:`(N)` (or :math:`(N, d_1, \ldots)`, :math:`()`), or
+      float probabilities of the input's shape.
+    - Output: a scalar, or one loss per sample with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        At construction, for an unknown ``reduction``.
+    TypeError, ValueError, IndexError
+        When called with a target of the wrong kind or shape, or a class out of range.
+
+    See Also
+    --------
+    NLLLoss, BCEWithLogitsLoss, difflab.nn.functional.cross_entropy
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> loss = nn.CrossEntropyLoss()
+    >>> logits = dl.tensor([[2.0, 0.0, 0.0], [0.0, 0.0, 3.0]], requires_grad=True)
+    >>> value = loss(logits, dl.tensor([0, 2]))
+    >>> value  # doctest: +ELLIPSIS
+    tensor(0.1672, grad_fn=<...>)
+    >>> value.backward()
+    >>> logits.grad                        # (softmax - onehot) / N
+    tensor([[-0.1065,  0.0533,  0.0533],
+            [ 0.0226,  0.0226, -0.0453]])
+    """
 
     def __init__(self, weight: Tensor | None = None, ignore_index: int = -100,
                  reduction: str = "mean", label_smoothing: float = 0.0) -> None:
@@ -65,7 +227,45 @@ class CrossEntropyLoss(_Loss):
 
 
 class BCELoss(_Loss):
-    """Binary cross-entropy of probabilities in [0, 1]."""
+    r"""Binary cross-entropy of probabilities.
+
+    .. math::
+        \ell_i = -w_i\,[y_i \log p_i + (1 - y_i) \log(1 - p_i)]
+
+
+    The logarithms are clamped at :math:`-100`, as in PyTorch.  On logits, use
+    :class:`BCEWithLogitsLoss` (more stable).
+
+    Parameters
+    ----------
+    weight : Tensor, optional
+        A weight per element, broadcast to the input.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (or sample).
+
+    Shape
+    -----
+    - Input: :math:`(*)`, probabilities in :math:`[0, 1]`; target: the same shape.
+    - Output: a scalar, or :math:`(*)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        At construction, for an unknown ``reduction``.
+    ValueError
+        When called with an input outside :math:`[0, 1]` or shapes that differ.
+
+    See Also
+    --------
+    BCEWithLogitsLoss, difflab.nn.functional.binary_cross_entropy
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> nn.BCELoss()(dl.tensor([0.9, 0.2]), dl.tensor([1.0, 0.0]))
+    tensor(0.1643)
+    """
 
     def __init__(self, weight: Tensor | None = None, reduction: str = "mean") -> None:
         super().__init__(reduction)
@@ -76,7 +276,43 @@ class BCELoss(_Loss):
 
 
 class BCEWithLogitsLoss(_Loss):
-    """Binary cross-entropy of σ(logits), computed stably."""
+    r"""Binary cross-entropy of :math:`\sigma(x)`, computed stably from the logits :math:`x`.
+
+    .. math::
+        \ell_i = w_i\,[\max(x_i, 0) - x_i y_i + \log(1 + e^{-|x_i|})]
+
+    Its gradient is :math:`w_i(\sigma(x_i) - y_i)`.
+
+    Parameters
+    ----------
+    weight : Tensor, optional
+        A weight per element, broadcast to the input.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (or sample).
+
+    Shape
+    -----
+    - Input: :math:`(*)`, logits; target: the same shape.
+    - Output: a scalar, or :math:`(*)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        At construction, for an unknown ``reduction``.
+    ValueError
+        When called with shapes that differ.
+
+    See Also
+    --------
+    BCELoss, CrossEntropyLoss, difflab.nn.functional.binary_cross_entropy_with_logits
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> nn.BCEWithLogitsLoss()(dl.tensor([2.0, -1.0]), dl.tensor([1.0, 0.0]))
+    tensor(0.2201)
+    """
 
     def __init__(self, weight: Tensor | None = None, reduction: str = "mean") -> None:
         super().__init__(reduction)
