@@ -55,6 +55,11 @@ class Sequential(Module):
         for key in (keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(self),
                                                                          "Sequential")]]):
             del self._modules[key]
+        # renumber, as PyTorch does: append's key str(len(self)) must not be taken
+        modules = list(self._modules.values())
+        self._modules.clear()
+        for i, m in enumerate(modules):
+            self._modules[str(i)] = m
 
     def __len__(self) -> int:
         return len(self._modules)
