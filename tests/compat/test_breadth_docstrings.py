@@ -37,7 +37,7 @@ MODULES += [
     "difflab.optim.optimizer", "difflab.optim.sgd", "difflab.data.datasets",
     "difflab.nn.utils.clip_grad", "difflab.nn.utils.convert_parameters",
     "difflab.nn.utils.gradients", "difflab.nn.functional_core", "difflab.nn.modules.rnn",
-    "difflab.nn.modules.attention",
+    "difflab.nn.modules.attention", "difflab.nn.parameter", "difflab.nn.parallel.data_parallel",
 ]
 
 def _public(module: str) -> list[str]:

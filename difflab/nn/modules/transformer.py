@@ -122,9 +122,46 @@ class TransformerEncoderLayer(Module):
 
 
 class TransformerDecoderLayer(Module):
-    """Self-attention over the target, attention to the memory, then a feed-forward block.
+    r"""Self-attention over the target, attention to the memory, then a feed-forward block.
 
     Parameters are those of :class:`TransformerEncoderLayer`.
+
+    Called as ``layer(tgt, memory, tgt_mask=None, memory_mask=None,
+    tgt_key_padding_mask=None, memory_key_padding_mask=None, tgt_is_causal=False,
+    memory_is_causal=False)``; masks as :class:`MultiheadAttention`'s (True: may not attend).
+
+    Parameters
+    ----------
+    d_model : int
+        :math:`E`, features per position.
+    nhead : int
+        Attention heads (dividing ``d_model``).
+    dim_feedforward : int, default 2048
+        Width of the feed-forward block.
+    dropout : float, default 0.1
+        Dropout after each attention, inside and after the feed-forward block.
+    activation : {'relu', 'gelu'} or callable, default 'relu'
+        The feed-forward block's activation.
+    layer_norm_eps : float, default 1e-5
+        The LayerNorms' epsilon.
+    batch_first : bool, default False
+        :math:`(N, T, E)` inputs instead of :math:`(T, N, E)`.
+    norm_first : bool, default False
+        Pre-norm (:math:`x + \text{block}(\text{norm}(x))`) instead of post-norm.
+    bias : bool, default True
+        Biases in the linear layers, the attentions and the LayerNorms.
+    device, dtype : optional
+        Where the parameters live and their dtype.
+
+    Shape
+    -----
+    - Input: ``tgt`` :math:`(T, N, E)`, ``memory`` :math:`(S, N, E)` (batch first with
+      ``batch_first``).
+    - Output: ``tgt``'s shape.
+
+    See Also
+    --------
+    TransformerDecoder, TransformerEncoderLayer
 
     Examples
     --------
@@ -230,6 +267,27 @@ class TransformerEncoder(Module):
 class TransformerDecoder(Module):
     """``num_layers`` copies of ``decoder_layer`` applied in turn, then ``norm`` if given.
 
+    Called as ``decoder(tgt, memory, tgt_mask=None, memory_mask=None, ...)`` with
+    the masks of :class:`TransformerDecoderLayer`, passed to every layer.
+
+    Parameters
+    ----------
+    decoder_layer : TransformerDecoderLayer
+        The layer to copy (each copy has its own parameters, initialised as the original's).
+    num_layers : int
+        How many copies.
+    norm : Module, optional
+        Applied to the last layer's output (a LayerNorm, for pre-norm layers).
+
+    Shape
+    -----
+    - Input: ``tgt`` :math:`(T, N, E)`, ``memory`` :math:`(S, N, E)`.
+    - Output: ``tgt``'s shape.
+
+    See Also
+    --------
+    TransformerEncoder, Transformer
+
     Examples
     --------
     >>> import difflab as dl
@@ -332,10 +390,24 @@ class Transformer(Module):
     @staticmethod
     def generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None
                                         ) -> Tensor:
-        """The causal mask (sz, sz): 0 on and below the diagonal, -inf above.
+        r"""The causal mask (sz, sz): 0 on and below the diagonal, -inf above.
 
         Added to the attention scores, it stops position i from attending to
         positions after i.
+
+        Parameters
+        ----------
+        sz : int
+            The sequence length.
+        device : str or difflab.device, optional
+            Where the mask lives.
+        dtype : difflab dtype, optional
+            Its floating dtype (the default dtype by default).
+
+        Returns
+        -------
+        Tensor
+            :math:`(sz, sz)`, 0 on and below the diagonal and :math:`-\infty` above.
 
         Examples
         --------
