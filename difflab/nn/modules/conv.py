@@ -76,7 +76,28 @@ class Conv1d(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """PyTorch's initialisation: weight and bias U(±1/√fan_in)."""
+        r"""Draw new weights and bias from PyTorch's default, :math:`\mathcal U(-k, k)`.
+
+        Here :math:`\text{fan\_in} = C_{in}/\text{groups} \cdot k`.
+        Then :math:`k = 1/\sqrt{\text{fan\_in}}`.
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> layer = nn.Conv1d(2, 4, kernel_size=3)
+        >>> _ = nn.init.zeros_(layer.weight)
+        >>> layer.reset_parameters()
+        >>> bool((layer.weight != 0).all())
+        True
+        """
         init.default_linear_init_(self.weight, self.bias)
 
     def forward(self, x: Tensor) -> Tensor:
@@ -127,7 +148,29 @@ class _ConvTransposeNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """PyTorch's initialisation: U(±1/√fan_in), fan_in from the weight's dimension 1."""
+        r"""Draw new weights and bias from PyTorch's default, :math:`\mathcal U(-k, k)`.
+
+        Here :math:`\text{fan\_in}` comes from the weight's dimension 1,
+        :math:`C_{out}/\text{groups}`, times the kernel size (as PyTorch does).
+        Then :math:`k = 1/\sqrt{\text{fan\_in}}`.
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> layer = nn.ConvTranspose2d(2, 4, kernel_size=3)
+        >>> _ = nn.init.zeros_(layer.weight)
+        >>> layer.reset_parameters()
+        >>> bool((layer.weight != 0).all())
+        True
+        """
         init.default_linear_init_(self.weight, self.bias)
 
     def extra_repr(self) -> str:
@@ -242,7 +285,28 @@ class Conv3d(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """PyTorch's initialisation: weight and bias U(±1/√fan_in)."""
+        r"""Draw new weights and bias from PyTorch's default, :math:`\mathcal U(-k, k)`.
+
+        Here :math:`\text{fan\_in} = C_{in}/\text{groups} \cdot k_d k_h k_w`.
+        Then :math:`k = 1/\sqrt{\text{fan\_in}}`.
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> layer = nn.Conv3d(2, 4, kernel_size=3)
+        >>> _ = nn.init.zeros_(layer.weight)
+        >>> layer.reset_parameters()
+        >>> bool((layer.weight != 0).all())
+        True
+        """
         init.default_linear_init_(self.weight, self.bias)
 
     def forward(self, x: Tensor) -> Tensor:

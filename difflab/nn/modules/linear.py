@@ -50,7 +50,28 @@ class Bilinear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """PyTorch's initialisation: weight and bias U(±1/√in1_features)."""
+        r"""Draw new weights and bias from PyTorch's default, :math:`\mathcal U(-k, k)`.
+
+        Here :math:`\text{fan\_in} = \text{in1\_features}`.
+        Then :math:`k = 1/\sqrt{\text{fan\_in}}`.
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> layer = nn.Bilinear(3, 4, 2)
+        >>> _ = nn.init.zeros_(layer.weight)
+        >>> layer.reset_parameters()
+        >>> bool((layer.weight != 0).all())
+        True
+        """
         bound = 1 / math.sqrt(self.in1_features)
         init.uniform_(self.weight, -bound, bound)
         if self.bias is not None:
