@@ -218,7 +218,39 @@ class ConvTranspose2d(_ConvTransposeNd):
 
 
 class ConvTranspose1d(_ConvTransposeNd):
-    """The transposed 1-D convolution (see :func:`difflab.nn.functional.conv_transpose1d`).
+    r"""The transposed 1-D convolution (see :func:`difflab.nn.functional.conv_transpose1d`).
+
+    Parameters
+    ----------
+    in_channels, out_channels : int
+        :math:`C_{in}`, :math:`C_{out}`.
+    kernel_size : int or 1-tuple
+        :math:`k`.
+    stride, padding, output_padding, dilation : int or 1-tuple
+        As in :class:`ConvTranspose2d` (defaults 1, 0, 0, 1).
+    groups : int, default 1
+        Independent groups of channels.
+    bias : bool, default True
+        Learn a bias.
+    padding_mode : {'zeros'}, default 'zeros'
+        Only zero padding.
+    device, dtype : optional
+        Where the parameters live and their dtype.
+
+    Shape
+    -----
+    - Input: :math:`(N, C_{in}, L_{in})` or :math:`(C_{in}, L_{in})`.
+    - Output: :math:`(N, C_{out}, L_{out})`,
+      :math:`L_{out} = (L_{in} - 1)s - 2p + d(k - 1) + \text{output\_padding} + 1`.
+
+    Raises
+    ------
+    ValueError
+        For channels not divisible by ``groups`` or another padding mode.
+
+    See Also
+    --------
+    ConvTranspose2d, Conv1d, difflab.nn.functional.conv_transpose1d
 
     Examples
     --------

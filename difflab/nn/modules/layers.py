@@ -1127,7 +1127,8 @@ class LeakyReLU(Module):
 
     See Also
     --------
-    ReLU, PReLU (a learned slope), difflab.nn.functional.leaky_relu
+    ReLU, difflab.nn.functional.leaky_relu
+    PReLU : the same with a learned slope.
 
     Examples
     --------

@@ -382,9 +382,38 @@ class HuberLoss(_Loss):
 
 
 class KLDivLoss(_Loss):
-    """KL(target ‖ exp(input)) from log-probabilities (see :func:`difflab.nn.functional.kl_div`).
+    r"""KL(target ‖ exp(input)) from log-probabilities (see :func:`difflab.nn.functional.kl_div`).
 
     ``reduction='batchmean'`` gives the true KL divergence per sample.
+
+    Parameters
+    ----------
+    size_average, reduce : optional
+        PyTorch's deprecated flags; they set ``reduction`` when given.
+    reduction : {'mean', 'batchmean', 'sum', 'none'}, default 'mean'
+        ``'batchmean'`` divides the sum by the batch size: the true KL divergence
+        per sample (``'mean'`` divides by the number of elements, as PyTorch does).
+    log_target : bool, default False
+        Whether the target is given as log-probabilities too.
+
+    Shape
+    -----
+    - Input: :math:`(*)`, log-probabilities; target: the same shape.
+    - Output: a scalar, or :math:`(*)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``reduction``; when called, for inputs of different shapes.
+
+    See Also
+    --------
+    difflab.nn.functional.kl_div
+
+    Notes
+    -----
+    .. math::
+        \ell_i = y_i (\log y_i - x_i)
 
     Examples
     --------
@@ -406,7 +435,36 @@ class KLDivLoss(_Loss):
 
 
 class MarginRankingLoss(_Loss):
-    """max(0, -y (x₁ - x₂) + margin).
+    r"""max(0, -y (x₁ - x₂) + margin).
+
+    Parameters
+    ----------
+    margin : float, default 0.0
+        The gap asked for.
+    size_average, reduce : optional
+        PyTorch's deprecated flags; they set ``reduction`` when given.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (sample).
+
+    Shape
+    -----
+    - Input: ``input1``, ``input2`` :math:`(N)` or :math:`()`, ``target`` the same shape,
+      :math:`\pm 1`.
+    - Output: a scalar, or :math:`(N)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``reduction``; when called, for inputs of different shapes.
+
+    See Also
+    --------
+    difflab.nn.functional.margin_ranking_loss
+
+    Notes
+    -----
+    .. math::
+        \ell = \max(0, -y (x_1 - x_2) + \text{margin})
 
     Examples
     --------
@@ -426,7 +484,35 @@ class MarginRankingLoss(_Loss):
 
 
 class HingeEmbeddingLoss(_Loss):
-    """x where y = 1, max(0, margin - x) where y = -1.
+    r"""x where y = 1, max(0, margin - x) where y = -1.
+
+    Parameters
+    ----------
+    margin : float, default 1.0
+        The margin for dissimilar pairs.
+    size_average, reduce : optional
+        PyTorch's deprecated flags; they set ``reduction`` when given.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (sample).
+
+    Shape
+    -----
+    - Input: ``input`` :math:`(*)`, ``target`` :math:`(*)` of :math:`\pm 1`.
+    - Output: a scalar, or :math:`(*)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``reduction``; when called, for inputs of different shapes.
+
+    See Also
+    --------
+    difflab.nn.functional.hinge_embedding_loss
+
+    Notes
+    -----
+    .. math::
+        \ell_i = \begin{cases} x_i & y_i = 1 \\ \max(0, \text{margin} - x_i) & y_i = -1 \end{cases}
 
     Examples
     --------
@@ -445,7 +531,33 @@ class HingeEmbeddingLoss(_Loss):
 
 
 class SoftMarginLoss(_Loss):
-    """log(1 + e^{-y x}) for labels ±1.
+    r"""log(1 + e^{-y x}) for labels ±1.
+
+    Parameters
+    ----------
+    size_average, reduce : optional
+        PyTorch's deprecated flags; they set ``reduction`` when given.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (sample).
+
+    Shape
+    -----
+    - Input: ``input`` :math:`(*)`, ``target`` :math:`(*)` of :math:`\pm 1`.
+    - Output: a scalar, or :math:`(*)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``reduction``; when called, for inputs of different shapes.
+
+    See Also
+    --------
+    difflab.nn.functional.soft_margin_loss
+
+    Notes
+    -----
+    .. math::
+        \ell_i = \log(1 + e^{-y_i x_i})
 
     Examples
     --------
@@ -463,7 +575,36 @@ class SoftMarginLoss(_Loss):
 
 
 class MultiLabelSoftMarginLoss(_Loss):
-    """Binary cross-entropy of σ(x) per label, averaged over the labels.
+    r"""Binary cross-entropy of σ(x) per label, averaged over the labels.
+
+    Parameters
+    ----------
+    weight : Tensor, optional
+        :math:`(C,)`, a weight per label.
+    size_average, reduce : optional
+        PyTorch's deprecated flags; they set ``reduction`` when given.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (sample).
+
+    Shape
+    -----
+    - Input: :math:`(N, C)` logits; target :math:`(N, C)` of 0 and 1.
+    - Output: a scalar, or :math:`(N)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``reduction``; when called, for inputs of different shapes.
+
+    See Also
+    --------
+    difflab.nn.functional.multilabel_soft_margin_loss
+
+    Notes
+    -----
+    .. math::
+        \ell_n = -\frac{1}{C} \sum_c w_c \big[y_{nc} \log \sigma(x_{nc})
+        + (1 - y_{nc}) \log \sigma(-x_{nc})\big]
 
     Examples
     --------
@@ -484,7 +625,37 @@ class MultiLabelSoftMarginLoss(_Loss):
 
 
 class CosineEmbeddingLoss(_Loss):
-    """1 - cos(x₁, x₂) where y = 1, max(0, cos(x₁, x₂) - margin) where y = -1.
+    r"""1 - cos(x₁, x₂) where y = 1, max(0, cos(x₁, x₂) - margin) where y = -1.
+
+    Parameters
+    ----------
+    margin : float, default 0.0
+        For dissimilar pairs, in :math:`[-1, 1]`.
+    size_average, reduce : optional
+        PyTorch's deprecated flags; they set ``reduction`` when given.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (sample).
+
+    Shape
+    -----
+    - Input: ``input1``, ``input2`` :math:`(N, D)` or :math:`(D)`; ``target`` :math:`(N)` or
+      :math:`()`, :math:`\pm 1`.
+    - Output: a scalar, or :math:`(N)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``reduction``; when called, for inputs of different shapes.
+
+    See Also
+    --------
+    difflab.nn.functional.cosine_embedding_loss
+
+    Notes
+    -----
+    .. math::
+        \ell = \begin{cases} 1 - \cos(x_1, x_2) & y = 1 \\
+        \max(0, \cos(x_1, x_2) - \text{margin}) & y = -1 \end{cases}
 
     Examples
     --------
@@ -505,7 +676,41 @@ class CosineEmbeddingLoss(_Loss):
 
 
 class TripletMarginLoss(_Loss):
-    """max(d(a, p) - d(a, n) + margin, 0) with the p-norm distance.
+    r"""max(d(a, p) - d(a, n) + margin, 0) with the p-norm distance.
+
+    Parameters
+    ----------
+    margin : float, default 1.0
+        How much farther the negative must be.
+    p : float, default 2.0
+        The norm of the distance.
+    eps : float, default 1e-6
+        Added to the differences.
+    swap : bool, default False
+        Use :math:`\min(d(a, n), d(p, n))` as the negative's distance.
+    size_average, reduce : optional
+        PyTorch's deprecated flags; they set ``reduction`` when given.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (sample).
+
+    Shape
+    -----
+    - Input: ``anchor``, ``positive``, ``negative`` :math:`(N, D)` or :math:`(D)`.
+    - Output: a scalar, or :math:`(N)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``reduction``; when called, for inputs of different shapes.
+
+    See Also
+    --------
+    difflab.nn.functional.triplet_margin_loss
+
+    Notes
+    -----
+    .. math::
+        \ell = \max(d(a, p) - d(a, n) + \text{margin}, 0), \quad d(u, v) = \|u - v + \epsilon\|_p
 
     Examples
     --------
@@ -527,7 +732,38 @@ class TripletMarginLoss(_Loss):
 
 
 class GaussianNLLLoss(_Loss):
-    """The negative log-likelihood of the target under N(input, var).
+    r"""The negative log-likelihood of the target under N(input, var).
+
+    Parameters
+    ----------
+    full : bool, default False
+        Add the constant :math:`\tfrac12 \log 2\pi` (keyword only).
+    eps : float, default 1e-6
+        The smallest variance used (keyword only).
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (sample).
+
+    Shape
+    -----
+    - Input: :math:`(N, *)`; target the same; ``var`` the same, one dimension fewer,
+      a last dimension of 1, or a number.
+    - Output: a scalar, or :math:`(N, *)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``reduction``; when called, for a ``var`` that does not fit or
+        has a negative entry.
+
+    See Also
+    --------
+    difflab.nn.functional.gaussian_nll_loss
+
+    Notes
+    -----
+    .. math::
+        \ell = \tfrac12\Big(\log \max(\text{var}, \epsilon)
+        + \frac{(x - y)^2}{\max(\text{var}, \epsilon)}\Big)
 
     Examples
     --------
@@ -547,7 +783,42 @@ class GaussianNLLLoss(_Loss):
 
 
 class PoissonNLLLoss(_Loss):
-    """The negative log-likelihood of counts under Poisson(e^input) (or Poisson(input)).
+    r"""The negative log-likelihood of counts under Poisson(e^input) (or Poisson(input)).
+
+    Parameters
+    ----------
+    log_input : bool, default True
+        The input is :math:`\log\lambda` (else :math:`\lambda`).
+    full : bool, default False
+        Add Stirling's approximation of :math:`\log y!`.
+    size_average : optional
+        PyTorch's deprecated flag.
+    eps : float, default 1e-8
+        Keeps :math:`\log(x + \epsilon)` finite without ``log_input``.
+    reduce : optional
+        PyTorch's deprecated flag.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (sample).
+
+    Shape
+    -----
+    - Input: :math:`(*)`; target: counts of the same shape.
+    - Output: a scalar, or :math:`(*)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``reduction``; when called, for inputs of different shapes.
+
+    See Also
+    --------
+    difflab.nn.functional.poisson_nll_loss
+
+    Notes
+    -----
+    .. math::
+        \ell_i = e^{x_i} - y_i x_i \ (\text{log\_input}),
+        \qquad \ell_i = x_i - y_i \log(x_i + \epsilon) \ (\text{otherwise})
 
     Examples
     --------
@@ -570,6 +841,31 @@ class CTCLoss(_Loss):
     """Connectionist temporal classification (see :func:`difflab.nn.functional.ctc_loss`).
 
     ``forward(log_probs, targets, input_lengths, target_lengths)``.
+
+    Parameters
+    ----------
+    blank : int, default 0
+        The index of the blank label.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (sequence); 'mean'
+        divides each by its target length first.
+    zero_infinity : bool, default False
+        Replace infinite losses (an impossible alignment) and their gradients by zero.
+
+    Shape
+    -----
+    - Input: ``log_probs`` :math:`(T, N, C)`; ``targets`` :math:`(N, S)` or the
+      concatenated targets; ``input_lengths``, ``target_lengths`` :math:`(N)`.
+    - Output: a scalar, or :math:`(N)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``reduction``; when called, for inconsistent lengths.
+
+    See Also
+    --------
+    difflab.nn.functional.ctc_loss
 
     Examples
     --------

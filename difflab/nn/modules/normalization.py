@@ -103,6 +103,29 @@ class RMSNorm(Module):
 class LocalResponseNorm(Module):
     """x / (k + α · mean of x² over ``size`` neighbouring channels)^β.
 
+    Parameters
+    ----------
+    size : int
+        The number of neighbouring channels.
+    alpha : float, default 1e-4
+    beta : float, default 0.75
+    k : float, default 1.0
+        The constants of :func:`~difflab.nn.functional.local_response_norm`.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, *)`, at least 3-D.
+    - Output: the same shape.
+
+    Raises
+    ------
+    ValueError
+        When called on an input with fewer than 3 dimensions.
+
+    See Also
+    --------
+    difflab.nn.functional.local_response_norm
+
     Examples
     --------
     >>> import difflab as dl

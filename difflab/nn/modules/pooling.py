@@ -86,6 +86,29 @@ class AvgPool1d(Module):
 class AdaptiveMaxPool2d(Module):
     """The maximum over each cell of an ``output_size`` grid that tiles the input.
 
+    Parameters
+    ----------
+    output_size : int or tuple of 2 ints
+        :math:`(H_{out}, W_{out})`.
+    return_indices : bool, default False
+        Not supported: ``True`` raises when called.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, H, W)` or :math:`(C, H, W)`.
+    - Output: :math:`(N, C, H_{out}, W_{out})` or :math:`(C, H_{out}, W_{out})`.
+
+    Raises
+    ------
+    ValueError
+        When called on an input that is not 3-D or 4-D.
+    NotImplementedError
+        When called with ``return_indices=True``.
+
+    See Also
+    --------
+    AdaptiveAvgPool2d, difflab.nn.functional.adaptive_max_pool2d
+
     Examples
     --------
     >>> import difflab as dl
@@ -107,6 +130,25 @@ class AdaptiveMaxPool2d(Module):
 class AdaptiveAvgPool1d(Module):
     """The mean over each of ``output_size`` cells tiling L of (N, C, L).
 
+    Parameters
+    ----------
+    output_size : int
+        :math:`L_{out}`, the number of cells.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, L)` or :math:`(C, L)`.
+    - Output: :math:`(N, C, L_{out})` or :math:`(C, L_{out})`.
+
+    Raises
+    ------
+    ValueError
+        When called on an input that is not 2-D or 3-D.
+
+    See Also
+    --------
+    AdaptiveAvgPool2d, difflab.nn.functional.adaptive_avg_pool1d
+
     Examples
     --------
     >>> import difflab as dl
@@ -127,6 +169,29 @@ class AdaptiveAvgPool1d(Module):
 
 class AdaptiveMaxPool1d(Module):
     """The maximum over each of ``output_size`` cells tiling L of (N, C, L).
+
+    Parameters
+    ----------
+    output_size : int
+        :math:`L_{out}`, the number of cells.
+    return_indices : bool, default False
+        Not supported: ``True`` raises when called.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, L)` or :math:`(C, L)`.
+    - Output: :math:`(N, C, L_{out})` or :math:`(C, L_{out})`.
+
+    Raises
+    ------
+    ValueError
+        When called on an input that is not 2-D or 3-D.
+    NotImplementedError
+        When called with ``return_indices=True``.
+
+    See Also
+    --------
+    AdaptiveMaxPool2d, difflab.nn.functional.adaptive_max_pool1d
 
     Examples
     --------
