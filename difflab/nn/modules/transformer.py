@@ -103,8 +103,41 @@ class TransformerEncoderLayer(Module):
 
     def forward(self, src: Tensor, src_mask: Tensor | None = None,
                 src_key_padding_mask: Tensor | None = None, is_causal: bool = False) -> Tensor:
-        """Encode ``src``; ``src_mask`` (S, S) and ``src_key_padding_mask`` (N, S) as in
-        :class:`MultiheadAttention`."""
+        r"""Encode ``src``: self-attention, then the feed-forward block.
+
+        Each block has a residual connection and a LayerNorm.
+
+        Post-norm (the default): :math:`x \leftarrow \text{norm}_1(x + \text{SA}(x))`,
+        :math:`x \leftarrow \text{norm}_2(x + \text{FF}(x))`; with ``norm_first``:
+        :math:`x \leftarrow x + \text{SA}(\text{norm}_1(x))`,
+        :math:`x \leftarrow x + \text{FF}(\text{norm}_2(x))`.
+
+        Parameters
+        ----------
+        src : Tensor
+            :math:`(S, N, E)`, or :math:`(N, S, E)` with ``batch_first``.
+        src_mask : Tensor, optional
+            :math:`(S, S)` attention mask, as :class:`MultiheadAttention`'s (True or
+            :math:`-\infty`: may not attend).
+        src_key_padding_mask : Tensor, optional
+            :math:`(N, S)`, True at padding positions.
+        is_causal : bool, default False
+            A hint that ``src_mask`` is the causal mask (which must be given).
+
+        Returns
+        -------
+        Tensor
+            ``src``'s shape.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn
+        >>> layer = nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16)
+        >>> mask = nn.Transformer.generate_square_subsequent_mask(5)
+        >>> layer(dl.randn(5, 3, 8), src_mask=mask, is_causal=True).shape
+        difflab.Size([5, 3, 8])
+        """
         x = src
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
@@ -199,7 +232,41 @@ class TransformerDecoderLayer(Module):
                 memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
                 memory_key_padding_mask: Tensor | None = None, tgt_is_causal: bool = False,
                 memory_is_causal: bool = False) -> Tensor:
-        """Decode ``tgt`` attending to ``memory`` (the encoder's output)."""
+        """Decode ``tgt`` attending to ``memory``: self-attention, cross-attention, feed-forward.
+
+        ``memory`` is the encoder's output.
+
+        Each block has a residual and a LayerNorm (before the block with ``norm_first``).
+
+        Parameters
+        ----------
+        tgt : Tensor
+            :math:`(T, N, E)`, or :math:`(N, T, E)` with ``batch_first``.
+        memory : Tensor
+            :math:`(S, N, E)`.
+        tgt_mask : Tensor, optional
+            :math:`(T, T)`, the self-attention mask (the causal mask, usually).
+        memory_mask : Tensor, optional
+            :math:`(T, S)`, the cross-attention mask.
+        tgt_key_padding_mask, memory_key_padding_mask : Tensor, optional
+            :math:`(N, T)` and :math:`(N, S)`, True at padding positions.
+        tgt_is_causal, memory_is_causal : bool, default False
+            Hints that the masks are causal (the masks must be given).
+
+        Returns
+        -------
+        Tensor
+            ``tgt``'s shape.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn
+        >>> layer = nn.TransformerDecoderLayer(d_model=8, nhead=2, dim_feedforward=16)
+        >>> mask = nn.Transformer.generate_square_subsequent_mask(4)
+        >>> layer(dl.randn(4, 3, 8), dl.randn(5, 3, 8), tgt_mask=mask).shape
+        difflab.Size([4, 3, 8])
+        """
         x = tgt
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
