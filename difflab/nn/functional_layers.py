@@ -269,7 +269,7 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A00
 
     See Also
     --------
-    dropout, dropout2d, difflab.nn.Dropout1d
+    difflab.nn.functional.dropout, dropout2d, difflab.nn.Dropout1d
 
     Examples
     --------
@@ -309,7 +309,7 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A00
 
     See Also
     --------
-    dropout, dropout1d, difflab.nn.Dropout2d
+    difflab.nn.functional.dropout, dropout1d, difflab.nn.Dropout2d
 
     Examples
     --------
@@ -665,7 +665,7 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
 
     See Also
     --------
-    linear, difflab.nn.Bilinear
+    difflab.nn.functional.linear, difflab.nn.Bilinear
 
     Examples
     --------

@@ -16,7 +16,7 @@ from difflab.tensor import Tensor
 class Parameter(Tensor):
     """A tensor registered as a module's parameter (``requires_grad=True`` by default).
 
-    An ordinary :class:`~difflab.Tensor` with two differences: it requires grad
+    An ordinary :class:`~difflab.tensor.Tensor` with two differences: it requires grad
     by default, and assigning one to a module attribute
     (``self.weight = Parameter(...)``) registers it, so that ``model.parameters()``,
     ``model.state_dict()`` and the optimizers find it.  ``Parameter(t)`` shares

@@ -352,7 +352,7 @@ class LBFGS(Optimizer):
         return orig_loss
 
     def load_state_dict(self, state_dict: dict) -> None:
-        """Restore what :meth:`state_dict` returned, the curvature history included.
+        """Restore what :meth:`Optimizer.state_dict` returned, the curvature history included.
 
         The history is one flat vector per pair, as long as all parameters
         together, so it is restored as saved (converted to the parameters' dtype and
@@ -361,7 +361,7 @@ class LBFGS(Optimizer):
         Parameters
         ----------
         state_dict : dict
-            What :meth:`state_dict` returned.
+            What :meth:`Optimizer.state_dict` returned.
 
         Returns
         -------

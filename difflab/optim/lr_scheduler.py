@@ -147,7 +147,7 @@ class LRScheduler:
         return list(self._last_lr)
 
     def get_lr(self) -> list[float]:
-        """The learning rates at the current epoch ``last_epoch`` (what :meth:`step` sets).
+        """The rates at the current epoch ``last_epoch`` (what :meth:`LRScheduler.step` sets).
 
         Parameters
         ----------
@@ -215,7 +215,7 @@ class LRScheduler:
 
         See Also
         --------
-        load_state_dict
+        LRScheduler.load_state_dict
 
         Examples
         --------
@@ -632,7 +632,7 @@ class LambdaLR(LRScheduler):
 
     Notes
     -----
-    :meth:`state_dict` leaves the function out (a lambda cannot be saved);
+    :meth:`LRScheduler.state_dict` leaves the function out (a lambda cannot be saved);
     construct the scheduler with the same function before loading.
 
     See Also
@@ -744,7 +744,7 @@ class OneCycleLR(LRScheduler):
         If neither ``total_steps`` nor both ``epochs`` and ``steps_per_epoch`` are
         given (or they are not positive), ``pct_start`` is outside :math:`[0, 1]`,
         ``anneal_strategy`` is unknown, momentum is cycled for an optimizer
-        without one, a list has the wrong length, or :meth:`step` is called more
+        without one, a list has the wrong length, or :meth:`LRScheduler.step` is called more
         than ``total_steps`` times.
     TypeError
         If ``optimizer`` is not an Optimizer.

@@ -289,7 +289,7 @@ class Optimizer:
         See Also
         --------
         load_state_dict : the inverse.
-        difflab.save : write it to a file, with the model's ``state_dict``.
+        difflab.serialization.save : write it to a file, with the model's ``state_dict``.
 
         Examples
         --------
@@ -329,7 +329,7 @@ class Optimizer:
         Parameters
         ----------
         state_dict : dict
-            What :meth:`state_dict` returned (possibly through ``dl.save``/``dl.load``).
+            What :meth:`state_dict` returned (possibly through ``dl.save`` and ``dl.load``).
 
         Returns
         -------

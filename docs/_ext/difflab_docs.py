@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import warnings
 from typing import Any
 
 import click
@@ -217,6 +218,9 @@ def setup(app: Any) -> dict[str, Any]:
     app.add_directive("click-help", ClickHelp)
     app.connect("autodoc-process-docstring", escape_docstring_bars, priority=400)
     app.connect("autodoc-process-docstring", shape_section_to_rubric, priority=400)
+    # (numpydoc also parses the raw docstrings, for signatures and member lists, where Shape
+    # is still a section it does not know; the page gets it from shape_section_to_rubric)
+    warnings.filterwarnings("ignore", message="Unknown section Shape", category=UserWarning)
     app.connect("missing-reference", resolve_short_names)
     app.connect("autodoc-skip-member", skip_numpy_copies)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

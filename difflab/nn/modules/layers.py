@@ -868,7 +868,7 @@ class Flatten(Module):
     See Also
     --------
     Unflatten : the inverse.
-    difflab.Tensor.flatten
+    difflab.functions.flatten
 
     Examples
     --------

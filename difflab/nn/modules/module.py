@@ -1081,7 +1081,7 @@ class Module:
         """A dictionary ``dotted name -> tensor`` of every parameter and persistent buffer.
 
         The tensors share memory with the module's (as in PyTorch): save them with
-        :func:`difflab.save`, or copy them, before training further.
+        :func:`difflab.serialization.save`, or copy them, before training further.
 
         Parameters
         ----------
@@ -1101,7 +1101,7 @@ class Module:
         See Also
         --------
         load_state_dict : the inverse.
-        difflab.save, difflab.load : write it to and read it from a file.
+        difflab.serialization.save, difflab.serialization.load : write it to a file, read it back.
 
         Examples
         --------
