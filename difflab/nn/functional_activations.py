@@ -37,7 +37,7 @@ def _where(condition: Any, a: Any, b: Any) -> Tensor:
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
-    """x for x > 0, α(eˣ - 1) otherwise: smooth below zero, saturating at -α.
+    r"""x for x > 0, α(eˣ - 1) otherwise: smooth below zero, saturating at -α.
 
     Parameters
     ----------
@@ -49,6 +49,15 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # 
     Returns
     -------
     Tensor
+
+    See Also
+    --------
+    selu, celu, difflab.nn.ELU
+
+    Notes
+    -----
+    .. math::
+        \text{ELU}(x) = \begin{cases} x & x > 0 \\ \alpha (e^x - 1) & x \le 0 \end{cases}
 
     Examples
     --------
@@ -724,7 +733,7 @@ def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: fl
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa: A002
              inplace: bool = False) -> Tensor:
-    """x clipped to [``min_val``, ``max_val``]: a piecewise-linear tanh.
+    r"""x clipped to [``min_val``, ``max_val``]: a piecewise-linear tanh.
 
     The derivative is 1 inside the interval and 0 outside (a clamp).
 
@@ -739,6 +748,15 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa
     Returns
     -------
     Tensor
+
+    See Also
+    --------
+    relu6, tanh, difflab.nn.Hardtanh
+
+    Notes
+    -----
+    .. math::
+        \text{Hardtanh}(x) = \min(\max(x, \text{min\_val}), \text{max\_val})
 
     Examples
     --------

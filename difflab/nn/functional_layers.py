@@ -64,7 +64,7 @@ def _p_norm(x: Tensor, p: float, dim: int, keepdim: bool = False, eps: float = 0
 
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                       keepdim: bool = False) -> Tensor:
-    """‖x₁ - x₂ + ε‖_p along the last dimension (rows paired one to one, broadcast).
+    r"""‖x₁ - x₂ + ε‖_p along the last dimension (rows paired one to one, broadcast).
 
     Parameters
     ----------
@@ -79,6 +79,15 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     -------
     Tensor
         (N,) distances.
+
+    See Also
+    --------
+    cosine_similarity, pdist, difflab.nn.PairwiseDistance
+
+    Notes
+    -----
+    .. math::
+        d(x_1, x_2) = \|x_1 - x_2 + \epsilon\|_p
 
     Examples
     --------

@@ -51,7 +51,7 @@ def _same_shape(name: str, *tensors: Tensor) -> None:
 
 def kl_div(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A002
            reduce: Any = None, reduction: str = "mean", log_target: bool = False) -> Tensor:
-    """Kullback-Leibler divergence KL(target ‖ exp(input)) from log-probabilities ``input``.
+    r"""Kullback-Leibler divergence KL(target ‖ exp(input)) from log-probabilities ``input``.
 
     Pointwise ℓ = y (log y - x), with 0 where y = 0 (or, with ``log_target``,
     e^y (y - x)).  ``reduction='batchmean'`` divides the sum by the batch
@@ -70,6 +70,16 @@ def kl_div(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A00
     Returns
     -------
     Tensor
+
+    See Also
+    --------
+    difflab.nn.KLDivLoss, cross_entropy
+
+    Notes
+    -----
+    .. math::
+        \ell_i = y_i (\log y_i - x_i)
+        \quad (\text{or } e^{y_i} (y_i - x_i) \text{ with log\_target})
 
     Examples
     --------
@@ -690,7 +700,7 @@ def _robust_loss(name: str, input: Tensor, target: Tensor, threshold: float,  # 
 
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A002
                    reduce: Any = None, reduction: str = "mean", beta: float = 1.0) -> Tensor:
-    """Quadratic for small errors, absolute for large: PyTorch's smooth L1 loss.
+    r"""Quadratic for small errors, absolute for large: PyTorch's smooth L1 loss.
 
     With d = x - y::
 
@@ -716,6 +726,16 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None,  # n
     Tensor
         A scalar, or one loss per element with ``reduction='none'``.
 
+    See Also
+    --------
+    huber_loss, l1_loss, difflab.nn.SmoothL1Loss
+
+    Notes
+    -----
+    .. math::
+        \ell_i = \begin{cases} \tfrac12 (x_i - y_i)^2 / \beta & |x_i - y_i| < \beta \\
+        |x_i - y_i| - \tfrac12 \beta & \text{otherwise} \end{cases}
+
     Examples
     --------
     >>> import difflab as dl
@@ -733,7 +753,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None,  # n
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",  # noqa: A002
                delta: float = 1.0, weight: Tensor | None = None) -> Tensor:
-    """The Huber loss: quadratic within ``delta`` of the target, linear beyond.
+    r"""The Huber loss: quadratic within ``delta`` of the target, linear beyond.
 
     With d = x - y::
 
@@ -755,6 +775,16 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",  # noqa: 
     Returns
     -------
     Tensor
+
+    See Also
+    --------
+    smooth_l1_loss, mse_loss, difflab.nn.HuberLoss
+
+    Notes
+    -----
+    .. math::
+        \ell_i = \begin{cases} \tfrac12 (x_i - y_i)^2 & |x_i - y_i| < \delta \\
+        \delta\,(|x_i - y_i| - \tfrac12 \delta) & \text{otherwise} \end{cases}
 
     Examples
     --------

@@ -27,7 +27,7 @@ __all__ = ["CELU", "ELU", "GELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "H
 
 
 class Hardtanh(Module):
-    """x clipped to [``min_val``, ``max_val``] (see :func:`difflab.nn.functional.hardtanh`).
+    r"""x clipped to [``min_val``, ``max_val``] (see :func:`difflab.nn.functional.hardtanh`).
 
     Parameters
     ----------
@@ -35,6 +35,16 @@ class Hardtanh(Module):
         The interval, [-1, 1] by default.
     inplace : bool
         Accepted for PyTorch's signature; the result is a new tensor.
+
+    Shape
+    -----
+    - Input: :math:`(*)`, any shape.
+    - Output: the same shape.
+
+    Notes
+    -----
+    .. math::
+        \text{Hardtanh}(x) = \min(\max(x, \text{min\_val}), \text{max\_val})
 
     Examples
     --------
@@ -113,13 +123,23 @@ class _Activation(Module):
 
 
 class ELU(_Activation):
-    """x for x > 0, α(eˣ - 1) otherwise (see :func:`difflab.nn.functional.elu`).
+    r"""x for x > 0, α(eˣ - 1) otherwise (see :func:`difflab.nn.functional.elu`).
 
     Parameters
     ----------
     alpha : float
     inplace : bool
         Accepted for PyTorch's signature.
+
+    Shape
+    -----
+    - Input: :math:`(*)`, any shape.
+    - Output: the same shape.
+
+    Notes
+    -----
+    .. math::
+        \text{ELU}(x) = \begin{cases} x & x > 0 \\ \alpha (e^x - 1) & x \le 0 \end{cases}
 
     Examples
     --------
@@ -280,13 +300,23 @@ class Mish(_Activation):
 
 
 class Softplus(_Activation):
-    """log(1 + e^{βx}) / β (see :func:`difflab.nn.functional.softplus`).
+    r"""log(1 + e^{βx}) / β (see :func:`difflab.nn.functional.softplus`).
 
     Parameters
     ----------
     beta : float
     threshold : float
         Above βx > threshold the layer is the identity.
+
+    Shape
+    -----
+    - Input: :math:`(*)`, any shape.
+    - Output: the same shape.
+
+    Notes
+    -----
+    .. math::
+        \text{Softplus}(x) = \frac{1}{\beta} \log(1 + e^{\beta x})
 
     Examples
     --------
@@ -666,7 +696,7 @@ class GLU(_Activation):
 
 
 class PReLU(Module):
-    """x for x ≥ 0, a·x otherwise, with the slope a learned (one, or one per channel).
+    r"""x for x ≥ 0, a·x otherwise, with the slope a learned (one, or one per channel).
 
     Parameters
     ----------
@@ -674,6 +704,16 @@ class PReLU(Module):
         1 (one slope shared) or the number of channels (dimension 1 of the input).
     init : float
         The slopes' initial value.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, *)` (or any shape with one slope).
+    - Output: the same shape.
+
+    Notes
+    -----
+    .. math::
+        \text{PReLU}(x) = \begin{cases} x & x \ge 0 \\ a\,x & x < 0 \end{cases}
 
     Examples
     --------

@@ -19,7 +19,7 @@ __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
 
 
 class Conv1d(Module):
-    """1-D convolution over (N, C, L) inputs (PyTorch's layer and parameter names).
+    r"""1-D convolution over (N, C, L) inputs (PyTorch's layer and parameter names).
 
     Parameters
     ----------
@@ -39,6 +39,19 @@ class Conv1d(Module):
         (out_channels, in_channels/groups, kernel_size), U(±1/√(in_channels/groups·k)).
     bias : Parameter or None
         (out_channels,).
+
+    Shape
+    -----
+    - Input: :math:`(N, C_{in}, L_{in})` or :math:`(C_{in}, L_{in})`.
+    - Output: :math:`(N, C_{out}, L_{out})` or :math:`(C_{out}, L_{out})`.
+
+    Notes
+    -----
+    .. math::
+        \text{out}(N_i, C_{out_j}) = \text{bias}(C_{out_j})
+        + \sum_{k} \text{weight}(C_{out_j}, k) \star \text{input}(N_i, k)
+
+        L_{out} = \left\lfloor \frac{L_{in} + 2p - d(k - 1) - 1}{s} \right\rfloor + 1
 
     Examples
     --------
@@ -186,7 +199,7 @@ class _ConvTransposeNd(Module):
 
 
 class ConvTranspose2d(_ConvTransposeNd):
-    """The transposed 2-D convolution (see :func:`difflab.nn.functional.conv_transpose2d`):
+    r"""The transposed 2-D convolution (see :func:`difflab.nn.functional.conv_transpose2d`):
     upsamples (N, C_in, H, W) by ``stride``.
 
     Parameters
@@ -200,6 +213,18 @@ class ConvTranspose2d(_ConvTransposeNd):
     ----------
     weight : Parameter
         (in_channels, out_channels/groups, kh, kw), PyTorch's layout.
+
+    Shape
+    -----
+    - Input: :math:`(N, C_{in}, H_{in}, W_{in})` or :math:`(C_{in}, H_{in}, W_{in})`.
+    - Output: :math:`(N, C_{out}, H_{out}, W_{out})` (:math:`W_{out}` alike).
+
+    Notes
+    -----
+    .. math::
+        H_{out} = (H_{in} - 1)\,s_0 - 2p_0 + d_0 (k_0 - 1) + \text{output\_padding}_0 + 1
+
+    The adjoint of :class:`Conv2d`'s map: its gradient with respect to the input is a convolution.
 
     Examples
     --------
@@ -270,7 +295,7 @@ class ConvTranspose1d(_ConvTransposeNd):
 
 
 class Conv3d(Module):
-    """3-D convolution over (N, C, D, H, W) inputs (see :func:`difflab.nn.functional.conv3d`).
+    r"""3-D convolution over (N, C, D, H, W) inputs (see :func:`difflab.nn.functional.conv3d`).
 
     Parameters
     ----------
@@ -283,6 +308,17 @@ class Conv3d(Module):
     ----------
     weight : Parameter
         (out_channels, in_channels/groups, kd, kh, kw).
+
+    Shape
+    -----
+    - Input: :math:`(N, C_{in}, D, H, W)`.
+    - Output: :math:`(N, C_{out}, D_{out}, H_{out}, W_{out})`, each side as in :class:`Conv2d`.
+
+    Notes
+    -----
+    .. math::
+        \text{out}(N_i, C_{out_j}) = \text{bias}(C_{out_j})
+        + \sum_{k} \text{weight}(C_{out_j}, k) \star \text{input}(N_i, k)
 
     Examples
     --------

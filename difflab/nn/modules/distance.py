@@ -10,7 +10,7 @@ __all__ = ["CosineSimilarity", "PairwiseDistance"]
 
 
 class CosineSimilarity(Module):
-    """The cosine of the angle between x₁ and x₂ along ``dim``.
+    r"""The cosine of the angle between x₁ and x₂ along ``dim``.
 
     Parameters
     ----------
@@ -28,6 +28,11 @@ class CosineSimilarity(Module):
     --------
     PairwiseDistance, difflab.nn.functional.cosine_similarity
 
+    Notes
+    -----
+    .. math::
+        \cos(x_1, x_2) = \frac{x_1 \cdot x_2}{\max(\|x_1\|_2, \epsilon)\,\max(\|x_2\|_2, \epsilon)}
+
     Examples
     --------
     >>> import difflab as dl
@@ -44,7 +49,7 @@ class CosineSimilarity(Module):
 
 
 class PairwiseDistance(Module):
-    """‖x₁ - x₂ + ε‖_p along the last dimension, row by row.
+    r"""‖x₁ - x₂ + ε‖_p along the last dimension, row by row.
 
     Parameters
     ----------
@@ -63,6 +68,11 @@ class PairwiseDistance(Module):
     See Also
     --------
     CosineSimilarity, difflab.nn.functional.pairwise_distance
+
+    Notes
+    -----
+    .. math::
+        d(x_1, x_2) = \|x_1 - x_2 + \epsilon\|_p
 
     Examples
     --------

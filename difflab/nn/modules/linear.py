@@ -16,7 +16,7 @@ __all__ = ["Bilinear", "Identity", "Linear"]
 
 
 class Bilinear(Module):
-    """y = x₁ᵀ A x₂ + b, one matrix A_o per output feature.
+    r"""y = x₁ᵀ A x₂ + b, one matrix A_o per output feature.
 
     Parameters
     ----------
@@ -28,6 +28,16 @@ class Bilinear(Module):
     weight : Parameter
         (out_features, in1_features, in2_features), U(±1/√in1_features) as in PyTorch.
     bias : Parameter or None
+
+    Shape
+    -----
+    - Input: ``input1`` :math:`(*, H_{in1})`, ``input2`` :math:`(*, H_{in2})`.
+    - Output: :math:`(*, H_{out})`.
+
+    Notes
+    -----
+    .. math::
+        y_o = x_1^\top A_o\, x_2 + b_o
 
     Examples
     --------

@@ -323,7 +323,7 @@ class BCEWithLogitsLoss(_Loss):
 
 
 class SmoothL1Loss(_Loss):
-    """Quadratic below ``beta``, absolute above (see :func:`difflab.nn.functional.smooth_l1_loss`).
+    r"""Quadratic below ``beta``, absolute above (see :func:`difflab.nn.functional.smooth_l1_loss`).
 
     Parameters
     ----------
@@ -332,6 +332,19 @@ class SmoothL1Loss(_Loss):
     reduction : {'mean', 'sum', 'none'}
     beta : float
         Where the loss turns linear (>= 0; 0 is the L1 loss).
+
+    Shape
+    -----
+    - Input: :math:`(*)`; target: the same shape.
+    - Output: a scalar, or :math:`(*)` with ``'none'``.
+
+    Notes
+    -----
+    .. math::
+        \ell_i = \begin{cases} \tfrac12 (x_i - y_i)^2 / \beta & |x_i - y_i| < \beta \\
+        |x_i - y_i| - \tfrac12 \beta & \text{otherwise} \end{cases}
+
+    Huber loss divided by :math:`\beta` (:class:`HuberLoss` with :math:`\delta = \beta`, scaled).
 
     Examples
     --------
@@ -352,13 +365,24 @@ class SmoothL1Loss(_Loss):
 
 
 class HuberLoss(_Loss):
-    """Quadratic within ``delta``, linear beyond (see :func:`difflab.nn.functional.huber_loss`).
+    r"""Quadratic within ``delta``, linear beyond (see :func:`difflab.nn.functional.huber_loss`).
 
     Parameters
     ----------
     reduction : {'mean', 'sum', 'none'}
     delta : float
         Where the loss turns linear (> 0).
+
+    Shape
+    -----
+    - Input: :math:`(*)`; target: the same shape.
+    - Output: a scalar, or :math:`(*)` with ``'none'``.
+
+    Notes
+    -----
+    .. math::
+        \ell_i = \begin{cases} \tfrac12 (x_i - y_i)^2 & |x_i - y_i| < \delta \\
+        \delta\,(|x_i - y_i| - \tfrac12 \delta) & \text{otherwise} \end{cases}
 
     Examples
     --------

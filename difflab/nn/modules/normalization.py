@@ -16,7 +16,7 @@ __all__ = ["GroupNorm", "LayerNorm", "LocalResponseNorm", "RMSNorm"]
 
 
 class GroupNorm(Module):
-    """Normalise each sample over groups of channels, then γ x + β per channel.
+    r"""Normalise each sample over groups of channels, then γ x + β per channel.
 
     Parameters
     ----------
@@ -26,6 +26,16 @@ class GroupNorm(Module):
     eps : float
     affine : bool
         Learn γ (ones) and β (zeros) per channel.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, *)`.
+    - Output: the same shape.
+
+    Notes
+    -----
+    .. math::
+        y = \frac{x - \mathrm E_g[x]}{\sqrt{\mathrm{Var}_g[x] + \epsilon}}\,\gamma + \beta
 
     Examples
     --------
@@ -60,7 +70,7 @@ class GroupNorm(Module):
 
 
 class RMSNorm(Module):
-    """x / √(mean(x²) + ε) over the last dimensions ``normalized_shape``, times γ.
+    r"""x / √(mean(x²) + ε) over the last dimensions ``normalized_shape``, times γ.
 
     Parameters
     ----------
@@ -69,6 +79,16 @@ class RMSNorm(Module):
         The dtype's machine epsilon by default.
     elementwise_affine : bool
         Learn γ (ones).
+
+    Shape
+    -----
+    - Input: :math:`(*, \text{normalized\_shape})`.
+    - Output: the same shape.
+
+    Notes
+    -----
+    .. math::
+        y = \frac{x}{\sqrt{\operatorname{mean}(x^2) + \epsilon}}\,\gamma
 
     Examples
     --------

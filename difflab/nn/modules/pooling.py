@@ -14,7 +14,7 @@ __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "Adapt
 
 
 class MaxPool1d(Module):
-    """The maximum over each window of ``kernel_size`` along L of (N, C, L) inputs.
+    r"""The maximum over each window of ``kernel_size`` along L of (N, C, L) inputs.
 
     Parameters
     ----------
@@ -24,6 +24,18 @@ class MaxPool1d(Module):
     padding, dilation : int
     return_indices, ceil_mode : bool
         Only False (see :func:`difflab.nn.functional.max_pool1d`).
+
+    Shape
+    -----
+    - Input: :math:`(N, C, L_{in})` or :math:`(C, L_{in})`.
+    - Output: :math:`(N, C, L_{out})` or :math:`(C, L_{out})`.
+
+    Notes
+    -----
+    .. math::
+        \text{out}(N_i, C_j, l) = \max_{m < k} \text{input}(N_i, C_j, s\,l + d\,m)
+
+        L_{out} = \left\lfloor \frac{L_{in} + 2p - d(k - 1) - 1}{s} \right\rfloor + 1
 
     Examples
     --------
@@ -50,7 +62,7 @@ class MaxPool1d(Module):
 
 
 class AvgPool1d(Module):
-    """The mean over each window of ``kernel_size`` along L of (N, C, L) inputs.
+    r"""The mean over each window of ``kernel_size`` along L of (N, C, L) inputs.
 
     Parameters
     ----------
@@ -60,6 +72,18 @@ class AvgPool1d(Module):
     padding : int
     ceil_mode, count_include_pad : bool
         Only PyTorch's defaults (see :func:`difflab.nn.functional.avg_pool1d`).
+
+    Shape
+    -----
+    - Input: :math:`(N, C, L_{in})` or :math:`(C, L_{in})`.
+    - Output: :math:`(N, C, L_{out})` or :math:`(C, L_{out})`.
+
+    Notes
+    -----
+    .. math::
+        \text{out}(N_i, C_j, l) = \frac{1}{k} \sum_{m < k} \text{input}(N_i, C_j, s\,l + m)
+
+        L_{out} = \left\lfloor \frac{L_{in} + 2p - k}{s} \right\rfloor + 1
 
     Examples
     --------

@@ -53,7 +53,7 @@ def _clones(layer: Module, n: int) -> ModuleList:
 
 
 class TransformerEncoderLayer(Module):
-    """Self-attention then a feed-forward block, each with a residual and a LayerNorm.
+    r"""Self-attention then a feed-forward block, each with a residual and a LayerNorm.
 
     Parameters
     ----------
@@ -73,6 +73,20 @@ class TransformerEncoderLayer(Module):
         Pre-norm (x + block(norm(x))) instead of post-norm.
     bias : bool
         Biases in the linear layers, the attention and the LayerNorms.
+
+    Shape
+    -----
+    - Input: :math:`(S, N, E)`, or :math:`(N, S, E)` with ``batch_first``.
+    - Output: the same shape.
+
+    Notes
+    -----
+    .. math::
+        x &\leftarrow \text{norm}_1(x + \text{SelfAttention}(x)) \\
+        x &\leftarrow \text{norm}_2(x + W_2\,\text{dropout}(\text{act}(W_1 x + b_1)) + b_2)
+
+    With ``norm_first`` each norm moves inside its residual: :math:`x +
+    \text{block}(\text{norm}(x))`.
 
     Examples
     --------
@@ -294,7 +308,7 @@ class TransformerDecoderLayer(Module):
 
 
 class TransformerEncoder(Module):
-    """``num_layers`` copies of ``encoder_layer`` applied in turn, then ``norm`` if given.
+    r"""``num_layers`` copies of ``encoder_layer`` applied in turn, then ``norm`` if given.
 
     Parameters
     ----------
@@ -305,6 +319,17 @@ class TransformerEncoder(Module):
         Applied to the last layer's output (a LayerNorm in :class:`Transformer`).
     enable_nested_tensor, mask_check : bool
         Accepted for PyTorch's signature (PyTorch's fast paths; no effect here).
+
+    Shape
+    -----
+    - Input: :math:`(S, N, E)` (or batch first).
+    - Output: the same shape.
+
+    Notes
+    -----
+    .. math::
+        x \leftarrow \text{layer}_L(\cdots \text{layer}_1(x)), \quad \text{then norm}(x) \text{
+        if given}
 
     Examples
     --------
@@ -384,7 +409,7 @@ class TransformerDecoder(Module):
 
 
 class Transformer(Module):
-    """An encoder-decoder Transformer (PyTorch's defaults: 6 + 6 layers of width 512, 8 heads).
+    r"""An encoder-decoder Transformer (PyTorch's defaults: 6 + 6 layers of width 512, 8 heads).
 
     ``forward(src, tgt, src_mask=None, tgt_mask=None, memory_mask=None,
     src_key_padding_mask=None, tgt_key_padding_mask=None,
@@ -400,6 +425,16 @@ class Transformer(Module):
     num_encoder_layers, num_decoder_layers : int
     custom_encoder, custom_decoder : Module, optional
         Used instead of the stacks built here.
+
+    Shape
+    -----
+    - Input: ``src`` :math:`(S, N, E)`, ``tgt`` :math:`(T, N, E)` (or batch first).
+    - Output: :math:`(T, N, E)`.
+
+    Notes
+    -----
+    .. math::
+        \text{out} = \text{Decoder}(\text{tgt}, \text{Encoder}(\text{src}))
 
     Examples
     --------
