@@ -26,6 +26,7 @@ from difflab import backend
 from difflab.nn.parameter import Parameter
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import to_arguments
+from difflab.utils.hooks import RemovableHandle
 
 
 class _IncompatibleKeys(NamedTuple):
@@ -149,6 +150,9 @@ class Module:
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent", set())
         object.__setattr__(self, "_modules", OrderedDict())
+        # (entries (hook, with_kwargs), called in order by __call__)
+        object.__setattr__(self, "_forward_pre_hooks", [])
+        object.__setattr__(self, "_forward_hooks", [])
 
     # ------------------------------------------------------------- calling
     def forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -212,7 +216,129 @@ class Module:
         >>> nn.ReLU()(dl.tensor([-1.0, 2.0]))
         tensor([0., 2.])
         """
-        return self.forward(*args, **kwargs)
+        d = self.__dict__
+        pre, post = d.get("_forward_pre_hooks"), d.get("_forward_hooks")
+        if not pre and not post:
+            return self.forward(*args, **kwargs)
+        for hook, with_kwargs in list(pre or ()):
+            if with_kwargs:
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    args, kwargs = result
+                    args = args if isinstance(args, tuple) else (args,)
+            else:
+                result = hook(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
+        output = self.forward(*args, **kwargs)
+        for hook, with_kwargs in list(post or ()):
+            result = hook(self, args, kwargs, output) if with_kwargs else hook(self, args, output)
+            if result is not None:
+                output = result
+        return output
+
+    def _add_hook(self, registry: str, hook: Callable, prepend: bool, with_kwargs: bool
+                  ) -> RemovableHandle:
+        if not callable(hook):
+            raise TypeError(f"a hook must be callable, got {type(hook).__name__}")
+        if registry not in self.__dict__:  # (a module restored without __init__)
+            object.__setattr__(self, registry, [])
+        hooks = self.__dict__[registry]
+        entry = (hook, bool(with_kwargs))
+        hooks.insert(0, entry) if prepend else hooks.append(entry)
+        return RemovableHandle(hooks, entry)
+
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """Call ``hook`` before every :meth:`forward`; it may replace the inputs.
+
+        ``hook(module, args)`` gets the positional arguments as a tuple and
+        returns None (keep them) or the new arguments (a tuple, or one value).
+        With ``with_kwargs=True`` it is ``hook(module, args, kwargs)`` and returns
+        None or a pair ``(args, kwargs)``.  Hooks run in registration order.
+
+        Parameters
+        ----------
+        hook : callable
+            As above.
+        prepend : bool, default False
+            Run it before the hooks already registered.
+        with_kwargs : bool, default False
+            Pass (and let it replace) the keyword arguments too.
+
+        Returns
+        -------
+        difflab.utils.hooks.RemovableHandle
+            ``handle.remove()`` unregisters it; also a context manager.
+
+        Raises
+        ------
+        TypeError
+            If ``hook`` is not callable.
+
+        See Also
+        --------
+        register_forward_hook
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn
+        >>> relu = nn.ReLU()
+        >>> with relu.register_forward_pre_hook(lambda module, args: (args[0] + 10,)):
+        ...     relu(dl.tensor([-1.0]))
+        tensor([9.])
+        >>> relu(dl.tensor([-1.0]))
+        tensor([0.])
+        """
+        return self._add_hook("_forward_pre_hooks", hook, prepend, with_kwargs)
+
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
+                              with_kwargs: bool = False) -> RemovableHandle:
+        """Call ``hook`` after every :meth:`forward`; it may replace the output.
+
+        ``hook(module, args, output)`` returns None (keep the output) or a new
+        output; with ``with_kwargs=True`` it is ``hook(module, args, kwargs,
+        output)``.  The usual use is to record intermediate activations.
+        Hooks run in registration order, on the module's own calls only (a
+        hook on a child runs when the parent calls the child).
+
+        Parameters
+        ----------
+        hook : callable
+            As above.
+        prepend : bool, default False
+            Run it before the hooks already registered.
+        with_kwargs : bool, default False
+            Pass the keyword arguments too.
+
+        Returns
+        -------
+        difflab.utils.hooks.RemovableHandle
+            ``handle.remove()`` unregisters it; also a context manager.
+
+        Raises
+        ------
+        TypeError
+            If ``hook`` is not callable.
+
+        See Also
+        --------
+        register_forward_pre_hook
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn
+        >>> net = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
+        >>> seen = {}
+        >>> handle = net[1].register_forward_hook(
+        ...     lambda module, args, output: seen.update(relu=output.shape))
+        >>> net(dl.ones(4, 2)).shape, seen["relu"]
+        (difflab.Size([4, 1]), difflab.Size([4, 3]))
+        >>> handle.remove()
+        """
+        return self._add_hook("_forward_hooks", hook, prepend, with_kwargs)
 
     # ----------------------------------------------------- attribute routing
     def _check_init(self) -> None:
