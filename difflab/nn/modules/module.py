@@ -28,6 +28,10 @@ from difflab.tensor import Tensor
 from difflab.tensor_arguments import to_arguments
 from difflab.utils.hooks import RemovableHandle
 
+#: The registries of hooks: code the module runs on every call, never state (a checkpoint
+#: does not write them and refuses a file that sets them).
+HOOK_REGISTRIES = ("_forward_pre_hooks", "_forward_hooks")
+
 
 class _IncompatibleKeys(NamedTuple):
     missing_keys: list
