@@ -19,7 +19,7 @@ def default_collate(batch: Sequence[Any]) -> Any:
     Tensors and NumPy arrays are stacked along a new first dimension; Python
     ints become an int64 tensor, floats a tensor of the default dtype, bools a
     bool tensor; strings stay a list; tuples, lists and dicts are collated field
-    by field.
+    by field (a namedtuple stays that namedtuple).
 
     Parameters
     ----------
@@ -68,9 +68,10 @@ def default_collate(batch: Sequence[Any]) -> Any:
     if isinstance(first, (tuple, list)):
         if any(len(b) != len(first) for b in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        return type(first)(default_collate(list(field)) for field in zip(*batch)) \
-            if isinstance(first, tuple) and not hasattr(first, "_fields") else \
-            [default_collate(list(field)) for field in zip(*batch)]
+        fields = [default_collate(list(field)) for field in zip(*batch)]
+        if isinstance(first, tuple) and hasattr(first, "_fields"):  # a namedtuple stays one
+            return type(first)(*fields)
+        return tuple(fields) if isinstance(first, tuple) else fields
     raise TypeError(f"default_collate: don't know how to batch {type(first).__name__}")
 
 
@@ -88,7 +89,8 @@ class DataLoader:
     dataset : Dataset or IterableDataset
         Where the samples come from.
     batch_size : int or None, default 1
-        Samples per batch; None yields the samples one at a time, not stacked.
+        Samples per batch; None yields the samples one at a time, not stacked (each
+        through ``collate_fn``, or :func:`default_convert`: NumPy arrays become tensors).
     shuffle : bool, default False
         A new random order every epoch (from ``generator``, or the global
         generator that ``dl.manual_seed`` seeds).
@@ -185,16 +187,19 @@ class DataLoader:
 
     def __iter__(self) -> Iterator[Any]:
         collate = self.collate_fn or default_collate
+        # (unbatched, each sample goes through collate_fn, or default_convert: PyTorch's rule)
+        convert = self.collate_fn or default_convert
         if isinstance(self.dataset, IterableDataset):  # the batches hold samples, not indices
             if self.batch_size is None:
-                yield from self.dataset
+                for sample in self.dataset:
+                    yield convert(sample)
                 return
             for samples in self._batches():
                 yield collate(samples)
             return
         if self.batch_size is None and self.batch_sampler is None:
             for i in self._indices():
-                yield self.dataset[i]
+                yield convert(self.dataset[i])
             return
         fast = self.collate_fn is None and hasattr(self.dataset, "get_batch")
         for batch in self._batches():
