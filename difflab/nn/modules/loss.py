@@ -30,6 +30,9 @@ class MSELoss(_Loss):
 
     Parameters
     ----------
+    size_average, reduce : optional
+        PyTorch's deprecated flags (in PyTorch's positions); they set ``reduction``
+        when given.
     reduction : {'mean', 'sum', 'none'}, default 'mean'
         Average the losses, add them up, or return them one per element (or sample).
 
@@ -60,6 +63,10 @@ class MSELoss(_Loss):
     tensor(5.)
     """
 
+    def __init__(self, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction))
+
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
         return F.mse_loss(input, target, self.reduction)
 
@@ -71,6 +78,9 @@ class L1Loss(_Loss):
 
     Parameters
     ----------
+    size_average, reduce : optional
+        PyTorch's deprecated flags (in PyTorch's positions); they set ``reduction``
+        when given.
     reduction : {'mean', 'sum', 'none'}, default 'mean'
         Average the losses, add them up, or return them one per element (or sample).
 
@@ -98,6 +108,10 @@ class L1Loss(_Loss):
     tensor(1.5)
     """
 
+    def __init__(self, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction))
+
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
         return F.l1_loss(input, target, self.reduction)
 
@@ -117,8 +131,12 @@ class NLLLoss(_Loss):
     ----------
     weight : Tensor, optional
         :math:`(C,)`, a weight per class (for unbalanced classes).
+    size_average : optional
+        PyTorch's deprecated flag (see ``reduce``).
     ignore_index : int, default -100
         A target value that is skipped.
+    reduce : optional
+        With ``size_average``, PyTorch's deprecated spelling of ``reduction``.
     reduction : {'mean', 'sum', 'none'}, default 'mean'
         Average the losses, add them up, or return them one per element (or sample).
 
@@ -149,9 +167,9 @@ class NLLLoss(_Loss):
     tensor(2.5)
     """
 
-    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100,
-                 reduction: str = "mean") -> None:
-        super().__init__(reduction)
+    def __init__(self, weight: Tensor | None = None, size_average: Any = None,
+                 ignore_index: int = -100, reduce: Any = None, reduction: str = "mean") -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction))
         self.weight, self.ignore_index = weight, ignore_index
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
@@ -174,8 +192,12 @@ class CrossEntropyLoss(_Loss):
     ----------
     weight : Tensor, optional
         :math:`(C,)`, a weight per class.
+    size_average : optional
+        PyTorch's deprecated flag (see ``reduce``).
     ignore_index : int, default -100
         A target index that is skipped (class indices only).
+    reduce : optional
+        With ``size_average``, PyTorch's deprecated spelling of ``reduction``.
     reduction : {'mean', 'sum', 'none'}, default 'mean'
         Average the losses, add them up, or return them one per element (or sample).
     label_smoothing : float, default 0.0
@@ -215,9 +237,10 @@ class CrossEntropyLoss(_Loss):
             [ 0.0226,  0.0226, -0.0453]])
     """
 
-    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100,
-                 reduction: str = "mean", label_smoothing: float = 0.0) -> None:
-        super().__init__(reduction)
+    def __init__(self, weight: Tensor | None = None, size_average: Any = None,
+                 ignore_index: int = -100, reduce: Any = None, reduction: str = "mean",
+                 label_smoothing: float = 0.0) -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction))
         self.weight, self.ignore_index = weight, ignore_index
         self.label_smoothing = label_smoothing
 
@@ -240,6 +263,9 @@ class BCELoss(_Loss):
     ----------
     weight : Tensor, optional
         A weight per element, broadcast to the input.
+    size_average, reduce : optional
+        PyTorch's deprecated flags (in PyTorch's positions); they set ``reduction``
+        when given.
     reduction : {'mean', 'sum', 'none'}, default 'mean'
         Average the losses, add them up, or return them one per element (or sample).
 
@@ -267,8 +293,9 @@ class BCELoss(_Loss):
     tensor(0.1643)
     """
 
-    def __init__(self, weight: Tensor | None = None, reduction: str = "mean") -> None:
-        super().__init__(reduction)
+    def __init__(self, weight: Tensor | None = None, size_average: Any = None,
+                 reduce: Any = None, reduction: str = "mean") -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction))
         self.weight = weight
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
@@ -279,16 +306,23 @@ class BCEWithLogitsLoss(_Loss):
     r"""Binary cross-entropy of :math:`\sigma(x)`, computed stably from the logits :math:`x`.
 
     .. math::
-        \ell_i = w_i\,[\max(x_i, 0) - x_i y_i + \log(1 + e^{-|x_i|})]
+        \ell_i = -w_i\,[p_c\, y_i \log \sigma(x_i) + (1 - y_i) \log(1 - \sigma(x_i))]
 
-    Its gradient is :math:`w_i(\sigma(x_i) - y_i)`.
+    computed stably (:math:`-\log\sigma(x) = \operatorname{softplus}(-x)`).  Its gradient is
+    :math:`w_i(\sigma(x_i) - y_i)` when :math:`p_c = 1`.
 
     Parameters
     ----------
     weight : Tensor, optional
-        A weight per element, broadcast to the input.
+        :math:`w`, a weight per element, broadcast to the input.
+    size_average, reduce : optional
+        PyTorch's deprecated flags (in PyTorch's positions); they set ``reduction``
+        when given.
     reduction : {'mean', 'sum', 'none'}, default 'mean'
         Average the losses, add them up, or return them one per element (or sample).
+    pos_weight : Tensor, optional
+        :math:`p_c`, a weight of the positive term per class (broadcast along the
+        last dimension): above 1 it raises recall, e.g. ``negatives / positives``.
 
     Shape
     -----
@@ -312,14 +346,29 @@ class BCEWithLogitsLoss(_Loss):
     >>> from difflab import nn
     >>> nn.BCEWithLogitsLoss()(dl.tensor([2.0, -1.0]), dl.tensor([1.0, 0.0]))
     tensor(0.2201)
+    >>> nn.BCEWithLogitsLoss(pos_weight=dl.tensor([3.0]))(dl.tensor([0.0]), dl.tensor([1.0]))
+    tensor(2.0794)
     """
 
-    def __init__(self, weight: Tensor | None = None, reduction: str = "mean") -> None:
-        super().__init__(reduction)
-        self.weight = weight
+    def __init__(self, weight: Tensor | None = None, size_average: Any = None,
+                 reduce: Any = None, reduction: str = "mean",
+                 pos_weight: Tensor | None = None) -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction))
+        self.weight, self.pos_weight = weight, pos_weight
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
-        return F.binary_cross_entropy_with_logits(input, target, self.weight, self.reduction)
+        if self.pos_weight is None:
+            return F.binary_cross_entropy_with_logits(input, target, self.weight,
+                                                      self.reduction)
+        # -[p·y·log σ(x) + (1 - y)·log(1 - σ(x))] is the plain loss plus (p - 1)·y·(-log σ(x)),
+        # and -log σ(x) = softplus(-x), computed without overflow
+        losses = F.binary_cross_entropy_with_logits(input, target, reduction="none")
+        losses = losses + (self.pos_weight - 1.0) * target * F.softplus(-input)
+        if self.weight is not None:
+            losses = losses * self.weight
+        if self.reduction == "none":
+            return losses
+        return losses.sum() if self.reduction == "sum" else losses.mean()
 
 
 class SmoothL1Loss(_Loss):
