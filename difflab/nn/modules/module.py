@@ -201,17 +201,24 @@ class Module:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        """Run the module on its inputs: ``model(x)`` is ``model.forward(x)``.
+        """Run the module on its inputs: ``model(x)`` is ``model.forward(x)``, between its hooks.
+
+        The forward pre-hooks run first (they may replace the arguments), then
+        :meth:`forward`, then the forward hooks (they may replace the output).
 
         Parameters
         ----------
         *args, **kwargs
-            Passed to :meth:`forward` unchanged.
+            Passed to :meth:`forward` (after the pre-hooks).
 
         Returns
         -------
         Any
-            What :meth:`forward` returns.
+            What :meth:`forward` returns (after the forward hooks).
+
+        See Also
+        --------
+        register_forward_pre_hook, register_forward_hook
 
         Examples
         --------
