@@ -29,11 +29,15 @@ more markup; this keeps the docs to the packages in the ``docs`` extra.)
 4. The layers of :mod:`difflab.nn` have a ``Shape`` section, as PyTorch's do.  numpydoc
    knows no such section and would drop it, so ``autodoc-process-docstring`` turns it
    into a rubric placed before the first numpydoc section (after the formula).
+
+5. A layer's ``forward`` (or a scheduler's ``lr_at``) without a docstring of its own is left
+   out of the page: autodoc would show the base class's "override it" text there.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import re
 import warnings
 from typing import Any
@@ -192,6 +196,21 @@ def skip_numpy_copies(app: Any, what: str, name: str, obj: Any, skip: bool,
     return None
 
 
+def skip_inherited_overrides(app: Any, what: str, name: str, obj: Any, skip: bool,
+                             options: Any) -> bool | None:
+    """Leave out the overrides without a docstring of their own in nn, optim and data (a
+    layer's ``forward``, ``extra_repr``; a scheduler's ``lr_at``): autodoc would show the
+    base class's text ("override it in every subclass") on the layer's page, where the
+    class docstring already says what the call computes, with its Shape section."""
+    if what == "class" and inspect.isfunction(obj) and obj.__doc__ is None and \
+            getattr(obj, "__module__", "").startswith(_OVERRIDES_LEFT_OUT_IN):
+        return True
+    return None
+
+
+_OVERRIDES_LEFT_OUT_IN = ("difflab.nn", "difflab.optim", "difflab.data")
+
+
 def _is_header(lines: list[str], i: int) -> bool:
     """Whether ``lines[i]`` is a numpydoc section title (underlined by dashes)."""
     return (i + 1 < len(lines) and bool(lines[i].strip())
@@ -223,4 +242,5 @@ def setup(app: Any) -> dict[str, Any]:
     warnings.filterwarnings("ignore", message="Unknown section Shape", category=UserWarning)
     app.connect("missing-reference", resolve_short_names)
     app.connect("autodoc-skip-member", skip_numpy_copies)
+    app.connect("autodoc-skip-member", skip_inherited_overrides)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -38,3 +38,14 @@ def test_a_docstring_without_shape_is_left_alone():
     difflab_docs.shape_section_to_rubric(None, "method", "train", dl.nn.Module.train, None,
                                          lines)
     assert lines == before
+
+
+def test_an_override_without_its_own_docstring_is_left_out_of_the_page():
+    skip = difflab_docs.skip_inherited_overrides
+    assert skip(None, "class", "forward", dl.nn.Linear.forward, False, None) is True
+    assert skip(None, "class", "extra_repr", dl.nn.Linear.extra_repr, False, None) is True
+    # its own docstring, or outside nn/optim/data: autodoc decides as before
+    assert skip(None, "class", "reset_parameters", dl.nn.Linear.reset_parameters, False,
+                None) is None
+    assert skip(None, "class", "forward", dl.nn.Module.forward, False, None) is None
+    assert skip(None, "module", "Linear", dl.nn.Linear, False, None) is None
