@@ -7,7 +7,7 @@ module holds besides tensors and plain data (issue 27):
 * a module as ``{"__module__": "difflab.nn.modules.layers.Linear", "id": 3,
   "state": {"__dict__": [[attribute, value], ...]}}``: its class's name and its
   attributes (the registries of parameters, buffers and children included),
-  never code;
+  never code (its forward hooks are left out, and a file that sets them is refused);
 * a module written before (shared) as ``{"__ref__": 3}``, so it stays shared;
 * a dtype as ``{"__dtype__": "float64"}``;
 * a function or class an attribute holds (a Transformer's activation) as
@@ -224,6 +224,8 @@ def _resolve(name: Any, r: Reader, what: str) -> Any:
 
 
 def _write_module(module: Any, w: Writer) -> dict:
+    from difflab.nn.modules.module import HOOK_REGISTRIES
+
     w.memo[OBJECTS] = True
     seen = w.memo.setdefault("modules", {})  # id -> (its number, the module: kept alive)
     if id(module) in seen:
@@ -240,10 +242,10 @@ def _write_module(module: Any, w: Writer) -> dict:
     def registry(entries: dict, w: Writer) -> dict:  # (errors name model.body.0.weight)
         return {"__dict__": [[k, w.write(v, f"{where}.{k}")] for k, v in entries.items()]}
 
-    def state(attributes: dict, w: Writer) -> dict:
+    def state(attributes: dict, w: Writer) -> dict:  # (hooks are code: never written)
         return {"__dict__": [[key, w.inside(value, registry) if key in _REGISTRIES
                               else w.write(value, f"{where}.{key}")]
-                             for key, value in attributes.items()]}
+                             for key, value in attributes.items() if key not in HOOK_REGISTRIES]}
 
     w.memo["in_module"] = w.memo.get("in_module", 0) + 1  # (functions may be written)
     try:  # (the state and the registries are entries one level down each, as read)
@@ -271,7 +273,7 @@ def _read_module(entry: dict, r: Reader, depth: int) -> Any:
 
 def _checked_state(cls: type, state: Any, r: Reader) -> dict:
     """A module's attributes as read, after checking each registry and name."""
-    from difflab.nn.modules.module import Module
+    from difflab.nn.modules.module import HOOK_REGISTRIES, Module
     from difflab.nn.parameter import Parameter
 
     if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
@@ -279,6 +281,10 @@ def _checked_state(cls: type, state: Any, r: Reader) -> dict:
     missing = {"training", "_non_persistent", *_REGISTRIES} - set(state)
     if missing:
         raise r.fail(f"the state of a {cls.__name__} lacks {sorted(missing)}")
+    hooks = [key for key in HOOK_REGISTRIES if key in state]
+    if hooks:
+        raise r.fail(f"the file sets {cls.__name__}.{hooks[0]}: hooks are code the module runs "
+                     f"on every call, which a checkpoint never holds (register them after load)")
     if not isinstance(state["training"], bool):
         raise r.fail(f"{cls.__name__}.training must be true or false")
     kinds = {"_parameters": (Parameter, "a Parameter"), "_buffers": (Tensor, "a Tensor"),

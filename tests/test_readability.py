@@ -1,9 +1,13 @@
-"""Readability limits on difflab's source: no function above complexity 25, no file over 800 lines.
+"""Readability limits on difflab's source: no function above complexity 25, no file over 700
+lines of code.
 
 A student reads difflab's source as teaching material, so each function must fit in one
 head: radon's cyclomatic complexity (one plus the number of decisions: ``if``, loops,
 ``and``/``or``, comprehensions' conditions, ...) stays at 25 or below.  A file stays
-within 800 lines.
+within 700 lines of code.  Docstrings are not counted: they are the API reference (every
+public name has its summary, math, parameters and a tested example, issue 31), and a layer
+documented as PyTorch documents it should not have to be split for it.  (The limit was 800
+lines counting docstrings; 700 lines of code keeps every file where it was.)
 
 The allow-lists name the offenders that existed when the limits came in, in files
 being rewritten elsewhere at the time; each entry records its size then.  An entry may
@@ -13,6 +17,7 @@ the lists only shrink.
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -23,7 +28,7 @@ radon = pytest.importorskip("radon.complexity", reason="radon is in the dev extr
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "difflab"
 MAX_COMPLEXITY = 25
-MAX_LINES = 800
+MAX_LINES = 700  # lines of code: docstrings not counted
 
 #: "file::function" -> its complexity when the limit came in (not to grow).
 ALLOWED_COMPLEXITY: dict[str, int] = {}  # (empty: every old offender has been split)
@@ -55,8 +60,20 @@ def _complexities() -> dict[str, int]:
     return found
 
 
+def _code_lines(text: str) -> int:
+    """The lines of ``text`` outside the docstrings of its module, classes and functions."""
+    docstrings = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                    and isinstance(first.value.value, str):
+                docstrings.update(range(first.lineno, first.end_lineno + 1))
+    return len(text.splitlines()) - len(docstrings)
+
+
 def _line_counts() -> dict[str, int]:
-    return {path.relative_to(ROOT).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
+    return {path.relative_to(ROOT).as_posix(): _code_lines(path.read_text(encoding="utf-8"))
             for path in _sources()}
 
 
@@ -73,8 +90,15 @@ def test_no_function_is_more_complex_than_25():
     _check(_complexities(), ALLOWED_COMPLEXITY, MAX_COMPLEXITY, "functions of complexity")
 
 
-def test_no_file_is_longer_than_800_lines():
-    _check(_line_counts(), ALLOWED_LINES, MAX_LINES, "files with more lines")
+def test_no_file_is_longer_than_700_lines_of_code():
+    _check(_line_counts(), ALLOWED_LINES, MAX_LINES, "files with more lines of code")
+
+
+def test_the_line_count_leaves_out_docstrings_only():
+    source = ('"""Module."""\n\nX = 1\n\n\nclass A:\n    """A class.\n\n    More.\n    """\n\n'
+              '    def m(self):\n        """One line."""\n        s = """not a docstring"""\n'
+              '        return s\n')
+    assert len(source.splitlines()) == 15 and _code_lines(source) == 15 - 1 - 4 - 1
 
 
 def test_the_checks_see_functions_methods_and_nested_functions():

@@ -16,8 +16,36 @@ from difflab.tensor import Tensor
 def default_collate(batch: Sequence[Any]) -> Any:
     """Stack a list of samples into a batch, keeping the structure of one sample.
 
-    Tensors and arrays are stacked along a new first dimension, numbers
-    become a tensor, tuples/lists and dicts are collated field by field.
+    Tensors and NumPy arrays are stacked along a new first dimension; Python
+    ints become an int64 tensor, floats a tensor of the default dtype, bools a
+    bool tensor; strings stay a list; tuples, lists and dicts are collated field
+    by field (a namedtuple stays that namedtuple).
+
+    Parameters
+    ----------
+    batch : sequence
+        The samples, all of the same structure.
+
+    Returns
+    -------
+    Any
+        The batch: a tensor, or the samples' structure with batched fields.
+
+    Raises
+    ------
+    RuntimeError
+        If tuple or list samples have different lengths.
+    TypeError
+        For a type it does not know how to batch (pass a ``collate_fn``).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> default_collate([(dl.ones(2), 1), (dl.zeros(2), 0)])
+    (tensor([[1., 1.],
+            [0., 0.]]), tensor([1, 0]))
+    >>> default_collate([{"a": 1.5}, {"a": 2.0}])
+    {'a': tensor([1.5, 2. ])}
     """
     first = batch[0]
     if isinstance(first, Tensor):
@@ -40,28 +68,72 @@ def default_collate(batch: Sequence[Any]) -> Any:
     if isinstance(first, (tuple, list)):
         if any(len(b) != len(first) for b in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        return type(first)(default_collate(list(field)) for field in zip(*batch)) \
-            if isinstance(first, tuple) and not hasattr(first, "_fields") else \
-            [default_collate(list(field)) for field in zip(*batch)]
+        fields = [default_collate(list(field)) for field in zip(*batch)]
+        if isinstance(first, tuple) and hasattr(first, "_fields"):  # a namedtuple stays one
+            return type(first)(*fields)
+        return tuple(fields) if isinstance(first, tuple) else fields
     raise TypeError(f"default_collate: don't know how to batch {type(first).__name__}")
 
 
 class DataLoader:
-    """Iterate over ``dataset`` in batches.
+    """Iterate over ``dataset`` in batches, shuffled each epoch if asked.
+
+    Each epoch draws indices (in order, shuffled, or from a sampler), groups them
+    into batches of ``batch_size``, fetches the samples and stacks them with
+    ``collate_fn``.  A dataset with ``get_batch`` (:class:`TensorDataset`,
+    :class:`Digits`) is asked for the whole batch at once.  Loading happens in
+    the main process.
 
     Parameters
     ----------
-    batch_size : samples per batch (None: one sample at a time, not stacked).
-    shuffle : a new random order every epoch (seeded by ``generator``, or by
-        ``difflab.manual_seed`` when no generator is given).
-    drop_last : skip the last batch if it is smaller than ``batch_size``.
-    collate_fn : turns a list of samples into a batch (default: :func:`default_collate`).
-    sampler : an iterable of indices to use instead of 0..n-1 / a shuffle
-        (e.g. a :class:`~difflab.data.RandomSampler`).  It is read lazily,
-        one batch at a time: a sampler of 10**10 indices costs one batch's
-        indices, not a list of them.
-    batch_sampler : an iterable of lists of indices, one list per batch
-        (excludes ``batch_size``, ``shuffle``, ``sampler`` and ``drop_last``).
+    dataset : Dataset or IterableDataset
+        Where the samples come from.
+    batch_size : int or None, default 1
+        Samples per batch; None yields the samples one at a time, not stacked (each
+        through ``collate_fn``, or :func:`default_convert`: NumPy arrays become tensors).
+    shuffle : bool, default False
+        A new random order every epoch (from ``generator``, or the global
+        generator that ``dl.manual_seed`` seeds).
+    sampler : iterable of int, optional
+        The indices to read instead of 0..n-1 or a shuffle (a :class:`RandomSampler`,
+        a :class:`DistributedSampler`...).  Read lazily, one batch at a time.
+    batch_sampler : iterable of lists of int, optional
+        One list of indices per batch; excludes ``batch_size``, ``shuffle``,
+        ``sampler`` and ``drop_last``.
+    num_workers : int, default 0
+        Accepted for PyTorch compatibility; loading stays in the main process.
+    collate_fn : callable, optional
+        Turns a list of samples into a batch (:func:`default_collate` by default).
+    drop_last : bool, default False
+        Skip the last batch if it is smaller than ``batch_size``.
+    generator : difflab.Generator, optional
+        The source of the shuffle.
+    **kwargs
+        Other PyTorch options (``pin_memory``, ...) are accepted and ignored.
+
+    Raises
+    ------
+    ValueError
+        For a non-positive ``batch_size``, ``sampler`` with ``shuffle``,
+        ``batch_sampler`` with the options it excludes, or an IterableDataset with
+        ``shuffle``, ``sampler`` or ``batch_sampler``.
+
+    See Also
+    --------
+    TensorDataset, RandomSampler, BatchSampler
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.utils.data import TensorDataset
+    >>> ds = TensorDataset(dl.arange(10.0).reshape(5, 2), dl.arange(5))
+    >>> loader = DataLoader(ds, batch_size=2, shuffle=True, generator=dl.Generator().manual_seed(0))
+    >>> len(loader)
+    3
+    >>> [tuple(x.shape) for x, y in loader]
+    [(2, 2), (2, 2), (1, 2)]
+    >>> sorted(int(i) for _, y in loader for i in y)
+    [0, 1, 2, 3, 4]
     """
 
     def __init__(self, dataset: Dataset, batch_size: int | None = 1, shuffle: bool = False,
@@ -115,16 +187,19 @@ class DataLoader:
 
     def __iter__(self) -> Iterator[Any]:
         collate = self.collate_fn or default_collate
+        # (unbatched, each sample goes through collate_fn, or default_convert: PyTorch's rule)
+        convert = self.collate_fn or default_convert
         if isinstance(self.dataset, IterableDataset):  # the batches hold samples, not indices
             if self.batch_size is None:
-                yield from self.dataset
+                for sample in self.dataset:
+                    yield convert(sample)
                 return
             for samples in self._batches():
                 yield collate(samples)
             return
         if self.batch_size is None and self.batch_sampler is None:
             for i in self._indices():
-                yield self.dataset[i]
+                yield convert(self.dataset[i])
             return
         fast = self.collate_fn is None and hasattr(self.dataset, "get_batch")
         for batch in self._batches():
@@ -143,8 +218,19 @@ class DataLoader:
 
 
 def default_convert(data: Any) -> Any:
-    """NumPy arrays (and numbers in them) to tensors, inside lists, tuples and dicts; what a
-    DataLoader with ``batch_size=None`` applies to each sample in PyTorch.
+    """NumPy arrays and numbers to tensors, inside lists, tuples and dicts; the rest unchanged.
+
+    This is what a PyTorch DataLoader with ``batch_size=None`` applies to each sample.
+
+    Parameters
+    ----------
+    data : Any
+        A sample: an array, a number, or a (nested) list, tuple, namedtuple or dict of them.
+
+    Returns
+    -------
+    Any
+        The same structure, with numeric arrays as tensors (their dtype kept).
 
     Examples
     --------
@@ -166,8 +252,19 @@ def default_convert(data: Any) -> Any:
 
 
 def get_worker_info() -> None:
-    """Information about the loader worker process running this code: None, as in PyTorch's
-    main process (difflab's DataLoader loads in the main process, ``num_workers`` or not).
+    """Information about the loader worker process running this code: always None.
+
+    PyTorch returns None in the main process; difflab's DataLoader loads in the
+    main process whatever ``num_workers`` says, so an ``IterableDataset`` that
+    splits its work by worker sees one worker.
+
+    Parameters
+    ----------
+    None
+
+    Returns
+    -------
+    None
 
     Examples
     --------

@@ -18,7 +18,41 @@ from difflab.tensor import Tensor
 
 
 class Dataset:
-    """Base class: override ``__getitem__(index)`` and ``__len__()``."""
+    """Base class of map-style datasets: override ``__getitem__(index)`` and ``__len__()``.
+
+    A dataset is anything with a length whose item ``i`` is one sample (a tensor,
+    a tuple ``(input, label)``, a dict...).  A :class:`DataLoader` draws indices,
+    fetches the samples and stacks them into batches.  ``a + b`` is
+    ``ConcatDataset([a, b])``.
+
+    Parameters
+    ----------
+    None
+        The base class takes no arguments; a subclass takes what it needs.
+
+    Raises
+    ------
+    NotImplementedError
+        When a subclass leaves out ``__getitem__`` or ``__len__`` and it is used.
+
+    See Also
+    --------
+    TensorDataset : rows of tensors, without writing a class.
+    IterableDataset : a stream, without indexing.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> class Squares(Dataset):
+    ...     def __len__(self):
+    ...         return 4
+    ...     def __getitem__(self, i):
+    ...         return dl.tensor(float(i)), dl.tensor(float(i * i))
+    >>> len(Squares()), Squares()[3]
+    (4, (tensor(3.), tensor(9.)))
+    >>> len(Squares() + Squares())
+    8
+    """
 
     def __getitem__(self, index: int) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must define __getitem__")
@@ -31,11 +65,38 @@ class Dataset:
 
 
 class TensorDataset(Dataset):
-    """Samples are rows: ``dataset[i] = (t[i] for t in tensors)``.
+    """A dataset whose samples are rows of tensors: ``dataset[i] = tuple(t[i] for t in tensors)``.
 
-    All tensors must have the same length (first dimension).  A batch of rows
-    is fetched with one indexing operation per tensor (:meth:`get_batch`),
-    not one per sample.
+    A batch of rows is fetched with one indexing operation per tensor
+    (:meth:`get_batch`, which :class:`DataLoader` uses), not one per sample.
+
+    Parameters
+    ----------
+    *tensors : Tensor
+        At least one; all with the same length (first dimension).
+
+    Attributes
+    ----------
+    tensors : tuple of Tensor
+        As given.
+
+    Raises
+    ------
+    ValueError
+        Without tensors, or when a tensor is 0-d or its length differs from the first's.
+    TypeError
+        When an argument is not a Tensor.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> ds = TensorDataset(dl.arange(10.0).reshape(5, 2), dl.arange(5))
+    >>> len(ds), ds[1]
+    (5, (tensor([2., 3.]), tensor(1)))
+    >>> TensorDataset(dl.ones(5, 2), dl.ones(4))
+    Traceback (most recent call last):
+        ...
+    ValueError: Size mismatch between tensors: tensor 0 has 5 rows, tensor 1 has shape (4,)
     """
 
     def __init__(self, *tensors: Tensor) -> None:
@@ -60,13 +121,59 @@ class TensorDataset(Dataset):
         return self.tensors[0].shape[0]
 
     def get_batch(self, indices: Any) -> tuple:
-        """The rows ``indices`` of every tensor, already stacked."""
+        """The rows ``indices`` of every tensor, already stacked (one indexing per tensor).
+
+        Parameters
+        ----------
+        indices : sequence of int
+            The rows of the batch.
+
+        Returns
+        -------
+        tuple of Tensor
+            One tensor per stored tensor, with ``len(indices)`` rows (not tracked by autograd).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> ds = TensorDataset(dl.arange(10.0).reshape(5, 2), dl.arange(5))
+        >>> ds.get_batch([0, 3])
+        (tensor([[0., 1.],
+                [6., 7.]]), tensor([0, 3]))
+        """
         idx = np.asarray(indices)
         return tuple(Tensor._wrap(t.array[idx]) for t in self.tensors)
 
 
 class Subset(Dataset):
-    """The samples of ``dataset`` at ``indices``."""
+    """The samples of ``dataset`` at ``indices``: ``subset[i] = dataset[indices[i]]``.
+
+    If ``dataset`` can fetch batches (``get_batch``), so can the subset.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The whole dataset.
+    indices : sequence of int
+        The indices kept, in order.
+
+    Attributes
+    ----------
+    dataset : Dataset
+    indices : list of int
+
+    See Also
+    --------
+    random_split : subsets at random.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> ds = TensorDataset(dl.arange(10.0).reshape(5, 2), dl.arange(5))
+    >>> part = Subset(ds, [4, 0])
+    >>> len(part), part[0]
+    (2, (tensor([8., 9.]), tensor(4)))
+    """
 
     def __init__(self, dataset: Dataset, indices: Sequence[int]) -> None:
         self.dataset, self.indices = dataset, list(indices)
@@ -87,7 +194,31 @@ class Subset(Dataset):
 
 
 class ConcatDataset(Dataset):
-    """Several datasets one after another."""
+    """Several datasets one after another: indices run through the first, then the second, ...
+
+    Parameters
+    ----------
+    datasets : sequence of Dataset
+        At least one.
+
+    Attributes
+    ----------
+    cumulative_sizes : list of int
+        The running total of the lengths.
+
+    Raises
+    ------
+    ValueError
+        Without datasets.
+    IndexError
+        For an index outside :math:`[-n, n)`.
+
+    Examples
+    --------
+    >>> both = ConcatDataset([range(3), range(10, 12)])
+    >>> len(both), both[3], both.cumulative_sizes
+    (5, 10, [3, 5])
+    """
 
     def __init__(self, datasets: Sequence[Dataset]) -> None:
         self.datasets = list(datasets)
@@ -110,12 +241,40 @@ class ConcatDataset(Dataset):
 
 def random_split(dataset: Dataset, lengths: Sequence[float], generator: Any = None
                  ) -> list[Subset]:
-    """Split ``dataset`` at random into pieces of the given ``lengths``.
+    r"""Split ``dataset`` at random into non-overlapping subsets of the given ``lengths``.
 
-    ``lengths`` are counts that add up to ``len(dataset)``, or fractions that
-    add up to 1 (each piece gets ⌊fraction·n⌋ and the remainder is dealt out
-    one by one, round robin, as in PyTorch).  Pass a seeded
-    :class:`difflab.Generator` for a reproducible split.
+    ``lengths`` are counts that add up to ``len(dataset)``, or fractions that add
+    up to 1: each piece then gets :math:`\lfloor f\,n \rfloor` samples and the
+    remainder is dealt out one by one, round robin, as in PyTorch.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        What to split.
+    lengths : sequence of int or float
+        Counts or fractions.
+    generator : difflab.Generator, optional
+        A seeded generator for a reproducible split; the global one by default.
+
+    Returns
+    -------
+    list of Subset
+        One per length.
+
+    Raises
+    ------
+    ValueError
+        If the lengths are neither counts nor fractions, or the counts do not
+        add up to the dataset's length.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> train, test = random_split(range(10), [0.7, 0.3], generator=dl.Generator().manual_seed(0))
+    >>> len(train), len(test), sorted(list(train) + list(test)) == list(range(10))
+    (7, 3, True)
+    >>> [len(piece) for piece in random_split(range(10), [0.33, 0.33, 0.34])]
+    [4, 3, 3]
     """
     n = len(dataset)
     lengths = list(lengths)
@@ -148,7 +307,20 @@ class IterableDataset(Dataset):
     """A dataset that is a stream: define ``__iter__`` (no indexing, maybe no length).
 
     A :class:`~difflab.data.DataLoader` over it batches what the iterator
-    yields, in order (there is no sampler and no ``shuffle``).
+    yields, in order (there is no sampler and no ``shuffle``).  ``a + b`` is
+    ``ChainDataset([a, b])``.
+
+    Parameters
+    ----------
+    None
+        A subclass takes what it needs.
+
+    Raises
+    ------
+    TypeError
+        On indexing, or on ``len()`` when the subclass defines no ``__len__``.
+    NotImplementedError
+        When iterated without a subclass's ``__iter__``.
 
     Examples
     --------
@@ -177,7 +349,12 @@ class IterableDataset(Dataset):
 
 
 class ChainDataset(IterableDataset):
-    """Several iterable datasets one after another.
+    """Several iterable datasets one after another (a stream of streams).
+
+    Parameters
+    ----------
+    datasets : sequence of iterables
+        Iterated in order; the length is the sum of theirs when they have one.
 
     Examples
     --------
@@ -197,8 +374,22 @@ class ChainDataset(IterableDataset):
 
 
 class StackDataset(Dataset):
-    """Datasets of the same length side by side: sample i is the tuple (or dict) of their
-    samples i.
+    """Datasets of the same length side by side: sample ``i`` gathers their samples ``i``.
+
+    The samples form a tuple (datasets given by position) or a dict (by name).
+
+    Parameters
+    ----------
+    *args : Dataset
+        Datasets whose samples form a tuple.
+    **kwargs : Dataset
+        Or datasets by name, whose samples form a dict (not both kinds).
+
+    Raises
+    ------
+    ValueError
+        Without datasets, with both positional and keyword datasets, or when
+        the lengths differ.
 
     Examples
     --------

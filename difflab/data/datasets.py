@@ -37,15 +37,39 @@ def _digits_arrays() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def load_digits(train: bool | None = None, flatten: bool = False, normalize: bool = True
                 ) -> tuple[Tensor, Tensor]:
-    """The 8x8 digits as ``(images, labels)`` tensors.
+    """The 8x8 handwritten digits (UCI, shipped with difflab) as ``(images, labels)`` tensors.
+
+    1,797 greyscale images, values 0..16 in the file, labels 0..9, with a fixed
+    split: 1,437 training and 360 test images.
 
     Parameters
     ----------
-    train : True for the 1,437 training images, False for the 360 test
-        images (a fixed split), None for all 1,797.
-    flatten : images as (n, 64) rows instead of (n, 1, 8, 8).
-    normalize : pixel values scaled to [0, 1] (float, the default dtype);
-        False keeps the raw uint8 values 0..16.
+    train : bool or None, default None
+        True for the training images, False for the test images, None for all.
+    flatten : bool, default False
+        Images as ``(n, 64)`` rows instead of ``(n, 1, 8, 8)``.
+    normalize : bool, default True
+        Pixel values scaled to :math:`[0, 1]` in the default dtype; False keeps
+        the raw uint8 values 0..16.
+
+    Returns
+    -------
+    images : Tensor
+        ``(n, 1, 8, 8)`` or ``(n, 64)``.
+    labels : Tensor
+        ``(n,)``, int64.
+
+    See Also
+    --------
+    Digits : the same data as a Dataset.
+
+    Examples
+    --------
+    >>> images, labels = load_digits(train=True)
+    >>> images.shape, labels.shape, images.dtype
+    (difflab.Size([1437, 1, 8, 8]), difflab.Size([1437]), difflab.float32)
+    >>> float(images.max()), sorted(set(labels.tolist()))
+    (1.0, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
     """
     images, labels, test = _digits_arrays()
     if train is not None:
@@ -59,8 +83,32 @@ def load_digits(train: bool | None = None, flatten: bool = False, normalize: boo
 class Digits(Dataset):
     """The 8x8 digits as a Dataset: ``Digits(train=True)`` or ``Digits(train=False)``.
 
-    ``transform`` (optional) is applied to each image tensor.  ``data`` and
-    ``targets`` hold all images and labels of the split.
+    A sample is ``(image, label)``; a DataLoader fetches whole batches at once
+    (:meth:`get_batch`).
+
+    Parameters
+    ----------
+    train : bool, default True
+        The 1,437 training images, or the 360 test images.
+    flatten : bool, default False
+        Images of shape ``(64,)`` instead of ``(1, 8, 8)``.
+    transform : callable, optional
+        Applied to each image tensor.
+
+    Attributes
+    ----------
+    data : Tensor
+        All images of the split, values in :math:`[0, 1]`.
+    targets : Tensor
+        All labels, int64.
+    classes : list of str
+        ``['0', ..., '9']``.
+
+    Examples
+    --------
+    >>> test = Digits(train=False, flatten=True)
+    >>> len(test), test[0][0].shape
+    (360, difflab.Size([64]))
     """
 
     classes = [str(d) for d in range(10)]
@@ -80,6 +128,24 @@ class Digits(Dataset):
         return x, Tensor._wrap(self.targets.array[index])
 
     def get_batch(self, indices: Any) -> tuple:
+        """The images and labels at ``indices``, stacked (``transform`` applied if given).
+
+        Parameters
+        ----------
+        indices : sequence of int
+            The samples of the batch.
+
+        Returns
+        -------
+        tuple of (Tensor, Tensor)
+            Images ``(len(indices), ...)`` and labels ``(len(indices),)``.
+
+        Examples
+        --------
+        >>> x, y = Digits(train=False, flatten=True).get_batch([0, 1])
+        >>> x.shape, y.shape
+        (difflab.Size([2, 64]), difflab.Size([2]))
+        """
         idx = np.asarray(indices)
         if self.transform is not None:
             from difflab.data.dataloader import default_collate
@@ -98,10 +164,33 @@ def _rng(seed: Any) -> np.random.Generator:
 
 def make_moons(n_samples: int = 200, noise: float = 0.1, seed: Any = 0
                ) -> tuple[Tensor, Tensor]:
-    """Two interleaving half circles in the plane: (X (n, 2), y (n,) in {0, 1}).
+    r"""Two interleaving half circles in the plane, a toy problem for decision boundaries.
 
-    Class 0 lies on (cos t, sin t), class 1 on (1 - cos t, 1/2 - sin t),
-    t ∈ [0, π], plus Gaussian noise of standard deviation ``noise``.
+    Class 0 lies on :math:`(\cos t, \sin t)`, class 1 on
+    :math:`(1 - \cos t, \tfrac12 - \sin t)`, :math:`t \in [0, \pi]`, plus Gaussian
+    noise of standard deviation ``noise``; the samples are shuffled.
+
+    Parameters
+    ----------
+    n_samples : int, default 200
+        The number of points (class 0 gets ``n_samples // 2``).
+    noise : float, default 0.1
+        The noise's standard deviation.
+    seed : int or difflab.Generator, default 0
+        The source of the noise and the order (the same data for the same seed).
+
+    Returns
+    -------
+    X : Tensor
+        ``(n_samples, 2)``, the default dtype.
+    y : Tensor
+        ``(n_samples,)``, int64 in {0, 1}.
+
+    Examples
+    --------
+    >>> X, y = make_moons(100)
+    >>> X.shape, int(y.sum())
+    (difflab.Size([100, 2]), 50)
     """
     rng = _rng(seed)
     n0 = n_samples // 2
@@ -117,9 +206,36 @@ def make_moons(n_samples: int = 200, noise: float = 0.1, seed: Any = 0
 
 def make_spirals(n_samples: int = 300, n_classes: int = 3, noise: float = 0.2,
                  turns: float = 1.0, seed: Any = 0) -> tuple[Tensor, Tensor]:
-    """``n_classes`` interleaved spiral arms (CS231n's classic): (X (n, 2), y (n,)).
+    r"""``n_classes`` interleaved spiral arms (CS231n's classic): no line separates them.
 
-    Arm k: radius r ∈ [0, 1], angle 2π·turns·r + 2πk/K, plus noise on the angle.
+    Arm :math:`k` of :math:`K`: radius :math:`r \in [0, 1]`, angle
+    :math:`2\pi\,\text{turns}\cdot r + 2\pi k/K`, plus Gaussian noise on the angle.
+
+    Parameters
+    ----------
+    n_samples : int, default 300
+        The number of points, shared as evenly as possible between the arms.
+    n_classes : int, default 3
+        :math:`K`, the number of arms.
+    noise : float, default 0.2
+        The standard deviation of the angle's noise.
+    turns : float, default 1.0
+        How many turns each arm makes.
+    seed : int or difflab.Generator, default 0
+        The source of the noise and the order.
+
+    Returns
+    -------
+    X : Tensor
+        ``(n_samples, 2)``, the default dtype.
+    y : Tensor
+        ``(n_samples,)``, int64 in :math:`0..K-1`.
+
+    Examples
+    --------
+    >>> X, y = make_spirals(90, n_classes=3)
+    >>> X.shape, [int((y == k).sum()) for k in range(3)]
+    (difflab.Size([90, 2]), [30, 30, 30])
     """
     rng = _rng(seed)
     per = [n_samples // n_classes + (1 if k < n_samples % n_classes else 0)

@@ -40,6 +40,16 @@ class Sampler:
     indices is known).  A :class:`~difflab.data.DataLoader` reads the indices
     one at a time, so a sampler may be as long as it likes.
 
+    Parameters
+    ----------
+    data_source : Dataset, optional
+        Accepted for PyTorch compatibility and ignored by the base class.
+
+    Raises
+    ------
+    NotImplementedError
+        When iterated without a subclass's ``__iter__``.
+
     Examples
     --------
     >>> class EvenIndices(Sampler):
@@ -61,7 +71,12 @@ class Sampler:
 
 
 class SequentialSampler(Sampler):
-    """The indices 0, 1, ..., len(data_source) - 1 in order.
+    """The indices 0, 1, ..., ``len(data_source) - 1`` in order (a DataLoader without shuffle).
+
+    Parameters
+    ----------
+    data_source : Sequence
+        The dataset; only its length is used.
 
     Examples
     --------
@@ -133,7 +148,22 @@ class RandomSampler(Sampler):
 
     @property
     def num_samples(self) -> int:
-        """How many indices one pass yields (the dataset's length unless given)."""
+        """How many indices one pass yields: the dataset's length unless ``num_samples`` was given.
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        int
+            The number of indices (a property).
+
+        Examples
+        --------
+        >>> RandomSampler(range(10)).num_samples
+        10
+        """
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self) -> Iterator[int]:
@@ -154,7 +184,14 @@ class RandomSampler(Sampler):
 
 
 class SubsetRandomSampler(Sampler):
-    """The given ``indices`` in a random order (a new one every pass).
+    """The given ``indices`` in a random order, a new one every pass (e.g. a validation split).
+
+    Parameters
+    ----------
+    indices : sequence of int
+        The indices to draw from.
+    generator : difflab.Generator, optional
+        The source of the order; the global generator by default.
 
     Examples
     --------
@@ -175,16 +212,28 @@ class SubsetRandomSampler(Sampler):
 
 
 class WeightedRandomSampler(Sampler):
-    """``num_samples`` indices drawn with probability proportional to ``weights``.
+    r"""``num_samples`` indices drawn with probability proportional to ``weights``.
+
+    Index :math:`i` is drawn with probability :math:`w_i / \sum_j w_j` (with
+    replacement, each draw independent; without, an index is drawn at most once).
+    Over-sampling a rare class is the usual use.
 
     Parameters
     ----------
-    weights : sequence of float
-        One non-negative weight per index (need not sum to 1).
+    weights : sequence of float or Tensor
+        One non-negative weight per index (need not sum to 1), 1-D.
     num_samples : int
-    replacement : bool
-        Without replacement an index is drawn at most once.
-    generator : Generator, optional
+        How many indices per pass, > 0.
+    replacement : bool, default True
+        Draw with replacement.
+    generator : difflab.Generator, optional
+        The source of randomness; the global generator by default.
+
+    Raises
+    ------
+    ValueError
+        If ``weights`` is not 1-D, ``num_samples`` is not a positive int, or
+        ``replacement`` is not a bool.
 
     Examples
     --------
@@ -224,6 +273,20 @@ class BatchSampler(Sampler):
 
     Pass it as a DataLoader's ``batch_sampler``; it reads ``sampler`` lazily.
 
+    Parameters
+    ----------
+    sampler : iterable of int
+        The indices (a Sampler, or any iterable).
+    batch_size : int
+        Indices per list, > 0.
+    drop_last : bool
+        Drop the last list if it is shorter than ``batch_size``.
+
+    Raises
+    ------
+    ValueError
+        If ``batch_size`` is not a positive int or ``drop_last`` not a bool.
+
     Examples
     --------
     >>> list(BatchSampler(SequentialSampler(range(5)), batch_size=2, drop_last=False))
@@ -255,19 +318,52 @@ class BatchSampler(Sampler):
 
 
 class DistributedSampler(Sampler):
-    """The indices of rank ``rank``'s share of ``dataset`` (PyTorch's semantics).
+    """The indices of rank ``rank``'s share of ``dataset`` in data-parallel training.
+
+    Every rank draws the same permutation of :math:`0..n-1` (seeded by
+    ``seed + epoch``) and keeps every ``num_replicas``-th index from its rank on:
+    rank :math:`r` gets ``perm[r], perm[r + N], perm[r + 2N], ...``.  The shares
+    are disjoint and together cover the dataset; when :math:`n` is not a multiple
+    of :math:`N` the permutation is padded with its own first indices (so every
+    rank takes the same number of steps), or the tail is dropped with ``drop_last``.
+    Pass it to ``DataLoader(dataset, batch_size=..., sampler=sampler)``;
+    ``batch_size`` is then one rank's batch.
 
     Parameters
     ----------
-    num_replicas, rank : the world size and this rank; by default read from
-        the process group (:func:`~difflab.distributed.process_group.init_process_group`).
-    shuffle : a new permutation every epoch; call :meth:`set_epoch` at the
-        start of each epoch, or every epoch repeats the first one's order.
-    seed : the same on every rank.
-    drop_last : drop the tail that does not divide evenly instead of padding.
+    dataset : Dataset
+        Only its length is used.
+    num_replicas : int, optional
+        :math:`N`, the number of ranks; the process group's world size by default.
+    rank : int, optional
+        This rank, in :math:`[0, N)`; the process group's rank by default.
+    shuffle : bool, default True
+        A new permutation every epoch (call :meth:`set_epoch`); False keeps 0..n-1.
+    seed : int, default 0
+        The same on every rank.
+    drop_last : bool, default False
+        Drop the tail that does not divide evenly instead of padding.
 
-    Pass it to ``DataLoader(dataset, batch_size=..., sampler=sampler)``;
-    ``batch_size`` is then the batch of one rank.
+    Attributes
+    ----------
+    num_samples : int
+        The number of indices of each rank.
+    total_size : int
+        ``num_samples * num_replicas``.
+
+    Raises
+    ------
+    RuntimeError
+        If ``num_replicas`` or ``rank`` is left out and no process group is initialised.
+    ValueError
+        If ``num_replicas`` is not a positive int or ``rank`` is outside :math:`[0, N)`.
+
+    Examples
+    --------
+    >>> shares = [list(DistributedSampler(range(10), num_replicas=3, rank=r, shuffle=False))
+    ...           for r in range(3)]
+    >>> shares
+    [[0, 3, 6, 9], [1, 4, 7, 0], [2, 5, 8, 1]]
     """
 
     def __init__(self, dataset: Any, num_replicas: int | None = None, rank: int | None = None,
@@ -318,5 +414,26 @@ class DistributedSampler(Sampler):
         return self.num_samples
 
     def set_epoch(self, epoch: int) -> None:
-        """Use the permutation of this epoch (the same on every rank that calls it)."""
+        """Use the permutation of ``epoch`` (the same on every rank that calls it).
+
+        Call it at the start of every epoch when shuffling; otherwise every epoch
+        repeats the first one's order.
+
+        Parameters
+        ----------
+        epoch : int
+            The epoch number; the permutation is seeded by ``seed + epoch``.
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> sampler = DistributedSampler(range(10), num_replicas=2, rank=0)
+        >>> first = list(sampler)
+        >>> sampler.set_epoch(1)
+        >>> sampler.epoch, len(list(sampler)), list(sampler) != first
+        (1, 5, True)
+        """
         self.epoch = epoch

@@ -37,7 +37,7 @@ def _where(condition: Any, a: Any, b: Any) -> Tensor:
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
-    """x for x > 0, α(eˣ - 1) otherwise: smooth below zero, saturating at -α.
+    r"""x for x > 0, α(eˣ - 1) otherwise: smooth below zero, saturating at -α.
 
     Parameters
     ----------
@@ -49,6 +49,15 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # 
     Returns
     -------
     Tensor
+
+    See Also
+    --------
+    selu, celu, difflab.nn.ELU
+
+    Notes
+    -----
+    .. math::
+        \text{ELU}(x) = \begin{cases} x & x > 0 \\ \alpha (e^x - 1) & x \le 0 \end{cases}
 
     Examples
     --------
@@ -62,7 +71,29 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # 
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
-    """scale · elu(x, α) with SELU's constants, which keep activations near mean 0, variance 1.
+    r"""scale · elu(x, α) with SELU's constants, which keep activations near mean 0, variance 1.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape.
+    inplace : bool, default False
+        Accepted for PyTorch compatibility; the result is always a new tensor.
+
+    Returns
+    -------
+    Tensor
+        The input's shape.
+
+    See Also
+    --------
+    elu, alpha_dropout, difflab.nn.SELU
+
+    Notes
+    -----
+    .. math::
+        \text{SELU}(x) = \lambda \begin{cases} x & x > 0 \\
+        \alpha (e^x - 1) & x \le 0 \end{cases}, \quad \lambda \approx 1.0507,\ \alpha \approx 1.6733
 
     Examples
     --------
@@ -74,7 +105,35 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
-    """max(0, x) + min(0, α(e^{x/α} - 1)): ELU with a derivative continuous for every α.
+    r"""max(0, x) + min(0, α(e^{x/α} - 1)): ELU with a derivative continuous for every α.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape.
+    alpha : float, default 1.0
+        :math:`\alpha`, not 0.
+    inplace : bool, default False
+        Accepted for PyTorch compatibility; the result is always a new tensor.
+
+    Returns
+    -------
+    Tensor
+        The input's shape.
+
+    Raises
+    ------
+    ValueError
+        If ``alpha`` is 0.
+
+    See Also
+    --------
+    elu, difflab.nn.CELU
+
+    Notes
+    -----
+    .. math::
+        \text{CELU}(x) = \max(0, x) + \min(0, \alpha (e^{x/\alpha} - 1))
 
     Examples
     --------
@@ -91,7 +150,32 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  #
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False  # noqa: A002
               ) -> Tensor:
-    """x where x > ``threshold``, else ``value``.
+    r"""x where x > ``threshold``, else ``value``.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape.
+    threshold : float
+        The bound.
+    value : float
+        What replaces the entries at or below it.
+    inplace : bool, default False
+        Accepted for PyTorch compatibility; the result is always a new tensor.
+
+    Returns
+    -------
+    Tensor
+        The input's shape.
+
+    See Also
+    --------
+    relu, difflab.nn.Threshold
+
+    Notes
+    -----
+    .. math::
+        y = \begin{cases} x & x > \text{threshold} \\ \text{value} & \text{otherwise} \end{cases}
 
     Examples
     --------
@@ -104,7 +188,31 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: A002
-    """log(1 + e^{βx}) / β, a smooth ReLU (and x itself once βx > ``threshold``).
+    r"""log(1 + e^{βx}) / β, a smooth ReLU (and x itself once βx > ``threshold``).
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape.
+    beta : float, default 1.0
+        :math:`\beta`, the sharpness.
+    threshold : float, default 20.0
+        Above it the function is taken as linear (no overflow).
+
+    Returns
+    -------
+    Tensor
+        The input's shape.
+
+    See Also
+    --------
+    relu, logsigmoid, difflab.nn.Softplus
+
+    Notes
+    -----
+    .. math::
+        \text{Softplus}(x) = \frac{1}{\beta} \log(1 + e^{\beta x})
+        \quad (x \text{ itself where } \beta x > \text{threshold})
 
     Examples
     --------
@@ -119,7 +227,26 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 
 def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
-    """log σ(x) = -softplus(-x), computed without overflow for large |x|.
+    r"""log σ(x) = -softplus(-x), computed without overflow for large |x|.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape.
+
+    Returns
+    -------
+    Tensor
+        The input's shape.
+
+    See Also
+    --------
+    sigmoid, softplus, difflab.nn.LogSigmoid
+
+    Notes
+    -----
+    .. math::
+        \log \sigma(x) = -\operatorname{softplus}(-x)
 
     Examples
     --------
@@ -132,7 +259,28 @@ def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
-    """x · σ(x) (also called swish).
+    r"""x · σ(x) (also called swish).
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape.
+    inplace : bool, default False
+        Accepted for PyTorch compatibility; the result is always a new tensor.
+
+    Returns
+    -------
+    Tensor
+        The input's shape.
+
+    See Also
+    --------
+    gelu, mish, difflab.nn.SiLU
+
+    Notes
+    -----
+    .. math::
+        \text{SiLU}(x) = x\,\sigma(x)
 
     Examples
     --------
@@ -145,7 +293,28 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
-    """x · tanh(softplus(x)).
+    r"""x · tanh(softplus(x)).
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape.
+    inplace : bool, default False
+        Accepted for PyTorch compatibility; the result is always a new tensor.
+
+    Returns
+    -------
+    Tensor
+        The input's shape.
+
+    See Also
+    --------
+    silu, difflab.nn.Mish
+
+    Notes
+    -----
+    .. math::
+        \text{Mish}(x) = x \tanh(\operatorname{softplus}(x))
 
     Examples
     --------
@@ -158,7 +327,28 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
-    """clamp(x/6 + 1/2, 0, 1): a piecewise-linear sigmoid.
+    r"""clamp(x/6 + 1/2, 0, 1): a piecewise-linear sigmoid.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape.
+    inplace : bool, default False
+        Accepted for PyTorch compatibility; the result is always a new tensor.
+
+    Returns
+    -------
+    Tensor
+        The input's shape.
+
+    See Also
+    --------
+    sigmoid, hardswish, difflab.nn.Hardsigmoid
+
+    Notes
+    -----
+    .. math::
+        \text{Hardsigmoid}(x) = \min(\max(x/6 + 1/2, 0), 1)
 
     Examples
     --------
@@ -171,7 +361,28 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
-    """x · hardsigmoid(x) (MobileNetV3).
+    r"""x · hardsigmoid(x) (MobileNetV3).
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape.
+    inplace : bool, default False
+        Accepted for PyTorch compatibility; the result is always a new tensor.
+
+    Returns
+    -------
+    Tensor
+        The input's shape.
+
+    See Also
+    --------
+    silu, hardsigmoid, difflab.nn.Hardswish
+
+    Notes
+    -----
+    .. math::
+        \text{Hardswish}(x) = x \cdot \min(\max(x/6 + 1/2, 0), 1)
 
     Examples
     --------
@@ -184,7 +395,28 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
-    """x where |x| > λ, else 0.
+    r"""x where |x| > λ, else 0.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape.
+    lambd : float, default 0.5
+        :math:`\lambda`.
+
+    Returns
+    -------
+    Tensor
+        The input's shape.
+
+    See Also
+    --------
+    softshrink, difflab.nn.Hardshrink
+
+    Notes
+    -----
+    .. math::
+        y = \begin{cases} x & |x| > \lambda \\ 0 & \text{otherwise} \end{cases}
 
     Examples
     --------
@@ -197,7 +429,34 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
-    """x - λ·sign(x) where |x| > λ, else 0 (the proximal map of λ|x|).
+    r"""x - λ·sign(x) where |x| > λ, else 0 (the proximal map of λ|x|).
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape.
+    lambd : float, default 0.5
+        :math:`\lambda \ge 0`.
+
+    Returns
+    -------
+    Tensor
+        The input's shape.
+
+    Raises
+    ------
+    ValueError
+        If ``lambd`` is negative.
+
+    See Also
+    --------
+    hardshrink, difflab.nn.Softshrink
+
+    Notes
+    -----
+    .. math::
+        y = \begin{cases} x - \lambda & x > \lambda \\ x + \lambda & x < -\lambda \\
+        0 & \text{otherwise} \end{cases}
 
     Examples
     --------
@@ -212,7 +471,26 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
 
 
 def tanhshrink(input: Tensor) -> Tensor:  # noqa: A002
-    """x - tanh x.
+    r"""x - tanh x.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape.
+
+    Returns
+    -------
+    Tensor
+        The input's shape.
+
+    See Also
+    --------
+    difflab.nn.Tanhshrink
+
+    Notes
+    -----
+    .. math::
+        y = x - \tanh x
 
     Examples
     --------
@@ -225,7 +503,26 @@ def tanhshrink(input: Tensor) -> Tensor:  # noqa: A002
 
 
 def softsign(input: Tensor) -> Tensor:  # noqa: A002
-    """x / (1 + |x|).
+    r"""x / (1 + |x|).
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape.
+
+    Returns
+    -------
+    Tensor
+        The input's shape.
+
+    See Also
+    --------
+    tanh, difflab.nn.Softsign
+
+    Notes
+    -----
+    .. math::
+        y = \frac{x}{1 + |x|}
 
     Examples
     --------
@@ -239,7 +536,35 @@ def softsign(input: Tensor) -> Tensor:  # noqa: A002
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa: A002
             dtype: Any = None) -> Tensor:
-    """softmax(-x) along ``dim``: weights that favour the smallest entries.
+    r"""softmax(-x) along ``dim``: weights that favour the smallest entries.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape.
+    dim : int, optional
+        The dimension to normalise (PyTorch's legacy choice when left out; give it).
+    dtype : difflab dtype, optional
+        Cast the input to it first.
+
+    Returns
+    -------
+    Tensor
+        The input's shape.
+
+    Raises
+    ------
+    IndexError
+        If ``dim`` is out of range.
+
+    See Also
+    --------
+    softmax, difflab.nn.Softmin
+
+    Notes
+    -----
+    .. math::
+        \text{Softmin}(x)_i = \frac{e^{-x_i}}{\sum_j e^{-x_j}}
 
     Examples
     --------
@@ -255,7 +580,34 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
-    """The gated linear unit: a ⊙ σ(b), where a and b are the two halves of x along ``dim``.
+    r"""The gated linear unit: a ⊙ σ(b), where a and b are the two halves of x along ``dim``.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape.
+    dim : int, default -1
+        The dimension to halve; its size must be even.
+
+    Returns
+    -------
+    Tensor
+        The input's shape with ``dim`` halved.
+
+    Raises
+    ------
+    RuntimeError
+        If that dimension's size is odd.
+
+    See Also
+    --------
+    difflab.nn.GLU
+
+    Notes
+    -----
+    .. math::
+        \text{GLU}(a, b) = a \otimes \sigma(b),
+        \quad (a, b) = \text{the halves of } x \text{ along dim}
 
     Examples
     --------
@@ -272,7 +624,33 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
-    """x for x ≥ 0, a·x otherwise, with a learned slope a per channel (dimension 1) or shared.
+    r"""x for x ≥ 0, a·x otherwise, with a learned slope a per channel (dimension 1) or shared.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape.
+    weight : Tensor
+        :math:`a`, 1-D: one slope for all, or one per channel (dimension 1).
+
+    Returns
+    -------
+    Tensor
+        The input's shape.
+
+    Raises
+    ------
+    ValueError
+        If ``weight`` is not 1-D, or its length is neither 1 nor the number of channels.
+
+    See Also
+    --------
+    leaky_relu, difflab.nn.PReLU
+
+    Notes
+    -----
+    .. math::
+        \text{PReLU}(x) = \begin{cases} x & x \ge 0 \\ a\,x & x < 0 \end{cases}
 
     Examples
     --------
@@ -295,12 +673,40 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
 
 def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10,
                    dim: int = -1) -> Tensor:
-    """A differentiable sample from the categorical distribution softmax(logits).
+    r"""A differentiable sample from the categorical distribution softmax(logits).
 
     softmax((logits + g)/τ) with Gumbel noise g = -log(-log U); small τ gives
     nearly one-hot samples.  ``hard=True`` returns the one-hot of the sample's
     arg-max with the soft sample's gradient (straight-through).  The noise
     comes from the default generator (:func:`difflab.random.manual_seed`).
+
+    Parameters
+    ----------
+    logits : Tensor
+        Unnormalised log-probabilities, any shape.
+    tau : float, default 1.0
+        :math:`\tau > 0`, the temperature.
+    hard : bool, default False
+        Return one-hot samples with the soft sample's gradient (straight-through).
+    eps : float, default 1e-10
+        Keeps the logarithms of the uniform noise finite.
+    dim : int, default -1
+        The dimension of the categories.
+
+    Returns
+    -------
+    Tensor
+        The logits' shape: soft samples summing to 1 along ``dim``, or one-hot rows.
+
+    See Also
+    --------
+    softmax
+
+    Notes
+    -----
+    .. math::
+        y = \operatorname{softmax}\left(\frac{\text{logits} + g}{\tau}\right),
+        \quad g = -\log(-\log U),\ U \sim \mathcal U(0, 1)
 
     Examples
     --------
@@ -327,7 +733,7 @@ def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: fl
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa: A002
              inplace: bool = False) -> Tensor:
-    """x clipped to [``min_val``, ``max_val``]: a piecewise-linear tanh.
+    r"""x clipped to [``min_val``, ``max_val``]: a piecewise-linear tanh.
 
     The derivative is 1 inside the interval and 0 outside (a clamp).
 
@@ -343,6 +749,15 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa
     -------
     Tensor
 
+    See Also
+    --------
+    relu6, tanh, difflab.nn.Hardtanh
+
+    Notes
+    -----
+    .. math::
+        \text{Hardtanh}(x) = \min(\max(x, \text{min\_val}), \text{max\_val})
+
     Examples
     --------
     >>> import difflab as dl
@@ -357,7 +772,28 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
-    """min(max(x, 0), 6): :func:`hardtanh` on [0, 6].
+    r"""min(max(x, 0), 6): :func:`hardtanh` on [0, 6].
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape.
+    inplace : bool, default False
+        Accepted for PyTorch compatibility; the result is always a new tensor.
+
+    Returns
+    -------
+    Tensor
+        The input's shape.
+
+    See Also
+    --------
+    hardtanh, relu, difflab.nn.ReLU6
+
+    Notes
+    -----
+    .. math::
+        \text{ReLU6}(x) = \min(\max(x, 0), 6)
 
     Examples
     --------

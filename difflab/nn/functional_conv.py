@@ -39,7 +39,7 @@ __all__ = ["avg_pool1d", "conv1d", "conv3d", "conv_transpose1d", "conv_transpose
 
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
            stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
-    """1-D convolution (cross-correlation) of ``input`` (N, C, L) with ``weight`` (O, C/groups, k).
+    r"""1-D convolution (cross-correlation) of ``input`` (N, C, L) with ``weight`` (O, C/groups, k).
 
     Computed as :func:`conv2d` on the input seen as images one pixel high,
     (N, C, 1, L) with a (O, C/groups, 1, k) kernel, so it has conv2d's forward
@@ -62,6 +62,20 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
     -------
     Tensor
         (N, O, L_out) with L_out = ⌊(L + 2·padding - dilation·(k - 1) - 1) / stride⌋ + 1.
+
+    See Also
+    --------
+    conv2d, conv_transpose1d, difflab.nn.Conv1d
+
+    Notes
+    -----
+    .. math::
+        \text{out}(n, o, l) = b_o + \sum_{c, m} W(o, c, m)\, x(n, g(o) + c, s\,l + d\,m - p)
+
+        L_{out} = \left\lfloor \frac{L_{in} + 2p - d(k - 1) - 1}{s} \right\rfloor + 1
+
+    Computed as :func:`conv2d` on the signal seen as an image one pixel high, so it has
+    conv2d's derivative rules.
 
     Examples
     --------
@@ -95,7 +109,7 @@ def _pool1d_args(name: str, kernel_size: Any, stride: Any, padding: Any, ceil_mo
 def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
                dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False
                ) -> Tensor:
-    """The maximum of each window of ``kernel_size`` along the last dimension of (N, C, L).
+    r"""The maximum of each window of ``kernel_size`` along the last dimension of (N, C, L).
 
     :func:`max_pool2d` on the input seen as images one pixel high; the
     gradient goes to each window's arg-max.
@@ -120,6 +134,17 @@ def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     Tensor
         (N, C, L_out).
 
+    See Also
+    --------
+    avg_pool1d, max_pool2d, difflab.nn.MaxPool1d
+
+    Notes
+    -----
+    .. math::
+        \text{out}(n, c, l) = \max_{m < k} x(n, c, s\,l + d\,m - p)
+
+        L_{out} = \left\lfloor \frac{L_{in} + 2p - d(k - 1) - 1}{s} \right\rfloor + 1
+
     Examples
     --------
     >>> import difflab as dl
@@ -137,7 +162,7 @@ def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
 
 def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
                ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
-    """The mean of each window of ``kernel_size`` along the last dimension of (N, C, L).
+    r"""The mean of each window of ``kernel_size`` along the last dimension of (N, C, L).
 
     :func:`avg_pool2d` on the input seen as images one pixel high.
 
@@ -160,6 +185,17 @@ def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     -------
     Tensor
         (N, C, L_out).
+
+    See Also
+    --------
+    max_pool1d, avg_pool2d, difflab.nn.AvgPool1d
+
+    Notes
+    -----
+    .. math::
+        \text{out}(n, c, l) = \frac{1}{k} \sum_{m < k} x(n, c, s\,l + m - p)
+
+        L_{out} = \left\lfloor \frac{L_{in} + 2p - k}{s} \right\rfloor + 1
 
     Examples
     --------
@@ -192,6 +228,30 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
 
     A grouped convolution with one-hot kernels, so it runs at convolution
     speed and its gradient is the convolution's.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, H, W)` or :math:`(C, H, W)`.
+    kernel_size : int or tuple of 2 ints
+        The block's size :math:`(k_h, k_w)`.
+    dilation, padding, stride : int or tuple of 2 ints
+        As in :func:`conv2d` (defaults 1, 0, 1).
+
+    Returns
+    -------
+    Tensor
+        :math:`(N, C k_h k_w, L)`, :math:`L` the number of block positions.
+
+    Raises
+    ------
+    ValueError
+        If the input is not 3-D or 4-D.
+
+    See Also
+    --------
+    fold : the adjoint.
+    difflab.nn.Unfold
 
     Examples
     --------
@@ -231,7 +291,7 @@ def _spread(x: Tensor, stride: tuple[int, int]) -> Tensor:
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
                      stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
                      groups: int = 1, dilation: Any = 1) -> Tensor:
-    """The transposed ("fractionally strided") convolution: the adjoint of :func:`conv2d`.
+    r"""The transposed ("fractionally strided") convolution: the adjoint of :func:`conv2d`.
 
     ``weight`` is (C_in, C_out/groups, kh, kw).  The output has side
     (H - 1)·stride - 2·padding + dilation·(k - 1) + output_padding + 1.
@@ -251,6 +311,19 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     Returns
     -------
     Tensor
+
+    See Also
+    --------
+    conv2d, conv_transpose1d, difflab.nn.ConvTranspose2d
+
+    Notes
+    -----
+    .. math::
+        H_{out} = (H_{in} - 1)\,s_0 - 2p_0 + d_0 (k_0 - 1) + \text{output\_padding}_0 + 1
+
+    It is the adjoint of :func:`conv2d`: for the same weight, :math:`\langle \text{conv2d}(x),
+    y\rangle =
+    \langle x, \text{conv\_transpose2d}(y)\rangle` (at stride 1 without padding).
 
     Examples
     --------
@@ -291,7 +364,35 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
                      stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
                      groups: int = 1, dilation: Any = 1) -> Tensor:
-    """The transposed 1-D convolution: :func:`conv_transpose2d` on signals one pixel high.
+    r"""The transposed 1-D convolution: :func:`conv_transpose2d` on signals one pixel high.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C_{in}, L)` or :math:`(C_{in}, L)`.
+    weight : Tensor
+        :math:`(C_{in}, C_{out}/\text{groups}, k)`.
+    bias : Tensor, optional
+        :math:`(C_{out},)`.
+    stride, padding, output_padding, dilation : int or 1-tuple
+        As in :func:`conv_transpose2d`.
+    groups : int, default 1
+        Independent groups of channels.
+
+    Returns
+    -------
+    Tensor
+        :math:`(N, C_{out}, L_{out})`,
+        :math:`L_{out} = (L - 1)s - 2p + d(k - 1) + \text{output\_padding} + 1`.
+
+    Raises
+    ------
+    ValueError
+        If the input is not 2-D or 3-D, or an option is not an int or a 1-tuple.
+
+    See Also
+    --------
+    conv_transpose2d, conv1d, difflab.nn.ConvTranspose1d
 
     Examples
     --------
@@ -320,6 +421,34 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,  
          padding: Any = 0, stride: Any = 1) -> Tensor:
     """col2im, the adjoint of :func:`unfold`: sum the columns (N, C·kh·kw, L) back into
     (N, C, H, W), overlapping blocks adding up.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C k_h k_w, L)` or :math:`(C k_h k_w, L)`.
+    output_size : int or tuple of 2 ints
+        :math:`(H, W)`.
+    kernel_size : int or tuple of 2 ints
+        :math:`(k_h, k_w)`.
+    dilation, padding, stride : int or tuple of 2 ints
+        As in :func:`unfold`.
+
+    Returns
+    -------
+    Tensor
+        :math:`(N, C, H, W)` (or without :math:`N`), overlapping blocks added up.
+
+    Raises
+    ------
+    ValueError
+        If the input is not 2-D or 3-D.
+    RuntimeError
+        If dimension 1 is not divisible by :math:`k_h k_w`, or :math:`L` is not the
+        number of blocks that fit ``output_size``.
+
+    See Also
+    --------
+    unfold, difflab.nn.Fold
 
     Examples
     --------
@@ -368,7 +497,7 @@ def _triple(value: Any, name: str) -> tuple[int, int, int]:
 
 def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
            stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
-    """3-D convolution of (N, C, D, H, W) with ``weight`` (O, C/groups, kd, kh, kw).
+    r"""3-D convolution of (N, C, D, H, W) with ``weight`` (O, C/groups, kd, kh, kw).
 
     One :func:`conv2d`: the kd depth slices each output depth reads are
     stacked as extra channels, and the output depths become extra batch
@@ -389,6 +518,18 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
     -------
     Tensor
         (N, O, D_out, H_out, W_out).
+
+    See Also
+    --------
+    conv2d, difflab.nn.Conv3d
+
+    Notes
+    -----
+    .. math::
+        \text{out}(n, o, i, j, l) = b_o + \sum_{c, a, b, e} W(o, c, a, b, e)\, x(n, g(o)
+        + c, \ldots)
+
+    Each output side follows :func:`conv2d`'s formula.
 
     Examples
     --------

@@ -62,7 +62,46 @@ def _reduce(losses: Tensor, reduction: str, name: str) -> Tensor:
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
-    """y = x Wᵀ + b (one fused primitive: x̄ = ȳW, W̄ = ȳᵀx, b̄ = Σȳ)."""
+    r"""An affine map of the last dimension: :math:`y = x W^\top + b`.
+
+    One fused primitive, with the derivative rules :math:`\bar x = \bar y W`,
+    :math:`\bar W = \bar y^\top x` and :math:`\bar b = \sum \bar y` (over the leading
+    dimensions).  The operands are promoted to a common dtype first.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(*, \text{in})`.
+    weight : Tensor
+        :math:`(\text{out}, \text{in})`.
+    bias : Tensor, optional
+        :math:`(\text{out},)`.
+
+    Returns
+    -------
+    Tensor
+        :math:`(*, \text{out})`.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not a Tensor.
+    ValueError
+        If the input's last dimension is not ``weight.shape[-1]``.
+
+    See Also
+    --------
+    difflab.nn.Linear
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> x = dl.tensor([[1.0, 2.0]])
+    >>> W = dl.tensor([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+    >>> F.linear(x, W, dl.tensor([0.5, 0.0, -1.0]))
+    tensor([[1.5, 4. , 2. ]])
+    """
     _check_tensor("linear", input)
     if input.ndim == 0 or input.shape[-1] != weight.shape[-1]:
         raise ValueError(
@@ -86,11 +125,56 @@ def conv2d(
     dilation: Any = 1,
     groups: int = 1,
 ) -> Tensor:
-    """2-D convolution (cross-correlation) of ``input`` (N, C, H, W) with ``weight``.
+    r"""2-D convolution (a cross-correlation, no kernel flip) of ``input`` with ``weight``.
 
-    ``weight`` has shape (O, C/groups, kh, kw).
+    .. math::
+        \text{out}(n, o, i, j) = b_o + \sum_{c, m, k} W(o, c, m, k)\,
+        x(n, g(o) + c,\ s_0 i + d_0 m - p_0,\ s_1 j + d_1 k - p_1)
 
-    ``padding`` may be an int, a pair, or ``'same'``/``'valid'`` (stride 1).
+    over the input channels :math:`c` of output channel :math:`o`'s group.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C_{in}, H, W)`.
+    weight : Tensor
+        :math:`(C_{out}, C_{in}/\text{groups}, k_h, k_w)`.
+    bias : Tensor, optional
+        :math:`(C_{out},)`.
+    stride, dilation : int or tuple of 2 ints, default 1
+        The step between windows and the spacing of the kernel's taps.
+    padding : int, tuple of 2 ints, or {'valid', 'same'}, default 0
+        Zeros on both sides; ``'same'`` keeps the size (stride 1, odd effective kernel).
+    groups : int, default 1
+        Independent groups of channels (``groups = C_in``: depthwise).
+
+    Returns
+    -------
+    Tensor
+        :math:`(N, C_{out}, H_{out}, W_{out})`,
+        :math:`H_{out} = \lfloor (H + 2p_0 - d_0(k_h - 1) - 1)/s_0 \rfloor + 1`.
+
+    Raises
+    ------
+    ValueError
+        If the input is not 4-D, its channels do not match the weight, ``C_out``
+        is not divisible by ``groups``, or ``padding`` is not understood.
+
+    See Also
+    --------
+    difflab.nn.Conv2d, conv1d, conv_transpose2d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> image = dl.arange(16.0).reshape(1, 1, 4, 4)
+    >>> F.conv2d(image, dl.ones(1, 1, 2, 2))            # sums of 2x2 windows
+    tensor([[[[10., 14., 18.],
+              [26., 30., 34.],
+              [42., 46., 50.]]]])
+    >>> F.conv2d(image, dl.ones(1, 1, 2, 2), stride=2, padding=1).shape
+    difflab.Size([1, 1, 3, 3])
     """
     _check_tensor("conv2d", input)
     if input.ndim != 4:
@@ -141,7 +225,45 @@ def _pool_args(name: str, input: Tensor, kernel_size: Any, stride: Any, padding:
 
 def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
                dilation: Any = 1) -> Tensor:
-    """The maximum of each (dilated) window; the gradient goes to the arg-max."""
+    r"""The maximum of each (dilated) window; the gradient goes to each window's arg-max.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, H, W)` or :math:`(C, H, W)`.
+    kernel_size : int or tuple of 2 ints
+        The window.
+    stride : int or tuple, optional
+        The step; ``kernel_size`` by default.
+    padding : int or tuple, default 0
+        :math:`-\infty` padding, at most half the kernel.
+    dilation : int or tuple, default 1
+        The spacing of the window's elements.
+
+    Returns
+    -------
+    Tensor
+        :math:`(N, C, H_{out}, W_{out})` (or without :math:`N`), the input's dtype.
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not a Tensor.
+    ValueError
+        If the input is not 3-D or 4-D, or the padding exceeds half the kernel.
+
+    See Also
+    --------
+    difflab.nn.MaxPool2d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> F.max_pool2d(dl.arange(16.0).reshape(1, 1, 4, 4), 2)
+    tensor([[[[ 5.,  7.],
+              [13., 15.]]]])
+    """
     kernel, stride, padding = _pool_args("max_pool2d", input, kernel_size, stride, padding)
     squeeze = input.ndim == 3
     x = input.unsqueeze(0) if squeeze else input
@@ -152,7 +274,43 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
 
 def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0  # noqa: A002
                ) -> Tensor:
-    """The mean of each window (zero padding counted in the mean)."""
+    """The mean of each window (zeros of the padding counted in the mean).
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, H, W)` or :math:`(C, H, W)`; an integer input is averaged in
+        the default floating dtype.
+    kernel_size : int or tuple of 2 ints
+        The window.
+    stride : int or tuple, optional
+        The step; ``kernel_size`` by default.
+    padding : int or tuple, default 0
+        Zeros on both sides, at most half the kernel.
+
+    Returns
+    -------
+    Tensor
+        :math:`(N, C, H_{out}, W_{out})` (or without :math:`N`).
+
+    Raises
+    ------
+    TypeError
+        If ``input`` is not a Tensor.
+    ValueError
+        If the input is not 3-D or 4-D, or the padding exceeds half the kernel.
+
+    See Also
+    --------
+    difflab.nn.AvgPool2d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> F.avg_pool2d(dl.arange(16.0).reshape(1, 1, 4, 4), 2, stride=1).shape
+    difflab.Size([1, 1, 3, 3])
+    """
     kernel, stride, padding = _pool_args("avg_pool2d", input, kernel_size, stride, padding)
     squeeze = input.ndim == 3
     x = _floating(input.unsqueeze(0) if squeeze else input)
@@ -161,10 +319,40 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
-    """Average over a grid of ``output_size`` cells that tiles the input (PyTorch's bins).
+    r"""Average over a grid of ``output_size`` cells that tiles the input (PyTorch's bins).
 
-    Cell i along a side of length n covers [⌊i·n/m⌋, ⌈(i+1)·n/m⌉).  When m
-    divides n this is plain average pooling; ``output_size=1`` is the global mean.
+    Cell :math:`i` along a side of length :math:`n` cut into :math:`m` cells covers
+    :math:`[\lfloor i n/m \rfloor, \lceil (i+1) n/m \rceil)`.  When :math:`m`
+    divides :math:`n` this is plain average pooling; ``output_size=1`` is the
+    global mean.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, H, W)` or :math:`(C, H, W)`.
+    output_size : int or tuple of 2 ints
+        :math:`(H_{out}, W_{out})`.
+
+    Returns
+    -------
+    Tensor
+        :math:`(N, C, H_{out}, W_{out})` (or without :math:`N`), floating.
+
+    Raises
+    ------
+    ValueError
+        If the input is not 3-D or 4-D.
+
+    See Also
+    --------
+    difflab.nn.AdaptiveAvgPool2d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> F.adaptive_avg_pool2d(dl.arange(16.0).reshape(1, 1, 4, 4), (1, 2))
+    tensor([[[[6.5, 8.5]]]])
     """
     input = _floating(_check_tensor("adaptive_avg_pool2d", input))  # noqa: A001
     if input.ndim not in (3, 4):
@@ -200,30 +388,158 @@ def _stack(tensors: list, dim: int) -> Tensor:
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
-    """max(x, 0)."""
+    r"""The rectified linear unit, elementwise: :math:`\max(x, 0)` (derivative 0 at 0).
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape; the dtype is kept.
+    inplace : bool, default False
+        Accepted for PyTorch compatibility; the result is always a new tensor.
+
+    Returns
+    -------
+    Tensor
+        The same shape.
+
+    See Also
+    --------
+    difflab.nn.ReLU, leaky_relu, gelu
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> F.relu(dl.tensor([-2.0, 0.0, 3.0]))
+    tensor([0., 0., 3.])
+    """
     return input.relu()
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False  # noqa: A002
                ) -> Tensor:
-    """x for x > 0, ``negative_slope``·x otherwise."""
+    r"""The leaky ReLU, elementwise: :math:`x` for :math:`x > 0`, else :math:`\text{slope}\cdot x`.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape (an integer input gives a floating result).
+    negative_slope : float, default 0.01
+        The slope for negative inputs.
+    inplace : bool, default False
+        Accepted for PyTorch compatibility; the result is always a new tensor.
+
+    Returns
+    -------
+    Tensor
+        The same shape.
+
+    See Also
+    --------
+    difflab.nn.LeakyReLU
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> F.leaky_relu(dl.tensor([-2.0, 0.0, 3.0]), 0.1)
+    tensor([-0.2,  0. ,  3. ])
+    """
     return apply(nn_ops.LeakyReLU, _floating(input), slope=float(negative_slope))
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
-    """x·Φ(x) (``approximate='tanh'`` for the tanh formula)."""
+    r"""The Gaussian error linear unit: :math:`x\,\Phi(x)`, :math:`\Phi` the standard normal CDF.
+
+    With ``approximate='tanh'``:
+    :math:`\tfrac12 x\,(1 + \tanh(\sqrt{2/\pi}\,(x + 0.044715\,x^3)))`.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape.
+    approximate : {'none', 'tanh'}, default 'none'
+        The exact formula or the tanh approximation.
+
+    Returns
+    -------
+    Tensor
+        The same shape, floating.
+
+    Raises
+    ------
+    ValueError
+        For another ``approximate``.
+
+    See Also
+    --------
+    difflab.nn.GELU
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> F.gelu(dl.tensor([-2.0, 0.0, 3.0]))
+    tensor([-0.0455,  0.    ,  2.996 ])
+    """
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return apply(nn_ops.GELU, _floating(input), approximate=approximate)
 
 
 def sigmoid(input: Tensor) -> Tensor:  # noqa: A002
-    """1 / (1 + e⁻ˣ)."""
+    r"""The logistic sigmoid, elementwise: :math:`\sigma(x) = 1/(1 + e^{-x})`.
+
+    Its derivative is :math:`\sigma(x)(1 - \sigma(x))`.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape.
+
+    Returns
+    -------
+    Tensor
+        The same shape, floating.
+
+    See Also
+    --------
+    difflab.sigmoid, difflab.nn.Sigmoid
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> F.sigmoid(dl.tensor([-2.0, 0.0, 3.0]))
+    tensor([0.1192, 0.5   , 0.9526])
+    """
     return input.sigmoid()
 
 
 def tanh(input: Tensor) -> Tensor:  # noqa: A002
-    """tanh x."""
+    r"""The hyperbolic tangent, elementwise; derivative :math:`1 - \tanh^2 x`.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape.
+
+    Returns
+    -------
+    Tensor
+        The same shape, floating.
+
+    See Also
+    --------
+    difflab.tanh, difflab.nn.Tanh
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> F.tanh(dl.tensor([-2.0, 0.0, 3.0]))
+    tensor([-0.964 ,  0.    ,  0.9951])
+    """
     return input.tanh()
 
 
@@ -236,18 +552,120 @@ def _dim(dim: int | None, x: Tensor, name: str) -> int:
 
 
 def softmax(input: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
-    """exp(xᵢ) / Σⱼ exp(xⱼ) along ``dim``."""
+    r"""Softmax along ``dim``: :math:`e^{x_i} / \sum_j e^{x_j}` (computed stably).
+
+    Its derivative: :math:`\bar x = s \odot (\bar s - \langle \bar s, s\rangle)`.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape.
+    dim : int, optional
+        The dimension to normalise; PyTorch's legacy choice when left out
+        (0 for 0-, 1- and 3-D inputs, else 1).  Give it.
+
+    Returns
+    -------
+    Tensor
+        The same shape, floating; positive, summing to 1 along ``dim``.
+
+    Raises
+    ------
+    IndexError
+        If ``dim`` is out of range.
+
+    See Also
+    --------
+    log_softmax, difflab.nn.Softmax
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> F.softmax(dl.tensor([[1.0, 2.0, 3.0]]), dim=1)
+    tensor([[0.09  , 0.2447, 0.6652]])
+    """
     return apply(nn_ops.Softmax, _floating(input), dim=_dim(dim, input, "softmax"))
 
 
 def log_softmax(input: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
-    """xᵢ - log Σⱼ exp(xⱼ) along ``dim``."""
+    r"""Log-softmax along ``dim``: :math:`x_i - \log\sum_j e^{x_j}`.
+
+    Computed stably, unlike ``softmax(x).log()``, which underflows to ``-inf``.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape.
+    dim : int, optional
+        The dimension to normalise (the legacy choice when left out; give it).
+
+    Returns
+    -------
+    Tensor
+        The same shape, floating.
+
+    Raises
+    ------
+    IndexError
+        If ``dim`` is out of range.
+
+    See Also
+    --------
+    nll_loss, cross_entropy, difflab.nn.LogSoftmax
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> F.log_softmax(dl.tensor([1.0, 2.0, 3.0]), dim=0)
+    tensor([-2.4076, -1.4076, -0.4076])
+    """
     return apply(nn_ops.LogSoftmax, _floating(input), dim=_dim(dim, input, "log_softmax"))
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False  # noqa: A002
             ) -> Tensor:
-    """Zero each element with probability p and scale the rest by 1/(1 - p) (training only)."""
+    r"""When training, zero each element with probability ``p``, scale the rest by :math:`1/(1-p)`.
+
+    :math:`y = x \odot m / (1 - p)`, :math:`m_i \sim \text{Bernoulli}(1 - p)`, so
+    :math:`\mathrm E[y] = x`.  With ``training=False`` or ``p == 0`` the input is
+    returned as it is.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape.
+    p : float, default 0.5
+        The drop probability, in :math:`[0, 1]`.
+    training : bool, default True
+        Apply dropout (pass ``module.training`` from a layer).
+    inplace : bool, default False
+        Accepted for PyTorch compatibility; ignored.
+
+    Returns
+    -------
+    Tensor
+        The same shape.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is outside :math:`[0, 1]`.
+
+    See Also
+    --------
+    difflab.nn.Dropout
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> F.dropout(dl.ones(4), 0.5, training=False)
+    tensor([1., 1., 1., 1.])
+    >>> sorted(set(F.dropout(dl.ones(100), 0.5).tolist()))
+    [0.0, 2.0]
+    """
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
@@ -273,14 +691,63 @@ def batch_norm(
     momentum: Any = 0.1,
     eps: float = 1e-5,
 ) -> Tensor:
-    """Normalise each channel (dimension 1) over the batch and space.
+    r"""Normalise each channel (dimension 1) over the batch and the other dimensions.
 
-    Training: with the batch's mean and biased variance, and the running
-    averages updated as r ← (1 - momentum)·r + momentum·batch (the
-    variance unbiased there, as in PyTorch); ``momentum`` may be a 0-d
-    tensor (BatchNorm's cumulative average, 1/num_batches_tracked).
-    Evaluation: with the running averages.  Both read and write the running
-    averages with tensor operations, so a traced graph replays them.
+    .. math::
+        y = \frac{x - \mu}{\sqrt{\sigma^2 + \epsilon}}\,\gamma + \beta
+
+    In training, :math:`\mu, \sigma^2` are the batch's (biased variance) and the
+    running averages, when given, are updated in place:
+    :math:`r \leftarrow (1 - \text{momentum})\,r + \text{momentum}\cdot r_{batch}`
+    (the variance unbiased there, as in PyTorch).  In evaluation the running
+    averages are used (or the batch's statistics when they are None).
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, *)`.
+    running_mean, running_var : Tensor or None
+        :math:`(C,)` buffers.
+    weight, bias : Tensor, optional
+        :math:`\gamma, \beta`, shape :math:`(C,)`.
+    training : bool, default False
+        Use and update the batch's statistics.
+    momentum : float or 0-d Tensor, default 0.1
+        The weight of the batch in the running averages.
+    eps : float, default 1e-5
+        Added to the variance.
+
+    Returns
+    -------
+    Tensor
+        The input's shape, floating.
+
+    Raises
+    ------
+    ValueError
+        If the input has fewer than 2 dimensions, or a training batch has one
+        value per channel.
+
+    Notes
+    -----
+    The running averages are read and written with tensor operations (in place),
+    so a traced graph (``dl.jit``) replays the update on every call.
+
+    See Also
+    --------
+    difflab.nn.BatchNorm1d, layer_norm, group_norm
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> x = dl.tensor([[1.0, 10.0], [3.0, 30.0]])
+    >>> mean, var = dl.zeros(2), dl.ones(2)
+    >>> F.batch_norm(x, mean, var, training=True)
+    tensor([[-1., -1.],
+            [ 1.,  1.]])
+    >>> mean, var
+    (tensor([0.2, 2. ]), tensor([ 1.1, 20.9]))
     """
     input = _floating(_check_tensor("batch_norm", input))  # noqa: A001
     if input.ndim < 2:
@@ -338,7 +805,43 @@ def _update_running_stats(x: Tensor, axes: tuple, c: int, count: int, momentum: 
 
 def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,  # noqa: A002
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
-    """Normalise over the last ``len(normalized_shape)`` dimensions of each sample."""
+    r"""Normalise each sample over its last ``len(normalized_shape)`` dimensions; scale, shift.
+
+    :math:`y = (x - \mu)/\sqrt{\sigma^2 + \epsilon}\cdot\gamma + \beta`, with
+    :math:`\mu, \sigma^2` (biased) over those dimensions.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(*, \text{normalized\_shape})`.
+    normalized_shape : int or tuple of ints
+        The trailing shape.
+    weight, bias : Tensor, optional
+        :math:`\gamma, \beta`, shape ``normalized_shape``.
+    eps : float, default 1e-5
+        Added to the variance.
+
+    Returns
+    -------
+    Tensor
+        The input's shape, floating.
+
+    Raises
+    ------
+    ValueError
+        If the input's trailing dimensions are not ``normalized_shape``.
+
+    See Also
+    --------
+    difflab.nn.LayerNorm, rms_norm
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> F.layer_norm(dl.tensor([[1.0, 2.0, 3.0]]), (3,))
+    tensor([[-1.2247,  0.    ,  1.2247]])
+    """
     input = _floating(_check_tensor("layer_norm", input))  # noqa: A001
     normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(
         normalized_shape)
@@ -362,7 +865,44 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None  # noqa: A002
               ) -> Tensor:
-    """Rows ``weight[input]`` of the table; ``input`` holds integer indices."""
+    r"""The rows ``weight[input]`` of a table; ``input`` holds integer indices.
+
+    The table's gradient adds :math:`\bar y` into the rows looked up (none into
+    ``padding_idx``).
+
+    Parameters
+    ----------
+    input : Tensor or array
+        Integer indices, any shape.
+    weight : Tensor
+        The table, :math:`(\text{num\_embeddings}, \text{dim})`.
+    padding_idx : int, optional
+        A row that receives no gradient.
+
+    Returns
+    -------
+    Tensor
+        :math:`(*, \text{dim})`.
+
+    Raises
+    ------
+    TypeError
+        If the indices are not integers.
+    IndexError
+        If an index is outside the table.
+
+    See Also
+    --------
+    difflab.nn.Embedding, one_hot
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> F.embedding(dl.tensor([2, 0]), dl.tensor([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]))
+    tensor([[4., 5.],
+            [0., 1.]])
+    """
     idx = input.array if isinstance(input, Tensor) else np.asarray(input)
     if idx.dtype.kind not in "iu":
         raise TypeError(
@@ -392,7 +932,40 @@ def _check_same_shape(name: str, input: Tensor, target: Tensor) -> None:  # noqa
 
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002
-    """(x - y)², averaged (or summed) over all elements."""
+    r"""The mean squared error: :math:`\ell_i = (x_i - y_i)^2`, then reduced.
+
+    Parameters
+    ----------
+    input, target : Tensor
+        The same shape.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element.
+
+    Returns
+    -------
+    Tensor
+        A scalar, or the input's shape with ``'none'``.
+
+    Raises
+    ------
+    TypeError
+        If ``target`` is not a Tensor.
+    ValueError
+        If the shapes differ (no broadcasting: a common bug) or ``reduction`` is unknown.
+
+    See Also
+    --------
+    difflab.nn.MSELoss, l1_loss, huber_loss
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> F.mse_loss(dl.tensor([1.0, 2.0]), dl.tensor([0.0, 0.0]))
+    tensor(2.5)
+    >>> F.mse_loss(dl.tensor([1.0, 2.0]), dl.tensor([0.0, 0.0]), reduction="none")
+    tensor([1., 4.])
+    """
     _check_same_shape("mse_loss", input, target)
     if reduction not in _REDUCTIONS:
         raise ValueError(f"mse_loss: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
@@ -400,7 +973,38 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor: 
 
 
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002
-    """|x - y|, averaged (or summed) over all elements."""
+    r"""The mean absolute error: :math:`\ell_i = |x_i - y_i|`, then reduced.
+
+    Parameters
+    ----------
+    input, target : Tensor
+        The same shape.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element.
+
+    Returns
+    -------
+    Tensor
+        A scalar, or the input's shape with ``'none'``.
+
+    Raises
+    ------
+    TypeError
+        If ``target`` is not a Tensor.
+    ValueError
+        If the shapes differ or ``reduction`` is unknown.
+
+    See Also
+    --------
+    difflab.nn.L1Loss, smooth_l1_loss
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> F.l1_loss(dl.tensor([1.0, -2.0]), dl.tensor([0.0, 0.0]))
+    tensor(1.5)
+    """
     _check_same_shape("l1_loss", input, target)
     return _reduce((input - target).abs(), reduction, "l1_loss")
 
@@ -437,7 +1041,55 @@ def _flatten_classes(input: Tensor, t: Any) -> tuple:  # noqa: A002
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
              ignore_index: int = -100, reduction: str = "mean") -> Tensor:
-    """-log p[target] from log-probabilities ``input`` (N, C) and class indices ``target`` (N,)."""
+    r"""The negative log-likelihood of log-probabilities ``input``.
+
+    .. math::
+        \ell_n = -w_{y_n}\, x_{n, y_n}
+
+
+    With ``reduction='mean'`` the sum is divided by :math:`\sum_n w_{y_n}` (the
+    number of counted samples without weights); samples whose target is
+    ``ignore_index`` count for nothing.
+
+    Parameters
+    ----------
+    input : Tensor
+        Log-probabilities :math:`(N, C)`, :math:`(N, C, d_1, ...)` or :math:`(C,)`.
+    target : Tensor
+        Class indices (integer dtype), :math:`(N,)`, :math:`(N, d_1, ...)` or 0-d.
+    weight : Tensor, optional
+        :math:`(C,)`, a weight per class.
+    ignore_index : int, default -100
+        A target value that is skipped.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element.
+
+    Returns
+    -------
+    Tensor
+        A scalar, or :math:`(N, d_1, ...)` with ``'none'``.
+
+    Raises
+    ------
+    TypeError
+        If the target is not an integer tensor (``.long()``; class probabilities
+        go to :func:`cross_entropy`).
+    ValueError
+        If the target's shape does not match, or ``reduction`` is unknown.
+    IndexError
+        If a target class is outside :math:`[0, C)`.
+
+    See Also
+    --------
+    cross_entropy, log_softmax, difflab.nn.NLLLoss
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> F.nll_loss(dl.tensor([[-1.0, -2.0], [-3.0, -4.0]]), dl.tensor([1, 0]))
+    tensor(2.5)
+    """
     _check_tensor("nll_loss", input)
     if input.ndim < 1:
         raise ValueError("nll_loss: input must have a class dimension")
@@ -491,11 +1143,59 @@ def cross_entropy(
     reduction: str = "mean",
     label_smoothing: float = 0.0,
 ) -> Tensor:
-    """log_softmax then nll_loss: the loss for class scores (logits) ``input`` (N, C).
+    r"""The cross-entropy of class scores (logits): ``log_softmax`` then ``nll_loss``.
 
-    ``target`` holds class indices (N,) of an integer dtype, or class
-    probabilities with the input's shape.  The two primitives' rules chain
-    to the familiar gradient softmax(x) - onehot(target).
+    .. math::
+        \ell_n = -\log \frac{e^{x_{n, y_n}}}{\sum_c e^{x_{n, c}}}
+        \qquad\text{or, for class probabilities } p:\qquad
+        \ell_n = -\sum_c p_{n,c} \log \operatorname{softmax}(x_n)_c
+
+    The two primitives' rules chain to the familiar gradient
+    :math:`\operatorname{softmax}(x) - \operatorname{onehot}(y)`.  With
+    ``label_smoothing`` :math:`\varepsilon` the target is
+    :math:`(1 - \varepsilon)\,\operatorname{onehot}(y) + \varepsilon / C`.
+
+    Parameters
+    ----------
+    input : Tensor
+        Logits :math:`(N, C)`, :math:`(N, C, d_1, ...)` or :math:`(C,)`.
+    target : Tensor
+        Class indices (integer dtype), or class probabilities with the input's shape (float).
+    weight : Tensor, optional
+        :math:`(C,)`, a weight per class.
+    ignore_index : int, default -100
+        A target index that is skipped (class indices only).
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element.
+    label_smoothing : float, default 0.0
+        :math:`\varepsilon` in :math:`[0, 1]`.
+
+    Returns
+    -------
+    Tensor
+        A scalar, or one loss per sample with ``'none'``.
+
+    Raises
+    ------
+    TypeError
+        If the target is neither integer class indices nor float probabilities of
+        the input's shape.
+    ValueError, IndexError
+        As :func:`nll_loss`.
+
+    See Also
+    --------
+    difflab.nn.CrossEntropyLoss, nll_loss, binary_cross_entropy_with_logits
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> logits = dl.tensor([[2.0, 0.0, 0.0], [0.0, 0.0, 3.0]])
+    >>> F.cross_entropy(logits, dl.tensor([0, 2]))
+    tensor(0.1672)
+    >>> F.cross_entropy(logits, dl.tensor([0, 2]), reduction="none")
+    tensor([0.2395, 0.0949])
     """
     _check_tensor("cross_entropy", input)
     if input.ndim == 1:
@@ -522,7 +1222,48 @@ def cross_entropy(
 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
                          reduction: str = "mean") -> Tensor:
-    """-[y log p + (1 - y) log(1 - p)] for probabilities p; logs clamped at -100 (PyTorch)."""
+    r"""Binary cross-entropy of probabilities.
+
+    .. math::
+        \ell_i = -w_i\,[y_i \log p_i + (1 - y_i)\log(1 - p_i)]
+
+
+    The logarithms are clamped at :math:`-100` (as in PyTorch), so
+    :math:`p = 0` or :math:`1` gives a large finite loss, not inf.
+
+    Parameters
+    ----------
+    input : Tensor
+        Probabilities :math:`p \in [0, 1]`.
+    target : Tensor
+        :math:`y`, the input's shape (0/1 or soft labels).
+    weight : Tensor, optional
+        Multiplies each element's loss (broadcast).
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element.
+
+    Returns
+    -------
+    Tensor
+        A scalar, or the input's shape with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        If an input is outside :math:`[0, 1]` (apply sigmoid, or use the logits
+        version), the shapes differ, or ``reduction`` is unknown.
+
+    See Also
+    --------
+    binary_cross_entropy_with_logits : more stable, from logits.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> F.binary_cross_entropy(dl.tensor([0.9, 0.2]), dl.tensor([1.0, 0.0]))
+    tensor(0.1643)
+    """
     _check_same_shape("binary_cross_entropy", input, target)
     p = input.array
     if p.size and (float(p.min()) < 0.0 or float(p.max()) > 1.0):
@@ -540,7 +1281,45 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,  # noqa: A002
                                      weight: Tensor | None = None, reduction: str = "mean"
                                      ) -> Tensor:
-    """BCE of σ(x), computed stably from the logits x; gradient σ(x) - y."""
+    r"""Binary cross-entropy of :math:`\sigma(x)`, computed stably from the logits :math:`x`.
+
+    Its gradient is :math:`\sigma(x) - y`.
+
+    .. math::
+        \ell_i = \max(x_i, 0) - x_i y_i + \log(1 + e^{-|x_i|})
+
+    Parameters
+    ----------
+    input : Tensor
+        Logits :math:`x`, any shape.
+    target : Tensor
+        :math:`y`, the input's shape.
+    weight : Tensor, optional
+        Multiplies each element's loss.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element.
+
+    Returns
+    -------
+    Tensor
+        A scalar, or the input's shape with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ or ``reduction`` is unknown.
+
+    See Also
+    --------
+    difflab.nn.BCEWithLogitsLoss, binary_cross_entropy
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> F.binary_cross_entropy_with_logits(dl.tensor([2.0, -1.0]), dl.tensor([1.0, 0.0]))
+    tensor(0.2201)
+    """
     _check_same_shape("binary_cross_entropy_with_logits", input, target)
     losses = apply(nn_ops.BCEWithLogits, input, target)
     if weight is not None:
@@ -549,7 +1328,34 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,  # noqa: A00
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
-    """(..., ) integer classes -> (..., num_classes) int64 of 0/1."""
+    """Integer classes to one-hot rows: ``(...)`` -> ``(..., num_classes)`` of 0/1, int64.
+
+    Parameters
+    ----------
+    tensor : Tensor
+        Class indices, an integer dtype.
+    num_classes : int, default -1
+        The number of classes; -1 takes ``tensor.max() + 1``.
+
+    Returns
+    -------
+    Tensor
+        int64, one more dimension.
+
+    Raises
+    ------
+    TypeError
+        If ``tensor`` is not an integer tensor (``.long()``).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> F.one_hot(dl.tensor([0, 2, 1]), 3)
+    tensor([[1, 0, 0],
+            [0, 0, 1],
+            [0, 1, 0]])
+    """
     if tensor.dtype.kind not in "iu":
         raise TypeError(f"one_hot expects an integer tensor, got {tensor.dtype}; use .long()")
     return apply(registry.PRIMITIVES["one_hot"], tensor, num_classes=num_classes)
@@ -567,11 +1373,49 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = N
 
     ``pad`` lists (left, right) amounts from the last dimension backwards:
     ``(1, 2)`` pads the last dimension by 1 before and 2 after, ``(1, 1, 2, 2)``
-    the last two.  Modes: ``'constant'`` (``value``, 0 by default),
-    ``'reflect'`` (mirror without repeating the edge), ``'replicate'`` (repeat
-    the edge), ``'circular'`` (wrap around).  Gradients: each output element
-    is a copy of one input element (or a constant), so the adjoint flows back
-    to its source, summed where one source fed several outputs.
+    the last two.  Each output element is a copy of one input element (or the
+    constant), so the gradient flows back to its source, summed where one source
+    fed several outputs.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape.
+    pad : tuple of ints
+        (left, right) pairs, at most one pair per dimension.
+    mode : {'constant', 'reflect', 'replicate', 'circular'}, default 'constant'
+        ``value`` / mirror without repeating the edge / repeat the edge / wrap around.
+    value : float, optional
+        The fill of ``'constant'`` (0 by default).
+
+    Returns
+    -------
+    Tensor
+        The padded tensor.
+
+    Raises
+    ------
+    ValueError
+        For an odd-length ``pad`` or more pairs than dimensions, an unknown mode,
+        a ``value`` with another mode, a negative resulting size, reflect padding
+        not smaller than the dimension, circular padding larger than it, or
+        replicate/circular padding of an empty dimension.
+
+    See Also
+    --------
+    difflab.nn.ZeroPad2d, difflab.nn.ReflectionPad1d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> row = dl.tensor([[1.0, 2.0, 3.0]])
+    >>> F.pad(row, (1, 2))
+    tensor([[0., 1., 2., 3., 0., 0.]])
+    >>> F.pad(row, (2, 2), mode="reflect")
+    tensor([[3., 2., 1., 2., 3., 2., 1.]])
+    >>> F.pad(row, (1, 1), mode="circular")
+    tensor([[3., 1., 2., 3., 1.]])
     """
     from difflab.functions import index_select
 
@@ -655,15 +1499,57 @@ def scaled_dot_product_attention(
     is_causal: bool = False,
     scale: float | None = None,
 ) -> Tensor:
-    """softmax(Q Kᵀ · scale + mask) V, over the last two dimensions (batched in front).
+    r"""Attention, :math:`\operatorname{softmax}(Q K^\top s + M)\,V`, over the last two dimensions.
 
-    Shapes: query (..., L, E), key (..., S, E), value (..., S, Ev) -> (..., L, Ev).
-    ``scale`` defaults to 1/√E.  ``attn_mask``: a boolean mask where **True
-    means "may attend"** (False positions get -inf), or a float mask added to
-    the scores.  ``is_causal=True`` lets position i attend to positions ≤ i only
-    (then ``attn_mask`` must be None).  ``dropout_p`` drops attention weights
-    (pass 0.0 in evaluation, as PyTorch's doc says).  A row that may attend to
-    nothing comes out NaN, as in PyTorch.
+    Batched over the leading dimensions.  :math:`s` is ``scale`` (:math:`1/\sqrt{E}` by
+    default) and :math:`M` the mask.
+    A row that may attend to nothing comes out NaN, as in PyTorch.
+
+    Parameters
+    ----------
+    query : Tensor
+        :math:`(*, L, E)`.
+    key : Tensor
+        :math:`(*, S, E)`.
+    value : Tensor
+        :math:`(*, S, E_v)`.
+    attn_mask : Tensor, optional
+        Boolean, **True means "may attend"** (False positions get :math:`-\infty`),
+        or a float mask added to the scores; broadcast to :math:`(*, L, S)`.
+    dropout_p : float, default 0.0
+        Drops attention weights (pass 0.0 in evaluation).
+    is_causal : bool, default False
+        Position :math:`i` attends to positions :math:`\le i` only (then
+        ``attn_mask`` must be None).
+    scale : float, optional
+        The factor of the scores.
+
+    Returns
+    -------
+    Tensor
+        :math:`(*, L, E_v)`.
+
+    Raises
+    ------
+    ValueError
+        If an operand has fewer than 2 dimensions, the shapes do not fit, or
+        both ``attn_mask`` and ``is_causal`` are given.
+
+    See Also
+    --------
+    difflab.nn.MultiheadAttention
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> q = dl.tensor([[[1.0, 0.0], [0.0, 1.0]]])
+    >>> F.scaled_dot_product_attention(q, q, dl.tensor([[[1.0, 2.0], [3.0, 4.0]]]), is_causal=True)
+    tensor([[[1.    , 2.    ],
+             [2.3395, 3.3395]]])
+    >>> F.scaled_dot_product_attention(dl.randn(2, 4, 5, 8), dl.randn(2, 4, 7, 8),
+    ...                                dl.randn(2, 4, 7, 3)).shape
+    difflab.Size([2, 4, 5, 3])
     """
     from difflab.functions import where
 

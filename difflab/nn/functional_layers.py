@@ -64,7 +64,7 @@ def _p_norm(x: Tensor, p: float, dim: int, keepdim: bool = False, eps: float = 0
 
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                       keepdim: bool = False) -> Tensor:
-    """‖x₁ - x₂ + ε‖_p along the last dimension (rows paired one to one, broadcast).
+    r"""‖x₁ - x₂ + ε‖_p along the last dimension (rows paired one to one, broadcast).
 
     Parameters
     ----------
@@ -80,6 +80,15 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     Tensor
         (N,) distances.
 
+    See Also
+    --------
+    cosine_similarity, pdist, difflab.nn.PairwiseDistance
+
+    Notes
+    -----
+    .. math::
+        d(x_1, x_2) = \|x_1 - x_2 + \epsilon\|_p
+
     Examples
     --------
     >>> import difflab as dl
@@ -92,7 +101,30 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    """x₁·x₂ / (max(‖x₁‖, ε) · max(‖x₂‖, ε)) along ``dim``: the cosine of the angle.
+    r"""x₁·x₂ / (max(‖x₁‖, ε) · max(‖x₂‖, ε)) along ``dim``: the cosine of the angle.
+
+    Parameters
+    ----------
+    x1, x2 : Tensor
+        Broadcastable to a common shape.
+    dim : int, default 1
+        The dimension of the vectors.
+    eps : float, default 1e-8
+        :math:`\epsilon`, the smallest norm used (no division by 0).
+
+    Returns
+    -------
+    Tensor
+        The common shape without ``dim``; values in :math:`[-1, 1]`.
+
+    See Also
+    --------
+    pairwise_distance, difflab.nn.CosineSimilarity
+
+    Notes
+    -----
+    .. math::
+        \cos(x_1, x_2) = \frac{x_1 \cdot x_2}{\max(\|x_1\|_2, \epsilon)\,\max(\|x_2\|_2, \epsilon)}
 
     Examples
     --------
@@ -107,8 +139,33 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 
 
 def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002
-    """The p-norm distance between every pair of rows i < j of (N, M): N(N-1)/2 values, in
+    r"""The p-norm distance between every pair of rows i < j of (N, M): N(N-1)/2 values, in
     the order of the upper triangle (row by row).
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, M)`, N points of M coordinates.
+    p : float, default 2.0
+        The norm; :math:`p` must be positive (``float('inf')``: the largest absolute entry).
+
+    Returns
+    -------
+    Tensor
+        :math:`(N(N-1)/2,)`, :math:`\|x_i - x_j\|_p` for :math:`i < j`, row by row.
+
+    Raises
+    ------
+    ValueError
+        If the input is not 2-D, or :math:`p \le 0`.
+
+    See Also
+    --------
+    pairwise_distance, difflab.cdist
+
+    Notes
+    -----
+    A distance of 0 (two equal rows) has a zero gradient, not NaN.
 
     Examples
     --------
@@ -132,7 +189,34 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  # noqa: A002
               out: Any = None) -> Tensor:
-    """x / max(‖x‖_p, ε) along ``dim``: unit vectors.
+    r"""x / max(‖x‖_p, ε) along ``dim``: unit vectors.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape.
+    p : float, default 2.0
+        The norm; :math:`p` must be positive (``float('inf')``: the largest absolute entry).
+    dim : int, default 1
+        The dimension of the vectors.
+    eps : float, default 1e-12
+        :math:`\epsilon`, the smallest norm divided by.
+    out : None
+        Accepted for PyTorch compatibility; ignored.
+
+    Returns
+    -------
+    Tensor
+        The input's shape: :math:`x / \max(\|x\|_p, \epsilon)` along ``dim``.
+
+    Raises
+    ------
+    ValueError
+        If :math:`p \le 0`.
+
+    See Also
+    --------
+    cosine_similarity
 
     Examples
     --------
@@ -171,6 +255,31 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A00
               inplace: bool = False) -> Tensor:
     """Zero whole channels of (N, C, L) (or (C, L)) with probability p; scale the rest 1/(1-p).
 
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, L)` or :math:`(C, L)`.
+    p : float, default 0.5
+        The probability of zeroing a channel, in :math:`[0, 1]`.
+    training : bool, default True
+        Apply dropout (else return the input).
+    inplace : bool, default False
+        Accepted for PyTorch compatibility; ignored.
+
+    Returns
+    -------
+    Tensor
+        The input's shape: each channel zeroed, or scaled by :math:`1/(1-p)`.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is outside :math:`[0, 1]` or the input is not 2-D or 3-D.
+
+    See Also
+    --------
+    difflab.nn.functional.dropout, dropout2d, difflab.nn.Dropout1d
+
     Examples
     --------
     >>> import difflab as dl
@@ -185,6 +294,31 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A00
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
               inplace: bool = False) -> Tensor:
     """Zero whole feature maps of (N, C, H, W) (or (C, H, W)) with probability p.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, H, W)` or :math:`(C, H, W)`.
+    p : float, default 0.5
+        The probability of zeroing a channel, in :math:`[0, 1]`.
+    training : bool, default True
+        Apply dropout (else return the input).
+    inplace : bool, default False
+        Accepted for PyTorch compatibility; ignored.
+
+    Returns
+    -------
+    Tensor
+        The input's shape: each feature map zeroed, or scaled by :math:`1/(1-p)`.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is outside :math:`[0, 1]` or the input is not 3-D or 4-D.
+
+    See Also
+    --------
+    difflab.nn.functional.dropout, dropout1d, difflab.nn.Dropout2d
 
     Examples
     --------
@@ -201,6 +335,31 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa
     affine map a·x + b restores mean 0 and variance 1.
 
     With α' = -λα (SELU's constants), a = ((1-p)(1 + p α'²))^(-1/2), b = -a α' p.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape.
+    p : float, default 0.5
+        The drop probability, in :math:`[0, 1]`.
+    training : bool, default False
+        Apply dropout (note the default, as PyTorch's).
+    inplace : bool, default False
+        Accepted; ignored.
+
+    Returns
+    -------
+    Tensor
+        The input's shape.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is outside :math:`[0, 1]`.
+
+    See Also
+    --------
+    selu, difflab.nn.AlphaDropout
 
     Examples
     --------
@@ -242,10 +401,43 @@ def _affine(out: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
 
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,  # noqa: A002
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
-    """Normalise each sample over groups of channels (and all positions), then γ x + β.
+    r"""Normalise each sample over groups of channels (and all positions), then γ x + β.
 
     ``num_groups=1`` normalises over everything but the batch (as LayerNorm
     over (C, H, W)); ``num_groups=C`` is instance normalisation.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, *)`.
+    num_groups : int
+        :math:`G`, dividing :math:`C`.
+    weight, bias : Tensor, optional
+        :math:`\gamma, \beta`, shape :math:`(C,)`.
+    eps : float, default 1e-5
+        Added to the variance.
+
+    Returns
+    -------
+    Tensor
+        The input's shape, floating.
+
+    Raises
+    ------
+    ValueError
+        If :math:`C` is not divisible by ``num_groups``.
+
+    See Also
+    --------
+    layer_norm, instance_norm, difflab.nn.GroupNorm
+
+    Notes
+    -----
+    .. math::
+        y = \frac{x - \mathrm E_g[x]}{\sqrt{\mathrm{Var}_g[x] + \epsilon}}\,\gamma + \beta
+
+    with the mean and (biased) variance over the :math:`C/G` channels of group :math:`g`
+    and every position.
 
     Examples
     --------
@@ -268,12 +460,42 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,  # noqa: A0
                   running_var: Tensor | None = None, weight: Tensor | None = None,
                   bias: Tensor | None = None, use_input_stats: bool = True,
                   momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
-    """Normalise each channel of each sample over its positions, then γ x + β.
+    r"""Normalise each channel of each sample over its positions, then γ x + β.
 
     With ``use_input_stats`` (training, or no running statistics) the
     statistics are the sample's own, and running averages given are updated
     (averaged over the batch, variance unbiased); otherwise the running ones
     are used.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, *)` with at least one position dimension.
+    running_mean, running_var : Tensor, optional
+        :math:`(C,)` buffers, updated in place with ``use_input_stats``.
+    weight, bias : Tensor, optional
+        :math:`\gamma, \beta`, shape :math:`(C,)`.
+    use_input_stats : bool, default True
+        Normalise with each sample's own statistics (else the running ones).
+    momentum : float, default 0.1
+        The weight of the batch in the running averages.
+    eps : float, default 1e-5
+        Added to the variance.
+
+    Returns
+    -------
+    Tensor
+        The input's shape, floating.
+
+    Raises
+    ------
+    ValueError
+        If the input has fewer than 3 dimensions, or ``use_input_stats=False`` without
+        running statistics.
+
+    See Also
+    --------
+    batch_norm, group_norm, difflab.nn.InstanceNorm1d
 
     Examples
     --------
@@ -314,9 +536,39 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,  # noqa: A0
 
 def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,  # noqa: A002
              eps: float | None = None) -> Tensor:
-    """x / √(mean(x²) + ε) over the last dimensions ``normalized_shape``, times γ (no centring).
+    r"""x / √(mean(x²) + ε) over the last dimensions ``normalized_shape``, times γ (no centring).
 
     ``eps`` defaults to the dtype's machine epsilon, as in PyTorch.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(*, \text{normalized\_shape})`.
+    normalized_shape : int or tuple of ints
+        The trailing shape.
+    weight : Tensor, optional
+        :math:`\gamma`, shape ``normalized_shape``.
+    eps : float, optional
+        The dtype's machine epsilon by default.
+
+    Returns
+    -------
+    Tensor
+        The input's shape, floating.
+
+    Raises
+    ------
+    ValueError
+        If the input's trailing dimensions are not ``normalized_shape``.
+
+    See Also
+    --------
+    layer_norm, difflab.nn.RMSNorm
+
+    Notes
+    -----
+    .. math::
+        y = \frac{x}{\sqrt{\operatorname{mean}(x^2) + \epsilon}}\,\gamma
 
     Examples
     --------
@@ -339,7 +591,37 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
 
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4,  # noqa: A002
                         beta: float = 0.75, k: float = 1.0) -> Tensor:
-    """x / (k + α · mean of x² over ``size`` neighbouring channels)^β (AlexNet's LRN).
+    r"""x / (k + α · mean of x² over ``size`` neighbouring channels)^β (AlexNet's LRN).
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, *)`, at least 3-D.
+    size : int
+        The number of neighbouring channels.
+    alpha : float, default 1e-4
+    beta : float, default 0.75
+    k : float, default 1.0
+        The constants of the formula.
+
+    Returns
+    -------
+    Tensor
+        The input's shape.
+
+    Raises
+    ------
+    ValueError
+        If the input has fewer than 3 dimensions.
+
+    See Also
+    --------
+    difflab.nn.LocalResponseNorm
+
+    Notes
+    -----
+    .. math::
+        y_c = x_c \Big/ \Big(k + \frac{\alpha}{n} \sum_{c' \in N(c)} x_{c'}^2\Big)^{\beta}
 
     Examples
     --------
@@ -367,7 +649,32 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4,  # noqa: 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None
              ) -> Tensor:
-    """y_o = x₁ᵀ W_o x₂ + b_o for each output o: weight (out, in1, in2).
+    r"""y_o = x₁ᵀ W_o x₂ + b_o for each output o: weight (out, in1, in2).
+
+    Parameters
+    ----------
+    input1 : Tensor
+        :math:`(*, \text{in1})`.
+    input2 : Tensor
+        :math:`(*, \text{in2})`.
+    weight : Tensor
+        :math:`(\text{out}, \text{in1}, \text{in2})`.
+    bias : Tensor, optional
+        :math:`(\text{out},)`.
+
+    Returns
+    -------
+    Tensor
+        :math:`(*, \text{out})`, :math:`y_o = x_1^\top W_o x_2 + b_o`.
+
+    Raises
+    ------
+    ValueError
+        If the weight's shape does not fit the inputs.
+
+    See Also
+    --------
+    difflab.nn.functional.linear, difflab.nn.Bilinear
 
     Examples
     --------
@@ -390,6 +697,27 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:  # noqa: A002
     """(N, C·r², H, W) -> (N, C, H·r, W·r): channels rearranged into r×r blocks of pixels.
 
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(*, C r^2, H, W)`.
+    upscale_factor : int
+        :math:`r`.
+
+    Returns
+    -------
+    Tensor
+        :math:`(*, C, H r, W r)`.
+
+    Raises
+    ------
+    RuntimeError
+        If the channels are not divisible by :math:`r^2`.
+
+    See Also
+    --------
+    pixel_unshuffle, difflab.nn.PixelShuffle
+
     Examples
     --------
     >>> import difflab as dl
@@ -410,6 +738,27 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:  # noqa: A002
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:  # noqa: A002
     """The inverse of :func:`pixel_shuffle`: (N, C, H·r, W·r) -> (N, C·r², H, W).
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(*, C, H r, W r)`.
+    downscale_factor : int
+        :math:`r`.
+
+    Returns
+    -------
+    Tensor
+        :math:`(*, C r^2, H, W)`.
+
+    Raises
+    ------
+    RuntimeError
+        If the height or width is not divisible by :math:`r`.
+
+    See Also
+    --------
+    pixel_shuffle, difflab.nn.PixelUnshuffle
 
     Examples
     --------
@@ -453,13 +802,47 @@ def _source_rows(size_in: int, size_out: int, scale: float | None, mode: str,
 def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # noqa: A002
                 mode: str = "nearest", align_corners: bool | None = None,
                 recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
-    """Resize the spatial dimensions of (N, C, L), (N, C, H, W) or (N, C, D, H, W).
+    r"""Resize the spatial dimensions of (N, C, L), (N, C, H, W) or (N, C, D, H, W).
 
     ``mode``: ``'nearest'`` (copy the nearest input element), ``'linear'``
     (3-D), ``'bilinear'`` (4-D) or ``'trilinear'`` (5-D), each as PyTorch
     computes source positions (``align_corners`` maps the corner pixels'
     centres onto each other).  A separable resize: one ``index_select`` and
     one weighted sum per dimension.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, L)`, :math:`(N, C, H, W)` or :math:`(N, C, D, H, W)`.
+    size : int or tuple of ints, optional
+        The output's spatial size.
+    scale_factor : float or tuple of floats, optional
+        Or a factor per spatial dimension (give exactly one of the two).
+    mode : {'nearest', 'linear', 'bilinear', 'trilinear'}, default 'nearest'
+        The linear mode must match the input's dimensions.
+    align_corners : bool, optional
+        Linear modes: map the corner pixels' centres onto each other.
+    recompute_scale_factor : bool, optional
+        Compute the source positions from the output size instead of the factor.
+    antialias : bool, default False
+        Not supported (must stay False).
+
+    Returns
+    -------
+    Tensor
+        :math:`(N, C, *\text{size})`.
+
+    Raises
+    ------
+    ValueError
+        For an input that is not 3-, 4- or 5-D, both or neither of size and
+        scale_factor, a wrong number of sizes, or ``align_corners`` with 'nearest'.
+    NotImplementedError
+        For another mode (bicubic, area) or ``antialias=True``.
+
+    See Also
+    --------
+    difflab.nn.Upsample
 
     Examples
     --------
@@ -528,6 +911,31 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
                         ) -> Tensor:
     """The maximum over each cell of a grid of ``output_size`` that tiles the input.
 
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, H, W)` or :math:`(C, H, W)`.
+    output_size : int or tuple of 2 ints
+        The grid.
+    return_indices : bool, default False
+        Not supported (must stay False).
+
+    Returns
+    -------
+    Tensor
+        :math:`(N, C, H_{out}, W_{out})` (or without :math:`N`).
+
+    Raises
+    ------
+    ValueError
+        If the input is not 3-D or 4-D.
+    NotImplementedError
+        With ``return_indices=True``.
+
+    See Also
+    --------
+    adaptive_avg_pool2d, difflab.nn.AdaptiveMaxPool2d
+
     Examples
     --------
     >>> import difflab as dl
@@ -554,7 +962,28 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
-    """Average over ``output_size`` cells that tile the last dimension of (N, C, L).
+    r"""Average over ``output_size`` cells that tile the last dimension of (N, C, L).
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, L)` or :math:`(C, L)`.
+    output_size : int
+        The number of cells.
+
+    Returns
+    -------
+    Tensor
+        :math:`(N, C, \text{output\_size})` (or without :math:`N`).
+
+    Raises
+    ------
+    ValueError
+        If the input is not 2-D or 3-D.
+
+    See Also
+    --------
+    adaptive_avg_pool2d, difflab.nn.AdaptiveAvgPool1d
 
     Examples
     --------
@@ -574,7 +1003,32 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
 
 def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False  # noqa: A002
                         ) -> Tensor:
-    """The maximum over ``output_size`` cells that tile the last dimension of (N, C, L).
+    r"""The maximum over ``output_size`` cells that tile the last dimension of (N, C, L).
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, L)` or :math:`(C, L)`.
+    output_size : int
+        The number of cells.
+    return_indices : bool, default False
+        Not supported (must stay False).
+
+    Returns
+    -------
+    Tensor
+        :math:`(N, C, \text{output\_size})` (or without :math:`N`).
+
+    Raises
+    ------
+    ValueError
+        If the input is not 2-D or 3-D.
+    NotImplementedError
+        With ``return_indices=True``.
+
+    See Also
+    --------
+    adaptive_max_pool2d, difflab.nn.AdaptiveMaxPool1d
 
     Examples
     --------
@@ -600,11 +1054,46 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
                   bool = False, mode: str = "mean", sparse: bool = False,
                   per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
                   padding_idx: int | None = None) -> Tensor:
-    """The sum, mean or max of each bag of embeddings, without forming the bags' rows apart.
+    r"""The sum, mean or max of each bag of embeddings, without forming the bags' rows apart.
 
     ``input`` is (B, L) (B bags of L indices) or 1-D with ``offsets`` giving
     where each bag starts.  ``per_sample_weights`` (``mode='sum'`` only)
     weighs each index.  Empty bags give zeros.
+
+    Parameters
+    ----------
+    input : Tensor
+        Integer indices: :math:`(B, L)`, or 1-D with ``offsets``.
+    weight : Tensor
+        The table, :math:`(\text{num\_embeddings}, \text{dim})`.
+    offsets : Tensor, optional
+        Where each bag of a 1-D input starts (from 0, not decreasing).
+    max_norm, norm_type, scale_grad_by_freq, sparse
+        PyTorch options that are not supported (leave the defaults).
+    mode : {'sum', 'mean', 'max'}, default 'mean'
+        How a bag's rows are reduced.
+    per_sample_weights : Tensor, optional
+        A weight per index (``mode='sum'`` only).
+    include_last_offset : bool, default False
+        ``offsets`` ends with the total length (B + 1 entries).
+    padding_idx : int, optional
+        A row that is left out of the bags.
+
+    Returns
+    -------
+    Tensor
+        :math:`(B, \text{dim})`; an empty bag gives zeros.
+
+    Raises
+    ------
+    ValueError
+        For another mode, a 2-D input with offsets, a 1-D input without, or bad offsets.
+    NotImplementedError
+        For the unsupported options, or per-sample weights outside ``mode='sum'``.
+
+    See Also
+    --------
+    embedding, difflab.nn.EmbeddingBag
 
     Examples
     --------
@@ -688,11 +1177,36 @@ def _grid_coordinates(size: int, align_corners: bool, xp: Any) -> Any:
 
 
 def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> Tensor:
-    """The sampling grid of the affine maps ``theta`` (N, 2, 3): for each output pixel, the
+    r"""The sampling grid of the affine maps ``theta`` (N, 2, 3): for each output pixel, the
     input position θ·(x, y, 1) it reads, in [-1, 1] coordinates; shape (N, H, W, 2).
 
     With :func:`grid_sample` this is the spatial transformer (Jaderberg et al.);
     the grid is linear in θ, so θ learns through it.
+
+    Parameters
+    ----------
+    theta : Tensor
+        :math:`(N, 2, 3)`, one affine map per sample.
+    size : tuple of 4 ints
+        The output's :math:`(N, C, H, W)`.
+    align_corners : bool, optional
+        Whether -1 and 1 are the corner pixels' centres (True) or edges (False, the default).
+
+    Returns
+    -------
+    Tensor
+        :math:`(N, H, W, 2)`, the input position :math:`\theta (x, y, 1)^\top` of each output pixel.
+
+    Raises
+    ------
+    ValueError
+        If ``theta`` is not :math:`(N, 2, 3)` for the size.
+    NotImplementedError
+        For 3-D (5-element) sizes.
+
+    See Also
+    --------
+    grid_sample
 
     Examples
     --------
@@ -725,6 +1239,35 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A0
     ``mode='bilinear'`` mixes the four neighbouring pixels (differentiable in
     the input and in the grid); ``'nearest'`` copies one.  Outside the image
     ``padding_mode='zeros'`` reads 0 and ``'border'`` the nearest edge pixel.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, H, W)`.
+    grid : Tensor
+        :math:`(N, H_o, W_o, 2)`, positions in :math:`[-1, 1]`, x first.
+    mode : {'bilinear', 'nearest'}, default 'bilinear'
+        Mix the four neighbours, or copy one.
+    padding_mode : {'zeros', 'border'}, default 'zeros'
+        What is read outside the image.
+    align_corners : bool, optional
+        As :func:`affine_grid`'s.
+
+    Returns
+    -------
+    Tensor
+        :math:`(N, C, H_o, W_o)`; bilinear sampling is differentiable in the input and the grid.
+
+    Raises
+    ------
+    ValueError
+        If the shapes do not fit.
+    NotImplementedError
+        For another mode or padding mode.
+
+    See Also
+    --------
+    affine_grid
 
     Examples
     --------

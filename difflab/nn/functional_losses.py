@@ -51,7 +51,7 @@ def _same_shape(name: str, *tensors: Tensor) -> None:
 
 def kl_div(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A002
            reduce: Any = None, reduction: str = "mean", log_target: bool = False) -> Tensor:
-    """Kullback-Leibler divergence KL(target ‖ exp(input)) from log-probabilities ``input``.
+    r"""Kullback-Leibler divergence KL(target ‖ exp(input)) from log-probabilities ``input``.
 
     Pointwise ℓ = y (log y - x), with 0 where y = 0 (or, with ``log_target``,
     e^y (y - x)).  ``reduction='batchmean'`` divides the sum by the batch
@@ -70,6 +70,16 @@ def kl_div(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A00
     Returns
     -------
     Tensor
+
+    See Also
+    --------
+    difflab.nn.KLDivLoss, cross_entropy
+
+    Notes
+    -----
+    .. math::
+        \ell_i = y_i (\log y_i - x_i)
+        \quad (\text{or } e^{y_i} (y_i - x_i) \text{ with log\_target})
 
     Examples
     --------
@@ -93,7 +103,34 @@ def kl_div(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A00
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                         size_average: Any = None, reduce: Any = None,
                         reduction: str = "mean") -> Tensor:
-    """max(0, -y (x₁ - x₂) + margin): y = 1 asks for x₁ to rank above x₂, y = -1 below.
+    r"""max(0, -y (x₁ - x₂) + margin): y = 1 asks for x₁ to rank above x₂, y = -1 below.
+
+    Parameters
+    ----------
+    input1, input2 : Tensor
+        The scores :math:`x_1, x_2`.
+    target : Tensor
+        :math:`y = \pm 1`, the same shape.
+    margin : float, default 0.0
+        The gap asked for.
+    size_average, reduce : optional
+        PyTorch's deprecated flags; they set ``reduction`` when given.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (sample).
+
+    Returns
+    -------
+    Tensor
+        A scalar, or the input's shape with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        If the three tensors differ in shape, or ``reduction`` is unknown.
+
+    See Also
+    --------
+    difflab.nn.MarginRankingLoss
 
     Examples
     --------
@@ -112,7 +149,34 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,  # noqa: A002
                          size_average: Any = None, reduce: Any = None,
                          reduction: str = "mean") -> Tensor:
-    """x where y = 1, max(0, margin - x) where y = -1 (x: a distance, y: similar or not).
+    r"""x where y = 1, max(0, margin - x) where y = -1 (x: a distance, y: similar or not).
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`x`, distances.
+    target : Tensor
+        :math:`y = \pm 1`, the same shape.
+    margin : float, default 1.0
+        The margin for dissimilar pairs.
+    size_average, reduce : optional
+        PyTorch's deprecated flags; they set ``reduction`` when given.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (sample).
+
+    Returns
+    -------
+    Tensor
+        A scalar, or the input's shape with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        If the input and target differ in shape, or ``reduction`` is unknown.
+
+    See Also
+    --------
+    cosine_embedding_loss, difflab.nn.HingeEmbeddingLoss
 
     Examples
     --------
@@ -132,7 +196,32 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,  # 
 
 def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A002
                      reduce: Any = None, reduction: str = "mean") -> Tensor:
-    """log(1 + e^{-y x}) for labels y = ±1 (the logistic loss), computed as softplus(-y x).
+    r"""log(1 + e^{-y x}) for labels y = ±1 (the logistic loss), computed as softplus(-y x).
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`x`, scores.
+    target : Tensor
+        :math:`y = \pm 1`, the same shape.
+    size_average, reduce : optional
+        PyTorch's deprecated flags; they set ``reduction`` when given.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (sample).
+
+    Returns
+    -------
+    Tensor
+        A scalar, or the input's shape with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        If the input and target differ in shape, or ``reduction`` is unknown.
+
+    See Also
+    --------
+    binary_cross_entropy_with_logits, difflab.nn.SoftMarginLoss
 
     Examples
     --------
@@ -151,6 +240,33 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor,  # noqa: A002
     """Binary cross-entropy of σ(x) for each of C labels, averaged over the labels.
 
     ℓ = -(1/C) Σ_c [y_c log σ(x_c) + (1 - y_c) log σ(-x_c)], one per sample.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C)` logits.
+    target : Tensor
+        :math:`(N, C)`, 0 or 1 per label.
+    weight : Tensor, optional
+        :math:`(C,)`, a weight per label.
+    size_average, reduce : optional
+        PyTorch's deprecated flags; they set ``reduction`` when given.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (sample).
+
+    Returns
+    -------
+    Tensor
+        A scalar, or :math:`(N,)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        If the input and target differ in shape, or ``reduction`` is unknown.
+
+    See Also
+    --------
+    binary_cross_entropy_with_logits, difflab.nn.MultiLabelSoftMarginLoss
 
     Examples
     --------
@@ -178,7 +294,34 @@ def _cosine(x1: Tensor, x2: Tensor, eps: float = 1e-12) -> Tensor:
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor,
                           margin: float = 0.0, size_average: Any = None, reduce: Any = None,
                           reduction: str = "mean") -> Tensor:
-    """1 - cos(x₁, x₂) where y = 1, max(0, cos(x₁, x₂) - margin) where y = -1.
+    r"""1 - cos(x₁, x₂) where y = 1, max(0, cos(x₁, x₂) - margin) where y = -1.
+
+    Parameters
+    ----------
+    input1, input2 : Tensor
+        :math:`(N, D)` or :math:`(D,)`.
+    target : Tensor
+        :math:`y = \pm 1`, :math:`(N,)` or 0-d.
+    margin : float, default 0.0
+        For dissimilar pairs, in :math:`[-1, 1]`.
+    size_average, reduce : optional
+        PyTorch's deprecated flags; they set ``reduction`` when given.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (sample).
+
+    Returns
+    -------
+    Tensor
+        A scalar, or :math:`(N,)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        If the two inputs differ in shape, or ``reduction`` is unknown.
+
+    See Also
+    --------
+    cosine_similarity, difflab.nn.CosineEmbeddingLoss
 
     Examples
     --------
@@ -201,8 +344,39 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
                         margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
                         swap: bool = False, size_average: Any = None, reduce: Any = None,
                         reduction: str = "mean") -> Tensor:
-    """max(d(a, p) - d(a, n) + margin, 0), d the p-norm distance: pull the positive close,
+    r"""max(d(a, p) - d(a, n) + margin, 0), d the p-norm distance: pull the positive close,
     push the negative a margin further.  ``swap`` uses min(d(a, n), d(p, n)).
+
+    Parameters
+    ----------
+    anchor, positive, negative : Tensor
+        :math:`(N, D)` or :math:`(D,)`.
+    margin : float, default 1.0
+        How much farther the negative must be.
+    p : float, default 2.0
+        The norm of the distance.
+    eps : float, default 1e-6
+        Added to the differences (PyTorch's ``pairwise_distance``).
+    swap : bool, default False
+        Use :math:`\min(d(a, n), d(p, n))` as the negative's distance.
+    size_average, reduce : optional
+        PyTorch's deprecated flags; they set ``reduction`` when given.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (sample).
+
+    Returns
+    -------
+    Tensor
+        A scalar, or :math:`(N,)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        If the three inputs differ in shape, or ``reduction`` is unknown.
+
+    See Also
+    --------
+    pairwise_distance, difflab.nn.TripletMarginLoss
 
     Examples
     --------
@@ -226,12 +400,42 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
 
 def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float,  # noqa: A002
                       full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> Tensor:
-    """The negative log-likelihood of ``target`` under N(input, var).
+    r"""The negative log-likelihood of ``target`` under N(input, var).
 
     ℓ = ½ (log max(var, ε) + (x - y)² / max(var, ε)) (+ ½ log 2π with ``full``).
     ``var`` has the input's shape, or one dimension fewer / a last dimension
     of 1 (one variance per sample), or is a number.  As in PyTorch, the clamp
     at ε changes the value only: the gradient flows to ``var`` as if unclamped.
+
+    Parameters
+    ----------
+    input : Tensor
+        The predicted mean :math:`x`.
+    target : Tensor
+        :math:`y`, the input's shape.
+    var : Tensor or float
+        The predicted variance: the input's shape, one dimension fewer or a last
+        dimension of 1 (one variance per sample), or a number; non-negative.
+    full : bool, default False
+        Add the constant :math:`\tfrac12\log 2\pi`.
+    eps : float, default 1e-6
+        The smallest variance used.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        How the losses are combined.
+
+    Returns
+    -------
+    Tensor
+        A scalar, or the input's shape with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        If ``var``'s shape does not fit, it has a negative entry, or ``reduction`` is unknown.
+
+    See Also
+    --------
+    mse_loss, difflab.nn.GaussianNLLLoss
 
     Examples
     --------
@@ -263,10 +467,41 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float,  # noq
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,  # noqa: A002
                      full: bool = False, size_average: Any = None, eps: float = 1e-8,
                      reduce: Any = None, reduction: str = "mean") -> Tensor:
-    """The negative log-likelihood of counts ``target`` under Poisson(λ).
+    r"""The negative log-likelihood of counts ``target`` under Poisson(λ).
 
     With ``log_input`` (λ = eˣ): ℓ = eˣ - y x; otherwise ℓ = x - y log(x + ε).
     ``full`` adds Stirling's approximation of log y! (for y > 1).
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`x`: :math:`\log\lambda` (``log_input``) or :math:`\lambda`.
+    target : Tensor
+        Counts :math:`y`, the same shape.
+    log_input : bool, default True
+        Whether the input is the log-rate.
+    full : bool, default False
+        Add Stirling's approximation of :math:`\log y!` (for :math:`y > 1`).
+    eps : float, default 1e-8
+        Keeps :math:`\log(x + \epsilon)` finite without ``log_input``.
+    size_average, reduce : optional
+        PyTorch's deprecated flags; they set ``reduction`` when given.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (sample).
+
+    Returns
+    -------
+    Tensor
+        A scalar, or the input's shape with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        If the input and target differ in shape, or ``reduction`` is unknown.
+
+    See Also
+    --------
+    difflab.nn.PoissonNLLLoss
 
     Examples
     --------
@@ -465,7 +700,7 @@ def _robust_loss(name: str, input: Tensor, target: Tensor, threshold: float,  # 
 
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A002
                    reduce: Any = None, reduction: str = "mean", beta: float = 1.0) -> Tensor:
-    """Quadratic for small errors, absolute for large: PyTorch's smooth L1 loss.
+    r"""Quadratic for small errors, absolute for large: PyTorch's smooth L1 loss.
 
     With d = x - y::
 
@@ -491,6 +726,16 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None,  # n
     Tensor
         A scalar, or one loss per element with ``reduction='none'``.
 
+    See Also
+    --------
+    huber_loss, l1_loss, difflab.nn.SmoothL1Loss
+
+    Notes
+    -----
+    .. math::
+        \ell_i = \begin{cases} \tfrac12 (x_i - y_i)^2 / \beta & |x_i - y_i| < \beta \\
+        |x_i - y_i| - \tfrac12 \beta & \text{otherwise} \end{cases}
+
     Examples
     --------
     >>> import difflab as dl
@@ -508,7 +753,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None,  # n
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",  # noqa: A002
                delta: float = 1.0, weight: Tensor | None = None) -> Tensor:
-    """The Huber loss: quadratic within ``delta`` of the target, linear beyond.
+    r"""The Huber loss: quadratic within ``delta`` of the target, linear beyond.
 
     With d = x - y::
 
@@ -530,6 +775,16 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",  # noqa: 
     Returns
     -------
     Tensor
+
+    See Also
+    --------
+    smooth_l1_loss, mse_loss, difflab.nn.HuberLoss
+
+    Notes
+    -----
+    .. math::
+        \ell_i = \begin{cases} \tfrac12 (x_i - y_i)^2 & |x_i - y_i| < \delta \\
+        \delta\,(|x_i - y_i| - \tfrac12 \delta) & \text{otherwise} \end{cases}
 
     Examples
     --------

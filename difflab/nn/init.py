@@ -35,7 +35,46 @@ def _fill(tensor: Tensor, array: Any) -> Tensor:
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
-    """The recommended gain for a nonlinearity (PyTorch's table)."""
+    r"""The recommended gain for a nonlinearity (PyTorch's table), to scale an initialisation.
+
+    The gain makes up for what the nonlinearity does to the variance: ReLU zeroes
+    half of its input, so its weights need :math:`\sqrt 2` times the scale.
+
+    ========================  ================================================
+    nonlinearity              gain
+    ========================  ================================================
+    linear, conv*, sigmoid    :math:`1`
+    tanh                      :math:`5/3`
+    relu                      :math:`\sqrt{2}`
+    leaky_relu                :math:`\sqrt{2 / (1 + \text{negative\_slope}^2)}`
+    selu                      :math:`3/4`
+    ========================  ================================================
+
+    Parameters
+    ----------
+    nonlinearity : str
+        One of the names of the table.
+    param : float, optional
+        The negative slope for ``'leaky_relu'`` (0.01 when left out).
+
+    Returns
+    -------
+    float
+        The gain.
+
+    Raises
+    ------
+    ValueError
+        For a name not in the table.
+
+    Examples
+    --------
+    >>> from difflab import nn
+    >>> nn.init.calculate_gain("tanh")
+    1.6666666666666667
+    >>> round(nn.init.calculate_gain("leaky_relu", 0.2), 4)
+    1.3868
+    """
     linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
               "conv_transpose3d", "sigmoid")
     if nonlinearity in linear:
@@ -74,35 +113,170 @@ def _fan(tensor: Tensor, mode: str) -> int:
 
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
-    """Fill with U(a, b)."""
+    r"""Fill ``tensor`` in place with samples of the uniform distribution :math:`\mathcal U(a, b)`.
+
+    Parameters
+    ----------
+    tensor : Tensor
+        The tensor to fill (any shape); the write is not recorded by autograd.
+    a, b : float, default 0.0 and 1.0
+        The bounds.
+    generator : difflab.Generator, optional
+        The random generator; the global one (``dl.manual_seed``) by default.
+
+    Returns
+    -------
+    Tensor
+        ``tensor`` itself.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> w = nn.init.uniform_(dl.empty(100), -1, 1)
+    >>> bool(w.min() >= -1 and w.max() <= 1)
+    True
+    """
     return _fill(tensor, _random._rng(generator).uniform(a, b, size=tensor.shape))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None
             ) -> Tensor:
-    """Fill with N(mean, std²)."""
+    r"""Fill ``tensor`` in place with samples of :math:`\mathcal N(\text{mean}, \text{std}^2)`.
+
+    Parameters
+    ----------
+    tensor : Tensor
+        The tensor to fill; the write is not recorded by autograd.
+    mean : float, default 0.0
+    std : float, default 1.0
+        The mean and standard deviation.
+    generator : difflab.Generator, optional
+        The random generator; the global one by default.
+
+    Returns
+    -------
+    Tensor
+        ``tensor`` itself.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> _ = dl.manual_seed(0)
+    >>> w = nn.init.normal_(dl.empty(10000), mean=3.0, std=0.5)
+    >>> round(float(w.mean()), 1), round(float(w.std()), 1)
+    (3.0, 0.5)
+    """
     return _fill(tensor, _random._rng(generator).normal(mean, std, size=tensor.shape))
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
-    """Fill with ``val``."""
+    """Fill ``tensor`` in place with the value ``val``.
+
+    Parameters
+    ----------
+    tensor : Tensor
+        The tensor to fill; the write is not recorded by autograd.
+    val : float
+        The value.
+
+    Returns
+    -------
+    Tensor
+        ``tensor`` itself.
+
+    See Also
+    --------
+    zeros_, ones_
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> nn.init.constant_(dl.empty(3), 0.5)
+    tensor([0.5, 0.5, 0.5])
+    """
     tensor.array[...] = val
     tensor._version[0] += 1
     return tensor
 
 
 def zeros_(tensor: Tensor) -> Tensor:
-    """Fill with 0."""
+    """Fill ``tensor`` in place with zeros (a bias, say).
+
+    Parameters
+    ----------
+    tensor : Tensor
+        The tensor to fill.
+
+    Returns
+    -------
+    Tensor
+        ``tensor`` itself.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> nn.init.zeros_(dl.empty(2))
+    tensor([0., 0.])
+    """
     return constant_(tensor, 0.0)
 
 
 def ones_(tensor: Tensor) -> Tensor:
-    """Fill with 1."""
+    """Fill ``tensor`` in place with ones (a normalisation's scale, say).
+
+    Parameters
+    ----------
+    tensor : Tensor
+        The tensor to fill.
+
+    Returns
+    -------
+    Tensor
+        ``tensor`` itself.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> nn.init.ones_(dl.empty(2))
+    tensor([1., 1.])
+    """
     return constant_(tensor, 1.0)
 
 
 def eye_(tensor: Tensor) -> Tensor:
-    """The identity matrix (2-D tensors)."""
+    """Fill a 2-D ``tensor`` in place with the identity matrix (ones on the diagonal).
+
+    A linear layer initialised so passes its input through unchanged (where
+    ``in_features <= out_features``).
+
+    Parameters
+    ----------
+    tensor : Tensor
+        A 2-D tensor (need not be square).
+
+    Returns
+    -------
+    Tensor
+        ``tensor`` itself.
+
+    Raises
+    ------
+    ValueError
+        If ``tensor`` is not 2-D.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> nn.init.eye_(dl.empty(2, 3))
+    tensor([[1., 0., 0.],
+            [0., 1., 0.]])
+    """
     if tensor.ndim != 2:
         raise ValueError("eye_ needs a 2-D tensor")
     import numpy as np
@@ -111,21 +285,137 @@ def eye_(tensor: Tensor) -> Tensor:
 
 
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
-    """U(-a, a) with a = gain·√(6 / (fan_in + fan_out))."""
+    r"""Fill ``tensor`` with Glorot's uniform initialisation, :math:`\mathcal U(-a, a)`.
+
+    .. math::
+        a = \text{gain} \cdot \sqrt{\frac{6}{\text{fan\_in} + \text{fan\_out}}}
+
+    so that :math:`\operatorname{Var} W = 2\,\text{gain}^2 / (\text{fan\_in} + \text{fan\_out})`
+    keeps the variance of the signal about the same forwards and backwards (for
+    tanh or sigmoid layers).  For a weight of shape ``(out, in, k1, k2, ...)``,
+    ``fan_in = in*k1*k2*...`` and ``fan_out = out*k1*k2*...``.
+
+    Parameters
+    ----------
+    tensor : Tensor
+        At least 2-D.
+    gain : float, default 1.0
+        A scale, usually :func:`calculate_gain` of the nonlinearity.
+    generator : difflab.Generator, optional
+        The random generator; the global one by default.
+
+    Returns
+    -------
+    Tensor
+        ``tensor`` itself.
+
+    Raises
+    ------
+    ValueError
+        If ``tensor`` has fewer than 2 dimensions (no fan in and fan out).
+
+    References
+    ----------
+    Glorot and Bengio, "Understanding the difficulty of training deep feedforward
+    neural networks", AISTATS 2010.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> w = nn.init.xavier_uniform_(dl.empty(3, 5))
+    >>> bool(w.abs().max() <= (6 / 8) ** 0.5)
+    True
+    """
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     a = gain * math.sqrt(6.0 / (fan_in + fan_out))
     return uniform_(tensor, -a, a, generator)
 
 
 def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
-    """N(0, σ²) with σ = gain·√(2 / (fan_in + fan_out))."""
+    r"""Fill ``tensor`` with Glorot's normal initialisation, :math:`\mathcal N(0, \sigma^2)`.
+
+    .. math::
+        \sigma = \text{gain} \cdot \sqrt{\frac{2}{\text{fan\_in} + \text{fan\_out}}}
+
+    Parameters
+    ----------
+    tensor : Tensor
+        At least 2-D.
+    gain : float, default 1.0
+        A scale, usually :func:`calculate_gain` of the nonlinearity.
+    generator : difflab.Generator, optional
+        The random generator; the global one by default.
+
+    Returns
+    -------
+    Tensor
+        ``tensor`` itself.
+
+    Raises
+    ------
+    ValueError
+        If ``tensor`` has fewer than 2 dimensions.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> _ = dl.manual_seed(0)
+    >>> w = nn.init.xavier_normal_(dl.empty(300, 500))
+    >>> round(float(w.std()), 3), round((2 / 800) ** 0.5, 3)
+    (0.05, 0.05)
+    """
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
 
 
 def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
                      nonlinearity: str = "leaky_relu", generator: Any = None) -> Tensor:
-    """U(-b, b) with b = gain·√(3 / fan), gain = calculate_gain(nonlinearity, a)."""
+    r"""Fill ``tensor`` with He's uniform initialisation, :math:`\mathcal U(-b, b)`.
+
+    .. math::
+        b = \text{gain} \cdot \sqrt{\frac{3}{\text{fan}}}, \qquad
+        \text{gain} = \texttt{calculate\_gain}(\text{nonlinearity}, a)
+
+    so that :math:`\operatorname{Var} W = \text{gain}^2 / \text{fan}` (a uniform
+    :math:`\mathcal U(-b, b)` has variance :math:`b^2/3`).
+
+    Parameters
+    ----------
+    tensor : Tensor
+        At least 2-D.
+    a : float, default 0.0
+        The negative slope of the leaky ReLU that follows (used by the gain).
+    mode : {'fan_in', 'fan_out'}, default 'fan_in'
+        ``'fan_in'`` keeps the variance of the forward signal, ``'fan_out'`` that of the gradients.
+    nonlinearity : str, default 'leaky_relu'
+        The name given to :func:`calculate_gain` (``'relu'`` is the usual choice).
+    generator : difflab.Generator, optional
+        The random generator; the global one by default.
+
+    Returns
+    -------
+    Tensor
+        ``tensor`` itself.
+
+    Raises
+    ------
+    ValueError
+        If ``tensor`` has fewer than 2 dimensions, or ``mode`` is not one of the two.
+
+    References
+    ----------
+    He et al., "Delving deep into rectifiers", ICCV 2015.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> w = nn.init.kaiming_uniform_(dl.empty(4, 6), nonlinearity="relu")
+    >>> bool(w.abs().max() <= (2 ** 0.5) * (3 / 6) ** 0.5)
+    True
+    """
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     bound = math.sqrt(3.0) * std
     return uniform_(tensor, -bound, bound, generator)
@@ -133,14 +423,80 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
 
 def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
                     nonlinearity: str = "leaky_relu", generator: Any = None) -> Tensor:
-    """N(0, σ²) with σ = gain / √fan."""
+    r"""Fill ``tensor`` with He's normal initialisation, :math:`\mathcal N(0, \sigma^2)`.
+
+    .. math::
+        \sigma = \frac{\text{gain}}{\sqrt{\text{fan}}}, \qquad
+        \text{gain} = \texttt{calculate\_gain}(\text{nonlinearity}, a)
+
+    Parameters
+    ----------
+    tensor : Tensor
+        At least 2-D.
+    a : float, default 0.0
+        The negative slope of the leaky ReLU that follows (used by the gain).
+    mode : {'fan_in', 'fan_out'}, default 'fan_in'
+        Which fan :math:`\text{fan}` is.
+    nonlinearity : str, default 'leaky_relu'
+        The name given to :func:`calculate_gain`.
+    generator : difflab.Generator, optional
+        The random generator; the global one by default.
+
+    Returns
+    -------
+    Tensor
+        ``tensor`` itself.
+
+    Raises
+    ------
+    ValueError
+        If ``tensor`` has fewer than 2 dimensions, or ``mode`` is not one of the two.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> _ = dl.manual_seed(0)
+    >>> w = nn.init.kaiming_normal_(dl.empty(256, 512), nonlinearity="relu")
+    >>> round(float(w.std()), 2), round((2 / 512) ** 0.5, 2)
+    (0.06, 0.06)
+    """
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     return normal_(tensor, 0.0, std, generator)
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
                   b: float = 2.0, generator: Any = None) -> Tensor:
-    """N(mean, std²) redrawn until inside [a, b]."""
+    r"""Fill ``tensor`` with normal samples truncated to :math:`[a, b]`.
+
+    Each sample outside :math:`[a, b]` is drawn again until it falls inside, so the
+    values follow the normal density restricted to the interval (rescaled).
+
+    Parameters
+    ----------
+    tensor : Tensor
+        The tensor to fill.
+    mean : float, default 0.0
+    std : float, default 1.0
+        The mean and standard deviation of the normal before truncation.
+    a, b : float, default -2.0 and 2.0
+        The interval (absolute values, not in units of ``std``).
+    generator : difflab.Generator, optional
+        The random generator; the global one by default.
+
+    Returns
+    -------
+    Tensor
+        ``tensor`` itself.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> w = nn.init.trunc_normal_(dl.empty(1000), std=1.0, a=-0.5, b=0.5)
+    >>> bool(w.min() >= -0.5 and w.max() <= 0.5)
+    True
+    """
     rng = _random._rng(generator)
     values = rng.normal(mean, std, size=tensor.shape)
     bad = (values < a) | (values > b)
@@ -151,9 +507,38 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
 
 
 def default_linear_init_(weight: Tensor, bias: Tensor | None) -> None:
-    """PyTorch's default for Linear and Conv: U(-1/√fan_in, 1/√fan_in) for weight and bias.
+    r"""PyTorch's default for Linear and Conv: :math:`\mathcal U(-k, k)` for weight and bias.
 
-    (Written in PyTorch as kaiming_uniform_(a=√5), which gives the same bound.)
+    Here :math:`k = 1/\sqrt{\text{fan\_in}}`.
+
+    PyTorch writes it as ``kaiming_uniform_(weight, a=math.sqrt(5))``, which gives the
+    same bound: :math:`\text{gain} = \sqrt{2/6}` and
+    :math:`b = \text{gain}\sqrt{3/\text{fan\_in}} = 1/\sqrt{\text{fan\_in}}`.
+
+    Parameters
+    ----------
+    weight : Tensor
+        At least 2-D, ``(out, in, *kernel)``.
+    bias : Tensor or None
+        Filled with the same bound; skipped when None.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ValueError
+        If ``weight`` has fewer than 2 dimensions.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> w, b = dl.empty(3, 4), dl.empty(3)
+    >>> nn.init.default_linear_init_(w, b)
+    >>> bool(w.abs().max() <= 0.5 and b.abs().max() <= 0.5)
+    True
     """
     kaiming_uniform_(weight, a=math.sqrt(5))
     if bias is not None:

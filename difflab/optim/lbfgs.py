@@ -208,8 +208,50 @@ class LBFGS(Optimizer):
             loss = closure()
         return float(loss.item() if isinstance(loss, Tensor) else loss)
 
-    def step(self, closure: Callable[[], Any]) -> Any:  # type: ignore[override]
-        """Run up to ``max_iter`` L-BFGS iterations; returns the loss before the first."""
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        r"""Run up to ``max_iter`` L-BFGS iterations, calling ``closure`` for each new loss.
+
+        Each iteration computes the direction :math:`d = -H^{-1} g` by the two-loop
+        recursion over the last ``history_size`` pairs :math:`(s_k, y_k)`, then moves
+        :math:`\theta \leftarrow \theta + t d` with :math:`t = \text{lr}` (scaled on the
+        very first iteration) or the step the strong-Wolfe line search finds.  It
+        stops early when the largest gradient entry is below ``tolerance_grad``, the
+        step or the change of the loss below ``tolerance_change``, or after
+        ``max_eval`` closure calls.  The history lives in ``state`` and carries over
+        to the next ``step``.
+
+        Parameters
+        ----------
+        closure : callable
+            Clears the gradients, computes the loss, calls ``backward()`` and returns
+            the loss.  Required.
+
+        Returns
+        -------
+        Tensor or float
+            The loss the first closure call returned (before this step's updates).
+
+        Raises
+        ------
+        RuntimeError
+            Without a closure; the message shows the closure to write.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn, optim
+        >>> x = nn.Parameter(dl.tensor([-1.0, 1.0], dtype=dl.float64))
+        >>> opt = optim.LBFGS([x], lr=1, line_search_fn="strong_wolfe")
+        >>> def closure():                      # Rosenbrock's function, minimum at (1, 1)
+        ...     opt.zero_grad()
+        ...     loss = (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2
+        ...     loss.backward()
+        ...     return loss
+        >>> for _ in range(5):
+        ...     _ = opt.step(closure)
+        >>> [round(v, 4) for v in x.tolist()]
+        [1.0, 1.0]
+        """
         if closure is None or not callable(closure):
             raise RuntimeError(
                 "LBFGS.step needs a closure that re-evaluates the model: def closure(): "
@@ -310,8 +352,46 @@ class LBFGS(Optimizer):
         return orig_loss
 
     def load_state_dict(self, state_dict: dict) -> None:
-        """Restore what :meth:`state_dict` returned (the history is one flat vector per pair,
-        the length of all parameters together, so it is restored as saved)."""
+        """Restore what :meth:`Optimizer.state_dict` returned, the curvature history included.
+
+        The history is one flat vector per pair, as long as all parameters
+        together, so it is restored as saved (converted to the parameters' dtype and
+        device).
+
+        Parameters
+        ----------
+        state_dict : dict
+            What :meth:`Optimizer.state_dict` returned.
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        ValueError
+            If the groups do not match (see :meth:`Optimizer.load_state_dict`), the
+            state belongs to another parameter than the first, or a saved vector's
+            length differs from the number of elements of the parameters.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn, optim
+        >>> x = nn.Parameter(dl.tensor([3.0, -2.0]))
+        >>> opt = optim.LBFGS([x], max_iter=3)
+        >>> def closure():
+        ...     opt.zero_grad()
+        ...     loss = (x ** 2).sum()
+        ...     loss.backward()
+        ...     return loss
+        >>> _ = opt.step(closure)
+        >>> y = nn.Parameter(dl.zeros(2))
+        >>> again = optim.LBFGS([y], max_iter=3)
+        >>> again.load_state_dict(opt.state_dict())
+        >>> again.state[y]["n_iter"] == opt.state[x]["n_iter"]
+        True
+        """
         saved = dict(state_dict.get("state", {}))
         super().load_state_dict({"state": {}, "param_groups": state_dict.get("param_groups")})
         self._params = self.param_groups[0]["params"]

@@ -29,7 +29,54 @@ from difflab.optim.optimizer import Optimizer
 
 
 class LRScheduler:
-    """Base class: subclasses give ``lr_at(base_lr, t)``."""
+    r"""Base class of the epoch schedules: a subclass gives ``lr_at(base_lr, t)``.
+
+    Construction records each group's initial rate (``group["initial_lr"]``) and
+    takes the first step, to epoch :math:`t = 0`; every :meth:`step` then
+    advances :math:`t` and sets ``group["lr"] = lr_at(initial_lr, t)`` in every
+    parameter group.  Call ``scheduler.step()`` once per epoch, after
+    ``optimizer.step()``.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+        The optimizer whose parameter groups' ``lr`` it sets.
+    last_epoch : int, default -1
+        The index of the last epoch when resuming (then every group must have an
+        ``initial_lr``); -1 starts afresh.
+
+    Attributes
+    ----------
+    base_lrs : list of float
+        Each group's initial rate :math:`\eta_0` (``group["initial_lr"]``).
+    last_epoch : int
+        The epoch counter :math:`t` (0 after construction).
+
+    Raises
+    ------
+    TypeError
+        If ``optimizer`` is not an :class:`~difflab.optim.Optimizer`.
+    KeyError
+        If ``last_epoch != -1`` and a group has no ``initial_lr``.
+
+    See Also
+    --------
+    StepLR, CosineAnnealingLR, LambdaLR, ReduceLROnPlateau
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn, optim
+    >>> from difflab.optim import lr_scheduler
+    >>> class Halving(lr_scheduler.LRScheduler):
+    ...     def lr_at(self, base_lr, t):
+    ...         return base_lr / 2 ** t
+    >>> opt = optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1)
+    >>> sched = Halving(opt)
+    >>> opt.step(); sched.step()
+    >>> sched.get_last_lr(), opt.param_groups[0]["lr"]
+    ([0.05], 0.05)
+    """
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
@@ -46,32 +93,226 @@ class LRScheduler:
         self.step()
 
     def lr_at(self, base_lr: float, t: int) -> float:
+        r"""The rate at epoch ``t`` of a group with initial rate ``base_lr`` (subclasses).
+
+        Parameters
+        ----------
+        base_lr : float
+            The group's initial rate :math:`\eta_0`.
+        t : int
+            The epoch, from 0.
+
+        Returns
+        -------
+        float
+            The rate.
+
+        Raises
+        ------
+        NotImplementedError
+            On the base class.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn, optim
+        >>> from difflab.optim import lr_scheduler
+        >>> opt = optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1)
+        >>> lr_scheduler.StepLR(opt, step_size=2, gamma=0.5).lr_at(0.1, 5)
+        0.025
+        """
         raise NotImplementedError
 
     def get_last_lr(self) -> list[float]:
-        """The learning rates set by the last ``step()``."""
+        """The learning rates the last :meth:`step` set, one per parameter group.
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        list of float
+            A copy (changing it changes nothing).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn, optim
+        >>> from difflab.optim import lr_scheduler
+        >>> opt = optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1)
+        >>> lr_scheduler.ExponentialLR(opt, gamma=0.5).get_last_lr()
+        [0.1]
+        """
         return list(self._last_lr)
 
     def get_lr(self) -> list[float]:
+        """The rates at the current epoch ``last_epoch`` (what :meth:`LRScheduler.step` sets).
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        list of float
+            ``[lr_at(base, last_epoch) for base in base_lrs]``.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn, optim
+        >>> from difflab.optim import lr_scheduler
+        >>> opt = optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1)
+        >>> sched = lr_scheduler.ExponentialLR(opt, gamma=0.5)
+        >>> sched.last_epoch = 3
+        >>> sched.get_lr()
+        [0.0125]
+        """
         return [self.lr_at(base, self.last_epoch) for base in self.base_lrs]
 
     def step(self) -> None:
-        """Advance one epoch and set the new learning rates."""
+        """Advance one epoch and set every group's ``lr`` for it.
+
+        Call it after ``optimizer.step()``, once per epoch (once per batch for
+        :class:`OneCycleLR` and :class:`CyclicLR`).
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn, optim
+        >>> from difflab.optim import lr_scheduler
+        >>> opt = optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1)
+        >>> sched = lr_scheduler.ExponentialLR(opt, gamma=0.5)
+        >>> opt.step(); sched.step()
+        >>> sched.last_epoch, opt.param_groups[0]["lr"]
+        (1, 0.05)
+        """
         self.last_epoch += 1
         for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
             group["lr"] = lr
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
     def state_dict(self) -> dict:
+        """The scheduler's state: every attribute except the optimizer and callables (a lambda).
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        dict
+            Attribute name -> value (``last_epoch``, ``base_lrs``, the settings).
+
+        See Also
+        --------
+        LRScheduler.load_state_dict
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn, optim
+        >>> from difflab.optim import lr_scheduler
+        >>> opt = optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1)
+        >>> lr_scheduler.StepLR(opt, step_size=2).state_dict()
+        {'step_size': 2, 'gamma': 0.1, 'base_lrs': [0.1], 'last_epoch': 0, '_last_lr': [0.1]}
+        """
         return {k: v for k, v in self.__dict__.items()
                 if k != "optimizer" and not callable(v)}
 
     def load_state_dict(self, state_dict: dict) -> None:
+        """Restore the attributes saved by :meth:`state_dict` (the epoch counter included).
+
+        It does not set the optimizer's rates: load the optimizer's own state dict too.
+
+        Parameters
+        ----------
+        state_dict : dict
+            What :meth:`state_dict` returned.
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn, optim
+        >>> from difflab.optim import lr_scheduler
+        >>> opt = optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1)
+        >>> a = lr_scheduler.StepLR(opt, step_size=2)
+        >>> for _ in range(3):
+        ...     opt.step(); a.step()
+        >>> b = lr_scheduler.StepLR(optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1), step_size=2)
+        >>> b.load_state_dict(a.state_dict())
+        >>> b.last_epoch
+        3
+        """
         self.__dict__.update(state_dict)
 
 
 class StepLR(LRScheduler):
-    """Multiply the rate by ``gamma`` every ``step_size`` epochs."""
+    r"""Multiply the rate by ``gamma`` every ``step_size`` epochs.
+
+    .. math::
+        \eta_t = \eta_0\,\gamma^{\lfloor t/\text{step\_size}\rfloor}
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+        The optimizer whose parameter groups' ``lr`` it sets.
+    step_size : int
+        The number of epochs between two decays, >= 1.
+    gamma : float, default 0.1
+        The factor of each decay.
+    last_epoch : int, default -1
+        The index of the last epoch when resuming (then every group must have an
+        ``initial_lr``); -1 starts afresh.
+
+    Attributes
+    ----------
+    base_lrs : list of float
+        Each group's initial rate :math:`\eta_0` (``group["initial_lr"]``).
+    last_epoch : int
+        The epoch counter :math:`t` (0 after construction).
+
+    Raises
+    ------
+    ValueError
+        If ``step_size < 1``.
+    TypeError
+        If ``optimizer`` is not an :class:`~difflab.optim.Optimizer`.
+    KeyError
+        If ``last_epoch != -1`` and a group has no ``initial_lr``.
+
+    See Also
+    --------
+    MultiStepLR, ExponentialLR
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn, optim
+    >>> from difflab.optim import lr_scheduler
+    >>> opt = optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1)
+    >>> sched = lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    >>> rates = []
+    >>> for epoch in range(6):
+    ...     rates.append(round(sched.get_last_lr()[0], 6))
+    ...     opt.step()                      # (the epoch's training)
+    ...     sched.step()
+    >>> rates
+    [0.1, 0.1, 0.05, 0.05, 0.025, 0.025]
+    """
 
     def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1,
                  last_epoch: int = -1) -> None:
@@ -81,11 +322,83 @@ class StepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def lr_at(self, base_lr: float, t: int) -> float:
+        r"""The rate at epoch ``t`` of a group with initial rate ``base_lr`` (StepLR).
+
+        Parameters
+        ----------
+        base_lr : float
+            The group's initial rate :math:`\eta_0`.
+        t : int
+            The epoch, from 0.
+
+        Returns
+        -------
+        float
+            The rate.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn, optim
+        >>> from difflab.optim import lr_scheduler
+        >>> opt = optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1)
+        >>> lr_scheduler.StepLR(opt, step_size=2, gamma=0.5).lr_at(0.1, 5)
+        0.025
+        """
         return base_lr * self.gamma ** (t // self.step_size)
 
 
 class MultiStepLR(LRScheduler):
-    """Multiply the rate by ``gamma`` at each epoch listed in ``milestones``."""
+    r"""Multiply the rate by ``gamma`` at each milestone epoch.
+
+    .. math::
+        \eta_t = \eta_0\,\gamma^{\#\{m \in \text{milestones} : m \le t\}}
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+        The optimizer whose parameter groups' ``lr`` it sets.
+    milestones : list of int
+        The epochs at which to decay (sorted here).
+    gamma : float, default 0.1
+        The factor of each decay.
+    last_epoch : int, default -1
+        The index of the last epoch when resuming (then every group must have an
+        ``initial_lr``); -1 starts afresh.
+
+    Attributes
+    ----------
+    base_lrs : list of float
+        Each group's initial rate :math:`\eta_0` (``group["initial_lr"]``).
+    last_epoch : int
+        The epoch counter :math:`t` (0 after construction).
+
+    Raises
+    ------
+    TypeError
+        If ``optimizer`` is not an :class:`~difflab.optim.Optimizer`.
+    KeyError
+        If ``last_epoch != -1`` and a group has no ``initial_lr``.
+
+    See Also
+    --------
+    StepLR
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn, optim
+    >>> from difflab.optim import lr_scheduler
+    >>> opt = optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1)
+    >>> sched = lr_scheduler.MultiStepLR(opt, milestones=[2, 4], gamma=0.1)
+    >>> rates = []
+    >>> for epoch in range(6):
+    ...     rates.append(round(sched.get_last_lr()[0], 6))
+    ...     opt.step()                      # (the epoch's training)
+    ...     sched.step()
+    >>> rates
+    [0.1, 0.1, 0.01, 0.01, 0.001, 0.001]
+    """
 
     def __init__(self, optimizer: Optimizer, milestones: list[int], gamma: float = 0.1,
                  last_epoch: int = -1) -> None:
@@ -93,22 +406,167 @@ class MultiStepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def lr_at(self, base_lr: float, t: int) -> float:
+        r"""The rate at epoch ``t`` of a group with initial rate ``base_lr`` (MultiStepLR).
+
+        Parameters
+        ----------
+        base_lr : float
+            The group's initial rate :math:`\eta_0`.
+        t : int
+            The epoch, from 0.
+
+        Returns
+        -------
+        float
+            The rate.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn, optim
+        >>> from difflab.optim import lr_scheduler
+        >>> opt = optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1)
+        >>> lr_scheduler.StepLR(opt, step_size=2, gamma=0.5).lr_at(0.1, 5)
+        0.025
+        """
         return base_lr * self.gamma ** sum(1 for m in self.milestones if m <= t)
 
 
 class ExponentialLR(LRScheduler):
-    """Multiply the rate by ``gamma`` every epoch."""
+    r"""Multiply the rate by ``gamma`` every epoch: :math:`\eta_t = \eta_0\,\gamma^t`.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+        The optimizer whose parameter groups' ``lr`` it sets.
+    gamma : float
+        The factor per epoch.
+    last_epoch : int, default -1
+        The index of the last epoch when resuming (then every group must have an
+        ``initial_lr``); -1 starts afresh.
+
+    Attributes
+    ----------
+    base_lrs : list of float
+        Each group's initial rate :math:`\eta_0` (``group["initial_lr"]``).
+    last_epoch : int
+        The epoch counter :math:`t` (0 after construction).
+
+    Raises
+    ------
+    TypeError
+        If ``optimizer`` is not an :class:`~difflab.optim.Optimizer`.
+    KeyError
+        If ``last_epoch != -1`` and a group has no ``initial_lr``.
+
+    See Also
+    --------
+    StepLR, MultiplicativeLR
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn, optim
+    >>> from difflab.optim import lr_scheduler
+    >>> opt = optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1)
+    >>> sched = lr_scheduler.ExponentialLR(opt, gamma=0.5)
+    >>> rates = []
+    >>> for epoch in range(4):
+    ...     rates.append(round(sched.get_last_lr()[0], 6))
+    ...     opt.step()                      # (the epoch's training)
+    ...     sched.step()
+    >>> rates
+    [0.1, 0.05, 0.025, 0.0125]
+    """
 
     def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
     def lr_at(self, base_lr: float, t: int) -> float:
+        r"""The rate at epoch ``t`` of a group with initial rate ``base_lr`` (ExponentialLR).
+
+        Parameters
+        ----------
+        base_lr : float
+            The group's initial rate :math:`\eta_0`.
+        t : int
+            The epoch, from 0.
+
+        Returns
+        -------
+        float
+            The rate.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn, optim
+        >>> from difflab.optim import lr_scheduler
+        >>> opt = optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1)
+        >>> lr_scheduler.StepLR(opt, step_size=2, gamma=0.5).lr_at(0.1, 5)
+        0.025
+        """
         return base_lr * self.gamma**t
 
 
 class CosineAnnealingLR(LRScheduler):
-    """Half a cosine from the initial rate down to ``eta_min`` over ``T_max`` epochs."""
+    r"""Half a cosine from the initial rate down to ``eta_min`` over ``T_max`` epochs.
+
+    .. math::
+        \eta_t = \eta_{min} + \tfrac12(\eta_0 - \eta_{min})
+        \left(1 + \cos\frac{\pi t}{T_{max}}\right)
+
+    (the closed form, so past ``T_max`` the rate climbs back along the cosine;
+    :class:`CosineAnnealingWarmRestarts` restarts instead).
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+        The optimizer whose parameter groups' ``lr`` it sets.
+    T_max : int
+        The number of epochs of the half period, >= 1.
+    eta_min : float, default 0.0
+        The lowest rate.
+    last_epoch : int, default -1
+        The index of the last epoch when resuming (then every group must have an
+        ``initial_lr``); -1 starts afresh.
+
+    Attributes
+    ----------
+    base_lrs : list of float
+        Each group's initial rate :math:`\eta_0` (``group["initial_lr"]``).
+    last_epoch : int
+        The epoch counter :math:`t` (0 after construction).
+
+    Raises
+    ------
+    ValueError
+        If ``T_max < 1``.
+    TypeError
+        If ``optimizer`` is not an :class:`~difflab.optim.Optimizer`.
+    KeyError
+        If ``last_epoch != -1`` and a group has no ``initial_lr``.
+
+    References
+    ----------
+    Loshchilov and Hutter, "SGDR: Stochastic Gradient Descent with Warm Restarts", ICLR 2017.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn, optim
+    >>> from difflab.optim import lr_scheduler
+    >>> opt = optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1)
+    >>> sched = lr_scheduler.CosineAnnealingLR(opt, T_max=4)
+    >>> rates = []
+    >>> for epoch in range(5):
+    ...     rates.append(round(sched.get_last_lr()[0], 6))
+    ...     opt.step()                      # (the epoch's training)
+    ...     sched.step()
+    >>> rates
+    [0.1, 0.085355, 0.05, 0.014645, 0.0]
+    """
 
     def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,  # noqa: N803
                  last_epoch: int = -1) -> None:
@@ -118,12 +576,84 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def lr_at(self, base_lr: float, t: int) -> float:
+        r"""The rate at epoch ``t`` of a group with initial rate ``base_lr`` (CosineAnnealingLR).
+
+        Parameters
+        ----------
+        base_lr : float
+            The group's initial rate :math:`\eta_0`.
+        t : int
+            The epoch, from 0.
+
+        Returns
+        -------
+        float
+            The rate.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn, optim
+        >>> from difflab.optim import lr_scheduler
+        >>> opt = optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1)
+        >>> lr_scheduler.StepLR(opt, step_size=2, gamma=0.5).lr_at(0.1, 5)
+        0.025
+        """
         return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * t / self.T_max)
                                                           ) / 2
 
 
 class LambdaLR(LRScheduler):
-    """The initial rate times ``lr_lambda(epoch)``."""
+    r"""The initial rate times a function of the epoch: :math:`\eta_t = \eta_0\,\lambda(t)`.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+        The optimizer whose parameter groups' ``lr`` it sets.
+    lr_lambda : callable
+        Epoch :math:`t` (int, from 0) -> factor (float).
+    last_epoch : int, default -1
+        The index of the last epoch when resuming (then every group must have an
+        ``initial_lr``); -1 starts afresh.
+
+    Attributes
+    ----------
+    base_lrs : list of float
+        Each group's initial rate :math:`\eta_0` (``group["initial_lr"]``).
+    last_epoch : int
+        The epoch counter :math:`t` (0 after construction).
+
+    Raises
+    ------
+    TypeError
+        If ``optimizer`` is not an :class:`~difflab.optim.Optimizer`.
+    KeyError
+        If ``last_epoch != -1`` and a group has no ``initial_lr``.
+
+    Notes
+    -----
+    :meth:`LRScheduler.state_dict` leaves the function out (a lambda cannot be saved);
+    construct the scheduler with the same function before loading.
+
+    See Also
+    --------
+    MultiplicativeLR : multiplies the factors of the epochs up to :math:`t`.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn, optim
+    >>> from difflab.optim import lr_scheduler
+    >>> opt = optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1)
+    >>> sched = lr_scheduler.LambdaLR(opt, lambda epoch: 1 / (epoch + 1))
+    >>> rates = []
+    >>> for epoch in range(4):
+    ...     rates.append(round(sched.get_last_lr()[0], 6))
+    ...     opt.step()                      # (the epoch's training)
+    ...     sched.step()
+    >>> rates
+    [0.1, 0.05, 0.033333, 0.025]
+    """
 
     def __init__(self, optimizer: Optimizer, lr_lambda: Callable[[int], float],
                  last_epoch: int = -1) -> None:
@@ -131,6 +661,29 @@ class LambdaLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def lr_at(self, base_lr: float, t: int) -> float:
+        r"""The rate at epoch ``t`` of a group with initial rate ``base_lr`` (LambdaLR).
+
+        Parameters
+        ----------
+        base_lr : float
+            The group's initial rate :math:`\eta_0`.
+        t : int
+            The epoch, from 0.
+
+        Returns
+        -------
+        float
+            The rate.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn, optim
+        >>> from difflab.optim import lr_scheduler
+        >>> opt = optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1)
+        >>> lr_scheduler.StepLR(opt, step_size=2, gamma=0.5).lr_at(0.1, 5)
+        0.025
+        """
         return base_lr * self.lr_lambda(t)
 
 
@@ -139,16 +692,82 @@ class LambdaLR(LRScheduler):
 
 
 class OneCycleLR(LRScheduler):
-    """The 1cycle policy (Smith & Topin): one warm-up and one annealing phase over
-    ``total_steps`` batches; ``step()`` once per batch.
+    r"""The 1cycle policy: one warm-up and one annealing phase over ``total_steps`` batches.
 
-    Phase 1 (the first ``pct_start`` of the steps): η from η_max/div_factor up
-    to η_max, momentum from ``max_momentum`` down to ``base_momentum``.  Phase 2:
-    η down to η_max/(div_factor · final_div_factor), momentum back up.  With
-    ``three_phase=True`` η first returns to the start and then anneals.
-    Between the phases' ends, ``anneal_strategy`` 'cos' interpolates as
-    end + (start - end)(1 + cos(π p))/2, 'linear' as start + p(end - start).
-    Momentum (or Adam's β₁) is cycled when ``cycle_momentum`` is True.
+    Call ``step()`` once per *batch*.  Phase 1 (the first ``pct_start`` of the
+    steps): the rate rises from :math:`\eta_{max}/\text{div\_factor}` to
+    :math:`\eta_{max}` while the momentum falls from ``max_momentum`` to
+    ``base_momentum``.  Phase 2: the rate falls to
+    :math:`\eta_{max}/(\text{div\_factor}\cdot\text{final\_div\_factor})`, the
+    momentum rises back.  With ``three_phase=True`` the rate first returns to the
+    start, then anneals.  Within a phase, at fraction :math:`p` of it,
+    ``anneal_strategy='cos'`` interpolates as
+    :math:`\text{end} + \tfrac12(\text{start} - \text{end})(1 + \cos \pi p)` and
+    ``'linear'`` as :math:`\text{start} + p(\text{end} - \text{start})`.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+        The optimizer whose parameter groups' ``lr`` it sets.
+    max_lr : float or list of float
+        :math:`\eta_{max}`, the peak rate (one per group, or one for all).
+    total_steps : int, optional
+        The number of batches of the cycle; or give ``epochs`` and ``steps_per_epoch``.
+    epochs, steps_per_epoch : int, optional
+        Their product is ``total_steps`` when that is left out.
+    pct_start : float, default 0.3
+        The fraction of the cycle spent rising, in :math:`[0, 1]`.
+    anneal_strategy : {'cos', 'linear'}, default 'cos'
+        How to interpolate within a phase.
+    cycle_momentum : bool, default True
+        Cycle ``momentum`` (SGD, RMSprop) or Adam's :math:`\beta_1` inversely to the rate.
+    base_momentum, max_momentum : float or list of float, default 0.85 and 0.95
+        The momentum's range.
+    div_factor : float, default 25.0
+        The starting rate is :math:`\eta_{max}/\text{div\_factor}`.
+    final_div_factor : float, default 1e4
+        The final rate is the starting rate divided by this.
+    three_phase : bool, default False
+        Use three phases (up, back down to the start, then down to the final rate).
+    last_epoch : int, default -1
+        The index of the last epoch when resuming (then every group must have an
+        ``initial_lr``); -1 starts afresh.
+
+    Attributes
+    ----------
+    total_steps : int
+        The length of the cycle.
+
+    Raises
+    ------
+    ValueError
+        If neither ``total_steps`` nor both ``epochs`` and ``steps_per_epoch`` are
+        given (or they are not positive), ``pct_start`` is outside :math:`[0, 1]`,
+        ``anneal_strategy`` is unknown, momentum is cycled for an optimizer
+        without one, a list has the wrong length, or :meth:`LRScheduler.step` is called more
+        than ``total_steps`` times.
+    TypeError
+        If ``optimizer`` is not an Optimizer.
+
+    References
+    ----------
+    Smith and Topin, "Super-Convergence: Very Fast Training of Neural Networks
+    Using Large Learning Rates", 2017.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn, optim
+    >>> from difflab.optim import lr_scheduler
+    >>> opt = optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1, momentum=0.9)
+    >>> sched = lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=10)
+    >>> rates = []
+    >>> for batch in range(10):
+    ...     rates.append(round(sched.get_last_lr()[0], 4))
+    ...     opt.step()
+    ...     sched.step()
+    >>> rates
+    [0.04, 0.52, 1.0, 0.9505, 0.8117, 0.6113, 0.3887, 0.1883, 0.0495, 0.0]
     """
 
     def __init__(self, optimizer: Optimizer, max_lr: float | list[float],
@@ -231,6 +850,32 @@ class OneCycleLR(LRScheduler):
         raise AssertionError("unreachable: the last phase takes every step")
 
     def get_lr(self) -> list[float]:
+        """The rates at the current step ``last_epoch`` (with ``cycle_momentum``, set the momentum).
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        list of float
+            One rate per parameter group.
+
+        Raises
+        ------
+        ValueError
+            When stepped past ``total_steps``.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn, optim
+        >>> from difflab.optim import lr_scheduler
+        >>> opt = optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1, momentum=0.9)
+        >>> sched = lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=10)
+        >>> [round(lr, 6) for lr in sched.get_lr()], opt.param_groups[0]["momentum"]
+        ([0.04], 0.95)
+        """
         t = self.last_epoch
         if t > self.total_steps:
             raise ValueError(
@@ -256,14 +901,68 @@ def _per_group(value: Any, groups: list, name: str) -> list:
 
 
 class ReduceLROnPlateau:
-    """Multiply the rate by ``factor`` once the metric stops improving: ``step(metric)``.
+    r"""Multiply the rate by ``factor`` once a metric stops improving: ``scheduler.step(metric)``.
 
-    ``mode='min'`` (a loss) or ``'max'`` (an accuracy).  An epoch improves on
-    the best so far by more than ``threshold``: relatively (best·(1 ∓ threshold),
-    ``threshold_mode='rel'``) or absolutely (best ∓ threshold, ``'abs'``).
-    After more than ``patience`` epochs without improvement every group's rate
-    becomes max(η · factor, min_lr) (changes smaller than ``eps`` are skipped),
-    then ``cooldown`` epochs pass before counting again.
+    An epoch improves on the best so far when, with ``mode='min'`` (a loss),
+
+    .. math::
+        \text{current} < \text{best}\,(1 - \text{threshold}) \ \ (\text{rel})
+        \quad\text{or}\quad \text{current} < \text{best} - \text{threshold} \ \ (\text{abs})
+
+    (the other way round for ``mode='max'``, an accuracy).  After more than
+    ``patience`` epochs without improvement every group's rate becomes
+    :math:`\max(\eta\cdot\text{factor}, \text{min\_lr})` (a change smaller than
+    ``eps`` is skipped), and ``cooldown`` epochs pass before bad epochs count again.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+        The optimizer whose groups' ``lr`` it lowers.
+    mode : {'min', 'max'}, default 'min'
+        Whether a lower or a higher metric is better.
+    factor : float, default 0.1
+        The factor of each reduction, < 1.
+    patience : int, default 10
+        How many epochs without improvement are tolerated.
+    threshold : float, default 1e-4
+        The smallest change that counts as an improvement.
+    threshold_mode : {'rel', 'abs'}, default 'rel'
+        Relative or absolute threshold.
+    cooldown : int, default 0
+        Epochs to wait after a reduction before counting bad epochs again.
+    min_lr : float or list of float, default 0.0
+        The lowest rate (one per group, or one for all).
+    eps : float, default 1e-8
+        Reductions smaller than this are skipped.
+
+    Attributes
+    ----------
+    best : float
+        The best metric so far.
+    num_bad_epochs : int
+        Epochs since the last improvement.
+
+    Raises
+    ------
+    TypeError
+        If ``optimizer`` is not an Optimizer.
+    ValueError
+        If ``factor >= 1``, ``mode`` or ``threshold_mode`` is unknown, or
+        ``min_lr`` has the wrong number of entries.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn, optim
+    >>> from difflab.optim import lr_scheduler
+    >>> opt = optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1)
+    >>> sched = lr_scheduler.ReduceLROnPlateau(opt, patience=1, factor=0.5)
+    >>> rates = []
+    >>> for val_loss in [1.0, 0.9, 0.9, 0.9, 0.9, 0.9]:
+    ...     sched.step(val_loss)
+    ...     rates.append(sched.get_last_lr()[0])
+    >>> rates
+    [0.1, 0.1, 0.1, 0.05, 0.05, 0.025]
     """
 
     def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1,
@@ -288,6 +987,30 @@ class ReduceLROnPlateau:
         self._last_lr = [group["lr"] for group in optimizer.param_groups]
 
     def is_better(self, current: float, best: float) -> bool:
+        """Whether ``current`` improves on ``best`` by more than the threshold (in this mode).
+
+        Parameters
+        ----------
+        current : float
+            This epoch's metric.
+        best : float
+            The best metric so far.
+
+        Returns
+        -------
+        bool
+            ``True`` when it counts as an improvement.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn, optim
+        >>> from difflab.optim import lr_scheduler
+        >>> opt = optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1)
+        >>> sched = lr_scheduler.ReduceLROnPlateau(opt, threshold=0.01)
+        >>> sched.is_better(0.995, 1.0), sched.is_better(0.98, 1.0)
+        (False, True)
+        """
         if self.mode == "min":
             bound = best * (1.0 - self.threshold) if self.threshold_mode == "rel" \
                 else best - self.threshold
@@ -298,10 +1021,58 @@ class ReduceLROnPlateau:
 
     @property
     def in_cooldown(self) -> bool:
+        """Whether the scheduler is waiting out its cooldown after a reduction (a property).
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        bool
+            ``True`` while bad epochs are not counted.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn, optim
+        >>> from difflab.optim import lr_scheduler
+        >>> opt = optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1)
+        >>> sched = lr_scheduler.ReduceLROnPlateau(opt, patience=0, cooldown=2)
+        >>> sched.step(1.0); sched.step(1.0)
+        >>> sched.in_cooldown, sched.get_last_lr()
+        (True, [0.010000000000000002])
+        """
         return self.cooldown_counter > 0
 
     def step(self, metrics: Any) -> None:
-        """Record one epoch's metric (a number or a one-element tensor)."""
+        """Record one epoch's metric and lower the rates if it has stalled for too long.
+
+        Parameters
+        ----------
+        metrics : float or Tensor
+            The epoch's metric (a number or a one-element tensor, e.g. the validation loss).
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``metrics`` cannot be turned into a float.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn, optim
+        >>> from difflab.optim import lr_scheduler
+        >>> opt = optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1)
+        >>> sched = lr_scheduler.ReduceLROnPlateau(opt, mode="max")
+        >>> sched.step(dl.tensor(0.75))
+        >>> sched.best
+        0.75
+        """
         current = float(metrics)
         self.last_epoch += 1
         if self.is_better(current, self.best):
@@ -320,12 +1091,77 @@ class ReduceLROnPlateau:
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
     def get_last_lr(self) -> list[float]:
+        """The learning rates after the last :meth:`step`, one per parameter group.
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        list of float
+            A copy.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn, optim
+        >>> from difflab.optim import lr_scheduler
+        >>> opt = optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1)
+        >>> lr_scheduler.ReduceLROnPlateau(opt).get_last_lr()
+        [0.1]
+        """
         return list(self._last_lr)
 
     def state_dict(self) -> dict:
+        """The scheduler's state: every attribute except the optimizer.
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        dict
+            Attribute name -> value (``best``, ``num_bad_epochs``, the settings).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn, optim
+        >>> from difflab.optim import lr_scheduler
+        >>> opt = optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1)
+        >>> sched = lr_scheduler.ReduceLROnPlateau(opt)
+        >>> sched.step(2.0)
+        >>> sched.state_dict()["best"]
+        2.0
+        """
         return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
 
     def load_state_dict(self, state_dict: dict) -> None:
+        """Restore the attributes saved by :meth:`state_dict`.
+
+        Parameters
+        ----------
+        state_dict : dict
+            What :meth:`state_dict` returned.
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn, optim
+        >>> from difflab.optim import lr_scheduler
+        >>> a = lr_scheduler.ReduceLROnPlateau(optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1))
+        >>> a.step(2.0)
+        >>> b = lr_scheduler.ReduceLROnPlateau(optim.SGD([nn.Parameter(dl.zeros(1))], lr=0.1))
+        >>> b.load_state_dict(a.state_dict())
+        >>> b.best, b.last_epoch
+        (2.0, 1)
+        """
         self.__dict__.update(state_dict)
 
 
@@ -351,14 +1187,23 @@ class _FactorScheduler(LRScheduler):
 
 
 class MultiplicativeLR(_FactorScheduler):
-    """Multiply the rate by ``lr_lambda(epoch)`` every epoch: η_t = η₀ · Π_{k=1..t} λ(k).
+    r"""Multiply the rate by ``lr_lambda(epoch)`` every epoch.
+
+    .. math::
+        \eta_t = \eta_0 \prod_{k=1}^{t} \lambda(k)
 
     Parameters
     ----------
     optimizer : Optimizer
+        The optimizer whose parameter groups' ``lr`` it sets.
     lr_lambda : callable
-        Epoch -> factor.
-    last_epoch : int
+        Epoch :math:`k` (int) -> the factor of that epoch.
+    last_epoch : int, default -1
+        The last epoch when resuming; -1 starts afresh.
+
+    See Also
+    --------
+    LambdaLR : the initial rate times :math:`\lambda(t)`, not a product.
 
     Examples
     --------
@@ -379,6 +1224,28 @@ class MultiplicativeLR(_FactorScheduler):
         super().__init__(optimizer, last_epoch)
 
     def factor(self, t: int) -> float:
+        r"""The factor :math:`f(t)` of MultiplicativeLR at epoch ``t`` (rate :math:`\eta_0 f(t)`).
+
+        :class:`ChainedScheduler` multiplies these factors.
+
+        Parameters
+        ----------
+        t : int
+            The epoch, from 0.
+
+        Returns
+        -------
+        float
+            The factor.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> opt = dl.optim.SGD([dl.zeros(1, requires_grad=True)], lr=1.0)
+        >>> sched = dl.optim.lr_scheduler.MultiplicativeLR(opt, lambda epoch: 0.5)
+        >>> sched.factor(3)
+        0.125
+        """
         if t < self._product_until:  # (stepping back: start over)
             self._product, self._product_until = 1.0, 0
         while self._product_until < t:
@@ -388,7 +1255,27 @@ class MultiplicativeLR(_FactorScheduler):
 
 
 class ConstantLR(_FactorScheduler):
-    """The rate times ``factor`` for the first ``total_iters`` epochs, then the rate itself.
+    r"""The rate times ``factor`` for the first ``total_iters`` epochs, then the rate itself.
+
+    .. math::
+        \eta_t = \eta_0 \cdot \begin{cases} \text{factor} & t < \text{total\_iters} \\
+        1 & \text{otherwise} \end{cases}
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+        The optimizer whose parameter groups' ``lr`` it sets.
+    factor : float, default 1/3
+        The factor during the first epochs, in :math:`[0, 1]`.
+    total_iters : int, default 5
+        How many epochs it lasts.
+    last_epoch : int, default -1
+        The last epoch when resuming; -1 starts afresh.
+
+    Raises
+    ------
+    ValueError
+        If ``factor`` is outside :math:`[0, 1]`.
 
     Examples
     --------
@@ -412,12 +1299,56 @@ class ConstantLR(_FactorScheduler):
         super().__init__(optimizer, last_epoch)
 
     def factor(self, t: int) -> float:
+        r"""The factor :math:`f(t)` of ConstantLR at epoch ``t`` (rate :math:`\eta_0 f(t)`).
+
+        :class:`ChainedScheduler` multiplies these factors.
+
+        Parameters
+        ----------
+        t : int
+            The epoch, from 0.
+
+        Returns
+        -------
+        float
+            The factor.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> opt = dl.optim.SGD([dl.zeros(1, requires_grad=True)], lr=1.0)
+        >>> sched = dl.optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2)
+        >>> sched.factor(1), sched.factor(2)
+        (0.5, 1.0)
+        """
         return self.factor_value if t < self.total_iters else 1.0
 
 
 class LinearLR(_FactorScheduler):
-    """A factor that moves linearly from ``start_factor`` to ``end_factor`` over
-    ``total_iters`` epochs (a warm-up when it rises), then stays.
+    r"""A factor moving linearly from ``start_factor`` to ``end_factor`` in ``total_iters`` epochs.
+
+    .. math::
+        \eta_t = \eta_0 \left(s + (e - s)\,\frac{\min(t, T)}{T}\right)
+
+    A warm-up when it rises; it stays at :math:`e` after :math:`T` epochs.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+        The optimizer whose parameter groups' ``lr`` it sets.
+    start_factor : float, default 1/3
+        :math:`s`, in :math:`(0, 1]`.
+    end_factor : float, default 1.0
+        :math:`e`, in :math:`[0, 1]`.
+    total_iters : int, default 5
+        :math:`T`.
+    last_epoch : int, default -1
+        The last epoch when resuming; -1 starts afresh.
+
+    Raises
+    ------
+    ValueError
+        If a factor is outside its range.
 
     Examples
     --------
@@ -443,12 +1374,53 @@ class LinearLR(_FactorScheduler):
         super().__init__(optimizer, last_epoch)
 
     def factor(self, t: int) -> float:
+        r"""The factor :math:`f(t)` of LinearLR at epoch ``t`` (rate :math:`\eta_0 f(t)`).
+
+        :class:`ChainedScheduler` multiplies these factors.
+
+        Parameters
+        ----------
+        t : int
+            The epoch, from 0.
+
+        Returns
+        -------
+        float
+            The factor.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> opt = dl.optim.SGD([dl.zeros(1, requires_grad=True)], lr=1.0)
+        >>> sched = dl.optim.lr_scheduler.LinearLR(opt, start_factor=0.25, total_iters=3)
+        >>> sched.factor(1), sched.factor(9)
+        (0.5, 1.0)
+        """
         done = min(t, self.total_iters) / self.total_iters if self.total_iters else 1.0
         return self.start_factor + (self.end_factor - self.start_factor) * done
 
 
 class PolynomialLR(_FactorScheduler):
-    """Decay to zero over ``total_iters`` epochs: η₀ (1 - min(t, T)/T)^power.
+    r"""Decay to zero over ``total_iters`` epochs.
+
+    .. math::
+        \eta_t = \eta_0\,(1 - \min(t, T)/T)^{\text{power}}
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+        The optimizer whose parameter groups' ``lr`` it sets.
+    total_iters : int, default 5
+        :math:`T`, >= 1.
+    power : float, default 1.0
+        The exponent (1: linear decay).
+    last_epoch : int, default -1
+        The last epoch when resuming; -1 starts afresh.
+
+    Raises
+    ------
+    ValueError
+        If ``total_iters < 1``.
 
     Examples
     --------
@@ -467,15 +1439,59 @@ class PolynomialLR(_FactorScheduler):
         super().__init__(optimizer, last_epoch)
 
     def factor(self, t: int) -> float:
+        r"""The factor :math:`f(t)` of PolynomialLR at epoch ``t`` (rate :math:`\eta_0 f(t)`).
+
+        :class:`ChainedScheduler` multiplies these factors.
+
+        Parameters
+        ----------
+        t : int
+            The epoch, from 0.
+
+        Returns
+        -------
+        float
+            The factor.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> opt = dl.optim.SGD([dl.zeros(1, requires_grad=True)], lr=1.0)
+        >>> sched = dl.optim.lr_scheduler.PolynomialLR(opt, total_iters=4, power=2.0)
+        >>> sched.factor(2)
+        0.25
+        """
         return (1.0 - min(t, self.total_iters) / self.total_iters) ** self.power
 
 
 class CosineAnnealingWarmRestarts(LRScheduler):
-    """Cosine annealing from η₀ to ``eta_min`` that restarts: first after ``T_0`` epochs,
-    each next cycle ``T_mult`` times longer (SGDR, Loshchilov & Hutter).
+    r"""Cosine annealing from :math:`\eta_0` to ``eta_min`` that restarts (SGDR).
 
-    ``step(epoch)`` accepts fractional epochs (call it every batch with
-    ``epoch + i / iters``), as in PyTorch.
+    .. math::
+        \eta_t = \eta_{min} + \tfrac12(\eta_0 - \eta_{min})
+        \left(1 + \cos\frac{\pi T_{cur}}{T_i}\right)
+
+    :math:`T_{cur}` counts the epochs since the last restart; the first cycle
+    lasts :math:`T_0` epochs, each next one ``T_mult`` times longer.  ``step(epoch)``
+    accepts fractional epochs (call it every batch with ``epoch + i / iters``).
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+        The optimizer whose parameter groups' ``lr`` it sets.
+    T_0 : int
+        The length of the first cycle, >= 1.
+    T_mult : int, default 1
+        The growth of each next cycle, >= 1.
+    eta_min : float, default 0.0
+        The lowest rate.
+    last_epoch : int, default -1
+        The last epoch when resuming; -1 starts afresh.
+
+    Raises
+    ------
+    ValueError
+        If ``T_0`` is not a positive int or ``T_mult`` not an int >= 1.
 
     Examples
     --------
@@ -508,7 +1524,31 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * t_cur / t_i)) / 2
 
     def step(self, epoch: float | None = None) -> None:
-        """Advance one epoch, or go to ``epoch`` (fractional epochs allowed)."""
+        """Advance one epoch, or go to ``epoch`` (fractional epochs allowed), and set the rates.
+
+        Parameters
+        ----------
+        epoch : float, optional
+            The epoch to go to; the next one when left out.
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        ValueError
+            If ``epoch`` is negative.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> opt = dl.optim.SGD([dl.zeros(1, requires_grad=True)], lr=1.0)
+        >>> sched = dl.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=2)
+        >>> sched.step(0.5)
+        >>> round(sched.get_last_lr()[0], 4)
+        0.8536
+        """
         if epoch is not None:
             if epoch < 0:
                 raise ValueError(f"Expected non-negative epoch, but got {epoch}")
@@ -604,7 +1644,27 @@ class CyclicLR(LRScheduler):
             group["momentum"] = value
 
     def scale_fn(self, x: float) -> float:
-        """The height multiplier at cycle (or batch) ``x``."""
+        r"""The height multiplier at ``x``, a cycle number or a batch count (``scale_mode``).
+
+        Parameters
+        ----------
+        x : float
+            The cycle (``scale_mode='cycle'``) or the batch (``'iterations'``).
+
+        Returns
+        -------
+        float
+            1 for ``'triangular'``, :math:`2^{1-x}` for ``'triangular2'``,
+            :math:`\gamma^x` for ``'exp_range'``, or the user's ``scale_fn(x)``.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> opt = dl.optim.SGD([dl.zeros(1, requires_grad=True)], lr=0.1, momentum=0.9)
+        >>> sched = dl.optim.lr_scheduler.CyclicLR(opt, 0.1, 0.5, mode="triangular2")
+        >>> sched.scale_fn(1), sched.scale_fn(3)
+        (1.0, 0.25)
+        """
         return self._scale_fn(x)
 
     def get_lr(self) -> list[float]:
@@ -678,19 +1738,77 @@ class ChainedScheduler:
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
     def step(self) -> None:
-        """Step every scheduler and set the product of their factors."""
+        """Step every scheduler, then set the product of their factors.
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> opt = dl.optim.SGD([dl.zeros(1, requires_grad=True)], lr=1.0)
+        >>> a = dl.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+        >>> b = dl.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+        >>> sched = dl.optim.lr_scheduler.ChainedScheduler([a, b])
+        >>> sched.step()
+        >>> opt.param_groups[0]["lr"]
+        0.25
+        """
         for scheduler in self._schedulers:
             scheduler.step()
         self._apply()
 
     def get_last_lr(self) -> list[float]:
-        """The learning rates set by the last ``step()``."""
+        """The learning rates the last :meth:`step` set, one per parameter group.
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        list of float
+            A copy.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> opt = dl.optim.SGD([dl.zeros(1, requires_grad=True)], lr=1.0)
+        >>> sched = dl.optim.lr_scheduler.ChainedScheduler(
+        ...     [dl.optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=1)])
+        >>> sched.get_last_lr()
+        [0.5]
+        """
         return list(self._last_lr)
 
 
 class SequentialLR:
-    """One scheduler after another: ``schedulers[i]`` from ``milestones[i - 1]`` on, each
-    starting its own schedule from its epoch 0.
+    """One scheduler after another: ``schedulers[i]`` runs from ``milestones[i - 1]`` on.
+
+    Each scheduler starts its own schedule from its epoch 0 when its turn comes
+    (a warm-up followed by a decay, say).
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+        The optimizer whose parameter groups' ``lr`` it sets.
+    schedulers : list of LRScheduler
+        On the same optimizer, in order.
+    milestones : list of int
+        The epochs of the hand-overs; one fewer than the schedulers.
+    last_epoch : int, default -1
+        The last epoch when resuming; -1 starts afresh.
+
+    Raises
+    ------
+    ValueError
+        If there is no scheduler, one belongs to another optimizer, or the
+        number of milestones is not one fewer than the schedulers.
 
     Examples
     --------
@@ -730,7 +1848,27 @@ class SequentialLR:
         self._last_lr = first.get_last_lr()
 
     def step(self) -> None:
-        """Advance one epoch, handing over to the next scheduler at each milestone."""
+        """Advance one epoch, handing over to the next scheduler at each milestone.
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> opt = dl.optim.SGD([dl.zeros(1, requires_grad=True)], lr=1.0)
+        >>> a = dl.optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=9)
+        >>> b = dl.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+        >>> sched = dl.optim.lr_scheduler.SequentialLR(opt, [a, b], milestones=[1])
+        >>> sched.step()
+        >>> sched.get_last_lr()
+        [1.0]
+        """
         import bisect
 
         self.last_epoch += 1
@@ -742,5 +1880,24 @@ class SequentialLR:
         self._last_lr = scheduler.get_last_lr()
 
     def get_last_lr(self) -> list[float]:
-        """The learning rates set by the last ``step()``."""
+        """The learning rates the last :meth:`step` set, one per parameter group.
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        list of float
+            A copy.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> opt = dl.optim.SGD([dl.zeros(1, requires_grad=True)], lr=1.0)
+        >>> a = dl.optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=9)
+        >>> b = dl.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+        >>> dl.optim.lr_scheduler.SequentialLR(opt, [a, b], milestones=[1]).get_last_lr()
+        [0.5]
+        """
         return list(self._last_lr)

@@ -28,7 +28,61 @@ required = _Required()
 
 
 class Optimizer:
-    """Base class.  ``params``: an iterable of tensors, or of dicts (parameter groups)."""
+    """Base class of the optimizers: parameter groups, per-parameter state, ``state_dict``.
+
+    An optimizer holds references to the model's parameters, in *parameter
+    groups* (each with its own hyper-parameters such as ``lr``), and per
+    parameter a ``state`` dict (momentum buffers, moment estimates, step counts).
+    :meth:`step` reads each ``p.grad`` and updates ``p`` in place, outside the
+    tape: the update itself is not something to differentiate.  A subclass
+    implements ``_update(xp, p, g, state, group)`` on the raw arrays.
+
+    Parameters
+    ----------
+    params : iterable of Tensor, or iterable of dict
+        The tensors to optimise (``model.parameters()``), or parameter groups:
+        dicts with a ``"params"`` entry and any hyper-parameters that differ from
+        ``defaults``.
+    defaults : dict
+        The hyper-parameters every group gets unless it sets its own.
+
+    Attributes
+    ----------
+    param_groups : list of dict
+        The groups, each with its ``"params"`` list and every hyper-parameter
+        (a learning-rate scheduler changes ``group["lr"]``).
+    state : dict
+        Parameter -> its state dict, filled on the first :meth:`step`.
+    defaults : dict
+        As given.
+
+    Raises
+    ------
+    TypeError
+        If ``params`` is a single Tensor (wrap it in a list) or holds something
+        that is not a Tensor.
+    ValueError
+        If ``params`` is empty (a used-up generator, say), holds a non-leaf tensor,
+        or lists a parameter twice.
+
+    See Also
+    --------
+    SGD, Adam, AdamW, difflab.optim.lr_scheduler
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn, optim
+    >>> model = nn.Linear(2, 1)
+    >>> opt = optim.SGD([{"params": [model.weight]}, {"params": [model.bias], "lr": 0.01}],
+    ...                 lr=0.1)
+    >>> [group["lr"] for group in opt.param_groups]
+    [0.1, 0.01]
+    >>> optim.SGD(model.weight, lr=0.1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    TypeError: params argument given to the optimizer ... (wrap it in a list: [t])
+    """
 
     def __init__(self, params: Iterable[Any], defaults: dict) -> None:
         if isinstance(params, Tensor):
@@ -62,7 +116,38 @@ class Optimizer:
         return "\n".join(lines) + "\n)"
 
     def add_param_group(self, param_group: dict) -> None:
-        """Add a group of parameters with its own hyper-parameters (e.g. a smaller lr)."""
+        """Add a group of parameters with its own hyper-parameters (a smaller lr, say).
+
+        The group's missing hyper-parameters are taken from ``defaults``.
+
+        Parameters
+        ----------
+        param_group : dict
+            ``{"params": tensors, "lr": ..., ...}``; ``"params"`` may be one tensor
+            or an iterable of them.
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        TypeError
+            If ``param_group`` is not a dict or holds a non-Tensor.
+        ValueError
+            If the group is empty, holds a non-leaf tensor, shares a parameter with
+            another group, or leaves out a required hyper-parameter.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn, optim
+        >>> body, head = nn.Linear(4, 4), nn.Linear(4, 2)
+        >>> opt = optim.SGD(body.parameters(), lr=0.01)
+        >>> opt.add_param_group({"params": head.parameters(), "lr": 0.1})
+        >>> [(len(g["params"]), g["lr"]) for g in opt.param_groups]
+        [(2, 0.01), (2, 0.1)]
+        """
         if not isinstance(param_group, dict):
             raise TypeError(f"a parameter group must be a dict, got {type(param_group).__name__}")
         params = param_group["params"]
@@ -86,13 +171,68 @@ class Optimizer:
         self.param_groups.append(group)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        """Forget the gradients before the next backward (which would add to them)."""
+        """Forget the parameters' gradients before the next backward (which would add to them).
+
+        Parameters
+        ----------
+        set_to_none : bool, default True
+            ``True`` sets ``p.grad = None`` (cheaper; a parameter without a gradient
+            is skipped by :meth:`step`); ``False`` fills the gradients with zeros.
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn, optim
+        >>> p = nn.Parameter(dl.tensor([1.0, 2.0]))
+        >>> opt = optim.SGD([p], lr=0.1)
+        >>> (p ** 2).sum().backward()
+        >>> opt.zero_grad()
+        >>> p.grad is None
+        True
+        """
         for group in self.param_groups:
             zero_grads(group["params"], set_to_none)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """One update of every parameter that has a gradient.  ``closure`` re-evaluates the
-        loss (needed by some methods; optional here) and its value is returned."""
+        """Update every parameter that has a gradient, in place (one step of the method).
+
+        Parameters that have no gradient (``p.grad is None``) are skipped, and their
+        state is not created.  With ``maximize=True`` the update climbs the gradient.
+
+        Parameters
+        ----------
+        closure : callable, optional
+            A function that recomputes the loss (zero_grad, forward, backward) and
+            returns it.  It is called with gradients enabled before the update; most
+            methods do not need it (:class:`LBFGS` does).
+
+        Returns
+        -------
+        Any
+            The closure's return value (the loss), or None without a closure.
+
+        Raises
+        ------
+        RuntimeError
+            If a gradient's shape differs from its parameter's.
+        NotImplementedError
+            On the base class, which has no update rule.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn, optim
+        >>> p = nn.Parameter(dl.tensor([1.0, 2.0]))
+        >>> opt = optim.SGD([p], lr=0.1)
+        >>> (p ** 2).sum().backward()          # the gradient is 2p
+        >>> opt.step()
+        >>> p.detach()
+        tensor([0.8, 1.6])
+        """
         loss = None
         if closure is not None:
             from difflab.autograd.grad_mode import enable_grad
@@ -129,10 +269,41 @@ class Optimizer:
 
     # ------------------------------------------------------------ state dict
     def state_dict(self) -> dict:
-        """{'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]}.
+        """The optimizer's state as plain data: ``{"state": {...}, "param_groups": [...]}``.
 
-        Parameters are numbered in group order, so the dict refers to no object
-        and loads into a fresh optimizer over a fresh model of the same shape.
+        Parameters are numbered in group order, so the dict refers to no object and
+        loads into a fresh optimizer over a fresh model of the same shape.  The state
+        tensors are detached (they share memory with the optimizer's).
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        dict
+            ``"state"``: parameter index -> its state (buffers, step counts);
+            ``"param_groups"``: each group's hyper-parameters, with ``"params"`` the
+            list of indices.
+
+        See Also
+        --------
+        load_state_dict : the inverse.
+        difflab.serialization.save : write it to a file, with the model's ``state_dict``.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn, optim
+        >>> p = nn.Parameter(dl.tensor([1.0, 2.0]))
+        >>> opt = optim.SGD([p], lr=0.1, momentum=0.9)
+        >>> (p ** 2).sum().backward()
+        >>> opt.step()
+        >>> sd = opt.state_dict()
+        >>> sd["state"]
+        {0: {'momentum_buffer': tensor([2., 4.])}}
+        >>> sd["param_groups"][0]["params"], sd["param_groups"][0]["momentum"]
+        ([0], 0.9)
         """
         index = {}
         groups = []
@@ -151,7 +322,39 @@ class Optimizer:
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict) -> None:
-        """Restore hyper-parameters and per-parameter state saved by :meth:`state_dict`."""
+        """Restore the hyper-parameters and per-parameter state saved by :meth:`state_dict`.
+
+        The state tensors are copied, converted to each parameter's dtype and device.
+
+        Parameters
+        ----------
+        state_dict : dict
+            What :meth:`state_dict` returned (possibly through ``dl.save`` and ``dl.load``).
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        ValueError
+            If it is not an optimizer state dict, the number or sizes of the groups
+            differ, the state names a parameter that is not here, or a state tensor's
+            shape differs from its parameter's.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn, optim
+        >>> p, q = nn.Parameter(dl.ones(2)), nn.Parameter(dl.ones(2))
+        >>> a = optim.Adam([p], lr=0.1)
+        >>> p.sum().backward()
+        >>> a.step()
+        >>> b = optim.Adam([q], lr=0.5)
+        >>> b.load_state_dict(a.state_dict())
+        >>> b.param_groups[0]["lr"], b.state[q]["step"]
+        (0.1, 1)
+        """
         groups = state_dict.get("param_groups")
         if groups is None or "state" not in state_dict:
             raise ValueError("not an optimizer state_dict: expected keys 'state' and "

@@ -20,12 +20,60 @@ def _check(name: str, value: float, low: float = 0.0) -> None:
 
 
 class SGD(Optimizer):
-    r"""θ ← θ - lr·d, with d the (momentum-averaged) gradient.
+    r"""Stochastic gradient descent, with momentum, Nesterov momentum and weight decay.
 
     .. math::
         g &\leftarrow g + \lambda\theta \quad (\text{weight\_decay } \lambda) \\
         b &\leftarrow \mu b + (1 - \tau) g \quad (b = g \text{ at the first step}) \\
-        d &= g + \mu b \ (\text{nesterov}) \quad\text{or}\quad d = b
+        d &= g + \mu b \ (\text{nesterov}), \quad d = b, \quad\text{or } d = g \ (\mu = 0) \\
+        \theta &\leftarrow \theta - \text{lr} \cdot d
+
+    (:math:`g` is negated first when ``maximize``.)
+
+    Parameters
+    ----------
+    params : iterable of Tensor or of dict
+        The parameters, or parameter groups (see :class:`Optimizer`).
+    lr : float, default 1e-3
+        The learning rate, >= 0.
+    momentum : float, default 0.0
+        :math:`\mu`, the momentum factor, >= 0.
+    dampening : float, default 0.0
+        :math:`\tau`, the dampening of the momentum.
+    weight_decay : float, default 0.0
+        :math:`\lambda`, an L2 penalty added to the gradient, >= 0.
+    nesterov : bool, default False
+        Nesterov momentum (needs ``momentum > 0`` and ``dampening == 0``).
+    maximize : bool, default False
+        Maximise the objective instead of minimising it.
+
+    Attributes
+    ----------
+    state : dict
+        Per parameter: ``"momentum_buffer"`` (:math:`b`) when ``momentum > 0``.
+
+    Raises
+    ------
+    ValueError
+        For a negative ``lr``, ``momentum`` or ``weight_decay``, or Nesterov without
+        momentum or with dampening.
+
+    See Also
+    --------
+    Adam, RMSprop, ASGD
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn, optim
+    >>> p = nn.Parameter(dl.tensor([1.0, 2.0]))
+    >>> opt = optim.SGD([p], lr=0.1, momentum=0.9)
+    >>> for _ in range(2):
+    ...     opt.zero_grad()
+    ...     (p ** 2).sum().backward()       # gradient 2p
+    ...     opt.step()
+    >>> p.detach()                          # 0.8p, then 0.8p - 0.1(0.9·2p + 1.6p)
+    tensor([0.46, 0.92])
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0,
@@ -61,15 +109,63 @@ class SGD(Optimizer):
 
 
 class Adam(Optimizer):
-    r"""Adaptive moments (Kingma & Ba).
+    r"""Adam: adaptive moment estimation (Kingma and Ba, 2015).
 
     .. math::
+        g &\leftarrow g + \lambda\theta \quad (\text{weight\_decay } \lambda) \\
         m &\leftarrow \beta_1 m + (1-\beta_1) g, \qquad v \leftarrow \beta_2 v + (1-\beta_2) g^2 \\
         \theta &\leftarrow \theta - \mathrm{lr}\,
             \frac{m / (1-\beta_1^t)}{\sqrt{v / (1-\beta_2^t)} + \epsilon}
 
-    ``weight_decay`` adds λθ to g (L2 penalty); :class:`AdamW` decays θ directly.
-    ``amsgrad`` uses the running maximum of v.
+    with :math:`t` the step count.  The bias corrections make the first step
+    :math:`\approx \text{lr} \cdot \operatorname{sign}(g)`, whatever the gradient's
+    scale.  ``amsgrad`` uses the running maximum of :math:`v` instead of :math:`v`.
+
+    Parameters
+    ----------
+    params : iterable of Tensor or of dict
+        The parameters, or parameter groups (see :class:`Optimizer`).
+    lr : float, default 1e-3
+        The learning rate, >= 0.
+    betas : tuple of 2 floats, default (0.9, 0.999)
+        :math:`(\beta_1, \beta_2)`, each in :math:`[0, 1)`.
+    eps : float, default 1e-8
+        :math:`\epsilon`, added to the denominator, >= 0.
+    weight_decay : float, default 0.0
+        :math:`\lambda`, an L2 penalty added to the gradient (see :class:`AdamW`
+        for the decoupled decay).
+    amsgrad : bool, default False
+        The AMSGrad variant.
+    maximize : bool, default False
+        Maximise the objective.
+
+    Attributes
+    ----------
+    state : dict
+        Per parameter: ``"step"`` (int), ``"exp_avg"`` (:math:`m`), ``"exp_avg_sq"``
+        (:math:`v`) and, with ``amsgrad``, ``"max_exp_avg_sq"``.
+
+    Raises
+    ------
+    ValueError
+        For a negative ``lr``, ``eps`` or ``weight_decay``, or a beta outside :math:`[0, 1)`.
+
+    See Also
+    --------
+    AdamW, NAdam, RAdam, Adamax
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn, optim
+    >>> p = nn.Parameter(dl.tensor([1.0, 2.0]))
+    >>> opt = optim.Adam([p], lr=0.1)
+    >>> (p ** 2).sum().backward()
+    >>> opt.step()
+    >>> p.detach()                          # each coordinate moved by lr, whatever its gradient
+    tensor([0.9, 1.9])
+    >>> opt.state[p]["step"]
+    1
     """
 
     _decoupled = False
@@ -111,7 +207,56 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
-    """Adam with *decoupled* weight decay: θ ← θ(1 - lr·λ) before the Adam step."""
+    r"""Adam with *decoupled* weight decay (Loshchilov and Hutter, 2019).
+
+    .. math::
+        \theta \leftarrow \theta\,(1 - \mathrm{lr}\cdot\lambda), \quad\text{then Adam's step}
+
+    The decay shrinks the weights directly instead of adding :math:`\lambda\theta`
+    to the gradient (where Adam's normalisation would scale it away).
+
+    Parameters
+    ----------
+    params : iterable of Tensor or of dict
+        The parameters, or parameter groups.
+    lr : float, default 1e-3
+        The learning rate.
+    betas : tuple of 2 floats, default (0.9, 0.999)
+        :math:`(\beta_1, \beta_2)`.
+    eps : float, default 1e-8
+        Added to the denominator.
+    weight_decay : float, default 1e-2
+        :math:`\lambda`, the decoupled decay.
+    amsgrad : bool, default False
+        The AMSGrad variant.
+    maximize : bool, default False
+        Maximise the objective.
+
+    Attributes
+    ----------
+    state : dict
+        As :class:`Adam`'s.
+
+    Raises
+    ------
+    ValueError
+        As :class:`Adam`.
+
+    See Also
+    --------
+    Adam
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn, optim
+    >>> p = nn.Parameter(dl.tensor([1.0, 2.0]))
+    >>> opt = optim.AdamW([p], lr=0.1, weight_decay=0.5)
+    >>> (p ** 2).sum().backward()
+    >>> opt.step()
+    >>> p.detach()                          # 0.95·p, then the Adam step of 0.1
+    tensor([0.85, 1.8 ])
+    """
 
     _decoupled = True
 
@@ -122,14 +267,61 @@ class AdamW(Adam):
 
 
 class RMSprop(Optimizer):
-    r"""Divide the gradient by a running root-mean-square of recent gradients.
+    r"""RMSprop: divide the gradient by a running root-mean-square of recent gradients (Hinton).
 
     .. math::
-        v \leftarrow \alpha v + (1-\alpha) g^2, \qquad
-        \theta \leftarrow \theta - \mathrm{lr}\, g / (\sqrt{v} + \epsilon)
+        v &\leftarrow \alpha v + (1-\alpha) g^2 \\
+        \theta &\leftarrow \theta - \mathrm{lr}\, \frac{g}{\sqrt{v} + \epsilon}
 
-    ``centered`` subtracts the squared running mean of g from v; ``momentum``
-    accumulates the step in a buffer.
+    ``centered`` subtracts the square of the running mean of :math:`g` from
+    :math:`v` (an estimate of the variance); ``momentum`` :math:`\mu` accumulates
+    the step: :math:`b \leftarrow \mu b + g/(\sqrt v + \epsilon)`,
+    :math:`\theta \leftarrow \theta - \text{lr}\, b`.
+
+    Parameters
+    ----------
+    params : iterable of Tensor or of dict
+        The parameters, or parameter groups.
+    lr : float, default 1e-2
+        The learning rate, >= 0.
+    alpha : float, default 0.99
+        :math:`\alpha`, the smoothing constant, >= 0.
+    eps : float, default 1e-8
+        Added to the denominator, >= 0.
+    weight_decay : float, default 0.0
+        An L2 penalty added to the gradient.
+    momentum : float, default 0.0
+        :math:`\mu`, >= 0.
+    centered : bool, default False
+        Normalise by the estimated variance instead of the second moment.
+    maximize : bool, default False
+        Maximise the objective.
+
+    Attributes
+    ----------
+    state : dict
+        Per parameter: ``"step"``, ``"square_avg"`` (:math:`v`), and
+        ``"grad_avg"`` (centered) and ``"momentum_buffer"`` when used.
+
+    Raises
+    ------
+    ValueError
+        For a negative ``lr``, ``eps``, ``momentum`` or ``alpha``.
+
+    See Also
+    --------
+    Adam, Adagrad, Adadelta
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn, optim
+    >>> p = nn.Parameter(dl.tensor([1.0, 2.0]))
+    >>> opt = optim.RMSprop([p], lr=0.01)
+    >>> (p ** 2).sum().backward()
+    >>> opt.step()
+    >>> p.detach()                          # g / sqrt(0.01 g²) = 10 sign(g)
+    tensor([0.9, 1.9])
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99,
@@ -167,12 +359,57 @@ class RMSprop(Optimizer):
 
 
 class Adagrad(Optimizer):
-    r"""Per-coordinate learning rates from the sum of all past squared gradients.
+    r"""Adagrad: per-coordinate learning rates from the sum of the past squared gradients.
 
     .. math::
-        s \leftarrow s + g^2, \qquad
-        \theta \leftarrow \theta - \frac{\mathrm{lr}}{1 + (t-1)\,\mathrm{lr\_decay}}
+        s &\leftarrow s + g^2 \\
+        \theta &\leftarrow \theta - \frac{\mathrm{lr}}{1 + (t-1)\,\mathrm{lr\_decay}}
             \frac{g}{\sqrt{s} + \epsilon}
+
+    Coordinates with large past gradients take smaller steps; the steps shrink
+    over time, as :math:`s` only grows.
+
+    Parameters
+    ----------
+    params : iterable of Tensor or of dict
+        The parameters, or parameter groups.
+    lr : float, default 1e-2
+        The learning rate, >= 0.
+    lr_decay : float, default 0.0
+        The decay of the learning rate with the step count :math:`t`, >= 0.
+    weight_decay : float, default 0.0
+        An L2 penalty added to the gradient.
+    initial_accumulator_value : float, default 0.0
+        The starting value of :math:`s`, >= 0.
+    eps : float, default 1e-10
+        Added to the denominator.
+    maximize : bool, default False
+        Maximise the objective.
+
+    Attributes
+    ----------
+    state : dict
+        Per parameter: ``"step"`` and ``"sum"`` (:math:`s`).
+
+    Raises
+    ------
+    ValueError
+        For a negative ``lr``, ``lr_decay`` or ``initial_accumulator_value``.
+
+    See Also
+    --------
+    RMSprop, Adadelta, Adam
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn, optim
+    >>> p = nn.Parameter(dl.tensor([1.0, 2.0]))
+    >>> opt = optim.Adagrad([p], lr=0.1)
+    >>> (p ** 2).sum().backward()
+    >>> opt.step()
+    >>> p.detach()                          # g / sqrt(g²): a step of lr per coordinate
+    tensor([0.9, 1.9])
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0.0,

@@ -25,12 +25,21 @@ more markup; this keeps the docs to the packages in the ``docs`` extra.)
    A ``missing-reference`` handler resolves such a name when exactly one documented
    object fits it best (same name, nearest module); anything else still warns, so the
    nitpicky build remains a check of internal links.
+
+4. The layers of :mod:`difflab.nn` have a ``Shape`` section, as PyTorch's do.  numpydoc
+   knows no such section and would drop it, so ``autodoc-process-docstring`` turns it
+   into a rubric placed before the first numpydoc section (after the formula).
+
+5. A layer's ``forward`` (or a scheduler's ``lr_at``) without a docstring of its own is left
+   out of the page: autodoc would show the base class's "override it" text there.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import re
+import warnings
 from typing import Any
 
 import click
@@ -187,9 +196,51 @@ def skip_numpy_copies(app: Any, what: str, name: str, obj: Any, skip: bool,
     return None
 
 
+def skip_inherited_overrides(app: Any, what: str, name: str, obj: Any, skip: bool,
+                             options: Any) -> bool | None:
+    """Leave out the overrides without a docstring of their own in nn, optim and data (a
+    layer's ``forward``, ``extra_repr``; a scheduler's ``lr_at``): autodoc would show the
+    base class's text ("override it in every subclass") on the layer's page, where the
+    class docstring already says what the call computes, with its Shape section."""
+    if what == "class" and inspect.isfunction(obj) and obj.__doc__ is None and \
+            getattr(obj, "__module__", "").startswith(_OVERRIDES_LEFT_OUT_IN):
+        return True
+    return None
+
+
+_OVERRIDES_LEFT_OUT_IN = ("difflab.nn", "difflab.optim", "difflab.data")
+
+
+def _is_header(lines: list[str], i: int) -> bool:
+    """Whether ``lines[i]`` is a numpydoc section title (underlined by dashes)."""
+    return (i + 1 < len(lines) and bool(lines[i].strip())
+            and re.fullmatch(r"-{3,}", lines[i + 1].strip()) is not None
+            and len(lines[i + 1].strip()) == len(lines[i].strip()))
+
+
+def shape_section_to_rubric(app: Any, what: str, name: str, obj: Any, options: Any,
+                            lines: list[str]) -> None:
+    """Move a ``Shape`` section (which numpydoc would drop) before the first section,
+    as a rubric, so the rendered page shows the input and output shapes."""
+    start = next((i for i in range(len(lines)) if lines[i].strip() == "Shape"
+                  and _is_header(lines, i)), None)
+    if start is None:
+        return
+    end = next((i for i in range(start + 2, len(lines)) if _is_header(lines, i)), len(lines))
+    body = lines[start + 2:end]
+    del lines[start:end]
+    first = next((i for i in range(len(lines)) if _is_header(lines, i)), len(lines))
+    lines[first:first] = [".. rubric:: Shape", "", *body, ""]
+
+
 def setup(app: Any) -> dict[str, Any]:
     app.add_directive("click-help", ClickHelp)
     app.connect("autodoc-process-docstring", escape_docstring_bars, priority=400)
+    app.connect("autodoc-process-docstring", shape_section_to_rubric, priority=400)
+    # (numpydoc also parses the raw docstrings, for signatures and member lists, where Shape
+    # is still a section it does not know; the page gets it from shape_section_to_rubric)
+    warnings.filterwarnings("ignore", message="Unknown section Shape", category=UserWarning)
     app.connect("missing-reference", resolve_short_names)
     app.connect("autodoc-skip-member", skip_numpy_copies)
+    app.connect("autodoc-skip-member", skip_inherited_overrides)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -31,6 +31,14 @@ MODULES = [
     "difflab.functions_selecting", "difflab.creation",
     "difflab.functions_sequences", "difflab.tensor",
 ]
+# The API reference of nn, optim and utils.data (issue 31): every example runs.
+MODULES += [
+    "difflab.nn.modules.module", "difflab.nn.init", "difflab.nn.modules.layers",
+    "difflab.optim.optimizer", "difflab.optim.sgd", "difflab.data.datasets",
+    "difflab.nn.utils.clip_grad", "difflab.nn.utils.convert_parameters",
+    "difflab.nn.utils.gradients", "difflab.nn.functional_core", "difflab.nn.modules.rnn",
+    "difflab.nn.modules.attention", "difflab.nn.parameter", "difflab.nn.parallel.data_parallel",
+]
 
 def _public(module: str) -> list[str]:
     return list(importlib.import_module(module).__all__)

@@ -109,3 +109,32 @@ def test_toy_sets():
     x, y = make_spirals(300, n_classes=3)
     assert x.shape == (300, 2) and np.bincount(y.numpy()).tolist() == [100, 100, 100]
     assert float(np.abs(x.numpy()).max()) < 1.5
+
+
+def test_a_namedtuple_sample_batches_into_the_same_namedtuple():
+    # (PyTorch keeps the sample's namedtuple type; it came back as a plain list)
+    from collections import namedtuple
+
+    from difflab.data import default_collate
+
+    Pair = namedtuple("Pair", "x label")
+    batch = default_collate([Pair(dl.ones(2), 1), Pair(dl.zeros(2), 0)])
+    assert type(batch) is Pair and batch.label.tolist() == [1, 0]
+    assert tuple(batch.x.shape) == (2, 2)
+
+
+def test_without_batching_numpy_samples_become_tensors_as_in_pytorch():
+    # (batch_size=None applies default_convert, PyTorch's collate for unbatched loading;
+    # the arrays came out as NumPy arrays)
+    class Arrays(Dataset):
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, i):
+            return {"x": np.full(3, float(i)), "name": f"s{i}"}
+
+    samples = list(DataLoader(Arrays(), batch_size=None))
+    assert isinstance(samples[1]["x"], dl.Tensor) and samples[1]["x"].tolist() == [1.0] * 3
+    assert samples[1]["name"] == "s1"
+    upper = list(DataLoader(Arrays(), batch_size=None, collate_fn=lambda s: s["name"].upper()))
+    assert upper == ["S0", "S1"], "a collate_fn given is applied to each sample"

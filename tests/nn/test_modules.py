@@ -140,6 +140,18 @@ def test_containers():
     assert len(list(holder.parameters())) == 6
 
 
+def test_deleting_from_a_sequential_renumbers_so_append_replaces_nothing():
+    # (the keys stayed '1', '2' after del seq[0], and append's key str(len) = '2' silently
+    # replaced the Tanh; PyTorch renumbers after a deletion)
+    seq = nn.Sequential(nn.Linear(1, 1), nn.ReLU(), nn.Tanh())
+    del seq[0]
+    assert [name for name, _ in seq.named_children()] == ["0", "1"]
+    seq.append(nn.Sigmoid())
+    assert [type(m).__name__ for m in seq] == ["ReLU", "Tanh", "Sigmoid"]
+    del seq[0:2]
+    assert [name for name, _ in seq.named_children()] == ["0"] and len(seq) == 1
+
+
 def test_assigning_non_parameter_to_parameter_slot_is_an_error():
     lin = nn.Linear(2, 2)
     with pytest.raises(TypeError, match="nn.Parameter"):

@@ -242,6 +242,9 @@ def test_a_function_reference_outside_the_allowed_table_is_refused():
     ("_modules", {"__dict__": [["0", 5]]}, "must be a Module or None"),
     ("_buffers", [], "must map names to values"),
     ("_non_persistent", {"__set__": [1]}, "must be a set of names"),
+    # (hooks are code the module runs on every call: a file never sets them)
+    ("_forward_hooks", [[{"__global__": "difflab.nn.functional.relu"}, False]], "hooks"),
+    ("_forward_pre_hooks", [], "hooks"),
 ])
 def test_tampered_module_state_is_refused(key, value, message):
     def edit(manifest):
@@ -333,3 +336,18 @@ def test_an_activation_from_any_part_of_nn_functional_round_trips():
         set_state(manifest["object"], "activation", {"__global__": "difflab.nn.functional.silu"})
 
     assert from_bytes(edited(data, edit)).activation is F.silu
+
+
+def test_a_module_with_hooks_saves_without_them_and_loads_without_them():
+    lin = nn.Linear(2, 1)
+    calls = []
+    lin.register_forward_hook(lambda module, args, output: calls.append(1))  # (a lambda)
+    lin.register_forward_pre_hook(print)
+    loaded = from_bytes(to_bytes(lin))
+    loaded(dl.ones(1, 2))
+    assert calls == [], "the loaded module has no hooks"
+    with zipfile.ZipFile(io.BytesIO(to_bytes(lin))) as zf:
+        assert b"_forward" not in zf.read("manifest.json"), "hooks are not written"
+    loaded.register_forward_hook(lambda module, args, output: calls.append(2))
+    loaded(dl.ones(1, 2))
+    assert calls == [2], "hooks can be registered on a loaded module"

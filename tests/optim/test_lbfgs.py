@@ -120,6 +120,8 @@ def test_lbfgs_errors_name_the_fix():
     opt = dl.optim.LBFGS([x])
     with pytest.raises(RuntimeError, match="needs a closure"):
         opt.step(None)
+    with pytest.raises(RuntimeError, match="needs a closure"):  # not Python's TypeError
+        opt.step()
     with pytest.raises(ValueError, match="line_search_fn must be None or 'strong_wolfe'"):
         dl.optim.LBFGS([x], line_search_fn="backtracking")
     with pytest.raises(ValueError, match="per-parameter options"):

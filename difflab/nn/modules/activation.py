@@ -27,7 +27,7 @@ __all__ = ["CELU", "ELU", "GELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "H
 
 
 class Hardtanh(Module):
-    """x clipped to [``min_val``, ``max_val``] (see :func:`difflab.nn.functional.hardtanh`).
+    r"""x clipped to [``min_val``, ``max_val``] (see :func:`difflab.nn.functional.hardtanh`).
 
     Parameters
     ----------
@@ -35,6 +35,16 @@ class Hardtanh(Module):
         The interval, [-1, 1] by default.
     inplace : bool
         Accepted for PyTorch's signature; the result is a new tensor.
+
+    Shape
+    -----
+    - Input: :math:`(*)`, any shape.
+    - Output: the same shape.
+
+    Notes
+    -----
+    .. math::
+        \text{Hardtanh}(x) = \min(\max(x, \text{min\_val}), \text{max\_val})
 
     Examples
     --------
@@ -59,7 +69,26 @@ class Hardtanh(Module):
 
 
 class ReLU6(Hardtanh):
-    """min(max(x, 0), 6) (MobileNet's activation): :class:`Hardtanh` on [0, 6].
+    r"""min(max(x, 0), 6) (MobileNet's activation): :class:`Hardtanh` on [0, 6].
+
+    Parameters
+    ----------
+    inplace : bool, default False
+        Accepted for PyTorch compatibility; the result is always a new tensor.
+
+    Shape
+    -----
+    - Input: :math:`(*)`, any shape.
+    - Output: the same shape.
+
+    See Also
+    --------
+    difflab.nn.functional.relu6
+
+    Notes
+    -----
+    .. math::
+        \text{ReLU6}(x) = \min(\max(x, 0), 6)
 
     Examples
     --------
@@ -94,13 +123,23 @@ class _Activation(Module):
 
 
 class ELU(_Activation):
-    """x for x > 0, α(eˣ - 1) otherwise (see :func:`difflab.nn.functional.elu`).
+    r"""x for x > 0, α(eˣ - 1) otherwise (see :func:`difflab.nn.functional.elu`).
 
     Parameters
     ----------
     alpha : float
     inplace : bool
         Accepted for PyTorch's signature.
+
+    Shape
+    -----
+    - Input: :math:`(*)`, any shape.
+    - Output: the same shape.
+
+    Notes
+    -----
+    .. math::
+        \text{ELU}(x) = \begin{cases} x & x > 0 \\ \alpha (e^x - 1) & x \le 0 \end{cases}
 
     Examples
     --------
@@ -117,7 +156,27 @@ class ELU(_Activation):
 
 
 class SELU(_Activation):
-    """Scaled ELU with the self-normalising constants (see :func:`difflab.nn.functional.selu`).
+    r"""Scaled ELU with the self-normalising constants (see :func:`difflab.nn.functional.selu`).
+
+    Parameters
+    ----------
+    inplace : bool, default False
+        Accepted for PyTorch compatibility; the result is always a new tensor.
+
+    Shape
+    -----
+    - Input: :math:`(*)`, any shape.
+    - Output: the same shape.
+
+    See Also
+    --------
+    difflab.nn.functional.selu
+
+    Notes
+    -----
+    .. math::
+        \text{SELU}(x) = \lambda \begin{cases} x & x > 0 \\
+        \alpha (e^x - 1) & x \le 0 \end{cases}, \quad \lambda \approx 1.0507,\ \alpha \approx 1.6733
 
     Examples
     --------
@@ -133,7 +192,28 @@ class SELU(_Activation):
 
 
 class CELU(_Activation):
-    """max(0, x) + min(0, α(e^{x/α} - 1)) (see :func:`difflab.nn.functional.celu`).
+    r"""max(0, x) + min(0, α(e^{x/α} - 1)) (see :func:`difflab.nn.functional.celu`).
+
+    Parameters
+    ----------
+    alpha : float, default 1.0
+        :math:`\alpha`, not 0 (checked when called).
+    inplace : bool, default False
+        Accepted for PyTorch compatibility; the result is always a new tensor.
+
+    Shape
+    -----
+    - Input: :math:`(*)`, any shape.
+    - Output: the same shape.
+
+    See Also
+    --------
+    difflab.nn.functional.celu
+
+    Notes
+    -----
+    .. math::
+        \text{CELU}(x) = \max(0, x) + \min(0, \alpha (e^{x/\alpha} - 1))
 
     Examples
     --------
@@ -150,7 +230,26 @@ class CELU(_Activation):
 
 
 class SiLU(_Activation):
-    """x · σ(x) (see :func:`difflab.nn.functional.silu`).
+    r"""x · σ(x) (see :func:`difflab.nn.functional.silu`).
+
+    Parameters
+    ----------
+    inplace : bool, default False
+        Accepted for PyTorch compatibility; the result is always a new tensor.
+
+    Shape
+    -----
+    - Input: :math:`(*)`, any shape.
+    - Output: the same shape.
+
+    See Also
+    --------
+    difflab.nn.functional.silu
+
+    Notes
+    -----
+    .. math::
+        \text{SiLU}(x) = x\,\sigma(x)
 
     Examples
     --------
@@ -166,7 +265,26 @@ class SiLU(_Activation):
 
 
 class Mish(_Activation):
-    """x · tanh(softplus(x)) (see :func:`difflab.nn.functional.mish`).
+    r"""x · tanh(softplus(x)) (see :func:`difflab.nn.functional.mish`).
+
+    Parameters
+    ----------
+    inplace : bool, default False
+        Accepted for PyTorch compatibility; the result is always a new tensor.
+
+    Shape
+    -----
+    - Input: :math:`(*)`, any shape.
+    - Output: the same shape.
+
+    See Also
+    --------
+    difflab.nn.functional.mish
+
+    Notes
+    -----
+    .. math::
+        \text{Mish}(x) = x \tanh(\operatorname{softplus}(x))
 
     Examples
     --------
@@ -182,13 +300,23 @@ class Mish(_Activation):
 
 
 class Softplus(_Activation):
-    """log(1 + e^{βx}) / β (see :func:`difflab.nn.functional.softplus`).
+    r"""log(1 + e^{βx}) / β (see :func:`difflab.nn.functional.softplus`).
 
     Parameters
     ----------
     beta : float
     threshold : float
         Above βx > threshold the layer is the identity.
+
+    Shape
+    -----
+    - Input: :math:`(*)`, any shape.
+    - Output: the same shape.
+
+    Notes
+    -----
+    .. math::
+        \text{Softplus}(x) = \frac{1}{\beta} \log(1 + e^{\beta x})
 
     Examples
     --------
@@ -205,7 +333,25 @@ class Softplus(_Activation):
 
 
 class Softsign(_Activation):
-    """x / (1 + |x|).
+    r"""x / (1 + |x|).
+
+    Parameters
+    ----------
+    None
+
+    Shape
+    -----
+    - Input: :math:`(*)`, any shape.
+    - Output: the same shape.
+
+    See Also
+    --------
+    difflab.nn.functional.softsign
+
+    Notes
+    -----
+    .. math::
+        \text{Softsign}(x) = \frac{x}{1 + |x|}
 
     Examples
     --------
@@ -218,7 +364,25 @@ class Softsign(_Activation):
 
 
 class Tanhshrink(_Activation):
-    """x - tanh x.
+    r"""x - tanh x.
+
+    Parameters
+    ----------
+    None
+
+    Shape
+    -----
+    - Input: :math:`(*)`, any shape.
+    - Output: the same shape.
+
+    See Also
+    --------
+    difflab.nn.functional.tanhshrink
+
+    Notes
+    -----
+    .. math::
+        \text{Tanhshrink}(x) = x - \tanh x
 
     Examples
     --------
@@ -231,7 +395,25 @@ class Tanhshrink(_Activation):
 
 
 class LogSigmoid(_Activation):
-    """log σ(x), stable for large |x|.
+    r"""log σ(x), stable for large |x|.
+
+    Parameters
+    ----------
+    None
+
+    Shape
+    -----
+    - Input: :math:`(*)`, any shape.
+    - Output: the same shape.
+
+    See Also
+    --------
+    difflab.nn.functional.logsigmoid
+
+    Notes
+    -----
+    .. math::
+        \text{LogSigmoid}(x) = \log \sigma(x) = -\operatorname{softplus}(-x)
 
     Examples
     --------
@@ -244,7 +426,26 @@ class LogSigmoid(_Activation):
 
 
 class Hardsigmoid(_Activation):
-    """clamp(x/6 + 1/2, 0, 1).
+    r"""clamp(x/6 + 1/2, 0, 1).
+
+    Parameters
+    ----------
+    inplace : bool, default False
+        Accepted for PyTorch compatibility; the result is always a new tensor.
+
+    Shape
+    -----
+    - Input: :math:`(*)`, any shape.
+    - Output: the same shape.
+
+    See Also
+    --------
+    difflab.nn.functional.hardsigmoid
+
+    Notes
+    -----
+    .. math::
+        \text{Hardsigmoid}(x) = \min(\max(x/6 + 1/2, 0), 1)
 
     Examples
     --------
@@ -260,7 +461,26 @@ class Hardsigmoid(_Activation):
 
 
 class Hardswish(_Activation):
-    """x · hardsigmoid(x).
+    r"""x · hardsigmoid(x).
+
+    Parameters
+    ----------
+    inplace : bool, default False
+        Accepted for PyTorch compatibility; the result is always a new tensor.
+
+    Shape
+    -----
+    - Input: :math:`(*)`, any shape.
+    - Output: the same shape.
+
+    See Also
+    --------
+    difflab.nn.functional.hardswish
+
+    Notes
+    -----
+    .. math::
+        \text{Hardswish}(x) = x \cdot \min(\max(x/6 + 1/2, 0), 1)
 
     Examples
     --------
@@ -276,7 +496,26 @@ class Hardswish(_Activation):
 
 
 class Hardshrink(_Activation):
-    """x where |x| > λ, else 0.
+    r"""x where |x| > λ, else 0.
+
+    Parameters
+    ----------
+    lambd : float, default 0.5
+        :math:`\lambda`.
+
+    Shape
+    -----
+    - Input: :math:`(*)`, any shape.
+    - Output: the same shape.
+
+    See Also
+    --------
+    difflab.nn.functional.hardshrink
+
+    Notes
+    -----
+    .. math::
+        y = \begin{cases} x & |x| > \lambda \\ 0 & \text{otherwise} \end{cases}
 
     Examples
     --------
@@ -293,7 +532,32 @@ class Hardshrink(_Activation):
 
 
 class Softshrink(_Activation):
-    """x - λ·sign(x) where |x| > λ, else 0.
+    r"""x - λ·sign(x) where |x| > λ, else 0.
+
+    Parameters
+    ----------
+    lambd : float, default 0.5
+        :math:`\lambda \ge 0` (checked when called).
+
+    Shape
+    -----
+    - Input: :math:`(*)`, any shape.
+    - Output: the same shape.
+
+    Raises
+    ------
+    ValueError
+        When called with a negative ``lambd``.
+
+    See Also
+    --------
+    difflab.nn.functional.softshrink
+
+    Notes
+    -----
+    .. math::
+        y = \begin{cases} x - \lambda & x > \lambda \\ x + \lambda & x < -\lambda \\
+        0 & \text{otherwise} \end{cases}
 
     Examples
     --------
@@ -310,7 +574,30 @@ class Softshrink(_Activation):
 
 
 class Threshold(_Activation):
-    """x where x > ``threshold``, else ``value``.
+    r"""x where x > ``threshold``, else ``value``.
+
+    Parameters
+    ----------
+    threshold : float
+        The bound.
+    value : float
+        What replaces the entries at or below it.
+    inplace : bool, default False
+        Accepted for PyTorch compatibility; the result is always a new tensor.
+
+    Shape
+    -----
+    - Input: :math:`(*)`, any shape.
+    - Output: the same shape.
+
+    See Also
+    --------
+    difflab.nn.functional.threshold
+
+    Notes
+    -----
+    .. math::
+        y = \begin{cases} x & x > \text{threshold} \\ \text{value} & \text{otherwise} \end{cases}
 
     Examples
     --------
@@ -327,7 +614,31 @@ class Threshold(_Activation):
 
 
 class Softmin(_Activation):
-    """softmax(-x) along ``dim``.
+    r"""softmax(-x) along ``dim``.
+
+    Parameters
+    ----------
+    dim : int, optional
+        The dimension to normalise (PyTorch's legacy choice when left out; give it).
+
+    Shape
+    -----
+    - Input: :math:`(*)`, any shape.
+    - Output: the same shape.
+
+    Raises
+    ------
+    IndexError
+        When called with ``dim`` out of range.
+
+    See Also
+    --------
+    difflab.nn.functional.softmin
+
+    Notes
+    -----
+    .. math::
+        \text{Softmin}(x)_i = \frac{e^{-x_i}}{\sum_j e^{-x_j}}
 
     Examples
     --------
@@ -344,7 +655,31 @@ class Softmin(_Activation):
 
 
 class GLU(_Activation):
-    """a ⊙ σ(b) for the two halves a, b of the input along ``dim``.
+    r"""a ⊙ σ(b) for the two halves a, b of the input along ``dim``.
+
+    Parameters
+    ----------
+    dim : int, default -1
+        The dimension to halve; its size must be even.
+
+    Shape
+    -----
+    - Input: :math:`(*_1, 2M, *_2)`, ``dim`` of size :math:`2M`.
+    - Output: :math:`(*_1, M, *_2)`.
+
+    Raises
+    ------
+    RuntimeError
+        When called on an input whose ``dim`` has an odd size.
+
+    See Also
+    --------
+    difflab.nn.functional.glu
+
+    Notes
+    -----
+    .. math::
+        \text{GLU}(a, b) = a \otimes \sigma(b), \quad (a, b) = \text{the halves of } x
 
     Examples
     --------
@@ -361,7 +696,7 @@ class GLU(_Activation):
 
 
 class PReLU(Module):
-    """x for x ≥ 0, a·x otherwise, with the slope a learned (one, or one per channel).
+    r"""x for x ≥ 0, a·x otherwise, with the slope a learned (one, or one per channel).
 
     Parameters
     ----------
@@ -369,6 +704,16 @@ class PReLU(Module):
         1 (one slope shared) or the number of channels (dimension 1 of the input).
     init : float
         The slopes' initial value.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, *)` (or any shape with one slope).
+    - Output: the same shape.
+
+    Notes
+    -----
+    .. math::
+        \text{PReLU}(x) = \begin{cases} x & x \ge 0 \\ a\,x & x < 0 \end{cases}
 
     Examples
     --------

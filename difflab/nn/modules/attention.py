@@ -25,27 +25,90 @@ from difflab.tensor import Tensor
 
 
 class MultiheadAttention(Module):
-    """Attention of ``num_heads`` heads over ``embed_dim`` features (PyTorch's layer).
+    r"""Attention of ``num_heads`` heads over ``embed_dim`` features (PyTorch's layer).
 
-    ``forward(query, key, value, key_padding_mask=None, need_weights=True,
-    attn_mask=None, average_attn_weights=True, is_causal=False)`` takes
-    (L, N, E) inputs, or (N, L, E) with ``batch_first=True``, or unbatched
-    (L, E), and returns ``(output, weights)``: the output shaped like the query
-    and the attention weights (N, L, S), averaged over the heads (or
-    (N, heads, L, S) with ``average_attn_weights=False``; ``None`` with
-    ``need_weights=False``).
+    .. math::
+        \text{head}_i &= \operatorname{softmax}\!\Big(\frac{Q_i K_i^\top}{\sqrt d} + M\Big) V_i,
+        \qquad Q_i = q W_{q,i}^\top + b_{q,i} \ (\text{and } K_i, V_i \text{ alike}) \\
+        \text{out} &= \operatorname{concat}(\text{head}_1, \ldots, \text{head}_h)\, W_o^\top + b_o
+
+    with :math:`d = \text{embed\_dim} / h`.  Called as ``mha(query, key, value,
+    key_padding_mask=None, need_weights=True, attn_mask=None,
+    average_attn_weights=True, is_causal=False)``; returns ``(output, weights)``.
 
     Masks follow PyTorch's convention for this layer, the opposite of
     :func:`~difflab.nn.functional.scaled_dot_product_attention`'s: in a boolean
-    ``attn_mask`` (L, S) or (N·heads, L, S) and ``key_padding_mask`` (N, S),
-    **True means "may not attend"**; float masks are added to the scores.
-    ``is_causal=True`` is a hint that ``attn_mask`` is the causal mask, which
-    must still be given (as in PyTorch).
+    ``attn_mask`` :math:`(L, S)` or :math:`(N h, L, S)` and ``key_padding_mask``
+    :math:`(N, S)`, **True means "may not attend"**; float masks are added to the
+    scores.  ``is_causal=True`` is only a hint: the causal mask must still be given.
 
-    Parameters as in PyTorch: ``in_proj_weight`` (3E, E) and ``in_proj_bias``
-    (3E) for queries, keys and values together (or ``q_proj_weight``,
-    ``k_proj_weight``, ``v_proj_weight`` when ``kdim``/``vdim`` differ from E),
-    and ``out_proj`` (a Linear E -> E).
+    Parameters
+    ----------
+    embed_dim : int
+        :math:`E`, the features of the query (and of the output).
+    num_heads : int
+        :math:`h`, dividing ``embed_dim``.
+    dropout : float, default 0.0
+        Dropout on the attention weights, in training.
+    bias : bool, default True
+        Learn the projection biases.
+    add_bias_kv, add_zero_attn : bool, default False
+        Not supported (``True`` raises).
+    kdim, vdim : int, optional
+        The features of key and value (``embed_dim`` by default).
+    batch_first : bool, default False
+        Inputs and output are :math:`(N, L, E)` instead of :math:`(L, N, E)`.
+    device, dtype : optional
+        Where the parameters live and their dtype.
+
+    Attributes
+    ----------
+    in_proj_weight : Parameter or None
+        :math:`(3E, E)`, :math:`W_q, W_k, W_v` stacked (when ``kdim == vdim == E``),
+        Xavier-uniform.
+    q_proj_weight, k_proj_weight, v_proj_weight : Parameter or None
+        :math:`(E, E)`, :math:`(E, k_{dim})`, :math:`(E, v_{dim})` otherwise, Xavier-uniform.
+    in_proj_bias : Parameter or None
+        :math:`(3E,)`, zeros.
+    out_proj : Linear
+        :math:`E \to E`, its bias zeros.
+
+    Shape
+    -----
+    - Input: ``query`` :math:`(L, N, E)`, ``key`` :math:`(S, N, k_{dim})`, ``value``
+      :math:`(S, N, v_{dim})` (batch first with ``batch_first``), or unbatched
+      :math:`(L, E)`, :math:`(S, k_{dim})`, :math:`(S, v_{dim})`.
+    - Output: ``output`` shaped like the query; ``weights`` :math:`(N, L, S)`
+      averaged over the heads, :math:`(N, h, L, S)` with
+      ``average_attn_weights=False``, or None with ``need_weights=False``.
+
+    Raises
+    ------
+    ValueError
+        For non-positive sizes, ``embed_dim`` not divisible by ``num_heads``, a
+        dropout outside :math:`[0, 1]`, or inputs of mismatched dimensions.
+    NotImplementedError
+        With ``add_bias_kv`` or ``add_zero_attn``.
+    RuntimeError
+        With ``is_causal=True`` and no ``attn_mask``.
+
+    See Also
+    --------
+    difflab.nn.functional.scaled_dot_product_attention, TransformerEncoderLayer
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> mha = nn.MultiheadAttention(16, num_heads=4, batch_first=True)
+    >>> x = dl.randn(2, 5, 16)
+    >>> output, weights = mha(x, x, x)
+    >>> output.shape, weights.shape, mha.in_proj_weight.shape
+    (difflab.Size([2, 5, 16]), difflab.Size([2, 5, 5]), difflab.Size([48, 16]))
+    >>> causal = nn.Transformer.generate_square_subsequent_mask(5)   # -inf above the diagonal
+    >>> _, weights = mha(x, x, x, attn_mask=causal)
+    >>> bool((weights[:, 0, 1:] == 0).all())                          # step 0 sees itself only
+    True
     """
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,

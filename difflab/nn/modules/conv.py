@@ -19,7 +19,7 @@ __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
 
 
 class Conv1d(Module):
-    """1-D convolution over (N, C, L) inputs (PyTorch's layer and parameter names).
+    r"""1-D convolution over (N, C, L) inputs (PyTorch's layer and parameter names).
 
     Parameters
     ----------
@@ -39,6 +39,19 @@ class Conv1d(Module):
         (out_channels, in_channels/groups, kernel_size), U(±1/√(in_channels/groups·k)).
     bias : Parameter or None
         (out_channels,).
+
+    Shape
+    -----
+    - Input: :math:`(N, C_{in}, L_{in})` or :math:`(C_{in}, L_{in})`.
+    - Output: :math:`(N, C_{out}, L_{out})` or :math:`(C_{out}, L_{out})`.
+
+    Notes
+    -----
+    .. math::
+        \text{out}(N_i, C_{out_j}) = \text{bias}(C_{out_j})
+        + \sum_{k} \text{weight}(C_{out_j}, k) \star \text{input}(N_i, k)
+
+        L_{out} = \left\lfloor \frac{L_{in} + 2p - d(k - 1) - 1}{s} \right\rfloor + 1
 
     Examples
     --------
@@ -76,7 +89,28 @@ class Conv1d(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """PyTorch's initialisation: weight and bias U(±1/√fan_in)."""
+        r"""Draw new weights and bias from PyTorch's default, :math:`\mathcal U(-k, k)`.
+
+        Here :math:`\text{fan\_in} = C_{in}/\text{groups} \cdot k`.
+        Then :math:`k = 1/\sqrt{\text{fan\_in}}`.
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> layer = nn.Conv1d(2, 4, kernel_size=3)
+        >>> _ = nn.init.zeros_(layer.weight)
+        >>> layer.reset_parameters()
+        >>> bool((layer.weight != 0).all())
+        True
+        """
         init.default_linear_init_(self.weight, self.bias)
 
     def forward(self, x: Tensor) -> Tensor:
@@ -127,7 +161,29 @@ class _ConvTransposeNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """PyTorch's initialisation: U(±1/√fan_in), fan_in from the weight's dimension 1."""
+        r"""Draw new weights and bias from PyTorch's default, :math:`\mathcal U(-k, k)`.
+
+        Here :math:`\text{fan\_in}` comes from the weight's dimension 1,
+        :math:`C_{out}/\text{groups}`, times the kernel size (as PyTorch does).
+        Then :math:`k = 1/\sqrt{\text{fan\_in}}`.
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> layer = nn.ConvTranspose2d(2, 4, kernel_size=3)
+        >>> _ = nn.init.zeros_(layer.weight)
+        >>> layer.reset_parameters()
+        >>> bool((layer.weight != 0).all())
+        True
+        """
         init.default_linear_init_(self.weight, self.bias)
 
     def extra_repr(self) -> str:
@@ -143,7 +199,7 @@ class _ConvTransposeNd(Module):
 
 
 class ConvTranspose2d(_ConvTransposeNd):
-    """The transposed 2-D convolution (see :func:`difflab.nn.functional.conv_transpose2d`):
+    r"""The transposed 2-D convolution (see :func:`difflab.nn.functional.conv_transpose2d`):
     upsamples (N, C_in, H, W) by ``stride``.
 
     Parameters
@@ -157,6 +213,18 @@ class ConvTranspose2d(_ConvTransposeNd):
     ----------
     weight : Parameter
         (in_channels, out_channels/groups, kh, kw), PyTorch's layout.
+
+    Shape
+    -----
+    - Input: :math:`(N, C_{in}, H_{in}, W_{in})` or :math:`(C_{in}, H_{in}, W_{in})`.
+    - Output: :math:`(N, C_{out}, H_{out}, W_{out})` (:math:`W_{out}` alike).
+
+    Notes
+    -----
+    .. math::
+        H_{out} = (H_{in} - 1)\,s_0 - 2p_0 + d_0 (k_0 - 1) + \text{output\_padding}_0 + 1
+
+    The adjoint of :class:`Conv2d`'s map: its gradient with respect to the input is a convolution.
 
     Examples
     --------
@@ -175,7 +243,39 @@ class ConvTranspose2d(_ConvTransposeNd):
 
 
 class ConvTranspose1d(_ConvTransposeNd):
-    """The transposed 1-D convolution (see :func:`difflab.nn.functional.conv_transpose1d`).
+    r"""The transposed 1-D convolution (see :func:`difflab.nn.functional.conv_transpose1d`).
+
+    Parameters
+    ----------
+    in_channels, out_channels : int
+        :math:`C_{in}`, :math:`C_{out}`.
+    kernel_size : int or 1-tuple
+        :math:`k`.
+    stride, padding, output_padding, dilation : int or 1-tuple
+        As in :class:`ConvTranspose2d` (defaults 1, 0, 0, 1).
+    groups : int, default 1
+        Independent groups of channels.
+    bias : bool, default True
+        Learn a bias.
+    padding_mode : {'zeros'}, default 'zeros'
+        Only zero padding.
+    device, dtype : optional
+        Where the parameters live and their dtype.
+
+    Shape
+    -----
+    - Input: :math:`(N, C_{in}, L_{in})` or :math:`(C_{in}, L_{in})`.
+    - Output: :math:`(N, C_{out}, L_{out})`,
+      :math:`L_{out} = (L_{in} - 1)s - 2p + d(k - 1) + \text{output\_padding} + 1`.
+
+    Raises
+    ------
+    ValueError
+        For channels not divisible by ``groups`` or another padding mode.
+
+    See Also
+    --------
+    ConvTranspose2d, Conv1d, difflab.nn.functional.conv_transpose1d
 
     Examples
     --------
@@ -195,7 +295,7 @@ class ConvTranspose1d(_ConvTransposeNd):
 
 
 class Conv3d(Module):
-    """3-D convolution over (N, C, D, H, W) inputs (see :func:`difflab.nn.functional.conv3d`).
+    r"""3-D convolution over (N, C, D, H, W) inputs (see :func:`difflab.nn.functional.conv3d`).
 
     Parameters
     ----------
@@ -208,6 +308,17 @@ class Conv3d(Module):
     ----------
     weight : Parameter
         (out_channels, in_channels/groups, kd, kh, kw).
+
+    Shape
+    -----
+    - Input: :math:`(N, C_{in}, D, H, W)`.
+    - Output: :math:`(N, C_{out}, D_{out}, H_{out}, W_{out})`, each side as in :class:`Conv2d`.
+
+    Notes
+    -----
+    .. math::
+        \text{out}(N_i, C_{out_j}) = \text{bias}(C_{out_j})
+        + \sum_{k} \text{weight}(C_{out_j}, k) \star \text{input}(N_i, k)
 
     Examples
     --------
@@ -242,7 +353,28 @@ class Conv3d(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """PyTorch's initialisation: weight and bias U(±1/√fan_in)."""
+        r"""Draw new weights and bias from PyTorch's default, :math:`\mathcal U(-k, k)`.
+
+        Here :math:`\text{fan\_in} = C_{in}/\text{groups} \cdot k_d k_h k_w`.
+        Then :math:`k = 1/\sqrt{\text{fan\_in}}`.
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> layer = nn.Conv3d(2, 4, kernel_size=3)
+        >>> _ = nn.init.zeros_(layer.weight)
+        >>> layer.reset_parameters()
+        >>> bool((layer.weight != 0).all())
+        True
+        """
         init.default_linear_init_(self.weight, self.bias)
 
     def forward(self, x: Tensor) -> Tensor:

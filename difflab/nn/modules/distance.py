@@ -10,7 +10,28 @@ __all__ = ["CosineSimilarity", "PairwiseDistance"]
 
 
 class CosineSimilarity(Module):
-    """The cosine of the angle between x₁ and x₂ along ``dim``.
+    r"""The cosine of the angle between x₁ and x₂ along ``dim``.
+
+    Parameters
+    ----------
+    dim : int, default 1
+        The dimension of the vectors.
+    eps : float, default 1e-8
+        The smallest norm used.
+
+    Shape
+    -----
+    - Input: ``x1``, ``x2`` broadcastable, with the vectors along ``dim``.
+    - Output: the common shape without ``dim``.
+
+    See Also
+    --------
+    PairwiseDistance, difflab.nn.functional.cosine_similarity
+
+    Notes
+    -----
+    .. math::
+        \cos(x_1, x_2) = \frac{x_1 \cdot x_2}{\max(\|x_1\|_2, \epsilon)\,\max(\|x_2\|_2, \epsilon)}
 
     Examples
     --------
@@ -28,7 +49,30 @@ class CosineSimilarity(Module):
 
 
 class PairwiseDistance(Module):
-    """‖x₁ - x₂ + ε‖_p along the last dimension, row by row.
+    r"""‖x₁ - x₂ + ε‖_p along the last dimension, row by row.
+
+    Parameters
+    ----------
+    p : float, default 2.0
+        The norm.
+    eps : float, default 1e-6
+        Added to the difference (no infinite gradient at 0).
+    keepdim : bool, default False
+        Keep the last dimension, of size 1.
+
+    Shape
+    -----
+    - Input: ``x1``, ``x2`` :math:`(N, D)` or :math:`(D)`.
+    - Output: :math:`(N)` or :math:`()` (:math:`(N, 1)` with ``keepdim``).
+
+    See Also
+    --------
+    CosineSimilarity, difflab.nn.functional.pairwise_distance
+
+    Notes
+    -----
+    .. math::
+        d(x_1, x_2) = \|x_1 - x_2 + \epsilon\|_p
 
     Examples
     --------

@@ -30,6 +30,27 @@ class _ChannelDropout(Module):
 class Dropout1d(_ChannelDropout):
     """In training, zero whole channels of (N, C, L) with probability p (scale the rest).
 
+    Parameters
+    ----------
+    p : float, default 0.5
+        The probability of zeroing a channel, in :math:`[0, 1]`.
+    inplace : bool, default False
+        Accepted for PyTorch compatibility; ignored.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, L)` or :math:`(C, L)`.
+    - Output: the same shape.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is outside :math:`[0, 1]`; when called, on an input of the wrong dimensions.
+
+    See Also
+    --------
+    Dropout, Dropout2d, difflab.nn.functional.dropout1d
+
     Examples
     --------
     >>> import difflab as dl
@@ -42,6 +63,27 @@ class Dropout1d(_ChannelDropout):
 
 class Dropout2d(_ChannelDropout):
     """In training, zero whole feature maps of (N, C, H, W) with probability p.
+
+    Parameters
+    ----------
+    p : float, default 0.5
+        The probability of zeroing a feature map, in :math:`[0, 1]`.
+    inplace : bool, default False
+        Accepted for PyTorch compatibility; ignored.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, H, W)` or :math:`(C, H, W)`.
+    - Output: the same shape.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is outside :math:`[0, 1]`; when called, on an input of the wrong dimensions.
+
+    See Also
+    --------
+    Dropout, Dropout1d, difflab.nn.functional.dropout2d
 
     Examples
     --------
@@ -56,6 +98,27 @@ class Dropout2d(_ChannelDropout):
 class AlphaDropout(_ChannelDropout):
     """Dropout that keeps SELU's mean 0 and variance 1 (see
     :func:`difflab.nn.functional.alpha_dropout`).
+
+    Parameters
+    ----------
+    p : float, default 0.5
+        The probability of zeroing an element, in :math:`[0, 1]`.
+    inplace : bool, default False
+        Accepted for PyTorch compatibility; ignored.
+
+    Shape
+    -----
+    - Input: :math:`(*)`, any shape.
+    - Output: the same shape.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is outside :math:`[0, 1]`.
+
+    See Also
+    --------
+    SELU, difflab.nn.functional.alpha_dropout
 
     Examples
     --------

@@ -15,6 +15,27 @@ class Unfold(Module):
     """Every sliding block of (N, C, H, W) as a column (see
     :func:`difflab.nn.functional.unfold`).
 
+    Parameters
+    ----------
+    kernel_size : int or tuple of 2 ints
+        :math:`(k_h, k_w)`.
+    dilation, padding, stride : int or tuple of 2 ints
+        As in :class:`Conv2d` (defaults 1, 0, 1).
+
+    Shape
+    -----
+    - Input: :math:`(N, C, H, W)` or :math:`(C, H, W)`.
+    - Output: :math:`(N, C k_h k_w, L)`, :math:`L` the number of block positions.
+
+    Raises
+    ------
+    ValueError
+        When called on an input that is not 3-D or 4-D.
+
+    See Also
+    --------
+    Fold, difflab.nn.functional.unfold
+
     Examples
     --------
     >>> import difflab as dl
@@ -39,6 +60,29 @@ class Unfold(Module):
 class Fold(Module):
     """Sum columns back into an image of ``output_size`` (see
     :func:`difflab.nn.functional.fold`).
+
+    Parameters
+    ----------
+    output_size : int or tuple of 2 ints
+        :math:`(H, W)`.
+    kernel_size : int or tuple of 2 ints
+        :math:`(k_h, k_w)`.
+    dilation, padding, stride : int or tuple of 2 ints
+        As in :class:`Conv2d` (defaults 1, 0, 1).
+
+    Shape
+    -----
+    - Input: :math:`(N, C k_h k_w, L)` or :math:`(C k_h k_w, L)`.
+    - Output: :math:`(N, C, H, W)` or :math:`(C, H, W)`, overlapping blocks added.
+
+    Raises
+    ------
+    ValueError, RuntimeError
+        When called on an input of the wrong dimensions or sizes.
+
+    See Also
+    --------
+    Unfold, difflab.nn.functional.fold
 
     Examples
     --------

@@ -39,7 +39,37 @@ class _InstanceNorm(_NormBase):
 
 
 class InstanceNorm1d(_InstanceNorm):
-    """Normalise each channel of each (N, C, L) sample over L (style transfer's norm).
+    r"""Normalise each channel of each (N, C, L) sample over L (style transfer's norm).
+
+    Parameters
+    ----------
+    num_features : int
+        :math:`C`.
+    eps : float, default 1e-5
+        Added to the variance.
+    momentum : float, default 0.1
+        The weight of the batch in the running averages.
+    affine : bool, default False
+        Learn :math:`\gamma, \beta` of shape :math:`(C,)` (ones and zeros at first).
+    track_running_stats : bool, default False
+        Keep running averages and use them in evaluation.
+    device, dtype : optional
+        Where the parameters live and their dtype.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, L)` or :math:`(C, L)`.
+    - Output: the same shape.
+
+    Raises
+    ------
+    ValueError
+        When called on an input that is not 2-D or 3-D, or (with ``affine``) with
+        other than :math:`C` channels.
+
+    See Also
+    --------
+    InstanceNorm2d, BatchNorm1d, difflab.nn.functional.instance_norm
 
     Examples
     --------
@@ -50,7 +80,37 @@ class InstanceNorm1d(_InstanceNorm):
 
 
 class InstanceNorm2d(_InstanceNorm):
-    """Normalise each channel of each (N, C, H, W) sample over H and W.
+    r"""Normalise each channel of each (N, C, H, W) sample over H and W.
+
+    Parameters
+    ----------
+    num_features : int
+        :math:`C`.
+    eps : float, default 1e-5
+        Added to the variance.
+    momentum : float, default 0.1
+        The weight of the batch in the running averages.
+    affine : bool, default False
+        Learn :math:`\gamma, \beta` of shape :math:`(C,)` (ones and zeros at first).
+    track_running_stats : bool, default False
+        Keep running averages and use them in evaluation.
+    device, dtype : optional
+        Where the parameters live and their dtype.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, H, W)` or :math:`(C, H, W)`.
+    - Output: the same shape.
+
+    Raises
+    ------
+    ValueError
+        When called on an input that is not 3-D or 4-D, or (with ``affine``) with
+        other than :math:`C` channels.
+
+    See Also
+    --------
+    InstanceNorm1d, GroupNorm, difflab.nn.functional.instance_norm
 
     Examples
     --------

@@ -16,7 +16,7 @@ __all__ = ["Bilinear", "Identity", "Linear"]
 
 
 class Bilinear(Module):
-    """y = x₁ᵀ A x₂ + b, one matrix A_o per output feature.
+    r"""y = x₁ᵀ A x₂ + b, one matrix A_o per output feature.
 
     Parameters
     ----------
@@ -28,6 +28,16 @@ class Bilinear(Module):
     weight : Parameter
         (out_features, in1_features, in2_features), U(±1/√in1_features) as in PyTorch.
     bias : Parameter or None
+
+    Shape
+    -----
+    - Input: ``input1`` :math:`(*, H_{in1})`, ``input2`` :math:`(*, H_{in2})`.
+    - Output: :math:`(*, H_{out})`.
+
+    Notes
+    -----
+    .. math::
+        y_o = x_1^\top A_o\, x_2 + b_o
 
     Examples
     --------
@@ -50,7 +60,28 @@ class Bilinear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """PyTorch's initialisation: weight and bias U(±1/√in1_features)."""
+        r"""Draw new weights and bias from PyTorch's default, :math:`\mathcal U(-k, k)`.
+
+        Here :math:`\text{fan\_in} = \text{in1\_features}`.
+        Then :math:`k = 1/\sqrt{\text{fan\_in}}`.
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> layer = nn.Bilinear(3, 4, 2)
+        >>> _ = nn.init.zeros_(layer.weight)
+        >>> layer.reset_parameters()
+        >>> bool((layer.weight != 0).all())
+        True
+        """
         bound = 1 / math.sqrt(self.in1_features)
         init.uniform_(self.weight, -bound, bound)
         if self.bias is not None:

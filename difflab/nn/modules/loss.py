@@ -24,25 +24,152 @@ class _Loss(Module):
 
 
 class MSELoss(_Loss):
-    """(x - y)²."""
+    r"""The mean squared error: :math:`\ell_i = (x_i - y_i)^2`, averaged (or summed).
+
+    Called as ``loss(input, target)``.
+
+    Parameters
+    ----------
+    size_average, reduce : optional
+        PyTorch's deprecated flags (in PyTorch's positions); they set ``reduction``
+        when given.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (or sample).
+
+    Shape
+    -----
+    - Input: :math:`(*)`; target: the same shape (no broadcasting, a common bug).
+    - Output: a scalar, or :math:`(*)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        At construction, for an unknown ``reduction``.
+    ValueError
+        When called with shapes that differ.
+
+    See Also
+    --------
+    L1Loss, HuberLoss, difflab.nn.functional.mse_loss
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> loss = nn.MSELoss()
+    >>> loss(dl.tensor([1.0, 2.0]), dl.tensor([0.0, 0.0]))
+    tensor(2.5)
+    >>> nn.MSELoss(reduction="sum")(dl.tensor([1.0, 2.0]), dl.tensor([0.0, 0.0]))
+    tensor(5.)
+    """
+
+    def __init__(self, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction))
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
         return F.mse_loss(input, target, self.reduction)
 
 
 class L1Loss(_Loss):
-    """|x - y|."""
+    r"""The mean absolute error: :math:`\ell_i = |x_i - y_i|`, averaged (or summed).
+
+    Its derivative is :math:`\operatorname{sign}(x_i - y_i)` (0 at equality).
+
+    Parameters
+    ----------
+    size_average, reduce : optional
+        PyTorch's deprecated flags (in PyTorch's positions); they set ``reduction``
+        when given.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (or sample).
+
+    Shape
+    -----
+    - Input: :math:`(*)`; target: the same shape.
+    - Output: a scalar, or :math:`(*)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        At construction, for an unknown ``reduction``.
+    ValueError
+        When called with shapes that differ.
+
+    See Also
+    --------
+    MSELoss, SmoothL1Loss, difflab.nn.functional.l1_loss
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> nn.L1Loss()(dl.tensor([1.0, -2.0]), dl.tensor([0.0, 0.0]))
+    tensor(1.5)
+    """
+
+    def __init__(self, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction))
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
         return F.l1_loss(input, target, self.reduction)
 
 
 class NLLLoss(_Loss):
-    """-log p[target] from log-probabilities (N, C) and integer class targets (N,)."""
+    r"""The negative log-likelihood of class indices under log-probabilities.
 
-    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100,
-                 reduction: str = "mean") -> None:
-        super().__init__(reduction)
+    .. math::
+        \ell_n = -w_{y_n} x_{n, y_n}
+
+
+    With ``'mean'`` the sum is divided by :math:`\sum_n w_{y_n}`; targets equal to
+    ``ignore_index`` count for nothing.  Put a :class:`LogSoftmax` before it, or
+    use :class:`CrossEntropyLoss` on logits.
+
+    Parameters
+    ----------
+    weight : Tensor, optional
+        :math:`(C,)`, a weight per class (for unbalanced classes).
+    size_average : optional
+        PyTorch's deprecated flag (see ``reduce``).
+    ignore_index : int, default -100
+        A target value that is skipped.
+    reduce : optional
+        With ``size_average``, PyTorch's deprecated spelling of ``reduction``.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (or sample).
+
+    Shape
+    -----
+    - Input: :math:`(N, C)`, :math:`(N, C, d_1, \ldots)` or :math:`(C)`, log-probabilities.
+    - Target: :math:`(N)`, :math:`(N, d_1, \ldots)` or :math:`()`, integer class indices.
+    - Output: a scalar, or the target's shape with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        At construction, for an unknown ``reduction``.
+    TypeError, ValueError, IndexError
+        When called with a non-integer target, a target of the wrong shape, or a
+        class outside :math:`[0, C)` (see :func:`~difflab.nn.functional.nll_loss`).
+
+    See Also
+    --------
+    CrossEntropyLoss, LogSoftmax
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> log_probs = dl.tensor([[-1.0, -2.0], [-3.0, -4.0]])
+    >>> nn.NLLLoss()(log_probs, dl.tensor([1, 0]))
+    tensor(2.5)
+    """
+
+    def __init__(self, weight: Tensor | None = None, size_average: Any = None,
+                 ignore_index: int = -100, reduce: Any = None, reduction: str = "mean") -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction))
         self.weight, self.ignore_index = weight, ignore_index
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
@@ -50,12 +177,70 @@ class NLLLoss(_Loss):
 
 
 class CrossEntropyLoss(_Loss):
-    """Softmax cross-entropy from logits (N, C) and integer class targets (N,)
-    (or class probabilities of shape (N, C))."""
+    r"""The softmax cross-entropy of logits (class scores).
 
-    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100,
-                 reduction: str = "mean", label_smoothing: float = 0.0) -> None:
-        super().__init__(reduction)
+    .. math::
+        \ell_n = -\log \frac{e^{x_{n,y_n}}}{\sum_c e^{x_{n,c}}}
+
+
+    ``log_softmax`` followed by :class:`NLLLoss`; its gradient with respect to the
+    logits is :math:`\operatorname{softmax}(x) - \operatorname{onehot}(y)` (divided
+    by :math:`N` for the mean).  The target may also be class probabilities of
+    the input's shape (float), giving :math:`-\sum_c p_c \log \operatorname{softmax}(x)_c`.
+
+    Parameters
+    ----------
+    weight : Tensor, optional
+        :math:`(C,)`, a weight per class.
+    size_average : optional
+        PyTorch's deprecated flag (see ``reduce``).
+    ignore_index : int, default -100
+        A target index that is skipped (class indices only).
+    reduce : optional
+        With ``size_average``, PyTorch's deprecated spelling of ``reduction``.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (or sample).
+    label_smoothing : float, default 0.0
+        :math:`\varepsilon`: the target becomes
+        :math:`(1-\varepsilon)\,\text{onehot} + \varepsilon/C`.
+
+    Shape
+    -----
+    - Input: :math:`(N, C)`, :math:`(N, C, d_1, \ldots)` or :math:`(C)`, logits.
+    - Target: integer indices :math:`(N)` (or :math:`(N, d_1, \ldots)`, :math:`()`), or
+      float probabilities of the input's shape.
+    - Output: a scalar, or one loss per sample with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        At construction, for an unknown ``reduction``.
+    TypeError, ValueError, IndexError
+        When called with a target of the wrong kind or shape, or a class out of range.
+
+    See Also
+    --------
+    NLLLoss, BCEWithLogitsLoss, difflab.nn.functional.cross_entropy
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> loss = nn.CrossEntropyLoss()
+    >>> logits = dl.tensor([[2.0, 0.0, 0.0], [0.0, 0.0, 3.0]], requires_grad=True)
+    >>> value = loss(logits, dl.tensor([0, 2]))
+    >>> value  # doctest: +ELLIPSIS
+    tensor(0.1672, grad_fn=<...>)
+    >>> value.backward()
+    >>> logits.grad                        # (softmax - onehot) / N
+    tensor([[-0.1065,  0.0533,  0.0533],
+            [ 0.0226,  0.0226, -0.0453]])
+    """
+
+    def __init__(self, weight: Tensor | None = None, size_average: Any = None,
+                 ignore_index: int = -100, reduce: Any = None, reduction: str = "mean",
+                 label_smoothing: float = 0.0) -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction))
         self.weight, self.ignore_index = weight, ignore_index
         self.label_smoothing = label_smoothing
 
@@ -65,10 +250,52 @@ class CrossEntropyLoss(_Loss):
 
 
 class BCELoss(_Loss):
-    """Binary cross-entropy of probabilities in [0, 1]."""
+    r"""Binary cross-entropy of probabilities.
 
-    def __init__(self, weight: Tensor | None = None, reduction: str = "mean") -> None:
-        super().__init__(reduction)
+    .. math::
+        \ell_i = -w_i\,[y_i \log p_i + (1 - y_i) \log(1 - p_i)]
+
+
+    The logarithms are clamped at :math:`-100`, as in PyTorch.  On logits, use
+    :class:`BCEWithLogitsLoss` (more stable).
+
+    Parameters
+    ----------
+    weight : Tensor, optional
+        A weight per element, broadcast to the input.
+    size_average, reduce : optional
+        PyTorch's deprecated flags (in PyTorch's positions); they set ``reduction``
+        when given.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (or sample).
+
+    Shape
+    -----
+    - Input: :math:`(*)`, probabilities in :math:`[0, 1]`; target: the same shape.
+    - Output: a scalar, or :math:`(*)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        At construction, for an unknown ``reduction``.
+    ValueError
+        When called with an input outside :math:`[0, 1]` or shapes that differ.
+
+    See Also
+    --------
+    BCEWithLogitsLoss, difflab.nn.functional.binary_cross_entropy
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> nn.BCELoss()(dl.tensor([0.9, 0.2]), dl.tensor([1.0, 0.0]))
+    tensor(0.1643)
+    """
+
+    def __init__(self, weight: Tensor | None = None, size_average: Any = None,
+                 reduce: Any = None, reduction: str = "mean") -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction))
         self.weight = weight
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
@@ -76,18 +303,76 @@ class BCELoss(_Loss):
 
 
 class BCEWithLogitsLoss(_Loss):
-    """Binary cross-entropy of σ(logits), computed stably."""
+    r"""Binary cross-entropy of :math:`\sigma(x)`, computed stably from the logits :math:`x`.
 
-    def __init__(self, weight: Tensor | None = None, reduction: str = "mean") -> None:
-        super().__init__(reduction)
-        self.weight = weight
+    .. math::
+        \ell_i = -w_i\,[p_c\, y_i \log \sigma(x_i) + (1 - y_i) \log(1 - \sigma(x_i))]
+
+    computed stably (:math:`-\log\sigma(x) = \operatorname{softplus}(-x)`).  Its gradient is
+    :math:`w_i(\sigma(x_i) - y_i)` when :math:`p_c = 1`.
+
+    Parameters
+    ----------
+    weight : Tensor, optional
+        :math:`w`, a weight per element, broadcast to the input.
+    size_average, reduce : optional
+        PyTorch's deprecated flags (in PyTorch's positions); they set ``reduction``
+        when given.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (or sample).
+    pos_weight : Tensor, optional
+        :math:`p_c`, a weight of the positive term per class (broadcast along the
+        last dimension): above 1 it raises recall, e.g. ``negatives / positives``.
+
+    Shape
+    -----
+    - Input: :math:`(*)`, logits; target: the same shape.
+    - Output: a scalar, or :math:`(*)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        At construction, for an unknown ``reduction``.
+    ValueError
+        When called with shapes that differ.
+
+    See Also
+    --------
+    BCELoss, CrossEntropyLoss, difflab.nn.functional.binary_cross_entropy_with_logits
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> nn.BCEWithLogitsLoss()(dl.tensor([2.0, -1.0]), dl.tensor([1.0, 0.0]))
+    tensor(0.2201)
+    >>> nn.BCEWithLogitsLoss(pos_weight=dl.tensor([3.0]))(dl.tensor([0.0]), dl.tensor([1.0]))
+    tensor(2.0794)
+    """
+
+    def __init__(self, weight: Tensor | None = None, size_average: Any = None,
+                 reduce: Any = None, reduction: str = "mean",
+                 pos_weight: Tensor | None = None) -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction))
+        self.weight, self.pos_weight = weight, pos_weight
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
-        return F.binary_cross_entropy_with_logits(input, target, self.weight, self.reduction)
+        if self.pos_weight is None:
+            return F.binary_cross_entropy_with_logits(input, target, self.weight,
+                                                      self.reduction)
+        # -[p·y·log σ(x) + (1 - y)·log(1 - σ(x))] is the plain loss plus (p - 1)·y·(-log σ(x)),
+        # and -log σ(x) = softplus(-x), computed without overflow
+        losses = F.binary_cross_entropy_with_logits(input, target, reduction="none")
+        losses = losses + (self.pos_weight - 1.0) * target * F.softplus(-input)
+        if self.weight is not None:
+            losses = losses * self.weight
+        if self.reduction == "none":
+            return losses
+        return losses.sum() if self.reduction == "sum" else losses.mean()
 
 
 class SmoothL1Loss(_Loss):
-    """Quadratic below ``beta``, absolute above (see :func:`difflab.nn.functional.smooth_l1_loss`).
+    r"""Quadratic below ``beta``, absolute above (see :func:`difflab.nn.functional.smooth_l1_loss`).
 
     Parameters
     ----------
@@ -96,6 +381,19 @@ class SmoothL1Loss(_Loss):
     reduction : {'mean', 'sum', 'none'}
     beta : float
         Where the loss turns linear (>= 0; 0 is the L1 loss).
+
+    Shape
+    -----
+    - Input: :math:`(*)`; target: the same shape.
+    - Output: a scalar, or :math:`(*)` with ``'none'``.
+
+    Notes
+    -----
+    .. math::
+        \ell_i = \begin{cases} \tfrac12 (x_i - y_i)^2 / \beta & |x_i - y_i| < \beta \\
+        |x_i - y_i| - \tfrac12 \beta & \text{otherwise} \end{cases}
+
+    Huber loss divided by :math:`\beta` (:class:`HuberLoss` with :math:`\delta = \beta`, scaled).
 
     Examples
     --------
@@ -116,13 +414,24 @@ class SmoothL1Loss(_Loss):
 
 
 class HuberLoss(_Loss):
-    """Quadratic within ``delta``, linear beyond (see :func:`difflab.nn.functional.huber_loss`).
+    r"""Quadratic within ``delta``, linear beyond (see :func:`difflab.nn.functional.huber_loss`).
 
     Parameters
     ----------
     reduction : {'mean', 'sum', 'none'}
     delta : float
         Where the loss turns linear (> 0).
+
+    Shape
+    -----
+    - Input: :math:`(*)`; target: the same shape.
+    - Output: a scalar, or :math:`(*)` with ``'none'``.
+
+    Notes
+    -----
+    .. math::
+        \ell_i = \begin{cases} \tfrac12 (x_i - y_i)^2 & |x_i - y_i| < \delta \\
+        \delta\,(|x_i - y_i| - \tfrac12 \delta) & \text{otherwise} \end{cases}
 
     Examples
     --------
@@ -146,9 +455,38 @@ class HuberLoss(_Loss):
 
 
 class KLDivLoss(_Loss):
-    """KL(target ‖ exp(input)) from log-probabilities (see :func:`difflab.nn.functional.kl_div`).
+    r"""KL(target ‖ exp(input)) from log-probabilities (see :func:`difflab.nn.functional.kl_div`).
 
     ``reduction='batchmean'`` gives the true KL divergence per sample.
+
+    Parameters
+    ----------
+    size_average, reduce : optional
+        PyTorch's deprecated flags; they set ``reduction`` when given.
+    reduction : {'mean', 'batchmean', 'sum', 'none'}, default 'mean'
+        ``'batchmean'`` divides the sum by the batch size: the true KL divergence
+        per sample (``'mean'`` divides by the number of elements, as PyTorch does).
+    log_target : bool, default False
+        Whether the target is given as log-probabilities too.
+
+    Shape
+    -----
+    - Input: :math:`(*)`, log-probabilities; target: the same shape.
+    - Output: a scalar, or :math:`(*)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``reduction``; when called, for inputs of different shapes.
+
+    See Also
+    --------
+    difflab.nn.functional.kl_div
+
+    Notes
+    -----
+    .. math::
+        \ell_i = y_i (\log y_i - x_i)
 
     Examples
     --------
@@ -170,7 +508,36 @@ class KLDivLoss(_Loss):
 
 
 class MarginRankingLoss(_Loss):
-    """max(0, -y (x₁ - x₂) + margin).
+    r"""max(0, -y (x₁ - x₂) + margin).
+
+    Parameters
+    ----------
+    margin : float, default 0.0
+        The gap asked for.
+    size_average, reduce : optional
+        PyTorch's deprecated flags; they set ``reduction`` when given.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (sample).
+
+    Shape
+    -----
+    - Input: ``input1``, ``input2`` :math:`(N)` or :math:`()`, ``target`` the same shape,
+      :math:`\pm 1`.
+    - Output: a scalar, or :math:`(N)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``reduction``; when called, for inputs of different shapes.
+
+    See Also
+    --------
+    difflab.nn.functional.margin_ranking_loss
+
+    Notes
+    -----
+    .. math::
+        \ell = \max(0, -y (x_1 - x_2) + \text{margin})
 
     Examples
     --------
@@ -190,7 +557,35 @@ class MarginRankingLoss(_Loss):
 
 
 class HingeEmbeddingLoss(_Loss):
-    """x where y = 1, max(0, margin - x) where y = -1.
+    r"""x where y = 1, max(0, margin - x) where y = -1.
+
+    Parameters
+    ----------
+    margin : float, default 1.0
+        The margin for dissimilar pairs.
+    size_average, reduce : optional
+        PyTorch's deprecated flags; they set ``reduction`` when given.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (sample).
+
+    Shape
+    -----
+    - Input: ``input`` :math:`(*)`, ``target`` :math:`(*)` of :math:`\pm 1`.
+    - Output: a scalar, or :math:`(*)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``reduction``; when called, for inputs of different shapes.
+
+    See Also
+    --------
+    difflab.nn.functional.hinge_embedding_loss
+
+    Notes
+    -----
+    .. math::
+        \ell_i = \begin{cases} x_i & y_i = 1 \\ \max(0, \text{margin} - x_i) & y_i = -1 \end{cases}
 
     Examples
     --------
@@ -209,7 +604,33 @@ class HingeEmbeddingLoss(_Loss):
 
 
 class SoftMarginLoss(_Loss):
-    """log(1 + e^{-y x}) for labels ±1.
+    r"""log(1 + e^{-y x}) for labels ±1.
+
+    Parameters
+    ----------
+    size_average, reduce : optional
+        PyTorch's deprecated flags; they set ``reduction`` when given.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (sample).
+
+    Shape
+    -----
+    - Input: ``input`` :math:`(*)`, ``target`` :math:`(*)` of :math:`\pm 1`.
+    - Output: a scalar, or :math:`(*)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``reduction``; when called, for inputs of different shapes.
+
+    See Also
+    --------
+    difflab.nn.functional.soft_margin_loss
+
+    Notes
+    -----
+    .. math::
+        \ell_i = \log(1 + e^{-y_i x_i})
 
     Examples
     --------
@@ -227,7 +648,36 @@ class SoftMarginLoss(_Loss):
 
 
 class MultiLabelSoftMarginLoss(_Loss):
-    """Binary cross-entropy of σ(x) per label, averaged over the labels.
+    r"""Binary cross-entropy of σ(x) per label, averaged over the labels.
+
+    Parameters
+    ----------
+    weight : Tensor, optional
+        :math:`(C,)`, a weight per label.
+    size_average, reduce : optional
+        PyTorch's deprecated flags; they set ``reduction`` when given.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (sample).
+
+    Shape
+    -----
+    - Input: :math:`(N, C)` logits; target :math:`(N, C)` of 0 and 1.
+    - Output: a scalar, or :math:`(N)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``reduction``; when called, for inputs of different shapes.
+
+    See Also
+    --------
+    difflab.nn.functional.multilabel_soft_margin_loss
+
+    Notes
+    -----
+    .. math::
+        \ell_n = -\frac{1}{C} \sum_c w_c \big[y_{nc} \log \sigma(x_{nc})
+        + (1 - y_{nc}) \log \sigma(-x_{nc})\big]
 
     Examples
     --------
@@ -248,7 +698,37 @@ class MultiLabelSoftMarginLoss(_Loss):
 
 
 class CosineEmbeddingLoss(_Loss):
-    """1 - cos(x₁, x₂) where y = 1, max(0, cos(x₁, x₂) - margin) where y = -1.
+    r"""1 - cos(x₁, x₂) where y = 1, max(0, cos(x₁, x₂) - margin) where y = -1.
+
+    Parameters
+    ----------
+    margin : float, default 0.0
+        For dissimilar pairs, in :math:`[-1, 1]`.
+    size_average, reduce : optional
+        PyTorch's deprecated flags; they set ``reduction`` when given.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (sample).
+
+    Shape
+    -----
+    - Input: ``input1``, ``input2`` :math:`(N, D)` or :math:`(D)`; ``target`` :math:`(N)` or
+      :math:`()`, :math:`\pm 1`.
+    - Output: a scalar, or :math:`(N)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``reduction``; when called, for inputs of different shapes.
+
+    See Also
+    --------
+    difflab.nn.functional.cosine_embedding_loss
+
+    Notes
+    -----
+    .. math::
+        \ell = \begin{cases} 1 - \cos(x_1, x_2) & y = 1 \\
+        \max(0, \cos(x_1, x_2) - \text{margin}) & y = -1 \end{cases}
 
     Examples
     --------
@@ -269,7 +749,41 @@ class CosineEmbeddingLoss(_Loss):
 
 
 class TripletMarginLoss(_Loss):
-    """max(d(a, p) - d(a, n) + margin, 0) with the p-norm distance.
+    r"""max(d(a, p) - d(a, n) + margin, 0) with the p-norm distance.
+
+    Parameters
+    ----------
+    margin : float, default 1.0
+        How much farther the negative must be.
+    p : float, default 2.0
+        The norm of the distance.
+    eps : float, default 1e-6
+        Added to the differences.
+    swap : bool, default False
+        Use :math:`\min(d(a, n), d(p, n))` as the negative's distance.
+    size_average, reduce : optional
+        PyTorch's deprecated flags; they set ``reduction`` when given.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (sample).
+
+    Shape
+    -----
+    - Input: ``anchor``, ``positive``, ``negative`` :math:`(N, D)` or :math:`(D)`.
+    - Output: a scalar, or :math:`(N)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``reduction``; when called, for inputs of different shapes.
+
+    See Also
+    --------
+    difflab.nn.functional.triplet_margin_loss
+
+    Notes
+    -----
+    .. math::
+        \ell = \max(d(a, p) - d(a, n) + \text{margin}, 0), \quad d(u, v) = \|u - v + \epsilon\|_p
 
     Examples
     --------
@@ -291,7 +805,38 @@ class TripletMarginLoss(_Loss):
 
 
 class GaussianNLLLoss(_Loss):
-    """The negative log-likelihood of the target under N(input, var).
+    r"""The negative log-likelihood of the target under N(input, var).
+
+    Parameters
+    ----------
+    full : bool, default False
+        Add the constant :math:`\tfrac12 \log 2\pi` (keyword only).
+    eps : float, default 1e-6
+        The smallest variance used (keyword only).
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (sample).
+
+    Shape
+    -----
+    - Input: :math:`(N, *)`; target the same; ``var`` the same, one dimension fewer,
+      a last dimension of 1, or a number.
+    - Output: a scalar, or :math:`(N, *)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``reduction``; when called, for a ``var`` that does not fit or
+        has a negative entry.
+
+    See Also
+    --------
+    difflab.nn.functional.gaussian_nll_loss
+
+    Notes
+    -----
+    .. math::
+        \ell = \tfrac12\Big(\log \max(\text{var}, \epsilon)
+        + \frac{(x - y)^2}{\max(\text{var}, \epsilon)}\Big)
 
     Examples
     --------
@@ -311,7 +856,42 @@ class GaussianNLLLoss(_Loss):
 
 
 class PoissonNLLLoss(_Loss):
-    """The negative log-likelihood of counts under Poisson(e^input) (or Poisson(input)).
+    r"""The negative log-likelihood of counts under Poisson(e^input) (or Poisson(input)).
+
+    Parameters
+    ----------
+    log_input : bool, default True
+        The input is :math:`\log\lambda` (else :math:`\lambda`).
+    full : bool, default False
+        Add Stirling's approximation of :math:`\log y!`.
+    size_average : optional
+        PyTorch's deprecated flag.
+    eps : float, default 1e-8
+        Keeps :math:`\log(x + \epsilon)` finite without ``log_input``.
+    reduce : optional
+        PyTorch's deprecated flag.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (sample).
+
+    Shape
+    -----
+    - Input: :math:`(*)`; target: counts of the same shape.
+    - Output: a scalar, or :math:`(*)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``reduction``; when called, for inputs of different shapes.
+
+    See Also
+    --------
+    difflab.nn.functional.poisson_nll_loss
+
+    Notes
+    -----
+    .. math::
+        \ell_i = e^{x_i} - y_i x_i \ (\text{log\_input}),
+        \qquad \ell_i = x_i - y_i \log(x_i + \epsilon) \ (\text{otherwise})
 
     Examples
     --------
@@ -334,6 +914,31 @@ class CTCLoss(_Loss):
     """Connectionist temporal classification (see :func:`difflab.nn.functional.ctc_loss`).
 
     ``forward(log_probs, targets, input_lengths, target_lengths)``.
+
+    Parameters
+    ----------
+    blank : int, default 0
+        The index of the blank label.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return them one per element (sequence); 'mean'
+        divides each by its target length first.
+    zero_infinity : bool, default False
+        Replace infinite losses (an impossible alignment) and their gradients by zero.
+
+    Shape
+    -----
+    - Input: ``log_probs`` :math:`(T, N, C)`; ``targets`` :math:`(N, S)` or the
+      concatenated targets; ``input_lengths``, ``target_lengths`` :math:`(N)`.
+    - Output: a scalar, or :math:`(N)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``reduction``; when called, for inconsistent lengths.
+
+    See Also
+    --------
+    difflab.nn.functional.ctc_loss
 
     Examples
     --------

@@ -26,6 +26,11 @@ from difflab import backend
 from difflab.nn.parameter import Parameter
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import to_arguments
+from difflab.utils.hooks import RemovableHandle
+
+#: The registries of hooks: code the module runs on every call, never state (a checkpoint
+#: does not write them and refuses a file that sets them).
+HOOK_REGISTRIES = ("_forward_pre_hooks", "_forward_hooks")
 
 
 class _IncompatibleKeys(NamedTuple):
@@ -43,8 +48,36 @@ def _to_array_like(value: Any, like: Tensor) -> Any:
 
 
 def zero_grads(parameters: Iterable[Tensor], set_to_none: bool = True) -> None:
-    """Forget the gradients before the next backward (which would add to them):
-    ``.grad = None``, or fill them with zeros."""
+    """Forget the gradients of ``parameters`` before the next backward (which would add to them).
+
+    Parameters
+    ----------
+    parameters : iterable of Tensor
+        The tensors whose ``.grad`` is cleared; those without a gradient are skipped.
+    set_to_none : bool, default True
+        ``True`` sets ``.grad = None`` (the next backward allocates a fresh one);
+        ``False`` fills the existing gradient with zeros in place.
+
+    Returns
+    -------
+    None
+
+    See Also
+    --------
+    Module.zero_grad, difflab.optim.Optimizer.zero_grad : the methods that call it.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> w = dl.ones(2, requires_grad=True)
+    >>> (w * 3).sum().backward()
+    >>> zero_grads([w], set_to_none=False)
+    >>> w.grad
+    tensor([0., 0.])
+    >>> zero_grads([w])
+    >>> w.grad is None
+    True
+    """
     for p in parameters:
         if p.grad is None:
             continue
@@ -57,12 +90,60 @@ def zero_grads(parameters: Iterable[Tensor], set_to_none: bool = True) -> None:
 class Module:
     """Base class for all layers and models: subclass it and write ``forward``.
 
-    >>> class TwoLayerNet(Module):
+    A module keeps three ordered registries, filled by plain attribute assignment:
+    a :class:`~difflab.nn.Parameter` goes to the parameters, a ``Module`` to the
+    children, and :meth:`register_buffer` adds state that is not trained.  Every
+    other method (``parameters()``, ``state_dict()``, ``to()``, ``train()``, the
+    ``repr``) walks these registries recursively.  Calling the module,
+    ``model(x)``, runs ``model.forward(x)``; the tape records whatever
+    ``forward`` does, Python control flow included (a *dynamic* graph).
+
+    Parameters
+    ----------
+    None
+        ``Module.__init__`` takes no arguments; a subclass must call
+        ``super().__init__()`` before it assigns a parameter or a child.
+
+    Attributes
+    ----------
+    training : bool
+        ``True`` in training mode (the default), ``False`` after :meth:`eval`.
+        Dropout and batch normalisation read it.
+
+    Raises
+    ------
+    AttributeError
+        Assigning a parameter or a module before ``super().__init__()`` ran.
+    TypeError
+        Assigning something other than a ``Parameter`` (or None) to a name that holds
+        a parameter, or other than a ``Module`` to a name that holds a child.
+
+    See Also
+    --------
+    Sequential : a module made of a list of modules, without writing ``forward``.
+    Parameter : the tensor type a module trains.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> class TwoLayerNet(nn.Module):
     ...     def __init__(self, d_in, h, d_out):
     ...         super().__init__()
-    ...         self.fc1, self.fc2 = Linear(d_in, h), Linear(h, d_out)
+    ...         self.fc1, self.fc2 = nn.Linear(d_in, h), nn.Linear(h, d_out)
     ...     def forward(self, x):
     ...         return self.fc2(self.fc1(x).relu())
+    >>> _ = dl.manual_seed(0)
+    >>> net = TwoLayerNet(4, 8, 2)
+    >>> net(dl.ones(5, 4)).shape
+    difflab.Size([5, 2])
+    >>> net
+    TwoLayerNet(
+      (fc1): Linear(in_features=4, out_features=8, bias=True)
+      (fc2): Linear(in_features=8, out_features=2, bias=True)
+    )
+    >>> net.num_parameters()
+    58
     """
 
     training: bool
@@ -73,15 +154,202 @@ class Module:
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent", set())
         object.__setattr__(self, "_modules", OrderedDict())
+        # (entries (hook, with_kwargs), called in order by __call__)
+        object.__setattr__(self, "_forward_pre_hooks", [])
+        object.__setattr__(self, "_forward_hooks", [])
 
     # ------------------------------------------------------------- calling
     def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """The computation of the module: override it in every subclass.
+
+        Parameters
+        ----------
+        *args, **kwargs
+            Whatever the subclass's computation takes (usually one input tensor).
+
+        Returns
+        -------
+        Any
+            Whatever the subclass computes (usually a tensor).
+
+        Raises
+        ------
+        NotImplementedError
+            When the subclass did not define ``forward``.
+
+        Notes
+        -----
+        Call the module (``model(x)``), not ``model.forward(x)``: :meth:`__call__` is
+        the one entry point, so wrappers such as ``dl.compile`` see every call.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn
+        >>> class Double(nn.Module):
+        ...     def forward(self, x):
+        ...         return 2 * x
+        >>> Double()(dl.tensor([1.0, 2.0]))
+        tensor([2., 4.])
+        >>> nn.Module()(dl.ones(1))
+        Traceback (most recent call last):
+            ...
+        NotImplementedError: Module has no forward(): define forward(self, ...) in your Module
+        """
         raise NotImplementedError(
             f"{type(self).__name__} has no forward(): define forward(self, ...) in your Module"
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.forward(*args, **kwargs)
+        """Run the module on its inputs: ``model(x)`` is ``model.forward(x)``, between its hooks.
+
+        The forward pre-hooks run first (they may replace the arguments), then
+        :meth:`forward`, then the forward hooks (they may replace the output).
+
+        Parameters
+        ----------
+        *args, **kwargs
+            Passed to :meth:`forward` (after the pre-hooks).
+
+        Returns
+        -------
+        Any
+            What :meth:`forward` returns (after the forward hooks).
+
+        See Also
+        --------
+        register_forward_pre_hook, register_forward_hook
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn
+        >>> nn.ReLU()(dl.tensor([-1.0, 2.0]))
+        tensor([0., 2.])
+        """
+        d = self.__dict__
+        pre, post = d.get("_forward_pre_hooks"), d.get("_forward_hooks")
+        if not pre and not post:
+            return self.forward(*args, **kwargs)
+        for hook, with_kwargs in list(pre or ()):
+            if with_kwargs:
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    args, kwargs = result
+                    args = args if isinstance(args, tuple) else (args,)
+            else:
+                result = hook(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
+        output = self.forward(*args, **kwargs)
+        for hook, with_kwargs in list(post or ()):
+            result = hook(self, args, kwargs, output) if with_kwargs else hook(self, args, output)
+            if result is not None:
+                output = result
+        return output
+
+    def _add_hook(self, registry: str, hook: Callable, prepend: bool, with_kwargs: bool
+                  ) -> RemovableHandle:
+        if not callable(hook):
+            raise TypeError(f"a hook must be callable, got {type(hook).__name__}")
+        if registry not in self.__dict__:  # (a module restored without __init__)
+            object.__setattr__(self, registry, [])
+        hooks = self.__dict__[registry]
+        entry = (hook, bool(with_kwargs))
+        hooks.insert(0, entry) if prepend else hooks.append(entry)
+        return RemovableHandle(hooks, entry)
+
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """Call ``hook`` before every :meth:`forward`; it may replace the inputs.
+
+        ``hook(module, args)`` gets the positional arguments as a tuple and
+        returns None (keep them) or the new arguments (a tuple, or one value).
+        With ``with_kwargs=True`` it is ``hook(module, args, kwargs)`` and returns
+        None or a pair ``(args, kwargs)``.  Hooks run in registration order.
+
+        Parameters
+        ----------
+        hook : callable
+            As above.
+        prepend : bool, default False
+            Run it before the hooks already registered.
+        with_kwargs : bool, default False
+            Pass (and let it replace) the keyword arguments too.
+
+        Returns
+        -------
+        difflab.utils.hooks.RemovableHandle
+            ``handle.remove()`` unregisters it; also a context manager.
+
+        Raises
+        ------
+        TypeError
+            If ``hook`` is not callable.
+
+        See Also
+        --------
+        register_forward_hook
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn
+        >>> relu = nn.ReLU()
+        >>> with relu.register_forward_pre_hook(lambda module, args: (args[0] + 10,)):
+        ...     relu(dl.tensor([-1.0]))
+        tensor([9.])
+        >>> relu(dl.tensor([-1.0]))
+        tensor([0.])
+        """
+        return self._add_hook("_forward_pre_hooks", hook, prepend, with_kwargs)
+
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
+                              with_kwargs: bool = False) -> RemovableHandle:
+        """Call ``hook`` after every :meth:`forward`; it may replace the output.
+
+        ``hook(module, args, output)`` returns None (keep the output) or a new
+        output; with ``with_kwargs=True`` it is ``hook(module, args, kwargs,
+        output)``.  The usual use is to record intermediate activations.
+        Hooks run in registration order, on the module's own calls only (a
+        hook on a child runs when the parent calls the child).
+
+        Parameters
+        ----------
+        hook : callable
+            As above.
+        prepend : bool, default False
+            Run it before the hooks already registered.
+        with_kwargs : bool, default False
+            Pass the keyword arguments too.
+
+        Returns
+        -------
+        difflab.utils.hooks.RemovableHandle
+            ``handle.remove()`` unregisters it; also a context manager.
+
+        Raises
+        ------
+        TypeError
+            If ``hook`` is not callable.
+
+        See Also
+        --------
+        register_forward_pre_hook
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn
+        >>> net = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
+        >>> seen = {}
+        >>> handle = net[1].register_forward_hook(
+        ...     lambda module, args, output: seen.update(relu=output.shape))
+        >>> net(dl.ones(4, 2)).shape, seen["relu"]
+        (difflab.Size([4, 1]), difflab.Size([4, 3]))
+        >>> handle.remove()
+        """
+        return self._add_hook("_forward_hooks", hook, prepend, with_kwargs)
 
     # ----------------------------------------------------- attribute routing
     def _check_init(self) -> None:
@@ -151,7 +419,43 @@ class Module:
 
     # ----------------------------------------------------------- registering
     def register_parameter(self, name: str, param: Parameter | None) -> None:
-        """Add a parameter (or None, a declared-but-absent one like a missing bias)."""
+        """Add a parameter under ``name`` (or None: a declared but absent one, like a missing bias).
+
+        Assigning ``self.name = nn.Parameter(...)`` does the same; this method is
+        for names computed at run time and for registering ``None``.
+
+        Parameters
+        ----------
+        name : str
+            The attribute name; non-empty and without ``'.'`` (dots separate levels in
+            :meth:`named_parameters`).
+        param : Parameter or None
+            The parameter; ``None`` keeps the name declared (``self.bias is None``)
+            without a tensor.
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        TypeError
+            If ``param`` is not a ``Parameter`` (wrap a tensor: ``nn.Parameter(t)``).
+        KeyError
+            If ``name`` is empty or contains ``'.'``.
+        AttributeError
+            If ``Module.__init__`` has not run yet.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn
+        >>> m = nn.Module()
+        >>> m.register_parameter("scale", nn.Parameter(dl.ones(3)))
+        >>> m.register_parameter("shift", None)
+        >>> [name for name, _ in m.named_parameters()], m.shift is None
+        (['scale'], True)
+        """
         self._check_init()
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot register {type(param).__name__} as parameter '{name}' "
@@ -162,7 +466,47 @@ class Module:
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
-        """Add a tensor that is state, not a parameter (in the state_dict if persistent)."""
+        """Add a tensor that is state but not trained (BatchNorm's running averages).
+
+        A buffer moves with :meth:`to`, is listed by :meth:`buffers`, and is saved by
+        :meth:`state_dict` when persistent; optimizers never see it because
+        :meth:`parameters` does not list it.
+
+        Parameters
+        ----------
+        name : str
+            The attribute name; non-empty and without ``'.'``.
+        tensor : Tensor or None
+            The state.  ``None`` declares the name without a tensor.
+        persistent : bool, default True
+            Whether :meth:`state_dict` includes it.  A non-persistent buffer is a
+            cache that can be recomputed (a precomputed mask, say).
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        TypeError
+            If ``tensor`` is not a Tensor (or None).
+        KeyError
+            If ``name`` is empty or contains ``'.'``.
+        AttributeError
+            If ``Module.__init__`` has not run yet.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn
+        >>> m = nn.Module()
+        >>> m.register_buffer("count", dl.zeros(1))
+        >>> m.register_buffer("cache", dl.ones(2), persistent=False)
+        >>> list(m.state_dict()), [name for name, _ in m.named_buffers()]
+        (['count'], ['count', 'cache'])
+        >>> list(m.parameters())
+        []
+        """
         self._check_init()
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot register {type(tensor).__name__} as buffer '{name}' "
@@ -177,7 +521,36 @@ class Module:
             self._non_persistent.add(name)
 
     def add_module(self, name: str, module: Module | None) -> None:
-        """Add a child module under ``name``."""
+        """Add a child module under ``name`` (``register_module`` is the same method).
+
+        ``self.name = module`` does the same; this method is for names computed at run
+        time (``Sequential`` uses ``"0"``, ``"1"``, ...).
+
+        Parameters
+        ----------
+        name : str
+            The attribute name of the child.
+        module : Module or None
+            The child; ``None`` declares the name without a module.
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        TypeError
+            If ``module`` is not a Module (or None).
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> m = nn.Module()
+        >>> for i in range(2):
+        ...     m.add_module(f"layer{i}", nn.Linear(2, 2))
+        >>> [name for name, _ in m.named_children()]
+        ['layer0', 'layer1']
+        """
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
         self._check_init()
@@ -187,7 +560,35 @@ class Module:
     register_module = add_module
 
     def get_submodule(self, target: str) -> Module:
-        """The module at dotted path ``target`` ('' is self)."""
+        """The module at the dotted path ``target`` (``""`` is the module itself).
+
+        Parameters
+        ----------
+        target : str
+            Names of children separated by dots, as :meth:`named_modules` prints them
+            (``"encoder.layers.0"``).
+
+        Returns
+        -------
+        Module
+            The submodule.
+
+        Raises
+        ------
+        AttributeError
+            If a part of the path is not a child; the message names the part.
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> net = nn.Sequential(nn.Linear(2, 3), nn.Sequential(nn.ReLU(), nn.Linear(3, 1)))
+        >>> net.get_submodule("1.1")
+        Linear(in_features=3, out_features=1, bias=True)
+        >>> net.get_submodule("1.7")
+        Traceback (most recent call last):
+            ...
+        AttributeError: Sequential has no submodule '7'
+        """
         module = self
         for part in target.split(".") if target else []:
             if part not in module._modules:
@@ -196,7 +597,30 @@ class Module:
         return module
 
     def get_parameter(self, target: str) -> Parameter:
-        """The parameter at dotted path ``target``."""
+        """The parameter at the dotted path ``target`` (as :meth:`named_parameters` names it).
+
+        Parameters
+        ----------
+        target : str
+            The path of the submodule, a dot, and the parameter's name (``"0.weight"``).
+
+        Returns
+        -------
+        Parameter
+            The parameter itself (not a copy).
+
+        Raises
+        ------
+        AttributeError
+            If the submodule does not exist or has no parameter of that name.
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> net = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+        >>> net.get_parameter("0.bias").shape
+        difflab.Size([3])
+        """
         path, _, name = target.rpartition(".")
         module = self.get_submodule(path)
         if name not in module._parameters:
@@ -206,7 +630,29 @@ class Module:
     # ---------------------------------------------------------------- walking
     def named_modules(self, memo: set | None = None, prefix: str = "",
                       remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
-        """(dotted name, module) for self and every descendant, each once."""
+        """Iterate over ``(dotted name, module)`` for this module and every descendant, depth first.
+
+        Parameters
+        ----------
+        memo : set, optional
+            Ids of modules already yielded (used by the recursion; leave it out).
+        prefix : str, default ''
+            Put in front of every name (the module itself is named ``prefix``).
+        remove_duplicate : bool, default True
+            Yield a module reached twice (shared between two parents) only once.
+
+        Returns
+        -------
+        Iterator[tuple[str, Module]]
+            The name (``''`` for the module itself) and the module, for each.
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> net = nn.Sequential(nn.Linear(2, 3), nn.Sequential(nn.ReLU()))
+        >>> [(name, type(m).__name__) for name, m in net.named_modules()]
+        [('', 'Sequential'), ('0', 'Linear'), ('1', 'Sequential'), ('1.0', 'ReLU')]
+        """
         memo = set() if memo is None else memo
         if remove_duplicate:
             if id(self) in memo:
@@ -220,10 +666,46 @@ class Module:
                                            remove_duplicate)
 
     def modules(self) -> Iterator[Module]:
+        """Iterate over this module and every descendant (each once), depth first.
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        Iterator[Module]
+            The modules of :meth:`named_modules`, without their names.
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> net = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+        >>> [type(m).__name__ for m in net.modules()]
+        ['Sequential', 'Linear', 'ReLU']
+        """
         for _, m in self.named_modules():
             yield m
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
+        """Iterate over ``(name, child)`` for the direct children only (each once).
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        Iterator[tuple[str, Module]]
+            The children in the order they were registered; ``None`` entries are skipped.
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> net = nn.Sequential(nn.Linear(2, 3), nn.Sequential(nn.ReLU()))
+        >>> [name for name, _ in net.named_children()]
+        ['0', '1']
+        """
         seen = set()
         for name, child in self._modules.items():
             if child is not None and id(child) not in seen:
@@ -231,6 +713,24 @@ class Module:
                 yield name, child
 
     def children(self) -> Iterator[Module]:
+        """Iterate over the direct children (not the grandchildren; see :meth:`modules`).
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        Iterator[Module]
+            The children of :meth:`named_children`, without their names.
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> net = nn.Sequential(nn.Linear(2, 3), nn.Sequential(nn.ReLU()))
+        >>> [type(m).__name__ for m in net.children()]
+        ['Linear', 'Sequential']
+        """
         for _, child in self.named_children():
             yield child
 
@@ -247,25 +747,147 @@ class Module:
 
     def named_parameters(self, prefix: str = "", recurse: bool = True,
                          remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
-        """(dotted name, parameter) pairs; a shared parameter appears once."""
+        """Iterate over ``(dotted name, parameter)`` for this module and its descendants.
+
+        The names are the keys of :meth:`state_dict`; a parameter shared by two
+        layers (tied weights) appears once, under its first name.
+
+        Parameters
+        ----------
+        prefix : str, default ''
+            Put in front of every name.
+        recurse : bool, default True
+            ``False``: only this module's own parameters, not its children's.
+        remove_duplicate : bool, default True
+            ``False``: yield a shared parameter under every name.
+
+        Returns
+        -------
+        Iterator[tuple[str, Parameter]]
+            The pairs, in registration order, depth first.
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> net = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1, bias=False))
+        >>> [(name, tuple(p.shape)) for name, p in net.named_parameters()]
+        [('0.weight', (3, 2)), ('0.bias', (3,)), ('2.weight', (1, 3))]
+        """
         yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
-        """Every parameter of this module and its descendants (each once)."""
+        """Iterate over every parameter of this module and its descendants (each once).
+
+        This is what an optimizer is given: ``optim.SGD(model.parameters(), lr=0.1)``.
+
+        Parameters
+        ----------
+        recurse : bool, default True
+            ``False``: only this module's own parameters.
+
+        Returns
+        -------
+        Iterator[Parameter]
+            The parameters of :meth:`named_parameters`, without their names.
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> net = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
+        >>> sum(p.numel() for p in net.parameters())
+        13
+        >>> list(net.parameters(recurse=False))
+        []
+        """
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
     def named_buffers(self, prefix: str = "", recurse: bool = True,
                       remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        """Iterate over ``(dotted name, buffer)`` for this module and its descendants.
+
+        Parameters
+        ----------
+        prefix : str, default ''
+            Put in front of every name.
+        recurse : bool, default True
+            ``False``: only this module's own buffers.
+        remove_duplicate : bool, default True
+            ``False``: yield a shared buffer under every name.
+
+        Returns
+        -------
+        Iterator[tuple[str, Tensor]]
+            The pairs, non-persistent buffers included (unlike :meth:`state_dict`).
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> net = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
+        >>> [name for name, _ in net.named_buffers()]
+        ['1.running_mean', '1.running_var', '1.num_batches_tracked']
+        """
         yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """Iterate over every buffer of this module and its descendants (each once).
+
+        Parameters
+        ----------
+        recurse : bool, default True
+            ``False``: only this module's own buffers.
+
+        Returns
+        -------
+        Iterator[Tensor]
+            The buffers of :meth:`named_buffers`, without their names.
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> [tuple(b.shape) for b in nn.BatchNorm1d(3).buffers()]
+        [(3,), (3,), ()]
+        """
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
     # --------------------------------------------------------------- modes
     def train(self, mode: bool = True) -> Module:
-        """Training mode (dropout active, batch statistics); returns self."""
+        """Set training (``True``) or evaluation (``False``) mode here and in every descendant.
+
+        In training mode dropout drops and batch normalisation uses the statistics of
+        the batch (and updates its running averages); in evaluation mode dropout is
+        the identity and batch normalisation uses the running averages.  Gradients
+        are recorded in both modes (use ``dl.no_grad()`` to stop that).
+
+        Parameters
+        ----------
+        mode : bool, default True
+            The mode to set.
+
+        Returns
+        -------
+        Module
+            ``self``, so that ``model.train().to("cuda")`` chains.
+
+        Raises
+        ------
+        ValueError
+            If ``mode`` is not a bool.
+
+        See Also
+        --------
+        eval : ``train(False)``.
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> net = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5))
+        >>> net.train(False)[1].training
+        False
+        >>> net.train()[1].training
+        True
+        """
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
         for m in self.modules():
@@ -273,20 +895,115 @@ class Module:
         return self
 
     def eval(self) -> Module:
-        """Evaluation mode (no dropout, running statistics); returns self."""
+        """Set evaluation mode: ``train(False)`` (dropout off, running statistics in batch norm).
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        Module
+            ``self``.
+
+        See Also
+        --------
+        train, difflab.no_grad : evaluation mode does not stop the recording of gradients.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn
+        >>> drop = nn.Dropout(0.5).eval()
+        >>> drop.training, drop(dl.ones(3))
+        (False, tensor([1., 1., 1.]))
+        """
         return self.train(False)
 
     def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Set ``requires_grad`` on every parameter, in place: ``False`` freezes the module.
+
+        Parameters
+        ----------
+        requires_grad : bool, default True
+            Whether backward should compute the parameters' gradients.
+
+        Returns
+        -------
+        Module
+            ``self``.
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> net = nn.Sequential(nn.Linear(2, 3), nn.Linear(3, 1))
+        >>> _ = net[0].requires_grad_(False)
+        >>> [p.requires_grad for p in net.parameters()]
+        [False, False, True, True]
+        >>> net.num_parameters(trainable_only=True)
+        4
+        """
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        """Forget the gradients (``.grad = None``, or fill them with zeros)."""
+        """Forget the parameters' gradients before the next backward (which would add to them).
+
+        Parameters
+        ----------
+        set_to_none : bool, default True
+            ``True`` sets ``p.grad = None``; ``False`` fills the gradients with zeros.
+
+        Returns
+        -------
+        None
+
+        See Also
+        --------
+        difflab.optim.Optimizer.zero_grad : the same for an optimizer's parameters.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn
+        >>> lin = nn.Linear(2, 1)
+        >>> lin(dl.ones(1, 2)).sum().backward()
+        >>> lin.bias.grad
+        tensor([1.])
+        >>> lin.zero_grad()
+        >>> lin.bias.grad is None
+        True
+        """
         zero_grads(self.parameters(), set_to_none)
 
     def apply(self, fn: Callable[[Module], Any]) -> Module:
-        """Call ``fn`` on every child (recursively) and then on self, e.g. to initialise."""
+        """Call ``fn`` on every child (recursively, children first) and then on ``self``.
+
+        The usual use is a custom initialisation of every layer of one kind.
+
+        Parameters
+        ----------
+        fn : callable
+            Called as ``fn(module)``; its return value is ignored.
+
+        Returns
+        -------
+        Module
+            ``self``.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn
+        >>> def init(m):
+        ...     if isinstance(m, nn.Linear):
+        ...         nn.init.ones_(m.weight)
+        ...         nn.init.zeros_(m.bias)
+        >>> net = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1)).apply(init)
+        >>> net(dl.ones(1, 2))
+        tensor([[6.]], grad_fn=<LinearBackward0>)
+        """
         for child in self.children():
             child.apply(fn)
         fn(self)
@@ -307,7 +1024,46 @@ class Module:
         return self
 
     def to(self, *args: Any, **kwargs: Any) -> Module:
-        """``to(device)``, ``to(dtype)`` or ``to(device, dtype)``; floating tensors change dtype."""
+        """Move the parameters and buffers to a device and/or change their floating dtype, in place.
+
+        The arrays are replaced inside the same ``Parameter`` objects, so an optimizer
+        built before ``to()`` still holds the right tensors.  Gradients move with
+        their parameters.  A dtype applies to floating (and complex) tensors only:
+        integer buffers such as ``num_batches_tracked`` keep theirs.
+
+        Parameters
+        ----------
+        device : str or difflab.device, optional
+            ``"cpu"``, ``"cuda"`` or ``"cuda:1"``.
+        dtype : difflab dtype, optional
+            A floating dtype such as ``dl.float64``.
+
+        Returns
+        -------
+        Module
+            ``self``.
+
+        Raises
+        ------
+        TypeError
+            If ``dtype`` is not floating (``Module.to(dl.int64)`` would break training).
+
+        See Also
+        --------
+        cpu, cuda, double, float, half : shorthands.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn
+        >>> bn = nn.BatchNorm1d(2).to(dl.float64)
+        >>> bn.weight.dtype, bn.num_batches_tracked.dtype
+        (difflab.float64, difflab.int64)
+        >>> bn.to(dl.int32)
+        Traceback (most recent call last):
+            ...
+        TypeError: Module.to only accepts floating dtypes, got int32
+        """
         device, dtype = to_arguments(args, kwargs)
         if device is not None:
             dev = backend.device(device)
@@ -320,30 +1076,177 @@ class Module:
         return self
 
     def cuda(self, device: Any = None) -> Module:
+        """Move the parameters and buffers to a GPU: ``to("cuda")`` or ``to("cuda:<device>")``.
+
+        Parameters
+        ----------
+        device : int, optional
+            The index of the GPU; the current one when left out.
+
+        Returns
+        -------
+        Module
+            ``self``.
+
+        Raises
+        ------
+        RuntimeError
+            If CUDA is not available (the message says how to check: ``dl.cuda.is_available()``).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn
+        >>> lin = nn.Linear(2, 1)
+        >>> if dl.cuda.is_available():
+        ...     lin = lin.cuda()
+        >>> lin.weight.shape
+        difflab.Size([1, 2])
+        """
         return self.to("cuda" if device is None else backend.Device("cuda", int(device)))
 
     def cpu(self) -> Module:
+        """Move the parameters and buffers to the CPU: ``to("cpu")``.
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        Module
+            ``self``.
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> nn.Linear(2, 1).cpu().weight.device
+        device(type='cpu')
+        """
         return self.to("cpu")
 
     def double(self) -> Module:
+        """Turn the floating parameters and buffers into float64: ``to(dl.float64)``.
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        Module
+            ``self``.
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> nn.Linear(2, 1).double().weight.dtype
+        difflab.float64
+        """
         return self.to(np.float64)
 
     def float(self) -> Module:
+        """Turn the floating parameters and buffers into float32: ``to(dl.float32)``.
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        Module
+            ``self``.
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> nn.Linear(2, 1).double().float().weight.dtype
+        difflab.float32
+        """
         return self.to(np.float32)
 
     def half(self) -> Module:
+        """Turn the floating parameters and buffers into float16: ``to(dl.float16)``.
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        Module
+            ``self``.
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> nn.Linear(2, 1).half().weight.dtype
+        difflab.float16
+        """
         return self.to(np.float16)
 
     def type(self, dst_type: Any) -> Module:
+        """Turn the floating parameters and buffers into ``dst_type``: ``to(dst_type)``.
+
+        Parameters
+        ----------
+        dst_type : difflab dtype
+            A floating dtype.
+
+        Returns
+        -------
+        Module
+            ``self``.
+
+        Raises
+        ------
+        TypeError
+            If ``dst_type`` is not floating.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn
+        >>> nn.Linear(2, 1).type(dl.float64).bias.dtype
+        difflab.float64
+        """
         return self.to(dst_type)
 
     # ------------------------------------------------------------ state dict
     def state_dict(self, destination: dict | None = None, prefix: str = "",
                    keep_vars: bool = False) -> OrderedDict:
-        """name -> tensor for every parameter and persistent buffer.
+        """A dictionary ``dotted name -> tensor`` of every parameter and persistent buffer.
 
-        The tensors share memory with the module's (as in PyTorch): save them
-        with :func:`difflab.serialization.save`, or ``copy`` them, before training further.
+        The tensors share memory with the module's (as in PyTorch): save them with
+        :func:`difflab.serialization.save`, or copy them, before training further.
+
+        Parameters
+        ----------
+        destination : dict, optional
+            A dict to fill (used by the recursion); a new ``OrderedDict`` by default.
+        prefix : str, default ''
+            Put in front of every key.
+        keep_vars : bool, default False
+            ``True`` returns the parameters themselves; ``False`` returns detached
+            tensors (same memory, no gradient recording).
+
+        Returns
+        -------
+        collections.OrderedDict
+            The state, in the order of :meth:`named_parameters` then the buffers, module by module.
+
+        See Also
+        --------
+        load_state_dict : the inverse.
+        difflab.serialization.save, difflab.serialization.load : write it to a file, read it back.
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> net = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
+        >>> list(net.state_dict())  # doctest: +NORMALIZE_WHITESPACE
+        ['0.weight', '0.bias', '1.weight', '1.bias', '1.running_mean', '1.running_var',
+         '1.num_batches_tracked']
         """
         destination = OrderedDict() if destination is None else destination
         for name, p in self._parameters.items():
@@ -362,12 +1265,50 @@ class Module:
 
     def load_state_dict(self, state_dict: dict, strict: bool = True,
                         assign: bool = False) -> _IncompatibleKeys:
-        """Copy values from ``state_dict`` into this module's parameters and buffers.
+        """Copy the values of ``state_dict`` into this module's parameters and buffers, in place.
 
-        With ``strict=True`` (the default) the keys must match exactly: any
-        missing or unexpected key is an error that lists them all.  A shape
-        mismatch is always an error.  Nothing is copied unless everything
-        checks out.  Returns ``(missing_keys, unexpected_keys)``.
+        Every value is checked (and converted to the target's dtype and device)
+        before anything is copied, so a failed load leaves the module as it was.
+
+        Parameters
+        ----------
+        state_dict : dict
+            ``dotted name -> tensor or array``, as :meth:`state_dict` returns.
+        strict : bool, default True
+            ``True``: the keys must match exactly; every missing or unexpected key is
+            listed in the error.  ``False``: copy the keys that match and report the rest.
+        assign : bool, default False
+            Accepted for PyTorch compatibility and ignored: the values are always
+            copied into the existing tensors (so optimizers keep working).
+
+        Returns
+        -------
+        NamedTuple
+            ``(missing_keys, unexpected_keys)``, two lists of names.
+
+        Raises
+        ------
+        TypeError
+            If ``state_dict`` is not a dict.
+        RuntimeError
+            On a missing or unexpected key (when ``strict``), a shape mismatch, or a
+            value that cannot be converted; one message lists every problem.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn
+        >>> a, b = nn.Linear(2, 1), nn.Linear(2, 1)
+        >>> b.load_state_dict(a.state_dict())
+        _IncompatibleKeys(missing_keys=[], unexpected_keys=[])
+        >>> bool((a.weight == b.weight).all())
+        True
+        >>> b.load_state_dict({"weight": dl.zeros(1, 2)}, strict=False)
+        _IncompatibleKeys(missing_keys=['bias'], unexpected_keys=[])
+        >>> b.load_state_dict({"weight": dl.zeros(3, 2), "bias": dl.zeros(1)})  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+            ...
+        RuntimeError: Error(s) in loading state_dict for Linear:...size mismatch for weight...
         """
         if not isinstance(state_dict, dict):
             raise TypeError(f"expected a dict (a state_dict), got {type(state_dict).__name__}")
@@ -416,7 +1357,30 @@ class Module:
 
     # ----------------------------------------------------------------- repr
     def extra_repr(self) -> str:
-        """The text inside the parentheses of this module's repr line (override it)."""
+        """The text inside the parentheses of the module's ``repr``; override it to show settings.
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        str
+            ``''`` for the base class; layers return their arguments
+            (``"in_features=2, out_features=3, bias=True"``).
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> class Scale(nn.Module):
+        ...     def __init__(self, factor):
+        ...         super().__init__()
+        ...         self.factor = factor
+        ...     def extra_repr(self):
+        ...         return f"factor={self.factor}"
+        >>> Scale(3)
+        Scale(factor=3)
+        """
         return ""
 
     def __repr__(self) -> str:
@@ -436,6 +1400,23 @@ class Module:
         return main + ")"
 
     def num_parameters(self, trainable_only: bool = False) -> int:
-        """How many numbers the parameters hold."""
+        """How many numbers the parameters hold (a shared parameter counted once).
+
+        Parameters
+        ----------
+        trainable_only : bool, default False
+            Count only the parameters with ``requires_grad=True``.
+
+        Returns
+        -------
+        int
+            The sum of ``p.numel()``.
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> nn.Linear(10, 5).num_parameters()
+        55
+        """
         return sum(int(p.numel()) for p in self.parameters()
                    if p.requires_grad or not trainable_only)

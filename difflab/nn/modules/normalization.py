@@ -16,7 +16,7 @@ __all__ = ["GroupNorm", "LayerNorm", "LocalResponseNorm", "RMSNorm"]
 
 
 class GroupNorm(Module):
-    """Normalise each sample over groups of channels, then γ x + β per channel.
+    r"""Normalise each sample over groups of channels, then γ x + β per channel.
 
     Parameters
     ----------
@@ -26,6 +26,16 @@ class GroupNorm(Module):
     eps : float
     affine : bool
         Learn γ (ones) and β (zeros) per channel.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, *)`.
+    - Output: the same shape.
+
+    Notes
+    -----
+    .. math::
+        y = \frac{x - \mathrm E_g[x]}{\sqrt{\mathrm{Var}_g[x] + \epsilon}}\,\gamma + \beta
 
     Examples
     --------
@@ -60,7 +70,7 @@ class GroupNorm(Module):
 
 
 class RMSNorm(Module):
-    """x / √(mean(x²) + ε) over the last dimensions ``normalized_shape``, times γ.
+    r"""x / √(mean(x²) + ε) over the last dimensions ``normalized_shape``, times γ.
 
     Parameters
     ----------
@@ -69,6 +79,16 @@ class RMSNorm(Module):
         The dtype's machine epsilon by default.
     elementwise_affine : bool
         Learn γ (ones).
+
+    Shape
+    -----
+    - Input: :math:`(*, \text{normalized\_shape})`.
+    - Output: the same shape.
+
+    Notes
+    -----
+    .. math::
+        y = \frac{x}{\sqrt{\operatorname{mean}(x^2) + \epsilon}}\,\gamma
 
     Examples
     --------
@@ -102,6 +122,29 @@ class RMSNorm(Module):
 
 class LocalResponseNorm(Module):
     """x / (k + α · mean of x² over ``size`` neighbouring channels)^β.
+
+    Parameters
+    ----------
+    size : int
+        The number of neighbouring channels.
+    alpha : float, default 1e-4
+    beta : float, default 0.75
+    k : float, default 1.0
+        The constants of :func:`~difflab.nn.functional.local_response_norm`.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, *)`, at least 3-D.
+    - Output: the same shape.
+
+    Raises
+    ------
+    ValueError
+        When called on an input with fewer than 3 dimensions.
+
+    See Also
+    --------
+    difflab.nn.functional.local_response_norm
 
     Examples
     --------

@@ -38,7 +38,29 @@ class _Pad(Module):
 
 
 class ConstantPad1d(_Pad):
-    """Pad the last dimension with ``value``: ``padding`` = (left, right) or one int.
+    r"""Pad the last dimension with ``value``: ``padding`` = (left, right) or one int.
+
+    Parameters
+    ----------
+    padding : int or tuple of 2 ints
+        (left, right); an int pads every side by it (negative amounts crop).
+    value : float
+        The fill.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, W_{in})` or :math:`(C, W_{in})`.
+    - Output: the same with :math:`W_{out} = W_{in} + \text{left} + \text{right}`.
+
+    Raises
+    ------
+    ValueError
+        If ``padding`` is not an int or 2 amounts; when called, if the mode
+        cannot make the padding (see :func:`~difflab.nn.functional.pad`).
+
+    See Also
+    --------
+    difflab.nn.functional.pad
 
     Examples
     --------
@@ -52,7 +74,30 @@ class ConstantPad1d(_Pad):
 
 
 class ConstantPad2d(_Pad):
-    """Pad the last two dimensions with ``value``: (left, right, top, bottom) or one int.
+    r"""Pad the last two dimensions with ``value``: (left, right, top, bottom) or one int.
+
+    Parameters
+    ----------
+    padding : int or tuple of 4 ints
+        (left, right, top, bottom); an int pads every side by it (negative amounts crop).
+    value : float
+        The fill.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, H_{in}, W_{in})` or :math:`(C, H_{in}, W_{in})`.
+    - Output: the same with :math:`H_{out} = H_{in} + \text{top} + \text{bottom}`,
+      :math:`W_{out} = W_{in} + \text{left} + \text{right}`.
+
+    Raises
+    ------
+    ValueError
+        If ``padding`` is not an int or 4 amounts; when called, if the mode
+        cannot make the padding (see :func:`~difflab.nn.functional.pad`).
+
+    See Also
+    --------
+    difflab.nn.functional.pad
 
     Examples
     --------
@@ -68,7 +113,27 @@ class ConstantPad2d(_Pad):
 
 
 class ZeroPad1d(_Pad):
-    """Pad the last dimension with zeros.
+    r"""Pad the last dimension with zeros.
+
+    Parameters
+    ----------
+    padding : int or tuple of 2 ints
+        (left, right); an int pads every side by it (negative amounts crop).
+
+    Shape
+    -----
+    - Input: :math:`(N, C, W_{in})` or :math:`(C, W_{in})`.
+    - Output: the same with :math:`W_{out} = W_{in} + \text{left} + \text{right}`.
+
+    Raises
+    ------
+    ValueError
+        If ``padding`` is not an int or 2 amounts; when called, if the mode
+        cannot make the padding (see :func:`~difflab.nn.functional.pad`).
+
+    See Also
+    --------
+    difflab.nn.functional.pad
 
     Examples
     --------
@@ -82,7 +147,28 @@ class ZeroPad1d(_Pad):
 
 
 class ZeroPad2d(_Pad):
-    """Pad the last two dimensions with zeros.
+    r"""Pad the last two dimensions with zeros.
+
+    Parameters
+    ----------
+    padding : int or tuple of 4 ints
+        (left, right, top, bottom); an int pads every side by it (negative amounts crop).
+
+    Shape
+    -----
+    - Input: :math:`(N, C, H_{in}, W_{in})` or :math:`(C, H_{in}, W_{in})`.
+    - Output: the same with :math:`H_{out} = H_{in} + \text{top} + \text{bottom}`,
+      :math:`W_{out} = W_{in} + \text{left} + \text{right}`.
+
+    Raises
+    ------
+    ValueError
+        If ``padding`` is not an int or 4 amounts; when called, if the mode
+        cannot make the padding (see :func:`~difflab.nn.functional.pad`).
+
+    See Also
+    --------
+    difflab.nn.functional.pad
 
     Examples
     --------
@@ -98,7 +184,27 @@ class ZeroPad2d(_Pad):
 
 
 class ReflectionPad1d(_Pad):
-    """Pad the last dimension with its mirror image (the edge not repeated).
+    r"""Pad the last dimension with its mirror image (the edge not repeated).
+
+    Parameters
+    ----------
+    padding : int or tuple of 2 ints
+        (left, right); an int pads every side by it (negative amounts crop).
+
+    Shape
+    -----
+    - Input: :math:`(N, C, W_{in})` or :math:`(C, W_{in})`.
+    - Output: the same with :math:`W_{out} = W_{in} + \text{left} + \text{right}`.
+
+    Raises
+    ------
+    ValueError
+        If ``padding`` is not an int or 2 amounts; when called, if the mode
+        cannot make the padding (see :func:`~difflab.nn.functional.pad`).
+
+    See Also
+    --------
+    difflab.nn.functional.pad
 
     Examples
     --------
@@ -111,7 +217,28 @@ class ReflectionPad1d(_Pad):
 
 
 class ReflectionPad2d(_Pad):
-    """Pad the last two dimensions with their mirror image.
+    r"""Pad the last two dimensions with their mirror image.
+
+    Parameters
+    ----------
+    padding : int or tuple of 4 ints
+        (left, right, top, bottom); an int pads every side by it (negative amounts crop).
+
+    Shape
+    -----
+    - Input: :math:`(N, C, H_{in}, W_{in})` or :math:`(C, H_{in}, W_{in})`.
+    - Output: the same with :math:`H_{out} = H_{in} + \text{top} + \text{bottom}`,
+      :math:`W_{out} = W_{in} + \text{left} + \text{right}`.
+
+    Raises
+    ------
+    ValueError
+        If ``padding`` is not an int or 4 amounts; when called, if the mode
+        cannot make the padding (see :func:`~difflab.nn.functional.pad`).
+
+    See Also
+    --------
+    difflab.nn.functional.pad
 
     Examples
     --------
@@ -124,7 +251,27 @@ class ReflectionPad2d(_Pad):
 
 
 class ReplicationPad1d(_Pad):
-    """Pad the last dimension by repeating its edge values.
+    r"""Pad the last dimension by repeating its edge values.
+
+    Parameters
+    ----------
+    padding : int or tuple of 2 ints
+        (left, right); an int pads every side by it (negative amounts crop).
+
+    Shape
+    -----
+    - Input: :math:`(N, C, W_{in})` or :math:`(C, W_{in})`.
+    - Output: the same with :math:`W_{out} = W_{in} + \text{left} + \text{right}`.
+
+    Raises
+    ------
+    ValueError
+        If ``padding`` is not an int or 2 amounts; when called, if the mode
+        cannot make the padding (see :func:`~difflab.nn.functional.pad`).
+
+    See Also
+    --------
+    difflab.nn.functional.pad
 
     Examples
     --------
@@ -137,7 +284,28 @@ class ReplicationPad1d(_Pad):
 
 
 class ReplicationPad2d(_Pad):
-    """Pad the last two dimensions by repeating their edge values.
+    r"""Pad the last two dimensions by repeating their edge values.
+
+    Parameters
+    ----------
+    padding : int or tuple of 4 ints
+        (left, right, top, bottom); an int pads every side by it (negative amounts crop).
+
+    Shape
+    -----
+    - Input: :math:`(N, C, H_{in}, W_{in})` or :math:`(C, H_{in}, W_{in})`.
+    - Output: the same with :math:`H_{out} = H_{in} + \text{top} + \text{bottom}`,
+      :math:`W_{out} = W_{in} + \text{left} + \text{right}`.
+
+    Raises
+    ------
+    ValueError
+        If ``padding`` is not an int or 4 amounts; when called, if the mode
+        cannot make the padding (see :func:`~difflab.nn.functional.pad`).
+
+    See Also
+    --------
+    difflab.nn.functional.pad
 
     Examples
     --------
@@ -150,7 +318,27 @@ class ReplicationPad2d(_Pad):
 
 
 class CircularPad1d(_Pad):
-    """Pad the last dimension by wrapping around.
+    r"""Pad the last dimension by wrapping around.
+
+    Parameters
+    ----------
+    padding : int or tuple of 2 ints
+        (left, right); an int pads every side by it (negative amounts crop).
+
+    Shape
+    -----
+    - Input: :math:`(N, C, W_{in})` or :math:`(C, W_{in})`.
+    - Output: the same with :math:`W_{out} = W_{in} + \text{left} + \text{right}`.
+
+    Raises
+    ------
+    ValueError
+        If ``padding`` is not an int or 2 amounts; when called, if the mode
+        cannot make the padding (see :func:`~difflab.nn.functional.pad`).
+
+    See Also
+    --------
+    difflab.nn.functional.pad
 
     Examples
     --------
@@ -163,7 +351,28 @@ class CircularPad1d(_Pad):
 
 
 class CircularPad2d(_Pad):
-    """Pad the last two dimensions by wrapping around.
+    r"""Pad the last two dimensions by wrapping around.
+
+    Parameters
+    ----------
+    padding : int or tuple of 4 ints
+        (left, right, top, bottom); an int pads every side by it (negative amounts crop).
+
+    Shape
+    -----
+    - Input: :math:`(N, C, H_{in}, W_{in})` or :math:`(C, H_{in}, W_{in})`.
+    - Output: the same with :math:`H_{out} = H_{in} + \text{top} + \text{bottom}`,
+      :math:`W_{out} = W_{in} + \text{left} + \text{right}`.
+
+    Raises
+    ------
+    ValueError
+        If ``padding`` is not an int or 4 amounts; when called, if the mode
+        cannot make the padding (see :func:`~difflab.nn.functional.pad`).
+
+    See Also
+    --------
+    difflab.nn.functional.pad
 
     Examples
     --------

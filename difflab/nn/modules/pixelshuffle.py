@@ -12,6 +12,25 @@ __all__ = ["PixelShuffle", "PixelUnshuffle"]
 class PixelShuffle(Module):
     """(N, C·r², H, W) -> (N, C, H·r, W·r) (sub-pixel upsampling, Shi et al.).
 
+    Parameters
+    ----------
+    upscale_factor : int
+        :math:`r`.
+
+    Shape
+    -----
+    - Input: :math:`(*, C r^2, H, W)`.
+    - Output: :math:`(*, C, H r, W r)`.
+
+    Raises
+    ------
+    RuntimeError
+        When called on an input whose channels are not divisible by :math:`r^2`.
+
+    See Also
+    --------
+    PixelUnshuffle, difflab.nn.functional.pixel_shuffle
+
     Examples
     --------
     >>> import difflab as dl
@@ -32,6 +51,25 @@ class PixelShuffle(Module):
 
 class PixelUnshuffle(Module):
     """(N, C, H·r, W·r) -> (N, C·r², H, W), the inverse of :class:`PixelShuffle`.
+
+    Parameters
+    ----------
+    downscale_factor : int
+        :math:`r`.
+
+    Shape
+    -----
+    - Input: :math:`(*, C, H r, W r)`.
+    - Output: :math:`(*, C r^2, H, W)`.
+
+    Raises
+    ------
+    RuntimeError
+        When called on an input whose height or width is not divisible by :math:`r`.
+
+    See Also
+    --------
+    PixelShuffle, difflab.nn.functional.pixel_unshuffle
 
     Examples
     --------

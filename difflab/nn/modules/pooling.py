@@ -14,7 +14,7 @@ __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "Adapt
 
 
 class MaxPool1d(Module):
-    """The maximum over each window of ``kernel_size`` along L of (N, C, L) inputs.
+    r"""The maximum over each window of ``kernel_size`` along L of (N, C, L) inputs.
 
     Parameters
     ----------
@@ -24,6 +24,18 @@ class MaxPool1d(Module):
     padding, dilation : int
     return_indices, ceil_mode : bool
         Only False (see :func:`difflab.nn.functional.max_pool1d`).
+
+    Shape
+    -----
+    - Input: :math:`(N, C, L_{in})` or :math:`(C, L_{in})`.
+    - Output: :math:`(N, C, L_{out})` or :math:`(C, L_{out})`.
+
+    Notes
+    -----
+    .. math::
+        \text{out}(N_i, C_j, l) = \max_{m < k} \text{input}(N_i, C_j, s\,l + d\,m)
+
+        L_{out} = \left\lfloor \frac{L_{in} + 2p - d(k - 1) - 1}{s} \right\rfloor + 1
 
     Examples
     --------
@@ -50,7 +62,7 @@ class MaxPool1d(Module):
 
 
 class AvgPool1d(Module):
-    """The mean over each window of ``kernel_size`` along L of (N, C, L) inputs.
+    r"""The mean over each window of ``kernel_size`` along L of (N, C, L) inputs.
 
     Parameters
     ----------
@@ -60,6 +72,18 @@ class AvgPool1d(Module):
     padding : int
     ceil_mode, count_include_pad : bool
         Only PyTorch's defaults (see :func:`difflab.nn.functional.avg_pool1d`).
+
+    Shape
+    -----
+    - Input: :math:`(N, C, L_{in})` or :math:`(C, L_{in})`.
+    - Output: :math:`(N, C, L_{out})` or :math:`(C, L_{out})`.
+
+    Notes
+    -----
+    .. math::
+        \text{out}(N_i, C_j, l) = \frac{1}{k} \sum_{m < k} \text{input}(N_i, C_j, s\,l + m)
+
+        L_{out} = \left\lfloor \frac{L_{in} + 2p - k}{s} \right\rfloor + 1
 
     Examples
     --------
@@ -86,6 +110,29 @@ class AvgPool1d(Module):
 class AdaptiveMaxPool2d(Module):
     """The maximum over each cell of an ``output_size`` grid that tiles the input.
 
+    Parameters
+    ----------
+    output_size : int or tuple of 2 ints
+        :math:`(H_{out}, W_{out})`.
+    return_indices : bool, default False
+        Not supported: ``True`` raises when called.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, H, W)` or :math:`(C, H, W)`.
+    - Output: :math:`(N, C, H_{out}, W_{out})` or :math:`(C, H_{out}, W_{out})`.
+
+    Raises
+    ------
+    ValueError
+        When called on an input that is not 3-D or 4-D.
+    NotImplementedError
+        When called with ``return_indices=True``.
+
+    See Also
+    --------
+    AdaptiveAvgPool2d, difflab.nn.functional.adaptive_max_pool2d
+
     Examples
     --------
     >>> import difflab as dl
@@ -107,6 +154,25 @@ class AdaptiveMaxPool2d(Module):
 class AdaptiveAvgPool1d(Module):
     """The mean over each of ``output_size`` cells tiling L of (N, C, L).
 
+    Parameters
+    ----------
+    output_size : int
+        :math:`L_{out}`, the number of cells.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, L)` or :math:`(C, L)`.
+    - Output: :math:`(N, C, L_{out})` or :math:`(C, L_{out})`.
+
+    Raises
+    ------
+    ValueError
+        When called on an input that is not 2-D or 3-D.
+
+    See Also
+    --------
+    AdaptiveAvgPool2d, difflab.nn.functional.adaptive_avg_pool1d
+
     Examples
     --------
     >>> import difflab as dl
@@ -127,6 +193,29 @@ class AdaptiveAvgPool1d(Module):
 
 class AdaptiveMaxPool1d(Module):
     """The maximum over each of ``output_size`` cells tiling L of (N, C, L).
+
+    Parameters
+    ----------
+    output_size : int
+        :math:`L_{out}`, the number of cells.
+    return_indices : bool, default False
+        Not supported: ``True`` raises when called.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, L)` or :math:`(C, L)`.
+    - Output: :math:`(N, C, L_{out})` or :math:`(C, L_{out})`.
+
+    Raises
+    ------
+    ValueError
+        When called on an input that is not 2-D or 3-D.
+    NotImplementedError
+        When called with ``return_indices=True``.
+
+    See Also
+    --------
+    AdaptiveMaxPool2d, difflab.nn.functional.adaptive_max_pool1d
 
     Examples
     --------

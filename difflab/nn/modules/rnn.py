@@ -62,6 +62,26 @@ class _CellBase(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        r"""Draw every weight and bias anew (PyTorch's initialisation).
+
+        Each entry from :math:`\mathcal U(-k, k)`, :math:`k = 1/\sqrt{H}`.
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> from difflab import nn
+        >>> cell = nn.RNNCell(3, 4)
+        >>> cell.reset_parameters()
+        >>> bool(cell.weight_hh.abs().max() <= 0.5)
+        True
+        """
         bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0.0
         for p in self.parameters():
             init.uniform_(p, -bound, bound)
@@ -80,7 +100,59 @@ class _CellBase(Module):
 
 
 class RNNCell(_CellBase):
-    """One Elman step: h' = tanh(x W_ihᵀ + b_ih + h W_hhᵀ + b_hh) (or ReLU)."""
+    r"""One Elman RNN step: :math:`h' = \tanh(x W_{ih}^\top + b_{ih} + h W_{hh}^\top + b_{hh})`.
+
+    Called as ``cell(x, h)``; ``h`` left out is zeros.  Loop over time steps
+    yourself, or use :class:`RNN`.
+
+    Parameters
+    ----------
+    input_size : int
+        :math:`H_{in}`, the features of the input.
+    hidden_size : int
+        :math:`H`, the features of the state.
+    bias : bool, default True
+        Learn :math:`b_{ih}` and :math:`b_{hh}`.
+    nonlinearity : {'tanh', 'relu'}, default 'tanh'
+        The activation.
+    dtype : difflab dtype, optional
+        The parameters' dtype (the default dtype by default).
+
+    Attributes
+    ----------
+    weight_ih : Parameter
+        :math:`(H, H_{in})`; every parameter is drawn from
+        :math:`\mathcal U(-k, k)`, :math:`k = 1/\sqrt{H}`.
+    weight_hh : Parameter
+        :math:`(H, H)`.
+    bias_ih, bias_hh : Parameter or None
+        :math:`(H,)`.
+
+    Shape
+    -----
+    - Input: ``x`` :math:`(N, H_{in})` or :math:`(H_{in})`; ``h`` :math:`(N, H)` or :math:`(H)`.
+    - Output: :math:`h'`, the shape of ``h``.
+
+    Raises
+    ------
+    ValueError
+        For another ``nonlinearity``, or an input whose last dimension is not ``input_size``.
+
+    See Also
+    --------
+    RNN, LSTMCell, GRUCell
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> cell = nn.RNNCell(3, 5)
+    >>> h = None
+    >>> for x in dl.randn(4, 2, 3):        # 4 time steps, a batch of 2
+    ...     h = cell(x, h)
+    >>> h.shape
+    difflab.Size([2, 5])
+    """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
                  nonlinearity: str = "tanh", dtype: Any = None) -> None:
@@ -97,7 +169,58 @@ class RNNCell(_CellBase):
 
 
 class LSTMCell(_CellBase):
-    """One LSTM step: returns (h', c')."""
+    r"""One LSTM step: returns :math:`(h', c')`.
+
+    .. math::
+        (i, f, g, o) &= \text{split}_4(x W_{ih}^\top + b_{ih} + h W_{hh}^\top + b_{hh}) \\
+        c' &= \sigma(f) \odot c + \sigma(i) \odot \tanh(g), \qquad h' = \sigma(o) \odot \tanh(c')
+
+    Called as ``cell(x, (h, c))``; the state left out is zeros.
+
+    Parameters
+    ----------
+    input_size : int
+        :math:`H_{in}`, the features of the input.
+    hidden_size : int
+        :math:`H`, the features of the state.
+    bias : bool, default True
+        Learn :math:`b_{ih}` and :math:`b_{hh}`.
+    dtype : difflab dtype, optional
+        The parameters' dtype (the default dtype by default).
+
+    Attributes
+    ----------
+    weight_ih : Parameter
+        :math:`(4H, H_{in})`, the gates in the order :math:`i, f, g, o`; every
+        parameter drawn from :math:`\mathcal U(-k, k)`, :math:`k = 1/\sqrt{H}`.
+    weight_hh : Parameter
+        :math:`(4H, H)`.
+    bias_ih, bias_hh : Parameter or None
+        :math:`(4H,)`.
+
+    Shape
+    -----
+    - Input: ``x`` :math:`(N, H_{in})`; ``h`` and ``c`` :math:`(N, H)` (or without :math:`N`).
+    - Output: ``(h', c')``, each :math:`(N, H)`.
+
+    Raises
+    ------
+    ValueError
+        If the input's last dimension is not ``input_size``.
+
+    See Also
+    --------
+    LSTM, GRUCell
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> cell = nn.LSTMCell(3, 5)
+    >>> h, c = cell(dl.randn(2, 3))
+    >>> h.shape, c.shape, cell.weight_ih.shape
+    (difflab.Size([2, 5]), difflab.Size([2, 5]), difflab.Size([20, 3]))
+    """
 
     gates = 4
 
@@ -219,10 +342,79 @@ class _RecurrentBase(Module):
 
 
 class RNN(_RecurrentBase):
-    """A multi-layer Elman RNN over a sequence (L, N, input) (or (N, L, input) with batch_first).
+    r"""A multi-layer Elman RNN over a sequence; returns ``(output, h_n)``.
 
-    Returns ``(output, h_n)``: every step's top-layer state (L, N, hidden) and
-    the last state of each layer (num_layers, N, hidden).
+    .. math::
+        h_t = \tanh(x_t W_{ih}^\top + b_{ih} + h_{t-1} W_{hh}^\top + b_{hh})
+
+
+    Called as ``rnn(x, h0)`` (``h0`` left out is zeros).
+
+    Parameters
+    ----------
+    input_size : int
+        :math:`H_{in}`.
+    hidden_size : int
+        :math:`H`.
+    num_layers : int, default 1
+        Stacked layers; layer :math:`l > 0` reads layer :math:`l - 1`'s outputs.
+    nonlinearity : {'tanh', 'relu'}, default 'tanh'
+        The activation.
+    bias : bool, default True
+        Learn the biases.
+    batch_first : bool, default False
+        Input and output are :math:`(N, L, \cdot)` instead of :math:`(L, N, \cdot)`
+        (the states stay :math:`(\text{num\_layers}, N, H)`).
+    dropout : float, default 0.0
+        In training, dropout on each layer's outputs except the last layer's.
+    bidirectional : bool, default False
+        Not supported: ``True`` raises (run a second layer on ``x.flip(0)``).
+    device, dtype : optional
+        Where the parameters live and their dtype.
+
+    Attributes
+    ----------
+    weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k} : Parameter
+        Layer :math:`k`'s parameters (PyTorch's names and shapes, as :class:`RNNCell`),
+        drawn from :math:`\mathcal U(-k, k)`, :math:`k = 1/\sqrt{H}`.
+
+    Shape
+    -----
+    - Input: ``x`` :math:`(L, N, H_{in})` (or :math:`(N, L, H_{in})`); ``h0``
+      :math:`(\text{num\_layers}, N, H)`.
+    - Output: ``output`` :math:`(L, N, H)`, the top layer's state at every step;
+      ``h_n`` :math:`(\text{num\_layers}, N, H)`, every layer's last state.
+
+    Raises
+    ------
+    ValueError
+        For a ``dropout`` outside :math:`[0, 1]`, a ``num_layers`` that is not a
+        positive int, or an input that is not 3-D or has the wrong features.
+    NotImplementedError
+        With ``bidirectional=True``.
+
+    Notes
+    -----
+    The layer is a Python loop over the time steps that applies the same cell at
+    every step; the tape records each step, so backpropagation through time is the
+    ordinary backward walk, and the shared weights receive the sum of their
+    adjoints from every step.  A dropout with one layer only warns (PyTorch's
+    behaviour).
+
+    See Also
+    --------
+    LSTM, GRU, RNNCell
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> rnn = nn.RNN(10, 20, num_layers=2)
+    >>> output, h_n = rnn(dl.randn(5, 3, 10))
+    >>> output.shape, h_n.shape
+    (difflab.Size([5, 3, 20]), difflab.Size([2, 3, 20]))
+    >>> [name for name, _ in rnn.named_parameters()][:4]
+    ['weight_ih_l0', 'weight_hh_l0', 'bias_ih_l0', 'bias_hh_l0']
     """
 
     cell_class = RNNCell
@@ -239,10 +431,75 @@ class RNN(_RecurrentBase):
 
 
 class LSTM(_RecurrentBase):
-    """A multi-layer LSTM; returns ``(output, (h_n, c_n))``.
+    r"""A multi-layer LSTM over a sequence; returns ``(output, (h_n, c_n))``.
 
-    ``dropout`` > 0 drops elements of each layer's outputs, except the last
-    layer's, in training (PyTorch's semantics).
+    Each step is :class:`LSTMCell`'s.
+
+    Called as ``lstm(x, (h0, c0))``; the state left out is zeros.
+
+    Parameters
+    ----------
+    input_size : int
+        :math:`H_{in}`.
+    hidden_size : int
+        :math:`H`.
+    num_layers : int, default 1
+        Stacked layers; layer :math:`l > 0` reads layer :math:`l - 1`'s outputs.
+    bias : bool, default True
+        Learn the biases.
+    batch_first : bool, default False
+        Input and output are :math:`(N, L, \cdot)` instead of :math:`(L, N, \cdot)`
+        (the states stay :math:`(\text{num\_layers}, N, H)`).
+    dropout : float, default 0.0
+        In training, dropout on each layer's outputs except the last layer's.
+    bidirectional : bool, default False
+        Not supported: ``True`` raises (run a second layer on ``x.flip(0)``).
+    device, dtype : optional
+        Where the parameters live and their dtype.
+    proj_size : int, default 0
+        Not supported: a positive value raises (add an ``nn.Linear`` on the outputs).
+
+    Attributes
+    ----------
+    weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k} : Parameter
+        Layer :math:`k`'s parameters, :math:`(4H, \cdot)` as :class:`LSTMCell`'s,
+        drawn from :math:`\mathcal U(-k, k)`, :math:`k = 1/\sqrt{H}`.
+
+    Shape
+    -----
+    - Input: ``x`` :math:`(L, N, H_{in})` (or :math:`(N, L, H_{in})`); ``h0``, ``c0``
+      :math:`(\text{num\_layers}, N, H)`.
+    - Output: ``output`` :math:`(L, N, H)`; ``h_n``, ``c_n`` :math:`(\text{num\_layers}, N, H)`.
+
+    Raises
+    ------
+    ValueError
+        For a ``dropout`` outside :math:`[0, 1]`, a ``num_layers`` that is not a
+        positive int, or an input that is not 3-D or has the wrong features.
+    NotImplementedError
+        With ``bidirectional=True``.
+        Also with ``proj_size > 0``.
+
+    Notes
+    -----
+    The layer is a Python loop over the time steps that applies the same cell at
+    every step; the tape records each step, so backpropagation through time is the
+    ordinary backward walk, and the shared weights receive the sum of their
+    adjoints from every step.  A dropout with one layer only warns (PyTorch's
+    behaviour).
+
+    See Also
+    --------
+    GRU, RNN, LSTMCell
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> lstm = nn.LSTM(10, 20, batch_first=True)
+    >>> output, (h_n, c_n) = lstm(dl.randn(3, 5, 10))
+    >>> output.shape, h_n.shape, lstm.weight_ih_l0.shape
+    (difflab.Size([3, 5, 20]), difflab.Size([1, 3, 20]), difflab.Size([80, 10]))
     """
 
     cell_class = LSTMCell
@@ -282,10 +539,58 @@ class LSTM(_RecurrentBase):
 
 
 class GRUCell(_CellBase):
-    """One GRU step: h' = (1 - z)·n + z·h, with PyTorch's reset (r), update (z), new (n) gates.
+    r"""One GRU step, with PyTorch's reset (r), update (z) and new (n) gates.
 
-    The reset gate multiplies the *projected* state h W_hnᵀ + b_hn (PyTorch's
-    form), so the input and state projections are kept apart here.
+    .. math::
+        r &= \sigma(x W_{ir}^\top + b_{ir} + h W_{hr}^\top + b_{hr}), \qquad
+        z = \sigma(x W_{iz}^\top + b_{iz} + h W_{hz}^\top + b_{hz}) \\
+        n &= \tanh(x W_{in}^\top + b_{in} + r \odot (h W_{hn}^\top + b_{hn})), \qquad
+        h' = (1 - z) \odot n + z \odot h
+
+    The reset gate multiplies the *projected* state (PyTorch's form).
+
+    Parameters
+    ----------
+    input_size : int
+        :math:`H_{in}`, the features of the input.
+    hidden_size : int
+        :math:`H`, the features of the state.
+    bias : bool, default True
+        Learn :math:`b_{ih}` and :math:`b_{hh}`.
+    dtype : difflab dtype, optional
+        The parameters' dtype (the default dtype by default).
+
+    Attributes
+    ----------
+    weight_ih : Parameter
+        :math:`(3H, H_{in})`, the gates in the order :math:`r, z, n`; every
+        parameter drawn from :math:`\mathcal U(-k, k)`, :math:`k = 1/\sqrt{H}`.
+    weight_hh : Parameter
+        :math:`(3H, H)`.
+    bias_ih, bias_hh : Parameter or None
+        :math:`(3H,)`.
+
+    Shape
+    -----
+    - Input: ``x`` :math:`(N, H_{in})`; ``h`` :math:`(N, H)` (or without :math:`N`).
+    - Output: :math:`h'`, :math:`(N, H)`.
+
+    Raises
+    ------
+    ValueError
+        If the input's last dimension is not ``input_size``.
+
+    See Also
+    --------
+    GRU, LSTMCell
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> cell = nn.GRUCell(3, 5)
+    >>> cell(dl.randn(2, 3)).shape, cell.weight_ih.shape
+    (difflab.Size([2, 5]), difflab.Size([15, 3]))
     """
 
     gates = 3
@@ -307,9 +612,72 @@ class GRUCell(_CellBase):
 
 
 class GRU(_RecurrentBase):
-    """A multi-layer GRU over (L, N, input) (or (N, L, input) with ``batch_first``).
+    r"""A multi-layer GRU over a sequence; returns ``(output, h_n)``.
 
-    Returns ``(output, h_n)`` as :class:`RNN` does.
+    Each step is :class:`GRUCell`'s.
+
+    Called as ``gru(x, h0)``; ``h0`` left out is zeros.
+
+    Parameters
+    ----------
+    input_size : int
+        :math:`H_{in}`.
+    hidden_size : int
+        :math:`H`.
+    num_layers : int, default 1
+        Stacked layers; layer :math:`l > 0` reads layer :math:`l - 1`'s outputs.
+    bias : bool, default True
+        Learn the biases.
+    batch_first : bool, default False
+        Input and output are :math:`(N, L, \cdot)` instead of :math:`(L, N, \cdot)`
+        (the states stay :math:`(\text{num\_layers}, N, H)`).
+    dropout : float, default 0.0
+        In training, dropout on each layer's outputs except the last layer's.
+    bidirectional : bool, default False
+        Not supported: ``True`` raises (run a second layer on ``x.flip(0)``).
+    device, dtype : optional
+        Where the parameters live and their dtype.
+
+    Attributes
+    ----------
+    weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k} : Parameter
+        Layer :math:`k`'s parameters, :math:`(3H, \cdot)` as :class:`GRUCell`'s,
+        drawn from :math:`\mathcal U(-k, k)`, :math:`k = 1/\sqrt{H}`.
+
+    Shape
+    -----
+    - Input: ``x`` :math:`(L, N, H_{in})` (or :math:`(N, L, H_{in})`); ``h0``
+      :math:`(\text{num\_layers}, N, H)`.
+    - Output: ``output`` :math:`(L, N, H)`; ``h_n`` :math:`(\text{num\_layers}, N, H)`.
+
+    Raises
+    ------
+    ValueError
+        For a ``dropout`` outside :math:`[0, 1]`, a ``num_layers`` that is not a
+        positive int, or an input that is not 3-D or has the wrong features.
+    NotImplementedError
+        With ``bidirectional=True``.
+
+    Notes
+    -----
+    The layer is a Python loop over the time steps that applies the same cell at
+    every step; the tape records each step, so backpropagation through time is the
+    ordinary backward walk, and the shared weights receive the sum of their
+    adjoints from every step.  A dropout with one layer only warns (PyTorch's
+    behaviour).
+
+    See Also
+    --------
+    LSTM, RNN, GRUCell
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> gru = nn.GRU(4, 6)
+    >>> output, h_n = gru(dl.randn(7, 2, 4))
+    >>> output.shape, h_n.shape, gru.weight_hh_l0.shape
+    (difflab.Size([7, 2, 6]), difflab.Size([1, 2, 6]), difflab.Size([18, 6]))
     """
 
     cell_class = GRUCell

@@ -15,7 +15,7 @@ __all__ = ["Embedding", "EmbeddingBag"]
 
 
 class EmbeddingBag(Module):
-    """The sum, mean or max of bags of embeddings (see
+    r"""The sum, mean or max of bags of embeddings (see
     :func:`difflab.nn.functional.embedding_bag`): a bag-of-words text encoder in one layer.
 
     Parameters
@@ -25,6 +25,17 @@ class EmbeddingBag(Module):
     include_last_offset : bool
     padding_idx : int, optional
         Its row is zero, untrained, and left out of the bags' means.
+
+    Shape
+    -----
+    - Input: :math:`(B, L)` indices, or 1-D with ``offsets`` of :math:`(B)`.
+    - Output: :math:`(B, \text{embedding\_dim})`.
+
+    Notes
+    -----
+    .. math::
+        \text{out}_b = \operatorname{reduce}_{i \in \text{bag}_b} W[\text{idx}_i],
+        \quad \operatorname{reduce} \in \{\text{sum}, \text{mean}, \max\}
 
     Examples
     --------

@@ -53,7 +53,7 @@ def _clones(layer: Module, n: int) -> ModuleList:
 
 
 class TransformerEncoderLayer(Module):
-    """Self-attention then a feed-forward block, each with a residual and a LayerNorm.
+    r"""Self-attention then a feed-forward block, each with a residual and a LayerNorm.
 
     Parameters
     ----------
@@ -73,6 +73,20 @@ class TransformerEncoderLayer(Module):
         Pre-norm (x + block(norm(x))) instead of post-norm.
     bias : bool
         Biases in the linear layers, the attention and the LayerNorms.
+
+    Shape
+    -----
+    - Input: :math:`(S, N, E)`, or :math:`(N, S, E)` with ``batch_first``.
+    - Output: the same shape.
+
+    Notes
+    -----
+    .. math::
+        x &\leftarrow \text{norm}_1(x + \text{SelfAttention}(x)) \\
+        x &\leftarrow \text{norm}_2(x + W_2\,\text{dropout}(\text{act}(W_1 x + b_1)) + b_2)
+
+    With ``norm_first`` each norm moves inside its residual: :math:`x +
+    \text{block}(\text{norm}(x))`.
 
     Examples
     --------
@@ -103,8 +117,41 @@ class TransformerEncoderLayer(Module):
 
     def forward(self, src: Tensor, src_mask: Tensor | None = None,
                 src_key_padding_mask: Tensor | None = None, is_causal: bool = False) -> Tensor:
-        """Encode ``src``; ``src_mask`` (S, S) and ``src_key_padding_mask`` (N, S) as in
-        :class:`MultiheadAttention`."""
+        r"""Encode ``src``: self-attention, then the feed-forward block.
+
+        Each block has a residual connection and a LayerNorm.
+
+        Post-norm (the default): :math:`x \leftarrow \text{norm}_1(x + \text{SA}(x))`,
+        :math:`x \leftarrow \text{norm}_2(x + \text{FF}(x))`; with ``norm_first``:
+        :math:`x \leftarrow x + \text{SA}(\text{norm}_1(x))`,
+        :math:`x \leftarrow x + \text{FF}(\text{norm}_2(x))`.
+
+        Parameters
+        ----------
+        src : Tensor
+            :math:`(S, N, E)`, or :math:`(N, S, E)` with ``batch_first``.
+        src_mask : Tensor, optional
+            :math:`(S, S)` attention mask, as :class:`MultiheadAttention`'s (True or
+            :math:`-\infty`: may not attend).
+        src_key_padding_mask : Tensor, optional
+            :math:`(N, S)`, True at padding positions.
+        is_causal : bool, default False
+            A hint that ``src_mask`` is the causal mask (which must be given).
+
+        Returns
+        -------
+        Tensor
+            ``src``'s shape.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn
+        >>> layer = nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16)
+        >>> mask = nn.Transformer.generate_square_subsequent_mask(5)
+        >>> layer(dl.randn(5, 3, 8), src_mask=mask, is_causal=True).shape
+        difflab.Size([5, 3, 8])
+        """
         x = src
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
@@ -122,9 +169,46 @@ class TransformerEncoderLayer(Module):
 
 
 class TransformerDecoderLayer(Module):
-    """Self-attention over the target, attention to the memory, then a feed-forward block.
+    r"""Self-attention over the target, attention to the memory, then a feed-forward block.
 
     Parameters are those of :class:`TransformerEncoderLayer`.
+
+    Called as ``layer(tgt, memory, tgt_mask=None, memory_mask=None,
+    tgt_key_padding_mask=None, memory_key_padding_mask=None, tgt_is_causal=False,
+    memory_is_causal=False)``; masks as :class:`MultiheadAttention`'s (True: may not attend).
+
+    Parameters
+    ----------
+    d_model : int
+        :math:`E`, features per position.
+    nhead : int
+        Attention heads (dividing ``d_model``).
+    dim_feedforward : int, default 2048
+        Width of the feed-forward block.
+    dropout : float, default 0.1
+        Dropout after each attention, inside and after the feed-forward block.
+    activation : {'relu', 'gelu'} or callable, default 'relu'
+        The feed-forward block's activation.
+    layer_norm_eps : float, default 1e-5
+        The LayerNorms' epsilon.
+    batch_first : bool, default False
+        :math:`(N, T, E)` inputs instead of :math:`(T, N, E)`.
+    norm_first : bool, default False
+        Pre-norm (:math:`x + \text{block}(\text{norm}(x))`) instead of post-norm.
+    bias : bool, default True
+        Biases in the linear layers, the attentions and the LayerNorms.
+    device, dtype : optional
+        Where the parameters live and their dtype.
+
+    Shape
+    -----
+    - Input: ``tgt`` :math:`(T, N, E)`, ``memory`` :math:`(S, N, E)` (batch first with
+      ``batch_first``).
+    - Output: ``tgt``'s shape.
+
+    See Also
+    --------
+    TransformerDecoder, TransformerEncoderLayer
 
     Examples
     --------
@@ -162,7 +246,41 @@ class TransformerDecoderLayer(Module):
                 memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
                 memory_key_padding_mask: Tensor | None = None, tgt_is_causal: bool = False,
                 memory_is_causal: bool = False) -> Tensor:
-        """Decode ``tgt`` attending to ``memory`` (the encoder's output)."""
+        """Decode ``tgt`` attending to ``memory``: self-attention, cross-attention, feed-forward.
+
+        ``memory`` is the encoder's output.
+
+        Each block has a residual and a LayerNorm (before the block with ``norm_first``).
+
+        Parameters
+        ----------
+        tgt : Tensor
+            :math:`(T, N, E)`, or :math:`(N, T, E)` with ``batch_first``.
+        memory : Tensor
+            :math:`(S, N, E)`.
+        tgt_mask : Tensor, optional
+            :math:`(T, T)`, the self-attention mask (the causal mask, usually).
+        memory_mask : Tensor, optional
+            :math:`(T, S)`, the cross-attention mask.
+        tgt_key_padding_mask, memory_key_padding_mask : Tensor, optional
+            :math:`(N, T)` and :math:`(N, S)`, True at padding positions.
+        tgt_is_causal, memory_is_causal : bool, default False
+            Hints that the masks are causal (the masks must be given).
+
+        Returns
+        -------
+        Tensor
+            ``tgt``'s shape.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab import nn
+        >>> layer = nn.TransformerDecoderLayer(d_model=8, nhead=2, dim_feedforward=16)
+        >>> mask = nn.Transformer.generate_square_subsequent_mask(4)
+        >>> layer(dl.randn(4, 3, 8), dl.randn(5, 3, 8), tgt_mask=mask).shape
+        difflab.Size([4, 3, 8])
+        """
         x = tgt
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
@@ -190,7 +308,7 @@ class TransformerDecoderLayer(Module):
 
 
 class TransformerEncoder(Module):
-    """``num_layers`` copies of ``encoder_layer`` applied in turn, then ``norm`` if given.
+    r"""``num_layers`` copies of ``encoder_layer`` applied in turn, then ``norm`` if given.
 
     Parameters
     ----------
@@ -201,6 +319,17 @@ class TransformerEncoder(Module):
         Applied to the last layer's output (a LayerNorm in :class:`Transformer`).
     enable_nested_tensor, mask_check : bool
         Accepted for PyTorch's signature (PyTorch's fast paths; no effect here).
+
+    Shape
+    -----
+    - Input: :math:`(S, N, E)` (or batch first).
+    - Output: the same shape.
+
+    Notes
+    -----
+    .. math::
+        x \leftarrow \text{layer}_L(\cdots \text{layer}_1(x)), \quad \text{then norm}(x) \text{
+        if given}
 
     Examples
     --------
@@ -229,6 +358,27 @@ class TransformerEncoder(Module):
 
 class TransformerDecoder(Module):
     """``num_layers`` copies of ``decoder_layer`` applied in turn, then ``norm`` if given.
+
+    Called as ``decoder(tgt, memory, tgt_mask=None, memory_mask=None, ...)`` with
+    the masks of :class:`TransformerDecoderLayer`, passed to every layer.
+
+    Parameters
+    ----------
+    decoder_layer : TransformerDecoderLayer
+        The layer to copy (each copy has its own parameters, initialised as the original's).
+    num_layers : int
+        How many copies.
+    norm : Module, optional
+        Applied to the last layer's output (a LayerNorm, for pre-norm layers).
+
+    Shape
+    -----
+    - Input: ``tgt`` :math:`(T, N, E)`, ``memory`` :math:`(S, N, E)`.
+    - Output: ``tgt``'s shape.
+
+    See Also
+    --------
+    TransformerEncoder, Transformer
 
     Examples
     --------
@@ -259,7 +409,7 @@ class TransformerDecoder(Module):
 
 
 class Transformer(Module):
-    """An encoder-decoder Transformer (PyTorch's defaults: 6 + 6 layers of width 512, 8 heads).
+    r"""An encoder-decoder Transformer (PyTorch's defaults: 6 + 6 layers of width 512, 8 heads).
 
     ``forward(src, tgt, src_mask=None, tgt_mask=None, memory_mask=None,
     src_key_padding_mask=None, tgt_key_padding_mask=None,
@@ -275,6 +425,16 @@ class Transformer(Module):
     num_encoder_layers, num_decoder_layers : int
     custom_encoder, custom_decoder : Module, optional
         Used instead of the stacks built here.
+
+    Shape
+    -----
+    - Input: ``src`` :math:`(S, N, E)`, ``tgt`` :math:`(T, N, E)` (or batch first).
+    - Output: :math:`(T, N, E)`.
+
+    Notes
+    -----
+    .. math::
+        \text{out} = \text{Decoder}(\text{tgt}, \text{Encoder}(\text{src}))
 
     Examples
     --------
@@ -332,10 +492,24 @@ class Transformer(Module):
     @staticmethod
     def generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None
                                         ) -> Tensor:
-        """The causal mask (sz, sz): 0 on and below the diagonal, -inf above.
+        r"""The causal mask (sz, sz): 0 on and below the diagonal, -inf above.
 
         Added to the attention scores, it stops position i from attending to
         positions after i.
+
+        Parameters
+        ----------
+        sz : int
+            The sequence length.
+        device : str or difflab.device, optional
+            Where the mask lives.
+        dtype : difflab dtype, optional
+            Its floating dtype (the default dtype by default).
+
+        Returns
+        -------
+        Tensor
+            :math:`(sz, sz)`, 0 on and below the diagonal and :math:`-\infty` above.
 
         Examples
         --------

@@ -12,7 +12,7 @@ __all__ = ["Upsample"]
 
 
 class Upsample(Module):
-    """Resize by ``size`` or ``scale_factor`` (see :func:`difflab.nn.functional.interpolate`).
+    r"""Resize by ``size`` or ``scale_factor`` (see :func:`difflab.nn.functional.interpolate`).
 
     Parameters
     ----------
@@ -21,6 +21,16 @@ class Upsample(Module):
     mode : {'nearest', 'linear', 'bilinear', 'trilinear'}
     align_corners : bool, optional
     recompute_scale_factor : bool, optional
+
+    Shape
+    -----
+    - Input: :math:`(N, C, L)`, :math:`(N, C, H, W)` or :math:`(N, C, D, H, W)`.
+    - Output: the same with the spatial sizes changed.
+
+    Notes
+    -----
+    .. math::
+        L_{out} = \lfloor L_{in} \cdot \text{scale\_factor} \rfloor \quad \text{(or the given size)}
 
     Examples
     --------

@@ -27,10 +27,42 @@ from difflab.nn.parallel.distributed import DistributedDataParallel
 
 
 class DataParallel(DistributedDataParallel):
-    """``DistributedDataParallel`` over the job's processes, or over this process alone.
+    """PyTorch's ``nn.DataParallel``: ``DistributedDataParallel`` over the job's processes.
 
-    ``device_ids``, ``output_device`` and ``dim`` are accepted for PyTorch
-    compatibility; the module runs where its parameters are.
+    Over the default process group when ``init_process_group`` has been called
+    (each process computes its share of the batch and the gradients are
+    averaged), and over a group of one process otherwise, where it just calls
+    the model: scripts written for ``nn.DataParallel`` run unchanged on one
+    process, and scale by starting more with ``python -m difflab.distributed.run -n N``.
+
+    Parameters
+    ----------
+    module : Module
+        The model; reach it again as ``.module``.
+    device_ids : list of int, optional
+        Accepted for PyTorch compatibility: one process, one device (a list of
+        several is ignored).
+    output_device : int, optional
+        Accepted for PyTorch compatibility.
+    dim : int, default 0
+        The batch dimension.
+
+    Attributes
+    ----------
+    module : Module
+        The wrapped model.
+
+    See Also
+    --------
+    difflab.nn.parallel.DistributedDataParallel
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> model = nn.DataParallel(nn.Linear(2, 1))
+    >>> model(dl.ones(3, 2)).shape, type(model.module).__name__
+    (difflab.Size([3, 1]), 'Linear')
     """
 
     def __init__(self, module: Module, device_ids: Any = None, output_device: Any = None,

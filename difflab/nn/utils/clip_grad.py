@@ -17,12 +17,54 @@ def _with_grads(parameters: Iterable[Tensor] | Tensor) -> list:
 
 def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
                     norm_type: float = 2.0, error_if_nonfinite: bool = False) -> Tensor:
-    r"""Scale all gradients together so that their joint norm is at most ``max_norm``.
+    r"""Scale all gradients together, in place, so that their joint norm is at most ``max_norm``.
 
     The norm is taken over all gradients as if concatenated into one vector,
-    ‖g‖_p = (Σᵢ ‖gᵢ‖_pᵖ)^{1/p}; if it exceeds ``max_norm`` every gradient is
-    multiplied by max_norm / (‖g‖ + 1e-6).  The direction is unchanged.
-    Returns the norm before clipping.
+
+    .. math::
+        \|g\|_p = \Big(\sum_i \|g_i\|_p^p\Big)^{1/p} \quad (\|g\|_\infty = \max_i \max |g_i|)
+
+    and if it exceeds ``max_norm`` every gradient is multiplied by
+    :math:`\text{max\_norm} / (\|g\|_p + 10^{-6})`.  The direction of the update is
+    unchanged; only its length is capped (keeping one bad batch from throwing
+    the weights far away).  Parameters without a gradient are skipped.
+
+    Parameters
+    ----------
+    parameters : Tensor or iterable of Tensor
+        Usually ``model.parameters()``.
+    max_norm : float
+        The largest norm allowed.
+    norm_type : float, default 2.0
+        :math:`p`; ``float('inf')`` for the largest absolute entry.
+    error_if_nonfinite : bool, default False
+        Raise when the norm is nan or inf instead of scaling by it.
+
+    Returns
+    -------
+    Tensor
+        The total norm *before* clipping, a 0-d tensor in the gradients' dtype
+        (``tensor(0.)`` when no parameter has a gradient).
+
+    Raises
+    ------
+    RuntimeError
+        With ``error_if_nonfinite`` when the norm is not finite.
+
+    See Also
+    --------
+    clip_grad_value_ : clamp each entry instead.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> p = nn.Parameter(dl.zeros(2))
+    >>> p.grad = dl.tensor([3.0, 4.0])
+    >>> nn.utils.clip_grad_norm_([p], max_norm=1.0)
+    tensor(5.)
+    >>> p.grad
+    tensor([0.6, 0.8])
     """
     params = _with_grads(parameters)
     if not params:
@@ -52,7 +94,31 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
 
 
 def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -> None:
-    """Clamp every gradient element into [-clip_value, clip_value]."""
+    """Clamp every gradient entry, in place, into :math:`[-c, c]`, c = ``clip_value``.
+
+    Unlike :func:`clip_grad_norm_` this changes the direction of the update.
+
+    Parameters
+    ----------
+    parameters : Tensor or iterable of Tensor
+        Usually ``model.parameters()``; those without a gradient are skipped.
+    clip_value : float
+        The bound, > 0.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> p = nn.Parameter(dl.zeros(3))
+    >>> p.grad = dl.tensor([3.0, -4.0, 0.5])
+    >>> nn.utils.clip_grad_value_([p], 1.0)
+    >>> p.grad
+    tensor([ 1. , -1. ,  0.5])
+    """
     for p in _with_grads(parameters):
         xp = backend.array_module(p.grad.array)
         xp.clip(p.grad.array, -clip_value, clip_value, out=p.grad.array)

@@ -50,16 +50,33 @@ METHODS = ("reverse", "forward", "numeric", "symbolic")
 
 @dataclass
 class GradientCost:
-    """What one :func:`compute_gradients` call spent.
+    """What one :func:`compute_gradients` call spent, to compare the four differentiators.
+
+    Parameters
+    ----------
+    method : str
+        The differentiator used.
+    parameters : int
+        :math:`P`, the number of scalar parameters differentiated.
+    evaluations : int, default 0
+        Forward passes of the model (loss evaluations).
+    backward_passes : int, default 0
+        Reverse sweeps over the tape.
+    seconds : float, default 0.0
+        Wall time.
+    loss : float, default nan
+        The loss at the current parameters.
 
     Attributes
     ----------
-    method : the differentiator used.
-    parameters : P, the number of scalar parameters differentiated.
-    evaluations : forward passes of the model (loss evaluations).
-    backward_passes : reverse sweeps over the tape.
-    seconds : wall time.
-    loss : the loss value at the current parameters.
+    method, parameters, evaluations, backward_passes, seconds, loss
+        As above (a dataclass).
+
+    Examples
+    --------
+    >>> cost = GradientCost("numeric", parameters=4, evaluations=9)
+    >>> cost.evaluations == 2 * cost.parameters + 1
+    True
     """
 
     method: str
@@ -97,19 +114,74 @@ def compute_gradients(
     eps: float | None = None,
     accumulate: bool = False,
 ) -> GradientCost:
-    """Set ``p.grad`` = ∂ loss_fn(model(inputs), targets) / ∂p for every trainable parameter.
+    r"""Set ``p.grad`` to :math:`\partial L / \partial p` for each trainable parameter, any method.
+
+    :math:`L = \text{loss\_fn}(\text{model}(\text{inputs}), \text{targets})`.  The
+    methods and their cost for :math:`P` parameters:
+
+    * ``'reverse'``: the tape, one forward and one backward pass, whatever :math:`P`;
+    * ``'forward'``: dual numbers, :math:`\lceil P / \text{chunk\_size} \rceil` passes;
+    * ``'numeric'``: central differences
+      :math:`(L(\theta + h e_i) - L(\theta - h e_i)) / 2h`, :math:`2P + 1` evaluations;
+    * ``'symbolic'``: sympy differentiates the loss of one generic sample once,
+      compiles it and evaluates it on the batch (small MLPs only: ``Linear``,
+      ``Tanh``, ``Sigmoid``, ``ReLU``, ``Identity``, ``Flatten`` with ``MSELoss``,
+      ``L1Loss`` or ``CrossEntropyLoss``, at most :data:`SYMBOLIC_MAX_PARAMETERS`
+      parameters).
+
+    Then any optimizer steps as usual.
 
     Parameters
     ----------
-    method : 'reverse', 'forward', 'numeric' or 'symbolic'.
-    chunk_size : forward mode: tangent directions per pass.
-    eps : numeric: the step h (default ∛(machine ε)·max(1, |θᵢ|), the
-        step that balances truncation error O(h²) and rounding error O(ε/h)).
-    accumulate : add into existing ``.grad`` instead of replacing it.
+    model : Module
+        The model; it should be deterministic (``model.eval()`` if it has dropout).
+    loss_fn : callable
+        ``loss_fn(output, targets)`` returns a scalar tensor.
+    inputs, targets : Any
+        The batch.
+    method : {'reverse', 'forward', 'numeric', 'symbolic'}, default 'reverse'
+        The differentiator.
+    chunk_size : int, default 64
+        Forward mode: tangent directions per pass.
+    eps : float, optional
+        Numeric: the step :math:`h`; by default
+        :math:`\sqrt[3]{\epsilon_{mach}}\,\max(1, |\theta_i|)`, which balances the
+        truncation error :math:`O(h^2)` and the rounding error :math:`O(\epsilon/h)`.
+    accumulate : bool, default False
+        Add into existing ``.grad`` instead of replacing it.
 
-    Use float64 models to compare methods: in float32 numeric differences
-    are good to about 1e-3 only.  The model should be deterministic (call
-    ``model.eval()`` if it has dropout).
+    Returns
+    -------
+    GradientCost
+        What was spent (passes, evaluations, seconds) and the loss.
+
+    Raises
+    ------
+    ValueError
+        For an unknown method, a model without trainable parameters, a loss that
+        is not a scalar, a non-positive ``chunk_size``, or a model too large for
+        ``'symbolic'``.
+    TypeError
+        When ``'symbolic'`` meets a layer or loss it does not understand.
+
+    Notes
+    -----
+    Use float64 models to compare methods: in float32 the numeric differences
+    are good to about :math:`10^{-3}` only.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> _ = dl.manual_seed(0)
+    >>> model = nn.Linear(3, 1).double()
+    >>> x, y = dl.randn(8, 3, dtype=dl.float64), dl.randn(8, 1, dtype=dl.float64)
+    >>> for method in ["reverse", "forward", "numeric"]:
+    ...     cost = nn.utils.compute_gradients(model, nn.MSELoss(), x, y, method=method)
+    ...     print(method, cost.evaluations, cost.backward_passes, round(model.bias.grad.item(), 6))
+    reverse 1 1 -0.685057
+    forward 1 0 -0.685057
+    numeric 9 0 -0.685057
     """
     if method not in METHODS:
         raise ValueError(f"compute_gradients: method must be one of {METHODS}, got {method!r}")

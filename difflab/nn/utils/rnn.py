@@ -71,6 +71,30 @@ def unpad_sequence(padded_sequences: Tensor, lengths: Any, batch_first: bool = F
                    ) -> list[Tensor]:
     """The sequences :func:`pad_sequence` stacked, cut back to their ``lengths``.
 
+    Parameters
+    ----------
+    padded_sequences : Tensor
+        :math:`(L_{max}, N, *)`, or :math:`(N, L_{max}, *)` with ``batch_first``,
+        padded on the right (``pad_sequence``'s default).
+    lengths : sequence of int or Tensor
+        The true length of each of the :math:`N` sequences.
+    batch_first : bool, default False
+        Whether the batch is the first dimension.
+
+    Returns
+    -------
+    list of Tensor
+        :math:`N` tensors of shapes :math:`(L_i, *)` (views of the batch).
+
+    Raises
+    ------
+    ValueError
+        If the number of lengths is not :math:`N`.
+
+    See Also
+    --------
+    pad_sequence
+
     Examples
     --------
     >>> import difflab as dl
