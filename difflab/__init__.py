@@ -234,6 +234,21 @@ from difflab.functions import (  # noqa: E402
     true_divide,
     unbind,
 )
+from difflab.functions_counting import (  # noqa: E402
+    angle,
+    bincount,
+    bitwise_and,
+    bitwise_or,
+    bitwise_xor,
+    complex,
+    cross,
+    gcd,
+    lcm,
+    mode,
+    polar,
+    unique,
+    unique_consecutive,
+)
 
 # joining, splitting, picking and products, composed from the primitives (issue 27)
 from difflab.functions_joining import (  # noqa: E402
@@ -317,6 +332,14 @@ from difflab.functions_picking import (  # noqa: E402
     triu_indices,
     vander,
     vdot,
+)
+from difflab.functions_scattering import (  # noqa: E402
+    diagonal_scatter,
+    index_copy,
+    index_reduce,
+    scatter_reduce,
+    select_scatter,
+    slice_scatter,
 )
 from difflab.functions_selecting import (  # noqa: E402
     argwhere,

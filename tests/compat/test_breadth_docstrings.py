@@ -30,6 +30,7 @@ MODULES = [
     "difflab.functions_statistics", "difflab.tensor_inplace",
     "difflab.functions_selecting", "difflab.creation",
     "difflab.functions_sequences", "difflab.tensor",
+    "difflab.functions_counting", "difflab.functions_scattering",
 ]
 
 def _public(module: str) -> list[str]:
@@ -43,6 +44,8 @@ NEW_NAMES = {
     "difflab.functions_statistics": _public("difflab.functions_statistics"),
     "difflab.functions_selecting": _public("difflab.functions_selecting"),
     "difflab.functions_sequences": _public("difflab.functions_sequences"),
+    "difflab.functions_counting": _public("difflab.functions_counting"),
+    "difflab.functions_scattering": _public("difflab.functions_scattering"),
     "difflab.nn.functional_layers": _public("difflab.nn.functional_layers"),
     "difflab.nn.functional_losses": _public("difflab.nn.functional_losses"),
     "difflab.nn.functional_conv": _public("difflab.nn.functional_conv"),
