@@ -179,6 +179,7 @@ from difflab.creation import (  # noqa: E402
     bernoulli,
     get_default_device,
     multinomial,
+    poisson,
     set_default_device,
 )
 from difflab.cuda import amp as _cuda_amp  # noqa: E402, F401  (dl.cuda.amp)

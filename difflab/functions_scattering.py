@@ -25,11 +25,13 @@ from typing import Any
 import numpy as np
 
 from difflab import backend
+from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.autograd.engine import apply
-from difflab.creation import full, tensor
-from difflab.functions_indexing import _along, _check_dim, _crop, _gather_index, scatter
+from difflab.creation import arange, full, ones, tensor, zeros
+from difflab.dtypes import bool_, int64
+from difflab.functions_indexing import _check_dim, _crop, _gather_index, scatter
 from difflab.functions_joining import _dim, movedim
-from difflab.functions_selecting import _index_vector
+from difflab.functions_selecting import _index_vector, nonzero
 from difflab.ops import structural
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import tensor_of
@@ -50,62 +52,62 @@ def _identity(reduce: str, dtype: np.dtype) -> Any:
     return info.min if reduce == "amax" else info.max
 
 
-def _groups(positions: Any) -> tuple:
-    """Group the flat output ``positions`` of the values (NumPy or CuPy integers).
+def _groups(positions: Tensor) -> tuple:
+    """Group the values by the flat output ``positions`` (an int64 vector) they go to.
 
     Returns ``(targets, group, rank, counts)``: the positions written (sorted), each
     value's group (its row in ``targets``), its place in that group (in the order given:
-    a stable sort), and each group's size.
+    a stable sort), and each group's size.  All are tensors computed by primitives, so a
+    traced graph recomputes them for a new index (their number depends on the index's
+    values: tracing warns, as for ``nonzero``).
     """
-    xp = backend.array_module(positions)
-    order = xp.argsort(positions, kind="stable")
+    n, device = positions.shape[0], positions.device
+    order = positions.argsort(stable=True)
     ordered = positions[order]
-    starts = xp.ones(ordered.shape, dtype=bool)
-    starts[1:] = ordered[1:] != ordered[:-1]
-    group_sorted = xp.cumsum(starts) - 1
-    first = xp.flatnonzero(starts)
-    group, rank = xp.empty_like(order), xp.empty_like(order)
-    group[order] = group_sorted
-    rank[order] = xp.arange(ordered.size) - first[group_sorted]
-    counts = xp.diff(xp.append(first, ordered.size))
+    starts = F.cat([ones(1, dtype=bool_, device=device), ordered[1:] != ordered[:-1]])
+    group_sorted = starts.to(int64).cumsum(0) - 1
+    first = nonzero(starts).reshape(-1)
+    rank_sorted = arange(n, device=device) - first[group_sorted]
+    group = F.scatter(zeros(n, dtype=int64, device=device), 0, order, group_sorted)
+    rank = F.scatter(zeros(n, dtype=int64, device=device), 0, order, rank_sorted)
+    counts = F.cat([first[1:], full((1,), n, dtype=int64, device=device)]) - first
     return ordered[starts], group, rank, counts
 
 
 def _reduce_groups(x_flat: Tensor, values: Tensor, reduce: str, include_self: bool,
-                   positions: Any) -> Tensor:
+                   positions: Tensor) -> Tensor:
     """``x_flat`` with each position of ``positions`` replaced by the reduction of the
     ``values`` sent there (and of its own value, with ``include_self``)."""
     targets, group, rank, counts = _groups(positions)
-    n_groups, own = targets.size, int(include_self)
-    mine = apply(structural.Index, x_flat, index=targets) if include_self else None
+    n_groups, own = targets.shape[0], int(include_self)
+    mine = apply(structural.Index, x_flat, index=targets.array) if include_self else None
     if reduce in ("sum", "mean"):
-        reduced = apply(structural.ScatterAdd, values, index=group, shape=(n_groups,))
+        reduced = apply(structural.ScatterAdd, values, index=group.array, shape=(n_groups,))
         if include_self:
             reduced = reduced + mine
         if reduce == "mean":
-            count = tensor((counts + own).astype(x_flat.array.dtype), device=x_flat.device)
+            count = (counts + own).to(x_flat.dtype)
             reduced = reduced // count if x_flat.dtype.kind in "iu" else reduced / count
     else:
-        width = int(counts.max()) + own
+        width = int(counts.max()) + own  # (a value read: the table's shape)
         table = full((n_groups, width), _identity(reduce, np.dtype(x_flat.dtype)),
                      dtype=x_flat.dtype, device=x_flat.device)
-        table = apply(structural.IndexPut, table, values, index=(group, rank + own))
+        table = apply(structural.IndexPut, table, values, index=(group.array, (rank + own).array))
         if include_self:
             table = apply(structural.IndexPut, table, mine, index=(slice(None), 0))
         reduced = {"prod": table.prod, "amax": table.amax, "amin": table.amin}[reduce](1)
-    return apply(structural.IndexPut, x_flat, reduced, index=targets)
+    return apply(structural.IndexPut, x_flat, reduced, index=targets.array)
 
 
-def _flat_positions(index: Any, dim: int, shape: tuple) -> Any:
+def _flat_positions(index: Tensor, dim: int, shape: tuple) -> Tensor:
     """The row-major position in ``shape`` that each entry of a gather-style ``index``
-    along ``dim`` names."""
-    grid = _along(index, dim)
-    position, stride = 0, 1
-    for axis in reversed(range(len(shape))):
-        position = position + grid[axis] * stride
-        stride *= shape[axis]
-    xp = backend.array_module(index)
-    return xp.broadcast_to(xp.asarray(position), index.shape).reshape(-1)
+    along ``dim`` names: ``index`` times the stride of ``dim``, plus the offset of the
+    entry's place on the other axes (a constant of the index's shape)."""
+    strides = np.cumprod((1,) + tuple(shape[::-1]))[:-1][::-1]
+    grid = np.indices(tuple(index.shape))
+    offset = sum(grid[a] * strides[a] for a in range(index.ndim) if a != dim)
+    offset = tensor(np.asarray(offset, dtype=np.int64), device=index.device)
+    return (index.to(int64) * int(strides[dim]) + offset).reshape(-1)
 
 
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor,  # noqa: A002
@@ -162,7 +164,8 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor,  # noqa:
     if idx.size == 0:
         return x.clone()
     shape = tuple(x.shape) or (1,)
-    positions = _flat_positions(idx.reshape(idx.shape or (1,)), dim, shape)
+    index_t = (index if isinstance(index, Tensor) else tensor_of(idx)).reshape(idx.shape or (1,))
+    positions = _flat_positions(index_t, dim, shape)
     values = _crop(source.reshape(idx.shape or (1,)), idx.shape or (1,)).reshape(-1)
     out = _reduce_groups(x.reshape(-1), values, reduce, include_self, positions)
     return out.reshape(tuple(x.shape))

@@ -45,6 +45,7 @@ NEW_NAMES = {
     "difflab.functions_selecting": _public("difflab.functions_selecting"),
     "difflab.functions_sequences": _public("difflab.functions_sequences"),
     "difflab.functions_counting": _public("difflab.functions_counting"),
+    "difflab.creation": ["poisson"],
     "difflab.functions_scattering": _public("difflab.functions_scattering"),
     "difflab.nn.functional_layers": _public("difflab.nn.functional_layers"),
     "difflab.nn.functional_losses": _public("difflab.nn.functional_losses"),

@@ -64,8 +64,10 @@ def _same(got, want, where):
         if w.dtype.kind in "fc":
             np.testing.assert_allclose(g, w, rtol=1e-12, atol=0, equal_nan=True,
                                        err_msg=where)
-            assert np.array_equal(np.signbit(g), np.signbit(w)) or not np.all(
-                np.isfinite(w) | np.isnan(w)), where
+            for g_part, w_part in ((g.real, w.real), (g.imag, w.imag)) if w.dtype.kind == "c" \
+                    else ((g, w),):  # (the sign of zero, of each part of a complex number)
+                assert np.array_equal(np.signbit(g_part), np.signbit(w_part)) or not np.all(
+                    np.isfinite(w_part) | np.isnan(w_part)), where
         else:
             np.testing.assert_array_equal(g, w, err_msg=where)
 
