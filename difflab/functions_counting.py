@@ -20,6 +20,7 @@ from typing import Any
 
 from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.autograd.engine import apply
+from difflab.autograd.grad_mode import is_grad_enabled
 from difflab.creation import arange, ones, tensor, zeros
 from difflab.dtypes import bool_, complex64, complex128, float32, float64, int64
 from difflab.functions_joining import _dim, broadcast_tensors, movedim
@@ -378,6 +379,12 @@ def _complex_dtype(real: Tensor, imag: Tensor, name: str) -> Any:
     if real.dtype != imag.dtype or real.dtype not in (float32, float64):
         raise TypeError(f"{name}: expected two float32 or two float64 tensors, got "
                         f"{real.dtype} and {imag.dtype}")
+    if is_grad_enabled() and (real.requires_grad or imag.requires_grad):
+        raise NotImplementedError(
+            f"{name}: difflab's tape differentiates real values only (a complex product's "
+            f"derivative needs conjugates it does not take), so a gradient through this "
+            f"complex tensor would be wrong; build it from detached tensors "
+            f"(x.detach()) or inside dl.no_grad()")
     return complex64 if real.dtype == float32 else complex128
 
 
@@ -392,8 +399,8 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001
     Returns
     -------
     Tensor
-        Built with a cast, a product by i and a sum, so a real loss of it (``abs``)
-        differentiates back to ``real`` and ``imag``.
+        Built with a cast, a product by i and a sum.  No gradient: inputs that require
+        one are refused (difflab's tape does not follow complex values).
 
     Examples
     --------
@@ -419,7 +426,8 @@ def polar(abs: Tensor, angle: Tensor) -> Tensor:  # noqa: A002
     Returns
     -------
     Tensor
-        complex64 for float32 inputs, complex128 for float64.
+        complex64 for float32 inputs, complex128 for float64; no gradient, as
+        :func:`complex`.
 
     Examples
     --------

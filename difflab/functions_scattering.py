@@ -166,7 +166,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor,  # noqa:
     shape = tuple(x.shape) or (1,)
     index_t = (index if isinstance(index, Tensor) else tensor_of(idx)).reshape(idx.shape or (1,))
     positions = _flat_positions(index_t, dim, shape)
-    values = _crop(source.reshape(idx.shape or (1,)), idx.shape or (1,)).reshape(-1)
+    values = (_crop(source, idx.shape) if idx.ndim else source).reshape(-1)
     out = _reduce_groups(x.reshape(-1), values, reduce, include_self, positions)
     return out.reshape(tuple(x.shape))
 
