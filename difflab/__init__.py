@@ -184,15 +184,18 @@ from difflab.creation import (  # noqa: E402
 )
 from difflab.cuda import amp as _cuda_amp  # noqa: E402, F401  (dl.cuda.amp)
 from difflab.dtypes import (  # noqa: E402
+    bfloat16,
     can_cast,
     dtype,
     int8,
     int16,
     is_complex,
     is_floating_point,
+    layout,
     promote_types,
     result_type,
     short,
+    strided,
 )
 from difflab.functions import (  # noqa: E402
     all,

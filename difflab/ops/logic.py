@@ -94,6 +94,7 @@ POINTWISE = [
     Pointwise("gcd", lambda xp, a, b: xp.gcd(a, b), "gcd(a, b) (0 when both are 0)"),
     Pointwise("lcm", lambda xp, a, b: xp.lcm(a, b), "lcm(a, b) (0 when either is 0)"),
     Pointwise("angle", lambda xp, x: _angle(xp, x), "the angle of x in the complex plane"),
+    Pointwise("conj", lambda xp, x: xp.conj(x), "the complex conjugate (of a complex value)"),
     Pointwise("logical_and", lambda xp, a, b: _as_bool(a) & _as_bool(b), "a and b"),
     Pointwise("logical_or", lambda xp, a, b: _as_bool(a) | _as_bool(b), "a or b"),
     Pointwise("logical_xor", lambda xp, a, b: _as_bool(a) ^ _as_bool(b), "a xor b"),

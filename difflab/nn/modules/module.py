@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from difflab import backend
+from difflab.dtypes import as_dtype, bfloat16
 from difflab.nn.parameter import Parameter
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import to_arguments
@@ -313,10 +314,10 @@ class Module:
             dev = backend.device(device)
             self._convert(lambda a: backend.to_device(a, dev), floating_only=False)
         if dtype is not None:
-            dtype = np.dtype(dtype)
+            dtype = as_dtype(dtype)
             if dtype.kind not in "fc":
                 raise TypeError(f"Module.to only accepts floating dtypes, got {dtype}")
-            self._convert(lambda a: a.astype(dtype), floating_only=True)
+            self._convert(lambda a: a.astype(dtype.dtype), floating_only=True)
         return self
 
     def cuda(self, device: Any = None) -> Module:
@@ -333,6 +334,11 @@ class Module:
 
     def half(self) -> Module:
         return self.to(np.float16)
+
+    def bfloat16(self) -> Module:
+        """Floating parameters and buffers as bfloat16 (needs ml_dtypes, as
+        ``difflab.bfloat16``)."""
+        return self.to(bfloat16)
 
     def type(self, dst_type: Any) -> Module:
         return self.to(dst_type)
