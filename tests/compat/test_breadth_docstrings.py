@@ -30,7 +30,8 @@ MODULES = [
     "difflab.functions_statistics", "difflab.tensor_inplace",
     "difflab.functions_selecting", "difflab.creation",
     "difflab.functions_sequences", "difflab.tensor",
-    "difflab.functions_counting", "difflab.functions_scattering",
+    "difflab.functions_counting", "difflab.functions_scattering", "difflab.func.linearize",
+    "difflab.func.functional_call", "difflab.optim.sgd",
 ]
 
 def _public(module: str) -> list[str]:
@@ -85,7 +86,9 @@ NEW_NAMES = {
                            "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler",
                            "IterableDataset", "ChainDataset", "StackDataset", "default_convert",
                            "get_worker_info"],
-    "difflab.optim": ["LBFGS", "Adadelta", "Adamax", "NAdam", "RAdam", "Rprop", "ASGD"],
+    "difflab.optim": ["LBFGS", "Adadelta", "Adamax", "NAdam", "RAdam", "Rprop", "ASGD",
+                      "SparseAdam"],
+    "difflab.func": ["linearize", "replace_all_batch_norm_modules_"],
     "difflab.optim.lr_scheduler": ["MultiplicativeLR", "ConstantLR", "LinearLR", "PolynomialLR",
                                    "CosineAnnealingWarmRestarts", "CyclicLR", "ChainedScheduler",
                                    "SequentialLR"],
