@@ -379,23 +379,7 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Any:
         ctx.needs_input_grad = tuple([p is not None for p in parents])
     else:
         ctx.needs_input_grad = (False,) * len(inputs)
-    if low_precision and op.name not in _KEEPS_DTYPES:
-        arrays, round_result = _widen_bfloat16(arrays)
-    if array_type is np.ndarray:
-        xp = backend.numpy_namespace
-    else:
-        xp = backend.array_module(arrays[0] if first_array is None else first_array)
-    try:
-        out = op.forward(ctx, xp, *arrays, **params)
-    except (ValueError, IndexError, TypeError) as exc:
-        if op.user_code:  # a user's own Function: its errors as they are
-            raise
-        raise _explain(op, inputs, exc) from None
-    if isinstance(out, np.generic):
-        out = _scalar_as_array(out, ctx)
-    if low_precision and op.name not in _KEEPS_DTYPES and round_result \
-            and out.dtype == np.float32:
-        out = out.astype(BFLOAT16)  # (rounded to bfloat16, as a CPU's bfloat16 kernel)
+    out = _forward(op, ctx, arrays, params, inputs, first_array, low_precision)
     if not records:
         result = Tensor._wrap(out)
     else:
@@ -407,6 +391,30 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Any:
     if GraphRecorder.active is not None:
         GraphRecorder.active.record(op, inputs, params, ctx, result)
     return result
+
+
+def _forward(op: Any, ctx: Node, arrays: list, params: dict, inputs: tuple, first_array: Any,
+             low_precision: bool) -> Any:
+    """The primitive's forward on the raw arrays, with NumPy or CuPy as ``xp``: errors
+    explained, a NumPy scalar made a 0-d array, bfloat16 computed in float32."""
+    round_result = False
+    if low_precision and op.name not in _KEEPS_DTYPES:
+        arrays, round_result = _widen_bfloat16(arrays)
+    if type(first_array) is np.ndarray:
+        xp = backend.numpy_namespace
+    else:
+        xp = backend.array_module(arrays[0] if first_array is None else first_array)
+    try:
+        out = op.forward(ctx, xp, *arrays, **params)
+    except (ValueError, IndexError, TypeError) as exc:
+        if op.user_code:  # a user's own Function: its errors as they are
+            raise
+        raise _explain(op, inputs, exc) from None
+    if isinstance(out, np.generic):
+        out = _scalar_as_array(out, ctx)
+    if round_result and out.dtype == np.float32:
+        out = out.astype(BFLOAT16)  # (rounded to bfloat16, as a CPU's bfloat16 kernel)
+    return out
 
 
 #: Primitives that set their result's dtype themselves (a cast): no rounding after them.
