@@ -61,6 +61,8 @@ def _same(got, want, where):
     assert len(got) == len(want), where
     for g, w in zip(got, want):
         assert g.shape == w.shape and g.dtype == w.dtype, (where, g.shape, w.shape, g.dtype)
+        if w.dtype == dl.dtypes.BFLOAT16:  # (ml_dtypes' type: compared as its float32 values)
+            g, w = g.astype(np.float32), w.astype(np.float32)
         if w.dtype.kind in "fc":
             np.testing.assert_allclose(g, w, rtol=1e-12, atol=0, equal_nan=True,
                                        err_msg=where)
