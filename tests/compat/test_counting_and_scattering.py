@@ -309,3 +309,33 @@ def test_select_slice_and_diagonal_scatter_equal_numpy_writes():
         dl.select_scatter(dl.ones(2, 2), dl.ones(2), 0, 2)
     with pytest.raises(RuntimeError, match="differ"):
         dl.diagonal_scatter(dl.ones(2, 2), dl.ones(2), 0, 1, 1)
+
+
+def test_on_a_device_as_on_the_cpu(device):
+    """Every new function on CUDA (a GPU, or the CuPy stand-in) equals the CPU's result."""
+    x, src = RNG.normal(size=(4, 5)), RNG.normal(size=(6, 5))
+    index = RNG.integers(0, 4, (6, 5))
+    ints = RNG.integers(-9, 9, 12)
+    calls = [
+        lambda d, on: dl.unique(d(x.round()), return_inverse=True, return_counts=True),
+        lambda d, on: dl.unique(d(x.round()), dim=1),
+        lambda d, on: dl.unique_consecutive(d(x.round()), return_counts=True),
+        lambda d, on: dl.mode(d(x.round())),
+        lambda d, on: dl.bincount(d(np.abs(ints)), d(x.reshape(-1)[:12])),
+        lambda d, on: dl.cross(d(x[:, :3]), d(src[:4, :3])),
+        lambda d, on: dl.gcd(d(ints), d(ints[::-1])),
+        lambda d, on: dl.angle(d(x)),
+        lambda d, on: dl.index_copy(d(x), 0, d(np.array([3, 1])), d(src[:2])),
+        lambda d, on: dl.diagonal_scatter(d(x), d(src[0, :4]), 1),
+        lambda d, on: dl.slice_scatter(d(x), d(src[:2]), 0, 1, 4, 2),
+        *[lambda d, on, r=r: dl.scatter_reduce(d(x), 0, d(index), d(src), r,
+                                               include_self=False)
+          for r in ("sum", "prod", "mean", "amax", "amin")],
+    ]
+    for call in calls:
+        want = call(lambda a: dl.tensor(a), "cpu")
+        got = call(lambda a: dl.tensor(a, device=device), device)
+        pairs = zip(got, want) if isinstance(want, tuple) else [(got, want)]
+        for g, w in pairs:
+            assert g.device.type == device
+            np.testing.assert_allclose(g.cpu().numpy(), w.numpy(), rtol=1e-12)
