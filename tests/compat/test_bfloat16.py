@@ -4,6 +4,9 @@ run the matrix products in bfloat16; and the explanation when ml_dtypes is missi
 
 from __future__ import annotations
 
+import json
+import zipfile
+
 import numpy as np
 import pytest
 
@@ -98,3 +101,29 @@ def test_without_ml_dtypes_the_name_explains(monkeypatch):
         region = dl.autocast("cpu")
     with region:
         assert dl.nn.Linear(2, 1)(dl.ones(1, 2)).dtype == dl.float32
+
+
+def test_checkpoints_keep_bfloat16_and_refuse_forged_flags(tmp_path):
+    model = dl.nn.Linear(3, 2).bfloat16()
+    x = dl.tensor([1.0, 2.5, 1 / 3], dtype=dl.bfloat16)
+    path = tmp_path / "bf16.pt"
+    dl.save({"x": x, "state": model.state_dict(), "model": model}, path)
+    back = dl.load(path)
+    assert back["x"].dtype == dl.bfloat16 and back["x"].tolist() == x.tolist()
+    assert back["state"]["weight"].dtype == dl.bfloat16
+    assert back["model"].weight.requires_grad and back["model"].weight.dtype == dl.bfloat16
+    with pytest.raises(TypeError, match="save it as a tensor"):
+        dl.save(np.ones(2, dtype=dtypes.BFLOAT16), tmp_path / "array.pt")
+    dl.save({"x": x}, path)
+    with zipfile.ZipFile(path) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    manifest = json.loads(members["manifest.json"])
+    assert manifest["object"]["__dict__"][0][1]["bfloat16"] is True
+    manifest["object"]["__dict__"][0][1]["bfloat16"] = "yes"  # a forged flag
+    members["manifest.json"] = json.dumps(manifest).encode()
+    forged = tmp_path / "forged.pt"
+    with zipfile.ZipFile(forged, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    with pytest.raises(dl.serialization.CheckpointError, match="uint16 bits"):
+        dl.load(forged)
