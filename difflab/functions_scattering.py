@@ -43,7 +43,9 @@ _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 
 
 def _identity(reduce: str, dtype: np.dtype) -> Any:
-    """The value a padded cell holds: it changes no row's product, maximum or minimum."""
+    """The value a padded cell holds: it changes no row's product, maximum or minimum.
+    (Only a float row whose maximum is -inf (minimum +inf) ties with its padding, which
+    then takes a share of the gradient that PyTorch gives to the row's values.)"""
     if reduce == "prod":
         return 1
     if dtype.kind == "f":
