@@ -179,19 +179,23 @@ from difflab.creation import (  # noqa: E402
     bernoulli,
     get_default_device,
     multinomial,
+    poisson,
     set_default_device,
 )
 from difflab.cuda import amp as _cuda_amp  # noqa: E402, F401  (dl.cuda.amp)
 from difflab.dtypes import (  # noqa: E402
+    bfloat16,
     can_cast,
     dtype,
     int8,
     int16,
     is_complex,
     is_floating_point,
+    layout,
     promote_types,
     result_type,
     short,
+    strided,
 )
 from difflab.functions import (  # noqa: E402
     all,
@@ -233,6 +237,21 @@ from difflab.functions import (  # noqa: E402
     triu,
     true_divide,
     unbind,
+)
+from difflab.functions_counting import (  # noqa: E402
+    angle,
+    bincount,
+    bitwise_and,
+    bitwise_or,
+    bitwise_xor,
+    complex,
+    cross,
+    gcd,
+    lcm,
+    mode,
+    polar,
+    unique,
+    unique_consecutive,
 )
 
 # joining, splitting, picking and products, composed from the primitives (issue 27)
@@ -317,6 +336,14 @@ from difflab.functions_picking import (  # noqa: E402
     triu_indices,
     vander,
     vdot,
+)
+from difflab.functions_scattering import (  # noqa: E402
+    diagonal_scatter,
+    index_copy,
+    index_reduce,
+    scatter_reduce,
+    select_scatter,
+    slice_scatter,
 )
 from difflab.functions_selecting import (  # noqa: E402
     argwhere,

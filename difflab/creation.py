@@ -10,7 +10,7 @@ from difflab import backend, random
 from difflab.autograd.engine import apply
 from difflab.dtypes import _Defaults, int64
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import shape_args, to_array
+from difflab.tensor_arguments import shape_args, tensor_of, to_array
 
 
 class _DefaultDevice:
@@ -273,6 +273,34 @@ def bernoulli(input: Tensor, p: float | None = None, *,  # noqa: A002
                      generator=random._setting(generator))
     return _draw(random.Bernoulli, float(p), shape=tuple(input.shape), dtype=input.dtype,
                  device=input.device, generator=generator)
+
+
+def poisson(input: Tensor, generator: random.Generator | None = None) -> Tensor:  # noqa: A002
+    """Counts drawn from Poisson distributions of the rates ``input``, elementwise.
+
+    Parameters
+    ----------
+    input : Tensor
+        Non-negative rates (floating).
+    generator : Generator, optional
+        The generator to draw from (difflab's default one otherwise, as every draw).
+
+    Returns
+    -------
+    Tensor
+        The counts, in ``input``'s shape and dtype; no gradient (PyTorch's is zero).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> counts = dl.poisson(dl.full((1000,), 4.0), generator=dl.Generator().manual_seed(0))
+    >>> 3.7 < counts.mean().item() < 4.3
+    True
+    """
+    rates = tensor_of(input)
+    if rates.dtype.kind != "f":
+        raise TypeError(f"poisson: expected floating rates, got {rates.dtype}")
+    return apply(random.Poisson, rates, generator=random._setting(generator))
 
 
 def _like(t: Tensor, dtype: Any) -> tuple:

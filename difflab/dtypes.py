@@ -39,6 +39,19 @@ from typing import Any
 
 import numpy as np
 
+try:  # bfloat16: NumPy has none; the ml_dtypes package adds it (pip install difflab[bfloat16])
+    import ml_dtypes as _ml_dtypes
+except ImportError:  # pragma: no cover  (the extra is part of dev)
+    _ml_dtypes = None
+
+#: NumPy's dtype for bfloat16 arrays, or None without ml_dtypes.  Its NumPy kind is "V"
+#: (a type NumPy does not know as floating); difflab's dtype answers "f".
+BFLOAT16 = np.dtype(_ml_dtypes.bfloat16) if _ml_dtypes is not None else None
+_MISSING_BFLOAT16 = (
+    "difflab.bfloat16 needs the ml_dtypes package (NumPy has no bfloat16): pip install "
+    "ml_dtypes (or difflab[bfloat16]).  Without it, use float16 for half-size storage or "
+    "float32 for computing")
+
 
 class dtype:  # noqa: N801  (PyTorch's name: difflab.dtype, as torch.dtype)
     """A data type: NumPy's dtype under PyTorch's name and printing.
@@ -54,8 +67,13 @@ class dtype:  # noqa: N801  (PyTorch's name: difflab.dtype, as torch.dtype)
 
     # What PyTorch's dtypes answer.
     @property
+    def kind(self) -> str:
+        """NumPy's kind letter ("f" floating, "i" integer, ...); "f" for bfloat16 too."""
+        return "f" if self.dtype == BFLOAT16 else self.dtype.kind
+
+    @property
     def is_floating_point(self) -> bool:
-        return self.dtype.kind == "f"
+        return self.kind == "f"
 
     @property
     def is_complex(self) -> bool:
@@ -71,8 +89,9 @@ class dtype:  # noqa: N801  (PyTorch's name: difflab.dtype, as torch.dtype)
 
     def to_complex(self) -> dtype:
         """The complex dtype with this floating dtype's precision."""
-        return as_dtype({"float16": "complex64", "float32": "complex64",
-                         "float64": "complex128"}.get(self.dtype.name, self.dtype))
+        return as_dtype({"float16": "complex64", "bfloat16": "complex64",
+                         "float32": "complex64", "float64": "complex128"}.get(
+            self.dtype.name, self.dtype))
 
     def to_real(self) -> dtype:
         """The floating dtype with this complex dtype's precision."""
@@ -107,10 +126,25 @@ _TORCH_NAMES = {"bool": "bool"}
 _FROM_NUMPY: dict[np.dtype, dtype] = {}
 
 
+class _MissingDtype:
+    """``difflab.bfloat16`` without ml_dtypes: it can be named (``if dtype is
+    dl.bfloat16``), and using it says what to install."""
+
+    def __repr__(self) -> str:
+        return "difflab.bfloat16 (unavailable: pip install ml_dtypes)"
+
+    @property
+    def dtype(self) -> Any:  # (what NumPy reads to convert it: the explanation)
+        raise TypeError(_MISSING_BFLOAT16)
+
+
 def as_dtype(value: Any) -> dtype:
     """The difflab dtype for ``value`` (a difflab or NumPy dtype, a type, or a name)."""
     if isinstance(value, dtype):
         return value
+    if isinstance(value, _MissingDtype) or (isinstance(value, str) and value == "bfloat16"
+                                            and BFLOAT16 is None):
+        raise TypeError(_MISSING_BFLOAT16)
     if value is builtins.float:
         return _Defaults.dtype
     if value is builtins.int:
@@ -141,6 +175,24 @@ uint8 = as_dtype("uint8")
 bool_ = as_dtype("bool")
 complex64 = cfloat = as_dtype("complex64")
 complex128 = cdouble = as_dtype("complex128")
+#: Brain floating point: float32's range with 8 bits of precision (2 bytes).  Stored as
+#: ml_dtypes' NumPy type; every operation computes in float32 and rounds its result.
+bfloat16: Any = as_dtype(BFLOAT16) if BFLOAT16 is not None else _MissingDtype()
+
+
+class layout:  # noqa: N801  (PyTorch's name: difflab.layout, as torch.layout)
+    """How a tensor's elements lie in memory.  difflab has one: :data:`strided`, NumPy's
+    dense arrays with strides (PyTorch's sparse layouts are not provided)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"difflab.{self.name}"
+
+
+#: The dense layout every difflab tensor has (``t.layout``).
+strided = layout("strided")
 
 
 class _Defaults:
@@ -207,6 +259,8 @@ def promote_types(a: Any, b: Any) -> dtype:
         return high
     if a.kind == "b":
         return a
+    if {a.dtype.name, b.dtype.name} == {"bfloat16", "float16"}:
+        return float32  # (neither holds the other: PyTorch's answer)
     if {a.kind, b.kind} == {"u", "i"}:  # unsigned with signed: a signed type holding both
         unsigned, signed = (a, b) if a.kind == "u" else (b, a)
         if signed.itemsize > unsigned.itemsize:

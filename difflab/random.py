@@ -316,6 +316,22 @@ class Bernoulli(_Draw):
         return _place(_rng(generator).random(shape) < probs, dtype, device)
 
 
+class Poisson(_Draw):
+    """A count drawn from the Poisson distribution of rate ``rates`` (elementwise), in
+    the rates' dtype (``poisson``)."""
+
+    name = "poisson"
+    description = "counts drawn from Poisson distributions"
+
+    @staticmethod
+    def forward(ctx: Any, xp: Any, rates: Any, generator: Any = None) -> Any:
+        checked = backend.to_numpy(rates)
+        if (checked < 0).any() or np.isnan(checked).any():
+            raise ValueError("poisson: the rates must be non-negative numbers (not nan)")
+        drawn = _rng(generator).poisson(checked)
+        return _place(drawn, rates.dtype, backend.device_of(rates))
+
+
 class Randperm(_Draw):
     """A random permutation of 0 .. n-1."""
 
@@ -355,5 +371,6 @@ class DropoutMask(_Draw):
         return backend.to_device(mask, backend.device_of(x))
 
 
-for _draw in (Uniform, Normal, Integers, Bernoulli, Randperm, Multinomial, DropoutMask):
+for _draw in (Uniform, Normal, Integers, Bernoulli, Poisson, Randperm, Multinomial,
+              DropoutMask):
     registry.register(_draw)

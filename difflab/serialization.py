@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from difflab import backend
+from difflab.dtypes import BFLOAT16
 from difflab.jsontree import (
     LIMITS,
     Limits,
@@ -154,9 +155,13 @@ def _tensor_tag(device: Any) -> Tag:
         from difflab.nn.parameter import Parameter
 
         written = w.memo.setdefault("tensors", {})  # id -> (blob, the tensor: kept alive)
-        if id(t) not in written:
-            written[id(t)] = (w.blob(backend.to_numpy(t.array)), t)
+        array = backend.to_numpy(t.array)
+        if id(t) not in written:  # (bfloat16, which .npy cannot name: its 16 bits as uint16)
+            written[id(t)] = (w.blob(array.view(np.uint16) if array.dtype == BFLOAT16
+                                     else array), t)
         entry: dict[str, Any] = {"__tensor__": written[id(t)][0]}
+        if array.dtype == BFLOAT16:
+            entry["bfloat16"] = True
         if t.requires_grad:
             entry["requires_grad"] = True
         if isinstance(t, Parameter):
@@ -165,7 +170,7 @@ def _tensor_tag(device: Any) -> Tag:
 
     def read(entry: dict, r: Reader, depth: int) -> Tensor:
         index = entry["__tensor__"]
-        array = r.blob(index)
+        array = _bfloat16_bits(r.blob(index), entry.get("bfloat16", False), r)
         flags = {k: entry.get(k, False) for k in ("requires_grad", "parameter")}
         if not all(isinstance(v, bool) for v in flags.values()):
             raise r.fail(f"tensor flags must be true or false, got {flags}")
@@ -175,13 +180,26 @@ def _tensor_tag(device: Any) -> Tag:
                 raise r.fail(f"array {index} is used by two tensors with different flags "
                              f"({read_before[index][0]} and {flags})")
             return read_before[index][1]
-        if flags["requires_grad"] and array.dtype.kind not in "fc":
+        if flags["requires_grad"] and array.dtype.kind not in "fc" and array.dtype != BFLOAT16:
             raise r.fail(f"a {array.dtype} tensor cannot require grad")
         read_before[index] = (flags, _tensor(array, flags, device))
         return read_before[index][1]
 
     return Tag("__tensor__", lambda v: isinstance(v, Tensor), write, read,
-               frozenset({"requires_grad", "parameter"}))
+               frozenset({"requires_grad", "parameter", "bfloat16"}))
+
+
+def _bfloat16_bits(array: Any, bfloat16: Any, r: Reader) -> Any:
+    """A tensor's blob as written: bfloat16 tensors are stored as their uint16 bits."""
+    if bfloat16 is False:
+        return array
+    if bfloat16 is not True or array.dtype != np.uint16:
+        raise r.fail(f"a bfloat16 tensor is stored as uint16 bits (flag true), got flag "
+                     f"{bfloat16!r} and {array.dtype}")
+    if BFLOAT16 is None:
+        raise r.fail("the checkpoint holds a bfloat16 tensor; reading it needs the ml_dtypes "
+                     "package (pip install ml_dtypes)")
+    return array.view(BFLOAT16)
 
 
 def _tensor(array: Any, flags: dict, device: Any) -> Tensor:
@@ -205,6 +223,9 @@ def _is_array(value: Any) -> bool:
 def _array_blob(array: Any) -> np.ndarray:
     if array.dtype == object:
         raise TypeError("cannot save an array of Python objects (dtype=object)")
+    if array.dtype == BFLOAT16:  # (.npy would write it as anonymous 2-byte records)
+        raise TypeError("cannot save a NumPy bfloat16 array as an array: save it as a tensor "
+                        "(difflab.tensor(array)), which keeps its dtype")
     return backend.to_numpy(array)
 
 

@@ -151,7 +151,7 @@ class Tensor(TensorMethods, InPlaceMethods):
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
-        if value and self.array.dtype.kind not in "fc":
+        if value and self.array.dtype.kind not in "fc" and self.array.dtype != dtypes.BFLOAT16:
             raise RuntimeError(
                 f"only tensors of floating point dtype can require gradients, but this one is "
                 f"{self.array.dtype}. Make it floating first: .float() or .double(), or "
@@ -218,6 +218,27 @@ class Tensor(TensorMethods, InPlaceMethods):
     @property
     def mT(self) -> Tensor:  # noqa: N802
         return self.transpose(-2, -1)
+
+    @property
+    def H(self) -> Tensor:  # noqa: N802
+        """The conjugate transpose of a matrix (of a 0-d tensor: its conjugate).  Real
+        values are only transposed (with their gradient); complex ones are conjugated
+        without one, as every complex value in difflab."""
+        if self.ndim not in (0, 2):
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors), got a "
+                               f"{self.ndim}-D tensor; for a batch of real matrices use x.mT")
+        out = self.T if self.ndim == 2 else self
+        return _apply(_ops.PRIMITIVES["conj"], out) if self.dtype.kind == "c" else out
+
+    @property
+    def layout(self) -> dtypes.layout:
+        """How the elements lie in memory: always ``difflab.strided`` (dense)."""
+        return dtypes.strided
+
+    @property
+    def names(self) -> tuple:
+        """The dimensions' names: ``None`` for each (difflab has no named tensors)."""
+        return (None,) * self.ndim
 
     def __len__(self) -> Any:
         if self.ndim == 0:
@@ -311,6 +332,8 @@ class Tensor(TensorMethods, InPlaceMethods):
     def __repr__(self) -> str:
         self._value_read("printing it")
         values = backend.to_numpy(self.array)
+        if values.dtype == dtypes.BFLOAT16:  # (printed as its float32 value, as PyTorch)
+            values = values.astype(np.float32)
         formatter = None
         if values.dtype == np.bool_:  # as PyTorch: True and False right-aligned to the widest
             width = 4 if values.all() else 5
@@ -449,6 +472,10 @@ class Tensor(TensorMethods, InPlaceMethods):
 
     def half(self) -> Tensor:
         return self.to(float16)
+
+    def bfloat16(self) -> Tensor:
+        """``self.to(difflab.bfloat16)`` (needs the ml_dtypes package)."""
+        return self.to(dtypes.bfloat16)
 
     def long(self) -> Tensor:
         return self.to(int64)

@@ -17,7 +17,7 @@ import numpy as np
 
 from difflab import backend
 from difflab.autograd import engine as _engine  # (engine.Tensor: the registered tensor type)
-from difflab.dtypes import _Defaults, floating_result, int64, result_type
+from difflab.dtypes import BFLOAT16, _Defaults, floating_result, int64, result_type
 
 if TYPE_CHECKING:
     from difflab.tensor import Tensor
@@ -263,7 +263,7 @@ def unary_operand(op: Any, x: Tensor) -> Tensor:
     default dtype, as in PyTorch (NumPy would use float64); ``neg``, ``abs``
     and ``relu`` keep integers (their rule says ``keeps_integers``).
     """
-    if x.array.dtype.kind in "fc" or op.rule.keeps_integers:
+    if x.array.dtype.kind in "fc" or op.rule.keeps_integers or x.array.dtype is BFLOAT16:
         return x
     return x.to(_Defaults.dtype)
 

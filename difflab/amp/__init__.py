@@ -4,9 +4,11 @@ PyTorch's automatic mixed precision runs chosen operations in float16 or
 bfloat16 inside ``autocast`` regions, and ``GradScaler`` multiplies the loss by
 a large factor so that small float16 gradients do not underflow to zero.
 
-difflab has no reduced-precision kernels, so an ``autocast`` region is an
-explicit no-op: every operation keeps its inputs' dtype (results are the
-float32 ones, never less precise).  ``GradScaler`` is the real algorithm
+In difflab an ``autocast`` region casts the inputs of the matrix products
+(``matmul``, ``linear``, the convolutions, ``einsum``) to bfloat16 on the CPU
+(float16 if asked; bfloat16 needs ml_dtypes) and those of the losses to
+float32, as PyTorch's CPU lists do; every other operation keeps its inputs'
+dtype.  ``GradScaler`` is the real algorithm
 (scale, unscale, skip steps with inf/NaN gradients, grow and back off the
 scale) on the CPU; asked for CUDA on a machine without one, it disables
 itself with PyTorch's warning, exactly as PyTorch does, and then passes

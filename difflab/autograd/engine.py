@@ -50,6 +50,7 @@ import numpy as np
 
 from difflab import backend, fastpath
 from difflab.autograd.grad_mode import _State
+from difflab.dtypes import BFLOAT16
 
 _sequence = itertools.count()
 OUTPUT = object()  # marks a saved array that is the record's own output
@@ -115,6 +116,17 @@ class Batching:
 
     ``active(op, inputs, params)`` gives the result when an input is batched,
     by the primitive's batching rule, or ``None`` to let :func:`apply` go on.
+    """
+
+    active: Any = None
+
+
+class Autocast:
+    """The autocast region in effect (:mod:`difflab.amp`), else ``None``.
+
+    ``active(op, inputs)`` gives the inputs to use: inside ``autocast`` the matrix
+    products' floating inputs are cast to the region's lower precision, the losses'
+    back to float32, each cast an operation on the tape like any other.
     """
 
     active: Any = None
@@ -330,13 +342,16 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Any:
         batched = Batching.active(op, inputs, params)
         if batched is not None:
             return batched
+    if Autocast.active is not None:  # inside autocast: some operations change precision
+        inputs = Autocast.active(op, inputs)
     arrays = []
     parents = []  # per input: its Node, itself (a leaf needing grad), or None
-    needs_grad = False
+    needs_grad = low_precision = False
     array_type = first_array = None
     for t in inputs:
         if isinstance(t, Tensor):
             data = t.array
+            low_precision = low_precision or data.dtype is BFLOAT16
             if t._requires_grad:
                 needs_grad = True
                 parents.append(t if t.grad_fn is None else t.grad_fn)
@@ -364,18 +379,7 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Any:
         ctx.needs_input_grad = tuple([p is not None for p in parents])
     else:
         ctx.needs_input_grad = (False,) * len(inputs)
-    if array_type is np.ndarray:
-        xp = backend.numpy_namespace
-    else:
-        xp = backend.array_module(arrays[0] if first_array is None else first_array)
-    try:
-        out = op.forward(ctx, xp, *arrays, **params)
-    except (ValueError, IndexError, TypeError) as exc:
-        if op.user_code:  # a user's own Function: its errors as they are
-            raise
-        raise _explain(op, inputs, exc) from None
-    if isinstance(out, np.generic):
-        out = _scalar_as_array(out, ctx)
+    out = _forward(op, ctx, arrays, params, inputs, first_array, low_precision)
     if not records:
         result = Tensor._wrap(out)
     else:
@@ -387,6 +391,45 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Any:
     if GraphRecorder.active is not None:
         GraphRecorder.active.record(op, inputs, params, ctx, result)
     return result
+
+
+def _forward(op: Any, ctx: Node, arrays: list, params: dict, inputs: tuple, first_array: Any,
+             low_precision: bool) -> Any:
+    """The primitive's forward on the raw arrays, with NumPy or CuPy as ``xp``: errors
+    explained, a NumPy scalar made a 0-d array, bfloat16 computed in float32."""
+    round_result = False
+    if low_precision and op.name not in _KEEPS_DTYPES:
+        arrays, round_result = _widen_bfloat16(arrays)
+    if type(first_array) is np.ndarray:
+        xp = backend.numpy_namespace
+    else:
+        xp = backend.array_module(arrays[0] if first_array is None else first_array)
+    try:
+        out = op.forward(ctx, xp, *arrays, **params)
+    except (ValueError, IndexError, TypeError) as exc:
+        if op.user_code:  # a user's own Function: its errors as they are
+            raise
+        raise _explain(op, inputs, exc) from None
+    if isinstance(out, np.generic):
+        out = _scalar_as_array(out, ctx)
+    if round_result and out.dtype == np.float32:
+        out = out.astype(BFLOAT16)  # (rounded to bfloat16, as a CPU's bfloat16 kernel)
+    return out
+
+
+#: Primitives that set their result's dtype themselves (a cast): no rounding after them.
+_KEEPS_DTYPES = frozenset({"to_dtype"})
+
+
+def _widen_bfloat16(arrays: list) -> tuple[list, bool]:
+    """bfloat16 inputs as float32 (NumPy has no bfloat16 arithmetic of its own: each
+    operation computes in float32 and its result is rounded back, as CPUs do), and
+    whether to round the result: not when a float32 or float64 input makes it wider,
+    as PyTorch's promotion does."""
+    wider = any(getattr(a, "dtype", None) is not BFLOAT16 and getattr(a, "ndim", None)
+                is not None and a.dtype.kind == "f" and a.dtype.itemsize >= 4 for a in arrays)
+    return [a.astype(np.float32) if getattr(a, "dtype", None) is BFLOAT16 else a
+            for a in arrays], not wider
 
 
 def _scalar_as_array(scalar: np.generic, ctx: Node) -> np.ndarray:

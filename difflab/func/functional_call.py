@@ -127,3 +127,38 @@ def stack_module_state(models: Any) -> tuple[dict, dict]:
     buffers = {name: stack([dict(m.named_buffers())[name] for m in models])
                for name, _ in models[0].named_buffers()}
     return params, buffers
+
+
+def replace_all_batch_norm_modules_(root: Any) -> Any:
+    """Make every batch-norm module in ``root`` use the batch's statistics, in place.
+
+    Sets ``running_mean``, ``running_var`` and ``num_batches_tracked`` to ``None`` and
+    ``track_running_stats`` to ``False``, as PyTorch does, so that under
+    :func:`~difflab.func.vmap` a batch norm normalizes each mapped example with its own
+    statistics and writes no running buffers (which vmap could not write per example).
+
+    Parameters
+    ----------
+    root : Module
+        The model; it is changed in place.
+
+    Returns
+    -------
+    Module
+        ``root``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.func import replace_all_batch_norm_modules_
+    >>> model = dl.nn.Sequential(dl.nn.Linear(3, 4), dl.nn.BatchNorm1d(4))
+    >>> replace_all_batch_norm_modules_(model)[1].running_mean is None
+    True
+    """
+    for module in root.modules():
+        # (nn sits above func: a batch norm is recognized by its base class's name)
+        if any(c.__name__ == "_BatchNorm" for c in type(module).__mro__):
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                module.register_buffer(name, None)
+            module.track_running_stats = False
+    return root

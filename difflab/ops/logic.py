@@ -72,6 +72,14 @@ def _heaviside(xp: Any, x: Any, value_at_zero: Any) -> Any:
     return xp.heaviside(x, value_at_zero).astype(x.dtype)
 
 
+def _angle(xp: Any, x: Any) -> Any:
+    """atan2(imag, real) of complex values; for real ones PyTorch's rule: π where x < 0,
+    0 elsewhere (-0.0 too, where NumPy's ``angle`` gives π), nan at nan."""
+    if x.dtype.kind == "c":
+        return xp.angle(x)
+    return xp.where(x < 0, np.pi, xp.where(xp.isnan(x), x, 0)).astype(x.dtype)
+
+
 POINTWISE = [
     Pointwise("eq", lambda xp, a, b: a == b, "a == b"),
     Pointwise("ne", lambda xp, a, b: a != b, "a != b"),
@@ -83,6 +91,10 @@ POINTWISE = [
     Pointwise("bitwise_or", lambda xp, a, b: a | b, "a | b"),
     Pointwise("bitwise_xor", lambda xp, a, b: a ^ b, "a ^ b"),
     Pointwise("bitwise_not", lambda xp, a: ~a, "~a"),
+    Pointwise("gcd", lambda xp, a, b: xp.gcd(a, b), "gcd(a, b) (0 when both are 0)"),
+    Pointwise("lcm", lambda xp, a, b: xp.lcm(a, b), "lcm(a, b) (0 when either is 0)"),
+    Pointwise("angle", lambda xp, x: _angle(xp, x), "the angle of x in the complex plane"),
+    Pointwise("conj", lambda xp, x: xp.conj(x), "the complex conjugate (of a complex value)"),
     Pointwise("logical_and", lambda xp, a, b: _as_bool(a) & _as_bool(b), "a and b"),
     Pointwise("logical_or", lambda xp, a, b: _as_bool(a) | _as_bool(b), "a or b"),
     Pointwise("logical_xor", lambda xp, a, b: _as_bool(a) ^ _as_bool(b), "a xor b"),

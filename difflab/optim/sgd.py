@@ -266,6 +266,59 @@ class AdamW(Adam):
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize)
 
 
+class SparseAdam(Optimizer):
+    r"""The lazy Adam of sparse gradients: only the rows a gradient touches are updated.
+
+    PyTorch's ``SparseAdam`` takes the sparse gradients of ``Embedding(sparse=True)``:
+    the rows looked up.  difflab's gradients are dense, so a row *present* is a row
+    with a non-zero entry (an embedding row nobody looked up has a zero gradient);
+    only those rows' moments and values change, the others keep their state (where
+    :class:`Adam` would decay every moment).  On the present rows:
+
+    .. math::
+        m \leftarrow \beta_1 m + (1-\beta_1) g, \qquad
+        v \leftarrow \beta_2 v + (1-\beta_2) g^2, \qquad
+        \theta \leftarrow \theta - \mathrm{lr}\,\frac{\sqrt{1-\beta_2^t}}{1-\beta_1^t}
+            \,\frac{m}{\sqrt{v} + \epsilon}
+
+    (``t`` counts this parameter's steps; ε is added to √v before the bias correction,
+    as PyTorch's).  A row whose gradient is exactly zero everywhere counts as absent,
+    where PyTorch would update a looked-up row with a zero gradient.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> table = dl.nn.Embedding(4, 2)
+    >>> optimizer = dl.optim.SparseAdam(table.parameters(), lr=0.1)
+    >>> before = table.weight.detach().clone()
+    >>> table(dl.tensor([1])).sum().backward()
+    >>> optimizer.step()
+    >>> (table.weight.detach() != before).any(1).tolist()     # only row 1 moved
+    [False, True, False, False]
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple = (0.9, 0.999),
+                 eps: float = 1e-8, maximize: bool = False) -> None:
+        _check("learning rate", lr)
+        if not eps > 0.0:
+            raise ValueError(f"Invalid epsilon value: {eps} (must be > 0)")
+        if not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
+            raise ValueError(f"Invalid beta parameters: {betas} (each must be in [0, 1))")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, maximize=maximize))
+
+    def _update(self, xp, p, g, state, group):
+        lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
+        state["step"] = step = state.get("step", 0) + 1
+        m = self._buffer(state, "exp_avg", p)
+        v = self._buffer(state, "exp_avg_sq", p)
+        rows = (g != 0).reshape(g.shape[0], -1).any(1) if g.ndim else (g != 0).reshape(1)
+        present = rows.reshape((-1,) + (1,) * (g.ndim - 1)) if g.ndim else rows[0]
+        m[...] = xp.where(present, b1 * m + (1.0 - b1) * g, m)
+        v[...] = xp.where(present, b2 * v + (1.0 - b2) * (g * g), v)
+        step_size = lr * math.sqrt(1.0 - b2**step) / (1.0 - b1**step)
+        p -= xp.where(present, step_size * m / (xp.sqrt(v) + eps), 0.0).astype(p.dtype)
+
+
 class RMSprop(Optimizer):
     r"""RMSprop: divide the gradient by a running root-mean-square of recent gradients (Hinton).
 

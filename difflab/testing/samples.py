@@ -176,6 +176,10 @@ def _no_derivative_cases() -> dict[str, Case]:
     cases.update({n: Case(n, _apply(n), (F34, ((4,), (-2, 2)))) for n in binary})
     for n in ("bitwise_and", "bitwise_or", "bitwise_xor"):
         cases[n] = Case(n, _apply(n), (((3, 4), BOOL), ((4,), BOOL)))
+    for n in ("gcd", "lcm"):
+        cases[n] = Case(n, _apply(n), (((3, 4), (INT, 12)), ((4,), (INT, 12))))
+    cases["angle"] = Case("angle", _apply("angle"), (F34,))
+    cases["conj"] = Case("conj", _apply("conj"), (F34,))
     table = {
         "any": (lambda x: (x > 0.5).any(dim=1), [F34]),
         "all": (lambda x: (x > -1.5).all(), [F34]),
@@ -193,6 +197,7 @@ def _no_derivative_cases() -> dict[str, Case]:
         "integers": (lambda x: x * dl.randint_like(x, 5), [F34]),
         "bernoulli": (lambda x: dl.bernoulli(dl.sigmoid(x)), [F34]),
         "randperm": (lambda x: x[:, dl.randperm(4)], [F34]),
+        "poisson": (lambda x: dl.poisson(dl.nan_to_num(x.abs(), nan=1.0, posinf=3.0)), [F34]),
         "multinomial": (lambda x: dl.multinomial(dl.softmax(x, dim=1), 2), [F34]),
     }
     cases.update({name: Case(name, call, tuple(specs)) for name, (call, specs) in table.items()})
@@ -211,6 +216,7 @@ def function_cases() -> dict[str, Case]:
     F = dl.nn.functional  # noqa: N806
     V, IMG = ((6,), (-2, 2)), ((1, 2, 4, 4), (-2, 2))  # noqa: N806
     M23, M32 = ((2, 3), (-2, 2)), ((3, 2), (-2, 2))  # noqa: N806
+    I5, V5 = ((5,), (INT, 6)), ((5,), (-2, 2))  # noqa: N806
     B22, B23, B32 = ((2, 2, 2), (-2, 2)), ((2, 2, 3), (-2, 2)), ((2, 3, 2), (-2, 2))  # noqa: N806
     table = {
         "dl.where": (lambda x: dl.where(dl.isinf(x), dl.zeros_like(x), x), [V]),
@@ -416,6 +422,43 @@ def function_cases() -> dict[str, Case]:
                              [M23, ((2, 4), (-2, 2)), ((4,), (INT, 3))]),
         "dl.index_fill": (lambda x, i: dl.index_fill(x, 0, i, -1.0), [V, ((2,), (INT, 6))]),
         "Tensor.index_fill": (lambda x, i: x.index_fill(1, i, 0.5), [M23, ((2,), (INT, 3))]),
+        # (distinct values, counts, integers: functions_counting)
+        "dl.unique": (lambda x: dl.unique(x.round(), return_inverse=True, return_counts=True),
+                      [V]),
+        "Tensor.unique": (lambda x: x.reshape(3, 2).round().unique(dim=0), [V]),
+        "dl.unique_consecutive": (lambda x: dl.unique_consecutive(x.round(), return_counts=True),
+                                  [V]),
+        "dl.mode": (lambda x: dl.mode(x.round().reshape(2, 3), 1), [V]),
+        "dl.bincount": (lambda i, w: dl.bincount(i, w, minlength=7), [I5, V5]),
+        "Tensor.bincount": (lambda i: i.bincount(), [I5]),
+        "dl.cross": (lambda a, b: dl.cross(a, b, dim=1), [M23, M23]),
+        **{f"{owner}.{name}": ((lambda a, b, name=name: getattr(dl, name)(a, b))
+                               if owner == "dl" else
+                               (lambda a, b, name=name: getattr(a, name)(b)), [I5, I5])
+           for owner in ("dl", "Tensor")
+           for name in ("bitwise_and", "bitwise_or", "bitwise_xor", "gcd", "lcm")},
+        # (writing into copies: functions_scattering)
+        "dl.scatter_reduce": (lambda x, s, i: dl.scatter_reduce(x, 0, i, s, "amax"),
+                              [V, ((4,), (-2, 2)), ((4,), (INT, 6))]),
+        "Tensor.scatter_reduce": (lambda x, s, i: x.scatter_reduce(
+            1, i, s, "prod", include_self=False), [M23, ((2, 4), (-2, 2)), ((2, 4), (INT, 3))]),
+        "dl.index_copy": (lambda x, s, i: dl.index_copy(x, 1, i, s),
+                          [M23, ((2, 2), (-2, 2)), ((2,), (INT, 3))]),
+        "Tensor.index_copy": (lambda x, s, i: x.index_copy(0, i, s),
+                              [V, ((3,), (-2, 2)), ((3,), (INT, 6))]),
+        "dl.index_reduce": (lambda x, s, i: dl.index_reduce(x, 1, i, s, "mean"),
+                            [M23, ((2, 4), (-2, 2)), ((4,), (INT, 3))]),
+        "Tensor.index_reduce": (lambda x, s, i: x.index_reduce(0, i, s, "amin",
+                                                                include_self=False),
+                                [V, ((4,), (-2, 2)), ((4,), (INT, 6))]),
+        "dl.select_scatter": (lambda x, s: dl.select_scatter(x, s, 1, -1), [M23, ((2,), (-2, 2))]),
+        "Tensor.select_scatter": (lambda x, s: x.select_scatter(s, 0, 0), [M23, ((3,), (-2, 2))]),
+        "dl.slice_scatter": (lambda x, s: dl.slice_scatter(x, s, 1, 0, 3, 2),
+                             [M23, ((2, 2), (-2, 2))]),
+        "Tensor.slice_scatter": (lambda x, s: x.slice_scatter(s, start=2), [V, ((4,), (-2, 2))]),
+        "dl.diagonal_scatter": (lambda x, s: dl.diagonal_scatter(x, s, 1), [M23, ((2,), (-2, 2))]),
+        "Tensor.diagonal_scatter": (lambda x, s: x.diagonal_scatter(s, 1, 1, 2),
+                                    [B23, ((2, 2), (-2, 2))]),
         "dl.index_put": (lambda x, v, i: dl.index_put(x, (i,), v, accumulate=True),
                          [V, ((4,), (-2, 2)), ((4,), (INT, 6))]),
         "Tensor.index_put": (lambda x, v, i: x.index_put((i,), v),

@@ -30,6 +30,8 @@ MODULES = [
     "difflab.functions_statistics", "difflab.tensor_inplace",
     "difflab.functions_selecting", "difflab.creation",
     "difflab.functions_sequences", "difflab.tensor",
+    "difflab.functions_counting", "difflab.functions_scattering", "difflab.func.linearize",
+    "difflab.func.functional_call", "difflab.optim.sgd",
 ]
 # The API reference of nn, optim and utils.data (issue 31): every example runs.
 MODULES += [
@@ -51,6 +53,9 @@ NEW_NAMES = {
     "difflab.functions_statistics": _public("difflab.functions_statistics"),
     "difflab.functions_selecting": _public("difflab.functions_selecting"),
     "difflab.functions_sequences": _public("difflab.functions_sequences"),
+    "difflab.functions_counting": _public("difflab.functions_counting"),
+    "difflab.creation": ["poisson"],
+    "difflab.functions_scattering": _public("difflab.functions_scattering"),
     "difflab.nn.functional_layers": _public("difflab.nn.functional_layers"),
     "difflab.nn.functional_losses": _public("difflab.nn.functional_losses"),
     "difflab.nn.functional_conv": _public("difflab.nn.functional_conv"),
@@ -89,7 +94,9 @@ NEW_NAMES = {
                            "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler",
                            "IterableDataset", "ChainDataset", "StackDataset", "default_convert",
                            "get_worker_info"],
-    "difflab.optim": ["LBFGS", "Adadelta", "Adamax", "NAdam", "RAdam", "Rprop", "ASGD"],
+    "difflab.optim": ["LBFGS", "Adadelta", "Adamax", "NAdam", "RAdam", "Rprop", "ASGD",
+                      "SparseAdam"],
+    "difflab.func": ["linearize", "replace_all_batch_norm_modules_"],
     "difflab.optim.lr_scheduler": ["MultiplicativeLR", "ConstantLR", "LinearLR", "PolynomialLR",
                                    "CosineAnnealingWarmRestarts", "CyclicLR", "ChainedScheduler",
                                    "SequentialLR"],

@@ -106,15 +106,15 @@ def test_cuda_no_ops_answer_as_pytorch_without_a_gpu():
         assert not dl.cuda.is_initialized()
 
 
-def test_autocast_keeps_dtypes_and_answers_is_autocast_enabled():
+def test_autocast_answers_is_autocast_enabled_and_a_disabled_region_keeps_dtypes():
     model = dl.nn.Linear(3, 2)
     x = dl.randn(4, 3)
     with dl.autocast("cpu"):
         assert dl.amp.is_autocast_enabled("cpu")
         with dl.amp.autocast("cpu", enabled=False):
             assert not dl.amp.is_autocast_enabled("cpu")
+            y = model(x)
         assert dl.amp.is_autocast_enabled("cpu")
-        y = model(x)
     assert not dl.amp.is_autocast_enabled("cpu")
     assert y.dtype == dl.float32 and np.allclose(y.array, model(x).array)
 

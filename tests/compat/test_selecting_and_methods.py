@@ -156,3 +156,17 @@ def test_print_options_change_how_tensors_print_and_reset():
     finally:
         dl.set_printoptions(profile="default")
     assert repr(dl.tensor([1.23456])) == "tensor([1.2346])"
+
+
+def test_conjugate_transpose_layout_and_names():
+    x = dl.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    assert x.H.tolist() == x.T.tolist()
+    (x.H * dl.arange(6.0).reshape(3, 2)).sum().backward()  # (real: a transpose, differentiable)
+    assert x.grad.tolist() == [[0.0, 2.0, 4.0], [1.0, 3.0, 5.0]]
+    z = dl.tensor([[1 + 2j, 3j]])
+    assert z.H.tolist() == [[1 - 2j], [-3j]] and dl.tensor(1 + 1j).H.item() == 1 - 1j
+    with pytest.raises(RuntimeError, match="only supported on matrices"):
+        _ = dl.ones(2, 2, 2).H
+    assert x.layout is dl.strided and repr(dl.strided) == "difflab.strided"
+    assert isinstance(dl.strided, dl.layout)
+    assert x.names == (None, None) and dl.tensor(1.0).names == ()

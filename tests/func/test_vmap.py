@@ -29,7 +29,8 @@ NO_RULE = {"histc", "histogram"}
 #: The random draws: unbatched (dl.rand(3) inside the function) they follow vmap's
 #: randomness= through the generator's hook; a draw from batched values (bernoulli of a
 #: batched p) has no rule yet and is refused by name.
-RANDOM_DRAWS = {"bernoulli", "integers", "multinomial", "normal", "randperm", "uniform"}
+RANDOM_DRAWS = {"bernoulli", "integers", "multinomial", "normal", "poisson", "randperm",
+                "uniform"}
 #: Inputs that faces read as values (class targets, embedding indices): passed unbatched.
 UNBATCHED_INPUTS = {"nll_loss": 1, "embedding": 0}
 
@@ -90,7 +91,10 @@ READ_VALUES = {"Tensor.sort", "Tensor.topk", "dl.histc", "dl.gather", "Tensor.ga
                "dl.index_put", "Tensor.index_put", "dl.kthvalue", "dl.median", "dl.nanmedian",
                "dl.take_along_dim", "dl.masked_select", "Tensor.masked_select",
                "dl.searchsorted", "dl.quantile", "Tensor.quantile", "dl.nanquantile",
-               "dl.unravel_index", "dl.renorm", "Tensor.renorm"}
+               "dl.unravel_index", "dl.renorm", "Tensor.renorm", "dl.unique", "Tensor.unique",
+               "dl.unique_consecutive", "dl.mode", "dl.bincount", "Tensor.bincount",
+               "dl.scatter_reduce", "Tensor.scatter_reduce", "dl.index_copy",
+               "Tensor.index_copy", "dl.index_reduce", "Tensor.index_reduce"}
 
 
 def _check_public(name, got, examples):

@@ -61,11 +61,15 @@ def _same(got, want, where):
     assert len(got) == len(want), where
     for g, w in zip(got, want):
         assert g.shape == w.shape and g.dtype == w.dtype, (where, g.shape, w.shape, g.dtype)
+        if w.dtype == dl.dtypes.BFLOAT16:  # (ml_dtypes' type: compared as its float32 values)
+            g, w = g.astype(np.float32), w.astype(np.float32)
         if w.dtype.kind in "fc":
             np.testing.assert_allclose(g, w, rtol=1e-12, atol=0, equal_nan=True,
                                        err_msg=where)
-            assert np.array_equal(np.signbit(g), np.signbit(w)) or not np.all(
-                np.isfinite(w) | np.isnan(w)), where
+            for g_part, w_part in ((g.real, w.real), (g.imag, w.imag)) if w.dtype.kind == "c" \
+                    else ((g, w),):  # (the sign of zero, of each part of a complex number)
+                assert np.array_equal(np.signbit(g_part), np.signbit(w_part)) or not np.all(
+                    np.isfinite(w_part) | np.isnan(w_part)), where
         else:
             np.testing.assert_array_equal(g, w, err_msg=where)
 

@@ -163,3 +163,29 @@ def test_weight_decay_maximize_and_errors():
         dl.optim.Rprop([dl.zeros(1, requires_grad=True)], etas=(1.5, 1.2))
     with pytest.raises(ValueError, match="Invalid rho value"):
         dl.optim.Adadelta([dl.zeros(1, requires_grad=True)], rho=2.0)
+
+
+def test_sparse_adam_updates_only_the_rows_a_gradient_touches():
+    """PyTorch's lazy Adam, step by step: rows looked up move, the others keep their
+    values and their moments (Adam would decay every moment)."""
+    rng = np.random.default_rng(4)
+    table = dl.nn.Embedding(5, 3)
+    start = table.weight.detach().numpy().copy()
+    optimizer = dl.optim.SparseAdam(table.parameters(), lr=0.05, betas=(0.8, 0.9), eps=1e-6)
+    p, m, v = start.copy(), np.zeros_like(start), np.zeros_like(start)
+    for step, rows in enumerate(([0, 2], [2, 2, 4], [1]), start=1):
+        target = rng.normal(size=(len(rows), 3))
+        optimizer.zero_grad()
+        loss = ((table(dl.tensor(rows)) - dl.tensor(target, dtype=dl.float32)) ** 2).sum()
+        loss.backward()
+        g = table.weight.grad.numpy()
+        hit = np.unique(rows)
+        m[hit] = 0.8 * m[hit] + 0.2 * g[hit]
+        v[hit] = 0.9 * v[hit] + 0.1 * g[hit] ** 2
+        size = 0.05 * np.sqrt(1 - 0.9**step) / (1 - 0.8**step)
+        p[hit] -= size * m[hit] / (np.sqrt(v[hit]) + 1e-6)
+        optimizer.step()
+        np.testing.assert_allclose(table.weight.detach().numpy(), p, rtol=1e-5, atol=1e-6)
+    assert (table.weight.detach().numpy()[3] == start[3]).all()  # never looked up
+    with pytest.raises(ValueError, match="epsilon"):
+        dl.optim.SparseAdam(table.parameters(), eps=0.0)

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from difflab import backend
+from difflab.dtypes import as_dtype, bfloat16
 from difflab.nn.parameter import Parameter
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import to_arguments
@@ -1069,10 +1070,10 @@ class Module:
             dev = backend.device(device)
             self._convert(lambda a: backend.to_device(a, dev), floating_only=False)
         if dtype is not None:
-            dtype = np.dtype(dtype)
+            dtype = as_dtype(dtype)
             if dtype.kind not in "fc":
                 raise TypeError(f"Module.to only accepts floating dtypes, got {dtype}")
-            self._convert(lambda a: a.astype(dtype), floating_only=True)
+            self._convert(lambda a: a.astype(dtype.dtype), floating_only=True)
         return self
 
     def cuda(self, device: Any = None) -> Module:
@@ -1184,6 +1185,11 @@ class Module:
         difflab.float16
         """
         return self.to(np.float16)
+
+    def bfloat16(self) -> Module:
+        """Floating parameters and buffers as bfloat16 (needs ml_dtypes, as
+        ``difflab.bfloat16``)."""
+        return self.to(bfloat16)
 
     def type(self, dst_type: Any) -> Module:
         """Turn the floating parameters and buffers into ``dst_type``: ``to(dst_type)``.
