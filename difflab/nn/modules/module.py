@@ -1063,7 +1063,7 @@ class Module:
         >>> bn.to(dl.int32)
         Traceback (most recent call last):
             ...
-        TypeError: Module.to only accepts floating dtypes, got int32
+        TypeError: Module.to only accepts floating dtypes, got difflab.int32
         """
         device, dtype = to_arguments(args, kwargs)
         if device is not None:
