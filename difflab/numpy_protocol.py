@@ -51,7 +51,7 @@ from difflab import functions_indexing as FI
 from difflab.autograd.engine import GraphRecorder, apply
 from difflab.ops import registry
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import tensor_of
+from difflab.tensor_arguments import tensor_of, to_arguments
 
 
 class UnsupportedNumPyFunction(TypeError):
@@ -107,6 +107,37 @@ def unsupported(func: Any, where: str) -> UnsupportedNumPyFunction:
         f"np.stack, np.where, np.dot, np.linalg.norm, ...); one without a primitive is refused "
         f"rather than computed as a constant, which would give a derivative of zero."
     )
+
+
+# ------------------------------------------------ Tensor's methods, for the other types
+
+
+def method_face(value: Any, name: str, run: Callable) -> Callable | None:
+    """``value.<name>`` for a ``Dual`` or a ``SymbolArray`` where a primitive declares
+    ``Tensor.<name>`` as its face (``permute``, ``expand``, ``clone``, ``cumsum``, ...): the
+    call read by the primitive's ``arguments``, then ``run(op, *inputs, **params)`` (the
+    type's handler).  ``None`` when no primitive has that face."""
+    op = registry.by_tensor_method(name)
+    if op is None:
+        return None
+
+    def method(*args: Any, **kwargs: Any) -> Any:
+        inputs, params = op.arguments(value, *args, **kwargs)
+        return run(op, *inputs, **params)
+
+    method.__name__ = name
+    return method
+
+
+def converted(value: Any, *args: Any, **kwargs: Any) -> Any:
+    """``value.to(...)`` for a ``Dual`` or a ``SymbolArray`` as for a tensor: ``to(device)``,
+    ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``, through the primitives' faces."""
+    device, dtype = to_arguments(args, kwargs)
+    if device is not None:
+        value = F.to_device(value, device)
+    if dtype is not None and np.dtype(dtype) != value.dtype:
+        value = F.astype(value, dtype)
+    return value
 
 
 # ---------------------------------------------------------------- ufuncs, for every type

@@ -425,11 +425,19 @@ class Dual:
     def copy(self) -> Dual:
         return self
 
+    def to(self, *args: Any, **kwargs: Any) -> Dual:
+        """``x.to(dtype)``, ``x.to(device)``: as ``Tensor.to`` (the tangents go along)."""
+        return numpy_protocol.converted(self, *args, **kwargs)
+
     def __getattr__(self, name: str) -> Any:
         # x.exp(), x.sin(), ...: the elementwise primitives as methods, as on arrays
         op = P.get(name)
         if isinstance(op, registry.UnaryOp):
             return lambda: _push(op, self)
+        # x.permute(1, 0), x.expand(2, 3), x.clone(), ...: the faces primitives give Tensor
+        method = numpy_protocol.method_face(self, name, _HANDLER.primitive)
+        if method is not None:
+            return method
         raise AttributeError(f"'Dual' object has no attribute {name!r}")
 
     # -- NumPy protocols -----------------------------------------------------------------
@@ -477,7 +485,8 @@ class _DualHandler(TypeHandler):
         return _push(op, *inputs, **params)
 
 
-register_type(Dual, _DualHandler())
+_HANDLER = _DualHandler()
+register_type(Dual, _HANDLER)
 
 
 # ----------------------------------------------- NumPy's functions, onto the primitives

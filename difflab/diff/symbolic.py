@@ -148,6 +148,22 @@ class SymbolArray(np.ndarray):
         # one entry stays a (0-d) SymbolArray, so that np.sin(x[0]) reaches the protocol below
         return _wrap(np.asarray(self)[_plain(index)])
 
+    # Tensor's methods: x.permute(1, 0), x.expand(2, 3), x.clone(), x.to(dtype), ...
+    def __getattr__(self, name: str) -> Any:
+        method = numpy_protocol.method_face(self, name, lambda op, *a, **k: _wrap(
+            _HANDLER.primitive(op, *a, **k)))
+        if method is None:
+            raise AttributeError(f"'SymbolArray' object has no attribute {name!r}")
+        return method
+
+    def to(self, *args: Any, **kwargs: Any) -> Any:
+        """``x.to(dtype)``, ``x.to(device)``: as ``Tensor.to`` (symbols are unchanged)."""
+        return numpy_protocol.converted(self, *args, **kwargs)
+
+    def astype(self, dtype: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        """A float dtype leaves the expressions as they are (a symbol is a real number)."""
+        return _wrap(_HANDLER.primitive(registry.get("to_dtype"), self, dtype=np.dtype(dtype)))
+
     # NumPy's protocols (difflab.numpy_protocol): np.sin(x), np.sum(x, axis=0), np.where, ...
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         return _symbolic_ufunc(ufunc, method, *inputs, **kwargs)
