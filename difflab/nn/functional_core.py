@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from difflab import backend
+from difflab.autograd import engine as _engine
 from difflab.autograd.engine import apply
 from difflab.dtypes import floating_result as _floating_result
 from difflab.func.vmap import BatchedTensor as _BatchedTensor
@@ -35,15 +36,33 @@ def _check_tensor(name: str, x: Any) -> Tensor:
     return x
 
 
+def _check_input(name: str, x: Any) -> Any:
+    """The input of a function that is one primitive (``linear``, ``conv2d``, pooling,
+    ``layer_norm``, ``nll_loss``, ``unfold``/``fold``), which every method differentiates:
+    a Tensor; a dual number or sympy expressions (``engine.apply`` hands the primitive to
+    their interpreter: forward mode, symbolic); an array, taken as a constant tensor."""
+    if isinstance(x, Tensor) or _engine.interpreter_for(x) is not None:
+        return x
+    if isinstance(x, np.ndarray) or backend.is_gpu_array(x):
+        return Tensor._wrap(x)
+    raise TypeError(f"{name}: expected a Tensor (or an array, a dual number, sympy "
+                    f"expressions), got {type(x).__name__}")
+
+
 def _floating(x: Tensor) -> Tensor:
     """``x`` in a floating dtype: an integer or boolean tensor becomes the default float."""
-    if np.dtype(x.dtype).kind in "fc":  # (x may be forward mode's Dual: its dtype is NumPy's)
+    # (x may be forward mode's Dual: its dtype is NumPy's; sympy expressions (object) stand
+    # for real numbers)
+    if np.dtype(x.dtype).kind in "fcO":
         return x
     return _cast_to(x, _floating_result(x.dtype))
 
 
 def _promoted(*operands: Tensor | None) -> list:
-    """The operands (``None`` kept in place) cast to their common dtype, as ``x @ W.T + b``."""
+    """The operands (``None`` kept in place) cast to their common dtype, as ``x @ W.T + b``
+    (sympy expressions, of no dtype, are left as they are)."""
+    if any(np.dtype(t.dtype) == object for t in operands if t is not None):
+        return list(operands)
     present = _promote_all([t for t in operands if t is not None])
     return [None if t is None else present.pop(0) for t in operands]
 
@@ -63,7 +82,7 @@ def _reduce(losses: Tensor, reduction: str, name: str) -> Tensor:
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
     """y = x Wᵀ + b (one fused primitive: x̄ = ȳW, W̄ = ȳᵀx, b̄ = Σȳ)."""
-    _check_tensor("linear", input)
+    input = _check_input("linear", input)  # noqa: A001
     if input.ndim == 0 or input.shape[-1] != weight.shape[-1]:
         raise ValueError(
             f"Linear expected input with {weight.shape[-1]} features in its last dimension "
@@ -92,7 +111,7 @@ def conv2d(
 
     ``padding`` may be an int, a pair, or ``'same'``/``'valid'`` (stride 1).
     """
-    _check_tensor("conv2d", input)
+    input = _check_input("conv2d", input)  # noqa: A001
     if input.ndim != 4:
         raise ValueError(
             f"Conv2d expects a 4-D input (N, C, H, W), got shape {tuple(input.shape)} "
@@ -126,7 +145,6 @@ def conv2d(
 
 def _pool_args(name: str, input: Tensor, kernel_size: Any, stride: Any, padding: Any  # noqa: A002
                ) -> tuple:
-    _check_tensor(name, input)
     if input.ndim not in (3, 4):
         raise ValueError(f"{name} expects a 3-D or 4-D input, got shape {tuple(input.shape)}")
     kernel = nn_ops._pair(kernel_size)
@@ -142,22 +160,24 @@ def _pool_args(name: str, input: Tensor, kernel_size: Any, stride: Any, padding:
 def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
                dilation: Any = 1) -> Tensor:
     """The maximum of each (dilated) window; the gradient goes to the arg-max."""
+    input = _check_input("max_pool2d", input)  # noqa: A001
     kernel, stride, padding = _pool_args("max_pool2d", input, kernel_size, stride, padding)
     squeeze = input.ndim == 3
-    x = input.unsqueeze(0) if squeeze else input
+    x = input.reshape((1,) + tuple(input.shape)) if squeeze else input
     out = apply(nn_conv.MaxPool2d, x, kernel=kernel, stride=stride, padding=padding,
                 dilation=nn_ops._pair(dilation))
-    return out.squeeze(0) if squeeze else out
+    return out.reshape(tuple(out.shape[1:])) if squeeze else out
 
 
 def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0  # noqa: A002
                ) -> Tensor:
     """The mean of each window (zero padding counted in the mean)."""
+    input = _check_input("avg_pool2d", input)  # noqa: A001
     kernel, stride, padding = _pool_args("avg_pool2d", input, kernel_size, stride, padding)
     squeeze = input.ndim == 3
-    x = _floating(input.unsqueeze(0) if squeeze else input)
+    x = _floating(input.reshape((1,) + tuple(input.shape)) if squeeze else input)
     out = apply(nn_conv.AvgPool2d, x, kernel=kernel, stride=stride, padding=padding)
-    return out.squeeze(0) if squeeze else out
+    return out.reshape(tuple(out.shape[1:])) if squeeze else out
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
@@ -339,7 +359,7 @@ def _update_running_stats(x: Tensor, axes: tuple, c: int, count: int, momentum: 
 def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,  # noqa: A002
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the last ``len(normalized_shape)`` dimensions of each sample."""
-    input = _floating(_check_tensor("layer_norm", input))  # noqa: A001
+    input = _floating(_check_input("layer_norm", input))  # noqa: A001
     normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(
         normalized_shape)
     k = len(normalized_shape)
@@ -438,11 +458,12 @@ def _flatten_classes(input: Tensor, t: Any) -> tuple:  # noqa: A002
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
              ignore_index: int = -100, reduction: str = "mean") -> Tensor:
     """-log p[target] from log-probabilities ``input`` (N, C) and class indices ``target`` (N,)."""
-    _check_tensor("nll_loss", input)
+    input = _check_input("nll_loss", input)  # noqa: A001
     if input.ndim < 1:
         raise ValueError("nll_loss: input must have a class dimension")
     if input.ndim == 1:  # one sample: (C,) scores and a 0-d target
-        out = nll_loss(input.unsqueeze(0), target.reshape(1), weight, ignore_index, reduction)
+        out = nll_loss(input.reshape((1,) + tuple(input.shape)), target.reshape(1), weight,
+                       ignore_index, reduction)
         return out.reshape(())
     if type(target) is _BatchedTensor:  # under vmap, a target that differs between examples
         return _nll_loss_batched(input, target, weight, ignore_index, reduction)

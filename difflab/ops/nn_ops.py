@@ -30,6 +30,7 @@ Convolution and pooling are in :mod:`difflab.ops.nn_conv`.
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -308,8 +309,10 @@ class NLLLoss(Primitive):
         n = z.shape[0]
         valid = target != ignore_index
         t = xp.where(valid, target, 0)
-        rows = xp.arange(n)
-        w = (valid if weight is None else weight[t] * valid).astype(z.dtype)
+        rows = backend.array_module(target).arange(n)  # (indices: arrays, whatever z is)
+        # (the weights in z's float dtype; of sympy expressions (object), plain floats)
+        w = (valid if weight is None else weight[t] * valid).astype(
+            np.float64 if z.dtype == object else z.dtype)
         losses = -z[rows, t] * w
         ctx.reduction, ctx.shape = reduction, z.shape
         if reduction == "none":
@@ -450,6 +453,13 @@ class Normalize(Primitive):
     """
 
     name = "normalize"
+
+    @staticmethod
+    def symbolic(sp, x, axes, eps, mean=None, var=None):
+        """The forward on sympy expressions, with sympy's square root elementwise."""
+        xp = SimpleNamespace(sqrt=lambda v: sp.elementwise(sp.sqrt, v))
+        return Normalize.forward(SimpleNamespace(save=lambda *saved: None), xp, x, axes, eps,
+                                 mean, var)
 
     @staticmethod
     def forward(ctx, xp, x, axes, eps, mean=None, var=None):

@@ -60,6 +60,7 @@ def _elementwise_cases() -> dict:
 
 
 _M22 = np.array([[0.5, -1.0], [2.0, 0.3]])
+_M23 = np.array([[0.5, -1.0, 2.0], [0.3, 1.5, -0.7]])
 _KERNEL = np.array([[[[0.2, -0.5], [1.0, 0.4]]]])
 
 
@@ -128,6 +129,15 @@ COMPOSITIONS = {
     "min_dim": (lambda z: dl.sum(dl.min(z.reshape(2, 2), dim=0).values * z[2:]), 4),
     "softmax_tensor_constant": (lambda z: dl.sum(dl.softmax(z, dim=0) * dl.arange(4.0)), 4),
     "prod_with_zero": (lambda z: dl.prod(z * dl.tensor([1.0, 0.0, 1.0, 1.0])) + dl.prod(z), 4),
+    # windows with padding and strides (the zero or -inf border, the strided gather)
+    "conv2d_padded": (lambda z: dl.sum(F.conv2d(z.reshape(1, 1, 3, 3) ** 2, _KERNEL, padding=1,
+                                                stride=2) ** 2), 9),
+    "max_pool2d_padded": (lambda z: dl.sum(F.max_pool2d(z.reshape(1, 1, 2, 2), (1, 2), stride=1,
+                                                        padding=(0, 1)) * z[0] * _M23), 4),
+    "avg_pool2d_padded": (lambda z: dl.sum(F.avg_pool2d(z.reshape(1, 3, 3) ** 3, 2, padding=1)
+                                           ** 2), 9),
+    "unfold_fold": (lambda z: dl.sum(F.fold(F.unfold(z.reshape(1, 1, 3, 3), 2, padding=1) ** 2,
+                                            (3, 3), 2, padding=1) ** 2), 9),
 }
 
 #: Methods that call f on something other than a Tensor: dual numbers (forward, the outer
@@ -143,10 +153,6 @@ def _gaps(cases: tuple, methods: tuple, why: str) -> dict:
 #: (case, method) pairs that do not work yet, each with why.  The test asserts they still
 #: fail: fixing one fails the test until its line is removed here.
 KNOWN_GAPS: dict[tuple[str, str], str] = {
-    **_gaps(("linear", "im2col", "col2im", "conv2d", "max_pool2d", "avg_pool2d", "nll_loss",
-             "normalize"), _NOT_TENSORS,
-            "F.<name> checks that its input is a Tensor: the neural-network primitives "
-            "declare no faces yet"),
     ("cumprod", "reverse"): "cumprod's VJP runs on arrays only (double_backward = False)",
     ("cumprod", "compiled"): "cumprod's VJP runs on arrays only (double_backward = False)",
     ("cumprod", "forward"): "dl.cumprod reads a Dual as a plain array (no faces)",
@@ -316,3 +322,15 @@ def test_conversion_faces_say_what_symbols_cannot_do():
         symbolic.trace(lambda z: z.nope(), np.zeros(2))
     with pytest.raises(TypeError, match="no streams"):
         dl.to_device(dl.ones(2), "cpu", stream=1)
+
+
+def test_nn_primitives_take_arrays_and_refuse_other_inputs():
+    x = np.random.default_rng(0).normal(size=(1, 1, 3, 3))
+    for f in (lambda v: F.conv2d(v, _KERNEL, padding=1), lambda v: F.max_pool2d(v, 2),
+              lambda v: F.avg_pool2d(v, 2, padding=1), lambda v: F.unfold(v, 2),
+              lambda v: F.layer_norm(v, (3,)), lambda v: F.linear(v, np.ones((2, 3)))):
+        got = f(x)  # an array is a constant tensor: the same values as from a tensor
+        assert isinstance(got, dl.Tensor) and not got.requires_grad
+        np.testing.assert_allclose(got.numpy(), f(dl.tensor(x)).numpy())
+    with pytest.raises(TypeError, match=r"conv2d: expected a Tensor \(or an array, a dual"):
+        F.conv2d([[1.0]], _KERNEL)
