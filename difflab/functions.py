@@ -681,7 +681,6 @@ from difflab.functions_indexing import (  # noqa: E402, F401  (re-exported)
     argsort,
     baddbmm,
     bmm,
-    cumprod,
     einsum,
     full_like_index,
     gather,
@@ -748,7 +747,7 @@ _TENSOR_METHODS = {
     "split": split, "chunk": chunk,
     "gather": gather, "scatter": scatter, "scatter_add": _scatter_add_method,
     "index_select": index_select, "sort": sort, "argsort": argsort, "topk": topk,
-    "roll": roll, "cumprod": cumprod, "bmm": bmm, "baddbmm": baddbmm, "outer": outer,
+    "roll": roll, "bmm": bmm, "baddbmm": baddbmm, "outer": outer,
     "ger": outer, "histc": histc,
 }
 for _name, _function in _TENSOR_METHODS.items():

@@ -3,7 +3,8 @@
 gather, scatter, index_select, masked_fill, sort, topk and roll are indexing: they
 record the ``index``, ``scatter_add`` and ``index_put`` primitives, so their derivatives
 are the indexing rules (the adjoint scattered back to where each value came from).
-einsum and cumprod are primitives of their own (:mod:`difflab.ops.products`).  Names,
+einsum is a primitive of its own (:mod:`difflab.ops.products`; so is cumprod, whose faces
+the registry generates).  Names,
 keywords (``input=``, ``dim=``) and error messages follow PyTorch.
 
 They are part of :mod:`difflab.functions` (which re-exports them), so they are
@@ -295,18 +296,6 @@ def roll(input: Any, shifts: Any, dims: Any = None) -> Tensor:  # noqa: A002
             xp = backend.array_module(x.array)
             out = index_select(out, d, (xp.arange(n) - int(s)) % n)
     return out
-
-
-def cumprod(input: Any, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A002
-    """yᵢ = Π_{j≤i} xⱼ along ``dim`` (the ``cumprod`` primitive)."""
-
-    x = tensor_of(input)
-    if dtype is not None:
-        x = x.to(dtype)
-    dim = _check_dim("cumprod", dim, x.ndim)
-    if x.ndim == 0:  # one element: its own cumulative product
-        return apply(products.CumProd, x.reshape(1), axis=0).reshape(())
-    return apply(products.CumProd, x, axis=dim)
 
 
 def einsum(equation: str, *operands: Any) -> Any:

@@ -23,6 +23,7 @@ import numpy as np
 from difflab import backend
 from difflab.ops.nn_ops import _recording
 from difflab.ops.primitive import Primitive
+from difflab.ops.shapes import plain_values
 
 # -------------------------------------------------------------- im2col / col2im
 
@@ -33,12 +34,6 @@ def _is_array(value: Any) -> bool:
     return isinstance(value, np.ndarray) or backend.is_gpu_array(value)
 
 
-def _values(value: Any) -> Any:
-    """The plain array under a recorded tensor (``.array``) or nested dual numbers
-    (``.primal``): what a piecewise-constant mask is computed from."""
-    while hasattr(value, "primal"):
-        value = value.primal
-    return getattr(value, "array", value)
 
 
 def conv_output_size(size: int, kernel: int, stride: int, padding: int, dilation: int) -> int:
@@ -362,7 +357,7 @@ class MaxPool2d(Primitive):
         # recorded (create_graph) or nested dual numbers: the masks from the values, and
         # the maxima picked by them from x's windows, a function of x that carries its
         # derivative (a padded place, 0 here, is never picked)
-        values = _values(x)
+        values = plain_values(x)
         _, masks = MaxPool2d._first_maxima(backend.array_module(values), values, kernel,
                                            stride, padding, dilation)
         ctx.save(masks)

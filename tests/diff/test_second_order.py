@@ -98,7 +98,7 @@ PRIMITIVE_CASES = {
     "clone": (lambda z: dl.sum(dl.clone(z) ** 3), 3),
     "einsum": (lambda z: dl.sum(dl.einsum("ij,jk->ik", z.reshape(2, 2), z.reshape(2, 2)) ** 2),
                4),
-    "cumprod": (lambda z: dl.sum(dl.cumprod(z, dim=0)), 3),
+    "cumprod": (lambda z: dl.sum(dl.cumprod(z, dim=0) * np.array([0.5, -1.0, 2.0])), 3),
     "linear": (lambda z: dl.sum(F.linear(z[:4].reshape(2, 2), z[:4].reshape(2, 2), z[4:]) ** 2),
                6),
     "im2col": (lambda z: dl.sum(F.unfold(z.reshape(1, 1, 2, 2), 2) ** 3), 4),
@@ -153,11 +153,6 @@ def _gaps(cases: tuple, methods: tuple, why: str) -> dict:
 #: (case, method) pairs that do not work yet, each with why.  The test asserts they still
 #: fail: fixing one fails the test until its line is removed here.
 KNOWN_GAPS: dict[tuple[str, str], str] = {
-    ("cumprod", "reverse"): "cumprod's VJP runs on arrays only (double_backward = False)",
-    ("cumprod", "compiled"): "cumprod's VJP runs on arrays only (double_backward = False)",
-    ("cumprod", "forward"): "dl.cumprod reads a Dual as a plain array (no faces)",
-    ("cumprod", "reverse-over-forward"): "dl.cumprod reads a Dual as a plain array",
-    ("cumprod", "symbolic"): "dl.cumprod on symbols: its forward reads .size of sympy scalars",
     **_gaps(("index_put",), _DUALS,
             "assigning into a slice: Dual arrays are immutable (forward mode)"),
     ("scatter_add", "forward"): "dl.scatter_add reads a Dual as a plain array (tensor_of)",
