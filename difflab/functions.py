@@ -76,7 +76,7 @@ class TypeHandler:
     def primitive(self, op: Any, *inputs: Any, **params: Any) -> Any:
         """Any other primitive, called through its faces (``dl.prod(dual)``): by default
         its ``forward`` on the values, with NumPy's functions (which such types implement)."""
-        return op.forward(registry.Context(), np, *inputs, **params)
+        return op.forward(registry.Context(), backend.numpy_namespace, *inputs, **params)
 
 
 _handlers: dict[type, TypeHandler | None] = {}  # None: looked up, no handler

@@ -194,8 +194,15 @@ _PLAIN = (Tensor, np.ndarray, np.generic, int, float, bool, complex, list, tuple
 
 def _plain(value: Any) -> bool:
     """A value a Tensor's protocol computes with (a device array too: CuPy defers to the
-    Tensor's operators for ``device_array * tensor``, as NumPy does)."""
-    return isinstance(value, _PLAIN) or backend.is_gpu_array(value)
+    Tensor's operators for ``device_array * tensor``, as NumPy does); not an array type
+    with a protocol of its own (sympy's ``SymbolArray``: it answers for itself)."""
+    return _plain_type(type(value))
+
+
+def _plain_type(cls: type) -> bool:
+    if issubclass(cls, np.ndarray):
+        return cls.__array_ufunc__ is np.ndarray.__array_ufunc__
+    return issubclass(cls, _PLAIN) or backend.is_gpu_array_type(cls)
 
 
 def _tracked(values: Sequence[Any]) -> bool:
@@ -240,7 +247,7 @@ def tensor_ufunc(ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> A
 
 def tensor_function(func: Callable, types: Sequence[type], args: tuple, kwargs: dict) -> Any:
     """``Tensor.__array_function__``: ``np.sum(t, axis=0)``, ``np.stack([t, 2 * t])``, ..."""
-    if not builtins.all(issubclass(t, _PLAIN) or backend.is_gpu_array_type(t) for t in types):
+    if not builtins.all(_plain_type(t) for t in types):
         return NotImplemented
     impl = TENSOR_FUNCTIONS.get(func)
     if impl is not None:

@@ -75,6 +75,7 @@ from difflab.diff.interface import (
 )
 from difflab.functions import TypeHandler, register_type
 from difflab.ops import registry
+from difflab.tensor import Tensor
 
 
 class SymbolicTraceError(TypeError):
@@ -180,6 +181,8 @@ def _plain(value: Any) -> Any:
     """SymbolArrays (also inside lists and dicts) as plain object arrays, for NumPy's loops."""
     if isinstance(value, SymbolArray):
         return value.view(np.ndarray)
+    if isinstance(value, Tensor):  # a tensor in a symbolic trace: a constant, its values
+        return value.array
     if isinstance(value, (list, tuple)):
         return type(value)(_plain(v) for v in value)
     if isinstance(value, dict):
@@ -280,7 +283,7 @@ class _SympyHandler(TypeHandler):
         """A structural primitive (``prod``, ``logsumexp``, ``amax``) on expressions: its
         ``symbolic`` form if it has one, else its forward with NumPy on object arrays."""
         arrays = [np.asarray(v, dtype=object) if isinstance(v, (sympy.Basic, np.ndarray))
-                  else v for v in inputs]
+                  else _plain(v) for v in inputs]  # (a tensor: its values, a constant)
         if op.symbolic is not None:
             out = op.symbolic(SYMPY, *arrays, **params)
         else:

@@ -24,7 +24,6 @@ from difflab.functions import where as _where
 from difflab.ops import nn_conv, nn_ops, registry
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import cast_to as _cast_to
-from difflab.tensor_arguments import promote
 from difflab.tensor_arguments import promote_all as _promote_all
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -416,7 +415,7 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor: 
     _check_same_shape("mse_loss", input, target)
     if reduction not in _REDUCTIONS:
         raise ValueError(f"mse_loss: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
-    return apply(nn_ops.MSELoss, *promote(input, target), reduction=reduction)
+    return apply(nn_ops.MSELoss, *_promoted(input, target), reduction=reduction)
 
 
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002

@@ -455,6 +455,11 @@ class Reshape(Primitive):
         return dx.reshape(dx.shape[:1] + tuple(ctx.shape))
 
 
+def _plain(value: Any) -> bool:
+    """A number or a NumPy/CuPy array: not a tensor nor dual numbers."""
+    return isinstance(value, (int, float, np.ndarray, np.generic)) or backend.is_gpu_array(value)
+
+
 def _ints(sizes: tuple) -> tuple:
     """``f(2, 3)`` and ``f((2, 3))`` alike, as a tuple of ints."""
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
@@ -616,7 +621,7 @@ class IndexPut(Primitive):
     @staticmethod
     def forward(ctx, xp, x, v, index):
         ctx.index, ctx.v_shape, ctx.x_shape = index, getattr(v, "shape", ()), x.shape
-        out = x.copy()
+        out = x.clone() if hasattr(x, "clone") else x.copy()  # (a tensor: reverse over forward)
         out[index] = v
         return out
 
@@ -625,10 +630,13 @@ class IndexPut(Primitive):
         given = dx if dx is not None else dv
         k = given.shape[0]
         out = xp.zeros((k,) + tuple(ctx.x_shape), dtype=given.dtype) if dx is None \
-            else dx.copy()
+            else dx.clone() if hasattr(dx, "clone") else dx.copy()
         index = (slice(None),) + (ctx.index if isinstance(ctx.index, tuple) else (ctx.index,))
         # (v̇ broadcasts to the place it goes to, as v did, past the k axis)
-        out[index] = 0 if dv is None else _lift(dv, out[index].ndim - 1)
+        value = 0 if dv is None else _lift(dv, np.zeros(out.shape, bool)[index].ndim - 1)
+        if not _plain(value) and _plain(out):  # (v̇ is dual numbers or a tensor, ẋ numbers:
+            return xp.record_primitive(IndexPut, out, value, index=index)  # its own write)
+        out[index] = value
         return out
 
     @staticmethod

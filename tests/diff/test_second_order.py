@@ -153,15 +153,6 @@ def _gaps(cases: tuple, methods: tuple, why: str) -> dict:
 #: (case, method) pairs that do not work yet, each with why.  The test asserts they still
 #: fail: fixing one fails the test until its line is removed here.
 KNOWN_GAPS: dict[tuple[str, str], str] = {
-    **_gaps(("index_put",), _DUALS,
-            "assigning into a slice: Dual arrays are immutable (forward mode)"),
-    ("scatter_add", "forward"): "dl.scatter_add reads a Dual as a plain array (tensor_of)",
-    ("scatter_add", "reverse-over-forward"): "dl.scatter_add reads a Dual as a plain array",
-    ("scatter_add", "symbolic"): "dl.scatter_add makes a Tensor of the symbols",
-    **_gaps(("index_put", "mse_loss", "softmax_tensor_constant", "prod_with_zero"),
-            ("symbolic",),
-            "symbols meet a Tensor constant (dl.arange, dl.tensor): Tensor's operators do "
-            "not defer to object arrays of symbols (the NumPy protocol on Tensor)"),
     ("bce_with_logits", "symbolic"): "F.binary_cross_entropy_with_logits branches on values",
     ("gelu", "symbolic"): "F.gelu casts its input with astype: symbols have no float dtype",
     ("leaky_relu", "symbolic"): "F.leaky_relu casts its input with astype: symbols have no "
@@ -329,3 +320,16 @@ def test_nn_primitives_take_arrays_and_refuse_other_inputs():
         np.testing.assert_allclose(got.numpy(), f(dl.tensor(x)).numpy())
     with pytest.raises(TypeError, match=r"conv2d: expected a Tensor \(or an array, a dual"):
         F.conv2d([[1.0]], _KERNEL)
+
+
+def test_tensor_constants_meet_symbols_from_either_side():
+    from difflab.diff import symbolic
+
+    c = dl.tensor([2.0, 3.0], dtype=dl.float64)
+    (symbols,), expr = symbolic.trace(lambda z: c * z + z * c - c / z + np.sum(c ** z),
+                                      np.zeros(2))
+    a, b = (np.asarray(s).item() for s in np.asarray(symbols).ravel())
+    point = {a: 0.7, b: 1.3}
+    got = [float(np.asarray(e).item().subs(point)) for e in np.asarray(expr).ravel()]
+    rest = 2 ** 0.7 + 3 ** 1.3
+    np.testing.assert_allclose(got, [4 * 0.7 - 2 / 0.7 + rest, 6 * 1.3 - 3 / 1.3 + rest])
