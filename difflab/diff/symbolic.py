@@ -86,6 +86,33 @@ class SymbolicTraceError(TypeError):
 # ------------------------------------------------------------------- sympy namespace
 
 
+class NoSymbolicForm:
+    """The result of a primitive that has no value on symbols (``argmax``: an index):
+    a stand-in that raises a :class:`SymbolicTraceError` saying so as soon as it is used,
+    so that what is computed beside it (``dl.max(x, dim).values``) still traces."""
+
+    def __init__(self, name: str, why: str) -> None:
+        self._name, self._why = name, why
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise SymbolicTraceError(f"symbolic: {self._name} has no symbolic form: {self._why}")
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("__"):  # (Python's and NumPy's protocol probes)
+            raise AttributeError(attribute)
+        self._refuse()
+
+    def __repr__(self) -> str:
+        return f"<{self._name}: no symbolic form>"
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
+    __truediv__ = __rtruediv__ = __pow__ = __rpow__ = __neg__ = __matmul__ = _refuse
+    __rmatmul__ = __getitem__ = __iter__ = __len__ = __bool__ = __index__ = _refuse
+    __int__ = __float__ = __array__ = __eq__ = __ne__ = __lt__ = __le__ = _refuse
+    __gt__ = __ge__ = _refuse
+    __hash__ = None  # type: ignore[assignment]
+
+
 class _SympyNamespace:
     """NumPy's function names, answered by sympy: what ``xp`` means during a trace."""
 
@@ -119,6 +146,11 @@ class _SympyNamespace:
         if keepdims:
             out = np.reshape(out, tuple(1 if a in axes else n for a, n in enumerate(x.shape)))
         return out
+
+    @staticmethod
+    def no_symbolic_form(name: str, why: str) -> NoSymbolicForm:
+        """What a primitive with no value on symbols gives (argmax's indices)."""
+        return NoSymbolicForm(name, why)
 
     @staticmethod
     def heaviside(x: Any, value_at_zero: Any) -> Any:
@@ -160,6 +192,11 @@ class SymbolArray(np.ndarray):
     def to(self, *args: Any, **kwargs: Any) -> Any:
         """``x.to(dtype)``, ``x.to(device)``: as ``Tensor.to`` (symbols are unchanged)."""
         return numpy_protocol.converted(self, *args, **kwargs)
+
+    def mean(self, axis: Any = None, dtype: Any = None, out: Any = None,  # type: ignore[override]
+             keepdims: bool = False, **kwargs: Any) -> Any:
+        """x.mean(): NumPy's mean of the expressions (its method divides in place)."""
+        return np.mean(self, axis=axis, keepdims=keepdims)
 
     def astype(self, dtype: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         """A float dtype leaves the expressions as they are (a symbol is a real number)."""

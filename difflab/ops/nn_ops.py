@@ -358,6 +358,12 @@ class BCEWithLogits(Primitive):
     name = "bce_with_logits"
 
     @staticmethod
+    def symbolic(sp, x, t):
+        """log(1 + eˣ) - x t: the same function without the branches that keep it from
+        overflowing in floating point (a symbol has no value to branch on)."""
+        return sp.elementwise(lambda v, s: sp.log(1 + sp.exp(v)) - v * s, x, t)
+
+    @staticmethod
     def forward(ctx, xp, x, t):
         ctx.save(x, t)
         return xp.maximum(x, 0) - x * t + xp.log1p(xp.exp(-xp.abs(x)))
@@ -530,6 +536,13 @@ class GELU(Primitive):
     name = "gelu"
 
     @staticmethod
+    def symbolic(sp, x, approximate="none"):
+        if approximate == "tanh":
+            return sp.elementwise(lambda v: 0.5 * v * (1 + sp.tanh(
+                _SQRT_2_OVER_PI * (v + 0.044715 * v ** 3))), x)
+        return sp.elementwise(lambda v: 0.5 * v * (1 + sp.erf(v * _SQRT_HALF)), x)
+
+    @staticmethod
     def forward(ctx, xp, x, approximate="none"):
         ctx.approximate = approximate
         ctx.save(x)
@@ -559,6 +572,10 @@ class LeakyReLU(Primitive):
     """y = x for x > 0, a·x otherwise.  dy/dx = 1 or a (a piecewise-constant factor, saved)."""
 
     name = "leaky_relu"
+
+    @staticmethod
+    def symbolic(sp, x, slope):
+        return sp.elementwise(lambda v: sp.where(v > 0, v, slope * v), x)
 
     @staticmethod
     def forward(ctx, xp, x, slope):

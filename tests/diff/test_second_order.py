@@ -140,12 +140,6 @@ COMPOSITIONS = {
                                             (3, 3), 2, padding=1) ** 2), 9),
 }
 
-#: Methods that call f on something other than a Tensor: dual numbers (forward, the outer
-#: pass of forward over reverse, reverse over forward), symbols, arrays (numeric).
-_NOT_TENSORS = ("forward", "forward-over-reverse", "reverse-over-forward", "symbolic", "numeric")
-_DUALS = ("forward", "forward-over-reverse", "reverse-over-forward")
-
-
 def _gaps(cases: tuple, methods: tuple, why: str) -> dict:
     return {(case, method): why for case in cases for method in methods}
 
@@ -153,13 +147,6 @@ def _gaps(cases: tuple, methods: tuple, why: str) -> dict:
 #: (case, method) pairs that do not work yet, each with why.  The test asserts they still
 #: fail: fixing one fails the test until its line is removed here.
 KNOWN_GAPS: dict[tuple[str, str], str] = {
-    ("bce_with_logits", "symbolic"): "F.binary_cross_entropy_with_logits branches on values",
-    ("gelu", "symbolic"): "F.gelu casts its input with astype: symbols have no float dtype",
-    ("leaky_relu", "symbolic"): "F.leaky_relu casts its input with astype: symbols have no "
-                                "float dtype",
-    **_gaps(("max_dim", "min_dim"), ("symbolic",),
-            "dl.max(dim=) also returns the indices, which have no symbolic form (dl.amax "
-            "traces, to sympy.Max)"),
 }
 
 _ALL_CASES = {**PRIMITIVE_CASES, **COMPOSITIONS}
@@ -333,3 +320,16 @@ def test_tensor_constants_meet_symbols_from_either_side():
     got = [float(np.asarray(e).item().subs(point)) for e in np.asarray(expr).ravel()]
     rest = 2 ** 0.7 + 3 ** 1.3
     np.testing.assert_allclose(got, [4 * 0.7 - 2 / 0.7 + rest, 6 * 1.3 - 3 / 1.3 + rest])
+
+
+def test_max_with_dim_on_symbols_gives_values_and_refuses_the_indices():
+    import sympy
+
+    from difflab.diff import symbolic
+
+    _, expr = symbolic.trace(lambda z: dl.max(z.reshape(2, 2), dim=1).values, np.zeros(4))
+    assert all(np.asarray(e).item().has(sympy.Max) for e in np.asarray(expr).ravel())
+    with pytest.raises(symbolic.SymbolicTraceError, match="dl.argmin .* no symbolic form"):
+        symbolic.trace(lambda z: z[:2] * dl.min(z.reshape(2, 2), dim=0).indices, np.zeros(4))
+    with pytest.raises(symbolic.SymbolicTraceError, match="argmin .* no symbolic form"):
+        dl.grad(lambda z: dl.sum(z[dl.argmin(z)]), method="symbolic")(np.ones(3))
