@@ -19,6 +19,7 @@ import numpy as np
 
 from difflab import backend
 from difflab.ops.primitive import Primitive
+from difflab.ops.shapes import copied
 
 
 class Cast(Primitive):
@@ -119,6 +120,8 @@ class ToDevice(Primitive):
     @staticmethod
     def forward(ctx, xp, x, device):
         ctx.source, ctx.target = backend.device_of(x), device
+        if ctx.source == device:  # a copy all the same: the result never aliases the input
+            return copied(x)
         return backend.to_device(x, device)
 
     @staticmethod
@@ -176,8 +179,7 @@ class Clone(Primitive):
 
     @staticmethod
     def forward(ctx, xp, x):
-        # (a Tensor where a dual number's values are tensors: reverse over forward)
-        return x.clone() if hasattr(x, "clone") else x.copy()
+        return copied(x)
 
     @staticmethod
     def vjp(ctx, xp, g):

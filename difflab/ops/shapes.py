@@ -92,3 +92,9 @@ def plain_values(value: Any) -> Any:
     while hasattr(value, "primal"):
         value = value.primal
     return getattr(value, "array", value)
+
+
+def copied(value: Any) -> Any:
+    """``value`` in new memory: ``copy()`` of an array, ``clone()`` of a tensor (recorded:
+    reverse over forward) or of dual numbers."""
+    return value.clone() if hasattr(value, "clone") else value.copy()

@@ -35,8 +35,8 @@ from difflab.dtypes import result_type
 from difflab.ops.conversions import Cast, Clone, ToDevice  # noqa: F401  (registered here)
 from difflab.ops.primitive import Primitive
 from difflab.ops.shapes import broadcast_shape as _broadcast_shape
+from difflab.ops.shapes import copied, mean_scale, sum_to_shape
 from difflab.ops.shapes import lift as _lift
-from difflab.ops.shapes import mean_scale, sum_to_shape
 from difflab.ops.shapes import shape_of as _shape
 
 # -------------------------------------------------------------------- reductions
@@ -621,7 +621,7 @@ class IndexPut(Primitive):
     @staticmethod
     def forward(ctx, xp, x, v, index):
         ctx.index, ctx.v_shape, ctx.x_shape = index, getattr(v, "shape", ()), x.shape
-        out = x.clone() if hasattr(x, "clone") else x.copy()  # (a tensor: reverse over forward)
+        out = copied(x)
         out[index] = v
         return out
 
@@ -630,7 +630,7 @@ class IndexPut(Primitive):
         given = dx if dx is not None else dv
         k = given.shape[0]
         out = xp.zeros((k,) + tuple(ctx.x_shape), dtype=given.dtype) if dx is None \
-            else dx.clone() if hasattr(dx, "clone") else dx.copy()
+            else copied(dx)
         index = (slice(None),) + (ctx.index if isinstance(ctx.index, tuple) else (ctx.index,))
         # (v̇ broadcasts to the place it goes to, as v did, past the k axis)
         value = 0 if dv is None else _lift(dv, np.zeros(out.shape, bool)[index].ndim - 1)
