@@ -262,7 +262,6 @@ from difflab.functions_joining import (  # noqa: E402
     block_diag,
     broadcast_shapes,
     broadcast_tensors,
-    broadcast_to,
     column_stack,
     concat,
     dsplit,

@@ -44,6 +44,7 @@ from difflab.tensor_arguments import (
     tensor_of,
     unary_operand,
     unwrap,
+    view_of,
     write_out,
 )
 
@@ -75,7 +76,7 @@ class TypeHandler:
     def primitive(self, op: Any, *inputs: Any, **params: Any) -> Any:
         """Any other primitive, called through its faces (``dl.prod(dual)``): by default
         its ``forward`` on the values, with NumPy's functions (which such types implement)."""
-        return op.forward(registry.Context(), np, *inputs, **params)
+        return op.forward(registry.Context(), backend.numpy_namespace, *inputs, **params)
 
 
 _handlers: dict[type, TypeHandler | None] = {}  # None: looked up, no handler
@@ -214,7 +215,9 @@ def face_function(op: Any) -> Any:
         if handler is not None:
             return handler.primitive(op, *inputs, **params)
         if builtins.any(isinstance(x, Tensor) for x in inputs):
-            return apply(op, *inputs, **params)
+            out = apply(op, *inputs, **params)
+            # (a result that shares the input's memory, as permute's does, is its view)
+            return view_of(inputs[0], out) if isinstance(inputs[0], Tensor) else out
         xp = backend.array_module(inputs[0])
         return op.forward(registry.Context(), xp, *inputs, **params)
 
@@ -409,11 +412,6 @@ def transpose(input: Any, dim0: Any = None, dim1: Any = None) -> Any:  # noqa: A
     return backend.array_module(input).transpose(input, dim0)
 
 
-def permute(input: Tensor, dims: Sequence[int]) -> Tensor:  # noqa: A002
-    """x with its axes in the order ``dims``."""
-    return input.permute(*dims)
-
-
 def reshape(input: Any, shape: Any) -> Any:  # noqa: A002
     """The same values in another shape."""
     if isinstance(input, (int, float)):  # a plain number has no .reshape method
@@ -441,13 +439,6 @@ def expand_dims(x: Any, axis: int) -> Any:
     if isinstance(x, Tensor):
         return x.unsqueeze(axis)
     return backend.array_module(x).expand_dims(x, axis)
-
-
-def broadcast_to(x: Any, shape: Any) -> Any:
-    """x repeated (without copying) to ``shape``."""
-    if isinstance(x, Tensor):
-        return x.expand(*shape)
-    return backend.array_module(x).broadcast_to(x, shape)
 
 
 def flip(input: Any, dims: Any) -> Any:  # noqa: A002  (PyTorch's keyword)
@@ -625,11 +616,6 @@ def numel(input: Tensor) -> int:  # noqa: A002
     return input.numel()
 
 
-def clone(input: Tensor) -> Tensor:  # noqa: A002
-    """A copy in new memory (gradients flow back)."""
-    return input.clone()
-
-
 def allclose(input: Any, other: Any, rtol: float = 1e-5, atol: float = 1e-8,  # noqa: A002
              equal_nan: bool = False) -> bool:
     """True when every |input - other| ≤ atol + rtol·|other| (tensors that require grad
@@ -695,7 +681,6 @@ from difflab.functions_indexing import (  # noqa: E402, F401  (re-exported)
     argsort,
     baddbmm,
     bmm,
-    cumprod,
     einsum,
     full_like_index,
     gather,
@@ -762,7 +747,7 @@ _TENSOR_METHODS = {
     "split": split, "chunk": chunk,
     "gather": gather, "scatter": scatter, "scatter_add": _scatter_add_method,
     "index_select": index_select, "sort": sort, "argsort": argsort, "topk": topk,
-    "roll": roll, "cumprod": cumprod, "bmm": bmm, "baddbmm": baddbmm, "outer": outer,
+    "roll": roll, "bmm": bmm, "baddbmm": baddbmm, "outer": outer,
     "ger": outer, "histc": histc,
 }
 for _name, _function in _TENSOR_METHODS.items():

@@ -3,7 +3,8 @@
 gather, scatter, index_select, masked_fill, sort, topk and roll are indexing: they
 record the ``index``, ``scatter_add`` and ``index_put`` primitives, so their derivatives
 are the indexing rules (the adjoint scattered back to where each value came from).
-einsum and cumprod are primitives of their own (:mod:`difflab.ops.products`).  Names,
+einsum is a primitive of its own (:mod:`difflab.ops.products`; so is cumprod, whose faces
+the registry generates).  Names,
 keywords (``input=``, ``dim=``) and error messages follow PyTorch.
 
 They are part of :mod:`difflab.functions` (which re-exports them), so they are
@@ -18,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from difflab import backend
+from difflab.autograd import engine as _engine
 from difflab.autograd.engine import apply
 from difflab.ops import products, registry, structural
 from difflab.tensor import Tensor
@@ -116,6 +118,13 @@ def _flat(index: Any, array: Any) -> Any:
     return index.reshape(-1) if isinstance(index, Tensor) else array.reshape(-1)
 
 
+def _differentiable(value: Any) -> Any:
+    """``value`` as a tensor, unless it is a number type with an interpreter of its own (a
+    dual number, sympy expressions): the primitive is handed to it as it is, so that its
+    tangents or symbols are carried, never read as plain numbers."""
+    return value if _engine.interpreter_for(value) is not None else tensor_of(value)
+
+
 def _crop(src: Tensor, shape: tuple) -> Tensor:
     """The leading block of ``src`` with ``shape`` (what scatter reads of a larger src)."""
     if tuple(src.shape) == tuple(shape):
@@ -189,12 +198,13 @@ def scatter_add(input: Any, dim: Any, index: Any, src: Any = None) -> Any:  # no
             return apply(structural.ScatterAdd, values, index=index_arrays(array_index),
                          shape=tuple(shape))
         return backend.array_module(values).scatter_add(values, array_index, shape)
-    x = tensor_of(input)
+    x = _differentiable(input)
     dim = _check_dim("scatter_add", dim, x.ndim)
     idx = _gather_index("scatter_add", x, dim, index, src)
-    src = _crop(tensor_of(src), idx.shape)
-    added = apply(structural.ScatterAdd, src.to(x.dtype) if src.dtype != x.dtype else src,
-                  index=_along(idx, dim), shape=tuple(x.shape))
+    src = _crop(_differentiable(src), idx.shape)
+    if isinstance(src, Tensor) and isinstance(x, Tensor) and src.dtype != x.dtype:
+        src = src.to(x.dtype)
+    added = apply(structural.ScatterAdd, src, index=_along(idx, dim), shape=tuple(x.shape))
     return x + added
 
 
@@ -295,18 +305,6 @@ def roll(input: Any, shifts: Any, dims: Any = None) -> Tensor:  # noqa: A002
             xp = backend.array_module(x.array)
             out = index_select(out, d, (xp.arange(n) - int(s)) % n)
     return out
-
-
-def cumprod(input: Any, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A002
-    """yᵢ = Π_{j≤i} xⱼ along ``dim`` (the ``cumprod`` primitive)."""
-
-    x = tensor_of(input)
-    if dtype is not None:
-        x = x.to(dtype)
-    dim = _check_dim("cumprod", dim, x.ndim)
-    if x.ndim == 0:  # one element: its own cumulative product
-        return apply(products.CumProd, x.reshape(1), axis=0).reshape(())
-    return apply(products.CumProd, x, axis=dim)
 
 
 def einsum(equation: str, *operands: Any) -> Any:

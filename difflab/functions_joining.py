@@ -9,8 +9,8 @@ derivative rule of its own.  They are grouped as PyTorch's documentation groups 
   :func:`column_stack`, :func:`atleast_1d` (2d, 3d), :func:`block_diag`;
 * splitting: :func:`tensor_split`, :func:`hsplit`, :func:`vsplit`, :func:`dsplit`;
 * moving axes: :func:`movedim`, :func:`swapdims`, :func:`rot90`, :func:`fliplr`,
-  :func:`flipud`, :func:`tile`, :func:`ravel`, :func:`broadcast_to`,
-  :func:`broadcast_tensors`, :func:`broadcast_shapes`.
+  :func:`flipud`, :func:`tile`, :func:`ravel`, :func:`broadcast_tensors`,
+  :func:`broadcast_shapes` (``broadcast_to`` is the ``expand`` primitive's face).
 
 Picking pieces, diagonals and products are in :mod:`difflab.functions_picking`.
 """
@@ -31,7 +31,7 @@ from difflab.tensor_arguments import Size, shape_args, tensor_of
 
 __all__ = [
     "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_shapes",
-    "broadcast_tensors", "broadcast_to", "column_stack", "concat", "dsplit", "dstack", "fliplr",
+    "broadcast_tensors", "column_stack", "concat", "dsplit", "dstack", "fliplr",
     "flipud", "hsplit", "hstack", "movedim", "moveaxis", "ravel", "rot90", "row_stack",
     "swapdims", "tensor_split", "tile", "unflatten", "vsplit", "vstack",
 ]
@@ -484,30 +484,6 @@ def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002
     difflab.Size([3, 2])
     """
     return F.transpose(tensor_of(input), dim0, dim1)
-
-
-def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:  # noqa: A002
-    """``input`` expanded to ``size`` by the broadcasting rules (no copy).
-
-    Parameters
-    ----------
-    input : Tensor
-        The tensor.
-    size : sequence of int
-        The target shape (``-1`` keeps a dimension).
-
-    Returns
-    -------
-    Tensor
-        A broadcast view; its gradient sums back over the expanded dimensions.
-
-    Examples
-    --------
-    >>> import difflab as dl
-    >>> dl.broadcast_to(dl.tensor([1, 2]), (2, 2)).tolist()
-    [[1, 2], [1, 2]]
-    """
-    return tensor_of(input).broadcast_to(tuple(size))
 
 
 def broadcast_shapes(*shapes: Any) -> Size:

@@ -51,7 +51,7 @@ from difflab import functions_indexing as FI
 from difflab.autograd.engine import GraphRecorder, apply
 from difflab.ops import registry
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import tensor_of
+from difflab.tensor_arguments import tensor_of, to_arguments
 
 
 class UnsupportedNumPyFunction(TypeError):
@@ -109,6 +109,37 @@ def unsupported(func: Any, where: str) -> UnsupportedNumPyFunction:
     )
 
 
+# ------------------------------------------------ Tensor's methods, for the other types
+
+
+def method_face(value: Any, name: str, run: Callable) -> Callable | None:
+    """``value.<name>`` for a ``Dual`` or a ``SymbolArray`` where a primitive declares
+    ``Tensor.<name>`` as its face (``permute``, ``expand``, ``clone``, ``cumsum``, ...): the
+    call read by the primitive's ``arguments``, then ``run(op, *inputs, **params)`` (the
+    type's handler).  ``None`` when no primitive has that face."""
+    op = registry.by_tensor_method(name)
+    if op is None:
+        return None
+
+    def method(*args: Any, **kwargs: Any) -> Any:
+        inputs, params = op.arguments(value, *args, **kwargs)
+        return run(op, *inputs, **params)
+
+    method.__name__ = name
+    return method
+
+
+def converted(value: Any, *args: Any, **kwargs: Any) -> Any:
+    """``value.to(...)`` for a ``Dual`` or a ``SymbolArray`` as for a tensor: ``to(device)``,
+    ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``, through the primitives' faces."""
+    device, dtype = to_arguments(args, kwargs)
+    if device is not None:
+        value = F.to_device(value, device)
+    if dtype is not None and np.dtype(dtype) != value.dtype:
+        value = F.astype(value, dtype)
+    return value
+
+
 # ---------------------------------------------------------------- ufuncs, for every type
 
 #: ufuncs whose NumPy name differs from their primitive's.
@@ -163,8 +194,15 @@ _PLAIN = (Tensor, np.ndarray, np.generic, int, float, bool, complex, list, tuple
 
 def _plain(value: Any) -> bool:
     """A value a Tensor's protocol computes with (a device array too: CuPy defers to the
-    Tensor's operators for ``device_array * tensor``, as NumPy does)."""
-    return isinstance(value, _PLAIN) or backend.is_gpu_array(value)
+    Tensor's operators for ``device_array * tensor``, as NumPy does); not an array type
+    with a protocol of its own (sympy's ``SymbolArray``: it answers for itself)."""
+    return _plain_type(type(value))
+
+
+def _plain_type(cls: type) -> bool:
+    if issubclass(cls, np.ndarray):
+        return cls.__array_ufunc__ is np.ndarray.__array_ufunc__
+    return issubclass(cls, _PLAIN) or backend.is_gpu_array_type(cls)
 
 
 def _tracked(values: Sequence[Any]) -> bool:
@@ -209,7 +247,7 @@ def tensor_ufunc(ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> A
 
 def tensor_function(func: Callable, types: Sequence[type], args: tuple, kwargs: dict) -> Any:
     """``Tensor.__array_function__``: ``np.sum(t, axis=0)``, ``np.stack([t, 2 * t])``, ..."""
-    if not builtins.all(issubclass(t, _PLAIN) or backend.is_gpu_array_type(t) for t in types):
+    if not builtins.all(_plain_type(t) for t in types):
         return NotImplemented
     impl = TENSOR_FUNCTIONS.get(func)
     if impl is not None:

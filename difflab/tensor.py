@@ -421,10 +421,6 @@ class Tensor(TensorMethods, InPlaceMethods):
     def retains_grad(self) -> bool:
         return self.grad_fn is not None and getattr(self.grad_fn, "retained", None) is not None
 
-    def clone(self) -> Tensor:
-        """A copy with its own memory; gradients flow back to the original."""
-        return _apply(_structural.Clone, self)
-
     # ----------------------------------------------------------------- devices
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)`` or ``to(other_tensor)``."""

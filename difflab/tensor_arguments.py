@@ -129,14 +129,21 @@ class MinMax(tuple):
         return self[1]
 
 
+_NUMPYS_UFUNC = np.ndarray.__array_ufunc__
+
+
 def operand(x: Any) -> Any:
     """The other operand of an arithmetic operator: tensors, numbers and arrays pass
     through; lists become arrays (floats in the default dtype); any other type gives
-    ``NotImplemented``, Python's signal to ask the other operand (``t * dual``)."""
+    ``NotImplemented``, Python's signal to ask the other operand (``t * dual``), as does
+    an array type with NumPy's protocol of its own (the symbolic method's ``SymbolArray``:
+    ``t * symbols`` is the symbols' operation, with the tensor's values as a constant)."""
     # Concrete types first: this runs on every operator call, and isinstance against
     # the numbers.Number ABC is several times slower.
-    if isinstance(x, (_engine.Tensor, float, int, np.ndarray, np.generic, complex)):
+    if isinstance(x, (_engine.Tensor, float, int, np.generic, complex)):
         return x
+    if isinstance(x, np.ndarray):
+        return x if type(x).__array_ufunc__ is _NUMPYS_UFUNC else NotImplemented
     if backend.is_gpu_array(x):
         return x
     if isinstance(x, (list, tuple)):

@@ -304,10 +304,12 @@ class Dual:
         return bool(_strip(self.primal))
 
     def __setitem__(self, index: Any, value: Any) -> None:
-        raise TypeError(
-            "Dual arrays are immutable: build the result with np.where, np.concatenate or "
-            "indexing instead of assigning into it"
-        )
+        """``x[index] = v``, as on a tensor: the ``index_put`` primitive (its tangent is
+        ẋ with v̇ written in), whose result this dual number becomes.  Values taken from
+        x before (``x[0:2]``) are copies, not views: they keep what they had."""
+        index = tuple(_strip(i) for i in index) if isinstance(index, tuple) else _strip(index)
+        result = _push(P["index_put"], self, value, index=index)
+        self.primal, self.tangents, self.tag = result.primal, result.tangents, result.tag
 
     # -- arithmetic: the registry's primitives ----------------------------------------
     def __add__(self, other: Any) -> Dual:
@@ -423,13 +425,22 @@ class Dual:
         return _push(P["to_dtype"], self, dtype=np.dtype(dtype))
 
     def copy(self) -> Dual:
-        return self
+        # a new dual number (assigning into it rebinds its values, never the original's)
+        return Dual._make(self.primal, self.tangents, self.tag)
+
+    def to(self, *args: Any, **kwargs: Any) -> Dual:
+        """``x.to(dtype)``, ``x.to(device)``: as ``Tensor.to`` (the tangents go along)."""
+        return numpy_protocol.converted(self, *args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         # x.exp(), x.sin(), ...: the elementwise primitives as methods, as on arrays
         op = P.get(name)
         if isinstance(op, registry.UnaryOp):
             return lambda: _push(op, self)
+        # x.permute(1, 0), x.expand(2, 3), x.clone(), ...: the faces primitives give Tensor
+        method = numpy_protocol.method_face(self, name, _HANDLER.primitive)
+        if method is not None:
+            return method
         raise AttributeError(f"'Dual' object has no attribute {name!r}")
 
     # -- NumPy protocols -----------------------------------------------------------------
@@ -477,7 +488,8 @@ class _DualHandler(TypeHandler):
         return _push(op, *inputs, **params)
 
 
-register_type(Dual, _DualHandler())
+_HANDLER = _DualHandler()
+register_type(Dual, _HANDLER)
 
 
 # ----------------------------------------------- NumPy's functions, onto the primitives

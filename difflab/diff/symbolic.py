@@ -75,6 +75,7 @@ from difflab.diff.interface import (
 )
 from difflab.functions import TypeHandler, register_type
 from difflab.ops import registry
+from difflab.tensor import Tensor
 
 
 class SymbolicTraceError(TypeError):
@@ -83,6 +84,33 @@ class SymbolicTraceError(TypeError):
 
 
 # ------------------------------------------------------------------- sympy namespace
+
+
+class NoSymbolicForm:
+    """The result of a primitive that has no value on symbols (``argmax``: an index):
+    a stand-in that raises a :class:`SymbolicTraceError` saying so as soon as it is used,
+    so that what is computed beside it (``dl.max(x, dim).values``) still traces."""
+
+    def __init__(self, name: str, why: str) -> None:
+        self._name, self._why = name, why
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise SymbolicTraceError(f"symbolic: {self._name} has no symbolic form: {self._why}")
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("__"):  # (Python's and NumPy's protocol probes)
+            raise AttributeError(attribute)
+        self._refuse()
+
+    def __repr__(self) -> str:
+        return f"<{self._name}: no symbolic form>"
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
+    __truediv__ = __rtruediv__ = __pow__ = __rpow__ = __neg__ = __matmul__ = _refuse
+    __rmatmul__ = __getitem__ = __iter__ = __len__ = __bool__ = __index__ = _refuse
+    __int__ = __float__ = __array__ = __eq__ = __ne__ = __lt__ = __le__ = _refuse
+    __gt__ = __ge__ = _refuse
+    __hash__ = None  # type: ignore[assignment]
 
 
 class _SympyNamespace:
@@ -120,6 +148,11 @@ class _SympyNamespace:
         return out
 
     @staticmethod
+    def no_symbolic_form(name: str, why: str) -> NoSymbolicForm:
+        """What a primitive with no value on symbols gives (argmax's indices)."""
+        return NoSymbolicForm(name, why)
+
+    @staticmethod
     def heaviside(x: Any, value_at_zero: Any) -> Any:
         return sympy.Heaviside(x, value_at_zero)
 
@@ -148,6 +181,27 @@ class SymbolArray(np.ndarray):
         # one entry stays a (0-d) SymbolArray, so that np.sin(x[0]) reaches the protocol below
         return _wrap(np.asarray(self)[_plain(index)])
 
+    # Tensor's methods: x.permute(1, 0), x.expand(2, 3), x.clone(), x.to(dtype), ...
+    def __getattr__(self, name: str) -> Any:
+        method = numpy_protocol.method_face(self, name, lambda op, *a, **k: _wrap(
+            _HANDLER.primitive(op, *a, **k)))
+        if method is None:
+            raise AttributeError(f"'SymbolArray' object has no attribute {name!r}")
+        return method
+
+    def to(self, *args: Any, **kwargs: Any) -> Any:
+        """``x.to(dtype)``, ``x.to(device)``: as ``Tensor.to`` (symbols are unchanged)."""
+        return numpy_protocol.converted(self, *args, **kwargs)
+
+    def mean(self, axis: Any = None, dtype: Any = None, out: Any = None,  # type: ignore[override]
+             keepdims: bool = False, **kwargs: Any) -> Any:
+        """x.mean(): NumPy's mean of the expressions (its method divides in place)."""
+        return np.mean(self, axis=axis, keepdims=keepdims)
+
+    def astype(self, dtype: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        """A float dtype leaves the expressions as they are (a symbol is a real number)."""
+        return _wrap(_HANDLER.primitive(registry.get("to_dtype"), self, dtype=np.dtype(dtype)))
+
     # NumPy's protocols (difflab.numpy_protocol): np.sin(x), np.sum(x, axis=0), np.where, ...
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         return _symbolic_ufunc(ufunc, method, *inputs, **kwargs)
@@ -164,6 +218,8 @@ def _plain(value: Any) -> Any:
     """SymbolArrays (also inside lists and dicts) as plain object arrays, for NumPy's loops."""
     if isinstance(value, SymbolArray):
         return value.view(np.ndarray)
+    if isinstance(value, Tensor):  # a tensor in a symbolic trace: a constant, its values
+        return value.array
     if isinstance(value, (list, tuple)):
         return type(value)(_plain(v) for v in value)
     if isinstance(value, dict):
@@ -264,7 +320,7 @@ class _SympyHandler(TypeHandler):
         """A structural primitive (``prod``, ``logsumexp``, ``amax``) on expressions: its
         ``symbolic`` form if it has one, else its forward with NumPy on object arrays."""
         arrays = [np.asarray(v, dtype=object) if isinstance(v, (sympy.Basic, np.ndarray))
-                  else v for v in inputs]
+                  else _plain(v) for v in inputs]  # (a tensor: its values, a constant)
         if op.symbolic is not None:
             out = op.symbolic(SYMPY, *arrays, **params)
         else:

@@ -19,8 +19,11 @@ from __future__ import annotations
 from typing import Any
 
 from difflab import backend
+from difflab.autograd.engine import apply
+from difflab.functions import permute
 from difflab.nn.functional_core import (
     _as_image,
+    _check_input,
     _check_tensor,
     _single,
     avg_pool2d,
@@ -28,6 +31,7 @@ from difflab.nn.functional_core import (
     max_pool2d,
 )
 from difflab.nn.functional_layers import _pair
+from difflab.ops import nn_conv
 from difflab.tensor import Tensor
 
 __all__ = ["avg_pool1d", "conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "fold",
@@ -260,17 +264,22 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
     >>> cols.shape, cols[0, :, 0].tolist()
     (difflab.Size([1, 4, 4]), [0.0, 1.0, 3.0, 4.0])
     """
-    x = _check_tensor("unfold", input)
+    x = _check_input("unfold", input)
     if x.ndim not in (3, 4):
         raise ValueError(f"unfold expects a 3-D or 4-D input, got shape {tuple(x.shape)}")
     unbatched = x.ndim == 3
-    x = x.unsqueeze(0) if unbatched else x
+    x = x.reshape((1,) + tuple(x.shape)) if unbatched else x
     kh, kw = _pair(kernel_size, "kernel_size")
     c = x.shape[1]
-    cols = conv2d(x, _one_hot_kernels(c, kh, kw, x), None, _pair(stride), _pair(padding),
-                  _pair(dilation), groups=c)
-    cols = cols.reshape(x.shape[0], c * kh * kw, -1)
-    return cols.squeeze(0) if unbatched else cols
+    if not isinstance(x, Tensor):  # dual numbers, sympy expressions: the im2col primitive
+        win = apply(nn_conv.Im2Col, x, kernel=(kh, kw), stride=_pair(stride),
+                    padding=_pair(padding), dilation=_pair(dilation))  # (N, C, OH, OW, kh, kw)
+        cols = permute(win, (0, 1, 4, 5, 2, 3))
+    else:
+        cols = conv2d(x, _one_hot_kernels(c, kh, kw, x), None, _pair(stride), _pair(padding),
+                      _pair(dilation), groups=c)
+    cols = cols.reshape((x.shape[0], c * kh * kw, -1))
+    return cols.reshape(tuple(cols.shape[1:])) if unbatched else cols
 
 
 def _spread(x: Tensor, stride: tuple[int, int]) -> Tensor:
@@ -458,12 +467,12 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,  
     >>> F.fold(ones, (3, 3), 2)[0, 0].tolist()      # how many blocks cover each pixel
     [[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]
     """
-    x = _check_tensor("fold", input)
+    x = _check_input("fold", input)
     if x.ndim not in (2, 3):
         raise ValueError(f"fold expects a 2-D or 3-D input (N, C·kh·kw, L), got "
                          f"{tuple(x.shape)}")
     unbatched = x.ndim == 2
-    x = x.unsqueeze(0) if unbatched else x
+    x = x.reshape((1,) + tuple(x.shape)) if unbatched else x
     (oh, ow), (kh, kw) = _pair(output_size, "output_size"), _pair(kernel_size, "kernel_size")
     (dh, dw), (ph, pw), (sh, sw) = _pair(dilation), _pair(padding), _pair(stride)
     if x.shape[1] % (kh * kw):
@@ -475,6 +484,11 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,  
         raise RuntimeError(f"fold: expected {blocks_h * blocks_w} blocks for output_size "
                            f"{(oh, ow)}, got {x.shape[2]}")
     c = x.shape[1] // (kh * kw)
+    if not isinstance(x, Tensor):  # dual numbers, sympy expressions: the col2im primitive
+        win = permute(x.reshape((x.shape[0], c, kh, kw, blocks_h, blocks_w)), (0, 1, 4, 5, 2, 3))
+        out = apply(nn_conv.Col2Im, win, x_shape=(x.shape[0], c, oh, ow), kernel=(kh, kw),
+                    stride=(sh, sw), padding=(ph, pw), dilation=(dh, dw))
+        return out.reshape(tuple(out.shape[1:])) if unbatched else out
     grid = x.reshape(x.shape[0], c * kh * kw, blocks_h, blocks_w)
     # the output side conv_transpose2d gives, and the padding that makes it output_size
     full_h = (blocks_h - 1) * sh - 2 * ph + dh * (kh - 1) + 1

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from difflab import backend
+from difflab.autograd import engine as _engine
 from difflab.autograd.engine import apply
 from difflab.dtypes import floating_result as _floating_result
 from difflab.func.vmap import BatchedTensor as _BatchedTensor
@@ -23,7 +24,6 @@ from difflab.functions import where as _where
 from difflab.ops import nn_conv, nn_ops, registry
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import cast_to as _cast_to
-from difflab.tensor_arguments import promote
 from difflab.tensor_arguments import promote_all as _promote_all
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -35,15 +35,33 @@ def _check_tensor(name: str, x: Any) -> Tensor:
     return x
 
 
+def _check_input(name: str, x: Any) -> Any:
+    """The input of a function that is one primitive (``linear``, ``conv2d``, pooling,
+    ``layer_norm``, ``nll_loss``, ``unfold``/``fold``), which every method differentiates:
+    a Tensor; a dual number or sympy expressions (``engine.apply`` hands the primitive to
+    their interpreter: forward mode, symbolic); an array, taken as a constant tensor."""
+    if isinstance(x, Tensor) or _engine.interpreter_for(x) is not None:
+        return x
+    if isinstance(x, np.ndarray) or backend.is_gpu_array(x):
+        return Tensor._wrap(x)
+    raise TypeError(f"{name}: expected a Tensor (or an array, a dual number, sympy "
+                    f"expressions), got {type(x).__name__}")
+
+
 def _floating(x: Tensor) -> Tensor:
     """``x`` in a floating dtype: an integer or boolean tensor becomes the default float."""
-    if np.dtype(x.dtype).kind in "fc":  # (x may be forward mode's Dual: its dtype is NumPy's)
+    # (x may be forward mode's Dual: its dtype is NumPy's; sympy expressions (object) stand
+    # for real numbers)
+    if np.dtype(x.dtype).kind in "fcO":
         return x
     return _cast_to(x, _floating_result(x.dtype))
 
 
 def _promoted(*operands: Tensor | None) -> list:
-    """The operands (``None`` kept in place) cast to their common dtype, as ``x @ W.T + b``."""
+    """The operands (``None`` kept in place) cast to their common dtype, as ``x @ W.T + b``
+    (sympy expressions, of no dtype, are left as they are)."""
+    if any(np.dtype(t.dtype) == object for t in operands if t is not None):
+        return list(operands)
     present = _promote_all([t for t in operands if t is not None])
     return [None if t is None else present.pop(0) for t in operands]
 
@@ -85,7 +103,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     Raises
     ------
     TypeError
-        If ``input`` is not a Tensor.
+        If ``input`` is not a Tensor, an array, a dual number or sympy expressions.
     ValueError
         If the input's last dimension is not ``weight.shape[-1]``.
 
@@ -102,7 +120,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     >>> F.linear(x, W, dl.tensor([0.5, 0.0, -1.0]))
     tensor([[1.5, 4. , 2. ]])
     """
-    _check_tensor("linear", input)
+    input = _check_input("linear", input)  # noqa: A001
     if input.ndim == 0 or input.shape[-1] != weight.shape[-1]:
         raise ValueError(
             f"Linear expected input with {weight.shape[-1]} features in its last dimension "
@@ -176,7 +194,7 @@ def conv2d(
     >>> F.conv2d(image, dl.ones(1, 1, 2, 2), stride=2, padding=1).shape
     difflab.Size([1, 1, 3, 3])
     """
-    _check_tensor("conv2d", input)
+    input = _check_input("conv2d", input)  # noqa: A001
     if input.ndim != 4:
         raise ValueError(
             f"Conv2d expects a 4-D input (N, C, H, W), got shape {tuple(input.shape)} "
@@ -210,7 +228,6 @@ def conv2d(
 
 def _pool_args(name: str, input: Tensor, kernel_size: Any, stride: Any, padding: Any  # noqa: A002
                ) -> tuple:
-    _check_tensor(name, input)
     if input.ndim not in (3, 4):
         raise ValueError(f"{name} expects a 3-D or 4-D input, got shape {tuple(input.shape)}")
     kernel = nn_ops._pair(kernel_size)
@@ -248,7 +265,7 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     Raises
     ------
     TypeError
-        If ``input`` is not a Tensor.
+        If ``input`` is not a Tensor, an array, a dual number or sympy expressions.
     ValueError
         If the input is not 3-D or 4-D, or the padding exceeds half the kernel.
 
@@ -264,12 +281,13 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     tensor([[[[ 5.,  7.],
               [13., 15.]]]])
     """
+    input = _check_input("max_pool2d", input)  # noqa: A001
     kernel, stride, padding = _pool_args("max_pool2d", input, kernel_size, stride, padding)
     squeeze = input.ndim == 3
-    x = input.unsqueeze(0) if squeeze else input
+    x = input.reshape((1,) + tuple(input.shape)) if squeeze else input
     out = apply(nn_conv.MaxPool2d, x, kernel=kernel, stride=stride, padding=padding,
                 dilation=nn_ops._pair(dilation))
-    return out.squeeze(0) if squeeze else out
+    return out.reshape(tuple(out.shape[1:])) if squeeze else out
 
 
 def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0  # noqa: A002
@@ -296,7 +314,7 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     Raises
     ------
     TypeError
-        If ``input`` is not a Tensor.
+        If ``input`` is not a Tensor, an array, a dual number or sympy expressions.
     ValueError
         If the input is not 3-D or 4-D, or the padding exceeds half the kernel.
 
@@ -311,11 +329,12 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     >>> F.avg_pool2d(dl.arange(16.0).reshape(1, 1, 4, 4), 2, stride=1).shape
     difflab.Size([1, 1, 3, 3])
     """
+    input = _check_input("avg_pool2d", input)  # noqa: A001
     kernel, stride, padding = _pool_args("avg_pool2d", input, kernel_size, stride, padding)
     squeeze = input.ndim == 3
-    x = _floating(input.unsqueeze(0) if squeeze else input)
+    x = _floating(input.reshape((1,) + tuple(input.shape)) if squeeze else input)
     out = apply(nn_conv.AvgPool2d, x, kernel=kernel, stride=stride, padding=padding)
-    return out.squeeze(0) if squeeze else out
+    return out.reshape(tuple(out.shape[1:])) if squeeze else out
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
@@ -842,7 +861,7 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
     >>> F.layer_norm(dl.tensor([[1.0, 2.0, 3.0]]), (3,))
     tensor([[-1.2247,  0.    ,  1.2247]])
     """
-    input = _floating(_check_tensor("layer_norm", input))  # noqa: A001
+    input = _floating(_check_input("layer_norm", input))  # noqa: A001
     normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(
         normalized_shape)
     k = len(normalized_shape)
@@ -969,7 +988,7 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor: 
     _check_same_shape("mse_loss", input, target)
     if reduction not in _REDUCTIONS:
         raise ValueError(f"mse_loss: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
-    return apply(nn_ops.MSELoss, *promote(input, target), reduction=reduction)
+    return apply(nn_ops.MSELoss, *_promoted(input, target), reduction=reduction)
 
 
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002
@@ -1090,11 +1109,12 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noq
     >>> F.nll_loss(dl.tensor([[-1.0, -2.0], [-3.0, -4.0]]), dl.tensor([1, 0]))
     tensor(2.5)
     """
-    _check_tensor("nll_loss", input)
+    input = _check_input("nll_loss", input)  # noqa: A001
     if input.ndim < 1:
         raise ValueError("nll_loss: input must have a class dimension")
     if input.ndim == 1:  # one sample: (C,) scores and a 0-d target
-        out = nll_loss(input.unsqueeze(0), target.reshape(1), weight, ignore_index, reduction)
+        out = nll_loss(input.reshape((1,) + tuple(input.shape)), target.reshape(1), weight,
+                       ignore_index, reduction)
         return out.reshape(())
     if type(target) is _BatchedTensor:  # under vmap, a target that differs between examples
         return _nll_loss_batched(input, target, weight, ignore_index, reduction)

@@ -144,6 +144,14 @@ class ArgExtreme(NoDerivative):
         keepdim = keepdims if keepdims is not None else keepdim
         return (input,), {"axis": dim, "keepdims": bool(keepdim)}
 
+    def symbolic(self, sp: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        """None: where the extreme sits is no expression of symbols; a stand-in that says
+        so when used (``dl.max(x, dim).values`` beside it traces, to ``sympy.Max``)."""
+        return sp.no_symbolic_form(
+            f"dl.{self.name} (the indices of dl.{self.name[3:]}(x, dim))",
+            f"where the {self.name[3:]}imum sits is not an expression of the symbols; use "
+            f"the values (dl.a{self.name[3:]}, or .values), or method='forward'/'reverse'")
+
     def forward(self, ctx: Any, xp: Any, x: Any, axis: Any = None, keepdims: bool = False
                 ) -> Any:
         out = getattr(xp, self.name)(x, axis=axis)

@@ -23,8 +23,17 @@ import numpy as np
 from difflab import backend
 from difflab.ops.nn_ops import _recording
 from difflab.ops.primitive import Primitive
+from difflab.ops.shapes import plain_values
 
 # -------------------------------------------------------------- im2col / col2im
+
+
+def _is_array(value: Any) -> bool:
+    """A NumPy or CuPy array (object arrays of sympy expressions too): not a tensor being
+    recorded (``create_graph``) nor dual numbers nested in dual numbers."""
+    return isinstance(value, np.ndarray) or backend.is_gpu_array(value)
+
+
 
 
 def conv_output_size(size: int, kernel: int, stride: int, padding: int, dilation: int) -> int:
@@ -51,6 +60,38 @@ def _windows(xp, x, kernel, stride, padding, dilation, pad_value=0.0):
         shape=(n, c, oh, ow, kh, kw),
         strides=(s_n, s_c, s_h * sh, s_w * sw, s_h * dh, s_w * dw),
     )
+
+
+def _window_index(x_shape, kernel, stride, padding, dilation):
+    """(the padded shape, the index (:, :, R, C)) with padded[index] every window (N, C,
+    OH, OW, kh, kw): im2col by indexing, for values that have no strides to view."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+    n, c, h, w = x_shape
+    oh = conv_output_size(h, kh, sh, ph, dh)
+    ow = conv_output_size(w, kw, sw, pw, dw)
+    rows = (np.arange(oh) * sh).reshape(oh, 1, 1, 1) + (np.arange(kh) * dh).reshape(1, 1, kh, 1)
+    cols = (np.arange(ow) * sw).reshape(1, ow, 1, 1) + (np.arange(kw) * dw).reshape(1, 1, 1, kw)
+    return (n, c, h + 2 * ph, w + 2 * pw), (slice(None), slice(None), rows, cols)
+
+
+def _gathered_windows(xp, x, kernel, stride, padding, dilation):
+    """The windows of dual numbers under a tape (forward over reverse): indexing, which
+    NumPy's protocol maps onto the index primitive (zero padding by concatenation)."""
+    (ph, pw), (n, c, h, w) = padding, x.shape
+    if ph:
+        x = xp.concatenate([np.zeros((n, c, ph, w)), x, np.zeros((n, c, ph, w))], axis=2)
+    if pw:
+        x = xp.concatenate([np.zeros((n, c, h + 2 * ph, pw)), x,
+                            np.zeros((n, c, h + 2 * ph, pw))], axis=3)
+    return x[_window_index((n, c, h, w), kernel, stride, padding, dilation)[1]]
+
+
+def _scattered_windows(xp, win, x_shape, kernel, stride, padding, dilation):
+    """The transpose of :func:`_gathered_windows`: the windows added back (a scatter)."""
+    padded, index = _window_index(x_shape, kernel, stride, padding, dilation)
+    out = xp.scatter_add(win, index, padded)
+    (ph, pw), (h, w) = padding, x_shape[2:]
+    return out[:, :, ph:ph + h, pw:pw + w]
 
 
 def _col2im_array(xp, win, x_shape, kernel, stride, padding, dilation):
@@ -85,7 +126,7 @@ class Im2Col(Primitive):
     @staticmethod
     def forward(ctx, xp, x, kernel, stride, padding, dilation):
         ctx.geometry = (x.shape, kernel, stride, padding, dilation)
-        return _windows(xp, x, kernel, stride, padding, dilation)
+        return im2col(xp, x, kernel, stride, padding, dilation)  # (dual numbers nested: pushed)
 
     @staticmethod
     def vjp(ctx, xp, g):
@@ -113,7 +154,7 @@ class Col2Im(Primitive):
     def forward(ctx, xp, win, x_shape, kernel, stride, padding, dilation):
         ctx.geometry = (kernel, stride, padding, dilation)
         ctx.x_shape = tuple(x_shape)
-        return _col2im_array(xp, win, x_shape, kernel, stride, padding, dilation)
+        return col2im(xp, win, x_shape, kernel, stride, padding, dilation)
 
     @staticmethod
     def vjp(ctx, xp, g):
@@ -129,19 +170,26 @@ class Col2Im(Primitive):
 
 
 def im2col(xp: Any, x: Any, kernel, stride, padding, dilation) -> Any:
-    """im2col on an array (fast path), or recorded on the tape (``create_graph``)."""
+    """im2col on an array (fast path), or the primitive on a tensor (recorded on the tape:
+    ``create_graph``) or on dual numbers nested in dual numbers (pushed), or by indexing
+    on dual numbers under a tape (forward over reverse)."""
+    if _is_array(x):
+        return _windows(backend.array_module(x), x, kernel, stride, padding, dilation)
     if _recording(xp):
         return xp.record_primitive(Im2Col, x, kernel=kernel, stride=stride, padding=padding,
                                    dilation=dilation)
-    return _windows(xp, x, kernel, stride, padding, dilation)
+    return _gathered_windows(xp, x, kernel, stride, padding, dilation)
 
 
 def col2im(xp: Any, win: Any, x_shape, kernel, stride, padding, dilation) -> Any:
-    """col2im on an array (fast path), or recorded on the tape (``create_graph``)."""
+    """col2im on an array (fast path), or as :func:`im2col` says for other values."""
+    if _is_array(win):
+        return _col2im_array(backend.array_module(win), win, x_shape, kernel, stride,
+                             padding, dilation)
     if _recording(xp):
         return xp.record_primitive(Col2Im, win, x_shape=tuple(x_shape), kernel=kernel,
                                    stride=stride, padding=padding, dilation=dilation)
-    return _col2im_array(xp, win, x_shape, kernel, stride, padding, dilation)
+    return _scattered_windows(xp, win, x_shape, kernel, stride, padding, dilation)
 
 
 # ---------------------------------------------------------------- convolution
@@ -203,7 +251,7 @@ class Conv2d(Primitive):
         """(W ⋆ x as (N, O, OH, OW), x's columns (G, K, M)): Y_g = W_g X_g for each group."""
         n = x.shape[0]
         o, cg, kh, kw = w.shape
-        win = _windows(xp, x, (kh, kw), stride, padding, dilation)
+        win = im2col(xp, x, (kh, kw), stride, padding, dilation)
         oh, ow = win.shape[2], win.shape[3]
         cols = Conv2d._columns(xp, win, g_)                      # (G, K, M)
         y = _group_matmul(xp, w.reshape((g_, o // g_, cg * kh * kw)), cols)  # (G, O/G, M)
@@ -221,7 +269,7 @@ class Conv2d(Primitive):
         ctx.sizes = (n, c, y.shape[2], y.shape[3], groups)
         need = ctx.needs_input_grad
         ctx.save(x, w, cols if len(need) < 2 or need[1] else None)  # (the columns serve W̄)
-        return xp.ascontiguousarray(y)
+        return xp.ascontiguousarray(y) if _is_array(y) else y
 
     #: Recorded (create_graph), the VJP copies the columns again from x, as W̄ must stay a
     #: function of x for a second derivative; a traced training step, which needs one
@@ -268,8 +316,8 @@ class Conv2d(Primitive):
         if dw is not None:
             k = dw.shape[0]
             if cols is None:  # (saved only when W needs a derivative)
-                cols = Conv2d._columns(xp, _windows(xp, x, (kh, kw), stride, padding,
-                                                    dilation), g_)
+                cols = Conv2d._columns(xp, im2col(xp, x, (kh, kw), stride, padding,
+                                                  dilation), g_)
             y = xp.matmul(dw.reshape((k, g_, o // g_, cg * kh * kw)), cols)  # (k, G, O/G, M)
             terms.append(xp.transpose(y.reshape((k, o, n, oh, ow)), (0, 2, 1, 3, 4)))
         if db is not None:
@@ -295,7 +343,38 @@ class MaxPool2d(Primitive):
     name = "max_pool2d"
 
     @staticmethod
+    def symbolic(sp, x, kernel, stride, padding, dilation):
+        win = _windows(np, x, kernel, stride, padding, dilation, pad_value=-np.inf)
+        return sp.reduce(sp.maximum, win, axis=(-2, -1))
+
+    @staticmethod
     def forward(ctx, xp, x, kernel, stride, padding, dilation):
+        ctx.geometry = (x.shape, kernel, stride, padding, dilation)
+        if _is_array(x):
+            best, masks = MaxPool2d._first_maxima(xp, x, kernel, stride, padding, dilation)
+            ctx.save(masks)
+            return best
+        # recorded (create_graph) or nested dual numbers: the masks from the values, and
+        # the maxima picked by them from x's windows, a function of x that carries its
+        # derivative (a padded place, 0 here, is never picked)
+        values = plain_values(x)
+        _, masks = MaxPool2d._first_maxima(backend.array_module(values), values, kernel,
+                                           stride, padding, dilation)
+        ctx.save(masks)
+        win = im2col(xp, x, kernel, stride, padding, dilation)
+        return MaxPool2d._picked(xp, win, masks)[0]
+
+    @staticmethod
+    def _picked(xp, win, masks):
+        """Σ_p mask_p · window_p: each window's value at its maximum, for k stacks of
+        windows (k·N, C, OH, OW, kh, kw) -> (k, N, C, OH, OW)."""
+        win = win.reshape((-1,) + tuple(masks.shape[1:]) + (masks.shape[0],))
+        return (win * xp.transpose(masks, (1, 2, 3, 4, 0))).sum(axis=-1)
+
+    @staticmethod
+    def _first_maxima(xp, x, kernel, stride, padding, dilation):
+        """(the maximum of each window, masks[p]: the windows whose first maximum sits at
+        kernel position p), on arrays."""
         win = _windows(xp, x, kernel, stride, padding, dilation, pad_value=-np.inf)
         kh, kw = win.shape[4:]
         positions = [win[..., i, j] for i in range(kh) for j in range(kw)]
@@ -311,9 +390,7 @@ class MaxPool2d(Primitive):
             hit = candidate == best
             xp.greater(hit, taken, out=mask)  # hit and not taken yet
             taken |= hit
-        ctx.geometry = (x.shape, kernel, stride, padding, dilation)
-        ctx.save(masks)
-        return best
+        return best, masks
 
     #: On arrays, ȳ · mask multiplies by the booleans directly; recorded, the mask is first
     #: converted to ȳ's dtype (a copy of the size of all the windows).  A traced training
@@ -334,11 +411,9 @@ class MaxPool2d(Primitive):
         """ẏ = the tangent at each window's maximum: Σ_p mask_p · window_p(ẋ) (the VJP's
         transpose: pick where it routes).  The k tangents of x are k·N more images."""
         _, kernel, stride, padding, dilation = ctx.geometry
-        k = dx.shape[0]
-        win = _windows(xp, dx.reshape((-1,) + tuple(dx.shape[2:])), kernel, stride, padding,
-                       dilation)  # (k·N, C, OH, OW, kh, kw); a padded place is never picked
-        win = win.reshape((k,) + tuple(masks.shape[1:]) + (masks.shape[0],))
-        return (win * xp.transpose(masks, (1, 2, 3, 4, 0))).sum(axis=-1)
+        win = im2col(xp, dx.reshape((-1,) + tuple(dx.shape[2:])), kernel, stride, padding,
+                     dilation)  # (k·N, C, OH, OW, kh, kw); a padded place is never picked
+        return MaxPool2d._picked(xp, win, masks)
 
 
 class AvgPool2d(Primitive):
@@ -351,7 +426,7 @@ class AvgPool2d(Primitive):
 
     @staticmethod
     def forward(ctx, xp, x, kernel, stride, padding):
-        win = _windows(xp, x, kernel, stride, padding, (1, 1))
+        win = im2col(xp, x, kernel, stride, padding, (1, 1))
         ctx.geometry = (x.shape, kernel, stride, padding, (1, 1))
         return win.mean(axis=(-2, -1))
 
@@ -369,6 +444,6 @@ class AvgPool2d(Primitive):
         """Linear: ẏ = avg_pool2d(ẋ), the k tangents of x pooled as k·N more images."""
         _, kernel, stride, padding, _ = ctx.geometry
         k = dx.shape[0]
-        y = _windows(xp, dx.reshape((-1,) + tuple(dx.shape[2:])), kernel, stride, padding,
-                     (1, 1)).mean(axis=(-2, -1))
+        y = im2col(xp, dx.reshape((-1,) + tuple(dx.shape[2:])), kernel, stride, padding,
+                   (1, 1)).mean(axis=(-2, -1))
         return y.reshape((k, -1) + tuple(y.shape[1:]))

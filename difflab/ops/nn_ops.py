@@ -30,6 +30,7 @@ Convolution and pooling are in :mod:`difflab.ops.nn_conv`.
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -308,8 +309,10 @@ class NLLLoss(Primitive):
         n = z.shape[0]
         valid = target != ignore_index
         t = xp.where(valid, target, 0)
-        rows = xp.arange(n)
-        w = (valid if weight is None else weight[t] * valid).astype(z.dtype)
+        rows = backend.array_module(target).arange(n)  # (indices: arrays, whatever z is)
+        # (the weights in z's float dtype; of sympy expressions (object), plain floats)
+        w = (valid if weight is None else weight[t] * valid).astype(
+            np.float64 if z.dtype == object else z.dtype)
         losses = -z[rows, t] * w
         ctx.reduction, ctx.shape = reduction, z.shape
         if reduction == "none":
@@ -353,6 +356,12 @@ class BCEWithLogits(Primitive):
     """
 
     name = "bce_with_logits"
+
+    @staticmethod
+    def symbolic(sp, x, t):
+        """log(1 + eˣ) - x t: the same function without the branches that keep it from
+        overflowing in floating point (a symbol has no value to branch on)."""
+        return sp.elementwise(lambda v, s: sp.log(1 + sp.exp(v)) - v * s, x, t)
 
     @staticmethod
     def forward(ctx, xp, x, t):
@@ -452,6 +461,13 @@ class Normalize(Primitive):
     name = "normalize"
 
     @staticmethod
+    def symbolic(sp, x, axes, eps, mean=None, var=None):
+        """The forward on sympy expressions, with sympy's square root elementwise."""
+        xp = SimpleNamespace(sqrt=lambda v: sp.elementwise(sp.sqrt, v))
+        return Normalize.forward(SimpleNamespace(save=lambda *saved: None), xp, x, axes, eps,
+                                 mean, var)
+
+    @staticmethod
     def forward(ctx, xp, x, axes, eps, mean=None, var=None):
         if mean is None:
             mean = x.mean(axis=axes, keepdims=True)
@@ -520,6 +536,13 @@ class GELU(Primitive):
     name = "gelu"
 
     @staticmethod
+    def symbolic(sp, x, approximate="none"):
+        if approximate == "tanh":
+            return sp.elementwise(lambda v: 0.5 * v * (1 + sp.tanh(
+                _SQRT_2_OVER_PI * (v + 0.044715 * v ** 3))), x)
+        return sp.elementwise(lambda v: 0.5 * v * (1 + sp.erf(v * _SQRT_HALF)), x)
+
+    @staticmethod
     def forward(ctx, xp, x, approximate="none"):
         ctx.approximate = approximate
         ctx.save(x)
@@ -549,6 +572,10 @@ class LeakyReLU(Primitive):
     """y = x for x > 0, a·x otherwise.  dy/dx = 1 or a (a piecewise-constant factor, saved)."""
 
     name = "leaky_relu"
+
+    @staticmethod
+    def symbolic(sp, x, slope):
+        return sp.elementwise(lambda v: sp.where(v > 0, v, slope * v), x)
 
     @staticmethod
     def forward(ctx, xp, x, slope):

@@ -30,7 +30,7 @@ import numpy as np
 
 from difflab import backend
 from difflab.ops.primitive import Primitive
-from difflab.ops.shapes import sum_to_shape
+from difflab.ops.shapes import plain_values, sum_to_shape
 
 LETTERS = string.ascii_letters  # the labels NumPy's einsum accepts
 
@@ -253,15 +253,34 @@ class CumProd(Primitive):
     """yᵢ = Π_{j≤i} xⱼ along ``axis``.
 
     VJP: x̄ⱼ = Σ_{i≥j} ȳᵢ Π_{k≤i, k≠j} x_k;  JVP: ẏᵢ = Σ_{j≤i} ẋⱼ Π_{k≤i, k≠j} x_k,
-    its transpose.  Without zeros both use Π_{k≤i, k≠j} x_k = yᵢ / xⱼ (a
-    cumulative sum and a division); with zeros, :meth:`others` builds the
-    products exactly.  First-order only: its VJP is not itself recorded.
+    its transpose.  On arrays without zeros both use Π_{k≤i, k≠j} x_k = yᵢ / xⱼ
+    (a cumulative sum and a division); with zeros, and always when the rule
+    is itself recorded or runs on dual numbers (a branch on values would be
+    baked into a traced graph), :meth:`others` builds the products exactly,
+    from ``where`` and ``cumprod`` itself, so the tape differentiates the
+    rule again, to any order.
     """
 
     name = "cumprod"
     math = "∂yᵢ/∂xⱼ = Π_{k≤i, k≠j} x_k  (j ≤ i),  x̄ⱼ = Σ_{i≥j} ȳᵢ yᵢ / xⱼ without zeros"
-    double_backward = False
+    tensor_method = dl_function = "cumprod"  # x.cumprod(dim), dl.cumprod(x, dim)
     numpy_function = np.cumprod  # its NumPy face: np.cumprod(x, axis) on Tensor or Dual
+
+    @staticmethod
+    def arguments(input, dim=None, *, dtype=None, axis=None):  # noqa: A002
+        """``cumprod(input, dim, *, dtype=None)``: yᵢ = Π_{j≤i} xⱼ along ``dim`` (NumPy's
+        ``axis=`` too); ``dtype`` casts the input first.  Differentiable to any order,
+        zeros included."""
+        dim = axis if dim is None else dim
+        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+            raise TypeError(f"cumprod: dim must be an int, got {type(dim).__name__}")
+        n = max(len(input.shape), 1)
+        if not -n <= dim < n:
+            raise IndexError(f"cumprod: Dimension out of range (expected to be in range of "
+                             f"[{-n}, {n - 1}], but got {dim})")
+        if dtype is not None:
+            input = input.astype(dtype)  # noqa: A001
+        return (input,), {"axis": int(dim) % n}
 
     @staticmethod
     def numpy_arguments(a, axis=None, dtype=None, out=None):
@@ -272,55 +291,66 @@ class CumProd(Primitive):
 
     @staticmethod
     def forward(ctx, xp, x, axis):
-        ctx.axis = axis % x.ndim if x.ndim else 0
+        if x.ndim == 0:  # one element: its own cumulative product
+            ctx.axis = None
+            ctx.save(x, x)
+            return x * 1
+        ctx.axis = axis % x.ndim
         y = xp.cumprod(x, axis=ctx.axis)
         ctx.save(x, y)
         return y
 
     @staticmethod
-    def others(xp, x, axis):
-        """P[..., j, i] = Π_{j<k≤i} x_k for i ≥ j, 0 for i < j (along ``axis``, moved last).
+    def _exact(x):
+        """True where the quotient rule y / x is exact: an array (not a tensor being
+        recorded, nor dual numbers) without zeros."""
+        plain = isinstance(x, np.ndarray) or backend.is_gpu_array(x)
+        return plain and not bool((x == 0).any())
 
-        Row j is the cumulative product of x with x_0 .. x_j replaced by 1; an
-        n × n matrix per row of x, so used only when x holds a zero.
+    @staticmethod
+    def others(xp, x, axis):
+        """P[..., j, i] = Π_{j<k≤i} x_k for i ≥ j, 0 for i < j (``axis`` swapped last).
+
+        Row j is the cumulative product of x with x_0 .. x_j replaced by 1: an
+        n × n matrix per row of x, built with ``where`` and ``cumprod``.
         """
-        moved = xp.moveaxis(x, axis, -1)
+        moved = xp.swapaxes(x, axis, -1)
         n = moved.shape[-1]
-        upper = xp.triu(xp.ones((n, n), dtype=bool), 1)  # k > j
-        rows = xp.where(upper, moved[..., None, :], xp.ones((), dtype=x.dtype))
-        return xp.where(xp.triu(xp.ones((n, n), dtype=bool)), xp.cumprod(rows, axis=-1),
-                        xp.zeros((), dtype=x.dtype))
+        module = backend.array_module(plain_values(x))  # (the masks on x's device)
+        upper = module.triu(module.ones((n, n), dtype=bool))  # i ≥ j
+        rows = xp.where(module.triu(upper, 1), xp.expand_dims(moved, -2), 1.0)  # k > j
+        return xp.where(upper, xp.cumprod(rows, axis=-1), 0.0)
 
     @staticmethod
     def _before(xp, x, axis):
-        """E_j = Π_{k<j} x_k, the exclusive cumulative product (axis moved last)."""
-        moved = xp.moveaxis(x, axis, -1)
-        ones = xp.ones(moved.shape[:-1] + (1,), dtype=x.dtype)
+        """E_j = Π_{k<j} x_k, the exclusive cumulative product (``axis`` swapped last)."""
+        moved = xp.swapaxes(x, axis, -1)
+        ones = xp.ones_like(moved[..., :1])
         return xp.cumprod(xp.concatenate([ones, moved[..., :-1]], axis=-1), axis=-1)
 
     @staticmethod
     def vjp(ctx, xp, g, x, y):
-        if x.size == 0:
-            return (g,)
         axis = ctx.axis
-        if not bool((x == 0).any()):
+        if axis is None or 0 in x.shape:
+            return (g,)
+        if CumProd._exact(x):
             flipped = xp.flip(g * y, axis)
             return (xp.flip(xp.cumsum(flipped, axis=axis), axis) / x,)
         # x̄ⱼ = E_j Σ_{i≥j} P[j, i] ȳᵢ
         p = CumProd.others(xp, x, axis)
-        gm = xp.moveaxis(g, axis, -1)
-        grad = CumProd._before(xp, x, axis) * (p * gm[..., None, :]).sum(axis=-1)
-        return (xp.moveaxis(grad, -1, axis),)
+        gm = xp.expand_dims(xp.swapaxes(g, axis, -1), -2)
+        grad = CumProd._before(xp, x, axis) * (p * gm).sum(axis=-1)
+        return (xp.swapaxes(grad, -1, axis),)
 
     @staticmethod
     def jvp(ctx, xp, dx, x, y):
         axis = ctx.axis  # of x; the tangents carry one more axis in front
-        if x.size == 0:
+        if axis is None or 0 in x.shape:
             return dx
-        if not bool((x == 0).any()):
+        if CumProd._exact(x):
             return xp.cumsum(dx * (1.0 / x), axis=axis + 1) * y
         # ẏᵢ = Σ_{j≤i} E_j P[j, i] ẋⱼ
         p = CumProd.others(xp, x, axis)
-        weighted = xp.moveaxis(dx, axis + 1, -1) * CumProd._before(xp, x, axis)
-        out = (weighted[..., :, None] * p).sum(axis=-2)
-        return xp.moveaxis(out, -1, axis + 1)
+        weighted = xp.swapaxes(dx, axis + 1, -1) * CumProd._before(xp, x, axis)
+        out = (xp.expand_dims(weighted, -1) * p).sum(axis=-2)
+        return xp.swapaxes(out, -1, axis + 1)

@@ -70,6 +70,10 @@ _LISTENERS: list = []
 #: looks every ufunc called on a Dual up here).
 _BY_NUMPY_NAME: dict[str, Any] = {}
 
+#: Tensor method name -> the primitive whose face it is (``tensor_method``), so that the
+#: other array types (``Dual``, sympy's ``SymbolArray``) give the same methods.
+_BY_TENSOR_METHOD: dict[str, Any] = {}
+
 
 def register(primitive: Any, *, replace: bool = False) -> Any:
     """Add ``primitive`` to the registry under its ``name``; returns it.
@@ -102,6 +106,8 @@ def register(primitive: Any, *, replace: bool = False) -> Any:
             f"replace=True to redefine your own"
         )
     PRIMITIVES[name] = primitive
+    if getattr(primitive, "tensor_method", None):
+        _BY_TENSOR_METHOD[primitive.tensor_method] = primitive
     for listener in _LISTENERS:
         listener(primitive)
     if isinstance(primitive, (UnaryOp, BinaryOp)):
@@ -139,6 +145,11 @@ def elementwise_ops(arity: int | None = None) -> list:
     """The elementwise primitives (``arity`` 1 or 2 for unary or binary only)."""
     kinds = {1: (UnaryOp,), 2: (BinaryOp,), None: (UnaryOp, BinaryOp)}[arity]
     return [p for p in PRIMITIVES.values() if isinstance(p, kinds)]
+
+
+def by_tensor_method(method: str) -> Any:
+    """The primitive whose face is ``Tensor.<method>`` (``tensor_method``), or ``None``."""
+    return _BY_TENSOR_METHOD.get(method)
 
 
 def by_numpy_name(numpy_name: str) -> Any:

@@ -84,3 +84,17 @@ def mean_scale(n: int) -> float:
     nan
     """
     return 1.0 / n if n else float("nan")
+
+
+def plain_values(value: Any) -> Any:
+    """The plain array under a recorded tensor (``.array``) or nested dual numbers
+    (``.primal``): what a piecewise-constant mask is computed from, and on which device."""
+    while hasattr(value, "primal"):
+        value = value.primal
+    return getattr(value, "array", value)
+
+
+def copied(value: Any) -> Any:
+    """``value`` in new memory: ``copy()`` of an array, ``clone()`` of a tensor (recorded:
+    reverse over forward) or of dual numbers."""
+    return value.clone() if hasattr(value, "clone") else value.copy()

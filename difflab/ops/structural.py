@@ -32,10 +32,11 @@ import numpy as np
 
 from difflab import backend, fastpath
 from difflab.dtypes import result_type
+from difflab.ops.conversions import Cast, Clone, ToDevice  # noqa: F401  (registered here)
 from difflab.ops.primitive import Primitive
 from difflab.ops.shapes import broadcast_shape as _broadcast_shape
+from difflab.ops.shapes import copied, mean_scale, sum_to_shape
 from difflab.ops.shapes import lift as _lift
-from difflab.ops.shapes import mean_scale, sum_to_shape
 from difflab.ops.shapes import shape_of as _shape
 
 # -------------------------------------------------------------------- reductions
@@ -454,10 +455,29 @@ class Reshape(Primitive):
         return dx.reshape(dx.shape[:1] + tuple(ctx.shape))
 
 
+def _plain(value: Any) -> bool:
+    """A number or a NumPy/CuPy array: not a tensor nor dual numbers."""
+    return isinstance(value, (int, float, np.ndarray, np.generic)) or backend.is_gpu_array(value)
+
+
+def _ints(sizes: tuple) -> tuple:
+    """``f(2, 3)`` and ``f((2, 3))`` alike, as a tuple of ints."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = sizes[0]
+    return tuple(int(n) for n in sizes)
+
+
 class Permute(Primitive):
     """y = x with its axes reordered.  VJP: the inverse permutation."""
 
     name = "permute"
+    tensor_method = dl_function = "permute"  # x.permute(1, 0), dl.permute(x, (1, 0))
+
+    @staticmethod
+    def arguments(input, *dims):  # noqa: A002
+        """``permute(input, dims)``: ``input`` with its dimensions in the order ``dims``
+        (``x.permute(1, 0)`` or ``x.permute((1, 0))`` too)."""
+        return (input,), {"axes": _ints(dims)}
 
     @staticmethod
     def forward(ctx, xp, x, axes):
@@ -485,6 +505,18 @@ class Expand(Primitive):
     """
 
     name = "expand"
+    tensor_method = "expand"  # x.expand(2, 3) (-1 keeps a size), dl.broadcast_to(x, (2, 3))
+    dl_function = "broadcast_to"
+
+    @staticmethod
+    def arguments(input, *sizes):  # noqa: A002
+        """``broadcast_to(input, size)``: ``input`` repeated, without copying, to ``size``
+        by the broadcasting rules (``-1`` keeps a dimension); ``x.expand(*size)`` too.
+        Its gradient sums back over the repeated dimensions."""
+        sizes = _ints(sizes)
+        lead = len(sizes) - len(input.shape)
+        return (input,), {"shape": tuple(input.shape[i - lead] if n == -1 and i >= lead else n
+                                         for i, n in enumerate(sizes))}
 
     @staticmethod
     def forward(ctx, xp, x, shape):
@@ -589,7 +621,7 @@ class IndexPut(Primitive):
     @staticmethod
     def forward(ctx, xp, x, v, index):
         ctx.index, ctx.v_shape, ctx.x_shape = index, getattr(v, "shape", ()), x.shape
-        out = x.copy()
+        out = copied(x)
         out[index] = v
         return out
 
@@ -598,10 +630,13 @@ class IndexPut(Primitive):
         given = dx if dx is not None else dv
         k = given.shape[0]
         out = xp.zeros((k,) + tuple(ctx.x_shape), dtype=given.dtype) if dx is None \
-            else dx.copy()
+            else copied(dx)
         index = (slice(None),) + (ctx.index if isinstance(ctx.index, tuple) else (ctx.index,))
         # (v̇ broadcasts to the place it goes to, as v did, past the k axis)
-        out[index] = 0 if dv is None else _lift(dv, out[index].ndim - 1)
+        value = 0 if dv is None else _lift(dv, np.zeros(out.shape, bool)[index].ndim - 1)
+        if not _plain(value) and _plain(out):  # (v̇ is dual numbers or a tensor, ẋ numbers:
+            return xp.record_primitive(IndexPut, out, value, index=index)  # its own write)
+        out[index] = value
         return out
 
     @staticmethod
@@ -730,70 +765,3 @@ class Clamp(Primitive):
     @staticmethod
     def jvp(ctx, xp, dx, inside):
         return dx * inside
-
-
-class Cast(Primitive):
-    """y = x converted to another dtype.  VJP: ȳ converted back to x's dtype."""
-
-    name = "to_dtype"
-
-    @staticmethod
-    def forward(ctx, xp, x, dtype):
-        ctx.in_dtype, ctx.dtype = x.dtype, dtype
-        return x.astype(dtype)
-
-    @staticmethod
-    def vjp(ctx, xp, g):
-        return (g.astype(ctx.in_dtype),)
-
-    @staticmethod
-    def jvp(ctx, xp, dx):
-        return dx.astype(ctx.dtype)
-
-
-class ToDevice(Primitive):
-    """y = x copied to another device.  JVP: ẋ copied there too.  VJP: ȳ copied back."""
-
-    name = "to_device"
-
-    @staticmethod
-    def forward(ctx, xp, x, device):
-        from difflab import backend
-
-        ctx.source, ctx.target = backend.device_of(x), device
-        return backend.to_device(x, device)
-
-    @staticmethod
-    def _moved(value, device):
-        """A tangent or adjoint on ``device``: a tensor by ``.to`` (recorded), else its array."""
-        from difflab import backend
-
-        if hasattr(value, "to"):
-            return value.to(device)
-        return backend.to_device(value, device)
-
-    @staticmethod
-    def jvp(ctx, xp, dx):
-        return ToDevice._moved(dx, ctx.target)
-
-    @staticmethod
-    def vjp(ctx, xp, g):
-        return (ToDevice._moved(g, ctx.source),)
-
-
-class Clone(Primitive):
-    """y = a copy of x in new memory.  The identity map: VJP and JVP pass through."""
-
-    name = "clone"
-
-    @staticmethod
-    def forward(ctx, xp, x):
-        return x.copy()
-
-    @staticmethod
-    def vjp(ctx, xp, g):
-        return (g,)
-
-    @staticmethod
-    def jvp(ctx, xp, dx):
-        return dx

@@ -60,6 +60,7 @@ def _elementwise_cases() -> dict:
 
 
 _M22 = np.array([[0.5, -1.0], [2.0, 0.3]])
+_M23 = np.array([[0.5, -1.0, 2.0], [0.3, 1.5, -0.7]])
 _KERNEL = np.array([[[[0.2, -0.5], [1.0, 0.4]]]])
 
 
@@ -80,8 +81,10 @@ PRIMITIVE_CASES = {
     "min": (lambda z: dl.sum(dl.amin(z.reshape(2, 2), dim=0) ** 2 * z[:2]), 4),
     "matmul": (lambda z: dl.sum((z.reshape(2, 2) @ z.reshape(2, 2)) ** 2), 4),
     "reshape": (lambda z: dl.sum(z.reshape(2, 2) ** 3 * _M22), 4),
-    "permute": (lambda z: dl.sum(z.reshape(2, 3).permute(1, 0) ** 2 * dl.sin(z.reshape(3, 2))), 6),
-    "expand": (lambda z: dl.sum(z.reshape(1, 3).expand(2, 3) ** 2 * z.reshape(3, 1)[:2]), 3),
+    "permute": (lambda z: dl.sum(dl.permute(z.reshape(2, 3), (1, 0)) ** 2
+                                 * dl.sin(z.reshape(3, 2))), 6),
+    "expand": (lambda z: dl.sum(dl.broadcast_to(z.reshape(1, 3), (2, 3)) ** 2
+                                * z.reshape(3, 1)[:2]), 3),
     "index": (lambda z: z[0] * z[2] ** 2 + dl.sum(z[1:] ** 3) + dl.sum(z[[0, 0, 2]] ** 2), 3),
     "scatter_add": (lambda z: dl.sum(dl.scatter_add(dl.zeros(3, dtype=dl.float64), 0,
                                                     dl.tensor([0, 2, 0]), z ** 2) ** 2), 3),
@@ -90,12 +93,12 @@ PRIMITIVE_CASES = {
     "cat": (lambda z: dl.sum(dl.cat([z, dl.sin(z)]) ** 3), 3),
     "where": (lambda z: dl.sum(dl.where(z > 0, z ** 3, dl.exp(z))), 4),
     "clamp": (lambda z: dl.sum(dl.clamp(z, -1.7, 1.8) * z ** 2), 3),
-    "to_dtype": (lambda z: dl.sum(z.to(dl.float64) ** 3), 3),
-    "to_device": (lambda z: dl.sum(z.to("cpu") ** 3), 3),
+    "to_dtype": (lambda z: dl.sum(dl.astype(z, dl.float64) ** 3), 3),
+    "to_device": (lambda z: dl.sum(dl.to_device(z, "cpu") ** 3), 3),
     "clone": (lambda z: dl.sum(dl.clone(z) ** 3), 3),
     "einsum": (lambda z: dl.sum(dl.einsum("ij,jk->ik", z.reshape(2, 2), z.reshape(2, 2)) ** 2),
                4),
-    "cumprod": (lambda z: dl.sum(dl.cumprod(z, dim=0)), 3),
+    "cumprod": (lambda z: dl.sum(dl.cumprod(z, dim=0) * np.array([0.5, -1.0, 2.0])), 3),
     "linear": (lambda z: dl.sum(F.linear(z[:4].reshape(2, 2), z[:4].reshape(2, 2), z[4:]) ** 2),
                6),
     "im2col": (lambda z: dl.sum(F.unfold(z.reshape(1, 1, 2, 2), 2) ** 3), 4),
@@ -126,13 +129,16 @@ COMPOSITIONS = {
     "min_dim": (lambda z: dl.sum(dl.min(z.reshape(2, 2), dim=0).values * z[2:]), 4),
     "softmax_tensor_constant": (lambda z: dl.sum(dl.softmax(z, dim=0) * dl.arange(4.0)), 4),
     "prod_with_zero": (lambda z: dl.prod(z * dl.tensor([1.0, 0.0, 1.0, 1.0])) + dl.prod(z), 4),
+    # windows with padding and strides (the zero or -inf border, the strided gather)
+    "conv2d_padded": (lambda z: dl.sum(F.conv2d(z.reshape(1, 1, 3, 3) ** 2, _KERNEL, padding=1,
+                                                stride=2) ** 2), 9),
+    "max_pool2d_padded": (lambda z: dl.sum(F.max_pool2d(z.reshape(1, 1, 2, 2), (1, 2), stride=1,
+                                                        padding=(0, 1)) * z[0] * _M23), 4),
+    "avg_pool2d_padded": (lambda z: dl.sum(F.avg_pool2d(z.reshape(1, 3, 3) ** 3, 2, padding=1)
+                                           ** 2), 9),
+    "unfold_fold": (lambda z: dl.sum(F.fold(F.unfold(z.reshape(1, 1, 3, 3), 2, padding=1) ** 2,
+                                            (3, 3), 2, padding=1) ** 2), 9),
 }
-
-#: Methods that call f on something other than a Tensor: dual numbers (forward, the outer
-#: pass of forward over reverse, reverse over forward), symbols, arrays (numeric).
-_NOT_TENSORS = ("forward", "forward-over-reverse", "reverse-over-forward", "symbolic", "numeric")
-_DUALS = ("forward", "forward-over-reverse", "reverse-over-forward")
-
 
 def _gaps(cases: tuple, methods: tuple, why: str) -> dict:
     return {(case, method): why for case in cases for method in methods}
@@ -141,34 +147,6 @@ def _gaps(cases: tuple, methods: tuple, why: str) -> dict:
 #: (case, method) pairs that do not work yet, each with why.  The test asserts they still
 #: fail: fixing one fails the test until its line is removed here.
 KNOWN_GAPS: dict[tuple[str, str], str] = {
-    **_gaps(("permute", "expand", "to_dtype", "to_device", "clone"), _NOT_TENSORS,
-            "a Tensor method (dl.permute and dl.clone call it): its primitive declares no "
-            "faces, so a dual number, an array or symbols have no such method"),
-    **_gaps(("linear", "im2col", "col2im", "conv2d", "max_pool2d", "avg_pool2d", "nll_loss",
-             "normalize"), _NOT_TENSORS,
-            "F.<name> checks that its input is a Tensor: the neural-network primitives "
-            "declare no faces yet"),
-    ("cumprod", "reverse"): "cumprod's VJP runs on arrays only (double_backward = False)",
-    ("cumprod", "compiled"): "cumprod's VJP runs on arrays only (double_backward = False)",
-    ("cumprod", "forward"): "dl.cumprod reads a Dual as a plain array (no faces)",
-    ("cumprod", "reverse-over-forward"): "dl.cumprod reads a Dual as a plain array",
-    ("cumprod", "symbolic"): "dl.cumprod on symbols: its forward reads .size of sympy scalars",
-    **_gaps(("index_put",), _DUALS,
-            "assigning into a slice: Dual arrays are immutable (forward mode)"),
-    ("scatter_add", "forward"): "dl.scatter_add reads a Dual as a plain array (tensor_of)",
-    ("scatter_add", "reverse-over-forward"): "dl.scatter_add reads a Dual as a plain array",
-    ("scatter_add", "symbolic"): "dl.scatter_add makes a Tensor of the symbols",
-    **_gaps(("index_put", "mse_loss", "softmax_tensor_constant", "prod_with_zero"),
-            ("symbolic",),
-            "symbols meet a Tensor constant (dl.arange, dl.tensor): Tensor's operators do "
-            "not defer to object arrays of symbols (the NumPy protocol on Tensor)"),
-    ("bce_with_logits", "symbolic"): "F.binary_cross_entropy_with_logits branches on values",
-    ("gelu", "symbolic"): "F.gelu casts its input with astype: symbols have no float dtype",
-    ("leaky_relu", "symbolic"): "F.leaky_relu casts its input with astype: symbols have no "
-                                "float dtype",
-    **_gaps(("max_dim", "min_dim"), ("symbolic",),
-            "dl.max(dim=) also returns the indices, which have no symbolic form (dl.amax "
-            "traces, to sympy.Max)"),
 }
 
 _ALL_CASES = {**PRIMITIVE_CASES, **COMPOSITIONS}
@@ -268,3 +246,90 @@ def test_symbolic_where_traces_to_a_piecewise():
     assert all(isinstance(e, sympy.Piecewise) for e in np.asarray(expr).ravel())
     _, expr = symbolic.trace(lambda z: dl.amax(z), np.zeros(3))
     assert expr.has(sympy.Max)
+
+
+#: The view and conversion primitives called as Tensor methods, beside the dl. functions the
+#: cases above call: dual numbers and symbols take the faces a primitive gives Tensor (arrays
+#: have NumPy's methods only, which is why the cases call the functions).
+METHOD_FACES = {
+    "permute": (lambda z: z.reshape(2, 3).permute(1, 0) ** 2,
+                lambda z: dl.permute(z.reshape(2, 3), (1, 0)) ** 2),
+    "expand": (lambda z: z[:3].reshape(1, 3).expand(2, -1) * z[3:5].reshape(2, 1),
+               lambda z: dl.broadcast_to(z[:3].reshape(1, 3), (2, 3)) * z[3:5].reshape(2, 1)),
+    "to": (lambda z: z.to(dl.float64).to("cpu") ** 3 * z.to(device="cpu", dtype=dl.float64),
+           lambda z: dl.astype(z, dl.float64) ** 3 * dl.to_device(z, "cpu")),
+    "to_device": (lambda z: z.to_device("cpu") ** 3, lambda z: dl.to_device(z, "cpu") ** 3),
+    "clone": (lambda z: z.clone() ** 3 * z.cumsum(0), lambda z: dl.clone(z) ** 3 * dl.cumsum(z, 0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(METHOD_FACES))
+def test_tensor_method_faces_on_duals_and_symbols(name):
+    import sympy
+
+    from difflab.diff import symbolic
+    from difflab.diff.dual import Dual
+
+    method, function = METHOD_FACES[name]
+    x = np.random.default_rng(5).uniform(-1.5, 1.5, 6)
+    tangents = np.random.default_rng(6).normal(size=(2, 6))
+    for primal in (x, dl.tensor(x)):  # (a tensor inside: reverse over forward)
+        got, want = (f(Dual(primal, tangents, vector=True)) for f in (method, function))
+        np.testing.assert_allclose(np.asarray(got.primal), np.asarray(want.primal))
+        np.testing.assert_allclose(np.asarray(got.tangents), np.asarray(want.tangents))
+    (_, got), (_, want) = (symbolic.trace(f, x) for f in (method, function))
+    pairs = zip(np.asarray(got).ravel().tolist(), np.asarray(want).ravel().tolist())
+    assert all(sympy.simplify(a - b) == 0 for a, b in pairs)
+
+
+def test_conversion_faces_say_what_symbols_cannot_do():
+    import sympy
+
+    from difflab.diff import symbolic
+
+    _, expr = symbolic.trace(lambda z: dl.astype(z, dl.float32) * 2, np.zeros(2))
+    assert all(isinstance(e, sympy.Expr) for e in np.asarray(expr).ravel())
+    with pytest.raises(TypeError, match="int64 rounds or truncates"):
+        dl.hessian(lambda z: dl.sum(dl.astype(z, dl.int64) * z), method="symbolic")(np.ones(2))
+    with pytest.raises(TypeError, match="'SymbolArray' object has no attribute 'nope'"):
+        symbolic.trace(lambda z: z.nope(), np.zeros(2))
+    with pytest.raises(TypeError, match="no streams"):
+        dl.to_device(dl.ones(2), "cpu", stream=1)
+
+
+def test_nn_primitives_take_arrays_and_refuse_other_inputs():
+    x = np.random.default_rng(0).normal(size=(1, 1, 3, 3))
+    for f in (lambda v: F.conv2d(v, _KERNEL, padding=1), lambda v: F.max_pool2d(v, 2),
+              lambda v: F.avg_pool2d(v, 2, padding=1), lambda v: F.unfold(v, 2),
+              lambda v: F.layer_norm(v, (3,)), lambda v: F.linear(v, np.ones((2, 3)))):
+        got = f(x)  # an array is a constant tensor: the same values as from a tensor
+        assert isinstance(got, dl.Tensor) and not got.requires_grad
+        np.testing.assert_allclose(got.numpy(), f(dl.tensor(x)).numpy())
+    with pytest.raises(TypeError, match=r"conv2d: expected a Tensor \(or an array, a dual"):
+        F.conv2d([[1.0]], _KERNEL)
+
+
+def test_tensor_constants_meet_symbols_from_either_side():
+    from difflab.diff import symbolic
+
+    c = dl.tensor([2.0, 3.0], dtype=dl.float64)
+    (symbols,), expr = symbolic.trace(lambda z: c * z + z * c - c / z + np.sum(c ** z),
+                                      np.zeros(2))
+    a, b = (np.asarray(s).item() for s in np.asarray(symbols).ravel())
+    point = {a: 0.7, b: 1.3}
+    got = [float(np.asarray(e).item().subs(point)) for e in np.asarray(expr).ravel()]
+    rest = 2 ** 0.7 + 3 ** 1.3
+    np.testing.assert_allclose(got, [4 * 0.7 - 2 / 0.7 + rest, 6 * 1.3 - 3 / 1.3 + rest])
+
+
+def test_max_with_dim_on_symbols_gives_values_and_refuses_the_indices():
+    import sympy
+
+    from difflab.diff import symbolic
+
+    _, expr = symbolic.trace(lambda z: dl.max(z.reshape(2, 2), dim=1).values, np.zeros(4))
+    assert all(np.asarray(e).item().has(sympy.Max) for e in np.asarray(expr).ravel())
+    with pytest.raises(symbolic.SymbolicTraceError, match="dl.argmin .* no symbolic form"):
+        symbolic.trace(lambda z: z[:2] * dl.min(z.reshape(2, 2), dim=0).indices, np.zeros(4))
+    with pytest.raises(symbolic.SymbolicTraceError, match="argmin .* no symbolic form"):
+        dl.grad(lambda z: dl.sum(z[dl.argmin(z)]), method="symbolic")(np.ones(3))
