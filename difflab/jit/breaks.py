@@ -1,0 +1,211 @@
+r"""Graph breaks that split a compiled call: graphs around the values Python reads.
+
+``if x.sum() > 0:`` needs a tensor's value in Python, which a static graph
+cannot hold.  :func:`difflab.jit.compile` traces the function once on real
+values anyway (the tracer runs it eagerly while recording), so at such a
+*read* it knows the value Python got and goes on.  The trace is then cut at
+each read::
+
+    stage 1   the nodes recorded before read 1: returns the value read, then
+              every value it made (a later stage or the backward may need any)
+    read 1    Python's value of it (True, 3, 0.25) is the *branch key*
+    stage 2   the nodes between read 1 and read 2, reading stage 1's values
+    ...
+    final     the rest, with the backward when something requires grad: the
+              usual forward/backward graphs (:mod:`difflab.jit.joint`), taking
+              the earlier stages' values as extra inputs ("live" values)
+
+A later call runs stage 1, reads its value, and follows the branch cached
+for that key: the next stage, or the final graphs.  A key not seen before
+(the other side of the ``if``, one more trip round a ``while``) traces the
+function again and grafts the new path onto the tree: the stages before the
+new key are shared.  So the cache is a tree of stages, one path per branch
+sequence met, bounded by ``config.recompile_limit`` paths per guard.
+
+Only reads whose value stays *inside* Python decisions split the graph:
+``bool()`` (``if``, ``while``, ``and``), ``.item()``, ``float()``, ``int()``
+and using a tensor as an index; a branch key is exact (``repr`` of the
+number), so the replayed path is the one eager Python would take.  Reads
+that hand values *out* (printing, ``.tolist()``, ``.numpy()``) cannot be
+replayed without running the Python, so they make the call eager, as
+before.  Python between the graphs does not run on a replay: like the rest
+of a compiled function, its side effects (appending to a list) happen only
+while tracing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from difflab import backend
+from difflab.jit.graph import Graph, Input, Node, Ref, _collect_refs, substitute
+from difflab.jit.joint import _optimize
+
+#: The reads whose value stays in a Python decision: they split the graph.
+SPLITTING_READS = ("bool()", ".item()", "float()", "int()", "using it as an index")
+
+
+@dataclass(frozen=True)
+class GraphBreak:
+    """Where and why a traced function needed a tensor's value in Python.
+
+    ``splits`` says what :func:`difflab.jit.compile` made of it: True, the
+    graph is cut there and the value read chooses the next graph; False,
+    the call runs eagerly (a value handed out of Python, or untraceable code).
+
+    Examples
+    --------
+    >>> from difflab.jit.compiler import GraphBreak
+    >>> str(GraphBreak("bool() of a tensor computed from the inputs", "model.py", 12))
+    'model.py:12: bool() of a tensor computed from the inputs'
+    """
+
+    reason: str
+    filename: str
+    lineno: int
+    splits: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.filename}:{self.lineno}: {self.reason}"
+
+
+@dataclass
+class Read:
+    """A splitting read met while tracing: where the trace is cut, and the value read."""
+
+    position: int  # how many nodes were recorded before it
+    ref: Ref  # the value read
+    key: str  # Python's view of it: the branch taken
+    n_inputs: int  # how many graph inputs (arguments, state, captured, constants) existed
+    n_captured: int  # how many of them were captured tensors
+    where: GraphBreak
+
+
+def read_key(array: Any) -> str:
+    """The branch key of a one-element value: ``repr`` of its number (exact, NaN-safe)."""
+    return repr(backend.to_numpy(array).reshape(()).item())
+
+
+@dataclass
+class Stage:
+    """One graph before a splitting read, and the branches after it.
+
+    ``graph`` takes the call's arrays (arguments, module state, the first
+    ``len(captured)`` captured tensors), then ``live`` (earlier stages'
+    values, by name); it returns the value read, then ``produced``.
+    """
+
+    graph: Graph
+    captured: list
+    live: list[str]
+    produced: list[str]
+    ops: tuple  # the operations it runs (a retrace must find the same ones)
+    where: GraphBreak
+    random: bool  # draws random numbers (a call that retraces puts the generator back)
+    branches: dict = field(default_factory=dict)  # key -> Stage, _Graphs or eager breaks
+    paths: int = 1  # (the root's: how many branch paths the tree holds)
+
+
+def _is_cotangent(i: Input) -> bool:
+    return i.name.startswith("g") and i.name[1:].isdigit()
+
+
+def _live_name(name: str) -> str:
+    return "l_" + name.replace(".", "_")
+
+
+def _piece(joint: Graph, nodes: list[Node], made: list[str], extra: list, meta: dict
+           ) -> tuple[list[str], list[Input], list[Node], list]:
+    """``nodes`` reading the values in ``made`` as inputs: (live names, their inputs, the
+    nodes rewritten, ``extra`` rewritten)."""
+    own = {name for n in nodes for name in n.outputs()}
+    earlier = set(made)
+    live: list[str] = []
+    found = [r for n in nodes for r in n.refs()]
+    _collect_refs(list(extra), found)
+    for r in found:
+        if r.name in earlier and r.name not in own and r.name not in live:
+            live.append(r.name)
+    rename = {name: Ref(_live_name(name)) for name in live}
+    inputs = [Input(_live_name(name), "input", *meta[name]) for name in live]
+    rewritten = [type(n)(n.name, n.op, substitute(n.args, rename),
+                         {k: substitute(v, rename) for k, v in n.params.items()}, n.shape,
+                         n.dtype, n.needs_input_grad, n.saved) for n in nodes]
+    return live, inputs, rewritten, substitute(list(extra), rename)
+
+
+def cut(joint: Graph, reads: list[Read], captured: list, passes: tuple
+        ) -> tuple[list[Stage], Graph]:
+    """The stages before each read, chained by their keys, and the final joint graph.
+
+    The final graph's inputs are the joint graph's own (without cotangents),
+    then its live values, then the cotangents, so :func:`joint._build` makes
+    its forward and backward graphs as for an unbroken call; it carries
+    ``live`` (the names to feed) and ``n_outputs``.
+    """
+    meta = joint.meta()
+    made: list[str] = []
+    stages: list[Stage] = []
+    start = 0
+    for read in reads:
+        nodes = joint.nodes[start:read.position]
+        live, live_inputs, rewritten, (first,) = _piece(joint, nodes, made, [read.ref], meta)
+        inputs = [i for i in joint.inputs[:read.n_inputs] if not _is_cotangent(i)]
+        produced = [name for n in nodes for name in n.outputs()]
+        graph = Graph(f"{joint.name}_graph{len(stages) + 1}", inputs + live_inputs,
+                      joint.constants, rewritten, [first] + [Ref(p) for p in produced])
+        stage = Stage(_optimize(graph, passes), captured[:read.n_captured], live, produced,
+                      tuple(n.op_name for n in nodes), read.where,
+                      any(getattr(n.op, "random", False) for n in nodes))
+        if stages:
+            stages[-1].branches[reads[len(stages) - 1].key] = stage
+        stages.append(stage)
+        made += produced
+        start = read.position
+    nodes = joint.nodes[start:]
+    live, live_inputs, rewritten, outputs = _piece(joint, nodes, made, joint.outputs, meta)
+    inputs = [i for i in joint.inputs if not _is_cotangent(i)] + live_inputs + [
+        i for i in joint.inputs if _is_cotangent(i)]
+    final = Graph(joint.name, inputs, joint.constants, rewritten, outputs, joint.output_spec,
+                  joint.updates)
+    final.n_outputs = joint.n_outputs  # type: ignore[attr-defined]
+    final.live = live  # type: ignore[attr-defined]
+    return stages, final
+
+
+def graft(root: Stage, new: Stage) -> bool:
+    """Add the path of a new trace (a chain from :func:`cut`) to the tree at ``root``.
+
+    The new chain follows the tree while its keys are known, then hangs its
+    rest on the first new key.  False when the two disagree about what ran
+    before a key (Python that is not a function of the guard and the values
+    read: a global changed, a random branch), which no cache can replay.
+    """
+    node: Any = root
+    chain: Any = new
+    while isinstance(node, Stage) and isinstance(chain, Stage):
+        if node.ops != chain.ops or node.where != chain.where:
+            return False
+        ((key, following),) = chain.branches.items()
+        if key not in node.branches:
+            node.branches[key] = following
+            root.paths += 1
+            return True
+        node, chain = node.branches[key], following
+    return False
+
+
+
+def graft_eager(root: Stage, keys: list[str], eager: Any) -> bool:
+    """Hang ``eager`` (a branch that runs eagerly) on the first new key of ``keys``."""
+    node: Any = root
+    for key in keys:
+        if not isinstance(node, Stage):
+            return False
+        if key not in node.branches:
+            node.branches[key] = eager
+            root.paths += 1
+            return True
+        node = node.branches[key]
+    return False
