@@ -38,9 +38,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from difflab import backend
 from difflab.jit.graph import Graph, Input, Node, Ref, _collect_refs, substitute
 from difflab.jit.joint import _optimize
+from difflab.jit.kernels import fusion_kind
 
 #: The reads whose value stays in a Python decision: they split the graph.
 SPLITTING_READS = ("bool()", ".item()", "float()", "int()", "using it as an index")
@@ -115,24 +118,57 @@ def _live_name(name: str) -> str:
     return "l_" + name.replace(".", "_")
 
 
-def _piece(joint: Graph, nodes: list[Node], made: list[str], extra: list, meta: dict
-           ) -> tuple[list[str], list[Input], list[Node], list]:
-    """``nodes`` reading the values in ``made`` as inputs: (live names, their inputs, the
-    nodes rewritten, ``extra`` rewritten)."""
-    own = {name for n in nodes for name in n.outputs()}
-    earlier = set(made)
-    live: list[str] = []
-    found = [r for n in nodes for r in n.refs()]
-    _collect_refs(list(extra), found)
-    for r in found:
-        if r.name in earlier and r.name not in own and r.name not in live:
-            live.append(r.name)
-    rename = {name: Ref(_live_name(name)) for name in live}
-    inputs = [Input(_live_name(name), "input", *meta[name]) for name in live]
-    rewritten = [type(n)(n.name, n.op, substitute(n.args, rename),
-                         {k: substitute(v, rename) for k, v in n.params.items()}, n.shape,
-                         n.dtype, n.needs_input_grad, n.saved) for n in nodes]
-    return live, inputs, rewritten, substitute(list(extra), rename)
+def _recomputable(node: Node | None, passes: tuple) -> bool:
+    """A float64 elementwise line, when graphs are fused: a later graph recomputes it from
+    its inputs (inside its fused loop) rather than read it from memory."""
+    return (node is not None and "fuse" in passes and np.dtype(node.dtype) == np.float64
+            and not getattr(node.op, "random", False) and fusion_kind(node.op) == "elementwise"
+            and not node.params and not any(m is not None for m in node.saved))
+
+
+class _Pieces:
+    """Cuts the joint graph's nodes into pieces; what each reads from the earlier ones."""
+
+    def __init__(self, joint: Graph, passes: tuple) -> None:
+        self.joint, self.passes = joint, passes
+        self.meta = joint.meta()
+        self.by_name = {n.name: n for n in joint.nodes}
+        self.made: set[str] = set()  # values the earlier pieces computed
+
+    def piece(self, nodes: list[Node], extra: list) -> tuple[list[str], list[Input], list[Node],
+                                                             list]:
+        """``nodes`` (and the values ``extra``) reading the earlier pieces' values: (live
+        names, their inputs, the nodes with the recomputed ones first, ``extra`` renamed)."""
+        own = {name for n in nodes for name in n.outputs()}
+        found = [r for n in nodes for r in n.refs()]
+        _collect_refs(list(extra), found)
+        live: list[str] = []
+        again: set[str] = set()
+        todo = [r.name for r in found if r.name in self.made and r.name not in own]
+        while todo:
+            name = todo.pop()
+            if name in live or name in again:
+                continue
+            node = self.by_name.get(name)
+            if _recomputable(node, self.passes):
+                again.add(name)
+                todo += [r.name for r in node.refs() if r.name in self.made]
+            else:
+                live.append(name)
+        live.sort(key=list(self.meta).index)  # (in the order they were computed)
+        rename = {name: Ref(_live_name(name)) for name in live}
+        inputs = [Input(_live_name(name), "input", *self.meta[name]) for name in live]
+        nodes = [n for n in self.joint.nodes if n.name in again] + list(nodes)
+        rewritten = [type(n)(n.name, n.op, substitute(n.args, rename),
+                             {k: substitute(v, rename) for k, v in n.params.items()}, n.shape,
+                             n.dtype, n.needs_input_grad, n.saved) for n in nodes]
+        return live, inputs, rewritten, substitute(list(extra), rename)
+
+    def kept(self, nodes: list[Node]) -> list[str]:
+        """What a stage returns for later pieces: every value it makes that they would not
+        recompute (they may need any: the branches after it are not all known yet)."""
+        return [name for n in nodes for name in n.outputs()
+                if name != n.name or not _recomputable(n, self.passes)]
 
 
 def cut(joint: Graph, reads: list[Read], captured: list, passes: tuple
@@ -142,17 +178,19 @@ def cut(joint: Graph, reads: list[Read], captured: list, passes: tuple
     The final graph's inputs are the joint graph's own (without cotangents),
     then its live values, then the cotangents, so :func:`joint._build` makes
     its forward and backward graphs as for an unbroken call; it carries
-    ``live`` (the names to feed) and ``n_outputs``.
+    ``live`` (the names to feed) and ``n_outputs``.  When graphs are fused, a
+    float64 elementwise value is recomputed by the graph that needs it (in
+    its fused loop) instead of being returned and read back: memory traffic
+    is what fusion saves.
     """
-    meta = joint.meta()
-    made: list[str] = []
+    pieces = _Pieces(joint, passes)
     stages: list[Stage] = []
     start = 0
     for read in reads:
         nodes = joint.nodes[start:read.position]
-        live, live_inputs, rewritten, (first,) = _piece(joint, nodes, made, [read.ref], meta)
+        live, live_inputs, rewritten, (first,) = pieces.piece(nodes, [read.ref])
         inputs = [i for i in joint.inputs[:read.n_inputs] if not _is_cotangent(i)]
-        produced = [name for n in nodes for name in n.outputs()]
+        produced = pieces.kept(nodes)
         graph = Graph(f"{joint.name}_graph{len(stages) + 1}", inputs + live_inputs,
                       joint.constants, rewritten, [first] + [Ref(p) for p in produced])
         stage = Stage(_optimize(graph, passes), captured[:read.n_captured], live, produced,
@@ -161,10 +199,9 @@ def cut(joint: Graph, reads: list[Read], captured: list, passes: tuple
         if stages:
             stages[-1].branches[reads[len(stages) - 1].key] = stage
         stages.append(stage)
-        made += produced
+        pieces.made.update(name for n in nodes for name in n.outputs())
         start = read.position
-    nodes = joint.nodes[start:]
-    live, live_inputs, rewritten, outputs = _piece(joint, nodes, made, joint.outputs, meta)
+    live, live_inputs, rewritten, outputs = pieces.piece(joint.nodes[start:], joint.outputs)
     inputs = [i for i in joint.inputs if not _is_cotangent(i)] + live_inputs + [
         i for i in joint.inputs if _is_cotangent(i)]
     final = Graph(joint.name, inputs, joint.constants, rewritten, outputs, joint.output_spec,

@@ -189,14 +189,41 @@ def halve_until_small(x):
     return x * steps + x.sin()
 
 
-def test_a_loop_with_a_data_dependent_trip_count_shares_its_first_graphs():
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_a_loop_with_a_data_dependent_trip_count_shares_its_first_graphs(backend):
     body = counted(halve_until_small)
-    f = dl.compile(body)
+    f = dl.compile(body, backend=backend)
+    trips = set()
     for scale in (3.0, 20.0, 0.5, 20.0, 3.0, 100.0, 0.5):
-        x = dl.tensor(rng.standard_normal(5) * scale)
+        x = dl.tensor(np.linspace(-1, 1, 5) * scale)
         np.testing.assert_array_equal(f(x).numpy(), halve_until_small(x).numpy())
+        trips.add(int(np.ceil(np.log2(max(scale, 1)))))
     root = next(iter(f.cache.values()))
-    assert root.paths == f.traces == len(body.calls) <= 5  # (one trace per new trip count)
+    # one trace per new trip count; the graphs before each read are shared
+    assert root.paths == f.traces == len(body.calls) == len(trips) == 4
+
+
+def test_a_fused_graph_after_a_break_recomputes_elementwise_values_instead_of_reading_them():
+    def f(x):
+        y = (x * 2).sin().tanh() + x
+        if y.sum() > 0:
+            y = y * 3
+        return (y.exp() * x).sum()
+
+    for backend in ("inductor", "aot_eager"):
+        g = dl.compile(f, backend=backend)
+        x = t(50, requires_grad=True)
+        x2 = dl.tensor(x.detach().numpy(), requires_grad=True)
+        g(x).backward()
+        f(x2).backward()
+        np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-12)
+        root = next(iter(g.cache.values()))
+        # the value read, then what later graphs may read back: with fusion only the sum
+        # and the comparison (they recompute the elementwise y in their own loop);
+        # without, every value made
+        assert len(root.graph.outputs) == 1 + len(root.produced)
+        assert root.ops == ("mul", "sin", "tanh", "add", "sum", "gt")
+        assert len(root.produced) == (2 if backend == "inductor" else 6)
 
 
 def test_past_the_recompile_limit_a_new_branch_runs_eagerly(monkeypatch):
