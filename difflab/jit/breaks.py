@@ -118,11 +118,17 @@ def _live_name(name: str) -> str:
     return "l_" + name.replace(".", "_")
 
 
+#: Elementwise arithmetic a fused loop recomputes for less than reading the value back
+#: from memory.  A transcendental (exp, sin, tanh: some ten times an add) is read back.
+RECOMPUTED = frozenset({"neg", "add", "sub", "mul", "div", "abs", "relu", "maximum",
+                        "minimum"})
+
+
 def _recomputable(node: Node | None, passes: tuple) -> bool:
-    """A float64 elementwise line, when graphs are fused: a later graph recomputes it from
+    """Cheap float64 arithmetic, when graphs are fused: a later graph recomputes it from
     its inputs (inside its fused loop) rather than read it from memory."""
     return (node is not None and "fuse" in passes and np.dtype(node.dtype) == np.float64
-            and not getattr(node.op, "random", False) and fusion_kind(node.op) == "elementwise"
+            and node.op_name in RECOMPUTED and fusion_kind(node.op) == "elementwise"
             and not node.params and not any(m is not None for m in node.saved))
 
 
