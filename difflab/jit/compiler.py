@@ -65,7 +65,7 @@ from difflab.jit.capture import (
     _trace,
     _walk,
 )
-from difflab.jit.graph import GraphError
+from difflab.jit.graph import Graph, GraphError
 from difflab.jit.joint import DEFAULT_PASSES, _build, _Call, _CompiledOutput, _Graphs
 from difflab.jit.tracing import _flatten, _user_frame, unflatten
 from difflab.tensor import Tensor
@@ -156,6 +156,26 @@ class _Eager:
 
 
 # ------------------------------------------------------------------ compiled functions
+
+
+def _unreplayed_writes(joint: Graph, changed_arguments: list[int], changed: list[str]
+                       ) -> list[GraphBreak]:
+    """The traced call's in-place writes that its graphs would not replay, as breaks."""
+    if changed_arguments:
+        return [GraphBreak(
+            f"the function changed its tensor argument(s) {changed_arguments} in place "
+            f"(x += ..., x.clamp_(...)): a graph returns values and would not replay "
+            f"that, so this guard runs eagerly. Return the new value instead",
+            *_user_frame())]
+    unreplayed = [name for name in changed if name not in joint.updates]
+    if unreplayed:
+        return [GraphBreak(
+            f"the module changed its buffers {', '.join(unreplayed)} outside difflab's "
+            f"operations (through .array or NumPy) while running: a graph would not "
+            f"replay that, so this guard runs eagerly. Write them with difflab's "
+            f"in-place operations (buffer.mul_(...), buffer.copy_(...))",
+            *_user_frame())]
+    return []
 
 
 class CompiledFunction:
@@ -297,22 +317,10 @@ class CompiledFunction:
                              if not _same(a, c)]
         for k in changed_arguments:
             arguments[k][...] = copies[k]
-        if joint is not None and changed_arguments:
-            joint = None
-            breaks = [GraphBreak(
-                f"the function changed its tensor argument(s) {changed_arguments} in place "
-                f"(x += ..., x.clamp_(...)): a graph returns values and would not replay "
-                f"that, so this guard runs eagerly. Return the new value instead",
-                *_user_frame())]
-        unreplayed = [name for name in changed if joint is None or name not in joint.updates]
-        if joint is not None and unreplayed:
-            joint = None
-            breaks = [GraphBreak(
-                f"the module changed its buffers {', '.join(unreplayed)} outside difflab's "
-                f"operations (through .array or NumPy) while running: a graph would not "
-                f"replay that, so this guard runs eagerly. Write them with difflab's "
-                f"in-place operations (buffer.mul_(...), buffer.copy_(...))",
-                *_user_frame())]
+        if joint is not None:
+            refused = _unreplayed_writes(joint, changed_arguments, changed)
+            if refused:
+                joint, breaks = None, refused
         for b in breaks:
             if b not in self.breaks:
                 self.breaks.append(b)
