@@ -214,6 +214,9 @@ def cut(joint: Graph, reads: list[Read], captured: list, passes: tuple
                   joint.updates)
     final.n_outputs = joint.n_outputs  # type: ignore[attr-defined]
     final.live = live  # type: ignore[attr-defined]
+    # (a backward evaluated on tensors, create_graph=True, must reach the arguments through
+    # the earlier graphs' values too: it evaluates the whole path's joint graph instead)
+    final.whole = joint  # type: ignore[attr-defined]
     return stages, final
 
 

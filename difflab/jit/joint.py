@@ -46,7 +46,9 @@ class _Graphs:
     differentiable: list[int]  # positions of the outputs that have a gradient
     wrt: list[int]  # positions among the inputs of those that receive one
     backward: Graph | None = None  # (inputs, cotangents, saved) -> one gradient per wrt
-    joint: Graph | None = None  # forward and backward in one graph (create_graph=True)
+    # forward and backward in one graph, evaluated on tensors for create_graph=True (after
+    # a graph break: the whole path's, so the gradient reaches back through every graph)
+    joint: Graph | None = None
     captured: list = field(default_factory=list)
     trace_seconds: float = 0.0
     scaled: bool = False  # forward also returns the loss's gradients, to be scaled by g
@@ -217,6 +219,16 @@ class _CompiledOutput(Primitive):
         return tuple(grads)
 
 
+def _updates_after_outputs(joint: Graph, n: int) -> Graph:
+    """The joint graph with its in-place updates (last) moved right after its n outputs."""
+    count = len(joint.updates)
+    if not count:
+        return joint
+    rest, written = joint.outputs[:-count], joint.outputs[-count:]
+    return Graph(joint.name, joint.inputs, joint.constants, joint.nodes,
+                 rest[:n] + written + rest[n:], joint.output_spec)
+
+
 def _build(joint: Graph, tracer: Any, passes: tuple, seconds: float) -> _Graphs:
     """The graphs of one guard from its joint trace (the tracer says which outputs are
     differentiable, which tensors receive gradients, which were captured).
@@ -229,10 +241,9 @@ def _build(joint: Graph, tracer: Any, passes: tuple, seconds: float) -> _Graphs:
     n_up = len(joint.updates)
     arguments = [i.name for i in joint.inputs if i.kind != "constant"]
     targets = [arguments.index(name) for name in joint.updates]
-    if n_up:  # (outputs, updates, gradients: the updates count as outputs from here on)
-        rest, written = joint.outputs[:-n_up], joint.outputs[-n_up:]
-        joint = Graph(joint.name, joint.inputs, joint.constants, joint.nodes,
-                      rest[:n] + written + rest[n:], joint.output_spec)
+    # (outputs, updates, gradients: the updates count as outputs from here on)
+    whole = _updates_after_outputs(getattr(joint, "whole", joint), n)
+    joint = _updates_after_outputs(joint, n)
     differentiable = getattr(tracer, "differentiable", [])
     wrt_tensors = getattr(tracer, "wrt", [])
     captured = [(t, t.array.shape) for t in tracer.captured]
@@ -247,10 +258,10 @@ def _build(joint: Graph, tracer: Any, passes: tuple, seconds: float) -> _Graphs:
             # computes f and ∇f together (a single fused loop where it can); the backward
             # only scales by g.  (It is computed even if no backward follows.)
             forward = _optimize(_seeded(joint), passes)
-            return _Graphs(forward, n, joint.output_spec, differentiable, wrt, None, joint,
+            return _Graphs(forward, n, joint.output_spec, differentiable, wrt, None, whole,
                            captured, seconds, scaled=True, **extra)
         forward, backward = _split(joint, n + n_up, passes)
-        return _Graphs(forward, n, joint.output_spec, differentiable, wrt, backward, joint,
+        return _Graphs(forward, n, joint.output_spec, differentiable, wrt, backward, whole,
                        captured, seconds, **extra)
     forward = _forward_only(joint, n + n_up, passes)
     return _Graphs(forward, n, joint.output_spec, [], [], None, None, captured, seconds,

@@ -252,6 +252,51 @@ def test_gradients_through_an_item_in_the_middle_equal_the_tape_s():
         np.testing.assert_allclose(w1.grad.numpy(), w2.grad.numpy(), rtol=0, atol=1e-12)
 
 
+def test_reads_of_an_argument_of_an_int_and_a_returned_number_equal_eager():
+    pick = dl.compile(lambda flag, y: y * 2 if flag else y * 3)  # (an argument read)
+    for flag in (1.0, 0.0, 2.0):
+        np.testing.assert_array_equal(pick(dl.tensor(flag), dl.ones(2)).numpy(),
+                                      [2.0, 2.0] if flag else [3.0, 3.0])
+
+    def sines(x):
+        for _ in range(int(x.abs().sum())):  # an int() trip count
+            x = x.sin()
+        return x
+
+    f = dl.compile(sines)
+    for values in ([0.5, 0.2], [1.5, 1.2], [0.5, 0.2], [0.1, 0.3]):
+        np.testing.assert_array_equal(f(dl.tensor(values)).numpy(),
+                                      sines(dl.tensor(values)).numpy())
+    assert f.traces == 3
+    total = dl.compile(lambda x: x.sum().item())  # (the number returned is the branch key)
+    assert (total(dl.ones(2)), total(dl.ones(2) * 2), total(dl.ones(2))) == (2.0, 4.0, 2.0)
+
+
+def test_a_captured_weight_and_second_derivatives_reach_back_through_a_break():
+    w = dl.tensor([0.5, -1.0, 2.0], requires_grad=True)
+
+    def f(x):
+        h = (x * w).tanh()  # (w read from outside: a captured input of graph 1)
+        if h.sum() > 0:
+            return (h * h).sum()
+        return (h * w).sum()
+
+    g = dl.compile(f)
+    for values in ([1.0, 1.0, 1.0], [-1.0, 1.0, -1.0], [1.0, 1.0, 1.0]):
+        w.grad = None
+        g(dl.tensor(values)).backward()
+        compiled = w.grad.numpy().copy()
+        w.grad = None
+        f(dl.tensor(values)).backward()
+        np.testing.assert_allclose(compiled, w.grad.numpy(), rtol=0, atol=1e-12)
+        # create_graph=True: the gradient's own gradient goes through graph 1's values too
+        x1, x2 = (dl.tensor(values, requires_grad=True) for _ in range(2))
+        for fn, x in ((g, x1), (f, x2)):
+            (first,) = dl.autograd.grad(fn(x), x, create_graph=True)
+            first.sum().backward()
+        np.testing.assert_allclose(x1.grad.numpy(), x2.grad.numpy(), rtol=0, atol=1e-12)
+
+
 def test_a_branch_whose_side_runs_eagerly_keeps_the_other_side_compiled():
     def f(x):
         y = x * 2
