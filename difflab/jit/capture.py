@@ -50,6 +50,7 @@ class _CompileTracer(Tracer):
         self.split = split
         self.breaks: list[GraphBreak] = []  # every break, splitting or not, in order
         self.reads: list[Read] = []  # the splitting ones: where the trace is cut
+        self.outside: list = []  # first writes into tensors that are no inputs
         self.captured: list[Tensor] = []
 
     def value_read(self, tensor: Tensor, what: str) -> None:
@@ -109,6 +110,35 @@ class _CompileTracer(Tracer):
         if self.refs.get(key) is ref:
             del self.refs[key]
             self.versions.pop(key, None)
+
+    def written(self, tensor: Tensor, result: Tensor) -> None:
+        """As the tracer's, noting a first write into a tensor that is no input of the
+        graph (a closure's module's buffer, or one the function made): see
+        :meth:`undo_outside_writes`."""
+        old = self.refs.get(id(tensor.array))
+        if old is None or old.name in self.constants:
+            self.outside.append((weakref.ref(tensor), tensor.array, tensor.array.copy(),
+                                 _user_frame()))
+        super().written(tensor, result)
+
+    def undo_outside_writes(self, outputs: list) -> list[GraphBreak]:
+        """Put back what the traced run wrote into tensors that are no inputs; a break for
+        each that outlives the call and is not returned (a closure's module's buffer: the
+        graph would not replay that write, and the eager call will make it again)."""
+        returned = {id(o.array) for o in outputs if isinstance(o, Tensor)}
+        breaks = []
+        for ref, array, copy, where in self.outside:
+            array[...] = copy
+            tensor = ref()
+            if tensor is not None and id(tensor.array) not in returned:
+                breaks.append(GraphBreak(
+                    "the function wrote in place into a tensor from outside it (a module's "
+                    "buffer read through a closure or a global: BatchNorm's running "
+                    "statistics): a graph would not replay that, so this call runs eagerly. "
+                    "Compile the module itself (dl.compile(model)): its buffers are inputs "
+                    "and their updates are replayed", *where))
+        self.outside = []
+        return breaks[:1]
 
     def ref_of(self, x: Any) -> Any:
         if isinstance(x, Tensor) and x._requires_grad and id(x.array) not in self.refs:
@@ -194,15 +224,20 @@ def _trace(fn: Callable, args: tuple, kwargs: dict, state: list, need_grad: bool
         tracer.add_input(name, t)
     call_args, call_kwargs = unflatten(spec, call_leaves)
     primals = [t for t in call_leaves if isinstance(t, Tensor)] + [t for _, t in state]
+    out_leaves: list = []
     try:
         with tracer, _generator_kept():
             result = fn(*call_args, **call_kwargs)
-            out_leaves: list = []
             out_spec = _flatten(result, out_leaves)
             grads: list = []
             if need_grad:
                 grads = _traced_backward(tracer, primals, out_leaves)
     except _Stop:
+        return None, tracer, None
+    finally:
+        outside = tracer.undo_outside_writes(out_leaves)
+        tracer.breaks += outside
+    if outside and stop:
         return None, tracer, None
     tracer.primal_tensors = primals + tracer.captured  # type: ignore[attr-defined]
     joint = tracer.graph((out_leaves, grads))

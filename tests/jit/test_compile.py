@@ -408,6 +408,20 @@ def test_batchnorm_in_training_mode_compiles_and_updates_its_statistics_as_eager
     np.testing.assert_allclose(fast(x).detach().numpy(), eager(x).detach().numpy(), atol=1e-12)
 
 
+def test_a_function_that_updates_a_closure_s_batchnorm_runs_eagerly_and_updates_it_once():
+    dl.manual_seed(0)
+    eager = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4)).double()
+    dl.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4)).double()
+    step = dl.compile(lambda x: model(x).pow(2).sum())  # (the module read from outside)
+    for _ in range(3):
+        x = t(6, 3)
+        np.testing.assert_allclose(float(step(x)), float(eager(x).pow(2).sum()), rtol=1e-12)
+    np.testing.assert_array_equal(model[1].running_mean.numpy(), eager[1].running_mean.numpy())
+    assert int(model[1].num_batches_tracked) == 3
+    assert "dl.compile(model)" in step.breaks[0].reason and step.traces == 0
+
+
 def test_a_buffer_changed_outside_difflab_s_operations_still_runs_eagerly():
     class Counter(nn.Module):
         def __init__(self):
@@ -579,6 +593,39 @@ def test_a_compiled_module_trains_on_the_gpu_and_the_device_is_part_of_the_guard
     model.to("cpu")
     fast(x.cpu())
     assert fast._compiled.traces == 2
+
+
+class NormedGate(nn.Module):
+    """BatchNorm, then a branch on a value: statistics to update and a graph break."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear, self.norm = nn.Linear(4, 8), nn.BatchNorm1d(8)
+
+    def forward(self, x):
+        h = self.norm(self.linear(x))
+        if h.max() > 1.5:  # a graph break, read from the device
+            h = h * 0.5
+        return h.pow(2).sum()
+
+
+def test_a_graph_break_and_batchnorm_statistics_on_the_gpu(cuda):
+    dl.manual_seed(1)
+    eager = NormedGate().double().to(cuda)
+    dl.manual_seed(1)
+    model = NormedGate().double().to(cuda)
+    fast = dl.compile(model)
+    for k in range(4):
+        x = (t(6, 4) * (1 + 2 * (k % 2))).to(cuda)
+        a, b = fast(x), eager(x)
+        a.backward(), b.backward()
+        np.testing.assert_allclose(float(a), float(b), rtol=1e-12)
+    for p, q in zip(eager.parameters(), model.parameters()):
+        np.testing.assert_allclose(q.grad.cpu().numpy(), p.grad.cpu().numpy(), atol=1e-12)
+    np.testing.assert_allclose(model.norm.running_var.cpu().numpy(),
+                               eager.norm.running_var.cpu().numpy(), atol=1e-12)
+    assert model.norm.running_var.device.type == "cuda"
+    assert [b.splits for b in fast._compiled.breaks] == [True]
 
 
 # ------------------------------------------------------------------ fusion by default
