@@ -95,8 +95,9 @@ class Stage:
     """One graph before a splitting read, and the branches after it.
 
     ``graph`` takes the call's arrays (arguments, module state, the first
-    ``len(captured)`` captured tensors), then ``live`` (earlier stages'
-    values, by name); it returns the value read, then ``produced``.
+    ``len(captured)`` captured tensors, kept as (tensor, traced shape)), then
+    ``live`` (earlier stages' values, by name); it returns the value read,
+    then ``produced``.
     """
 
     graph: Graph
@@ -199,7 +200,8 @@ def cut(joint: Graph, reads: list[Read], captured: list, passes: tuple
         produced = pieces.kept(nodes)
         graph = Graph(f"{joint.name}_graph{len(stages) + 1}", inputs + live_inputs,
                       joint.constants, rewritten, [first] + [Ref(p) for p in produced])
-        stage = Stage(_optimize(graph, passes), captured[:read.n_captured], live, produced,
+        stage = Stage(_optimize(graph, passes),
+                      [(t, t.array.shape) for t in captured[:read.n_captured]], live, produced,
                       tuple(n.op_name for n in nodes), read.where,
                       any(getattr(n.op, "random", False) for n in nodes))
         if stages:

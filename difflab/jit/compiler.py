@@ -158,6 +158,12 @@ class _Eager:
 # ------------------------------------------------------------------ compiled functions
 
 
+def _stale(entry: Any) -> bool:
+    """Graphs (or a stage) that read a captured tensor whose shape changed since tracing."""
+    return isinstance(entry, (_Graphs, Stage)) and not all(
+        t.array.shape == shape for t, shape in entry.captured)
+
+
 def _unreplayed_writes(joint: Graph, changed_arguments: list[int], changed: list[str]
                        ) -> list[GraphBreak]:
     """The traced call's in-place writes that its graphs would not replay, as breaks."""
@@ -231,8 +237,7 @@ class CompiledFunction:
         key = (repr(spec), tuple(_leaf_guard(x) for x in leaves),
                _state_guard(state, training), is_grad_enabled())
         entry = self.cache.get(key)
-        if entry is not None and isinstance(entry, _Graphs) and not all(
-                t.array.shape == shape for t, shape in entry.captured):
+        if _stale(entry):
             del self.cache[key]  # (a captured tensor changed shape: trace again)
             entry = None
         if entry is None:
@@ -243,11 +248,11 @@ class CompiledFunction:
         if isinstance(entry, _Eager):
             return self.fn(*args, **kwargs)
         if isinstance(entry, Stage):
-            return self._follow(entry, args, kwargs, state, leaves)
+            return self._follow(key, entry, args, kwargs, state, leaves)
         return self._replay(entry, leaves, state)
 
-    def _follow(self, root: Stage, args: tuple, kwargs: dict, state: list, leaves: list
-                ) -> Any:
+    def _follow(self, key: tuple, root: Stage, args: tuple, kwargs: dict, state: list,
+                leaves: list) -> Any:
         """A split call: run each stage's graph, read its value, take the branch for it."""
         arrays = [x.array if isinstance(x, Tensor) else x for x in leaves
                   if isinstance(x, (Tensor, np.ndarray))] + [t.array for _, t in state]
@@ -259,7 +264,7 @@ class CompiledFunction:
             if node.random and drawn is None:
                 drawn = (generator.rng, generator.rng.bit_generator.state)
             results = node.graph.program().run(
-                arrays + [t.array for t in node.captured] + [values[n] for n in node.live],
+                arrays + [t.array for t, _ in node.captured] + [values[n] for n in node.live],
                 check=False)
             values.update(zip(node.produced, results[1:]))
             following = node.branches.get(read_key(results[0]))
@@ -268,12 +273,15 @@ class CompiledFunction:
                     generator.rng = drawn[0]
                     generator.rng.bit_generator.state = drawn[1]
                 if following is None:
-                    return self._new_branch(root, args, kwargs, state, leaves)
+                    return self._new_branch(key, root, args, kwargs, state, leaves)
                 return self.fn(*args, **kwargs)
+            if _stale(following):  # (a captured tensor changed shape: trace the guard again)
+                del self.cache[key]
+                return self(*args, **kwargs)
             node = following
         return self._replay(node, leaves, state, [values[n] for n in node.live])
 
-    def _new_branch(self, root: Stage, args: tuple, kwargs: dict, state: list,
+    def _new_branch(self, key: tuple, root: Stage, args: tuple, kwargs: dict, state: list,
                     leaves: list) -> Any:
         """A value read took a branch not seen yet: trace again, graft the new path."""
         if root.paths >= config.recompile_limit:
@@ -282,7 +290,7 @@ class CompiledFunction:
         entry = self._compile(args, kwargs, state, leaves)
         if isinstance(entry, Stage) and graft(root, entry) or isinstance(
                 entry, _Eager) and graft_eager(root, entry.keys, entry):
-            return self._follow(root, args, kwargs, state, leaves)
+            return self._follow(key, root, args, kwargs, state, leaves)
         root.paths += 1  # (Python not decided by the values read: eager, counted)
         return self.fn(*args, **kwargs)
 

@@ -297,6 +297,24 @@ def test_a_captured_weight_and_second_derivatives_reach_back_through_a_break():
         np.testing.assert_allclose(x1.grad.numpy(), x2.grad.numpy(), rtol=0, atol=1e-12)
 
 
+def test_a_captured_weight_that_changes_shape_retraces_a_split_function():
+    w = dl.ones(3, requires_grad=True)
+
+    def f(x):
+        h = x.sum() * w
+        if h.sum() > 0:
+            return (h * w).sum()
+        return h.sum()
+
+    g = dl.compile(f)
+    for n in (3, 3, 5, 5):
+        w.data = dl.ones(n)  # (the same tensor, a new shape: p.data = ... as in pruning)
+        for sign in (1.0, -1.0):
+            x = dl.tensor([sign, 2 * sign])
+            assert float(g(x)) == float(f(x))
+    assert g.traces == 4  # (both branches, at each shape of w)
+
+
 def test_a_branch_whose_side_runs_eagerly_keeps_the_other_side_compiled():
     def f(x):
         y = x * 2
