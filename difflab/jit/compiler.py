@@ -190,9 +190,12 @@ class CompiledFunction:
     Attributes
     ----------
     fn : the original function (``_orig_mod`` of a module).
-    traces : how many times ``fn`` was traced (one per guard compiled).
+    traces : how many times ``fn`` was traced (one per guard compiled, and one per
+        branch of a graph break).
     breaks : every :class:`GraphBreak` met so far.
-    cache : guard -> the graphs for it (or the breaks that made it eager).
+    cache : guard -> the graphs for it; for a function split at graph breaks,
+        the first :class:`~difflab.jit.breaks.Stage` of its tree of graphs;
+        or the breaks that made it eager.
 
     Examples
     --------
@@ -209,7 +212,7 @@ class CompiledFunction:
         self.fn = fn
         self.fullgraph = fullgraph
         self.passes = passes
-        self.cache: dict[tuple, _Graphs | _Eager] = {}
+        self.cache: dict[tuple, _Graphs | Stage | _Eager] = {}
         self.traces = 0
         self.breaks: list[GraphBreak] = []
         self._warned = False
