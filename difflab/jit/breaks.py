@@ -75,7 +75,19 @@ class GraphBreak:
 
 @dataclass
 class Read:
-    """A splitting read met while tracing: where the trace is cut, and the value read."""
+    """A splitting read met while tracing: where the trace is cut, and the value read.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.jit.capture import _trace
+    >>> def f(x):
+    ...     return x * 2 if x.sum() > 0 else -x
+    >>> joint, tracer, _ = _trace(f, (dl.ones(2),), {}, [], False, stop=True)
+    >>> read = tracer.reads[0]
+    >>> read.key, read.position, read.ref   # True, after 2 nodes (sum, gt), of node v2
+    ('True', 2, v2)
+    """
 
     position: int  # how many nodes were recorded before it
     ref: Ref  # the value read
@@ -86,7 +98,15 @@ class Read:
 
 
 def read_key(array: Any) -> str:
-    """The branch key of a one-element value: ``repr`` of its number (exact, NaN-safe)."""
+    """The branch key of a one-element value: ``repr`` of its number (exact, NaN-safe).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from difflab.jit.breaks import read_key
+    >>> read_key(np.array(True)), read_key(np.array([2.5])), read_key(np.array(-0.0))
+    ('True', '2.5', '-0.0')
+    """
     return repr(backend.to_numpy(array).reshape(()).item())
 
 
@@ -98,6 +118,15 @@ class Stage:
     ``len(captured)`` captured tensors, kept as (tensor, traced shape)), then
     ``live`` (earlier stages' values, by name); it returns the value read,
     then ``produced``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> g = dl.compile(lambda x: x * 2 if x.sum() > 0 else -x)
+    >>> _ = g(dl.ones(2)); _ = g(-dl.ones(2))      # both branches, one trace each
+    >>> root = next(iter(g.cache.values()))
+    >>> root.ops, sorted(root.branches), root.paths
+    (('sum', 'gt'), ['False', 'True'], 2)
     """
 
     graph: Graph
@@ -189,6 +218,18 @@ def cut(joint: Graph, reads: list[Read], captured: list, passes: tuple
     float64 elementwise value is recomputed by the graph that needs it (in
     its fused loop) instead of being returned and read back: memory traffic
     is what fusion saves.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.jit.capture import _trace
+    >>> def f(x):
+    ...     return x * 2 if x.sum() > 0 else -x
+    >>> from difflab.jit.breaks import cut
+    >>> joint, tracer, _ = _trace(f, (dl.ones(2),), {}, [], False, stop=True)
+    >>> stages, final = cut(joint, tracer.reads, tracer.captured, ())
+    >>> [s.graph.outputs for s in stages], [n.op_name for n in final.nodes]
+    ([[v2, v1, v2]], ['mul'])
     """
     pieces = _Pieces(joint, passes)
     stages: list[Stage] = []
@@ -229,6 +270,22 @@ def graft(root: Stage, new: Stage) -> bool:
     rest on the first new key.  False when the two disagree about what ran
     before a key (Python that is not a function of the guard and the values
     read: a global changed, a random branch), which no cache can replay.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.jit.capture import _trace
+    >>> def f(x):
+    ...     return x * 2 if x.sum() > 0 else -x
+    >>> from difflab.jit.breaks import cut, graft
+    >>> def chain(x):
+    ...     joint, tracer, _ = _trace(f, (x,), {}, [], False, stop=True)
+    ...     stages, final = cut(joint, tracer.reads, tracer.captured, ())
+    ...     stages[-1].branches[tracer.reads[-1].key] = final   # (compile: its graphs)
+    ...     return stages[0]
+    >>> tree = chain(dl.ones(2))
+    >>> graft(tree, chain(-dl.ones(2))), sorted(tree.branches), tree.paths
+    (True, ['False', 'True'], 2)
     """
     node: Any = root
     chain: Any = new
@@ -246,7 +303,18 @@ def graft(root: Stage, new: Stage) -> bool:
 
 
 def graft_eager(root: Stage, keys: list[str], eager: Any) -> bool:
-    """Hang ``eager`` (a branch that runs eagerly) on the first new key of ``keys``."""
+    """Hang ``eager`` (a branch that runs eagerly) on the first new key of ``keys``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> g = dl.compile(lambda x: x * 2 if x.sum() > 0 else -x)
+    >>> _ = g(dl.ones(2))
+    >>> root = next(iter(g.cache.values()))
+    >>> from difflab.jit.breaks import graft_eager
+    >>> graft_eager(root, ["False"], "runs eagerly"), root.branches["False"], root.paths
+    (True, 'runs eagerly', 2)
+    """
     node: Any = root
     for key in keys:
         if not isinstance(node, Stage):
