@@ -288,7 +288,7 @@ class CompiledFunction:
                     leaves: list) -> Any:
         """A value read took a branch not seen yet: trace again, graft the new path."""
         if root.paths >= config.recompile_limit:
-            self._warn_limit()
+            self._warn_limit(root)
             return self.fn(*args, **kwargs)
         entry = self._compile(args, kwargs, state, leaves)
         if isinstance(entry, Stage) and graft(root, entry) or isinstance(
@@ -297,15 +297,24 @@ class CompiledFunction:
         root.paths += 1  # (Python not decided by the values read: eager, counted)
         return self.fn(*args, **kwargs)
 
-    def _warn_limit(self) -> None:
-        if not self._warned:
-            self._warned = True
-            warnings.warn(
+    def _warn_limit(self, root: Stage | None = None) -> None:
+        if self._warned:
+            return
+        self._warned = True
+        if root is not None:  # (too many branches of one guard's graph breaks)
+            message = (
+                f"{self!r} met {root.paths} different sequences of values read at its graph "
+                f"breaks ({root.where}), config.recompile_limit: new ones run eagerly from "
+                f"now on. A number read with .item() is a branch key, so one that changes "
+                f"at every call is a new branch each time: keep it a tensor (x / x.max(), "
+                f"not x / x.max().item()), or raise the limit.")
+        else:
+            message = (
                 f"{self!r} was compiled for {len(self.cache)} different guards (shapes, "
                 f"dtypes, argument values, training flags), config.recompile_limit: new "
                 f"guards run eagerly from now on. Pass tensors instead of changing Python "
-                f"numbers, or raise difflab.jit.compiler.config.recompile_limit.",
-                RecompileLimitWarning, stacklevel=3)
+                f"numbers, or raise difflab.jit.compiler.config.recompile_limit.")
+        warnings.warn(message, RecompileLimitWarning, stacklevel=5 if root else 3)
 
     def _compile(self, args: tuple, kwargs: dict, state: list, leaves: list
                  ) -> _Graphs | Stage | _Eager:

@@ -228,7 +228,7 @@ def test_a_fused_graph_after_a_break_recomputes_elementwise_values_instead_of_re
 def test_past_the_recompile_limit_a_new_branch_runs_eagerly(monkeypatch):
     monkeypatch.setattr(compiler.config, "recompile_limit", 2)
     f = dl.compile(halve_until_small)
-    with pytest.warns(RecompileLimitWarning):
+    with pytest.warns(RecompileLimitWarning, match="values read at its graph breaks"):
         for scale in (0.5, 3.0, 50.0, 500.0):
             x = dl.tensor(rng.standard_normal(5) * scale)
             np.testing.assert_array_equal(f(x).numpy(), halve_until_small(x).numpy())
