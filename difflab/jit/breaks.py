@@ -212,12 +212,12 @@ def cut(joint: Graph, reads: list[Read], captured: list, passes: tuple
     """The stages before each read, chained by their keys, and the final joint graph.
 
     The final graph's inputs are the joint graph's own (without cotangents),
-    then its live values, then the cotangents, so :func:`joint._build` makes
+    then its live values, then the cotangents, so ``_build`` (:mod:`difflab.jit.joint`) makes
     its forward and backward graphs as for an unbroken call; it carries
-    ``live`` (the names to feed) and ``n_outputs``.  When graphs are fused, a
-    float64 elementwise value is recomputed by the graph that needs it (in
-    its fused loop) instead of being returned and read back: memory traffic
-    is what fusion saves.
+    ``live`` (the names to feed) and ``n_outputs``.  When graphs are fused,
+    cheap float64 arithmetic (:data:`RECOMPUTED`) is recomputed by the graph
+    that needs it (in its fused loop) instead of being returned and read
+    back: memory traffic is what fusion saves.
 
     Examples
     --------

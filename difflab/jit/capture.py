@@ -1,11 +1,11 @@
 r"""What a compiled call captures: the tracer with graph breaks, one trace, the guards.
 
-:func:`difflab.jit.compile` traces a call with :class:`_CompileTracer`, the
+:func:`difflab.jit.compile` traces a call with ``_CompileTracer``, the
 jit's tracer with value reads turned into graph breaks: a read whose value
 stays in a Python decision cuts the trace there (:mod:`difflab.jit.breaks`),
 any other stops it (that call runs eagerly).  The *guard* of a call is built
-here from its arguments (:func:`_leaf_guard`) and, for a module, its
-parameters, buffers and ``training`` flags (:func:`_walk`); so are the
+here from its arguments (``_leaf_guard``) and, for a module, its
+parameters, buffers and ``training`` flags (``_walk``); so are the
 snapshots that put a module's buffers back after a trace.
 """
 
