@@ -215,7 +215,7 @@ def cut(joint: Graph, reads: list[Read], captured: list, passes: tuple
     then its live values, then the cotangents, so ``_build`` (:mod:`difflab.jit.joint`) makes
     its forward and backward graphs as for an unbroken call; it carries
     ``live`` (the names to feed) and ``n_outputs``.  When graphs are fused,
-    cheap float64 arithmetic (:data:`RECOMPUTED`) is recomputed by the graph
+    cheap float64 arithmetic (``RECOMPUTED``) is recomputed by the graph
     that needs it (in its fused loop) instead of being returned and read
     back: memory traffic is what fusion saves.
 
