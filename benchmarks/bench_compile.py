@@ -11,7 +11,8 @@ rounds, medians and (min - max) ranges.  Steady state only: compile time and
 the first call (trace + optimize + kernels + run) are reported apart.
 
 Workloads: the Rosenbrock gradient (n = 10**6, as a multiple of one NumPy f),
-a chain of 200 small ops (forward + backward, µs per op), the Hessian and the
+a chain of 200 small ops (forward + backward, µs per op), the same chain with a
+graph break in the middle (an ``if`` on a value; µs per call), the Hessian and the
 Jacobian at n = 100, MLP and small CNN training steps (SGD), a GRU sequence
 step and a small attention block (Adam), all float64 except the CNN and MLP
 (float32, as PyTorch users run them).  Then peak memory of the compiled
@@ -177,6 +178,59 @@ def bench_chain(rounds, torch, jax):
     times = interleaved(contestants, rounds, budget=0.05)
     table("chain of 200 ops on 16 float64, forward + backward: µs per op", times, ops / 1e6,
           " µs", firsts)
+
+
+def gated_chain(x, m=None):
+    """chain's 200 ops with a data-dependent branch after the first 100: a graph break."""
+    if m is None:
+        import difflab as m
+    for _ in range(20):
+        x = m.tanh(m.sin(x * 0.999 + 0.001) * 1.01)
+    x = x * 1.5 if x.sum() > 0 else x * 0.5  # (Python reads a value: the graph splits)
+    for _ in range(20):
+        x = m.tanh(m.sin(x * 0.999 + 0.001) * 1.01)
+    return x.sum()
+
+
+def bench_graph_break(rounds, torch, n):
+    """A break in the middle: dl.compile replays graph 1, reads the value, replays the graph
+    cached for that branch (both branches taken, in turn); before, the call ran eagerly."""
+    import difflab as dl
+
+    inputs = [np.random.default_rng(2).uniform(0, 1, n), np.random.default_rng(3).uniform(-1, 0, n)]
+
+    def run(f, tensor, grad):
+        turn = [0]
+
+        def call():
+            turn[0] ^= 1
+            t = tensor(inputs[turn[0]])
+            f(t).backward()
+            return grad(t)
+        return call
+
+    def eager_first():
+        return run(gated_chain, lambda a: dl.tensor(a, requires_grad=True), lambda t: t.grad)
+
+    def make_compiled():
+        return run(dl.compile(gated_chain), lambda a: dl.tensor(a, requires_grad=True),
+                   lambda t: t.grad)
+
+    firsts = {"dl.compile": first_call(make_compiled)}
+    compiled, eager = make_compiled(), eager_first()
+    for _ in range(2):
+        np.testing.assert_allclose(compiled().numpy(), eager().numpy(), rtol=1e-12)
+    contestants = {"difflab eager": eager, "dl.compile": compiled}
+    if torch is not None:
+        grad = lambda t: t.grad  # noqa: E731
+        tensor = lambda a: torch.tensor(a, requires_grad=True)  # noqa: E731
+        contestants["PyTorch eager"] = run(lambda v: gated_chain(v, torch), tensor, grad)
+        tc = torch_compile(torch, lambda v: gated_chain(v, torch))
+        if tc is not None:
+            contestants["torch.compile"] = run(tc, tensor, grad)
+    times = interleaved(contestants, rounds, budget=0.05)
+    table(f"graph break in the middle (200 ops, an if on a value after 100), n = {n}, "
+          f"forward + backward: µs per call", times, 1e-6, " µs", firsts)
 
 
 def bench_hessian_jacobian(rounds, torch, jax):
@@ -377,6 +431,8 @@ def run_setting(threads: str, rounds: int, quick: bool) -> None:
     print("JAX: " + (jax.__version__ if jax else "not installed, skipped (pip install jax)"))
     x, compiled, compiled_grad = bench_rosenbrock(rounds, torch, jax, 10**5 if quick else 10**6)
     bench_chain(rounds, torch, jax)
+    for n in (16, 10**4 if quick else 10**5):
+        bench_graph_break(rounds, torch, n)
     bench_hessian_jacobian(rounds, torch, jax)
     bench_training(rounds, torch, quick)
     peak_memory(x, compiled, compiled_grad)

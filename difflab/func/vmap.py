@@ -251,9 +251,10 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
         (an output that does not depend on the batch), or a tuple per output.
     randomness : what a random operation under vmap does: ``'error'`` raises
         (the default), ``'different'`` draws independently for each example,
-        ``'same'`` draws once for the whole batch.  Dropout honours all three;
-        the random creation functions (``randn``, ``rand``, ...) draw one
-        unbatched value, which is ``'same'``, and raise under ``'different'``.
+        ``'same'`` draws once for the whole batch.  Dropout and ``bernoulli``
+        of batched probabilities honour all three; the random creation
+        functions (``randn``, ``rand``, ...) draw one unbatched value, which
+        is ``'same'``, and raise under ``'different'``.
     chunk_size : run the batch in chunks of this many examples (less memory,
         the same result); ``None``: all at once.
 

@@ -16,12 +16,17 @@ and the ``training`` flag of every submodule.  A new shape is a new graph, as
 with ``torch.compile(dynamic=False)``.
 
 **A graph break** is Python that needs a tensor's *value*: ``if x.sum() > 0:``,
-``.item()``, ``.tolist()``, ``print(x)``.  A graph cannot hold that decision,
-so tracing stops there (the tracer's value-read hook), the break is noted with
-its file and line, and this guard of f runs eagerly from then on: always the
-eager result, never a branch baked in.  (PyTorch's dynamo goes further: it
-splits f into a graph before the break and one after by rewriting the
-bytecode; here the whole call is eager.  :func:`explain` says where and why.)
+``.item()``, ``while err > tol:``.  A graph cannot hold that decision, so the
+trace is *split* there (:mod:`difflab.jit.breaks`): graph 1 ends with the
+value read, Python's value of it is the branch key, and the graphs after it
+are cached per key.  A later call runs graph 1, reads the value and replays
+the graphs cached for it, or traces the new branch (up to
+``recompile_limit`` branch paths).  Results equal eager mode's on every
+branch.  (PyTorch's dynamo rewrites the bytecode to resume the function
+after the break; here the trace is cut, so the Python between graphs runs
+only while tracing.)  A read that hands the value *out* of Python's
+decisions (``print(x)``, ``.tolist()``, ``.numpy()``) cannot be replayed:
+that call runs eagerly.  :func:`explain` says where, why and which.
 ``fullgraph=True`` makes a break an error (:class:`GraphBreakError`).
 
 **Training**: when an argument or a parameter requires grad, the trace holds
@@ -37,31 +42,33 @@ mode does and optimizers step on it.
 from __future__ import annotations
 
 import functools
-import os
 import time
-import traceback
 import warnings
-import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from difflab import backend
-from difflab.autograd import engine, functional
+from difflab import random
+from difflab.autograd import engine
 from difflab.autograd.grad_mode import is_grad_enabled
-from difflab.jit.graph import Graph, GraphError, Ref
-from difflab.jit.joint import DEFAULT_PASSES, _build, _Call, _CompiledOutput, _Graphs
-from difflab.jit.tracing import (
-    Tracer,
-    _flatten,
-    _user_frame,
-    unflatten,
+from difflab.jit.breaks import GraphBreak, Stage, cut, graft, graft_eager, read_key
+from difflab.jit.capture import (
+    _frame_of,
+    _is_traceable_leaf,
+    _leaf_guard,
+    _restore,
+    _same,
+    _snapshot,
+    _state_guard,
+    _trace,
+    _walk,
 )
+from difflab.jit.graph import Graph, GraphError
+from difflab.jit.joint import DEFAULT_PASSES, _build, _Call, _CompiledOutput, _Graphs
+from difflab.jit.tracing import _flatten, _user_frame, unflatten
 from difflab.tensor import Tensor
-
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 #: ``backend=`` names: which graph passes each runs (None: no graph, f eagerly).
 BACKENDS: dict[str, tuple[str, ...] | None] = {
@@ -138,259 +145,43 @@ class RecompileLimitWarning(UserWarning):
     """
 
 
-@dataclass(frozen=True)
-class GraphBreak:
-    """Where and why a traced function needed a tensor's value in Python.
-
-    Examples
-    --------
-    >>> from difflab.jit.compiler import GraphBreak
-    >>> str(GraphBreak("bool() of a tensor computed from the inputs", "model.py", 12))
-    'model.py:12: bool() of a tensor computed from the inputs'
-    """
-
-    reason: str
-    filename: str
-    lineno: int
-
-    def __str__(self) -> str:
-        return f"{self.filename}:{self.lineno}: {self.reason}"
-
-
-class _Stop(BaseException):
-    """Raised inside the traced function at its first graph break (BaseException: a
-    user's ``except Exception`` does not swallow it)."""
-
-
-class _CompileTracer(Tracer):
-    """The tracer, with value reads turned into graph breaks instead of warnings.
-
-    ``stop``: raise :class:`_Stop` at the first break (compiling: the rest of f
-    would be traced for nothing); otherwise note every break and go on
-    (:func:`explain`).  A tensor from outside that requires grad (a model's
-    weight used by a plain function) becomes an input, ``captured{k}``, so
-    the graph reads its current value and the backward reaches it.
-    """
-
-    def __init__(self, name: str, stop: bool) -> None:
-        super().__init__(name)
-        self.stop = stop
-        self.breaks: list[GraphBreak] = []
-        self.captured: list[Tensor] = []
-
-    def warn_value_read(self, what: str) -> None:
-        if self.rule_reads is not None:  # a derivative rule's own read: decided again later
-            self.rule_reads.append(what)
-            return
-        self._break(f"{what} of a tensor computed from the inputs: Python needs its value "
-                    f"(data-dependent control flow)")
-
-    def _warn(self, message: str) -> None:
-        self._break(message)
-
-    def _break(self, reason: str) -> None:
-        filename, lineno = _user_frame()
-        if any((b.filename, b.lineno) == (filename, lineno) for b in self.breaks):
-            return  # (bool() reads .item(): one break per line)
-        self.breaks.append(GraphBreak(reason, filename, lineno))
-        if self.stop:
-            raise _Stop
-
-    def _remember(self, array: Any, ref: Ref, tensor: Tensor | None = None,
-                  version: int | None = None) -> None:
-        """As the tracer's, but holding each array weakly: one that nothing else holds is
-        freed while tracing (its entry goes with it, so its id may be reused safely)."""
-        key = id(array)
-        self.refs[key] = ref
-        self.stale.discard(key)
-        if tensor is not None:
-            self.versions[key] = (tensor._version,
-                                  tensor._version[0] if version is None else version)
-        try:
-            weakref.finalize(array, self._forget, key, ref)
-        except TypeError:  # (not weakly referenceable: kept alive, as the tracer does)
-            self.keep.append(array)
-
-    def _forget(self, key: int, ref: Ref) -> None:
-        if self.refs.get(key) is ref:
-            del self.refs[key]
-            self.versions.pop(key, None)
-
-    def ref_of(self, x: Any) -> Any:
-        if isinstance(x, Tensor) and x._requires_grad and id(x.array) not in self.refs:
-            self.add_input(f"captured{len(self.captured)}", x)
-            self.captured.append(x)
-        return super().ref_of(x)
-
-
-# ------------------------------------------------------------------ guards
-
-
-def _leaf_guard(x: Any) -> tuple:
-    if isinstance(x, Tensor):
-        return ("tensor", tuple(x.array.shape), x.array.dtype.str, str(x.device),
-                x._requires_grad)
-    if type(x) is np.ndarray:
-        return ("array", x.shape, x.dtype.str)
-    try:
-        hash(x)
-    except TypeError:
-        return ("repr", type(x), repr(x))
-    return ("value", type(x), x)
-
-
-def _is_traceable_leaf(x: Any) -> bool:
-    """A tensor, a NumPy array, or a plain Python value (anything else: run eagerly)."""
-    return isinstance(x, (Tensor, np.ndarray, np.generic, int, float, complex, str, bytes,
-                          slice, np.dtype, type)) or x is None or x is Ellipsis
-
-
-def _walk(fn: Any) -> tuple[list[tuple[str, Tensor]], tuple]:
-    """A module's parameters, then buffers, by dotted name (as ``named_parameters`` and
-    ``named_buffers`` give them), and every submodule's ``training`` flag: one walk over
-    the modules, at every call.  ``([], ())`` for a plain function; a module's bound
-    method (``model.forward``) has its module's."""
-    fn = getattr(fn, "__self__", fn)
-    named_modules = getattr(fn, "named_modules", None)
-    if named_modules is None or not hasattr(fn, "_parameters"):
-        return [], ()
-    params: list = []
-    buffers: list = []
-    training = []
-    seen_params: set = set()
-    seen_buffers: set = set()
-    for prefix, module in named_modules():
-        training.append(module.training)
-        for registry, found, seen in ((module._parameters, params, seen_params),
-                                      (module._buffers, buffers, seen_buffers)):
-            for name, value in registry.items():
-                if value is not None and id(value) not in seen:
-                    seen.add(id(value))
-                    found.append((f"{prefix}.{name}" if prefix else name, value))
-    return params + buffers, tuple(training)
-
-
-def _state_guard(state: list[tuple[str, Tensor]], training: tuple) -> tuple:
-    tensors = tuple((name, id(t), t.array.shape, t.array.dtype.str, t._requires_grad)
-                    for name, t in state)
-    return tensors, training
-
-
-# ------------------------------------------------------------------ graphs
-
-
 @dataclass
 class _Eager:
-    """A guard whose function runs eagerly: the graph breaks that decided it."""
+    """A guard (or a branch) whose function runs eagerly: the graph breaks that decided
+    it, and the keys of the splitting reads met before them (the branch it hangs on)."""
 
     breaks: list
+    keys: list = field(default_factory=list)
 
-
-def _trace(fn: Callable, args: tuple, kwargs: dict, state: list, need_grad: bool,
-           stop: bool) -> tuple[Graph | None, _CompileTracer, Any]:
-    """Trace ``fn(*args, **kwargs)``: the joint graph (None at a stopping break), the
-    tracer, and what the traced call returned (an eager result)."""
-    tracer = _CompileTracer(getattr(fn, "__name__", type(fn).__name__), stop)
-    leaves: list = []
-    spec = _flatten((list(args), kwargs), leaves)
-    call_leaves = []
-    for k, x in enumerate(leaves):
-        if isinstance(x, (Tensor, np.ndarray)):
-            t = Tensor._wrap(x.array if isinstance(x, Tensor) else x)
-            t._requires_grad = bool(isinstance(x, Tensor) and x._requires_grad and need_grad)
-            tracer.add_input(f"a{k}", t)
-            call_leaves.append(t)
-        else:
-            call_leaves.append(x)
-    for name, t in state:
-        tracer.add_input(name, t)
-    call_args, call_kwargs = unflatten(spec, call_leaves)
-    primals = [t for t in call_leaves if isinstance(t, Tensor)] + [t for _, t in state]
-    try:
-        with tracer:
-            result = fn(*call_args, **call_kwargs)
-            out_leaves: list = []
-            out_spec = _flatten(result, out_leaves)
-            grads: list = []
-            if need_grad:
-                grads = _traced_backward(tracer, primals, out_leaves)
-    except _Stop:
-        return None, tracer, None
-    tracer.primal_tensors = primals + tracer.captured  # type: ignore[attr-defined]
-    joint = tracer.graph((out_leaves, grads))
-    joint.output_spec = out_spec
-    joint.n_outputs = len(out_leaves)  # type: ignore[attr-defined]
-    return joint, tracer, result
-
-
-def _traced_backward(tracer: _CompileTracer, primals: list, outputs: list) -> list:
-    """Record d(outputs)/d(primals) against cotangent inputs ``g0, g1, ...``; the backward
-    nodes land in the same graph.  Sets ``tracer.differentiable`` (the outputs that have a
-    gradient) and ``tracer.wrt`` (the primals, then captured tensors, that receive one)."""
-    wrt = [t for t in primals if t._requires_grad] + tracer.captured
-    outs = [(k, o) for k, o in enumerate(outputs) if isinstance(o, Tensor)
-            and o._requires_grad and o.array.dtype.kind in "fc"]
-    tracer.differentiable = [k for k, _ in outs] if wrt else []  # type: ignore[attr-defined]
-    tracer.wrt = wrt if outs else []  # type: ignore[attr-defined]
-    if not outs or not wrt:
-        return []
-    cotangents = []
-    for _, o in outs:
-        g = Tensor._wrap(backend.array_module(o.array).ones_like(o.array))
-        g._requires_grad = True  # (a recorded seed: the VJPs' reshapes of it are traced too)
-        tracer.add_input(f"g{len(cotangents)}", g)
-        cotangents.append(g)
-    grads = functional.grad([o for _, o in outs], wrt, grad_outputs=cotangents,
-                            create_graph=True, allow_unused=True)
-    # A tensor the outputs do not depend on gets no gradient (its .grad stays None).
-    tracer.wrt = [w for g, w in zip(grads, wrt) if g is not None]  # type: ignore[attr-defined]
-    return [g for g in grads if g is not None]
-
-
-# ------------------------------------------------------------------ state
-
-
-def _snapshot(state: list[tuple[str, Tensor]]) -> list:
-    """Copies of the buffers (state that needs no grad): tracing must leave them as found."""
-    return [(name, t, t.array, t.array.copy(), t._version[0]) for name, t in state
-            if not t._requires_grad]
-
-
-def _restore(fn: Any, snapshot: list) -> list[str]:
-    """Put back every buffer the traced call changed; the names of those it changed."""
-    now = dict(_walk(fn)[0])
-    changed = []
-    for name, t, array, copy, version in snapshot:
-        current = now.get(name)
-        if current is t and t.array is array and t._version[0] == version and \
-                _same(array, copy):
-            continue
-        changed.append(name)
-        t.array = copy
-        if current is not t and hasattr(getattr(fn, "__self__", fn), "get_submodule"):
-            owner, _, leaf = name.rpartition(".")
-            module = getattr(fn, "__self__", fn)
-            (module.get_submodule(owner) if owner else module)._buffers[leaf] = t
-    return changed
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Equal contents (a buffer may be updated in its own memory, version unchanged)."""
-    a, b = backend.to_numpy(a), backend.to_numpy(b)
-    return np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
-
-
-def _frame_of(exc: BaseException) -> tuple[str, int]:
-    """The innermost line of the user's code in an exception's traceback."""
-    found = ("<unknown>", 0)
-    for frame, lineno in traceback.walk_tb(exc.__traceback__):
-        filename = os.path.abspath(frame.f_code.co_filename)
-        if not filename.startswith(_PACKAGE_DIR + os.sep):
-            found = (frame.f_code.co_filename, lineno)
-    return found
 
 
 # ------------------------------------------------------------------ compiled functions
+
+
+def _stale(entry: Any) -> bool:
+    """Graphs (or a stage) that read a captured tensor whose shape changed since tracing."""
+    return isinstance(entry, (_Graphs, Stage)) and not all(
+        t.array.shape == shape for t, shape in entry.captured)
+
+
+def _unreplayed_writes(joint: Graph, changed_arguments: list[int], changed: list[str]
+                       ) -> list[GraphBreak]:
+    """The traced call's in-place writes that its graphs would not replay, as breaks."""
+    if changed_arguments:
+        return [GraphBreak(
+            f"the function changed its tensor argument(s) {changed_arguments} in place "
+            f"(x += ..., x.clamp_(...)): a graph returns values and would not replay "
+            f"that, so this guard runs eagerly. Return the new value instead",
+            *_user_frame())]
+    unreplayed = [name for name in changed if name not in joint.updates]
+    if unreplayed:
+        return [GraphBreak(
+            f"the module changed its buffers {', '.join(unreplayed)} outside difflab's "
+            f"operations (through .array or NumPy) while running: a graph would not "
+            f"replay that, so this guard runs eagerly. Write them with difflab's "
+            f"in-place operations (buffer.mul_(...), buffer.copy_(...))",
+            *_user_frame())]
+    return []
 
 
 class CompiledFunction:
@@ -399,9 +190,12 @@ class CompiledFunction:
     Attributes
     ----------
     fn : the original function (``_orig_mod`` of a module).
-    traces : how many times ``fn`` was traced (one per guard compiled).
+    traces : how many times ``fn`` was traced (one per guard compiled, and one per
+        branch of a graph break).
     breaks : every :class:`GraphBreak` met so far.
-    cache : guard -> the graphs for it (or the breaks that made it eager).
+    cache : guard -> the graphs for it; for a function split at graph breaks,
+        the first :class:`~difflab.jit.breaks.Stage` of its tree of graphs;
+        or the breaks that made it eager.
 
     Examples
     --------
@@ -418,7 +212,7 @@ class CompiledFunction:
         self.fn = fn
         self.fullgraph = fullgraph
         self.passes = passes
-        self.cache: dict[tuple, _Graphs | _Eager] = {}
+        self.cache: dict[tuple, _Graphs | Stage | _Eager] = {}
         self.traces = 0
         self.breaks: list[GraphBreak] = []
         self._warned = False
@@ -446,8 +240,7 @@ class CompiledFunction:
         key = (repr(spec), tuple(_leaf_guard(x) for x in leaves),
                _state_guard(state, training), is_grad_enabled())
         entry = self.cache.get(key)
-        if entry is not None and isinstance(entry, _Graphs) and not all(
-                t.array.shape == shape for t, shape in entry.captured):
+        if _stale(entry):
             del self.cache[key]  # (a captured tensor changed shape: trace again)
             entry = None
         if entry is None:
@@ -457,20 +250,74 @@ class CompiledFunction:
             entry = self.cache[key] = self._compile(args, kwargs, state, leaves)
         if isinstance(entry, _Eager):
             return self.fn(*args, **kwargs)
+        if isinstance(entry, Stage):
+            return self._follow(key, entry, args, kwargs, state, leaves)
         return self._replay(entry, leaves, state)
 
-    def _warn_limit(self) -> None:
-        if not self._warned:
-            self._warned = True
-            warnings.warn(
+    def _follow(self, key: tuple, root: Stage, args: tuple, kwargs: dict, state: list,
+                leaves: list) -> Any:
+        """A split call: run each stage's graph, read its value, take the branch for it."""
+        arrays = [x.array if isinstance(x, Tensor) else x for x in leaves
+                  if isinstance(x, (Tensor, np.ndarray))] + [t.array for _, t in state]
+        values: dict[str, Any] = {}
+        generator = random.default_generator
+        drawn = None  # (the generator's state before the first stage that draws)
+        node: Any = root
+        while isinstance(node, Stage):
+            if node.random and drawn is None:
+                drawn = (generator.rng, generator.rng.bit_generator.state)
+            results = node.graph.program().run(
+                arrays + [t.array for t, _ in node.captured] + [values[n] for n in node.live],
+                check=False)
+            values.update(zip(node.produced, results[1:]))
+            following = node.branches.get(read_key(results[0]))
+            if following is None or isinstance(following, _Eager):
+                if drawn is not None:  # (what eager mode will draw, from the call's start)
+                    generator.rng = drawn[0]
+                    generator.rng.bit_generator.state = drawn[1]
+                if following is None:
+                    return self._new_branch(key, root, args, kwargs, state, leaves)
+                return self.fn(*args, **kwargs)
+            if _stale(following):  # (a captured tensor changed shape: trace the guard again)
+                del self.cache[key]
+                return self(*args, **kwargs)
+            node = following
+        return self._replay(node, leaves, state, [values[n] for n in node.live])
+
+    def _new_branch(self, key: tuple, root: Stage, args: tuple, kwargs: dict, state: list,
+                    leaves: list) -> Any:
+        """A value read took a branch not seen yet: trace again, graft the new path."""
+        if root.paths >= config.recompile_limit:
+            self._warn_limit(root)
+            return self.fn(*args, **kwargs)
+        entry = self._compile(args, kwargs, state, leaves)
+        if isinstance(entry, Stage) and graft(root, entry) or isinstance(
+                entry, _Eager) and graft_eager(root, entry.keys, entry):
+            return self._follow(key, root, args, kwargs, state, leaves)
+        root.paths += 1  # (Python not decided by the values read: eager, counted)
+        return self.fn(*args, **kwargs)
+
+    def _warn_limit(self, root: Stage | None = None) -> None:
+        if self._warned:
+            return
+        self._warned = True
+        if root is not None:  # (too many branches of one guard's graph breaks)
+            message = (
+                f"{self!r} met {root.paths} different sequences of values read at its graph "
+                f"breaks ({root.where}), config.recompile_limit: new ones run eagerly from "
+                f"now on. A number read with .item() is a branch key, so one that changes "
+                f"at every call is a new branch each time: keep it a tensor (x / x.max(), "
+                f"not x / x.max().item()), or raise the limit.")
+        else:
+            message = (
                 f"{self!r} was compiled for {len(self.cache)} different guards (shapes, "
                 f"dtypes, argument values, training flags), config.recompile_limit: new "
                 f"guards run eagerly from now on. Pass tensors instead of changing Python "
-                f"numbers, or raise difflab.jit.compiler.config.recompile_limit.",
-                RecompileLimitWarning, stacklevel=3)
+                f"numbers, or raise difflab.jit.compiler.config.recompile_limit.")
+        warnings.warn(message, RecompileLimitWarning, stacklevel=5 if root else 3)
 
     def _compile(self, args: tuple, kwargs: dict, state: list, leaves: list
-                 ) -> _Graphs | _Eager:
+                 ) -> _Graphs | Stage | _Eager:
         start = time.perf_counter()
         snapshot = _snapshot(state)
         # (the arguments too: an in-place change of one is not replayed by a graph)
@@ -480,7 +327,7 @@ class CompiledFunction:
         joint, breaks, tracer = None, [], None
         try:
             joint, tracer, _ = _trace(self.fn, args, kwargs, state, is_grad_enabled(),
-                                      stop=True)
+                                      stop=True, split=not self.fullgraph)
             breaks = list(tracer.breaks)
         except Exception as exc:  # noqa: BLE001 (tracing failed: the eager call decides)
             what = "" if isinstance(exc, GraphError) else "tracing failed: "
@@ -490,44 +337,51 @@ class CompiledFunction:
                              if not _same(a, c)]
         for k in changed_arguments:
             arguments[k][...] = copies[k]
-        if joint is not None and changed_arguments:
-            joint = None
-            breaks = [GraphBreak(
-                f"the function changed its tensor argument(s) {changed_arguments} in place "
-                f"(x += ..., x.clamp_(...)): a graph returns values and would not replay "
-                f"that, so this guard runs eagerly. Return the new value instead",
-                *_user_frame())]
-        if joint is not None and changed:
-            joint = None
-            breaks = [GraphBreak(
-                f"the module changed its buffers {', '.join(changed)} in place while running "
-                f"(BatchNorm's running statistics in training mode): a graph would not "
-                f"replay that, so this guard runs eagerly (in eval() mode it compiles)",
-                *_user_frame())]
+        if joint is not None:
+            refused = _unreplayed_writes(joint, changed_arguments, changed)
+            if refused:
+                joint, breaks = None, refused
+        for b in breaks:
+            if b not in self.breaks:
+                self.breaks.append(b)
+        if breaks and self.fullgraph:
+            raise GraphBreakError(
+                f"graph break in {self!r} with fullgraph=True: {breaks[0]}. Compute the "
+                f"choice inside the graph (dl.where(cond, a, b)) instead of reading the "
+                f"value into Python, or drop fullgraph=True to split the function there.")
         if joint is None:
-            self.breaks.extend(breaks)
-            if self.fullgraph:
-                raise GraphBreakError(
-                    f"graph break in {self!r} with fullgraph=True: {breaks[0]}. Compute the "
-                    f"choice inside the graph (dl.where(cond, a, b)) instead of reading the "
-                    f"value into Python, or drop fullgraph=True to run this eagerly.")
-            return _Eager(breaks)
+            return _Eager([b for b in breaks if not b.splits],
+                          [r.key for r in tracer.reads] if tracer is not None else [])
         self.traces += 1
-        return _build(joint, tracer, self.passes or (), time.perf_counter() - start)
+        passes = self.passes or ()
+        if not tracer.reads:
+            return _build(joint, tracer, passes, time.perf_counter() - start)
+        stages, final = cut(joint, tracer.reads, tracer.captured, passes)
+        stages[-1].branches[tracer.reads[-1].key] = _build(final, tracer, passes,
+                                                           time.perf_counter() - start)
+        return stages[0]
 
-    def _replay(self, entry: _Graphs, leaves: list, state: list) -> Any:
+    def _replay(self, entry: _Graphs, leaves: list, state: list, live: list = ()) -> Any:
         primals = [x if isinstance(x, Tensor) else Tensor._wrap(x) for x in leaves
                    if isinstance(x, (Tensor, np.ndarray))]
         primals += [t for _, t in state] + [t for t, _ in entry.captured]
+        primals += [Tensor._wrap(a) for a in live]  # (earlier graphs' values: graph breaks)
         arrays = [t.array for t in primals]
         results = entry.forward.program().run(arrays, check=False)
         n = entry.n_outputs
         outs = results[:n]
+        if entry.n_updates:  # (in-place writes: a BatchNorm's running statistics)
+            for j, value in zip(entry.update_targets, results[n:n + entry.n_updates]):
+                target = primals[j]
+                if entry.differentiable:  # (a backward reads the value the forward read)
+                    arrays[j] = target.array.copy()
+                target.array[...] = value
+                target._version[0] += 1
         if not entry.differentiable:
             return unflatten(entry.output_spec, [
                 Tensor._wrap(o) if isinstance(o, np.ndarray) or hasattr(o, "shape") else o
                 for o in outs])
-        call = _Call(entry, arrays, outs, results[n:], primals)
+        call = _Call(entry, arrays, outs, results[n + entry.n_updates:], primals)
         wrt = [primals[j] for j in entry.wrt]
         wrapped = []
         for k, o in enumerate(outs):
@@ -582,8 +436,10 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False,  # noqa: 
     ``training`` flags) replay the graphs without running ``model``'s Python.
     A new guard traces again, up to ``config.recompile_limit`` (8) graphs; past
     that, calls run eagerly with one :class:`RecompileLimitWarning`.  Python
-    that needs a tensor's value (``if x.sum() > 0:``, ``.item()``, ``print``)
-    is a *graph break*: that guard runs eagerly (:func:`explain` says where).
+    that needs a tensor's value (``if x.sum() > 0:``, ``.item()``) is a
+    *graph break*: the graph is split there and the value read picks the
+    graphs that follow; one that prints it or makes a list of it runs that
+    call eagerly (:func:`explain` says where and which).
     Results equal eager mode's (to rounding where kernels are fused).
 
     Parameters
@@ -686,8 +542,10 @@ class ExplainOutput:
     Attributes
     ----------
     graphs : list of Graph
-        The graphs a compiled call would replay (forward, and backward when
-        something requires grad); empty when a break makes the call eager.
+        The graphs a compiled call would replay: one per graph break that
+        splits (ending at the value read), then the forward, and the
+        backward when something requires grad; empty when a break makes
+        the call eager.
     graph_count, graph_break_count, op_count : int
     break_reasons : list of GraphBreak
         Every break in the call, in order, each with its file and line.
@@ -717,9 +575,9 @@ class ExplainOutput:
                  f"Op Count: {self.op_count}", "Break Reasons:"]
         for k, b in enumerate(self.break_reasons, start=1):
             lines += [f"  Break Reason {k}:", f"    Reason: {b.reason}",
-                      f"    User Stack: {b.filename}:{b.lineno}"]
-        if self.graph_break_count:
-            lines.append("  (a call with a graph break runs eagerly: no graph is replayed)")
+                      f"    User Stack: {b.filename}:{b.lineno}",
+                      "    Splits: the graph ends here; the value read picks the next graph"
+                      if b.splits else "    Eager: the call runs eagerly (no graph replayed)"]
         lines.append("Ops per Graph: " + ", ".join(map(str, self.ops_per_graph)))
         lines.append(f"Compile Time: {self.compile_seconds:.4f} s")
         return "\n".join(lines)
@@ -750,10 +608,12 @@ def explain(fn: Callable) -> Callable[..., ExplainOutput]:
     ...         return x.exp()
     ...     return x
     >>> out = dl.jit.explain(f)(dl.ones(3))
-    >>> out.graph_count, out.graph_break_count
-    (0, 1)
+    >>> out.graph_count, out.graph_break_count    # the graph before the read, the one after
+    (2, 1)
     >>> print(out.break_reasons[0].reason.split(":")[0])
     bool() of a tensor computed from the inputs
+    >>> out.break_reasons[0].splits               # (False: the call would run eagerly)
+    True
     """
     target = fn.fn if isinstance(fn, CompiledFunction) else getattr(fn, "_orig_mod", fn)
 
@@ -767,13 +627,19 @@ def explain(fn: Callable) -> Callable[..., ExplainOutput]:
         finally:
             changed = _restore(target, snapshot)
         breaks = list(tracer.breaks)
-        if changed:
-            breaks.append(GraphBreak(f"the module changed its buffers {', '.join(changed)} "
-                                     f"in place while running", *_user_frame()))
+        unreplayed = [name for name in changed if joint is None or name not in joint.updates]
+        if unreplayed:
+            breaks.append(GraphBreak(f"the module changed its buffers {', '.join(unreplayed)} "
+                                     f"outside difflab's operations", *_user_frame()))
         graphs: list = []
-        if not breaks:
-            built = _build(joint, tracer, BACKENDS["difflab"], 0.0)  # type: ignore[arg-type]
-            graphs = [g for g in (built.forward, built.backward) if g is not None]
+        if all(b.splits for b in breaks):
+            passes = BACKENDS["difflab"]
+            final = joint
+            if tracer.reads:
+                stages, final = cut(joint, tracer.reads, tracer.captured, passes)
+                graphs = [s.graph for s in stages]
+            built = _build(final, tracer, passes, 0.0)  # type: ignore[arg-type]
+            graphs += [g for g in (built.forward, built.backward) if g is not None]
         sizes = [len(g.nodes) for g in graphs]
         return ExplainOutput(graphs, len(graphs), len(breaks), breaks, sum(sizes), sizes,
                              time.perf_counter() - start)

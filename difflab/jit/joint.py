@@ -46,10 +46,18 @@ class _Graphs:
     differentiable: list[int]  # positions of the outputs that have a gradient
     wrt: list[int]  # positions among the inputs of those that receive one
     backward: Graph | None = None  # (inputs, cotangents, saved) -> one gradient per wrt
-    joint: Graph | None = None  # forward and backward in one graph (create_graph=True)
+    # forward and backward in one graph, evaluated on tensors for create_graph=True (after
+    # a graph break: the whole path's, so the gradient reaches back through every graph)
+    joint: Graph | None = None
     captured: list = field(default_factory=list)
     trace_seconds: float = 0.0
     scaled: bool = False  # forward also returns the loss's gradients, to be scaled by g
+    # In-place writes the call makes (a BatchNorm's running statistics): the forward
+    # returns their new values after the outputs; update_targets are the positions, among
+    # the inputs, of the tensors they are written into.
+    n_updates: int = 0
+    update_targets: list[int] = field(default_factory=list)
+    live: list[str] = field(default_factory=list)  # earlier graphs' values (graph breaks)
 
 
 def _ancestors(graph: Graph, refs: Sequence[Any]) -> set[str]:
@@ -184,7 +192,7 @@ class _Call:
         values[f"g{position}"] = g if g.shape == self.outputs[k].shape else \
             functions.broadcast_to(g, self.outputs[k].shape)
         results = joint.evaluate(values)  # type: ignore[union-attr]
-        return tuple(results[self.graphs.n_outputs:])
+        return tuple(results[self.graphs.n_outputs + self.graphs.n_updates:])
 
 
 class _CompiledOutput(Primitive):
@@ -211,13 +219,35 @@ class _CompiledOutput(Primitive):
         return tuple(grads)
 
 
+def _updates_after_outputs(joint: Graph, n: int) -> Graph:
+    """The joint graph with its in-place updates (last) moved right after its n outputs."""
+    count = len(joint.updates)
+    if not count:
+        return joint
+    rest, written = joint.outputs[:-count], joint.outputs[-count:]
+    return Graph(joint.name, joint.inputs, joint.constants, joint.nodes,
+                 rest[:n] + written + rest[n:], joint.output_spec)
+
+
 def _build(joint: Graph, tracer: Any, passes: tuple, seconds: float) -> _Graphs:
     """The graphs of one guard from its joint trace (the tracer says which outputs are
-    differentiable, which tensors receive gradients, which were captured)."""
+    differentiable, which tensors receive gradients, which were captured).
+
+    The joint graph's in-place updates (last among its outputs) are returned by the
+    forward graph right after the outputs: computing them is part of the forward pass.
+    """
     n = joint.n_outputs  # type: ignore[attr-defined]
+    live = getattr(joint, "live", [])
+    n_up = len(joint.updates)
+    arguments = [i.name for i in joint.inputs if i.kind != "constant"]
+    targets = [arguments.index(name) for name in joint.updates]
+    # (outputs, updates, gradients: the updates count as outputs from here on)
+    whole = _updates_after_outputs(getattr(joint, "whole", joint), n)
+    joint = _updates_after_outputs(joint, n)
     differentiable = getattr(tracer, "differentiable", [])
     wrt_tensors = getattr(tracer, "wrt", [])
     captured = [(t, t.array.shape) for t in tracer.captured]
+    extra = {"n_updates": n_up, "update_targets": targets, "live": live}
     if differentiable and wrt_tensors:
         order = {id(t): j for j, t in enumerate(tracer.primal_tensors)}  # type: ignore[attr-defined]
         wrt = [order[id(t)] for t in wrt_tensors]
@@ -228,10 +258,11 @@ def _build(joint: Graph, tracer: Any, passes: tuple, seconds: float) -> _Graphs:
             # computes f and ∇f together (a single fused loop where it can); the backward
             # only scales by g.  (It is computed even if no backward follows.)
             forward = _optimize(_seeded(joint), passes)
-            return _Graphs(forward, n, joint.output_spec, differentiable, wrt, None, joint,
-                           captured, seconds, scaled=True)
-        forward, backward = _split(joint, n, passes)
-        return _Graphs(forward, n, joint.output_spec, differentiable, wrt, backward, joint,
-                       captured, seconds)
-    forward = _forward_only(joint, n, passes)
-    return _Graphs(forward, n, joint.output_spec, [], [], None, None, captured, seconds)
+            return _Graphs(forward, n, joint.output_spec, differentiable, wrt, None, whole,
+                           captured, seconds, scaled=True, **extra)
+        forward, backward = _split(joint, n + n_up, passes)
+        return _Graphs(forward, n, joint.output_spec, differentiable, wrt, backward, whole,
+                       captured, seconds, **extra)
+    forward = _forward_only(joint, n + n_up, passes)
+    return _Graphs(forward, n, joint.output_spec, [], [], None, None, captured, seconds,
+                   **extra)

@@ -454,6 +454,38 @@ def _dropout_mask(b: Batch, x: Any, p: float = 0.5, generator: Any = None) -> An
         Randomness.drawing = False
 
 
+def _bernoulli(b: Batch, probs: Any, shape: Any = None, dtype: Any = None,
+               device: Any = None, generator: Any = None) -> Any:
+    """Draws from probabilities that differ from example to example.
+
+    'different': one draw over the whole batch, example after example (the
+    batch dimensions in front), so the generator gives each example what a
+    Python loop over the examples would draw, in the same order.  'same':
+    one example's uniform numbers, shared by the batch, each example
+    comparing them with its own probabilities.
+    """
+    Randomness.check("bernoulli")
+    logical = tuple(probs.shape[b.k:])
+    if shape is not None and tuple(shape) != logical:
+        raise b.unsupported("with batched probabilities draws their shape; pass no shape")
+    Randomness.drawing = True
+    try:
+        if Randomness.mode == "different":
+            return b.apply(b.op, b.lift(probs), dtype=dtype, device=device,
+                           generator=generator)
+        checked = probs.array
+        if ((checked < 0) | (checked > 1) | (checked != checked)).any():
+            raise ValueError("bernoulli: probabilities must lie in [0, 1]")
+        uniform = b.apply(PRIMITIVES["uniform"], 0.0, 1.0, shape=logical,
+                          dtype=probs.array.dtype, device=device or probs.device,
+                          generator=generator)
+        drawn = b.apply(PRIMITIVES["lt"], uniform, b.lift(probs))
+        return b.apply(PRIMITIVES["to_dtype"], drawn,
+                       dtype=np.dtype(dtype if dtype is not None else probs.array.dtype))
+    finally:
+        Randomness.drawing = False
+
+
 class Randomness:
     """vmap's ``randomness`` while it runs: 'error', 'different' or 'same'."""
 
@@ -472,6 +504,7 @@ class Randomness:
 
 
 DIV = ADD = None  # (set by declare(): the registry's div and add)
+PRIMITIVES: dict = {}  # (set by declare(): the registry, looked up when a rule runs)
 
 #: name -> batching rule, for every built-in primitive that is not plainly elementwise.
 RULES: dict[str, Any] = {
@@ -492,7 +525,7 @@ RULES: dict[str, Any] = {
     "conv2d": _conv2d, "im2col": _folded, "col2im": _col2im, "max_pool2d": _folded,
     "avg_pool2d": _folded, "nll_loss": _nll_loss, "mse_loss": _mse_loss,
     "normalize": _normalize, "embedding": _embedding, "one_hot": _one_hot,
-    "dropout_mask": _dropout_mask,
+    "dropout_mask": _dropout_mask, "bernoulli": _bernoulli,
     # histc and histogram have none: their bins depend on the whole batch's values.
 }
 
@@ -503,9 +536,9 @@ logic.Pointwise.batch = staticmethod(elementwise_rule)
 
 
 def declare(primitives: dict) -> None:
-    """Note the registry's div and add, which several rules build with."""
-    global DIV, ADD
-    DIV, ADD = primitives["div"], primitives["add"]
+    """Note the registry (its div and add, which several rules build with)."""
+    global DIV, ADD, PRIMITIVES
+    DIV, ADD, PRIMITIVES = primitives["div"], primitives["add"], primitives
 
 
 def attach_rule(primitive: Any) -> None:

@@ -27,10 +27,10 @@ B = 3
 #: Primitives without a batching rule: their bins depend on the whole batch's values.
 NO_RULE = {"histc", "histogram"}
 #: The random draws: unbatched (dl.rand(3) inside the function) they follow vmap's
-#: randomness= through the generator's hook; a draw from batched values (bernoulli of a
-#: batched p) has no rule yet and is refused by name.
-RANDOM_DRAWS = {"bernoulli", "integers", "multinomial", "normal", "poisson", "randperm",
-                "uniform"}
+#: randomness= through the generator's hook.  bernoulli has a rule (its probabilities
+#: may be batched: test_bernoulli_of_batched_probabilities_draws_what_a_loop_draws); a draw
+#: from batched values of the others (poisson of a batched rate) has none yet and is refused.
+RANDOM_DRAWS = {"integers", "multinomial", "normal", "poisson", "randperm", "uniform"}
 #: Inputs that faces read as values (class targets, embedding indices): passed unbatched.
 UNBATCHED_INPUTS = {"nll_loss": 1, "embedding": 0}
 
@@ -50,7 +50,7 @@ def test_every_primitive_has_a_rule_or_is_listed():
     assert all(registry.PRIMITIVES[name].random for name in RANDOM_DRAWS)
 
 
-def test_random_draws_follow_randomness_and_refuse_batched_probabilities():
+def test_random_draws_follow_randomness():
     x = dl.ones(4, 3)
     for draw in (lambda: dl.rand(3), lambda: dl.randint(0, 5, (3,)), lambda: dl.randperm(3),
                  lambda: dl.normal(0.0, 1.0, (3,))):
@@ -58,11 +58,42 @@ def test_random_draws_follow_randomness_and_refuse_batched_probabilities():
         assert (shared == shared[0]).all()
         with pytest.raises(RuntimeError, match="randomness='error'"):
             vmap(lambda v, draw=draw: v * draw())(x)
-    with pytest.raises(NotImplementedError, match="bernoulli"):
-        vmap(lambda p: dl.bernoulli(p), randomness="different")(dl.full((4, 3), 0.5))
 
 
-@pytest.mark.parametrize("name", sorted(set(CASES) - NO_RULE - RANDOM_DRAWS - {"dropout_mask"}))
+@pytest.mark.parametrize("in_dim", [0, 1])
+def test_bernoulli_of_batched_probabilities_draws_what_a_loop_draws(in_dim):
+    p = dl.rand(5, 3, dtype=dl.float64)
+    dl.manual_seed(3)
+    looped = np.stack([dl.bernoulli(p[i]).numpy() for i in range(5)])
+    dl.manual_seed(3)
+    batched = vmap(dl.bernoulli, in_dims=in_dim, randomness="different")(
+        p if in_dim == 0 else p.T)
+    np.testing.assert_array_equal(batched.numpy(), looped)
+    assert batched.dtype == dl.float64 and set(np.unique(looped)) <= {0.0, 1.0}
+    # each example its own probabilities: p = 0 never draws 1, p = 1 always does
+    edges = vmap(dl.bernoulli, randomness="different")(dl.tensor([[0.0] * 50, [1.0] * 50]))
+    assert edges.numpy()[0].sum() == 0 and edges.numpy()[1].sum() == 50
+
+
+def test_bernoulli_of_batched_probabilities_with_randomness_same_shares_the_draws():
+    half = dl.full((4, 200), 0.5, dtype=dl.float64)
+    shared = vmap(dl.bernoulli, randomness="same")(half).numpy()
+    assert (shared == shared[0]).all() and 0 < shared[0].sum() < 200
+    # the same uniform numbers, compared with each example's own probabilities
+    probs = dl.stack([dl.full((200,), 0.2), dl.full((200,), 0.8)]).double()
+    low, high = vmap(dl.bernoulli, randomness="same")(probs).numpy()
+    assert (low <= high).all() and low.sum() < high.sum()
+    nested = vmap(vmap(dl.bernoulli, randomness="different"), randomness="different")
+    assert tuple(nested(dl.rand(2, 3, 4)).shape) == (2, 3, 4)
+    with pytest.raises(RuntimeError, match="randomness='error'"):
+        vmap(dl.bernoulli)(half)
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        vmap(dl.bernoulli, randomness="same")(half * 3)
+
+
+# (dropout_mask and bernoulli draw: each has its own test against a loop, same seed)
+@pytest.mark.parametrize("name", sorted(set(CASES) - NO_RULE - RANDOM_DRAWS
+                                        - {"dropout_mask", "bernoulli"}))
 def test_vmap_equals_a_loop(name):
     case = CASES[name]
     examples = _examples(case)

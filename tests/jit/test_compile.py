@@ -158,13 +158,231 @@ def reads_tolist(x):
     return x * len([v for v in x.tolist() if v > 0])
 
 
-@pytest.mark.parametrize("fn", [branchy, reads_item, reads_tolist])
-def test_a_graph_break_gives_the_eager_result_for_every_input(fn):
-    f = dl.compile(fn)
-    for x in (t(4).abs(), -t(4).abs(), t(4)):
+@pytest.mark.parametrize("fn", [branchy, reads_item])
+def test_a_value_read_splits_the_graph_and_every_call_equals_eager(fn):
+    body = counted(fn)
+    f = dl.compile(body)
+    inputs = [t(4).abs(), -t(4).abs(), t(4)]
+    for x in inputs:
         np.testing.assert_array_equal(f(x).numpy(), fn(x).numpy())
-    assert f.traces == 0 and f.breaks
-    assert f.breaks[0].filename == __file__
+    assert f.breaks[0].splits and f.breaks[0].filename == __file__
+    runs = len(body.calls)
+    for x in inputs[:2]:  # both branches are cached now: replayed, no Python runs
+        np.testing.assert_array_equal(f(x).numpy(), fn(x).numpy())
+    if fn is branchy:
+        assert len(body.calls) == runs and f.traces == 2
+
+
+def test_a_read_that_hands_values_out_of_python_runs_the_call_eagerly():
+    f = dl.compile(reads_tolist)
+    for x in (t(4).abs(), -t(4).abs(), t(4)):
+        np.testing.assert_array_equal(f(x).numpy(), reads_tolist(x).numpy())
+    assert f.traces == 0 and not f.breaks[0].splits
+    assert "runs eagerly" in f.breaks[0].reason and f.breaks[0].filename == __file__
+
+
+def halve_until_small(x):
+    steps = 0
+    while x.abs().max() > 1:  # a data-dependent trip count: one read per trip
+        x = x / 2
+        steps += 1
+    return x * steps + x.sin()
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_a_loop_with_a_data_dependent_trip_count_shares_its_first_graphs(backend):
+    body = counted(halve_until_small)
+    f = dl.compile(body, backend=backend)
+    trips = set()
+    for scale in (3.0, 20.0, 0.5, 20.0, 3.0, 100.0, 0.5):
+        x = dl.tensor(np.linspace(-1, 1, 5) * scale)
+        np.testing.assert_array_equal(f(x).numpy(), halve_until_small(x).numpy())
+        trips.add(int(np.ceil(np.log2(max(scale, 1)))))
+    root = next(iter(f.cache.values()))
+    # one trace per new trip count; the graphs before each read are shared
+    assert root.paths == f.traces == len(body.calls) == len(trips) == 4
+
+
+def test_a_fused_graph_after_a_break_recomputes_elementwise_values_instead_of_reading_them():
+    def f(x):
+        y = (x * 2).sin().tanh() + x
+        if y.sum() > 0:
+            y = y * 3
+        return (y.exp() * x).sum()
+
+    for backend in ("inductor", "aot_eager"):
+        g = dl.compile(f, backend=backend)
+        x = t(50, requires_grad=True)
+        x2 = dl.tensor(x.detach().numpy(), requires_grad=True)
+        g(x).backward()
+        f(x2).backward()
+        np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-12)
+        root = next(iter(g.cache.values()))
+        # the value read, then what later graphs may read back: with fusion not the
+        # arithmetic (mul, add: recomputed in their own loop), without it every value
+        assert len(root.graph.outputs) == 1 + len(root.produced)
+        assert root.ops == ("mul", "sin", "tanh", "add", "sum", "gt")
+        assert len(root.produced) == (4 if backend == "inductor" else 6)
+
+
+def test_past_the_recompile_limit_a_new_branch_runs_eagerly(monkeypatch):
+    monkeypatch.setattr(compiler.config, "recompile_limit", 2)
+    f = dl.compile(halve_until_small)
+    with pytest.warns(RecompileLimitWarning, match="values read at its graph breaks"):
+        for scale in (0.5, 3.0, 50.0, 500.0):
+            x = dl.tensor(rng.standard_normal(5) * scale)
+            np.testing.assert_array_equal(f(x).numpy(), halve_until_small(x).numpy())
+    assert f.traces == 2
+
+
+def item_in_the_middle(x, w):
+    h = (x * w).tanh()
+    scale = h.abs().max().item()  # a number read into Python, used after
+    return (h / scale).pow(2).sum()
+
+
+def test_gradients_through_an_item_in_the_middle_equal_the_tape_s():
+    f = dl.compile(item_in_the_middle)
+    x = t(6)
+    for _ in range(2):
+        w1 = t(6, requires_grad=True)
+        w2 = dl.tensor(w1.detach().numpy(), requires_grad=True)
+        f(x, w1).backward()
+        item_in_the_middle(x, w2).backward()
+        np.testing.assert_allclose(w1.grad.numpy(), w2.grad.numpy(), rtol=0, atol=1e-12)
+
+
+def test_reads_of_an_argument_of_an_int_and_a_returned_number_equal_eager():
+    pick = dl.compile(lambda flag, y: y * 2 if flag else y * 3)  # (an argument read)
+    for flag in (1.0, 0.0, 2.0):
+        np.testing.assert_array_equal(pick(dl.tensor(flag), dl.ones(2)).numpy(),
+                                      [2.0, 2.0] if flag else [3.0, 3.0])
+
+    def sines(x):
+        for _ in range(int(x.abs().sum())):  # an int() trip count
+            x = x.sin()
+        return x
+
+    f = dl.compile(sines)
+    for values in ([0.5, 0.2], [1.5, 1.2], [0.5, 0.2], [0.1, 0.3]):
+        np.testing.assert_array_equal(f(dl.tensor(values)).numpy(),
+                                      sines(dl.tensor(values)).numpy())
+    assert f.traces == 3
+    total = dl.compile(lambda x: x.sum().item())  # (the number returned is the branch key)
+    assert (total(dl.ones(2)), total(dl.ones(2) * 2), total(dl.ones(2))) == (2.0, 4.0, 2.0)
+
+
+def test_a_captured_weight_and_second_derivatives_reach_back_through_a_break():
+    w = dl.tensor([0.5, -1.0, 2.0], requires_grad=True)
+
+    def f(x):
+        h = (x * w).tanh()  # (w read from outside: a captured input of graph 1)
+        if h.sum() > 0:
+            return (h * h).sum()
+        return (h * w).sum()
+
+    g = dl.compile(f)
+    for values in ([1.0, 1.0, 1.0], [-1.0, 1.0, -1.0], [1.0, 1.0, 1.0]):
+        w.grad = None
+        g(dl.tensor(values)).backward()
+        compiled = w.grad.numpy().copy()
+        w.grad = None
+        f(dl.tensor(values)).backward()
+        np.testing.assert_allclose(compiled, w.grad.numpy(), rtol=0, atol=1e-12)
+        # create_graph=True: the gradient's own gradient goes through graph 1's values too
+        x1, x2 = (dl.tensor(values, requires_grad=True) for _ in range(2))
+        for fn, x in ((g, x1), (f, x2)):
+            (first,) = dl.autograd.grad(fn(x), x, create_graph=True)
+            first.sum().backward()
+        np.testing.assert_allclose(x1.grad.numpy(), x2.grad.numpy(), rtol=0, atol=1e-12)
+
+
+def test_a_captured_weight_that_changes_shape_retraces_a_split_function():
+    w = dl.ones(3, requires_grad=True)
+
+    def f(x):
+        h = x.sum() * w
+        if h.sum() > 0:
+            return (h * w).sum()
+        return h.sum()
+
+    g = dl.compile(f)
+    for n in (3, 3, 5, 5):
+        w.data = dl.ones(n)  # (the same tensor, a new shape: p.data = ... as in pruning)
+        for sign in (1.0, -1.0):
+            x = dl.tensor([sign, 2 * sign])
+            assert float(g(x)) == float(f(x))
+    assert g.traces == 4  # (both branches, at each shape of w)
+
+
+def test_a_branch_whose_side_runs_eagerly_keeps_the_other_side_compiled():
+    def f(x):
+        y = x * 2
+        if y.sum() > 0:
+            return y.exp()
+        return y * len(x.tolist())  # (a list: this side runs eagerly)
+
+    body = counted(f)
+    g = dl.compile(body)
+    pos, neg = t(3).abs(), -t(3).abs()
+    for x in (pos, neg, pos, neg):
+        np.testing.assert_array_equal(g(x).numpy(), f(x).numpy())
+    # pos: traced; neg: traced, then run eagerly; pos: replayed; neg: eager
+    assert len(body.calls) == 4
+    assert [b.splits for b in g.breaks] == [True, False]
+
+
+def test_random_draws_around_a_break_are_the_eager_draws():
+    def f(x):
+        y = F.dropout(x, 0.5, training=True)
+        if y.sum() > 0:
+            return y + dl.randn_like(x)
+        return y - dl.randn_like(x)
+
+    g = dl.compile(f)
+    for k, x in enumerate((t(8).abs(), -t(8).abs(), t(8).abs(), -t(8).abs())):
+        dl.manual_seed(k)
+        got = g(x).numpy()
+        dl.manual_seed(k)
+        np.testing.assert_array_equal(got, f(x).numpy())
+
+
+class Gated(nn.Module):
+    """A module whose forward branches on a value: a graph break in the middle."""
+
+    def __init__(self):
+        super().__init__()
+        self.inner, self.outer = nn.Linear(4, 8), nn.Linear(8, 2)
+
+    def forward(self, x):
+        h = self.inner(x).tanh()
+        if h.mean() > 0:
+            h = h * 2
+        return self.outer(h)
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+@pytest.mark.parametrize("optimizer", [dl.optim.SGD, dl.optim.Adam])
+def test_training_a_module_with_a_graph_break_equals_eager_training(optimizer, backend):
+    dl.manual_seed(1)
+    eager = Gated().double()
+    dl.manual_seed(1)
+    model = Gated().double()
+    fast = dl.compile(model, backend=backend)
+    opts = [optimizer(net.parameters(), lr=0.1) for net in (eager, fast)]
+    for step in range(6):
+        x = t(5, 4) + (0.8 if step % 2 else -0.8)  # (both branches, in turn)
+        for net, opt in zip((eager, fast), opts):
+            opt.zero_grad()
+            (net(x) ** 2).mean().backward()
+            opt.step()
+    for p, q in zip(eager.parameters(), model.parameters()):
+        if backend == "aot_eager":  # the graphs as traced: eager's operations, bit for bit
+            np.testing.assert_array_equal(q.detach().numpy(), p.detach().numpy())
+        else:  # fused and folded: the same to rounding
+            np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(), rtol=0,
+                                       atol=1e-12)
+    assert fast._compiled.traces == 2 and fast._compiled.breaks[0].splits
 
 
 def test_printing_a_tensor_is_a_graph_break_so_it_prints_at_every_call(capsys):
@@ -188,17 +406,60 @@ def test_fullgraph_makes_a_graph_break_an_error_naming_the_line():
     assert f"{__file__}:{line}" in str(info.value)
 
 
-def test_a_module_that_changes_its_buffers_runs_eagerly_and_updates_them_once():
+def test_batchnorm_in_training_mode_compiles_and_updates_its_statistics_as_eager():
+    dl.manual_seed(0)
+    eager = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Tanh()).double()
+    dl.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Tanh()).double()
+    fast = dl.compile(model)
+    opts = [dl.optim.SGD(net.parameters(), lr=0.1) for net in (eager, fast)]
+    for _ in range(4):
+        x = t(6, 3)
+        for net, opt in zip((eager, fast), opts):
+            opt.zero_grad()
+            net(x).pow(2).sum().backward()
+            opt.step()
+    for name in ("running_mean", "running_var"):
+        np.testing.assert_allclose(getattr(model[1], name).numpy(),
+                                   getattr(eager[1], name).numpy(), rtol=0, atol=1e-12)
+    assert int(model[1].num_batches_tracked) == int(eager[1].num_batches_tracked) == 4
+    for p, q in zip(eager.parameters(), model.parameters()):
+        np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(), rtol=0, atol=1e-12)
+    assert fast._compiled.traces == 1 and not fast._compiled.breaks
+    model.eval(), eager.eval()  # (eval mode: the statistics read, a new guard)
+    x = t(6, 3)
+    np.testing.assert_allclose(fast(x).detach().numpy(), eager(x).detach().numpy(), atol=1e-12)
+
+
+def test_a_function_that_updates_a_closure_s_batchnorm_runs_eagerly_and_updates_it_once():
     dl.manual_seed(0)
     eager = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4)).double()
     dl.manual_seed(0)
     model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4)).double()
-    fast = dl.compile(model)
+    step = dl.compile(lambda x: model(x).pow(2).sum())  # (the module read from outside)
     for _ in range(3):
         x = t(6, 3)
-        np.testing.assert_array_equal(fast(x).detach().numpy(), eager(x).detach().numpy())
+        np.testing.assert_allclose(float(step(x)), float(eager(x).pow(2).sum()), rtol=1e-12)
     np.testing.assert_array_equal(model[1].running_mean.numpy(), eager[1].running_mean.numpy())
-    assert "running_mean" in fast._compiled.breaks[0].reason
+    assert int(model[1].num_batches_tracked) == 3
+    assert "dl.compile(model)" in step.breaks[0].reason and step.traces == 0
+
+
+def test_a_buffer_changed_outside_difflab_s_operations_still_runs_eagerly():
+    class Counter(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("seen", dl.zeros(1))
+
+        def forward(self, x):
+            self.seen.array[...] += 1  # (raw NumPy: no graph can replay it)
+            return x * 2
+
+    module = Counter()
+    fast = dl.compile(module)
+    for _ in range(3):
+        fast(t(2))
+    assert float(module.seen) == 3 and "outside difflab" in fast._compiled.breaks[0].reason
 
 
 def test_a_function_that_changes_its_argument_in_place_runs_eagerly_and_changes_it_once():
@@ -219,18 +480,23 @@ def test_a_function_that_changes_its_argument_in_place_runs_eagerly_and_changes_
 
 def test_explain_counts_graphs_and_breaks_with_their_file_and_line():
     out = dl.compile.explain(branchy)(t(3))
-    assert (out.graph_count, out.graph_break_count, out.graphs) == (0, 1, [])
+    assert (out.graph_count, out.graph_break_count) == (2, 1)  # before and after the read
     line = inspect.getsourcelines(branchy)[1] + 1
     assert (out.break_reasons[0].filename, out.break_reasons[0].lineno) == (__file__, line)
+    assert out.break_reasons[0].splits
     text = str(out)
     assert "Graph Break Count: 1" in text and f"{__file__}:{line}" in text
+    assert "Splits: the graph ends here" in text
 
     def two_breaks(x):
         a = x.sum().item()
         b = x.max().item()
         return x * (a + b)
 
-    assert dl.jit.explain(two_breaks)(t(3)).graph_break_count == 2
+    assert dl.jit.explain(two_breaks)(t(3)).graph_count == 3
+    eager = dl.jit.explain(reads_tolist)(t(3))
+    assert (eager.graph_count, eager.graph_break_count) == (0, 1)
+    assert "Eager: the call runs eagerly" in str(eager)
 
 
 def test_explain_of_a_clean_function_shows_its_forward_and_backward_graphs():
@@ -352,6 +618,39 @@ def test_a_compiled_module_trains_on_the_gpu_and_the_device_is_part_of_the_guard
     assert fast._compiled.traces == 2
 
 
+class NormedGate(nn.Module):
+    """BatchNorm, then a branch on a value: statistics to update and a graph break."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear, self.norm = nn.Linear(4, 8), nn.BatchNorm1d(8)
+
+    def forward(self, x):
+        h = self.norm(self.linear(x))
+        if h.max() > 1.5:  # a graph break, read from the device
+            h = h * 0.5
+        return h.pow(2).sum()
+
+
+def test_a_graph_break_and_batchnorm_statistics_on_the_gpu(cuda):
+    dl.manual_seed(1)
+    eager = NormedGate().double().to(cuda)
+    dl.manual_seed(1)
+    model = NormedGate().double().to(cuda)
+    fast = dl.compile(model)
+    for k in range(4):
+        x = (t(6, 4) * (1 + 2 * (k % 2))).to(cuda)
+        a, b = fast(x), eager(x)
+        a.backward(), b.backward()
+        np.testing.assert_allclose(float(a), float(b), rtol=1e-12)
+    for p, q in zip(eager.parameters(), model.parameters()):
+        np.testing.assert_allclose(q.grad.cpu().numpy(), p.grad.cpu().numpy(), atol=1e-12)
+    np.testing.assert_allclose(model.norm.running_var.cpu().numpy(),
+                               eager.norm.running_var.cpu().numpy(), atol=1e-12)
+    assert model.norm.running_var.device.type == "cuda"
+    assert [b.splits for b in fast._compiled.breaks] == [True]
+
+
 # ------------------------------------------------------------------ fusion by default
 
 
@@ -441,9 +740,10 @@ def test_compiling_something_that_is_not_callable_says_what_to_pass():
 
 
 def test_the_examples_in_the_docstrings_run():
+    from difflab.jit import breaks
     from difflab.nn import optimized
 
-    for module in (compiler, optimized):
+    for module in (compiler, breaks, optimized):
         finder = doctest.DocTestFinder(exclude_empty=True)
         runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
         for test in finder.find(module, module.__name__, globs={}):

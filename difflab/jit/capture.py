@@ -1,0 +1,313 @@
+r"""What a compiled call captures: the tracer with graph breaks, one trace, the guards.
+
+:func:`difflab.jit.compile` traces a call with ``_CompileTracer``, the
+jit's tracer with value reads turned into graph breaks: a read whose value
+stays in a Python decision cuts the trace there (:mod:`difflab.jit.breaks`),
+any other stops it (that call runs eagerly).  The *guard* of a call is built
+here from its arguments (``_leaf_guard``) and, for a module, its
+parameters, buffers and ``training`` flags (``_walk``); so are the
+snapshots that put a module's buffers back after a trace.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from difflab import backend
+from difflab.autograd import functional
+from difflab.jit.breaks import SPLITTING_READS, GraphBreak, Read, read_key
+from difflab.jit.graph import Graph, Ref
+from difflab.jit.tracing import Tracer, _flatten, _generator_kept, _user_frame, unflatten
+from difflab.tensor import Tensor
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class _Stop(BaseException):
+    """Raised inside the traced function at its first graph break (BaseException: a
+    user's ``except Exception`` does not swallow it)."""
+
+
+class _CompileTracer(Tracer):
+    """The tracer, with value reads turned into graph breaks instead of warnings.
+
+    ``stop``: raise :class:`_Stop` at the first break (compiling: the rest of f
+    would be traced for nothing); otherwise note every break and go on
+    (:func:`explain`).  A tensor from outside that requires grad (a model's
+    weight used by a plain function) becomes an input, ``captured{k}``, so
+    the graph reads its current value and the backward reaches it.
+    """
+
+    def __init__(self, name: str, stop: bool, split: bool = True) -> None:
+        super().__init__(name)
+        self.stop = stop
+        self.split = split
+        self.breaks: list[GraphBreak] = []  # every break, splitting or not, in order
+        self.reads: list[Read] = []  # the splitting ones: where the trace is cut
+        self.outside: list = []  # first writes into tensors that are no inputs
+        self.captured: list[Tensor] = []
+
+    def value_read(self, tensor: Tensor, what: str) -> None:
+        """A read whose value stays in a Python decision cuts the trace there (a splitting
+        graph break: see :mod:`difflab.jit.breaks`); any other is :meth:`_break`."""
+        if not self.depends_on_inputs(tensor) or self.rule_reads is not None:
+            return super().value_read(tensor, what)
+        if not (self.split and what in SPLITTING_READS and tensor.array.size == 1):
+            return self.warn_value_read(what)
+        ref = self.refs[id(tensor.array)]
+        last = self.reads[-1] if self.reads else None
+        if last is not None and (last.position, last.ref) == (len(self.nodes), ref):
+            return  # (bool() reads .item(): one read)
+        where = GraphBreak(f"{what} of a tensor computed from the inputs: Python needs its "
+                           f"value (data-dependent control flow); the graph is split here",
+                           *_user_frame(), splits=True)
+        self.breaks.append(where)
+        self.reads.append(Read(len(self.nodes), ref, read_key(tensor.array), len(self.inputs),
+                               len(self.captured), where))
+
+    def warn_value_read(self, what: str) -> None:
+        if self.rule_reads is not None:  # a derivative rule's own read: decided again later
+            self.rule_reads.append(what)
+            return
+        self._break(f"{what} of a tensor computed from the inputs: Python needs its value "
+                    f"(data-dependent control flow), and hands it on where no graph follows "
+                    f"it (printed, a list, an array), so this call runs eagerly")
+
+    def _warn(self, message: str) -> None:
+        self._break(message)
+
+    def _break(self, reason: str) -> None:
+        filename, lineno = _user_frame()
+        if any((b.filename, b.lineno) == (filename, lineno) and not b.splits
+               for b in self.breaks):
+            return  # (bool() reads .item(): one break per line)
+        self.breaks.append(GraphBreak(reason, filename, lineno))
+        if self.stop:
+            raise _Stop
+
+    def _remember(self, array: Any, ref: Ref, tensor: Tensor | None = None,
+                  version: int | None = None) -> None:
+        """As the tracer's, but holding each array weakly: one that nothing else holds is
+        freed while tracing (its entry goes with it, so its id may be reused safely)."""
+        key = id(array)
+        self.refs[key] = ref
+        self.stale.discard(key)
+        if tensor is not None:
+            self.versions[key] = (tensor._version,
+                                  tensor._version[0] if version is None else version)
+        try:
+            weakref.finalize(array, self._forget, key, ref)
+        except TypeError:  # (not weakly referenceable: kept alive, as the tracer does)
+            self.keep.append(array)
+
+    def _forget(self, key: int, ref: Ref) -> None:
+        if self.refs.get(key) is ref:
+            del self.refs[key]
+            self.versions.pop(key, None)
+
+    def written(self, tensor: Tensor, result: Tensor) -> None:
+        """As the tracer's, noting a first write into a tensor that is no input of the
+        graph (a closure's module's buffer, or one the function made): see
+        :meth:`undo_outside_writes`."""
+        old = self.refs.get(id(tensor.array))
+        if old is None or old.name in self.constants:
+            self.outside.append((weakref.ref(tensor), tensor.array, tensor.array.copy(),
+                                 _user_frame()))
+        super().written(tensor, result)
+
+    def undo_outside_writes(self, outputs: list) -> list[GraphBreak]:
+        """Put back what the traced run wrote into tensors that are no inputs; a break for
+        each that outlives the call and is not returned (a closure's module's buffer: the
+        graph would not replay that write, and the eager call will make it again)."""
+        returned = {id(o.array) for o in outputs if isinstance(o, Tensor)}
+        breaks = []
+        for ref, array, copy, where in self.outside:
+            array[...] = copy
+            tensor = ref()
+            if tensor is not None and id(tensor.array) not in returned:
+                breaks.append(GraphBreak(
+                    "the function wrote in place into a tensor from outside it (a module's "
+                    "buffer read through a closure or a global: BatchNorm's running "
+                    "statistics): a graph would not replay that, so this call runs eagerly. "
+                    "Compile the module itself (dl.compile(model)): its buffers are inputs "
+                    "and their updates are replayed", *where))
+        self.outside = []
+        return breaks[:1]
+
+    def ref_of(self, x: Any) -> Any:
+        if isinstance(x, Tensor) and x._requires_grad and id(x.array) not in self.refs:
+            self.add_input(f"captured{len(self.captured)}", x)
+            self.captured.append(x)
+        return super().ref_of(x)
+
+
+# ------------------------------------------------------------------ guards
+
+
+def _leaf_guard(x: Any) -> tuple:
+    if isinstance(x, Tensor):
+        return ("tensor", tuple(x.array.shape), x.array.dtype.str, str(x.device),
+                x._requires_grad)
+    if type(x) is np.ndarray:
+        return ("array", x.shape, x.dtype.str)
+    try:
+        hash(x)
+    except TypeError:
+        return ("repr", type(x), repr(x))
+    return ("value", type(x), x)
+
+
+def _is_traceable_leaf(x: Any) -> bool:
+    """A tensor, a NumPy array, or a plain Python value (anything else: run eagerly)."""
+    return isinstance(x, (Tensor, np.ndarray, np.generic, int, float, complex, str, bytes,
+                          slice, np.dtype, type)) or x is None or x is Ellipsis
+
+
+def _walk(fn: Any) -> tuple[list[tuple[str, Tensor]], tuple]:
+    """A module's parameters, then buffers, by dotted name (as ``named_parameters`` and
+    ``named_buffers`` give them), and every submodule's ``training`` flag: one walk over
+    the modules, at every call.  ``([], ())`` for a plain function; a module's bound
+    method (``model.forward``) has its module's."""
+    fn = getattr(fn, "__self__", fn)
+    named_modules = getattr(fn, "named_modules", None)
+    if named_modules is None or not hasattr(fn, "_parameters"):
+        return [], ()
+    params: list = []
+    buffers: list = []
+    training = []
+    seen_params: set = set()
+    seen_buffers: set = set()
+    for prefix, module in named_modules():
+        training.append(module.training)
+        for registry, found, seen in ((module._parameters, params, seen_params),
+                                      (module._buffers, buffers, seen_buffers)):
+            for name, value in registry.items():
+                if value is not None and id(value) not in seen:
+                    seen.add(id(value))
+                    found.append((f"{prefix}.{name}" if prefix else name, value))
+    return params + buffers, tuple(training)
+
+
+def _state_guard(state: list[tuple[str, Tensor]], training: tuple) -> tuple:
+    tensors = tuple((name, id(t), t.array.shape, t.array.dtype.str, t._requires_grad)
+                    for name, t in state)
+    return tensors, training
+
+
+# ------------------------------------------------------------------ graphs
+
+
+def _trace(fn: Callable, args: tuple, kwargs: dict, state: list, need_grad: bool,
+           stop: bool, split: bool = True) -> tuple[Graph | None, _CompileTracer, Any]:
+    """Trace ``fn(*args, **kwargs)``: the joint graph (None at a stopping break), the
+    tracer, and what the traced call returned (an eager result).  The default
+    generator is put back afterwards: the graphs' run draws what eager mode would."""
+    tracer = _CompileTracer(getattr(fn, "__name__", type(fn).__name__), stop, split)
+    leaves: list = []
+    spec = _flatten((list(args), kwargs), leaves)
+    call_leaves = []
+    for k, x in enumerate(leaves):
+        if isinstance(x, (Tensor, np.ndarray)):
+            t = Tensor._wrap(x.array if isinstance(x, Tensor) else x)
+            t._requires_grad = bool(isinstance(x, Tensor) and x._requires_grad and need_grad)
+            tracer.add_input(f"a{k}", t)
+            call_leaves.append(t)
+        else:
+            call_leaves.append(x)
+    for name, t in state:
+        tracer.add_input(name, t)
+    call_args, call_kwargs = unflatten(spec, call_leaves)
+    primals = [t for t in call_leaves if isinstance(t, Tensor)] + [t for _, t in state]
+    out_leaves: list = []
+    try:
+        with tracer, _generator_kept():
+            result = fn(*call_args, **call_kwargs)
+            out_spec = _flatten(result, out_leaves)
+            grads: list = []
+            if need_grad:
+                grads = _traced_backward(tracer, primals, out_leaves)
+    except _Stop:
+        return None, tracer, None
+    finally:
+        outside = tracer.undo_outside_writes(out_leaves)
+        tracer.breaks += outside
+    if outside and stop:
+        return None, tracer, None
+    tracer.primal_tensors = primals + tracer.captured  # type: ignore[attr-defined]
+    joint = tracer.graph((out_leaves, grads))
+    joint.output_spec = out_spec
+    joint.n_outputs = len(out_leaves)  # type: ignore[attr-defined]
+    return joint, tracer, result
+
+
+def _traced_backward(tracer: _CompileTracer, primals: list, outputs: list) -> list:
+    """Record d(outputs)/d(primals) against cotangent inputs ``g0, g1, ...``; the backward
+    nodes land in the same graph.  Sets ``tracer.differentiable`` (the outputs that have a
+    gradient) and ``tracer.wrt`` (the primals, then captured tensors, that receive one)."""
+    wrt = [t for t in primals if t._requires_grad] + tracer.captured
+    outs = [(k, o) for k, o in enumerate(outputs) if isinstance(o, Tensor)
+            and o._requires_grad and o.array.dtype.kind in "fc"]
+    tracer.differentiable = [k for k, _ in outs] if wrt else []  # type: ignore[attr-defined]
+    tracer.wrt = wrt if outs else []  # type: ignore[attr-defined]
+    if not outs or not wrt:
+        return []
+    cotangents = []
+    for _, o in outs:
+        g = Tensor._wrap(backend.array_module(o.array).ones_like(o.array))
+        g._requires_grad = True  # (a recorded seed: the VJPs' reshapes of it are traced too)
+        tracer.add_input(f"g{len(cotangents)}", g)
+        cotangents.append(g)
+    grads = functional.grad([o for _, o in outs], wrt, grad_outputs=cotangents,
+                            create_graph=True, allow_unused=True)
+    # A tensor the outputs do not depend on gets no gradient (its .grad stays None).
+    tracer.wrt = [w for g, w in zip(grads, wrt) if g is not None]  # type: ignore[attr-defined]
+    return [g for g in grads if g is not None]
+
+
+# ------------------------------------------------------------------ state
+
+
+def _snapshot(state: list[tuple[str, Tensor]]) -> list:
+    """Copies of the buffers (state that needs no grad): tracing must leave them as found."""
+    return [(name, t, t.array, t.array.copy(), t._version[0]) for name, t in state
+            if not t._requires_grad]
+
+
+def _restore(fn: Any, snapshot: list) -> list[str]:
+    """Put back every buffer the traced call changed; the names of those it changed."""
+    now = dict(_walk(fn)[0])
+    changed = []
+    for name, t, array, copy, version in snapshot:
+        current = now.get(name)
+        if current is t and t.array is array and t._version[0] == version and \
+                _same(array, copy):
+            continue
+        changed.append(name)
+        t.array = copy
+        if current is not t and hasattr(getattr(fn, "__self__", fn), "get_submodule"):
+            owner, _, leaf = name.rpartition(".")
+            module = getattr(fn, "__self__", fn)
+            (module.get_submodule(owner) if owner else module)._buffers[leaf] = t
+    return changed
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal contents (a buffer may be updated in its own memory, version unchanged)."""
+    a, b = backend.to_numpy(a), backend.to_numpy(b)
+    return np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+
+
+def _frame_of(exc: BaseException) -> tuple[str, int]:
+    """The innermost line of the user's code in an exception's traceback."""
+    found = ("<unknown>", 0)
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        filename = os.path.abspath(frame.f_code.co_filename)
+        if not filename.startswith(_PACKAGE_DIR + os.sep):
+            found = (frame.f_code.co_filename, lineno)
+    return found
