@@ -34,7 +34,7 @@ import numpy as np
 from difflab import backend
 from difflab.autograd import engine as _engine
 from difflab.autograd.engine import apply, register_recording_namespace
-from difflab.ops import elementwise, registry, structural
+from difflab.ops import docstrings, elementwise, registry, structural
 from difflab.ops.elementwise import BinaryOp, UnaryOp
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import (
@@ -175,7 +175,6 @@ def _binary(op: BinaryOp, a: Any, b: Any) -> Any:
 def elementwise_function(op: UnaryOp | BinaryOp) -> Any:
     """``difflab.<name>`` for an elementwise primitive: one function that routes on
     what flows through it (see the table at the top of this module)."""
-    rule = op.rule
     if isinstance(op, UnaryOp):
         def function(input: Any, *, out: Tensor | None = None) -> Any:  # noqa: A002
             return write_out(out, _unary(op, input))
@@ -184,9 +183,13 @@ def elementwise_function(op: UnaryOp | BinaryOp) -> Any:
             return write_out(out, _binary(op, input, other))
     function.__name__ = function.__qualname__ = op.name
     function.__module__ = __name__
-    kinks = f"  At kinks: {rule.kinks}." if rule.kinks else ""
-    function.__doc__ = f"{rule.description or op.name}.  {rule.math}.{kinks}"
+    function.__doc__ = docstrings.function_docstring(op, show_float32)
     return function
+
+
+def show_float32(values: Any) -> str:
+    """How a generated example prints float32 values: as a Tensor of them."""
+    return repr(Tensor(np.asarray(values, dtype=np.float32)))
 
 
 #: The names each elementwise function is published under here: its own and NumPy's

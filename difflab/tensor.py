@@ -546,6 +546,7 @@ from difflab.autograd.engine import apply as _apply  # noqa: E402
 from difflab.autograd.engine import register_tensor_type  # noqa: E402
 
 register_tensor_type(Tensor)  # (the engine wraps its results in it, without importing it)
+from difflab.ops import docstrings as _docstrings  # noqa: E402
 from difflab.ops import registry as _ops  # noqa: E402
 from difflab.ops import structural as _structural  # noqa: E402
 
@@ -561,7 +562,8 @@ def _elementwise_method(op: Any) -> Any:
         def method(self: Tensor, other: Any) -> Tensor:
             return _apply(op, *promote(self, unwrap_operand(other), floating))
     method.__name__ = method.__qualname__ = op.name
-    method.__doc__ = f"{op.rule.description or op.name}, elementwise.  {op.math}."
+    method.__doc__ = _docstrings.method_docstring(
+        op, f"difflab.{op.name}", lambda v: repr(Tensor(np.asarray(v, dtype=np.float32))))
     return method
 
 
