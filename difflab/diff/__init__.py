@@ -6,7 +6,7 @@
 >>> dl.derivative(f, method="forward")(0.5)
 >>> dl.grad(rosenbrock, method="reverse")(np.ones(5))
 >>> dl.hessian(f, method=dl.differentiators.Numeric(scheme="richardson"))(0.5)
->>> value, cost = dl.grad(f, method="symbolic")(0.5, return_cost=True)
+>>> gradient, cost = dl.grad(f, method="symbolic")(0.5, return_cost=True)
 >>> dl.hessian(rosenbrock, method="compiled")(np.ones(5))   # traced once, replayed
 
 ``method`` is a name from :func:`differentiators.available` or a
