@@ -99,7 +99,37 @@ class ExportedModule:
 def export(fn: Callable, args: Any, passes: Sequence[str] = ()) -> ExportedProgram:
     """Trace ``fn`` (a function or a module) on ``args``; copy its parameters in.
 
-    ``passes`` names graph passes to run first (``["fold", "cse", "dce"]``).
+    The result holds everything needed to run ``fn`` again without its Python code:
+    the graph and the values of the parameters, ready for :func:`save`.
+
+    Parameters
+    ----------
+    fn : callable or Module
+        A function of tensors, or a module (put it in ``eval()`` mode first).
+    args : Tensor or tuple
+        Example inputs, whose shapes and dtypes the graph keeps.
+    passes : sequence of str, default ()
+        Graph passes to run first (``["fold", "cse", "dce"]``).
+
+    Returns
+    -------
+    ExportedProgram
+        ``.graph``, ``.state_dict``; ``.module()`` runs it.
+
+    See Also
+    --------
+    save, load
+    difflab.onnx.export : the same graph as an ONNX file.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.export import export
+    >>> ep = export(dl.nn.Linear(2, 1), (dl.ones(3, 2),))
+    >>> ep
+    <ExportedProgram Linear: 1 nodes, 2 parameters>
+    >>> ep.module()(dl.ones(3, 2)).shape
+    difflab.Size([3, 1])
     """
     graph = trace_graph(fn, args)
     if passes:
@@ -312,7 +342,36 @@ def _checksum(tree: Any) -> str:
 
 
 def save(ep: ExportedProgram, path: str | os.PathLike) -> None:
-    """Write ``ep`` to ``path``: the graph as JSON, constants and parameters as .npy."""
+    """Write ``ep`` to ``path``: the graph as JSON, constants and parameters as .npy.
+
+    The file holds data only (difflab's checkpoint format, never a pickle), with a
+    checksum of the graph, so :func:`load` can refuse a damaged or altered file.
+
+    Parameters
+    ----------
+    ep : ExportedProgram
+        What :func:`export` returned.
+    path : str or path-like
+        Where to write.
+
+    Returns
+    -------
+    None
+
+    See Also
+    --------
+    load, export
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import difflab as dl
+    >>> from difflab.export import export, load, save
+    >>> path = os.path.join(tempfile.mkdtemp(), "linear.dlz")
+    >>> save(export(dl.nn.Linear(2, 1), (dl.ones(3, 2),)), path)
+    >>> load(path)
+    <ExportedProgram Linear: 1 nodes, 2 parameters>
+    """
     tree = graph_to_json(ep.graph)
     serialization.save({
         "format": FORMAT,
@@ -325,7 +384,42 @@ def save(ep: ExportedProgram, path: str | os.PathLike) -> None:
 
 
 def load(path: str | os.PathLike) -> ExportedProgram:
-    """Read what :func:`save` wrote; check it; no code from the file is ever run."""
+    """Read what :func:`save` wrote; check it; no code from the file is ever run.
+
+    The graph is checked line by line (known primitives, shapes, dtypes, the
+    checksum) before anything runs.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A file written by :func:`save`.
+
+    Returns
+    -------
+    ExportedProgram
+        Run it with ``.module()``.
+
+    Raises
+    ------
+    FileNotFoundError
+        If there is no such file.
+    GraphFileError
+        If the file is not a saved graph, is damaged, or names an unknown primitive.
+
+    See Also
+    --------
+    save, export
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import difflab as dl
+    >>> from difflab.export import export, load, save
+    >>> path = os.path.join(tempfile.mkdtemp(), "square.dlz")
+    >>> save(export(lambda x: x * x, (dl.ones(2),)), path)
+    >>> load(path).module()(dl.tensor([3.0, 4.0]))
+    tensor([ 9., 16.])
+    """
     try:
         content = serialization.load(path)
     except serialization.CheckpointError as exc:

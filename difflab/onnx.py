@@ -289,6 +289,45 @@ def export(model: Callable, args: Any, path: str | os.PathLike, opset_version: i
     module in ``eval()`` mode first (dropout off, batch norm with its running
     statistics), as for any export.  ``passes`` are applied to the graph
     first (constant folding leaves fewer lines to translate).
+
+    Parameters
+    ----------
+    model : Module or callable
+        What to export.
+    args : Tensor or tuple
+        Example inputs.
+    path : str or path-like
+        The ``.onnx`` file to write.
+    opset_version : int, default 17
+        The ONNX operator set (at least :data:`MIN_OPSET`).
+    passes : sequence of str, default ("fold", "cse", "dce")
+        Graph passes run before translating.
+
+    Returns
+    -------
+    onnx.ModelProto
+        The model written (``onnx.checker`` accepts it; onnxruntime runs it).
+
+    Raises
+    ------
+    ImportError
+        Without the ``onnx`` package (``pip install 'difflab[jit]'``).
+    ONNXExportError
+        For an operation with no ONNX equivalent (the message names it).
+
+    See Also
+    --------
+    difflab.export.export : the graph in difflab's own format.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import difflab as dl
+    >>> import difflab.onnx
+    >>> path = os.path.join(tempfile.mkdtemp(), "linear.onnx")
+    >>> proto = dl.onnx.export(dl.nn.Linear(2, 1), (dl.ones(3, 2),), path)
+    >>> [node.op_type for node in proto.graph.node]
+    ['Gemm']
     """
     onnx = _require_onnx()
     program = export_program(model, args, passes=passes)
