@@ -129,10 +129,27 @@ def assert_close(
         A name and an array of the same shape (the input a gradient belongs to) whose
         value at the mismatching element is quoted, e.g. ``("x", x)``.
 
+    Returns
+    -------
+    None
+        The check passed (a failure raises, with the explanation).
+
     Raises
     ------
     GradingFailure
         With the element index, both values, the errors and the tolerance.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from difflab.grading import GradingFailure, assert_close
+    >>> assert_close(np.array([1.0, 2.0]), [1.0, 2.0 + 1e-7])
+    >>> try:
+    ...     assert_close(np.array([1.0, 2.0]), [1.0, 2.5], what="gradient")
+    ... except GradingFailure as failure:
+    ...     print(failure)
+    gradient differs at element (1,): got 2, expected 2.5 (abs err 0.5, rel err 0.2) (1 of 2
+    elements differ); tolerance atol=1e-05 rtol=0.001.
     """
     a, e = _to_numpy(actual), _to_numpy(expected)
     with check_part(e.size):  # one check of a partial-credit test, or part of one
@@ -293,6 +310,11 @@ def check_gradient(
         Seed of the random output weights (a non-scalar output ``y`` is reduced to
         ``sum(w * y)`` so every output element matters).
 
+    Returns
+    -------
+    None
+        The check passed (a failure raises, with the explanation).
+
     Raises
     ------
     GradingFailure
@@ -371,10 +393,31 @@ def check_function(
     check_forward, check_backward : bool, optional
         Set one to False to check only the other (to award their points separately).
 
+    Returns
+    -------
+    None
+        The check passed (a failure raises, with the explanation).
+
     Raises
     ------
     GradingFailure
         Saying whether the forward or the backward is wrong, for which input and element.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import difflab as dl
+    >>> from difflab.grading import check_function
+    >>> class Cube(dl.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x ** 3
+    ...     @staticmethod
+    ...     def backward(ctx, grad_output):
+    ...         (x,) = ctx.saved_tensors
+    ...         return grad_output * 3 * x ** 2
+    >>> check_function(Cube, lambda x: x ** 3, [np.array([0.5, -1.0, 2.0])])
     """
     xs = _as_inputs(inputs)
     name = getattr(function, "__name__", "the Function")
@@ -504,10 +547,30 @@ def check_dual_rule(
     atol, rtol, eps : float, optional
         Tolerances and finite-difference step.
 
+    Returns
+    -------
+    None
+        The check passed (a failure raises, with the explanation).
+
     Raises
     ------
     GradingFailure
         Naming the input point and tangent where value or tangent is wrong.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from difflab.grading import GradingFailure, check_dual_rule
+    >>> def dual_sin(a, da):
+    ...     return np.sin(a), np.cos(a) * da
+    >>> check_dual_rule(dual_sin, np.sin)
+    >>> def wrong(a, da):
+    ...     return np.sin(a), np.sin(a) * da
+    >>> try:
+    ...     check_dual_rule(wrong, np.sin)
+    ... except GradingFailure as failure:
+    ...     print(str(failure)[:40])
+    tangent of wrong at a=-1.7, da=1 differs
     """
     name = getattr(op, "__name__", "the rule")
     n = _arity(reference)
@@ -634,11 +697,23 @@ def check_module(
     seed : int, optional
         Seed of the random upstream gradient.
 
+    Returns
+    -------
+    None
+        The check passed (a failure raises, with the explanation).
+
     Raises
     ------
     GradingFailure
         Naming what differs: parameter names or shapes, the output, the gradient of an
         input or of a named parameter, with the element.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import difflab as dl
+    >>> from difflab.grading import check_module
+    >>> check_module(dl.nn.Linear(3, 2), dl.nn.Linear(3, 2), [np.ones((4, 3))])
     """
     xs = _as_inputs(inputs)
     xs_r = [_tensor(x, requires_grad=True) for x in xs]
@@ -721,10 +796,21 @@ def check_optimizer_step(
     **hyperparameters
         Passed to both optimizers, e.g. ``lr=0.1, momentum=0.9``.
 
+    Returns
+    -------
+    None
+        The check passed (a failure raises, with the explanation).
+
     Raises
     ------
     GradingFailure
         Naming the step, the parameter and the element that differ.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.grading import check_optimizer_step
+    >>> check_optimizer_step(dl.optim.SGD, dl.optim.SGD, lr=0.1, momentum=0.9)
     """
     declared = steps * sum(int(np.prod(s)) for s in shapes)
     with check_part(declared):  # every step counts, reached or not (partial credit)
