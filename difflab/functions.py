@@ -223,7 +223,7 @@ def face_function(op: Any) -> Any:
 
     function.__name__ = function.__qualname__ = op.dl_function
     function.__module__ = __name__
-    function.__doc__ = op.arguments.__doc__
+    function.__doc__ = docstrings.face_docstring(op)
     return function
 
 

@@ -723,7 +723,8 @@ def _face_method(op: Any) -> Any:
         return _apply(op, *inputs, **params)
 
     method.__name__ = method.__qualname__ = op.tensor_method
-    method.__doc__ = op.arguments.__doc__
+    method.__doc__ = _docstrings.forwarding_docstring(op, op.tensor_method,
+                                                      f"difflab.{op.dl_function}")
     return method
 
 

@@ -180,3 +180,50 @@ def _write_api_pages() -> None:
 
 
 _write_api_pages()
+
+
+# -- one page per public namespace: every name with its one-line summary --------------
+# The namespaces and their public names are the ones the docstring check walks
+# (tests/docs/docstring_rules.py), so the pages list exactly what the check checks.
+def _documented_at(namespace: str, name: str, obj: object) -> str | None:
+    """Where autodoc documents ``obj`` (the module that defines it), or None if nowhere."""
+    if namespace == "difflab.Tensor":
+        for klass in difflab.Tensor.__mro__:
+            if name in vars(klass):
+                owner = f"{klass.__module__}.{klass.__qualname__}"
+                return None if "._" in owner else f"{owner}.{name}"
+        return None
+    module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    if not module or not qualname or "<" in qualname or any(
+            part.startswith("_") for part in f"{module}.{qualname}".split(".")):
+        return None
+    if getattr(sys.modules.get(module), qualname.split(".")[0], None) is None:
+        return None
+    return f"{module}.{qualname}"
+
+
+def _write_namespace_pages() -> None:
+    from tests.docs.docstring_rules import NAMESPACES, docstring, names
+
+    target = DOCS / "api" / "generated" / "namespaces"
+    target.mkdir(parents=True, exist_ok=True)
+    for namespace in NAMESPACES:
+        title = f"``{namespace}``"
+        text = [title, "=" * len(title), "",
+                f"Every public name of ``{namespace}``, with the first line of its docstring; "
+                "each name links to its full entry.", "",
+                ".. list-table::", "   :header-rows: 1", "   :widths: 30 70", "",
+                "   * - name", "     - summary"]
+        for name, obj, _ in names(namespace):
+            doc = docstring(obj)
+            summary = doc.splitlines()[0].strip() if doc else "(no docstring yet)"
+            where = _documented_at(namespace, name, obj) if doc else None
+            text.append(f"   * - :py:obj:`{name} <{where}>`" if where else f"   * - ``{name}``")
+            text.append(f"     - {summary}")
+        page = target / f"{namespace}.rst"
+        content = "\n".join(text) + "\n"
+        if not page.exists() or page.read_text() != content:
+            page.write_text(content)
+
+
+_write_namespace_pages()

@@ -15,6 +15,7 @@ checks the face, the tape and the rule against an independent computation.
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable
 from typing import Any
@@ -116,6 +117,37 @@ def _example(op: Any, rule: Any, arity: int, show: Show) -> list[str]:
             f">>> b = dl.tensor({bs}, requires_grad=True)",
             f">>> z = dl.{op.name}(a, b)", ">>> z", show(value)[:-1] + ", grad_fn=<...>)",
             ">>> z.sum().backward()", ">>> a.grad", show(da), ">>> b.grad", show(db)]
+
+
+def face_docstring(op: Any) -> str:
+    """``difflab.<name>`` for a structural primitive with faces (``prod``, ``softmax``, ...).
+
+    The summary is the primitive's ``description``, then the call its ``arguments``
+    reads, the sections it declares in ``doc``, and as Notes its own docstring: the
+    rule, JVP and VJP side by side, with their math.
+    """
+    what = op.description or op.name
+    lines = [f"{what[0].upper()}{what[1:]}.", ""]
+    call = inspect.cleandoc(op.arguments.__doc__ or "")
+    if call:
+        lines += [call, ""]
+    declared = inspect.cleandoc(op.doc)
+    head, marker, examples = declared.partition("Examples\n--------")
+    if head.strip():
+        lines += [head.strip(), ""]
+    rule = inspect.cleandoc(type(op).__doc__ if not isinstance(op, type) else op.__doc__ or "")
+    if rule:
+        lines += ["Notes", "-----", rule, ""]
+    if marker:
+        lines += [marker + examples]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def forwarding_docstring(op: Any, name: str, function: str) -> str:
+    """``Tensor.<name>`` for a primitive's face method: what it is, and where it is documented."""
+    what = op.description or op.name
+    return (f"{what[0].upper()}{what[1:]}.\n\n``x.{name}(...)`` is ``{function}(x, ...)``.\n"
+            f"See :func:`{function}` for the parameters, the derivative rule and examples.\n")
 
 
 def method_docstring(op: Any, function: str, show: Show) -> str:

@@ -144,7 +144,42 @@ class Prod(Primitive):
     """
 
     name = "prod"
-    tensor_method = dl_function = "prod"  # x.prod(dim), dl.prod(x, dim), np.prod(dual, axis)
+    tensor_method = dl_function = "prod"
+    description = "the product of the elements over a dimension"
+    doc = """
+        Parameters
+        ----------
+        input : Tensor, array or sequence
+            The values.
+        dim : int, optional
+            The dimension to multiply along; default: all of them.
+        keepdim : bool, default False
+            Keep the reduced dimension with size 1.
+        dtype : dtype, optional
+            Cast the input to it first.
+
+        Returns
+        -------
+        Tensor or array
+            The products (a scalar for ``dim=None``).
+
+        See Also
+        --------
+        cumprod : the running product.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        >>> y = dl.prod(x, 1)
+        >>> y
+        tensor([ 2., 12.], grad_fn=<...>)
+        >>> y.sum().backward()
+        >>> x.grad                  # the product of the others
+        tensor([[2., 1.],
+                [4., 3.]])
+    """
+  # x.prod(dim), dl.prod(x, dim), np.prod(dual, axis)
     numpy_function = np.prod
     math = "∂(Π x)/∂xᵢ = Π_{j≠i} xⱼ"
 
@@ -222,6 +257,32 @@ class CumSum(Primitive):
     tensor_method = dl_function = "cumsum"  # its faces: x.cumsum(dim), dl.cumsum(x, dim),
     numpy_function = np.cumsum  # and np.cumsum(dual, axis) in forward mode
 
+    description = "the running sum along a dimension"
+    doc = """
+        Parameters
+        ----------
+        input : Tensor, array or sequence
+            The values.
+        dim : int, optional
+            The dimension to sum along (NumPy's ``axis=`` too); neither: the flattened
+            input.
+
+        Returns
+        -------
+        Tensor or array
+            Of ``input``'s shape: y_i = Σ_{j ≤ i} x_j.
+
+        See Also
+        --------
+        cumprod : the running product.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.cumsum(dl.tensor([1.0, 2.0, 3.0]), 0)
+        tensor([1., 3., 6.])
+    """
+
     @staticmethod
     def arguments(input, dim=None, *, axis=None):  # noqa: A002
         """``cumsum(input, dim)`` (NumPy's ``axis=`` too; neither: over the flattened input)."""
@@ -279,6 +340,37 @@ class MaxReduce(Primitive):
     math = "∂(max x)/∂xᵢ = 1 at the maximum (shared on ties), 0 elsewhere"
     smallest = False
 
+    description = "the largest values over dimensions"
+    doc = """
+        Parameters
+        ----------
+        input : Tensor, array or sequence
+            The values.
+        dim : int or tuple of int, optional
+            The dimensions to reduce; default: all.
+        keepdim : bool, default False
+            Keep the reduced dimensions with size 1.
+
+        Returns
+        -------
+        Tensor or array
+            The maxima.
+
+        See Also
+        --------
+        amin : the smallest values.
+        argmax : where the largest value is.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.0, 3.0, 3.0], requires_grad=True)
+        >>> y = dl.amax(x)
+        >>> y.backward()
+        >>> y, x.grad               # the tie shares the gradient
+        (tensor(3., grad_fn=<...>), tensor([0. , 0.5, 0.5]))
+    """
+
     @staticmethod
     def arguments(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A002
         """``amax(input, dim=None, keepdim=False)``: the largest values over ``dim`` (an int
@@ -318,6 +410,34 @@ class MinReduce(MaxReduce):
     tensor_method = dl_function = "amin"  # x.amin(dim), dl.amin(x, dim); min(dim) adds indices
     math = "∂(min x)/∂xᵢ = 1 at the minimum (shared on ties), 0 elsewhere"
     smallest = True
+
+    description = "the smallest values over dimensions"
+    doc = """
+        Parameters
+        ----------
+        input : Tensor, array or sequence
+            The values.
+        dim : int or tuple of int, optional
+            The dimensions to reduce; default: all.
+        keepdim : bool, default False
+            Keep the reduced dimensions with size 1.
+
+        Returns
+        -------
+        Tensor or array
+            The minima.
+
+        See Also
+        --------
+        amax : the largest values.
+        argmin : where the smallest value is.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.amin(dl.tensor([[1.0, 5.0], [4.0, 2.0]]), dim=1)
+        tensor([1., 2.])
+    """
 
     @staticmethod
     def arguments(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A002
@@ -685,6 +805,30 @@ class Clamp(Primitive):
 
     name = "clamp"
     tensor_method = dl_function = "clamp"  # x.clamp(min, max), dl.clamp(x, min, max)
+
+    description = "each element limited to an interval"
+    doc = """
+        Parameters
+        ----------
+        input : Tensor, array or sequence
+            The values.
+        min, max : float or Tensor, optional
+            The bounds (either may be left out).
+
+        Returns
+        -------
+        Tensor or array
+            min(max(x, min), max), elementwise.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([-2.0, 0.5, 3.0], requires_grad=True)
+        >>> y = dl.clamp(x, -1, 1)
+        >>> y.sum().backward()
+        >>> y, x.grad               # derivative 1 inside, 0 outside
+        (tensor([-1. ,  0.5,  1. ], grad_fn=<...>), tensor([0., 1., 0.]))
+    """
 
     @staticmethod
     def arguments(input, min=None, max=None):  # noqa: A002

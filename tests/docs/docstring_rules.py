@@ -37,6 +37,15 @@ FORWARDS_TO = re.compile(r"See (?::\w+:`~?|``)(difflab(?:\.\w+)+)")
 
 OPTIONS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
 
+#: The public namespaces (and ``difflab.Tensor``'s methods): checked by
+#: ``tests/docs/test_docstrings.py``, each listed on a page of the API reference.
+NAMESPACES = [
+    "difflab", "difflab.nn", "difflab.nn.functional", "difflab.optim",
+    "difflab.optim.lr_scheduler", "difflab.utils.data", "difflab.autograd", "difflab.func",
+    "difflab.jit", "difflab.export", "difflab.onnx", "difflab.distributed",
+    "difflab.compare", "difflab.grading", "difflab.Tensor",
+]
+
 
 def docstring(obj: Any) -> str:
     """The cleaned docstring of ``obj`` (a property's from its getter), or ``""``."""
@@ -139,6 +148,22 @@ def public_names(module: str) -> list[str]:
             continue
         public.append(name)
     return sorted(set(public))
+
+
+def names(namespace: str) -> list[tuple[str, Any, bool]]:
+    """``(name, object, is a Tensor method)`` for each public name of ``namespace``
+    (a property of Tensor is given as the property, whose getter has the docstring)."""
+    if namespace == "difflab.Tensor":
+        import difflab as dl
+
+        found = []
+        for name in tensor_methods():
+            static = inspect.getattr_static(dl.Tensor, name)
+            obj = static if isinstance(static, property) else getattr(dl.Tensor, name)
+            found.append((name, obj, True))
+        return found
+    module = resolve(namespace)
+    return [(name, getattr(module, name), False) for name in public_names(namespace)]
 
 
 def tensor_methods() -> list[str]:

@@ -13,7 +13,6 @@ counts per namespace, with::
 
 from __future__ import annotations
 
-import inspect
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,38 +21,14 @@ from typing import Any
 import pytest
 
 from tests.docs.docstring_exemptions import EXEMPT
-from tests.docs.docstring_rules import (
-    SECTION,
-    docstring,
-    problems,
-    public_names,
-    resolve,
-    run_examples,
-    tensor_methods,
-)
-
-#: The namespaces whose public names are checked (and ``difflab.Tensor``'s methods).
-NAMESPACES = [
-    "difflab", "difflab.nn", "difflab.nn.functional", "difflab.optim",
-    "difflab.optim.lr_scheduler", "difflab.utils.data", "difflab.autograd", "difflab.func",
-    "difflab.jit", "difflab.export", "difflab.onnx", "difflab.distributed",
-    "difflab.compare", "difflab.grading", "difflab.Tensor",
-]
+from tests.docs.docstring_rules import NAMESPACES, SECTION, docstring, problems, run_examples
+from tests.docs.docstring_rules import names as public
 
 
 def names(namespace: str) -> Iterator[tuple[str, Any, bool]]:
     """``(qualified name, object, is a Tensor method)`` for each public name."""
-    if namespace == "difflab.Tensor":
-        import difflab as dl
-
-        for name in tensor_methods():
-            static = inspect.getattr_static(dl.Tensor, name)
-            obj = static if isinstance(static, property) else getattr(dl.Tensor, name)
-            yield f"{namespace}.{name}", obj, True
-        return
-    module = resolve(namespace)
-    for name in public_names(namespace):
-        yield f"{namespace}.{name}", getattr(module, name), False
+    for name, obj, method in public(namespace):
+        yield f"{namespace}.{name}", obj, method
 
 
 def report() -> dict[str, dict[str, Any]]:
