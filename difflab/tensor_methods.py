@@ -246,25 +246,52 @@ class TensorMethods:
         return 1.0 / self
 
     def neg(self) -> Tensor:
+        """Minus x, elementwise: ``-x``.
+
+        See :func:`difflab.neg` for the parameters, the derivative rule and examples.
+        """
         return -self
 
     def add(self, other: Any, alpha: Any = 1) -> Tensor:
+        """Sum, elementwise: ``x + alpha * other`` (PyTorch's ``alpha``, default 1).
+
+        See :func:`difflab.add` for the parameters, the derivative rule and examples.
+        """
         return self + (other if alpha == 1 else other * alpha)
 
     def sub(self, other: Any, alpha: Any = 1) -> Tensor:
+        """Difference, elementwise: ``x - alpha * other`` (PyTorch's ``alpha``, default 1).
+
+        See :func:`difflab.sub` for the parameters, the derivative rule and examples.
+        """
         return self - (other if alpha == 1 else other * alpha)
 
     def mul(self, other: Any) -> Tensor:
+        """Product, elementwise: ``x * other``.
+
+        See :func:`difflab.mul` for the parameters, the derivative rule and examples.
+        """
         return self * other
 
     def div(self, other: Any) -> Tensor:
+        """Quotient, elementwise: ``x / other``.
+
+        See :func:`difflab.div` for the parameters, the derivative rule and examples.
+        """
         return self / other
 
     def pow(self, exponent: Any) -> Tensor:
+        """Power, elementwise: ``x ** exponent``.
+
+        See :func:`difflab.pow` for the parameters, the derivative rule and examples.
+        """
         return self**exponent
 
     def clip(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-        """``clamp`` under NumPy's name (``clamp`` is generated from its primitive)."""
+        """``clamp`` under NumPy's name (``clamp`` is generated from its primitive).
+
+        See :func:`difflab.clamp` for the parameters, the derivative rule and examples.
+        """
         return self.clamp(min, max)
 
     # --------------------------------------------------------------- reductions
