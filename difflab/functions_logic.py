@@ -13,6 +13,8 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
+import numpy as np
+
 from difflab.autograd.engine import apply
 from difflab.ops.registry import PRIMITIVES
 from difflab.tensor import Tensor
@@ -89,8 +91,32 @@ def _comparison(name: str) -> Any:
         return write_out(out, getattr(tensor_of(input), name)(other))
 
     compare.__name__ = compare.__qualname__ = name
-    compare.__doc__ = f"Elementwise ``input {name} other`` (a bool tensor, no gradient)."
+    compare.__doc__ = _no_derivative_docstring(
+        compare, "other : Tensor or number\n    Compared with ``input``, broadcast.\n"
+        "out : Tensor, optional\n    Written into (and returned).",
+        "dl.tensor([1.0, 2.0, 3.0]), 2.0", ([1.0, 2.0, 3.0], 2.0))
     return compare
+
+
+def _no_derivative_docstring(function: Any, parameters: str, shown_call: str,
+                             args: tuple) -> str:
+    """The numpydoc docstring of a face of a no-derivative primitive: the summary from
+    the registry entry's ``description``, and an example on ``args`` whose printed result
+    is NumPy's ufunc of the same name (independent of difflab's face, so the doctest
+    checks the face)."""
+    name = function.__name__
+    op = PRIMITIVES[name]
+    numpy_name = {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
+                  "gt": "greater", "ge": "greater_equal"}.get(name, name)
+    expected = getattr(np, numpy_name)(*(np.asarray(a) for a in args))
+    return "\n".join([
+        f"Elementwise ``{op.description}``, as a bool tensor (no derivative).", "",
+        f"``{name}`` is a primitive of the registry with no derivative: its result never",
+        "requires grad, and forward mode gives it a zero tangent.", "",
+        "Parameters", "----------", "input : Tensor or number", "    The first operand.",
+        parameters, "", "Returns", "-------", "Tensor of bool",
+        "    The broadcast shape of the operands.", "", "Examples", "--------",
+        ">>> import difflab as dl", f">>> dl.{name}({shown_call})", repr(Tensor(expected))])
 
 
 eq, ne, lt, le, gt, ge = (_comparison(n) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
@@ -122,13 +148,18 @@ def _logical(name: str) -> Any:
         return apply(PRIMITIVES[name], tensor_of(input), tensor_of(other))
 
     logical.__name__ = logical.__qualname__ = name
-    logical.__doc__ = f"Elementwise {name.split('_')[1]} of the truth values (a bool tensor)."
+    logical.__doc__ = None
     return logical
 
 
 logical_and = _logical("logical_and")
 logical_or = _logical("logical_or")
 logical_xor = _logical("logical_xor")
+for _function in (logical_and, logical_or, logical_xor):
+    _function.__doc__ = _no_derivative_docstring(
+        _function, "other : Tensor or bool\n    The second operand.",
+        "dl.tensor([True, False, True]), dl.tensor([True, True, False])",
+        ([True, False, True], [True, True, False]))
 
 
 def logical_not(input: Any) -> Tensor:  # noqa: A002

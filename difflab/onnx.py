@@ -299,7 +299,7 @@ def export(model: Callable, args: Any, path: str | os.PathLike, opset_version: i
     path : str or path-like
         The ``.onnx`` file to write.
     opset_version : int, default 17
-        The ONNX operator set (at least :data:`MIN_OPSET`).
+        The ONNX operator set (at least ``MIN_OPSET``).
     passes : sequence of str, default ("fold", "cse", "dce")
         Graph passes run before translating.
 

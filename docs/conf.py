@@ -202,16 +202,9 @@ def _documented_at(namespace: str, name: str, obj: object) -> str | None:
     return f"{module}.{qualname}"
 
 
-def _plain_rst(summary: str) -> str:
-    """A docstring's first line as table text: ``|`` and ``*`` outside literals escaped
-    (``|x|`` would be read as a substitution, a lone ``*`` as emphasis)."""
-    parts = summary.split("``")
-    for i in range(0, len(parts), 2):  # the even parts lie outside ``literals``
-        parts[i] = parts[i].replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*")
-    return "``".join(parts)
-
-
 def _write_namespace_pages() -> None:
+    from difflab_docs import summary_text  # docs/_ext: the one escaper of docstring text
+
     from tests.docs.docstring_rules import NAMESPACES, docstring, names
 
     target = DOCS / "api" / "generated" / "namespaces"
@@ -228,7 +221,7 @@ def _write_namespace_pages() -> None:
             summary = doc.splitlines()[0].strip() if doc else "(no docstring yet)"
             where = _documented_at(namespace, name, obj) if doc else None
             text.append(f"   * - :py:obj:`{name} <{where}>`" if where else f"   * - ``{name}``")
-            text.append(f"     - {_plain_rst(summary)}")
+            text.append(f"     - {summary_text(summary)}")
         page = target / f"{namespace}.rst"
         content = "\n".join(text) + "\n"
         if not page.exists() or page.read_text() != content:
