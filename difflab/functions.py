@@ -340,8 +340,31 @@ def _heaviside_rule(value_at_zero: Any) -> type[elementwise.Unary]:
 
 def where(condition: Any, input: Any, other: Any, *,  # noqa: A002
           out: Tensor | None = None) -> Any:
-    """``input`` where ``condition`` is true, else ``other`` (gradient flows to the chosen
-    one); the two are promoted to their common dtype."""
+    """``input`` where ``condition`` is true, else ``other``, elementwise.
+
+    The gradient flows to the chosen one; the two are promoted to their common dtype.
+
+    Parameters
+    ----------
+    condition : Tensor of bool
+        Where to take ``input``.
+    input, other : Tensor or number
+        The values chosen between (broadcast together).
+    out : Tensor, optional
+        Written into (and returned).
+
+    Returns
+    -------
+    Tensor
+        ``input`` where ``condition`` holds, else ``other``; each gets the adjoint where it
+        was chosen, 0 elsewhere.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.where(dl.tensor([True, False]), dl.tensor([1.0, 2.0]), dl.tensor([10.0, 20.0]))
+    tensor([ 1., 20.])
+    """
     result = _where(condition, input, other)
     return result if out is None else write_out(out, result)
 
@@ -361,7 +384,32 @@ def _where(cond: Any, a: Any, b: Any) -> Any:
 
 def sum(input: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001, A002
         keepdims: bool | None = None) -> Any:
-    """Σ x over ``dim`` (``axis``/``keepdims`` accepted too)."""
+    """Σ x over ``dim`` (``axis``/``keepdims`` accepted too).
+
+    Parameters
+    ----------
+    input : Tensor, array, float or Dual
+        The values (a Tensor is recorded on the tape).
+    dim : int or tuple of int, optional
+        The dimensions to reduce (``axis``: NumPy's name); default: all.
+    keepdim : bool, default False
+        Keep the reduced dimensions with size 1 (``keepdims``: NumPy's name).
+
+    Returns
+    -------
+    Tensor, array or float
+        The sums; the gradient of a sum broadcasts ȳ back to every summed element.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> dl.sum(x), dl.sum(x, dim=0)
+    (tensor(10.), tensor([4., 6.]))
+    >>> dl.sum(x, 1, keepdim=True)
+    tensor([[3.],
+            [7.]])
+    """
     dim = axis if dim is None else dim
     keepdim = keepdims if keepdims is not None else keepdim
     if isinstance(input, Tensor) or hasattr(input, "sum") and not isinstance(input, np.ndarray):
@@ -370,14 +418,75 @@ def sum(input: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
 
 
 def mean(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
-    """Σx / n over ``dim``."""
+    """Σx / n over ``dim``.
+
+    Parameters
+    ----------
+    input : Tensor, array, float or Dual
+        The values (a Tensor is recorded on the tape).
+    dim : int or tuple of int, optional
+        The dimensions to reduce (``axis``: NumPy's name); default: all.
+    keepdim : bool, default False
+        Keep the reduced dimensions with size 1 (``keepdims``: NumPy's name).
+
+    Returns
+    -------
+    Tensor, array or float
+        The means.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> dl.mean(x), dl.mean(x, dim=1)
+    (tensor(2.5), tensor([1.5, 3.5]))
+    """
     if isinstance(input, Tensor):
         return input.mean(dim, keepdim)
     return backend.array_module(input).mean(input, axis=dim, keepdims=keepdim)
 
 
 def matmul(input: Any, other: Any, *, out: Tensor | None = None) -> Any:  # noqa: A002
-    """Matrix product input @ other (batched, with NumPy's rules for vectors)."""
+    r"""Matrix product input @ other (batched, with NumPy's rules for vectors).
+
+    Parameters
+    ----------
+    input, other : Tensor or array
+        Matrices (or vectors, or batches of matrices: the leading dimensions broadcast).
+    out : Tensor, optional
+        Written into (and returned).
+
+    Returns
+    -------
+    Tensor or array
+        ``input @ other``.
+
+    Raises
+    ------
+    ValueError
+        When the inner dimensions differ (the message gives both shapes).
+
+    See Also
+    --------
+    einsum : any sum of products over named axes.
+
+    Notes
+    -----
+    .. math:: C_{ik} = \sum_j A_{ij} B_{jk}, \qquad \bar A = \bar C B^\top, \quad
+              \bar B = A^\top \bar C
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> a = dl.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> y = dl.matmul(a, dl.tensor([1.0, 1.0]))
+    >>> y
+    tensor([3., 7.], grad_fn=<...>)
+    >>> y.sum().backward()
+    >>> a.grad                   # ȳ bᵀ
+    tensor([[1., 1.],
+            [1., 1.]])
+    """
     return input @ other if out is None else write_out(out, input @ other)
 
 
@@ -418,7 +527,32 @@ def permute(input: Tensor, dims: Sequence[int]) -> Tensor:  # noqa: A002
 
 
 def reshape(input: Any, shape: Any) -> Any:  # noqa: A002
-    """The same values in another shape."""
+    """The same values in another shape.
+
+    Parameters
+    ----------
+    input : Tensor or array
+        The values.
+    shape : tuple of int
+        The new shape; one entry may be -1 (inferred).
+
+    Returns
+    -------
+    Tensor or array
+        A view where possible; the gradient is reshaped back.
+
+    Raises
+    ------
+    ValueError
+        When the number of elements differs.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.reshape(dl.arange(6), (2, 3))
+    tensor([[0, 1, 2],
+            [3, 4, 5]])
+    """
     if isinstance(input, (int, float)):  # a plain number has no .reshape method
         return backend.array_module(input).reshape(input, shape)
     return input.reshape(shape)
@@ -486,6 +620,37 @@ def cat(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None,
     ``axis`` is NumPy's name for ``dim`` (PyTorch accepts it too): derivative
     rules call ``xp.concatenate(xs, axis=k)``, and with nested dual numbers
     (forward over forward) ``xp`` is this module.
+
+    Parameters
+    ----------
+    tensors : sequence of Tensor
+        Of equal shapes except along ``dim``.
+    dim : int, default 0
+        The dimension to join along (``axis``: NumPy's name).
+    out : Tensor, optional
+        Written into (and returned).
+
+    Returns
+    -------
+    Tensor
+        The joined tensor; its gradient is split back into the pieces.
+
+    Raises
+    ------
+    ValueError
+        When the shapes differ outside ``dim`` (the message names the tensors).
+
+    See Also
+    --------
+    stack : join along a new dimension.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[1.0, 2.0]])
+    >>> dl.cat([x, x], dim=0)
+    tensor([[1., 2.],
+            [1., 2.]])
     """
     dim = dim if axis is None else axis
     if out is not None:
@@ -515,7 +680,33 @@ concatenate = cat
 
 def stack(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None,
           out: Tensor | None = None) -> Tensor:
-    """Join tensors of equal shape along a new dimension ``dim`` (``axis``: NumPy's name)."""
+    """Join tensors of equal shape along a new dimension ``dim`` (``axis``: NumPy's name).
+
+    Parameters
+    ----------
+    tensors : sequence of Tensor
+        Of one shape.
+    dim : int, default 0
+        Where the new dimension goes (``axis``: NumPy's name).
+    out : Tensor, optional
+        Written into (and returned).
+
+    Returns
+    -------
+    Tensor
+        One more dimension than the inputs.
+
+    See Also
+    --------
+    cat : join along an existing dimension.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> b = dl.tensor([1.0, 2.0])
+    >>> dl.stack([b, b]).shape
+    difflab.Size([2, 2])
+    """
     dim = dim if axis is None else axis
     if out is not None:
         return write_out(out, stack(tensors, dim))

@@ -373,6 +373,33 @@ def einsum(equation: str, *operands: Any) -> Any:
     used once, in alphabetical order.  A malformed equation raises a
     ``ValueError`` that says what is wrong.  Gradients: the ``einsum``
     primitive (linear in each operand, so each adjoint is another einsum).
+
+    Parameters
+    ----------
+    equation : str
+        Letters naming the axes of each operand, ``->`` and the output's (``"ij,jk->ik"``).
+    *operands : Tensor
+        One per comma-separated term (or one list of them).
+
+    Returns
+    -------
+    Tensor
+        The sum of products over the letters missing from the output.
+
+    Raises
+    ------
+    ValueError
+        For a malformed equation or operands that do not fit it.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> dl.einsum("ij,jk->ik", x, x)
+    tensor([[ 7., 10.],
+            [15., 22.]])
+    >>> dl.einsum("ii", x)       # the trace
+    tensor(5.)
     """
 
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
