@@ -49,6 +49,21 @@ class Generator:
 
     Pass it as ``generator=`` to any random function, a ``DataLoader`` or
     ``random_split``; two generators seeded alike give the same numbers.
+
+    Parameters
+    ----------
+    device : str or Device, default "cpu"
+        Where its numbers are drawn.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> g = dl.Generator().manual_seed(0)
+    >>> dl.randn(2, generator=g)
+    tensor([ 0.1257, -0.1321])
+    >>> h = dl.Generator().manual_seed(0)
+    >>> bool((dl.randn(2, generator=h) == dl.randn(2, generator=dl.Generator().manual_seed(0))).all())
+    True
     """
 
     def __init__(self, device: Any = "cpu") -> None:
