@@ -37,7 +37,7 @@ import numpy as np
 from difflab import backend
 from difflab.dtypes import floating_result
 from difflab.ops.primitive import Primitive
-from difflab.ops.structural import _from_end, _keep_reduced_axes, _largest, _normalize_axis
+from difflab.ops.reductions import _from_end, _keep_reduced_axes, _largest, _normalize_axis
 
 
 def _recording(xp: Any) -> bool:
