@@ -180,21 +180,45 @@ class TensorMethods:
         return _apply(_ops.PRIMITIVES["bitwise_not"], self)
 
     def eq(self, other: Any) -> Tensor:
+        """Elementwise ``x == other``, as a bool tensor (no derivative).
+
+        See :func:`difflab.eq` for the parameters and examples.
+        """
         return self == other
 
     def ne(self, other: Any) -> Tensor:
+        """Elementwise ``x != other``, as a bool tensor (no derivative).
+
+        See :func:`difflab.ne` for the parameters and examples.
+        """
         return self != other
 
     def lt(self, other: Any) -> Tensor:
+        """Elementwise ``x < other``, as a bool tensor (no derivative).
+
+        See :func:`difflab.lt` for the parameters and examples.
+        """
         return self < other
 
     def le(self, other: Any) -> Tensor:
+        """Elementwise ``x <= other``, as a bool tensor (no derivative).
+
+        See :func:`difflab.le` for the parameters and examples.
+        """
         return self <= other
 
     def gt(self, other: Any) -> Tensor:
+        """Elementwise ``x > other``, as a bool tensor (no derivative).
+
+        See :func:`difflab.gt` for the parameters and examples.
+        """
         return self > other
 
     def ge(self, other: Any) -> Tensor:
+        """Elementwise ``x >= other``, as a bool tensor (no derivative).
+
+        See :func:`difflab.ge` for the parameters and examples.
+        """
         return self >= other
 
     def equal(self, other: Tensor) -> bool:
@@ -297,7 +321,10 @@ class TensorMethods:
     # --------------------------------------------------------------- reductions
     def sum(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
             keepdims: bool | None = None, dtype: Any = None) -> Tensor:
-        """Σ over ``dim`` (all elements by default).  ``axis``/``keepdims`` are accepted too."""
+        """Σ over ``dim`` (all elements by default); ``axis``/``keepdims`` accepted too.
+
+        See :func:`difflab.sum` for the parameters and examples.
+        """
         dim = axis if dim is None else dim
         keepdim = keepdims if keepdims is not None else keepdim
         out = _apply(_structural.Sum, self, axis=as_axes(dim), keepdims=keepdim)
@@ -305,7 +332,10 @@ class TensorMethods:
 
     def mean(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
              keepdims: bool | None = None) -> Tensor:
-        """Σx / n over ``dim``."""
+        """Σx / n over ``dim`` (all elements by default).
+
+        See :func:`difflab.mean` for the parameters and examples.
+        """
         dim = axis if dim is None else dim
         keepdim = keepdims if keepdims is not None else keepdim
         if self.dtype.kind not in "fc":
@@ -356,6 +386,10 @@ class TensorMethods:
 
     # ----------------------------------------------------------- linear algebra
     def matmul(self, other: Any) -> Tensor:
+        """Matrix product ``x @ other``.
+
+        See :func:`difflab.matmul` for the parameters and examples.
+        """
         return self @ other
 
     def mm(self, other: Tensor) -> Tensor:
@@ -388,6 +422,10 @@ class TensorMethods:
 
     # ------------------------------------------------------------ shape & views
     def reshape(self, *shape: Any) -> Tensor:
+        """The same values in another shape: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``.
+
+        See :func:`difflab.reshape` for the parameters and examples.
+        """
         shape = shape_args(shape)
         return view_of(self, _apply(_structural.Reshape, self, shape=shape))
 
@@ -410,6 +448,10 @@ class TensorMethods:
         return self.reshape(shape)
 
     def ravel(self) -> Tensor:
+        """The elements as a 1-D tensor (``reshape(-1)``).
+
+        See :func:`difflab.reshape` for the parameters and examples.
+        """
         return self.reshape(-1)
 
     def squeeze(self, dim: Any = None) -> Tensor:
@@ -446,6 +488,10 @@ class TensorMethods:
         return self.expand(other.shape)
 
     def broadcast_to(self, shape: Any) -> Tensor:
+        """The tensor broadcast to ``shape`` (a view; the gradient is summed back).
+
+        See :func:`difflab.broadcast_to` for the parameters and examples.
+        """
         return self.expand(*shape)
 
     def repeat(self, *sizes: Any) -> Tensor:
