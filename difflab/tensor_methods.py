@@ -323,7 +323,8 @@ class TensorMethods:
             keepdims: bool | None = None, dtype: Any = None) -> Tensor:
         """Σ over ``dim`` (all elements by default); ``axis``/``keepdims`` accepted too.
 
-        See :func:`difflab.sum` for the parameters and examples.
+        ``dtype`` casts the result.  See :func:`difflab.sum` for the parameters and
+        examples.
         """
         dim = axis if dim is None else dim
         keepdim = keepdims if keepdims is not None else keepdim
