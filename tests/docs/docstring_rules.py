@@ -135,19 +135,23 @@ def run_module_examples(module: str) -> doctest.TestResults:
 
 
 def public_names(module: str) -> list[str]:
-    """The public callables of ``module``: its ``__all__`` and every other name not starting
-    with ``_`` that is a difflab class or function (not a submodule, not an import)."""
+    """The public callables of ``module``: the difflab classes and functions its ``__all__``
+    names, and every other name not starting with ``_`` that it defines (a package: one
+    of its modules; ``nn.functional``: the ``nn.functional_*`` modules it gathers); not
+    submodules, not what it merely imports for its own use."""
     mod = importlib.import_module(module)
-    names = {*getattr(mod, "__all__", ()), *(n for n in dir(mod) if not n.startswith("_"))}
+    declared = set(getattr(mod, "__all__", ()))
     public = []
-    for name in names:
+    for name in {*declared, *(n for n in dir(mod) if not n.startswith("_"))}:
         obj = getattr(mod, name, None)
         if isinstance(obj, types.ModuleType) or not callable(obj):
             continue
-        if not (getattr(obj, "__module__", None) or "").startswith("difflab"):
+        home = getattr(obj, "__module__", None) or ""
+        if not home.startswith("difflab"):
             continue
-        public.append(name)
-    return sorted(set(public))
+        if name in declared or home.startswith(module):  # (nn.functional_layers too)
+            public.append(name)
+    return sorted(public)
 
 
 def names(namespace: str) -> list[tuple[str, Any, bool]]:
