@@ -53,7 +53,18 @@ VERSION = 2
 
 
 class GraphFileError(GraphError):
-    """A graph file that cannot be loaded: newer format, edited manifest, corrupted."""
+    """A graph file that cannot be loaded: newer format, edited manifest, corrupted.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.export import GraphFileError, graph_from_json
+    >>> try:
+    ...     graph_from_json({"name": "g", "inputs": [], "nodes": [{"op": "rm_rf"}]}, {})
+    ... except GraphFileError as error:
+    ...     print(type(error).__name__)
+    GraphFileError
+    """
 
 
 class ExportedProgram:
@@ -61,6 +72,21 @@ class ExportedProgram:
 
     ``graph`` is the :class:`~difflab.jit.graph.Graph`; ``state_dict`` maps
     each parameter input to its array (copied at export time).
+
+    Parameters
+    ----------
+    graph : Graph
+        The traced graph.
+    state_dict : mapping of str to array
+        The parameters' values.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.export import export
+    >>> ep = export(dl.nn.Linear(2, 1), (dl.ones(3, 2),))
+    >>> sorted(ep.state_dict)
+    ['bias', 'weight']
     """
 
     def __init__(self, graph: Graph, state_dict: Mapping[str, Any]) -> None:
@@ -80,7 +106,21 @@ class ExportedProgram:
 
 
 class ExportedModule:
-    """What :meth:`ExportedProgram.module` returns: call it like the exported function."""
+    """What :meth:`ExportedProgram.module` returns: call it like the exported function.
+
+    Parameters
+    ----------
+    program : ExportedProgram
+        What it runs.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.export import export
+    >>> module = export(lambda x: 2 * x, (dl.ones(2),)).module()
+    >>> module(dl.tensor([1.0, 3.0]))
+    tensor([2., 6.])
+    """
 
     def __init__(self, program: ExportedProgram) -> None:
         self.program = program
@@ -223,7 +263,31 @@ def _shape(value: Any, where: str) -> tuple:
 
 
 def graph_to_json(graph: Graph) -> dict:
-    """The graph as a JSON-ready dict (arrays stay out: constants are named only)."""
+    """The graph as a JSON-ready dict (arrays stay out: constants are named only).
+
+    Parameters
+    ----------
+    graph : Graph
+        A traced graph.
+
+    Returns
+    -------
+    dict
+        Names, shapes, dtypes, each node's operation, arguments and settings: JSON-ready.
+
+    See Also
+    --------
+    graph_from_json : the way back, checked.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.export import graph_from_json, graph_to_json
+    >>> graph = dl.jit.trace(lambda x: (x * x).sum(), dl.tensor([1.0, 2.0])).graph
+    >>> tree = graph_to_json(graph)
+    >>> [(node["name"], node["op"]) for node in tree["nodes"]]
+    [('v1', 'mul'), ('v2', 'sum')]
+    """
     nodes = []
     for node in graph.nodes:
         where = f"node {node.name} ({node.op_name})"
@@ -258,6 +322,23 @@ def graph_to_json(graph: Graph) -> dict:
 
 
 def resolve_or_none(name: str) -> Any:
+    """The graph operation called ``name``, or None if there is none.
+
+    Parameters
+    ----------
+    name : str
+        A primitive's name (``"sin"``) or another graph operation's.
+
+    Returns
+    -------
+    object or None
+
+    Examples
+    --------
+    >>> from difflab.export import resolve_or_none
+    >>> resolve_or_none("sin").name, resolve_or_none("no_such_op")
+    ('sin', None)
+    """
     try:
         return resolve(name)
     except KeyError:
@@ -302,7 +383,32 @@ def _node_from_json(entry: Any, defined: set[str]) -> Node:
 
 
 def graph_from_json(tree: Any, constants: Mapping[str, Any]) -> Graph:
-    """Rebuild and check a graph: every name defined before use, every op known."""
+    """Rebuild and check a graph: every name defined before use, every op known.
+
+    Parameters
+    ----------
+    tree : dict
+        What :func:`graph_to_json` wrote (read from a file: untrusted).
+    constants : mapping of str to array
+        The arrays the tree names.
+
+    Returns
+    -------
+    Graph
+
+    Raises
+    ------
+    GraphFileError
+        For a name used before it is defined, an unknown operation, a malformed entry.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.export import graph_from_json, graph_to_json
+    >>> graph = dl.jit.trace(lambda x: (x * x).sum(), dl.tensor([1.0, 2.0])).graph
+    >>> graph_from_json(graph_to_json(graph), graph.constants).run(dl.tensor([3.0, 4.0]))
+    [tensor(25.)]
+    """
     if not isinstance(tree, dict):
         raise GraphFileError("the graph entry is not an object")
     try:
