@@ -244,6 +244,28 @@ def estimate(fam: Family | str, depths: Iterable[int], evaluate: bool = True) ->
     logistic map) has q > 1; a polynomial one (the product) has q = 1.  Time
     is taken proportional to size (sympy's work is about linear in it):
     ``seconds(n) = seconds(7) · ops(n) / ops(7)``.
+
+    Parameters
+    ----------
+    fam : Family or str
+        The family (``"logistic"``, ``"nested-sin"``, ``"product"``, ``"derivative"``).
+    depths : iterable of int
+        The depths whose cost is wanted.
+    evaluate : bool, default True
+        Whether :func:`blowup` would also time the differentiators.
+
+    Returns
+    -------
+    Estimate
+        ``depths``, ``seconds`` and ``ops`` per depth, the ``model`` (``"geometric"`` or
+        ``"polynomial"``) and its ``growth`` q and ``power`` p.
+
+    Examples
+    --------
+    >>> from difflab.compare import estimate
+    >>> guess = estimate("logistic", range(1, 4), evaluate=False)
+    >>> guess.model, guess.depths, [round(ops) for ops in guess.ops]
+    ('geometric', (1, 2, 3), [0, 4, 21])
     """
     fam = family(fam) if isinstance(fam, str) else fam
     depths = tuple(depths)
