@@ -185,25 +185,9 @@ _write_api_pages()
 # -- one page per public namespace: every name with its one-line summary --------------
 # The namespaces and their public names are the ones the docstring check walks
 # (tests/docs/docstring_rules.py), so the pages list exactly what the check checks.
-def _documented_at(namespace: str, name: str, obj: object) -> str | None:
-    """Where autodoc documents ``obj`` (the module that defines it), or None if nowhere."""
-    if namespace == "difflab.Tensor":
-        for klass in difflab.Tensor.__mro__:
-            if name in vars(klass):
-                owner = f"{klass.__module__}.{klass.__qualname__}"
-                return None if "._" in owner else f"{owner}.{name}"
-        return None
-    module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
-    if not module or not qualname or "<" in qualname or any(
-            part.startswith("_") for part in f"{module}.{qualname}".split(".")):
-        return None
-    if getattr(sys.modules.get(module), qualname.split(".")[0], None) is None:
-        return None
-    return f"{module}.{qualname}"
-
-
 def _write_namespace_pages() -> None:
-    from difflab_docs import summary_text  # docs/_ext: the one escaper of docstring text
+    # docs/_ext: the one escaper of docstring text, and where a public name is documented
+    from difflab_docs import defined_at, summary_text
 
     from tests.docs.docstring_rules import NAMESPACES, docstring, names
 
@@ -219,7 +203,9 @@ def _write_namespace_pages() -> None:
         for name, obj, _ in names(namespace):
             doc = docstring(obj)
             summary = doc.splitlines()[0].strip() if doc else "(no docstring yet)"
-            where = _documented_at(namespace, name, obj) if doc else None
+            where = defined_at(f"{namespace}.{name}") if doc else None
+            if where is not None and any(part.startswith("_") for part in where.split(".")):
+                where = None  # (defined in a private module or class: no page of its own)
             text.append(f"   * - :py:obj:`{name} <{where}>`" if where else f"   * - ``{name}``")
             text.append(f"     - {summary_text(summary)}")
         page = target / f"{namespace}.rst"
