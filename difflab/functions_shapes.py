@@ -27,7 +27,30 @@ def swapaxes(input: Any, axis0: int, axis1: int) -> Any:  # noqa: A002
 
 
 def transpose(input: Any, dim0: Any = None, dim1: Any = None) -> Any:  # noqa: A002
-    """``transpose(x, d0, d1)`` swaps two axes (PyTorch); ``transpose(x, axes)`` permutes."""
+    """``transpose(x, d0, d1)`` swaps two axes (PyTorch); ``transpose(x, axes)`` permutes.
+
+    Parameters
+    ----------
+    input : Tensor or array
+        The values.
+    dim0, dim1 : int or sequence of int, optional
+        Two axes to swap; or, NumPy's way, one sequence of all the axes in their new
+        order; neither: all axes reversed.
+
+    Returns
+    -------
+    Tensor or array
+        A view; the gradient is transposed back.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.transpose(dl.tensor([[1.0, 2.0], [3.0, 4.0]]), 0, 1)
+    tensor([[1., 3.],
+            [2., 4.]])
+    >>> dl.transpose(dl.zeros(2, 1, 3), 0, 2).shape
+    difflab.Size([3, 1, 2])
+    """
     if dim1 is not None:
         return swapaxes(input, dim0, dim1)
     if isinstance(input, Tensor):
@@ -36,7 +59,31 @@ def transpose(input: Any, dim0: Any = None, dim1: Any = None) -> Any:  # noqa: A
 
 
 def permute(input: Tensor, dims: Sequence[int]) -> Tensor:  # noqa: A002
-    """x with its axes in the order ``dims``."""
+    """x with its axes in the order ``dims``.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+    dims : sequence of int
+        A permutation of the axes: output axis i is input axis ``dims[i]``.
+
+    Returns
+    -------
+    Tensor
+        A view; its gradient is permuted back (the inverse permutation).
+
+    Raises
+    ------
+    ValueError
+        If ``dims`` is not a permutation of the axes.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.permute(dl.zeros(2, 1, 3), (2, 0, 1)).shape
+    difflab.Size([3, 2, 1])
+    """
     return input.permute(*dims)
 
 
@@ -73,17 +120,71 @@ def reshape(input: Any, shape: Any) -> Any:  # noqa: A002
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:  # noqa: A002
-    """Merge dimensions ``start_dim`` to ``end_dim`` into one."""
+    """Merge dimensions ``start_dim`` to ``end_dim`` into one.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+    start_dim, end_dim : int, default 0, -1
+        The first and last dimensions merged.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.flatten(dl.zeros(2, 1, 3)).shape, dl.flatten(dl.zeros(2, 1, 3), 1).shape
+    (difflab.Size([6]), difflab.Size([2, 3]))
+    """
     return input.flatten(start_dim, end_dim)
 
 
 def squeeze(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
-    """Remove dimensions of size 1."""
+    """Remove dimensions of size 1.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+    dim : int or tuple of int, optional
+        Only these dimensions (each removed if its size is 1); default: every size-1 one.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.squeeze(dl.zeros(2, 1, 3)).shape
+    difflab.Size([2, 3])
+    """
     return input.squeeze(dim)
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:  # noqa: A002
-    """Insert a dimension of size 1 at ``dim``."""
+    """Insert a dimension of size 1 at ``dim``.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+    dim : int
+        Where the new dimension goes (negative counts from the end).
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.unsqueeze(dl.zeros(3), 0).shape
+    difflab.Size([1, 3])
+    """
     return input.unsqueeze(dim)
 
 
