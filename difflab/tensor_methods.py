@@ -442,6 +442,10 @@ class TensorMethods:
         return self.reshape(other.shape)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        """Dimensions ``start_dim`` to ``end_dim`` merged into one.
+
+        See :func:`difflab.flatten` for the parameters and examples.
+        """
         if self.ndim == 0:
             return self.reshape(1)
         start, end = start_dim % self.ndim, end_dim % self.ndim
@@ -456,6 +460,10 @@ class TensorMethods:
         return self.reshape(-1)
 
     def squeeze(self, dim: Any = None) -> Tensor:
+        """The dimensions of size 1 removed (only ``dim``, if given).
+
+        See :func:`difflab.squeeze` for the parameters and examples.
+        """
         if dim is None:
             shape = tuple(n for n in self.shape if n != 1)
         else:
@@ -464,13 +472,25 @@ class TensorMethods:
         return self.reshape(shape)
 
     def unsqueeze(self, dim: int) -> Tensor:
+        """A dimension of size 1 inserted at ``dim``.
+
+        See :func:`difflab.unsqueeze` for the parameters and examples.
+        """
         dim = dim % (self.ndim + 1)
         return self.reshape(self.shape[:dim] + (1,) + self.shape[dim:])
 
     def permute(self, *dims: Any) -> Tensor:
+        """The axes in the order ``dims``: ``x.permute(2, 0, 1)`` or ``x.permute((2, 0, 1))``.
+
+        See :func:`difflab.permute` for the parameters and examples.
+        """
         return view_of(self, _apply(_structural.Permute, self, axes=shape_args(dims)))
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
+        """Axes ``dim0`` and ``dim1`` swapped (a view).
+
+        See :func:`difflab.transpose` for the parameters and examples.
+        """
         axes = list(range(self.ndim))
         axes[dim0], axes[dim1] = axes[dim1], axes[dim0]
         return self.permute(*axes)

@@ -18,7 +18,7 @@ with an example):
 * difflab.distributed: 16 / 13 / 13
 * difflab.compare: 20 / 10 / 10
 * difflab.grading: 23 / 17 / 17
-* difflab.Tensor: 279 / 129 / 126
+* difflab.Tensor: 279 / 135 / 126
 """
 
 EXEMPT: dict[str, str] = {
@@ -404,7 +404,6 @@ EXEMPT: dict[str, str] = {
     'difflab.Tensor.expand_as': 'lacks summary, parameters, returns, examples',
     'difflab.Tensor.exponential_': 'lacks parameters, returns',
     'difflab.Tensor.fill_': 'lacks summary, parameters, returns, examples',
-    'difflab.Tensor.flatten': 'lacks summary, parameters, returns, examples',
     'difflab.Tensor.flip': 'lacks summary, parameters, returns, examples',
     'difflab.Tensor.float': 'lacks summary, returns, examples',
     'difflab.Tensor.floor': 'lacks summary, returns, examples',
@@ -458,7 +457,6 @@ EXEMPT: dict[str, str] = {
     'difflab.Tensor.numel': 'lacks summary, returns, examples',
     'difflab.Tensor.numpy': 'lacks parameters, returns, examples',
     'difflab.Tensor.outer': 'lacks parameters, returns, examples',
-    'difflab.Tensor.permute': 'lacks summary, parameters, returns, examples',
     'difflab.Tensor.pow_': 'lacks parameters, returns',
     'difflab.Tensor.random_': 'lacks parameters, returns',
     'difflab.Tensor.reciprocal': 'lacks summary, returns, examples',
@@ -487,19 +485,16 @@ EXEMPT: dict[str, str] = {
     'difflab.Tensor.split': 'lacks parameters, returns, examples',
     'difflab.Tensor.sqrt_': 'lacks returns',
     'difflab.Tensor.square': 'lacks summary, returns, examples',
-    'difflab.Tensor.squeeze': 'lacks summary, parameters, returns, examples',
     'difflab.Tensor.std': 'lacks summary, parameters, returns, examples',
     'difflab.Tensor.storage_offset': 'lacks returns',
     'difflab.Tensor.stride': 'lacks parameters, returns',
     'difflab.Tensor.sub_': 'lacks summary, parameters, returns, examples',
-    'difflab.Tensor.swapaxes': 'lacks summary, parameters, returns, examples',
     'difflab.Tensor.t': 'lacks summary, returns, examples',
     'difflab.Tensor.tanh_': 'lacks returns',
     'difflab.Tensor.tile': 'lacks parameters, returns, examples',
     'difflab.Tensor.to': 'lacks parameters, returns, examples',
     'difflab.Tensor.tolist': 'lacks summary, returns, examples',
     'difflab.Tensor.topk': 'lacks parameters, returns, examples',
-    'difflab.Tensor.transpose': 'lacks summary, parameters, returns, examples',
     'difflab.Tensor.tril': 'lacks summary, parameters, returns, examples',
     'difflab.Tensor.tril_': 'lacks parameters, returns',
     'difflab.Tensor.triu': 'lacks parameters, returns, examples',
@@ -508,7 +503,6 @@ EXEMPT: dict[str, str] = {
     'difflab.Tensor.type_as': 'lacks summary, parameters, returns, examples',
     'difflab.Tensor.unbind': 'lacks summary, parameters, returns, examples',
     'difflab.Tensor.uniform_': 'lacks summary, parameters, returns, examples',
-    'difflab.Tensor.unsqueeze': 'lacks summary, parameters, returns, examples',
     'difflab.Tensor.var': 'lacks parameters, returns, examples',
     'difflab.Tensor.view': 'lacks summary, parameters, returns, examples',
     'difflab.Tensor.view_as': 'lacks summary, parameters, returns, examples',
