@@ -17,7 +17,7 @@ with an example):
 * difflab.onnx: 3 / 3 / 3
 * difflab.distributed: 16 / 13 / 13
 * difflab.compare: 20 / 10 / 10
-* difflab.grading: 23 / 17 / 17
+* difflab.grading: 23 / 19 / 19
 * difflab.Tensor: 279 / 135 / 126
 """
 
@@ -357,8 +357,6 @@ EXEMPT: dict[str, str] = {
     'difflab.compare.StepReport': 'lacks parameters, examples',
     'difflab.compare.TooExpensiveError': 'lacks parameters, examples',
     'difflab.compare.tour': 'lacks examples',
-    'difflab.grading.GradingFailure': 'lacks examples',
-    'difflab.grading.GradingInputError': 'lacks examples',
     'difflab.grading.build_autograder': 'lacks parameters, returns, examples',
     'difflab.grading.check': 'lacks examples',
     'difflab.grading.grade': 'lacks examples',
