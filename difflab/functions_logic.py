@@ -82,7 +82,24 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Any = None,  # noqa: A00
 
 
 def equal(input: Tensor, other: Tensor) -> bool:  # noqa: A002
-    """True when both have the same shape and the same values."""
+    """True when both have the same shape and the same values.
+
+    Parameters
+    ----------
+    input, other : Tensor or array_like
+        The two to compare.
+
+    Returns
+    -------
+    bool
+        A Python bool (not a tensor), False for different shapes.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.equal(dl.tensor([1.0, 2.0]), dl.tensor([1.0, 2.0])), dl.equal(dl.ones(2), dl.ones(3))
+    (True, False)
+    """
     return tensor_of(input).equal(tensor_of(other))
 
 
@@ -124,22 +141,91 @@ greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 
 def isfinite(input: Tensor) -> Tensor:  # noqa: A002
-    """Where the elements are neither inf nor nan."""
+    """Where the elements are neither inf nor nan.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The values.
+
+    Returns
+    -------
+    Tensor of bool
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.isfinite(dl.tensor([1.0, float("inf"), float("nan")]))
+    tensor([ True, False, False])
+    """
     return tensor_of(input).isfinite()
 
 
 def isinf(input: Tensor) -> Tensor:  # noqa: A002
-    """Where the elements are +inf or -inf."""
+    """Where the elements are +inf or -inf.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The values.
+
+    Returns
+    -------
+    Tensor of bool
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.isinf(dl.tensor([1.0, float("inf"), float("nan")]))
+    tensor([False,  True, False])
+    """
     return tensor_of(input).isinf()
 
 
 def floor_divide(input: Any, other: Any) -> Tensor:  # noqa: A002
-    """⌊input / other⌋ (no gradient), in the common dtype."""
+    """⌊input / other⌋ (no gradient), in the common dtype.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The dividend.
+    other : Tensor or number
+        The divisor.
+
+    Returns
+    -------
+    Tensor
+        Rounded towards minus infinity, as Python's ``//``; no gradient.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.floor_divide(dl.tensor([7.0, -7.0]), 2)
+    tensor([ 3., -4.])
+    """
     return tensor_of(input) // other
 
 
 def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002
-    """input - ⌊input / other⌋ · other, the sign of ``other`` (as Python's %)."""
+    """input - ⌊input / other⌋ · other, the sign of ``other`` (as Python's %).
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The dividend.
+    other : Tensor or number
+        The divisor.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.remainder(dl.tensor([7.0, -7.0]), 3)
+    tensor([1., 2.])
+    """
     return tensor_of(input) % other
 
 
@@ -163,7 +249,23 @@ for _function in (logical_and, logical_or, logical_xor):
 
 
 def logical_not(input: Any) -> Tensor:  # noqa: A002
-    """Elementwise not of the truth values (a bool tensor)."""
+    """Elementwise not of the truth values (a bool tensor).
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The values.
+
+    Returns
+    -------
+    Tensor of bool
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.logical_not(dl.tensor([True, False]))
+    tensor([False,  True])
+    """
     return apply(PRIMITIVES["logical_not"], tensor_of(input))
 
 
