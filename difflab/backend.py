@@ -173,6 +173,19 @@ class Device:
 
     As in PyTorch, ``'cuda'`` means the current CUDA device and is equal to
     ``'cuda:0'`` on a machine with one GPU.
+
+    Parameters
+    ----------
+    spec : str, Device or int, default "cpu"
+        ``"cpu"``, ``"cuda"``, ``"cuda:1"``.
+    index : int, optional
+        The CUDA device index.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.Device("cpu")
+    device(type='cpu')
     """
 
     __slots__ = ("type", "index")
@@ -232,7 +245,34 @@ CPU = Device("cpu")
 
 
 def device(spec: str | Device | int = "cpu", index: int | None = None) -> Device:
-    """Make a :class:`Device`; asking for CUDA where there is none raises a clear error."""
+    """Make a :class:`Device`; asking for CUDA where there is none raises a clear error.
+
+    Parameters
+    ----------
+    spec : str, Device or int, default "cpu"
+        ``"cpu"``, ``"cuda"``, ``"cuda:1"``, a Device, or a CUDA index.
+    index : int, optional
+        The CUDA device index, given apart.
+
+    Returns
+    -------
+    Device
+
+    Raises
+    ------
+    RuntimeError
+        For CUDA where CuPy or a GPU is missing (the message says what to install).
+    ValueError
+        For a spec that names no device.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.device("cpu")
+    device(type='cpu')
+    >>> dl.zeros(2, device="cpu").device == dl.device("cpu")
+    True
+    """
     dev = Device(spec, index)
     if dev.type == "cuda":
         dev.xp  # noqa: B018  (checks that CuPy and the device exist)

@@ -49,6 +49,43 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
 
     Python floats become float32 (the default dtype), ints int64; a NumPy
     array keeps its dtype.
+
+    Parameters
+    ----------
+    data : array_like
+        Numbers, nested lists, a NumPy/CuPy array or a Tensor; copied.
+    dtype : dtype, optional
+        Default: inferred (Python floats: float32, ints: int64, an array's own dtype).
+    device : str or Device, optional
+        ``"cpu"`` or ``"cuda"``.
+    requires_grad : bool, default False
+        Record operations on it, so that ``backward`` fills its ``.grad``.
+
+    Returns
+    -------
+    Tensor
+        A leaf tensor holding a copy of ``data``.
+
+    Raises
+    ------
+    TypeError
+        For data that is not numbers (strings, objects).
+
+    See Also
+    --------
+    as_tensor : no copy when the data already is an array of that dtype.
+    from_numpy : share memory with a NumPy array.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.tensor([[1, 2], [3, 4]])
+    tensor([[1, 2],
+            [3, 4]])
+    >>> dl.tensor([1.5, 2.0])
+    tensor([1.5, 2. ])
+    >>> dl.tensor([1.0], dtype=dl.float64, requires_grad=True)
+    tensor([1.], dtype=difflab.float64, requires_grad=True)
     """
     array = to_array(data, dtype)
     array = array.copy() if isinstance(data, (np.ndarray, Tensor)) else array
@@ -118,19 +155,94 @@ def from_numpy(array: np.ndarray) -> Tensor:
 
 def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
           ) -> Tensor:
-    """A tensor of zeros of shape ``size``."""
+    """A tensor of zeros of shape ``size``.
+
+    Parameters
+    ----------
+    size : ints or a tuple of ints
+        The shape: ``zeros(2, 3)`` or ``zeros((2, 3))``.
+    dtype : dtype, optional
+        ``difflab.float32`` (the default dtype) unless given.
+    device : str or Device, optional
+        ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy); default: the default device.
+    requires_grad : bool, default False
+        Record operations on it for backward.
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    ValueError
+        For a negative size.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.zeros(2, 3)
+    tensor([[0., 0., 0.],
+            [0., 0., 0.]])
+    """
     return _finish(np.zeros(shape_args(size), _float(dtype)), device, requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
          ) -> Tensor:
-    """A tensor of ones of shape ``size``."""
+    """A tensor of ones of shape ``size``.
+
+    Parameters
+    ----------
+    size : ints or a tuple of ints
+        The shape: ``zeros(2, 3)`` or ``zeros((2, 3))``.
+    dtype : dtype, optional
+        ``difflab.float32`` (the default dtype) unless given.
+    device : str or Device, optional
+        ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy); default: the default device.
+    requires_grad : bool, default False
+        Record operations on it for backward.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.ones((2,))
+    tensor([1., 1.])
+    """
     return _finish(np.ones(shape_args(size), _float(dtype)), device, requires_grad)
 
 
 def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
-    """A tensor of shape ``size`` filled with ``fill_value``."""
+    """A tensor of shape ``size`` filled with ``fill_value``.
+
+    Parameters
+    ----------
+    size : tuple of ints
+        The shape.
+    fill_value : number
+        The value of every element (its type sets the dtype unless ``dtype`` is given).
+    dtype : dtype, optional
+        ``difflab.float32`` (the default dtype) unless given.
+    device : str or Device, optional
+        ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy); default: the default device.
+    requires_grad : bool, default False
+        Record operations on it for backward.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.full((2, 2), 7.0)
+    tensor([[7., 7.],
+            [7., 7.]])
+    """
     if dtype is None:
         dtype = np.asarray(fill_value).dtype
         dtype = _Defaults.dtype if dtype.kind == "f" else int64 if dtype.kind in "iu" else dtype
@@ -145,13 +257,76 @@ def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
 
 def eye(n: int, m: int | None = None, dtype: Any = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
-    """The identity matrix (n × m)."""
+    """The identity matrix (n × m).
+
+    Parameters
+    ----------
+    n : int
+        Rows.
+    m : int, optional
+        Columns (default n).
+    dtype : dtype, optional
+        ``difflab.float32`` (the default dtype) unless given.
+    device : str or Device, optional
+        ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy); default: the default device.
+    requires_grad : bool, default False
+        Record operations on it for backward.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.eye(2)
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
     return _finish(np.eye(n, m, dtype=_float(dtype)), device, requires_grad)
 
 
 def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, device: Any = None,
            requires_grad: bool = False) -> Tensor:
-    """Values from ``start`` up to, not including, ``end`` in steps of ``step``."""
+    """Values from ``start`` up to, not including, ``end`` in steps of ``step``.
+
+    Parameters
+    ----------
+    start : number
+        The first value (or, alone, the end, starting at 0).
+    end : number, optional
+        The bound, not included.
+    step : number, default 1
+        The spacing.
+    dtype : dtype, optional
+        ``difflab.float32`` (the default dtype) unless given.
+    device : str or Device, optional
+        ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy); default: the default device.
+    requires_grad : bool, default False
+        Record operations on it for backward.
+
+    Returns
+    -------
+    Tensor
+        1-D; int64 when every argument is an integer, else the default float dtype.
+
+    Raises
+    ------
+    ValueError
+        For a zero step.
+
+    See Also
+    --------
+    linspace : a number of points, the end included.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.arange(5)
+    tensor([0, 1, 2, 3, 4])
+    >>> dl.arange(0, 1, 0.25)
+    tensor([0.  , 0.25, 0.5 , 0.75])
+    """
     if end is None:
         start, end = 0, start
     if step == 0:
@@ -171,7 +346,35 @@ def range(start: Any, end: Any, step: Any = 1, dtype: Any = None, device: Any = 
 
 def linspace(start: float, end: float, steps: int, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
-    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive.
+
+    Parameters
+    ----------
+    start, end : float
+        The first and last values.
+    steps : int
+        How many values.
+    dtype : dtype, optional
+        ``difflab.float32`` (the default dtype) unless given.
+    device : str or Device, optional
+        ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy); default: the default device.
+    requires_grad : bool, default False
+        Record operations on it for backward.
+
+    Returns
+    -------
+    Tensor
+
+    See Also
+    --------
+    arange, logspace
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.linspace(0, 1, 5)
+    tensor([0.  , 0.25, 0.5 , 0.75, 1.  ])
+    """
     return _finish(np.linspace(start, end, steps).astype(_float(dtype)), device, requires_grad)
 
 
@@ -202,21 +405,106 @@ def _size(size: Any) -> tuple:
 
 def rand(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
          generator: random.Generator | None = None) -> Tensor:
-    """Uniform random numbers in [0, 1)."""
+    """Uniform random numbers in [0, 1).
+
+    Parameters
+    ----------
+    size : ints or a tuple of ints
+        The shape: ``zeros(2, 3)`` or ``zeros((2, 3))``.
+    dtype : dtype, optional
+        ``difflab.float32`` (the default dtype) unless given.
+    device : str or Device, optional
+        ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy); default: the default device.
+    requires_grad : bool, default False
+        Record operations on it for backward.
+    generator : Generator, optional
+        The random stream to draw from (default: the global one, ``manual_seed``).
+
+    Returns
+    -------
+    Tensor
+
+    See Also
+    --------
+    randn, randint, manual_seed
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> g = dl.Generator().manual_seed(0)
+    >>> dl.rand(3, generator=g)
+    tensor([0.637 , 0.2698, 0.041 ])
+    """
     return _draw(random.Uniform, 0.0, 1.0, shape=_size(size), dtype=_float(dtype),
                  device=device, requires_grad=requires_grad, generator=generator)
 
 
 def randn(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
           generator: random.Generator | None = None) -> Tensor:
-    """Standard normal random numbers (mean 0, variance 1)."""
+    """Standard normal random numbers (mean 0, variance 1).
+
+    Parameters
+    ----------
+    size : ints or a tuple of ints
+        The shape: ``zeros(2, 3)`` or ``zeros((2, 3))``.
+    dtype : dtype, optional
+        ``difflab.float32`` (the default dtype) unless given.
+    device : str or Device, optional
+        ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy); default: the default device.
+    requires_grad : bool, default False
+        Record operations on it for backward.
+    generator : Generator, optional
+        The random stream to draw from (default: the global one, ``manual_seed``).
+
+    Returns
+    -------
+    Tensor
+
+    See Also
+    --------
+    rand, normal, manual_seed
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> g = dl.Generator().manual_seed(0)
+    >>> dl.randn(2, 3, generator=g).shape
+    difflab.Size([2, 3])
+    """
     return _draw(random.Normal, 0.0, 1.0, shape=_size(size), dtype=_float(dtype),
                  device=device, requires_grad=requires_grad, generator=generator)
 
 
 def randint(low: int, high: int | None = None, size: Any = None, dtype: Any = None,
             device: Any = None, generator: random.Generator | None = None) -> Tensor:
-    """Random integers in [low, high); ``randint(high, size)`` starts at 0."""
+    """Random integers in [low, high); ``randint(high, size)`` starts at 0.
+
+    Parameters
+    ----------
+    low : int
+        The smallest value (or, alone with ``size``, the bound: ``randint(high, size)``).
+    high : int, optional
+        The bound, not included.
+    size : tuple of ints
+        The shape.
+    dtype : dtype, optional
+        Default int64.
+    device : str or Device, optional
+        ``"cpu"`` or ``"cuda"``.
+    generator : Generator, optional
+        The random stream to draw from (default: the global one, ``manual_seed``).
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.randint(0, 10, (3,))
+    >>> x.dtype, bool(((x >= 0) & (x < 10)).all())
+    (difflab.int64, True)
+    """
     if size is None:
         low, high, size = 0, low, high
     if high is None:

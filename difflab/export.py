@@ -53,7 +53,18 @@ VERSION = 2
 
 
 class GraphFileError(GraphError):
-    """A graph file that cannot be loaded: newer format, edited manifest, corrupted."""
+    """A graph file that cannot be loaded: newer format, edited manifest, corrupted.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.export import GraphFileError, graph_from_json
+    >>> try:
+    ...     graph_from_json({"name": "g", "inputs": [], "nodes": [{"op": "rm_rf"}]}, {})
+    ... except GraphFileError as error:
+    ...     print(type(error).__name__)
+    GraphFileError
+    """
 
 
 class ExportedProgram:
@@ -61,6 +72,21 @@ class ExportedProgram:
 
     ``graph`` is the :class:`~difflab.jit.graph.Graph`; ``state_dict`` maps
     each parameter input to its array (copied at export time).
+
+    Parameters
+    ----------
+    graph : Graph
+        The traced graph.
+    state_dict : mapping of str to array
+        The parameters' values.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.export import export
+    >>> ep = export(dl.nn.Linear(2, 1), (dl.ones(3, 2),))
+    >>> sorted(ep.state_dict)
+    ['bias', 'weight']
     """
 
     def __init__(self, graph: Graph, state_dict: Mapping[str, Any]) -> None:
@@ -80,7 +106,21 @@ class ExportedProgram:
 
 
 class ExportedModule:
-    """What :meth:`ExportedProgram.module` returns: call it like the exported function."""
+    """What :meth:`ExportedProgram.module` returns: call it like the exported function.
+
+    Parameters
+    ----------
+    program : ExportedProgram
+        What it runs.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.export import export
+    >>> module = export(lambda x: 2 * x, (dl.ones(2),)).module()
+    >>> module(dl.tensor([1.0, 3.0]))
+    tensor([2., 6.])
+    """
 
     def __init__(self, program: ExportedProgram) -> None:
         self.program = program
@@ -99,7 +139,37 @@ class ExportedModule:
 def export(fn: Callable, args: Any, passes: Sequence[str] = ()) -> ExportedProgram:
     """Trace ``fn`` (a function or a module) on ``args``; copy its parameters in.
 
-    ``passes`` names graph passes to run first (``["fold", "cse", "dce"]``).
+    The result holds everything needed to run ``fn`` again without its Python code:
+    the graph and the values of the parameters, ready for :func:`save`.
+
+    Parameters
+    ----------
+    fn : callable or Module
+        A function of tensors, or a module (put it in ``eval()`` mode first).
+    args : Tensor or tuple
+        Example inputs, whose shapes and dtypes the graph keeps.
+    passes : sequence of str, default ()
+        Graph passes to run first (``["fold", "cse", "dce"]``).
+
+    Returns
+    -------
+    ExportedProgram
+        ``.graph``, ``.state_dict``; ``.module()`` runs it.
+
+    See Also
+    --------
+    save, load
+    difflab.onnx.export : the same graph as an ONNX file.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.export import export
+    >>> ep = export(dl.nn.Linear(2, 1), (dl.ones(3, 2),))
+    >>> ep
+    <ExportedProgram Linear: 1 nodes, 2 parameters>
+    >>> ep.module()(dl.ones(3, 2)).shape
+    difflab.Size([3, 1])
     """
     graph = trace_graph(fn, args)
     if passes:
@@ -193,7 +263,31 @@ def _shape(value: Any, where: str) -> tuple:
 
 
 def graph_to_json(graph: Graph) -> dict:
-    """The graph as a JSON-ready dict (arrays stay out: constants are named only)."""
+    """The graph as a JSON-ready dict (arrays stay out: constants are named only).
+
+    Parameters
+    ----------
+    graph : Graph
+        A traced graph.
+
+    Returns
+    -------
+    dict
+        Names, shapes, dtypes, each node's operation, arguments and settings: JSON-ready.
+
+    See Also
+    --------
+    graph_from_json : the way back, checked.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.export import graph_from_json, graph_to_json
+    >>> graph = dl.jit.trace(lambda x: (x * x).sum(), dl.tensor([1.0, 2.0])).graph
+    >>> tree = graph_to_json(graph)
+    >>> [(node["name"], node["op"]) for node in tree["nodes"]]
+    [('v1', 'mul'), ('v2', 'sum')]
+    """
     nodes = []
     for node in graph.nodes:
         where = f"node {node.name} ({node.op_name})"
@@ -228,6 +322,23 @@ def graph_to_json(graph: Graph) -> dict:
 
 
 def resolve_or_none(name: str) -> Any:
+    """The graph operation called ``name``, or None if there is none.
+
+    Parameters
+    ----------
+    name : str
+        A primitive's name (``"sin"``) or another graph operation's.
+
+    Returns
+    -------
+    object or None
+
+    Examples
+    --------
+    >>> from difflab.export import resolve_or_none
+    >>> resolve_or_none("sin").name, resolve_or_none("no_such_op")
+    ('sin', None)
+    """
     try:
         return resolve(name)
     except KeyError:
@@ -272,7 +383,32 @@ def _node_from_json(entry: Any, defined: set[str]) -> Node:
 
 
 def graph_from_json(tree: Any, constants: Mapping[str, Any]) -> Graph:
-    """Rebuild and check a graph: every name defined before use, every op known."""
+    """Rebuild and check a graph: every name defined before use, every op known.
+
+    Parameters
+    ----------
+    tree : dict
+        What :func:`graph_to_json` wrote (read from a file: untrusted).
+    constants : mapping of str to array
+        The arrays the tree names.
+
+    Returns
+    -------
+    Graph
+
+    Raises
+    ------
+    GraphFileError
+        For a name used before it is defined, an unknown operation, a malformed entry.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.export import graph_from_json, graph_to_json
+    >>> graph = dl.jit.trace(lambda x: (x * x).sum(), dl.tensor([1.0, 2.0])).graph
+    >>> graph_from_json(graph_to_json(graph), graph.constants).run(dl.tensor([3.0, 4.0]))
+    [tensor(25.)]
+    """
     if not isinstance(tree, dict):
         raise GraphFileError("the graph entry is not an object")
     try:
@@ -312,7 +448,36 @@ def _checksum(tree: Any) -> str:
 
 
 def save(ep: ExportedProgram, path: str | os.PathLike) -> None:
-    """Write ``ep`` to ``path``: the graph as JSON, constants and parameters as .npy."""
+    """Write ``ep`` to ``path``: the graph as JSON, constants and parameters as .npy.
+
+    The file holds data only (difflab's checkpoint format, never a pickle), with a
+    checksum of the graph, so :func:`load` can refuse a damaged or altered file.
+
+    Parameters
+    ----------
+    ep : ExportedProgram
+        What :func:`export` returned.
+    path : str or path-like
+        Where to write.
+
+    Returns
+    -------
+    None
+
+    See Also
+    --------
+    load, export
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import difflab as dl
+    >>> from difflab.export import export, load, save
+    >>> path = os.path.join(tempfile.mkdtemp(), "linear.dlz")
+    >>> save(export(dl.nn.Linear(2, 1), (dl.ones(3, 2),)), path)
+    >>> load(path)
+    <ExportedProgram Linear: 1 nodes, 2 parameters>
+    """
     tree = graph_to_json(ep.graph)
     serialization.save({
         "format": FORMAT,
@@ -325,7 +490,42 @@ def save(ep: ExportedProgram, path: str | os.PathLike) -> None:
 
 
 def load(path: str | os.PathLike) -> ExportedProgram:
-    """Read what :func:`save` wrote; check it; no code from the file is ever run."""
+    """Read what :func:`save` wrote; check it; no code from the file is ever run.
+
+    The graph is checked line by line (known primitives, shapes, dtypes, the
+    checksum) before anything runs.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A file written by :func:`save`.
+
+    Returns
+    -------
+    ExportedProgram
+        Run it with ``.module()``.
+
+    Raises
+    ------
+    FileNotFoundError
+        If there is no such file.
+    GraphFileError
+        If the file is not a saved graph, is damaged, or names an unknown primitive.
+
+    See Also
+    --------
+    save, export
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import difflab as dl
+    >>> from difflab.export import export, load, save
+    >>> path = os.path.join(tempfile.mkdtemp(), "square.dlz")
+    >>> save(export(lambda x: x * x, (dl.ones(2),)), path)
+    >>> load(path).module()(dl.tensor([3.0, 4.0]))
+    tensor([ 9., 16.])
+    """
     try:
         content = serialization.load(path)
     except serialization.CheckpointError as exc:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import builtins
 import importlib
 import sys
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -34,13 +33,12 @@ import numpy as np
 from difflab import backend
 from difflab.autograd import engine as _engine
 from difflab.autograd.engine import apply, register_recording_namespace
-from difflab.ops import elementwise, registry, structural
+from difflab.ops import docstrings, elementwise, registry, structural
 from difflab.ops.elementwise import BinaryOp, UnaryOp
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import (
     MinMax,
     promote,
-    promote_all,
     tensor_of,
     unary_operand,
     unwrap,
@@ -176,7 +174,6 @@ def _binary(op: BinaryOp, a: Any, b: Any) -> Any:
 def elementwise_function(op: UnaryOp | BinaryOp) -> Any:
     """``difflab.<name>`` for an elementwise primitive: one function that routes on
     what flows through it (see the table at the top of this module)."""
-    rule = op.rule
     if isinstance(op, UnaryOp):
         def function(input: Any, *, out: Tensor | None = None) -> Any:  # noqa: A002
             return write_out(out, _unary(op, input))
@@ -185,9 +182,13 @@ def elementwise_function(op: UnaryOp | BinaryOp) -> Any:
             return write_out(out, _binary(op, input, other))
     function.__name__ = function.__qualname__ = op.name
     function.__module__ = __name__
-    kinks = f"  At kinks: {rule.kinks}." if rule.kinks else ""
-    function.__doc__ = f"{rule.description or op.name}.  {rule.math}.{kinks}"
+    function.__doc__ = docstrings.function_docstring(op, show_float32)
     return function
+
+
+def show_float32(values: Any) -> str:
+    """How a generated example prints float32 values: as a Tensor of them."""
+    return repr(Tensor(np.asarray(values, dtype=np.float32)))
 
 
 #: The names each elementwise function is published under here: its own and NumPy's
@@ -223,7 +224,7 @@ def face_function(op: Any) -> Any:
 
     function.__name__ = function.__qualname__ = op.dl_function
     function.__module__ = __name__
-    function.__doc__ = op.arguments.__doc__
+    function.__doc__ = docstrings.face_docstring(op)
     return function
 
 
@@ -340,8 +341,31 @@ def _heaviside_rule(value_at_zero: Any) -> type[elementwise.Unary]:
 
 def where(condition: Any, input: Any, other: Any, *,  # noqa: A002
           out: Tensor | None = None) -> Any:
-    """``input`` where ``condition`` is true, else ``other`` (gradient flows to the chosen
-    one); the two are promoted to their common dtype."""
+    """``input`` where ``condition`` is true, else ``other``, elementwise.
+
+    The gradient flows to the chosen one; the two are promoted to their common dtype.
+
+    Parameters
+    ----------
+    condition : Tensor of bool
+        Where to take ``input``.
+    input, other : Tensor or number
+        The values chosen between (broadcast together).
+    out : Tensor, optional
+        Written into (and returned).
+
+    Returns
+    -------
+    Tensor
+        ``input`` where ``condition`` holds, else ``other``; each gets the adjoint where it
+        was chosen, 0 elsewhere.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.where(dl.tensor([True, False]), dl.tensor([1.0, 2.0]), dl.tensor([10.0, 20.0]))
+    tensor([ 1., 20.])
+    """
     result = _where(condition, input, other)
     return result if out is None else write_out(out, result)
 
@@ -361,7 +385,32 @@ def _where(cond: Any, a: Any, b: Any) -> Any:
 
 def sum(input: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001, A002
         keepdims: bool | None = None) -> Any:
-    """Σ x over ``dim`` (``axis``/``keepdims`` accepted too)."""
+    """Σ x over ``dim`` (``axis``/``keepdims`` accepted too).
+
+    Parameters
+    ----------
+    input : Tensor, array, float or Dual
+        The values (a Tensor is recorded on the tape).
+    dim : int or tuple of int, optional
+        The dimensions to reduce (``axis``: NumPy's name); default: all.
+    keepdim : bool, default False
+        Keep the reduced dimensions with size 1 (``keepdims``: NumPy's name).
+
+    Returns
+    -------
+    Tensor, array or float
+        The sums; the gradient of a sum broadcasts ȳ back to every summed element.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> dl.sum(x), dl.sum(x, dim=0)
+    (tensor(10.), tensor([4., 6.]))
+    >>> dl.sum(x, 1, keepdim=True)
+    tensor([[3.],
+            [7.]])
+    """
     dim = axis if dim is None else dim
     keepdim = keepdims if keepdims is not None else keepdim
     if isinstance(input, Tensor) or hasattr(input, "sum") and not isinstance(input, np.ndarray):
@@ -370,14 +419,75 @@ def sum(input: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
 
 
 def mean(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
-    """Σx / n over ``dim``."""
+    """Σx / n over ``dim``.
+
+    Parameters
+    ----------
+    input : Tensor, array, float or Dual
+        The values (a Tensor is recorded on the tape).
+    dim : int or tuple of int, optional
+        The dimensions to reduce (``axis``: NumPy's name); default: all.
+    keepdim : bool, default False
+        Keep the reduced dimensions with size 1 (``keepdims``: NumPy's name).
+
+    Returns
+    -------
+    Tensor, array or float
+        The means.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> dl.mean(x), dl.mean(x, dim=1)
+    (tensor(2.5), tensor([1.5, 3.5]))
+    """
     if isinstance(input, Tensor):
         return input.mean(dim, keepdim)
     return backend.array_module(input).mean(input, axis=dim, keepdims=keepdim)
 
 
 def matmul(input: Any, other: Any, *, out: Tensor | None = None) -> Any:  # noqa: A002
-    """Matrix product input @ other (batched, with NumPy's rules for vectors)."""
+    r"""Matrix product input @ other (batched, with NumPy's rules for vectors).
+
+    Parameters
+    ----------
+    input, other : Tensor or array
+        Matrices (or vectors, or batches of matrices: the leading dimensions broadcast).
+    out : Tensor, optional
+        Written into (and returned).
+
+    Returns
+    -------
+    Tensor or array
+        ``input @ other``.
+
+    Raises
+    ------
+    ValueError
+        When the inner dimensions differ (the message gives both shapes).
+
+    See Also
+    --------
+    einsum : any sum of products over named axes.
+
+    Notes
+    -----
+    .. math:: C_{ik} = \sum_j A_{ij} B_{jk}, \qquad \bar A = \bar C B^\top, \quad
+              \bar B = A^\top \bar C
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> a = dl.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> y = dl.matmul(a, dl.tensor([1.0, 1.0]))
+    >>> y
+    tensor([3., 7.], grad_fn=<...>)
+    >>> y.sum().backward()
+    >>> a.grad                   # ȳ bᵀ
+    tensor([[1., 1.],
+            [1., 1.]])
+    """
     return input @ other if out is None else write_out(out, input @ other)
 
 
@@ -396,56 +506,21 @@ def dot(a: Tensor, b: Tensor) -> Tensor:
     return tensor_of(a).dot(b)
 
 
-def swapaxes(input: Any, axis0: int, axis1: int) -> Any:  # noqa: A002
-    """x with two axes exchanged."""
-    if isinstance(input, Tensor):
-        return input.transpose(axis0, axis1)
-    return backend.array_module(input).swapaxes(input, axis0, axis1)
-
-
-def transpose(input: Any, dim0: Any = None, dim1: Any = None) -> Any:  # noqa: A002
-    """``transpose(x, d0, d1)`` swaps two axes (PyTorch); ``transpose(x, axes)`` permutes."""
-    if dim1 is not None:
-        return swapaxes(input, dim0, dim1)
-    if isinstance(input, Tensor):
-        return input.permute(*(dim0 if dim0 is not None else range(input.ndim - 1, -1, -1)))
-    return backend.array_module(input).transpose(input, dim0)
-
-
-def reshape(input: Any, shape: Any) -> Any:  # noqa: A002
-    """The same values in another shape."""
-    if isinstance(input, (int, float)):  # a plain number has no .reshape method
-        return backend.array_module(input).reshape(input, shape)
-    return input.reshape(shape)
-
-
-def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:  # noqa: A002
-    """Merge dimensions ``start_dim`` to ``end_dim`` into one."""
-    return input.flatten(start_dim, end_dim)
-
-
-def squeeze(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
-    """Remove dimensions of size 1."""
-    return input.squeeze(dim)
-
-
-def unsqueeze(input: Tensor, dim: int) -> Tensor:  # noqa: A002
-    """Insert a dimension of size 1 at ``dim``."""
-    return input.unsqueeze(dim)
-
-
-def expand_dims(x: Any, axis: int) -> Any:
-    """NumPy's name for :func:`unsqueeze`."""
-    if isinstance(x, Tensor):
-        return x.unsqueeze(axis)
-    return backend.array_module(x).expand_dims(x, axis)
-
-
-def flip(input: Any, dims: Any) -> Any:  # noqa: A002  (PyTorch's keyword)
-    """``input`` reversed along ``dims``."""
-    if isinstance(input, Tensor):
-        return input.flip(dims)
-    return backend.array_module(input).flip(input, dims)
+from difflab.functions_shapes import (  # noqa: E402, F401  (re-exported)
+    cat,
+    chunk,
+    concatenate,
+    expand_dims,
+    flatten,
+    flip,
+    reshape,
+    split,
+    squeeze,
+    stack,
+    swapaxes,
+    transpose,
+    unsqueeze,
+)
 
 
 def zeros(shape: Any, dtype: Any = None) -> Any:
@@ -465,94 +540,6 @@ def ones_like(x: Any) -> Any:
     if isinstance(x, Tensor):
         return Tensor._wrap(backend.array_module(x.array).ones_like(x.array))
     return backend.array_module(x).ones_like(x)
-
-
-def cat(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None,
-        out: Tensor | None = None) -> Tensor:
-    """Join tensors along an existing dimension ``dim`` (promoted to their common dtype).
-
-    ``axis`` is NumPy's name for ``dim`` (PyTorch accepts it too): derivative
-    rules call ``xp.concatenate(xs, axis=k)``, and with nested dual numbers
-    (forward over forward) ``xp`` is this module.
-    """
-    dim = dim if axis is None else axis
-    if out is not None:
-        return write_out(out, cat(tensors, dim))
-    tensors = list(tensors)
-    if not tensors:
-        raise ValueError("cat() needs a non-empty sequence of tensors")
-    if not builtins.any(isinstance(t, Tensor) for t in tensors):  # arrays or Duals: no tape
-        return backend.array_module(tensors[0]).concatenate(tensors, axis=dim)
-    ndim = tensor_of(tensors[0]).ndim
-    for i, t in enumerate(tensors[1:], 1):
-        t = tensor_of(t)
-        if t.ndim != ndim or builtins.any(
-            a != b for k, (a, b) in enumerate(zip(t.shape, tensor_of(tensors[0]).shape))
-            if k != dim % ndim
-        ):
-            raise ValueError(
-                f"cat: sizes of tensors must match except in dimension {dim}; tensor 0 has "
-                f"shape {tuple(tensor_of(tensors[0]).shape)}, tensor {i} has shape "
-                f"{tuple(t.shape)}"
-            )
-    return apply(structural.Concatenate, *promote_all(tensors), axis=dim % ndim)
-
-
-concatenate = cat
-
-
-def stack(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None,
-          out: Tensor | None = None) -> Tensor:
-    """Join tensors of equal shape along a new dimension ``dim`` (``axis``: NumPy's name)."""
-    dim = dim if axis is None else axis
-    if out is not None:
-        return write_out(out, stack(tensors, dim))
-    tensors = list(tensors)
-    if tensors and not builtins.any(isinstance(t, Tensor) for t in tensors):  # arrays or Duals
-        return backend.array_module(tensors[0]).stack(tensors, axis=dim)
-    tensors = [tensor_of(t) for t in tensors]
-    if not tensors:
-        raise ValueError("stack() needs a non-empty sequence of tensors")
-    shape = tensors[0].shape
-    for i, t in enumerate(tensors):
-        if t.shape != shape:
-            raise ValueError(
-                f"stack expects each tensor to be equal size, but got {tuple(shape)} at "
-                f"entry 0 and {tuple(t.shape)} at entry {i}"
-            )
-    dim = dim % (len(shape) + 1)
-    return cat([t.unsqueeze(dim) for t in tensors], dim)
-
-
-def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
-    """Cut ``x`` into pieces of a given size (the last may be smaller) or given sizes."""
-    length = x.shape[dim]
-    if isinstance(split_size_or_sections, int):
-        if split_size_or_sections <= 0:
-            raise ValueError("split size must be positive")
-        sizes = [split_size_or_sections] * (length // split_size_or_sections)
-        if length % split_size_or_sections:
-            sizes.append(length % split_size_or_sections)
-    else:
-        sizes = list(split_size_or_sections)
-        if builtins.sum(sizes) != length:
-            raise ValueError(
-                f"split sizes {sizes} add up to {builtins.sum(sizes)}, but dimension {dim} "
-                f"has length {length}"
-            )
-    pieces, start = [], 0
-    index = [slice(None)] * x.ndim
-    for size in sizes:
-        index[dim] = slice(start, start + size)
-        pieces.append(x[tuple(index)])
-        start += size
-    return tuple(pieces)
-
-
-def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
-    """Cut ``x`` into ``chunks`` nearly equal pieces."""
-    size = -(-x.shape[dim] // chunks)
-    return split(x, size, dim)
 
 
 def var(input: Tensor, dim: Any = None, keepdim: bool = False, unbiased: bool = True) -> Tensor:  # noqa: A002

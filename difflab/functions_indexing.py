@@ -133,10 +133,66 @@ def _crop(src: Tensor, shape: tuple) -> Tensor:
 
 
 def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False) -> Tensor:  # noqa: A002
-    """out[i][j][k] = input[index[i][j][k]][j][k] for dim = 0 (and likewise for other dims).
+    r"""Pick values of ``input`` along ``dim`` at the positions ``index`` gives.
 
-    The output has the index's shape.  Gradient: the adjoint is scattered back,
-    *added* where the index repeats an element (the transpose of picking).
+    For a 3-d input,
+
+    .. math::
+        \text{out}[i][j][k] = \begin{cases}
+        \text{input}[\text{index}[i][j][k]][j][k] & \text{dim} = 0 \\
+        \text{input}[i][\text{index}[i][j][k]][k] & \text{dim} = 1 \\
+        \text{input}[i][j][\text{index}[i][j][k]] & \text{dim} = 2
+        \end{cases}
+
+    and likewise in other dimensions.  The gradient is the transpose of picking: the
+    adjoint of ``out`` is scattered back into ``input``'s shape, *added* where the
+    index repeats an element (``scatter_add``).
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+    dim : int
+        The dimension to pick along (negative counts from the end).
+    index : Tensor of int64
+        Positions along ``dim``; the same number of dimensions as ``input``, and no
+        larger than it in the other dimensions.
+    sparse_grad : bool, default False
+        Accepted for PyTorch's signature; the gradient is dense.
+
+    Returns
+    -------
+    Tensor
+        Of ``index``'s shape and ``input``'s dtype.
+
+    Raises
+    ------
+    TypeError
+        If ``index`` is not of an integer dtype.
+    IndexError
+        If ``dim`` is out of range.
+    RuntimeError
+        If an index is out of bounds (the message gives the valid range).
+
+    See Also
+    --------
+    scatter, scatter_add : the writes that are gather's transpose.
+    take_along_dim : NumPy's ``take_along_axis``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> out = dl.gather(x, 1, dl.tensor([[0, 0], [1, 0]]))
+    >>> out
+    tensor([[1., 1.],
+            [4., 3.]], grad_fn=<...>)
+    >>> out.sum().backward()
+    >>> x.grad                       # x[0][0] was picked twice
+    tensor([[2., 0.],
+            [1., 1.]])
+    >>> x.gather(0, dl.tensor([[1, 0]]))     # the method is the same function
+    tensor([[3., 2.]], grad_fn=<...>)
     """
     x = tensor_of(input)
     dim = _check_dim("gather", dim, x.ndim)
@@ -315,6 +371,33 @@ def einsum(equation: str, *operands: Any) -> Any:
     used once, in alphabetical order.  A malformed equation raises a
     ``ValueError`` that says what is wrong.  Gradients: the ``einsum``
     primitive (linear in each operand, so each adjoint is another einsum).
+
+    Parameters
+    ----------
+    equation : str
+        Letters naming the axes of each operand, ``->`` and the output's (``"ij,jk->ik"``).
+    *operands : Tensor
+        One per comma-separated term (or one list of them).
+
+    Returns
+    -------
+    Tensor
+        The sum of products over the letters missing from the output.
+
+    Raises
+    ------
+    ValueError
+        For a malformed equation or operands that do not fit it.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> dl.einsum("ij,jk->ik", x, x)
+    tensor([[ 7., 10.],
+            [15., 22.]])
+    >>> dl.einsum("ii", x)       # the trace
+    tensor(5.)
     """
 
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):

@@ -13,6 +13,8 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
+import numpy as np
+
 from difflab.autograd.engine import apply
 from difflab.ops.registry import PRIMITIVES
 from difflab.tensor import Tensor
@@ -80,7 +82,24 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Any = None,  # noqa: A00
 
 
 def equal(input: Tensor, other: Tensor) -> bool:  # noqa: A002
-    """True when both have the same shape and the same values."""
+    """True when both have the same shape and the same values.
+
+    Parameters
+    ----------
+    input, other : Tensor or array_like
+        The two to compare.
+
+    Returns
+    -------
+    bool
+        A Python bool (not a tensor), False for different shapes.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.equal(dl.tensor([1.0, 2.0]), dl.tensor([1.0, 2.0])), dl.equal(dl.ones(2), dl.ones(3))
+    (True, False)
+    """
     return tensor_of(input).equal(tensor_of(other))
 
 
@@ -89,8 +108,32 @@ def _comparison(name: str) -> Any:
         return write_out(out, getattr(tensor_of(input), name)(other))
 
     compare.__name__ = compare.__qualname__ = name
-    compare.__doc__ = f"Elementwise ``input {name} other`` (a bool tensor, no gradient)."
+    compare.__doc__ = _no_derivative_docstring(
+        compare, "other : Tensor or number\n    Compared with ``input``, broadcast.\n"
+        "out : Tensor, optional\n    Written into (and returned).",
+        "dl.tensor([1.0, 2.0, 3.0]), 2.0", ([1.0, 2.0, 3.0], 2.0))
     return compare
+
+
+def _no_derivative_docstring(function: Any, parameters: str, shown_call: str,
+                             args: tuple) -> str:
+    """The numpydoc docstring of a face of a no-derivative primitive: the summary from
+    the registry entry's ``description``, and an example on ``args`` whose printed result
+    is NumPy's ufunc of the same name (independent of difflab's face, so the doctest
+    checks the face)."""
+    name = function.__name__
+    op = PRIMITIVES[name]
+    numpy_name = {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
+                  "gt": "greater", "ge": "greater_equal"}.get(name, name)
+    expected = getattr(np, numpy_name)(*(np.asarray(a) for a in args))
+    return "\n".join([
+        f"Elementwise ``{op.description}``, as a bool tensor (no derivative).", "",
+        f"``{name}`` is a primitive of the registry with no derivative: its result never",
+        "requires grad, and forward mode gives it a zero tangent.", "",
+        "Parameters", "----------", "input : Tensor or number", "    The first operand.",
+        parameters, "", "Returns", "-------", "Tensor of bool",
+        "    The broadcast shape of the operands.", "", "Examples", "--------",
+        ">>> import difflab as dl", f">>> dl.{name}({shown_call})", repr(Tensor(expected))])
 
 
 eq, ne, lt, le, gt, ge = (_comparison(n) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
@@ -98,22 +141,91 @@ greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 
 def isfinite(input: Tensor) -> Tensor:  # noqa: A002
-    """Where the elements are neither inf nor nan."""
+    """Where the elements are neither inf nor nan.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The values.
+
+    Returns
+    -------
+    Tensor of bool
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.isfinite(dl.tensor([1.0, float("inf"), float("nan")]))
+    tensor([ True, False, False])
+    """
     return tensor_of(input).isfinite()
 
 
 def isinf(input: Tensor) -> Tensor:  # noqa: A002
-    """Where the elements are +inf or -inf."""
+    """Where the elements are +inf or -inf.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The values.
+
+    Returns
+    -------
+    Tensor of bool
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.isinf(dl.tensor([1.0, float("inf"), float("nan")]))
+    tensor([False,  True, False])
+    """
     return tensor_of(input).isinf()
 
 
 def floor_divide(input: Any, other: Any) -> Tensor:  # noqa: A002
-    """⌊input / other⌋ (no gradient), in the common dtype."""
+    """⌊input / other⌋ (no gradient), in the common dtype.
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The dividend.
+    other : Tensor or number
+        The divisor.
+
+    Returns
+    -------
+    Tensor
+        Rounded towards minus infinity, as Python's ``//``; no gradient.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.floor_divide(dl.tensor([7.0, -7.0]), 2)
+    tensor([ 3., -4.])
+    """
     return tensor_of(input) // other
 
 
 def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002
-    """input - ⌊input / other⌋ · other, the sign of ``other`` (as Python's %)."""
+    """input - ⌊input / other⌋ · other, the sign of ``other`` (as Python's %).
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The dividend.
+    other : Tensor or number
+        The divisor.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.remainder(dl.tensor([7.0, -7.0]), 3)
+    tensor([1., 2.])
+    """
     return tensor_of(input) % other
 
 
@@ -122,17 +234,38 @@ def _logical(name: str) -> Any:
         return apply(PRIMITIVES[name], tensor_of(input), tensor_of(other))
 
     logical.__name__ = logical.__qualname__ = name
-    logical.__doc__ = f"Elementwise {name.split('_')[1]} of the truth values (a bool tensor)."
+    logical.__doc__ = None
     return logical
 
 
 logical_and = _logical("logical_and")
 logical_or = _logical("logical_or")
 logical_xor = _logical("logical_xor")
+for _function in (logical_and, logical_or, logical_xor):
+    _function.__doc__ = _no_derivative_docstring(
+        _function, "other : Tensor or bool\n    The second operand.",
+        "dl.tensor([True, False, True]), dl.tensor([True, True, False])",
+        ([True, False, True], [True, True, False]))
 
 
 def logical_not(input: Any) -> Tensor:  # noqa: A002
-    """Elementwise not of the truth values (a bool tensor)."""
+    """Elementwise not of the truth values (a bool tensor).
+
+    Parameters
+    ----------
+    input : Tensor or array_like
+        The values.
+
+    Returns
+    -------
+    Tensor of bool
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.logical_not(dl.tensor([True, False]))
+    tensor([False,  True])
+    """
     return apply(PRIMITIVES["logical_not"], tensor_of(input))
 
 

@@ -39,7 +39,20 @@ MIN_OPSET = 13  # ReduceSum takes its axes as an input from 13 on; Softmax works
 
 
 class ONNXExportError(GraphError):
-    """A graph that cannot be written as ONNX (an operation with no ONNX equivalent)."""
+    """A graph that cannot be written as ONNX (an operation with no ONNX equivalent).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.onnx
+    >>> from difflab.export import export
+    >>> ep = export(lambda x: dl.cumsum(x, 0), (dl.ones(3),))
+    >>> try:
+    ...     dl.onnx.graph_to_onnx(ep.graph, ep.state_dict)
+    ... except dl.onnx.ONNXExportError as error:
+    ...     print(str(error)[:70])
+    cannot export graph <lambda> to ONNX: no ONNX translation for 'cumsum'
+    """
 
 
 def _require_onnx() -> Any:
@@ -235,7 +248,35 @@ def _translate(w: _Writer, node: Node) -> None:
 
 
 def graph_to_onnx(graph: Graph, state: dict, opset_version: int = 17) -> Any:
-    """The ``onnx.ModelProto`` of a forward graph; parameters and constants as initializers."""
+    """The ``onnx.ModelProto`` of a forward graph; parameters and constants as initializers.
+
+    Parameters
+    ----------
+    graph : Graph
+        A forward graph (``difflab.export.export(...).graph``).
+    state : dict of str to array
+        The parameters' values.
+    opset_version : int, default 17
+        The ONNX operator set.
+
+    Returns
+    -------
+    onnx.ModelProto
+
+    Raises
+    ------
+    ONNXExportError
+        For a primitive with no ONNX translation (the message lists those there are).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.onnx
+    >>> from difflab.export import export
+    >>> ep = export(dl.nn.Linear(2, 1), (dl.ones(3, 2),))
+    >>> [node.op_type for node in dl.onnx.graph_to_onnx(ep.graph, ep.state_dict).graph.node]
+    ['Gemm']
+    """
     onnx = _require_onnx()
     if not MIN_OPSET <= opset_version <= max(_IR_FOR_OPSET):
         raise ValueError(f"opset_version must be between {MIN_OPSET} and "
@@ -289,6 +330,45 @@ def export(model: Callable, args: Any, path: str | os.PathLike, opset_version: i
     module in ``eval()`` mode first (dropout off, batch norm with its running
     statistics), as for any export.  ``passes`` are applied to the graph
     first (constant folding leaves fewer lines to translate).
+
+    Parameters
+    ----------
+    model : Module or callable
+        What to export.
+    args : Tensor or tuple
+        Example inputs.
+    path : str or path-like
+        The ``.onnx`` file to write.
+    opset_version : int, default 17
+        The ONNX operator set (at least ``MIN_OPSET``).
+    passes : sequence of str, default ("fold", "cse", "dce")
+        Graph passes run before translating.
+
+    Returns
+    -------
+    onnx.ModelProto
+        The model written (``onnx.checker`` accepts it; onnxruntime runs it).
+
+    Raises
+    ------
+    ImportError
+        Without the ``onnx`` package (``pip install 'difflab[jit]'``).
+    ONNXExportError
+        For an operation with no ONNX equivalent (the message names it).
+
+    See Also
+    --------
+    difflab.export.export : the graph in difflab's own format.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import difflab as dl
+    >>> import difflab.onnx
+    >>> path = os.path.join(tempfile.mkdtemp(), "linear.onnx")
+    >>> proto = dl.onnx.export(dl.nn.Linear(2, 1), (dl.ones(3, 2),), path)
+    >>> [node.op_type for node in proto.graph.node]
+    ['Gemm']
     """
     onnx = _require_onnx()
     program = export_program(model, args, passes=passes)

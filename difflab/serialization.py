@@ -270,14 +270,31 @@ def _write(obj: Any, stream: Any) -> None:
 
 
 def save(obj: Any, f: str | os.PathLike | Any) -> None:
-    """Save tensors, arrays, (nested) state dicts or whole modules to ``f`` (a path or a
-    binary file object).
+    """Save tensors, arrays, (nested) state dicts or whole modules to ``f``.
+
+    ``f`` is a path or a binary file object.
 
     To a path the write is atomic: the old file stays intact until the new
     one is complete.  A whole ``nn.Module`` is written as its class's name and
     its attributes; load it back with :func:`load` (your own classes must be
     allowed: :func:`add_safe_globals`).  An attribute that is not data (a
     lambda, an open file) is refused with a TypeError naming it.
+
+    Parameters
+    ----------
+    obj : Tensor, array, dict, list, number, str or Module
+        What to save (state dicts nest).
+    f : str, path-like or binary file object
+        Where to write.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    TypeError
+        For something that is not data (a lambda, an open file), naming it.
 
     Examples
     --------
@@ -413,6 +430,22 @@ def load(f: str | os.PathLike | Any, map_location: Any = None, weights_only: boo
     ``weights_only`` says: a module is rebuilt only if its class is difflab's
     or allowed (:func:`add_safe_globals`); any other class is refused with a
     CheckpointError naming it and saying how to allow it.
+
+    Parameters
+    ----------
+    f : str, path-like or binary file object
+        What :func:`save` wrote.
+    map_location : str or Device, optional
+        Put every tensor on this device.
+    weights_only : bool, default True
+        Accepted for PyTorch's signature; difflab never unpickles either way.
+    max_bytes : int, default 16 GiB
+        The most array data it reads.
+
+    Returns
+    -------
+    object
+        What was saved: tensors, state dicts, a module.
 
     Examples
     --------

@@ -106,7 +106,55 @@ def set_printoptions(precision: int | None = None, threshold: int | None = None,
 class Tensor(TensorMethods, InPlaceMethods):
     """A multi-dimensional array that can record the operations applied to it.
 
-    ``Tensor(data)`` copies ``data`` like :func:`difflab.tensor`.
+    A Tensor holds a NumPy (CPU) or CuPy (GPU) array.  Once it requires grad, every
+    operation on it is recorded on the tape (``grad_fn`` names the record), and
+    :meth:`backward` walks the tape back, accumulating ∂out/∂x into each leaf's
+    ``.grad``.  ``Tensor(data)`` copies ``data`` like :func:`difflab.tensor`, which is
+    the usual way to make one.
+
+    Parameters
+    ----------
+    data : array_like, default ()
+        Numbers, nested lists, a NumPy/CuPy array or a Tensor (copied).
+    dtype : dtype, optional
+        ``difflab.float32``, ``float64``, ``int64``, ...; default: inferred, with
+        Python floats as the default dtype (float32), as in PyTorch.
+    device : str or Device, optional
+        ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy).
+    requires_grad : bool, default False
+        Record the operations on it, so that gradients flow back to it.
+
+    Attributes
+    ----------
+    shape, dtype, device : the array's shape, dtype and device.
+    grad : Tensor or None
+        The accumulated gradient of a leaf, after :meth:`backward`.
+    grad_fn : the record that made this tensor (None for a leaf).
+    requires_grad : bool
+
+    Raises
+    ------
+    TypeError
+        For data that is not numbers (strings, objects).
+
+    See Also
+    --------
+    difflab.tensor : the function that makes tensors.
+    difflab.autograd.grad : gradients without ``.grad``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.Tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> x.shape, x.dtype
+    (difflab.Size([2, 2]), difflab.float32)
+    >>> y = (x * x).sum()
+    >>> y
+    tensor(30., grad_fn=<SumBackward0>)
+    >>> y.backward()
+    >>> x.grad
+    tensor([[2., 4.],
+            [6., 8.]])
     """
 
     # _post_accumulate_grad_hooks is set only by register_post_accumulate_grad_hook
@@ -366,17 +414,75 @@ class Tensor(TensorMethods, InPlaceMethods):
         create_graph: bool = False,
         inputs: Sequence[Tensor] | None = None,
     ) -> None:
-        """Add d(self)/d(leaf) into the ``.grad`` of every leaf that requires grad.
+        r"""Add d(self)/d(leaf) into the ``.grad`` of every leaf that requires grad.
 
-        For a non-scalar tensor, ``gradient`` (same shape as self) is the vector
-        v of the vector-Jacobian product vᵀJ that is computed.
+        .. math:: x.\text{grad} \mathrel{+}= v^\top \frac{\partial\,\text{self}}{\partial x}
+
+        Parameters
+        ----------
+        gradient : Tensor, array or float, optional
+            The vector v, of self's shape; needed unless self is a scalar (then 1).
+        retain_graph : bool, optional
+            Keep the tape's saved values for another backward (default:
+            ``create_graph``).
+        create_graph : bool, default False
+            Record the backward, so that the gradients can be differentiated again.
+        inputs : sequence of Tensor, optional
+            Accumulate into these leaves only.
+
+        Returns
+        -------
+        None
+            Gradients add up across calls: zero them between optimisation steps.
+
+        Raises
+        ------
+        RuntimeError
+            If self does not require grad, is not a scalar and has no ``gradient``,
+            or its graph was freed by an earlier backward.
+
+        See Also
+        --------
+        difflab.autograd.backward : the same for several outputs.
+        difflab.autograd.grad : the gradients returned, not accumulated.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        >>> (x ** 2).sum().backward()
+        >>> x.grad
+        tensor([2., 4., 6.])
+        >>> x.grad = None
+        >>> (x ** 2).backward(dl.tensor([1.0, 0.0, 1.0]))   # vᵀJ for a vector output
+        >>> x.grad
+        tensor([2., 0., 6.])
         """
         from difflab.autograd.functional import backward
 
         backward(self, gradient, retain_graph, create_graph, inputs)
 
     def detach(self) -> Tensor:
-        """The same values, cut off from the tape (shares memory and version)."""
+        """The same values, cut off from the tape (shares memory and version).
+
+        Returns
+        -------
+        Tensor
+            A tensor that does not require grad, viewing self's array: an in-place
+            change of either shows in both.
+
+        See Also
+        --------
+        difflab.no_grad : compute without recording at all.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = (x * 3).detach()
+        >>> y, y.requires_grad
+        (tensor([3., 6.]), False)
+        """
         t = Tensor._wrap(self.array, None, self._version)
         t._base = self
         return t
@@ -387,6 +493,31 @@ class Tensor(TensorMethods, InPlaceMethods):
         return self
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` in place and return self (PyTorch's method).
+
+        Parameters
+        ----------
+        requires_grad : bool, default True
+            Whether operations on this tensor are recorded from now on.
+
+        Returns
+        -------
+        Tensor
+            self.
+
+        Raises
+        ------
+        RuntimeError
+            For a non-leaf tensor switched off, or an integer tensor switched on
+            (only floating-point tensors can require grad).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> w = dl.zeros(2).requires_grad_()
+        >>> w.requires_grad
+        True
+        """
         self.requires_grad = requires_grad
         return self
 
@@ -569,6 +700,7 @@ from difflab.autograd.engine import apply as _apply  # noqa: E402
 from difflab.autograd.engine import register_tensor_type  # noqa: E402
 
 register_tensor_type(Tensor)  # (the engine wraps its results in it, without importing it)
+from difflab.ops import docstrings as _docstrings  # noqa: E402
 from difflab.ops import registry as _ops  # noqa: E402
 from difflab.ops import structural as _structural  # noqa: E402
 
@@ -584,7 +716,8 @@ def _elementwise_method(op: Any) -> Any:
         def method(self: Tensor, other: Any) -> Tensor:
             return _apply(op, *promote(self, unwrap_operand(other), floating))
     method.__name__ = method.__qualname__ = op.name
-    method.__doc__ = f"{op.rule.description or op.name}, elementwise.  {op.math}."
+    method.__doc__ = _docstrings.method_docstring(
+        op, f"difflab.{op.name}", lambda v: repr(Tensor(np.asarray(v, dtype=np.float32))))
     return method
 
 
@@ -613,7 +746,8 @@ def _face_method(op: Any) -> Any:
         return _apply(op, *inputs, **params)
 
     method.__name__ = method.__qualname__ = op.tensor_method
-    method.__doc__ = op.arguments.__doc__
+    method.__doc__ = _docstrings.forwarding_docstring(op, op.tensor_method,
+                                                      f"difflab.{op.dl_function}")
     return method
 
 

@@ -95,7 +95,20 @@ def to_arguments(args: Sequence[Any], kwargs: dict) -> tuple[Any, Any]:
 
 
 class Size(tuple):
-    """A tensor's shape: a tuple of ints that prints as ``difflab.Size([5, 3])``."""
+    """A tensor's shape: a tuple of ints that prints as ``difflab.Size([5, 3])``.
+
+    Parameters
+    ----------
+    iterable : iterable of int, default ()
+        The sizes.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> size = dl.zeros(5, 3).shape
+    >>> size, size.numel(), size == (5, 3)
+    (difflab.Size([5, 3]), 15, True)
+    """
 
     def __repr__(self) -> str:
         return f"difflab.Size({list(self)})"

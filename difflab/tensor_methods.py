@@ -180,21 +180,45 @@ class TensorMethods:
         return _apply(_ops.PRIMITIVES["bitwise_not"], self)
 
     def eq(self, other: Any) -> Tensor:
+        """Elementwise ``x == other``, as a bool tensor (no derivative).
+
+        See :func:`difflab.eq` for the parameters and examples.
+        """
         return self == other
 
     def ne(self, other: Any) -> Tensor:
+        """Elementwise ``x != other``, as a bool tensor (no derivative).
+
+        See :func:`difflab.ne` for the parameters and examples.
+        """
         return self != other
 
     def lt(self, other: Any) -> Tensor:
+        """Elementwise ``x < other``, as a bool tensor (no derivative).
+
+        See :func:`difflab.lt` for the parameters and examples.
+        """
         return self < other
 
     def le(self, other: Any) -> Tensor:
+        """Elementwise ``x <= other``, as a bool tensor (no derivative).
+
+        See :func:`difflab.le` for the parameters and examples.
+        """
         return self <= other
 
     def gt(self, other: Any) -> Tensor:
+        """Elementwise ``x > other``, as a bool tensor (no derivative).
+
+        See :func:`difflab.gt` for the parameters and examples.
+        """
         return self > other
 
     def ge(self, other: Any) -> Tensor:
+        """Elementwise ``x >= other``, as a bool tensor (no derivative).
+
+        See :func:`difflab.ge` for the parameters and examples.
+        """
         return self >= other
 
     def equal(self, other: Tensor) -> bool:
@@ -246,31 +270,62 @@ class TensorMethods:
         return 1.0 / self
 
     def neg(self) -> Tensor:
+        """Minus x, elementwise: ``-x``.
+
+        See :func:`difflab.neg` for the parameters, the derivative rule and examples.
+        """
         return -self
 
     def add(self, other: Any, alpha: Any = 1) -> Tensor:
+        """Sum, elementwise: ``x + alpha * other`` (PyTorch's ``alpha``, default 1).
+
+        See :func:`difflab.add` for the parameters, the derivative rule and examples.
+        """
         return self + (other if alpha == 1 else other * alpha)
 
     def sub(self, other: Any, alpha: Any = 1) -> Tensor:
+        """Difference, elementwise: ``x - alpha * other`` (PyTorch's ``alpha``, default 1).
+
+        See :func:`difflab.sub` for the parameters, the derivative rule and examples.
+        """
         return self - (other if alpha == 1 else other * alpha)
 
     def mul(self, other: Any) -> Tensor:
+        """Product, elementwise: ``x * other``.
+
+        See :func:`difflab.mul` for the parameters, the derivative rule and examples.
+        """
         return self * other
 
     def div(self, other: Any) -> Tensor:
+        """Quotient, elementwise: ``x / other``.
+
+        See :func:`difflab.div` for the parameters, the derivative rule and examples.
+        """
         return self / other
 
     def pow(self, exponent: Any) -> Tensor:
+        """Power, elementwise: ``x ** exponent``.
+
+        See :func:`difflab.pow` for the parameters, the derivative rule and examples.
+        """
         return self**exponent
 
     def clip(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-        """``clamp`` under NumPy's name (``clamp`` is generated from its primitive)."""
+        """``clamp`` under NumPy's name (``clamp`` is generated from its primitive).
+
+        See :func:`difflab.clamp` for the parameters, the derivative rule and examples.
+        """
         return self.clamp(min, max)
 
     # --------------------------------------------------------------- reductions
     def sum(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
             keepdims: bool | None = None, dtype: Any = None) -> Tensor:
-        """Σ over ``dim`` (all elements by default).  ``axis``/``keepdims`` are accepted too."""
+        """Σ over ``dim`` (all elements by default); ``axis``/``keepdims`` accepted too.
+
+        ``dtype`` casts the result.  See :func:`difflab.sum` for the parameters and
+        examples.
+        """
         dim = axis if dim is None else dim
         keepdim = keepdims if keepdims is not None else keepdim
         out = _apply(_structural.Sum, self, axis=as_axes(dim), keepdims=keepdim)
@@ -278,7 +333,10 @@ class TensorMethods:
 
     def mean(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
              keepdims: bool | None = None) -> Tensor:
-        """Σx / n over ``dim``."""
+        """Σx / n over ``dim`` (all elements by default).
+
+        See :func:`difflab.mean` for the parameters and examples.
+        """
         dim = axis if dim is None else dim
         keepdim = keepdims if keepdims is not None else keepdim
         if self.dtype.kind not in "fc":
@@ -329,6 +387,10 @@ class TensorMethods:
 
     # ----------------------------------------------------------- linear algebra
     def matmul(self, other: Any) -> Tensor:
+        """Matrix product ``x @ other``.
+
+        See :func:`difflab.matmul` for the parameters and examples.
+        """
         return self @ other
 
     def mm(self, other: Tensor) -> Tensor:
@@ -361,6 +423,10 @@ class TensorMethods:
 
     # ------------------------------------------------------------ shape & views
     def reshape(self, *shape: Any) -> Tensor:
+        """The same values in another shape: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``.
+
+        See :func:`difflab.reshape` for the parameters and examples.
+        """
         shape = shape_args(shape)
         return view_of(self, _apply(_structural.Reshape, self, shape=shape))
 
@@ -376,6 +442,10 @@ class TensorMethods:
         return self.reshape(other.shape)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        """Dimensions ``start_dim`` to ``end_dim`` merged into one.
+
+        See :func:`difflab.flatten` for the parameters and examples.
+        """
         if self.ndim == 0:
             return self.reshape(1)
         start, end = start_dim % self.ndim, end_dim % self.ndim
@@ -383,9 +453,17 @@ class TensorMethods:
         return self.reshape(shape)
 
     def ravel(self) -> Tensor:
+        """The elements as a 1-D tensor (``reshape(-1)``).
+
+        See :func:`difflab.reshape` for the parameters and examples.
+        """
         return self.reshape(-1)
 
     def squeeze(self, dim: Any = None) -> Tensor:
+        """The dimensions of size 1 removed (only ``dim``, if given).
+
+        See :func:`difflab.squeeze` for the parameters and examples.
+        """
         if dim is None:
             shape = tuple(n for n in self.shape if n != 1)
         else:
@@ -394,13 +472,25 @@ class TensorMethods:
         return self.reshape(shape)
 
     def unsqueeze(self, dim: int) -> Tensor:
+        """A dimension of size 1 inserted at ``dim``.
+
+        See :func:`difflab.unsqueeze` for the parameters and examples.
+        """
         dim = dim % (self.ndim + 1)
         return self.reshape(self.shape[:dim] + (1,) + self.shape[dim:])
 
     def permute(self, *dims: Any) -> Tensor:
+        """The axes in the order ``dims``: ``x.permute(2, 0, 1)`` or ``x.permute((2, 0, 1))``.
+
+        See :func:`difflab.permute` for the parameters and examples.
+        """
         return view_of(self, _apply(_structural.Permute, self, axes=shape_args(dims)))
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
+        """Axes ``dim0`` and ``dim1`` swapped (a view).
+
+        See :func:`difflab.transpose` for the parameters and examples.
+        """
         axes = list(range(self.ndim))
         axes[dim0], axes[dim1] = axes[dim1], axes[dim0]
         return self.permute(*axes)
@@ -419,6 +509,10 @@ class TensorMethods:
         return self.expand(other.shape)
 
     def broadcast_to(self, shape: Any) -> Tensor:
+        """The tensor broadcast to ``shape`` (a view; the gradient is summed back).
+
+        See :func:`difflab.broadcast_to` for the parameters and examples.
+        """
         return self.expand(*shape)
 
     def repeat(self, *sizes: Any) -> Tensor:

@@ -180,3 +180,38 @@ def _write_api_pages() -> None:
 
 
 _write_api_pages()
+
+
+# -- one page per public namespace: every name with its one-line summary --------------
+# The namespaces and their public names are the ones the docstring check walks
+# (tests/docs/docstring_rules.py), so the pages list exactly what the check checks.
+def _write_namespace_pages() -> None:
+    # docs/_ext: the one escaper of docstring text, and where a public name is documented
+    from difflab_docs import defined_at, summary_text
+
+    from tests.docs.docstring_rules import NAMESPACES, docstring, names
+
+    target = DOCS / "api" / "generated" / "namespaces"
+    target.mkdir(parents=True, exist_ok=True)
+    for namespace in NAMESPACES:
+        title = f"``{namespace}``"
+        text = [title, "=" * len(title), "",
+                f"Every public name of ``{namespace}``, with the first line of its docstring; "
+                "each name links to its full entry.", "",
+                ".. list-table::", "   :header-rows: 1", "   :widths: 30 70", "",
+                "   * - name", "     - summary"]
+        for name, obj, _ in names(namespace):
+            doc = docstring(obj)
+            summary = doc.splitlines()[0].strip() if doc else "(no docstring yet)"
+            where = defined_at(f"{namespace}.{name}") if doc else None
+            if where is not None and any(part.startswith("_") for part in where.split(".")):
+                where = None  # (defined in a private module or class: no page of its own)
+            text.append(f"   * - :py:obj:`{name} <{where}>`" if where else f"   * - ``{name}``")
+            text.append(f"     - {summary_text(summary)}")
+        page = target / f"{namespace}.rst"
+        content = "\n".join(text) + "\n"
+        if not page.exists() or page.read_text() != content:
+            page.write_text(content)
+
+
+_write_namespace_pages()

@@ -118,7 +118,56 @@ class _grad_mode:  # noqa: N801
 
 
 class Function:
-    """Base class of custom differentiable operations (see the module docstring)."""
+    r"""Base class of custom differentiable operations: your own forward and backward.
+
+    A subclass writes two static methods; :meth:`apply` runs them and puts *one*
+    record on the tape for the whole call, whatever ``forward`` did inside:
+
+    * ``forward(ctx, *inputs)``: the value, computed with recording off; it keeps
+      what the backward needs with ``ctx.save_for_backward(*tensors)`` (or plain
+      attributes, ``ctx.k = 3``), and may call ``ctx.mark_non_differentiable(out)``;
+    * ``backward(ctx, *grad_outputs)``: the vector-Jacobian product, one adjoint
+      per input of ``forward`` (``None`` for an input that needs none), each of its
+      input's shape:
+
+    .. math:: \bar x_j = \sum_i \bar y_i \, \frac{\partial y_i}{\partial x_j}
+
+    With ``create_graph=True`` the backward runs with recording on, so a backward
+    written with difflab's operations can be differentiated again.
+
+    Raises
+    ------
+    TypeError
+        If ``forward`` returns something other than a Tensor.
+    RuntimeError
+        If ``backward`` returns the wrong number of adjoints or an adjoint of the
+        wrong shape (the message names the input).
+
+    See Also
+    --------
+    gradcheck : check a backward against finite differences.
+    difflab.register_primitive : a new primitive with a rule for every method.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> class Cube(dl.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x ** 3
+    ...     @staticmethod
+    ...     def backward(ctx, grad_output):
+    ...         (x,) = ctx.saved_tensors
+    ...         return grad_output * 3 * x ** 2
+    >>> x = dl.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = Cube.apply(x)
+    >>> y
+    tensor([1., 8.], grad_fn=<...>)
+    >>> y.sum().backward()
+    >>> x.grad
+    tensor([ 3., 12.])
+    """
 
     name = "Function"
 

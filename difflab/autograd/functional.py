@@ -73,11 +73,58 @@ def backward(
     create_graph: bool = False,
     inputs: Sequence[Tensor] | None = None,
 ) -> None:
-    """Accumulate d(tensors)/d(leaf) into the ``.grad`` of the leaves.
+    r"""Accumulate the gradient of ``tensors`` into the ``.grad`` of every leaf they reach.
 
-    Gradients *add up* across calls: call ``zero_grad()`` (or set
-    ``.grad = None``) between optimisation steps.  The saved values are freed
-    after the walk unless ``retain_graph=True``.
+    For outputs y_k seeded with v_k (``grad_tensors``; 1 for a scalar), each leaf x
+    that requires grad receives
+
+    .. math:: x.\text{grad} \mathrel{+}= \sum_k v_k^\top \frac{\partial y_k}{\partial x}
+
+    by one walk back over the tape, in reverse order of recording.
+
+    Parameters
+    ----------
+    tensors : Tensor or sequence of Tensor
+        The outputs to differentiate.
+    grad_tensors : Tensor, array, float or sequence of them, optional
+        The seed v of each output, of its shape; required for an output that is not
+        a scalar (``None``: 1 for a scalar).
+    retain_graph : bool, optional
+        Keep the values the tape saved, so a second backward may walk it again
+        (default: ``create_graph``).
+    create_graph : bool, default False
+        Record the backward walk itself, so the gradients can be differentiated
+        again (Hessian-vector products, gradient penalties).
+    inputs : sequence of Tensor, optional
+        Accumulate into these leaves only.
+
+    Returns
+    -------
+    None
+        The gradients go into ``.grad``; they *add up* across calls: call
+        ``optimizer.zero_grad()`` (or set ``.grad = None``) between steps.
+
+    Raises
+    ------
+    RuntimeError
+        If an output does not require grad (nothing recorded it), a non-scalar output
+        has no seed, or the graph was already freed by an earlier backward.
+
+    See Also
+    --------
+    grad : the gradients returned instead of accumulated.
+    difflab.Tensor.backward : the same, as a method.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([1.0, 2.0], requires_grad=True)
+    >>> dl.autograd.backward((x ** 2).sum())
+    >>> x.grad
+    tensor([2., 4.])
+    >>> dl.autograd.backward((x ** 2).sum())   # accumulates
+    >>> x.grad
+    tensor([4., 8.])
     """
     outputs = [tensors] if isinstance(tensors, engine.Tensor) else list(tensors)
     if grad_tensors is None or isinstance(grad_tensors, engine.Tensor) or not isinstance(
@@ -107,10 +154,56 @@ def grad(
     create_graph: bool = False,
     allow_unused: bool = False,
 ) -> tuple:
-    """Return d(outputs)/d(inputs) without touching any ``.grad``.
+    r"""The gradients of ``outputs`` with respect to ``inputs``, without touching any ``.grad``.
 
-    With ``create_graph=True`` the results are themselves on the tape, so
-    they can be differentiated again (Hessians, gradient penalties).
+    .. math:: g_j = \sum_k v_k^\top \frac{\partial y_k}{\partial x_j}
+
+    with v_k the seed of output y_k (``grad_outputs``; 1 for a scalar).
+
+    Parameters
+    ----------
+    outputs : Tensor or sequence of Tensor
+        The outputs y_k.
+    inputs : Tensor or sequence of Tensor
+        The tensors x_j (each requiring grad) to differentiate with respect to.
+    grad_outputs : Tensor, array, float or sequence of them, optional
+        The seed of each output, of its shape (``None``: 1, for scalar outputs).
+    retain_graph : bool, optional
+        Keep the tape's saved values for another walk (default: ``create_graph``).
+    create_graph : bool, default False
+        Record the walk, so the results can be differentiated again (Hessians,
+        gradient penalties).
+    allow_unused : bool, default False
+        Give ``None`` for an input the outputs do not depend on, instead of an error.
+
+    Returns
+    -------
+    tuple of Tensor
+        One gradient per input, of its shape (``None`` for an unused input with
+        ``allow_unused=True``).
+
+    Raises
+    ------
+    RuntimeError
+        If an input does not require grad, an output was not recorded, or an input is
+        unused and ``allow_unused`` is False.
+
+    See Also
+    --------
+    backward : accumulate into ``.grad`` instead.
+    difflab.grad : the same gradient by any of the four methods.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([1.0, 2.0], requires_grad=True)
+    >>> (g,) = dl.autograd.grad((x ** 3).sum(), x, create_graph=True)
+    >>> g
+    tensor([ 3., 12.], grad_fn=<...>)
+    >>> dl.autograd.grad(g.sum(), x)      # the second derivative, 6x
+    (tensor([ 6., 12.]),)
+    >>> x.grad is None
+    True
     """
     outputs = [outputs] if isinstance(outputs, engine.Tensor) else list(outputs)
     single = isinstance(inputs, engine.Tensor)

@@ -22,12 +22,56 @@ class _State:
 
 
 def is_grad_enabled() -> bool:
-    """True when operations on tensors that require grad are being recorded."""
+    """Whether operations on tensors that require grad are being recorded now.
+
+    Returns
+    -------
+    bool
+        False inside ``no_grad``, ``inference_mode`` or ``set_grad_enabled(False)``.
+
+    See Also
+    --------
+    no_grad, enable_grad, set_grad_enabled
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.is_grad_enabled()
+    True
+    >>> with dl.no_grad():
+    ...     print(dl.is_grad_enabled())
+    False
+    """
     return _State.enabled
 
 
 class set_grad_enabled:  # noqa: N801  (PyTorch's name)
-    """Turn recording on or off: a plain call, a context manager or a decorator."""
+    """Turn recording on or off: a plain call, a context manager or a decorator.
+
+    Called plainly it switches at once (``dl.set_grad_enabled(False)``); as a ``with``
+    block or a decorator it restores the previous state afterwards.
+
+    Parameters
+    ----------
+    mode : bool
+        True to record operations on tensors that require grad, False not to.
+
+    See Also
+    --------
+    no_grad : ``set_grad_enabled(False)`` for a block.
+    is_grad_enabled : the current state.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([1.0], requires_grad=True)
+    >>> with dl.set_grad_enabled(False):
+    ...     y = x * 2
+    >>> y.requires_grad
+    False
+    >>> (x * 2).requires_grad
+    True
+    """
 
     def __init__(self, mode: bool) -> None:
         self.mode = bool(mode)
@@ -53,7 +97,27 @@ class set_grad_enabled:  # noqa: N801  (PyTorch's name)
 
 
 class no_grad(set_grad_enabled):  # noqa: N801
-    """Do not record: results of operations inside do not require grad."""
+    """Do not record: results of operations inside do not require grad.
+
+    For evaluation and for updating weights in place; a context manager or a decorator
+    (``@dl.no_grad()``).  Nothing inside is on the tape, so nothing is saved for a
+    backward pass.
+
+    See Also
+    --------
+    enable_grad : record again inside.
+    inference_mode : the same under PyTorch's newer name.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> w = dl.tensor([1.0, 2.0], requires_grad=True)
+    >>> (w ** 2).sum().backward()
+    >>> with dl.no_grad():
+    ...     w -= 0.1 * w.grad          # an update, not recorded
+    >>> w, w.requires_grad
+    (tensor([0.8, 1.6], requires_grad=True), True)
+    """
 
     def __init__(self) -> None:
         self.mode = False
@@ -73,7 +137,22 @@ class no_grad(set_grad_enabled):  # noqa: N801
 
 
 class enable_grad(no_grad):  # noqa: N801
-    """Record again inside a ``no_grad`` block."""
+    """Record again inside a ``no_grad`` block (a context manager or a decorator).
+
+    See Also
+    --------
+    no_grad, set_grad_enabled
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([1.0], requires_grad=True)
+    >>> with dl.no_grad():
+    ...     with dl.enable_grad():
+    ...         y = x * 2
+    >>> y.requires_grad
+    True
+    """
 
     def __enter__(self) -> None:
         self.previous = _State.enabled
@@ -94,6 +173,24 @@ class inference_mode(no_grad):  # noqa: N801
     ``inference_mode(False)`` records as usual (a switch for code that takes a
     flag).  PyTorch additionally makes the results unusable in training later;
     difflab's results are ordinary tensors that do not require grad.
+
+    Parameters
+    ----------
+    mode : bool, default True
+        True: do not record inside; False: record as usual.
+
+    See Also
+    --------
+    no_grad, is_inference_mode_enabled
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([1.0], requires_grad=True)
+    >>> with dl.inference_mode():
+    ...     y = x * 2
+    >>> y.requires_grad
+    False
     """
 
     def __init__(self, mode: bool = True) -> None:

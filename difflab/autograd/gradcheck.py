@@ -106,10 +106,57 @@ def gradcheck(
     rtol: float = 1e-3,
     raise_exception: bool = True,
 ) -> bool:
-    """True when the tape's Jacobian of ``function`` matches central differences.
+    r"""Check a backward: the tape's Jacobian of ``function`` against central differences.
 
-    On a mismatch, raises :class:`GradcheckError` naming the output, the input,
-    the element and both values (or returns False with ``raise_exception=False``).
+    For each output y and each input x that requires grad, every entry must satisfy
+
+    .. math:: \Bigl|J^{\text{tape}}_{ij} - \frac{y_i(x + \epsilon e_j) - y_i(x - \epsilon e_j)}
+              {2\epsilon}\Bigr| \le \text{atol} + \text{rtol}\,|J^{\text{numeric}}_{ij}|
+
+    Parameters
+    ----------
+    function : callable
+        ``function(*inputs)`` returning a Tensor or a tuple of Tensors.
+    inputs : Tensor or tuple of Tensor
+        The point; the inputs with ``requires_grad=True`` are checked.  Use float64
+        (``.double()``): in float32 the differences are too inaccurate (a warning says so).
+    eps : float, default 1e-6
+        The step ε of the central differences.
+    atol, rtol : float, default 1e-5, 1e-3
+        The absolute and relative tolerances.
+    raise_exception : bool, default True
+        Raise on a mismatch (else return False).
+
+    Returns
+    -------
+    bool
+        True when every entry agrees.
+
+    Raises
+    ------
+    GradcheckError
+        On a mismatch, naming the output, the input, the element and both values.
+
+    See Also
+    --------
+    gradgradcheck : the same for second derivatives.
+    difflab.finite_differences : the differences it uses.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([0.5, 1.5], dtype=dl.float64, requires_grad=True)
+    >>> dl.autograd.gradcheck(lambda t: dl.sin(t) * t, (x,))
+    True
+    >>> class Wrong(dl.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, t):
+    ...         return t ** 2
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         return g              # should be 2t·g
+    >>> dl.autograd.gradcheck(Wrong.apply, (x,), raise_exception=False)
+    False
     """
     inputs = _as_tuple(inputs)
     for i, x in enumerate(inputs):
@@ -153,7 +200,47 @@ def gradgradcheck(
     rtol: float = 1e-3,
     raise_exception: bool = True,
 ) -> bool:
-    """Check second derivatives: gradcheck of (inputs, v) -> vᵀJ built with create_graph."""
+    r"""Check second derivatives: :func:`gradcheck` of (x, v) ↦ vᵀJ(x) as recorded.
+
+    The first derivative is recorded with ``create_graph=True``:
+
+    .. math:: (x, v) \mapsto v^\top \frac{\partial y}{\partial x}
+
+    whose own Jacobian holds the second derivatives of ``function``, so a backward
+    that is itself differentiable (Hessians, gradient penalties) is checked.
+
+    Parameters
+    ----------
+    function : callable
+        ``function(*inputs)`` returning a Tensor or a tuple of Tensors.
+    inputs : Tensor or tuple of Tensor
+        The point (float64; the inputs with ``requires_grad=True`` are checked).
+    grad_outputs : Tensor or tuple of Tensor, optional
+        The vectors v, one per output (default: standard normal, seed 0).
+    eps, atol, rtol, raise_exception
+        As for :func:`gradcheck`.
+
+    Returns
+    -------
+    bool
+        True when the second derivatives agree.
+
+    Raises
+    ------
+    GradcheckError
+        On a mismatch.
+
+    See Also
+    --------
+    gradcheck
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([0.5, 1.5], dtype=dl.float64, requires_grad=True)
+    >>> dl.autograd.gradgradcheck(lambda t: dl.exp(t) * t, (x,))
+    True
+    """
     inputs = _as_tuple(inputs)
     with no_grad():
         outputs = _outputs(function, inputs)

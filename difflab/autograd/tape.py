@@ -34,7 +34,17 @@ from difflab.tensor import Tensor
 
 
 class Tape:
-    """The records made inside a ``with tape():`` block, printable as a Wengert list."""
+    """The records made inside a ``with tape():`` block, printable as a Wengert list.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([1.0, 2.0], requires_grad=True)
+    >>> with dl.autograd.tape() as t:
+    ...     y = dl.exp(x).sum()
+    >>> len(t)                   # two records: exp and sum
+    2
+    """
 
     def __init__(self) -> None:
         self.records: list[tuple[Node, Tensor, tuple]] = []
@@ -125,7 +135,29 @@ def _rule_note(node: Node) -> str:
 
 
 def tape() -> Tape:
-    """Record the operations of a block so they can be printed (see :class:`Tape`)."""
+    """Record the operations of a block so they can be printed (see :class:`Tape`).
+
+    Returns
+    -------
+    Tape
+        A context manager; inside it every recorded operation is kept, and ``print``
+        shows them as a numbered Wengert list with the backward pass that would follow.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([1.0, 2.0], requires_grad=True)
+    >>> with dl.autograd.tape() as t:
+    ...     y = (x * x).sin().sum()
+    >>> print(t)
+    forward pass (the Wengert list):
+      v1 = ...                    shape (2,)  leaf, requires grad
+      v2 = mul(v1, v1)            shape (2,)
+      v3 = sin(v2)                shape (2,)
+      v4 = sum(v3)                shape ()
+    backward pass (what v4.backward() does, in this order):
+    ...
+    """
     return Tape()
 
 
@@ -163,6 +195,29 @@ def draw(tensor: Tensor, title: str | None = None,
     and few edges skip a column; within a column
     the items are ordered by the mean height of their neighbours, sweeping right and
     left a few times, which removes the crossings that can be removed.
+
+    Parameters
+    ----------
+    tensor : Tensor
+        The output whose graph is drawn.
+    title : str, optional
+        A title above the drawing.
+    names : mapping of str to Tensor, optional
+        Names for leaves (``dict(model.named_parameters())``).
+
+    Returns
+    -------
+    GraphDrawing
+        Shown inline in Jupyter (SVG); ``.save(path)`` writes SVG or PNG, ``.figure`` is
+        the matplotlib figure.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([1.0, 2.0], requires_grad=True)
+    >>> drawing = dl.autograd.draw((x * x).sin().sum(), names={"x": x})
+    >>> drawing._repr_svg_().lstrip().startswith("<?xml")
+    True
     """
     from matplotlib.figure import Figure  # no pyplot: works with any (or no) display
 

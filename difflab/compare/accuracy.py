@@ -48,7 +48,7 @@ from difflab.compare.report import (
 from difflab.diff import DomainWarning, NumericalWarning
 from difflab.exprparse import Expression, parse, parse_assignments
 
-__all__ = ["AccuracyReport", "StepReport", "accuracy", "reference", "step_sweep"]
+__all__ = ["AccuracyReport", "StepReport", "accuracy", "kinks_at", "reference", "step_sweep"]
 
 DTYPES: dict[str, Any] = {"float64": np.float64, "float32": np.float32}
 
@@ -112,10 +112,29 @@ def reference(expr: str | Expression, at: str | Mapping[str, float], order: int 
               digits: int = 50) -> dict[str, Any]:
     """∂ᵏf/∂vᵏ for each variable v at the point, by mpmath at ``digits`` significant digits.
 
+    Parameters
+    ----------
+    expr : str or Expression
+        The function, e.g. ``"sin(x)*y"``.
+    at : str or mapping
+        The point, ``"x=1,y=2"`` or ``{"x": 1.0, "y": 2.0}``.
+    order : int, default 1
+        The order k of the derivative (0: the value).
+    digits : int, default 50
+        Significant digits mpmath works with.
+
     Returns
     -------
     dict
         ``{variable: mpmath.mpf}`` (order 0 gives f itself under the key ``"f"``).
+
+    Examples
+    --------
+    >>> from difflab.compare import reference
+    >>> reference("sin(x)", "x=0")
+    {'x': mpf('1.0')}
+    >>> reference("x**3", "x=2", order=2)
+    {'x': mpf('12.0')}
     """
     import mpmath
 
@@ -207,6 +226,62 @@ _ACCURACY_COLUMNS = [
 ]
 
 
+def kinks_at(expr: str | Expression, at: str | Mapping[str, float]) -> list[str]:
+    """Where ``expr`` meets a kink of one of its primitives at this point: "no derivative here".
+
+    ``expr`` is evaluated once on the tape, in float64; each recorded primitive whose rule
+    declares its kinks (``not_differentiable`` in :mod:`difflab.ops.elementwise`:
+    ``abs`` and ``relu`` at 0, ``maximum`` and ``minimum`` at ties) is asked whether its
+    inputs sit on one.  There the derivative does not exist: each method reports a
+    convention or a one-sided value, and an "error" against the reference measures
+    nothing.
+
+    Parameters
+    ----------
+    expr : str or Expression
+        The function, e.g. ``"abs(x-1)*exp(x)"``.
+    at : str or mapping
+        The point, ``"x=1"`` or ``{"x": 1.0}``.
+
+    Returns
+    -------
+    list of str
+        One sentence per primitive at a kink (empty where f is differentiable).
+
+    Examples
+    --------
+    >>> from difflab.compare.accuracy import kinks_at
+    >>> for note in kinks_at("abs(x-1)*exp(x)", "x=1"):
+    ...     print(note)
+    no derivative here: abs is not differentiable at 0 (difflab takes derivative 0 at
+    x = 0 (a subgradient; what PyTorch returns))
+    >>> kinks_at("abs(x-1)*exp(x)", "x=2")
+    []
+    """
+    from difflab import autograd, float64, tensor  # (the tensor layer: only when asked)
+
+    expr = _expression(expr)
+    values = _point(expr, at)
+    args = [tensor(values[v], dtype=float64, requires_grad=True) for v in expr.variables]
+    with warnings.catch_warnings(), autograd.tape() as tape:
+        warnings.simplefilter("ignore")  # (a NaN or an overflow is reported elsewhere)
+        expr.function("difflab")(*args)
+    found = []
+    for node, _, inputs in tape:
+        rule = getattr(node.op, "rule", None)
+        where = getattr(rule, "not_differentiable", None)
+        arrays = [np.asarray(x.detach().numpy() if hasattr(x, "detach") else x, float)
+                  for x in inputs]
+        hit = where(np, *arrays) if where is not None else None
+        if hit is not None and np.any(hit):
+            shown = ", ".join(f"{float(a.reshape(-1)[0]):g}" for a in arrays)
+            line = (f"no derivative here: {node.op.name} is not differentiable at {shown} "
+                    f"(difflab takes {rule.kinks})")
+            if line not in found:
+                found.append(line)
+    return found
+
+
 def accuracy(
     expr: str | Expression,
     at: str | Mapping[str, float],
@@ -237,6 +312,16 @@ def accuracy(
         error, function evaluations, backward passes (reverse mode), seconds.  The
         partial derivatives of a function of several variables come from one call
         (``argnums`` = all), so its rows share that call's counts and time.
+
+    Examples
+    --------
+    >>> from difflab.compare import accuracy
+    >>> report = accuracy("sin(x)*exp(x)", "x=1", methods=["forward", "reverse", "numeric"],
+    ...                   dtypes=["float64"])
+    >>> [(r["method"], r["rel_error"] < 1e-8) for r in report.records]
+    [('forward', True), ('reverse', True), ('numeric', True)]
+    >>> print(report.notes[0])
+    reference (mpmath, 50 digits): d/dx = 3.7560492270947275483
     """
     expr = _expression(expr)
     values = _point(expr, at)
@@ -251,6 +336,10 @@ def accuracy(
     nvars = len(args)
     records = []
     notes = []
+    notes = kinks_at(expr, values)
+    if notes:
+        notes.append("so the errors above compare conventions with mpmath's value, "
+                     "not derivatives")
     for method in names:
         for dtype in dtypes:
             if method == "symbolic" and dtype != "float64":
@@ -431,6 +520,14 @@ def step_sweep(
         One record per scheme, dtype and step; ``meta["theory"]`` holds the error
         model (truncation constant, order, rounding constant) and the optimum h*
         per scheme and dtype.
+
+    Examples
+    --------
+    >>> from difflab.compare import step_sweep
+    >>> report = step_sweep("exp(x)", "x=1", schemes=["central"], dtypes=["float64"])
+    >>> best = report.meta["best"]["central/float64"]
+    >>> 1e-7 < best["step"] < 1e-4, best["abs_error"] < 1e-9      # the bottom of the V
+    (True, True)
     """
     expr = _expression(expr)
     values = _point(expr, at)
@@ -446,7 +543,7 @@ def step_sweep(
     f3 = abs(float(reference(expr, values, 3)[var]))
     f = expr.function("difflab")
     records, theory = [], {}
-    skipped: set[str] = set()
+    skipped: dict[str, set[float]] = {}  # dtype -> the steps that round to 0 in it
     for scheme in schemes:
         for dtype in dtypes:
             g = in_dtype(f, DTYPES[dtype])
@@ -457,7 +554,7 @@ def step_sweep(
                 t = DTYPES[dtype]
                 h = float((t(x) + t(float(relative) * max(abs(x), 1.0))) - t(x))
                 if h == 0:
-                    skipped.add(f"{relative:.0e}")
+                    skipped.setdefault(dtype, set()).add(float(relative))
                     continue
                 with warnings.catch_warnings():
                     # Steps far too small are the point of the sweep: no warning each.
@@ -490,7 +587,7 @@ def step_sweep(
         if rows:
             b = min(rows, key=lambda r: r["abs_error"])
             best[key] = {"step": b["step"], "abs_error": b["abs_error"]}
-    notes = []
+    notes = kinks_at(expr, values)
     for key in sorted(best):
         line = f"{key}: best measured h = {best[key]['step']:.1e} (error " \
                f"{best[key]['abs_error']:.1e})"
@@ -498,9 +595,11 @@ def step_sweep(
             line += f"; theory h* = {theory[key]['h_opt']:.1e} (error " \
                     f"{theory[key]['error_opt']:.1e})"
         notes.append(line)
-    if skipped:
-        notes.append(f"steps {', '.join(sorted(skipped))} left out: below the spacing of "
-                     f"floats near x, so x + h == x")
+    for dtype, small in sorted(skipped.items()):
+        spacing = float(np.spacing(np.abs(DTYPES[dtype](x))))
+        notes.append(f"{dtype}: steps {', '.join(f'{h:.0e}' for h in sorted(small))} left "
+                     f"out: too small against the spacing of {dtype} numbers near {var}={x:g} "
+                     f"({spacing:.1e}): x + h rounds to x in {dtype}")
     point_text = f"{var}={x:g}"
     return StepReport(
         title=f"Finite-difference error against step h: f = {expr.text} at {point_text}",

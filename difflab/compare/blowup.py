@@ -244,6 +244,28 @@ def estimate(fam: Family | str, depths: Iterable[int], evaluate: bool = True) ->
     logistic map) has q > 1; a polynomial one (the product) has q = 1.  Time
     is taken proportional to size (sympy's work is about linear in it):
     ``seconds(n) = seconds(7) · ops(n) / ops(7)``.
+
+    Parameters
+    ----------
+    fam : Family or str
+        The family (``"logistic"``, ``"nested-sin"``, ``"product"``, ``"derivative"``).
+    depths : iterable of int
+        The depths whose cost is wanted.
+    evaluate : bool, default True
+        Whether :func:`blowup` would also time the differentiators.
+
+    Returns
+    -------
+    Estimate
+        ``depths``, ``seconds`` and ``ops`` per depth, the ``model`` (``"geometric"`` or
+        ``"polynomial"``) and its ``growth`` q and ``power`` p.
+
+    Examples
+    --------
+    >>> from difflab.compare import estimate
+    >>> guess = estimate("logistic", range(1, 4), evaluate=False)
+    >>> guess.model, guess.depths, [round(ops) for ops in guess.ops]
+    ('geometric', (1, 2, 3), [0, 4, 21])
     """
     fam = family(fam) if isinstance(fam, str) else fam
     depths = tuple(depths)
@@ -383,6 +405,13 @@ def blowup(
     -------
     BlowupReport
         One record per depth (see :func:`measure_depth` for the keys).
+
+    Examples
+    --------
+    >>> from difflab.compare import blowup
+    >>> report = blowup("logistic", range(1, 5), evaluate=False)
+    >>> [(r["depth"], r["df_ops"], r["tape_length"]) for r in report.records]
+    [(1, 0, 0), (2, 2, 3), (3, 21, 6), (4, 82, 9)]
     """
     fam = family(fam) if isinstance(fam, str) else fam
     depths = sorted(set(int(n) for n in depths))
@@ -442,6 +471,27 @@ def logistic_table(n_max: int = 4) -> Report:
     The expressions are the ones the symbolic differentiator builds from the
     plain Python loop ``l = 4*l*(1 - l)`` (sympy keeps products unexpanded, as
     in the paper); "simplified" is the derivative expanded and factored.
+
+    Parameters
+    ----------
+    n_max : int, default 4
+        The deepest iterate shown.
+
+    Returns
+    -------
+    Report
+        Printable (``to_text()``); one record per n with the expressions and their sizes.
+
+    Examples
+    --------
+    >>> from difflab.compare import logistic_table
+    >>> print(logistic_table(2).to_text())
+    Baydin et al. (2018), Table 1: ...
+    n = 2   (tape: 3 records; dl_n/dx: 2 ops, 2 after CSE)
+        l_n        = -4*x*(x - 1)
+        dl_n/dx    = 4 - 8*x
+        simplified = -4*(2*x - 1)
+    ...
     """
     import sympy
 

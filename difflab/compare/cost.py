@@ -64,6 +64,24 @@ def fit_exponent(sizes: Sequence[float], values: Sequence[float]) -> float:
 
     Sizes below 100 are left out when at least two larger ones remain: at tiny
     n every method costs its fixed Python overhead, which would flatten the fit.
+
+    Parameters
+    ----------
+    sizes : sequence of float
+        The sizes n.
+    values : sequence of float
+        What was measured at each size (seconds, bytes).
+
+    Returns
+    -------
+    float
+        The exponent k (NaN with fewer than two usable points).
+
+    Examples
+    --------
+    >>> from difflab.compare import fit_exponent
+    >>> round(fit_exponent([100, 1000, 10000], [1.0, 100.0, 10000.0]), 6)
+    2.0
     """
     pairs = [(s, v) for s, v in zip(sizes, values)
              if v is not None and math.isfinite(v) and v > 0 and s > 0]
@@ -242,6 +260,14 @@ def cost(
     CostReport
         One record per method and size; ``meta["exponents"]`` maps each method
         (and ``"f"``) to its fitted growth exponent.
+
+    Examples
+    --------
+    >>> from difflab.compare import cost
+    >>> report = cost("sum-sin", ns=(10, 100), methods=["reverse"], memory=False,
+    ...               max_repeats=2, min_time=0.001)
+    >>> [(r["method"], r["n"], r["evaluations"], r["backward_passes"]) for r in report.records]
+    [('reverse', 10, 1, 1), ('reverse', 100, 1, 1)]
     """
     prob = problem(function) if isinstance(function, str) else function
     if arguments not in ("vector", "scalars"):

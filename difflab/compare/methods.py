@@ -39,10 +39,29 @@ NUMERIC_SCHEMES: tuple[str, ...] = SCHEMES
 def parse_methods(spec: str | Sequence[str] | None) -> list[str]:
     """``"forward,numeric:richardson"`` -> ``["forward", "numeric:richardson"]``, checked.
 
+    Parameters
+    ----------
+    spec : str, list of str or None
+        Comma-separated names (``"forward,numeric:richardson"``), a list of them, or
+        ``None`` for the four methods.
+
+    Returns
+    -------
+    list of str
+        The method names, each checked.
+
     Raises
     ------
     ValueError
         For an unknown method or numeric scheme (the message lists the known ones).
+
+    Examples
+    --------
+    >>> from difflab.compare import parse_methods
+    >>> parse_methods("forward,numeric:richardson")
+    ['forward', 'numeric:richardson']
+    >>> parse_methods(None)
+    ['forward', 'reverse', 'symbolic', 'numeric']
     """
     if spec is None:
         return list(METHODS)

@@ -107,6 +107,13 @@ class Column:
         The unit of the *record's* value (``"s"``, ``"bytes"``, ``"ops"``).
     format : callable
         Value -> text for the terminal table (CSV and JSON keep full precision).
+
+    Examples
+    --------
+    >>> from difflab.compare import Column
+    >>> column = Column("seconds", "time", "s", lambda v: f"{v * 1e3:.1f} ms")
+    >>> column.format(0.0123)
+    '12.3 ms'
     """
 
     key: str

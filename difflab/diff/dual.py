@@ -203,6 +203,14 @@ class Dual:
         shape ``(k, *primal.shape)`` (k directions).  Default: zeros.
     tag : which derivative this ε belongs to (see the module docstring).
         Hand-made duals share tag 0.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.Dual(2.0, 1.0)                   # x = 2, dx = 1
+    >>> y = dl.sin(x) * x
+    >>> round(float(y.primal), 6), round(float(y.tangent), 6)   # sin 2 · 2, (x sin x)'
+    (1.818595, 0.077004)
     """
 
     __slots__ = ("primal", "tangents", "tag")

@@ -156,6 +156,46 @@ def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: ProcessGroup 
     ``ReduceOp.AVG`` is the sum divided by the world size.  With
     ``async_op=True`` the reduction runs in the background (MPI's
     ``Iallreduce``) and the returned :class:`Work`'s ``wait()`` finishes it.
+
+    Parameters
+    ----------
+    tensor : Tensor
+        This rank's values; replaced by the result.
+    op : ReduceOp, default ReduceOp.SUM
+        ``SUM``, ``AVG``, ``PRODUCT``, ``MIN`` or ``MAX``.
+    group : ProcessGroup, optional
+        The group (default: the one :func:`~difflab.distributed.init_process_group` made).
+    async_op : bool, default False
+        Return at once with a :class:`Work` whose ``wait()`` finishes the collective.
+
+    Returns
+    -------
+    Work or None
+        A :class:`Work` with ``async_op=True``; else None, once every rank has taken part.
+
+    Raises
+    ------
+    RuntimeError
+        Before ``init_process_group``, or when the ranks pass tensors of different shapes,
+        dtypes or settings (the message names each rank's).
+
+    See Also
+    --------
+    reduce : the result on one rank only.
+    difflab.nn.parallel.DistributedDataParallel : averages the gradients this way.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.distributed as dist
+    >>> dist.init_process_group("single")         # one process; under mpiexec: "mpi"
+    >>> t = dl.tensor([1.0, 2.0])
+    >>> dist.all_reduce(t)                        # one rank: the sum of one tensor
+    >>> t
+    tensor([1., 2.])
+    >>> dist.get_world_size()
+    1
+    >>> dist.destroy_process_group()
     """
     _check_tensor(tensor, "all_reduce")
     group = _group(group, "all_reduce")
@@ -178,7 +218,45 @@ def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: ProcessGroup 
 
 def reduce(tensor: Tensor, dst: int, op: ReduceOp = ReduceOp.SUM,
            group: ProcessGroup | None = None, async_op: bool = False) -> Work | None:
-    """Replace ``tensor`` on rank ``dst`` by op over all ranks' tensors; others keep theirs."""
+    """Replace ``tensor`` on rank ``dst`` by op over all ranks' tensors; others keep theirs.
+
+    Parameters
+    ----------
+    tensor : Tensor
+        This rank's values (replaced by the result on ``dst``).
+    dst : int
+        The rank that receives the result.
+    op : ReduceOp, default ReduceOp.SUM
+        How the values combine.
+    group : ProcessGroup, optional
+        The group (default: the one :func:`~difflab.distributed.init_process_group` made).
+    async_op : bool, default False
+        Return at once with a :class:`Work` whose ``wait()`` finishes the collective.
+
+    Returns
+    -------
+    Work or None
+        A :class:`Work` with ``async_op=True``; else None, once every rank has taken part.
+
+    Raises
+    ------
+    RuntimeError
+        Before ``init_process_group``, or when the ranks pass tensors of different shapes,
+        dtypes or settings (the message names each rank's).
+    ValueError
+        If ``dst`` is not a rank of the group.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.distributed as dist
+    >>> dist.init_process_group("single")         # one process; under mpiexec: "mpi"
+    >>> t = dl.tensor([3.0])
+    >>> dist.reduce(t, dst=0)
+    >>> t
+    tensor([3.])
+    >>> dist.destroy_process_group()
+    """
     _check_tensor(tensor, "reduce")
     group = _group(group, "reduce")
     mpi_op = _mpi_op(group, op, "reduce")
@@ -197,7 +275,43 @@ def reduce(tensor: Tensor, dst: int, op: ReduceOp = ReduceOp.SUM,
 
 def broadcast(tensor: Tensor, src: int, group: ProcessGroup | None = None,
               async_op: bool = False) -> Work | None:
-    """Copy rank ``src``'s ``tensor`` into the ``tensor`` of every other rank (in place)."""
+    """Copy rank ``src``'s ``tensor`` into the ``tensor`` of every other rank (in place).
+
+    Parameters
+    ----------
+    tensor : Tensor
+        On ``src`` the values to send; elsewhere replaced by them.
+    src : int
+        The rank that sends.
+    group : ProcessGroup, optional
+        The group (default: the one :func:`~difflab.distributed.init_process_group` made).
+    async_op : bool, default False
+        Return at once with a :class:`Work` whose ``wait()`` finishes the collective.
+
+    Returns
+    -------
+    Work or None
+        A :class:`Work` with ``async_op=True``; else None, once every rank has taken part.
+
+    Raises
+    ------
+    RuntimeError
+        Before ``init_process_group``, or when the ranks pass tensors of different shapes,
+        dtypes or settings (the message names each rank's).
+    ValueError
+        If ``src`` is not a rank of the group.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.distributed as dist
+    >>> dist.init_process_group("single")         # one process; under mpiexec: "mpi"
+    >>> t = dl.tensor([3.0])
+    >>> dist.broadcast(t, src=0)
+    >>> t
+    tensor([3.])
+    >>> dist.destroy_process_group()
+    """
     _check_tensor(tensor, "broadcast")
     group = _group(group, "broadcast")
     _check_rank(group, src, "broadcast", "src")
@@ -220,6 +334,39 @@ def all_gather(tensor_list: list, tensor: Tensor, group: ProcessGroup | None = N
 
     ``tensor_list`` holds world-size tensors of ``tensor``'s shape and dtype,
     for example ``[difflab.zeros_like(t) for _ in range(world_size)]``.
+
+    Parameters
+    ----------
+    tensor_list : list of Tensor
+        World-size tensors of ``tensor``'s shape and dtype, filled in place.
+    tensor : Tensor
+        This rank's values.
+    group : ProcessGroup, optional
+        The group (default: the one :func:`~difflab.distributed.init_process_group` made).
+    async_op : bool, default False
+        Return at once with a :class:`Work` whose ``wait()`` finishes the collective.
+
+    Returns
+    -------
+    Work or None
+        A :class:`Work` with ``async_op=True``; else None, once every rank has taken part.
+
+    Raises
+    ------
+    RuntimeError
+        Before ``init_process_group``, or when the ranks pass tensors of different shapes,
+        dtypes or settings (the message names each rank's).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.distributed as dist
+    >>> dist.init_process_group("single")         # one process; under mpiexec: "mpi"
+    >>> gathered = [dl.zeros(2) for _ in range(dist.get_world_size())]
+    >>> dist.all_gather(gathered, dl.tensor([1.0, 2.0]))
+    >>> gathered
+    [tensor([1., 2.])]
+    >>> dist.destroy_process_group()
     """
     _check_tensor(tensor, "all_gather")
     group = _group(group, "all_gather")
@@ -246,7 +393,28 @@ def all_gather(tensor_list: list, tensor: Tensor, group: ProcessGroup | None = N
 
 
 def barrier(group: ProcessGroup | None = None, async_op: bool = False) -> Work | None:
-    """Wait until every rank of the group has called ``barrier``."""
+    """Wait until every rank of the group has called ``barrier``.
+
+    Parameters
+    ----------
+    group : ProcessGroup, optional
+        The group (default: the one :func:`~difflab.distributed.init_process_group` made).
+    async_op : bool, default False
+        Return at once with a :class:`Work` whose ``wait()`` finishes the collective.
+
+    Returns
+    -------
+    Work or None
+        A :class:`Work` with ``async_op=True``; else None, once every rank has taken part.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.distributed as dist
+    >>> dist.init_process_group("single")         # one process; under mpiexec: "mpi"
+    >>> dist.barrier()
+    >>> dist.destroy_process_group()
+    """
     _group(group, "barrier").comm.Barrier()
     return Work() if async_op else None
 

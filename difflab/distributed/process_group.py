@@ -161,12 +161,36 @@ class _State:
 
 
 def is_available() -> bool:
-    """True: difflab.distributed is always importable (the "single" backend needs nothing)."""
+    """True: difflab.distributed is always importable (the "single" backend needs nothing).
+
+    Returns
+    -------
+    bool
+        Always True.
+
+    Examples
+    --------
+    >>> import difflab.distributed as dist
+    >>> dist.is_available()
+    True
+    """
     return True
 
 
 def is_mpi_available() -> bool:
-    """Whether mpi4py is installed, so that ``backend="mpi"`` can work."""
+    """Whether mpi4py is installed, so that ``backend="mpi"`` can work.
+
+    Returns
+    -------
+    bool
+        True when mpi4py can be imported.
+
+    Examples
+    --------
+    >>> import difflab.distributed as dist
+    >>> isinstance(dist.is_mpi_available(), bool)
+    True
+    """
     return importlib.util.find_spec("mpi4py") is not None
 
 
@@ -182,6 +206,24 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
         finds the other processes itself.
     world_size, rank : if given, checked against what the backend reports
         (with MPI they come from ``mpiexec`` and cannot be chosen here).
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    RuntimeError
+        If it was called already in this process (``destroy_process_group()`` first).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.distributed as dist
+    >>> dist.init_process_group("single")         # one process; under mpiexec: "mpi"
+    >>> dist.is_initialized(), dist.get_rank(), dist.get_backend()
+    (True, 0, 'single')
+    >>> dist.destroy_process_group()
     """
     del init_method, timeout
     if _State.group is not None:
@@ -220,12 +262,41 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
 
 
 def is_initialized() -> bool:
-    """Whether :func:`init_process_group` has been called (and not undone)."""
+    """Whether :func:`init_process_group` has been called (and not undone).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import difflab.distributed as dist
+    >>> dist.is_initialized()
+    False
+    """
     return _State.group is not None
 
 
 def destroy_process_group() -> None:
-    """Leave the default process group; :func:`init_process_group` may be called again."""
+    """Leave the default process group; :func:`init_process_group` may be called again.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    RuntimeError
+        Before :func:`init_process_group`.
+
+    Examples
+    --------
+    >>> import difflab.distributed as dist
+    >>> dist.init_process_group("single")
+    >>> dist.destroy_process_group()
+    >>> dist.is_initialized()
+    False
+    """
     group = _default_group("destroy_process_group")
     group.comm.Free()
     _State.group = None
@@ -247,15 +318,84 @@ def _group(group: ProcessGroup | None, caller: str) -> ProcessGroup:
 
 
 def get_rank(group: ProcessGroup | None = None) -> int:
-    """This process's number in the group: 0 .. world_size - 1."""
+    """This process's number in the group: 0 .. world_size - 1.
+
+    Parameters
+    ----------
+    group : ProcessGroup, optional
+        The group (default: the default group).
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    RuntimeError
+        Before :func:`init_process_group`.
+
+    Examples
+    --------
+    >>> import difflab.distributed as dist
+    >>> dist.init_process_group("single")
+    >>> dist.get_rank()
+    0
+    >>> dist.destroy_process_group()
+    """
     return _group(group, "get_rank").rank()
 
 
 def get_world_size(group: ProcessGroup | None = None) -> int:
-    """How many processes the group has."""
+    """How many processes the group has.
+
+    Parameters
+    ----------
+    group : ProcessGroup, optional
+        The group (default: the default group).
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    RuntimeError
+        Before :func:`init_process_group`.
+
+    Examples
+    --------
+    >>> import difflab.distributed as dist
+    >>> dist.init_process_group("single")
+    >>> dist.get_world_size()
+    1
+    >>> dist.destroy_process_group()
+    """
     return _group(group, "get_world_size").size()
 
 
 def get_backend(group: ProcessGroup | None = None) -> str:
-    """The group's backend: ``"mpi"`` or ``"single"``."""
+    """The group's backend: ``"mpi"`` or ``"single"``.
+
+    Parameters
+    ----------
+    group : ProcessGroup, optional
+        The group (default: the default group).
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    RuntimeError
+        Before :func:`init_process_group`.
+
+    Examples
+    --------
+    >>> import difflab.distributed as dist
+    >>> dist.init_process_group("single")
+    >>> dist.get_backend()
+    'single'
+    >>> dist.destroy_process_group()
+    """
     return _group(group, "get_backend").backend

@@ -54,6 +54,19 @@ def student_seed() -> int:
 
     Use it for a test's inputs so each student gets their own variant; the instructor
     reproduces one with ``difflab grade SUB --tests T --student-id ID``.
+
+    Returns
+    -------
+    int
+        A seed derived from the submission's student id (0 without one).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from difflab.grading import student_seed
+    >>> student_seed()                    # outside a grading run
+    0
+    >>> x = np.random.default_rng(student_seed()).normal(size=3)   # this student's inputs
     """
     value = os.environ.get(SEED_VARIABLE, "0")
     return int(value) if value.isdigit() else 0
@@ -64,6 +77,30 @@ def leaderboard(name: str, value: float | str, order: str = "desc") -> None:
 
     Call it from a test, with a value the test measured; it is reported only when the
     test that calls it runs in ``difflab grade``.
+
+    Parameters
+    ----------
+    name : str
+        The column of the leaderboard.
+    value : float or str
+        What the test measured.
+    order : {"desc", "asc"}, default "desc"
+        Whether larger values rank higher.
+
+    Returns
+    -------
+    None
+        The entry is added to the results ``difflab grade`` writes.
+
+    Raises
+    ------
+    ValueError
+        For an ``order`` other than "desc" or "asc".
+
+    Examples
+    --------
+    >>> from difflab.grading import leaderboard
+    >>> leaderboard("accuracy", 0.93)            # outside a grading run: nothing to report
     """
     if order not in ("asc", "desc"):
         raise ValueError(f"leaderboard order must be 'asc' or 'desc', got {order!r}")
@@ -147,6 +184,27 @@ class LatePolicy:
 
     After ``grace_minutes`` past the due date the clock starts; more than ``max_days``
     days late scores 0.  Spelled on the command line as ``per_day=0.1,max_days=3,grace_minutes=15``.
+
+    Parameters
+    ----------
+    per_day : float, default 0.1
+        The share of the score lost per day (or part of a day) late.
+    max_days : int, default 3
+        Later than this many days scores 0.
+    grace_minutes : float, default 0
+        Minutes after the due date before the clock starts.
+
+    Examples
+    --------
+    >>> from datetime import timedelta
+    >>> from difflab.grading import LatePolicy
+    >>> policy = LatePolicy(per_day=0.1, max_days=3, grace_minutes=15)
+    >>> policy.factor(timedelta(hours=30))        # (multiplier, days counted)
+    (0.8, 2)
+    >>> policy.factor(timedelta(minutes=10)), policy.factor(timedelta(days=5))
+    ((1.0, 0), (0.0, 5))
+    >>> LatePolicy.parse("per_day=0.2,max_days=2")
+    LatePolicy(per_day=0.2, max_days=2, grace_minutes=0.0)
     """
 
     per_day: float = 0.1

@@ -388,6 +388,11 @@ def subcheck(name: str, weight: float = 1.0) -> Iterator[None]:
     weight : float, optional
         Its share of the test's points, relative to the other blocks.
 
+    Returns
+    -------
+    context manager
+        Use it in a ``with`` block inside a test marked ``@points(..., partial=True)``.
+
     Raises
     ------
     ValueError

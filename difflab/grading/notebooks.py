@@ -387,6 +387,26 @@ def make_student_version(source: str | Path, out: str | Path) -> Path:
     -------
     Path
         The file written.
+
+    Examples
+    --------
+    >>> from difflab.grading import make_student_version
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> source = folder / "hw.py"
+    >>> _ = source.write_text(
+    ...     "import numpy as np\\n\\n\\ndef dual_sin(a, da):\\n"
+    ...     "    ### BEGIN SOLUTION\\n    return np.sin(a), np.cos(a) * da\\n"
+    ...     "    ### END SOLUTION\\n")
+    >>> print(make_student_version(source, folder / "student").read_text())
+    import numpy as np
+    <BLANKLINE>
+    <BLANKLINE>
+    def dual_sin(a, da):
+        # YOUR CODE HERE
+        raise NotImplementedError()
+    <BLANKLINE>
     """
     return _write_version(source, out, student=True)
 
@@ -405,6 +425,25 @@ def make_instructor_version(source: str | Path, out: str | Path) -> Path:
     -------
     Path
         The file written.
+
+    Examples
+    --------
+    >>> from difflab.grading import make_instructor_version
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> source = folder / "hw.py"
+    >>> _ = source.write_text(
+    ...     "import numpy as np\\n\\n\\ndef dual_sin(a, da):\\n"
+    ...     "    ### BEGIN SOLUTION\\n    return np.sin(a), np.cos(a) * da\\n"
+    ...     "    ### END SOLUTION\\n")
+    >>> print(make_instructor_version(source, folder / "instructor").read_text())
+    import numpy as np
+    <BLANKLINE>
+    <BLANKLINE>
+    def dual_sin(a, da):
+        return np.sin(a), np.cos(a) * da
+    <BLANKLINE>
     """
     return _write_version(source, out, student=False)
 

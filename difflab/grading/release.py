@@ -210,7 +210,35 @@ def strip_hidden_tests(source: str, filename: str = "<tests>") -> str | None:
 
 
 def visible_tests(tests_dir: str | Path, out_dir: str | Path) -> list[Path]:
-    """Copy ``tests_dir`` to ``out_dir`` without its hidden tests; the files written."""
+    r"""Copy ``tests_dir`` to ``out_dir`` without its hidden tests; the files written.
+
+    Parameters
+    ----------
+    tests_dir : str or Path
+        The instructor's tests.
+    out_dir : str or Path
+        Where the students' copy goes.
+
+    Returns
+    -------
+    list of Path
+        The files written (tests marked ``hidden=True`` and hidden-test blocks removed).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from pathlib import Path
+    >>> from difflab.grading import visible_tests
+    >>> tests = Path(tempfile.mkdtemp(), "tests")
+    >>> tests.mkdir()
+    >>> _ = (tests / "test_a.py").write_text(
+    ...     "from difflab.grading import points\n\n"
+    ...     "@points(1)\ndef test_shown():\n    pass\n\n"
+    ...     "@points(1, hidden=True)\ndef test_secret():\n    pass\n")
+    >>> [written] = visible_tests(tests, tests.parent / "release")
+    >>> "test_shown" in written.read_text(), "test_secret" in written.read_text()
+    (True, False)
+    """
     tests_dir, out_dir = Path(tests_dir), Path(out_dir)
     written = []
     for path in sorted(tests_dir.rglob("*")):

@@ -245,6 +245,27 @@ def write_results(results: dict[str, Any], path: str | Path) -> Path:
     link planted at ``path`` is replaced, never followed.  Something else in the way (a
     folder) is moved aside to ``path.in-the-way-<time>`` first.  The file is readable by
     its owner only (0600): it holds the student's marks and the hidden tests' output.
+
+    Parameters
+    ----------
+    results : dict
+        Gradescope's results.
+    path : str or Path
+        The JSON file to write.
+
+    Returns
+    -------
+    Path
+        The file written.
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> from difflab.grading import write_results
+    >>> path = write_results({"score": 2.0, "tests": []},
+    ...                      os.path.join(tempfile.mkdtemp(), "results.json"))
+    >>> json.loads(path.read_text())["score"], oct(path.stat().st_mode & 0o777)
+    (2.0, '0o600')
     """
     return _write_private(json.dumps(results, indent=2) + "\n", path, ".json")
 
@@ -276,10 +297,25 @@ def load_schema() -> dict[str, Any]:
 def validate_results(results: dict[str, Any]) -> None:
     """Validate ``results`` against Gradescope's schema (needs ``jsonschema``).
 
+    Parameters
+    ----------
+    results : dict
+        Gradescope's results.
+
+    Returns
+    -------
+    None
+        The results follow the format.
+
     Raises
     ------
     jsonschema.ValidationError
         If the results do not follow the format.
+
+    Examples
+    --------
+    >>> from difflab.grading import validate_results
+    >>> validate_results({"score": 1.0, "tests": [{"name": "t", "score": 1.0, "max_score": 1.0}]})
     """
     import jsonschema
 
@@ -309,6 +345,27 @@ def format_summary(results: dict[str, Any], *, title: str = "") -> str:
 
     Hidden tests are listed too and marked ``[hidden]``; this summary goes to the
     grader's stdout, which Gradescope shows to instructors only.
+
+    Parameters
+    ----------
+    results : dict
+        Gradescope's results, as :func:`difflab.grading.grade` returns them.
+    title : str, optional
+        A line printed above the table.
+
+    Returns
+    -------
+    str
+        One line per test (PASS, PART or FAIL, points, name, message) and the score.
+
+    Examples
+    --------
+    >>> from difflab.grading import format_summary
+    >>> results = {"score": 1.5, "tests": [{"name": "test_a", "score": 1.5, "max_score": 2.0,
+    ...                                      "status": "failed", "output": "off by one"}]}
+    >>> print(format_summary(results))
+      PART  1.5/2  test_a  off by one
+    Score: 1.5/2  (1 tests, 0.0 s)
     """
     lines = [title] if title else []
     tests = results.get("tests", [])

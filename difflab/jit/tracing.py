@@ -633,11 +633,50 @@ def trace(fn: Callable, example_inputs: Any, *, retrace: bool = True,
           passes: Sequence[str] = ()) -> TracedFunction:
     """Trace ``fn`` (a function or a module) on ``example_inputs``: a callable static graph.
 
-    ``example_inputs`` is one tensor or a tuple of arguments.  The result
-    runs the graph on new inputs of the same shapes and dtypes; on other
-    shapes it traces again (``retrace=False``: raises instead).  Its
-    ``.graph`` prints as a numbered listing.  ``passes`` names graph
-    passes to apply to each trace (see :mod:`difflab.jit.passes`).
+    ``fn`` runs once under a tracer; every primitive it reaches becomes a numbered
+    line of the graph (Python control flow is taken as it went for the example:
+    a branch on a tensor's value warns, naming the line).  The result runs the
+    graph on new inputs of the same shapes and dtypes, without Python.
+
+    Parameters
+    ----------
+    fn : callable or Module
+        A function of tensors, or a module (its parameters are read at each call).
+    example_inputs : Tensor or tuple
+        One tensor or a tuple of arguments, whose shapes and dtypes the graph keeps.
+    retrace : bool, default True
+        On inputs of other shapes or dtypes, trace again (False: raise instead).
+    passes : sequence of str, default ()
+        Graph passes applied to each trace (``"fold"``, ``"cse"``, ``"dce"``,
+        ``"fuse"``; :data:`difflab.jit.PASSES`).
+
+    Returns
+    -------
+    TracedFunction
+        Callable like ``fn``; ``.graph`` prints as a numbered listing.
+
+    Raises
+    ------
+    GraphError
+        With ``retrace=False``, for inputs of another shape or dtype.
+
+    See Also
+    --------
+    script : trace on the first call instead.
+    difflab.compile : the same machinery with guards and graph breaks.
+    difflab.export.export : a graph with its parameters, to save.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> f = dl.jit.trace(lambda x: dl.sin(x) * x, dl.tensor([1.0, 2.0]))
+    >>> print(f.graph)
+    graph <lambda>(x: (2,) float32)
+      1  v1 = sin(x)      (2,)      float32
+      2  v2 = mul(v1, x)  (2,)      float32
+      return v2
+    >>> f(dl.tensor([0.5, 1.5]))
+    tensor([0.2397, 1.4962])
     """
     return TracedFunction(fn, example_inputs, retrace=retrace, passes=passes)
 
@@ -648,6 +687,33 @@ def script(fn: Callable | None = None, *, passes: Sequence[str] = ()) -> Any:
     Meant for functions without Python control flow that depends on tensor
     values (such a branch warns while tracing, naming the line).  Unlike
     PyTorch's ``torch.jit.script`` it does not read the source: it traces.
+
+    Parameters
+    ----------
+    fn : callable, optional
+        The function; without it, ``script(passes=...)`` returns the decorator.
+    passes : sequence of str, default ()
+        Graph passes applied to each trace, as for :func:`trace`.
+
+    Returns
+    -------
+    TracedFunction or callable
+        The function, traced anew for each new input signature (shapes, dtypes).
+
+    See Also
+    --------
+    trace : trace now, on example inputs.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> @dl.jit.script
+    ... def energy(x):
+    ...     return (x * x).sum()
+    >>> energy(dl.tensor([1.0, 2.0]))
+    tensor(5.)
+    >>> energy(dl.tensor([1.0, 2.0, 3.0]))      # a new shape: traced again
+    tensor(14.)
     """
     if fn is None:
         return lambda f: TracedFunction(f, passes=passes)

@@ -83,6 +83,38 @@ def grad(graph: Graph, wrt: Sequence[str] | None = None, output: int = 0) -> Gra
     argument and parameter); ``outputs[output]`` must be a scalar (a loss).
     The new graph has the same inputs and returns the original outputs
     followed by one gradient per name in ``wrt``.
+
+    Parameters
+    ----------
+    graph : Graph
+        A traced graph (``dl.jit.trace(f, x).graph``).
+    wrt : sequence of str, optional
+        The inputs to differentiate by (default: every floating argument and parameter).
+    output : int, default 0
+        Which output is differentiated (a scalar).
+
+    Returns
+    -------
+    Graph
+        Reverse mode as a graph: the VJP of each node, in reverse order, as new nodes.
+
+    Raises
+    ------
+    GraphError
+        If the output is not a scalar or a name in ``wrt`` is not an input.
+
+    See Also
+    --------
+    jvp : forward mode as a graph.
+    optimize : fold, share and drop what the transform made redundant.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> traced = dl.jit.trace(lambda x: (x * x).sum(), dl.tensor([1.0, 2.0]))
+    >>> g = dl.jit.grad(traced.graph)
+    >>> g.run(dl.tensor([1.0, 2.0]))          # the value and ∇(Σx²) = 2x
+    [tensor(5.), tensor([2., 4.])]
     """
     inputs = [i for i in graph.inputs if i.kind != "constant"]
     wrt = _check_wrt(graph, wrt, "grad")
@@ -256,6 +288,33 @@ def jvp(graph: Graph, wrt: Sequence[str] | None = None, directions: int = 1,
     pass.  A node with no forward-mode rule (a first-order-only VJP node
     such as ``prod_vjp0``, a fused kernel) is a :class:`GraphError` naming
     it: take ``jvp`` before fusing.
+
+    Parameters
+    ----------
+    graph : Graph
+        A traced graph.
+    wrt : sequence of str, optional
+        The inputs that get a tangent (default: every floating argument and parameter).
+    directions : int, default 1
+        How many tangent directions are pushed at once.
+    seeds : dict of str to array, optional
+        Fixed tangents, kept as constants instead of new arguments.
+
+    Returns
+    -------
+    Graph
+
+    See Also
+    --------
+    grad : reverse mode as a graph.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> traced = dl.jit.trace(lambda x: (x * x).sum(), dl.tensor([1.0, 2.0]))
+    >>> t = dl.jit.jvp(traced.graph)
+    >>> t.run(dl.tensor([1.0, 2.0]), dl.tensor([[1.0, 0.0]]))   # x, then the tangent x_dot
+    [tensor(5.), tensor([2.])]
     """
     wrt = _check_wrt(graph, wrt, "jvp")
     if not isinstance(directions, int) or directions < 1:

@@ -50,6 +50,8 @@ class Unary:
     * ``math``: the rule as a student writes it (the tape printer shows it);
     * ``description``: a few words for command-line help;
     * ``kinks``: the convention where f is not differentiable, if anywhere;
+      ``not_differentiable(xp, x)`` says where (a boolean array; ``None``: nowhere), so
+      that the comparisons can say "no derivative here" at such a point;
     * ``domain``: an interval inside f's domain where tests sample inputs.
     """
 
@@ -73,6 +75,11 @@ class Unary:
     def derivative(xp, x, y):
         """f'(x), given x and the already computed y = f(x)."""
         raise NotImplementedError
+
+    @staticmethod
+    def not_differentiable(xp, x):
+        """Where f has no derivative (its kinks), as booleans; ``None``: f is smooth."""
+        return None
 
     @classmethod
     def symbolic(cls, sp, x):
@@ -119,6 +126,11 @@ class Binary:
     def d_db(xp, a, b, z):
         """∂z/∂b, given a, b and z = f(a, b)."""
         raise NotImplementedError
+
+    @staticmethod
+    def not_differentiable(xp, a, b):
+        """Where f has no derivative (its kinks), as booleans; ``None``: f is smooth."""
+        return None
 
     @classmethod
     def symbolic(cls, sp, a, b):
@@ -445,6 +457,10 @@ class Relu(Unary):
     domain = (0.1, 2.0)
 
     @staticmethod
+    def not_differentiable(xp, x):
+        return x == 0
+
+    @staticmethod
     def forward(xp, x):
         return xp.maximum(x, 0)  # 0, not 0.0: an integer tensor stays integer (keeps_integers)
 
@@ -467,6 +483,10 @@ class Abs(Unary):
     keeps_integers = True
     kinks = "derivative 0 at x = 0 (a subgradient; what PyTorch returns)"
     domain = (0.1, 2.0)
+
+    @staticmethod
+    def not_differentiable(xp, x):
+        return x == 0
 
     @staticmethod
     def forward(xp, x):
@@ -599,6 +619,10 @@ class Maximum(Binary):
     kinks = "equal inputs share the gradient: 1/2 each"
 
     @staticmethod
+    def not_differentiable(xp, a, b):
+        return a == b
+
+    @staticmethod
     def forward(xp, a, b):
         return xp.maximum(a, b)
 
@@ -616,6 +640,10 @@ class Minimum(Binary):
     needs_for_a, needs_for_b = "ab", "ab"
     numpy_name, description = "minimum", "smaller of two values"
     kinks = "equal inputs share the gradient: 1/2 each"
+
+    @staticmethod
+    def not_differentiable(xp, a, b):
+        return a == b
 
     @staticmethod
     def forward(xp, a, b):

@@ -131,6 +131,31 @@ class AnyAll(NoDerivative):
 class ArgExtreme(NoDerivative):
     """The index of the largest (``argmax``) or smallest (``argmin``) element along ``axis``."""
 
+    doc = """
+        Parameters
+        ----------
+        input : Tensor, array or sequence
+            The values.
+        dim : int, optional
+            The dimension to search along; default: the flattened input.
+        keepdim : bool, default False
+            Keep the reduced dimension with size 1.
+
+        Returns
+        -------
+        Tensor or array of int64
+            The indices (the first one on ties).  An index has no derivative: the result
+            never requires grad.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.argmax(dl.tensor([[1.0, 5.0], [4.0, 2.0]]), dim=1)
+        tensor([1, 0])
+        >>> dl.argmin(dl.tensor([3.0, 1.0, 2.0]))
+        tensor(1)
+    """
+
     def __init__(self, name: str) -> None:
         self.name = self.tensor_method = self.dl_function = name  # x.argmax(dim), dl.argmax
         self.description = f"the index of the {name[3:]}imum"

@@ -38,7 +38,7 @@ import numpy as np
 from difflab import backend
 from difflab.dtypes import floating_result
 from difflab.ops.primitive import Primitive
-from difflab.ops.structural import _from_end, _keep_reduced_axes, _largest, _normalize_axis
+from difflab.ops.reductions import _from_end, _keep_reduced_axes, _largest, _normalize_axis
 
 
 def _recording(xp: Any) -> bool:
@@ -158,6 +158,33 @@ class LogSoftmax(Primitive):
     name = "log_softmax"
     tensor_method = dl_function = "log_softmax"  # x.log_softmax(dim), dl.log_softmax(x, dim)
 
+    description = "the logarithm of the softmax along a dimension"
+    doc = """
+        Parameters
+        ----------
+        input : Tensor
+            The values (logits).
+        dim : int
+            The dimension along which the entries are normalised.
+        dtype : dtype, optional
+            Cast the input to it first.
+
+        Returns
+        -------
+        Tensor
+            Of ``input``'s shape.
+
+        See Also
+        --------
+        softmax, logsumexp
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.log_softmax(dl.tensor([1.0, 2.0, 3.0]), 0)
+        tensor([-2.4076, -1.4076, -0.4076])
+    """
+
     @staticmethod
     def arguments(input, dim, *, dtype=None):  # noqa: A002
         """``log_softmax(input, dim)``: xᵢ - log Σⱼ exp(xⱼ) along ``dim`` (one primitive,
@@ -200,6 +227,35 @@ class Softmax(Primitive):
 
     name = "softmax"
     tensor_method = dl_function = "softmax"  # x.softmax(dim), dl.softmax(x, dim)
+
+    description = "the softmax along a dimension: positive entries that sum to 1"
+    doc = """
+        Parameters
+        ----------
+        input : Tensor
+            The values (logits).
+        dim : int
+            The dimension along which the entries are normalised.
+        dtype : dtype, optional
+            Cast the input to it first.
+
+        Returns
+        -------
+        Tensor
+            Of ``input``'s shape.
+
+        See Also
+        --------
+        log_softmax
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.softmax(dl.tensor([0.0, 0.0, 0.0, 0.0]), 0)        # equal logits
+        tensor([0.25, 0.25, 0.25, 0.25])
+        >>> dl.softmax(dl.tensor([1.0, 2.0, 3.0]), 0).sum()
+        tensor(1.)
+    """
 
     @staticmethod
     def arguments(input, dim, *, dtype=None):  # noqa: A002
@@ -246,6 +302,33 @@ class LogSumExp(Primitive):
     name = "logsumexp"
     tensor_method = dl_function = "logsumexp"  # x.logsumexp(dim), dl.logsumexp(x, dim)
     math = "∂(log Σ exp x)/∂xᵢ = exp(xᵢ - y)"
+
+    description = "the logarithm of the sum of exponentials, without overflow"
+    doc = """
+        Parameters
+        ----------
+        input : Tensor, array or sequence
+            The values.
+        dim : int or tuple of int, optional
+            The dimensions to reduce; default: all.
+        keepdim : bool, default False
+            Keep the reduced dimensions with size 1.
+
+        Returns
+        -------
+        Tensor or array
+            log Σ exp(x) over ``dim``.
+
+        See Also
+        --------
+        softmax : its gradient.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.logsumexp(dl.tensor([1000.0, 1000.0]))      # exp(1000) would overflow
+        tensor(1000.6932)
+    """
 
     @staticmethod
     def arguments(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A002

@@ -57,6 +57,11 @@ class Primitive:
     math: str = ""
     #: A few words for command-line help and listings.
     description: str = ""
+    #: The numpydoc sections of its faces' docstring (Parameters, Returns, Examples):
+    #: :mod:`difflab.ops.docstrings` adds the summary (``description``), the call
+    #: (``arguments``) and the derivative rule (this class's docstring), so the primitive
+    #: is documented once, for ``difflab.<name>`` and ``Tensor.<name>`` alike.
+    doc: str = ""
     #: False for an operation with no derivative: never recorded, zero tangent.
     differentiable: bool = True
     #: False when the VJP works on arrays only, so ``create_graph=True`` cannot record it.

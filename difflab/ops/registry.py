@@ -38,7 +38,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from difflab.ops import batching, elementwise, logic, nn_conv, nn_ops, products, structural
+from difflab.ops import (
+    batching,
+    elementwise,
+    logic,
+    nn_conv,
+    nn_ops,
+    products,
+    reductions,
+    structural,
+)
 from difflab.ops.elementwise import BinaryOp, UnaryOp
 from difflab.ops.primitive import Primitive
 
@@ -165,8 +174,8 @@ for _rule in elementwise.BINARY_RULES:
     register(BinaryOp(_rule))
 for _primitive in (
     # structural: reductions, linear algebra, shapes and views, indexing
-    structural.Sum, structural.Mean, structural.Prod, structural.CumSum, structural.MaxReduce,
-    structural.MinReduce,
+    reductions.Sum, reductions.Mean, reductions.Prod, reductions.CumSum, reductions.MaxReduce,
+    reductions.MinReduce,
     structural.MatMul, structural.Reshape, structural.Permute, structural.Expand,
     structural.Index, structural.ScatterAdd, structural.Flip, structural.IndexPut,
     structural.Concatenate, structural.Where, structural.Clamp, structural.Cast,

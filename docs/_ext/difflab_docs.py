@@ -39,6 +39,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+import types
 import warnings
 from typing import Any
 
@@ -143,6 +144,11 @@ def resolve_short_names(app: Any, env: Any, node: Any, contnode: Any) -> Any:
     from sphinx.util.nodes import make_refnode
 
     domain = env.get_domain("py")
+    where = defined_at(node["reftarget"].lstrip(".~"), node.get("py:module"))
+    if where is not None and where in domain.objects:  # the name, followed in Python
+        entry = domain.objects[where]
+        return make_refnode(app.builder, node["refdoc"], entry.docname, entry.node_id,
+                            contnode, where)
     objtypes = set(domain.objtypes_for_role(node["reftype"]) or ())
     typed = {name: entry for name, entry in domain.objects.items()
              if not objtypes or entry.objtype in objtypes}
@@ -153,6 +159,56 @@ def resolve_short_names(app: Any, env: Any, node: Any, contnode: Any) -> Any:
             return make_refnode(app.builder, node["refdoc"], entry.docname, entry.node_id,
                                 contnode, found)
     return None
+
+
+def defined_at(target: str, context: str | None = None) -> str | None:
+    """Where the object a public name reaches is documented: ``difflab.derivative`` ->
+    ``difflab.diff.derivative``, ``difflab.Tensor.sin`` -> ``difflab.tensor.Tensor.sin``.
+
+    The name is followed in Python (attributes first, then submodules), as written or,
+    for a relative name, inside the module the reference is made from and its packages.
+    """
+    candidates = [target]
+    if context:
+        parts = context.split(".")
+        candidates += [".".join([*parts[:k], target]) for k in range(len(parts), 0, -1)]
+    for dotted in candidates:
+        found = _follow(dotted)
+        if found is not None:
+            return found
+    return None
+
+
+def _follow(dotted: str) -> str | None:
+    parts = dotted.split(".")
+    if parts[0] != "difflab":
+        return None
+    obj: Any = importlib.import_module("difflab")
+    parent: Any = None
+    for i, part in enumerate(parts[1:], 1):
+        step = getattr(obj, part, None)
+        if step is None:
+            try:
+                step = importlib.import_module(".".join(parts[:i + 1]))
+            except ImportError:
+                return None
+        parent, obj = obj, step
+    if isinstance(obj, types.ModuleType):
+        return obj.__name__
+    if isinstance(parent, type):  # a method or property: where its class defines it
+        for klass in parent.__mro__:
+            if parts[-1] in vars(klass):
+                return f"{klass.__module__}.{klass.__qualname__}.{parts[-1]}"
+    module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    if isinstance(module, str) and isinstance(qualname, str) and "<" not in qualname:
+        return f"{module}.{qualname}"
+    return None
+
+
+def summary_text(line: str) -> str:
+    """A docstring's first line as text for a table: roles become literals (they are
+    relative to the docstring's module, not the table's page), bars and stars escaped."""
+    return _escape_bars(re.sub(r":[\w:]+:`~?([^`<]+?)(?:\s*<[^>]*>)?`", r"``\1``", line))
 
 
 def _shared(name: str, near: list[str]) -> int:

@@ -318,3 +318,30 @@ def test_accuracy_outside_the_domain_reports_nan_not_garbage():
     (row,) = report.records
     assert math.isnan(row["reference"]) and math.isnan(row["rel_error"])
     assert "nan" in report.to_text()
+
+
+def test_a_kink_at_the_point_is_noted_as_no_derivative_here():
+    """abs(x-1)*exp(x) has no derivative at x = 1: the table says so (issue 31)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        at_kink = compare.accuracy("abs(x-1)*exp(x)", "x=1", methods=["reverse", "numeric"])
+        smooth = compare.accuracy("abs(x-1)*exp(x)", "x=2", methods=["reverse"])
+        tie = compare.accuracy("maximum(x, 2*x)", "x=0", methods=["forward"])
+    assert any(n.startswith("no derivative here: abs") for n in at_kink.notes)
+    assert "no derivative here" in at_kink.to_text()
+    assert not any("no derivative" in n for n in smooth.notes)
+    assert any(n.startswith("no derivative here: maximum") for n in tie.notes)
+    steps = step_sweep("abs(x-1)", "x=1", schemes=["central"], dtypes=["float64"])
+    assert any(n.startswith("no derivative here: abs") for n in steps.notes)
+
+
+def test_the_steps_left_out_name_their_dtype_and_its_spacing():
+    """Steps below 1e-8 vanish in float32, not float64: the note says which dtype (issue 31)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = step_sweep("exp(x)", "x=1.0", schemes=["central"])
+    notes = {n.split(":")[0]: n for n in report.notes if "left out" in n}
+    assert set(notes) == {"float32", "float64"}
+    assert "1e-08" in notes["float32"] and "1e-08" not in notes["float64"]
+    assert f"{np.spacing(np.float32(1)):.1e}" in notes["float32"]
+    assert "x + h rounds to x in float32" in notes["float32"]

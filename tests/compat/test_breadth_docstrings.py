@@ -3,13 +3,13 @@ an example, and the examples run (doctest)."""
 
 from __future__ import annotations
 
-import doctest
 import importlib
 import inspect
 
 import pytest
 
 import difflab as dl
+from tests.docs.docstring_rules import problems, run_module_examples
 
 MODULES = [
     "difflab.nn.functional_activations", "difflab.nn.functional_layers",
@@ -115,18 +115,10 @@ NEW_NAMES = {
 
 @pytest.mark.parametrize("module", MODULES)
 def test_the_examples_in_the_docstrings_run(module):
-    mod = importlib.import_module(module)
     cudnn = dl.backends.cudnn
     saved = cudnn.benchmark, cudnn.deterministic
     try:
-        finder = doctest.DocTestFinder(exclude_empty=True)
-        runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE
-                                       | doctest.ELLIPSIS)
-        tests = [t for t in finder.find(mod, module) if t.examples]
-        assert tests, f"{module} has no examples"
-        for test in tests:
-            runner.run(test)
-        results = runner.summarize(verbose=False)
+        results = run_module_examples(module)
     finally:
         cudnn.benchmark, cudnn.deterministic = saved
         dl.serialization.clear_safe_globals()
@@ -137,8 +129,8 @@ def test_the_examples_in_the_docstrings_run(module):
                                          for n in names])
 def test_every_new_name_has_an_example(module, name):
     obj = getattr(importlib.import_module(module), name)
-    doc = inspect.getdoc(obj) or ""
-    assert "Examples\n--------" in doc and ">>>" in doc, f"{module}.{name} lacks an example"
+    assert "examples" not in problems(obj), f"{module}.{name} lacks an example"
+    doc = inspect.getdoc(obj)
     assert len(doc.splitlines()[0]) > 10, f"{module}.{name} lacks a summary line"
 
 

@@ -305,7 +305,9 @@ def test_a_structural_primitive_registered_at_run_time_gets_its_faces():
         np.testing.assert_array_equal(dl.suffix_sum(np.array([1.0, 2.0])), [3.0, 2.0])
         d = np.nancumsum(Dual(np.array([1.0, 2.0]), np.array([1.0, 0.0])))
         np.testing.assert_array_equal(d.tangent, [1.0, 0.0])
-        assert dl.Tensor.suffix_sum.__doc__.startswith("``suffix_sum(input, dim=-1)``")
+        # documented once, from the registry entry: the function in full, the method links it
+        assert "``suffix_sum(input, dim=-1)``" in dl.suffix_sum.__doc__
+        assert "See :func:`difflab.suffix_sum`" in dl.Tensor.suffix_sum.__doc__
     finally:
         registry.PRIMITIVES.pop("suffix_sum")
         delattr(dl.Tensor, "suffix_sum")
@@ -328,8 +330,13 @@ def test_structural_faces_are_generated_from_the_registry(name):
     method, function = FACED[name]
     assert (op.tensor_method, op.dl_function) == (method, function)
     assert method not in vars(dl.tensor_methods.TensorMethods)  # generated, not written
-    assert getattr(dl.Tensor, method).__doc__ == op.arguments.__doc__
-    assert getattr(dl, function).__doc__ == op.arguments.__doc__
+    # the docstrings too come from the registry entry: the function's in full (the call,
+    # the declared sections, the rule as Notes), the method's a link to it
+    from difflab.ops import docstrings
+
+    assert getattr(dl, function).__doc__ == docstrings.face_docstring(op)
+    assert inspect.cleandoc(op.arguments.__doc__) in getattr(dl, function).__doc__
+    assert f"See :func:`difflab.{function}`" in getattr(dl.Tensor, method).__doc__
 
 
 @pytest.mark.parametrize(("call", "want"), [

@@ -136,3 +136,48 @@ def test_notebooks_are_rendered_as_students_receive_them(
         assert "raise NotImplementedError()" in rendered and "NotImplementedError" in page
         shown = sorted(solution_lines & rendered_lines)
         assert not shown, f"{source.name}: the docs show solution lines {shown[:3]}"
+
+
+def _entry(page: str, anchor: str) -> str:
+    """The HTML of one documented object: from its anchor to the next object's."""
+    start = page.index(f'id="{anchor}"')
+    ends = [page.find(marker, start + 1) for marker in ('<dl class="py ', "</section>")]
+    return page[start:min(e for e in ends if e != -1)]
+
+
+def test_the_api_pages_render_numpydoc_sections_math_and_links(
+        built: tuple[Path, subprocess.CompletedProcess]) -> None:
+    """dl.grad and Tensor.gather render as numpydoc: sections, LaTeX math, See Also links."""
+    out, result = built
+    if result.returncode != 0:
+        pytest.skip("the build failed; see test_docs_build_without_warnings")
+    generated = out / "html" / "api" / "generated"
+    grad = _entry((generated / "difflab.diff.html").read_text(encoding="utf-8"),
+                  "difflab.diff.grad")
+    gather = _entry((generated / "difflab.functions_indexing.html").read_text(
+        encoding="utf-8"), "difflab.functions_indexing.gather")
+    for entry in (grad, gather):
+        for section in ("Parameters", "Returns", "Raises", "See also", "Examples"):
+            assert section in entry, section
+        assert "\\[" in entry or "\\(" in entry  # the math, as LaTeX for MathJax
+    assert 'href="#difflab.diff.jacobian"' in grad  # See Also: a link, not text
+    assert "\\nabla f" in grad and "return_cost" in grad
+    tensor = (generated / "difflab.tensor.html").read_text(encoding="utf-8")
+    assert 'id="difflab.tensor.Tensor.gather"' in tensor
+
+
+def test_one_page_per_namespace_lists_every_name_with_its_summary(
+        built: tuple[Path, subprocess.CompletedProcess]) -> None:
+    out, result = built
+    if result.returncode != 0:
+        pytest.skip("the build failed; see test_docs_build_without_warnings")
+    from tests.docs.docstring_rules import NAMESPACES, names
+
+    pages = out / "html" / "api" / "generated" / "namespaces"
+    for namespace in NAMESPACES:
+        page = (pages / f"{namespace}.html").read_text(encoding="utf-8")
+        for name, _, _ in names(namespace):
+            assert f">{name}<" in page, f"{namespace}: {name} is not listed"
+    nn = (pages / "difflab.nn.html").read_text(encoding="utf-8")
+    assert 'href="../difflab.nn.modules.layers.html#difflab.nn.modules.layers.Linear"' in nn
+    assert "y = x Wᵀ + b" in nn  # the summary beside the name

@@ -1,0 +1,318 @@
+"""Shapes and joins: ``reshape``, ``flatten``, ``squeeze``, ``transpose``, ``cat``, ``stack``, ...
+
+Functions of :mod:`difflab.functions` (which re-exports them: they are ``difflab.<name>``
+and the array namespace's ``xp.<name>`` alike) that rearrange or join tensors.  Each
+records primitives of :mod:`difflab.ops.structural`, whose VJP is the transpose of the
+rearrangement (a reshape back, a split of the joined adjoint).
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from typing import Any
+
+from difflab import backend
+from difflab.autograd.engine import apply
+from difflab.ops import structural
+from difflab.tensor import Tensor
+from difflab.tensor_arguments import promote_all, tensor_of, write_out
+
+
+def swapaxes(input: Any, axis0: int, axis1: int) -> Any:  # noqa: A002
+    """x with two axes exchanged."""
+    if isinstance(input, Tensor):
+        return input.transpose(axis0, axis1)
+    return backend.array_module(input).swapaxes(input, axis0, axis1)
+
+
+def transpose(input: Any, dim0: Any = None, dim1: Any = None) -> Any:  # noqa: A002
+    """``transpose(x, d0, d1)`` swaps two axes (PyTorch); ``transpose(x, axes)`` permutes.
+
+    Parameters
+    ----------
+    input : Tensor or array
+        The values.
+    dim0, dim1 : int or sequence of int, optional
+        Two axes to swap; or, NumPy's way, one sequence of all the axes in their new
+        order; neither: all axes reversed.
+
+    Returns
+    -------
+    Tensor or array
+        A view; the gradient is transposed back.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.transpose(dl.tensor([[1.0, 2.0], [3.0, 4.0]]), 0, 1)
+    tensor([[1., 3.],
+            [2., 4.]])
+    >>> dl.transpose(dl.zeros(2, 1, 3), 0, 2).shape
+    difflab.Size([3, 1, 2])
+    """
+    if dim1 is not None:
+        return swapaxes(input, dim0, dim1)
+    if isinstance(input, Tensor):
+        return input.permute(*(dim0 if dim0 is not None else range(input.ndim - 1, -1, -1)))
+    return backend.array_module(input).transpose(input, dim0)
+
+
+def reshape(input: Any, shape: Any) -> Any:  # noqa: A002
+    """The same values in another shape.
+
+    Parameters
+    ----------
+    input : Tensor or array
+        The values.
+    shape : tuple of int
+        The new shape; one entry may be -1 (inferred).
+
+    Returns
+    -------
+    Tensor or array
+        A view where possible; the gradient is reshaped back.
+
+    Raises
+    ------
+    ValueError
+        When the number of elements differs.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.reshape(dl.arange(6), (2, 3))
+    tensor([[0, 1, 2],
+            [3, 4, 5]])
+    """
+    if isinstance(input, (int, float)):  # a plain number has no .reshape method
+        return backend.array_module(input).reshape(input, shape)
+    return input.reshape(shape)
+
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:  # noqa: A002
+    """Merge dimensions ``start_dim`` to ``end_dim`` into one.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+    start_dim, end_dim : int, default 0, -1
+        The first and last dimensions merged.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.flatten(dl.zeros(2, 1, 3)).shape, dl.flatten(dl.zeros(2, 1, 3), 1).shape
+    (difflab.Size([6]), difflab.Size([2, 3]))
+    """
+    return input.flatten(start_dim, end_dim)
+
+
+def squeeze(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
+    """Remove dimensions of size 1.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+    dim : int or tuple of int, optional
+        Only these dimensions (each removed if its size is 1); default: every size-1 one.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.squeeze(dl.zeros(2, 1, 3)).shape
+    difflab.Size([2, 3])
+    """
+    return input.squeeze(dim)
+
+
+def unsqueeze(input: Tensor, dim: int) -> Tensor:  # noqa: A002
+    """Insert a dimension of size 1 at ``dim``.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+    dim : int
+        Where the new dimension goes (negative counts from the end).
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.unsqueeze(dl.zeros(3), 0).shape
+    difflab.Size([1, 3])
+    """
+    return input.unsqueeze(dim)
+
+
+def expand_dims(x: Any, axis: int) -> Any:
+    """NumPy's name for :func:`unsqueeze`."""
+    if isinstance(x, Tensor):
+        return x.unsqueeze(axis)
+    return backend.array_module(x).expand_dims(x, axis)
+
+
+def flip(input: Any, dims: Any) -> Any:  # noqa: A002  (PyTorch's keyword)
+    """``input`` reversed along ``dims``."""
+    if isinstance(input, Tensor):
+        return input.flip(dims)
+    return backend.array_module(input).flip(input, dims)
+
+
+def cat(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None,
+        out: Tensor | None = None) -> Tensor:
+    """Join tensors along an existing dimension ``dim`` (promoted to their common dtype).
+
+    ``axis`` is NumPy's name for ``dim`` (PyTorch accepts it too): derivative
+    rules call ``xp.concatenate(xs, axis=k)``, and with nested dual numbers
+    (forward over forward) ``xp`` is this module.
+
+    Parameters
+    ----------
+    tensors : sequence of Tensor
+        Of equal shapes except along ``dim``.
+    dim : int, default 0
+        The dimension to join along (``axis``: NumPy's name).
+    out : Tensor, optional
+        Written into (and returned).
+
+    Returns
+    -------
+    Tensor
+        The joined tensor; its gradient is split back into the pieces.
+
+    Raises
+    ------
+    ValueError
+        When the shapes differ outside ``dim`` (the message names the tensors).
+
+    See Also
+    --------
+    stack : join along a new dimension.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[1.0, 2.0]])
+    >>> dl.cat([x, x], dim=0)
+    tensor([[1., 2.],
+            [1., 2.]])
+    """
+    dim = dim if axis is None else axis
+    if out is not None:
+        return write_out(out, cat(tensors, dim))
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("cat() needs a non-empty sequence of tensors")
+    if not builtins.any(isinstance(t, Tensor) for t in tensors):  # arrays or Duals: no tape
+        return backend.array_module(tensors[0]).concatenate(tensors, axis=dim)
+    ndim = tensor_of(tensors[0]).ndim
+    for i, t in enumerate(tensors[1:], 1):
+        t = tensor_of(t)
+        if t.ndim != ndim or builtins.any(
+            a != b for k, (a, b) in enumerate(zip(t.shape, tensor_of(tensors[0]).shape))
+            if k != dim % ndim
+        ):
+            raise ValueError(
+                f"cat: sizes of tensors must match except in dimension {dim}; tensor 0 has "
+                f"shape {tuple(tensor_of(tensors[0]).shape)}, tensor {i} has shape "
+                f"{tuple(t.shape)}"
+            )
+    return apply(structural.Concatenate, *promote_all(tensors), axis=dim % ndim)
+
+
+concatenate = cat
+
+
+def stack(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None,
+          out: Tensor | None = None) -> Tensor:
+    """Join tensors of equal shape along a new dimension ``dim`` (``axis``: NumPy's name).
+
+    Parameters
+    ----------
+    tensors : sequence of Tensor
+        Of one shape.
+    dim : int, default 0
+        Where the new dimension goes (``axis``: NumPy's name).
+    out : Tensor, optional
+        Written into (and returned).
+
+    Returns
+    -------
+    Tensor
+        One more dimension than the inputs.
+
+    See Also
+    --------
+    cat : join along an existing dimension.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> b = dl.tensor([1.0, 2.0])
+    >>> dl.stack([b, b]).shape
+    difflab.Size([2, 2])
+    """
+    dim = dim if axis is None else axis
+    if out is not None:
+        return write_out(out, stack(tensors, dim))
+    tensors = list(tensors)
+    if tensors and not builtins.any(isinstance(t, Tensor) for t in tensors):  # arrays or Duals
+        return backend.array_module(tensors[0]).stack(tensors, axis=dim)
+    tensors = [tensor_of(t) for t in tensors]
+    if not tensors:
+        raise ValueError("stack() needs a non-empty sequence of tensors")
+    shape = tensors[0].shape
+    for i, t in enumerate(tensors):
+        if t.shape != shape:
+            raise ValueError(
+                f"stack expects each tensor to be equal size, but got {tuple(shape)} at "
+                f"entry 0 and {tuple(t.shape)} at entry {i}"
+            )
+    dim = dim % (len(shape) + 1)
+    return cat([t.unsqueeze(dim) for t in tensors], dim)
+
+
+def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
+    """Cut ``x`` into pieces of a given size (the last may be smaller) or given sizes."""
+    length = x.shape[dim]
+    if isinstance(split_size_or_sections, int):
+        if split_size_or_sections <= 0:
+            raise ValueError("split size must be positive")
+        sizes = [split_size_or_sections] * (length // split_size_or_sections)
+        if length % split_size_or_sections:
+            sizes.append(length % split_size_or_sections)
+    else:
+        sizes = list(split_size_or_sections)
+        if builtins.sum(sizes) != length:
+            raise ValueError(
+                f"split sizes {sizes} add up to {builtins.sum(sizes)}, but dimension {dim} "
+                f"has length {length}"
+            )
+    pieces, start = [], 0
+    index = [slice(None)] * x.ndim
+    for size in sizes:
+        index[dim] = slice(start, start + size)
+        pieces.append(x[tuple(index)])
+        start += size
+    return tuple(pieces)
+
+
+def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
+    """Cut ``x`` into ``chunks`` nearly equal pieces."""
+    size = -(-x.shape[dim] // chunks)
+    return split(x, size, dim)

@@ -1,0 +1,173 @@
+"""Every public name of difflab has a complete numpydoc docstring whose examples run.
+
+The rules (summary, Parameters, Returns, Examples that pass; a Tensor method may forward
+to a complete function instead) are in ``tests/docs/docstring_rules.py``.  The names not
+there yet are listed, each with what it lacks, in ONE dict:
+``tests/docs/docstring_exemptions.py``.  The list only shrinks: a name that becomes
+complete must leave it (``test_no_exemption_is_stale``).  Regenerate it, and print the
+counts per namespace, with::
+
+    python -m tests.docs.test_docstrings            # the counts
+    python -m tests.docs.test_docstrings --write    # rewrite the exemptions from the code
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.docs.docstring_exemptions import EXEMPT
+from tests.docs.docstring_rules import NAMESPACES, SECTION, docstring, problems, run_examples
+from tests.docs.docstring_rules import names as public
+
+
+def names(namespace: str) -> Iterator[tuple[str, Any, bool]]:
+    """``(qualified name, object, is a Tensor method)`` for each public name."""
+    for name, obj, method in public(namespace):
+        yield f"{namespace}.{name}", obj, method
+
+
+def report() -> dict[str, dict[str, Any]]:
+    """Per namespace: the count of names, complete ones, ones with an example, and what
+    each incomplete name lacks."""
+    table = {}
+    for namespace in NAMESPACES:
+        lacking = {}
+        with_example = 0
+        entries = list(names(namespace))
+        for qualified, obj, method in entries:
+            missing = problems(obj, method=method)
+            if missing:
+                lacking[qualified] = missing
+            doc = docstring(obj)
+            with_example += SECTION["Examples"] in doc and ">>>" in doc
+        table[namespace] = {"names": len(entries), "complete": len(entries) - len(lacking),
+                            "with_example": with_example, "lacking": lacking}
+    return table
+
+
+@pytest.fixture(scope="module")
+def table() -> dict[str, dict[str, Any]]:
+    return report()
+
+
+@pytest.mark.parametrize("namespace", NAMESPACES)
+def test_every_public_name_is_documented_or_exempt(table, namespace):
+    lacking = {name: missing for name, missing in table[namespace]["lacking"].items()
+               if name not in EXEMPT}
+    assert not lacking, (
+        f"{len(lacking)} public name(s) of {namespace} lack a complete docstring (numpydoc: "
+        f"a one-line summary, Parameters, Returns, an Examples section): "
+        + "; ".join(f"{n}: {', '.join(m)}" for n, m in sorted(lacking.items())[:20]))
+
+
+def test_no_exemption_is_stale(table):
+    """An exempt name still exists and is still incomplete (else it leaves the list)."""
+    lacking = {n for entry in table.values() for n in entry["lacking"]}
+    stale = sorted(set(EXEMPT) - lacking)
+    assert not stale, (f"{len(stale)} exemption(s) no longer needed (the name is complete or "
+                       f"gone): {stale[:20]}; run `python -m tests.docs.test_docstrings --write`")
+
+
+def test_every_exemption_gives_a_reason():
+    assert all(isinstance(r, str) and len(r) > 10 for r in EXEMPT.values())
+
+
+#: Namespaces whose examples need an optional package (an extra): skipped without it.
+NEEDS = {"difflab.onnx": "onnx"}
+
+
+@pytest.mark.parametrize("namespace", NAMESPACES)
+def test_the_examples_run(namespace):
+    """Each docstring example runs as a doctest, its printed output checked."""
+    if namespace in NEEDS:
+        pytest.importorskip(NEEDS[namespace], reason=f"{namespace}'s examples need it")
+    seen: set[int] = set()
+    failed = []
+    for qualified, obj, _ in names(namespace):
+        doc = docstring(obj)
+        if ">>>" not in doc or id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        result = run_examples(obj, qualified)
+        if result.failed:
+            failed.append(qualified)
+    assert not failed, f"the examples of {failed} fail (run them with doctest to see how)"
+
+
+def test_the_checker_finds_what_a_docstring_lacks():
+    """The rules themselves: a bare summary lacks everything; a full one lacks nothing."""
+    def bare(x):
+        """Twice x."""
+
+    def full(x):
+        """Twice x.
+
+        Parameters
+        ----------
+        x : float
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> 2 * 3
+        6
+        """
+
+    def forwarding(self):
+        """The sine.  See :func:`difflab.sin`."""
+
+    assert problems(bare) == ["parameters", "returns", "examples"]
+    assert problems(full) == []
+    assert run_examples(full, "full").failed == 0
+    assert problems(forwarding, method=True) in ([], ["a complete difflab.sin"])
+    assert problems(forwarding) == ["returns", "examples"]
+    assert "summary" in problems(lambda: None)
+
+
+# -------------------------------------------------------------- the exemptions file
+
+def write_exemptions(table: dict[str, dict[str, Any]]) -> None:
+    """Rewrite ``docstring_exemptions.py`` from the code's docstrings as they are."""
+    lines = [
+        '"""The public names whose docstrings are not complete yet, each with what it lacks.',
+        "",
+        "Generated by ``python -m tests.docs.test_docstrings --write`` (do not edit by hand:",
+        "complete the docstring, then regenerate).  Counts when generated (names / complete /",
+        "with an example):",
+        "",
+    ]
+    for namespace, entry in table.items():
+        lines.append(f"* {namespace}: {entry['names']} / {entry['complete']} / "
+                     f"{entry['with_example']}")
+    lines += ['"""', "", "EXEMPT: dict[str, str] = {"]
+    for entry in table.values():
+        for name, missing in sorted(entry["lacking"].items()):
+            lines.append(f"    {name!r}: {'lacks ' + ', '.join(missing)!r},")
+    lines += ["}", ""]
+    path = Path(__file__).with_name("docstring_exemptions.py")
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def main(argv: list[str]) -> None:
+    table = report()
+    print(f"{'namespace':28} {'names':>6} {'complete':>9} {'example':>8}")
+    for namespace, entry in table.items():
+        print(f"{namespace:28} {entry['names']:6} {entry['complete']:9} "
+              f"{entry['with_example']:8}")
+    total = {k: sum(e[k] for e in table.values()) for k in ("names", "complete",
+                                                               "with_example")}
+    print(f"{'all':28} {total['names']:6} {total['complete']:9} {total['with_example']:8}")
+    if "--write" in argv:
+        write_exemptions(table)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
