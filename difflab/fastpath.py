@@ -11,7 +11,7 @@ shortcut                        replaces                           hooked in at
 1. allocator tuning             glibc's return of freed memory     import of difflab
 2. adjoints added in place      ``x̄ = x̄ + g`` (a new array)        ``engine.Adjoints``
 3. slices' adjoints unwritten   scatter of ȳ into ``zeros(x)``     ``structural.Index.vjp``
-4. scaling by a number          ``ȳ · f'(x)`` on broadcast arrays  ``elementwise._scale``
+4. scaling by a number          ``ȳ · f'(x)`` on broadcast arrays  ``elementwise_primitives._scale``
 5. the square's derivative      ``2·a¹`` (a copy, then a product)  ``elementwise.Pow.d_da``
 ==============================  =================================  ===========================
 
@@ -259,7 +259,7 @@ def single_value(g: Any) -> Any:
 
 
 def scale(xp: Any, g: Any, factor: Any, saved: tuple = ()) -> Any:
-    """g · factor, as the plain ``elementwise._scale``, in fewer passes over memory.
+    """g · factor, as the plain ``elementwise_primitives._scale``, in fewer passes over memory.
 
     Skips the multiplication when the factor is the number 1.  For large
     arrays, two more shortcuts: when ``g`` is one number broadcast (see

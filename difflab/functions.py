@@ -34,7 +34,7 @@ from difflab import backend
 from difflab.autograd import engine as _engine
 from difflab.autograd.engine import apply, register_recording_namespace
 from difflab.ops import docstrings, elementwise, registry, structural
-from difflab.ops.elementwise import BinaryOp, UnaryOp
+from difflab.ops.elementwise_primitives import BinaryOp, UnaryOp
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import (
     MinMax,

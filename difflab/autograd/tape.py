@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from difflab.autograd.engine import Node, TapeRecorder, reachable
-from difflab.ops.elementwise import BinaryOp, UnaryOp
+from difflab.ops.elementwise_primitives import BinaryOp, UnaryOp
 from difflab.tensor import Tensor
 
 

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from difflab import backend
-from difflab.ops import elementwise, logic, nn_conv, nn_ops, products, structural
+from difflab.ops import elementwise_primitives, logic, nn_conv, nn_ops, products, structural
 
 
 class Batch:
@@ -530,8 +530,8 @@ RULES: dict[str, Any] = {
 }
 
 # Elementwise primitives get their rule for free, those registered later too.
-elementwise.UnaryOp.batch = staticmethod(elementwise_rule)
-elementwise.BinaryOp.batch = staticmethod(elementwise_rule)
+elementwise_primitives.UnaryOp.batch = staticmethod(elementwise_rule)
+elementwise_primitives.BinaryOp.batch = staticmethod(elementwise_rule)
 logic.Pointwise.batch = staticmethod(elementwise_rule)
 
 

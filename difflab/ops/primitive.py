@@ -24,7 +24,7 @@ its faces (generated)             ``tensor_method``, ``dl_function``, ``numpy_fu
 The built-in primitives are subclasses whose rules are static methods
 (``structural.Sum.forward(ctx, xp, x, axis=None)``) and are registered as the
 class itself; the elementwise ones are instances of
-:class:`~difflab.ops.elementwise.UnaryOp` / ``BinaryOp`` made from a rule.
+:class:`~difflab.ops.elementwise_primitives.UnaryOp` / ``BinaryOp`` made from a rule.
 Either way a primitive *is a* ``Primitive``: ``registry.register`` refuses
 anything else.
 

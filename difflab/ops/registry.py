@@ -48,7 +48,7 @@ from difflab.ops import (
     reductions,
     structural,
 )
-from difflab.ops.elementwise import BinaryOp, UnaryOp
+from difflab.ops.elementwise_primitives import BinaryOp, UnaryOp
 from difflab.ops.primitive import Primitive
 
 
