@@ -51,6 +51,7 @@ import numpy as np
 from difflab import backend
 from difflab.autograd import engine, functional
 from difflab.autograd.grad_mode import is_grad_enabled
+from difflab.jit import standins
 from difflab.jit.graph import Graph, GraphError, Ref
 from difflab.jit.joint import DEFAULT_PASSES, _build, _Call, _CompiledOutput, _Graphs
 from difflab.jit.tracing import (
@@ -182,10 +183,14 @@ class _CompileTracer(Tracer):
         if self.rule_reads is not None:  # a derivative rule's own read: decided again later
             self.rule_reads.append(what)
             return
+        if self.stand_ins:  # (traced again on the real values: the break is decided there)
+            raise standins.NeedsValues(what)
         self._break(f"{what} of a tensor computed from the inputs: Python needs its value "
                     f"(data-dependent control flow)")
 
     def _warn(self, message: str) -> None:
+        if self.stand_ins:
+            raise standins.NeedsValues(message)
         self._break(message)
 
     def _break(self, reason: str) -> None:
@@ -296,7 +301,8 @@ def _trace(fn: Callable, args: tuple, kwargs: dict, state: list, need_grad: bool
     call_leaves = []
     for k, x in enumerate(leaves):
         if isinstance(x, (Tensor, np.ndarray)):
-            t = Tensor._wrap(x.array if isinstance(x, Tensor) else x)
+            array = x.array if isinstance(x, Tensor) else x
+            t = Tensor._wrap(standins.stand_in(array) if standins.active() else array)
             t._requires_grad = bool(isinstance(x, Tensor) and x._requires_grad and need_grad)
             tracer.add_input(f"a{k}", t)
             call_leaves.append(t)
@@ -336,7 +342,8 @@ def _traced_backward(tracer: _CompileTracer, primals: list, outputs: list) -> li
         return []
     cotangents = []
     for _, o in outs:
-        g = Tensor._wrap(backend.array_module(o.array).ones_like(o.array))
+        ones = backend.array_module(o.array).ones_like(o.array)
+        g = Tensor._wrap(standins.stand_in(ones) if tracer.stand_ins else ones)
         g._requires_grad = True  # (a recorded seed: the VJPs' reshapes of it are traced too)
         tracer.add_input(f"g{len(cotangents)}", g)
         cotangents.append(g)
@@ -472,6 +479,10 @@ class CompiledFunction:
     def _compile(self, args: tuple, kwargs: dict, state: list, leaves: list
                  ) -> _Graphs | _Eager:
         start = time.perf_counter()
+        built = self._compile_shape_only(args, kwargs, state)
+        if built is not None:
+            built.trace_seconds = time.perf_counter() - start
+            return built
         snapshot = _snapshot(state)
         # (the arguments too: an in-place change of one is not replayed by a graph)
         arguments = [x.array if isinstance(x, Tensor) else x for x in leaves
@@ -514,6 +525,30 @@ class CompiledFunction:
             return _Eager(breaks)
         self.traces += 1
         return _build(joint, tracer, self.passes or (), time.perf_counter() - start)
+
+    def _compile_shape_only(self, args: tuple, kwargs: dict, state: list) -> _Graphs | None:
+        """The graphs traced on stand-ins (:mod:`difflab.jit.standins`): no value held, no
+        argument copied; None if anything needed the values (a graph break among them),
+        then :meth:`_compile` traces on the real arrays as before."""
+        if not standins.ENABLED:
+            return None
+        snapshot = _snapshot(state)
+
+        def trace() -> tuple:
+            joint, tracer, _ = _trace(self.fn, args, kwargs, state, is_grad_enabled(),
+                                      stop=True)
+            if joint is None or tracer.breaks or _restore(self.fn, snapshot):
+                raise standins.NeedsValues("a graph break, or a buffer written")
+            return joint, tracer
+
+        try:
+            traced = standins.build_on_stand_ins(trace, lambda traced: [traced[0]])
+        finally:
+            _restore(self.fn, snapshot)
+        if traced is None:
+            return None
+        self.traces += 1
+        return _build(*traced, self.passes or (), 0.0)
 
     def _replay(self, entry: _Graphs, leaves: list, state: list) -> Any:
         primals = [x if isinstance(x, Tensor) else Tensor._wrap(x) for x in leaves
