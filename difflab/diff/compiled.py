@@ -133,10 +133,11 @@ def _require_scalar_output(graph: jit.Graph, transform: str) -> None:
     require_scalar(np.empty(_output_shape(graph)), transform)
 
 
-def _build_shape_only(build: Callable[[], tuple]) -> tuple:
+def _build_shape_only(build: Callable[[], tuple], arrays: list) -> tuple:
     """``build()`` traced on stand-ins (:mod:`difflab.jit.standins`): the same graph without
     holding the values; on the real arrays if anything there needs them (or fails)."""
-    built = standins.build_on_stand_ins(build, lambda built: [built[0]])
+    nbytes = sum(getattr(a, "nbytes", 0) for a in arrays)
+    built = standins.build_on_stand_ins(build, lambda built: [built[0]], nbytes)
     return build() if built is None else built
 
 
@@ -181,7 +182,7 @@ class Compiled(Differentiator):
         start = time.perf_counter()
         if found is None:
             try:
-                graph, info = _build_shape_only(build)
+                graph, info = _build_shape_only(build, _arrays(args))
             except jit.GraphError as exc:
                 found = per_f[key] = str(exc)
             else:

@@ -479,7 +479,7 @@ class CompiledFunction:
     def _compile(self, args: tuple, kwargs: dict, state: list, leaves: list
                  ) -> _Graphs | _Eager:
         start = time.perf_counter()
-        built = self._compile_shape_only(args, kwargs, state)
+        built = self._compile_shape_only(args, kwargs, state, leaves)
         if built is not None:
             built.trace_seconds = time.perf_counter() - start
             return built
@@ -526,7 +526,8 @@ class CompiledFunction:
         self.traces += 1
         return _build(joint, tracer, self.passes or (), time.perf_counter() - start)
 
-    def _compile_shape_only(self, args: tuple, kwargs: dict, state: list) -> _Graphs | None:
+    def _compile_shape_only(self, args: tuple, kwargs: dict, state: list, leaves: list
+                            ) -> _Graphs | None:
         """The graphs traced on stand-ins (:mod:`difflab.jit.standins`): no value held, no
         argument copied; None if anything needed the values (a graph break among them),
         then :meth:`_compile` traces on the real arrays as before."""
@@ -542,7 +543,9 @@ class CompiledFunction:
             return joint, tracer
 
         try:
-            traced = standins.build_on_stand_ins(trace, lambda traced: [traced[0]])
+            nbytes = sum(getattr(x.array if isinstance(x, Tensor) else x, "nbytes", 0)
+                         for x in leaves if isinstance(x, (Tensor, np.ndarray)))
+            traced = standins.build_on_stand_ins(trace, lambda traced: [traced[0]], nbytes)
         finally:
             _restore(self.fn, snapshot)
         if traced is None:

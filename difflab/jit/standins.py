@@ -36,7 +36,9 @@ before:
 
 Values not computed from the inputs (a module's weights, a constant made
 inside the function) stay real: Python may read them freely.  Only NumPy
-arrays are replaced (a GPU trace keeps its arrays).  Set
+arrays are replaced (a GPU trace keeps its arrays), and only when the
+arguments hold at least :data:`MIN_BYTES` (1 MiB): the function's Python runs
+twice while tracing on stand-ins, so small calls trace once, on their values.  Set
 ``DIFFLAB_JIT_STANDINS=0`` (or :data:`ENABLED` = False) to trace on the real
 values only: the graphs are the same (``tests/jit/test_jit_standins.py``
 checks it), the first call just holds more memory.
@@ -56,6 +58,10 @@ import numpy as np
 #: Whether a graph's first build traces on stand-ins (``DIFFLAB_JIT_STANDINS=0``: never).
 ENABLED: bool = os.environ.get("DIFFLAB_JIT_STANDINS", "1").strip().lower() not in (
     "0", "off", "false", "no")
+
+#: Arguments smaller than this (bytes, all together) are traced on their values, once: the
+#: memory saved would be small, and the function's Python runs once, not twice.
+MIN_BYTES: int = 1 << 20
 
 #: Set inside :func:`tracing_on_stand_ins`: ``trace_graph`` then replaces its arguments.
 _ACTIVE: list[bool] = [False]
@@ -134,8 +140,10 @@ def tracing_on_stand_ins(fill: str = "min") -> Iterator[None]:
         _ACTIVE[0], _FILL[0] = outer, outer_fill
 
 
-def build_on_stand_ins(build: Callable[[], Any], graphs: Callable[[Any], list]) -> Any:
-    """``build()`` traced on stand-ins, or None if the values are needed.
+def build_on_stand_ins(build: Callable[[], Any], graphs: Callable[[Any], list],
+                       nbytes: int) -> Any:
+    """``build()`` traced on stand-ins, or None if the values are needed (or if the
+    arguments, ``nbytes`` in all, are smaller than :data:`MIN_BYTES`).
 
     Traced twice: the stand-ins hold each array's smallest element, then its
     largest.  What a trace keeps of the numbers (a constant a rule computed
@@ -143,7 +151,7 @@ def build_on_stand_ins(build: Callable[[], Any], graphs: Callable[[Any], list]) 
     between the two, and then the real values decide (None).  ``graphs(built)``
     lists the graphs to compare.
     """
-    if not ENABLED:
+    if not ENABLED or nbytes < MIN_BYTES:
         return None
     # (each trace draws what one trace on the values would; the random generator is left
     # as that one trace leaves it, or as found when the values must decide)

@@ -21,6 +21,12 @@ from difflab.testing import samples
 CASES = {**samples.primitive_cases(), **samples.function_cases()}
 
 
+@pytest.fixture(autouse=True)
+def _small_inputs_too(monkeypatch):
+    """The table's inputs are small: trace them on stand-ins too (1 MiB and more, else)."""
+    monkeypatch.setattr(standins, "MIN_BYTES", 0)
+
+
 def _both_ways(monkeypatch, build):
     """``build()`` with stand-ins on, then off (the values): both results."""
     monkeypatch.setattr(standins, "ENABLED", True)
@@ -130,7 +136,7 @@ def rosenbrock(x):
     return (100.0 * (b - a * a) ** 2 + (1.0 - a) ** 2).sum()
 
 
-def test_the_rosenbrock_gradient_is_traced_on_stand_ins():
+def test_the_rosenbrock_gradient_is_traced_on_stand_ins(monkeypatch):
     method = Compiled()
     dl.grad(rosenbrock, method=method)(np.linspace(-1, 1, 50))
     (compiled,) = next(iter(method._cache.values())).values()
@@ -232,3 +238,37 @@ def test_a_compiled_losss_gradient_becomes_the_grad_without_a_copy():
     f(big).backward()  # (traced for this shape)
     big.grad = None
     assert _peak(lambda: f(big).backward(), nbytes) < 1.5  # (the gradient, once)
+
+
+def test_small_arguments_are_traced_once_on_their_values(monkeypatch):
+    monkeypatch.setattr(standins, "MIN_BYTES", 1 << 20)
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return (x * x).sum()
+
+    g = dl.compile(f)
+    g(dl.tensor(np.ones(100), requires_grad=True)).backward()
+    assert len(calls) == 1
+    (entry,) = g.cache.values()
+    assert not standins.is_stand_in(entry.forward.inputs[0].example)
+    g(dl.tensor(np.ones(200_000), requires_grad=True)).backward()  # (1.5 MiB: stand-ins)
+    assert len(calls) == 3
+
+
+def test_a_folded_constant_of_one_number_stays_that_number_broadcast():
+    """Folding ``ones(n) * 100`` (a loss's seed, scaled) keeps n copies of 100.0 as one
+    number, no memory; a constant of several numbers is kept as computed."""
+    n = 50_000
+    ramp = np.linspace(0, 1, n)
+    g = dl.jit.trace(lambda x: x * (dl.tensor(np.ones(n)) * 100.0) + x * (dl.tensor(ramp) * 2.0),
+                     (dl.tensor(np.ones(n)),)).graph
+    folded = dl.jit.optimize(g, ["fold", "dce"])
+    hundreds = [c for c in folded.constants.values() if float(c.reshape(-1)[0]) == 100.0]
+    ramps = [c for c in folded.constants.values() if float(c.reshape(-1)[-1]) == 2.0]
+    assert len(hundreds) == len(ramps) == 1
+    assert not any(hundreds[0].strides) and hundreds[0].shape == (n,)
+    assert any(ramps[0].strides)
+    x = np.random.default_rng(0).uniform(-1, 1, n)
+    np.testing.assert_array_equal(folded.run(x)[0], g.run(x)[0])
