@@ -114,7 +114,14 @@ _MADE: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
 def is_stand_in(array: Any) -> bool:
-    """Whether ``array`` is a stand-in :func:`stand_in` made (and not a user's own array)."""
+    """Whether ``array`` is a stand-in :func:`stand_in` made (and not a user's own array).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> is_stand_in(stand_in(np.arange(4.0))), is_stand_in(np.broadcast_to(1.0, (4,)))
+    (True, False)
+    """
     return _MADE.get(id(array)) is array
 
 

@@ -272,3 +272,10 @@ def test_a_folded_constant_of_one_number_stays_that_number_broadcast():
     assert any(ramps[0].strides)
     x = np.random.default_rng(0).uniform(-1, 1, n)
     np.testing.assert_array_equal(folded.run(x)[0], g.run(x)[0])
+
+
+def test_the_modules_examples_run():
+    import doctest
+
+    failures, tried = doctest.testmod(standins, optionflags=doctest.ELLIPSIS)
+    assert tried >= 2 and failures == 0
