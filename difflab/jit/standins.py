@@ -11,7 +11,7 @@ at n = 10^6 used to peak at 20 times the input.
 
 So the first build of a graph traces on **stand-ins** instead.  A stand-in
 has the shape and dtype of the array it replaces and one number in every
-element: ``np.broadcast_to(x.flat[0], x.shape)``, a zero-stride view of 8
+element: ``np.broadcast_to(x.min(), x.shape)``, a zero-stride view of 8
 bytes.  The primitives run on them as NumPy lets them (an operation makes one
 full-size result); the tracer writes its node and then swaps that result,
 and the arrays its forward saved, for stand-ins (:func:`shrink`).  At any
@@ -32,7 +32,13 @@ before:
   (``ctx.invstd`` of a normalisation): they would become constants of the
   graph (:func:`check_settings`);
 * any error at all (a singular stand-in matrix, an index out of range):
-  the real values decide whether it is the function's own.
+  the real values decide whether it is the function's own;
+* two traces that disagree.  Code that computes on a traced value's raw
+  array outside the primitives (``np.where`` on tensors builds its gradient's
+  masks so) is not seen by the tracer, and its result would become a
+  constant holding the stand-in's number.  So :func:`build_on_stand_ins`
+  traces twice, on each array's smallest element and then its largest, and
+  keeps the graph only if both traces give the same listing and constants.
 
 Values not computed from the inputs (a module's weights, a constant made
 inside the function) stay real: Python may read them freely.  Only NumPy
