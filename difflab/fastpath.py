@@ -13,6 +13,8 @@ shortcut                        replaces                           hooked in at
 3. slices' adjoints unwritten   scatter of ȳ into ``zeros(x)``     ``structural.Index.vjp``
 4. scaling by a number          ``ȳ · f'(x)`` on broadcast arrays  ``elementwise_primitives._scale``
 5. the square's derivative      ``2·a¹`` (a copy, then a product)  ``elementwise.Pow.d_da``
+6. fresh adjoints kept          the copy of a gradient into        ``jit.joint._Call.backward``
+                                ``.grad``
 ==============================  =================================  ===========================
 
 Set the environment variable ``DIFFLAB_FASTPATH=0`` before importing difflab
@@ -123,6 +125,8 @@ class InPlaceAdjoints(dict):
 
     def add(self, key: Any, g: Any) -> None:
         """``x̄ += g`` for ``key``'s adjoint, in place where that is safe."""
+        if type(g) is FreshAdjoint:  # (shortcut 6: an array nobody else holds)
+            g = self._own(g.values)
         old = self.get(key)
         if old is None:  # the common case: the first adjoint to arrive
             self[key] = g
@@ -164,6 +168,22 @@ class InPlaceAdjoints(dict):
     def _may_update(self, old: Any, g: Any) -> bool:
         """May ``g`` be added into ``old`` in place?  Only into our own buffer, same kind."""
         return self.owned.get(id(old)) is old and type(g) is type(old) and g.dtype == old.dtype
+
+
+class FreshAdjoint:
+    """Shortcut 6: an adjoint a VJP allocated for this backward pass alone.
+
+    The store may then keep ``values`` as its own buffer, and a leaf may take
+    it as its ``.grad`` without the copy an adjoint that others may hold needs.
+    A compiled loss's VJP hands over the gradients its forward graph computed
+    (``difflab.jit.joint``).  Only with the shortcuts on (the plain store
+    would not know the wrapper).
+    """
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: Any) -> None:
+        self.values = values
 
 
 # --------------------------------------------- 3. slices' adjoints unwritten

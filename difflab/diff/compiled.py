@@ -54,6 +54,7 @@ from difflab.diff.interface import (
     require_scalar,
 )
 from difflab.diff.reverse import Reverse
+from difflab.jit import standins
 from difflab.jit.tracing import _is_array, _module_state, _signature, trace_graph, unflatten
 from difflab.tensor import Tensor
 
@@ -132,6 +133,14 @@ def _require_scalar_output(graph: jit.Graph, transform: str) -> None:
     require_scalar(np.empty(_output_shape(graph)), transform)
 
 
+def _build_shape_only(build: Callable[[], tuple], arrays: list) -> tuple:
+    """``build()`` traced on stand-ins (:mod:`difflab.jit.standins`): the same graph without
+    holding the values; on the real arrays if anything there needs them (or fails)."""
+    nbytes = sum(getattr(a, "nbytes", 0) for a in arrays)
+    built = standins.build_on_stand_ins(build, lambda built: [built[0]], nbytes)
+    return build() if built is None else built
+
+
 class Compiled(Differentiator):
     """Derivatives as static graphs: traced once per input signature, replayed after.
 
@@ -173,7 +182,7 @@ class Compiled(Differentiator):
         start = time.perf_counter()
         if found is None:
             try:
-                graph, info = build()
+                graph, info = _build_shape_only(build, _arrays(args))
             except jit.GraphError as exc:
                 found = per_f[key] = str(exc)
             else:

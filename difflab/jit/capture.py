@@ -21,6 +21,7 @@ import numpy as np
 
 from difflab import backend
 from difflab.autograd import functional
+from difflab.jit import standins
 from difflab.jit.breaks import SPLITTING_READS, GraphBreak, Read, read_key
 from difflab.jit.graph import Graph, Ref
 from difflab.jit.tracing import Tracer, _flatten, _generator_kept, _user_frame, unflatten
@@ -58,6 +59,8 @@ class _CompileTracer(Tracer):
         graph break: see :mod:`difflab.jit.breaks`); any other is :meth:`_break`."""
         if not self.depends_on_inputs(tensor) or self.rule_reads is not None:
             return super().value_read(tensor, what)
+        if self.stand_ins:  # (traced again on the real values: the break is decided there)
+            raise standins.NeedsValues(what)
         if not (self.split and what in SPLITTING_READS and tensor.array.size == 1):
             return self.warn_value_read(what)
         ref = self.refs[id(tensor.array)]
@@ -75,11 +78,15 @@ class _CompileTracer(Tracer):
         if self.rule_reads is not None:  # a derivative rule's own read: decided again later
             self.rule_reads.append(what)
             return
+        if self.stand_ins:  # (traced again on the real values: the break is decided there)
+            raise standins.NeedsValues(what)
         self._break(f"{what} of a tensor computed from the inputs: Python needs its value "
                     f"(data-dependent control flow), and hands it on where no graph follows "
                     f"it (printed, a list, an array), so this call runs eagerly")
 
     def _warn(self, message: str) -> None:
+        if self.stand_ins:
+            raise standins.NeedsValues(message)
         self._break(message)
 
     def _break(self, reason: str) -> None:
@@ -214,7 +221,8 @@ def _trace(fn: Callable, args: tuple, kwargs: dict, state: list, need_grad: bool
     call_leaves = []
     for k, x in enumerate(leaves):
         if isinstance(x, (Tensor, np.ndarray)):
-            t = Tensor._wrap(x.array if isinstance(x, Tensor) else x)
+            array = x.array if isinstance(x, Tensor) else x
+            t = Tensor._wrap(standins.stand_in(array) if standins.active() else array)
             t._requires_grad = bool(isinstance(x, Tensor) and x._requires_grad and need_grad)
             tracer.add_input(f"a{k}", t)
             call_leaves.append(t)
@@ -259,7 +267,8 @@ def _traced_backward(tracer: _CompileTracer, primals: list, outputs: list) -> li
         return []
     cotangents = []
     for _, o in outs:
-        g = Tensor._wrap(backend.array_module(o.array).ones_like(o.array))
+        ones = backend.array_module(o.array).ones_like(o.array)
+        g = Tensor._wrap(standins.stand_in(ones) if tracer.stand_ins else ones)
         g._requires_grad = True  # (a recorded seed: the VJPs' reshapes of it are traced too)
         tracer.add_input(f"g{len(cotangents)}", g)
         cotangents.append(g)

@@ -53,6 +53,7 @@ import numpy as np
 from difflab import random
 from difflab.autograd import engine
 from difflab.autograd.grad_mode import is_grad_enabled
+from difflab.jit import standins
 from difflab.jit.breaks import GraphBreak, Stage, cut, graft, graft_eager, read_key
 from difflab.jit.capture import (
     _frame_of,
@@ -319,6 +320,10 @@ class CompiledFunction:
     def _compile(self, args: tuple, kwargs: dict, state: list, leaves: list
                  ) -> _Graphs | Stage | _Eager:
         start = time.perf_counter()
+        built = self._compile_shape_only(args, kwargs, state, leaves)
+        if built is not None:
+            built.trace_seconds = time.perf_counter() - start
+            return built
         snapshot = _snapshot(state)
         # (the arguments too: an in-place change of one is not replayed by a graph)
         arguments = [x.array if isinstance(x, Tensor) else x for x in leaves
@@ -360,6 +365,33 @@ class CompiledFunction:
         stages[-1].branches[tracer.reads[-1].key] = _build(final, tracer, passes,
                                                            time.perf_counter() - start)
         return stages[0]
+
+    def _compile_shape_only(self, args: tuple, kwargs: dict, state: list, leaves: list
+                            ) -> _Graphs | None:
+        """The graphs traced on stand-ins (:mod:`difflab.jit.standins`): no value held, no
+        argument copied; None if anything needed the values (a graph break among them,
+        splitting or not), then :meth:`_compile` traces on the real arrays as before."""
+        if not standins.ENABLED:
+            return None
+        snapshot = _snapshot(state)
+
+        def trace() -> tuple:
+            joint, tracer, _ = _trace(self.fn, args, kwargs, state, is_grad_enabled(),
+                                      stop=True, split=False)
+            if joint is None or tracer.breaks or tracer.reads or _restore(self.fn, snapshot):
+                raise standins.NeedsValues("a graph break, or a buffer written")
+            return joint, tracer
+
+        try:
+            nbytes = sum(getattr(x.array if isinstance(x, Tensor) else x, "nbytes", 0)
+                         for x in leaves if isinstance(x, (Tensor, np.ndarray)))
+            traced = standins.build_on_stand_ins(trace, lambda traced: [traced[0]], nbytes)
+        finally:
+            _restore(self.fn, snapshot)
+        if traced is None:
+            return None
+        self.traces += 1
+        return _build(*traced, self.passes or (), 0.0)
 
     def _replay(self, entry: _Graphs, leaves: list, state: list, live: list = ()) -> Any:
         primals = [x if isinstance(x, Tensor) else Tensor._wrap(x) for x in leaves

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from difflab import backend, functions
+from difflab import backend, fastpath, functions
 from difflab.jit.graph import Graph, Input, Ref, saved_owner, substitute
 from difflab.jit.passes import optimize
 from difflab.ops.primitive import Primitive
@@ -168,12 +168,29 @@ class _Call:
     def backward(self, k: int, g: Any, xp: Any) -> tuple:
         if self.graphs.scaled:  # (the gradients at g = 1 are saved: scale them)
             if g.size == 1 and g.reshape(-1)[0] == 1:
-                return tuple(self.saved)
+                return self._hand_over_saved()
             g = g.reshape(())
-            return tuple(s * g for s in self.saved)
+            return tuple(_fresh(s * g) for s in self._saved())
         program = self.graphs.backward.program()  # type: ignore[union-attr]
         arrays = self.arrays + self.cotangents(k, g, xp) + self.saved
         return tuple(program.run(arrays, check=False))
+
+    def _saved(self) -> list:
+        """The gradients at g = 1: saved, or computed again if handed over already
+        (a second backward, ``retain_graph=True``)."""
+        if self.saved is None:
+            results = self.graphs.forward.program().run(self.arrays, check=False)
+            return results[self.graphs.n_outputs:]
+        return self.saved
+
+    def _hand_over_saved(self) -> tuple:
+        """The saved gradients, given away: nothing here reads them again, so a leaf
+        may keep them as its ``.grad`` without a copy (fastpath shortcut 6)."""
+        saved = self._saved()
+        if not fastpath.ENABLED:
+            return tuple(saved)
+        self.saved = None
+        return tuple(_fresh(s) for s in saved)
 
     def backward_recorded(self, k: int, g: Tensor) -> tuple:
         """create_graph=True: the joint graph on tensors, so the gradient is on the tape."""
@@ -193,6 +210,11 @@ class _Call:
             functions.broadcast_to(g, self.outputs[k].shape)
         results = joint.evaluate(values)  # type: ignore[union-attr]
         return tuple(results[self.graphs.n_outputs + self.graphs.n_updates:])
+
+
+def _fresh(array: Any) -> Any:
+    """An array made for this backward pass alone, marked so for the adjoint store."""
+    return fastpath.FreshAdjoint(array) if fastpath.ENABLED else array
 
 
 class _CompiledOutput(Primitive):

@@ -26,6 +26,7 @@ from typing import Any
 
 from difflab.autograd import engine
 from difflab.autograd.engine import Recorder
+from difflab.jit import standins
 from difflab.ops import registry
 from difflab.ops.primitive import Primitive
 
@@ -208,6 +209,8 @@ class Differentiable(Primitive):
             except (AttributeError, TypeError):
                 pass  # a rule written for arrays only: fall back to one node per adjoint
         attributes = {k: v for k, v in vars(ctx).items() if k != "created_at"}
+        if getattr(recorder, "stand_ins", False):  # (the settings become the node's own)
+            standins.check_settings(attributes)
         needs = tuple(ctx.needs_input_grad)
         if array_rule and any(needs):
             return self._in_one_node(g, saved, needs, attributes)

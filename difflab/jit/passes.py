@@ -131,7 +131,10 @@ def common_subexpression_elimination(graph: Graph, show: bool = False) -> Graph:
     for i in graph.inputs:
         if i.kind == "constant":
             array = backend.to_numpy(graph.constants[i.name])
-            key = (array.dtype.str, array.shape, array.tobytes())
+            # (one number broadcast: its bytes are that number's, not n copies of it)
+            data = array.reshape(-1)[:1].tobytes() if array.size and not any(array.strides) \
+                else array.tobytes()
+            key = (array.dtype.str, array.shape, not any(array.strides), data)
             if key in seen_constants:
                 renamed[i.name] = Ref(seen_constants[key])
             else:
@@ -232,8 +235,20 @@ def _evaluate(node: Node, constants: dict, constant_names: set) -> list[tuple[st
     ctx = registry.Context(node.needs_input_grad or (False,) * len(args))
     value = node.op.forward(ctx, xp, *args, **params)
     values = [value] + [ctx.saved[k] for k, m in enumerate(node.saved) if m is not None]
-    return [(name, np.asarray(array) if isinstance(array, np.generic) else array)
+    return [(name, _one_number_broadcast(np.asarray(array) if isinstance(array, np.generic)
+                                         else array))
             for name, array in zip(node.outputs(), values)]
+
+
+def _one_number_broadcast(array: Any) -> Any:
+    """A folded NumPy constant that holds one number everywhere, as that number broadcast
+    (no memory: a loss's seed times 100 is n copies of 100.0; fusion reads it as a number)."""
+    if type(array) is not np.ndarray or array.size <= 1 or not any(array.strides):
+        return array
+    first = array.reshape(-1)[0]
+    if not bool((array == first).all()) or (array.dtype.kind in "fc" and np.isnan(first)):
+        return array
+    return np.broadcast_to(np.array(first), array.shape)
 
 
 def constant_folding(graph: Graph, show: bool = False) -> Graph:

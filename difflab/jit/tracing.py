@@ -58,7 +58,8 @@ import numpy as np
 from difflab import backend, dtypes, random
 from difflab.autograd import engine
 from difflab.autograd.grad_mode import is_grad_enabled
-from difflab.jit.graph import Graph, GraphError, Input, Node, Ref
+from difflab.jit import standins
+from difflab.jit.graph import Graph, GraphError, Input, Node, Ref, _collect_refs
 from difflab.jit.ops import RuleReading, rule_value_reads  # noqa: F401  (re-exported)
 from difflab.tensor import Tensor
 
@@ -96,6 +97,8 @@ class Tracer(RuleReading):
         self.written_arrays: set[int] = set()  # arrays an in-place operation wrote into
         self.rule_reads: list | None = None  # see rule_value_reads
         self.first_order = False  # recording a backward that is not differentiated again
+        # (an input is a stand-in: the values are not kept, see difflab.jit.standins)
+        self.stand_ins = False
         self._previous: Any = None
 
     records_backward = True  # a traced backward leaves its operations in the graph
@@ -113,6 +116,8 @@ class Tracer(RuleReading):
     def add_input(self, name: str, value: Any, kind: str = "input") -> None:
         """Declare ``value`` (a Tensor or an array) as the graph input ``name``."""
         array = value.array if isinstance(value, Tensor) else value
+        if standins.active() and standins.is_stand_in(array):
+            self.stand_ins = True
         self.inputs.append(Input(name, kind, tuple(array.shape), np.dtype(array.dtype), array))
         self._remember(array, Ref(name), value if isinstance(value, Tensor) else None)
         self.computed.add(name)
@@ -193,6 +198,8 @@ class Tracer(RuleReading):
         old value (a copy); another array sharing the memory (a view) would
         now be stale, and is refused if it is read again.
         """
+        if self.stand_ins:
+            raise standins.NeedsValues("an in-place write")
         array = tensor.array
         ref = self.refs.get(id(result.array))
         if ref is None:  # (a write of a value made outside the primitives: a constant)
@@ -226,6 +233,8 @@ class Tracer(RuleReading):
                result: Tensor) -> None:
         """Called by ``engine.apply`` for every primitive while this tracer is active."""
         op = op.traced_as or op  # (the graph backward's wrapper: its primitive)
+        if self.stand_ins and op.shape_read_from(tuple(inputs), params):
+            raise standins.NeedsValues(f"{op.name}: a shape read from values")
         for array in op.shape_read_from(tuple(inputs), params):
             ref = self.refs.get(id(array.array if isinstance(array, Tensor) else array))
             if ref is not None and ref.name in self.computed:
@@ -238,6 +247,11 @@ class Tracer(RuleReading):
         args = tuple(self.ref_of(x) for x in inputs)
         params = {k: self.ref_of(v) for k, v in params.items()}
         name = f"v{len(self.nodes) + 1}"
+        reads: list[Ref] = []
+        _collect_refs(args + tuple(params.values()), reads)
+        computed = op.random or any(r.name in self.computed for r in reads)
+        if self.stand_ins and computed:  # (the values are not kept: stand-ins instead)
+            standins.shrink(ctx, result, inputs)
         out = result.array
         # The arrays forward saved for the derivative that are neither an input nor
         # the output (a mask, a softmax): extra outputs a backward graph may read.
@@ -252,7 +266,7 @@ class Tracer(RuleReading):
             ctx.op = Differentiable(op)  # (its backward, if first order, may take the array rule)
         for k, array in saved:
             self._remember(array, Ref(f"{name}.s{k}"))
-        if op.random or any(r.name in self.computed for r in node.refs()):
+        if computed:
             self.computed.add(name)
             self.computed.update(f"{name}.s{k}" for k, _ in saved)
 
@@ -331,6 +345,8 @@ class Tracer(RuleReading):
         if self.rule_reads is not None:  # a derivative rule is traced: its caller decides
             self.rule_reads.append(what)
             return
+        if self.stand_ins:  # (a stand-in's value is no value: read the real one)
+            raise standins.NeedsValues(what)
         self._warn(f"{what} of a traced tensor turns its value into a Python value while "
                    f"tracing; the graph keeps the result as it was for this example (a branch "
                    f"on it is baked in and will not be re-decided for other inputs). Use "
@@ -338,6 +354,8 @@ class Tracer(RuleReading):
 
     def _warn(self, message: str) -> None:
         """A :class:`TracerWarning` naming the user's line (once per line)."""
+        if self.stand_ins:  # (what it warns about may depend on the values)
+            raise standins.NeedsValues(message)
         filename, lineno = _user_frame()
         if (filename, lineno) in self.warned:
             return
@@ -458,17 +476,19 @@ def trace_graph(fn: Callable, example_inputs: Sequence[Any], name: str | None = 
     name = name or getattr(fn, "__name__", type(fn).__name__)
     tracer = Tracer(name)
     names = _argument_names(fn, len(example_inputs))
+    # (the first build of a graph may trace on stand-ins: see difflab.jit.standins)
+    shape_only = standins.stand_in if standins.active() else (lambda a: a)
     call_args = []
     for arg_name, value in zip(names, example_inputs):
         if isinstance(value, Tensor):
             # A fresh tensor on the same array: the function's own use of it is traced,
             # and requires_grad is kept (autograd.grad inside the function works).
-            t = Tensor._wrap(value.array)
+            t = Tensor._wrap(shape_only(value.array))
             t._requires_grad = value.requires_grad
             tracer.add_input(arg_name, t)
             call_args.append(t)
         elif _is_array(value):
-            t = Tensor._wrap(value)
+            t = Tensor._wrap(shape_only(value))
             tracer.add_input(arg_name, t)
             call_args.append(t)
         else:
@@ -476,7 +496,9 @@ def trace_graph(fn: Callable, example_inputs: Sequence[Any], name: str | None = 
     state = _module_state(fn)
     for state_name, tensor in state:
         tracer.add_input(state_name, tensor, kind="parameter")
-    before = [(i.name, i.example, backend.to_numpy(i.example).copy()) for i in tracer.inputs]
+    # (a stand-in cannot be written: nothing to put back)
+    before = [(i.name, i.example, backend.to_numpy(i.example).copy()) for i in tracer.inputs
+              if not standins.is_stand_in(i.example)]
     try:
         # Tracing runs the function once, but only the graph's runs count: the default
         # generator draws, and the arguments and buffers written, are as before the trace

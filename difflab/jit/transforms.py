@@ -43,6 +43,7 @@ import numpy as np
 
 from difflab import backend, functions
 from difflab.autograd import engine, functional
+from difflab.jit import standins
 from difflab.jit.graph import Graph, GraphError, Input, Ref, _ContextCatcher, _resolve
 from difflab.jit.ops import JVP
 from difflab.jit.tracing import Tracer, _generator_kept, rule_value_reads
@@ -189,15 +190,19 @@ def _tangent(node: Any, ctx: Any, dots: list, needs: tuple) -> Any:
                "; differentiate this function in reverse mode"))
     saved = [Tensor._wrap(s) if hasattr(s, "shape") and not isinstance(
         s, (Tensor, np.generic)) else s for s in (ctx.saved or ())]
+    tracer = engine.GraphRecorder.active
     try:
         with rule_value_reads() as reads:
             dy = node.op.jvp(ctx, functions, *dots, *saved)
         if not reads:
             return dy
     except (AttributeError, TypeError, ValueError):
-        pass
+        if getattr(tracer, "stand_ins", False):  # (a ValueError may be a stand-in's doing)
+            raise standins.NeedsValues("a forward-mode rule failed on stand-ins") from None
     # (the operations recorded before are read by nothing: dce drops them)
     attributes = {k: v for k, v in vars(ctx).items() if k != "created_at"}
+    if getattr(tracer, "stand_ins", False):
+        standins.check_settings(attributes)
     return engine.apply(JVP(node.op), *dots, *saved, needs_input_grad=needs, **attributes)
 
 
