@@ -371,11 +371,15 @@ def where(condition: Any, input: Any, other: Any, *,  # noqa: A002
 
 
 def _where(cond: Any, a: Any, b: Any) -> Any:
+    # A Tensor condition makes the result a Tensor even between two arrays: a traced
+    # condition must reach the graph (a backward's masks are where(cond, ḡ, 0) with ḡ
+    # a constant array; computed aside, they would be baked in as this input's mask).
+    any_tensor = builtins.any(isinstance(v, Tensor) for v in (cond, a, b))
     cond = unwrap(cond)
     handler = _handler_for(a) or _handler_for(b)  # first, as in _binary
     if handler is not None:
         return handler.where(cond, a, b)
-    if isinstance(a, Tensor) or isinstance(b, Tensor):
+    if any_tensor:
         return apply(structural.Where, cond, *promote(a, b))
     return backend.array_module(cond).where(cond, a, b)
 

@@ -146,9 +146,18 @@ def grad(graph: Graph, wrt: Sequence[str] | None = None, output: int = 0) -> Gra
         if not isinstance(y, Tensor) or not y.requires_grad:
             grads = [None] * len(wrt)
         else:
-            grads = list(functional.grad(y.reshape(()) if y.shape != () else y,
-                                         [values[n] for n in wrt], create_graph=True,
-                                         allow_unused=True))
+            loss = y.reshape(()) if y.shape != () else y
+            # The seed ȳ = 1 as a tensor, so every adjoint is one: a rule that meets a traced
+            # mask or index with an adjoint (where, embedding's scatter) is then recorded,
+            # never computed aside on arrays and baked in as this example's constant.
+            seed = Tensor._wrap(backend.array_module(loss.array).ones_like(loss.array))
+            seed._requires_grad = True  # (the engine keeps a seed that requires grad a tensor)
+            name = "seed"
+            while name in tracer.constants:  # (a graph's own gradient graph has one already)
+                name += "_"
+            tracer.add_constant(seed.array, name)  # (a constant: passes fold it away)
+            grads = list(functional.grad(loss, [values[n] for n in wrt], grad_outputs=seed,
+                                         create_graph=True, allow_unused=True))
         # An input the output does not depend on has gradient zero.
         grads = [g if g is not None else values[n] * 0.0 for g, n in zip(grads, wrt)]
     result = tracer.graph(tuple(outs) + tuple(grads))
