@@ -167,6 +167,22 @@ def difflab_namespace() -> Namespace:
     return Namespace("difflab", table, _python_number, dict(CONSTANTS))
 
 
+def _mpmath_special(name: str) -> Any:
+    """The special functions mpmath spells otherwise, or builds from its own (None: none)."""
+    import mpmath
+
+    order = {"i0": 0, "i1": 1, "i0e": 0, "i1e": 1, "bessel_j0": 0, "bessel_j1": 1}.get(name)
+    if name in ("i0", "i1"):
+        return lambda x: mpmath.besseli(order, x)
+    if name in ("i0e", "i1e"):
+        return lambda x: mpmath.exp(-abs(x)) * mpmath.besseli(order, x)
+    if name in ("bessel_j0", "bessel_j1"):
+        return lambda x: mpmath.besselj(order, x)
+    if name == "erfcx":
+        return lambda x: mpmath.exp(x * x) * mpmath.erfc(x)
+    return None
+
+
 class _MpmathArrayNamespace:
     """NumPy's function names answered by mpmath: what ``xp`` means in a rule's forward
     when it computes a high-precision reference."""
@@ -175,8 +191,11 @@ class _MpmathArrayNamespace:
         import mpmath
 
         spelled = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2",
-                   "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh",
+                   "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "lgamma": "loggamma",
                    "abs": "fabs", "absolute": "fabs"}.get(name, name)
+        special = _mpmath_special(name)
+        if special is not None:
+            return special
         if name == "power":  # guarded: mpmath's exponents have no limit
             return _mp_power
         if name == "maximum":

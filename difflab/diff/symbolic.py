@@ -50,6 +50,7 @@ Helpers for showing and measuring (used by the comparison harness)
 
 from __future__ import annotations
 
+import importlib
 import operator
 import os
 import re
@@ -98,6 +99,38 @@ class _SympyNamespace:
     expm1, log1p = staticmethod(sympy_expm1), staticmethod(sympy_log1p)
     abs, sign, erf = staticmethod(sympy.Abs), staticmethod(sympy.sign), staticmethod(sympy.erf)
     maximum, minimum = staticmethod(sympy.Max), staticmethod(sympy.Min)
+    lgamma, digamma = staticmethod(sympy.loggamma), staticmethod(sympy.digamma)
+    polygamma, erfc = staticmethod(sympy.polygamma), staticmethod(sympy.erfc)
+    erfinv = staticmethod(sympy.erfinv)
+
+    # (the Bessel functions of order 0 and 1, and the scaled forms, as sympy writes them)
+    @staticmethod
+    def i0(x: Any) -> Any:
+        return sympy.besseli(0, x)
+
+    @staticmethod
+    def i1(x: Any) -> Any:
+        return sympy.besseli(1, x)
+
+    @staticmethod
+    def i0e(x: Any) -> Any:
+        return sympy.exp(-sympy.Abs(x)) * sympy.besseli(0, x)
+
+    @staticmethod
+    def i1e(x: Any) -> Any:
+        return sympy.exp(-sympy.Abs(x)) * sympy.besseli(1, x)
+
+    @staticmethod
+    def bessel_j0(x: Any) -> Any:
+        return sympy.besselj(0, x)
+
+    @staticmethod
+    def bessel_j1(x: Any) -> Any:
+        return sympy.besselj(1, x)
+
+    @staticmethod
+    def erfcx(x: Any) -> Any:
+        return sympy.exp(x * x) * sympy.erfc(x)
 
     @staticmethod
     def elementwise(function: Any, *arrays: Any) -> Any:
@@ -599,7 +632,7 @@ class Symbolic(Differentiator):
             if not outer - set(found.symbols):
                 # (Otherwise this derivative is taken inside a function that an enclosing
                 # derivative is tracing: it must stay an expression in the outer symbols.)
-                modules = [{"erf": _erf_for(self.backend)}, self.backend]
+                modules = [_special_for(self.backend), self.backend]
                 function = sympy.lambdify(found.symbols, expressions, modules=modules,
                                           cse=self.cse)
         except RecursionError as exc:
@@ -661,9 +694,22 @@ def _expressions_out(a: Any) -> Any:
     return a[()] if a.ndim == 0 else SymbolArray(a)
 
 
-def _erf_for(module: str) -> Callable:
-    if module == "cupy":
-        from cupyx.scipy.special import erf
+#: sympy's name for each special function -> its name in the array namespaces (backend).
+_SPECIAL_NAMES = {"erf": "erf", "erfc": "erfc", "erfinv": "erfinv", "loggamma": "lgamma",
+                  "digamma": "digamma", "polygamma": "polygamma", "erfcx": "erfcx"}
+#: sympy's Bessel functions of any order (its derivatives reach orders -1 and 2): scipy's.
+_BESSEL = {"besseli": "iv", "besselj": "jv"}
 
-        return erf
-    return lambda v: backend.numpy_namespace.erf(v)
+
+def _special_for(module: str) -> dict[str, Callable]:
+    """The special functions a lambdified expression calls, from scipy or cupyx."""
+    if module == "cupy":
+        namespace = backend.array_module(backend.cupy_or_raise().zeros(0))
+        return {name: getattr(namespace, ours) for name, ours in _SPECIAL_NAMES.items()}
+    numpy = backend.numpy_namespace  # (scipy is imported when a function is first called)
+    functions = {name: (lambda *v, ours=ours: getattr(numpy, ours)(*v))
+                 for name, ours in _SPECIAL_NAMES.items()}
+    for name, scipy_name in _BESSEL.items():
+        functions[name] = lambda *v, scipy_name=scipy_name: getattr(
+            importlib.import_module("scipy.special"), scipy_name)(*v)
+    return functions

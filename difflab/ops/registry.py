@@ -38,7 +38,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from difflab.ops import batching, elementwise, logic, nn_conv, nn_ops, products, structural
+from difflab.ops import (
+    batching,
+    elementwise,
+    logic,
+    nn_conv,
+    nn_ops,
+    products,
+    special,
+    structural,
+)
 from difflab.ops.elementwise import BinaryOp, UnaryOp
 from difflab.ops.primitive import Primitive
 
@@ -148,7 +157,7 @@ def by_numpy_name(numpy_name: str) -> Any:
 
 # -------------------------------------------------------------- difflab's own
 
-for _rule in elementwise.UNARY_RULES:
+for _rule in elementwise.UNARY_RULES + special.UNARY_RULES:
     register(UnaryOp(_rule))
 for _rule in elementwise.BINARY_RULES:
     register(BinaryOp(_rule))
@@ -162,6 +171,8 @@ for _primitive in (
     structural.ToDevice, structural.Clone,
     # products of many factors
     products.Einsum, products.CumProd,
+    # the special functions' family with a setting (the order n)
+    special.Polygamma,
     # neural networks
     nn_ops.Linear, nn_conv.Im2Col, nn_conv.Col2Im, nn_conv.Conv2d, nn_conv.MaxPool2d,
     nn_conv.AvgPool2d, nn_ops.LogSoftmax, nn_ops.Softmax, nn_ops.LogSumExp, nn_ops.NLLLoss,

@@ -161,6 +161,7 @@ def _structural_cases() -> dict[str, Case]:
         "mse_loss": (lambda x, y: F.mse_loss(x * x, y), [F34, F34]),
         "cumprod": (lambda x: dl.cumprod(x, dim=1), [((3, 4), (0.5, 2))]),
         "einsum": (lambda a, b: dl.einsum("ij,jk->ik", a, b), [F34, ((4, 2), (-2, 2))]),
+        "polygamma": (lambda x: dl.polygamma(1, x) * x, [((3, 4), (0.3, 4))]),
     }
     return {name: Case(name, call, tuple(specs)) for name, (call, specs) in table.items()}
 
@@ -377,6 +378,8 @@ def function_cases() -> dict[str, Case]:
         "dl.cdist": (lambda a, b: dl.cdist(a, b, p=1.5), [M23, ((4, 3), (-2, 2))]),
         "dl.bucketize": (lambda x: dl.bucketize(x, dl.tensor([-1.0, 0.0, 1.5])), [V]),
         "dl.bitwise_not": (lambda i: dl.bitwise_not(i), [((5,), (INT, 6))]),
+        "dl.polygamma": (lambda x: dl.polygamma(2, x), [((6,), (0.3, 4))]),
+        "Tensor.polygamma": (lambda x: x.polygamma(1), [((6,), (0.3, 4))]),
         "Tensor.bitwise_not": (lambda x: (x > 0).bitwise_not(), [V]),
         "dl.repeat_interleave": (lambda x: dl.repeat_interleave(x.reshape(2, 3), 2, dim=1), [V]),
         "Tensor.repeat_interleave": (lambda x: x.repeat_interleave(3), [V]),

@@ -29,7 +29,8 @@ MODULES = [
     "difflab.functions_joining", "difflab.functions_picking", "difflab.functions_math",
     "difflab.functions_statistics", "difflab.tensor_inplace",
     "difflab.functions_selecting", "difflab.creation",
-    "difflab.functions_sequences", "difflab.tensor",
+    "difflab.functions_sequences", "difflab.tensor", "difflab.special.primitives",
+    "difflab.special.composites",
 ]
 
 def _public(module: str) -> list[str]:
@@ -37,6 +38,8 @@ def _public(module: str) -> list[str]:
 
 
 NEW_NAMES = {
+    "difflab.special.primitives": _public("difflab.special.primitives"),
+    "difflab.special.composites": _public("difflab.special.composites"),
     "difflab.functions_joining": _public("difflab.functions_joining"),
     "difflab.functions_picking": _public("difflab.functions_picking"),
     "difflab.functions_math": _public("difflab.functions_math"),

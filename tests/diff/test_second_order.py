@@ -114,6 +114,7 @@ PRIMITIVE_CASES = {
     "gelu": (lambda z: dl.sum(F.gelu(z) * WEIGHTS), 3),
     "leaky_relu": (lambda z: dl.sum(F.leaky_relu(z, 0.1) * z), 3),
     "embedding": (lambda z: dl.sum(F.embedding(dl.tensor([2, 0, 2]), z.reshape(3, 2)) ** 3), 6),
+    "polygamma": (lambda z: dl.sum(dl.polygamma(1, z + 2.0) * z + dl.polygamma(2, z * z + 1)), 3),
 }
 
 #: Structural primitives composed as users write them (the issue's examples first).

@@ -1,0 +1,253 @@
+r"""The special functions as primitives: log-gamma, digamma, polygamma, erfc, erfinv.
+
+Each is written as the rules of :mod:`difflab.ops.elementwise` are (the
+function next to its local derivative), so registration gives it every face
+and every method.  They form a chain, which is why they come together:
+
+    d lgamma(x)/dx = digamma(x) = ψ(x)
+    d ψ(x)/dx      = polygamma(1, x) = ψ⁽¹⁾(x)
+    d ψ⁽ⁿ⁾(x)/dx   = ψ⁽ⁿ⁺¹⁾(x)
+
+A derivative rule calls the next function of the chain through ``xp``, so on
+tensors it is itself recorded (``create_graph=True``), on dual numbers
+pushed, on sympy symbols ``polygamma(n + 1, x)``: every order comes from one
+line.  ``polygamma`` has a setting (the order n, a non-negative integer that
+is not differentiated), so it is a :class:`Primitive` with faces rather than
+a plain rule.
+
+The values come from scipy.special on NumPy (cupyx.scipy.special on CuPy:
+``backend.SPECIAL_FUNCTIONS``), sympy's ``loggamma``/``polygamma``/``erfc``/
+``erfinv`` in symbolic form, mpmath's for 50-digit references.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+
+from difflab.ops.elementwise import Unary
+from difflab.ops.primitive import Primitive
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+class Lgamma(Unary):
+    name, math = "lgamma", "d log|Γ(x)|/dx = ψ(x)  (digamma)"
+    description = "logarithm of the absolute value of the gamma function"
+    kinks = "+inf at x = 0, -1, -2, ... (the poles of Γ), where no derivative exists"
+    domain = (0.3, 4.0)
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.lgamma(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return xp.digamma(x)
+
+
+class Digamma(Unary):
+    name, math = "digamma", "d ψ(x)/dx = ψ⁽¹⁾(x) = polygamma(1, x)"
+    description = "digamma function ψ(x) = Γ'(x)/Γ(x)"
+    kinks = "poles at x = 0, -1, -2, ... (where PyTorch gives -inf at 0)"
+    domain = (0.3, 4.0)
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.digamma(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return xp.polygamma(1, x)
+
+
+class Erfc(Unary):
+    name, math = "erfc", "d erfc(x)/dx = -2/sqrt(pi) · exp(-x²)"
+    numpy_name, description = "erfc", "complementary error function 1 - erf(x)"
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.erfc(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return -_TWO_OVER_SQRT_PI * xp.exp(-(x * x))
+
+
+class Erfinv(Unary):
+    name, math = "erfinv", "d erfinv(x)/dx = sqrt(pi)/2 · exp(erfinv(x)²)  (reuses the output)"
+    saves = "y"
+    numpy_name, description = "erfinv", "inverse error function (|x| < 1)"
+    kinks = "±inf at x = ±1"
+    domain = (-0.9, 0.9)
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.erfinv(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        # The inverse function's derivative: 1 / erf'(y) at y = erfinv(x).
+        return xp.exp(y * y) / _TWO_OVER_SQRT_PI
+
+
+class Erfcx(Unary):
+    name, math = "erfcx", "d erfcx(x)/dx = 2x · erfcx(x) - 2/sqrt(pi)  (reuses the output)"
+    saves = "xy"
+    description = "scaled complementary error function exp(x²) · erfc(x)"
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.erfcx(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return 2.0 * x * y - _TWO_OVER_SQRT_PI
+
+
+def _over_x(xp, x, value, at_zero):
+    """``value / x``, with its limit ``at_zero`` where x = 0 (never 0/0: both branches of
+    the ``where`` stay finite, so its own derivative is finite too)."""
+    zero = x == 0
+    return xp.where(zero, at_zero, value / xp.where(zero, 1.0, x))
+
+
+class BesselI0(Unary):
+    name, math = "i0", "d I₀(x)/dx = I₁(x)"
+    numpy_name, description = "i0", "modified Bessel function of the first kind, order 0"
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.i0(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return xp.i1(x)
+
+
+class BesselI1(Unary):
+    name, math = "i1", "d I₁(x)/dx = I₀(x) - I₁(x)/x  (1/2 at x = 0)"
+    saves = "xy"
+    numpy_name, description = "i1", "modified Bessel function of the first kind, order 1"
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.i1(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return xp.i0(x) - _over_x(xp, x, y, 0.5)
+
+
+class BesselI0e(Unary):
+    name, math = "i0e", "d (e^-|x| I₀(x))/dx = i1e(x) - sign(x) · i0e(x)  (reuses the output)"
+    saves = "xy"
+    numpy_name, description = "i0e", "exponentially scaled modified Bessel function, order 0"
+    kinks = "derivative 0 at x = 0 (|x| has a kink there; its two sides are ±1)"
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.i0e(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return xp.i1e(x) - xp.sign(x) * y
+
+
+class BesselI1e(Unary):
+    name, math = "i1e", "d i1e(x)/dx = i0e(x) - i1e(x) · (sign(x) + 1/x)  (1/2 at x = 0)"
+    saves = "xy"
+    numpy_name, description = "i1e", "exponentially scaled modified Bessel function, order 1"
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.i1e(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return xp.i0e(x) - xp.sign(x) * y - _over_x(xp, x, y, 0.5)
+
+
+class BesselJ0(Unary):
+    name, math = "bessel_j0", "d J₀(x)/dx = -J₁(x)"
+    description = "Bessel function of the first kind, order 0"
+    domain = (-4.0, 4.0)
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.bessel_j0(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return -xp.bessel_j1(x)
+
+
+class BesselJ1(Unary):
+    name, math = "bessel_j1", "d J₁(x)/dx = J₀(x) - J₁(x)/x  (1/2 at x = 0)"
+    saves = "xy"
+    description = "Bessel function of the first kind, order 1"
+    domain = (-4.0, 4.0)
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.bessel_j1(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return xp.bessel_j0(x) - _over_x(xp, x, y, 0.5)
+
+
+class Polygamma(Primitive):
+    r"""y = ψ⁽ⁿ⁾(x), the n-th derivative of the digamma function (n = 0: digamma).
+
+    dy/dx = ψ⁽ⁿ⁺¹⁾(x): the same primitive one order up, so the JVP ẏ = ψ⁽ⁿ⁺¹⁾(x) · ẋ
+    and the VJP x̄ = ψ⁽ⁿ⁺¹⁾(x) · ȳ (elementwise: the Jacobian is diagonal, its own
+    transpose).  The order n is a setting, not an input: it has no derivative.
+    """
+
+    name = "polygamma"
+    math = "d ψ⁽ⁿ⁾(x)/dx = ψ⁽ⁿ⁺¹⁾(x)"
+    description = "n-th derivative of the digamma function"
+    dl_function = "polygamma"  # dl.polygamma(n, x); x.polygamma(n) is attached by hand
+    fusion = None
+
+    @staticmethod
+    def arguments(n, input):  # noqa: A002
+        """``polygamma(n, input)``: ψ⁽ⁿ⁾(input), the n-th derivative of the digamma
+        function (n = 0 is digamma itself), elementwise; n is a non-negative integer."""
+        if isinstance(n, bool) or not isinstance(n, int):
+            try:
+                n = operator.index(n)
+            except TypeError:
+                raise TypeError(f"polygamma(n, input) takes the order n as a non-negative "
+                                f"integer first, got {type(n).__name__} {n!r}") from None
+        if n < 0:
+            raise ValueError(f"polygamma(n, input) needs an order n >= 0, got n = {n}")
+        return (input,), {"n": int(n)}
+
+    @staticmethod
+    def symbolic(sp, x, n):
+        return sp.elementwise(lambda v: sp.polygamma(n, v), x)
+
+    @staticmethod
+    def forward(ctx, xp, x, n):
+        ctx.n = n
+        ctx.save(x)
+        y = xp.polygamma(n, x)
+        dtype = getattr(x, "dtype", None)  # (scipy answers in float64 for float32 input)
+        if getattr(dtype, "kind", "") == "f" and y.dtype != dtype:
+            return y.astype(dtype)
+        return y
+
+    @staticmethod
+    def vjp(ctx, xp, g, x):
+        return (g * xp.polygamma(ctx.n + 1, x),)
+
+    @staticmethod
+    def jvp(ctx, xp, dx, x):
+        return dx * xp.polygamma(ctx.n + 1, x)
+
+
+#: The special-function rules, in the order the registry lists them.
+UNARY_RULES: tuple[type[Unary], ...] = (Lgamma, Digamma, Erfc, Erfinv, Erfcx, BesselI0, BesselI1,
+                                        BesselI0e, BesselI1e, BesselJ0, BesselJ1)
