@@ -316,6 +316,32 @@ class Bernoulli(_Draw):
         return _place(_rng(generator).random(shape) < probs, dtype, device)
 
 
+class Draw(_Draw):
+    """Draws from one of NumPy's ``Generator`` distributions whose parameters are arrays:
+    ``standard_gamma(concentration)``, ``poisson(rate)``, ``binomial(count, probs)``
+    (``difflab.distributions`` samples with it where no reparameterization applies)."""
+
+    name = "draw"
+    description = "random numbers of a named distribution (gamma, Poisson, binomial)"
+    #: The distributions it may draw from (NumPy's names), a closed list.
+    DISTRIBUTIONS = ("standard_gamma", "poisson", "binomial")
+
+    @staticmethod
+    def forward(ctx: Any, xp: Any, *params: Any, distribution: str = "", shape: tuple = (),
+                dtype: Any = None, device: Any = None, generator: Any = None) -> Any:
+        if distribution not in Draw.DISTRIBUTIONS:
+            raise ValueError(f"draw: distribution must be one of {Draw.DISTRIBUTIONS}, got "
+                             f"{distribution!r}")
+        if params and hasattr(params[0], "shape"):
+            device = backend.device_of(params[0]) if device is None else device
+            dtype = params[0].dtype if dtype is None else dtype
+        values = [backend.to_numpy(v) if hasattr(v, "shape") else v for v in params]
+        if distribution == "binomial":  # (NumPy's count is an integer)
+            values[0] = np.asarray(values[0]).astype(np.int64)
+        drawn = getattr(_rng(generator), distribution)(*values, size=shape)
+        return _place(np.asarray(drawn), dtype, device)
+
+
 class Randperm(_Draw):
     """A random permutation of 0 .. n-1."""
 
@@ -355,5 +381,5 @@ class DropoutMask(_Draw):
         return backend.to_device(mask, backend.device_of(x))
 
 
-for _draw in (Uniform, Normal, Integers, Bernoulli, Randperm, Multinomial, DropoutMask):
+for _draw in (Uniform, Normal, Integers, Bernoulli, Draw, Randperm, Multinomial, DropoutMask):
     registry.register(_draw)

@@ -193,6 +193,8 @@ def _no_derivative_cases() -> dict[str, Case]:
         "normal": (lambda x: x + dl.randn_like(x), [F34]),
         "integers": (lambda x: x * dl.randint_like(x, 5), [F34]),
         "bernoulli": (lambda x: dl.bernoulli(dl.sigmoid(x)), [F34]),
+        "draw": (lambda x: _apply("draw", distribution="standard_gamma", shape=(3, 4))(
+            dl.exp(x)) + x, [F34]),
         "randperm": (lambda x: x[:, dl.randperm(4)], [F34]),
         "multinomial": (lambda x: dl.multinomial(dl.softmax(x, dim=1), 2), [F34]),
     }

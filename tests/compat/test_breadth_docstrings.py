@@ -30,7 +30,10 @@ MODULES = [
     "difflab.functions_statistics", "difflab.tensor_inplace",
     "difflab.functions_selecting", "difflab.creation",
     "difflab.functions_sequences", "difflab.tensor", "difflab.special.primitives",
-    "difflab.special.composites",
+    "difflab.special.composites", "difflab.distributions", "difflab.distributions.distribution",
+    "difflab.distributions.constraints", "difflab.distributions.continuous",
+    "difflab.distributions.discrete", "difflab.distributions.gamma",
+    "difflab.distributions.multivariate", "difflab.distributions.kl",
 ]
 
 def _public(module: str) -> list[str]:
@@ -40,6 +43,8 @@ def _public(module: str) -> list[str]:
 NEW_NAMES = {
     "difflab.special.primitives": _public("difflab.special.primitives"),
     "difflab.special.composites": _public("difflab.special.composites"),
+    **{f"difflab.distributions.{m}": _public(f"difflab.distributions.{m}")
+       for m in ("distribution", "continuous", "discrete", "gamma", "multivariate", "kl")},
     "difflab.functions_joining": _public("difflab.functions_joining"),
     "difflab.functions_picking": _public("difflab.functions_picking"),
     "difflab.functions_math": _public("difflab.functions_math"),

@@ -29,7 +29,8 @@ NO_RULE = {"histc", "histogram"}
 #: The random draws: unbatched (dl.rand(3) inside the function) they follow vmap's
 #: randomness= through the generator's hook; a draw from batched values (bernoulli of a
 #: batched p) has no rule yet and is refused by name.
-RANDOM_DRAWS = {"bernoulli", "integers", "multinomial", "normal", "randperm", "uniform"}
+RANDOM_DRAWS = {"bernoulli", "draw", "integers", "multinomial", "normal", "randperm",
+                "uniform"}
 #: Inputs that faces read as values (class targets, embedding indices): passed unbatched.
 UNBATCHED_INPUTS = {"nll_loss": 1, "embedding": 0}
 

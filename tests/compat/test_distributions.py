@@ -1,0 +1,298 @@
+"""difflab.distributions (torch.distributions): densities, entropies and moments against
+scipy.stats; pathwise rsample gradients against finite differences of the same draws;
+KL divergences against numerical integration; clear errors for bad parameters and values;
+sample moments within their statistical tolerance."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.integrate as integrate
+import scipy.stats as st
+
+import difflab as dl
+from difflab import distributions as D
+
+F64 = dl.float64
+
+
+def t(values):
+    return dl.tensor(values, dtype=F64)
+
+
+#: name -> (difflab distribution, scipy frozen distribution, values to evaluate at)
+CASES = {
+    "Normal": (lambda: D.Normal(t([0.5, -1.0]), t([1.5, 0.3])),
+               st.norm([0.5, -1.0], [1.5, 0.3]), [0.2, -1.1]),
+    "LogNormal": (lambda: D.LogNormal(t([0.2, -0.5]), t([0.5, 1.2])),
+                  st.lognorm([0.5, 1.2], scale=np.exp([0.2, -0.5])), [1.3, 0.4]),
+    "Uniform": (lambda: D.Uniform(t([0.0, -2.0]), t([4.0, 1.0])),
+                st.uniform([0.0, -2.0], [4.0, 3.0]), [1.0, 0.5]),
+    "Exponential": (lambda: D.Exponential(t([2.0, 0.5])), st.expon(scale=[0.5, 2.0]),
+                    [0.7, 3.0]),
+    "Laplace": (lambda: D.Laplace(t([0.5, 0.0]), t([1.5, 0.2])),
+                st.laplace([0.5, 0.0], [1.5, 0.2]), [1.0, -0.3]),
+    "Gamma": (lambda: D.Gamma(t([2.0, 0.5]), t([1.0, 3.0])),
+              st.gamma([2.0, 0.5], scale=[1.0, 1 / 3]), [0.7, 0.2]),
+    "Beta": (lambda: D.Beta(t([2.0, 0.7]), t([3.0, 1.5])), st.beta([2.0, 0.7], [3.0, 1.5]),
+             [0.3, 0.8]),
+    "Poisson": (lambda: D.Poisson(t([2.0, 7.5])), st.poisson([2.0, 7.5]), [3.0, 6.0]),
+    "Bernoulli": (lambda: D.Bernoulli(probs=t([0.2, 0.9])), st.bernoulli([0.2, 0.9]),
+                  [1.0, 0.0]),
+    "Binomial": (lambda: D.Binomial(t([10.0, 4.0]), probs=t([0.3, 0.6])),
+                 st.binom([10, 4], [0.3, 0.6]), [4.0, 2.0]),
+}
+CONTINUOUS = {"Normal", "LogNormal", "Uniform", "Exponential", "Laplace", "Gamma", "Beta"}
+NO_ENTROPY = {"Poisson"}  # (PyTorch has none either: an infinite series)
+HAS_CDF = {"Normal", "LogNormal", "Uniform", "Exponential", "Laplace"}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_log_prob_entropy_and_moments_match_scipy(name):
+    make, ref, x = CASES[name]
+    d = make()
+    logp = ref.logpdf(x) if name in CONTINUOUS else ref.logpmf(x)
+    np.testing.assert_allclose(d.log_prob(t(x)).numpy(), logp, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(d.mean.numpy(), ref.mean(), rtol=1e-10)
+    np.testing.assert_allclose(d.variance.numpy(), ref.var(), rtol=1e-10)
+    np.testing.assert_allclose(d.stddev.numpy(), ref.std(), rtol=1e-10)
+    if name not in NO_ENTROPY:
+        np.testing.assert_allclose(d.entropy().numpy(), ref.entropy(), rtol=1e-9, atol=1e-12)
+    if name in HAS_CDF:
+        np.testing.assert_allclose(d.cdf(t(x)).numpy(), ref.cdf(x), rtol=1e-10)
+        q = t([0.1, 0.85])
+        np.testing.assert_allclose(d.icdf(q).numpy(), ref.ppf([0.1, 0.85]), rtol=1e-9)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_sample_moments_lie_within_statistical_tolerance(name):
+    make, ref, _ = CASES[name]
+    dl.manual_seed(1234)
+    n = 20000
+    x = make().sample((n,)).numpy()
+    assert x.shape == (n, 2)
+    # the sample mean is within 5 standard errors of the mean
+    assert np.all(np.abs(x.mean(0) - ref.mean()) < 5 * ref.std() / np.sqrt(n))
+
+
+def test_manual_seed_repeats_the_draws():
+    for make in (lambda: D.Normal(0.0, 1.0), lambda: D.Gamma(2.0, 1.0),
+                 lambda: D.Categorical(logits=t([0.0, 1.0, 2.0]))):
+        dl.manual_seed(7)
+        a = make().sample((5,))
+        dl.manual_seed(7)
+        assert make().sample((5,)).tolist() == a.tolist()
+
+
+#: name -> (build from parameter tensors, parameter values) for pathwise gradients
+REPARAMETERIZED = {
+    "Normal": (lambda a, b: D.Normal(a, b), [0.3, 1.4]),
+    "LogNormal": (lambda a, b: D.LogNormal(a, b), [0.1, 0.6]),
+    "Uniform": (lambda a, b: D.Uniform(a, b), [-0.5, 2.0]),
+    "Laplace": (lambda a, b: D.Laplace(a, b), [0.2, 0.8]),
+    "Exponential": (lambda a: D.Exponential(a), [1.7]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REPARAMETERIZED))
+def test_rsample_gradients_match_finite_differences_of_the_same_draws(name):
+    build, values = REPARAMETERIZED[name]
+
+    def loss(*params):
+        dl.manual_seed(3)  # the same noise every time: the draw is a function of the params
+        x = build(*params).rsample((50,))
+        return (x * x + dl.sin(x)).mean()
+
+    params = [t(v).requires_grad_() for v in values]
+    loss(*params).backward()
+    for i in range(len(values)):
+        h = 1e-6
+        up = [t(w + (h if j == i else 0.0)) for j, w in enumerate(values)]
+        down = [t(w - (h if j == i else 0.0)) for j, w in enumerate(values)]
+        numeric = (loss(*up).item() - loss(*down).item()) / (2 * h)
+        np.testing.assert_allclose(params[i].grad.item(), numeric, rtol=1e-6, atol=1e-8)
+
+
+def test_multivariate_normal_rsample_and_log_prob_gradients():
+    loc = t([0.5, -0.2]).requires_grad_()
+    cov = t([[2.0, 0.3], [0.3, 0.5]]).requires_grad_()
+
+    def f(loc, cov):
+        dl.manual_seed(5)
+        d = D.MultivariateNormal(loc, covariance_matrix=cov)
+        x = t([[0.1, 0.2], [1.0, -0.5]])
+        return d.log_prob(x).sum() + d.rsample((3,)).pow(2).sum()
+
+    assert dl.autograd.gradcheck(f, (loc, cov))
+
+
+def test_multivariate_normal_matches_scipy():
+    cov = np.array([[2.0, 0.3, 0.1], [0.3, 0.5, -0.2], [0.1, -0.2, 1.0]])
+    loc = np.array([0.5, -0.2, 1.0])
+    d = D.MultivariateNormal(t(loc), covariance_matrix=t(cov))
+    ref = st.multivariate_normal(loc, cov)
+    x = np.array([[0.1, 0.2, 0.3], [1.0, -1.0, 0.0]])
+    np.testing.assert_allclose(d.log_prob(t(x)).numpy(), ref.logpdf(x), rtol=1e-10)
+    np.testing.assert_allclose(d.entropy().item(), ref.entropy(), rtol=1e-10)
+    np.testing.assert_allclose(d.scale_tril.numpy(), np.linalg.cholesky(cov), atol=1e-12)
+    np.testing.assert_allclose(d.covariance_matrix.numpy(), cov, atol=1e-12)
+    np.testing.assert_allclose(d.variance.numpy(), np.diag(cov), atol=1e-12)
+    dl.manual_seed(0)
+    samples = d.sample((40000,)).numpy()
+    np.testing.assert_allclose(np.cov(samples.T), cov, atol=0.06)
+
+
+@pytest.mark.parametrize("name", ["Gamma", "Beta", "Dirichlet", "Categorical", "Binomial",
+                                  "Poisson"])
+def test_log_prob_and_entropy_gradients_reach_the_parameters(name):
+    builds = {
+        "Gamma": (lambda a, b: D.Gamma(a, b), [[1.5, 2.0], [0.7, 3.0]], [0.4, 1.1]),
+        "Beta": (lambda a, b: D.Beta(a, b), [[1.5, 2.0], [0.7, 3.0]], [0.4, 0.6]),
+        "Dirichlet": (lambda a: D.Dirichlet(a), [[1.5, 2.0, 0.8]], [0.2, 0.3, 0.5]),
+        "Categorical": (lambda z: D.Categorical(logits=z), [[0.1, -0.4, 0.9]], [2.0, 0.0]),
+        "Binomial": (lambda z: D.Binomial(5, logits=z), [[0.3, -1.2]], [2.0, 5.0]),
+        "Poisson": (lambda r: D.Poisson(r), [[1.3, 4.0]], [0.0, 3.0]),
+    }
+    build, params, x = builds[name]
+    tensors = tuple(t(p).requires_grad_() for p in params)
+    assert dl.autograd.gradcheck(lambda *ps: build(*ps).log_prob(t(x)), tensors)
+    if name != "Poisson":
+        assert dl.autograd.gradcheck(lambda *ps: build(*ps).entropy(), tensors)
+
+
+def test_categorical_and_one_hot():
+    probs = np.array([[0.2, 0.3, 0.5], [0.6, 0.4, 0.0]])
+    c = D.Categorical(probs=t(probs))
+    assert c.batch_shape == (2,) and c.event_shape == ()
+    np.testing.assert_allclose(c.log_prob(t([2, 1]).long()).numpy(), np.log([0.5, 0.4]))
+    np.testing.assert_allclose(c.entropy().numpy(), [st.entropy(p) for p in probs])
+    dl.manual_seed(0)
+    s = c.sample((30000,)).numpy()
+    freq = np.stack([(s[:, 0] == k).mean() for k in range(3)])
+    assert np.all(np.abs(freq - probs[0]) < 5 * np.sqrt(probs[0] * (1 - probs[0]) / 30000))
+    assert np.all(s[:, 1] != 2)  # probability 0 is never drawn
+    o = D.OneHotCategorical(logits=t(np.log([0.2, 0.3, 0.5])))
+    assert o.sample((4,)).shape == (4, 3)
+    np.testing.assert_allclose(o.log_prob(t([0.0, 0.0, 1.0])).item(), np.log(0.5))
+    assert o.enumerate_support().tolist() == np.eye(3).tolist()
+
+
+def test_bernoulli_with_logits_is_finite_far_out():
+    d = D.Bernoulli(logits=t([100.0, -100.0]))
+    assert np.all(np.isfinite(d.log_prob(t([0.0, 1.0])).numpy()))
+    np.testing.assert_allclose(d.log_prob(t([0.0, 1.0])).numpy(), [-100.0, -100.0])
+
+
+def test_expand_and_independent():
+    d = D.Normal(t(0.0), t(1.0)).expand((3, 2))
+    assert d.batch_shape == (3, 2) and d.sample((5,)).shape == (5, 3, 2)
+    ind = D.Independent(D.Normal(dl.zeros(3, 2, dtype=F64), 1.0), 1)
+    assert ind.batch_shape == (3,) and ind.event_shape == (2,)
+    x = t(np.ones((3, 2)))
+    np.testing.assert_allclose(ind.log_prob(x).numpy(), st.norm().logpdf(x.numpy()).sum(-1))
+    assert ind.expand((4, 3)).batch_shape == (4, 3)
+    c = D.Categorical(logits=t([0.0, 1.0])).expand((5,))
+    assert c.batch_shape == (5,) and c.sample().shape == (5,)
+
+
+def _integrate(p, q, low, high):
+    def integrand(x):
+        v = t(x)
+        return float(dl.exp(p.log_prob(v)) * (p.log_prob(v) - q.log_prob(v)))
+    return integrate.quad(integrand, low, high, limit=200)[0]
+
+
+KL_CONTINUOUS = {
+    "Normal": (D.Normal(0.3, 1.2), D.Normal(-0.5, 0.7), -15, 15),
+    "LogNormal": (D.LogNormal(0.1, 0.5), D.LogNormal(0.4, 0.8), 1e-9, 60),
+    "Laplace": (D.Laplace(0.3, 1.2), D.Laplace(-0.5, 0.7), -40, 40),
+    "Exponential": (D.Exponential(1.5), D.Exponential(0.4), 0, 60),
+    "Gamma": (D.Gamma(2.5, 1.5), D.Gamma(1.2, 0.8), 1e-12, 80),
+    "Beta": (D.Beta(2.5, 1.5), D.Beta(1.2, 3.0), 0, 1),
+    "Uniform": (D.Uniform(0.5, 1.5), D.Uniform(0.0, 3.0), 0.5, 1.5 - 1e-12),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KL_CONTINUOUS))
+def test_kl_divergence_matches_numerical_integration(name):
+    p, q, low, high = KL_CONTINUOUS[name]
+    p = type(p)(*[getattr(p, n).to(F64) for n in p._given()])
+    q = type(q)(*[getattr(q, n).to(F64) for n in q._given()])
+    np.testing.assert_allclose(D.kl_divergence(p, q).item(), _integrate(p, q, low, high),
+                               rtol=1e-6)
+
+
+def test_kl_divergence_of_discrete_and_vector_distributions():
+    p, q = D.Poisson(t(3.0)), D.Poisson(t(1.5))
+    k = np.arange(80.0)
+    want = np.sum(st.poisson(3.0).pmf(k) * (st.poisson(3.0).logpmf(k)
+                                             - st.poisson(1.5).logpmf(k)))
+    np.testing.assert_allclose(D.kl_divergence(p, q).item(), want, rtol=1e-10)
+    pc, qc = np.array([0.2, 0.3, 0.5]), np.array([0.4, 0.4, 0.2])
+    np.testing.assert_allclose(
+        D.kl_divergence(D.Categorical(t(pc)), D.Categorical(t(qc))).item(), st.entropy(pc, qc))
+    np.testing.assert_allclose(
+        D.kl_divergence(D.Bernoulli(t(0.3)), D.Bernoulli(t(0.8))).item(),
+        st.entropy([0.3, 0.7], [0.8, 0.2]))
+    # Dirichlet and the multivariate normal: the Monte Carlo mean of log p - log q
+    for p, q in ((D.Dirichlet(t([1.5, 2.0, 0.8])), D.Dirichlet(t([1.0, 1.0, 3.0]))),
+                 (D.MultivariateNormal(t([0.0, 1.0]), scale_tril=t([[1.0, 0.0], [0.5, 0.7]])),
+                  D.MultivariateNormal(t([0.5, 0.0]), covariance_matrix=t([[2.0, 0.2],
+                                                                          [0.2, 1.0]])))):
+        dl.manual_seed(0)
+        x = p.sample((200000,))
+        terms = (p.log_prob(x) - q.log_prob(x)).numpy()
+        assert abs(D.kl_divergence(p, q).item() - terms.mean()) < 5 * terms.std() / np.sqrt(
+            len(terms))
+
+
+def test_kl_gradients_reach_both_sides():
+    a = t([0.3, 1.2]).requires_grad_()
+    b = t([-0.5, 0.7]).requires_grad_()
+    assert dl.autograd.gradcheck(
+        lambda a, b: D.kl_divergence(D.Normal(a[0], a[1]), D.Normal(b[0], b[1])), (a, b))
+
+
+def test_register_kl_picks_the_most_specific_pair_and_says_what_is_missing():
+    class MyNormal(D.Normal):
+        pass
+
+    assert D.kl_divergence(MyNormal(0.0, 1.0), D.Normal(1.0, 1.0)).item() == 0.5
+    with pytest.raises(NotImplementedError, match=r"\(Normal, Gamma\).*register_kl"):
+        D.kl_divergence(D.Normal(0.0, 1.0), D.Gamma(1.0, 1.0))
+    with pytest.raises(TypeError, match="Distribution subclasses"):
+        D.register_kl(int, D.Normal)
+
+
+def test_bad_parameters_and_values_get_clear_errors():
+    with pytest.raises(ValueError, match=r"parameter scale .* GreaterThan\(lower_bound=0.0\)"):
+        D.Normal(0.0, -1.0)
+    with pytest.raises(ValueError, match="exactly one of probs and logits"):
+        D.Bernoulli(probs=0.5, logits=0.0)
+    with pytest.raises(ValueError, match="exactly one of probs and logits, got neither"):
+        D.Categorical()
+    with pytest.raises(ValueError, match="low < high"):
+        D.Uniform(1.0, 0.0)
+    with pytest.raises(ValueError, match="within the support"):
+        D.Exponential(1.0).log_prob(t(-1.0))
+    with pytest.raises(ValueError, match="within the support"):
+        D.Categorical(logits=t([0.0, 1.0])).log_prob(t(2.0))
+    with pytest.raises(ValueError, match="covariance_matrix .* PositiveDefinite"):
+        D.MultivariateNormal(t([0.0, 0.0]), covariance_matrix=t([[1.0, 2.0], [2.0, 1.0]]))
+    with pytest.raises(ValueError, match="reinterpreted_batch_ndims must be in"):
+        D.Independent(D.Normal(dl.zeros(3), 1.0), 2)
+    with pytest.raises(NotImplementedError, match="no reparameterized sampler"):
+        D.Gamma(1.0, 1.0).rsample()
+    # validate_args=False skips the checks (PyTorch's switch)
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(D.Normal(0.0, -1.0, validate_args=False).log_prob(t(0.0)).item())
+
+
+def test_score_function_gradient_of_a_discrete_sample():
+    # d/dp E[x] for Bernoulli(p) is 1: the score-function estimator finds it
+    p = t(0.3).requires_grad_()
+    dl.manual_seed(0)
+    d = D.Bernoulli(probs=p)
+    x = d.sample((20000,))
+    (x * d.log_prob(x)).mean().backward()
+    assert abs(p.grad.item() - 1.0) < 0.05
