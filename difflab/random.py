@@ -318,13 +318,14 @@ class Bernoulli(_Draw):
 
 class Draw(_Draw):
     """Draws from one of NumPy's ``Generator`` distributions whose parameters are arrays:
-    ``standard_gamma(concentration)``, ``poisson(rate)``, ``binomial(count, probs)``
+    ``standard_gamma(concentration)``, ``poisson(rate)``, ``binomial(count, probs)``,
+    ``multinomial(count, probs)`` (the last dimension of probs: the categories)
     (``difflab.distributions`` samples with it where no reparameterization applies)."""
 
     name = "draw"
-    description = "random numbers of a named distribution (gamma, Poisson, binomial)"
+    description = "random numbers of a named distribution (gamma, Poisson, binomial, ...)"
     #: The distributions it may draw from (NumPy's names), a closed list.
-    DISTRIBUTIONS = ("standard_gamma", "poisson", "binomial")
+    DISTRIBUTIONS = ("standard_gamma", "poisson", "binomial", "multinomial")
 
     @staticmethod
     def forward(ctx: Any, xp: Any, *params: Any, distribution: str = "", shape: tuple = (),
@@ -336,7 +337,7 @@ class Draw(_Draw):
             device = backend.device_of(params[0]) if device is None else device
             dtype = params[0].dtype if dtype is None else dtype
         values = [backend.to_numpy(v) if hasattr(v, "shape") else v for v in params]
-        if distribution == "binomial":  # (NumPy's count is an integer)
+        if distribution in ("binomial", "multinomial"):  # (NumPy's count is an integer)
             values[0] = np.asarray(values[0]).astype(np.int64)
         drawn = getattr(_rng(generator), distribution)(*values, size=shape)
         return _place(np.asarray(drawn), dtype, device)

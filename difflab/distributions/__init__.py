@@ -16,6 +16,7 @@ methods, and draws come from difflab's generator (``manual_seed``).
 
 from difflab.distributions import constraints
 from difflab.distributions.continuous import Exponential, Laplace, LogNormal, Normal, Uniform
+from difflab.distributions.counts import Geometric, Multinomial, NegativeBinomial
 from difflab.distributions.discrete import (
     Bernoulli,
     Binomial,
@@ -24,12 +25,39 @@ from difflab.distributions.discrete import (
     Poisson,
 )
 from difflab.distributions.distribution import Distribution
-from difflab.distributions.gamma import Beta, Dirichlet, Gamma
+from difflab.distributions.gamma import (
+    Beta,
+    Chi2,
+    Dirichlet,
+    FisherSnedecor,
+    Gamma,
+    InverseGamma,
+    StudentT,
+)
 from difflab.distributions.kl import kl_divergence, register_kl
 from difflab.distributions.multivariate import Independent, MultivariateNormal
+from difflab.distributions.relaxed import (
+    LogitRelaxedBernoulli,
+    MixtureSameFamily,
+    RelaxedBernoulli,
+    RelaxedOneHotCategorical,
+)
+from difflab.distributions.univariate import (
+    Cauchy,
+    Gumbel,
+    HalfCauchy,
+    HalfNormal,
+    Kumaraswamy,
+    Pareto,
+    Weibull,
+)
 
 __all__ = [
-    "Bernoulli", "Beta", "Binomial", "Categorical", "Dirichlet", "Distribution", "Exponential",
-    "Gamma", "Independent", "Laplace", "LogNormal", "MultivariateNormal", "Normal",
-    "OneHotCategorical", "Poisson", "Uniform", "constraints", "kl_divergence", "register_kl",
+    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
+    "Distribution", "Exponential", "FisherSnedecor", "Gamma", "Geometric", "Gumbel",
+    "HalfCauchy", "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy", "Laplace",
+    "LogNormal", "LogitRelaxedBernoulli", "MixtureSameFamily", "Multinomial",
+    "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto",
+    "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "Uniform",
+    "Weibull", "constraints", "kl_divergence", "register_kl",
 ]

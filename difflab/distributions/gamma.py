@@ -16,6 +16,7 @@ yet a primitive).  Beta and Dirichlet normalize independent gamma draws.
 
 from __future__ import annotations
 
+import math
 import typing
 
 from difflab import functions as F
@@ -25,7 +26,7 @@ from difflab.distributions.distribution import Distribution, as_parameter, broad
 from difflab.random import Draw
 from difflab.tensor import Tensor
 
-__all__ = ["Beta", "Dirichlet", "Gamma"]
+__all__ = ["Beta", "Chi2", "Dirichlet", "FisherSnedecor", "Gamma", "InverseGamma", "StudentT"]
 
 
 def _standard_gamma(concentration: Tensor, shape: tuple) -> Tensor:
@@ -216,3 +217,214 @@ class Dirichlet(Distribution):
         total = a.sum(-1)
         log_b = F.lgamma(a).sum(-1) - F.lgamma(total)
         return log_b + (total - k) * F.digamma(total) - ((a - 1) * F.digamma(a)).sum(-1)
+
+
+class Chi2(Gamma):
+    """The chi-squared distribution with ``df`` degrees of freedom: Gamma(df/2, 1/2).
+
+    Parameters
+    ----------
+    df : Tensor or float
+        The degrees of freedom, > 0.
+    validate_args : bool, optional
+        Check the parameters and values.
+
+    Examples
+    --------
+    >>> from difflab.distributions import Chi2
+    >>> d = Chi2(4.0)
+    >>> d.mean.item(), d.variance.item()          # df, 2 df
+    (4.0, 8.0)
+    """
+
+    arg_constraints = {"df": constraints.positive}
+
+    def __init__(self, df: typing.Any, validate_args: bool | None = None) -> None:
+        (df,) = broadcast_all(df)
+        super().__init__(0.5 * df, F.ones_like(df.detach()) * 0.5, validate_args)
+
+    def _given(self) -> tuple[str, ...]:
+        return ("df",)
+
+    @property
+    def df(self) -> Tensor:
+        """The degrees of freedom, 2 × concentration."""
+        return self.concentration * 2
+
+
+class InverseGamma(Distribution):
+    """1/X for X ~ Gamma(concentration, rate): density βᵅ x^(-α-1) e^(-β/x) / Γ(α).
+
+    Parameters
+    ----------
+    concentration : Tensor or float
+        α > 0.
+    rate : Tensor or float
+        β > 0 (the scale of the inverse gamma).
+    validate_args : bool, optional
+        Check the parameters and values.
+
+    Examples
+    --------
+    >>> from difflab.distributions import InverseGamma
+    >>> InverseGamma(3.0, 2.0).mean.item()          # β / (α - 1)
+    1.0
+    """
+
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.positive
+
+    def __init__(self, concentration: typing.Any, rate: typing.Any,
+                 validate_args: bool | None = None) -> None:
+        self.concentration, self.rate = broadcast_all(concentration, rate)
+        super().__init__(self.rate.shape, (), validate_args)
+
+    @property
+    def mean(self) -> Tensor:
+        a = self.concentration
+        return F.where(a > 1, self.rate / F.clamp(a - 1, min=1e-30), math.inf)
+
+    @property
+    def mode(self) -> Tensor:
+        return self.rate / (self.concentration + 1)
+
+    @property
+    def variance(self) -> Tensor:
+        a = F.clamp(self.concentration, min=2.0 + 1e-12)
+        value = self.rate ** 2 / ((a - 1) ** 2 * (a - 2))
+        return F.where(self.concentration > 2, value, math.inf)
+
+    def sample(self, sample_shape: typing.Any = ()) -> Tensor:
+        shape = tuple(self._extended_shape(sample_shape))
+        return self.rate.detach() / _standard_gamma(self.concentration, shape)
+
+    def log_prob(self, value: typing.Any) -> Tensor:
+        x = self._validate_sample(value)
+        a, b = self.concentration, self.rate
+        return a * F.log(b) - F.lgamma(a) - (a + 1) * F.log(x) - b / x
+
+    def entropy(self) -> Tensor:
+        a = self.concentration
+        return a + F.log(self.rate) + F.lgamma(a) - (1 + a) * F.digamma(a)
+
+
+class StudentT(Distribution):
+    """Student's t distribution with ``df`` degrees of freedom, location and scale.
+
+    Parameters
+    ----------
+    df : Tensor or float
+        ν > 0.
+    loc : Tensor or float, optional
+        μ (default 0).
+    scale : Tensor or float, optional
+        σ > 0 (default 1).
+    validate_args : bool, optional
+        Check the parameters and values.
+
+    Notes
+    -----
+    Drawn as μ + σ Z / √(G/ν) with Z normal and G ~ χ²(ν): sample only.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.distributions import StudentT
+    >>> round(StudentT(1.0).log_prob(dl.tensor(0.0)).item(), 6)     # ν = 1: Cauchy, -log π
+    -1.14473
+    """
+
+    arg_constraints = {"df": constraints.positive, "loc": constraints.real,
+                       "scale": constraints.positive}
+    support = constraints.real
+
+    def __init__(self, df: typing.Any, loc: typing.Any = 0.0, scale: typing.Any = 1.0,
+                 validate_args: bool | None = None) -> None:
+        self.df, self.loc, self.scale = broadcast_all(df, loc, scale)
+        super().__init__(self.df.shape, (), validate_args)
+
+    @property
+    def mean(self) -> Tensor:
+        return F.where(self.df > 1, self.loc, math.nan)
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
+    def variance(self) -> Tensor:
+        nu = F.clamp(self.df, min=2.0 + 1e-12)
+        value = self.scale ** 2 * nu / (nu - 2)
+        return F.where(self.df > 2, value, F.where(self.df > 1, math.inf, math.nan))
+
+    def sample(self, sample_shape: typing.Any = ()) -> Tensor:
+        from difflab import creation
+
+        shape = tuple(self._extended_shape(sample_shape))
+        chi2 = 2.0 * _standard_gamma(0.5 * self.df, shape)
+        z = creation.randn(*shape, dtype=self.df.dtype) if shape else creation.randn(
+            (), dtype=self.df.dtype)
+        return (self.loc + self.scale * z * F.sqrt(self.df / chi2)).detach()
+
+    def log_prob(self, value: typing.Any) -> Tensor:
+        z = (self._validate_sample(value) - self.loc) / self.scale
+        nu = self.df
+        return (F.lgamma((nu + 1) / 2) - F.lgamma(nu / 2) - 0.5 * F.log(nu * math.pi)
+                - F.log(self.scale) - (nu + 1) / 2 * F.log1p(z * z / nu))
+
+    def entropy(self) -> Tensor:
+        nu = self.df
+        log_beta = F.lgamma(nu / 2) + 0.5 * math.log(math.pi) - F.lgamma((nu + 1) / 2)
+        return (F.log(self.scale) + (nu + 1) / 2 * (F.digamma((nu + 1) / 2) - F.digamma(nu / 2))
+                + 0.5 * F.log(nu) + log_beta)
+
+
+
+class FisherSnedecor(Distribution):
+    """The F distribution: (X₁/d₁)/(X₂/d₂) for independent χ²(d₁) and χ²(d₂).
+
+    Parameters
+    ----------
+    df1, df2 : Tensor or float
+        The degrees of freedom d₁, d₂ > 0.
+    validate_args : bool, optional
+        Check the parameters and values.
+
+    Examples
+    --------
+    >>> from difflab.distributions import FisherSnedecor
+    >>> FisherSnedecor(4.0, 6.0).mean.item()        # d₂ / (d₂ - 2)
+    1.5
+    """
+
+    arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
+    support = constraints.positive
+
+    def __init__(self, df1: typing.Any, df2: typing.Any,
+                 validate_args: bool | None = None) -> None:
+        self.df1, self.df2 = broadcast_all(df1, df2)
+        super().__init__(self.df1.shape, (), validate_args)
+
+    @property
+    def mean(self) -> Tensor:
+        d2 = F.clamp(self.df2, min=2.0 + 1e-12)
+        return F.where(self.df2 > 2, d2 / (d2 - 2), math.nan)
+
+    @property
+    def variance(self) -> Tensor:
+        d1, d2 = self.df1, F.clamp(self.df2, min=4.0 + 1e-12)
+        value = 2 * d2 ** 2 * (d1 + d2 - 2) / (d1 * (d2 - 2) ** 2 * (d2 - 4))
+        return F.where(self.df2 > 4, value, math.nan)
+
+    def sample(self, sample_shape: typing.Any = ()) -> Tensor:
+        shape = tuple(self._extended_shape(sample_shape))
+        x1 = _standard_gamma(0.5 * self.df1, shape) / self.df1.detach()
+        x2 = _standard_gamma(0.5 * self.df2, shape) / self.df2.detach()
+        return x1 / x2
+
+    def log_prob(self, value: typing.Any) -> Tensor:
+        x = self._validate_sample(value)
+        d1, d2 = self.df1, self.df2
+        log_beta = F.lgamma(d1 / 2) + F.lgamma(d2 / 2) - F.lgamma((d1 + d2) / 2)
+        return (0.5 * d1 * F.log(d1 / d2) + (0.5 * d1 - 1) * F.log(x)
+                - 0.5 * (d1 + d2) * F.log1p(d1 * x / d2) - log_beta)

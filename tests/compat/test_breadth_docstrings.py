@@ -34,6 +34,8 @@ MODULES = [
     "difflab.distributions.constraints", "difflab.distributions.continuous",
     "difflab.distributions.discrete", "difflab.distributions.gamma",
     "difflab.distributions.multivariate", "difflab.distributions.kl",
+    "difflab.distributions.univariate", "difflab.distributions.counts",
+    "difflab.distributions.relaxed",
 ]
 
 def _public(module: str) -> list[str]:
@@ -44,7 +46,8 @@ NEW_NAMES = {
     "difflab.special.primitives": _public("difflab.special.primitives"),
     "difflab.special.composites": _public("difflab.special.composites"),
     **{f"difflab.distributions.{m}": _public(f"difflab.distributions.{m}")
-       for m in ("distribution", "continuous", "discrete", "gamma", "multivariate", "kl")},
+       for m in ("distribution", "continuous", "discrete", "gamma", "multivariate", "kl",
+                 "univariate", "counts", "relaxed")},
     "difflab.functions_joining": _public("difflab.functions_joining"),
     "difflab.functions_picking": _public("difflab.functions_picking"),
     "difflab.functions_math": _public("difflab.functions_math"),
