@@ -24,7 +24,7 @@ from difflab.distributions.discrete import (
     OneHotCategorical,
     Poisson,
 )
-from difflab.distributions.distribution import Distribution
+from difflab.distributions.distribution import Distribution, ExponentialFamily
 from difflab.distributions.gamma import (
     Beta,
     Chi2,
@@ -35,8 +35,13 @@ from difflab.distributions.gamma import (
     StudentT,
 )
 from difflab.distributions.kl import kl_divergence, register_kl
-from difflab.distributions.multivariate import Independent, MultivariateNormal
+from difflab.distributions.multivariate import (
+    Independent,
+    LowRankMultivariateNormal,
+    MultivariateNormal,
+)
 from difflab.distributions.relaxed import (
+    ContinuousBernoulli,
     LogitRelaxedBernoulli,
     MixtureSameFamily,
     RelaxedBernoulli,
@@ -49,15 +54,17 @@ from difflab.distributions.univariate import (
     HalfNormal,
     Kumaraswamy,
     Pareto,
+    VonMises,
     Weibull,
 )
 
 __all__ = [
-    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
-    "Distribution", "Exponential", "FisherSnedecor", "Gamma", "Geometric", "Gumbel",
-    "HalfCauchy", "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy", "Laplace",
-    "LogNormal", "LogitRelaxedBernoulli", "MixtureSameFamily", "Multinomial",
-    "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto",
-    "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "Uniform",
-    "Weibull", "constraints", "kl_divergence", "register_kl",
+    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli",
+    "Dirichlet", "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
+    "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma",
+    "Kumaraswamy", "Laplace", "LogNormal", "LogitRelaxedBernoulli",
+    "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
+    "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson", "RelaxedBernoulli",
+    "RelaxedOneHotCategorical", "StudentT", "Uniform", "VonMises", "Weibull", "constraints",
+    "kl_divergence", "register_kl",
 ]

@@ -21,7 +21,7 @@ import numpy as np
 from difflab import creation as _creation
 from difflab import functions as F
 from difflab.distributions import constraints
-from difflab.distributions.distribution import Distribution, broadcast_all
+from difflab.distributions.distribution import Distribution, ExponentialFamily, broadcast_all
 from difflab.tensor import Tensor
 
 __all__ = ["Exponential", "Laplace", "LogNormal", "Normal", "Uniform"]
@@ -37,7 +37,7 @@ def _standard(d: Distribution, sample_shape: typing.Any, kind: str, like: Tensor
         (), dtype=like.dtype, device=like.device)
 
 
-class Normal(Distribution):
+class Normal(ExponentialFamily):
     """The normal (Gaussian) distribution N(loc, scale²).
 
     Parameters
@@ -107,6 +107,13 @@ class Normal(Distribution):
 
     def entropy(self) -> Tensor:
         return 0.5 + _LOG_SQRT_2PI + F.log(self.scale)
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, ...]:
+        return (self.loc / self.scale ** 2, -0.5 / self.scale ** 2)
+
+    def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:
+        return -0.25 * x * x / y + 0.5 * F.log(-math.pi / y)
 
 
 class LogNormal(Distribution):
@@ -241,7 +248,7 @@ class Uniform(Distribution):
         return F.log(self.high - self.low)
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     """The exponential distribution of rate λ: density λ e^(-λx) on x >= 0.
 
     Parameters
@@ -300,6 +307,13 @@ class Exponential(Distribution):
 
     def entropy(self) -> Tensor:
         return 1.0 - F.log(self.rate)
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, ...]:
+        return (-self.rate,)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        return -F.log(-x)
 
 
 class Laplace(Distribution):

@@ -22,7 +22,12 @@ from difflab import creation as _creation
 from difflab import functions as F
 from difflab.autograd.engine import apply
 from difflab.distributions import constraints
-from difflab.distributions.distribution import Distribution, as_parameter, broadcast_all
+from difflab.distributions.distribution import (
+    Distribution,
+    ExponentialFamily,
+    as_parameter,
+    broadcast_all,
+)
 from difflab.nn import functional as NF
 from difflab.random import Draw
 from difflab.tensor import Tensor
@@ -42,7 +47,7 @@ def _draw(distribution: str, *params: Tensor, shape: tuple) -> Tensor:
     return apply(Draw, *(p.detach() for p in params), distribution=distribution, shape=shape)
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     """1 with probability p, 0 with probability 1 - p.
 
     Parameters
@@ -107,6 +112,13 @@ class Bernoulli(Distribution):
 
     def entropy(self) -> Tensor:
         return NF.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, ...]:
+        return (self.logits,)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        return NF.softplus(x)
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
         values = _creation.tensor([0.0, 1.0], dtype=self.probs.dtype)

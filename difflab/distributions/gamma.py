@@ -22,7 +22,12 @@ import typing
 from difflab import functions as F
 from difflab.autograd.engine import apply
 from difflab.distributions import constraints
-from difflab.distributions.distribution import Distribution, as_parameter, broadcast_all
+from difflab.distributions.distribution import (
+    Distribution,
+    ExponentialFamily,
+    as_parameter,
+    broadcast_all,
+)
 from difflab.random import Draw
 from difflab.tensor import Tensor
 
@@ -35,7 +40,7 @@ def _standard_gamma(concentration: Tensor, shape: tuple) -> Tensor:
     return apply(Draw, alpha, distribution="standard_gamma", shape=shape)
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """The gamma distribution: density βᵅ x^(α-1) e^(-βx) / Γ(α) on x > 0.
 
     Parameters
@@ -87,6 +92,13 @@ class Gamma(Distribution):
     def entropy(self) -> Tensor:
         a = self.concentration
         return a - F.log(self.rate) + F.lgamma(a) + (1.0 - a) * F.digamma(a)
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, ...]:
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:
+        return F.lgamma(x + 1) + (x + 1) * F.log(-1.0 / y)
 
 
 class Beta(Distribution):

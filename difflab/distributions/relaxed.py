@@ -31,7 +31,7 @@ from difflab.distributions.distribution import Distribution, as_parameter
 from difflab.nn import functional as NF
 from difflab.tensor import Tensor
 
-__all__ = ["LogitRelaxedBernoulli", "MixtureSameFamily", "RelaxedBernoulli",
+__all__ = ["ContinuousBernoulli", "LogitRelaxedBernoulli", "MixtureSameFamily", "RelaxedBernoulli",
            "RelaxedOneHotCategorical"]
 
 
@@ -276,3 +276,119 @@ class MixtureSameFamily(Distribution):
         index = index.expand(*(tuple(which.shape) + (1,)
                                + tuple(self.component_distribution.event_shape)))
         return F.gather(drawn, -1 - self._event_ndims, index).squeeze(-1 - self._event_ndims)
+
+
+class ContinuousBernoulli(Distribution):
+    """The continuous Bernoulli on [0, 1]: density C(p) pˣ (1 - p)^(1-x).
+
+    The normalized form of the Bernoulli likelihood used on data in [0, 1]
+    (Loaiza-Ganem and Cunningham 2019).
+
+    Parameters
+    ----------
+    probs : Tensor or float, optional
+        p in [0, 1].
+    logits : Tensor or float, optional
+        log(p / (1 - p)) (exactly one of probs and logits).
+    lims : tuple of float, optional
+        Around p = 1/2, where the closed forms divide 0 by 0, Taylor
+        expansions are used instead (PyTorch's (0.499, 0.501)).
+    validate_args : bool, optional
+        Check the parameters and values.
+
+    Notes
+    -----
+    C(p) = 2 atanh(1 - 2p) / (1 - 2p) (2 at p = 1/2); rsample is the inverse
+    distribution function of a uniform draw.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.distributions import ContinuousBernoulli
+    >>> d = ContinuousBernoulli(probs=0.5)
+    >>> d.log_prob(dl.tensor(0.3)).item(), round(d.mean.item(), 6)       # uniform at 1/2
+    (0.0, 0.5)
+    """
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, probs: typing.Any = None, logits: typing.Any = None,
+                 lims: tuple = (0.499, 0.501), validate_args: bool | None = None) -> None:
+        self._param = _one_of(probs, logits, "ContinuousBernoulli")
+        bernoulli = Bernoulli(probs, logits, validate_args=validate_args)
+        self.probs, self.logits = bernoulli.probs, bernoulli.logits
+        self._lims = lims
+        super().__init__(self.probs.shape, (), validate_args)
+
+    def _given(self) -> tuple[str, ...]:
+        return (self._param,)
+
+    def _fixed_arguments(self) -> dict:
+        return {"lims": self._lims}
+
+    def _outside(self) -> Tensor:
+        return (self.probs <= self._lims[0]) | (self.probs >= self._lims[1])
+
+    def _cut(self) -> Tensor:
+        """p away from the unstable region (its own branch: never 0/0)."""
+        return F.where(self._outside(), self.probs, self._lims[0])
+
+    def _log_normalizer(self) -> Tensor:
+        cut = self._cut()
+        below = F.where(cut <= 0.5, cut, 0.0)
+        above = F.where(cut >= 0.5, cut, 1.0)
+        closed = F.log(F.abs(F.log1p(-cut) - F.log(cut))) - F.where(
+            cut <= 0.5, F.log1p(-2.0 * below), F.log(2.0 * above - 1.0))
+        x = (self.probs - 0.5) ** 2
+        taylor = math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x) * x
+        return F.where(self._outside(), closed, taylor)
+
+    @property
+    def mean(self) -> Tensor:
+        cut = self._cut()
+        closed = cut / (2.0 * cut - 1.0) + 1.0 / (F.log1p(-cut) - F.log(cut))
+        x = self.probs - 0.5
+        taylor = 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * x * x) * x
+        return F.where(self._outside(), closed, taylor)
+
+    @property
+    def variance(self) -> Tensor:
+        cut = self._cut()
+        closed = (cut * (cut - 1.0) / (1.0 - 2.0 * cut) ** 2
+                  + 1.0 / (F.log1p(-cut) - F.log(cut)) ** 2)
+        x = (self.probs - 0.5) ** 2
+        taylor = 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * x) * x
+        return F.where(self._outside(), closed, taylor)
+
+    def log_prob(self, value: typing.Any) -> Tensor:
+        x = self._validate_sample(value)
+        return (-NF.binary_cross_entropy_with_logits(
+            *_broadcast(self.logits, x), reduction="none") + self._log_normalizer())
+
+    def cdf(self, value: typing.Any) -> Tensor:
+        x = self._validate_sample(value)
+        cut = self._cut()
+        closed = (cut ** x * (1.0 - cut) ** (1.0 - x) + cut - 1.0) / (2.0 * cut - 1.0)
+        inside = F.where(self._outside(), closed, x)
+        return F.where(x <= 0.0, 0.0 * inside, F.where(x >= 1.0, 0.0 * inside + 1.0, inside))
+
+    def icdf(self, value: typing.Any) -> Tensor:
+        cut = self._cut()
+        closed = ((F.log1p(-cut + value * (2.0 * cut - 1.0)) - F.log1p(-cut))
+                  / (F.log(cut) - F.log1p(-cut)))
+        return F.where(self._outside(), closed, value + 0.0 * cut)
+
+    def rsample(self, sample_shape: typing.Any = ()) -> Tensor:
+        return self.icdf(_uniform(self, sample_shape, self.probs))
+
+    def entropy(self) -> Tensor:
+        log0, log1 = F.log1p(-self.probs), F.log(self.probs)
+        return self.mean * (log0 - log1) - self._log_normalizer() - log0
+
+
+def _broadcast(a: Tensor, b: Tensor) -> tuple:
+    from difflab.functions_joining import broadcast_tensors
+
+    return tuple(broadcast_tensors(a, as_parameter(b)))

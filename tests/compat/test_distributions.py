@@ -138,6 +138,7 @@ REPARAMETERIZED = {
     "Kumaraswamy": (lambda a, b: D.Kumaraswamy(a, b), [1.5, 2.5]),
     "RelaxedBernoulli": (lambda a, b: D.RelaxedBernoulli(a, logits=b), [0.7, 0.3]),
     "LogitRelaxedBernoulli": (lambda a, b: D.LogitRelaxedBernoulli(a, logits=b), [0.7, 0.3]),
+    "ContinuousBernoulli": (lambda a: D.ContinuousBernoulli(logits=a), [0.8]),
     "RelaxedOneHotCategorical": (lambda a, b: D.RelaxedOneHotCategorical(
         a, logits=dl.stack([b, b * b, -b])), [0.7, 0.3]),
 }
@@ -401,3 +402,52 @@ def test_multinomial():
         m.log_prob(t([1.0, 1.0, 1.0]))
     with pytest.raises(ValueError, match="integer >= 0"):
         D.Multinomial(2.5, probs=t([0.5, 0.5]))
+
+
+def test_exponential_family_entropy_from_the_log_normalizer_matches_the_closed_forms():
+    for d in (D.Normal(t([0.3, 1.0]), t([2.0, 0.5])), D.Exponential(t([2.0, 0.3])),
+              D.Gamma(t([2.5, 0.7]), t([1.5, 3.0])), D.Bernoulli(logits=t([0.3, -2.0]))):
+        np.testing.assert_allclose(D.ExponentialFamily.entropy(d).detach().numpy(),
+                                   d.entropy().numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_low_rank_multivariate_normal_matches_scipy():
+    w = np.array([[1.0, 0.5], [0.2, -0.3], [0.4, 0.1]])
+    diag, mu = np.array([0.5, 1.0, 0.3]), np.array([0.1, 0.0, -1.0])
+    d = D.LowRankMultivariateNormal(t(mu), t(w), t(diag))
+    ref = st.multivariate_normal(mu, w @ w.T + np.diag(diag))
+    np.testing.assert_allclose(d.log_prob(t([0.2, 0.1, -0.5])).item(),
+                               ref.logpdf([0.2, 0.1, -0.5]), rtol=1e-12)
+    np.testing.assert_allclose(d.entropy().item(), ref.entropy(), rtol=1e-12)
+    dl.manual_seed(0)
+    np.testing.assert_allclose(np.cov(d.rsample((40000,)).numpy().T), ref.cov, atol=0.05)
+    assert d.expand((2,)).batch_shape == (2,)
+
+
+def test_von_mises_density_and_rejection_sampler():
+    d = D.VonMises(t([0.5, -2.0]), t([2.0, 0.3]))
+    ref = st.vonmises([2.0, 0.3], loc=[0.5, -2.0])
+    np.testing.assert_allclose(d.log_prob(t([0.3, 1.0])).numpy(), ref.logpdf([0.3, 1.0]),
+                               rtol=1e-12)
+    dl.manual_seed(0)
+    s = d.sample((20000,)).numpy()
+    assert np.all(np.abs(s) <= np.pi)
+    resultant = np.abs(np.exp(1j * (s - np.array([0.5, -2.0]))).mean(0))
+    np.testing.assert_allclose(1 - resultant, d.variance.numpy(), atol=0.02)
+
+
+@pytest.mark.parametrize("p", [0.2, 0.4995, 0.5, 0.97])
+def test_continuous_bernoulli_against_numerical_integration(p):
+    d = D.ContinuousBernoulli(probs=t(p))
+
+    def density(x):
+        return float(dl.exp(d.log_prob(t(x))))
+
+    assert integrate.quad(density, 0, 1)[0] == pytest.approx(1.0, abs=1e-12)
+    mean = integrate.quad(lambda x: x * density(x), 0, 1)[0]
+    assert d.mean.item() == pytest.approx(mean, abs=1e-12)
+    variance = integrate.quad(lambda x: (x - mean) ** 2 * density(x), 0, 1)[0]
+    assert d.variance.item() == pytest.approx(variance, abs=1e-12)
+    entropy = integrate.quad(lambda x: -density(x) * np.log(density(x)), 0, 1)[0]
+    assert d.entropy().item() == pytest.approx(entropy, abs=1e-12)
+    assert d.cdf(d.icdf(t(0.7))).item() == pytest.approx(0.7, abs=1e-12)
