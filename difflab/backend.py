@@ -92,7 +92,8 @@ def _scatter_by_product(module: types.ModuleType, values: Any, index: Any,
 #: ``polygamma`` is built from two of them (``_polygamma``).
 SPECIAL_FUNCTIONS: dict[str, str] = {
     "erf": "erf", "erfc": "erfc", "erfinv": "erfinv", "erfcx": "erfcx", "lgamma": "gammaln",
-    "digamma": "digamma", "zeta": "zeta", "i0": "i0", "i0e": "i0e", "i1": "i1", "i1e": "i1e",
+    "digamma": "digamma", "zeta": "zeta", "gammainc": "gammainc", "gammaincc": "gammaincc",
+    "i0": "i0", "i0e": "i0e", "i1": "i1", "i1e": "i1e",
     "bessel_j0": "j0", "bessel_j1": "j1"}
 
 

@@ -40,7 +40,6 @@ The protocol costs nothing on difflab's own path: ``dl.sin(t)`` and
 from __future__ import annotations
 
 import builtins
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -134,20 +133,12 @@ UFUNC_COMPOSITES: dict[str, Callable] = {
     "log2": _log_base(2.0),
     "log10": _log_base(10.0),
     "hypot": lambda a, b: F.sqrt(a * a + b * b),
-    "zeta": lambda s, q: _hurwitz_zeta(s, q),
-    "_zeta": lambda s, q: _hurwitz_zeta(s, q),  # (scipy.special.zeta's ufunc, scipy >= 1.15)
+    "zeta": lambda s, q: F.zeta(s, q),  # (scipy.special's: the primitive, as for polygamma)
+    "_zeta": lambda s, q: F.zeta(s, q),  # (scipy.special.zeta's ufunc, scipy >= 1.15)
+    "gammainc": lambda a, x: F.gammainc(a, x),
+    "gammaincc": lambda a, x: F.gammaincc(a, x),
 }
 
-
-def _hurwitz_zeta(s: Any, q: Any) -> Any:
-    """scipy's ``zeta(s, q)`` with an integer order s ≥ 2 and q differentiable:
-    ζ(s, q) = (-1)ˢ ψ⁽ˢ⁻¹⁾(q) / (s - 1)!, so its derivatives are polygamma's."""
-    order = np.asarray(s)
-    if order.ndim or order.dtype.kind not in "iuf" or order != int(order) or order < 2:
-        raise TypeError(f"zeta(s, q) on differentiable values needs a constant integer order "
-                        f"s >= 2 (it is then polygamma(s - 1, q) up to a factor), got s = {s!r}")
-    n = int(order) - 1
-    return F.polygamma(n, q) * ((-1.0) ** (n + 1) / math.factorial(n))
 
 #: ufuncs constant almost everywhere (a derivative of 0 is right): computed on the values.
 UFUNC_NO_DERIVATIVE = {

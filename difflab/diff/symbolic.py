@@ -86,6 +86,32 @@ class SymbolicTraceError(TypeError):
 # ------------------------------------------------------------------- sympy namespace
 
 
+class gammainc(sympy.Function):  # noqa: N801  (printed by name: the array function's)
+    """The regularized lower incomplete gamma function P(a, x) as a sympy function.
+
+    sympy's own ``lowergamma(a, x)/gamma(a)`` has no NumPy printing; this one is
+    printed as ``gammainc(a, x)`` and knows its derivative in x, the gamma density
+    (in a: not defined, as in PyTorch).
+    """
+
+    nargs = 2
+
+    def fdiff(self, argindex: int = 2) -> Any:
+        a, x = self.args
+        if argindex != 2:
+            raise sympy.ArgumentIndexError(self, argindex)
+        return sympy.exp((a - 1) * sympy.log(x) - x - sympy.loggamma(a))
+
+
+class gammaincc(sympy.Function):  # noqa: N801
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
+
+    nargs = 2
+
+    def fdiff(self, argindex: int = 2) -> Any:
+        return -gammainc(*self.args).fdiff(argindex)
+
+
 class _SympyNamespace:
     """NumPy's function names, answered by sympy: what ``xp`` means during a trace."""
 
@@ -102,6 +128,8 @@ class _SympyNamespace:
     lgamma, digamma = staticmethod(sympy.loggamma), staticmethod(sympy.digamma)
     polygamma, erfc = staticmethod(sympy.polygamma), staticmethod(sympy.erfc)
     erfinv = staticmethod(sympy.erfinv)
+    zeta = staticmethod(sympy.zeta)
+    gammainc, gammaincc = staticmethod(gammainc), staticmethod(gammaincc)
 
     # (the Bessel functions of order 0 and 1, and the scaled forms, as sympy writes them)
     @staticmethod
@@ -696,9 +724,10 @@ def _expressions_out(a: Any) -> Any:
 
 #: sympy's name for each special function -> its name in the array namespaces (backend).
 _SPECIAL_NAMES = {"erf": "erf", "erfc": "erfc", "erfinv": "erfinv", "loggamma": "lgamma",
-                  "digamma": "digamma", "polygamma": "polygamma", "erfcx": "erfcx"}
+                  "digamma": "digamma", "polygamma": "polygamma", "erfcx": "erfcx",
+                  "gammainc": "gammainc", "gammaincc": "gammaincc"}
 #: sympy's Bessel functions of any order (its derivatives reach orders -1 and 2): scipy's.
-_BESSEL = {"besseli": "iv", "besselj": "jv"}
+_BESSEL = {"besseli": "iv", "besselj": "jv", "zeta": "zeta"}
 
 
 def _special_for(module: str) -> dict[str, Callable]:

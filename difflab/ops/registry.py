@@ -172,7 +172,7 @@ for _primitive in (
     # products of many factors
     products.Einsum, products.CumProd,
     # the special functions' family with a setting (the order n)
-    special.Polygamma,
+    special.Polygamma, special.Zeta, special.Gammainc, special.Gammaincc,
     # neural networks
     nn_ops.Linear, nn_conv.Im2Col, nn_conv.Col2Im, nn_conv.Conv2d, nn_conv.MaxPool2d,
     nn_conv.AvgPool2d, nn_ops.LogSoftmax, nn_ops.Softmax, nn_ops.LogSumExp, nn_ops.NLLLoss,

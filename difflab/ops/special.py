@@ -27,6 +27,7 @@ import operator
 
 from difflab.ops.elementwise import Unary
 from difflab.ops.primitive import Primitive
+from difflab.ops.shapes import broadcast_shape, lift, shape_of, sum_to_shape
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
@@ -246,6 +247,124 @@ class Polygamma(Primitive):
     @staticmethod
     def jvp(ctx, xp, dx, x):
         return dx * xp.polygamma(ctx.n + 1, x)
+
+
+class _InSecondArgument(Primitive):
+    """y = f(a, x), elementwise with broadcasting, differentiable in x only (as in PyTorch).
+
+    VJP: x̄ = sum_to_shape(ȳ · ∂f/∂x); JVP: ẏ = ∂f/∂x · ẋ.  A gradient in ``a`` is
+    refused with a clear error instead of a silent zero.
+    """
+
+    fusion = None
+    first: str = "a"
+
+    @classmethod
+    def d_dx(cls, xp, a, x):
+        raise NotImplementedError
+
+    @classmethod
+    def _refuse(cls) -> NotImplementedError:
+        return NotImplementedError(
+            f"{cls.name}: the derivative in its first argument ({cls.first}) is not "
+            f"implemented (PyTorch has none either); pass {cls.first} as a constant (no "
+            f"requires_grad), or detach it")
+
+    @staticmethod
+    def arguments(input, other):  # noqa: A002
+        """``f(input, other)``, elementwise with broadcasting; differentiable in ``other``."""
+        return (input, other), {}
+
+    @classmethod
+    def forward(cls, ctx, xp, a, x):
+        ctx.a_shape, ctx.x_shape = shape_of(a), shape_of(x)
+        if ctx.needs_input_grad and ctx.needs_input_grad[0]:
+            raise cls._refuse()
+        ctx.save(a, x)
+        return cls.value(xp, a, x)
+
+    @classmethod
+    def vjp(cls, ctx, xp, g, a, x):
+        return None, sum_to_shape(g * cls.d_dx(xp, a, x), ctx.x_shape)
+
+    @classmethod
+    def jvp(cls, ctx, xp, da, dx, a, x):
+        if da is not None:
+            raise cls._refuse()
+        out_shape = broadcast_shape(ctx.a_shape, ctx.x_shape)
+        out = lift(dx, len(out_shape)) * cls.d_dx(xp, a, x)
+        if out.shape[1:] != out_shape:
+            out = xp.broadcast_to(out, out.shape[:1] + out_shape)
+        return out
+
+
+class Zeta(_InSecondArgument):
+    r"""The Hurwitz zeta function ζ(s, q) = Σₖ₌₀^∞ (k + q)^(-s), for s > 1.
+
+    ∂ζ/∂q = -s ζ(s + 1, q): the same primitive again, so every order comes from it.
+    """
+
+    name, first = "zeta", "s"
+    math = "∂ζ(s, q)/∂q = -s · ζ(s + 1, q)"
+    description = "Hurwitz zeta function"
+    dl_function = "zeta"
+
+    @staticmethod
+    def value(xp, a, x):
+        return xp.zeta(a, x)
+
+    @classmethod
+    def d_dx(cls, xp, a, x):
+        return -a * xp.zeta(a + 1.0, x)
+
+    @staticmethod
+    def symbolic(sp, a, x):
+        return sp.elementwise(sp.zeta, a, x)
+
+
+class Gammainc(_InSecondArgument):
+    r"""The regularized lower incomplete gamma function P(a, x) = γ(a, x)/Γ(a).
+
+    ∂P/∂x = x^(a-1) e^(-x) / Γ(a), the gamma density (written with ``lgamma``).
+    """
+
+    name = "gammainc"
+    math = "∂P(a, x)/∂x = x^(a-1) e^(-x) / Γ(a)"
+    description = "regularized lower incomplete gamma function"
+    dl_function = "gammainc"
+
+    @staticmethod
+    def value(xp, a, x):
+        return xp.gammainc(a, x)
+
+    @classmethod
+    def d_dx(cls, xp, a, x):
+        return xp.exp((a - 1.0) * xp.log(x) - x - xp.lgamma(a))
+
+    @staticmethod
+    def symbolic(sp, a, x):
+        return sp.elementwise(sp.gammainc, a, x)
+
+
+class Gammaincc(Gammainc):
+    r"""The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
+
+    name = "gammaincc"
+    math = "∂Q(a, x)/∂x = -x^(a-1) e^(-x) / Γ(a)"
+    description = "regularized upper incomplete gamma function"
+    dl_function = "gammaincc"
+
+    @staticmethod
+    def value(xp, a, x):
+        return xp.gammaincc(a, x)
+
+    @classmethod
+    def d_dx(cls, xp, a, x):
+        return -Gammainc.d_dx(xp, a, x)
+
+    @staticmethod
+    def symbolic(sp, a, x):
+        return sp.elementwise(sp.gammaincc, a, x)
 
 
 #: The special-function rules, in the order the registry lists them.

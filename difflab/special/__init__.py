@@ -40,6 +40,8 @@ from difflab.special.primitives import (
     erfc,
     erfcx,
     erfinv,
+    gammainc,
+    gammaincc,
     gammaln,
     i0,
     i0e,
@@ -48,11 +50,12 @@ from difflab.special.primitives import (
     multigammaln,
     polygamma,
     psi,
+    zeta,
 )
 
 __all__ = [
     "bessel_j0", "bessel_j1", "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2",
     "expit", "expm1", "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax",
     "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc",
-    "softmax", "spherical_bessel_j0", "xlog1py", "xlogy",
+    "softmax", "spherical_bessel_j0", "xlog1py", "xlogy", "zeta", "gammainc", "gammaincc",
 ]

@@ -34,6 +34,9 @@ __all__ = [
     "multigammaln",
     "polygamma",
     "psi",
+    "zeta",
+    "gammainc",
+    "gammaincc",
 ]
 
 
@@ -401,3 +404,81 @@ def bessel_j1(input: Tensor) -> Tensor:  # noqa: A002
     0.440051
     """
     return F.bessel_j1(_tensor(input))
+
+
+def zeta(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """The Hurwitz zeta function ζ(s, q) = Σₖ₌₀^∞ (k + q)^(-s), elementwise with broadcasting.
+
+    Differentiable in q (∂ζ/∂q = -s ζ(s + 1, q)); a gradient in s is refused, as in
+    PyTorch.
+
+    Parameters
+    ----------
+    input : Tensor or float
+        The exponent s > 1 (a constant).
+    other : Tensor or float
+        q > 0.
+
+    Returns
+    -------
+    Tensor
+        ζ(s, q); ζ(s, 1) is Riemann's zeta.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> print(f"{dl.special.zeta(2.0, dl.tensor(1.0, dtype=dl.float64)).item():.6f}")  # π²/6
+    1.644934
+    """
+    return F.zeta(_tensor(input), _tensor(other))
+
+
+def gammainc(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """The regularized lower incomplete gamma function P(a, x) = γ(a, x) / Γ(a).
+
+    The distribution function of Gamma(a, 1) at x; differentiable in x (its
+    derivative is the gamma density), a gradient in a is refused, as in PyTorch.
+
+    Parameters
+    ----------
+    input : Tensor or float
+        a > 0 (a constant).
+    other : Tensor or float
+        x >= 0.
+
+    Returns
+    -------
+    Tensor
+        P(a, x) in [0, 1].
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> print(f"{dl.special.gammainc(1.0, dl.tensor(1.0, dtype=dl.float64)).item():.6f}")
+    0.632121
+    """
+    return F.gammainc(_tensor(input), _tensor(other))
+
+
+def gammaincc(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x).
+
+    Parameters
+    ----------
+    input : Tensor or float
+        a > 0 (a constant).
+    other : Tensor or float
+        x >= 0.
+
+    Returns
+    -------
+    Tensor
+        Q(a, x) in [0, 1], accurate where P(a, x) is close to 1.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> print(f"{dl.special.gammaincc(1.0, dl.tensor(1.0, dtype=dl.float64)).item():.6f}")
+    0.367879
+    """
+    return F.gammaincc(_tensor(input), _tensor(other))

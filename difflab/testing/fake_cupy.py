@@ -34,7 +34,8 @@ code fails on every test run, on any machine:
 The module has the names difflab takes from ``cupy`` (every NumPy function and
 ufunc, ``ndarray``, ``random``, ``linalg``, ``fft``, ``cuda``) and from
 ``cupyx`` (``scatter_add``, ``scipy.special``'s erf, erfc, erfinv, erfcx, gammaln,
-digamma, zeta, polygamma, i0, i0e, i1, i1e, j0, j1), in ``cupyx``.
+digamma, zeta, polygamma, i0, i0e, i1, i1e, j0, j1,
+gammainc, gammaincc), in ``cupyx``.
 
 Switch it on with the environment variable ``DIFFLAB_FAKE_CUDA=1`` (read the
 first time difflab looks for CuPy), or for a block of code with
@@ -679,7 +680,7 @@ def _scatter_add(a: ndarray, slices: Any, value: Any) -> None:
 
 #: The functions of cupyx.scipy.special the stand-in has (CuPy's names), all elementwise.
 _SPECIAL = ("erf", "erfc", "erfinv", "erfcx", "gammaln", "digamma", "zeta", "polygamma", "i0",
-            "i0e", "i1", "i1e", "j0", "j1")
+            "i0e", "i1", "i1e", "j0", "j1", "gammainc", "gammaincc")
 
 
 def _kernel_function(function: Any) -> Any:

@@ -162,6 +162,9 @@ def _structural_cases() -> dict[str, Case]:
         "cumprod": (lambda x: dl.cumprod(x, dim=1), [((3, 4), (0.5, 2))]),
         "einsum": (lambda a, b: dl.einsum("ij,jk->ik", a, b), [F34, ((4, 2), (-2, 2))]),
         "polygamma": (lambda x: dl.polygamma(1, x) * x, [((3, 4), (0.3, 4))]),
+        "zeta": (lambda x: dl.zeta(2.5, x) * x, [((3, 4), (0.3, 4))]),
+        "gammainc": (lambda x: dl.gammainc(1.5, x) * x, [((3, 4), (0.3, 4))]),
+        "gammaincc": (lambda x: dl.gammaincc(2.0, x * x), [((3, 4), (0.3, 4))]),
     }
     return {name: Case(name, call, tuple(specs)) for name, (call, specs) in table.items()}
 
@@ -382,6 +385,9 @@ def function_cases() -> dict[str, Case]:
         "dl.bitwise_not": (lambda i: dl.bitwise_not(i), [((5,), (INT, 6))]),
         "dl.polygamma": (lambda x: dl.polygamma(2, x), [((6,), (0.3, 4))]),
         "Tensor.polygamma": (lambda x: x.polygamma(1), [((6,), (0.3, 4))]),
+        "dl.zeta": (lambda s, q: dl.zeta(s, q), [((6,), (1.5, 4)), ((6,), (0.3, 4))]),
+        "dl.gammainc": (lambda a, x: dl.gammainc(a, x), [((6,), (0.3, 4)), ((6,), (0.3, 4))]),
+        "dl.gammaincc": (lambda a, x: dl.gammaincc(a, x), [((6,), (0.3, 4)), ((6,), (0.3, 4))]),
         "Tensor.bitwise_not": (lambda x: (x > 0).bitwise_not(), [V]),
         "dl.repeat_interleave": (lambda x: dl.repeat_interleave(x.reshape(2, 3), 2, dim=1), [V]),
         "Tensor.repeat_interleave": (lambda x: x.repeat_interleave(3), [V]),

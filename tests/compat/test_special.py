@@ -143,3 +143,21 @@ def test_softmax_family_and_round():
     np.testing.assert_allclose(special.logsumexp(x, 1).numpy(), sc.logsumexp(x.numpy(), 1))
     assert special.round(dl.tensor([1.2345, -2.5]), decimals=2).tolist() == pytest.approx(
         [1.23, -2.5])
+
+
+@pytest.mark.parametrize("name,reference", [("zeta", sc.zeta), ("gammainc", sc.gammainc),
+                                            ("gammaincc", sc.gammaincc)])
+def test_second_argument_functions_match_scipy_and_refuse_a_gradient_in_the_first(name,
+                                                                                  reference):
+    f = getattr(special, name)
+    a, x = np.array([2.5, 3.0, 1.5]), np.array([0.4, 1.7, 3.2])
+    np.testing.assert_allclose(f(t64(a), t64(x)).numpy(), reference(a, x), rtol=1e-12)
+    q = dl.tensor(x, dtype=dl.float64, requires_grad=True)
+    assert dl.autograd.gradcheck(lambda v: f(t64(a), v), (q,))
+    assert dl.autograd.gradgradcheck(lambda v: f(t64(a), v), (q,))
+    with pytest.raises(NotImplementedError, match="derivative in its first argument"):
+        f(dl.tensor(a, dtype=dl.float64, requires_grad=True), q)
+
+
+def t64(values):
+    return dl.tensor(values, dtype=dl.float64)
