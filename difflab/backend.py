@@ -126,7 +126,9 @@ def _extended(module: types.ModuleType, special: Any, add_at: Any) -> types.Modu
         namespace.__dict__.pop(name, None)
     if special is not None:
         for name, spelled in SPECIAL_FUNCTIONS.items():
-            setattr(namespace, name, getattr(special, spelled))
+            function = getattr(special, spelled, None)  # (an older CuPy may lack one:
+            if function is not None:                    # only that function is missing)
+                setattr(namespace, name, function)
         namespace.polygamma = _polygamma(special)
 
     def scatter_add(values: Any, index: Any, shape: tuple) -> Any:
