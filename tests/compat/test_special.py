@@ -161,3 +161,16 @@ def test_second_argument_functions_match_scipy_and_refuse_a_gradient_in_the_firs
 
 def t64(values):
     return dl.tensor(values, dtype=dl.float64)
+
+
+@pytest.mark.parametrize("name,args", [("lgamma", ()), ("digamma", ()), ("polygamma", (2,)),
+                                       ("erfc", ()), ("erfinv", ())])
+def test_in_place_forms_write_the_value_and_keep_the_gradient(name, args):
+    x = dl.tensor([0.3, 0.6], dtype=dl.float64, requires_grad=True)
+    want = getattr(x, name)(*args)
+    y = x * 1.0
+    getattr(y, name + "_")(*args)
+    np.testing.assert_allclose(y.detach().numpy(), want.detach().numpy())
+    (g_want,) = dl.autograd.grad(want.sum(), x)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), g_want.numpy())
