@@ -94,7 +94,8 @@ SPECIAL_FUNCTIONS: dict[str, str] = {
     "erf": "erf", "erfc": "erfc", "erfinv": "erfinv", "erfcx": "erfcx", "lgamma": "gammaln",
     "digamma": "digamma", "zeta": "zeta", "gammainc": "gammainc", "gammaincc": "gammaincc",
     "i0": "i0", "i0e": "i0e", "i1": "i1", "i1e": "i1e",
-    "bessel_j0": "j0", "bessel_j1": "j1"}
+    "bessel_j0": "j0", "bessel_j1": "j1", "scaled_modified_bessel_k0": "k0e",
+    "scaled_modified_bessel_k1": "k1e"}
 
 
 def _polygamma(special: Any) -> Any:

@@ -178,6 +178,9 @@ def _mpmath_special(name: str) -> Any:
         return lambda x: mpmath.exp(-abs(x)) * mpmath.besseli(order, x)
     if name in ("bessel_j0", "bessel_j1"):
         return lambda x: mpmath.besselj(order, x)
+    if name in ("scaled_modified_bessel_k0", "scaled_modified_bessel_k1"):
+        order = int(name[-1])
+        return lambda x: mpmath.exp(x) * mpmath.besselk(order, x)
     if name == "erfcx":
         return lambda x: mpmath.exp(x * x) * mpmath.erfc(x)
     return None

@@ -114,7 +114,8 @@ def unsupported(func: Any, where: str) -> UnsupportedNumPyFunction:
 #: ufuncs whose NumPy name differs from their primitive's.
 UFUNC_ALIASES = {"true_divide": "divide", "float_power": "power", "fmax": "maximum",
                  "fmin": "minimum", "gammaln": "lgamma", "psi": "digamma",
-                 "j0": "bessel_j0", "j1": "bessel_j1"}  # (scipy.special's ufuncs)
+                 "j0": "bessel_j0", "j1": "bessel_j1", "k0e": "scaled_modified_bessel_k0",
+                 "k1e": "scaled_modified_bessel_k1"}  # (scipy.special's ufuncs)
 
 
 def _log_base(base: float) -> Callable:

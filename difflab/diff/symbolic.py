@@ -157,6 +157,14 @@ class _SympyNamespace:
         return sympy.besselj(1, x)
 
     @staticmethod
+    def scaled_modified_bessel_k0(x: Any) -> Any:
+        return sympy.exp(x) * sympy.besselk(0, x)
+
+    @staticmethod
+    def scaled_modified_bessel_k1(x: Any) -> Any:
+        return sympy.exp(x) * sympy.besselk(1, x)
+
+    @staticmethod
     def erfcx(x: Any) -> Any:
         return sympy.exp(x * x) * sympy.erfc(x)
 
@@ -727,7 +735,7 @@ _SPECIAL_NAMES = {"erf": "erf", "erfc": "erfc", "erfinv": "erfinv", "loggamma": 
                   "digamma": "digamma", "polygamma": "polygamma", "erfcx": "erfcx",
                   "gammainc": "gammainc", "gammaincc": "gammaincc"}
 #: sympy's Bessel functions of any order (its derivatives reach orders -1 and 2): scipy's.
-_BESSEL = {"besseli": "iv", "besselj": "jv", "zeta": "zeta"}
+_BESSEL = {"besseli": "iv", "besselj": "jv", "besselk": "kv", "zeta": "zeta"}
 
 
 def _special_for(module: str) -> dict[str, Callable]:

@@ -198,6 +198,40 @@ class BesselJ1(Unary):
         return xp.bessel_j0(x) - _over_x(xp, x, y, 0.5)
 
 
+class ScaledBesselK0(Unary):
+    name = "scaled_modified_bessel_k0"
+    math = "d (eˣ K₀(x))/dx = k0e(x) - k1e(x)  (reuses the output)"
+    saves = "xy"
+    description = "exponentially scaled modified Bessel function of the second kind, order 0"
+    kinks = "+inf at x = 0; NaN for x < 0"
+    domain = (0.3, 4.0)
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.scaled_modified_bessel_k0(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return y - xp.scaled_modified_bessel_k1(x)
+
+
+class ScaledBesselK1(Unary):
+    name = "scaled_modified_bessel_k1"
+    math = "d (eˣ K₁(x))/dx = k1e(x) (1 - 1/x) - k0e(x)  (reuses the output)"
+    saves = "xy"
+    description = "exponentially scaled modified Bessel function of the second kind, order 1"
+    kinks = "+inf at x = 0; NaN for x < 0"
+    domain = (0.3, 4.0)
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.scaled_modified_bessel_k1(x)
+
+    @staticmethod
+    def derivative(xp, x, y):
+        return y - y / x - xp.scaled_modified_bessel_k0(x)
+
+
 class Polygamma(Primitive):
     r"""y = ψ⁽ⁿ⁾(x), the n-th derivative of the digamma function (n = 0: digamma).
 
@@ -369,4 +403,5 @@ class Gammaincc(Gammainc):
 
 #: The special-function rules, in the order the registry lists them.
 UNARY_RULES: tuple[type[Unary], ...] = (Lgamma, Digamma, Erfc, Erfinv, Erfcx, BesselI0, BesselI1,
-                                        BesselI0e, BesselI1e, BesselJ0, BesselJ1)
+                                        BesselI0e, BesselI1e, BesselJ0, BesselJ1,
+                                        ScaledBesselK0, ScaledBesselK1)

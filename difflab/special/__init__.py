@@ -2,7 +2,8 @@ r"""``difflab.special``: PyTorch's ``torch.special``, the special functions.
 
 Every function here is a registry primitive (``lgamma``, ``digamma``,
 ``polygamma``, ``erfc``, ``erfinv``, ``erfcx``, ``i0``, ``i1``, ``i0e``,
-``i1e``, ``bessel_j0``, ``bessel_j1``: :mod:`difflab.ops.special`, faced in
+``i1e``, ``bessel_j0``, ``bessel_j1``, ``scaled_modified_bessel_k0``/``k1``,
+``zeta``, ``gammainc``, ``gammaincc``: :mod:`difflab.ops.special`, faced in
 :mod:`difflab.special.primitives`) or a short composite of them
 (:mod:`difflab.special.composites`), so all four differentiators, the jit
 and ``vmap`` know each one, and its derivative is the chain rule over those
@@ -50,6 +51,8 @@ from difflab.special.primitives import (
     multigammaln,
     polygamma,
     psi,
+    scaled_modified_bessel_k0,
+    scaled_modified_bessel_k1,
     zeta,
 )
 
@@ -58,4 +61,5 @@ __all__ = [
     "expit", "expm1", "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax",
     "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc",
     "softmax", "spherical_bessel_j0", "xlog1py", "xlogy", "zeta", "gammainc", "gammaincc",
+    "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
 ]

@@ -37,6 +37,8 @@ __all__ = [
     "zeta",
     "gammainc",
     "gammaincc",
+    "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1",
 ]
 
 
@@ -482,3 +484,49 @@ def gammaincc(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     0.367879
     """
     return F.gammaincc(_tensor(input), _tensor(other))
+
+
+def scaled_modified_bessel_k0(input: Tensor) -> Tensor:  # noqa: A002
+    """The exponentially scaled modified Bessel function of the second kind, eˣ K₀(x).
+
+    Parameters
+    ----------
+    input : Tensor
+        x > 0 (+inf at 0, NaN below).
+
+    Returns
+    -------
+    Tensor
+        eˣ K₀(x); its derivative is eˣ K₀(x) - eˣ K₁(x).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor(1.0, dtype=dl.float64)
+    >>> print(f"{dl.special.scaled_modified_bessel_k0(x).item():.6f}")
+    1.144463
+    """
+    return F.scaled_modified_bessel_k0(_tensor(input))
+
+
+def scaled_modified_bessel_k1(input: Tensor) -> Tensor:  # noqa: A002
+    """The exponentially scaled modified Bessel function of the second kind, eˣ K₁(x).
+
+    Parameters
+    ----------
+    input : Tensor
+        x > 0 (+inf at 0, NaN below).
+
+    Returns
+    -------
+    Tensor
+        eˣ K₁(x); its derivative is eˣ K₁(x) (1 - 1/x) - eˣ K₀(x).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor(1.0, dtype=dl.float64)
+    >>> print(f"{dl.special.scaled_modified_bessel_k1(x).item():.6f}")
+    1.636153
+    """
+    return F.scaled_modified_bessel_k1(_tensor(input))

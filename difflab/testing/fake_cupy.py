@@ -35,7 +35,7 @@ The module has the names difflab takes from ``cupy`` (every NumPy function and
 ufunc, ``ndarray``, ``random``, ``linalg``, ``fft``, ``cuda``) and from
 ``cupyx`` (``scatter_add``, ``scipy.special``'s erf, erfc, erfinv, erfcx, gammaln,
 digamma, zeta, polygamma, i0, i0e, i1, i1e, j0, j1,
-gammainc, gammaincc), in ``cupyx``.
+gammainc, gammaincc, k0e, k1e), in ``cupyx``.
 
 Switch it on with the environment variable ``DIFFLAB_FAKE_CUDA=1`` (read the
 first time difflab looks for CuPy), or for a block of code with
@@ -680,7 +680,7 @@ def _scatter_add(a: ndarray, slices: Any, value: Any) -> None:
 
 #: The functions of cupyx.scipy.special the stand-in has (CuPy's names), all elementwise.
 _SPECIAL = ("erf", "erfc", "erfinv", "erfcx", "gammaln", "digamma", "zeta", "polygamma", "i0",
-            "i0e", "i1", "i1e", "j0", "j1", "gammainc", "gammaincc")
+            "i0e", "i1", "i1e", "j0", "j1", "gammainc", "gammaincc", "k0e", "k1e")
 
 
 def _kernel_function(function: Any) -> Any:

@@ -30,6 +30,8 @@ UNARY = {
     "i1e": (special.i1e, sc.i1e, SIGNED),
     "bessel_j0": (special.bessel_j0, sc.j0, SIGNED),
     "bessel_j1": (special.bessel_j1, sc.j1, SIGNED),
+    "scaled_modified_bessel_k0": (special.scaled_modified_bessel_k0, sc.k0e, X),
+    "scaled_modified_bessel_k1": (special.scaled_modified_bessel_k1, sc.k1e, X),
     "spherical_bessel_j0": (special.spherical_bessel_j0,
                             lambda x: sc.spherical_jn(0, x), SIGNED),
     "sinc": (special.sinc, np.sinc, SIGNED),

@@ -381,7 +381,8 @@ NO_C_FUNCTION = {
     "digamma": "no digamma in <math.h> (nor in CUDA's math library)",
     **{name: f"no {name} in <math.h> (CUDA's math library has one; the C check compiles for "
              f"the CPU)" for name in ("erfinv", "erfcx", "i0", "i1")},
-    **{name: f"no {name} in <math.h> nor in CUDA's" for name in ("i0e", "i1e")},
+    **{name: f"no {name} in <math.h> nor in CUDA's" for name in (
+        "i0e", "i1e", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1")},
 }
 
 
