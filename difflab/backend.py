@@ -87,16 +87,50 @@ def _scatter_by_product(module: types.ModuleType, values: Any, index: Any,
     return module.matmul(select, module.reshape(values, (n,))).reshape(shape)
 
 
-def _extended(module: types.ModuleType, erf: Any, add_at: Any) -> types.ModuleType:
+#: The special functions the derivative rules call by their array-namespace name, each with
+#: its name in scipy.special (NumPy) and cupyx.scipy.special (CuPy): lgamma is gammaln there.
+#: ``polygamma`` is built from two of them (``_polygamma``).
+SPECIAL_FUNCTIONS: dict[str, str] = {
+    "erf": "erf", "erfc": "erfc", "erfinv": "erfinv", "erfcx": "erfcx", "lgamma": "gammaln",
+    "digamma": "digamma", "zeta": "zeta", "gammainc": "gammainc", "gammaincc": "gammaincc",
+    "i0": "i0", "i0e": "i0e", "i1": "i1", "i1e": "i1e",
+    "bessel_j0": "j0", "bessel_j1": "j1", "scaled_modified_bessel_k0": "k0e",
+    "scaled_modified_bessel_k1": "k1e"}
+
+
+def _polygamma(special: Any) -> Any:
+    """``polygamma(n, x)`` = ψ⁽ⁿ⁾(x) = (-1)ⁿ⁺¹ n! ζ(n + 1, x) for n ≥ 1 (ψ itself for n = 0).
+
+    scipy's own polygamma first converts x with ``asarray``, which would turn forward
+    mode's dual numbers into their values and drop the tangents; the two ufuncs it is
+    made of reach a dual number's own rules (``numpy_protocol``: ``zeta`` with an integer
+    order is polygamma again)."""
+    def polygamma(n: int, x: Any) -> Any:
+        if n == 0:
+            return special.digamma(x)
+        return ((-1.0) ** (n + 1) * math.factorial(n)) * special.zeta(n + 1, x)
+
+    return polygamma
+
+
+def _extended(module: types.ModuleType, special: Any, add_at: Any) -> types.ModuleType:
     """``module``'s namespace plus the few functions the derivative rules need.
 
-    ``erf`` (from scipy / cupyx) and ``scatter_add(values, index, shape)``:
-    the transpose of indexing, ``zeros(shape)`` with ``[index] += values``,
-    which adds up where an index repeats an element.
+    The special functions of :data:`SPECIAL_FUNCTIONS` (from ``special``, scipy's or
+    cupyx's module; ``None``: looked up when first used) and ``scatter_add(values,
+    index, shape)``: the transpose of indexing, ``zeros(shape)`` with
+    ``[index] += values``, which adds up where an index repeats an element.
     """
     namespace = types.ModuleType(module.__name__)
     namespace.__dict__.update(vars(module))
-    namespace.erf = erf
+    for name in SPECIAL_FUNCTIONS:  # (numpy.i0 is a slow Python function: scipy's ufunc)
+        namespace.__dict__.pop(name, None)
+    if special is not None:
+        for name, spelled in SPECIAL_FUNCTIONS.items():
+            function = getattr(special, spelled, None)  # (an older CuPy may lack one:
+            if function is not None:                    # only that function is missing)
+                setattr(namespace, name, function)
+        namespace.polygamma = _polygamma(special)
 
     def scatter_add(values: Any, index: Any, shape: tuple) -> Any:
         if not isinstance(values, module.ndarray) and hasattr(values, "__array_function__"):
@@ -118,21 +152,18 @@ def is_basic_index(index: Any) -> bool:
     return all(isinstance(i, (int, slice, type(None), type(Ellipsis))) for i in items)
 
 
-def _numpy_erf() -> Any:
-    from scipy.special import erf
-
-    return erf
-
-
 numpy_namespace = _extended(np, None, np.add.at)
-numpy_namespace.__dict__.pop("erf")
 
 
 def _numpy_getattr(name: str) -> Any:
-    # scipy is imported only when erf is first used: it is slow to import.
-    if name == "erf":
-        numpy_namespace.erf = _numpy_erf()
-        return numpy_namespace.erf
+    # scipy is imported only when a special function is first used: it is slow to import.
+    if name in SPECIAL_FUNCTIONS or name == "polygamma":
+        import scipy.special
+
+        for each, spelled in SPECIAL_FUNCTIONS.items():
+            setattr(numpy_namespace, each, getattr(scipy.special, spelled))
+        numpy_namespace.polygamma = _polygamma(scipy.special)
+        return getattr(numpy_namespace, name)
     raise AttributeError(name)
 
 
@@ -143,7 +174,8 @@ _cupy_namespace: types.ModuleType | None = None
 def array_module(array: Any) -> types.ModuleType:
     """The array namespace that owns ``array``: numpy's, or cupy's on the GPU.
 
-    These are the ``numpy``/``cupy`` modules plus ``erf`` and ``scatter_add``;
+    These are the ``numpy``/``cupy`` modules plus the special functions (``erf``,
+    ``lgamma``, ``digamma``, ...: :data:`SPECIAL_FUNCTIONS`) and ``scatter_add``;
     everything else is the module's own function.
     """
     global _cupy_namespace
@@ -155,7 +187,7 @@ def array_module(array: Any) -> types.ModuleType:
         else:
             import cupyx
             import cupyx.scipy.special
-        _cupy_namespace = _extended(_cupy, cupyx.scipy.special.erf, cupyx.scatter_add)
+        _cupy_namespace = _extended(_cupy, cupyx.scipy.special, cupyx.scatter_add)
     return _cupy_namespace
 
 

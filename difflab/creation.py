@@ -588,7 +588,8 @@ def poisson(input: Tensor, generator: random.Generator | None = None) -> Tensor:
     rates = tensor_of(input)
     if rates.dtype.kind != "f":
         raise TypeError(f"poisson: expected floating rates, got {rates.dtype}")
-    return apply(random.Poisson, rates, generator=random._setting(generator))
+    return apply(random.Draw, rates, distribution="poisson", shape=tuple(rates.shape),
+                 generator=random._setting(generator))
 
 
 def _like(t: Tensor, dtype: Any) -> tuple:

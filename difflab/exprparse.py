@@ -37,6 +37,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from difflab.ops.mpmath_namespace import MPMATH, _mp_power
+
 __all__ = [
     "CONSTANTS",
     "FUNCTIONS",
@@ -167,33 +169,6 @@ def difflab_namespace() -> Namespace:
     return Namespace("difflab", table, _python_number, dict(CONSTANTS))
 
 
-class _MpmathArrayNamespace:
-    """NumPy's function names answered by mpmath: what ``xp`` means in a rule's forward
-    when it computes a high-precision reference."""
-
-    def __getattr__(self, name: str) -> Any:
-        import mpmath
-
-        spelled = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2",
-                   "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh",
-                   "abs": "fabs", "absolute": "fabs"}.get(name, name)
-        if name == "power":  # guarded: mpmath's exponents have no limit
-            return _mp_power
-        if name == "maximum":
-            return max
-        if name == "minimum":
-            return min
-        if name == "where":
-            return lambda cond, a, b: a if cond else b
-        if name == "heaviside":
-            return lambda x, at_zero: mpmath.mpf(1 if x > 0 else 0 if x < 0 else at_zero)
-        return getattr(mpmath, spelled)
-
-
-#: mpmath as an array namespace (``MPMATH.sin``, ``MPMATH.arcsin``, ``MPMATH.where``, ...).
-MPMATH = _MpmathArrayNamespace()
-
-
 def mpmath_namespace() -> Namespace:
     """mpmath's functions, at whatever precision ``mpmath.mp.dps`` is set to: each
     primitive's own forward rule, computed in mpmath."""
@@ -259,11 +234,6 @@ _CONSTRUCT_NAMES = {
 }
 
 
-#: Largest binary exponent (log2 of the magnitude) an mpmath power may reach; far beyond
-#: any float (2**1024), far below where mpmath's unlimited exponents get slow.
-_MP_MAX_EXPONENT = 2**20
-
-
 def _pow(a: Any, b: Any) -> Any:
     # Python ints have unlimited size: 9**9**9 would run for minutes.  Raising a
     # plain int to an int power is done in floating point (it overflows at once).
@@ -277,24 +247,6 @@ def _pow(a: Any, b: Any) -> Any:
         raise OverflowError(
             f"{a:g}**{b:g} is too large for a floating-point number (it overflows)"
         ) from None
-
-
-def _mp_power(a: Any, b: Any) -> Any:
-    """``a**b`` in mpmath, guarded like the integer case: mpmath's exponents have no limit,
-    so 2**(9**9**9) would try to build a number of 10**369000000 bits.  A power whose
-    magnitude ``|b| * log2|a|`` passes :data:`_MP_MAX_EXPONENT` is infinite (or 0), as in
-    floating point."""
-    import mpmath
-
-    a, b = mpmath.mpmathify(a), mpmath.mpmathify(b)
-    if a != 0 and mpmath.isfinite(a) and mpmath.isfinite(b):
-        with mpmath.workprec(53):
-            size = abs(b) * abs(mpmath.log(abs(a), 2))
-        if size > _MP_MAX_EXPONENT:
-            if (abs(a) > 1) == (mpmath.re(b) > 0):  # the magnitude grows without bound
-                return mpmath.inf
-            return mpmath.mpf(0)
-    return mpmath.power(a, b)
 
 
 _BINARY_OPS: dict[type, Callable[[Any, Any], Any]] = {

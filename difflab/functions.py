@@ -734,12 +734,19 @@ def _scatter_add_method(self: Tensor, dim: int, index: Any, src: Any) -> Tensor:
 #: module and does not import it (no import cycle), so the functions are attached to
 #: Tensor when this module is imported (``import difflab`` does).  Direct references,
 #: not wrappers: the method call costs what the function call costs.
+def _polygamma_method(self: Tensor, n: int) -> Tensor:
+    """``x.polygamma(n)``: ``difflab.polygamma(n, x)`` (the order first there, as in PyTorch)."""
+    op = registry.get("polygamma")
+    inputs, params = op.arguments(n, self)
+    return apply(op, *inputs, **params)
+
+
 _TENSOR_METHODS = {
     "split": split, "chunk": chunk,
     "gather": gather, "scatter": scatter, "scatter_add": _scatter_add_method,
     "index_select": index_select, "sort": sort, "argsort": argsort, "topk": topk,
     "roll": roll, "bmm": bmm, "baddbmm": baddbmm, "outer": outer,
-    "ger": outer, "histc": histc,
+    "ger": outer, "histc": histc, "polygamma": _polygamma_method,
 }
 for _name, _function in _TENSOR_METHODS.items():
     setattr(Tensor, _name, _function)

@@ -144,7 +144,9 @@ def converted(value: Any, *args: Any, **kwargs: Any) -> Any:
 
 #: ufuncs whose NumPy name differs from their primitive's.
 UFUNC_ALIASES = {"true_divide": "divide", "float_power": "power", "fmax": "maximum",
-                 "fmin": "minimum"}
+                 "fmin": "minimum", "gammaln": "lgamma", "psi": "digamma",
+                 "j0": "bessel_j0", "j1": "bessel_j1", "k0e": "scaled_modified_bessel_k0",
+                 "k1e": "scaled_modified_bessel_k1"}  # (scipy.special's ufuncs)
 
 
 def _log_base(base: float) -> Callable:
@@ -163,7 +165,12 @@ UFUNC_COMPOSITES: dict[str, Callable] = {
     "log2": _log_base(2.0),
     "log10": _log_base(10.0),
     "hypot": lambda a, b: F.sqrt(a * a + b * b),
+    "zeta": lambda s, q: F.zeta(s, q),  # (scipy.special's: the primitive, as for polygamma)
+    "_zeta": lambda s, q: F.zeta(s, q),  # (scipy.special.zeta's ufunc, scipy >= 1.15)
+    "gammainc": lambda a, x: F.gammainc(a, x),
+    "gammaincc": lambda a, x: F.gammaincc(a, x),
 }
+
 
 #: ufuncs constant almost everywhere (a derivative of 0 is right): computed on the values.
 UFUNC_NO_DERIVATIVE = {

@@ -358,20 +358,34 @@ class Bernoulli(_Draw):
         return _place(_rng(generator).random(shape) < probs, dtype, device)
 
 
-class Poisson(_Draw):
-    """A count drawn from the Poisson distribution of rate ``rates`` (elementwise), in
-    the rates' dtype (``poisson``)."""
+class Draw(_Draw):
+    """Draws from one of NumPy's ``Generator`` distributions whose parameters are arrays:
+    ``standard_gamma(concentration)``, ``poisson(rate)``, ``binomial(count, probs)``,
+    ``multinomial(count, probs)`` (the last dimension of probs: the categories)
+    (``difflab.distributions`` samples with it where no reparameterization applies)."""
 
-    name = "poisson"
-    description = "counts drawn from Poisson distributions"
+    name = "draw"
+    description = "random numbers of a named distribution (gamma, Poisson, binomial, ...)"
+    #: The distributions it may draw from (NumPy's names), a closed list.
+    DISTRIBUTIONS = ("standard_gamma", "poisson", "binomial", "multinomial")
 
     @staticmethod
-    def forward(ctx: Any, xp: Any, rates: Any, generator: Any = None) -> Any:
-        checked = backend.to_numpy(rates)
-        if (checked < 0).any() or np.isnan(checked).any():
+    def forward(ctx: Any, xp: Any, *params: Any, distribution: str = "", shape: tuple = (),
+                dtype: Any = None, device: Any = None, generator: Any = None) -> Any:
+        if distribution not in Draw.DISTRIBUTIONS:
+            raise ValueError(f"draw: distribution must be one of {Draw.DISTRIBUTIONS}, got "
+                             f"{distribution!r}")
+        if params and hasattr(params[0], "shape"):
+            device = backend.device_of(params[0]) if device is None else device
+            dtype = params[0].dtype if dtype is None else dtype
+        values = [backend.to_numpy(v) if hasattr(v, "shape") else v for v in params]
+        if distribution == "poisson" and ((np.asarray(values[0]) < 0).any()
+                                          or np.isnan(values[0]).any()):
             raise ValueError("poisson: the rates must be non-negative numbers (not nan)")
-        drawn = _rng(generator).poisson(checked)
-        return _place(drawn, rates.dtype, backend.device_of(rates))
+        if distribution in ("binomial", "multinomial"):  # (NumPy's count is an integer)
+            values[0] = np.asarray(values[0]).astype(np.int64)
+        drawn = getattr(_rng(generator), distribution)(*values, size=shape)
+        return _place(np.asarray(drawn), dtype, device)
 
 
 class Randperm(_Draw):
@@ -413,6 +427,5 @@ class DropoutMask(_Draw):
         return backend.to_device(mask, backend.device_of(x))
 
 
-for _draw in (Uniform, Normal, Integers, Bernoulli, Poisson, Randperm, Multinomial,
-              DropoutMask):
+for _draw in (Uniform, Normal, Integers, Bernoulli, Draw, Randperm, Multinomial, DropoutMask):
     registry.register(_draw)

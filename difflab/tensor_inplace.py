@@ -250,6 +250,61 @@ class InPlaceMethods:
         """
         return self._replace_with(lambda x: x.log())
 
+    def lgamma_(self) -> Tensor:
+        """``x.lgamma()`` written into ``x``.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([1.0, 3.0], dtype=dl.float64).lgamma_().numpy().round(6).tolist()
+        [0.0, 0.693147]
+        """
+        return self._replace_with(lambda x: x.lgamma())
+
+    def digamma_(self) -> Tensor:
+        """``x.digamma()`` written into ``x``.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([1.0], dtype=dl.float64).digamma_().numpy().round(6).tolist()
+        [-0.577216]
+        """
+        return self._replace_with(lambda x: x.digamma())
+
+    def polygamma_(self, n: int) -> Tensor:
+        """``x.polygamma(n)`` written into ``x``.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([1.0], dtype=dl.float64).polygamma_(1).numpy().round(6).tolist()
+        [1.644934]
+        """
+        return self._replace_with(lambda x: x.polygamma(n))
+
+    def erfc_(self) -> Tensor:
+        """``x.erfc()`` written into ``x``.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([0.0]).erfc_().tolist()
+        [1.0]
+        """
+        return self._replace_with(lambda x: x.erfc())
+
+    def erfinv_(self) -> Tensor:
+        """``x.erfinv()`` written into ``x``.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([0.0]).erfinv_().tolist()
+        [0.0]
+        """
+        return self._replace_with(lambda x: x.erfinv())
+
     def sqrt_(self) -> Tensor:
         """``x.sqrt()`` written into ``x``.
 

@@ -3,7 +3,9 @@
 ``pytorch_api.json`` (next to this file) lists PyTorch's public names that
 teaching programs use, grouped as PyTorch's documentation groups them, for
 ``torch``, ``torch.Tensor``, ``torch.nn``, ``torch.nn.functional``,
-``torch.utils.data`` and ``torch.optim``.  :func:`table` looks each one up in difflab (``difflab``,
+``torch.utils.data``, ``torch.optim``, ``torch.func``, ``torch.special`` and
+``torch.distributions``.
+:func:`table` looks each one up in difflab (``difflab``,
 ``difflab.Tensor``, ``difflab.nn``, ...), so the table can never claim a name
 that is not there.  :func:`markdown` renders the docs page
 (docs/coverage.md); a test regenerates it and fails when the page is out of
@@ -15,6 +17,7 @@ date::
 """
 
 from __future__ import annotations
+import __future__
 
 import argparse
 import importlib
@@ -41,6 +44,8 @@ NAMESPACES: dict[str, tuple[Any, str]] = {
     "utils.data": (difflab.utils.data, "difflab.utils.data"),
     "optim": (optim, "difflab.optim"),
     "func": (difflab.func, "difflab.func"),
+    "special": (difflab.special, "difflab.special"),
+    "distributions": (difflab.distributions, "difflab.distributions"),
 }
 
 
@@ -114,9 +119,11 @@ def table(reference: dict | None = None) -> list[Group]:
 def public_names(obj: Any) -> list[str]:
     """The public functions, classes and values of a namespace.  Modules are left out:
     a submodule is an attribute only once something imported it, which would make the
-    page depend on what ran before."""
+    page depend on what ran before.  So is ``annotations`` (``from __future__ import
+    annotations``): a compiler switch, not a name the module provides."""
     return sorted(name for name in dir(obj) if not name.startswith("_")
-                  and not isinstance(getattr(obj, name, None), types.ModuleType))
+                  and not isinstance(getattr(obj, name, None), (types.ModuleType,
+                                                                 __future__._Feature)))
 
 
 def extras(reference: dict | None = None) -> dict[str, list[str]]:

@@ -50,6 +50,7 @@ Helpers for showing and measuring (used by the comparison harness)
 
 from __future__ import annotations
 
+import importlib
 import operator
 import os
 import re
@@ -113,6 +114,32 @@ class NoSymbolicForm:
     __hash__ = None  # type: ignore[assignment]
 
 
+class gammainc(sympy.Function):  # noqa: N801  (printed by name: the array function's)
+    """The regularized lower incomplete gamma function P(a, x) as a sympy function.
+
+    sympy's own ``lowergamma(a, x)/gamma(a)`` has no NumPy printing; this one is
+    printed as ``gammainc(a, x)`` and knows its derivative in x, the gamma density
+    (in a: not defined, as in PyTorch).
+    """
+
+    nargs = 2
+
+    def fdiff(self, argindex: int = 2) -> Any:
+        a, x = self.args
+        if argindex != 2:
+            raise sympy.ArgumentIndexError(self, argindex)
+        return sympy.exp((a - 1) * sympy.log(x) - x - sympy.loggamma(a))
+
+
+class gammaincc(sympy.Function):  # noqa: N801
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
+
+    nargs = 2
+
+    def fdiff(self, argindex: int = 2) -> Any:
+        return -gammainc(*self.args).fdiff(argindex)
+
+
 class _SympyNamespace:
     """NumPy's function names, answered by sympy: what ``xp`` means during a trace."""
 
@@ -126,6 +153,48 @@ class _SympyNamespace:
     expm1, log1p = staticmethod(sympy_expm1), staticmethod(sympy_log1p)
     abs, sign, erf = staticmethod(sympy.Abs), staticmethod(sympy.sign), staticmethod(sympy.erf)
     maximum, minimum = staticmethod(sympy.Max), staticmethod(sympy.Min)
+    lgamma, digamma = staticmethod(sympy.loggamma), staticmethod(sympy.digamma)
+    polygamma, erfc = staticmethod(sympy.polygamma), staticmethod(sympy.erfc)
+    erfinv = staticmethod(sympy.erfinv)
+    zeta = staticmethod(sympy.zeta)
+    gammainc, gammaincc = staticmethod(gammainc), staticmethod(gammaincc)
+
+    # (the Bessel functions of order 0 and 1, and the scaled forms, as sympy writes them)
+    @staticmethod
+    def i0(x: Any) -> Any:
+        return sympy.besseli(0, x)
+
+    @staticmethod
+    def i1(x: Any) -> Any:
+        return sympy.besseli(1, x)
+
+    @staticmethod
+    def i0e(x: Any) -> Any:
+        return sympy.exp(-sympy.Abs(x)) * sympy.besseli(0, x)
+
+    @staticmethod
+    def i1e(x: Any) -> Any:
+        return sympy.exp(-sympy.Abs(x)) * sympy.besseli(1, x)
+
+    @staticmethod
+    def bessel_j0(x: Any) -> Any:
+        return sympy.besselj(0, x)
+
+    @staticmethod
+    def bessel_j1(x: Any) -> Any:
+        return sympy.besselj(1, x)
+
+    @staticmethod
+    def scaled_modified_bessel_k0(x: Any) -> Any:
+        return sympy.exp(x) * sympy.besselk(0, x)
+
+    @staticmethod
+    def scaled_modified_bessel_k1(x: Any) -> Any:
+        return sympy.exp(x) * sympy.besselk(1, x)
+
+    @staticmethod
+    def erfcx(x: Any) -> Any:
+        return sympy.exp(x * x) * sympy.erfc(x)
 
     @staticmethod
     def elementwise(function: Any, *arrays: Any) -> Any:
@@ -655,7 +724,7 @@ class Symbolic(Differentiator):
             if not outer - set(found.symbols):
                 # (Otherwise this derivative is taken inside a function that an enclosing
                 # derivative is tracing: it must stay an expression in the outer symbols.)
-                modules = [{"erf": _erf_for(self.backend)}, self.backend]
+                modules = [_special_for(self.backend), self.backend]
                 function = sympy.lambdify(found.symbols, expressions, modules=modules,
                                           cse=self.cse)
         except RecursionError as exc:
@@ -717,9 +786,23 @@ def _expressions_out(a: Any) -> Any:
     return a[()] if a.ndim == 0 else SymbolArray(a)
 
 
-def _erf_for(module: str) -> Callable:
-    if module == "cupy":
-        from cupyx.scipy.special import erf
+#: sympy's name for each special function -> its name in the array namespaces (backend).
+_SPECIAL_NAMES = {"erf": "erf", "erfc": "erfc", "erfinv": "erfinv", "loggamma": "lgamma",
+                  "digamma": "digamma", "polygamma": "polygamma", "erfcx": "erfcx",
+                  "gammainc": "gammainc", "gammaincc": "gammaincc"}
+#: sympy's Bessel functions of any order (its derivatives reach orders -1 and 2): scipy's.
+_BESSEL = {"besseli": "iv", "besselj": "jv", "besselk": "kv", "zeta": "zeta"}
 
-        return erf
-    return lambda v: backend.numpy_namespace.erf(v)
+
+def _special_for(module: str) -> dict[str, Callable]:
+    """The special functions a lambdified expression calls, from scipy or cupyx."""
+    if module == "cupy":
+        namespace = backend.array_module(backend.cupy_or_raise().zeros(0))
+        return {name: getattr(namespace, ours) for name, ours in _SPECIAL_NAMES.items()}
+    numpy = backend.numpy_namespace  # (scipy is imported when a function is first called)
+    functions = {name: (lambda *v, ours=ours: getattr(numpy, ours)(*v))
+                 for name, ours in _SPECIAL_NAMES.items()}
+    for name, scipy_name in _BESSEL.items():
+        functions[name] = lambda *v, scipy_name=scipy_name: getattr(
+            importlib.import_module("scipy.special"), scipy_name)(*v)
+    return functions

@@ -149,7 +149,7 @@ class ScalarSource:
             "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos",
             "arctan": "atan", "arctan2": "atan2", "sinh": "sinh", "cosh": "cosh",
             "tanh": "tanh", "erf": "erf", "log10": "log10", "log2": "log2", "arcsinh": "asinh",
-            "arccosh": "acosh", "arctanh": "atanh"}
+            "arccosh": "acosh", "arctanh": "atanh", "erfc": "erfc", "lgamma": "lgamma"}
 
     def __getattr__(self, name: str) -> Any:
         if name in self.MATH:
@@ -196,7 +196,8 @@ def _c(value: Any) -> str:
 class CSource:
     """``xp`` for a rule writing one element's C code: ``xp.arcsin(a)`` -> ``asin(a)``."""
 
-    MATH = {**ScalarSource.MATH, "abs": "fabs"}
+    MATH = {**ScalarSource.MATH, "abs": "fabs", "bessel_j0": "j0",
+            "bessel_j1": "j1"}  # (Python's math module has no Bessel functions)
 
     def __getattr__(self, name: str) -> Any:
         if name in self.MATH:

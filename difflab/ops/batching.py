@@ -522,6 +522,8 @@ RULES: dict[str, Any] = {
     "where": elementwise_rule, "clamp": elementwise_rule, "to_dtype": elementwise_rule,
     "to_device": elementwise_rule, "clone": elementwise_rule, "gelu": elementwise_rule,
     "leaky_relu": elementwise_rule, "bce_with_logits": elementwise_rule,
+    "polygamma": elementwise_rule, "zeta": elementwise_rule, "gammainc": elementwise_rule,
+    "gammaincc": elementwise_rule,
     "conv2d": _conv2d, "im2col": _folded, "col2im": _col2im, "max_pool2d": _folded,
     "avg_pool2d": _folded, "nll_loss": _nll_loss, "mse_loss": _mse_loss,
     "normalize": _normalize, "embedding": _embedding, "one_hot": _one_hot,

@@ -34,7 +34,8 @@ def sample_points(domain: tuple[float, float]) -> list[float]:
 
 def reference(rule: Any) -> Callable[..., np.ndarray]:
     """f on NumPy arrays, computed without difflab's faces: NumPy's ufunc when there is one,
-    else Python's ``math`` function of that name, else the rule's forward on NumPy arrays.
+    else Python's ``math`` function of that name, else the rule's forward on NumPy arrays
+    (in mpmath for a special function NumPy lacks).
     (Never SciPy: these run while ``import difflab`` does, which must stay quick.)"""
     ufunc = getattr(np, rule.numpy_name or rule.name, None)
     if isinstance(ufunc, np.ufunc):
@@ -42,7 +43,19 @@ def reference(rule: Any) -> Callable[..., np.ndarray]:
     scalar = getattr(math, rule.name, None)
     if scalar is not None:
         return np.vectorize(scalar, otypes=[np.float64])
-    return lambda *xs: rule.forward(np, *xs)
+
+    def on_numpy(*xs: np.ndarray) -> np.ndarray:
+        try:
+            return rule.forward(np, *xs)
+        except AttributeError:  # a special function: NumPy has none, SciPy's would slow
+            from difflab.ops.mpmath_namespace import MPMATH  # down import difflab: mpmath's
+
+            arrays = np.broadcast_arrays(*xs)
+            values = [float(rule.forward(MPMATH, *map(float, x)))
+                      for x in zip(*(a.ravel() for a in arrays))]
+            return np.array(values).reshape(arrays[0].shape)
+
+    return on_numpy
 
 
 def central_difference(f: Callable[..., np.ndarray], args: list[np.ndarray],

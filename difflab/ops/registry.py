@@ -46,6 +46,7 @@ from difflab.ops import (
     nn_ops,
     products,
     reductions,
+    special,
     structural,
 )
 from difflab.ops.elementwise_primitives import BinaryOp, UnaryOp
@@ -168,7 +169,7 @@ def by_numpy_name(numpy_name: str) -> Any:
 
 # -------------------------------------------------------------- difflab's own
 
-for _rule in elementwise.UNARY_RULES:
+for _rule in elementwise.UNARY_RULES + special.UNARY_RULES:
     register(UnaryOp(_rule))
 for _rule in elementwise.BINARY_RULES:
     register(BinaryOp(_rule))
@@ -182,6 +183,8 @@ for _primitive in (
     structural.ToDevice, structural.Clone,
     # products of many factors
     products.Einsum, products.CumProd,
+    # the special functions' family with a setting (the order n)
+    special.Polygamma, special.Zeta, special.Gammainc, special.Gammaincc,
     # neural networks
     nn_ops.Linear, nn_conv.Im2Col, nn_conv.Col2Im, nn_conv.Conv2d, nn_conv.MaxPool2d,
     nn_conv.AvgPool2d, nn_ops.LogSoftmax, nn_ops.Softmax, nn_ops.LogSumExp, nn_ops.NLLLoss,

@@ -33,7 +33,9 @@ code fails on every test run, on any machine:
 
 The module has the names difflab takes from ``cupy`` (every NumPy function and
 ufunc, ``ndarray``, ``random``, ``linalg``, ``fft``, ``cuda``) and from
-``cupyx`` (``scatter_add``, ``scipy.special.erf``), in ``cupyx``.
+``cupyx`` (``scatter_add``, ``scipy.special``'s erf, erfc, erfinv, erfcx, gammaln,
+digamma, zeta, polygamma, i0, i0e, i1, i1e, j0, j1,
+gammainc, gammaincc, k0e, k1e), in ``cupyx``.
 
 Switch it on with the environment variable ``DIFFLAB_FAKE_CUDA=1`` (read the
 first time difflab looks for CuPy), or for a block of code with
@@ -676,14 +678,31 @@ def _scatter_add(a: ndarray, slices: Any, value: Any) -> None:
     np.add.at(a._data, key, value)
 
 
+#: The functions of cupyx.scipy.special the stand-in has (CuPy's names), all elementwise.
+_SPECIAL = ("erf", "erfc", "erfinv", "erfcx", "gammaln", "digamma", "zeta", "polygamma", "i0",
+            "i0e", "i1", "i1e", "j0", "j1", "gammainc", "gammaincc", "k0e", "k1e")
+
+
+def _kernel_function(function: Any) -> Any:
+    """One of CuPy's elementwise kernels that scipy writes as a Python function rather
+    than a ufunc (``zeta``, ``polygamma``): device arrays or scalars in, a device array out."""
+    def run(*args: Any) -> Any:
+        return _wrap(np.asarray(function(*(_kernel_arg(a) for a in args))))
+
+    run.__name__ = function.__name__
+    return run
+
+
 def _special_getattr(name: str) -> Any:
-    # scipy is slow to import: only when erf is first asked for.
+    # scipy is slow to import: only when a special function is first asked for.
     import scipy.special
 
-    if name == "erf":
-        cupyx.scipy.special.erf = ufunc(scipy.special.erf)
-        return cupyx.scipy.special.erf
-    raise AttributeError(name)
+    if name not in _SPECIAL:
+        raise AttributeError(name)
+    found = getattr(scipy.special, name)
+    function = ufunc(found) if isinstance(found, np.ufunc) else _kernel_function(found)
+    setattr(cupyx.scipy.special, name, function)
+    return function
 
 
 cupyx = types.ModuleType(__name__ + ".cupyx", "The stand-in's cupyx (scatter_add, scipy.special).")

@@ -161,6 +161,10 @@ def _structural_cases() -> dict[str, Case]:
         "mse_loss": (lambda x, y: F.mse_loss(x * x, y), [F34, F34]),
         "cumprod": (lambda x: dl.cumprod(x, dim=1), [((3, 4), (0.5, 2))]),
         "einsum": (lambda a, b: dl.einsum("ij,jk->ik", a, b), [F34, ((4, 2), (-2, 2))]),
+        "polygamma": (lambda x: dl.polygamma(1, x) * x, [((3, 4), (0.3, 4))]),
+        "zeta": (lambda x: dl.zeta(2.5, x) * x, [((3, 4), (0.3, 4))]),
+        "gammainc": (lambda x: dl.gammainc(1.5, x) * x, [((3, 4), (0.3, 4))]),
+        "gammaincc": (lambda x: dl.gammaincc(2.0, x * x), [((3, 4), (0.3, 4))]),
     }
     return {name: Case(name, call, tuple(specs)) for name, (call, specs) in table.items()}
 
@@ -196,6 +200,8 @@ def _no_derivative_cases() -> dict[str, Case]:
         "normal": (lambda x: x + dl.randn_like(x), [F34]),
         "integers": (lambda x: x * dl.randint_like(x, 5), [F34]),
         "bernoulli": (lambda x: dl.bernoulli(dl.sigmoid(x)), [F34]),
+        "draw": (lambda x: _apply("draw", distribution="standard_gamma", shape=(3, 4))(
+            dl.exp(x)) + x, [F34]),
         "randperm": (lambda x: x[:, dl.randperm(4)], [F34]),
         "poisson": (lambda x: dl.poisson(dl.nan_to_num(x.abs(), nan=1.0, posinf=3.0)), [F34]),
         "multinomial": (lambda x: dl.multinomial(dl.softmax(x, dim=1), 2), [F34]),
@@ -386,6 +392,11 @@ def function_cases() -> dict[str, Case]:
         "dl.cdist": (lambda a, b: dl.cdist(a, b, p=1.5), [M23, ((4, 3), (-2, 2))]),
         "dl.bucketize": (lambda x: dl.bucketize(x, dl.tensor([-1.0, 0.0, 1.5])), [V]),
         "dl.bitwise_not": (lambda i: dl.bitwise_not(i), [((5,), (INT, 6))]),
+        "dl.polygamma": (lambda x: dl.polygamma(2, x), [((6,), (0.3, 4))]),
+        "Tensor.polygamma": (lambda x: x.polygamma(1), [((6,), (0.3, 4))]),
+        "dl.zeta": (lambda s, q: dl.zeta(s, q), [((6,), (1.5, 4)), ((6,), (0.3, 4))]),
+        "dl.gammainc": (lambda a, x: dl.gammainc(a, x), [((6,), (0.3, 4)), ((6,), (0.3, 4))]),
+        "dl.gammaincc": (lambda a, x: dl.gammaincc(a, x), [((6,), (0.3, 4)), ((6,), (0.3, 4))]),
         "Tensor.bitwise_not": (lambda x: (x > 0).bitwise_not(), [V]),
         "dl.repeat_interleave": (lambda x: dl.repeat_interleave(x.reshape(2, 3), 2, dim=1), [V]),
         "Tensor.repeat_interleave": (lambda x: x.repeat_interleave(3), [V]),

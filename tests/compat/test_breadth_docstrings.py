@@ -30,6 +30,13 @@ MODULES = [
     "difflab.functions_statistics", "difflab.tensor_inplace",
     "difflab.functions_selecting", "difflab.creation",
     "difflab.functions_sequences", "difflab.tensor",
+    "difflab.special.primitives",
+    "difflab.special.composites", "difflab.distributions", "difflab.distributions.distribution",
+    "difflab.distributions.constraints", "difflab.distributions.continuous",
+    "difflab.distributions.discrete", "difflab.distributions.gamma",
+    "difflab.distributions.multivariate", "difflab.distributions.kl",
+    "difflab.distributions.univariate", "difflab.distributions.counts",
+    "difflab.distributions.relaxed",
     "difflab.functions_counting", "difflab.functions_scattering", "difflab.func.linearize",
     "difflab.func.functional_call", "difflab.optim.sgd",
 ]
@@ -47,6 +54,11 @@ def _public(module: str) -> list[str]:
 
 
 NEW_NAMES = {
+    "difflab.special.primitives": _public("difflab.special.primitives"),
+    "difflab.special.composites": _public("difflab.special.composites"),
+    **{f"difflab.distributions.{m}": _public(f"difflab.distributions.{m}")
+       for m in ("distribution", "continuous", "discrete", "gamma", "multivariate", "kl",
+                 "univariate", "counts", "relaxed")},
     "difflab.functions_joining": _public("difflab.functions_joining"),
     "difflab.functions_picking": _public("difflab.functions_picking"),
     "difflab.functions_math": _public("difflab.functions_math"),

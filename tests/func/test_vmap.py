@@ -29,8 +29,9 @@ NO_RULE = {"histc", "histogram"}
 #: The random draws: unbatched (dl.rand(3) inside the function) they follow vmap's
 #: randomness= through the generator's hook.  bernoulli has a rule (its probabilities
 #: may be batched: test_bernoulli_of_batched_probabilities_draws_what_a_loop_draws); a draw
-#: from batched values of the others (poisson of a batched rate) has none yet and is refused.
-RANDOM_DRAWS = {"integers", "multinomial", "normal", "poisson", "randperm", "uniform"}
+#: from batched values of the others (a Poisson draw of a batched rate) has none yet and is
+#: refused by name.
+RANDOM_DRAWS = {"draw", "integers", "multinomial", "normal", "randperm", "uniform"}
 #: Inputs that faces read as values (class targets, embedding indices): passed unbatched.
 UNBATCHED_INPUTS = {"nll_loss": 1, "embedding": 0}
 

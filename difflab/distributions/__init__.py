@@ -1,0 +1,70 @@
+r"""``difflab.distributions``: PyTorch's ``torch.distributions``.
+
+Probability distributions with ``sample``, reparameterized ``rsample``,
+``log_prob``, ``entropy``, moments, ``cdf``/``icdf`` where they have a closed
+form, ``expand`` and argument checks (``validate_args``); ``kl_divergence``
+between pairs registered with ``register_kl``.  Every formula is a composite
+of difflab's primitives (``lgamma``, ``digamma``, ``erfinv``, ``softmax``,
+...), so gradients flow through ``log_prob`` and ``rsample`` in all four
+methods, and draws come from difflab's generator (``manual_seed``).
+
+>>> import difflab as dl
+>>> from difflab.distributions import Normal, kl_divergence
+>>> kl_divergence(Normal(0.0, 1.0), Normal(1.0, 1.0)).item()     # (μ₁ - μ₂)²/2
+0.5
+"""
+
+from difflab.distributions import constraints
+from difflab.distributions.continuous import Exponential, Laplace, LogNormal, Normal, Uniform
+from difflab.distributions.counts import Geometric, Multinomial, NegativeBinomial
+from difflab.distributions.discrete import (
+    Bernoulli,
+    Binomial,
+    Categorical,
+    OneHotCategorical,
+    Poisson,
+)
+from difflab.distributions.distribution import Distribution, ExponentialFamily
+from difflab.distributions.gamma import (
+    Beta,
+    Chi2,
+    Dirichlet,
+    FisherSnedecor,
+    Gamma,
+    InverseGamma,
+    StudentT,
+)
+from difflab.distributions.kl import kl_divergence, register_kl
+from difflab.distributions.multivariate import (
+    Independent,
+    LowRankMultivariateNormal,
+    MultivariateNormal,
+)
+from difflab.distributions.relaxed import (
+    ContinuousBernoulli,
+    LogitRelaxedBernoulli,
+    MixtureSameFamily,
+    RelaxedBernoulli,
+    RelaxedOneHotCategorical,
+)
+from difflab.distributions.univariate import (
+    Cauchy,
+    Gumbel,
+    HalfCauchy,
+    HalfNormal,
+    Kumaraswamy,
+    Pareto,
+    VonMises,
+    Weibull,
+)
+
+__all__ = [
+    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli",
+    "Dirichlet", "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
+    "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma",
+    "Kumaraswamy", "Laplace", "LogNormal", "LogitRelaxedBernoulli",
+    "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
+    "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson", "RelaxedBernoulli",
+    "RelaxedOneHotCategorical", "StudentT", "Uniform", "VonMises", "Weibull", "constraints",
+    "kl_divergence", "register_kl",
+]
