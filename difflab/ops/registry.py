@@ -38,7 +38,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from difflab.ops import batching, elementwise, logic, nn_conv, nn_ops, products, structural
+from difflab.ops import (batching, elementwise, linalg, logic, nn_conv, nn_ops, products,
+                         structural)
 from difflab.ops.elementwise import BinaryOp, UnaryOp
 from difflab.ops.primitive import Primitive
 
@@ -167,6 +168,8 @@ for _primitive in (
     nn_conv.AvgPool2d, nn_ops.LogSoftmax, nn_ops.Softmax, nn_ops.LogSumExp, nn_ops.NLLLoss,
     nn_ops.BCEWithLogits, nn_ops.MSELoss, nn_ops.Normalize, nn_ops.GELU, nn_ops.LeakyReLU,
     nn_ops.Embedding,
+    # linear algebra (difflab.linalg's primitives)
+    *linalg.PRIMITIVES,
 ):
     register(_primitive)
 # without a derivative: comparisons, logic, rounding, indices, counts
