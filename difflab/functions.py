@@ -35,6 +35,7 @@ from difflab import backend
 from difflab.autograd import engine as _engine
 from difflab.autograd.engine import apply, register_recording_namespace
 from difflab.ops import elementwise, registry, structural
+from difflab.ops import linalg as linalg_ops
 from difflab.ops.elementwise import BinaryOp, UnaryOp
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import (
@@ -214,6 +215,9 @@ def bind(op: Any, *inputs: Any, **params: Any) -> Any:
         return apply(op, *inputs, **params)
     xp = backend.array_module(inputs[0])
     return op.forward(registry.Context(), xp, *inputs, **params)
+
+
+linalg_ops.register_bind(bind)  # (the linear-algebra rules apply primitives inside rules)
 
 
 def face_function(op: Any) -> Any:

@@ -66,11 +66,30 @@ class _Scratch:
 
 def _call(xp: Any, op: Any, *inputs: Any, **params: Any) -> Any:
     """Primitive ``op`` applied inside a rule: its forward on plain arrays; through the
-    engine's dispatch (``xp.apply``: recorded, or pushed on dual numbers) when the rule
-    runs on difflab's functions, the namespace of a recorded backward."""
-    if _nested(xp):
-        return xp.apply(op, *inputs, **params)
+    dispatch (:data:`BIND`: recorded on tensors, pushed on dual numbers) otherwise."""
+    if _routed(xp, *inputs):
+        return BIND(op, *inputs, **params)
     return op.forward(_Scratch(), xp, *inputs, **params)
+
+
+#: How a primitive is applied to values that are not plain arrays (tensors, dual numbers):
+#: ``difflab.functions.bind``, which registers itself (it sits above this module).
+BIND: Any = None
+
+
+def register_bind(bind: Any) -> None:
+    """Make ``bind(op, *inputs, **params)`` the dispatch of :func:`_call` (``difflab.functions``
+    calls this)."""
+    global BIND
+    BIND = bind
+
+
+def _lift(tangent: Any, ndim: int) -> Any:
+    """A tangent (k, *shape) with unit axes after k, up to ``ndim`` axes after it."""
+    missing = ndim + 1 - tangent.ndim
+    if missing <= 0:
+        return tangent
+    return tangent.reshape(tangent.shape[:1] + (1,) * missing + tuple(tangent.shape[1:]))
 
 
 def _mT(xp: Any, x: Any) -> Any:
@@ -152,10 +171,15 @@ def _divide(xp: Any, x: Any, gaps: Any) -> Any:
     return x / xp.where(x == 0, xp.ones_like(gaps), gaps)
 
 
-def _nested(xp: Any) -> bool:
-    """Whether a rule runs on difflab's functions (a recorded backward, or a forward whose
-    values are themselves dual numbers: forward over forward), not on arrays."""
-    return callable(getattr(xp, "apply", None))
+def _routed(xp: Any, *inputs: Any) -> bool:
+    """Whether a rule runs on values other than plain arrays: difflab's functions as ``xp``
+    (a recorded backward), or inputs that are dual numbers (forward over forward, or a
+    tensor whose values are dual numbers: forward over reverse).  A forward then applies
+    its primitive to those values through the dispatch, which unwraps them one level."""
+    if callable(getattr(xp, "apply", None)):
+        return True
+    return any(x is not None and not isinstance(x, np.ndarray) and not backend.is_gpu_array(x)
+               for x in inputs)
 
 
 # ----------------------------------------------------------------- solve, inverse
@@ -180,8 +204,8 @@ class Solve(Primitive):
             raise ValueError(f"linalg.solve: Incompatible shapes of A and B for the equation "
                              f"AX = B ({tuple(a.shape)} and {tuple(b.shape)})")
         ctx.shapes = (tuple(a.shape), tuple(b.shape))
-        if _nested(xp):  # forward over forward: the primitive on the inner values
-            x = xp.apply(Solve, a, b)
+        if _routed(xp, a, b):  # dual numbers as values: the primitive on them (dispatched)
+            x = BIND(Solve, a, b)
         else:
             x = _finite_or_raise("linalg.solve", SINGULAR, xp, _lapack(
                 "linalg.solve", SINGULAR, xp.linalg.solve, a, b))
@@ -197,9 +221,12 @@ class Solve(Primitive):
 
     @staticmethod
     def jvp(ctx, xp, da, db, a, x):
-        rhs = db
+        # (a tangent has one more axis in front than its value; where A or B was broadcast
+        # against X's batch, unit axes after it line the tangent up with X)
+        rhs = None if db is None else _lift(db, x.ndim)
         if da is not None:
-            rhs = -xp.matmul(da, x) if rhs is None else rhs - xp.matmul(da, x)
+            term = xp.matmul(_lift(da, x.ndim), x)
+            rhs = -term if rhs is None else rhs - term
         return _call(xp, Solve, a, rhs)
 
     @staticmethod
@@ -220,7 +247,7 @@ class Inv(Primitive):
     @staticmethod
     def forward(ctx, xp, a):
         _square("linalg.inv", a)
-        y = xp.apply(Inv, a) if _nested(xp) else _finite_or_raise(
+        y = BIND(Inv, a) if _routed(xp, a) else _finite_or_raise(
             "linalg.inv", SINGULAR, xp, _lapack("linalg.inv", SINGULAR, xp.linalg.inv, a))
         ctx.save(y)
         return y
@@ -278,13 +305,13 @@ class Det(Primitive):
     @staticmethod
     def forward(ctx, xp, a):
         _square("linalg.det", a)
-        d = xp.apply(Det, a) if _nested(xp) else xp.linalg.det(a)
+        d = BIND(Det, a) if _routed(xp, a) else xp.linalg.det(a)
         ctx.save(a, d)
         return d
 
     @staticmethod
     def cofactors(xp, a, d):
-        if _nested(xp):  # recorded: d A⁻ᵀ, differentiable again
+        if _routed(xp, a):  # recorded, or dual numbers: d A⁻ᵀ, differentiable again
             return d[..., None, None] * _mT(xp, _call(xp, Inv, a))
         return _cofactors(xp, a)
 
@@ -316,7 +343,7 @@ class SlogDet(Primitive):
     @staticmethod
     def forward(ctx, xp, a):
         _square("linalg.slogdet", a)
-        logabs = xp.apply(SlogDet, a) if _nested(xp) else xp.linalg.slogdet(a)[1]
+        logabs = BIND(SlogDet, a) if _routed(xp, a) else xp.linalg.slogdet(a)[1]
         ctx.save(a)
         return logabs
 
@@ -345,7 +372,13 @@ class DetSign(NoDerivative):
     @staticmethod
     def forward(ctx, xp, a):
         _square("linalg.slogdet", a)
-        return xp.apply(DetSign, a) if _nested(xp) else xp.linalg.slogdet(a)[0]
+        return BIND(DetSign, a) if _routed(xp, a) else xp.linalg.slogdet(a)[0]
+
+    @staticmethod
+    def symbolic(sp, a):
+        import sympy
+
+        return _per_matrix(lambda m: sympy.sign(m.det()), a)
 
 
 # ---------------------------------------------------------------------- Cholesky
@@ -379,8 +412,8 @@ class Cholesky(Primitive):
     def forward(ctx, xp, a, upper=False):
         _square("linalg.cholesky", a)
         ctx.upper = upper
-        if _nested(xp):
-            out = xp.apply(Cholesky, a, upper=upper)
+        if _routed(xp, a):
+            out = BIND(Cholesky, a, upper=upper)
             ctx.save(out)
             return out
         lower = _finite_or_raise("linalg.cholesky", NOT_PD, xp,
@@ -438,13 +471,17 @@ class QR(Primitive):
     description = "QR decomposition (Q and Rᵀ stacked)"
 
     @staticmethod
+    def symbolic(sp, *inputs, **params):
+        raise ValueError(NO_SYMBOLIC.format(name="qr"))
+
+    @staticmethod
     def forward(ctx, xp, a, mode="reduced"):
         _matrix("linalg.qr", a)
         if mode not in ("reduced", "complete"):
             raise ValueError(f"linalg.qr: mode is 'reduced', 'complete' or 'r', got {mode!r}")
         ctx.m, ctx.n, ctx.mode = a.shape[-2], a.shape[-1], mode
-        if _nested(xp):
-            out = xp.apply(QR, a, mode=mode)
+        if _routed(xp, a):
+            out = BIND(QR, a, mode=mode)
         else:
             q, r = xp.linalg.qr(a, mode=mode)
             out = xp.concatenate([q, _mT(xp, r)], axis=-2)
@@ -536,10 +573,14 @@ class Eigh(Primitive):
     description = "symmetric eigendecomposition (w and V stacked)"
 
     @staticmethod
+    def symbolic(sp, *inputs, **params):
+        raise ValueError(NO_SYMBOLIC.format(name="eigh"))
+
+    @staticmethod
     def forward(ctx, xp, a):
         _square("linalg.eigh", a)
-        if _nested(xp):
-            out = xp.apply(Eigh, a)
+        if _routed(xp, a):
+            out = BIND(Eigh, a)
         else:
             w, v = _lapack("linalg.eigh", "The algorithm failed to converge", xp.linalg.eigh, a)
             out = xp.concatenate([w[..., None, :], v], axis=-2)
@@ -579,9 +620,9 @@ class EigvalsH(Primitive):
     @staticmethod
     def forward(ctx, xp, a):
         _square("linalg.eigvalsh", a)
-        if _nested(xp):
+        if _routed(xp, a):
             ctx.save(a, None)
-            return xp.apply(EigvalsH, a)
+            return BIND(EigvalsH, a)
         if not any(ctx.needs_input_grad):
             return _lapack("linalg.eigvalsh", "The algorithm failed to converge",
                            xp.linalg.eigvalsh, a)
@@ -591,8 +632,12 @@ class EigvalsH(Primitive):
         return w
 
     @staticmethod
+    def symbolic(sp, a):
+        return _per_matrix(lambda m: _eigenvalues_2x2(_symmetric(m), "eigvalsh"), a)
+
+    @staticmethod
     def _vectors(xp, a, v):
-        if _nested(xp):
+        if _routed(xp, a):
             return _eigh_parts(_call(xp, Eigh, a))[1]
         return v
 
@@ -634,11 +679,15 @@ class SVD(Primitive):
     description = "singular value decomposition (U, s and V stacked)"
 
     @staticmethod
+    def symbolic(sp, *inputs, **params):
+        raise ValueError(NO_SYMBOLIC.format(name="svd"))
+
+    @staticmethod
     def forward(ctx, xp, a):
         _matrix("linalg.svd", a)
         ctx.m = a.shape[-2]
-        if _nested(xp):
-            out = xp.apply(SVD, a)
+        if _routed(xp, a):
+            out = BIND(SVD, a)
         else:
             u, s, vh = _lapack("linalg.svd", "The algorithm failed to converge",
                                xp.linalg.svd, a, full_matrices=False)
@@ -701,9 +750,9 @@ class SvdVals(Primitive):
     @staticmethod
     def forward(ctx, xp, a):
         _matrix("linalg.svdvals", a)
-        if _nested(xp):
+        if _routed(xp, a):
             ctx.save(a, None, None)
-            return xp.apply(SvdVals, a)
+            return BIND(SvdVals, a)
         if not any(ctx.needs_input_grad):
             return _lapack("linalg.svdvals", "The algorithm failed to converge",
                            xp.linalg.svd, a, compute_uv=False)
@@ -714,8 +763,18 @@ class SvdVals(Primitive):
         return s
 
     @staticmethod
+    def symbolic(sp, a):
+        def values(m):
+            gram = m.T * m if m.shape[1] <= m.shape[0] else m * m.T
+            import sympy
+
+            return [sympy.sqrt(w) for w in reversed(_eigenvalues_2x2(gram, "svdvals"))]
+
+        return _per_matrix(values, a)
+
+    @staticmethod
     def _vectors(ctx, xp, a, u, vh):
-        if _nested(xp):
+        if _routed(xp, a):
             uu, _, v = _svd_parts(_call(xp, SVD, a), a.shape[-2])
             return uu, _mT(xp, v)
         return u, vh
@@ -751,8 +810,8 @@ class Pinv(Primitive):
     @staticmethod
     def forward(ctx, xp, a, atol=0.0, rtol=None):
         _matrix("linalg.pinv", a)
-        if _nested(xp):
-            p = xp.apply(Pinv, a, atol=atol, rtol=rtol)
+        if _routed(xp, a):
+            p = BIND(Pinv, a, atol=atol, rtol=rtol)
             ctx.save(a, p)
             return p
         u, s, vh = _lapack("linalg.pinv", "The SVD failed to converge", xp.linalg.svd, a,
@@ -856,7 +915,7 @@ class MatrixExp(Primitive):
     def forward(ctx, xp, a):
         _square("linalg.matrix_exp", a)
         ctx.save(a)
-        return xp.apply(MatrixExp, a) if _nested(xp) else _expm(xp, a)
+        return BIND(MatrixExp, a) if _routed(xp, a) else _expm(xp, a)
 
     @staticmethod
     def vjp(ctx, xp, g, a):
@@ -897,6 +956,28 @@ def _per_matrix(f: Any, *arrays: Any) -> Any:
     for index, value in zip(np.ndindex(*batch), results):
         out[index] = value
     return out
+
+
+NO_SYMBOLIC = ("linalg.{name} has no symbolic form: sympy's decompositions of a symbolic "
+               "matrix choose other signs than LAPACK (and have no closed form beyond 2 × 2); "
+               "differentiate it with method='forward', 'reverse', 'compiled' or 'numeric', "
+               "or use eigvalsh / svdvals (closed forms up to 2 × 2)")
+
+
+def _eigenvalues_2x2(m: Any, what: str) -> list:
+    """The eigenvalues of a symmetric 1 × 1 or 2 × 2 sympy matrix, ascending, in closed
+    form: (a + c)/2 ∓ √(((a − c)/2)² + b²)."""
+    import sympy
+
+    if m.shape == (1, 1):
+        return [m[0, 0]]
+    if m.shape != (2, 2):
+        raise ValueError(f"linalg.{what} on symbols: a closed form for matrices up to 2 × 2 "
+                         f"only, got {m.shape[0]} × {m.shape[1]}; use method='forward', "
+                         f"'reverse' or 'numeric'")
+    mean = (m[0, 0] + m[1, 1]) / 2
+    radius = sympy.sqrt(((m[0, 0] - m[1, 1]) / 2) ** 2 + m[1, 0] ** 2)
+    return [mean - radius, mean + radius]
 
 
 def _symmetric(m: Any) -> Any:

@@ -38,8 +38,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from difflab.ops import (batching, elementwise, linalg, logic, nn_conv, nn_ops, products,
-                         structural)
+from difflab.ops import batching, elementwise, linalg, logic, nn_conv, nn_ops, products, structural
 from difflab.ops.elementwise import BinaryOp, UnaryOp
 from difflab.ops.primitive import Primitive
 
