@@ -61,6 +61,18 @@ def like(x: Any, array: Any) -> Any:
     return Tensor._wrap(array) if isinstance(x, Tensor) else array
 
 
+def rank_of(A: Any, s: Any, atol: Any, rtol: Any) -> Any:  # noqa: N803
+    """How many of the singular values ``s`` exceed max(atol, rtol·σ_max) (computed with
+    difflab's operations, so vmap and the jit see them)."""
+    m, n = A.shape[-2:]
+    if rtol is None:
+        rtol = max(m, n) * np.finfo(values(A).dtype).eps if atol is None or atol == 0 else 0.0
+    if not s.shape[-1]:
+        return F.sum(s, dim=-1) * 0
+    tol = F.maximum(s[..., :1] * rtol, s[..., :1] * 0 + (0.0 if atol is None else atol))
+    return F.sum(s > tol, dim=-1)
+
+
 class SlogdetResult(NamedTuple):
     """``(sign, logabsdet)``, as ``torch.linalg.slogdet`` returns them."""
 

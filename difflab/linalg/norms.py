@@ -19,7 +19,7 @@ import numpy as np
 from difflab import backend
 from difflab import functions as F  # noqa: N812
 from difflab import functions_picking as picking
-from difflab.linalg.decompositions import as_input, like, svdvals, values
+from difflab.linalg.decompositions import as_input, like, rank_of, svdvals, values
 from difflab.linalg.solvers import inv
 from difflab.tensor import Tensor
 
@@ -37,9 +37,11 @@ def _dims(dim: Any, ndim: int) -> tuple:
 def _root(total: Any, p: float) -> Any:
     """total^(1/p), with the derivative 0 (not 0/0) where total is 0."""
     zero = total == 0
-    safe = F.where(zero, F.ones_like(total), total)
+    # (total · 0 is 0 exactly where total is 0: the constants made of total itself, so
+    # vmap and the jit see operations, not values)
+    safe = F.where(zero, total * 0 + 1, total)
     root = F.sqrt(safe) if p == 2 else safe ** (1.0 / p)
-    return F.where(zero, F.zeros_like(total), root)
+    return F.where(zero, total * 0, root)
 
 
 def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False,  # noqa: A002
@@ -266,15 +268,7 @@ def matrix_rank(A: Any, *, atol: Any = None, rtol: Any = None,  # noqa: N803
     tensor(1)
     """
     A = as_input(A)  # noqa: N806
-    array = values(A)
-    s = svdvals(array)
-    m, n = array.shape[-2:]
-    if rtol is None:
-        rtol = max(m, n) * np.finfo(array.dtype).eps if atol is None or atol == 0 else 0.0
-    xp = backend.array_module(array)
-    smax = s[..., :1] if s.shape[-1] else xp.zeros(s.shape[:-1] + (1,), dtype=s.dtype)
-    tol = xp.maximum(0.0 if atol is None else atol, rtol * smax)
-    result = like(A, (s > tol).sum(axis=-1).astype(np.int64))
+    result = rank_of(A, svdvals(A), atol, rtol)
     return result if out is None else F.write_out(out, result)
 
 
@@ -438,7 +432,7 @@ def vander(x: Any, *, N: Any = None) -> Any:  # noqa: N803
     n = x.shape[-1] if N is None else int(N)
     if n < 0:
         raise ValueError(f"linalg.vander: N must be non-negative, got {N}")
-    columns = [F.ones_like(x)]
+    columns = [x * 0 + 1]  # (x⁰ made of x, so vmap and the jit see operations)
     for _ in range(1, n):
         columns.append(columns[-1] * x)
     return F.stack(columns[:n], dim=-1) if n else F.stack([x], dim=-1)[..., :0]

@@ -15,7 +15,7 @@ import numpy as np
 
 from difflab import backend
 from difflab import functions as F  # noqa: N812
-from difflab.linalg.decompositions import _ex, _out, as_input, like, mT, svdvals, values
+from difflab.linalg.decompositions import _ex, _out, as_input, like, mT, rank_of, svdvals, values
 from difflab.ops import linalg as ops
 
 __all__ = ["inv", "inv_ex", "lstsq", "matrix_exp", "matrix_power", "pinv", "solve",
@@ -249,17 +249,15 @@ def lstsq(A: Any, B: Any, rcond: Any = None, *, driver: Any = None) -> LstsqResu
                          f"{tuple(A.shape)}, B is {tuple(B.shape)}); B is (..., m, k)")
     solution = F.matmul(pinv(A, rtol=rcond), B)
     array = values(A)
-    xp = backend.array_module(array)
-    m, n = array.shape[-2:]
-    empty = like(A, xp.zeros((0,), dtype=array.dtype))
-    s = svdvals(array)
-    tol = (max(m, n) * np.finfo(array.dtype).eps if rcond is None else rcond) * s[..., :1]
-    rank = (s > tol).sum(axis=-1).astype(np.int64)
+    m, n = A.shape[-2:]
+    empty = like(A, backend.array_module(array).zeros((0,), dtype=array.dtype))
+    s = svdvals(A)
+    rank = rank_of(A, s, None, rcond)
     residuals = empty
-    if m > n and driver != "gelsy" and bool((rank == n).all()):
+    if m > n and driver != "gelsy" and bool((rank == n).all()):  # (reads the ranks)
         residuals = F.sum((F.matmul(A, solution) - B) ** 2, dim=-2)
-    return LstsqResult(solution, residuals, empty if driver == "gels" else like(A, rank),
-                       svdvals(A) if driver in ("gelsd", "gelss") else empty)
+    return LstsqResult(solution, residuals, empty if driver == "gels" else rank,
+                       s if driver in ("gelsd", "gelss") else empty)
 
 
 def solve_triangular(A: Any, B: Any, *, upper: bool, left: bool = True,  # noqa: N803
