@@ -21,6 +21,7 @@ import numpy as np
 from difflab import backend
 from difflab import functions as F  # noqa: N812
 from difflab.ops import linalg as ops
+from difflab.ops import linalg_spectral as spectral
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import tensor_of, write_out
 
@@ -302,7 +303,7 @@ def qr(A: Any, mode: str = "reduced") -> QRResult:  # noqa: N803
         raise ValueError(f"linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
     A = as_input(A)  # noqa: N806
     m = A.shape[-2]
-    packed = F.bind(ops.QR, A, mode="complete" if mode == "complete" else "reduced")
+    packed = F.bind(spectral.QR, A, mode="complete" if mode == "complete" else "reduced")
     q, r = packed[..., :m, :], mT(packed[..., m:, :])
     if mode == "r":
         q = like(A, backend.array_module(values(A)).zeros((0,), dtype=values(A).dtype))
@@ -344,7 +345,7 @@ def eigh(A: Any, UPLO: str = "L") -> EighResult:  # noqa: N803
     >>> w
     tensor([1., 3.])
     """
-    packed = F.bind(ops.Eigh, _lower_of(as_input(A), UPLO))
+    packed = F.bind(spectral.Eigh, _lower_of(as_input(A), UPLO))
     return EighResult(packed[..., 0, :], packed[..., 1:, :])
 
 
@@ -367,7 +368,7 @@ def eigvalsh(A: Any, UPLO: str = "L") -> Any:  # noqa: N803
     >>> dl.linalg.eigvalsh(dl.tensor([[2.0, 0.0], [0.0, -1.0]]))
     tensor([-1.,  2.])
     """
-    return F.bind(ops.EigvalsH, _lower_of(as_input(A), UPLO))
+    return F.bind(spectral.EigvalsH, _lower_of(as_input(A), UPLO))
 
 
 def svd(A: Any, full_matrices: bool = True, *, driver: Any = None) -> SVDResult:  # noqa: N803
@@ -397,7 +398,7 @@ def svd(A: Any, full_matrices: bool = True, *, driver: Any = None) -> SVDResult:
     """
     A = as_input(A)  # noqa: N806
     m, n = A.shape[-2], A.shape[-1]
-    packed = F.bind(ops.SVD, A)
+    packed = F.bind(spectral.SVD, A)
     u, s, vh = packed[..., :m, :], packed[..., m, :], mT(packed[..., m + 1:, :])
     k = min(m, n)
     if full_matrices and m != n:  # the complement's columns, constants
@@ -428,4 +429,4 @@ def svdvals(A: Any) -> Any:  # noqa: N803
     >>> dl.linalg.svdvals(dl.tensor([[0.0, 2.0], [1.0, 0.0]]))
     tensor([2., 1.])
     """
-    return F.bind(ops.SvdVals, as_input(A))
+    return F.bind(spectral.SvdVals, as_input(A))

@@ -38,7 +38,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from difflab.ops import batching, elementwise, linalg, logic, nn_conv, nn_ops, products, structural
+from difflab.ops import (
+    batching,
+    elementwise,
+    linalg,
+    linalg_spectral,
+    logic,
+    nn_conv,
+    nn_ops,
+    products,
+    structural,
+)
 from difflab.ops.elementwise import BinaryOp, UnaryOp
 from difflab.ops.primitive import Primitive
 
@@ -168,7 +178,7 @@ for _primitive in (
     nn_ops.BCEWithLogits, nn_ops.MSELoss, nn_ops.Normalize, nn_ops.GELU, nn_ops.LeakyReLU,
     nn_ops.Embedding,
     # linear algebra (difflab.linalg's primitives)
-    *linalg.PRIMITIVES,
+    *linalg.PRIMITIVES, *linalg_spectral.PRIMITIVES,
 ):
     register(_primitive)
 # without a derivative: comparisons, logic, rounding, indices, counts
