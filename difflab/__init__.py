@@ -147,6 +147,7 @@ from difflab.linalg.faces import (
     det,
     inverse,
     logdet,
+    lu,
     matrix_exp,
     matrix_power,
     pinverse,

@@ -3,7 +3,8 @@
 ``pytorch_api.json`` (next to this file) lists PyTorch's public names that
 teaching programs use, grouped as PyTorch's documentation groups them, for
 ``torch``, ``torch.Tensor``, ``torch.nn``, ``torch.nn.functional``,
-``torch.utils.data`` and ``torch.optim``.  :func:`table` looks each one up in difflab (``difflab``,
+``torch.utils.data``, ``torch.optim``, ``torch.func`` and ``torch.linalg``.
+:func:`table` looks each one up in difflab (``difflab``,
 ``difflab.Tensor``, ``difflab.nn``, ...), so the table can never claim a name
 that is not there.  :func:`markdown` renders the docs page
 (docs/coverage.md); a test regenerates it and fails when the page is out of
@@ -41,6 +42,7 @@ NAMESPACES: dict[str, tuple[Any, str]] = {
     "utils.data": (difflab.utils.data, "difflab.utils.data"),
     "optim": (optim, "difflab.optim"),
     "func": (difflab.func, "difflab.func"),
+    "linalg": (difflab.linalg, "difflab.linalg"),
 }
 
 

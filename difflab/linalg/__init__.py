@@ -30,6 +30,15 @@ from difflab.linalg.decompositions import (
     svd,
     svdvals,
 )
+from difflab.linalg.elimination import (
+    ldl_factor,
+    ldl_factor_ex,
+    ldl_solve,
+    lu,
+    lu_factor,
+    lu_factor_ex,
+    lu_solve,
+)
 from difflab.linalg.norms import (
     cond,
     cross,
@@ -61,7 +70,8 @@ from difflab.ops.linalg import LinAlgError
 
 __all__ = [
     "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
-    "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "matmul", "matrix_exp",
+    "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex",
+    "ldl_solve", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp",
     "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
     "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve",
     "vander", "vecdot", "vector_norm",

@@ -14,12 +14,12 @@ from typing import Any, NamedTuple
 
 from difflab import backend
 from difflab import functions as F  # noqa: N812
-from difflab.linalg import decompositions, solvers
+from difflab.linalg import decompositions, elimination, solvers
 from difflab.linalg.decompositions import as_input, like, mT, values
 from difflab.tensor import Tensor
 
-__all__ = ["cholesky", "det", "inverse", "logdet", "matrix_exp", "matrix_power", "pinverse",
-           "qr", "slogdet", "svd"]
+__all__ = ["cholesky", "det", "inverse", "logdet", "lu", "matrix_exp", "matrix_power",
+           "pinverse", "qr", "slogdet", "svd"]
 
 
 class SvdResult(NamedTuple):
@@ -205,6 +205,34 @@ def svd(input: Any, some: bool = True, compute_uv: bool = True) -> SvdResult:  #
     return SvdResult(u, s, mT(vh))
 
 
+def lu(A: Any, pivot: bool = True, get_infos: bool = False) -> tuple:  # noqa: N803
+    r"""The compact LU factorization (``torch.lu``): ``(A_LU, pivots)``, with ``infos``
+    too when ``get_infos`` (see :func:`difflab.linalg.lu_factor`).
+
+    Parameters
+    ----------
+    A : Tensor, array or dual number of shape (..., m, n)
+    pivot : bool
+        Partial pivoting.
+    get_infos : bool
+        Also return LAPACK's info (0, or where U's diagonal has a zero).
+
+    Returns
+    -------
+    tuple
+        ``(A_LU, pivots)`` or ``(A_LU, pivots, infos)``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> A_LU, pivots = dl.tensor([[1.0, 2.0], [3.0, 4.0]]).lu()
+    >>> pivots
+    tensor([2, 2], dtype=difflab.int32)
+    """
+    factors, pivots, info = elimination.lu_factor_ex(A, pivot=pivot)
+    return (factors, pivots, info) if get_infos else (factors, pivots)
+
+
 def pinverse(input: Any, rcond: float = 1e-15) -> Any:  # noqa: A002
     r"""The pseudo-inverse (``torch.pinverse``): singular values below rcond·σ_max are zero.
 
@@ -274,7 +302,7 @@ def matrix_exp(input: Any) -> Any:  # noqa: A002
 _TENSOR_METHODS = {
     "inverse": inverse, "det": det, "logdet": logdet, "slogdet": slogdet,
     "cholesky": cholesky, "qr": qr, "svd": svd, "pinverse": pinverse,
-    "matrix_power": matrix_power, "matrix_exp": matrix_exp,
+    "matrix_power": matrix_power, "matrix_exp": matrix_exp, "lu": lu,
 }
 for _name, _function in _TENSOR_METHODS.items():
     setattr(Tensor, _name, _function)

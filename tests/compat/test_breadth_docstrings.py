@@ -30,6 +30,8 @@ MODULES = [
     "difflab.functions_statistics", "difflab.tensor_inplace",
     "difflab.functions_selecting", "difflab.creation",
     "difflab.functions_sequences", "difflab.tensor",
+    "difflab.linalg.decompositions", "difflab.linalg.solvers", "difflab.linalg.norms",
+    "difflab.linalg.elimination", "difflab.linalg.faces",
 ]
 
 def _public(module: str) -> list[str]:
@@ -37,6 +39,9 @@ def _public(module: str) -> list[str]:
 
 
 NEW_NAMES = {
+    **{m: _public(m) for m in ("difflab.linalg.decompositions", "difflab.linalg.solvers",
+                               "difflab.linalg.norms", "difflab.linalg.elimination",
+                               "difflab.linalg.faces")},
     "difflab.functions_joining": _public("difflab.functions_joining"),
     "difflab.functions_picking": _public("difflab.functions_picking"),
     "difflab.functions_math": _public("difflab.functions_math"),
