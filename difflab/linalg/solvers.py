@@ -250,9 +250,10 @@ def lstsq(A: Any, B: Any, rcond: Any = None, *, driver: Any = None) -> LstsqResu
     solution = F.matmul(pinv(A, rtol=rcond), B)
     array = values(A)
     m, n = A.shape[-2:]
-    empty = like(A, backend.array_module(array).zeros((0,), dtype=array.dtype))
+    empty = like(A, backend.array_module(array).zeros((0,), dtype=np.float64))
     s = svdvals(A)
-    rank = rank_of(A, s, None, rcond)
+    symbolic = array.dtype == object  # (symbols: no numerical rank to count)
+    rank = empty if symbolic else rank_of(A, s, None, rcond)
     residuals = empty
     if m > n and driver != "gelsy" and bool((rank == n).all()):  # (reads the ranks)
         residuals = F.sum((F.matmul(A, solution) - B) ** 2, dim=-2)
