@@ -401,14 +401,10 @@ def svd(A: Any, full_matrices: bool = True, *, driver: Any = None) -> SVDResult:
     packed = F.bind(spectral.SVD, A)
     u, s, vh = packed[..., :m, :], packed[..., m, :], mT(packed[..., m + 1:, :])
     k = min(m, n)
-    if full_matrices and m != n:  # the complement's columns, constants
-        array = values(A)
-        xp = backend.array_module(array)
-        uf, _, vhf = xp.linalg.svd(array, full_matrices=True)
-        if m > k:
-            u = F.cat([u, like(u, uf[..., k:])], dim=-1)
-        if n > k:
-            vh = F.cat([vh, like(vh, vhf[..., k:, :])], dim=-2)
+    if full_matrices and m > k:  # the complement's columns: no derivative
+        u = F.cat([u, F.bind(spectral.SVDComplement, A, side="U")], dim=-1)
+    if full_matrices and n > k:
+        vh = F.cat([vh, F.bind(spectral.SVDComplement, A, side="Vh")], dim=-2)
     return SVDResult(u, s, vh)
 
 

@@ -510,7 +510,7 @@ RULES: dict[str, Any] = {
     "dropout_mask": _dropout_mask,
     **{f"linalg_{name}": _matrix_stack for name in (
         "solve", "inv", "det", "slogdet", "det_sign", "cholesky", "qr", "eigh", "eigvalsh",
-        "svd", "svdvals", "pinv", "matrix_exp")},
+        "svd", "svd_complement", "svdvals", "pinv", "matrix_exp")},
     # histc and histogram have none: their bins depend on the whole batch's values.
 }
 

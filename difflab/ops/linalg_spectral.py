@@ -36,7 +36,7 @@ from difflab.ops.linalg import (
     _sym,
     _symmetric,
 )
-from difflab.ops.primitive import Primitive
+from difflab.ops.primitive import NoDerivative, Primitive
 
 NO_SYMBOLIC = ("linalg.{name} has no symbolic form: sympy's decompositions of a symbolic "
                "matrix choose other signs than LAPACK (and have no closed form beyond 2 × 2); "
@@ -352,6 +352,26 @@ class SVD(Primitive):
         return xp.concatenate([du, _diagonal(p)[..., None, :], dv], axis=-2)
 
 
+class SVDComplement(NoDerivative):
+    """The columns of the full SVD beyond k = min(m, n): U's last m − k columns
+    (``side="U"``) or Vh's last n − k rows (``side="Vh"``).  They span the complement of
+    A's range (of its row space) and are not determined by A beyond that, so they carry
+    no derivative, as in PyTorch (``svd(A, full_matrices=True)``)."""
+
+    name = "linalg_svd_complement"
+    description = "the full SVD's columns beyond min(m, n)"
+
+    @staticmethod
+    def forward(ctx, xp, a, side="U"):
+        _matrix("linalg.svd", a)
+        if _routed(xp, a):
+            return base.BIND(SVDComplement, a, side=side)
+        u, _, vh = _lapack("linalg.svd", "The algorithm failed to converge", xp.linalg.svd,
+                           a, full_matrices=True)
+        k = min(a.shape[-2:])
+        return u[..., k:] if side == "U" else vh[..., k:, :]
+
+
 class SvdVals(Primitive):
     r"""The singular values s of A, descending.
 
@@ -405,4 +425,4 @@ class SvdVals(Primitive):
         return _diagonal(xp.matmul(xp.matmul(_mT(xp, u), da), _mT(xp, vh)))
 
 
-PRIMITIVES = (QR, Eigh, EigvalsH, SVD, SvdVals)
+PRIMITIVES = (QR, Eigh, EigvalsH, SVD, SVDComplement, SvdVals)

@@ -229,6 +229,8 @@ def _linalg_cases() -> dict[str, Case]:
         "linalg_svd": (lambda a: la.svd(a, full_matrices=False).U ** 2
                        * la.svd(a, full_matrices=False).S[..., None, :], [W]),
         "linalg_svdvals": (lambda a: la.svdvals(a), [R]),
+        "linalg_svd_complement": (lambda a: la.svd(a).U[..., 3:] ** 2
+                                  + la.svd(a.mT).Vh[..., 3:, :].mT ** 2, [R]),
         "linalg_pinv": (lambda a: la.pinv(a), [R]),
         "linalg_matrix_exp": (lambda a: la.matrix_exp(a * 0.5), [S]),
     }
@@ -250,6 +252,18 @@ def _linalg_function_cases() -> dict[str, Case]:
     S, R = ((2, 3, 3), (-2, 2)), ((2, 4, 3), (-2, 2))  # noqa: N806
     V3, M66 = ((2, 3), (-2, 2)), ((6, 6), (-2, 2))  # noqa: N806
     table = {
+        "dl.linalg.solve": (lambda a, b: la.solve(_square(a), b), [S, V3]),
+        "dl.linalg.inv": (lambda a: la.inv(_square(a)), [S]),
+        "dl.linalg.det": (lambda a: la.det(a), [S]),
+        "dl.linalg.slogdet": (lambda a: la.slogdet(_square(a)), [S]),
+        "dl.linalg.cholesky": (lambda a: la.cholesky(_spd(a)), [S]),
+        "dl.linalg.qr": (lambda a: la.qr(a), [R]),
+        "dl.linalg.eigh": (lambda a: la.eigh(_spd(a)).eigenvalues, [S]),
+        "dl.linalg.eigvalsh": (lambda a: la.eigvalsh(_spd(a), UPLO="U"), [S]),
+        "dl.linalg.svd": (lambda a: la.svd(a).S, [R]),
+        "dl.linalg.svdvals": (lambda a: la.svdvals(a), [R]),
+        "dl.linalg.pinv": (lambda a: la.pinv(a, atol=1e-3), [R]),
+        "dl.linalg.matrix_exp": (lambda a: la.matrix_exp(a * 0.5), [S]),
         "dl.linalg.solve_ex": (lambda a, b: la.solve_ex(_square(a), b).result,
                                [S, ((2, 3), (-2, 2))]),
         "dl.linalg.inv_ex": (lambda a: la.inv_ex(_square(a)).inverse, [S]),
@@ -575,10 +589,11 @@ def exempt(name: str) -> str | None:
 
 
 def public_callables() -> Iterator[tuple[str, Any, Any]]:
-    """(``dl.<name>``, ``Tensor.<name>`` or ``F.<name>``, owner, name) for each public
-    function or method (``F`` is ``difflab.nn.functional``)."""
+    """(``dl.<name>``, ``Tensor.<name>``, ``F.<name>`` or ``dl.linalg.<name>``, owner, name)
+    for each public function or method (``F`` is ``difflab.nn.functional``)."""
     dl = _dl()
-    for owner, prefix in ((dl, "dl."), (dl.Tensor, "Tensor."), (dl.nn.functional, "F.")):
+    for owner, prefix in ((dl, "dl."), (dl.Tensor, "Tensor."), (dl.nn.functional, "F."),
+                          (dl.linalg, "dl.linalg.")):
         for name in sorted(dir(owner)):
             value = getattr(owner, name)
             if name.startswith("_") or inspect.isclass(value) or inspect.ismodule(value) \
