@@ -13,7 +13,7 @@ expressions on small sizes (the symbolic method: ``solve``, ``inv``, ``det``,
 ``slogdet``, ``cholesky``, ``pinv``, ``matrix_exp``) and finite differences.
 
 Errors are PyTorch's: a singular matrix in ``solve``/``inv`` or one that is
-not positive-definite in ``cholesky`` raises :class:`LinAlgError` (the
+not positive-definite in ``cholesky`` raises :class:`~difflab.ops.linalg.LinAlgError` (the
 ``*_ex`` variants report it in ``info`` instead).  Where eigenvalues or
 singular values repeat, the eigenvectors' or singular vectors' gradient is
 inf or NaN, as in PyTorch; ``eigvalsh`` and ``svdvals`` stay finite.

@@ -148,7 +148,7 @@ def slogdet(A: Any) -> SlogdetResult:  # noqa: N803
 
     ``logabsdet`` has the gradient A⁻ᵀ (d log|det A| = tr(A⁻¹ dA)); ``sign`` has
     none.  At a singular matrix ``logabsdet`` is −inf and its backward raises
-    :class:`LinAlgError`, as PyTorch's does.
+    :class:`~difflab.ops.linalg.LinAlgError`, as PyTorch's does.
 
     Parameters
     ----------
@@ -254,7 +254,7 @@ def cholesky_ex(A: Any, *, upper: bool = False,  # noqa: N803
     upper : bool
         Return the upper factor.
     check_errors : bool
-        Raise :class:`LinAlgError` as :func:`cholesky` does.
+        Raise :class:`~difflab.ops.linalg.LinAlgError` as :func:`cholesky` does.
 
     Returns
     -------

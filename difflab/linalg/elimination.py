@@ -202,7 +202,7 @@ def lu_factor_ex(A: Any, *, pivot: bool = True,  # noqa: N803
     pivot : bool
         Partial pivoting or none.
     check_errors : bool
-        Raise :class:`LinAlgError` where info is not 0.
+        Raise :class:`~difflab.ops.linalg.LinAlgError` where info is not 0.
 
     Returns
     -------
@@ -394,7 +394,7 @@ def ldl_factor_ex(A: Any, *, hermitian: bool = False,  # noqa: N803
     A : Tensor, array or dual number of shape (..., n, n)
     hermitian : bool
     check_errors : bool
-        Raise :class:`LinAlgError` where info is not 0.
+        Raise :class:`~difflab.ops.linalg.LinAlgError` where info is not 0.
 
     Returns
     -------

@@ -31,7 +31,7 @@ class SvdResult(NamedTuple):
 
 
 def inverse(input: Any, *, out: Any = None) -> Any:  # noqa: A002
-    r"""The inverse of a square matrix (``torch.inverse``; see :func:`difflab.linalg.inv`).
+    r"""The inverse of a square matrix (``torch.inverse``; see :func:`difflab.linalg.solvers.inv`).
 
     Parameters
     ----------
@@ -53,7 +53,7 @@ def inverse(input: Any, *, out: Any = None) -> Any:  # noqa: A002
 
 
 def det(input: Any) -> Any:  # noqa: A002
-    r"""The determinant (``torch.det``; see :func:`difflab.linalg.det`).
+    r"""The determinant (``torch.det``; see :func:`difflab.linalg.decompositions.det`).
 
     Parameters
     ----------
@@ -121,7 +121,9 @@ def logdet(input: Any) -> Any:  # noqa: A002
 
 
 def cholesky(input: Any, upper: bool = False, *, out: Any = None) -> Any:  # noqa: A002
-    r"""The Cholesky factor (``torch.cholesky``; see :func:`difflab.linalg.cholesky`).
+    r"""The Cholesky factor (``torch.cholesky``).
+
+    See :func:`difflab.linalg.decompositions.cholesky`.
 
     Parameters
     ----------
@@ -169,7 +171,7 @@ def qr(input: Any, some: bool = True) -> decompositions.QRResult:  # noqa: A002
 
 def svd(input: Any, some: bool = True, compute_uv: bool = True) -> SvdResult:  # noqa: A002
     r"""The SVD as ``torch.svd`` gives it: ``(U, S, V)`` with A = U diag(S) Vᵀ — V, not
-    Vᵀ as :func:`difflab.linalg.svd` returns — and the reduced SVD by default.
+    Vᵀ as :func:`difflab.linalg.decompositions.svd` returns — and the reduced SVD by default.
 
     Parameters
     ----------
@@ -207,7 +209,7 @@ def svd(input: Any, some: bool = True, compute_uv: bool = True) -> SvdResult:  #
 
 def lu(A: Any, pivot: bool = True, get_infos: bool = False) -> tuple:  # noqa: N803
     r"""The compact LU factorization (``torch.lu``): ``(A_LU, pivots)``, with ``infos``
-    too when ``get_infos`` (see :func:`difflab.linalg.lu_factor`).
+    too when ``get_infos`` (see :func:`difflab.linalg.elimination.lu_factor`).
 
     Parameters
     ----------
@@ -256,7 +258,9 @@ def pinverse(input: Any, rcond: float = 1e-15) -> Any:  # noqa: A002
 
 
 def matrix_power(input: Any, n: int) -> Any:  # noqa: A002
-    r"""inputⁿ for an integer n (``torch.matrix_power``; see :func:`difflab.linalg.matrix_power`).
+    r"""inputⁿ for an integer n (``torch.matrix_power``).
+
+    See :func:`difflab.linalg.solvers.matrix_power`.
 
     Parameters
     ----------
@@ -278,7 +282,9 @@ def matrix_power(input: Any, n: int) -> Any:  # noqa: A002
 
 
 def matrix_exp(input: Any) -> Any:  # noqa: A002
-    r"""The matrix exponential (``torch.matrix_exp``; see :func:`difflab.linalg.matrix_exp`).
+    r"""The matrix exponential (``torch.matrix_exp``).
+
+    See :func:`difflab.linalg.solvers.matrix_exp`.
 
     Parameters
     ----------

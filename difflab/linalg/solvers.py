@@ -102,7 +102,7 @@ def solve_ex(A: Any, B: Any, *, left: bool = True,  # noqa: N803
     ----------
     A, B, left : as for :func:`solve`
     check_errors : bool
-        Raise :class:`LinAlgError` as :func:`solve` does.
+        Raise :class:`~difflab.ops.linalg.LinAlgError` as :func:`solve` does.
 
     Returns
     -------
@@ -160,7 +160,7 @@ def inv_ex(A: Any, *, check_errors: bool = False) -> InvExResult:  # noqa: N803
     ----------
     A : Tensor, array or dual number of shape (..., n, n)
     check_errors : bool
-        Raise :class:`LinAlgError` as :func:`inv` does.
+        Raise :class:`~difflab.ops.linalg.LinAlgError` as :func:`inv` does.
 
     Returns
     -------

@@ -17,7 +17,7 @@ array namespace ``xp``:
 * Golub & Pereyra 1973: the pseudo-inverse at constant rank.
 
 A rule that needs a solve, an inverse or a matrix exponential in its
-derivative calls the primitive itself (:func:`_call`): on arrays that is its
+derivative calls the primitive itself (``_call``): on arrays that is its
 forward, and in a recorded backward (``create_graph=True``, ``xp`` is
 ``difflab.functions``) or on nested dual numbers it goes through the engine,
 so second derivatives need no second copy of any rule.  For the same reason
@@ -71,7 +71,7 @@ class _Scratch:
 
 def _call(xp: Any, op: Any, *inputs: Any, **params: Any) -> Any:
     """Primitive ``op`` applied inside a rule: its forward on plain arrays; through the
-    dispatch (:data:`BIND`: recorded on tensors, pushed on dual numbers) otherwise."""
+    dispatch (``BIND``: recorded on tensors, pushed on dual numbers) otherwise."""
     if _routed(xp, *inputs):
         return BIND(op, *inputs, **params)
     return op.forward(_Scratch(), xp, *inputs, **params)
@@ -83,7 +83,7 @@ BIND: Any = None
 
 
 def register_bind(bind: Any) -> None:
-    """Make ``bind(op, *inputs, **params)`` the dispatch of :func:`_call` (``difflab.functions``
+    """Make ``bind(op, *inputs, **params)`` the dispatch of ``_call`` (``difflab.functions``
     calls this)."""
     global BIND
     BIND = bind

@@ -180,7 +180,7 @@ class Eigh(Primitive):
     1/0.  As in PyTorch, the gradient is then inf or NaN where the
     eigenvectors' adjoint meets the repeated pair; terms with nothing to
     divide (0/0, such as when only the eigenvalues are used) are left out, so
-    :func:`eigvalsh`'s gradient stays finite.
+    ``eigvalsh``'s gradient stays finite.
     """
 
     name = "linalg_eigh"
@@ -281,11 +281,13 @@ class SVD(Primitive):
     JVP (Townsend 2016), with P = Uᵀ Ȧ V, S = diag(s), F_ij = 1/(s_j² − s_i²):
     ṡ = diag(P),  U̇ = U (F ∘ (P S + S Pᵀ)) + (I − UUᵀ) Ȧ V S⁻¹,
     V̇ = V (F ∘ (S P + Pᵀ S)) + (I − VVᵀ) Ȧᵀ U S⁻¹.
-    VJP (its transpose, Townsend 2016 eq. 30, PyTorch's form):
-    Ā = U [(F ∘ (UᵀŪ − ŪᵀU)) S + diag(s̄) + S (F ∘ (VᵀV̄ − V̄ᵀV))] Vᵀ
-        + (I − UUᵀ) Ū S⁻¹ Vᵀ + U S⁻¹ V̄ᵀ (I − VVᵀ).
+    VJP (its transpose, Townsend 2016 eq. 30, PyTorch's form)::
+
+        Ā = U [(F ∘ (UᵀŪ − ŪᵀU)) S + diag(s̄) + S (F ∘ (VᵀV̄ − V̄ᵀV))] Vᵀ
+            + (I − UUᵀ) Ū S⁻¹ Vᵀ + U S⁻¹ V̄ᵀ (I − VVᵀ)
+
     Repeated singular values (and, for a non-square A, a zero one) give inf or
-    NaN where U's or V's adjoint meets them, as in PyTorch; :func:`svdvals`
+    NaN where U's or V's adjoint meets them, as in PyTorch; ``svdvals``
     stays finite.
     """
 
