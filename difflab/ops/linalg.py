@@ -248,6 +248,11 @@ class Inv(Primitive):
     name = "linalg_inv"
     math = "Ẏ = −YȦY;  Ā = −YᵀȲYᵀ"
     description = "matrix inverse"
+    numpy_function = np.linalg.inv  # np.linalg.inv(tensor or dual) reaches the rule
+
+    @staticmethod
+    def numpy_arguments(a):
+        return (a,), {}
 
     @staticmethod
     def forward(ctx, xp, a):
@@ -306,6 +311,11 @@ class Det(Primitive):
     name = "linalg_det"
     math = "ḋ = tr(adj(A) Ȧ) = d·tr(A⁻¹Ȧ);  Ā = d̄ · d · A⁻ᵀ"
     description = "determinant"
+    numpy_function = np.linalg.det
+
+    @staticmethod
+    def numpy_arguments(a):
+        return (a,), {}
 
     @staticmethod
     def forward(ctx, xp, a):
@@ -412,6 +422,11 @@ class Cholesky(Primitive):
     name = "linalg_cholesky"
     math = "L̇ = L Φ(L⁻¹ȦL⁻ᵀ);  Ā = sym(L⁻ᵀ Φ(LᵀL̄) L⁻¹)"
     description = "Cholesky factor"
+    numpy_function = np.linalg.cholesky
+
+    @staticmethod
+    def numpy_arguments(a, *, upper=False):
+        return (a,), {"upper": upper}
 
     @staticmethod
     def forward(ctx, xp, a, upper=False):

@@ -480,3 +480,23 @@ def test_values_and_gradients_against_pytorch():
                                    err_msg=name)
         np.testing.assert_allclose(x.grad.numpy(), y.grad.numpy(), rtol=1e-8, atol=1e-10,
                                    err_msg=name)
+
+
+# ------------------------------------------------------------- NumPy's functions
+
+
+def test_numpy_linalg_functions_reach_the_rules_in_every_method():
+    """np.linalg.inv / det / cholesky on tensors, dual numbers and symbols are the
+    primitives (their numpy_function): plain NumPy code is differentiable four ways."""
+    def f(z):
+        a = np.reshape(z, (2, 2)) + 3 * np.eye(2)
+        return np.linalg.det(a) + np.sum(np.linalg.inv(a) * np.arange(4.0).reshape(2, 2))
+
+    want = dl.grad(f, method="reverse")(ONE)
+    for method in ALL:
+        np.testing.assert_allclose(dl.grad(f, method=method)(ONE), want,
+                                   rtol=1e-6 if method == "numeric" else 1e-10, err_msg=method)
+    t = _t(SPD[0], grad=True)
+    np.testing.assert_allclose(np.linalg.cholesky(t).detach().numpy(),
+                               np.linalg.cholesky(SPD[0]), rtol=1e-12)
+    assert np.linalg.cholesky(t).grad_fn is not None
