@@ -139,6 +139,23 @@ from difflab.functions import (
     topk,
 )
 
+# isort: split
+# matrix calculus (issue 27): torch.linalg, and PyTorch's older names for it
+from difflab import linalg
+from difflab.linalg.faces import (
+    cholesky,
+    det,
+    inverse,
+    logdet,
+    lu,
+    matrix_exp,
+    matrix_power,
+    pinverse,
+    qr,
+    slogdet,
+    svd,
+)
+
 # dl.sin, dl.exp, dl.maximum, ...: one function per elementwise primitive of the registry.
 globals().update(_ELEMENTWISE)
 

@@ -34,6 +34,7 @@ from difflab import backend
 from difflab.autograd import engine as _engine
 from difflab.autograd.engine import apply, register_recording_namespace
 from difflab.ops import docstrings, elementwise, registry, structural
+from difflab.ops import linalg as linalg_ops
 from difflab.ops.elementwise_primitives import BinaryOp, UnaryOp
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import (
@@ -202,6 +203,25 @@ globals().update(ELEMENTWISE)  # difflab.sin, difflab.exp, ... (one per register
 true_divide = ELEMENTWISE["div"]
 
 
+def bind(op: Any, *inputs: Any, **params: Any) -> Any:
+    """Primitive ``op`` applied to whatever flows in: a registered number type's handler
+    runs it (``Dual``, sympy expressions), tensors record it (``engine.apply``), arrays get
+    its forward with NumPy or CuPy.  The one routing of every face (and of
+    ``difflab.linalg``, whose functions slice the packed results of its primitives)."""
+    handler = None
+    for x in inputs:  # (as in _binary: a Dual beside a Tensor is the Dual's operation)
+        handler = handler or _handler_for(x)
+    if handler is not None:
+        return handler.primitive(op, *inputs, **params)
+    if builtins.any(isinstance(x, Tensor) for x in inputs):
+        return apply(op, *inputs, **params)
+    xp = backend.array_module(inputs[0])
+    return op.forward(registry.Context(), xp, *inputs, **params)
+
+
+linalg_ops.register_bind(bind)  # (the linear-algebra rules apply primitives inside rules)
+
+
 def face_function(op: Any) -> Any:
     """``difflab.<op.dl_function>``: the call as ``op.arguments`` reads it; on tensors the
     op is applied (recorded), on a registered number type (``Dual``, sympy expressions)
@@ -210,17 +230,11 @@ def face_function(op: Any) -> Any:
         if isinstance(input, (list, tuple)):  # a list of numbers: a tensor, as tensor_of reads
             input = tensor_of(input)  # noqa: A001
         inputs, params = op.arguments(input, *args, **kwargs)
-        handler = None
-        for x in inputs:  # (as in _binary: a Dual beside a Tensor is the Dual's operation)
-            handler = handler or _handler_for(x)
-        if handler is not None:
-            return handler.primitive(op, *inputs, **params)
-        if builtins.any(isinstance(x, Tensor) for x in inputs):
-            out = apply(op, *inputs, **params)
-            # (a result that shares the input's memory, as permute's does, is its view)
-            return view_of(inputs[0], out) if isinstance(inputs[0], Tensor) else out
-        xp = backend.array_module(inputs[0])
-        return op.forward(registry.Context(), xp, *inputs, **params)
+        out = bind(op, *inputs, **params)
+        # (a result that shares the input's memory, as permute's does, is its view)
+        if isinstance(inputs[0], Tensor) and isinstance(out, Tensor):
+            return view_of(inputs[0], out)
+        return out
 
     function.__name__ = function.__qualname__ = op.dl_function
     function.__module__ = __name__

@@ -78,7 +78,12 @@ class UnsupportedNumPyFunction(TypeError):
 #: mapped (another signature); otherwise ``dl.<same name>`` is suggested if it exists.
 _EQUIVALENTS = {"sort": "sort (values, indices)", "argsort": "argsort", "linalg.norm": "norm",
                 "cbrt": "pow(x, 1/3) for x > 0", "tensordot": "einsum",
-                "logaddexp": "logsumexp"}
+                "logaddexp": "logsumexp",
+                # (np.linalg's functions with other results or signatures than the primitives')
+                **{f"linalg.{n}": f"linalg.{n}" for n in (
+                    "solve", "slogdet", "qr", "eigh", "eigvalsh", "svd", "pinv", "lstsq",
+                    "matrix_power", "matrix_rank", "cond", "multi_dot", "tensorinv",
+                    "tensorsolve")}}
 
 
 def _qualified(func: Any) -> str:

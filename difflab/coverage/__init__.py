@@ -3,8 +3,8 @@
 ``pytorch_api.json`` (next to this file) lists PyTorch's public names that
 teaching programs use, grouped as PyTorch's documentation groups them, for
 ``torch``, ``torch.Tensor``, ``torch.nn``, ``torch.nn.functional``,
-``torch.utils.data``, ``torch.optim``, ``torch.func``, ``torch.special`` and
-``torch.distributions``.
+``torch.utils.data``, ``torch.optim``, ``torch.func``, ``torch.special``,
+``torch.distributions`` and ``torch.linalg``.
 :func:`table` looks each one up in difflab (``difflab``,
 ``difflab.Tensor``, ``difflab.nn``, ...), so the table can never claim a name
 that is not there.  :func:`markdown` renders the docs page
@@ -46,6 +46,7 @@ NAMESPACES: dict[str, tuple[Any, str]] = {
     "func": (difflab.func, "difflab.func"),
     "special": (difflab.special, "difflab.special"),
     "distributions": (difflab.distributions, "difflab.distributions"),
+    "linalg": (difflab.linalg, "difflab.linalg"),
 }
 
 

@@ -458,6 +458,24 @@ _SYMBOLIC_FUNCTIONS: dict[Callable, Callable] = {
 }
 
 
+def _numpy_face(op: Any) -> None:
+    """``np.<f>(symbols)`` for a primitive that mirrors NumPy's ``f`` (``numpy_function``,
+    as Tensor and Dual read it: ``np.linalg.inv``, ``np.linalg.det``): its symbolic form.
+    NumPy's own exact loops (``np.cumsum``, ``np.einsum``) keep serving the others."""
+    face = op.numpy_function
+    if face is None or face in _SYMBOLIC_FUNCTIONS or face in _EXACT_ON_OBJECTS:
+        return
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        inputs, params = op.numpy_arguments(*args, **kwargs)
+        return _HANDLER.primitive(op, *inputs, **params)
+
+    _SYMBOLIC_FUNCTIONS[face] = call
+
+
+registry.on_register(_numpy_face)
+
+
 # -------------------------------------------------------------------------- tracing
 
 _NAMES = "xyzw"

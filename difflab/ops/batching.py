@@ -503,6 +503,21 @@ class Randomness:
                 f"per example or 'same' for one draw shared by the batch.")
 
 
+def _matrix_stack(b: Batch, *inputs: Any, **params: Any) -> Any:
+    """linalg (solve, inv, eigh, ...): the primitive maps over leading dimensions already;
+    every input gets one logical rank (solve broadcasts A's and B's batch dimensions) and
+    the full batch in front."""
+    rank = max(b.ndim(x) for x in inputs)
+    lifted = []
+    for x in inputs:
+        if b.batched(x):
+            x = b.pad(x, rank)
+        elif x.ndim < rank:
+            x = b.apply(structural.Reshape, x, shape=(1,) * (rank - x.ndim) + tuple(x.shape))
+        lifted.append(b.lift(x))
+    return b.apply(b.op, *lifted, **params)
+
+
 DIV = ADD = None  # (set by declare(): the registry's div and add)
 PRIMITIVES: dict = {}  # (set by declare(): the registry, looked up when a rule runs)
 
@@ -528,6 +543,9 @@ RULES: dict[str, Any] = {
     "avg_pool2d": _folded, "nll_loss": _nll_loss, "mse_loss": _mse_loss,
     "normalize": _normalize, "embedding": _embedding, "one_hot": _one_hot,
     "dropout_mask": _dropout_mask, "bernoulli": _bernoulli,
+    **{f"linalg_{name}": _matrix_stack for name in (
+        "solve", "inv", "det", "slogdet", "det_sign", "cholesky", "qr", "eigh", "eigvalsh",
+        "svd", "svd_complement", "svdvals", "pinv", "matrix_exp")},
     # histc and histogram have none: their bins depend on the whole batch's values.
 }
 

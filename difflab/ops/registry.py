@@ -41,6 +41,8 @@ from typing import Any
 from difflab.ops import (
     batching,
     elementwise,
+    linalg,
+    linalg_spectral,
     logic,
     nn_conv,
     nn_ops,
@@ -190,6 +192,8 @@ for _primitive in (
     nn_conv.AvgPool2d, nn_ops.LogSoftmax, nn_ops.Softmax, nn_ops.LogSumExp, nn_ops.NLLLoss,
     nn_ops.BCEWithLogits, nn_ops.MSELoss, nn_ops.Normalize, nn_ops.GELU, nn_ops.LeakyReLU,
     nn_ops.Embedding,
+    # linear algebra (difflab.linalg's primitives)
+    *linalg.PRIMITIVES, *linalg_spectral.PRIMITIVES,
 ):
     register(_primitive)
 # without a derivative: comparisons, logic, rounding, indices, counts

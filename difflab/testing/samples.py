@@ -209,9 +209,134 @@ def _no_derivative_cases() -> dict[str, Case]:
     return cases
 
 
+def _square(a: Any) -> Any:
+    """A stack of matrices from values in [-2, 2], its diagonal shifted far from singular."""
+    return a + 6.0 * np.eye(a.shape[-1])
+
+
+def _spd(a: Any) -> Any:
+    """A Aᵀ + I: symmetric positive-definite."""
+    return a @ a.mT + np.eye(a.shape[-1])
+
+
+def _linalg_cases() -> dict[str, Case]:
+    """The linear-algebra primitives on stacks of matrices (finite values only: LAPACK
+    refuses inf and NaN, and a replay refuses them alike)."""
+    dl = _dl()
+    la = dl.linalg
+    S, R, W = ((2, 3, 3), (-2, 2)), ((2, 4, 3), (-2, 2)), ((2, 3, 5), (-2, 2))  # noqa: N806
+    table = {
+        "linalg_solve": (lambda a, b: la.solve(_square(a), b), [S, ((2, 3, 2), (-2, 2))]),
+        "linalg_inv": (lambda a: la.inv(_square(a)), [S]),
+        "linalg_det": (lambda a: la.det(a), [S]),
+        "linalg_slogdet": (lambda a: la.slogdet(_square(a)).logabsdet, [S]),
+        "linalg_det_sign": (lambda a: la.slogdet(a).sign, [S]),
+        "linalg_cholesky": (lambda a: la.cholesky(_spd(a), upper=True), [S]),
+        "linalg_qr": (lambda a: la.qr(a).Q * la.qr(a).R[..., :1, :], [R]),
+        "linalg_eigh": (lambda a: la.eigh(_spd(a)).eigenvalues[..., None]
+                        * la.eigh(_spd(a)).eigenvectors ** 2, [S]),
+        "linalg_eigvalsh": (lambda a: la.eigvalsh(a + a.mT), [S]),
+        "linalg_svd": (lambda a: la.svd(a, full_matrices=False).U ** 2
+                       * la.svd(a, full_matrices=False).S[..., None, :], [W]),
+        "linalg_svdvals": (lambda a: la.svdvals(a), [R]),
+        "linalg_svd_complement": (lambda a: la.svd(a).U[..., 3:] ** 2
+                                  + la.svd(a.mT).Vh[..., 3:, :].mT ** 2, [R]),
+        "linalg_pinv": (lambda a: la.pinv(a), [R]),
+        "linalg_matrix_exp": (lambda a: la.matrix_exp(a * 0.5), [S]),
+    }
+    return {name: Case(name, call, tuple(specs), edges=False)
+            for name, (call, specs) in table.items()}
+
+
 def primitive_cases() -> dict[str, Case]:
     """Every built-in primitive of the registry, by name: one entry each."""
-    return {**_elementwise_cases(), **_structural_cases(), **_no_derivative_cases()}
+    return {**_elementwise_cases(), **_structural_cases(), **_no_derivative_cases(),
+            **_linalg_cases()}
+
+
+def _linalg_function_cases() -> dict[str, Case]:
+    """difflab.linalg's functions (and PyTorch's older names, dl.det, x.inverse(), ...)
+    that the primitives' entries do not reach, on well-posed stacks of matrices."""
+    dl = _dl()
+    la = dl.linalg
+    S, R = ((2, 3, 3), (-2, 2)), ((2, 4, 3), (-2, 2))  # noqa: N806
+    V3, M66 = ((2, 3), (-2, 2)), ((6, 6), (-2, 2))  # noqa: N806
+    table = {
+        "dl.linalg.solve": (lambda a, b: la.solve(_square(a), b), [S, V3]),
+        "dl.linalg.inv": (lambda a: la.inv(_square(a)), [S]),
+        "dl.linalg.det": (lambda a: la.det(a), [S]),
+        "dl.linalg.slogdet": (lambda a: la.slogdet(_square(a)), [S]),
+        "dl.linalg.cholesky": (lambda a: la.cholesky(_spd(a)), [S]),
+        "dl.linalg.qr": (lambda a: la.qr(a), [R]),
+        "dl.linalg.eigh": (lambda a: la.eigh(_spd(a)).eigenvalues, [S]),
+        "dl.linalg.eigvalsh": (lambda a: la.eigvalsh(_spd(a), UPLO="U"), [S]),
+        "dl.linalg.svd": (lambda a: la.svd(a).S, [R]),
+        "dl.linalg.svdvals": (lambda a: la.svdvals(a), [R]),
+        "dl.linalg.pinv": (lambda a: la.pinv(a, atol=1e-3), [R]),
+        "dl.linalg.matrix_exp": (lambda a: la.matrix_exp(a * 0.5), [S]),
+        "dl.linalg.solve_ex": (lambda a, b: la.solve_ex(_square(a), b).result,
+                               [S, ((2, 3), (-2, 2))]),
+        "dl.linalg.inv_ex": (lambda a: la.inv_ex(_square(a)).inverse, [S]),
+        "dl.linalg.cholesky_ex": (lambda a: la.cholesky_ex(_spd(a)).L, [S]),
+        "dl.linalg.lstsq": (lambda a, b: la.lstsq(a, b).solution, [R, ((2, 4, 2), (-2, 2))]),
+        "dl.linalg.solve_triangular": (lambda a, b: la.solve_triangular(
+            _square(a), b, upper=True), [S, ((2, 3, 2), (-2, 2))]),
+        "dl.linalg.tensorinv": (lambda a: la.tensorinv(_square(a * 0.3).reshape(6, 2, 3),
+                                                       ind=1), [M66]),
+        "dl.linalg.tensorsolve": (lambda a, b: la.tensorsolve(
+            _square(a * 0.3).reshape(2, 3, 2, 3), b), [M66, ((2, 3), (-2, 2))]),
+        "dl.linalg.matrix_power": (lambda a: la.matrix_power(a, 3) + la.matrix_power(
+            _square(a), -2), [S]),
+        "dl.linalg.norm": (lambda a: la.norm(a, dim=(-2, -1)) + la.norm(a, ord=2, dim=-1)
+                           .sum(-1), [S]),
+        "dl.linalg.vector_norm": (lambda x: la.vector_norm(x, 3.0, dim=-1)
+                                  + la.vector_norm(x, float("inf"), dim=-1), [V3]),
+        "dl.linalg.matrix_norm": (lambda a: la.matrix_norm(a, "nuc") + la.matrix_norm(a, 1)
+                                  + la.matrix_norm(a, -2), [S]),
+        "dl.linalg.cond": (lambda a: la.cond(_square(a)) + la.cond(_square(a), "fro"), [S]),
+        "dl.linalg.matrix_rank": (lambda a: la.matrix_rank(a), [S]),
+        "dl.linalg.multi_dot": (lambda a, b: la.multi_dot([a[0], b[0].mT, a[1]]), [S, S]),
+        "dl.linalg.cross": (lambda x, y: la.cross(x, y), [V3, V3]),
+        "dl.linalg.vecdot": (lambda x, y: la.vecdot(x, y), [V3, V3]),
+        "dl.linalg.vander": (lambda x: la.vander(x, N=4), [V3]),
+        "dl.linalg.householder_product": (lambda a, t: la.householder_product(a, t),
+                                          [R, V3]),
+        "dl.linalg.diagonal": (lambda a: la.diagonal(a, offset=1), [S]),
+        "dl.linalg.matmul": (lambda a, b: la.matmul(a, b), [S, S]),
+        "dl.linalg.lu_factor": (lambda a: la.lu_factor(a), [S]),
+        "dl.linalg.lu_factor_ex": (lambda a: la.lu_factor_ex(a).LU, [R]),
+        "dl.linalg.lu": (lambda a: la.lu(a), [R]),
+        "dl.linalg.lu_solve": (lambda a, b: la.lu_solve(*la.lu_factor(_square(a)), b),
+                               [S, ((2, 3, 2), (-2, 2))]),
+        "dl.linalg.ldl_factor": (lambda a: la.ldl_factor(_spd(a)).LD, [S]),
+        "dl.linalg.ldl_factor_ex": (lambda a: la.ldl_factor_ex(_spd(a)).LD, [S]),
+        "dl.linalg.ldl_solve": (lambda a, b: la.ldl_solve(*la.ldl_factor(_spd(a)), b),
+                                [S, ((2, 3, 2), (-2, 2))]),
+        "dl.lu": (lambda a: dl.lu(a)[0], [S]),
+        "Tensor.lu": (lambda a: a.lu()[0], [R]),
+        "dl.inverse": (lambda a: dl.inverse(_square(a)), [S]),
+        "Tensor.inverse": (lambda a: _square(a).inverse(), [S]),
+        "dl.det": (lambda a: dl.det(a), [S]),
+        "Tensor.det": (lambda a: a.det(), [S]),
+        "dl.logdet": (lambda a: dl.logdet(_square(a)), [S]),
+        "Tensor.logdet": (lambda a: a.logdet(), [S]),
+        "dl.slogdet": (lambda a: dl.slogdet(a).logabsdet, [S]),
+        "Tensor.slogdet": (lambda a: a.slogdet().logabsdet, [S]),
+        "dl.cholesky": (lambda a: dl.cholesky(_spd(a)), [S]),
+        "Tensor.cholesky": (lambda a: _spd(a).cholesky(upper=True), [S]),
+        "dl.qr": (lambda a: dl.qr(a).R, [R]),
+        "Tensor.qr": (lambda a: a.qr().Q ** 2, [R]),
+        "dl.svd": (lambda a: dl.svd(a).S + (dl.svd(a).V ** 2).sum(-1), [R]),
+        "Tensor.svd": (lambda a: a.svd().U ** 2, [R]),
+        "dl.pinverse": (lambda a: dl.pinverse(a), [R]),
+        "Tensor.pinverse": (lambda a: a.pinverse(), [R]),
+        "dl.matrix_power": (lambda a: dl.matrix_power(a, 2), [S]),
+        "Tensor.matrix_power": (lambda a: a.matrix_power(0) + a.matrix_power(1), [S]),
+        "dl.matrix_exp": (lambda a: dl.matrix_exp(a * 0.5), [S]),
+        "Tensor.matrix_exp": (lambda a: (a * 0.5).matrix_exp(), [S]),
+    }
+    return {name: Case(name, call, tuple(specs), edges=False)
+            for name, (call, specs) in table.items()}
 
 
 def function_cases() -> dict[str, Case]:
@@ -477,7 +602,8 @@ def function_cases() -> dict[str, Case]:
         "Tensor.index_put": (lambda x, v, i: x.index_put((i,), v),
                              [V, ((1,), (-2, 2)), ((4,), (INT, 6))]),
     }
-    return {name: Case(name, call, tuple(specs)) for name, (call, specs) in table.items()}
+    cases = {name: Case(name, call, tuple(specs)) for name, (call, specs) in table.items()}
+    return {**cases, **_linalg_function_cases()}
 
 
 # ------------------------------------------------------------- probing the API
@@ -519,10 +645,11 @@ def exempt(name: str) -> str | None:
 
 
 def public_callables() -> Iterator[tuple[str, Any, Any]]:
-    """(``dl.<name>``, ``Tensor.<name>`` or ``F.<name>``, owner, name) for each public
-    function or method (``F`` is ``difflab.nn.functional``)."""
+    """(``dl.<name>``, ``Tensor.<name>``, ``F.<name>`` or ``dl.linalg.<name>``, owner, name)
+    for each public function or method (``F`` is ``difflab.nn.functional``)."""
     dl = _dl()
-    for owner, prefix in ((dl, "dl."), (dl.Tensor, "Tensor."), (dl.nn.functional, "F.")):
+    for owner, prefix in ((dl, "dl."), (dl.Tensor, "Tensor."), (dl.nn.functional, "F."),
+                          (dl.linalg, "dl.linalg.")):
         for name in sorted(dir(owner)):
             value = getattr(owner, name)
             if name.startswith("_") or inspect.isclass(value) or inspect.ismodule(value) \

@@ -47,6 +47,8 @@ MODULES += [
     "difflab.nn.utils.clip_grad", "difflab.nn.utils.convert_parameters",
     "difflab.nn.utils.gradients", "difflab.nn.functional_core", "difflab.nn.modules.rnn",
     "difflab.nn.modules.attention", "difflab.nn.parameter", "difflab.nn.parallel.data_parallel",
+    "difflab.linalg.decompositions", "difflab.linalg.solvers", "difflab.linalg.norms",
+    "difflab.linalg.elimination", "difflab.linalg.faces",
 ]
 
 def _public(module: str) -> list[str]:
@@ -59,6 +61,9 @@ NEW_NAMES = {
     **{f"difflab.distributions.{m}": _public(f"difflab.distributions.{m}")
        for m in ("distribution", "continuous", "discrete", "gamma", "multivariate", "kl",
                  "univariate", "counts", "relaxed")},
+    **{m: _public(m) for m in ("difflab.linalg.decompositions", "difflab.linalg.solvers",
+                               "difflab.linalg.norms", "difflab.linalg.elimination",
+                               "difflab.linalg.faces")},
     "difflab.functions_joining": _public("difflab.functions_joining"),
     "difflab.functions_picking": _public("difflab.functions_picking"),
     "difflab.functions_math": _public("difflab.functions_math"),

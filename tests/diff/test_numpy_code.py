@@ -174,7 +174,7 @@ UNSUPPORTED = {
     "fft.fft": lambda x: np.sum(np.fft.fft(x).real),
     "sort": lambda x: np.sum(np.sort(x) * C),
     "cbrt": lambda x: np.sum(np.cbrt(x)),
-    "linalg.det": lambda x: np.linalg.det(x.reshape(2, 2)),
+    "linalg.eigvals": lambda x: np.sum(np.linalg.eigvals(x.reshape(2, 2)).real),
     "median": lambda x: np.median(x) * np.sum(x),
 }
 
@@ -193,6 +193,17 @@ def test_numeric_differences_need_no_rule(name):
     """Finite differences only evaluate f: the one method that takes such functions."""
     g = dl.grad(UNSUPPORTED[name], method="numeric")(X.copy())
     assert g.shape == X.shape and np.all(np.isfinite(g))
+
+
+def test_numpy_linalg_points_to_difflab_linalg():
+    """np.linalg.inv, det and cholesky reach the primitives; the functions whose NumPy form
+    differs (a tuple of results, vectors as right-hand sides) point to difflab.linalg."""
+    np.testing.assert_allclose(dl.grad(lambda x: np.linalg.det(x.reshape(2, 2)),
+                                       method="forward")(X.copy()),
+                               [X[3], -X[2], -X[1], X[0]])
+    with pytest.raises(dl.UnsupportedNumPyFunction,
+                       match=r"numpy\.linalg\.eigh .*dl\.linalg\.eigh"):
+        dl.grad(lambda x: np.sum(np.linalg.eigh(x.reshape(2, 2))[0]), method="reverse")(X.copy())
 
 
 def test_the_error_points_to_the_dl_equivalent():

@@ -72,6 +72,28 @@ def _index_put(z):
 
 #: One function per differentiable primitive that is not elementwise, keyed by its registry
 #: name: (f, number of inputs).  The inputs are drawn in (-1.5, 1.5), away from kinks.
+_W2 = np.array([1.0, 2.5])
+_W32 = np.array([[0.3, -1.1], [0.8, 0.5], [-0.6, 1.4]])
+_E32 = np.array([[3.0, 0.0], [0.0, -2.0], [0.5, 0.5]])  # (keeps the singular values apart)
+
+
+def _square(z):
+    """A 2 × 2 matrix of z, its diagonal shifted away from singular."""
+    return z.reshape(2, 2) + 3.0 * np.eye(2)
+
+
+def _spd(z):
+    """A Aᵀ + I: symmetric positive-definite, from z."""
+    a = z.reshape(2, 2)
+    return a @ dl.swapaxes(a, 0, 1) + np.eye(2)
+
+
+def _sym(z):
+    """A symmetric matrix of z with eigenvalues apart."""
+    a = z.reshape(2, 2)
+    return a + dl.swapaxes(a, 0, 1) + np.diag([0.0, 4.0])
+
+
 PRIMITIVE_CASES = {
     "sum": (lambda z: dl.sum(dl.sum(z.reshape(2, 3), dim=1) ** 2), 6),
     "mean": (lambda z: dl.sum(dl.mean(z.reshape(2, 3), dim=0) ** 3), 6),
@@ -121,6 +143,24 @@ PRIMITIVE_CASES = {
     "zeta": (lambda z: dl.sum(dl.zeta(3.0, z * z + 1.0) * z), 3),
     "gammainc": (lambda z: dl.sum(dl.gammainc(2.5, z * z + 0.5) * z), 3),
     "gammaincc": (lambda z: dl.sum(dl.gammaincc(1.5, z + 2.0) ** 2), 3),
+    # linear algebra: well-conditioned matrices made of z (a shift of the diagonal, A Aᵀ)
+    "linalg_solve": (lambda z: dl.sum(dl.linalg.solve(_square(z[:4]), z[4:].reshape(2, 1)) ** 2),
+                     6),
+    "linalg_inv": (lambda z: dl.sum(dl.linalg.inv(_square(z)) * _M22), 4),
+    "linalg_det": (lambda z: dl.linalg.det(_square(z)) * z[0], 4),
+    "linalg_slogdet": (lambda z: dl.linalg.slogdet(_square(z)).logabsdet, 4),
+    "linalg_cholesky": (lambda z: dl.sum(dl.linalg.cholesky(_spd(z)) * _M22), 4),
+    "linalg_qr": (lambda z: dl.sum(dl.linalg.qr(z.reshape(3, 2) + _E32).Q * _W32)
+                  + dl.sum(dl.linalg.qr(z.reshape(3, 2) + _E32).R * _M22), 6),
+    "linalg_eigh": (lambda z: dl.sum(dl.linalg.eigh(_sym(z)).eigenvalues * _W2)
+                    + dl.sum(dl.linalg.eigh(_sym(z)).eigenvectors ** 2 * _M22), 4),
+    "linalg_eigvalsh": (lambda z: dl.sum(dl.linalg.eigvalsh(_sym(z)) ** 2 * _W2), 4),
+    "linalg_svd": (lambda z: dl.sum(dl.linalg.svd(z.reshape(3, 2) + _E32, False).S * _W2)
+                   + dl.sum(dl.linalg.svd(z.reshape(3, 2) + _E32, False).U ** 2 * _W32), 6),
+    "linalg_svdvals": (lambda z: dl.sum(dl.linalg.svdvals(z.reshape(3, 2) + _E32) * _W2), 6),
+    "linalg_pinv": (lambda z: dl.sum(dl.linalg.pinv(z.reshape(3, 2) + _E32) ** 2), 6),
+    "linalg_matrix_exp": (lambda z: dl.sum(dl.linalg.matrix_exp(z.reshape(2, 2) * 0.5) * _M22),
+                          4),
 }
 
 #: Structural primitives composed as users write them (the issue's examples first).
@@ -151,6 +191,11 @@ def _gaps(cases: tuple, methods: tuple, why: str) -> dict:
 #: (case, method) pairs that do not work yet, each with why.  The test asserts they still
 #: fail: fixing one fails the test until its line is removed here.
 KNOWN_GAPS: dict[tuple[str, str], str] = {
+    **_gaps(("linalg_qr", "linalg_eigh", "linalg_svd"), ("symbolic",),
+            "sympy's decompositions of a symbolic matrix choose other signs than LAPACK's "
+            "(the eigenvalues and singular values alone have closed forms up to 2 × 2)"),
+    ("linalg_matrix_exp", "symbolic"): "sympy's Matrix.exp of a symbolic 2 × 2 matrix nests "
+                                       "deeper than Python's recursion limit",
 }
 
 _ALL_CASES = {**PRIMITIVE_CASES, **COMPOSITIONS}

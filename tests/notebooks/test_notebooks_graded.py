@@ -90,8 +90,8 @@ def graded(release: Path):
     return run
 
 
-def test_there_are_eleven_notebooks_each_with_tests() -> None:
-    assert len(NOTEBOOKS) == 11
+def test_there_are_twelve_notebooks_each_with_tests() -> None:
+    assert len(NOTEBOOKS) == 12
     for stem in NOTEBOOKS:
         tests = list((SOURCE / "tests" / stem).glob("test_*.py"))
         assert tests, f"notebooks/tests/{stem}/ has no test_*.py file"
