@@ -156,7 +156,13 @@ def public_names(module: str) -> list[str]:
 
 def names(namespace: str) -> list[tuple[str, Any, bool]]:
     """``(name, object, is a Tensor method)`` for each public name of ``namespace``
-    (a property of Tensor is given as the property, whose getter has the docstring)."""
+    (a property of Tensor is given as the property, whose getter has the docstring);
+    only those it had when the tests were collected (:data:`AT_COLLECTION`)."""
+    known = AT_COLLECTION.get(namespace)
+    return [entry for entry in _names(namespace) if known is None or entry[0] in known]
+
+
+def _names(namespace: str) -> list[tuple[str, Any, bool]]:
     if namespace == "difflab.Tensor":
         import difflab as dl
 
@@ -175,3 +181,10 @@ def tensor_methods() -> list[str]:
     import difflab as dl
 
     return sorted(n for n in dir(dl.Tensor) if not n.startswith("_"))
+
+
+#: Each namespace's names when this module is imported (pytest imports it while collecting,
+#: before any test runs): a test that registers a primitive of its own (``dl.cube``, with
+#: its Tensor method) adds names later, which are not the package's.
+AT_COLLECTION: dict[str, set[str]] = {}
+AT_COLLECTION.update({ns: {name for name, _, _ in _names(ns)} for ns in NAMESPACES})
