@@ -348,8 +348,7 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = 
 
 def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,  # noqa: A002
                      dim2: int = 1) -> Tensor:
-    """A copy of ``input`` with ``src`` written where ``input.diagonal(offset, dim1,
-    dim2)`` reads.
+    """A copy of ``input`` with ``src`` written on a diagonal (``input.diagonal``'s).
 
     Parameters
     ----------

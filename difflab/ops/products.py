@@ -256,7 +256,7 @@ class CumProd(Primitive):
     its transpose.  On arrays without zeros both use Π_{k≤i, k≠j} x_k = yᵢ / xⱼ
     (a cumulative sum and a division); with zeros, and always when the rule
     is itself recorded or runs on dual numbers (a branch on values would be
-    baked into a traced graph), :meth:`others` builds the products exactly,
+    baked into a traced graph), ``CumProd.others`` builds the products exactly,
     from ``where`` and ``cumprod`` itself, so the tape differentiates the
     rule again, to any order.
     """
