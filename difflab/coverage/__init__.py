@@ -4,7 +4,7 @@
 teaching programs use, grouped as PyTorch's documentation groups them, for
 ``torch``, ``torch.Tensor``, ``torch.nn``, ``torch.nn.functional``,
 ``torch.utils.data``, ``torch.optim``, ``torch.func``, ``torch.special``,
-``torch.distributions`` and ``torch.linalg``.
+``torch.distributions``, ``torch.linalg`` and ``torch.autograd.functional``.
 :func:`table` looks each one up in difflab (``difflab``,
 ``difflab.Tensor``, ``difflab.nn``, ...), so the table can never claim a name
 that is not there.  :func:`markdown` renders the docs page
@@ -44,6 +44,7 @@ NAMESPACES: dict[str, tuple[Any, str]] = {
     "utils.data": (difflab.utils.data, "difflab.utils.data"),
     "optim": (optim, "difflab.optim"),
     "func": (difflab.func, "difflab.func"),
+    "autograd.functional": (difflab.autograd.functional, "difflab.autograd.functional"),
     "special": (difflab.special, "difflab.special"),
     "distributions": (difflab.distributions, "difflab.distributions"),
     "linalg": (difflab.linalg, "difflab.linalg"),
