@@ -29,6 +29,7 @@ from difflab.autograd.variable import Variable
 # so they live a layer above functional.py and the package hangs them on that module here.
 for _name in functional_transforms.__all__:
     setattr(functional, _name, getattr(functional_transforms, _name))
+functional.__all__ = [*functional.__all__, *functional_transforms.__all__]
 del _name
 
 __all__ = [

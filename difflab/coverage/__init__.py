@@ -122,8 +122,11 @@ def public_names(obj: Any) -> list[str]:
     """The public functions, classes and values of a namespace.  Modules are left out:
     a submodule is an attribute only once something imported it, which would make the
     page depend on what ran before.  So is ``annotations`` (``from __future__ import
-    annotations``): a compiler switch, not a name the module provides."""
+    annotations``): a compiler switch, not a name the module provides.  A module with
+    an ``__all__`` provides only those (not what it imports for its own use)."""
+    declared = getattr(obj, "__all__", None) if isinstance(obj, types.ModuleType) else None
     return sorted(name for name in dir(obj) if not name.startswith("_")
+                  and (declared is None or name in declared)
                   and not isinstance(getattr(obj, name, None), (types.ModuleType,
                                                                  __future__._Feature)))
 
