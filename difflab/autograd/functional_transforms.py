@@ -24,8 +24,9 @@ tuple) on either side drops that level.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from difflab.autograd.functional import grad as autograd_grad
 from difflab.autograd.grad_mode import enable_grad
@@ -36,6 +37,18 @@ from difflab.tensor import Tensor
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
 
 _STRATEGIES = ("reverse-mode", "forward-mode")
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _records(transform: _F) -> _F:
+    """Run ``transform`` with recording on, even when called inside ``no_grad()``: the
+    walks need the tape (PyTorch's functions enable grad the same way)."""
+    @functools.wraps(transform)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with enable_grad():
+            return transform(*args, **kwargs)
+    return run  # type: ignore[return-value]
 
 
 def _as_tuple(value: Any, what: str, who: str) -> tuple[bool, tuple]:
@@ -174,6 +187,7 @@ def _jacobian_blocks(func: Callable, inputs: tuple, create_graph: bool, strict: 
     return outputs_tuple, tuple(blocks)
 
 
+@_records
 def jacobian(
     func: Callable,
     inputs: Tensor | tuple[Tensor, ...],
@@ -251,6 +265,7 @@ def jacobian(
     return _unpack(blocks, (outputs_tuple, inputs_tuple))
 
 
+@_records
 def hessian(
     func: Callable,
     inputs: Tensor | tuple[Tensor, ...],
@@ -342,6 +357,7 @@ def hessian(
     return _unpack(blocks, (inputs_tuple, inputs_tuple))
 
 
+@_records
 def vjp(
     func: Callable,
     inputs: Tensor | tuple[Tensor, ...],
@@ -424,6 +440,7 @@ def _double_backward(outputs: tuple, xs: tuple, vs: tuple, create_graph: bool,
                                       "strict mode.")
 
 
+@_records
 def jvp(
     func: Callable,
     inputs: Tensor | tuple[Tensor, ...],
@@ -499,6 +516,7 @@ def _scalar_output(func: Callable, xs: tuple, who: str) -> Tensor:
     return outputs[0]
 
 
+@_records
 def vhp(
     func: Callable,
     inputs: Tensor | tuple[Tensor, ...],
@@ -572,6 +590,7 @@ def vhp(
                                                      inputs_tuple)
 
 
+@_records
 def hvp(
     func: Callable,
     inputs: Tensor | tuple[Tensor, ...],

@@ -214,6 +214,19 @@ def test_hvp_and_vhp_match_the_hessian():
     assert hv.requires_grad
 
 
+def test_inside_no_grad_the_walks_still_record():
+    with dl.no_grad():
+        J = AF.jacobian(lambda a: a ** 2, dl.tensor([1.0, 3.0]))
+        H = AF.hessian(lambda a: (a ** 3).sum(), dl.tensor([1.0, 3.0]))
+        _, jv = AF.jvp(lambda a: a ** 2, dl.tensor([1.0, 3.0]), dl.tensor([1.0, 1.0]))
+        _, hv = AF.hvp(lambda a: (a ** 3).sum(), dl.tensor([1.0, 3.0]), dl.tensor([1.0, 1.0]))
+    np.testing.assert_allclose(_np(J), np.diag([2.0, 6.0]))
+    np.testing.assert_allclose(_np(H), np.diag([6.0, 18.0]))
+    np.testing.assert_allclose(_np(jv), [2.0, 6.0])
+    np.testing.assert_allclose(_np(hv), [6.0, 18.0])
+    assert dl.is_grad_enabled() is True
+
+
 def test_torch_autograd_functional_spelling():
     import difflab as torch
 
