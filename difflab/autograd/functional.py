@@ -18,6 +18,10 @@ from difflab.tensor_arguments import to_array
 if TYPE_CHECKING:
     from difflab.tensor import Tensor
 
+# (difflab.autograd adds PyTorch's jacobian, hessian, vjp, jvp, hvp and vhp from
+# functional_transforms, which sits a layer above this module.)
+__all__ = ["backward", "grad"]
+
 
 def _seed(output: Tensor, gradient: Any, who: str) -> Any:
     """The adjoint ȳ that starts the walk: 1 for a scalar, else the user's ``gradient``."""

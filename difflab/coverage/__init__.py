@@ -4,7 +4,7 @@
 teaching programs use, grouped as PyTorch's documentation groups them, for
 ``torch``, ``torch.Tensor``, ``torch.nn``, ``torch.nn.functional``,
 ``torch.utils.data``, ``torch.optim``, ``torch.func``, ``torch.special``,
-``torch.distributions`` and ``torch.linalg``.
+``torch.distributions``, ``torch.linalg`` and ``torch.autograd.functional``.
 :func:`table` looks each one up in difflab (``difflab``,
 ``difflab.Tensor``, ``difflab.nn``, ...), so the table can never claim a name
 that is not there.  :func:`markdown` renders the docs page
@@ -44,6 +44,7 @@ NAMESPACES: dict[str, tuple[Any, str]] = {
     "utils.data": (difflab.utils.data, "difflab.utils.data"),
     "optim": (optim, "difflab.optim"),
     "func": (difflab.func, "difflab.func"),
+    "autograd.functional": (difflab.autograd.functional, "difflab.autograd.functional"),
     "special": (difflab.special, "difflab.special"),
     "distributions": (difflab.distributions, "difflab.distributions"),
     "linalg": (difflab.linalg, "difflab.linalg"),
@@ -121,8 +122,11 @@ def public_names(obj: Any) -> list[str]:
     """The public functions, classes and values of a namespace.  Modules are left out:
     a submodule is an attribute only once something imported it, which would make the
     page depend on what ran before.  So is ``annotations`` (``from __future__ import
-    annotations``): a compiler switch, not a name the module provides."""
+    annotations``): a compiler switch, not a name the module provides.  A module with
+    an ``__all__`` provides only those (not what it imports for its own use)."""
+    declared = getattr(obj, "__all__", None) if isinstance(obj, types.ModuleType) else None
     return sorted(name for name in dir(obj) if not name.startswith("_")
+                  and (declared is None or name in declared)
                   and not isinstance(getattr(obj, name, None), (types.ModuleType,
                                                                  __future__._Feature)))
 

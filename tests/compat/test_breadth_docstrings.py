@@ -38,7 +38,7 @@ MODULES = [
     "difflab.distributions.univariate", "difflab.distributions.counts",
     "difflab.distributions.relaxed",
     "difflab.functions_counting", "difflab.functions_scattering", "difflab.func.linearize",
-    "difflab.func.functional_call", "difflab.optim.sgd",
+    "difflab.func.functional_call", "difflab.optim.sgd", "difflab.autograd.functional_transforms",
 ]
 # The API reference of nn, optim and utils.data (issue 31): every example runs.
 MODULES += [
@@ -65,6 +65,7 @@ NEW_NAMES = {
                                "difflab.linalg.norms", "difflab.linalg.elimination",
                                "difflab.linalg.faces")},
     "difflab.functions_joining": _public("difflab.functions_joining"),
+    "difflab.autograd.functional_transforms": _public("difflab.autograd.functional_transforms"),
     "difflab.functions_picking": _public("difflab.functions_picking"),
     "difflab.functions_math": _public("difflab.functions_math"),
     "difflab.functions_statistics": _public("difflab.functions_statistics"),

@@ -11,6 +11,7 @@ with an example):
 * difflab.optim.lr_scheduler: 16 / 15 / 16
 * difflab.utils.data: 23 / 23 / 23
 * difflab.autograd: 19 / 16 / 16
+* difflab.autograd.functional: 8 / 8 / 8
 * difflab.func: 13 / 12 / 13
 * difflab.jit: 25 / 14 / 17
 * difflab.export: 9 / 9 / 9

@@ -41,7 +41,8 @@ OPTIONS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
 #: ``tests/docs/test_docstrings.py``, each listed on a page of the API reference.
 NAMESPACES = [
     "difflab", "difflab.nn", "difflab.nn.functional", "difflab.optim",
-    "difflab.optim.lr_scheduler", "difflab.utils.data", "difflab.autograd", "difflab.func",
+    "difflab.optim.lr_scheduler", "difflab.utils.data", "difflab.autograd",
+    "difflab.autograd.functional", "difflab.func",
     "difflab.jit", "difflab.export", "difflab.onnx", "difflab.distributed",
     "difflab.compare", "difflab.grading", "difflab.Tensor",
 ]
