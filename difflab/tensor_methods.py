@@ -228,9 +228,10 @@ class TensorMethods:
         same = _apply(_ops.PRIMITIVES["eq"], self, other)
         return bool(_apply(_ops.PRIMITIVES["all"], same))
 
-    def allclose(self, other: Any, rtol: float = 1e-5, atol: float = 1e-8) -> bool:
+    def allclose(self, other: Any, rtol: float = 1e-5, atol: float = 1e-8,
+                 equal_nan: bool = False) -> bool:
         """Whether every |self - other| ≤ atol + rtol·|other| (a Python bool)."""
-        return bool(self.isclose(other, rtol, atol).all())
+        return bool(self.isclose(other, rtol, atol, equal_nan).all())
 
     def isnan(self) -> Tensor:
         return _apply(_ops.PRIMITIVES["isnan"], self)
@@ -518,6 +519,13 @@ class TensorMethods:
     def repeat(self, *sizes: Any) -> Tensor:
         """Tile the tensor ``sizes[i]`` times along each dimension (copies)."""
         sizes = shape_args(sizes)
+        if len(sizes) < self.ndim:
+            padded = (1,) * (self.ndim - len(sizes)) + tuple(sizes)
+            raise RuntimeError(
+                f"repeat: {len(sizes)} size(s) {tuple(sizes)} for a tensor of {self.ndim} "
+                f"dimensions (shape {tuple(self.shape)}): give one count per dimension, "
+                f"e.g. x.repeat{padded}"
+            )
         x = self.reshape((1,) * (len(sizes) - self.ndim) + self.shape)
         # Each repeat is an expand of a new axis followed by a reshape: no new rule needed.
         expanded_shape, final_shape, view_shape = [], [], []
