@@ -222,51 +222,132 @@ class TensorMethods:
         return self >= other
 
     def equal(self, other: Tensor) -> bool:
-        """True when both have the same shape and the same values (a Python bool)."""
+        """True when ``x`` and ``other`` have the same shape and the same values.
+
+        A Python bool, not a tensor: different shapes give False (no broadcasting), and NaN
+        is not equal to itself.  No gradient (use it in tests and checks, not in a loss).
+
+        Parameters
+        ----------
+        other : Tensor
+            The tensor to compare with.
+
+        Returns
+        -------
+        bool
+            Whether the shapes match and every pair of elements is equal.
+
+        See Also
+        --------
+        difflab.equal : the same, as a function.
+        difflab.Tensor.allclose : equal within a tolerance.
+        difflab.eq : the elementwise comparison (a bool tensor).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.0, 2.0])
+        >>> x.equal(dl.tensor([1.0, 2.0])), x.equal(dl.tensor([1.0, 3.0]))
+        (True, False)
+        >>> x.equal(dl.tensor([[1.0, 2.0]]))  # another shape, even if it broadcasts
+        False
+        """
         if self.shape != other.shape:
             return False
         same = _apply(_ops.PRIMITIVES["eq"], self, other)
         return bool(_apply(_ops.PRIMITIVES["all"], same))
 
-    def allclose(self, other: Any, rtol: float = 1e-5, atol: float = 1e-8) -> bool:
-        """Whether every |self - other| ≤ atol + rtol·|other| (a Python bool)."""
-        return bool(self.isclose(other, rtol, atol).all())
+    def allclose(self, other: Any, rtol: float = 1e-5, atol: float = 1e-8,
+                 equal_nan: bool = False) -> bool:
+        """Whether every element of ``x`` is close to ``other`` (a Python bool).
+
+        See :func:`difflab.allclose`.
+        """
+        return bool(self.isclose(other, rtol, atol, equal_nan).all())
 
     def isnan(self) -> Tensor:
+        """Where ``x`` is NaN, elementwise: a bool tensor (no gradient).
+
+        See :func:`difflab.isnan`.
+        """
         return _apply(_ops.PRIMITIVES["isnan"], self)
 
     def isinf(self) -> Tensor:
+        """Where ``x`` is +inf or -inf, elementwise: a bool tensor (no gradient).
+
+        See :func:`difflab.isinf`.
+        """
         return _apply(_ops.PRIMITIVES["isinf"], self)
 
     def isfinite(self) -> Tensor:
+        """Where ``x`` is neither inf nor NaN, elementwise: a bool tensor (no gradient).
+
+        See :func:`difflab.isfinite`.
+        """
         return _apply(_ops.PRIMITIVES["isfinite"], self)
 
     def any(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        """Whether any element is nonzero (along ``dim``, if given): a bool tensor.
+
+        See :func:`difflab.any`.
+        """
         return _apply(_ops.PRIMITIVES["any"], self, axis=dim, keepdims=keepdim)
 
     def all(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        """Whether every element is nonzero (along ``dim``, if given): a bool tensor.
+
+        See :func:`difflab.all`.
+        """
         return _apply(_ops.PRIMITIVES["all"], self, axis=dim, keepdims=keepdim)
 
     def sign(self) -> Tensor:
+        """The sign of ``x``, elementwise: -1, 0 or 1 (no gradient flows through it).
+
+        See :func:`difflab.sign`.
+        """
         return _apply(_ops.PRIMITIVES["sign"], self)
 
     def round(self) -> Tensor:
+        """``x`` rounded to the nearest integer, elementwise, halves to even (no gradient).
+
+        See :func:`difflab.round`.
+        """
         return _apply(_ops.PRIMITIVES["round"], self)
 
     def floor(self) -> Tensor:
+        """The largest integer <= ``x``, elementwise (no gradient flows through it).
+
+        See :func:`difflab.floor`.
+        """
         return _apply(_ops.PRIMITIVES["floor"], self)
 
     def ceil(self) -> Tensor:
+        """The smallest integer >= ``x``, elementwise (no gradient flows through it).
+
+        See :func:`difflab.ceil`.
+        """
         return _apply(_ops.PRIMITIVES["ceil"], self)
 
     # ---------------------------------------------------- elementwise functions
     def rsqrt(self) -> Tensor:
+        """The reciprocal square root ``1 / sqrt(x)``, elementwise.
+
+        See :func:`difflab.rsqrt`.
+        """
         return 1.0 / self.sqrt()
 
     def square(self) -> Tensor:
+        """The square ``x * x``, elementwise.
+
+        See :func:`difflab.square`.
+        """
         return self * self
 
     def reciprocal(self) -> Tensor:
+        """The reciprocal ``1 / x``, elementwise.
+
+        See :func:`difflab.reciprocal`.
+        """
         return 1.0 / self
 
     def neg(self) -> Tensor:
@@ -347,7 +428,60 @@ class TensorMethods:
 
     def var(self, dim: Any = None, keepdim: bool = False, unbiased: bool = True, *,
             correction: Any = None) -> Tensor:
-        """Σ(x - mean)² / (n - correction); correction = 1 (unbiased) by default."""
+        r"""The variance of the elements (over ``dim``, if given).
+
+        With :math:`n` elements reduced and :math:`\bar x` their mean,
+
+        .. math::
+            \operatorname{var}(x) = \frac{1}{n - c} \sum_i (x_i - \bar x)^2,
+
+        where :math:`c` is the ``correction`` (1 by default, Bessel's: the unbiased estimate
+        of a population's variance from a sample; 0 is the mean of the squared deviations).
+        It is recorded as that composition of mean, subtraction, product and sum, so its
+        gradient is :math:`\partial \operatorname{var} / \partial x_i = 2 (x_i - \bar x) /
+        (n - c)`.  With :math:`n \le c` (one element, unbiased) the result is NaN, as in
+        PyTorch.
+
+        Parameters
+        ----------
+        dim : int or tuple of int, optional
+            The dimension(s) to reduce; all of them by default.
+        keepdim : bool, default False
+            Keep the reduced dimensions, with size 1.
+        unbiased : bool, default True
+            ``correction=1`` when True, ``correction=0`` when False (PyTorch's older keyword).
+        correction : int or float, optional, keyword-only
+            The :math:`c` above; overrides ``unbiased`` when given.
+
+        Returns
+        -------
+        Tensor
+            The variance: ``x``'s shape without the ``dim`` dimensions (0-d by default).
+
+        Raises
+        ------
+        RuntimeError
+            If ``x`` is not of a floating point (or complex) dtype: call ``.float()`` first.
+
+        See Also
+        --------
+        difflab.var : the same, as a function (without ``correction``).
+        difflab.Tensor.std : its square root.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.0, 2.0, 3.0, 4.0])
+        >>> x.var(), x.var(correction=0)
+        (tensor(1.6667), tensor(1.25))
+        >>> dl.tensor([[1.0, 3.0], [2.0, 2.0]]).var(dim=1)
+        tensor([2., 0.])
+        >>> x.requires_grad_()
+        tensor([1., 2., 3., 4.], requires_grad=True)
+        >>> x.var(correction=0).backward()
+        >>> x.grad  # 2 (x - mean) / n
+        tensor([-0.75, -0.25,  0.25,  0.75])
+        """
         correction = (1 if unbiased else 0) if correction is None else correction
         centered = self - self.mean(dim, keepdim=True)
         count = element_count(self.shape, as_axes(dim))
@@ -355,12 +489,62 @@ class TensorMethods:
 
     def std(self, dim: Any = None, keepdim: bool = False, unbiased: bool = True, *,
             correction: Any = None) -> Tensor:
+        r"""The standard deviation of the elements (over ``dim``, if given).
+
+        The square root of :meth:`difflab.Tensor.var`:
+
+        .. math::
+            \operatorname{std}(x) = \sqrt{\frac{1}{n - c} \sum_i (x_i - \bar x)^2},
+
+        with :math:`c` the ``correction`` (1 by default).  Its gradient,
+        :math:`(x_i - \bar x) / ((n - c)\,\operatorname{std}(x))`, is NaN where every
+        element is the same (0 times the square root's infinite derivative at 0).
+
+        Parameters
+        ----------
+        dim : int or tuple of int, optional
+            The dimension(s) to reduce; all of them by default.
+        keepdim : bool, default False
+            Keep the reduced dimensions, with size 1.
+        unbiased : bool, default True
+            ``correction=1`` when True, ``correction=0`` when False.
+        correction : int or float, optional, keyword-only
+            The :math:`c` above; overrides ``unbiased`` when given.
+
+        Returns
+        -------
+        Tensor
+            The standard deviation: ``x``'s shape without the ``dim`` dimensions.
+
+        Raises
+        ------
+        RuntimeError
+            If ``x`` is not of a floating point (or complex) dtype: call ``.float()`` first.
+
+        See Also
+        --------
+        difflab.std : the same, as a function (without ``correction``).
+        difflab.Tensor.var : the variance.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0])
+        >>> x.std(correction=0), x.std(unbiased=False)
+        (tensor(2.), tensor(2.))
+        >>> dl.tensor([[1.0, 4.0], [3.0, 2.0]]).std(dim=0, keepdim=True)
+        tensor([[1.4142, 1.4142]])
+        """
         return self.var(dim, keepdim, unbiased, correction=correction).sqrt()
 
     # amax, amin, argmax, argmin and prod are generated from their primitives' faces
     def max(self, dim: Any = None, keepdim: bool = False) -> Any:
-        """The maximum; with ``dim``, a pair (values, indices) as in PyTorch; with a
-        tensor, the elementwise maximum."""
+        """The maximum: of all elements; with ``dim``, the pair (values, indices).
+
+        With a tensor instead of ``dim``, the elementwise maximum (:func:`difflab.maximum`).
+
+        See :func:`difflab.max`.
+        """
         if is_tensor(dim):
             return self.maximum(dim)
         if dim is None:
@@ -368,7 +552,12 @@ class TensorMethods:
         return MinMax((self.amax(dim, keepdim), self.argmax(dim, keepdim)))
 
     def min(self, dim: Any = None, keepdim: bool = False) -> Any:
-        """The minimum (see :meth:`max`)."""
+        """The minimum: of all elements; with ``dim``, the pair (values, indices).
+
+        With a tensor instead of ``dim``, the elementwise minimum (:func:`difflab.minimum`).
+
+        See :func:`difflab.min`.
+        """
         if is_tensor(dim):
             return self.minimum(dim)
         if dim is None:
@@ -376,7 +565,10 @@ class TensorMethods:
         return MinMax((self.amin(dim, keepdim), self.argmin(dim, keepdim)))
 
     def norm(self, p: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:
-        """The vector p-norm (p = 2 by default; 1, inf and 'fro' also)."""
+        """The vector p-norm of ``x`` (over ``dim``, if given); p = 2 by default.
+
+        See :func:`difflab.norm`.
+        """
         if p in (2, "fro"):
             return (self * self).sum(dim, keepdim).sqrt()
         if p == 1:
@@ -394,6 +586,10 @@ class TensorMethods:
         return self @ other
 
     def mm(self, other: Tensor) -> Tensor:
+        """The matrix product of two matrices (2-d only; :meth:`difflab.Tensor.matmul` for batches).
+
+        See :func:`difflab.mm`.
+        """
         if self.ndim != 2 or other.ndim != 2:
             raise RuntimeError(
                 f"mm expects two matrices, got shapes {tuple(self.shape)} and "
@@ -402,6 +598,10 @@ class TensorMethods:
         return self @ other
 
     def mv(self, vec: Tensor) -> Tensor:
+        """The product of this matrix and the vector ``vec``.
+
+        See :func:`difflab.mv`.
+        """
         if self.ndim != 2 or vec.ndim != 1:
             raise RuntimeError(
                 f"mv expects a matrix and a vector, got shapes {tuple(self.shape)} and "
@@ -410,6 +610,10 @@ class TensorMethods:
         return self @ vec
 
     def dot(self, other: Tensor) -> Tensor:
+        """The inner product of two 1-d tensors (a 0-d tensor).
+
+        See :func:`difflab.dot`.
+        """
         if self.ndim != 1 or other.ndim != 1:
             raise RuntimeError(
                 f"1D tensors expected, but got {self.ndim}D and {other.ndim}D tensors"
@@ -417,6 +621,10 @@ class TensorMethods:
         return self @ other
 
     def t(self) -> Tensor:
+        """The transpose of a matrix (a tensor of at most 2 dimensions).
+
+        See :func:`difflab.t`.
+        """
         if self.ndim > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, got {self.ndim}")
         return self.T
@@ -431,14 +639,119 @@ class TensorMethods:
         return view_of(self, _apply(_structural.Reshape, self, shape=shape))
 
     def view(self, *shape: Any) -> Tensor:
+        """The same elements in another shape, sharing this tensor's memory.
+
+        ``x.view(2, 3)`` or ``x.view((2, 3))``; one size may be -1 (inferred from the
+        others).  A write into the view changes ``x`` and the other way round, and the
+        gradient flows back through it as through :meth:`difflab.Tensor.reshape` (which it
+        is).  Unlike PyTorch, difflab does not require ``x`` to be contiguous.
+
+        ``x.view(dtype)`` converts the values to ``dtype`` (a copy, as
+        :meth:`difflab.Tensor.to`), where PyTorch would reinterpret the bytes.
+
+        Parameters
+        ----------
+        *shape : int, tuple of int, or a dtype
+            The new shape (its product must be ``x.numel()``), or a dtype.
+
+        Returns
+        -------
+        Tensor
+            A view of ``x`` with that shape (or, given a dtype, the converted copy).
+
+        Raises
+        ------
+        ValueError
+            If the shape does not hold exactly ``x.numel()`` elements.
+
+        See Also
+        --------
+        difflab.Tensor.reshape : the same for a shape.
+        difflab.Tensor.view_as : the shape of another tensor.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.arange(6.0)
+        >>> v = x.view(2, -1)
+        >>> v.shape
+        difflab.Size([2, 3])
+        >>> v[0, 0] = 10.0  # a view: x changes too
+        >>> x
+        tensor([10.,  1.,  2.,  3.,  4.,  5.])
+        >>> x.view(dl.int64)
+        tensor([10,  1,  2,  3,  4,  5])
+        """
         if shape and not isinstance(shape[0], (tuple, list)) and not isinstance(shape[0], int):
             return self.to(shape[0])  # view(dtype)
         return self.reshape(*shape)
 
     def view_as(self, other: Tensor) -> Tensor:
+        """This tensor viewed in the shape of ``other``: ``x.view(other.shape)``.
+
+        Only ``other``'s shape is used (not its dtype or values).
+
+        Parameters
+        ----------
+        other : Tensor
+            The tensor whose shape to take; it must have as many elements as ``x``.
+
+        Returns
+        -------
+        Tensor
+            A view of ``x`` (sharing its memory) of shape ``other.shape``.
+
+        Raises
+        ------
+        ValueError
+            If ``other`` does not have as many elements as ``x``.
+
+        See Also
+        --------
+        difflab.Tensor.view : view in a given shape.
+        difflab.Tensor.reshape_as : the same.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.arange(6.0).view_as(dl.zeros(2, 3))
+        tensor([[0., 1., 2.],
+                [3., 4., 5.]])
+        """
         return self.reshape(other.shape)
 
     def reshape_as(self, other: Tensor) -> Tensor:
+        """This tensor in the shape of ``other``: ``x.reshape(other.shape)``.
+
+        Only ``other``'s shape is used.  As :meth:`difflab.Tensor.reshape`, the result
+        shares ``x``'s memory, and the gradient is reshaped back.
+
+        Parameters
+        ----------
+        other : Tensor
+            The tensor whose shape to take; it must have as many elements as ``x``.
+
+        Returns
+        -------
+        Tensor
+            ``x``'s elements in ``other.shape``.
+
+        Raises
+        ------
+        ValueError
+            If ``other`` does not have as many elements as ``x``.
+
+        See Also
+        --------
+        difflab.Tensor.reshape : reshape to a given shape.
+        difflab.Tensor.view_as : the same.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([[1.0, 2.0], [3.0, 4.0]]).reshape_as(dl.zeros(4))
+        tensor([1., 2., 3., 4.])
+        """
         return self.reshape(other.shape)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -498,6 +811,56 @@ class TensorMethods:
     swapaxes = transpose
 
     def expand(self, *sizes: Any) -> Tensor:
+        r"""This tensor repeated along dimensions of size 1, without copying (a view).
+
+        Broadcasting made explicit: each dimension of size 1 may grow to any size, and new
+        dimensions may be added in front; -1 keeps a dimension's size.  The elements are
+        shared, not copied: ``x.expand(1000, 3)`` costs no memory.  The gradient is the
+        transpose of the broadcast, summed over the expanded dimensions:
+
+        .. math::
+            \frac{\partial L}{\partial x_j} = \sum_{i} \frac{\partial L}{\partial y_{ij}}
+            \quad\text{for } y = x\text{.expand}(m, n),\ x \text{ of shape } (1, n).
+
+        Parameters
+        ----------
+        *sizes : int or tuple of int
+            The new shape: ``x.expand(2, 3)`` or ``x.expand((2, 3))``.  Each size equals
+            ``x``'s in that dimension, or ``x``'s is 1; -1 keeps ``x``'s size (not in an added
+            leading dimension).
+
+        Returns
+        -------
+        Tensor
+            A view of ``x`` of shape ``sizes``.
+
+        Raises
+        ------
+        ValueError
+            If a size differs from a dimension of ``x`` that is not 1, if ``sizes`` has fewer
+            dimensions than ``x``, or if -1 is given for an added dimension.
+
+        See Also
+        --------
+        difflab.Tensor.expand_as : expand to another tensor's shape.
+        difflab.broadcast_to : the same, as a function.
+        difflab.Tensor.repeat : tiles the data (copies).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([[1.0], [2.0]], requires_grad=True)
+        >>> y = x.expand(2, 3)
+        >>> y
+        tensor([[1., 1., 1.],
+                [2., 2., 2.]], grad_fn=<ExpandBackward0>)
+        >>> x.expand(4, -1, -1).shape
+        difflab.Size([4, 2, 1])
+        >>> y.sum().backward()
+        >>> x.grad  # each element was used 3 times
+        tensor([[3.],
+                [3.]])
+        """
         sizes = shape_args(sizes)
         lead = len(sizes) - self.ndim
         shape = tuple(
@@ -506,6 +869,38 @@ class TensorMethods:
         return view_of(self, _apply(_structural.Expand, self, shape=shape))
 
     def expand_as(self, other: Tensor) -> Tensor:
+        """This tensor expanded to the shape of ``other``: ``x.expand(other.shape)``.
+
+        Only ``other``'s shape is used.  A view, with the gradient summed over the expanded
+        dimensions, as :meth:`difflab.Tensor.expand`.
+
+        Parameters
+        ----------
+        other : Tensor
+            The tensor whose shape to take; ``x``'s shape must broadcast to it.
+
+        Returns
+        -------
+        Tensor
+            A view of ``x`` of shape ``other.shape``.
+
+        Raises
+        ------
+        ValueError
+            If ``x``'s shape does not broadcast to ``other``'s.
+
+        See Also
+        --------
+        difflab.Tensor.expand : expand to a given shape.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([1.0, 2.0]).expand_as(dl.zeros(3, 2))
+        tensor([[1., 2.],
+                [1., 2.],
+                [1., 2.]])
+        """
         return self.expand(other.shape)
 
     def broadcast_to(self, shape: Any) -> Tensor:
@@ -516,8 +911,57 @@ class TensorMethods:
         return self.expand(*shape)
 
     def repeat(self, *sizes: Any) -> Tensor:
-        """Tile the tensor ``sizes[i]`` times along each dimension (copies)."""
+        """This tensor tiled ``sizes[i]`` times along each dimension (a copy).
+
+        ``x.repeat(2, 3)`` of a matrix stacks 2 copies down and 3 across.  With more sizes
+        than ``x`` has dimensions, ``x`` is first given leading dimensions of size 1.  Each
+        repeat is an expand of a new dimension followed by a reshape, so the gradient of an
+        element is the sum of the gradients of its copies.
+
+        Parameters
+        ----------
+        *sizes : int or tuple of int
+            How many times to repeat each dimension: ``x.repeat(2, 3)`` or
+            ``x.repeat((2, 3))``; at least as many as ``x`` has dimensions.
+
+        Returns
+        -------
+        Tensor
+            Of shape ``sizes[i] * x.shape[i]`` in each dimension (``x.shape`` padded with
+            leading 1s).
+
+        Raises
+        ------
+        RuntimeError
+            If fewer sizes are given than ``x`` has dimensions.
+
+        See Also
+        --------
+        difflab.Tensor.expand : repeats dimensions of size 1 without copying.
+        difflab.tile : NumPy's name, which pads missing sizes with 1.
+        difflab.repeat_interleave : repeats each element in place.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.0, 2.0], requires_grad=True)
+        >>> x.repeat(3)
+        tensor([1., 2., 1., 2., 1., 2.], grad_fn=<ReshapeBackward0>)
+        >>> x.repeat(2, 2)
+        tensor([[1., 2., 1., 2.],
+                [1., 2., 1., 2.]], grad_fn=<ReshapeBackward0>)
+        >>> x.repeat(2, 2).sum().backward()
+        >>> x.grad  # 4 copies of each
+        tensor([4., 4.])
+        """
         sizes = shape_args(sizes)
+        if len(sizes) < self.ndim:
+            padded = (1,) * (self.ndim - len(sizes)) + tuple(sizes)
+            raise RuntimeError(
+                f"repeat: {len(sizes)} size(s) {tuple(sizes)} for a tensor of {self.ndim} "
+                f"dimensions (shape {tuple(self.shape)}): give one count per dimension, "
+                f"e.g. x.repeat{padded}"
+            )
         x = self.reshape((1,) * (len(sizes) - self.ndim) + self.shape)
         # Each repeat is an expand of a new axis followed by a reshape: no new rule needed.
         expanded_shape, final_shape, view_shape = [], [], []
@@ -528,6 +972,10 @@ class TensorMethods:
         return x.reshape(view_shape).expand(expanded_shape).reshape(final_shape)
 
     def flip(self, dims: Any) -> Tensor:
+        """The elements in reverse order along the dimensions ``dims`` (a copy).
+
+        See :func:`difflab.flip`.
+        """
         out = self
         for d in (dims,) if isinstance(dims, int) else dims:
             out = _apply(_structural.Flip, out, axis=d)
@@ -536,6 +984,10 @@ class TensorMethods:
 
 
     def unbind(self, dim: int = 0) -> tuple:
+        """The slices along ``dim``, as a tuple of tensors with that dimension removed.
+
+        See :func:`difflab.unbind`.
+        """
         index = [slice(None)] * self.ndim
         pieces = []
         for i in range(self.shape[dim]):
@@ -544,10 +996,39 @@ class TensorMethods:
         return tuple(pieces)
 
     def contiguous(self) -> Tensor:
+        """This tensor, laid out contiguously: in difflab, the tensor itself.
+
+        PyTorch copies a tensor whose elements are not in row-major order in memory (after
+        ``transpose`` or ``permute``) so that ``view`` can work on it.  difflab's operations
+        do not depend on the memory layout (``view`` works on any tensor), so there is
+        nothing to do: the method is here so that PyTorch code runs unchanged.
+
+        Returns
+        -------
+        Tensor
+            ``self`` (the same object, not a copy).
+
+        See Also
+        --------
+        difflab.Tensor.clone : a copy.
+        difflab.Tensor.view : which needs no contiguous tensor in difflab.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.ones(2, 3).t()
+        >>> x.contiguous() is x
+        True
+        >>> x.contiguous().view(6).shape
+        difflab.Size([6])
+        """
         return self
 
     def masked_fill(self, mask: Any, value: Any) -> Tensor:
-        """``value`` where the boolean ``mask`` (broadcast to this shape) is True."""
+        """A copy with ``value`` where the boolean ``mask`` is True.
+
+        See :func:`difflab.masked_fill`.
+        """
         mask_dtype = getattr(unwrap(mask), "dtype", None)
         if mask_dtype is None or mask_dtype.kind != "b":
             raise RuntimeError(
@@ -570,7 +1051,26 @@ class TensorMethods:
     # PyTorch behaviour that teaching programs reach for (issue 14, compat-core block).
 
     def nelement(self) -> int:
-        """The number of elements (PyTorch's older name for ``numel``)."""
+        """The number of elements (PyTorch's older name for :meth:`difflab.Tensor.numel`).
+
+        The product of the sizes: 1 for a 0-d tensor, 0 when a size is 0.
+
+        Returns
+        -------
+        int
+            ``x.numel()``, a Python int.
+
+        See Also
+        --------
+        difflab.Tensor.numel : the same.
+        difflab.numel : the same, as a function.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.zeros(2, 3).nelement(), dl.tensor(5.0).nelement(), dl.zeros(0, 4).nelement()
+        (6, 1, 0)
+        """
         return self.array.size
 
     def __format__(self, spec: str) -> str:
@@ -598,18 +1098,29 @@ class TensorMethods:
         return _apply(_structural.Where, keep, *promote(self, 0))
 
     def tril(self, diagonal: int = 0) -> Tensor:
-        """The lower triangle of the last two dimensions (j ≤ i + diagonal); zeros above.
-        Gradients flow to the kept entries only."""
+        """The lower triangle of the last two dimensions (j <= i + diagonal); zeros above.
+
+        The method has no ``out`` keyword.
+
+        See :func:`difflab.tril`.
+        """
         return self._triangle(diagonal, True, "tril")
 
     def triu(self, diagonal: int = 0) -> Tensor:
-        """The upper triangle of the last two dimensions (j ≥ i + diagonal); zeros below."""
+        """The upper triangle of the last two dimensions (j >= i + diagonal); zeros below.
+
+        The method has no ``out`` keyword.
+
+        See :func:`difflab.triu`.
+        """
         return self._triangle(diagonal, False, "triu")
 
     def isclose(self, other: Any, rtol: float = 1e-5, atol: float = 1e-8,
                 equal_nan: bool = False) -> Tensor:
-        """Where |self - other| ≤ atol + rtol·|other| (no gradient; tensors that require
-        grad are fine)."""
+        """Where ``x`` and ``other`` are close, elementwise: a bool tensor (no gradient).
+
+        See :func:`difflab.isclose`.
+        """
         a, b = promote(self.detach(), unwrap_operand(other.detach() if is_tensor(other)
                                                      else other))
         return _apply(_ops.PRIMITIVES["isclose"], a, b, rtol=rtol, atol=atol,
@@ -617,28 +1128,204 @@ class TensorMethods:
 
     def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None,
                   requires_grad: bool = False) -> Tensor:
-        """Zeros of ``size``, with this tensor's dtype and device unless given."""
+        """A tensor of zeros of ``size``, with this tensor's dtype and device.
+
+        The ``new_*`` methods make a new tensor "like this one" without naming its dtype and
+        device (useful in code that runs on CPU and GPU, in float32 and float64).  The
+        result is a new leaf, not connected to ``x``'s graph.
+
+        Parameters
+        ----------
+        *size : int or tuple of int
+            The shape: ``x.new_zeros(2, 3)`` or ``x.new_zeros((2, 3))``.
+        dtype : difflab.dtype, optional, keyword-only
+            The dtype; this tensor's by default.
+        device : str or difflab.device, optional, keyword-only
+            The device; this tensor's by default.
+        requires_grad : bool, default False, keyword-only
+            Whether autograd records operations on the result (a new leaf).
+
+        Returns
+        -------
+        Tensor
+            Zeros of shape ``size``.
+
+        See Also
+        --------
+        difflab.zeros : zeros in the default dtype.
+        difflab.Tensor.new_ones : ones.
+        difflab.zeros_like : zeros of another tensor's shape.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1, 2], dtype=dl.int32)
+        >>> z = x.new_zeros(2, 3)
+        >>> z.dtype, z.shape
+        (difflab.int32, difflab.Size([2, 3]))
+        >>> x.new_zeros((2,), dtype=dl.float64)
+        tensor([0., 0.], dtype=difflab.float64)
+        """
         return self._new(np.zeros(shape_args(size)), dtype, device, requires_grad)
 
     def new_ones(self, *size: Any, dtype: Any = None, device: Any = None,
                  requires_grad: bool = False) -> Tensor:
-        """Ones of ``size``, with this tensor's dtype and device unless given."""
+        """A tensor of ones of ``size``, with this tensor's dtype and device.
+
+        As :meth:`difflab.Tensor.new_zeros`, filled with ones: a new leaf, not connected to
+        ``x``'s graph.
+
+        Parameters
+        ----------
+        *size : int or tuple of int
+            The shape: ``x.new_ones(2, 3)`` or ``x.new_ones((2, 3))``.
+        dtype : difflab.dtype, optional, keyword-only
+            The dtype; this tensor's by default.
+        device : str or difflab.device, optional, keyword-only
+            The device; this tensor's by default.
+        requires_grad : bool, default False, keyword-only
+            Whether autograd records operations on the result (a new leaf).
+
+        Returns
+        -------
+        Tensor
+            Ones of shape ``size``.
+
+        See Also
+        --------
+        difflab.ones : ones in the default dtype.
+        difflab.Tensor.new_zeros : zeros.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.zeros(3, dtype=dl.float64)
+        >>> x.new_ones(2)
+        tensor([1., 1.], dtype=difflab.float64)
+        >>> x.new_ones(2, dtype=dl.int64)
+        tensor([1, 1])
+        """
         return self._new(np.ones(shape_args(size)), dtype, device, requires_grad)
 
     def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
                  requires_grad: bool = False) -> Tensor:
-        """``fill_value`` everywhere in ``size``, with this tensor's dtype and device."""
+        """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype and device.
+
+        As :meth:`difflab.Tensor.new_zeros`, but ``size`` is one argument (a tuple), as in
+        PyTorch, and the value is converted to this tensor's dtype unless ``dtype`` is given.
+
+        Parameters
+        ----------
+        size : int or tuple of int
+            The shape.
+        fill_value : number
+            The value of every element.
+        dtype : difflab.dtype, optional, keyword-only
+            The dtype; this tensor's by default.
+        device : str or difflab.device, optional, keyword-only
+            The device; this tensor's by default.
+        requires_grad : bool, default False, keyword-only
+            Whether autograd records operations on the result (a new leaf).
+
+        Returns
+        -------
+        Tensor
+            ``fill_value`` everywhere, of shape ``size``.
+
+        See Also
+        --------
+        difflab.full : the same in the default dtype.
+        difflab.Tensor.new_zeros : zeros.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.0, 2.0])
+        >>> x.new_full((2, 2), 7)
+        tensor([[7., 7.],
+                [7., 7.]])
+        >>> dl.tensor([1, 2]).new_full((3,), 2.9)  # converted to x's int64
+        tensor([2, 2, 2])
+        """
         return self._new(np.full(shape_args((size,)), fill_value), dtype, device,
                          requires_grad)
 
     def new_empty(self, *size: Any, dtype: Any = None, device: Any = None,
                   requires_grad: bool = False) -> Tensor:
-        """A tensor of ``size`` to be filled (difflab fills it with zeros)."""
+        """A tensor of ``size`` to be filled, with this tensor's dtype and device.
+
+        PyTorch leaves the memory uninitialised; difflab fills it with zeros, so a program
+        that reads it before writing gets zeros rather than garbage (do not rely on it).
+
+        Parameters
+        ----------
+        *size : int or tuple of int
+            The shape: ``x.new_empty(2, 3)`` or ``x.new_empty((2, 3))``.
+        dtype : difflab.dtype, optional, keyword-only
+            The dtype; this tensor's by default.
+        device : str or difflab.device, optional, keyword-only
+            The device; this tensor's by default.
+        requires_grad : bool, default False, keyword-only
+            Whether autograd records operations on the result (a new leaf).
+
+        Returns
+        -------
+        Tensor
+            A tensor of shape ``size`` (its values are zeros in difflab).
+
+        See Also
+        --------
+        difflab.empty : the same in the default dtype.
+        difflab.Tensor.new_zeros : zeros, said so.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> e = dl.ones(1, dtype=dl.float64).new_empty(2, 3)
+        >>> e.shape, e.dtype
+        (difflab.Size([2, 3]), difflab.float64)
+        """
         return self.new_zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
     def new_tensor(self, data: Any, *, dtype: Any = None, device: Any = None,
                    requires_grad: bool = False) -> Tensor:
-        """A copy of ``data`` with this tensor's dtype and device unless given."""
+        """A new tensor holding a copy of ``data``, with this tensor's dtype and device.
+
+        ``data`` is converted to this tensor's dtype unless ``dtype`` is given.  A tensor
+        given as ``data`` is copied and detached: the result is a new leaf, not connected to
+        its graph (PyTorch's ``data.detach().clone()``).
+
+        Parameters
+        ----------
+        data : array_like or Tensor
+            The values: a number, nested lists, a NumPy array or a tensor.
+        dtype : difflab.dtype, optional, keyword-only
+            The dtype; this tensor's by default.
+        device : str or difflab.device, optional, keyword-only
+            The device; this tensor's by default.
+        requires_grad : bool, default False, keyword-only
+            Whether autograd records operations on the result (a new leaf).
+
+        Returns
+        -------
+        Tensor
+            A copy of ``data``.
+
+        See Also
+        --------
+        difflab.tensor : a tensor from data, in its inferred dtype.
+        difflab.Tensor.new_zeros : zeros.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.zeros(1, dtype=dl.float64)
+        >>> x.new_tensor([1, 2])
+        tensor([1., 2.], dtype=difflab.float64)
+        >>> w = dl.tensor([3.0], requires_grad=True)
+        >>> x.new_tensor(w).requires_grad  # detached
+        False
+        """
         data = data.detach() if is_tensor(data) else data
         return self._new(data, dtype, device, requires_grad)
 
@@ -651,13 +1338,40 @@ class TensorMethods:
     # the math and errors are), attached to Tensor there (functions._TENSOR_METHODS).
     def scatter_(self, dim: int, index: Any, src: Any = None, *, value: Any = None,
                  reduce: str | None = None) -> Tensor:
+        """In-place :meth:`difflab.Tensor.scatter`: ``src`` written at ``index``.
+
+        In place, as PyTorch's trailing underscore says: the result is written into this
+        tensor's memory, its version counter goes up, and while recording, a leaf that requires
+        grad may not be changed (update it under :class:`difflab.no_grad`).  Returns this
+        tensor.
+
+        See :func:`difflab.scatter`.
+        """
         self[...] = self.scatter(dim, index, src, value=value, reduce=reduce)
         return self
 
     def scatter_add_(self, dim: int, index: Any, src: Any) -> Tensor:
+        """In-place :meth:`difflab.Tensor.scatter_add`: ``src`` added at ``index`` along ``dim``.
+
+        In place, as PyTorch's trailing underscore says: the result is written into this
+        tensor's memory, its version counter goes up, and while recording, a leaf that requires
+        grad may not be changed (update it under :class:`difflab.no_grad`).  Returns this
+        tensor.
+
+        See :func:`difflab.scatter_add`.
+        """
         self[...] = self.scatter_add(dim, index, src)
         return self
 
     def masked_fill_(self, mask: Any, value: Any) -> Tensor:
+        """In-place :meth:`difflab.Tensor.masked_fill`: ``value`` written where ``mask`` is True.
+
+        In place, as PyTorch's trailing underscore says: the result is written into this
+        tensor's memory, its version counter goes up, and while recording, a leaf that requires
+        grad may not be changed (update it under :class:`difflab.no_grad`).  Returns this
+        tensor.
+
+        See :func:`difflab.masked_fill`.
+        """
         self[...] = self.masked_fill(mask, value)
         return self

@@ -313,14 +313,17 @@ class ScatterAdd(Primitive):
 
 
 class Flip(Primitive):
-    """y = x reversed along ``axis``.  It is its own transpose: VJP flips ȳ back."""
+    """y = x reversed along ``axis``.  It is its own transpose: VJP flips ȳ back.
+
+    The result is a copy, as PyTorch's (NumPy's ``flip`` is a view: a write into y
+    would change x behind autograd's back)."""
 
     name = "flip"
 
     @staticmethod
     def forward(ctx, xp, x, axis):
         ctx.axis, ctx.ndim = axis, x.ndim
-        return xp.flip(x, axis)
+        return copied(xp.flip(x, axis))
 
     @staticmethod
     def vjp(ctx, xp, g):

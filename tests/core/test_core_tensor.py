@@ -122,6 +122,30 @@ def test_shape_operations():
     assert [p.shape for p in t.chunk(2, dim=0)] == [(2, 4), (1, 4)]
 
 
+def test_flip_is_a_copy_not_a_view():
+    """NumPy's flip is a view; PyTorch's flip copies.  A write into the flipped tensor
+    must not change the input behind autograd's back (it did before the copy)."""
+    x = dl.tensor([1.0, 2.0, 3.0])
+    y = x.flip(0)
+    y[0] = 100.0
+    assert x.tolist() == [1.0, 2.0, 3.0] and y.tolist() == [100.0, 2.0, 1.0]
+    m = dl.arange(4.0).reshape(2, 2)
+    dl.flip(m, (0, 1))[0, 0] = -1.0
+    assert m.tolist() == [[0.0, 1.0], [2.0, 3.0]]
+
+
+def test_repeat_with_fewer_sizes_than_dimensions_says_so():
+    with pytest.raises(RuntimeError, match=r"one count per dimension, e.g. x.repeat\(1, 2\)"):
+        dl.ones(2, 3).repeat(2)
+    assert dl.ones(2, 3).repeat(1, 2).shape == (2, 6)
+
+
+def test_tensor_allclose_takes_equal_nan_as_the_function_does():
+    a = dl.tensor([1.0, float("nan")])
+    assert not a.allclose(a) and a.allclose(a, equal_nan=True)
+    assert a.allclose(a, equal_nan=True) == dl.allclose(a, a, equal_nan=True)
+
+
 def test_indexing_and_assignment():
     t = dl.arange(12.0).reshape(3, 4)
     assert t[1, 2].item() == 6 and t[-1].tolist() == [8, 9, 10, 11]
