@@ -24,7 +24,11 @@ from __future__ import annotations
 
 import math
 import operator
+from typing import Any
 
+import numpy as np
+
+from difflab import backend
 from difflab.ops.elementwise import Unary
 from difflab.ops.primitive import Primitive
 from difflab.ops.shapes import broadcast_shape, lift, shape_of, sum_to_shape
@@ -315,7 +319,7 @@ class _InSecondArgument(Primitive):
         if ctx.needs_input_grad and ctx.needs_input_grad[0]:
             raise cls._refuse()
         ctx.save(a, x)
-        return cls.value(xp, a, x)
+        return _in_dtype(cls.value(xp, a, x), a, x)
 
     @classmethod
     def vjp(cls, ctx, xp, g, a, x):
@@ -330,6 +334,20 @@ class _InSecondArgument(Primitive):
         if out.shape[1:] != out_shape:
             out = xp.broadcast_to(out, out.shape[:1] + out_shape)
         return out
+
+
+def _in_dtype(y: Any, a: Any, x: Any) -> Any:
+    """``y`` in the floating dtype PyTorch gives f(a, x): a 0-d operand (a Python number,
+    made a 0-d float64 array on the way in) does not widen a float32 tensor, as in
+    PyTorch's type promotion (SciPy's ufuncs would answer in float64)."""
+    if not isinstance(y, (np.ndarray, np.generic)) and not backend.is_gpu_array(y):
+        return y  # (dual numbers, sympy expressions: their own types)
+    floats = [v for v in (a, x) if getattr(getattr(v, "dtype", None), "kind", "") == "f"]
+    ranked = [v for v in floats if v.ndim] or floats
+    if not ranked or y.dtype.kind != "f":
+        return y
+    dtype = np.result_type(*(v.dtype for v in ranked))
+    return y if y.dtype == dtype else y.astype(dtype)
 
 
 class Zeta(_InSecondArgument):
