@@ -965,7 +965,7 @@ def norm(input: Tensor, p: Any = 2, dim: Any = None, keepdim: bool = False) -> T
 
     Notes
     -----
-    .. math:: \|x\|_p = \Big(\sum_i |x_i|^p\Big)^{1/p}, \qquad
+    .. math:: \|x\|_p = \Big(\sum_i \lvert x_i \rvert^p\Big)^{1/p}, \qquad
               \frac{\partial \|x\|_2}{\partial x_i} = \frac{x_i}{\|x\|_2}
 
     Built from recorded steps (for p = 2: square, sum, sqrt), so the gradient at
