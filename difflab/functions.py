@@ -84,7 +84,48 @@ _handler_modules: dict[str, str] = {}
 
 
 def register_type(cls: type, handler: TypeHandler) -> None:
-    """Route difflab's math functions on instances of ``cls`` (and subclasses) to ``handler``."""
+    """Route difflab's math functions on instances of ``cls`` (and subclasses) to ``handler``.
+
+    After this, ``difflab.sin(v)``, ``difflab.add(v, w)``, ``difflab.where`` and every
+    primitive's face, given a ``cls`` value, call the handler's ``unary``, ``binary``,
+    ``where`` or ``primitive`` method instead of computing on arrays.  This is how dual
+    numbers (forward mode) and sympy expressions (symbolic mode) run the same functions
+    as tensors.  Registering again replaces the handler; a type looked up earlier without
+    a handler is looked up anew (it may be a subclass of ``cls``).
+
+    Parameters
+    ----------
+    cls : type
+        The number-like type (its subclasses are routed too).
+    handler : TypeHandler
+        An instance of a ``difflab.functions.TypeHandler`` subclass: ``unary(op, x)``,
+        ``binary(op, a, b)`` (``op.rule`` holds the forward and the derivative), and
+        optionally ``where`` and ``primitive``.
+
+    Returns
+    -------
+    None
+
+    See Also
+    --------
+    difflab.register_primitive : teach difflab a new elementwise function instead.
+
+    Examples
+    --------
+    A handler that runs every elementwise rule on the value of a tiny wrapper type:
+
+    >>> import difflab as dl
+    >>> from difflab.functions import TypeHandler
+    >>> class Boxed:
+    ...     def __init__(self, value):
+    ...         self.value = value
+    >>> class Unbox(TypeHandler):
+    ...     def unary(self, op, x):
+    ...         return Boxed(op.rule.forward(np, x.value))
+    >>> dl.register_type(Boxed, Unbox())
+    >>> float(dl.exp(Boxed(0.0)).value)
+    1.0
+    """
     for looked_up in [c for c, h in _handlers.items() if h is None]:
         del _handlers[looked_up]  # a type found without a handler may be a subclass of cls
     _handlers[cls] = handler
@@ -256,30 +297,73 @@ registry.on_register(_publish_face)
 
 
 def register_primitive(rule: Any, *, replace: bool = False) -> Any:
-    """Teach difflab a new elementwise primitive; returns its function (``difflab.<name>``).
+    r"""Teach difflab a new elementwise primitive; returns its function.
 
-    ``rule`` is a subclass of :class:`difflab.ops.elementwise.Unary` (or
-    ``Binary``) with a ``name``, a ``forward`` and a ``derivative`` (or
-    ``d_da``/``d_db``).  From then on the function works on floats, arrays,
-    tensors (the tape and ``backward``), ``Dual`` numbers (forward mode) and
-    sympy expressions (symbolic), so all four methods, ``gradcheck``, the tape
-    printer, ``Tensor.<name>`` and expressions (``difflab compare``) know it::
+    ``rule`` is a subclass of ``difflab.ops.elementwise.Unary`` (or ``Binary``) with a
+    ``name``, a ``forward`` and a ``derivative`` (``d_da``/``d_db`` for a binary one),
+    both written with an array namespace ``xp``.  From then on the function works on
+    floats, arrays, tensors (the tape and ``backward``), ``Dual`` numbers (forward mode)
+    and sympy expressions (symbolic), so all four methods, ``gradcheck``, the tape
+    printer, ``Tensor.<name>`` and expressions (``difflab compare``) know it.
 
-        class Cube(dl.ops.elementwise.Unary):
-            name, math = "cube", "d x³/dx = 3x²"
+    Parameters
+    ----------
+    rule : type
+        A subclass of ``difflab.ops.elementwise.Unary`` or ``Binary``: ``name`` (an
+        identifier), ``math`` (the derivative rule as text), ``forward(xp, x)`` and
+        ``derivative(xp, x, y)`` (``y`` is the forward's output, for rules that reuse it).
+    replace : bool, default False, keyword-only
+        Redefine a primitive registered before under the same name.
 
-            @staticmethod
-            def forward(xp, x):
-                return x * x * x
+    Returns
+    -------
+    callable
+        The new function (also reachable as ``Tensor.<name>``), routed like ``difflab.sin``.
 
-            @staticmethod
-            def derivative(xp, x, y):
-                return 3.0 * x * x
+    Raises
+    ------
+    TypeError
+        If ``rule`` is not a subclass of ``Unary`` or ``Binary``, or lacks ``forward``.
+    ValueError
+        If ``rule.name`` is not an identifier, or is taken and ``replace`` is False.
 
-        cube = dl.register_primitive(Cube)
-        dl.derivative(lambda x: cube(dl.sin(x)), method="symbolic")(1.0)
+    See Also
+    --------
+    difflab.register_type : route the functions on a new number type instead.
 
-    ``replace=True`` redefines a primitive registered before under that name.
+    Notes
+    -----
+    One rule feeds every differentiator: reverse mode multiplies the adjoint by
+    ``derivative`` (:math:`\bar x = \bar y\, f'(x)`), forward mode the tangent
+    (:math:`\dot y = f'(x)\, \dot x`), and the symbolic mode runs ``forward`` and
+    ``derivative`` on sympy expressions.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> class Cube(dl.ops.elementwise.Unary):
+    ...     name, math = "cube", "d x³/dx = 3x²"
+    ...     @staticmethod
+    ...     def forward(xp, x):
+    ...         return x * x * x
+    ...     @staticmethod
+    ...     def derivative(xp, x, y):
+    ...         return 3.0 * x * x
+    >>> cube = dl.register_primitive(Cube, replace=True)
+    >>> cube(2.0)
+    8.0
+    >>> x = dl.tensor([1.0, 2.0], requires_grad=True)
+    >>> cube(x).sum().backward()
+    >>> x.grad
+    tensor([ 3., 12.])
+    >>> float(dl.derivative(lambda v: cube(v) + v, method="symbolic")(2.0))    # 3x² + 1
+    13.0
+
+    Taking it out again (what a test does after using one):
+
+    >>> from difflab.ops import registry
+    >>> _ = registry.PRIMITIVES.pop("cube"), ELEMENTWISE.pop("cube")
+    >>> delattr(dl.Tensor, "cube")
     """
     from difflab.tensor import add_elementwise_methods
 
@@ -299,7 +383,38 @@ def register_primitive(rule: Any, *, replace: bool = False) -> Any:
 
 
 def square(x: Any) -> Any:
-    """x²."""
+    r"""The square x², elementwise (``x * x``).
+
+    Parameters
+    ----------
+    x : Tensor, array, float, Dual or sympy expression
+        The values; on a Tensor the product is recorded on the tape.
+
+    Returns
+    -------
+    Tensor, array, float, Dual or sympy expression
+        ``x * x``, of the kind and shape given.
+
+    See Also
+    --------
+    difflab.pow : any power.
+    difflab.sqrt : its inverse on x ≥ 0.
+
+    Notes
+    -----
+    It is the product ``x * x``, so its derivative is the product rule's:
+    :math:`\frac{d}{dx} x^2 = 2x`, and :math:`\bar x = 2 x \bar y`.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.square(3.0)
+    9.0
+    >>> x = dl.tensor([2.0, -3.0], requires_grad=True)
+    >>> dl.square(x).sum().backward()
+    >>> x.grad                     # 2x
+    tensor([ 4., -6.])
+    """
     return x * x
 
 
@@ -307,7 +422,42 @@ clip = globals()["clamp"]  # (clamp itself is generated from its primitive: _pub
 
 
 def sign(x: Any) -> Any:
-    """-1, 0 or 1 (piecewise constant: no gradient flows)."""
+    r"""The sign of x, elementwise: -1, 0 or 1 (piecewise constant, no gradient).
+
+    Parameters
+    ----------
+    x : Tensor, array, float, Dual or sympy expression
+        The values.
+
+    Returns
+    -------
+    Tensor, array, float, Dual or sympy expression
+        -1.0 where x < 0, 0.0 where x = 0, 1.0 where x > 0; of the kind and shape given.
+
+    See Also
+    --------
+    difflab.abs : |x|, whose derivative is sign(x).
+    difflab.heaviside : the step function.
+
+    Notes
+    -----
+    .. math:: \operatorname{sign}(x) = \begin{cases} -1 & x < 0 \\ 0 & x = 0 \\
+              1 & x > 0 \end{cases}
+
+    It is piecewise constant: its derivative is 0 almost everywhere (and undefined at
+    0).  On a Tensor it is a primitive without a derivative, so its result does not
+    require grad and no gradient flows through it; a dual number gets a zero tangent.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.sign(dl.tensor([-2.0, 0.0, 3.0]))
+    tensor([-1.,  0.,  1.])
+    >>> x = dl.tensor([-2.0, 3.0], requires_grad=True)
+    >>> (x * dl.sign(x)).sum().backward()     # |x|: sign(x) is a constant factor
+    >>> x.grad
+    tensor([-1.,  1.])
+    """
     if isinstance(x, Tensor):
         return x.sign()
     handler = _handler_for(x)
@@ -510,17 +660,140 @@ def matmul(input: Any, other: Any, *, out: Tensor | None = None) -> Any:  # noqa
 
 
 def mm(a: Tensor, b: Tensor) -> Tensor:
-    """Product of two matrices."""
+    r"""The product of two matrices, ``a @ b`` (no broadcasting, no vectors).
+
+    Parameters
+    ----------
+    a : Tensor, shape (n, m)
+        The left matrix (a list or array is made a tensor).
+    b : Tensor, shape (m, p)
+        The right matrix.
+
+    Returns
+    -------
+    Tensor, shape (n, p)
+        The product.
+
+    Raises
+    ------
+    RuntimeError
+        If either is not 2-D (use :func:`difflab.matmul` for batches and vectors).
+    ValueError
+        If the inner sizes differ.
+
+    See Also
+    --------
+    difflab.matmul : with broadcasting, batches and vectors.
+    difflab.bmm : a batch of matrix products.
+    difflab.mv : matrix times vector.
+
+    Notes
+    -----
+    .. math:: C_{ik} = \sum_j A_{ij} B_{jk}, \qquad \bar A = \bar C B^\top, \quad
+              \bar B = A^\top \bar C
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> a = dl.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> c = dl.mm(a, dl.tensor([[1.0], [10.0]]))
+    >>> c
+    tensor([[21.],
+            [43.]], grad_fn=<...>)
+    >>> c.sum().backward()
+    >>> a.grad                  # C̄ Bᵀ
+    tensor([[ 1., 10.],
+            [ 1., 10.]])
+    """
     return tensor_of(a).mm(b)
 
 
 def mv(a: Tensor, v: Tensor) -> Tensor:
-    """Matrix-vector product."""
+    r"""The product of a matrix and a vector, ``a @ v``.
+
+    Parameters
+    ----------
+    a : Tensor, shape (n, m)
+        The matrix (a list or array is made a tensor).
+    v : Tensor, shape (m,)
+        The vector.
+
+    Returns
+    -------
+    Tensor, shape (n,)
+        The product.
+
+    Raises
+    ------
+    RuntimeError
+        If ``a`` is not 2-D or ``v`` not 1-D.
+    ValueError
+        If the sizes do not fit (m differs).
+
+    See Also
+    --------
+    difflab.mm : matrix times matrix.
+    difflab.matmul : with broadcasting.
+
+    Notes
+    -----
+    .. math:: y_i = \sum_j A_{ij} v_j, \qquad \bar A = \bar y\, v^\top, \quad
+              \bar v = A^\top \bar y
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> v = dl.tensor([1.0, 1.0], requires_grad=True)
+    >>> y = dl.mv(dl.tensor([[1.0, 2.0], [3.0, 4.0]]), v)
+    >>> y
+    tensor([3., 7.], grad_fn=<...>)
+    >>> y.sum().backward()
+    >>> v.grad                  # Aᵀ ȳ
+    tensor([4., 6.])
+    """
     return tensor_of(a).mv(v)
 
 
 def dot(a: Tensor, b: Tensor) -> Tensor:
-    """Dot product of two vectors."""
+    r"""The dot product of two vectors, Σᵢ aᵢ bᵢ (a 0-d tensor).
+
+    Parameters
+    ----------
+    a, b : Tensor, shape (n,)
+        The two vectors (a list or array is made a tensor).
+
+    Returns
+    -------
+    Tensor, shape ()
+        Their dot product.
+
+    Raises
+    ------
+    RuntimeError
+        If either is not 1-D.
+    ValueError
+        If their lengths differ.
+
+    See Also
+    --------
+    difflab.matmul : the general product.
+    difflab.outer : the outer product of two vectors.
+
+    Notes
+    -----
+    .. math:: y = \sum_i a_i b_i, \qquad \bar a = \bar y\, b, \quad \bar b = \bar y\, a
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> a = dl.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = dl.dot(a, dl.tensor([3.0, 4.0]))
+    >>> y
+    tensor(11., grad_fn=<...>)
+    >>> y.backward()
+    >>> a.grad
+    tensor([3., 4.])
+    """
     return tensor_of(a).dot(b)
 
 
@@ -561,39 +834,271 @@ def ones_like(x: Any) -> Any:
 
 
 def var(input: Tensor, dim: Any = None, keepdim: bool = False, unbiased: bool = True) -> Tensor:  # noqa: A002
-    """Variance (unbiased by default, as in PyTorch)."""
-    return input.var(dim, keepdim, unbiased)
+    r"""The variance of ``input`` over ``dim``: Σ(x - mean)² / (n - 1) by default.
 
+    Parameters
+    ----------
+    input : Tensor
+        The values (floating point).
+    dim : int or tuple of int, optional
+        The dimensions to reduce; default: all of them.
+    keepdim : bool, default False
+        Keep the reduced dimensions with size 1.
+    unbiased : bool, default True
+        Divide by n - 1 (Bessel's correction, PyTorch's default); False: by n.
 
-def std(input: Tensor, dim: Any = None, keepdim: bool = False, unbiased: bool = True) -> Tensor:  # noqa: A002
-    """Standard deviation (unbiased by default)."""
-    return input.std(dim, keepdim, unbiased)
+    Returns
+    -------
+    Tensor
+        The variances (0-d for ``dim=None``).  With n - 1 = 0 (one element, unbiased),
+        the division by 0 gives inf or nan, as in PyTorch.
 
+    Raises
+    ------
+    RuntimeError
+        If ``input`` is not floating point (the mean needs it: call ``.float()``).
 
-def norm(input: Tensor, p: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
-    """Vector p-norm."""
-    return input.norm(p, dim, keepdim)
+    See Also
+    --------
+    difflab.std : its square root.
+    difflab.mean : the mean it centres on.
 
+    Notes
+    -----
+    It is built from recorded steps (a mean, a subtraction, a square, a sum), so its
+    gradient is theirs:
 
-def max(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001, A002
-    """The maximum of ``input`` (the primitive :func:`amax`); with an int ``dim``, a pair
-    (values, indices) as in PyTorch; ``max(a, b)`` is elementwise (:func:`maximum`).
+    .. math:: \sigma^2 = \frac{1}{n - c} \sum_i (x_i - \bar x)^2, \qquad
+              \frac{\partial \sigma^2}{\partial x_i} = \frac{2 (x_i - \bar x)}{n - c}
 
-    Routed as the primitives' faces are: tensors are recorded, dual numbers carry their
-    tangents, sympy expressions become ``sympy.Max``.
+    with c = 1 when ``unbiased`` (else 0).
 
     Examples
     --------
     >>> import difflab as dl
-    >>> values, indices = dl.max(dl.tensor([[1.0, 5.0], [4.0, 2.0]]), dim=1)
+    >>> x = dl.tensor([1.0, 2.0, 4.0], requires_grad=True)
+    >>> v = dl.var(x)
+    >>> v, dl.var(x, unbiased=False)
+    (tensor(2.3333, grad_fn=<...>), tensor(1.5556, grad_fn=<...>))
+    >>> v.backward()
+    >>> x.grad                        # 2 (x - mean) / (n - 1)
+    tensor([-1.3333, -0.3333,  1.6667])
+    >>> dl.var(dl.tensor([[1.0, 3.0], [2.0, 2.0]]), dim=1)
+    tensor([2., 0.])
+    """
+    return input.var(dim, keepdim, unbiased)
+
+
+def std(input: Tensor, dim: Any = None, keepdim: bool = False, unbiased: bool = True) -> Tensor:  # noqa: A002
+    r"""The standard deviation of ``input`` over ``dim``: √var (unbiased by default).
+
+    Parameters
+    ----------
+    input : Tensor
+        The values (floating point).
+    dim : int or tuple of int, optional
+        The dimensions to reduce; default: all of them.
+    keepdim : bool, default False
+        Keep the reduced dimensions with size 1.
+    unbiased : bool, default True
+        Divide by n - 1 (PyTorch's default); False: by n.
+
+    Returns
+    -------
+    Tensor
+        The standard deviations (0-d for ``dim=None``).
+
+    Raises
+    ------
+    RuntimeError
+        If ``input`` is not floating point.
+
+    See Also
+    --------
+    difflab.var : the variance it is the root of.
+
+    Notes
+    -----
+    .. math:: \sigma = \sqrt{\frac{1}{n - c} \sum_i (x_i - \bar x)^2}, \qquad
+              \frac{\partial \sigma}{\partial x_i} = \frac{x_i - \bar x}{(n - c)\, \sigma}
+
+    (c = 1 when ``unbiased``).  Where all the values are equal, σ = 0 and the
+    gradient divides by it: nan, as in PyTorch.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([1.0, 3.0], requires_grad=True)
+    >>> s = dl.std(x)
+    >>> s
+    tensor(1.4142, grad_fn=<...>)
+    >>> s.backward()
+    >>> x.grad
+    tensor([-0.7071,  0.7071])
+    """
+    return input.std(dim, keepdim, unbiased)
+
+
+def norm(input: Tensor, p: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    r"""The vector p-norm of ``input`` (over ``dim``, or over all its elements).
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+    p : float or str, default 2
+        The order: 2 or ``"fro"`` (Euclidean), 1 (sum of magnitudes), ``float("inf")``
+        or ``"inf"`` (largest magnitude), any other number p for (Σ|x|ᵖ)^(1/p).
+    dim : int or tuple of int, optional
+        The dimensions to reduce; default: all of them (a matrix's Frobenius norm).
+    keepdim : bool, default False
+        Keep the reduced dimensions with size 1.
+
+    Returns
+    -------
+    Tensor
+        The norms (0-d for ``dim=None``).
+
+    See Also
+    --------
+    difflab.linalg.vector_norm, difflab.linalg.matrix_norm : the ``torch.linalg`` forms.
+
+    Notes
+    -----
+    .. math:: \|x\|_p = \Big(\sum_i \lvert x_i \rvert^p\Big)^{1/p}, \qquad
+              \frac{\partial \|x\|_2}{\partial x_i} = \frac{x_i}{\|x\|_2}
+
+    Built from recorded steps (for p = 2: square, sum, sqrt), so the gradient at
+    x = 0 divides by zero (nan), as √ does; the inf-norm's gradient goes to the
+    largest magnitude.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([3.0, -4.0], requires_grad=True)
+    >>> n = dl.norm(x)
+    >>> n, dl.norm(x, 1), dl.norm(x, float("inf"))
+    (tensor(5., grad_fn=<...>), tensor(7., grad_fn=<...>), tensor(4., grad_fn=<...>))
+    >>> n.backward()
+    >>> x.grad                  # x / ‖x‖
+    tensor([ 0.6, -0.8])
+    """
+    return input.norm(p, dim, keepdim)
+
+
+def max(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001, A002
+    r"""The largest value of ``input``; with ``dim``, the (values, indices) along it.
+
+    Three calls, as in PyTorch:
+
+    * ``max(input)``: the largest element (the primitive :func:`difflab.amax`), 0-d;
+    * ``max(input, dim, keepdim=False)``: a pair ``(values, indices)`` along ``dim``,
+      readable by name as ``.values`` and ``.indices``;
+    * ``max(input, other)``: the elementwise maximum (:func:`difflab.maximum`).
+
+    Routed as the primitives' faces are: tensors are recorded, dual numbers carry their
+    tangents, sympy expressions become ``sympy.Max``.
+
+    Parameters
+    ----------
+    input : Tensor, array, list, Dual or sympy expression
+        The values (a list is made a tensor).
+    dim : int or Tensor, optional
+        The dimension to reduce; or a tensor (or array, dual number): the ``other`` of an
+        elementwise maximum.
+    keepdim : bool, default False
+        Keep the reduced dimension with size 1 (both values and indices).
+
+    Returns
+    -------
+    Tensor, or (Tensor, Tensor)
+        The largest element; with an int ``dim``, ``(values, indices)`` (the indices
+        int64, of the first largest); with a tensor, the elementwise maximum.
+
+    Raises
+    ------
+    IndexError
+        If ``dim`` is out of range.
+
+    See Also
+    --------
+    difflab.amax : the values only, over several dimensions.
+    difflab.argmax : the indices only.
+    difflab.maximum : the elementwise maximum of two tensors.
+    difflab.min : the smallest.
+
+    Notes
+    -----
+    The gradient of :math:`y = \max_i x_i` is an indicator: :math:`\bar x_i = \bar y` at
+    the largest element and 0 elsewhere; where several tie, ``amax``'s rule shares
+    :math:`\bar y` equally among them.  The indices are integers: no gradient.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[1.0, 5.0], [4.0, 2.0]], requires_grad=True)
+    >>> values, indices = dl.max(x, dim=1)
     >>> values, indices
-    (tensor([5., 4.]), tensor([1, 0]))
+    (tensor([5., 4.], grad_fn=<...>), tensor([1, 0]))
+    >>> values.sum().backward()
+    >>> x.grad                      # 1 where each row's maximum is
+    tensor([[0., 1.],
+            [1., 0.]])
+    >>> dl.max(dl.tensor([1.0, 5.0])), dl.max(dl.tensor([1.0, 5.0]), dl.tensor([3.0, 3.0]))
+    (tensor(5.), tensor([3., 5.]))
     """
     return _extreme(input, dim, keepdim, "amax", "argmax", "maximum")
 
 
 def min(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001, A002
-    """The minimum of ``input`` (see :func:`max`): :func:`amin` and :func:`argmin`."""
+    r"""The smallest value of ``input``; with ``dim``, the (values, indices) along it.
+
+    The mirror of :func:`difflab.max`: ``min(input)`` is :func:`difflab.amin`,
+    ``min(input, dim, keepdim=False)`` a pair ``(values, indices)`` (``.values``,
+    ``.indices``), and ``min(input, other)`` the elementwise :func:`difflab.minimum`.
+
+    Parameters
+    ----------
+    input : Tensor, array, list, Dual or sympy expression
+        The values (a list is made a tensor).
+    dim : int or Tensor, optional
+        The dimension to reduce; or the ``other`` of an elementwise minimum.
+    keepdim : bool, default False
+        Keep the reduced dimension with size 1.
+
+    Returns
+    -------
+    Tensor, or (Tensor, Tensor)
+        The smallest element; with an int ``dim``, ``(values, indices)``; with a tensor,
+        the elementwise minimum.
+
+    Raises
+    ------
+    IndexError
+        If ``dim`` is out of range.
+
+    See Also
+    --------
+    difflab.amin : the values only.
+    difflab.argmin : the indices only.
+    difflab.minimum : the elementwise minimum.
+    difflab.max : the largest.
+
+    Notes
+    -----
+    As for max: :math:`\bar x_i = \bar y` at the smallest element, 0 elsewhere (shared
+    equally among ties); the indices have no gradient.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[1.0, 5.0], [4.0, 2.0]])
+    >>> dl.min(x)
+    tensor(1.)
+    >>> result = dl.min(x, 0, keepdim=True)
+    >>> result.values, result.indices
+    (tensor([[1., 2.]]), tensor([[0, 1]]))
+    """
     return _extreme(input, dim, keepdim, "amin", "argmin", "minimum")
 
 
@@ -612,25 +1117,145 @@ def _extreme(x: Any, dim: Any, keepdim: bool, values_of: str, indices_of: str,
 
 
 def t(input: Tensor) -> Tensor:  # noqa: A002
-    """Transpose of a matrix (≤ 2 dimensions)."""
+    """The transpose of a matrix (a vector or a 0-d tensor is returned as it is).
+
+    Parameters
+    ----------
+    input : Tensor
+        At most 2-D.
+
+    Returns
+    -------
+    Tensor
+        ``input`` with its two dimensions swapped (a view); the gradient is transposed back.
+
+    Raises
+    ------
+    RuntimeError
+        If ``input`` has more than 2 dimensions (use :func:`difflab.transpose`).
+
+    See Also
+    --------
+    difflab.transpose : swap any two dimensions.
+    difflab.permute : reorder all of them.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.t(dl.tensor([[1.0, 2.0, 3.0]]))
+    tensor([[1.],
+            [2.],
+            [3.]])
+    >>> dl.t(dl.tensor([1.0, 2.0]))
+    tensor([1., 2.])
+    """
     return input.t()
 
 
 def numel(input: Tensor) -> int:  # noqa: A002
-    """Number of elements."""
+    """The number of elements of ``input``, the product of its shape.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any tensor.
+
+    Returns
+    -------
+    int
+        A Python int (1 for a 0-d tensor, 0 if a dimension is 0).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.numel(dl.zeros(2, 3)), dl.numel(dl.tensor(1.0)), dl.numel(dl.zeros(0, 4))
+    (6, 1, 0)
+    """
     return input.numel()
 
 
 def allclose(input: Any, other: Any, rtol: float = 1e-5, atol: float = 1e-8,  # noqa: A002
              equal_nan: bool = False) -> bool:
-    """True when every |input - other| ≤ atol + rtol·|other| (tensors that require grad
-    are compared by value)."""
+    r"""Whether two tensors are equal within tolerances, elementwise (a Python bool).
+
+    True when every :math:`|\text{input} - \text{other}| \le \text{atol} + \text{rtol}
+    \cdot |\text{other}|` (broadcasting the two): the test of :func:`difflab.isclose`,
+    for all the elements.  Tensors that require grad are compared by value.
+
+    Parameters
+    ----------
+    input : Tensor, array or list
+        The values tested.
+    other : Tensor, array, list or number
+        The reference values (broadcast against ``input``).
+    rtol : float, default 1e-05
+        The tolerance relative to ``|other|``.
+    atol : float, default 1e-08
+        The absolute tolerance.
+    equal_nan : bool, default False
+        Count two NaNs in the same place as equal.
+
+    Returns
+    -------
+    bool
+        A Python bool, not a tensor.
+
+    Raises
+    ------
+    ValueError
+        If the shapes do not broadcast.
+
+    See Also
+    --------
+    difflab.isclose : the same test, element by element.
+    difflab.equal : exact equality, shapes included.
+
+    Notes
+    -----
+    Not symmetric: the tolerance scales with ``|other|``, the reference.  No gradient.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.allclose(dl.tensor([1.0, 2.0]), dl.tensor([1.0, 2.000001]))
+    True
+    >>> dl.allclose(dl.tensor([1.0]), dl.tensor([1.1])), dl.allclose([1.0], [1.1], atol=0.2)
+    (False, True)
+    >>> nan = float("nan")
+    >>> dl.allclose(dl.tensor([nan]), dl.tensor([nan])), dl.allclose([nan], [nan], equal_nan=True)
+    (False, True)
+    """
     close = tensor_of(input).isclose(tensor_of(other), rtol, atol, equal_nan)
     return bool(close.all())
 
 
 def isnan(input: Tensor) -> Tensor:  # noqa: A002
-    """Where x is NaN."""
+    """Where the elements of ``input`` are NaN (not a number), as a bool tensor.
+
+    Parameters
+    ----------
+    input : Tensor, array or list
+        The values.
+
+    Returns
+    -------
+    Tensor of bool
+        ``input``'s shape; True where the value is NaN (NaN is the only value not equal
+        to itself).  No gradient.
+
+    See Also
+    --------
+    difflab.isfinite, difflab.isinf : the other float classes.
+    difflab.nan_to_num : replace them.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.isnan(dl.tensor([1.0, float("nan"), float("inf")]))
+    tensor([False,  True, False])
+    >>> bool(dl.isnan(dl.tensor([1.0, float("nan")])).any())
+    True
+    """
     return tensor_of(input).isnan()
 
 
@@ -639,42 +1264,334 @@ def isnan(input: Tensor) -> Tensor:  # noqa: A002
 
 
 def tril(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
-    """The lower triangle of the last two dimensions (entries with j ≤ i + diagonal)."""
+    r"""The lower triangle of the last two dimensions (j ≤ i + ``diagonal``), zeros above.
+
+    Parameters
+    ----------
+    input : Tensor, shape (..., n, m)
+        At least 2-D; leading dimensions are batches.
+    diagonal : int, default 0
+        Which diagonal bounds the triangle: 0 the main one, k > 0 that many above it,
+        k < 0 below it.
+    out : Tensor, optional, keyword-only
+        Written into (and returned).
+
+    Returns
+    -------
+    Tensor, shape (..., n, m)
+        A copy with the entries above the diagonal set to 0.
+
+    Raises
+    ------
+    RuntimeError
+        If ``input`` has fewer than 2 dimensions.
+
+    See Also
+    --------
+    difflab.triu : the upper triangle.
+
+    Notes
+    -----
+    A mask, :math:`y_{ij} = x_{ij}\, [j \le i + k]`: the gradient is the same mask on
+    the adjoint, so gradients flow to the kept entries only.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.ones(3, 3, requires_grad=True)
+    >>> dl.tril(x)
+    tensor([[1., 0., 0.],
+            [1., 1., 0.],
+            [1., 1., 1.]], grad_fn=<...>)
+    >>> dl.tril(x, diagonal=-1).sum().backward()
+    >>> x.grad
+    tensor([[0., 0., 0.],
+            [1., 0., 0.],
+            [1., 1., 0.]])
+    """
     return write_out(out, tensor_of(input).tril(diagonal))
 
 
 def triu(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
-    """The upper triangle of the last two dimensions (entries with j ≥ i + diagonal)."""
+    r"""The upper triangle of the last two dimensions (j ≥ i + ``diagonal``), zeros below.
+
+    Parameters
+    ----------
+    input : Tensor, shape (..., n, m)
+        At least 2-D; leading dimensions are batches.
+    diagonal : int, default 0
+        Which diagonal bounds the triangle: 0 the main one, k > 0 that many above it,
+        k < 0 below it.
+    out : Tensor, optional, keyword-only
+        Written into (and returned).
+
+    Returns
+    -------
+    Tensor, shape (..., n, m)
+        A copy with the entries below the diagonal set to 0.
+
+    Raises
+    ------
+    RuntimeError
+        If ``input`` has fewer than 2 dimensions.
+
+    See Also
+    --------
+    difflab.tril : the lower triangle.
+
+    Notes
+    -----
+    A mask, :math:`y_{ij} = x_{ij}\, [j \ge i + k]`: gradients flow to the kept
+    entries only.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    >>> dl.triu(x)
+    tensor([[1., 2., 3.],
+            [0., 5., 6.]])
+    >>> dl.triu(x, 1)
+    tensor([[0., 2., 3.],
+            [0., 0., 6.]])
+    """
     return write_out(out, tensor_of(input).triu(diagonal))
 
 
 def floor(input: Tensor) -> Tensor:  # noqa: A002
-    """⌊x⌋ (piecewise constant: no gradient)."""
+    r"""The floor ⌊x⌋ of each element: the largest integer ≤ x (no gradient).
+
+    Parameters
+    ----------
+    input : Tensor, array or list
+        The values.
+
+    Returns
+    -------
+    Tensor
+        ``input``'s shape and dtype (floats stay floats).
+
+    See Also
+    --------
+    difflab.ceil : rounding up.
+    difflab.round : to the nearest integer.
+    difflab.trunc : towards zero.
+
+    Notes
+    -----
+    Piecewise constant: :math:`\frac{d}{dx}\lfloor x \rfloor = 0` almost everywhere
+    (undefined at the integers).  On a Tensor it is a primitive without a derivative:
+    its result does not require grad, so no gradient flows through it (a factor
+    ⌊x⌋ in a product is a constant), and forward mode gives it a zero tangent.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.floor(dl.tensor([-1.5, 0.5, 2.0]))
+    tensor([-2.,  0.,  2.])
+    >>> x = dl.tensor([1.5, 2.5], requires_grad=True)
+    >>> dl.floor(x).requires_grad
+    False
+    >>> (x * dl.floor(x)).sum().backward()      # ⌊x⌋ is a constant factor
+    >>> x.grad
+    tensor([1., 2.])
+    """
     return tensor_of(input).floor()
 
 
 def ceil(input: Tensor) -> Tensor:  # noqa: A002
-    """⌈x⌉ (piecewise constant: no gradient)."""
+    r"""The ceiling ⌈x⌉ of each element: the smallest integer ≥ x (no gradient).
+
+    Parameters
+    ----------
+    input : Tensor, array or list
+        The values.
+
+    Returns
+    -------
+    Tensor
+        ``input``'s shape and dtype (floats stay floats).
+
+    See Also
+    --------
+    difflab.floor : rounding down.
+    difflab.round : to the nearest integer.
+
+    Notes
+    -----
+    Piecewise constant: :math:`\frac{d}{dx}\lceil x \rceil = 0` almost everywhere
+    (undefined at the integers).  On a Tensor it is a primitive without a derivative:
+    its result does not require grad and no gradient flows through it.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.ceil(dl.tensor([-1.5, 0.5, 2.0]))
+    tensor([-1.,  1.,  2.])
+    >>> dl.ceil(dl.tensor([0.2], requires_grad=True)).requires_grad
+    False
+    """
     return tensor_of(input).ceil()
 
 
 def round(input: Tensor) -> Tensor:  # noqa: A001, A002
-    """x rounded to the nearest integer, halves to even (no gradient)."""
+    """Each element rounded to the nearest integer, halves to the even one (no gradient).
+
+    Parameters
+    ----------
+    input : Tensor, array or list
+        The values.
+
+    Returns
+    -------
+    Tensor
+        ``input``'s shape and dtype.
+
+    See Also
+    --------
+    difflab.floor, difflab.ceil : rounding down and up.
+
+    Notes
+    -----
+    Ties go to the even integer (banker's rounding, as ``numpy.round`` and PyTorch):
+    0.5 → 0, 1.5 → 2, 2.5 → 2.  Piecewise constant: the derivative is 0 almost
+    everywhere, and on a Tensor no gradient flows through it (its result does not
+    require grad).  A straight-through estimator is ``x + (dl.round(x) - x).detach()``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.round(dl.tensor([0.5, 1.5, 2.5, -1.7]))
+    tensor([ 0.,  2.,  2., -2.])
+    >>> x = dl.tensor([0.7], requires_grad=True)
+    >>> (x + (dl.round(x) - x).detach()).sum().backward()     # straight through
+    >>> x.grad
+    tensor([1.])
+    """
     return tensor_of(input).round()
 
 
 def rsqrt(input: Tensor) -> Tensor:  # noqa: A002
-    """1/√x."""
+    r"""The reciprocal square root 1/√x of each element.
+
+    Parameters
+    ----------
+    input : Tensor, array or list
+        The values (x > 0; 0 gives inf, x < 0 nan).
+
+    Returns
+    -------
+    Tensor
+        ``input``'s shape.
+
+    See Also
+    --------
+    difflab.sqrt : √x.
+    difflab.reciprocal : 1/x.
+
+    Notes
+    -----
+    Recorded as ``1 / sqrt(x)``, so the gradient is the chain rule's:
+
+    .. math:: \frac{d}{dx} x^{-1/2} = -\tfrac{1}{2} x^{-3/2}
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([1.0, 4.0], requires_grad=True)
+    >>> y = dl.rsqrt(x)
+    >>> y
+    tensor([1. , 0.5], grad_fn=<...>)
+    >>> y.sum().backward()
+    >>> x.grad                  # -x^(-3/2) / 2
+    tensor([-0.5   , -0.0625])
+    """
     return tensor_of(input).rsqrt()
 
 
 def reciprocal(input: Tensor) -> Tensor:  # noqa: A002
-    """1/x."""
+    r"""The reciprocal 1/x of each element.
+
+    Parameters
+    ----------
+    input : Tensor, array or list
+        The values (0 gives inf).
+
+    Returns
+    -------
+    Tensor
+        ``input``'s shape (floating point).
+
+    See Also
+    --------
+    difflab.div : a / b.
+    difflab.rsqrt : 1/√x.
+
+    Notes
+    -----
+    Recorded as the division ``1 / x``:
+
+    .. math:: \frac{d}{dx} \frac{1}{x} = -\frac{1}{x^2}
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([2.0, 4.0], requires_grad=True)
+    >>> y = dl.reciprocal(x)
+    >>> y
+    tensor([0.5 , 0.25], grad_fn=<...>)
+    >>> y.sum().backward()
+    >>> x.grad                  # -1/x²
+    tensor([-0.25  , -0.0625])
+    """
     return tensor_of(input).reciprocal()
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple:  # noqa: A002
-    """The slices along ``dim``, as a tuple (gradients flow back to each)."""
+    """The slices of ``input`` along ``dim``, as a tuple (the dimension removed).
+
+    Parameters
+    ----------
+    input : Tensor
+        The values (a list or array is made a tensor).
+    dim : int, default 0
+        The dimension to take apart.
+
+    Returns
+    -------
+    tuple of Tensor
+        ``input.shape[dim]`` tensors, each ``input``'s shape without ``dim``: the views
+        ``input[..., i, ...]``.
+
+    Raises
+    ------
+    IndexError
+        If ``dim`` is out of range.
+
+    See Also
+    --------
+    difflab.split, difflab.chunk : pieces that keep the dimension.
+    difflab.stack : the inverse, joining along a new dimension.
+
+    Notes
+    -----
+    Each slice is an indexing step: its gradient is scattered back into its row of
+    ``input``'s gradient, so gradients from all of them add up there.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> rows = dl.unbind(x)
+    >>> rows
+    (tensor([1., 2.], grad_fn=<...>), tensor([3., 4.], grad_fn=<...>))
+    >>> (2 * rows[0] + rows[1]).sum().backward()
+    >>> x.grad
+    tensor([[2., 2.],
+            [1., 1.]])
+    >>> dl.unbind(x, dim=1)[0]
+    tensor([1., 3.], grad_fn=<...>)
+    """
     return tensor_of(input).unbind(dim)
 
 # ==================================================================== end compat-core
@@ -738,8 +1655,32 @@ register_recording_namespace(sys.modules[__name__])
 
 
 def _scatter_add_method(self: Tensor, dim: int, index: Any, src: Any) -> Tensor:
-    """``x.scatter_add(dim, index, src)``: :func:`scatter_add` with ``src`` required (its
-    three-argument array form is the derivative rules', not a method's)."""
+    """A copy with ``src`` added at ``index`` along ``dim``: ``x.scatter_add(dim, index, src)``.
+
+    ``x.scatter_add(dim, index, src)`` is ``difflab.scatter_add(x, dim, index, src)``,
+    with ``src`` required.  See :func:`difflab.scatter_add` for the parameters, the
+    gradients and examples.
+
+    Parameters
+    ----------
+    dim : int
+        The dimension to write along.
+    index : Tensor of int64
+        Where each element of ``src`` goes along ``dim``.
+    src : Tensor
+        The values added.
+
+    Returns
+    -------
+    Tensor
+        A copy of ``x`` with the sums (``x`` itself is unchanged).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.zeros(3).scatter_add(0, dl.tensor([0, 2, 0]), dl.tensor([1.0, 2.0, 3.0]))
+    tensor([4., 0., 2.])
+    """
     return scatter_add(self, dim, index, src)
 
 
@@ -749,7 +1690,34 @@ def _scatter_add_method(self: Tensor, dim: int, index: Any, src: Any) -> Tensor:
 #: Tensor when this module is imported (``import difflab`` does).  Direct references,
 #: not wrappers: the method call costs what the function call costs.
 def _polygamma_method(self: Tensor, n: int) -> Tensor:
-    """``x.polygamma(n)``: ``difflab.polygamma(n, x)`` (the order first there, as in PyTorch)."""
+    """ψ⁽ⁿ⁾(x), the n-th derivative of the digamma function: ``x.polygamma(n)``.
+
+    ``x.polygamma(n)`` is ``difflab.polygamma(n, x)`` (the order first there, as in
+    PyTorch).  See :func:`difflab.polygamma` for the derivative rule and examples.
+
+    Parameters
+    ----------
+    n : int
+        The order, n ≥ 0 (0: digamma itself).
+
+    Returns
+    -------
+    Tensor
+        ψ⁽ⁿ⁾ of each element.
+
+    Raises
+    ------
+    TypeError
+        If ``n`` is not an integer.
+    ValueError
+        If ``n`` is negative.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.tensor([1.0, 2.0]).polygamma(1)           # π²/6 and π²/6 - 1
+    tensor([1.6449, 0.6449])
+    """
     op = registry.get("polygamma")
     inputs, params = op.arguments(n, self)
     return apply(op, *inputs, **params)

@@ -204,14 +204,85 @@ def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False) -> Te
 
 def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = None,  # noqa: A002
             reduce: str | None = None) -> Tensor:
-    """A copy of ``input`` with out[index[i][j]][j] = src[i][j] (dim = 0; likewise others).
+    r"""A copy of ``input`` with the values of ``src`` written at ``index`` along ``dim``.
 
-    ``src`` may be a tensor (only its leading block of the index's shape is
-    read) or a number (PyTorch's ``value``).  Where the index repeats a
-    position, which write wins is unspecified (as in PyTorch), and so is the
-    gradient of ``src`` there.  ``reduce='add'`` is :func:`scatter_add`.
-    Gradients: the input's adjoint with zeros where it was overwritten; src's
-    adjoint gathered from the output's.
+    For a 2-d input (and likewise in other dimensions),
+
+    .. math::
+        \text{out}[\text{index}[i][j]][j] = \text{src}[i][j] \;\; (\text{dim} = 0),
+        \qquad
+        \text{out}[i][\text{index}[i][j]] = \text{src}[i][j] \;\; (\text{dim} = 1),
+
+    and ``out`` equals ``input`` everywhere else: the inverse of :func:`difflab.gather`.
+    ``input`` itself is not changed (the in-place form is ``Tensor.scatter_``).
+
+    Parameters
+    ----------
+    input : Tensor
+        The values written into (a copy of them).
+    dim : int
+        The dimension the index runs along (negative counts from the end).
+    index : Tensor of int64
+        Where each element of ``src`` goes along ``dim``: as many dimensions as
+        ``input``, no larger than it in the other dimensions nor than ``src`` in any;
+        entries in [0, input.shape[dim]).
+    src : Tensor or number, optional
+        The values written: a tensor (only its leading block of ``index``'s shape is
+        read, cast to ``input``'s dtype) or one number.
+    value : number, optional, keyword-only
+        PyTorch's name for a number ``src``.
+    reduce : {None, 'add'}, optional, keyword-only
+        ``'add'``: add instead of overwrite (:func:`difflab.scatter_add`).
+
+    Returns
+    -------
+    Tensor
+        ``input``'s shape and dtype.
+
+    Raises
+    ------
+    TypeError
+        If neither ``src`` nor ``value`` is given, ``dim`` is not an int, or ``index`` is
+        not of an integer dtype.
+    ValueError
+        If ``reduce`` is not None or ``'add'``.
+    IndexError
+        If ``dim`` is out of range.
+    RuntimeError
+        If ``index`` has the wrong number of dimensions, is too large, or holds an
+        entry out of bounds (the message gives the valid range).
+
+    See Also
+    --------
+    difflab.gather : the read that scatter inverts.
+    difflab.scatter_add : adding up instead of overwriting.
+    difflab.index_put : writes at NumPy-style indices.
+
+    Notes
+    -----
+    Where ``index`` repeats a position, which write wins is unspecified (as in
+    PyTorch), and so is the gradient of ``src`` there.  Gradients: ``input``'s
+    adjoint is the output's with zeros where it was overwritten; ``src``'s is the
+    output's adjoint gathered at ``index``: :math:`\bar{\text{src}}[i][j] =
+    \bar{\text{out}}[\text{index}[i][j]][j]` (dim = 0).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.zeros(2, 3, requires_grad=True)
+    >>> src = dl.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+    >>> out = dl.scatter(x, 0, dl.tensor([[1, 0, 1]]), src)
+    >>> out
+    tensor([[0., 2., 0.],
+            [1., 0., 3.]], grad_fn=<...>)
+    >>> (out * dl.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])).sum().backward()
+    >>> x.grad                   # zero where overwritten
+    tensor([[1., 0., 3.],
+            [0., 5., 0.]])
+    >>> src.grad                 # gathered from where each value went
+    tensor([[4., 2., 6.]])
+    >>> dl.scatter(dl.zeros(3), 0, dl.tensor([2]), value=7.0)
+    tensor([0., 0., 7.])
     """
     x = tensor_of(input)
     if src is None:
@@ -239,14 +310,67 @@ def full_like_index(x: Tensor, index: Any, value: Any) -> Tensor:
 
 
 def scatter_add(input: Any, dim: Any, index: Any, src: Any = None) -> Any:  # noqa: A002
-    """``scatter_add(input, dim, index, src)``: a copy of ``input`` with
-    out[index[i][j]][j] += src[i][j] (dim = 0), adding up where the index repeats.
+    r"""A copy of ``input`` with ``src`` added at ``index`` along ``dim`` (repeats add up).
 
-    Gradients: the input's adjoint passes through; src's adjoint is gathered.
+    For a 2-d input (dim = 0; likewise in other dimensions),
+    :math:`\text{out}[\text{index}[i][j]][j] \mathrel{+}= \text{src}[i][j]`, starting
+    from ``out = input``: the transpose of :func:`difflab.gather`.  Where ``index``
+    repeats a position, every value sent there is added.
 
     Called with three arguments, ``scatter_add(values, index, shape)`` is the
-    array-namespace form the derivative rules use: zeros(shape) with
-    ``[index] += values``, the transpose of indexing.
+    array-namespace form the derivative rules use: ``zeros(shape)`` with
+    ``[index] += values`` (NumPy-style indices), the transpose of indexing.
+
+    Parameters
+    ----------
+    input : Tensor, array, Dual or sympy expressions
+        The values added to (a copy of them).
+    dim : int
+        The dimension the index runs along (negative counts from the end).
+    index : Tensor of int64
+        Where each element of ``src`` goes along ``dim``: as many dimensions as
+        ``input``, no larger than it in the other dimensions nor than ``src`` in any.
+    src : Tensor
+        The values added (only its leading block of ``index``'s shape is read; cast to
+        ``input``'s dtype).
+
+    Returns
+    -------
+    Tensor
+        ``input``'s shape and dtype.
+
+    Raises
+    ------
+    TypeError
+        If ``dim`` is not an int or ``index`` is not of an integer dtype.
+    IndexError
+        If ``dim`` is out of range.
+    RuntimeError
+        If ``index`` has the wrong number of dimensions, is too large, or holds an
+        entry out of bounds.
+
+    See Also
+    --------
+    difflab.scatter : overwriting instead of adding.
+    difflab.gather : its transpose.
+    difflab.index_add : adding whole slices at a vector of positions.
+
+    Notes
+    -----
+    Linear in both: ``input``'s adjoint is the output's, unchanged; ``src``'s is the
+    output's adjoint gathered at ``index``, :math:`\bar{\text{src}}[i][j] =
+    \bar{\text{out}}[\text{index}[i][j]][j]` (dim = 0).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> src = dl.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> out = dl.scatter_add(dl.zeros(3), 0, dl.tensor([0, 2, 0]), src)
+    >>> out                        # positions 0 gets 1 + 3
+    tensor([4., 0., 2.], grad_fn=<...>)
+    >>> (out * dl.tensor([1.0, 2.0, 3.0])).sum().backward()
+    >>> src.grad
+    tensor([1., 3., 1.])
     """
     if src is None:  # scatter_add(values, index, shape): the derivative rules' form
         values, array_index, shape = input, dim, index
@@ -265,9 +389,57 @@ def scatter_add(input: Any, dim: Any, index: Any, src: Any = None) -> Any:  # no
 
 
 def index_select(input: Any, dim: int, index: Any) -> Tensor:  # noqa: A002
-    """The entries of ``input`` at ``index`` (a 1-D integer tensor) along ``dim``.
+    r"""The slices of ``input`` at the positions ``index`` along ``dim``.
 
-    Gradient: scattered back, added where ``index`` repeats.
+    ``index_select(x, 1, i)`` is ``x[:, i]`` for a vector ``i``: the result has
+    ``input``'s shape with ``dim`` of length ``len(index)``; an index may repeat.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+    dim : int
+        The dimension to select along (negative counts from the end).
+    index : Tensor of int64, shape (k,) or ()
+        The positions, in [0, input.shape[dim]) (negative ones are not wrapped).
+
+    Returns
+    -------
+    Tensor
+        ``input``'s shape with ``dim`` of size k (a copy).
+
+    Raises
+    ------
+    TypeError
+        If ``dim`` is not an int or ``index`` is not of an integer dtype.
+    IndexError
+        If ``dim`` is out of range.
+    RuntimeError
+        If ``index`` has more than one dimension, or an entry is out of bounds.
+
+    See Also
+    --------
+    difflab.gather : a position per element instead of per slice.
+    difflab.index_add : its transpose, adding slices at positions.
+
+    Notes
+    -----
+    The gradient is the transpose of the selection: the output's adjoint is added
+    back into the selected slices, :math:`\bar x[\ldots, \text{index}[k], \ldots]
+    \mathrel{+}= \bar y[\ldots, k, \ldots]`, so a repeated position gets the sum.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    >>> y = dl.index_select(x, 1, dl.tensor([2, 0, 2]))
+    >>> y
+    tensor([[3., 1., 3.],
+            [6., 4., 6.]], grad_fn=<...>)
+    >>> y.sum().backward()
+    >>> x.grad                   # column 2 was picked twice
+    tensor([[1., 0., 2.],
+            [1., 0., 2.]])
     """
     x = tensor_of(input)
     dim = _check_dim("index_select", dim, x.ndim)
@@ -287,15 +459,102 @@ def index_select(input: Any, dim: int, index: Any) -> Tensor:  # noqa: A002
 
 
 def masked_fill(input: Any, mask: Any, value: Any) -> Tensor:  # noqa: A002
-    """``input`` with ``value`` where the boolean ``mask`` (broadcast to it) is True."""
+    """A copy of ``input`` with ``value`` where the boolean ``mask`` is True.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+    mask : Tensor of bool
+        Broadcast to ``input``'s shape; True where ``value`` goes.
+    value : number or 0-d Tensor
+        The value written (a 0-d tensor that requires grad gets the gradient of every
+        place it fills).
+
+    Returns
+    -------
+    Tensor
+        ``input``'s shape, in the common dtype of ``input`` and ``value``.
+
+    Raises
+    ------
+    RuntimeError
+        If ``mask`` is not boolean (compare to get one: ``x > 0``), or ``value`` is a
+        tensor with dimensions (use :func:`difflab.where` for many values).
+
+    See Also
+    --------
+    difflab.where : choose between two tensors elementwise.
+
+    Notes
+    -----
+    It is ``where(mask, value, input)``: ``input``'s gradient is the adjoint with
+    zeros where the mask is True; ``value``'s the sum of the adjoint there.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    >>> y = dl.masked_fill(x, x < 0, 0.0)
+    >>> y
+    tensor([1., 0., 3.], grad_fn=<...>)
+    >>> y.sum().backward()
+    >>> x.grad                   # nothing flows to the filled place
+    tensor([1., 0., 1.])
+    """
     return tensor_of(input).masked_fill(mask, value)
 
 
 def argsort(input: Any, dim: int = -1, descending: bool = False,  # noqa: A002
             stable: bool = False) -> Tensor:
-    """The indices that sort ``input`` along ``dim`` (ties keep their order: a stable sort).
+    """The indices that sort ``input`` along ``dim`` (ascending unless ``descending``).
 
-    NaN sorts as the largest value, as in PyTorch.  No gradient (indices).
+    ``gather(input, dim, argsort(input, dim))`` is the sorted tensor.  The sort is
+    stable: equal values keep their order.  NaN sorts as the largest value, as in
+    PyTorch.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+    dim : int, default -1
+        The dimension to sort along.
+    descending : bool, default False
+        Largest first.
+    stable : bool, default False
+        Accepted for PyTorch's signature; the sort is always stable.
+
+    Returns
+    -------
+    Tensor of int64
+        ``input``'s shape: along ``dim``, the positions of the values in sorted order.
+
+    Raises
+    ------
+    TypeError
+        If ``dim`` is not an int.
+    IndexError
+        If ``dim`` is out of range.
+
+    See Also
+    --------
+    difflab.sort : the sorted values with these indices.
+    difflab.topk : the k largest only.
+
+    Notes
+    -----
+    Indices are integers: no gradient flows through them (the values they pick, in
+    :func:`difflab.sort`, carry it).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([3.0, 1.0, float("nan"), 2.0])
+    >>> dl.argsort(x), dl.argsort(x, descending=True)
+    (tensor([1, 3, 0, 2]), tensor([2, 0, 3, 1]))
+    >>> dl.argsort(dl.tensor([[2.0, 1.0], [0.0, 5.0]]), dim=0)
+    tensor([[1, 0],
+            [0, 1]])
     """
     x = tensor_of(input)
     dim = _check_dim("argsort", dim, x.ndim)
@@ -304,10 +563,58 @@ def argsort(input: Any, dim: int = -1, descending: bool = False,  # noqa: A002
 
 def sort(input: Any, dim: int = -1, descending: bool = False,  # noqa: A002
          stable: bool = False) -> tuple:
-    """(values, indices) of ``input`` sorted along ``dim``.
+    r"""The values of ``input`` sorted along ``dim``, with the indices they came from.
 
-    values = gather(input, dim, indices), so the gradient goes back to where
-    each value came from.
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+    dim : int, default -1
+        The dimension to sort along.
+    descending : bool, default False
+        Largest first.
+    stable : bool, default False
+        Accepted for PyTorch's signature; the sort is always stable (equal values keep
+        their order).
+
+    Returns
+    -------
+    (Tensor, Tensor)
+        ``(values, indices)``, readable as ``.values`` and ``.indices``: both
+        ``input``'s shape; the indices int64, with ``values = gather(input, dim,
+        indices)``.  NaN sorts as the largest value.
+
+    Raises
+    ------
+    TypeError
+        If ``dim`` is not an int.
+    IndexError
+        If ``dim`` is out of range.
+
+    See Also
+    --------
+    difflab.argsort : the indices only.
+    difflab.topk : the k largest (or smallest).
+    difflab.msort : sorted along the first dimension.
+
+    Notes
+    -----
+    ``values = gather(input, dim, indices)``, so the gradient is gather's: the
+    adjoint of each sorted value goes back to the place it came from (a
+    permutation), :math:`\bar x[\text{indices}[k]] = \bar y[k]`.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([3.0, 1.0, 2.0], requires_grad=True)
+    >>> values, indices = dl.sort(x)
+    >>> values, indices
+    (tensor([1., 2., 3.], grad_fn=<...>), tensor([1, 2, 0]))
+    >>> (values * dl.tensor([1.0, 10.0, 100.0])).sum().backward()
+    >>> x.grad                   # each weight back where its value was
+    tensor([100.,   1.,  10.])
+    >>> dl.sort(dl.tensor([2.0, 1.0, 2.0]), descending=True).indices
+    tensor([0, 2, 1])
     """
     x = tensor_of(input)
     indices = argsort(x, dim, descending, stable)
@@ -316,10 +623,59 @@ def sort(input: Any, dim: int = -1, descending: bool = False,  # noqa: A002
 
 def topk(input: Any, k: int, dim: int = -1, largest: bool = True,  # noqa: A002
          sorted: bool = True) -> tuple:  # noqa: A002
-    """(values, indices) of the ``k`` largest (or smallest) entries along ``dim``.
+    r"""The ``k`` largest (or smallest) values of ``input`` along ``dim``, with their indices.
 
-    The values come out in sorted order (``sorted=False`` is accepted and
-    gives them sorted too).  Gradient: to the chosen entries only.
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+    k : int
+        How many, in [0, input.shape[dim]].
+    dim : int, default -1
+        The dimension to choose along.
+    largest : bool, default True
+        The largest values (False: the smallest).
+    sorted : bool, default True
+        Accepted for PyTorch's signature; the values always come out sorted (largest
+        first, or smallest first when ``largest=False``).
+
+    Returns
+    -------
+    (Tensor, Tensor)
+        ``(values, indices)``, readable as ``.values`` and ``.indices``: ``input``'s shape
+        with ``dim`` of size k; the indices int64.
+
+    Raises
+    ------
+    TypeError
+        If ``dim`` is not an int.
+    IndexError
+        If ``dim`` is out of range.
+    RuntimeError
+        If ``k`` is not an int in [0, input.shape[dim]].
+
+    See Also
+    --------
+    difflab.sort : all of them, sorted.
+    difflab.kthvalue : the k-th smallest only.
+
+    Notes
+    -----
+    The values are gathered at the indices, so the gradient goes to the chosen
+    entries only, :math:`\bar x[\text{indices}[k]] = \bar y[k]`, 0 elsewhere.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([1.0, 5.0, 3.0, 4.0], requires_grad=True)
+    >>> result = dl.topk(x, 2)
+    >>> result.values, result.indices
+    (tensor([5., 4.], grad_fn=<...>), tensor([1, 3]))
+    >>> result.values.sum().backward()
+    >>> x.grad
+    tensor([0., 1., 0., 1.])
+    >>> dl.topk(x, 2, largest=False).indices
+    tensor([0, 2])
     """
     x = tensor_of(input)
     dim = _check_dim("topk", dim, x.ndim)
@@ -336,9 +692,60 @@ def topk(input: Any, k: int, dim: int = -1, largest: bool = True,  # noqa: A002
 
 
 def roll(input: Any, shifts: Any, dims: Any = None) -> Tensor:  # noqa: A002
-    """``input`` shifted circularly by ``shifts`` along ``dims`` (flattened if ``dims`` is None).
+    r"""``input`` shifted circularly by ``shifts`` along ``dims``.
 
-    out[(i + s) mod n] = x[i]: a permutation, so the gradient is rolled back.
+    What falls off one end comes back at the other: along one dimension of size n,
+    :math:`\text{out}[(i + s) \bmod n] = x[i]`.
+    Without ``dims`` the tensor is rolled as if flattened, then given its shape back.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values.
+    shifts : int or tuple of int
+        How far to shift (negative: towards the start); one per dimension in ``dims``.
+    dims : int or tuple of int, optional
+        The dimensions to roll along; default: the flattened tensor (``shifts`` then one
+        number).
+
+    Returns
+    -------
+    Tensor
+        ``input``'s shape.
+
+    Raises
+    ------
+    RuntimeError
+        If ``shifts`` and ``dims`` differ in length, or ``dims`` is None and ``shifts``
+        has several numbers.
+    TypeError
+        If a dimension is not an int.
+    IndexError
+        If a dimension is out of range.
+
+    See Also
+    --------
+    difflab.flip : reverse along dimensions.
+
+    Notes
+    -----
+    A permutation of the elements, so the gradient is the adjoint rolled back by
+    ``-shifts``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    >>> dl.roll(x, 1, 1)
+    tensor([[3., 1., 2.],
+            [6., 4., 5.]], grad_fn=<...>)
+    >>> dl.roll(x, 1)                         # flattened: 6 comes first
+    tensor([[6., 1., 2.],
+            [3., 4., 5.]], grad_fn=<...>)
+    >>> (dl.roll(x, 1, 1) * dl.tensor([1.0, 2.0, 3.0])).sum().backward()
+    >>> x.grad                                # the weights rolled back
+    tensor([[2., 3., 1.],
+            [2., 3., 1.]])
     """
     x = tensor_of(input)
     if dims is None:
@@ -415,7 +822,52 @@ def einsum(equation: str, *operands: Any) -> Any:
 
 
 def bmm(input: Any, mat2: Any) -> Tensor:  # noqa: A002
-    """Batched matrix product: (b, n, m) @ (b, m, p) -> (b, n, p), with no broadcasting."""
+    r"""A batch of matrix products: (b, n, m) @ (b, m, p) -> (b, n, p), with no broadcasting.
+
+    Parameters
+    ----------
+    input : Tensor, shape (b, n, m)
+        The left matrices.
+    mat2 : Tensor, shape (b, m, p)
+        The right matrices (the same batch size b).
+
+    Returns
+    -------
+    Tensor, shape (b, n, p)
+        ``out[k] = input[k] @ mat2[k]``.
+
+    Raises
+    ------
+    RuntimeError
+        If either is not 3-D, or the batch sizes or the inner sizes differ.
+
+    See Also
+    --------
+    difflab.matmul : with broadcasting of the batch dimensions.
+    difflab.baddbmm : plus a scaled tensor.
+    difflab.mm : one product.
+
+    Notes
+    -----
+    .. math:: C_{kij} = \sum_l A_{kil} B_{klj}, \qquad \bar A_k = \bar C_k B_k^\top, \quad
+              \bar B_k = A_k^\top \bar C_k
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> a = dl.ones(2, 1, 3, requires_grad=True)
+    >>> b = dl.arange(12.0).reshape(2, 3, 2)
+    >>> c = dl.bmm(a, b)
+    >>> c
+    tensor([[[ 6.,  9.]],
+    <BLANKLINE>
+            [[24., 27.]]], grad_fn=<...>)
+    >>> c.sum().backward()
+    >>> a.grad                   # C̄ Bᵀ: the row sums of each b
+    tensor([[[ 1.,  5.,  9.]],
+    <BLANKLINE>
+            [[13., 17., 21.]]])
+    """
     a, b = tensor_of(input), tensor_of(mat2)
     if a.ndim != 3 or b.ndim != 3:
         raise RuntimeError(
@@ -432,7 +884,57 @@ def bmm(input: Any, mat2: Any) -> Tensor:  # noqa: A002
 
 def baddbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1,  # noqa: A002
             alpha: Any = 1) -> Tensor:
-    """β · input + α · bmm(batch1, batch2) (``input`` broadcast; ignored when β = 0)."""
+    r"""β · input + α · bmm(batch1, batch2): a batch of matrix products plus a tensor.
+
+    Parameters
+    ----------
+    input : Tensor, broadcastable to (b, n, p)
+        Added, scaled by ``beta`` (ignored, even if it holds nan, when ``beta`` is 0).
+    batch1 : Tensor, shape (b, n, m)
+        The left matrices.
+    batch2 : Tensor, shape (b, m, p)
+        The right matrices.
+    beta : number, default 1, keyword-only
+        The factor of ``input``.
+    alpha : number, default 1, keyword-only
+        The factor of the products.
+
+    Returns
+    -------
+    Tensor, shape (b, n, p)
+        :math:`\beta\, \text{input} + \alpha\, \text{batch1} @ \text{batch2}`.
+
+    Raises
+    ------
+    RuntimeError
+        If ``batch1`` or ``batch2`` is not 3-D, or their sizes do not fit.
+    ValueError
+        If ``input`` does not broadcast to the product's shape.
+
+    See Also
+    --------
+    difflab.bmm : the products alone.
+    difflab.addmm : the same for single matrices.
+
+    Notes
+    -----
+    Built from recorded steps: :math:`\bar{\text{input}} = \beta\, \bar y` (summed
+    over broadcast dimensions), :math:`\overline{\text{batch1}}_k = \alpha\, \bar y_k\,
+    \text{batch2}_k^\top`, :math:`\overline{\text{batch2}}_k = \alpha\,
+    \text{batch1}_k^\top \bar y_k`.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> bias = dl.tensor([1.0, 2.0], requires_grad=True)
+    >>> out = dl.baddbmm(bias, dl.ones(3, 2, 4), dl.ones(3, 4, 2), beta=0.5, alpha=2)
+    >>> out.shape, out[0]
+    (difflab.Size([3, 2, 2]), tensor([[8.5, 9. ],
+            [8.5, 9. ]], grad_fn=<...>))
+    >>> out.sum().backward()
+    >>> bias.grad                # β times the 3 · 2 places each entry was added to
+    tensor([3., 3.])
+    """
     product = bmm(batch1, batch2)
     if alpha != 1:
         product = product * alpha
@@ -442,7 +944,51 @@ def baddbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1,  # noqa: A00
 
 
 def outer(input: Any, vec2: Any) -> Tensor:  # noqa: A002
-    """Outer product of two vectors: out[i, j] = input[i] · vec2[j]."""
+    r"""The outer product of two vectors: out[i, j] = input[i] · vec2[j].
+
+    ``ger`` is the same function (BLAS's and PyTorch's older name).
+
+    Parameters
+    ----------
+    input : Tensor, shape (n,)
+        The first vector.
+    vec2 : Tensor, shape (m,)
+        The second vector.
+
+    Returns
+    -------
+    Tensor, shape (n, m)
+        The outer product, in the common dtype.
+
+    Raises
+    ------
+    RuntimeError
+        If either is not 1-D.
+
+    See Also
+    --------
+    difflab.dot : the inner product.
+    difflab.einsum : ``einsum("i,j->ij", a, b)``.
+
+    Notes
+    -----
+    .. math:: Y_{ij} = a_i b_j, \qquad \bar a_i = \sum_j \bar Y_{ij} b_j, \quad
+              \bar b_j = \sum_i \bar Y_{ij} a_i
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> a = dl.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = dl.outer(a, dl.tensor([3.0, 4.0, 5.0]))
+    >>> y
+    tensor([[ 3.,  4.,  5.],
+            [ 6.,  8., 10.]], grad_fn=<...>)
+    >>> y.sum().backward()
+    >>> a.grad                   # the sum of the other vector
+    tensor([12., 12.])
+    >>> dl.ger is dl.outer
+    True
+    """
     a, b = tensor_of(input), tensor_of(vec2)
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(

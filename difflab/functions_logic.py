@@ -22,25 +22,181 @@ from difflab.tensor_arguments import tensor_of, write_out
 
 
 def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001, A002
-    """Whether every element (along ``dim``) is true (non-zero)."""
+    """Whether every element of ``input`` (along ``dim``) is true, i.e. not zero.
+
+    Parameters
+    ----------
+    input : Tensor, array or list
+        The values: booleans, or numbers (true where not zero).
+    dim : int or tuple of int, optional
+        The dimensions to reduce; default: all of them.
+    keepdim : bool, default False
+        Keep the reduced dimensions with size 1.
+
+    Returns
+    -------
+    Tensor of bool
+        0-d for ``dim=None``; else ``input``'s shape without ``dim``.  An empty
+        reduction is True.  No gradient.
+
+    Raises
+    ------
+    ValueError
+        If ``dim`` is out of range (NumPy's ``AxisError``, also an ``IndexError``).
+
+    See Also
+    --------
+    difflab.any : whether some element is true.
+    difflab.allclose : whether all are close.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[True, False], [True, True]])
+    >>> dl.all(x), dl.all(x, dim=1)
+    (tensor(False), tensor([False,  True]))
+    >>> dl.all(dl.tensor([1.0, 0.5])), bool(dl.all(dl.zeros(0)))
+    (tensor(True), True)
+    """
     return tensor_of(input).all(dim, keepdim)
 
 
 def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001, A002
-    """Whether some element (along ``dim``) is true (non-zero)."""
+    """Whether some element of ``input`` (along ``dim``) is true, i.e. not zero.
+
+    Parameters
+    ----------
+    input : Tensor, array or list
+        The values: booleans, or numbers (true where not zero).
+    dim : int or tuple of int, optional
+        The dimensions to reduce; default: all of them.
+    keepdim : bool, default False
+        Keep the reduced dimensions with size 1.
+
+    Returns
+    -------
+    Tensor of bool
+        0-d for ``dim=None``; else ``input``'s shape without ``dim``.  An empty
+        reduction is False.  No gradient.
+
+    Raises
+    ------
+    ValueError
+        If ``dim`` is out of range (NumPy's ``AxisError``, also an ``IndexError``).
+
+    See Also
+    --------
+    difflab.all : whether every element is true.
+    difflab.count_nonzero : how many are.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[True, False], [False, False]])
+    >>> dl.any(x), dl.any(x, 0, keepdim=True)
+    (tensor(True), tensor([[ True, False]]))
+    >>> dl.any(dl.zeros(3))
+    tensor(False)
+    """
     return tensor_of(input).any(dim, keepdim)
 
 
 def isclose(input: Any, other: Any, rtol: float = 1e-5, atol: float = 1e-8,  # noqa: A002
             equal_nan: bool = False) -> Tensor:
-    """Where |input - other| ≤ atol + rtol·|other|, elementwise (a bool tensor)."""
+    r"""Where ``input`` and ``other`` are equal within tolerances, elementwise (a bool tensor).
+
+    True where :math:`|\text{input} - \text{other}| \le \text{atol} + \text{rtol} \cdot
+    |\text{other}|` (the two broadcast together).  Infinities are close only to the
+    same infinity; NaN is close to nothing unless ``equal_nan``.
+
+    Parameters
+    ----------
+    input : Tensor, array or list
+        The values tested.
+    other : Tensor, array or number
+        The reference values.
+    rtol : float, default 1e-05
+        The tolerance relative to ``|other|``.
+    atol : float, default 1e-08
+        The absolute tolerance.
+    equal_nan : bool, default False
+        Count two NaNs in the same place as close.
+
+    Returns
+    -------
+    Tensor of bool
+        The broadcast shape.  No gradient (tensors that require grad are compared by
+        value).
+
+    Raises
+    ------
+    ValueError
+        If the shapes do not broadcast.
+
+    See Also
+    --------
+    difflab.allclose : whether all of them are close (a Python bool).
+    difflab.eq : exact equality.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> nan = float("nan")
+    >>> dl.isclose(dl.tensor([1.0, 2.0, nan]), dl.tensor([1.0 + 1e-7, 2.1, nan]))
+    tensor([ True, False, False])
+    >>> dl.isclose(dl.tensor([1.0, 2.0, nan]), dl.tensor([1.0, 2.1, nan]), atol=0.2, equal_nan=True)
+    tensor([True, True, True])
+    """
     return tensor_of(input).isclose(other, rtol, atol, equal_nan)
 
 
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0,  # noqa: A001, A002
           *, out: Tensor | None = None) -> Tensor:
-    """Counts of the elements in ``bins`` equal bins over [min, max] (elements outside are
-    left out); when min = max, the data's own smallest and largest values.  No gradient."""
+    """A histogram: counts of the elements of ``input`` in ``bins`` equal bins over [min, max].
+
+    The bins split [min, max] into ``bins`` equal intervals, each closed on the left,
+    the last also on the right; elements outside [min, max] are left out.  When
+    min = max (the default 0, 0), the data's own smallest and largest values are used.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values (floating point), of any shape (flattened).
+    bins : int, default 100
+        The number of bins.
+    min, max : float, default 0
+        The range covered.
+    out : Tensor, optional, keyword-only
+        Written into (and returned).
+
+    Returns
+    -------
+    Tensor, shape (bins,)
+        The counts, in ``input``'s dtype.  No gradient (counts are piecewise constant).
+
+    Raises
+    ------
+    RuntimeError
+        If ``input`` is not floating point.
+    ValueError
+        If ``bins`` is not a positive int, or min > max.
+
+    See Also
+    --------
+    difflab.histogram : with the bin edges, weights, a density or edges of your own.
+    difflab.bincount : counts of non-negative integers.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([1.0, 2.0, 1.0, 4.0])
+    >>> dl.histc(x, bins=4, min=0, max=4)
+    tensor([0., 2., 1., 1.])
+    >>> dl.histc(x, bins=3)                  # over [1, 4], the data's range
+    tensor([2., 1., 1.])
+    >>> x.histc(bins=2, min=0, max=2)        # 4.0 is outside: left out
+    tensor([0., 3.])
+    """
     t = tensor_of(input)
     if t.dtype.kind not in "f":
         raise RuntimeError(f"histc: input must be a floating tensor, got {t.dtype}")
@@ -66,10 +222,50 @@ class HistogramResult(tuple):
 
 def histogram(input: Tensor, bins: Any = 100, *, range: Any = None,  # noqa: A002
               weight: Tensor | None = None, density: bool = False) -> HistogramResult:
-    """(hist, bin_edges): counts (or weight sums, or a density) in ``bins`` bins.
+    """A histogram of ``input``: (hist, bin_edges), counts (or weight sums, or a density) per bin.
 
-    ``bins`` is a number of equal bins over ``range`` (the data's range by
-    default) or a 1-D tensor of increasing edges.  No gradient.
+    Parameters
+    ----------
+    input : Tensor
+        The values (floating point), of any shape (flattened).
+    bins : int or Tensor, default 100
+        A number of equal bins over ``range``, or a 1-D tensor of increasing edges.
+    range : (float, float), optional, keyword-only
+        The range of equal bins; default: the data's smallest and largest values.
+    weight : Tensor, optional, keyword-only
+        ``input``'s shape: each element adds its weight instead of 1.
+    density : bool, default False, keyword-only
+        Divide by the total and the bin widths, so the histogram integrates to 1.
+
+    Returns
+    -------
+    HistogramResult
+        A pair ``(hist, bin_edges)``, readable as ``.hist`` and ``.bin_edges``: hist of
+        shape (nbins,), bin_edges of shape (nbins + 1,).  The bins are closed on the left,
+        the last also on the right.  No gradient.
+
+    Raises
+    ------
+    RuntimeError
+        If ``input`` is not floating point.
+    ValueError
+        If ``bins`` is not positive, or its edges do not increase.
+
+    See Also
+    --------
+    difflab.histc : the counts only, over [min, max].
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([1.0, 2.0, 1.0, 4.0])
+    >>> result = dl.histogram(x, bins=3)
+    >>> result.hist, result.bin_edges
+    (tensor([2., 1., 1.]), tensor([1., 2., 3., 4.]))
+    >>> dl.histogram(x, bins=dl.tensor([0.0, 2.0, 5.0])).hist
+    tensor([2., 2.])
+    >>> dl.histogram(x, bins=2, range=(0.0, 4.0), density=True).hist
+    tensor([0.25, 0.25])
     """
     t = tensor_of(input)
     if t.dtype.kind not in "f":
@@ -270,12 +466,75 @@ def logical_not(input: Any) -> Tensor:  # noqa: A002
 
 
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
-    """How many elements (over ``dim``) are not zero."""
+    """How many elements of ``input`` (over ``dim``) are not zero.
+
+    Parameters
+    ----------
+    input : Tensor, array or list
+        The values (False counts as zero).
+    dim : int or tuple of int, optional
+        The dimensions to count over; default: all of them.
+
+    Returns
+    -------
+    Tensor of int64
+        0-d for ``dim=None``; else ``input``'s shape without ``dim``.  No gradient.
+
+    Raises
+    ------
+    ValueError
+        If ``dim`` is out of range (NumPy's ``AxisError``, also an ``IndexError``).
+
+    See Also
+    --------
+    difflab.any : whether there is one.
+    difflab.nonzero : where they are.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[0.0, 1.0], [2.0, 3.0]])
+    >>> dl.count_nonzero(x), dl.count_nonzero(x, dim=0)
+    (tensor(3), tensor([1, 2]))
+    >>> x.count_nonzero(1)
+    tensor([1, 2])
+    """
     return apply(PRIMITIVES["count_nonzero"], tensor_of(input), axis=dim)
 
 
 def is_nonzero(input: Tensor) -> bool:  # noqa: A002
-    """Whether a one-element tensor is not zero (an error for more elements)."""
+    """Whether a one-element tensor is not zero, as a Python bool.
+
+    Parameters
+    ----------
+    input : Tensor, array or list
+        Exactly one element (of any shape: ``tensor(0.5)``, ``tensor([0.5])``).
+
+    Returns
+    -------
+    bool
+        ``input.item() != 0``.
+
+    Raises
+    ------
+    RuntimeError
+        If ``input`` has no element or more than one (its truth value is ambiguous:
+        use :func:`difflab.any` or :func:`difflab.all`).
+
+    See Also
+    --------
+    difflab.count_nonzero : how many elements are not zero.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.is_nonzero(dl.tensor([0.5])), dl.is_nonzero(dl.tensor(0.0))
+    (True, False)
+    >>> dl.is_nonzero(dl.ones(2))
+    Traceback (most recent call last):
+        ...
+    RuntimeError: Boolean value of Tensor with 2 elements is ambiguous: ...needs exactly one element
+    """
     t = tensor_of(input)
     if t.numel() != 1:
         raise RuntimeError(

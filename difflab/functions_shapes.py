@@ -12,6 +12,8 @@ import builtins
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from difflab import backend
 from difflab.autograd.engine import apply
 from difflab.ops import structural
@@ -20,7 +22,50 @@ from difflab.tensor_arguments import promote_all, tensor_of, write_out
 
 
 def swapaxes(input: Any, axis0: int, axis1: int) -> Any:  # noqa: A002
-    """x with two axes exchanged."""
+    r"""``input`` with two of its dimensions exchanged (NumPy's name for :func:`difflab.transpose`).
+
+    Parameters
+    ----------
+    input : Tensor or array
+        The values (an array is swapped by NumPy or CuPy, not recorded).
+    axis0, axis1 : int
+        The two dimensions to exchange (negative count from the end).
+
+    Returns
+    -------
+    Tensor or array
+        ``input``'s shape with the two sizes exchanged; on a Tensor a view.
+
+    Raises
+    ------
+    IndexError
+        If an axis is out of range.
+
+    See Also
+    --------
+    difflab.transpose : PyTorch's name, which also permutes.
+    difflab.permute : reorder all the dimensions.
+
+    Notes
+    -----
+    A permutation of the axes: the gradient is the adjoint swapped back,
+    :math:`\bar x = \operatorname{swapaxes}(\bar y, a_0, a_1)`.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.swapaxes(dl.zeros(2, 3, 4), 0, 2).shape
+    difflab.Size([4, 3, 2])
+    >>> x = dl.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+    >>> y = dl.swapaxes(x, 0, 1)
+    >>> y
+    tensor([[1.],
+            [2.],
+            [3.]], grad_fn=<...>)
+    >>> (y * dl.tensor([[1.0], [2.0], [3.0]])).sum().backward()
+    >>> x.grad
+    tensor([[1., 2., 3.]])
+    """
     if isinstance(input, Tensor):
         return input.transpose(axis0, axis1)
     return backend.array_module(input).swapaxes(input, axis0, axis1)
@@ -167,7 +212,50 @@ def expand_dims(x: Any, axis: int) -> Any:
 
 
 def flip(input: Any, dims: Any) -> Any:  # noqa: A002  (PyTorch's keyword)
-    """``input`` reversed along ``dims``."""
+    """``input`` with the order of its elements reversed along ``dims``.
+
+    Parameters
+    ----------
+    input : Tensor or array
+        The values (an array is flipped by NumPy or CuPy, not recorded).
+    dims : int or tuple of int
+        The dimensions to reverse.
+
+    Returns
+    -------
+    Tensor or array
+        ``input``'s shape (a copy).
+
+    Raises
+    ------
+    ValueError
+        If a dimension is out of range (NumPy's ``AxisError``, also an ``IndexError``).
+
+    See Also
+    --------
+    difflab.roll : shift circularly instead.
+    difflab.fliplr, difflab.flipud : NumPy's named flips.
+
+    Notes
+    -----
+    :math:`y_i = x_{n-1-i}` along each flipped dimension: a permutation, its own
+    inverse, so the gradient is the adjoint flipped the same way.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    >>> dl.flip(x, 0)
+    tensor([[4., 5., 6.],
+            [1., 2., 3.]], grad_fn=<...>)
+    >>> dl.flip(x, (0, 1))
+    tensor([[6., 5., 4.],
+            [3., 2., 1.]], grad_fn=<...>)
+    >>> (dl.flip(x, 1) * dl.tensor([1.0, 2.0, 3.0])).sum().backward()
+    >>> x.grad                          # the weights flipped back
+    tensor([[3., 2., 1.],
+            [3., 2., 1.]])
+    """
     if isinstance(input, Tensor):
         return input.flip(dims)
     return backend.array_module(input).flip(input, dims)
@@ -288,13 +376,68 @@ def stack(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None,
 
 
 def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
-    """Cut ``x`` into pieces of a given size (the last may be smaller) or given sizes."""
+    """Cut ``x`` along ``dim`` into pieces of one size (the last may be smaller) or of given sizes.
+
+    Parameters
+    ----------
+    x : Tensor
+        The values.
+    split_size_or_sections : int or sequence of int
+        An int: the size of each piece (the last one gets what is left).  A sequence:
+        the size of each piece, adding up to ``x.shape[dim]``.
+    dim : int, default 0
+        The dimension to cut along (negative counts from the end).
+
+    Returns
+    -------
+    tuple of Tensor
+        The pieces, views of ``x`` with ``dim`` shortened (an empty dimension gives one
+        empty piece).
+
+    Raises
+    ------
+    ValueError
+        If the size is not positive, or the sizes do not add up to ``x.shape[dim]``.
+    IndexError
+        If ``dim`` is out of range (or ``x`` is 0-d).
+
+    See Also
+    --------
+    difflab.chunk : a number of nearly equal pieces.
+    difflab.tensor_split : NumPy's ``array_split``.
+    difflab.cat : the inverse, joining them again.
+
+    Notes
+    -----
+    Each piece is a slice of ``x``: the gradient of each is written into its part of
+    ``x``'s gradient, and parts no piece reaches get 0.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.split(dl.arange(5.0), 2)
+    (tensor([0., 1.]), tensor([2., 3.]), tensor([4.]))
+    >>> x = dl.arange(4.0).requires_grad_()
+    >>> a, b = dl.split(x, [1, 3])
+    >>> a, b
+    (tensor([0.], grad_fn=<...>), tensor([1., 2., 3.], grad_fn=<...>))
+    >>> (2 * a.sum() + b.sum()).backward()
+    >>> x.grad
+    tensor([2., 1., 1., 1.])
+    """
+    n = x.ndim
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or not -n <= dim < n:
+        expected = f"an int in [{-n}, {n - 1}]" if n else "a tensor with dimensions"
+        raise IndexError(
+            f"split: dim {dim!r} is out of range for a tensor of shape {tuple(x.shape)} "
+            f"(expected {expected})"
+        )
     length = x.shape[dim]
     if isinstance(split_size_or_sections, int):
         if split_size_or_sections <= 0:
             raise ValueError("split size must be positive")
         sizes = [split_size_or_sections] * (length // split_size_or_sections)
-        if length % split_size_or_sections:
+        if length % split_size_or_sections or not length:  # (an empty dim: one empty piece)
             sizes.append(length % split_size_or_sections)
     else:
         sizes = list(split_size_or_sections)
@@ -313,6 +456,52 @@ def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
 
 
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
-    """Cut ``x`` into ``chunks`` nearly equal pieces."""
-    size = -(-x.shape[dim] // chunks)
+    """Cut ``x`` along ``dim`` into ``chunks`` nearly equal pieces (the last may be smaller).
+
+    Each piece has ⌈n / chunks⌉ elements along ``dim`` (n = ``x.shape[dim]``), the last
+    what is left, so there may be fewer than ``chunks`` pieces (as in PyTorch).
+
+    Parameters
+    ----------
+    x : Tensor
+        The values.
+    chunks : int
+        How many pieces to aim for (positive).
+    dim : int, default 0
+        The dimension to cut along.
+
+    Returns
+    -------
+    tuple of Tensor
+        The pieces, views of ``x``.
+
+    Raises
+    ------
+    ValueError
+        If ``chunks`` is not a positive int.
+    IndexError
+        If ``dim`` is out of range.
+
+    See Also
+    --------
+    difflab.split : pieces of a given size.
+    difflab.tensor_split : exactly that many pieces, NumPy's way.
+
+    Notes
+    -----
+    Each piece is a slice: its gradient goes back into its part of ``x``'s.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.chunk(dl.arange(5.0), 3)
+    (tensor([0., 1.]), tensor([2., 3.]), tensor([4.]))
+    >>> dl.chunk(dl.arange(6.0), 4)          # pieces of 2: only three
+    (tensor([0., 1.]), tensor([2., 3.]), tensor([4., 5.]))
+    >>> [piece.shape for piece in dl.zeros(2, 6).chunk(2, dim=1)]
+    [difflab.Size([2, 3]), difflab.Size([2, 3])]
+    """
+    if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)) or chunks <= 0:
+        raise ValueError(f"chunk: chunks must be a positive int, got {chunks!r}")
+    size = builtins.max(-(-x.shape[dim] // chunks), 1)
     return split(x, size, dim)

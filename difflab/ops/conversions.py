@@ -145,16 +145,13 @@ class Clone(Primitive):
 
     name = "clone"
     tensor_method = dl_function = "clone"  # x.clone(), dl.clone(x)
-
-    @staticmethod
-    def arguments(input, *, memory_format=None):  # noqa: A002
-        """``clone(input)``: a copy in new memory; gradients flow back to ``input``.
-
+    description = "a copy of a tensor in new memory, on the tape"
+    doc = """
         Parameters
         ----------
         input : Tensor, array, dual number or sympy expressions
             The values.
-        memory_format : None
+        memory_format : None, keyword-only
             Accepted for PyTorch's signature (difflab's tensors have one layout).
 
         Returns
@@ -162,15 +159,27 @@ class Clone(Primitive):
         Tensor or array
             A copy of ``input``: writing into it leaves ``input`` as it was.
 
+        See Also
+        --------
+        difflab.Tensor.detach : the same memory, off the tape.
+
         Examples
         --------
         >>> import difflab as dl
         >>> x = dl.tensor([1.0, 2.0], requires_grad=True)
         >>> y = dl.clone(x)
+        >>> y.add_(1.0)             # in place, on the copy only
+        tensor([2., 3.], grad_fn=<...>)
+        >>> x
+        tensor([1., 2.], requires_grad=True)
         >>> (y * y).sum().backward()
-        >>> x.grad
-        tensor([2., 4.])
-        """
+        >>> x.grad                  # 2y: the gradient passes through the copy
+        tensor([4., 6.])
+    """
+
+    @staticmethod
+    def arguments(input, *, memory_format=None):  # noqa: A002
+        """``clone(input)``: a copy in new memory; gradients flow back to ``input``."""
         return (input,), {}
 
     @staticmethod

@@ -264,6 +264,49 @@ class CumProd(Primitive):
     name = "cumprod"
     math = "∂yᵢ/∂xⱼ = Π_{k≤i, k≠j} x_k  (j ≤ i),  x̄ⱼ = Σ_{i≥j} ȳᵢ yᵢ / xⱼ without zeros"
     tensor_method = dl_function = "cumprod"  # x.cumprod(dim), dl.cumprod(x, dim)
+    description = "the cumulative product of the elements along a dimension"
+    doc = """
+        Parameters
+        ----------
+        input : Tensor, array or sequence
+            The values (a 0-d one is its own cumulative product).
+        dim : int
+            The dimension to multiply along (negative counts from the end); ``axis`` is
+            NumPy's name for it.
+        dtype : dtype, optional, keyword-only
+            Cast the input to it first.
+
+        Returns
+        -------
+        Tensor or array
+            ``input``'s shape: element i along ``dim`` is the product of elements 0 .. i.
+
+        Raises
+        ------
+        TypeError
+            If ``dim`` is missing or not an int.
+        IndexError
+            If ``dim`` is out of range.
+
+        See Also
+        --------
+        difflab.prod : the whole product.
+        difflab.cumsum : the running sum.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([2.0, 0.0, 3.0], requires_grad=True)
+        >>> y = dl.cumprod(x, 0)
+        >>> y
+        tensor([2., 0., 0.], grad_fn=<...>)
+        >>> y.sum().backward()
+        >>> x.grad                  # exact at the zero: 1 + x₁ + x₁x₂, x₀ + x₀x₂, x₀x₁
+        tensor([1., 8., 0.])
+        >>> dl.cumprod(dl.tensor([[1, 2], [3, 4]]), dim=1, dtype=dl.float64)
+        tensor([[ 1.,  2.],
+                [ 3., 12.]], dtype=difflab.float64)
+    """
     numpy_function = np.cumprod  # its NumPy face: np.cumprod(x, axis) on Tensor or Dual
 
     @staticmethod

@@ -24,7 +24,11 @@ from __future__ import annotations
 
 import math
 import operator
+from typing import Any
 
+import numpy as np
+
+from difflab import backend
 from difflab.ops.elementwise import Unary
 from difflab.ops.primitive import Primitive
 from difflab.ops.shapes import broadcast_shape, lift, shape_of, sum_to_shape
@@ -238,12 +242,52 @@ class Polygamma(Primitive):
     dy/dx = ψ⁽ⁿ⁺¹⁾(x): the same primitive one order up, so the JVP ẏ = ψ⁽ⁿ⁺¹⁾(x) · ẋ
     and the VJP x̄ = ψ⁽ⁿ⁺¹⁾(x) · ȳ (elementwise: the Jacobian is diagonal, its own
     transpose).  The order n is a setting, not an input: it has no derivative.
+
+    .. math:: \psi^{(n)}(x) = \frac{d^{n+1}}{dx^{n+1}} \log \Gamma(x), \qquad
+              \frac{d}{dx} \psi^{(n)}(x) = \psi^{(n+1)}(x)
     """
 
     name = "polygamma"
     math = "d ψ⁽ⁿ⁾(x)/dx = ψ⁽ⁿ⁺¹⁾(x)"
     description = "n-th derivative of the digamma function"
     dl_function = "polygamma"  # dl.polygamma(n, x); x.polygamma(n) is attached by hand
+    doc = """
+        Parameters
+        ----------
+        n : int
+            The order, n >= 0 (0: digamma, 1: trigamma, ...).  Not differentiable.
+        input : Tensor, array, float, Dual or sympy expressions
+            The points x (poles at 0, -1, -2, ...).
+
+        Returns
+        -------
+        Tensor, array, float, Dual or sympy expressions
+            ψ⁽ⁿ⁾(x), elementwise, in ``input``'s floating dtype.
+
+        Raises
+        ------
+        TypeError
+            If ``n`` is not an integer (the order comes first, as in PyTorch).
+        ValueError
+            If ``n`` is negative.
+
+        See Also
+        --------
+        difflab.digamma : ψ = ψ⁽⁰⁾.
+        difflab.lgamma : log Γ, whose derivative is ψ.
+        difflab.Tensor.polygamma : ``x.polygamma(n)``.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = dl.polygamma(1, x)          # ψ'(1) = π²/6
+        >>> y
+        tensor([1.6449, 0.6449], grad_fn=<...>)
+        >>> y.sum().backward()
+        >>> x.grad                          # ψ''(x), one order up
+        tensor([-2.4041, -0.4041])
+    """
     fusion = None
 
     @staticmethod
@@ -315,7 +359,7 @@ class _InSecondArgument(Primitive):
         if ctx.needs_input_grad and ctx.needs_input_grad[0]:
             raise cls._refuse()
         ctx.save(a, x)
-        return cls.value(xp, a, x)
+        return _in_dtype(cls.value(xp, a, x), a, x)
 
     @classmethod
     def vjp(cls, ctx, xp, g, a, x):
@@ -332,6 +376,20 @@ class _InSecondArgument(Primitive):
         return out
 
 
+def _in_dtype(y: Any, a: Any, x: Any) -> Any:
+    """``y`` in the floating dtype PyTorch gives f(a, x): a 0-d operand (a Python number,
+    made a 0-d float64 array on the way in) does not widen a float32 tensor, as in
+    PyTorch's type promotion (SciPy's ufuncs would answer in float64)."""
+    if not isinstance(y, (np.ndarray, np.generic)) and not backend.is_gpu_array(y):
+        return y  # (dual numbers, sympy expressions: their own types)
+    floats = [v for v in (a, x) if getattr(getattr(v, "dtype", None), "kind", "") == "f"]
+    ranked = [v for v in floats if v.ndim] or floats
+    if not ranked or y.dtype.kind != "f":
+        return y
+    dtype = np.result_type(*(v.dtype for v in ranked))
+    return y if y.dtype == dtype else y.astype(dtype)
+
+
 class Zeta(_InSecondArgument):
     r"""The Hurwitz zeta function ζ(s, q) = Σₖ₌₀^∞ (k + q)^(-s), for s > 1.
 
@@ -342,6 +400,48 @@ class Zeta(_InSecondArgument):
     math = "∂ζ(s, q)/∂q = -s · ζ(s + 1, q)"
     description = "Hurwitz zeta function"
     dl_function = "zeta"
+    doc = """
+        Parameters
+        ----------
+        input : Tensor, array or float
+            The exponent s > 1 (a constant: no gradient in it).
+        other : Tensor, array, float, Dual or sympy expressions
+            The shift q > 0 (broadcast against ``input``).
+
+        Returns
+        -------
+        Tensor, array, float, Dual or sympy expressions
+            ζ(s, q), elementwise, of the broadcast shape.  ζ(s, 1) is Riemann's ζ(s).
+
+        Raises
+        ------
+        NotImplementedError
+            When a gradient in s is asked for (s requires grad, or has a tangent):
+            PyTorch has none either.
+        ValueError
+            If the shapes do not broadcast.
+
+        See Also
+        --------
+        difflab.polygamma : ψ⁽ⁿ⁾(x) = (-1)ⁿ⁺¹ n! ζ(n + 1, x).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> q = dl.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = dl.zeta(2.0, q)             # ζ(2) = π²/6, then ζ(2) - 1
+        >>> y
+        tensor([1.6449, 0.6449], grad_fn=<...>)
+        >>> y.sum().backward()
+        >>> q.grad                          # -2 ζ(3, q)
+        tensor([-2.4041, -0.4041])
+    """
+
+    @staticmethod
+    def arguments(input, other):  # noqa: A002
+        """``zeta(input, other)``: ζ(s, q) = Σₖ (k + q)^(-s) with s = ``input`` and
+        q = ``other``, elementwise with broadcasting; differentiable in q only."""
+        return (input, other), {}
 
     @staticmethod
     def value(xp, a, x):
@@ -366,6 +466,49 @@ class Gammainc(_InSecondArgument):
     math = "∂P(a, x)/∂x = x^(a-1) e^(-x) / Γ(a)"
     description = "regularized lower incomplete gamma function"
     dl_function = "gammainc"
+    doc = """
+        Parameters
+        ----------
+        input : Tensor, array or float
+            The shape a > 0 (a constant: no gradient in it).
+        other : Tensor, array, float, Dual or sympy expressions
+            The point x >= 0 (broadcast against ``input``).
+
+        Returns
+        -------
+        Tensor, array, float, Dual or sympy expressions
+            P(a, x) in [0, 1], elementwise, of the broadcast shape: the probability
+            that a Gamma(a, 1) variable is at most x.
+
+        Raises
+        ------
+        NotImplementedError
+            When a gradient in a is asked for (PyTorch has none either).
+        ValueError
+            If the shapes do not broadcast.
+
+        See Also
+        --------
+        difflab.gammaincc : the upper one, Q = 1 - P.
+        difflab.lgamma : log Γ.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([0.5, 2.0], requires_grad=True)
+        >>> y = dl.gammainc(1.0, x)         # a = 1: 1 - e^(-x)
+        >>> y
+        tensor([0.3935, 0.8647], grad_fn=<...>)
+        >>> y.sum().backward()
+        >>> x.grad                          # the Gamma(1) density e^(-x)
+        tensor([0.6065, 0.1353])
+    """
+
+    @staticmethod
+    def arguments(input, other):  # noqa: A002
+        """``gammainc(input, other)``: P(a, x) = γ(a, x) / Γ(a) with a = ``input`` and
+        x = ``other``, elementwise with broadcasting; differentiable in x only."""
+        return (input, other), {}
 
     @staticmethod
     def value(xp, a, x):
@@ -387,6 +530,51 @@ class Gammaincc(Gammainc):
     math = "∂Q(a, x)/∂x = -x^(a-1) e^(-x) / Γ(a)"
     description = "regularized upper incomplete gamma function"
     dl_function = "gammaincc"
+    doc = """
+        Parameters
+        ----------
+        input : Tensor, array or float
+            The shape a > 0 (a constant: no gradient in it).
+        other : Tensor, array, float, Dual or sympy expressions
+            The point x >= 0 (broadcast against ``input``).
+
+        Returns
+        -------
+        Tensor, array, float, Dual or sympy expressions
+            Q(a, x) = 1 - P(a, x) in [0, 1], elementwise: the probability that a
+            Gamma(a, 1) variable exceeds x.
+
+        Raises
+        ------
+        NotImplementedError
+            When a gradient in a is asked for (PyTorch has none either).
+        ValueError
+            If the shapes do not broadcast.
+
+        See Also
+        --------
+        difflab.gammainc : the lower one, P.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([0.5, 2.0], requires_grad=True)
+        >>> y = dl.gammaincc(1.0, x)        # a = 1: e^(-x)
+        >>> y
+        tensor([0.6065, 0.1353], grad_fn=<...>)
+        >>> y.sum().backward()
+        >>> x.grad                          # minus the Gamma(1) density
+        tensor([-0.6065, -0.1353])
+        >>> dl.gammainc(2.0, dl.tensor([1.0])) + dl.gammaincc(2.0, dl.tensor([1.0]))
+        tensor([1.])
+    """
+
+    @staticmethod
+    def arguments(input, other):  # noqa: A002
+        """``gammaincc(input, other)``: Q(a, x) = Γ(a, x) / Γ(a) = 1 - P(a, x) with
+        a = ``input`` and x = ``other``, elementwise with broadcasting; differentiable in
+        x only."""
+        return (input, other), {}
 
     @staticmethod
     def value(xp, a, x):

@@ -195,6 +195,43 @@ class Permute(Primitive):
 
     name = "permute"
     tensor_method = dl_function = "permute"  # x.permute(1, 0), dl.permute(x, (1, 0))
+    description = "the dimensions of a tensor reordered"
+    doc = """
+        Parameters
+        ----------
+        input : Tensor or array
+            The values.
+        dims : tuple of int
+            The new order: dimension i of the result is dimension ``dims[i]`` of
+            ``input`` (negative count from the end); also as separate ints.
+
+        Returns
+        -------
+        Tensor or array
+            A view of ``input`` with shape ``[input.shape[d] for d in dims]``.
+
+        Raises
+        ------
+        ValueError
+            If ``dims`` is not a permutation of ``input``'s dimensions.
+
+        See Also
+        --------
+        difflab.transpose : swap two dimensions.
+        difflab.movedim : move some dimensions, keeping the others' order.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.zeros(1, 2, 3, requires_grad=True)
+        >>> y = dl.permute(x, (2, 0, 1))
+        >>> y.shape, x.permute(2, 0, 1).shape
+        (difflab.Size([3, 1, 2]), difflab.Size([3, 1, 2]))
+        >>> (y * dl.arange(6.0).reshape(3, 1, 2)).sum().backward()
+        >>> x.grad                  # the weights permuted back
+        tensor([[[0., 2., 4.],
+                 [1., 3., 5.]]])
+    """
 
     @staticmethod
     def arguments(input, *dims):  # noqa: A002
@@ -230,6 +267,47 @@ class Expand(Primitive):
     name = "expand"
     tensor_method = "expand"  # x.expand(2, 3) (-1 keeps a size), dl.broadcast_to(x, (2, 3))
     dl_function = "broadcast_to"
+    description = "a tensor repeated to a larger shape without copying (broadcast)"
+    doc = """
+        Parameters
+        ----------
+        input : Tensor or array
+            The values.
+        size : tuple of int
+            The shape to broadcast to (also as separate ints): new dimensions on the
+            left, and dimensions of size 1 repeated; ``-1`` keeps ``input``'s size there.
+
+        Returns
+        -------
+        Tensor or array
+            A view of shape ``size`` (read-only in effect: its elements share memory).
+
+        Raises
+        ------
+        ValueError
+            If ``input``'s shape does not broadcast to ``size``.
+
+        See Also
+        --------
+        difflab.Tensor.expand : the method form, ``x.expand(*size)``.
+        difflab.broadcast_tensors : several tensors to their common shape.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = dl.broadcast_to(x, (3, 2))
+        >>> y
+        tensor([[1., 2.],
+                [1., 2.],
+                [1., 2.]], grad_fn=<...>)
+        >>> y.sum().backward()
+        >>> x.grad                  # summed over the 3 repeats
+        tensor([3., 3.])
+        >>> dl.broadcast_to(dl.tensor([[1.0], [2.0]]), (-1, 3))
+        tensor([[1., 1., 1.],
+                [2., 2., 2.]])
+    """
 
     @staticmethod
     def arguments(input, *sizes):  # noqa: A002

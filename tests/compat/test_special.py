@@ -176,3 +176,18 @@ def test_in_place_forms_write_the_value_and_keep_the_gradient(name, args):
     (g_want,) = dl.autograd.grad(want.sum(), x)
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), g_want.numpy())
+
+
+@pytest.mark.parametrize("name", ["zeta", "gammainc", "gammaincc"])
+def test_second_argument_functions_keep_float32_beside_a_number(name):
+    # A Python number (a 0-d float64 on the way in) does not widen a float32 tensor, as in
+    # PyTorch: gammainc(1.0, float32) came out float64 (SciPy's loop), zeta did not.
+    f = getattr(dl, name)
+    x = dl.tensor([0.5, 2.0], requires_grad=True)
+    y = f(2.0, x)
+    assert y.dtype == dl.float32 and f(dl.tensor([2.0, 3.0]), 1.5).dtype == dl.float32
+    y.sum().backward()
+    assert x.grad.dtype == dl.float32
+    assert f(t64([2.0]), dl.tensor([1.0])).dtype == dl.float64  # a float64 tensor widens
+    np.testing.assert_allclose(y.detach().numpy(), getattr(sc, name)(2.0, [0.5, 2.0]),
+                               rtol=1e-6)
