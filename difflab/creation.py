@@ -18,13 +18,63 @@ class _DefaultDevice:
 
 
 def set_default_device(device: Any) -> None:
-    """Make new tensors (``zeros``, ``randn``, ``tensor``, ...) on ``device`` unless told
-    otherwise (``None`` or "cpu": the CPU again)."""
+    """Set the device that new tensors are made on when no ``device=`` is given.
+
+    The creation functions (``zeros``, ``randn``, ``tensor``, ``arange``, ...) place
+    their result there unless told otherwise; tensors that already exist stay where
+    they are.  ``None`` (or ``"cpu"``) returns to the CPU.
+
+    Parameters
+    ----------
+    device : str, Device or None
+        ``"cpu"`` (NumPy arrays), ``"cuda"`` / ``"cuda:0"`` (CuPy arrays), or ``None``
+        for the CPU.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ValueError
+        For a device name that is neither ``"cpu"`` nor ``"cuda[:n]"``.
+
+    See Also
+    --------
+    difflab.get_default_device : the device it set.
+    difflab.Tensor.to : move one tensor.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.set_default_device("cpu")
+    >>> dl.get_default_device()
+    device(type='cpu')
+    >>> dl.zeros(2).device
+    device(type='cpu')
+    >>> dl.set_default_device(None)
+    """
     _DefaultDevice.device = None if device is None else backend.device(device)
 
 
 def get_default_device() -> Any:
-    """The device new tensors are made on."""
+    """The device new tensors are made on when no ``device=`` is given.
+
+    Returns
+    -------
+    Device
+        ``device(type='cpu')`` unless :func:`difflab.set_default_device` chose another.
+
+    See Also
+    --------
+    difflab.set_default_device : change it.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.get_default_device()
+    device(type='cpu')
+    """
     return _DefaultDevice.device or backend.device("cpu")
 
 
@@ -93,7 +143,55 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
-    """A tensor that shares memory with ``data`` when it can (a NumPy array of the right dtype)."""
+    """``data`` as a tensor, sharing its memory when it can (no copy of a matching array).
+
+    A Tensor is returned as it is (when neither ``dtype`` nor ``device`` asks for a
+    change); a NumPy array of the asked dtype is wrapped without a copy, so writing
+    into one shows in the other; anything else (lists, numbers, another dtype) is
+    converted, which copies.  The result never requires grad.
+
+    Parameters
+    ----------
+    data : array_like
+        Numbers, nested lists, a NumPy/CuPy array or a Tensor.
+    dtype : dtype, optional
+        Default: inferred as :func:`difflab.tensor` does (an array keeps its own dtype,
+        Python floats become the default dtype, float32).
+    device : str or Device, optional
+        ``"cpu"`` or ``"cuda"``; default: the data's own, else the default device.
+
+    Returns
+    -------
+    Tensor
+        ``data`` itself (a Tensor), a tensor viewing ``data``'s memory (an array of the
+        dtype), or a new tensor.
+
+    Raises
+    ------
+    TypeError
+        For data that is not numbers (strings, objects).
+
+    See Also
+    --------
+    difflab.tensor : always copies.
+    difflab.from_numpy : shares memory, and only takes NumPy arrays.
+    difflab.asarray : the same, with ``copy=`` to insist on or refuse a copy.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import numpy as np
+    >>> a = np.array([1.0, 2.0])
+    >>> t = dl.as_tensor(a)          # float64 array: shared, no copy
+    >>> a[0] = 9.0
+    >>> t
+    tensor([9., 2.], dtype=difflab.float64)
+    >>> dl.as_tensor([1, 2])         # a list: converted
+    tensor([1, 2])
+    >>> x = dl.tensor([1.0])
+    >>> dl.as_tensor(x) is x
+    True
+    """
     if isinstance(data, Tensor) and dtype is None and device is None:
         return data
     return _finish(to_array(data, dtype), device, False)
@@ -147,7 +245,43 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
-    """A tensor that *shares memory* with a NumPy array: changing one changes the other."""
+    """A tensor that *shares memory* with a NumPy array: changing one changes the other.
+
+    The tensor keeps the array's dtype and shape (a float64 array gives a float64
+    tensor, not the default float32) and lives on the CPU; ``t.numpy()`` goes back.
+
+    Parameters
+    ----------
+    array : numpy.ndarray
+        The array to wrap (not copied).
+
+    Returns
+    -------
+    Tensor
+        A leaf tensor whose ``array`` is ``array`` itself.
+
+    Raises
+    ------
+    TypeError
+        When ``array`` is not a ``numpy.ndarray`` (a list: use :func:`difflab.tensor`).
+
+    See Also
+    --------
+    difflab.as_tensor : shares memory when it can, converts otherwise.
+    difflab.tensor : always copies.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import numpy as np
+    >>> a = np.arange(3.0)
+    >>> t = dl.from_numpy(a)
+    >>> t[0] = 5.0                   # writes into a too
+    >>> a
+    array([5., 1., 2.])
+    >>> t.dtype
+    difflab.float64
+    """
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(array).__name__}")
     return Tensor._wrap(array)
@@ -251,7 +385,47 @@ def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
 
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
           ) -> Tensor:
-    """An uninitialised tensor (here: zeros, so results never depend on stale memory)."""
+    """A tensor of shape ``size`` whose values are not to be relied on (PyTorch's ``empty``).
+
+    PyTorch leaves the memory uninitialised; difflab fills it with zeros, so that
+    a program never depends on stale memory.  Write into it before reading it.
+
+    Parameters
+    ----------
+    size : ints or a tuple of ints
+        The shape: ``empty(2, 3)`` or ``empty((2, 3))``.
+    dtype : dtype, optional
+        ``difflab.float32`` (the default dtype) unless given.
+    device : str or Device, optional
+        ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy); default: the default device.
+    requires_grad : bool, default False
+        Record operations on it for backward.
+
+    Returns
+    -------
+    Tensor
+        Of shape ``size`` (zeros here).
+
+    Raises
+    ------
+    ValueError
+        For a negative size.
+
+    See Also
+    --------
+    difflab.zeros : what it makes here.
+    difflab.empty_like : ``empty`` with another tensor's shape.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.empty(2, 3)
+    >>> x.shape, x.dtype
+    (difflab.Size([2, 3]), difflab.float32)
+    >>> x[:] = 1.0                   # fill it before use
+    >>> x.sum().item()
+    6.0
+    """
     return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
@@ -338,7 +512,58 @@ def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, device
 
 def range(start: Any, end: Any, step: Any = 1, dtype: Any = None, device: Any = None,  # noqa: A001
           requires_grad: bool = False) -> Tensor:
-    """Like :func:`arange` but *including* ``end`` (deprecated in PyTorch; float by default)."""
+    r"""Values from ``start`` to ``end`` *inclusive* in steps of ``step`` (float by default).
+
+    Like :func:`difflab.arange`, but the end is included when the steps reach it,
+    and the result is floating (the default dtype) even for integer arguments.
+    PyTorch deprecates ``torch.range`` in favour of ``arange``; it is here for
+    programs that use it.  There are
+    :math:`\lfloor (\text{end} - \text{start}) / \text{step} \rfloor + 1` values
+    (none when that is not positive).
+
+    Parameters
+    ----------
+    start : number
+        The first value.
+    end : number
+        The last value, included when ``start + k * step`` reaches it.
+    step : number, default 1
+        The spacing (negative to count down).
+    dtype : dtype, optional
+        ``difflab.float32`` (the default dtype) unless given.
+    device : str or Device, optional
+        ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy); default: the default device.
+    requires_grad : bool, default False
+        Record operations on it for backward.
+
+    Returns
+    -------
+    Tensor
+        1-D, of the values ``start, start + step, ...`` up to ``end``.
+
+    Raises
+    ------
+    ValueError
+        For a zero step.
+
+    See Also
+    --------
+    difflab.arange : the end left out, integers kept integer.
+    difflab.linspace : a number of points between two ends.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.range(1, 4)
+    tensor([1., 2., 3., 4.])
+    >>> dl.arange(1, 4)              # arange leaves the end out
+    tensor([1, 2, 3])
+    >>> dl.range(1, 0, -0.25)
+    tensor([1.  , 0.75, 0.5 , 0.25, 0.  ])
+    """
+    if step == 0:
+        raise ValueError("range: step must be nonzero (pass a positive step to count up, a "
+                         "negative one to count down)")
     count = int(np.floor((end - start) / step)) + 1
     values = start + step * np.arange(count)
     return _finish(values.astype(_float(dtype)), device, requires_grad)
@@ -380,7 +605,52 @@ def linspace(start: float, end: float, steps: int, dtype: Any = None, device: An
 
 def logspace(start: float, end: float, steps: int, base: float = 10.0, dtype: Any = None,
              device: Any = None) -> Tensor:
-    """``steps`` values from base**start to base**end, evenly spaced in the exponent."""
+    r"""``steps`` values from ``base**start`` to ``base**end``, evenly spaced in the exponent.
+
+    The k-th value (k = 0 .. steps-1) is
+
+    .. math::
+
+        \text{base}^{\,\text{start} + k\,(\text{end} - \text{start}) / (\text{steps} - 1)},
+
+    that is ``base ** linspace(start, end, steps)``: a grid for step sizes or
+    learning rates that spans several orders of magnitude.
+
+    Parameters
+    ----------
+    start, end : float
+        The first and last exponents.
+    steps : int
+        How many values (1: only ``base**start``).
+    base : float, default 10.0
+        The base of the exponents.
+    dtype : dtype, optional
+        ``difflab.float32`` (the default dtype) unless given.
+    device : str or Device, optional
+        ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy); default: the default device.
+
+    Returns
+    -------
+    Tensor
+        1-D, of length ``steps``.
+
+    Raises
+    ------
+    ValueError
+        For a negative ``steps``.
+
+    See Also
+    --------
+    difflab.linspace : evenly spaced values, not exponents.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.logspace(0, 2, 3)
+    tensor([  1.,  10., 100.])
+    >>> dl.logspace(0, 3, 4, base=2)
+    tensor([1., 2., 4., 8.])
+    """
     return _finish(np.logspace(start, end, steps, base=base).astype(_float(dtype)), device, False)
 
 
