@@ -787,14 +787,108 @@ def randint(low: int, high: int | None = None, size: Any = None, dtype: Any = No
 
 def randperm(n: int, dtype: Any = None, device: Any = None,
              generator: random.Generator | None = None) -> Tensor:
-    """A random permutation of 0 .. n-1."""
+    """A random permutation of the integers 0 .. n-1.
+
+    Every one of the n! orders is equally likely.  Use it to shuffle a dataset:
+    ``x[dl.randperm(len(x))]``.
+
+    Parameters
+    ----------
+    n : int
+        How many integers (0 gives an empty tensor).
+    dtype : dtype, optional
+        Default int64.
+    device : str or Device, optional
+        ``"cpu"`` or ``"cuda"``; default: the default device.
+    generator : Generator, optional
+        The random stream to draw from (default: the global one, ``manual_seed``).
+
+    Returns
+    -------
+    Tensor
+        1-D, of length ``n``, holding each of 0 .. n-1 once.
+
+    Raises
+    ------
+    ValueError
+        For a negative ``n``.
+
+    See Also
+    --------
+    difflab.randint : integers drawn independently (repeats possible).
+    difflab.manual_seed : make the draw repeatable.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> _ = dl.manual_seed(0)
+    >>> dl.randperm(5)
+    tensor([2, 4, 3, 0, 1])
+    >>> dl.randperm(5).sort().values
+    tensor([0, 1, 2, 3, 4])
+    """
+    if int(n) < 0:
+        raise ValueError(f"randperm: n must be non-negative, got {n}")
     return _draw(random.Randperm, int(n), dtype=np.dtype(dtype or int64), device=device,
                  generator=generator)
 
 
 def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, dtype: Any = None,
            device: Any = None, generator: random.Generator | None = None) -> Tensor:
-    """Normal random numbers with the given mean and standard deviation (numbers or tensors)."""
+    r"""Normal random numbers with the given mean and standard deviation (numbers or tensors).
+
+    Each element is drawn from :math:`\mathcal{N}(\mu, \sigma^2)`, of density
+
+    .. math::
+
+        p(x) = \frac{1}{\sigma\sqrt{2\pi}}\,
+               e^{-(x - \mu)^2 / (2\sigma^2)}.
+
+    ``mean`` and ``std`` broadcast: with tensors, element i is drawn with
+    ``mean[i]`` and ``std[i]``.  The draw has no gradient (for a sample that
+    gradients flow through, write ``mean + std * dl.randn_like(mean)``: the
+    reparameterization trick).
+
+    Parameters
+    ----------
+    mean : float or Tensor, default 0.0
+        The mean(s) :math:`\mu`.
+    std : float or Tensor, default 1.0
+        The standard deviation(s) :math:`\sigma \ge 0`.
+    size : tuple of ints, optional
+        The shape; default: the broadcast shape of ``mean`` and ``std`` (``()`` for two
+        numbers).
+    dtype : dtype, optional
+        ``difflab.float32`` (the default dtype) unless given.
+    device : str or Device, optional
+        ``"cpu"`` or ``"cuda"``; default: the default device.
+    generator : Generator, optional
+        The random stream to draw from (default: the global one, ``manual_seed``).
+
+    Returns
+    -------
+    Tensor
+        Of shape ``size``.
+
+    Raises
+    ------
+    ValueError
+        For a negative ``std``.
+
+    See Also
+    --------
+    difflab.randn : the standard normal (mean 0, std 1).
+    difflab.manual_seed : make the draw repeatable.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> _ = dl.manual_seed(0)
+    >>> dl.normal(2.0, 0.5, (3,))
+    tensor([2.0629, 1.9339, 2.3202])
+    >>> dl.normal(dl.tensor([0.0, 10.0]), dl.tensor([1.0, 0.0]))   # std 0: the mean
+    tensor([ 0.1049, 10.    ])
+    """
     if size is None:
         size = np.broadcast_shapes(np.shape(getattr(mean, "array", mean)),
                                    np.shape(getattr(std, "array", std)))
@@ -805,12 +899,69 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, dtype: Any = None,
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False,  # noqa: A002
                 *, generator: random.Generator | None = None, out: Tensor | None = None
                 ) -> Tensor:
-    """Indices drawn from the categories 0..k-1 with probability proportional to ``input``.
+    r"""Indices drawn from the categories 0..k-1 with probability proportional to ``input``.
 
     ``input`` holds k non-negative weights (need not sum to 1), or one row of
     them per distribution; the result (int64, on input's device) has
     ``num_samples`` draws per row.  Without ``replacement`` each category is
     drawn at most once per row.  Seed with ``generator=`` to repeat a draw.
+    ``x.multinomial(n)`` is the same function.
+
+    Parameters
+    ----------
+    input : Tensor of shape (k,) or (rows, k)
+        Non-negative, finite weights; each row needs a positive sum (softmax of logits,
+        or counts).
+    num_samples : int
+        Draws per row (at most the number of non-zero weights without replacement).
+    replacement : bool, default False
+        Draw with replacement (a category may repeat).
+    generator : Generator, optional, keyword-only
+        The random stream to draw from (default: the global one, ``manual_seed``).
+    out : Tensor, optional, keyword-only
+        Written with the result, and returned.
+
+    Returns
+    -------
+    Tensor
+        int64, of shape ``(num_samples,)`` or ``(rows, num_samples)``: category indices.
+
+    Raises
+    ------
+    TypeError
+        When ``num_samples`` is not an integer.
+    ValueError
+        For weights that are not 1-D or 2-D, negative, infinite or NaN, a row of
+        zeros, ``num_samples <= 0``, or more samples than non-zero categories without
+        replacement (the message says which row).
+
+    See Also
+    --------
+    difflab.bernoulli : one draw of 0 or 1 per element.
+    difflab.randint : uniform integers.
+
+    Notes
+    -----
+    With weights :math:`w`, each draw with replacement picks category i with
+    probability
+
+    .. math::
+
+        P(i) = \frac{w_i}{\sum_j w_j}.
+
+    Without replacement a drawn category leaves, and the weights left are
+    renormalized for the next draw.  A draw has no gradient.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> _ = dl.manual_seed(0)
+    >>> dl.multinomial(dl.tensor([0.0, 1.0, 3.0]), 4, replacement=True)
+    tensor([2, 2, 1, 1])
+    >>> _ = dl.manual_seed(0)
+    >>> dl.tensor([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]]).multinomial(2)   # weight 0: never
+    tensor([[1, 0],
+            [1, 2]])
     """
     weights = input if isinstance(input, Tensor) else Tensor._wrap(np.asarray(input))
     if isinstance(num_samples, bool) or not isinstance(num_samples, (int, np.integer)):
@@ -825,7 +976,59 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False,  # n
 
 def bernoulli(input: Tensor, p: float | None = None, *,  # noqa: A002
               generator: random.Generator | None = None) -> Tensor:
-    """1 with probability ``input`` (or ``p``), else 0, elementwise; input's shape and dtype."""
+    r"""1 with probability ``input`` (or ``p``), else 0, elementwise; input's shape and dtype.
+
+    Each element is an independent Bernoulli draw: of probability ``input[i]``,
+    or ``p`` for every element when ``p`` is given (then ``input`` gives only the
+    shape, dtype and device).  The draw has no gradient (the result never
+    requires grad); to learn the probabilities, use a score-function or a
+    relaxed estimator (``difflab.distributions``).
+
+    Parameters
+    ----------
+    input : Tensor
+        The probabilities, each in [0, 1] (floating).
+    p : float, optional
+        One probability for every element instead of ``input``'s values.
+    generator : Generator, optional, keyword-only
+        The random stream to draw from (default: the global one, ``manual_seed``).
+
+    Returns
+    -------
+    Tensor
+        Zeros and ones, in ``input``'s shape, dtype and device.
+
+    Raises
+    ------
+    ValueError
+        For a probability outside [0, 1] or NaN.
+
+    See Also
+    --------
+    difflab.multinomial : draws from k categories.
+    difflab.rand : the uniform numbers it compares with.
+
+    Notes
+    -----
+    With probability :math:`p`, the probability mass function is
+
+    .. math::
+
+        P(X = x) = p^x (1 - p)^{1 - x}, \qquad x \in \{0, 1\},
+
+    so :math:`E[X] = p` and :math:`\operatorname{Var}[X] = p(1 - p)`.  difflab draws
+    a uniform :math:`u \in [0, 1)` and returns :math:`[u < p]`.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> _ = dl.manual_seed(0)
+    >>> dl.bernoulli(dl.tensor([0.0, 0.5, 1.0, 0.5]))
+    tensor([0., 1., 1., 1.])
+    >>> _ = dl.manual_seed(0)
+    >>> dl.bernoulli(dl.zeros(1000), p=0.3).mean().item()
+    0.2...
+    """
     if p is None:
         return apply(random.Bernoulli, input, dtype=np.dtype(input.dtype),
                      generator=random._setting(generator))
