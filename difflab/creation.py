@@ -8,7 +8,7 @@ import numpy as np
 
 from difflab import backend, random
 from difflab.autograd.engine import apply
-from difflab.dtypes import _Defaults, int64
+from difflab.dtypes import _Defaults, as_dtype, int64
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import shape_args, tensor_of, to_array
 
@@ -91,6 +91,16 @@ def _finish(array: Any, device: Any, requires_grad: bool) -> Tensor:
 
 def _float(dtype: Any) -> np.dtype:
     return _Defaults.dtype if dtype is None else np.dtype(dtype)
+
+
+def _floating(dtype: Any, name: str) -> np.dtype:
+    """:func:`_float`, refusing a dtype that is not floating: uniform or normal numbers
+    cast to integers would be mostly zeros, silently."""
+    found = _float(dtype)
+    if as_dtype(found).kind != "f":
+        raise TypeError(f"{name}: draws floating numbers, got dtype {as_dtype(found)}; pass a "
+                        f"floating dtype (difflab.float32), or use randint for integers")
+    return found
 
 
 def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
@@ -705,7 +715,7 @@ def rand(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool 
     >>> dl.rand(3, generator=g)
     tensor([0.637 , 0.2698, 0.041 ])
     """
-    return _draw(random.Uniform, 0.0, 1.0, shape=_size(size), dtype=_float(dtype),
+    return _draw(random.Uniform, 0.0, 1.0, shape=_size(size), dtype=_floating(dtype, "rand"),
                  device=device, requires_grad=requires_grad, generator=generator)
 
 
@@ -741,7 +751,7 @@ def randn(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     >>> dl.randn(2, 3, generator=g).shape
     difflab.Size([2, 3])
     """
-    return _draw(random.Normal, 0.0, 1.0, shape=_size(size), dtype=_float(dtype),
+    return _draw(random.Normal, 0.0, 1.0, shape=_size(size), dtype=_floating(dtype, "randn"),
                  device=device, requires_grad=requires_grad, generator=generator)
 
 
@@ -892,7 +902,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, dtype: Any = None,
     if size is None:
         size = np.broadcast_shapes(np.shape(getattr(mean, "array", mean)),
                                    np.shape(getattr(std, "array", std)))
-    return _draw(random.Normal, mean, std, shape=_size((size,)), dtype=_float(dtype),
+    return _draw(random.Normal, mean, std, shape=_size((size,)), dtype=_floating(dtype, "normal"),
                  device=device, generator=generator)
 
 
@@ -1065,45 +1075,318 @@ def poisson(input: Tensor, generator: random.Generator | None = None) -> Tensor:
                  generator=random._setting(generator))
 
 
-def _like(t: Tensor, dtype: Any) -> tuple:
+def _like(t: Tensor, dtype: Any, name: str = "zeros_like") -> tuple:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{name} expects a Tensor (whose shape, dtype and device it copies), "
+                        f"got {type(t).__name__}; wrap the data with difflab.tensor(...)")
     return t.shape, (t.dtype if dtype is None else dtype), t.device
 
 
 def zeros_like(t: Tensor, dtype: Any = None, device: Any = None, requires_grad: bool = False
                ) -> Tensor:
-    """Zeros with ``t``'s shape, dtype and device."""
+    """Zeros with ``t``'s shape, dtype and device.
+
+    Parameters
+    ----------
+    t : Tensor
+        The tensor whose shape (and, unless given, dtype and device) to copy; its
+        values are not read.
+    dtype : dtype, optional
+        Default: ``t``'s dtype.
+    device : str or Device, optional
+        Default: ``t``'s device.
+    requires_grad : bool, default False
+        Record operations on the result for backward.
+
+    Returns
+    -------
+    Tensor
+        Zeros of ``t``'s shape.
+
+    Raises
+    ------
+    TypeError
+        When ``t`` is not a Tensor.
+
+    See Also
+    --------
+    difflab.zeros : from a shape.
+    difflab.ones_like, difflab.full_like, difflab.empty_like
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[1, 2, 3]])
+    >>> dl.zeros_like(x)
+    tensor([[0, 0, 0]])
+    >>> dl.zeros_like(x, dtype=dl.float64)
+    tensor([[0., 0., 0.]], dtype=difflab.float64)
+    """
     shape, dtype, dev = _like(t, dtype)
     return zeros(shape, dtype=dtype, device=device or dev, requires_grad=requires_grad)
 
 
 def ones_like(t: Tensor, dtype: Any = None, device: Any = None, requires_grad: bool = False
               ) -> Tensor:
-    """Ones with ``t``'s shape, dtype and device."""
-    shape, dtype, dev = _like(t, dtype)
+    """Ones with ``t``'s shape, dtype and device.
+
+    Parameters
+    ----------
+    t : Tensor
+        The tensor whose shape (and, unless given, dtype and device) to copy; its
+        values are not read.
+    dtype : dtype, optional
+        Default: ``t``'s dtype.
+    device : str or Device, optional
+        Default: ``t``'s device.
+    requires_grad : bool, default False
+        Record operations on the result for backward.
+
+    Returns
+    -------
+    Tensor
+        Ones of ``t``'s shape.
+
+    Raises
+    ------
+    TypeError
+        When ``t`` is not a Tensor.
+
+    See Also
+    --------
+    difflab.ones : from a shape.
+    difflab.zeros_like, difflab.full_like
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> w = dl.ones_like(dl.tensor([1.0, 2.0]), requires_grad=True)
+    >>> w
+    tensor([1., 1.], requires_grad=True)
+    >>> (3 * w).sum().backward()
+    >>> w.grad
+    tensor([3., 3.])
+    """
+    shape, dtype, dev = _like(t, dtype, "ones_like")
     return ones(shape, dtype=dtype, device=device or dev, requires_grad=requires_grad)
 
 
 def full_like(t: Tensor, fill_value: Any, dtype: Any = None, device: Any = None) -> Tensor:
-    """``fill_value`` with ``t``'s shape, dtype and device."""
-    shape, dtype, dev = _like(t, dtype)
+    """``fill_value`` with ``t``'s shape, dtype and device.
+
+    The value is converted to the dtype (``t``'s, unless given): 2.5 in an integer
+    tensor's shape is 2, as in PyTorch.
+
+    Parameters
+    ----------
+    t : Tensor
+        The tensor whose shape (and, unless given, dtype and device) to copy; its
+        values are not read.
+    fill_value : number
+        The value of every element.
+    dtype : dtype, optional
+        Default: ``t``'s dtype.
+    device : str or Device, optional
+        Default: ``t``'s device.
+
+    Returns
+    -------
+    Tensor
+        ``fill_value`` in ``t``'s shape.
+
+    Raises
+    ------
+    TypeError
+        When ``t`` is not a Tensor.
+
+    See Also
+    --------
+    difflab.full : from a shape.
+    difflab.zeros_like, difflab.ones_like
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([1.0, 2.0, 3.0])
+    >>> dl.full_like(x, 7.5)
+    tensor([7.5, 7.5, 7.5])
+    >>> dl.full_like(dl.tensor([1, 2]), 2.5)     # an int64 tensor: the value truncated
+    tensor([2, 2])
+    """
+    shape, dtype, dev = _like(t, dtype, "full_like")
     return full(shape, fill_value, dtype=dtype, device=device or dev)
 
 
 def empty_like(t: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
+    """A tensor of ``t``'s shape whose values are not to be relied on (zeros here).
+
+    PyTorch leaves the memory uninitialised; difflab fills it with zeros (see
+    :func:`difflab.empty`).  Write into it before reading it.
+
+    Parameters
+    ----------
+    t : Tensor
+        The tensor whose shape (and, unless given, dtype and device) to copy.
+    dtype : dtype, optional
+        Default: ``t``'s dtype.
+    device : str or Device, optional
+        Default: ``t``'s device.
+
+    Returns
+    -------
+    Tensor
+        Of ``t``'s shape.
+
+    Raises
+    ------
+    TypeError
+        When ``t`` is not a Tensor.
+
+    See Also
+    --------
+    difflab.empty : from a shape.
+    difflab.zeros_like : the same values, said plainly.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> out = dl.empty_like(dl.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    >>> out.shape, out.dtype
+    (difflab.Size([2, 2]), difflab.float32)
+    """
+    _like(t, dtype, "empty_like")
     return zeros_like(t, dtype, device)
 
 
 def rand_like(t: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
-    shape, dtype, dev = _like(t, dtype)
+    """Uniform random numbers in [0, 1) with ``t``'s shape, dtype and device.
+
+    Parameters
+    ----------
+    t : Tensor
+        The tensor whose shape (and, unless given, dtype and device) to copy.
+    dtype : dtype, optional
+        Default: ``t``'s dtype.
+    device : str or Device, optional
+        Default: ``t``'s device.
+        Must be floating.
+
+    Returns
+    -------
+    Tensor
+        Of ``t``'s shape, drawn from the global generator (``manual_seed``).
+
+    Raises
+    ------
+    TypeError
+        When ``t`` is not a Tensor, or the dtype is not floating (an integer tensor:
+        pass ``dtype=difflab.float32``).
+
+    See Also
+    --------
+    difflab.rand : from a shape.
+    difflab.randn_like, difflab.randint_like
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> _ = dl.manual_seed(0)
+    >>> dl.rand_like(dl.zeros(3))
+    tensor([0.637 , 0.2698, 0.041 ])
+    >>> dl.rand_like(dl.zeros(2, dtype=dl.float64)).dtype
+    difflab.float64
+    """
+    shape, dtype, dev = _like(t, dtype, "rand_like")
     return rand(shape, dtype=dtype, device=device or dev)
 
 
 def randn_like(t: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
-    shape, dtype, dev = _like(t, dtype)
+    """Standard normal random numbers (mean 0, variance 1) with ``t``'s shape, dtype and device.
+
+    Parameters
+    ----------
+    t : Tensor
+        The tensor whose shape (and, unless given, dtype and device) to copy.
+    dtype : dtype, optional
+        Default: ``t``'s dtype.
+    device : str or Device, optional
+        Default: ``t``'s device.
+        Must be floating.
+
+    Returns
+    -------
+    Tensor
+        Of ``t``'s shape, drawn from the global generator (``manual_seed``).
+
+    Raises
+    ------
+    TypeError
+        When ``t`` is not a Tensor, or the dtype is not floating.
+
+    See Also
+    --------
+    difflab.randn : from a shape.
+    difflab.normal : another mean and standard deviation.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.zeros(2, 3)
+    >>> _ = dl.manual_seed(0)
+    >>> noise = dl.randn_like(x)
+    >>> noise.shape
+    difflab.Size([2, 3])
+    >>> _ = dl.manual_seed(0)
+    >>> bool((dl.randn_like(x) == noise).all())     # the same seed, the same numbers
+    True
+    """
+    shape, dtype, dev = _like(t, dtype, "randn_like")
     return randn(shape, dtype=dtype, device=device or dev)
 
 
 def randint_like(t: Tensor, low: int, high: int | None = None, dtype: Any = None) -> Tensor:
+    """Random integers in [low, high) with ``t``'s shape, dtype and device.
+
+    ``randint_like(t, high)`` starts at 0.  The values are integers, stored in
+    ``t``'s dtype (floats for a float tensor, as in PyTorch) unless ``dtype`` is
+    given.
+
+    Parameters
+    ----------
+    t : Tensor
+        The tensor whose shape, dtype and device to copy.
+    low : int
+        The smallest value (or, alone, the bound: ``randint_like(t, high)``).
+    high : int, optional
+        The bound, not included.
+    dtype : dtype, optional
+        Default: ``t``'s dtype.
+
+    Returns
+    -------
+    Tensor
+        Of ``t``'s shape, drawn from the global generator (``manual_seed``).
+
+    Raises
+    ------
+    TypeError
+        When ``t`` is not a Tensor.
+
+    See Also
+    --------
+    difflab.randint : from a shape.
+    difflab.rand_like : uniform floats.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> _ = dl.manual_seed(0)
+    >>> dl.randint_like(dl.zeros(3, dtype=dl.int64), 5, 8)
+    tensor([7, 6, 6])
+    >>> dl.randint_like(dl.zeros(3), 10).dtype
+    difflab.float32
+    """
+    _like(t, dtype, "randint_like")
     if high is None:
         low, high = 0, low
     return randint(low, high, t.shape, dtype=dtype or t.dtype, device=t.device)
@@ -1142,10 +1425,59 @@ class _TypedTensor(metaclass=_TypedTensorType):
         return tensor(args[0], dtype=cls.dtype, device=device)
 
 
+#: Each legacy constructor's example: ``name(data)`` as it prints (checked by the docs tests).
+_TYPED_EXAMPLES = {
+    "FloatTensor": "tensor([1., 0., 2.])",
+    "DoubleTensor": "tensor([1., 0., 2.], dtype=difflab.float64)",
+    "HalfTensor": "tensor([1., 0., 2.], dtype=difflab.float16)",
+    "LongTensor": "tensor([1, 0, 2])",
+    "IntTensor": "tensor([1, 0, 2], dtype=difflab.int32)",
+    "ShortTensor": "tensor([1, 0, 2], dtype=difflab.int16)",
+    "ByteTensor": "tensor([1, 0, 2], dtype=difflab.uint8)",
+    "BoolTensor": "tensor([ True, False,  True])",
+}
+
+
 def _typed(name: str, dtype: Any) -> type:
-    return _TypedTensorType(name, (_TypedTensor,), {"dtype": dtype, "__doc__": (
-        f"A {np.dtype(dtype).name} tensor: ``{name}(data)`` or ``{name}(*sizes)`` (PyTorch's "
-        f"legacy constructor; prefer difflab.tensor(data, dtype=...))")})
+    """The legacy constructor ``name`` for ``dtype``, with its docstring."""
+    kind = np.dtype(dtype).name
+    doc = f"""A {kind} tensor: ``{name}(data)`` or ``{name}(*sizes)`` (a legacy constructor).
+
+    ``{name}(data)`` copies ``data`` as :func:`difflab.tensor` does, in {kind};
+    ``{name}(2, 3)`` makes a tensor of shape (2, 3), filled with zeros (PyTorch
+    leaves it uninitialised); ``{name}()`` an empty one.  The class is also a
+    dtype test: ``isinstance(t, difflab.{name})`` is true for every {kind}
+    tensor.  New code writes ``difflab.tensor(data, dtype=difflab.{kind})``.
+
+    Parameters
+    ----------
+    *args : ints, or one array_like
+        Sizes (ints) for a zero-filled tensor of that shape, or one sequence of data.
+    device : str or Device, optional
+        ``"cpu"`` or ``"cuda"``; default: the default device.
+
+    Raises
+    ------
+    TypeError
+        For anything else than sizes or one sequence (``{name}(2, [1])``), or data
+        that is not numbers.
+
+    See Also
+    --------
+    difflab.tensor : the constructor to use, with ``dtype=``.
+    difflab.zeros : a shape filled with zeros.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.{name}([1, 0, 2])
+    {_TYPED_EXAMPLES[name]}
+    >>> dl.{name}(2, 3).shape
+    difflab.Size([2, 3])
+    >>> isinstance(dl.{name}([1]), dl.{name}), isinstance(dl.tensor([1j]), dl.{name})
+    (True, False)
+    """
+    return _TypedTensorType(name, (_TypedTensor,), {"dtype": dtype, "__doc__": doc})
 
 
 FloatTensor = _typed("FloatTensor", np.float32)
