@@ -1,4 +1,5 @@
-"""Creation functions refuse bad input with a clear error (issue 31: found while documenting)."""
+"""Creation functions and dtype questions refuse bad input with a clear error (issue 31:
+found while documenting)."""
 
 from __future__ import annotations
 
@@ -51,3 +52,11 @@ def test_full_and_randint_like_ask_for_a_tensor():
         dl.full_like([1.0], 2.0)
     with pytest.raises(TypeError, match="randint_like expects a Tensor"):
         dl.randint_like([1.0], 5)
+
+
+@pytest.mark.parametrize("ask", [dl.is_floating_point, dl.is_complex])
+def test_dtype_questions_ask_for_a_tensor(ask):
+    # Before: AttributeError: 'list' object has no attribute 'dtype'.
+    with pytest.raises(TypeError, match="expects a tensor"):
+        ask([1.0])
+    assert ask(dl.tensor([1.0])) is (ask is dl.is_floating_point)
