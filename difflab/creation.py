@@ -1076,7 +1076,8 @@ def poisson(input: Tensor, generator: random.Generator | None = None) -> Tensor:
 
 
 def _like(t: Tensor, dtype: Any, name: str = "zeros_like") -> tuple:
-    if not isinstance(t, Tensor):
+    if not all(hasattr(t, attribute) for attribute in ("shape", "dtype", "device")):
+        # (duck-typed: the forward mode's dual numbers answer these too)
         raise TypeError(f"{name} expects a Tensor (whose shape, dtype and device it copies), "
                         f"got {type(t).__name__}; wrap the data with difflab.tensor(...)")
     return t.shape, (t.dtype if dtype is None else dtype), t.device

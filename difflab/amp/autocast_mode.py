@@ -89,6 +89,7 @@ class autocast:  # noqa: N801  (PyTorch's name)
     Parameters
     ----------
     device_type : {'cpu', 'cuda'}
+        The device whose operations the region casts.
     dtype : dtype, optional
         The lower-precision type: bfloat16 for the CPU (it needs ml_dtypes: without
         it, a warning and full precision) and float16 for CUDA by default; recorded as
