@@ -166,13 +166,64 @@ __version__ = "0.1.0"
 
 
 def is_tensor(obj: object) -> bool:
-    """True for difflab tensors."""
+    """Whether ``obj`` is a difflab tensor (a :class:`difflab.Tensor` or a subclass).
+
+    NumPy arrays, Python numbers and lists are not tensors, though difflab's
+    functions accept them; ``nn.Parameter`` is one.
+
+    Parameters
+    ----------
+    obj : object
+        Anything.
+
+    Returns
+    -------
+    bool
+        ``isinstance(obj, difflab.Tensor)``.
+
+    See Also
+    --------
+    difflab.as_tensor : make a tensor of the others.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import numpy as np
+    >>> dl.is_tensor(dl.tensor([1.0])), dl.is_tensor(np.ones(2)), dl.is_tensor(1.0)
+    (True, False, False)
+    >>> dl.is_tensor(dl.nn.Parameter(dl.zeros(2)))
+    True
+    """
     return isinstance(obj, Tensor)
 
 
 def is_storage(obj: object) -> bool:
-    """False: difflab has no storage objects (a tensor's values live in its NumPy or CuPy
-    array, ``t.array``); PyTorch's ``torch.is_storage`` for code that asks."""
+    """Whether ``obj`` is a storage object: always False, as difflab has none.
+
+    A difflab tensor's values live in its NumPy or CuPy array (``t.array``), not
+    in a separate storage as PyTorch's do; this is PyTorch's
+    ``torch.is_storage``, for code that asks.
+
+    Parameters
+    ----------
+    obj : object
+        Anything.
+
+    Returns
+    -------
+    bool
+        False.
+
+    See Also
+    --------
+    difflab.is_tensor : whether ``obj`` is a tensor.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.is_storage(dl.tensor([1.0])), dl.is_storage(dl.tensor([1.0]).array)
+    (False, False)
+    """
     return False
 
 # ========================================================================= compat-core

@@ -8,7 +8,7 @@ import numpy as np
 
 from difflab import backend, random
 from difflab.autograd.engine import apply
-from difflab.dtypes import _Defaults, int64
+from difflab.dtypes import _Defaults, as_dtype, int64
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import shape_args, tensor_of, to_array
 
@@ -18,13 +18,63 @@ class _DefaultDevice:
 
 
 def set_default_device(device: Any) -> None:
-    """Make new tensors (``zeros``, ``randn``, ``tensor``, ...) on ``device`` unless told
-    otherwise (``None`` or "cpu": the CPU again)."""
+    """Set the device that new tensors are made on when no ``device=`` is given.
+
+    The creation functions (``zeros``, ``randn``, ``tensor``, ``arange``, ...) place
+    their result there unless told otherwise; tensors that already exist stay where
+    they are.  ``None`` (or ``"cpu"``) returns to the CPU.
+
+    Parameters
+    ----------
+    device : str, Device or None
+        ``"cpu"`` (NumPy arrays), ``"cuda"`` / ``"cuda:0"`` (CuPy arrays), or ``None``
+        for the CPU.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ValueError
+        For a device name that is neither ``"cpu"`` nor ``"cuda[:n]"``.
+
+    See Also
+    --------
+    difflab.get_default_device : the device it set.
+    difflab.Tensor.to : move one tensor.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.set_default_device("cpu")
+    >>> dl.get_default_device()
+    device(type='cpu')
+    >>> dl.zeros(2).device
+    device(type='cpu')
+    >>> dl.set_default_device(None)
+    """
     _DefaultDevice.device = None if device is None else backend.device(device)
 
 
 def get_default_device() -> Any:
-    """The device new tensors are made on."""
+    """The device new tensors are made on when no ``device=`` is given.
+
+    Returns
+    -------
+    Device
+        ``device(type='cpu')`` unless :func:`difflab.set_default_device` chose another.
+
+    See Also
+    --------
+    difflab.set_default_device : change it.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.get_default_device()
+    device(type='cpu')
+    """
     return _DefaultDevice.device or backend.device("cpu")
 
 
@@ -41,6 +91,16 @@ def _finish(array: Any, device: Any, requires_grad: bool) -> Tensor:
 
 def _float(dtype: Any) -> np.dtype:
     return _Defaults.dtype if dtype is None else np.dtype(dtype)
+
+
+def _floating(dtype: Any, name: str) -> np.dtype:
+    """:func:`_float`, refusing a dtype that is not floating: uniform or normal numbers
+    cast to integers would be mostly zeros, silently."""
+    found = _float(dtype)
+    if as_dtype(found).kind != "f":
+        raise TypeError(f"{name}: draws floating numbers, got dtype {as_dtype(found)}; pass a "
+                        f"floating dtype (difflab.float32), or use randint for integers")
+    return found
 
 
 def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
@@ -93,7 +153,55 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
-    """A tensor that shares memory with ``data`` when it can (a NumPy array of the right dtype)."""
+    """``data`` as a tensor, sharing its memory when it can (no copy of a matching array).
+
+    A Tensor is returned as it is (when neither ``dtype`` nor ``device`` asks for a
+    change); a NumPy array of the asked dtype is wrapped without a copy, so writing
+    into one shows in the other; anything else (lists, numbers, another dtype) is
+    converted, which copies.  The result never requires grad.
+
+    Parameters
+    ----------
+    data : array_like
+        Numbers, nested lists, a NumPy/CuPy array or a Tensor.
+    dtype : dtype, optional
+        Default: inferred as :func:`difflab.tensor` does (an array keeps its own dtype,
+        Python floats become the default dtype, float32).
+    device : str or Device, optional
+        ``"cpu"`` or ``"cuda"``; default: the data's own, else the default device.
+
+    Returns
+    -------
+    Tensor
+        ``data`` itself (a Tensor), a tensor viewing ``data``'s memory (an array of the
+        dtype), or a new tensor.
+
+    Raises
+    ------
+    TypeError
+        For data that is not numbers (strings, objects).
+
+    See Also
+    --------
+    difflab.tensor : always copies.
+    difflab.from_numpy : shares memory, and only takes NumPy arrays.
+    difflab.asarray : the same, with ``copy=`` to insist on or refuse a copy.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import numpy as np
+    >>> a = np.array([1.0, 2.0])
+    >>> t = dl.as_tensor(a)          # float64 array: shared, no copy
+    >>> a[0] = 9.0
+    >>> t
+    tensor([9., 2.], dtype=difflab.float64)
+    >>> dl.as_tensor([1, 2])         # a list: converted
+    tensor([1, 2])
+    >>> x = dl.tensor([1.0])
+    >>> dl.as_tensor(x) is x
+    True
+    """
     if isinstance(data, Tensor) and dtype is None and device is None:
         return data
     return _finish(to_array(data, dtype), device, False)
@@ -147,7 +255,43 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
-    """A tensor that *shares memory* with a NumPy array: changing one changes the other."""
+    """A tensor that *shares memory* with a NumPy array: changing one changes the other.
+
+    The tensor keeps the array's dtype and shape (a float64 array gives a float64
+    tensor, not the default float32) and lives on the CPU; ``t.numpy()`` goes back.
+
+    Parameters
+    ----------
+    array : numpy.ndarray
+        The array to wrap (not copied).
+
+    Returns
+    -------
+    Tensor
+        A leaf tensor whose ``array`` is ``array`` itself.
+
+    Raises
+    ------
+    TypeError
+        When ``array`` is not a ``numpy.ndarray`` (a list: use :func:`difflab.tensor`).
+
+    See Also
+    --------
+    difflab.as_tensor : shares memory when it can, converts otherwise.
+    difflab.tensor : always copies.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import numpy as np
+    >>> a = np.arange(3.0)
+    >>> t = dl.from_numpy(a)
+    >>> t[0] = 5.0                   # writes into a too
+    >>> a
+    array([5., 1., 2.])
+    >>> t.dtype
+    difflab.float64
+    """
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(array).__name__}")
     return Tensor._wrap(array)
@@ -251,7 +395,47 @@ def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
 
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
           ) -> Tensor:
-    """An uninitialised tensor (here: zeros, so results never depend on stale memory)."""
+    """A tensor of shape ``size`` whose values are not to be relied on (PyTorch's ``empty``).
+
+    PyTorch leaves the memory uninitialised; difflab fills it with zeros, so that
+    a program never depends on stale memory.  Write into it before reading it.
+
+    Parameters
+    ----------
+    size : ints or a tuple of ints
+        The shape: ``empty(2, 3)`` or ``empty((2, 3))``.
+    dtype : dtype, optional
+        ``difflab.float32`` (the default dtype) unless given.
+    device : str or Device, optional
+        ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy); default: the default device.
+    requires_grad : bool, default False
+        Record operations on it for backward.
+
+    Returns
+    -------
+    Tensor
+        Of shape ``size`` (zeros here).
+
+    Raises
+    ------
+    ValueError
+        For a negative size.
+
+    See Also
+    --------
+    difflab.zeros : what it makes here.
+    difflab.empty_like : ``empty`` with another tensor's shape.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.empty(2, 3)
+    >>> x.shape, x.dtype
+    (difflab.Size([2, 3]), difflab.float32)
+    >>> x[:] = 1.0                   # fill it before use
+    >>> x.sum().item()
+    6.0
+    """
     return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
@@ -338,7 +522,58 @@ def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, device
 
 def range(start: Any, end: Any, step: Any = 1, dtype: Any = None, device: Any = None,  # noqa: A001
           requires_grad: bool = False) -> Tensor:
-    """Like :func:`arange` but *including* ``end`` (deprecated in PyTorch; float by default)."""
+    r"""Values from ``start`` to ``end`` *inclusive* in steps of ``step`` (float by default).
+
+    Like :func:`difflab.arange`, but the end is included when the steps reach it,
+    and the result is floating (the default dtype) even for integer arguments.
+    PyTorch deprecates ``torch.range`` in favour of ``arange``; it is here for
+    programs that use it.  There are
+    :math:`\lfloor (\text{end} - \text{start}) / \text{step} \rfloor + 1` values
+    (none when that is not positive).
+
+    Parameters
+    ----------
+    start : number
+        The first value.
+    end : number
+        The last value, included when ``start + k * step`` reaches it.
+    step : number, default 1
+        The spacing (negative to count down).
+    dtype : dtype, optional
+        ``difflab.float32`` (the default dtype) unless given.
+    device : str or Device, optional
+        ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy); default: the default device.
+    requires_grad : bool, default False
+        Record operations on it for backward.
+
+    Returns
+    -------
+    Tensor
+        1-D, of the values ``start, start + step, ...`` up to ``end``.
+
+    Raises
+    ------
+    ValueError
+        For a zero step.
+
+    See Also
+    --------
+    difflab.arange : the end left out, integers kept integer.
+    difflab.linspace : a number of points between two ends.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.range(1, 4)
+    tensor([1., 2., 3., 4.])
+    >>> dl.arange(1, 4)              # arange leaves the end out
+    tensor([1, 2, 3])
+    >>> dl.range(1, 0, -0.25)
+    tensor([1.  , 0.75, 0.5 , 0.25, 0.  ])
+    """
+    if step == 0:
+        raise ValueError("range: step must be nonzero (pass a positive step to count up, a "
+                         "negative one to count down)")
     count = int(np.floor((end - start) / step)) + 1
     values = start + step * np.arange(count)
     return _finish(values.astype(_float(dtype)), device, requires_grad)
@@ -380,7 +615,52 @@ def linspace(start: float, end: float, steps: int, dtype: Any = None, device: An
 
 def logspace(start: float, end: float, steps: int, base: float = 10.0, dtype: Any = None,
              device: Any = None) -> Tensor:
-    """``steps`` values from base**start to base**end, evenly spaced in the exponent."""
+    r"""``steps`` values from ``base**start`` to ``base**end``, evenly spaced in the exponent.
+
+    The k-th value (k = 0 .. steps-1) is
+
+    .. math::
+
+        \text{base}^{\,\text{start} + k\,(\text{end} - \text{start}) / (\text{steps} - 1)},
+
+    that is ``base ** linspace(start, end, steps)``: a grid for step sizes or
+    learning rates that spans several orders of magnitude.
+
+    Parameters
+    ----------
+    start, end : float
+        The first and last exponents.
+    steps : int
+        How many values (1: only ``base**start``).
+    base : float, default 10.0
+        The base of the exponents.
+    dtype : dtype, optional
+        ``difflab.float32`` (the default dtype) unless given.
+    device : str or Device, optional
+        ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy); default: the default device.
+
+    Returns
+    -------
+    Tensor
+        1-D, of length ``steps``.
+
+    Raises
+    ------
+    ValueError
+        For a negative ``steps``.
+
+    See Also
+    --------
+    difflab.linspace : evenly spaced values, not exponents.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.logspace(0, 2, 3)
+    tensor([  1.,  10., 100.])
+    >>> dl.logspace(0, 3, 4, base=2)
+    tensor([1., 2., 4., 8.])
+    """
     return _finish(np.logspace(start, end, steps, base=base).astype(_float(dtype)), device, False)
 
 
@@ -435,7 +715,7 @@ def rand(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool 
     >>> dl.rand(3, generator=g)
     tensor([0.637 , 0.2698, 0.041 ])
     """
-    return _draw(random.Uniform, 0.0, 1.0, shape=_size(size), dtype=_float(dtype),
+    return _draw(random.Uniform, 0.0, 1.0, shape=_size(size), dtype=_floating(dtype, "rand"),
                  device=device, requires_grad=requires_grad, generator=generator)
 
 
@@ -471,7 +751,7 @@ def randn(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     >>> dl.randn(2, 3, generator=g).shape
     difflab.Size([2, 3])
     """
-    return _draw(random.Normal, 0.0, 1.0, shape=_size(size), dtype=_float(dtype),
+    return _draw(random.Normal, 0.0, 1.0, shape=_size(size), dtype=_floating(dtype, "randn"),
                  device=device, requires_grad=requires_grad, generator=generator)
 
 
@@ -517,30 +797,181 @@ def randint(low: int, high: int | None = None, size: Any = None, dtype: Any = No
 
 def randperm(n: int, dtype: Any = None, device: Any = None,
              generator: random.Generator | None = None) -> Tensor:
-    """A random permutation of 0 .. n-1."""
+    """A random permutation of the integers 0 .. n-1.
+
+    Every one of the n! orders is equally likely.  Use it to shuffle a dataset:
+    ``x[dl.randperm(len(x))]``.
+
+    Parameters
+    ----------
+    n : int
+        How many integers (0 gives an empty tensor).
+    dtype : dtype, optional
+        Default int64.
+    device : str or Device, optional
+        ``"cpu"`` or ``"cuda"``; default: the default device.
+    generator : Generator, optional
+        The random stream to draw from (default: the global one, ``manual_seed``).
+
+    Returns
+    -------
+    Tensor
+        1-D, of length ``n``, holding each of 0 .. n-1 once.
+
+    Raises
+    ------
+    ValueError
+        For a negative ``n``.
+
+    See Also
+    --------
+    difflab.randint : integers drawn independently (repeats possible).
+    difflab.manual_seed : make the draw repeatable.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> _ = dl.manual_seed(0)
+    >>> dl.randperm(5)
+    tensor([2, 4, 3, 0, 1])
+    >>> dl.randperm(5).sort().values
+    tensor([0, 1, 2, 3, 4])
+    """
+    if int(n) < 0:
+        raise ValueError(f"randperm: n must be non-negative, got {n}")
     return _draw(random.Randperm, int(n), dtype=np.dtype(dtype or int64), device=device,
                  generator=generator)
 
 
 def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, dtype: Any = None,
            device: Any = None, generator: random.Generator | None = None) -> Tensor:
-    """Normal random numbers with the given mean and standard deviation (numbers or tensors)."""
+    r"""Normal random numbers with the given mean and standard deviation (numbers or tensors).
+
+    Each element is drawn from :math:`\mathcal{N}(\mu, \sigma^2)`, of density
+
+    .. math::
+
+        p(x) = \frac{1}{\sigma\sqrt{2\pi}}\,
+               e^{-(x - \mu)^2 / (2\sigma^2)}.
+
+    ``mean`` and ``std`` broadcast: with tensors, element i is drawn with
+    ``mean[i]`` and ``std[i]``.  The draw has no gradient (for a sample that
+    gradients flow through, write ``mean + std * dl.randn_like(mean)``: the
+    reparameterization trick).
+
+    Parameters
+    ----------
+    mean : float or Tensor, default 0.0
+        The mean(s) :math:`\mu`.
+    std : float or Tensor, default 1.0
+        The standard deviation(s) :math:`\sigma \ge 0`.
+    size : tuple of ints, optional
+        The shape; default: the broadcast shape of ``mean`` and ``std`` (``()`` for two
+        numbers).
+    dtype : dtype, optional
+        ``difflab.float32`` (the default dtype) unless given.
+    device : str or Device, optional
+        ``"cpu"`` or ``"cuda"``; default: the default device.
+    generator : Generator, optional
+        The random stream to draw from (default: the global one, ``manual_seed``).
+
+    Returns
+    -------
+    Tensor
+        Of shape ``size``.
+
+    Raises
+    ------
+    ValueError
+        For a negative ``std``.
+
+    See Also
+    --------
+    difflab.randn : the standard normal (mean 0, std 1).
+    difflab.manual_seed : make the draw repeatable.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> _ = dl.manual_seed(0)
+    >>> dl.normal(2.0, 0.5, (3,))
+    tensor([2.0629, 1.9339, 2.3202])
+    >>> dl.normal(dl.tensor([0.0, 10.0]), dl.tensor([1.0, 0.0]))   # std 0: the mean
+    tensor([ 0.1049, 10.    ])
+    """
     if size is None:
         size = np.broadcast_shapes(np.shape(getattr(mean, "array", mean)),
                                    np.shape(getattr(std, "array", std)))
-    return _draw(random.Normal, mean, std, shape=_size((size,)), dtype=_float(dtype),
+    return _draw(random.Normal, mean, std, shape=_size((size,)), dtype=_floating(dtype, "normal"),
                  device=device, generator=generator)
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False,  # noqa: A002
                 *, generator: random.Generator | None = None, out: Tensor | None = None
                 ) -> Tensor:
-    """Indices drawn from the categories 0..k-1 with probability proportional to ``input``.
+    r"""Indices drawn from the categories 0..k-1 with probability proportional to ``input``.
 
     ``input`` holds k non-negative weights (need not sum to 1), or one row of
     them per distribution; the result (int64, on input's device) has
     ``num_samples`` draws per row.  Without ``replacement`` each category is
     drawn at most once per row.  Seed with ``generator=`` to repeat a draw.
+    ``x.multinomial(n)`` is the same function.
+
+    Parameters
+    ----------
+    input : Tensor of shape (k,) or (rows, k)
+        Non-negative, finite weights; each row needs a positive sum (softmax of logits,
+        or counts).
+    num_samples : int
+        Draws per row (at most the number of non-zero weights without replacement).
+    replacement : bool, default False
+        Draw with replacement (a category may repeat).
+    generator : Generator, optional, keyword-only
+        The random stream to draw from (default: the global one, ``manual_seed``).
+    out : Tensor, optional, keyword-only
+        Written with the result, and returned.
+
+    Returns
+    -------
+    Tensor
+        int64, of shape ``(num_samples,)`` or ``(rows, num_samples)``: category indices.
+
+    Raises
+    ------
+    TypeError
+        When ``num_samples`` is not an integer.
+    ValueError
+        For weights that are not 1-D or 2-D, negative, infinite or NaN, a row of
+        zeros, ``num_samples <= 0``, or more samples than non-zero categories without
+        replacement (the message says which row).
+
+    See Also
+    --------
+    difflab.bernoulli : one draw of 0 or 1 per element.
+    difflab.randint : uniform integers.
+
+    Notes
+    -----
+    With weights :math:`w`, each draw with replacement picks category i with
+    probability
+
+    .. math::
+
+        P(i) = \frac{w_i}{\sum_j w_j}.
+
+    Without replacement a drawn category leaves, and the weights left are
+    renormalized for the next draw.  A draw has no gradient.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> _ = dl.manual_seed(0)
+    >>> dl.multinomial(dl.tensor([0.0, 1.0, 3.0]), 4, replacement=True)
+    tensor([2, 2, 1, 1])
+    >>> _ = dl.manual_seed(0)
+    >>> dl.tensor([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]]).multinomial(2)   # weight 0: never
+    tensor([[1, 0],
+            [1, 2]])
     """
     weights = input if isinstance(input, Tensor) else Tensor._wrap(np.asarray(input))
     if isinstance(num_samples, bool) or not isinstance(num_samples, (int, np.integer)):
@@ -555,7 +986,59 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False,  # n
 
 def bernoulli(input: Tensor, p: float | None = None, *,  # noqa: A002
               generator: random.Generator | None = None) -> Tensor:
-    """1 with probability ``input`` (or ``p``), else 0, elementwise; input's shape and dtype."""
+    r"""1 with probability ``input`` (or ``p``), else 0, elementwise; input's shape and dtype.
+
+    Each element is an independent Bernoulli draw: of probability ``input[i]``,
+    or ``p`` for every element when ``p`` is given (then ``input`` gives only the
+    shape, dtype and device).  The draw has no gradient (the result never
+    requires grad); to learn the probabilities, use a score-function or a
+    relaxed estimator (``difflab.distributions``).
+
+    Parameters
+    ----------
+    input : Tensor
+        The probabilities, each in [0, 1] (floating).
+    p : float, optional
+        One probability for every element instead of ``input``'s values.
+    generator : Generator, optional, keyword-only
+        The random stream to draw from (default: the global one, ``manual_seed``).
+
+    Returns
+    -------
+    Tensor
+        Zeros and ones, in ``input``'s shape, dtype and device.
+
+    Raises
+    ------
+    ValueError
+        For a probability outside [0, 1] or NaN.
+
+    See Also
+    --------
+    difflab.multinomial : draws from k categories.
+    difflab.rand : the uniform numbers it compares with.
+
+    Notes
+    -----
+    With probability :math:`p`, the probability mass function is
+
+    .. math::
+
+        P(X = x) = p^x (1 - p)^{1 - x}, \qquad x \in \{0, 1\},
+
+    so :math:`E[X] = p` and :math:`\operatorname{Var}[X] = p(1 - p)`.  difflab draws
+    a uniform :math:`u \in [0, 1)` and returns :math:`[u < p]`.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> _ = dl.manual_seed(0)
+    >>> dl.bernoulli(dl.tensor([0.0, 0.5, 1.0, 0.5]))
+    tensor([0., 1., 1., 1.])
+    >>> _ = dl.manual_seed(0)
+    >>> dl.bernoulli(dl.zeros(1000), p=0.3).mean().item()
+    0.2...
+    """
     if p is None:
         return apply(random.Bernoulli, input, dtype=np.dtype(input.dtype),
                      generator=random._setting(generator))
@@ -592,45 +1075,319 @@ def poisson(input: Tensor, generator: random.Generator | None = None) -> Tensor:
                  generator=random._setting(generator))
 
 
-def _like(t: Tensor, dtype: Any) -> tuple:
+def _like(t: Tensor, dtype: Any, name: str = "zeros_like") -> tuple:
+    if not all(hasattr(t, attribute) for attribute in ("shape", "dtype", "device")):
+        # (duck-typed: the forward mode's dual numbers answer these too)
+        raise TypeError(f"{name} expects a Tensor (whose shape, dtype and device it copies), "
+                        f"got {type(t).__name__}; wrap the data with difflab.tensor(...)")
     return t.shape, (t.dtype if dtype is None else dtype), t.device
 
 
 def zeros_like(t: Tensor, dtype: Any = None, device: Any = None, requires_grad: bool = False
                ) -> Tensor:
-    """Zeros with ``t``'s shape, dtype and device."""
+    """Zeros with ``t``'s shape, dtype and device.
+
+    Parameters
+    ----------
+    t : Tensor
+        The tensor whose shape (and, unless given, dtype and device) to copy; its
+        values are not read.
+    dtype : dtype, optional
+        Default: ``t``'s dtype.
+    device : str or Device, optional
+        Default: ``t``'s device.
+    requires_grad : bool, default False
+        Record operations on the result for backward.
+
+    Returns
+    -------
+    Tensor
+        Zeros of ``t``'s shape.
+
+    Raises
+    ------
+    TypeError
+        When ``t`` is not a Tensor.
+
+    See Also
+    --------
+    difflab.zeros : from a shape.
+    difflab.ones_like, difflab.full_like, difflab.empty_like
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[1, 2, 3]])
+    >>> dl.zeros_like(x)
+    tensor([[0, 0, 0]])
+    >>> dl.zeros_like(x, dtype=dl.float64)
+    tensor([[0., 0., 0.]], dtype=difflab.float64)
+    """
     shape, dtype, dev = _like(t, dtype)
     return zeros(shape, dtype=dtype, device=device or dev, requires_grad=requires_grad)
 
 
 def ones_like(t: Tensor, dtype: Any = None, device: Any = None, requires_grad: bool = False
               ) -> Tensor:
-    """Ones with ``t``'s shape, dtype and device."""
-    shape, dtype, dev = _like(t, dtype)
+    """Ones with ``t``'s shape, dtype and device.
+
+    Parameters
+    ----------
+    t : Tensor
+        The tensor whose shape (and, unless given, dtype and device) to copy; its
+        values are not read.
+    dtype : dtype, optional
+        Default: ``t``'s dtype.
+    device : str or Device, optional
+        Default: ``t``'s device.
+    requires_grad : bool, default False
+        Record operations on the result for backward.
+
+    Returns
+    -------
+    Tensor
+        Ones of ``t``'s shape.
+
+    Raises
+    ------
+    TypeError
+        When ``t`` is not a Tensor.
+
+    See Also
+    --------
+    difflab.ones : from a shape.
+    difflab.zeros_like, difflab.full_like
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> w = dl.ones_like(dl.tensor([1.0, 2.0]), requires_grad=True)
+    >>> w
+    tensor([1., 1.], requires_grad=True)
+    >>> (3 * w).sum().backward()
+    >>> w.grad
+    tensor([3., 3.])
+    """
+    shape, dtype, dev = _like(t, dtype, "ones_like")
     return ones(shape, dtype=dtype, device=device or dev, requires_grad=requires_grad)
 
 
 def full_like(t: Tensor, fill_value: Any, dtype: Any = None, device: Any = None) -> Tensor:
-    """``fill_value`` with ``t``'s shape, dtype and device."""
-    shape, dtype, dev = _like(t, dtype)
+    """``fill_value`` with ``t``'s shape, dtype and device.
+
+    The value is converted to the dtype (``t``'s, unless given): 2.5 in an integer
+    tensor's shape is 2, as in PyTorch.
+
+    Parameters
+    ----------
+    t : Tensor
+        The tensor whose shape (and, unless given, dtype and device) to copy; its
+        values are not read.
+    fill_value : number
+        The value of every element.
+    dtype : dtype, optional
+        Default: ``t``'s dtype.
+    device : str or Device, optional
+        Default: ``t``'s device.
+
+    Returns
+    -------
+    Tensor
+        ``fill_value`` in ``t``'s shape.
+
+    Raises
+    ------
+    TypeError
+        When ``t`` is not a Tensor.
+
+    See Also
+    --------
+    difflab.full : from a shape.
+    difflab.zeros_like, difflab.ones_like
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([1.0, 2.0, 3.0])
+    >>> dl.full_like(x, 7.5)
+    tensor([7.5, 7.5, 7.5])
+    >>> dl.full_like(dl.tensor([1, 2]), 2.5)     # an int64 tensor: the value truncated
+    tensor([2, 2])
+    """
+    shape, dtype, dev = _like(t, dtype, "full_like")
     return full(shape, fill_value, dtype=dtype, device=device or dev)
 
 
 def empty_like(t: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
+    """A tensor of ``t``'s shape whose values are not to be relied on (zeros here).
+
+    PyTorch leaves the memory uninitialised; difflab fills it with zeros (see
+    :func:`difflab.empty`).  Write into it before reading it.
+
+    Parameters
+    ----------
+    t : Tensor
+        The tensor whose shape (and, unless given, dtype and device) to copy.
+    dtype : dtype, optional
+        Default: ``t``'s dtype.
+    device : str or Device, optional
+        Default: ``t``'s device.
+
+    Returns
+    -------
+    Tensor
+        Of ``t``'s shape.
+
+    Raises
+    ------
+    TypeError
+        When ``t`` is not a Tensor.
+
+    See Also
+    --------
+    difflab.empty : from a shape.
+    difflab.zeros_like : the same values, said plainly.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> out = dl.empty_like(dl.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    >>> out.shape, out.dtype
+    (difflab.Size([2, 2]), difflab.float32)
+    """
+    _like(t, dtype, "empty_like")
     return zeros_like(t, dtype, device)
 
 
 def rand_like(t: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
-    shape, dtype, dev = _like(t, dtype)
+    """Uniform random numbers in [0, 1) with ``t``'s shape, dtype and device.
+
+    Parameters
+    ----------
+    t : Tensor
+        The tensor whose shape (and, unless given, dtype and device) to copy.
+    dtype : dtype, optional
+        Default: ``t``'s dtype.
+    device : str or Device, optional
+        Default: ``t``'s device.
+        Must be floating.
+
+    Returns
+    -------
+    Tensor
+        Of ``t``'s shape, drawn from the global generator (``manual_seed``).
+
+    Raises
+    ------
+    TypeError
+        When ``t`` is not a Tensor, or the dtype is not floating (an integer tensor:
+        pass ``dtype=difflab.float32``).
+
+    See Also
+    --------
+    difflab.rand : from a shape.
+    difflab.randn_like, difflab.randint_like
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> _ = dl.manual_seed(0)
+    >>> dl.rand_like(dl.zeros(3))
+    tensor([0.637 , 0.2698, 0.041 ])
+    >>> dl.rand_like(dl.zeros(2, dtype=dl.float64)).dtype
+    difflab.float64
+    """
+    shape, dtype, dev = _like(t, dtype, "rand_like")
     return rand(shape, dtype=dtype, device=device or dev)
 
 
 def randn_like(t: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
-    shape, dtype, dev = _like(t, dtype)
+    """Standard normal random numbers (mean 0, variance 1) with ``t``'s shape, dtype and device.
+
+    Parameters
+    ----------
+    t : Tensor
+        The tensor whose shape (and, unless given, dtype and device) to copy.
+    dtype : dtype, optional
+        Default: ``t``'s dtype.
+    device : str or Device, optional
+        Default: ``t``'s device.
+        Must be floating.
+
+    Returns
+    -------
+    Tensor
+        Of ``t``'s shape, drawn from the global generator (``manual_seed``).
+
+    Raises
+    ------
+    TypeError
+        When ``t`` is not a Tensor, or the dtype is not floating.
+
+    See Also
+    --------
+    difflab.randn : from a shape.
+    difflab.normal : another mean and standard deviation.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.zeros(2, 3)
+    >>> _ = dl.manual_seed(0)
+    >>> noise = dl.randn_like(x)
+    >>> noise.shape
+    difflab.Size([2, 3])
+    >>> _ = dl.manual_seed(0)
+    >>> bool((dl.randn_like(x) == noise).all())     # the same seed, the same numbers
+    True
+    """
+    shape, dtype, dev = _like(t, dtype, "randn_like")
     return randn(shape, dtype=dtype, device=device or dev)
 
 
 def randint_like(t: Tensor, low: int, high: int | None = None, dtype: Any = None) -> Tensor:
+    """Random integers in [low, high) with ``t``'s shape, dtype and device.
+
+    ``randint_like(t, high)`` starts at 0.  The values are integers, stored in
+    ``t``'s dtype (floats for a float tensor, as in PyTorch) unless ``dtype`` is
+    given.
+
+    Parameters
+    ----------
+    t : Tensor
+        The tensor whose shape, dtype and device to copy.
+    low : int
+        The smallest value (or, alone, the bound: ``randint_like(t, high)``).
+    high : int, optional
+        The bound, not included.
+    dtype : dtype, optional
+        Default: ``t``'s dtype.
+
+    Returns
+    -------
+    Tensor
+        Of ``t``'s shape, drawn from the global generator (``manual_seed``).
+
+    Raises
+    ------
+    TypeError
+        When ``t`` is not a Tensor.
+
+    See Also
+    --------
+    difflab.randint : from a shape.
+    difflab.rand_like : uniform floats.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> _ = dl.manual_seed(0)
+    >>> dl.randint_like(dl.zeros(3, dtype=dl.int64), 5, 8)
+    tensor([7, 6, 6])
+    >>> dl.randint_like(dl.zeros(3), 10).dtype
+    difflab.float32
+    """
+    _like(t, dtype, "randint_like")
     if high is None:
         low, high = 0, low
     return randint(low, high, t.shape, dtype=dtype or t.dtype, device=t.device)
@@ -669,10 +1426,59 @@ class _TypedTensor(metaclass=_TypedTensorType):
         return tensor(args[0], dtype=cls.dtype, device=device)
 
 
+#: Each legacy constructor's example: ``name(data)`` as it prints (checked by the docs tests).
+_TYPED_EXAMPLES = {
+    "FloatTensor": "tensor([1., 0., 2.])",
+    "DoubleTensor": "tensor([1., 0., 2.], dtype=difflab.float64)",
+    "HalfTensor": "tensor([1., 0., 2.], dtype=difflab.float16)",
+    "LongTensor": "tensor([1, 0, 2])",
+    "IntTensor": "tensor([1, 0, 2], dtype=difflab.int32)",
+    "ShortTensor": "tensor([1, 0, 2], dtype=difflab.int16)",
+    "ByteTensor": "tensor([1, 0, 2], dtype=difflab.uint8)",
+    "BoolTensor": "tensor([ True, False,  True])",
+}
+
+
 def _typed(name: str, dtype: Any) -> type:
-    return _TypedTensorType(name, (_TypedTensor,), {"dtype": dtype, "__doc__": (
-        f"A {np.dtype(dtype).name} tensor: ``{name}(data)`` or ``{name}(*sizes)`` (PyTorch's "
-        f"legacy constructor; prefer difflab.tensor(data, dtype=...))")})
+    """The legacy constructor ``name`` for ``dtype``, with its docstring."""
+    kind = np.dtype(dtype).name
+    doc = f"""A {kind} tensor: ``{name}(data)`` or ``{name}(*sizes)`` (a legacy constructor).
+
+    ``{name}(data)`` copies ``data`` as :func:`difflab.tensor` does, in {kind};
+    ``{name}(2, 3)`` makes a tensor of shape (2, 3), filled with zeros (PyTorch
+    leaves it uninitialised); ``{name}()`` an empty one.  The class is also a
+    dtype test: ``isinstance(t, difflab.{name})`` is true for every {kind}
+    tensor.  New code writes ``difflab.tensor(data, dtype=difflab.{kind})``.
+
+    Parameters
+    ----------
+    *args : ints, or one array_like
+        Sizes (ints) for a zero-filled tensor of that shape, or one sequence of data.
+    device : str or Device, optional
+        ``"cpu"`` or ``"cuda"``; default: the default device.
+
+    Raises
+    ------
+    TypeError
+        For anything else than sizes or one sequence (``{name}(2, [1])``), or data
+        that is not numbers.
+
+    See Also
+    --------
+    difflab.tensor : the constructor to use, with ``dtype=``.
+    difflab.zeros : a shape filled with zeros.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.{name}([1, 0, 2])
+    {_TYPED_EXAMPLES[name]}
+    >>> dl.{name}(2, 3).shape
+    difflab.Size([2, 3])
+    >>> isinstance(dl.{name}([1]), dl.{name}), isinstance(dl.tensor([1j]), dl.{name})
+    (True, False)
+    """
+    return _TypedTensorType(name, (_TypedTensor,), {"dtype": dtype, "__doc__": doc})
 
 
 FloatTensor = _typed("FloatTensor", np.float32)

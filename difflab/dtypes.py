@@ -58,6 +58,44 @@ class dtype:  # noqa: N801  (PyTorch's name: difflab.dtype, as torch.dtype)
 
     ``np.dtype(d)``, ``array.astype(d)`` and ``np.zeros(n, dtype=d)`` accept it;
     it equals the NumPy dtype it wraps (``difflab.float32 == np.float32``).
+    The module's names (``difflab.float32``, ``difflab.int64``, ...) are the
+    instances to use; ``t.dtype`` answers one of them.  It also answers
+    PyTorch's questions (``is_floating_point``, ``is_complex``, ``is_signed``,
+    ``itemsize``, ``to_complex()``, ``to_real()``) and, for code written against
+    NumPy, NumPy's attributes (``name``, ``kind``, ``char``, ...).
+
+    Parameters
+    ----------
+    name : str, type or dtype
+        What ``numpy.dtype`` accepts: ``"float32"``, ``numpy.int64``, a NumPy dtype.
+
+    Attributes
+    ----------
+    dtype : numpy.dtype
+        The NumPy dtype it stands for.
+
+    Raises
+    ------
+    TypeError
+        For a name NumPy does not know as a dtype.
+
+    See Also
+    --------
+    difflab.promote_types : the dtype two dtypes combine to.
+    difflab.get_default_dtype : the dtype of Python floats.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import numpy as np
+    >>> dl.float32, dl.tensor([1, 2]).dtype
+    (difflab.float32, difflab.int64)
+    >>> dl.float32 == np.float32, dl.float64.itemsize, dl.int64.is_floating_point
+    (True, 8, False)
+    >>> np.zeros(2, dtype=dl.float64).dtype          # NumPy accepts it
+    dtype('float64')
+    >>> dl.dtype("int16")
+    difflab.int16
     """
 
     __slots__ = ("dtype",)
@@ -181,8 +219,30 @@ bfloat16: Any = as_dtype(BFLOAT16) if BFLOAT16 is not None else _MissingDtype()
 
 
 class layout:  # noqa: N801  (PyTorch's name: difflab.layout, as torch.layout)
-    """How a tensor's elements lie in memory.  difflab has one: :data:`strided`, NumPy's
-    dense arrays with strides (PyTorch's sparse layouts are not provided)."""
+    """How a tensor's elements lie in memory (PyTorch's ``torch.layout``).
+
+    difflab has one layout, ``difflab.strided``: NumPy's dense arrays with
+    strides, which ``t.layout`` answers for every tensor.  PyTorch's sparse
+    layouts are not provided; the class is here so that code that names or
+    compares layouts runs.
+
+    Parameters
+    ----------
+    name : str
+        The layout's name (``"strided"``); it prints as ``difflab.<name>``.
+
+    See Also
+    --------
+    difflab.dtype : the other property of a tensor's storage.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.zeros(2).layout
+    difflab.strided
+    >>> dl.zeros(2).layout is dl.strided
+    True
+    """
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -203,7 +263,39 @@ def set_default_dtype(d: Any) -> None:
     """Set the dtype of floating tensors made from Python numbers (float32 unless changed).
 
     Only float32 and float64 are allowed, as in PyTorch (float16 defaults make
-    most programs lose their precision silently).
+    most programs lose their precision silently).  It sets what ``tensor(1.5)``,
+    ``zeros``, ``rand``, ... make without a ``dtype=``, and what a Python float
+    counts as in type promotion (an int64 tensor + 2.5); existing tensors keep
+    their dtype.  float64 is the choice for checking derivatives, where the
+    rounding error must stay near 1e-16.
+
+    Parameters
+    ----------
+    d : dtype
+        ``difflab.float32`` or ``difflab.float64`` (or their NumPy dtypes or names).
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    TypeError
+        For any other dtype (float16, an integer dtype, ...).
+
+    See Also
+    --------
+    difflab.get_default_dtype : the dtype it set.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.set_default_dtype(dl.float64)
+    >>> dl.tensor([1.5]).dtype, dl.zeros(1).dtype
+    (difflab.float64, difflab.float64)
+    >>> dl.set_default_dtype(dl.float32)          # back to PyTorch's default
+    >>> dl.tensor([1.5]).dtype
+    difflab.float32
     """
     d = as_dtype(d)
     if d.kind != "f" or d.itemsize < 4:
@@ -215,18 +307,99 @@ def set_default_dtype(d: Any) -> None:
 
 
 def get_default_dtype() -> dtype:
-    """The dtype of floating tensors made from Python numbers."""
+    """The dtype of floating tensors made from Python numbers.
+
+    Returns
+    -------
+    dtype
+        ``difflab.float32`` unless :func:`difflab.set_default_dtype` chose float64.
+
+    See Also
+    --------
+    difflab.set_default_dtype : change it.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.get_default_dtype()
+    difflab.float32
+    >>> dl.tensor(1.5).dtype == dl.get_default_dtype()
+    True
+    """
     return _Defaults.dtype
 
 
+def _dtype_of(t: Any, name: str) -> dtype:
+    """The dtype of tensor (or array) ``t``; a clear TypeError for anything else."""
+    found = getattr(t, "dtype", None)
+    if found is None:
+        raise TypeError(f"{name} expects a tensor, got {type(t).__name__}; for a dtype, ask "
+                        f"the dtype itself (difflab.float32.is_floating_point)")
+    return as_dtype(found)
+
+
 def is_floating_point(t: Any) -> bool:
-    """Whether tensor ``t`` has a floating dtype."""
-    return as_dtype(t.dtype).kind == "f"
+    """Whether tensor ``t`` has a floating dtype (float16, bfloat16, float32, float64).
+
+    Parameters
+    ----------
+    t : Tensor
+        The tensor (a NumPy array answers too).
+
+    Returns
+    -------
+    bool
+        True for a floating dtype; False for bool, integer and complex ones.
+
+    Raises
+    ------
+    TypeError
+        When ``t`` has no dtype (a list, a number).
+
+    See Also
+    --------
+    difflab.is_complex : the complex dtypes.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.is_floating_point(dl.tensor([1.0])), dl.is_floating_point(dl.tensor([1]))
+    (True, False)
+    >>> dl.tensor([1.0]).is_floating_point()
+    True
+    """
+    return _dtype_of(t, "is_floating_point").kind == "f"
 
 
 def is_complex(t: Any) -> bool:
-    """Whether tensor ``t`` has a complex dtype."""
-    return as_dtype(t.dtype).kind == "c"
+    """Whether tensor ``t`` has a complex dtype (complex64, complex128).
+
+    Parameters
+    ----------
+    t : Tensor
+        The tensor (a NumPy array answers too).
+
+    Returns
+    -------
+    bool
+        True for a complex dtype.
+
+    Raises
+    ------
+    TypeError
+        When ``t`` has no dtype (a list, a number).
+
+    See Also
+    --------
+    difflab.is_floating_point : the real floating dtypes.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.is_complex(dl.tensor([1 + 2j])), dl.is_complex(dl.tensor([1.0]))
+    (True, False)
+    """
+    return _dtype_of(t, "is_complex").kind == "c"
 
 
 # ------------------------------------------------------------------ promotion
@@ -245,7 +418,60 @@ def promote_types(a: Any, b: Any) -> dtype:
     integer meeting a floating dtype becomes that floating dtype (int64 with
     float32 is float32: the float's *kind* is what matters, not its size);
     uint8 with a signed integer needs int16 at least; a complex dtype meeting
-    float64 widens to complex128.
+    float64 widens to complex128.  It combines two *dtypes*; for the operands of
+    an operation (tensors of different dimensions, Python numbers) see
+    :func:`difflab.result_type`, which uses it.
+
+    Parameters
+    ----------
+    a, b : dtype
+        difflab or NumPy dtypes, or their names.
+
+    Returns
+    -------
+    dtype
+        The promoted dtype (symmetric: ``promote_types(a, b) == promote_types(b, a)``).
+
+    Raises
+    ------
+    TypeError
+        For something that is not a dtype.
+
+    See Also
+    --------
+    difflab.result_type : the dtype of an operation on tensors and numbers.
+    difflab.can_cast : whether a cast stays in or above the category.
+
+    Notes
+    -----
+    The categories are ordered bool < integer < floating < complex.  Between two
+    categories the higher one wins, as it is; within one, the larger dtype:
+
+    ==============  ==========================  ===================
+    ``a``           ``b``                       result
+    ==============  ==========================  ===================
+    bool            any dtype ``d``             ``d``
+    any integer     float16 / float32           float16 / float32
+    int32           int64                       int64
+    uint8           int8                        int16
+    uint8           int16 / int32 / int64       the signed one
+    float16         bfloat16                    float32
+    float32         float64                     float64
+    any real        complex64 (not float64)     complex64
+    float64         complex64                   complex128
+    ==============  ==========================  ===================
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.promote_types(dl.int64, dl.float32)      # NumPy would say float64
+    difflab.float32
+    >>> dl.promote_types(dl.uint8, dl.int8)
+    difflab.int16
+    >>> dl.promote_types(dl.complex64, dl.float64)
+    difflab.complex128
+    >>> dl.promote_types(dl.float16, dl.bfloat16)
+    difflab.float32
     """
     a, b = as_dtype(a), as_dtype(b)
     if a == b:
@@ -307,9 +533,52 @@ def result_type(*operands: Any) -> dtype:
     """The dtype of an elementwise operation on ``operands``, as PyTorch computes it.
 
     Operands are tensors, arrays, NumPy scalars (counted as 0-d tensors) or
-    Python numbers; the rule is in this module's docstring.  The one place
-    difflab decides a result's dtype: operators, comparisons, ``where``,
-    ``cat`` and the math functions all ask it.
+    Python numbers.  The one place difflab decides a result's dtype: operators,
+    comparisons, ``where``, ``cat`` and the math functions all ask it.
+
+    Parameters
+    ----------
+    *operands : Tensor, array or number
+        The operation's inputs, one or more.
+
+    Returns
+    -------
+    dtype
+        The dtype the result has (before an operation's own rule, e.g. true division
+        of integers giving the default floating dtype).
+
+    Raises
+    ------
+    TypeError
+        Without operands, or for an operand that is neither a tensor, an array nor a
+        Python number (a string).
+
+    See Also
+    --------
+    difflab.promote_types : the rule for two dtypes, which it applies within a tier.
+    difflab.can_cast : whether a result can be written into a tensor of a dtype.
+
+    Notes
+    -----
+    The operands fall into three tiers, strongest first: tensors with at least one
+    dimension, zero-dimensional tensors, Python numbers.  Within the strongest tier
+    present the dtypes are promoted (:func:`difflab.promote_types`); a weaker tier
+    changes the result only when it brings a *higher category* (bool < integer <
+    floating < complex), and then the result is the smallest dtype of that
+    category holding the operands, a Python float counting as the default dtype.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([1, 2], dtype=dl.int32)
+    >>> dl.result_type(x, dl.tensor(5))             # same category: the 1-d tensor wins
+    difflab.int32
+    >>> dl.result_type(x, 2.5)                      # a float: the default dtype
+    difflab.float32
+    >>> dl.result_type(x, dl.tensor(1.0, dtype=dl.float64))   # higher category counts
+    difflab.float64
+    >>> (x + 2.5).dtype
+    difflab.float32
     """
     tiers: list[dtype | None] = [None, None, None]  # dimensioned, 0-d, Python numbers
     for x in operands:
@@ -326,7 +595,42 @@ def result_type(*operands: Any) -> dtype:
 
 
 def can_cast(from_: Any, to: Any) -> bool:
-    """Whether PyTorch casts ``from_`` to ``to`` implicitly (never to a lower category)."""
+    """Whether PyTorch casts ``from_`` to ``to`` implicitly (never to a lower category).
+
+    PyTorch's rule for writing a result into a tensor (``out=``, in-place
+    operations): a cast may lose precision (float64 to float16) but not go down
+    a category (bool < integer < floating < complex: no float to int).
+
+    Parameters
+    ----------
+    from_ : dtype
+        The dtype of the value.
+    to : dtype
+        The dtype of the destination.
+
+    Returns
+    -------
+    bool
+        True when ``from_``'s category is not above ``to``'s.
+
+    Raises
+    ------
+    TypeError
+        For something that is not a dtype.
+
+    See Also
+    --------
+    difflab.promote_types : the dtype two dtypes meet at.
+    difflab.result_type : the dtype of an operation.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.can_cast(dl.int64, dl.float32), dl.can_cast(dl.float32, dl.int32)
+    (True, False)
+    >>> dl.can_cast(dl.float64, dl.float16)         # same category: allowed
+    True
+    """
     return _category(as_dtype(from_)) <= _category(as_dtype(to))
 
 

@@ -150,21 +150,139 @@ def manual_seed(seed: int) -> Generator:
 
 
 def seed() -> int:
-    """Seed the default generator from the operating system's entropy; returns the seed."""
+    """Seed the default generator from the operating system's entropy; returns the seed.
+
+    The opposite of :func:`manual_seed`: the numbers that follow differ from run
+    to run.  Print or log the seed it returns to repeat a run later with
+    ``manual_seed(seed)``.
+
+    Returns
+    -------
+    int
+        The new seed, in [0, 2**63); :func:`initial_seed` answers it too.
+
+    See Also
+    --------
+    difflab.manual_seed : a chosen seed, to repeat a run.
+    difflab.initial_seed : the seed in use.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> saved = dl.get_rng_state()
+    >>> s = dl.seed()
+    >>> 0 <= s < 2**63, dl.initial_seed() == s
+    (True, True)
+    >>> first = dl.rand(2)
+    >>> _ = dl.manual_seed(s)                       # the logged seed repeats the run
+    >>> bool((dl.rand(2) == first).all())
+    True
+    >>> dl.set_rng_state(saved)
+    """
     return default_generator.seed()
 
 
 def initial_seed() -> int:
+    """The seed the default generator started from (the last :func:`manual_seed` or :func:`seed`).
+
+    A generator nobody seeded starts from ``DEFAULT_SEED`` (67280421310721, as
+    PyTorch's).  The seed says where the stream began, not how far it has gone:
+    for that, save :func:`get_rng_state`.
+
+    Returns
+    -------
+    int
+        The seed, in [0, 2**64) (a negative seed given to ``manual_seed`` is read as
+        PyTorch reads it, in two's complement).
+
+    See Also
+    --------
+    difflab.manual_seed : set it.
+    difflab.get_rng_state : where the stream is now.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> _ = dl.manual_seed(42)
+    >>> dl.initial_seed()
+    42
+    >>> _ = dl.rand(3)                              # drawing does not change it
+    >>> dl.initial_seed()
+    42
+    """
     return default_generator.initial_seed()
 
 
 def get_rng_state() -> Any:
-    """The default generator's state (a uint8 tensor)."""
+    """The default generator's state (a uint8 tensor), to restore with :func:`set_rng_state`.
+
+    Save it before code that draws numbers, restore it after, and the draws that
+    follow are as if that code had not run (a test that must not disturb the
+    stream, or repeating one step of training exactly).
+
+    Returns
+    -------
+    Tensor
+        1-D, uint8: the generator's seed and position, as bytes (a copy: drawing
+        later does not change it).
+
+    See Also
+    --------
+    difflab.set_rng_state : restore it.
+    difflab.Generator.get_state : the same for a generator of one's own.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> _ = dl.manual_seed(0)
+    >>> state = dl.get_rng_state()
+    >>> state.dtype
+    difflab.uint8
+    >>> a = dl.rand(2)
+    >>> dl.set_rng_state(state)
+    >>> bool((dl.rand(2) == a).all())               # the same numbers again
+    True
+    """
     return default_generator.get_state()
 
 
 def set_rng_state(state: Any) -> None:
-    """Restore the default generator's state from :func:`get_rng_state`."""
+    """Restore the default generator's state from :func:`get_rng_state`.
+
+    The draws that follow repeat those that followed when the state was saved.
+
+    Parameters
+    ----------
+    state : Tensor
+        What :func:`get_rng_state` (or ``Generator.get_state``) returned.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ValueError
+        When ``state`` is not a saved state (other bytes, another tensor).
+
+    See Also
+    --------
+    difflab.get_rng_state : save it.
+    difflab.manual_seed : restart from a seed instead.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> state = dl.get_rng_state()
+    >>> a = dl.randn(3)
+    >>> dl.set_rng_state(state)
+    >>> bool((dl.randn(3) == a).all())
+    True
+    >>> dl.set_rng_state(dl.tensor([1, 2], dtype=dl.uint8))
+    Traceback (most recent call last):
+    ...
+    ValueError: not a generator state (pass what Generator.get_state() returned): ...
+    """
     default_generator.set_state(state)
 
 

@@ -76,12 +76,12 @@ def is_autocast_enabled(device_type: str = "cuda") -> bool:
 
 
 class autocast:  # noqa: N801  (PyTorch's name)
-    """A region (``with``) or function (decorator) where matrix products run in lower
-    precision, as PyTorch's.
+    """A region (``with``) or decorator where matrix products run in lower precision.
 
-    Inside, ``matmul``, ``linear``, the convolutions and ``einsum`` cast their
-    float32/float64 inputs on ``device_type`` to ``dtype`` (so their results are in
-    ``dtype``); the losses and ``log_softmax`` cast float16/bfloat16 inputs to float32.
+    PyTorch's ``torch.autocast`` (mixed precision).  Inside, ``matmul``,
+    ``linear``, the convolutions and ``einsum`` cast their float32/float64 inputs
+    on ``device_type`` to ``dtype`` (so their results are in ``dtype``); the
+    losses and ``log_softmax`` cast float16/bfloat16 inputs to float32.
     Every other operation keeps its inputs' dtype.  The casts are on the tape: the
     gradients of float32 parameters come back in float32.  As in PyTorch,
     ``device_type='cuda'`` on a machine without CUDA warns and disables the region.
@@ -89,6 +89,7 @@ class autocast:  # noqa: N801  (PyTorch's name)
     Parameters
     ----------
     device_type : {'cpu', 'cuda'}
+        The device whose operations the region casts.
     dtype : dtype, optional
         The lower-precision type: bfloat16 for the CPU (it needs ml_dtypes: without
         it, a warning and full precision) and float16 for CUDA by default; recorded as
@@ -97,6 +98,24 @@ class autocast:  # noqa: N801  (PyTorch's name)
         False makes the region inactive (nested regions can switch it off).
     cache_enabled : bool, optional
         Accepted for PyTorch's signature.
+
+    Raises
+    ------
+    ValueError
+        When ``device_type`` is not a string, or ``dtype`` is not float16 or bfloat16.
+    RuntimeError
+        For a ``device_type`` other than ``'cpu'`` and ``'cuda'``.
+
+    Warns
+    -----
+    UserWarning
+        bfloat16 without the ml_dtypes package (the region runs in full precision), or
+        ``'cuda'`` on a machine without CUDA (the region is disabled).
+
+    See Also
+    --------
+    difflab.amp.is_autocast_enabled : whether a region is active.
+    difflab.amp.GradScaler : scales float16 losses so small gradients do not underflow.
 
     Examples
     --------
@@ -108,6 +127,14 @@ class autocast:  # noqa: N801  (PyTorch's name)
     difflab.bfloat16
     >>> model(dl.randn(2, 3)).dtype     # outside: float32 again
     difflab.float32
+
+    As a decorator:
+
+    >>> @dl.autocast("cpu")
+    ... def predict(x):
+    ...     return model(x)
+    >>> predict(dl.randn(2, 3)).dtype
+    difflab.bfloat16
     """
 
     def __init__(self, device_type: str, dtype: Any = None, enabled: bool = True,

@@ -228,6 +228,16 @@ class inference_mode(no_grad):  # noqa: N801
 def is_inference_mode_enabled() -> bool:
     """True inside an ``inference_mode()`` block (``no_grad`` alone does not count).
 
+    Returns
+    -------
+    bool
+        Whether an enabled ``inference_mode()`` is in effect (in this thread).
+
+    See Also
+    --------
+    difflab.inference_mode : the block it asks about.
+    difflab.is_grad_enabled : whether operations are recorded (False in both blocks).
+
     Examples
     --------
     >>> import difflab as dl

@@ -170,21 +170,63 @@ def qr(input: Any, some: bool = True) -> decompositions.QRResult:  # noqa: A002
 
 
 def svd(input: Any, some: bool = True, compute_uv: bool = True) -> SvdResult:  # noqa: A002
-    r"""The SVD as ``torch.svd`` gives it: ``(U, S, V)`` with A = U diag(S) Vᵀ — V, not
-    Vᵀ as :func:`difflab.linalg.decompositions.svd` returns — and the reduced SVD by default.
+    r"""The singular value decomposition as ``torch.svd`` gives it: ``(U, S, V)``, A = U diag(S) Vᵀ.
+
+    V, not Vᵀ as :func:`difflab.linalg.decompositions.svd` (``dl.linalg.svd``)
+    returns it, and the reduced SVD by default, as PyTorch's older ``torch.svd``.
+    ``A.svd()`` is the same function.
 
     Parameters
     ----------
     input : Tensor, array or dual number of shape (..., m, n)
-    some : bool
-        The reduced SVD (True) or the full one.
-    compute_uv : bool
-        False: only S, and U, V zero-filled (m × m and n × n), as in PyTorch.
+        The matrix, or a stack of them.
+    some : bool, default True
+        The reduced SVD (U is m × k, V is n × k, k = min(m, n)), or, False, the full one
+        (U m × m, V n × n; the columns beyond k carry no gradient, as in PyTorch).
+    compute_uv : bool, default True
+        False: only S is computed; U and V are zero-filled (m × m and n × n), as in
+        PyTorch.
 
     Returns
     -------
     SvdResult
-        ``(U, S, V)``.
+        The named tuple ``(U, S, V)``: U of shape (..., m, k) (or m × m), S of shape
+        (..., k), the singular values in descending order, V of shape (..., n, k) (or
+        n × n).
+
+    Raises
+    ------
+    ValueError
+        When ``input`` has fewer than two dimensions.
+    LinAlgError
+        When the SVD does not converge (a matrix with inf or NaN).
+
+    See Also
+    --------
+    difflab.linalg.decompositions.svd : the same, returning Vᵀ (``full_matrices``).
+    difflab.linalg.decompositions.svdvals : only S, with a gradient that stays finite.
+    difflab.pinverse : the pseudo-inverse, from the SVD.
+
+    Notes
+    -----
+    The factorization is :math:`A = U \operatorname{diag}(s) V^\top` with
+    :math:`U^\top U = V^\top V = I` and :math:`s_1 \ge \dots \ge s_k \ge 0`.  The
+    reverse-mode rule (the ``linalg_svd`` primitive, Townsend 2016, PyTorch's form),
+    with :math:`S = \operatorname{diag}(s)` and
+    :math:`F_{ij} = 1 / (s_j^2 - s_i^2)` (:math:`F_{ii} = 0`):
+
+    .. math::
+
+        \bar A = U \left[ \big(F \circ (U^\top \bar U - \bar U^\top U)\big) S
+                 + \operatorname{diag}(\bar s)
+                 + S \big(F \circ (V^\top \bar V - \bar V^\top V)\big) \right] V^\top
+                 + (I - U U^\top) \bar U S^{-1} V^\top
+                 + U S^{-1} \bar V^\top (I - V V^\top).
+
+    So the gradient of the singular values alone is :math:`U \operatorname{diag}(\bar s)
+    V^\top`.  Repeated singular values (and, for a non-square A, a zero one) make
+    :math:`F` infinite: the gradient through U or V is then inf or NaN, as in
+    PyTorch; the forward mode (JVP) is the same rule transposed.
 
     Examples
     --------
@@ -193,8 +235,21 @@ def svd(input: Any, some: bool = True, compute_uv: bool = True) -> SvdResult:  #
     >>> U, S, V = dl.svd(A)
     >>> S, dl.allclose(U @ dl.diag(S) @ V.T, A)
     (tensor([2., 1.]), True)
+    >>> U.shape, dl.svd(A, some=False).U.shape
+    (difflab.Size([3, 2]), difflab.Size([3, 3]))
+
+    The gradient of the sum of the singular values is U Vᵀ:
+
+    >>> B = dl.tensor([[3.0, 0.0], [0.0, -4.0]], requires_grad=True)
+    >>> B.svd().S.sum().backward()
+    >>> B.grad
+    tensor([[ 1.,  0.],
+            [ 0., -1.]])
     """
     input = as_input(input)  # noqa: A001
+    if input.ndim < 2:
+        raise ValueError(f"svd: input must be a matrix (at least 2 dimensions), got shape "
+                         f"{tuple(input.shape)}")
     if not compute_uv:
         array = values(input)
         m, n = array.shape[-2:]
@@ -208,28 +263,86 @@ def svd(input: Any, some: bool = True, compute_uv: bool = True) -> SvdResult:  #
 
 
 def lu(A: Any, pivot: bool = True, get_infos: bool = False) -> tuple:  # noqa: N803
-    r"""The compact LU factorization (``torch.lu``): ``(A_LU, pivots)``, with ``infos``
-    too when ``get_infos`` (see :func:`difflab.linalg.elimination.lu_factor`).
+    r"""The LU factorization with partial pivoting, compactly (``torch.lu``): ``(A_LU, pivots)``.
+
+    ``A_LU`` holds L below its diagonal (L's unit diagonal is implied) and U on and
+    above it; ``pivots`` (int32, 1-based, LAPACK's ``getrf`` convention) says that
+    row i was swapped with row ``pivots[i]``, in order.  ``A.lu()`` is the same
+    function; :func:`difflab.linalg.elimination.lu` gives P, L and U as matrices,
+    and :func:`difflab.linalg.elimination.lu_solve` solves with the compact form.
 
     Parameters
     ----------
     A : Tensor, array or dual number of shape (..., m, n)
-    pivot : bool
-        Partial pivoting.
-    get_infos : bool
-        Also return LAPACK's info (0, or where U's diagonal has a zero).
+        The matrix, or a stack of them.
+    pivot : bool, default True
+        Partial pivoting (the largest entry of each column as the pivot); False: no
+        row swaps (a zero pivot then gives inf or NaN).
+    get_infos : bool, default False
+        Also return LAPACK's ``info``: 0, or 1 + the index of the first zero on U's
+        diagonal (A singular), per matrix.
 
     Returns
     -------
     tuple
-        ``(A_LU, pivots)`` or ``(A_LU, pivots, infos)``.
+        ``(A_LU, pivots)``, or ``(A_LU, pivots, infos)`` with ``get_infos``: A_LU of
+        shape (..., m, n), pivots and infos int32 of shapes (..., min(m, n)) and (...).
+
+    Raises
+    ------
+    ValueError
+        When ``A`` has fewer than two dimensions.
+
+    See Also
+    --------
+    difflab.linalg.elimination.lu_factor : the same, as ``dl.linalg.lu_factor``.
+    difflab.linalg.elimination.lu : P, L and U as separate matrices.
+    difflab.linalg.elimination.lu_solve : solve A X = B with the factors.
+
+    Notes
+    -----
+    The factorization is :math:`P A = L U`, P a permutation, L unit lower
+    triangular (:math:`|L_{ij}| \le 1` with pivoting), U upper triangular
+    (``dl.linalg.lu`` returns :math:`P^\top`, as PyTorch: :math:`A = P^\top L U`).  It is
+    Gaussian elimination written with difflab's operations, one column at a time:
+    the pivot is an ``argmax`` (no derivative), the row swap a gather, the
+    elimination step
+
+    .. math::
+
+        W \leftarrow W - \ell_j\, u_j^\top,
+        \qquad \ell_j = W_{:, j} / W_{jj} \ \text{(below the diagonal)},
+
+    each with its own rule.  So the derivative is that of LU *at fixed pivots*:
+    reverse mode runs the recorded steps backward, and for a square invertible A it
+    equals the closed form
+
+    .. math::
+
+        \dot L = L\, \operatorname{tril}_{-1}(X), \quad
+        \dot U = \operatorname{triu}(X)\, U, \quad
+        X = L^{-1} P \dot A\, U^{-1}.
+
+    A change of A that changes the pivots has no derivative there (the pivots are
+    piecewise constant).
 
     Examples
     --------
     >>> import difflab as dl
     >>> A_LU, pivots = dl.tensor([[1.0, 2.0], [3.0, 4.0]]).lu()
-    >>> pivots
-    tensor([2, 2], dtype=difflab.int32)
+    >>> A_LU, pivots                 # rows swapped: L = [[1, 0], [1/3, 1]], U = [[3, 4], [0, 2/3]]
+    (tensor([[3.    , 4.    ],
+            [0.3333, 0.6667]]), tensor([2, 2], dtype=difflab.int32))
+    >>> dl.lu(dl.tensor([[1.0, 2.0], [2.0, 4.0]]), get_infos=True)[2]   # singular: U[1, 1] = 0
+    tensor(2, dtype=difflab.int32)
+
+    Gradients flow through the factors:
+
+    >>> B = dl.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=dl.float64, requires_grad=True)
+    >>> B.lu()[0].sum().backward()
+    >>> B.grad
+    tensor([[-1.    ,  1.    ],
+            [ 1.3333,  0.6667]], dtype=difflab.float64)
     """
     factors, pivots, info = elimination.lu_factor_ex(A, pivot=pivot)
     return (factors, pivots, info) if get_infos else (factors, pivots)

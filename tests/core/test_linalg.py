@@ -500,3 +500,11 @@ def test_numpy_linalg_functions_reach_the_rules_in_every_method():
     np.testing.assert_allclose(np.linalg.cholesky(t).detach().numpy(),
                                np.linalg.cholesky(SPD[0]), rtol=1e-12)
     assert np.linalg.cholesky(t).grad_fn is not None
+
+
+def test_svd_face_refuses_a_vector():
+    # Before: IndexError (tuple index out of range) from dl.svd of a 1-D tensor.
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        dl.svd(dl.tensor([1.0, 2.0]))
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        dl.tensor([1.0, 2.0]).svd(compute_uv=False)
