@@ -77,13 +77,32 @@ def set_printoptions(precision: int | None = None, threshold: int | None = None,
     sci_mode : bool, optional
         ``True``: scientific notation; ``False``: never; ``None``: as needed.
 
+    Returns
+    -------
+    None
+        The options hold for every tensor printed from now on (until set again).
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``profile``, or a size that is not a non-negative int.
+
+    See Also
+    --------
+    difflab.Tensor : its ``repr`` reads these options.
+
     Examples
     --------
     >>> import difflab as dl
     >>> dl.set_printoptions(precision=2)
     >>> dl.tensor([1.23456])
     tensor([1.23])
+    >>> dl.set_printoptions(sci_mode=True)
+    >>> dl.tensor([1500.0, 0.25])
+    tensor([1.5000e+03, 2.5000e-01])
     >>> dl.set_printoptions(profile="default")
+    >>> dl.tensor([1.23456])
+    tensor([1.2346])
     """
     options = dict(PrintOptions.current)
     if profile is not None:
@@ -195,6 +214,34 @@ class Tensor(TensorMethods, InPlaceMethods):
     # ------------------------------------------------------------- attributes
     @property
     def requires_grad(self) -> bool:
+        """Whether the operations on this tensor are recorded on the tape (settable).
+
+        A leaf the user makes with ``requires_grad=True`` (a parameter) gets a ``.grad``
+        from :meth:`backward`; every result computed from it requires grad too, and
+        carries its ``grad_fn``.  Set it to switch recording on for a leaf.  Setting it
+        to ``True`` on an integer or bool tensor raises ``RuntimeError`` (only
+        floating-point and complex tensors can have a gradient), as does setting it to
+        ``False`` on a result (use :meth:`detach` there).
+
+        See Also
+        --------
+        difflab.Tensor.requires_grad_ : set it and get the tensor back.
+        difflab.no_grad : compute without recording.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> w = dl.tensor([1.0, 2.0])
+        >>> w.requires_grad
+        False
+        >>> w.requires_grad = True
+        >>> (w * 3).requires_grad
+        True
+        >>> dl.tensor([1, 2]).requires_grad = True
+        Traceback (most recent call last):
+            ...
+        RuntimeError: only tensors of floating point dtype can require gradients, ...
+        """
         return self._requires_grad
 
     @requires_grad.setter
@@ -214,7 +261,32 @@ class Tensor(TensorMethods, InPlaceMethods):
 
     @property
     def data(self) -> Tensor:
-        """The same values as a tensor cut off from the tape (shares memory, as in PyTorch)."""
+        """The same values as a tensor cut off from the tape (shares memory, as in PyTorch).
+
+        Reading ``x.data`` gives a tensor that does not require grad, on the same array:
+        changing it in place changes ``x`` without the tape knowing, which is what an
+        optimizer's update or a weight initialisation wants (and nothing else should:
+        prefer :meth:`detach` and :func:`difflab.no_grad`, which autograd checks).
+        Assigning ``x.data = values`` replaces the array behind ``x`` (any shape).
+
+        See Also
+        --------
+        difflab.Tensor.detach : the same values, cut off, with autograd's version check.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.0, 2.0], requires_grad=True)
+        >>> d = x.data
+        >>> d.requires_grad
+        False
+        >>> d *= 10        # in place: x changes too, unrecorded
+        >>> x
+        tensor([10., 20.], requires_grad=True)
+        >>> x.data = dl.tensor([0.0, 1.0, 2.0])
+        >>> x
+        tensor([0., 1., 2.], requires_grad=True)
+        """
         t = Tensor._wrap(self.array, None, self._version)
         return t
 
@@ -224,54 +296,255 @@ class Tensor(TensorMethods, InPlaceMethods):
 
     @property
     def shape(self) -> Size:
+        """The length of each dimension, as a :class:`difflab.Size` (a tuple of ints).
+
+        See Also
+        --------
+        difflab.Tensor.size : the same, or one dimension's length.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.zeros(2, 3)
+        >>> x.shape
+        difflab.Size([2, 3])
+        >>> x.shape[-1], dl.tensor(5.0).shape
+        (3, difflab.Size([]))
+        """
         return Size(self.array.shape)
 
     def size(self, dim: int | None = None) -> Size | Any:
-        """The shape, or the length of dimension ``dim``."""
+        """The shape, or the length of dimension ``dim``.
+
+        Parameters
+        ----------
+        dim : int, optional
+            A dimension (negative counts from the end).  Default: all of them.
+
+        Returns
+        -------
+        Size or int
+            The shape (as :attr:`shape`) without ``dim``; the length of ``dim`` with it.
+
+        Raises
+        ------
+        IndexError
+            For a ``dim`` the tensor does not have.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.zeros(2, 3)
+        >>> x.size(), x.size(0), x.size(-1)
+        (difflab.Size([2, 3]), 2, 3)
+        """
         return Size(self.array.shape) if dim is None else self.array.shape[dim]
 
     def numel(self) -> Any:
+        """The number of elements: the product of the shape (1 for a 0-d tensor).
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.zeros(2, 3).numel(), dl.tensor(7.0).numel(), dl.zeros(0, 4).numel()
+        (6, 1, 0)
+        """
         return self.array.size
 
     def dim(self) -> Any:
+        """The number of dimensions (0 for a scalar tensor); ``ndimension()`` is the same.
+
+        Returns
+        -------
+        int
+            ``len(self.shape)``, as :attr:`ndim`.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor(3.0).dim(), dl.zeros(4).dim(), dl.zeros(2, 3).ndimension()
+        (0, 1, 2)
+        """
         return self.array.ndim
 
     ndimension = dim
 
     @property
     def ndim(self) -> Any:
+        """The number of dimensions, as a property (NumPy's name; :meth:`dim` is PyTorch's).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor(3.0).ndim, dl.zeros(2, 3).ndim
+        (0, 2)
+        """
         return self.array.ndim
 
     @property
     def dtype(self) -> dtypes.dtype:
+        """The type of the elements: ``difflab.float32``, ``difflab.int64``, ``difflab.bool``...
+
+        Python floats make float32 tensors (the default dtype), Python ints int64 and
+        bools bool, as in PyTorch; :meth:`to` converts.
+
+        See Also
+        --------
+        difflab.Tensor.to : convert to another dtype.
+        difflab.Tensor.is_floating_point : whether the dtype can carry a gradient.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([1.0]).dtype, dl.tensor([1]).dtype, dl.tensor([True]).dtype
+        (difflab.float32, difflab.int64, difflab.bool)
+        >>> dl.tensor([1.0]).dtype == dl.float32
+        True
+        """
         return dtypes.of_array(self.array)
 
     @property
     def device(self) -> backend.Device:
+        """Where the values live: ``device(type='cpu')`` (NumPy) or ``cuda:N`` (CuPy).
+
+        Operations need their tensors on one device; :meth:`to` moves them.
+
+        See Also
+        --------
+        difflab.device : make a device.
+        difflab.Tensor.to : move to another device.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.zeros(2)
+        >>> x.device
+        device(type='cpu')
+        >>> x.device == "cpu", x.device.type
+        (True, 'cpu')
+        """
         return backend.device_of(self.array)
 
     @property
     def is_cuda(self) -> bool:
+        """Whether the values live on a CUDA GPU (a CuPy array), not in CPU memory.
+
+        See Also
+        --------
+        difflab.Tensor.device : which device exactly.
+        difflab.Tensor.cuda : copy to the GPU.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.zeros(2).is_cuda
+        False
+        """
         return backend.is_gpu_array(self.array)
 
     @property
     def is_leaf(self) -> bool:
-        """True for tensors the user made (and results of ops that need no grad)."""
+        """True for tensors the user made (and results of ops that need no grad).
+
+        A leaf has no ``grad_fn``: the tape starts at it.  Only leaves that require
+        grad get a ``.grad`` from :meth:`backward`; a result (not a leaf) gets one
+        only after :meth:`retain_grad`.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> w = dl.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = w * 2
+        >>> w.is_leaf, y.is_leaf, y.detach().is_leaf
+        (True, False, True)
+        >>> dl.tensor([1.0]).is_leaf      # needs no grad: a leaf too
+        True
+        """
         return self.grad_fn is None
 
     @property
     def T(self) -> Tensor:  # noqa: N802
+        """The tensor with its dimensions in reverse order: a matrix's transpose.
+
+        ``x.T`` is ``x.permute(n-1, ..., 1, 0)`` for an n-D tensor (NumPy's ``.T``): a
+        view, and the gradient flows back through it.  A 0-d or 1-D tensor is returned
+        as it is; for a batch of matrices, :attr:`mT` swaps only the last two dimensions.
+
+        See Also
+        --------
+        difflab.Tensor.mT : the transpose of each matrix in a batch.
+        difflab.Tensor.H : the conjugate transpose.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        >>> x.T
+        tensor([[1., 4.],
+                [2., 5.],
+                [3., 6.]])
+        >>> dl.zeros(2, 3, 4).T.shape
+        difflab.Size([4, 3, 2])
+        """
         return self.permute(*range(self.ndim - 1, -1, -1))
 
     @property
     def mT(self) -> Tensor:  # noqa: N802
+        """The transpose of each matrix: the last two dimensions swapped.
+
+        ``x.mT`` is ``x.transpose(-2, -1)``: for a batch of matrices of shape
+        ``(..., m, n)``, the batch of their transposes, of shape ``(..., n, m)``.  A
+        view; the gradient flows back through it.  It needs at least two dimensions
+        (``RuntimeError`` otherwise).
+
+        See Also
+        --------
+        difflab.Tensor.T : all dimensions reversed.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.arange(6.0).reshape(1, 2, 3)
+        >>> x.mT
+        tensor([[[0., 3.],
+                 [1., 4.],
+                 [2., 5.]]])
+        >>> dl.zeros(5, 2, 3).mT.shape
+        difflab.Size([5, 3, 2])
+        """
+        if self.ndim < 2:
+            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices, "
+                               f"got a {self.ndim}-D tensor; for a vector, x.unsqueeze(-1) is "
+                               f"a column and x.unsqueeze(0) a row")
         return self.transpose(-2, -1)
 
     @property
     def H(self) -> Tensor:  # noqa: N802
-        """The conjugate transpose of a matrix (of a 0-d tensor: its conjugate).  Real
-        values are only transposed (with their gradient); complex ones are conjugated
-        without one, as every complex value in difflab."""
+        """The conjugate transpose of a matrix (of a 0-d tensor: its conjugate).
+
+        Real values are only transposed (with their gradient), as :attr:`T`; complex
+        ones are conjugated too, without a gradient, as every complex value in difflab.
+        Only 0-d and 2-D tensors have one (``RuntimeError`` otherwise: for a batch of
+        real matrices use :attr:`mT`).
+
+        See Also
+        --------
+        difflab.Tensor.T : the transpose, without conjugating.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([[1.0, 2.0]]).H
+        tensor([[1.],
+                [2.]])
+        >>> dl.tensor([[1 + 2j, 3j]]).H
+        tensor([[1.-2.j],
+                [0.-3.j]], dtype=difflab.complex64)
+        """
         if self.ndim not in (0, 2):
             raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors), got a "
                                f"{self.ndim}-D tensor; for a batch of real matrices use x.mT")
@@ -280,12 +553,34 @@ class Tensor(TensorMethods, InPlaceMethods):
 
     @property
     def layout(self) -> dtypes.layout:
-        """How the elements lie in memory: always ``difflab.strided`` (dense)."""
+        """How the elements lie in memory: always ``difflab.strided`` (dense).
+
+        PyTorch also has sparse layouts; difflab's tensors are all dense arrays, so
+        code that checks ``x.layout == difflab.strided`` runs unchanged.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.zeros(2, 3).layout
+        difflab.strided
+        >>> dl.zeros(2).layout == dl.strided
+        True
+        """
         return dtypes.strided
 
     @property
     def names(self) -> tuple:
-        """The dimensions' names: ``None`` for each (difflab has no named tensors)."""
+        """The dimensions' names: ``None`` for each (difflab has no named tensors).
+
+        PyTorch's named tensors give dimensions names; difflab answers as PyTorch does
+        for a tensor whose dimensions are unnamed, one ``None`` per dimension.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.zeros(2, 3).names, dl.tensor(1.0).names
+        ((None, None), ())
+        """
         return (None,) * self.ndim
 
     def __len__(self) -> Any:
