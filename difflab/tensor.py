@@ -602,7 +602,38 @@ class Tensor(TensorMethods, InPlaceMethods):
             _GraphRecorder.active.value_read(self, what)
 
     def item(self) -> Any:
-        """The value of a one-element tensor as a Python number."""
+        """The value of a one-element tensor as a Python number.
+
+        The number leaves the tape: it is a plain Python value, with no gradient.  Use
+        it to log a loss or read a count, not inside a computation to differentiate.
+
+        Returns
+        -------
+        float, int, bool or complex
+            Of the Python type matching the tensor's dtype.
+
+        Raises
+        ------
+        ValueError
+            For a tensor of more (or fewer) than one element; :meth:`tolist` reads those.
+
+        See Also
+        --------
+        difflab.Tensor.tolist : all the values, as nested lists.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> loss = (dl.tensor([1.0, 2.0], requires_grad=True) ** 2).sum()
+        >>> loss.item()
+        5.0
+        >>> dl.tensor([[7]]).item(), dl.tensor(True).item()
+        (7, True)
+        >>> dl.tensor([1.0, 2.0]).item()
+        Traceback (most recent call last):
+            ...
+        ValueError: a Tensor with 2 elements cannot be converted to a Python number; ...
+        """
         self._value_read(".item()")
         if self.array.size != 1:
             raise ValueError(
@@ -612,11 +643,76 @@ class Tensor(TensorMethods, InPlaceMethods):
         return self.array.reshape(()).item()
 
     def tolist(self) -> Any:
+        """The values as (nested) Python lists of Python numbers.
+
+        Like :meth:`item`, the values leave the tape (no gradient), and a GPU tensor's
+        values are copied to the host.
+
+        Returns
+        -------
+        list or number
+            Nested ``self.dim()`` deep; a 0-d tensor gives its number.
+
+        See Also
+        --------
+        difflab.Tensor.item : one element as a number.
+        difflab.Tensor.numpy : the values as a NumPy array.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([[1.0, 2.0], [3.0, 4.0]]).tolist()
+        [[1.0, 2.0], [3.0, 4.0]]
+        >>> dl.tensor(5).tolist()
+        5
+        """
         self._value_read(".tolist()")
         return backend.to_numpy(self.array).tolist()
 
     def numpy(self, force: bool = False) -> np.ndarray:
-        """The values as a NumPy array; on the CPU it *shares memory* with the tensor."""
+        """The values as a NumPy array; on the CPU it *shares memory* with the tensor.
+
+        No copy is made on the CPU: writing into the array changes the tensor (and the
+        tape does not see it), as in PyTorch.  ``tensor.detach().numpy()`` is the way
+        from a tensor that requires grad.
+
+        Parameters
+        ----------
+        force : bool, default False
+            Convert anyway: a tensor that requires grad gives its values (cut off from
+            the tape), and a CUDA tensor a copy on the host.
+
+        Returns
+        -------
+        numpy.ndarray
+            Of the tensor's shape and dtype.
+
+        Raises
+        ------
+        RuntimeError
+            For a tensor that requires grad, without ``force``.
+        TypeError
+            For a CUDA tensor, without ``force`` (copy it first with :meth:`cpu`).
+
+        See Also
+        --------
+        difflab.Tensor.tolist : the values as Python lists.
+        difflab.from_numpy : a tensor on a NumPy array, sharing its memory.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.0, 2.0])
+        >>> a = x.numpy()
+        >>> a
+        array([1., 2.], dtype=float32)
+        >>> a[0] = 9.0                     # shared memory: x changes too
+        >>> x
+        tensor([9., 2.])
+        >>> w = dl.tensor([1.0], requires_grad=True)
+        >>> w.detach().numpy(), w.numpy(force=True)
+        (array([1.], dtype=float32), array([1.], dtype=float32))
+        """
         self._value_read(".numpy()")
         if self.requires_grad and not force:
             raise RuntimeError(
@@ -783,6 +879,31 @@ class Tensor(TensorMethods, InPlaceMethods):
         return t
 
     def detach_(self) -> Tensor:
+        """Cut this tensor off the tape, in place: it becomes a leaf that needs no grad.
+
+        The in-place form of :meth:`detach`: the same tensor object now has no
+        ``grad_fn`` and does not require grad, so nothing computed from it from now on
+        is recorded, and no gradient flows back through it to what made it.
+
+        Returns
+        -------
+        Tensor
+            self.
+
+        See Also
+        --------
+        difflab.Tensor.detach : a detached tensor, leaving self as it is.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> w = dl.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = w * 2
+        >>> y.detach_() is y
+        True
+        >>> y.requires_grad, y.grad_fn, y.is_leaf
+        (False, None, True)
+        """
         self.grad_fn = None
         self._requires_grad = False
         return self
@@ -817,7 +938,37 @@ class Tensor(TensorMethods, InPlaceMethods):
         return self
 
     def retain_grad(self) -> None:
-        """Keep ``.grad`` for this non-leaf tensor too (normally only leaves get one)."""
+        """Keep ``.grad`` for this non-leaf tensor too (normally only leaves get one).
+
+        After it, :meth:`backward` fills ``self.grad`` with d(output)/d(self) as it
+        passes through: a way to look at an intermediate gradient.  On a leaf that
+        requires grad it does nothing (a leaf gets its ``.grad`` anyway).
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        RuntimeError
+            For a tensor that does not require grad (no gradient ever reaches it).
+
+        See Also
+        --------
+        difflab.Tensor.retains_grad : whether it was called.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = x * 3
+        >>> y.retain_grad()
+        >>> (y * y).sum().backward()
+        >>> y.grad                         # d(sum y²)/dy = 2y
+        tensor([ 6., 12.])
+        >>> x.grad
+        tensor([18., 36.])
+        """
         if self.grad_fn is None:
             if not self.requires_grad:
                 raise RuntimeError("can't retain_grad on a tensor that does not require grad")
@@ -829,7 +980,37 @@ class Tensor(TensorMethods, InPlaceMethods):
 
         For leaves that require grad, as in PyTorch.  Data-parallel training uses
         it to start sending a gradient to the other processes as soon as it is
-        final.  Returns a handle; ``handle.remove()`` unregisters the hook.
+        final.
+
+        Parameters
+        ----------
+        hook : callable
+            Called as ``hook(tensor)`` with this tensor, its ``.grad`` complete for this
+            backward pass; what it returns is ignored.  Hooks run in the order they
+            were registered.
+
+        Returns
+        -------
+        difflab.utils.hooks.RemovableHandle
+            ``handle.remove()`` unregisters the hook.
+
+        Raises
+        ------
+        RuntimeError
+            On a tensor that is not a leaf, or does not require grad (it gets no
+            ``.grad``).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> w = dl.tensor([1.0, 2.0], requires_grad=True)
+        >>> handle = w.register_post_accumulate_grad_hook(lambda t: print("ready:", t.grad))
+        >>> (w * 3).sum().backward()
+        ready: tensor([3., 3.])
+        >>> handle.remove()
+        >>> (w * 3).sum().backward()       # no hook now; the gradients add up
+        >>> w.grad
+        tensor([6., 6.])
         """
         if self.grad_fn is not None or not self.requires_grad:
             raise RuntimeError(
@@ -845,6 +1026,19 @@ class Tensor(TensorMethods, InPlaceMethods):
 
     @property
     def retains_grad(self) -> bool:
+        """Whether :meth:`retain_grad` was called on this non-leaf tensor.
+
+        Always ``False`` for a leaf (it gets its ``.grad`` without retaining).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.0], requires_grad=True)
+        >>> y, z = x * 2, x * 3
+        >>> y.retain_grad()
+        >>> y.retains_grad, z.retains_grad, x.retains_grad
+        (True, False, False)
+        """
         return self.grad_fn is not None and getattr(self.grad_fn, "retained", None) is not None
 
     # ----------------------------------------------------------------- devices
