@@ -97,9 +97,9 @@ def set_printoptions(precision: int | None = None, threshold: int | None = None,
     >>> dl.set_printoptions(precision=2)
     >>> dl.tensor([1.23456])
     tensor([1.23])
-    >>> dl.set_printoptions(sci_mode=True)
+    >>> dl.set_printoptions(sci_mode=True)     # (precision stays 2)
     >>> dl.tensor([1500.0, 0.25])
-    tensor([1.5000e+03, 2.5000e-01])
+    tensor([1.50e+03, 2.50e-01])
     >>> dl.set_printoptions(profile="default")
     >>> dl.tensor([1.23456])
     tensor([1.2346])
@@ -120,6 +120,28 @@ def set_printoptions(precision: int | None = None, threshold: int | None = None,
     if sci_mode is not None:
         options["sci_mode"] = bool(sci_mode)
     PrintOptions.current = options
+
+
+#: PyTorch's legacy tensor type names (``x.type()``): NumPy's dtype name -> the name's stem.
+LEGACY_TYPE_NAMES = {
+    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+    "complex64": "ComplexFloat", "complex128": "ComplexDouble", "int64": "Long",
+    "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+}
+
+
+def _legacy_type(name: str) -> tuple[str, Any]:
+    """``"difflab.cuda.DoubleTensor"`` -> ``("cuda", numpy's float64)``: what ``x.type(name)``
+    converts to (``torch.`` is accepted too, for code written for PyTorch)."""
+    stems = {f"{stem}Tensor": dtype for dtype, stem in LEGACY_TYPE_NAMES.items()}
+    package, _, rest = name.partition(".")
+    device, _, stem = rest.rpartition(".")
+    if package not in ("difflab", "torch") or device not in ("", "cuda") or stem not in stems:
+        raise ValueError(f"type(): {name!r} is not a tensor type name; use one of "
+                         f"'difflab.FloatTensor', 'difflab.cuda.LongTensor', ... (stems: "
+                         f"{', '.join(stems)}), or a dtype such as difflab.float64")
+    dtype = dtypes.bfloat16 if stems[stem] == "bfloat16" else np.dtype(stems[stem])
+    return (device or "cpu"), dtype
 
 
 class Tensor(TensorMethods, InPlaceMethods):
@@ -1043,7 +1065,65 @@ class Tensor(TensorMethods, InPlaceMethods):
 
     # ----------------------------------------------------------------- devices
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``to(device)``, ``to(dtype)``, ``to(device, dtype)`` or ``to(other_tensor)``."""
+        """This tensor on another device and/or with another dtype (self if it has them).
+
+        Called as PyTorch's ``.to``: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``,
+        ``to(other)`` (other's device and dtype) or with keywords.  A copy is made only
+        when something changes; the gradient flows back through it, moved back to
+        self's device and converted back to self's dtype.  A conversion to an integer
+        or bool dtype rounds toward zero or compares with zero, where no gradient flows:
+        its result does not require grad (as in PyTorch).
+
+        Parameters
+        ----------
+        device : str, difflab.device or int, optional
+            ``"cpu"``, ``"cuda"``, ``"cuda:1"``, a device, or a CUDA index
+            (positional or keyword).
+        dtype : dtype, optional
+            ``difflab.float64``, ``difflab.int64``, a NumPy dtype, ... (positional or
+            keyword).
+        other : Tensor, optional
+            Instead of both: take its device and dtype.
+        non_blocking : bool, optional
+            Accepted for PyTorch's signature (difflab's copies are synchronous).
+
+        Returns
+        -------
+        Tensor
+            self when neither the device nor the dtype changes; else a new tensor.
+
+        Raises
+        ------
+        TypeError
+            For another keyword, or something that is not a dtype.
+        ValueError
+            For a string that names no device (a positional string is a device:
+            write ``dtype=`` or a dtype object for a dtype).
+        RuntimeError
+            For CUDA where CuPy or a GPU is missing (the message says what to install).
+
+        See Also
+        --------
+        difflab.Tensor.type : the dtype by PyTorch's legacy type name.
+        difflab.astype : the same conversion as a function (the array API's).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.5, -2.5], requires_grad=True)
+        >>> y = x.to(dl.float64)
+        >>> y
+        tensor([ 1.5, -2.5], dtype=difflab.float64, grad_fn=<ToDtypeBackward0>)
+        >>> (y * y).sum().backward()
+        >>> x.grad                         # converted back to float32
+        tensor([ 3., -5.])
+        >>> x.to("cpu") is x, x.to(dl.float32) is x
+        (True, True)
+        >>> x.to(dl.int64)                 # rounds toward zero; no gradient
+        tensor([ 1, -2])
+        >>> dl.tensor([1, 2]).to(y)        # y's device and dtype
+        tensor([1., 2.], dtype=difflab.float64)
+        """
         device, dtype = to_arguments(args, kwargs)
         out = self
         if device is not None:
@@ -1051,6 +1131,10 @@ class Tensor(TensorMethods, InPlaceMethods):
             if device != self.device:
                 out = _apply(_structural.ToDevice, out, device=device)
         if dtype is not None and np.dtype(dtype) != out.dtype:
+            target = dtypes.dtype(np.dtype(dtype))
+            if out.requires_grad and target.kind not in "fc":  # (no gradient through it)
+                with set_grad_enabled(False):
+                    return _apply(_structural.Cast, out, dtype=np.dtype(dtype))
             out = _apply(_structural.Cast, out, dtype=np.dtype(dtype))
         return out
 
@@ -1060,64 +1144,466 @@ class Tensor(TensorMethods, InPlaceMethods):
         Derivative rules are written against NumPy's names (``g.astype(dtype)``);
         this lets the same rule run on tensors when a backward pass is recorded.
 
+        Parameters
+        ----------
+        dtype : dtype
+            ``difflab.float32``, a NumPy dtype, or a NumPy name such as ``"float64"``.
+
+        Returns
+        -------
+        Tensor
+            self if it has that dtype already; else the converted copy (the gradient
+            flows back through a floating-point one, converted back).
+
+        Raises
+        ------
+        TypeError
+            For something that is not a dtype.
+
+        See Also
+        --------
+        difflab.Tensor.to : the same, and devices.
+
+        Examples
+        --------
         >>> import difflab as dl
         >>> dl.tensor([1, 2]).astype(dl.float32)
         tensor([1., 2.])
+        >>> dl.tensor([1.5, 2.5]).astype("float64").dtype
+        difflab.float64
         """
         return self.to(dtype=dtype)
 
     def cuda(self, device: Any = None) -> Tensor:
-        return self.to("cuda" if device is None else backend.Device("cuda", int(device)))
+        """This tensor on a CUDA GPU (in CuPy): ``self.to("cuda")``, self if it is there.
+
+        The gradient flows back to where the values came from.  It needs CuPy and a
+        GPU: ``difflab.cuda.is_available()`` says whether there is one.  Without a GPU,
+        ``difflab.testing.fake_cupy`` stands in for CuPy on the CPU (the test suite runs
+        the GPU code paths on it), as the example does.
+
+        Parameters
+        ----------
+        device : int, str or difflab.device, optional
+            Which GPU: an index (``1``), ``"cuda:1"`` or a CUDA device.  Default: the
+            current one, ``cuda:0``.
+
+        Returns
+        -------
+        Tensor
+            The same values on that GPU.
+
+        Raises
+        ------
+        RuntimeError
+            Where CuPy or a GPU is missing (the message names the package to install),
+            or for a GPU index the machine does not have.
+        ValueError
+            For a device that is not a CUDA device (use :meth:`to` for those).
+
+        See Also
+        --------
+        difflab.Tensor.cpu : back to the CPU.
+        difflab.Tensor.to : to any device.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab.testing import fake_cupy
+        >>> x = dl.tensor([1.0, 2.0], requires_grad=True)
+        >>> with fake_cupy.installed():    # CuPy's CPU stand-in: the same on any machine
+        ...     y = x.cuda()
+        ...     print(y.device, y.is_cuda)
+        ...     (y * y).sum().backward()
+        cuda:0 True
+        >>> x.grad                         # back on the CPU, where x is
+        tensor([2., 4.])
+        """
+        if device is None:
+            target = backend.Device("cuda")
+        elif isinstance(device, (str, backend.Device)):
+            target = backend.Device(device)
+            if target.type != "cuda":
+                raise ValueError(f"cuda(): {device!r} is not a CUDA device; use "
+                                 f".to({str(device)!r}) to move a tensor there")
+        else:
+            target = backend.Device("cuda", int(device))
+        return self.to(target)
 
     def cpu(self) -> Tensor:
+        """This tensor in CPU memory (NumPy): ``self.to("cpu")``, self if it is there.
+
+        A GPU tensor is copied to the host; the gradient flows back to the GPU.
+
+        Returns
+        -------
+        Tensor
+            The same values on the CPU.
+
+        See Also
+        --------
+        difflab.Tensor.cuda : to the GPU.
+        difflab.Tensor.numpy : the values as a NumPy array (after ``cpu()``).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab.testing import fake_cupy
+        >>> x = dl.tensor([1.0, 2.0])
+        >>> x.cpu() is x                   # already there: no copy
+        True
+        >>> with fake_cupy.installed():    # CuPy's CPU stand-in, as on a GPU
+        ...     print(x.cuda().cpu().device)
+        cpu
+        """
         return self.to("cpu")
 
     def type(self, dtype: Any = None) -> Any:
-        if dtype is None:  # PyTorch's legacy type name: difflab.FloatTensor, ...
-            names = {"float32": "Float", "float64": "Double", "float16": "Half",
-                     "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                     "uint8": "Byte", "bool": "Bool"}
-            return f"difflab.{names.get(self.array.dtype.name, self.array.dtype.name)}Tensor"
-        return self.to(dtype)
+        """PyTorch's legacy type name (``"difflab.FloatTensor"``), or a conversion to a type.
+
+        Parameters
+        ----------
+        dtype : dtype, str or legacy tensor type, optional
+            Without it, the method returns the type's name.  With it, the tensor
+            converted: ``difflab.float64``, ``difflab.DoubleTensor`` or its name
+            ``"difflab.DoubleTensor"`` (``"difflab.cuda.DoubleTensor"`` moves it to
+            the GPU too).
+
+        Returns
+        -------
+        str or Tensor
+            The name, as ``"difflab.FloatTensor"`` (``"difflab.cuda.FloatTensor"`` on a
+            GPU), or the converted tensor (self when nothing changes; see :meth:`to`).
+
+        Raises
+        ------
+        ValueError
+            For a string that is not a legacy type name.
+
+        See Also
+        --------
+        difflab.Tensor.dtype : the dtype itself.
+        difflab.Tensor.to : convert to a dtype or device.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([1.0]).type(), dl.tensor([1]).type()
+        ('difflab.FloatTensor', 'difflab.LongTensor')
+        >>> dl.tensor([1.5]).type(dl.float64)
+        tensor([1.5], dtype=difflab.float64)
+        >>> dl.tensor([1.5]).type("difflab.IntTensor")
+        tensor([1], dtype=difflab.int32)
+        """
+        if dtype is None:
+            name = LEGACY_TYPE_NAMES.get(self.array.dtype.name, self.array.dtype.name)
+            return f"difflab.{'cuda.' if self.is_cuda else ''}{name}Tensor"
+        if isinstance(dtype, str):
+            return self.to(*_legacy_type(dtype))
+        if isinstance(dtype, type) and not issubclass(dtype, np.generic) and hasattr(
+                dtype, "dtype"):  # a legacy type: difflab.DoubleTensor
+            dtype = dtype.dtype
+        return self.to(dtype=dtype)
 
     def float(self) -> Tensor:
+        """This tensor as 32-bit floats (``self.to(difflab.float32)``), difflab's default.
+
+        Returns
+        -------
+        Tensor
+            self if it is float32 already; else a float32 copy (the gradient flows back
+            through it, converted to self's dtype).
+
+        See Also
+        --------
+        difflab.Tensor.to : to any dtype.
+        difflab.Tensor.double : to float64.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([1, 2]).float()
+        tensor([1., 2.])
+        >>> mask = dl.tensor([1.0, -2.0, 3.0]) > 0
+        >>> mask.float().mean()            # the share of positives
+        tensor(0.6667)
+        """
         return self.to(float32)
 
     def double(self) -> Tensor:
+        """This tensor as 64-bit floats (``self.to(difflab.float64)``).
+
+        float64 has about 16 significant digits to float32's 7: the precision wanted
+        by a finite difference or a gradient check.
+
+        Returns
+        -------
+        Tensor
+            self if it is float64 already; else a float64 copy (the gradient flows back
+            through it, converted to self's dtype).
+
+        See Also
+        --------
+        difflab.Tensor.float : to float32.
+        difflab.autograd.gradcheck : checks gradients in float64.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([0.1], requires_grad=True)
+        >>> y = x.double()
+        >>> y.dtype, y.item() == 0.1       # float32's 0.1, exactly, is not float64's
+        (difflab.float64, False)
+        >>> (y * 2).sum().backward()
+        >>> x.grad
+        tensor([2.])
+        """
         return self.to(float64)
 
     def half(self) -> Tensor:
+        """This tensor as 16-bit floats (``self.to(difflab.float16)``).
+
+        Half the memory of float32, with about 3 significant digits and a largest
+        value of 65504 (beyond it: ``inf``).
+
+        Returns
+        -------
+        Tensor
+            self if it is float16 already; else a float16 copy (the gradient flows back
+            through it, converted to self's dtype).
+
+        See Also
+        --------
+        difflab.Tensor.bfloat16 : 16 bits with float32's range.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.0, 0.1]).half()
+        >>> x.dtype, x[1].item()           # 0.1 to about 3 digits
+        (difflab.float16, 0.0999755859375)
+        """
         return self.to(float16)
 
     def bfloat16(self) -> Tensor:
-        """``self.to(difflab.bfloat16)`` (needs the ml_dtypes package)."""
+        """This tensor as bfloat16 (``self.to(difflab.bfloat16)``; needs ml_dtypes).
+
+        bfloat16 keeps float32's exponent (its range) and 8 bits of mantissa (about 2
+        to 3 significant digits): the dtype of mixed-precision training.  NumPy has
+        none: the ml_dtypes package adds it (``pip install difflab[bfloat16]``).
+
+        Returns
+        -------
+        Tensor
+            self if it is bfloat16 already; else a bfloat16 copy (the gradient flows
+            back through it, converted to self's dtype).
+
+        Raises
+        ------
+        RuntimeError
+            Without the ml_dtypes package (the message says what to install).
+
+        See Also
+        --------
+        difflab.Tensor.half : float16, more digits and less range.
+        difflab.autocast : computes in bfloat16 where it is safe.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.1, 70000.0]).bfloat16()
+        >>> x
+        tensor([1.1016e+00, 7.0144e+04], dtype=difflab.bfloat16)
+        >>> x.element_size()
+        2
+        """
         return self.to(dtypes.bfloat16)
 
     def long(self) -> Tensor:
+        """This tensor as 64-bit integers (``self.to(difflab.int64)``), rounding toward zero.
+
+        The dtype of indices (``gather``, ``cross_entropy``'s targets).  No gradient
+        flows through the rounding: the result does not require grad.
+
+        Returns
+        -------
+        Tensor
+            self if it is int64 already; else an int64 copy.
+
+        See Also
+        --------
+        difflab.Tensor.int : to int32.
+        difflab.Tensor.round : round to the nearest integer first.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([1.7, -1.7, 2.0]).long()
+        tensor([ 1, -1,  2])
+        """
         return self.to(int64)
 
     def int(self) -> Tensor:
+        """This tensor as 32-bit integers (``self.to(difflab.int32)``), rounding toward zero.
+
+        No gradient flows through the rounding: the result does not require grad.
+
+        Returns
+        -------
+        Tensor
+            self if it is int32 already; else an int32 copy.
+
+        See Also
+        --------
+        difflab.Tensor.long : to int64, the dtype of indices.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([1.7, -1.7]).int()
+        tensor([ 1, -1], dtype=difflab.int32)
+        """
         return self.to(int32)
 
     def bool(self) -> Tensor:
+        """This tensor as booleans (``self.to(difflab.bool)``): True where nonzero.
+
+        NaN is nonzero, so True.  The result does not require grad.
+
+        Returns
+        -------
+        Tensor
+            self if it is bool already; else a bool copy.
+
+        See Also
+        --------
+        difflab.Tensor.float : a mask back to numbers (0. and 1.).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([0.0, 2.5, -1.0, float("nan")]).bool()
+        tensor([False,  True,  True,  True])
+        """
         return self.to(bool_)
 
     def type_as(self, other: Tensor) -> Tensor:
+        """This tensor with ``other``'s dtype (``self.to(other.dtype)``).
+
+        Only the dtype: the device stays (``self.to(other)`` takes both).
+
+        Parameters
+        ----------
+        other : Tensor
+            The tensor whose dtype to take.
+
+        Returns
+        -------
+        Tensor
+            self if the dtypes agree already; else the converted copy.
+
+        See Also
+        --------
+        difflab.Tensor.to : convert to a dtype or device.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> weights = dl.zeros(2, dtype=dl.float64)
+        >>> dl.tensor([1, 2]).type_as(weights)
+        tensor([1., 2.], dtype=difflab.float64)
+        """
         return self.to(other.dtype)
 
     def is_floating_point(self) -> bool:
+        """Whether the dtype is a floating-point one (float16, bfloat16, float32, float64).
+
+        Only floating-point (and complex) tensors can require grad.
+
+        Returns
+        -------
+        bool
+
+        See Also
+        --------
+        difflab.Tensor.is_complex : whether it is complex.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([1.0]).is_floating_point(), dl.tensor([1]).is_floating_point()
+        (True, False)
+        """
         return self.dtype.kind == "f"
 
     def short(self) -> Tensor:
-        """This tensor as 16-bit integers (``self.to(difflab.int16)``)."""
+        """This tensor as 16-bit integers (``self.to(difflab.int16)``), rounding toward zero.
+
+        Integers wrap around outside [-32768, 32767], as in NumPy and PyTorch.  The
+        result does not require grad.
+
+        Returns
+        -------
+        Tensor
+            self if it is int16 already; else an int16 copy.
+
+        See Also
+        --------
+        difflab.Tensor.int : to int32.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([2.9, -2.9]).short()
+        tensor([ 2, -2], dtype=difflab.int16)
+        >>> dl.tensor([32768]).short()     # one past the largest int16
+        tensor([-32768], dtype=difflab.int16)
+        """
         return self.to(int16)
 
     def byte(self) -> Tensor:
-        """This tensor as unsigned 8-bit integers (``self.to(difflab.uint8)``)."""
+        """This tensor as unsigned 8-bit integers (``self.to(difflab.uint8)``), 0 to 255.
+
+        The dtype of image pixels.  Integers wrap around modulo 256, as in NumPy and
+        PyTorch (negative floats have no defined conversion: clamp them first).  The
+        result does not require grad.
+
+        Returns
+        -------
+        Tensor
+            self if it is uint8 already; else a uint8 copy.
+
+        See Also
+        --------
+        difflab.Tensor.float : back to numbers to compute with.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([0.0, 127.9, 255.0]).byte()
+        tensor([  0, 127, 255], dtype=difflab.uint8)
+        >>> dl.tensor([-1, 256]).byte()    # integers wrap around
+        tensor([255,   0], dtype=difflab.uint8)
+        """
         return self.to(uint8)
 
     def is_complex(self) -> bool:
-        """True for a complex dtype."""
+        """Whether the dtype is complex (complex64 or complex128).
+
+        Returns
+        -------
+        bool
+
+        See Also
+        --------
+        difflab.Tensor.is_floating_point : whether it is real floating point.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([1 + 2j]).is_complex(), dl.tensor([1.0]).is_complex()
+        (True, False)
+        """
         return self.dtype.kind == "c"
 
     # ----------------------------------------------------- the memory behind the values
@@ -1187,6 +1673,7 @@ class Tensor(TensorMethods, InPlaceMethods):
 from difflab.autograd.engine import GraphRecorder as _GraphRecorder  # noqa: E402
 from difflab.autograd.engine import apply as _apply  # noqa: E402
 from difflab.autograd.engine import register_tensor_type  # noqa: E402
+from difflab.autograd.grad_mode import set_grad_enabled  # noqa: E402
 
 register_tensor_type(Tensor)  # (the engine wraps its results in it, without importing it)
 from difflab.ops import docstrings as _docstrings  # noqa: E402
