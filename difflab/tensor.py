@@ -1612,6 +1612,12 @@ class Tensor(TensorMethods, InPlaceMethods):
     def element_size(self) -> int:
         """Bytes per element (4 for float32).
 
+        Returns
+        -------
+        int
+            The dtype's size in bytes: 1 for bool and uint8, 2 for float16 and
+            bfloat16, 4 for float32 and int32, 8 for float64 and int64.
+
         Examples
         --------
         >>> import difflab as dl
@@ -1622,6 +1628,29 @@ class Tensor(TensorMethods, InPlaceMethods):
 
     def stride(self, dim: int | None = None) -> Any:
         """Steps in *elements* between neighbours along each dimension (NumPy counts bytes).
+
+        Element ``x[i, j]`` lies ``i * stride(0) + j * stride(1)`` elements after the
+        first one.  A view (a transpose, a slice with a step) has other strides than a
+        fresh tensor of its shape, and no copy of the values.
+
+        Parameters
+        ----------
+        dim : int, optional
+            One dimension (negative counts from the end).  Default: all of them.
+
+        Returns
+        -------
+        tuple of int, or int
+            The strides of all dimensions, or of ``dim``.
+
+        Raises
+        ------
+        IndexError
+            For a ``dim`` the tensor does not have.
+
+        See Also
+        --------
+        difflab.Tensor.is_contiguous : whether the strides are a fresh tensor's.
 
         Examples
         --------
@@ -1635,6 +1664,23 @@ class Tensor(TensorMethods, InPlaceMethods):
     def is_contiguous(self, memory_format: Any = None) -> bool:
         """True when the values lie in row-major order without gaps (a transpose is not).
 
+        :meth:`difflab.Tensor.contiguous` gives a contiguous copy where this is False;
+        :meth:`difflab.Tensor.view` needs a layout it can reshape without copying.
+
+        Parameters
+        ----------
+        memory_format : optional
+            Accepted for PyTorch's signature; difflab has one memory format (row-major),
+            so it does not change the answer.
+
+        Returns
+        -------
+        bool
+
+        See Also
+        --------
+        difflab.Tensor.stride : the steps between neighbours.
+
         Examples
         --------
         >>> import difflab as dl
@@ -1645,6 +1691,18 @@ class Tensor(TensorMethods, InPlaceMethods):
 
     def data_ptr(self) -> int:
         """The address of the first element (views of one tensor differ by their offset).
+
+        Two tensors share memory when their address ranges overlap; a view's address is
+        its base's plus ``storage_offset() * element_size()``.
+
+        Returns
+        -------
+        int
+            The address in memory (on a GPU, in the device's memory).
+
+        See Also
+        --------
+        difflab.Tensor.storage_offset : the same offset, counted in elements.
 
         Examples
         --------
@@ -1657,6 +1715,16 @@ class Tensor(TensorMethods, InPlaceMethods):
 
     def storage_offset(self) -> int:
         """Elements between the start of the memory this tensor views and its first element.
+
+        Returns
+        -------
+        int
+            0 for a tensor with memory of its own; for a view, how far into its base
+            it starts.
+
+        See Also
+        --------
+        difflab.Tensor.data_ptr : the first element's address.
 
         Examples
         --------
