@@ -77,13 +77,32 @@ def set_printoptions(precision: int | None = None, threshold: int | None = None,
     sci_mode : bool, optional
         ``True``: scientific notation; ``False``: never; ``None``: as needed.
 
+    Returns
+    -------
+    None
+        The options hold for every tensor printed from now on (until set again).
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``profile``, or a size that is not a non-negative int.
+
+    See Also
+    --------
+    difflab.Tensor : its ``repr`` reads these options.
+
     Examples
     --------
     >>> import difflab as dl
     >>> dl.set_printoptions(precision=2)
     >>> dl.tensor([1.23456])
     tensor([1.23])
+    >>> dl.set_printoptions(sci_mode=True)     # (precision stays 2)
+    >>> dl.tensor([1500.0, 0.25])
+    tensor([1.50e+03, 2.50e-01])
     >>> dl.set_printoptions(profile="default")
+    >>> dl.tensor([1.23456])
+    tensor([1.2346])
     """
     options = dict(PrintOptions.current)
     if profile is not None:
@@ -101,6 +120,28 @@ def set_printoptions(precision: int | None = None, threshold: int | None = None,
     if sci_mode is not None:
         options["sci_mode"] = bool(sci_mode)
     PrintOptions.current = options
+
+
+#: PyTorch's legacy tensor type names (``x.type()``): NumPy's dtype name -> the name's stem.
+LEGACY_TYPE_NAMES = {
+    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+    "complex64": "ComplexFloat", "complex128": "ComplexDouble", "int64": "Long",
+    "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+}
+
+
+def _legacy_type(name: str) -> tuple[str, Any]:
+    """``"difflab.cuda.DoubleTensor"`` -> ``("cuda", numpy's float64)``: what ``x.type(name)``
+    converts to (``torch.`` is accepted too, for code written for PyTorch)."""
+    stems = {f"{stem}Tensor": dtype for dtype, stem in LEGACY_TYPE_NAMES.items()}
+    package, _, rest = name.partition(".")
+    device, _, stem = rest.rpartition(".")
+    if package not in ("difflab", "torch") or device not in ("", "cuda") or stem not in stems:
+        raise ValueError(f"type(): {name!r} is not a tensor type name; use one of "
+                         f"'difflab.FloatTensor', 'difflab.cuda.LongTensor', ... (stems: "
+                         f"{', '.join(stems)}), or a dtype such as difflab.float64")
+    dtype = dtypes.bfloat16 if stems[stem] == "bfloat16" else np.dtype(stems[stem])
+    return (device or "cpu"), dtype
 
 
 class Tensor(TensorMethods, InPlaceMethods):
@@ -195,6 +236,34 @@ class Tensor(TensorMethods, InPlaceMethods):
     # ------------------------------------------------------------- attributes
     @property
     def requires_grad(self) -> bool:
+        """Whether the operations on this tensor are recorded on the tape (settable).
+
+        A leaf the user makes with ``requires_grad=True`` (a parameter) gets a ``.grad``
+        from :meth:`backward`; every result computed from it requires grad too, and
+        carries its ``grad_fn``.  Set it to switch recording on for a leaf.  Setting it
+        to ``True`` on an integer or bool tensor raises ``RuntimeError`` (only
+        floating-point and complex tensors can have a gradient), as does setting it to
+        ``False`` on a result (use :meth:`detach` there).
+
+        See Also
+        --------
+        difflab.Tensor.requires_grad_ : set it and get the tensor back.
+        difflab.no_grad : compute without recording.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> w = dl.tensor([1.0, 2.0])
+        >>> w.requires_grad
+        False
+        >>> w.requires_grad = True
+        >>> (w * 3).requires_grad
+        True
+        >>> dl.tensor([1, 2]).requires_grad = True
+        Traceback (most recent call last):
+            ...
+        RuntimeError: only tensors of floating point dtype can require gradients, ...
+        """
         return self._requires_grad
 
     @requires_grad.setter
@@ -214,7 +283,32 @@ class Tensor(TensorMethods, InPlaceMethods):
 
     @property
     def data(self) -> Tensor:
-        """The same values as a tensor cut off from the tape (shares memory, as in PyTorch)."""
+        """The same values as a tensor cut off from the tape (shares memory, as in PyTorch).
+
+        Reading ``x.data`` gives a tensor that does not require grad, on the same array:
+        changing it in place changes ``x`` without the tape knowing, which is what an
+        optimizer's update or a weight initialisation wants (and nothing else should:
+        prefer :meth:`detach` and :func:`difflab.no_grad`, which autograd checks).
+        Assigning ``x.data = values`` replaces the array behind ``x`` (any shape).
+
+        See Also
+        --------
+        difflab.Tensor.detach : the same values, cut off, with autograd's version check.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.0, 2.0], requires_grad=True)
+        >>> d = x.data
+        >>> d.requires_grad
+        False
+        >>> d *= 10        # in place: x changes too, unrecorded
+        >>> x
+        tensor([10., 20.], requires_grad=True)
+        >>> x.data = dl.tensor([0.0, 1.0, 2.0])
+        >>> x
+        tensor([0., 1., 2.], requires_grad=True)
+        """
         t = Tensor._wrap(self.array, None, self._version)
         return t
 
@@ -224,54 +318,255 @@ class Tensor(TensorMethods, InPlaceMethods):
 
     @property
     def shape(self) -> Size:
+        """The length of each dimension, as a :class:`difflab.Size` (a tuple of ints).
+
+        See Also
+        --------
+        difflab.Tensor.size : the same, or one dimension's length.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.zeros(2, 3)
+        >>> x.shape
+        difflab.Size([2, 3])
+        >>> x.shape[-1], dl.tensor(5.0).shape
+        (3, difflab.Size([]))
+        """
         return Size(self.array.shape)
 
     def size(self, dim: int | None = None) -> Size | Any:
-        """The shape, or the length of dimension ``dim``."""
+        """The shape, or the length of dimension ``dim``.
+
+        Parameters
+        ----------
+        dim : int, optional
+            A dimension (negative counts from the end).  Default: all of them.
+
+        Returns
+        -------
+        Size or int
+            The shape (as :attr:`shape`) without ``dim``; the length of ``dim`` with it.
+
+        Raises
+        ------
+        IndexError
+            For a ``dim`` the tensor does not have.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.zeros(2, 3)
+        >>> x.size(), x.size(0), x.size(-1)
+        (difflab.Size([2, 3]), 2, 3)
+        """
         return Size(self.array.shape) if dim is None else self.array.shape[dim]
 
     def numel(self) -> Any:
+        """The number of elements: the product of the shape (1 for a 0-d tensor).
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.zeros(2, 3).numel(), dl.tensor(7.0).numel(), dl.zeros(0, 4).numel()
+        (6, 1, 0)
+        """
         return self.array.size
 
     def dim(self) -> Any:
+        """The number of dimensions (0 for a scalar tensor); ``ndimension()`` is the same.
+
+        Returns
+        -------
+        int
+            ``len(self.shape)``, as :attr:`ndim`.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor(3.0).dim(), dl.zeros(4).dim(), dl.zeros(2, 3).ndimension()
+        (0, 1, 2)
+        """
         return self.array.ndim
 
     ndimension = dim
 
     @property
     def ndim(self) -> Any:
+        """The number of dimensions, as a property (NumPy's name; :meth:`dim` is PyTorch's).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor(3.0).ndim, dl.zeros(2, 3).ndim
+        (0, 2)
+        """
         return self.array.ndim
 
     @property
     def dtype(self) -> dtypes.dtype:
+        """The type of the elements: ``difflab.float32``, ``difflab.int64``, ``difflab.bool``...
+
+        Python floats make float32 tensors (the default dtype), Python ints int64 and
+        bools bool, as in PyTorch; :meth:`to` converts.
+
+        See Also
+        --------
+        difflab.Tensor.to : convert to another dtype.
+        difflab.Tensor.is_floating_point : whether the dtype can carry a gradient.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([1.0]).dtype, dl.tensor([1]).dtype, dl.tensor([True]).dtype
+        (difflab.float32, difflab.int64, difflab.bool)
+        >>> dl.tensor([1.0]).dtype == dl.float32
+        True
+        """
         return dtypes.of_array(self.array)
 
     @property
     def device(self) -> backend.Device:
+        """Where the values live: ``device(type='cpu')`` (NumPy) or ``cuda:N`` (CuPy).
+
+        Operations need their tensors on one device; :meth:`to` moves them.
+
+        See Also
+        --------
+        difflab.device : make a device.
+        difflab.Tensor.to : move to another device.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.zeros(2)
+        >>> x.device
+        device(type='cpu')
+        >>> x.device == "cpu", x.device.type
+        (True, 'cpu')
+        """
         return backend.device_of(self.array)
 
     @property
     def is_cuda(self) -> bool:
+        """Whether the values live on a CUDA GPU (a CuPy array), not in CPU memory.
+
+        See Also
+        --------
+        difflab.Tensor.device : which device exactly.
+        difflab.Tensor.cuda : copy to the GPU.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.zeros(2).is_cuda
+        False
+        """
         return backend.is_gpu_array(self.array)
 
     @property
     def is_leaf(self) -> bool:
-        """True for tensors the user made (and results of ops that need no grad)."""
+        """True for tensors the user made (and results of ops that need no grad).
+
+        A leaf has no ``grad_fn``: the tape starts at it.  Only leaves that require
+        grad get a ``.grad`` from :meth:`backward`; a result (not a leaf) gets one
+        only after :meth:`retain_grad`.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> w = dl.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = w * 2
+        >>> w.is_leaf, y.is_leaf, y.detach().is_leaf
+        (True, False, True)
+        >>> dl.tensor([1.0]).is_leaf      # needs no grad: a leaf too
+        True
+        """
         return self.grad_fn is None
 
     @property
     def T(self) -> Tensor:  # noqa: N802
+        """The tensor with its dimensions in reverse order: a matrix's transpose.
+
+        ``x.T`` is ``x.permute(n-1, ..., 1, 0)`` for an n-D tensor (NumPy's ``.T``): a
+        view, and the gradient flows back through it.  A 0-d or 1-D tensor is returned
+        as it is; for a batch of matrices, :attr:`mT` swaps only the last two dimensions.
+
+        See Also
+        --------
+        difflab.Tensor.mT : the transpose of each matrix in a batch.
+        difflab.Tensor.H : the conjugate transpose.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        >>> x.T
+        tensor([[1., 4.],
+                [2., 5.],
+                [3., 6.]])
+        >>> dl.zeros(2, 3, 4).T.shape
+        difflab.Size([4, 3, 2])
+        """
         return self.permute(*range(self.ndim - 1, -1, -1))
 
     @property
     def mT(self) -> Tensor:  # noqa: N802
+        """The transpose of each matrix: the last two dimensions swapped.
+
+        ``x.mT`` is ``x.transpose(-2, -1)``: for a batch of matrices of shape
+        ``(..., m, n)``, the batch of their transposes, of shape ``(..., n, m)``.  A
+        view; the gradient flows back through it.  It needs at least two dimensions
+        (``RuntimeError`` otherwise).
+
+        See Also
+        --------
+        difflab.Tensor.T : all dimensions reversed.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.arange(6.0).reshape(1, 2, 3)
+        >>> x.mT
+        tensor([[[0., 3.],
+                 [1., 4.],
+                 [2., 5.]]])
+        >>> dl.zeros(5, 2, 3).mT.shape
+        difflab.Size([5, 3, 2])
+        """
+        if self.ndim < 2:
+            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices, "
+                               f"got a {self.ndim}-D tensor; for a vector, x.unsqueeze(-1) is "
+                               f"a column and x.unsqueeze(0) a row")
         return self.transpose(-2, -1)
 
     @property
     def H(self) -> Tensor:  # noqa: N802
-        """The conjugate transpose of a matrix (of a 0-d tensor: its conjugate).  Real
-        values are only transposed (with their gradient); complex ones are conjugated
-        without one, as every complex value in difflab."""
+        """The conjugate transpose of a matrix (of a 0-d tensor: its conjugate).
+
+        Real values are only transposed (with their gradient), as :attr:`T`; complex
+        ones are conjugated too, without a gradient, as every complex value in difflab.
+        Only 0-d and 2-D tensors have one (``RuntimeError`` otherwise: for a batch of
+        real matrices use :attr:`mT`).
+
+        See Also
+        --------
+        difflab.Tensor.T : the transpose, without conjugating.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([[1.0, 2.0]]).H
+        tensor([[1.],
+                [2.]])
+        >>> dl.tensor([[1 + 2j, 3j]]).H
+        tensor([[1.-2.j],
+                [0.-3.j]], dtype=difflab.complex64)
+        """
         if self.ndim not in (0, 2):
             raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors), got a "
                                f"{self.ndim}-D tensor; for a batch of real matrices use x.mT")
@@ -280,12 +575,34 @@ class Tensor(TensorMethods, InPlaceMethods):
 
     @property
     def layout(self) -> dtypes.layout:
-        """How the elements lie in memory: always ``difflab.strided`` (dense)."""
+        """How the elements lie in memory: always ``difflab.strided`` (dense).
+
+        PyTorch also has sparse layouts; difflab's tensors are all dense arrays, so
+        code that checks ``x.layout == difflab.strided`` runs unchanged.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.zeros(2, 3).layout
+        difflab.strided
+        >>> dl.zeros(2).layout == dl.strided
+        True
+        """
         return dtypes.strided
 
     @property
     def names(self) -> tuple:
-        """The dimensions' names: ``None`` for each (difflab has no named tensors)."""
+        """The dimensions' names: ``None`` for each (difflab has no named tensors).
+
+        PyTorch's named tensors give dimensions names; difflab answers as PyTorch does
+        for a tensor whose dimensions are unnamed, one ``None`` per dimension.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.zeros(2, 3).names, dl.tensor(1.0).names
+        ((None, None), ())
+        """
         return (None,) * self.ndim
 
     def __len__(self) -> Any:
@@ -307,7 +624,38 @@ class Tensor(TensorMethods, InPlaceMethods):
             _GraphRecorder.active.value_read(self, what)
 
     def item(self) -> Any:
-        """The value of a one-element tensor as a Python number."""
+        """The value of a one-element tensor as a Python number.
+
+        The number leaves the tape: it is a plain Python value, with no gradient.  Use
+        it to log a loss or read a count, not inside a computation to differentiate.
+
+        Returns
+        -------
+        float, int, bool or complex
+            Of the Python type matching the tensor's dtype.
+
+        Raises
+        ------
+        ValueError
+            For a tensor of more (or fewer) than one element; :meth:`tolist` reads those.
+
+        See Also
+        --------
+        difflab.Tensor.tolist : all the values, as nested lists.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> loss = (dl.tensor([1.0, 2.0], requires_grad=True) ** 2).sum()
+        >>> loss.item()
+        5.0
+        >>> dl.tensor([[7]]).item(), dl.tensor(True).item()
+        (7, True)
+        >>> dl.tensor([1.0, 2.0]).item()
+        Traceback (most recent call last):
+            ...
+        ValueError: a Tensor with 2 elements cannot be converted to a Python number; ...
+        """
         self._value_read(".item()")
         if self.array.size != 1:
             raise ValueError(
@@ -317,11 +665,76 @@ class Tensor(TensorMethods, InPlaceMethods):
         return self.array.reshape(()).item()
 
     def tolist(self) -> Any:
+        """The values as (nested) Python lists of Python numbers.
+
+        Like :meth:`item`, the values leave the tape (no gradient), and a GPU tensor's
+        values are copied to the host.
+
+        Returns
+        -------
+        list or number
+            Nested ``self.dim()`` deep; a 0-d tensor gives its number.
+
+        See Also
+        --------
+        difflab.Tensor.item : one element as a number.
+        difflab.Tensor.numpy : the values as a NumPy array.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([[1.0, 2.0], [3.0, 4.0]]).tolist()
+        [[1.0, 2.0], [3.0, 4.0]]
+        >>> dl.tensor(5).tolist()
+        5
+        """
         self._value_read(".tolist()")
         return backend.to_numpy(self.array).tolist()
 
     def numpy(self, force: bool = False) -> np.ndarray:
-        """The values as a NumPy array; on the CPU it *shares memory* with the tensor."""
+        """The values as a NumPy array; on the CPU it *shares memory* with the tensor.
+
+        No copy is made on the CPU: writing into the array changes the tensor (and the
+        tape does not see it), as in PyTorch.  ``tensor.detach().numpy()`` is the way
+        from a tensor that requires grad.
+
+        Parameters
+        ----------
+        force : bool, default False
+            Convert anyway: a tensor that requires grad gives its values (cut off from
+            the tape), and a CUDA tensor a copy on the host.
+
+        Returns
+        -------
+        numpy.ndarray
+            Of the tensor's shape and dtype.
+
+        Raises
+        ------
+        RuntimeError
+            For a tensor that requires grad, without ``force``.
+        TypeError
+            For a CUDA tensor, without ``force`` (copy it first with :meth:`cpu`).
+
+        See Also
+        --------
+        difflab.Tensor.tolist : the values as Python lists.
+        difflab.from_numpy : a tensor on a NumPy array, sharing its memory.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.0, 2.0])
+        >>> a = x.numpy()
+        >>> a
+        array([1., 2.], dtype=float32)
+        >>> a[0] = 9.0                     # shared memory: x changes too
+        >>> x
+        tensor([9., 2.])
+        >>> w = dl.tensor([1.0], requires_grad=True)
+        >>> w.detach().numpy(), w.numpy(force=True)
+        (array([1.], dtype=float32), array([1.], dtype=float32))
+        """
         self._value_read(".numpy()")
         if self.requires_grad and not force:
             raise RuntimeError(
@@ -488,6 +901,31 @@ class Tensor(TensorMethods, InPlaceMethods):
         return t
 
     def detach_(self) -> Tensor:
+        """Cut this tensor off the tape, in place: it becomes a leaf that needs no grad.
+
+        The in-place form of :meth:`detach`: the same tensor object now has no
+        ``grad_fn`` and does not require grad, so nothing computed from it from now on
+        is recorded, and no gradient flows back through it to what made it.
+
+        Returns
+        -------
+        Tensor
+            self.
+
+        See Also
+        --------
+        difflab.Tensor.detach : a detached tensor, leaving self as it is.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> w = dl.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = w * 2
+        >>> y.detach_() is y
+        True
+        >>> y.requires_grad, y.grad_fn, y.is_leaf
+        (False, None, True)
+        """
         self.grad_fn = None
         self._requires_grad = False
         return self
@@ -522,7 +960,37 @@ class Tensor(TensorMethods, InPlaceMethods):
         return self
 
     def retain_grad(self) -> None:
-        """Keep ``.grad`` for this non-leaf tensor too (normally only leaves get one)."""
+        """Keep ``.grad`` for this non-leaf tensor too (normally only leaves get one).
+
+        After it, :meth:`backward` fills ``self.grad`` with d(output)/d(self) as it
+        passes through: a way to look at an intermediate gradient.  On a leaf that
+        requires grad it does nothing (a leaf gets its ``.grad`` anyway).
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        RuntimeError
+            For a tensor that does not require grad (no gradient ever reaches it).
+
+        See Also
+        --------
+        difflab.Tensor.retains_grad : whether it was called.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = x * 3
+        >>> y.retain_grad()
+        >>> (y * y).sum().backward()
+        >>> y.grad                         # d(sum y²)/dy = 2y
+        tensor([ 6., 12.])
+        >>> x.grad
+        tensor([18., 36.])
+        """
         if self.grad_fn is None:
             if not self.requires_grad:
                 raise RuntimeError("can't retain_grad on a tensor that does not require grad")
@@ -534,7 +1002,37 @@ class Tensor(TensorMethods, InPlaceMethods):
 
         For leaves that require grad, as in PyTorch.  Data-parallel training uses
         it to start sending a gradient to the other processes as soon as it is
-        final.  Returns a handle; ``handle.remove()`` unregisters the hook.
+        final.
+
+        Parameters
+        ----------
+        hook : callable
+            Called as ``hook(tensor)`` with this tensor, its ``.grad`` complete for this
+            backward pass; what it returns is ignored.  Hooks run in the order they
+            were registered.
+
+        Returns
+        -------
+        difflab.utils.hooks.RemovableHandle
+            ``handle.remove()`` unregisters the hook.
+
+        Raises
+        ------
+        RuntimeError
+            On a tensor that is not a leaf, or does not require grad (it gets no
+            ``.grad``).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> w = dl.tensor([1.0, 2.0], requires_grad=True)
+        >>> handle = w.register_post_accumulate_grad_hook(lambda t: print("ready:", t.grad))
+        >>> (w * 3).sum().backward()
+        ready: tensor([3., 3.])
+        >>> handle.remove()
+        >>> (w * 3).sum().backward()       # no hook now; the gradients add up
+        >>> w.grad
+        tensor([6., 6.])
         """
         if self.grad_fn is not None or not self.requires_grad:
             raise RuntimeError(
@@ -550,11 +1048,82 @@ class Tensor(TensorMethods, InPlaceMethods):
 
     @property
     def retains_grad(self) -> bool:
+        """Whether :meth:`retain_grad` was called on this non-leaf tensor.
+
+        Always ``False`` for a leaf (it gets its ``.grad`` without retaining).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.0], requires_grad=True)
+        >>> y, z = x * 2, x * 3
+        >>> y.retain_grad()
+        >>> y.retains_grad, z.retains_grad, x.retains_grad
+        (True, False, False)
+        """
         return self.grad_fn is not None and getattr(self.grad_fn, "retained", None) is not None
 
     # ----------------------------------------------------------------- devices
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``to(device)``, ``to(dtype)``, ``to(device, dtype)`` or ``to(other_tensor)``."""
+        """This tensor on another device and/or with another dtype (self if it has them).
+
+        Called as PyTorch's ``.to``: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``,
+        ``to(other)`` (other's device and dtype) or with keywords.  A copy is made only
+        when something changes; the gradient flows back through it, moved back to
+        self's device and converted back to self's dtype.  A conversion to an integer
+        or bool dtype rounds toward zero or compares with zero, where no gradient flows:
+        its result does not require grad (as in PyTorch).
+
+        Parameters
+        ----------
+        device : str, difflab.device or int, optional
+            ``"cpu"``, ``"cuda"``, ``"cuda:1"``, a device, or a CUDA index
+            (positional or keyword).
+        dtype : dtype, optional
+            ``difflab.float64``, ``difflab.int64``, a NumPy dtype, ... (positional or
+            keyword).
+        other : Tensor, optional
+            Instead of both: take its device and dtype.
+        non_blocking : bool, optional
+            Accepted for PyTorch's signature (difflab's copies are synchronous).
+
+        Returns
+        -------
+        Tensor
+            self when neither the device nor the dtype changes; else a new tensor.
+
+        Raises
+        ------
+        TypeError
+            For another keyword, or something that is not a dtype.
+        ValueError
+            For a string that names no device (a positional string is a device:
+            write ``dtype=`` or a dtype object for a dtype).
+        RuntimeError
+            For CUDA where CuPy or a GPU is missing (the message says what to install).
+
+        See Also
+        --------
+        difflab.Tensor.type : the dtype by PyTorch's legacy type name.
+        difflab.astype : the same conversion as a function (the array API's).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.5, -2.5], requires_grad=True)
+        >>> y = x.to(dl.float64)
+        >>> y
+        tensor([ 1.5, -2.5], dtype=difflab.float64, grad_fn=<ToDtypeBackward0>)
+        >>> (y * y).sum().backward()
+        >>> x.grad                         # converted back to float32
+        tensor([ 3., -5.])
+        >>> x.to("cpu") is x, x.to(dl.float32) is x
+        (True, True)
+        >>> x.to(dl.int64)                 # rounds toward zero; no gradient
+        tensor([ 1, -2])
+        >>> dl.tensor([1, 2]).to(y)        # y's device and dtype
+        tensor([1., 2.], dtype=difflab.float64)
+        """
         device, dtype = to_arguments(args, kwargs)
         out = self
         if device is not None:
@@ -562,6 +1131,10 @@ class Tensor(TensorMethods, InPlaceMethods):
             if device != self.device:
                 out = _apply(_structural.ToDevice, out, device=device)
         if dtype is not None and np.dtype(dtype) != out.dtype:
+            target = dtypes.dtype(np.dtype(dtype))
+            if out.requires_grad and target.kind not in "fc":  # (no gradient through it)
+                with set_grad_enabled(False):
+                    return _apply(_structural.Cast, out, dtype=np.dtype(dtype))
             out = _apply(_structural.Cast, out, dtype=np.dtype(dtype))
         return out
 
@@ -571,64 +1144,466 @@ class Tensor(TensorMethods, InPlaceMethods):
         Derivative rules are written against NumPy's names (``g.astype(dtype)``);
         this lets the same rule run on tensors when a backward pass is recorded.
 
+        Parameters
+        ----------
+        dtype : dtype
+            ``difflab.float32``, a NumPy dtype, or a NumPy name such as ``"float64"``.
+
+        Returns
+        -------
+        Tensor
+            self if it has that dtype already; else the converted copy (the gradient
+            flows back through a floating-point one, converted back).
+
+        Raises
+        ------
+        TypeError
+            For something that is not a dtype.
+
+        See Also
+        --------
+        difflab.Tensor.to : the same, and devices.
+
+        Examples
+        --------
         >>> import difflab as dl
         >>> dl.tensor([1, 2]).astype(dl.float32)
         tensor([1., 2.])
+        >>> dl.tensor([1.5, 2.5]).astype("float64").dtype
+        difflab.float64
         """
         return self.to(dtype=dtype)
 
     def cuda(self, device: Any = None) -> Tensor:
-        return self.to("cuda" if device is None else backend.Device("cuda", int(device)))
+        """This tensor on a CUDA GPU (in CuPy): ``self.to("cuda")``, self if it is there.
+
+        The gradient flows back to where the values came from.  It needs CuPy and a
+        GPU: ``difflab.cuda.is_available()`` says whether there is one.  Without a GPU,
+        ``difflab.testing.fake_cupy`` stands in for CuPy on the CPU (the test suite runs
+        the GPU code paths on it), as the example does.
+
+        Parameters
+        ----------
+        device : int, str or difflab.device, optional
+            Which GPU: an index (``1``), ``"cuda:1"`` or a CUDA device.  Default: the
+            current one, ``cuda:0``.
+
+        Returns
+        -------
+        Tensor
+            The same values on that GPU.
+
+        Raises
+        ------
+        RuntimeError
+            Where CuPy or a GPU is missing (the message names the package to install),
+            or for a GPU index the machine does not have.
+        ValueError
+            For a device that is not a CUDA device (use :meth:`to` for those).
+
+        See Also
+        --------
+        difflab.Tensor.cpu : back to the CPU.
+        difflab.Tensor.to : to any device.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab.testing import fake_cupy
+        >>> x = dl.tensor([1.0, 2.0], requires_grad=True)
+        >>> with fake_cupy.installed():    # CuPy's CPU stand-in: the same on any machine
+        ...     y = x.cuda()
+        ...     print(y.device, y.is_cuda)
+        ...     (y * y).sum().backward()
+        cuda:0 True
+        >>> x.grad                         # back on the CPU, where x is
+        tensor([2., 4.])
+        """
+        if device is None:
+            target = backend.Device("cuda")
+        elif isinstance(device, (str, backend.Device)):
+            target = backend.Device(device)
+            if target.type != "cuda":
+                raise ValueError(f"cuda(): {device!r} is not a CUDA device; use "
+                                 f".to({str(device)!r}) to move a tensor there")
+        else:
+            target = backend.Device("cuda", int(device))
+        return self.to(target)
 
     def cpu(self) -> Tensor:
+        """This tensor in CPU memory (NumPy): ``self.to("cpu")``, self if it is there.
+
+        A GPU tensor is copied to the host; the gradient flows back to the GPU.
+
+        Returns
+        -------
+        Tensor
+            The same values on the CPU.
+
+        See Also
+        --------
+        difflab.Tensor.cuda : to the GPU.
+        difflab.Tensor.numpy : the values as a NumPy array (after ``cpu()``).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab.testing import fake_cupy
+        >>> x = dl.tensor([1.0, 2.0])
+        >>> x.cpu() is x                   # already there: no copy
+        True
+        >>> with fake_cupy.installed():    # CuPy's CPU stand-in, as on a GPU
+        ...     print(x.cuda().cpu().device)
+        cpu
+        """
         return self.to("cpu")
 
     def type(self, dtype: Any = None) -> Any:
-        if dtype is None:  # PyTorch's legacy type name: difflab.FloatTensor, ...
-            names = {"float32": "Float", "float64": "Double", "float16": "Half",
-                     "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                     "uint8": "Byte", "bool": "Bool"}
-            return f"difflab.{names.get(self.array.dtype.name, self.array.dtype.name)}Tensor"
-        return self.to(dtype)
+        """PyTorch's legacy type name (``"difflab.FloatTensor"``), or a conversion to a type.
+
+        Parameters
+        ----------
+        dtype : dtype, str or legacy tensor type, optional
+            Without it, the method returns the type's name.  With it, the tensor
+            converted: ``difflab.float64``, ``difflab.DoubleTensor`` or its name
+            ``"difflab.DoubleTensor"`` (``"difflab.cuda.DoubleTensor"`` moves it to
+            the GPU too).
+
+        Returns
+        -------
+        str or Tensor
+            The name, as ``"difflab.FloatTensor"`` (``"difflab.cuda.FloatTensor"`` on a
+            GPU), or the converted tensor (self when nothing changes; see :meth:`to`).
+
+        Raises
+        ------
+        ValueError
+            For a string that is not a legacy type name.
+
+        See Also
+        --------
+        difflab.Tensor.dtype : the dtype itself.
+        difflab.Tensor.to : convert to a dtype or device.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([1.0]).type(), dl.tensor([1]).type()
+        ('difflab.FloatTensor', 'difflab.LongTensor')
+        >>> dl.tensor([1.5]).type(dl.float64)
+        tensor([1.5], dtype=difflab.float64)
+        >>> dl.tensor([1.5]).type("difflab.IntTensor")
+        tensor([1], dtype=difflab.int32)
+        """
+        if dtype is None:
+            name = LEGACY_TYPE_NAMES.get(self.array.dtype.name, self.array.dtype.name)
+            return f"difflab.{'cuda.' if self.is_cuda else ''}{name}Tensor"
+        if isinstance(dtype, str):
+            return self.to(*_legacy_type(dtype))
+        if isinstance(dtype, type) and not issubclass(dtype, np.generic) and hasattr(
+                dtype, "dtype"):  # a legacy type: difflab.DoubleTensor
+            dtype = dtype.dtype
+        return self.to(dtype=dtype)
 
     def float(self) -> Tensor:
+        """This tensor as 32-bit floats (``self.to(difflab.float32)``), difflab's default.
+
+        Returns
+        -------
+        Tensor
+            self if it is float32 already; else a float32 copy (the gradient flows back
+            through it, converted to self's dtype).
+
+        See Also
+        --------
+        difflab.Tensor.to : to any dtype.
+        difflab.Tensor.double : to float64.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([1, 2]).float()
+        tensor([1., 2.])
+        >>> mask = dl.tensor([1.0, -2.0, 3.0]) > 0
+        >>> mask.float().mean()            # the share of positives
+        tensor(0.6667)
+        """
         return self.to(float32)
 
     def double(self) -> Tensor:
+        """This tensor as 64-bit floats (``self.to(difflab.float64)``).
+
+        float64 has about 16 significant digits to float32's 7: the precision wanted
+        by a finite difference or a gradient check.
+
+        Returns
+        -------
+        Tensor
+            self if it is float64 already; else a float64 copy (the gradient flows back
+            through it, converted to self's dtype).
+
+        See Also
+        --------
+        difflab.Tensor.float : to float32.
+        difflab.autograd.gradcheck : checks gradients in float64.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([0.1], requires_grad=True)
+        >>> y = x.double()
+        >>> y.dtype, y.item() == 0.1       # float32's 0.1, exactly, is not float64's
+        (difflab.float64, False)
+        >>> (y * 2).sum().backward()
+        >>> x.grad
+        tensor([2.])
+        """
         return self.to(float64)
 
     def half(self) -> Tensor:
+        """This tensor as 16-bit floats (``self.to(difflab.float16)``).
+
+        Half the memory of float32, with about 3 significant digits and a largest
+        value of 65504 (beyond it: ``inf``).
+
+        Returns
+        -------
+        Tensor
+            self if it is float16 already; else a float16 copy (the gradient flows back
+            through it, converted to self's dtype).
+
+        See Also
+        --------
+        difflab.Tensor.bfloat16 : 16 bits with float32's range.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.0, 0.1]).half()
+        >>> x.dtype, x[1].item()           # 0.1 to about 3 digits
+        (difflab.float16, 0.0999755859375)
+        """
         return self.to(float16)
 
     def bfloat16(self) -> Tensor:
-        """``self.to(difflab.bfloat16)`` (needs the ml_dtypes package)."""
+        """This tensor as bfloat16 (``self.to(difflab.bfloat16)``; needs ml_dtypes).
+
+        bfloat16 keeps float32's exponent (its range) and 8 bits of mantissa (about 2
+        to 3 significant digits): the dtype of mixed-precision training.  NumPy has
+        none: the ml_dtypes package adds it (``pip install difflab[bfloat16]``).
+
+        Returns
+        -------
+        Tensor
+            self if it is bfloat16 already; else a bfloat16 copy (the gradient flows
+            back through it, converted to self's dtype).
+
+        Raises
+        ------
+        RuntimeError
+            Without the ml_dtypes package (the message says what to install).
+
+        See Also
+        --------
+        difflab.Tensor.half : float16, more digits and less range.
+        difflab.autocast : computes in bfloat16 where it is safe.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.1, 70000.0]).bfloat16()
+        >>> x
+        tensor([1.1016e+00, 7.0144e+04], dtype=difflab.bfloat16)
+        >>> x.element_size()
+        2
+        """
         return self.to(dtypes.bfloat16)
 
     def long(self) -> Tensor:
+        """This tensor as 64-bit integers (``self.to(difflab.int64)``), rounding toward zero.
+
+        The dtype of indices (``gather``, ``cross_entropy``'s targets).  No gradient
+        flows through the rounding: the result does not require grad.
+
+        Returns
+        -------
+        Tensor
+            self if it is int64 already; else an int64 copy.
+
+        See Also
+        --------
+        difflab.Tensor.int : to int32.
+        difflab.Tensor.round : round to the nearest integer first.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([1.7, -1.7, 2.0]).long()
+        tensor([ 1, -1,  2])
+        """
         return self.to(int64)
 
     def int(self) -> Tensor:
+        """This tensor as 32-bit integers (``self.to(difflab.int32)``), rounding toward zero.
+
+        No gradient flows through the rounding: the result does not require grad.
+
+        Returns
+        -------
+        Tensor
+            self if it is int32 already; else an int32 copy.
+
+        See Also
+        --------
+        difflab.Tensor.long : to int64, the dtype of indices.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([1.7, -1.7]).int()
+        tensor([ 1, -1], dtype=difflab.int32)
+        """
         return self.to(int32)
 
     def bool(self) -> Tensor:
+        """This tensor as booleans (``self.to(difflab.bool)``): True where nonzero.
+
+        NaN is nonzero, so True.  The result does not require grad.
+
+        Returns
+        -------
+        Tensor
+            self if it is bool already; else a bool copy.
+
+        See Also
+        --------
+        difflab.Tensor.float : a mask back to numbers (0. and 1.).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([0.0, 2.5, -1.0, float("nan")]).bool()
+        tensor([False,  True,  True,  True])
+        """
         return self.to(bool_)
 
     def type_as(self, other: Tensor) -> Tensor:
+        """This tensor with ``other``'s dtype (``self.to(other.dtype)``).
+
+        Only the dtype: the device stays (``self.to(other)`` takes both).
+
+        Parameters
+        ----------
+        other : Tensor
+            The tensor whose dtype to take.
+
+        Returns
+        -------
+        Tensor
+            self if the dtypes agree already; else the converted copy.
+
+        See Also
+        --------
+        difflab.Tensor.to : convert to a dtype or device.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> weights = dl.zeros(2, dtype=dl.float64)
+        >>> dl.tensor([1, 2]).type_as(weights)
+        tensor([1., 2.], dtype=difflab.float64)
+        """
         return self.to(other.dtype)
 
     def is_floating_point(self) -> bool:
+        """Whether the dtype is a floating-point one (float16, bfloat16, float32, float64).
+
+        Only floating-point (and complex) tensors can require grad.
+
+        Returns
+        -------
+        bool
+
+        See Also
+        --------
+        difflab.Tensor.is_complex : whether it is complex.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([1.0]).is_floating_point(), dl.tensor([1]).is_floating_point()
+        (True, False)
+        """
         return self.dtype.kind == "f"
 
     def short(self) -> Tensor:
-        """This tensor as 16-bit integers (``self.to(difflab.int16)``)."""
+        """This tensor as 16-bit integers (``self.to(difflab.int16)``), rounding toward zero.
+
+        Integers wrap around outside [-32768, 32767], as in NumPy and PyTorch.  The
+        result does not require grad.
+
+        Returns
+        -------
+        Tensor
+            self if it is int16 already; else an int16 copy.
+
+        See Also
+        --------
+        difflab.Tensor.int : to int32.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([2.9, -2.9]).short()
+        tensor([ 2, -2], dtype=difflab.int16)
+        >>> dl.tensor([32768]).short()     # one past the largest int16
+        tensor([-32768], dtype=difflab.int16)
+        """
         return self.to(int16)
 
     def byte(self) -> Tensor:
-        """This tensor as unsigned 8-bit integers (``self.to(difflab.uint8)``)."""
+        """This tensor as unsigned 8-bit integers (``self.to(difflab.uint8)``), 0 to 255.
+
+        The dtype of image pixels.  Integers wrap around modulo 256, as in NumPy and
+        PyTorch (negative floats have no defined conversion: clamp them first).  The
+        result does not require grad.
+
+        Returns
+        -------
+        Tensor
+            self if it is uint8 already; else a uint8 copy.
+
+        See Also
+        --------
+        difflab.Tensor.float : back to numbers to compute with.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([0.0, 127.9, 255.0]).byte()
+        tensor([  0, 127, 255], dtype=difflab.uint8)
+        >>> dl.tensor([-1, 256]).byte()    # integers wrap around
+        tensor([255,   0], dtype=difflab.uint8)
+        """
         return self.to(uint8)
 
     def is_complex(self) -> bool:
-        """True for a complex dtype."""
+        """Whether the dtype is complex (complex64 or complex128).
+
+        Returns
+        -------
+        bool
+
+        See Also
+        --------
+        difflab.Tensor.is_floating_point : whether it is real floating point.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([1 + 2j]).is_complex(), dl.tensor([1.0]).is_complex()
+        (True, False)
+        """
         return self.dtype.kind == "c"
 
     # ----------------------------------------------------- the memory behind the values
@@ -636,6 +1611,12 @@ class Tensor(TensorMethods, InPlaceMethods):
     # programs that print or check it.  difflab never needs them itself.
     def element_size(self) -> int:
         """Bytes per element (4 for float32).
+
+        Returns
+        -------
+        int
+            The dtype's size in bytes: 1 for bool and uint8, 2 for float16 and
+            bfloat16, 4 for float32 and int32, 8 for float64 and int64.
 
         Examples
         --------
@@ -647,6 +1628,29 @@ class Tensor(TensorMethods, InPlaceMethods):
 
     def stride(self, dim: int | None = None) -> Any:
         """Steps in *elements* between neighbours along each dimension (NumPy counts bytes).
+
+        Element ``x[i, j]`` lies ``i * stride(0) + j * stride(1)`` elements after the
+        first one.  A view (a transpose, a slice with a step) has other strides than a
+        fresh tensor of its shape, and no copy of the values.
+
+        Parameters
+        ----------
+        dim : int, optional
+            One dimension (negative counts from the end).  Default: all of them.
+
+        Returns
+        -------
+        tuple of int, or int
+            The strides of all dimensions, or of ``dim``.
+
+        Raises
+        ------
+        IndexError
+            For a ``dim`` the tensor does not have.
+
+        See Also
+        --------
+        difflab.Tensor.is_contiguous : whether the strides are a fresh tensor's.
 
         Examples
         --------
@@ -660,6 +1664,23 @@ class Tensor(TensorMethods, InPlaceMethods):
     def is_contiguous(self, memory_format: Any = None) -> bool:
         """True when the values lie in row-major order without gaps (a transpose is not).
 
+        :meth:`difflab.Tensor.contiguous` gives a contiguous copy where this is False;
+        :meth:`difflab.Tensor.view` needs a layout it can reshape without copying.
+
+        Parameters
+        ----------
+        memory_format : optional
+            Accepted for PyTorch's signature; difflab has one memory format (row-major),
+            so it does not change the answer.
+
+        Returns
+        -------
+        bool
+
+        See Also
+        --------
+        difflab.Tensor.stride : the steps between neighbours.
+
         Examples
         --------
         >>> import difflab as dl
@@ -670,6 +1691,18 @@ class Tensor(TensorMethods, InPlaceMethods):
 
     def data_ptr(self) -> int:
         """The address of the first element (views of one tensor differ by their offset).
+
+        Two tensors share memory when their address ranges overlap; a view's address is
+        its base's plus ``storage_offset() * element_size()``.
+
+        Returns
+        -------
+        int
+            The address in memory (on a GPU, in the device's memory).
+
+        See Also
+        --------
+        difflab.Tensor.storage_offset : the same offset, counted in elements.
 
         Examples
         --------
@@ -682,6 +1715,16 @@ class Tensor(TensorMethods, InPlaceMethods):
 
     def storage_offset(self) -> int:
         """Elements between the start of the memory this tensor views and its first element.
+
+        Returns
+        -------
+        int
+            0 for a tensor with memory of its own; for a view, how far into its base
+            it starts.
+
+        See Also
+        --------
+        difflab.Tensor.data_ptr : the first element's address.
 
         Examples
         --------
@@ -698,6 +1741,7 @@ class Tensor(TensorMethods, InPlaceMethods):
 from difflab.autograd.engine import GraphRecorder as _GraphRecorder  # noqa: E402
 from difflab.autograd.engine import apply as _apply  # noqa: E402
 from difflab.autograd.engine import register_tensor_type  # noqa: E402
+from difflab.autograd.grad_mode import set_grad_enabled  # noqa: E402
 
 register_tensor_type(Tensor)  # (the engine wraps its results in it, without importing it)
 from difflab.ops import docstrings as _docstrings  # noqa: E402

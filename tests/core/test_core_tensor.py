@@ -191,6 +191,51 @@ def test_dtype_conversions():
     assert t.half().dtype == dl.float16
 
 
+@pytest.mark.parametrize("convert", [
+    lambda t: t.long(), lambda t: t.int(), lambda t: t.short(), lambda t: t.byte(),
+    lambda t: t.bool(), lambda t: t.to(dl.int64), lambda t: t.type(dl.int32),
+    lambda t: t.type_as(dl.tensor([1])), lambda t: t.astype("int64"),
+], ids=["long", "int", "short", "byte", "bool", "to", "type", "type_as", "astype"])
+def test_an_integer_or_bool_conversion_does_not_require_grad(convert):
+    # As in PyTorch: rounding (or comparing with zero) has no gradient, and only floating
+    # tensors may require grad.  The result was recorded, and the gradient went straight
+    # through the rounding: d(x.long() * 2)/dx gave 2.
+    x = dl.tensor([1.7, 2.2], requires_grad=True)
+    y = convert(x)
+    assert not y.requires_grad and y.grad_fn is None and y.is_leaf
+    (x * 2 + y).sum().backward()  # no gradient through y
+    assert x.grad.tolist() == [2.0, 2.0]
+    assert x.to(dl.float64).requires_grad  # floating conversions keep theirs
+
+
+def test_type_takes_the_legacy_names_it_gives():
+    x = dl.tensor([1.5, -2.5])
+    assert x.type() == "difflab.FloatTensor" and x.double().type() == "difflab.DoubleTensor"
+    assert dl.tensor([1j]).type() == "difflab.ComplexFloatTensor"
+    assert x.bfloat16().type() == "difflab.BFloat16Tensor"
+    for name in ("difflab.DoubleTensor", "torch.DoubleTensor", dl.DoubleTensor):
+        assert x.type(name).dtype == dl.float64  # (a name, and the class, failed before)
+    assert x.type("difflab.LongTensor").tolist() == [1, -2]
+    with pytest.raises(ValueError, match="not a tensor type name"):
+        x.type("float64")
+
+
+def test_type_and_cuda_on_the_gpu(cuda):
+    x = dl.tensor([1.0, 2.0])
+    assert x.cuda("cuda:0").device == "cuda:0" and x.cuda(0).device == "cuda:0"
+    assert x.cuda(dl.device("cuda")).type() == "difflab.cuda.FloatTensor"
+    y = x.type("difflab.cuda.DoubleTensor")
+    assert y.is_cuda and y.dtype == dl.float64
+    with pytest.raises(ValueError, match="not a CUDA device"):
+        x.cuda("cpu")
+
+
+def test_mT_needs_a_matrix():  # noqa: N802
+    assert dl.zeros(4, 2, 3).mT.shape == (4, 3, 2)
+    with pytest.raises(RuntimeError, match="matrices or batches of matrices, got a 1-D"):
+        _ = dl.zeros(3).mT
+
+
 def test_comparisons_give_bool_tensors_without_grad():
     x = dl.tensor([1.0, 2.0], requires_grad=True)
     mask = x > 1.5
