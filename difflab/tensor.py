@@ -200,8 +200,54 @@ class Tensor(TensorMethods, InPlaceMethods):
 
     # _post_accumulate_grad_hooks is set only by register_post_accumulate_grad_hook
     # (left unset elsewhere, so creating a tensor costs nothing more).
-    __slots__ = ("array", "_requires_grad", "grad", "grad_fn", "_version", "_base",
-                 "_post_accumulate_grad_hooks", "__weakref__")
+    # A dict of slots gives the three public ones a docstring (``help(Tensor.grad)``).
+    __slots__ = {
+        "array": """The NumPy (or CuPy) array that holds this tensor's values.
+
+        Reading it gives the values with no autograd: the array is the storage, and
+        writing into it changes the tensor without the tape knowing (use ``x.data`` or
+        an in-place method under :func:`difflab.no_grad` instead).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.0, 2.0])
+        >>> type(x.array).__name__, x.array.dtype
+        ('ndarray', dtype('float32'))
+        """,
+        "grad": """The gradient accumulated into this tensor by ``backward()``, or ``None``.
+
+        Set on leaves that require grad (and on tensors that called
+        :meth:`difflab.Tensor.retain_grad`); each ``backward()`` adds to it, so an
+        optimizer loop zeroes it between steps.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.0, 2.0], requires_grad=True)
+        >>> print(x.grad)
+        None
+        >>> (x * x).sum().backward()
+        >>> x.grad
+        tensor([2., 4.])
+        """,
+        "grad_fn": """The tape node that made this tensor, or ``None`` for a leaf.
+
+        Its name says which primitive's derivative rule ``backward()`` will run here.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.0, 2.0], requires_grad=True)
+        >>> print(x.grad_fn)
+        None
+        >>> y = dl.sin(x)
+        >>> y.grad_fn is not None, y.requires_grad
+        (True, True)
+        """,
+        "_requires_grad": "", "_version": "", "_base": "",
+        "_post_accumulate_grad_hooks": "", "__weakref__": "",
+    }
 
     def __init__(
         self,
