@@ -380,6 +380,10 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Any:
     else:
         ctx.needs_input_grad = (False,) * len(inputs)
     out = _forward(op, ctx, arrays, params, inputs, first_array, low_precision)
+    if records and getattr(out, "dtype", None) is not None and out.dtype.kind in "biu":
+        # An integer or bool result has no gradient (PyTorch's rule): a cast to int
+        # is a rounding, not a path for the gradient to pass through.
+        records = False
     if not records:
         result = Tensor._wrap(out)
     else:

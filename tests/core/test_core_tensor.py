@@ -280,3 +280,12 @@ def test_seeds_tensor_function_list():
 def test_iteration_and_len(index):
     t = dl.arange(6).reshape(2, 3)
     assert len(t) == 2 and list(t)[index].tolist() == t[index].tolist()
+
+
+def test_the_function_astype_to_an_integer_carries_no_gradient():
+    """``dl.astype(x, int)`` as ``x.long()``: the engine records no integer or bool result,
+    so no gradient passes through the rounding (PyTorch's rule)."""
+    x = dl.tensor([1.5, 2.5], requires_grad=True)
+    assert not dl.astype(x, dl.int64).requires_grad
+    assert not (x > 2.0).requires_grad
+    assert dl.astype(x, dl.float64).requires_grad
