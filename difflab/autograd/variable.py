@@ -25,7 +25,7 @@ def Variable(data: Any, requires_grad: bool = False, volatile: bool = False) -> 
     requires_grad : bool, default False
         Set ``requires_grad`` on the result (as ``t.requires_grad_()`` does).
     volatile : bool, default False
-        PyTorch's old flag for inference; ignored (use :func:`difflab.no_grad`).
+        PyTorch's old flag for inference; ignored (use :class:`difflab.no_grad`).
 
     Returns
     -------

@@ -378,8 +378,8 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa
 
     See Also
     --------
-    selu : the activation this dropout is made for.
-    dropout : plain dropout.
+    difflab.nn.functional.selu : the activation this dropout is made for.
+    difflab.nn.functional.dropout : plain dropout.
     difflab.nn.AlphaDropout : the module form.
 
     Notes

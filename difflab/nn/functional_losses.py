@@ -379,7 +379,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
 
     See Also
     --------
-    pairwise_distance : the distance :math:`d` used here.
+    difflab.nn.functional.pairwise_distance : the distance :math:`d` used here.
     difflab.nn.TripletMarginLoss : the module form.
 
     Notes
@@ -603,8 +603,8 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
 
     See Also
     --------
-    nll_loss : the loss when each frame has its own label.
-    log_softmax : gives ``log_probs``.
+    difflab.nn.functional.nll_loss : the loss when each frame has its own label.
+    difflab.nn.functional.log_softmax : gives ``log_probs``.
     difflab.nn.CTCLoss : the module form.
 
     Examples

@@ -239,7 +239,7 @@ class ConvTranspose2d(_ConvTransposeNd):
     ----------
     weight : Parameter
         :math:`(C_{in}, C_{out}/\text{groups}, k_h, k_w)`, PyTorch's layout, drawn from
-        :math:`\mathcal U(-k, k)` (see :meth:`reset_parameters`).
+        :math:`\mathcal U(-k, k)` (see ``reset_parameters()``).
     bias : Parameter or None
         :math:`(C_{out},)`.
 
