@@ -63,8 +63,8 @@ class TooExpensiveError(RuntimeError):
 
     :func:`blowup` raises it *before* starting, when :func:`estimate` (a fit over the
     probe depths 3 to 7) says that the depths asked for would take more than
-    ``max_seconds``; ``force=True`` runs them anyway.  The command line turns it into
-    a usage error that suggests smaller depths.
+    ``max_seconds``; ``force=True`` runs them anyway.  ``difflab blowup`` prints it
+    and exits with status 2, suggesting ``--force`` or smaller depths.
 
     Parameters
     ----------

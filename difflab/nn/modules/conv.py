@@ -252,7 +252,8 @@ class ConvTranspose2d(_ConvTransposeNd):
     ------
     ValueError
         If a channel count is not divisible by ``groups``, or ``padding_mode`` is not
-        ``'zeros'``; when called, on an input whose channels are not ``in_channels``.
+        ``'zeros'``; when called, on an input whose channels are not ``in_channels``,
+        or with an ``output_padding`` not smaller than the stride or the dilation.
     NotImplementedError
         When ``forward`` is given ``output_size`` (pass ``output_padding`` to the layer).
 
