@@ -133,23 +133,78 @@ class Autocast:
 
 
 class Node:
-    """One record on the tape: ``output = op(inputs)``.
+    """One record on the tape, ``output = op(inputs)``; also the ``ctx`` of an operation.
 
-    It is also the ``ctx`` handed to the primitive's ``forward`` and
+    It is the ``ctx`` handed to the primitive's ``forward`` and
     ``vjp``: a primitive stores on it what its derivative rule needs, with
     ``ctx.save(...)`` for arrays and plain attributes for the rest
     (``ctx.axis = 1``).  A user-defined :class:`difflab.autograd.Function`
-    gets the same ``ctx``, with PyTorch's names for saving tensors
-    (``ctx.save_for_backward``, ``ctx.saved_tensors``).
+    gets the same ``ctx`` (exported as ``difflab.autograd.FunctionCtx``), with
+    PyTorch's names for saving tensors (``ctx.save_for_backward``,
+    ``ctx.saved_tensors``).  A recorded output's ``grad_fn`` is its record.
+
+    The engine makes the records (``engine.apply``, once per recorded call); user code
+    receives them, it does not construct them.
+
+    Parameters
+    ----------
+    op : Primitive
+        The operation recorded (it has ``name``, ``forward`` and ``vjp``); a custom
+        Function's calls are wrapped as one.
 
     Attributes
     ----------
-    op : the primitive class (it has ``name``, ``forward``, ``vjp``).
-    parents : one entry per input: the input's own ``Node`` (it was computed),
+    op : Primitive
+        The operation, as given.
+    parents : tuple
+        One entry per input: the input's own ``Node`` (it was computed),
         the input ``Tensor`` itself (a leaf that requires grad: its ``.grad``
         receives the adjoint), or ``None`` (a constant: no adjoint needed).
-    saved : the arrays ``forward`` saved; ``None`` once backward freed them.
-    seq : position on the tape (creation order).
+    needs_input_grad : tuple of bool
+        Per input, whether it needs an adjoint (PyTorch's ``ctx.needs_input_grad``).
+    saved : tuple or None
+        The arrays ``forward`` saved; ``None`` once backward freed them.
+    seq : int
+        Position on the tape (creation order).
+
+    Raises
+    ------
+    RuntimeError
+        From ``saved_tensors`` (and the backward pass) when the saved values were freed
+        by a first backward (pass ``retain_graph=True``), or a saved tensor was changed
+        in place since.
+
+    See Also
+    --------
+    difflab.autograd.Function : custom operations, whose ``ctx`` this is.
+    difflab.Tensor.backward : runs the records' rules in reverse order.
+
+    Examples
+    --------
+    A custom Function saves its input on the ``ctx`` for its backward:
+
+    >>> import difflab as dl
+    >>> from difflab.autograd import Function, FunctionCtx
+    >>> class Cube(Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x ** 3
+    ...     @staticmethod
+    ...     def backward(ctx, grad_output):
+    ...         x, = ctx.saved_tensors
+    ...         return grad_output * 3 * x ** 2
+    >>> x = dl.tensor(2.0, requires_grad=True)
+    >>> y = Cube.apply(x)
+    >>> isinstance(y.grad_fn, FunctionCtx), y.grad_fn.name(), y.grad_fn.needs_input_grad
+    (True, 'CubeBackward', (True,))
+    >>> y.backward()
+    >>> x.grad
+    tensor(12.)
+    >>> y.backward()                   # the saved x was freed by the first backward
+    Traceback (most recent call last):
+        ...
+    RuntimeError: Trying to backward through the graph a second time: ...
     """
 
     # The engine's own fields; primitives add theirs (ctx.axis = ...) to __dict__.

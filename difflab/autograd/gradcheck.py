@@ -26,7 +26,43 @@ from difflab.tensor import Tensor
 
 
 class GradcheckError(AssertionError):
-    """The analytic and numerical Jacobians differ."""
+    """Raised by :func:`gradcheck` when the analytic and numerical Jacobians differ.
+
+    :func:`gradcheck` compares the Jacobian that backward (reverse mode) computes with
+    central finite differences, entry by entry; with ``raise_exception=True`` (the
+    default) a mismatch beyond ``atol + rtol * |numerical|`` raises this error, whose
+    message names the input and output and gives both Jacobians.  It is an
+    ``AssertionError``, so a test that calls :func:`gradcheck` fails with it.
+
+    See Also
+    --------
+    gradcheck : raises it.
+    gradgradcheck : the same check of second derivatives.
+
+    Examples
+    --------
+    A Function whose backward forgets the factor 3 of :math:`x^3`'s derivative:
+
+    >>> import difflab as dl
+    >>> from difflab.autograd import Function, GradcheckError, gradcheck
+    >>> class BadCube(Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x ** 3
+    ...     @staticmethod
+    ...     def backward(ctx, grad_output):
+    ...         x, = ctx.saved_tensors
+    ...         return grad_output * x ** 2
+    >>> x = dl.tensor([1.0, 2.0], dtype=dl.float64, requires_grad=True)
+    >>> try:
+    ...     gradcheck(BadCube.apply, (x,))
+    ... except GradcheckError as error:
+    ...     print("caught:", type(error).__name__)
+    caught: GradcheckError
+    >>> gradcheck(BadCube.apply, (x,), raise_exception=False)
+    False
+    """
 
 
 def _as_tuple(x: Any) -> tuple:

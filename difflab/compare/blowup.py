@@ -61,10 +61,38 @@ PROBE_DEPTHS: tuple[int, ...] = (3, 4, 5, 6, 7)
 class TooExpensiveError(RuntimeError):
     """A blowup run would take longer than allowed; the message gives the estimate.
 
+    :func:`blowup` raises it *before* starting, when :func:`estimate` (a fit over the
+    probe depths 3 to 7) says that the depths asked for would take more than
+    ``max_seconds``; ``force=True`` runs them anyway.  ``difflab blowup`` prints it
+    and exits with status 2, suggesting ``--force`` or smaller depths.
+
+    Parameters
+    ----------
+    message : str
+        What would take how long, and the limit.
+    estimate : Estimate
+        The extrapolated cost.
+
     Attributes
     ----------
     estimate : Estimate
         The extrapolated cost.
+
+    See Also
+    --------
+    blowup : raises it.
+    estimate : the extrapolation.
+
+    Examples
+    --------
+    >>> from difflab.compare import TooExpensiveError, blowup
+    >>> try:
+    ...     blowup("logistic", range(1, 30), evaluate=False, max_seconds=1.0)
+    ... except TooExpensiveError as error:
+    ...     print(error.estimate.model, error.estimate.depths[-1])
+    ...     print(str(error).split(" would take ")[0])
+    geometric 29
+    logistic at depths 1..29
     """
 
     def __init__(self, message: str, estimate: Estimate) -> None:
@@ -180,9 +208,14 @@ def _measure_order(fam: Family, n: int) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Estimate:
-    """Extrapolated size and time of deeper family members.
+    r"""Extrapolated size and time of deeper family members.
 
-    Attributes
+    What :func:`estimate` returns (a dataclass): a least-squares fit of the derivative's
+    size over the probe depths 3 to 7, :math:`\text{ops}(n) \approx c\, q^n n^p`, and of
+    the time likewise, carried to the depths asked for.  ``total_seconds`` is the whole
+    run; ``describe()`` says it in one sentence.
+
+    Parameters
     ----------
     depths : tuple of int
         The depths asked for.
@@ -194,8 +227,26 @@ class Estimate:
         ``"geometric"`` (q > 1.05: exponential growth) or ``"power"``.
     growth : float
         q: the size grows like qⁿ · nᵖ.
-    power : float
+    power : float, default 0.0
         p.
+
+    See Also
+    --------
+    estimate : makes it.
+    TooExpensiveError : carries it when a run is too long.
+
+    Examples
+    --------
+    >>> from difflab.compare import Estimate, estimate
+    >>> guess = estimate("logistic", range(1, 4), evaluate=False)
+    >>> guess.model, guess.depths, [round(ops) for ops in guess.ops]
+    ('geometric', (1, 2, 3), [0, 4, 21])
+    >>> by_hand = Estimate(depths=(10, 20), seconds=(0.5, 90.0), ops=(1e4, 1e7),
+    ...                    model="geometric", growth=2.0, power=1.0)
+    >>> by_hand.total_seconds
+    90.5
+    >>> by_hand.describe()                                 # doctest: +ELLIPSIS
+    'about 1.51 minutes in all, and a derivative of ~10,000,000 operations at depth 20 ...'
     """
 
     depths: tuple[int, ...]
@@ -299,7 +350,41 @@ def estimate(fam: Family | str, depths: Iterable[int], evaluate: bool = True) ->
 
 
 class BlowupReport(Report):
-    """Records of :func:`blowup`; the plot shows sizes by depth on a log axis."""
+    """Records of :func:`blowup`; the plot shows sizes by depth on a log axis.
+
+    A :class:`Report` with one record per depth :math:`n` (the keys of
+    :func:`measure_depth`): the sizes of :math:`f_n` and of its symbolic derivative
+    (``f_ops``, ``df_ops``, ``df_tree``, with and without common-subexpression
+    elimination), the reverse-mode tape's length, and with ``evaluate`` the
+    differentiators' times.  :func:`blowup` makes it.
+
+    Parameters
+    ----------
+    title : str
+        One line saying what was measured.
+    records : list of dict, optional
+        The data, one dict per row (the keys are below).
+    columns : list of Column, optional
+        Which keys the text table shows, and how.
+    notes : list of str, optional
+        Lines printed under the table.
+    meta : dict, optional
+        Settings of the run, kept in JSON (the keys are below).
+
+    See Also
+    --------
+    blowup : the harness that returns it.
+    logistic_table : the same sizes as the paper's Table 1.
+
+    Examples
+    --------
+    >>> from difflab.compare import blowup
+    >>> report = blowup("logistic", range(1, 5), evaluate=False)
+    >>> [(r["depth"], r["df_ops"], r["tape_length"]) for r in report.records]
+    [(1, 0, 0), (2, 2, 3), (3, 21, 6), (4, 82, 9)]
+    >>> print(report.title)     # the symbolic derivative swells; the tape grows by 3
+    Expression swell: logistic, f_n = l_1 = x, l_(n+1) = 4 l_n (1 - l_n)
+    """
 
     def figure(self) -> Any:
         fam = self.meta.get("family", "")

@@ -125,7 +125,50 @@ def _peak_bytes(call: Callable[[], Any]) -> int:
 
 
 class CostReport(Report):
-    """Records of :func:`cost`; the plot shows time against size and time relative to f."""
+    r"""Records of :func:`cost`; the plot shows time against size and time relative to f.
+
+    A :class:`Report` with one record per method and size: ``method``, ``n``, ``m``
+    (the output size of a Jacobian), ``seconds`` (the median of the repeats),
+    ``first_seconds``, ``f_seconds`` (f alone), ``ratio`` (seconds / f_seconds),
+    ``evaluations``, ``backward_passes``, ``peak_bytes``, the symbolic method's
+    ``compile_seconds`` and ``eval_seconds``, ``tape_length``, ``forward_ops`` and
+    ``repeats``.  ``meta`` holds the problem and the fitted growth ``exponents``
+    (time :math:`\propto n^k`).  :func:`cost` makes it.
+
+    Parameters
+    ----------
+    title : str
+        One line saying what was measured.
+    records : list of dict, optional
+        The data, one dict per row (the keys are below).
+    columns : list of Column, optional
+        Which keys the text table shows, and how.
+    notes : list of str, optional
+        Lines printed under the table.
+    meta : dict, optional
+        Settings of the run, kept in JSON (the keys are below).
+
+    See Also
+    --------
+    cost : the harness that returns it.
+    fit_exponent : the least-squares fit of :math:`k`.
+
+    Examples
+    --------
+    >>> from difflab.compare import CostReport, cost
+    >>> report = cost("sum-sin", ns=(10, 100), methods=["forward", "reverse"],
+    ...               memory=False, max_repeats=2, min_time=0.001)
+    >>> isinstance(report, CostReport), report.meta["problem"]
+    (True, 'sum-sin')
+
+    Forward mode takes one pass per 64 input directions (``chunk_size``), reverse mode
+    one backward pass whatever :math:`n`:
+
+    >>> [(r["method"], r["n"], r["evaluations"]) for r in report.records]
+    [('forward', 10, 1), ('forward', 100, 2), ('reverse', 10, 1), ('reverse', 100, 1)]
+    >>> all(r["ratio"] > 1 for r in report.records)      # a gradient costs more than f
+    True
+    """
 
     def figure(self) -> Any:
         axis = self.meta.get("axis", "n")

@@ -56,9 +56,13 @@ __all__ = ["FAMILIES", "PROBLEMS", "Family", "Problem", "family", "problem"]
 
 @dataclass(frozen=True)
 class Family:
-    """Scalar functions f_n: R -> R indexed by a depth n >= 1.
+    """Scalar functions f_n: R -> R indexed by a depth n >= 1, for :func:`blowup`.
 
-    Attributes
+    The built-in ones are in ``FAMILIES`` (``logistic``, ``nested-sin``, ``product``,
+    ``derivative``); :func:`blowup` and :func:`estimate` take a name or a family of
+    one's own.  A frozen dataclass.
+
+    Parameters
     ----------
     name : str
         Name on the command line.
@@ -66,12 +70,34 @@ class Family:
         The definition, as a person writes it.
     build : callable
         ``build(n)`` returns f_n, a function of one variable.
-    point : float
+    point : float, default 0.3
         Where derivatives are evaluated and timed.
-    kind : str
+    kind : {'depth', 'derivative'}, default 'depth'
         ``"depth"``: f_n is n levels deep and is differentiated once.
         ``"derivative"``: ``build(n)`` is one fixed function and row n is its
         n-th derivative (nested differentiation).
+
+    See Also
+    --------
+    blowup : measures a family's expression swell by depth.
+    Problem : the functions of a vector, for :func:`cost`.
+
+    Examples
+    --------
+    >>> from difflab.compare import FAMILIES, Family, blowup
+    >>> logistic = FAMILIES["logistic"]
+    >>> logistic.formula, logistic.point
+    ('l_1 = x, l_(n+1) = 4 l_n (1 - l_n)', 0.3)
+    >>> round(logistic.build(3)(0.3), 4)               # 4 l2 (1 - l2), l2 = 4 x (1 - x)
+    0.5376
+
+    A family of one's own: :math:`x^{2^n}`, whose tape is one record at every depth
+    (one ``pow``):
+
+    >>> powers = Family("powers", "x^(2^n)", lambda n: (lambda x: x ** (2 ** n)), point=0.9)
+    >>> report = blowup(powers, range(1, 4), evaluate=False)
+    >>> [(r["depth"], r["df_ops"], r["tape_length"]) for r in report.records]
+    [(1, 1, 1), (2, 2, 1), (3, 2, 1)]
     """
 
     name: str
@@ -148,9 +174,12 @@ def family(name: str) -> Family:
 
 @dataclass(frozen=True)
 class Problem:
-    """A function of a vector, at sizes chosen by the harness.
+    """A function of a vector, at sizes chosen by the harness: a :func:`cost` problem.
 
-    Attributes
+    The built-in ones are in ``PROBLEMS`` (``sum-sin``, ``logsumexp``, ``tanh-layer``);
+    :func:`cost` takes a name or a problem of one's own.  A frozen dataclass.
+
+    Parameters
     ----------
     name : str
         Name on the command line.
@@ -164,8 +193,27 @@ class Problem:
         function of n scalar arguments, ``f(x0[0], ..., x0[n-1])``.
     scalar_formula : str
         Its definition.
-    outputs : str
+    outputs : {'scalar', 'vector'}, default 'scalar'
         ``"scalar"`` (a gradient is measured) or ``"vector"`` (a Jacobian).
+
+    See Also
+    --------
+    cost : times each method on a problem, by size.
+    Family : the functions of one variable, for :func:`blowup`.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.compare import PROBLEMS
+    >>> layer = PROBLEMS["tanh-layer"]
+    >>> layer.formula, layer.outputs
+    ('tanh(W x), W an m-by-n matrix', 'vector')
+    >>> f, x0 = layer.make(3, 2)                       # n = 3 inputs, m = 2 outputs
+    >>> x0.shape, f(dl.tensor(x0)).shape
+    ((3,), difflab.Size([2]))
+    >>> g, x0 = PROBLEMS["sum-sin"].make_scalars(2, 0)  # the same f, of 2 scalars
+    >>> round(g(*[dl.tensor(v) for v in x0]).item(), 4)
+    0.2787
     """
 
     name: str

@@ -142,18 +142,60 @@ def _plain(value: Any) -> Any:
 class Report:
     """Records from one harness run, printable, exportable and drawable.
 
-    Attributes
+    The plain data every harness returns (each harness's subclass adds
+    :meth:`figure`): ``str(report)`` is the aligned text table with the title above and
+    the notes below, :meth:`to_csv` and :meth:`to_json` keep every key at full
+    precision (NaN as an empty cell or ``null``), :meth:`save_plots` draws the figure
+    once and writes it as PNG and SVG.  A dataclass: its fields are its parameters and
+    attributes.
+
+    Parameters
     ----------
     title : str
         One line saying what was measured.
-    records : list of dict
-        The data, one dict per row; the keys are the same in every row.
-    columns : list of Column
+    records : list of dict, optional
+        The data, one dict per row; the keys are the same in every row (plain Python
+        numbers and strings).
+    columns : list of Column, optional
         Which keys the text table shows, and how.
-    notes : list of str
+    notes : list of str, optional
         Lines printed under the table (how to read it, what was skipped).
-    meta : dict
+    meta : dict, optional
         Settings of the run (function, point, machine facts), kept in JSON.
+
+    Raises
+    ------
+    NotImplementedError
+        From :meth:`figure` of a plain ``Report`` (only the harnesses' reports draw).
+    ValueError
+        From :meth:`save_plot`, for a file name that does not end in ``.png``, ``.svg``
+        or ``.pdf``.
+
+    See Also
+    --------
+    Column : one column of the text table.
+    AccuracyReport, StepReport, BlowupReport, CostReport : the harnesses' reports.
+
+    Examples
+    --------
+    >>> from difflab.compare import Column, Report
+    >>> report = Report("Squares", records=[{"x": 1, "y": 1.0}, {"x": 2, "y": 4.0}],
+    ...                 columns=[Column("x", "x"), Column("y", "x squared", "m^2")],
+    ...                 notes=["measured by hand"])
+    >>> print(report)
+    Squares
+    x  x squared [m^2]
+    -  ---------------
+    1              1.0
+    2              4.0
+    measured by hand
+    >>> print(report.to_csv())
+    x,y
+    1,1.0
+    2,4.0
+    <BLANKLINE>
+    >>> Report("NaN is not JSON", records=[{"y": float("nan")}]).to_records()
+    [{'y': None}]
     """
 
     title: str

@@ -57,6 +57,36 @@ def tour(
     -------
     dict
         ``{"reports": {name: Report}, "files": [Path, ...], "seconds": float}``.
+
+    Raises
+    ------
+    OSError
+        When ``out`` cannot be created or written (``difflab tour`` reports it as a
+        usage error).
+
+    See Also
+    --------
+    accuracy, step_sweep, logistic_table, blowup, cost : the harnesses it runs.
+
+    Examples
+    --------
+    The quick tour into a temporary folder (about 10 s of CPU: it draws 6 plots):
+
+    >>> import tempfile
+    >>> from difflab.compare import tour
+    >>> printed = []
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     result = tour(folder, echo=printed.append, quick=True)
+    ...     files = sorted(path.name for path in result["files"])
+    >>> sorted(result["reports"])                     # doctest: +NORMALIZE_WHITESPACE
+    ['accuracy', 'blowup-logistic', 'blowup-nested-sin', 'cost-sum-sin', 'cost-tanh-layer',
+     'steps', 'table1']
+    >>> print(printed[0].splitlines()[0])               # each table, printed as it is made
+    Derivative of f = exp(sin(x)) / (1 + x**2) at x=1.3
+    >>> [name for name in files if name.startswith("accuracy")]   # data and plots
+    ['accuracy.csv', 'accuracy.json', 'accuracy.png', 'accuracy.svg']
+    >>> len(files)                                      # table1 has no plot
+    26
     """
     start = time.perf_counter()
     out = Path(out)

@@ -34,7 +34,41 @@ from difflab.tensor import Tensor
 class Work:
     """A collective started with ``async_op=True``: ``wait()`` blocks until it is done.
 
-    The tensor holds the result only after ``wait()`` returns.
+    The tensor holds the result only after ``wait()`` returns, which is when the result
+    is copied back into it (a GPU tensor, a strided view).  ``wait()`` may be called
+    again: the work is finished once.  ``is_completed()`` says whether the
+    communication has finished, without blocking.  The collectives make it; user code
+    only waits on it.
+
+    Parameters
+    ----------
+    request : object, optional
+        The backend's request (mpi4py's ``Request`` of ``Iallreduce``), with ``Wait()``
+        and ``Test()``; ``None`` for work that is already done.
+    finish : callable, optional
+        Run once by the first ``wait()``, after the request: writes the result into the
+        tensor (and divides it, for ``ReduceOp.AVG``).
+
+    See Also
+    --------
+    all_reduce : returns one with ``async_op=True``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.distributed as dist
+    >>> dist.init_process_group("single")
+    >>> t = dl.tensor([1.0, 2.0])
+    >>> work = dist.all_reduce(t, op=dist.ReduceOp.SUM, async_op=True)
+    >>> work.wait(), t                             # (one rank: the sum is t itself)
+    (True, tensor([1., 2.]))
+    >>> dist.destroy_process_group()
+    >>> done = dist.Work(finish=lambda: print("result written"))
+    >>> done.wait()
+    result written
+    True
+    >>> done.wait()                                # finished once
+    True
     """
 
     def __init__(self, request: Any = None, finish: Callable[[], None] | None = None) -> None:

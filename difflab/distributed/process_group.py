@@ -40,8 +40,42 @@ _LAUNCHER_SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "MP
 
 
 class ReduceOp(enum.Enum):
-    """How :func:`~difflab.distributed.collectives.all_reduce` and
-    :func:`~difflab.distributed.collectives.reduce` combine the ranks' values (elementwise)."""
+    """How :func:`all_reduce` and :func:`reduce` combine the ranks' values, elementwise.
+
+    An enum: pass a member (``ReduceOp.SUM``) as a collective's ``op``; a plain string
+    is refused.  ``AVG`` is the sum divided by the world size, and needs a floating
+    point tensor; the others are MPI's ``SUM``, ``PROD``, ``MIN`` and ``MAX``.
+
+    Parameters
+    ----------
+    value : {'sum', 'avg', 'product', 'min', 'max'}
+        ``ReduceOp(value)`` looks a member up by its value (an unknown one raises
+        ``ValueError``); usually the members are named directly.
+
+    See Also
+    --------
+    all_reduce : the result on every rank.
+    reduce : the result on one rank.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.distributed as dist
+    >>> [op.name for op in dist.ReduceOp]
+    ['SUM', 'AVG', 'PRODUCT', 'MIN', 'MAX']
+    >>> dist.ReduceOp("max") is dist.ReduceOp.MAX
+    True
+    >>> dist.init_process_group("single")          # one process: the values stay as they are
+    >>> t = dl.tensor([1.0, 2.0])
+    >>> dist.all_reduce(t, op=dist.ReduceOp.AVG)
+    >>> t
+    tensor([1., 2.])
+    >>> dist.all_reduce(dl.tensor([1, 2]), op=dist.ReduceOp.AVG)   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    RuntimeError: all_reduce: ... ReduceOp.AVG needs a floating point tensor, this one is int64.
+    >>> dist.destroy_process_group()
+    """
 
     SUM = "sum"
     AVG = "avg"  # the sum divided by the world size
@@ -106,9 +140,46 @@ _IN_PLACE = object()  # the "single" backend's stand-in for MPI.IN_PLACE
 class ProcessGroup:
     """A set of ranks that run collectives together (here: always the whole world).
 
-    ``comm`` is an mpi4py communicator (or the one-process stand-in);
-    ``in_place`` and ``ops`` are the backend's ``MPI.IN_PLACE`` and its
-    reduction operations for SUM, PRODUCT, MIN and MAX.
+    :func:`init_process_group` makes the default one, which every collective uses when
+    given no ``group``; a group object is passed as ``group=`` to :func:`get_rank`,
+    :func:`all_reduce` and the others.  It wraps a communicator and the backend's
+    constants, nothing more: the collectives do the work.
+
+    Parameters
+    ----------
+    backend : str
+        Its name, as :func:`get_backend` returns it (``"mpi"``, ``"single"``).
+    comm : object
+        An mpi4py communicator (a private copy of ``MPI.COMM_WORLD``), or the
+        one-process stand-in of the ``"single"`` backend: anything with the mpi4py
+        methods the collectives call (``Get_rank``, ``Get_size``, ``Allreduce``, ...).
+    in_place : object
+        The backend's ``MPI.IN_PLACE`` marker.
+    ops : dict
+        The backend's reduction operation for each of ``ReduceOp.SUM``, ``PRODUCT``,
+        ``MIN`` and ``MAX`` (``AVG`` is a SUM then a division).
+
+    See Also
+    --------
+    init_process_group : makes the default group.
+    get_rank : this process's rank in a group.
+
+    Examples
+    --------
+    A group around a minimal one-rank communicator (:func:`init_process_group` makes
+    the real ones):
+
+    >>> import difflab.distributed as dist
+    >>> class OneRank:
+    ...     def Get_rank(self):
+    ...         return 0
+    ...     def Get_size(self):
+    ...         return 1
+    >>> group = dist.ProcessGroup("custom", OneRank(), in_place=None, ops={})
+    >>> group
+    ProcessGroup(backend='custom', rank=0, size=1)
+    >>> dist.get_rank(group), dist.get_world_size(group), dist.get_backend(group)
+    (0, 1, 'custom')
     """
 
     def __init__(self, backend: str, comm: Any, in_place: Any, ops: dict) -> None:

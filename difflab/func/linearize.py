@@ -18,8 +18,12 @@ from difflab.tensor import Tensor
 
 
 def linearize(func: Callable, *primals: Any) -> tuple:
-    """``(func(*primals), jvp_fn)``, where ``jvp_fn(*tangents)`` is the Jacobian-vector
-    product J·t at ``primals``, computed without calling ``func`` again.
+    r"""Evaluate ``func`` once and return its value and its linear map :math:`t \mapsto J t`.
+
+    ``(func(*primals), jvp_fn)``, where ``jvp_fn(*tangents)`` is the Jacobian-vector
+    product :math:`J t` at ``primals``, computed without calling ``func`` again: worth it
+    when many tangents are pushed through the same point (a Newton-Krylov solver, a
+    Jacobian built column by column).
 
     Parameters
     ----------
@@ -36,13 +40,49 @@ def linearize(func: Callable, *primals: Any) -> tuple:
         times; each call is two backward passes over the one recorded evaluation (so
         every operation in ``func`` needs a twice-differentiable rule).
 
+    Raises
+    ------
+    TypeError
+        If a primal is not a floating tensor, or ``func`` returns something other than
+        tensors.
+    ValueError
+        From ``jvp_fn``: when it is not given one tangent per primal, each a tensor
+        shaped like its primal.
+
+    See Also
+    --------
+    jvp : one Jacobian-vector product (evaluates ``func`` each time).
+    vjp : the transposed map :math:`u \mapsto J^\top u`.
+    jacfwd : the whole Jacobian, one column per input coordinate.
+
+    Notes
+    -----
+    ``func`` is recorded on the tape once.  The backward pass
+    :math:`u \mapsto J^\top u` is itself recorded (``create_graph``) for a dummy
+    cotangent :math:`u`; since it is linear in :math:`u`,
+
+    .. math::
+        \nabla_u \langle J^\top u, t \rangle = J t ,
+
+    a second backward pass gives the tangent (the "double vjp" trick).  Each call of
+    ``jvp_fn`` costs two backward passes, however many times it is called.
+
     Examples
     --------
     >>> import difflab as dl
     >>> from difflab.func import linearize
-    >>> out, jvp_fn = linearize(lambda x: x.sin(), dl.tensor([0.0, 1.0], dtype=dl.float64))
-    >>> jvp_fn(dl.tensor([1.0, 1.0], dtype=dl.float64)).tolist() == [1.0, 0.5403023058681398]
+    >>> x = dl.tensor([0.0, 1.0], dtype=dl.float64)
+    >>> out, jvp_fn = linearize(lambda x: x.sin() * x, x)
+    >>> out.tolist() == [0.0, 1.0 * 0.8414709848078965]
     True
+    >>> jvp_fn(dl.ones(2, dtype=dl.float64))         # (sin x + x cos x) * t
+    tensor([0.    , 1.3818], dtype=difflab.float64)
+    >>> jvp_fn(dl.tensor([0.0, 2.0], dtype=dl.float64))   # again: func does not run
+    tensor([0.    , 2.7635], dtype=difflab.float64)
+    >>> jvp_fn(dl.ones(3, dtype=dl.float64))         # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: jvp_fn: a tangent must be a tensor shaped like its primal (2,), got ...
     """
     for p in primals:
         if not isinstance(p, Tensor) or not p.dtype.is_floating_point:

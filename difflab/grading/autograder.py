@@ -150,10 +150,79 @@ def build_autograder(
 ) -> Path:
     """Write Gradescope's autograder zip for ``assignment`` (a folder with ``tests/``).
 
+    The zip holds ``run_autograder`` (Gradescope's entry point: it runs :func:`grade`
+    with the limits and late policy chosen here), ``setup.sh`` (installs Python and
+    difflab's dependencies at the versions running here, in a virtual environment),
+    the tests (hidden ones too, and the hidden-tests blocks of the assignment's
+    sources) and this very difflab, so the grader on Gradescope is the one the tests
+    were written against.
+
+    Parameters
+    ----------
+    assignment : str or Path
+        The assignment's folder, with a ``tests/`` folder of ``test_*.py`` files (or
+        the tests folder itself).
+    out : str or Path
+        The zip to write (its folder is created if needed).
+    timeout : float, default 20.0, keyword-only
+        Seconds each test may run (``grade``'s ``timeout``).
+    memory_mb : int, default 2048, keyword-only
+        The memory limit of the student's process, in MiB.
+    total_timeout : float, default 480.0, keyword-only
+        Seconds for the whole grading; keep it under Gradescope's limit (10 minutes
+        by default).
+    late_policy : LatePolicy, optional, keyword-only
+        Applied to the lateness in Gradescope's submission metadata.
+
+    Returns
+    -------
+    Path
+        ``out``.
+
     Raises
     ------
     GradingInputError
         When the assignment has no ``tests/`` folder with test files.
+
+    See Also
+    --------
+    grade : what ``run_autograder`` runs for each submission.
+
+    Examples
+    --------
+    >>> import tempfile, textwrap
+    >>> from pathlib import Path
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> hw = Path(tmp.name) / "hw1"                    # a tiny assignment: tests + work
+    >>> (hw / "tests").mkdir(parents=True)
+    >>> _ = (hw / "tests" / "test_hw1.py").write_text(textwrap.dedent('''
+    ...     import submission
+    ...     from difflab.grading import points
+    ...
+    ...     @points(2)
+    ...     def test_add():
+    ...         assert submission.add(2, 3) == 5
+    ...
+    ...     @points(1)
+    ...     def test_add_negative():
+    ...         assert submission.add(-2, -3) == -5
+    ...     '''))
+    >>> from difflab.grading import GradingInputError, build_autograder
+    >>> import zipfile
+    >>> zip_path = build_autograder(hw, hw / "autograder.zip", timeout=10)
+    >>> names = zipfile.ZipFile(zip_path).namelist()
+    >>> [n for n in names if not n.startswith("difflab/")]
+    ['run_autograder', 'setup.sh', 'DIFFLAB_VERSION', 'tests/test_hw1.py']
+    >>> "difflab/grading/runner.py" in names          # the grader travels with the tests
+    True
+    >>> "--timeout 10" in zipfile.ZipFile(zip_path).read("run_autograder").decode()
+    True
+    >>> (hw / "draft").mkdir()
+    >>> build_autograder(hw / "draft", hw / "draft.zip")       # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    difflab.grading.errors.GradingInputError: no tests in ...
+    >>> tmp.cleanup()
     """
     assignment, out = Path(assignment), Path(out)
     tests = assignment / "tests" if (assignment / "tests").is_dir() else assignment

@@ -145,8 +145,8 @@ def grade_batch(
         The CSV to write (rewritten after every submission, so an interrupted batch
         keeps the rows done).
     results_dir : str or Path, optional
-        Where each student's results JSON goes (default: ``<gradebook stem>_results``
-        beside the gradebook).
+        Where each student's results JSON and feedback (``<student>.md``) go (default:
+        ``<gradebook stem>_results`` beside the gradebook).
     jobs : int, optional
         Gradings at once (default: the number of cores).
     on_done : callable, optional
@@ -175,6 +175,55 @@ def grade_batch(
     -------
     list of BatchRow
         One per student, sorted by student.
+
+    Raises
+    ------
+    GradingInputError
+        Before any student is graded: for a submissions or tests folder that does not
+        exist or cannot be read, two entries naming the same student, ``only`` naming
+        a student without a submission, or a ``due`` date that cannot be read.  A
+        submission that cannot be graded is not an error: its row's ``status`` says
+        what happened.
+
+    See Also
+    --------
+    grade : grades one submission.
+    leaderboard : ranks the rows of a gradebook.
+
+    Examples
+    --------
+    Two students, graded two at a time (each grading takes a few seconds):
+
+    >>> import tempfile, textwrap
+    >>> from pathlib import Path
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> hw = Path(tmp.name) / "hw1"                    # a tiny assignment: tests + work
+    >>> (hw / "tests").mkdir(parents=True)
+    >>> _ = (hw / "tests" / "test_hw1.py").write_text(textwrap.dedent('''
+    ...     import submission
+    ...     from difflab.grading import points
+    ...
+    ...     @points(2)
+    ...     def test_add():
+    ...         assert submission.add(2, 3) == 5
+    ...
+    ...     @points(1)
+    ...     def test_add_negative():
+    ...         assert submission.add(-2, -3) == -5
+    ...     '''))
+    >>> students = hw / "submissions"
+    >>> students.mkdir()
+    >>> _ = (students / "alice.py").write_text("def add(a, b):\\n    return a + b\\n")
+    >>> _ = (students / "bob.py").write_text("def add(a, b):\\n    return 0\\n")
+    >>> from difflab.grading import grade_batch
+    >>> rows = grade_batch(students, hw / "tests", hw / "gradebook.csv", jobs=2)
+    >>> [(row.student, row.score, row.max_score, row.status) for row in rows]
+    [('alice', 3.0, 3.0, 'graded'), ('bob', 0.0, 3.0, 'graded')]
+    >>> print((hw / "gradebook.csv").read_text().splitlines()[1])
+    alice,,,,3,3,graded,,,2,1
+    >>> sorted(p.name for p in (hw / "gradebook_results").iterdir())   # results, feedback
+    ['alice.json', 'alice.md', 'bob.json', 'bob.md']
+    >>> tmp.cleanup()
     """
     from difflab.grading.runner import grade
 

@@ -558,6 +558,49 @@ def grade(
         without tests, a missing sandbox user, or a results file that cannot be written.
         Student mistakes (a crash, a loop, a missing function) are *not*
         errors: they cost the tests they affect, with a message in the results.
+
+    See Also
+    --------
+    grade_batch : grade a folder of submissions into a gradebook.
+    check : the students' own run of the visible tests.
+    points : the decorator that gives a test its points.
+
+    Notes
+    -----
+    The tests run in the grader's process; the student's code runs in a child process
+    (as a sandbox uid of its own when the grader is root), in a fresh folder, with
+    limits on time, memory, processes and files.  A grading therefore takes a few
+    seconds even for a tiny assignment (the child imports Python, NumPy and difflab).
+
+    Examples
+    --------
+    >>> import tempfile, textwrap
+    >>> from pathlib import Path
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> hw = Path(tmp.name) / "hw1"                    # a tiny assignment: tests + work
+    >>> (hw / "tests").mkdir(parents=True)
+    >>> _ = (hw / "tests" / "test_hw1.py").write_text(textwrap.dedent('''
+    ...     import submission
+    ...     from difflab.grading import points
+    ...
+    ...     @points(2)
+    ...     def test_add():
+    ...         assert submission.add(2, 3) == 5
+    ...
+    ...     @points(1)
+    ...     def test_add_negative():
+    ...         assert submission.add(-2, -3) == -5
+    ...     '''))
+    >>> _ = (hw / "hw1.py").write_text("def add(a, b):\\n    return a + b if a > 0 else 0\\n")
+    >>> from difflab.grading import GradingInputError, grade
+    >>> results = grade(hw / "hw1.py", hw / "tests")
+    >>> results["score"], [(t["name"], t["score"], t["max_score"]) for t in results["tests"]]
+    (2.0, [('test_hw1.py::test_add', 2.0, 2.0), ('test_hw1.py::test_add_negative', 0.0, 1.0)])
+    >>> grade(hw / "missing.py", hw / "tests")       # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    difflab.grading.errors.GradingInputError: ...missing.py...
+    >>> tmp.cleanup()
     """
     submission, tests_dir = Path(submission), Path(tests_dir)
     out = Path(out) if out is not None else None

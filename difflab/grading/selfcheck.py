@@ -172,6 +172,46 @@ def check(question: str | None = None, *, notebook: str | Path | None = None,
     ------
     GradingInputError
         When there is nothing to check or no tests folder.
+
+    See Also
+    --------
+    grade : the grader it runs (with the visible tests only).
+
+    Examples
+    --------
+    Outside a notebook, a student checks a file (in a notebook, ``check("q1")`` checks
+    the cells run so far); it takes a few seconds, as a grading does:
+
+    >>> import tempfile, textwrap
+    >>> from pathlib import Path
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> hw = Path(tmp.name) / "hw1"                    # a tiny assignment: tests + work
+    >>> (hw / "tests").mkdir(parents=True)
+    >>> _ = (hw / "tests" / "test_hw1.py").write_text(textwrap.dedent('''
+    ...     import submission
+    ...     from difflab.grading import points
+    ...
+    ...     @points(2)
+    ...     def test_add():
+    ...         assert submission.add(2, 3) == 5
+    ...
+    ...     @points(1)
+    ...     def test_add_negative():
+    ...         assert submission.add(-2, -3) == -5
+    ...     '''))
+    >>> _ = (hw / "hw1.py").write_text("def add(a, b):\\n    return a + b if a > 0 else 0\\n")
+    >>> from difflab.grading import check
+    >>> report = check(notebook=hw / "hw1.py", show=False)   # tests/ beside the file
+    >>> report.passed
+    False
+    >>> print(report)                                 # doctest: +ELLIPSIS
+    PASS  test_hw1.py::test_add  (2/2)
+    FAIL  test_hw1.py::test_add_negative  (0/1)
+          assert 0 == -5
+    ...
+    1 of 2 visible tests passed.
+    (These are the visible tests; the grader may run more.)
+    >>> tmp.cleanup()
     """
     from difflab.grading.runner import grade
 

@@ -53,15 +53,43 @@ SPLITTING_READS = ("bool()", ".item()", "float()", "int()", "using it as an inde
 class GraphBreak:
     """Where and why a traced function needed a tensor's value in Python.
 
-    ``splits`` says what :func:`difflab.jit.compile` made of it: True, the
-    graph is cut there and the value read chooses the next graph; False,
-    the call runs eagerly (a value handed out of Python, or untraceable code).
+    A dataclass: :func:`difflab.jit.compile` records one per graph break
+    (``CompiledFunction.breaks``), :func:`difflab.jit.explain` lists them
+    (``ExplainOutput.break_reasons``).  ``str()`` gives ``file:line: reason``.
+
+    Parameters
+    ----------
+    reason : str
+        What read the value (``bool()``, ``.item()``, a value-dependent shape) and why
+        it breaks the graph.
+    filename : str
+        The user's file where it happened.
+    lineno : int
+        The line in that file.
+    splits : bool, default False
+        What :func:`difflab.jit.compile` made of it: True, the graph is cut there and
+        the value read chooses the next graph; False, the call runs eagerly (a value
+        handed out of Python, or untraceable code).
+
+    See Also
+    --------
+    difflab.jit.explain : lists the breaks of a call.
+    difflab.jit.GraphBreakError : a break with ``fullgraph=True``.
 
     Examples
     --------
+    >>> import difflab as dl
     >>> from difflab.jit.compiler import GraphBreak
     >>> str(GraphBreak("bool() of a tensor computed from the inputs", "model.py", 12))
     'model.py:12: bool() of a tensor computed from the inputs'
+    >>> def flip(x):
+    ...     y = x.sin()
+    ...     return y * 2 if y.sum() > 0 else -y
+    >>> f = dl.compile(flip)
+    >>> _ = f(dl.ones(3))
+    >>> brk = f.breaks[0]
+    >>> brk.splits, brk.lineno == flip.__code__.co_firstlineno + 2
+    (True, True)
     """
 
     reason: str

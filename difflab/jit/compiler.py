@@ -188,15 +188,47 @@ def _unreplayed_writes(joint: Graph, changed_arguments: list[int], changed: list
 class CompiledFunction:
     """What :func:`compile` returns for a function: guarded graphs, replayed.
 
+    Each call computes the call's *guard* (:meth:`guard`: shapes, dtypes, devices,
+    ``requires_grad``, non-tensor values, grad mode, a module's state); a known guard
+    replays its graphs, a new one traces ``fn`` again (up to ``config.recompile_limit``
+    guards; past that, calls run eagerly with one :class:`RecompileLimitWarning`).  A
+    graph break splits the graphs where Python reads a value, and that value picks the
+    graphs that follow.  Build it with :func:`difflab.compile`, not directly.
+
+    Parameters
+    ----------
+    fn : callable
+        The function (or a module's forward) to compile.
+    fullgraph : bool, default False, keyword-only
+        Make a graph break an error (:class:`GraphBreakError`).
+    passes : tuple of str or None, keyword-only
+        The graph passes run on each graph (the ``"difflab"`` backend's by default);
+        ``None``: every call runs eagerly (the ``"eager"`` backend).
+
     Attributes
     ----------
-    fn : the original function (``_orig_mod`` of a module).
-    traces : how many times ``fn`` was traced (one per guard compiled, and one per
+    fn : callable
+        The original function (``_orig_mod`` of a module).
+    traces : int
+        How many times ``fn`` was traced (one per guard compiled, and one per
         branch of a graph break).
-    breaks : every :class:`GraphBreak` met so far.
-    cache : guard -> the graphs for it; for a function split at graph breaks,
-        the first :class:`~difflab.jit.breaks.Stage` of its tree of graphs;
-        or the breaks that made it eager.
+    breaks : list of GraphBreak
+        Every :class:`GraphBreak` met so far.
+    cache : dict
+        Guard -> the graphs for it; for a function split at graph breaks, the first
+        stage of its tree of graphs; or the breaks that made it eager.
+
+    Raises
+    ------
+    GraphBreakError
+        When called, with ``fullgraph=True``, on a function that reads a tensor's
+        value into Python.
+
+    See Also
+    --------
+    difflab.compile : makes one (PyTorch's ``torch.compile``).
+    difflab.jit.explain : what a call would compile to, and why it breaks.
+    TracedFunction : one graph per signature, no graph breaks.
 
     Examples
     --------
@@ -206,6 +238,15 @@ class CompiledFunction:
     (0.0, 2.7279, 1)
     >>> _ = f(dl.ones(5)); f.traces          # a new shape fails the guard: traced again
     2
+
+    A graph break: the value read picks the graph that follows.
+
+    >>> def flip(x):
+    ...     y = x.sin()
+    ...     return y * 2 if y.sum() > 0 else -y
+    >>> g = dl.compile(flip)
+    >>> g(dl.ones(2)), g(-dl.ones(2)), len(g.breaks)
+    (tensor([1.6829, 1.6829]), tensor([0.8415, 0.8415]), 1)
     """
 
     def __init__(self, fn: Callable, *, fullgraph: bool = False,
@@ -571,19 +612,33 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False,  # noqa: 
 class ExplainOutput:
     """What :func:`explain` found: graphs, graph breaks and their reasons (dynamo's names).
 
-    Attributes
+    A dataclass, made by :func:`explain`; its fields are its constructor's parameters.
+    ``str()`` gives the report as ``torch._dynamo.explain`` prints it.
+
+    Parameters
     ----------
     graphs : list of Graph
         The graphs a compiled call would replay: one per graph break that
         splits (ending at the value read), then the forward, and the
         backward when something requires grad; empty when a break makes
         the call eager.
-    graph_count, graph_break_count, op_count : int
+    graph_count : int
+        ``len(graphs)``.
+    graph_break_count : int
+        ``len(break_reasons)``.
     break_reasons : list of GraphBreak
         Every break in the call, in order, each with its file and line.
+    op_count : int
+        The nodes of all the graphs.
     ops_per_graph : list of int
+        The nodes of each graph.
     compile_seconds : float
         Tracing and optimizing, in seconds.
+
+    See Also
+    --------
+    explain : makes it.
+    GraphBreak : one entry of ``break_reasons``.
 
     Examples
     --------
@@ -591,6 +646,23 @@ class ExplainOutput:
     >>> out = dl.compile.explain(lambda x: x.sin().sum())(dl.ones(3))
     >>> out.graph_count, out.graph_break_count
     (1, 0)
+    >>> def flip(x):
+    ...     y = x.sin()
+    ...     return y * 2 if y.sum() > 0 else -y
+    >>> out = dl.compile.explain(flip)(dl.ones(3))
+    >>> out.graph_count, out.graph_break_count, out.ops_per_graph
+    (2, 1, [3, 1])
+    >>> print(out)                                    # doctest: +ELLIPSIS
+    Graph Count: 2
+    Graph Break Count: 1
+    Op Count: 4
+    Break Reasons:
+      Break Reason 1:
+        Reason: bool() of a tensor computed from the inputs: ...
+        User Stack: ...
+        Splits: the graph ends here; the value read picks the next graph
+    Ops per Graph: 3, 1
+    Compile Time: ... s
     """
 
     graphs: list

@@ -44,11 +44,57 @@ from difflab.ops import registry
 
 
 class GraphError(ValueError):
-    """A graph that cannot be run as asked (wrong inputs, unknown primitive, bad file)."""
+    """A graph that cannot be built, run or transformed as asked; the message says why.
+
+    Raised when a graph is run with the wrong number of arguments, shapes or dtypes, or
+    without a parameter; when a pass or a transform is asked for something the graph
+    does not have (an unknown pass, a ``wrt`` that is not an input); and when tracing
+    meets what a static graph cannot replay (a write through a view, a parameter changed
+    outside difflab's operations).  It is a ``ValueError``.
+
+    See Also
+    --------
+    difflab.jit.GraphBreakError : the error of ``compile(fullgraph=True)``, a subclass.
+
+    Examples
+    --------
+    >>> import numpy as np, difflab as dl
+    >>> from difflab import jit
+    >>> f = jit.trace(lambda x, w: (x * w).sum(), (dl.ones(3), dl.ones(3)))
+    >>> try:
+    ...     f.graph.run(np.ones(3))                  # w is missing
+    ... except jit.GraphError as error:
+    ...     print(error)
+    graph <lambda> takes 2 arguments (x, w), got 1
+    """
 
 
 class Ref:
-    """A reference to a value of the graph by its name (``x``, ``c0``, ``v3``, ``v3.s0``)."""
+    """A reference to a value of the graph by its name (``x``, ``c0``, ``v3``, ``v3.s0``).
+
+    A :class:`Node`'s arguments are ``Ref`` for arrays (an input, a constant, an earlier
+    node's result or saved array) and plain Python values for numbers.  Two refs are
+    equal (and hash alike) when their names are; the repr is the bare name, as the
+    listing prints it.
+
+    Parameters
+    ----------
+    name : str
+        The value's name: an input's (``x``), a constant's (``c0``), a node's result
+        (``v3``) or the k-th array it saved for its derivative (``v3.s0``).
+
+    See Also
+    --------
+    Node : reads values through refs.
+    Graph : where the names are defined.
+
+    Examples
+    --------
+    >>> from difflab import jit
+    >>> ref = jit.Ref("v3")
+    >>> ref, ref == jit.Ref("v3"), ref == jit.Ref("v4")
+    (v3, True, False)
+    """
 
     __slots__ = ("name",)
 
@@ -67,12 +113,42 @@ class Ref:
 
 @dataclass
 class Input:
-    """A named input of the graph.
+    """A named input of the graph: an argument, a parameter or a constant.
 
-    ``kind`` is ``"input"`` (an argument of the function), ``"parameter"``
-    (a module's weight: read at each call, so training updates are seen) or
-    ``"constant"`` (a value captured while tracing; its array is in
-    ``Graph.constants``).
+    A dataclass; equality compares the name, kind, shape and dtype.
+
+    Parameters
+    ----------
+    name : str
+        The name nodes refer to it by (``x``, ``fc.weight``, ``c0``).
+    kind : {'input', 'parameter', 'constant'}
+        ``"input"``: an argument of the function, passed positionally to
+        :meth:`Graph.run`.  ``"parameter"``: a module's weight, passed by name, read at
+        each call so that training updates are seen.  ``"constant"``: a value captured
+        while tracing; its array is in ``Graph.constants``.
+    shape : tuple of int
+        The traced shape (a static graph is specialised on it).
+    dtype : numpy.dtype
+        The traced dtype.
+    example : array, optional
+        The array seen while tracing (not compared).
+    tensor : Tensor, optional
+        For a parameter the traced function read from outside (a closure's weight that
+        requires grad): the tensor itself, read at each call.
+
+    See Also
+    --------
+    Graph : holds the inputs, in order.
+    Ref : how a node reads an input.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import jit
+    >>> model = dl.nn.Linear(2, 1)
+    >>> graph = jit.trace(model, dl.ones(4, 2)).graph
+    >>> [(i.name, i.kind, i.shape) for i in graph.inputs]
+    [('x', 'input', (4, 2)), ('weight', 'parameter', (1, 2)), ('bias', 'parameter', (1,))]
     """
 
     name: str
@@ -87,13 +163,49 @@ class Input:
 
 @dataclass
 class Node:
-    """One primitive application: ``name = op(*args, **params)``.
+    """One primitive application, ``name = op(*args, **params)``: a line of the listing.
 
-    ``args`` hold :class:`Ref` for arrays and plain Python values for
-    numbers (and ``None``); ``params`` may hold ``Ref`` too (an index array).
-    ``needs_input_grad`` is what the primitive's ``ctx`` said while tracing:
-    it decides what ``forward`` saves, so a replay that reads the saved
-    arrays (``name.s0``, ...) must pass the same.
+    Running a node calls its primitive's ``forward`` on the values its arguments name.
+    A dataclass: tracing makes the nodes, the passes copy and rewrite them.
+
+    Parameters
+    ----------
+    name : str
+        The result's name (``v1``, ``v2``, ...).
+    op : Primitive
+        The primitive, from the registry (``difflab.ops.registry.get("sin")``).
+    args : tuple
+        :class:`Ref` for arrays and plain Python values for numbers (and ``None``).
+    params : dict
+        The primitive's non-differentiable settings (an axis, a shape); may hold
+        ``Ref`` too (an index array).
+    shape : tuple of int
+        The result's shape.
+    dtype : numpy.dtype
+        The result's dtype.
+    needs_input_grad : tuple of bool, default ()
+        What the primitive's ``ctx`` said while tracing: it decides what ``forward``
+        saves, so a replay that reads the saved arrays (``name.s0``, ...) must pass
+        the same (empty: no input needs a gradient).
+    saved : tuple, default ()
+        One entry per array the primitive saves: its ``(shape, dtype)`` when it is an
+        output of this node (``name.s{k}``), ``None`` when it is an input or the result.
+
+    See Also
+    --------
+    Graph : a list of nodes.
+    Ref : what a node's arguments name.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import jit
+    >>> graph = jit.trace(lambda x: (x * 2).sum(), dl.ones(3)).graph
+    >>> node = graph.nodes[0]
+    >>> node.name, node.op_name, node.args, node.shape
+    ('v1', 'mul', (x, 2), (3,))
+    >>> node.refs(), node.outputs()
+    ([x], ['v1'])
     """
 
     name: str
@@ -172,16 +284,73 @@ def _resolve(value: Any, env: Mapping[str, Any] | list, slots: Mapping[str, int]
 class Graph:
     """A static graph: named inputs, constants, a list of nodes, the outputs.
 
-    ``output_spec`` says how the flat ``outputs`` nest (a tensor, a tuple of
-    them, ...), so a traced function returns what the Python function did.
+    Recorded once (by :func:`difflab.jit.trace`, or built by hand), kept, and run again
+    and again on new arrays with :meth:`run`, without a Tensor or a tape.  Printing it
+    gives the numbered listing, one line per :class:`Node`.  The passes
+    (:func:`difflab.jit.optimize`) and transforms (:func:`difflab.jit.grad`) return new
+    graphs; a graph is not changed after it is built.
 
-    ``updates`` names the inputs the function wrote in place (a BatchNorm's
-    running statistics, ``x.add_(1)`` on an argument): their new values are
-    the *last* ``len(updates)`` entries of ``outputs``, and whoever runs the
-    graph for a caller writes them back into the caller's tensors
-    (:class:`~difflab.jit.tracing.TracedFunction`, an exported module), as
-    the eager call would have.  The passes treat them as outputs like any
-    other, so nothing they depend on is dropped.
+    Parameters
+    ----------
+    name : str
+        The name shown in the listing (the traced function's).
+    inputs : sequence of Input
+        The arguments (in call order), parameters and constants.
+    constants : mapping of str to array
+        The arrays of the constant inputs, by name.
+    nodes : sequence of Node
+        The primitive applications, in the order they run.
+    outputs : sequence
+        What the graph returns, flat: a :class:`Ref` or a literal per output.
+    output_spec : object, default "T"
+        How the flat ``outputs`` nest (a tensor, a tuple of them, ...), so a traced
+        function returns what the Python function did.
+    updates : sequence of str, default ()
+        The inputs the function wrote in place (a BatchNorm's running statistics,
+        ``x.add_(1)`` on an argument): their new values are the *last*
+        ``len(updates)`` entries of ``outputs``, and whoever runs the graph for a
+        caller (:class:`TracedFunction`, an exported module) writes them back into the
+        caller's tensors, as the eager call would have.  The passes treat them as
+        outputs like any other, so nothing they depend on is dropped.
+
+    Raises
+    ------
+    GraphError
+        From :meth:`run` and :meth:`evaluate`: arguments of the wrong number, shape or
+        dtype, or a missing parameter.
+
+    See Also
+    --------
+    difflab.jit.trace : records a function's graph.
+    difflab.jit.interpret : the reference interpreter, a dozen lines.
+    difflab.jit.optimize : the graph passes (dce, cse, fold, fuse).
+
+    Examples
+    --------
+    A graph built by hand, ``sin(x * w)`` with ``w`` a parameter:
+
+    >>> import numpy as np
+    >>> from difflab import jit
+    >>> from difflab.ops import registry
+    >>> f64 = np.dtype("float64")
+    >>> x = jit.Input("x", "input", (3,), f64)
+    >>> w = jit.Input("w", "parameter", (3,), f64)
+    >>> v1 = jit.Node("v1", registry.get("mul"), (jit.Ref("x"), jit.Ref("w")), {}, (3,), f64)
+    >>> v2 = jit.Node("v2", registry.get("sin"), (jit.Ref("v1"),), {}, (3,), f64)
+    >>> graph = jit.Graph("f", [x, w], {}, [v1, v2], [jit.Ref("v2")])
+    >>> print(graph)
+    graph f(x: (3,) float64, w: (3,) float64 [parameter])
+      1  v1 = mul(x, w)  (3,)      float64
+      2  v2 = sin(v1)    (3,)      float64
+      return v2
+    >>> graph.run(np.array([0.0, 1.0, 2.0]), w=np.full(3, 0.5))
+    [array([0.        , 0.47942554, 0.84147098])]
+    >>> graph.op_counts()
+    {'mul': 1, 'sin': 1}
+    >>> graph.run(np.zeros(3))
+    Traceback (most recent call last):
+        ...
+    difflab.jit.graph.GraphError: graph f: no value for parameter 'w' (pass it by name)
     """
 
     def __init__(self, name: str, inputs: Sequence[Input], constants: Mapping[str, Any],

@@ -67,7 +67,36 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class TracerWarning(UserWarning):
-    """Tracing read a tensor's value into Python: the graph keeps what that value was."""
+    """Tracing read a tensor's value into Python: the graph keeps what that value was.
+
+    Warned (once per line, naming the file and line) when a traced function turns a
+    value computed from its inputs into Python (``bool``, ``float``, ``int``,
+    ``.item()``, ``.tolist()``, ``.numpy()``), or runs an operation whose output's
+    shape depends on values (``x[x > 0]``).  The graph keeps the branch taken and the
+    number read for this example, for every later input: the fix is to keep the choice
+    inside the graph (``difflab.where``), or to use :func:`difflab.jit.compile`, which
+    splits the graph there instead.
+
+    See Also
+    --------
+    difflab.jit.trace : warns it.
+    difflab.jit.GraphBreak : what :func:`difflab.jit.compile` makes of the same read.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import difflab as dl
+    >>> from difflab import jit
+    >>> def double_if_positive(x):
+    ...     return x * 2 if x.sum().item() > 0 else x
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     f = jit.trace(double_if_positive, dl.ones(2))
+    >>> caught[0].category is jit.TracerWarning
+    True
+    >>> f(-dl.ones(2))                   # the branch of the example, baked in
+    tensor([-2., -2.])
+    """
 
 
 def _is_array(x: Any) -> bool:
@@ -81,6 +110,59 @@ class Tracer(RuleReading):
 
     Use it as a context manager around the computation; register the
     inputs first (:meth:`add_input`), then call :meth:`graph` with the outputs.
+    While it is active, every ``engine.apply`` also hands it the primitive, its inputs
+    and settings and its result, and it writes a :class:`Node`; an array it has never
+    seen becomes a constant.  :func:`difflab.jit.trace` does all this for a function
+    (and restores the random generator and the state the function wrote).
+
+    Parameters
+    ----------
+    name : str, default "f"
+        The graph's name.
+
+    Attributes
+    ----------
+    inputs : list of Input
+        Registered so far (arguments, parameters, constants met).
+    nodes : list of Node
+        Recorded so far.
+    constants : dict
+        The constants' arrays by name.
+
+    Raises
+    ------
+    GraphError
+        When the traced code does what a static graph cannot replay: a write through a
+        view of an input, a parameter changed outside difflab's operations, a tensor
+        that requires grad computed on a tape outside the trace.
+
+    Warns
+    -----
+    TracerWarning
+        When the traced code reads a value computed from the inputs into Python.
+
+    See Also
+    --------
+    difflab.jit.trace : trace a function (the usual way).
+    Graph : what :meth:`graph` returns.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import jit
+    >>> x = dl.tensor([1.0, 2.0])
+    >>> tracer = jit.Tracer("double_exp")
+    >>> tracer.add_input("x", x)
+    >>> with tracer:
+    ...     y = (x * 2).exp()
+    >>> graph = tracer.graph(y)
+    >>> print(graph)
+    graph double_exp(x: (2,) float32)
+      1  v1 = mul(x, 2)  (2,)      float32
+      2  v2 = exp(v1)    (2,)      float32
+      return v2
+    >>> graph.run(x.numpy() * 0)
+    [array([1., 1.], dtype=float32)]
     """
 
     def __init__(self, name: str = "f") -> None:
@@ -548,7 +630,58 @@ class TracedFunction:
     Calling it looks up the graph for the arguments' shapes and dtypes
     (and the values of non-tensor arguments), tracing ``fn`` again if this
     signature is new, and runs the graph on plain arrays.  With
-    ``retrace=False`` a new signature is an error instead.
+    ``retrace=False`` a new signature is an error instead.  When an argument or a
+    parameter requires grad, the graph's nodes are applied on the tape instead, so the
+    result can be differentiated.  :func:`difflab.jit.trace` and
+    :func:`difflab.jit.script` return one.
+
+    Parameters
+    ----------
+    fn : callable
+        A function of tensors (or a module).
+    example_inputs : tuple, optional
+        Arguments to trace the first graph with now (else: on the first call).
+    retrace : bool, default True
+        Trace again for a new signature; False: raise :class:`GraphError`.
+    passes : sequence of str, default ()
+        Graph passes run on each new graph (see :func:`difflab.jit.optimize`).
+
+    Attributes
+    ----------
+    graphs : dict
+        Signature -> the graph for it.
+    traces : int
+        How many times ``fn`` was traced.
+    graph : Graph
+        The graph traced or used most recently.
+
+    Raises
+    ------
+    GraphError
+        When called with a new signature and ``retrace=False`` (the message gives the
+        traced and the new shapes), or when ``graph`` is read before any trace.
+
+    See Also
+    --------
+    difflab.jit.trace : makes one from an example.
+    difflab.jit.CompiledFunction : guarded graphs that also split at graph breaks.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import jit
+    >>> f = jit.TracedFunction(lambda x: (x * x).sum())
+    >>> f(dl.ones(3)), f.traces
+    (tensor(3.), 1)
+    >>> f(dl.full((3,), 2.0)), f.traces          # same signature: replayed
+    (tensor(12.), 1)
+    >>> f(dl.ones(4)), f.traces                  # a new shape: traced again
+    (tensor(4.), 2)
+    >>> fixed = jit.TracedFunction(lambda x: x.sum(), (dl.ones(3),), retrace=False)
+    >>> fixed(dl.ones(4))                        # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    difflab.jit.graph.GraphError: graph <lambda> was traced for x: (3,) float32, but got (4,)...
     """
 
     def __init__(self, fn: Callable, example_inputs: Sequence[Any] | None = None,

@@ -428,8 +428,11 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
 
 def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,  # noqa: A002
          padding: Any = 0, stride: Any = 1) -> Tensor:
-    """col2im, the adjoint of :func:`unfold`: sum the columns (N, C·kh·kw, L) back into
-    (N, C, H, W), overlapping blocks adding up.
+    r"""col2im, the adjoint of :func:`unfold`: add columns of blocks back into an image.
+
+    Column :math:`l` of the :math:`(N, C k_h k_w, L)` input is written to the
+    :math:`l`-th block position of an :math:`(N, C, H, W)` image (row by row), and where
+    blocks overlap their values add up.
 
     Parameters
     ----------
@@ -457,7 +460,18 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,  
 
     See Also
     --------
-    unfold, difflab.nn.Fold
+    unfold : im2col, the adjoint.
+    difflab.nn.Fold : the module form.
+
+    Notes
+    -----
+    ``fold`` is linear, and the adjoint of ``unfold`` for the same settings:
+    :math:`\langle \operatorname{fold}(c), x \rangle = \langle c, \operatorname{unfold}(x)
+    \rangle`, so each is the other's gradient.  :math:`L` must be
+
+    .. math::
+        L = \prod_{i \in \{h, w\}} \left\lfloor
+            \frac{\text{output\_size}_i + 2 p_i - d_i (k_i - 1) - 1}{s_i} \right\rfloor + 1 .
 
     Examples
     --------

@@ -139,8 +139,11 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 
 
 def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002
-    r"""The p-norm distance between every pair of rows i < j of (N, M): N(N-1)/2 values, in
-    the order of the upper triangle (row by row).
+    r"""The p-norm distance between every pair of rows of an (N, M) tensor.
+
+    The :math:`N(N-1)/2` distances of the rows :math:`i < j`, in the order of the upper
+    triangle of the distance matrix, row by row (``scipy.spatial.distance.pdist``'s
+    condensed form).
 
     Parameters
     ----------
@@ -161,17 +164,32 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002
 
     See Also
     --------
-    pairwise_distance, difflab.cdist
+    pairwise_distance : the distance of matching rows of two tensors.
+    difflab.cdist : every distance between the rows of two tensors (a full matrix).
 
     Notes
     -----
-    A distance of 0 (two equal rows) has a zero gradient, not NaN.
+    .. math::
+        d_{ij} = \|x_i - x_j\|_p = \Bigl(\sum_k |x_{ik} - x_{jk}|^p\Bigr)^{1/p},
+        \qquad \frac{\partial d_{ij}}{\partial x_i} =
+            \frac{|x_i - x_j|^{p-1} \operatorname{sign}(x_i - x_j)}{d_{ij}^{\,p-1}}
+        = -\frac{\partial d_{ij}}{\partial x_j} .
+
+    At a distance of 0 (two equal rows) the norm has no derivative; the gradient given
+    there is 0, not NaN.
 
     Examples
     --------
     >>> import difflab as dl
-    >>> dl.nn.functional.pdist(dl.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]])).tolist()
+    >>> points = dl.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]])
+    >>> dl.nn.functional.pdist(points).tolist()            # d01, d02, d12
     [5.0, 1.0, 4.242640495300293]
+    >>> dl.nn.functional.pdist(points, p=1).tolist()
+    [7.0, 1.0, 6.0]
+    >>> same = dl.zeros(2, 2, requires_grad=True)
+    >>> dl.nn.functional.pdist(same).sum().backward()
+    >>> same.grad.tolist()                                 # 0 at a zero distance, not NaN
+    [[0.0, 0.0], [0.0, 0.0]]
     """
     from difflab.functions import index_select
 
@@ -331,10 +349,11 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A00
 
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa: A002
                   inplace: bool = False) -> Tensor:
-    """Dropout for SELU networks: dropped elements become SELU's saturation value α' and an
-    affine map a·x + b restores mean 0 and variance 1.
+    r"""Dropout for SELU networks, keeping the activations' mean 0 and variance 1.
 
-    With α' = -λα (SELU's constants), a = ((1-p)(1 + p α'²))^(-1/2), b = -a α' p.
+    Dropped elements become SELU's saturation value :math:`\alpha'` (not 0, which would
+    shift the mean) and an affine map :math:`a x + b` restores mean 0 and variance 1.
+    Without ``training`` it is the identity.
 
     Parameters
     ----------
@@ -359,7 +378,20 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa
 
     See Also
     --------
-    selu, difflab.nn.AlphaDropout
+    difflab.nn.functional.selu : the activation this dropout is made for.
+    difflab.nn.functional.dropout : plain dropout.
+    difflab.nn.AlphaDropout : the module form.
+
+    Notes
+    -----
+    With SELU's constants :math:`\lambda, \alpha`, :math:`\alpha' = -\lambda\alpha` and a
+    Bernoulli mask :math:`m_i \sim \mathcal B(1-p)`,
+
+    .. math::
+        y_i = a\,\bigl(m_i x_i + (1 - m_i)\,\alpha'\bigr) + b, \qquad
+        a = \bigl((1-p)(1 + p\,\alpha'^2)\bigr)^{-1/2}, \quad b = -a\,\alpha' p .
+
+    The gradient is :math:`a\,m_i`.  ``p = 1`` gives zeros.
 
     Examples
     --------
@@ -368,6 +400,9 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa
     >>> y = dl.nn.functional.alpha_dropout(dl.randn(100_000), 0.2, training=True)
     >>> round(y.mean().item(), 1), round(y.std().item(), 1)
     (0.0, 1.0)
+    >>> x = dl.tensor([1.0, 2.0])
+    >>> dl.nn.functional.alpha_dropout(x, 0.2).tolist()     # training=False: the identity
+    [1.0, 2.0]
     """
     from difflab.nn.functional_activations import SELU_ALPHA, SELU_SCALE
 
@@ -1177,8 +1212,10 @@ def _grid_coordinates(size: int, align_corners: bool, xp: Any) -> Any:
 
 
 def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> Tensor:
-    r"""The sampling grid of the affine maps ``theta`` (N, 2, 3): for each output pixel, the
-    input position θ·(x, y, 1) it reads, in [-1, 1] coordinates; shape (N, H, W, 2).
+    r"""The sampling grid of a batch of 2-D affine maps ``theta``, for :func:`grid_sample`.
+
+    For each output pixel :math:`(x, y)` (in :math:`[-1, 1]` coordinates, x first), the
+    input position :math:`\theta\,(x, y, 1)^\top` it reads; shape (N, H, W, 2).
 
     With :func:`grid_sample` this is the spatial transformer (Jaderberg et al.);
     the grid is linear in θ, so θ learns through it.
@@ -1206,7 +1243,21 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
 
     See Also
     --------
-    grid_sample
+    grid_sample : reads the input at the grid's positions.
+
+    Notes
+    -----
+    The pixel :math:`(j, i)` (column, row) of a :math:`H \times W` output has the
+    normalised coordinates
+
+    .. math::
+        x_j = \begin{cases} -1 + \frac{2j}{W - 1} & \text{align\_corners} \\
+              \frac{2j + 1}{W} - 1 & \text{otherwise} \end{cases}
+
+    (:math:`y_i` alike with :math:`H`), and ``grid[n, i, j] =``
+    :math:`\theta_n (x_j, y_i, 1)^\top`.  The grid is linear in :math:`\theta`: its
+    gradient with respect to :math:`\theta_n` is :math:`\sum_{i,j} \bar g_{n,i,j}
+    (x_j, y_i, 1)`.
 
     Examples
     --------
@@ -1214,6 +1265,12 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
     >>> identity = dl.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
     >>> dl.nn.functional.affine_grid(identity, (1, 1, 2, 2), align_corners=True)[0].tolist()
     [[[-1.0, -1.0], [1.0, -1.0]], [[-1.0, 1.0], [1.0, 1.0]]]
+    >>> dl.nn.functional.affine_grid(identity, (1, 1, 1, 2))[0].tolist()  # pixel centres
+    [[[-0.5, 0.0], [0.5, 0.0]]]
+    >>> dl.nn.functional.affine_grid(identity, (2, 1, 4, 4))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: Expected a batch of 2D affine matrices ... Got (1, 2, 3).
     """
     t = _check_tensor("affine_grid", theta)
     if len(size) != 4:
@@ -1233,10 +1290,10 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
 
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A002
                 padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
-    """Sample ``input`` (N, C, H, W) at the positions ``grid`` (N, Ho, Wo, 2) gives in [-1, 1]
-    coordinates (x first): the output is (N, C, Ho, Wo).
+    r"""Sample an image (N, C, H, W) at the positions a grid (N, Ho, Wo, 2) gives.
 
-    ``mode='bilinear'`` mixes the four neighbouring pixels (differentiable in
+    The positions are in :math:`[-1, 1]` coordinates, x first; the output is
+    (N, C, Ho, Wo).  ``mode='bilinear'`` mixes the four neighbouring pixels (differentiable in
     the input and in the grid); ``'nearest'`` copies one.  Outside the image
     ``padding_mode='zeros'`` reads 0 and ``'border'`` the nearest edge pixel.
 
@@ -1267,15 +1324,35 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A0
 
     See Also
     --------
-    affine_grid
+    affine_grid : the grid of an affine map (the spatial transformer).
+
+    Notes
+    -----
+    A coordinate :math:`x \in [-1, 1]` is the pixel position
+    :math:`u = (x + 1)(W - 1)/2` with ``align_corners``, else :math:`u = ((x + 1) W - 1)/2`
+    (:math:`v` alike with :math:`H`).  Bilinear sampling, with
+    :math:`u_0 = \lfloor u \rfloor`, :math:`\alpha = u - u_0` (and :math:`v_0, \beta`):
+
+    .. math::
+        y = (1-\alpha)(1-\beta)\,I_{v_0,u_0} + \alpha(1-\beta)\,I_{v_0,u_0+1}
+            + (1-\alpha)\beta\,I_{v_0+1,u_0} + \alpha\beta\,I_{v_0+1,u_0+1},
+
+    linear in the image, and in the grid
+    :math:`\partial y / \partial u = (1-\beta)(I_{v_0,u_0+1} - I_{v_0,u_0})
+    + \beta(I_{v_0+1,u_0+1} - I_{v_0+1,u_0})` (a kink at whole pixels, where the
+    gradient is the right-hand one).  Nearest sampling has a zero gradient in the grid.
 
     Examples
     --------
     >>> import difflab as dl
     >>> image = dl.tensor([[[[0.0, 1.0], [2.0, 3.0]]]])
-    >>> centre = dl.zeros(1, 1, 1, 2)                      # (x, y) = (0, 0)
-    >>> dl.nn.functional.grid_sample(image, centre, align_corners=True).item()
+    >>> centre = dl.zeros(1, 1, 1, 2, requires_grad=True)  # (x, y) = (0, 0)
+    >>> out = dl.nn.functional.grid_sample(image, centre, align_corners=True)
+    >>> out.item()                                         # the mean of the 4 pixels
     1.5
+    >>> out.backward()
+    >>> centre.grad.tolist()                # d/dx, d/dy: the image's slopes, per unit of x
+    [[[[0.5, 1.0]]]]
     """
     from difflab.functions import gather
 

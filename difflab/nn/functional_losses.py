@@ -344,8 +344,11 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
                         margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
                         swap: bool = False, size_average: Any = None, reduce: Any = None,
                         reduction: str = "mean") -> Tensor:
-    r"""max(d(a, p) - d(a, n) + margin, 0), d the p-norm distance: pull the positive close,
-    push the negative a margin further.  ``swap`` uses min(d(a, n), d(p, n)).
+    r"""The triplet loss: pull the positive close to the anchor, push the negative a margin further.
+
+    Per sample, :math:`\max(d(a, p) - d(a, n) + \text{margin}, 0)`, with :math:`d` the
+    p-norm distance; ``swap`` uses :math:`\min(d(a, n), d(p, n))` as the negative's
+    distance (the harder of the two).
 
     Parameters
     ----------
@@ -376,15 +379,33 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
 
     See Also
     --------
-    pairwise_distance, difflab.nn.TripletMarginLoss
+    difflab.nn.functional.pairwise_distance : the distance :math:`d` used here.
+    difflab.nn.TripletMarginLoss : the module form.
+
+    Notes
+    -----
+    .. math::
+        \ell_i = \max\bigl(\|a_i - p_i + \epsilon\|_p - \|a_i - n_i + \epsilon\|_p
+            + \text{margin},\; 0\bigr)
+
+    A triplet already a margin apart gives 0 and no gradient; otherwise the anchor's
+    gradient is :math:`\partial\ell/\partial a = u(a - p) - u(a - n)`, with
+    :math:`u(v) = \nabla\|v\|_p` (the unit vector :math:`v/\|v\|_2` for :math:`p = 2`).
 
     Examples
     --------
     >>> import difflab as dl
     >>> F = dl.nn.functional
-    >>> a, pos, neg = dl.tensor([[0.0, 0.0]]), dl.tensor([[3.0, 4.0]]), dl.tensor([[0.0, 1.0]])
-    >>> round(F.triplet_margin_loss(a, pos, neg, margin=1.0).item(), 4)   # 5 - 1 + 1
+    >>> a = dl.tensor([[0.0, 0.0]], requires_grad=True)
+    >>> pos, neg = dl.tensor([[3.0, 4.0]]), dl.tensor([[0.0, 1.0]])
+    >>> loss = F.triplet_margin_loss(a, pos, neg, margin=1.0)
+    >>> round(loss.item(), 4)                                 # 5 - 1 + 1
     5.0
+    >>> loss.backward()
+    >>> [round(g, 4) for g in a.grad[0].tolist()]    # towards the positive, off the negative
+    [-0.6, 0.2]
+    >>> F.triplet_margin_loss(a, pos, dl.tensor([[0.0, 10.0]])).item()   # a margin apart
+    0.0
     """
     from difflab.nn.functional_layers import pairwise_distance
 
@@ -530,8 +551,12 @@ _LOG_ZERO = -1e30
 
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any,
              blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
-    r"""Connectionist temporal classification (Graves et al., 2006): -log of the probability
-    of ``targets`` summed over every alignment of it to the T frames.
+    r"""The connectionist temporal classification loss (CTC; Graves et al., 2006).
+
+    Minus the log of the probability of ``targets``, summed over every alignment of it
+    to the T frames (an alignment repeats labels and puts blanks between them; collapsing
+    repeats and removing blanks gives the target).  It trains a sequence model (speech,
+    handwriting) without frame-level labels.
 
     The forward recursion over the target with blanks between the labels
     (l' = blank, l₁, blank, l₂, ..., blank):
@@ -548,21 +573,39 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
     Parameters
     ----------
     log_probs : Tensor
-        (T, N, C) log-probabilities (``log_softmax`` over C), or (T, C) unbatched.
+        :math:`(T, N, C)` log-probabilities (``log_softmax`` over :math:`C`), or
+        :math:`(T, C)` unbatched.
     targets : Tensor
-        (N, S) padded label sequences, or 1-D: the sequences concatenated.
+        :math:`(N, S)` padded label sequences, or 1-D: the sequences concatenated.
+        Labels are in :math:`[0, C)`.
     input_lengths, target_lengths : Tensor or sequence of int
-        (N,): frames and labels used per sample.
-    blank : int
-    reduction : {'mean', 'sum', 'none'}
-        'mean' divides each loss by its target length, then averages (PyTorch).
-    zero_infinity : bool
+        :math:`(N,)`: the frames (in :math:`[1, T]`) and labels used per sample.
+    blank : int, default 0
+        The blank class.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        ``'mean'`` divides each loss by its target length, then averages (PyTorch);
+        ``'none'`` gives one loss per sample.
+    zero_infinity : bool, default False
         Impossible alignments (a target longer than its frames allow) give 0
         and no gradient instead of inf.
 
     Returns
     -------
     Tensor
+        A scalar, or :math:`(N,)` with ``'none'`` (a scalar for an unbatched input).
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``reduction``, ``log_probs`` that is not 2-D or 3-D, lengths
+        without one entry per sample or out of range, targets that do not fit the
+        target lengths, or labels outside :math:`[0, C)`.
+
+    See Also
+    --------
+    difflab.nn.functional.nll_loss : the loss when each frame has its own label.
+    difflab.nn.functional.log_softmax : gives ``log_probs``.
+    difflab.nn.CTCLoss : the module form.
 
     Examples
     --------
@@ -572,6 +615,22 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
     ...                                  reduction="sum")
     >>> round(loss.exp().item() ** -1, 4)                 # "a": aa, a-, -a: 3 of 4 paths
     0.75
+
+    The gradient with respect to ``log_probs`` is minus each label's posterior
+    occupancy (frame 0: ``a`` in 2 of the 3 paths):
+
+    >>> lp = dl.full((2, 1, 2), 0.5).log().requires_grad_()
+    >>> dl.nn.functional.ctc_loss(lp, dl.tensor([[1]]), [2], [1]).backward()
+    >>> [round(g, 4) for g in lp.grad[0, 0].tolist()]
+    [-0.3333, -0.6667]
+
+    Three labels cannot fit in two frames:
+
+    >>> dl.nn.functional.ctc_loss(uniform, dl.tensor([[1, 1, 1]]), [2], [3], reduction="sum")
+    tensor(inf)
+    >>> dl.nn.functional.ctc_loss(uniform, dl.tensor([[1, 1, 1]]), [2], [3], reduction="sum",
+    ...                           zero_infinity=True)
+    tensor(0.)
     """
     from difflab.functions import gather, logsumexp, stack, where
 

@@ -203,8 +203,50 @@ class NAdam(Optimizer):
 
 
 class RAdam(Optimizer):
-    r"""Rectified Adam (Liu et al.): plain momentum SGD while the variance estimate is
-    unreliable, then Adam scaled by a rectification factor r_t.
+    r"""Rectified Adam (Liu et al., 2020): Adam that waits until its variance estimate is reliable.
+
+    In the first steps the running average :math:`v` of :math:`g^2` rests on a few
+    gradients and Adam's step is erratic (which is why Adam needs a warm-up).  RAdam takes
+    plain momentum-SGD steps while the estimate's degrees of freedom :math:`\rho_t` are at
+    most 5, then Adam's step scaled by a rectification factor :math:`r_t` that grows to 1.
+
+    Parameters
+    ----------
+    params : iterable of Tensor or of dict
+        The parameters, or parameter groups (see :class:`Optimizer`).
+    lr : float, default 1e-3
+        The learning rate, >= 0.
+    betas : tuple of 2 floats, default (0.9, 0.999)
+        :math:`(\beta_1, \beta_2)`, each in :math:`[0, 1)`.
+    eps : float, default 1e-8
+        :math:`\epsilon`, added to :math:`\sqrt v`, >= 0.
+    weight_decay : float, default 0.0
+        :math:`\lambda`, an L2 penalty added to the gradient, >= 0.
+    decoupled_weight_decay : bool, default False
+        Decay the weights directly, :math:`\theta \leftarrow \theta(1 - \mathrm{lr}\,\lambda)`,
+        as :class:`AdamW` does, instead of adding :math:`\lambda\theta` to the gradient.
+    maximize : bool, default False
+        Maximise the objective.
+
+    Attributes
+    ----------
+    state : dict
+        Per parameter: ``"step"`` (int), ``"exp_avg"`` (:math:`m`) and ``"exp_avg_sq"``
+        (:math:`v`).
+
+    Raises
+    ------
+    ValueError
+        For a negative ``lr``, ``eps`` or ``weight_decay``, or a beta outside :math:`[0, 1)`.
+
+    See Also
+    --------
+    Adam : without the rectification.
+    AdamW : the decoupled weight decay.
+
+    Notes
+    -----
+    With :math:`m, v` Adam's moments and :math:`\hat m = m / (1 - \beta_1^t)`:
 
     .. math::
         \rho_\infty = \tfrac{2}{1-\beta_2} - 1, \qquad
@@ -214,27 +256,21 @@ class RAdam(Optimizer):
             \frac{\sqrt{1-\beta_2^t}}{\sqrt{v} + \epsilon}\, r_t, \quad
         r_t = \sqrt{\tfrac{(\rho_t-4)(\rho_t-2)\rho_\infty}{(\rho_\infty-4)(\rho_\infty-2)\rho_t}}
 
-    with m̂ = m / (1 - β₁ᵗ).
-
-    Parameters
-    ----------
-    params : iterable of Tensor or dict
-    lr : float
-    betas : (float, float)
-    eps : float
-    weight_decay : float
-    decoupled_weight_decay : bool
-    maximize : bool
+    With the default :math:`\beta_2 = 0.999` the first 5 steps are momentum SGD.
 
     Examples
     --------
     >>> import difflab as dl
     >>> w = dl.tensor([3.0], requires_grad=True)
     >>> opt = dl.optim.RAdam([w], lr=0.1)
-    >>> (w ** 2).sum().backward()
-    >>> opt.step()
-    >>> round(w.item(), 6)        # the first steps are momentum SGD: 3 - 0.1 · 6
-    2.4
+    >>> path = []
+    >>> for _ in range(7):
+    ...     opt.zero_grad()
+    ...     (w ** 2).sum().backward()
+    ...     opt.step()
+    ...     path.append(round(w.item(), 4))
+    >>> path     # 5 momentum-SGD steps (the first: 3 - 0.1 * 6), then small rectified ones
+    [2.4, 1.8632, 1.3869, 0.9685, 0.6049, 0.6028, 0.6003]
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple = (0.9, 0.999),
@@ -274,8 +310,46 @@ class RAdam(Optimizer):
 
 
 class Rprop(Optimizer):
-    r"""Resilient backpropagation: each weight's own step size, grown while its gradient
-    keeps its sign and shrunk when the sign flips; only the gradient's sign is used.
+    r"""Resilient backpropagation (Riedmiller and Braun, 1993): per-weight step sizes, signs only.
+
+    Each weight has its own step size, grown while its gradient keeps its sign and shrunk
+    when the sign flips (the last step jumped over a minimum); the step moves the weight
+    by that size against the gradient's sign, whatever the gradient's magnitude.  Meant
+    for full-batch training (the sign of a noisy gradient says little).
+
+    Parameters
+    ----------
+    params : iterable of Tensor or of dict
+        The parameters, or parameter groups (see :class:`Optimizer`).
+    lr : float, default 1e-2
+        The initial step size of every weight, >= 0.
+    etas : tuple of 2 floats, default (0.5, 1.2)
+        :math:`(\eta_-, \eta_+)`: the shrink and growth factors,
+        :math:`0 < \eta_- < 1 < \eta_+`.
+    step_sizes : tuple of 2 floats, default (1e-6, 50.0)
+        :math:`(\eta_{\min}, \eta_{\max})`, the bounds of each step size.
+    maximize : bool, default False
+        Maximise the objective.
+
+    Attributes
+    ----------
+    state : dict
+        Per parameter: ``"step"`` (int), ``"prev"`` (the previous gradient, 0 after a sign
+        flip) and ``"step_size"`` (:math:`\eta_i`).
+
+    Raises
+    ------
+    ValueError
+        For a negative ``lr``, or ``etas`` not :math:`0 < \eta_- < 1 < \eta_+`.
+
+    See Also
+    --------
+    SGD : steps proportional to the gradient.
+    Adam : also nearly scale-free steps, from the moments.
+
+    Notes
+    -----
+    The update rule, per weight :math:`i`:
 
     .. math::
         \eta_i \leftarrow \begin{cases}
@@ -285,18 +359,8 @@ class Rprop(Optimizer):
             \eta_i & \text{otherwise} \end{cases}, \qquad
         \theta_i \leftarrow \theta_i - \eta_i\,\mathrm{sign}(g_i)
 
-    Meant for full-batch training (the sign of a noisy gradient says little).
-
-    Parameters
-    ----------
-    params : iterable of Tensor or dict
-    lr : float
-        The initial step size of every weight.
-    etas : (float, float)
-        (η₋, η₊): the shrink and growth factors, 0 < η₋ < 1 < η₊.
-    step_sizes : (float, float)
-        (η_min, η_max).
-    maximize : bool
+    After a sign flip the weight waits one step (:math:`g_i = 0` is stored as the
+    previous gradient).
 
     Examples
     --------
@@ -307,6 +371,15 @@ class Rprop(Optimizer):
     >>> opt.step()
     >>> w.tolist()                # each weight moved by lr against its gradient's sign
     [2.5, -0.5]
+    >>> opt.zero_grad()
+    >>> (w ** 2).sum().backward()
+    >>> opt.step()                # same signs: both steps grow to 0.5 * 1.2
+    >>> [round(v, 4) for v in w.tolist()]
+    [1.9, 0.1]
+    >>> dl.optim.Rprop([w], etas=(1.5, 1.2))
+    Traceback (most recent call last):
+        ...
+    ValueError: Invalid eta values: (1.5, 1.2) (need 0 < etaminus < 1 < etaplus)
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, etas: tuple = (0.5, 1.2),
@@ -332,8 +405,50 @@ class Rprop(Optimizer):
 
 
 class ASGD(Optimizer):
-    r"""Averaged SGD (Polyak and Juditsky): SGD with a decaying rate, and a running average
-    ``ax`` of the iterates (kept in the state) that converges faster than the iterates.
+    r"""Averaged SGD (Polyak and Juditsky): SGD with a decaying rate and an average of the iterates.
+
+    A plain SGD step with a rate :math:`\eta_t` that decays with the step count, and a
+    running average ``ax`` of the iterates :math:`\bar\theta` (kept in the state), which
+    for a convex problem converges at the optimal rate even when the iterates themselves
+    jitter.  Use ``opt.state[p]["ax"]`` as the trained value.
+
+    Parameters
+    ----------
+    params : iterable of Tensor or of dict
+        The parameters, or parameter groups (see :class:`Optimizer`).
+    lr : float, default 1e-2
+        The initial rate :math:`\mathrm{lr}`, >= 0.
+    lambd : float, default 1e-4
+        :math:`\lambda`, the decay term (it shrinks :math:`\theta` and the rate).
+    alpha : float, default 0.75
+        :math:`\alpha`, the power of the rate's decay.
+    t0 : float, default 1e6
+        :math:`t_0`, the step after which averaging starts (before it,
+        :math:`\bar\theta = \theta`).
+    weight_decay : float, default 0.0
+        An L2 penalty added to the gradient, >= 0.
+    maximize : bool, default False
+        Maximise the objective.
+
+    Attributes
+    ----------
+    state : dict
+        Per parameter: ``"step"`` (int), ``"eta"`` (the next rate), ``"mu"`` (the next
+        averaging weight) and ``"ax"`` (:math:`\bar\theta`).
+
+    Raises
+    ------
+    ValueError
+        For a negative ``lr`` or ``weight_decay``.
+
+    See Also
+    --------
+    SGD : without the decay or the average.
+
+    Notes
+    -----
+    The update rule, :math:`t` the step count, :math:`\eta_1 = \mathrm{lr}`,
+    :math:`\mu_1 = 1`:
 
     .. math::
         \theta &\leftarrow \theta(1 - \lambda\eta_t) - \eta_t g, \qquad
@@ -341,28 +456,21 @@ class ASGD(Optimizer):
         \eta_{t+1} &= \mathrm{lr} / (1 + \lambda\,\mathrm{lr}\,t)^\alpha, \qquad
         \mu_{t+1} = 1 / \max(1, t - t_0)
 
-    Parameters
-    ----------
-    params : iterable of Tensor or dict
-    lr : float
-    lambd : float
-        Decay term λ.
-    alpha : float
-        Power of the rate's decay.
-    t0 : float
-        The step at which averaging starts.
-    weight_decay : float
-    maximize : bool
+    so :math:`\bar\theta` is the mean of the iterates from step :math:`t_0 + 2` on.
 
     Examples
     --------
     >>> import difflab as dl
     >>> w = dl.tensor([2.0], requires_grad=True)
-    >>> opt = dl.optim.ASGD([w], lr=0.1, lambd=0.0)
-    >>> (w ** 2).sum().backward()
-    >>> opt.step()
-    >>> round(w.item(), 6), round(opt.state[w]["ax"].item(), 6)
-    (1.6, 1.6)
+    >>> opt = dl.optim.ASGD([w], lr=0.1, lambd=0.0, t0=1)
+    >>> for _ in range(4):
+    ...     opt.zero_grad()
+    ...     (w ** 2).sum().backward()
+    ...     opt.step()
+    >>> round(w.item(), 4)                        # 2 * 0.8**4
+    0.8192
+    >>> round(opt.state[w]["ax"].item(), 4)       # the mean of steps 3 and 4: 1.024, 0.8192
+    0.9216
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, lambd: float = 1e-4,

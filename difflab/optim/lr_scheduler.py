@@ -1557,10 +1557,10 @@ class CosineAnnealingWarmRestarts(LRScheduler):
 
 
 class CyclicLR(LRScheduler):
-    """Cycle the rate between ``base_lr`` and ``max_lr`` (Smith's cyclical learning rates);
-    call ``step()`` after every batch.
+    r"""Cycle the rate between ``base_lr`` and ``max_lr`` (Smith's cyclical learning rates).
 
-    A cycle rises for ``step_size_up`` batches and falls for ``step_size_down``;
+    Call ``step()`` after every batch (not every epoch).  A cycle rises for
+    ``step_size_up`` batches and falls for ``step_size_down``;
     the height is scaled by ``mode``: ``'triangular'`` (always 1),
     ``'triangular2'`` (halved each cycle) or ``'exp_range'`` (γ^batch), or by
     ``scale_fn``.  With ``cycle_momentum`` the momentum (or Adam's β₁) cycles
@@ -1569,30 +1569,79 @@ class CyclicLR(LRScheduler):
     Parameters
     ----------
     optimizer : Optimizer
+        The wrapped optimizer; its rates are set to ``base_lr`` at the start.
     base_lr, max_lr : float or list of float
-    step_size_up : int
+        The bottom and top of the cycle (a list: one per parameter group).
+    step_size_up : int, default 2000
+        Batches from the bottom to the top.
     step_size_down : int, optional
-        Defaults to ``step_size_up``.
-    mode : {'triangular', 'triangular2', 'exp_range'}
-    gamma : float
+        Batches from the top back down; defaults to ``step_size_up``.
+    mode : {'triangular', 'triangular2', 'exp_range'}, default 'triangular'
+        The height's scale (ignored when ``scale_fn`` is given).
+    gamma : float, default 1.0
+        :math:`\gamma` of ``'exp_range'``.
     scale_fn : callable, optional
-    scale_mode : {'cycle', 'iterations'}
-    cycle_momentum : bool
-    base_momentum, max_momentum : float or list of float
-    last_epoch : int
+        ``scale_fn(x) -> float``, a custom height scale in :math:`[0, 1]`.
+    scale_mode : {'cycle', 'iterations'}, default 'cycle'
+        Whether ``scale_fn`` gets the cycle number or the batch count.
+    cycle_momentum : bool, default True
+        Cycle the momentum (or Adam's :math:`\beta_1`) inversely to the rate.
+    base_momentum, max_momentum : float or list of float, default 0.8, 0.9
+        The momentum's bounds: ``max_momentum`` at the bottom of the rate's cycle.
+    last_epoch : int, default -1
+        The index of the last batch, to resume a schedule (-1: start).
+
+    Raises
+    ------
+    TypeError
+        If ``optimizer`` is not an :class:`difflab.optim.Optimizer`.
+    ValueError
+        For an unknown ``mode`` without ``scale_fn``, a list that does not give one
+        value per parameter group, or ``cycle_momentum`` with an optimizer that has
+        neither ``momentum`` nor ``betas``.
+
+    See Also
+    --------
+    OneCycleLR : one cycle over the whole training.
+    CosineAnnealingWarmRestarts : cosine cycles that restart.
+
+    Notes
+    -----
+    At batch :math:`t`, with :math:`S = \text{step\_size\_up} + \text{step\_size\_down}`,
+    the cycle :math:`c = \lfloor 1 + t/S \rfloor`, the position in it
+    :math:`x = 1 + t/S - c` and :math:`r = \text{step\_size\_up}/S`:
+
+    .. math::
+        f = \begin{cases} x / r & x \le r \\ (x - 1)/(r - 1) & \text{otherwise}
+            \end{cases}, \qquad
+        \eta_t = \text{base\_lr} + (\text{max\_lr} - \text{base\_lr})\, f\,
+            \operatorname{scale}(c \text{ or } t),
+
+    with :math:`\operatorname{scale}` 1 (``'triangular'``), :math:`2^{1-c}`
+    (``'triangular2'``) or :math:`\gamma^t` (``'exp_range'``); the momentum is
+    :math:`\text{max\_momentum} - (\text{max\_momentum} - \text{base\_momentum})\, f\,
+    \operatorname{scale}`.
 
     Examples
     --------
     >>> import difflab as dl
     >>> opt = dl.optim.SGD([dl.zeros(1, requires_grad=True)], lr=0.1, momentum=0.9)
     >>> sched = dl.optim.lr_scheduler.CyclicLR(opt, base_lr=0.1, max_lr=0.5, step_size_up=2)
-    >>> rates = []
+    >>> rates, momenta = [], []
     >>> for _ in range(5):
     ...     rates.append(round(sched.get_last_lr()[0], 3))
+    ...     momenta.append(round(opt.param_groups[0]["momentum"], 3))
     ...     opt.step()
     ...     sched.step()
-    >>> rates
+    >>> rates                         # up for 2 batches, down for 2
     [0.1, 0.3, 0.5, 0.3, 0.1]
+    >>> momenta                       # the other way
+    [0.9, 0.85, 0.8, 0.85, 0.9]
+    >>> opt = dl.optim.Adagrad([dl.zeros(1, requires_grad=True)])
+    >>> dl.optim.lr_scheduler.CyclicLR(opt, 0.1, 0.5)      # no momentum to cycle
+    Traceback (most recent call last):
+        ...
+    ValueError: optimizer must support momentum or beta1 with `cycle_momentum` option enabled
     """
 
     def __init__(self, optimizer: Optimizer, base_lr: float | list, max_lr: float | list,

@@ -285,6 +285,37 @@ class SparseAdam(Optimizer):
     as PyTorch's).  A row whose gradient is exactly zero everywhere counts as absent,
     where PyTorch would update a looked-up row with a zero gradient.
 
+    Parameters
+    ----------
+    params : iterable of Tensor or of dict
+        The parameters (typically an embedding table's), or parameter groups (see
+        :class:`Optimizer`).
+    lr : float, default 1e-3
+        The learning rate, >= 0.
+    betas : tuple of 2 floats, default (0.9, 0.999)
+        :math:`(\beta_1, \beta_2)`, each in :math:`[0, 1)`.
+    eps : float, default 1e-8
+        :math:`\epsilon`, added to :math:`\sqrt v`; must be > 0.
+    maximize : bool, default False
+        Maximise the objective.
+
+    Attributes
+    ----------
+    state : dict
+        Per parameter: ``"step"`` (int), ``"exp_avg"`` (:math:`m`) and ``"exp_avg_sq"``
+        (:math:`v`); the rows of absent gradients keep their values.
+
+    Raises
+    ------
+    ValueError
+        For a negative ``lr``, an ``eps`` that is not > 0, or a beta outside
+        :math:`[0, 1)`.
+
+    See Also
+    --------
+    Adam : updates every row, decaying every moment.
+    difflab.nn.Embedding : the table whose rows this updates.
+
     Examples
     --------
     >>> import difflab as dl

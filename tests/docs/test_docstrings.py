@@ -81,22 +81,63 @@ def test_every_exemption_gives_a_reason():
 NEEDS = {"difflab.onnx": "onnx"}
 
 
+#: The examples that take seconds, each with why: they run once, in
+#: ``test_the_slow_examples_run`` (marked slow), not with the rest of their namespace.
+#: Only names whose example cannot be made fast without ceasing to show what the name
+#: does belong here (measured on 2 loaded cores; the grading ones start sandboxed
+#: child processes that import Python, NumPy and difflab).
+SLOW_EXAMPLES = {
+    "difflab.grading.grade": "grades a two-test assignment in a sandboxed child process "
+                             "(~6-16 s)",
+    "difflab.grading.check": "a student's check is a sandboxed grading (~6-12 s)",
+    "difflab.grading.grade_batch": "grades two students, each in a sandboxed child "
+                                   "process (~7-12 s)",
+    "difflab.compare.tour": "runs every harness, quick sizes, and draws its 10 plots "
+                            "(~10 s of CPU, ~30 s on 2 loaded cores)",
+}
+
+
 @pytest.mark.parametrize("namespace", NAMESPACES)
 def test_the_examples_run(namespace):
-    """Each docstring example runs as a doctest, its printed output checked."""
+    """Each docstring example runs as a doctest, its printed output checked (the slow
+    ones in ``test_the_slow_examples_run``)."""
     if namespace in NEEDS:
         pytest.importorskip(NEEDS[namespace], reason=f"{namespace}'s examples need it")
     seen: set[int] = set()
     failed = []
     for qualified, obj, _ in names(namespace):
         doc = docstring(obj)
-        if ">>>" not in doc or id(obj) in seen:
+        if ">>>" not in doc or id(obj) in seen or qualified in SLOW_EXAMPLES:
             continue
         seen.add(id(obj))
         result = run_examples(obj, qualified)
         if result.failed:
             failed.append(qualified)
     assert not failed, f"the examples of {failed} fail (run them with doctest to see how)"
+
+
+def slow_example(qualified: str) -> Any:
+    """The public object ``qualified`` names (``difflab.compare.tour``: the function, not
+    the module of the same name)."""
+    namespace, _, name = qualified.rpartition(".")
+    return dict((n, obj) for n, obj, _ in names(namespace)).get(qualified)
+
+
+def test_every_slow_example_is_a_public_name_with_an_example():
+    """The list cannot hide a name: each entry is a public name that has an example."""
+    for qualified in SLOW_EXAMPLES:
+        obj = slow_example(qualified)
+        assert obj is not None, f"{qualified} is not a public name"
+        assert ">>>" in docstring(obj), f"{qualified} has no example"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("qualified", sorted(SLOW_EXAMPLES))
+def test_the_slow_examples_run(qualified):
+    """The examples of SLOW_EXAMPLES run as doctests, their output checked."""
+    result = run_examples(slow_example(qualified), qualified)
+    assert result.attempted and not result.failed, (
+        f"the examples of {qualified} fail (run them with doctest to see how)")
 
 
 def test_the_checker_finds_what_a_docstring_lacks():

@@ -199,39 +199,97 @@ class _ConvTransposeNd(Module):
 
 
 class ConvTranspose2d(_ConvTransposeNd):
-    r"""The transposed 2-D convolution (see :func:`difflab.nn.functional.conv_transpose2d`):
-    upsamples (N, C_in, H, W) by ``stride``.
+    r"""The transposed 2-D convolution: a learned upsampling of (N, C_in, H, W) by ``stride``.
+
+    The module form of :func:`difflab.nn.functional.conv_transpose2d`.  Each input pixel
+    scatters a :math:`k_h \times k_w` patch, its channels times the weight, into the
+    output, ``stride`` pixels apart; overlapping patches add up.  It is the adjoint (the
+    gradient with respect to the input) of a :class:`Conv2d` with the same settings, so
+    it maps that convolution's output shape back to its input shape.
 
     Parameters
     ----------
     in_channels, out_channels : int
-    kernel_size, stride, padding, output_padding, dilation : int or pair
-    groups : int
-    bias : bool
+        :math:`C_{in}`, :math:`C_{out}`.
+    kernel_size : int or tuple of 2 ints
+        :math:`(k_h, k_w)`.
+    stride : int or tuple of 2 ints, default 1
+        :math:`s`, the upsampling factor.
+    padding : int or tuple of 2 ints, default 0
+        :math:`p` rows and columns are cut from each border of the full output (the
+        inverse of :class:`Conv2d`'s padding; see the formula below).
+    output_padding : int or tuple of 2 ints, default 0
+        Extra rows/columns added on one side, to pick among the input sizes a strided
+        :class:`Conv2d` maps to the same output size (must be smaller than the stride or
+        the dilation).
+    groups : int, default 1
+        Independent groups of channels; both channel counts must be divisible by it.
+    bias : bool, default True
+        Learn a bias per output channel.
+    dilation : int or tuple of 2 ints, default 1
+        :math:`d`, the spacing of the kernel's taps.
+    padding_mode : {'zeros'}, default 'zeros'
+        The only mode supported.
+    device : str or difflab.device, optional
+        Where the parameters live (the CPU by default).
+    dtype : difflab dtype, optional
+        The parameters' dtype (the default dtype by default).
 
     Attributes
     ----------
     weight : Parameter
-        (in_channels, out_channels/groups, kh, kw), PyTorch's layout.
+        :math:`(C_{in}, C_{out}/\text{groups}, k_h, k_w)`, PyTorch's layout, drawn from
+        :math:`\mathcal U(-k, k)` (see ``reset_parameters()``).
+    bias : Parameter or None
+        :math:`(C_{out},)`.
 
     Shape
     -----
     - Input: :math:`(N, C_{in}, H_{in}, W_{in})` or :math:`(C_{in}, H_{in}, W_{in})`.
     - Output: :math:`(N, C_{out}, H_{out}, W_{out})` (:math:`W_{out}` alike).
 
+    Raises
+    ------
+    ValueError
+        If a channel count is not divisible by ``groups``, or ``padding_mode`` is not
+        ``'zeros'``; when called, on an input whose channels are not ``in_channels``,
+        or with an ``output_padding`` not smaller than the stride or the dilation.
+    NotImplementedError
+        When ``forward`` is given ``output_size`` (pass ``output_padding`` to the layer).
+
+    See Also
+    --------
+    Conv2d : the convolution this one is the adjoint of.
+    difflab.nn.functional.conv_transpose2d : the same map with explicit weights.
+
     Notes
     -----
+    Each input pixel :math:`(i, j)` and kernel tap :math:`(a, b)` adds
+
+    .. math::
+        y_{n,\,o,\; s_0 i + d_0 a - p_0,\; s_1 j + d_1 b - p_1} \mathrel{+}=
+            x_{n, c, i, j}\, W_{c, o, a, b}
+
+    (for the channels :math:`c` of :math:`o`'s group), to :math:`y = b_o` at the
+    start; positions outside the output are dropped.  The output size is
+
     .. math::
         H_{out} = (H_{in} - 1)\,s_0 - 2p_0 + d_0 (k_0 - 1) + \text{output\_padding}_0 + 1
 
-    The adjoint of :class:`Conv2d`'s map: its gradient with respect to the input is a convolution.
+    (:math:`W_{out}` alike).  Being the adjoint of :class:`Conv2d`'s map, its own
+    gradient with respect to the input is that convolution.
 
     Examples
     --------
     >>> import difflab as dl
+    >>> _ = dl.manual_seed(0)
     >>> up = dl.nn.ConvTranspose2d(4, 2, kernel_size=2, stride=2)
-    >>> up(dl.randn(1, 4, 5, 5)).shape
+    >>> up(dl.randn(1, 4, 5, 5)).shape                # stride 2: twice the size
     difflab.Size([1, 2, 10, 10])
+    >>> ones = dl.nn.ConvTranspose2d(1, 1, kernel_size=2, bias=False)
+    >>> _ = dl.nn.init.ones_(ones.weight)
+    >>> ones(dl.ones(1, 1, 2, 2))[0, 0].tolist()      # overlapping patches add up
+    [[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]
     """
 
     def forward(self, x: Tensor, output_size: Any = None) -> Tensor:

@@ -96,8 +96,13 @@ class Dropout2d(_ChannelDropout):
 
 
 class AlphaDropout(_ChannelDropout):
-    """Dropout that keeps SELU's mean 0 and variance 1 (see
-    :func:`difflab.nn.functional.alpha_dropout`).
+    r"""Dropout for SELU networks, keeping the activations' mean 0 and variance 1.
+
+    In training, each element is dropped with probability ``p``: a dropped element
+    becomes SELU's saturation value :math:`\alpha' = -\lambda\alpha` (not 0, which would
+    shift the mean), then an affine map :math:`a x + b` restores mean 0 and variance 1
+    (see :func:`difflab.nn.functional.alpha_dropout`).  In evaluation mode
+    (``.eval()``) it is the identity.
 
     Parameters
     ----------
@@ -118,13 +123,36 @@ class AlphaDropout(_ChannelDropout):
 
     See Also
     --------
-    SELU, difflab.nn.functional.alpha_dropout
+    SELU : the activation this dropout is made for.
+    Dropout : plain dropout (zeros, scaled by :math:`1/(1-p)`).
+    difflab.nn.functional.alpha_dropout : the same map as a function.
+
+    Notes
+    -----
+    With a Bernoulli mask :math:`m_i \sim \mathcal B(1-p)`,
+
+    .. math::
+        y_i = a\,\bigl(m_i x_i + (1 - m_i)\,\alpha'\bigr) + b, \qquad
+        a = \bigl((1-p)(1 + p\,\alpha'^2)\bigr)^{-1/2}, \quad b = -a\,\alpha' p,
+
+    so an input of mean 0 and variance 1 keeps them.  The gradient is :math:`a\,m_i`.
 
     Examples
     --------
     >>> import difflab as dl
-    >>> dl.nn.AlphaDropout(0.1)(dl.ones(4)).shape
-    difflab.Size([4])
+    >>> _ = dl.manual_seed(0)
+    >>> drop = dl.nn.AlphaDropout(0.5)
+    >>> x = dl.randn(100_000)
+    >>> y = drop(x)                                   # training mode: mean 0, std 1 kept
+    >>> round(y.mean().item(), 1) == 0.0, round(y.std().item(), 1)
+    (True, 1.0)
+    >>> _ = drop.eval()
+    >>> dl.equal(drop(x), x)                          # evaluation: the identity
+    True
+    >>> dl.nn.AlphaDropout(1.5)
+    Traceback (most recent call last):
+        ...
+    ValueError: dropout probability has to be between 0 and 1, but got 1.5
     """
 
     function = "alpha_dropout"

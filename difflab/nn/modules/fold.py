@@ -12,8 +12,12 @@ __all__ = ["Fold", "Unfold"]
 
 
 class Unfold(Module):
-    """Every sliding block of (N, C, H, W) as a column (see
-    :func:`difflab.nn.functional.unfold`).
+    r"""im2col: every sliding block of an (N, C, H, W) image as one column.
+
+    The module form of :func:`difflab.nn.functional.unfold`: block :math:`l` (the
+    :math:`l`-th position of the kernel, row by row) becomes column :math:`l` of the
+    output, its :math:`C k_h k_w` values channel first.  A convolution is this followed by
+    one matrix product with the flattened weight.
 
     Parameters
     ----------
@@ -34,13 +38,28 @@ class Unfold(Module):
 
     See Also
     --------
-    Fold, difflab.nn.functional.unfold
+    Fold : the adjoint (col2im), which adds the columns back into an image.
+    difflab.nn.functional.unfold : the same map as a function.
+
+    Notes
+    -----
+    With padding :math:`p`, dilation :math:`d` and stride :math:`s` per spatial
+    dimension, the number of blocks is
+
+    .. math::
+        L = \prod_{i \in \{h, w\}} \left\lfloor
+            \frac{\text{size}_i + 2 p_i - d_i (k_i - 1) - 1}{s_i} \right\rfloor + 1 .
+
+    Unfolding is linear; its gradient is :class:`Fold`.
 
     Examples
     --------
     >>> import difflab as dl
-    >>> dl.nn.Unfold(kernel_size=2)(dl.randn(1, 3, 4, 4)).shape
+    >>> dl.nn.Unfold(kernel_size=2)(dl.randn(1, 3, 4, 4)).shape   # 3*2*2 rows, 3*3 blocks
     difflab.Size([1, 12, 9])
+    >>> x = dl.arange(9.0).reshape(1, 1, 3, 3)
+    >>> dl.nn.Unfold(kernel_size=2)(x)[0].tolist()     # column l: the l-th 2x2 block
+    [[0.0, 1.0, 3.0, 4.0], [1.0, 2.0, 4.0, 5.0], [3.0, 4.0, 6.0, 7.0], [4.0, 5.0, 7.0, 8.0]]
     """
 
     def __init__(self, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
@@ -58,8 +77,12 @@ class Unfold(Module):
 
 
 class Fold(Module):
-    """Sum columns back into an image of ``output_size`` (see
-    :func:`difflab.nn.functional.fold`).
+    r"""col2im: add columns of sliding blocks back into an image of ``output_size``.
+
+    The module form of :func:`difflab.nn.functional.fold`, the adjoint of
+    :class:`Unfold`: column :math:`l` is written to the :math:`l`-th block position and
+    where blocks overlap their values are added up (so ``Fold(Unfold(x))`` multiplies each
+    pixel by the number of blocks that cover it).
 
     Parameters
     ----------
@@ -77,18 +100,34 @@ class Fold(Module):
 
     Raises
     ------
-    ValueError, RuntimeError
-        When called on an input of the wrong dimensions or sizes.
+    ValueError
+        When called on an input that is not 2-D or 3-D.
+    RuntimeError
+        When dimension 1 is not divisible by :math:`k_h k_w`, or :math:`L` is not the
+        number of blocks that fit ``output_size``.
 
     See Also
     --------
-    Unfold, difflab.nn.functional.fold
+    Unfold : the adjoint (im2col).
+    difflab.nn.functional.fold : the same map as a function.
+
+    Notes
+    -----
+    :math:`L` must be the number of blocks of :class:`Unfold`'s formula for
+    ``output_size``.  Folding is linear; its gradient is :class:`Unfold`.
 
     Examples
     --------
     >>> import difflab as dl
     >>> dl.nn.Fold(output_size=(4, 4), kernel_size=2)(dl.randn(1, 12, 9)).shape
     difflab.Size([1, 3, 4, 4])
+    >>> fold = dl.nn.Fold(output_size=(3, 3), kernel_size=2)
+    >>> fold(dl.ones(1, 4, 4))[0, 0].tolist()         # how many blocks cover each pixel
+    [[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]
+    >>> fold(dl.ones(1, 4, 3))                        # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    RuntimeError: fold: ...
     """
 
     def __init__(self, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
