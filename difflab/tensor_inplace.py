@@ -11,7 +11,10 @@ rules keep gradients right (as in PyTorch):
   Every tensor has a version counter, bumped on each in-place change, so
   that a backward pass can tell when a value it saved was overwritten.
 
-:class:`~difflab.tensor.Tensor` inherits these methods.
+:class:`~difflab.tensor.Tensor` inherits these methods.  Their docstrings share
+one text of these rules for users (``_RETURNS``, ``_RAISES``, ``_NOTES``, added
+by the ``_in_place`` decorator), which the in-place methods of the
+``functions_*`` modules (``index_add_``, ...) use too.
 """
 
 from __future__ import annotations
