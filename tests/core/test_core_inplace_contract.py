@@ -158,3 +158,20 @@ def test_tile_refuses_negative_counts():
     with pytest.raises(RuntimeError, match="tile: the repetitions must be non-negative"):
         dl.tile(dl.ones(2), (-1,))
     assert dl.tile(dl.ones(2), (0,)).shape == (0,)
+
+
+def test_fill_and_copy_pass_the_gradient_to_the_value_not_to_the_old_values():
+    v = dl.tensor(2.0, requires_grad=True)
+    x = dl.zeros(3)
+    x.fill_(v)  # (a 0-d value: the sum of every entry's gradient)
+    (x * dl.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert v.grad.item() == 6.0
+    src = dl.tensor([1.0, 2.0], requires_grad=True)
+    old = dl.ones(2, requires_grad=True)
+    y = old * 1.0
+    y.copy_(src)
+    (y * dl.tensor([3.0, 4.0])).sum().backward()
+    assert src.grad.tolist() == [3.0, 4.0] and old.grad.tolist() == [0.0, 0.0]
+    row = dl.tensor([1.0, 2.0], requires_grad=True)
+    dl.zeros(2, 2).copy_(row).sum().backward()  # (broadcast: summed back)
+    assert row.grad.tolist() == [2.0, 2.0]
