@@ -399,29 +399,59 @@ def _put(x: Tensor, src: Any, where: tuple, expected: tuple, name: str) -> Tenso
 
 
 def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:  # noqa: A002
-    """A copy of ``input`` with ``src`` written where ``input.select(dim, index)`` reads.
+    r"""A copy of ``input`` with ``src`` written where ``input.select(dim, index)`` reads.
 
     Parameters
     ----------
     input : Tensor
-        The tensor.
+        The tensor, of shape :math:`(\dots, n, \dots)` (``n`` along ``dim``).
     src : Tensor
-        ``input``'s shape without dimension ``dim``.
+        Exactly ``input``'s shape without dimension ``dim``; cast to ``input``'s dtype.
     dim : int
-        The dimension to select along.
+        The dimension to select along (negative counts from the end).
     index : int
-        The position along ``dim`` (negative counts from the end).
+        The position along ``dim``, in ``[-n, n)`` (negative counts from the end).
 
     Returns
     -------
     Tensor
-        A new tensor; the input's gradient is zero where ``src`` went.
+        A new tensor, ``input``'s shape and dtype.
+
+    Raises
+    ------
+    IndexError
+        When ``dim`` or ``index`` is out of range.
+    RuntimeError
+        When ``src``'s shape is not the selected part's.
+
+    See Also
+    --------
+    difflab.slice_scatter : write where a slice reads.
+    difflab.diagonal_scatter : write on a diagonal.
+
+    Notes
+    -----
+    Along ``dim``, :math:`\text{out}_j = \text{src}` for :math:`j = \text{index}` and
+    :math:`\text{input}_j` elsewhere.  Its derivative rule, for the output's gradient
+    :math:`g`: ``input`` gets :math:`g` with zeros at ``index``, ``src`` gets
+    ``g.select(dim, index)``.
 
     Examples
     --------
     >>> import difflab as dl
     >>> dl.select_scatter(dl.zeros(2, 2), dl.ones(2), 0, 1).tolist()
     [[0.0, 0.0], [1.0, 1.0]]
+
+    A column, and the gradients:
+
+    >>> x = dl.zeros(2, 2, requires_grad=True)
+    >>> col = dl.tensor([3.0, 4.0], requires_grad=True)
+    >>> out = dl.select_scatter(x, col, 1, 0)
+    >>> out.tolist()
+    [[3.0, 0.0], [4.0, 0.0]]
+    >>> (out * dl.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+    >>> x.grad.tolist(), col.grad.tolist()
+    ([[0.0, 2.0], [0.0, 4.0]], [1.0, 3.0])
     """
     x = tensor_of(input)
     dim = _dim(dim, x.ndim, "select_scatter")
@@ -513,29 +543,59 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = 
 
 def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,  # noqa: A002
                      dim2: int = 1) -> Tensor:
-    """A copy of ``input`` with ``src`` written on a diagonal (``input.diagonal``'s).
+    r"""A copy of ``input`` with ``src`` written on a diagonal (``input.diagonal``'s).
 
     Parameters
     ----------
     input : Tensor
         At least 2-D.
     src : Tensor
-        The diagonal's shape: the other dimensions, then the diagonal's length.
-    offset : int
-        Above the main diagonal (> 0) or below it (< 0).
-    dim1, dim2 : int
-        The two dimensions the diagonal runs across.
+        The diagonal's shape: the other dimensions, then the diagonal's length;
+        cast to ``input``'s dtype.
+    offset : int, optional
+        Above the main diagonal (> 0) or below it (< 0); default 0.
+    dim1, dim2 : int, optional
+        The two dimensions the diagonal runs across (default 0 and 1).
 
     Returns
     -------
     Tensor
-        A new tensor; the input's gradient is zero on the diagonal.
+        A new tensor, ``input``'s shape and dtype.
+
+    Raises
+    ------
+    IndexError
+        When ``dim1`` or ``dim2`` is out of range.
+    RuntimeError
+        When ``input`` has fewer than 2 dimensions, ``dim1`` equals ``dim2``, or
+        ``src``'s shape is not the diagonal's.
+
+    See Also
+    --------
+    difflab.Tensor.diagonal : read the diagonal.
+    difflab.select_scatter : write at one position of a dimension.
+    difflab.slice_scatter : write where a slice reads.
+
+    Notes
+    -----
+    With :math:`k` the offset, :math:`\text{out}_{i,\,i+k} = \text{src}_i` on the
+    diagonal and :math:`\text{out} = \text{input}` elsewhere.  Its derivative rule,
+    for the output's gradient :math:`g`: ``input`` gets :math:`g` with zeros on the
+    diagonal, ``src`` gets :math:`g`'s diagonal.
 
     Examples
     --------
     >>> import difflab as dl
     >>> dl.diagonal_scatter(dl.zeros(2, 3), dl.ones(2), 1).tolist()
     [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+
+    The gradients:
+
+    >>> x = dl.zeros(2, 2, requires_grad=True)
+    >>> d = dl.tensor([3.0, 4.0], requires_grad=True)
+    >>> (dl.diagonal_scatter(x, d) * dl.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+    >>> x.grad.tolist(), d.grad.tolist()
+    ([[0.0, 2.0], [3.0, 0.0]], [1.0, 4.0])
     """
     x = tensor_of(input)
     if x.ndim < 2:
