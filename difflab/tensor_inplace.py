@@ -76,8 +76,8 @@ def _in_place(function: str | None = None, what: str = "the out-of-place functio
     entry for ``difflab.<function>`` (what it writes into ``self``)."""
     def complete(method: _Method) -> _Method:
         parts = _HEADER.split(inspect.cleandoc(method.__doc__ or ""))
-        head, sections = parts[0].rstrip(), dict(zip(parts[1::2], (p.strip() for p in
-                                                                     parts[2::2])))
+        head = parts[0].rstrip()
+        sections = {title: body.strip() for title, body in zip(parts[1::2], parts[2::2])}
         sections["Returns"] = _RETURNS
         sections["Raises"] = "\n".join(filter(None, (sections.get("Raises"), _RAISES)))
         if function is not None:
