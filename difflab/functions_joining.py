@@ -539,31 +539,66 @@ def broadcast_tensors(*tensors: Tensor) -> tuple:
 
 
 def tile(input: Tensor, dims: Sequence[int]) -> Tensor:  # noqa: A002
-    """Repeat the whole tensor ``dims[i]`` times along each dimension.
+    r"""Repeat the whole tensor ``dims[i]`` times along each dimension.
 
     Fewer ``dims`` than dimensions are padded with ones in front (so
-    ``tile(x, (2,))`` repeats the last dimension), unlike :meth:`Tensor.repeat`.
+    ``tile(x, (2,))`` repeats the last dimension), unlike :meth:`Tensor.repeat`;
+    more ``dims`` than dimensions add leading dimensions (as ``numpy.tile``).
 
     Parameters
     ----------
     input : Tensor
-        The tensor.
+        The tensor, of shape :math:`(s_1, \dots, s_n)`.
     dims : sequence of int
-        Repetitions per dimension.
+        Non-negative repetitions per dimension (aligned at the end); 0 gives an
+        empty dimension.
 
     Returns
     -------
     Tensor
-        A new tensor.
+        A new tensor of shape :math:`(d_1 s_1, \dots, d_n s_n)` (the shorter of
+        ``dims`` and the shape padded with ones in front), ``input``'s dtype.
+
+    Raises
+    ------
+    RuntimeError
+        When an entry of ``dims`` is negative.
+
+    See Also
+    --------
+    difflab.Tensor.repeat : the same, with exactly one count per dimension or more.
+    difflab.Tensor.expand : repeat a size-1 dimension without copying.
+    difflab.repeat_interleave : repeat each entry in place, not the whole tensor.
+
+    Notes
+    -----
+    Every entry of the output reads one entry of the input:
+
+    .. math:: \text{out}_{i_1 \dots i_n} = \text{input}_{(i_1 \bmod s_1) \dots
+              (i_n \bmod s_n)}
+
+    so its derivative rule sums: each entry of ``input`` gets the sum of the
+    output's gradient over its :math:`d_1 \cdots d_n` copies.
 
     Examples
     --------
     >>> import difflab as dl
     >>> dl.tile(dl.tensor([[1, 2]]), (2,)).tolist()
     [[1, 2, 1, 2]]
+    >>> dl.tile(dl.tensor([1, 2]), (2, 2)).tolist()
+    [[1, 2, 1, 2], [1, 2, 1, 2]]
+
+    The gradient counts the copies:
+
+    >>> x = dl.tensor([1.0, 2.0], requires_grad=True)
+    >>> dl.tile(x, (3,)).sum().backward()
+    >>> x.grad.tolist()
+    [3.0, 3.0]
     """
     x = tensor_of(input)
     dims = tuple(dims)
+    if any(int(d) < 0 for d in dims):
+        raise RuntimeError(f"tile: the repetitions must be non-negative, got {dims}")
     return x.repeat(*((1,) * (x.ndim - len(dims)) + dims))
 
 
@@ -679,7 +714,27 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:  #
 
 
 def _tile_method(self: Tensor, *dims: Any) -> Tensor:
-    """``x.tile(2, 3)`` or ``x.tile((2, 3))``: :func:`tile` with PyTorch's method spelling."""
+    """Repeat the whole tensor along each dimension: :func:`difflab.tile` as a method.
+
+    ``x.tile(2, 3)`` and ``x.tile((2, 3))`` are ``difflab.tile(x, (2, 3))`` (PyTorch's
+    method spelling).  See :func:`difflab.tile`.
+
+    Parameters
+    ----------
+    *dims : int or sequence of int
+        Non-negative repetitions per dimension (aligned at the end).
+
+    Returns
+    -------
+    Tensor
+        A new tensor.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.tensor([[1, 2]]).tile(2, 2).tolist()
+    [[1, 2, 1, 2], [1, 2, 1, 2]]
+    """
     return tile(self, shape_args(dims))
 
 

@@ -35,6 +35,7 @@ from difflab.functions_selecting import _index_vector, nonzero
 from difflab.ops import structural
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import tensor_of
+from difflab.tensor_inplace import _in_place
 
 __all__ = ["diagonal_scatter", "index_copy", "index_reduce", "scatter_reduce",
            "select_scatter", "slice_scatter"]
@@ -114,7 +115,7 @@ def _flat_positions(index: Tensor, dim: int, shape: tuple) -> Tensor:
 
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor,  # noqa: A002
                    reduce: str, *, include_self: bool = True) -> Tensor:
-    """Reduce the values of ``src`` into ``input`` at the positions ``index`` names.
+    r"""Reduce the values of ``src`` into ``input`` at the positions ``index`` names.
 
     For ``dim = 0``, ``src[i][j]`` goes to ``out[index[i][j]][j]`` (likewise for other
     dims); every position that receives values becomes their ``reduce`` (with its own
@@ -123,25 +124,62 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor,  # noqa:
     Parameters
     ----------
     input : Tensor
-        The tensor to reduce into (not changed: see ``Tensor.scatter_reduce_``).
+        The tensor to reduce into (not changed: ``x.scatter_reduce_(...)`` writes
+        into ``x``).
     dim : int
-        The dimension the index runs along.
+        The dimension the index runs along (negative counts from the end).
     index : Tensor
         Integer positions, as for :func:`difflab.scatter`: as many dimensions as
-        ``input``, no larger than ``src``.
+        ``input``, no larger than ``src`` (nor than ``input`` but along ``dim``);
+        entries in ``[0, input.shape[dim])``.
     src : Tensor
-        The values, of ``input``'s dtype.
+        The values, of ``input``'s dtype; only the part ``index`` covers is read.
     reduce : str
         ``"sum"``, ``"prod"``, ``"mean"``, ``"amax"`` or ``"amin"``.
-    include_self : bool
-        Whether ``input``'s value at a written position takes part.
+    include_self : bool, optional
+        Whether ``input``'s value at a written position takes part (default True),
+        keyword-only.
 
     Returns
     -------
     Tensor
-        A new tensor.  Gradients as PyTorch's: the sum's and the mean's pass through
-        (divided by the count); the product's are exact at zeros; equal maxima
-        (minima) share the gradient evenly.  An integer mean rounds down.
+        A new tensor, ``input``'s shape and dtype.  An integer mean rounds down.
+
+    Raises
+    ------
+    ValueError
+        When ``reduce`` is not one of the five.
+    TypeError
+        When ``input`` is not a floating or integer tensor, ``dim`` is not an int,
+        or ``index`` is not an integer tensor.
+    IndexError
+        When ``dim`` is out of range.
+    RuntimeError
+        When ``src``'s dtype is not ``input``'s, ``index`` has the wrong number of
+        dimensions or is too large, or an entry of ``index`` is out of range.
+
+    See Also
+    --------
+    difflab.scatter : write the values instead of reducing them.
+    difflab.scatter_add : the sum, as a primitive.
+    difflab.index_reduce : the same with whole slices along one dimension.
+    difflab.Tensor.scatter_reduce_ : the in-place form.
+
+    Notes
+    -----
+    With :math:`S_p` the entries of ``src`` sent to position :math:`p`:
+
+    .. math:: \text{out}_p = \operatorname{reduce}\bigl(\{\text{input}_p\}
+              \cup \{\text{src}_q : q \in S_p\}\bigr) \quad (S_p \ne \emptyset),
+              \qquad \text{out}_p = \text{input}_p \quad (S_p = \emptyset)
+
+    (without ``include_self``, :math:`\text{input}_p` leaves the set).  The derivative
+    rules are PyTorch's, for the output's gradient :math:`g_p`: for ``"sum"`` each
+    value gets :math:`g_p`, for ``"mean"`` :math:`g_p / |S_p|` (the count includes
+    ``input`` with ``include_self``); for ``"prod"`` each value gets :math:`g_p`
+    times the product of the others (exact when some are zero); for ``"amax"`` and
+    ``"amin"`` the values equal to the result share :math:`g_p` evenly and the rest
+    get zero.  ``input`` gets :math:`g` unchanged where nothing was sent.
 
     Examples
     --------
@@ -152,6 +190,14 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor,  # noqa:
     [6.0, 10.0, 2000.0]
     >>> dl.scatter_reduce(x, 0, i, src, "amax", include_self=False).tolist()
     [3.0, 10.0, 5.0]
+
+    Equal maxima share the gradient:
+
+    >>> v = dl.tensor([2.0, 2.0, 1.0], requires_grad=True)
+    >>> out = dl.scatter_reduce(dl.zeros(1), 0, dl.tensor([0, 0, 0]), v, "amax")
+    >>> out.backward(dl.ones(1))
+    >>> v.grad.tolist()
+    [0.5, 0.5, 0.0]
     """
     x, source = tensor_of(input), tensor_of(src)
     if reduce not in _REDUCTIONS:
@@ -186,32 +232,67 @@ def _spread(x: Tensor, dim: int, index: Tensor, source: Tensor, name: str) -> Te
 
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:  # noqa: A002
-    """A copy of ``input`` with slice ``k`` of ``source`` written at position ``index[k]``
-    along ``dim``.
+    r"""A copy of ``input`` with slice ``k`` of ``source`` written at slice ``index[k]``.
+
+    The slices run along ``dim``.  ``input`` is not changed: ``x.index_copy_(...)``
+    writes into ``x``.
 
     Parameters
     ----------
     input : Tensor
-        The tensor (not changed: see ``Tensor.index_copy_``).
+        The tensor, of any shape :math:`(\dots, n, \dots)` (``n`` along ``dim``).
     dim : int
-        The dimension the index runs along.
+        The dimension the index runs along (negative counts from the end).
     index : Tensor
-        1-D integer positions, one per slice of ``source`` (a repeated position keeps
-        one of its slices, which one unspecified, as in PyTorch).
+        1-D integer positions in ``[0, n)``, shape ``(m,)``, one per slice of
+        ``source`` (a repeated position keeps one of its slices, which one
+        unspecified, as in PyTorch).
     source : Tensor
-        ``input``'s shape, except ``len(index)`` along ``dim``.
+        ``input``'s shape, except ``m`` along ``dim``; cast to ``input``'s dtype.
 
     Returns
     -------
     Tensor
-        A new tensor; the input's gradient is zero at the copied slices, ``source``'s
-        is the output's gradient there.
+        A new tensor, ``input``'s shape and dtype.
+
+    Raises
+    ------
+    IndexError
+        When ``dim`` is out of range, or ``index`` is not a 1-D integer tensor.
+    RuntimeError
+        When ``source`` has the wrong shape, or an entry of ``index`` is out of range.
+
+    See Also
+    --------
+    difflab.index_add : add the slices instead of writing them.
+    difflab.index_fill : write one value at the positions.
+    difflab.Tensor.index_copy_ : the in-place form.
+
+    Notes
+    -----
+    Along ``dim``:
+
+    .. math:: \text{out}_j = \begin{cases} \text{source}_k & \text{index}_k = j \\
+              \text{input}_j & j \notin \text{index} \end{cases}
+
+    Its derivative rule, for the output's gradient :math:`g`: ``input`` gets
+    :math:`g` with zeros at the copied slices; slice :math:`k` of ``source`` gets
+    :math:`g_{\text{index}_k}`.  Built on :func:`difflab.scatter`.
 
     Examples
     --------
     >>> import difflab as dl
     >>> dl.index_copy(dl.zeros(2, 3), 1, dl.tensor([2, 0]), dl.ones(2, 2)).tolist()
     [[1.0, 0.0, 1.0], [1.0, 0.0, 1.0]]
+
+    The gradients:
+
+    >>> x = dl.zeros(3, requires_grad=True)
+    >>> src = dl.tensor([1.0, 2.0], requires_grad=True)
+    >>> out = dl.index_copy(x, 0, dl.tensor([2, 0]), src)
+    >>> (out * dl.tensor([10.0, 20.0, 30.0])).sum().backward()
+    >>> x.grad.tolist(), src.grad.tolist()
+    ([0.0, 20.0, 0.0], [30.0, 10.0])
     """
     x, src = tensor_of(input), tensor_of(source)
     dim = _dim(dim, x.ndim, "index_copy")
@@ -222,28 +303,62 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
 
 def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor,  # noqa: A002
                  reduce: str, *, include_self: bool = True) -> Tensor:
-    """Reduce slice ``k`` of ``source`` into position ``index[k]`` of ``input`` along
-    ``dim``: :func:`scatter_reduce` with whole slices.
+    r"""Reduce slice ``k`` of ``source`` into slice ``index[k]`` of ``input``.
+
+    The slices run along ``dim``: :func:`difflab.scatter_reduce` with whole slices.
+    ``input`` is not changed: ``x.index_reduce_(...)`` writes into ``x``.
 
     Parameters
     ----------
     input : Tensor
-        The tensor (not changed: see ``Tensor.index_reduce_``).
+        The tensor, of any shape :math:`(\dots, n, \dots)` (``n`` along ``dim``).
     dim : int
-        The dimension the index runs along.
+        The dimension the index runs along (negative counts from the end).
     index : Tensor
-        1-D integer positions, one per slice of ``source``.
+        1-D integer positions in ``[0, n)``, shape ``(m,)``, one per slice of
+        ``source``.
     source : Tensor
-        ``input``'s shape, except ``len(index)`` along ``dim``.
+        ``input``'s shape, except ``m`` along ``dim``; ``input``'s dtype.
     reduce : str
-        ``"prod"``, ``"mean"``, ``"amax"`` or ``"amin"`` (PyTorch's four).
-    include_self : bool
-        Whether ``input``'s slices take part in their reductions.
+        ``"prod"``, ``"mean"``, ``"amax"`` or ``"amin"`` (PyTorch's four; a sum is
+        :func:`difflab.index_add`).
+    include_self : bool, optional
+        Whether ``input``'s slices take part in their reductions (default True),
+        keyword-only.
 
     Returns
     -------
     Tensor
-        A new tensor, with :func:`scatter_reduce`'s gradients.
+        A new tensor, ``input``'s shape and dtype.
+
+    Raises
+    ------
+    ValueError
+        When ``reduce`` is not one of the four.
+    IndexError
+        When ``dim`` is out of range, or ``index`` is not a 1-D integer tensor.
+    RuntimeError
+        When ``source`` has the wrong shape or dtype, or an entry of ``index`` is out
+        of range.
+
+    See Also
+    --------
+    difflab.scatter_reduce : the same with an index per entry.
+    difflab.index_add : the sum of slices.
+    difflab.Tensor.index_reduce_ : the in-place form.
+
+    Notes
+    -----
+    Along ``dim``, with :math:`K_j = \{k : \text{index}_k = j\}`:
+
+    .. math:: \text{out}_j = \operatorname{reduce}\bigl(\{\text{input}_j\} \cup
+              \{\text{source}_k : k \in K_j\}\bigr) \quad (K_j \ne \emptyset),
+              \qquad \text{out}_j = \text{input}_j \quad (K_j = \emptyset)
+
+    elementwise over the slices (without ``include_self``, :math:`\text{input}_j`
+    leaves the set).  The derivative rules are :func:`difflab.scatter_reduce`'s:
+    the mean divides the gradient by the count, the product's is exact at zeros,
+    equal maxima (minima) share it evenly.
 
     Examples
     --------
@@ -251,6 +366,17 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor,  # noqa
     >>> x = dl.ones(3)
     >>> dl.index_reduce(x, 0, dl.tensor([0, 0, 2]), dl.tensor([2.0, 3.0, 4.0]), "prod").tolist()
     [6.0, 1.0, 4.0]
+
+    A mean of rows, and its gradient:
+
+    >>> src = dl.tensor([[2.0, 4.0], [6.0, 8.0]], requires_grad=True)
+    >>> out = dl.index_reduce(dl.zeros(2, 2), 0, dl.tensor([1, 1]), src, "mean",
+    ...                       include_self=False)
+    >>> out.tolist()
+    [[0.0, 0.0], [4.0, 6.0]]
+    >>> out.sum().backward()
+    >>> src.grad.tolist()
+    [[0.5, 0.5], [0.5, 0.5]]
     """
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise ValueError(f"index_reduce: reduce must be 'prod', 'mean', 'amax' or 'amin', "
@@ -273,29 +399,59 @@ def _put(x: Tensor, src: Any, where: tuple, expected: tuple, name: str) -> Tenso
 
 
 def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:  # noqa: A002
-    """A copy of ``input`` with ``src`` written where ``input.select(dim, index)`` reads.
+    r"""A copy of ``input`` with ``src`` written where ``input.select(dim, index)`` reads.
 
     Parameters
     ----------
     input : Tensor
-        The tensor.
+        The tensor, of shape :math:`(\dots, n, \dots)` (``n`` along ``dim``).
     src : Tensor
-        ``input``'s shape without dimension ``dim``.
+        Exactly ``input``'s shape without dimension ``dim``; cast to ``input``'s dtype.
     dim : int
-        The dimension to select along.
+        The dimension to select along (negative counts from the end).
     index : int
-        The position along ``dim`` (negative counts from the end).
+        The position along ``dim``, in ``[-n, n)`` (negative counts from the end).
 
     Returns
     -------
     Tensor
-        A new tensor; the input's gradient is zero where ``src`` went.
+        A new tensor, ``input``'s shape and dtype.
+
+    Raises
+    ------
+    IndexError
+        When ``dim`` or ``index`` is out of range.
+    RuntimeError
+        When ``src``'s shape is not the selected part's.
+
+    See Also
+    --------
+    difflab.slice_scatter : write where a slice reads.
+    difflab.diagonal_scatter : write on a diagonal.
+
+    Notes
+    -----
+    Along ``dim``, :math:`\text{out}_j = \text{src}` for :math:`j = \text{index}` and
+    :math:`\text{input}_j` elsewhere.  Its derivative rule, for the output's gradient
+    :math:`g`: ``input`` gets :math:`g` with zeros at ``index``, ``src`` gets
+    ``g.select(dim, index)``.
 
     Examples
     --------
     >>> import difflab as dl
     >>> dl.select_scatter(dl.zeros(2, 2), dl.ones(2), 0, 1).tolist()
     [[0.0, 0.0], [1.0, 1.0]]
+
+    A column, and the gradients:
+
+    >>> x = dl.zeros(2, 2, requires_grad=True)
+    >>> col = dl.tensor([3.0, 4.0], requires_grad=True)
+    >>> out = dl.select_scatter(x, col, 1, 0)
+    >>> out.tolist()
+    [[3.0, 0.0], [4.0, 0.0]]
+    >>> (out * dl.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+    >>> x.grad.tolist(), col.grad.tolist()
+    ([[0.0, 2.0], [0.0, 4.0]], [1.0, 3.0])
     """
     x = tensor_of(input)
     dim = _dim(dim, x.ndim, "select_scatter")
@@ -310,32 +466,71 @@ def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor: 
 
 def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = None,  # noqa: A002
                   end: int | None = None, step: int = 1) -> Tensor:
-    """A copy of ``input`` with ``src`` written where ``input[..., start:end:step, ...]``
-    (along ``dim``) reads.
+    r"""A copy of ``input`` with ``src`` written where a slice along ``dim`` reads.
+
+    The slice is ``input[..., start:end:step, ...]`` with the bounds on dimension
+    ``dim`` (Python's slice rules: negative bounds count from the end, bounds past
+    the end are cut).
 
     Parameters
     ----------
     input : Tensor
         The tensor.
     src : Tensor
-        The slice's shape.
-    dim : int
-        The dimension to slice.
+        Exactly the slice's shape; cast to ``input``'s dtype.
+    dim : int, optional
+        The dimension to slice (default 0; negative counts from the end).
     start, end : int, optional
         The slice's bounds (the whole dimension by default).
-    step : int
-        A positive step.
+    step : int, optional
+        A positive step (default 1).
 
     Returns
     -------
     Tensor
-        A new tensor; the input's gradient is zero where ``src`` went.
+        A new tensor, ``input``'s shape and dtype.
+
+    Raises
+    ------
+    IndexError
+        When ``dim`` is out of range.
+    ValueError
+        When ``step`` is not positive.
+    RuntimeError
+        When ``src``'s shape is not the slice's.
+
+    See Also
+    --------
+    difflab.select_scatter : write at one position of a dimension.
+    difflab.diagonal_scatter : write on a diagonal.
+    difflab.index_copy : write slices at listed positions.
+
+    Notes
+    -----
+    With :math:`S` the positions the slice reads:
+
+    .. math:: \text{out}_p = \begin{cases} \text{src}_p & p \in S \\
+              \text{input}_p & p \notin S \end{cases}
+
+    Its derivative rule, for the output's gradient :math:`g`: ``input`` gets
+    :math:`g` with zeros on :math:`S`, ``src`` gets :math:`g` read on :math:`S`
+    (``g[..., start:end:step, ...]``).
 
     Examples
     --------
     >>> import difflab as dl
     >>> dl.slice_scatter(dl.zeros(5), dl.ones(2), start=1, step=2).tolist()
     [0.0, 1.0, 0.0, 1.0, 0.0]
+
+    A column of a matrix, and the gradient of ``src``:
+
+    >>> col = dl.tensor([7.0, 8.0], requires_grad=True)
+    >>> out = dl.slice_scatter(dl.zeros(2, 3), col.reshape(2, 1), dim=1, start=-1)
+    >>> out.tolist()
+    [[0.0, 0.0, 7.0], [0.0, 0.0, 8.0]]
+    >>> (out * dl.arange(6.0).reshape(2, 3)).sum().backward()
+    >>> col.grad.tolist()
+    [2.0, 5.0]
     """
     x = tensor_of(input)
     dim = _dim(dim, x.ndim, "slice_scatter")
@@ -348,29 +543,59 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = 
 
 def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,  # noqa: A002
                      dim2: int = 1) -> Tensor:
-    """A copy of ``input`` with ``src`` written on a diagonal (``input.diagonal``'s).
+    r"""A copy of ``input`` with ``src`` written on a diagonal (``input.diagonal``'s).
 
     Parameters
     ----------
     input : Tensor
         At least 2-D.
     src : Tensor
-        The diagonal's shape: the other dimensions, then the diagonal's length.
-    offset : int
-        Above the main diagonal (> 0) or below it (< 0).
-    dim1, dim2 : int
-        The two dimensions the diagonal runs across.
+        The diagonal's shape: the other dimensions, then the diagonal's length;
+        cast to ``input``'s dtype.
+    offset : int, optional
+        Above the main diagonal (> 0) or below it (< 0); default 0.
+    dim1, dim2 : int, optional
+        The two dimensions the diagonal runs across (default 0 and 1).
 
     Returns
     -------
     Tensor
-        A new tensor; the input's gradient is zero on the diagonal.
+        A new tensor, ``input``'s shape and dtype.
+
+    Raises
+    ------
+    IndexError
+        When ``dim1`` or ``dim2`` is out of range.
+    RuntimeError
+        When ``input`` has fewer than 2 dimensions, ``dim1`` equals ``dim2``, or
+        ``src``'s shape is not the diagonal's.
+
+    See Also
+    --------
+    difflab.Tensor.diagonal : read the diagonal.
+    difflab.select_scatter : write at one position of a dimension.
+    difflab.slice_scatter : write where a slice reads.
+
+    Notes
+    -----
+    With :math:`k` the offset, :math:`\text{out}_{i,\,i+k} = \text{src}_i` on the
+    diagonal and :math:`\text{out} = \text{input}` elsewhere.  Its derivative rule,
+    for the output's gradient :math:`g`: ``input`` gets :math:`g` with zeros on the
+    diagonal, ``src`` gets :math:`g`'s diagonal.
 
     Examples
     --------
     >>> import difflab as dl
     >>> dl.diagonal_scatter(dl.zeros(2, 3), dl.ones(2), 1).tolist()
     [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+
+    The gradients:
+
+    >>> x = dl.zeros(2, 2, requires_grad=True)
+    >>> d = dl.tensor([3.0, 4.0], requires_grad=True)
+    >>> (dl.diagonal_scatter(x, d) * dl.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+    >>> x.grad.tolist(), d.grad.tolist()
+    ([[0.0, 2.0], [3.0, 0.0]], [1.0, 4.0])
     """
     x = tensor_of(input)
     if x.ndim < 2:
@@ -390,23 +615,87 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
     return movedim(written, (-2, -1), (d1, d2))
 
 
+@_in_place("scatter_reduce")
 def _scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                      include_self: bool = True) -> Tensor:
-    """``scatter_reduce`` written into ``x`` (see :func:`scatter_reduce`)."""
+    """In-place :func:`difflab.scatter_reduce`: reduces ``src`` into ``self`` by ``index``.
+
+    Parameters
+    ----------
+    dim : int
+        The dimension the index runs along.
+    index : Tensor
+        Integer positions, as many dimensions as ``self``.
+    src : Tensor
+        The values, of ``self``'s dtype.
+    reduce : str
+        ``"sum"``, ``"prod"``, ``"mean"``, ``"amax"`` or ``"amin"``.
+    include_self : bool, optional
+        Whether ``self``'s value at a written position takes part (default True).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([1.0, 1.0])
+    >>> x.scatter_reduce_(0, dl.tensor([1, 1, 1]), dl.tensor([2.0, 9.0, 4.0]), "amax").tolist()
+    [1.0, 9.0]
+    """
     return self._replace_with(
-        lambda x: scatter_reduce(x, dim, index, src, reduce, include_self=include_self))
+        lambda x: scatter_reduce(x, dim, index, src, reduce, include_self=include_self),
+        "scatter_reduce_")
 
 
+@_in_place("index_copy")
 def _index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
-    """``index_copy`` written into ``x`` (see :func:`index_copy`)."""
-    return self._replace_with(lambda x: index_copy(x, dim, index, source))
+    """In-place :func:`difflab.index_copy`: writes slice ``k`` of ``source`` at ``index[k]``.
+
+    Parameters
+    ----------
+    dim : int
+        The dimension the index runs along.
+    index : Tensor
+        1-D integer positions, one per slice of ``source``.
+    source : Tensor
+        ``self``'s shape, except ``len(index)`` along ``dim``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.zeros(3, 2)
+    >>> x.index_copy_(0, dl.tensor([2]), dl.tensor([[5.0, 6.0]])).tolist()
+    [[0.0, 0.0], [0.0, 0.0], [5.0, 6.0]]
+    """
+    return self._replace_with(lambda x: index_copy(x, dim, index, source), "index_copy_")
 
 
+@_in_place("index_reduce")
 def _index_reduce_(self: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
                    include_self: bool = True) -> Tensor:
-    """``index_reduce`` written into ``x`` (see :func:`index_reduce`)."""
+    """In-place :func:`difflab.index_reduce`: reduces slices of ``source`` into ``self``.
+
+    Parameters
+    ----------
+    dim : int
+        The dimension the index runs along.
+    index : Tensor
+        1-D integer positions, one per slice of ``source``.
+    source : Tensor
+        ``self``'s shape, except ``len(index)`` along ``dim``.
+    reduce : str
+        ``"prod"``, ``"mean"``, ``"amax"`` or ``"amin"``.
+    include_self : bool, optional
+        Whether ``self``'s slices take part in their reductions (default True).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([5.0, 5.0])
+    >>> x.index_reduce_(0, dl.tensor([0, 0]), dl.tensor([1.0, 9.0]), "amin").tolist()
+    [1.0, 5.0]
+    """
     return self._replace_with(
-        lambda x: index_reduce(x, dim, index, source, reduce, include_self=include_self))
+        lambda x: index_reduce(x, dim, index, source, reduce, include_self=include_self),
+        "index_reduce_")
 
 
 # Tensor methods: the functions themselves (attached here: the tensor module does not

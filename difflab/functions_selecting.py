@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from difflab import backend
 from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.creation import arange, full_like
 from difflab.dtypes import bool_
@@ -24,6 +25,7 @@ from difflab.functions_joining import _dim
 from difflab.functions_picking import meshgrid
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import tensor_of
+from difflab.tensor_inplace import _in_place
 
 __all__ = ["argwhere", "index_add", "index_fill", "index_put", "masked_select", "nonzero"]
 
@@ -122,33 +124,72 @@ def _index_vector(index: Any, size: int, name: str) -> Tensor:
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *,  # noqa: A002
               alpha: float = 1) -> Tensor:
-    """Add ``alpha · source`` into the slices ``index`` of ``input`` along ``dim``.
+    r"""Add ``alpha · source`` into the slices ``index`` of ``input`` along ``dim``.
 
-    ``source``'s slice ``k`` goes to position ``index[k]``; repeated positions add up.
+    ``source``'s slice ``k`` goes to position ``index[k]``; repeated positions add up
+    (a histogram of slices).  ``input`` is not changed: ``x.index_add_(...)`` writes
+    into ``x``.
 
     Parameters
     ----------
     input : Tensor
-        The tensor to add into (it is not changed: see ``Tensor.index_add_``).
+        The tensor to add into, of any shape :math:`(\dots, n, \dots)` (``n`` along
+        ``dim``).
     dim : int
-        The dimension the index runs along.
+        The dimension the index runs along (negative counts from the end).
     index : Tensor
-        1-D integer positions, one per slice of ``source``.
+        1-D integer positions in ``[0, n)``, shape ``(m,)``: one per slice of
+        ``source``.
     source : Tensor
-        ``input``'s shape, except ``len(index)`` along ``dim``.
-    alpha : float
-        The scale of ``source``.
+        ``input``'s shape, except ``m`` along ``dim``.
+    alpha : float, optional
+        The scale of ``source`` (default 1), keyword-only.
 
     Returns
     -------
     Tensor
-        A new tensor.
+        A new tensor, ``input``'s shape and dtype.
+
+    Raises
+    ------
+    IndexError
+        When ``dim`` is out of range, or ``index`` is not a 1-D integer tensor.
+    RuntimeError
+        When ``source`` has the wrong shape, or an entry of ``index`` is out of range.
+
+    See Also
+    --------
+    difflab.index_copy : write the slices instead of adding them.
+    difflab.scatter_add : the same with an index per entry, not per slice.
+    difflab.Tensor.index_add_ : the in-place form.
+
+    Notes
+    -----
+    Along ``dim`` (the other dimensions unchanged), for each position :math:`j`:
+
+    .. math:: \text{out}_j = \text{input}_j + \alpha \sum_{k:\ \text{index}_k = j}
+              \text{source}_k
+
+    Its derivative rule, for the gradient :math:`g` of the output: ``input`` gets
+    :math:`g` unchanged, and slice :math:`k` of ``source`` gets
+    :math:`\alpha\, g_{\text{index}_k}` (a gather: a position used twice sends its
+    gradient to both slices).  Built on :func:`difflab.scatter_add`.
 
     Examples
     --------
     >>> import difflab as dl
     >>> dl.index_add(dl.zeros(3), 0, dl.tensor([0, 2, 0]), dl.tensor([1.0, 2.0, 3.0])).tolist()
     [4.0, 0.0, 2.0]
+
+    Rows of a matrix, and the gradient that reaches ``source``:
+
+    >>> src = dl.ones(2, 2, requires_grad=True)
+    >>> out = dl.index_add(dl.zeros(3, 2), 0, dl.tensor([2, 2]), src, alpha=0.5)
+    >>> out.tolist()
+    [[0.0, 0.0], [0.0, 0.0], [1.0, 1.0]]
+    >>> (out * dl.tensor([[1.0], [2.0], [3.0]])).sum().backward()
+    >>> src.grad.tolist()
+    [[1.5, 1.5], [1.5, 1.5]]
     """
     x, src = tensor_of(input), tensor_of(source)
     dim = _dim(dim, x.ndim, "index_add")
@@ -164,62 +205,138 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *,  # noqa
 
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:  # noqa: A002
-    """A copy of ``input`` with the slices ``index`` along ``dim`` set to ``value``.
+    r"""A copy of ``input`` with the slices ``index`` along ``dim`` set to ``value``.
+
+    A position may be listed more than once; a negative one counts from the end.
+    ``input`` is not changed: ``x.index_fill_(...)`` writes into ``x``.
 
     Parameters
     ----------
     input : Tensor
-        The tensor.
+        The tensor, of any shape :math:`(\dots, n, \dots)` (``n`` along ``dim``).
     dim : int
-        The dimension the index runs along.
+        The dimension the index runs along (negative counts from the end).
     index : Tensor
-        1-D integer positions.
+        1-D integer positions in ``[-n, n)``.
     value : float or 0-d Tensor
-        The fill value.
+        The fill value, cast to ``input``'s dtype.
 
     Returns
     -------
     Tensor
-        A new tensor; no gradient flows to the filled entries.
+        A new tensor, ``input``'s shape and dtype.
+
+    Raises
+    ------
+    IndexError
+        When ``dim`` is out of range, ``index`` is not a 1-D integer tensor, or an
+        entry of ``index`` is out of range.
+
+    See Also
+    --------
+    difflab.index_copy : write a slice of another tensor at each position.
+    difflab.Tensor.masked_fill : fill where a mask is true.
+    difflab.Tensor.index_fill_ : the in-place form.
+
+    Notes
+    -----
+    Along ``dim``, with :math:`S` the set of positions in ``index``:
+
+    .. math:: \text{out}_j = \begin{cases} \text{value} & j \in S \\
+              \text{input}_j & j \notin S \end{cases}
+
+    Its derivative rule: ``input`` gets the output's gradient :math:`g` outside
+    :math:`S` and zero in it; a ``value`` tensor gets the sum of :math:`g` over
+    every filled entry.  Built on :func:`difflab.where`.
 
     Examples
     --------
     >>> import difflab as dl
-    >>> dl.index_fill(dl.ones(2, 3), 1, dl.tensor([0, 2]), -1.0).tolist()
+    >>> dl.index_fill(dl.ones(2, 3), 1, dl.tensor([0, -1]), -1.0).tolist()
     [[-1.0, 1.0, -1.0], [-1.0, 1.0, -1.0]]
+
+    The gradients: none to the filled entries, their sum to the value:
+
+    >>> x = dl.ones(3, requires_grad=True)
+    >>> v = dl.tensor(5.0, requires_grad=True)
+    >>> dl.index_fill(x, 0, dl.tensor([1, 2]), v).sum().backward()
+    >>> x.grad.tolist(), v.grad.item()
+    ([1.0, 0.0, 0.0], 2.0)
     """
     x = tensor_of(input)
     dim = _dim(dim, x.ndim, "index_fill")
-    index = _index_vector(index, x.shape[dim], "index_fill")
+    size = x.shape[dim] if x.ndim else 1
+    index = _index_vector(index, size, "index_fill")
+    _check_range(index, size, "index_fill", dim)
     # position j along dim is filled when it equals some index: a comparison table
-    hit = (arange(x.shape[dim], device=x.device).reshape(1, -1) == index.reshape(-1, 1)).any(0)
-    view = [1] * x.ndim
+    hit = (arange(size, device=x.device).reshape(1, -1) == (index % size).reshape(-1, 1)).any(0)
+    view = [1] * max(x.ndim, 1)
     view[dim] = -1
     fill = value.to(x.dtype) if isinstance(value, Tensor) else full_like(x, value)
-    return F.where(hit.reshape(view), fill, x)
+    return F.where(hit.reshape(view) if x.ndim else hit.reshape(()), fill, x)
+
+
+def _check_range(index: Tensor, size: int, name: str, dim: int) -> None:
+    """An IndexError naming the first entry of ``index`` outside ``[-size, size)`` (a
+    value read: positions are data no derivative passes through)."""
+    values = np.asarray(backend.to_numpy(index.array)).reshape(-1)
+    bad = values[(values < -size) | (values >= size)]
+    if bad.size:
+        raise IndexError(f"{name}: index {int(bad[0])} is out of range for dimension {dim} "
+                         f"of size {size} (valid: {-size} .. {size - 1})")
 
 
 def index_put(input: Tensor, indices: Sequence[Any], values: Any,  # noqa: A002
               accumulate: bool = False) -> Tensor:
-    """A copy of ``input`` with ``values`` written at ``input[indices]``.
+    r"""A copy of ``input`` with ``values`` written at ``input[indices]``.
 
-    With ``accumulate=True`` repeated positions add up (``+=`` would keep only one).
+    ``index_put(x, (i, j), v)`` is ``y = x.clone(); y[i, j] = v``.  With
+    ``accumulate=True`` the values add up, a repeated position too (where ``+=``
+    would keep only one of them).  ``input`` is not changed: ``x.index_put_(...)``
+    writes into ``x``.
 
     Parameters
     ----------
     input : Tensor
         The tensor.
     indices : sequence
-        One index per leading dimension (integer tensors, slices or ints), as in ``x[...]``.
+        One index per leading dimension, as in ``x[...]``: integer tensors (which
+        broadcast together; negative entries count from the end), or with
+        ``accumulate=False`` also slices and ints.
     values : Tensor or number
-        Broadcast to the selected shape.
-    accumulate : bool
-        Add into the existing values instead of replacing them.
+        Broadcast to the selected shape (the indices' broadcast shape, then the
+        dimensions not indexed).
+    accumulate : bool, optional
+        Add into the existing values instead of replacing them (default False).
 
     Returns
     -------
     Tensor
-        A new tensor.
+        A new tensor, ``input``'s shape and dtype.
+
+    Raises
+    ------
+    IndexError
+        When an index entry is out of range, or with ``accumulate=True`` when an
+        index is not an integer tensor (a slice).
+
+    See Also
+    --------
+    difflab.index_add : add whole slices along one dimension.
+    difflab.Tensor.index_put_ : the in-place form.
+
+    Notes
+    -----
+    With :math:`P` the positions selected by ``indices``:
+
+    .. math:: \text{out}_p = \begin{cases} v_p & p \in P \\ \text{input}_p & p \notin P
+              \end{cases} \qquad \text{or, accumulating,} \qquad
+              \text{out}_p = \text{input}_p + \sum_{q \mapsto p} v_q
+
+    Its derivative rule, for the output's gradient :math:`g`: ``values`` gets
+    :math:`g` read at the selected positions (summed over what it was broadcast to);
+    ``input`` gets :math:`g`, zero at the positions written unless accumulating.
+    Built on :func:`difflab.scatter` and :func:`difflab.scatter_add`.
 
     Examples
     --------
@@ -227,6 +344,17 @@ def index_put(input: Tensor, indices: Sequence[Any], values: Any,  # noqa: A002
     >>> i = (dl.tensor([0, 0, 1]),)
     >>> dl.index_put(dl.zeros(2), i, dl.tensor([1.0, 2.0, 3.0]), accumulate=True).tolist()
     [3.0, 3.0]
+
+    Entries of a matrix, and the gradients:
+
+    >>> x = dl.zeros(2, 2, requires_grad=True)
+    >>> v = dl.tensor([5.0, 7.0], requires_grad=True)
+    >>> out = dl.index_put(x, (dl.tensor([0, 1]), dl.tensor([1, -1])), v)
+    >>> out.tolist()
+    [[0.0, 5.0], [0.0, 7.0]]
+    >>> (out * dl.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+    >>> x.grad.tolist(), v.grad.tolist()
+    ([[1.0, 0.0], [3.0, 0.0]], [2.0, 4.0])
     """
     x = tensor_of(input)
     indices = tuple(indices)
@@ -241,6 +369,8 @@ def index_put(input: Tensor, indices: Sequence[Any], values: Any,  # noqa: A002
     # number in those dimensions, then scatter (or scatter_add) the rows of ``values``.
     k = len(indices)
     positions = [tensor_of(i) for i in indices]
+    for dim, (size, position) in enumerate(zip(x.shape[:k], positions)):
+        _check_range(position, size, "index_put", dim)
     flat = positions[0] * 0
     for size, position in zip(x.shape[:k], positions):
         flat = flat * size + (position % size)
@@ -254,21 +384,80 @@ def index_put(input: Tensor, indices: Sequence[Any], values: Any,  # noqa: A002
     return write(x.reshape((-1,) + rest), 0, spread, updates).reshape(tuple(x.shape))
 
 
+@_in_place("index_add")
 def _index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *,
                 alpha: float = 1) -> Tensor:
-    """``index_add`` written into ``x`` (see :func:`index_add`)."""
-    return self._replace_with(lambda x: index_add(x, dim, index, source, alpha=alpha))
+    """In-place :func:`difflab.index_add`: adds ``alpha · source`` into slices of ``self``.
+
+    Parameters
+    ----------
+    dim : int
+        The dimension the index runs along.
+    index : Tensor
+        1-D integer positions, one per slice of ``source``.
+    source : Tensor
+        ``self``'s shape, except ``len(index)`` along ``dim``.
+    alpha : float, optional
+        The scale of ``source`` (default 1).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.zeros(2, 3)
+    >>> x.index_add_(1, dl.tensor([0, 0]), dl.ones(2, 2)).tolist()
+    [[2.0, 0.0, 0.0], [2.0, 0.0, 0.0]]
+    """
+    return self._replace_with(lambda x: index_add(x, dim, index, source, alpha=alpha),
+                              "index_add_")
 
 
+@_in_place("index_fill")
 def _index_fill_(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
-    """``index_fill`` written into ``x`` (see :func:`index_fill`)."""
-    return self._replace_with(lambda x: index_fill(x, dim, index, value))
+    """In-place :func:`difflab.index_fill`: sets the slices ``index`` of ``self`` to ``value``.
+
+    Parameters
+    ----------
+    dim : int
+        The dimension the index runs along.
+    index : Tensor
+        1-D integer positions.
+    value : float or 0-d Tensor
+        The fill value.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.zeros(2, 2)
+    >>> x.index_fill_(0, dl.tensor([1]), 9.0).tolist()
+    [[0.0, 0.0], [9.0, 9.0]]
+    """
+    return self._replace_with(lambda x: index_fill(x, dim, index, value), "index_fill_")
 
 
+@_in_place("index_put")
 def _index_put_(self: Tensor, indices: Sequence[Any], values: Any,
                 accumulate: bool = False) -> Tensor:
-    """``index_put`` written into ``x`` (see :func:`index_put`)."""
-    return self._replace_with(lambda x: index_put(x, indices, values, accumulate))
+    """In-place :func:`difflab.index_put`: writes ``values`` at ``self[indices]``.
+
+    Parameters
+    ----------
+    indices : sequence
+        One index per leading dimension (integer tensors; slices and ints too
+        without ``accumulate``).
+    values : Tensor or number
+        Broadcast to the selected shape.
+    accumulate : bool, optional
+        Add into the existing values, repeated positions too (default False).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.ones(3)
+    >>> x.index_put_((dl.tensor([2, 2]),), dl.tensor([1.0, 4.0]), accumulate=True).tolist()
+    [1.0, 1.0, 6.0]
+    """
+    return self._replace_with(lambda x: index_put(x, indices, values, accumulate),
+                              "index_put_")
 
 
 # Tensor methods: the functions themselves (attached here: the tensor module does not

@@ -11,12 +11,18 @@ rules keep gradients right (as in PyTorch):
   Every tensor has a version counter, bumped on each in-place change, so
   that a backward pass can tell when a value it saved was overwritten.
 
-:class:`~difflab.tensor.Tensor` inherits these methods.
+:class:`~difflab.tensor.Tensor` inherits these methods.  Their docstrings share
+one text of these rules for users (``_RETURNS``, ``_RAISES``, ``_NOTES``, added
+by the ``_in_place`` decorator), which the in-place methods of the
+``functions_*`` modules (``index_add_``, ...) use too.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import inspect
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -31,6 +37,58 @@ from difflab.tensor_arguments import index_arrays, is_tensor, unwrap, unwrap_ope
 if TYPE_CHECKING:
     from difflab.tensor import Tensor
 
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+# ------------------------------------------------------------------ the docstrings
+# What every in-place method returns, refuses and means for autograd is written once,
+# here; :func:`_in_place` adds it to each method's own docstring (its summary,
+# parameters and example), so the reference shows the whole contract on every page.
+_RETURNS = """Tensor
+    ``self``, holding the new values (so calls chain: ``x.mul_(2).add_(1)``)."""
+
+_RAISES = """RuntimeError
+    While gradients are recorded (outside ``no_grad()``): when ``self`` is a leaf
+    that requires grad, or a view of a tensor that is part of a graph."""
+
+_NOTES = """In place: the new values are written into ``self``'s memory (a view of it
+sees them too) and ``self``'s version counter goes up by one.  Autograd's rules
+are PyTorch's:
+
+* a leaf that requires grad refuses while gradients are recorded (its gradient
+  would be lost): update it under ``with difflab.no_grad():``, as an optimizer's
+  step does;
+* any other tensor that is part of a graph takes the write as a new record, so
+  gradients flow through it as through the out-of-place call, to ``self``'s old
+  value and to the other tensor arguments;
+* a view of a tensor that is part of a graph refuses: write into the base tensor,
+  or ``clone()`` the view first;
+* a backward pass that needs a value saved before the write raises a RuntimeError
+  (the version counter tells it), rather than giving a wrong gradient."""
+
+_SECTIONS = ("Parameters", "Returns", "Raises", "See Also", "Notes", "Examples")
+_HEADER = re.compile(rf"^({'|'.join(_SECTIONS)})\n-+\n", re.MULTILINE)
+
+
+def _in_place(function: str | None = None, what: str = "the out-of-place function, "
+              "with its derivative rule") -> Callable[[_Method], _Method]:
+    """Complete an in-place method's docstring: its own text (summary, Parameters,
+    Notes, Examples) plus the shared Returns, Raises and Notes above, and a See Also
+    entry for ``difflab.<function>`` (what it writes into ``self``)."""
+    def complete(method: _Method) -> _Method:
+        parts = _HEADER.split(inspect.cleandoc(method.__doc__ or ""))
+        head = parts[0].rstrip()
+        sections = {title: body.strip() for title, body in zip(parts[1::2], parts[2::2])}
+        sections["Returns"] = _RETURNS
+        sections["Raises"] = "\n".join(filter(None, (sections.get("Raises"), _RAISES)))
+        if function is not None:
+            also = f"difflab.{function} : {what}."
+            sections["See Also"] = "\n".join(filter(None, (also, sections.get("See Also"))))
+        sections["Notes"] = "\n\n".join(filter(None, (sections.get("Notes"), _NOTES)))
+        method.__doc__ = head + "".join(f"\n\n{title}\n{'-' * len(title)}\n{sections[title]}"
+                                        for title in _SECTIONS if title in sections) + "\n"
+        return method
+    return complete
+
 
 class InPlaceMethods:
     """In-place operations on tensors (mixed into :class:`~difflab.tensor.Tensor`)."""
@@ -38,12 +96,17 @@ class InPlaceMethods:
     __slots__ = ()
 
     def __setitem__(self, index: Any, value: Any) -> None:
+        self._set(index, value, "__setitem__")
+
+    def _set(self, index: Any, value: Any, name: str) -> None:
+        """``self[index] = value``, kept to the in-place rules; ``name`` is the operation
+        an error names (``x.abs_()`` writes with ``self[...] = ...``)."""
         index = index_arrays(index)
         value_tensor = value if is_tensor(value) else None
         records = _State.enabled and (
             self.requires_grad or (value_tensor is not None and value_tensor.requires_grad)
         )
-        self._check_inplace("__setitem__", records)
+        self._check_inplace(name, records)
         recorder = _GraphRecorder.active
         if records:
             old = self._snapshot()
@@ -53,7 +116,7 @@ class InPlaceMethods:
             self._rebase(result)
         elif recorder is not None:  # (traced: the write is a primitive the graph replays)
             self._write(recorder, _apply(_structural.IndexPut, self, unwrap_operand(value),
-                                         index=index), "__setitem__")
+                                         index=index), name)
         else:
             self.array[index] = unwrap(value)
         self._version[0] += 1
@@ -114,12 +177,12 @@ class InPlaceMethods:
                 for box, v in self.grad_fn.saved_versions
             ]
 
-    def _inplace(self, op: Any, other: Any, ufunc_name: str) -> Tensor:
+    def _inplace(self, op: Any, other: Any, ufunc_name: str, name: str) -> Tensor:
         other_tensor = other if is_tensor(other) else None
         records = _State.enabled and (
             self.requires_grad or (other_tensor is not None and other_tensor.requires_grad)
         )
-        self._check_inplace(ufunc_name + "_", records)
+        self._check_inplace(name, records)
         recorder = _GraphRecorder.active
         if records:
             result = _apply(op, self._snapshot(), unwrap_operand(other))
@@ -127,7 +190,7 @@ class InPlaceMethods:
                 recorder.written(self, result)
             self._rebase(result)
         elif recorder is not None:  # (traced: the write is a primitive the graph replays)
-            self._write(recorder, _apply(op, self, unwrap_operand(other)), ufunc_name + "_")
+            self._write(recorder, _apply(op, self, unwrap_operand(other)), name)
         else:
             xp = backend.array_module(self.array)
             try:
@@ -135,78 +198,273 @@ class InPlaceMethods:
                                         casting="same_kind")
             except (TypeError, ValueError) as exc:
                 raise RuntimeError(
-                    f"{ufunc_name}_: cannot write the result into this tensor "
+                    f"{name}: cannot write the result into this tensor "
                     f"(shape {tuple(self.shape)}, dtype {self.dtype}): {exc}"
                 ) from None
         self._version[0] += 1
         return self
 
+    # ------------------------------------------------------------ arithmetic
+    @_in_place("add")
     def add_(self, other: Any, alpha: Any = 1) -> Tensor:
-        return self._inplace(_ops.ADD, other if alpha == 1 else other * alpha, "add")
+        """In-place :func:`difflab.add`: writes ``self + alpha * other`` into ``self``.
 
+        ``x += y`` is ``x.add_(y)``.  ``other`` broadcasts to ``self``'s shape (not the
+        other way round: the result must fit ``self``), and the result keeps ``self``'s
+        dtype.
+
+        Parameters
+        ----------
+        other : Tensor or number
+            The addend, broadcastable to ``self``'s shape.
+        alpha : number, optional
+            The scale of ``other`` (default 1).
+
+        Raises
+        ------
+        RuntimeError
+            When the result cannot be written into ``self``: ``other`` does not broadcast
+            to ``self``'s shape, or the result's dtype does not cast to ``self``'s
+            (a float added into an integer tensor).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.0, 2.0])
+        >>> x.add_(dl.tensor([10.0, 20.0]), alpha=2).tolist()
+        [21.0, 42.0]
+
+        Gradients flow through the write (into a tensor that is not a leaf):
+
+        >>> w = dl.tensor([3.0], requires_grad=True)
+        >>> y = w * 1
+        >>> y.add_(w, alpha=2).sum().backward()
+        >>> w.grad.tolist()
+        [3.0]
+        """
+        return self._inplace(_ops.ADD, other if alpha == 1 else other * alpha, "add", "add_")
+
+    @_in_place("sub")
     def sub_(self, other: Any, alpha: Any = 1) -> Tensor:
-        return self._inplace(_ops.SUB, other if alpha == 1 else other * alpha, "subtract")
+        """In-place :func:`difflab.sub`: writes ``self - alpha * other`` into ``self``.
 
+        ``x -= y`` is ``x.sub_(y)``.  ``other`` broadcasts to ``self``'s shape, and the
+        result keeps ``self``'s dtype.
+
+        Parameters
+        ----------
+        other : Tensor or number
+            The subtrahend, broadcastable to ``self``'s shape.
+        alpha : number, optional
+            The scale of ``other`` (default 1).
+
+        Raises
+        ------
+        RuntimeError
+            When the result cannot be written into ``self`` (shape or dtype), as for
+            :meth:`difflab.Tensor.add_`.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([5.0, 5.0])
+        >>> x.sub_(dl.tensor([1.0, 2.0]), alpha=2).tolist()
+        [3.0, 1.0]
+        """
+        return self._inplace(_ops.SUB, other if alpha == 1 else other * alpha, "subtract",
+                             "sub_")
+
+    @_in_place("mul")
     def mul_(self, other: Any) -> Tensor:
-        return self._inplace(_ops.MUL, other, "multiply")
+        """In-place :func:`difflab.mul`: writes ``self * other`` into ``self``.
 
+        ``x *= y`` is ``x.mul_(y)``.  ``other`` broadcasts to ``self``'s shape, and the
+        result keeps ``self``'s dtype.
+
+        Parameters
+        ----------
+        other : Tensor or number
+            The factor, broadcastable to ``self``'s shape.
+
+        Raises
+        ------
+        RuntimeError
+            When the result cannot be written into ``self`` (shape or dtype), as for
+            :meth:`difflab.Tensor.add_`.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.ones(2, 2)
+        >>> x.mul_(dl.tensor([2.0, 3.0])).tolist()
+        [[2.0, 3.0], [2.0, 3.0]]
+
+        A leaf that requires grad refuses while gradients are recorded:
+
+        >>> p = dl.tensor([1.0], requires_grad=True)
+        >>> p.mul_(2)
+        Traceback (most recent call last):
+            ...
+        RuntimeError: a leaf tensor that requires grad is being used in an in-place ... (mul_)...
+        >>> with dl.no_grad():
+        ...     p.mul_(2).tolist()
+        [2.0]
+        """
+        return self._inplace(_ops.MUL, other, "multiply", "mul_")
+
+    @_in_place("div")
     def div_(self, other: Any) -> Tensor:
-        return self._inplace(_ops.DIV, other, "divide")
+        """In-place :func:`difflab.div`: writes ``self / other`` into ``self``.
+
+        ``x /= y`` is ``x.div_(y)``: true division, so an integer tensor refuses (its
+        quotients are floats; use ``x = x / y``, or ``x.floor_divide(y)``).
+
+        Parameters
+        ----------
+        other : Tensor or number
+            The divisor, broadcastable to ``self``'s shape.
+
+        Raises
+        ------
+        RuntimeError
+            When the result cannot be written into ``self`` (shape or dtype: an
+            integer ``self``), as for :meth:`difflab.Tensor.add_`.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([3.0, 5.0]).div_(2).tolist()
+        [1.5, 2.5]
+        """
+        return self._inplace(_ops.DIV, other, "divide", "div_")
 
     __iadd__ = add_
     __isub__ = sub_
     __imul__ = mul_
     __itruediv__ = div_
 
+    # ------------------------------------------------------- filling and copying
+    @_in_place("zeros_like", "a new tensor of zeros")
     def zero_(self) -> Tensor:
-        return self.fill_(0)
+        """Fill ``self`` with zeros, in place (``x.fill_(0)``).
 
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.ones(2, 2)
+        >>> x[0].zero_().tolist()
+        [0.0, 0.0]
+        >>> x.tolist()
+        [[0.0, 0.0], [1.0, 1.0]]
+        """
+        return self._fill(0, "zero_")
+
+    @_in_place("full", "a new tensor of one value")
     def fill_(self, value: Any) -> Tensor:
-        self[...] = value
+        """Fill ``self`` with one value, in place.
+
+        Parameters
+        ----------
+        value : number or 0-d Tensor
+            The value, cast to ``self``'s dtype.  A 0-d tensor that requires grad
+            gets the sum of the gradient of every entry.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.zeros(3).fill_(2.5).tolist()
+        [2.5, 2.5, 2.5]
+        >>> dl.zeros(2, dtype=dl.int64).fill_(7.9).tolist()
+        [7, 7]
+        """
+        return self._fill(value, "fill_")
+
+    def _fill(self, value: Any, name: str) -> Tensor:
+        self._set(Ellipsis, value, name)
         return self
 
+    @_in_place()
     def copy_(self, src: Any) -> Tensor:
-        """Copy ``src``'s values into this tensor (broadcasting, keeping this dtype)."""
+        """Copy ``src``'s values into ``self``, in place.
+
+        ``src`` broadcasts to ``self``'s shape; ``self`` keeps its dtype and device.
+        ``src`` may be on another device (it is moved) and of another dtype (its values
+        are cast, as NumPy's ``astype``: floats to integers truncate).  The gradient
+        reaches ``src`` through the copy (``self``'s old value gets none).
+
+        Parameters
+        ----------
+        src : Tensor or array_like
+            The values, broadcastable to ``self``'s shape.
+
+        Raises
+        ------
+        ValueError
+            When ``src`` does not broadcast to ``self``'s shape.
+
+        See Also
+        --------
+        difflab.Tensor.clone : a new tensor with the same values.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.zeros(2, 3)
+        >>> x.copy_(dl.tensor([1.0, 2.0, 3.0])).tolist()
+        [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]
+        >>> dl.zeros(2, dtype=dl.int64).copy_(dl.tensor([1.7, -2.7])).tolist()
+        [1, -2]
+        """
         src_array = unwrap(src)
         if is_tensor(src) and src.device != self.device:
             src_array = backend.to_device(src.array, self.device)
             src = wrap(src_array, src.grad_fn) if src.requires_grad else src_array
-        self[...] = src
-        return self
-
-    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-        return self._replace_with(lambda x: x.clamp(min, max))
-
-    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
-        from difflab import random
-
-        # (a draw primitive, so that a traced graph draws anew at every run)
-        self[...] = _apply(random.Normal, mean, std, shape=tuple(self.shape),
-                           dtype=np.dtype(self.dtype), device=self.device,
-                           generator=random._setting(generator))
-        return self
-
-    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
-        from difflab import random
-
-        self[...] = _apply(random.Uniform, a, b, shape=tuple(self.shape),
-                           dtype=np.dtype(self.dtype), device=self.device,
-                           generator=random._setting(generator))
+        self._set(Ellipsis, src, "copy_")
         return self
 
     # ------------------------------------------------ the math functions, in place
     # Each computes the new value out of place (recorded on the tape when x is part of a
-    # graph) and writes it back with __setitem__, which keeps the in-place rules above
-    # (leaf check, snapshot, version counter) in one place.
-    def _replace_with(self, compute: Any) -> Tensor:
-        """Write ``compute(x)`` into ``x``.  While recording, ``compute`` reads a snapshot:
-        its record may save its input (``abs`` saves x), and the write replaces x."""
-        source = self._snapshot() if (_State.enabled and self.requires_grad) else self
-        self[...] = compute(source)
+    # graph) and writes it back with _set, which keeps the in-place rules above (leaf
+    # check, snapshot, version counter) in one place.
+    def _replace_with(self, compute: Any, name: str) -> Tensor:
+        """Write ``compute(x)`` into ``x``; ``name`` is the method an error names.  While
+        recording, ``compute`` reads a snapshot: its record may save its input (``abs``
+        saves x), and the write replaces x."""
+        if _State.enabled and self.requires_grad:
+            self._check_inplace(name, True)  # (before computing: the error names the call)
+            source = self._snapshot()
+        else:
+            source = self
+        self._set(Ellipsis, compute(source), name)
         return self
 
+    @_in_place("clamp")
+    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+        """In-place :func:`difflab.clamp`: writes ``self`` limited to ``[min, max]``.
+
+        Parameters
+        ----------
+        min, max : number or Tensor, optional
+            The bounds (broadcastable to ``self``); at least one of them.
+
+        Raises
+        ------
+        ValueError
+            When neither bound is given.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([-2.0, 0.5, 3.0]).clamp_(-1.0, 1.0).tolist()
+        [-1.0, 0.5, 1.0]
+        >>> dl.tensor([-2.0, 3.0]).clamp_(min=0.0).tolist()
+        [0.0, 3.0]
+        """
+        return self._replace_with(lambda x: x.clamp(min, max), "clamp_")
+
+    @_in_place("abs")
     def abs_(self) -> Tensor:
-        """``x.abs()`` written into ``x``.
+        """In-place :func:`difflab.abs`: writes ``|self|`` into ``self``.
 
         Examples
         --------
@@ -215,10 +473,11 @@ class InPlaceMethods:
         >>> x.abs_().tolist()
         [1.0, 2.0]
         """
-        return self._replace_with(lambda x: x.abs())
+        return self._replace_with(lambda x: x.abs(), "abs_")
 
+    @_in_place("neg")
     def neg_(self) -> Tensor:
-        """``-x`` written into ``x``.
+        """In-place :func:`difflab.neg`: writes ``-self`` into ``self``.
 
         Examples
         --------
@@ -226,21 +485,31 @@ class InPlaceMethods:
         >>> dl.tensor([1.0, -2.0]).neg_().tolist()
         [-1.0, 2.0]
         """
-        return self._replace_with(lambda x: -x)
+        return self._replace_with(lambda x: -x, "neg_")
 
+    @_in_place("exp")
     def exp_(self) -> Tensor:
-        """``x.exp()`` written into ``x``.
+        """In-place :func:`difflab.exp`: writes ``exp(self)`` into ``self``.
 
         Examples
         --------
         >>> import difflab as dl
         >>> dl.tensor([0.0]).exp_().tolist()
         [1.0]
-        """
-        return self._replace_with(lambda x: x.exp())
 
+        The gradient is the out-of-place one, :math:`e^x`:
+
+        >>> x = dl.tensor([0.0, 1.0], dtype=dl.float64, requires_grad=True)
+        >>> y = x * 1
+        >>> y.exp_().sum().backward()
+        >>> x.grad.numpy().round(4).tolist()
+        [1.0, 2.7183]
+        """
+        return self._replace_with(lambda x: x.exp(), "exp_")
+
+    @_in_place("log")
     def log_(self) -> Tensor:
-        """``x.log()`` written into ``x``.
+        """In-place :func:`difflab.log`: writes ``log(self)`` (natural) into ``self``.
 
         Examples
         --------
@@ -248,10 +517,11 @@ class InPlaceMethods:
         >>> dl.tensor([1.0]).log_().tolist()
         [0.0]
         """
-        return self._replace_with(lambda x: x.log())
+        return self._replace_with(lambda x: x.log(), "log_")
 
+    @_in_place("lgamma")
     def lgamma_(self) -> Tensor:
-        """``x.lgamma()`` written into ``x``.
+        """In-place :func:`difflab.lgamma`: writes ``log|Γ(self)|`` into ``self``.
 
         Examples
         --------
@@ -259,10 +529,11 @@ class InPlaceMethods:
         >>> dl.tensor([1.0, 3.0], dtype=dl.float64).lgamma_().numpy().round(6).tolist()
         [0.0, 0.693147]
         """
-        return self._replace_with(lambda x: x.lgamma())
+        return self._replace_with(lambda x: x.lgamma(), "lgamma_")
 
+    @_in_place("digamma")
     def digamma_(self) -> Tensor:
-        """``x.digamma()`` written into ``x``.
+        """In-place :func:`difflab.digamma`: writes ``ψ(self)`` into ``self``.
 
         Examples
         --------
@@ -270,10 +541,21 @@ class InPlaceMethods:
         >>> dl.tensor([1.0], dtype=dl.float64).digamma_().numpy().round(6).tolist()
         [-0.577216]
         """
-        return self._replace_with(lambda x: x.digamma())
+        return self._replace_with(lambda x: x.digamma(), "digamma_")
 
+    @_in_place("polygamma")
     def polygamma_(self, n: int) -> Tensor:
-        """``x.polygamma(n)`` written into ``x``.
+        """In-place :func:`difflab.polygamma`: writes ``ψ⁽ⁿ⁾(self)`` into ``self``.
+
+        Parameters
+        ----------
+        n : int
+            The order: the n-th derivative of the digamma function (0 is digamma).
+
+        Raises
+        ------
+        ValueError
+            When ``n`` is negative.
 
         Examples
         --------
@@ -281,10 +563,11 @@ class InPlaceMethods:
         >>> dl.tensor([1.0], dtype=dl.float64).polygamma_(1).numpy().round(6).tolist()
         [1.644934]
         """
-        return self._replace_with(lambda x: x.polygamma(n))
+        return self._replace_with(lambda x: x.polygamma(n), "polygamma_")
 
+    @_in_place("erfc")
     def erfc_(self) -> Tensor:
-        """``x.erfc()`` written into ``x``.
+        """In-place :func:`difflab.erfc`: writes ``1 - erf(self)`` into ``self``.
 
         Examples
         --------
@@ -292,10 +575,11 @@ class InPlaceMethods:
         >>> dl.tensor([0.0]).erfc_().tolist()
         [1.0]
         """
-        return self._replace_with(lambda x: x.erfc())
+        return self._replace_with(lambda x: x.erfc(), "erfc_")
 
+    @_in_place("erfinv")
     def erfinv_(self) -> Tensor:
-        """``x.erfinv()`` written into ``x``.
+        """In-place :func:`difflab.erfinv`: writes ``erf⁻¹(self)`` into ``self``.
 
         Examples
         --------
@@ -303,10 +587,11 @@ class InPlaceMethods:
         >>> dl.tensor([0.0]).erfinv_().tolist()
         [0.0]
         """
-        return self._replace_with(lambda x: x.erfinv())
+        return self._replace_with(lambda x: x.erfinv(), "erfinv_")
 
+    @_in_place("sqrt")
     def sqrt_(self) -> Tensor:
-        """``x.sqrt()`` written into ``x``.
+        """In-place :func:`difflab.sqrt`: writes ``√self`` into ``self``.
 
         Examples
         --------
@@ -314,10 +599,16 @@ class InPlaceMethods:
         >>> dl.tensor([4.0, 9.0]).sqrt_().tolist()
         [2.0, 3.0]
         """
-        return self._replace_with(lambda x: x.sqrt())
+        return self._replace_with(lambda x: x.sqrt(), "sqrt_")
 
+    @_in_place("pow")
     def pow_(self, exponent: Any) -> Tensor:
-        """``x ** exponent`` written into ``x``.
+        """In-place :func:`difflab.pow`: writes ``self ** exponent`` into ``self``.
+
+        Parameters
+        ----------
+        exponent : number or Tensor
+            The power, broadcastable to ``self``'s shape.
 
         Examples
         --------
@@ -325,10 +616,11 @@ class InPlaceMethods:
         >>> dl.tensor([2.0, 3.0]).pow_(2).tolist()
         [4.0, 9.0]
         """
-        return self._replace_with(lambda x: x ** exponent)
+        return self._replace_with(lambda x: x ** exponent, "pow_")
 
+    @_in_place("sigmoid")
     def sigmoid_(self) -> Tensor:
-        """``x.sigmoid()`` written into ``x``.
+        """In-place :func:`difflab.sigmoid`: writes ``1 / (1 + exp(-self))`` into ``self``.
 
         Examples
         --------
@@ -336,10 +628,11 @@ class InPlaceMethods:
         >>> dl.tensor([0.0]).sigmoid_().tolist()
         [0.5]
         """
-        return self._replace_with(lambda x: x.sigmoid())
+        return self._replace_with(lambda x: x.sigmoid(), "sigmoid_")
 
+    @_in_place("tanh")
     def tanh_(self) -> Tensor:
-        """``x.tanh()`` written into ``x``.
+        """In-place :func:`difflab.tanh`: writes ``tanh(self)`` into ``self``.
 
         Examples
         --------
@@ -347,10 +640,13 @@ class InPlaceMethods:
         >>> dl.tensor([0.0]).tanh_().tolist()
         [0.0]
         """
-        return self._replace_with(lambda x: x.tanh())
+        return self._replace_with(lambda x: x.tanh(), "tanh_")
 
+    @_in_place("relu")
     def relu_(self) -> Tensor:
-        """``x.relu()`` written into ``x`` (what ``nn.ReLU(inplace=True)`` does).
+        """In-place :func:`difflab.relu`: writes ``max(self, 0)`` into ``self``.
+
+        What ``nn.ReLU(inplace=True)`` does.
 
         Examples
         --------
@@ -358,10 +654,11 @@ class InPlaceMethods:
         >>> dl.tensor([-1.0, 2.0]).relu_().tolist()
         [0.0, 2.0]
         """
-        return self._replace_with(lambda x: x.relu())
+        return self._replace_with(lambda x: x.relu(), "relu_")
 
+    @_in_place("floor")
     def floor_(self) -> Tensor:
-        """``x.floor()`` written into ``x``.
+        """In-place :func:`difflab.floor`: writes ``⌊self⌋`` into ``self``.
 
         Examples
         --------
@@ -369,21 +666,37 @@ class InPlaceMethods:
         >>> dl.tensor([1.7, -1.2]).floor_().tolist()
         [1.0, -2.0]
         """
-        return self._replace_with(lambda x: x.floor())
+        return self._replace_with(lambda x: x.floor(), "floor_")
 
+    @_in_place("round")
     def round_(self, decimals: int = 0) -> Tensor:
-        """``x.round(decimals)`` written into ``x`` (halves to even, as PyTorch).
+        """In-place :func:`difflab.round`: writes ``self`` rounded to ``decimals`` places.
+
+        Halves round to even, as PyTorch.
+
+        Parameters
+        ----------
+        decimals : int, optional
+            The number of decimal places (default 0; negative rounds to tens,
+            hundreds, ...).  As PyTorch: ``round(x · 10^d) / 10^d``, so a result
+            need not be the nearest float to the decimal.
 
         Examples
         --------
         >>> import difflab as dl
         >>> dl.tensor([0.5, 1.5, 2.25]).round_().tolist()
         [0.0, 2.0, 2.0]
+        >>> dl.tensor([1.25, 1234.0], dtype=dl.float64).round_(-2).tolist()
+        [0.0, 1200.0]
         """
-        return self._replace_with(lambda x: x.round(decimals=decimals) if decimals else x.round())
+        if not decimals:
+            return self._replace_with(lambda x: x.round(), "round_")
+        scale = 10.0 ** decimals
+        return self._replace_with(lambda x: (x * scale).round() / scale, "round_")
 
+    @_in_place("log10")
     def log10_(self) -> Tensor:
-        """``x.log10()`` written into ``x``.
+        """In-place :func:`difflab.log10`: writes ``log₁₀(self)`` into ``self``.
 
         Examples
         --------
@@ -391,10 +704,11 @@ class InPlaceMethods:
         >>> dl.tensor([100.0], dtype=dl.float64).log10_().tolist()
         [2.0]
         """
-        return self._replace_with(lambda x: x.log10())
+        return self._replace_with(lambda x: x.log10(), "log10_")
 
+    @_in_place("log2")
     def log2_(self) -> Tensor:
-        """``x.log2()`` written into ``x``.
+        """In-place :func:`difflab.log2`: writes ``log₂(self)`` into ``self``.
 
         Examples
         --------
@@ -402,126 +716,424 @@ class InPlaceMethods:
         >>> dl.tensor([8.0]).log2_().tolist()
         [3.0]
         """
-        return self._replace_with(lambda x: x.log2())
+        return self._replace_with(lambda x: x.log2(), "log2_")
 
+    @_in_place("tril")
     def tril_(self, diagonal: int = 0) -> Tensor:
-        """``x.tril(diagonal)`` written into ``x``: zeros above the diagonal.
+        """In-place :func:`difflab.tril`: zeros the entries above a diagonal of ``self``.
+
+        Parameters
+        ----------
+        diagonal : int, optional
+            Which diagonal is the last one kept: 0 the main one, 1 the one above it,
+            -1 the one below (default 0).
 
         Examples
         --------
         >>> import difflab as dl
         >>> dl.ones(2, 2).tril_().tolist()
         [[1.0, 0.0], [1.0, 1.0]]
+        >>> dl.ones(2, 3).tril_(1).tolist()
+        [[1.0, 1.0, 0.0], [1.0, 1.0, 1.0]]
         """
-        return self._replace_with(lambda x: x.tril(diagonal))
+        return self._replace_with(lambda x: x.tril(diagonal), "tril_")
 
+    @_in_place("triu")
     def triu_(self, diagonal: int = 0) -> Tensor:
-        """``x.triu(diagonal)`` written into ``x``: zeros below the diagonal.
+        """In-place :func:`difflab.triu`: zeros the entries below a diagonal of ``self``.
+
+        Parameters
+        ----------
+        diagonal : int, optional
+            Which diagonal is the first one kept: 0 the main one, 1 the one above it,
+            -1 the one below (default 0).
 
         Examples
         --------
         >>> import difflab as dl
         >>> dl.ones(2, 2).triu_().tolist()
         [[1.0, 1.0], [0.0, 1.0]]
+        >>> dl.ones(3, 2).triu_(-1).tolist()
+        [[1.0, 1.0], [1.0, 1.0], [0.0, 1.0]]
         """
-        return self._replace_with(lambda x: x.triu(diagonal))
+        return self._replace_with(lambda x: x.triu(diagonal), "triu_")
 
     # ------------------------------------------------------- in-place random draws
-    # Fresh values from the generator, like normal_ and uniform_: nothing to differentiate.
-    def _draw_(self, distribution: str, *params: float, generator: Any = None) -> Tensor:
-        from difflab.random import draw_array
+    # Fresh values from a generator: nothing to differentiate (the gradient to the old
+    # values is zero).  ``normal_`` and ``uniform_`` are draw primitives, so that a traced
+    # graph draws anew at every run; the others draw with NumPy's sampler of that name.
+    def _floating(self, name: str) -> None:
+        """Continuous draws fill only floating tensors (PyTorch's rule: rounding them
+        to integers would give another distribution, silently)."""
+        if not self.dtype.is_floating_point:
+            raise TypeError(
+                f"{name} draws real numbers, so it fills a floating-point tensor, not one of "
+                f"{self.dtype}; make the tensor with dtype=difflab.float32 (or x.float())")
 
-        self[...] = draw_array(distribution, *params, shape=tuple(self.shape),
-                               dtype=self.dtype, device=self.device, generator=generator)
+    @_in_place("normal", "a new tensor of normal draws")
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
+        r"""Fill ``self`` with draws from the normal distribution :math:`N(\mu, \sigma^2)`.
+
+        Parameters
+        ----------
+        mean : float, optional
+            The mean :math:`\mu` (default 0).
+        std : float, optional
+            The standard deviation :math:`\sigma \ge 0` (default 1).
+        generator : difflab.Generator, optional
+            The generator to draw from (default: the global one, which
+            ``difflab.manual_seed`` seeds).
+
+        Raises
+        ------
+        TypeError
+            When ``self`` is not a floating-point tensor.
+        ValueError
+            When ``std`` is negative.
+
+        See Also
+        --------
+        difflab.nn.init.normal_ : the same, as a weight initializer.
+
+        Notes
+        -----
+        The density, for every entry independently:
+
+        .. math:: p(x) = \frac{1}{\sigma\sqrt{2\pi}}
+                  \exp\!\left(-\frac{(x - \mu)^2}{2\sigma^2}\right)
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> _ = dl.manual_seed(0)
+        >>> dl.empty(3, dtype=dl.float64).normal_(10.0, 0.1).numpy().round(2).tolist()
+        [10.01, 9.99, 10.06]
+        >>> x = dl.empty(10_000).normal_(generator=dl.Generator().manual_seed(1))
+        >>> abs(x.mean().item()) < 0.05, round(x.std().item(), 1)
+        (True, 1.0)
+        """
+        from difflab import random
+
+        self._floating("normal_")
+        self._fill(_apply(random.Normal, mean, std, shape=tuple(self.shape),
+                          dtype=np.dtype(self.dtype), device=self.device,
+                          generator=random._setting(generator)), "normal_")
         return self
 
-    def exponential_(self, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
-        """Fill with draws from the exponential distribution of rate ``lambd`` (mean 1/λ).
+    @_in_place("rand", "a new tensor of uniform draws in [0, 1)")
+    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
+        r"""Fill ``self`` with draws from the uniform distribution on :math:`[a, b)`.
+
+        Parameters
+        ----------
+        a : float, optional
+            The lower bound (default 0), included.
+        b : float, optional
+            The upper bound (default 1), excluded; at least ``a``.
+        generator : difflab.Generator, optional
+            The generator to draw from (default: the global one, which
+            ``difflab.manual_seed`` seeds).
+
+        Raises
+        ------
+        TypeError
+            When ``self`` is not a floating-point tensor.
+        ValueError
+            When ``b < a``.
+
+        See Also
+        --------
+        difflab.nn.init.uniform_ : the same, as a weight initializer.
+
+        Notes
+        -----
+        The density, for every entry independently:
+
+        .. math:: p(x) = \frac{1}{b - a} \quad \text{for } a \le x < b
 
         Examples
         --------
         >>> import difflab as dl
-        >>> bool((dl.empty(100).exponential_(2.0) >= 0).all())
-        True
+        >>> _ = dl.manual_seed(0)
+        >>> dl.empty(3, dtype=dl.float64).uniform_(-1.0, 1.0).numpy().round(3).tolist()
+        [0.274, -0.46, -0.918]
         """
+        from difflab import random
+
+        self._floating("uniform_")
+        self._fill(_apply(random.Uniform, a, b, shape=tuple(self.shape),
+                          dtype=np.dtype(self.dtype), device=self.device,
+                          generator=random._setting(generator)), "uniform_")
+        return self
+
+    def _draw_(self, name: str, distribution: str, *params: float,
+               generator: Any = None) -> Tensor:
+        from difflab.random import draw_array
+
+        self._fill(draw_array(distribution, *params, shape=tuple(self.shape), dtype=self.dtype,
+                              device=self.device, generator=generator), name)
+        return self
+
+    @_in_place()
+    def exponential_(self, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
+        r"""Fill ``self`` with draws from the exponential distribution of rate ``lambd``.
+
+        The waiting time of a process with ``lambd`` events per unit of time: mean
+        :math:`1/\lambda`, variance :math:`1/\lambda^2`.
+
+        Parameters
+        ----------
+        lambd : float, optional
+            The rate :math:`\lambda > 0` (default 1).
+        generator : difflab.Generator, optional
+            The generator to draw from (default: the global one, which
+            ``difflab.manual_seed`` seeds).
+
+        Raises
+        ------
+        TypeError
+            When ``self`` is not a floating-point tensor.
+        ValueError
+            When ``lambd`` is not positive.
+
+        Notes
+        -----
+        The density, for every entry independently:
+
+        .. math:: p(x) = \lambda e^{-\lambda x} \quad \text{for } x \ge 0
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> _ = dl.manual_seed(0)
+        >>> dl.empty(3, dtype=dl.float64).exponential_(2.0).numpy().round(2).tolist()
+        [0.34, 0.51, 0.01]
+        >>> round(dl.empty(10_000).exponential_(4.0).mean().item(), 2)
+        0.25
+        """
+        self._floating("exponential_")
         if lambd <= 0:
             raise ValueError(f"exponential_ expects a positive rate lambd, got {lambd}")
-        return self._draw_("exponential", 1.0 / lambd, generator=generator)
+        return self._draw_("exponential_", "exponential", 1.0 / lambd, generator=generator)
 
+    @_in_place()
     def geometric_(self, p: float, *, generator: Any = None) -> Tensor:
-        """Fill with the number of Bernoulli(p) trials up to the first success (1, 2, ...).
+        r"""Fill ``self`` with geometric draws: the trials up to the first success.
+
+        Each entry counts Bernoulli(p) trials up to and including the first
+        success (1, 2, ...).  Mean :math:`1/p`.  An integer ``self`` holds the counts exactly.
+
+        Parameters
+        ----------
+        p : float
+            The probability of success of each trial, in :math:`(0, 1]`.
+        generator : difflab.Generator, optional
+            The generator to draw from (default: the global one, which
+            ``difflab.manual_seed`` seeds).
+
+        Raises
+        ------
+        ValueError
+            When ``p`` is not in :math:`(0, 1]`.
+
+        Notes
+        -----
+        The probability of each value, for every entry independently:
+
+        .. math:: P(k) = (1 - p)^{k - 1}\, p \quad \text{for } k = 1, 2, \dots
 
         Examples
         --------
         >>> import difflab as dl
-        >>> bool((dl.empty(100).geometric_(0.5) >= 1).all())
-        True
+        >>> _ = dl.manual_seed(0)
+        >>> dl.empty(6, dtype=dl.int64).geometric_(0.5).tolist()
+        [2, 1, 1, 1, 3, 4]
+        >>> dl.empty(3).geometric_(1.0).tolist()
+        [1.0, 1.0, 1.0]
         """
         if not 0 < p <= 1:
             raise ValueError(f"geometric_ expects a probability p in (0, 1], got {p}")
-        return self._draw_("geometric", p, generator=generator)
+        return self._draw_("geometric_", "geometric", p, generator=generator)
 
+    @_in_place()
     def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *,
                 generator: Any = None) -> Tensor:
-        """Fill with draws from the Cauchy distribution ``median + sigma · tan(π(U - ½))``.
+        r"""Fill ``self`` with Cauchy draws of median ``median`` and scale ``sigma``.
+
+        Heavy tails: it has no mean and no variance (the sample mean of n draws is
+        as spread as one draw), which is why it tests robust estimators.
+
+        Parameters
+        ----------
+        median : float, optional
+            The median :math:`m` (default 0).
+        sigma : float, optional
+            The scale :math:`\sigma > 0`, half the interquartile range (default 1).
+        generator : difflab.Generator, optional
+            The generator to draw from (default: the global one, which
+            ``difflab.manual_seed`` seeds).
+
+        Raises
+        ------
+        TypeError
+            When ``self`` is not a floating-point tensor.
+        ValueError
+            When ``sigma`` is not positive.
+
+        Notes
+        -----
+        The density, for every entry independently:
+
+        .. math:: p(x) = \frac{1}{\pi\sigma\left(1 + \left(\frac{x - m}{\sigma}\right)^2\right)}
 
         Examples
         --------
         >>> import difflab as dl
-        >>> dl.empty(3).cauchy_().shape
-        difflab.Size([3])
+        >>> _ = dl.manual_seed(0)
+        >>> dl.empty(3, dtype=dl.float64).cauchy_(5.0, 0.5).numpy().round(3).tolist()
+        [4.524, 8.053, 4.259]
         """
         from difflab.random import draw_array
 
+        self._floating("cauchy_")
+        if not sigma > 0:
+            raise ValueError(f"cauchy_ expects a positive scale sigma, got {sigma}")
         draws = draw_array("standard_cauchy", shape=tuple(self.shape), dtype="float64",
                            device=self.device, generator=generator)
-        self[...] = draws * sigma + median
-        return self
+        return self._fill(draws * sigma + median, "cauchy_")
 
+    @_in_place()
     def log_normal_(self, mean: float = 1.0, std: float = 2.0, *,
                     generator: Any = None) -> Tensor:
-        """Fill with ``exp(N(mean, std²))`` draws (``mean``, ``std`` of the logarithm).
+        r"""Fill ``self`` with log-normal draws: :math:`e^Y`, :math:`Y \sim N(\mu, \sigma^2)`.
+
+        ``mean`` and ``std`` are those of the logarithm :math:`Y`, not of the draws
+        (whose mean is :math:`e^{\mu + \sigma^2/2}`); the defaults are PyTorch's.
+
+        Parameters
+        ----------
+        mean : float, optional
+            The mean :math:`\mu` of the logarithm (default 1).
+        std : float, optional
+            The standard deviation :math:`\sigma \ge 0` of the logarithm (default 2).
+        generator : difflab.Generator, optional
+            The generator to draw from (default: the global one, which
+            ``difflab.manual_seed`` seeds).
+
+        Raises
+        ------
+        TypeError
+            When ``self`` is not a floating-point tensor.
+        ValueError
+            When ``std`` is negative.
+
+        Notes
+        -----
+        The density, for every entry independently:
+
+        .. math:: p(x) = \frac{1}{x\sigma\sqrt{2\pi}}
+                  \exp\!\left(-\frac{(\ln x - \mu)^2}{2\sigma^2}\right) \quad
+                  \text{for } x > 0
 
         Examples
         --------
         >>> import difflab as dl
-        >>> bool((dl.empty(10).log_normal_() > 0).all())
-        True
+        >>> _ = dl.manual_seed(0)
+        >>> x = dl.empty(3, dtype=dl.float64).log_normal_(0.0, 0.25)
+        >>> x.numpy().round(3).tolist()
+        [1.032, 0.968, 1.174]
+        >>> x.log().numpy().round(3).tolist()
+        [0.031, -0.033, 0.16]
         """
-        return self._draw_("lognormal", mean, std, generator=generator)
+        self._floating("log_normal_")
+        if std < 0:
+            raise ValueError(f"log_normal_ expects a standard deviation std >= 0, got {std}")
+        return self._draw_("log_normal_", "lognormal", mean, std, generator=generator)
 
+    @_in_place("bernoulli", "draws with a probability per entry")
     def bernoulli_(self, p: float = 0.5, *, generator: Any = None) -> Tensor:
-        """Fill with 1 with probability ``p``, else 0.
+        r"""Fill ``self`` with 1 with probability ``p``, else 0 (Bernoulli draws).
+
+        Parameters
+        ----------
+        p : float, optional
+            The probability of a 1, in :math:`[0, 1]` (default 0.5).
+        generator : difflab.Generator, optional
+            The generator to draw from (default: the global one, which
+            ``difflab.manual_seed`` seeds).
+
+        Raises
+        ------
+        ValueError
+            When ``p`` is not in :math:`[0, 1]`.
+
+        Notes
+        -----
+        The probability of each value, for every entry independently:
+
+        .. math:: P(1) = p, \qquad P(0) = 1 - p
 
         Examples
         --------
         >>> import difflab as dl
-        >>> sorted(set(dl.empty(50).bernoulli_(0.5).tolist())) in ([0.0, 1.0], [0.0], [1.0])
-        True
+        >>> _ = dl.manual_seed(0)
+        >>> dl.empty(6).bernoulli_(0.3).tolist()
+        [0.0, 1.0, 1.0, 1.0, 0.0, 0.0]
+        >>> dl.empty(2, dtype=dl.bool).bernoulli_(1.0).tolist()
+        [True, True]
         """
         if not 0 <= p <= 1:
             raise ValueError(f"bernoulli_ expects a probability p in [0, 1], got {p}")
         from difflab.random import uniform_array
 
         draws = uniform_array(0.0, 1.0, tuple(self.shape), "float64", self.device, generator)
-        self[...] = draws < p
-        return self
+        return self._fill(draws < p, "bernoulli_")
 
+    @_in_place("randint", "a new tensor of integers drawn uniformly")
     def random_(self, from_: int = 0, to: int | None = None, *, generator: Any = None) -> Tensor:
-        """Fill with integers drawn uniformly from ``[from_, to)``.
+        r"""Fill ``self`` with integers drawn uniformly from ``[from_, to)``.
 
-        Without ``to``: up to ``2**mantissa`` for floats (every integer exactly
-        representable), the dtype's largest value for integers, as PyTorch.
+        As PyTorch: ``x.random_(to)``, one argument, draws from ``[0, to)``;
+        ``x.random_()`` from 0 up to the largest integer the dtype holds exactly
+        (:math:`2^{p}` for a float of ``p`` significand bits, so :math:`2^{24}` for
+        float32; the largest value for an integer dtype; 0 or 1 for bool).
+
+        Parameters
+        ----------
+        from_ : int, optional
+            The smallest value (default 0); alone, the bound ``to``.
+        to : int, optional
+            One past the largest value.
+        generator : difflab.Generator, optional
+            The generator to draw from (default: the global one, which
+            ``difflab.manual_seed`` seeds).
+
+        Raises
+        ------
+        ValueError
+            When the range is empty (``to <= from_``).
+
+        Notes
+        -----
+        The probability of each value, for every entry independently:
+
+        .. math:: P(k) = \frac{1}{\text{to} - \text{from\_}} \quad
+                  \text{for } k = \text{from\_}, \dots, \text{to} - 1
 
         Examples
         --------
         >>> import difflab as dl
-        >>> x = dl.empty(20).random_(3, 6)
-        >>> bool(((x >= 3) & (x < 6)).all())
-        True
+        >>> _ = dl.manual_seed(0)
+        >>> dl.empty(6, dtype=dl.int64).random_(3, 6).tolist()
+        [5, 4, 4, 3, 3, 3]
+        >>> x = dl.empty(100).random_(2)
+        >>> sorted(set(x.tolist()))
+        [0.0, 1.0]
         """
         from difflab.random import integers_array
 
+        if to is None and from_ != 0:  # (PyTorch's one-argument form: random_(to))
+            from_, to = 0, from_
         if to is None:
             if self.dtype.is_floating_point:
                 to = 2 ** (np.finfo(self.dtype.dtype).nmant + 1)
@@ -531,6 +1143,5 @@ class InPlaceMethods:
                 to = int(np.iinfo(self.dtype.dtype).max)
         if to <= from_:
             raise ValueError(f"random_ expects from_ < to, got [{from_}, {to})")
-        self[...] = integers_array(from_, to, tuple(self.shape), self.dtype, self.device,
-                                   generator)
-        return self
+        return self._fill(integers_array(from_, to, tuple(self.shape), self.dtype, self.device,
+                                         generator), "random_")
