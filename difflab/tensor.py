@@ -458,7 +458,7 @@ class Tensor(TensorMethods, InPlaceMethods):
         """The type of the elements: ``difflab.float32``, ``difflab.int64``, ``difflab.bool``...
 
         Python floats make float32 tensors (the default dtype), Python ints int64 and
-        bools bool, as in PyTorch; :meth:`to` converts.
+        bools bool, as in PyTorch; :meth:`~difflab.Tensor.to` converts.
 
         See Also
         --------
@@ -479,7 +479,7 @@ class Tensor(TensorMethods, InPlaceMethods):
     def device(self) -> backend.Device:
         """Where the values live: ``device(type='cpu')`` (NumPy) or ``cuda:N`` (CuPy).
 
-        Operations need their tensors on one device; :meth:`to` moves them.
+        Operations need their tensors on one device; :meth:`~difflab.Tensor.to` moves them.
 
         See Also
         --------
@@ -1185,7 +1185,7 @@ class Tensor(TensorMethods, InPlaceMethods):
         return out
 
     def astype(self, dtype: Any) -> Tensor:
-        """NumPy's name for :meth:`to` with a dtype: ``x.astype(dl.float32)``.
+        """NumPy's name for :meth:`~difflab.Tensor.to` with a dtype: ``x.astype(dl.float32)``.
 
         Derivative rules are written against NumPy's names (``g.astype(dtype)``);
         this lets the same rule run on tensors when a backward pass is recorded.
@@ -1245,7 +1245,7 @@ class Tensor(TensorMethods, InPlaceMethods):
             Where CuPy or a GPU is missing (the message names the package to install),
             or for a GPU index the machine does not have.
         ValueError
-            For a device that is not a CUDA device (use :meth:`to` for those).
+            For a device that is not a CUDA device (use :meth:`~difflab.Tensor.to` for those).
 
         See Also
         --------
@@ -1319,7 +1319,7 @@ class Tensor(TensorMethods, InPlaceMethods):
         -------
         str or Tensor
             The name, as ``"difflab.FloatTensor"`` (``"difflab.cuda.FloatTensor"`` on a
-            GPU), or the converted tensor (self when nothing changes; see :meth:`to`).
+            GPU), or the converted tensor (self when nothing changes; see :meth:`~difflab.Tensor.to`).
 
         Raises
         ------
