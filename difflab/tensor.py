@@ -1319,7 +1319,8 @@ class Tensor(TensorMethods, InPlaceMethods):
         -------
         str or Tensor
             The name, as ``"difflab.FloatTensor"`` (``"difflab.cuda.FloatTensor"`` on a
-            GPU), or the converted tensor (self when nothing changes; see :meth:`~difflab.Tensor.to`).
+            GPU), or the converted tensor (self when nothing changes; see
+            :meth:`~difflab.Tensor.to`).
 
         Raises
         ------
