@@ -7,8 +7,9 @@ the function ``difflab.<face>`` (one function, two names; no wrapper), with
 its docstring, its derivative rule (:mod:`difflab.ops.special`) and its routing.
 The rest are short composites of those faces
 (:mod:`difflab.special.composites`: ``ndtr``, ``log_ndtr``, ``xlogy``,
-``multigammaln``, ...).  So all four differentiators, the jit and ``vmap``
-know each one.
+``multigammaln``, ...).  So all four differentiators and the jit know each
+one (``round`` has no symbolic derivative; ``vmap`` refuses ``multigammaln``,
+whose domain check reads the values).
 
 What flows in flows through, as everywhere in difflab: a Tensor gives a
 Tensor (recorded on the tape), a NumPy array or a number a NumPy result, a

@@ -3,7 +3,7 @@ r"""The functions of ``difflab.special`` that are formulas over difflab's primit
 They are what is left of ``torch.special`` once the names that *are* registry
 faces (``gammaln`` is ``difflab.lgamma``: the table ``FACES`` in
 :mod:`difflab.special`) are taken out: each is a short composite of those
-faces, so all four differentiators, the jit and ``vmap`` know it, and its
+faces, so the four differentiators and the jit know it, and its
 derivative is the chain rule over them.
 
 Where a formula would divide 0 by 0 or overflow in a branch that is not taken
