@@ -1,9 +1,19 @@
-r"""The composite functions of ``difflab.special``: short formulas over the primitives.
+r"""The functions of ``difflab.special`` that are formulas over difflab's primitives.
+
+They are what is left of ``torch.special`` once the names that *are* registry
+faces (``gammaln`` is ``difflab.lgamma``: the table ``FACES`` in
+:mod:`difflab.special`) are taken out: each is a short composite of those
+faces, so the four differentiators and the jit know it, and its
+derivative is the chain rule over them.
 
 Where a formula would divide 0 by 0 or overflow in a branch that is not taken
 (``sinc`` at 0, ``xlogy`` at x = 0, ``log_ndtr`` far in a tail), the
 argument of that branch is replaced by a harmless value first, so that
 neither the value nor the gradient picks up a NaN from it.
+
+What flows in flows through, as with the faces: a Tensor gives a Tensor (on the
+tape), a NumPy array or a number a NumPy result, a dual number a dual number, a
+sympy expression an expression; a list is read as a NumPy array of floats.
 """
 
 from __future__ import annotations
@@ -11,8 +21,10 @@ from __future__ import annotations
 import math
 import typing
 
+import numpy as np
+
 from difflab import functions as F
-from difflab.special.primitives import _tensor
+from difflab.ops import registry
 
 if typing.TYPE_CHECKING:
     from difflab.tensor import Tensor
@@ -20,24 +32,26 @@ if typing.TYPE_CHECKING:
 __all__ = [
     "entr",
     "exp2",
-    "expit",
-    "expm1",
-    "log1p",
     "log_ndtr",
-    "log_softmax",
     "logit",
-    "logsumexp",
+    "multigammaln",
     "ndtr",
     "ndtri",
     "round",
     "sinc",
-    "softmax",
     "spherical_bessel_j0",
     "xlog1py",
     "xlogy",
 ]
 
 _SQRT_HALF = math.sqrt(0.5)
+_ROUND = registry.get("round")  # (the primitive, routed as a face routes it: arrays stay arrays)
+
+
+def _operand(x: typing.Any) -> typing.Any:
+    """``x`` as the faces read it: a list or tuple of numbers becomes a NumPy array of
+    floats (what ``difflab.erfc([...])`` computes on); anything else passes unchanged."""
+    return np.asarray(x, dtype=float) if isinstance(x, (list, tuple)) else x
 
 
 def _where_zero(x: typing.Any, value: typing.Any) -> typing.Any:
@@ -50,12 +64,12 @@ def sinc(input: Tensor) -> Tensor:  # noqa: A002
 
     Parameters
     ----------
-    input : Tensor
+    input : Tensor, array or float
         Any real values.
 
     Returns
     -------
-    Tensor
+    Tensor, array or float
         sinc(x); the gradient at 0 is 0.
 
     Examples
@@ -65,7 +79,7 @@ def sinc(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.special.sinc(x).numpy().round(6).tolist()
     [1.0, 0.63662, 0.0]
     """
-    x = _tensor(input)
+    x = _operand(input)
     scaled = _where_zero(x, 1.0) * math.pi
     return F.where(x == 0, 1.0, F.sin(scaled) / scaled)
 
@@ -75,12 +89,12 @@ def spherical_bessel_j0(input: Tensor) -> Tensor:  # noqa: A002
 
     Parameters
     ----------
-    input : Tensor
+    input : Tensor, array or float
         Any real values (1 at x = 0).
 
     Returns
     -------
-    Tensor
+    Tensor, array or float
         sin(x)/x.
 
     Examples
@@ -90,22 +104,22 @@ def spherical_bessel_j0(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.special.spherical_bessel_j0(x).numpy().round(6).tolist()
     [1.0, 0.454649]
     """
-    x = _tensor(input)
+    x = _operand(input)
     safe = _where_zero(x, 1.0)
     return F.where(x == 0, 1.0, F.sin(safe) / safe)
 
 
 def entr(input: Tensor) -> Tensor:  # noqa: A002
-    """The entropy term -x log x: 0 at x = 0, -inf for x < 0.
+    """The entropy term -x log x: 0 at x = 0 (also at -0.0), -inf for x < 0 (also at -inf).
 
     Parameters
     ----------
-    input : Tensor
+    input : Tensor, array or float
         Any real values (NaN stays NaN).
 
     Returns
     -------
-    Tensor
+    Tensor, array or float
         -x log x where x > 0.
 
     Examples
@@ -115,12 +129,12 @@ def entr(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.special.entr(x).numpy().round(6).tolist()
     [0.0, 0.346574, -inf]
     """
-    x = _tensor(input)
+    x = _operand(input)
     positive = x > 0
     safe = F.where(positive, x, 1.0)
-    zero = x * 0.0  # (the branches keep x's dtype)
+    zero = safe * 0.0  # (0 where x <= 0, in x's dtype; x * 0 would be NaN at -inf)
     value = F.where(positive, -safe * F.log(safe), F.where(x == 0, zero, zero - math.inf))
-    return F.where(F.isnan(x), x, value)
+    return F.where(x != x, x, value)  # (NaN stays NaN: the one value unequal to itself)
 
 
 def exp2(input: Tensor) -> Tensor:  # noqa: A002
@@ -128,12 +142,12 @@ def exp2(input: Tensor) -> Tensor:  # noqa: A002
 
     Parameters
     ----------
-    input : Tensor
+    input : Tensor, array or float
         Any real values.
 
     Returns
     -------
-    Tensor
+    Tensor, array or float
         2ˣ; its derivative is 2ˣ · log 2.
 
     Examples
@@ -142,73 +156,7 @@ def exp2(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.special.exp2(dl.tensor([0.0, 3.0])).tolist()
     [1.0, 8.0]
     """
-    return 2.0 ** _tensor(input)
-
-
-def expit(input: Tensor) -> Tensor:  # noqa: A002
-    """The logistic sigmoid 1/(1 + exp(-x)) (``sigmoid``), elementwise.
-
-    Parameters
-    ----------
-    input : Tensor
-        Any real values.
-
-    Returns
-    -------
-    Tensor
-        Values in (0, 1).
-
-    Examples
-    --------
-    >>> import difflab as dl
-    >>> dl.special.expit(dl.tensor([0.0])).tolist()
-    [0.5]
-    """
-    return F.sigmoid(_tensor(input))
-
-
-def expm1(input: Tensor) -> Tensor:  # noqa: A002
-    """exp(x) - 1, accurate for small x, elementwise.
-
-    Parameters
-    ----------
-    input : Tensor
-        Any real values.
-
-    Returns
-    -------
-    Tensor
-        exp(x) - 1.
-
-    Examples
-    --------
-    >>> import difflab as dl
-    >>> dl.special.expm1(dl.tensor([1e-10], dtype=dl.float64)).tolist()
-    [1.00000000005e-10]
-    """
-    return F.expm1(_tensor(input))
-
-
-def log1p(input: Tensor) -> Tensor:  # noqa: A002
-    """log(1 + x), accurate for small x, elementwise.
-
-    Parameters
-    ----------
-    input : Tensor
-        Values greater than -1.
-
-    Returns
-    -------
-    Tensor
-        log(1 + x).
-
-    Examples
-    --------
-    >>> import difflab as dl
-    >>> dl.special.log1p(dl.tensor([1e-10], dtype=dl.float64)).item()     # log(1 + x) ≈ x - x²/2
-    9.9999999995...e-11
-    """
-    return F.log1p(_tensor(input))
+    return 2.0 ** _operand(input)
 
 
 def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
@@ -216,14 +164,14 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
 
     Parameters
     ----------
-    input : Tensor
+    input : Tensor, array or float
         Probabilities p in [0, 1].
     eps : float, optional
         If given, p is first clamped to [eps, 1 - eps] (finite at 0 and 1).
 
     Returns
     -------
-    Tensor
+    Tensor, array or float
         log(p) - log(1 - p).
 
     Examples
@@ -233,7 +181,7 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
     >>> dl.special.logit(x, eps=1e-6).numpy().round(6).tolist()
     [0.0, 1.098612, 13.81551]
     """
-    p = _tensor(input)
+    p = _operand(input)
     if eps is not None:
         p = F.clamp(p, eps, 1.0 - eps)
     return F.log(p) - F.log1p(-p)
@@ -246,14 +194,14 @@ def xlogy(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
 
     Parameters
     ----------
-    input : Tensor or float
+    input : Tensor, array or float
         The factor x.
-    other : Tensor or float
+    other : Tensor, array or float
         The argument y of the logarithm.
 
     Returns
     -------
-    Tensor
+    Tensor, array or float
         x log y; d/dx = log y, d/dy = x/y.
 
     Examples
@@ -264,9 +212,9 @@ def xlogy(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     >>> dl.special.xlogy(x, y).numpy().round(6).tolist()
     [0.0, 2.197225]
     """
-    x, y = _tensor(input), _tensor(other)
+    x, y = _operand(input), _operand(other)
     # (only where log y is not finite: at x = 0 the gradient in x stays log y, as PyTorch's)
-    return x * F.log(F.where((x == 0) & (y <= 0), 1.0, y))
+    return x * F.log(F.where(x == 0, F.where(y <= 0, 1.0, y), y))
 
 
 def xlog1py(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
@@ -274,14 +222,14 @@ def xlog1py(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
 
     Parameters
     ----------
-    input : Tensor or float
+    input : Tensor, array or float
         The factor x.
-    other : Tensor or float
+    other : Tensor, array or float
         y, greater than -1.
 
     Returns
     -------
-    Tensor
+    Tensor, array or float
         x log1p(y).
 
     Examples
@@ -292,8 +240,8 @@ def xlog1py(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     >>> dl.special.xlog1py(x, y).numpy().round(6).tolist()
     [0.0, 1.386294]
     """
-    x, y = _tensor(input), _tensor(other)
-    return x * F.log1p(F.where((x == 0) & (y <= -1), 0.0, y))
+    x, y = _operand(input), _operand(other)
+    return x * F.log1p(F.where(x == 0, F.where(y <= -1, 0.0, y), y))
 
 
 def ndtr(input: Tensor) -> Tensor:  # noqa: A002
@@ -303,12 +251,12 @@ def ndtr(input: Tensor) -> Tensor:  # noqa: A002
 
     Parameters
     ----------
-    input : Tensor
+    input : Tensor, array or float
         Any real values.
 
     Returns
     -------
-    Tensor
+    Tensor, array or float
         Φ(x), in [0, 1].
 
     Examples
@@ -318,7 +266,7 @@ def ndtr(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.special.ndtr(x).numpy().round(6).tolist()
     [0.5, 0.975002]
     """
-    return 0.5 * F.erfc(-_SQRT_HALF * _tensor(input))
+    return 0.5 * F.erfc(-_SQRT_HALF * _operand(input))
 
 
 def ndtri(input: Tensor) -> Tensor:  # noqa: A002
@@ -328,12 +276,12 @@ def ndtri(input: Tensor) -> Tensor:  # noqa: A002
 
     Parameters
     ----------
-    input : Tensor
+    input : Tensor, array or float
         Probabilities p in [0, 1] (-inf at 0, +inf at 1).
 
     Returns
     -------
-    Tensor
+    Tensor, array or float
         Φ⁻¹(p).
 
     Examples
@@ -342,7 +290,7 @@ def ndtri(input: Tensor) -> Tensor:  # noqa: A002
     >>> print(f"{dl.special.ndtri(dl.tensor(0.975, dtype=dl.float64)).item():.6f}")
     1.959964
     """
-    return math.sqrt(2.0) * F.erfinv(2.0 * _tensor(input) - 1.0)
+    return math.sqrt(2.0) * F.erfinv(2.0 * _operand(input) - 1.0)
 
 
 def log_ndtr(input: Tensor) -> Tensor:  # noqa: A002
@@ -353,12 +301,12 @@ def log_ndtr(input: Tensor) -> Tensor:  # noqa: A002
 
     Parameters
     ----------
-    input : Tensor
+    input : Tensor, array or float
         Any real values.
 
     Returns
     -------
-    Tensor
+    Tensor, array or float
         log Φ(x) <= 0.
 
     Examples
@@ -367,7 +315,7 @@ def log_ndtr(input: Tensor) -> Tensor:  # noqa: A002
     >>> print(f"{dl.special.log_ndtr(dl.tensor(-40.0, dtype=dl.float64)).item():.4f}")
     -804.6084
     """
-    x = _tensor(input)
+    x = _operand(input)
     lower = F.minimum(x, 0.0)  # (each branch sees only its own side: nothing overflows)
     upper = F.maximum(x, 0.0)
     low = F.log(0.5 * F.erfcx(-_SQRT_HALF * lower)) - 0.5 * lower * lower
@@ -380,14 +328,14 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002
 
     Parameters
     ----------
-    input : Tensor
+    input : Tensor, array or float
         Any values.
     decimals : int, optional
         Decimal places to keep (negative: to tens, hundreds, ...).
 
     Returns
     -------
-    Tensor
+    Tensor, array or float
         The rounded values; the gradient is 0 (piecewise constant).
 
     Examples
@@ -396,89 +344,63 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002
     >>> dl.special.round(dl.tensor([0.5, 1.5, 2.345]), decimals=0).tolist()
     [0.0, 2.0, 2.0]
     """
-    x = _tensor(input)
+    x = _operand(input)
     if decimals == 0:
-        return F.round(x)
+        return F.bind(_ROUND, x)
     scale = 10.0 ** decimals
-    return F.round(x * scale) / scale
+    return F.bind(_ROUND, x * scale) / scale
 
 
-def softmax(input: Tensor, dim: int, *, dtype: typing.Any = None) -> Tensor:  # noqa: A002
-    """exp(x) normalized to sum 1 along ``dim``.
+
+
+def multigammaln(input: Tensor, p: int) -> Tensor:  # noqa: A002
+    """The multivariate log-gamma function of dimension p, elementwise.
+
+    log Γₚ(a) = p(p - 1)/4 · log π + Σⱼ₌₀..ₚ₋₁ log Γ(a - j/2), defined for a > (p - 1)/2
+    (the normalizer of the Wishart distribution).  A sum of ``lgamma`` terms, so its
+    derivative is Σⱼ ψ(a - j/2).
 
     Parameters
     ----------
-    input : Tensor
-        Scores.
-    dim : int
-        The dimension that sums to 1.
-    dtype : difflab dtype, optional
-        Cast the input to this dtype first.
+    input : Tensor, array or float
+        The values a, each greater than (p - 1)/2.
+    p : int
+        The dimension, p >= 1.
 
     Returns
     -------
-    Tensor
-        Probabilities.
+    Tensor, array or float
+        log Γₚ(a), of the shape and kind of ``input``.
+
+    Raises
+    ------
+    ValueError
+        If p is not an integer >= 1, or some a <= (p - 1)/2.
+
+    See Also
+    --------
+    difflab.lgamma : log Γ, the case p = 1.
 
     Examples
     --------
     >>> import difflab as dl
-    >>> dl.special.softmax(dl.tensor([0.0, 0.0]), 0).tolist()
-    [0.5, 0.5]
+    >>> print(f"{dl.special.multigammaln(dl.tensor(2.5), 1).item():.6f}")   # p = 1: log Γ(2.5)
+    0.284683
+    >>> a = dl.tensor([2.0, 3.0], dtype=dl.float64, requires_grad=True)
+    >>> dl.special.multigammaln(a, 2).sum().backward()
+    >>> a.grad                       # ψ(a) + ψ(a - 1/2)
+    tensor([0.4593, 1.6259], dtype=difflab.float64)
     """
-    x = _tensor(input)
-    return F.softmax(x if dtype is None else x.to(dtype), dim)
-
-
-def log_softmax(input: Tensor, dim: int, *, dtype: typing.Any = None) -> Tensor:  # noqa: A002
-    """log(softmax(x)) along ``dim``, computed without forming the softmax.
-
-    Parameters
-    ----------
-    input : Tensor
-        Scores.
-    dim : int
-        The dimension normalized over.
-    dtype : difflab dtype, optional
-        Cast the input to this dtype first.
-
-    Returns
-    -------
-    Tensor
-        Log-probabilities.
-
-    Examples
-    --------
-    >>> import difflab as dl
-    >>> x = dl.tensor([0.0, 0.0], dtype=dl.float64)
-    >>> dl.special.log_softmax(x, 0).numpy().round(6).tolist()
-    [-0.693147, -0.693147]
-    """
-    x = _tensor(input)
-    return F.log_softmax(x if dtype is None else x.to(dtype), dim)
-
-
-def logsumexp(input: Tensor, dim: typing.Any, keepdim: bool = False) -> Tensor:  # noqa: A002
-    """log Σ exp(x) over ``dim``, without overflow (the maximum is shifted out first).
-
-    Parameters
-    ----------
-    input : Tensor
-        Values.
-    dim : int or tuple of int
-        The dimensions summed over.
-    keepdim : bool, optional
-        Keep them, with size 1.
-
-    Returns
-    -------
-    Tensor
-        log Σ exp(x).
-
-    Examples
-    --------
-    >>> import difflab as dl
-    >>> print(f"{dl.special.logsumexp(dl.tensor([1000.0, 1000.0]), 0).item():.4f}")
-    1000.6932
-    """
-    return F.logsumexp(_tensor(input), dim, keepdim)
+    x = _operand(input)
+    if isinstance(p, bool) or not isinstance(p, int) or p < 1:
+        raise ValueError(f"multigammaln needs a dimension p >= 1 (an integer), got {p!r}")
+    values = getattr(x, "primal", x)  # (a dual number's values)
+    numbers = isinstance(values, (int, float)) or getattr(
+        getattr(values, "dtype", None), "kind", "O") in "biuf"  # (not sympy's symbols)
+    if numbers and bool(F.any(F.le(values, (p - 1) / 2.0))):
+        raise ValueError(f"multigammaln of dimension p = {p} needs every element of input "
+                         f"greater than (p - 1)/2 = {(p - 1) / 2}")
+    total = F.lgamma(x)
+    for j in range(1, p):
+        total = total + F.lgamma(x - 0.5 * j)
+    return total + p * (p - 1) / 4.0 * math.log(math.pi)

@@ -30,7 +30,7 @@ MODULES = [
     "difflab.functions_statistics", "difflab.tensor_inplace",
     "difflab.functions_selecting", "difflab.creation",
     "difflab.functions_sequences", "difflab.tensor",
-    "difflab.special.primitives",
+    "difflab.special",
     "difflab.special.composites", "difflab.distributions", "difflab.distributions.distribution",
     "difflab.distributions.constraints", "difflab.distributions.continuous",
     "difflab.distributions.discrete", "difflab.distributions.gamma",
@@ -56,8 +56,7 @@ def _public(module: str) -> list[str]:
 
 
 NEW_NAMES = {
-    "difflab.special.primitives": _public("difflab.special.primitives"),
-    "difflab.special.composites": _public("difflab.special.composites"),
+    "difflab.special": _public("difflab.special"),
     **{f"difflab.distributions.{m}": _public(f"difflab.distributions.{m}")
        for m in ("distribution", "continuous", "discrete", "gamma", "multivariate", "kl",
                  "univariate", "counts", "relaxed")},

@@ -191,3 +191,105 @@ def test_second_argument_functions_keep_float32_beside_a_number(name):
     assert f(t64([2.0]), dl.tensor([1.0])).dtype == dl.float64  # a float64 tensor widens
     np.testing.assert_allclose(y.detach().numpy(), getattr(sc, name)(2.0, [0.5, 2.0]),
                                rtol=1e-6)
+
+
+# ------------------------------------------------ the table of faces, and what flows through
+
+COMPOSITES = {"entr", "exp2", "log_ndtr", "logit", "multigammaln", "ndtr", "ndtri", "round",
+              "sinc", "spherical_bessel_j0", "xlog1py", "xlogy"}
+
+#: How each name is called on one float input (the others as in the tests above).
+CALL = {
+    "polygamma": lambda f, v: f(2, v), "multigammaln": lambda f, v: f(v + 1.0, 3),
+    "zeta": lambda f, v: f(2.5, v), "gammainc": lambda f, v: f(1.5, v),
+    "gammaincc": lambda f, v: f(1.5, v), "softmax": lambda f, v: f(v, 0),
+    "log_softmax": lambda f, v: f(v, 0), "logsumexp": lambda f, v: f(v, 0),
+    "xlogy": lambda f, v: f(v, v + 1.0), "xlog1py": lambda f, v: f(v, v),
+    "round": lambda f, v: f(v, decimals=1), "logit": lambda f, v: f(v * 0.25, eps=0.01),
+    "erfinv": lambda f, v: f(v * 0.25), "ndtri": lambda f, v: f(v * 0.25),
+}
+POINTS = np.array([0.3, 0.9, 1.7, 2.5, 3.8])
+
+
+def call(name, f, v):
+    return CALL.get(name, lambda g, u: g(u))(f, v)
+
+
+def test_every_name_is_a_registry_face_or_a_composite_never_both():
+    from difflab.ops import registry
+    from difflab.special import FACES, composites
+
+    assert set(special.__all__) == set(FACES) | set(composites.__all__)
+    assert set(composites.__all__) == COMPOSITES and not COMPOSITES & set(FACES)
+    for name, face in FACES.items():
+        assert face in registry.PRIMITIVES, f"{name}: {face} is not a registry primitive"
+        assert getattr(special, name) is getattr(dl, face), f"special.{name} wraps dl.{face}"
+
+
+@pytest.mark.parametrize("name", sorted(special.FACES))
+@pytest.mark.parametrize("dtype", [dl.float32, dl.float64])
+def test_a_torch_special_name_computes_what_its_registry_face_does(name, dtype):
+    # the value bit for bit, the gradient, the dtype (float32 stays float32)
+    face = getattr(dl, special.FACES[name])
+    x_special = dl.tensor(POINTS, dtype=dtype, requires_grad=True)
+    x_face = dl.tensor(POINTS, dtype=dtype, requires_grad=True)
+    y_special, y_face = call(name, getattr(special, name), x_special), call(name, face, x_face)
+    assert y_special.dtype == y_face.dtype == dtype
+    np.testing.assert_array_equal(y_special.detach().numpy(), y_face.detach().numpy())
+    y_special.sum().backward()
+    y_face.sum().backward()
+    assert x_special.grad.dtype == dtype
+    np.testing.assert_array_equal(x_special.grad.numpy(), x_face.grad.numpy())
+
+
+@pytest.mark.parametrize("name", sorted(special.__all__))
+def test_what_flows_in_flows_through_arrays_give_arrays(name):
+    # One rule, the faces': a NumPy array gives a NumPy array of the tensor's values, a
+    # number a NumPy number, a Tensor a Tensor (of the input's dtype).
+    f = getattr(special, name)
+    from_tensor = call(name, f, dl.tensor(POINTS, dtype=dl.float64))
+    from_array = call(name, f, POINTS.copy())
+    assert isinstance(from_tensor, dl.Tensor) and from_tensor.dtype == dl.float64
+    assert isinstance(from_array, (np.ndarray, np.generic)), type(from_array)
+    np.testing.assert_allclose(from_array, from_tensor.numpy(), rtol=1e-15, atol=0)
+    if name not in ("softmax", "log_softmax", "logsumexp"):  # (these need a dimension)
+        number = call(name, f, 0.9)
+        assert not isinstance(number, dl.Tensor)
+        np.testing.assert_allclose(number, from_tensor.numpy()[1], rtol=1e-15, atol=0)
+    assert call(name, f, dl.tensor(POINTS, dtype=dl.float32)).dtype == dl.float32
+
+
+MODES = ("forward", "symbolic", "numeric")
+
+
+@pytest.mark.parametrize("name", sorted(special.__all__))
+def test_every_name_differentiates_in_every_mode(name):
+    # the composites too (multigammaln, entr, xlogy, xlog1py did not run on dual numbers
+    # or sympy expressions): each mode's gradient is the tape's
+    f = getattr(special, name)
+    x = np.array([0.3, 0.9])
+    want = dl.grad(lambda v: dl.sum(call(name, f, v)), method="reverse")(x)
+    for method in MODES:
+        if name == "round" and method == "symbolic":
+            continue  # (piecewise constant: sympy has no derivative rule for the rounding)
+        got = dl.grad(lambda v: dl.sum(call(name, f, v)), method=method)(x)
+        np.testing.assert_allclose(np.asarray(got, dtype=float), want, rtol=1e-6, atol=1e-9,
+                                   err_msg=method)
+
+
+def test_multigammaln_on_arrays_and_its_gradient():
+    np.testing.assert_allclose(special.multigammaln(np.array([2.5, 4.0]), 3),
+                               sc.multigammaln(np.array([2.5, 4.0]), 3), rtol=1e-14)
+    with pytest.raises(ValueError, match=r"greater than \(p - 1\)/2 = 1.0"):
+        special.multigammaln(np.array([0.9, 3.0]), 3)
+    # d log Γ₃(a)/da = ψ(a) + ψ(a - 1/2) + ψ(a - 1)
+    got = dl.derivative(lambda a: special.multigammaln(a, 3), method="forward")(2.5)
+    np.testing.assert_allclose(float(got), sum(sc.digamma(2.5 - j / 2) for j in range(3)))
+
+
+def test_entr_matches_scipy_at_its_edges():
+    # -inf gives -inf (it gave NaN), -0.0 gives +0.0 (as scipy and PyTorch)
+    x = np.array([-np.inf, -1.0, -0.0, 0.0, 0.5, np.inf, np.nan])
+    got = special.entr(dl.tensor(x, dtype=dl.float64)).numpy()
+    np.testing.assert_array_equal(got, sc.entr(x))
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(sc.entr(x)))

@@ -13,6 +13,7 @@ with an example):
 * difflab.autograd: 19 / 19 / 19
 * difflab.autograd.functional: 8 / 8 / 8
 * difflab.func: 13 / 13 / 13
+* difflab.special: 37 / 37 / 37
 * difflab.jit: 25 / 25 / 25
 * difflab.export: 9 / 9 / 9
 * difflab.onnx: 3 / 3 / 3
