@@ -203,6 +203,13 @@ class Compiled(Differentiator):
             return plain
         return compiled_steady.SteadyGradient(self, f, argnums, plain)
 
+    def hessian(self, f: Callable, argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+        """∇²f, as every method's; later calls like the first replay its graph directly."""
+        plain = super().hessian(f, argnums)
+        if not fastpath.ENABLED:
+            return plain
+        return compiled_steady.SteadyGradient(self, f, argnums, plain, "hessian")
+
     def _taped(self, args: list) -> Differentiator | None:
         """The tape-based method to use if f's arguments belong to an enclosing derivative.
 

@@ -1,6 +1,6 @@
-"""Speed shortcut of ``method="compiled"``: ``grad``'s steady-state call.  Skip on a first read.
+"""Speed shortcut of ``method="compiled"``: the steady-state call of grad and hessian.  Skip it.
 
-``dl.grad(f, method="compiled")(x)`` goes through the checks every method
+``dl.grad(f, method="compiled")(x)`` (and ``dl.hessian``) goes through the checks every method
 shares (:meth:`difflab.diff.interface.Differentiator.grad`): f's signature
 bound to the arguments, each argument converted to a float64 array, the
 graph looked up by the arguments' signature, the value checked for NaN
@@ -15,7 +15,7 @@ same kind (float64 NumPy arrays of the same shapes, as many, no
 that can still fail, in their cheap form:
 
 * the value is finite (else the plain path: it poisons the gradient);
-* each gradient's sum is finite, which holds only if every element is
+* each result's sum is finite, which holds only if every element is
   (a NaN or an inf makes the sum NaN or inf); a sum that overflows or is
   not finite sends the call through the plain path, which checks element by
   element and warns.
@@ -40,7 +40,7 @@ FLOAT64 = np.dtype(np.float64)
 
 
 class SteadyGradient:
-    """``grad(f)`` of a method="compiled": replays the graph of the last plain call directly.
+    """``grad(f)`` (or ``hessian(f)``) of a method="compiled": replays the last call's graph.
 
     Parameters
     ----------
@@ -48,10 +48,13 @@ class SteadyGradient:
     f : the function differentiated.
     argnums : int or tuple, as given to ``grad``.
     plain : the gradient function of the shared path, called for everything else.
+    what : ``"grad"`` or ``"hessian"``: which graph (the method's cache key) it replays.
     """
 
-    def __init__(self, method: Any, f: Callable, argnums: Any, plain: Callable) -> None:
+    def __init__(self, method: Any, f: Callable, argnums: Any, plain: Callable,
+                 what: str = "grad") -> None:
         self.method, self.f, self.argnums, self.plain = method, f, argnums, plain
+        self.what = what
         self.single = isinstance(argnums, int)
         # (the arguments' shapes, the positions differentiated, the graph's _Compiled)
         self.entry: tuple | None = None
@@ -71,19 +74,23 @@ class SteadyGradient:
         return result
 
     def _replay(self, args: tuple, entry: tuple) -> tuple | None:
-        """The gradients from the graph; None where a check needs the plain path."""
+        """The gradients (Hessians) from the graph; None where a check needs the plain path."""
         shapes, nums, compiled = entry
         with np.errstate(all="ignore"):
-            value, *grads = compiled.run(args)
+            value, *outputs = compiled.run(args)
         if not math.isfinite(value):  # (a 0-d array: the graph's output is a scalar)
             return None
-        results = []
-        for g, i in zip(grads, nums):
+        results, start = [], 0
+        for g, i in zip(outputs, nums):
             if type(g) is not np.ndarray or g.dtype is not FLOAT64:
                 return None
+            shape = shapes[i]
+            if self.what == "hessian":  # (rows d of ∇ᵢf's tangents: argument i's own block)
+                size = math.prod(shape)
+                g, start, shape = g[start:start + size], start + size, shape + shape
             if not math.isfinite(np.add.reduce(g, axis=None)):
                 return None
-            g = g.reshape(shapes[i])
+            g = g.reshape(shape)
             results.append(g[()] if g.ndim == 0 else g)
         return tuple(results)
 
@@ -96,7 +103,7 @@ class SteadyGradient:
         nums = (self.argnums,) if self.single else tuple(self.argnums)
         nums = tuple(i % nargs for i in nums)
         try:
-            found = self.method._cache.get(self.f, {}).get(("grad", nums, _signature(args)))
+            found = self.method._cache.get(self.f, {}).get((self.what, nums, _signature(args)))
         except TypeError:  # (f cannot be weakly referenced: nothing cached)
             return None
         if found is None or isinstance(found, str):

@@ -1,4 +1,4 @@
-"""method="compiled"'s steady-state grad call (difflab.diff.compiled_steady) against the plain path.
+"""method="compiled"'s steady-state grad and hessian calls (diff.compiled_steady) vs the plain path.
 
 A later call with float64 arrays of the first call's shapes replays the graph
 directly: the same arrays bit for bit as the shared path (every method's checks),
@@ -133,3 +133,39 @@ def test_the_shortcut_is_off_with_the_other_speed_paths(monkeypatch):
 
     monkeypatch.setattr(fastpath, "ENABLED", False)
     assert not isinstance(dl.grad(rosenbrock, method=Compiled()), compiled_steady.SteadyGradient)
+
+
+def plain_hessian(f, argnums=0):
+    return Differentiator.hessian(Compiled(), f, argnums)
+
+
+@pytest.mark.parametrize("f, argnums, shapes", [
+    (rosenbrock, 0, [(7,)]), (chain, 0, [(2, 3)]), (two, (0, 1), [(4,), (3, 4)]),
+    (two, 1, [(4,), (3, 4)]), (lambda x: dl.sin(x) * x, 0, [()]),
+])
+def test_later_hessians_equal_the_plain_path_bit_for_bit(f, argnums, shapes):
+    rng = np.random.default_rng(1)
+    inputs = [[rng.uniform(-1, 1, s) for s in shapes] for _ in range(3)]
+    h = dl.hessian(f, argnums=argnums, method=Compiled())
+    assert isinstance(h, compiled_steady.SteadyGradient)
+    first = h(*inputs[0])
+    taken = []
+    plain_call, h.plain = h.plain, lambda *a, **k: taken.append(1) or plain_call(*a, **k)
+    got = [first] + _calls(h, inputs[1:])
+    assert not taken  # (the later calls took the steady path)
+    want = _calls(plain_hessian(f, argnums), inputs)
+    for a, b in zip(got, want):
+        for x, y in zip(a if isinstance(a, tuple) else (a,), b if isinstance(b, tuple) else (b,)):
+            assert type(x) is type(y) and np.shape(x) == np.shape(y)
+            np.testing.assert_array_equal(x, y)
+
+
+def test_a_hessian_outside_the_domain_still_warns_and_gives_nan():
+    f = lambda x: dl.log(x).sum()  # noqa: E731
+    h = dl.hessian(f, method=Compiled())
+    h(np.array([1.0, 2.0]))
+    with pytest.warns(DomainWarning):
+        got = h(np.array([-1.0, 2.0]))
+    with pytest.warns(DomainWarning):
+        want = plain_hessian(f)(np.array([-1.0, 2.0]))
+    np.testing.assert_array_equal(got, want)
