@@ -49,6 +49,22 @@ class SteadyGradient:
     argnums : int or tuple, as given to ``grad``.
     plain : the gradient function of the shared path, called for everything else.
     what : ``"grad"`` or ``"hessian"``: which graph (the method's cache key) it replays.
+
+    Returns
+    -------
+    Called as the gradient (Hessian) function: ``g(*args, return_cost=False)``,
+    the same results as the plain path's.
+
+    Examples
+    --------
+    >>> import numpy as np, difflab as dl
+    >>> g = dl.grad(lambda v: (v ** 2).sum(), method="compiled")
+    >>> g(np.array([1.0, 2.0]))          # first call: the plain path, which traces
+    array([2., 4.])
+    >>> g(np.array([3.0, -1.0]))         # same kind of call: the graph replayed directly
+    array([ 6., -2.])
+    >>> g.entry is not None
+    True
     """
 
     def __init__(self, method: Any, f: Callable, argnums: Any, plain: Callable,
