@@ -6,8 +6,10 @@ Columns: difflab eager (the tape), ``method="compiled"`` (dl.grad / dl.hessian
 / dl.jacobian on a traced graph), ``dl.compile`` (torch.compile's face),
 then PyTorch eager, ``torch.compile`` and JAX ``jit`` when they are installed
 (otherwise the table says so).  Timing as in bench_jit.py, whose helpers this
-reuses: each thread setting in its own process, contestants in interleaved
-rounds, medians and (min - max) ranges.  Steady state only: compile time and
+reuses: each thread setting in its own process (``--threads 1`` alone runs
+itself again with BLAS, OpenMP, numba and XLA at 1 thread, unless the
+environment says so already), contestants in interleaved rounds, medians and
+(min - max) ranges.  Steady state only: compile time and
 the first call (trace + optimize + kernels + run) are reported apart.
 
 Workloads: the Rosenbrock gradient (n = 10**6, as a multiple of one NumPy f),
@@ -38,6 +40,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_jit import (  # noqa: E402  (the shared timing helpers)
+    THREAD_VARIABLES,
     chain,
     interleaved,
     load_jax,
@@ -615,12 +618,32 @@ def run_setting(threads: str, rounds: int, quick: bool) -> None:
         disk_cache()
 
 
+def one_thread_environment() -> dict:
+    """This environment with BLAS, OpenMP, numba and XLA at 1 thread (as ``--threads both``)."""
+    env = dict(os.environ, **dict.fromkeys(THREAD_VARIABLES, "1"))
+    flags = env.get("XLA_FLAGS", "")
+    if "--xla_cpu_multi_thread_eigen=false" not in flags:
+        env["XLA_FLAGS"] = (flags + " --xla_cpu_multi_thread_eigen=false"
+                            " intra_op_parallelism_threads=1").strip()
+    return env
+
+
+def one_thread_everywhere() -> bool:
+    return all(os.environ.get(k) == v for k, v in one_thread_environment().items()
+               if k in THREAD_VARIABLES or k == "XLA_FLAGS")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--threads", choices=["both", "1", "default"], default="both")
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke test")
     args = parser.parse_args(argv)
+    if args.threads == "1" and not one_thread_everywhere():
+        # (thread pools are sized at import: a process of its own, every library at 1)
+        command = [sys.executable, os.path.abspath(__file__), "--threads", "1",
+                   "--rounds", str(args.rounds)] + (["--quick"] if args.quick else [])
+        return subprocess.run(command, env=one_thread_environment()).returncode
     if args.threads != "both":
         run_setting(args.threads, args.rounds, args.quick)
         return 0
