@@ -6,8 +6,10 @@ Columns: difflab eager (the tape), ``method="compiled"`` (dl.grad / dl.hessian
 / dl.jacobian on a traced graph), ``dl.compile`` (torch.compile's face),
 then PyTorch eager, ``torch.compile`` and JAX ``jit`` when they are installed
 (otherwise the table says so).  Timing as in bench_jit.py, whose helpers this
-reuses: each thread setting in its own process, contestants in interleaved
-rounds, medians and (min - max) ranges.  Steady state only: compile time and
+reuses: each thread setting in its own process (``--threads 1`` alone runs
+itself again with BLAS, OpenMP, numba and XLA at 1 thread, unless the
+environment says so already), contestants in interleaved rounds, medians and
+(min - max) ranges.  Steady state only: compile time and
 the first call (trace + optimize + kernels + run) are reported apart.
 
 Workloads: the Rosenbrock gradient (n = 10**6, as a multiple of one NumPy f),
@@ -15,9 +17,12 @@ a chain of 200 small ops (forward + backward, µs per op), the same chain with a
 graph break in the middle (an ``if`` on a value; µs per call), the Hessian and the
 Jacobian at n = 100, MLP and small CNN training steps (SGD), a GRU sequence
 step and a small attention block (Adam), all float64 except the CNN and MLP
-(float32, as PyTorch users run them).  Then peak memory of the compiled
-gradients (tracemalloc, x input size, first call included), and the first call
-of a fresh process with a cold and then a warm kernel cache on disk.
+(float32, as PyTorch users run them).  The training peers are the same models in
+PyTorch's API and as jax.numpy functions (a jitted step with plain SGD, or Adam as
+PyTorch computes it), started from the difflab model's initial parameters: the
+three losses at step 0 must agree (to 1e-5 in float32, 1e-10 in float64).  Then
+peak memory of the compiled gradients (tracemalloc, x input size, first call
+included), and the first call of a fresh process with a cold and then a warm kernel cache on disk.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_jit import (  # noqa: E402  (the shared timing helpers)
+    THREAD_VARIABLES,
     chain,
     interleaved,
     load_jax,
@@ -306,31 +312,150 @@ def models(quick):
     return {
         f"MLP 784-{width}-10, batch 128, SGD (float32)": (
             lambda: nn.Sequential(nn.Linear(784, width), nn.ReLU(), nn.Linear(width, 10)),
-            (128, 784), 10, np.float32, "SGD"),
+            (128, 784), 10, np.float32, "SGD", "mlp"),
         "CNN 2 conv + 2 pool + linear, batch 16, SGD (float32)": (
             lambda: nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
                                   nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
                                   nn.Flatten(), nn.Linear(16 * 7 * 7, 10)),
-            (16, 1, 28, 28), 10, np.float32, "SGD"),
+            (16, 1, 28, 28), 10, np.float32, "SGD", "cnn"),
         "GRU 16-32, sequence 10, batch 8, Adam (float64)": (
-            Recurrent, (8, 10, 16), 4, np.float64, "Adam"),
+            Recurrent, (8, 10, 16), 4, np.float64, "Adam", "gru"),
         "attention block (32 features, 4 heads), 12 tokens, batch 8, Adam (float64)": (
-            Attention, (8, 12, 32), 4, np.float64, "Adam"),
+            Attention, (8, 12, 32), 4, np.float64, "Adam", "attention"),
     }
 
 
-def bench_training(rounds, torch, quick):
+# The same four models in PyTorch's own API (their parameters' names are difflab's) and
+# as jax.numpy functions of a dictionary of those parameters; each starts from the
+# difflab model's initial parameters, so the three compute the same loss at step 0.
+
+
+def torch_model(torch, kind: str, width: int):
+    nn = torch.nn
+
+    class Recurrent(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn, self.head = nn.GRU(16, 32, batch_first=True), nn.Linear(32, 4)
+
+        def forward(self, x):
+            out, _ = self.rnn(x)
+            return self.head(out[:, -1])
+
+    class Attention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attention = nn.MultiheadAttention(32, 4, batch_first=True)
+            self.norm, self.head = nn.LayerNorm(32), nn.Linear(32, 4)
+
+        def forward(self, x):
+            a, _ = self.attention(x, x, x, need_weights=False)
+            return self.head(self.norm(x + a).mean(1))
+
+    if kind == "mlp":
+        return nn.Sequential(nn.Linear(784, width), nn.ReLU(), nn.Linear(width, 10))
+    if kind == "cnn":
+        return nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                             nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                             nn.Flatten(), nn.Linear(16 * 7 * 7, 10))
+    return Recurrent() if kind == "gru" else Attention()
+
+
+def jax_forward(jax, kind: str):
+    """``forward(p, x)``: the model's logits, ``p`` its parameters by PyTorch's names."""
+    jnp, lax = jax.numpy, jax.lax
+
+    def linear(p, name, x):
+        return x @ p[f"{name}.weight"].T + p[f"{name}.bias"]
+
+    def conv_relu_pool(p, name, x):
+        y = lax.conv_general_dilated(x, p[f"{name}.weight"], (1, 1), ((1, 1), (1, 1)),
+                                     dimension_numbers=("NCHW", "OIHW", "NCHW"))
+        y = jax.nn.relu(y + p[f"{name}.bias"][None, :, None, None])
+        return lax.reduce_window(y, -jnp.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
+
+    def mlp(p, x):
+        return linear(p, "2", jax.nn.relu(linear(p, "0", x)))
+
+    def cnn(p, x):
+        y = conv_relu_pool(p, "3", conv_relu_pool(p, "0", x))
+        return linear(p, "7", y.reshape(y.shape[0], -1))
+
+    def gru(p, x):  # PyTorch's GRU: gates r, z, n in that order
+        h = jnp.zeros((x.shape[0], 32), x.dtype)
+        for t in range(x.shape[1]):
+            gi = x[:, t] @ p["rnn.weight_ih_l0"].T + p["rnn.bias_ih_l0"]
+            gh = h @ p["rnn.weight_hh_l0"].T + p["rnn.bias_hh_l0"]
+            (ir, iz, i_n), (hr, hz, hn) = jnp.split(gi, 3, 1), jnp.split(gh, 3, 1)
+            r, z = jax.nn.sigmoid(ir + hr), jax.nn.sigmoid(iz + hz)
+            h = (1 - z) * jnp.tanh(i_n + r * hn) + z * h
+        return linear(p, "head", h)
+
+    def attention(p, x):
+        b, t, e = x.shape
+        qkv = x @ p["attention.in_proj_weight"].T + p["attention.in_proj_bias"]
+        q, k, v = (a.reshape(b, t, 4, e // 4).transpose(0, 2, 1, 3)
+                   for a in jnp.split(qkv, 3, -1))
+        weights = jax.nn.softmax(q @ k.transpose(0, 1, 3, 2) / jnp.sqrt(e // 4), -1)
+        a = linear(p, "attention.out_proj", (weights @ v).transpose(0, 2, 1, 3).reshape(b, t, e))
+        y = x + a
+        mean, var = y.mean(-1, keepdims=True), y.var(-1, keepdims=True)
+        y = (y - mean) / jnp.sqrt(var + 1e-5) * p["norm.weight"] + p["norm.bias"]
+        return linear(p, "head", y.mean(1))
+
+    return {"mlp": mlp, "cnn": cnn, "gru": gru, "attention": attention}[kind]
+
+
+def jax_stepper(jax, kind: str, params: dict, x, y, optimizer: str, lr: float = 0.01):
+    """A jitted training step (plain SGD, or Adam with PyTorch's defaults) and its state."""
+    jnp = jax.numpy
+    forward = jax_forward(jax, kind)
+
+    def loss_fn(p):
+        logits = forward(p, x)
+        return -jnp.take_along_axis(jax.nn.log_softmax(logits), y[:, None], 1).mean()
+
+    if optimizer == "SGD":
+        @jax.jit
+        def step(p):
+            loss, g = jax.value_and_grad(loss_fn)(p)
+            return jax.tree_util.tree_map(lambda a, d: a - lr * d, p, g), loss
+        state = [params]
+    else:
+        @jax.jit
+        def step(p, m, v, t):
+            loss, g = jax.value_and_grad(loss_fn)(p)
+            t = t + 1
+            m = jax.tree_util.tree_map(lambda a, d: 0.9 * a + 0.1 * d, m, g)
+            v = jax.tree_util.tree_map(lambda a, d: 0.999 * a + 0.001 * d * d, v, g)
+
+            def update(a, mi, vi):
+                return a - lr * (mi / (1 - 0.9 ** t)) / (jnp.sqrt(vi / (1 - 0.999 ** t)) + 1e-8)
+            return jax.tree_util.tree_map(update, p, m, v), m, v, t, loss
+        zeros = jax.tree_util.tree_map(jnp.zeros_like, params)
+        state = [params, zeros, zeros, jnp.asarray(0.0, params["head.bias"].dtype)]
+
+    def run():
+        *new, loss = step(*state)
+        state[:] = new
+        return loss.block_until_ready()
+    return run, loss_fn
+
+
+def bench_training(rounds, torch, jax, quick):
     rng = np.random.default_rng(3)
     for label, spec in models(quick).items():
-        bench_step(rounds, rng, label, *spec)
+        bench_step(rounds, rng, label, *spec, torch=torch, jax=jax,
+                   width=128 if quick else 512)
 
 
-def bench_step(rounds, rng, label, make, shape, classes, dtype, optimizer):
+def bench_step(rounds, rng, label, make, shape, classes, dtype, optimizer, kind, torch=None,
+               jax=None, width=512):
     import difflab as dl
     import difflab.nn.functional as F
 
-    x = dl.tensor(rng.standard_normal(shape).astype(dtype))
-    y = dl.tensor(rng.integers(0, classes, shape[0]))
+    data, labels = rng.standard_normal(shape).astype(dtype), rng.integers(0, classes, shape[0])
+    x, y = dl.tensor(data), dl.tensor(labels)
 
     def stepper(compiled: bool):
         dl.manual_seed(0)
@@ -350,13 +475,66 @@ def bench_step(rounds, rng, label, make, shape, classes, dtype, optimizer):
 
     firsts = {"dl.compile": first_call(lambda: stepper(True)[0])}
     (eager, m1), (compiled, m2) = stepper(False), stepper(True)
+    # (the peers start from the difflab model's initial parameters)
+    initial = {k: v.detach().numpy().copy() for k, v in m1.state_dict().items()}
+    losses = {"difflab": float(F.cross_entropy(m1(x), y).item())}
     for _ in range(3):
         eager(), compiled()
     diff = max(float(np.max(np.abs(p.detach().numpy() - q.detach().numpy())))
                for p, q in zip(m1.parameters(), m2.parameters()))
-    times = interleaved({"difflab eager": eager, "dl.compile": compiled}, rounds, budget=0.2)
+    contestants = {"difflab eager": eager, "dl.compile": compiled}
+    if torch is not None:
+        tx, ty = torch.tensor(data), torch.tensor(labels)
+
+        def torch_stepper(compile_it: bool):
+            model = torch_model(torch, kind, width).to(getattr(torch, np.dtype(dtype).name))
+            model.load_state_dict({k: torch.tensor(v) for k, v in initial.items()})
+            net = torch_compile(torch, model) if compile_it else model
+            if net is None:
+                return None, None
+            opt = getattr(torch.optim, optimizer)(model.parameters(), lr=0.01)
+
+            def step():
+                opt.zero_grad()
+                loss = torch.nn.functional.cross_entropy(net(tx), ty)
+                loss.backward()
+                opt.step()
+                return loss
+            return step, model
+
+        step, model = torch_stepper(False)
+        losses["PyTorch"] = float(torch.nn.functional.cross_entropy(model(tx), ty).detach())
+        contestants["PyTorch eager"] = step
+        made = [None]
+
+        def make_torch_compiled():
+            made[0] = torch_stepper(True)[0]
+            return made[0] or (lambda: None)
+        firsts["torch.compile"] = first_call(make_torch_compiled)
+        if made[0] is not None:
+            contestants["torch.compile"] = made[0]
+    if jax is not None:
+        jnp = jax.numpy
+        params = {k: jnp.asarray(v) for k, v in initial.items()}
+        jx, jy = jnp.asarray(data), jnp.asarray(labels)
+        losses["JAX"] = float(jax_stepper(jax, kind, params, jx, jy, optimizer)[1](params))
+        made = [None]
+
+        def make_jax():
+            made[0] = jax_stepper(jax, kind, params, jx, jy, optimizer)[0]
+            return made[0]
+        firsts["JAX jit"] = first_call(make_jax)
+        contestants["JAX jit"] = made[0]
+    tolerance = 1e-5 if dtype == np.float32 else 1e-10
+    for name, loss in losses.items():
+        if abs(loss - losses["difflab"]) > tolerance * max(1.0, abs(losses["difflab"])):
+            raise AssertionError(f"{label}: {name}'s loss at step 0 is {loss!r}, difflab's "
+                                 f"{losses['difflab']!r}: the models differ")
+    times = interleaved(contestants, rounds, budget=0.2)
+    spread = max(abs(v - losses["difflab"]) for v in losses.values())
     table(f"training step, ms: {label}\n  (after 3 steps each, max parameter difference "
-          f"compiled vs eager: {diff:.1e})", times, 1e-3, " ms", firsts)
+          f"compiled vs eager: {diff:.1e}; loss at step 0 {losses['difflab']:.6f}, "
+          f"{', '.join(losses)} within {spread:.1e})", times, 1e-3, " ms", firsts)
 
 
 # ------------------------------------------------------------------ memory and disk cache
@@ -434,10 +612,25 @@ def run_setting(threads: str, rounds: int, quick: bool) -> None:
     for n in (16, 10**4 if quick else 10**5):
         bench_graph_break(rounds, torch, n)
     bench_hessian_jacobian(rounds, torch, jax)
-    bench_training(rounds, torch, quick)
+    bench_training(rounds, torch, jax, quick)
     peak_memory(x, compiled, compiled_grad)
     if threads != "default":
         disk_cache()
+
+
+def one_thread_environment() -> dict:
+    """This environment with BLAS, OpenMP, numba and XLA at 1 thread (as ``--threads both``)."""
+    env = dict(os.environ, **dict.fromkeys(THREAD_VARIABLES, "1"))
+    flags = env.get("XLA_FLAGS", "")
+    if "--xla_cpu_multi_thread_eigen=false" not in flags:
+        env["XLA_FLAGS"] = (flags + " --xla_cpu_multi_thread_eigen=false"
+                            " intra_op_parallelism_threads=1").strip()
+    return env
+
+
+def one_thread_everywhere() -> bool:
+    return all(os.environ.get(k) == v for k, v in one_thread_environment().items()
+               if k in THREAD_VARIABLES or k == "XLA_FLAGS")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -446,6 +639,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", choices=["both", "1", "default"], default="both")
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke test")
     args = parser.parse_args(argv)
+    if args.threads == "1" and not one_thread_everywhere():
+        # (thread pools are sized at import: a process of its own, every library at 1)
+        command = [sys.executable, os.path.abspath(__file__), "--threads", "1",
+                   "--rounds", str(args.rounds)] + (["--quick"] if args.quick else [])
+        return subprocess.run(command, env=one_thread_environment()).returncode
     if args.threads != "both":
         run_setting(args.threads, args.rounds, args.quick)
         return 0

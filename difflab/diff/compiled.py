@@ -38,12 +38,13 @@ from __future__ import annotations
 import math
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from difflab import backend, jit
+from difflab import backend, fastpath, jit
+from difflab.diff import compiled_steady
 from difflab.diff.forward import Dual, Forward
 from difflab.diff.interface import (
     Cost,
@@ -194,6 +195,20 @@ class Compiled(Differentiator):
         cost.evaluations += 1
         cost.graph_nodes = len(found.graph.nodes)
         return found
+
+    def grad(self, f: Callable, argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+        """∇f, as every method's; later calls like the first replay its graph directly."""
+        plain = super().grad(f, argnums)
+        if not fastpath.ENABLED:
+            return plain
+        return compiled_steady.SteadyGradient(self, f, argnums, plain)
+
+    def hessian(self, f: Callable, argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+        """∇²f, as every method's; later calls like the first replay its graph directly."""
+        plain = super().hessian(f, argnums)
+        if not fastpath.ENABLED:
+            return plain
+        return compiled_steady.SteadyGradient(self, f, argnums, plain, "hessian")
 
     def _taped(self, args: list) -> Differentiator | None:
         """The tape-based method to use if f's arguments belong to an enclosing derivative.
