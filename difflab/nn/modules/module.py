@@ -1867,7 +1867,9 @@ def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
     Examples
     --------
     The order in which the modules' hooks run, and whether each module's input got a
-    gradient (the model's input does not require one: ``None``):
+    gradient.  The model's input does not require one, so ``grad_input`` is
+    ``(None,)`` for the model and its first layer, and their hooks run as soon
+    as their outputs' gradients are known:
 
     >>> import difflab as dl
     >>> from difflab import nn
@@ -1880,7 +1882,7 @@ def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
     >>> with register_module_full_backward_hook(norms):
     ...     net(dl.ones(1, 2)).sum().backward()
     >>> seen
-    [('Linear', False), ('ReLU', False), ('Linear', True), ('Sequential', True)]
+    [('Sequential', True), ('Linear', False), ('ReLU', False), ('Linear', True)]
     """
     _check_hook(hook)
     return _add_entry(_global_backward_hooks, (hook, True), False)
