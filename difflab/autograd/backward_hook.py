@@ -73,8 +73,17 @@ class Joint:
             if node is not None:
                 node.joint = self
 
-    def run(self, adjoints: Any, reachable: set, create_graph: bool) -> None:
-        """Hand the members' adjoints to the callback; put back what it returns."""
+    def run(self, node: Any, adjoints: Any, reachable: set, create_graph: bool) -> None:
+        """At the first member the backward walk reaches: hand the members' adjoints
+        to the callback, and put back what it returns.
+
+        The walk goes newest record first, so the first member reached is the
+        newest of those it reaches; everything that used any member was made
+        after all of them, so every member's adjoint is complete by then.
+        """
+        first = max((m for m in self.members if m in reachable), key=_by_sequence)
+        if node is not first:
+            return
         grads = []
         for node in self.members:
             g = None if node is None else adjoints.take(node)
@@ -204,6 +213,10 @@ class BackwardHook:
             grad_input = result
         self.grad_outputs = None
         return grad_input
+
+
+def _by_sequence(node: Any) -> int:
+    return node.seq
 
 
 def _as_tuple(value: Any) -> tuple:

@@ -168,9 +168,10 @@ class Node:
         Position on the tape (creation order).
     joint : object or None
         Set on records made together whose adjoints a hook reads together (a
-        module's backward hooks, :mod:`difflab.autograd.backward_hook`): when
-        the walk reaches the first of them it calls ``joint.run(adjoints,
-        reachable, create_graph)``, which may replace their adjoints.
+        module's backward hooks, :mod:`difflab.autograd.backward_hook`): the
+        walk calls ``joint.run(node, adjoints, reachable, create_graph)`` at
+        each of them, and at the first one reached the joint hands all their
+        adjoints (complete by then) to the hooks, which may replace them.
 
     Raises
     ------
@@ -592,17 +593,11 @@ def run_backward(
     """
     adjoints = _AdjointStore()
     roots = _seed(adjoints, outputs, grad_outputs)
-    nodes = reachable(roots)
-    order = sorted(nodes, key=_by_sequence, reverse=True)  # newest first
+    order = sorted(nodes := reachable(roots), key=_by_sequence, reverse=True)  # newest first
     taps = _Taps(order, capture)  # adjoints read on the way (autograd.grad, retain_grad)
-    joints_run: set = set()
     for node in order:
-        if node.joint is not None and node.joint not in joints_run:
-            # The first of a group of records made together (a module's inputs, say):
-            # their adjoints are all complete now, and a hook reads (and may replace)
-            # them together, before any of them passes its adjoint on.
-            joints_run.add(node.joint)
-            node.joint.run(adjoints, nodes, create_graph)
+        if node.joint is not None:  # (a hooked module's inputs or outputs: Node.joint)
+            node.joint.run(node, adjoints, nodes, create_graph)
         g = adjoints.take(node)  # complete: every later use has added its share
         if g is None:
             continue  # no adjoint reached this record (its only use was not differentiated)
