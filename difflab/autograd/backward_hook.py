@@ -34,12 +34,27 @@ from difflab.autograd.grad_mode import _State
 from difflab.ops.primitive import Primitive
 from difflab.tensor import Tensor
 
+__all__ = ["BackwardHook", "BackwardHookFunction", "Joint"]
+
 
 class BackwardHookFunction(Primitive):
     """The identity, recorded so that a module's hooks can see and replace an adjoint.
 
     Its VJP passes the adjoint on unchanged; what makes it useful is the
     :class:`Joint` its records share (PyTorch's ``BackwardHookFunction``).
+
+    Examples
+    --------
+    The output of a module with a backward hook comes from one of its records:
+
+    >>> import difflab as dl
+    >>> layer = dl.nn.Linear(2, 1)
+    >>> handle = layer.register_full_backward_hook(lambda module, gi, go: None)
+    >>> y = layer(dl.ones(1, 2))
+    >>> y.grad_fn.name()
+    'BackwardHookFunctionBackward'
+    >>> y.grad_fn.next_functions[0][0].name()        # the layer's own last step
+    'LinearBackward0'
     """
 
     name = "BackwardHookFunction"  # (its records print as BackwardHookFunctionBackward)
@@ -64,6 +79,33 @@ class Joint:
     identity record of the tensor there, or ``None`` (not a tensor, or no
     gradient needed).  ``callback(grads)`` gets one entry per position (a
     Tensor or ``None``) and returns ``None`` (keep them) or the new entries.
+
+    Parameters
+    ----------
+    members : sequence of Node or None
+        The records (each becomes ``node.joint = self``).
+    callback : callable
+        ``callback(grads) -> None or new grads``, as above.
+
+    Raises
+    ------
+    TypeError, RuntimeError
+        During ``backward``, from :meth:`run`: the callback returned something
+        that is not a Tensor, or a gradient of the wrong shape.
+
+    Examples
+    --------
+    Two identity records read together: the callback swaps their adjoints.
+
+    >>> import difflab as dl
+    >>> from difflab.autograd import engine
+    >>> a = dl.tensor([1.0], requires_grad=True)
+    >>> b = dl.tensor([1.0], requires_grad=True)
+    >>> a2, b2 = (engine.apply(BackwardHookFunction(), t) for t in (a, b))
+    >>> joint = Joint([a2.grad_fn, b2.grad_fn], lambda grads: grads[::-1])
+    >>> (2 * a2 + 3 * b2).sum().backward()
+    >>> a.grad, b.grad
+    (tensor([3.]), tensor([2.]))
     """
 
     def __init__(self, members: Sequence[Any], callback: Callable) -> None:
@@ -121,6 +163,31 @@ class BackwardHook:
         ``hook(module, grad_input, grad_output) -> new grad_input or None``.
     user_pre_hooks : list of callable
         ``hook(module, grad_output) -> new grad_output or None``.
+
+    Raises
+    ------
+    RuntimeError
+        During ``backward``: a hook returned a tuple of the wrong length, or
+        (no input requiring grad) a hook returned gradients for the inputs.
+
+    Warns
+    -----
+    UserWarning
+        From :meth:`setup_output_hook`, if the output is neither a Tensor nor a
+        tuple (its hooks cannot be called).
+
+    Examples
+    --------
+    What ``Module.__call__`` does for a module with backward hooks:
+
+    >>> import difflab as dl
+    >>> relu = dl.nn.ReLU()
+    >>> hook = BackwardHook(relu, [lambda m, gi, go: print(gi, go)], [])
+    >>> x = dl.tensor([-1.0, 2.0], requires_grad=True)
+    >>> (x_seen,) = hook.setup_input_hook((x,))
+    >>> y = hook.setup_output_hook(relu.forward(x_seen))
+    >>> y.sum().backward()
+    (tensor([0., 1.]),) (tensor([1., 1.]),)
     """
 
     def __init__(self, module: Any, user_hooks: list, user_pre_hooks: list) -> None:

@@ -355,6 +355,8 @@ def function_cases() -> dict[str, Case]:
         "Tensor.topk": (lambda x: x.topk(2), [V]),
         "dl.logical_and": (lambda x: dl.logical_and(x > 0, dl.logical_not(x > 1)), [V]),
         "dl.isclose": (lambda x: dl.isclose(x, x.round()), [V]),
+        "dl.round": (lambda x: dl.round(x * 100, decimals=-1), [V]),
+        "Tensor.round": (lambda x: x.round(decimals=2), [V]),
         "dl.count_nonzero": (lambda x: dl.count_nonzero(x.round()), [V]),
         "dl.histc": (lambda x: dl.histc(x, bins=4, min=-2, max=2), [V]),
         "dl.nn.functional.one_hot": (lambda x: dl.nn.functional.one_hot(x.argmax(), 6), [V]),
