@@ -1455,8 +1455,9 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002
     Raises
     ------
     TypeError
-        If ``decimals`` is not an int, or is negative for an integer ``input``
-        (an integer with ``decimals > 0`` is returned as it is).
+        If ``decimals`` is not an int.
+    RuntimeError
+        If ``decimals`` is not 0 and ``input`` is not floating-point (as PyTorch).
 
     See Also
     --------

@@ -316,11 +316,9 @@ class TensorMethods:
             return _apply(_ops.PRIMITIVES["round"], self)
         if isinstance(decimals, bool) or not isinstance(decimals, (int, np.integer)):
             raise TypeError(f"round(): decimals must be an int, got {type(decimals).__name__}")
-        if not self.dtype.is_floating_point:
-            if decimals > 0:  # (an integer has no decimal places: a copy, as PyTorch)
-                return _apply(_ops.PRIMITIVES["round"], self)
-            raise TypeError(f"round(decimals={decimals}) needs a floating-point tensor, got "
-                            f"{self.dtype}: convert it first with .float()")
+        if not self.dtype.is_floating_point:  # (PyTorch: "round_cpu" not implemented)
+            raise RuntimeError(f"round(decimals={decimals}) needs a floating-point tensor, "
+                               f"got {self.dtype}: convert it first with .float()")
         scale = 10.0 ** decimals  # (as PyTorch and numpy.around: not the nearest decimal)
         return _apply(_ops.PRIMITIVES["round"], self * scale) / scale
 
