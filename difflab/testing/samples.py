@@ -434,6 +434,10 @@ def function_cases() -> dict[str, Case]:
             q, k, v), [((2, 3, 4), (-2, 2)), ((2, 5, 4), (-2, 2)), ((2, 5, 4), (-2, 2))]),
         # (the layers of PyTorch's breadth: composites of the primitives above)
         "F.adaptive_max_pool2d": (lambda x: F.adaptive_max_pool2d(x, (2, 3)), [IMG]),
+        "F.adaptive_avg_pool3d": (lambda x: F.adaptive_avg_pool3d(x, (None, 3, 2)),
+                                  [((1, 2, 2, 4, 5), (-2, 2))]),
+        "F.adaptive_max_pool3d": (lambda x: F.adaptive_max_pool3d(x, (1, None, 3)),
+                                  [((1, 2, 2, 4, 5), (-2, 2))]),
         "F.affine_grid": (lambda t: F.affine_grid(t, (1, 1, 4, 4), align_corners=False),
                           [((1, 2, 3), (-1, 1))]),
         "F.bilinear": (lambda a, b, w, c: F.bilinear(a, b, w, c),
