@@ -535,6 +535,9 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,  # noqa: A0
     ValueError
         If the input has fewer than 3 dimensions, or ``use_input_stats=False`` without
         running statistics.
+    RuntimeError
+        If ``running_mean``, ``running_var``, ``weight`` or ``bias`` has other than
+        :math:`C` elements (checked before any running average changes).
 
     See Also
     --------
@@ -553,6 +556,12 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,  # noqa: A0
                          f"dimension, got shape {tuple(x.shape)}")
     axes = tuple(range(2, x.ndim))
     c = x.shape[1]
+    for what, given in (("running_mean", running_mean), ("running_var", running_var),
+                        ("weight", weight), ("bias", bias)):
+        if given is not None and given.numel() != c:  # (before any running average moves)
+            raise RuntimeError(f"instance_norm: {what} should contain {c} elements (one per "
+                               f"channel of the input, shape {tuple(x.shape)}), not "
+                               f"{given.numel()}")
     if use_input_stats:
         from difflab.autograd.grad_mode import no_grad
 

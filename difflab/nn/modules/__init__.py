@@ -86,7 +86,7 @@ from difflab.nn.modules.conv import Conv1d, Conv3d, ConvTranspose1d, ConvTranspo
 from difflab.nn.modules.distance import CosineSimilarity, PairwiseDistance
 from difflab.nn.modules.dropout import AlphaDropout, Dropout1d, Dropout2d
 from difflab.nn.modules.fold import Fold, Unfold
-from difflab.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d
+from difflab.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from difflab.nn.modules.linear import Bilinear
 from difflab.nn.modules.loss import (
     CosineEmbeddingLoss,
@@ -156,7 +156,7 @@ __all__ += ["AdaptiveAvgPool1d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "Adap
             "CTCLoss", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "CosineEmbeddingLoss",
             "CosineSimilarity",
             "Dropout1d", "Dropout2d", "EmbeddingBag", "Fold", "GaussianNLLLoss", "GroupNorm",
-            "HingeEmbeddingLoss", "InstanceNorm1d", "InstanceNorm2d", "KLDivLoss",
+            "HingeEmbeddingLoss", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "KLDivLoss",
             "LocalResponseNorm", "MarginRankingLoss", "MultiLabelSoftMarginLoss",
             "PairwiseDistance", "ParameterDict", "PixelShuffle", "PixelUnshuffle",
             "PoissonNLLLoss", "RMSNorm", "ReflectionPad1d", "ReflectionPad2d",
