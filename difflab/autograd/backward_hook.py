@@ -208,8 +208,13 @@ class BackwardHook:
         new, members = [], []
         for v in values:
             if isinstance(v, Tensor) and v.requires_grad:
-                v = engine.apply(_IDENTITY, v)
-                members.append(v.grad_fn)
+                seen = engine.apply(_IDENTITY, v)
+                # The same memory: a view of v, with v's version counter.  So an in-place
+                # change of either is seen by the records that saved v, and one of the
+                # view is refused (as PyTorch does: the hooks' gradients would be wrong).
+                seen._version, seen._base = v._version, v if v._base is None else v._base
+                members.append(seen.grad_fn)
+                v = seen
             else:
                 members.append(None)
             new.append(v)

@@ -327,3 +327,27 @@ def test_the_deprecated_global_backward_hook_warns():
         handle = module_mod.register_module_backward_hook(lambda m, gi, go: None)
     handle.remove()
     assert not module_mod._global_backward_hooks
+
+
+def test_an_in_place_change_of_a_hooked_modules_input_or_output_is_refused():
+    # PyTorch forbids it too: the identity records' tensors share the memory of the
+    # tensors they stand for, so a silent in-place change would make wrong gradients.
+    class Triple(nn.Module):
+        def forward(self, x):
+            return x.mul_(3)
+
+    a = dl.tensor([1.0, 2.0], requires_grad=True)
+    b = a * 1.0
+    squared = b ** 2  # (saves b)
+    module = Triple()
+    module.register_full_backward_hook(lambda m, gi, go: None)
+    with pytest.raises(RuntimeError, match="in-place operation mul_ on a view"):
+        module(b)
+    squared.sum().backward()
+    assert a.grad.tolist() == [2.0, 4.0], "b was left as it was"
+    layer = nn.Linear(2, 2)
+    layer.register_full_backward_hook(lambda m, gi, go: None)
+    out = layer(dl.ones(1, 2))
+    with pytest.raises(RuntimeError, match="clone"):
+        out += 1
+    out.clone().add_(1).sum().backward()  # (a clone may be changed)

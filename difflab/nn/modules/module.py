@@ -466,7 +466,8 @@ class Module:
         tape (``BackwardHookFunctionBackward``); the backward pass hands its
         gradients to the hooks before the record passes them on
         (:mod:`difflab.autograd.backward_hook`).  The caller therefore gets new
-        tensor objects (same values, same storage) for the outputs.
+        tensor objects for the outputs: views (same values, same storage) that
+        may not be changed in place (``clone()`` them first), as in PyTorch.
 
         Examples
         --------
@@ -531,9 +532,9 @@ class Module:
         through identity records on the tape (``BackwardHookFunctionBackward``);
         :mod:`difflab.autograd.backward_hook` hands their gradients to the hooks,
         and what a hook returns replaces them before the records pass them on.
-        So ``forward`` receives (and the caller gets back) new tensor objects with
-        the same values and storage: change them in place and the gradients seen
-        by the hooks no longer describe the module.
+        So ``forward`` receives (and the caller gets back) new tensor objects: views
+        with the same values, storage and version counter.  Changing one in place
+        is refused (a RuntimeError, as in PyTorch): ``clone()`` it first.
 
         Examples
         --------
