@@ -218,7 +218,11 @@ class Module:
         """Run the module on its inputs: ``model(x)`` is ``model.forward(x)``, between its hooks.
 
         The forward pre-hooks run first (they may replace the arguments), then
-        :meth:`forward`, then the forward hooks (they may replace the output).
+        :meth:`forward`, then the forward hooks (they may replace the output);
+        the hooks of every module (``register_module_forward_hook``...) run before
+        the module's own.  With backward hooks, the tensor arguments and the
+        outputs also pass through identity records on the tape, where the
+        backward pass calls them (:meth:`register_full_backward_hook`).
 
         Parameters
         ----------
@@ -232,7 +236,7 @@ class Module:
 
         See Also
         --------
-        register_forward_pre_hook, register_forward_hook
+        register_forward_pre_hook, register_forward_hook, register_full_backward_hook
 
         Examples
         --------
