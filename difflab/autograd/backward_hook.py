@@ -18,9 +18,15 @@ at once.  What the hooks return replaces the adjoints before the identity
 records pass them on, so a hook's new ``grad_input`` is what the layers
 before the module receive.
 
->>> # the tape around a hooked module, for y = layer(x):
->>> #   x ──BackwardHookFunction──▶ x' ──forward──▶ y' ──BackwardHookFunction──▶ y
->>> #       (joint: grad_input)                        (joint: grad_output)
+The tape around a hooked module, for ``y = layer(x)``::
+
+    x ──BackwardHookFunction──▶ x' ──forward──▶ y' ──BackwardHookFunction──▶ y
+          (joint: grad_input)                          (joint: grad_output)
+
+The tensors ``x'`` and ``y`` are views of ``x`` and ``y'`` (one version
+counter), so changing one in place is refused, as in PyTorch.  A graph
+replayed by ``difflab.jit`` (``dl.compile``, ``jit.trace``) does not call
+the hooks: they are Python, which a replay does not run.
 """
 
 from __future__ import annotations
