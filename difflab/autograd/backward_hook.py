@@ -228,6 +228,11 @@ class BackwardHook:
 
     def setup_input_hook(self, args: tuple) -> tuple:
         """The positional arguments with each tensor that requires grad behind an identity."""
+        if engine.GraphRecorder.active is not None:
+            warnings.warn(f"{type(self.module).__name__} has backward hooks, which the traced "
+                          f"graph (difflab.jit) will not call when it is replayed: they are "
+                          f"Python code; call the module uncompiled to run them",
+                          stacklevel=3)
         self.n_inputs = len(args)
         wrapped = self._wrap(args)
         if wrapped is None:

@@ -351,3 +351,10 @@ def test_an_in_place_change_of_a_hooked_modules_input_or_output_is_refused():
     with pytest.raises(RuntimeError, match="clone"):
         out += 1
     out.clone().add_(1).sum().backward()  # (a clone may be changed)
+
+
+def test_tracing_a_module_with_backward_hooks_warns_that_replays_skip_them():
+    net = nn.Sequential(nn.Linear(2, 3), nn.Tanh())
+    net[1].register_full_backward_hook(lambda m, gi, go: None)
+    with pytest.warns(UserWarning, match="Tanh has backward hooks, which the traced graph"):
+        dl.jit.trace(net, dl.ones(4, 2))
