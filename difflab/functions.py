@@ -1434,27 +1434,43 @@ def ceil(input: Tensor) -> Tensor:  # noqa: A002
     return tensor_of(input).ceil()
 
 
-def round(input: Tensor) -> Tensor:  # noqa: A001, A002
-    """Each element rounded to the nearest integer, halves to the even one (no gradient).
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002
+    r"""Each element rounded to the nearest integer, or to ``decimals`` places; halves to even.
+
+    No gradient flows through it.
 
     Parameters
     ----------
     input : Tensor, array or list
         The values.
+    decimals : int, default 0
+        The number of decimal places to keep; negative rounds to tens, hundreds, ...
+        (``decimals=-2``: to the nearest hundred).
 
     Returns
     -------
     Tensor
         ``input``'s shape and dtype.
 
+    Raises
+    ------
+    TypeError
+        If ``decimals`` is not an int.
+    RuntimeError
+        If ``decimals`` is not 0 and ``input`` is not floating-point (as PyTorch).
+
     See Also
     --------
     difflab.floor, difflab.ceil : rounding down and up.
+    difflab.Tensor.round_ : in place.
 
     Notes
     -----
     Ties go to the even integer (banker's rounding, as ``numpy.round`` and PyTorch):
-    0.5 → 0, 1.5 → 2, 2.5 → 2.  Piecewise constant: the derivative is 0 almost
+    0.5 → 0, 1.5 → 2, 2.5 → 2.  With ``decimals`` the rule is PyTorch's (and
+    ``numpy.around``'s): :math:`\operatorname{round}(x \cdot 10^d) / 10^d`, fast but
+    not exact, since most decimals have no exact binary float (and low precisions
+    overflow: ``x · 10^d`` must fit).  Piecewise constant: the derivative is 0 almost
     everywhere, and on a Tensor no gradient flows through it (its result does not
     require grad).  A straight-through estimator is ``x + (dl.round(x) - x).detach()``.
 
@@ -1463,12 +1479,16 @@ def round(input: Tensor) -> Tensor:  # noqa: A001, A002
     >>> import difflab as dl
     >>> dl.round(dl.tensor([0.5, 1.5, 2.5, -1.7]))
     tensor([ 0.,  2.,  2., -2.])
+    >>> dl.round(dl.tensor([0.1234567, 2.71828]), decimals=3)
+    tensor([0.123, 2.718])
+    >>> dl.tensor([1234.5, -1250.0]).round(decimals=-2)
+    tensor([ 1200., -1200.])
     >>> x = dl.tensor([0.7], requires_grad=True)
     >>> (x + (dl.round(x) - x).detach()).sum().backward()     # straight through
     >>> x.grad
     tensor([1.])
     """
-    return tensor_of(input).round()
+    return tensor_of(input).round(decimals=decimals)
 
 
 def rsqrt(input: Tensor) -> Tensor:  # noqa: A002

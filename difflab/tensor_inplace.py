@@ -689,10 +689,7 @@ class InPlaceMethods:
         >>> dl.tensor([1.25, 1234.0], dtype=dl.float64).round_(-2).tolist()
         [0.0, 1200.0]
         """
-        if not decimals:
-            return self._replace_with(lambda x: x.round(), "round_")
-        scale = 10.0 ** decimals
-        return self._replace_with(lambda x: (x * scale).round() / scale, "round_")
+        return self._replace_with(lambda x: x.round(decimals=decimals), "round_")
 
     @_in_place("log10")
     def log10_(self) -> Tensor:

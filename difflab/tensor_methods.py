@@ -307,12 +307,20 @@ class TensorMethods:
         """
         return _apply(_ops.PRIMITIVES["sign"], self)
 
-    def round(self) -> Tensor:
-        """``x`` rounded to the nearest integer, elementwise, halves to even (no gradient).
+    def round(self, *, decimals: int = 0) -> Tensor:
+        """``x`` rounded to the nearest integer (or to ``decimals`` places), halves to even.
 
-        See :func:`difflab.round`.
+        No gradient flows through it.  See :func:`difflab.round`.
         """
-        return _apply(_ops.PRIMITIVES["round"], self)
+        if not decimals:
+            return _apply(_ops.PRIMITIVES["round"], self)
+        if isinstance(decimals, bool) or not isinstance(decimals, (int, np.integer)):
+            raise TypeError(f"round(): decimals must be an int, got {type(decimals).__name__}")
+        if not self.dtype.is_floating_point:  # (PyTorch: "round_cpu" not implemented)
+            raise RuntimeError(f"round(decimals={decimals}) needs a floating-point tensor, "
+                               f"got {self.dtype}: convert it first with .float()")
+        scale = 10.0 ** decimals  # (as PyTorch and numpy.around: not the nearest decimal)
+        return _apply(_ops.PRIMITIVES["round"], self * scale) / scale
 
     def floor(self) -> Tensor:
         """The largest integer <= ``x``, elementwise (no gradient flows through it).

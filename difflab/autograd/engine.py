@@ -166,6 +166,12 @@ class Node:
         The arrays ``forward`` saved; ``None`` once backward freed them.
     seq : int
         Position on the tape (creation order).
+    joint : object or None
+        Set on records made together whose adjoints a hook reads together (a
+        module's backward hooks, :mod:`difflab.autograd.backward_hook`): the
+        walk calls ``joint.run(node, adjoints, reachable, create_graph)`` at
+        each of them, and at the first one reached the joint hands all their
+        adjoints (complete by then) to the hooks, which may replace them.
 
     Raises
     ------
@@ -208,7 +214,7 @@ class Node:
     """
 
     # The engine's own fields; primitives add theirs (ctx.axis = ...) to __dict__.
-    __slots__ = ("op", "saved", "parents", "needs_input_grad", "seq", "retained",
+    __slots__ = ("op", "saved", "parents", "needs_input_grad", "seq", "retained", "joint",
                  "output_meta", "saved_sources", "saved_versions",
                  "__dict__", "__weakref__")
 
@@ -219,6 +225,7 @@ class Node:
         self.needs_input_grad: tuple = ()
         self.saved_versions: list | tuple = ()
         self.retained = None  # a tensor whose .grad should be kept (retain_grad)
+        self.joint = None  # records whose adjoints a hook reads together (module hooks)
 
     # -- used by primitives -------------------------------------------------
     def save(self, *arrays: Any) -> None:
@@ -586,9 +593,11 @@ def run_backward(
     """
     adjoints = _AdjointStore()
     roots = _seed(adjoints, outputs, grad_outputs)
-    order = sorted(reachable(roots), key=_by_sequence, reverse=True)  # newest first
+    order = sorted(nodes := reachable(roots), key=_by_sequence, reverse=True)  # newest first
     taps = _Taps(order, capture)  # adjoints read on the way (autograd.grad, retain_grad)
     for node in order:
+        if node.joint is not None:  # (a hooked module's inputs or outputs: Node.joint)
+            node.joint.run(node, adjoints, nodes, create_graph)
         g = adjoints.take(node)  # complete: every later use has added its share
         if g is None:
             continue  # no adjoint reached this record (its only use was not differentiated)

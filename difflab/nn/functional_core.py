@@ -349,8 +349,9 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
     ----------
     input : Tensor
         :math:`(N, C, H, W)` or :math:`(C, H, W)`.
-    output_size : int or tuple of 2 ints
-        :math:`(H_{out}, W_{out})`.
+    output_size : int or tuple of 2 (int or None)
+        :math:`(H_{out}, W_{out})`; ``None`` for a side keeps the input's size
+        there (``(3, None)``: 3 rows, every column).
 
     Returns
     -------
@@ -360,7 +361,8 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
     Raises
     ------
     ValueError
-        If the input is not 3-D or 4-D.
+        If the input is not 3-D or 4-D, or ``output_size`` is not an int or a pair
+        of positive ints (or None).
 
     See Also
     --------
@@ -372,6 +374,11 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
     >>> import difflab.nn.functional as F
     >>> F.adaptive_avg_pool2d(dl.arange(16.0).reshape(1, 1, 4, 4), (1, 2))
     tensor([[[[6.5, 8.5]]]])
+    >>> F.adaptive_avg_pool2d(dl.arange(16.0).reshape(1, 1, 4, 4), (None, 1))  # rows kept
+    tensor([[[[ 1.5],
+              [ 5.5],
+              [ 9.5],
+              [13.5]]]])
     """
     input = _floating(_check_tensor("adaptive_avg_pool2d", input))  # noqa: A001
     if input.ndim not in (3, 4):
@@ -379,9 +386,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
             f"adaptive_avg_pool2d expects a 3-D or 4-D input, got shape {tuple(input.shape)}"
         )
     h, w = input.shape[-2:]
-    oh, ow = nn_ops._pair(output_size) if output_size is not None else (h, w)
-    oh = h if oh is None else oh
-    ow = w if ow is None else ow
+    oh, ow = _adaptive_sizes("adaptive_avg_pool2d", output_size, (h, w))
     if (oh, ow) == (1, 1):
         return input.mean(axis=(-2, -1), keepdims=True)
     if h % oh == 0 and w % ow == 0:
@@ -1626,6 +1631,32 @@ def _as_image(name: str, input: Tensor, batched_ndim: int = 3) -> tuple:  # noqa
     unbatched = input.ndim == batched_ndim - 1
     x = input.unsqueeze(0) if unbatched else input
     return x.unsqueeze(2), unbatched
+
+
+def _adaptive_sizes(name: str, output_size: Any, sides: tuple) -> tuple:
+    """An adaptive pooling's ``output_size`` as one int per side of ``sides`` (the input's).
+
+    PyTorch's rule: an int for every side, or one entry per side where ``None``
+    keeps the input's size (``(3, None)``); difflab also reads a plain ``None``
+    as "keep every side".
+    """
+    n = len(sides)
+    if output_size is None:
+        return tuple(sides)
+    if not isinstance(output_size, (tuple, list)):
+        output_size = (output_size,) * n
+    if len(output_size) != n:
+        raise ValueError(f"{name}: output_size must be an int or {n} entries (int or None), "
+                         f"got {output_size!r}")
+    sizes = []
+    for size, side in zip(output_size, sides):
+        if size is None:
+            size = side
+        elif isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+            raise ValueError(f"{name}: each entry of output_size must be a positive int or "
+                             f"None (keep the input's size), got {output_size!r}")
+        sizes.append(int(size))
+    return tuple(sizes)
 
 
 def _single(name: str, value: Any, what: str) -> int:

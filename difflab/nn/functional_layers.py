@@ -21,11 +21,19 @@ import numpy as np
 
 from difflab import backend
 from difflab.autograd.engine import apply
-from difflab.nn.functional_core import _check_tensor, _floating, _promoted, embedding, max_pool2d
+from difflab.nn.functional_core import (
+    _adaptive_sizes,
+    _check_tensor,
+    _floating,
+    _promoted,
+    embedding,
+    max_pool2d,
+)
 from difflab.ops import nn_ops, registry
 from difflab.tensor import Tensor
 
-__all__ = ["adaptive_avg_pool1d", "adaptive_max_pool1d", "adaptive_max_pool2d", "affine_grid",
+__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+           "adaptive_max_pool2d", "adaptive_max_pool3d", "affine_grid",
            "alpha_dropout", "bilinear", "cosine_similarity", "dropout1d", "dropout2d",
            "embedding_bag", "grid_sample", "group_norm", "instance_norm", "interpolate",
            "local_response_norm", "normalize", "pairwise_distance", "pdist", "pixel_shuffle",
@@ -527,6 +535,9 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,  # noqa: A0
     ValueError
         If the input has fewer than 3 dimensions, or ``use_input_stats=False`` without
         running statistics.
+    RuntimeError
+        If ``running_mean``, ``running_var``, ``weight`` or ``bias`` has other than
+        :math:`C` elements (checked before any running average changes).
 
     See Also
     --------
@@ -545,6 +556,12 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,  # noqa: A0
                          f"dimension, got shape {tuple(x.shape)}")
     axes = tuple(range(2, x.ndim))
     c = x.shape[1]
+    for what, given in (("running_mean", running_mean), ("running_var", running_var),
+                        ("weight", weight), ("bias", bias)):
+        if given is not None and given.numel() != c:  # (before any running average moves)
+            raise RuntimeError(f"instance_norm: {what} should contain {c} elements (one per "
+                               f"channel of the input, shape {tuple(x.shape)}), not "
+                               f"{given.numel()}")
     if use_input_stats:
         from difflab.autograd.grad_mode import no_grad
 
@@ -950,8 +967,8 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     ----------
     input : Tensor
         :math:`(N, C, H, W)` or :math:`(C, H, W)`.
-    output_size : int or tuple of 2 ints
-        The grid.
+    output_size : int or tuple of 2 (int or None)
+        The grid; ``None`` for a side keeps the input's size there.
     return_indices : bool, default False
         Not supported (must stay False).
 
@@ -963,7 +980,8 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     Raises
     ------
     ValueError
-        If the input is not 3-D or 4-D.
+        If the input is not 3-D or 4-D, or ``output_size`` is not an int or a pair
+        of positive ints (or None).
     NotImplementedError
         With ``return_indices=True``.
 
@@ -977,6 +995,8 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     >>> x = dl.arange(16.0).reshape(1, 1, 4, 4)
     >>> dl.nn.functional.adaptive_max_pool2d(x, 2)[0, 0].tolist()
     [[5.0, 7.0], [13.0, 15.0]]
+    >>> dl.nn.functional.adaptive_max_pool2d(x, (1, None))[0, 0].tolist()  # columns kept
+    [[12.0, 13.0, 14.0, 15.0]]
     """
     from difflab.functions import stack
 
@@ -988,7 +1008,7 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
         raise ValueError(f"adaptive_max_pool2d expects a 3-D or 4-D input, got "
                          f"{tuple(x.shape)}")
     h, w = x.shape[-2:]
-    oh, ow = _pair(output_size, "output_size") if output_size is not None else (h, w)
+    oh, ow = _adaptive_sizes("adaptive_max_pool2d", output_size, (h, w))
     if h % oh == 0 and w % ow == 0:  # equal cells: one max-pooling
         return max_pool2d(x, (h // oh, w // ow))
     rows = [stack([x[..., r0:r1, c0:c1].amax(dim=(-2, -1)) for c0, c1 in _bins(w, ow)], -1)
@@ -1079,6 +1099,138 @@ def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = 
                          f"{tuple(x.shape)}")
     size = _single("adaptive_max_pool1d", output_size, "output_size")
     return adaptive_max_pool2d(x.unsqueeze(-2), (1, size), return_indices).squeeze(-2)
+
+
+def _adaptive_along(x: Tensor, axis: int, size: int, reduce: str) -> Tensor:
+    """``size`` adaptive bins along ``axis`` of ``x``, each reduced by ``reduce`` (``"mean"``
+    or ``"amax"``), the other axes untouched.
+
+    A box's mean (or max) is the mean (max) along one axis of the means (maxima)
+    along the others, and a bin's length along an axis does not depend on the
+    other axes: so a 3-D grid is three 1-D poolings, one axis after the other.
+    """
+    from difflab.functions import cat
+
+    n = x.shape[axis]
+    if size == n:
+        return x
+    if n % size == 0:  # equal bins: one reshape, one reduction
+        shape = (*x.shape[:axis], size, n // size, *x.shape[axis + 1:])
+        return getattr(x.reshape(shape), reduce)(dim=axis + 1)
+    before = (slice(None),) * axis
+    return cat([getattr(x[(*before, slice(a, b))], reduce)(dim=axis, keepdim=True)
+                for a, b in _bins(n, size)], dim=axis)
+
+
+def _adaptive_pool3d(name: str, x: Tensor, output_size: Any, reduce: str) -> Tensor:
+    if x.ndim not in (4, 5):
+        raise ValueError(f"{name} expects a 4-D or 5-D input (N, C, D, H, W) or (C, D, H, W), "
+                         f"got shape {tuple(x.shape)}")
+    sizes = _adaptive_sizes(name, output_size, tuple(x.shape[-3:]))
+    for k, size in enumerate(sizes):
+        x = _adaptive_along(x, x.ndim - 3 + k, size, reduce)
+    return x
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
+    r"""Average over a 3-D grid of ``output_size`` cells that tiles the input (PyTorch's bins).
+
+    Cell :math:`i` along a side of length :math:`n` cut into :math:`m` cells covers
+    :math:`[\lfloor i n/m \rfloor, \lceil (i+1) n/m \rceil)`, on each of D, H and W.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, D, H, W)` or :math:`(C, D, H, W)`.
+    output_size : int or tuple of 3 (int or None)
+        :math:`(D_{out}, H_{out}, W_{out})`; ``None`` for a side keeps the input's
+        size there.
+
+    Returns
+    -------
+    Tensor
+        :math:`(N, C, D_{out}, H_{out}, W_{out})` (or without :math:`N`), floating.
+
+    Raises
+    ------
+    ValueError
+        If the input is not 4-D or 5-D, or ``output_size`` is not an int or three
+        positive ints (or None).
+
+    See Also
+    --------
+    adaptive_avg_pool2d, difflab.nn.AdaptiveAvgPool3d
+
+    Notes
+    -----
+    The mean over a box is computed one axis at a time (means of means, exact
+    since each bin's length along an axis does not depend on the other axes); the
+    gradient spreads each cell's adjoint evenly over its box (over each box, for
+    inputs in overlapping boxes).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.arange(8.0).reshape(1, 1, 2, 2, 2)
+    >>> dl.nn.functional.adaptive_avg_pool3d(x, 1).flatten().tolist()
+    [3.5]
+    >>> dl.nn.functional.adaptive_avg_pool3d(x, (None, 1, 1)).flatten().tolist()
+    [1.5, 5.5]
+    >>> dl.nn.functional.adaptive_avg_pool3d(dl.randn(2, 3, 5, 7, 9), (2, 3, None)).shape
+    difflab.Size([2, 3, 2, 3, 9])
+    """
+    x = _floating(_check_tensor("adaptive_avg_pool3d", input))
+    return _adaptive_pool3d("adaptive_avg_pool3d", x, output_size, "mean")
+
+
+def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False  # noqa: A002
+                        ) -> Tensor:
+    r"""The maximum over each cell of a 3-D grid of ``output_size`` that tiles the input.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, D, H, W)` or :math:`(C, D, H, W)`.
+    output_size : int or tuple of 3 (int or None)
+        :math:`(D_{out}, H_{out}, W_{out})`; ``None`` for a side keeps the input's
+        size there.
+    return_indices : bool, default False
+        Not supported (must stay False).
+
+    Returns
+    -------
+    Tensor
+        :math:`(N, C, D_{out}, H_{out}, W_{out})` (or without :math:`N`).
+
+    Raises
+    ------
+    ValueError
+        If the input is not 4-D or 5-D, or ``output_size`` is not an int or three
+        positive ints (or None).
+    NotImplementedError
+        With ``return_indices=True``.
+
+    See Also
+    --------
+    adaptive_max_pool2d, difflab.nn.AdaptiveMaxPool3d
+
+    Notes
+    -----
+    Computed one axis at a time (the maximum over a box is the maximum of the
+    maxima along each axis); the gradient goes to each box's maximum.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.arange(8.0).reshape(1, 1, 2, 2, 2)
+    >>> dl.nn.functional.adaptive_max_pool3d(x, (1, 1, None)).flatten().tolist()
+    [6.0, 7.0]
+    """
+    if return_indices:
+        raise NotImplementedError("adaptive_max_pool3d: return_indices=True is not supported "
+                                  "in difflab")
+    x = _check_tensor("adaptive_max_pool3d", input)
+    return _adaptive_pool3d("adaptive_max_pool3d", x, output_size, "amax")
 
 
 # ------------------------------------------------------------------------ embedding bags

@@ -48,7 +48,7 @@ MODULES += [
     "difflab.nn.utils.gradients", "difflab.nn.functional_core", "difflab.nn.modules.rnn",
     "difflab.nn.modules.attention", "difflab.nn.parameter", "difflab.nn.parallel.data_parallel",
     "difflab.linalg.decompositions", "difflab.linalg.solvers", "difflab.linalg.norms",
-    "difflab.linalg.elimination", "difflab.linalg.faces",
+    "difflab.linalg.elimination", "difflab.linalg.faces", "difflab.autograd.backward_hook",
 ]
 
 def _public(module: str) -> list[str]:
@@ -92,7 +92,8 @@ NEW_NAMES = {
     "difflab.nn.modules.dropout": ["Dropout1d", "Dropout2d", "AlphaDropout"],
     "difflab.nn.modules.conv": ["Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"],
     "difflab.nn.modules.pooling": ["MaxPool1d", "AvgPool1d", "AdaptiveMaxPool2d",
-                                   "AdaptiveAvgPool1d", "AdaptiveMaxPool1d"],
+                                   "AdaptiveAvgPool1d", "AdaptiveMaxPool1d",
+                                   "AdaptiveAvgPool3d", "AdaptiveMaxPool3d"],
     "difflab.nn.modules.linear": ["Bilinear"],
     "difflab.nn.modules.sparse": ["EmbeddingBag"],
     "difflab.nn.modules.container": ["ParameterDict"],
@@ -125,6 +126,12 @@ NEW_NAMES = {
     "difflab.backends.cuda": ["is_built", "enable_flash_sdp", "flash_sdp_enabled",
                               "enable_math_sdp", "enable_mem_efficient_sdp"],
     "difflab.backends.mps": ["is_available", "is_built"],
+    "difflab.autograd.backward_hook": _public("difflab.autograd.backward_hook"),
+    "difflab.nn.modules.module": ["register_module_forward_pre_hook",
+                                  "register_module_forward_hook",
+                                  "register_module_full_backward_pre_hook",
+                                  "register_module_full_backward_hook",
+                                  "register_module_backward_hook"],
     "difflab.serialization": ["add_safe_globals", "get_safe_globals", "clear_safe_globals",
                               "safe_globals", "allowed_globals"],
 }

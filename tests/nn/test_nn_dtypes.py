@@ -41,6 +41,8 @@ LAYERS = {
     "LogSoftmax": (lambda nn: nn.LogSoftmax(-1), (4,), PROMOTES),
     "AvgPool2d": (lambda nn: nn.AvgPool2d(2), (1, 1, 4, 4), PROMOTES),
     "AdaptiveAvgPool2d": (lambda nn: nn.AdaptiveAvgPool2d(1), (1, 1, 4, 4), PROMOTES),
+    "AdaptiveAvgPool3d": (lambda nn: nn.AdaptiveAvgPool3d((2, None, 1)), (1, 2, 3, 3, 4),
+                          PROMOTES),
     "Dropout": (lambda nn: nn.Dropout(0.3), (4,), PROMOTES),
     # (the layers of PyTorch's breadth)
     "AdaptiveAvgPool1d": (lambda nn: nn.AdaptiveAvgPool1d(2), SEQ, PROMOTES),
@@ -64,6 +66,7 @@ LAYERS = {
     "Hardtanh": (lambda nn: nn.Hardtanh(), V, PROMOTES),
     "InstanceNorm1d": (lambda nn: nn.InstanceNorm1d(2), SEQ, PROMOTES),
     "InstanceNorm2d": (lambda nn: nn.InstanceNorm2d(2), IMG, PROMOTES),
+    "InstanceNorm3d": (lambda nn: nn.InstanceNorm3d(2), (1, 2, 2, 3, 4), PROMOTES),
     "LocalResponseNorm": (lambda nn: nn.LocalResponseNorm(2), IMG, PROMOTES),
     "LogSigmoid": (lambda nn: nn.LogSigmoid(), V, PROMOTES),
     "Mish": (lambda nn: nn.Mish(), V, PROMOTES),
@@ -92,6 +95,7 @@ LAYERS = {
     # PyTorch: the value is cast to the input's dtype)
     "AdaptiveMaxPool1d": (lambda nn: nn.AdaptiveMaxPool1d(2), SEQ, KEEPS),
     "AdaptiveMaxPool2d": (lambda nn: nn.AdaptiveMaxPool2d(2), IMG, KEEPS),
+    "AdaptiveMaxPool3d": (lambda nn: nn.AdaptiveMaxPool3d((1, None, 3)), (1, 2, 2, 3, 4), KEEPS),
     "MaxPool1d": (lambda nn: nn.MaxPool1d(2), SEQ, KEEPS),
     "CircularPad1d": (lambda nn: nn.CircularPad1d(1), SEQ, KEEPS),
     "CircularPad2d": (lambda nn: nn.CircularPad2d(1), IMG, KEEPS),

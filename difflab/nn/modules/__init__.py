@@ -86,7 +86,7 @@ from difflab.nn.modules.conv import Conv1d, Conv3d, ConvTranspose1d, ConvTranspo
 from difflab.nn.modules.distance import CosineSimilarity, PairwiseDistance
 from difflab.nn.modules.dropout import AlphaDropout, Dropout1d, Dropout2d
 from difflab.nn.modules.fold import Fold, Unfold
-from difflab.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d
+from difflab.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from difflab.nn.modules.linear import Bilinear
 from difflab.nn.modules.loss import (
     CosineEmbeddingLoss,
@@ -118,8 +118,10 @@ from difflab.nn.modules.padding import (
 from difflab.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle
 from difflab.nn.modules.pooling import (
     AdaptiveAvgPool1d,
+    AdaptiveAvgPool3d,
     AdaptiveMaxPool1d,
     AdaptiveMaxPool2d,
+    AdaptiveMaxPool3d,
     AvgPool1d,
     MaxPool1d,
 )
@@ -148,12 +150,13 @@ __all__ += ["CELU", "ELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswis
 __all__ += ["AvgPool1d", "Conv1d", "Hardtanh", "HuberLoss", "MaxPool1d", "ReLU6",
             "SmoothL1Loss", "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
             "TransformerEncoder", "TransformerEncoderLayer"]
-__all__ += ["AdaptiveAvgPool1d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AlphaDropout",
+__all__ += ["AdaptiveAvgPool1d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+            "AdaptiveMaxPool3d", "AlphaDropout",
             "Bilinear", "CircularPad1d", "CircularPad2d", "ConstantPad1d", "ConstantPad2d",
             "CTCLoss", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "CosineEmbeddingLoss",
             "CosineSimilarity",
             "Dropout1d", "Dropout2d", "EmbeddingBag", "Fold", "GaussianNLLLoss", "GroupNorm",
-            "HingeEmbeddingLoss", "InstanceNorm1d", "InstanceNorm2d", "KLDivLoss",
+            "HingeEmbeddingLoss", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "KLDivLoss",
             "LocalResponseNorm", "MarginRankingLoss", "MultiLabelSoftMarginLoss",
             "PairwiseDistance", "ParameterDict", "PixelShuffle", "PixelUnshuffle",
             "PoissonNLLLoss", "RMSNorm", "ReflectionPad1d", "ReflectionPad2d",

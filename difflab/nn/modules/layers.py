@@ -434,8 +434,9 @@ class AdaptiveAvgPool2d(Module):
 
     Parameters
     ----------
-    output_size : int or tuple of 2 ints
-        :math:`(H_{out}, W_{out})`; an int means a square.
+    output_size : int or tuple of 2 (int or None)
+        :math:`(H_{out}, W_{out})`; an int means a square, ``None`` for a side
+        keeps the input's size there.
 
     Shape
     -----
@@ -445,7 +446,8 @@ class AdaptiveAvgPool2d(Module):
     Raises
     ------
     ValueError
-        If the input is not 3-D or 4-D.
+        If the input is not 3-D or 4-D, or ``output_size`` is not an int or a pair
+        of positive ints (or None).
 
     See Also
     --------
@@ -460,6 +462,8 @@ class AdaptiveAvgPool2d(Module):
     tensor([[[[7.5]]]])
     >>> nn.AdaptiveAvgPool2d((3, 2))(dl.randn(2, 8, 7, 5)).shape
     difflab.Size([2, 8, 3, 2])
+    >>> nn.AdaptiveAvgPool2d((None, 1))(dl.randn(2, 8, 7, 5)).shape   # the rows kept
+    difflab.Size([2, 8, 7, 1])
     """
 
     def __init__(self, output_size: Any) -> None:

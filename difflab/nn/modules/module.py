@@ -16,6 +16,7 @@ control flow included (a *dynamic* graph).
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NamedTuple
@@ -23,6 +24,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from difflab import backend
+from difflab.autograd.backward_hook import BackwardHook
 from difflab.dtypes import as_dtype, bfloat16
 from difflab.nn.parameter import Parameter
 from difflab.tensor import Tensor
@@ -30,8 +32,19 @@ from difflab.tensor_arguments import to_arguments
 from difflab.utils.hooks import RemovableHandle
 
 #: The registries of hooks: code the module runs on every call, never state (a checkpoint
-#: does not write them and refuses a file that sets them).
-HOOK_REGISTRIES = ("_forward_pre_hooks", "_forward_hooks")
+#: does not write them and refuses a file that sets them).  Their entries are tuples:
+#: ``(hook, with_kwargs)`` before forward, ``(hook, with_kwargs, always_call)`` after it,
+#: ``(hook, full)`` for backward hooks (``full=False``: the deprecated
+#: ``register_backward_hook``) and ``(hook,)`` for backward pre-hooks.
+HOOK_REGISTRIES = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks",
+                   "_backward_hooks")
+
+# The hooks of every module (``nn.modules.module.register_module_forward_hook``...), run
+# before each module's own; same entries as the registries above.
+_global_forward_pre_hooks: list = []
+_global_forward_hooks: list = []
+_global_backward_pre_hooks: list = []
+_global_backward_hooks: list = []
 
 
 class _IncompatibleKeys(NamedTuple):
@@ -155,9 +168,9 @@ class Module:
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent", set())
         object.__setattr__(self, "_modules", OrderedDict())
-        # (entries (hook, with_kwargs), called in order by __call__)
-        object.__setattr__(self, "_forward_pre_hooks", [])
-        object.__setattr__(self, "_forward_hooks", [])
+        # (entries as HOOK_REGISTRIES says, called in order by __call__)
+        for registry in HOOK_REGISTRIES:
+            object.__setattr__(self, registry, [])
 
     # ------------------------------------------------------------- calling
     def forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -205,7 +218,11 @@ class Module:
         """Run the module on its inputs: ``model(x)`` is ``model.forward(x)``, between its hooks.
 
         The forward pre-hooks run first (they may replace the arguments), then
-        :meth:`forward`, then the forward hooks (they may replace the output).
+        :meth:`forward`, then the forward hooks (they may replace the output);
+        the hooks of every module (``register_module_forward_hook``...) run before
+        the module's own.  With backward hooks, the tensor arguments and the
+        outputs also pass through identity records on the tape, where the
+        backward pass calls them (:meth:`register_full_backward_hook`).
 
         Parameters
         ----------
@@ -219,7 +236,7 @@ class Module:
 
         See Also
         --------
-        register_forward_pre_hook, register_forward_hook
+        register_forward_pre_hook, register_forward_hook, register_full_backward_hook
 
         Examples
         --------
@@ -229,36 +246,78 @@ class Module:
         tensor([0., 2.])
         """
         d = self.__dict__
-        pre, post = d.get("_forward_pre_hooks"), d.get("_forward_hooks")
-        if not pre and not post:
+        if not (d.get("_forward_pre_hooks") or d.get("_forward_hooks")
+                or d.get("_backward_hooks") or d.get("_backward_pre_hooks")
+                or _global_forward_pre_hooks or _global_forward_hooks
+                or _global_backward_hooks or _global_backward_pre_hooks):
             return self.forward(*args, **kwargs)
-        for hook, with_kwargs in list(pre or ()):
-            if with_kwargs:
-                result = hook(self, args, kwargs)
-                if result is not None:
-                    args, kwargs = result
-                    args = args if isinstance(args, tuple) else (args,)
-            else:
-                result = hook(self, args)
-                if result is not None:
-                    args = result if isinstance(result, tuple) else (result,)
-        output = self.forward(*args, **kwargs)
-        for hook, with_kwargs in list(post or ()):
-            result = hook(self, args, kwargs, output) if with_kwargs else hook(self, args, output)
-            if result is not None:
-                output = result
-        return output
+        return self._call_with_hooks(args, kwargs)
 
-    def _add_hook(self, registry: str, hook: Callable, prepend: bool, with_kwargs: bool
+    def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:
+        """``__call__`` with hooks: every module's (global) first, then this module's own."""
+        d = self.__dict__
+        forward_hooks = _global_forward_hooks + d.get("_forward_hooks", [])
+        result = None
+        called = set()  # the always_call hooks already run (not run again after an error)
+        try:
+            for hook, with_kwargs in _global_forward_pre_hooks + d.get("_forward_pre_hooks", []):
+                if with_kwargs:
+                    new = hook(self, args, kwargs)
+                    if new is not None:
+                        if not (isinstance(new, tuple) and len(new) == 2):
+                            raise RuntimeError(
+                                f"forward pre-hook must return None or a tuple of (new_args, "
+                                f"new_kwargs), but got {new!r:.60}.")
+                        args, kwargs = new
+                        args = args if isinstance(args, tuple) else (args,)
+                else:
+                    new = hook(self, args)
+                    if new is not None:
+                        args = new if isinstance(new, tuple) else (new,)
+            backward = self._backward_hooks_to_run()
+            if backward is not None:
+                backward = BackwardHook(self, *backward)
+                args = backward.setup_input_hook(args)
+            result = self.forward(*args, **kwargs)
+            for entry in forward_hooks:
+                hook, with_kwargs, always_call = entry
+                if always_call:
+                    called.add(id(entry))
+                new = hook(self, args, kwargs, result) if with_kwargs else hook(self, args, result)
+                if new is not None:
+                    result = new
+            if backward is not None:
+                result = backward.setup_output_hook(result)
+            return result
+        except Exception:
+            for entry in forward_hooks:  # always_call: run even when forward failed
+                hook, with_kwargs, always_call = entry
+                if not always_call or id(entry) in called:
+                    continue
+                try:
+                    new = (hook(self, args, kwargs, result) if with_kwargs
+                           else hook(self, args, result))
+                    result = result if new is None else new
+                except Exception as exc:
+                    warnings.warn(f"module forward hook with ``always_call=True`` raised an "
+                                  f"exception that was silenced as another error was raised "
+                                  f"in forward: {exc}", stacklevel=2)
+            raise
+
+    def _backward_hooks_to_run(self) -> tuple[list, list] | None:
+        """The (full hooks, pre-hooks) for this call, every module's first; None if none."""
+        d = self.__dict__
+        hooks = [entry[0] for entry in _global_backward_hooks + d.get("_backward_hooks", [])]
+        pre = [entry[0] for entry in
+               _global_backward_pre_hooks + d.get("_backward_pre_hooks", [])]
+        return (hooks, pre) if hooks or pre else None
+
+    def _add_hook(self, registry: str, hook: Callable, prepend: bool, *flags: bool
                   ) -> RemovableHandle:
-        if not callable(hook):
-            raise TypeError(f"a hook must be callable, got {type(hook).__name__}")
+        _check_hook(hook)
         if registry not in self.__dict__:  # (a module restored without __init__)
             object.__setattr__(self, registry, [])
-        hooks = self.__dict__[registry]
-        entry = (hook, bool(with_kwargs))
-        hooks.insert(0, entry) if prepend else hooks.append(entry)
-        return RemovableHandle(hooks, entry)
+        return _add_entry(self.__dict__[registry], (hook, *flags), prepend)
 
     def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
                                   with_kwargs: bool = False) -> RemovableHandle:
@@ -303,10 +362,11 @@ class Module:
         >>> relu(dl.tensor([-1.0]))
         tensor([0.])
         """
-        return self._add_hook("_forward_pre_hooks", hook, prepend, with_kwargs)
+        return self._add_hook("_forward_pre_hooks", hook, prepend, bool(with_kwargs))
 
     def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
-                              with_kwargs: bool = False) -> RemovableHandle:
+                              with_kwargs: bool = False, always_call: bool = False
+                              ) -> RemovableHandle:
         """Call ``hook`` after every :meth:`forward`; it may replace the output.
 
         ``hook(module, args, output)`` returns None (keep the output) or a new
@@ -323,6 +383,10 @@ class Module:
             Run it before the hooks already registered.
         with_kwargs : bool, default False
             Pass the keyword arguments too.
+        always_call : bool, default False
+            Run it even when :meth:`forward` (or an earlier hook) raises, with
+            ``output=None`` (to close what a pre-hook opened); the error is then
+            raised again, and an error of the hook itself becomes a warning.
 
         Returns
         -------
@@ -336,7 +400,7 @@ class Module:
 
         See Also
         --------
-        register_forward_pre_hook
+        register_forward_pre_hook, register_full_backward_hook
 
         Examples
         --------
@@ -349,8 +413,214 @@ class Module:
         >>> net(dl.ones(4, 2)).shape, seen["relu"]
         (difflab.Size([4, 1]), difflab.Size([4, 3]))
         >>> handle.remove()
+
+        With ``always_call=True`` the hook also sees a failed call (``output`` is None):
+
+        >>> calls = []
+        >>> handle = net[0].register_forward_hook(
+        ...     lambda module, args, output: calls.append(output is None), always_call=True)
+        >>> net(dl.ones(4, 5))
+        Traceback (most recent call last):
+            ...
+        ValueError: Linear expected input with 2 features ...
+        >>> calls
+        [True]
         """
-        return self._add_hook("_forward_hooks", hook, prepend, with_kwargs)
+        return self._add_hook("_forward_hooks", hook, prepend, bool(with_kwargs),
+                              bool(always_call))
+
+    def register_full_backward_pre_hook(self, hook: Callable, *, prepend: bool = False
+                                        ) -> RemovableHandle:
+        """Call ``hook(module, grad_output)`` when the gradients of the outputs are known.
+
+        Runs during ``backward``, before the gradients pass into the module.
+        ``grad_output`` is a tuple with one entry per output (one output: a
+        1-tuple): the gradient of the loss with respect to it, or ``None`` (not
+        a tensor, or no gradient reached it).  The hook returns ``None`` (keep
+        them) or a new tuple of the same length, which then flows through the
+        module instead.  It must not change its arguments in place.
+
+        Parameters
+        ----------
+        hook : callable
+            As above.
+        prepend : bool, default False
+            Run it before the backward pre-hooks already registered.
+
+        Returns
+        -------
+        difflab.utils.hooks.RemovableHandle
+            ``handle.remove()`` unregisters it; also a context manager.
+
+        Raises
+        ------
+        TypeError
+            If ``hook`` is not callable.
+        RuntimeError
+            During ``backward``, if the hook returns a tuple of the wrong length,
+            or a gradient of the wrong shape.
+
+        See Also
+        --------
+        register_full_backward_hook : after the module, with the inputs' gradients.
+
+        Notes
+        -----
+        How it works: the module's outputs pass through an identity record on the
+        tape (``BackwardHookFunctionBackward``); the backward pass hands its
+        gradients to the hooks before the record passes them on
+        (:mod:`difflab.autograd.backward_hook`).  The caller therefore gets new
+        tensor objects for the outputs: views (same values, same storage) that
+        may not be changed in place (``clone()`` them first), as in PyTorch.
+
+        Examples
+        --------
+        Scale the gradient entering a layer by 10:
+
+        >>> import difflab as dl
+        >>> from difflab import nn
+        >>> layer = nn.Linear(2, 1)
+        >>> handle = layer.register_full_backward_pre_hook(
+        ...     lambda module, grad_output: (10 * grad_output[0],))
+        >>> layer(dl.ones(1, 2)).sum().backward()
+        >>> layer.bias.grad
+        tensor([10.])
+        >>> handle.remove()
+        """
+        return self._add_hook("_backward_pre_hooks", hook, prepend)
+
+    def register_full_backward_hook(self, hook: Callable, *, prepend: bool = False
+                                    ) -> RemovableHandle:
+        """Call ``hook(module, grad_input, grad_output)`` once the inputs' gradients are known.
+
+        Runs during ``backward``.  ``grad_input`` has one entry per positional
+        argument of the call (keyword arguments are not seen): the gradient of
+        the loss with respect to it, or ``None`` (not a tensor, or it does not
+        require grad); ``grad_output`` has one per output, as
+        :meth:`register_full_backward_pre_hook` gives it.  The hook returns
+        ``None`` or a new ``grad_input`` tuple of the same length, which is what
+        the layers before the module then receive.  The module's parameters'
+        gradients are not part of ``grad_input`` (they are computed by then).
+        When no input requires grad, ``grad_input`` is all ``None`` and the hook
+        runs as soon as ``grad_output`` is known; it must then return ``None``.
+
+        Parameters
+        ----------
+        hook : callable
+            As above.
+        prepend : bool, default False
+            Run it before the backward hooks already registered.
+
+        Returns
+        -------
+        difflab.utils.hooks.RemovableHandle
+            ``handle.remove()`` unregisters it; also a context manager.
+
+        Raises
+        ------
+        TypeError
+            If ``hook`` is not callable.
+        RuntimeError
+            If the module already has a hook from the deprecated
+            :meth:`register_backward_hook`; during ``backward``, if the hook returns
+            a tuple of the wrong length or a gradient of the wrong shape.
+
+        See Also
+        --------
+        register_full_backward_pre_hook : before the module, with the outputs' gradients.
+        difflab.Tensor.register_post_accumulate_grad_hook : a parameter's finished ``.grad``.
+
+        Notes
+        -----
+        As in PyTorch, the module's positional tensor arguments and its outputs pass
+        through identity records on the tape (``BackwardHookFunctionBackward``);
+        :mod:`difflab.autograd.backward_hook` hands their gradients to the hooks,
+        and what a hook returns replaces them before the records pass them on.
+        So ``forward`` receives (and the caller gets back) new tensor objects: views
+        with the same values, storage and version counter.  Changing one in place
+        is refused (a RuntimeError, as in PyTorch): ``clone()`` it first.
+
+        Examples
+        --------
+        Look at the gradients around a layer, then clip the one it passes back:
+
+        >>> import difflab as dl
+        >>> from difflab import nn
+        >>> layer = nn.Linear(2, 1)
+        >>> with dl.no_grad():
+        ...     _ = layer.weight.copy_(dl.tensor([[3.0, -4.0]]))
+        >>> def clip(module, grad_input, grad_output):
+        ...     print("in:", grad_input[0], "out:", grad_output[0])
+        ...     return (grad_input[0].clamp(-1, 1),)
+        >>> handle = layer.register_full_backward_hook(clip)
+        >>> x = dl.ones(1, 2, requires_grad=True)
+        >>> layer(x).sum().backward()
+        in: tensor([[ 3., -4.]]) out: tensor([[1.]])
+        >>> x.grad
+        tensor([[ 1., -1.]])
+        >>> handle.remove()
+        """
+        self._refuse_mixed_backward_hooks(full=True)
+        return self._add_hook("_backward_hooks", hook, prepend, True)
+
+    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """Deprecated: :meth:`register_full_backward_hook`, which difflab runs it as.
+
+        PyTorch deprecates it: its old behaviour passed the gradients of the
+        *last operation* inside the module, not of the module's inputs.  difflab
+        warns and registers ``hook`` as a full backward hook, whose
+        ``grad_input`` is the module's inputs' gradients (the documented meaning).
+
+        Parameters
+        ----------
+        hook : callable
+            ``hook(module, grad_input, grad_output) -> new grad_input or None``.
+
+        Returns
+        -------
+        difflab.utils.hooks.RemovableHandle
+            ``handle.remove()`` unregisters it.
+
+        Raises
+        ------
+        RuntimeError
+            If the module already has a full backward hook (as PyTorch: one kind
+            per module).
+
+        Warns
+        -----
+        FutureWarning
+            Always: use :meth:`register_full_backward_hook`.
+
+        See Also
+        --------
+        register_full_backward_hook
+
+        Examples
+        --------
+        >>> import warnings
+        >>> import difflab as dl
+        >>> from difflab import nn
+        >>> relu = nn.ReLU()
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     handle = relu.register_backward_hook(lambda m, gi, go: print(gi[0]))
+        >>> caught[0].category.__name__
+        'FutureWarning'
+        >>> relu(dl.tensor([-1.0, 2.0], requires_grad=True)).sum().backward()
+        tensor([0., 1.])
+        """
+        self._refuse_mixed_backward_hooks(full=False)
+        warnings.warn("Module.register_backward_hook is deprecated (in PyTorch it sees only the "
+                      "last operation inside the module); difflab runs it as "
+                      "register_full_backward_hook: call that instead.", FutureWarning,
+                      stacklevel=2)
+        return self._add_hook("_backward_hooks", hook, False, False)
+
+    def _refuse_mixed_backward_hooks(self, full: bool) -> None:
+        if any(entry[1] != full for entry in self.__dict__.get("_backward_hooks", ())):
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
+                               "on a single Module. Please use only one of them.")
 
     # ----------------------------------------------------- attribute routing
     def _check_init(self) -> None:
@@ -1426,3 +1696,242 @@ class Module:
         """
         return sum(int(p.numel()) for p in self.parameters()
                    if p.requires_grad or not trainable_only)
+
+
+# ------------------------------------------------------------ hooks of every module
+
+
+def _add_entry(hooks: list, entry: tuple, prepend: bool) -> RemovableHandle:
+    """Put ``entry`` in a registry (first, with ``prepend``); its handle removes it."""
+    hooks.insert(0, entry) if prepend else hooks.append(entry)
+    return RemovableHandle(hooks, entry)
+
+
+def _check_hook(hook: Any) -> None:
+    if not callable(hook):
+        raise TypeError(f"a hook must be callable, got {type(hook).__name__}")
+
+
+def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(module, args)`` before the ``forward`` of *every* module; it may replace args.
+
+    A global :meth:`Module.register_forward_pre_hook`: it runs for every module
+    call, before the module's own pre-hooks.  Meant for debugging and profiling
+    (it also runs for each child a model calls).
+
+    Parameters
+    ----------
+    hook : callable
+        ``hook(module, args) -> None or new args``, as for the module method.
+
+    Returns
+    -------
+    difflab.utils.hooks.RemovableHandle
+        ``handle.remove()`` unregisters it; also a context manager.
+
+    Raises
+    ------
+    TypeError
+        If ``hook`` is not callable.
+
+    See Also
+    --------
+    register_module_forward_hook, Module.register_forward_pre_hook
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> from difflab.nn.modules.module import register_module_forward_pre_hook
+    >>> names = []
+    >>> with register_module_forward_pre_hook(lambda m, args: names.append(type(m).__name__)):
+    ...     _ = nn.Sequential(nn.Linear(2, 2), nn.ReLU())(dl.ones(1, 2))
+    >>> names
+    ['Sequential', 'Linear', 'ReLU']
+    """
+    _check_hook(hook)
+    return _add_entry(_global_forward_pre_hooks, (hook, False), False)
+
+
+def register_module_forward_hook(hook: Callable, *, with_kwargs: bool = False,
+                                 always_call: bool = False) -> RemovableHandle:
+    """Call ``hook(module, args, output)`` after the ``forward`` of *every* module.
+
+    A global :meth:`Module.register_forward_hook`: it runs for every module
+    call, before the module's own forward hooks, and may replace the output.
+
+    Parameters
+    ----------
+    hook : callable
+        ``hook(module, args, output) -> None or new output``.
+    with_kwargs : bool, default False
+        Call it as ``hook(module, args, kwargs, output)``.
+    always_call : bool, default False
+        Run it even when the call raises (with ``output=None``).
+
+    Returns
+    -------
+    difflab.utils.hooks.RemovableHandle
+        ``handle.remove()`` unregisters it; also a context manager.
+
+    Raises
+    ------
+    TypeError
+        If ``hook`` is not callable.
+
+    See Also
+    --------
+    register_module_forward_pre_hook, Module.register_forward_hook
+
+    Examples
+    --------
+    Record the output shape of every layer of a model:
+
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> from difflab.nn.modules.module import register_module_forward_hook
+    >>> shapes = []
+    >>> net = nn.Sequential(nn.Linear(4, 3), nn.ReLU())
+    >>> with register_module_forward_hook(lambda m, args, out: shapes.append(tuple(out.shape))):
+    ...     _ = net(dl.ones(2, 4))
+    >>> shapes
+    [(2, 3), (2, 3), (2, 3)]
+    """
+    _check_hook(hook)
+    return _add_entry(_global_forward_hooks, (hook, bool(with_kwargs), bool(always_call)),
+                      False)
+
+
+def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(module, grad_output)`` for *every* module, as gradients reach its outputs.
+
+    A global :meth:`Module.register_full_backward_pre_hook`, run before each
+    module's own; it may return a new ``grad_output`` tuple.
+
+    Parameters
+    ----------
+    hook : callable
+        ``hook(module, grad_output) -> None or new grad_output``.
+
+    Returns
+    -------
+    difflab.utils.hooks.RemovableHandle
+        ``handle.remove()`` unregisters it; also a context manager.
+
+    Raises
+    ------
+    TypeError
+        If ``hook`` is not callable.
+
+    See Also
+    --------
+    register_module_full_backward_hook, Module.register_full_backward_pre_hook
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> from difflab.nn.modules.module import register_module_full_backward_pre_hook
+    >>> seen = []
+    >>> net = nn.Sequential(nn.Linear(2, 2), nn.Tanh())
+    >>> with register_module_full_backward_pre_hook(
+    ...         lambda m, grad_output: seen.append(type(m).__name__)):
+    ...     net(dl.ones(1, 2)).sum().backward()
+    >>> seen                     # the outer module's outputs get their gradient first
+    ['Sequential', 'Tanh', 'Linear']
+    """
+    _check_hook(hook)
+    return _add_entry(_global_backward_pre_hooks, (hook,), False)
+
+
+def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(module, grad_input, grad_output)`` for *every* module during backward.
+
+    A global :meth:`Module.register_full_backward_hook`, run before each
+    module's own; it may return a new ``grad_input`` tuple.
+
+    Parameters
+    ----------
+    hook : callable
+        ``hook(module, grad_input, grad_output) -> None or new grad_input``.
+
+    Returns
+    -------
+    difflab.utils.hooks.RemovableHandle
+        ``handle.remove()`` unregisters it; also a context manager.
+
+    Raises
+    ------
+    TypeError
+        If ``hook`` is not callable.
+
+    See Also
+    --------
+    register_module_full_backward_pre_hook, Module.register_full_backward_hook
+
+    Examples
+    --------
+    The order in which the modules' hooks run, and whether each module's input got a
+    gradient.  The model's input does not require one, so ``grad_input`` is
+    ``(None,)`` for the model and its first layer, and their hooks run as soon
+    as their outputs' gradients are known:
+
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> from difflab.nn.modules.module import register_module_full_backward_hook
+    >>> _ = dl.manual_seed(0)
+    >>> net = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
+    >>> seen = []
+    >>> def norms(module, grad_input, grad_output):
+    ...     seen.append((type(module).__name__, grad_input[0] is None))
+    >>> with register_module_full_backward_hook(norms):
+    ...     net(dl.ones(1, 2)).sum().backward()
+    >>> seen
+    [('Sequential', True), ('Linear', False), ('ReLU', False), ('Linear', True)]
+    """
+    _check_hook(hook)
+    return _add_entry(_global_backward_hooks, (hook, True), False)
+
+
+def register_module_backward_hook(hook: Callable) -> RemovableHandle:
+    """Deprecated: :func:`register_module_full_backward_hook`, which difflab runs it as.
+
+    Parameters
+    ----------
+    hook : callable
+        ``hook(module, grad_input, grad_output) -> None or new grad_input``.
+
+    Returns
+    -------
+    difflab.utils.hooks.RemovableHandle
+        ``handle.remove()`` unregisters it; also a context manager.
+
+    Raises
+    ------
+    TypeError
+        If ``hook`` is not callable.
+
+    Warns
+    -----
+    FutureWarning
+        Always: use :func:`register_module_full_backward_hook`.
+
+    See Also
+    --------
+    Module.register_backward_hook
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from difflab.nn.modules.module import register_module_backward_hook
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     register_module_backward_hook(print).remove()
+    >>> caught[0].category.__name__
+    'FutureWarning'
+    """
+    _check_hook(hook)
+    warnings.warn("register_module_backward_hook is deprecated; difflab runs it as "
+                  "register_module_full_backward_hook: call that instead.", FutureWarning,
+                  stacklevel=2)
+    return _add_entry(_global_backward_hooks, (hook, True), False)

@@ -9,7 +9,8 @@ from difflab.nn.modules.layers import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from difflab.nn.modules.module import Module
 from difflab.tensor import Tensor
 
-__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
            "AvgPool1d", "AvgPool2d", "MaxPool1d", "MaxPool2d"]
 
 
@@ -112,8 +113,8 @@ class AdaptiveMaxPool2d(Module):
 
     Parameters
     ----------
-    output_size : int or tuple of 2 ints
-        :math:`(H_{out}, W_{out})`.
+    output_size : int or tuple of 2 (int or None)
+        :math:`(H_{out}, W_{out})`; ``None`` for a side keeps the input's size there.
     return_indices : bool, default False
         Not supported: ``True`` raises when called.
 
@@ -125,7 +126,8 @@ class AdaptiveMaxPool2d(Module):
     Raises
     ------
     ValueError
-        When called on an input that is not 3-D or 4-D.
+        When called on an input that is not 3-D or 4-D, or with an ``output_size``
+        that is not an int or a pair of positive ints (or None).
     NotImplementedError
         When called with ``return_indices=True``.
 
@@ -138,6 +140,8 @@ class AdaptiveMaxPool2d(Module):
     >>> import difflab as dl
     >>> dl.nn.AdaptiveMaxPool2d((2, 3))(dl.randn(1, 4, 7, 8)).shape
     difflab.Size([1, 4, 2, 3])
+    >>> dl.nn.AdaptiveMaxPool2d((None, 3))(dl.randn(1, 4, 7, 8)).shape
+    difflab.Size([1, 4, 7, 3])
     """
 
     def __init__(self, output_size: Any, return_indices: bool = False) -> None:
@@ -230,6 +234,101 @@ class AdaptiveMaxPool1d(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         return F.adaptive_max_pool1d(x, self.output_size, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool3d(Module):
+    r"""Average pooling of (N, C, D, H, W) to a fixed ``output_size`` grid, whatever its size.
+
+    Output cell :math:`i` along a side of length :math:`n` split into :math:`m` cells
+    averages the input over :math:`[\lfloor i n/m \rfloor, \lceil (i+1) n/m \rceil)`,
+    on each of D, H and W (PyTorch's bins).
+
+    Parameters
+    ----------
+    output_size : int or tuple of 3 (int or None)
+        :math:`(D_{out}, H_{out}, W_{out})`; an int means a cube, ``None`` for a
+        side keeps the input's size there.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, D, H, W)` or :math:`(C, D, H, W)`.
+    - Output: :math:`(N, C, D_{out}, H_{out}, W_{out})` or without :math:`N`.
+
+    Raises
+    ------
+    ValueError
+        When called on an input that is not 4-D or 5-D, or with an ``output_size``
+        that is not an int or three positive ints (or None).
+
+    See Also
+    --------
+    AdaptiveAvgPool2d, AdaptiveMaxPool3d, difflab.nn.functional.adaptive_avg_pool3d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> pool = dl.nn.AdaptiveAvgPool3d((1, None, 2))
+    >>> pool
+    AdaptiveAvgPool3d(output_size=(1, None, 2))
+    >>> pool(dl.randn(2, 3, 4, 5, 6)).shape
+    difflab.Size([2, 3, 1, 5, 2])
+    """
+
+    def __init__(self, output_size: Any) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.adaptive_avg_pool3d(x, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool3d(Module):
+    r"""The maximum over each cell of an ``output_size`` grid that tiles (N, C, D, H, W).
+
+    Parameters
+    ----------
+    output_size : int or tuple of 3 (int or None)
+        :math:`(D_{out}, H_{out}, W_{out})`; ``None`` for a side keeps the input's
+        size there.
+    return_indices : bool, default False
+        Not supported: ``True`` raises when called.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, D, H, W)` or :math:`(C, D, H, W)`.
+    - Output: :math:`(N, C, D_{out}, H_{out}, W_{out})` or without :math:`N`.
+
+    Raises
+    ------
+    ValueError
+        When called on an input that is not 4-D or 5-D, or with an ``output_size``
+        that is not an int or three positive ints (or None).
+    NotImplementedError
+        When called with ``return_indices=True``.
+
+    See Also
+    --------
+    AdaptiveMaxPool2d, AdaptiveAvgPool3d, difflab.nn.functional.adaptive_max_pool3d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.nn.AdaptiveMaxPool3d(2)(dl.randn(1, 4, 5, 7, 8)).shape
+    difflab.Size([1, 4, 2, 2, 2])
+    """
+
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.adaptive_max_pool3d(x, self.output_size, self.return_indices)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
