@@ -20,6 +20,8 @@ import importlib
 import sys
 from pathlib import Path
 
+import sphinx
+
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))
@@ -46,6 +48,19 @@ except ImportError:
     MATH_OFFLINE = []
     print("docs: sphinx-mathjax-offline is not installed (pip install -e '.[docs]'); the "
           "pages will load MathJax from the network", file=sys.stderr)
+
+# TeX's text macros inside \text{...} (``\text{fan\_in}``): MathJax reads them only with
+# its textmacros package (bundled with MathJax 3 and 4); without it the page shows the
+# backslash.  (MyST adds the classes MathJax processes to this same setting, which Sphinx
+# 9 names mathjax4_config, Sphinx 8 mathjax3_config; either one writes window.MathJax.)
+_MATHJAX_CONFIG = {
+    "loader": {"load": ["[tex]/textmacros"]},
+    "tex": {"packages": {"[+]": ["textmacros"]}},
+}
+if sphinx.version_info >= (9,):
+    mathjax4_config = _MATHJAX_CONFIG
+else:
+    mathjax3_config = _MATHJAX_CONFIG
 
 # -- extensions ------------------------------------------------------------------------
 extensions = [
