@@ -2,7 +2,7 @@
 
 Build (from the repository root)::
 
-    python -m sphinx -W --keep-going -n -b html docs docs/_build/html
+    python -m sphinx -W --keep-going -n -j auto -b html docs docs/_build/html
 
 The teaching notebooks live in ``notebooks/`` at the repository root; this file
 writes their student versions (solutions replaced, as ``difflab assign`` releases
