@@ -150,3 +150,23 @@ def test_numpydoc_renders_the_same_with_its_template_compiled_once(site: Sphinx,
         assert str(difflab_docs.numpydoc_doc_object(obj, what, config={},
                                                     builder=builder)) == expected
     assert difflab_docs._numpydoc_template(None) is difflab_docs._numpydoc_template(None)
+
+
+def test_the_site_is_read_in_parallel_with_mathjax_offline(tmp_path: Path) -> None:
+    """sphinx-mathjax-offline declares nothing about parallel reading: Sphinx would warn
+    (an error under -W) and read serially; the docs extension marks it safe."""
+    pytest.importorskip("sphinx-mathjax-offline",
+                        reason="bundling MathJax needs the docs extra: pip install -e '.[docs]'")
+    (tmp_path / "conf.py").write_text(
+        "extensions = ['sphinx.ext.autodoc', 'sphinx-mathjax-offline', 'difflab_docs']\n")
+    pages = [f"page{i}" for i in range(8)]  # (Sphinx reads in parallel from 6 pages on)
+    (tmp_path / "index.rst").write_text("Home\n====\n\n.. toctree::\n\n" + "".join(
+        f"   {page}\n" for page in pages))
+    for page in pages:
+        (tmp_path / f"{page}.rst").write_text(f"{page}\n{'=' * len(page)}\n\n:math:`x^2`\n")
+    app = Sphinx(str(tmp_path), str(tmp_path), str(tmp_path / "_build"),
+                 str(tmp_path / "_doctrees"), "html", status=None, warning=None,
+                 freshenv=True, warningiserror=True, parallel=2)
+    assert app.is_parallel_allowed("read") and app.is_parallel_allowed("write")
+    app.build()
+    assert (tmp_path / "_build" / "_static" / "mathjax" / "tex-chtml.js").is_file()
