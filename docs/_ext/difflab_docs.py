@@ -393,8 +393,10 @@ def compile_numpydoc_template_once() -> None:
     """numpydoc's module-level ``get_doc_object`` is its hook for a replacement (its
     ``setup(app, get_doc_object_=...)`` sets it); numpydoc calls it for every docstring
     and every signature."""
-    import numpydoc.numpydoc
-
+    try:
+        import numpydoc.numpydoc
+    except ImportError:  # (a site without numpydoc: nothing to speed up)
+        return
     numpydoc.numpydoc.get_doc_object = numpydoc_doc_object
 
 
