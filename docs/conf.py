@@ -2,7 +2,7 @@
 
 Build (from the repository root)::
 
-    python -m sphinx -W --keep-going -n -b html docs docs/_build/html
+    python -m sphinx -W --keep-going -n -j auto -b html docs docs/_build/html
 
 The teaching notebooks live in ``notebooks/`` at the repository root; this file
 writes their student versions (solutions replaced, as ``difflab assign`` releases
@@ -19,6 +19,8 @@ import filecmp
 import importlib
 import sys
 from pathlib import Path
+
+import sphinx
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
@@ -46,6 +48,19 @@ except ImportError:
     MATH_OFFLINE = []
     print("docs: sphinx-mathjax-offline is not installed (pip install -e '.[docs]'); the "
           "pages will load MathJax from the network", file=sys.stderr)
+
+# TeX's text macros inside \text{...} (``\text{fan\_in}``): MathJax reads them only with
+# its textmacros package (bundled with MathJax 3 and 4); without it the page shows the
+# backslash.  (MyST adds the classes MathJax processes to this same setting, which Sphinx
+# 9 names mathjax4_config, Sphinx 8 mathjax3_config; either one writes window.MathJax.)
+_MATHJAX_CONFIG = {
+    "loader": {"load": ["[tex]/textmacros"]},
+    "tex": {"packages": {"[+]": ["textmacros"]}},
+}
+if sphinx.version_info >= (9,):
+    mathjax4_config = _MATHJAX_CONFIG
+else:
+    mathjax3_config = _MATHJAX_CONFIG
 
 # -- extensions ------------------------------------------------------------------------
 extensions = [

@@ -9,13 +9,12 @@ notebook tests in ``tests/notebooks`` execute every one of them already.
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.docs.conftest import DocsBuild
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -28,42 +27,22 @@ pytest.importorskip("furo", reason="the docs need the 'docs' extra: pip install 
 pytestmark = pytest.mark.slow
 
 
-def _build(out: Path) -> subprocess.CompletedProcess:
-    command = [
-        sys.executable, "-m", "sphinx",
-        "-b", "html",
-        "-W", "--keep-going",  # every warning is reported, then the build fails
-        "-n",  # nitpicky: unresolved references are warnings
-        "-q",  # only warnings and errors on stderr
-        "-E",  # fresh environment: no state from an earlier build
-        "-D", "nb_execution_mode=off",
-        "-d", str(out / "doctrees"),
-        str(DOCS), str(out / "html"),
-    ]
-    env = {**os.environ, "MPLBACKEND": "Agg", "NO_COLOR": "1"}
-    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=600)
+def _built(docs_build: DocsBuild) -> Path:
+    """The build's folder (html/, doctrees/); the test is skipped if the build failed."""
+    if not docs_build.ok:
+        pytest.skip("the build failed; see test_docs_build_without_warnings")
+    return docs_build.out
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess]:
-    out = tmp_path_factory.mktemp("docs")
-    return out, _build(out)
-
-
-def test_docs_build_without_warnings(built: tuple[Path, subprocess.CompletedProcess]) -> None:
-    _, result = built
-    messages = "\n".join(line for line in (result.stdout + result.stderr).splitlines()
-                         if line.strip())
-    assert result.returncode == 0, f"sphinx-build failed (warnings are errors):\n{messages}"
+def test_docs_build_without_warnings(docs_build: DocsBuild) -> None:
+    messages = "\n".join(line for line in docs_build.output.splitlines() if line.strip())
+    assert docs_build.ok, f"sphinx-build failed (warnings are errors):\n{messages}"
     assert "WARNING" not in messages and "ERROR" not in messages, messages
 
 
 def test_every_page_and_notebook_is_rendered(
-        built: tuple[Path, subprocess.CompletedProcess]) -> None:
-    out, result = built
-    if result.returncode != 0:
-        pytest.skip("the build failed; see test_docs_build_without_warnings")
+        docs_build: DocsBuild) -> None:
+    out = _built(docs_build)
     html = out / "html"
     for page in ["index", "getting-started", "cli", "notebooks", "api/index",
                  "guides/forward", "guides/reverse", "guides/symbolic", "guides/numeric",
@@ -76,21 +55,17 @@ def test_every_page_and_notebook_is_rendered(
 
 
 def test_api_reference_covers_the_public_packages(
-        built: tuple[Path, subprocess.CompletedProcess]) -> None:
-    out, result = built
-    if result.returncode != 0:
-        pytest.skip("the build failed; see test_docs_build_without_warnings")
+        docs_build: DocsBuild) -> None:
+    out = _built(docs_build)
     generated = out / "html" / "api" / "generated"
     for package in ["difflab", "difflab.autograd", "difflab.diff", "difflab.nn",
                     "difflab.optim", "difflab.data", "difflab.compare", "difflab.grading"]:
         assert (generated / f"{package}.html").is_file(), f"no API page for {package}"
 
 
-def test_mathematics_shows_offline(built: tuple[Path, subprocess.CompletedProcess]) -> None:
+def test_mathematics_shows_offline(docs_build: DocsBuild) -> None:
     """Pages with formulas load MathJax from the site itself, never from a network."""
-    out, result = built
-    if result.returncode != 0:
-        pytest.skip("the build failed; see test_docs_build_without_warnings")
+    out = _built(docs_build)
     pytest.importorskip("sphinx-mathjax-offline",
                         reason="bundling MathJax needs the docs extra: pip install -e '.[docs]'")
     html = out / "html"
@@ -106,12 +81,9 @@ def test_mathematics_shows_offline(built: tuple[Path, subprocess.CompletedProces
     assert list((html / "_static" / "mathjax").rglob("*.woff"))
 
 
-def test_notebooks_are_rendered_as_students_receive_them(
-        built: tuple[Path, subprocess.CompletedProcess]) -> None:
+def test_notebooks_are_rendered_as_students_receive_them(docs_build: DocsBuild) -> None:
     """The site shows the released notebooks: every worked solution replaced by a stub."""
-    out, result = built
-    if result.returncode != 0:
-        pytest.skip("the build failed; see test_docs_build_without_warnings")
+    out = _built(docs_build)
     from difflab.grading.notebooks import read_notebook
 
     for source in sorted((ROOT / "notebooks").glob("*.ipynb")):
@@ -145,12 +117,9 @@ def _entry(page: str, anchor: str) -> str:
     return page[start:min(e for e in ends if e != -1)]
 
 
-def test_the_api_pages_render_numpydoc_sections_math_and_links(
-        built: tuple[Path, subprocess.CompletedProcess]) -> None:
+def test_the_api_pages_render_numpydoc_sections_math_and_links(docs_build: DocsBuild) -> None:
     """dl.grad and Tensor.gather render as numpydoc: sections, LaTeX math, See Also links."""
-    out, result = built
-    if result.returncode != 0:
-        pytest.skip("the build failed; see test_docs_build_without_warnings")
+    out = _built(docs_build)
     generated = out / "html" / "api" / "generated"
     grad = _entry((generated / "difflab.diff.html").read_text(encoding="utf-8"),
                   "difflab.diff.grad")
@@ -167,10 +136,8 @@ def test_the_api_pages_render_numpydoc_sections_math_and_links(
 
 
 def test_one_page_per_namespace_lists_every_name_with_its_summary(
-        built: tuple[Path, subprocess.CompletedProcess]) -> None:
-    out, result = built
-    if result.returncode != 0:
-        pytest.skip("the build failed; see test_docs_build_without_warnings")
+        docs_build: DocsBuild) -> None:
+    out = _built(docs_build)
     from tests.docs.docstring_rules import NAMESPACES, names
 
     pages = out / "html" / "api" / "generated" / "namespaces"
