@@ -258,10 +258,6 @@ def get_worker_info() -> None:
     main process whatever ``num_workers`` says, so an ``IterableDataset`` that
     splits its work by worker sees one worker.
 
-    Parameters
-    ----------
-    None
-
     Returns
     -------
     None

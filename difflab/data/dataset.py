@@ -25,10 +25,7 @@ class Dataset:
     fetches the samples and stacks them into batches.  ``a + b`` is
     ``ConcatDataset([a, b])``.
 
-    Parameters
-    ----------
-    None
-        The base class takes no arguments; a subclass takes what it needs.
+    The base class takes no arguments; a subclass takes what it needs.
 
     Raises
     ------
@@ -310,10 +307,7 @@ class IterableDataset(Dataset):
     yields, in order (there is no sampler and no ``shuffle``).  ``a + b`` is
     ``ChainDataset([a, b])``.
 
-    Parameters
-    ----------
-    None
-        A subclass takes what it needs.
+    A subclass takes what it needs.
 
     Raises
     ------

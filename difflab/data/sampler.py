@@ -150,10 +150,6 @@ class RandomSampler(Sampler):
     def num_samples(self) -> int:
         """How many indices one pass yields: the dataset's length unless ``num_samples`` was given.
 
-        Parameters
-        ----------
-        None
-
         Returns
         -------
         int

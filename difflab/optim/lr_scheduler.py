@@ -126,10 +126,6 @@ class LRScheduler:
     def get_last_lr(self) -> list[float]:
         """The learning rates the last :meth:`step` set, one per parameter group.
 
-        Parameters
-        ----------
-        None
-
         Returns
         -------
         list of float
@@ -148,10 +144,6 @@ class LRScheduler:
 
     def get_lr(self) -> list[float]:
         """The rates at the current epoch ``last_epoch`` (what :meth:`LRScheduler.step` sets).
-
-        Parameters
-        ----------
-        None
 
         Returns
         -------
@@ -177,10 +169,6 @@ class LRScheduler:
         Call it after ``optimizer.step()``, once per epoch (once per batch for
         :class:`OneCycleLR` and :class:`CyclicLR`).
 
-        Parameters
-        ----------
-        None
-
         Returns
         -------
         None
@@ -203,10 +191,6 @@ class LRScheduler:
 
     def state_dict(self) -> dict:
         """The scheduler's state: every attribute except the optimizer and callables (a lambda).
-
-        Parameters
-        ----------
-        None
 
         Returns
         -------
@@ -852,10 +836,6 @@ class OneCycleLR(LRScheduler):
     def get_lr(self) -> list[float]:
         """The rates at the current step ``last_epoch`` (with ``cycle_momentum``, set the momentum).
 
-        Parameters
-        ----------
-        None
-
         Returns
         -------
         list of float
@@ -1023,10 +1003,6 @@ class ReduceLROnPlateau:
     def in_cooldown(self) -> bool:
         """Whether the scheduler is waiting out its cooldown after a reduction (a property).
 
-        Parameters
-        ----------
-        None
-
         Returns
         -------
         bool
@@ -1093,10 +1069,6 @@ class ReduceLROnPlateau:
     def get_last_lr(self) -> list[float]:
         """The learning rates after the last :meth:`step`, one per parameter group.
 
-        Parameters
-        ----------
-        None
-
         Returns
         -------
         list of float
@@ -1115,10 +1087,6 @@ class ReduceLROnPlateau:
 
     def state_dict(self) -> dict:
         """The scheduler's state: every attribute except the optimizer.
-
-        Parameters
-        ----------
-        None
 
         Returns
         -------
@@ -1789,10 +1757,6 @@ class ChainedScheduler:
     def step(self) -> None:
         """Step every scheduler, then set the product of their factors.
 
-        Parameters
-        ----------
-        None
-
         Returns
         -------
         None
@@ -1814,10 +1778,6 @@ class ChainedScheduler:
 
     def get_last_lr(self) -> list[float]:
         """The learning rates the last :meth:`step` set, one per parameter group.
-
-        Parameters
-        ----------
-        None
 
         Returns
         -------
@@ -1899,10 +1859,6 @@ class SequentialLR:
     def step(self) -> None:
         """Advance one epoch, handing over to the next scheduler at each milestone.
 
-        Parameters
-        ----------
-        None
-
         Returns
         -------
         None
@@ -1930,10 +1886,6 @@ class SequentialLR:
 
     def get_last_lr(self) -> list[float]:
         """The learning rates the last :meth:`step` set, one per parameter group.
-
-        Parameters
-        ----------
-        None
 
         Returns
         -------

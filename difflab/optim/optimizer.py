@@ -275,10 +275,6 @@ class Optimizer:
         loads into a fresh optimizer over a fresh model of the same shape.  The state
         tensors are detached (they share memory with the optimizer's).
 
-        Parameters
-        ----------
-        None
-
         Returns
         -------
         dict

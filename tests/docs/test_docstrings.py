@@ -73,6 +73,24 @@ def test_no_exemption_is_stale(table):
                        f"gone): {stale[:20]}; run `python -m tests.docs.test_docstrings --write`")
 
 
+def test_no_parameters_section_lists_none():
+    """A callable without parameters leaves the section out (numpydoc would render a
+    parameter named "None")."""
+    empty = SECTION["Parameters"] + "\nNone\n"
+
+    def with_members() -> Iterator[tuple[str, Any]]:
+        for namespace in NAMESPACES:
+            for qualified, obj, _ in names(namespace):
+                yield qualified, obj
+                if isinstance(obj, type):  # (the methods of a public class too)
+                    for member, value in vars(obj).items():
+                        yield f"{qualified}.{member}", value
+
+    offenders = sorted({qualified for qualified, obj in with_members()
+                        if empty in docstring(obj) + "\n"})
+    assert not offenders, f"leave the Parameters section out in: {offenders[:20]}"
+
+
 def test_every_exemption_gives_a_reason():
     assert all(isinstance(r, str) and len(r) > 10 for r in EXEMPT.values())
 

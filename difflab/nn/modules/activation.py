@@ -335,10 +335,6 @@ class Softplus(_Activation):
 class Softsign(_Activation):
     r"""x / (1 + |x|).
 
-    Parameters
-    ----------
-    None
-
     Shape
     -----
     - Input: :math:`(*)`, any shape.
@@ -366,10 +362,6 @@ class Softsign(_Activation):
 class Tanhshrink(_Activation):
     r"""x - tanh x.
 
-    Parameters
-    ----------
-    None
-
     Shape
     -----
     - Input: :math:`(*)`, any shape.
@@ -396,10 +388,6 @@ class Tanhshrink(_Activation):
 
 class LogSigmoid(_Activation):
     r"""log σ(x), stable for large |x|.
-
-    Parameters
-    ----------
-    None
 
     Shape
     -----

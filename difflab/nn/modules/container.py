@@ -323,10 +323,6 @@ class ModuleDict(Module):
     def keys(self) -> Any:
         """The keys (the children's names), in insertion order.
 
-        Parameters
-        ----------
-        None
-
         Returns
         -------
         KeysView of str
@@ -344,10 +340,6 @@ class ModuleDict(Module):
     def values(self) -> Any:
         """The modules, in insertion order.
 
-        Parameters
-        ----------
-        None
-
         Returns
         -------
         ValuesView of Module
@@ -364,10 +356,6 @@ class ModuleDict(Module):
 
     def items(self) -> Any:
         """The ``(name, module)`` pairs, in insertion order.
-
-        Parameters
-        ----------
-        None
 
         Returns
         -------
@@ -413,10 +401,6 @@ class ModuleDict(Module):
 
     def clear(self) -> None:
         """Remove every module.
-
-        Parameters
-        ----------
-        None
 
         Returns
         -------
@@ -593,10 +577,6 @@ class ParameterDict(Module):
     def keys(self) -> Iterable[str]:
         """The keys (the parameters' names), in insertion order.
 
-        Parameters
-        ----------
-        None
-
         Returns
         -------
         KeysView of str
@@ -614,10 +594,6 @@ class ParameterDict(Module):
     def values(self) -> Iterable[Parameter]:
         """The parameters, in insertion order.
 
-        Parameters
-        ----------
-        None
-
         Returns
         -------
         ValuesView of Parameter
@@ -634,10 +610,6 @@ class ParameterDict(Module):
 
     def items(self) -> Iterable[tuple[str, Parameter]]:
         """The ``(name, parameter)`` pairs, in insertion order.
-
-        Parameters
-        ----------
-        None
 
         Returns
         -------

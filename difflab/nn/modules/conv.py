@@ -94,10 +94,6 @@ class Conv1d(Module):
         Here :math:`\text{fan\_in} = C_{in}/\text{groups} \cdot k`.
         Then :math:`k = 1/\sqrt{\text{fan\_in}}`.
 
-        Parameters
-        ----------
-        None
-
         Returns
         -------
         None
@@ -166,10 +162,6 @@ class _ConvTransposeNd(Module):
         Here :math:`\text{fan\_in}` comes from the weight's dimension 1,
         :math:`C_{out}/\text{groups}`, times the kernel size (as PyTorch does).
         Then :math:`k = 1/\sqrt{\text{fan\_in}}`.
-
-        Parameters
-        ----------
-        None
 
         Returns
         -------
@@ -415,10 +407,6 @@ class Conv3d(Module):
 
         Here :math:`\text{fan\_in} = C_{in}/\text{groups} \cdot k_d k_h k_w`.
         Then :math:`k = 1/\sqrt{\text{fan\_in}}`.
-
-        Parameters
-        ----------
-        None
 
         Returns
         -------

@@ -128,10 +128,6 @@ class Linear(Module):
 
         Here :math:`k = 1/\sqrt{\text{fan\_in}}`.
 
-        Parameters
-        ----------
-        None
-
         Returns
         -------
         None
@@ -267,10 +263,6 @@ class Conv2d(Module):
         r"""Draw new weights and bias from PyTorch's default, :math:`\mathcal U(-k, k)`.
 
         Here :math:`k = 1/\sqrt{\text{fan\_in}}`.
-
-        Parameters
-        ----------
-        None
 
         Returns
         -------
@@ -510,10 +502,6 @@ class _NormBase(Module):
 
         Does nothing when the module does not track running statistics; the affine
         parameters are left alone.
-
-        Parameters
-        ----------
-        None
 
         Returns
         -------
@@ -1002,10 +990,6 @@ class Embedding(Module):
     def reset_parameters(self) -> None:
         r"""Draw a new table from :math:`\mathcal N(0, 1)` and zero the ``padding_idx`` row.
 
-        Parameters
-        ----------
-        None
-
         Returns
         -------
         None
@@ -1210,10 +1194,6 @@ class Sigmoid(Module):
     Its derivative is :math:`\sigma(x)(1 - \sigma(x))`.  An integer input gives a
     floating output.
 
-    Parameters
-    ----------
-    None
-
     Shape
     -----
     - Input: :math:`(*)`, any shape.
@@ -1239,10 +1219,6 @@ class Tanh(Module):
     r"""The hyperbolic tangent, elementwise: :math:`\tanh x = (e^x - e^{-x}) / (e^x + e^{-x})`.
 
     Its derivative is :math:`1 - \tanh^2 x`.
-
-    Parameters
-    ----------
-    None
 
     Shape
     -----

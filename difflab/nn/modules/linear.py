@@ -65,10 +65,6 @@ class Bilinear(Module):
         Here :math:`\text{fan\_in} = \text{in1\_features}`.
         Then :math:`k = 1/\sqrt{\text{fan\_in}}`.
 
-        Parameters
-        ----------
-        None
-
         Returns
         -------
         None

@@ -112,11 +112,8 @@ class Module:
     ``model(x)``, runs ``model.forward(x)``; the tape records whatever
     ``forward`` does, Python control flow included (a *dynamic* graph).
 
-    Parameters
-    ----------
-    None
-        ``Module.__init__`` takes no arguments; a subclass must call
-        ``super().__init__()`` before it assigns a parameter or a child.
+    ``Module.__init__`` takes no arguments; a subclass must call
+    ``super().__init__()`` before it assigns a parameter or a child.
 
     Attributes
     ----------
@@ -939,10 +936,6 @@ class Module:
     def modules(self) -> Iterator[Module]:
         """Iterate over this module and every descendant (each once), depth first.
 
-        Parameters
-        ----------
-        None
-
         Returns
         -------
         Iterator[Module]
@@ -960,10 +953,6 @@ class Module:
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
         """Iterate over ``(name, child)`` for the direct children only (each once).
-
-        Parameters
-        ----------
-        None
 
         Returns
         -------
@@ -985,10 +974,6 @@ class Module:
 
     def children(self) -> Iterator[Module]:
         """Iterate over the direct children (not the grandchildren; see :meth:`modules`).
-
-        Parameters
-        ----------
-        None
 
         Returns
         -------
@@ -1167,10 +1152,6 @@ class Module:
 
     def eval(self) -> Module:
         """Set evaluation mode: ``train(False)`` (dropout off, running statistics in batch norm).
-
-        Parameters
-        ----------
-        None
 
         Returns
         -------
@@ -1379,10 +1360,6 @@ class Module:
     def cpu(self) -> Module:
         """Move the parameters and buffers to the CPU: ``to("cpu")``.
 
-        Parameters
-        ----------
-        None
-
         Returns
         -------
         Module
@@ -1398,10 +1375,6 @@ class Module:
 
     def double(self) -> Module:
         """Turn the floating parameters and buffers into float64: ``to(dl.float64)``.
-
-        Parameters
-        ----------
-        None
 
         Returns
         -------
@@ -1419,10 +1392,6 @@ class Module:
     def float(self) -> Module:
         """Turn the floating parameters and buffers into float32: ``to(dl.float32)``.
 
-        Parameters
-        ----------
-        None
-
         Returns
         -------
         Module
@@ -1438,10 +1407,6 @@ class Module:
 
     def half(self) -> Module:
         """Turn the floating parameters and buffers into float16: ``to(dl.float16)``.
-
-        Parameters
-        ----------
-        None
 
         Returns
         -------
@@ -1634,10 +1599,6 @@ class Module:
     # ----------------------------------------------------------------- repr
     def extra_repr(self) -> str:
         """The text inside the parentheses of the module's ``repr``; override it to show settings.
-
-        Parameters
-        ----------
-        None
 
         Returns
         -------

@@ -66,10 +66,6 @@ class _CellBase(Module):
 
         Each entry from :math:`\mathcal U(-k, k)`, :math:`k = 1/\sqrt{H}`.
 
-        Parameters
-        ----------
-        None
-
         Returns
         -------
         None
