@@ -102,6 +102,7 @@ autodoc_default_options = {
 }
 autodoc_member_order = "bysource"
 autodoc_typehints = "none"  # numpydoc's Parameters sections carry the types
+autodoc_preserve_defaults = True  # defaults as written (no paths of the building machine)
 autodoc_mock_imports = ["cupy"]
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False

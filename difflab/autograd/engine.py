@@ -771,6 +771,8 @@ def register_tensor_type(cls: type) -> None:
 
 #: The array namespace whose functions record on the tape (``difflab.functions``): a
 #: VJP computed with it under ``create_graph=True`` is itself recorded.  Registered by it.
+#:
+#: :meta hide-value:
 RECORDING_NAMESPACE: Any = None
 
 

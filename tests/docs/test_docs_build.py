@@ -54,6 +54,15 @@ def test_every_page_and_notebook_is_rendered(
         assert (html / "notebooks" / f"{name}.html").is_file(), f"notebook {name} not rendered"
 
 
+def test_no_api_page_shows_the_build_machines_paths(docs_build: DocsBuild) -> None:
+    """Defaults and module values are shown as written in the source, never as the
+    absolute paths of the machine that built the site."""
+    out = _built(docs_build)
+    leaked = [page.name for page in sorted((out / "html" / "api").rglob("*.html"))
+              if str(ROOT) in page.read_text(encoding="utf-8")]
+    assert not leaked, f"pages showing {ROOT}: {leaked}"
+
+
 def test_api_reference_covers_the_public_packages(
         docs_build: DocsBuild) -> None:
     out = _built(docs_build)
