@@ -36,6 +36,8 @@ from difflab import nn, optim
 REFERENCE = Path(__file__).with_name("pytorch_api.json")
 
 #: PyTorch's namespace -> (difflab's object, how difflab spells it).
+#:
+#: :meta hide-value:
 NAMESPACES: dict[str, tuple[Any, str]] = {
     "torch": (difflab, "difflab"),
     "Tensor": (difflab.Tensor, "difflab.Tensor"),
