@@ -3,9 +3,8 @@ r"""TransformedDistribution: a base distribution pushed through transforms.
 Y = f(X) with X ~ base and f a composition of
 :mod:`~difflab.distributions.transforms`.  Drawing is applying f to a draw of
 X (so ``rsample`` is reparameterized when the base's is); the density is the
-change of variables, one log-determinant per transform, walked backwards:
-
-    log p_Y(y) = log p_X(f⁻¹(y)) - Σᵢ log |det ∂fᵢ/∂x| .
+change of variables (:mod:`difflab.distributions.transforms` writes it out),
+one log-determinant subtracted per transform, walked backwards from y to x.
 
 >>> import difflab as dl
 >>> from difflab.distributions import LogNormal, Normal, TransformedDistribution

@@ -786,6 +786,12 @@ class ComposeTransform(Transform):
     cache_size : int, optional
         0 or 1 (see :class:`Transform`).
 
+    Returns
+    -------
+    Tensor
+        Called, ``t(x)``: the parts applied in order (the empty composition,
+        ``identity_transform``, returns x).
+
     Examples
     --------
     >>> import difflab as dl

@@ -205,6 +205,21 @@ def test_the_tanh_squashed_normal_has_the_closed_form_density():
     np.testing.assert_allclose(d.log_prob(a).numpy(), sac.numpy(), rtol=1e-6)
 
 
+def test_a_cached_tanh_policy_scores_its_own_saturated_actions():
+    cached = D.TransformedDistribution(D.Normal(t(25.0), t(0.1)), [T.TanhTransform(cache_size=1)])
+    plain = D.TransformedDistribution(D.Normal(t(25.0), t(0.1)), [T.TanhTransform()],
+                                      validate_args=False)
+    dl.manual_seed(1)
+    action = cached.rsample()
+    assert action.item() == 1.0                                   # tanh(25) rounds to 1
+    u = cached.transforms[0].inv(action)
+    expected = D.Normal(t(25.0), t(0.1)).log_prob(u) - 2 * (
+        math.log(2) - u - dl.nn.functional.softplus(-2 * u))
+    assert cached.log_prob(action).item() == pytest.approx(expected.item(), rel=1e-12)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        assert not np.isfinite(plain.log_prob(action).item())
+
+
 def test_rsample_is_reparameterized_gradcheck():
     def draw(loc, scale):
         dl.manual_seed(3)
