@@ -151,3 +151,5 @@ for _registry in (biject_to, transform_to):
     _registry.register(constraints.independent, _independent(_registry))
 biject_to.register(type(constraints.simplex), lambda c: T.StickBreakingTransform())
 transform_to.register(type(constraints.simplex), lambda c: T.SoftmaxTransform())
+# (onto, not a bijection: the upper triangle of the square matrix is forgotten)
+transform_to.register(type(constraints.lower_cholesky), lambda c: T.LowerCholeskyTransform())

@@ -42,6 +42,7 @@ import typing
 from difflab import creation as _creation
 from difflab import functions as F
 from difflab import functions_joining as _joining
+from difflab import functions_picking as _picking
 from difflab import functions_shapes as _shapes
 from difflab.distributions import constraints
 from difflab.distributions.distribution import as_parameter
@@ -51,9 +52,9 @@ from difflab.tensor_arguments import Size
 
 __all__ = [
     "AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform",
-    "ExpTransform", "IndependentTransform", "PowerTransform", "SigmoidTransform",
-    "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "TanhTransform",
-    "Transform", "identity_transform",
+    "ExpTransform", "IndependentTransform", "LowerCholeskyTransform", "PowerTransform",
+    "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform",
+    "TanhTransform", "Transform", "identity_transform",
 ]
 
 
@@ -760,6 +761,40 @@ class StickBreakingTransform(Transform):
             raise ValueError("StickBreakingTransform's inverse acts on vectors: its input "
                              "needs at least one dimension")
         return Size(shape[:-1] + (shape[-1] - 1,))
+
+
+class LowerCholeskyTransform(Transform):
+    r"""A square matrix onto a lower-triangular one with a positive diagonal (a Cholesky factor).
+
+    forward: keep the strictly lower triangle, exponentiate the diagonal, drop the upper
+    triangle: L = tril(x, -1) + diag(exp(diag x));  inverse: tril(L, -1) + diag(log(diag L)).
+    Not a bijection of square matrices (the upper triangle is forgotten), so there is
+    no log-determinant; it is ``transform_to(constraints.lower_cholesky)``, the way to
+    optimize a covariance's ``scale_tril`` freely.
+
+    Parameters
+    ----------
+    cache_size : int, optional
+        0 or 1 (see :class:`Transform`).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.distributions.transforms import LowerCholeskyTransform
+    >>> LowerCholeskyTransform()(dl.tensor([[0.0, 5.0], [2.0, 0.0]])).tolist()
+    [[1.0, 0.0], [2.0, 1.0]]
+    """
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.lower_cholesky
+
+    def _call(self, x):
+        diagonal = _picking.diagonal(x, 0, -2, -1)
+        return x.tril(-1) + _picking.diag_embed(F.exp(diagonal))
+
+    def _inverse(self, y):
+        diagonal = _picking.diagonal(y, 0, -2, -1)
+        return y.tril(-1) + _picking.diag_embed(F.log(diagonal))
 
 
 # -- building transforms from transforms --------------------------------------------------

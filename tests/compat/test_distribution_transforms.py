@@ -305,6 +305,19 @@ def test_biject_to_and_transform_to_land_in_the_constraint(constraint):
     np.testing.assert_allclose(bijection.inv(bijection(u)).numpy(), u.numpy(), rtol=1e-10)
 
 
+def test_transform_to_lower_cholesky_optimizes_a_scale_tril_freely():
+    transform = D.transform_to(D.constraints.lower_cholesky)
+    x = t([[0.3, 9.0, 9.0], [-1.2, -0.4, 9.0], [0.5, 2.0, 1.1]])
+    scale_tril = transform(x)
+    assert bool(D.constraints.lower_cholesky.check(scale_tril))
+    np.testing.assert_allclose(np.diag(scale_tril.numpy()), np.exp([0.3, -0.4, 1.1]))
+    np.testing.assert_allclose(transform.inv(scale_tril).numpy(), np.tril(x.numpy()))
+    x.requires_grad_()
+    d = D.MultivariateNormal(dl.zeros(3, dtype=F64), scale_tril=transform(x))
+    d.log_prob(t([0.1, 0.2, -0.3])).backward()
+    assert np.all(np.isfinite(x.grad.numpy())) and np.all(np.triu(x.grad.numpy(), 1) == 0)
+
+
 def test_the_registry_errors_and_extends():
     with pytest.raises(NotImplementedError, match="discrete"):
         D.biject_to(D.constraints.boolean)
