@@ -89,7 +89,10 @@ class Transform:
 
     A subclass defines ``_call`` (the forward map), ``_inverse`` and
     ``log_abs_det_jacobian``, and names its ``domain`` and ``codomain``
-    constraints (``event_dim`` is the larger of their event dimensions).
+    constraints (``event_dim`` is the larger of their event dimensions).  Two
+    transforms are equal (``==``) when they are the same map: of one class with the
+    same parameters (a subclass with parameters says how in ``_same_map``; by
+    default it equals only itself).
 
     Parameters
     ----------
@@ -261,8 +264,38 @@ class Transform:
         """
         return Size(shape)
 
+    # -- equality: the same map (what kl_divergence of two transformed distributions asks) --
+    _stateless = False  # (a transform with no parameters: any two of its class are equal)
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if type(self) is not type(other):
+            return False
+        return self._same_map(other)
+
+    def _same_map(self, other: typing.Any) -> bool:
+        """Whether ``other`` (of this class) is the same map: by default only itself."""
+        return self._stateless
+
+    def __hash__(self) -> int:
+        return hash(type(self))  # (equal transforms share a class; parameters may be tensors)
+
     def __repr__(self) -> str:
         return type(self).__name__ + "()"
+
+
+def _same_value(a: typing.Any, b: typing.Any) -> bool:
+    """Two parameters (numbers or tensors) equal everywhere."""
+    if a is b:
+        return True
+    if isinstance(a, numbers.Number) and isinstance(b, numbers.Number):
+        return a == b
+    a, b = _tensor(a), _tensor(b)
+    try:
+        return bool(F.all(a == b))
+    except (ValueError, RuntimeError):  # (shapes that do not broadcast)
+        return False
 
 
 class _InverseTransform(Transform):
@@ -300,6 +333,9 @@ class _InverseTransform(Transform):
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         return -self._inv.log_abs_det_jacobian(y, x)
 
+    def _same_map(self, other):
+        return self._inv == other._inv
+
     def forward_shape(self, shape: typing.Any) -> Size:
         return self._inv.inverse_shape(shape)
 
@@ -335,6 +371,7 @@ class ExpTransform(Transform):
     domain = constraints.real
     codomain = constraints.positive
     sign = 1
+    _stateless = True
 
     def _call(self, x):
         return F.exp(x)
@@ -389,6 +426,9 @@ class PowerTransform(Transform):
             return 1 if self.exponent > 0 else -1
         return F.sign(self.exponent)
 
+    def _same_map(self, other):
+        return _same_value(self.exponent, other.exponent)
+
     def _call(self, x):
         return x ** self.exponent
 
@@ -426,6 +466,7 @@ class SigmoidTransform(Transform):
     domain = constraints.real
     codomain = constraints.unit_interval
     sign = 1
+    _stateless = True
 
     def _call(self, x):
         return F.sigmoid(x)
@@ -466,6 +507,7 @@ class TanhTransform(Transform):
     domain = constraints.real
     codomain = constraints.interval(-1.0, 1.0)
     sign = 1
+    _stateless = True
 
     def _call(self, x):
         return F.tanh(x)
@@ -500,6 +542,7 @@ class SoftplusTransform(Transform):
     domain = constraints.real
     codomain = constraints.positive
     sign = 1
+    _stateless = True
 
     def _call(self, x):
         return NF.softplus(x)
@@ -569,6 +612,10 @@ class AffineTransform(Transform):
             return 1 if self.scale > 0 else -1 if self.scale < 0 else 0
         return F.sign(self.scale)
 
+    def _same_map(self, other):
+        return (self._event_dim == other._event_dim and _same_value(self.loc, other.loc)
+                and _same_value(self.scale, other.scale))
+
     def _call(self, x):
         return self.loc + self.scale * x
 
@@ -630,6 +677,9 @@ class CumulativeDistributionTransform(Transform):
             return self
         return CumulativeDistributionTransform(self.distribution, cache_size)
 
+    def _same_map(self, other):
+        return self.distribution is other.distribution
+
     def _call(self, x):
         return self.distribution.cdf(x)
 
@@ -660,6 +710,7 @@ class AbsTransform(Transform):
 
     domain = constraints.real
     codomain = constraints.nonnegative
+    _stateless = True
 
     def _call(self, x):
         return F.abs(x)
@@ -690,6 +741,7 @@ class SoftmaxTransform(Transform):
 
     domain = constraints.real_vector
     codomain = constraints.simplex
+    _stateless = True
 
     def _call(self, x):
         return F.softmax(x, -1)
@@ -725,6 +777,7 @@ class StickBreakingTransform(Transform):
     bijective = True
     domain = constraints.real_vector
     codomain = constraints.simplex
+    _stateless = True
 
     def _offset(self, x: Tensor, k: int) -> Tensor:
         """log(K - k) for k = 1 … K-1, with K - 1 = ``k``."""
@@ -787,6 +840,7 @@ class LowerCholeskyTransform(Transform):
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
+    _stateless = True
 
     def _call(self, x):
         diagonal = _picking.diagonal(x, 0, -2, -1)
@@ -889,6 +943,9 @@ class ComposeTransform(Transform):
             result = result * part.sign
         return result
 
+    def _same_map(self, other):
+        return self.parts == other.parts
+
     def _call(self, x):
         for part in self.parts:
             x = part(x)
@@ -988,6 +1045,10 @@ class IndependentTransform(Transform):
     @property
     def sign(self) -> typing.Any:
         return self.base_transform.sign
+
+    def _same_map(self, other):
+        return (self.reinterpreted_batch_ndims == other.reinterpreted_batch_ndims
+                and self.base_transform == other.base_transform)
 
     def _call(self, x):
         return self.base_transform(x)

@@ -328,3 +328,33 @@ def test_the_registry_errors_and_extends():
     mine = D.constraint_registry.ConstraintRegistry("mine")
     mine.register(D.constraints.positive, lambda c: T.SoftplusTransform())
     assert isinstance(mine(D.constraints.greater_than(0.0)), T.SoftplusTransform)
+
+
+def test_transforms_compare_as_the_same_map():
+    assert T.ExpTransform() == T.ExpTransform() and T.ExpTransform() != T.TanhTransform()
+    assert T.AffineTransform(1.0, 2.0) == T.AffineTransform(1.0, 2.0)
+    assert T.AffineTransform(1.0, 2.0) != T.AffineTransform(1.0, 3.0)
+    assert T.AffineTransform(t([1.0, 2.0]), 2.0) == T.AffineTransform(t([1.0, 2.0]), 2.0)
+    assert T.AffineTransform(0.0, 1.0) != T.AffineTransform(0.0, 1.0, event_dim=1)
+    assert T.ComposeTransform([T.ExpTransform()]) == T.ComposeTransform([T.ExpTransform()])
+    assert T.ExpTransform().inv == T.ExpTransform().inv != T.ExpTransform()
+    assert T.PowerTransform(2.0) != T.PowerTransform(3.0)
+
+    class Mine(T.Transform):  # a user's transform: equal to itself only, unless it says so
+        pass
+
+    assert Mine() != Mine()
+
+
+def test_kl_between_transformed_distributions_is_the_bases_kl():
+    p = D.TransformedDistribution(D.Normal(t(0.2), t(0.8)), [T.TanhTransform()])
+    q = D.TransformedDistribution(D.Normal(t(-0.5), t(1.3)), [T.TanhTransform()])
+
+    def integrand(y):
+        return density(p, y) * (p.log_prob(t(y)).item() - q.log_prob(t(y)).item())
+
+    numeric, _ = integrate.quad(integrand, -1 + 1e-12, 1 - 1e-12, limit=200)
+    assert D.kl_divergence(p, q).item() == pytest.approx(numeric, rel=1e-6)
+    other = D.TransformedDistribution(D.Normal(t(-0.5), t(1.3)), [T.SigmoidTransform()])
+    with pytest.raises(NotImplementedError, match="same transforms"):
+        D.kl_divergence(p, other)
