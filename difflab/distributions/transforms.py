@@ -39,6 +39,8 @@ import math
 import numbers
 import typing
 
+import numpy as np
+
 from difflab import creation as _creation
 from difflab import functions as F
 from difflab import functions_joining as _joining
@@ -67,19 +69,14 @@ def _sum_rightmost(value: typing.Any, dims: int) -> typing.Any:
 
 def _tensor(value: typing.Any, like: Tensor | None = None) -> Tensor:
     """``value`` as a floating tensor (in ``like``'s dtype when it is a plain number)."""
-    if isinstance(value, Tensor):
-        return value if value.dtype.is_floating_point else value.to(
-            like.dtype if like is not None else as_parameter(0.0).dtype)
-    if like is not None:
-        return _creation.tensor(value, dtype=like.dtype)
-    return as_parameter(value)
+    if isinstance(value, Tensor) or like is None:
+        return as_parameter(value)
+    return _creation.tensor(value, dtype=like.dtype)
 
 
 def _clamp_open_unit(y: Tensor) -> Tensor:
     """y moved into (0, 1) by the dtype's resolution: the inverse of a squashing map
     is infinite at the ends, where a rounded forward value can land."""
-    import numpy as np
-
     info = np.finfo(y.array.dtype)
     return F.clamp(y, min=float(info.tiny), max=1.0 - float(info.eps))
 

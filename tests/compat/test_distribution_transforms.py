@@ -358,3 +358,13 @@ def test_kl_between_transformed_distributions_is_the_bases_kl():
     other = D.TransformedDistribution(D.Normal(t(-0.5), t(1.3)), [T.SigmoidTransform()])
     with pytest.raises(NotImplementedError, match="same transforms"):
         D.kl_divergence(p, other)
+
+
+def test_an_elementwise_map_of_a_vector_distribution_sums_its_log_det_over_the_event():
+    mvn = D.MultivariateNormal(t([0.1, -0.2]), covariance_matrix=t([[1.0, 0.3], [0.3, 0.5]]))
+    d = D.TransformedDistribution(mvn, [T.ExpTransform()])
+    assert d.batch_shape == () and d.event_shape == (2,)
+    y = t([[1.5, 0.7], [0.2, 2.0]])
+    expected = mvn.log_prob(dl.log(y)) - dl.log(y).sum(-1)
+    np.testing.assert_allclose(d.log_prob(y).numpy(), expected.numpy(), rtol=1e-12)
+    assert tuple(d.rsample((3,)).shape) == (3, 2)
