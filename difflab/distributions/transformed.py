@@ -23,7 +23,7 @@ from difflab.autograd.grad_mode import no_grad
 from difflab.distributions import constraints
 from difflab.distributions.distribution import Distribution, as_parameter
 from difflab.distributions.multivariate import Independent
-from difflab.distributions.transforms import ComposeTransform, Transform, _sum_rightmost
+from difflab.distributions.transform_base import ComposeTransform, Transform, _sum_rightmost
 from difflab.tensor import Tensor
 
 __all__ = ["TransformedDistribution"]

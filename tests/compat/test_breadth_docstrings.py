@@ -37,6 +37,7 @@ MODULES = [
     "difflab.distributions.multivariate", "difflab.distributions.kl",
     "difflab.distributions.univariate", "difflab.distributions.counts",
     "difflab.distributions.relaxed", "difflab.distributions.transforms",
+    "difflab.distributions.transform_base",
     "difflab.distributions.transformed", "difflab.distributions.constraint_registry",
     "difflab.functions_counting", "difflab.functions_scattering", "difflab.func.linearize",
     "difflab.func.functional_call", "difflab.optim.sgd", "difflab.autograd.functional_transforms",
@@ -60,7 +61,7 @@ NEW_NAMES = {
     "difflab.special": _public("difflab.special"),
     **{f"difflab.distributions.{m}": _public(f"difflab.distributions.{m}")
        for m in ("distribution", "continuous", "discrete", "gamma", "multivariate", "kl",
-                 "univariate", "counts", "relaxed", "transforms", "transformed",
+                 "univariate", "counts", "relaxed", "transforms", "transform_base", "transformed",
                  "constraint_registry")},
     **{m: _public(m) for m in ("difflab.linalg.decompositions", "difflab.linalg.solvers",
                                "difflab.linalg.norms", "difflab.linalg.elimination",

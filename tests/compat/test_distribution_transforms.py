@@ -368,3 +368,23 @@ def test_an_elementwise_map_of_a_vector_distribution_sums_its_log_det_over_the_e
     expected = mvn.log_prob(dl.log(y)) - dl.log(y).sum(-1)
     np.testing.assert_allclose(d.log_prob(y).numpy(), expected.numpy(), rtol=1e-12)
     assert tuple(d.rsample((3,)).shape) == (3, 2)
+
+
+def test_reshape_moves_events_between_shapes():
+    reshape = T.ReshapeTransform((2, 3), (6,))
+    x = dl.randn(4, 2, 3, dtype=F64)
+    assert tuple(reshape(x).shape) == (4, 6)
+    np.testing.assert_array_equal(reshape.inv(reshape(x)).numpy(), x.numpy())
+    assert np.all(reshape.log_abs_det_jacobian(x, reshape(x)).numpy() == 0)
+    base = D.Normal(dl.zeros(5, 2, 3, dtype=F64), 1.0)
+    d = D.TransformedDistribution(base, [reshape, T.ExpTransform()])
+    assert d.batch_shape == (5,) and d.event_shape == (6,)
+    y = d.sample((2,))
+    x = dl.log(y).reshape(2, 5, 2, 3)
+    expected = base.log_prob(x).sum((-1, -2)) - dl.log(y).sum(-1)
+    np.testing.assert_allclose(d.log_prob(y).numpy(), expected.numpy(), rtol=1e-12)
+    assert reshape == T.ReshapeTransform((2, 3), (6,)) != T.ReshapeTransform((3, 2), (6,))
+    with pytest.raises(ValueError, match="as many elements"):
+        T.ReshapeTransform((2, 3), (5,))
+    with pytest.raises(ValueError, match="rightmost dimensions are \\(2, 3\\)"):
+        reshape(dl.zeros(3, 2))
