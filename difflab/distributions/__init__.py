@@ -3,7 +3,10 @@ r"""``difflab.distributions``: PyTorch's ``torch.distributions``.
 Probability distributions with ``sample``, reparameterized ``rsample``,
 ``log_prob``, ``entropy``, moments, ``cdf``/``icdf`` where they have a closed
 form, ``expand`` and argument checks (``validate_args``); ``kl_divergence``
-between pairs registered with ``register_kl``.  Every formula is a composite
+between pairs registered with ``register_kl``; ``transforms`` (bijections with
+their log-determinants), ``TransformedDistribution`` (a distribution pushed
+through them) and ``biject_to``/``transform_to`` (from the reals onto a
+constraint).  Every formula is a composite
 of difflab's primitives (``lgamma``, ``digamma``, ``erfinv``, ``softmax``,
 ...), so gradients flow through ``log_prob`` and ``rsample`` in all four
 methods, and draws come from difflab's generator (``manual_seed``).
@@ -14,7 +17,8 @@ methods, and draws come from difflab's generator (``manual_seed``).
 0.5
 """
 
-from difflab.distributions import constraints
+from difflab.distributions import constraints, transforms
+from difflab.distributions.constraint_registry import biject_to, transform_to
 from difflab.distributions.continuous import Exponential, Laplace, LogNormal, Normal, Uniform
 from difflab.distributions.counts import Geometric, Multinomial, NegativeBinomial
 from difflab.distributions.discrete import (
@@ -47,6 +51,7 @@ from difflab.distributions.relaxed import (
     RelaxedBernoulli,
     RelaxedOneHotCategorical,
 )
+from difflab.distributions.transformed import TransformedDistribution
 from difflab.distributions.univariate import (
     Cauchy,
     Gumbel,
@@ -65,6 +70,7 @@ __all__ = [
     "Kumaraswamy", "Laplace", "LogNormal", "LogitRelaxedBernoulli",
     "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
     "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson", "RelaxedBernoulli",
-    "RelaxedOneHotCategorical", "StudentT", "Uniform", "VonMises", "Weibull", "constraints",
-    "kl_divergence", "register_kl",
+    "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises",
+    "Weibull", "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to",
+    "transforms",
 ]

@@ -22,6 +22,7 @@ from difflab.distributions.discrete import Bernoulli, Categorical, OneHotCategor
 from difflab.distributions.distribution import Distribution
 from difflab.distributions.gamma import Beta, Dirichlet, Gamma
 from difflab.distributions.multivariate import Independent, MultivariateNormal, _solve_lower
+from difflab.distributions.transformed import TransformedDistribution
 from difflab.tensor import Tensor
 
 __all__ = ["kl_divergence", "register_kl"]
@@ -212,3 +213,20 @@ def _kl_independent_independent(p: Independent, q: Independent) -> Tensor:
         raise NotImplementedError("KL between Independent distributions needs the same "
                                   "reinterpreted_batch_ndims on both")
     return p._sum_rightmost(kl_divergence(p.base_dist, q.base_dist))
+
+
+@register_kl(TransformedDistribution, TransformedDistribution)
+def _kl_transformed_transformed(p: TransformedDistribution,
+                                q: TransformedDistribution) -> Tensor:
+    # The same bijection applied to both: KL is unchanged by it (the log-determinants cancel
+    # in log p - log q), so it is the bases' KL.
+    if p.transforms != q.transforms:
+        raise NotImplementedError("KL between TransformedDistributions needs the same "
+                                  "transforms on both (then it is the bases' KL)")
+    if p.event_shape != q.event_shape:
+        raise NotImplementedError("KL between TransformedDistributions needs the same "
+                                  "event shape on both")
+    if not all(t.bijective for t in p.transforms):
+        raise NotImplementedError("KL between TransformedDistributions needs bijective "
+                                  "transforms")
+    return kl_divergence(p.base_dist, q.base_dist)

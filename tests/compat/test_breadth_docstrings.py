@@ -36,7 +36,9 @@ MODULES = [
     "difflab.distributions.discrete", "difflab.distributions.gamma",
     "difflab.distributions.multivariate", "difflab.distributions.kl",
     "difflab.distributions.univariate", "difflab.distributions.counts",
-    "difflab.distributions.relaxed",
+    "difflab.distributions.relaxed", "difflab.distributions.transforms",
+    "difflab.distributions.transform_base",
+    "difflab.distributions.transformed", "difflab.distributions.constraint_registry",
     "difflab.functions_counting", "difflab.functions_scattering", "difflab.func.linearize",
     "difflab.func.functional_call", "difflab.optim.sgd", "difflab.autograd.functional_transforms",
 ]
@@ -59,7 +61,8 @@ NEW_NAMES = {
     "difflab.special": _public("difflab.special"),
     **{f"difflab.distributions.{m}": _public(f"difflab.distributions.{m}")
        for m in ("distribution", "continuous", "discrete", "gamma", "multivariate", "kl",
-                 "univariate", "counts", "relaxed")},
+                 "univariate", "counts", "relaxed", "transforms", "transform_base", "transformed",
+                 "constraint_registry")},
     **{m: _public(m) for m in ("difflab.linalg.decompositions", "difflab.linalg.solvers",
                                "difflab.linalg.norms", "difflab.linalg.elimination",
                                "difflab.linalg.faces")},
