@@ -60,6 +60,21 @@ _state = _State()
 def is_autocast_enabled(device_type: str = "cuda") -> bool:
     """Whether code runs inside an enabled ``autocast`` region for ``device_type``.
 
+    Parameters
+    ----------
+    device_type : {"cuda", "cpu"}, default "cuda"
+        The device whose autocast region is asked about (PyTorch's default).
+
+    Returns
+    -------
+    bool
+        True inside an enabled :class:`difflab.autocast` region for that device.
+
+    Raises
+    ------
+    RuntimeError
+        For a device type other than "cuda" or "cpu".
+
     Examples
     --------
     >>> import difflab as dl

@@ -253,6 +253,11 @@ class ExponentialFamily(Distribution):
     differentiable).  Subclasses with a closed form override :meth:`entropy`;
     this one is the check that the two agree.
 
+    Parameters
+    ----------
+    batch_shape, event_shape, validate_args
+        As for :class:`difflab.distributions.Distribution`.
+
     Examples
     --------
     >>> from difflab.distributions import Exponential, ExponentialFamily

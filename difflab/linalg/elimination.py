@@ -282,8 +282,9 @@ def _permutation(pivots: Any, m: int, like_value: Any) -> Any:
 
 def lu_solve(LU: Any, pivots: Any, B: Any, *, left: bool = True,  # noqa: N803
              adjoint: bool = False, out: Any = None) -> Any:
-    r"""The solution of A X = B from A's :func:`lu_factor` (``adjoint``: Aᵀ X = B;
-    ``left=False``: X A = B).
+    r"""The solution of A X = B from A's :func:`lu_factor`.
+
+    ``adjoint=True`` solves Aᵀ X = B; ``left=False`` solves X A = B.
 
     Parameters
     ----------

@@ -273,8 +273,9 @@ def matrix_rank(A: Any, *, atol: Any = None, rtol: Any = None,  # noqa: N803
 
 
 def multi_dot(tensors: Any, *, out: Any = None) -> Any:
-    r"""The product of two or more matrices, A₁ A₂ ⋯ Aₖ (the first may be a row vector
-    and the last a column vector, as in PyTorch).
+    r"""The product of two or more matrices, A₁ A₂ ⋯ Aₖ.
+
+    The first may be a row vector and the last a column vector, as in PyTorch.
 
     Parameters
     ----------
@@ -379,8 +380,9 @@ def matmul(input: Any, other: Any, *, out: Any = None) -> Any:  # noqa: A002
 
 
 def diagonal(A: Any, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Any:  # noqa: N803
-    r"""The diagonals of a stack of matrices (``difflab.diagonal`` with the last two
-    dimensions as default).
+    r"""The diagonals of a stack of matrices.
+
+    ``difflab.diagonal`` with the last two dimensions as default.
 
     Parameters
     ----------
@@ -407,8 +409,9 @@ def diagonal(A: Any, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Any:
 
 
 def vander(x: Any, *, N: Any = None) -> Any:  # noqa: N803
-    r"""The Vandermonde matrix of x: columns x⁰, x¹, ..., x^(N−1) (increasing powers, as
-    ``torch.linalg.vander``; NumPy's ``vander`` decreases).
+    r"""The Vandermonde matrix of x: columns x⁰, x¹, ..., x^(N−1).
+
+    Increasing powers, as ``torch.linalg.vander``; NumPy's ``vander`` decreases.
 
     Parameters
     ----------

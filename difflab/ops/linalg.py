@@ -53,8 +53,26 @@ from difflab.ops.shapes import sum_to_shape
 
 
 class LinAlgError(RuntimeError):
-    """A matrix without the property an operation needs: singular, not positive-definite,
-    or a decomposition that did not converge (``torch.linalg.LinAlgError``)."""
+    """A matrix without the property an operation needs.
+
+    Raised when a matrix is singular, not positive-definite, or a decomposition did not
+    converge (PyTorch's ``torch.linalg.LinAlgError``).  A subclass of RuntimeError, so
+    code that catches PyTorch's error class catches it too.
+
+    Parameters
+    ----------
+    message : str
+        What was wrong, and with which matrix.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> try:
+    ...     dl.linalg.cholesky(dl.tensor([[1.0, 2.0], [2.0, 1.0]]))
+    ... except dl.linalg.LinAlgError as error:
+    ...     print(type(error).__name__, isinstance(error, RuntimeError))
+    LinAlgError True
+    """
 
 
 # ------------------------------------------------------------------ shared steps

@@ -21,6 +21,9 @@ with an example):
 * difflab.compare: 20 / 20 / 20
 * difflab.grading: 23 / 23 / 23
 * difflab.Tensor: 334 / 334 / 267
+* difflab.linalg: 40 / 40 / 40
+* difflab.distributions: 43 / 43 / 43
+* difflab.amp: 3 / 3 / 3
 """
 
 EXEMPT: dict[str, str] = {

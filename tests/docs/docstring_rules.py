@@ -45,6 +45,7 @@ NAMESPACES = [
     "difflab.autograd.functional", "difflab.func", "difflab.special",
     "difflab.jit", "difflab.export", "difflab.onnx", "difflab.distributed",
     "difflab.compare", "difflab.grading", "difflab.Tensor",
+    "difflab.linalg", "difflab.distributions", "difflab.amp",
 ]
 
 
