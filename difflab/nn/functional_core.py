@@ -26,6 +26,14 @@ from difflab.tensor import Tensor
 from difflab.tensor_arguments import cast_to as _cast_to
 from difflab.tensor_arguments import promote_all as _promote_all
 
+# What ``from functional_core import *`` (``difflab.nn.functional``) takes: the
+# functions, not the helpers this module imports (``apply``, ``Tensor``, ``Any``).
+__all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "conv2d", "cross_entropy", "dropout",
+           "embedding", "gelu", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax",
+           "max_pool2d", "mse_loss", "nll_loss", "one_hot", "pad", "relu",
+           "scaled_dot_product_attention", "sigmoid", "softmax", "tanh"]
+
 _REDUCTIONS = ("mean", "sum", "none")
 
 
