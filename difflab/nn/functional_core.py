@@ -11,6 +11,7 @@ the five import without a cycle.  See :mod:`difflab.nn.functional` for the dtype
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -31,10 +32,22 @@ from difflab.tensor_arguments import promote_all as _promote_all
 __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "conv2d", "cross_entropy", "dropout",
            "embedding", "gelu", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax",
-           "max_pool2d", "mse_loss", "nll_loss", "one_hot", "pad", "relu",
+           "leaky_relu_", "max_pool2d", "mse_loss", "nll_loss", "one_hot", "pad", "relu", "relu_",
            "scaled_dot_product_attention", "sigmoid", "softmax", "tanh"]
 
 _REDUCTIONS = ("mean", "sum", "none")
+
+
+def _in_place(input: Any, compute: Callable[[Tensor], Tensor], name: str) -> Tensor:  # noqa: A002
+    """``compute(input)`` written into ``input``, which is returned: an activation's
+    ``inplace=True`` (``nn.ReLU(inplace=True)``, ``F.relu_``), as PyTorch does it.
+
+    The tensor's own in-place machinery does the write (``Tensor._replace_with``, as
+    ``x.relu_()``), so its rules hold: the version counter goes up; while recording, a
+    leaf that requires grad refuses, and a tensor of a graph takes the write as a new
+    record (the gradient is the out-of-place one).  ``name`` is what an error names.
+    """
+    return _check_tensor(name, input)._replace_with(compute, name)
 
 
 def _check_tensor(name: str, x: Any) -> Tensor:
@@ -427,16 +440,24 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     input : Tensor
         Any shape; the dtype is kept.
     inplace : bool, default False
-        Accepted for PyTorch compatibility; the result is always a new tensor.
+        Write the result into ``input`` and return ``input``, as PyTorch does (its
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Returns
     -------
     Tensor
-        The same shape.
+        The same shape (``input`` itself with ``inplace=True``).
+
+    Raises
+    ------
+    RuntimeError
+        With ``inplace=True`` while recording, if ``input`` is a leaf that requires
+        grad (its gradient would be lost) or a view of a tensor of a graph.
 
     See Also
     --------
     difflab.nn.ReLU, leaky_relu, gelu
+    relu_ : the in-place form.
 
     Examples
     --------
@@ -444,8 +465,51 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     >>> import difflab.nn.functional as F
     >>> F.relu(dl.tensor([-2.0, 0.0, 3.0]))
     tensor([0., 0., 3.])
+    >>> x = dl.tensor([-2.0, 3.0])
+    >>> y = F.relu(x, inplace=True)
+    >>> y is x, x
+    (True, tensor([0., 3.]))
     """
+    if inplace:
+        return _in_place(input, relu, "relu(inplace=True)")
     return input.relu()
+
+
+def relu_(input: Tensor) -> Tensor:  # noqa: A002
+    r"""In-place :func:`relu`: writes :math:`\max(x, 0)` into ``input`` and returns it.
+
+    The same as ``relu(input, inplace=True)``: ``input``'s version counter goes up,
+    and while recording a leaf that requires grad refuses (its gradient would be lost).
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape; changed in place.
+
+    Returns
+    -------
+    Tensor
+        ``input``, holding the result.
+
+    Raises
+    ------
+    RuntimeError
+        While recording, if ``input`` is a leaf that requires grad or a view of a
+        tensor of a graph.
+
+    See Also
+    --------
+    relu, difflab.Tensor.relu_
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> x = dl.tensor([-2.0, 0.5])
+    >>> F.relu_(x) is x, x
+    (True, tensor([0. , 0.5]))
+    """
+    return _in_place(input, relu, "relu_")
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False  # noqa: A002
@@ -459,16 +523,24 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     negative_slope : float, default 0.01
         The slope for negative inputs.
     inplace : bool, default False
-        Accepted for PyTorch compatibility; the result is always a new tensor.
+        Write the result into ``input`` and return ``input``, as PyTorch does (its
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Returns
     -------
     Tensor
-        The same shape.
+        The same shape (``input`` itself with ``inplace=True``).
+
+    Raises
+    ------
+    RuntimeError
+        With ``inplace=True`` while recording, if ``input`` is a leaf that requires
+        grad or a view of a tensor of a graph.
 
     See Also
     --------
     difflab.nn.LeakyReLU
+    leaky_relu_ : the in-place form.
 
     Examples
     --------
@@ -476,8 +548,52 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     >>> import difflab.nn.functional as F
     >>> F.leaky_relu(dl.tensor([-2.0, 0.0, 3.0]), 0.1)
     tensor([-0.2,  0. ,  3. ])
+    >>> x = dl.tensor([-2.0, 3.0])
+    >>> F.leaky_relu(x, 0.5, inplace=True) is x, x
+    (True, tensor([-1.,  3.]))
     """
+    if inplace:
+        return _in_place(input, lambda x: leaky_relu(x, negative_slope),
+                         "leaky_relu(inplace=True)")
     return apply(nn_ops.LeakyReLU, _floating(input), slope=float(negative_slope))
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:  # noqa: A002
+    r"""In-place :func:`leaky_relu`: writes the leaky ReLU of ``input`` into it.
+
+    The same as ``leaky_relu(input, negative_slope, inplace=True)``.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape, floating; changed in place.
+    negative_slope : float, default 0.01
+        The slope for negative inputs.
+
+    Returns
+    -------
+    Tensor
+        ``input``, holding the result.
+
+    Raises
+    ------
+    RuntimeError
+        While recording, if ``input`` is a leaf that requires grad or a view of a
+        tensor of a graph.
+
+    See Also
+    --------
+    leaky_relu
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> x = dl.tensor([-2.0, 3.0])
+    >>> F.leaky_relu_(x, 0.1) is x, x
+    (True, tensor([-0.2,  3. ]))
+    """
+    return _in_place(input, lambda x: leaky_relu(x, negative_slope), "leaky_relu_")
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002

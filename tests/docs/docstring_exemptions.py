@@ -6,7 +6,7 @@ with an example):
 
 * difflab: 375 / 375 / 375
 * difflab.nn: 117 / 117 / 117
-* difflab.nn.functional: 88 / 88 / 88
+* difflab.nn.functional: 93 / 93 / 93
 * difflab.optim: 14 / 14 / 14
 * difflab.optim.lr_scheduler: 16 / 16 / 16
 * difflab.utils.data: 23 / 23 / 23

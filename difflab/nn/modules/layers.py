@@ -1088,7 +1088,8 @@ class ReLU(Module):
     Parameters
     ----------
     inplace : bool, default False
-        Accepted for PyTorch compatibility; the result is always a new tensor.
+        Write the result into the input and return it, as PyTorch does (the input's
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Shape
     -----
@@ -1109,9 +1110,13 @@ class ReLU(Module):
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
+        self.inplace = inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return x.relu()
+        return F.relu(x, inplace=True) if self.inplace else x.relu()
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class LeakyReLU(Module):
@@ -1122,7 +1127,8 @@ class LeakyReLU(Module):
     negative_slope : float, default 0.01
         The slope for negative inputs.
     inplace : bool, default False
-        Accepted for PyTorch compatibility; the result is always a new tensor.
+        Write the result into the input and return it, as PyTorch does (the input's
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Shape
     -----
@@ -1145,12 +1151,14 @@ class LeakyReLU(Module):
     def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
         super().__init__()
         self.negative_slope = negative_slope
+        self.inplace = inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.leaky_relu(x, self.negative_slope)
+        return F.leaky_relu(x, self.negative_slope, inplace=self.inplace)
 
     def extra_repr(self) -> str:
-        return f"negative_slope={self.negative_slope}"
+        inplace = ", inplace=True" if self.inplace else ""
+        return f"negative_slope={self.negative_slope}{inplace}"
 
 
 class GELU(Module):
