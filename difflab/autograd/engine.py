@@ -177,7 +177,9 @@ class Node:
     hooks : list or None
         The hooks registered with ``Tensor.register_hook`` on the tensor this
         record made (a leaf keeps its own): the walk hands them the record's
-        complete adjoint before anything reads it (:func:`run_tensor_hooks`).
+        complete adjoint before anything reads it (:func:`run_tensor_hooks`); for a
+        member of a ``joint``, the joint does, before its own callback (PyTorch's
+        order: a tensor's hooks before a module's).
 
     Raises
     ------
@@ -606,7 +608,7 @@ def run_backward(
         g = adjoints.take(node)  # complete: every later use has added its share
         if g is None:
             continue  # no adjoint reached this record (its only use was not differentiated)
-        if node.hooks:  # (Tensor.register_hook: before retain_grad or autograd.grad read it)
+        if node.hooks and node.joint is None:  # (Tensor.register_hook; a joint runs them)
             g = run_tensor_hooks(node.hooks, g, create_graph, node.output_meta[0])
         if node in taps.at:
             taps.read(node, g)
@@ -746,6 +748,12 @@ def run_tensor_hooks(hooks: Sequence[Any], g: Any, create_graph: bool,
                 f"hook {_hook_name(hook)} has changed the size of value: it returned a "
                 f"gradient of shape {tuple(new.shape)} for a tensor of shape {tuple(shape)}; "
                 f"return one of the shape of the gradient it was given"
+            )
+        if new.array.dtype != (given := getattr(g, "array", g).dtype):
+            raise RuntimeError(
+                f"hook {_hook_name(hook)} has changed the type of value: it was given a "
+                f"{given} gradient and returned a {new.array.dtype} one; return one of "
+                f"the gradient's dtype (.to(grad.dtype))"
             )
         g = new if create_graph else new.detach().array
     return g

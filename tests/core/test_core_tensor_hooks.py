@@ -192,3 +192,40 @@ def test_an_untraced_hook_does_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         (x * 2).sum().backward()
+
+
+def test_a_hook_changing_the_dtype_is_refused_with_and_without_create_graph():
+    for create_graph in (False, True):
+        x = dl.tensor([1.0, 2.0], requires_grad=True)  # float32
+        y = x * 2
+        y.register_hook(lambda grad: grad.double())
+        with pytest.raises(RuntimeError, match="changed the type of value: it was given a "
+                                               "float32 gradient and returned a float64"):
+            y.sum().backward(create_graph=create_graph)
+
+
+def test_backward_with_inputs_runs_the_leaf_hook_once():
+    x = leaf([1.0, 2.0])
+    w = leaf([3.0, 4.0])
+    calls = []
+
+    def hook(grad):
+        calls.append(grad.tolist())
+        return grad * 2
+
+    x.register_hook(hook)
+    (x * w).sum().backward(inputs=[x])
+    assert calls == [[3.0, 4.0]]
+    np.testing.assert_allclose(x.grad.array, [6.0, 8.0])
+    assert w.grad is None
+
+
+def test_a_hook_on_a_hooked_modules_output_sees_the_gradient_the_module_hooks_gave():
+    layer = dl.nn.Linear(2, 1).double()
+    layer.register_full_backward_pre_hook(lambda module, grad_output: (grad_output[0] * 3,))
+    y = layer(leaf([[1.0, 2.0]]))
+    seen = []
+    y.register_hook(lambda grad: seen.append(grad.tolist()))
+    y.sum().backward()
+    assert seen == [[[1.0]]]  # (the tensor's hook runs before the module's: y's own gradient)
+    np.testing.assert_allclose(layer.bias.grad.array, [3.0])

@@ -119,3 +119,11 @@ def test_a_network_with_relu_inplace_trains_as_the_out_of_place_one():
         grads.append([p.grad.array.copy() for p in net.parameters()])
     for g_inplace, g_plain in zip(*grads):
         np.testing.assert_allclose(g_inplace, g_plain)
+
+
+def test_a_traced_network_with_relu_inplace_replays_as_eager():
+    dl.manual_seed(0)
+    net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(inplace=True), nn.Linear(4, 1))
+    traced = dl.jit.trace(net, dl.randn(5, 3))
+    x = dl.randn(5, 3)
+    np.testing.assert_allclose(traced(x).array, net(x).array, rtol=1e-6)
