@@ -789,7 +789,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     training : bool, default True
         Apply dropout (pass ``module.training`` from a layer).
     inplace : bool, default False
-        Accepted for PyTorch compatibility; ignored.
+        Write the result into ``input`` and return ``input``, as PyTorch does (its
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Returns
     -------
@@ -818,6 +819,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
+    if inplace:
+        return _in_place(input, lambda x: dropout(x, p, training), "dropout(inplace=True)")
     input = _floating(input)  # noqa: A001  (the kept elements are scaled by 1/(1 - p))
     if p == 1.0:
         return input * 0.0

@@ -127,3 +127,47 @@ def test_a_traced_network_with_relu_inplace_replays_as_eager():
     traced = dl.jit.trace(net, dl.randn(5, 3))
     x = dl.randn(5, 3)
     np.testing.assert_allclose(traced(x).array, net(x).array, rtol=1e-6)
+
+
+#: name -> (the call, the input's shape)
+DROPOUTS = {
+    "dropout": (lambda x, **kw: F.dropout(x, 0.4, **kw), (24,)),
+    "dropout1d": (lambda x, **kw: F.dropout1d(x, 0.4, **kw), (2, 3, 4)),
+    "dropout2d": (lambda x, **kw: F.dropout2d(x, 0.4, **kw), (3, 2, 2, 2)),
+    "alpha_dropout": (lambda x, **kw: F.alpha_dropout(x, 0.4, True, **kw), (24,)),
+}
+DATA = np.linspace(-1.0, 2.0, 24)
+
+
+@pytest.mark.parametrize("name", DROPOUTS)
+def test_dropout_inplace_writes_the_same_draw_and_gradient_into_its_input(name):
+    call, shape = DROPOUTS[name]
+    data = DATA.reshape(shape)
+    results, grads = [], []
+    for inplace in (True, False):
+        dl.manual_seed(3)
+        x = dl.tensor(data, dtype=dl.float64)
+        y = call(x, inplace=inplace)
+        assert (y.data_ptr() == x.data_ptr()) is inplace
+        results.append(y.array.reshape(-1).copy())
+        dl.manual_seed(3)
+        a = dl.tensor(data, dtype=dl.float64, requires_grad=True)
+        (call(a * 2.0, inplace=inplace) ** 2).sum().backward()
+        grads.append(a.grad.array)
+    np.testing.assert_allclose(results[0], results[1])
+    assert not np.allclose(results[0], DATA)  # (something was dropped)
+    np.testing.assert_allclose(grads[0], grads[1])
+    with pytest.raises(RuntimeError, match="leaf tensor that requires grad"):
+        call(dl.tensor(data, requires_grad=True), inplace=True)
+
+
+def test_dropout_inplace_outside_training_leaves_the_input_alone():
+    a = dl.tensor(DATA, requires_grad=True)
+    assert F.dropout(a, 0.5, training=False, inplace=True) is a  # (no write: no refusal)
+    layer = nn.Dropout(0.5, inplace=True).eval()
+    assert layer(a) is a and a._version[0] == 0
+    assert repr(layer) == "Dropout(p=0.5, inplace=True)"
+    assert repr(nn.Dropout2d()) == "Dropout2d(p=0.5, inplace=False)"
+    dl.manual_seed(0)
+    x = dl.ones(2, 3, 4)
+    assert nn.Dropout1d(0.5, inplace=True)(x) is x and x._version[0] == 1

@@ -54,6 +54,8 @@ class Hardtanh(Module):
     tensor([-2.,  1.,  2.])
     """
 
+    inplace = False  # (a layer saved before inplace was kept loads as out of place)
+
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
                  ) -> None:
         super().__init__()
