@@ -17,11 +17,19 @@ from typing import Any
 
 import numpy as np
 
-from difflab.nn.functional_core import _check_tensor, _dim, _floating, _in_place, softmax
+from difflab.nn.functional_core import (
+    _check_tensor,
+    _dim,
+    _floating,
+    _in_place,
+    leaky_relu,
+    relu,
+    softmax,
+)
 from difflab.tensor import Tensor
 
-__all__ = ["celu", "elu", "elu_", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish",
-           "hardtanh", "hardtanh_", "relu6",
+__all__ = ["celu", "elu", "elu_", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid",
+           "hardswish", "hardtanh", "hardtanh_", "leaky_relu_", "relu6", "relu_",
            "logsigmoid", "mish", "prelu", "selu", "silu", "softmin", "softplus", "softshrink",
            "softsign", "tanhshrink", "threshold", "threshold_"]
 
@@ -837,8 +845,83 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
 
 
 # ------------------------------------------------------------ the in-place forms
-# PyTorch's F.elu_, F.hardtanh_, F.threshold_ (and F.relu_, F.leaky_relu_ in
-# functional_core): the function with inplace=True, under its own name.
+# PyTorch's F.relu_, F.leaky_relu_, F.elu_, F.hardtanh_, F.threshold_: the function
+# with inplace=True, under its own name.
+
+
+def relu_(input: Tensor) -> Tensor:  # noqa: A002
+    r"""In-place :func:`relu`: writes :math:`\max(x, 0)` into ``input`` and returns it.
+
+    The same as ``relu(input, inplace=True)``: ``input``'s version counter goes up,
+    and while recording a leaf that requires grad refuses (its gradient would be lost).
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape; changed in place.
+
+    Returns
+    -------
+    Tensor
+        ``input``, holding the result.
+
+    Raises
+    ------
+    RuntimeError
+        While recording, if ``input`` is a leaf that requires grad or a view of a
+        tensor of a graph.
+
+    See Also
+    --------
+    relu, difflab.Tensor.relu_
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> x = dl.tensor([-2.0, 0.5])
+    >>> F.relu_(x) is x, x
+    (True, tensor([0. , 0.5]))
+    """
+    return _in_place(input, relu, "relu_")
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:  # noqa: A002
+    r"""In-place :func:`leaky_relu`: writes the leaky ReLU of ``input`` into it.
+
+    The same as ``leaky_relu(input, negative_slope, inplace=True)``.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape, floating; changed in place.
+    negative_slope : float, default 0.01
+        The slope for negative inputs.
+
+    Returns
+    -------
+    Tensor
+        ``input``, holding the result.
+
+    Raises
+    ------
+    RuntimeError
+        While recording, if ``input`` is a leaf that requires grad or a view of a
+        tensor of a graph.
+
+    See Also
+    --------
+    leaky_relu
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> x = dl.tensor([-2.0, 3.0])
+    >>> F.leaky_relu_(x, 0.1) is x, x
+    (True, tensor([-0.2,  3. ]))
+    """
+    return _in_place(input, lambda x: leaky_relu(x, negative_slope), "leaky_relu_")
 
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:  # noqa: A002

@@ -27,12 +27,10 @@ from difflab.tensor import Tensor
 from difflab.tensor_arguments import cast_to as _cast_to
 from difflab.tensor_arguments import promote_all as _promote_all
 
-# What ``from functional_core import *`` (``difflab.nn.functional``) takes: the
-# functions, not the helpers this module imports (``apply``, ``Tensor``, ``Any``).
 __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "conv2d", "cross_entropy", "dropout",
            "embedding", "gelu", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax",
-           "leaky_relu_", "max_pool2d", "mse_loss", "nll_loss", "one_hot", "pad", "relu", "relu_",
+           "max_pool2d", "mse_loss", "nll_loss", "one_hot", "pad", "relu",
            "scaled_dot_product_attention", "sigmoid", "softmax", "tanh"]
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -470,46 +468,7 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     >>> y is x, x
     (True, tensor([0., 3.]))
     """
-    if inplace:
-        return _in_place(input, relu, "relu(inplace=True)")
-    return input.relu()
-
-
-def relu_(input: Tensor) -> Tensor:  # noqa: A002
-    r"""In-place :func:`relu`: writes :math:`\max(x, 0)` into ``input`` and returns it.
-
-    The same as ``relu(input, inplace=True)``: ``input``'s version counter goes up,
-    and while recording a leaf that requires grad refuses (its gradient would be lost).
-
-    Parameters
-    ----------
-    input : Tensor
-        Any shape; changed in place.
-
-    Returns
-    -------
-    Tensor
-        ``input``, holding the result.
-
-    Raises
-    ------
-    RuntimeError
-        While recording, if ``input`` is a leaf that requires grad or a view of a
-        tensor of a graph.
-
-    See Also
-    --------
-    relu, difflab.Tensor.relu_
-
-    Examples
-    --------
-    >>> import difflab as dl
-    >>> import difflab.nn.functional as F
-    >>> x = dl.tensor([-2.0, 0.5])
-    >>> F.relu_(x) is x, x
-    (True, tensor([0. , 0.5]))
-    """
-    return _in_place(input, relu, "relu_")
+    return _in_place(input, relu, "relu(inplace=True)") if inplace else input.relu()
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False  # noqa: A002
@@ -556,44 +515,6 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
         return _in_place(input, lambda x: leaky_relu(x, negative_slope),
                          "leaky_relu(inplace=True)")
     return apply(nn_ops.LeakyReLU, _floating(input), slope=float(negative_slope))
-
-
-def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:  # noqa: A002
-    r"""In-place :func:`leaky_relu`: writes the leaky ReLU of ``input`` into it.
-
-    The same as ``leaky_relu(input, negative_slope, inplace=True)``.
-
-    Parameters
-    ----------
-    input : Tensor
-        Any shape, floating; changed in place.
-    negative_slope : float, default 0.01
-        The slope for negative inputs.
-
-    Returns
-    -------
-    Tensor
-        ``input``, holding the result.
-
-    Raises
-    ------
-    RuntimeError
-        While recording, if ``input`` is a leaf that requires grad or a view of a
-        tensor of a graph.
-
-    See Also
-    --------
-    leaky_relu
-
-    Examples
-    --------
-    >>> import difflab as dl
-    >>> import difflab.nn.functional as F
-    >>> x = dl.tensor([-2.0, 3.0])
-    >>> F.leaky_relu_(x, 0.1) is x, x
-    (True, tensor([-0.2,  3. ]))
-    """
-    return _in_place(input, lambda x: leaky_relu(x, negative_slope), "leaky_relu_")
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
