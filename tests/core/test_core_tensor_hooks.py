@@ -180,10 +180,13 @@ def test_a_hook_registered_or_run_while_tracing_warns_that_replays_will_not_call
         y.register_hook(lambda grad: grad)
         return y.sum()
 
-    with pytest.warns(UserWarning, match="will not be called when the traced graph is replayed"):
-        dl.jit.trace(f, leaf([1.0, 2.0]))
-    with pytest.warns(UserWarning, match="will not be called when the traced graph is replayed"):
-        dl.compile(f)(leaf([1.0, 2.0]))
+    for run in (lambda: dl.jit.trace(f, leaf([1.0, 2.0])), lambda: dl.compile(f)(leaf([1.0]))):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            run()  # (dl.compile also traces f's gradient, which runs the hook: a second warning)
+        messages = [str(w.message) for w in caught]
+        assert any("will not be called when the traced graph is replayed" in m
+                   for m in messages), messages
 
 
 def test_an_untraced_hook_does_not_warn():
@@ -229,3 +232,16 @@ def test_a_hook_on_a_hooked_modules_output_sees_the_gradient_the_module_hooks_ga
     y.sum().backward()
     assert seen == [[[1.0]]]  # (the tensor's hook runs before the module's: y's own gradient)
     np.testing.assert_allclose(layer.bias.grad.array, [3.0])
+
+
+def test_a_hook_registered_before_a_traced_training_step_warns_when_it_runs_there():
+    w = leaf([1.0, 2.0])
+    w.register_hook(lambda grad: grad * 2)
+
+    def step(x):
+        (w * x).sum().backward()
+        return w.grad
+
+    with pytest.warns(UserWarning, match="ran while difflab.jit traced: the replayed graph "
+                                         "will not call it"):
+        dl.compile(step)(dl.tensor([1.0, 1.0], dtype=dl.float64))
