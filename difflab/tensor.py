@@ -26,8 +26,9 @@ PyTorch.
 from __future__ import annotations
 
 import sys
+import warnings
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -198,8 +199,9 @@ class Tensor(TensorMethods, InPlaceMethods):
             [6., 8.]])
     """
 
-    # _post_accumulate_grad_hooks is set only by register_post_accumulate_grad_hook
-    # (left unset elsewhere, so creating a tensor costs nothing more).
+    # _post_accumulate_grad_hooks and _backward_hooks are set only by
+    # register_post_accumulate_grad_hook and register_hook on a leaf (left unset
+    # elsewhere, so creating a tensor costs nothing more).
     # A dict of slots gives the three public ones a docstring (``help(Tensor.grad)``).
     __slots__ = {
         "array": """The NumPy (or CuPy) array that holds this tensor's values.
@@ -246,7 +248,7 @@ class Tensor(TensorMethods, InPlaceMethods):
         (True, True)
         """,
         "_requires_grad": "", "_version": "", "_base": "",
-        "_post_accumulate_grad_hooks": "", "__weakref__": "",
+        "_post_accumulate_grad_hooks": "", "_backward_hooks": "", "__weakref__": "",
     }
 
     def __init__(
@@ -1042,6 +1044,99 @@ class Tensor(TensorMethods, InPlaceMethods):
                 raise RuntimeError("can't retain_grad on a tensor that does not require grad")
             return
         self.grad_fn.retained = weakref.ref(self)
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> Any:
+        """Call ``hook(grad)`` each time the gradient with respect to this tensor is computed.
+
+        The hook sees the complete gradient of this tensor (every use of it
+        summed) and may return a new one, which replaces it for the rest of the
+        backward pass: the operations before this tensor receive it, and so do
+        ``.grad`` (on a leaf, or with :meth:`retain_grad`) and
+        :func:`difflab.autograd.grad`.  Hooks run in the order they were
+        registered, each given what the one before returned.  They work on
+        leaves and on results alike; on a result, the hook belongs to the
+        operation that made it, so one registered before an in-place change of
+        the tensor sees the gradient of the value before the change.
+
+        Parameters
+        ----------
+        hook : callable
+            ``hook(grad) -> Tensor or None``.  ``grad`` is a Tensor of this
+            tensor's shape (recorded, with ``create_graph=True``, so what the
+            hook computes is differentiated again).  It must not change ``grad``
+            in place; return a new Tensor of the same shape instead, or ``None``
+            to keep it.
+
+        Returns
+        -------
+        difflab.utils.hooks.RemovableHandle
+            ``handle.remove()`` unregisters the hook.
+
+        Raises
+        ------
+        RuntimeError
+            On a tensor that does not require grad (no gradient is computed for
+            it); during backward, if the hook returned a gradient of another shape.
+        TypeError
+            During backward, if the hook returned something else than a Tensor or
+            ``None``.
+
+        Warns
+        -----
+        UserWarning
+            When registered, or run, while :mod:`difflab.jit` traces (``jit.trace``,
+            ``dl.compile``): a replay of the traced graph does not call Python hooks.
+
+        See Also
+        --------
+        difflab.Tensor.register_post_accumulate_grad_hook : a leaf's finished ``.grad``.
+        difflab.nn.Module.register_full_backward_hook : a module's input gradients.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> v = dl.tensor([0.0, 0.0, 0.0], requires_grad=True)
+        >>> h = v.register_hook(lambda grad: grad * 2)      # double the gradient
+        >>> v.backward(dl.tensor([1.0, 2.0, 3.0]))
+        >>> v.grad
+        tensor([2., 4., 6.])
+        >>> h.remove()
+
+        On a result, the gradient is replaced before it flows on to ``x``:
+
+        >>> x = dl.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = x * x
+        >>> _ = y.register_hook(lambda grad: print("dy:", grad))
+        >>> _ = y.register_hook(lambda grad: grad * 10)
+        >>> y.sum().backward()
+        dy: tensor([1., 1.])
+        >>> x.grad                         # 10 · 2x
+        tensor([20., 40.])
+        """
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient: set requires_grad=True on it (or on the leaves "
+                               "it is computed from) first")
+        if not callable(hook):
+            raise TypeError(f"register_hook expects a callable hook(grad), got "
+                            f"{type(hook).__name__}")
+        from difflab.utils.hooks import RemovableHandle
+
+        if _GraphRecorder.active is not None:
+            warnings.warn("a tensor hook (Tensor.register_hook) registered while difflab.jit "
+                          "traces will not be called when the traced graph is replayed: it "
+                          "is Python code; run the function uncompiled to call it",
+                          stacklevel=2)
+        if self.grad_fn is None:  # a leaf keeps its own hooks
+            if getattr(self, "_backward_hooks", None) is None:
+                self._backward_hooks = []
+            hooks = self._backward_hooks
+        else:
+            if self.grad_fn.hooks is None:
+                self.grad_fn.hooks = []
+            hooks = self.grad_fn.hooks
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook: Any) -> Any:
         """Call ``hook(self)`` each time a backward pass has finished adding into ``self.grad``.

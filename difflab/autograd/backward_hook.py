@@ -85,6 +85,8 @@ class Joint:
     identity record of the tensor there, or ``None`` (not a tensor, or no
     gradient needed).  ``callback(grads)`` gets one entry per position (a
     Tensor or ``None``) and returns ``None`` (keep them) or the new entries.
+    A member's tensor hooks (``Tensor.register_hook`` on the tensor it made) run
+    on its adjoint before the callback sees it, as PyTorch orders them.
 
     Parameters
     ----------
@@ -135,6 +137,8 @@ class Joint:
         grads = []
         for node in self.members:
             g = None if node is None else adjoints.take(node)
+            if g is not None and node.hooks:  # the tensor's own hooks first, as in PyTorch
+                g = engine.run_tensor_hooks(node.hooks, g, create_graph, node.output_meta[0])
             grads.append(None if g is None else engine._as_tensor(g, create_graph))
         new = self.callback(tuple(grads))
         if new is not None:

@@ -28,7 +28,8 @@ Walking (the backward pass)
     check of ``detect_anomaly`` (``_check_anomaly``), and the delivery into
     the leaves' ``.grad`` with their post-accumulate hooks
     (:func:`accumulate_grad`).  Sums of adjoints happen in one place,
-    :meth:`Adjoints.add`.
+    :meth:`Adjoints.add`.  A tensor's own hooks (``Tensor.register_hook``) see
+    its complete adjoint first and may replace it (:func:`run_tensor_hooks`).
 
 Nothing here knows about a particular primitive.  See ``difflab/ops`` for
 the primitives, each with its forward next to its derivative rule.  User
@@ -43,6 +44,7 @@ import contextlib
 import itertools
 import operator
 import traceback
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -172,6 +174,12 @@ class Node:
         walk calls ``joint.run(node, adjoints, reachable, create_graph)`` at
         each of them, and at the first one reached the joint hands all their
         adjoints (complete by then) to the hooks, which may replace them.
+    hooks : list or None
+        The hooks registered with ``Tensor.register_hook`` on the tensor this
+        record made (a leaf keeps its own): the walk hands them the record's
+        complete adjoint before anything reads it (:func:`run_tensor_hooks`); for a
+        member of a ``joint``, the joint does, before its own callback (PyTorch's
+        order: a tensor's hooks before a module's).
 
     Raises
     ------
@@ -215,7 +223,7 @@ class Node:
 
     # The engine's own fields; primitives add theirs (ctx.axis = ...) to __dict__.
     __slots__ = ("op", "saved", "parents", "needs_input_grad", "seq", "retained", "joint",
-                 "output_meta", "saved_sources", "saved_versions",
+                 "hooks", "output_meta", "saved_sources", "saved_versions",
                  "__dict__", "__weakref__")
 
     def __init__(self, op: Any) -> None:
@@ -226,6 +234,7 @@ class Node:
         self.saved_versions: list | tuple = ()
         self.retained = None  # a tensor whose .grad should be kept (retain_grad)
         self.joint = None  # records whose adjoints a hook reads together (module hooks)
+        self.hooks = None  # the output tensor's hooks (Tensor.register_hook)
 
     # -- used by primitives -------------------------------------------------
     def save(self, *arrays: Any) -> None:
@@ -586,10 +595,8 @@ def run_backward(
 ) -> list | None:
     """Walk the tape from ``outputs`` back to the leaves: reverse mode's backward pass.
 
-    With ``capture=None`` (``Tensor.backward``), adjoints are added into the
-    ``.grad`` of every leaf that requires grad.  With a list of tensors
-    (``autograd.grad``), their adjoints are returned instead and no ``.grad``
-    is touched.
+    ``capture=None`` (``Tensor.backward``) adds into the ``.grad`` of each leaf requiring
+    grad; a list of tensors (``autograd.grad``) returns their adjoints, touching no ``.grad``.
     """
     adjoints = _AdjointStore()
     roots = _seed(adjoints, outputs, grad_outputs)
@@ -601,6 +608,8 @@ def run_backward(
         g = adjoints.take(node)  # complete: every later use has added its share
         if g is None:
             continue  # no adjoint reached this record (its only use was not differentiated)
+        if node.hooks and node.joint is None:  # (Tensor.register_hook; a joint runs them)
+            g = run_tensor_hooks(node.hooks, g, create_graph, node.output_meta[0])
         if node in taps.at:
             taps.read(node, g)
         input_grads = node.vjp(g, create_graph)
@@ -662,7 +671,10 @@ class _Taps:
         """The captured adjoints as tensors (``None`` where no path reached an input)."""
         for i, t in enumerate(self.capture):
             if t.grad_fn is None:
-                self.captured[i] = adjoints.total(t)[0]
+                g = adjoints.total(t)[0]
+                if g is not None and getattr(t, "_backward_hooks", None):
+                    g = run_tensor_hooks(t._backward_hooks, g, create_graph, t.shape)
+                self.captured[i] = g
         return [None if g is None else _as_tensor(g, create_graph) for g in self.captured]
 
 
@@ -695,7 +707,60 @@ def _deliver_to_leaves(adjoints: Adjoints, create_graph: bool) -> None:
     """The last step of ``backward``: what is left in the store are the leaves' adjoints."""
     for leaf in list(adjoints):
         g, private = adjoints.total(leaf)
+        if getattr(leaf, "_backward_hooks", None):  # (Tensor.register_hook on a leaf)
+            g = run_tensor_hooks(leaf._backward_hooks, g, create_graph, leaf.shape)
+            private = False
         accumulate_grad(leaf, g, create_graph, private)
+
+
+def run_tensor_hooks(hooks: Sequence[Any], g: Any, create_graph: bool,
+                     shape: Sequence[int]) -> Any:
+    """The hooks of ``Tensor.register_hook`` on a tensor's complete adjoint ``g``, in order.
+
+    Each is called as ``hook(grad)`` with the adjoint as a Tensor (on the
+    graph with ``create_graph=True``, so a hook's operations are differentiated
+    again); one that returns a Tensor replaces the adjoint for the next hooks
+    and for the rest of the pass.  Returns the adjoint as the store keeps it
+    (an array, or a Tensor with ``create_graph=True``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from difflab.autograd.engine import run_tensor_hooks
+    >>> hooks = [lambda grad: grad * 2, lambda grad: print("then:", grad)]
+    >>> run_tensor_hooks(hooks, np.array([1.0, 3.0]), False, (2,))
+    then: tensor([2., 6.], dtype=difflab.float64)
+    array([2., 6.])
+    """
+    if GraphRecorder.active is not None:
+        warnings.warn("a tensor hook (Tensor.register_hook) ran while difflab.jit traced: "
+                      "the replayed graph will not call it, as it is Python code; run the "
+                      "function uncompiled to call its hooks", stacklevel=2)
+    for hook in tuple(hooks):  # (a copy: a hook may remove itself)
+        new = hook(_as_tensor(g, create_graph))
+        if new is None:
+            continue
+        if not isinstance(new, Tensor):
+            raise TypeError(f"a tensor hook must return a Tensor or None, got "
+                            f"{type(new).__name__} from {_hook_name(hook)}")
+        if tuple(new.shape) != tuple(shape):
+            raise RuntimeError(
+                f"hook {_hook_name(hook)} has changed the size of value: it returned a "
+                f"gradient of shape {tuple(new.shape)} for a tensor of shape {tuple(shape)}; "
+                f"return one of the shape of the gradient it was given"
+            )
+        if new.array.dtype != (given := getattr(g, "array", g).dtype):
+            raise RuntimeError(
+                f"hook {_hook_name(hook)} has changed the type of value: it was given a "
+                f"{given} gradient and returned a {new.array.dtype} one; return one of "
+                f"the gradient's dtype (.to(grad.dtype))"
+            )
+        g = new if create_graph else new.detach().array
+    return g
+
+
+def _hook_name(hook: Any) -> str:
+    return repr(getattr(hook, "__name__", type(hook).__name__))
 
 
 def accumulate_grad(leaf: Tensor, g: Any, create_graph: bool = False,

@@ -17,13 +17,21 @@ from typing import Any
 
 import numpy as np
 
-from difflab.nn.functional_core import _check_tensor, _dim, _floating, softmax
+from difflab.nn.functional_core import (
+    _check_tensor,
+    _dim,
+    _floating,
+    _in_place,
+    leaky_relu,
+    relu,
+    softmax,
+)
 from difflab.tensor import Tensor
 
-__all__ = ["celu", "elu", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish",
-           "hardtanh", "relu6",
+__all__ = ["celu", "elu", "elu_", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid",
+           "hardswish", "hardtanh", "hardtanh_", "leaky_relu_", "relu6", "relu_",
            "logsigmoid", "mish", "prelu", "selu", "silu", "softmin", "softplus", "softshrink",
-           "softsign", "tanhshrink", "threshold"]
+           "softsign", "tanhshrink", "threshold", "threshold_"]
 
 #: SELU's constants (Klambauer et al., 2017): the fixed point of zero mean and unit variance.
 SELU_ALPHA = 1.6732632423543772848170429916717
@@ -43,8 +51,9 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # 
     ----------
     input : Tensor
     alpha : float
-    inplace : bool
-        Accepted for PyTorch's signature; the result is a new tensor.
+    inplace : bool, default False
+        Write the result into ``input`` and return ``input``, as PyTorch does (its
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Returns
     -------
@@ -65,6 +74,8 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # 
     >>> dl.nn.functional.elu(dl.tensor([-1.0, 0.0, 2.0])).tolist()
     [-0.6321205496788025, 0.0, 2.0]
     """
+    if inplace:
+        return _in_place(input, lambda x: elu(x, alpha), "elu(inplace=True)")
     x = _floating(_check_tensor("elu", input))  # (fractions: integers become floats)
     negative = alpha * x.clamp(max=0.0).expm1()
     return _where(x > 0, x, negative)
@@ -78,7 +89,8 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     input : Tensor
         Any shape.
     inplace : bool, default False
-        Accepted for PyTorch compatibility; the result is always a new tensor.
+        Write the result into ``input`` and return ``input``, as PyTorch does (its
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Returns
     -------
@@ -101,6 +113,8 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     >>> round(dl.nn.functional.selu(dl.tensor([1.0])).item(), 4)
     1.0507
     """
+    if inplace:
+        return _in_place(input, lambda x: selu(x), "selu(inplace=True)")
     return SELU_SCALE * elu(input, SELU_ALPHA)
 
 
@@ -114,7 +128,8 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  #
     alpha : float, default 1.0
         :math:`\alpha`, not 0.
     inplace : bool, default False
-        Accepted for PyTorch compatibility; the result is always a new tensor.
+        Write the result into ``input`` and return ``input``, as PyTorch does (its
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Returns
     -------
@@ -141,6 +156,8 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  #
     >>> round(dl.nn.functional.celu(dl.tensor([-1.0]), alpha=2.0).item(), 4)
     -0.7869
     """
+    if inplace:
+        return _in_place(input, lambda x: celu(x, alpha), "celu(inplace=True)")
     if alpha == 0:
         raise ValueError("celu: alpha cannot be 0 (it divides x)")
     x = _floating(_check_tensor("celu", input))  # (fractions: integers become floats)
@@ -161,7 +178,8 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     value : float
         What replaces the entries at or below it.
     inplace : bool, default False
-        Accepted for PyTorch compatibility; the result is always a new tensor.
+        Write the result into ``input`` and return ``input``, as PyTorch does (its
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Returns
     -------
@@ -183,8 +201,12 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     >>> dl.nn.functional.threshold(dl.tensor([0.5, 2.0]), 1.0, -9.0).tolist()
     [-9.0, 2.0]
     """
-    x = _check_tensor("threshold", input)
-    return _where(x > threshold, x, float(value))
+    def compute(x: Tensor) -> Tensor:  # (the argument ``threshold`` hides this function)
+        return _where(x > threshold, x, float(value))
+
+    if inplace:
+        return _in_place(input, compute, "threshold(inplace=True)")
+    return compute(_check_tensor("threshold", input))
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: A002
@@ -266,7 +288,8 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     input : Tensor
         Any shape.
     inplace : bool, default False
-        Accepted for PyTorch compatibility; the result is always a new tensor.
+        Write the result into ``input`` and return ``input``, as PyTorch does (its
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Returns
     -------
@@ -288,6 +311,8 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     >>> round(dl.nn.functional.silu(dl.tensor([1.0])).item(), 4)
     0.7311
     """
+    if inplace:
+        return _in_place(input, lambda x: silu(x), "silu(inplace=True)")
     x = _check_tensor("silu", input)
     return x * x.sigmoid()
 
@@ -300,7 +325,8 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     input : Tensor
         Any shape.
     inplace : bool, default False
-        Accepted for PyTorch compatibility; the result is always a new tensor.
+        Write the result into ``input`` and return ``input``, as PyTorch does (its
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Returns
     -------
@@ -322,6 +348,8 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     >>> round(dl.nn.functional.mish(dl.tensor([1.0])).item(), 4)
     0.8651
     """
+    if inplace:
+        return _in_place(input, lambda x: mish(x), "mish(inplace=True)")
     x = _check_tensor("mish", input)
     return x * softplus(x).tanh()
 
@@ -334,7 +362,8 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     input : Tensor
         Any shape.
     inplace : bool, default False
-        Accepted for PyTorch compatibility; the result is always a new tensor.
+        Write the result into ``input`` and return ``input``, as PyTorch does (its
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Returns
     -------
@@ -356,6 +385,8 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     >>> dl.nn.functional.hardsigmoid(dl.tensor([-4.0, 0.0, 1.5, 4.0])).tolist()
     [0.0, 0.5, 0.75, 1.0]
     """
+    if inplace:
+        return _in_place(input, lambda x: hardsigmoid(x), "hardsigmoid(inplace=True)")
     x = _check_tensor("hardsigmoid", input)
     return (x / 6.0 + 0.5).clamp(0.0, 1.0)
 
@@ -368,7 +399,8 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     input : Tensor
         Any shape.
     inplace : bool, default False
-        Accepted for PyTorch compatibility; the result is always a new tensor.
+        Write the result into ``input`` and return ``input``, as PyTorch does (its
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Returns
     -------
@@ -390,6 +422,8 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     >>> dl.nn.functional.hardswish(dl.tensor([-4.0, 1.5, 4.0])).tolist()
     [-0.0, 1.125, 4.0]
     """
+    if inplace:
+        return _in_place(input, lambda x: hardswish(x), "hardswish(inplace=True)")
     x = _check_tensor("hardswish", input)
     return x * hardsigmoid(x)
 
@@ -742,8 +776,9 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa
     input : Tensor
     min_val, max_val : float
         The interval (``max_val`` must not be below ``min_val``).
-    inplace : bool
-        Accepted for PyTorch's signature; the result is a new tensor.
+    inplace : bool, default False
+        Write the result into ``input`` and return ``input``, as PyTorch does (its
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Returns
     -------
@@ -764,6 +799,8 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa
     >>> dl.nn.functional.hardtanh(dl.tensor([-3., -0.5, 0.25, 2.]))
     tensor([-1.  , -0.5 ,  0.25,  1.  ])
     """
+    if inplace:
+        return _in_place(input, lambda x: hardtanh(x, min_val, max_val), "hardtanh(inplace=True)")
     if max_val < min_val:
         raise ValueError(f"hardtanh: max_val ({max_val}) cannot be less than min_val ({min_val})")
     # (float bounds: an integer input becomes the default float, as clamp by floats does
@@ -779,7 +816,8 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     input : Tensor
         Any shape.
     inplace : bool, default False
-        Accepted for PyTorch compatibility; the result is always a new tensor.
+        Write the result into ``input`` and return ``input``, as PyTorch does (its
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Returns
     -------
@@ -801,4 +839,202 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     >>> dl.nn.functional.relu6(dl.tensor([-1., 3., 9.]))
     tensor([0., 3., 6.])
     """
+    if inplace:
+        return _in_place(input, lambda x: relu6(x), "relu6(inplace=True)")
     return hardtanh(input, 0.0, 6.0)
+
+
+# ------------------------------------------------------------ the in-place forms
+# PyTorch's F.relu_, F.leaky_relu_, F.elu_, F.hardtanh_, F.threshold_: the function
+# with inplace=True, under its own name.
+
+
+def relu_(input: Tensor) -> Tensor:  # noqa: A002
+    r"""In-place :func:`relu`: writes :math:`\max(x, 0)` into ``input`` and returns it.
+
+    The same as ``relu(input, inplace=True)``: ``input``'s version counter goes up,
+    and while recording a leaf that requires grad refuses (its gradient would be lost).
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape; changed in place.
+
+    Returns
+    -------
+    Tensor
+        ``input``, holding the result.
+
+    Raises
+    ------
+    RuntimeError
+        While recording, if ``input`` is a leaf that requires grad or a view of a
+        tensor of a graph.
+
+    See Also
+    --------
+    relu, difflab.Tensor.relu_
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> x = dl.tensor([-2.0, 0.5])
+    >>> F.relu_(x) is x, x
+    (True, tensor([0. , 0.5]))
+    """
+    return _in_place(input, relu, "relu_")
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:  # noqa: A002
+    r"""In-place :func:`leaky_relu`: writes the leaky ReLU of ``input`` into it.
+
+    The same as ``leaky_relu(input, negative_slope, inplace=True)``.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape, floating; changed in place.
+    negative_slope : float, default 0.01
+        The slope for negative inputs.
+
+    Returns
+    -------
+    Tensor
+        ``input``, holding the result.
+
+    Raises
+    ------
+    RuntimeError
+        While recording, if ``input`` is a leaf that requires grad or a view of a
+        tensor of a graph.
+
+    See Also
+    --------
+    leaky_relu
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> x = dl.tensor([-2.0, 3.0])
+    >>> F.leaky_relu_(x, 0.1) is x, x
+    (True, tensor([-0.2,  3. ]))
+    """
+    return _in_place(input, lambda x: leaky_relu(x, negative_slope), "leaky_relu_")
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:  # noqa: A002
+    r"""In-place :func:`elu`: writes the ELU of ``input`` into it and returns it.
+
+    The same as ``elu(input, alpha, inplace=True)``.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape, floating; changed in place.
+    alpha : float, default 1.0
+        :math:`\alpha`, the value approached for large negative inputs is :math:`-\alpha`.
+
+    Returns
+    -------
+    Tensor
+        ``input``, holding the result.
+
+    Raises
+    ------
+    RuntimeError
+        While recording, if ``input`` is a leaf that requires grad or a view of a
+        tensor of a graph.
+
+    See Also
+    --------
+    elu
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([-1.0, 2.0])
+    >>> dl.nn.functional.elu_(x) is x, [round(v, 4) for v in x.tolist()]
+    (True, [-0.6321, 2.0])
+    """
+    return _in_place(input, lambda x: elu(x, alpha), "elu_")
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0  # noqa: A002
+              ) -> Tensor:
+    r"""In-place :func:`hardtanh`: clips ``input`` to [``min_val``, ``max_val``] in place.
+
+    The same as ``hardtanh(input, min_val, max_val, inplace=True)``.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape, floating; changed in place.
+    min_val, max_val : float
+        The interval (``max_val`` must not be below ``min_val``).
+
+    Returns
+    -------
+    Tensor
+        ``input``, holding the result.
+
+    Raises
+    ------
+    ValueError
+        If ``max_val < min_val``.
+    RuntimeError
+        While recording, if ``input`` is a leaf that requires grad or a view of a
+        tensor of a graph.
+
+    See Also
+    --------
+    hardtanh
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([-3.0, 0.25, 2.0])
+    >>> dl.nn.functional.hardtanh_(x) is x, x
+    (True, tensor([-1.  ,  0.25,  1.  ]))
+    """
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:  # noqa: A002
+    r"""In-place :func:`threshold`: replaces the elements not above ``threshold`` by ``value``.
+
+    The same as ``threshold(input, threshold, value, inplace=True)``.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape; changed in place.
+    threshold : float
+        Elements :math:`\le` it are replaced.
+    value : float
+        What replaces them.
+
+    Returns
+    -------
+    Tensor
+        ``input``, holding the result.
+
+    Raises
+    ------
+    RuntimeError
+        While recording, if ``input`` is a leaf that requires grad or a view of a
+        tensor of a graph.
+
+    See Also
+    --------
+    threshold
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([-1.0, 2.0])
+    >>> dl.nn.functional.threshold_(x, 0.5, -9.0) is x, x
+    (True, tensor([-9.,  2.]))
+    """
+    return _in_place(input, lambda x: _where(x > threshold, x, float(value)), "threshold_")

@@ -11,6 +11,7 @@ the five import without a cycle.  See :mod:`difflab.nn.functional` for the dtype
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,25 @@ from difflab.tensor import Tensor
 from difflab.tensor_arguments import cast_to as _cast_to
 from difflab.tensor_arguments import promote_all as _promote_all
 
+__all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "conv2d", "cross_entropy", "dropout",
+           "embedding", "gelu", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax",
+           "max_pool2d", "mse_loss", "nll_loss", "one_hot", "pad", "relu",
+           "scaled_dot_product_attention", "sigmoid", "softmax", "tanh"]
+
 _REDUCTIONS = ("mean", "sum", "none")
+
+
+def _in_place(input: Any, compute: Callable[[Tensor], Tensor], name: str) -> Tensor:  # noqa: A002
+    """``compute(input)`` written into ``input``, which is returned: an activation's
+    ``inplace=True`` (``nn.ReLU(inplace=True)``, ``F.relu_``), as PyTorch does it.
+
+    The tensor's own in-place machinery does the write (``Tensor._replace_with``, as
+    ``x.relu_()``), so its rules hold: the version counter goes up; while recording, a
+    leaf that requires grad refuses, and a tensor of a graph takes the write as a new
+    record (the gradient is the out-of-place one).  ``name`` is what an error names.
+    """
+    return _check_tensor(name, input)._replace_with(compute, name)
 
 
 def _check_tensor(name: str, x: Any) -> Tensor:
@@ -419,16 +438,24 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     input : Tensor
         Any shape; the dtype is kept.
     inplace : bool, default False
-        Accepted for PyTorch compatibility; the result is always a new tensor.
+        Write the result into ``input`` and return ``input``, as PyTorch does (its
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Returns
     -------
     Tensor
-        The same shape.
+        The same shape (``input`` itself with ``inplace=True``).
+
+    Raises
+    ------
+    RuntimeError
+        With ``inplace=True`` while recording, if ``input`` is a leaf that requires
+        grad (its gradient would be lost) or a view of a tensor of a graph.
 
     See Also
     --------
     difflab.nn.ReLU, leaky_relu, gelu
+    relu_ : the in-place form.
 
     Examples
     --------
@@ -436,8 +463,12 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     >>> import difflab.nn.functional as F
     >>> F.relu(dl.tensor([-2.0, 0.0, 3.0]))
     tensor([0., 0., 3.])
+    >>> x = dl.tensor([-2.0, 3.0])
+    >>> y = F.relu(x, inplace=True)
+    >>> y is x, x
+    (True, tensor([0., 3.]))
     """
-    return input.relu()
+    return _in_place(input, relu, "relu(inplace=True)") if inplace else input.relu()
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False  # noqa: A002
@@ -451,16 +482,24 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     negative_slope : float, default 0.01
         The slope for negative inputs.
     inplace : bool, default False
-        Accepted for PyTorch compatibility; the result is always a new tensor.
+        Write the result into ``input`` and return ``input``, as PyTorch does (its
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Returns
     -------
     Tensor
-        The same shape.
+        The same shape (``input`` itself with ``inplace=True``).
+
+    Raises
+    ------
+    RuntimeError
+        With ``inplace=True`` while recording, if ``input`` is a leaf that requires
+        grad or a view of a tensor of a graph.
 
     See Also
     --------
     difflab.nn.LeakyReLU
+    leaky_relu_ : the in-place form.
 
     Examples
     --------
@@ -468,7 +507,13 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     >>> import difflab.nn.functional as F
     >>> F.leaky_relu(dl.tensor([-2.0, 0.0, 3.0]), 0.1)
     tensor([-0.2,  0. ,  3. ])
+    >>> x = dl.tensor([-2.0, 3.0])
+    >>> F.leaky_relu(x, 0.5, inplace=True) is x, x
+    (True, tensor([-1.,  3.]))
     """
+    if inplace:
+        return _in_place(input, lambda x: leaky_relu(x, negative_slope),
+                         "leaky_relu(inplace=True)")
     return apply(nn_ops.LeakyReLU, _floating(input), slope=float(negative_slope))
 
 
@@ -665,7 +710,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     training : bool, default True
         Apply dropout (pass ``module.training`` from a layer).
     inplace : bool, default False
-        Accepted for PyTorch compatibility; ignored.
+        Write the result into ``input`` and return ``input``, as PyTorch does (its
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Returns
     -------
@@ -694,6 +740,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
+    if inplace:
+        return _in_place(input, lambda x: dropout(x, p, training), "dropout(inplace=True)")
     input = _floating(input)  # noqa: A001  (the kept elements are scaled by 1/(1 - p))
     if p == 1.0:
         return input * 0.0

@@ -25,6 +25,7 @@ from difflab.nn.functional_core import (
     _adaptive_sizes,
     _check_tensor,
     _floating,
+    _in_place,
     _promoted,
     embedding,
     max_pool2d,
@@ -258,7 +259,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  
 
 
 def _channel_dropout(name: str, input: Tensor, p: float, training: bool,  # noqa: A002
-                     spatial: int) -> Tensor:
+                     spatial: int, inplace: bool = False) -> Tensor:
     x = _check_tensor(name, input)
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
@@ -267,6 +268,9 @@ def _channel_dropout(name: str, input: Tensor, p: float, training: bool,  # noqa
                          f"(batched) input, got shape {tuple(x.shape)}")
     if not training or p == 0.0:
         return x
+    if inplace:
+        return _in_place(x, lambda t: _channel_dropout(name, t, p, True, spatial),
+                         f"{name}(inplace=True)")
     x = _floating(x)  # (the kept channels are scaled by 1/(1 - p))
     if p == 1.0:
         return x * 0.0
@@ -290,7 +294,8 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A00
     training : bool, default True
         Apply dropout (else return the input).
     inplace : bool, default False
-        Accepted for PyTorch compatibility; ignored.
+        Write the result into ``input`` and return ``input``, as PyTorch does (its
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Returns
     -------
@@ -314,7 +319,7 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A00
     >>> sorted(set(y.flatten().tolist())), bool((y.amax(-1) == y.amin(-1)).all())
     ([0.0, 2.0], True)
     """
-    return _channel_dropout("dropout1d", input, p, training, 1)
+    return _channel_dropout("dropout1d", input, p, training, 1, inplace)
 
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
@@ -330,7 +335,8 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A00
     training : bool, default True
         Apply dropout (else return the input).
     inplace : bool, default False
-        Accepted for PyTorch compatibility; ignored.
+        Write the result into ``input`` and return ``input``, as PyTorch does (its
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Returns
     -------
@@ -352,7 +358,7 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A00
     >>> dl.nn.functional.dropout2d(dl.ones(2, 3, 4, 4), 0.5, training=False).sum().item()
     96.0
     """
-    return _channel_dropout("dropout2d", input, p, training, 2)
+    return _channel_dropout("dropout2d", input, p, training, 2, inplace)
 
 
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa: A002
@@ -372,7 +378,8 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa
     training : bool, default False
         Apply dropout (note the default, as PyTorch's).
     inplace : bool, default False
-        Accepted; ignored.
+        Write the result into ``input`` and return ``input``, as PyTorch does (its
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Returns
     -------
@@ -419,6 +426,8 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return x
+    if inplace:
+        return _in_place(x, lambda t: alpha_dropout(t, p, True), "alpha_dropout(inplace=True)")
     if p == 1.0:
         return x * 0.0
     saturation = -SELU_SCALE * SELU_ALPHA

@@ -625,11 +625,10 @@ _NOT_VALUES = ("manual_seed seed initial_seed get_rng_state set_rng_state no_gra
                "record_primitive save load compile use_deterministic_algorithms "
                "set_flush_denormal can_cast promote_types result_type dim ndimension size "
                "nelement type backward retain_grad requires_grad_ detach_ "
-               "register_post_accumulate_grad_hook cuda cpu to element_size stride "
+               "register_post_accumulate_grad_hook register_hook cuda cpu to element_size stride "
                "is_contiguous data_ptr storage_offset is_inference_mode_enabled is_storage")
 _TRANSFORMS = "derivative grad hessian jacobian jvp vjp"
 _VALUE_READS = "item tolist numpy equal allclose is_nonzero"
-_HELPERS = "apply promote"  # (imported into nn.functional: the dispatch itself, dtypes)
 
 #: Public names that compute no tensor from tensor values, each with why.
 NOT_COMPUTATIONS: dict[str, str] = {
@@ -637,7 +636,6 @@ NOT_COMPUTATIONS: dict[str, str] = {
     **{n: "a setting, a type, metadata or autograd control" for n in _NOT_VALUES.split()},
     **{n: "a derivative transform (it calls the function)" for n in _TRANSFORMS.split()},
     **{n: "reads a value into Python (tracing warns)" for n in _VALUE_READS.split()},
-    **{n: "the dispatch itself, or an argument helper" for n in _HELPERS.split()},
 }
 
 

@@ -6,7 +6,7 @@ with an example):
 
 * difflab: 375 / 375 / 375
 * difflab.nn: 117 / 117 / 117
-* difflab.nn.functional: 88 / 88 / 88
+* difflab.nn.functional: 93 / 93 / 93
 * difflab.optim: 14 / 14 / 14
 * difflab.optim.lr_scheduler: 16 / 16 / 16
 * difflab.utils.data: 23 / 23 / 23
@@ -20,7 +20,7 @@ with an example):
 * difflab.distributed: 16 / 16 / 16
 * difflab.compare: 20 / 20 / 20
 * difflab.grading: 23 / 23 / 23
-* difflab.Tensor: 334 / 334 / 267
+* difflab.Tensor: 335 / 335 / 268
 * difflab.linalg: 40 / 40 / 40
 * difflab.distributions: 43 / 43 / 43
 * difflab.amp: 3 / 3 / 3

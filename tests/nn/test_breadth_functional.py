@@ -462,3 +462,17 @@ def test_ctc_loss_impossible_alignments():
     assert zeroed.item() == 0.0
     with pytest.raises(ValueError, match="input_lengths must be in"):
         F.ctc_loss(lp, target, [3], [2])
+
+
+def test_nn_functional_exposes_its_functions_only_not_the_helpers_it_imports():
+    import difflab.nn.functional as F
+    from difflab.nn import functional_core
+
+    public = {n: getattr(F, n) for n in dir(F) if not n.startswith("_")}
+    for leaked in ("Any", "Tensor", "apply", "np", "math", "backend"):
+        assert leaked not in public
+    for name, value in public.items():  # each a function of one of the functional modules
+        assert getattr(value, "__module__", "").startswith("difflab.nn.functional"), name
+    own = {n for n in dir(functional_core) if not n.startswith("_")
+           and getattr(getattr(functional_core, n), "__module__", None) == functional_core.__name__}
+    assert set(functional_core.__all__) == own  # (a new function must join __all__)

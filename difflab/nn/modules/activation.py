@@ -33,8 +33,9 @@ class Hardtanh(Module):
     ----------
     min_val, max_val : float
         The interval, [-1, 1] by default.
-    inplace : bool
-        Accepted for PyTorch's signature; the result is a new tensor.
+    inplace : bool, default False
+        Write the result into the input and return it, as PyTorch does (the input's
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Shape
     -----
@@ -53,6 +54,8 @@ class Hardtanh(Module):
     tensor([-2.,  1.,  2.])
     """
 
+    inplace = False  # (a layer saved before inplace was kept loads as out of place)
+
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
                  ) -> None:
         super().__init__()
@@ -62,10 +65,10 @@ class Hardtanh(Module):
         self.min_val, self.max_val, self.inplace = float(min_val), float(max_val), inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.hardtanh(x, self.min_val, self.max_val)
+        return F.hardtanh(x, self.min_val, self.max_val, inplace=self.inplace)
 
     def extra_repr(self) -> str:
-        return f"min_val={self.min_val}, max_val={self.max_val}"
+        return f"min_val={self.min_val}, max_val={self.max_val}" + _inplace_repr(self, True)
 
 
 class ReLU6(Hardtanh):
@@ -74,7 +77,8 @@ class ReLU6(Hardtanh):
     Parameters
     ----------
     inplace : bool, default False
-        Accepted for PyTorch compatibility; the result is always a new tensor.
+        Write the result into the input and return it, as PyTorch does (the input's
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Shape
     -----
@@ -101,7 +105,7 @@ class ReLU6(Hardtanh):
         super().__init__(0.0, 6.0, inplace)
 
     def extra_repr(self) -> str:
-        return ""
+        return _inplace_repr(self, False)
 
 
 # ---------------------------------------------------------------------------------------
@@ -114,12 +118,24 @@ class _Activation(Module):
 
     function: str = ""
     _arguments: tuple = ()
+    inplace = False  # (set by the layers whose function takes inplace=)
 
     def forward(self, x: Tensor) -> Tensor:
-        return getattr(F, self.function)(x, **{a: getattr(self, a) for a in self._arguments})
+        arguments = {a: getattr(self, a) for a in self._arguments}
+        if self.inplace:
+            arguments["inplace"] = True
+        return getattr(F, self.function)(x, **arguments)
 
     def extra_repr(self) -> str:
-        return ", ".join(f"{a}={getattr(self, a)}" for a in self._arguments)
+        listed = ", ".join(f"{a}={getattr(self, a)}" for a in self._arguments)
+        return listed + _inplace_repr(self, bool(listed))
+
+
+def _inplace_repr(layer: Module, after: bool) -> str:
+    """What PyTorch's ``extra_repr`` adds for ``inplace=True`` (nothing otherwise)."""
+    if not getattr(layer, "inplace", False):
+        return ""
+    return ", inplace=True" if after else "inplace=True"
 
 
 class ELU(_Activation):
@@ -128,8 +144,9 @@ class ELU(_Activation):
     Parameters
     ----------
     alpha : float
-    inplace : bool
-        Accepted for PyTorch's signature.
+    inplace : bool, default False
+        Write the result into the input and return it, as PyTorch does (the input's
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Shape
     -----
@@ -152,6 +169,7 @@ class ELU(_Activation):
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
+        self.inplace = inplace
         self.alpha = alpha
 
 
@@ -161,7 +179,8 @@ class SELU(_Activation):
     Parameters
     ----------
     inplace : bool, default False
-        Accepted for PyTorch compatibility; the result is always a new tensor.
+        Write the result into the input and return it, as PyTorch does (the input's
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Shape
     -----
@@ -189,6 +208,7 @@ class SELU(_Activation):
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
+        self.inplace = inplace
 
 
 class CELU(_Activation):
@@ -199,7 +219,8 @@ class CELU(_Activation):
     alpha : float, default 1.0
         :math:`\alpha`, not 0 (checked when called).
     inplace : bool, default False
-        Accepted for PyTorch compatibility; the result is always a new tensor.
+        Write the result into the input and return it, as PyTorch does (the input's
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Shape
     -----
@@ -226,6 +247,7 @@ class CELU(_Activation):
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
+        self.inplace = inplace
         self.alpha = alpha
 
 
@@ -235,7 +257,8 @@ class SiLU(_Activation):
     Parameters
     ----------
     inplace : bool, default False
-        Accepted for PyTorch compatibility; the result is always a new tensor.
+        Write the result into the input and return it, as PyTorch does (the input's
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Shape
     -----
@@ -262,6 +285,7 @@ class SiLU(_Activation):
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
+        self.inplace = inplace
 
 
 class Mish(_Activation):
@@ -270,7 +294,8 @@ class Mish(_Activation):
     Parameters
     ----------
     inplace : bool, default False
-        Accepted for PyTorch compatibility; the result is always a new tensor.
+        Write the result into the input and return it, as PyTorch does (the input's
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Shape
     -----
@@ -297,6 +322,7 @@ class Mish(_Activation):
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
+        self.inplace = inplace
 
 
 class Softplus(_Activation):
@@ -419,7 +445,8 @@ class Hardsigmoid(_Activation):
     Parameters
     ----------
     inplace : bool, default False
-        Accepted for PyTorch compatibility; the result is always a new tensor.
+        Write the result into the input and return it, as PyTorch does (the input's
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Shape
     -----
@@ -446,6 +473,7 @@ class Hardsigmoid(_Activation):
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
+        self.inplace = inplace
 
 
 class Hardswish(_Activation):
@@ -454,7 +482,8 @@ class Hardswish(_Activation):
     Parameters
     ----------
     inplace : bool, default False
-        Accepted for PyTorch compatibility; the result is always a new tensor.
+        Write the result into the input and return it, as PyTorch does (the input's
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Shape
     -----
@@ -481,6 +510,7 @@ class Hardswish(_Activation):
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
+        self.inplace = inplace
 
 
 class Hardshrink(_Activation):
@@ -571,7 +601,8 @@ class Threshold(_Activation):
     value : float
         What replaces the entries at or below it.
     inplace : bool, default False
-        Accepted for PyTorch compatibility; the result is always a new tensor.
+        Write the result into the input and return it, as PyTorch does (the input's
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Shape
     -----
@@ -598,6 +629,7 @@ class Threshold(_Activation):
 
     def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
         super().__init__()
+        self.inplace = inplace
         self.threshold, self.value = threshold, value
 
 

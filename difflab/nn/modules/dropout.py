@@ -13,18 +13,19 @@ __all__ = ["AlphaDropout", "Dropout", "Dropout1d", "Dropout2d"]
 
 class _ChannelDropout(Module):
     function = ""
+    inplace = False  # (a layer saved before inplace was kept loads as out of place)
 
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p = p
+        self.p, self.inplace = p, inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return getattr(F, self.function)(x, self.p, self.training)
+        return getattr(F, self.function)(x, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
 
 
 class Dropout1d(_ChannelDropout):
@@ -35,7 +36,8 @@ class Dropout1d(_ChannelDropout):
     p : float, default 0.5
         The probability of zeroing a channel, in :math:`[0, 1]`.
     inplace : bool, default False
-        Accepted for PyTorch compatibility; ignored.
+        Write the result into the input and return it, as PyTorch does (the input's
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Shape
     -----
@@ -69,7 +71,8 @@ class Dropout2d(_ChannelDropout):
     p : float, default 0.5
         The probability of zeroing a feature map, in :math:`[0, 1]`.
     inplace : bool, default False
-        Accepted for PyTorch compatibility; ignored.
+        Write the result into the input and return it, as PyTorch does (the input's
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Shape
     -----
@@ -109,7 +112,8 @@ class AlphaDropout(_ChannelDropout):
     p : float, default 0.5
         The probability of zeroing an element, in :math:`[0, 1]`.
     inplace : bool, default False
-        Accepted for PyTorch compatibility; ignored.
+        Write the result into the input and return it, as PyTorch does (the input's
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Shape
     -----

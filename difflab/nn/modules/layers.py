@@ -801,7 +801,8 @@ class Dropout(Module):
     p : float, default 0.5
         The probability of zeroing an element, in :math:`[0, 1]`.
     inplace : bool, default False
-        Accepted for PyTorch compatibility; the result is always a new tensor.
+        Write the result into the input and return it, as PyTorch does (the input's
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Shape
     -----
@@ -829,17 +830,19 @@ class Dropout(Module):
     tensor([1., 1., 1.])
     """
 
+    inplace = False  # (a layer saved before inplace was kept loads as out of place)
+
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p = p
+        self.p, self.inplace = p, inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.dropout(x, self.p, self.training)
+        return F.dropout(x, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
 
 
 class Flatten(Module):
@@ -1072,7 +1075,8 @@ class ReLU(Module):
     Parameters
     ----------
     inplace : bool, default False
-        Accepted for PyTorch compatibility; the result is always a new tensor.
+        Write the result into the input and return it, as PyTorch does (the input's
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Shape
     -----
@@ -1091,11 +1095,17 @@ class ReLU(Module):
     tensor([0., 0., 2.])
     """
 
+    inplace = False  # (a layer saved before inplace was kept loads as out of place)
+
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
+        self.inplace = inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return x.relu()
+        return F.relu(x, inplace=True) if self.inplace else x.relu()
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class LeakyReLU(Module):
@@ -1106,7 +1116,8 @@ class LeakyReLU(Module):
     negative_slope : float, default 0.01
         The slope for negative inputs.
     inplace : bool, default False
-        Accepted for PyTorch compatibility; the result is always a new tensor.
+        Write the result into the input and return it, as PyTorch does (the input's
+        version counter goes up; while recording, a leaf that requires grad refuses).
 
     Shape
     -----
@@ -1126,15 +1137,19 @@ class LeakyReLU(Module):
     tensor([-0.1,  2. ])
     """
 
+    inplace = False  # (a layer saved before inplace was kept loads as out of place)
+
     def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
         super().__init__()
         self.negative_slope = negative_slope
+        self.inplace = inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.leaky_relu(x, self.negative_slope)
+        return F.leaky_relu(x, self.negative_slope, inplace=self.inplace)
 
     def extra_repr(self) -> str:
-        return f"negative_slope={self.negative_slope}"
+        inplace = ", inplace=True" if self.inplace else ""
+        return f"negative_slope={self.negative_slope}{inplace}"
 
 
 class GELU(Module):
