@@ -284,7 +284,9 @@ class CompiledFunction:
                                      else _state_guard(state, training))
             found = self.cache.quick.get(quick) if quick is not None else None  # type: ignore[attr-defined]
             if found is not None and steady.fresh(found[1]):
-                key, entry = found
+                key, entry, replay = found
+                if replay is not None:
+                    return replay(args, state)
                 if isinstance(entry, Stage):
                     return self._follow(key, entry, args, kwargs, state, list(args))
                 return self._replay(entry, args, state)

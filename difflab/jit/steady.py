@@ -35,15 +35,18 @@ from typing import Any
 import numpy as np
 
 from difflab import fastpath
+from difflab.autograd import engine
 from difflab.autograd.grad_mode import is_grad_enabled
+from difflab.jit.joint import _Call, _CompiledOutput, _Graphs
 from difflab.tensor import Tensor
 
 
 class GuardCache(dict):
     """A compiled function's guards -> graphs (a dict), with its quick keys beside it.
 
-    ``quick`` maps a quick key (:func:`quick_key`) to ``(guard, entry)``: the full
-    guard it stood for and what the cache holds for it.  Any change to the dict
+    ``quick`` maps a quick key (:func:`quick_key`) to ``(guard, entry, replay)``: the
+    full guard it stood for, what the cache holds for it, and its :class:`SingleOutput`
+    (or None).  Any change to the dict
     empties ``quick``, so a quick key never outlives its guard.
 
     Examples
@@ -51,7 +54,7 @@ class GuardCache(dict):
     >>> from difflab.jit.steady import GuardCache
     >>> cache = GuardCache()
     >>> cache["guard"] = "graphs"
-    >>> cache.quick["quick key"] = ("guard", "graphs")
+    >>> cache.quick["quick key"] = ("guard", "graphs", None)
     >>> cache.clear(); cache.quick
     {}
     """
@@ -61,10 +64,11 @@ class GuardCache(dict):
         self.quick: dict = {}
 
     def remember(self, quick: tuple, guard: tuple, entry: Any) -> None:
-        """Note that ``quick`` stands for ``guard``, whose entry is ``entry``."""
+        """Note that ``quick`` stands for ``guard``, whose entry is ``entry`` (with its
+        :class:`SingleOutput` replay where it has one)."""
         if len(self.quick) >= 4 * max(len(self), 1):  # (bounded as the guards are)
             self.quick.clear()
-        self.quick[quick] = (guard, entry)
+        self.quick[quick] = (guard, entry, SingleOutput.of(entry))
 
     # (every way to change a dict: each forgets the quick keys)
     def __setitem__(self, key: Any, value: Any) -> None:
@@ -147,3 +151,66 @@ def fresh(entry: Any) -> bool:
         if t.array.shape != shape:
             return False
     return True
+
+
+class SingleOutput:
+    """The replay of graphs that return one tensor (a loss, a layer's output), prepared.
+
+    :meth:`~difflab.jit.compiler.CompiledFunction._replay` handles every kind of
+    graphs: nested outputs, several of them, in-place updates of buffers, values
+    from before a graph break.  Graphs returning one tensor, writing nothing in
+    place, need only: the primals' arrays, the forward program, and (training)
+    the tape record of :class:`~difflab.jit.joint._CompiledOutput` for output 0,
+    made by the same ``engine.apply``; so the result and its record are the plain
+    path's.  What depends on the graphs alone is looked up once, here.
+
+    Parameters
+    ----------
+    entry : _Graphs
+        The graphs of one guard, of that kind (see :meth:`of`).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> f = dl.compile(lambda x: (x * x).sum())
+    >>> x = dl.tensor([1.0, 2.0], requires_grad=True)
+    >>> replay = SingleOutput.of(f(x) and next(iter(f.cache.values())))
+    >>> loss = replay((x,), [])
+    >>> loss.backward(); loss, x.grad
+    (tensor(5., grad_fn=<CompiledBackward0>), tensor([2., 4.]))
+    """
+
+    __slots__ = ("entry", "program", "n", "wrt", "captured", "differentiable")
+
+    def __init__(self, entry: _Graphs) -> None:
+        self.entry = entry
+        self.program = entry.forward.program()
+        self.n = entry.n_outputs
+        self.wrt = tuple(entry.wrt)
+        self.captured = [t for t, _ in entry.captured]
+        self.differentiable = bool(entry.differentiable)
+
+    @classmethod
+    def of(cls, entry: Any) -> SingleOutput | None:
+        """The prepared replay of ``entry``; None unless it is graphs returning one tensor
+        (``output_spec`` a single leaf), with no in-place update and nothing from an
+        earlier graph."""
+        if type(entry) is not _Graphs or entry.output_spec != "T" or entry.n_outputs != 1 \
+                or entry.n_updates or entry.live or entry.differentiable not in ([], [0]):
+            return None
+        return cls(entry)
+
+    def __call__(self, args: tuple, state: list) -> Tensor:
+        """Replay the graphs on the call's tensors ``args`` and the module's ``state``."""
+        primals = list(args)
+        if state:
+            primals += [t for _, t in state]
+        if self.captured:
+            primals += self.captured
+        arrays = [t.array for t in primals]
+        results = self.program.run(arrays, check=False)
+        out = results[0]
+        if not self.differentiable:
+            return Tensor._wrap(out) if hasattr(out, "shape") else out
+        call = _Call(self.entry, arrays, results[:1], results[1:], primals)
+        return engine.apply(_CompiledOutput(call, 0), *[primals[j] for j in self.wrt])

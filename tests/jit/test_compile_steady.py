@@ -246,3 +246,39 @@ def test_the_quick_keys_are_bounded():
 
 def test_the_examples_in_the_docstrings_run():
     assert doctest.testmod(steady).failed == 0
+
+
+# ------------------------------------------------------------------ the prepared replay
+
+
+def test_graphs_returning_one_tensor_get_the_prepared_replay_and_others_do_not():
+    loss = dl.compile(chain)
+    loss(dl.ones(3))
+    pairs = dl.compile(two_outputs)
+    pairs(dl.ones(3), dl.ones(3))
+    model = nn.BatchNorm1d(3)  # (its running statistics: in-place updates)
+    norm = dl.compile(model)
+    norm(dl.tensor(rng.standard_normal((4, 3))))
+    replays = [next(iter(f.cache.quick.values()))[2] for f in (loss, pairs, norm._compiled)]
+    assert isinstance(replays[0], steady.SingleOutput) and replays[1:] == [None, None]
+
+
+def test_the_prepared_replay_without_grad_equals_the_plain_path_bit_for_bit():
+    inputs = [rng.standard_normal((2, 3)) for _ in range(3)]
+
+    def calls(f):
+        with dl.no_grad():
+            return [f(dl.tensor(a, requires_grad=True)) for a in inputs]
+
+    on, off = run_both(lambda: dl.compile(lambda x: dl.tanh(x) * 2.0), calls)
+    assert not any(o.requires_grad for o in on)
+    assert_bitwise(on, off)
+
+
+def test_the_prepared_replay_keeps_the_backward_graph_for_a_second_derivative():
+    f = dl.compile(lambda x: (x ** 3).sum())
+    for _ in range(2):
+        x = dl.tensor([1.0, 2.0], requires_grad=True)
+        (g,) = dl.autograd.grad(f(x), [x], create_graph=True)
+        (h,) = dl.autograd.grad(g.sum(), [x])
+    assert g.detach().tolist() == [3.0, 12.0] and h.tolist() == [6.0, 12.0]
