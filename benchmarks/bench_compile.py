@@ -1,6 +1,7 @@
 """dl.compile and method="compiled" against eager difflab, PyTorch and JAX where installed.
 
     python benchmarks/bench_compile.py [--rounds 5] [--threads both|1|default] [--quick]
+                                       [--only chain,graph-break,training]
 
 Columns: difflab eager (the tape), ``method="compiled"`` (dl.grad / dl.hessian
 / dl.jacobian on a traced graph), ``dl.compile`` (torch.compile's face),
@@ -599,7 +600,11 @@ def disk_cache() -> None:
 # ------------------------------------------------------------------ main
 
 
-def run_setting(threads: str, rounds: int, quick: bool) -> None:
+WORKLOADS = ("rosenbrock", "chain", "graph-break", "hessian-jacobian", "training", "memory",
+             "disk-cache")
+
+
+def run_setting(threads: str, rounds: int, quick: bool, only: tuple = WORKLOADS) -> None:
     from difflab.jit import fusion
 
     torch, jax = load_torch(threads), load_jax()
@@ -607,14 +612,21 @@ def run_setting(threads: str, rounds: int, quick: bool) -> None:
     print("PyTorch, torch.compile: " + (torch.__version__ if torch else
                                         "not installed, skipped (pip install torch)"))
     print("JAX: " + (jax.__version__ if jax else "not installed, skipped (pip install jax)"))
-    x, compiled, compiled_grad = bench_rosenbrock(rounds, torch, jax, 10**5 if quick else 10**6)
-    bench_chain(rounds, torch, jax)
-    for n in (16, 10**4 if quick else 10**5):
-        bench_graph_break(rounds, torch, n)
-    bench_hessian_jacobian(rounds, torch, jax)
-    bench_training(rounds, torch, jax, quick)
-    peak_memory(x, compiled, compiled_grad)
-    if threads != "default":
+    if "rosenbrock" in only or "memory" in only:
+        x, compiled, compiled_grad = bench_rosenbrock(rounds, torch, jax,
+                                                      10**5 if quick else 10**6)
+    if "chain" in only:
+        bench_chain(rounds, torch, jax)
+    if "graph-break" in only:
+        for n in (16, 10**4 if quick else 10**5):
+            bench_graph_break(rounds, torch, n)
+    if "hessian-jacobian" in only:
+        bench_hessian_jacobian(rounds, torch, jax)
+    if "training" in only:
+        bench_training(rounds, torch, jax, quick)
+    if "memory" in only:
+        peak_memory(x, compiled, compiled_grad)
+    if threads != "default" and "disk-cache" in only:
         disk_cache()
 
 
@@ -638,14 +650,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--threads", choices=["both", "1", "default"], default="both")
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke test")
+    parser.add_argument("--only", default=",".join(WORKLOADS),
+                        help=f"comma-separated workloads to run (with --threads 1 or default), "
+                             f"of: {', '.join(WORKLOADS)}")
     args = parser.parse_args(argv)
+    only = tuple(w.strip() for w in args.only.split(",") if w.strip())
+    unknown = [w for w in only if w not in WORKLOADS]
+    if unknown:
+        parser.error(f"unknown workloads {unknown}: choose among {', '.join(WORKLOADS)}")
+    if args.threads == "both" and set(only) != set(WORKLOADS):
+        parser.error("--only needs --threads 1 or --threads default")
     if args.threads == "1" and not one_thread_everywhere():
         # (thread pools are sized at import: a process of its own, every library at 1)
         command = [sys.executable, os.path.abspath(__file__), "--threads", "1",
-                   "--rounds", str(args.rounds)] + (["--quick"] if args.quick else [])
+                   "--rounds", str(args.rounds), "--only", ",".join(only)] + (
+                       ["--quick"] if args.quick else [])
         return subprocess.run(command, env=one_thread_environment()).returncode
     if args.threads != "both":
-        run_setting(args.threads, args.rounds, args.quick)
+        run_setting(args.threads, args.rounds, args.quick, only)
         return 0
     rerun_at_both_thread_settings(os.path.abspath(__file__), args.rounds, args.quick)
     return 0

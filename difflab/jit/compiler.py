@@ -53,7 +53,7 @@ import numpy as np
 from difflab import random
 from difflab.autograd import engine
 from difflab.autograd.grad_mode import is_grad_enabled
-from difflab.jit import standins
+from difflab.jit import standins, steady
 from difflab.jit.breaks import GraphBreak, Stage, cut, graft, graft_eager, read_key
 from difflab.jit.capture import (
     _frame_of,
@@ -254,7 +254,10 @@ class CompiledFunction:
         self.fn = fn
         self.fullgraph = fullgraph
         self.passes = passes
-        self.cache: dict[tuple, _Graphs | Stage | _Eager] = {}
+        # (a dict; it keeps the quick keys of :mod:`difflab.jit.steady` beside the guards)
+        self.cache: dict[tuple, _Graphs | Stage | _Eager] = steady.GuardCache()
+        target = getattr(fn, "__self__", fn)
+        self._stateless = not (hasattr(target, "named_modules") and hasattr(target, "_parameters"))
         self.traces = 0
         self.breaks: list[GraphBreak] = []
         self._warned = False
@@ -274,11 +277,23 @@ class CompiledFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.passes is None or engine.GraphRecorder.active is not None:
             return self.fn(*args, **kwargs)  # (inside another trace: traced inline)
+        state, training = ([], ()) if self._stateless else _walk(self.fn)
+        quick = None
+        if not kwargs:  # (the speed shortcut: a call of positional tensors, see steady)
+            quick = steady.quick_key(args, ((), ()) if self._stateless
+                                     else _state_guard(state, training))
+            found = self.cache.quick.get(quick) if quick is not None else None  # type: ignore[attr-defined]
+            if found is not None and steady.fresh(found[1]):
+                key, entry, replay = found
+                if replay is not None:
+                    return replay(args, state)
+                if isinstance(entry, Stage):
+                    return self._follow(key, entry, args, kwargs, state, list(args))
+                return self._replay(entry, args, state)
         leaves: list = []
         spec = _flatten((list(args), kwargs), leaves)
         if not all(_is_traceable_leaf(x) for x in leaves):
             return self.fn(*args, **kwargs)  # (a dual number, a custom object: eager)
-        state, training = _walk(self.fn)
         key = (repr(spec), tuple(_leaf_guard(x) for x in leaves),
                _state_guard(state, training), is_grad_enabled())
         entry = self.cache.get(key)
@@ -292,6 +307,8 @@ class CompiledFunction:
             entry = self.cache[key] = self._compile(args, kwargs, state, leaves)
         if isinstance(entry, _Eager):
             return self.fn(*args, **kwargs)
+        if quick is not None:
+            self.cache.remember(quick, key, entry)  # type: ignore[attr-defined]
         if isinstance(entry, Stage):
             return self._follow(key, entry, args, kwargs, state, leaves)
         return self._replay(entry, leaves, state)

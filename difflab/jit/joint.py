@@ -167,7 +167,7 @@ class _Call:
 
     def backward(self, k: int, g: Any, xp: Any) -> tuple:
         if self.graphs.scaled:  # (the gradients at g = 1 are saved: scale them)
-            if g.size == 1 and g.reshape(-1)[0] == 1:
+            if g.size == 1 and g.item() == 1:  # (a Python number: no NumPy scalar made)
                 return self._hand_over_saved()
             g = g.reshape(())
             return tuple(_fresh(s * g) for s in self._saved())
@@ -190,7 +190,7 @@ class _Call:
         if not fastpath.ENABLED:
             return tuple(saved)
         self.saved = None
-        return tuple(_fresh(s) for s in saved)
+        return tuple([fastpath.FreshAdjoint(s) for s in saved])
 
     def backward_recorded(self, k: int, g: Tensor) -> tuple:
         """create_graph=True: the joint graph on tensors, so the gradient is on the tape."""

@@ -1,0 +1,216 @@
+"""Speed shortcut of ``dl.compile``: the guard of a steady-state call, checked cheaply.  Skip it.
+
+Every call of a :class:`~difflab.jit.compiler.CompiledFunction` computes its
+*guard* (:meth:`~difflab.jit.compiler.CompiledFunction.guard`): the nesting of
+the arguments flattened and written out with ``repr``, then per argument its
+shape, dtype, device and ``requires_grad``, a module's state, the grad mode.
+That is general (lists, dicts and numbers among the arguments) and, on a
+chain of 200 operations on 16 numbers, a tenth of the call.
+
+The common call is simpler: positional tensors on the CPU, no keywords.
+For it the guard says no more than one flat tuple does,
+
+    ((shape, dtype, requires_grad) per argument, module state, grad mode)
+
+(the nesting is "n tensors in a row", fixed by the tuple's length; a NumPy
+array's device is the CPU), so :class:`GuardCache` keeps such a *quick key*
+beside the full guard it stood for, and a later call with an equal quick key
+takes the same graphs without building the full guard.  Every guard is still
+checked: a new shape, dtype, ``requires_grad``, grad mode, parameter (by
+identity, shape and dtype) or ``training`` flag is a new quick key, which
+misses and takes the plain path (a trace).  Any other call (keywords, a
+number or a list among the arguments, a GPU array) is the plain path.
+
+The quick keys are forgotten whenever the cache of guards changes (a new
+guard, one dropped because a captured tensor changed shape, a user's
+``cache.clear()``), so they can only name graphs the plain path would pick.
+``tests/jit/test_compile_steady.py`` checks each of these; ``DIFFLAB_FASTPATH=0``
+(:mod:`difflab.fastpath`) switches the shortcut off with the others.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from difflab import fastpath
+from difflab.autograd import engine
+from difflab.autograd.grad_mode import is_grad_enabled
+from difflab.jit.joint import _Call, _CompiledOutput, _Graphs
+from difflab.tensor import Tensor
+
+
+class GuardCache(dict):
+    """A compiled function's guards -> graphs (a dict), with its quick keys beside it.
+
+    ``quick`` maps a quick key (:func:`quick_key`) to ``(guard, entry, replay)``: the
+    full guard it stood for, what the cache holds for it, and its :class:`SingleOutput`
+    (or None).  Any change to the dict
+    empties ``quick``, so a quick key never outlives its guard.
+
+    Examples
+    --------
+    >>> from difflab.jit.steady import GuardCache
+    >>> cache = GuardCache()
+    >>> cache["guard"] = "graphs"
+    >>> cache.quick["quick key"] = ("guard", "graphs", None)
+    >>> cache.clear(); cache.quick
+    {}
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.quick: dict = {}
+
+    def remember(self, quick: tuple, guard: tuple, entry: Any) -> None:
+        """Note that ``quick`` stands for ``guard``, whose entry is ``entry`` (with its
+        :class:`SingleOutput` replay where it has one)."""
+        if len(self.quick) >= 4 * max(len(self), 1):  # (bounded as the guards are)
+            self.quick.clear()
+        self.quick[quick] = (guard, entry, SingleOutput.of(entry))
+
+    # (every way to change a dict: each forgets the quick keys)
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.quick.clear()
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self.quick.clear()
+        super().__delitem__(key)
+
+    def clear(self) -> None:
+        self.quick.clear()
+        super().clear()
+
+    def pop(self, *args: Any) -> Any:
+        self.quick.clear()
+        return super().pop(*args)
+
+    def popitem(self) -> tuple:
+        self.quick.clear()
+        return super().popitem()
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        self.quick.clear()
+        return super().setdefault(key, default)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self.quick.clear()
+        super().update(*args, **kwargs)
+
+    def __ior__(self, other: Any) -> GuardCache:
+        self.update(other)
+        return self
+
+
+def quick_key(args: tuple, state_guard: tuple) -> tuple | None:
+    """The quick key of a call of positional CPU tensors; None for any other call.
+
+    Parameters
+    ----------
+    args : tuple
+        The call's positional arguments (the call has no keywords).
+    state_guard : tuple
+        The module's state guard (``capture._state_guard``); ``((), ())`` for a function.
+
+    Returns
+    -------
+    tuple or None
+        Equal for two calls exactly when their full guards are equal (both calls
+        being of this kind); None when the shortcuts are off or a call is of
+        another kind.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.jit.steady import quick_key
+    >>> a = quick_key((dl.ones(3),), ((), ()))
+    >>> a == quick_key((dl.zeros(3),), ((), ())), a == quick_key((dl.ones(4),), ((), ()))
+    (True, False)
+    >>> quick_key((dl.ones(3), 2.0), ((), ())) is None     # a number: the full guard
+    True
+    """
+    if not fastpath.ENABLED:
+        return None
+    parts = []
+    for a in args:
+        if not isinstance(a, Tensor):
+            return None
+        array = a.array
+        if type(array) is not np.ndarray:
+            return None
+        parts.append((array.shape, array.dtype, a._requires_grad))
+    return tuple(parts), state_guard, is_grad_enabled()
+
+
+def fresh(entry: Any) -> bool:
+    """Whether every tensor the graphs captured still has the shape they were traced
+    with (else the plain path drops the guard and traces again)."""
+    for t, shape in getattr(entry, "captured", ()):
+        if t.array.shape != shape:
+            return False
+    return True
+
+
+class SingleOutput:
+    """The replay of graphs that return one tensor (a loss, a layer's output), prepared.
+
+    :meth:`~difflab.jit.compiler.CompiledFunction._replay` handles every kind of
+    graphs: nested outputs, several of them, in-place updates of buffers, values
+    from before a graph break.  Graphs returning one tensor, writing nothing in
+    place, need only: the primals' arrays, the forward program, and (training)
+    the tape record of :class:`~difflab.jit.joint._CompiledOutput` for output 0,
+    made by the same ``engine.apply``; so the result and its record are the plain
+    path's.  What depends on the graphs alone is looked up once, here.
+
+    Parameters
+    ----------
+    entry : _Graphs
+        The graphs of one guard, of that kind (see :meth:`of`).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> f = dl.compile(lambda x: (x * x).sum())
+    >>> x = dl.tensor([1.0, 2.0], requires_grad=True)
+    >>> replay = SingleOutput.of(f(x) and next(iter(f.cache.values())))
+    >>> loss = replay((x,), [])
+    >>> loss.backward(); loss, x.grad
+    (tensor(5., grad_fn=<CompiledBackward0>), tensor([2., 4.]))
+    """
+
+    __slots__ = ("entry", "program", "n", "wrt", "captured", "differentiable")
+
+    def __init__(self, entry: _Graphs) -> None:
+        self.entry = entry
+        self.program = entry.forward.program()
+        self.n = entry.n_outputs
+        self.wrt = tuple(entry.wrt)
+        self.captured = [t for t, _ in entry.captured]
+        self.differentiable = bool(entry.differentiable)
+
+    @classmethod
+    def of(cls, entry: Any) -> SingleOutput | None:
+        """The prepared replay of ``entry``; None unless it is graphs returning one tensor
+        (``output_spec`` a single leaf), with no in-place update and nothing from an
+        earlier graph."""
+        if type(entry) is not _Graphs or entry.output_spec != "T" or entry.n_outputs != 1 \
+                or entry.n_updates or entry.live or entry.differentiable not in ([], [0]):
+            return None
+        return cls(entry)
+
+    def __call__(self, args: tuple, state: list) -> Tensor:
+        """Replay the graphs on the call's tensors ``args`` and the module's ``state``."""
+        primals = list(args)
+        if state:
+            primals += [t for _, t in state]
+        if self.captured:
+            primals += self.captured
+        arrays = [t.array for t in primals]
+        results = self.program.run(arrays, check=False)
+        out = results[0]
+        if not self.differentiable:
+            return Tensor._wrap(out) if hasattr(out, "shape") else out
+        call = _Call(self.entry, arrays, results[:1], results[1:], primals)
+        return engine.apply(_CompiledOutput(call, 0), *[primals[j] for j in self.wrt])

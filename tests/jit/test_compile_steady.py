@@ -1,0 +1,284 @@
+"""dl.compile's speed shortcut (difflab.jit.steady): a steady-state call checks its guard
+through a quick key.  Each test compares with the plain path (the shortcut off), bit for bit,
+and checks that every change of guard the plain path catches is still caught."""
+
+import doctest
+
+import numpy as np
+import pytest
+
+import difflab as dl
+import difflab.nn as nn
+from difflab import fastpath
+from difflab.jit import compiler, steady
+
+rng = np.random.default_rng(7)
+
+
+def chain(x):
+    for _ in range(10):
+        x = dl.tanh(dl.sin(x * 0.999 + 0.001) * 1.01)
+    return x.sum()
+
+
+def two_outputs(x, w):
+    y = (x * w).sin()
+    return y, (y * y).sum()
+
+
+def run_both(make, calls):
+    """The results of ``calls(f)`` with the shortcut on and off, on fresh compiled functions."""
+    results = []
+    for enabled in (True, False):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(fastpath, "ENABLED", enabled)
+            results.append(calls(make()))
+    return results
+
+
+def arrays(values):
+    return [v.detach().numpy() if isinstance(v, dl.Tensor) else np.asarray(v) for v in values]
+
+
+def assert_bitwise(a, b):
+    assert len(a) == len(b)
+    for x, y in zip(arrays(a), arrays(b)):
+        assert x.dtype == y.dtype and x.shape == y.shape
+        assert np.array_equal(x, y, equal_nan=True)
+
+
+# ------------------------------------------------------------------ same results
+
+
+def test_a_loss_and_its_gradient_equal_the_plain_path_bit_for_bit():
+    inputs = [rng.standard_normal(16) for _ in range(4)]
+
+    def calls(f):
+        out = []
+        for a in inputs:
+            x = dl.tensor(a, requires_grad=True)
+            loss = f(x)
+            loss.backward()
+            out += [loss, x.grad]
+        return out
+
+    on, off = run_both(lambda: dl.compile(chain), calls)
+    assert_bitwise(on, off)
+
+
+def test_several_outputs_and_their_gradients_equal_the_plain_path_bit_for_bit():
+    inputs = [(rng.standard_normal((3, 4)), rng.standard_normal(4)) for _ in range(3)]
+
+    def calls(f):
+        out = []
+        for a, b in inputs:
+            x, w = dl.tensor(a), dl.tensor(b, requires_grad=True)
+            y, s = f(x, w)
+            (y.sum() + s).backward()
+            out += [y, s, w.grad]
+        return out
+
+    on, off = run_both(lambda: dl.compile(two_outputs), calls)
+    assert_bitwise(on, off)
+
+
+def test_training_a_compiled_module_equals_the_plain_path_bit_for_bit():
+    data = [(rng.standard_normal((8, 3)), rng.standard_normal((8, 1))) for _ in range(4)]
+
+    def make():
+        dl.manual_seed(0)
+        model = nn.Sequential(nn.Linear(3, 5), nn.Tanh(), nn.Linear(5, 1))
+        return model, dl.compile(model), dl.optim.Adam(model.parameters(), lr=0.01)
+
+    def calls(made):
+        model, compiled, opt = made
+        out = []
+        for a, b in data:
+            opt.zero_grad()
+            loss = ((compiled(dl.tensor(a)) - dl.tensor(b)) ** 2).mean()
+            loss.backward()
+            opt.step()
+            out.append(loss)
+        return out + [p.detach() for p in model.parameters()]
+
+    on, off = run_both(make, calls)
+    assert_bitwise(on, off)
+
+
+def test_a_graph_break_takes_both_branches_as_the_plain_path():
+    def flip(x):
+        y = x.sin()
+        return (y * 2).sum() if y.sum() > 0 else (-y).sum()
+
+    inputs = [rng.uniform(0, 1, 5), rng.uniform(-1, 0, 5)] * 2
+
+    def calls(f):
+        out = []
+        for a in inputs:
+            x = dl.tensor(a, requires_grad=True)
+            y = f(x)
+            y.backward()
+            out += [y, x.grad]
+        return out
+
+    on, off = run_both(lambda: dl.compile(flip), calls)
+    assert_bitwise(on, off)
+
+
+# ------------------------------------------------------------------ the shortcut is taken
+
+
+def test_a_steady_call_does_not_build_the_full_guard(monkeypatch):
+    f = dl.compile(chain)
+    f(dl.tensor(rng.standard_normal(4)))
+    f(dl.tensor(rng.standard_normal(4)))
+    assert len(f.cache.quick) == 1
+
+    def refuse(*args):
+        raise AssertionError("the full guard was built")
+
+    monkeypatch.setattr(compiler, "_flatten", refuse)
+    x = dl.tensor(rng.standard_normal(4))
+    assert float(f(x)) == float(chain(x))
+
+
+def test_with_the_shortcuts_off_no_quick_key_is_kept(monkeypatch):
+    monkeypatch.setattr(fastpath, "ENABLED", False)
+    f = dl.compile(chain)
+    f(dl.ones(3))
+    f(dl.ones(3))
+    assert f.cache.quick == {}
+
+
+def test_calls_of_another_kind_take_the_plain_path():
+    f = dl.compile(lambda x, k=1.0: (x * k).sum())
+    f(dl.ones(3), 2.0)
+    f(dl.ones(3), k=2.0)
+    f(np.ones(3))
+    assert f.cache.quick == {}
+    assert steady.quick_key((dl.ones(2), [dl.ones(2)]), ((), ())) is None
+
+
+# ------------------------------------------------------------------ a changed guard is caught
+
+
+@pytest.mark.parametrize("change", ["shape", "dtype", "requires_grad", "grad_mode"])
+def test_a_changed_argument_guard_is_still_caught(change):
+    f = dl.compile(lambda x: (x * 3.0).exp().sum())
+    x = dl.tensor(rng.standard_normal(4))
+    f(x)
+    f(x)
+    assert f.traces == 1 and len(f.cache.quick) == 1
+    if change == "shape":
+        y = dl.tensor(rng.standard_normal(5))
+    elif change == "dtype":
+        y = dl.tensor(rng.standard_normal(4), dtype=dl.float32)
+    elif change == "requires_grad":
+        y = dl.tensor(rng.standard_normal(4), requires_grad=True)
+    else:
+        y = dl.tensor(rng.standard_normal(4), requires_grad=True)
+        f(y)
+        traced = f.traces
+        with dl.no_grad():
+            out = f(y)
+        assert f.traces == traced + 1 and not out.requires_grad
+        return
+    out = f(y)
+    assert f.traces == 2
+    assert out.dtype == y.dtype and out.requires_grad == y.requires_grad
+    np.testing.assert_allclose(out.detach().numpy(), (y * 3.0).exp().sum().detach().numpy(),
+                               rtol=1e-6)
+
+
+def test_a_module_s_training_flag_and_parameter_identity_are_still_caught():
+    model = nn.Linear(3, 2)
+    f = dl.compile(model)
+    x = dl.tensor(rng.standard_normal((4, 3)))
+    f(x)
+    f(x)
+    assert f._compiled.traces == 1
+    model.eval()
+    f(x)
+    assert f._compiled.traces == 2
+    model.weight = nn.Parameter(dl.tensor(rng.standard_normal((2, 3))))
+    out = f(x)
+    assert f._compiled.traces == 3
+    np.testing.assert_array_equal(out.detach().numpy(), model(x).detach().numpy())
+    model.weight = nn.Parameter(dl.tensor(rng.standard_normal((2, 4))))  # (a new shape)
+    with pytest.raises(ValueError):
+        f(x)
+
+
+def test_a_change_of_the_cache_forgets_the_quick_keys():
+    f = dl.compile(chain)
+    f(dl.ones(3))
+    f(dl.ones(3))
+    assert f.cache.quick
+    f.cache.clear()
+    assert f.cache.quick == {}
+    f(dl.ones(3))
+    assert f.traces == 2
+    for change in (lambda c: c.pop(next(iter(c))), lambda c: c.popitem(),
+                   lambda c: c.update({}), lambda c: c.setdefault("k", None)):
+        f(dl.ones(3))
+        assert f.cache.quick
+        change(f.cache)
+        assert f.cache.quick == {}
+
+
+def test_a_captured_weight_that_changes_shape_is_traced_again():
+    w = dl.tensor(rng.standard_normal(3), requires_grad=True)
+    f = dl.compile(lambda x: (x * w).sum())
+    f(dl.ones(3))
+    f(dl.ones(3))
+    w.array = rng.standard_normal(1)  # (the graph read a (3,) weight: stale)
+    out = f(dl.ones(3))
+    assert f.traces == 2
+    assert float(out) == pytest.approx(float((dl.ones(3) * w).sum()))
+
+
+def test_the_quick_keys_are_bounded():
+    cache = steady.GuardCache({"g": 1})
+    for k in range(20):
+        cache.remember(("quick", k), "g", 1)
+    assert len(cache.quick) <= 4
+
+
+def test_the_examples_in_the_docstrings_run():
+    assert doctest.testmod(steady).failed == 0
+
+
+# ------------------------------------------------------------------ the prepared replay
+
+
+def test_graphs_returning_one_tensor_get_the_prepared_replay_and_others_do_not():
+    loss = dl.compile(chain)
+    loss(dl.ones(3))
+    pairs = dl.compile(two_outputs)
+    pairs(dl.ones(3), dl.ones(3))
+    model = nn.BatchNorm1d(3)  # (its running statistics: in-place updates)
+    norm = dl.compile(model)
+    norm(dl.tensor(rng.standard_normal((4, 3))))
+    replays = [next(iter(f.cache.quick.values()))[2] for f in (loss, pairs, norm._compiled)]
+    assert isinstance(replays[0], steady.SingleOutput) and replays[1:] == [None, None]
+
+
+def test_the_prepared_replay_without_grad_equals_the_plain_path_bit_for_bit():
+    inputs = [rng.standard_normal((2, 3)) for _ in range(3)]
+
+    def calls(f):
+        with dl.no_grad():
+            return [f(dl.tensor(a, requires_grad=True)) for a in inputs]
+
+    on, off = run_both(lambda: dl.compile(lambda x: dl.tanh(x) * 2.0), calls)
+    assert not any(o.requires_grad for o in on)
+    assert_bitwise(on, off)
+
+
+def test_the_prepared_replay_keeps_the_backward_graph_for_a_second_derivative():
+    f = dl.compile(lambda x: (x ** 3).sum())
+    for _ in range(2):
+        x = dl.tensor([1.0, 2.0], requires_grad=True)
+        (g,) = dl.autograd.grad(f(x), [x], create_graph=True)
+        (h,) = dl.autograd.grad(g.sum(), [x])
+    assert g.detach().tolist() == [3.0, 12.0] and h.tolist() == [6.0, 12.0]
