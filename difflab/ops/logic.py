@@ -309,8 +309,8 @@ class CheckIndex(NoDerivative):
     the check (``nll_loss``'s ``ignore_index``); ``error`` names the exception
     class (``"IndexError"`` or ``"RuntimeError"``, as the eager function raises);
     ``message`` is its text, with ``{value}`` for the first entry out of range.
-    The check costs one or two reductions over the index (a max of the index
-    read as unsigned integers, where a negative entry is huge, when ``low`` is 0).
+    The check costs one or two reductions over the index (when ``low`` is 0, one
+    max of the index read as unsigned integers, where a negative entry is huge).
     """
 
     name = "check_index"
@@ -325,13 +325,14 @@ class CheckIndex(NoDerivative):
     def forward(ctx: Any, xp: Any, index: Any, size: int, low: int = 0, skip: Any = None,
                 error: str = "IndexError", message: str = "index {value} is out of range"
                 ) -> Any:
-        if index.size and not _in_range(index, low, size):
-            flat = index.reshape(-1)
-            bad = flat[(flat < low) | (flat >= size)]
-            if skip is not None:
-                bad = bad[bad != skip]
-            if bad.size:
-                raise _CHECK_ERRORS[error](message.format(value=int(bad[0])))
+        unsigned = _UNSIGNED.get(index.dtype) if low == 0 else None
+        if not index.size:
+            pass
+        elif unsigned is not None:  # one pass: read as unsigned, a negative entry is huge
+            if int(index.view(unsigned).max()) >= size:
+                _refuse(index, size, low, skip, error, message)
+        elif int(index.min()) < low or int(index.max()) >= size:
+            _refuse(index, size, low, skip, error, message)
         return index.view()
 
     @staticmethod
@@ -345,12 +346,18 @@ class CheckIndex(NoDerivative):
 _CHECK_ERRORS = {"IndexError": IndexError, "RuntimeError": RuntimeError}
 
 
-def _in_range(index: Any, low: int, size: int) -> bool:
-    """Whether every entry of the (non-empty) integer array lies in ``[low, size)``."""
-    if index.dtype.kind == "i" and low == 0:
-        # One pass: read as unsigned, a negative entry is larger than any size.
-        return int(index.view(index.dtype.str.replace("i", "u")).max()) < size
-    return low <= int(index.min()) and int(index.max()) < size
+#: The unsigned integer type of each signed one, same size (a view reads the same bytes).
+_UNSIGNED = {np.dtype(f"int{bits}"): np.dtype(f"uint{bits}") for bits in (8, 16, 32, 64)}
+
+
+def _refuse(index: Any, size: int, low: int, skip: Any, error: str, message: str) -> None:
+    """Raise ``check_index``'s error for the first entry out of ``[low, size)`` (not ``skip``)."""
+    flat = index.reshape(-1)
+    bad = flat[(flat < low) | (flat >= size)]
+    if skip is not None:
+        bad = bad[bad != skip]
+    if bad.size:
+        raise _CHECK_ERRORS[error](message.format(value=int(bad[0])))
 
 
 NO_DERIVATIVE = [*POINTWISE, AnyAll("any"), AnyAll("all"), ArgExtreme("argmax"),

@@ -44,7 +44,14 @@ EXTRA = {
     "Tensor.index_put_": (lambda x, i: x.clone().index_put_((i,), x[:4], accumulate=True),
                           [V, I4]),
     "Tensor.index_fill_": (lambda x, i: x.clone().index_fill_(0, i, 2.0), [V, I4]),
+    "Tensor.__setitem__": (lambda x, i: _set(x.clone(), i, x[:4]), [V, I4]),
 }
+
+
+def _set(y, i, v):
+    y[i] = v
+    return y
+
 CASES = {**{f"primitive {k}": v for k, v in samples.primitive_cases().items()},
          **samples.function_cases(),
          **{name: samples.Case(name, call, tuple(specs)) for name, (call, specs) in EXTRA.items()}}
@@ -202,6 +209,29 @@ def test_a_gradient_graph_through_gather_refuses_an_index_out_of_range():
     assert gradient.tolist() == [2.0, 0.0, 6.0]
     with pytest.raises(RuntimeError, match="gather\\(\\): index 3 is out of bounds"):
         g.run(np.ones(3, np.float32), np.array([0, 3]))
+
+
+def test_compile_keeps_the_checks_across_graph_breaks_and_guards():
+    def f(x, i, j):
+        y = dl.gather(x, 0, i)
+        if y.sum() > 0:  # (a value read: a graph break, one graph per branch)
+            return dl.index_put(x, (j,), y * 2)
+        return x.index_fill(0, j, 0.0)
+
+    compiled = dl.compile(f)
+    x, i, j = dl.tensor([1.0, 2.0, 3.0]), dl.tensor([0, 2]), dl.tensor([1, -1])
+    assert compiled(x, i, j).tolist() == f(x, i, j).tolist() == [1.0, 2.0, 6.0]
+    assert compiled(-x, i, j).tolist() == f(-x, i, j).tolist() == [-1.0, 0.0, 0.0]
+    assert dl.jit.explain(f)(x, i, j).graph_break_count == 1
+    with pytest.raises(RuntimeError, match="gather"):  # (the graph before the break)
+        compiled(x, dl.tensor([0, 3]), j)
+    for sign in (1, -1):  # (each branch's graph after it)
+        with pytest.raises(IndexError, match="index -4 is out of range"):
+            compiled(sign * x, i, dl.tensor([1, -4]))
+    # a new shape is a new guard: its graph checks as well
+    assert compiled(dl.ones(4), dl.tensor([3]), dl.tensor([3])).tolist() == [1.0, 1.0, 1.0, 2.0]
+    with pytest.raises(RuntimeError, match="index 4 is out of bounds"):
+        compiled(dl.ones(4), dl.tensor([4]), dl.tensor([3]))
 
 
 def test_a_check_whose_result_is_not_read_still_runs_in_the_replay():
