@@ -61,8 +61,8 @@ def checked_index(index: Any, size: int, message: str, *, low: int = 0, skip: An
     code does (a check in Python would run only while tracing).  Read the index from the
     result, not from ``index``: then no graph pass drops the check.  ``message`` is the
     error's text, with ``{value}`` for the first entry out of range; ``skip`` is a value
-    exempt from the check (``ignore_index``); ``error`` is ``"IndexError"`` or
-    ``"RuntimeError"``.
+    exempt from the check (``ignore_index``); ``error`` is ``"IndexError"``,
+    ``"RuntimeError"`` or ``"ValueError"``.
     """
     return apply(registry.PRIMITIVES["check_index"], index, size=int(size), low=int(low),
                  skip=skip, error=error, message=message)

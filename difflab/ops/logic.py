@@ -307,7 +307,7 @@ class CheckIndex(NoDerivative):
     ``low`` is ``0`` (PyTorch's gather, embedding, targets) or ``-size``
     (negative positions count from the end); ``skip`` is a value exempt from
     the check (``nll_loss``'s ``ignore_index``); ``error`` names the exception
-    class (``"IndexError"`` or ``"RuntimeError"``, as the eager function raises);
+    class (``"IndexError"``, ``"RuntimeError"`` or ``"ValueError"``, as the function raises);
     ``message`` is its text, with ``{value}`` for the first entry out of range.
     The check costs one or two reductions over the index (when ``low`` is 0, one
     max of the index read as unsigned integers, where a negative entry is huge).
@@ -343,7 +343,7 @@ class CheckIndex(NoDerivative):
 
 
 #: The exception classes a ``check_index`` may raise, by name (a graph file stores the name).
-_CHECK_ERRORS = {"IndexError": IndexError, "RuntimeError": RuntimeError}
+_CHECK_ERRORS = {"IndexError": IndexError, "RuntimeError": RuntimeError, "ValueError": ValueError}
 
 
 #: The unsigned integer type of each signed one, same size (a view reads the same bytes).

@@ -115,12 +115,13 @@ FUNCTIONS = samples.function_cases()
 #: select as many values as the data says (a boolean mask), or scatter by an index that
 #: differs between examples: with every input batched, a clear error.  (Bounds checks are
 #: the check_index primitive, batched like any other: gather, index_select, index_fill and
-#: the composites on them, sort, median, take_along_dim, ..., map over the batch.)
+#: the composites on them, sort, median, take_along_dim, unravel_index, ..., map over the
+#: batch.)
 READ_VALUES = {"dl.histc", "dl.scatter", "Tensor.scatter", "dl.scatter_add",
                "Tensor.scatter_add", "F.binary_cross_entropy", "F.embedding", "F.ctc_loss",
                "F.dropout2d", "F.embedding_bag", "F.gaussian_nll_loss", "F.grid_sample",
                "dl.index_add", "Tensor.index_add", "dl.index_put", "Tensor.index_put",
-               "dl.masked_select", "Tensor.masked_select", "dl.unravel_index", "dl.renorm",
+               "dl.masked_select", "Tensor.masked_select", "dl.renorm",
                "Tensor.renorm", "dl.unique", "Tensor.unique", "dl.unique_consecutive",
                "dl.bincount", "Tensor.bincount", "dl.scatter_reduce", "Tensor.scatter_reduce",
                "dl.index_copy", "Tensor.index_copy", "dl.index_reduce", "Tensor.index_reduce"}
