@@ -270,3 +270,21 @@ def test_the_check_costs_one_pass_and_keeps_the_index_values():
     with pytest.raises(IndexError, match="index -1 is out of range"):
         dl.ops.registry.PRIMITIVES["check_index"].forward(
             None, np, np.array([0, -1]), size=5, message="index {value} is out of range")
+
+
+@pytest.mark.parametrize("write", [
+    lambda x, i: x[i],
+    lambda x, i: dl.take(x, i),
+    lambda x, i: x.reshape(1, 5)[:, i],
+    lambda x, i: _set(x.clone(), i, 1.0),
+    lambda x, i: dl.zeros(5, device=x.device).index_put_((i,), x[:2], accumulate=True),
+], ids=["x[i]", "take", "x[:, i]", "x[i] = v", "index_put_ accumulate"])
+def test_an_index_out_of_range_is_refused_on_the_gpu_where_cupy_would_wrap(write, cuda):
+    x = dl.arange(5.0, device=cuda)
+    assert np.asarray(write(x, dl.tensor([4, -5], device=cuda)).cpu().array).size
+    traced = jit.trace(write, (x, dl.tensor([0, 1], device=cuda)))
+    for bad in ([1, 5], [-6, 0]):
+        with pytest.raises(IndexError, match="out of bounds|out of range"):
+            write(x, dl.tensor(bad, device=cuda))
+        with pytest.raises(IndexError, match="out of bounds|out of range"):
+            traced(x, dl.tensor(bad, device=cuda))
