@@ -152,6 +152,36 @@ def is_basic_index(index: Any) -> bool:
     return all(isinstance(i, (int, slice, type(None), type(Ellipsis))) for i in items)
 
 
+def integer_index_arrays(index: Any, shape: tuple) -> list[tuple[Any, int, int]]:
+    """The integer arrays of ``x[index]`` on an array of ``shape``: ``(array, axis, size)``,
+    with the axis each reads and its size.
+
+    NumPy's rules: ``None`` adds an axis and reads none, ``...`` stands for the axes no
+    other item reads, a boolean mask reads as many axes as it has, anything else one.
+    (CuPy wraps an integer array's entries out of range where NumPy raises; the indexing
+    primitives check them on the device with this list.)
+    """
+    items = index if isinstance(index, tuple) else (index,)
+
+    def reads(item: Any) -> int:
+        if item is None or item is Ellipsis:
+            return 0
+        kind = getattr(getattr(item, "dtype", None), "kind", "")
+        return item.ndim if kind == "b" else 1
+
+    rest = len(shape) - sum(reads(i) for i in items)
+    found, axis = [], 0
+    for item in items:
+        if item is Ellipsis:
+            axis += rest
+            continue
+        if hasattr(item, "shape") and getattr(item.dtype, "kind", "") in "iu" \
+                and axis < len(shape):
+            found.append((item, axis, int(shape[axis])))
+        axis += reads(item)
+    return found
+
+
 numpy_namespace = _extended(np, None, np.add.at)
 
 

@@ -52,16 +52,27 @@ def _integer_index(name: str, index: Any) -> Any:
     return array
 
 
-def _check_range(name: str, index: Any, size: int, dim: int) -> None:
-    """Every entry of ``index`` in [0, size): PyTorch does not wrap negative indices here."""
-    if index.size == 0:
-        return
-    low, high = int(index.min()), int(index.max())
-    if low < 0 or high >= size:
-        raise RuntimeError(
-            f"{name}(): index {high if high >= size else low} is out of bounds for dimension "
-            f"{dim} with size {size} (valid: 0 .. {size - 1})"
-        )
+def checked_index(index: Any, size: int, message: str, *, low: int = 0, skip: Any = None,
+                  error: str = "IndexError") -> Tensor:
+    """``index`` (a tensor or an integer array) once every entry lies in ``[low, size)``.
+
+    The one way a function checks positions or classes it reads from a tensor: through
+    the ``check_index`` primitive, so a traced graph checks every new index as eager
+    code does (a check in Python would run only while tracing).  Read the index from the
+    result, not from ``index``: then no graph pass drops the check.  ``message`` is the
+    error's text, with ``{value}`` for the first entry out of range; ``skip`` is a value
+    exempt from the check (``ignore_index``); ``error`` is ``"IndexError"``,
+    ``"RuntimeError"`` or ``"ValueError"``.
+    """
+    return apply(registry.PRIMITIVES["check_index"], index, size=int(size), low=int(low),
+                 skip=skip, error=error, message=message)
+
+
+def _check_range(name: str, index: Any, size: int, dim: int) -> Tensor:
+    """``index`` checked to lie in [0, size): PyTorch does not wrap negative indices here."""
+    return checked_index(index, size, f"{name}(): index {{value}} is out of bounds for "
+                         f"dimension {dim} with size {size} (valid: 0 .. {size - 1})",
+                         error="RuntimeError")
 
 
 def _along(index: Any, dim: int) -> tuple:
@@ -80,8 +91,8 @@ def _along(index: Any, dim: int) -> tuple:
     return tuple(grid)
 
 
-def _gather_index(name: str, x: Tensor, dim: int, index: Any, src: Any = None) -> Any:
-    """Check an index for gather/scatter along ``dim`` of ``x`` and return its array.
+def _gather_index(name: str, x: Tensor, dim: int, index: Any, src: Any = None) -> Tensor:
+    """Check an index for gather/scatter along ``dim`` of ``x``: the checked index.
 
     PyTorch's rules: the index has as many dimensions as ``x``; it is no longer than
     ``x`` on every other axis (and than ``src``, on every axis); its entries lie in
@@ -109,13 +120,8 @@ def _gather_index(name: str, x: Tensor, dim: int, index: Any, src: Any = None) -
                 f"{name}(): expected index {tuple(array.shape)} to be no larger than src "
                 f"{tuple(src.shape)} in every dimension (and to have as many dimensions)"
             )
-    _check_range(name, array, x.shape[dim] if x.ndim else 1, dim)
-    return array
-
-
-def _flat(index: Any, array: Any) -> Any:
-    """The index as a vector: a tensor's reshape is recorded (a traced index stays one)."""
-    return index.reshape(-1) if isinstance(index, Tensor) else array.reshape(-1)
+    return _check_range(name, index if isinstance(index, Tensor) else array,
+                        x.shape[dim] if x.ndim else 1, dim)
 
 
 def _differentiable(value: Any) -> Any:
@@ -196,9 +202,10 @@ def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False) -> Te
     """
     x = tensor_of(input)
     dim = _check_dim("gather", dim, x.ndim)
-    idx = _gather_index("gather", x, dim, index)
+    checked = _gather_index("gather", x, dim, index)
+    idx = checked.array
     if x.ndim == 0:  # a 0-d input behaves as one element
-        return x.reshape(1)[_flat(index, idx)].reshape(idx.shape)
+        return x.reshape(1)[checked.reshape(-1)].reshape(idx.shape)
     return x[_along(idx, dim)]
 
 
@@ -295,7 +302,7 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
         src = src if isinstance(src, Tensor) else full_like_index(x, index, src)
         return scatter_add(x, dim, index, src)
     dim = _check_dim("scatter", dim, x.ndim)
-    idx = _gather_index("scatter", x, dim, index, src)
+    idx = _gather_index("scatter", x, dim, index, src).array
     if isinstance(src, Tensor):
         src = _crop(src, idx.shape)
         if src.dtype != x.dtype:
@@ -380,7 +387,7 @@ def scatter_add(input: Any, dim: Any, index: Any, src: Any = None) -> Any:  # no
         return backend.array_module(values).scatter_add(values, array_index, shape)
     x = _differentiable(input)
     dim = _check_dim("scatter_add", dim, x.ndim)
-    idx = _gather_index("scatter_add", x, dim, index, src)
+    idx = _gather_index("scatter_add", x, dim, index, src).array
     src = _crop(_differentiable(src), idx.shape)
     if isinstance(src, Tensor) and isinstance(x, Tensor) and src.dtype != x.dtype:
         src = src.to(x.dtype)
@@ -449,13 +456,14 @@ def index_select(input: Any, dim: int, index: Any) -> Tensor:  # noqa: A002
             f"index_select(): index must be a vector (1-D) or a scalar, got shape "
             f"{tuple(idx.shape)}"
         )
-    _check_range("index_select", idx, x.shape[dim] if x.ndim else 1, dim)
     if x.ndim == 0 and idx.size != 1:
         raise RuntimeError(
             f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)")
+    checked = _check_range("index_select", index if isinstance(index, Tensor) else idx,
+                           x.shape[dim] if x.ndim else 1, dim).reshape(-1)
     if x.ndim == 0:
-        return x.reshape(1)[_flat(index, idx)].reshape(())
-    return x[(slice(None),) * dim + (_flat(index, idx),)]
+        return x.reshape(1)[checked].reshape(())
+    return x[(slice(None),) * dim + (checked,)]
 
 
 def masked_fill(input: Any, mask: Any, value: Any) -> Tensor:  # noqa: A002

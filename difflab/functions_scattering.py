@@ -208,11 +208,12 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor,  # noqa:
     if x.dtype.kind not in "fiu":
         raise TypeError(f"scatter_reduce: expected a floating or integer tensor, got {x.dtype}")
     dim = _check_dim("scatter_reduce", dim, x.ndim)
-    idx = _gather_index("scatter_reduce", x, dim, index, source)
+    checked = _gather_index("scatter_reduce", x, dim, index, source)
+    idx = checked.array
     if idx.size == 0:
         return x.clone()
     shape = tuple(x.shape) or (1,)
-    index_t = (index if isinstance(index, Tensor) else tensor_of(idx)).reshape(idx.shape or (1,))
+    index_t = checked.reshape(idx.shape or (1,))
     positions = _flat_positions(index_t, dim, shape)
     values = (_crop(source, idx.shape) if idx.ndim else source).reshape(-1)
     out = _reduce_groups(x.reshape(-1), values, reduce, include_self, positions)

@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from difflab import backend
 from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.creation import arange, full_like
 from difflab.dtypes import bool_
+from difflab.functions_indexing import checked_index
 from difflab.functions_joining import _dim
 from difflab.functions_picking import meshgrid
 from difflab.tensor import Tensor
@@ -266,8 +266,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:  #
     x = tensor_of(input)
     dim = _dim(dim, x.ndim, "index_fill")
     size = x.shape[dim] if x.ndim else 1
-    index = _index_vector(index, size, "index_fill")
-    _check_range(index, size, "index_fill", dim)
+    index = _check_range(_index_vector(index, size, "index_fill"), size, "index_fill", dim)
     # position j along dim is filled when it equals some index: a comparison table
     hit = (arange(size, device=x.device).reshape(1, -1) == (index % size).reshape(-1, 1)).any(0)
     view = [1] * max(x.ndim, 1)
@@ -276,14 +275,12 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:  #
     return F.where(hit.reshape(view) if x.ndim else hit.reshape(()), fill, x)
 
 
-def _check_range(index: Tensor, size: int, name: str, dim: int) -> None:
-    """An IndexError naming the first entry of ``index`` outside ``[-size, size)`` (a
-    value read: positions are data no derivative passes through)."""
-    values = np.asarray(backend.to_numpy(index.array)).reshape(-1)
-    bad = values[(values < -size) | (values >= size)]
-    if bad.size:
-        raise IndexError(f"{name}: index {int(bad[0])} is out of range for dimension {dim} "
-                         f"of size {size} (valid: {-size} .. {size - 1})")
+def _check_range(index: Tensor, size: int, name: str, dim: int) -> Tensor:
+    """``index`` checked to lie in ``[-size, size)`` (an IndexError naming the first entry
+    outside), as a graph replays it too: read the index from the result."""
+    return checked_index(index, size, f"{name}: index {{value}} is out of range for "
+                         f"dimension {dim} of size {size} (valid: {-size} .. {size - 1})",
+                         low=-size)
 
 
 def index_put(input: Tensor, indices: Sequence[Any], values: Any,  # noqa: A002
@@ -368,9 +365,8 @@ def index_put(input: Tensor, indices: Sequence[Any], values: Any,  # noqa: A002
     # One integer tensor per leading dimension: each selected position as a row-major
     # number in those dimensions, then scatter (or scatter_add) the rows of ``values``.
     k = len(indices)
-    positions = [tensor_of(i) for i in indices]
-    for dim, (size, position) in enumerate(zip(x.shape[:k], positions)):
-        _check_range(position, size, "index_put", dim)
+    positions = [_check_range(tensor_of(i), size, "index_put", dim)
+                 for dim, (size, i) in enumerate(zip(x.shape[:k], indices))]
     flat = positions[0] * 0
     for size, position in zip(x.shape[:k], positions):
         flat = flat * size + (position % size)

@@ -22,6 +22,7 @@ import numpy as np
 from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.creation import arange, full_like, tensor
 from difflab.dtypes import int64
+from difflab.functions_indexing import checked_index
 from difflab.functions_joining import _dim, movedim
 from difflab.functions_math import logaddexp
 from difflab.tensor import Tensor
@@ -327,8 +328,9 @@ def unravel_index(indices: Any, shape: Sequence[int]) -> tuple:
         raise TypeError(f"unravel_index expects integer indices, got {flat.dtype}")
     shape = tuple(int(n) for n in shape)
     total = int(np.prod(shape))
-    if bool(((flat < -total) | (flat >= max(total, 1))).any()):
-        raise ValueError(f"unravel_index: an index is out of range for shape {shape}")
+    # (checked by the check_index primitive: a traced graph checks every new index)
+    flat = checked_index(flat, max(total, 1), f"unravel_index: index {{value}} is out of "
+                         f"range for shape {shape}", low=-total, error="ValueError")
     flat = flat % max(total, 1)
     out = []
     for n in reversed(shape):

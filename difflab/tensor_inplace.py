@@ -118,6 +118,8 @@ class InPlaceMethods:
             self._write(recorder, _apply(_structural.IndexPut, self, unwrap_operand(value),
                                          index=index), name)
         else:
+            if backend.is_gpu_array(self.array):  # (CuPy would wrap an index out of range)
+                _structural.check_on_device(index, self.array.shape)
             self.array[index] = unwrap(value)
         self._version[0] += 1
 

@@ -69,6 +69,27 @@ class GraphError(ValueError):
     """
 
 
+def replay_error(exc: Exception, where: str) -> GraphError:
+    """A node's error while a graph runs, as a :class:`GraphError` naming the node, *and* of
+    the error's own class (an ``IndexError`` or a ``TypeError`` stays one): code that
+    catches what eager code raises catches what the replay raises."""
+    for kind in (IndexError, TypeError):
+        if isinstance(exc, kind):
+            return _REPLAY_ERRORS[kind](f"{where}: {exc}")
+    return GraphError(f"{where}: {exc}")
+
+
+class GraphIndexError(GraphError, IndexError):
+    """A replayed node refused an index (out of range): a GraphError and an IndexError."""
+
+
+class GraphTypeError(GraphError, TypeError):
+    """A replayed node refused a type: a GraphError and a TypeError."""
+
+
+_REPLAY_ERRORS = {IndexError: GraphIndexError, TypeError: GraphTypeError}
+
+
 class Ref:
     """A reference to a value of the graph by its name (``x``, ``c0``, ``v3``, ``v3.s0``).
 

@@ -8,7 +8,8 @@ time and see what each does.
 
 ``dce``  dead-code elimination
     A node is *live* if an output reads it, directly or through other live
-    nodes.  Walking the list backwards, keep the live nodes, drop the rest.
+    nodes (a random draw and a check of values are always live).  Walking the
+    list backwards, keep the live nodes, drop the rest.
     (After a backward graph is built, the forward values that no derivative
     reads are dead, for instance.)
 
@@ -45,7 +46,8 @@ def dead_code_elimination(graph: Graph, show: bool = False) -> Graph:
     """Drop the nodes (and constants) that no output depends on.
 
     A random draw stays even when nothing reads it: it moves the generator on,
-    so dropping it would change every later draw.
+    so dropping it would change every later draw.  So does a check of values
+    (``check_index``): eager code raises there whether or not the result is used.
 
     Parameters
     ----------
@@ -69,7 +71,8 @@ def dead_code_elimination(graph: Graph, show: bool = False) -> Graph:
     live = {o.name for o in graph.outputs if isinstance(o, Ref)}
     kept = []
     for node in reversed(graph.nodes):
-        if node.op.random or any(name in live for name in node.outputs()):
+        kept_anyway = node.op.random or node.op.validates  # (a draw, a check of values)
+        if kept_anyway or any(name in live for name in node.outputs()):
             kept.append(node)
             live.update(r.name for r in node.refs())
     kept.reverse()

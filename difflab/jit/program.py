@@ -45,6 +45,7 @@ from difflab.jit.graph import (
     _expression,
     _resolve,
     _shape,
+    replay_error,
     saved_owner,
 )
 from difflab.ops import registry
@@ -224,8 +225,8 @@ class Program:
             try:
                 y = step.forward(ctx, xp, *values, **params)
             except (ValueError, TypeError, IndexError) as exc:
-                raise GraphError(f"graph {self.graph.name}, {_expression(step.node)}: "
-                                 f"{exc}") from None
+                raise replay_error(exc, f"graph {self.graph.name}, "
+                                        f"{_expression(step.node)}") from None
             if isinstance(y, np.generic):  # NumPy gives scalars for 0-d results
                 y = np.asarray(y)
             env[step.out] = y

@@ -22,6 +22,7 @@ from difflab.autograd.engine import apply
 from difflab.dtypes import floating_result as _floating_result
 from difflab.func.vmap import BatchedTensor as _BatchedTensor
 from difflab.functions import where as _where
+from difflab.functions_indexing import checked_index as _checked_index
 from difflab.ops import nn_conv, nn_ops, registry
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import cast_to as _cast_to
@@ -980,11 +981,10 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None  # n
         raise TypeError(
             f"embedding: indices must be integers (got dtype {idx.dtype}); use .long()"
         )
-    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= weight.shape[0]):
-        raise IndexError(
-            f"embedding: index out of range: indices must be in [0, {weight.shape[0]}), got "
-            f"values from {int(idx.min())} to {int(idx.max())}"
-        )
+    n = weight.shape[0]
+    idx = _checked_index(input if isinstance(input, Tensor) else idx, n,
+                         f"embedding: index out of range: indices must be in [0, {n}), got "
+                         f"{{value}}").array
     if padding_idx is not None and padding_idx < 0:
         padding_idx += weight.shape[0]
     return apply(nn_ops.Embedding, weight, idx=idx, padding_idx=padding_idx)
@@ -1102,13 +1102,21 @@ def _class_target(name: str, input: Tensor, target: Any) -> Any:  # noqa: A002
     return target.array
 
 
-def _flatten_classes(input: Tensor, t: Any) -> tuple:  # noqa: A002
-    """(N, C, d1, ...) -> (N·d1·..., C), so every loss sees rows of class scores."""
+def _checked_classes(target: Tensor, c: int, ignore_index: int) -> Tensor:
+    """The class targets, checked to lie in [0, C) but for ``ignore_index`` (an IndexError
+    otherwise), by the ``check_index`` primitive: a traced loss checks every batch."""
+    return _checked_index(target, c, f"nll_loss: target holds class {{value}} but the input "
+                          f"has {c} classes (valid: 0 .. {c - 1})", skip=ignore_index)
+
+
+def _flatten_classes(input: Tensor, t: Tensor) -> tuple:  # noqa: A002
+    """(N, C, d1, ...) -> (N·d1·..., C), so every loss sees rows of class scores; the
+    targets ``t`` as one vector of arrays (reshaped by a primitive: a traced one stays one)."""
     if input.ndim == 2:
-        return input, t
+        return input, t.array
     c = input.shape[1]
     moved = input.permute(0, *range(2, input.ndim), 1)
-    return moved.reshape((-1, c)), t.reshape(-1)
+    return moved.reshape((-1, c)), t.reshape(-1).array
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
@@ -1171,17 +1179,10 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noq
         return out.reshape(())
     if type(target) is _BatchedTensor:  # under vmap, a target that differs between examples
         return _nll_loss_batched(input, target, weight, ignore_index, reduction)
-    t = _class_target("nll_loss", input, target)
-    c = input.shape[1]
-    valid = t[t != ignore_index]
-    if valid.size and (int(valid.min()) < 0 or int(valid.max()) >= c):
-        bad = int(valid.max()) if int(valid.max()) >= c else int(valid.min())
-        raise IndexError(
-            f"nll_loss: target holds class {bad} but the input has {c} classes "
-            f"(valid: 0 .. {c - 1})"
-        )
+    _class_target("nll_loss", input, target)
     if reduction not in _REDUCTIONS:
         raise ValueError(f"nll_loss: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+    t = _checked_classes(target, input.shape[1], ignore_index)
     out_shape = (input.shape[0],) + tuple(input.shape[2:])
     z, t_flat = _flatten_classes(input, t)
     w = None if weight is None else weight.array.astype(input.dtype)
@@ -1199,6 +1200,7 @@ def _nll_loss_batched(input: Tensor, target: Tensor, weight: Tensor | None,  # n
                          "(C,) and integer class indices (N,) or ()")
     if reduction not in _REDUCTIONS:
         raise ValueError(f"nll_loss: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+    target = _checked_classes(target, input.shape[1], ignore_index)
     valid = target != ignore_index
     t = _where(valid, target, 0)
     w = valid.to(input.dtype) if weight is None else weight.to(input.dtype)[t] * valid

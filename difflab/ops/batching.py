@@ -543,6 +543,7 @@ RULES: dict[str, Any] = {
     "avg_pool2d": _folded, "nll_loss": _nll_loss, "mse_loss": _mse_loss,
     "normalize": _normalize, "embedding": _embedding, "one_hot": _one_hot,
     "dropout_mask": _dropout_mask, "bernoulli": _bernoulli,
+    "check_index": elementwise_rule,  # (each example's entries checked: all entries are)
     **{f"linalg_{name}": _matrix_stack for name in (
         "solve", "inv", "det", "slogdet", "det_sign", "cholesky", "qr", "eigh", "eigvalsh",
         "svd", "svd_complement", "svdvals", "pinv", "matrix_exp")},

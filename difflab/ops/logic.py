@@ -292,5 +292,74 @@ class OneHot(NoDerivative):
         return inputs[:1] if params.get("num_classes", -1) < 0 else ()
 
 
+class CheckIndex(NoDerivative):
+    """index -> the same index, once every entry is checked to lie in ``[low, size)``.
+
+    Functions that read positions or classes from a tensor (``gather``,
+    ``index_put``, ``embedding``, ``nll_loss``'s targets) must refuse one out of
+    range, as eager code does; a check written in Python would run only while a
+    graph is traced, and the replay would then wrap (``-7 % 5``) or read the wrong
+    element silently.  So the check is a primitive: the tracer records it, and the
+    tape, the interpreter, a ``Program`` and ``dl.compile`` all replay it on every
+    new index.  The caller reads the index from its result (a view of it), so no
+    pass can drop the check while the index is used.
+
+    ``low`` is ``0`` (PyTorch's gather, embedding, targets) or ``-size``
+    (negative positions count from the end); ``skip`` is a value exempt from
+    the check (``nll_loss``'s ``ignore_index``); ``error`` names the exception
+    class (``"IndexError"``, ``"RuntimeError"`` or ``"ValueError"``, as the function raises);
+    ``message`` is its text, with ``{value}`` for the first entry out of range.
+    The check costs one or two reductions over the index (when ``low`` is 0, one
+    max of the index read as unsigned integers, where a negative entry is huge).
+    """
+
+    name = "check_index"
+    description = "an index checked to lie in range"
+    #: The error is already the calling function's message: the engine passes it
+    #: through unchanged (it does not prefix this primitive's name).
+    user_code = True
+    #: A check: kept by dead-code elimination even when nothing reads its result.
+    validates = True
+
+    @staticmethod
+    def forward(ctx: Any, xp: Any, index: Any, size: int, low: int = 0, skip: Any = None,
+                error: str = "IndexError", message: str = "index {value} is out of range"
+                ) -> Any:
+        unsigned = _UNSIGNED.get(index.dtype) if low == 0 else None
+        if not index.size:
+            pass
+        elif unsigned is not None:  # one pass: read as unsigned, a negative entry is huge
+            if int(index.view(unsigned).max()) >= size:
+                _refuse(index, size, low, skip, error, message)
+        elif int(index.min()) < low or int(index.max()) >= size:
+            _refuse(index, size, low, skip, error, message)
+        return index.view()
+
+    @staticmethod
+    def describe(node: Any, args: str) -> str:
+        p = node.params
+        skip = "" if p.get("skip") is None else f", except {p['skip']}"
+        return f"{node.name} = check_index({args}: {p.get('low', 0)} <= i < {p['size']}{skip})"
+
+
+#: The exception classes a ``check_index`` may raise, by name (a graph file stores the name).
+_CHECK_ERRORS = {"IndexError": IndexError, "RuntimeError": RuntimeError, "ValueError": ValueError}
+
+
+#: The unsigned integer type of each signed one, same size (a view reads the same bytes).
+_UNSIGNED = {np.dtype(f"int{bits}"): np.dtype(f"uint{bits}") for bits in (8, 16, 32, 64)}
+
+
+def _refuse(index: Any, size: int, low: int, skip: Any, error: str, message: str) -> None:
+    """Raise ``check_index``'s error for the first entry out of ``[low, size)`` (not ``skip``)."""
+    flat = index.reshape(-1)
+    bad = flat[(flat < low) | (flat >= size)]
+    if skip is not None:
+        bad = bad[bad != skip]
+    if bad.size:
+        raise _CHECK_ERRORS[error](message.format(value=int(bad[0])))
+
+
 NO_DERIVATIVE = [*POINTWISE, AnyAll("any"), AnyAll("all"), ArgExtreme("argmax"),
-                 ArgExtreme("argmin"), ArgSort, CountNonzero, Histc, Histogram, OneHot]
+                 ArgExtreme("argmin"), ArgSort, CountNonzero, Histc, Histogram, OneHot,
+                 CheckIndex]

@@ -12,7 +12,7 @@ the tape (``engine.apply``)       ``forward``, ``vjp``, ``differentiable``,
 ``Dual`` (forward mode)           ``forward``, ``jvp``, ``differentiable``
 the sympy trace (symbolic)        ``symbolic`` (or ``forward`` on object arrays)
 the graph tracer (``jit``)        ``traced_as``, ``first_order_is_cheaper``,
-                                  ``shape_read_from``, ``random``
+                                  ``shape_read_from``, ``random``, ``validates``
 graph replay and printing         ``prepare``, ``describe``
 the fusion pass                   ``fusion``, ``rule``
 ``vmap`` (``difflab.func``)       ``batch`` (:mod:`difflab.ops.batching`)
@@ -68,8 +68,12 @@ class Primitive:
     double_backward: bool = True
     #: True when a first-order backward is faster as the array rule (conv2d's saved columns).
     first_order_is_cheaper: bool = False
-    #: True for a user's own ``autograd.Function``: its errors pass through unchanged.
+    #: True for a user's own ``autograd.Function`` (or a value check, ``check_index``, whose
+    #: message is already the calling function's): its errors pass through unchanged.
     user_code: bool = False
+    #: True for a check of values (``check_index``): no pass drops it, even when nothing
+    #: reads its result, since eager code raises there too.
+    validates: bool = False
     #: True for a draw from a random generator (``rand``, a dropout mask): a graph draws it
     #: anew at every run, and no pass folds it, merges two of them or drops an unread one
     #: (each draw moves the generator on, as eager code does).

@@ -333,6 +333,20 @@ class Expand(Primitive):
         return xp.broadcast_to(_lift(dx, len(ctx.shape)), dx.shape[:1] + ctx.shape)
 
 
+def check_on_device(index: Any, shape: tuple) -> None:
+    """NumPy's IndexError for an integer index out of ``[-size, size)``, on a GPU array.
+
+    NumPy raises it for ``x[index]``, ``x[index] = v`` and ``np.add.at``; CuPy *wraps* the
+    entries out of range instead (its documented difference), so the same program would
+    read or write another element silently on the GPU.  One max and one min per index
+    array (and a copy of two numbers to the host).
+    """
+    for array, axis, size in backend.integer_index_arrays(index, shape):
+        if array.size and (int(array.min()) < -size or int(array.max()) >= size):
+            bad = int(array.max()) if int(array.max()) >= size else int(array.min())
+            raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {size}")
+
+
 class Index(Primitive):
     """y = x[index] (slices, integers, integer arrays, boolean masks).
 
@@ -346,6 +360,8 @@ class Index(Primitive):
     @staticmethod
     def forward(ctx, xp, x, index):
         ctx.index, ctx.in_shape = index, x.shape
+        if backend.is_gpu_array(x):
+            check_on_device(index, x.shape)
         return x[index]
 
     @staticmethod
@@ -377,6 +393,8 @@ class ScatterAdd(Primitive):
     @staticmethod
     def forward(ctx, xp, v, index, shape):
         ctx.index, ctx.shape = index, tuple(shape)
+        if backend.is_gpu_array(v):
+            check_on_device(index, ctx.shape)
         return xp.scatter_add(v, index, shape)
 
     @staticmethod
@@ -425,6 +443,8 @@ class IndexPut(Primitive):
     @staticmethod
     def forward(ctx, xp, x, v, index):
         ctx.index, ctx.v_shape, ctx.x_shape = index, getattr(v, "shape", ()), x.shape
+        if backend.is_gpu_array(x):
+            check_on_device(index, x.shape)
         out = copied(x)
         out[index] = v
         return out

@@ -30,6 +30,9 @@ code fails on every test run, on any machine:
 7. As in CuPy, ``x.flags`` tells the layout only (``c_contiguous``,
    ``f_contiguous``, ``owndata``: there is no ``writeable``), and ``where``
    takes a device array as its condition, not a Python bool.
+8. As in CuPy, an integer index array's entries out of range *wrap around*
+   (``x[[1, 3]]`` of 3 elements reads ``x[[1, 0]]``; so do ``x[i] = v`` and
+   ``cupyx.scatter_add``), where NumPy raises an ``IndexError``.
 
 The module has the names difflab takes from ``cupy`` (every NumPy function and
 ufunc, ``ndarray``, ``random``, ``linalg``, ``fft``, ``cuda``) and from
@@ -158,6 +161,20 @@ def _out_arg(out: Any) -> ndarray | None:
 def _index(key: Any) -> Any:
     """An index on the device: index arrays may come from the host (CuPy copies them)."""
     return _host_args(key)
+
+
+def _wrapped(key: Any, shape: tuple) -> Any:
+    """CuPy's rule for integer index arrays: an entry out of range *wraps around* (taken
+    modulo the axis's size), where NumPy raises an IndexError."""
+    from difflab.backend import integer_index_arrays  # (the backend loads this module)
+
+    wrap = {id(a): size for a, _, size in integer_index_arrays(key, shape)
+            if isinstance(a, np.ndarray) and size}
+    if not wrap:
+        return key
+    items = key if isinstance(key, tuple) else (key,)
+    items = tuple(k % wrap[id(k)] if id(k) in wrap else k for k in items)
+    return items if isinstance(key, tuple) else items[0]
 
 
 def _is_basic(key: Any) -> bool:
@@ -452,10 +469,10 @@ class ndarray:  # noqa: N801  (cupy.ndarray)
         return (self[i] for i in range(self._data.shape[0]))
 
     def __getitem__(self, key: Any) -> ndarray:
-        return _wrap(self._data[_as_view_index(_index(key))])
+        return _wrap(self._data[_as_view_index(_wrapped(_index(key), self._data.shape))])
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        key = _index(key)
+        key = _wrapped(_index(key), self._data.shape)
         if isinstance(value, ndarray):
             value = value._data
         elif not _is_basic(key):
@@ -670,7 +687,7 @@ def _scatter_add(a: ndarray, slices: Any, value: Any) -> None:
     """``cupyx.scatter_add``: ``a[slices] += value``, adding up where an index repeats."""
     if not isinstance(a, ndarray):
         raise _unsupported(a)
-    key = _index(slices)
+    key = _wrapped(_index(slices), a.shape)
     value = value._data if isinstance(value, ndarray) else _host_args(value)
     if not _is_basic(key) and a.dtype not in _SCATTER_ADD_DTYPES:
         raise TypeError("scatter_add only supports int32, float16, float32, float64, "

@@ -193,6 +193,8 @@ def _no_derivative_cases() -> dict[str, Case]:
         "count_nonzero": (lambda x: dl.count_nonzero(x.round(), dim=0), [F34]),
         "histc": (lambda x: dl.histc(x, bins=5, min=-2, max=2), [F34]),
         "one_hot": (lambda i: dl.nn.functional.one_hot(i, 6), [((5,), (INT, 6))]),
+        # (its faces are the functions that read an index: gather, index_put, embedding ...)
+        "check_index": (lambda x, i: dl.gather(x, 0, i), [((6,), (-2, 2)), ((4,), (INT, 6))]),
         "histogram": (lambda x: dl.histogram(x, bins=4, range=(-2.0, 2.0)), [F34]),
         "dropout_mask": (lambda x: dl.nn.functional.dropout(x, 0.3), [F34]),
         # (random draws: the tests seed the generator alike before eager and the replay)

@@ -111,23 +111,20 @@ def test_vmap_equals_a_loop(name):
 
 
 FUNCTIONS = samples.function_cases()
-#: Public functions that read an index or target tensor's values in Python (bounds checks,
-#: class targets), draw at random, or select as many values as the data says (a boolean
-#: mask): with every input batched, a clear error.  The composites built on sort, gather,
-#: scatter and mask indexing (median, take_along_dim, index_add, ...) refuse as they do.
-READ_VALUES = {"Tensor.sort", "Tensor.topk", "dl.histc", "dl.gather", "Tensor.gather",
-               "dl.scatter", "Tensor.scatter", "dl.scatter_add", "Tensor.scatter_add",
-               "dl.index_select", "Tensor.index_select", "F.binary_cross_entropy",
-               "F.embedding", "F.ctc_loss", "F.dropout2d", "F.embedding_bag",
-               "F.gaussian_nll_loss", "F.grid_sample", "dl.index_add", "Tensor.index_add",
-               "dl.index_put", "Tensor.index_put", "dl.index_fill", "Tensor.index_fill",
-               "dl.kthvalue", "dl.median", "dl.nanmedian",
-               "dl.take_along_dim", "dl.masked_select", "Tensor.masked_select",
-               "dl.searchsorted", "dl.quantile", "Tensor.quantile", "dl.nanquantile",
-               "dl.unravel_index", "dl.renorm", "Tensor.renorm", "dl.unique", "Tensor.unique",
-               "dl.unique_consecutive", "dl.mode", "dl.bincount", "Tensor.bincount",
-               "dl.scatter_reduce", "Tensor.scatter_reduce", "dl.index_copy",
-               "Tensor.index_copy", "dl.index_reduce", "Tensor.index_reduce"}
+#: Public functions that read an index or target tensor's values in Python, draw at random,
+#: select as many values as the data says (a boolean mask), or scatter by an index that
+#: differs between examples: with every input batched, a clear error.  (Bounds checks are
+#: the check_index primitive, batched like any other: gather, index_select, index_fill and
+#: the composites on them, sort, median, take_along_dim, unravel_index, ..., map over the
+#: batch.)
+READ_VALUES = {"dl.histc", "dl.scatter", "Tensor.scatter", "dl.scatter_add",
+               "Tensor.scatter_add", "F.binary_cross_entropy", "F.embedding", "F.ctc_loss",
+               "F.dropout2d", "F.embedding_bag", "F.gaussian_nll_loss", "F.grid_sample",
+               "dl.index_add", "Tensor.index_add", "dl.index_put", "Tensor.index_put",
+               "dl.masked_select", "Tensor.masked_select", "dl.renorm",
+               "Tensor.renorm", "dl.unique", "Tensor.unique", "dl.unique_consecutive",
+               "dl.bincount", "Tensor.bincount", "dl.scatter_reduce", "Tensor.scatter_reduce",
+               "dl.index_copy", "Tensor.index_copy", "dl.index_reduce", "Tensor.index_reduce"}
 
 
 def _check_public(name, got, examples):

@@ -154,3 +154,18 @@ def test_the_shortcuts_write_only_into_arrays_without_zero_strides():
     assert not may_write_into(np.float64(1.0)) and not may_write_into(1.0)
     assert may_write_into(cp.zeros(3)) and may_write_into(cp.zeros((3, 2)).T)
     assert not may_write_into(cp.broadcast_to(cp.asarray(1.0), (3,)))  # one write, three places
+
+
+def test_an_integer_index_out_of_range_wraps_around_as_in_cupy():
+    """CuPy's documented difference: NumPy raises, CuPy wraps (mod the axis's size)."""
+    x = cp.asarray([0.0, 1.0, 2.0])
+    assert x[np.array([1, 3])].get().tolist() == [1.0, 0.0]
+    assert x[cp.asarray([-4, 2])].get().tolist() == [2.0, 2.0]
+    m = cp.asarray(np.arange(6.0).reshape(2, 3))
+    assert m[:, np.array([4])].get().tolist() == [[1.0], [4.0]]
+    x[np.array([5])] = 9.0
+    assert x.get().tolist() == [0.0, 1.0, 9.0]
+    cp.cupyx.scatter_add(x, np.array([3, 3]), cp.asarray([1.0, 1.0]))
+    assert x.get().tolist() == [2.0, 1.0, 9.0]
+    with pytest.raises(IndexError):  # (NumPy itself)
+        np.arange(3.0)[np.array([3])]
