@@ -27,7 +27,7 @@ from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.creation import zeros
 from difflab.dtypes import result_type
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import Size, shape_args, tensor_of
+from difflab.tensor_arguments import Size, dim_index, shape_args, tensor_of
 
 __all__ = [
     "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_shapes",
@@ -35,14 +35,6 @@ __all__ = [
     "flipud", "hsplit", "hstack", "movedim", "moveaxis", "ravel", "rot90", "row_stack",
     "swapdims", "tensor_split", "tile", "unflatten", "vsplit", "vstack",
 ]
-
-
-def _dim(dim: int, ndim: int, name: str) -> int:
-    """``dim`` counted from 0, or an IndexError that names the function and the range."""
-    if not isinstance(dim, (int, np.integer)) or not -ndim <= dim < builtins.max(ndim, 1):
-        raise IndexError(f"{name}: dimension {dim!r} is out of range for a {ndim}-D tensor "
-                         f"(expected one in [{-ndim}, {builtins.max(ndim, 1) - 1}])")
-    return int(dim) % builtins.max(ndim, 1)
 
 
 # ------------------------------------------------------------------------------ joining
@@ -316,7 +308,7 @@ def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple
     [[0, 1, 2], [3, 4]]
     """
     x = tensor_of(input)
-    dim = _dim(dim, x.ndim, "tensor_split")
+    dim = dim_index(dim, x.ndim, "tensor_split")
     length = x.shape[dim]
     if isinstance(indices_or_sections, (int, np.integer)):
         n = int(indices_or_sections)
@@ -450,8 +442,8 @@ def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:  # noqa: A0
     if len(source) != len(destination):
         raise ValueError(f"movedim: {len(source)} source dimensions but "
                          f"{len(destination)} destinations; give one destination per source")
-    source = [_dim(d, x.ndim, "movedim") for d in source]
-    destination = [_dim(d, x.ndim, "movedim") for d in destination]
+    source = [dim_index(d, x.ndim, "movedim") for d in source]
+    destination = [dim_index(d, x.ndim, "movedim") for d in destination]
     if len(set(source)) < len(source) or len(set(destination)) < len(destination):
         raise ValueError("movedim: repeated dimension in source or destination")
     rest = iter(d for d in range(x.ndim) if d not in source)
@@ -700,7 +692,7 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:  #
     x = tensor_of(input)
     if len(dims) != 2:
         raise RuntimeError(f"rot90: dims must be two dimensions, got {tuple(dims)}")
-    d0, d1 = (_dim(d, x.ndim, "rot90") for d in dims)
+    d0, d1 = (dim_index(d, x.ndim, "rot90") for d in dims)
     if d0 == d1:
         raise RuntimeError(f"rot90: the two dims must differ, got {tuple(dims)}")
     turns = k % 4
@@ -762,7 +754,7 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:  # noqa:
     difflab.Size([2, 2, 3])
     """
     x = tensor_of(input)
-    dim = _dim(dim, x.ndim, "unflatten")
+    dim = dim_index(dim, x.ndim, "unflatten")
     sizes = tuple(int(n) for n in sizes)
     known = int(np.prod([n for n in sizes if n != -1]))
     if sizes.count(-1) > 1 or (-1 not in sizes and known != x.shape[dim]) or (

@@ -36,6 +36,7 @@ from difflab import backend, dtypes
 from difflab.dtypes import _Defaults, bool_, float16, float32, float64, int16, int32, int64, uint8
 from difflab.tensor_arguments import (
     Size,
+    dim_index,
     promote,
     to_arguments,
     to_array,
@@ -406,7 +407,9 @@ class Tensor(TensorMethods, InPlaceMethods):
         >>> x.size(), x.size(0), x.size(-1)
         (difflab.Size([2, 3]), 2, 3)
         """
-        return Size(self.array.shape) if dim is None else self.array.shape[dim]
+        if dim is None:
+            return Size(self.array.shape)
+        return self.array.shape[dim_index(dim, self.ndim, "size", zero_d_has_dim=False)]
 
     def numel(self) -> Any:
         """The number of elements: the product of the shape (1 for a 0-d tensor).
@@ -1706,7 +1709,9 @@ class Tensor(TensorMethods, InPlaceMethods):
         ((3, 1), 1)
         """
         steps = tuple(s // self.array.dtype.itemsize for s in self.array.strides)
-        return steps if dim is None else steps[dim]
+        if dim is None:
+            return steps
+        return steps[dim_index(dim, self.ndim, "stride", zero_d_has_dim=False)]
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
         """True when the values lie in row-major order without gaps (a transpose is not).

@@ -245,6 +245,97 @@ def shape_args(shape: Sequence[Any]) -> tuple:
     return tuple(int(n) for n in shape)
 
 
+def dim_index(dim: Any, ndim: int, name: str, *, zero_d_has_dim: bool = True) -> int:
+    """``dim`` as a non-negative axis of an ``ndim``-axis tensor: the one check of a dim.
+
+    Negative dims count from the end, and a 0-d tensor takes dim 0 or -1, as in
+    PyTorch.  Every function and method that reads one dim calls this, so each
+    gives the same clear error instead of NumPy's or Python's
+    ``tuple index out of range``.
+
+    Parameters
+    ----------
+    dim : int
+        The dimension asked for (a Python or NumPy integer).
+    ndim : int
+        How many dimensions the tensor has.
+    name : str
+        The function or method, named at the start of the error.
+    zero_d_has_dim : bool, default True
+        Whether a 0-d tensor takes dim 0 and -1 (a reduction does); ``False`` for
+        what reads the length or the pieces of a dim (``size``, ``stride``,
+        ``unbind``, ``split``), which a 0-d tensor does not have.
+
+    Returns
+    -------
+    int
+        ``dim`` in ``[0, max(ndim, 1))``.
+
+    Raises
+    ------
+    TypeError
+        If ``dim`` is not an integer (a bool is not one).
+    IndexError
+        If ``dim`` is outside ``[-max(ndim, 1), max(ndim, 1) - 1]`` (PyTorch's
+        "Dimension out of range"), or the tensor is 0-d and ``zero_d_has_dim`` is False.
+
+    Examples
+    --------
+    >>> from difflab.tensor_arguments import dim_index
+    >>> dim_index(-1, 3, "sum"), dim_index(0, 0, "sum")
+    (2, 0)
+    >>> dim_index(5, 2, "size")
+    Traceback (most recent call last):
+    ...
+    IndexError: size: Dimension out of range (expected to be in range of [-2, 1], but got 5)
+    """
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"{name}: dim must be an int, got {type(dim).__name__} {dim!r}")
+    if ndim == 0 and not zero_d_has_dim:
+        raise IndexError(f"{name}: Dimension specified as {dim} but the tensor has no "
+                         f"dimensions (it is 0-d); reshape it to 1-D first, e.g. x.reshape(1)")
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"{name}: Dimension out of range (expected to be in range of "
+                         f"[{-n}, {n - 1}], but got {dim})")
+    return int(dim) % n
+
+
+def check_same_dtype(name: str, input: Any, source: Any, what: str = "source") -> None:  # noqa: A002
+    """Refuse a ``source`` whose dtype is not ``input``'s, as PyTorch's scatter family does.
+
+    Writing float64 values into a float32 tensor would round them without a word;
+    PyTorch raises instead, and so does every difflab function that writes one
+    tensor's values into another's slots (``index_copy``, ``index_add``, ...).
+
+    Parameters
+    ----------
+    name : str
+        The function, named at the start of the error.
+    input, source : Tensor
+        The tensor written into, and the one whose values are written.
+    what : str, default "source"
+        ``source``'s parameter name, for the error.
+
+    Raises
+    ------
+    RuntimeError
+        If the two dtypes differ; the message says how to convert.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.tensor_arguments import check_same_dtype
+    >>> check_same_dtype("index_copy", dl.zeros(2), dl.ones(2, dtype=dl.float64))
+    Traceback (most recent call last):
+    ...
+    RuntimeError: index_copy(): expected source's dtype (difflab.float64) to equal input's ...
+    """
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"{name}(): expected {what}'s dtype ({source.dtype}) to equal "
+                           f"input's ({input.dtype}); convert with {what}.to(input.dtype)")
+
+
 def as_axes(dim: Any) -> Any:
     """``dim`` as primitives take axes: None, an int, or a tuple of ints."""
     if dim is None or isinstance(dim, int):

@@ -24,6 +24,7 @@ from difflab.ops import structural as _structural
 from difflab.tensor_arguments import (
     MinMax,
     as_axes,
+    dim_index,
     element_count,
     index_arrays,
     is_tensor,
@@ -836,9 +837,10 @@ class TensorMethods:
 
         Raises
         ------
-        ValueError
+        RuntimeError
             If a size differs from a dimension of ``x`` that is not 1, if ``sizes`` has fewer
-            dimensions than ``x``, or if -1 is given for an added dimension.
+            dimensions than ``x``, if a size is negative, or if -1 is given for an added
+            dimension (PyTorch's class).
 
         See Also
         --------
@@ -861,11 +863,7 @@ class TensorMethods:
         tensor([[3.],
                 [3.]])
         """
-        sizes = shape_args(sizes)
-        lead = len(sizes) - self.ndim
-        shape = tuple(
-            self.shape[i - lead] if (n == -1 and i >= lead) else n for i, n in enumerate(sizes)
-        )
+        shape = _structural.expanded_shape(tuple(self.shape), shape_args(sizes))
         return view_of(self, _apply(_structural.Expand, self, shape=shape))
 
     def expand_as(self, other: Tensor) -> Tensor:
@@ -886,7 +884,7 @@ class TensorMethods:
 
         Raises
         ------
-        ValueError
+        RuntimeError
             If ``x``'s shape does not broadcast to ``other``'s.
 
         See Also
@@ -933,7 +931,7 @@ class TensorMethods:
         Raises
         ------
         RuntimeError
-            If fewer sizes are given than ``x`` has dimensions.
+            If fewer sizes are given than ``x`` has dimensions, or a size is negative.
 
         See Also
         --------
@@ -955,6 +953,9 @@ class TensorMethods:
         tensor([4., 4.])
         """
         sizes = shape_args(sizes)
+        if any(n < 0 for n in sizes):
+            raise RuntimeError(f"repeat: the counts must be non-negative (0 gives an empty "
+                               f"dimension), got {tuple(sizes)}")
         if len(sizes) < self.ndim:
             padded = (1,) * (self.ndim - len(sizes)) + tuple(sizes)
             raise RuntimeError(
@@ -988,6 +989,7 @@ class TensorMethods:
 
         See :func:`difflab.unbind`.
         """
+        dim = dim_index(dim, self.ndim, "unbind", zero_d_has_dim=False)
         index = [slice(None)] * self.ndim
         pieces = []
         for i in range(self.shape[dim]):

@@ -42,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import operator
+import re
 import traceback
 from collections.abc import Sequence
 from typing import Any
@@ -508,12 +509,24 @@ def _raise_device_mismatch(op: Any, inputs: Sequence[Any]) -> None:
     )
 
 
+#: The start of an error message that names its function already: "permute: ",
+#: "linalg.svd: ", "index_put(): ".
+_NAMED = re.compile(r"[A-Za-z_][\w.]*(\(\))?: ")
+
+
 def _explain(op: Any, inputs: Sequence[Any], exc: Exception) -> Exception:
-    """Turn a NumPy error deep inside a primitive into one that names the op and shapes."""
+    """Turn a NumPy error deep inside a primitive into one that names the op and shapes.
+
+    A primitive that words its own error begins it with the name the user called
+    (``"permute: ..."``, ``"linalg.slogdet: ..."``): no second name is added then.
+    """
     shapes = ", ".join(
         str(tuple(t.shape)) if isinstance(t, Tensor) else type(t).__name__ for t in inputs
     )
-    return type(exc)(f"{op.name}: {exc} (input shapes: {shapes})")
+    message = str(exc)
+    if not _NAMED.match(message):
+        message = f"{op.name}: {message}"
+    return type(exc)(f"{message} (input shapes: {shapes})")
 
 
 # ---------------------------------------------------------------------- walking

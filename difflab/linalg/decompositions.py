@@ -292,6 +292,13 @@ def qr(A: Any, mode: str = "reduced") -> QRResult:  # noqa: N803
     QRResult
         ``(Q, R)``, with LAPACK's signs (R's diagonal may be negative).
 
+    Raises
+    ------
+    ValueError
+        If ``A`` has fewer than 2 dimensions (a vector is no matrix: make it one
+        with ``A.reshape(1, -1)`` or ``A.unsqueeze(-1)``).  Also if ``mode`` is
+        not one of the three.
+
     Examples
     --------
     >>> import difflab as dl
@@ -302,6 +309,7 @@ def qr(A: Any, mode: str = "reduced") -> QRResult:  # noqa: N803
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
     A = as_input(A)  # noqa: N806
+    ops.check_matrix("linalg.qr", A)
     m = A.shape[-2]
     packed = F.bind(spectral.QR, A, mode="complete" if mode == "complete" else "reduced")
     q, r = packed[..., :m, :], mT(packed[..., m:, :])
@@ -389,6 +397,12 @@ def svd(A: Any, full_matrices: bool = True, *, driver: Any = None) -> SVDResult:
     SVDResult
         ``(U, S, Vh)``.
 
+    Raises
+    ------
+    ValueError
+        If ``A`` has fewer than 2 dimensions (a vector is no matrix: make it one
+        with ``A.reshape(1, -1)`` or ``A.unsqueeze(-1)``).
+
     Examples
     --------
     >>> import difflab as dl
@@ -397,6 +411,7 @@ def svd(A: Any, full_matrices: bool = True, *, driver: Any = None) -> SVDResult:
     tensor([4., 3.])
     """
     A = as_input(A)  # noqa: N806
+    ops.check_matrix("linalg.svd", A)
     m, n = A.shape[-2], A.shape[-1]
     packed = F.bind(spectral.SVD, A)
     u, s, vh = packed[..., :m, :], packed[..., m, :], mT(packed[..., m + 1:, :])

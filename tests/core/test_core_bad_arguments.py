@@ -1,0 +1,203 @@
+"""Bad arguments get an error that names the call and the fix, never NumPy's or Python's
+bare words ("tuple index out of range", "remapped shapes") and never a silent result."""
+
+import numpy as np
+import pytest
+
+import difflab as dl
+from difflab.autograd import engine
+from difflab.ops import registry
+from difflab.ops.primitive import Primitive
+
+# ------------------------------------------------------------- the engine's prefix
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: dl.ones(2, 3).permute(0, 0), "permute"),
+    (lambda: dl.multinomial(dl.ones(3), 5), "multinomial"),
+    (lambda: dl.bernoulli(dl.full((3,), 2.0)), "bernoulli"),
+    (lambda: dl.linalg.cholesky(dl.ones(3)), "linalg.cholesky"),
+    (lambda: dl.linalg.slogdet(dl.ones(3)), "linalg.slogdet"),
+])
+def test_a_primitive_that_names_itself_is_named_once(call, name):
+    # Before: "permute: permute: (0, 0) is not a permutation ..."
+    with pytest.raises(ValueError) as info:
+        call()
+    message = str(info.value)
+    assert message.startswith(f"{name}: ")
+    assert message.count(f"{name}:") == 1, message
+    assert "linalg_" not in message
+
+
+@pytest.mark.parametrize("name", sorted(registry.PRIMITIVES))
+def test_every_primitive_is_named_once_in_its_errors(name):
+    """Each primitive's forward, failing with a message that names it (as the careful
+    ones do) or with NumPy's bare words: its name appears exactly once."""
+    real = registry.PRIMITIVES[name]
+
+    class Failing(Primitive):
+        pass
+
+    Failing.name = real.name
+    for message in (f"{name}: a bad argument", "operands could not be broadcast"):
+        def forward(ctx, xp, *arrays, _message=message, **params):
+            raise ValueError(_message)
+        Failing.forward = staticmethod(forward)
+        with pytest.raises(ValueError) as info:
+            engine._forward(Failing, None, [np.ones(2)], {},
+                            (dl.ones(2),), None, False)
+        assert str(info.value).count(f"{name}:") == 1, str(info.value)
+        assert str(info.value).startswith(f"{name}: ")
+
+
+# ------------------------------------------------------------------ one dim check
+
+
+@pytest.mark.parametrize("call, where", [
+    (lambda x: x.size(5), "size"),
+    (lambda x: x.size(-3), "size"),
+    (lambda x: x.stride(5), "stride"),
+    (lambda x: x.unbind(5), "unbind"),
+    (lambda x: dl.unbind(x, -3), "unbind"),
+    (lambda x: x.chunk(2, dim=4), "chunk"),
+    (lambda x: dl.split(x, 1, dim=2), "split"),
+])
+def test_a_dim_out_of_range_says_the_range(call, where):
+    # Before: IndexError "tuple index out of range" (chunk read the shape before split
+    # checked the dim).
+    with pytest.raises(IndexError, match=rf"^{where}: Dimension out of range \(expected to "
+                                         rf"be in range of \[-2, 1\], but got -?\d\)"):
+        call(dl.ones(2, 3))
+
+
+def test_size_stride_and_unbind_of_a_0d_tensor():
+    x = dl.tensor(1.0)
+    for call in (lambda: x.size(0), lambda: x.stride(-1), lambda: x.unbind(0)):
+        with pytest.raises(IndexError, match="no dimensions"):
+            call()
+    assert x.size() == () and x.stride() == ()
+
+
+def test_a_dim_that_is_no_int_is_a_type_error():
+    with pytest.raises(TypeError, match="size: dim must be an int, got float"):
+        dl.ones(2).size(0.0)
+
+
+def test_good_dims_still_work():
+    x = dl.ones(2, 3)
+    assert (x.size(-1), x.size(np.int64(0)), x.stride(-2)) == (3, 2, 3)
+    assert [t.shape for t in x.unbind(-1)] == [(2,)] * 3
+
+
+# -------------------------------------------------------------------- expand, repeat
+
+
+@pytest.mark.parametrize("sizes, words", [
+    ((3, 4), r"expanded size of the tensor \(3\) must match the existing size \(2\) at "
+             r"non-singleton dimension 0.*\[3, 4\].*\[2, 3\]"),
+    ((3,), r"number of sizes provided \(1\) must be greater or equal .* \(2\)"),
+    ((-1, 2, 3), r"\(-1\) isn't allowed in a leading, non-existing dimension 0"),
+    ((2, -2), r"non-negative .* \[2, -2\]"),
+])
+def test_expand_to_an_impossible_shape_is_pytorchs_runtime_error(sizes, words):
+    # Before: ValueError "operands could not be broadcast together with remapped shapes"
+    with pytest.raises(RuntimeError, match=words):
+        dl.ones(2, 3).expand(*sizes)
+    with pytest.raises(RuntimeError, match="expand: "):
+        dl.broadcast_to(dl.ones(2, 3), sizes)
+
+
+def test_expand_still_broadcasts():
+    assert dl.ones(1, 3).expand(4, -1, 3).shape == (4, 1, 3)
+    assert dl.ones(2, 1).expand_as(dl.ones(2, 5)).shape == (2, 5)
+    assert dl.ones(1, 3).expand(0, 3).shape == (0, 3)
+
+
+def test_repeat_refuses_a_negative_count():
+    # Before: x.repeat(-1, 1) returned x unchanged
+    with pytest.raises(RuntimeError, match=r"repeat: the counts must be non-negative.*\(-1, 1\)"):
+        dl.ones(2, 3).repeat(-1, 1)
+    assert dl.ones(2).repeat(0).shape == (0,)
+
+
+# ----------------------------------------------------------------------------- split
+
+
+def test_split_takes_a_numpy_integer_as_one_size():
+    # Before: TypeError "'numpy.int64' object is not iterable" (the list-of-sizes branch)
+    pieces = dl.split(dl.arange(5.0), np.int64(2))
+    assert [p.tolist() for p in pieces] == [[0.0, 1.0], [2.0, 3.0], [4.0]]
+    assert len(dl.arange(4.0).split(np.int32(2))) == 2
+
+
+def test_split_refuses_negative_sizes_and_a_size_of_another_kind():
+    with pytest.raises(ValueError, match=r"split: the sizes \[-1, 6\] must not be negative"):
+        dl.split(dl.arange(5.0), [-1, 6])
+    with pytest.raises(ValueError, match="split: split_size must be a positive int, got 0"):
+        dl.split(dl.arange(5.0), 0)
+    with pytest.raises(TypeError, match="an int or a list of ints, got float"):
+        dl.split(dl.arange(5.0), 2.0)
+
+
+# ------------------------------------------------------------ writes that do not fit
+
+
+def test_copy_of_a_shape_that_does_not_fit_names_copy_():
+    # Before: NumPy's ValueError "could not broadcast input array from shape (4,) ..."
+    for x in (dl.ones(2, 3), dl.ones(2, 3, requires_grad=True) * 1):
+        with pytest.raises(RuntimeError, match=r"copy_: cannot write a value of shape \(4,\) "
+                                               r"into this tensor of shape \(2, 3\)"):
+            x.copy_(dl.ones(4))
+    assert dl.zeros(2, 3).copy_(dl.ones(3)).tolist() == [[1.0] * 3] * 2
+
+
+def test_fill_takes_one_value_only():
+    # Before: NumPy's ValueError for shape (4,); a (3,) tensor filled rows silently
+    with pytest.raises(RuntimeError, match=r"fill_: the value must be a number or a 0-d "
+                                           r"tensor, got one of shape \(4,\).*copy_"):
+        dl.ones(2, 3).fill_(dl.ones(4))
+    with pytest.raises(RuntimeError, match="fill_"):
+        dl.ones(2, 3).fill_(dl.tensor([1.0, 2.0, 3.0]))
+    assert dl.ones(2).fill_(dl.tensor(3.0)).tolist() == [3.0, 3.0]
+
+
+def test_an_in_place_result_that_would_grow_the_tensor_names_the_method():
+    x = dl.ones(2, 3, requires_grad=True) * 1  # (recorded: the write is a new record)
+    with pytest.raises(RuntimeError, match=r"mul_: cannot write .*\(3, 2, 3\).*\(2, 3\)"):
+        x.mul_(dl.ones(3, 2, 3))
+    with pytest.raises(RuntimeError, match=r"clamp_: cannot write"):
+        dl.ones(2, 3).clamp_(dl.ones(3, 2, 3))
+
+
+def test_setitem_of_a_shape_that_does_not_fit_names_the_call():
+    x = dl.ones(2, 3)
+    with pytest.raises(RuntimeError, match=r"__setitem__: shape mismatch"):
+        x[0] = dl.ones(5)
+    with pytest.raises(ValueError, match=r"__setitem__: could not convert"):
+        x[0] = "abc"
+
+
+@pytest.mark.parametrize("call", [
+    lambda x, i, s: x.index_copy(0, i, s),
+    lambda x, i, s: x.index_copy_(0, i, s),
+    lambda x, i, s: x.index_add(0, i, s),
+    lambda x, i, s: x.index_reduce(0, i, s, "prod"),
+])
+def test_the_index_writes_refuse_a_source_of_another_dtype(call):
+    # Before: index_copy and index_add rounded a float64 source to float32 silently
+    x, i = dl.ones(3, 2), dl.tensor([0])
+    with pytest.raises(RuntimeError, match=r"expected source's dtype \(difflab.float64\) "
+                                           r"to equal input's \(difflab.float32\)"):
+        call(x, i, dl.ones(1, 2, dtype=dl.float64))
+    assert call(x, i, dl.full((1, 2), 2.0)).dtype == dl.float32
+
+
+# ------------------------------------------------------------------------- linalg
+
+
+@pytest.mark.parametrize("name", ["svd", "qr", "lu", "lu_factor"])
+def test_linalg_decompositions_refuse_a_vector(name):
+    # Before: IndexError "tuple index out of range" (svd, qr, lu)
+    with pytest.raises(ValueError, match=rf"^linalg.{name}: The input tensor A must have "
+                                         rf"at least 2 dimensions.*\(3,\)$"):
+        getattr(dl.linalg, name)(dl.ones(3))
