@@ -268,8 +268,8 @@ def face_function(op: Any) -> Any:
     op is applied (recorded), on a registered number type (``Dual``, sympy expressions)
     its handler runs the primitive, on arrays its forward runs on them."""
     def function(input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
-        if isinstance(input, (list, tuple)):  # a list of numbers: a tensor, as tensor_of reads
-            input = tensor_of(input)  # noqa: A001
+        if input is None or isinstance(input, (list, tuple, str)):  # a list of numbers: a
+            input = tensor_of(input)  # noqa: A001  (tensor, as tensor_of reads; None: refused)
         inputs, params = op.arguments(input, *args, **kwargs)
         out = bind(op, *inputs, **params)
         # (a result that shares the input's memory, as permute's does, is its view)

@@ -27,7 +27,7 @@ from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.creation import zeros
 from difflab.dtypes import result_type
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import Size, dim_index, shape_args, tensor_of
+from difflab.tensor_arguments import Size, dim_index, shape_args, tensor_of, tensor_sequence
 
 __all__ = [
     "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_shapes",
@@ -163,9 +163,9 @@ def hstack(tensors: Sequence[Tensor]) -> Tensor:
     >>> dl.hstack([dl.tensor([[1], [2]]), dl.tensor([[3], [4]])]).tolist()
     [[1, 3], [2, 4]]
     """
-    pieces = atleast_1d(list(tensors))
+    pieces = atleast_1d(tensor_sequence(tensors, "hstack"))
     pieces = pieces if isinstance(pieces, tuple) else (pieces,)
-    return F.cat(pieces, 0 if pieces[0].ndim == 1 else 1)
+    return F.cat(pieces, 0 if pieces and pieces[0].ndim == 1 else 1)
 
 
 def vstack(tensors: Sequence[Tensor]) -> Tensor:
@@ -187,7 +187,7 @@ def vstack(tensors: Sequence[Tensor]) -> Tensor:
     >>> dl.vstack([dl.tensor([1, 2]), dl.tensor([3, 4])]).tolist()
     [[1, 2], [3, 4]]
     """
-    pieces = atleast_2d(list(tensors))
+    pieces = atleast_2d(tensor_sequence(tensors, "vstack"))
     return F.cat(pieces if isinstance(pieces, tuple) else (pieces,), 0)
 
 
@@ -213,7 +213,7 @@ def dstack(tensors: Sequence[Tensor]) -> Tensor:
     >>> dl.dstack([dl.tensor([1, 2]), dl.tensor([3, 4])]).shape
     difflab.Size([1, 2, 2])
     """
-    pieces = atleast_3d(list(tensors))
+    pieces = atleast_3d(tensor_sequence(tensors, "dstack"))
     return F.cat(pieces if isinstance(pieces, tuple) else (pieces,), 2)
 
 
@@ -236,7 +236,7 @@ def column_stack(tensors: Sequence[Tensor]) -> Tensor:
     >>> dl.column_stack([dl.tensor([1, 2]), dl.tensor([3, 4])]).tolist()
     [[1, 3], [2, 4]]
     """
-    pieces = [tensor_of(x) for x in tensors]
+    pieces = [tensor_of(x) for x in tensor_sequence(tensors, "column_stack")]
     return F.cat([x.reshape(-1, 1) if x.ndim <= 1 else x for x in pieces], 1)
 
 
@@ -301,6 +301,13 @@ def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple
     tuple of Tensor
         Views of ``input``, gradients flowing back to it.
 
+    Raises
+    ------
+    ValueError
+        If the number of sections is not positive.
+    IndexError
+        If ``dim`` is out of range, or ``input`` is 0-d (it has no dimension to cut).
+
     Examples
     --------
     >>> import difflab as dl
@@ -308,7 +315,7 @@ def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple
     [[0, 1, 2], [3, 4]]
     """
     x = tensor_of(input)
-    dim = dim_index(dim, x.ndim, "tensor_split")
+    dim = dim_index(dim, x.ndim, "tensor_split", zero_d_has_dim=False)
     length = x.shape[dim]
     if isinstance(indices_or_sections, (int, np.integer)):
         n = int(indices_or_sections)
@@ -324,7 +331,8 @@ def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple
 
 
 def _split_exactly(x: Tensor, sections: Any, dim: int, name: str) -> tuple:
-    if isinstance(sections, (int, np.integer)) and x.shape[dim] % int(sections):
+    if isinstance(sections, (int, np.integer)) and int(sections) > 0 and \
+            x.shape[dim] % int(sections):  # (0 or fewer: tensor_split says so)
         raise RuntimeError(f"{name}: dimension {dim} of size {x.shape[dim]} cannot be split "
                            f"into {sections} equal pieces; use dl.tensor_split for unequal ones")
     return tensor_split(x, sections, dim)

@@ -18,7 +18,7 @@ from difflab import backend
 from difflab.autograd.engine import apply
 from difflab.ops import structural
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import dim_index, promote_all, tensor_of, write_out
+from difflab.tensor_arguments import dim_index, promote_all, tensor_of, tensor_sequence, write_out
 
 
 def swapaxes(input: Any, axis0: int, axis1: int) -> Any:  # noqa: A002
@@ -229,7 +229,7 @@ def flip(input: Any, dims: Any) -> Any:  # noqa: A002  (PyTorch's keyword)
     Raises
     ------
     ValueError
-        If a dimension is out of range (NumPy's ``AxisError``, also an ``IndexError``).
+        If a dimension is out of range (PyTorch's "Dimension out of range").
 
     See Also
     --------
@@ -303,24 +303,29 @@ def cat(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None,
     dim = dim if axis is None else axis
     if out is not None:
         return write_out(out, cat(tensors, dim))
-    tensors = list(tensors)
+    tensors = tensor_sequence(tensors, "cat")
     if not tensors:
         raise ValueError("cat() needs a non-empty sequence of tensors")
     if not builtins.any(isinstance(t, Tensor) for t in tensors):  # arrays or Duals: no tape
         return backend.array_module(tensors[0]).concatenate(tensors, axis=dim)
     ndim = tensor_of(tensors[0]).ndim
+    for i, t in enumerate(tensors):
+        if tensor_of(t).ndim == 0:
+            raise RuntimeError(f"cat: zero-dimensional tensor (at position {i}) cannot be "
+                               f"concatenated; use stack, or reshape each to 1-D first")
+    dim = dim_index(dim, ndim, "cat")
     for i, t in enumerate(tensors[1:], 1):
         t = tensor_of(t)
         if t.ndim != ndim or builtins.any(
             a != b for k, (a, b) in enumerate(zip(t.shape, tensor_of(tensors[0]).shape))
-            if k != dim % ndim
+            if k != dim
         ):
             raise ValueError(
                 f"cat: sizes of tensors must match except in dimension {dim}; tensor 0 has "
                 f"shape {tuple(tensor_of(tensors[0]).shape)}, tensor {i} has shape "
                 f"{tuple(t.shape)}"
             )
-    return apply(structural.Concatenate, *promote_all(tensors), axis=dim % ndim)
+    return apply(structural.Concatenate, *promote_all(tensors), axis=dim)
 
 
 concatenate = cat
@@ -358,7 +363,7 @@ def stack(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None,
     dim = dim if axis is None else axis
     if out is not None:
         return write_out(out, stack(tensors, dim))
-    tensors = list(tensors)
+    tensors = tensor_sequence(tensors, "stack")
     if tensors and not builtins.any(isinstance(t, Tensor) for t in tensors):  # arrays or Duals
         return backend.array_module(tensors[0]).stack(tensors, axis=dim)
     tensors = [tensor_of(t) for t in tensors]
@@ -371,7 +376,7 @@ def stack(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None,
                 f"stack expects each tensor to be equal size, but got {tuple(shape)} at "
                 f"entry 0 and {tuple(t.shape)} at entry {i}"
             )
-    dim = dim % (len(shape) + 1)
+    dim = dim_index(dim, len(shape) + 1, "stack")
     return cat([t.unsqueeze(dim) for t in tensors], dim)
 
 

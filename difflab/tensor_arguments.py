@@ -291,13 +291,9 @@ def dim_index(dim: Any, ndim: int, name: str, *, zero_d_has_dim: bool = True) ->
     """
     if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
         raise TypeError(f"{name}: dim must be an int, got {type(dim).__name__} {dim!r}")
-    if ndim == 0 and not zero_d_has_dim:
-        raise IndexError(f"{name}: Dimension specified as {dim} but the tensor has no "
-                         f"dimensions (it is 0-d); reshape it to 1-D first, e.g. x.reshape(1)")
-    n = max(ndim, 1)
+    n = max(ndim, 1) if zero_d_has_dim else ndim
     if not -n <= dim < n:
-        raise IndexError(f"{name}: Dimension out of range (expected to be in range of "
-                         f"[{-n}, {n - 1}], but got {dim})")
+        raise IndexError(f"{name}: {_engine.dim_out_of_range(dim, n)}")
     return int(dim) % n
 
 
@@ -336,6 +332,29 @@ def check_same_dtype(name: str, input: Any, source: Any, what: str = "source") -
                            f"input's ({input.dtype}); convert with {what}.to(input.dtype)")
 
 
+def tensor_sequence(tensors: Any, name: str) -> list:
+    """``tensors`` (a list, tuple or other iterable of tensors) as a list, refusing one
+    tensor or array: iterating over it would give its rows (``cat(x)`` would join
+    ``x``'s rows, silently), as PyTorch refuses it too."""
+    if isinstance(tensors, _engine.Tensor) or hasattr(tensors, "__array__") or \
+            tensors is None or isinstance(tensors, str):
+        raise TypeError(f"{name}: expected a sequence of tensors, got "
+                        f"{type(tensors).__name__}; pass a list, e.g. {name}([x, y])")
+    return list(tensors)
+
+
+def new_shape(size: Sequence[Any], name: str) -> tuple:
+    """The shape of a tensor to create, from ``f(2, 3)`` or ``f((2, 3))``: every size
+    non-negative (NumPy's "negative dimensions are not allowed" named neither the call
+    nor the size; the ValueError that ``zeros`` and ``empty`` document, with PyTorch's
+    words)."""
+    shape = shape_args(size)
+    if any(n < 0 for n in shape):
+        raise ValueError(f"{name}: Trying to create tensor with negative dimension "
+                           f"{min(shape)}: {list(shape)}; every size must be 0 or more")
+    return shape
+
+
 def as_axes(dim: Any) -> Any:
     """``dim`` as primitives take axes: None, an int, or a tuple of ints."""
     if dim is None or isinstance(dim, int):
@@ -352,7 +371,7 @@ def element_count(shape: tuple, dims: Any) -> Any:
         return n
     n = 1
     for d in (dims,) if isinstance(dims, int) else dims:
-        n *= shape[d]
+        n *= shape[d] if shape else 1  # (a 0-d tensor's dim 0 holds its one element)
     return n
 
 
@@ -383,7 +402,11 @@ def tensor_of(x: Any) -> Tensor:
     """``x`` itself if it is a Tensor, else a Tensor around its array (no gradient)."""
     if isinstance(x, _engine.Tensor):
         return x
-    return _engine.Tensor._wrap(backend.array_module(x).asarray(x))
+    array = backend.array_module(x).asarray(x)
+    if array.dtype.kind in "OUS":  # (None, strings, ragged lists: no tensor holds them)
+        raise TypeError(f"expected a tensor, a number or an array of numbers, got "
+                        f"{type(x).__name__} {x!r:.60}")
+    return _engine.Tensor._wrap(array)
 
 
 def write_out(out: Tensor | None, result: Any) -> Any:

@@ -28,6 +28,7 @@ from difflab.tensor_arguments import (
     element_count,
     index_arrays,
     is_tensor,
+    new_shape,
     operand,
     promote,
     shape_args,
@@ -760,9 +761,12 @@ class TensorMethods:
 
         See :func:`difflab.flatten` for the parameters and examples.
         """
+        start, end = (dim_index(d, self.ndim, "flatten") for d in (start_dim, end_dim))
         if self.ndim == 0:
             return self.reshape(1)
-        start, end = start_dim % self.ndim, end_dim % self.ndim
+        if start > end:
+            raise RuntimeError(f"flatten: start_dim ({start_dim}) cannot come after end_dim "
+                               f"({end_dim})")
         shape = self.shape[:start] + (-1,) + self.shape[end + 1:]
         return self.reshape(shape)
 
@@ -781,7 +785,8 @@ class TensorMethods:
         if dim is None:
             shape = tuple(n for n in self.shape if n != 1)
         else:
-            dims = {d % max(self.ndim, 1) for d in ((dim,) if isinstance(dim, int) else dim)}
+            dims = {dim_index(d, self.ndim, "squeeze")
+                    for d in ((dim,) if isinstance(dim, (int, np.integer)) else dim)}
             shape = tuple(n for i, n in enumerate(self.shape) if not (i in dims and n == 1))
         return self.reshape(shape)
 
@@ -790,7 +795,7 @@ class TensorMethods:
 
         See :func:`difflab.unsqueeze` for the parameters and examples.
         """
-        dim = dim % (self.ndim + 1)
+        dim = dim_index(dim, self.ndim + 1, "unsqueeze")
         return self.reshape(self.shape[:dim] + (1,) + self.shape[dim:])
 
     def permute(self, *dims: Any) -> Tensor:
@@ -1168,7 +1173,7 @@ class TensorMethods:
         >>> x.new_zeros((2,), dtype=dl.float64)
         tensor([0., 0.], dtype=difflab.float64)
         """
-        return self._new(np.zeros(shape_args(size)), dtype, device, requires_grad)
+        return self._new(np.zeros(new_shape(size, "new_zeros")), dtype, device, requires_grad)
 
     def new_ones(self, *size: Any, dtype: Any = None, device: Any = None,
                  requires_grad: bool = False) -> Tensor:
@@ -1207,7 +1212,7 @@ class TensorMethods:
         >>> x.new_ones(2, dtype=dl.int64)
         tensor([1, 1])
         """
-        return self._new(np.ones(shape_args(size)), dtype, device, requires_grad)
+        return self._new(np.ones(new_shape(size, "new_ones")), dtype, device, requires_grad)
 
     def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
                  requires_grad: bool = False) -> Tensor:
@@ -1249,7 +1254,7 @@ class TensorMethods:
         >>> dl.tensor([1, 2]).new_full((3,), 2.9)  # converted to x's int64
         tensor([2, 2, 2])
         """
-        return self._new(np.full(shape_args((size,)), fill_value), dtype, device,
+        return self._new(np.full(new_shape((size,), "new_full"), fill_value), dtype, device,
                          requires_grad)
 
     def new_empty(self, *size: Any, dtype: Any = None, device: Any = None,

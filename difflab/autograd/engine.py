@@ -524,9 +524,25 @@ def _explain(op: Any, inputs: Sequence[Any], exc: Exception) -> Exception:
         str(tuple(t.shape)) if isinstance(t, Tensor) else type(t).__name__ for t in inputs
     )
     message = str(exc)
+    if isinstance(exc, _AxisError) and getattr(exc, "ndim", None) is not None:
+        return IndexError(f"{op.name}: {dim_out_of_range(exc.axis, exc.ndim)} (input shapes: "
+                          f"{shapes})")
     if not _NAMED.match(message):
         message = f"{op.name}: {message}"
     return type(exc)(f"{message} (input shapes: {shapes})")
+
+
+_AxisError = getattr(np, "exceptions", np).AxisError
+
+
+def dim_out_of_range(dim: int, ndim: int) -> str:
+    """PyTorch's words for a dim a tensor does not have (NumPy's AxisError says "axis 5
+    is out of bounds for array of dimension 2"): every such error's one wording."""
+    if ndim == 0:
+        return (f"Dimension specified as {dim} but the tensor has no dimensions (it is "
+                f"0-d); reshape it to 1-D first, e.g. x.reshape(1)")
+    return (f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
+            f"but got {dim})")
 
 
 # ---------------------------------------------------------------------- walking

@@ -201,3 +201,101 @@ def test_linalg_decompositions_refuse_a_vector(name):
     with pytest.raises(ValueError, match=rf"^linalg.{name}: The input tensor A must have "
                                          rf"at least 2 dimensions.*\(3,\)$"):
         getattr(dl.linalg, name)(dl.ones(3))
+
+
+# ---------------------------------------------------------------- found by the sweep
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda x: x.argmax(5), "argmax"),
+    (lambda x: dl.cumsum(x, -3), "cumsum"),
+    (lambda x: x.any(dim=2), "any"),
+    (lambda x: dl.flip(x, (5,)), "flip"),
+])
+def test_numpys_axis_error_reads_as_pytorchs(call, name):
+    # Before: AxisError "axis 5 is out of bounds for array of dimension 2"
+    with pytest.raises(IndexError, match=rf"^{name}: Dimension out of range \(expected to be "
+                                         rf"in range of \[-2, 1\]"):
+        call(dl.ones(2, 3))
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: dl.median(x, 5), lambda x: x.flatten(0, 5), lambda x: x.unsqueeze(7),
+    lambda x: x.squeeze(9), lambda x: dl.cummax(x, 5), lambda x: dl.kthvalue(x, 1, 5),
+    lambda x: dl.linalg.vector_norm(x, dim=5), lambda x: dl.linalg.matrix_norm(x, dim=(0, 4)),
+    lambda x: dl.cat([x, x], 5), lambda x: dl.stack([x, x], 3),
+], ids=["median", "flatten", "unsqueeze", "squeeze", "cummax", "kthvalue", "vector_norm",
+        "matrix_norm", "cat", "stack"])
+def test_a_dim_out_of_range_is_refused_not_wrapped(call):
+    # Before: dim % ndim, so dim 5 of a 2-D tensor silently meant dim 1
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        call(dl.arange(6.0).reshape(2, 3))
+
+
+def test_the_edges_of_the_dims_still_work():
+    x = dl.arange(6.0).reshape(2, 3)
+    assert x.unsqueeze(-3).shape == (1, 2, 3) and x.unsqueeze(2).shape == (2, 3, 1)
+    assert dl.stack([x, x], -1).shape == (2, 3, 2) and dl.cat([x, x], -1).shape == (2, 6)
+    assert dl.tensor(1.0).flatten().shape == (1,) and dl.tensor(1.0).squeeze(0).shape == ()
+    with pytest.raises(RuntimeError, match=r"flatten: start_dim \(1\) cannot come after"):
+        x.flatten(1, 0)
+
+
+def test_a_0d_tensor_has_dim_0_for_reductions():
+    # Before: IndexError "tuple index out of range" (PyTorch gives these)
+    values, indices = dl.median(dl.tensor(1.5), 0)
+    assert (values.item(), indices.item()) == (1.5, 0)
+    with np.errstate(invalid="ignore"):  # (one value, one degree of freedom: nan)
+        assert np.isnan(dl.std(dl.tensor(1.5), 0).item())
+        assert dl.var(dl.tensor(1.5), 0).shape == ()
+    with pytest.raises(IndexError, match="tensor_split: .*no dimensions"):
+        dl.tensor_split(dl.tensor(1.0), 2)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: dl.exp2(None), lambda: dl.clone(None), lambda: dl.amax(None),
+    lambda: dl.permute(None, (0,)), lambda: dl.clone("ab"), lambda: dl.cat([dl.ones(1), "a"]),
+], ids=["exp2", "clone", "amax", "permute", "a-string", "in-a-list"])
+def test_none_or_a_string_is_no_tensor(call):
+    # Before: AttributeError ('NoneType' object has no attribute 'ndim'), KeyError 'O', or a
+    # tensor of strings
+    with pytest.raises(TypeError, match="expected a tensor, a number or an array of numbers"):
+        call()
+
+
+@pytest.mark.parametrize("name", ["cat", "stack", "hstack", "vstack", "column_stack"])
+def test_joining_one_tensor_instead_of_a_list_is_refused(name):
+    # Before: cat(x) joined x's rows (silently); cat of a vector divided by zero
+    with pytest.raises(TypeError, match=rf"{name}: expected a sequence of tensors, got Tensor"):
+        getattr(dl, name)(dl.ones(2, 3))
+
+
+def test_joining_scalars_or_nothing():
+    with pytest.raises(RuntimeError, match=r"cat: zero-dimensional tensor \(at position 0\)"):
+        dl.cat([dl.tensor(1.0), dl.tensor(2.0)])
+    with pytest.raises(ValueError, match="non-empty sequence"):
+        dl.hstack([])  # (was IndexError: tuple index out of range)
+
+
+def test_splitting_into_no_sections():
+    # Before: ZeroDivisionError "integer modulo by zero"
+    for split in (dl.hsplit, dl.vsplit):
+        with pytest.raises(ValueError, match="number of sections must be positive, got 0"):
+            split(dl.ones(2, 4), 0)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: dl.zeros(-1), "zeros"), (lambda: dl.full((2, -3), 1.0), "full"),
+    (lambda: dl.rand(2, -1), "rand"), (lambda: dl.ones(2).new_zeros(3, -1), "new_zeros"),
+])
+def test_a_negative_size_names_the_call(call, name):
+    # Before: NumPy's ValueError "negative dimensions are not allowed"
+    with pytest.raises(ValueError, match=rf"^{name}: Trying to create tensor with negative "
+                                         rf"dimension"):
+        call()
+
+
+def test_matrix_norm_refuses_a_vector():
+    # Before: ValueError "sum: duplicate value in 'axis'"
+    with pytest.raises(ValueError, match="linalg.matrix_norm: The input tensor A must have"):
+        dl.linalg.matrix_norm(dl.ones(3))
