@@ -38,6 +38,7 @@ from difflab.tensor_arguments import (
     Size,
     dim_index,
     promote,
+    require_tensor,
     to_arguments,
     to_array,
     unary_operand,
@@ -1552,6 +1553,11 @@ class Tensor(TensorMethods, InPlaceMethods):
         Tensor
             self if the dtypes agree already; else the converted copy.
 
+        Raises
+        ------
+        TypeError
+            If ``other`` is not a tensor (a number has no dtype of its own to take).
+
         See Also
         --------
         difflab.Tensor.to : convert to a dtype or device.
@@ -1563,7 +1569,7 @@ class Tensor(TensorMethods, InPlaceMethods):
         >>> dl.tensor([1, 2]).type_as(weights)
         tensor([1., 2.], dtype=difflab.float64)
         """
-        return self.to(other.dtype)
+        return self.to(require_tensor(other, "type_as").dtype)
 
     def is_floating_point(self) -> bool:
         """Whether the dtype is a floating-point one (float16, bfloat16, float32, float64).

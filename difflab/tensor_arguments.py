@@ -351,15 +351,32 @@ def new_shape(size: Sequence[Any], name: str) -> tuple:
     shape = shape_args(size)
     if any(n < 0 for n in shape):
         raise ValueError(f"{name}: Trying to create tensor with negative dimension "
-                           f"{min(shape)}: {list(shape)}; every size must be 0 or more")
+                         f"{min(shape)}: {list(shape)}; every size must be 0 or more")
     return shape
 
 
-def as_axes(dim: Any) -> Any:
-    """``dim`` as primitives take axes: None, an int, or a tuple of ints."""
-    if dim is None or isinstance(dim, int):
+def require_tensor(value: Any, name: str, what: str = "other") -> Any:
+    """``value`` itself if it has a shape (a tensor, an array, a dual number), else the
+    TypeError PyTorch gives for a number or a list where a tensor must be passed (it had
+    no ``.shape`` to read: an AttributeError that named nothing)."""
+    if not hasattr(value, "shape") or isinstance(value, np.generic):
+        raise TypeError(f"{name}(): argument '{what}' must be a Tensor, not "
+                        f"{type(value).__name__}; make one with difflab.tensor(...)")
+    return value
+
+
+def as_axes(dim: Any, name: str = "reduction") -> Any:
+    """``dim`` as primitives take axes: None, an int, or a tuple of ints (a TypeError
+    naming ``name`` for anything else, as ``sum(dim=1.5)``)."""
+    if dim is None or isinstance(dim, int) and not isinstance(dim, bool):
         return dim
-    return tuple(dim)
+    if isinstance(dim, np.integer):
+        return int(dim)
+    if isinstance(dim, (tuple, list)) and all(
+            isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in dim):
+        return tuple(int(d) for d in dim)
+    raise TypeError(f"{name}: dim must be an int or a tuple of ints, got "
+                    f"{type(dim).__name__} {dim!r:.40}")
 
 
 def element_count(shape: tuple, dims: Any) -> Any:

@@ -31,6 +31,7 @@ from difflab.tensor_arguments import (
     new_shape,
     operand,
     promote,
+    require_tensor,
     shape_args,
     unwrap,
     unwrap_operand,
@@ -254,7 +255,7 @@ class TensorMethods:
         >>> x.equal(dl.tensor([[1.0, 2.0]]))  # another shape, even if it broadcasts
         False
         """
-        if self.shape != other.shape:
+        if self.shape != require_tensor(other, "equal").shape:
             return False
         same = _apply(_ops.PRIMITIVES["eq"], self, other)
         return bool(_apply(_ops.PRIMITIVES["all"], same))
@@ -411,7 +412,7 @@ class TensorMethods:
         """
         dim = axis if dim is None else dim
         keepdim = keepdims if keepdims is not None else keepdim
-        out = _apply(_structural.Sum, self, axis=as_axes(dim), keepdims=keepdim)
+        out = _apply(_structural.Sum, self, axis=as_axes(dim, "sum"), keepdims=keepdim)
         return out if dtype is None else out.to(dtype)
 
     def mean(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
@@ -426,7 +427,7 @@ class TensorMethods:
             raise RuntimeError(
                 f"mean() needs a floating point tensor, got {self.dtype}: call .float() first"
             )
-        return _apply(_structural.Mean, self, axis=as_axes(dim), keepdims=keepdim)
+        return _apply(_structural.Mean, self, axis=as_axes(dim, "mean"), keepdims=keepdim)
 
     def var(self, dim: Any = None, keepdim: bool = False, unbiased: bool = True, *,
             correction: Any = None) -> Tensor:
@@ -486,7 +487,7 @@ class TensorMethods:
         """
         correction = (1 if unbiased else 0) if correction is None else correction
         centered = self - self.mean(dim, keepdim=True)
-        count = element_count(self.shape, as_axes(dim))
+        count = element_count(self.shape, as_axes(dim, "var"))
         return (centered * centered).sum(dim, keepdim) / max(count - correction, 0)
 
     def std(self, dim: Any = None, keepdim: bool = False, unbiased: bool = True, *,
@@ -592,7 +593,7 @@ class TensorMethods:
 
         See :func:`difflab.mm`.
         """
-        if self.ndim != 2 or other.ndim != 2:
+        if self.ndim != 2 or require_tensor(other, "mm", "mat2").ndim != 2:
             raise RuntimeError(
                 f"mm expects two matrices, got shapes {tuple(self.shape)} and "
                 f"{tuple(other.shape)} (use matmul for batches and vectors)"
@@ -604,7 +605,7 @@ class TensorMethods:
 
         See :func:`difflab.mv`.
         """
-        if self.ndim != 2 or vec.ndim != 1:
+        if self.ndim != 2 or require_tensor(vec, "mv", "vec").ndim != 1:
             raise RuntimeError(
                 f"mv expects a matrix and a vector, got shapes {tuple(self.shape)} and "
                 f"{tuple(vec.shape)}"
@@ -616,7 +617,7 @@ class TensorMethods:
 
         See :func:`difflab.dot`.
         """
-        if self.ndim != 1 or other.ndim != 1:
+        if self.ndim != 1 or require_tensor(other, "dot", "tensor").ndim != 1:
             raise RuntimeError(
                 f"1D tensors expected, but got {self.ndim}D and {other.ndim}D tensors"
             )
@@ -707,6 +708,8 @@ class TensorMethods:
         ------
         ValueError
             If ``other`` does not have as many elements as ``x``.
+        TypeError
+            If ``other`` is not a tensor (a number or a list has no shape to take).
 
         See Also
         --------
@@ -720,7 +723,7 @@ class TensorMethods:
         tensor([[0., 1., 2.],
                 [3., 4., 5.]])
         """
-        return self.reshape(other.shape)
+        return self.reshape(require_tensor(other, "view_as").shape)
 
     def reshape_as(self, other: Tensor) -> Tensor:
         """This tensor in the shape of ``other``: ``x.reshape(other.shape)``.
@@ -742,6 +745,8 @@ class TensorMethods:
         ------
         ValueError
             If ``other`` does not have as many elements as ``x``.
+        TypeError
+            If ``other`` is not a tensor (a number or a list has no shape to take).
 
         See Also
         --------
@@ -754,7 +759,7 @@ class TensorMethods:
         >>> dl.tensor([[1.0, 2.0], [3.0, 4.0]]).reshape_as(dl.zeros(4))
         tensor([1., 2., 3., 4.])
         """
-        return self.reshape(other.shape)
+        return self.reshape(require_tensor(other, "reshape_as").shape)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         """Dimensions ``start_dim`` to ``end_dim`` merged into one.
@@ -785,8 +790,9 @@ class TensorMethods:
         if dim is None:
             shape = tuple(n for n in self.shape if n != 1)
         else:
-            dims = {dim_index(d, self.ndim, "squeeze")
-                    for d in ((dim,) if isinstance(dim, (int, np.integer)) else dim)}
+            dims = as_axes(dim, "squeeze")
+            dims = {dim_index(d, self.ndim, "squeeze") for d in
+                    ((dims,) if isinstance(dims, int) else dims)}
             shape = tuple(n for i, n in enumerate(self.shape) if not (i in dims and n == 1))
         return self.reshape(shape)
 
@@ -891,6 +897,8 @@ class TensorMethods:
         ------
         RuntimeError
             If ``x``'s shape does not broadcast to ``other``'s.
+        TypeError
+            If ``other`` is not a tensor (a number or a list has no shape to take).
 
         See Also
         --------
@@ -904,7 +912,7 @@ class TensorMethods:
                 [1., 2.],
                 [1., 2.]])
         """
-        return self.expand(other.shape)
+        return self.expand(require_tensor(other, "expand_as").shape)
 
     def broadcast_to(self, shape: Any) -> Tensor:
         """The tensor broadcast to ``shape`` (a view; the gradient is summed back).

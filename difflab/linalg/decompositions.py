@@ -50,9 +50,14 @@ def values(x: Any) -> Any:
 
 
 def as_input(x: Any) -> Any:
-    """A list of numbers as a tensor (as ``difflab.tensor`` reads it); anything else as is."""
+    """A list of numbers as a tensor (as ``difflab.tensor`` reads it); anything else as is,
+    but ``None``, a number or a string, which is no matrix: a TypeError (it had none of
+    the ``ndim`` and ``shape`` that every linear-algebra function reads)."""
     if isinstance(x, (list, tuple)):
         return tensor_of(x)
+    if x is None or isinstance(x, (str, int, float, complex)):
+        raise TypeError(f"linalg: expected a tensor (or an array, or nested lists of numbers), "
+                        f"got {type(x).__name__} {x!r:.40}")
     return x
 
 

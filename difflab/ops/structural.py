@@ -69,8 +69,9 @@ class MatMul(Primitive):
 
     @staticmethod
     def forward(ctx, xp, a, b):
-        if a.ndim == 0 or b.ndim == 0:
-            raise ValueError("matmul needs tensors of at least one dimension; use * for scalars")
+        if np.ndim(a) == 0 or np.ndim(b) == 0:  # (a number too: it has no ndim)
+            raise ValueError("matmul: both operands need at least one dimension (got a 0-d "
+                             "tensor or a number); use * for scalars")
         inner_a = a.shape[-1]
         inner_b = b.shape[-2] if b.ndim > 1 else b.shape[0]
         if inner_a != inner_b:

@@ -299,3 +299,35 @@ def test_matrix_norm_refuses_a_vector():
     # Before: ValueError "sum: duplicate value in 'axis'"
     with pytest.raises(ValueError, match="linalg.matrix_norm: The input tensor A must have"):
         dl.linalg.matrix_norm(dl.ones(3))
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda x: dl.mm(x, 5), r"mm\(\): argument 'mat2' must be a Tensor, not int"),
+    (lambda x: dl.mv(x, [1, 2]), r"mv\(\): argument 'vec' must be a Tensor, not list"),
+    (lambda x: dl.dot(dl.ones(3), 5), r"dot\(\): argument 'tensor' must be a Tensor"),
+    (lambda x: x.view_as(5), r"view_as\(\): argument 'other' must be a Tensor"),
+    (lambda x: x.reshape_as([1]), r"reshape_as\(\): argument 'other' must be a Tensor"),
+    (lambda x: x.expand_as(1.5), r"expand_as\(\): argument 'other' must be a Tensor"),
+    (lambda x: x.type_as(5), r"type_as\(\): argument 'other' must be a Tensor"),
+    (lambda x: x.equal(5), r"equal\(\): argument 'other' must be a Tensor"),
+    (lambda x: dl.linalg.det(None), r"linalg: expected a tensor"),
+    (lambda x: dl.linalg.solve(dl.eye(2), 5), r"linalg: expected a tensor"),
+    (lambda x: x.sum(1.5), r"sum: dim must be an int or a tuple of ints, got float"),
+    (lambda x: dl.std(x, 1.5), r"dim must be an int or a tuple of ints, got float"),
+    (lambda x: x.squeeze(1.5), r"squeeze: dim must be an int or a tuple of ints"),
+], ids=["mm", "mv", "dot", "view_as", "reshape_as", "expand_as", "type_as", "equal",
+        "linalg-None", "linalg-number", "sum", "std", "squeeze"])
+def test_a_number_or_list_where_a_tensor_or_dim_goes(call, words):
+    # Before: AttributeError ("'int' object has no attribute 'ndim'"), or "'float' object is
+    # not iterable"
+    with pytest.raises(TypeError, match=words):
+        call(dl.ones(2, 3))
+
+
+def test_matmul_of_a_number_names_the_fix():
+    # Before: AttributeError "'int' object has no attribute 'ndim'"
+    with pytest.raises(ValueError, match=r"^matmul: both operands need at least one "
+                                         r"dimension .* use \* for scalars"):
+        dl.matmul(dl.ones(2, 3), 5)
+    assert dl.ones(2, 3).type_as(dl.ones(1, dtype=dl.float64)).dtype == dl.float64
+    assert dl.ones(2, 3).sum([0]).shape == (3,)
