@@ -61,7 +61,7 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:  # noqa:
     [2, 3, 4]
     """
     x = tensor_of(input)
-    dim = dim_index(dim, x.ndim, "narrow")
+    dim = dim_index(dim, x.ndim, "narrow", zero_d_has_dim=False)
     size = x.shape[dim]
     begin = int(start) + size if int(start) < 0 else int(start)
     if not 0 <= begin <= size or length < 0 or begin + length > size:
@@ -249,6 +249,11 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     Tensor
         One dimension more than ``input``.
 
+    Raises
+    ------
+    IndexError
+        If ``input`` is 0-d (it has no last dimension to put on a diagonal).
+
     Examples
     --------
     >>> import difflab as dl
@@ -256,6 +261,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     [[1, 0], [0, 2]]
     """
     x = tensor_of(input)
+    dim_index(-1, x.ndim, "diag_embed", zero_d_has_dim=False)  # (a 0-d input has no diagonal)
     m, k = x.shape[-1], abs(offset)
     square = x.unsqueeze(-1) * eye(m, dtype=x.dtype, device=x.device)  # (..., m, m)
     if k:  # shift the square off the main diagonal: zero columns and rows around it

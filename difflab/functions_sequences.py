@@ -242,12 +242,12 @@ def repeat_interleave(input: Tensor, repeats: Any = None, dim: int | None = None
     [[1, 2], [3, 4], [3, 4]]
     """
     if repeats is None:  # repeat_interleave(counts): the indices, each count times
-        counts = tensor_of(input)
+        counts = tensor_of(input).reshape(-1)  # (a 0-d count: one index, as in PyTorch)
         return repeat_interleave(arange(counts.shape[0], device=counts.device), counts, 0)
     x = tensor_of(input)
     if dim is None:
         x, dim = x.reshape(-1), 0
-    dim = dim_index(dim, x.ndim, "repeat_interleave")
+    dim = dim_index(dim, x.ndim, "repeat_interleave", zero_d_has_dim=False)
     size = x.shape[dim]
     if isinstance(repeats, Tensor) and repeats.numel() != 1:
         counts = np.asarray(repeats.tolist(), dtype=np.int64).reshape(-1)

@@ -519,6 +519,13 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None,
     Tensor
         ``y`` with ``dim`` integrated away; differentiable in ``y`` and ``x``.
 
+    Raises
+    ------
+    TypeError
+        If both ``x`` and ``dx`` are given, or ``x`` is a number (pass it as ``dx``).
+    IndexError
+        If ``dim`` is out of range, or ``y`` is 0-d.
+
     Examples
     --------
     >>> import difflab as dl
@@ -528,7 +535,10 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None,
     y = tensor_of(y)
     if x is not None and dx is not None:
         raise TypeError("trapezoid takes x or dx, not both")
-    n = y.shape[dim]
+    if x is not None and not hasattr(x, "shape"):
+        raise TypeError(f"trapezoid: x must be a tensor of sample points, got "
+                        f"{type(x).__name__}; for an even spacing pass dx={x!r}")
+    n = y.shape[dim_index(dim, y.ndim, "trapezoid", zero_d_has_dim=False)]
     if n < 2:
         return (y * 0).sum(dim)
     left, right = y.narrow(dim, 0, n - 1), y.narrow(dim, 1, n - 1)

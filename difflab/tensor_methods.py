@@ -578,6 +578,13 @@ class TensorMethods:
             return self.abs().sum(dim, keepdim)
         if p in (float("inf"), "inf"):
             return self.abs().amax(dim, keepdim)
+        if p in (float("-inf"), "-inf"):
+            return self.abs().amin(dim, keepdim)
+        if isinstance(p, str):
+            raise ValueError(f"norm: p must be a number, 'fro' or 'inf', got {p!r}; for the "
+                             f"nuclear norm use difflab.linalg.matrix_norm(x, 'nuc')")
+        if p == 0:  # (the count of nonzero entries: 1/p would divide by zero)
+            return (self != 0).to(self.dtype).sum(dim, keepdim)
         return (self.abs() ** p).sum(dim, keepdim) ** (1.0 / p)
 
     # ----------------------------------------------------------- linear algebra

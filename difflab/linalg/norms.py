@@ -333,6 +333,13 @@ def cross(input: Any, other: Any, *, dim: int = -1, out: Any = None) -> Any:  # 
     -------
     a × b.
 
+    Raises
+    ------
+    ValueError
+        If the inputs do not have size 3 along ``dim``.
+    IndexError
+        If ``dim`` is out of range for either input.
+
     Examples
     --------
     >>> import difflab as dl
@@ -340,6 +347,8 @@ def cross(input: Any, other: Any, *, dim: int = -1, out: Any = None) -> Any:  # 
     tensor([0., 0., 1.])
     """
     a, b = as_input(input), as_input(other)
+    for t in (a, b):
+        dim_index(dim, t.ndim, "linalg.cross", zero_d_has_dim=False)
     if a.shape[dim] != 3 or b.shape[dim] != 3:
         raise ValueError(f"linalg.cross: inputs must have size 3 along dim={dim}, got shapes "
                          f"{tuple(a.shape)} and {tuple(b.shape)}")
@@ -436,6 +445,11 @@ def vander(x: Any, *, N: Any = None) -> Any:  # noqa: N803
     -------
     The matrix, (..., n, N).
 
+    Raises
+    ------
+    IndexError
+        If ``x`` is 0-d (the points are its last dimension).
+
     Examples
     --------
     >>> import difflab as dl
@@ -445,6 +459,7 @@ def vander(x: Any, *, N: Any = None) -> Any:  # noqa: N803
             [1., 3., 9.]])
     """
     x = as_input(x)
+    dim_index(-1, x.ndim, "linalg.vander", zero_d_has_dim=False)  # (x: a vector or a stack)
     n = x.shape[-1] if N is None else int(N)
     if n < 0:
         raise ValueError(f"linalg.vander: N must be non-negative, got {N}")

@@ -331,3 +331,47 @@ def test_matmul_of_a_number_names_the_fix():
         dl.matmul(dl.ones(2, 3), 5)
     assert dl.ones(2, 3).type_as(dl.ones(1, dtype=dl.float64)).dtype == dl.float64
     assert dl.ones(2, 3).sum([0]).shape == (3,)
+
+
+def test_norm_of_order_0_counts_the_nonzero_entries():
+    # Before: ZeroDivisionError (1 / p); PyTorch counts the nonzero entries
+    x = dl.tensor([[1.0, 0.0, -3.0], [0.0, 2.0, 0.0]])
+    assert dl.norm(x, 0).item() == 3.0 and x.norm(0, dim=1).tolist() == [2.0, 1.0]
+    assert x.norm(float("-inf")).item() == 0.0
+    with pytest.raises(ValueError, match="norm: p must be a number, 'fro' or 'inf', got 'nuc'"):
+        x.norm("nuc")
+
+
+def test_the_largest_of_no_values():
+    # Before: NumPy's "zero-size array to reduction operation maximum which has no identity",
+    # for softmax and logsumexp too, whose results PyTorch defines
+    for call in (lambda x: dl.amax(x), lambda x: dl.max(x), lambda x: dl.amin(x, 0)):
+        with pytest.raises(ValueError, match=r"of no values is undefined: dimension 0 of the "
+                                             r"input \(shape \(0, 3\)\) is empty"):
+            call(dl.ones(0, 3))
+    assert dl.softmax(dl.ones(0, 3), 0).shape == (0, 3)
+    with np.errstate(divide="ignore"):  # (log of an empty sum)
+        assert dl.log_softmax(dl.ones(0, 3), 0).shape == (0, 3)
+        assert dl.logsumexp(dl.ones(0, 3), 0).tolist() == [-np.inf] * 3
+    assert dl.amax(dl.ones(0, 3), 1).shape == (0,)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: dl.diag_embed(dl.tensor(1.0)), "diag_embed"),
+    (lambda: dl.linalg.vander(dl.tensor(1.0)), "linalg.vander"),
+    (lambda: dl.linalg.cross(dl.tensor(1.0), dl.tensor(2.0)), "linalg.cross"),
+    (lambda: dl.narrow(dl.tensor(1.0), 0, 0, 1), "narrow"),
+    (lambda: dl.repeat_interleave(dl.tensor(1.0), 2, dim=0), "repeat_interleave"),
+])
+def test_a_0d_tensor_where_a_dimension_is_read(call, name):
+    # Before: IndexError "tuple index out of range"
+    with pytest.raises(IndexError, match=rf"^{name}: Dimension specified as -?\d but the "
+                                         rf"tensor has no dimensions"):
+        call()
+
+
+def test_repeat_interleave_of_one_count_and_trapezoid_of_a_number():
+    # Before: IndexError "tuple index out of range" for both
+    assert dl.repeat_interleave(dl.tensor(2)).tolist() == [0, 0]
+    with pytest.raises(TypeError, match=r"trapezoid: x must be a tensor .* pass dx=5"):
+        dl.trapezoid(dl.ones(2, 3), 5)
