@@ -596,8 +596,11 @@ def tile(input: Tensor, dims: Sequence[int]) -> Tensor:  # noqa: A002
     [3.0, 3.0]
     """
     x = tensor_of(input)
-    dims = tuple(dims)
-    if any(int(d) < 0 for d in dims):
+    if not isinstance(dims, (tuple, list)):
+        raise TypeError(f"tile: dims must be a tuple of ints (one count per dimension), got "
+                        f"{type(dims).__name__} {dims!r:.40}; e.g. tile(x, ({dims!r},))")
+    dims = tuple(int(d) for d in dims)
+    if any(d < 0 for d in dims):
         raise RuntimeError(f"tile: the repetitions must be non-negative, got {dims}")
     return x.repeat(*((1,) * (x.ndim - len(dims)) + dims))
 

@@ -600,7 +600,7 @@ class TensorMethods:
 
         See :func:`difflab.mm`.
         """
-        if self.ndim != 2 or require_tensor(other, "mm", "mat2").ndim != 2:
+        if require_tensor(other, "mm", "mat2").ndim != 2 or self.ndim != 2:
             raise RuntimeError(
                 f"mm expects two matrices, got shapes {tuple(self.shape)} and "
                 f"{tuple(other.shape)} (use matmul for batches and vectors)"
@@ -612,7 +612,7 @@ class TensorMethods:
 
         See :func:`difflab.mv`.
         """
-        if self.ndim != 2 or require_tensor(vec, "mv", "vec").ndim != 1:
+        if require_tensor(vec, "mv", "vec").ndim != 1 or self.ndim != 2:
             raise RuntimeError(
                 f"mv expects a matrix and a vector, got shapes {tuple(self.shape)} and "
                 f"{tuple(vec.shape)}"
@@ -624,7 +624,7 @@ class TensorMethods:
 
         See :func:`difflab.dot`.
         """
-        if self.ndim != 1 or require_tensor(other, "dot", "tensor").ndim != 1:
+        if require_tensor(other, "dot", "tensor").ndim != 1 or self.ndim != 1:
             raise RuntimeError(
                 f"1D tensors expected, but got {self.ndim}D and {other.ndim}D tensors"
             )
@@ -998,6 +998,7 @@ class TensorMethods:
         See :func:`difflab.flip`.
         """
         out = self
+        dims = as_axes(dims, "flip")
         for d in (dims,) if isinstance(dims, int) else dims:
             out = _apply(_structural.Flip, out, axis=d)
         return out

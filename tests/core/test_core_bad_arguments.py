@@ -305,6 +305,8 @@ def test_matrix_norm_refuses_a_vector():
     (lambda x: dl.mm(x, 5), r"mm\(\): argument 'mat2' must be a Tensor, not int"),
     (lambda x: dl.mv(x, [1, 2]), r"mv\(\): argument 'vec' must be a Tensor, not list"),
     (lambda x: dl.dot(dl.ones(3), 5), r"dot\(\): argument 'tensor' must be a Tensor"),
+    (lambda x: x.dot(5), r"dot\(\): argument 'tensor' must be a Tensor"),
+    (lambda x: dl.mm(dl.tensor(1.0), 0), r"mm\(\): argument 'mat2' must be a Tensor"),
     (lambda x: x.view_as(5), r"view_as\(\): argument 'other' must be a Tensor"),
     (lambda x: x.reshape_as([1]), r"reshape_as\(\): argument 'other' must be a Tensor"),
     (lambda x: x.expand_as(1.5), r"expand_as\(\): argument 'other' must be a Tensor"),
@@ -315,8 +317,9 @@ def test_matrix_norm_refuses_a_vector():
     (lambda x: x.sum(1.5), r"sum: dim must be an int or a tuple of ints, got float"),
     (lambda x: dl.std(x, 1.5), r"dim must be an int or a tuple of ints, got float"),
     (lambda x: x.squeeze(1.5), r"squeeze: dim must be an int or a tuple of ints"),
-], ids=["mm", "mv", "dot", "view_as", "reshape_as", "expand_as", "type_as", "equal",
-        "linalg-None", "linalg-number", "sum", "std", "squeeze"])
+], ids=["mm", "mv", "dot", "dot-of-a-matrix", "mm-of-a-scalar", "view_as", "reshape_as",
+        "expand_as", "type_as", "equal", "linalg-None", "linalg-number", "sum", "std",
+        "squeeze"])
 def test_a_number_or_list_where_a_tensor_or_dim_goes(call, words):
     # Before: AttributeError ("'int' object has no attribute 'ndim'"), or "'float' object is
     # not iterable"
@@ -375,3 +378,13 @@ def test_repeat_interleave_of_one_count_and_trapezoid_of_a_number():
     assert dl.repeat_interleave(dl.tensor(2)).tolist() == [0, 0]
     with pytest.raises(TypeError, match=r"trapezoid: x must be a tensor .* pass dx=5"):
         dl.trapezoid(dl.ones(2, 3), 5)
+
+
+def test_flip_and_tile_say_what_dims_they_take():
+    # Before: TypeError "'float' object is not iterable", "'int' object is not iterable"
+    with pytest.raises(TypeError, match="flip: dim must be an int or a tuple of ints"):
+        dl.ones(2, 3).flip(1.5)
+    with pytest.raises(TypeError, match=r"tile: dims must be a tuple of ints .* tile\(x, \(5,\)\)"):
+        dl.tile(dl.ones(2, 3), 5)
+    assert dl.tile(dl.ones(2, 3), [1, 2]).shape == (2, 6)
+    assert dl.ones(2, 3).flip(1).shape == (2, 3)
