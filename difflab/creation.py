@@ -10,7 +10,7 @@ from difflab import backend, random
 from difflab.autograd.engine import apply
 from difflab.dtypes import _Defaults, as_dtype, int64
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import shape_args, tensor_of, to_array
+from difflab.tensor_arguments import new_shape, tensor_of, to_array
 
 
 class _DefaultDevice:
@@ -328,7 +328,7 @@ def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     tensor([[0., 0., 0.],
             [0., 0., 0.]])
     """
-    return _finish(np.zeros(shape_args(size), _float(dtype)), device, requires_grad)
+    return _finish(np.zeros(new_shape(size, "zeros"), _float(dtype)), device, requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
@@ -356,7 +356,7 @@ def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool 
     >>> dl.ones((2,))
     tensor([1., 1.])
     """
-    return _finish(np.ones(shape_args(size), _float(dtype)), device, requires_grad)
+    return _finish(np.ones(new_shape(size, "ones"), _float(dtype)), device, requires_grad)
 
 
 def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
@@ -390,7 +390,7 @@ def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
     if dtype is None:
         dtype = np.asarray(fill_value).dtype
         dtype = _Defaults.dtype if dtype.kind == "f" else int64 if dtype.kind in "iu" else dtype
-    return _finish(np.full(shape_args((size,)), fill_value, dtype), device, requires_grad)
+    return _finish(np.full(new_shape((size,), "full"), fill_value, dtype), device, requires_grad)
 
 
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
@@ -679,8 +679,8 @@ def _draw(op: Any, *inputs: Any, device: Any = None, requires_grad: bool = False
     return t
 
 
-def _size(size: Any) -> tuple:
-    return tuple(int(s) for s in shape_args(size))
+def _size(size: Any, name: str) -> tuple:
+    return tuple(int(s) for s in new_shape(size, name))
 
 
 def rand(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
@@ -715,7 +715,8 @@ def rand(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool 
     >>> dl.rand(3, generator=g)
     tensor([0.637 , 0.2698, 0.041 ])
     """
-    return _draw(random.Uniform, 0.0, 1.0, shape=_size(size), dtype=_floating(dtype, "rand"),
+    return _draw(random.Uniform, 0.0, 1.0, shape=_size(size, "rand"),
+                 dtype=_floating(dtype, "rand"),
                  device=device, requires_grad=requires_grad, generator=generator)
 
 
@@ -751,7 +752,8 @@ def randn(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     >>> dl.randn(2, 3, generator=g).shape
     difflab.Size([2, 3])
     """
-    return _draw(random.Normal, 0.0, 1.0, shape=_size(size), dtype=_floating(dtype, "randn"),
+    return _draw(random.Normal, 0.0, 1.0, shape=_size(size, "randn"),
+                 dtype=_floating(dtype, "randn"),
                  device=device, requires_grad=requires_grad, generator=generator)
 
 
@@ -791,7 +793,7 @@ def randint(low: int, high: int | None = None, size: Any = None, dtype: Any = No
         low, high = 0, low
     if size is None:
         raise TypeError("randint needs a size, e.g. randint(0, 10, (3,))")
-    return _draw(random.Integers, int(low), int(high), shape=_size((size,)),
+    return _draw(random.Integers, int(low), int(high), shape=_size((size,), "randint"),
                  dtype=np.dtype(dtype or int64), device=device, generator=generator)
 
 
@@ -902,8 +904,8 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, dtype: Any = None,
     if size is None:
         size = np.broadcast_shapes(np.shape(getattr(mean, "array", mean)),
                                    np.shape(getattr(std, "array", std)))
-    return _draw(random.Normal, mean, std, shape=_size((size,)), dtype=_floating(dtype, "normal"),
-                 device=device, generator=generator)
+    return _draw(random.Normal, mean, std, shape=_size((size,), "normal"),
+                 dtype=_floating(dtype, "normal"), device=device, generator=generator)
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False,  # noqa: A002

@@ -408,6 +408,10 @@ _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 
 def _category(d: dtype) -> int:
+    if d.kind not in _CATEGORY:  # (NumPy's object, text or date dtypes: no tensor has them)
+        raise TypeError(f"expected tensors or numbers, got values of dtype {d} (a None, a "
+                        f"string or another Python object?): difflab computes with "
+                        f"booleans, integers, floats and complex numbers")
     return _CATEGORY[d.kind]
 
 

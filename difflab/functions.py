@@ -268,8 +268,8 @@ def face_function(op: Any) -> Any:
     op is applied (recorded), on a registered number type (``Dual``, sympy expressions)
     its handler runs the primitive, on arrays its forward runs on them."""
     def function(input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
-        if isinstance(input, (list, tuple)):  # a list of numbers: a tensor, as tensor_of reads
-            input = tensor_of(input)  # noqa: A001
+        if input is None or isinstance(input, (list, tuple, str)):  # a list of numbers: a
+            input = tensor_of(input)  # noqa: A001  (tensor, as tensor_of reads; None: refused)
         inputs, params = op.arguments(input, *args, **kwargs)
         out = bind(op, *inputs, **params)
         # (a result that shares the input's memory, as permute's does, is its view)
@@ -948,7 +948,8 @@ def norm(input: Tensor, p: Any = 2, dim: Any = None, keepdim: bool = False) -> T
         The values.
     p : float or str, default 2
         The order: 2 or ``"fro"`` (Euclidean), 1 (sum of magnitudes), ``float("inf")``
-        or ``"inf"`` (largest magnitude), any other number p for (Σ|x|ᵖ)^(1/p).
+        or ``"inf"`` (largest magnitude), ``-inf`` (smallest), 0 (how many entries are
+        nonzero), any other number p for (Σ|x|ᵖ)^(1/p).
     dim : int or tuple of int, optional
         The dimensions to reduce; default: all of them (a matrix's Frobenius norm).
     keepdim : bool, default False
@@ -958,6 +959,12 @@ def norm(input: Tensor, p: Any = 2, dim: Any = None, keepdim: bool = False) -> T
     -------
     Tensor
         The norms (0-d for ``dim=None``).
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is a string other than ``"fro"``, ``"inf"`` and ``"-inf"`` (the
+        nuclear norm is :func:`difflab.linalg.matrix_norm`'s).
 
     See Also
     --------

@@ -23,12 +23,12 @@ from difflab.autograd.engine import apply
 from difflab.autograd.grad_mode import is_grad_enabled
 from difflab.creation import arange, ones, tensor, zeros
 from difflab.dtypes import bool_, complex64, complex128, float32, float64, int64
-from difflab.functions_joining import _dim, broadcast_tensors, movedim
+from difflab.functions_joining import broadcast_tensors, movedim
 from difflab.functions_selecting import nonzero
 from difflab.functions_statistics import cummax
 from difflab.ops.registry import PRIMITIVES
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import MinMax, tensor_of
+from difflab.tensor_arguments import MinMax, dim_index, tensor_of
 
 __all__ = ["angle", "bincount", "bitwise_and", "bitwise_or", "bitwise_xor", "complex",
            "cross", "gcd", "lcm", "mode", "polar", "unique", "unique_consecutive"]
@@ -163,7 +163,7 @@ def _runs(x: Tensor, dim: int | None, order: Tensor | None, return_inverse: bool
         data = x.reshape(-1)
         rows = data.reshape(-1, 1)
     else:
-        d = _dim(dim, x.ndim, name)
+        d = dim_index(dim, x.ndim, name)
         data = movedim(x, d, 0)
         rows = data.reshape(data.shape[0], -1)
     n = rows.shape[0]
@@ -224,7 +224,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # 
     if dim is None:
         order = x.reshape(-1).argsort(stable=True)
     else:
-        d = _dim(dim, x.ndim, "unique")
+        d = dim_index(dim, x.ndim, "unique")
         data = movedim(x, d, 0)
         order = _lexicographic_order(data.reshape(data.shape[0], -1))
     return _runs(x, dim, order, return_inverse, return_counts, "unique")
@@ -290,7 +290,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> MinMax:  # noqa
     ([1.0, 3.0], [3, 2])
     """
     x = tensor_of(input)
-    d = _dim(dim, x.ndim, "mode")
+    d = dim_index(dim, x.ndim, "mode")
     data = movedim(x, d, -1) if x.ndim else x.reshape(1)
     n = data.shape[-1]
     if n == 0:
@@ -340,7 +340,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # no
         dim = next((i for i, n in enumerate(a.shape) if n == 3), None)
         if dim is None:
             raise RuntimeError(f"cross: no dimension of size 3 in shape {tuple(a.shape)}")
-    d = _dim(dim, a.ndim, "cross")
+    d = dim_index(dim, a.ndim, "cross")
     if a.shape[d] != 3:
         raise RuntimeError(f"cross: dimension {dim} must have size 3, got {a.shape[d]}")
     a0, a1, a2 = a.unbind(d)

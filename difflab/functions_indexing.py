@@ -23,20 +23,12 @@ from difflab.autograd import engine as _engine
 from difflab.autograd.engine import apply
 from difflab.ops import products, registry, structural
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import MinMax, index_arrays, promote_all, tensor_of
+from difflab.tensor_arguments import MinMax, dim_index, index_arrays, promote_all, tensor_of
 
 
 def _check_dim(name: str, dim: Any, ndim: int) -> int:
     """``dim`` as a non-negative axis of an ``ndim``-axis tensor (a 0-d one has axis 0)."""
-    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
-        raise TypeError(f"{name}: dim must be an int, got {type(dim).__name__}")
-    n = builtins.max(ndim, 1)
-    if not -n <= dim < n:
-        raise IndexError(
-            f"{name}: Dimension out of range (expected to be in range of [{-n}, {n - 1}], but "
-            f"got {dim})"
-        )
-    return int(dim) % n
+    return dim_index(dim, ndim, name)
 
 
 def _integer_index(name: str, index: Any) -> Any:

@@ -27,7 +27,7 @@ from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.creation import zeros
 from difflab.dtypes import result_type
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import Size, shape_args, tensor_of
+from difflab.tensor_arguments import Size, dim_index, shape_args, tensor_of, tensor_sequence
 
 __all__ = [
     "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_shapes",
@@ -35,14 +35,6 @@ __all__ = [
     "flipud", "hsplit", "hstack", "movedim", "moveaxis", "ravel", "rot90", "row_stack",
     "swapdims", "tensor_split", "tile", "unflatten", "vsplit", "vstack",
 ]
-
-
-def _dim(dim: int, ndim: int, name: str) -> int:
-    """``dim`` counted from 0, or an IndexError that names the function and the range."""
-    if not isinstance(dim, (int, np.integer)) or not -ndim <= dim < builtins.max(ndim, 1):
-        raise IndexError(f"{name}: dimension {dim!r} is out of range for a {ndim}-D tensor "
-                         f"(expected one in [{-ndim}, {builtins.max(ndim, 1) - 1}])")
-    return int(dim) % builtins.max(ndim, 1)
 
 
 # ------------------------------------------------------------------------------ joining
@@ -171,9 +163,9 @@ def hstack(tensors: Sequence[Tensor]) -> Tensor:
     >>> dl.hstack([dl.tensor([[1], [2]]), dl.tensor([[3], [4]])]).tolist()
     [[1, 3], [2, 4]]
     """
-    pieces = atleast_1d(list(tensors))
+    pieces = atleast_1d(tensor_sequence(tensors, "hstack"))
     pieces = pieces if isinstance(pieces, tuple) else (pieces,)
-    return F.cat(pieces, 0 if pieces[0].ndim == 1 else 1)
+    return F.cat(pieces, 0 if pieces and pieces[0].ndim == 1 else 1)
 
 
 def vstack(tensors: Sequence[Tensor]) -> Tensor:
@@ -195,7 +187,7 @@ def vstack(tensors: Sequence[Tensor]) -> Tensor:
     >>> dl.vstack([dl.tensor([1, 2]), dl.tensor([3, 4])]).tolist()
     [[1, 2], [3, 4]]
     """
-    pieces = atleast_2d(list(tensors))
+    pieces = atleast_2d(tensor_sequence(tensors, "vstack"))
     return F.cat(pieces if isinstance(pieces, tuple) else (pieces,), 0)
 
 
@@ -221,7 +213,7 @@ def dstack(tensors: Sequence[Tensor]) -> Tensor:
     >>> dl.dstack([dl.tensor([1, 2]), dl.tensor([3, 4])]).shape
     difflab.Size([1, 2, 2])
     """
-    pieces = atleast_3d(list(tensors))
+    pieces = atleast_3d(tensor_sequence(tensors, "dstack"))
     return F.cat(pieces if isinstance(pieces, tuple) else (pieces,), 2)
 
 
@@ -244,7 +236,7 @@ def column_stack(tensors: Sequence[Tensor]) -> Tensor:
     >>> dl.column_stack([dl.tensor([1, 2]), dl.tensor([3, 4])]).tolist()
     [[1, 3], [2, 4]]
     """
-    pieces = [tensor_of(x) for x in tensors]
+    pieces = [tensor_of(x) for x in tensor_sequence(tensors, "column_stack")]
     return F.cat([x.reshape(-1, 1) if x.ndim <= 1 else x for x in pieces], 1)
 
 
@@ -309,6 +301,13 @@ def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple
     tuple of Tensor
         Views of ``input``, gradients flowing back to it.
 
+    Raises
+    ------
+    ValueError
+        If the number of sections is not positive.
+    IndexError
+        If ``dim`` is out of range, or ``input`` is 0-d (it has no dimension to cut).
+
     Examples
     --------
     >>> import difflab as dl
@@ -316,7 +315,7 @@ def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple
     [[0, 1, 2], [3, 4]]
     """
     x = tensor_of(input)
-    dim = _dim(dim, x.ndim, "tensor_split")
+    dim = dim_index(dim, x.ndim, "tensor_split", zero_d_has_dim=False)
     length = x.shape[dim]
     if isinstance(indices_or_sections, (int, np.integer)):
         n = int(indices_or_sections)
@@ -332,7 +331,8 @@ def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple
 
 
 def _split_exactly(x: Tensor, sections: Any, dim: int, name: str) -> tuple:
-    if isinstance(sections, (int, np.integer)) and x.shape[dim] % int(sections):
+    if isinstance(sections, (int, np.integer)) and int(sections) > 0 and \
+            x.shape[dim] % int(sections):  # (0 or fewer: tensor_split says so)
         raise RuntimeError(f"{name}: dimension {dim} of size {x.shape[dim]} cannot be split "
                            f"into {sections} equal pieces; use dl.tensor_split for unequal ones")
     return tensor_split(x, sections, dim)
@@ -450,8 +450,8 @@ def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:  # noqa: A0
     if len(source) != len(destination):
         raise ValueError(f"movedim: {len(source)} source dimensions but "
                          f"{len(destination)} destinations; give one destination per source")
-    source = [_dim(d, x.ndim, "movedim") for d in source]
-    destination = [_dim(d, x.ndim, "movedim") for d in destination]
+    source = [dim_index(d, x.ndim, "movedim") for d in source]
+    destination = [dim_index(d, x.ndim, "movedim") for d in destination]
     if len(set(source)) < len(source) or len(set(destination)) < len(destination):
         raise ValueError("movedim: repeated dimension in source or destination")
     rest = iter(d for d in range(x.ndim) if d not in source)
@@ -596,8 +596,11 @@ def tile(input: Tensor, dims: Sequence[int]) -> Tensor:  # noqa: A002
     [3.0, 3.0]
     """
     x = tensor_of(input)
-    dims = tuple(dims)
-    if any(int(d) < 0 for d in dims):
+    if not isinstance(dims, (tuple, list)):
+        raise TypeError(f"tile: dims must be a tuple of ints (one count per dimension), got "
+                        f"{type(dims).__name__} {dims!r:.40}; e.g. tile(x, ({dims!r},))")
+    dims = tuple(int(d) for d in dims)
+    if any(d < 0 for d in dims):
         raise RuntimeError(f"tile: the repetitions must be non-negative, got {dims}")
     return x.repeat(*((1,) * (x.ndim - len(dims)) + dims))
 
@@ -700,7 +703,7 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:  #
     x = tensor_of(input)
     if len(dims) != 2:
         raise RuntimeError(f"rot90: dims must be two dimensions, got {tuple(dims)}")
-    d0, d1 = (_dim(d, x.ndim, "rot90") for d in dims)
+    d0, d1 = (dim_index(d, x.ndim, "rot90") for d in dims)
     if d0 == d1:
         raise RuntimeError(f"rot90: the two dims must differ, got {tuple(dims)}")
     turns = k % 4
@@ -762,7 +765,7 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:  # noqa:
     difflab.Size([2, 2, 3])
     """
     x = tensor_of(input)
-    dim = _dim(dim, x.ndim, "unflatten")
+    dim = dim_index(dim, x.ndim, "unflatten")
     sizes = tuple(int(n) for n in sizes)
     known = int(np.prod([n for n in sizes if n != -1]))
     if sizes.count(-1) > 1 or (-1 not in sizes and known != x.shape[dim]) or (

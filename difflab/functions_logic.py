@@ -42,7 +42,7 @@ def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noq
     Raises
     ------
     ValueError
-        If ``dim`` is out of range (NumPy's ``AxisError``, also an ``IndexError``).
+        If ``dim`` is out of range (PyTorch's "Dimension out of range").
 
     See Also
     --------
@@ -82,7 +82,7 @@ def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noq
     Raises
     ------
     ValueError
-        If ``dim`` is out of range (NumPy's ``AxisError``, also an ``IndexError``).
+        If ``dim`` is out of range (PyTorch's "Dimension out of range").
 
     See Also
     --------
@@ -483,7 +483,7 @@ def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
     Raises
     ------
     ValueError
-        If ``dim`` is out of range (NumPy's ``AxisError``, also an ``IndexError``).
+        If ``dim`` is out of range (PyTorch's "Dimension out of range").
 
     See Also
     --------

@@ -21,9 +21,9 @@ import numpy as np
 
 from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.creation import arange, eye, zeros
-from difflab.functions_joining import _dim, broadcast_shapes, movedim
+from difflab.functions_joining import broadcast_shapes, movedim
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import tensor_of
+from difflab.tensor_arguments import dim_index, tensor_of
 
 __all__ = [
     "addbmm", "addmm", "addmv", "addr", "cartesian_prod", "chain_matmul", "diag", "diag_embed",
@@ -61,7 +61,7 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:  # noqa:
     [2, 3, 4]
     """
     x = tensor_of(input)
-    dim = _dim(dim, x.ndim, "narrow")
+    dim = dim_index(dim, x.ndim, "narrow", zero_d_has_dim=False)
     size = x.shape[dim]
     begin = int(start) + size if int(start) < 0 else int(start)
     if not 0 <= begin <= size or length < 0 or begin + length > size:
@@ -94,7 +94,7 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:  # noqa: A002
     [1, 3]
     """
     x = tensor_of(input)
-    dim = _dim(dim, x.ndim, "select")
+    dim = dim_index(dim, x.ndim, "select")
     if not -x.shape[dim] <= index < x.shape[dim]:
         raise IndexError(f"select: index {index} is out of range for dimension {dim} "
                          f"of size {x.shape[dim]}")
@@ -155,7 +155,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     x, index = tensor_of(input), tensor_of(indices)
     if dim is None:
         return F.gather(x.reshape(-1), 0, index.reshape(-1))
-    dim = _dim(dim, x.ndim, "take_along_dim")
+    dim = dim_index(dim, x.ndim, "take_along_dim")
     if index.ndim != x.ndim:
         raise RuntimeError(f"take_along_dim: input has {x.ndim} dimensions and indices "
                            f"{index.ndim}; they must have the same number")
@@ -193,7 +193,7 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     [1, 4]
     """
     x = tensor_of(input)
-    d1, d2 = _dim(dim1, x.ndim, "diagonal"), _dim(dim2, x.ndim, "diagonal")
+    d1, d2 = dim_index(dim1, x.ndim, "diagonal"), dim_index(dim2, x.ndim, "diagonal")
     if d1 == d2:
         raise RuntimeError(f"diagonal: dim1 and dim2 must differ, both are {dim1}")
     moved = movedim(x, (d1, d2), (-2, -1))
@@ -249,6 +249,11 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     Tensor
         One dimension more than ``input``.
 
+    Raises
+    ------
+    IndexError
+        If ``input`` is 0-d (it has no last dimension to put on a diagonal).
+
     Examples
     --------
     >>> import difflab as dl
@@ -256,6 +261,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     [[1, 0], [0, 2]]
     """
     x = tensor_of(input)
+    dim_index(-1, x.ndim, "diag_embed", zero_d_has_dim=False)  # (a 0-d input has no diagonal)
     m, k = x.shape[-1], abs(offset)
     square = x.unsqueeze(-1) * eye(m, dtype=x.dtype, device=x.device)  # (..., m, m)
     if k:  # shift the square off the main diagonal: zero columns and rows around it
@@ -416,8 +422,8 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
         dims_a, dims_b = list(range(a.ndim - dims, a.ndim)), list(range(int(dims)))
     else:
         dims_a, dims_b = ([d] if isinstance(d, (int, np.integer)) else list(d) for d in dims)
-    dims_a = [_dim(d, a.ndim, "tensordot") for d in dims_a]
-    dims_b = [_dim(d, b.ndim, "tensordot") for d in dims_b]
+    dims_a = [dim_index(d, a.ndim, "tensordot") for d in dims_a]
+    dims_b = [dim_index(d, b.ndim, "tensordot") for d in dims_b]
     if len(dims_a) != len(dims_b) or any(a.shape[i] != b.shape[j]
                                          for i, j in zip(dims_a, dims_b)):
         raise RuntimeError(f"tensordot: contracted dimensions {dims_a} of {tuple(a.shape)} "

@@ -29,12 +29,12 @@ from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.autograd.engine import apply
 from difflab.creation import arange, full, ones, tensor, zeros
 from difflab.dtypes import bool_, int64
-from difflab.functions_indexing import _check_dim, _crop, _gather_index, scatter
-from difflab.functions_joining import _dim, movedim
+from difflab.functions_indexing import _crop, _gather_index, scatter
+from difflab.functions_joining import movedim
 from difflab.functions_selecting import _index_vector, nonzero
 from difflab.ops import structural
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import tensor_of
+from difflab.tensor_arguments import check_same_dtype, dim_index, tensor_of
 from difflab.tensor_inplace import _in_place
 
 __all__ = ["diagonal_scatter", "index_copy", "index_reduce", "scatter_reduce",
@@ -202,12 +202,10 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor,  # noqa:
     x, source = tensor_of(input), tensor_of(src)
     if reduce not in _REDUCTIONS:
         raise ValueError(f"scatter_reduce: reduce must be one of {_REDUCTIONS}, got {reduce!r}")
-    if source.dtype != x.dtype:
-        raise RuntimeError(f"scatter_reduce(): expected src's dtype ({source.dtype}) to equal "
-                           f"input's ({x.dtype}); convert with src.to(input.dtype)")
+    check_same_dtype("scatter_reduce", x, source, "src")
     if x.dtype.kind not in "fiu":
         raise TypeError(f"scatter_reduce: expected a floating or integer tensor, got {x.dtype}")
-    dim = _check_dim("scatter_reduce", dim, x.ndim)
+    dim = dim_index(dim, x.ndim, "scatter_reduce")
     checked = _gather_index("scatter_reduce", x, dim, index, source)
     idx = checked.array
     if idx.size == 0:
@@ -249,7 +247,7 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
         ``source`` (a repeated position keeps one of its slices, which one
         unspecified, as in PyTorch).
     source : Tensor
-        ``input``'s shape, except ``m`` along ``dim``; cast to ``input``'s dtype.
+        ``input``'s shape, except ``m`` along ``dim``, and ``input``'s dtype.
 
     Returns
     -------
@@ -261,7 +259,9 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     IndexError
         When ``dim`` is out of range, or ``index`` is not a 1-D integer tensor.
     RuntimeError
-        When ``source`` has the wrong shape, or an entry of ``index`` is out of range.
+        When ``source`` has the wrong shape or a dtype other than ``input``'s (as in
+        PyTorch: convert it with ``source.to(input.dtype)``), or an entry of ``index``
+        is out of range.
 
     See Also
     --------
@@ -296,10 +296,11 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     ([0.0, 20.0, 0.0], [30.0, 10.0])
     """
     x, src = tensor_of(input), tensor_of(source)
-    dim = _dim(dim, x.ndim, "index_copy")
+    check_same_dtype("index_copy", x, src)
+    dim = dim_index(dim, x.ndim, "index_copy")
     index = _index_vector(index, x.shape[dim] if x.ndim else 1, "index_copy")
     spread = _spread(x, dim, index, src, "index_copy")
-    return scatter(x, dim, spread, src.to(x.dtype) if src.dtype != x.dtype else src)
+    return scatter(x, dim, spread, src)
 
 
 def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor,  # noqa: A002
@@ -383,7 +384,8 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor,  # noqa
         raise ValueError(f"index_reduce: reduce must be 'prod', 'mean', 'amax' or 'amin', "
                          f"got {reduce!r}")
     x, src = tensor_of(input), tensor_of(source)
-    dim = _dim(dim, x.ndim, "index_reduce")
+    check_same_dtype("index_reduce", x, src)
+    dim = dim_index(dim, x.ndim, "index_reduce")
     index = _index_vector(index, x.shape[dim] if x.ndim else 1, "index_reduce")
     spread = _spread(x, dim, index, src, "index_reduce")
     return scatter_reduce(x, dim, spread, src, reduce, include_self=include_self)
@@ -455,7 +457,7 @@ def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor: 
     ([[0.0, 2.0], [0.0, 4.0]], [1.0, 3.0])
     """
     x = tensor_of(input)
-    dim = _dim(dim, x.ndim, "select_scatter")
+    dim = dim_index(dim, x.ndim, "select_scatter")
     size = x.shape[dim]
     if not -size <= index < size:
         raise IndexError(f"select_scatter: index {index} is out of range for dimension {dim} "
@@ -534,7 +536,7 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = 
     [2.0, 5.0]
     """
     x = tensor_of(input)
-    dim = _dim(dim, x.ndim, "slice_scatter")
+    dim = dim_index(dim, x.ndim, "slice_scatter")
     if step < 1:
         raise ValueError(f"slice_scatter: step must be positive, got {step}")
     where = (slice(None),) * dim + (slice(start, end, step),)
@@ -602,7 +604,7 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
     if x.ndim < 2:
         raise RuntimeError(f"diagonal_scatter: expected a tensor of at least 2 dimensions, "
                            f"got {x.ndim}")
-    d1, d2 = _dim(dim1, x.ndim, "diagonal_scatter"), _dim(dim2, x.ndim, "diagonal_scatter")
+    d1, d2 = (dim_index(d, x.ndim, "diagonal_scatter") for d in (dim1, dim2))
     if d1 == d2:
         raise RuntimeError(f"diagonal_scatter: dim1 and dim2 must differ, both are {dim1}")
     moved = movedim(x, (d1, d2), (-2, -1))  # (the diagonal's two dimensions last)

@@ -21,10 +21,9 @@ from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.creation import arange, full_like
 from difflab.dtypes import bool_
 from difflab.functions_indexing import checked_index
-from difflab.functions_joining import _dim
 from difflab.functions_picking import meshgrid
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import tensor_of
+from difflab.tensor_arguments import check_same_dtype, dim_index, tensor_of
 from difflab.tensor_inplace import _in_place
 
 __all__ = ["argwhere", "index_add", "index_fill", "index_put", "masked_select", "nonzero"]
@@ -155,7 +154,9 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *,  # noqa
     IndexError
         When ``dim`` is out of range, or ``index`` is not a 1-D integer tensor.
     RuntimeError
-        When ``source`` has the wrong shape, or an entry of ``index`` is out of range.
+        When ``source`` has the wrong shape or a dtype other than ``input``'s (as in
+        PyTorch: convert it with ``source.to(input.dtype)``), or an entry of ``index``
+        is out of range.
 
     See Also
     --------
@@ -192,7 +193,8 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *,  # noqa
     [[1.5, 1.5], [1.5, 1.5]]
     """
     x, src = tensor_of(input), tensor_of(source)
-    dim = _dim(dim, x.ndim, "index_add")
+    check_same_dtype("index_add", x, src)
+    dim = dim_index(dim, x.ndim, "index_add")
     index = _index_vector(index, x.shape[dim] if x.ndim else 1, "index_add")
     expected = tuple(x.shape[:dim]) + (index.shape[0],) + tuple(x.shape[dim + 1:])
     if tuple(src.shape) != expected:
@@ -264,7 +266,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:  #
     ([1.0, 0.0, 0.0], 2.0)
     """
     x = tensor_of(input)
-    dim = _dim(dim, x.ndim, "index_fill")
+    dim = dim_index(dim, x.ndim, "index_fill")
     size = x.shape[dim] if x.ndim else 1
     index = _check_range(_index_vector(index, size, "index_fill"), size, "index_fill", dim)
     # position j along dim is filled when it equals some index: a comparison table

@@ -23,10 +23,10 @@ from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.creation import arange, full_like, tensor
 from difflab.dtypes import int64
 from difflab.functions_indexing import checked_index
-from difflab.functions_joining import _dim, movedim
+from difflab.functions_joining import movedim
 from difflab.functions_math import logaddexp
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import tensor_of
+from difflab.tensor_arguments import dim_index, tensor_of
 
 __all__ = ["combinations", "logcumsumexp", "nanquantile", "quantile", "renorm",
            "repeat_interleave", "unravel_index"]
@@ -44,7 +44,7 @@ def _quantile(x: Tensor, q: Any, dim: int | None, keepdim: bool, interpolation: 
         raise ValueError(f"{name}: q must be a number or a 1-D tensor of numbers in [0, 1]")
     if not x.dtype.is_floating_point:
         raise TypeError(f"{name} expects a floating-point input, got {x.dtype}")
-    data = x.reshape(-1) if dim is None else movedim(x, _dim(dim, x.ndim, name), -1)
+    data = x.reshape(-1) if dim is None else movedim(x, dim_index(dim, x.ndim, name), -1)
     if data.shape[-1] == 0:
         raise IndexError(f"{name} of an empty tensor is undefined")
     ordered = F.sort(data, dim=-1).values  # (nan sorts last)
@@ -65,7 +65,7 @@ def _quantile(x: Tensor, q: Any, dim: int | None, keepdim: bool, interpolation: 
     out = F.where(missing, full_like(out, float("nan")), out)
     if keepdim:  # the reduced dimension back, with size 1 (all of them for dim=None)
         out = out.reshape((1,) * x.ndim + out.shape[-1:]) if dim is None else \
-            out.unsqueeze(_dim(dim, x.ndim, name))
+            out.unsqueeze(dim_index(dim, x.ndim, name))
     out = movedim(out, -1, 0)  # (Q, ...): the levels first, as PyTorch
     return out[0] if qs.ndim == 0 else out
 
@@ -162,7 +162,7 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:  # noqa: A002
     x = tensor_of(input)
     if x.ndim == 0:
         return x.clone()
-    dim = _dim(dim, x.ndim, "logcumsumexp")
+    dim = dim_index(dim, x.ndim, "logcumsumexp")
     running = x.select(dim, 0)
     steps = [running]
     for k in range(1, x.shape[dim]):
@@ -201,7 +201,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa
         raise RuntimeError("renorm needs a tensor with at least 1 dimension")
     if maxnorm < 0:
         raise RuntimeError(f"renorm: maxnorm must be non-negative, got {maxnorm}")
-    dim = _dim(dim, x.ndim, "renorm")
+    dim = dim_index(dim, x.ndim, "renorm")
     rows = movedim(x, dim, 0).reshape(x.shape[dim], -1)
     norms = F.norm(rows, p, 1)
     scale = F.where(norms > maxnorm, maxnorm / (norms + 1e-7), F.ones_like(norms))
@@ -243,12 +243,12 @@ def repeat_interleave(input: Tensor, repeats: Any = None, dim: int | None = None
     [[1, 2], [3, 4], [3, 4]]
     """
     if repeats is None:  # repeat_interleave(counts): the indices, each count times
-        counts = tensor_of(input)
+        counts = tensor_of(input).reshape(-1)  # (a 0-d count: one index, as in PyTorch)
         return repeat_interleave(arange(counts.shape[0], device=counts.device), counts, 0)
     x = tensor_of(input)
     if dim is None:
         x, dim = x.reshape(-1), 0
-    dim = _dim(dim, x.ndim, "repeat_interleave")
+    dim = dim_index(dim, x.ndim, "repeat_interleave", zero_d_has_dim=False)
     size = x.shape[dim]
     if isinstance(repeats, Tensor) and repeats.numel() != 1:
         counts = np.asarray(repeats.tolist(), dtype=np.int64).reshape(-1)

@@ -18,7 +18,7 @@ from difflab import backend
 from difflab.autograd.engine import apply
 from difflab.ops import structural
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import promote_all, tensor_of, write_out
+from difflab.tensor_arguments import dim_index, promote_all, tensor_of, tensor_sequence, write_out
 
 
 def swapaxes(input: Any, axis0: int, axis1: int) -> Any:  # noqa: A002
@@ -229,7 +229,7 @@ def flip(input: Any, dims: Any) -> Any:  # noqa: A002  (PyTorch's keyword)
     Raises
     ------
     ValueError
-        If a dimension is out of range (NumPy's ``AxisError``, also an ``IndexError``).
+        If a dimension is out of range (PyTorch's "Dimension out of range").
 
     See Also
     --------
@@ -303,24 +303,29 @@ def cat(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None,
     dim = dim if axis is None else axis
     if out is not None:
         return write_out(out, cat(tensors, dim))
-    tensors = list(tensors)
+    tensors = tensor_sequence(tensors, "cat")
     if not tensors:
         raise ValueError("cat() needs a non-empty sequence of tensors")
     if not builtins.any(isinstance(t, Tensor) for t in tensors):  # arrays or Duals: no tape
         return backend.array_module(tensors[0]).concatenate(tensors, axis=dim)
     ndim = tensor_of(tensors[0]).ndim
+    for i, t in enumerate(tensors):
+        if tensor_of(t).ndim == 0:
+            raise RuntimeError(f"cat: zero-dimensional tensor (at position {i}) cannot be "
+                               f"concatenated; use stack, or reshape each to 1-D first")
+    dim = dim_index(dim, ndim, "cat")
     for i, t in enumerate(tensors[1:], 1):
         t = tensor_of(t)
         if t.ndim != ndim or builtins.any(
             a != b for k, (a, b) in enumerate(zip(t.shape, tensor_of(tensors[0]).shape))
-            if k != dim % ndim
+            if k != dim
         ):
             raise ValueError(
                 f"cat: sizes of tensors must match except in dimension {dim}; tensor 0 has "
                 f"shape {tuple(tensor_of(tensors[0]).shape)}, tensor {i} has shape "
                 f"{tuple(t.shape)}"
             )
-    return apply(structural.Concatenate, *promote_all(tensors), axis=dim % ndim)
+    return apply(structural.Concatenate, *promote_all(tensors), axis=dim)
 
 
 concatenate = cat
@@ -358,7 +363,7 @@ def stack(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None,
     dim = dim if axis is None else axis
     if out is not None:
         return write_out(out, stack(tensors, dim))
-    tensors = list(tensors)
+    tensors = tensor_sequence(tensors, "stack")
     if tensors and not builtins.any(isinstance(t, Tensor) for t in tensors):  # arrays or Duals
         return backend.array_module(tensors[0]).stack(tensors, axis=dim)
     tensors = [tensor_of(t) for t in tensors]
@@ -371,7 +376,7 @@ def stack(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None,
                 f"stack expects each tensor to be equal size, but got {tuple(shape)} at "
                 f"entry 0 and {tuple(t.shape)} at entry {i}"
             )
-    dim = dim % (len(shape) + 1)
+    dim = dim_index(dim, len(shape) + 1, "stack")
     return cat([t.unsqueeze(dim) for t in tensors], dim)
 
 
@@ -383,8 +388,8 @@ def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
     x : Tensor
         The values.
     split_size_or_sections : int or sequence of int
-        An int: the size of each piece (the last one gets what is left).  A sequence:
-        the size of each piece, adding up to ``x.shape[dim]``.
+        An int (Python's or NumPy's): the size of each piece (the last one gets what
+        is left).  A sequence: the size of each piece, adding up to ``x.shape[dim]``.
     dim : int, default 0
         The dimension to cut along (negative counts from the end).
 
@@ -397,9 +402,12 @@ def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
     Raises
     ------
     ValueError
-        If the size is not positive, or the sizes do not add up to ``x.shape[dim]``.
+        If the size is not positive, a size in the sequence is negative, or the sizes
+        do not add up to ``x.shape[dim]``.
     IndexError
         If ``dim`` is out of range (or ``x`` is 0-d).
+    TypeError
+        If ``dim`` is not an int, or the sizes neither an int nor a list of ints.
 
     See Also
     --------
@@ -425,22 +433,24 @@ def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
     >>> x.grad
     tensor([2., 1., 1., 1.])
     """
-    n = x.ndim
-    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or not -n <= dim < n:
-        expected = f"an int in [{-n}, {n - 1}]" if n else "a tensor with dimensions"
-        raise IndexError(
-            f"split: dim {dim!r} is out of range for a tensor of shape {tuple(x.shape)} "
-            f"(expected {expected})"
-        )
+    dim = dim_index(dim, x.ndim, "split", zero_d_has_dim=False)
     length = x.shape[dim]
-    if isinstance(split_size_or_sections, int):
+    if isinstance(split_size_or_sections, (int, np.integer)) and not isinstance(
+            split_size_or_sections, bool):  # (a NumPy integer is one size, not a list)
+        split_size_or_sections = int(split_size_or_sections)
         if split_size_or_sections <= 0:
-            raise ValueError("split size must be positive")
+            raise ValueError(f"split: split_size must be a positive int, got "
+                             f"{split_size_or_sections}")
         sizes = [split_size_or_sections] * (length // split_size_or_sections)
         if length % split_size_or_sections or not length:  # (an empty dim: one empty piece)
             sizes.append(length % split_size_or_sections)
     else:
-        sizes = list(split_size_or_sections)
+        if not isinstance(split_size_or_sections, (list, tuple, Tensor, np.ndarray)):
+            raise TypeError(f"split: split_size_or_sections must be an int or a list of ints, "
+                            f"got {type(split_size_or_sections).__name__}")
+        sizes = [int(n) for n in split_size_or_sections]
+        if builtins.min(sizes, default=0) < 0:
+            raise ValueError(f"split: the sizes {sizes} must not be negative")
         if builtins.sum(sizes) != length:
             raise ValueError(
                 f"split sizes {sizes} add up to {builtins.sum(sizes)}, but dimension {dim} "
@@ -503,5 +513,6 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
     """
     if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)) or chunks <= 0:
         raise ValueError(f"chunk: chunks must be a positive int, got {chunks!r}")
+    dim = dim_index(dim, x.ndim, "chunk", zero_d_has_dim=False)
     size = builtins.max(-(-x.shape[dim] // chunks), 1)
     return split(x, size, dim)

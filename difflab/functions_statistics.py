@@ -17,7 +17,7 @@ from difflab.creation import full, full_like, ones_like, zeros_like
 from difflab.dtypes import get_default_dtype, int64
 from difflab.functions_picking import diagonal
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import MinMax, tensor_of
+from difflab.tensor_arguments import MinMax, dim_index, tensor_of
 
 __all__ = [
     "aminmax", "bucketize", "cdist", "corrcoef", "cov", "cummax", "cummin", "dist", "kthvalue",
@@ -215,7 +215,7 @@ def msort(input: Tensor) -> Tensor:  # noqa: A002
     return F.sort(tensor_of(input), dim=0).values
 
 
-def _pick_sorted(x: Tensor, dim: Any, keepdim: bool, position: Any) -> Any:
+def _pick_sorted(x: Tensor, dim: Any, keepdim: bool, position: Any, name: str) -> Any:
     """The ``position``-th smallest along ``dim`` (all dims flattened when None), with its
     index: ``position(sorted_values, size)`` gives the position, possibly per slice."""
     if dim is None:
@@ -225,7 +225,9 @@ def _pick_sorted(x: Tensor, dim: Any, keepdim: bool, position: Any) -> Any:
         ordered = F.sort(flat, dim=0)
         where = position(ordered.values.unsqueeze(0), flat.shape[0], 1).reshape(1)
         return F.gather(ordered.values, 0, where).reshape(())
-    dim = dim % max(x.ndim, 1)
+    dim = dim_index(dim, x.ndim, name)
+    if x.ndim == 0:  # (one value: it is its own median, at index 0, as in PyTorch)
+        return MinMax((x.clone(), full_like(x, 0, dtype=int64)))
     if x.shape[dim] == 0:
         raise IndexError(f"cannot pick an order statistic along dimension {dim} of size 0")
     ordered = F.sort(x, dim=dim)
@@ -275,7 +277,8 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     >>> dl.median(dl.tensor([[1, 5, 3]]), dim=1).indices.tolist()
     [2]
     """
-    return _pick_sorted(tensor_of(input), dim, keepdim, _median_position(ignore_nan=False))
+    return _pick_sorted(tensor_of(input), dim, keepdim, _median_position(ignore_nan=False),
+                        "median")
 
 
 def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:  # noqa: A002
@@ -301,7 +304,8 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> A
     >>> dl.nanmedian(dl.tensor([float("nan"), 3.0, 1.0])).item()
     1.0
     """
-    return _pick_sorted(tensor_of(input), dim, keepdim, _median_position(ignore_nan=True))
+    return _pick_sorted(tensor_of(input), dim, keepdim, _median_position(ignore_nan=True),
+                        "nanmedian")
 
 
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any:  # noqa: A002
@@ -330,7 +334,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
     4.0
     """
     x = tensor_of(input)
-    size = x.shape[dim % max(x.ndim, 1)] if x.ndim else 1
+    size = x.shape[dim_index(dim, x.ndim, "kthvalue")] if x.ndim else 1
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue: k = {k} is out of range for a dimension of size {size} "
                            f"(k counts from 1)")
@@ -340,7 +344,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
         shape[dim] = 1
         return full(shape, k - 1, dtype=int64, device=ordered.device)
 
-    return _pick_sorted(x if x.ndim else x.reshape(1), dim, keepdim, position)
+    return _pick_sorted(x if x.ndim else x.reshape(1), dim, keepdim, position, "kthvalue")
 
 
 # ----------------------------------------------------------------------------- distances
@@ -515,6 +519,13 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None,
     Tensor
         ``y`` with ``dim`` integrated away; differentiable in ``y`` and ``x``.
 
+    Raises
+    ------
+    TypeError
+        If both ``x`` and ``dx`` are given, or ``x`` is a number (pass it as ``dx``).
+    IndexError
+        If ``dim`` is out of range, or ``y`` is 0-d.
+
     Examples
     --------
     >>> import difflab as dl
@@ -524,7 +535,10 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None,
     y = tensor_of(y)
     if x is not None and dx is not None:
         raise TypeError("trapezoid takes x or dx, not both")
-    n = y.shape[dim]
+    if x is not None and not hasattr(x, "shape"):
+        raise TypeError(f"trapezoid: x must be a tensor of sample points, got "
+                        f"{type(x).__name__}; for an even spacing pass dx={x!r}")
+    n = y.shape[dim_index(dim, y.ndim, "trapezoid", zero_d_has_dim=False)]
     if n < 2:
         return (y * 0).sum(dim)
     left, right = y.narrow(dim, 0, n - 1), y.narrow(dim, 1, n - 1)
@@ -617,12 +631,12 @@ def bucketize(input: Any, boundaries: Tensor, *, right: bool = False) -> Tensor:
     return searchsorted(edges, input, right=right)
 
 
-def _cumulative_extreme(x: Tensor, dim: int, better: Any) -> MinMax:
+def _cumulative_extreme(x: Tensor, dim: int, better: Any, name: str) -> MinMax:
     """Running maximum or minimum along ``dim`` with the index where it was reached:
     one step per position (values_k = pick(values_{k-1}, x_k)), so the gradient goes to
     the entry that is the running extreme, as in PyTorch."""
     x = tensor_of(x)
-    dim = dim % max(x.ndim, 1)
+    dim = dim_index(dim, x.ndim, name)
     if x.ndim == 0:
         return MinMax((x.clone(), full_like(x, 0, dtype=int64)))
     values, indices = [], []
@@ -662,7 +676,7 @@ def cummax(input: Tensor, dim: int) -> MinMax:  # noqa: A002
     >>> dl.cummax(dl.tensor([1.0, 3.0, 2.0, 5.0]), 0).values.tolist()
     [1.0, 3.0, 3.0, 5.0]
     """
-    return _cumulative_extreme(input, dim, lambda a, b: a > b)
+    return _cumulative_extreme(input, dim, lambda a, b: a > b, "cummax")
 
 
 def cummin(input: Tensor, dim: int) -> MinMax:  # noqa: A002
@@ -686,7 +700,7 @@ def cummin(input: Tensor, dim: int) -> MinMax:  # noqa: A002
     >>> dl.cummin(dl.tensor([3.0, 1.0, 2.0]), 0).indices.tolist()
     [0, 1, 1]
     """
-    return _cumulative_extreme(input, dim, lambda a, b: a < b)
+    return _cumulative_extreme(input, dim, lambda a, b: a < b, "cummin")
 
 
 # Tensor methods: the functions themselves (attached here: the tensor module does not

@@ -37,7 +37,9 @@ from difflab import backend, dtypes
 from difflab.dtypes import _Defaults, bool_, float16, float32, float64, int16, int32, int64, uint8
 from difflab.tensor_arguments import (
     Size,
+    dim_index,
     promote,
+    require_tensor,
     to_arguments,
     to_array,
     unary_operand,
@@ -408,7 +410,9 @@ class Tensor(TensorMethods, InPlaceMethods):
         >>> x.size(), x.size(0), x.size(-1)
         (difflab.Size([2, 3]), 2, 3)
         """
-        return Size(self.array.shape) if dim is None else self.array.shape[dim]
+        if dim is None:
+            return Size(self.array.shape)
+        return self.array.shape[dim_index(dim, self.ndim, "size", zero_d_has_dim=False)]
 
     def numel(self) -> Any:
         """The number of elements: the product of the shape (1 for a 0-d tensor).
@@ -1644,6 +1648,11 @@ class Tensor(TensorMethods, InPlaceMethods):
         Tensor
             self if the dtypes agree already; else the converted copy.
 
+        Raises
+        ------
+        TypeError
+            If ``other`` is not a tensor (a number has no dtype of its own to take).
+
         See Also
         --------
         difflab.Tensor.to : convert to a dtype or device.
@@ -1655,7 +1664,7 @@ class Tensor(TensorMethods, InPlaceMethods):
         >>> dl.tensor([1, 2]).type_as(weights)
         tensor([1., 2.], dtype=difflab.float64)
         """
-        return self.to(other.dtype)
+        return self.to(require_tensor(other, "type_as").dtype)
 
     def is_floating_point(self) -> bool:
         """Whether the dtype is a floating-point one (float16, bfloat16, float32, float64).
@@ -1801,7 +1810,9 @@ class Tensor(TensorMethods, InPlaceMethods):
         ((3, 1), 1)
         """
         steps = tuple(s // self.array.dtype.itemsize for s in self.array.strides)
-        return steps if dim is None else steps[dim]
+        if dim is None:
+            return steps
+        return steps[dim_index(dim, self.ndim, "stride", zero_d_has_dim=False)]
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
         """True when the values lie in row-major order without gaps (a transpose is not).

@@ -245,11 +245,138 @@ def shape_args(shape: Sequence[Any]) -> tuple:
     return tuple(int(n) for n in shape)
 
 
-def as_axes(dim: Any) -> Any:
-    """``dim`` as primitives take axes: None, an int, or a tuple of ints."""
-    if dim is None or isinstance(dim, int):
+def dim_index(dim: Any, ndim: int, name: str, *, zero_d_has_dim: bool = True) -> int:
+    """``dim`` as a non-negative axis of an ``ndim``-axis tensor: the one check of a dim.
+
+    Negative dims count from the end, and a 0-d tensor takes dim 0 or -1, as in
+    PyTorch.  Every function and method that reads one dim calls this, so each
+    gives the same clear error instead of NumPy's or Python's
+    ``tuple index out of range``.
+
+    Parameters
+    ----------
+    dim : int
+        The dimension asked for (a Python or NumPy integer).
+    ndim : int
+        How many dimensions the tensor has.
+    name : str
+        The function or method, named at the start of the error.
+    zero_d_has_dim : bool, default True
+        Whether a 0-d tensor takes dim 0 and -1 (a reduction does); ``False`` for
+        what reads the length or the pieces of a dim (``size``, ``stride``,
+        ``unbind``, ``split``), which a 0-d tensor does not have.
+
+    Returns
+    -------
+    int
+        ``dim`` in ``[0, max(ndim, 1))``.
+
+    Raises
+    ------
+    TypeError
+        If ``dim`` is not an integer (a bool is not one).
+    IndexError
+        If ``dim`` is outside ``[-max(ndim, 1), max(ndim, 1) - 1]`` (PyTorch's
+        "Dimension out of range"), or the tensor is 0-d and ``zero_d_has_dim`` is False.
+
+    Examples
+    --------
+    >>> from difflab.tensor_arguments import dim_index
+    >>> dim_index(-1, 3, "sum"), dim_index(0, 0, "sum")
+    (2, 0)
+    >>> dim_index(5, 2, "size")
+    Traceback (most recent call last):
+    ...
+    IndexError: size: Dimension out of range (expected to be in range of [-2, 1], but got 5)
+    """
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"{name}: dim must be an int, got {type(dim).__name__} {dim!r}")
+    n = max(ndim, 1) if zero_d_has_dim else ndim
+    if not -n <= dim < n:
+        raise IndexError(f"{name}: {_engine.dim_out_of_range(dim, n)}")
+    return int(dim) % n
+
+
+def check_same_dtype(name: str, input: Any, source: Any, what: str = "source") -> None:  # noqa: A002
+    """Refuse a ``source`` whose dtype is not ``input``'s, as PyTorch's scatter family does.
+
+    Writing float64 values into a float32 tensor would round them without a word;
+    PyTorch raises instead, and so does every difflab function that writes one
+    tensor's values into another's slots (``index_copy``, ``index_add``, ...).
+
+    Parameters
+    ----------
+    name : str
+        The function, named at the start of the error.
+    input, source : Tensor
+        The tensor written into, and the one whose values are written.
+    what : str, default "source"
+        ``source``'s parameter name, for the error.
+
+    Raises
+    ------
+    RuntimeError
+        If the two dtypes differ; the message says how to convert.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.tensor_arguments import check_same_dtype
+    >>> check_same_dtype("index_copy", dl.zeros(2), dl.ones(2, dtype=dl.float64))
+    Traceback (most recent call last):
+    ...
+    RuntimeError: index_copy(): expected source's dtype (difflab.float64) to equal input's ...
+    """
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"{name}(): expected {what}'s dtype ({source.dtype}) to equal "
+                           f"input's ({input.dtype}); convert with {what}.to(input.dtype)")
+
+
+def tensor_sequence(tensors: Any, name: str) -> list:
+    """``tensors`` (a list, tuple or other iterable of tensors) as a list, refusing one
+    tensor or array: iterating over it would give its rows (``cat(x)`` would join
+    ``x``'s rows, silently), as PyTorch refuses it too."""
+    if isinstance(tensors, _engine.Tensor) or hasattr(tensors, "__array__") or \
+            tensors is None or isinstance(tensors, str):
+        raise TypeError(f"{name}: expected a sequence of tensors, got "
+                        f"{type(tensors).__name__}; pass a list, e.g. {name}([x, y])")
+    return list(tensors)
+
+
+def new_shape(size: Sequence[Any], name: str) -> tuple:
+    """The shape of a tensor to create, from ``f(2, 3)`` or ``f((2, 3))``: every size
+    non-negative (NumPy's "negative dimensions are not allowed" named neither the call
+    nor the size; the ValueError that ``zeros`` and ``empty`` document, with PyTorch's
+    words)."""
+    shape = shape_args(size)
+    if any(n < 0 for n in shape):
+        raise ValueError(f"{name}: Trying to create tensor with negative dimension "
+                         f"{min(shape)}: {list(shape)}; every size must be 0 or more")
+    return shape
+
+
+def require_tensor(value: Any, name: str, what: str = "other") -> Any:
+    """``value`` itself if it has a shape (a tensor, an array, a dual number), else the
+    TypeError PyTorch gives for a number or a list where a tensor must be passed (it had
+    no ``.shape`` to read: an AttributeError that named nothing)."""
+    if not hasattr(value, "shape") or isinstance(value, np.generic):
+        raise TypeError(f"{name}(): argument '{what}' must be a Tensor, not "
+                        f"{type(value).__name__}; make one with difflab.tensor(...)")
+    return value
+
+
+def as_axes(dim: Any, name: str = "reduction") -> Any:
+    """``dim`` as primitives take axes: None, an int, or a tuple of ints (a TypeError
+    naming ``name`` for anything else, as ``sum(dim=1.5)``)."""
+    if dim is None or isinstance(dim, int) and not isinstance(dim, bool):
         return dim
-    return tuple(dim)
+    if isinstance(dim, np.integer):
+        return int(dim)
+    if isinstance(dim, (tuple, list)) and all(
+            isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in dim):
+        return tuple(int(d) for d in dim)
+    raise TypeError(f"{name}: dim must be an int or a tuple of ints, got "
+                    f"{type(dim).__name__} {dim!r:.40}")
 
 
 def element_count(shape: tuple, dims: Any) -> Any:
@@ -261,7 +388,7 @@ def element_count(shape: tuple, dims: Any) -> Any:
         return n
     n = 1
     for d in (dims,) if isinstance(dims, int) else dims:
-        n *= shape[d]
+        n *= shape[d] if shape else 1  # (a 0-d tensor's dim 0 holds its one element)
     return n
 
 
@@ -292,7 +419,11 @@ def tensor_of(x: Any) -> Tensor:
     """``x`` itself if it is a Tensor, else a Tensor around its array (no gradient)."""
     if isinstance(x, _engine.Tensor):
         return x
-    return _engine.Tensor._wrap(backend.array_module(x).asarray(x))
+    array = backend.array_module(x).asarray(x)
+    if array.dtype.kind in "OUS":  # (None, strings, ragged lists: no tensor holds them)
+        raise TypeError(f"expected a tensor, a number or an array of numbers, got "
+                        f"{type(x).__name__} {x!r:.60}")
+    return _engine.Tensor._wrap(array)
 
 
 def write_out(out: Tensor | None, result: Any) -> Any:

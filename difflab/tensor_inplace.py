@@ -48,7 +48,9 @@ _RETURNS = """Tensor
 
 _RAISES = """RuntimeError
     While gradients are recorded (outside ``no_grad()``): when ``self`` is a leaf
-    that requires grad, or a view of a tensor that is part of a graph."""
+    that requires grad, or a view of a tensor that is part of a graph.  Always:
+    when the new values do not fit ``self``'s shape (an in-place result cannot
+    grow ``self``: ``x.add_(y)`` needs ``x + y`` of ``x``'s shape)."""
 
 _NOTES = """In place: the new values are written into ``self``'s memory (a view of it
 sees them too) and ``self``'s version counter goes up by one.  Autograd's rules
@@ -101,6 +103,8 @@ class InPlaceMethods:
     def _set(self, index: Any, value: Any, name: str) -> None:
         """``self[index] = value``, kept to the in-place rules; ``name`` is the operation
         an error names (``x.abs_()`` writes with ``self[...] = ...``)."""
+        if index is Ellipsis:  # (the whole tensor: copy_, fill_, add_, ...)
+            self._check_fits(value, name)
         index = index_arrays(index)
         value_tensor = value if is_tensor(value) else None
         records = _State.enabled and (
@@ -120,8 +124,29 @@ class InPlaceMethods:
         else:
             if backend.is_gpu_array(self.array):  # (CuPy would wrap an index out of range)
                 _structural.check_on_device(index, self.array.shape)
-            self.array[index] = unwrap(value)
+            try:
+                self.array[index] = unwrap(value)
+            except ValueError as exc:  # (NumPy's words name neither the call nor the fix)
+                if "broadcast" not in str(exc):  # (a value that is no number, ...)
+                    raise ValueError(f"{name}: {exc}") from None
+                raise RuntimeError(f"{name}: shape mismatch: {exc}; give a value whose shape "
+                                   f"broadcasts to the indexed part's") from None
         self._version[0] += 1
+
+    def _check_fits(self, value: Any, name: str) -> None:
+        """The RuntimeError (PyTorch's, as the other in-place writes') of a write into the
+        whole tensor whose ``value`` does not broadcast to ``self``'s shape (the tensor
+        keeps its shape: an in-place result cannot grow)."""
+        shape, target = tuple(np.shape(unwrap(value))), tuple(self.shape)
+        try:
+            fits = np.broadcast_shapes(shape, target) == target
+        except ValueError:
+            fits = False
+        if not fits:
+            raise RuntimeError(
+                f"{name}: cannot write a value of shape {shape} into this tensor of shape "
+                f"{target} (an in-place write keeps the shape); give one that broadcasts "
+                f"to {target}")
 
     # ---------------------------------------------------------------- in place
     def _check_inplace(self, name: str, records: bool) -> None:
@@ -188,6 +213,7 @@ class InPlaceMethods:
         recorder = _GraphRecorder.active
         if records:
             result = _apply(op, self._snapshot(), unwrap_operand(other))
+            self._check_fits(result, name)
             if recorder is not None:
                 recorder.written(self, result)
             self._rebase(result)
@@ -371,6 +397,12 @@ class InPlaceMethods:
             The value, cast to ``self``'s dtype.  A 0-d tensor that requires grad
             gets the sum of the gradient of every entry.
 
+        Raises
+        ------
+        RuntimeError
+            If ``value`` has dimensions (as in PyTorch): to write a tensor of values use
+            :meth:`difflab.Tensor.copy_`.
+
         Examples
         --------
         >>> import difflab as dl
@@ -379,6 +411,10 @@ class InPlaceMethods:
         >>> dl.zeros(2, dtype=dl.int64).fill_(7.9).tolist()
         [7, 7]
         """
+        if np.ndim(unwrap(value)):
+            raise RuntimeError(
+                f"fill_: the value must be a number or a 0-d tensor, got one of shape "
+                f"{tuple(np.shape(unwrap(value)))}; to write a tensor of values use copy_")
         return self._fill(value, "fill_")
 
     def _fill(self, value: Any, name: str) -> Tensor:
@@ -398,11 +434,6 @@ class InPlaceMethods:
         ----------
         src : Tensor or array_like
             The values, broadcastable to ``self``'s shape.
-
-        Raises
-        ------
-        ValueError
-            When ``src`` does not broadcast to ``self``'s shape.
 
         See Also
         --------

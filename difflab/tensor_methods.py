@@ -24,11 +24,14 @@ from difflab.ops import structural as _structural
 from difflab.tensor_arguments import (
     MinMax,
     as_axes,
+    dim_index,
     element_count,
     index_arrays,
     is_tensor,
+    new_shape,
     operand,
     promote,
+    require_tensor,
     shape_args,
     unwrap,
     unwrap_operand,
@@ -252,7 +255,7 @@ class TensorMethods:
         >>> x.equal(dl.tensor([[1.0, 2.0]]))  # another shape, even if it broadcasts
         False
         """
-        if self.shape != other.shape:
+        if self.shape != require_tensor(other, "equal").shape:
             return False
         same = _apply(_ops.PRIMITIVES["eq"], self, other)
         return bool(_apply(_ops.PRIMITIVES["all"], same))
@@ -417,7 +420,7 @@ class TensorMethods:
         """
         dim = axis if dim is None else dim
         keepdim = keepdims if keepdims is not None else keepdim
-        out = _apply(_structural.Sum, self, axis=as_axes(dim), keepdims=keepdim)
+        out = _apply(_structural.Sum, self, axis=as_axes(dim, "sum"), keepdims=keepdim)
         return out if dtype is None else out.to(dtype)
 
     def mean(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
@@ -432,7 +435,7 @@ class TensorMethods:
             raise RuntimeError(
                 f"mean() needs a floating point tensor, got {self.dtype}: call .float() first"
             )
-        return _apply(_structural.Mean, self, axis=as_axes(dim), keepdims=keepdim)
+        return _apply(_structural.Mean, self, axis=as_axes(dim, "mean"), keepdims=keepdim)
 
     def var(self, dim: Any = None, keepdim: bool = False, unbiased: bool = True, *,
             correction: Any = None) -> Tensor:
@@ -492,7 +495,7 @@ class TensorMethods:
         """
         correction = (1 if unbiased else 0) if correction is None else correction
         centered = self - self.mean(dim, keepdim=True)
-        count = element_count(self.shape, as_axes(dim))
+        count = element_count(self.shape, as_axes(dim, "var"))
         return (centered * centered).sum(dim, keepdim) / max(count - correction, 0)
 
     def std(self, dim: Any = None, keepdim: bool = False, unbiased: bool = True, *,
@@ -583,6 +586,13 @@ class TensorMethods:
             return self.abs().sum(dim, keepdim)
         if p in (float("inf"), "inf"):
             return self.abs().amax(dim, keepdim)
+        if p in (float("-inf"), "-inf"):
+            return self.abs().amin(dim, keepdim)
+        if isinstance(p, str):
+            raise ValueError(f"norm: p must be a number, 'fro' or 'inf', got {p!r}; for the "
+                             f"nuclear norm use difflab.linalg.matrix_norm(x, 'nuc')")
+        if p == 0:  # (the count of nonzero entries: 1/p would divide by zero)
+            return (self != 0).to(self.dtype).sum(dim, keepdim)
         return (self.abs() ** p).sum(dim, keepdim) ** (1.0 / p)
 
     # ----------------------------------------------------------- linear algebra
@@ -598,7 +608,7 @@ class TensorMethods:
 
         See :func:`difflab.mm`.
         """
-        if self.ndim != 2 or other.ndim != 2:
+        if require_tensor(other, "mm", "mat2").ndim != 2 or self.ndim != 2:
             raise RuntimeError(
                 f"mm expects two matrices, got shapes {tuple(self.shape)} and "
                 f"{tuple(other.shape)} (use matmul for batches and vectors)"
@@ -610,7 +620,7 @@ class TensorMethods:
 
         See :func:`difflab.mv`.
         """
-        if self.ndim != 2 or vec.ndim != 1:
+        if require_tensor(vec, "mv", "vec").ndim != 1 or self.ndim != 2:
             raise RuntimeError(
                 f"mv expects a matrix and a vector, got shapes {tuple(self.shape)} and "
                 f"{tuple(vec.shape)}"
@@ -622,7 +632,7 @@ class TensorMethods:
 
         See :func:`difflab.dot`.
         """
-        if self.ndim != 1 or other.ndim != 1:
+        if require_tensor(other, "dot", "tensor").ndim != 1 or self.ndim != 1:
             raise RuntimeError(
                 f"1D tensors expected, but got {self.ndim}D and {other.ndim}D tensors"
             )
@@ -713,6 +723,8 @@ class TensorMethods:
         ------
         ValueError
             If ``other`` does not have as many elements as ``x``.
+        TypeError
+            If ``other`` is not a tensor (a number or a list has no shape to take).
 
         See Also
         --------
@@ -726,7 +738,7 @@ class TensorMethods:
         tensor([[0., 1., 2.],
                 [3., 4., 5.]])
         """
-        return self.reshape(other.shape)
+        return self.reshape(require_tensor(other, "view_as").shape)
 
     def reshape_as(self, other: Tensor) -> Tensor:
         """This tensor in the shape of ``other``: ``x.reshape(other.shape)``.
@@ -748,6 +760,8 @@ class TensorMethods:
         ------
         ValueError
             If ``other`` does not have as many elements as ``x``.
+        TypeError
+            If ``other`` is not a tensor (a number or a list has no shape to take).
 
         See Also
         --------
@@ -760,16 +774,19 @@ class TensorMethods:
         >>> dl.tensor([[1.0, 2.0], [3.0, 4.0]]).reshape_as(dl.zeros(4))
         tensor([1., 2., 3., 4.])
         """
-        return self.reshape(other.shape)
+        return self.reshape(require_tensor(other, "reshape_as").shape)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         """Dimensions ``start_dim`` to ``end_dim`` merged into one.
 
         See :func:`difflab.flatten` for the parameters and examples.
         """
+        start, end = (dim_index(d, self.ndim, "flatten") for d in (start_dim, end_dim))
         if self.ndim == 0:
             return self.reshape(1)
-        start, end = start_dim % self.ndim, end_dim % self.ndim
+        if start > end:
+            raise RuntimeError(f"flatten: start_dim ({start_dim}) cannot come after end_dim "
+                               f"({end_dim})")
         shape = self.shape[:start] + (-1,) + self.shape[end + 1:]
         return self.reshape(shape)
 
@@ -788,7 +805,9 @@ class TensorMethods:
         if dim is None:
             shape = tuple(n for n in self.shape if n != 1)
         else:
-            dims = {d % max(self.ndim, 1) for d in ((dim,) if isinstance(dim, int) else dim)}
+            dims = as_axes(dim, "squeeze")
+            dims = {dim_index(d, self.ndim, "squeeze") for d in
+                    ((dims,) if isinstance(dims, int) else dims)}
             shape = tuple(n for i, n in enumerate(self.shape) if not (i in dims and n == 1))
         return self.reshape(shape)
 
@@ -797,7 +816,7 @@ class TensorMethods:
 
         See :func:`difflab.unsqueeze` for the parameters and examples.
         """
-        dim = dim % (self.ndim + 1)
+        dim = dim_index(dim, self.ndim + 1, "unsqueeze")
         return self.reshape(self.shape[:dim] + (1,) + self.shape[dim:])
 
     def permute(self, *dims: Any) -> Tensor:
@@ -844,9 +863,10 @@ class TensorMethods:
 
         Raises
         ------
-        ValueError
+        RuntimeError
             If a size differs from a dimension of ``x`` that is not 1, if ``sizes`` has fewer
-            dimensions than ``x``, or if -1 is given for an added dimension.
+            dimensions than ``x``, if a size is negative, or if -1 is given for an added
+            dimension (PyTorch's class).
 
         See Also
         --------
@@ -869,11 +889,7 @@ class TensorMethods:
         tensor([[3.],
                 [3.]])
         """
-        sizes = shape_args(sizes)
-        lead = len(sizes) - self.ndim
-        shape = tuple(
-            self.shape[i - lead] if (n == -1 and i >= lead) else n for i, n in enumerate(sizes)
-        )
+        shape = _structural.expanded_shape(tuple(self.shape), shape_args(sizes))
         return view_of(self, _apply(_structural.Expand, self, shape=shape))
 
     def expand_as(self, other: Tensor) -> Tensor:
@@ -894,8 +910,10 @@ class TensorMethods:
 
         Raises
         ------
-        ValueError
+        RuntimeError
             If ``x``'s shape does not broadcast to ``other``'s.
+        TypeError
+            If ``other`` is not a tensor (a number or a list has no shape to take).
 
         See Also
         --------
@@ -909,7 +927,7 @@ class TensorMethods:
                 [1., 2.],
                 [1., 2.]])
         """
-        return self.expand(other.shape)
+        return self.expand(require_tensor(other, "expand_as").shape)
 
     def broadcast_to(self, shape: Any) -> Tensor:
         """The tensor broadcast to ``shape`` (a view; the gradient is summed back).
@@ -941,7 +959,7 @@ class TensorMethods:
         Raises
         ------
         RuntimeError
-            If fewer sizes are given than ``x`` has dimensions.
+            If fewer sizes are given than ``x`` has dimensions, or a size is negative.
 
         See Also
         --------
@@ -963,6 +981,9 @@ class TensorMethods:
         tensor([4., 4.])
         """
         sizes = shape_args(sizes)
+        if any(n < 0 for n in sizes):
+            raise RuntimeError(f"repeat: the counts must be non-negative (0 gives an empty "
+                               f"dimension), got {tuple(sizes)}")
         if len(sizes) < self.ndim:
             padded = (1,) * (self.ndim - len(sizes)) + tuple(sizes)
             raise RuntimeError(
@@ -985,6 +1006,7 @@ class TensorMethods:
         See :func:`difflab.flip`.
         """
         out = self
+        dims = as_axes(dims, "flip")
         for d in (dims,) if isinstance(dims, int) else dims:
             out = _apply(_structural.Flip, out, axis=d)
         return out
@@ -996,6 +1018,7 @@ class TensorMethods:
 
         See :func:`difflab.unbind`.
         """
+        dim = dim_index(dim, self.ndim, "unbind", zero_d_has_dim=False)
         index = [slice(None)] * self.ndim
         pieces = []
         for i in range(self.shape[dim]):
@@ -1174,7 +1197,7 @@ class TensorMethods:
         >>> x.new_zeros((2,), dtype=dl.float64)
         tensor([0., 0.], dtype=difflab.float64)
         """
-        return self._new(np.zeros(shape_args(size)), dtype, device, requires_grad)
+        return self._new(np.zeros(new_shape(size, "new_zeros")), dtype, device, requires_grad)
 
     def new_ones(self, *size: Any, dtype: Any = None, device: Any = None,
                  requires_grad: bool = False) -> Tensor:
@@ -1213,7 +1236,7 @@ class TensorMethods:
         >>> x.new_ones(2, dtype=dl.int64)
         tensor([1, 1])
         """
-        return self._new(np.ones(shape_args(size)), dtype, device, requires_grad)
+        return self._new(np.ones(new_shape(size, "new_ones")), dtype, device, requires_grad)
 
     def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
                  requires_grad: bool = False) -> Tensor:
@@ -1255,7 +1278,7 @@ class TensorMethods:
         >>> dl.tensor([1, 2]).new_full((3,), 2.9)  # converted to x's int64
         tensor([2, 2, 2])
         """
-        return self._new(np.full(shape_args((size,)), fill_value), dtype, device,
+        return self._new(np.full(new_shape((size,), "new_full"), fill_value), dtype, device,
                          requires_grad)
 
     def new_empty(self, *size: Any, dtype: Any = None, device: Any = None,

@@ -43,6 +43,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import operator
+import re
 import traceback
 import warnings
 from collections.abc import Sequence
@@ -524,12 +525,40 @@ def _raise_device_mismatch(op: Any, inputs: Sequence[Any]) -> None:
     )
 
 
+#: The start of an error message that names its function already: "permute: ",
+#: "linalg.svd: ", "index_put(): ".
+_NAMED = re.compile(r"[A-Za-z_][\w.]*(\(\))?: ")
+
+
 def _explain(op: Any, inputs: Sequence[Any], exc: Exception) -> Exception:
-    """Turn a NumPy error deep inside a primitive into one that names the op and shapes."""
+    """Turn a NumPy error deep inside a primitive into one that names the op and shapes.
+
+    A primitive that words its own error begins it with the name the user called
+    (``"permute: ..."``, ``"linalg.slogdet: ..."``): no second name is added then.
+    """
     shapes = ", ".join(
         str(tuple(t.shape)) if isinstance(t, Tensor) else type(t).__name__ for t in inputs
     )
-    return type(exc)(f"{op.name}: {exc} (input shapes: {shapes})")
+    message = str(exc)
+    if isinstance(exc, _AxisError) and getattr(exc, "ndim", None) is not None:
+        return IndexError(f"{op.name}: {dim_out_of_range(exc.axis, exc.ndim)} (input shapes: "
+                          f"{shapes})")
+    if not _NAMED.match(message):
+        message = f"{op.name}: {message}"
+    return type(exc)(f"{message} (input shapes: {shapes})")
+
+
+_AxisError = getattr(np, "exceptions", np).AxisError
+
+
+def dim_out_of_range(dim: int, ndim: int) -> str:
+    """PyTorch's words for a dim a tensor does not have (NumPy's AxisError says "axis 5
+    is out of bounds for array of dimension 2"): every such error's one wording."""
+    if ndim == 0:
+        return (f"Dimension specified as {dim} but the tensor has no dimensions (it is "
+                f"0-d); reshape it to 1-D first, e.g. x.reshape(1)")
+    return (f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
+            f"but got {dim})")
 
 
 # ---------------------------------------------------------------------- walking

@@ -50,9 +50,14 @@ def values(x: Any) -> Any:
 
 
 def as_input(x: Any) -> Any:
-    """A list of numbers as a tensor (as ``difflab.tensor`` reads it); anything else as is."""
+    """A list of numbers as a tensor (as ``difflab.tensor`` reads it); anything else as is,
+    but ``None``, a number or a string, which is no matrix: a TypeError (it had none of
+    the ``ndim`` and ``shape`` that every linear-algebra function reads)."""
     if isinstance(x, (list, tuple)):
         return tensor_of(x)
+    if x is None or isinstance(x, (str, int, float, complex)):
+        raise TypeError(f"linalg: expected a tensor (or an array, or nested lists of numbers), "
+                        f"got {type(x).__name__} {x!r:.40}")
     return x
 
 
@@ -292,6 +297,13 @@ def qr(A: Any, mode: str = "reduced") -> QRResult:  # noqa: N803
     QRResult
         ``(Q, R)``, with LAPACK's signs (R's diagonal may be negative).
 
+    Raises
+    ------
+    ValueError
+        If ``A`` has fewer than 2 dimensions (a vector is no matrix: make it one
+        with ``A.reshape(1, -1)`` or ``A.unsqueeze(-1)``).  Also if ``mode`` is
+        not one of the three.
+
     Examples
     --------
     >>> import difflab as dl
@@ -302,6 +314,7 @@ def qr(A: Any, mode: str = "reduced") -> QRResult:  # noqa: N803
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
     A = as_input(A)  # noqa: N806
+    ops.check_matrix("linalg.qr", A)
     m = A.shape[-2]
     packed = F.bind(spectral.QR, A, mode="complete" if mode == "complete" else "reduced")
     q, r = packed[..., :m, :], mT(packed[..., m:, :])
@@ -389,6 +402,12 @@ def svd(A: Any, full_matrices: bool = True, *, driver: Any = None) -> SVDResult:
     SVDResult
         ``(U, S, Vh)``.
 
+    Raises
+    ------
+    ValueError
+        If ``A`` has fewer than 2 dimensions (a vector is no matrix: make it one
+        with ``A.reshape(1, -1)`` or ``A.unsqueeze(-1)``).
+
     Examples
     --------
     >>> import difflab as dl
@@ -397,6 +416,7 @@ def svd(A: Any, full_matrices: bool = True, *, driver: Any = None) -> SVDResult:
     tensor([4., 3.])
     """
     A = as_input(A)  # noqa: N806
+    ops.check_matrix("linalg.svd", A)
     m, n = A.shape[-2], A.shape[-1]
     packed = F.bind(spectral.SVD, A)
     u, s, vh = packed[..., :m, :], packed[..., m, :], mT(packed[..., m + 1:, :])

@@ -24,7 +24,7 @@ from difflab import backend
 from difflab import functions as F  # noqa: N812
 from difflab.linalg.decompositions import as_input, like, mT, values
 from difflab.linalg.solvers import solve_triangular
-from difflab.ops.linalg import LinAlgError
+from difflab.ops.linalg import LinAlgError, check_matrix
 
 __all__ = ["ldl_factor", "ldl_factor_ex", "ldl_solve", "lu", "lu_factor", "lu_factor_ex",
            "lu_solve"]
@@ -164,6 +164,14 @@ def lu_factor(A: Any, *, pivot: bool = True, out: Any = None) -> LUFactorResult:
     LUFactorResult
         ``(LU, pivots)``, for :func:`lu_solve`.
 
+    Raises
+    ------
+    ValueError
+        If ``A`` has fewer than 2 dimensions (a vector is no matrix: make it one
+        with ``A.reshape(1, -1)`` or ``A.unsqueeze(-1)``).
+    TypeError
+        If ``out`` is given.
+
     Examples
     --------
     >>> import difflab as dl
@@ -175,9 +183,7 @@ def lu_factor(A: Any, *, pivot: bool = True, out: Any = None) -> LUFactorResult:
     if out is not None:
         raise TypeError("linalg.lu_factor: out= is not supported; assign the result")
     A = as_input(A)  # noqa: N806
-    if A.ndim < 2:
-        raise ValueError(f"linalg.lu_factor: A must have at least 2 dimensions, got shape "
-                         f"{tuple(A.shape)}")
+    check_matrix("linalg.lu_factor", A)
     factors, pivots, _ = _factor(A, pivot)
     return LUFactorResult(factors, pivots)
 
@@ -249,6 +255,14 @@ def lu(A: Any, *, pivot: bool = True, out: Any = None) -> LUResult:  # noqa: N80
     LUResult
         ``(P, L, U)``: P (m × m), L (m × k), U (k × n), k = min(m, n).
 
+    Raises
+    ------
+    ValueError
+        If ``A`` has fewer than 2 dimensions (a vector is no matrix: make it one
+        with ``A.reshape(1, -1)`` or ``A.unsqueeze(-1)``).
+    TypeError
+        If ``out`` is given.
+
     Examples
     --------
     >>> import difflab as dl
@@ -260,6 +274,7 @@ def lu(A: Any, *, pivot: bool = True, out: Any = None) -> LUResult:  # noqa: N80
     if out is not None:
         raise TypeError("linalg.lu: out= is not supported; assign the result")
     A = as_input(A)  # noqa: N806
+    check_matrix("linalg.lu", A)
     factors, _, swaps = _factor(A, pivot)
     lower, upper = _triangles(factors)
     return LUResult(mT(swaps), lower, upper)

@@ -16,6 +16,7 @@ from difflab import backend
 from difflab import functions as F  # noqa: N812
 from difflab.linalg import decompositions, elimination, solvers
 from difflab.linalg.decompositions import as_input, like, mT, values
+from difflab.ops.linalg import check_matrix
 from difflab.tensor import Tensor
 
 __all__ = ["cholesky", "det", "inverse", "logdet", "lu", "matrix_exp", "matrix_power",
@@ -247,9 +248,7 @@ def svd(input: Any, some: bool = True, compute_uv: bool = True) -> SvdResult:  #
             [ 0., -1.]])
     """
     input = as_input(input)  # noqa: A001
-    if input.ndim < 2:
-        raise ValueError(f"svd: input must be a matrix (at least 2 dimensions), got shape "
-                         f"{tuple(input.shape)}")
+    check_matrix("svd", input)
     if not compute_uv:
         array = values(input)
         m, n = array.shape[-2:]

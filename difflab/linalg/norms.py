@@ -21,17 +21,19 @@ from difflab import functions as F  # noqa: N812
 from difflab import functions_picking as picking
 from difflab.linalg.decompositions import as_input, like, rank_of, svdvals, values
 from difflab.linalg.solvers import inv
+from difflab.ops.linalg import check_matrix
 from difflab.tensor import Tensor
+from difflab.tensor_arguments import dim_index
 
 __all__ = ["cond", "cross", "diagonal", "householder_product", "matmul", "matrix_norm",
            "matrix_rank", "multi_dot", "norm", "vander", "vecdot", "vector_norm"]
 
 
-def _dims(dim: Any, ndim: int) -> tuple:
+def _dims(dim: Any, ndim: int, name: str) -> tuple:
     if dim is None:
         return tuple(range(ndim))
     dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
-    return tuple(int(d) % max(ndim, 1) for d in dims)
+    return tuple(dim_index(d, ndim, name) for d in dims)
 
 
 def _root(total: Any, p: float) -> Any:
@@ -67,6 +69,11 @@ def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False,  #
     -------
     The norms.
 
+    Raises
+    ------
+    IndexError
+        If a dimension in ``dim`` is out of range.
+
     Examples
     --------
     >>> import difflab as dl
@@ -78,7 +85,7 @@ def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False,  #
     x = as_input(x)
     if dtype is not None:
         x = x.to(dtype)
-    dims = _dims(dim, x.ndim)
+    dims = _dims(dim, x.ndim, "linalg.vector_norm")
     a = F.abs(x)
     if ord == math.inf:
         result = F.amax(a, dims, keepdim)
@@ -97,7 +104,7 @@ def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False,  #
 
 def _matrix_last(A: Any, dim: tuple) -> tuple:  # noqa: N803
     """A with the two dimensions ``dim`` moved last, and how to put them back."""
-    d0, d1 = _dims(dim, A.ndim)
+    d0, d1 = _dims(dim, A.ndim, "linalg.matrix_norm")
     if d0 == d1:
         raise ValueError(f"linalg.matrix_norm: dim must name two different dimensions, got "
                          f"{dim}")
@@ -129,6 +136,13 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1),  # noqa: A002, N8
     -------
     The norms.
 
+    Raises
+    ------
+    ValueError
+        If ``A`` has fewer than 2 dimensions, or ``dim`` names one dimension twice.
+    IndexError
+        If a dimension in ``dim`` is out of range.
+
     Examples
     --------
     >>> import difflab as dl
@@ -137,6 +151,8 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1),  # noqa: A002, N8
     (tensor(6.), tensor(7.))
     """
     A = as_input(A)  # noqa: N806
+    check_matrix("linalg.matrix_norm", A)
+    _dims(dim, A.ndim, "linalg.matrix_norm")  # (the dims checked before any is read)
     if dtype is not None:
         A = A.to(dtype)  # noqa: N806
     if ord == "fro":
@@ -149,7 +165,7 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1),  # noqa: A002, N8
         if keepdim:
             result = np.expand_dims(result, (min(d0, d1), max(d0, d1)))
     elif ord in (1, -1, math.inf, -math.inf):
-        d0, d1 = _dims(dim, A.ndim)
+        d0, d1 = _dims(dim, A.ndim, "linalg.matrix_norm")
         summed, extreme = (d0, d1) if ord in (1, -1) else (d1, d0)
         sums = F.sum(F.abs(A), dim=summed, keepdim=True)
         pick = F.amax if ord in (1, math.inf) else F.amin
@@ -318,6 +334,13 @@ def cross(input: Any, other: Any, *, dim: int = -1, out: Any = None) -> Any:  # 
     -------
     a × b.
 
+    Raises
+    ------
+    ValueError
+        If the inputs do not have size 3 along ``dim``.
+    IndexError
+        If ``dim`` is out of range for either input.
+
     Examples
     --------
     >>> import difflab as dl
@@ -325,6 +348,8 @@ def cross(input: Any, other: Any, *, dim: int = -1, out: Any = None) -> Any:  # 
     tensor([0., 0., 1.])
     """
     a, b = as_input(input), as_input(other)
+    for t in (a, b):
+        dim_index(dim, t.ndim, "linalg.cross", zero_d_has_dim=False)
     if a.shape[dim] != 3 or b.shape[dim] != 3:
         raise ValueError(f"linalg.cross: inputs must have size 3 along dim={dim}, got shapes "
                          f"{tuple(a.shape)} and {tuple(b.shape)}")
@@ -423,6 +448,11 @@ def vander(x: Any, *, N: Any = None) -> Any:  # noqa: N803
     -------
     The matrix, (..., n, N).
 
+    Raises
+    ------
+    IndexError
+        If ``x`` is 0-d (the points are its last dimension).
+
     Examples
     --------
     >>> import difflab as dl
@@ -432,6 +462,7 @@ def vander(x: Any, *, N: Any = None) -> Any:  # noqa: N803
             [1., 3., 9.]])
     """
     x = as_input(x)
+    dim_index(-1, x.ndim, "linalg.vander", zero_d_has_dim=False)  # (x: a vector or a stack)
     n = x.shape[-1] if N is None else int(N)
     if n < 0:
         raise ValueError(f"linalg.vander: N must be non-negative, got {N}")

@@ -159,7 +159,10 @@ def _square(what: str, a: Any) -> None:
                          f"(a matrix or a stack of them), got shape {tuple(a.shape)}")
 
 
-def _matrix(what: str, a: Any) -> None:
+def check_matrix(what: str, a: Any) -> None:
+    """The ValueError for an ``a`` that is no matrix or stack of them (fewer than 2
+    dimensions), naming ``what``: every linear-algebra function's one check of it, run
+    before any reads ``a.shape[-2]`` (which would fail with "tuple index out of range")."""
     if a.ndim < 2:
         raise ValueError(f"{what}: The input tensor A must have at least 2 dimensions "
                          f"(a matrix or a stack of them), got shape {tuple(a.shape)}")
@@ -502,7 +505,7 @@ class Pinv(Primitive):
 
     @staticmethod
     def forward(ctx, xp, a, atol=0.0, rtol=None):
-        _matrix("linalg.pinv", a)
+        check_matrix("linalg.pinv", a)
         if _routed(xp, a):
             p = BIND(Pinv, a, atol=atol, rtol=rtol)
             ctx.save(a, p)

@@ -27,7 +27,6 @@ from difflab.ops.linalg import (
     _diagonal,
     _divide,
     _lapack,
-    _matrix,
     _mT,
     _per_matrix,
     _routed,
@@ -35,6 +34,7 @@ from difflab.ops.linalg import (
     _square,
     _sym,
     _symmetric,
+    check_matrix,
 )
 from difflab.ops.primitive import NoDerivative, Primitive
 
@@ -91,7 +91,7 @@ class QR(Primitive):
 
     @staticmethod
     def forward(ctx, xp, a, mode="reduced"):
-        _matrix("linalg.qr", a)
+        check_matrix("linalg.qr", a)
         if mode not in ("reduced", "complete"):
             raise ValueError(f"linalg.qr: mode is 'reduced', 'complete' or 'r', got {mode!r}")
         ctx.m, ctx.n, ctx.mode = a.shape[-2], a.shape[-1], mode
@@ -301,7 +301,7 @@ class SVD(Primitive):
 
     @staticmethod
     def forward(ctx, xp, a):
-        _matrix("linalg.svd", a)
+        check_matrix("linalg.svd", a)
         ctx.m = a.shape[-2]
         if _routed(xp, a):
             out = base.BIND(SVD, a)
@@ -365,7 +365,7 @@ class SVDComplement(NoDerivative):
 
     @staticmethod
     def forward(ctx, xp, a, side="U"):
-        _matrix("linalg.svd", a)
+        check_matrix("linalg.svd", a)
         if _routed(xp, a):
             return base.BIND(SVDComplement, a, side=side)
         u, _, vh = _lapack("linalg.svd", "The algorithm failed to converge", xp.linalg.svd,
@@ -386,7 +386,7 @@ class SvdVals(Primitive):
 
     @staticmethod
     def forward(ctx, xp, a):
-        _matrix("linalg.svdvals", a)
+        check_matrix("linalg.svdvals", a)
         if _routed(xp, a):
             ctx.save(a, None, None)
             return base.BIND(SvdVals, a)

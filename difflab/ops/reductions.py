@@ -292,7 +292,23 @@ def _largest(x: Any, axis: Any = None, keepdims: bool = False, smallest: bool = 
     ``x.amax(dim)`` of a tensor (reverse over forward: a dual number's values)."""
     if hasattr(x, "amax"):
         return x.amin(axis, keepdims) if smallest else x.amax(axis, keepdims)
+    if isinstance(x, np.ndarray) and x.size == 0:  # (softmax's shift of no values: ±inf)
+        reduce = np.min if smallest else np.max
+        return reduce(x, axis=axis, keepdims=keepdims, initial=np.inf if smallest else -np.inf)
     return x.min(axis=axis, keepdims=keepdims) if smallest else x.max(axis=axis, keepdims=keepdims)
+
+
+def _check_not_empty(name: str, x: Any, axes: tuple | None) -> None:
+    """The largest of no values is undefined: a ValueError naming the empty dimension
+    (NumPy's said "zero-size array to reduction operation maximum which has no
+    identity"; PyTorch refuses it too)."""
+    shape = tuple(x.shape)
+    empty = [a for a in (range(len(shape)) if axes is None else axes) if shape[a] == 0]
+    if empty:
+        raise ValueError(
+            f"{name}: the {'smallest' if name == 'min' else 'largest'} of no values is "
+            f"undefined: dimension {empty[0]} of the input (shape {shape}) is empty; reduce "
+            f"over dimensions of nonzero size (with dim=...), or check the input")
 
 
 def _reduction_arguments(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A002
@@ -333,6 +349,13 @@ class MaxReduce(Primitive):
         Tensor or array
             The maxima.
 
+        Raises
+        ------
+        ValueError
+            If a reduced dimension is empty (there is no value to pick, as in PyTorch).
+        IndexError
+            If a dimension is out of range.
+
         See Also
         --------
         amin : the smallest values.
@@ -363,6 +386,7 @@ class MaxReduce(Primitive):
     def forward(cls, ctx, xp, x, axis=None, keepdims=False):
         ctx.axes = _normalize_axis(axis, x.ndim)
         ctx.keepdims = keepdims
+        _check_not_empty(cls.name, x, ctx.axes)
         y = _largest(x, ctx.axes, keepdims, cls.smallest)
         y_kept = y if keepdims else _keep_reduced_axes(y, ctx.axes, x.ndim)
         mask = x == y_kept
@@ -403,6 +427,13 @@ class MinReduce(MaxReduce):
         -------
         Tensor or array
             The minima.
+
+        Raises
+        ------
+        ValueError
+            If a reduced dimension is empty (there is no value to pick, as in PyTorch).
+        IndexError
+            If a dimension is out of range.
 
         See Also
         --------

@@ -69,8 +69,9 @@ class MatMul(Primitive):
 
     @staticmethod
     def forward(ctx, xp, a, b):
-        if a.ndim == 0 or b.ndim == 0:
-            raise ValueError("matmul needs tensors of at least one dimension; use * for scalars")
+        if np.ndim(a) == 0 or np.ndim(b) == 0:  # (a number too: it has no ndim)
+            raise ValueError("matmul: both operands need at least one dimension (got a 0-d "
+                             "tensor or a number); use * for scalars")
         inner_a = a.shape[-1]
         inner_b = b.shape[-2] if b.ndim > 1 else b.shape[0]
         if inner_a != inner_b:
@@ -258,6 +259,36 @@ class Permute(Primitive):
         return xp.transpose(dx, (0,) + tuple(a + 1 for a in ctx.axes))
 
 
+def expanded_shape(shape: tuple, sizes: tuple) -> tuple:
+    """The shape ``expand(*sizes)`` gives a tensor of ``shape`` (``-1`` keeps a size), or
+    PyTorch's RuntimeError naming both shapes (NumPy's "remapped shapes" named neither)."""
+    if len(sizes) < len(shape):
+        raise RuntimeError(
+            f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to "
+            f"the number of dimensions in the tensor ({len(shape)}); target sizes {list(sizes)}, "
+            f"tensor sizes {list(shape)}")
+    lead = len(sizes) - len(shape)
+    out = []
+    for i, n in enumerate(sizes):
+        old = shape[i - lead] if i >= lead else None
+        if n == -1 and old is None:
+            raise RuntimeError(
+                f"expand: the expanded size of the tensor (-1) isn't allowed in a leading, "
+                f"non-existing dimension {i}; give its size (target sizes {list(sizes)})")
+        if n == -1:
+            n = old
+        if n < 0:
+            raise RuntimeError(f"expand: sizes must be non-negative (or -1 to keep one), got "
+                               f"{list(sizes)}")
+        if old is not None and old != 1 and n != old:
+            raise RuntimeError(
+                f"expand: the expanded size of the tensor ({n}) must match the existing size "
+                f"({old}) at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
+                f"Tensor sizes: {list(shape)}; only dimensions of size 1 can be expanded")
+        out.append(n)
+    return tuple(out)
+
+
 class Expand(Primitive):
     """y = x broadcast to a larger shape (a view, no copy).
 
@@ -284,8 +315,10 @@ class Expand(Primitive):
 
         Raises
         ------
-        ValueError
-            If ``input``'s shape does not broadcast to ``size``.
+        RuntimeError
+            If ``input``'s shape does not broadcast to ``size`` (as in PyTorch): fewer
+            sizes than ``input`` has dimensions, a size that differs from one that is not
+            1, a negative size, or ``-1`` in a new leading dimension.
 
         See Also
         --------
@@ -314,10 +347,7 @@ class Expand(Primitive):
         """``broadcast_to(input, size)``: ``input`` repeated, without copying, to ``size``
         by the broadcasting rules (``-1`` keeps a dimension); ``x.expand(*size)`` too.
         Its gradient sums back over the repeated dimensions."""
-        sizes = _ints(sizes)
-        lead = len(sizes) - len(input.shape)
-        return (input,), {"shape": tuple(input.shape[i - lead] if n == -1 and i >= lead else n
-                                         for i, n in enumerate(sizes))}
+        return (input,), {"shape": expanded_shape(tuple(input.shape), _ints(sizes))}
 
     @staticmethod
     def forward(ctx, xp, x, shape):

@@ -352,6 +352,10 @@ def function_cases() -> dict[str, Case]:
     B22, B23, B32 = ((2, 2, 2), (-2, 2)), ((2, 2, 3), (-2, 2)), ((2, 3, 2), (-2, 2))  # noqa: N806
     table = {
         "dl.where": (lambda x: dl.where(dl.isinf(x), dl.zeros_like(x), x), [V]),
+        # the joining functions take a list (one tensor is refused, as in PyTorch)
+        **{f"dl.{name}": (lambda a, b, _n=name: getattr(dl, _n)([a, b]), [M23, M23])
+           for name in ("cat", "concat", "concatenate", "stack", "hstack", "vstack",
+                        "row_stack", "dstack", "column_stack")},
         "Tensor.sort": (lambda x: x.sort().values, [V]),
         "Tensor.argsort": (lambda x: x[x.argsort()], [V]),
         "Tensor.topk": (lambda x: x.topk(2), [V]),
