@@ -92,12 +92,14 @@ from difflab.jit.kernels import (  # noqa: F401  (check_body, _source_file: read
     fusion_kind,
     loop_dtype,
     scalar_source,
+    vectorized_elsewhere,
 )
 from difflab.jit.ops import OPERATIONS
 from difflab.ops.primitive import Primitive
 from difflab.ops.shapes import mean_scale
 
 FLOAT64 = np.dtype(np.float64)
+FLOAT32 = np.dtype(np.float32)
 
 
 def _numba_importable() -> bool:
@@ -507,6 +509,9 @@ def _role(node: Node, meta: dict, roles: dict, readers: dict, returned: set
         return "merge", merged
     kind = fusion_kind(node.op)
     if kind == "elementwise":
+        if dtype == FLOAT32 and USE_NUMBA and vectorized_elsewhere(
+                node.op_name, [None if isinstance(a, Ref) else a for a in node.args]):
+            return None  # (NumPy's SIMD tanhf beats numba's call of the C library's)
         return ("elementwise", (tuple(node.shape), dtype.str)) if _elementwise(node, meta) \
             else None
     refs = node.refs()

@@ -244,6 +244,62 @@ class CSource:
         raise NotScalar(name)
 
 
+def vectorized_elsewhere(op_name: str, numbers: Sequence[Any] | None = None) -> bool:
+    """Whether a float32 line of ``op_name`` runs faster as NumPy's own call than in a numba loop.
+
+    NumPy's float32 ``tanh``, ``exp``, ``sin``... are SIMD loops (several
+    elements per instruction, about 1-2 ns an element); in a numba loop each
+    element calls the C library's scalar function (``tanhf``: some 50 ns on
+    this project's machine).  Fusing saves one pass over memory, about 1 ns
+    an element: less than such a call costs.  So a float32 line whose scalar
+    text calls a C library function (``math.*`` but ``sqrt``, which compiles
+    to one instruction; ``**`` but a square) or has no scalar form stays a
+    NumPy line between kernels (the fusion pass asks here); arithmetic,
+    ``abs``, ``maximum``, ``sqrt``, ``x ** 2`` fuse.
+
+    Parameters
+    ----------
+    op_name : str
+        An elementwise primitive's name.
+    numbers : sequence, optional
+        The line's arguments: a number where it reads a number, None where it
+        reads an array (``pow(x, 2)`` is a product, ``pow(x, y)`` is ``powf``).
+        Default: arrays only.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from difflab.jit.kernels import vectorized_elsewhere
+    >>> vectorized_elsewhere("tanh"), vectorized_elsewhere("mul"), vectorized_elsewhere("sqrt")
+    (True, False, False)
+    >>> vectorized_elsewhere("pow", (None, 2)), vectorized_elsewhere("pow")
+    (False, True)
+    """
+    from difflab.ops.registry import get
+
+    rule = get(op_name).rule
+    if numbers is None:
+        numbers = (None,) * (len(inspect.signature(rule.forward).parameters) - 1)
+    key = (op_name, tuple(numbers))
+    cached = _VECTORIZED.get(key)
+    if cached is None:
+        try:
+            text = _text32(rule.forward(ScalarSource(True), *[
+                SingleExpr(f"a{k}") if v is None else v for k, v in enumerate(numbers)]))
+        except NotScalar:
+            cached = True
+        else:
+            cached = bool(re.search(r"math\.(?!sqrt\()", text)) or "**" in text
+        _VECTORIZED[key] = cached
+    return cached
+
+
+_VECTORIZED: dict[tuple, bool] = {}
+
+
 # ------------------------------------------------------------------ windows
 
 
