@@ -329,6 +329,9 @@ def test_arithmetic_float32_kernels_give_numpys_bits():
         assert fused.op_counts() == {"fused": 1}
         _assert_bits(fused.run(x, y), graph.run(x, y))
         _assert_bits(*_both_ways(fused, x, y))  # (the prepared float32 path too)
+        (kernel,) = [s.forward for s in fused.program().steps
+                     if isinstance(s.forward, PreparedKernel)]
+        assert kernel.plan[-1] == np.float32  # (the common case taken, for float32)
 
 
 @pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
