@@ -38,8 +38,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from difflab import backend
 from difflab.jit.graph import Graph, Input, Node, Ref, _collect_refs, substitute
 from difflab.jit.joint import _optimize
@@ -183,9 +181,12 @@ RECOMPUTED = frozenset({"neg", "add", "sub", "mul", "div", "abs", "relu", "maxim
 
 
 def _recomputable(node: Node | None, passes: tuple) -> bool:
-    """Cheap float64 arithmetic, when graphs are fused: a later graph recomputes it from
-    its inputs (inside its fused loop) rather than read it from memory."""
-    return (node is not None and "fuse" in passes and np.dtype(node.dtype) == np.float64
+    """Cheap arithmetic, when graphs are fused (where fusion pays: float64, float32 with
+    numba): a later graph recomputes it from its inputs (inside its fused loop) rather
+    than read it from memory (the same operations: the same bits)."""
+    from difflab.jit.fusion import fusion_pays
+
+    return (node is not None and "fuse" in passes and fusion_pays(node.dtype)
             and node.op_name in RECOMPUTED and fusion_kind(node.op) == "elementwise"
             and not node.params and not any(m is not None for m in node.saved))
 

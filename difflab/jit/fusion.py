@@ -24,10 +24,14 @@ Three kernels come from the same generated code:
 * with **numba** installed (the ``jit`` extra), the scalar loop is compiled to
   machine code: one pass, no temporaries.  The machine code is cached on
   disk (``DIFFLAB_CACHE_DIR``, default ``~/.cache/difflab``), so a new
-  process does not compile the same kernel again;
+  process does not compile the same kernel again.  A loop is written for
+  float64 or for float32 arrays (training runs in float32): a float32 loop
+  computes in float32, rounding where NumPy's float32 lines round (see
+  :func:`~difflab.jit.kernels.scalar_source` for what that guarantees);
 * on the GPU, for float64 CuPy arrays, the same lines in C become one CuPy
-  ``ElementwiseKernel`` (:func:`c_source`);
-* without numba (or for a dtype other than float64) the array version runs in
+  ``ElementwiseKernel`` (:func:`c_source`; float32 CuPy arrays run the
+  array version);
+* without numba (or for a dtype other than float64 and float32) the array version runs in
   NumPy, *tiled*: on blocks of 16384 elements, so the temporaries stay in
   the CPU cache.  It computes what the unfused lines compute.
 
@@ -86,13 +90,16 @@ from difflab.jit.kernels import (  # noqa: F401  (check_body, _source_file: read
     compile_kernel,
     flat_window,
     fusion_kind,
+    loop_dtype,
     scalar_source,
+    vectorized_elsewhere,
 )
 from difflab.jit.ops import OPERATIONS
 from difflab.ops.primitive import Primitive
 from difflab.ops.shapes import mean_scale
 
 FLOAT64 = np.dtype(np.float64)
+FLOAT32 = np.dtype(np.float32)
 
 
 def _numba_importable() -> bool:
@@ -111,11 +118,41 @@ USE_NUMBA: bool = _numba_importable()
 def kernel_backend() -> str:
     """Which kernels fusion makes here, in words (the fused listing prints it)."""
     if USE_NUMBA:
-        return "numba (float64 groups; other dtypes run the NumPy kernel)"
+        return "numba (float64 and float32 groups; other dtypes run the NumPy kernel)"
     if os.environ.get("DIFFLAB_JIT_NUMBA", "1").strip().lower() in ("0", "off", "false", "no"):
         return "NumPy, tiled (numba switched off by DIFFLAB_JIT_NUMBA=0)"
     return ("NumPy, tiled (numba is not installed: pip install 'difflab[jit]' compiles "
             "fused kernels to machine code; the results are the same)")
+
+
+def fusion_pays(dtype: Any) -> bool:
+    """Whether fusing a graph's lines of this dtype makes it faster (``dl.compile`` asks).
+
+    float64 lines always gain (numba's loop, or the tiled NumPy kernel); float32
+    lines gain where numba writes their loop (:data:`USE_NUMBA`): the tiled
+    NumPy kernel measured slower than replaying float32 lines one by one at
+    the sizes of teaching models.  Any other dtype: no.
+
+    Parameters
+    ----------
+    dtype : dtype-like
+        The dtype of a graph's float lines.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from difflab.jit import fusion
+    >>> fusion.fusion_pays(np.float64), fusion.fusion_pays(np.float16)
+    (True, False)
+    >>> fusion.fusion_pays(np.float32) == fusion.USE_NUMBA
+    True
+    """
+    dtype = np.dtype(dtype)
+    return dtype == FLOAT64 or (USE_NUMBA and loop_dtype(dtype) is not None)
 
 
 # ------------------------------------------------------------------ the kernel
@@ -155,15 +192,16 @@ class FusedElementwise(Primitive):
                          else f"{_arg(a)} (broadcast)" if spread is not None else _arg(a))
         return f"{node.name} = fused[{ops}]({', '.join(reads)})"
 
-    def kernel(self, body: tuple, outputs: tuple, kind: str, broadcast: tuple | None = None
-               ) -> tuple[Layout, Any]:
+    def kernel(self, body: tuple, outputs: tuple, kind: str, broadcast: tuple | None = None,
+               dtype: Any = FLOAT64) -> tuple[Layout, Any]:
         """The layout and the compiled kernel for these settings (made once, then kept).
 
         ``kind`` is ``"numba"``, ``"numpy"`` or ``"cuda"``; a numba kernel
         that cannot be written (a rule with no scalar form) comes back as
-        the NumPy kernel, a CUDA one as None.
+        the NumPy kernel, a CUDA one as None.  ``dtype``: the arrays' (numba
+        writes one loop per dtype, float64 or float32; the others ignore it).
         """
-        key = (id(body), kind)
+        key = (id(body), kind, np.dtype(dtype) if kind == "numba" else None)
         cached = self._kernels.get(key)
         if cached is not None and cached[0] is body and cached[1] is outputs \
                 and cached[2] is broadcast:
@@ -172,7 +210,7 @@ class FusedElementwise(Primitive):
         if kind == "cuda":
             compiled = _cuda_kernel(layout)
         else:
-            made, compiled = compile_kernel(body, outputs, kind == "numba", layout)
+            made, compiled = compile_kernel(body, outputs, kind == "numba", layout, dtype)
             compiled = (made, compiled)
         self._kernels[key] = (body, outputs, broadcast, layout, compiled)
         return layout, compiled
@@ -182,7 +220,7 @@ class FusedElementwise(Primitive):
                 broadcast: tuple | None = None) -> Any:
         """Run the kernel on these inputs: the first output returned, the others saved.
 
-        numba's loop for float64 arrays on the CPU, CuPy's ElementwiseKernel
+        numba's loop for float64 or float32 arrays on the CPU, CuPy's ElementwiseKernel
         (then CuPy's sums and scatters) for float64 arrays on a GPU, and the
         NumPy kernel, block by block, for everything else.
         """
@@ -202,10 +240,10 @@ class FusedElementwise(Primitive):
                 arrays, ys = _allocate(xp, layout, n, dtype)
                 run_blocks(kernel or _nothing, layout, xp, flat, ys, n, max(n, 1))
                 return _finish(ctx, layout, arrays, ys, shape, n)
-        use_numba = USE_NUMBA and on_cpu and dtype == FLOAT64 \
-            and all(a.dtype == FLOAT64 for a in flat)
+        use_numba = USE_NUMBA and on_cpu and loop_dtype(dtype) is not None \
+            and all(a.dtype == dtype for a in flat)
         layout, (kind, kernel) = self.kernel(body, outputs, "numba" if use_numba else "numpy",
-                                             broadcast)
+                                             broadcast, dtype)
         _check_sizes(layout, flat, windows, n)
         arrays, ys = _allocate(xp, layout, n, dtype)
         _run_cpu_kernel(kind, kernel, layout, xp, flat, ys, n, on_cpu)
@@ -228,7 +266,7 @@ def kernel_source(node: Node, language: str = "numba") -> str:
     """
     layout = Layout(node.params["body"], node.params["outputs"], node.params.get("broadcast"))
     if language == "numba":
-        return scalar_source(layout)
+        return scalar_source(layout, node.dtype if loop_dtype(node.dtype) else FLOAT64)
     if language == "numpy":
         return array_source(layout)
     if language == "cuda":
@@ -471,6 +509,9 @@ def _role(node: Node, meta: dict, roles: dict, readers: dict, returned: set
         return "merge", merged
     kind = fusion_kind(node.op)
     if kind == "elementwise":
+        if dtype == FLOAT32 and USE_NUMBA and vectorized_elsewhere(
+                node.op_name, [None if isinstance(a, Ref) else a for a in node.args]):
+            return None  # (NumPy's SIMD tanhf beats numba's call of the C library's)
         return ("elementwise", (tuple(node.shape), dtype.str)) if _elementwise(node, meta) \
             else None
     refs = node.refs()
@@ -618,13 +659,17 @@ def _runs(graph: Graph, roles: list, min_size: int) -> list[list[int]]:
 
 
 def _one_number(graph: Graph, name: str) -> float | None:
-    """The number a float64 constant holds in every element, or None."""
+    """The number a float64 or float32 constant holds in every element, or None.
+
+    (Written as a number in the kernel's text, it is converted to the loop's
+    dtype as NumPy converts a Python number: a float32 constant's value exactly.)
+    """
     from difflab import backend
 
     if name not in graph.constants:
         return None
     array = backend.to_numpy(graph.constants[name])
-    if array.dtype != np.float64 or array.size == 0:
+    if loop_dtype(array.dtype) is None or array.size == 0:
         return None
     first = array.reshape(-1)[0]
     return float(first) if bool((array == first).all()) else None

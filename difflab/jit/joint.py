@@ -33,7 +33,7 @@ from difflab.jit.passes import optimize
 from difflab.ops.primitive import Primitive
 from difflab.tensor import Tensor
 
-DEFAULT_PASSES = ("fold", "cse", "dce", "fuse")  # (fuse: float64 graphs, see _optimize)
+DEFAULT_PASSES = ("fold", "cse", "dce", "fuse")  # (fuse: where it pays, see _optimize)
 
 
 @dataclass
@@ -128,15 +128,17 @@ def _forward_only(joint: Graph, n_outputs: int, passes: tuple) -> Graph:
 
 
 def _optimize(graph: Graph, passes: tuple) -> Graph:
-    """The passes; the default backend's ``"fuse"`` only where it pays: a float64 graph.
+    """The passes; the default backend's ``"fuse"`` only where it pays
+    (:func:`~difflab.jit.fusion.fusion_pays`: float64 lines; float32 ones with numba).
 
-    The generated machine-code kernels (numba) are float64 loops; a float32
-    group would run the tiled NumPy kernel, which measured slower than
-    replaying the lines one by one at the sizes of teaching models.
+    Without numba a float32 group would run the tiled NumPy kernel, which
+    measured slower than replaying the lines one by one at the sizes of
+    teaching models.
     """
+    from difflab.jit.fusion import fusion_pays
+
     if passes is DEFAULT_PASSES and not all(
-            np.dtype(n.dtype).kind not in "fc" or np.dtype(n.dtype) == np.float64
-            for n in graph.nodes):
+            np.dtype(n.dtype).kind not in "fc" or fusion_pays(n.dtype) for n in graph.nodes):
         passes = tuple(p for p in passes if p != "fuse")
     return optimize(graph, passes)
 

@@ -101,7 +101,7 @@ class Expr:
 
     def _op(self, symbol: str, other: Any, reverse: bool = False) -> Expr:
         left, right = (_text(other), self.text) if reverse else (self.text, _text(other))
-        return Expr(f"({left} {symbol} {right})")
+        return type(self)(f"({left} {symbol} {right})")
 
     def __add__(self, o: Any) -> Expr: return self._op("+", o)
     def __radd__(self, o: Any) -> Expr: return self._op("+", o, True)
@@ -119,7 +119,7 @@ class Expr:
         return self._op("**", o)
 
     def __rpow__(self, o: Any) -> Expr: return self._op("**", o, True)
-    def __neg__(self) -> Expr: return Expr(f"(-{self.text})")
+    def __neg__(self) -> Expr: return type(self)(f"(-{self.text})")
 
 
 def _text(value: Any) -> str:
@@ -129,6 +129,30 @@ def _text(value: Any) -> str:
         # (repr gives inf and nan, which are no Python names)
         return "math.nan" if math.isnan(value) else ("math.inf" if value > 0 else "(-math.inf)")
     return repr(value)
+
+
+class SingleExpr(Expr):
+    """Source text of a float32 loop: every number in it is a float32 (``f32(2.0)``).
+
+    numba types a Python number as int64 or float64, and ``float32 * float64``
+    as float64: ``x * 2.0`` would be computed in double precision and the
+    line's value rounded to float32 only where it is stored, not where NumPy
+    rounds it.  NumPy converts a Python number to the array's dtype first
+    (NEP 50), so writing each number as ``f32(number)`` makes every
+    operation of the loop the float32 operation NumPy does, rounded where
+    NumPy rounds.
+    """
+
+    def _op(self, symbol: str, other: Any, reverse: bool = False) -> Expr:
+        left, right = (_text32(other), self.text) if reverse else (self.text, _text32(other))
+        return SingleExpr(f"({left} {symbol} {right})")
+
+
+def _text32(value: Any) -> str:
+    """A value of a float32 loop's text: a number becomes ``f32(number)`` (NumPy's rounding)."""
+    if isinstance(value, Expr):
+        return value.text
+    return f"f32({_text(float(value))})"
 
 
 class ArraySource:
@@ -143,7 +167,12 @@ class NotScalar(Exception):
 
 
 class ScalarSource:
-    """``xp`` for a rule writing scalar code (one element): ``xp.sin(a)`` -> ``math.sin(a)``."""
+    """``xp`` for a rule writing scalar code (one element): ``xp.sin(a)`` -> ``math.sin(a)``.
+
+    ``single``: the loop is float32; numbers are written ``f32(...)``
+    (:class:`SingleExpr`), and numba's ``math`` functions of a float32 are
+    float32 (``sinf``), so no value of the loop is promoted to float64.
+    """
 
     MATH = {"exp": "exp", "expm1": "expm1", "log": "log", "log1p": "log1p", "sqrt": "sqrt",
             "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos",
@@ -151,19 +180,23 @@ class ScalarSource:
             "tanh": "tanh", "erf": "erf", "log10": "log10", "log2": "log2", "arcsinh": "asinh",
             "arccosh": "acosh", "arctanh": "atanh", "erfc": "erfc", "lgamma": "lgamma"}
 
+    def __init__(self, single: bool = False) -> None:
+        self._expr, self._text = (SingleExpr, _text32) if single else (Expr, _text)
+
     def __getattr__(self, name: str) -> Any:
+        expr, text = self._expr, self._text
         if name in self.MATH:
-            return lambda *args: Expr(f"math.{self.MATH[name]}"
-                                      f"({', '.join(_text(a) for a in args)})")
+            return lambda *args: expr(f"math.{self.MATH[name]}"
+                                      f"({', '.join(text(a) for a in args)})")
         if name == "abs":
-            return lambda a: Expr(f"abs({_text(a)})")
+            return lambda a: expr(f"abs({text(a)})")
         if name in ("maximum", "minimum"):
             # NumPy's rule: a NaN on either side gives NaN (a + b is NaN then).
             wins = ">=" if name == "maximum" else "<="
             loses = ">" if name == "maximum" else "<"
-            return lambda a, b: Expr(
-                f"({_text(a)} if {_text(a)} {wins} {_text(b)} else ({_text(b)} if "
-                f"{_text(b)} {loses} {_text(a)} else {_text(a)} + {_text(b)}))")
+            return lambda a, b: expr(
+                f"({text(a)} if {text(a)} {wins} {text(b)} else ({text(b)} if "
+                f"{text(b)} {loses} {text(a)} else {text(a)} + {text(b)}))")
         raise NotScalar(name)
 
 
@@ -209,6 +242,62 @@ class CSource:
                 f"({_c(a)} {wins} {_c(b)} ? {_c(a)} : ({_c(b)} {loses} {_c(a)} ? {_c(b)} : "
                 f"{_c(a)} + {_c(b)}))")
         raise NotScalar(name)
+
+
+def vectorized_elsewhere(op_name: str, numbers: Sequence[Any] | None = None) -> bool:
+    """Whether a float32 line of ``op_name`` runs faster as NumPy's own call than in a numba loop.
+
+    NumPy's float32 ``tanh``, ``exp``, ``sin``... are SIMD loops (several
+    elements per instruction, about 1-2 ns an element); in a numba loop each
+    element calls the C library's scalar function (``tanhf``: some 50 ns on
+    this project's machine).  Fusing saves one pass over memory, about 1 ns
+    an element: less than such a call costs.  So a float32 line whose scalar
+    text calls a C library function (``math.*`` but ``sqrt``, which compiles
+    to one instruction; ``**`` but a square) or has no scalar form stays a
+    NumPy line between kernels (the fusion pass asks here); arithmetic,
+    ``abs``, ``maximum``, ``sqrt``, ``x ** 2`` fuse.
+
+    Parameters
+    ----------
+    op_name : str
+        An elementwise primitive's name.
+    numbers : sequence, optional
+        The line's arguments: a number where it reads a number, None where it
+        reads an array (``pow(x, 2)`` is a product, ``pow(x, y)`` is ``powf``).
+        Default: arrays only.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from difflab.jit.kernels import vectorized_elsewhere
+    >>> vectorized_elsewhere("tanh"), vectorized_elsewhere("mul"), vectorized_elsewhere("sqrt")
+    (True, False, False)
+    >>> vectorized_elsewhere("pow", (None, 2)), vectorized_elsewhere("pow")
+    (False, True)
+    """
+    from difflab.ops.registry import get
+
+    rule = get(op_name).rule
+    if numbers is None:
+        numbers = (None,) * (len(inspect.signature(rule.forward).parameters) - 1)
+    key = (op_name, tuple(numbers))
+    cached = _VECTORIZED.get(key)
+    if cached is None:
+        try:
+            text = _text32(rule.forward(ScalarSource(True), *[
+                SingleExpr(f"a{k}") if v is None else v for k, v in enumerate(numbers)]))
+        except NotScalar:
+            cached = True
+        else:
+            cached = bool(re.search(r"math\.(?!sqrt\()", text)) or "**" in text
+        _VECTORIZED[key] = cached
+    return cached
+
+
+_VECTORIZED: dict[tuple, bool] = {}
 
 
 # ------------------------------------------------------------------ windows
@@ -506,7 +595,35 @@ def array_source(layout: Layout) -> str:
             + f"    return [{', '.join(f't{j}' for j in layout.delivered)}]\n")
 
 
-def scalar_source(layout: Layout) -> str:
+def loop_dtype(dtype: Any) -> np.dtype | None:
+    """The dtype a numba loop is written for: float64 or float32; None for any other.
+
+    Parameters
+    ----------
+    dtype : dtype-like
+        The dtype of a fused kernel's inputs and outputs.
+
+    Returns
+    -------
+    numpy.dtype or None
+        ``dtype`` itself if numba kernels are written for it, else None (the
+        NumPy kernel runs it: float16, complex, integers).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from difflab.jit.kernels import loop_dtype
+    >>> loop_dtype(np.float32), loop_dtype("float64"), loop_dtype(np.float16)
+    (dtype('float32'), dtype('float64'), None)
+    """
+    dtype = np.dtype(dtype)
+    return dtype if dtype in _LOOP_DTYPES else None
+
+
+_LOOP_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
+
+
+def scalar_source(layout: Layout, dtype: Any = np.float64) -> str:
     """The numba kernel: a loop over the elements, block by block (BLOCK elements).
 
     In each block, one loop runs the elementwise lines for each element and
@@ -518,7 +635,22 @@ def scalar_source(layout: Layout) -> str:
     time (SIMD).  A sum adds in another order than NumPy's pairwise ``sum``:
     the two agree to rounding, not bit for bit.  A broadcast input (a bias)
     is read where :func:`broadcast_read` says, through a counter (``a1 = in1[j0]``).
+
+    ``dtype`` (float64 or float32, :func:`loop_dtype`) is the dtype of the
+    arrays.  A float32 loop computes in float32: its numbers are written
+    ``f32(...)`` (:class:`SingleExpr`), so each ``+ - * /`` and ``sqrt`` is
+    the correctly rounded float32 operation NumPy's float32 loops do (the
+    same bits); ``sin``, ``exp``... are the C library's float32 functions
+    (``sinf``), which differ from NumPy's own float32 ones by a few units in
+    the last place.  A sum's running total is kept in float64 (rounded to
+    float32 once, at the end): more accurate than NumPy's float32 pairwise
+    sum, equal to it to its rounding.  The text names the dtype in its first
+    line, so the disk cache (keyed by the text) keeps each dtype's kernel apart.
     """
+    dtype = loop_dtype(dtype)
+    if dtype is None:
+        raise ValueError("numba kernels are written for float64 or float32 loops")
+    single = dtype == np.float32
     sums = [j for j, kind in enumerate(layout.kinds) if kind == "reduction"]
     adds = [j for j in layout.root if layout.first[layout.root[j]] != j]
     # One counter per way of broadcasting: element j of the input, moved on at each step.
@@ -528,14 +660,15 @@ def scalar_source(layout: Layout) -> str:
              + [f"for k in range(hi - lo):\n            w{j}[k] += b{j}[k]" for j in adds])
     params = ", ".join(["n"] + [f"in{k}" for k in range(layout.n_inputs)]
                        + [f"y{j}" for j in layout.parameters])
-    return (f"def kernel({params}):\n"
+    return (f"# a {dtype.name} loop\n"
+            + f"def kernel({params}):\n"
             + "".join(f"    s{j} = 0.0\n" for j in sums)
-            + "".join(f"    b{j} = np.empty({BLOCK})\n" for j in sums + adds)
+            + "".join(f"    b{j} = np.empty({BLOCK}, np.{dtype.name})\n" for j in sums + adds)
             + f"    for lo in range(0, n, {BLOCK}):\n"
             + f"        hi = min(lo + {BLOCK}, n)\n"
             + "".join(f"        {line}\n" for line in _block_start(layout, spreads))
             + "        for k in range(hi - lo):\n"
-            + "".join(f"            {line}\n" for line in _loop_body(layout, spreads))
+            + "".join(f"            {line}\n" for line in _loop_body(layout, spreads, single))
             + "".join(f"        {line}\n" for line in after)
             + "".join(f"    y{j}[0] = s{j}\n" for j in sums))
 
@@ -555,7 +688,7 @@ def _block_start(layout: Layout, spreads: list) -> list[str]:
             + [line for q, read in enumerate(spreads) for line in _counter_start(q, *read)])
 
 
-def _loop_body(layout: Layout, spreads: list) -> list[str]:
+def _loop_body(layout: Layout, spreads: list, single: bool = False) -> list[str]:
     """One element: read the inputs, the elementwise lines, write outputs, sums' and scatters'."""
     sums = [j for j, kind in enumerate(layout.kinds) if kind == "reduction"]
     firsts = [j for j in layout.root if layout.first[layout.root[j]] == j]
@@ -564,7 +697,9 @@ def _loop_body(layout: Layout, spreads: list) -> list[str]:
              else f"a{k} = in{k}[{'0' if read[1] == 1 else f'j{spreads.index(read)}'}]"
              for k, read in enumerate(layout.broadcast)]
     return (reads
-            + _lines(layout.body, layout.kinds, ScalarSource(), _scalar_local)
+            + (_lines(layout.body, layout.kinds, ScalarSource(True), _scalar_local,
+                      SingleExpr, _text32) if single
+               else _lines(layout.body, layout.kinds, ScalarSource(), _scalar_local))
             + [f"w{j}[k] = t{j}" for j in layout.parameters
                if layout.kinds[j] == "elementwise"]
             + [f"w{j}[k] = {_scalar_local(layout.reads[j])}" for j in firsts]
@@ -626,12 +761,17 @@ def c_source(body: Sequence[tuple], outputs: Sequence[int], n_inputs: int,
 
 
 def compile_kernel(body: Sequence[tuple], outputs: Sequence[int], use_numba: bool,
-                   layout: Layout | None = None) -> tuple[str, Any]:
-    """("numba", compiled loop) or ("numpy", the array function), from the generated source."""
+                   layout: Layout | None = None, dtype: Any = np.float64) -> tuple[str, Any]:
+    """("numba", compiled loop) or ("numpy", the array function), from the generated source.
+
+    ``dtype``: the loop's (float64 or float32) for numba, which writes a loop
+    for each (:func:`scalar_source`); any other dtype gets the NumPy kernel,
+    which is one function for every dtype (it calls NumPy on the arrays).
+    """
     layout = layout or Layout(body, outputs)
-    if use_numba:
+    if use_numba and loop_dtype(dtype) is not None:
         try:
-            source = scalar_source(layout)
+            source = scalar_source(layout, dtype)
         except NotScalar:
             pass  # (an array function with no scalar twin: the NumPy kernel does it)
         else:
@@ -641,7 +781,8 @@ def compile_kernel(body: Sequence[tuple], outputs: Sequence[int], use_numba: boo
             source += _BLOCK_SUM_TEXT
             filename = _source_file(source)
             # (__name__: numba's disk cache finds the kernel's globals through it)
-            namespace: dict = {"math": math, "np": np, "block_sum": _compiled_block_sum(),
+            namespace: dict = {"math": math, "np": np, "f32": np.float32,
+                               "block_sum": _compiled_block_sum(),
                                "__name__": __name__}
             exec(compile(source, filename or "<difflab fused kernel>", "exec"),  # noqa: S102
                  namespace)

@@ -247,7 +247,8 @@ class PreparedKernel:
     A line's settings never change, so what depends on them alone (the
     layout, the compiled loop, the sizes of the arrays it writes, how each
     output is shaped) is looked up on the first call and kept.  A call in the
-    common case of the numba loop (float64 NumPy arrays, contiguous, of the
+    common case of the numba loop (NumPy arrays of the dtype of the first call,
+    float64 or float32, contiguous, of the
     sizes the loop reads; no windows, no scatters) then costs the loop and
     the allocation of its outputs (for a chain of small operations, the
     bookkeeping this skips was a third of the time).  Every other call (a GPU array,
@@ -264,19 +265,19 @@ class PreparedKernel:
     def __call__(self, ctx: Any, xp: Any, *inputs: Any) -> Any:
         plan = self.plan
         if plan is None:
-            plan = self.plan = self._make_plan()
+            plan = self.plan = self._make_plan(inputs)
         if plan and fusion.USE_NUMBA:  # (switched off since: the plain forward's NumPy kernel)
-            reads, n, kernel, writes, returns = plan
-            # (`dtype is FLOAT64`: NumPy's float64 dtype is one object; any other reads
-            # take the plain path)
+            reads, n, kernel, writes, returns, dtype = plan
+            # (`a.dtype is dtype`: NumPy's float64 and float32 dtypes are one object each;
+            # any other dtype reads take the plain path)
             simple = len(inputs) == len(reads)
             for a, size in zip(inputs, reads):
-                if type(a) is not np.ndarray or a.dtype is not fusion.FLOAT64 \
+                if type(a) is not np.ndarray or a.dtype is not dtype \
                         or a.size != size or not a.flags.c_contiguous:
                     simple = False
                     break
             if simple:
-                ys = [np.empty(size) for size in writes]
+                ys = [np.empty(size, dtype) for size in writes]
                 kernel(n, *[a if a.ndim == 1 else a.reshape(-1) for a in inputs], *ys)
                 results = []
                 for k, shape, mean in returns:
@@ -288,14 +289,18 @@ class PreparedKernel:
                 return results[0]
         return self.op.forward(ctx, xp, *inputs, **self.params)
 
-    def _make_plan(self) -> tuple | bool:
-        """The common case's plan; False if these settings never take it."""
+    def _make_plan(self, inputs: tuple) -> tuple | bool:
+        """The common case's plan, for the first call's dtype; False if these settings
+        (or that dtype) never take it."""
         params = self.params
         shape = params.get("shape")
         if not fusion.USE_NUMBA or shape is None or params.get("windows") is not None:
             return False
+        dtype = inputs[0].dtype if inputs and type(inputs[0]) is np.ndarray else None
+        if dtype is None or fusion.loop_dtype(dtype) is None:
+            return False
         layout, (kind, kernel) = self.op.kernel(params["body"], params["outputs"], "numba",
-                                                params.get("broadcast"))
+                                                params.get("broadcast"), dtype)
         if kind != "numba" or layout.root:  # (no scalar form; scatters zero their arrays)
             return False
         n = math.prod(shape)
@@ -304,4 +309,4 @@ class PreparedKernel:
         returns = [(layout.parameters.index(k),
                     tuple(shape) if layout.kinds[k] == "elementwise" else (),
                     layout.body[k][0] == "mean") for k in layout.outputs]
-        return reads, n, kernel, writes, returns
+        return reads, n, kernel, writes, returns, dtype

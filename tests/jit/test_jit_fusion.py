@@ -6,7 +6,15 @@ three scatters added into one array, add in another order (to rounding).
 The numba kernel calls the C library's ``sin`` (not NumPy's) and sums in
 SIMD lanes: equal to rounding.  Both are checked on random graphs (with
 slices, sums and their scatter_add VJPs) and on every elementwise primitive
-of the registry.
+of the registry, for float64 and float32 arrays.
+
+What a float32 numba loop guarantees (see ``kernels.scalar_source``): it
+computes in float32 (no value of the loop is promoted to float64; checked on
+numba's own types), so ``+ - * /``, ``sqrt``, ``abs``, ``maximum``... give
+NumPy's bits; ``sin``, ``exp``... are the C library's float32 functions,
+within ``MAX_ULP`` units in the last place of NumPy's per rule.  A chain of
+lines carries such differences on: float32 results are compared to
+``RTOL[float32]`` (the float64 tolerance's ~450 units of rounding, in float32's).
 """
 
 import contextlib
@@ -35,6 +43,16 @@ from difflab.ops import registry
 HAVE_NUMBA = fusion._numba_importable()
 KERNELS = ["numpy", pytest.param("numba", marks=pytest.mark.skipif(
     not HAVE_NUMBA, reason="numba is not installed (pip install 'difflab[jit]')"))]
+DTYPES = [np.float64, np.float32]
+#: The tolerance of results that are equal to rounding: about 450 units of the dtype's rounding.
+RTOL = {np.dtype(np.float64): 1e-13, np.dtype(np.float32): 5e-5}
+#: A float32 rule's numba line (C library's sinf, expf...) against NumPy's float32 loop.
+MAX_ULP = 4
+#: Rules whose value is a sum of a transcendental's: its units in the last place are of the
+#: terms (sigmoid = 0.5 + 0.5 tanh(x/2): a unit of tanh near -1 is many of a small sigmoid).
+SUMMED = {"sigmoid"}
+#: float32 lines that IEEE rounds correctly: numba's float32 loop gives NumPy's bits.
+EXACT = {"abs", "add", "sub", "mul", "div", "neg", "maximum", "minimum", "relu", "sqrt"}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -60,84 +78,145 @@ def kernels_of(kernel):
         fusion.USE_NUMBA = old
 
 
-def _same(kernel, got, want, exact=True):
-    """Equal bits from the NumPy kernel; to rounding from numba, or where sums change order."""
+def _same(kernel, got, want, exact=True, dtype=None):
+    """Equal bits from the NumPy kernel; to rounding from numba, or where sums change order.
+
+    The dtypes are equal too (a float32 loop returns float32 arrays).  ``dtype``: the
+    rounding of the computation, where a float64 result has float32 parts (mixed graphs).
+    """
+    assert np.asarray(got).dtype == np.asarray(want).dtype
     if kernel == "numpy" and exact:
         np.testing.assert_array_equal(got, want)  # the same NumPy calls: the same bits
     else:
-        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+        tol = RTOL[np.dtype(dtype or np.asarray(want).dtype)]
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
+def _ulps(got, want):
+    """How many float32 values lie between got and want (0: the same bits)."""
+    bits = [np.asarray(v, np.float32).view(np.int32).astype(np.int64) for v in (got, want)]
+    bits = [np.where(b < 0, -(b & 0x7FFFFFFF), b) for b in bits]  # (ordered as the numbers)
+    return np.abs(bits[0] - bits[1])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("passes", [["fuse"], ["fold", "cse", "dce", "fuse"]])
 @settings(max_examples=20, deadline=None)
 @given(program=programs(), seed=st.integers(0, 2**31))
-def test_fusion_preserves_results_on_random_graphs(kernel, passes, program, seed):
+def test_fusion_preserves_results_on_random_graphs(kernel, passes, program, seed, dtype):
+    # (float32 inputs; the programs' constants are float64: mixed graphs, each group one dtype)
     with kernels_of(kernel):
         fn = build(*program)
         rng = np.random.default_rng(seed)
-        x, y = (dl.tensor(rng.uniform(-2, 2, 3)) for _ in range(2))
+        x, y = (dl.tensor(rng.uniform(-2, 2, 3).astype(dtype)) for _ in range(2))
         graph = jit.trace(fn, (x, y)).graph
         fused = jit.optimize(graph, passes)
         assert len(fused.nodes) <= len(graph.nodes)
         for _ in range(2):
-            a, b = rng.uniform(-2, 2, 3), rng.uniform(-2, 2, 3)
+            a, b = (rng.uniform(-2, 2, 3).astype(dtype) for _ in range(2))
             for w, g in zip(graph.run(a, b), fused.run(a, b)):
-                _same(kernel, g, w)
+                _same(kernel, g, w, dtype=dtype)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("kernel", KERNELS)
 @settings(max_examples=10, deadline=None)
 @given(program=programs(), seed=st.integers(0, 2**31))
-def test_fusing_a_backward_graph_keeps_its_gradients(kernel, program, seed):
+def test_fusing_a_backward_graph_keeps_its_gradients(kernel, program, seed, dtype):
     with kernels_of(kernel):
         steps, _ = program
         fn = build(steps, [len(steps) + 1])
         rng = np.random.default_rng(seed)
-        x, y = (dl.tensor(rng.uniform(-2, 2, 3)).requires_grad_() for _ in range(2))
+        x, y = (dl.tensor(rng.uniform(-2, 2, 3).astype(dtype)).requires_grad_()
+                for _ in range(2))
         loss = jit.trace(lambda a, b: fn(a, b)[0].sum(), (x, y)).graph
         backward = jit.grad(loss)
         fused = jit.optimize(backward, ["fold", "cse", "dce", "fuse"])
-        a, b = rng.uniform(-2, 2, 3), rng.uniform(-2, 2, 3)
+        a, b = (rng.uniform(-2, 2, 3).astype(dtype) for _ in range(2))
         for w, g in zip(backward.run(a, b), fused.run(a, b)):
-            _same(kernel, g, w, exact=False)  # (three scatters into x̄ add in another order)
+            _same(kernel, g, w, exact=False, dtype=dtype)  # (three scatters into x̄ add
+            # in another order)
 
 
 def _elementwise():
     return sorted(p.name for p in registry.elementwise_ops())
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("name", _elementwise())
-def test_every_elementwise_rule_writes_a_kernel_line(kernel, name):
+def test_every_elementwise_rule_writes_a_kernel_line(kernel, name, dtype):
     """Each rule of the registry, fused behind an add, against the rule run by NumPy."""
     p = registry.get(name)
     low, high = p.rule.domain
     rng = np.random.default_rng(sum(map(ord, name)))
-    a, b = rng.uniform(low, high, 50), rng.uniform(low, high, 50)
+    a, b = (rng.uniform(low, high, 500).astype(dtype) for _ in range(2))
     if isinstance(p, registry.UnaryOp):
         body = (("add", ("in0", 0.0)), (name, ("t0",)))
         want = p.rule.forward(numpy_namespace, a + 0.0)
     else:
         body = (("add", ("in0", 0.0)), (name, ("t0", "in1")))
         want = p.rule.forward(numpy_namespace, a + 0.0, b)
-    kind, k = fusion.compile_kernel(body, (1,), use_numba=kernel == "numba")
+    kind, k = fusion.compile_kernel(body, (1,), use_numba=kernel == "numba", dtype=dtype)
     if kind == "numba":
-        out = np.empty(50)
-        k(50, a, *([b] if len(body[1][1]) == 2 else []), out)
+        out = np.empty(500, dtype)
+        k(500, a, *([b] if len(body[1][1]) == 2 else []), out)
     else:
         (out,) = k(numpy_namespace, a, *([b] if len(body[1][1]) == 2 else []))
-    _same(kind, out, want)
+    if kind == "numba" and dtype == np.float32:
+        assert out.dtype == want.dtype == np.float32
+        if name in EXACT:
+            np.testing.assert_array_equal(out, want)  # (correctly rounded: NumPy's bits)
+        elif name in SUMMED:
+            np.testing.assert_allclose(out, want, rtol=0, atol=MAX_ULP * np.spacing(
+                np.float32(1)))
+        else:
+            assert _ulps(out, want).max() <= MAX_ULP
+    else:
+        _same(kind, out, want)
 
 
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
+@pytest.mark.parametrize("name", _elementwise())
+def test_a_float32_loop_computes_in_float32(name):
+    """numba's types of every value of a float32 kernel: float32, never float64.
+
+    (``x * 2.0`` written as is would be computed in float64 by numba and rounded once at
+    the store: other bits than NumPy's float32 lines.)  Only the sums' running totals
+    are float64, on purpose.
+    """
+    p = registry.get(name)
+    unary = isinstance(p, registry.UnaryOp)
+    body = (("mul", ("in0", 0.1)), (name, ("t0",) if unary else ("t0", "in1")),
+            ("sub", (1, "t1")), ("sum", ("t2",)))
+    kind, k = fusion.compile_kernel(body, (2, 3), use_numba=True, dtype=np.float32)
+    if kind != "numba":
+        pytest.skip(f"{name} has no scalar form: the NumPy kernel runs it")
+    x = np.full(5, 0.5, np.float32)
+    k(5, x, *([] if unary else [x]), np.empty(5, np.float32), np.empty(1, np.float32))
+    (signature,) = k.signatures
+    types = k.overloads[signature].type_annotation.typemap
+    # Each line's value (t0, t1, t2) and each element read (a0, a1): float32.  (A float64
+    # anywhere in a line's expression would make the line's value float64: nothing in the
+    # text narrows but f32() of a number.)
+    values = {v: str(t) for v, t in types.items() if v[0] in "at" and v[1:].isdigit()}
+    assert len(values) >= 4 and set(values.values()) == {"float32"}, values
+    # The named float64 variables: the sum's running total s3 alone.
+    named = {v.split(".")[0] for v, t in types.items() if str(t) == "float64" and v[0] != "$"}
+    assert named == {"s3"}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("two", [2, 2.0])
-def test_a_square_is_written_as_a_product_with_numpys_bits(kernel, two):
+def test_a_square_is_written_as_a_product_with_numpys_bits(kernel, two, dtype):
     body = (("add", ("in0", 0.5)), ("pow", ("t0", two)), ("pow", ("t1", 3)))
     layout = kernels.Layout(body, (2, 1))
     assert "(t0 * t0)" in kernels.scalar_source(layout)  # (no pow() call in the loop)
     assert "(t1 ** 3)" in kernels.scalar_source(layout)
-    x = np.random.default_rng(23).normal(size=1000) * 1e3
+    assert "(t0 * t0)" in kernels.scalar_source(layout, np.float32)
+    x = (np.random.default_rng(23).normal(size=1000) * 1e3).astype(dtype)
     with kernels_of(kernel):
         graph = jit.trace(lambda v: (v + 0.5) ** two, dl.tensor(x)).graph
         fused = jit.optimize(graph, ["fuse"])
@@ -195,13 +274,138 @@ def test_traced_function_with_fusion_retraces_on_a_new_shape():
         strict(dl.tensor(np.ones((2, 2))))
 
 
-def test_float32_groups_run_the_numpy_kernel_with_float32_results():
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_float32_groups_run_a_float32_kernel_with_float32_results(kernel):
     x = np.linspace(-1, 1, 9, dtype=np.float32)
-    f = jit.trace(lambda x: (x.sin() * 2.0).exp(), dl.tensor(x))
-    fused = jit.optimize(f.graph, ["fuse"])
-    got = fused.run(x)[0]
-    assert got.dtype == np.float32
-    np.testing.assert_array_equal(got, f.graph.run(x)[0])
+    with kernels_of(kernel):
+        f = jit.trace(lambda x: ((x * 2.0 + 1.0) ** 2 + x * x).sqrt() * 0.1, dl.tensor(x))
+        fused = jit.optimize(f.graph, ["fuse"])
+        assert fused.op_counts() == {"fused": 1}
+        got = fused.run(x)[0]
+        assert got.dtype == np.float32
+        np.testing.assert_array_equal(got, f.graph.run(x)[0])  # (arithmetic: NumPy's bits)
+        source = fusion.kernel_source(fused.nodes[0])
+        assert source.startswith("# a float32 loop") and "f32(2.0)" in source
+        assert "float64" not in source
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_float32_transcendentals_stay_numpy_calls_between_numba_kernels(kernel):
+    """NumPy's float32 tanh is a SIMD loop, numba's a call of tanhf per element (some
+    30 times slower): with numba, a float32 tanh is NumPy's line between two kernels.
+    The NumPy kernel (no numba) and float64 groups take it in."""
+    def f(v):
+        return ((v * 0.5 + 0.1).tanh() * v + 1.0).sigmoid() * 3.0 - v
+
+    for dtype in DTYPES:
+        x = np.linspace(-2, 2, 1001).astype(dtype)
+        with kernels_of(kernel):
+            graph = jit.trace(f, dl.tensor(x)).graph
+            fused = jit.optimize(graph, ["fuse"])
+        if kernel == "numba" and dtype == np.float32:
+            assert fused.op_counts() == {"fused": 3, "tanh": 1, "sigmoid": 1}
+            _assert_bits(fused.run(x), graph.run(x))  # (NumPy's tanh; arithmetic exact)
+        else:
+            assert fused.op_counts() == {"fused": 1}
+            with kernels_of(kernel):
+                _same(kernel, fused.run(x)[0], graph.run(x)[0])
+    assert kernels.vectorized_elsewhere("pow", (None, 2)) is False  # (a square: a product)
+    assert kernels.vectorized_elsewhere("pow", (None, None)) is True  # (powf)
+    assert kernels.vectorized_elsewhere("digamma") is True  # (no scalar form)
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
+def test_arithmetic_float32_kernels_give_numpys_bits():
+    """Only + - * / sqrt abs maximum: each the correctly rounded float32 operation."""
+    def f(v, w):
+        h = dl.maximum(v * 0.1 - w / 3.0, v * w) + 1
+        return (h * h + 0.3).sqrt() - (w - 7.0).abs() * h
+
+    rng = np.random.default_rng(31)
+    x, y = (rng.normal(size=2000).astype(np.float32) * 100 for _ in range(2))
+    with kernels_of("numba"):
+        graph = jit.trace(f, (dl.tensor(x), dl.tensor(y))).graph
+        fused = jit.optimize(graph, ["fuse"])
+        assert fused.op_counts() == {"fused": 1}
+        _assert_bits(fused.run(x, y), graph.run(x, y))
+        _assert_bits(*_both_ways(fused, x, y))  # (the prepared float32 path too)
+        (kernel,) = [s.forward for s in fused.program().steps
+                     if isinstance(s.forward, PreparedKernel)]
+        assert kernel.plan[-1] == np.float32  # (the common case taken, for float32)
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
+def test_float64_and_float32_kernels_of_one_body_are_kept_apart(private_kernel_cache):
+    """The same lines make one kernel per dtype: in memory, and in the disk cache."""
+    body, outputs = (("mul", ("in0", 0.5)), ("sin", ("t0",))), (1,)
+    layout = kernels.Layout(body, outputs)
+    texts = {d: kernels.scalar_source(layout, d) for d in DTYPES}
+    assert texts[np.float64] != texts[np.float32]
+    assert "f32(0.5)" in texts[np.float32] and "f32" not in texts[np.float64]
+    with pytest.raises(ValueError, match="float64 or float32"):
+        kernels.scalar_source(layout, np.float16)
+    x = np.linspace(0, 1, 7)
+    results = {}
+    for dtype in DTYPES + [np.float16]:
+        with kernels_of("numba"):
+            results[dtype] = fusion.FUSED.forward(_Ctx(), np, x.astype(dtype), body=body,
+                                                  outputs=outputs, shape=(7,))
+        assert results[dtype].dtype == dtype
+    keys = {(k[1], k[2]) for k in fusion.FUSED._kernels if k[0] == id(body)}
+    assert keys == {("numba", np.dtype(np.float64)), ("numba", np.dtype(np.float32)),
+                    ("numpy", None)}  # (float16: NumPy's kernel, for every dtype alike)
+    assert results[np.float16].tolist() == np.sin(x.astype(np.float16) * 0.5).tolist()
+    cached = os.listdir(os.path.join(private_kernel_cache, "kernels"))
+    for text in texts.values():
+        assert os.path.basename(kernels._source_file(text + kernels._BLOCK_SUM_TEXT)) \
+            in cached
+
+
+class _Ctx:
+    def save(self, *values):
+        self.saved = values
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
+@pytest.mark.parametrize("optimizer", [dl.optim.SGD, dl.optim.Adam])
+def test_a_float32_mlp_trained_through_dl_compile_equals_eager_training(optimizer,
+                                                                       monkeypatch):
+    """float32 parameters and activations, int64 labels: the compiled step fuses (numba's
+    float32 loops), the labels stay out of the kernels; after 5 steps the parameters
+    are eager's to float32 rounding."""
+    from difflab import nn
+    from difflab.nn import functional as F
+
+    rng = np.random.default_rng(7)
+    x = dl.tensor(rng.normal(size=(32, 20)).astype(np.float32))
+    labels = dl.tensor(rng.integers(0, 5, 32))
+    nets = []
+    for _ in range(2):
+        dl.manual_seed(3)
+        nets.append(nn.Sequential(nn.Linear(20, 64), nn.Tanh(), nn.Linear(64, 64), nn.ReLU(),
+                                  nn.Linear(64, 5)))
+    eager, model = nets
+    assert model[0].weight.dtype == np.float32
+    made, kernel = [], fusion.FUSED.kernel
+
+    def recorded(body, outputs, kind, broadcast=None, dtype=fusion.FLOAT64):
+        made.append((kind, np.dtype(dtype)))
+        return kernel(body, outputs, kind, broadcast, dtype)
+
+    monkeypatch.setattr(fusion.FUSED, "kernel", recorded)
+    with kernels_of("numba"):
+        fast = dl.compile(model)
+        opts = [optimizer(net.parameters(), lr=0.05) for net in (eager, fast)]
+        for _ in range(5):
+            for net, opt in zip((eager, fast), opts):
+                opt.zero_grad()
+                F.cross_entropy(net(x), labels).backward()
+                opt.step()
+    assert made and set(made) == {("numba", np.dtype(np.float32))}  # (fused, in float32)
+    for p, q in zip(eager.parameters(), model.parameters()):
+        assert q.dtype == np.float32
+        np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6)
 
 
 def test_a_fused_kernel_has_no_vjp_and_says_what_to_do():
@@ -488,7 +692,7 @@ def test_the_kernel_source_is_printable(capsys):
     x = np.linspace(-1, 1, 10)
     _, fused = _compiled_gradient(rosenbrock, x)
     numba_text = fusion.kernel_source(fused.nodes[0])
-    assert numba_text.startswith("def kernel(n, in0, in1, ")
+    assert numba_text.startswith("# a float64 loop\ndef kernel(n, in0, in1, ")
     assert "block_sum(" in numba_text and "+= b" in numba_text
     assert "xp." not in numba_text
     assert fusion.kernel_source(fused.nodes[0], "numpy").startswith("def kernel(xp, in0, in1)")
