@@ -546,9 +546,9 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False,  # noqa: 
         is not supported: static graphs here are specialised on shapes.
     backend : str
         ``"inductor"`` or ``"difflab"``: graphs with the passes fold, cse, dce
-        and, for float64 graphs, fuse (generated kernels: numba when
-        installed, tiled NumPy otherwise; float32 graphs replay line by line,
-        which measured faster than the NumPy kernels).
+        and fuse (generated kernels: numba when installed, tiled NumPy
+        otherwise; without numba, float32 graphs replay line by line, which
+        measured faster than the NumPy kernels: ``jit.fusion.fusion_pays``).
         ``"aot_eager"``: graphs, no fusion.  ``"eager"``: no graphs at all.
     mode : str or None
         PyTorch's modes are accepted (``"reduce-overhead"``, ``"max-autotune"``,
