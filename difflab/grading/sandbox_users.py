@@ -230,6 +230,49 @@ def kill_user_processes(uid: int) -> None:
             finally:
                 os._exit(0)
         os.waitpid(pid, 0)
+    # A signal is delivered, not yet acted on, when kill returns: wait (briefly) until
+    # none of them runs any more, so that grading ends after the student's processes.
+    deadline = time.monotonic() + _KILL_WAIT_S
+    while running_processes(uid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+#: How long :func:`kill_user_processes` waits for the killed processes to end.
+_KILL_WAIT_S = 5.0
+
+
+def running_processes(uid: int) -> list[int]:
+    """The processes of ``uid`` that still run: not ended (a zombie has ended; only its
+    exit status waits for its parent).  Read from ``/proc`` (empty where there is none).
+
+    Parameters
+    ----------
+    uid : int
+        The user whose processes are wanted.
+
+    Returns
+    -------
+    list of int
+        Their process ids.
+
+    Examples
+    --------
+    >>> import os
+    >>> os.getpid() in running_processes(os.getuid())
+    True
+    """
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":", 1) for line in status.read_text().splitlines()
+                          if ":" in line)
+        except OSError:  # (ended while we looked)
+            continue
+        owner = int(fields.get("Uid", "-1").split()[0])
+        state = fields.get("State", "").strip()[:1]
+        if owner == uid and state not in ("Z", "X"):
+            found.append(int(status.parent.name))
+    return found
 
 
 def remove_user_files(uid: int, places: tuple[str, ...] = SHARED_PLACES) -> int:

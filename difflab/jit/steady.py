@@ -80,22 +80,27 @@ class GuardCache(dict):
         super().__delitem__(key)
 
     def clear(self) -> None:
+        """Forget every graph and every quick key."""
         self.quick.clear()
         super().clear()
 
     def pop(self, *args: Any) -> Any:
+        """``dict.pop``, forgetting the quick keys."""
         self.quick.clear()
         return super().pop(*args)
 
     def popitem(self) -> tuple:
+        """``dict.popitem``, forgetting the quick keys."""
         self.quick.clear()
         return super().popitem()
 
     def setdefault(self, key: Any, default: Any = None) -> Any:
+        """``dict.setdefault``, forgetting the quick keys."""
         self.quick.clear()
         return super().setdefault(key, default)
 
     def update(self, *args: Any, **kwargs: Any) -> None:
+        """``dict.update``, forgetting the quick keys."""
         self.quick.clear()
         super().update(*args, **kwargs)
 
@@ -156,7 +161,7 @@ def fresh(entry: Any) -> bool:
 class SingleOutput:
     """The replay of graphs that return one tensor (a loss, a layer's output), prepared.
 
-    :meth:`~difflab.jit.compiler.CompiledFunction._replay` handles every kind of
+    ``CompiledFunction._replay`` (:mod:`difflab.jit.compiler`) handles every kind of
     graphs: nested outputs, several of them, in-place updates of buffers, values
     from before a graph break.  Graphs returning one tensor, writing nothing in
     place, need only: the primals' arrays, the forward program, and (training)
