@@ -26,11 +26,6 @@ from difflab.tensor import Tensor
 from difflab.tensor_arguments import MinMax, dim_index, index_arrays, promote_all, tensor_of
 
 
-def _check_dim(name: str, dim: Any, ndim: int) -> int:
-    """``dim`` as a non-negative axis of an ``ndim``-axis tensor (a 0-d one has axis 0)."""
-    return dim_index(dim, ndim, name)
-
-
 def _integer_index(name: str, index: Any) -> Any:
     """The raw integer array of an index tensor (an error naming the dtype otherwise)."""
     array = index.array if isinstance(index, Tensor) else index
@@ -193,7 +188,7 @@ def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False) -> Te
     tensor([[3., 2.]], grad_fn=<...>)
     """
     x = tensor_of(input)
-    dim = _check_dim("gather", dim, x.ndim)
+    dim = dim_index(dim, x.ndim, "gather")
     checked = _gather_index("gather", x, dim, index)
     idx = checked.array
     if x.ndim == 0:  # a 0-d input behaves as one element
@@ -293,7 +288,7 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
             raise ValueError(f"scatter(): reduce must be None or 'add', got {reduce!r}")
         src = src if isinstance(src, Tensor) else full_like_index(x, index, src)
         return scatter_add(x, dim, index, src)
-    dim = _check_dim("scatter", dim, x.ndim)
+    dim = dim_index(dim, x.ndim, "scatter")
     idx = _gather_index("scatter", x, dim, index, src).array
     if isinstance(src, Tensor):
         src = _crop(src, idx.shape)
@@ -378,7 +373,7 @@ def scatter_add(input: Any, dim: Any, index: Any, src: Any = None) -> Any:  # no
                          shape=tuple(shape))
         return backend.array_module(values).scatter_add(values, array_index, shape)
     x = _differentiable(input)
-    dim = _check_dim("scatter_add", dim, x.ndim)
+    dim = dim_index(dim, x.ndim, "scatter_add")
     idx = _gather_index("scatter_add", x, dim, index, src).array
     src = _crop(_differentiable(src), idx.shape)
     if isinstance(src, Tensor) and isinstance(x, Tensor) and src.dtype != x.dtype:
@@ -441,7 +436,7 @@ def index_select(input: Any, dim: int, index: Any) -> Tensor:  # noqa: A002
             [1., 0., 2.]])
     """
     x = tensor_of(input)
-    dim = _check_dim("index_select", dim, x.ndim)
+    dim = dim_index(dim, x.ndim, "index_select")
     idx = _integer_index("index_select", index)
     if idx.ndim > 1:
         raise RuntimeError(
@@ -557,7 +552,7 @@ def argsort(input: Any, dim: int = -1, descending: bool = False,  # noqa: A002
             [0, 1]])
     """
     x = tensor_of(input)
-    dim = _check_dim("argsort", dim, x.ndim)
+    dim = dim_index(dim, x.ndim, "argsort")
     return apply(registry.PRIMITIVES["argsort"], x, axis=dim, descending=descending)
 
 
@@ -678,7 +673,7 @@ def topk(input: Any, k: int, dim: int = -1, largest: bool = True,  # noqa: A002
     tensor([0, 2])
     """
     x = tensor_of(input)
-    dim = _check_dim("topk", dim, x.ndim)
+    dim = dim_index(dim, x.ndim, "topk")
     size = x.shape[dim] if x.ndim else 1
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= size:
         raise RuntimeError(
@@ -762,7 +757,7 @@ def roll(input: Any, shifts: Any, dims: Any = None) -> Tensor:  # noqa: A002
         )
     out = x
     for s, d in zip(shifts, dims):
-        d = _check_dim("roll", d, x.ndim)
+        d = dim_index(d, x.ndim, "roll")
         n = x.shape[d] if x.ndim else 1
         if n:
             xp = backend.array_module(x.array)

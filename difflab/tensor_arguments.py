@@ -18,6 +18,7 @@ import numpy as np
 from difflab import backend
 from difflab.autograd import engine as _engine  # (engine.Tensor: the registered tensor type)
 from difflab.dtypes import BFLOAT16, _Defaults, floating_result, int64, result_type
+from difflab.ops.shapes import dim_out_of_range
 
 if TYPE_CHECKING:
     from difflab.tensor import Tensor
@@ -293,7 +294,7 @@ def dim_index(dim: Any, ndim: int, name: str, *, zero_d_has_dim: bool = True) ->
         raise TypeError(f"{name}: dim must be an int, got {type(dim).__name__} {dim!r}")
     n = max(ndim, 1) if zero_d_has_dim else ndim
     if not -n <= dim < n:
-        raise IndexError(f"{name}: {_engine.dim_out_of_range(dim, n)}")
+        raise IndexError(f"{name}: {dim_out_of_range(dim, n)}")
     return int(dim) % n
 
 

@@ -54,6 +54,7 @@ import numpy as np
 from difflab import backend, fastpath
 from difflab.autograd.grad_mode import _State
 from difflab.dtypes import BFLOAT16
+from difflab.ops.shapes import dim_out_of_range
 
 _sequence = itertools.count()
 OUTPUT = object()  # marks a saved array that is the record's own output
@@ -549,16 +550,6 @@ def _explain(op: Any, inputs: Sequence[Any], exc: Exception) -> Exception:
 
 
 _AxisError = getattr(np, "exceptions", np).AxisError
-
-
-def dim_out_of_range(dim: int, ndim: int) -> str:
-    """PyTorch's words for a dim a tensor does not have (NumPy's AxisError says "axis 5
-    is out of bounds for array of dimension 2"): every such error's one wording."""
-    if ndim == 0:
-        return (f"Dimension specified as {dim} but the tensor has no dimensions (it is "
-                f"0-d); reshape it to 1-D first, e.g. x.reshape(1)")
-    return (f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
-            f"but got {dim})")
 
 
 # ---------------------------------------------------------------------- walking

@@ -30,7 +30,7 @@ import numpy as np
 
 from difflab import backend
 from difflab.ops.primitive import Primitive
-from difflab.ops.shapes import plain_values, sum_to_shape
+from difflab.ops.shapes import dim_out_of_range, plain_values, sum_to_shape
 
 LETTERS = string.ascii_letters  # the labels NumPy's einsum accepts
 
@@ -319,8 +319,7 @@ class CumProd(Primitive):
             raise TypeError(f"cumprod: dim must be an int, got {type(dim).__name__}")
         n = max(len(input.shape), 1)
         if not -n <= dim < n:
-            raise IndexError(f"cumprod: Dimension out of range (expected to be in range of "
-                             f"[{-n}, {n - 1}], but got {dim})")
+            raise IndexError(f"cumprod: {dim_out_of_range(dim, n)}")
         if dtype is not None:
             input = input.astype(dtype)  # noqa: A001
         return (input,), {"axis": int(dim) % n}

@@ -15,7 +15,7 @@ import numpy as np
 
 from difflab import backend
 from difflab.ops.primitive import Primitive
-from difflab.ops.shapes import mean_scale
+from difflab.ops.shapes import dim_out_of_range, mean_scale
 
 
 def _from_end(axes: tuple | None, ndim: int) -> tuple:
@@ -29,10 +29,7 @@ def _normalize_axis(axis: Any, ndim: int) -> tuple | None:
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     for a in axes:
         if not -max(ndim, 1) <= a < max(ndim, 1):
-            raise IndexError(
-                f"Dimension out of range (expected to be in range of "
-                f"[{-max(ndim, 1)}, {max(ndim, 1) - 1}], but got {a})"
-            )
+            raise IndexError(dim_out_of_range(a, max(ndim, 1)))
     return tuple(sorted(a % max(ndim, 1) for a in axes)) if ndim else ()
 
 

@@ -11,6 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 
+def dim_out_of_range(dim: int, ndim: int) -> str:
+    """PyTorch's words for a dim a tensor does not have (NumPy's AxisError says "axis 5
+    is out of bounds for array of dimension 2"): every such error's one wording."""
+    if ndim == 0:
+        return (f"Dimension specified as {dim} but the tensor has no dimensions (it is "
+                f"0-d); reshape it to 1-D first, e.g. x.reshape(1)")
+    return (f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
+            f"but got {dim})")
+
+
 def sum_to_shape(g: Any, shape: tuple) -> Any:
     """Undo broadcasting: sum ``g`` down to ``shape``.
 
