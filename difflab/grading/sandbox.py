@@ -361,6 +361,8 @@ class Sandbox:
                 payload = _clean_payload(payload)
                 break
         except TimeoutError:
+            if self.overused is not None:  # the CPU-share watch stopped it: say why
+                self._fail("cpu", self.overused)
             if loading:
                 self._fail("timeout", f"Loading your submission took longer than "
                                       f"{self.startup:g} s.")

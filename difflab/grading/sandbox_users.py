@@ -489,12 +489,39 @@ class CpuShare:
             average = sum(samples) / len(samples)
             if len(samples) == needed and average > self.share + 0.5:
                 self.on_overuse(average)
-                for pid in _subtree(os.getpid()):
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except OSError:
-                        pass
+                _kill_subtree(os.getpid())
                 samples = []
+
+
+def _kill_subtree(root: int) -> None:
+    """Kill every process below ``root``, round after round until none is left running.
+
+    One round is not enough: the kernel's children lists may miss a child while its
+    parent is forking (and one forked after its parent's list was read is not in it), and
+    a single survivor, computing within the share, held the student's pipe open until the
+    grading's time ran out.
+    """
+    deadline = time.monotonic() + _KILL_WAIT_S
+    while time.monotonic() < deadline:
+        alive = [pid for pid in _subtree(root) if not _has_ended(pid)]
+        if not alive:
+            return
+        for pid in alive:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:  # (ended meanwhile)
+                pass
+        time.sleep(0.01)
+
+
+def _has_ended(pid: int) -> bool:
+    """Whether ``pid`` has ended: gone, or a zombie whose exit status waits for its parent."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            state = fh.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state in (b"Z", b"X")
 
 
 def user_process_count(uid: int) -> int:

@@ -151,3 +151,38 @@ def test_two_gradings_at_once_do_not_kill_each_other(tmp_path):
     for name in ("slow", "quick0", "quick1"):
         results = json.loads((tmp_path / f"{name}.json").read_text())
         assert results["score"] == 1, (name, results["tests"][0]["output"])
+
+
+# -- the CPU-share watch stops every process of the student's, even one forked meanwhile ---
+
+FORKING_TREE = r'''
+import os, sys, time
+from difflab.grading.sandbox_users import _has_ended, _kill_subtree, _subtree, become_subreaper
+
+become_subreaper()  # as the trusted process does: orphans stay in this tree
+if os.fork() == 0:  # the student's process: forks without pause, each child spins
+    while True:
+        try:
+            if os.fork() == 0:
+                os.setsid()
+                while True:
+                    pass
+        except OSError:
+            pass
+time.sleep(0.5)
+_kill_subtree(os.getpid())
+time.sleep(0.2)  # a survivor would be seen running after this
+print(sum(not _has_ended(pid) for pid in _subtree(os.getpid())))
+'''
+
+
+def test_the_cpu_share_kill_leaves_no_process_forked_while_it_was_sent(tmp_path):
+    # A child missed by a single round (the kernel's children lists are not reliable
+    # while a parent forks) spun on within the share and held the student's pipe open:
+    # CI's grading reported a startup timeout instead of the overuse.
+    script = tmp_path / "tree.py"
+    script.write_text(FORKING_TREE)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "0"
