@@ -987,26 +987,31 @@ def test_prepared_kernels_with_forty_inputs_and_a_backward_graph_give_the_plain_
 
 
 @pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
-@pytest.mark.parametrize("rows", [8, 512])
-def test_a_small_prepared_kernels_outputs_are_rows_of_one_array_each_its_own(rows):
-    """Up to SMALL elements the outputs share one allocation; each is still its own."""
+@pytest.mark.parametrize("rows, extra", [(8, True), (512, True), (8, False)])
+def test_a_small_prepared_kernels_outputs_are_rows_of_one_array_each_its_own(rows, extra):
+    """Up to SMALL elements, from STACKED outputs on, the outputs share one allocation;
+    each is still its own array."""
     from difflab.jit import program as program_module
+
+    def f(a, b, c):
+        h, r, z = _gru_cell((a, b, c), a * 0.5, c)
+        return (h, r, z, h * r, z + 1.0, r * z - h) if extra else (h, r, z)
 
     rng = np.random.default_rng(47)
     args = tuple(rng.normal(size=(rows, 32)) for _ in range(3))
     with kernels_of("numba"):
-        fused = jit.optimize(jit.trace(lambda a, b, c: _gru_cell((a, b, c), a * 0.5, c),
-                                       tuple(dl.tensor(v) for v in args)).graph, ["fuse"])
+        fused = jit.optimize(jit.trace(f, tuple(dl.tensor(v) for v in args)).graph, ["fuse"])
         assert fused.op_counts() == {"fused": 1}
         got, want = _prepared_and_plain_without_fallback(fused, *args)
         _assert_bits(got, want)
         (step,) = fused.program().steps
-        small = rows * 32 <= program_module.SMALL
-        assert (step.forward.plan.stacked is not None) == small
+        stacked = rows * 32 <= program_module.SMALL and len(got) >= program_module.STACKED
+        assert stacked == (rows == 8 and extra)
+        assert (step.forward.plan.stacked is not None) == stacked
         assert all(type(o) is np.ndarray and o.shape == (rows, 32) and o.flags.c_contiguous
                    and o.flags.writeable for o in got)
         bases = {id(o.base) for o in got}
-        assert len(bases) == (1 if small else len(got))
+        assert len(bases) == (1 if stacked else len(got))
         kept = [o.copy() for o in got]
         got[0][...] = np.nan  # (a caller's in-place write touches that output alone)
         _assert_bits(got[1:], kept[1:])
