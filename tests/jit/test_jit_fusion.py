@@ -328,8 +328,9 @@ def test_arithmetic_float32_kernels_give_numpys_bits():
         fused = jit.optimize(graph, ["fuse"])
         assert fused.op_counts() == {"fused": 1}
         _assert_bits(fused.run(x, y), graph.run(x, y))
-        _assert_bits(*_both_ways(fused, x, y))  # (the prepared float32 path too)
-        (kernel,) = [s.forward for s in fused.program().steps
+        program = Program(fused, prepared=True)
+        _assert_bits(*_both_ways(fused, x, y, program=program))  # (the prepared float32 path)
+        (kernel,) = [s.forward for s in program.steps
                      if isinstance(s.forward, PreparedKernel)]
         assert kernel.plan.dtype == np.float32  # (the common case taken, for float32)
 
@@ -809,9 +810,10 @@ def test_a_non_contiguous_argument_is_read_right(kernel):
 # ------------------------------------------------- a program's prepared kernels
 
 
-def _both_ways(graph, *arrays):
-    """The outputs of ``graph`` run with prepared kernels, and with plain forwards."""
-    prepared = graph.run(*arrays)
+def _both_ways(graph, *arrays, program=None):
+    """The outputs of ``graph`` run with prepared kernels (by ``program``, if given), and
+    with plain forwards (whatever DIFFLAB_FASTPATH says: both are made by hand)."""
+    prepared = (program or Program(graph, prepared=True)).run(arrays)
     plain_program = Program(graph, prepared=False)
     plain = plain_program.run(arrays)
     assert not any(isinstance(step.forward, PreparedKernel) for step in plain_program.steps)
@@ -854,8 +856,9 @@ def test_a_prepared_kernel_takes_the_common_case_and_hands_the_rest_to_forward()
             return s.tanh().mean() + s.sum(), s
         x = np.random.default_rng(21).normal(size=(6, 4))
         fused = jit.optimize(jit.trace(f, dl.tensor(x)).graph, ["fuse"])
-        _assert_bits(*_both_ways(fused, x))  # (a mean, a sum and a 2-d value leave it)
-        (kernel,) = [s.forward for s in fused.program().steps
+        program = Program(fused, prepared=True)
+        _assert_bits(*_both_ways(fused, x, program=program))  # (a mean, a sum, a 2-d value)
+        (kernel,) = [s.forward for s in program.steps
                      if isinstance(s.forward, PreparedKernel)]
         assert isinstance(kernel.plan, tuple)  # the common case: numba, float64, contiguous
         strided = np.random.default_rng(22).normal(size=(6, 8))[:, ::2]
@@ -864,8 +867,9 @@ def test_a_prepared_kernel_takes_the_common_case_and_hands_the_rest_to_forward()
         _assert_bits(fused.run(strided), fused.run(strided.copy()))
         # Windows and scatters (the Rosenbrock gradient) always take the plain forward.
         _, rosen = _compiled_gradient(rosenbrock, np.linspace(-1, 1, 9))
-        _assert_bits(*_both_ways(rosen, np.linspace(-1, 1, 9)))
-        (kernel,) = [s.forward for s in rosen.program().steps
+        rosen_program = Program(rosen, prepared=True)
+        _assert_bits(*_both_ways(rosen, np.linspace(-1, 1, 9), program=rosen_program))
+        (kernel,) = [s.forward for s in rosen_program.steps
                      if isinstance(s.forward, PreparedKernel)]
         assert kernel.plan is False
     plain, calls = fusion.FusedElementwise.forward, []
@@ -877,7 +881,7 @@ def test_a_prepared_kernel_takes_the_common_case_and_hands_the_rest_to_forward()
     fusion.FusedElementwise.forward = counted
     try:
         with kernels_of("numpy"):  # (numba switched off after the plan was made)
-            fused.run(x)
+            program.run([x])
         assert calls == [1]  # the plain forward ran: it takes the NumPy kernel
     finally:
         fusion.FusedElementwise.forward = plain
@@ -918,12 +922,13 @@ def _gru_cell(gates, hidden, bias, exact=False):
     return h, r, z
 
 
-def _prepared_and_plain_without_fallback(fused, *arrays):
-    """Both ways, after checking that every prepared kernel took its common case."""
+def _prepared_and_plain_without_fallback(program, *arrays):
+    """Both ways (``program`` prepared), checking that every prepared kernel took its
+    common case."""
     with _plain_forwards_counted() as calls:
-        prepared = fused.run(*arrays)
+        prepared = program.run(arrays)
     assert calls == []  # (no prepared kernel handed its call to the plain forward)
-    return prepared, Program(fused, prepared=False).run(arrays)
+    return prepared, Program(program.graph, prepared=False).run(arrays)
 
 
 @pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
@@ -944,17 +949,17 @@ def test_prepared_kernels_copy_column_slices_and_read_broadcast_inputs_in_place(
                                 for v in (*gates, hidden, bias))).graph
         fused = jit.optimize(graph, ["fuse"])
         assert fused.op_counts() == {"fused": 1}
-        (step,) = fused.program().steps
+        program = Program(fused, prepared=True)
+        (step,) = program.steps
         assert any(step.node.params["broadcast"])  # (the bias: read in place)
-        got, want = _prepared_and_plain_without_fallback(fused, *gates, hidden, bias)
+        got, want = _prepared_and_plain_without_fallback(program, *gates, hidden, bias)
         _assert_bits(got, want)
         assert step.forward.plan.dtype == dtype
         # Contiguous copies of the same numbers: the same bits again.
-        _assert_bits(fused.run(*(np.ascontiguousarray(v) for v in (*gates, hidden, bias))),
+        _assert_bits(program.run([np.ascontiguousarray(v) for v in (*gates, hidden, bias)]),
                      got)
         # An input of another dtype goes to the plain forward; one of another size too,
         # which refuses it.
-        program = Program(fused)
         other = hidden.astype(np.float64 if dtype == np.float32 else np.float32)
         with _plain_forwards_counted() as calls:
             program.run([*gates, other, bias], check=False)
@@ -980,9 +985,10 @@ def test_prepared_kernels_with_forty_inputs_and_a_backward_graph_give_the_plain_
         traced = jit.trace(f, tuple(dl.tensor(np.ascontiguousarray(v)).requires_grad_()
                                     for v in xs)).graph
         fused = jit.optimize(jit.grad(traced), ["fold", "cse", "dce", "fuse"])
-        kernels = [s for s in fused.program().steps if s.node.op_name == "fused"]
+        program = Program(fused, prepared=True)
+        kernels = [s for s in program.steps if s.node.op_name == "fused"]
         assert max(len(s.args) for s in kernels) >= 40
-        got, want = _prepared_and_plain_without_fallback(fused, *xs)
+        got, want = _prepared_and_plain_without_fallback(program, *xs)
         _assert_bits(got, want)
 
 
@@ -1002,9 +1008,10 @@ def test_a_small_prepared_kernels_outputs_are_rows_of_one_array_each_its_own(row
     with kernels_of("numba"):
         fused = jit.optimize(jit.trace(f, tuple(dl.tensor(v) for v in args)).graph, ["fuse"])
         assert fused.op_counts() == {"fused": 1}
-        got, want = _prepared_and_plain_without_fallback(fused, *args)
+        program = Program(fused, prepared=True)
+        got, want = _prepared_and_plain_without_fallback(program, *args)
         _assert_bits(got, want)
-        (step,) = fused.program().steps
+        (step,) = program.steps
         stacked = rows * 32 <= program_module.SMALL and len(got) >= program_module.STACKED
         assert stacked == (rows == 8 and extra)
         assert (step.forward.plan.stacked is not None) == stacked
@@ -1028,16 +1035,17 @@ def test_prepared_kernels_of_one_number_and_with_sums_return_arrays():
         numbers = (dl.tensor(np.array(0.5)), dl.tensor(np.array(1.5)))  # (float64)
         scalar = jit.optimize(jit.trace(two, numbers).graph, ["fuse"])
         assert scalar.op_counts() == {"fused": 1}
-        got, want = _prepared_and_plain_without_fallback(scalar, np.array(0.25),
-                                                         np.array(-1.0))
+        got, want = _prepared_and_plain_without_fallback(Program(scalar, prepared=True),
+                                                         np.array(0.25), np.array(-1.0))
         _assert_bits(got, want)
         assert all(type(o) is np.ndarray and o.shape == () for o in got)
         x = np.random.default_rng(53).normal(size=(5, 8))[:, ::2]
         summed = jit.optimize(jit.trace(lambda v: ((v * 3.0).exp().mean(), v.cos()),
                                         dl.tensor(x.copy())).graph, ["fuse"])
         assert summed.op_counts() == {"fused": 1}
-        _assert_bits(*_prepared_and_plain_without_fallback(summed, x))
-        (step,) = summed.program().steps
+        program = Program(summed, prepared=True)
+        _assert_bits(*_prepared_and_plain_without_fallback(program, x))
+        (step,) = program.steps
         assert step.forward.plan.stacked is None
 
 
