@@ -30,11 +30,11 @@ import math
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from difflab import backend
+from difflab import backend, fastpath
 from difflab.jit import fusion
 from difflab.jit.graph import (
     Graph,
@@ -90,10 +90,12 @@ class Program:
     ----------
     graph : Graph
         The graph to run (:meth:`Graph.program` makes and keeps its program).
-    prepared : bool
+    prepared : bool, optional
         Bind each fused line's settings once (:class:`PreparedKernel`);
         False calls each fused line's plain ``forward`` (the tests compare
-        the two ways bit for bit).
+        the two ways bit for bit).  By default, whether the speed shortcuts
+        are on (:data:`difflab.fastpath.ENABLED`: ``DIFFLAB_FASTPATH=0``
+        runs the plain forwards).
 
     Examples
     --------
@@ -105,7 +107,9 @@ class Program:
     array([0.    , 0.8415, 0.9093])
     """
 
-    def __init__(self, graph: Graph, prepared: bool = True) -> None:
+    def __init__(self, graph: Graph, prepared: bool | None = None) -> None:
+        if prepared is None:
+            prepared = fastpath.ENABLED
         self.graph = graph
         slots: dict[str, int] = {}
         for i in graph.inputs:
@@ -241,6 +245,25 @@ class Program:
 Graph.program_class = Program
 
 
+class KernelPlan(NamedTuple):
+    """What a :class:`PreparedKernel` worked out on its first call (unpacked at each call)."""
+
+    reads: list
+    """For each input, the number of elements the loop reads (n, or a broadcast's size)."""
+    n: int
+    """The loop's size."""
+    kernel: Callable
+    """numba's compiled loop, ``kernel(n, *inputs, *outputs)`` on flat arrays."""
+    writes: list
+    """For each array the loop writes, its size (n, or 1 for a sum)."""
+    returns: list
+    """For each output, in the line's order: ``(array written, shape, mean)``."""
+    dtype: np.dtype
+    """The dtype of every array (the first call's; another takes the plain forward)."""
+    stacked: tuple | None
+    """``(outputs,) + shape`` where the outputs are the rows of one array, else None."""
+
+
 class PreparedKernel:
     """A fused line's forward (:class:`~difflab.jit.fusion.FusedElementwise`), settings bound.
 
@@ -248,48 +271,85 @@ class PreparedKernel:
     layout, the compiled loop, the sizes of the arrays it writes, how each
     output is shaped) is looked up on the first call and kept.  A call in the
     common case of the numba loop (NumPy arrays of the dtype of the first call,
-    float64 or float32, contiguous, of the
-    sizes the loop reads; no windows, no scatters) then costs the loop and
-    the allocation of its outputs (for a chain of small operations, the
-    bookkeeping this skips was a third of the time).  Every other call (a GPU array,
-    another dtype, a window, NumPy kernels) is the plain ``forward``.  The
-    tests compare the two, bit for bit.
+    float64 or float32, of the sizes the loop reads; no windows, no scatters)
+    then costs the loop and the allocation of its outputs.  Every other call
+    (a GPU array, another dtype, a window, NumPy kernels) is the plain
+    ``forward``.  The tests compare the two, bit for bit.
+
+    At the sizes of teaching models (a GRU's gates are 8 x 32 numbers) the
+    loop itself takes a few microseconds, so what the call does around it
+    counts as much:
+
+    * an input that is not contiguous (a column slice of a bigger matmul
+      result, as a GRU's gates are) is copied, as the plain forward copies
+      it, by ``ravel``: one call that flattens and copies only when it must;
+    * a small line's many outputs (at least :data:`STACKED`, of at most
+      :data:`SMALL` elements each, all of the loop's shape) are the rows of
+      one array allocated at once, instead of one array each (a GRU's
+      backward kernel writes thirty of them).  Each row
+      is an array of its own memory to whoever reads it; they only go back
+      together.
+
+    Parameters
+    ----------
+    op : FusedElementwise
+        The line's operation.
+    params : dict
+        The line's settings (``body``, ``outputs``, ``shape``, ...).
+
+    Examples
+    --------
+    >>> import numpy as np, difflab as dl
+    >>> from difflab import jit
+    >>> from difflab.jit.program import PreparedKernel
+    >>> f = lambda x: ((x * 2.0).sin() + 1.0).exp()
+    >>> graph = jit.optimize(jit.trace(f, dl.tensor(np.zeros((4, 3)))).graph, ["fuse"])
+    >>> (step,) = graph.program().steps
+    >>> isinstance(step.forward, PreparedKernel) or not dl.fastpath.ENABLED
+    True
+    >>> x = np.linspace(0.0, 1.0, 24).reshape(4, 6)[:, ::2]  # (not contiguous)
+    >>> plain = Program(graph, prepared=False)  # (each fused line's plain forward)
+    >>> bool((graph.run(x)[0] == plain.run([x])[0]).all())
+    True
     """
 
     def __init__(self, op: fusion.FusedElementwise, params: dict) -> None:
         self.op, self.params = op, params
-        # (sizes read, loop size, kernel, sizes written, outputs); None: not made yet,
-        # False: these settings never take the common case
-        self.plan: tuple | bool | None = None
+        # None: not made yet, False: these settings never take the common case
+        self.plan: KernelPlan | bool | None = None
 
     def __call__(self, ctx: Any, xp: Any, *inputs: Any) -> Any:
         plan = self.plan
         if plan is None:
             plan = self.plan = self._make_plan(inputs)
-        if plan and fusion.USE_NUMBA:  # (switched off since: the plain forward's NumPy kernel)
-            reads, n, kernel, writes, returns, dtype = plan
+        if plan and fusion.USE_NUMBA and len(inputs) == len(plan[0]):
+            reads, n, kernel, writes, returns, dtype, stacked = plan
+            flat = []
             # (`a.dtype is dtype`: NumPy's float64 and float32 dtypes are one object each;
             # any other dtype reads take the plain path)
-            simple = len(inputs) == len(reads)
             for a, size in zip(inputs, reads):
-                if type(a) is not np.ndarray or a.dtype is not dtype \
-                        or a.size != size or not a.flags.c_contiguous:
-                    simple = False
+                if type(a) is not np.ndarray or a.dtype is not dtype or a.size != size:
                     break
-            if simple:
-                ys = [np.empty(size, dtype) for size in writes]
-                kernel(n, *[a if a.ndim == 1 else a.reshape(-1) for a in inputs], *ys)
-                results = []
-                for k, shape, mean in returns:
-                    if mean:
-                        ys[k] *= mean_scale(n)
-                    results.append(ys[k].reshape(shape))
+                flat.append(a.ravel())  # (flat, contiguous: a view, or an exact copy)
+            else:
+                if stacked is not None:  # (one allocation for every output; see SMALL)
+                    ys = np.empty((len(writes), n), dtype)
+                    kernel(n, *flat, *ys)
+                    results = list(ys.reshape(stacked))
+                else:
+                    ys = [np.empty(size, dtype) for size in writes]
+                    kernel(n, *flat, *ys)
+                    results = []
+                    for k, shape, mean in returns:
+                        if mean:
+                            ys[k] *= mean_scale(n)
+                        results.append(ys[k].reshape(shape))
                 if len(results) > 1:
                     ctx.save(*results[1:])
                 return results[0]
         return self.op.forward(ctx, xp, *inputs, **self.params)
 
-    def _make_plan(self, inputs: tuple) -> tuple | bool:
+    def _make_plan(self, inputs: tuple) -> KernelPlan | bool:
         """The common case's plan, for the first call's dtype; False if these settings
         (or that dtype) never take it."""
         params = self.params
@@ -309,4 +369,22 @@ class PreparedKernel:
         returns = [(layout.parameters.index(k),
                     tuple(shape) if layout.kinds[k] == "elementwise" else (),
                     layout.body[k][0] == "mean") for k in layout.outputs]
-        return reads, n, kernel, writes, returns, dtype
+        # The outputs as rows of one array: many, all elementwise, small, written in the
+        # order they are returned (and not 0-d: the rows of a 1-d array would be NumPy
+        # scalars).
+        stacked = ((len(writes),) + tuple(shape)
+                   if shape and n <= SMALL and len(writes) >= STACKED
+                   and all(size == n for size in writes)
+                   and [k for k, _, _ in returns] == list(range(len(writes))) else None)
+        return KernelPlan(reads, n, kernel, writes, returns, dtype, stacked)
+
+
+#: Up to this many elements, a prepared kernel's outputs are the rows of one array
+#: (:class:`PreparedKernel`): one allocation, where each costs about as much as the loop
+#: over a few hundred numbers.  Above it each output has its own memory, so that one kept
+#: output does not keep the others' memory.
+SMALL = 4096
+#: ... and only from this many outputs on: the views of one array's rows cost about
+#: 0.1 µs each, and the array and its reshape 0.5 µs, so for fewer outputs one array each
+#: measured as fast or faster (32 outputs of 256 numbers: 6.8 µs against 13.7 µs).
+STACKED = 6

@@ -328,10 +328,11 @@ def test_arithmetic_float32_kernels_give_numpys_bits():
         fused = jit.optimize(graph, ["fuse"])
         assert fused.op_counts() == {"fused": 1}
         _assert_bits(fused.run(x, y), graph.run(x, y))
-        _assert_bits(*_both_ways(fused, x, y))  # (the prepared float32 path too)
-        (kernel,) = [s.forward for s in fused.program().steps
+        program = Program(fused, prepared=True)
+        _assert_bits(*_both_ways(fused, x, y, program=program))  # (the prepared float32 path)
+        (kernel,) = [s.forward for s in program.steps
                      if isinstance(s.forward, PreparedKernel)]
-        assert kernel.plan[-1] == np.float32  # (the common case taken, for float32)
+        assert kernel.plan.dtype == np.float32  # (the common case taken, for float32)
 
 
 @pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
@@ -809,9 +810,10 @@ def test_a_non_contiguous_argument_is_read_right(kernel):
 # ------------------------------------------------- a program's prepared kernels
 
 
-def _both_ways(graph, *arrays):
-    """The outputs of ``graph`` run with prepared kernels, and with plain forwards."""
-    prepared = graph.run(*arrays)
+def _both_ways(graph, *arrays, program=None):
+    """The outputs of ``graph`` run with prepared kernels (by ``program``, if given), and
+    with plain forwards (whatever DIFFLAB_FASTPATH says: both are made by hand)."""
+    prepared = (program or Program(graph, prepared=True)).run(arrays)
     plain_program = Program(graph, prepared=False)
     plain = plain_program.run(arrays)
     assert not any(isinstance(step.forward, PreparedKernel) for step in plain_program.steps)
@@ -827,8 +829,9 @@ def _assert_bits(got, want):
 
 @pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
 @settings(max_examples=25, deadline=None)
-@given(program=programs(), seed=st.integers(0, 2**31), backward=st.booleans())
-def test_prepared_kernels_give_the_plain_forwards_bits(program, seed, backward):
+@given(program=programs(), seed=st.integers(0, 2**31), backward=st.booleans(),
+       strided=st.booleans())
+def test_prepared_kernels_give_the_plain_forwards_bits(program, seed, backward, strided):
     with kernels_of("numba"):
         steps, outputs = program
         rng = np.random.default_rng(seed)
@@ -839,7 +842,10 @@ def test_prepared_kernels_give_the_plain_forwards_bits(program, seed, backward):
         else:
             graph = jit.trace(build(steps, outputs), (x, y)).graph
         fused = jit.optimize(graph, ["fold", "cse", "dce", "fuse"])
-        _assert_bits(*_both_ways(fused, rng.uniform(-2, 2, 3), rng.uniform(-2, 2, 3)))
+        # (strided: every other number of a longer array, which the prepared kernel copies)
+        a, b = (rng.uniform(-2, 2, 6)[::2] if strided else rng.uniform(-2, 2, 3)
+                for _ in range(2))
+        _assert_bits(*_both_ways(fused, a, b))
 
 
 @pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
@@ -850,8 +856,9 @@ def test_a_prepared_kernel_takes_the_common_case_and_hands_the_rest_to_forward()
             return s.tanh().mean() + s.sum(), s
         x = np.random.default_rng(21).normal(size=(6, 4))
         fused = jit.optimize(jit.trace(f, dl.tensor(x)).graph, ["fuse"])
-        _assert_bits(*_both_ways(fused, x))  # (a mean, a sum and a 2-d value leave it)
-        (kernel,) = [s.forward for s in fused.program().steps
+        program = Program(fused, prepared=True)
+        _assert_bits(*_both_ways(fused, x, program=program))  # (a mean, a sum, a 2-d value)
+        (kernel,) = [s.forward for s in program.steps
                      if isinstance(s.forward, PreparedKernel)]
         assert isinstance(kernel.plan, tuple)  # the common case: numba, float64, contiguous
         strided = np.random.default_rng(22).normal(size=(6, 8))[:, ::2]
@@ -860,8 +867,9 @@ def test_a_prepared_kernel_takes_the_common_case_and_hands_the_rest_to_forward()
         _assert_bits(fused.run(strided), fused.run(strided.copy()))
         # Windows and scatters (the Rosenbrock gradient) always take the plain forward.
         _, rosen = _compiled_gradient(rosenbrock, np.linspace(-1, 1, 9))
-        _assert_bits(*_both_ways(rosen, np.linspace(-1, 1, 9)))
-        (kernel,) = [s.forward for s in rosen.program().steps
+        rosen_program = Program(rosen, prepared=True)
+        _assert_bits(*_both_ways(rosen, np.linspace(-1, 1, 9), program=rosen_program))
+        (kernel,) = [s.forward for s in rosen_program.steps
                      if isinstance(s.forward, PreparedKernel)]
         assert kernel.plan is False
     plain, calls = fusion.FusedElementwise.forward, []
@@ -873,10 +881,188 @@ def test_a_prepared_kernel_takes_the_common_case_and_hands_the_rest_to_forward()
     fusion.FusedElementwise.forward = counted
     try:
         with kernels_of("numpy"):  # (numba switched off after the plan was made)
-            fused.run(x)
+            program.run([x])
         assert calls == [1]  # the plain forward ran: it takes the NumPy kernel
     finally:
         fusion.FusedElementwise.forward = plain
+
+
+@contextlib.contextmanager
+def _plain_forwards_counted():
+    """Count the calls of the fused lines' plain forward inside the block (a list of 1s)."""
+    plain, calls = fusion.FusedElementwise.forward, []
+
+    def counted(self, *args, **kwargs):
+        calls.append(1)
+        return plain(self, *args, **kwargs)
+
+    fusion.FusedElementwise.forward = counted
+    try:
+        yield calls
+    finally:
+        fusion.FusedElementwise.forward = plain
+
+
+def _softsign(v):
+    return v / (1.0 + v.abs())
+
+
+def _gru_cell(gates, hidden, bias, exact=False):
+    """A GRU cell's elementwise part: three gates, the hidden state and a bias.
+
+    ``exact``: softsigns for the sigmoids and the tanh (float32 tanh and sigmoid stay
+    out of kernels: NumPy's own loops are faster, ``kernels.vectorized_elsewhere``).
+    """
+    r, z, n = gates
+    sigmoid = (lambda v: 0.5 + 0.5 * _softsign(v)) if exact else (lambda v: v.sigmoid())
+    tanh = _softsign if exact else (lambda v: v.tanh())
+    r = sigmoid(r + hidden)
+    z = sigmoid(z + bias)
+    h = (1.0 - z) * tanh(n + r * hidden) + z * hidden
+    return h, r, z
+
+
+def _prepared_and_plain_without_fallback(program, *arrays):
+    """Both ways (``program`` prepared), checking that every prepared kernel took its
+    common case."""
+    with _plain_forwards_counted() as calls:
+        prepared = program.run(arrays)
+    assert calls == []  # (no prepared kernel handed its call to the plain forward)
+    return prepared, Program(program.graph, prepared=False).run(arrays)
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_prepared_kernels_copy_column_slices_and_read_broadcast_inputs_in_place(dtype):
+    """A GRU's gates are column slices of one matmul result, not contiguous: the prepared
+    kernel copies them (the plain forward's bits) instead of handing the call over."""
+    rng = np.random.default_rng(41)
+    matmul = rng.normal(size=(8, 96)).astype(dtype)
+    gates = matmul[:, :32], matmul[:, 32:64], matmul[:, 64:]
+    hidden = rng.normal(size=(8, 32)).astype(dtype)
+    bias = rng.normal(size=64).astype(dtype)[::2]  # (broadcast, and not contiguous either)
+    assert not any(g.flags.c_contiguous for g in gates) and not bias.flags.c_contiguous
+    with kernels_of("numba"):
+        graph = jit.trace(lambda a, b, c, h, w: _gru_cell((a, b, c), h, w,
+                                                          exact=dtype == np.float32),
+                          tuple(dl.tensor(np.ascontiguousarray(v))
+                                for v in (*gates, hidden, bias))).graph
+        fused = jit.optimize(graph, ["fuse"])
+        assert fused.op_counts() == {"fused": 1}
+        program = Program(fused, prepared=True)
+        (step,) = program.steps
+        assert any(step.node.params["broadcast"])  # (the bias: read in place)
+        got, want = _prepared_and_plain_without_fallback(program, *gates, hidden, bias)
+        _assert_bits(got, want)
+        assert step.forward.plan.dtype == dtype
+        # Contiguous copies of the same numbers: the same bits again.
+        _assert_bits(program.run([np.ascontiguousarray(v) for v in (*gates, hidden, bias)]),
+                     got)
+        # An input of another dtype goes to the plain forward; one of another size too,
+        # which refuses it.
+        other = hidden.astype(np.float64 if dtype == np.float32 else np.float32)
+        with _plain_forwards_counted() as calls:
+            program.run([*gates, other, bias], check=False)
+        assert calls == [1]
+        with pytest.raises(GraphError, match="an input of 128 elements"):
+            program.run([*gates, hidden[:4], bias], check=False)
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
+def test_prepared_kernels_with_forty_inputs_and_a_backward_graph_give_the_plain_bits():
+    """Many inputs (a backward kernel of a GRU reads thirty-five), some strided."""
+    rng = np.random.default_rng(43)
+    columns = rng.normal(size=(6, 80))
+    xs = [columns[:, 2 * k:2 * k + 2] if k % 3 else rng.normal(size=(6, 2)) for k in range(40)]
+
+    def f(*vs):
+        acc = vs[0]
+        for v in vs[1:]:
+            acc = acc * 0.5 + v.sin() * v
+        return acc.sum()
+
+    with kernels_of("numba"):
+        traced = jit.trace(f, tuple(dl.tensor(np.ascontiguousarray(v)).requires_grad_()
+                                    for v in xs)).graph
+        fused = jit.optimize(jit.grad(traced), ["fold", "cse", "dce", "fuse"])
+        program = Program(fused, prepared=True)
+        kernels = [s for s in program.steps if s.node.op_name == "fused"]
+        assert max(len(s.args) for s in kernels) >= 40
+        got, want = _prepared_and_plain_without_fallback(program, *xs)
+        _assert_bits(got, want)
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
+@pytest.mark.parametrize("rows, extra", [(8, True), (512, True), (8, False)])
+def test_a_small_prepared_kernels_outputs_are_rows_of_one_array_each_its_own(rows, extra):
+    """Up to SMALL elements, from STACKED outputs on, the outputs share one allocation;
+    each is still its own array."""
+    from difflab.jit import program as program_module
+
+    def f(a, b, c):
+        h, r, z = _gru_cell((a, b, c), a * 0.5, c)
+        return (h, r, z, h * r, z + 1.0, r * z - h) if extra else (h, r, z)
+
+    rng = np.random.default_rng(47)
+    args = tuple(rng.normal(size=(rows, 32)) for _ in range(3))
+    with kernels_of("numba"):
+        fused = jit.optimize(jit.trace(f, tuple(dl.tensor(v) for v in args)).graph, ["fuse"])
+        assert fused.op_counts() == {"fused": 1}
+        program = Program(fused, prepared=True)
+        got, want = _prepared_and_plain_without_fallback(program, *args)
+        _assert_bits(got, want)
+        (step,) = program.steps
+        stacked = rows * 32 <= program_module.SMALL and len(got) >= program_module.STACKED
+        assert stacked == (rows == 8 and extra)
+        assert (step.forward.plan.stacked is not None) == stacked
+        assert all(type(o) is np.ndarray and o.shape == (rows, 32) and o.flags.c_contiguous
+                   and o.flags.writeable for o in got)
+        bases = {id(o.base) for o in got}
+        assert len(bases) == (1 if stacked else len(got))
+        kept = [o.copy() for o in got]
+        got[0][...] = np.nan  # (a caller's in-place write touches that output alone)
+        _assert_bits(got[1:], kept[1:])
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
+def test_prepared_kernels_of_one_number_and_with_sums_return_arrays():
+    """A 0-d loop, and a kernel whose outputs include a mean: not rows of one array."""
+    with kernels_of("numba"):
+        def two(a, b):
+            s = (a * b).sin()
+            return s * 2.0 + b, s
+
+        numbers = (dl.tensor(np.array(0.5)), dl.tensor(np.array(1.5)))  # (float64)
+        scalar = jit.optimize(jit.trace(two, numbers).graph, ["fuse"])
+        assert scalar.op_counts() == {"fused": 1}
+        got, want = _prepared_and_plain_without_fallback(Program(scalar, prepared=True),
+                                                         np.array(0.25), np.array(-1.0))
+        _assert_bits(got, want)
+        assert all(type(o) is np.ndarray and o.shape == () for o in got)
+        x = np.random.default_rng(53).normal(size=(5, 8))[:, ::2]
+        summed = jit.optimize(jit.trace(lambda v: ((v * 3.0).exp().mean(), v.cos()),
+                                        dl.tensor(x.copy())).graph, ["fuse"])
+        assert summed.op_counts() == {"fused": 1}
+        program = Program(summed, prepared=True)
+        _assert_bits(*_prepared_and_plain_without_fallback(program, x))
+        (step,) = program.steps
+        assert step.forward.plan.stacked is None
+
+
+def test_the_speed_switch_turns_the_prepared_kernels_off(monkeypatch):
+    """DIFFLAB_FASTPATH=0 (difflab.fastpath.ENABLED False): the plain forwards, same bits."""
+    from difflab import fastpath
+
+    x = np.random.default_rng(59).normal(size=(4, 6))[:, 1:5]
+    fused = jit.optimize(jit.trace(lambda v: ((v * 2.0).tanh() + v, v.exp()),
+                                   dl.tensor(x.copy())).graph, ["fuse"])
+    monkeypatch.setattr(fastpath, "ENABLED", False)
+    plain = Program(fused)
+    assert not any(isinstance(s.forward, PreparedKernel) for s in plain.steps)
+    monkeypatch.setattr(fastpath, "ENABLED", True)
+    prepared = Program(fused)
+    assert any(isinstance(s.forward, PreparedKernel) for s in prepared.steps)
+    _assert_bits(prepared.run([x]), plain.run([x]))
 
 
 @pytest.mark.parametrize("index, shape, window", [
