@@ -1,0 +1,276 @@
+"""The recurrent layers' speed paths, proven to change no result.
+
+``nn.RNN``/``nn.LSTM``/``nn.GRU`` project the whole input sequence once per
+layer (one ``linear`` before the time loop) and run each step's gates as one
+fused primitive (``gru_cell``, ``lstm_cell_state``, ``lstm_hidden_state``).
+These tests hold them to a plain per-step reference written from the cell
+equations, to the composite they replaced, and to every differentiation
+method; the primitives' registry-wide checks (replay, vmap, second order)
+come from their entries in ``difflab.testing.samples`` and
+``tests/diff/test_second_order.py``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import difflab as dl
+import difflab.nn as nn
+from difflab.autograd import gradcheck, gradgradcheck
+from difflab.autograd.engine import apply
+from difflab.ops import registry
+
+GRU_CELL, CELL_STATE, HIDDEN_STATE = (registry.get(n) for n in (
+    "gru_cell", "lstm_cell_state", "lstm_hidden_state"))
+
+rng = np.random.default_rng(7)
+
+
+def t64(*shape, requires_grad=True):
+    return dl.tensor(rng.normal(size=shape), requires_grad=requires_grad)
+
+
+# ------------------------------------------------- a plain per-step reference (NumPy)
+
+
+def _sigmoid(v):
+    return 1.0 / (1.0 + np.exp(-v))
+
+
+def _reference_step(kind, x, state, w_ih, w_hh, b_ih, b_hh, nonlinearity="tanh"):
+    """One step from the cell equations, on arrays: both projections inside the step."""
+    gi, gh = x @ w_ih.T + b_ih, (state[0] if kind == "LSTM" else state) @ w_hh.T + b_hh
+    if kind == "RNN":
+        pre = gi + gh
+        return np.tanh(pre) if nonlinearity == "tanh" else np.maximum(pre, 0.0)
+    if kind == "GRU":
+        (xr, xz, xn), (hr, hz, hn) = np.split(gi, 3, -1), np.split(gh, 3, -1)
+        r, z = _sigmoid(xr + hr), _sigmoid(xz + hz)
+        n = np.tanh(xn + r * hn)
+        return (1.0 - z) * n + z * state
+    i, f, g, o = np.split(gi + gh, 4, -1)
+    c = _sigmoid(f) * state[1] + _sigmoid(i) * np.tanh(g)
+    return _sigmoid(o) * np.tanh(c), c
+
+
+def _reference_layer(net, kind, x, states):
+    """The layer, step by step from the equations: (outputs, each layer's last state)."""
+    seq = x.transpose(1, 0, 2) if net.batch_first else x
+    p = {name: t.detach().numpy() for name, t in net.named_parameters()}
+    finals = []
+    for layer in range(net.num_layers):
+        state, outputs = states[layer], []
+        for xt in seq:
+            state = _reference_step(kind, xt, state, *(p[f"{n}_l{layer}"] for n in (
+                "weight_ih", "weight_hh", "bias_ih", "bias_hh")),
+                **({"nonlinearity": net._cell_kwargs["nonlinearity"]} if kind == "RNN" else {}))
+            outputs.append(state[0] if kind == "LSTM" else state)
+        seq = np.stack(outputs)
+        finals.append(state)
+    return (seq.transpose(1, 0, 2) if net.batch_first else seq), finals
+
+
+LAYERS = {"RNN": nn.RNN, "LSTM": nn.LSTM, "GRU": nn.GRU}
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("with_state", [False, True])
+@pytest.mark.parametrize("kind", ["RNN", "RNN-relu", "LSTM", "GRU"])
+def test_layers_equal_a_per_step_reference_from_the_equations(kind, with_state, batch_first):
+    dl.manual_seed(3)
+    name = kind.split("-")[0]
+    extra = {"nonlinearity": "relu"} if kind == "RNN-relu" else {}
+    net = LAYERS[name](3, 5, num_layers=2, batch_first=batch_first, **extra).double()
+    x = rng.normal(size=(2, 4, 3) if batch_first else (4, 2, 3))
+    h0, c0 = rng.normal(size=(2, 2, 5)), rng.normal(size=(2, 2, 5))
+    zeros = np.zeros((2, 5))
+    if name == "LSTM":
+        states = [(h0[k], c0[k]) if with_state else (zeros, zeros) for k in range(2)]
+        out, (h_n, c_n) = net(dl.tensor(x), (dl.tensor(h0), dl.tensor(c0)) if with_state
+                              else None)
+        finals = [h_n.detach().numpy(), c_n.detach().numpy()]
+    else:
+        states = [h0[k] if with_state else zeros for k in range(2)]
+        out, h_n = net(dl.tensor(x), dl.tensor(h0) if with_state else None)
+        finals = [h_n.detach().numpy()]
+    want_out, want_finals = _reference_layer(net, name, x, states)
+    np.testing.assert_allclose(out.detach().numpy(), want_out, rtol=0, atol=1e-12)
+    want = ([np.stack([s[0] for s in want_finals]), np.stack([s[1] for s in want_finals])]
+            if name == "LSTM" else [np.stack(want_finals)])
+    for got, expected in zip(finals, want):
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+
+
+# -------------------------------------- the composite the fused primitives replaced
+
+
+def _gru_composite(gi, gh, h):
+    x_r, x_z, x_n = gi.chunk(3, -1)
+    h_r, h_z, h_n = gh.chunk(3, -1)
+    r, z = (x_r + h_r).sigmoid(), (x_z + h_z).sigmoid()
+    n = (x_n + r * h_n).tanh()
+    return (1.0 - z) * n + z * h
+
+
+def _lstm_composite(gates, c):
+    i, f, g, o = gates.chunk(4, -1)
+    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+    return o.sigmoid() * c.tanh(), c
+
+
+def _lstm_fused(gates, c):
+    c = apply(CELL_STATE, gates, c)
+    return apply(HIDDEN_STATE, gates, c), c
+
+
+def _gradients(outputs, inputs):
+    weights = [dl.tensor(rng.normal(size=tuple(o.shape))) for o in outputs]
+    total = sum((o * w).sum() for o, w in zip(outputs, weights))
+    return [g.numpy() for g in dl.autograd.grad(total, inputs)], weights
+
+
+@pytest.mark.parametrize("shape", [(4,), (3, 4), (2, 3, 4)])
+def test_the_fused_cells_equal_the_composite_in_value_and_gradient(shape):
+    lead, hidden = shape[:-1], shape[-1]
+    gi, gh, h = t64(*lead, 3 * hidden), t64(*lead, 3 * hidden), t64(*lead, hidden)
+    fused, composite = apply(GRU_CELL, gi, gh, h), _gru_composite(gi, gh, h)
+    np.testing.assert_allclose(fused.detach().numpy(), composite.detach().numpy(), atol=1e-15)
+    seed = rng.normal(size=fused.shape)
+    got = dl.autograd.grad((fused * seed).sum(), (gi, gh, h))
+    want = dl.autograd.grad((composite * seed).sum(), (gi, gh, h))
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=0, atol=1e-14)
+
+    gates, c = t64(*lead, 4 * hidden), t64(*lead, hidden)
+    fused, composite = _lstm_fused(gates, c), _lstm_composite(gates, c)
+    for a, b in zip(fused, composite):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), atol=1e-15)
+    seeds = [rng.normal(size=tuple(o.shape)) for o in fused]
+    got = dl.autograd.grad(sum((o * s).sum() for o, s in zip(fused, seeds)), (gates, c))
+    want = dl.autograd.grad(sum((o * s).sum() for o, s in zip(composite, seeds)), (gates, c))
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=0, atol=1e-14)
+
+
+def test_the_cells_pass_gradcheck_and_gradgradcheck_in_float64():
+    gi, gh, h = t64(2, 9), t64(2, 9), t64(2, 3)
+    gates, c = t64(2, 12), t64(2, 3)
+    for f, inputs in ((lambda a, b, s: apply(GRU_CELL, a, b, s), (gi, gh, h)),
+                      (lambda g, s: apply(CELL_STATE, g, s), (gates, c)),
+                      (lambda g, s: apply(HIDDEN_STATE, g, s), (gates, c))):
+        assert gradcheck(f, inputs)
+        assert gradgradcheck(f, inputs)
+
+
+def test_double_backward_through_whole_layers():
+    dl.manual_seed(4)
+    for cls in (nn.GRU, nn.LSTM):
+        net = cls(2, 3, num_layers=2).double()
+        assert gradgradcheck(lambda x, net=net: net(x)[0], (t64(3, 2, 2),))
+
+
+@pytest.mark.slow  # (sympy and the graph compiler: a few seconds each)
+@pytest.mark.parametrize("cls", [nn.GRU, nn.LSTM, nn.RNN])
+def test_gradients_through_a_layer_agree_across_methods(cls):
+    """The input gradient of a layer by every method: the tape, dual numbers, sympy, the
+    compiled graph, finite differences."""
+    dl.manual_seed(5)
+    net = cls(2, 2).double().requires_grad_(False)  # (constants: x is what varies)
+    weights = rng.normal(size=(1, 2))
+
+    def f(x):  # (two steps, a batch of one: sympy's expressions grow with every step)
+        return dl.sum(net(x.reshape(2, 1, 2))[0][-1] * weights)
+
+    x = rng.uniform(-1.0, 1.0, 4)
+    results = {m: np.asarray(dl.grad(f, method=m)(x), dtype=float)
+               for m in ("reverse", "forward", "symbolic", "compiled", "numeric")}
+    for method, got in results.items():
+        tol = 1e-7 if method == "numeric" else 1e-12
+        np.testing.assert_allclose(got, results["reverse"], rtol=tol, atol=tol, err_msg=method)
+
+
+# ------------------------------------------------------------------ what is recorded
+
+
+def test_one_input_projection_per_layer_and_one_record_per_step():
+    dl.manual_seed(6)
+    for cls, per_step in ((nn.GRU, {"gru_cell": 1}),
+                          (nn.LSTM, {"lstm_cell_state": 1, "lstm_hidden_state": 1})):
+        net = cls(3, 4, num_layers=2).double()
+        graph = dl.jit.trace(lambda x, net=net: net(x)[0], dl.randn(5, 2, 3,
+                                                                    dtype=dl.float64)).graph
+        counts = {}
+        for node in graph.nodes:
+            counts[node.op_name] = counts.get(node.op_name, 0) + 1
+        for name, k in per_step.items():
+            assert counts[name] == 5 * 2 * k
+        # each layer: 1 projection of the whole sequence + 1 of the state per step
+        assert counts["linear"] == 2 * (1 + 5)
+
+
+def test_a_compiled_training_step_equals_eager():
+    dl.manual_seed(8)
+    x = dl.randn(4, 3, 2, dtype=dl.float64)
+    nets = [nn.GRU(2, 3).double() for _ in range(2)]
+    nets[1].load_state_dict(nets[0].state_dict())
+    compiled = dl.compile(nets[1])
+    for net in (nets[0], compiled):
+        for _ in range(3):
+            net.zero_grad() if hasattr(net, "zero_grad") else None
+            (net(x)[0] ** 2).sum().backward()
+    for a, b in zip(nets[0].parameters(), nets[1].parameters()):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=0, atol=1e-12)
+
+
+def test_vmap_of_a_gru_cell_equals_a_loop():
+    dl.manual_seed(9)
+    cell = nn.GRUCell(3, 4).double()
+    xs, h = dl.randn(5, 2, 3, dtype=dl.float64), dl.randn(2, 4, dtype=dl.float64)
+    got = dl.func.vmap(lambda x: cell(x, h))(xs)
+    want = dl.stack([cell(x, h) for x in xs])
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), atol=1e-15)
+
+
+# ------------------------------------------------------------------------- errors
+
+
+def test_bad_shapes_are_explained():
+    with pytest.raises(ValueError, match=r"gru_cell: expected gi of shape \(\.\.\., 3·H\)"):
+        apply(GRU_CELL, t64(2, 8), t64(2, 9), t64(2, 3))
+    with pytest.raises(ValueError, match=r"lstm_cell_state: expected gates .* state \(4, 3\)"):
+        apply(CELL_STATE, t64(2, 12), t64(4, 3))
+    with pytest.raises(ValueError, match="GRUCell expected input with 3 features"):
+        nn.GRU(3, 4)(dl.randn(5, 2, 4))
+    with pytest.raises(ValueError, match="the input sequence is empty"):
+        nn.LSTM(3, 4)(dl.randn(0, 2, 3))
+    with pytest.raises(ValueError, match="expects a 3-D input"):
+        nn.GRU(3, 4)(dl.randn(2, 3))
+
+
+# --------------------------------------------------------------------------- ONNX
+
+
+@pytest.mark.parametrize("name", ["gru_cell", "lstm"])
+def test_the_cells_export_to_onnx(tmp_path, name):
+    pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    import difflab.onnx as donnx
+
+    if name == "gru_cell":
+        def f(gi, gh, h):
+            return apply(GRU_CELL, gi, gh, h)
+        shapes = [(2, 9), (2, 9), (2, 3)]
+    else:
+        def f(gates, c):
+            return _lstm_fused(gates, c)
+        shapes = [(2, 12), (2, 3)]
+    examples = [dl.tensor(rng.normal(size=s).astype(np.float32)) for s in shapes]
+    donnx.export(f, tuple(examples), tmp_path / "cell.onnx")
+    session = ort.InferenceSession(str(tmp_path / "cell.onnx"),
+                                   providers=["CPUExecutionProvider"])
+    arrays = [rng.normal(size=s).astype(np.float32) for s in shapes]
+    got = session.run(None, {i.name: a for i, a in zip(session.get_inputs(), arrays)})
+    want = f(*(dl.tensor(a) for a in arrays))
+    for g, w in zip(got, want if isinstance(want, tuple) else (want,)):
+        np.testing.assert_allclose(g, w.detach().numpy(), rtol=1e-5, atol=1e-6)
