@@ -128,15 +128,19 @@ class GRUCell(Primitive):
     @staticmethod
     def vjp(ctx, xp, g, gi, gh, h, rz, n):
         hidden = h.shape[-1]
+        two = 2 * hidden
         if _recording(xp):  # (computed again from the inputs: differentiated too)
-            rz, n = GRUCell._gates(xp, gi, gh, hidden)
-        r, z = rz[..., :hidden], rz[..., hidden:]
+            r = _sigmoid(xp, gi[..., :hidden] + gh[..., :hidden])
+            z = _sigmoid(xp, gi[..., hidden:two] + gh[..., hidden:two])
+            n = xp.tanh(gi[..., two:] + r * gh[..., two:])
+        else:
+            r, z = rz[..., :hidden], rz[..., hidden:]
         a_n = g * (1.0 - z) * (1.0 - n * n)
-        a_rz = xp.concatenate([a_n * gh[..., 2 * hidden:], g * (h - n)], axis=-1) * (
-            rz * (1.0 - rz))
+        a_r = a_n * gh[..., two:] * (r * (1.0 - r))
+        a_z = g * (h - n) * (z * (1.0 - z))
         need = ctx.needs_input_grad
-        return (xp.concatenate([a_rz, a_n], axis=-1) if need[0] else None,
-                xp.concatenate([a_rz, r * a_n], axis=-1) if need[1] else None,
+        return (xp.concatenate([a_r, a_z, a_n], axis=-1) if need[0] else None,
+                xp.concatenate([a_r, a_z, r * a_n], axis=-1) if need[1] else None,
                 g * z if need[2] else None)
 
     @staticmethod
