@@ -274,3 +274,29 @@ def test_the_cells_export_to_onnx(tmp_path, name):
     want = f(*(dl.tensor(a) for a in arrays))
     for g, w in zip(got, want if isinstance(want, tuple) else (want,)):
         np.testing.assert_allclose(g, w.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_traced_first_order_training_step_takes_one_vjp_node_per_cell(tmp_path):
+    """A traced step's backward that is not differentiated again (no create_graph) runs
+    each cell's array rule as one node (``first_order_is_cheaper``), reading the gates the
+    forward node saved; replayed at another input and after save/load it equals eager."""
+    from difflab import export
+
+    dl.manual_seed(10)
+    for cls, names in ((nn.GRU, ("gru_cell",)),
+                       (nn.LSTM, ("lstm_cell_state", "lstm_hidden_state"))):
+        net = cls(3, 4).double()
+        x0, x1 = rng.normal(size=(5, 2, 3)), rng.normal(size=(5, 2, 3))
+
+        def step(x, net=net):
+            loss = (net(x)[0] ** 2).sum()
+            return (loss,) + dl.autograd.grad(loss, list(net.parameters()))
+
+        ep = export.export(step, (dl.tensor(x0),))
+        counts = ep.graph.op_counts()
+        for name in names:  # (the first step's state is zeros: no adjoint asked of it)
+            assert counts[f"{name}_vjp0"] == 5
+        export.save(ep, tmp_path / "step.dlg")
+        loaded = export.load(tmp_path / "step.dlg")
+        for got, want in zip(loaded.graph.run(x1, **ep.state_dict), step(dl.tensor(x1))):
+            np.testing.assert_allclose(got, want.detach().numpy(), rtol=1e-12, atol=1e-13)
