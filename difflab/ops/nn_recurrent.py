@@ -14,10 +14,11 @@ The gates are read from the projections by position along the last axis
 
 An LSTM step has two results, :math:`c'` and :math:`h'`.  A primitive has one
 output (the tape, the graph and every interpreter assume it), so the step is
-two primitives: :class:`LSTMCellState` gives :math:`c'`, and
-:class:`LSTMHiddenState` reads :math:`c'` and gives :math:`h'`; each is one of
-the cell's two equations, and neither needs an index afterwards to split a
-packed pair.
+two primitives: :class:`~difflab.ops.nn_recurrent.LSTMCellState` gives
+:math:`c'`, and :class:`~difflab.ops.nn_recurrent.LSTMHiddenState` reads
+:math:`c'` and gives :math:`h'`.  Each is one of the cell's two equations, and
+neither needs an index afterwards to split a packed pair (a packed result would
+cost two ``index`` records per step, two primitives cost one more record).
 
 The rules follow :mod:`difflab.ops.nn_ops`: the forward saves its inputs and
 the gate activations; the VJP on arrays reads the saved activations; recorded
@@ -163,7 +164,8 @@ class LSTMCellState(Primitive):
     r"""An LSTM step's new cell state: :math:`c' = \sigma(f) \odot c + \sigma(i) \odot \tanh(g)`.
 
     ``gates`` is :math:`x W_{ih}^\top + b_{ih} + h W_{hh}^\top + b_{hh}`, :math:`(N, 4H)`,
-    cut in quarters :math:`(i, f, g, o)` (``o`` is read by :class:`LSTMHiddenState`).
+    cut in quarters :math:`(i, f, g, o)` (``o`` is read by
+    :class:`~difflab.ops.nn_recurrent.LSTMHiddenState`).
     With :math:`\sigma_i = \sigma(i)`, :math:`\sigma_f = \sigma(f)`, :math:`t_g = \tanh g`:
 
     .. math::
@@ -224,9 +226,9 @@ class LSTMCellState(Primitive):
 class LSTMHiddenState(Primitive):
     r"""An LSTM step's new hidden state: :math:`h' = \sigma(o) \odot \tanh(c')`.
 
-    ``gates`` as for :class:`LSTMCellState` (only its last quarter ``o`` is read),
-    ``c`` the new cell state :math:`c'`.  With :math:`\sigma_o = \sigma(o)` and
-    :math:`t = \tanh c'`:
+    ``gates`` as for :class:`~difflab.ops.nn_recurrent.LSTMCellState` (only its last
+    quarter ``o`` is read), ``c`` the new cell state :math:`c'`.  With
+    :math:`\sigma_o = \sigma(o)` and :math:`t = \tanh c'`:
 
     .. math::
         \bar o = \bar h' t\, \sigma_o (1 - \sigma_o), \quad \bar i = \bar f = \bar g = 0,

@@ -18,6 +18,14 @@ GRU cell:    (r, z, n) from x W_ihᵀ + b_ih and h W_hhᵀ + b_hh, each split in
              h' = (1 - z)·n + z·h.
 
 All weights are initialised U(-1/√hidden, 1/√hidden), as in PyTorch.
+
+Two things make the loop cheap, as in PyTorch's CPU and cuDNN kernels.  The
+input's projection x_t W_ihᵀ + b_ih does not depend on the state, so a layer
+computes it for all time steps at once, one ``linear`` before the loop; and
+a step's gates (everything after the two projections) are one fused
+primitive with a hand-written derivative (``gru_cell``; ``lstm_cell_state``
+then ``lstm_hidden_state`` for the LSTM, in :mod:`difflab.ops.nn_recurrent`).
+A GRU step is then three records on the tape, not about twenty.
 """
 
 from __future__ import annotations
@@ -108,7 +116,7 @@ class _CellBase(Module):
         """The state left out: zeros shaped as one step's rows."""
         return _zeros(*gi.shape[:-1], self.hidden_size, like=gi)
 
-    def step(self, gi: Tensor, state: Any) -> Any:
+    def _step(self, gi: Tensor, state: Any) -> Any:
         """One step from the input's projection ``gi`` (the layers project a whole sequence
         first, then call this per step: only the state's projection is left in the loop)."""
         raise NotImplementedError
@@ -180,9 +188,9 @@ class RNNCell(_CellBase):
         self.nonlinearity = nonlinearity
 
     def forward(self, x: Tensor, h: Tensor | None = None) -> Tensor:
-        return self.step(self._input_projection(x), h)
+        return self._step(self._input_projection(x), h)
 
-    def step(self, gi: Tensor, h: Tensor | None) -> Tensor:
+    def _step(self, gi: Tensor, h: Tensor | None) -> Tensor:
         if h is None:
             h = self._zero_state(gi)
         pre = gi + F.linear(h, self.weight_hh, self.bias_hh)
@@ -197,7 +205,10 @@ class LSTMCell(_CellBase):
         (i, f, g, o) &= \text{split}_4(x W_{ih}^\top + b_{ih} + h W_{hh}^\top + b_{hh}) \\
         c' &= \sigma(f) \odot c + \sigma(i) \odot \tanh(g), \qquad h' = \sigma(o) \odot \tanh(c')
 
-    Called as ``cell(x, (h, c))``; the state left out is zeros.
+    Called as ``cell(x, (h, c))``; the state left out is zeros.  Each of the two
+    equations is one fused primitive (``lstm_cell_state`` gives :math:`c'`, then
+    ``lstm_hidden_state`` gives :math:`h'` from it), whose derivatives are written
+    by hand beside them (:mod:`difflab.ops.nn_recurrent`).
 
     Parameters
     ----------
@@ -247,9 +258,9 @@ class LSTMCell(_CellBase):
     gates = 4
 
     def forward(self, x: Tensor, state: tuple | None = None) -> tuple[Tensor, Tensor]:
-        return self.step(self._input_projection(x), state)
+        return self._step(self._input_projection(x), state)
 
-    def step(self, gi: Tensor, state: tuple | None) -> tuple[Tensor, Tensor]:
+    def _step(self, gi: Tensor, state: tuple | None) -> tuple[Tensor, Tensor]:
         if state is None:
             h = c = self._zero_state(gi)
         else:
@@ -350,7 +361,7 @@ class _RecurrentBase(Module):
             outputs = []
             projected = cell._input_projection(seq)
             for t in range(seq.shape[0]):  # the loop *is* the graph: one cell per step
-                state = cell.step(projected[t], state)
+                state = cell._step(projected[t], state)
                 outputs.append(state[0] if isinstance(state, tuple) else state)
             if not outputs:
                 raise ValueError(f"{type(self).__name__}: the input sequence is empty "
@@ -431,8 +442,10 @@ class RNN(_RecurrentBase):
     The layer is a Python loop over the time steps that applies the same cell at
     every step; the tape records each step, so backpropagation through time is the
     ordinary backward walk, and the shared weights receive the sum of their
-    adjoints from every step.  A dropout with one layer only warns (PyTorch's
-    behaviour).
+    adjoints from every step.  The input's projection :math:`x_t W_{ih}^\top + b_{ih}`
+    is computed for all steps at once, before the loop (it does not depend on the
+    state); the loop does the state's projection and the cell's gates.  A dropout
+    with one layer only warns (PyTorch's behaviour).
 
     See Also
     --------
@@ -521,8 +534,10 @@ class LSTM(_RecurrentBase):
     The layer is a Python loop over the time steps that applies the same cell at
     every step; the tape records each step, so backpropagation through time is the
     ordinary backward walk, and the shared weights receive the sum of their
-    adjoints from every step.  A dropout with one layer only warns (PyTorch's
-    behaviour).
+    adjoints from every step.  The input's projection :math:`x_t W_{ih}^\top + b_{ih}`
+    is computed for all steps at once, before the loop (it does not depend on the
+    state); the loop does the state's projection and the cell's gates.  A dropout
+    with one layer only warns (PyTorch's behaviour).
 
     See Also
     --------
@@ -573,7 +588,9 @@ class GRUCell(_CellBase):
         n &= \tanh(x W_{in}^\top + b_{in} + r \odot (h W_{hn}^\top + b_{hn})), \qquad
         h' = (1 - z) \odot n + z \odot h
 
-    The reset gate multiplies the *projected* state (PyTorch's form).
+    The reset gate multiplies the *projected* state (PyTorch's form).  Everything
+    after the two projections is one fused primitive, ``gru_cell``, whose derivative
+    is written by hand beside it (:mod:`difflab.ops.nn_recurrent`).
 
     Parameters
     ----------
@@ -622,9 +639,9 @@ class GRUCell(_CellBase):
     gates = 3
 
     def forward(self, x: Tensor, h: Tensor | None = None) -> Tensor:
-        return self.step(self._input_projection(x), h)
+        return self._step(self._input_projection(x), h)
 
-    def step(self, gi: Tensor, h: Tensor | None) -> Tensor:
+    def _step(self, gi: Tensor, h: Tensor | None) -> Tensor:
         if h is None:
             h = self._zero_state(gi)
         # the gates r, z, n and h' in one fused primitive (the equations above)
@@ -683,8 +700,10 @@ class GRU(_RecurrentBase):
     The layer is a Python loop over the time steps that applies the same cell at
     every step; the tape records each step, so backpropagation through time is the
     ordinary backward walk, and the shared weights receive the sum of their
-    adjoints from every step.  A dropout with one layer only warns (PyTorch's
-    behaviour).
+    adjoints from every step.  The input's projection :math:`x_t W_{ih}^\top + b_{ih}`
+    is computed for all steps at once, before the loop (it does not depend on the
+    state); the loop does the state's projection and the cell's gates.  A dropout
+    with one layer only warns (PyTorch's behaviour).
 
     See Also
     --------
