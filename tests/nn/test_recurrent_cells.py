@@ -6,8 +6,8 @@ fused primitive (``gru_cell``, ``lstm_cell_state``, ``lstm_hidden_state``).
 These tests hold them to a plain per-step reference written from the cell
 equations, to the composite they replaced, and to every differentiation
 method; the primitives' registry-wide checks (replay, vmap, second order)
-come from their entries in ``difflab.testing.samples`` and
-``tests/diff/test_second_order.py``.
+come from their entries in ``difflab.testing.samples``,
+``tests/diff/test_second_order.py`` and ``tests/jit/test_jit_onnx.py``.
 """
 
 from __future__ import annotations
@@ -246,34 +246,6 @@ def test_bad_shapes_are_explained():
         nn.LSTM(3, 4)(dl.randn(0, 2, 3))
     with pytest.raises(ValueError, match="expects a 3-D input"):
         nn.GRU(3, 4)(dl.randn(2, 3))
-
-
-# --------------------------------------------------------------------------- ONNX
-
-
-@pytest.mark.parametrize("name", ["gru_cell", "lstm"])
-def test_the_cells_export_to_onnx(tmp_path, name):
-    pytest.importorskip("onnx")
-    ort = pytest.importorskip("onnxruntime")
-    import difflab.onnx as donnx
-
-    if name == "gru_cell":
-        def f(gi, gh, h):
-            return apply(GRU_CELL, gi, gh, h)
-        shapes = [(2, 9), (2, 9), (2, 3)]
-    else:
-        def f(gates, c):
-            return _lstm_fused(gates, c)
-        shapes = [(2, 12), (2, 3)]
-    examples = [dl.tensor(rng.normal(size=s).astype(np.float32)) for s in shapes]
-    donnx.export(f, tuple(examples), tmp_path / "cell.onnx")
-    session = ort.InferenceSession(str(tmp_path / "cell.onnx"),
-                                   providers=["CPUExecutionProvider"])
-    arrays = [rng.normal(size=s).astype(np.float32) for s in shapes]
-    got = session.run(None, {i.name: a for i, a in zip(session.get_inputs(), arrays)})
-    want = f(*(dl.tensor(a) for a in arrays))
-    for g, w in zip(got, want if isinstance(want, tuple) else (want,)):
-        np.testing.assert_allclose(g, w.detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_a_traced_first_order_training_step_takes_one_vjp_node_per_cell(tmp_path):
