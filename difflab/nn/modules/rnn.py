@@ -348,8 +348,6 @@ class _RecurrentBase(Module):
         projection and the gates, step after step.  Returns the top layer's outputs,
         :math:`(L, N, H)`, and each layer's last state.
         """
-        from difflab.functions import stack
-
         if x.ndim != 3:
             raise ValueError(f"{type(self).__name__} expects a 3-D input (seq, batch, features), "
                              f"got shape {tuple(x.shape)}")
@@ -366,7 +364,7 @@ class _RecurrentBase(Module):
             if not outputs:
                 raise ValueError(f"{type(self).__name__}: the input sequence is empty "
                                  f"(shape {tuple(x.shape)}); give at least one time step")
-            seq = self._between_layers(stack(outputs, 0), layer)
+            seq = self._between_layers(functions.stack(outputs, 0), layer)
             finals.append(state)
         return (seq.transpose(0, 1) if self.batch_first else seq), finals
 
@@ -473,10 +471,8 @@ class RNN(_RecurrentBase):
                          bidirectional, dtype, device, nonlinearity=nonlinearity)
 
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        from difflab.functions import stack
-
         out, finals = self._run(x, self._first_states(h0))
-        return out, stack(finals, 0)
+        return out, functions.stack(finals, 0)
 
 
 class LSTM(_RecurrentBase):
@@ -567,12 +563,11 @@ class LSTM(_RecurrentBase):
 
     def forward(self, x: Tensor, state: tuple | None = None
                 ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
-        from difflab.functions import stack
-
         starts = [None if state is None else (state[0][layer], state[1][layer])
                   for layer in range(self.num_layers)]
         out, finals = self._run(x, starts)
-        return out, (stack([h for h, _ in finals], 0), stack([c for _, c in finals], 0))
+        h_n = functions.stack([h for h, _ in finals], 0)
+        return out, (h_n, functions.stack([c for _, c in finals], 0))
 
 
 # ---------------------------------------------------------------------------------------
@@ -728,7 +723,5 @@ class GRU(_RecurrentBase):
                          bidirectional, dtype, device)
 
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        from difflab.functions import stack
-
         out, finals = self._run(x, self._first_states(h0))
-        return out, stack(finals, 0)
+        return out, functions.stack(finals, 0)
