@@ -31,6 +31,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
+
 from difflab.ops.nn_ops import _recording
 from difflab.ops.primitive import Primitive
 
@@ -72,7 +74,8 @@ def _check(name: str, gates: Any, state: Any, k: int, what: str = "gates") -> in
 
 def _symbolic(primitive: Any, sp: Any, *inputs: Any) -> Any:
     """The forward on sympy expressions, with sympy's tanh elementwise."""
-    xp = SimpleNamespace(tanh=lambda v: sp.elementwise(sp.tanh, v))
+    xp = SimpleNamespace(tanh=lambda v: sp.elementwise(sp.tanh, v),
+                         concatenate=lambda parts, axis: np.concatenate(parts, axis=axis))
     return primitive.forward(SimpleNamespace(save=lambda *saved: None), xp, *inputs)
 
 
@@ -129,17 +132,14 @@ class GRUCell(Primitive):
     @staticmethod
     def vjp(ctx, xp, g, gi, gh, h, rz, n):
         hidden = h.shape[-1]
-        two = 2 * hidden
-        if _recording(xp):  # (computed again from the inputs: differentiated too)
-            r = _sigmoid(xp, gi[..., :hidden] + gh[..., :hidden])
-            z = _sigmoid(xp, gi[..., hidden:two] + gh[..., hidden:two])
-            n = xp.tanh(gi[..., two:] + r * gh[..., two:])
-        else:
-            r, z = rz[..., :hidden], rz[..., hidden:]
-        a_n = g * (1.0 - z) * (1.0 - n * n)
-        a_r = a_n * gh[..., two:] * (r * (1.0 - r))
-        a_z = g * (h - n) * (z * (1.0 - z))
         need = ctx.needs_input_grad
+        if _recording(xp):  # one record, itself differentiable (GRUCellBackward's rules)
+            packed = xp.record_primitive(GRUCellBackward, g, gi, gh, h)
+            return (packed[..., :3 * hidden] if need[0] else None,
+                    packed[..., 3 * hidden:6 * hidden] if need[1] else None,
+                    packed[..., 6 * hidden:] if need[2] else None)
+        r, z = rz[..., :hidden], rz[..., hidden:]
+        a_r, a_z, a_n = _gru_adjoints(g, gh, h, r, z, n)
         return (xp.concatenate([a_r, a_z, a_n], axis=-1) if need[0] else None,
                 xp.concatenate([a_r, a_z, r * a_n], axis=-1) if need[1] else None,
                 g * z if need[2] else None)
@@ -155,6 +155,114 @@ class GRUCell(Primitive):
                     _times(gh[..., two:], _part(d_rz, 0, hidden)))
         return _plus(_times((1.0 - z) * (1.0 - n * n), a_n), _times(z, dh),
                      _times(h - n, _part(d_rz, hidden, None)))
+
+
+def _gru_adjoints(g: Any, gh: Any, h: Any, r: Any, z: Any, n: Any) -> tuple:
+    """ā_r, ā_z, ā_n: the adjoints of the gates' pre-activations (GRUCell's VJP)."""
+    a_n = g * (1.0 - z) * (1.0 - n * n)
+    hidden = h.shape[-1]
+    return a_n * gh[..., 2 * hidden:] * (r * (1.0 - r)), g * (h - n) * (z * (1.0 - z)), a_n
+
+
+def _gru_gates(xp: Any, gi: Any, gh: Any) -> tuple:
+    """r, z and n from the projections, each (..., H)."""
+    hidden = gi.shape[-1] // 3
+    two = 2 * hidden
+    r = _sigmoid(xp, gi[..., :hidden] + gh[..., :hidden])
+    z = _sigmoid(xp, gi[..., hidden:two] + gh[..., hidden:two])
+    return r, z, xp.tanh(gi[..., two:] + r * gh[..., two:])
+
+
+def _or_zeros(xp: Any, t: Any, like: Any) -> Any:
+    """A tangent, or zeros shaped as ``like`` (a tangent of the same leading shape)."""
+    return xp.zeros_like(like) if t is None else t
+
+
+class GRUCellBackward(Primitive):
+    r""":class:`~difflab.ops.nn_recurrent.GRUCell`'s VJP as one primitive, for a recorded backward.
+
+    ``gru_cell_backward(ḡ, g_i, g_h, h)`` gives :math:`(\bar g_i, \bar g_h, \bar h)`
+    packed along the last axis, :math:`(N, 7H)`: ``gru_cell``'s adjoints for the
+    output adjoint :math:`\bar h' =` ``ḡ``.  A backward that is itself recorded
+    (``create_graph=True``, a compiled training step) then holds one record per
+    step, not the twenty of the rule's operations.  Its own derivatives: the result
+    :math:`F(\bar h', x) = J(x)^\top \bar h'` is linear in :math:`\bar h'`, and with
+    :math:`\phi(x) = \langle \bar h', \text{cell}(x) \rangle`, :math:`F = \nabla\phi`, so
+
+    .. math::
+        \text{VJP}(P) = \big(J(x)\,P,\ \nabla^2\phi(x)\,P\big), \qquad
+        \text{JVP}(\dot{\bar h}', \dot x) = F(\dot{\bar h}', x) + \nabla^2\phi(x)\,\dot x .
+
+    The Hessian-vector product :math:`\nabla^2\phi(x)\,v` is the tangent of the
+    VJP's lines in direction :math:`v` (``_gru_hvp``), written by hand.
+    """
+
+    name = "gru_cell_backward"
+    math = "(ḡ_i, ḡ_h, h̄) = J(x)ᵀ h̄'; its VJP (J P, ∇²φ P), φ = ⟨h̄', cell(x)⟩"
+    description = "the GRU step's VJP as one record (gru_cell's adjoints, packed)"
+
+    @staticmethod
+    def symbolic(sp, g, gi, gh, h):
+        return _symbolic(GRUCellBackward, sp, g, gi, gh, h)
+
+    @staticmethod
+    def forward(ctx, xp, g, gi, gh, h):
+        _check("gru_cell_backward", gi, h, 3, "gi")
+        _check("gru_cell_backward", gh, h, 3, "gh")
+        _check("gru_cell_backward", g, h, 1, "the output adjoint")
+        r, z, n = _gru_gates(xp, gi, gh)
+        a_r, a_z, a_n = _gru_adjoints(g, gh, h, r, z, n)
+        ctx.save(g, gi, gh, h)
+        return xp.concatenate([a_r, a_z, a_n, a_r, a_z, r * a_n, g * z], axis=-1)
+
+    @staticmethod
+    def vjp(ctx, xp, p, g, gi, gh, h):
+        hidden = h.shape[-1]
+        gates = _gru_gates(xp, gi, gh)
+        v = (p[..., :3 * hidden], p[..., 3 * hidden:6 * hidden], p[..., 6 * hidden:])
+        j_p, d_gi, d_gh, d_h = _gru_hvp(xp, g, gh, h, gates, v)
+        return j_p, d_gi, d_gh, d_h
+
+    @staticmethod
+    def jvp(ctx, xp, dg, dgi, dgh, dh, g, gi, gh, h):
+        r, z, n = gates = _gru_gates(xp, gi, gh)
+        out = None
+        if dg is not None:  # F is linear in ḡ
+            a_r, a_z, a_n = _gru_adjoints(dg, gh, h, r, z, n)
+            out = xp.concatenate([a_r, a_z, a_n, a_r, a_z, r * a_n, dg * z], axis=-1)
+        if dgi is not None or dgh is not None or dh is not None:
+            # (zeros for an input without a tangent: of a tangent's leading shape, 3H wide)
+            like = dgi if dgi is not None else dgh if dgh is not None else \
+                xp.concatenate([dh, dh, dh], axis=-1)
+            v = (_or_zeros(xp, dgi, like), _or_zeros(xp, dgh, like),
+                 _or_zeros(xp, dh, like[..., :h.shape[-1]]))
+            _, d_gi, d_gh, d_h = _gru_hvp(xp, g, gh, h, gates, v)
+            term = xp.concatenate([d_gi, d_gh, d_h], axis=-1)
+            out = term if out is None else out + term
+        return out
+
+
+def _gru_hvp(xp: Any, g: Any, gh: Any, h: Any, gates: tuple, v: tuple) -> tuple:
+    r"""The tangents of the GRU step in direction :math:`v = (v_i, v_h, v_{state})`:
+    :math:`J v` (the cell's JVP) and the tangent of its VJP's adjoints,
+    :math:`\nabla^2\phi\, v` with :math:`\phi = \langle g, \text{cell} \rangle`,
+    as (ḡ_i, ḡ_h, h̄) parts.  Each line is the derivative of the VJP's line."""
+    r, z, n = gates
+    v_gi, v_gh, v_h = v
+    hidden = h.shape[-1]
+    two = 2 * hidden
+    gh_n, v_ghn = gh[..., two:], v_gh[..., two:]
+    s_r, s_z, s_n = r * (1.0 - r), z * (1.0 - z), 1.0 - n * n
+    r_dot = s_r * (v_gi[..., :hidden] + v_gh[..., :hidden])
+    z_dot = s_z * (v_gi[..., hidden:two] + v_gh[..., hidden:two])
+    n_dot = s_n * (v_gi[..., two:] + r_dot * gh_n + r * v_ghn)
+    j_v = (1.0 - z) * n_dot + z * v_h + (h - n) * z_dot
+    a_n = g * (1.0 - z) * s_n
+    an_dot = g * (-1.0 * z_dot * s_n - 2.0 * (1.0 - z) * n * n_dot)
+    ar_dot = an_dot * gh_n * s_r + a_n * v_ghn * s_r + a_n * gh_n * (1.0 - 2.0 * r) * r_dot
+    az_dot = g * ((v_h - n_dot) * s_z + (h - n) * (1.0 - 2.0 * z) * z_dot)
+    return (j_v, xp.concatenate([ar_dot, az_dot, an_dot], axis=-1),
+            xp.concatenate([ar_dot, az_dot, r_dot * a_n + r * an_dot], axis=-1), g * z_dot)
 
 
 # --------------------------------------------------------------------------- LSTM
@@ -272,4 +380,4 @@ class LSTMHiddenState(Primitive):
                      _times(s_o * (1.0 - t * t), dc))
 
 
-PRIMITIVES = (GRUCell, LSTMCellState, LSTMHiddenState)
+PRIMITIVES = (GRUCell, GRUCellBackward, LSTMCellState, LSTMHiddenState)

@@ -159,6 +159,8 @@ def _structural_cases() -> dict[str, Case]:
         "embedding": (lambda i, w: F.embedding(i, w * w), [((5,), (INT, 6)), ((6, 3), (-2, 2))]),
         # one recurrent step: (N, 3H) or (N, 4H) projections beside an (N, H) state, H = 2
         "gru_cell": (_apply("gru_cell"), [((3, 6), (-2, 2)), ((3, 6), (-2, 2)), ((3, 2), (-2, 2))]),
+        "gru_cell_backward": (_apply("gru_cell_backward"), [((3, 2), (-2, 2)), ((3, 6), (-2, 2)),
+                                                            ((3, 6), (-2, 2)), ((3, 2), (-2, 2))]),
         "lstm_cell_state": (_apply("lstm_cell_state"), [((3, 8), (-2, 2)), ((3, 2), (-2, 2))]),
         "lstm_hidden_state": (_apply("lstm_hidden_state"), [((3, 8), (-2, 2)), ((3, 2), (-2, 2))]),
         "mean": (lambda x: x.mean(dim=1), [F34]),

@@ -74,6 +74,7 @@ def _index_put(z):
 #: One function per differentiable primitive that is not elementwise, keyed by its registry
 #: name: (f, number of inputs).  The inputs are drawn in (-1.5, 1.5), away from kinks.
 _W2 = np.array([1.0, 2.5])
+_W14 = np.linspace(-1.0, 1.3, 14)
 _W32 = np.array([[0.3, -1.1], [0.8, 0.5], [-0.6, 1.4]])
 _E32 = np.array([[3.0, 0.0], [0.0, -2.0], [0.5, 0.5]])  # (keeps the singular values apart)
 
@@ -148,6 +149,9 @@ PRIMITIVE_CASES = {
     # a recurrent step (H = 2): the inputs overlap, so every slot's derivative meets the others
     "gru_cell": (lambda z: dl.sum(_cell("gru_cell", z[:6].reshape(1, 6), z[2:8].reshape(1, 6),
                                         z[6:8].reshape(1, 2)) * _W2), 8),
+    "gru_cell_backward": (lambda z: dl.sum(_cell("gru_cell_backward", z[6:8].reshape(1, 2),
+                                                 z[:6].reshape(1, 6), z[2:8].reshape(1, 6),
+                                                 z[1:3].reshape(1, 2)) * _W14), 8),
     "lstm_cell_state": (lambda z: dl.sum(_cell("lstm_cell_state", z.reshape(1, 8),
                                                z[5:7].reshape(1, 2)) * _W2), 8),
     "lstm_hidden_state": (lambda z: dl.sum(_cell("lstm_hidden_state", z.reshape(1, 8),
