@@ -272,3 +272,44 @@ def test_a_traced_first_order_training_step_takes_one_vjp_node_per_cell(tmp_path
         loaded = export.load(tmp_path / "step.dlg")
         for got, want in zip(loaded.graph.run(x1, **ep.state_dict), step(dl.tensor(x1))):
             np.testing.assert_allclose(got, want.detach().numpy(), rtol=1e-12, atol=1e-13)
+
+
+def _composite_gru(net, x):
+    """The GRU layer as it was written before the fused cells: per-step composite ops."""
+    h = dl.zeros(x.shape[1], net.hidden_size, dtype=dl.float64)
+    w_ih, w_hh, b_ih, b_hh = (getattr(net, f"{n}_l0") for n in (
+        "weight_ih", "weight_hh", "bias_ih", "bias_hh"))
+    outputs = []
+    for t in range(x.shape[0]):
+        h = _gru_composite(dl.nn.functional.linear(x[t], w_ih, b_ih),
+                           dl.nn.functional.linear(h, w_hh, b_hh), h)
+        outputs.append(h)
+    return dl.stack(outputs)
+
+
+def test_a_gradient_penalty_through_the_gru_is_one_backward_record_per_step():
+    """create_graph=True records each step's VJP as one gru_cell_backward, whose own
+    derivatives (a Hessian-vector product written by hand) give the penalty's gradient
+    of the composite layer, eagerly and through dl.compile."""
+    dl.manual_seed(11)
+    net = nn.GRU(3, 4).double()
+    x0 = rng.normal(size=(5, 2, 3))
+
+    def penalty(x, layer):
+        (gx,) = dl.autograd.grad((layer(x) ** 2).sum(), [x], create_graph=True)
+        return (gx ** 2).sum()
+
+    traced = dl.jit.trace(lambda x: penalty(x, lambda v: net(v)[0]),
+                          dl.tensor(x0, requires_grad=True))
+    assert traced.graph.op_counts()["gru_cell_backward"] == 5
+    compiled = dl.compile(net)
+    results = []
+    for layer in (lambda v: net(v)[0], lambda v: _composite_gru(net, v),
+                  lambda v: compiled(v)[0]):
+        x = dl.tensor(x0, requires_grad=True)
+        value = penalty(x, layer)
+        results.append([value.detach().numpy()] + [
+            g.numpy() for g in dl.autograd.grad(value, [x, *net.parameters()])])
+    for other in results[1:]:
+        for got, want in zip(results[0], other):
+            np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-12)
