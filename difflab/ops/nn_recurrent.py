@@ -23,7 +23,11 @@ cost two ``index`` records per step, two primitives cost one more record).
 The rules follow :mod:`difflab.ops.nn_ops`: the forward saves its inputs and
 the gate activations; the VJP on arrays reads the saved activations; recorded
 (``create_graph=True``) it computes them again from the inputs, so the
-backward is itself differentiated correctly.
+backward is itself differentiated correctly.  The GRU's recorded VJP is one
+primitive too, :class:`~difflab.ops.nn_recurrent.GRUCellBackward`, so that a
+recorded backward (a gradient penalty, ``dl.compile``'s backward graph) holds one
+record per step; its own derivatives are the step's Hessian-vector product.
+The LSTM's recorded VJPs are still their operations, one record each.
 """
 
 from __future__ import annotations
