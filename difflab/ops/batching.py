@@ -552,7 +552,8 @@ RULES: dict[str, Any] = {
     "avg_pool2d": _folded, "nll_loss": _nll_loss, "mse_loss": _mse_loss,
     "normalize": _normalize, "embedding": _embedding,
     "gru_cell": _recurrent_cell, "gru_cell_backward": _recurrent_cell,
-    "lstm_cell_state": _recurrent_cell,
+    "lstm_cell_state": _recurrent_cell, "lstm_cell_state_backward": _recurrent_cell,
+    "lstm_hidden_state_backward": _recurrent_cell,
     "lstm_hidden_state": _recurrent_cell, "one_hot": _one_hot,
     "dropout_mask": _dropout_mask, "bernoulli": _bernoulli,
     "check_index": elementwise_rule,  # (each example's entries checked: all entries are)

@@ -23,11 +23,13 @@ cost two ``index`` records per step, two primitives cost one more record).
 The rules follow :mod:`difflab.ops.nn_ops`: the forward saves its inputs and
 the gate activations; the VJP on arrays reads the saved activations; recorded
 (``create_graph=True``) it computes them again from the inputs, so the
-backward is itself differentiated correctly.  The GRU's recorded VJP is one
-primitive too, :class:`~difflab.ops.nn_recurrent.GRUCellBackward`, so that a
-recorded backward (a gradient penalty, ``dl.compile``'s backward graph) holds one
-record per step; its own derivatives are the step's Hessian-vector product.
-The LSTM's recorded VJPs are still their operations, one record each.
+backward is itself differentiated correctly.  There each cell's VJP is one
+primitive too (:class:`~difflab.ops.nn_recurrent.GRUCellBackward`,
+:class:`~difflab.ops.nn_recurrent.LSTMCellStateBackward`,
+:class:`~difflab.ops.nn_recurrent.LSTMHiddenStateBackward`), so that a recorded
+backward (a gradient penalty, ``dl.compile``'s backward graph) holds one record
+per cell, not its dozen operations; their own derivatives are the step's
+Hessian-vector product, written by hand as the tangent of the VJP's lines.
 """
 
 from __future__ import annotations
@@ -79,7 +81,8 @@ def _check(name: str, gates: Any, state: Any, k: int, what: str = "gates") -> in
 def _symbolic(primitive: Any, sp: Any, *inputs: Any) -> Any:
     """The forward on sympy expressions, with sympy's tanh elementwise."""
     xp = SimpleNamespace(tanh=lambda v: sp.elementwise(sp.tanh, v),
-                         concatenate=lambda parts, axis: np.concatenate(parts, axis=axis))
+                         concatenate=lambda parts, axis: np.concatenate(parts, axis=axis),
+                         zeros_like=lambda v: np.zeros(np.shape(v), dtype=object))
     return primitive.forward(SimpleNamespace(save=lambda *saved: None), xp, *inputs)
 
 
@@ -314,8 +317,9 @@ class LSTMCellState(Primitive):
     @staticmethod
     def vjp(ctx, xp, g, gates, c, s_if, t_g):
         hidden = c.shape[-1]
-        if _recording(xp):
-            s_if, t_g = LSTMCellState._gates(xp, gates, hidden)
+        if _recording(xp):  # one record, itself differentiable
+            return _unpacked(xp.record_primitive(LSTMCellStateBackward, g, gates, c), hidden,
+                             ctx.needs_input_grad)
         s_i, s_f = s_if[..., :hidden], s_if[..., hidden:]
         need = ctx.needs_input_grad
         g_gates = None
@@ -368,8 +372,9 @@ class LSTMHiddenState(Primitive):
     @staticmethod
     def vjp(ctx, xp, g, gates, c, s_o, t):
         hidden = c.shape[-1]
-        if _recording(xp):
-            s_o, t = _sigmoid(xp, gates[..., 3 * hidden:]), xp.tanh(c)
+        if _recording(xp):  # one record, itself differentiable
+            return _unpacked(xp.record_primitive(LSTMHiddenStateBackward, g, gates, c), hidden,
+                             ctx.needs_input_grad)
         need = ctx.needs_input_grad
         g_gates = None
         if need[0]:
@@ -384,4 +389,161 @@ class LSTMHiddenState(Primitive):
                      _times(s_o * (1.0 - t * t), dc))
 
 
-PRIMITIVES = (GRUCell, GRUCellBackward, LSTMCellState, LSTMHiddenState)
+# ------------------------------------------------------- the LSTM's recorded VJPs
+
+
+def _unpacked(packed: Any, hidden: int, need: tuple) -> tuple:
+    """(ḡates, c̄) out of an LSTM backward record's (..., 5H) result."""
+    return (packed[..., :4 * hidden] if need[0] else None,
+            packed[..., 4 * hidden:] if need[1] else None)
+
+
+def _lstm_tangent(xp: Any, tangents: tuple, like_gates: Any, like_state: Any) -> tuple:
+    """A direction (v_gates, v_c) with zeros for a missing part, or None if both are."""
+    d_gates, dc = tangents
+    if d_gates is None and dc is None:
+        return None
+    if d_gates is None:
+        d_gates = xp.zeros_like(xp.concatenate([dc, dc, dc, dc], axis=-1))
+    return d_gates, (xp.zeros_like(d_gates[..., :like_state.shape[-1]]) if dc is None
+                     else dc)
+
+
+def _backward_jvp(primitive: Any, xp: Any, dg: Any, tangents: tuple, g: Any, gates: Any,
+                  c: Any) -> Any:
+    """An LSTM backward record's JVP: F(ġ, x) (F is linear in g) plus ∇²φ(x) ẋ."""
+    out = None
+    if dg is not None:
+        out = primitive.adjoints(xp, dg, gates, c)
+    v = _lstm_tangent(xp, tangents, gates, c)
+    if v is not None:
+        term = xp.concatenate(primitive.hvp(xp, g, gates, c, v)[1:], axis=-1)
+        out = term if out is None else out + term
+    return out
+
+
+class LSTMCellStateBackward(Primitive):
+    r""":class:`~difflab.ops.nn_recurrent.LSTMCellState`'s VJP as one primitive.
+
+    ``lstm_cell_state_backward(c̄', gates, c)`` gives :math:`(\bar{\text{gates}}, \bar c)`
+    packed along the last axis, :math:`(N, 5H)`, for a recorded backward (one record per
+    step).  As for :class:`~difflab.ops.nn_recurrent.GRUCellBackward`, with
+    :math:`\phi = \langle \bar c', c' \rangle`: VJP :math:`(J P, \nabla^2\phi\, P)`,
+    JVP :math:`F(\dot{\bar c}', x) + \nabla^2\phi\, \dot x`; the Hessian-vector
+    product is the tangent of the VJP's lines, e.g.
+    :math:`\bar f = \bar c' c\, \sigma_f (1 - \sigma_f)` has the tangent
+    :math:`\bar c' (\dot c\, \sigma_f (1 - \sigma_f) + c (1 - 2\sigma_f)\dot\sigma_f)`.
+    """
+
+    name = "lstm_cell_state_backward"
+    math = "(ḡates, c̄) = Jᵀ c̄'; its VJP (J P, ∇²φ P), φ = ⟨c̄', c'⟩"
+    description = "the LSTM cell state's VJP as one record (packed adjoints)"
+
+    @staticmethod
+    def symbolic(sp, g, gates, c):
+        return _symbolic(LSTMCellStateBackward, sp, g, gates, c)
+
+    @staticmethod
+    def forward(ctx, xp, g, gates, c):
+        _check("lstm_cell_state_backward", gates, c, 4)
+        _check("lstm_cell_state_backward", g, c, 1, "the output adjoint")
+        ctx.save(g, gates, c)
+        return LSTMCellStateBackward.adjoints(xp, g, gates, c)
+
+    @staticmethod
+    def adjoints(xp, g, gates, c):
+        """The packed (ḡates, c̄) for the output adjoint g (F, linear in g)."""
+        hidden = c.shape[-1]
+        s_if, t_g = LSTMCellState._gates(xp, gates, hidden)
+        s_i, s_f = s_if[..., :hidden], s_if[..., hidden:]
+        a_f = g * c * (s_f * (1.0 - s_f))  # (g may carry tangents' k axis: zeros like it)
+        return xp.concatenate([g * t_g * (s_i * (1.0 - s_i)), a_f, g * s_i * (1.0 - t_g * t_g),
+                               xp.zeros_like(a_f), g * s_f], axis=-1)
+
+    @staticmethod
+    def hvp(xp, g, gates, c, v):
+        """(J v, then the tangents of ḡates' four parts and of c̄ in direction v)."""
+        hidden = c.shape[-1]
+        v_gates, v_c = v
+        s_if, t_g = LSTMCellState._gates(xp, gates, hidden)
+        s_i, s_f = s_if[..., :hidden], s_if[..., hidden:]
+        d_if = s_if * (1.0 - s_if) * v_gates[..., :2 * hidden]
+        d_i, d_f = d_if[..., :hidden], d_if[..., hidden:]
+        d_t = (1.0 - t_g * t_g) * v_gates[..., 2 * hidden:3 * hidden]
+        j_v = s_f * v_c + c * d_f + t_g * d_i + s_i * d_t
+        return (j_v, g * (d_t * (s_i * (1.0 - s_i)) + t_g * (1.0 - 2.0 * s_i) * d_i),
+                g * (v_c * (s_f * (1.0 - s_f)) + c * (1.0 - 2.0 * s_f) * d_f),
+                g * (d_i * (1.0 - t_g * t_g) - 2.0 * s_i * t_g * d_t),
+                xp.zeros_like(d_f), g * d_f)
+
+    @staticmethod
+    def vjp(ctx, xp, p, g, gates, c):
+        hidden = c.shape[-1]
+        j_p, *parts = LSTMCellStateBackward.hvp(xp, g, gates, c,
+                                                (p[..., :4 * hidden], p[..., 4 * hidden:]))
+        return j_p, xp.concatenate(parts[:4], axis=-1), parts[4]
+
+    @staticmethod
+    def jvp(ctx, xp, dg, d_gates, dc, g, gates, c):
+        return _backward_jvp(LSTMCellStateBackward, xp, dg, (d_gates, dc), g, gates, c)
+
+
+class LSTMHiddenStateBackward(Primitive):
+    r""":class:`~difflab.ops.nn_recurrent.LSTMHiddenState`'s VJP as one primitive.
+
+    ``lstm_hidden_state_backward(h̄', gates, c)`` gives :math:`(\bar{\text{gates}}, \bar c)`
+    packed, :math:`(N, 5H)`; its derivatives as
+    :class:`~difflab.ops.nn_recurrent.LSTMCellStateBackward`'s, with
+    :math:`\phi = \langle \bar h', \sigma(o) \tanh c \rangle`.
+    """
+
+    name = "lstm_hidden_state_backward"
+    math = "(ḡates, c̄) = Jᵀ h̄'; its VJP (J P, ∇²φ P), φ = ⟨h̄', h'⟩"
+    description = "the LSTM hidden state's VJP as one record (packed adjoints)"
+
+    @staticmethod
+    def symbolic(sp, g, gates, c):
+        return _symbolic(LSTMHiddenStateBackward, sp, g, gates, c)
+
+    @staticmethod
+    def forward(ctx, xp, g, gates, c):
+        _check("lstm_hidden_state_backward", gates, c, 4)
+        _check("lstm_hidden_state_backward", g, c, 1, "the output adjoint")
+        ctx.save(g, gates, c)
+        return LSTMHiddenStateBackward.adjoints(xp, g, gates, c)
+
+    @staticmethod
+    def adjoints(xp, g, gates, c):
+        """The packed (ḡates, c̄) for the output adjoint g (F, linear in g)."""
+        hidden = c.shape[-1]
+        s_o, t = _sigmoid(xp, gates[..., 3 * hidden:]), xp.tanh(c)
+        a_o = g * t * (s_o * (1.0 - s_o))  # (g may carry tangents' k axis: zeros like it)
+        zero = xp.zeros_like(a_o)
+        return xp.concatenate([zero, zero, zero, a_o, g * s_o * (1.0 - t * t)], axis=-1)
+
+    @staticmethod
+    def hvp(xp, g, gates, c, v):
+        """(J v, then the tangents of ḡates' (i, f, g) and o parts and of c̄)."""
+        hidden = c.shape[-1]
+        v_gates, v_c = v
+        s_o, t = _sigmoid(xp, gates[..., 3 * hidden:]), xp.tanh(c)
+        d_o = s_o * (1.0 - s_o) * v_gates[..., 3 * hidden:]
+        d_t = (1.0 - t * t) * v_c
+        return (t * d_o + s_o * d_t, xp.zeros_like(v_gates[..., :3 * hidden]),
+                g * (d_t * (s_o * (1.0 - s_o)) + t * (1.0 - 2.0 * s_o) * d_o),
+                g * (d_o * (1.0 - t * t) - 2.0 * s_o * t * d_t))
+
+    @staticmethod
+    def vjp(ctx, xp, p, g, gates, c):
+        hidden = c.shape[-1]
+        j_p, *parts = LSTMHiddenStateBackward.hvp(xp, g, gates, c,
+                                                  (p[..., :4 * hidden], p[..., 4 * hidden:]))
+        return j_p, xp.concatenate(parts[:2], axis=-1), parts[2]
+
+    @staticmethod
+    def jvp(ctx, xp, dg, d_gates, dc, g, gates, c):
+        return _backward_jvp(LSTMHiddenStateBackward, xp, dg, (d_gates, dc), g, gates, c)
+
+
+PRIMITIVES = (GRUCell, GRUCellBackward, LSTMCellState, LSTMHiddenState, LSTMCellStateBackward,
+              LSTMHiddenStateBackward)

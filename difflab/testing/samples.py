@@ -161,6 +161,10 @@ def _structural_cases() -> dict[str, Case]:
         "gru_cell": (_apply("gru_cell"), [((3, 6), (-2, 2)), ((3, 6), (-2, 2)), ((3, 2), (-2, 2))]),
         "gru_cell_backward": (_apply("gru_cell_backward"), [((3, 2), (-2, 2)), ((3, 6), (-2, 2)),
                                                             ((3, 6), (-2, 2)), ((3, 2), (-2, 2))]),
+        "lstm_cell_state_backward": (_apply("lstm_cell_state_backward"), [
+            ((3, 2), (-2, 2)), ((3, 8), (-2, 2)), ((3, 2), (-2, 2))]),
+        "lstm_hidden_state_backward": (_apply("lstm_hidden_state_backward"), [
+            ((3, 2), (-2, 2)), ((3, 8), (-2, 2)), ((3, 2), (-2, 2))]),
         "lstm_cell_state": (_apply("lstm_cell_state"), [((3, 8), (-2, 2)), ((3, 2), (-2, 2))]),
         "lstm_hidden_state": (_apply("lstm_hidden_state"), [((3, 8), (-2, 2)), ((3, 2), (-2, 2))]),
         "mean": (lambda x: x.mean(dim=1), [F34]),

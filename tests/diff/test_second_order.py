@@ -152,6 +152,12 @@ PRIMITIVE_CASES = {
     "gru_cell_backward": (lambda z: dl.sum(_cell("gru_cell_backward", z[6:8].reshape(1, 2),
                                                  z[:6].reshape(1, 6), z[2:8].reshape(1, 6),
                                                  z[1:3].reshape(1, 2)) * _W14), 8),
+    "lstm_cell_state_backward": (lambda z: dl.sum(_cell(
+        "lstm_cell_state_backward", z[6:8].reshape(1, 2), z.reshape(1, 8),
+        z[1:3].reshape(1, 2)) * _W14[:10]), 8),
+    "lstm_hidden_state_backward": (lambda z: dl.sum(_cell(
+        "lstm_hidden_state_backward", z[4:6].reshape(1, 2), z.reshape(1, 8),
+        z[5:7].reshape(1, 2)) * _W14[:10]), 8),
     "lstm_cell_state": (lambda z: dl.sum(_cell("lstm_cell_state", z.reshape(1, 8),
                                                z[5:7].reshape(1, 2)) * _W2), 8),
     "lstm_hidden_state": (lambda z: dl.sum(_cell("lstm_hidden_state", z.reshape(1, 8),

@@ -274,25 +274,32 @@ def test_a_traced_first_order_training_step_takes_one_vjp_node_per_cell(tmp_path
             np.testing.assert_allclose(got, want.detach().numpy(), rtol=1e-12, atol=1e-13)
 
 
-def _composite_gru(net, x):
-    """The GRU layer as it was written before the fused cells: per-step composite ops."""
-    h = dl.zeros(x.shape[1], net.hidden_size, dtype=dl.float64)
+def _composite_layer(net, x):
+    """The GRU or LSTM layer as written before the fused cells: per-step composite ops."""
+    zeros = dl.zeros(x.shape[1], net.hidden_size, dtype=dl.float64)
+    h, c = zeros, zeros
     w_ih, w_hh, b_ih, b_hh = (getattr(net, f"{n}_l0") for n in (
         "weight_ih", "weight_hh", "bias_ih", "bias_hh"))
     outputs = []
     for t in range(x.shape[0]):
-        h = _gru_composite(dl.nn.functional.linear(x[t], w_ih, b_ih),
-                           dl.nn.functional.linear(h, w_hh, b_hh), h)
+        gi = dl.nn.functional.linear(x[t], w_ih, b_ih)
+        gh = dl.nn.functional.linear(h, w_hh, b_hh)
+        if isinstance(net, nn.GRU):
+            h = _gru_composite(gi, gh, h)
+        else:
+            h, c = _lstm_composite(gi + gh, c)
         outputs.append(h)
     return dl.stack(outputs)
 
 
-def test_a_gradient_penalty_through_the_gru_is_one_backward_record_per_step():
-    """create_graph=True records each step's VJP as one gru_cell_backward, whose own
-    derivatives (a Hessian-vector product written by hand) give the penalty's gradient
-    of the composite layer, eagerly and through dl.compile."""
+@pytest.mark.parametrize("cls, records", [(nn.GRU, {"gru_cell_backward": 5}), (
+    nn.LSTM, {"lstm_cell_state_backward": 5, "lstm_hidden_state_backward": 5})])
+def test_a_gradient_penalty_is_one_backward_record_per_cell(cls, records):
+    """create_graph=True records each cell's VJP as one ``*_backward`` primitive, whose
+    own derivatives (a Hessian-vector product written by hand) give the penalty's
+    gradient of the composite layer, eagerly and through dl.compile."""
     dl.manual_seed(11)
-    net = nn.GRU(3, 4).double()
+    net = cls(3, 4).double()
     x0 = rng.normal(size=(5, 2, 3))
 
     def penalty(x, layer):
@@ -301,10 +308,11 @@ def test_a_gradient_penalty_through_the_gru_is_one_backward_record_per_step():
 
     traced = dl.jit.trace(lambda x: penalty(x, lambda v: net(v)[0]),
                           dl.tensor(x0, requires_grad=True))
-    assert traced.graph.op_counts()["gru_cell_backward"] == 5
+    counts = traced.graph.op_counts()
+    assert {name: counts.get(name) for name in records} == records
     compiled = dl.compile(net)
     results = []
-    for layer in (lambda v: net(v)[0], lambda v: _composite_gru(net, v),
+    for layer in (lambda v: net(v)[0], lambda v: _composite_layer(net, v),
                   lambda v: compiled(v)[0]):
         x = dl.tensor(x0, requires_grad=True)
         value = penalty(x, layer)
