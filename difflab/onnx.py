@@ -193,6 +193,42 @@ def _gelu(w: _Writer, node: Node, args: list) -> None:
     w.add("Mul", [half, one_plus], [node.name])
 
 
+def _columns(w: _Writer, x: str, lo: int, hi: int) -> str:
+    """``x[..., lo:hi]``: ONNX's ``Slice`` on the last axis."""
+    bounds = [w.constant(np.array([v], dtype=np.int64), hint="slice") for v in (lo, hi, -1)]
+    return w.add("Slice", [x, *bounds])
+
+
+def _gru_cell(w: _Writer, node: Node, args: list) -> None:
+    """The GRU step's equations: r, z = σ(gᵢ + gₕ) on the first two thirds,
+    n = tanh(gᵢₙ + r gₕₙ), h' = n + z (h - n)."""
+    gi, gh, h = args[:3]
+    hidden = w.meta[node.args[2].name][0][-1]
+    rz = w.add("Sigmoid", [w.add("Add", [_columns(w, gi, 0, 2 * hidden),
+                                         _columns(w, gh, 0, 2 * hidden)])])
+    r, z = _columns(w, rz, 0, hidden), _columns(w, rz, hidden, 2 * hidden)
+    gated = w.add("Mul", [r, _columns(w, gh, 2 * hidden, 3 * hidden)])
+    n = w.add("Tanh", [w.add("Add", [_columns(w, gi, 2 * hidden, 3 * hidden), gated])])
+    w.add("Add", [n, w.add("Mul", [z, w.add("Sub", [h, n])])], [node.name])
+
+
+def _lstm_cell_state(w: _Writer, node: Node, args: list) -> None:
+    """c' = σ(f) c + σ(i) tanh(g), the gates the quarters (i, f, g, o) of ``gates``."""
+    gates, c = args[:2]
+    hidden = w.meta[node.args[1].name][0][-1]
+    i, f = (w.add("Sigmoid", [_columns(w, gates, k * hidden, (k + 1) * hidden)]) for k in (0, 1))
+    g = w.add("Tanh", [_columns(w, gates, 2 * hidden, 3 * hidden)])
+    w.add("Add", [w.add("Mul", [f, c]), w.add("Mul", [i, g])], [node.name])
+
+
+def _lstm_hidden_state(w: _Writer, node: Node, args: list) -> None:
+    """h' = σ(o) tanh(c'), ``o`` the last quarter of ``gates``."""
+    gates, c = args[:2]
+    hidden = w.meta[node.args[1].name][0][-1]
+    o = w.add("Sigmoid", [_columns(w, gates, 3 * hidden, 4 * hidden)])
+    w.add("Mul", [o, w.add("Tanh", [c])], [node.name])
+
+
 def _sum(w: _Writer, node: Node, args: list) -> None:
     """``ReduceSum``, its axes an input (opset 13 on); every axis for ``axis=None``."""
     axis, keep = node.params.get("axis"), int(bool(node.params.get("keepdims", False)))
@@ -227,6 +263,9 @@ TRANSLATIONS: dict[str, Callable[[_Writer, Node, list], None]] = {
     "softmax": _softmax("Softmax"),
     "log_softmax": _softmax("LogSoftmax"),
     "gelu": _gelu,
+    "gru_cell": _gru_cell,
+    "lstm_cell_state": _lstm_cell_state,
+    "lstm_hidden_state": _lstm_hidden_state,
     "sum": _sum,
     "to_dtype": _to_dtype,
 }

@@ -26,6 +26,8 @@ indexing (``index``,            ``slice(None)`` per batch dimension in front of 
 convolution, pooling            the batch dimensions folded into the sample dimension N,
                                 unfolded afterwards
 whole-tensor losses             reduction 'none', then each example reduced alone
+recurrent cells (``gru_cell``,  every input lifted to the full batch at one logical rank (the
+``lstm_cell_state``, ...)       gates are along the last axis, the rows are the examples)
 ==============================  ============================================================
 
 A rule is ``batch(b, *inputs, **params) -> Tensor``: ``inputs`` are the
@@ -424,6 +426,13 @@ def _normalize(b: Batch, x: Any, axes: Any, eps: float, mean: Any = None,
     return b.apply(nn_ops.Normalize, x, axes=b.axis(axes, nd), eps=eps, mean=mean, var=var)
 
 
+def _recurrent_cell(b: Batch, *inputs: Any) -> Any:
+    """A GRU or LSTM step (gates along the last axis): every input at the full batch and one
+    logical rank, so that the examples line up row by row as the primitive asks."""
+    rank = max(b.ndim(x) for x in inputs)
+    return b.apply(b.op, *[b.lift(b.pad(x, rank)) for x in inputs])
+
+
 def _embedding(b: Batch, w: Any, idx: Any, padding_idx: Any = None) -> Any:
     if not b.batched(w):
         return b.apply(nn_ops.Embedding, w, idx=idx, padding_idx=padding_idx)
@@ -541,7 +550,11 @@ RULES: dict[str, Any] = {
     "gammaincc": elementwise_rule,
     "conv2d": _conv2d, "im2col": _folded, "col2im": _col2im, "max_pool2d": _folded,
     "avg_pool2d": _folded, "nll_loss": _nll_loss, "mse_loss": _mse_loss,
-    "normalize": _normalize, "embedding": _embedding, "one_hot": _one_hot,
+    "normalize": _normalize, "embedding": _embedding,
+    "gru_cell": _recurrent_cell, "gru_cell_backward": _recurrent_cell,
+    "lstm_cell_state": _recurrent_cell, "lstm_cell_state_backward": _recurrent_cell,
+    "lstm_hidden_state_backward": _recurrent_cell,
+    "lstm_hidden_state": _recurrent_cell, "one_hot": _one_hot,
     "dropout_mask": _dropout_mask, "bernoulli": _bernoulli,
     "check_index": elementwise_rule,  # (each example's entries checked: all entries are)
     **{f"linalg_{name}": _matrix_stack for name in (

@@ -46,6 +46,7 @@ from difflab.ops import (
     logic,
     nn_conv,
     nn_ops,
+    nn_recurrent,
     products,
     reductions,
     special,
@@ -192,6 +193,8 @@ for _primitive in (
     nn_conv.AvgPool2d, nn_ops.LogSoftmax, nn_ops.Softmax, nn_ops.LogSumExp, nn_ops.NLLLoss,
     nn_ops.BCEWithLogits, nn_ops.MSELoss, nn_ops.Normalize, nn_ops.GELU, nn_ops.LeakyReLU,
     nn_ops.Embedding,
+    # one step of a recurrent layer's gates (its projections are linear)
+    *nn_recurrent.PRIMITIVES,
     # linear algebra (difflab.linalg's primitives)
     *linalg.PRIMITIVES, *linalg_spectral.PRIMITIVES,
 ):

@@ -157,6 +157,16 @@ def _structural_cases() -> dict[str, Case]:
         "gelu": (lambda x: F.gelu(x), [F34]),
         "leaky_relu": (lambda x: F.leaky_relu(x, 0.1), [F34]),
         "embedding": (lambda i, w: F.embedding(i, w * w), [((5,), (INT, 6)), ((6, 3), (-2, 2))]),
+        # one recurrent step: (N, 3H) or (N, 4H) projections beside an (N, H) state, H = 2
+        "gru_cell": (_apply("gru_cell"), [((3, 6), (-2, 2)), ((3, 6), (-2, 2)), ((3, 2), (-2, 2))]),
+        "gru_cell_backward": (_apply("gru_cell_backward"), [((3, 2), (-2, 2)), ((3, 6), (-2, 2)),
+                                                            ((3, 6), (-2, 2)), ((3, 2), (-2, 2))]),
+        "lstm_cell_state_backward": (_apply("lstm_cell_state_backward"), [
+            ((3, 2), (-2, 2)), ((3, 8), (-2, 2)), ((3, 2), (-2, 2))]),
+        "lstm_hidden_state_backward": (_apply("lstm_hidden_state_backward"), [
+            ((3, 2), (-2, 2)), ((3, 8), (-2, 2)), ((3, 2), (-2, 2))]),
+        "lstm_cell_state": (_apply("lstm_cell_state"), [((3, 8), (-2, 2)), ((3, 2), (-2, 2))]),
+        "lstm_hidden_state": (_apply("lstm_hidden_state"), [((3, 8), (-2, 2)), ((3, 2), (-2, 2))]),
         "mean": (lambda x: x.mean(dim=1), [F34]),
         "mse_loss": (lambda x, y: F.mse_loss(x * x, y), [F34, F34]),
         "cumprod": (lambda x: dl.cumprod(x, dim=1), [((3, 4), (0.5, 2))]),

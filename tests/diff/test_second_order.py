@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import difflab as dl
+from difflab.autograd.engine import apply
 from difflab.ops import registry
 
 F = dl.nn.functional
@@ -73,6 +74,7 @@ def _index_put(z):
 #: One function per differentiable primitive that is not elementwise, keyed by its registry
 #: name: (f, number of inputs).  The inputs are drawn in (-1.5, 1.5), away from kinks.
 _W2 = np.array([1.0, 2.5])
+_W14 = np.linspace(-1.0, 1.3, 14)
 _W32 = np.array([[0.3, -1.1], [0.8, 0.5], [-0.6, 1.4]])
 _E32 = np.array([[3.0, 0.0], [0.0, -2.0], [0.5, 0.5]])  # (keeps the singular values apart)
 
@@ -92,6 +94,11 @@ def _sym(z):
     """A symmetric matrix of z with eigenvalues apart."""
     a = z.reshape(2, 2)
     return a + dl.swapaxes(a, 0, 1) + np.diag([0.0, 4.0])
+
+
+def _cell(name, *inputs):
+    """A recurrent-cell primitive, which has no face of its own (the layers call it)."""
+    return apply(registry.get(name), *inputs)
 
 
 PRIMITIVE_CASES = {
@@ -139,6 +146,22 @@ PRIMITIVE_CASES = {
     "gelu": (lambda z: dl.sum(F.gelu(z) * WEIGHTS), 3),
     "leaky_relu": (lambda z: dl.sum(F.leaky_relu(z, 0.1) * z), 3),
     "embedding": (lambda z: dl.sum(F.embedding(dl.tensor([2, 0, 2]), z.reshape(3, 2)) ** 3), 6),
+    # a recurrent step (H = 2): the inputs overlap, so every slot's derivative meets the others
+    "gru_cell": (lambda z: dl.sum(_cell("gru_cell", z[:6].reshape(1, 6), z[2:8].reshape(1, 6),
+                                        z[6:8].reshape(1, 2)) * _W2), 8),
+    "gru_cell_backward": (lambda z: dl.sum(_cell("gru_cell_backward", z[6:8].reshape(1, 2),
+                                                 z[:6].reshape(1, 6), z[2:8].reshape(1, 6),
+                                                 z[1:3].reshape(1, 2)) * _W14), 8),
+    "lstm_cell_state_backward": (lambda z: dl.sum(_cell(
+        "lstm_cell_state_backward", z[6:8].reshape(1, 2), z.reshape(1, 8),
+        z[1:3].reshape(1, 2)) * _W14[:10]), 8),
+    "lstm_hidden_state_backward": (lambda z: dl.sum(_cell(
+        "lstm_hidden_state_backward", z[4:6].reshape(1, 2), z.reshape(1, 8),
+        z[5:7].reshape(1, 2)) * _W14[:10]), 8),
+    "lstm_cell_state": (lambda z: dl.sum(_cell("lstm_cell_state", z.reshape(1, 8),
+                                               z[5:7].reshape(1, 2)) * _W2), 8),
+    "lstm_hidden_state": (lambda z: dl.sum(_cell("lstm_hidden_state", z.reshape(1, 8),
+                                                 z[1:3].reshape(1, 2)) * _W2), 8),
     "polygamma": (lambda z: dl.sum(dl.polygamma(1, z + 2.0) * z + dl.polygamma(2, z * z + 1)), 3),
     "zeta": (lambda z: dl.sum(dl.zeta(3.0, z * z + 1.0) * z), 3),
     "gammainc": (lambda z: dl.sum(dl.gammainc(2.5, z * z + 0.5) * z), 3),

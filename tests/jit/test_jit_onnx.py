@@ -132,6 +132,10 @@ _SAMPLES = {
     "log_softmax": (_primitive("log_softmax", dim=0), [(2, 3)]),
     "sum": (_primitive("sum", axis=1, keepdims=True), [(2, 3)]),
     "to_dtype": (_primitive("to_dtype", dtype=np.dtype(np.float64)), [(2, 3)]),
+    # one recurrent step, H = 3: (N, 3H) or (N, 4H) projections beside the (N, H) state
+    "gru_cell": (_primitive("gru_cell"), [(2, 9), (2, 9), (2, 3)]),
+    "lstm_cell_state": (_primitive("lstm_cell_state"), [(2, 12), (2, 3)]),
+    "lstm_hidden_state": (_primitive("lstm_hidden_state"), [(2, 12), (2, 3)]),
 }
 
 

@@ -168,6 +168,32 @@ def test_gru_and_layer_norm_match_pytorch():
     agree(norm_ours, norm_theirs, RNG.normal(size=(2, 3, 4)))
 
 
+def _both_states(module):
+    """The layer's output plus its last cell states c_n (both through the fused cells)."""
+    def run(x, h, c):
+        out, (_, c_n) = module(x, (h, c))
+        return out + c_n.sum(0)
+    return run
+
+
+def test_lstm_and_rnn_match_pytorch():
+    x, h0, c0 = (RNG.normal(size=s) for s in ((6, 2, 3), (2, 2, 4), (2, 2, 4)))
+    theirs = torch.nn.LSTM(3, 4, num_layers=2, dtype=torch.float64)
+    ours = nn.LSTM(3, 4, num_layers=2)
+    _copy_parameters(ours, theirs)
+    agree(_both_states(ours), _both_states(theirs), x, h0, c0)
+    rnn_theirs = torch.nn.RNN(3, 4, num_layers=2, nonlinearity="relu", dtype=torch.float64)
+    rnn_ours = nn.RNN(3, 4, num_layers=2, nonlinearity="relu")
+    _copy_parameters(rnn_ours, rnn_theirs)
+    agree(lambda a, h: rnn_ours(a, h)[0], lambda a, h: rnn_theirs(a, h)[0], x, h0)
+    cell_theirs = torch.nn.LSTMCell(3, 4, dtype=torch.float64)
+    cell_ours = nn.LSTMCell(3, 4)
+    _copy_parameters(cell_ours, cell_theirs)
+    agree(lambda a, h, c: cell_ours(a, (h, c))[0] * cell_ours(a, (h, c))[1],
+          lambda a, h, c: cell_theirs(a, (h, c))[0] * cell_theirs(a, (h, c))[1],
+          RNG.normal(size=(5, 3)), RNG.normal(size=(5, 4)), RNG.normal(size=(5, 4)))
+
+
 def test_schedulers_match_pytorch():
     def rates(make_optimizer, make_scheduler, steps, metrics=None, key="lr"):
         optimizer = make_optimizer()

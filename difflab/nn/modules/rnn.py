@@ -18,6 +18,14 @@ GRU cell:    (r, z, n) from x W_ihᵀ + b_ih and h W_hhᵀ + b_hh, each split in
              h' = (1 - z)·n + z·h.
 
 All weights are initialised U(-1/√hidden, 1/√hidden), as in PyTorch.
+
+Two things make the loop cheap, as in PyTorch's CPU and cuDNN kernels.  The
+input's projection x_t W_ihᵀ + b_ih does not depend on the state, so a layer
+computes it for all time steps at once, one ``linear`` before the loop; and
+a step's gates (everything after the two projections) are one fused
+primitive with a hand-written derivative (``gru_cell``; ``lstm_cell_state``
+then ``lstm_hidden_state`` for the LSTM, in :mod:`difflab.ops.nn_recurrent`).
+A GRU step is then three records on the tape, not about twenty.
 """
 
 from __future__ import annotations
@@ -26,17 +34,27 @@ import math
 import warnings
 from typing import Any
 
+import numpy as np
+
+from difflab import functions
+from difflab.autograd.engine import apply
 from difflab.dtypes import _Defaults
 from difflab.nn import functional as F
 from difflab.nn import init
 from difflab.nn.modules.module import Module
 from difflab.nn.parameter import Parameter
+from difflab.ops import nn_recurrent
 from difflab.tensor import Tensor
 
 
-def _zeros(*shape: int, like: Tensor) -> Tensor:
+def _zeros(*shape: int, like: Any) -> Tensor:
+    """Zeros of ``like``'s dtype and device (``like`` may be a dual number or sympy
+    expressions, when a layer is differentiated by forward mode or symbolically: then
+    plain float64 zeros, constants to either)."""
     from difflab.creation import zeros
 
+    if not isinstance(like, Tensor):
+        return zeros(*shape, dtype=np.float64)
     return zeros(*shape, dtype=like.dtype, device=like.device)
 
 
@@ -82,14 +100,26 @@ class _CellBase(Module):
         for p in self.parameters():
             init.uniform_(p, -bound, bound)
 
-    def _gates(self, x: Tensor, h: Tensor) -> Tensor:
-        if x.shape[-1] != self.input_size:
+    def _check_features(self, x: Tensor) -> None:
+        if x.ndim == 0 or x.shape[-1] != self.input_size:
             raise ValueError(
                 f"{type(self).__name__} expected input with {self.input_size} features "
                 f"(input_size), got shape {tuple(x.shape)}"
             )
-        return F.linear(x, self.weight_ih, self.bias_ih) + F.linear(h, self.weight_hh,
-                                                                      self.bias_hh)
+
+    def _input_projection(self, x: Tensor) -> Tensor:
+        """x W_ihᵀ + b_ih: of one step, or of a whole sequence at once (one product)."""
+        self._check_features(x)
+        return F.linear(x, self.weight_ih, self.bias_ih)
+
+    def _zero_state(self, gi: Tensor) -> Tensor:
+        """The state left out: zeros shaped as one step's rows."""
+        return _zeros(*gi.shape[:-1], self.hidden_size, like=gi)
+
+    def _step(self, gi: Tensor, state: Any) -> Any:
+        """One step from the input's projection ``gi`` (the layers project a whole sequence
+        first, then call this per step: only the state's projection is left in the loop)."""
+        raise NotImplementedError
 
     def extra_repr(self) -> str:
         return f"{self.input_size}, {self.hidden_size}"
@@ -158,10 +188,14 @@ class RNNCell(_CellBase):
         self.nonlinearity = nonlinearity
 
     def forward(self, x: Tensor, h: Tensor | None = None) -> Tensor:
+        return self._step(self._input_projection(x), h)
+
+    def _step(self, gi: Tensor, h: Tensor | None) -> Tensor:
         if h is None:
-            h = _zeros(*x.shape[:-1], self.hidden_size, like=x)
-        pre = self._gates(x, h)
-        return pre.tanh() if self.nonlinearity == "tanh" else pre.relu()
+            h = self._zero_state(gi)
+        pre = gi + F.linear(h, self.weight_hh, self.bias_hh)
+        # (difflab's functions: the same primitives on dual numbers and sympy expressions)
+        return functions.tanh(pre) if self.nonlinearity == "tanh" else functions.relu(pre)
 
 
 class LSTMCell(_CellBase):
@@ -171,7 +205,10 @@ class LSTMCell(_CellBase):
         (i, f, g, o) &= \text{split}_4(x W_{ih}^\top + b_{ih} + h W_{hh}^\top + b_{hh}) \\
         c' &= \sigma(f) \odot c + \sigma(i) \odot \tanh(g), \qquad h' = \sigma(o) \odot \tanh(c')
 
-    Called as ``cell(x, (h, c))``; the state left out is zeros.
+    Called as ``cell(x, (h, c))``; the state left out is zeros.  Each of the two
+    equations is one fused primitive (``lstm_cell_state`` gives :math:`c'`, then
+    ``lstm_hidden_state`` gives :math:`h'` from it), whose derivatives are written
+    by hand beside them (:mod:`difflab.ops.nn_recurrent`).
 
     Parameters
     ----------
@@ -221,14 +258,17 @@ class LSTMCell(_CellBase):
     gates = 4
 
     def forward(self, x: Tensor, state: tuple | None = None) -> tuple[Tensor, Tensor]:
+        return self._step(self._input_projection(x), state)
+
+    def _step(self, gi: Tensor, state: tuple | None) -> tuple[Tensor, Tensor]:
         if state is None:
-            h = _zeros(*x.shape[:-1], self.hidden_size, like=x)
-            c = h
+            h = c = self._zero_state(gi)
         else:
             h, c = state
-        i, f, g, o = self._gates(x, h).chunk(4, -1)
-        c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-        return o.sigmoid() * c.tanh(), c
+        gates = gi + F.linear(h, self.weight_hh, self.bias_hh)
+        # the two equations, each one fused primitive: c' first, then h' from it
+        c = apply(nn_recurrent.LSTMCellState, gates, c)
+        return apply(nn_recurrent.LSTMHiddenState, gates, c), c
 
 
 class _RecurrentBase(Module):
@@ -281,11 +321,11 @@ class _RecurrentBase(Module):
         >>> lstm.flatten_parameters()   # a no-op, as on PyTorch's CPU
         """
 
-    def _between_layers(self, outputs: list, layer: int) -> list:
+    def _between_layers(self, out: Tensor, layer: int) -> Tensor:
         """Dropout on a layer's outputs before the next layer reads them (not after the last)."""
         if self.dropout == 0.0 or not self.training or layer == self.num_layers - 1:
-            return outputs
-        return [F.dropout(h, self.dropout, training=True) for h in outputs]
+            return out
+        return F.dropout(out, self.dropout, training=True)
 
     def _cell(self, layer: int) -> Any:
         """A cell that uses this layer's registered parameters (no copy)."""
@@ -299,32 +339,38 @@ class _RecurrentBase(Module):
             object.__setattr__(cell, key, value)
         return cell
 
-    def _time_steps(self, x: Tensor) -> list:
-        """The input as a list of (batch, features) slices, one per time step."""
+    def _run(self, x: Tensor, states: list) -> tuple[Tensor, list]:
+        r"""Every layer over the sequence; ``states[layer]`` is its first state (None: zeros).
+
+        A layer's input projection :math:`x_t W_{ih}^\top + b_{ih}` does not depend on
+        the state, so it is one product over all the steps at once, before the loop (as
+        PyTorch's CPU and cuDNN kernels do); the loop then applies only the state's
+        projection and the gates, step after step.  Returns the top layer's outputs,
+        :math:`(L, N, H)`, and each layer's last state.
+        """
         if x.ndim != 3:
             raise ValueError(f"{type(self).__name__} expects a 3-D input (seq, batch, features), "
                              f"got shape {tuple(x.shape)}")
-        if self.batch_first:
-            x = x.transpose(0, 1)
-        return list(x.unbind(0))
-
-    def _run(self, x: Tensor, h0: Tensor | None) -> tuple[Tensor, Tensor]:
-        """Every layer's cell over every step, for a cell whose state is one tensor h."""
-        from difflab.functions import stack
-
-        steps = self._time_steps(x)
+        seq = x.transpose(0, 1) if self.batch_first else x
         finals = []
         for layer in range(self.num_layers):
             cell = self._cell(layer)
-            h = None if h0 is None else h0[layer]
+            state = states[layer]
             outputs = []
-            for xt in steps:  # the loop *is* the graph: one cell per step
-                h = cell(xt, h)
-                outputs.append(h)
-            steps = self._between_layers(outputs, layer)
-            finals.append(h)
-        out = stack(steps, 0)
-        return (out.transpose(0, 1) if self.batch_first else out), stack(finals, 0)
+            projected = cell._input_projection(seq)
+            for t in range(seq.shape[0]):  # the loop *is* the graph: one cell per step
+                state = cell._step(projected[t], state)
+                outputs.append(state[0] if isinstance(state, tuple) else state)
+            if not outputs:
+                raise ValueError(f"{type(self).__name__}: the input sequence is empty "
+                                 f"(shape {tuple(x.shape)}); give at least one time step")
+            seq = self._between_layers(functions.stack(outputs, 0), layer)
+            finals.append(state)
+        return (seq.transpose(0, 1) if self.batch_first else seq), finals
+
+    def _first_states(self, h0: Tensor | None) -> list:
+        """Each layer's first state from ``h0`` (num_layers, N, H), or None (zeros)."""
+        return [None if h0 is None else h0[layer] for layer in range(self.num_layers)]
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
@@ -394,8 +440,10 @@ class RNN(_RecurrentBase):
     The layer is a Python loop over the time steps that applies the same cell at
     every step; the tape records each step, so backpropagation through time is the
     ordinary backward walk, and the shared weights receive the sum of their
-    adjoints from every step.  A dropout with one layer only warns (PyTorch's
-    behaviour).
+    adjoints from every step.  The input's projection :math:`x_t W_{ih}^\top + b_{ih}`
+    is computed for all steps at once, before the loop (it does not depend on the
+    state); the loop does the state's projection and the cell's gates.  A dropout
+    with one layer only warns (PyTorch's behaviour).
 
     See Also
     --------
@@ -423,7 +471,8 @@ class RNN(_RecurrentBase):
                          bidirectional, dtype, device, nonlinearity=nonlinearity)
 
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        return self._run(x, h0)
+        out, finals = self._run(x, self._first_states(h0))
+        return out, functions.stack(finals, 0)
 
 
 class LSTM(_RecurrentBase):
@@ -481,8 +530,10 @@ class LSTM(_RecurrentBase):
     The layer is a Python loop over the time steps that applies the same cell at
     every step; the tape records each step, so backpropagation through time is the
     ordinary backward walk, and the shared weights receive the sum of their
-    adjoints from every step.  A dropout with one layer only warns (PyTorch's
-    behaviour).
+    adjoints from every step.  The input's projection :math:`x_t W_{ih}^\top + b_{ih}`
+    is computed for all steps at once, before the loop (it does not depend on the
+    state); the loop does the state's projection and the cell's gates.  A dropout
+    with one layer only warns (PyTorch's behaviour).
 
     See Also
     --------
@@ -512,22 +563,11 @@ class LSTM(_RecurrentBase):
 
     def forward(self, x: Tensor, state: tuple | None = None
                 ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
-        from difflab.functions import stack
-
-        steps = self._time_steps(x)
-        hs, cs = [], []
-        for layer in range(self.num_layers):
-            cell = self._cell(layer)
-            st = None if state is None else (state[0][layer], state[1][layer])
-            outputs = []
-            for xt in steps:
-                st = cell(xt, st)
-                outputs.append(st[0])
-            steps = self._between_layers(outputs, layer)
-            hs.append(st[0])
-            cs.append(st[1])
-        out = stack(steps, 0)
-        return (out.transpose(0, 1) if self.batch_first else out), (stack(hs, 0), stack(cs, 0))
+        starts = [None if state is None else (state[0][layer], state[1][layer])
+                  for layer in range(self.num_layers)]
+        out, finals = self._run(x, starts)
+        h_n = functions.stack([h for h, _ in finals], 0)
+        return out, (h_n, functions.stack([c for _, c in finals], 0))
 
 
 # ---------------------------------------------------------------------------------------
@@ -543,7 +583,9 @@ class GRUCell(_CellBase):
         n &= \tanh(x W_{in}^\top + b_{in} + r \odot (h W_{hn}^\top + b_{hn})), \qquad
         h' = (1 - z) \odot n + z \odot h
 
-    The reset gate multiplies the *projected* state (PyTorch's form).
+    The reset gate multiplies the *projected* state (PyTorch's form).  Everything
+    after the two projections is one fused primitive, ``gru_cell``, whose derivative
+    is written by hand beside it (:mod:`difflab.ops.nn_recurrent`).
 
     Parameters
     ----------
@@ -592,19 +634,13 @@ class GRUCell(_CellBase):
     gates = 3
 
     def forward(self, x: Tensor, h: Tensor | None = None) -> Tensor:
-        if x.shape[-1] != self.input_size:
-            raise ValueError(
-                f"GRUCell expected input with {self.input_size} features (input_size), got "
-                f"shape {tuple(x.shape)}"
-            )
+        return self._step(self._input_projection(x), h)
+
+    def _step(self, gi: Tensor, h: Tensor | None) -> Tensor:
         if h is None:
-            h = _zeros(*x.shape[:-1], self.hidden_size, like=x)
-        x_r, x_z, x_n = F.linear(x, self.weight_ih, self.bias_ih).chunk(3, -1)
-        h_r, h_z, h_n = F.linear(h, self.weight_hh, self.bias_hh).chunk(3, -1)
-        r = (x_r + h_r).sigmoid()
-        z = (x_z + h_z).sigmoid()
-        n = (x_n + r * h_n).tanh()
-        return (1.0 - z) * n + z * h
+            h = self._zero_state(gi)
+        # the gates r, z, n and h' in one fused primitive (the equations above)
+        return apply(nn_recurrent.GRUCell, gi, F.linear(h, self.weight_hh, self.bias_hh), h)
 
 
 class GRU(_RecurrentBase):
@@ -659,8 +695,10 @@ class GRU(_RecurrentBase):
     The layer is a Python loop over the time steps that applies the same cell at
     every step; the tape records each step, so backpropagation through time is the
     ordinary backward walk, and the shared weights receive the sum of their
-    adjoints from every step.  A dropout with one layer only warns (PyTorch's
-    behaviour).
+    adjoints from every step.  The input's projection :math:`x_t W_{ih}^\top + b_{ih}`
+    is computed for all steps at once, before the loop (it does not depend on the
+    state); the loop does the state's projection and the cell's gates.  A dropout
+    with one layer only warns (PyTorch's behaviour).
 
     See Also
     --------
@@ -685,4 +723,5 @@ class GRU(_RecurrentBase):
                          bidirectional, dtype, device)
 
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        return self._run(x, h0)
+        out, finals = self._run(x, self._first_states(h0))
+        return out, functions.stack(finals, 0)
