@@ -30,6 +30,7 @@ guard, one dropped because a captured tensor changed shape, a user's
 
 from __future__ import annotations
 
+import operator
 import sys
 from typing import Any
 
@@ -38,6 +39,7 @@ import numpy as np
 from difflab import fastpath
 from difflab.autograd import engine
 from difflab.autograd.grad_mode import is_grad_enabled
+from difflab.jit.capture import _state_guard, _walk
 from difflab.jit.joint import _Call, _CompiledOutput, _Graphs
 from difflab.tensor import Tensor
 
@@ -148,6 +150,102 @@ def quick_key(args: tuple, state_guard: tuple) -> tuple | None:
             return None
         parts.append((array.shape, array.dtype, a._requires_grad))
     return tuple(parts), state_guard, is_grad_enabled()
+
+
+class StateWatch:
+    """A compiled module's parameters, buffers and ``training`` flags, walked again only
+    when its tree of modules changed.
+
+    Every call of a compiled module needs its state (``capture._walk``: every
+    parameter and buffer by dotted name, every submodule's ``training`` flag) and
+    the state's guard (``capture._state_guard``: per tensor its name, identity,
+    shape, dtype and ``requires_grad``).  The walk goes through
+    ``named_modules()``, a recursive generator that builds every dotted name
+    again: for an attention block, two thirds of the guard's cost.
+
+    The watch keeps, from the last walk, every module with what decided the walk
+    there: its ``training`` flag and the items of its ``_modules``,
+    ``_parameters`` and ``_buffers`` (names and objects).  When each is still the
+    same (the objects compared by identity) the walk would give the same list,
+    so :meth:`read` hands out the kept one; the tensors' shapes, dtypes and
+    ``requires_grad`` can change without any of that, so they are compared at
+    every call, and any change walks again.  A module class with its own
+    ``named_modules`` (it might yield other modules) turns the watch off for that
+    module.
+
+    Parameters
+    ----------
+    fn : callable
+        The compiled module's forward (bound method) or the module itself.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.jit.steady import StateWatch
+    >>> net = dl.nn.Sequential(dl.nn.Linear(2, 3), dl.nn.Tanh())
+    >>> watch = StateWatch(net)
+    >>> state, training, guard = watch.read()
+    >>> [name for name, _ in state], training
+    (['0.weight', '0.bias'], (True, True, True))
+    >>> watch.read()[0] is state                    # nothing changed: the same list
+    True
+    >>> _ = net.eval(); watch.read()[1]             # a flag changed: walked again
+    (False, False, False)
+    """
+
+    def __init__(self, fn: Any) -> None:
+        self.root = getattr(fn, "__self__", fn)
+        self.fn = fn
+        self.kept: tuple | None = None  # (state, training, guard)
+        self.modules: list = []  # every module walked, with its training flag in flags
+        self.flags: list = []
+        # each module's _modules, _parameters and _buffers: (dict, length, names, objects)
+        self.dicts: list = []
+        self.tensors: tuple = ()
+        self.meta: tuple = ()
+
+    def read(self) -> tuple[list, tuple, tuple]:
+        """``(state, training, state guard)`` as ``_walk`` and ``_state_guard`` give them now."""
+        if self.kept is not None and self._unchanged():
+            return self.kept
+        state, training = _walk(self.fn)
+        guard = _state_guard(state, training)
+        self.kept = None
+        if fastpath.ENABLED and self._remember():
+            self.tensors = tuple(t for _, t in state)
+            self.meta = _meta(self.tensors)
+            self.kept = (state, training, guard)
+        return state, training, guard
+
+    def _remember(self) -> bool:
+        """Note every module's flag and items; False if a class walks its own way."""
+        walk = getattr(type(self.root), "named_modules", None)
+        modules, dicts = [], []
+        for _, module in self.root.named_modules():
+            if getattr(type(module), "named_modules", None) is not walk:
+                return False
+            modules.append(module)
+            for d in (module._modules, module._parameters, module._buffers):
+                dicts.append((d, len(d), tuple(d), tuple(d.values())))
+        self.modules = modules
+        self.flags = [m.training for m in modules]
+        self.dicts = dicts
+        return True
+
+    def _unchanged(self) -> bool:
+        if [m.training for m in self.modules] != self.flags:
+            return False
+        for d, n, names, values in self.dicts:
+            if len(d) != n:
+                return False
+            if n and not (all(map(operator.is_, d.values(), values)) and tuple(d) == names):
+                return False
+        return _meta(self.tensors) == self.meta
+
+
+def _meta(tensors: tuple) -> tuple:
+    """Per tensor what the state guard says of it besides name and identity."""
+    return tuple([(t.array.shape, t.array.dtype, t._requires_grad) for t in tensors])
 
 
 def fresh(entry: Any) -> bool:
@@ -266,7 +364,7 @@ def hand_over(results: list) -> list:
     a view of an array that only it refers to (the reshape of a fused kernel's
     output).  It is wrapped in :class:`~difflab.fastpath.FreshAdjoint`; every
     other entry is left as it is.  ``sys.getrefcount`` answers "referred to by
-    nothing else"; :data:`HANDS_OVER` is False, and nothing is marked, where
+    nothing else"; ``HANDS_OVER`` is False, and nothing is marked, where
     this interpreter counts references in another way than the one checked at
     import.
 

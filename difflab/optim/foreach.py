@@ -183,7 +183,7 @@ def adam_step(optimizer: Any, group: dict) -> bool:
     """Adam's (and AdamW's) update of ``group``, flat; False (nothing done) where the
     plain path must take it.
 
-    The formulas of :meth:`difflab.optim.Adam._update`, each on the flat arrays.
+    The formulas of ``Adam._update`` (:class:`difflab.optim.sgd.Adam`), each on the flat arrays.
 
     Examples
     --------
@@ -240,7 +240,7 @@ def sgd_step(optimizer: Any, group: dict) -> bool:
     """SGD's update of ``group``, flat; False (nothing done) where the plain path must
     take it.
 
-    The formulas of :meth:`difflab.optim.SGD._update`, each on the flat arrays.
+    The formulas of ``SGD._update`` (:class:`difflab.optim.sgd.SGD`), each on the flat arrays.
 
     Examples
     --------
