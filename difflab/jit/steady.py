@@ -199,6 +199,7 @@ class StateWatch:
         self.kept: tuple | None = None  # (state, training, guard)
         self.modules: list = []  # every module walked, with its training flag in flags
         self.flags: list = []
+        self.holders: list = []  # each module's _modules, _parameters, _buffers (the dicts)
         # each module's _modules, _parameters and _buffers: (dict, length, names, objects)
         self.dicts: list = []
         self.tensors: tuple = ()
@@ -229,12 +230,16 @@ class StateWatch:
                 dicts.append((d, len(d), tuple(d), tuple(d.values())))
         self.modules = modules
         self.flags = [m.training for m in modules]
+        self.holders = [(m._modules, m._parameters, m._buffers) for m in modules]
         self.dicts = dicts
         return True
 
     def _unchanged(self) -> bool:
-        if [m.training for m in self.modules] != self.flags:
-            return False
+        for m, flag, (children, parameters, buffers) in zip(self.modules, self.flags,
+                                                             self.holders):
+            if m.training != flag or m._modules is not children \
+                    or m._parameters is not parameters or m._buffers is not buffers:
+                return False  # (a flag changed, or a dict was replaced by another)
         for d, n, names, values in self.dicts:
             if len(d) != n:
                 return False

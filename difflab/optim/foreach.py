@@ -172,11 +172,24 @@ def _gather(layout: Layout, params: list, maximize: bool) -> np.ndarray:
     return -flat if maximize else flat
 
 
-def _apply(layout: Layout, params: list) -> None:
-    """``p -= u`` per parameter, ``u`` its stretch of ``layout.update``."""
+def _apply(layout: Layout, params: list, decay: float | None = None) -> None:
+    """``p -= u`` per parameter, ``u`` its stretch of ``layout.update`` (after ``p *= decay``,
+    AdamW's decoupled weight decay, parameter by parameter as the plain path)."""
     for p, piece in zip(params, layout.updates):
+        if decay is not None:
+            p.array *= decay
         p.array -= piece
         p._version[0] += 1
+
+
+def _own_memory(params: list) -> bool:
+    """Whether no two parameters can share memory (each owns its array).
+
+    The plain path updates one parameter after the other, so with weight decay (which
+    reads θ) a parameter that is a view of another's memory would read the other's
+    new values; the flat update reads them all first.  It takes only owners.
+    """
+    return all(p.array.base is None for p in params)
 
 
 def adam_step(optimizer: Any, group: dict) -> bool:
@@ -198,6 +211,9 @@ def adam_step(optimizer: Any, group: dict) -> bool:
     params = _gradients(group)
     if params is None:
         return False
+    decoupled = type(optimizer)._decoupled
+    if group["weight_decay"] and not decoupled and not _own_memory(params):
+        return False
     steps = {optimizer.state[p].get("step", 0) if p in optimizer.state else 0 for p in params}
     if len(steps) != 1:
         return False
@@ -207,12 +223,8 @@ def adam_step(optimizer: Any, group: dict) -> bool:
         return False
     lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
     g = _gather(layout, params, group.get("maximize"))
-    if wd:
-        if type(optimizer)._decoupled:
-            for p in params:
-                p.array *= 1.0 - lr * wd
-        else:
-            g = g + wd * np.concatenate([p.array.reshape(-1) for p in params])
+    if wd and not decoupled:
+        g = g + wd * np.concatenate([p.array.reshape(-1) for p in params])
     step = steps.pop() + 1
     for p in params:
         optimizer.state[p]["step"] = step
@@ -232,7 +244,7 @@ def adam_step(optimizer: Any, group: dict) -> bool:
     # same either way round, so it is computed in the update's buffer)
     update = np.divide(m, denom, out=layout.update)
     update *= lr / bias1
-    _apply(layout, params)
+    _apply(layout, params, 1.0 - lr * wd if wd and decoupled else None)
     return True
 
 
@@ -257,6 +269,8 @@ def sgd_step(optimizer: Any, group: dict) -> bool:
         return False
     params = _gradients(group)
     if params is None:
+        return False
+    if wd and not _own_memory(params):
         return False
     layout = _layout(optimizer, group, params, ("momentum_buffer",))
     if layout is None:

@@ -325,6 +325,10 @@ def _changes():
     def added(m):
         m.head.extra = nn.Parameter(dl.ones(2))
 
+    def new_dict(m):
+        m.head._parameters = {"weight": nn.Parameter(dl.tensor(weights, dtype=dl.float32)),
+                              "bias": m.head.bias}
+
     def in_place(m):
         with dl.no_grad():
             m.head.weight.mul_(0.5)            # the same tensors: no new graph needed
@@ -332,6 +336,7 @@ def _changes():
     return {"sub-module eval": lambda m: m.norm.eval(), "new weight": new_weight,
             "new child": new_child, "new buffer": new_buffer, "weight dtype": weight_data,
             "frozen bias": freeze, "renamed and back": renamed, "parameter added": added,
+            "new dict of parameters": new_dict,
             "weights changed in place": in_place, "nothing": lambda m: None}
 
 

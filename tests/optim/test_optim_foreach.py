@@ -53,7 +53,26 @@ def run(name, make, dtype=np.float64, steps=5, freeze_at=None, reload_at=None, s
                 value, "detach") else value)
 
 
+def run_aliased(name, make):
+    # Two parameters over one array, overlapping: the plain path updates them one after
+    # the other (weight decay reads the first one's new values).
+    memory = np.random.default_rng(12).standard_normal(10)
+    params = [dl.Tensor._wrap(memory[:6].reshape(2, 3)), dl.Tensor._wrap(memory[4:])]
+    for p in params:
+        p.requires_grad_(True)
+    opt = make(params)
+    for _ in range(3):
+        opt.zero_grad()
+        sum(((p * p).sin() * (k + 1.0)).sum() for k, p in enumerate(params)).backward()
+        opt.step()
+    out[f"{name}_memory"] = memory.copy()
+
+
 O = dl.optim
+run_aliased("aliased_adam", lambda p: O.Adam(p, lr=0.01, weight_decay=0.5))
+run_aliased("aliased_adamw", lambda p: O.AdamW(p, lr=0.01, weight_decay=0.5))
+run_aliased("aliased_adam_no_decay", lambda p: O.Adam(p, lr=0.01))
+run_aliased("aliased_sgd", lambda p: O.SGD(p, lr=0.01, momentum=0.9, weight_decay=0.5))
 for dtype in (np.float64, np.float32):
     d = np.dtype(dtype).name
     run(f"adam_{d}", lambda p: O.Adam(p, lr=0.01), dtype)
