@@ -230,7 +230,7 @@ def test_leaves_with_hooks_or_another_dtype_take_the_plain_step(monkeypatch):
 
 
 def test_hand_over_marks_only_arrays_that_nothing_else_holds():
-    assert steady.HANDS_OVER or not fastpath.ENABLED
+    assert steady.HANDS_OVER == fastpath.ENABLED
     if not steady.HANDS_OVER:
         pytest.skip("this interpreter counts references in another way: nothing is handed over")
     shared, base = np.ones(3), np.ones(6)
@@ -272,6 +272,6 @@ def test_a_handed_over_gradient_is_nobody_else_s_memory():
 def test_the_examples_in_the_docstrings_run():
     import doctest
 
-    for module in (engine_steady, steady):
+    for module in (engine_steady, steady) if fastpath.ENABLED else (engine_steady,):
         failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert failures == 0
