@@ -3,7 +3,7 @@ of a compiled backward's gradients in difflab.jit.steady) change no result.
 
 The main test runs one program of backward passes in two processes, shortcuts on and off
 (``DIFFLAB_FASTPATH=0``), and compares every gradient bit for bit: one-record tapes and
-longer ones, hooks, ``retain_grad``, ``retain_graph``, ``create_graph``, gradients adding
+longer ones, slices' and embeddings' adjoints, hooks, ``retain_grad``, ``retain_graph``, ``create_graph``, gradients adding
 up over two backward calls, leaves that need no gradient, ``autograd.grad``, and training
 a compiled module.  The others check that the shortcuts run where they should and only
 there, and that a gradient handed over is nobody else's memory.
@@ -53,6 +53,16 @@ keep("square", x)
 x = leaf(3, 2)
 x.sum().backward()
 keep("sum", x)
+
+# a slice's adjoint (left unwritten by the shortcuts until it reaches the leaf), and an
+# embedding's rows (a scatter into zeros): the "sparse" adjoints of dense tensors
+x = leaf(6)
+x[1:4].backward(dl.tensor(rng.standard_normal(3)))
+x[2:5].sum().backward()
+keep("slices", x)
+emb = nn.Embedding(5, 3).double()
+emb(dl.tensor([1, 3, 1])).sum().backward()
+keep("embedding", emb.weight)
 
 # gradients adding up over two backward calls; retain_graph; a float32 leaf
 x, w = leaf(6, dtype=dl.float32), leaf(6, dtype=dl.float32)
