@@ -28,7 +28,9 @@ parameter, whenever the shortcut could not say the same:
   ``fastpath.LARGE`` elements each on average: there the arithmetic is the cost,
   and the gather is one more pass over memory);
 * anything but NumPy arrays of one floating dtype, a gradient of another shape or
-  dtype than its parameter's;
+  dtype than its parameter's, hyper-parameters that are not plain numbers;
+* weight decay over parameters that do not each own their memory (two views of
+  one array: the plain path's decay of the second reads the first's update);
 * state the shortcut did not lay out itself (loaded with ``load_state_dict``,
   made by the plain path, replaced by the user), a different set of parameters
   with gradients than at the first step (a parameter frozen later), or step
@@ -150,6 +152,14 @@ def _gradients(group: dict) -> list | None:
     return params
 
 
+def _numbers(*values: Any) -> bool:
+    """Whether the hyper-parameters are Python numbers.  A NumPy scalar or a tensor as the
+    learning rate combines with float32 arrays by other promotion rules (a float64 scalar
+    makes ``lr * g`` float64, rounded once when it is subtracted), so the plain path
+    takes it."""
+    return all(type(v) in (int, float, bool) for v in values)
+
+
 def _layout(optimizer: Any, group: dict, params: list, names: tuple) -> Layout | None:
     """The group's layout if ``params`` and their state fit it; a new one if none of them
     has state yet (their state is set to its views); else None (the plain path)."""
@@ -214,6 +224,8 @@ def adam_step(optimizer: Any, group: dict) -> bool:
     decoupled = type(optimizer)._decoupled
     if group["weight_decay"] and not decoupled and not _own_memory(params):
         return False
+    if not _numbers(group["lr"], *group["betas"], group["eps"], group["weight_decay"]):
+        return False
     steps = {optimizer.state[p].get("step", 0) if p in optimizer.state else 0 for p in params}
     if len(steps) != 1:
         return False
@@ -270,7 +282,7 @@ def sgd_step(optimizer: Any, group: dict) -> bool:
     params = _gradients(group)
     if params is None:
         return False
-    if wd and not _own_memory(params):
+    if wd and not _own_memory(params) or not _numbers(lr, mu, wd, group["dampening"]):
         return False
     layout = _layout(optimizer, group, params, ("momentum_buffer",))
     if layout is None:

@@ -3,10 +3,11 @@ of a compiled backward's gradients in difflab.jit.steady) change no result.
 
 The main test runs one program of backward passes in two processes, shortcuts on and off
 (``DIFFLAB_FASTPATH=0``), and compares every gradient bit for bit: one-record tapes and
-longer ones, slices' and embeddings' adjoints, hooks, ``retain_grad``, ``retain_graph``, ``create_graph``, gradients adding
-up over two backward calls, leaves that need no gradient, ``autograd.grad``, and training
-a compiled module.  The others check that the shortcuts run where they should and only
-there, and that a gradient handed over is nobody else's memory.
+longer ones, slices' and embeddings' adjoints, hooks, ``retain_grad``, ``retain_graph``,
+``create_graph``, gradients adding up over two backward calls, leaves that need no
+gradient, ``autograd.grad``, and training a compiled module.  The others check that the
+shortcuts run where they should and only there, and that a gradient handed over is
+nobody else's memory.
 """
 
 import os

@@ -90,6 +90,9 @@ run("adam_reload", lambda p: O.Adam(p, lr=0.01), reload_at=2)
 run("sgd_reload", lambda p: O.SGD(p, lr=0.01, momentum=0.9), reload_at=3)
 run("adam_scheduler_groups", lambda p: O.Adam(p, lr=0.01), scheduler=True, groups=True)
 run("adam_big", lambda p: O.Adam(p, lr=0.01), big=True)
+run("adam_numpy_lr_float32", lambda p: O.Adam(p, lr=np.float64(0.01)), np.float32)
+run("sgd_numpy_lr_float32", lambda p: O.SGD(p, lr=np.float64(0.01), momentum=0.9),
+    np.float32)
 np.savez(sys.argv[1], **out)
 """
 
