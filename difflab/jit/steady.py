@@ -361,7 +361,7 @@ class HandingOverCall(_Call):
         return tuple(hand_over(results))
 
     def cotangents(self, k: int, g: Any, xp: Any) -> list:
-        """As :meth:`~difflab.jit.joint._Call.cotangents`; for one output whose adjoint
+        """As ``_Call.cotangents`` (:mod:`difflab.jit.joint`); for one output whose adjoint
         ``g`` has its shape and dtype already, the read-only view ``broadcast_to`` would
         make, made directly (``broadcast_to`` costs microseconds of checks)."""
         if len(self.graphs.differentiable) == 1 and type(g) is np.ndarray:
