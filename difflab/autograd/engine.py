@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from difflab import backend, fastpath
+from difflab.autograd import engine_steady
 from difflab.autograd.grad_mode import _State
 from difflab.dtypes import BFLOAT16
 from difflab.ops.shapes import dim_out_of_range
@@ -606,18 +607,15 @@ class Adjoints(dict):
 _AdjointStore = fastpath.InPlaceAdjoints if fastpath.ENABLED else Adjoints
 
 
-def run_backward(
-    outputs: Sequence[Tensor],
-    grad_outputs: Sequence[Any],
-    retain_graph: bool,
-    create_graph: bool,
-    capture: Sequence[Tensor] | None = None,
-) -> list | None:
+def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], retain_graph: bool,
+                 create_graph: bool, capture: Sequence[Tensor] | None = None) -> list | None:
     """Walk the tape from ``outputs`` back to the leaves: reverse mode's backward pass.
 
     ``capture=None`` (``Tensor.backward``) adds into the ``.grad`` of each leaf requiring
     grad; a list of tensors (``autograd.grad``) returns their adjoints, touching no ``.grad``.
     """
+    if capture is None and _walked_one_record(outputs, grad_outputs, retain_graph, create_graph):
+        return None  # (a speed shortcut took it: a tape of one record, see engine_steady)
     adjoints = _AdjointStore()
     roots = _seed(adjoints, outputs, grad_outputs)
     order = sorted(nodes := reachable(roots), key=_by_sequence, reverse=True)  # newest first
@@ -645,6 +643,23 @@ def run_backward(
     _deliver_to_leaves(adjoints, create_graph)
     run_queued_callbacks()
     return None
+
+
+def _walked_one_record(outputs: Sequence[Tensor], grad_outputs: Sequence[Any],
+                       retain_graph: bool, create_graph: bool) -> bool:
+    """Speed shortcut (:mod:`~difflab.autograd.engine_steady`; skip it on a first read): the
+    whole backward of a tape of one record into ``.grad``, as :func:`run_backward` would;
+    False, having done nothing, for any other tape or with the shortcuts off."""
+    if not fastpath.ENABLED or create_graph or len(outputs) != 1 or AnomalyMode.enabled:
+        return False
+    node = outputs[0].grad_fn
+    if node is None or not engine_steady.has_one_record(node, Node):
+        return False
+    adjoints = _AdjointStore()
+    engine_steady.walk_one_record(node, grad_outputs[0], retain_graph, adjoints)
+    _deliver_to_leaves(adjoints, False)
+    run_queued_callbacks()
+    return True
 
 
 def _seed(adjoints: Adjoints, outputs: Sequence[Tensor], grad_outputs: Sequence[Any]) -> list:
@@ -725,12 +740,20 @@ def _check_anomaly(node: Node, input_grads: tuple) -> None:
 
 def _deliver_to_leaves(adjoints: Adjoints, create_graph: bool) -> None:
     """The last step of ``backward``: what is left in the store are the leaves' adjoints."""
+    if fastpath.ENABLED and not create_graph:  # (speed shortcut for plain leaves: engine_steady)
+        engine_steady.deliver_to_leaves(adjoints, Tensor._wrap, _deliver_to_leaf)
+        return
     for leaf in list(adjoints):
         g, private = adjoints.total(leaf)
-        if getattr(leaf, "_backward_hooks", None):  # (Tensor.register_hook on a leaf)
-            g = run_tensor_hooks(leaf._backward_hooks, g, create_graph, leaf.shape)
-            private = False
-        accumulate_grad(leaf, g, create_graph, private)
+        _deliver_to_leaf(leaf, g, private, create_graph)
+
+
+def _deliver_to_leaf(leaf: Tensor, g: Any, private: bool, create_graph: bool = False) -> None:
+    """One leaf's total adjoint ``g`` through its hooks into its ``.grad``."""
+    if getattr(leaf, "_backward_hooks", None):  # (Tensor.register_hook on a leaf)
+        g = run_tensor_hooks(leaf._backward_hooks, g, create_graph, leaf.shape)
+        private = False
+    accumulate_grad(leaf, g, create_graph, private)
 
 
 def run_tensor_hooks(hooks: Sequence[Any], g: Any, create_graph: bool,

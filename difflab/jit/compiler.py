@@ -258,6 +258,7 @@ class CompiledFunction:
         self.cache: dict[tuple, _Graphs | Stage | _Eager] = steady.GuardCache()
         target = getattr(fn, "__self__", fn)
         self._stateless = not (hasattr(target, "named_modules") and hasattr(target, "_parameters"))
+        self._watch = None if self._stateless else steady.StateWatch(fn)
         self.traces = 0
         self.breaks: list[GraphBreak] = []
         self._warned = False
@@ -277,11 +278,13 @@ class CompiledFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.passes is None or engine.GraphRecorder.active is not None:
             return self.fn(*args, **kwargs)  # (inside another trace: traced inline)
-        state, training = ([], ()) if self._stateless else _walk(self.fn)
+        if self._stateless:
+            state, training, state_guard = [], (), ((), ())
+        else:  # (the walk and its guard; steady.StateWatch skips both when nothing changed)
+            state, training, state_guard = self._watch.read()
         quick = None
         if not kwargs:  # (the speed shortcut: a call of positional tensors, see steady)
-            quick = steady.quick_key(args, ((), ()) if self._stateless
-                                     else _state_guard(state, training))
+            quick = steady.quick_key(args, state_guard)
             found = self.cache.quick.get(quick) if quick is not None else None  # type: ignore[attr-defined]
             if found is not None and steady.fresh(found[1]):
                 key, entry, replay = found
@@ -294,8 +297,8 @@ class CompiledFunction:
         spec = _flatten((list(args), kwargs), leaves)
         if not all(_is_traceable_leaf(x) for x in leaves):
             return self.fn(*args, **kwargs)  # (a dual number, a custom object: eager)
-        key = (repr(spec), tuple(_leaf_guard(x) for x in leaves),
-               _state_guard(state, training), is_grad_enabled())
+        key = (repr(spec), tuple(_leaf_guard(x) for x in leaves), state_guard,
+               is_grad_enabled())
         entry = self.cache.get(key)
         if _stale(entry):
             del self.cache[key]  # (a captured tensor changed shape: trace again)

@@ -30,6 +30,8 @@ guard, one dropped because a captured tensor changed shape, a user's
 
 from __future__ import annotations
 
+import operator
+import sys
 from typing import Any
 
 import numpy as np
@@ -37,6 +39,7 @@ import numpy as np
 from difflab import fastpath
 from difflab.autograd import engine
 from difflab.autograd.grad_mode import is_grad_enabled
+from difflab.jit.capture import _state_guard, _walk
 from difflab.jit.joint import _Call, _CompiledOutput, _Graphs
 from difflab.tensor import Tensor
 
@@ -149,6 +152,107 @@ def quick_key(args: tuple, state_guard: tuple) -> tuple | None:
     return tuple(parts), state_guard, is_grad_enabled()
 
 
+class StateWatch:
+    """A compiled module's parameters, buffers and ``training`` flags, walked again only
+    when its tree of modules changed.
+
+    Every call of a compiled module needs its state (``capture._walk``: every
+    parameter and buffer by dotted name, every submodule's ``training`` flag) and
+    the state's guard (``capture._state_guard``: per tensor its name, identity,
+    shape, dtype and ``requires_grad``).  The walk goes through
+    ``named_modules()``, a recursive generator that builds every dotted name
+    again: for an attention block, two thirds of the guard's cost.
+
+    The watch keeps, from the last walk, every module with what decided the walk
+    there: its ``training`` flag and the items of its ``_modules``,
+    ``_parameters`` and ``_buffers`` (names and objects).  When each is still the
+    same (the objects compared by identity) the walk would give the same list,
+    so :meth:`read` hands out the kept one; the tensors' shapes, dtypes and
+    ``requires_grad`` can change without any of that, so they are compared at
+    every call, and any change walks again.  A module class with its own
+    ``named_modules`` (it might yield other modules) turns the watch off for that
+    module.
+
+    Parameters
+    ----------
+    fn : callable
+        The compiled module's forward (bound method) or the module itself.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.jit.steady import StateWatch
+    >>> net = dl.nn.Sequential(dl.nn.Linear(2, 3), dl.nn.Tanh())
+    >>> watch = StateWatch(net)
+    >>> state, training, guard = watch.read()
+    >>> [name for name, _ in state], training
+    (['0.weight', '0.bias'], (True, True, True))
+    >>> watch.read()[0] is state                    # nothing changed: the same list
+    True
+    >>> _ = net.eval(); watch.read()[1]             # a flag changed: walked again
+    (False, False, False)
+    """
+
+    def __init__(self, fn: Any) -> None:
+        self.root = getattr(fn, "__self__", fn)
+        self.fn = fn
+        self.kept: tuple | None = None  # (state, training, guard)
+        self.modules: list = []  # every module walked, with its training flag in flags
+        self.flags: list = []
+        self.holders: list = []  # each module's _modules, _parameters, _buffers (the dicts)
+        # each module's _modules, _parameters and _buffers: (dict, length, names, objects)
+        self.dicts: list = []
+        self.tensors: tuple = ()
+        self.meta: tuple = ()
+
+    def read(self) -> tuple[list, tuple, tuple]:
+        """``(state, training, state guard)`` as ``_walk`` and ``_state_guard`` give them now."""
+        if self.kept is not None and self._unchanged():
+            return self.kept
+        state, training = _walk(self.fn)
+        guard = _state_guard(state, training)
+        self.kept = None
+        if fastpath.ENABLED and self._remember():
+            self.tensors = tuple(t for _, t in state)
+            self.meta = _meta(self.tensors)
+            self.kept = (state, training, guard)
+        return state, training, guard
+
+    def _remember(self) -> bool:
+        """Note every module's flag and items; False if a class walks its own way."""
+        walk = getattr(type(self.root), "named_modules", None)
+        modules, dicts = [], []
+        for _, module in self.root.named_modules():
+            if getattr(type(module), "named_modules", None) is not walk:
+                return False
+            modules.append(module)
+            for d in (module._modules, module._parameters, module._buffers):
+                dicts.append((d, len(d), tuple(d), tuple(d.values())))
+        self.modules = modules
+        self.flags = [m.training for m in modules]
+        self.holders = [(m._modules, m._parameters, m._buffers) for m in modules]
+        self.dicts = dicts
+        return True
+
+    def _unchanged(self) -> bool:
+        for m, flag, (children, parameters, buffers) in zip(self.modules, self.flags,
+                                                             self.holders):
+            if m.training != flag or m._modules is not children \
+                    or m._parameters is not parameters or m._buffers is not buffers:
+                return False  # (a flag changed, or a dict was replaced by another)
+        for d, n, names, values in self.dicts:
+            if len(d) != n:
+                return False
+            if n and not (all(map(operator.is_, d.values(), values)) and tuple(d) == names):
+                return False
+        return _meta(self.tensors) == self.meta
+
+
+def _meta(tensors: tuple) -> tuple:
+    """Per tensor what the state guard says of it besides name and identity."""
+    return tuple([(t.array.shape, t.array.dtype, t._requires_grad) for t in tensors])
+
+
 def fresh(entry: Any) -> bool:
     """Whether every tensor the graphs captured still has the shape they were traced
     with (else the plain path drops the guard and traces again)."""
@@ -217,5 +321,113 @@ class SingleOutput:
         out = results[0]
         if not self.differentiable:
             return Tensor._wrap(out) if hasattr(out, "shape") else out
-        call = _Call(self.entry, arrays, results[:1], results[1:], primals)
+        call = HandingOverCall(self.entry, arrays, results[:1], results[1:], primals)
         return engine.apply(_CompiledOutput(call, 0), *[primals[j] for j in self.wrt])
+
+
+class HandingOverCall(_Call):
+    """A replayed call whose backward graph's gradients are handed over when nobody else
+    holds them, so a leaf keeps one as its ``.grad`` without a copy.
+
+    The plain :class:`~difflab.jit.joint._Call` returns the backward graph's
+    results as they are, and the engine copies each before it becomes a ``.grad``
+    (a result may be an input of the graph, a constant, a view of either, or the
+    same array twice).  A result that is a new array, referred to by nothing but
+    the list of results, is the pass's own: :func:`hand_over` marks it so
+    (:class:`~difflab.fastpath.FreshAdjoint`, shortcut 6), as PyTorch's
+    ``AccumulateGrad`` steals a gradient whose use count is one.  The numbers are
+    the same; only a copy is saved (a 784 x 512 float32 weight: 1.6 MB per step).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> f = dl.compile(lambda x, w: (x @ w).tanh())
+    >>> x, w = dl.ones(2, 3), dl.ones(3, 4, requires_grad=True)
+    >>> y = f(x, w); y = f(x, w)                # the second call: the steady replay
+    >>> type(y.grad_fn.op.call).__name__
+    'HandingOverCall'
+    >>> y.sum().backward(); w.grad.shape
+    difflab.Size([3, 4])
+    """
+
+    __slots__ = ()
+
+    def backward(self, k: int, g: Any, xp: Any) -> tuple:
+        if self.graphs.scaled or type(g) is not np.ndarray or not fastpath.ENABLED:
+            return super().backward(k, g, xp)
+        program = self.graphs.backward.program()  # type: ignore[union-attr]
+        results = program.run(self.arrays + self.cotangents(k, g, xp) + self.saved,
+                              check=False)
+        return tuple(hand_over(results))
+
+    def cotangents(self, k: int, g: Any, xp: Any) -> list:
+        """As ``_Call.cotangents`` (:mod:`difflab.jit.joint`); for one output whose adjoint
+        ``g`` has its shape and dtype already, the read-only view ``broadcast_to`` would
+        make, made directly (``broadcast_to`` costs microseconds of checks)."""
+        if len(self.graphs.differentiable) == 1 and type(g) is np.ndarray:
+            o = self.outputs[self.graphs.differentiable[0]]
+            if g.shape == o.shape and g.dtype == o.dtype:
+                view = g.view()
+                view.flags.writeable = False
+                return [view]
+        return super().cotangents(k, g, xp)
+
+
+def hand_over(results: list) -> list:
+    """``results`` with each array that nothing else refers to marked as the pass's own.
+
+    An array counts as the pass's own when it is a writeable, C-contiguous NumPy
+    array referred to only by ``results`` (once), and either owns its memory or is
+    a view of an array that only it refers to (the reshape of a fused kernel's
+    output).  It is wrapped in :class:`~difflab.fastpath.FreshAdjoint`; every
+    other entry is left as it is.  ``sys.getrefcount`` answers "referred to by
+    nothing else"; ``HANDS_OVER`` is False, and nothing is marked, where
+    this interpreter counts references in another way than the one checked at
+    import.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from difflab.jit.steady import hand_over
+    >>> kept = np.ones(2)
+    >>> [type(r).__name__ for r in hand_over([np.zeros(3), kept, np.zeros(4).reshape(2, 2)])]
+    ['FreshAdjoint', 'ndarray', 'FreshAdjoint']
+    """
+    if not HANDS_OVER:
+        return results
+    for i in range(len(results)):
+        a = results[i]
+        if type(a) is np.ndarray and sys.getrefcount(a) == _HELD_ONCE and _own_memory(a):
+            results[i] = fastpath.FreshAdjoint(a)
+    return results
+
+
+def _own_memory(a: np.ndarray) -> bool:
+    """Whether ``a`` (referred to once) reaches memory nothing else refers to."""
+    flags = a.flags
+    if not (flags.writeable and flags.c_contiguous):
+        return False
+    base = a.base
+    if base is None:
+        return True
+    return type(base) is np.ndarray and base.base is None and \
+        sys.getrefcount(base) == _BASE_HELD_ONCE
+
+
+# The reference counts of an array held by the results list alone (in hand_over's loop)
+# and of a base held by its one view alone (in _own_memory), as CPython counts them;
+# checked at import by _check_counts.
+_HELD_ONCE, _BASE_HELD_ONCE = 3, 3
+HANDS_OVER = True
+
+
+def _check_counts() -> bool:
+    """Whether :func:`hand_over` marks exactly the arrays held by nothing else here."""
+    shared, shared_base = np.ones(2), np.ones(4)
+    results = hand_over([np.ones(2), shared, np.ones(4).reshape(2, 2), shared_base.reshape(2, 2),
+                         np.ones(3)[::2], np.broadcast_to(np.ones(1), (3,))])
+    marked = [type(r) is fastpath.FreshAdjoint for r in results]
+    return marked == [True, False, True, False, False, False]
+
+
+HANDS_OVER = fastpath.ENABLED and _check_counts()  # (the plain store takes no FreshAdjoint)

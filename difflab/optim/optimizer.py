@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from difflab import backend
+from difflab import backend, fastpath
 from difflab.nn.modules.module import zero_grads
 from difflab.tensor import Tensor
 
@@ -240,6 +240,9 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         for group in self.param_groups:
+            flat_step = type(self).__dict__.get("_flat_step")  # (speed shortcut: foreach.py)
+            if flat_step is not None and fastpath.ENABLED and flat_step(self, group):
+                continue
             for p in group["params"]:
                 if p.grad is None:
                     continue

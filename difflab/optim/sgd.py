@@ -11,6 +11,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from difflab.optim import foreach
 from difflab.optim.optimizer import Optimizer, required
 
 
@@ -88,6 +89,8 @@ class SGD(Optimizer):
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov,
                                       maximize=maximize))
+
+    _flat_step = staticmethod(foreach.sgd_step)  # (speed shortcut: optim/foreach.py)
 
     def _update(self, xp, p, g, state, group):
         lr, mu, wd = group["lr"], group["momentum"], group["weight_decay"]
@@ -169,6 +172,7 @@ class Adam(Optimizer):
     """
 
     _decoupled = False
+    _flat_step = staticmethod(foreach.adam_step)  # (speed shortcut: optim/foreach.py)
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False,
@@ -259,6 +263,7 @@ class AdamW(Adam):
     """
 
     _decoupled = True
+    _flat_step = staticmethod(foreach.adam_step)  # (speed shortcut: optim/foreach.py)
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False,

@@ -282,3 +282,100 @@ def test_the_prepared_replay_keeps_the_backward_graph_for_a_second_derivative():
         (g,) = dl.autograd.grad(f(x), [x], create_graph=True)
         (h,) = dl.autograd.grad(g.sum(), [x])
     assert g.detach().tolist() == [3.0, 12.0] and h.tolist() == [6.0, 12.0]
+
+
+# ------------------------------------------------------------ the module's state, watched
+
+
+class _Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(3, 4), nn.Tanh())
+        self.norm = nn.BatchNorm1d(4)
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.head(self.norm(self.body(x)))
+
+
+def _changes():
+    """Every way a module's state can change between two calls, each made on `model`."""
+    rng = np.random.default_rng(3)  # (the same numbers in both runs: drawn once, here)
+    weights = rng.standard_normal((2, 4))
+
+    def new_weight(m):
+        m.head.weight = nn.Parameter(dl.tensor(weights, dtype=dl.float32))
+
+    def new_child(m):
+        m.body[1] = nn.Sigmoid()
+
+    def new_buffer(m):
+        m.norm.running_mean = dl.zeros(4)
+
+    def weight_data(m):
+        m.head.weight.data = dl.tensor(weights, dtype=dl.float64)
+
+    def freeze(m):
+        m.body[0].bias.requires_grad_(False)
+
+    def renamed(m):
+        m.head._parameters["weight_"] = m.head._parameters.pop("weight")
+        m.head._parameters["weight"] = m.head._parameters.pop("weight_")
+
+    def added(m):
+        m.head.extra = nn.Parameter(dl.ones(2))
+
+    def new_dict(m):
+        m.head._parameters = {"weight": nn.Parameter(dl.tensor(weights, dtype=dl.float32)),
+                              "bias": m.head.bias}
+
+    def in_place(m):
+        with dl.no_grad():
+            m.head.weight.mul_(0.5)            # the same tensors: no new graph needed
+
+    return {"sub-module eval": lambda m: m.norm.eval(), "new weight": new_weight,
+            "new child": new_child, "new buffer": new_buffer, "weight dtype": weight_data,
+            "frozen bias": freeze, "renamed and back": renamed, "parameter added": added,
+            "new dict of parameters": new_dict,
+            "weights changed in place": in_place, "nothing": lambda m: None}
+
+
+@pytest.mark.parametrize("name", list(_changes()))
+def test_every_change_of_a_module_s_state_is_seen_as_the_plain_path_sees_it(name):
+    change = _changes()[name]
+
+    def calls(f):
+        model = f._orig_mod
+        x = dl.tensor(np.linspace(-1, 1, 15).reshape(5, 3), dtype=dl.float32)
+        outs = [f(x), f(x)]
+        change(model)
+        outs += [f(x.to(model.head.weight.dtype)), f(x.to(model.head.weight.dtype))]
+        loss = outs[-1].sum()
+        loss.backward()
+        return outs + [p.grad for p in model.parameters() if p.grad is not None] + [
+            dl.tensor(f._compiled.traces)]
+
+    def make():
+        dl.manual_seed(0)
+        return dl.compile(_Block())
+
+    on, off = run_both(make, calls)
+    assert_bitwise(on, off)
+
+
+@pytest.mark.skipif(not fastpath.ENABLED, reason="shortcuts switched off (DIFFLAB_FASTPATH=0)")
+def test_an_unchanged_module_is_not_walked_again(monkeypatch):
+    model = _Block()
+    f = dl.compile(model)
+    x = dl.tensor(np.ones((5, 3)), dtype=dl.float32)
+    f(x)
+    walks = []
+    original = steady._walk
+    monkeypatch.setattr(steady, "_walk", lambda fn: walks.append(fn) or original(fn))
+    f(x)
+    f(x)
+    assert walks == []
+    model.train(False)
+    f(x)
+    f(x)
+    assert len(walks) == 1

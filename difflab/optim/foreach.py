@@ -1,0 +1,307 @@
+"""Speed shortcut of ``Adam``, ``AdamW`` and ``SGD``: one update over all of a group's
+parameters at once (PyTorch's ``foreach`` implementation).  Skip this on a first read.
+
+:meth:`Optimizer.step <difflab.optim.Optimizer.step>` updates one parameter at a
+time: Adam's ``_update`` is about a dozen NumPy operations, each of which costs
+a microsecond or so of Python and NumPy overhead before it touches any number.
+For the small parameters of a teaching model (a LayerNorm's 32 weights, a bias)
+that overhead is the whole cost: 8 parameters, 100 operations.
+
+Here the same formulas run once over a group's parameters laid end to end:
+
+* the moment estimates (``exp_avg``, ``exp_avg_sq``, ``max_exp_avg_sq``;
+  SGD's ``momentum_buffer``) live in one flat array per name, and each
+  parameter's ``state`` holds a tensor that is a *view* of its stretch of it, so
+  ``optimizer.state[p]`` and ``state_dict()`` read (and a user may write) them as
+  before;
+* the gradients are gathered into one flat array (one copy), the formulas run
+  on the flat arrays, and each parameter is updated in place by its stretch of
+  the result: per parameter one operation instead of a dozen.
+
+Every operation is the per-parameter one, elementwise on the same numbers in the
+same order (``m *= b1``, ``m += (1 - b1) * g``, ...), so the results are the
+same bits (``tests/optim/test_optim_foreach.py`` compares with the plain path,
+``DIFFLAB_FASTPATH=0``, bit for bit).  A group takes the plain path, parameter by
+parameter, whenever the shortcut could not say the same:
+
+* fewer than two parameters with a gradient, or large ones (more than
+  ``fastpath.LARGE`` elements each on average: there the arithmetic is the cost,
+  and the gather is one more pass over memory);
+* anything but NumPy arrays of one floating dtype, a gradient of another shape or
+  dtype than its parameter's, hyper-parameters that are not plain numbers;
+* weight decay over parameters that do not each own their memory (two views of
+  one array: the plain path's decay of the second reads the first's update);
+* state the shortcut did not lay out itself (loaded with ``load_state_dict``,
+  made by the plain path, replaced by the user), a different set of parameters
+  with gradients than at the first step (a parameter frozen later), or step
+  counts that differ;
+* a subclass (it may have its own ``_update``): only the classes that name a
+  ``_flat_step`` themselves take it.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from typing import Any
+
+import numpy as np
+
+from difflab import fastpath
+from difflab.tensor import Tensor
+
+
+class Layout:
+    """The flat state of one parameter group: which parameters, where, and the flat arrays.
+
+    Parameters
+    ----------
+    group : dict
+        The parameter group (kept to recognise it).
+    params : list of Tensor
+        The parameters laid out, in order.
+    names : tuple of str
+        The state buffers kept flat (``"exp_avg"``, ...).
+
+    Attributes
+    ----------
+    flat : dict
+        Name -> the flat array of every parameter's buffer, end to end.
+    views : dict
+        Name -> per parameter, the array its ``state[name]`` tensor holds (a view of
+        ``flat[name]``, of the parameter's shape).
+    gradient, update : numpy.ndarray
+        Where the gradients are gathered, and the step is computed, at each step
+        (``updates``: per parameter, its stretch of ``update``).
+    started : bool
+        Whether SGD's momentum buffers hold a first gradient yet.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.optim.foreach import Layout
+    >>> a, b = dl.zeros(2, 3, dtype=dl.float64), dl.zeros(4, dtype=dl.float64)
+    >>> layout = Layout({}, [a, b], ("exp_avg",))
+    >>> layout.flat["exp_avg"].shape, [v.shape for v in layout.views["exp_avg"]]
+    ((10,), [(2, 3), (4,)])
+    """
+
+    def __init__(self, group: dict, params: list, names: tuple) -> None:
+        self.group = group
+        self.params = list(params)
+        first = params[0].array
+        self.dtype = first.dtype
+        self.shapes = [p.array.shape for p in params]
+        sizes = [p.array.size for p in params]
+        self.bounds = list(zip(np.cumsum([0] + sizes[:-1]).tolist(), np.cumsum(sizes).tolist()))
+        total = sum(sizes)
+        self.names = names
+        self.flat: dict = {}
+        self.views: dict = {}
+        for name in names:
+            self.flat[name] = np.zeros(total, self.dtype)
+            self.views[name] = self.split(self.flat[name])
+        self.gradient = np.empty(total, self.dtype)
+        self.update = np.empty(total, self.dtype)
+        self.updates = self.split(self.update)
+        self.started = False
+
+    def split(self, flat: np.ndarray) -> list:
+        """Per parameter, its stretch of ``flat`` shaped like the parameter."""
+        return [flat[a:b].reshape(shape) for (a, b), shape in zip(self.bounds, self.shapes)]
+
+    def fits(self, params: list, state: dict) -> bool:
+        """Whether these parameters, with that state, are the ones laid out, unchanged."""
+        if len(params) != len(self.params):
+            return False
+        for k, (p, q) in enumerate(zip(params, self.params)):
+            if p is not q or p.array.shape != self.shapes[k] or p.array.dtype != self.dtype:
+                return False
+            entries = state.get(p)
+            if entries is None:
+                return False
+            for name in self.names:
+                held = entries.get(name)
+                if not isinstance(held, Tensor) or held.array is not self.views[name][k]:
+                    return False
+        return True
+
+
+#: Per optimizer, per group (by id), its Layout; forgotten with the optimizer.
+_layouts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _gradients(group: dict) -> list | None:
+    """The group's parameters that have a gradient, if they suit the flat update
+    (NumPy arrays of one floating dtype, gradients of their shape and dtype)."""
+    params = [p for p in group["params"] if p.grad is not None]
+    if len(params) < 2:
+        return None
+    dtype = params[0].array.dtype
+    if dtype.kind != "f":
+        return None
+    total = 0
+    for p in params:
+        a, g = p.array, p.grad.array
+        if type(a) is not np.ndarray or type(g) is not np.ndarray or a.dtype != dtype \
+                or g.dtype != dtype or g.shape != a.shape:
+            return None
+        total += a.size
+    if total > fastpath.LARGE * len(params):
+        return None
+    return params
+
+
+def _numbers(*values: Any) -> bool:
+    """Whether the hyper-parameters are Python numbers.  A NumPy scalar or a tensor as the
+    learning rate combines with float32 arrays by other promotion rules (a float64 scalar
+    makes ``lr * g`` float64, rounded once when it is subtracted), so the plain path
+    takes it."""
+    return all(type(v) in (int, float, bool) for v in values)
+
+
+def _layout(optimizer: Any, group: dict, params: list, names: tuple) -> Layout | None:
+    """The group's layout if ``params`` and their state fit it; a new one if none of them
+    has state yet (their state is set to its views); else None (the plain path)."""
+    layouts = _layouts.setdefault(optimizer, {})
+    layout = layouts.get(id(group))
+    if layout is not None and layout.group is group and layout.names == names \
+            and layout.fits(params, optimizer.state):
+        return layout
+    if any(p in optimizer.state for p in params):
+        return None
+    layout = layouts[id(group)] = Layout(group, params, names)
+    for k, p in enumerate(params):
+        optimizer.state[p] = {name: Tensor._wrap(layout.views[name][k]) for name in names}
+    return layout
+
+
+def _gather(layout: Layout, params: list, maximize: bool) -> np.ndarray:
+    """The gradients end to end (negated for ``maximize``, as the plain path's ``-g``)."""
+    flat = np.concatenate([p.grad.array.reshape(-1) for p in params], out=layout.gradient)
+    return -flat if maximize else flat
+
+
+def _apply(layout: Layout, params: list, decay: float | None = None) -> None:
+    """``p -= u`` per parameter, ``u`` its stretch of ``layout.update`` (after ``p *= decay``,
+    AdamW's decoupled weight decay, parameter by parameter as the plain path)."""
+    for p, piece in zip(params, layout.updates):
+        if decay is not None:
+            p.array *= decay
+        p.array -= piece
+        p._version[0] += 1
+
+
+def _own_memory(params: list) -> bool:
+    """Whether no two parameters can share memory (each owns its array).
+
+    The plain path updates one parameter after the other, so with weight decay (which
+    reads θ) a parameter that is a view of another's memory would read the other's
+    new values; the flat update reads them all first.  It takes only owners.
+    """
+    return all(p.array.base is None for p in params)
+
+
+def adam_step(optimizer: Any, group: dict) -> bool:
+    """Adam's (and AdamW's) update of ``group``, flat; False (nothing done) where the
+    plain path must take it.
+
+    The formulas of ``Adam._update`` (:class:`difflab.optim.sgd.Adam`), each on the flat arrays.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.optim.foreach import adam_step
+    >>> a, b = dl.ones(3, requires_grad=True), dl.ones(2, requires_grad=True)
+    >>> opt = dl.optim.Adam([a, b], lr=0.1)
+    >>> (a.sum() + (2 * b).sum()).backward()
+    >>> adam_step(opt, opt.param_groups[0]), a.detach(), opt.state[b]["step"]
+    (True, tensor([0.9, 0.9, 0.9]), 1)
+    """
+    params = _gradients(group)
+    if params is None:
+        return False
+    decoupled = type(optimizer)._decoupled
+    if group["weight_decay"] and not decoupled and not _own_memory(params):
+        return False
+    if not _numbers(group["lr"], *group["betas"], group["eps"], group["weight_decay"]):
+        return False
+    steps = {optimizer.state[p].get("step", 0) if p in optimizer.state else 0 for p in params}
+    if len(steps) != 1:
+        return False
+    names = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
+    layout = _layout(optimizer, group, params, names)
+    if layout is None:
+        return False
+    lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+    g = _gather(layout, params, group.get("maximize"))
+    if wd and not decoupled:
+        g = g + wd * np.concatenate([p.array.reshape(-1) for p in params])
+    step = steps.pop() + 1
+    for p in params:
+        optimizer.state[p]["step"] = step
+    m, v = layout.flat["exp_avg"], layout.flat["exp_avg_sq"]
+    m *= b1
+    m += (1.0 - b1) * g
+    v *= b2
+    v += (1.0 - b2) * (g * g)
+    if group["amsgrad"]:
+        v_max = layout.flat["max_exp_avg_sq"]
+        np.maximum(v_max, v, out=v_max)
+        v = v_max
+    bias1, bias2 = 1.0 - b1**step, 1.0 - b2**step
+    denom = np.sqrt(v) * (1.0 / math.sqrt(bias2))
+    denom += eps
+    # (lr / bias1) * (m / denom), as the plain path; a product of two numbers is the
+    # same either way round, so it is computed in the update's buffer)
+    update = np.divide(m, denom, out=layout.update)
+    update *= lr / bias1
+    _apply(layout, params, 1.0 - lr * wd if wd and decoupled else None)
+    return True
+
+
+def sgd_step(optimizer: Any, group: dict) -> bool:
+    """SGD's update of ``group``, flat; False (nothing done) where the plain path must
+    take it.
+
+    The formulas of ``SGD._update`` (:class:`difflab.optim.sgd.SGD`), each on the flat arrays.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.optim.foreach import sgd_step
+    >>> a, b = dl.ones(3, requires_grad=True), dl.ones(2, requires_grad=True)
+    >>> opt = dl.optim.SGD([a, b], lr=0.1, momentum=0.9)
+    >>> (a.sum() + (2 * b).sum()).backward()
+    >>> sgd_step(opt, opt.param_groups[0]), b.detach(), opt.state[b]["momentum_buffer"]
+    (True, tensor([0.8, 0.8]), tensor([2., 2.]))
+    """
+    lr, mu, wd = group["lr"], group["momentum"], group["weight_decay"]
+    if not mu:  # (plain SGD is two operations per parameter: nothing to save)
+        return False
+    params = _gradients(group)
+    if params is None:
+        return False
+    if wd and not _own_memory(params) or not _numbers(lr, mu, wd, group["dampening"]):
+        return False
+    layout = _layout(optimizer, group, params, ("momentum_buffer",))
+    if layout is None:
+        return False
+    g = _gather(layout, params, group.get("maximize"))
+    if wd:
+        g = g + wd * np.concatenate([p.array.reshape(-1) for p in params])
+    if mu:
+        buf = layout.flat["momentum_buffer"]
+        if not layout.started:  # (the first step: b = g)
+            buf[...] = g
+            layout.started = True
+        else:
+            buf *= mu
+            buf += (1.0 - group["dampening"]) * g if group["dampening"] else g
+        g = g + mu * buf if group["nesterov"] else buf
+    if lr == 1.0:
+        layout.update[...] = g
+    else:
+        np.multiply(g, lr, out=layout.update)  # (lr * g, as the plain path)
+    _apply(layout, params)
+    return True

@@ -1,0 +1,194 @@
+"""Adam's, AdamW's and SGD's flat update over a group (difflab.optim.foreach) changes no
+result: the same training runs in two processes, the shortcut on and off
+(``DIFFLAB_FASTPATH=0``), and every parameter and state buffer is compared bit for bit;
+then the cases that must take the plain path do, and the state stays the user's."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import difflab as dl
+from difflab import fastpath
+from difflab.optim import foreach
+
+_PROGRAM = r"""
+import sys
+import numpy as np
+import difflab as dl
+
+out = {}
+shapes = [(3, 4), (4,), (2, 2, 3), (5,)]
+
+
+def run(name, make, dtype=np.float64, steps=5, freeze_at=None, reload_at=None, scheduler=False,
+        groups=False, big=False):
+    rng = np.random.default_rng(11)
+    sizes = [(300, 40)] + shapes if big else shapes
+    params = [dl.tensor(rng.standard_normal(s).astype(dtype), requires_grad=True)
+              for s in sizes]
+    opt = make([{"params": params[:2]}, {"params": params[2:], "lr": 0.03}] if groups
+               else params)
+    sched = dl.optim.lr_scheduler.StepLR(opt, 2, 0.5) if scheduler else None
+    for step in range(steps):
+        opt.zero_grad()
+        loss = sum(((p * p).sin() * (k + 1.0)).sum() for k, p in enumerate(params))
+        loss.backward()
+        if freeze_at is not None and step >= freeze_at:
+            params[1].grad = None                 # a parameter without a gradient
+        if reload_at == step:
+            state = opt.state_dict()
+            opt = make([{"params": params[:2]}, {"params": params[2:], "lr": 0.03}] if groups
+                       else params)
+            opt.load_state_dict(state)
+        opt.step()
+        if sched is not None:
+            sched.step()
+    for k, p in enumerate(params):
+        out[f"{name}_p{k}"] = p.detach().numpy().copy()
+        for key, value in opt.state.get(p, {}).items():
+            out[f"{name}_p{k}_{key}"] = np.asarray(value.detach().numpy() if hasattr(
+                value, "detach") else value)
+
+
+def run_aliased(name, make):
+    # Two parameters over one array, overlapping: the plain path updates them one after
+    # the other (weight decay reads the first one's new values).
+    memory = np.random.default_rng(12).standard_normal(10)
+    params = [dl.Tensor._wrap(memory[:6].reshape(2, 3)), dl.Tensor._wrap(memory[4:])]
+    for p in params:
+        p.requires_grad_(True)
+    opt = make(params)
+    for _ in range(3):
+        opt.zero_grad()
+        sum(((p * p).sin() * (k + 1.0)).sum() for k, p in enumerate(params)).backward()
+        opt.step()
+    out[f"{name}_memory"] = memory.copy()
+
+
+O = dl.optim
+run_aliased("aliased_adam", lambda p: O.Adam(p, lr=0.01, weight_decay=0.5))
+run_aliased("aliased_adamw", lambda p: O.AdamW(p, lr=0.01, weight_decay=0.5))
+run_aliased("aliased_adam_no_decay", lambda p: O.Adam(p, lr=0.01))
+run_aliased("aliased_sgd", lambda p: O.SGD(p, lr=0.01, momentum=0.9, weight_decay=0.5))
+for dtype in (np.float64, np.float32):
+    d = np.dtype(dtype).name
+    run(f"adam_{d}", lambda p: O.Adam(p, lr=0.01), dtype)
+    run(f"adamw_{d}", lambda p: O.AdamW(p, lr=0.01, weight_decay=0.1), dtype)
+    run(f"adam_all_{d}", lambda p: O.Adam(p, lr=0.02, weight_decay=0.05, amsgrad=True,
+                                          maximize=True), dtype)
+    run(f"sgd_{d}", lambda p: O.SGD(p, lr=0.05, momentum=0.9), dtype)
+    run(f"sgd_all_{d}", lambda p: O.SGD(p, lr=0.05, momentum=0.8, nesterov=True,
+                                        weight_decay=0.01, maximize=True), dtype)
+    run(f"sgd_damp_{d}", lambda p: O.SGD(p, lr=1.0, momentum=0.5, dampening=0.3), dtype)
+    run(f"sgd_plain_{d}", lambda p: O.SGD(p, lr=0.05), dtype)
+run("adam_freeze", lambda p: O.Adam(p, lr=0.01), freeze_at=2)
+run("sgd_freeze", lambda p: O.SGD(p, lr=0.01, momentum=0.9), freeze_at=2)
+run("adam_reload", lambda p: O.Adam(p, lr=0.01), reload_at=2)
+run("sgd_reload", lambda p: O.SGD(p, lr=0.01, momentum=0.9), reload_at=3)
+run("adam_scheduler_groups", lambda p: O.Adam(p, lr=0.01), scheduler=True, groups=True)
+run("adam_big", lambda p: O.Adam(p, lr=0.01), big=True)
+run("adam_numpy_lr_float32", lambda p: O.Adam(p, lr=np.float64(0.01)), np.float32)
+run("sgd_numpy_lr_float32", lambda p: O.SGD(p, lr=np.float64(0.01), momentum=0.9),
+    np.float32)
+np.savez(sys.argv[1], **out)
+"""
+
+
+def _run(tmp_path, switch):
+    path = tmp_path / f"{switch}.npz"
+    env = {**os.environ, "DIFFLAB_FASTPATH": "1" if switch == "on" else "0"}
+    subprocess.run([sys.executable, "-c", _PROGRAM, str(path)], check=True, env=env)
+    with np.load(path) as saved:
+        return {name: saved[name] for name in saved.files}
+
+
+def test_the_flat_update_equals_the_plain_path_bit_for_bit(tmp_path):
+    on, off = _run(tmp_path, "on"), _run(tmp_path, "off")
+    assert on.keys() == off.keys() and len(on) > 100
+    for name in on:
+        assert on[name].dtype == off[name].dtype and on[name].shape == off[name].shape, name
+        assert on[name].tobytes() == off[name].tobytes(), f"{name} differs"
+
+
+# ------------------------------------------------------------ where it runs
+
+
+def _params(*shapes, dtype=dl.float64):
+    rng = np.random.default_rng(2)
+    return [dl.tensor(rng.standard_normal(s), dtype=dtype, requires_grad=True) for s in shapes]
+
+
+def _backward(params):
+    sum((p * p).sum() for p in params).backward()
+
+
+@pytest.mark.skipif(not fastpath.ENABLED, reason="shortcuts switched off (DIFFLAB_FASTPATH=0)")
+def test_adam_s_state_is_views_of_one_flat_array_and_stays_the_user_s():
+    params = _params((3, 2), (4,), (2,))
+    opt = dl.optim.Adam(params, lr=0.1)
+    _backward(params)
+    assert foreach.adam_step(opt, opt.param_groups[0])
+    layout = foreach._layouts[opt][id(opt.param_groups[0])]
+    for p in params:
+        m = opt.state[p]["exp_avg"]
+        assert m.shape == p.shape and np.shares_memory(m.array, layout.flat["exp_avg"])
+        assert opt.state[p]["step"] == 1
+    # a user writing into the state in place is seen by the next flat step
+    opt.state[params[0]]["exp_avg"].array[...] = 0.0
+    assert np.all(layout.flat["exp_avg"][:6] == 0.0)
+    # a state loaded from elsewhere is not the layout's: the plain path takes the group
+    opt.load_state_dict(opt.state_dict())
+    _backward(params)
+    assert not foreach.adam_step(opt, opt.param_groups[0])
+
+
+@pytest.mark.skipif(not fastpath.ENABLED, reason="shortcuts switched off (DIFFLAB_FASTPATH=0)")
+def test_groups_that_do_not_suit_take_the_plain_path():
+    one = _params((3,))
+    opt = dl.optim.Adam(one)
+    _backward(one)
+    assert not foreach.adam_step(opt, opt.param_groups[0])         # a single parameter
+    mixed = _params((3,), (2,)) + _params((2,), dtype=dl.float32)
+    opt = dl.optim.Adam(mixed)
+    _backward(mixed)
+    assert not foreach.adam_step(opt, opt.param_groups[0])         # two dtypes
+    big = _params((200, 100), (3,))
+    opt = dl.optim.Adam(big)
+    _backward(big)
+    assert not foreach.adam_step(opt, opt.param_groups[0])         # large parameters
+    plain = _params((3,), (2,))
+    opt = dl.optim.SGD(plain, lr=0.1)
+    _backward(plain)
+    assert not foreach.sgd_step(opt, opt.param_groups[0])          # SGD without momentum
+    frozen = _params((3,), (2,), (4,))
+    opt = dl.optim.Adam(frozen)
+    _backward(frozen)
+    opt.step()
+    frozen[1].grad = None                                          # fewer than laid out
+    _backward([frozen[0], frozen[2]])
+    assert not foreach.adam_step(opt, opt.param_groups[0])
+
+
+def test_a_subclass_takes_the_plain_path():
+    class Mine(dl.optim.Adam):
+        def _update(self, xp, p, g, state, group):
+            p -= 1.0
+
+    assert "_flat_step" in vars(dl.optim.Adam) and "_flat_step" in vars(dl.optim.AdamW)
+    params = _params((3,), (2,))
+    opt = Mine(params, lr=0.1)
+    _backward(params)
+    before = [p.detach().numpy().copy() for p in params]
+    opt.step()
+    for p, b in zip(params, before):
+        np.testing.assert_array_equal(p.detach().numpy(), b - 1.0)
+
+
+def test_the_examples_in_the_docstrings_run():
+    import doctest
+
+    failures, _ = doctest.testmod(foreach, optionflags=doctest.ELLIPSIS)
+    assert failures == 0
