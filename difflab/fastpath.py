@@ -17,6 +17,15 @@ shortcut                        replaces                           hooked in at
                                 ``.grad``
 7. compiled grad's later calls  every method's per-call checks     ``diff.compiled.Compiled.grad``
    (and hessian's)              (in ``diff/compiled_steady.py``)   and ``.hessian``
+8. ``dl.compile``'s later       building the full guard, the       ``CompiledFunction.__call__``
+   calls (``jit/steady.py``)    general replay, walking the        (``jit.compiler``)
+                                module tree again
+9. prepared fused lines         the fused forward's look-ups and   ``jit.program.Program``
+                                copies at every call
+10. one-record backward walk    gathering, sorting and scanning    ``engine.run_backward``
+    (``engine_steady.py``)      the tape's records
+11. flat optimizer updates      a dozen NumPy calls per            ``optim.Optimizer.step``
+    (``optim/foreach.py``)      parameter
 ==============================  =================================  ===========================
 
 Set the environment variable ``DIFFLAB_FASTPATH=0`` before importing difflab
