@@ -114,9 +114,7 @@ def var_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepd
     (1.6667, 2.5)
     """
     x = tensor_of(input)
-    if correction is None:
-        correction = 1 if unbiased is None or unbiased else 0
-    return x.var(dim, keepdim, correction=correction), x.mean(dim, keepdim)
+    return x.var(dim, unbiased, keepdim, correction=correction), x.mean(dim, keepdim)
 
 
 def std_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,  # noqa: A002

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 
 def dim_out_of_range(dim: int, ndim: int) -> str:
     """PyTorch's words for a dim a tensor does not have (NumPy's AxisError says "axis 5
@@ -19,6 +21,128 @@ def dim_out_of_range(dim: int, ndim: int) -> str:
                 f"0-d); reshape it to 1-D first, e.g. x.reshape(1)")
     return (f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
             f"but got {dim})")
+
+
+def dim_index(dim: Any, ndim: int, name: str, *, zero_d_has_dim: bool = True) -> int:
+    """``dim`` as a non-negative axis of an ``ndim``-axis tensor: the one check of a dim.
+
+    Negative dims count from the end, and a 0-d tensor takes dim 0 or -1, as in
+    PyTorch.  Every function and method that reads one dim calls this, so each
+    gives the same clear error instead of NumPy's or Python's
+    ``tuple index out of range``.
+
+    Parameters
+    ----------
+    dim : int
+        The dimension asked for (a Python or NumPy integer).
+    ndim : int
+        How many dimensions the tensor has.
+    name : str
+        The function or method, named at the start of the error.
+    zero_d_has_dim : bool, default True
+        Whether a 0-d tensor takes dim 0 and -1 (a reduction does); ``False`` for
+        what reads the length or the pieces of a dim (``size``, ``stride``,
+        ``unbind``, ``split``), which a 0-d tensor does not have.
+
+    Returns
+    -------
+    int
+        ``dim`` in ``[0, max(ndim, 1))``.
+
+    Raises
+    ------
+    TypeError
+        If ``dim`` is not an integer (a bool is not one).
+    IndexError
+        If ``dim`` is outside ``[-max(ndim, 1), max(ndim, 1) - 1]`` (PyTorch's
+        "Dimension out of range"), or the tensor is 0-d and ``zero_d_has_dim`` is False.
+
+    Examples
+    --------
+    >>> from difflab.tensor_arguments import dim_index
+    >>> dim_index(-1, 3, "sum"), dim_index(0, 0, "sum")
+    (2, 0)
+    >>> dim_index(5, 2, "size")
+    Traceback (most recent call last):
+    ...
+    IndexError: size: Dimension out of range (expected to be in range of [-2, 1], but got 5)
+    """
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"{name}: " * bool(name) + f"dim must be an int, got "
+                        f"{type(dim).__name__} {dim!r}")
+    n = max(ndim, 1) if zero_d_has_dim else ndim
+    if not -n <= dim < n:
+        raise IndexError(f"{name}: " * bool(name) + dim_out_of_range(dim, n))
+    return int(dim) % n
+
+
+def as_axes(dim: Any, name: str = "reduction") -> Any:
+    """``dim`` as primitives take axes: None, an int, or a tuple of ints (a TypeError
+    naming ``name`` for anything else, as ``sum(dim=1.5)``; no name: the engine names
+    the primitive whose forward asks)."""
+    if dim is None or isinstance(dim, int) and not isinstance(dim, bool):
+        return dim
+    if isinstance(dim, np.integer):
+        return int(dim)
+    if isinstance(dim, (tuple, list)) and all(
+            isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in dim):
+        return tuple(int(d) for d in dim)
+    raise TypeError(f"{name}: " * bool(name) + "dim must be an int or a tuple of ints, got "
+                    f"{type(dim).__name__} {dim!r:.40}")
+
+
+def dim_indices(dims: Any, ndim: int, name: str) -> tuple:
+    """``dims`` (an int, or a tuple or list of ints) as non-negative axes: each checked by
+    :func:`dim_index`, none repeated.
+
+    The check of several dims (a reduction's, ``flip``'s, ``squeeze``'s): NumPy said
+    "duplicate value in 'axis'" naming no dim, and ``flip(x, (0, 0))`` flipped twice,
+    silently undoing itself; PyTorch refuses a repeated dim, and so does this.
+
+    Parameters
+    ----------
+    dims : int or sequence of int
+        The dims asked for.
+    ndim : int
+        How many dimensions the tensor has (a 0-d tensor takes 0 and -1).
+    name : str
+        The function, named at the start of the error ("": the caller's engine names it).
+
+    Returns
+    -------
+    tuple of int
+        The dims in ``[0, max(ndim, 1))``, in the order given.
+
+    Raises
+    ------
+    TypeError
+        If ``dims`` is not an int or a sequence of ints (None included).
+    IndexError
+        If a dim is out of range.
+    RuntimeError
+        If a dim appears twice (-1 and ndim - 1 are the same dim).
+
+    Examples
+    --------
+    >>> from difflab.ops.shapes import dim_indices
+    >>> dim_indices((0, -1), 3, "flip"), dim_indices(0, 0, "flip")
+    ((0, 2), (0,))
+    >>> dim_indices((1, -1), 2, "flip")
+    Traceback (most recent call last):
+    ...
+    RuntimeError: flip: dim 1 appears multiple times in the list of dims
+    """
+    axes = as_axes(dims, name)
+    if axes is None:
+        raise TypeError(f"{name}: " * bool(name) + "dims must be an int or a tuple of ints, "
+                        "got None")
+    normalized = tuple(dim_index(d, ndim, name) for d in ((axes,) if isinstance(axes, int)
+                                                          else axes))
+    for d in normalized:
+        if normalized.count(d) > 1:
+            raise RuntimeError(f"{name}: " * bool(name) + f"dim {d} appears multiple times "
+                               f"in the list of dims")
+    return normalized
 
 
 def sum_to_shape(g: Any, shape: tuple) -> Any:
