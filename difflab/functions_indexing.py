@@ -23,7 +23,14 @@ from difflab.autograd import engine as _engine
 from difflab.autograd.engine import apply
 from difflab.ops import products, registry, structural
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import MinMax, dim_index, index_arrays, promote_all, tensor_of
+from difflab.tensor_arguments import (
+    MinMax,
+    check_same_dtype,
+    dim_index,
+    index_arrays,
+    promote_all,
+    tensor_of,
+)
 
 
 def _integer_index(name: str, index: Any) -> Any:
@@ -221,8 +228,8 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
         ``input``, no larger than it in the other dimensions nor than ``src`` in any;
         entries in [0, input.shape[dim]).
     src : Tensor or number, optional
-        The values written: a tensor (only its leading block of ``index``'s shape is
-        read, cast to ``input``'s dtype) or one number.
+        The values written: a tensor of ``input``'s dtype (only its leading block of
+        ``index``'s shape is read) or one number.
     value : number, optional, keyword-only
         PyTorch's name for a number ``src``.
     reduce : {None, 'add'}, optional, keyword-only
@@ -244,7 +251,8 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
         If ``dim`` is out of range.
     RuntimeError
         If ``index`` has the wrong number of dimensions, is too large, or holds an
-        entry out of bounds (the message gives the valid range).
+        entry out of bounds (the message gives the valid range), or a tensor ``src`` is
+        of another dtype than ``input`` (convert it with ``src.to(input.dtype)``).
 
     See Also
     --------
@@ -283,6 +291,8 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
         src = value
     if src is None:
         raise TypeError("scatter() needs src (a tensor) or value (a number)")
+    if isinstance(src, Tensor):  # (PyTorch refuses another dtype: a cast would round silently)
+        check_same_dtype("scatter", x, src, "src")
     if reduce is not None:
         if reduce != "add":
             raise ValueError(f"scatter(): reduce must be None or 'add', got {reduce!r}")
@@ -292,8 +302,6 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
     idx = _gather_index("scatter", x, dim, index, src).array
     if isinstance(src, Tensor):
         src = _crop(src, idx.shape)
-        if src.dtype != x.dtype:
-            src = src.to(x.dtype)
     return apply(structural.IndexPut, x, src, index=_along(idx, dim))
 
 
@@ -325,8 +333,8 @@ def scatter_add(input: Any, dim: Any, index: Any, src: Any = None) -> Any:  # no
         Where each element of ``src`` goes along ``dim``: as many dimensions as
         ``input``, no larger than it in the other dimensions nor than ``src`` in any.
     src : Tensor
-        The values added (only its leading block of ``index``'s shape is read; cast to
-        ``input``'s dtype).
+        The values added, of ``input``'s dtype (only its leading block of ``index``'s
+        shape is read).
 
     Returns
     -------
@@ -341,7 +349,7 @@ def scatter_add(input: Any, dim: Any, index: Any, src: Any = None) -> Any:  # no
         If ``dim`` is out of range.
     RuntimeError
         If ``index`` has the wrong number of dimensions, is too large, or holds an
-        entry out of bounds.
+        entry out of bounds, or ``src`` is of another dtype than ``input``.
 
     See Also
     --------
@@ -376,8 +384,8 @@ def scatter_add(input: Any, dim: Any, index: Any, src: Any = None) -> Any:  # no
     dim = dim_index(dim, x.ndim, "scatter_add")
     idx = _gather_index("scatter_add", x, dim, index, src).array
     src = _crop(_differentiable(src), idx.shape)
-    if isinstance(src, Tensor) and isinstance(x, Tensor) and src.dtype != x.dtype:
-        src = src.to(x.dtype)
+    if isinstance(src, Tensor) and isinstance(x, Tensor):
+        check_same_dtype("scatter_add", x, src, "src")
     added = apply(structural.ScatterAdd, src, index=_along(idx, dim), shape=tuple(x.shape))
     return x + added
 

@@ -178,3 +178,36 @@ def test_flip_takes_dims_as_separate_arguments_and_copies():
     y = x.flip([])
     y.add_(1.0)
     assert x.tolist() == [0.0, 0.0, 0.0]
+
+
+# ------------------------------------------------------------- scatter
+
+
+INDEX = dl.tensor([[0, 1, 2, 0]])
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda src: dl.scatter(X, 0, INDEX, src), "scatter"),
+    (lambda src: X.scatter(0, INDEX, src), "scatter"),
+    (lambda src: X.clone().scatter_(0, INDEX, src), "scatter"),
+    (lambda src: dl.scatter(X, 0, INDEX, src, reduce="add"), "scatter"),
+    (lambda src: dl.scatter_add(X, 0, INDEX, src), "scatter_add"),
+    (lambda src: X.clone().scatter_add_(0, INDEX, src), "scatter_add"),
+], ids=["scatter", "method", "in-place", "reduce-add", "scatter_add", "scatter_add_"])
+@pytest.mark.parametrize("dtype", [dl.float64, dl.int64])
+def test_scatter_refuses_a_src_of_another_dtype(call, name, dtype):
+    # Before: src was cast to the input's dtype without a word (float64 values rounded to
+    # float32, or integers written into floats); PyTorch raises "scatter(): Expected
+    # self.dtype to be equal to src.dtype"
+    with pytest.raises(RuntimeError, match=rf"^{name}\(\): expected src's dtype "
+                                           rf"\({dtype}\) to equal input's \(difflab.float32\); "
+                                           rf"convert with src.to\(input.dtype\)"):
+        call(dl.ones(1, 4, dtype=dtype))
+
+
+def test_scatter_of_the_same_dtype_or_a_number_still_works():
+    out = dl.scatter(X, 0, INDEX, dl.full((1, 4), -1.0))
+    assert out[0, 0].item() == -1 and out[1, 1].item() == -1 and out[2, 2].item() == -1
+    assert dl.scatter(X, 0, INDEX, 5).dtype == dl.float32  # (a number takes the input's)
+    assert dl.scatter(X, 0, INDEX, value=5.0)[0, 3].item() == 5.0
+    assert dl.scatter_add(X, 0, INDEX, dl.ones(1, 4))[0, 0].item() == 1.0
