@@ -27,6 +27,7 @@ from difflab.nn.functional_core import (
     softmax,
 )
 from difflab.tensor import Tensor
+from difflab.tensor_arguments import dim_index
 
 __all__ = ["celu", "elu", "elu_", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid",
            "hardswish", "hardtanh", "hardtanh_", "leaky_relu_", "relu6", "relu_",
@@ -631,7 +632,11 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
     Raises
     ------
     RuntimeError
-        If that dimension's size is odd.
+        If that dimension's size is odd, or the input is 0-d.
+    TypeError
+        If ``dim`` is not an int.
+    IndexError
+        If ``dim`` is out of range.
 
     See Also
     --------
@@ -650,11 +655,16 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
     1.0
     """
     x = _check_tensor("glu", input)
-    if x.ndim == 0 or x.shape[dim] % 2:
+    if x.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even; "
+                           "give it a tensor with a dimension of even size")
+    dim = dim_index(dim, x.ndim, "glu")
+    half, odd = divmod(x.shape[dim], 2)
+    if odd:
         raise RuntimeError(f"glu: Halving dimension must be even, but dimension {dim} is size "
-                           f"{x.shape[dim] if x.ndim else 0}")
-    a, b = x.chunk(2, dim)
-    return a * b.sigmoid()
+                           f"{x.shape[dim]}")
+    # (narrow, not chunk: an empty dimension gives two empty halves, not one chunk)
+    return x.narrow(dim, 0, half) * x.narrow(dim, half, half).sigmoid()
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002

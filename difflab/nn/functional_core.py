@@ -26,6 +26,7 @@ from difflab.functions_indexing import checked_index as _checked_index
 from difflab.ops import nn_conv, nn_ops, registry
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import cast_to as _cast_to
+from difflab.tensor_arguments import dim_index, require_tensor
 from difflab.tensor_arguments import promote_all as _promote_all
 
 __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entropy",
@@ -49,9 +50,12 @@ def _in_place(input: Any, compute: Callable[[Tensor], Tensor], name: str) -> Ten
     return _check_tensor(name, input)._replace_with(compute, name)
 
 
-def _check_tensor(name: str, x: Any) -> Tensor:
+def _check_tensor(name: str, x: Any, what: str = "") -> Tensor:
+    """``x`` if it is a Tensor, else a TypeError naming the function (and the argument,
+    ``what``)."""
     if not isinstance(x, Tensor):
-        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
+        raise TypeError(f"{name}: expected a Tensor" + f" for {what}" * bool(what) +
+                        f", got {type(x).__name__}; make one with difflab.tensor(...)")
     return x
 
 
@@ -123,7 +127,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     Raises
     ------
     TypeError
-        If ``input`` is not a Tensor, an array, a dual number or sympy expressions.
+        If ``input`` is not a Tensor, an array, a dual number or sympy expressions, or
+        ``weight`` or ``bias`` is a number or a list (make a tensor of it).
     ValueError
         If the input's last dimension is not ``weight.shape[-1]``.
 
@@ -141,6 +146,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     tensor([[1.5, 4. , 2. ]])
     """
     input = _check_input("linear", input)  # noqa: A001
+    require_tensor(weight, "linear", "weight")
+    if bias is not None:
+        require_tensor(bias, "linear", "bias")
     if input.ndim == 0 or input.shape[-1] != weight.shape[-1]:
         raise ValueError(
             f"Linear expected input with {weight.shape[-1]} features in its last dimension "
@@ -197,6 +205,10 @@ def conv2d(
     ValueError
         If the input is not 4-D, its channels do not match the weight, ``C_out``
         is not divisible by ``groups``, or ``padding`` is not understood.
+    TypeError
+        If a window argument (stride, padding, dilation, groups) is a float or another non-int.
+    ValueError
+        If ``stride`` or ``dilation`` or ``groups`` is below 1, or ``padding`` is negative.
 
     See Also
     --------
@@ -220,7 +232,8 @@ def conv2d(
             f"Conv2d expects a 4-D input (N, C, H, W), got shape {tuple(input.shape)} "
             f"(add a batch dimension with .unsqueeze(0))"
         )
-    o, cg, kh, kw = weight.shape
+    o, cg, kh, kw = require_tensor(weight, "conv2d", "weight").shape
+    groups = _window("conv2d", groups, "groups", 1)[0]
     if input.shape[1] != cg * groups:
         raise ValueError(
             f"Conv2d expected input with {cg * groups} channels (in_channels), but got "
@@ -228,7 +241,8 @@ def conv2d(
         )
     if o % groups:
         raise ValueError(f"out_channels ({o}) must be divisible by groups ({groups})")
-    stride, dilation = nn_ops._pair(stride), nn_ops._pair(dilation)
+    stride = _window("conv2d", stride, "stride")
+    dilation = _window("conv2d", dilation, "dilation")
     if isinstance(padding, str):
         if padding == "valid":
             padding = (0, 0)
@@ -241,8 +255,8 @@ def conv2d(
             padding = (totals[0] // 2, totals[1] // 2)
         else:
             raise ValueError(f"padding must be an int, a pair, 'same' or 'valid', got {padding!r}")
-    padding = nn_ops._pair(padding)
-    params = dict(stride=stride, padding=padding, dilation=dilation, groups=int(groups))
+    padding = _window("conv2d", padding, "padding")
+    params = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
     return apply(nn_conv.Conv2d, *_promoted(input, weight, bias), **params)
 
 
@@ -250,9 +264,9 @@ def _pool_args(name: str, input: Tensor, kernel_size: Any, stride: Any, padding:
                ) -> tuple:
     if input.ndim not in (3, 4):
         raise ValueError(f"{name} expects a 3-D or 4-D input, got shape {tuple(input.shape)}")
-    kernel = nn_ops._pair(kernel_size)
-    stride = kernel if stride is None else nn_ops._pair(stride)
-    padding = nn_ops._pair(padding)
+    kernel = _window(name, kernel_size, "kernel_size")
+    stride = kernel if stride is None else _window(name, stride, "stride")
+    padding = _window(name, padding, "padding")
     if padding[0] > kernel[0] // 2 or padding[1] > kernel[1] // 2:
         raise ValueError(
             f"{name}: padding {padding} should be at most half of the kernel size {kernel}"
@@ -288,6 +302,10 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
         If ``input`` is not a Tensor, an array, a dual number or sympy expressions.
     ValueError
         If the input is not 3-D or 4-D, or the padding exceeds half the kernel.
+    TypeError
+        If a window argument (kernel_size, stride, padding, dilation) is a float or another non-int.
+    ValueError
+        If ``kernel_size`` or ``stride`` or ``dilation`` is below 1, or ``padding`` is negative.
 
     See Also
     --------
@@ -306,7 +324,7 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     squeeze = input.ndim == 3
     x = input.reshape((1,) + tuple(input.shape)) if squeeze else input
     out = apply(nn_conv.MaxPool2d, x, kernel=kernel, stride=stride, padding=padding,
-                dilation=nn_ops._pair(dilation))
+                dilation=_window("max_pool2d", dilation, "dilation"))
     return out.reshape(tuple(out.shape[1:])) if squeeze else out
 
 
@@ -337,6 +355,10 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
         If ``input`` is not a Tensor, an array, a dual number or sympy expressions.
     ValueError
         If the input is not 3-D or 4-D, or the padding exceeds half the kernel.
+    TypeError
+        If a window argument (kernel_size, stride, padding) is a float or another non-int.
+    ValueError
+        If ``kernel_size`` or ``stride`` is below 1, or ``padding`` is negative.
 
     See Also
     --------
@@ -383,6 +405,8 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
     ValueError
         If the input is not 3-D or 4-D, or ``output_size`` is not an int or a pair
         of positive ints (or None).
+    RuntimeError
+        If a pooled dimension of the input is empty (no cells to pool).
 
     See Also
     --------
@@ -616,9 +640,7 @@ def tanh(input: Tensor) -> Tensor:  # noqa: A002
 def _dim(dim: int | None, x: Tensor, name: str) -> int:
     if dim is None:  # PyTorch's legacy choice
         dim = 0 if x.ndim in (0, 1, 3) else 1
-    if not -max(x.ndim, 1) <= dim < max(x.ndim, 1):
-        raise IndexError(f"{name}: dim {dim} is out of range for a {x.ndim}-D input")
-    return dim % max(x.ndim, 1)
+    return dim_index(dim, x.ndim, name)
 
 
 def softmax(input: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
@@ -1691,6 +1713,9 @@ def _adaptive_sizes(name: str, output_size: Any, sides: tuple) -> tuple:
     as "keep every side".
     """
     n = len(sides)
+    if 0 in sides:  # (no cells to average or take the maximum of: nan, or a ZeroDivisionError)
+        raise RuntimeError(f"{name}: expected the input to have a non-zero size in the "
+                           f"dimensions it pools, but they are {tuple(sides)}")
     if output_size is None:
         return tuple(sides)
     if not isinstance(output_size, (tuple, list)):
@@ -1709,13 +1734,39 @@ def _adaptive_sizes(name: str, output_size: Any, sides: tuple) -> tuple:
     return tuple(sizes)
 
 
+#: The least value of each window argument of a convolution, a pooling, unfold or fold:
+#: a kernel, a stride or a dilation of 0 makes no windows (or divides by zero: NumPy's
+#: and Python's bare ZeroDivisionError before), a negative padding crops (PyTorch
+#: refuses it).
+_LEAST = {"kernel_size": 1, "stride": 1, "dilation": 1, "padding": 0, "output_padding": 0,
+          "groups": 1, "output_size": 0, "size": 1}
+
+
+def _window(name: str, value: Any, what: str, n: int = 2) -> tuple:
+    """A window argument (``kernel_size``, ``stride``, ``padding``, ``dilation``, ...) as
+    ``n`` ints, from one int or a sequence of ``n``: the one check of them, PyTorch's.
+
+    A float is refused rather than truncated (``kernel_size=2.5`` was a 2), as a value
+    below :data:`_LEAST`'s.
+    """
+    values = tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
+    kinds = f"an int or a tuple of {n} ints" if n > 1 else "an int or a 1-tuple"
+    if len(values) != n:
+        raise ValueError(f"{name}: {what} must be {kinds}, got {value!r}")
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"{name}: {what} must be {kinds}, got {type(v).__name__} {v!r}")
+        if v < _LEAST.get(what, 0):
+            least = _LEAST.get(what, 0)
+            raise ValueError(f"{name}: {what} must be {'positive' if least else 'non-negative'}"
+                             f", got {value!r}")
+    return tuple(int(v) for v in values)
+
+
 def _single(name: str, value: Any, what: str) -> int:
-    """One int from ``3`` or ``(3,)`` (PyTorch accepts both for 1-D layers)."""
-    if isinstance(value, (tuple, list)):
-        if len(value) != 1:
-            raise ValueError(f"{name}: {what} must be an int or a 1-tuple, got {value!r}")
-        value = value[0]
-    return int(value)
+    """One int from ``3`` or ``(3,)`` (PyTorch accepts both for 1-D layers), checked by
+    :func:`_window`."""
+    return _window(name, value, what, 1)[0]
 
 
 def _legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:

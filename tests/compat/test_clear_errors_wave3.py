@@ -211,3 +211,196 @@ def test_scatter_of_the_same_dtype_or_a_number_still_works():
     assert dl.scatter(X, 0, INDEX, 5).dtype == dl.float32  # (a number takes the input's)
     assert dl.scatter(X, 0, INDEX, value=5.0)[0, 3].item() == 5.0
     assert dl.scatter_add(X, 0, INDEX, dl.ones(1, 4))[0, 0].item() == 1.0
+
+
+# ------------------------------------------------------------- nn.functional
+
+F = dl.nn.functional
+SIGNAL, IMAGE = dl.zeros(1, 1, 4), dl.zeros(1, 1, 4, 4)
+
+
+@pytest.mark.parametrize("call, error, words", [
+    # Before: ZeroDivisionError "integer division or modulo by zero"
+    (lambda: F.avg_pool1d(SIGNAL, 0), ValueError, "avg_pool1d: kernel_size must be positive"),
+    (lambda: F.avg_pool1d(SIGNAL, 2, 0), ValueError, "avg_pool1d: stride must be positive"),
+    (lambda: F.max_pool1d(SIGNAL, 2, 0), ValueError, "max_pool1d: stride must be positive"),
+    (lambda: F.max_pool2d(IMAGE, 2, (1, 0)), ValueError, "max_pool2d: stride must be positive"),
+    (lambda: F.conv1d(SIGNAL, dl.zeros(1, 1, 2), stride=0), ValueError,
+     "conv1d: stride must be positive"),
+    (lambda: F.conv2d(IMAGE, dl.zeros(1, 1, 2, 2), stride=(0, 1)), ValueError,
+     "conv2d: stride must be positive"),
+    (lambda: F.conv3d(dl.zeros(1, 1, 3, 3, 3), dl.zeros(1, 1, 2, 2, 2), stride=0), ValueError,
+     "conv3d: stride must be positive"),
+    (lambda: F.conv_transpose2d(IMAGE, dl.zeros(1, 1, 2, 2), groups=0), ValueError,
+     "conv_transpose2d: groups must be positive"),
+    # Before: "padding (0, 0) should be at most half of the kernel size (1, -2)"
+    (lambda: F.max_pool1d(SIGNAL, -2), ValueError, "max_pool1d: kernel_size must be positive"),
+    # Before: a dilation of 0 gave an output, silently; a negative padding NumPy's
+    # "index can't contain negative values"; groups=0 "expected input with 0 channels"
+    (lambda: F.conv1d(SIGNAL, dl.zeros(1, 1, 2), dilation=0), ValueError,
+     "conv1d: dilation must be positive"),
+    (lambda: F.conv1d(SIGNAL, dl.zeros(1, 1, 2), padding=-1), ValueError,
+     "conv1d: padding must be non-negative"),
+    (lambda: F.conv2d(IMAGE, dl.zeros(1, 1, 2, 2), groups=0), ValueError,
+     "conv2d: groups must be positive"),
+    # Before: a reshape error naming a shape (1, 0, -1) the user never wrote
+    (lambda: F.unfold(IMAGE, 0), ValueError, "unfold: kernel_size must be positive"),
+    (lambda: F.fold(dl.zeros(1, 4, 9), (4, 4), 2, stride=0), ValueError,
+     "fold: stride must be positive"),
+    # Before: a float was truncated (kernel_size=2.5 pooled 2x2 windows), silently
+    (lambda: F.max_pool2d(IMAGE, 2.5), TypeError,
+     r"max_pool2d: kernel_size must be an int or a tuple of 2 ints, got float 2.5"),
+    (lambda: F.avg_pool2d(IMAGE, (2, 2.0)), TypeError, "avg_pool2d: kernel_size must be an int"),
+    (lambda: F.conv1d(SIGNAL, dl.zeros(1, 1, 2), stride=1.5), TypeError,
+     "conv1d: stride must be an int or a 1-tuple, got float 1.5"),
+    (lambda: F.adaptive_avg_pool1d(SIGNAL, 2.0), TypeError,
+     "adaptive_avg_pool1d: output_size must be an int"),
+    # Before: ZeroDivisionError; and a 2-D adaptive average of an empty side was nan
+    (lambda: F.adaptive_avg_pool1d(dl.zeros(1, 1, 0), 2), RuntimeError,
+     r"adaptive_avg_pool2d: expected the input to have a non-zero size in the dimensions it "
+     r"pools, but they are \(1, 0\)"),
+    (lambda: F.adaptive_max_pool1d(dl.zeros(1, 1, 0), 2), RuntimeError,
+     "adaptive_max_pool2d: expected the input to have a non-zero size"),
+    (lambda: F.adaptive_avg_pool2d(dl.zeros(1, 1, 0, 3), 2), RuntimeError,
+     "adaptive_avg_pool2d: expected the input to have a non-zero size"),
+    (lambda: F.adaptive_max_pool3d(dl.zeros(1, 1, 2, 0, 2), 1), RuntimeError,
+     "adaptive_max_pool3d: expected the input to have a non-zero size"),
+    # Before: avg_pool2d's "kernel_size must be positive", naming a call never made
+    (lambda: F.local_response_norm(dl.zeros(1, 3, 4), 0), ValueError,
+     "local_response_norm: size must be positive"),
+], ids=["avg_pool1d-kernel-0", "avg_pool1d-stride-0", "max_pool1d-stride-0",
+        "max_pool2d-stride-0", "conv1d-stride-0", "conv2d-stride-0", "conv3d-stride-0",
+        "conv_transpose2d-groups-0", "max_pool1d-negative-kernel", "conv1d-dilation-0",
+        "conv1d-negative-padding", "conv2d-groups-0", "unfold-kernel-0", "fold-stride-0",
+        "max_pool2d-float-kernel", "avg_pool2d-float-in-tuple", "conv1d-float-stride",
+        "adaptive-float-size", "adaptive_avg_pool1d-empty", "adaptive_max_pool1d-empty",
+        "adaptive_avg_pool2d-empty-side", "adaptive_max_pool3d-empty", "lrn-size-0"])
+def test_window_arguments_are_checked_in_pytorchs_terms(call, error, words):
+    with pytest.raises(error, match=words):
+        call()
+
+
+def test_window_arguments_still_work():
+    assert F.max_pool2d(IMAGE, (2, 1), stride=(np.int64(2), 1)).shape == (1, 1, 2, 4)
+    assert F.avg_pool1d(SIGNAL, 2, None, 1).shape == (1, 1, 3)
+    assert F.conv1d(SIGNAL, dl.zeros(1, 1, 3), padding="same").shape == (1, 1, 4)
+    assert F.conv2d(IMAGE, dl.zeros(2, 1, 3, 3), padding=(1, 0), dilation=(1, 1)).shape == \
+        (1, 2, 4, 2)
+    assert F.adaptive_avg_pool1d(dl.zeros(0, 1, 4), 2).shape == (0, 1, 2)  # (an empty batch)
+    assert F.unfold(IMAGE, (2, 2), stride=2).shape == (1, 4, 4)
+
+
+@pytest.mark.parametrize("call, error, words", [
+    # Before: ZeroDivisionError "integer modulo by zero"
+    (lambda: F.group_norm(dl.zeros(2, 4, 3), 0), ValueError,
+     "group_norm: num_groups must be positive, got 0"),
+    # Before: a reshape error naming the shape (2, -2, -1)
+    (lambda: F.group_norm(dl.zeros(2, 4, 3), -2), ValueError,
+     "group_norm: num_groups must be positive, got -2"),
+    # Before: num_groups=2.0 was taken, silently
+    (lambda: F.group_norm(dl.zeros(2, 4, 3), 2.0), TypeError,
+     "group_norm: num_groups must be an int, got float 2.0"),
+    # Before: "the 0 channels must divide into num_groups=2 groups" of a 1-D input
+    (lambda: F.group_norm(dl.zeros(4), 2), ValueError,
+     "group_norm: expected an input of at least 2 dimensions"),
+    # Before: a reshape error about the shape (1, 4, 1)
+    (lambda: F.group_norm(dl.zeros(2, 4, 3), 2, dl.ones(3)), ValueError,
+     r"group_norm: weight must have one entry per channel, shape \(4,\), got \(3,\)"),
+    (lambda: F.group_norm(dl.zeros(2, 4, 3), 2, None, 0.5), TypeError,
+     "group_norm: expected a Tensor for bias, got float"),
+], ids=["zero-groups", "negative-groups", "float-groups", "1-d", "weight-shape", "bias-number"])
+def test_group_norm_arguments(call, error, words):
+    with pytest.raises(error, match=words):
+        call()
+
+
+@pytest.mark.filterwarnings("error")  # (no NumPy "Mean of empty slice" either)
+def test_group_norm_of_an_empty_batch_is_empty():
+    # Before: ValueError "reshape: shape (0, 2, -1) is invalid for input of size 0"
+    assert F.group_norm(dl.zeros(0, 4, 3), 2).shape == (0, 4, 3)
+    assert F.group_norm(dl.zeros(2, 4, 0), 2).shape == (2, 4, 0)
+    dl.manual_seed(0)
+    x = dl.randn(2, 4, 3, dtype=dl.float64, requires_grad=True)
+    assert gradcheck(lambda x: F.group_norm(x, 2, dl.ones(4, dtype=dl.float64)), (x,))
+
+
+@pytest.mark.parametrize("call, words", [
+    # Before: AttributeError "'float' object has no attribute 'shape'" (or 'dtype', 'ndim')
+    (lambda: F.linear(X, 2.0), r"linear\(\): argument 'weight' must be a Tensor, not float"),
+    (lambda: F.linear(X, [[1.0, 2.0, 3.0, 4.0]]), r"argument 'weight' must be a Tensor, not list"),
+    (lambda: F.linear(X, None), r"argument 'weight' must be a Tensor, not NoneType"),
+    (lambda: F.linear(X, dl.ones(2, 4), 1.0), r"linear\(\): argument 'bias' must be a Tensor"),
+    (lambda: F.bilinear(X, X, 2.0), "bilinear: expected a Tensor for weight, got float"),
+    (lambda: F.cosine_similarity(X, 2.0), "cosine_similarity: expected a Tensor for x2, got float"),
+    (lambda: F.cosine_similarity(X, [1.0, 2.0, 3.0, 4.0]), "expected a Tensor for x2, got list"),
+    (lambda: F.conv_transpose2d(IMAGE, 2.0), r"conv_transpose2d\(\): argument 'weight' must be"),
+], ids=["linear-number", "linear-list", "linear-None", "linear-bias", "bilinear",
+        "cosine-number", "cosine-list", "conv_transpose2d"])
+def test_a_number_where_nn_functional_takes_a_tensor(call, words):
+    with pytest.raises(TypeError, match=words):
+        call()
+
+
+@pytest.mark.parametrize("call, error, words", [
+    # Before: IndexError "tuple index out of range"
+    (lambda: F.glu(X, dim=5), IndexError, r"glu: Dimension out of range \(expected to be in "
+                                          r"range of \[-2, 1\], but got 5\)"),
+    # Before: "tuple indices must be integers or slices, not float"
+    (lambda: F.glu(X, dim=1.0), TypeError, "glu: dim must be an int, got float 1.0"),
+    (lambda: F.glu(X, dim=None), TypeError, "glu: dim must be an int, got NoneType"),
+    # Before: "Halving dimension must be even, but dimension -1 is size 0"
+    (lambda: F.glu(dl.tensor(1.0)), RuntimeError, "glu does not support scalars"),
+    # Before: "sum: ..." (naming a step of it, not the function)
+    (lambda: F.cosine_similarity(X, X, dim=5), IndexError, "cosine_similarity: Dimension out"),
+    (lambda: F.cosine_similarity(X, X, dim=1.0), TypeError, "cosine_similarity: dim must be"),
+    # Before: "softmax: dim 1.0 is out of range for a 2-D input" (the float was the fault)
+    (lambda: F.softmax(X, 1.0), TypeError, "softmax: dim must be an int, got float 1.0"),
+    (lambda: F.log_softmax(X, 5), IndexError, r"log_softmax: Dimension out of range \(expected "
+                                              r"to be in range of \[-2, 1\], but got 5\)"),
+], ids=["glu-dim-5", "glu-float", "glu-None", "glu-0d", "cosine-dim-5", "cosine-float",
+        "softmax-float", "log_softmax-5"])
+def test_an_nn_dim_is_checked_by_the_one_dim_check(call, error, words):
+    with pytest.raises(error, match=words):
+        call()
+
+
+def test_glu_halves_an_empty_dimension_and_names_the_dim():
+    # Before: ValueError "not enough values to unpack (expected 2, got 1)"
+    assert F.glu(dl.zeros(3, 0)).shape == (3, 0)
+    assert F.glu(X, 0 - 1).shape == (3, 2)
+    # Before: "dimension -1 is size 3" (PyTorch names the dim counted from the start)
+    with pytest.raises(RuntimeError, match="Halving dimension must be even, but dimension 1 "
+                                           "is size 3"):
+        F.glu(dl.zeros(2, 3))
+
+
+@pytest.mark.parametrize("call, error, words", [
+    # Before: ZeroDivisionError "float division by zero" / "division by zero"
+    (lambda: F.interpolate(SIGNAL, scale_factor=0), ValueError,
+     "interpolate: scale_factor must be a positive finite number"),
+    (lambda: F.interpolate(SIGNAL, size=0), ValueError, "interpolate: size must be positive"),
+    # Before: ValueError "cannot convert float NaN to integer"
+    (lambda: F.interpolate(SIGNAL, scale_factor=float("nan")), ValueError,
+     "scale_factor must be a positive finite number"),
+    (lambda: F.interpolate(SIGNAL, scale_factor=float("inf")), ValueError,
+     "scale_factor must be a positive finite number"),
+    # Before: an empty output, silently
+    (lambda: F.interpolate(SIGNAL, scale_factor=-2), ValueError,
+     "scale_factor must be a positive finite number"),
+    (lambda: F.interpolate(SIGNAL, scale_factor=0.1), ValueError,
+     r"input and output sizes should be greater than 0, but got input \(4,\) and output "
+     r"\(0,\) \(scale_factor too small\)"),
+    # Before: size=2.5 was truncated to 2, silently
+    (lambda: F.interpolate(SIGNAL, size=2.5), TypeError,
+     "interpolate: size must be an int or a 1-tuple, got float 2.5"),
+], ids=["scale-0", "size-0", "scale-nan", "scale-inf", "scale-negative", "scale-too-small",
+        "float-size"])
+def test_interpolate_sizes_and_scales(call, error, words):
+    with pytest.raises(error, match=words):
+        call()
+
+
+def test_interpolate_still_scales():
+    assert F.interpolate(SIGNAL, scale_factor=2).shape == (1, 1, 8)
+    assert F.interpolate(IMAGE, size=(2, 3)).shape == (1, 1, 2, 3)
+    assert F.interpolate(IMAGE, scale_factor=(0.5, 1.5)).shape == (1, 1, 2, 6)
