@@ -738,7 +738,7 @@ def _tile_method(self: Tensor, *dims: Any) -> Tensor:
     >>> dl.tensor([[1, 2]]).tile(2, 2).tolist()
     [[1, 2, 1, 2], [1, 2, 1, 2]]
     """
-    return tile(self, shape_args(dims))
+    return tile(self, shape_args(dims, "tile", "the counts"))
 
 
 def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:  # noqa: A002

@@ -121,7 +121,9 @@ def reshape(input: Any, shape: Any) -> Any:  # noqa: A002
     Raises
     ------
     ValueError
-        When the number of elements differs.
+        When the number of elements differs, a size is below -1, or -1 is given twice.
+    TypeError
+        When a size is not an int.
 
     Examples
     --------

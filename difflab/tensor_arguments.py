@@ -18,7 +18,12 @@ import numpy as np
 from difflab import backend
 from difflab.autograd import engine as _engine  # (engine.Tensor: the registered tensor type)
 from difflab.dtypes import BFLOAT16, _Defaults, floating_result, int64, result_type
-from difflab.ops.shapes import as_axes, dim_index, dim_indices  # noqa: F401  (re-exported)
+from difflab.ops.shapes import (  # noqa: F401  (the checks of dims and sizes, re-exported)
+    as_axes,
+    dim_index,
+    dim_indices,
+    shape_args,
+)
 
 if TYPE_CHECKING:
     from difflab.tensor import Tensor
@@ -239,13 +244,6 @@ def view_of(base: Tensor, out: Tensor) -> Tensor:
     return out
 
 
-def shape_args(shape: Sequence[Any]) -> tuple:
-    """Accept f(2, 3) and f((2, 3)) alike."""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = shape[0]
-    return tuple(int(n) for n in shape)
-
-
 def check_same_dtype(name: str, input: Any, source: Any, what: str = "source") -> None:  # noqa: A002
     """Refuse a ``source`` whose dtype is not ``input``'s, as PyTorch's scatter family does.
 
@@ -297,11 +295,33 @@ def new_shape(size: Sequence[Any], name: str) -> tuple:
     non-negative (NumPy's "negative dimensions are not allowed" named neither the call
     nor the size; the ValueError that ``zeros`` and ``empty`` document, with PyTorch's
     words)."""
-    shape = shape_args(size)
+    shape = shape_args(size, name)
     if any(n < 0 for n in shape):
         raise ValueError(f"{name}: Trying to create tensor with negative dimension "
                          f"{min(shape)}: {list(shape)}; every size must be 0 or more")
     return shape
+
+
+def fill_number(value: Any, name: str) -> Any:
+    """``value`` itself if it is one number (a Python or NumPy number, a bool, a 0-d tensor
+    or array): what ``full``, ``new_full``, ``full_like`` and ``fill_`` fill with.
+
+    None or a string made NumPy build a tensor of Python objects (``full((2,), None)``)
+    or fill with nan, without a word; a tensor with dimensions is PyTorch's RuntimeError
+    (``copy_`` writes a tensor of values).
+    """
+    array = unwrap(value)
+    dtype = getattr(array, "dtype", None)
+    if dtype is None:
+        dtype = np.asarray(array).dtype
+    if np.dtype(dtype).kind not in "biufc":
+        raise TypeError(f"{name}: the fill value must be a number (or a 0-d tensor), got "
+                        f"{type(value).__name__} {value!r:.40}")
+    if np.ndim(array):
+        raise RuntimeError(f"{name}: the value must be a number or a 0-d tensor, got one of "
+                           f"shape {tuple(np.shape(array))}; to write a tensor of values use "
+                           f"copy_")
+    return value
 
 
 def require_tensor(value: Any, name: str, what: str = "other") -> Any:

@@ -27,6 +27,7 @@ from difflab.tensor_arguments import (
     dim_index,
     dim_indices,
     element_count,
+    fill_number,
     index_arrays,
     is_tensor,
     new_shape,
@@ -580,7 +581,7 @@ class TensorMethods:
 
         See :func:`difflab.reshape` for the parameters and examples.
         """
-        shape = shape_args(shape)
+        shape = shape_args(shape, "reshape")
         return view_of(self, _apply(_structural.Reshape, self, shape=shape))
 
     def view(self, *shape: Any) -> Tensor:
@@ -607,7 +608,10 @@ class TensorMethods:
         Raises
         ------
         ValueError
-            If the shape does not hold exactly ``x.numel()`` elements.
+            If the shape does not hold exactly ``x.numel()`` elements, a size is below -1,
+            or -1 is given twice.
+        TypeError
+            If a size is not an int.
 
         See Also
         --------
@@ -749,7 +753,8 @@ class TensorMethods:
 
         See :func:`difflab.permute` for the parameters and examples.
         """
-        return view_of(self, _apply(_structural.Permute, self, axes=shape_args(dims)))
+        axes = shape_args(dims, "permute", "dims")
+        return view_of(self, _apply(_structural.Permute, self, axes=axes))
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
         """Axes ``dim0`` and ``dim1`` swapped (a view).
@@ -792,6 +797,8 @@ class TensorMethods:
             If a size differs from a dimension of ``x`` that is not 1, if ``sizes`` has fewer
             dimensions than ``x``, if a size is negative, or if -1 is given for an added
             dimension (PyTorch's class).
+        TypeError
+            If a size is not an int.
 
         See Also
         --------
@@ -814,7 +821,7 @@ class TensorMethods:
         tensor([[3.],
                 [3.]])
         """
-        shape = _structural.expanded_shape(tuple(self.shape), shape_args(sizes))
+        shape = _structural.expanded_shape(tuple(self.shape), shape_args(sizes, "expand"))
         return view_of(self, _apply(_structural.Expand, self, shape=shape))
 
     def expand_as(self, other: Tensor) -> Tensor:
@@ -885,6 +892,8 @@ class TensorMethods:
         ------
         RuntimeError
             If fewer sizes are given than ``x`` has dimensions, or a size is negative.
+        TypeError
+            If a size is not an int.
 
         See Also
         --------
@@ -905,7 +914,7 @@ class TensorMethods:
         >>> x.grad  # 4 copies of each
         tensor([4., 4.])
         """
-        sizes = shape_args(sizes)
+        sizes = shape_args(sizes, "repeat", "the counts")
         if any(n < 0 for n in sizes):
             raise RuntimeError(f"repeat: the counts must be non-negative (0 gives an empty "
                                f"dimension), got {tuple(sizes)}")
@@ -1192,6 +1201,13 @@ class TensorMethods:
         Tensor
             ``fill_value`` everywhere, of shape ``size``.
 
+        Raises
+        ------
+        TypeError
+            If ``fill_value`` is not a number or a 0-d tensor (None), or a size is no int.
+        ValueError
+            If a size is negative.
+
         See Also
         --------
         difflab.full : the same in the default dtype.
@@ -1207,6 +1223,7 @@ class TensorMethods:
         >>> dl.tensor([1, 2]).new_full((3,), 2.9)  # converted to x's int64
         tensor([2, 2, 2])
         """
+        fill_number(fill_value, "new_full")
         return self._new(np.full(new_shape((size,), "new_full"), fill_value), dtype, device,
                          requires_grad)
 

@@ -8,6 +8,7 @@ k tangents on a leading axis, which must broadcast the way their primal did
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -143,6 +144,29 @@ def dim_indices(dims: Any, ndim: int, name: str) -> tuple:
             raise RuntimeError(f"{name}: " * bool(name) + f"dim {d} appears multiple times "
                                f"in the list of dims")
     return normalized
+
+
+def shape_args(shape: Sequence[Any], name: str = "shape", what: str = "sizes") -> tuple:
+    """Accept f(2, 3) and f((2, 3)) alike: the sizes as ints.
+
+    A float, a bool, None or a string is refused (a TypeError naming ``name``):
+    ``int()`` truncated ``ones(2.5)`` to 2 elements and ``x.repeat(2.5, 1)`` to 2 copies
+    without a word, and said "int() argument must be ... not 'NoneType'" for None.
+    Integers of any kind pass, as do 0-d integer tensors.
+    """
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    sizes = []
+    for n in shape:
+        if isinstance(n, (int, np.integer)) and not isinstance(n, bool):
+            sizes.append(int(n))
+            continue
+        if n is None or isinstance(n, (bool, float, np.floating, np.bool_, str)) or \
+                (hasattr(n, "dtype") and getattr(n.dtype, "kind", "i") not in "iu"):
+            raise TypeError(f"{name}: {what} must be ints, got {type(n).__name__} {n!r:.40} "
+                            f"in {tuple(shape)!r:.80}")
+        sizes.append(int(n))
+    return tuple(sizes)
 
 
 def sum_to_shape(g: Any, shape: tuple) -> Any:

@@ -404,3 +404,93 @@ def test_interpolate_still_scales():
     assert F.interpolate(SIGNAL, scale_factor=2).shape == (1, 1, 8)
     assert F.interpolate(IMAGE, size=(2, 3)).shape == (1, 1, 2, 3)
     assert F.interpolate(IMAGE, scale_factor=(0.5, 1.5)).shape == (1, 1, 2, 6)
+
+
+# ------------------------------------------------------------- sizes: floats, None, negatives
+
+
+@pytest.mark.parametrize("call, words", [
+    # Before: int() truncated the float, silently (ones(2.5) had 2 elements)
+    (lambda: dl.ones(2.5), r"ones: sizes must be ints, got float 2.5"),
+    (lambda: dl.randn(3, 2.5), r"randn: sizes must be ints, got float 2.5"),
+    (lambda: dl.randperm(2.5), r"randperm: sizes must be ints, got float 2.5"),
+    (lambda: X.repeat(2.5, 1), r"repeat: the counts must be ints, got float 2.5"),
+    (lambda: X.expand(3, 4.0), r"expand: sizes must be ints, got float 4.0"),
+    (lambda: X.permute(0, 1.0), r"permute: dims must be ints, got float 1.0"),
+    (lambda: dl.permute(X, (1.0, 0)), r"permute: dims must be ints, got float 1.0"),
+    (lambda: X.reshape(dl.tensor(4.0), 3), r"reshape: sizes must be ints, got Tensor"),
+    (lambda: dl.eye(2.5), r"eye: sizes must be ints, got float 2.5"),
+    # Before: "int() argument must be a string, a bytes-like object or a real number, not
+    # 'NoneType'"
+    (lambda: dl.zeros(None), r"zeros: sizes must be ints, got NoneType None"),
+    (lambda: X.reshape(3, None), r"reshape: sizes must be ints, got NoneType None"),
+    (lambda: dl.zeros(True), r"zeros: sizes must be ints, got bool True"),
+    # Before: "'float' object cannot be interpreted as an integer"
+    (lambda: dl.linspace(0, 1, 2.5), r"linspace: steps must be an int, got float 2.5"),
+    (lambda: dl.logspace(0, 1, None), r"logspace: steps must be an int, got NoneType None"),
+], ids=["ones", "randn", "randperm", "repeat", "expand", "permute", "dl.permute",
+        "reshape-float-tensor", "eye", "zeros-None", "reshape-None", "zeros-bool", "linspace",
+        "logspace"])
+def test_a_size_that_is_no_int_is_refused(call, words):
+    with pytest.raises(TypeError, match=words):
+        call()
+
+
+def test_sizes_of_every_integer_kind_still_work():
+    assert dl.zeros(np.int64(2), 3).shape == (2, 3)
+    assert X.reshape(dl.tensor(4), -1).shape == (4, 3)  # (a 0-d integer tensor)
+    assert X.reshape(X.shape).shape == (3, 4)
+    assert dl.eye(2, 3).shape == (2, 3)
+    assert X.repeat(np.int32(2), 1).shape == (6, 4)
+
+
+@pytest.mark.parametrize("call, error, words", [
+    # Before: NumPy took -2 as -1, silently: a (2, 6) tensor
+    (lambda: X.view(-2, 6), ValueError,
+     r"reshape: invalid shape dimension -2 at index 0 of shape \(-2, 6\)"),
+    (lambda: X.reshape(-1, -1), ValueError, r"reshape: only one dimension can be inferred"),
+    # Before: NumPy's "negative dimensions are not allowed", naming no call
+    (lambda: dl.eye(-1), ValueError, r"eye: Trying to create tensor with negative dimension"),
+    (lambda: dl.eye(2, -1), ValueError, r"eye: Trying to create tensor with negative dimension"),
+    # Before: NumPy's "Number of samples, -1, must be non-negative."
+    (lambda: dl.linspace(0, 1, -1), ValueError, r"linspace: number of steps must be non-neg"),
+    # Before: an empty tensor, silently (PyTorch refuses the step's sign)
+    (lambda: dl.arange(0, 10, -1), ValueError,
+     r"arange: upper bound and lower bound inconsistent with step sign: from 0 to 10 in "
+     r"steps of -1; use a positive step"),
+    (lambda: dl.arange(5.0, 0.0, 0.5), ValueError, r"use a negative step"),
+], ids=["view-minus-2", "two-inferred", "eye-negative", "eye-negative-m", "linspace-negative",
+        "arange-step-sign", "arange-step-sign-float"])
+def test_a_negative_size_or_step_is_refused(call, error, words):
+    with pytest.raises(error, match=words):
+        call()
+
+
+def test_ranges_still_count():
+    assert dl.arange(10, 0, -3).tolist() == [10, 7, 4, 1]
+    assert dl.arange(0, 0, -1).shape == (0,)
+    assert dl.linspace(0, 1, 0).shape == (0,)
+    assert dl.linspace(0, 1, np.int64(3)).tolist() == [0.0, 0.5, 1.0]
+
+
+@pytest.mark.parametrize("call, name", [
+    # Before: full((2,), None) made a tensor of Python objects; new_full and fill_ nan
+    (lambda: dl.full((2,), None), "full"),
+    (lambda: dl.full((2,), "a"), "full"),
+    (lambda: dl.full_like(X, None), "full"),
+    (lambda: X.new_full((2,), None), "new_full"),
+    (lambda: X.clone().fill_(None), "fill_"),
+], ids=["full", "full-str", "full_like", "new_full", "fill_"])
+def test_a_fill_value_that_is_no_number_is_refused(call, name):
+    with pytest.raises(TypeError, match=rf"^{name}: the fill value must be a number \(or a "
+                                        rf"0-d tensor\), got"):
+        call()
+
+
+def test_fill_values_still_fill():
+    assert dl.full((2,), True).dtype == dl.bool
+    assert dl.full((2,), dl.tensor(3.0)).tolist() == [3.0, 3.0]
+    assert X.clone().fill_(dl.tensor(2.0)).sum().item() == 24.0
+    assert X.new_full((2,), 7).tolist() == [7.0, 7.0]
+    with pytest.raises(RuntimeError, match="fill_: the value must be a number or a 0-d tensor"):
+        X.clone().fill_(dl.ones(2))
