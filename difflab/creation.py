@@ -10,7 +10,14 @@ from difflab import backend, random
 from difflab.autograd.engine import apply
 from difflab.dtypes import _Defaults, as_dtype, int64
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import fill_number, new_shape, shape_args, tensor_of, to_array
+from difflab.tensor_arguments import (
+    fill_number,
+    integer,
+    new_shape,
+    shape_args,
+    tensor_of,
+    to_array,
+)
 
 
 class _DefaultDevice:
@@ -653,8 +660,7 @@ def linspace(start: float, end: float, steps: int, dtype: Any = None, device: An
 def _steps(name: str, steps: Any) -> int:
     """``linspace``'s and ``logspace``'s number of values: an int, not negative (NumPy's
     "'float' object cannot be interpreted as an integer" named neither)."""
-    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
-        raise TypeError(f"{name}: steps must be an int, got {type(steps).__name__} {steps!r}")
+    steps = integer(steps, name, "steps")
     if steps < 0:
         raise ValueError(f"{name}: number of steps must be non-negative, got {steps}")
     return int(steps)

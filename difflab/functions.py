@@ -1335,6 +1335,8 @@ def tril(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tens
     ------
     RuntimeError
         If ``input`` has fewer than 2 dimensions.
+    TypeError
+        If ``diagonal`` is not an int.
 
     See Also
     --------
@@ -1384,6 +1386,8 @@ def triu(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tens
     ------
     RuntimeError
         If ``input`` has fewer than 2 dimensions.
+    TypeError
+        If ``diagonal`` is not an int.
 
     See Also
     --------

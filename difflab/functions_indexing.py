@@ -28,7 +28,9 @@ from difflab.tensor_arguments import (
     check_same_dtype,
     dim_index,
     index_arrays,
+    integer,
     promote_all,
+    shape_args,
     tensor_of,
 )
 
@@ -654,8 +656,10 @@ def topk(input: Any, k: int, dim: int = -1, largest: bool = True,  # noqa: A002
         If ``dim`` is not an int.
     IndexError
         If ``dim`` is out of range.
+    TypeError
+        If ``k`` is not an int.
     RuntimeError
-        If ``k`` is not an int in [0, input.shape[dim]].
+        If ``k`` is not in [0, input.shape[dim]].
 
     See Also
     --------
@@ -683,7 +687,8 @@ def topk(input: Any, k: int, dim: int = -1, largest: bool = True,  # noqa: A002
     x = tensor_of(input)
     dim = dim_index(dim, x.ndim, "topk")
     size = x.shape[dim] if x.ndim else 1
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= size:
+    k = integer(k, "topk()", "k")  # (PyTorch's TypeError for k=2.0)
+    if not 0 <= k <= size:
         raise RuntimeError(
             f"topk(): selected index k={k!r} is out of range: k must be an int in [0, {size}] "
             f"(the size of dimension {dim})"
@@ -722,7 +727,7 @@ def roll(input: Any, shifts: Any, dims: Any = None) -> Tensor:  # noqa: A002
         If ``shifts`` and ``dims`` differ in length, or ``dims`` is None and ``shifts``
         has several numbers.
     TypeError
-        If a dimension is not an int.
+        If a dimension or a shift is not an int.
     IndexError
         If a dimension is out of range.
 
@@ -751,12 +756,11 @@ def roll(input: Any, shifts: Any, dims: Any = None) -> Tensor:  # noqa: A002
             [2., 3., 1.]])
     """
     x = tensor_of(input)
+    shifts = shape_args((shifts,), "roll", "shifts")  # (ints: 1.5 was truncated to 1)
     if dims is None:
-        if not isinstance(shifts, (int, np.integer)) and len(shifts) != 1:
+        if len(shifts) != 1:
             raise RuntimeError("roll(): with dims=None, shifts must be one number")
-        s = shifts if isinstance(shifts, (int, np.integer)) else shifts[0]
-        return roll(x.flatten(), s, 0).reshape(x.shape)
-    shifts = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
+        return roll(x.flatten(), shifts[0], 0).reshape(x.shape)
     dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
     if len(shifts) != len(dims):
         raise RuntimeError(
@@ -769,7 +773,7 @@ def roll(input: Any, shifts: Any, dims: Any = None) -> Tensor:  # noqa: A002
         n = x.shape[d] if x.ndim else 1
         if n:
             xp = backend.array_module(x.array)
-            out = index_select(out, d, (xp.arange(n) - int(s)) % n)
+            out = index_select(out, d, (xp.arange(n) - s) % n)
     return out
 
 

@@ -17,7 +17,7 @@ from difflab.creation import full, full_like, ones_like, zeros_like
 from difflab.dtypes import get_default_dtype, int64
 from difflab.functions_picking import diagonal
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import MinMax, dim_index, tensor_of
+from difflab.tensor_arguments import MinMax, dim_index, integer, tensor_of
 
 __all__ = [
     "aminmax", "bucketize", "cdist", "corrcoef", "cov", "cummax", "cummin", "dist", "kthvalue",
@@ -325,6 +325,15 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
     (values, indices)
         Readable as ``.values`` and ``.indices``.
 
+    Raises
+    ------
+    TypeError
+        If ``k`` or ``dim`` is not an int.
+    IndexError
+        If ``dim`` is out of range.
+    RuntimeError
+        If ``k`` is not in [1, the size of ``dim``].
+
     Examples
     --------
     >>> import difflab as dl
@@ -333,6 +342,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
     """
     x = tensor_of(input)
     size = x.shape[dim_index(dim, x.ndim, "kthvalue")] if x.ndim else 1
+    k = integer(k, "kthvalue", "k")  # (k=2.0 was taken, k=2.5 picked a position 1.5)
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue: k = {k} is out of range for a dimension of size {size} "
                            f"(k counts from 1)")

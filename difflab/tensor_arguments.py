@@ -22,6 +22,7 @@ from difflab.ops.shapes import (  # noqa: F401  (the checks of dims and sizes, r
     as_axes,
     dim_index,
     dim_indices,
+    integer,
     shape_args,
 )
 

@@ -29,6 +29,7 @@ from difflab.tensor_arguments import (
     element_count,
     fill_number,
     index_arrays,
+    integer,
     is_tensor,
     new_shape,
     operand,
@@ -1055,6 +1056,7 @@ class TensorMethods:
         return repr(self)
 
     def _triangle(self, diagonal: int, lower: bool, name: str) -> Tensor:
+        diagonal = integer(diagonal, name, "diagonal")  # (1.5 was a diagonal of its own)
         if self.array.ndim < 2:
             raise RuntimeError(
                 f"{name}: input tensor must have at least 2 dimensions (got shape "

@@ -15,7 +15,7 @@ import numpy as np
 
 from difflab import backend
 from difflab.ops.primitive import Primitive
-from difflab.ops.shapes import dim_index, dim_indices, mean_scale
+from difflab.ops.shapes import copied, dim_index, dim_indices, mean_scale
 
 
 def _from_end(axes: tuple | None, ndim: int) -> tuple:
@@ -273,14 +273,20 @@ class CumSum(Primitive):
     @staticmethod
     def forward(ctx, xp, x, axis):
         ctx.axis, ctx.ndim = axis, x.ndim
+        if x.ndim == 0:  # (one element, its own running sum; NumPy's would be 1-D)
+            return copied(x)
         return xp.cumsum(x, axis=axis)
 
     @staticmethod
     def vjp(ctx, xp, g):
+        if ctx.ndim == 0:
+            return (g,)
         return (xp.flip(xp.cumsum(xp.flip(g, ctx.axis), axis=ctx.axis), ctx.axis),)
 
     @staticmethod
     def jvp(ctx, xp, dx):
+        if ctx.ndim == 0:
+            return dx
         return xp.cumsum(dx, axis=ctx.axis % ctx.ndim - ctx.ndim)
 
 

@@ -146,6 +146,54 @@ def dim_indices(dims: Any, ndim: int, name: str) -> tuple:
     return normalized
 
 
+def _not_an_int(value: Any) -> bool:
+    """Whether ``value`` must be refused where an int goes: a float, a bool, None, a
+    string, or an array or tensor of another kind than integers (``int()`` truncated a
+    float without a word).  Integers of any kind, and 0-d integer tensors, pass."""
+    if isinstance(value, (int, np.integer)):
+        return isinstance(value, bool)
+    return value is None or isinstance(value, (float, np.floating, np.bool_, str)) or \
+        (hasattr(value, "dtype") and getattr(value.dtype, "kind", "i") not in "iu")
+
+
+def integer(value: Any, name: str, what: str) -> int:
+    """``value`` as an int, for an argument that counts (``k``, ``start``, ``diagonal``,
+    a kernel size): the one check of such an argument.
+
+    Parameters
+    ----------
+    value : int
+        The argument (a Python or NumPy integer, or a 0-d integer tensor).
+    name : str
+        The function, named at the start of the error.
+    what : str
+        The argument's name, for the error.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is a float, a bool, None or anything else that is no integer.
+
+    Examples
+    --------
+    >>> from difflab.ops.shapes import integer
+    >>> integer(3, "topk", "k")
+    3
+    >>> integer(2.0, "topk", "k")
+    Traceback (most recent call last):
+    ...
+    TypeError: topk: k must be an int, got float 2.0
+    """
+    if _not_an_int(value):
+        raise TypeError(f"{name}: {what} must be an int, got {type(value).__name__} "
+                        f"{value!r:.40}")
+    return int(value)
+
+
 def shape_args(shape: Sequence[Any], name: str = "shape", what: str = "sizes") -> tuple:
     """Accept f(2, 3) and f((2, 3)) alike: the sizes as ints.
 
@@ -158,11 +206,7 @@ def shape_args(shape: Sequence[Any], name: str = "shape", what: str = "sizes") -
         shape = shape[0]
     sizes = []
     for n in shape:
-        if isinstance(n, (int, np.integer)) and not isinstance(n, bool):
-            sizes.append(int(n))
-            continue
-        if n is None or isinstance(n, (bool, float, np.floating, np.bool_, str)) or \
-                (hasattr(n, "dtype") and getattr(n.dtype, "kind", "i") not in "iu"):
+        if _not_an_int(n):
             raise TypeError(f"{name}: {what} must be ints, got {type(n).__name__} {n!r:.40} "
                             f"in {tuple(shape)!r:.80}")
         sizes.append(int(n))

@@ -494,3 +494,60 @@ def test_fill_values_still_fill():
     assert X.new_full((2,), 7).tolist() == [7.0, 7.0]
     with pytest.raises(RuntimeError, match="fill_: the value must be a number or a 0-d tensor"):
         X.clone().fill_(dl.ones(2))
+
+
+# ------------------------------------------------------------- counts: k, start, diagonal, shifts
+
+
+@pytest.mark.parametrize("call, words", [
+    # Before: "topk(): selected index k=2.0 is out of range" (the float was the fault)
+    (lambda: dl.topk(X, 2.0), r"topk\(\): k must be an int, got float 2.0"),
+    # Before: kthvalue(x, 2.0) and narrow(x, 0, 0.5, 1) and tril(x, 1.5) were taken, silently
+    (lambda: dl.kthvalue(X, 2.0), "kthvalue: k must be an int, got float 2.0"),
+    (lambda: dl.narrow(X, 0, 0.5, 1), "narrow: start must be an int, got float 0.5"),
+    (lambda: X.narrow(0, 0, 1.5), "narrow: length must be an int, got float 1.5"),
+    (lambda: dl.tril(X, 1.5), "tril: diagonal must be an int, got float 1.5"),
+    (lambda: X.triu(None), "triu: diagonal must be an int, got NoneType None"),
+    # Before: "'float' object is not iterable"; with dims, 1.5 was a shift of 1
+    (lambda: dl.roll(X, 1.5), r"roll: shifts must be ints, got float 1.5"),
+    (lambda: dl.roll(X, 1.5, 0), r"roll: shifts must be ints, got float 1.5"),
+    (lambda: dl.roll(X, None), r"roll: shifts must be ints, got NoneType None"),
+    # Before: "float() argument must be a string or a real number, not 'NoneType'"
+    (lambda: dl.linalg.vector_norm(X, ord=None), "linalg.vector_norm: ord must be a number"),
+    # Before: "'float' object is not iterable"
+    (lambda: dl.linalg.vector_norm(X, dim=1.0), "linalg.vector_norm: dim must be an int or"),
+], ids=["topk", "kthvalue", "narrow-start", "narrow-length", "tril", "triu-None", "roll",
+        "roll-with-dims", "roll-None", "vector_norm-ord-None", "vector_norm-dim-float"])
+def test_a_count_that_is_no_int_is_refused(call, words):
+    with pytest.raises(TypeError, match=words):
+        call()
+
+
+def test_the_counts_still_count():
+    assert dl.topk(X, np.int64(2)).values.tolist() == [[3, 2], [7, 6], [11, 10]]
+    assert dl.kthvalue(X, 2).values.tolist() == [1, 5, 9]
+    assert dl.narrow(X, 0, -1, 1).tolist() == [[8, 9, 10, 11]]
+    assert dl.tril(X, -1).sum().item() == 21
+    assert dl.roll(X, 1).reshape(-1)[0].item() == 11
+    assert dl.roll(X, (1, -1), (0, 1))[0, 0].item() == 9
+
+
+def test_vector_norm_refuses_a_repeated_dim():
+    # Before: the repeated dim reached NumPy ("duplicate value in 'axis'")
+    with pytest.raises(RuntimeError, match="linalg.vector_norm: dim 0 appears multiple times"):
+        dl.linalg.vector_norm(X, dim=(0, 0))
+    # Before: ValueError "dim must name two different dimensions": now PyTorch's class
+    with pytest.raises(RuntimeError, match="linalg.matrix_norm: dim 1 appears multiple times"):
+        dl.linalg.matrix_norm(X, dim=(1, -1))
+
+
+def test_cumsum_of_a_0d_tensor_is_0d():
+    # Before: a tensor of shape (1,) (NumPy's flattening), where PyTorch keeps the 0-d shape
+    x = dl.tensor(2.0, dtype=dl.float64, requires_grad=True)
+    y = dl.cumsum(x, 0)
+    assert y.shape == () and y.item() == 2.0
+    assert dl.cumsum(dl.tensor(float("inf")), -1).item() == float("inf")
+    assert gradcheck(lambda x: dl.cumsum(x, 0) * x, (x,))
+    assert gradgradcheck(lambda x: dl.cumsum(x, 0) * x, (x,))
+    _, tangent = dl.func.jvp(lambda x: dl.cumsum(x, 0), (dl.tensor(2.0),), (dl.tensor(3.0),))
+    assert tangent.item() == 3.0
