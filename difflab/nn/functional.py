@@ -27,6 +27,10 @@ module, so there is no import cycle (docs/architecture.md, "Import layers").
 from difflab.nn.functional_activations import *  # noqa: F403
 from difflab.nn.functional_conv import *  # noqa: F403
 from difflab.nn.functional_core import *  # noqa: F403
-from difflab.nn.functional_core import _legacy_reduction, _single  # noqa: F401  (the layers read them)
+from difflab.nn.functional_core import (  # noqa: F401  (the layers read them)
+    _legacy_reduction,
+    _single,
+    _window,
+)
 from difflab.nn.functional_layers import *  # noqa: F403
 from difflab.nn.functional_losses import *  # noqa: F403

@@ -551,3 +551,44 @@ def test_cumsum_of_a_0d_tensor_is_0d():
     assert gradgradcheck(lambda x: dl.cumsum(x, 0) * x, (x,))
     _, tangent = dl.func.jvp(lambda x: dl.cumsum(x, 0), (dl.tensor(2.0),), (dl.tensor(3.0),))
     assert tangent.item() == 3.0
+
+
+# ------------------------------------------------------------- layers' constructors
+
+
+@pytest.mark.parametrize("make, error, words", [
+    # Before: the float was truncated (a 2x2 kernel), silently
+    (lambda: dl.nn.Conv2d(1, 1, 2.5), TypeError,
+     "Conv2d: kernel_size must be an int or a tuple of 2 ints, got float 2.5"),
+    (lambda: dl.nn.Conv3d(1, 1, 2.5), TypeError, "Conv3d: kernel_size must be an int"),
+    (lambda: dl.nn.ConvTranspose2d(1, 1, 2.5), TypeError, "ConvTranspose2d: kernel_size must"),
+    (lambda: dl.nn.Linear(2.5, 3), TypeError, "Linear: in_features must be an int, got float"),
+    # Before: "int() argument must be a string, a bytes-like object or a real number"
+    (lambda: dl.nn.Linear(None, 3), TypeError, "Linear: in_features must be an int, got None"),
+    # Before: ZeroDivisionError "integer division or modulo by zero"
+    (lambda: dl.nn.Conv2d(2, 4, 3, groups=0), ValueError, "Conv2d: groups must be positive"),
+    (lambda: dl.nn.Conv1d(2, 4, 3, groups=0), ValueError, "Conv1d: groups must be positive"),
+    (lambda: dl.nn.ConvTranspose2d(2, 2, 2, groups=0), ValueError,
+     "ConvTranspose2d: groups must be positive"),
+    (lambda: dl.nn.GroupNorm(0, 4), ValueError, "GroupNorm: num_groups must be positive, got 0"),
+    # Before: ZeroDivisionError "float division by zero" (the initialisation's 1 / √fan)
+    (lambda: dl.nn.Conv2d(1, 1, 0), ValueError, "Conv2d: kernel_size must be positive"),
+    # Before: a layer with stride 0, which failed only when called
+    (lambda: dl.nn.Conv1d(1, 1, 3, stride=0), ValueError, "Conv1d: stride must be positive"),
+], ids=["conv2d-float-kernel", "conv3d-float-kernel", "convtranspose-float-kernel",
+        "linear-float", "linear-None", "conv2d-groups-0", "conv1d-groups-0",
+        "convtranspose-groups-0", "groupnorm-0", "conv2d-kernel-0", "conv1d-stride-0"])
+def test_layer_constructors_check_their_sizes(make, error, words):
+    with pytest.raises(error, match=words):
+        make()
+
+
+def test_a_layer_with_no_inputs_is_made_as_in_pytorch():
+    # Before: ZeroDivisionError "float division by zero" in the initialisation
+    with pytest.warns(UserWarning, match="Initializing zero-element tensors is a no-op"):
+        layer = dl.nn.Linear(0, 3)
+    assert layer(dl.zeros(2, 0)).shape == (2, 3)
+    with pytest.warns(UserWarning, match="zero-element"):
+        assert dl.nn.Conv2d(0, 1, 3).weight.shape == (1, 0, 3, 3)
+    assert dl.nn.GroupNorm(2, 4).num_groups == 2
+    assert dl.nn.Conv2d(1, 2, (3, 1), padding="same").kernel_size == (3, 1)
