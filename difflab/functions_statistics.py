@@ -604,6 +604,8 @@ def searchsorted(sorted_sequence: Tensor, values: Any, *, right: bool = False,
                            f"needs values with the same leading shape, got {tuple(v.shape)}")
     entries = sequence.unsqueeze(-2) if sequence.ndim > 1 else sequence
     below = entries <= v.unsqueeze(-1) if right else entries < v.unsqueeze(-1)
+    if v.dtype.kind in "fc":  # (nan sorts last, as in PyTorch: after every entry, not first)
+        below = below | v.unsqueeze(-1).isnan()
     counts = below.sum(-1).to(int64)
     return counts.reshape(()) if scalar else counts
 
@@ -646,6 +648,8 @@ def _cumulative_extreme(x: Tensor, dim: int, better: Any, name: str) -> MinMax:
     x = tensor_of(x)
     dim = dim_index(dim, x.ndim, name)
     if x.ndim == 0:
+        return MinMax((x.clone(), full_like(x, 0, dtype=int64)))
+    if x.shape[dim] == 0:  # (no running extreme: empty, as in PyTorch; select(dim, 0) failed)
         return MinMax((x.clone(), full_like(x, 0, dtype=int64)))
     values, indices = [], []
     best = x.select(dim, 0)

@@ -392,6 +392,8 @@ def multinomial_array(weights: np.ndarray, num_samples: int, replacement: bool,
                 f"weight, fewer than the {num_samples} samples asked without replacement"
             )
     rng = _rng(generator)
+    if not len(rows):  # (a batch of no distributions: NumPy's stack of nothing failed)
+        return np.zeros((0, num_samples), dtype=np.int64)
     out = np.stack([
         rng.choice(categories, size=num_samples, replace=replacement, p=row / row.sum())
         for row in rows

@@ -306,7 +306,11 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
     else:
         cols = conv2d(x, _one_hot_kernels(c, kh, kw, x), None, stride, padding, dilation,
                       groups=c)
-    cols = cols.reshape((x.shape[0], c * kh * kw, -1))
+    # (the number of blocks spelled out: -1 cannot be inferred for an empty batch)
+    blocks = 1
+    for n in cols.shape[2:]:
+        blocks *= n
+    cols = cols.reshape((x.shape[0], c * kh * kw, blocks))
     return cols.reshape(tuple(cols.shape[1:])) if unbatched else cols
 
 

@@ -169,6 +169,10 @@ class Reshape(Primitive):
         if list(shape).count(-1) > 1:
             raise ValueError(f"only one dimension can be inferred (given as -1), got shape "
                              f"{tuple(shape)}")
+        if -1 in shape and 0 in shape:  # (NumPy: "is invalid", not why)
+            raise ValueError(f"cannot reshape a tensor of {x.size} elements into shape "
+                             f"{tuple(shape)}: the size given as -1 could be any value, as "
+                             f"another is 0; give every size")
         try:
             return xp.reshape(x, shape)
         except ValueError:

@@ -592,3 +592,33 @@ def test_a_layer_with_no_inputs_is_made_as_in_pytorch():
         assert dl.nn.Conv2d(0, 1, 3).weight.shape == (1, 0, 3, 3)
     assert dl.nn.GroupNorm(2, 4).num_groups == 2
     assert dl.nn.Conv2d(1, 2, (3, 1), padding="same").kernel_size == (3, 1)
+
+
+# ------------------------------------------------------------- empty tensors and nan
+
+
+def test_empty_inputs_give_empty_results():
+    # Before: NumPy's ValueError "need at least one array to stack"
+    assert dl.multinomial(dl.zeros(0, 2), 1).shape == (0, 1)
+    # Before: IndexError "select: index 0 is out of range for dimension 0 of size 0"
+    values, indices = dl.cummax(dl.zeros(0), 0)
+    assert values.shape == (0,) and indices.dtype == dl.int64
+    assert dl.cummin(dl.zeros(2, 0), 1).values.shape == (2, 0)
+    # Before: ValueError "reshape: shape (0, 4, -1) is invalid for input of size 0"
+    assert F.unfold(dl.zeros(0, 1, 4, 4), 2).shape == (0, 4, 9)
+
+
+def test_reshape_of_no_elements_says_why_minus_one_is_ambiguous():
+    # Before: "shape (-1, 0) is invalid for input of size 0", not why
+    with pytest.raises(ValueError, match=r"cannot reshape a tensor of 0 elements into shape "
+                                         r"\(-1, 0\): the size given as -1 could be any value"):
+        dl.zeros(0).reshape(-1, 0)
+    assert dl.zeros(0).reshape(-1, 5).shape == (0, 5)
+
+
+def test_searchsorted_puts_nan_last():
+    # Before: a nan value went before every entry (0), where PyTorch sorts nan last
+    values = dl.tensor([float("nan"), 0.5, 5.0])
+    assert dl.searchsorted(dl.tensor([0.0, 1.0]), values).tolist() == [2, 1, 2]
+    assert dl.searchsorted(dl.tensor([0.0, 1.0]), values, right=True).tolist() == [2, 1, 2]
+    assert dl.bucketize(dl.tensor([float("nan"), 0.0]), dl.tensor([0.0, 1.0])).tolist() == [2, 0]
