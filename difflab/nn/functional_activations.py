@@ -22,6 +22,7 @@ from difflab.nn.functional_core import (
     _dim,
     _floating,
     _in_place,
+    _number,
     leaky_relu,
     relu,
     softmax,
@@ -60,6 +61,11 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # 
     -------
     Tensor
 
+    Raises
+    ------
+    TypeError
+        If ``alpha`` is None or a string, not a number.
+
     See Also
     --------
     selu, celu, difflab.nn.ELU
@@ -75,6 +81,7 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # 
     >>> dl.nn.functional.elu(dl.tensor([-1.0, 0.0, 2.0])).tolist()
     [-0.6321205496788025, 0.0, 2.0]
     """
+    alpha = _number("elu", alpha, "alpha")
     if inplace:
         return _in_place(input, lambda x: elu(x, alpha), "elu(inplace=True)")
     x = _floating(_check_tensor("elu", input))  # (fractions: integers become floats)
@@ -141,6 +148,8 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  #
     ------
     ValueError
         If ``alpha`` is 0.
+    TypeError
+        If ``alpha`` is None or a string, not a number.
 
     See Also
     --------
@@ -157,6 +166,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  #
     >>> round(dl.nn.functional.celu(dl.tensor([-1.0]), alpha=2.0).item(), 4)
     -0.7869
     """
+    alpha = _number("celu", alpha, "alpha")
     if inplace:
         return _in_place(input, lambda x: celu(x, alpha), "celu(inplace=True)")
     if alpha == 0:
@@ -187,6 +197,11 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     Tensor
         The input's shape.
 
+    Raises
+    ------
+    TypeError
+        If ``threshold`` or ``value`` is None or a string, not a number.
+
     See Also
     --------
     relu, difflab.nn.Threshold
@@ -202,6 +217,8 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     >>> dl.nn.functional.threshold(dl.tensor([0.5, 2.0]), 1.0, -9.0).tolist()
     [-9.0, 2.0]
     """
+    threshold = _number("threshold", threshold, "threshold")
+    value = _number("threshold", value, "value")
     def compute(x: Tensor) -> Tensor:  # (the argument ``threshold`` hides this function)
         return _where(x > threshold, x, float(value))
 
@@ -227,6 +244,11 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     Tensor
         The input's shape.
 
+    Raises
+    ------
+    TypeError
+        If ``beta`` or ``threshold`` is None or a string, not a number.
+
     See Also
     --------
     relu, logsigmoid, difflab.nn.Softplus
@@ -243,6 +265,8 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     >>> round(dl.nn.functional.softplus(dl.tensor([0.0])).item(), 6)   # log 2
     0.693147
     """
+    beta = _number("softplus", beta, "beta")
+    threshold = _number("softplus", threshold, "threshold")
     x = _check_tensor("softplus", input)
     bx = x * beta
     smooth = ((-bx.abs()).exp().log1p() + bx.relu()) / beta
@@ -794,6 +818,11 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa
     -------
     Tensor
 
+    Raises
+    ------
+    TypeError
+        If ``min_val`` or ``max_val`` is None or a string, not a number.
+
     See Also
     --------
     relu6, tanh, difflab.nn.Hardtanh
@@ -809,6 +838,8 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa
     >>> dl.nn.functional.hardtanh(dl.tensor([-3., -0.5, 0.25, 2.]))
     tensor([-1.  , -0.5 ,  0.25,  1.  ])
     """
+    min_val = _number("hardtanh", min_val, "min_val")
+    max_val = _number("hardtanh", max_val, "max_val")
     if inplace:
         return _in_place(input, lambda x: hardtanh(x, min_val, max_val), "hardtanh(inplace=True)")
     if max_val < min_val:

@@ -72,6 +72,25 @@ def _check_input(name: str, x: Any) -> Any:
                     f"expressions), got {type(x).__name__}")
 
 
+def _number(name: str, value: Any, what: str) -> Any:
+    """``value`` itself unless it is None or a string, where a number (an ``alpha``, a
+    ``p``, a slope) goes: then a TypeError naming the function and the argument (Python's
+    was "unsupported operand type(s) for *: 'NoneType' and 'Tensor'", naming neither)."""
+    if value is None or isinstance(value, (str, bytes)):
+        raise TypeError(f"{name}: {what} must be a number, got {type(value).__name__} "
+                        f"{value!r}")
+    return value
+
+
+def _probability(name: str, p: Any, what: str = "p") -> float:
+    """A dropout probability: a number in [0, 1] (PyTorch's words for one outside; None
+    was "'<=' not supported between instances of 'float' and 'NoneType'")."""
+    _number(name, p, what)
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    return p
+
+
 def _floating(x: Tensor) -> Tensor:
     """``x`` in a floating dtype: an integer or boolean tensor becomes the default float."""
     # (x may be forward mode's Dual: its dtype is NumPy's; sympy expressions (object) stand
@@ -520,6 +539,8 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     RuntimeError
         With ``inplace=True`` while recording, if ``input`` is a leaf that requires
         grad or a view of a tensor of a graph.
+    TypeError
+        If ``negative_slope`` is None or a string, not a number.
 
     See Also
     --------
@@ -536,6 +557,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     >>> F.leaky_relu(x, 0.5, inplace=True) is x, x
     (True, tensor([-1.,  3.]))
     """
+    negative_slope = _number("leaky_relu", negative_slope, "negative_slope")
     if inplace:
         return _in_place(input, lambda x: leaky_relu(x, negative_slope),
                          "leaky_relu(inplace=True)")
@@ -745,6 +767,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     ------
     ValueError
         If ``p`` is outside :math:`[0, 1]`.
+    TypeError
+        If ``p`` is None or a string, not a number.
 
     See Also
     --------
@@ -759,8 +783,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     >>> sorted(set(F.dropout(dl.ones(100), 0.5).tolist()))
     [0.0, 2.0]
     """
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    _probability("dropout", p)
     if not training or p == 0.0:
         return input
     if inplace:

@@ -26,6 +26,8 @@ from difflab.nn.functional_core import (
     _check_tensor,
     _floating,
     _in_place,
+    _number,
+    _probability,
     _promoted,
     _window,
     embedding,
@@ -83,6 +85,11 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     Tensor
         (N,) distances.
 
+    Raises
+    ------
+    TypeError
+        If ``p`` or ``eps`` is None or a string, not a number.
+
     See Also
     --------
     cosine_similarity, pdist, difflab.nn.PairwiseDistance
@@ -99,6 +106,8 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     >>> round(d.item(), 4)
     5.0
     """
+    p = _number("pairwise_distance", p, "p")
+    eps = _number("pairwise_distance", eps, "eps")
     _check_tensor("pairwise_distance", x1)
     return _p_norm(x1 - x2 + eps, p, -1, keepdim)
 
@@ -243,6 +252,8 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  
     ------
     ValueError
         If :math:`p \le 0`.
+    TypeError
+        If ``p`` or ``eps`` is None or a string, not a number.
 
     See Also
     --------
@@ -254,6 +265,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  
     >>> dl.nn.functional.normalize(dl.tensor([[3.0, 4.0]])).tolist()
     [[0.6000000238418579, 0.800000011920929]]
     """
+    p, eps = _number("normalize", p, "p"), _number("normalize", eps, "eps")
     x = _check_tensor("normalize", input)
     return x / _p_norm(x, p, dim, keepdim=True, eps=eps)
 
@@ -264,8 +276,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  
 def _channel_dropout(name: str, input: Tensor, p: float, training: bool,  # noqa: A002
                      spatial: int, inplace: bool = False) -> Tensor:
     x = _check_tensor(name, input)
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    _probability(name, p)
     if x.ndim not in (spatial + 1, spatial + 2):
         raise ValueError(f"{name} expects a {spatial + 1}-D (unbatched) or {spatial + 2}-D "
                          f"(batched) input, got shape {tuple(x.shape)}")
@@ -309,6 +320,8 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A00
     ------
     ValueError
         If ``p`` is outside :math:`[0, 1]` or the input is not 2-D or 3-D.
+    TypeError
+        If ``p`` is None or a string, not a number.
 
     See Also
     --------
@@ -350,6 +363,8 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A00
     ------
     ValueError
         If ``p`` is outside :math:`[0, 1]` or the input is not 3-D or 4-D.
+    TypeError
+        If ``p`` is None or a string, not a number.
 
     See Also
     --------
@@ -393,6 +408,8 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa
     ------
     ValueError
         If ``p`` is outside :math:`[0, 1]`.
+    TypeError
+        If ``p`` is None or a string, not a number.
 
     See Also
     --------
@@ -425,8 +442,7 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa
     from difflab.nn.functional_activations import SELU_ALPHA, SELU_SCALE
 
     x = _check_tensor("alpha_dropout", input)
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    _probability("alpha_dropout", p)
     if not training or p == 0.0:
         return x
     if inplace:

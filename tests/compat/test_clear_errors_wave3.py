@@ -622,3 +622,43 @@ def test_searchsorted_puts_nan_last():
     assert dl.searchsorted(dl.tensor([0.0, 1.0]), values).tolist() == [2, 1, 2]
     assert dl.searchsorted(dl.tensor([0.0, 1.0]), values, right=True).tolist() == [2, 1, 2]
     assert dl.bucketize(dl.tensor([float("nan"), 0.0]), dl.tensor([0.0, 1.0])).tolist() == [2, 0]
+
+
+# ------------------------------------------------------------- None where a number goes
+
+
+@pytest.mark.parametrize("call, words", [
+    # Before: "unsupported operand type(s) for *: 'NoneType' and 'Tensor'" and the like
+    (lambda: F.elu(X, None), "elu: alpha must be a number, got NoneType None"),
+    (lambda: F.celu(X, None), "celu: alpha must be a number"),
+    (lambda: F.leaky_relu(X, None), "leaky_relu: negative_slope must be a number"),
+    (lambda: F.threshold(X, None, 0.0), "threshold: threshold must be a number"),
+    (lambda: F.threshold(X, 0.5, None), "threshold: value must be a number"),
+    (lambda: F.hardtanh(X, None, 1.0), "hardtanh: min_val must be a number"),
+    (lambda: F.softplus(X, beta=None), "softplus: beta must be a number"),
+    (lambda: F.normalize(X, p=None), "normalize: p must be a number"),
+    (lambda: F.pairwise_distance(X, X, p=None), "pairwise_distance: p must be a number"),
+    # Before: "'<=' not supported between instances of 'float' and 'NoneType'"
+    (lambda: F.dropout(X, None), "dropout: p must be a number, got NoneType None"),
+    (lambda: F.dropout(X, "0.5"), "dropout: p must be a number, got str '0.5'"),
+    (lambda: F.dropout2d(dl.zeros(1, 2, 3, 3), None), "dropout2d: p must be a number"),
+    (lambda: F.alpha_dropout(X, None), "alpha_dropout: p must be a number"),
+    (lambda: dl.nn.Dropout(None), "Dropout: p must be a number"),
+    (lambda: dl.nn.Dropout2d(None), "Dropout2d: p must be a number"),
+    (lambda: dl.nn.MultiheadAttention(4, 2, dropout=None),
+     "MultiheadAttention: dropout must be a number"),
+], ids=["elu", "celu", "leaky_relu", "threshold", "threshold-value", "hardtanh", "softplus",
+        "normalize", "pairwise_distance", "dropout", "dropout-str", "dropout2d",
+        "alpha_dropout", "Dropout", "Dropout2d", "MultiheadAttention"])
+def test_none_where_a_number_goes_is_named(call, words):
+    with pytest.raises(TypeError, match=words):
+        call()
+
+
+def test_numbers_still_go_there():
+    assert F.elu(X, 0.5).shape == X.shape
+    assert F.dropout(X, 0.0).tolist() == X.tolist()
+    assert F.leaky_relu(-X, np.float32(0.5))[0, 1].item() == -0.5
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but "
+                                         "got 1.5"):
+        dl.nn.Dropout2d(1.5)
