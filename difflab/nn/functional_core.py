@@ -26,7 +26,7 @@ from difflab.functions_indexing import checked_index as _checked_index
 from difflab.ops import nn_conv, nn_ops, registry
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import cast_to as _cast_to
-from difflab.tensor_arguments import dim_index, require_tensor
+from difflab.tensor_arguments import dim_index, require_tensor, shape_args
 from difflab.tensor_arguments import promote_all as _promote_all
 
 __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entropy",
@@ -1520,6 +1520,8 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = N
         a ``value`` with another mode, a negative resulting size, reflect padding
         not smaller than the dimension, circular padding larger than it, or
         replicate/circular padding of an empty dimension.
+    TypeError
+        If ``pad`` is not a tuple of ints (None, or a float amount).
 
     See Also
     --------
@@ -1540,7 +1542,10 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = N
     from difflab.functions import index_select
 
     _check_tensor("pad", input)
-    pad = tuple(int(p) for p in pad)
+    if not isinstance(pad, (tuple, list)):  # (None: "'NoneType' object is not iterable")
+        raise TypeError(f"pad: pad must be a tuple of ints (left, right, ...), got "
+                        f"{type(pad).__name__} {pad!r:.40}")
+    pad = shape_args((pad,), "pad", "the amounts")  # (1.5 was truncated to 1)
     if len(pad) % 2 or len(pad) // 2 > input.ndim:
         raise ValueError(
             f"pad: the padding must list (left, right) pairs for at most {input.ndim} "

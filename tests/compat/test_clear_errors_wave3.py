@@ -662,3 +662,18 @@ def test_numbers_still_go_there():
     with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but "
                                          "got 1.5"):
         dl.nn.Dropout2d(1.5)
+
+
+@pytest.mark.parametrize("call, words", [
+    # Before: "'NoneType' object is not iterable"
+    (lambda: F.pad(X, None), r"pad: pad must be a tuple of ints \(left, right, ...\), got None"),
+    # Before: the float was truncated, silently (a padding of 1)
+    (lambda: F.pad(X, (1.5, 1)), r"pad: the amounts must be ints, got float 1.5"),
+    (lambda: dl.nn.ZeroPad2d(1.5), r"ZeroPad2d: the padding amounts must be ints, got float"),
+    (lambda: dl.nn.ReflectionPad2d((1, 1.5, 0, 0)), r"ReflectionPad2d: the padding amounts"),
+], ids=["pad-None", "pad-float", "ZeroPad2d-float", "ReflectionPad2d-float"])
+def test_padding_amounts_are_ints(call, words):
+    with pytest.raises(TypeError, match=words):
+        call()
+    assert F.pad(X, [1, 1]).shape == (3, 6)
+    assert dl.nn.ZeroPad2d((1, 2, 3, 4)).padding == (1, 2, 3, 4)
