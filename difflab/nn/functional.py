@@ -29,6 +29,7 @@ from difflab.nn.functional_conv import *  # noqa: F403
 from difflab.nn.functional_core import *  # noqa: F403
 from difflab.nn.functional_core import (  # noqa: F401  (the layers read them)
     _legacy_reduction,
+    _normalized_shape,
     _probability,
     _single,
     _window,

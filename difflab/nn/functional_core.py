@@ -91,6 +91,14 @@ def _probability(name: str, p: Any, what: str = "p") -> float:
     return p
 
 
+def _normalized_shape(name: str, normalized_shape: Any) -> tuple:
+    """A normalisation's ``normalized_shape``: an int or a tuple of ints (None was
+    "'NoneType' object is not iterable", a float size was truncated)."""
+    if not isinstance(normalized_shape, (tuple, list)):
+        normalized_shape = (normalized_shape,)
+    return shape_args((normalized_shape,), name, "normalized_shape")
+
+
 def _floating(x: Tensor) -> Tensor:
     """``x`` in a floating dtype: an integer or boolean tensor becomes the default float."""
     # (x may be forward mode's Dual: its dtype is NumPy's; sympy expressions (object) stand
@@ -948,6 +956,8 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
     ------
     ValueError
         If the input's trailing dimensions are not ``normalized_shape``.
+    TypeError
+        If ``normalized_shape`` is not an int or a tuple of ints (None, a float).
 
     See Also
     --------
@@ -961,8 +971,7 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
     tensor([[-1.2247,  0.    ,  1.2247]])
     """
     input = _floating(_check_input("layer_norm", input))  # noqa: A001
-    normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(
-        normalized_shape)
+    normalized_shape = _normalized_shape("layer_norm", normalized_shape)
     k = len(normalized_shape)
     if tuple(input.shape[input.ndim - k:]) != normalized_shape:
         raise ValueError(

@@ -26,6 +26,7 @@ from difflab.nn.functional_core import (
     _check_tensor,
     _floating,
     _in_place,
+    _normalized_shape,
     _number,
     _probability,
     _promoted,
@@ -658,6 +659,8 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
     ------
     ValueError
         If the input's trailing dimensions are not ``normalized_shape``.
+    TypeError
+        If ``normalized_shape`` is not an int or a tuple of ints (None, a float).
 
     See Also
     --------
@@ -676,7 +679,7 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
     [0.8485, 1.1314]
     """
     x = _floating(_check_tensor("rms_norm", input))
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    shape = _normalized_shape("rms_norm", normalized_shape)
     if tuple(x.shape[x.ndim - len(shape):]) != shape:
         raise ValueError(f"rms_norm expected input whose last dimensions are {shape}, got "
                          f"input of shape {tuple(x.shape)}")

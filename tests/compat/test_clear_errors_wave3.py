@@ -677,3 +677,19 @@ def test_padding_amounts_are_ints(call, words):
         call()
     assert F.pad(X, [1, 1]).shape == (3, 6)
     assert dl.nn.ZeroPad2d((1, 2, 3, 4)).padding == (1, 2, 3, 4)
+
+
+@pytest.mark.parametrize("call, name", [
+    # Before: "'NoneType' object is not iterable"
+    (lambda: F.layer_norm(X, None), "layer_norm"),
+    (lambda: F.rms_norm(X, None), "rms_norm"),
+    (lambda: dl.nn.LayerNorm(None), "LayerNorm"),
+    # Before: the float was truncated, silently
+    (lambda: dl.nn.RMSNorm(2.5), "RMSNorm"),
+    (lambda: F.layer_norm(X, 4.0), "layer_norm"),
+], ids=["layer_norm", "rms_norm", "LayerNorm", "RMSNorm-float", "layer_norm-float"])
+def test_normalized_shape_is_ints(call, name):
+    with pytest.raises(TypeError, match=rf"{name}: normalized_shape must be ints, got"):
+        call()
+    assert F.layer_norm(X, 4).shape == X.shape
+    assert dl.nn.LayerNorm(X.shape[1:]).normalized_shape == (4,)

@@ -760,6 +760,8 @@ class LayerNorm(Module):
     ------
     ValueError
         If the input's trailing dimensions are not ``normalized_shape``.
+    TypeError
+        If ``normalized_shape`` is not an int or a tuple of ints.
 
     See Also
     --------
@@ -782,8 +784,7 @@ class LayerNorm(Module):
         super().__init__()
         from difflab.creation import ones, zeros
 
-        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(
-            normalized_shape)
+        shape = F._normalized_shape("LayerNorm", normalized_shape)
         self.normalized_shape, self.eps = shape, eps
         self.elementwise_affine = elementwise_affine
         dtype = dtype or _Defaults.dtype

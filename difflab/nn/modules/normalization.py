@@ -109,8 +109,7 @@ class RMSNorm(Module):
         super().__init__()
         from difflab.creation import ones
 
-        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(
-            normalized_shape)
+        shape = F._normalized_shape("RMSNorm", normalized_shape)
         self.normalized_shape, self.eps = shape, eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
