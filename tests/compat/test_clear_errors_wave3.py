@@ -693,3 +693,14 @@ def test_normalized_shape_is_ints(call, name):
         call()
     assert F.layer_norm(X, 4).shape == X.shape
     assert dl.nn.LayerNorm(X.shape[1:]).normalized_shape == (4,)
+
+
+def test_repeat_interleave_counts_are_integers():
+    # Before: repeats=1.5 made 1 copy of each, silently; a float tensor of counts too
+    x = dl.tensor([1.0, 2.0])
+    with pytest.raises(TypeError, match="repeat_interleave: repeats must be an int, got float"):
+        dl.repeat_interleave(x, 1.5)
+    with pytest.raises(TypeError, match="repeats must be integers, got a difflab.float32"):
+        dl.repeat_interleave(x, dl.tensor([1.5, 2.0]))
+    assert dl.repeat_interleave(x, dl.tensor([1, 2])).tolist() == [1.0, 2.0, 2.0]
+    assert dl.repeat_interleave(x, np.int64(2)).tolist() == [1.0, 1.0, 2.0, 2.0]
