@@ -836,6 +836,13 @@ def randint(low: int, high: int | None = None, size: Any = None, dtype: Any = No
     -------
     Tensor
 
+    Raises
+    ------
+    ValueError
+        If ``low`` is not less than ``high`` (no integer to draw).
+    TypeError
+        If a size is not an int.
+
     Examples
     --------
     >>> import difflab as dl
@@ -944,7 +951,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, dtype: Any = None,
     Raises
     ------
     ValueError
-        For a negative ``std``.
+        For a negative or nan ``std``.
 
     See Also
     --------

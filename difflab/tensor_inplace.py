@@ -824,7 +824,7 @@ class InPlaceMethods:
         TypeError
             When ``self`` is not a floating-point tensor.
         ValueError
-            When ``std`` is negative.
+            When ``std`` is negative or nan.
 
         See Also
         --------
@@ -874,7 +874,7 @@ class InPlaceMethods:
         TypeError
             When ``self`` is not a floating-point tensor.
         ValueError
-            When ``b < a``.
+            When ``b < a``, or a bound is not finite.
 
         See Also
         --------

@@ -704,3 +704,24 @@ def test_repeat_interleave_counts_are_integers():
         dl.repeat_interleave(x, dl.tensor([1.5, 2.0]))
     assert dl.repeat_interleave(x, dl.tensor([1, 2])).tolist() == [1.0, 2.0, 2.0]
     assert dl.repeat_interleave(x, np.int64(2)).tolist() == [1.0, 1.0, 2.0, 2.0]
+
+
+@pytest.mark.parametrize("call, words", [
+    # Before: NumPy's "scale < 0"; and a nan std drew nans, silently
+    (lambda: dl.normal(0.0, -1.0, (3,)), r"normal: expects std >= 0.0, but found std -1.0"),
+    (lambda: dl.normal(0.0, float("nan"), (3,)), r"normal: expects std >= 0.0, but found std nan"),
+    (lambda: dl.zeros(3).normal_(0, -1), r"normal: expects std >= 0.0"),
+    # Before: NumPy's "high - low < 0" and OverflowError "high - low range exceeds valid bounds"
+    (lambda: dl.zeros(3).uniform_(2, 1), r"uniform: expects a \[from, to\) range, but found "
+                                         r"from=2 > to=1"),
+    (lambda: dl.zeros(3).uniform_(float("nan"), 1), r"uniform: expects finite bounds"),
+    # Before: NumPy's "low >= high"
+    (lambda: dl.randint(3, 3, (2,)), r"randint expects low to be less than high, but got "
+                                     r"low=3 >= high=3"),
+], ids=["normal-negative", "normal-nan", "normal_", "uniform_-reversed", "uniform_-nan",
+        "randint-empty-range"])
+def test_draws_name_a_bad_parameter(call, words):
+    with pytest.raises(ValueError, match=words):
+        call()
+    assert dl.zeros(2).uniform_(1, 1).tolist() == [1.0, 1.0]
+    assert dl.normal(dl.zeros(2), dl.ones(2)).shape == (2,)
