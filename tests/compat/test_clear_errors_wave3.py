@@ -725,3 +725,15 @@ def test_draws_name_a_bad_parameter(call, words):
         call()
     assert dl.zeros(2).uniform_(1, 1).tolist() == [1.0, 1.0]
     assert dl.normal(dl.zeros(2), dl.ones(2)).shape == (2,)
+
+
+def test_unflatten_layer_names_the_sizes():
+    # Before: "reshape: shape (3, 3, 2) is invalid for input of size 12", naming a shape
+    # the user never wrote
+    with pytest.raises(RuntimeError, match=r"unflatten: sizes \(3, 2\) do not multiply to "
+                                           r"dimension 1's size 4"):
+        dl.nn.Unflatten(1, (3, 2))(X)
+    with pytest.raises(TypeError, match=r"unflatten: sizes must be ints, got float 2.0"):
+        X.unflatten(1, (2.0, 2))
+    assert dl.nn.Unflatten(-1, (2, -1))(X).shape == (3, 2, 2)
+    assert dl.func.vmap(dl.nn.Unflatten(1, (2, 2)))(dl.zeros(5, 3, 4)).shape == (5, 3, 2, 2)

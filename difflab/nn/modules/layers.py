@@ -942,8 +942,8 @@ class Unflatten(Module):
         self.dim, self.unflattened_size = dim, tuple(unflattened_size)
 
     def forward(self, x: Tensor) -> Tensor:
-        dim = self.dim % x.ndim
-        return x.reshape(x.shape[:dim] + self.unflattened_size + x.shape[dim + 1:])
+        # (Tensor.unflatten checks the dim and the sizes: a reshape's error named neither)
+        return x.unflatten(self.dim, self.unflattened_size)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
