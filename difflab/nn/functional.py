@@ -18,7 +18,8 @@ layer never changes precision behind the user's back:
   input's dtype.
 
 The functions live in five modules, gathered here: ``functional_core`` (the
-checks they share and the common layers) and the four that build on it,
+checks they share and the common layers; the checks of their arguments are in
+``functional_arguments``, below it) and the four that build on it,
 ``functional_activations``, ``functional_layers``, ``functional_conv`` and
 ``functional_losses``.  They import from ``functional_core``, never from this
 module, so there is no import cycle (docs/architecture.md, "Import layers").

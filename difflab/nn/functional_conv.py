@@ -307,9 +307,7 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
         cols = conv2d(x, _one_hot_kernels(c, kh, kw, x), None, stride, padding, dilation,
                       groups=c)
     # (the number of blocks spelled out: -1 cannot be inferred for an empty batch)
-    blocks = 1
-    for n in cols.shape[2:]:
-        blocks *= n
+    blocks = cols.shape[-2] * cols.shape[-1]  # (OH · OW, the last two in both layouts)
     cols = cols.reshape((x.shape[0], c * kh * kw, blocks))
     return cols.reshape(tuple(cols.shape[1:])) if unbatched else cols
 
