@@ -10,7 +10,14 @@ from difflab import backend, random
 from difflab.autograd.engine import apply
 from difflab.dtypes import _Defaults, as_dtype, int64
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import new_shape, tensor_of, to_array
+from difflab.tensor_arguments import (
+    fill_number,
+    integer,
+    new_shape,
+    shape_args,
+    tensor_of,
+    to_array,
+)
 
 
 class _DefaultDevice:
@@ -320,6 +327,8 @@ def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     ------
     ValueError
         For a negative size.
+    TypeError
+        For a size that is not an int (a float is not rounded).
 
     Examples
     --------
@@ -379,6 +388,16 @@ def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
     Returns
     -------
     Tensor
+        Of shape ``size``, every element ``fill_value``.
+
+    Raises
+    ------
+    TypeError
+        If a size is not an int, or ``fill_value`` is not a number or a 0-d tensor (None).
+    ValueError
+        If a size is negative.
+    RuntimeError
+        If ``fill_value`` is a tensor with dimensions.
 
     Examples
     --------
@@ -387,6 +406,7 @@ def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
     tensor([[7., 7.],
             [7., 7.]])
     """
+    fill_number(fill_value, "full")
     if dtype is None:
         dtype = np.asarray(fill_value).dtype
         dtype = _Defaults.dtype if dtype.kind == "f" else int64 if dtype.kind in "iu" else dtype
@@ -420,6 +440,8 @@ def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     ------
     ValueError
         For a negative size.
+    TypeError
+        For a size that is not an int (a float is not rounded).
 
     See Also
     --------
@@ -460,6 +482,13 @@ def eye(n: int, m: int | None = None, dtype: Any = None, device: Any = None,
     -------
     Tensor
 
+    Raises
+    ------
+    TypeError
+        If ``n`` or ``m`` is not an int.
+    ValueError
+        If ``n`` or ``m`` is negative.
+
     Examples
     --------
     >>> import difflab as dl
@@ -467,6 +496,7 @@ def eye(n: int, m: int | None = None, dtype: Any = None, device: Any = None,
     tensor([[1., 0.],
             [0., 1.]])
     """
+    n, m = new_shape((n, n if m is None else m), "eye")  # (ints, not negative)
     return _finish(np.eye(n, m, dtype=_float(dtype)), device, requires_grad)
 
 
@@ -497,7 +527,8 @@ def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, device
     Raises
     ------
     ValueError
-        For a zero step.
+        For a zero step, or a step that leads away from ``end`` (PyTorch's "upper bound
+        and lower bound inconsistent with step sign").
 
     See Also
     --------
@@ -515,6 +546,10 @@ def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, device
         start, end = 0, start
     if step == 0:
         raise ValueError("arange: step must be nonzero")
+    if (end - start) * step < 0:  # (NumPy gives an empty tensor, silently)
+        raise ValueError(f"arange: upper bound and lower bound inconsistent with step sign: "
+                         f"from {start} to {end} in steps of {step}; use a "
+                         f"{'negative' if end < start else 'positive'} step")
     is_float = any(isinstance(v, float) for v in (start, end, step))
     dtype = (_Defaults.dtype if is_float else int64) if dtype is None else dtype
     return _finish(np.arange(start, end, step).astype(dtype), device, requires_grad)
@@ -599,6 +634,14 @@ def linspace(start: float, end: float, steps: int, dtype: Any = None, device: An
     Returns
     -------
     Tensor
+        1-D, of length ``steps``.
+
+    Raises
+    ------
+    TypeError
+        If ``steps`` is not an int.
+    ValueError
+        If ``steps`` is negative.
 
     See Also
     --------
@@ -610,7 +653,17 @@ def linspace(start: float, end: float, steps: int, dtype: Any = None, device: An
     >>> dl.linspace(0, 1, 5)
     tensor([0.  , 0.25, 0.5 , 0.75, 1.  ])
     """
+    steps = _steps("linspace", steps)
     return _finish(np.linspace(start, end, steps).astype(_float(dtype)), device, requires_grad)
+
+
+def _steps(name: str, steps: Any) -> int:
+    """``linspace``'s and ``logspace``'s number of values: an int, not negative (NumPy's
+    "'float' object cannot be interpreted as an integer" named neither)."""
+    steps = integer(steps, name, "steps")
+    if steps < 0:
+        raise ValueError(f"{name}: number of steps must be non-negative, got {steps}")
+    return int(steps)
 
 
 def logspace(start: float, end: float, steps: int, base: float = 10.0, dtype: Any = None,
@@ -646,6 +699,8 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, dtype: An
 
     Raises
     ------
+    TypeError
+        If ``steps`` is not an int.
     ValueError
         For a negative ``steps``.
 
@@ -661,6 +716,7 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, dtype: An
     >>> dl.logspace(0, 3, 4, base=2)
     tensor([1., 2., 4., 8.])
     """
+    steps = _steps("logspace", steps)
     return _finish(np.logspace(start, end, steps, base=base).astype(_float(dtype)), device, False)
 
 
@@ -780,6 +836,13 @@ def randint(low: int, high: int | None = None, size: Any = None, dtype: Any = No
     -------
     Tensor
 
+    Raises
+    ------
+    ValueError
+        If ``low`` is not less than ``high`` (no integer to draw).
+    TypeError
+        If a size is not an int.
+
     Examples
     --------
     >>> import difflab as dl
@@ -822,6 +885,8 @@ def randperm(n: int, dtype: Any = None, device: Any = None,
 
     Raises
     ------
+    TypeError
+        If ``n`` is not an int.
     ValueError
         For a negative ``n``.
 
@@ -839,9 +904,10 @@ def randperm(n: int, dtype: Any = None, device: Any = None,
     >>> dl.randperm(5).sort().values
     tensor([0, 1, 2, 3, 4])
     """
-    if int(n) < 0:
+    (n,) = shape_args((n,), "randperm")  # (an int: 2.5 was a permutation of 2)
+    if n < 0:
         raise ValueError(f"randperm: n must be non-negative, got {n}")
-    return _draw(random.Randperm, int(n), dtype=np.dtype(dtype or int64), device=device,
+    return _draw(random.Randperm, n, dtype=np.dtype(dtype or int64), device=device,
                  generator=generator)
 
 
@@ -885,7 +951,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, dtype: Any = None,
     Raises
     ------
     ValueError
-        For a negative ``std``.
+        For a negative or nan ``std``.
 
     See Also
     --------
@@ -1200,7 +1266,7 @@ def full_like(t: Tensor, fill_value: Any, dtype: Any = None, device: Any = None)
     Raises
     ------
     TypeError
-        When ``t`` is not a Tensor.
+        When ``t`` is not a Tensor, or ``fill_value`` is not a number (None).
 
     See Also
     --------

@@ -833,34 +833,52 @@ def ones_like(x: Any) -> Any:
     return backend.array_module(x).ones_like(x)
 
 
-def var(input: Tensor, dim: Any = None, keepdim: bool = False, unbiased: bool = True) -> Tensor:  # noqa: A002
+def var(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,  # noqa: A002
+        *, correction: Any = None) -> Tensor:
     r"""The variance of ``input`` over ``dim``: Σ(x - mean)² / (n - 1) by default.
+
+    PyTorch's signature: ``var(input, dim=None, *, correction=1, keepdim=False)``, and its
+    older one, ``var(input, dim, unbiased, keepdim=False)``: a third positional argument
+    is ``unbiased`` (not ``keepdim``), and ``var(input, False)`` is
+    ``var(input, unbiased=False)``.
 
     Parameters
     ----------
-    input : Tensor
+    input : Tensor, array or list
         The values (floating point).
     dim : int or tuple of int, optional
-        The dimensions to reduce; default: all of them.
+        The dimensions to reduce; default (None): all of them.
+    unbiased : bool, optional
+        PyTorch's older spelling of ``correction``: True is ``correction=1``, False is
+        ``correction=0``.
     keepdim : bool, default False
         Keep the reduced dimensions with size 1.
-    unbiased : bool, default True
-        Divide by n - 1 (Bessel's correction, PyTorch's default); False: by n.
+    correction : int or float, optional, keyword-only
+        The c of :math:`n - c` that divides the sum of squares: 1 by default (Bessel's
+        correction, the unbiased estimate of a population's variance from a sample);
+        0 is the mean of the squared deviations.
 
     Returns
     -------
     Tensor
-        The variances (0-d for ``dim=None``).  With n - 1 = 0 (one element, unbiased),
+        The variances (0-d for ``dim=None``).  Where n - c ≤ 0 (one element, c = 1),
         the division by 0 gives inf or nan, as in PyTorch.
 
     Raises
     ------
     RuntimeError
-        If ``input`` is not floating point (the mean needs it: call ``.float()``).
+        If ``input`` is not floating point (call ``.float()``), or ``dim`` repeats a
+        dimension.
+    TypeError
+        If ``dim`` is not an int or a tuple of ints, or both ``unbiased`` and
+        ``correction`` are given.
+    IndexError
+        If a dimension of ``dim`` is out of range.
 
     See Also
     --------
     difflab.std : its square root.
+    difflab.var_mean : the variance and the mean in one call.
     difflab.mean : the mean it centres on.
 
     Notes
@@ -871,37 +889,45 @@ def var(input: Tensor, dim: Any = None, keepdim: bool = False, unbiased: bool = 
     .. math:: \sigma^2 = \frac{1}{n - c} \sum_i (x_i - \bar x)^2, \qquad
               \frac{\partial \sigma^2}{\partial x_i} = \frac{2 (x_i - \bar x)}{n - c}
 
-    with c = 1 when ``unbiased`` (else 0).
+    with c the ``correction``.
 
     Examples
     --------
     >>> import difflab as dl
     >>> x = dl.tensor([1.0, 2.0, 4.0], requires_grad=True)
     >>> v = dl.var(x)
-    >>> v, dl.var(x, unbiased=False)
-    (tensor(2.3333, grad_fn=<...>), tensor(1.5556, grad_fn=<...>))
+    >>> v, dl.var(x, correction=0), dl.var(x, unbiased=False)
+    (tensor(2.3333, grad_fn=<...>), tensor(1.5556, grad_fn=<...>), tensor(1.5556, grad_fn=<...>))
     >>> v.backward()
     >>> x.grad                        # 2 (x - mean) / (n - 1)
     tensor([-1.3333, -0.3333,  1.6667])
-    >>> dl.var(dl.tensor([[1.0, 3.0], [2.0, 2.0]]), dim=1)
-    tensor([2., 0.])
+    >>> rows = dl.tensor([[1.0, 3.0], [2.0, 2.0]])
+    >>> dl.var(rows, dim=1), dl.var(rows, 1, False, True)   # (dim, unbiased, keepdim)
+    (tensor([2., 0.]), tensor([[1.],
+            [0.]]))
     """
-    return input.var(dim, keepdim, unbiased)
+    return tensor_of(input).var(dim, unbiased, keepdim, correction=correction)
 
 
-def std(input: Tensor, dim: Any = None, keepdim: bool = False, unbiased: bool = True) -> Tensor:  # noqa: A002
+def std(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,  # noqa: A002
+        *, correction: Any = None) -> Tensor:
     r"""The standard deviation of ``input`` over ``dim``: √var (unbiased by default).
+
+    PyTorch's signatures, as :func:`difflab.var`'s: ``std(input, dim=None, *,
+    correction=1, keepdim=False)`` and ``std(input, dim, unbiased, keepdim=False)``.
 
     Parameters
     ----------
-    input : Tensor
+    input : Tensor, array or list
         The values (floating point).
     dim : int or tuple of int, optional
-        The dimensions to reduce; default: all of them.
+        The dimensions to reduce; default (None): all of them.
+    unbiased : bool, optional
+        PyTorch's older spelling of ``correction``: True is 1, False is 0.
     keepdim : bool, default False
         Keep the reduced dimensions with size 1.
-    unbiased : bool, default True
-        Divide by n - 1 (PyTorch's default); False: by n.
+    correction : int or float, optional, keyword-only
+        The c of :math:`n - c` (1 by default, Bessel's correction).
 
     Returns
     -------
@@ -911,18 +937,24 @@ def std(input: Tensor, dim: Any = None, keepdim: bool = False, unbiased: bool = 
     Raises
     ------
     RuntimeError
-        If ``input`` is not floating point.
+        If ``input`` is not floating point, or ``dim`` repeats a dimension.
+    TypeError
+        If ``dim`` is not an int or a tuple of ints, or both ``unbiased`` and
+        ``correction`` are given.
+    IndexError
+        If a dimension of ``dim`` is out of range.
 
     See Also
     --------
     difflab.var : the variance it is the root of.
+    difflab.std_mean : the standard deviation and the mean in one call.
 
     Notes
     -----
     .. math:: \sigma = \sqrt{\frac{1}{n - c} \sum_i (x_i - \bar x)^2}, \qquad
               \frac{\partial \sigma}{\partial x_i} = \frac{x_i - \bar x}{(n - c)\, \sigma}
 
-    (c = 1 when ``unbiased``).  Where all the values are equal, σ = 0 and the
+    (c the ``correction``).  Where all the values are equal, σ = 0 and the
     gradient divides by it: nan, as in PyTorch.
 
     Examples
@@ -930,13 +962,13 @@ def std(input: Tensor, dim: Any = None, keepdim: bool = False, unbiased: bool = 
     >>> import difflab as dl
     >>> x = dl.tensor([1.0, 3.0], requires_grad=True)
     >>> s = dl.std(x)
-    >>> s
-    tensor(1.4142, grad_fn=<...>)
+    >>> s, dl.std(x, correction=0)
+    (tensor(1.4142, grad_fn=<...>), tensor(1., grad_fn=<...>))
     >>> s.backward()
     >>> x.grad
     tensor([-0.7071,  0.7071])
     """
-    return input.std(dim, keepdim, unbiased)
+    return tensor_of(input).std(dim, unbiased, keepdim, correction=correction)
 
 
 def norm(input: Tensor, p: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
@@ -946,8 +978,8 @@ def norm(input: Tensor, p: Any = 2, dim: Any = None, keepdim: bool = False) -> T
     ----------
     input : Tensor
         The values.
-    p : float or str, default 2
-        The order: 2 or ``"fro"`` (Euclidean), 1 (sum of magnitudes), ``float("inf")``
+    p : float, str or None, default 2
+        The order: 2, ``"fro"`` or None (Euclidean), 1 (sum of magnitudes), ``float("inf")``
         or ``"inf"`` (largest magnitude), ``-inf`` (smallest), 0 (how many entries are
         nonzero), any other number p for (Σ|x|ᵖ)^(1/p).
     dim : int or tuple of int, optional
@@ -1026,6 +1058,9 @@ def max(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A00
     ------
     IndexError
         If ``dim`` is out of range.
+    TypeError
+        If ``dim`` is a float or a bool (not a dim; for the elementwise maximum with a
+        number, :func:`difflab.maximum` with a tensor, or :meth:`difflab.Tensor.clamp`).
 
     See Also
     --------
@@ -1083,6 +1118,9 @@ def min(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A00
     ------
     IndexError
         If ``dim`` is out of range.
+    TypeError
+        If ``dim`` is a float or a bool (not a dim; for the elementwise minimum with a
+        number, :func:`difflab.minimum` with a tensor, or :meth:`difflab.Tensor.clamp`).
 
     See Also
     --------
@@ -1116,6 +1154,11 @@ def _extreme(x: Any, dim: Any, keepdim: bool, values_of: str, indices_of: str,
     elementwise = ELEMENTWISE[elementwise_of]
     if isinstance(x, (list, tuple)):
         x = tensor_of(x)
+    if isinstance(dim, (float, bool, np.floating, np.bool_)):  # (PyTorch refuses them too)
+        name = values_of[1:]
+        raise TypeError(f"{name}: dim must be an int, got {type(dim).__name__} {dim!r}; for "
+                        f"the elementwise {elementwise_of} with a number use "
+                        f"difflab.{elementwise_of}(x, difflab.tensor({dim!r})) or x.clamp()")
     if dim is not None and not isinstance(dim, (int, np.integer, tuple, list)):
         return elementwise(x, dim)  # max(a, b): a tensor, array or dual number as dim
     if dim is None:
@@ -1292,6 +1335,8 @@ def tril(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tens
     ------
     RuntimeError
         If ``input`` has fewer than 2 dimensions.
+    TypeError
+        If ``diagonal`` is not an int.
 
     See Also
     --------
@@ -1341,6 +1386,8 @@ def triu(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tens
     ------
     RuntimeError
         If ``input`` has fewer than 2 dimensions.
+    TypeError
+        If ``diagonal`` is not an int.
 
     See Also
     --------

@@ -23,7 +23,16 @@ from difflab.autograd import engine as _engine
 from difflab.autograd.engine import apply
 from difflab.ops import products, registry, structural
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import MinMax, dim_index, index_arrays, promote_all, tensor_of
+from difflab.tensor_arguments import (
+    MinMax,
+    check_same_dtype,
+    dim_index,
+    index_arrays,
+    integer,
+    promote_all,
+    shape_args,
+    tensor_of,
+)
 
 
 def _integer_index(name: str, index: Any) -> Any:
@@ -221,8 +230,8 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
         ``input``, no larger than it in the other dimensions nor than ``src`` in any;
         entries in [0, input.shape[dim]).
     src : Tensor or number, optional
-        The values written: a tensor (only its leading block of ``index``'s shape is
-        read, cast to ``input``'s dtype) or one number.
+        The values written: a tensor of ``input``'s dtype (only its leading block of
+        ``index``'s shape is read) or one number.
     value : number, optional, keyword-only
         PyTorch's name for a number ``src``.
     reduce : {None, 'add'}, optional, keyword-only
@@ -244,7 +253,8 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
         If ``dim`` is out of range.
     RuntimeError
         If ``index`` has the wrong number of dimensions, is too large, or holds an
-        entry out of bounds (the message gives the valid range).
+        entry out of bounds (the message gives the valid range), or a tensor ``src`` is
+        of another dtype than ``input`` (convert it with ``src.to(input.dtype)``).
 
     See Also
     --------
@@ -283,6 +293,8 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
         src = value
     if src is None:
         raise TypeError("scatter() needs src (a tensor) or value (a number)")
+    if isinstance(src, Tensor):  # (PyTorch refuses another dtype: a cast would round silently)
+        check_same_dtype("scatter", x, src, "src")
     if reduce is not None:
         if reduce != "add":
             raise ValueError(f"scatter(): reduce must be None or 'add', got {reduce!r}")
@@ -292,8 +304,6 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
     idx = _gather_index("scatter", x, dim, index, src).array
     if isinstance(src, Tensor):
         src = _crop(src, idx.shape)
-        if src.dtype != x.dtype:
-            src = src.to(x.dtype)
     return apply(structural.IndexPut, x, src, index=_along(idx, dim))
 
 
@@ -325,8 +335,8 @@ def scatter_add(input: Any, dim: Any, index: Any, src: Any = None) -> Any:  # no
         Where each element of ``src`` goes along ``dim``: as many dimensions as
         ``input``, no larger than it in the other dimensions nor than ``src`` in any.
     src : Tensor
-        The values added (only its leading block of ``index``'s shape is read; cast to
-        ``input``'s dtype).
+        The values added, of ``input``'s dtype (only its leading block of ``index``'s
+        shape is read).
 
     Returns
     -------
@@ -341,7 +351,7 @@ def scatter_add(input: Any, dim: Any, index: Any, src: Any = None) -> Any:  # no
         If ``dim`` is out of range.
     RuntimeError
         If ``index`` has the wrong number of dimensions, is too large, or holds an
-        entry out of bounds.
+        entry out of bounds, or ``src`` is of another dtype than ``input``.
 
     See Also
     --------
@@ -376,8 +386,8 @@ def scatter_add(input: Any, dim: Any, index: Any, src: Any = None) -> Any:  # no
     dim = dim_index(dim, x.ndim, "scatter_add")
     idx = _gather_index("scatter_add", x, dim, index, src).array
     src = _crop(_differentiable(src), idx.shape)
-    if isinstance(src, Tensor) and isinstance(x, Tensor) and src.dtype != x.dtype:
-        src = src.to(x.dtype)
+    if isinstance(src, Tensor) and isinstance(x, Tensor):
+        check_same_dtype("scatter_add", x, src, "src")
     added = apply(structural.ScatterAdd, src, index=_along(idx, dim), shape=tuple(x.shape))
     return x + added
 
@@ -646,8 +656,10 @@ def topk(input: Any, k: int, dim: int = -1, largest: bool = True,  # noqa: A002
         If ``dim`` is not an int.
     IndexError
         If ``dim`` is out of range.
+    TypeError
+        If ``k`` is not an int.
     RuntimeError
-        If ``k`` is not an int in [0, input.shape[dim]].
+        If ``k`` is not in [0, input.shape[dim]].
 
     See Also
     --------
@@ -675,7 +687,8 @@ def topk(input: Any, k: int, dim: int = -1, largest: bool = True,  # noqa: A002
     x = tensor_of(input)
     dim = dim_index(dim, x.ndim, "topk")
     size = x.shape[dim] if x.ndim else 1
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= size:
+    k = integer(k, "topk()", "k")  # (PyTorch's TypeError for k=2.0)
+    if not 0 <= k <= size:
         raise RuntimeError(
             f"topk(): selected index k={k!r} is out of range: k must be an int in [0, {size}] "
             f"(the size of dimension {dim})"
@@ -714,7 +727,7 @@ def roll(input: Any, shifts: Any, dims: Any = None) -> Tensor:  # noqa: A002
         If ``shifts`` and ``dims`` differ in length, or ``dims`` is None and ``shifts``
         has several numbers.
     TypeError
-        If a dimension is not an int.
+        If a dimension or a shift is not an int.
     IndexError
         If a dimension is out of range.
 
@@ -743,12 +756,11 @@ def roll(input: Any, shifts: Any, dims: Any = None) -> Tensor:  # noqa: A002
             [2., 3., 1.]])
     """
     x = tensor_of(input)
+    shifts = shape_args((shifts,), "roll", "shifts")  # (ints: 1.5 was truncated to 1)
     if dims is None:
-        if not isinstance(shifts, (int, np.integer)) and len(shifts) != 1:
+        if len(shifts) != 1:
             raise RuntimeError("roll(): with dims=None, shifts must be one number")
-        s = shifts if isinstance(shifts, (int, np.integer)) else shifts[0]
-        return roll(x.flatten(), s, 0).reshape(x.shape)
-    shifts = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
+        return roll(x.flatten(), shifts[0], 0).reshape(x.shape)
     dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
     if len(shifts) != len(dims):
         raise RuntimeError(
@@ -761,7 +773,7 @@ def roll(input: Any, shifts: Any, dims: Any = None) -> Tensor:  # noqa: A002
         n = x.shape[d] if x.ndim else 1
         if n:
             xp = backend.array_module(x.array)
-            out = index_select(out, d, (xp.arange(n) - int(s)) % n)
+            out = index_select(out, d, (xp.arange(n) - s) % n)
     return out
 
 

@@ -738,7 +738,7 @@ def _tile_method(self: Tensor, *dims: Any) -> Tensor:
     >>> dl.tensor([[1, 2]]).tile(2, 2).tolist()
     [[1, 2, 1, 2], [1, 2, 1, 2]]
     """
-    return tile(self, shape_args(dims))
+    return tile(self, shape_args(dims, "tile", "the counts"))
 
 
 def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:  # noqa: A002
@@ -766,7 +766,7 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:  # noqa:
     """
     x = tensor_of(input)
     dim = dim_index(dim, x.ndim, "unflatten")
-    sizes = tuple(int(n) for n in sizes)
+    sizes = shape_args((sizes,), "unflatten")
     known = int(np.prod([n for n in sizes if n != -1]))
     if sizes.count(-1) > 1 or (-1 not in sizes and known != x.shape[dim]) or (
             -1 in sizes and (known == 0 or x.shape[dim] % known)):

@@ -23,7 +23,7 @@ from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.creation import arange, eye, zeros
 from difflab.functions_joining import broadcast_shapes, movedim
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import dim_index, tensor_of
+from difflab.tensor_arguments import dim_index, integer, tensor_of
 
 __all__ = [
     "addbmm", "addmm", "addmv", "addr", "cartesian_prod", "chain_matmul", "diag", "diag_embed",
@@ -54,6 +54,13 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:  # noqa:
     Tensor
         A view of ``input``.
 
+    Raises
+    ------
+    TypeError
+        If ``dim``, ``start`` or ``length`` is not an int.
+    IndexError
+        If ``dim`` is out of range, or the slice does not fit in that dimension.
+
     Examples
     --------
     >>> import difflab as dl
@@ -63,7 +70,8 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:  # noqa:
     x = tensor_of(input)
     dim = dim_index(dim, x.ndim, "narrow", zero_d_has_dim=False)
     size = x.shape[dim]
-    begin = int(start) + size if int(start) < 0 else int(start)
+    start, length = integer(start, "narrow", "start"), integer(length, "narrow", "length")
+    begin = start + size if start < 0 else start
     if not 0 <= begin <= size or length < 0 or begin + length > size:
         raise IndexError(f"narrow: start {start} and length {length} do not fit in dimension "
                          f"{dim} of size {size}")

@@ -26,7 +26,7 @@ from difflab.functions_indexing import checked_index
 from difflab.functions_joining import movedim
 from difflab.functions_math import logaddexp
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import dim_index, tensor_of
+from difflab.tensor_arguments import dim_index, integer, tensor_of
 
 __all__ = ["combinations", "logcumsumexp", "nanquantile", "quantile", "renorm",
            "repeat_interleave", "unravel_index"]
@@ -234,6 +234,16 @@ def repeat_interleave(input: Tensor, repeats: Any = None, dim: int | None = None
     -------
     Tensor
 
+    Raises
+    ------
+    TypeError
+        If ``repeats`` is not an int or a tensor of integers (a float is not rounded).
+    RuntimeError
+        If a repeat is negative, the repeats do not match the slices, or
+        ``output_size`` differs from their total.
+    IndexError
+        If ``dim`` is out of range.
+
     Examples
     --------
     >>> import difflab as dl
@@ -250,13 +260,17 @@ def repeat_interleave(input: Tensor, repeats: Any = None, dim: int | None = None
         x, dim = x.reshape(-1), 0
     dim = dim_index(dim, x.ndim, "repeat_interleave", zero_d_has_dim=False)
     size = x.shape[dim]
+    if isinstance(repeats, Tensor) and repeats.dtype.kind not in "iu":  # (1.5: 1 copy)
+        raise TypeError(f"repeat_interleave: repeats must be integers, got a {repeats.dtype} "
+                        f"tensor; convert it with .long()")
     if isinstance(repeats, Tensor) and repeats.numel() != 1:
         counts = np.asarray(repeats.tolist(), dtype=np.int64).reshape(-1)
         if counts.shape[0] != size:
             raise RuntimeError(f"repeat_interleave: {counts.shape[0]} repeats for a dimension "
                                f"of size {size}; give one per slice or one for all")
     else:
-        counts = np.full(size, int(repeats.item() if isinstance(repeats, Tensor) else repeats))
+        counts = np.full(size, repeats.item() if isinstance(repeats, Tensor) else
+                         integer(repeats, "repeat_interleave", "repeats"))
     if (counts < 0).any():
         raise RuntimeError("repeat_interleave: repeats must be non-negative")
     if output_size is not None and int(counts.sum()) != output_size:

@@ -121,7 +121,9 @@ def reshape(input: Any, shape: Any) -> Any:  # noqa: A002
     Raises
     ------
     ValueError
-        When the number of elements differs.
+        When the number of elements differs, a size is below -1, or -1 is given twice.
+    TypeError
+        When a size is not an int.
 
     Examples
     --------
@@ -166,11 +168,22 @@ def squeeze(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
     input : Tensor
         The values.
     dim : int or tuple of int, optional
-        Only these dimensions (each removed if its size is 1); default: every size-1 one.
+        Only these dimensions (each removed if its size is 1); default (None): every
+        size-1 one.
 
     Returns
     -------
     Tensor
+        ``input`` without those dimensions of size 1.
+
+    Raises
+    ------
+    TypeError
+        If ``dim`` is not an int or a tuple of ints.
+    IndexError
+        If a dimension is out of range.
+    RuntimeError
+        If a dimension appears twice.
 
     Examples
     --------
@@ -219,7 +232,8 @@ def flip(input: Any, dims: Any) -> Any:  # noqa: A002  (PyTorch's keyword)
     input : Tensor or array
         The values (an array is flipped by NumPy or CuPy, not recorded).
     dims : int or tuple of int
-        The dimensions to reverse.
+        The dimensions to reverse (a 0-d tensor takes 0 or -1 and stays as it is;
+        ``()``: nothing is reversed).
 
     Returns
     -------
@@ -228,8 +242,12 @@ def flip(input: Any, dims: Any) -> Any:  # noqa: A002  (PyTorch's keyword)
 
     Raises
     ------
-    ValueError
+    TypeError
+        If ``dims`` is not an int or a tuple of ints (None included).
+    IndexError
         If a dimension is out of range (PyTorch's "Dimension out of range").
+    RuntimeError
+        If a dimension appears twice (flipping it twice would undo the flip).
 
     See Also
     --------
@@ -255,6 +273,8 @@ def flip(input: Any, dims: Any) -> Any:  # noqa: A002  (PyTorch's keyword)
     >>> x.grad                          # the weights flipped back
     tensor([[3., 2., 1.],
             [3., 2., 1.]])
+    >>> dl.flip(dl.tensor(5.0), 0)      # a 0-d tensor: nothing to reverse
+    tensor(5.)
     """
     if isinstance(input, Tensor):
         return input.flip(dims)

@@ -17,7 +17,7 @@ from difflab.creation import full, full_like, ones_like, zeros_like
 from difflab.dtypes import get_default_dtype, int64
 from difflab.functions_picking import diagonal
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import MinMax, dim_index, tensor_of
+from difflab.tensor_arguments import MinMax, dim_index, integer, tensor_of
 
 __all__ = [
     "aminmax", "bucketize", "cdist", "corrcoef", "cov", "cummax", "cummin", "dist", "kthvalue",
@@ -114,9 +114,7 @@ def var_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepd
     (1.6667, 2.5)
     """
     x = tensor_of(input)
-    if correction is None:
-        correction = 1 if unbiased is None or unbiased else 0
-    return x.var(dim, keepdim, correction=correction), x.mean(dim, keepdim)
+    return x.var(dim, unbiased, keepdim, correction=correction), x.mean(dim, keepdim)
 
 
 def std_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,  # noqa: A002
@@ -327,6 +325,15 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
     (values, indices)
         Readable as ``.values`` and ``.indices``.
 
+    Raises
+    ------
+    TypeError
+        If ``k`` or ``dim`` is not an int.
+    IndexError
+        If ``dim`` is out of range.
+    RuntimeError
+        If ``k`` is not in [1, the size of ``dim``].
+
     Examples
     --------
     >>> import difflab as dl
@@ -335,6 +342,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
     """
     x = tensor_of(input)
     size = x.shape[dim_index(dim, x.ndim, "kthvalue")] if x.ndim else 1
+    k = integer(k, "kthvalue", "k")  # (k=2.0 was taken, k=2.5 picked a position 1.5)
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue: k = {k} is out of range for a dimension of size {size} "
                            f"(k counts from 1)")
@@ -596,6 +604,8 @@ def searchsorted(sorted_sequence: Tensor, values: Any, *, right: bool = False,
                            f"needs values with the same leading shape, got {tuple(v.shape)}")
     entries = sequence.unsqueeze(-2) if sequence.ndim > 1 else sequence
     below = entries <= v.unsqueeze(-1) if right else entries < v.unsqueeze(-1)
+    if v.dtype.kind in "fc":  # (nan sorts last, as in PyTorch: after every entry, not first)
+        below = below | v.unsqueeze(-1).isnan()
     counts = below.sum(-1).to(int64)
     return counts.reshape(()) if scalar else counts
 
@@ -638,6 +648,8 @@ def _cumulative_extreme(x: Tensor, dim: int, better: Any, name: str) -> MinMax:
     x = tensor_of(x)
     dim = dim_index(dim, x.ndim, name)
     if x.ndim == 0:
+        return MinMax((x.clone(), full_like(x, 0, dtype=int64)))
+    if x.shape[dim] == 0:  # (no running extreme: empty, as in PyTorch; select(dim, 0) failed)
         return MinMax((x.clone(), full_like(x, 0, dtype=int64)))
     values, indices = [], []
     best = x.select(dim, 0)

@@ -392,6 +392,8 @@ def multinomial_array(weights: np.ndarray, num_samples: int, replacement: bool,
                 f"weight, fewer than the {num_samples} samples asked without replacement"
             )
     rng = _rng(generator)
+    if not len(rows):  # (a batch of no distributions: NumPy's stack of nothing failed)
+        return np.zeros((0, num_samples), dtype=np.int64)
     out = np.stack([
         rng.choice(categories, size=num_samples, replace=replacement, p=row / row.sum())
         for row in rows
@@ -427,6 +429,11 @@ class Uniform(_Draw):
     @staticmethod
     def forward(ctx: Any, xp: Any, low: Any, high: Any, shape: tuple = (), dtype: Any = None,
                 device: Any = None, generator: Any = None) -> Any:
+        if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):  # (OverflowError)
+            raise ValueError(f"expects finite bounds, got from={low}, to={high}")
+        if np.any(np.asarray(low) > np.asarray(high)):  # (NumPy: "high - low < 0")
+            raise ValueError(f"expects a [from, to) range, but found from={low} > "
+                             f"to={high}")
         return _place(_rng(generator).uniform(low, high, size=shape), dtype, device)
 
 
@@ -441,6 +448,8 @@ class Normal(_Draw):
     def forward(ctx: Any, xp: Any, mean: Any, std: Any, shape: tuple = (), dtype: Any = None,
                 device: Any = None, generator: Any = None) -> Any:
         mean, std = (backend.to_numpy(v) if hasattr(v, "shape") else v for v in (mean, std))
+        if not np.all(np.asarray(std) >= 0):  # (NumPy: "scale < 0"; a nan std drew nans)
+            raise ValueError(f"expects std >= 0.0, but found std {std}")
         return _place(_rng(generator).normal(mean, std, size=shape), dtype, device)
 
 
@@ -453,6 +462,9 @@ class Integers(_Draw):
     @staticmethod
     def forward(ctx: Any, xp: Any, low: Any, high: Any, shape: tuple = (), dtype: Any = None,
                 device: Any = None, generator: Any = None) -> Any:
+        if np.any(np.asarray(low) >= np.asarray(high)):  # (NumPy: "low >= high")
+            raise ValueError(f"randint expects low to be less than high, but got low={low} >= "
+                             f"high={high}")
         return _place(_rng(generator).integers(low, high, size=shape), dtype, device)
 
 

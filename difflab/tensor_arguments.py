@@ -18,7 +18,13 @@ import numpy as np
 from difflab import backend
 from difflab.autograd import engine as _engine  # (engine.Tensor: the registered tensor type)
 from difflab.dtypes import BFLOAT16, _Defaults, floating_result, int64, result_type
-from difflab.ops.shapes import dim_out_of_range
+from difflab.ops.shapes import (  # noqa: F401  (the checks of dims and sizes, re-exported)
+    as_axes,
+    dim_index,
+    dim_indices,
+    integer,
+    shape_args,
+)
 
 if TYPE_CHECKING:
     from difflab.tensor import Tensor
@@ -239,65 +245,6 @@ def view_of(base: Tensor, out: Tensor) -> Tensor:
     return out
 
 
-def shape_args(shape: Sequence[Any]) -> tuple:
-    """Accept f(2, 3) and f((2, 3)) alike."""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = shape[0]
-    return tuple(int(n) for n in shape)
-
-
-def dim_index(dim: Any, ndim: int, name: str, *, zero_d_has_dim: bool = True) -> int:
-    """``dim`` as a non-negative axis of an ``ndim``-axis tensor: the one check of a dim.
-
-    Negative dims count from the end, and a 0-d tensor takes dim 0 or -1, as in
-    PyTorch.  Every function and method that reads one dim calls this, so each
-    gives the same clear error instead of NumPy's or Python's
-    ``tuple index out of range``.
-
-    Parameters
-    ----------
-    dim : int
-        The dimension asked for (a Python or NumPy integer).
-    ndim : int
-        How many dimensions the tensor has.
-    name : str
-        The function or method, named at the start of the error.
-    zero_d_has_dim : bool, default True
-        Whether a 0-d tensor takes dim 0 and -1 (a reduction does); ``False`` for
-        what reads the length or the pieces of a dim (``size``, ``stride``,
-        ``unbind``, ``split``), which a 0-d tensor does not have.
-
-    Returns
-    -------
-    int
-        ``dim`` in ``[0, max(ndim, 1))``.
-
-    Raises
-    ------
-    TypeError
-        If ``dim`` is not an integer (a bool is not one).
-    IndexError
-        If ``dim`` is outside ``[-max(ndim, 1), max(ndim, 1) - 1]`` (PyTorch's
-        "Dimension out of range"), or the tensor is 0-d and ``zero_d_has_dim`` is False.
-
-    Examples
-    --------
-    >>> from difflab.tensor_arguments import dim_index
-    >>> dim_index(-1, 3, "sum"), dim_index(0, 0, "sum")
-    (2, 0)
-    >>> dim_index(5, 2, "size")
-    Traceback (most recent call last):
-    ...
-    IndexError: size: Dimension out of range (expected to be in range of [-2, 1], but got 5)
-    """
-    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
-        raise TypeError(f"{name}: dim must be an int, got {type(dim).__name__} {dim!r}")
-    n = max(ndim, 1) if zero_d_has_dim else ndim
-    if not -n <= dim < n:
-        raise IndexError(f"{name}: {dim_out_of_range(dim, n)}")
-    return int(dim) % n
-
-
 def check_same_dtype(name: str, input: Any, source: Any, what: str = "source") -> None:  # noqa: A002
     """Refuse a ``source`` whose dtype is not ``input``'s, as PyTorch's scatter family does.
 
@@ -349,11 +296,33 @@ def new_shape(size: Sequence[Any], name: str) -> tuple:
     non-negative (NumPy's "negative dimensions are not allowed" named neither the call
     nor the size; the ValueError that ``zeros`` and ``empty`` document, with PyTorch's
     words)."""
-    shape = shape_args(size)
+    shape = shape_args(size, name)
     if any(n < 0 for n in shape):
         raise ValueError(f"{name}: Trying to create tensor with negative dimension "
                          f"{min(shape)}: {list(shape)}; every size must be 0 or more")
     return shape
+
+
+def fill_number(value: Any, name: str) -> Any:
+    """``value`` itself if it is one number (a Python or NumPy number, a bool, a 0-d tensor
+    or array): what ``full``, ``new_full``, ``full_like`` and ``fill_`` fill with.
+
+    None or a string made NumPy build a tensor of Python objects (``full((2,), None)``)
+    or fill with nan, without a word; a tensor with dimensions is PyTorch's RuntimeError
+    (``copy_`` writes a tensor of values).
+    """
+    array = unwrap(value)
+    dtype = getattr(array, "dtype", None)
+    if dtype is None:
+        dtype = np.asarray(array).dtype
+    if np.dtype(dtype).kind not in "biufc":
+        raise TypeError(f"{name}: the fill value must be a number (or a 0-d tensor), got "
+                        f"{type(value).__name__} {value!r:.40}")
+    if np.ndim(array):
+        raise RuntimeError(f"{name}: the value must be a number or a 0-d tensor, got one of "
+                           f"shape {tuple(np.shape(array))}; to write a tensor of values use "
+                           f"copy_")
+    return value
 
 
 def require_tensor(value: Any, name: str, what: str = "other") -> Any:
@@ -364,20 +333,6 @@ def require_tensor(value: Any, name: str, what: str = "other") -> Any:
         raise TypeError(f"{name}(): argument '{what}' must be a Tensor, not "
                         f"{type(value).__name__}; make one with difflab.tensor(...)")
     return value
-
-
-def as_axes(dim: Any, name: str = "reduction") -> Any:
-    """``dim`` as primitives take axes: None, an int, or a tuple of ints (a TypeError
-    naming ``name`` for anything else, as ``sum(dim=1.5)``)."""
-    if dim is None or isinstance(dim, int) and not isinstance(dim, bool):
-        return dim
-    if isinstance(dim, np.integer):
-        return int(dim)
-    if isinstance(dim, (tuple, list)) and all(
-            isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in dim):
-        return tuple(int(d) for d in dim)
-    raise TypeError(f"{name}: dim must be an int or a tuple of ints, got "
-                    f"{type(dim).__name__} {dim!r:.40}")
 
 
 def element_count(shape: tuple, dims: Any) -> Any:

@@ -32,7 +32,14 @@ from difflab.autograd.engine import apply as _apply
 from difflab.autograd.grad_mode import _State
 from difflab.ops import registry as _ops
 from difflab.ops import structural as _structural
-from difflab.tensor_arguments import index_arrays, is_tensor, unwrap, unwrap_operand, wrap
+from difflab.tensor_arguments import (
+    fill_number,
+    index_arrays,
+    is_tensor,
+    unwrap,
+    unwrap_operand,
+    wrap,
+)
 
 if TYPE_CHECKING:
     from difflab.tensor import Tensor
@@ -402,6 +409,8 @@ class InPlaceMethods:
         RuntimeError
             If ``value`` has dimensions (as in PyTorch): to write a tensor of values use
             :meth:`difflab.Tensor.copy_`.
+        TypeError
+            If ``value`` is not a number (None, a string).
 
         Examples
         --------
@@ -411,11 +420,7 @@ class InPlaceMethods:
         >>> dl.zeros(2, dtype=dl.int64).fill_(7.9).tolist()
         [7, 7]
         """
-        if np.ndim(unwrap(value)):
-            raise RuntimeError(
-                f"fill_: the value must be a number or a 0-d tensor, got one of shape "
-                f"{tuple(np.shape(unwrap(value)))}; to write a tensor of values use copy_")
-        return self._fill(value, "fill_")
+        return self._fill(fill_number(value, "fill_"), "fill_")
 
     def _fill(self, value: Any, name: str) -> Tensor:
         self._set(Ellipsis, value, name)
@@ -819,7 +824,7 @@ class InPlaceMethods:
         TypeError
             When ``self`` is not a floating-point tensor.
         ValueError
-            When ``std`` is negative.
+            When ``std`` is negative or nan.
 
         See Also
         --------
@@ -869,7 +874,7 @@ class InPlaceMethods:
         TypeError
             When ``self`` is not a floating-point tensor.
         ValueError
-            When ``b < a``.
+            When ``b < a``, or a bound is not finite.
 
         See Also
         --------

@@ -25,8 +25,11 @@ from difflab.tensor_arguments import (
     MinMax,
     as_axes,
     dim_index,
+    dim_indices,
     element_count,
+    fill_number,
     index_arrays,
+    integer,
     is_tensor,
     new_shape,
     operand,
@@ -57,6 +60,17 @@ def _no_grad_binary(op: Any, a: Any, b: Any) -> Any:
 def _integer_division(name: str, a: Any, b: Any) -> Tensor:
     """``a // b`` or ``a % b`` in the common dtype (PyTorch floors, as Python does)."""
     return _apply(_ops.PRIMITIVES[name], *promote(unwrap_operand(a), unwrap_operand(b)))
+
+
+def _correction(unbiased: bool | None, correction: Any) -> Any:
+    """The c of var's n - c from PyTorch's two spellings: ``correction`` (1 by default)
+    or the older ``unbiased`` (True: 1, False: 0); both at once are refused, as there."""
+    if unbiased is not None and correction is not None:
+        raise TypeError("var/std: give correction or unbiased, not both (unbiased=True is "
+                        "correction=1, unbiased=False is correction=0)")
+    if correction is not None:
+        return correction
+    return 0 if unbiased is False else 1
 
 
 class TensorMethods:
@@ -437,116 +451,31 @@ class TensorMethods:
             )
         return _apply(_structural.Mean, self, axis=as_axes(dim, "mean"), keepdims=keepdim)
 
-    def var(self, dim: Any = None, keepdim: bool = False, unbiased: bool = True, *,
+    def var(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
             correction: Any = None) -> Tensor:
         r"""The variance of the elements (over ``dim``, if given).
 
-        With :math:`n` elements reduced and :math:`\bar x` their mean,
-
-        .. math::
-            \operatorname{var}(x) = \frac{1}{n - c} \sum_i (x_i - \bar x)^2,
-
-        where :math:`c` is the ``correction`` (1 by default, Bessel's: the unbiased estimate
-        of a population's variance from a sample; 0 is the mean of the squared deviations).
-        It is recorded as that composition of mean, subtraction, product and sum, so its
-        gradient is :math:`\partial \operatorname{var} / \partial x_i = 2 (x_i - \bar x) /
-        (n - c)`.  With :math:`n \le c` (one element, unbiased) the result is NaN, as in
-        PyTorch.
-
-        Parameters
-        ----------
-        dim : int or tuple of int, optional
-            The dimension(s) to reduce; all of them by default.
-        keepdim : bool, default False
-            Keep the reduced dimensions, with size 1.
-        unbiased : bool, default True
-            ``correction=1`` when True, ``correction=0`` when False (PyTorch's older keyword).
-        correction : int or float, optional, keyword-only
-            The :math:`c` above; overrides ``unbiased`` when given.
-
-        Returns
-        -------
-        Tensor
-            The variance: ``x``'s shape without the ``dim`` dimensions (0-d by default).
-
-        Raises
-        ------
-        RuntimeError
-            If ``x`` is not of a floating point (or complex) dtype: call ``.float()`` first.
-
-        See Also
-        --------
-        difflab.var : the same, as a function (without ``correction``).
-        difflab.Tensor.std : its square root.
-
-        Examples
-        --------
-        >>> import difflab as dl
-        >>> x = dl.tensor([1.0, 2.0, 3.0, 4.0])
-        >>> x.var(), x.var(correction=0)
-        (tensor(1.6667), tensor(1.25))
-        >>> dl.tensor([[1.0, 3.0], [2.0, 2.0]]).var(dim=1)
-        tensor([2., 0.])
-        >>> x.requires_grad_()
-        tensor([1., 2., 3., 4.], requires_grad=True)
-        >>> x.var(correction=0).backward()
-        >>> x.grad  # 2 (x - mean) / n
-        tensor([-0.75, -0.25,  0.25,  0.75])
+        See :func:`difflab.var` (the same arguments: ``x.var(1, False)`` is the
+        variance along dim 1 with ``unbiased=False``, as in PyTorch).
         """
-        correction = (1 if unbiased else 0) if correction is None else correction
-        centered = self - self.mean(dim, keepdim=True)
+        if isinstance(dim, bool) and unbiased is None:  # var(unbiased): PyTorch's oldest form
+            dim, unbiased = None, dim
+        correction = _correction(unbiased, correction)
+        if self.dtype.kind not in "fc":
+            raise RuntimeError(f"var() and std() need a floating point tensor, got "
+                               f"{self.dtype}: call .float() first")
+        centered = self - self.mean(dim, keepdim=True)  # (the mean checks the dims)
         count = element_count(self.shape, as_axes(dim, "var"))
         return (centered * centered).sum(dim, keepdim) / max(count - correction, 0)
 
-    def std(self, dim: Any = None, keepdim: bool = False, unbiased: bool = True, *,
+    def std(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
             correction: Any = None) -> Tensor:
         r"""The standard deviation of the elements (over ``dim``, if given).
 
-        The square root of :meth:`difflab.Tensor.var`:
-
-        .. math::
-            \operatorname{std}(x) = \sqrt{\frac{1}{n - c} \sum_i (x_i - \bar x)^2},
-
-        with :math:`c` the ``correction`` (1 by default).  Its gradient,
-        :math:`(x_i - \bar x) / ((n - c)\,\operatorname{std}(x))`, is NaN where every
-        element is the same (0 times the square root's infinite derivative at 0).
-
-        Parameters
-        ----------
-        dim : int or tuple of int, optional
-            The dimension(s) to reduce; all of them by default.
-        keepdim : bool, default False
-            Keep the reduced dimensions, with size 1.
-        unbiased : bool, default True
-            ``correction=1`` when True, ``correction=0`` when False.
-        correction : int or float, optional, keyword-only
-            The :math:`c` above; overrides ``unbiased`` when given.
-
-        Returns
-        -------
-        Tensor
-            The standard deviation: ``x``'s shape without the ``dim`` dimensions.
-
-        Raises
-        ------
-        RuntimeError
-            If ``x`` is not of a floating point (or complex) dtype: call ``.float()`` first.
-
-        See Also
-        --------
-        difflab.std : the same, as a function (without ``correction``).
-        difflab.Tensor.var : the variance.
-
-        Examples
-        --------
-        >>> import difflab as dl
-        >>> x = dl.tensor([2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0])
-        >>> x.std(correction=0), x.std(unbiased=False)
-        (tensor(2.), tensor(2.))
-        >>> dl.tensor([[1.0, 4.0], [3.0, 2.0]]).std(dim=0, keepdim=True)
-        tensor([[1.4142, 1.4142]])
+        See :func:`difflab.std` (the square root of :meth:`difflab.Tensor.var`, the same
+        arguments).
         """
-        return self.var(dim, keepdim, unbiased, correction=correction).sqrt()
+        return self.var(dim, unbiased, keepdim, correction=correction).sqrt()
 
     # amax, amin, argmax, argmin and prod are generated from their primitives' faces
     def max(self, dim: Any = None, keepdim: bool = False) -> Any:
@@ -580,7 +509,7 @@ class TensorMethods:
 
         See :func:`difflab.norm`.
         """
-        if p in (2, "fro"):
+        if p is None or p in (2, "fro"):  # (None: PyTorch's default, the 2-norm)
             return (self * self).sum(dim, keepdim).sqrt()
         if p == 1:
             return self.abs().sum(dim, keepdim)
@@ -653,7 +582,7 @@ class TensorMethods:
 
         See :func:`difflab.reshape` for the parameters and examples.
         """
-        shape = shape_args(shape)
+        shape = shape_args(shape, "reshape")
         return view_of(self, _apply(_structural.Reshape, self, shape=shape))
 
     def view(self, *shape: Any) -> Tensor:
@@ -680,7 +609,10 @@ class TensorMethods:
         Raises
         ------
         ValueError
-            If the shape does not hold exactly ``x.numel()`` elements.
+            If the shape does not hold exactly ``x.numel()`` elements, a size is below -1,
+            or -1 is given twice.
+        TypeError
+            If a size is not an int.
 
         See Also
         --------
@@ -805,9 +737,7 @@ class TensorMethods:
         if dim is None:
             shape = tuple(n for n in self.shape if n != 1)
         else:
-            dims = as_axes(dim, "squeeze")
-            dims = {dim_index(d, self.ndim, "squeeze") for d in
-                    ((dims,) if isinstance(dims, int) else dims)}
+            dims = dim_indices(dim, self.ndim, "squeeze")
             shape = tuple(n for i, n in enumerate(self.shape) if not (i in dims and n == 1))
         return self.reshape(shape)
 
@@ -824,7 +754,8 @@ class TensorMethods:
 
         See :func:`difflab.permute` for the parameters and examples.
         """
-        return view_of(self, _apply(_structural.Permute, self, axes=shape_args(dims)))
+        axes = shape_args(dims, "permute", "dims")
+        return view_of(self, _apply(_structural.Permute, self, axes=axes))
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
         """Axes ``dim0`` and ``dim1`` swapped (a view).
@@ -867,6 +798,8 @@ class TensorMethods:
             If a size differs from a dimension of ``x`` that is not 1, if ``sizes`` has fewer
             dimensions than ``x``, if a size is negative, or if -1 is given for an added
             dimension (PyTorch's class).
+        TypeError
+            If a size is not an int.
 
         See Also
         --------
@@ -889,7 +822,7 @@ class TensorMethods:
         tensor([[3.],
                 [3.]])
         """
-        shape = _structural.expanded_shape(tuple(self.shape), shape_args(sizes))
+        shape = _structural.expanded_shape(tuple(self.shape), shape_args(sizes, "expand"))
         return view_of(self, _apply(_structural.Expand, self, shape=shape))
 
     def expand_as(self, other: Tensor) -> Tensor:
@@ -960,6 +893,8 @@ class TensorMethods:
         ------
         RuntimeError
             If fewer sizes are given than ``x`` has dimensions, or a size is negative.
+        TypeError
+            If a size is not an int.
 
         See Also
         --------
@@ -980,7 +915,7 @@ class TensorMethods:
         >>> x.grad  # 4 copies of each
         tensor([4., 4.])
         """
-        sizes = shape_args(sizes)
+        sizes = shape_args(sizes, "repeat", "the counts")
         if any(n < 0 for n in sizes):
             raise RuntimeError(f"repeat: the counts must be non-negative (0 gives an empty "
                                f"dimension), got {tuple(sizes)}")
@@ -1000,14 +935,18 @@ class TensorMethods:
             final_shape.append(r * n)
         return x.reshape(view_shape).expand(expanded_shape).reshape(final_shape)
 
-    def flip(self, dims: Any) -> Tensor:
-        """The elements in reverse order along the dimensions ``dims`` (a copy).
+    def flip(self, *dims: Any) -> Tensor:
+        """The elements in reverse order along ``dims`` (a copy).
 
-        See :func:`difflab.flip`.
+        ``x.flip(0, 1)`` or ``x.flip((0, 1))``.  See :func:`difflab.flip`.
         """
+        if not dims:
+            raise TypeError("flip() missing the dims to reverse: x.flip(0) or x.flip((0, 1))")
+        dims = dim_indices(dims[0] if len(dims) == 1 else dims, self.ndim, "flip")
+        if self.ndim == 0 or not dims:  # (nothing to reverse: a copy all the same)
+            return self.clone()
         out = self
-        dims = as_axes(dims, "flip")
-        for d in (dims,) if isinstance(dims, int) else dims:
+        for d in dims:
             out = _apply(_structural.Flip, out, axis=d)
         return out
 
@@ -1117,6 +1056,7 @@ class TensorMethods:
         return repr(self)
 
     def _triangle(self, diagonal: int, lower: bool, name: str) -> Tensor:
+        diagonal = integer(diagonal, name, "diagonal")  # (1.5 was a diagonal of its own)
         if self.array.ndim < 2:
             raise RuntimeError(
                 f"{name}: input tensor must have at least 2 dimensions (got shape "
@@ -1263,6 +1203,13 @@ class TensorMethods:
         Tensor
             ``fill_value`` everywhere, of shape ``size``.
 
+        Raises
+        ------
+        TypeError
+            If ``fill_value`` is not a number or a 0-d tensor (None), or a size is no int.
+        ValueError
+            If a size is negative.
+
         See Also
         --------
         difflab.full : the same in the default dtype.
@@ -1278,6 +1225,7 @@ class TensorMethods:
         >>> dl.tensor([1, 2]).new_full((3,), 2.9)  # converted to x's int64
         tensor([2, 2, 2])
         """
+        fill_number(fill_value, "new_full")
         return self._new(np.full(new_shape((size,), "new_full"), fill_value), dtype, device,
                          requires_grad)
 

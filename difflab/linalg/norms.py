@@ -23,17 +23,17 @@ from difflab.linalg.decompositions import as_input, like, rank_of, svdvals, valu
 from difflab.linalg.solvers import inv
 from difflab.ops.linalg import check_matrix
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import dim_index
+from difflab.tensor_arguments import dim_index, dim_indices
 
 __all__ = ["cond", "cross", "diagonal", "householder_product", "matmul", "matrix_norm",
            "matrix_rank", "multi_dot", "norm", "vander", "vecdot", "vector_norm"]
 
 
 def _dims(dim: Any, ndim: int, name: str) -> tuple:
+    """``dim`` (None: all) as non-negative dims, each checked, none repeated."""
     if dim is None:
         return tuple(range(ndim))
-    dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
-    return tuple(dim_index(d, ndim, name) for d in dims)
+    return dim_indices(dim, ndim, name)
 
 
 def _root(total: Any, p: float) -> Any:
@@ -73,6 +73,10 @@ def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False,  #
     ------
     IndexError
         If a dimension in ``dim`` is out of range.
+    TypeError
+        If ``dim`` is not an int or a tuple of ints, or ``ord`` is not a number (None).
+    RuntimeError
+        If ``dim`` names one dimension twice.
 
     Examples
     --------
@@ -86,6 +90,10 @@ def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False,  #
     if dtype is not None:
         x = x.to(dtype)
     dims = _dims(dim, x.ndim, "linalg.vector_norm")
+    if ord is None or isinstance(ord, (bool, str)):  # (float(None) named no argument)
+        raise TypeError(f"linalg.vector_norm: ord must be a number (2, 1, inf, ...), got "
+                        f"{type(ord).__name__} {ord!r}; the matrix norms ('fro', 'nuc') are "
+                        f"linalg.matrix_norm's")
     a = F.abs(x)
     if ord == math.inf:
         result = F.amax(a, dims, keepdim)
@@ -105,9 +113,6 @@ def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False,  #
 def _matrix_last(A: Any, dim: tuple) -> tuple:  # noqa: N803
     """A with the two dimensions ``dim`` moved last, and how to put them back."""
     d0, d1 = _dims(dim, A.ndim, "linalg.matrix_norm")
-    if d0 == d1:
-        raise ValueError(f"linalg.matrix_norm: dim must name two different dimensions, got "
-                         f"{dim}")
     return np.moveaxis(A, (d0, d1), (-2, -1)), (d0, d1)
 
 
@@ -139,7 +144,11 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1),  # noqa: A002, N8
     Raises
     ------
     ValueError
-        If ``A`` has fewer than 2 dimensions, or ``dim`` names one dimension twice.
+        If ``A`` has fewer than 2 dimensions.
+    RuntimeError
+        If ``dim`` names one dimension twice.
+    TypeError
+        If ``dim`` is not a tuple of ints.
     IndexError
         If a dimension in ``dim`` is out of range.
 

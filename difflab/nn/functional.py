@@ -18,7 +18,8 @@ layer never changes precision behind the user's back:
   input's dtype.
 
 The functions live in five modules, gathered here: ``functional_core`` (the
-checks they share and the common layers) and the four that build on it,
+checks they share and the common layers; the checks of their arguments are in
+``functional_arguments``, below it) and the four that build on it,
 ``functional_activations``, ``functional_layers``, ``functional_conv`` and
 ``functional_losses``.  They import from ``functional_core``, never from this
 module, so there is no import cycle (docs/architecture.md, "Import layers").
@@ -27,6 +28,12 @@ module, so there is no import cycle (docs/architecture.md, "Import layers").
 from difflab.nn.functional_activations import *  # noqa: F403
 from difflab.nn.functional_conv import *  # noqa: F403
 from difflab.nn.functional_core import *  # noqa: F403
-from difflab.nn.functional_core import _legacy_reduction, _single  # noqa: F401  (the layers read them)
+from difflab.nn.functional_core import (  # noqa: F401  (the layers read them)
+    _legacy_reduction,
+    _normalized_shape,
+    _probability,
+    _single,
+    _window,
+)
 from difflab.nn.functional_layers import *  # noqa: F403
 from difflab.nn.functional_losses import *  # noqa: F403

@@ -22,11 +22,13 @@ from difflab.nn.functional_core import (
     _dim,
     _floating,
     _in_place,
+    _number,
     leaky_relu,
     relu,
     softmax,
 )
 from difflab.tensor import Tensor
+from difflab.tensor_arguments import dim_index
 
 __all__ = ["celu", "elu", "elu_", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid",
            "hardswish", "hardtanh", "hardtanh_", "leaky_relu_", "relu6", "relu_",
@@ -59,6 +61,11 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # 
     -------
     Tensor
 
+    Raises
+    ------
+    TypeError
+        If ``alpha`` is None or a string, not a number.
+
     See Also
     --------
     selu, celu, difflab.nn.ELU
@@ -74,6 +81,7 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # 
     >>> dl.nn.functional.elu(dl.tensor([-1.0, 0.0, 2.0])).tolist()
     [-0.6321205496788025, 0.0, 2.0]
     """
+    alpha = _number("elu", alpha, "alpha")
     if inplace:
         return _in_place(input, lambda x: elu(x, alpha), "elu(inplace=True)")
     x = _floating(_check_tensor("elu", input))  # (fractions: integers become floats)
@@ -140,6 +148,8 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  #
     ------
     ValueError
         If ``alpha`` is 0.
+    TypeError
+        If ``alpha`` is None or a string, not a number.
 
     See Also
     --------
@@ -156,6 +166,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  #
     >>> round(dl.nn.functional.celu(dl.tensor([-1.0]), alpha=2.0).item(), 4)
     -0.7869
     """
+    alpha = _number("celu", alpha, "alpha")
     if inplace:
         return _in_place(input, lambda x: celu(x, alpha), "celu(inplace=True)")
     if alpha == 0:
@@ -186,6 +197,11 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     Tensor
         The input's shape.
 
+    Raises
+    ------
+    TypeError
+        If ``threshold`` or ``value`` is None or a string, not a number.
+
     See Also
     --------
     relu, difflab.nn.Threshold
@@ -201,6 +217,8 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     >>> dl.nn.functional.threshold(dl.tensor([0.5, 2.0]), 1.0, -9.0).tolist()
     [-9.0, 2.0]
     """
+    threshold = _number("threshold", threshold, "threshold")
+    value = _number("threshold", value, "value")
     def compute(x: Tensor) -> Tensor:  # (the argument ``threshold`` hides this function)
         return _where(x > threshold, x, float(value))
 
@@ -226,6 +244,11 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     Tensor
         The input's shape.
 
+    Raises
+    ------
+    TypeError
+        If ``beta`` or ``threshold`` is None or a string, not a number.
+
     See Also
     --------
     relu, logsigmoid, difflab.nn.Softplus
@@ -242,6 +265,8 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     >>> round(dl.nn.functional.softplus(dl.tensor([0.0])).item(), 6)   # log 2
     0.693147
     """
+    beta = _number("softplus", beta, "beta")
+    threshold = _number("softplus", threshold, "threshold")
     x = _check_tensor("softplus", input)
     bx = x * beta
     smooth = ((-bx.abs()).exp().log1p() + bx.relu()) / beta
@@ -631,7 +656,11 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
     Raises
     ------
     RuntimeError
-        If that dimension's size is odd.
+        If that dimension's size is odd, or the input is 0-d.
+    TypeError
+        If ``dim`` is not an int.
+    IndexError
+        If ``dim`` is out of range.
 
     See Also
     --------
@@ -650,11 +679,16 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
     1.0
     """
     x = _check_tensor("glu", input)
-    if x.ndim == 0 or x.shape[dim] % 2:
+    if x.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even; "
+                           "give it a tensor with a dimension of even size")
+    dim = dim_index(dim, x.ndim, "glu")
+    half, odd = divmod(x.shape[dim], 2)
+    if odd:
         raise RuntimeError(f"glu: Halving dimension must be even, but dimension {dim} is size "
-                           f"{x.shape[dim] if x.ndim else 0}")
-    a, b = x.chunk(2, dim)
-    return a * b.sigmoid()
+                           f"{x.shape[dim]}")
+    # (narrow, not chunk: an empty dimension gives two empty halves, not one chunk)
+    return x.narrow(dim, 0, half) * x.narrow(dim, half, half).sigmoid()
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
@@ -784,6 +818,11 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa
     -------
     Tensor
 
+    Raises
+    ------
+    TypeError
+        If ``min_val`` or ``max_val`` is None or a string, not a number.
+
     See Also
     --------
     relu6, tanh, difflab.nn.Hardtanh
@@ -799,6 +838,8 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa
     >>> dl.nn.functional.hardtanh(dl.tensor([-3., -0.5, 0.25, 2.]))
     tensor([-1.  , -0.5 ,  0.25,  1.  ])
     """
+    min_val = _number("hardtanh", min_val, "min_val")
+    max_val = _number("hardtanh", max_val, "max_val")
     if inplace:
         return _in_place(input, lambda x: hardtanh(x, min_val, max_val), "hardtanh(inplace=True)")
     if max_val < min_val:

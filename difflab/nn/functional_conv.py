@@ -26,13 +26,14 @@ from difflab.nn.functional_core import (
     _check_input,
     _check_tensor,
     _single,
+    _window,
     avg_pool2d,
     conv2d,
     max_pool2d,
 )
-from difflab.nn.functional_layers import _pair
 from difflab.ops import nn_conv
 from difflab.tensor import Tensor
+from difflab.tensor_arguments import require_tensor
 
 __all__ = ["avg_pool1d", "conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "fold",
            "max_pool1d", "unfold"]
@@ -66,6 +67,13 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
     -------
     Tensor
         (N, O, L_out) with L_out = ⌊(L + 2·padding - dilation·(k - 1) - 1) / stride⌋ + 1.
+
+    Raises
+    ------
+    TypeError
+        If a window argument (stride, padding, dilation, groups) is a float or another non-int.
+    ValueError
+        If ``stride`` or ``dilation`` or ``groups`` is below 1, or ``padding`` is negative.
 
     See Also
     --------
@@ -138,6 +146,13 @@ def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     Tensor
         (N, C, L_out).
 
+    Raises
+    ------
+    TypeError
+        If a window argument (kernel_size, stride, padding, dilation) is a float or another non-int.
+    ValueError
+        If ``kernel_size`` or ``stride`` or ``dilation`` is below 1, or ``padding`` is negative.
+
     See Also
     --------
     avg_pool1d, max_pool2d, difflab.nn.MaxPool1d
@@ -189,6 +204,13 @@ def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     -------
     Tensor
         (N, C, L_out).
+
+    Raises
+    ------
+    TypeError
+        If a window argument (kernel_size, stride, padding) is a float or another non-int.
+    ValueError
+        If ``kernel_size`` or ``stride`` is below 1, or ``padding`` is negative.
 
     See Also
     --------
@@ -251,6 +273,10 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
     ------
     ValueError
         If the input is not 3-D or 4-D.
+    TypeError
+        If a window argument (kernel_size, stride, padding, dilation) is a float or another non-int.
+    ValueError
+        If ``kernel_size`` or ``stride`` or ``dilation`` is below 1, or ``padding`` is negative.
 
     See Also
     --------
@@ -269,16 +295,20 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
         raise ValueError(f"unfold expects a 3-D or 4-D input, got shape {tuple(x.shape)}")
     unbatched = x.ndim == 3
     x = x.reshape((1,) + tuple(x.shape)) if unbatched else x
-    kh, kw = _pair(kernel_size, "kernel_size")
+    kh, kw = _window("unfold", kernel_size, "kernel_size")
+    stride, padding = _window("unfold", stride, "stride"), _window("unfold", padding, "padding")
+    dilation = _window("unfold", dilation, "dilation")
     c = x.shape[1]
     if not isinstance(x, Tensor):  # dual numbers, sympy expressions: the im2col primitive
-        win = apply(nn_conv.Im2Col, x, kernel=(kh, kw), stride=_pair(stride),
-                    padding=_pair(padding), dilation=_pair(dilation))  # (N, C, OH, OW, kh, kw)
+        win = apply(nn_conv.Im2Col, x, kernel=(kh, kw), stride=stride,
+                    padding=padding, dilation=dilation)  # (N, C, OH, OW, kh, kw)
         cols = permute(win, (0, 1, 4, 5, 2, 3))
     else:
-        cols = conv2d(x, _one_hot_kernels(c, kh, kw, x), None, _pair(stride), _pair(padding),
-                      _pair(dilation), groups=c)
-    cols = cols.reshape((x.shape[0], c * kh * kw, -1))
+        cols = conv2d(x, _one_hot_kernels(c, kh, kw, x), None, stride, padding, dilation,
+                      groups=c)
+    # (the number of blocks spelled out: -1 cannot be inferred for an empty batch)
+    blocks = cols.shape[-2] * cols.shape[-1]  # (OH · OW, the last two in both layouts)
+    cols = cols.reshape((x.shape[0], c * kh * kw, blocks))
     return cols.reshape(tuple(cols.shape[1:])) if unbatched else cols
 
 
@@ -321,6 +351,15 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     -------
     Tensor
 
+    Raises
+    ------
+    TypeError
+        If a window argument (stride, padding, dilation, output_padding, groups) is a float
+        or another non-int.
+    ValueError
+        If ``stride`` or ``dilation`` or ``groups`` is below 1, or ``padding`` or
+        ``output_padding`` is negative.
+
     See Also
     --------
     conv2d, conv_transpose1d, difflab.nn.ConvTranspose2d
@@ -350,13 +389,16 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
         raise ValueError(f"conv_transpose2d expects a 3-D or 4-D input, got {tuple(x.shape)}")
     unbatched = x.ndim == 3
     x = x.unsqueeze(0) if unbatched else x
-    c_in, c_out_g, kh, kw = weight.shape
+    c_in, c_out_g, kh, kw = require_tensor(weight, "conv_transpose2d", "weight").shape
+    groups = _window("conv_transpose2d", groups, "groups", 1)[0]
     if x.shape[1] != c_in or c_in % groups:
         raise ValueError(f"conv_transpose2d: weight {tuple(weight.shape)} expects {c_in} input "
                          f"channels (divisible by groups={groups}), got input "
                          f"{tuple(x.shape)}")
-    stride, padding = _pair(stride, "stride"), _pair(padding, "padding")
-    output_padding, dilation = _pair(output_padding, "output_padding"), _pair(dilation)
+    stride = _window("conv_transpose2d", stride, "stride")
+    padding = _window("conv_transpose2d", padding, "padding")
+    output_padding = _window("conv_transpose2d", output_padding, "output_padding")
+    dilation = _window("conv_transpose2d", dilation, "dilation")
     if any(o >= max(s, d) for o, s, d in zip(output_padding, stride, dilation)):
         raise ValueError(f"conv_transpose2d: output_padding {output_padding} must be smaller "
                          f"than stride {stride} or dilation {dilation}")
@@ -398,6 +440,12 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     ------
     ValueError
         If the input is not 2-D or 3-D, or an option is not an int or a 1-tuple.
+    TypeError
+        If a window argument (stride, padding, dilation, output_padding, groups) is a float
+        or another non-int.
+    ValueError
+        If ``stride`` or ``dilation`` or ``groups`` is below 1, or ``padding`` or
+        ``output_padding`` is negative.
 
     See Also
     --------
@@ -457,6 +505,11 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,  
     RuntimeError
         If dimension 1 is not divisible by :math:`k_h k_w`, or :math:`L` is not the
         number of blocks that fit ``output_size``.
+    TypeError
+        If a window argument (kernel_size, stride, padding, dilation, output_size) is a
+        float or another non-int.
+    ValueError
+        If ``kernel_size`` or ``stride`` or ``dilation`` is below 1, or ``padding`` is negative.
 
     See Also
     --------
@@ -487,8 +540,11 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,  
                          f"{tuple(x.shape)}")
     unbatched = x.ndim == 2
     x = x.reshape((1,) + tuple(x.shape)) if unbatched else x
-    (oh, ow), (kh, kw) = _pair(output_size, "output_size"), _pair(kernel_size, "kernel_size")
-    (dh, dw), (ph, pw), (sh, sw) = _pair(dilation), _pair(padding), _pair(stride)
+    (oh, ow), (kh, kw) = (_window("fold", output_size, "output_size"),
+                          _window("fold", kernel_size, "kernel_size"))
+    (dh, dw), (ph, pw), (sh, sw) = (_window("fold", dilation, "dilation"),
+                                    _window("fold", padding, "padding"),
+                                    _window("fold", stride, "stride"))
     if x.shape[1] % (kh * kw):
         raise RuntimeError(f"fold: expected the size of dimension 1 ({x.shape[1]}) to be "
                            f"divisible by the kernel's {kh * kw} positions")
@@ -515,14 +571,6 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,  
 # ----------------------------------------------------------------------------- conv3d
 
 
-def _triple(value: Any, name: str) -> tuple[int, int, int]:
-    if isinstance(value, (tuple, list)):
-        if len(value) != 3:
-            raise ValueError(f"conv3d: {name} must be an int or a triple, got {value!r}")
-        return int(value[0]), int(value[1]), int(value[2])
-    return (int(value),) * 3
-
-
 def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
            stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     r"""3-D convolution of (N, C, D, H, W) with ``weight`` (O, C/groups, kd, kh, kw).
@@ -546,6 +594,13 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
     -------
     Tensor
         (N, O, D_out, H_out, W_out).
+
+    Raises
+    ------
+    TypeError
+        If a window argument (stride, padding, dilation, groups) is a float or another non-int.
+    ValueError
+        If ``stride`` or ``dilation`` or ``groups`` is below 1, or ``padding`` is negative.
 
     See Also
     --------
@@ -578,11 +633,13 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
     if not isinstance(weight, Tensor) or weight.ndim != 5:
         raise ValueError("conv3d: weight must be a 5-D tensor (out, in/groups, kd, kh, kw)")
     o, cg, kd, kh, kw = weight.shape
+    groups = _window("conv3d", groups, "groups", 1)[0]
     n, c, depth = x.shape[:3]
     if c != cg * groups:
         raise ValueError(f"conv3d expected input with {cg * groups} channels, got {c} (input "
                          f"shape {tuple(x.shape)})")
-    (sd, sh, sw), (dd, dh, dw) = _triple(stride, "stride"), _triple(dilation, "dilation")
+    (sd, sh, sw) = _window("conv3d", stride, "stride", 3)
+    (dd, dh, dw) = _window("conv3d", dilation, "dilation", 3)
     if isinstance(padding, str):
         if padding == "valid":
             padding = 0
@@ -595,7 +652,7 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
         else:
             raise ValueError(f"conv3d: padding must be an int, a triple, 'same' or 'valid', "
                              f"got {padding!r}")
-    pd, ph, pw = _triple(padding, "padding")
+    pd, ph, pw = _window("conv3d", padding, "padding", 3)
     if pd:
         x = pad(x, (0, 0, 0, 0, pd, pd))
     out_depth = (depth + 2 * pd - dd * (kd - 1) - 1) // sd + 1

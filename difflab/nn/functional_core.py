@@ -23,9 +23,18 @@ from difflab.dtypes import floating_result as _floating_result
 from difflab.func.vmap import BatchedTensor as _BatchedTensor
 from difflab.functions import where as _where
 from difflab.functions_indexing import checked_index as _checked_index
+from difflab.nn.functional_arguments import (  # noqa: F401  (the other modules read them here)
+    _adaptive_sizes,
+    _normalized_shape,
+    _number,
+    _probability,
+    _single,
+    _window,
+)
 from difflab.ops import nn_conv, nn_ops, registry
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import cast_to as _cast_to
+from difflab.tensor_arguments import dim_index, require_tensor, shape_args
 from difflab.tensor_arguments import promote_all as _promote_all
 
 __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entropy",
@@ -49,9 +58,12 @@ def _in_place(input: Any, compute: Callable[[Tensor], Tensor], name: str) -> Ten
     return _check_tensor(name, input)._replace_with(compute, name)
 
 
-def _check_tensor(name: str, x: Any) -> Tensor:
+def _check_tensor(name: str, x: Any, what: str = "") -> Tensor:
+    """``x`` if it is a Tensor, else a TypeError naming the function (and the argument,
+    ``what``)."""
     if not isinstance(x, Tensor):
-        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}")
+        raise TypeError(f"{name}: expected a Tensor" + f" for {what}" * bool(what) +
+                        f", got {type(x).__name__}; make one with difflab.tensor(...)")
     return x
 
 
@@ -123,7 +135,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     Raises
     ------
     TypeError
-        If ``input`` is not a Tensor, an array, a dual number or sympy expressions.
+        If ``input`` is not a Tensor, an array, a dual number or sympy expressions, or
+        ``weight`` or ``bias`` is a number or a list (make a tensor of it).
     ValueError
         If the input's last dimension is not ``weight.shape[-1]``.
 
@@ -141,6 +154,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     tensor([[1.5, 4. , 2. ]])
     """
     input = _check_input("linear", input)  # noqa: A001
+    require_tensor(weight, "linear", "weight")
+    if bias is not None:
+        require_tensor(bias, "linear", "bias")
     if input.ndim == 0 or input.shape[-1] != weight.shape[-1]:
         raise ValueError(
             f"Linear expected input with {weight.shape[-1]} features in its last dimension "
@@ -197,6 +213,10 @@ def conv2d(
     ValueError
         If the input is not 4-D, its channels do not match the weight, ``C_out``
         is not divisible by ``groups``, or ``padding`` is not understood.
+    TypeError
+        If a window argument (stride, padding, dilation, groups) is a float or another non-int.
+    ValueError
+        If ``stride`` or ``dilation`` or ``groups`` is below 1, or ``padding`` is negative.
 
     See Also
     --------
@@ -220,7 +240,8 @@ def conv2d(
             f"Conv2d expects a 4-D input (N, C, H, W), got shape {tuple(input.shape)} "
             f"(add a batch dimension with .unsqueeze(0))"
         )
-    o, cg, kh, kw = weight.shape
+    o, cg, kh, kw = require_tensor(weight, "conv2d", "weight").shape
+    groups = _window("conv2d", groups, "groups", 1)[0]
     if input.shape[1] != cg * groups:
         raise ValueError(
             f"Conv2d expected input with {cg * groups} channels (in_channels), but got "
@@ -228,7 +249,8 @@ def conv2d(
         )
     if o % groups:
         raise ValueError(f"out_channels ({o}) must be divisible by groups ({groups})")
-    stride, dilation = nn_ops._pair(stride), nn_ops._pair(dilation)
+    stride = _window("conv2d", stride, "stride")
+    dilation = _window("conv2d", dilation, "dilation")
     if isinstance(padding, str):
         if padding == "valid":
             padding = (0, 0)
@@ -241,8 +263,8 @@ def conv2d(
             padding = (totals[0] // 2, totals[1] // 2)
         else:
             raise ValueError(f"padding must be an int, a pair, 'same' or 'valid', got {padding!r}")
-    padding = nn_ops._pair(padding)
-    params = dict(stride=stride, padding=padding, dilation=dilation, groups=int(groups))
+    padding = _window("conv2d", padding, "padding")
+    params = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
     return apply(nn_conv.Conv2d, *_promoted(input, weight, bias), **params)
 
 
@@ -250,9 +272,9 @@ def _pool_args(name: str, input: Tensor, kernel_size: Any, stride: Any, padding:
                ) -> tuple:
     if input.ndim not in (3, 4):
         raise ValueError(f"{name} expects a 3-D or 4-D input, got shape {tuple(input.shape)}")
-    kernel = nn_ops._pair(kernel_size)
-    stride = kernel if stride is None else nn_ops._pair(stride)
-    padding = nn_ops._pair(padding)
+    kernel = _window(name, kernel_size, "kernel_size")
+    stride = kernel if stride is None else _window(name, stride, "stride")
+    padding = _window(name, padding, "padding")
     if padding[0] > kernel[0] // 2 or padding[1] > kernel[1] // 2:
         raise ValueError(
             f"{name}: padding {padding} should be at most half of the kernel size {kernel}"
@@ -288,6 +310,10 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
         If ``input`` is not a Tensor, an array, a dual number or sympy expressions.
     ValueError
         If the input is not 3-D or 4-D, or the padding exceeds half the kernel.
+    TypeError
+        If a window argument (kernel_size, stride, padding, dilation) is a float or another non-int.
+    ValueError
+        If ``kernel_size`` or ``stride`` or ``dilation`` is below 1, or ``padding`` is negative.
 
     See Also
     --------
@@ -306,7 +332,7 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     squeeze = input.ndim == 3
     x = input.reshape((1,) + tuple(input.shape)) if squeeze else input
     out = apply(nn_conv.MaxPool2d, x, kernel=kernel, stride=stride, padding=padding,
-                dilation=nn_ops._pair(dilation))
+                dilation=_window("max_pool2d", dilation, "dilation"))
     return out.reshape(tuple(out.shape[1:])) if squeeze else out
 
 
@@ -337,6 +363,10 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
         If ``input`` is not a Tensor, an array, a dual number or sympy expressions.
     ValueError
         If the input is not 3-D or 4-D, or the padding exceeds half the kernel.
+    TypeError
+        If a window argument (kernel_size, stride, padding) is a float or another non-int.
+    ValueError
+        If ``kernel_size`` or ``stride`` is below 1, or ``padding`` is negative.
 
     See Also
     --------
@@ -383,6 +413,8 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
     ValueError
         If the input is not 3-D or 4-D, or ``output_size`` is not an int or a pair
         of positive ints (or None).
+    RuntimeError
+        If a pooled dimension of the input is empty (no cells to pool).
 
     See Also
     --------
@@ -496,6 +528,8 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     RuntimeError
         With ``inplace=True`` while recording, if ``input`` is a leaf that requires
         grad or a view of a tensor of a graph.
+    TypeError
+        If ``negative_slope`` is None or a string, not a number.
 
     See Also
     --------
@@ -512,6 +546,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     >>> F.leaky_relu(x, 0.5, inplace=True) is x, x
     (True, tensor([-1.,  3.]))
     """
+    negative_slope = _number("leaky_relu", negative_slope, "negative_slope")
     if inplace:
         return _in_place(input, lambda x: leaky_relu(x, negative_slope),
                          "leaky_relu(inplace=True)")
@@ -616,9 +651,7 @@ def tanh(input: Tensor) -> Tensor:  # noqa: A002
 def _dim(dim: int | None, x: Tensor, name: str) -> int:
     if dim is None:  # PyTorch's legacy choice
         dim = 0 if x.ndim in (0, 1, 3) else 1
-    if not -max(x.ndim, 1) <= dim < max(x.ndim, 1):
-        raise IndexError(f"{name}: dim {dim} is out of range for a {x.ndim}-D input")
-    return dim % max(x.ndim, 1)
+    return dim_index(dim, x.ndim, name)
 
 
 def softmax(input: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
@@ -723,6 +756,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     ------
     ValueError
         If ``p`` is outside :math:`[0, 1]`.
+    TypeError
+        If ``p`` is None or a string, not a number.
 
     See Also
     --------
@@ -737,8 +772,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     >>> sorted(set(F.dropout(dl.ones(100), 0.5).tolist()))
     [0.0, 2.0]
     """
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    _probability("dropout", p)
     if not training or p == 0.0:
         return input
     if inplace:
@@ -903,6 +937,8 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
     ------
     ValueError
         If the input's trailing dimensions are not ``normalized_shape``.
+    TypeError
+        If ``normalized_shape`` is not an int or a tuple of ints (None, a float).
 
     See Also
     --------
@@ -916,8 +952,7 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
     tensor([[-1.2247,  0.    ,  1.2247]])
     """
     input = _floating(_check_input("layer_norm", input))  # noqa: A001
-    normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(
-        normalized_shape)
+    normalized_shape = _normalized_shape("layer_norm", normalized_shape)
     k = len(normalized_shape)
     if tuple(input.shape[input.ndim - k:]) != normalized_shape:
         raise ValueError(
@@ -1475,6 +1510,8 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = N
         a ``value`` with another mode, a negative resulting size, reflect padding
         not smaller than the dimension, circular padding larger than it, or
         replicate/circular padding of an empty dimension.
+    TypeError
+        If ``pad`` is not a tuple of ints (None, or a float amount).
 
     See Also
     --------
@@ -1495,7 +1532,10 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = N
     from difflab.functions import index_select
 
     _check_tensor("pad", input)
-    pad = tuple(int(p) for p in pad)
+    if not isinstance(pad, (tuple, list)):  # (None: "'NoneType' object is not iterable")
+        raise TypeError(f"pad: pad must be a tuple of ints (left, right, ...), got "
+                        f"{type(pad).__name__} {pad!r:.40}")
+    pad = shape_args((pad,), "pad", "the amounts")  # (1.5 was truncated to 1)
     if len(pad) % 2 or len(pad) // 2 > input.ndim:
         raise ValueError(
             f"pad: the padding must list (left, right) pairs for at most {input.ndim} "
@@ -1681,41 +1721,6 @@ def _as_image(name: str, input: Tensor, batched_ndim: int = 3) -> tuple:  # noqa
     unbatched = input.ndim == batched_ndim - 1
     x = input.unsqueeze(0) if unbatched else input
     return x.unsqueeze(2), unbatched
-
-
-def _adaptive_sizes(name: str, output_size: Any, sides: tuple) -> tuple:
-    """An adaptive pooling's ``output_size`` as one int per side of ``sides`` (the input's).
-
-    PyTorch's rule: an int for every side, or one entry per side where ``None``
-    keeps the input's size (``(3, None)``); difflab also reads a plain ``None``
-    as "keep every side".
-    """
-    n = len(sides)
-    if output_size is None:
-        return tuple(sides)
-    if not isinstance(output_size, (tuple, list)):
-        output_size = (output_size,) * n
-    if len(output_size) != n:
-        raise ValueError(f"{name}: output_size must be an int or {n} entries (int or None), "
-                         f"got {output_size!r}")
-    sizes = []
-    for size, side in zip(output_size, sides):
-        if size is None:
-            size = side
-        elif isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
-            raise ValueError(f"{name}: each entry of output_size must be a positive int or "
-                             f"None (keep the input's size), got {output_size!r}")
-        sizes.append(int(size))
-    return tuple(sizes)
-
-
-def _single(name: str, value: Any, what: str) -> int:
-    """One int from ``3`` or ``(3,)`` (PyTorch accepts both for 1-D layers)."""
-    if isinstance(value, (tuple, list)):
-        if len(value) != 1:
-            raise ValueError(f"{name}: {what} must be an int or a 1-tuple, got {value!r}")
-        value = value[0]
-    return int(value)
 
 
 def _legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:

@@ -26,12 +26,17 @@ from difflab.nn.functional_core import (
     _check_tensor,
     _floating,
     _in_place,
+    _normalized_shape,
+    _number,
+    _probability,
     _promoted,
+    _window,
     embedding,
     max_pool2d,
 )
 from difflab.ops import nn_ops, registry
 from difflab.tensor import Tensor
+from difflab.tensor_arguments import dim_index
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
            "adaptive_max_pool2d", "adaptive_max_pool3d", "affine_grid",
@@ -45,14 +50,6 @@ def _where(condition: Any, a: Any, b: Any) -> Tensor:
     from difflab.functions import where
 
     return where(condition, a, b)
-
-
-def _pair(value: Any, name: str = "argument") -> tuple[int, int]:
-    if isinstance(value, (tuple, list)):
-        if len(value) != 2:
-            raise ValueError(f"{name} must be an int or a pair, got {value!r}")
-        return int(value[0]), int(value[1])
-    return int(value), int(value)
 
 
 # ------------------------------------------------------------------------------ distances
@@ -89,6 +86,11 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     Tensor
         (N,) distances.
 
+    Raises
+    ------
+    TypeError
+        If ``p`` or ``eps`` is None or a string, not a number.
+
     See Also
     --------
     cosine_similarity, pdist, difflab.nn.PairwiseDistance
@@ -105,6 +107,8 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     >>> round(d.item(), 4)
     5.0
     """
+    p = _number("pairwise_distance", p, "p")
+    eps = _number("pairwise_distance", eps, "eps")
     _check_tensor("pairwise_distance", x1)
     return _p_norm(x1 - x2 + eps, p, -1, keepdim)
 
@@ -126,6 +130,13 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     Tensor
         The common shape without ``dim``; values in :math:`[-1, 1]`.
 
+    Raises
+    ------
+    TypeError
+        If ``x1`` or ``x2`` is not a Tensor, or ``dim`` is not an int.
+    IndexError
+        If ``dim`` is out of range.
+
     See Also
     --------
     pairwise_distance, difflab.nn.CosineSimilarity
@@ -142,7 +153,9 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     >>> F.cosine_similarity(dl.tensor([[1.0, 0.0]]), dl.tensor([[1.0, 1.0]])).tolist()
     [0.7071067690849304]
     """
-    x1, x2 = _floating(_check_tensor("cosine_similarity", x1)), _floating(x2)
+    x1 = _floating(_check_tensor("cosine_similarity", x1, "x1"))
+    x2 = _floating(_check_tensor("cosine_similarity", x2, "x2"))
+    dim = dim_index(dim, max(x1.ndim, x2.ndim), "cosine_similarity")
     n1, n2 = _p_norm(x1, 2, dim, eps=eps), _p_norm(x2, 2, dim, eps=eps)
     return (x1 * x2).sum(dim) / (n1 * n2)
 
@@ -240,6 +253,8 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  
     ------
     ValueError
         If :math:`p \le 0`.
+    TypeError
+        If ``p`` or ``eps`` is None or a string, not a number.
 
     See Also
     --------
@@ -251,6 +266,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  
     >>> dl.nn.functional.normalize(dl.tensor([[3.0, 4.0]])).tolist()
     [[0.6000000238418579, 0.800000011920929]]
     """
+    p, eps = _number("normalize", p, "p"), _number("normalize", eps, "eps")
     x = _check_tensor("normalize", input)
     return x / _p_norm(x, p, dim, keepdim=True, eps=eps)
 
@@ -261,8 +277,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  
 def _channel_dropout(name: str, input: Tensor, p: float, training: bool,  # noqa: A002
                      spatial: int, inplace: bool = False) -> Tensor:
     x = _check_tensor(name, input)
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    _probability(name, p)
     if x.ndim not in (spatial + 1, spatial + 2):
         raise ValueError(f"{name} expects a {spatial + 1}-D (unbatched) or {spatial + 2}-D "
                          f"(batched) input, got shape {tuple(x.shape)}")
@@ -306,6 +321,8 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A00
     ------
     ValueError
         If ``p`` is outside :math:`[0, 1]` or the input is not 2-D or 3-D.
+    TypeError
+        If ``p`` is None or a string, not a number.
 
     See Also
     --------
@@ -347,6 +364,8 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A00
     ------
     ValueError
         If ``p`` is outside :math:`[0, 1]` or the input is not 3-D or 4-D.
+    TypeError
+        If ``p`` is None or a string, not a number.
 
     See Also
     --------
@@ -390,6 +409,8 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa
     ------
     ValueError
         If ``p`` is outside :math:`[0, 1]`.
+    TypeError
+        If ``p`` is None or a string, not a number.
 
     See Also
     --------
@@ -422,8 +443,7 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa
     from difflab.nn.functional_activations import SELU_ALPHA, SELU_SCALE
 
     x = _check_tensor("alpha_dropout", input)
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    _probability("alpha_dropout", p)
     if not training or p == 0.0:
         return x
     if inplace:
@@ -476,8 +496,12 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,  # 
 
     Raises
     ------
+    TypeError
+        If ``num_groups`` is not an int, or ``weight`` or ``bias`` is not a Tensor.
     ValueError
-        If :math:`C` is not divisible by ``num_groups``.
+        If ``num_groups`` is not positive, the input has fewer than 2 dimensions,
+        :math:`C` is not divisible by ``num_groups``, or ``weight`` or ``bias`` is not
+        of shape :math:`(C,)`.
 
     See Also
     --------
@@ -499,10 +523,24 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,  # 
     True
     """
     x = _floating(_check_tensor("group_norm", input))
-    if x.ndim < 2 or x.shape[1] % num_groups:
-        raise ValueError(f"group_norm: the {x.shape[1] if x.ndim > 1 else 0} channels must "
-                         f"divide into num_groups={num_groups} groups")
-    n = x.shape[0]
+    if isinstance(num_groups, bool) or not isinstance(num_groups, (int, np.integer)):
+        raise TypeError(f"group_norm: num_groups must be an int, got "
+                        f"{type(num_groups).__name__} {num_groups!r}")
+    if num_groups < 1:  # (0: Python's bare ZeroDivisionError before)
+        raise ValueError(f"group_norm: num_groups must be positive, got {num_groups}")
+    if x.ndim < 2:
+        raise ValueError(f"group_norm: expected an input of at least 2 dimensions (N, C, *), "
+                         f"got shape {tuple(x.shape)}")
+    n, c = x.shape[:2]
+    if c % num_groups:
+        raise ValueError(f"group_norm: the {c} channels must divide into "
+                         f"num_groups={num_groups} groups")
+    for name, given in (("weight", weight), ("bias", bias)):
+        if given is not None and tuple(_check_tensor("group_norm", given, name).shape) != (c,):
+            raise ValueError(f"group_norm: {name} must have one entry per channel, shape "
+                             f"({c},), got {tuple(given.shape)} (input {tuple(x.shape)})")
+    if x.numel() == 0:  # (nothing to normalise: NumPy would warn of a mean of no values)
+        return _affine(x * 1, weight, bias)
     grouped = x.reshape(n, num_groups, -1)
     out = apply(nn_ops.Normalize, grouped, axes=(2,), eps=eps).reshape(x.shape)
     return _affine(out, weight, bias)
@@ -621,6 +659,8 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
     ------
     ValueError
         If the input's trailing dimensions are not ``normalized_shape``.
+    TypeError
+        If ``normalized_shape`` is not an int or a tuple of ints (None, a float).
 
     See Also
     --------
@@ -639,7 +679,7 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
     [0.8485, 1.1314]
     """
     x = _floating(_check_tensor("rms_norm", input))
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    shape = _normalized_shape("rms_norm", normalized_shape)
     if tuple(x.shape[x.ndim - len(shape):]) != shape:
         raise ValueError(f"rms_norm expected input whose last dimensions are {shape}, got "
                          f"input of shape {tuple(x.shape)}")
@@ -673,7 +713,9 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4,  # noqa: 
     Raises
     ------
     ValueError
-        If the input has fewer than 3 dimensions.
+        If the input has fewer than 3 dimensions, or ``size`` is not positive.
+    TypeError
+        If ``size`` is not an int.
 
     See Also
     --------
@@ -698,6 +740,7 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4,  # noqa: 
     if x.ndim < 3:
         raise ValueError(f"local_response_norm expects (N, C, ...) with at least 3 dimensions, "
                          f"got shape {tuple(x.shape)}")
+    size = _window("local_response_norm", size, "size", 1)[0]  # (how many channels)
     n, c = x.shape[:2]
     squares = (x * x).reshape(n, 1, c, -1)  # channels as the rows of a one-channel image
     squares = pad(squares, (0, 0, size // 2, (size - 1) // 2))
@@ -730,6 +773,8 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
 
     Raises
     ------
+    TypeError
+        If an input, ``weight`` or ``bias`` is not a Tensor (a number, a list).
     ValueError
         If the weight's shape does not fit the inputs.
 
@@ -746,6 +791,10 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     """
     from difflab.functions import einsum
 
+    for what, given in (("input1", input1), ("input2", input2), ("weight", weight)):
+        _check_tensor("bilinear", given, what)
+    if bias is not None:
+        _check_tensor("bilinear", bias, "bias")
     if weight.ndim != 3 or input1.shape[-1] != weight.shape[1] or \
             input2.shape[-1] != weight.shape[2]:
         raise ValueError(f"bilinear: weight (out, in1, in2) = {tuple(weight.shape)} does not "
@@ -897,7 +946,11 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # no
     ------
     ValueError
         For an input that is not 3-, 4- or 5-D, both or neither of size and
-        scale_factor, a wrong number of sizes, or ``align_corners`` with 'nearest'.
+        scale_factor, a wrong number of sizes, a size below 1 (an empty input or output,
+        as a scale_factor so small that a size rounds down to 0), a scale_factor that is
+        not a positive finite number, or ``align_corners`` with 'nearest'.
+    TypeError
+        For a size that is not an int (a float is not rounded).
     NotImplementedError
         For another mode (bicubic, area) or ``antialias=True``.
 
@@ -936,15 +989,27 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # no
     sizes_in = x.shape[2:]
     if size is not None:
         sizes = tuple(size) if isinstance(size, (tuple, list)) else (size,) * spatial
+        if len(sizes) != spatial:
+            raise ValueError(f"interpolate: expected {spatial} sizes, got {sizes}")
+        sizes = _window("interpolate", sizes, "size", spatial)  # (2.5 was truncated to 2)
         scales: tuple = (None,) * spatial
     else:
         scales = tuple(scale_factor) if isinstance(scale_factor, (tuple, list)) else \
             (scale_factor,) * spatial
+        if len(scales) != spatial:
+            raise ValueError(f"interpolate: expected {spatial} scale factors, got {scales}")
+        for scale in scales:  # (0 divided by zero; nan could not become a size)
+            if isinstance(scale, bool) or not isinstance(scale, (int, float, np.number)) or \
+                    not 0 < scale < math.inf:
+                raise ValueError(f"interpolate: scale_factor must be a positive finite "
+                                 f"number (or one per spatial dimension), got {scale_factor!r}")
         sizes = tuple(int(math.floor(n * s)) for n, s in zip(sizes_in, scales))
         if recompute_scale_factor:
             scales = (None,) * spatial
-    if len(sizes) != spatial:
-        raise ValueError(f"interpolate: expected {spatial} sizes, got {sizes}")
+    if 0 in sizes_in or 0 in sizes:
+        raise ValueError(f"interpolate: input and output sizes should be greater than 0, but "
+                         f"got input {tuple(sizes_in)} and output {sizes}" +
+                         " (scale_factor too small)" * (scale_factor is not None))
     out = x
     for d, (n_in, n_out, scale) in enumerate(zip(sizes_in, sizes, scales)):
         dim = 2 + d
@@ -993,6 +1058,8 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
         of positive ints (or None).
     NotImplementedError
         With ``return_indices=True``.
+    RuntimeError
+        If a pooled dimension of the input is empty (no cells to pool).
 
     See Also
     --------
@@ -1044,6 +1111,10 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
     ------
     ValueError
         If the input is not 2-D or 3-D.
+    RuntimeError
+        If a pooled dimension of the input is empty (no cells to pool).
+    TypeError
+        If ``output_size`` is not an int (a float is not rounded).
 
     See Also
     --------
@@ -1089,6 +1160,10 @@ def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = 
         If the input is not 2-D or 3-D.
     NotImplementedError
         With ``return_indices=True``.
+    RuntimeError
+        If a pooled dimension of the input is empty (no cells to pool).
+    TypeError
+        If ``output_size`` is not an int (a float is not rounded).
 
     See Also
     --------
@@ -1165,6 +1240,8 @@ def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
     ValueError
         If the input is not 4-D or 5-D, or ``output_size`` is not an int or three
         positive ints (or None).
+    RuntimeError
+        If a pooled dimension of the input is empty (no cells to pool).
 
     See Also
     --------
@@ -1218,6 +1295,8 @@ def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = 
         positive ints (or None).
     NotImplementedError
         With ``return_indices=True``.
+    RuntimeError
+        If a pooled dimension of the input is empty (no cells to pool).
 
     See Also
     --------

@@ -16,6 +16,7 @@ fan_in = in·k₁·k₂·..., fan_out = out·k₁·k₂·...
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 from difflab import random as _random
@@ -101,6 +102,16 @@ def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
     for n in tensor.shape[2:]:
         receptive *= n
     return tensor.shape[1] * receptive, tensor.shape[0] * receptive
+
+
+def _no_elements(tensor: Tensor) -> bool:
+    """Whether ``tensor`` has no elements, so that there is nothing to initialise: a
+    warning, as PyTorch's, instead of the division by a fan of 0 (``nn.Linear(0, 3)``
+    and ``nn.Conv2d(1, 1, 0)`` were Python's bare ZeroDivisionError)."""
+    if 0 in tuple(tensor.shape):
+        warnings.warn("Initializing zero-element tensors is a no-op", UserWarning, stacklevel=3)
+        return True
+    return False
 
 
 def _fan(tensor: Tensor, mode: str) -> int:
@@ -404,6 +415,12 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
     ValueError
         If ``tensor`` has fewer than 2 dimensions, or ``mode`` is not one of the two.
 
+    Warns
+    -----
+    UserWarning
+        If ``tensor`` has no elements (nothing to fill; PyTorch's "Initializing
+        zero-element tensors is a no-op"), and ``tensor`` is returned as it is.
+
     References
     ----------
     He et al., "Delving deep into rectifiers", ICCV 2015.
@@ -416,6 +433,8 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
     >>> bool(w.abs().max() <= (2 ** 0.5) * (3 / 6) ** 0.5)
     True
     """
+    if _no_elements(tensor):
+        return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     bound = math.sqrt(3.0) * std
     return uniform_(tensor, -bound, bound, generator)
@@ -452,6 +471,12 @@ def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
     ValueError
         If ``tensor`` has fewer than 2 dimensions, or ``mode`` is not one of the two.
 
+    Warns
+    -----
+    UserWarning
+        If ``tensor`` has no elements (nothing to fill; PyTorch's "Initializing
+        zero-element tensors is a no-op"), and ``tensor`` is returned as it is.
+
     Examples
     --------
     >>> import difflab as dl
@@ -461,6 +486,8 @@ def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
     >>> round(float(w.std()), 2), round((2 / 512) ** 0.5, 2)
     (0.06, 0.06)
     """
+    if _no_elements(tensor):
+        return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     return normal_(tensor, 0.0, std, generator)
 

@@ -22,6 +22,8 @@ import numpy as np
 from difflab import backend
 from difflab.dtypes import result_type
 from difflab.ops.primitive import NoDerivative
+from difflab.ops.reductions import _normalize_axis
+from difflab.ops.shapes import dim_index
 
 
 class Pointwise(NoDerivative):
@@ -125,6 +127,7 @@ class AnyAll(NoDerivative):
 
     def forward(self, ctx: Any, xp: Any, x: Any, axis: Any = None, keepdims: bool = False
                 ) -> Any:
+        axis = _normalize_axis(axis, x.ndim)  # (a float dim: PyTorch's words, not NumPy's)
         return getattr(x, self.name)(axis=axis, keepdims=keepdims)
 
 
@@ -179,6 +182,8 @@ class ArgExtreme(NoDerivative):
 
     def forward(self, ctx: Any, xp: Any, x: Any, axis: Any = None, keepdims: bool = False
                 ) -> Any:
+        if axis is not None:
+            dim_index(axis, x.ndim, self.name)  # (one int: a float or a tuple is refused)
         out = getattr(xp, self.name)(x, axis=axis)
         if keepdims and axis is not None:
             out = xp.expand_dims(out, axis)
@@ -220,6 +225,7 @@ class CountNonzero(NoDerivative):
 
     @staticmethod
     def forward(ctx: Any, xp: Any, x: Any, axis: Any = None) -> Any:
+        axis = _normalize_axis(axis, x.ndim)
         return xp.asarray(xp.count_nonzero(x, axis=axis)).astype(np.int64)
 
 

@@ -30,7 +30,7 @@ import numpy as np
 
 from difflab import backend
 from difflab.ops.primitive import Primitive
-from difflab.ops.shapes import dim_out_of_range, plain_values, sum_to_shape
+from difflab.ops.shapes import dim_index, plain_values, sum_to_shape
 
 LETTERS = string.ascii_letters  # the labels NumPy's einsum accepts
 
@@ -315,14 +315,10 @@ class CumProd(Primitive):
         ``axis=`` too); ``dtype`` casts the input first.  Differentiable to any order,
         zeros included."""
         dim = axis if dim is None else dim
-        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
-            raise TypeError(f"cumprod: dim must be an int, got {type(dim).__name__}")
-        n = max(len(input.shape), 1)
-        if not -n <= dim < n:
-            raise IndexError(f"cumprod: {dim_out_of_range(dim, n)}")
+        dim = dim_index(dim, len(input.shape), "cumprod")
         if dtype is not None:
             input = input.astype(dtype)  # noqa: A001
-        return (input,), {"axis": int(dim) % n}
+        return (input,), {"axis": dim}
 
     @staticmethod
     def numpy_arguments(a, axis=None, dtype=None, out=None):

@@ -15,7 +15,7 @@ import numpy as np
 
 from difflab import backend
 from difflab.ops.primitive import Primitive
-from difflab.ops.shapes import dim_out_of_range, mean_scale
+from difflab.ops.shapes import copied, dim_index, dim_indices, mean_scale
 
 
 def _from_end(axes: tuple | None, ndim: int) -> tuple:
@@ -24,13 +24,13 @@ def _from_end(axes: tuple | None, ndim: int) -> tuple:
 
 
 def _normalize_axis(axis: Any, ndim: int) -> tuple | None:
+    """A reduction's ``axis`` (None, an int or a tuple of ints) as sorted non-negative
+    axes, checked by :func:`difflab.ops.shapes.dim_indices` (type, range, repeats; the
+    engine names the reduction in the error)."""
     if axis is None:
         return None
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    for a in axes:
-        if not -max(ndim, 1) <= a < max(ndim, 1):
-            raise IndexError(dim_out_of_range(a, max(ndim, 1)))
-    return tuple(sorted(a % max(ndim, 1) for a in axes)) if ndim else ()
+    axes = dim_indices(axis, ndim, "")
+    return tuple(sorted(axes)) if ndim else ()
 
 
 def _keep_reduced_axes(g: Any, axes: tuple | None, ndim: int) -> Any:
@@ -263,7 +263,7 @@ class CumSum(Primitive):
         dim = axis if dim is None else dim
         if dim is None:
             return (input.reshape(-1),), {"axis": 0}
-        return (input,), {"axis": dim}
+        return (input,), {"axis": dim_index(dim, len(input.shape), "cumsum")}
 
     @staticmethod
     def numpy_arguments(a, axis=None, dtype=None, out=None):
@@ -273,14 +273,20 @@ class CumSum(Primitive):
     @staticmethod
     def forward(ctx, xp, x, axis):
         ctx.axis, ctx.ndim = axis, x.ndim
+        if x.ndim == 0:  # (one element, its own running sum; NumPy's would be 1-D)
+            return copied(x)
         return xp.cumsum(x, axis=axis)
 
     @staticmethod
     def vjp(ctx, xp, g):
+        if ctx.ndim == 0:
+            return (g,)
         return (xp.flip(xp.cumsum(xp.flip(g, ctx.axis), axis=ctx.axis), ctx.axis),)
 
     @staticmethod
     def jvp(ctx, xp, dx):
+        if ctx.ndim == 0:
+            return dx
         return xp.cumsum(dx, axis=ctx.axis % ctx.ndim - ctx.ndim)
 
 

@@ -8,7 +8,10 @@ k tangents on a leading axis, which must broadcast the way their primal did
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 
 def dim_out_of_range(dim: int, ndim: int) -> str:
@@ -19,6 +22,195 @@ def dim_out_of_range(dim: int, ndim: int) -> str:
                 f"0-d); reshape it to 1-D first, e.g. x.reshape(1)")
     return (f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
             f"but got {dim})")
+
+
+def dim_index(dim: Any, ndim: int, name: str, *, zero_d_has_dim: bool = True) -> int:
+    """``dim`` as a non-negative axis of an ``ndim``-axis tensor: the one check of a dim.
+
+    Negative dims count from the end, and a 0-d tensor takes dim 0 or -1, as in
+    PyTorch.  Every function and method that reads one dim calls this, so each
+    gives the same clear error instead of NumPy's or Python's
+    ``tuple index out of range``.
+
+    Parameters
+    ----------
+    dim : int
+        The dimension asked for (a Python or NumPy integer).
+    ndim : int
+        How many dimensions the tensor has.
+    name : str
+        The function or method, named at the start of the error.
+    zero_d_has_dim : bool, default True
+        Whether a 0-d tensor takes dim 0 and -1 (a reduction does); ``False`` for
+        what reads the length or the pieces of a dim (``size``, ``stride``,
+        ``unbind``, ``split``), which a 0-d tensor does not have.
+
+    Returns
+    -------
+    int
+        ``dim`` in ``[0, max(ndim, 1))``.
+
+    Raises
+    ------
+    TypeError
+        If ``dim`` is not an integer (a bool is not one).
+    IndexError
+        If ``dim`` is outside ``[-max(ndim, 1), max(ndim, 1) - 1]`` (PyTorch's
+        "Dimension out of range"), or the tensor is 0-d and ``zero_d_has_dim`` is False.
+
+    Examples
+    --------
+    >>> from difflab.tensor_arguments import dim_index
+    >>> dim_index(-1, 3, "sum"), dim_index(0, 0, "sum")
+    (2, 0)
+    >>> dim_index(5, 2, "size")
+    Traceback (most recent call last):
+    ...
+    IndexError: size: Dimension out of range (expected to be in range of [-2, 1], but got 5)
+    """
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"{name}: " * bool(name) + f"dim must be an int, got "
+                        f"{type(dim).__name__} {dim!r}")
+    n = max(ndim, 1) if zero_d_has_dim else ndim
+    if not -n <= dim < n:
+        raise IndexError(f"{name}: " * bool(name) + dim_out_of_range(dim, n))
+    return int(dim) % n
+
+
+def as_axes(dim: Any, name: str = "reduction") -> Any:
+    """``dim`` as primitives take axes: None, an int, or a tuple of ints (a TypeError
+    naming ``name`` for anything else, as ``sum(dim=1.5)``; no name: the engine names
+    the primitive whose forward asks)."""
+    if dim is None or isinstance(dim, int) and not isinstance(dim, bool):
+        return dim
+    if isinstance(dim, np.integer):
+        return int(dim)
+    if isinstance(dim, (tuple, list)) and all(
+            isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in dim):
+        return tuple(int(d) for d in dim)
+    raise TypeError(f"{name}: " * bool(name) + "dim must be an int or a tuple of ints, got "
+                    f"{type(dim).__name__} {dim!r:.40}")
+
+
+def dim_indices(dims: Any, ndim: int, name: str) -> tuple:
+    """``dims`` (an int, or a tuple or list of ints) as non-negative axes: each checked by
+    :func:`dim_index`, none repeated.
+
+    The check of several dims (a reduction's, ``flip``'s, ``squeeze``'s): NumPy said
+    "duplicate value in 'axis'" naming no dim, and ``flip(x, (0, 0))`` flipped twice,
+    silently undoing itself; PyTorch refuses a repeated dim, and so does this.
+
+    Parameters
+    ----------
+    dims : int or sequence of int
+        The dims asked for.
+    ndim : int
+        How many dimensions the tensor has (a 0-d tensor takes 0 and -1).
+    name : str
+        The function, named at the start of the error ("": the caller's engine names it).
+
+    Returns
+    -------
+    tuple of int
+        The dims in ``[0, max(ndim, 1))``, in the order given.
+
+    Raises
+    ------
+    TypeError
+        If ``dims`` is not an int or a sequence of ints (None included).
+    IndexError
+        If a dim is out of range.
+    RuntimeError
+        If a dim appears twice (-1 and ndim - 1 are the same dim).
+
+    Examples
+    --------
+    >>> from difflab.ops.shapes import dim_indices
+    >>> dim_indices((0, -1), 3, "flip"), dim_indices(0, 0, "flip")
+    ((0, 2), (0,))
+    >>> dim_indices((1, -1), 2, "flip")
+    Traceback (most recent call last):
+    ...
+    RuntimeError: flip: dim 1 appears multiple times in the list of dims
+    """
+    axes = as_axes(dims, name)
+    if axes is None:
+        raise TypeError(f"{name}: " * bool(name) + "dims must be an int or a tuple of ints, "
+                        "got None")
+    normalized = tuple(dim_index(d, ndim, name) for d in ((axes,) if isinstance(axes, int)
+                                                          else axes))
+    for d in normalized:
+        if normalized.count(d) > 1:
+            raise RuntimeError(f"{name}: " * bool(name) + f"dim {d} appears multiple times "
+                               f"in the list of dims")
+    return normalized
+
+
+def _not_an_int(value: Any) -> bool:
+    """Whether ``value`` must be refused where an int goes: a float, a bool, None, a
+    string, or an array or tensor of another kind than integers (``int()`` truncated a
+    float without a word).  Integers of any kind, and 0-d integer tensors, pass."""
+    if isinstance(value, (int, np.integer)):
+        return isinstance(value, bool)
+    return value is None or isinstance(value, (float, np.floating, np.bool_, str)) or \
+        (hasattr(value, "dtype") and getattr(value.dtype, "kind", "i") not in "iu")
+
+
+def integer(value: Any, name: str, what: str) -> int:
+    """``value`` as an int, for an argument that counts (``k``, ``start``, ``diagonal``,
+    a kernel size): the one check of such an argument.
+
+    Parameters
+    ----------
+    value : int
+        The argument (a Python or NumPy integer, or a 0-d integer tensor).
+    name : str
+        The function, named at the start of the error.
+    what : str
+        The argument's name, for the error.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is a float, a bool, None or anything else that is no integer.
+
+    Examples
+    --------
+    >>> from difflab.ops.shapes import integer
+    >>> integer(3, "topk", "k")
+    3
+    >>> integer(2.0, "topk", "k")
+    Traceback (most recent call last):
+    ...
+    TypeError: topk: k must be an int, got float 2.0
+    """
+    if _not_an_int(value):
+        raise TypeError(f"{name}: {what} must be an int, got {type(value).__name__} "
+                        f"{value!r:.40}")
+    return int(value)
+
+
+def shape_args(shape: Sequence[Any], name: str = "shape", what: str = "sizes") -> tuple:
+    """Accept f(2, 3) and f((2, 3)) alike: the sizes as ints.
+
+    A float, a bool, None or a string is refused (a TypeError naming ``name``):
+    ``int()`` truncated ``ones(2.5)`` to 2 elements and ``x.repeat(2.5, 1)`` to 2 copies
+    without a word, and said "int() argument must be ... not 'NoneType'" for None.
+    Integers of any kind pass, as do 0-d integer tensors.
+    """
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    sizes = []
+    for n in shape:
+        if _not_an_int(n):
+            raise TypeError(f"{name}: {what} must be ints, got {type(n).__name__} {n!r:.40} "
+                            f"in {tuple(shape)!r:.80}")
+        sizes.append(int(n))
+    return tuple(sizes)
 
 
 def sum_to_shape(g: Any, shape: tuple) -> Any:

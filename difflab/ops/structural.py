@@ -50,7 +50,7 @@ from difflab.ops.reductions import (  # noqa: F401  (re-exported)
     _reduction_arguments,
 )
 from difflab.ops.shapes import broadcast_shape as _broadcast_shape
-from difflab.ops.shapes import copied, sum_to_shape
+from difflab.ops.shapes import copied, shape_args, sum_to_shape
 from difflab.ops.shapes import lift as _lift
 from difflab.ops.shapes import shape_of as _shape
 
@@ -162,6 +162,17 @@ class Reshape(Primitive):
     @staticmethod
     def forward(ctx, xp, x, shape):
         ctx.in_shape, ctx.shape = _shape(x), shape
+        for i, n in enumerate(shape):  # (NumPy takes any negative size as -1, silently)
+            if n < -1:
+                raise ValueError(f"invalid shape dimension {n} at index {i} of shape "
+                                 f"{tuple(shape)}: a size is 0 or more, or -1 (inferred)")
+        if list(shape).count(-1) > 1:
+            raise ValueError(f"only one dimension can be inferred (given as -1), got shape "
+                             f"{tuple(shape)}")
+        if -1 in shape and 0 in shape:  # (NumPy: "is invalid", not why)
+            raise ValueError(f"cannot reshape a tensor of {x.size} elements into shape "
+                             f"{tuple(shape)}: the size given as -1 could be any value, as "
+                             f"another is 0; give every size")
         try:
             return xp.reshape(x, shape)
         except ValueError:
@@ -182,13 +193,6 @@ class Reshape(Primitive):
 def _plain(value: Any) -> bool:
     """A number or a NumPy/CuPy array: not a tensor nor dual numbers."""
     return isinstance(value, (int, float, np.ndarray, np.generic)) or backend.is_gpu_array(value)
-
-
-def _ints(sizes: tuple) -> tuple:
-    """``f(2, 3)`` and ``f((2, 3))`` alike, as a tuple of ints."""
-    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
-        sizes = sizes[0]
-    return tuple(int(n) for n in sizes)
 
 
 class Permute(Primitive):
@@ -215,6 +219,8 @@ class Permute(Primitive):
         ------
         ValueError
             If ``dims`` is not a permutation of ``input``'s dimensions.
+        TypeError
+            If an entry of ``dims`` is not an int.
 
         See Also
         --------
@@ -238,7 +244,7 @@ class Permute(Primitive):
     def arguments(input, *dims):  # noqa: A002
         """``permute(input, dims)``: ``input`` with its dimensions in the order ``dims``
         (``x.permute(1, 0)`` or ``x.permute((1, 0))`` too)."""
-        return (input,), {"axes": _ints(dims)}
+        return (input,), {"axes": shape_args(dims, "permute", "dims")}
 
     @staticmethod
     def forward(ctx, xp, x, axes):
@@ -347,7 +353,7 @@ class Expand(Primitive):
         """``broadcast_to(input, size)``: ``input`` repeated, without copying, to ``size``
         by the broadcasting rules (``-1`` keeps a dimension); ``x.expand(*size)`` too.
         Its gradient sums back over the repeated dimensions."""
-        return (input,), {"shape": expanded_shape(tuple(input.shape), _ints(sizes))}
+        return (input,), {"shape": expanded_shape(tuple(input.shape), shape_args(sizes, "expand"))}
 
     @staticmethod
     def forward(ctx, xp, x, shape):

@@ -127,8 +127,7 @@ class MultiheadAttention(Module):
                 "MultiheadAttention: add_bias_kv and add_zero_attn are not supported in "
                 "difflab; append the extra key/value rows to key and value yourself"
             )
-        if not 0.0 <= dropout <= 1.0:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {dropout}")
+        F._probability("MultiheadAttention", dropout, "dropout")
         from difflab.creation import empty
 
         self.embed_dim, self.num_heads = int(embed_dim), int(num_heads)

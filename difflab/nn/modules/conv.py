@@ -11,7 +11,7 @@ from typing import Any
 
 from difflab.nn import functional as F
 from difflab.nn import init
-from difflab.nn.modules.layers import Conv2d, _empty
+from difflab.nn.modules.layers import Conv2d, _channels, _empty
 from difflab.nn.modules.module import Module
 from difflab.tensor import Tensor
 
@@ -65,11 +65,7 @@ class Conv1d(Module):
                  padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
                  padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
         super().__init__()
-        if in_channels % groups or out_channels % groups:
-            raise ValueError(
-                f"in_channels ({in_channels}) and out_channels ({out_channels}) must both be "
-                f"divisible by groups ({groups})"
-            )
+        in_channels, out_channels = _channels("Conv1d", in_channels, out_channels, groups)
         if padding_mode != "zeros":
             raise ValueError(f"only padding_mode='zeros' is supported, got {padding_mode!r}")
         def one(value: Any, what: str) -> tuple[int]:
@@ -135,18 +131,19 @@ class _ConvTransposeNd(Module):
                  dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
                  dtype: Any = None) -> None:
         super().__init__()
-        if in_channels % groups or out_channels % groups:
-            raise ValueError(f"in_channels ({in_channels}) and out_channels ({out_channels}) "
-                             f"must both be divisible by groups ({groups})")
+        name = type(self).__name__
+        in_channels, out_channels = _channels(name, in_channels, out_channels, groups)
         if padding_mode != "zeros":
             raise ValueError(f"only padding_mode='zeros' is supported, got {padding_mode!r}")
 
-        def tup(value: Any) -> tuple:
-            return tuple(value) if isinstance(value, (tuple, list)) else (int(value),) * self._dims
+        def tup(value: Any, what: str) -> tuple:
+            return F._window(name, value, what, self._dims)
 
         self.in_channels, self.out_channels = int(in_channels), int(out_channels)
-        self.kernel_size, self.stride, self.padding = tup(kernel_size), tup(stride), tup(padding)
-        self.output_padding, self.dilation = tup(output_padding), tup(dilation)
+        self.kernel_size, self.stride = tup(kernel_size, "kernel_size"), tup(stride, "stride")
+        self.padding = tup(padding, "padding")
+        self.output_padding = tup(output_padding, "output_padding")
+        self.dilation = tup(dilation, "dilation")
         self.groups = int(groups)
         self.weight = _empty(in_channels, out_channels // groups, *self.kernel_size,
                              dtype=dtype, device=device)
@@ -245,7 +242,11 @@ class ConvTranspose2d(_ConvTransposeNd):
     ValueError
         If a channel count is not divisible by ``groups``, or ``padding_mode`` is not
         ``'zeros'``; when called, on an input whose channels are not ``in_channels``,
-        or with an ``output_padding`` not smaller than the stride or the dilation.
+        or with an ``output_padding`` not smaller than the stride or the dilation; or
+        when a kernel size, stride, dilation or ``groups`` is below 1, or a padding
+        negative.
+    TypeError
+        If a channel count or window argument is not an int.
     NotImplementedError
         When ``forward`` is given ``output_size`` (pass ``output_padding`` to the layer).
 
@@ -321,7 +322,10 @@ class ConvTranspose1d(_ConvTransposeNd):
     Raises
     ------
     ValueError
-        For channels not divisible by ``groups`` or another padding mode.
+        For channels not divisible by ``groups`` or another padding mode, a kernel size,
+        stride, dilation or ``groups`` below 1, or a negative padding.
+    TypeError
+        For a channel count or window argument that is not an int.
 
     See Also
     --------
@@ -381,19 +385,17 @@ class Conv3d(Module):
                  padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
                  padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
         super().__init__()
-        if in_channels % groups or out_channels % groups:
-            raise ValueError(f"in_channels ({in_channels}) and out_channels ({out_channels}) "
-                             f"must both be divisible by groups ({groups})")
+        in_channels, out_channels = _channels("Conv3d", in_channels, out_channels, groups)
         if padding_mode != "zeros":
             raise ValueError(f"only padding_mode='zeros' is supported, got {padding_mode!r}")
 
-        def triple(value: Any) -> tuple:
-            return tuple(value) if isinstance(value, (tuple, list)) else (int(value),) * 3
+        def triple(value: Any, what: str) -> tuple:
+            return F._window("Conv3d", value, what, 3)
 
         self.in_channels, self.out_channels = int(in_channels), int(out_channels)
-        self.kernel_size, self.stride = triple(kernel_size), triple(stride)
-        self.padding = padding if isinstance(padding, str) else triple(padding)
-        self.dilation, self.groups = triple(dilation), int(groups)
+        self.kernel_size, self.stride = triple(kernel_size, "kernel_size"), triple(stride, "stride")
+        self.padding = padding if isinstance(padding, str) else triple(padding, "padding")
+        self.dilation, self.groups = triple(dilation, "dilation"), int(groups)
         self.weight = _empty(out_channels, in_channels // groups, *self.kernel_size,
                              dtype=dtype, device=device)
         if bias:

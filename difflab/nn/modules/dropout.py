@@ -17,8 +17,7 @@ class _ChannelDropout(Module):
 
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
-        if not 0.0 <= p <= 1.0:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        F._probability(type(self).__name__, p)
         self.p, self.inplace = p, inplace
 
     def forward(self, x: Tensor) -> Tensor:

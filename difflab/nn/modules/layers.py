@@ -13,8 +13,8 @@ from difflab.nn import functional as F
 from difflab.nn import init
 from difflab.nn.modules.module import Module
 from difflab.nn.parameter import Parameter
-from difflab.ops.nn_ops import _pair
 from difflab.tensor import Tensor
+from difflab.tensor_arguments import integer
 
 
 def _empty(*shape: int, dtype: Any = None, device: Any = None) -> Parameter:
@@ -90,6 +90,8 @@ class Linear(Module):
     ------
     ValueError
         When the input's last dimension is not ``in_features`` (the message gives both).
+    TypeError
+        When ``in_features`` or ``out_features`` is not an int.
 
     See Also
     --------
@@ -115,7 +117,9 @@ class Linear(Module):
     def __init__(self, in_features: int, out_features: int, bias: bool = True,
                  device: Any = None, dtype: Any = None) -> None:
         super().__init__()
-        self.in_features, self.out_features = int(in_features), int(out_features)
+        # (checked before int(): a float was truncated, None was "int() argument must be ...")
+        self.in_features = integer(in_features, "Linear", "in_features")
+        self.out_features = integer(out_features, "Linear", "out_features")
         self.weight = _empty(out_features, in_features, dtype=dtype, device=device)
         if bias:
             self.bias = _empty(out_features, dtype=dtype, device=device)
@@ -154,6 +158,18 @@ class Linear(Module):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
 
+
+
+def _channels(name: str, in_channels: Any, out_channels: Any, groups: Any) -> tuple[int, int]:
+    """A convolution layer's channel counts: ints, not negative, each divisible by
+    ``groups`` (a positive int; 0 was Python's bare ZeroDivisionError)."""
+    groups = F._window(name, groups, "groups", 1)[0]
+    counts = (integer(in_channels, name, "in_channels"),
+              integer(out_channels, name, "out_channels"))
+    if counts[0] % groups or counts[1] % groups:
+        raise ValueError(f"in_channels ({counts[0]}) and out_channels ({counts[1]}) must both "
+                         f"be divisible by groups ({groups})")
+    return counts
 
 class Conv2d(Module):
     r"""2-D convolution (a cross-correlation) over an input of shape :math:`(N, C_{in}, H, W)`.
@@ -214,7 +230,12 @@ class Conv2d(Module):
     ValueError
         If the channels are not divisible by ``groups``, ``padding_mode`` is not
         ``'zeros'``, ``padding='same'`` is asked with a stride, or the input is not
-        4-D or has the wrong number of channels (the message says which).
+        4-D or has the wrong number of channels (the message says which); or a
+        ``kernel_size``, ``stride`` or ``dilation`` is below 1, ``groups`` is below 1,
+        or ``padding`` is negative.
+    TypeError
+        If a channel count, ``kernel_size``, ``stride``, ``padding`` or ``dilation`` is
+        not an int (or a tuple of ints).
 
     See Also
     --------
@@ -239,17 +260,15 @@ class Conv2d(Module):
                  padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
                  padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
         super().__init__()
-        if in_channels % groups or out_channels % groups:
-            raise ValueError(
-                f"in_channels ({in_channels}) and out_channels ({out_channels}) must both be "
-                f"divisible by groups ({groups})"
-            )
+        in_channels, out_channels = _channels("Conv2d", in_channels, out_channels, groups)
         if padding_mode != "zeros":
             raise ValueError(f"only padding_mode='zeros' is supported, got {padding_mode!r}")
-        self.in_channels, self.out_channels = int(in_channels), int(out_channels)
-        self.kernel_size = _pair(kernel_size)
-        self.stride, self.dilation = _pair(stride), _pair(dilation)
-        self.padding = padding if isinstance(padding, str) else _pair(padding)
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size = F._window("Conv2d", kernel_size, "kernel_size")
+        self.stride = F._window("Conv2d", stride, "stride")
+        self.dilation = F._window("Conv2d", dilation, "dilation")
+        self.padding = padding if isinstance(padding, str) else F._window("Conv2d", padding,
+                                                                         "padding")
         self.groups = int(groups)
         self.weight = _empty(out_channels, in_channels // groups, *self.kernel_size,
                              dtype=dtype, device=device)
@@ -741,6 +760,8 @@ class LayerNorm(Module):
     ------
     ValueError
         If the input's trailing dimensions are not ``normalized_shape``.
+    TypeError
+        If ``normalized_shape`` is not an int or a tuple of ints.
 
     See Also
     --------
@@ -763,8 +784,7 @@ class LayerNorm(Module):
         super().__init__()
         from difflab.creation import ones, zeros
 
-        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(
-            normalized_shape)
+        shape = F._normalized_shape("LayerNorm", normalized_shape)
         self.normalized_shape, self.eps = shape, eps
         self.elementwise_affine = elementwise_affine
         dtype = dtype or _Defaults.dtype
@@ -834,8 +854,7 @@ class Dropout(Module):
 
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
-        if not 0.0 <= p <= 1.0:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        F._probability("Dropout", p)
         self.p, self.inplace = p, inplace
 
     def forward(self, x: Tensor) -> Tensor:
@@ -923,8 +942,8 @@ class Unflatten(Module):
         self.dim, self.unflattened_size = dim, tuple(unflattened_size)
 
     def forward(self, x: Tensor) -> Tensor:
-        dim = self.dim % x.ndim
-        return x.reshape(x.shape[:dim] + self.unflattened_size + x.shape[dim + 1:])
+        # (Tensor.unflatten checks the dim and the sizes: a reshape's error named neither)
+        return x.unflatten(self.dim, self.unflattened_size)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

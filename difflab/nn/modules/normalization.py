@@ -11,6 +11,7 @@ from difflab.nn.modules.layers import LayerNorm
 from difflab.nn.modules.module import Module
 from difflab.nn.parameter import Parameter
 from difflab.tensor import Tensor
+from difflab.tensor_arguments import integer
 
 __all__ = ["GroupNorm", "LayerNorm", "LocalResponseNorm", "RMSNorm"]
 
@@ -50,9 +51,14 @@ class GroupNorm(Module):
         super().__init__()
         from difflab.creation import ones, zeros
 
+        num_groups = integer(num_groups, "GroupNorm", "num_groups")
+        num_channels = integer(num_channels, "GroupNorm", "num_channels")
+        if num_groups < 1:  # (0 was Python's bare ZeroDivisionError)
+            raise ValueError(f"GroupNorm: num_groups must be positive, got {num_groups}")
         if num_channels % num_groups:
-            raise ValueError("num_channels must be divisible by num_groups")
-        self.num_groups, self.num_channels = int(num_groups), int(num_channels)
+            raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by "
+                             f"num_groups ({num_groups})")
+        self.num_groups, self.num_channels = num_groups, num_channels
         self.eps, self.affine = eps, affine
         dtype = dtype or _Defaults.dtype
         if affine:
@@ -103,8 +109,7 @@ class RMSNorm(Module):
         super().__init__()
         from difflab.creation import ones
 
-        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(
-            normalized_shape)
+        shape = F._normalized_shape("RMSNorm", normalized_shape)
         self.normalized_shape, self.eps = shape, eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:

@@ -8,6 +8,7 @@ from typing import Any
 from difflab.nn import functional as F
 from difflab.nn.modules.module import Module
 from difflab.tensor import Tensor
+from difflab.tensor_arguments import shape_args
 
 __all__ = ["CircularPad1d", "CircularPad2d", "ConstantPad1d", "ConstantPad2d",
            "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d",
@@ -21,7 +22,8 @@ class _Pad(Module):
         super().__init__()
         if isinstance(padding, int):
             padding = (padding,) * self._sides
-        padding = tuple(int(p) for p in padding)
+        # (ints: 1.5 was truncated to 1; None was "'NoneType' object is not iterable")
+        padding = shape_args((padding,), type(self).__name__, "the padding amounts")
         if len(padding) != self._sides:
             sides = "left, right" + (", top, bottom" if self._sides == 4 else "")
             raise ValueError(f"{type(self).__name__}: padding must be an int or a tuple of "
@@ -57,6 +59,8 @@ class ConstantPad1d(_Pad):
     ValueError
         If ``padding`` is not an int or 2 amounts; when called, if the mode
         cannot make the padding (see :func:`~difflab.nn.functional.pad`).
+    TypeError
+        If an amount of ``padding`` is not an int (a float is not rounded).
 
     See Also
     --------
@@ -94,6 +98,8 @@ class ConstantPad2d(_Pad):
     ValueError
         If ``padding`` is not an int or 4 amounts; when called, if the mode
         cannot make the padding (see :func:`~difflab.nn.functional.pad`).
+    TypeError
+        If an amount of ``padding`` is not an int (a float is not rounded).
 
     See Also
     --------
@@ -130,6 +136,8 @@ class ZeroPad1d(_Pad):
     ValueError
         If ``padding`` is not an int or 2 amounts; when called, if the mode
         cannot make the padding (see :func:`~difflab.nn.functional.pad`).
+    TypeError
+        If an amount of ``padding`` is not an int (a float is not rounded).
 
     See Also
     --------
@@ -165,6 +173,8 @@ class ZeroPad2d(_Pad):
     ValueError
         If ``padding`` is not an int or 4 amounts; when called, if the mode
         cannot make the padding (see :func:`~difflab.nn.functional.pad`).
+    TypeError
+        If an amount of ``padding`` is not an int (a float is not rounded).
 
     See Also
     --------
@@ -201,6 +211,8 @@ class ReflectionPad1d(_Pad):
     ValueError
         If ``padding`` is not an int or 2 amounts; when called, if the mode
         cannot make the padding (see :func:`~difflab.nn.functional.pad`).
+    TypeError
+        If an amount of ``padding`` is not an int (a float is not rounded).
 
     See Also
     --------
@@ -235,6 +247,8 @@ class ReflectionPad2d(_Pad):
     ValueError
         If ``padding`` is not an int or 4 amounts; when called, if the mode
         cannot make the padding (see :func:`~difflab.nn.functional.pad`).
+    TypeError
+        If an amount of ``padding`` is not an int (a float is not rounded).
 
     See Also
     --------
@@ -268,6 +282,8 @@ class ReplicationPad1d(_Pad):
     ValueError
         If ``padding`` is not an int or 2 amounts; when called, if the mode
         cannot make the padding (see :func:`~difflab.nn.functional.pad`).
+    TypeError
+        If an amount of ``padding`` is not an int (a float is not rounded).
 
     See Also
     --------
@@ -302,6 +318,8 @@ class ReplicationPad2d(_Pad):
     ValueError
         If ``padding`` is not an int or 4 amounts; when called, if the mode
         cannot make the padding (see :func:`~difflab.nn.functional.pad`).
+    TypeError
+        If an amount of ``padding`` is not an int (a float is not rounded).
 
     See Also
     --------
@@ -335,6 +353,8 @@ class CircularPad1d(_Pad):
     ValueError
         If ``padding`` is not an int or 2 amounts; when called, if the mode
         cannot make the padding (see :func:`~difflab.nn.functional.pad`).
+    TypeError
+        If an amount of ``padding`` is not an int (a float is not rounded).
 
     See Also
     --------
@@ -369,6 +389,8 @@ class CircularPad2d(_Pad):
     ValueError
         If ``padding`` is not an int or 4 amounts; when called, if the mode
         cannot make the padding (see :func:`~difflab.nn.functional.pad`).
+    TypeError
+        If an amount of ``padding`` is not an int (a float is not rounded).
 
     See Also
     --------
