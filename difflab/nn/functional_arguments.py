@@ -1,8 +1,8 @@
 """The checks of ``nn.functional``'s arguments, one per kind of argument.
 
 A kernel size, a stride, a padding, a dilation or a number of groups
-(:func:`_window`), a number such as an ``alpha`` or a slope (:func:`_number`), a dropout
-probability (:func:`_probability`), a ``normalized_shape`` and an adaptive pooling's
+(``_window``), a number such as an ``alpha`` or a slope (``_number``), a dropout
+probability (``_probability``), a ``normalized_shape`` and an adaptive pooling's
 ``output_size``: each is read in one place, so that every function and layer that takes
 one gives the same error, in PyTorch's terms, naming the call and the argument, instead
 of NumPy's or Python's words (a ZeroDivisionError, ``int()`` of None) or a float
