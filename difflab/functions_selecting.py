@@ -356,6 +356,8 @@ def index_put(input: Tensor, indices: Sequence[Any], values: Any,  # noqa: A002
     ([[1.0, 0.0], [3.0, 0.0]], [2.0, 4.0])
     """
     x = tensor_of(input)
+    if isinstance(values, Tensor):  # (a number takes input's dtype; x[i] = v still casts)
+        check_same_dtype("index_put", x, values, "values")
     indices = tuple(indices)
     if not all(isinstance(i, Tensor) or np.ndim(i) for i in indices) or len(indices) > x.ndim:
         if accumulate:
