@@ -292,7 +292,9 @@ def index_put(input: Tensor, indices: Sequence[Any], values: Any,  # noqa: A002
     ``index_put(x, (i, j), v)`` is ``y = x.clone(); y[i, j] = v``.  With
     ``accumulate=True`` the values add up, a repeated position too (where ``+=``
     would keep only one of them).  ``input`` is not changed: ``x.index_put_(...)``
-    writes into ``x``.
+    writes into ``x``.  As in PyTorch, a ``values`` tensor must have ``input``'s
+    dtype (float64 values are not rounded into a float32 tensor without a word);
+    the assignment ``y[i, j] = v`` converts ``v`` instead.
 
     Parameters
     ----------
@@ -304,7 +306,8 @@ def index_put(input: Tensor, indices: Sequence[Any], values: Any,  # noqa: A002
         ``accumulate=False`` also slices and ints.
     values : Tensor or number
         Broadcast to the selected shape (the indices' broadcast shape, then the
-        dimensions not indexed).
+        dimensions not indexed).  A tensor of ``input``'s dtype; a Python number
+        takes ``input``'s dtype.
     accumulate : bool, optional
         Add into the existing values instead of replacing them (default False).
 
@@ -318,6 +321,9 @@ def index_put(input: Tensor, indices: Sequence[Any], values: Any,  # noqa: A002
     IndexError
         When an index entry is out of range, or with ``accumulate=True`` when an
         index is not an integer tensor (a slice).
+    RuntimeError
+        When ``values`` is a tensor whose dtype is not ``input``'s (convert it with
+        ``values.to(input.dtype)``).
 
     See Also
     --------
@@ -354,8 +360,21 @@ def index_put(input: Tensor, indices: Sequence[Any], values: Any,  # noqa: A002
     >>> (out * dl.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
     >>> x.grad.tolist(), v.grad.tolist()
     ([[1.0, 0.0], [3.0, 0.0]], [2.0, 4.0])
+
+    ``values`` of another dtype are refused (the assignment converts them):
+
+    >>> y = dl.zeros(3, dtype=dl.float64)
+    >>> dl.index_put(y, (dl.tensor([0]),), dl.tensor(1.5))
+    Traceback (most recent call last):
+    ...
+    RuntimeError: index_put(): expected values's dtype (difflab.float32) to equal input's ...
+    >>> y[dl.tensor([0])] = dl.tensor(1.5)
+    >>> y.tolist()
+    [1.5, 0.0, 0.0]
     """
     x = tensor_of(input)
+    if isinstance(values, Tensor):  # (a number takes input's dtype; x[i] = v still casts)
+        check_same_dtype("index_put", x, values, "values")
     indices = tuple(indices)
     if not all(isinstance(i, Tensor) or np.ndim(i) for i in indices) or len(indices) > x.ndim:
         if accumulate:
@@ -443,9 +462,18 @@ def _index_put_(self: Tensor, indices: Sequence[Any], values: Any,
         One index per leading dimension (integer tensors; slices and ints too
         without ``accumulate``).
     values : Tensor or number
-        Broadcast to the selected shape.
+        Broadcast to the selected shape; a tensor of ``self``'s dtype.
     accumulate : bool, optional
         Add into the existing values, repeated positions too (default False).
+
+    Raises
+    ------
+    IndexError
+        When an index entry is out of range, or with ``accumulate=True`` when an
+        index is not an integer tensor (a slice).
+    RuntimeError
+        When ``values`` is a tensor whose dtype is not ``self``'s (convert it with
+        ``values.to(self.dtype)``); ``self`` is then left unwritten.
 
     Examples
     --------

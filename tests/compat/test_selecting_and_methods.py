@@ -44,7 +44,7 @@ def test_index_add_put_and_fill_equal_numpy():
     want = A.copy()
     want[[1, 2]] = -7.0
     np.testing.assert_allclose(dl.index_put(dl.tensor(A), (dl.tensor([1, 2]),),
-                                            dl.tensor(-7.0)).numpy(), want)
+                                            dl.tensor(-7.0, dtype=dl.float64)).numpy(), want)
     want = A.copy()
     want[:, [0, 3]] = 9.0
     np.testing.assert_allclose(dl.tensor(A).index_fill(1, dl.tensor([3, 0]), 9.0).numpy(), want)
