@@ -1,0 +1,56 @@
+"""Edge cases where difflab differed from PyTorch (the third wave of a stranger's sweep):
+0-d examples under vmap, empty tensors, signed zeros, one wording per error.
+
+Each test says what happened before.
+"""
+
+import numpy as np
+import pytest
+
+import difflab as dl
+
+# ------------------------------------------------ vmap: a 0-d example's dim 0 / -1
+
+# Per example, a 0-d tensor takes dim 0 or -1 in a reduction or a scan (PyTorch:
+# torch.tensor(3.).sum(0) is 3.), so under vmap the result is each example's own value.
+# Before: "Dimension out of range (... got 1)": the logical dim 0 was shifted past the
+# batch onto an axis the physical (B,) tensor does not have.
+ZERO_D_CALLS = {
+    "sum": lambda t: t.sum(0), "sum_tuple": lambda t: t.sum((-1,)),
+    "sum_keepdim": lambda t: t.sum(0, keepdim=True), "mean": lambda t: t.mean(-1),
+    "amax": lambda t: t.amax(0), "amin": lambda t: t.amin(-1),
+    "logsumexp": lambda t: t.logsumexp(0), "any": lambda t: t.any(0),
+    "count_nonzero": lambda t: t.count_nonzero(0), "cumsum": lambda t: t.cumsum(0),
+    "cumprod": lambda t: t.cumprod(-1), "flip": lambda t: t.flip((0,)),
+    "argsort": lambda t: t.argsort(0), "softmax": lambda t: t.softmax(0),
+    "log_softmax": lambda t: t.log_softmax(-1), "prod": lambda t: t.prod(0),
+    "argmax": lambda t: t.argmax(0), "argmin": lambda t: t.argmin(-1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_D_CALLS))
+def test_vmap_reduction_over_0d_examples_matches_per_example_calls(name):
+    f = ZERO_D_CALLS[name]
+    xs = dl.tensor([0.5, -2.0, 0.0, 3.0])
+    batched = dl.func.vmap(f)(xs)
+    expected = dl.stack([f(x) for x in xs])  # (eager: each 0-d example alone)
+    assert batched.shape == (4,)
+    np.testing.assert_array_equal(batched.numpy(), expected.numpy())
+
+
+def test_vmap_grad_of_a_0d_reduction():
+    xs = dl.tensor([1.0, -2.0, 3.0])
+    g = dl.func.vmap(dl.func.grad(lambda t: (t * t).sum(0)))(xs)
+    np.testing.assert_allclose(g.numpy(), 2 * xs.numpy())
+
+
+@pytest.mark.parametrize("f, xs, got", [
+    (lambda t: t.sum(1), dl.zeros(5), 1),  # a 0-d example takes 0 and -1 only
+    # Before: silently summed over dim 0: the logical dim was wrapped modulo the rank.
+    (lambda t: t.sum(3), dl.zeros(5, 4), 3),
+    (lambda t: t.mean(-2), dl.zeros(5, 4), -2),
+    (lambda t: t.argmax(2), dl.zeros(5, 4), 2),
+])
+def test_vmap_dim_out_of_range_names_the_logical_dim(f, xs, got):
+    with pytest.raises(IndexError, match=rf"Dimension out of range .*but got {got}\)"):
+        dl.func.vmap(f)(xs)
