@@ -54,3 +54,23 @@ def test_vmap_grad_of_a_0d_reduction():
 def test_vmap_dim_out_of_range_names_the_logical_dim(f, xs, got):
     with pytest.raises(IndexError, match=rf"Dimension out of range .*but got {got}\)"):
         dl.func.vmap(f)(xs)
+
+
+# ------------------------------------------- softmax's dim: one check, one wording
+
+
+@pytest.mark.parametrize("call, error, words", [
+    # Before: "softmax: dim 2 is out of range for a 2-D input (give one int in [-2, 1])",
+    # a second wording of the project's one dim-out-of-range error.
+    (lambda: dl.softmax(dl.zeros(2, 2), 2), IndexError,
+     r"^softmax: Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)$"),
+    (lambda: dl.zeros(3).log_softmax(-2), IndexError,
+     r"^log_softmax: Dimension out of range \(expected to be in range of \[-1, 0\], but got -2\)"),
+    # Before: IndexError "dim None is out of range": the type was the fault, not the range.
+    (lambda: dl.softmax(dl.zeros(2, 2), None), TypeError,
+     "softmax: dim must be an int, got NoneType"),
+    (lambda: dl.softmax(dl.zeros(2, 2), True), TypeError, "softmax: dim must be an int, got bool"),
+])
+def test_softmax_dim_errors_use_the_one_wording(call, error, words):
+    with pytest.raises(error, match=words):
+        call()
