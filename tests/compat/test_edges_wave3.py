@@ -74,3 +74,38 @@ def test_vmap_dim_out_of_range_names_the_logical_dim(f, xs, got):
 def test_softmax_dim_errors_use_the_one_wording(call, error, words):
     with pytest.raises(error, match=words):
         call()
+
+
+# ----------------------------------------------------- empty tensors: median, chunk
+
+
+@pytest.mark.parametrize("median", [dl.median, dl.nanmedian, lambda x: x.median()])
+def test_median_of_an_empty_tensor_is_nan(median):
+    # Before: RuntimeError "the median of an empty tensor is undefined" (PyTorch: nan).
+    x = dl.zeros(0, 2, requires_grad=True)
+    y = median(x)
+    assert y.shape == () and y.dtype == dl.float32 and np.isnan(y.item())
+    y.backward()  # (still on the tape: the gradient of no entries is empty)
+    assert x.grad.shape == (0, 2)
+    assert dl.median(dl.tensor([], dtype=dl.float64)).dtype == dl.float64
+
+
+def test_median_of_an_empty_dim_and_of_empty_integers_are_errors_naming_median():
+    with pytest.raises(IndexError, match="median: cannot pick .* dimension 0 of size 0"):
+        dl.median(dl.zeros(0, 3), 0)  # (PyTorch too: "Expected reduction dim 0 ...")
+    assert dl.median(dl.zeros(0, 3), 1).values.shape == (0,)
+    with pytest.raises(RuntimeError, match="median: the median of an empty difflab.int64"):
+        dl.median(dl.tensor([], dtype=dl.int64))
+
+
+@pytest.mark.parametrize("shape, chunks, dim, shapes", [
+    # Before: one empty piece; PyTorch gives as many as asked for.
+    ((0,), 2, 0, [(0,), (0,)]),
+    ((0, 3), 2, 0, [(0, 3), (0, 3)]),
+    ((0, 4), 3, 0, [(0, 4)] * 3),
+    ((3, 0), 2, 1, [(3, 0), (3, 0)]),
+    ((0, 3), 2, 1, [(0, 2), (0, 1)]),  # (a non-empty dim of an empty tensor: as before)
+])
+def test_chunk_of_an_empty_dim_gives_chunks_pieces(shape, chunks, dim, shapes):
+    for pieces in (dl.zeros(*shape).chunk(chunks, dim), dl.chunk(dl.zeros(*shape), chunks, dim)):
+        assert [tuple(p.shape) for p in pieces] == shapes
