@@ -109,3 +109,39 @@ def test_median_of_an_empty_dim_and_of_empty_integers_are_errors_naming_median()
 def test_chunk_of_an_empty_dim_gives_chunks_pieces(shape, chunks, dim, shapes):
     for pieces in (dl.zeros(*shape).chunk(chunks, dim), dl.chunk(dl.zeros(*shape), chunks, dim)):
         assert [tuple(p.shape) for p in pieces] == shapes
+
+
+# ----------------------------------------------------------- signed zeros at a kink
+
+
+def _value_and_grad(f, value):
+    x = dl.tensor(value, requires_grad=True)
+    y = f(x)
+    y.backward()
+    return y.item(), x.grad.item()
+
+
+@pytest.mark.parametrize("f, value, expected_y, expected_grad", [
+    # PyTorch 2.13: relu and clamp replace only x < min (x > max), so -0.0 is kept.
+    # Before: relu(-0.0) and clamp(-0.0, min=0) were 0.0 (NumPy's maximum/clip on a tie).
+    (dl.relu, -0.0, -0.0, 0.0),
+    (dl.relu, 0.0, 0.0, 0.0),
+    (lambda x: dl.clamp(x, min=0), -0.0, -0.0, 1.0),
+    (lambda x: x.clamp(0.0, 1.0), -0.0, -0.0, 1.0),
+    (lambda x: dl.clamp(x, max=0), -0.0, -0.0, 1.0),
+    (lambda x: dl.clamp(x, max=-0.0), 0.0, 0.0, 1.0),
+    (lambda x: x.clamp(dl.tensor(0.0)), -0.0, -0.0, 1.0),
+])
+def test_signed_zero_at_the_kink_matches_pytorch(f, value, expected_y, expected_grad):
+    y, grad = _value_and_grad(f, value)
+    assert y == expected_y and np.signbit(y) == np.signbit(expected_y)
+    assert grad == expected_grad and not np.signbit(grad)  # (relu's gradient: 0.0, not -0.0)
+
+
+def test_clamp_and_relu_keep_their_other_edges():
+    nan = float("nan")
+    np.testing.assert_array_equal(dl.clamp(dl.tensor([nan, -2.0, 3.0]), 0, 1).numpy(),
+                                  [nan, 0.0, 1.0])
+    assert np.isnan(dl.clamp(dl.tensor([1.0]), nan).item())  # (a nan bound: nan, as PyTorch)
+    assert dl.relu(dl.tensor([-3, 2])).tolist() == [0, 2]  # (integers stay integers)
+    assert dl.clamp(dl.tensor([-3, 2], dtype=dl.int32), 0).dtype == dl.int32
