@@ -489,7 +489,8 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
     """Cut ``x`` along ``dim`` into ``chunks`` nearly equal pieces (the last may be smaller).
 
     Each piece has ⌈n / chunks⌉ elements along ``dim`` (n = ``x.shape[dim]``), the last
-    what is left, so there may be fewer than ``chunks`` pieces (as in PyTorch).
+    what is left, so there may be fewer than ``chunks`` pieces (as in PyTorch).  An
+    empty ``dim`` gives ``chunks`` empty pieces, also as PyTorch.
 
     Parameters
     ----------
@@ -530,9 +531,13 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
     (tensor([0., 1.]), tensor([2., 3.]), tensor([4., 5.]))
     >>> [piece.shape for piece in dl.zeros(2, 6).chunk(2, dim=1)]
     [difflab.Size([2, 3]), difflab.Size([2, 3])]
+    >>> [piece.shape for piece in dl.zeros(0, 3).chunk(2)]   # an empty dim: empty pieces
+    [difflab.Size([0, 3]), difflab.Size([0, 3])]
     """
     if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)) or chunks <= 0:
         raise ValueError(f"chunk: chunks must be a positive int, got {chunks!r}")
     dim = dim_index(dim, x.ndim, "chunk", zero_d_has_dim=False)
+    if x.shape[dim] == 0:  # (PyTorch: as many empty pieces as asked for, not one)
+        return split(x, [0] * int(chunks), dim)
     size = builtins.max(-(-x.shape[dim] // chunks), 1)
     return split(x, size, dim)

@@ -218,8 +218,11 @@ def _pick_sorted(x: Tensor, dim: Any, keepdim: bool, position: Any, name: str) -
     index: ``position(sorted_values, size)`` gives the position, possibly per slice."""
     if dim is None:
         flat = x.reshape(-1)
-        if flat.numel() == 0:
-            raise RuntimeError("the median of an empty tensor is undefined")
+        if flat.numel() == 0:  # no middle value: nan, as PyTorch (still on the tape)
+            if not flat.is_floating_point():
+                raise RuntimeError(f"{name}: the median of an empty {flat.dtype} tensor has "
+                                   f"no value to give (an empty float tensor gives nan)")
+            return flat.sum() + float("nan")
         ordered = F.sort(flat, dim=0)
         where = position(ordered.values.unsqueeze(0), flat.shape[0], 1).reshape(1)
         return F.gather(ordered.values, 0, where).reshape(())
@@ -227,7 +230,8 @@ def _pick_sorted(x: Tensor, dim: Any, keepdim: bool, position: Any, name: str) -
     if x.ndim == 0:  # (one value: it is its own median, at index 0, as in PyTorch)
         return MinMax((x.clone(), full_like(x, 0, dtype=int64)))
     if x.shape[dim] == 0:
-        raise IndexError(f"cannot pick an order statistic along dimension {dim} of size 0")
+        raise IndexError(f"{name}: cannot pick an order statistic along dimension {dim} of "
+                         f"size 0 (it has no entries; reduce along another dimension)")
     ordered = F.sort(x, dim=dim)
     where = position(ordered.values, x.shape[dim], dim)
     values = F.gather(ordered.values, dim, where)
@@ -274,6 +278,8 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     2.0
     >>> dl.median(dl.tensor([[1, 5, 3]]), dim=1).indices.tolist()
     [2]
+    >>> dl.median(dl.tensor([]))             # no entries: nan, as PyTorch
+    tensor(nan)
     """
     return _pick_sorted(tensor_of(input), dim, keepdim, _median_position(ignore_nan=False),
                         "median")

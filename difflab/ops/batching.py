@@ -13,7 +13,8 @@ rules fall in a few families:
 elementwise (``sin``, ``+``)    broadcast: pad the logical dimensions of batched inputs to
                                 one rank, apply the primitive as it is
 reductions, ``cumsum``,         the same primitive with every ``axis`` shifted past the
-``softmax``, ``flip``           batch dimensions
+``softmax``, ``flip``           batch dimensions (a 0-d example's dim 0 / -1: a one-element
+                                axis added, then dropped)
 shapes (``reshape``,            the batch dimensions prefixed to the shape / kept in front
 ``permute``, ``expand``)        of the permutation
 ``matmul``, ``einsum``          matmul broadcasts leading dimensions already; einsum gets a
@@ -50,6 +51,7 @@ import numpy as np
 
 from difflab import backend
 from difflab.ops import elementwise_primitives, logic, nn_conv, nn_ops, products, structural
+from difflab.ops.shapes import dim_index, dim_indices
 
 
 class Batch:
@@ -77,12 +79,28 @@ class Batch:
         return x.ndim - self.k if self.batched(x) else getattr(x, "ndim", 0)
 
     def axis(self, axis: Any, ndim: int) -> Any:
-        """A logical axis (an int, a tuple, or None: all) as a physical one."""
+        """A logical axis (an int, a tuple, or None: all) as a physical one, checked against
+        the logical rank ``ndim`` as eager checks it (a dim the example does not have is an
+        error naming the dim f gave, never one wrapped around or counted past the batch).
+        A 0-d example's dim 0 / -1 comes out as ``k``: see :meth:`one_element`."""
         if axis is None:
             return tuple(range(self.k, self.k + ndim))
         if isinstance(axis, (tuple, list)):
-            return tuple(self.axis(a, ndim) for a in axis)
-        return self.k + (axis % ndim if ndim else 0)
+            return tuple(self.k + a for a in dim_indices(axis, ndim, self.op.name))
+        return self.k + dim_index(axis, ndim, self.op.name)
+
+    def one_element(self, x: Any, run: Any) -> Any:
+        """``run`` on a 0-d example seen as a one-element 1-D one, that axis dropped after.
+
+        A 0-d tensor takes dim 0 or -1 (PyTorch: ``x.sum(0)``, ``x.cumsum(-1)`` of a 0-d
+        x give x's own value), but its batched form has no axis ``k`` to name: the
+        physical (B,) becomes (B, 1), ``run(x)`` works along axis ``k``, and the result
+        is reshaped back to the batch shape (a reduction of one element, a running sum,
+        a flip, a softmax of one element all keep that one element's place).
+        """
+        shape = tuple(x.shape)
+        out = run(self.apply(structural.Reshape, x, shape=shape + (1,)))
+        return self.apply(structural.Reshape, out, shape=shape)
 
     def pad(self, x: Any, rank: int) -> Any:
         """A batched ``x`` with size-1 dimensions after the batch ones, up to logical ``rank``
@@ -144,6 +162,8 @@ def _axis_rule(name: str = "axis", none_means_all: bool = True) -> Any:
         if axis is None and not none_means_all:
             return b.apply(b.op, x, **params)
         params[name] = b.axis(axis, nd)
+        if nd == 0 and axis is not None:
+            return b.one_element(x, lambda x1: b.apply(b.op, x1, **params))
         return b.apply(b.op, x, **params)
 
     return rule
@@ -154,7 +174,11 @@ def _flattened_reduction(b: Batch, x: Any, axis: Any = None, keepdims: bool = Fa
     """prod, argmax, argmin: one axis at a time, so "all" is the flattened example."""
     nd = b.ndim(x)
     if axis is not None:
-        return b.apply(b.op, x, axis=b.axis(axis, nd), keepdims=keepdims, **params)
+        physical = b.axis(axis, nd)
+        if nd == 0:
+            return b.one_element(x, lambda x1: b.apply(b.op, x1, axis=physical,
+                                                       keepdims=keepdims, **params))
+        return b.apply(b.op, x, axis=physical, keepdims=keepdims, **params)
     flat = b.apply(structural.Reshape, b.lift(x), shape=b.sizes + (-1,))
     out = b.apply(b.op, flat, axis=b.k, keepdims=False, **params)
     if keepdims:

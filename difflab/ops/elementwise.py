@@ -460,13 +460,17 @@ class Relu(Unary):
 
     @staticmethod
     def forward(xp, x):
-        return xp.maximum(x, 0)  # 0, not 0.0: an integer tensor stays integer (keeps_integers)
+        # 0, not 0.0: an integer tensor stays integer (keeps_integers).  The bound first:
+        # NumPy's maximum gives its second argument on a tie, so relu(-0.0) is -0.0, x
+        # itself, as PyTorch's (which replaces only x < 0); maximum(x, 0) gave 0.0.
+        return xp.maximum(0, x)
 
     @staticmethod
     def derivative(xp, x, y):
         # sign(y) is 1 where the output y = max(x, 0) is positive and 0 elsewhere: the
-        # same as "1 if x > 0 else 0", read off the output with a fast vectorized sign.
-        return xp.sign(y)
+        # same as "1 if x > 0 else 0", read off the output with a fast vectorized sign
+        # (+ 0 turns sign(-0.0) = -0.0 into 0.0: the gradient at -0.0 is 0, as PyTorch's).
+        return xp.sign(y) + 0
 
     @classmethod
     def symbolic(cls, sp, x):

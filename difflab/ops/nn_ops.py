@@ -39,6 +39,7 @@ from difflab import backend
 from difflab.dtypes import floating_result
 from difflab.ops.primitive import Primitive
 from difflab.ops.reductions import _from_end, _keep_reduced_axes, _largest, _normalize_axis
+from difflab.ops.shapes import dim_index
 
 
 def _recording(xp: Any) -> bool:
@@ -129,14 +130,12 @@ def _floating_input(x: Any) -> Any:
 
 
 def _checked_dim(dim: Any, x: Any, name: str) -> int:
+    """``dim`` of ``x`` as a non-negative axis: the common case inline (this is hot), anything
+    else through :func:`difflab.ops.shapes.dim_index`, the one check and wording."""
     ndim = max(len(x.shape), 1)
     if type(dim) is int and -ndim <= dim < ndim:  # (the common case, first)
         return dim % ndim
-    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or \
-            not -ndim <= dim < ndim:
-        raise IndexError(f"{name}: dim {dim!r} is out of range for a {x.ndim}-D input "
-                         f"(give one int in [{-ndim}, {ndim - 1}])")
-    return int(dim) % ndim
+    return dim_index(dim, len(x.shape), name)
 
 
 def _sympy_exp_sum(sp: Any, x: Any, axis: Any, keepdims: bool) -> tuple:

@@ -635,6 +635,12 @@ class Clamp(Primitive):
     @staticmethod
     def forward(ctx, xp, x, low=None, high=None):
         y = xp.clip(x, low, high)
+        if getattr(x, "dtype", None) is not None and x.dtype.kind == "f" and any(
+                b is not None and (type(b) not in _NUMBERS or b == 0) for b in (low, high)):
+            # A tie with a zero bound: clip(-0.0, 0) gives 0.0, PyTorch's clamp keeps x
+            # (it replaces only x < min and x > max), so -0.0 stays -0.0.  Only signed
+            # zeros can tie and differ, so only a zero (or a tensor) bound needs this.
+            y = xp.where(y == x, x, y)
         # (comparisons: of values for dual numbers, a constant of the graph for tensors)
         inside = x >= low if low is not None else None
         if high is not None:
