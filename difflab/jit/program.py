@@ -284,11 +284,11 @@ class PreparedKernel:
       result, as a GRU's gates are) is copied, as the plain forward copies
       it, by ``ravel``: one call that flattens and copies only when it must;
     * a small line's many outputs (at least :data:`STACKED`, of at most
-      :data:`SMALL` elements each, all of the loop's shape) are the rows of
-      one array allocated at once, instead of one array each (a GRU's
-      backward kernel writes thirty of them).  Each row
-      is an array of its own memory to whoever reads it; they only go back
-      together.
+      :data:`SMALL` elements each, all elementwise outputs of the loop's
+      shape) are the rows of one array allocated at once, instead of one
+      array each (a GRU's backward kernel writes thirty of them).  The rows
+      share that one buffer: a write into one row touches no other, but the
+      buffer is freed only when the last row still kept is.
 
     Parameters
     ----------
@@ -374,7 +374,7 @@ class PreparedKernel:
         # scalars).
         stacked = ((len(writes),) + tuple(shape)
                    if shape and n <= SMALL and len(writes) >= STACKED
-                   and all(size == n for size in writes)
+                   and all(layout.kinds[j] == "elementwise" for j in layout.parameters)
                    and [k for k, _, _ in returns] == list(range(len(writes))) else None)
         return KernelPlan(reads, n, kernel, writes, returns, dtype, stacked)
 

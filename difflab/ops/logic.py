@@ -185,7 +185,7 @@ class ArgExtreme(NoDerivative):
         if axis is not None:
             dim_index(axis, x.ndim, self.name)  # (one int: a float or a tuple is refused)
         out = getattr(xp, self.name)(x, axis=axis)
-        if keepdims and axis is not None:
+        if keepdims and axis is not None and x.ndim:  # (a 0-d input stays 0-d, as PyTorch)
             out = xp.expand_dims(out, axis)
         return out.astype(np.int64)
 

@@ -30,7 +30,8 @@ parameter, whenever the shortcut could not say the same:
 * anything but NumPy arrays of one floating dtype, a gradient of another shape or
   dtype than its parameter's, hyper-parameters that are not plain numbers;
 * weight decay over parameters that do not each own their memory (two views of
-  one array: the plain path's decay of the second reads the first's update);
+  one array, or two parameters of the very same array: the plain path's decay of
+  the second reads the first's update);
 * state the shortcut did not lay out itself (loaded with ``load_state_dict``,
   made by the plain path, replaced by the user), a different set of parameters
   with gradients than at the first step (a parameter frozen later), or step
@@ -196,10 +197,12 @@ def _own_memory(params: list) -> bool:
     """Whether no two parameters can share memory (each owns its array).
 
     The plain path updates one parameter after the other, so with weight decay (which
-    reads θ) a parameter that is a view of another's memory would read the other's
-    new values; the flat update reads them all first.  It takes only owners.
+    reads θ) a parameter that is a view of another's memory, or holds the very same array
+    (``nn.Parameter(p.detach())``), would read the other's new values; the flat update
+    reads them all first.  It takes only owners, each of its own array.
     """
-    return all(p.array.base is None for p in params)
+    return (all(p.array.base is None for p in params)
+            and len({id(p.array) for p in params}) == len(params))
 
 
 def adam_step(optimizer: Any, group: dict) -> bool:

@@ -145,3 +145,10 @@ def test_clamp_and_relu_keep_their_other_edges():
     assert np.isnan(dl.clamp(dl.tensor([1.0]), nan).item())  # (a nan bound: nan, as PyTorch)
     assert dl.relu(dl.tensor([-3, 2])).tolist() == [0, 2]  # (integers stay integers)
     assert dl.clamp(dl.tensor([-3, 2], dtype=dl.int32), 0).dtype == dl.int32
+
+
+def test_argmax_with_keepdim_of_a_0d_tensor_stays_0d():
+    x = dl.tensor(3.0)
+    for name in ("argmax", "argmin"):
+        assert tuple(getattr(x, name)(0, keepdim=True).shape) == ()
+        assert tuple(getattr(dl.tensor([[1.0, 2.0]]), name)(1, keepdim=True).shape) == (1, 1)

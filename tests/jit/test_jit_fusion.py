@@ -1341,3 +1341,19 @@ def test_fusion_kind_docstring_example_runs():
     for test in doctest.DocTestFinder(recurse=False).find(kernels.fusion_kind, "fusion_kind"):
         runner.run(test)
     assert runner.tries and runner.failures == 0
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
+def test_a_stacked_kernel_of_one_element_keeps_its_sums_0d():
+    # With a loop of one element a sum writes as many numbers as an elementwise output;
+    # the stacked rows (for elementwise outputs only) once gave the sum the loop's shape.
+    def f(x):
+        return (x.sin() + 1, x.cos() + 2, x.exp() * 3, x.tanh() - 1, x * 2 + 1,
+                (x + 1) * x, (x * x + 1).sum(), (x * x).mean())
+
+    compiled, x = dl.compile(f), dl.tensor([0.5])
+    for _ in range(3):
+        got = compiled(x)
+    want = f(x)
+    assert [tuple(g.shape) for g in got] == [tuple(w.shape) for w in want]
+    assert all(np.allclose(g.numpy(), w.numpy(), rtol=1e-15, atol=0) for g, w in zip(got, want))

@@ -68,7 +68,22 @@ def run_aliased(name, make):
     out[f"{name}_memory"] = memory.copy()
 
 
+def run_same_array(name, make):
+    # Two parameters holding the very same array (nn.Parameter(p.detach())): neither is a
+    # view, yet each step's weight decay reads what the other wrote.
+    a = dl.nn.Parameter(dl.tensor([1.0, 2.0, 3.0], dtype=dl.float64))
+    b = dl.nn.Parameter(a.detach())
+    opt = make([a, b])
+    for _ in range(2):
+        opt.zero_grad()
+        ((a * a).sum() + (b * 3.0).sum()).backward()
+        opt.step()
+    out[f"{name}_a"] = a.detach().numpy().copy()
+
+
 O = dl.optim
+run_same_array("same_array_adam", lambda p: O.Adam(p, lr=0.1, weight_decay=0.5))
+run_same_array("same_array_sgd", lambda p: O.SGD(p, lr=0.1, momentum=0.9, weight_decay=0.5))
 run_aliased("aliased_adam", lambda p: O.Adam(p, lr=0.01, weight_decay=0.5))
 run_aliased("aliased_adamw", lambda p: O.AdamW(p, lr=0.01, weight_decay=0.5))
 run_aliased("aliased_adam_no_decay", lambda p: O.Adam(p, lr=0.01))
