@@ -14,7 +14,6 @@ from difflab.tensor_arguments import (
     fill_number,
     integer,
     new_shape,
-    shape_args,
     tensor_of,
     to_array,
 )
@@ -904,7 +903,7 @@ def randperm(n: int, dtype: Any = None, device: Any = None,
     >>> dl.randperm(5).sort().values
     tensor([0, 1, 2, 3, 4])
     """
-    (n,) = shape_args((n,), "randperm")  # (an int: 2.5 was a permutation of 2)
+    n = integer(n, "randperm", "n")  # (an int: 2.5 was a permutation of 2)
     if n < 0:
         raise ValueError(f"randperm: n must be non-negative, got {n}")
     return _draw(random.Randperm, n, dtype=np.dtype(dtype or int64), device=device,

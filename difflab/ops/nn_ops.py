@@ -52,14 +52,6 @@ def _recording(xp: Any) -> bool:
     return hasattr(xp, "record_primitive")
 
 
-def _pair(v: Any) -> tuple[int, int]:
-    if isinstance(v, (tuple, list)):
-        if len(v) != 2:
-            raise ValueError(f"expected an int or a pair of ints, got {v!r}")
-        return int(v[0]), int(v[1])
-    return int(v), int(v)
-
-
 # ----------------------------------------------------------------------- linear
 
 

@@ -39,13 +39,9 @@ from typing import Any
 
 import numpy as np
 
+from difflab.ops.elementwise import Sigmoid
 from difflab.ops.nn_ops import _recording
 from difflab.ops.primitive import Primitive
-
-
-def _sigmoid(xp: Any, x: Any) -> Any:
-    """σ(x) = (1 + tanh(x/2))/2: never overflows (``difflab.sigmoid``'s formula)."""
-    return 0.5 + 0.5 * xp.tanh(0.5 * x)
 
 
 def _plus(*terms: Any) -> Any:
@@ -120,7 +116,7 @@ class GRUCell(Primitive):
     @staticmethod
     def _gates(xp: Any, gi: Any, gh: Any, hidden: int) -> tuple:
         """(r, z) side by side and n, from the projections."""
-        rz = _sigmoid(xp, gi[..., :2 * hidden] + gh[..., :2 * hidden])
+        rz = Sigmoid.forward(xp, gi[..., :2 * hidden] + gh[..., :2 * hidden])
         n = xp.tanh(gi[..., 2 * hidden:] + rz[..., :hidden] * gh[..., 2 * hidden:])
         return rz, n
 
@@ -175,8 +171,8 @@ def _gru_gates(xp: Any, gi: Any, gh: Any) -> tuple:
     """r, z and n from the projections, each (..., H)."""
     hidden = gi.shape[-1] // 3
     two = 2 * hidden
-    r = _sigmoid(xp, gi[..., :hidden] + gh[..., :hidden])
-    z = _sigmoid(xp, gi[..., hidden:two] + gh[..., hidden:two])
+    r = Sigmoid.forward(xp, gi[..., :hidden] + gh[..., :hidden])
+    z = Sigmoid.forward(xp, gi[..., hidden:two] + gh[..., hidden:two])
     return r, z, xp.tanh(gi[..., two:] + r * gh[..., two:])
 
 
@@ -300,7 +296,7 @@ class LSTMCellState(Primitive):
     @staticmethod
     def _gates(xp: Any, gates: Any, hidden: int) -> tuple:
         """σ(i) and σ(f) side by side, and tanh(g)."""
-        return (_sigmoid(xp, gates[..., :2 * hidden]),
+        return (Sigmoid.forward(xp, gates[..., :2 * hidden]),
                 xp.tanh(gates[..., 2 * hidden:3 * hidden]))
 
     @staticmethod
@@ -365,7 +361,7 @@ class LSTMHiddenState(Primitive):
     @staticmethod
     def forward(ctx, xp, gates, c):
         hidden = _check("lstm_hidden_state", gates, c, 4)
-        s_o, t = _sigmoid(xp, gates[..., 3 * hidden:]), xp.tanh(c)
+        s_o, t = Sigmoid.forward(xp, gates[..., 3 * hidden:]), xp.tanh(c)
         ctx.save(gates, c, s_o, t)
         return s_o * t
 
@@ -516,7 +512,7 @@ class LSTMHiddenStateBackward(Primitive):
     def adjoints(xp, g, gates, c):
         """The packed (ḡates, c̄) for the output adjoint g (F, linear in g)."""
         hidden = c.shape[-1]
-        s_o, t = _sigmoid(xp, gates[..., 3 * hidden:]), xp.tanh(c)
+        s_o, t = Sigmoid.forward(xp, gates[..., 3 * hidden:]), xp.tanh(c)
         a_o = g * t * (s_o * (1.0 - s_o))  # (g may carry tangents' k axis: zeros like it)
         zero = xp.zeros_like(a_o)
         return xp.concatenate([zero, zero, zero, a_o, g * s_o * (1.0 - t * t)], axis=-1)
@@ -526,7 +522,7 @@ class LSTMHiddenStateBackward(Primitive):
         """(J v, then the tangents of ḡates' (i, f, g) and o parts and of c̄)."""
         hidden = c.shape[-1]
         v_gates, v_c = v
-        s_o, t = _sigmoid(xp, gates[..., 3 * hidden:]), xp.tanh(c)
+        s_o, t = Sigmoid.forward(xp, gates[..., 3 * hidden:]), xp.tanh(c)
         d_o = s_o * (1.0 - s_o) * v_gates[..., 3 * hidden:]
         d_t = (1.0 - t * t) * v_c
         return (t * d_o + s_o * d_t, xp.zeros_like(v_gates[..., :3 * hidden]),

@@ -148,11 +148,12 @@ def dim_indices(dims: Any, ndim: int, name: str) -> tuple:
 
 def _not_an_int(value: Any) -> bool:
     """Whether ``value`` must be refused where an int goes: a float, a bool, None, a
-    string, or an array or tensor of another kind than integers (``int()`` truncated a
-    float without a word).  Integers of any kind, and 0-d integer tensors, pass."""
+    string, a tuple or list, or an array or tensor of another kind than integers
+    (``int()`` truncated a float without a word).  Integers of any kind, and 0-d integer
+    tensors, pass."""
     if isinstance(value, (int, np.integer)):
         return isinstance(value, bool)
-    return value is None or isinstance(value, (float, np.floating, np.bool_, str)) or \
+    return value is None or isinstance(value, (float, np.floating, np.bool_, str, tuple, list)) or \
         (hasattr(value, "dtype") and getattr(value.dtype, "kind", "i") not in "iu")
 
 

@@ -413,7 +413,7 @@ def test_interpolate_still_scales():
     # Before: int() truncated the float, silently (ones(2.5) had 2 elements)
     (lambda: dl.ones(2.5), r"ones: sizes must be ints, got float 2.5"),
     (lambda: dl.randn(3, 2.5), r"randn: sizes must be ints, got float 2.5"),
-    (lambda: dl.randperm(2.5), r"randperm: sizes must be ints, got float 2.5"),
+    (lambda: dl.randperm(2.5), r"randperm: n must be an int, got float 2.5"),
     (lambda: X.repeat(2.5, 1), r"repeat: the counts must be ints, got float 2.5"),
     (lambda: X.expand(3, 4.0), r"expand: sizes must be ints, got float 4.0"),
     (lambda: X.permute(0, 1.0), r"permute: dims must be ints, got float 1.0"),
