@@ -34,8 +34,6 @@ import math
 import warnings
 from typing import Any
 
-import numpy as np
-
 from difflab import functions
 from difflab.autograd.engine import apply
 from difflab.dtypes import _Defaults
@@ -47,14 +45,10 @@ from difflab.ops import nn_recurrent
 from difflab.tensor import Tensor
 
 
-def _zeros(*shape: int, like: Any) -> Tensor:
-    """Zeros of ``like``'s dtype and device (``like`` may be a dual number or sympy
-    expressions, when a layer is differentiated by forward mode or symbolically: then
-    plain float64 zeros, constants to either)."""
+def _zeros(*shape: int, like: Tensor) -> Tensor:
+    """Zeros of ``like``'s dtype and device."""
     from difflab.creation import zeros
 
-    if not isinstance(like, Tensor):
-        return zeros(*shape, dtype=np.float64)
     return zeros(*shape, dtype=like.dtype, device=like.device)
 
 
@@ -114,7 +108,10 @@ class _CellBase(Module):
 
     def _zero_state(self, gi: Tensor) -> Tensor:
         """The state left out: zeros shaped as one step's rows."""
-        return _zeros(*gi.shape[:-1], self.hidden_size, like=gi)
+        # (a dual number or sympy expressions, when the layer is differentiated by forward
+        # mode or symbolically: zeros of the weights' dtype, constants to either)
+        like = gi if isinstance(gi, Tensor) else self.weight_hh
+        return _zeros(*gi.shape[:-1], self.hidden_size, like=like)
 
     def _step(self, gi: Tensor, state: Any) -> Any:
         """One step from the input's projection ``gi`` (the layers project a whole sequence
