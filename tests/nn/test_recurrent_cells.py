@@ -245,7 +245,7 @@ def test_bad_shapes_are_explained():
     with pytest.raises(ValueError, match="the input sequence is empty"):
         nn.LSTM(3, 4)(dl.randn(0, 2, 3))
     with pytest.raises(ValueError, match="expects a 3-D input"):
-        nn.GRU(3, 4)(dl.randn(2, 3))
+        nn.GRU(3, 4)(dl.randn(3))
 
 
 def test_a_traced_first_order_training_step_takes_one_vjp_node_per_cell(tmp_path):
@@ -321,3 +321,28 @@ def test_a_gradient_penalty_is_one_backward_record_per_cell(cls, records):
     for other in results[1:]:
         for got, want in zip(results[0], other):
             np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-12)
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("layer", ["RNN", "GRU", "LSTM"])
+def test_a_single_sequence_without_a_batch_dimension_is_a_batch_of_one(layer, batch_first):
+    # PyTorch's unbatched input: x (L, H_in), states (num_layers, H); outputs without N.
+    module = getattr(nn, layer)(4, 3, num_layers=2, batch_first=batch_first).double()
+    x = dl.randn(5, 4, dtype=dl.float64)
+    batch = 0 if batch_first else 1
+    out, state = module(x)
+    out_b, state_b = module(x.unsqueeze(batch))
+    assert tuple(out.shape) == (5, 3)
+    np.testing.assert_array_equal(out.detach().numpy(), out_b.squeeze(batch).detach().numpy())
+    states = state if layer == "LSTM" else (state,)
+    states_b = state_b if layer == "LSTM" else (state_b,)
+    for s, s_b in zip(states, states_b):
+        assert tuple(s.shape) == (2, 3)
+        np.testing.assert_array_equal(s.detach().numpy(), s_b.squeeze(1).detach().numpy())
+    zeros = dl.zeros(2, 3, dtype=dl.float64)
+    given = module(x, (zeros, zeros) if layer == "LSTM" else zeros)[0]
+    np.testing.assert_array_equal(given.detach().numpy(), out.detach().numpy())
+    with pytest.raises(ValueError, match="unbatched 2-D input, the state should also be 2-D"):
+        module(x, (zeros[:, None], zeros[:, None]) if layer == "LSTM" else zeros[:, None])
+    with pytest.raises(ValueError, match="3-D input .* or a 2-D one"):
+        module(x[None, None])

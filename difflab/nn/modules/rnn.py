@@ -345,9 +345,6 @@ class _RecurrentBase(Module):
         projection and the gates, step after step.  Returns the top layer's outputs,
         :math:`(L, N, H)`, and each layer's last state.
         """
-        if x.ndim != 3:
-            raise ValueError(f"{type(self).__name__} expects a 3-D input (seq, batch, features), "
-                             f"got shape {tuple(x.shape)}")
         seq = x.transpose(0, 1) if self.batch_first else x
         finals = []
         for layer in range(self.num_layers):
@@ -364,6 +361,28 @@ class _RecurrentBase(Module):
             seq = self._between_layers(functions.stack(outputs, 0), layer)
             finals.append(state)
         return (seq.transpose(0, 1) if self.batch_first else seq), finals
+
+    def _batched(self, x: Tensor, h0: Tensor | None) -> bool:
+        """Whether ``x`` has a batch dimension: a 3-D input has; a 2-D one is a single
+        sequence :math:`(L, H_{in})` (PyTorch's unbatched input), its states 2-D too."""
+        if x.ndim not in (2, 3):
+            raise ValueError(f"{type(self).__name__} expects a 3-D input (seq, batch, features) "
+                             f"or a 2-D one (seq, features), got shape {tuple(x.shape)}")
+        if h0 is not None and h0.ndim != x.ndim:
+            kind = "batched 3-D" if x.ndim == 3 else "unbatched 2-D"
+            raise ValueError(f"{type(self).__name__}: for {kind} input, the state should also "
+                             f"be {x.ndim}-D, but got a {h0.ndim}-D tensor")
+        return x.ndim == 3
+
+    def _forward_one_state(self, x: Tensor, h0: Tensor | None) -> tuple[Tensor, Tensor]:
+        """RNN's and GRU's forward: ``(output, h_n)``, a single sequence as a batch of one."""
+        if not self._batched(x, h0):  # (a batch of one, the batch dimension taken off again)
+            batch = 0 if self.batch_first else 1
+            out, h_n = self._forward_one_state(x.unsqueeze(batch),
+                                               None if h0 is None else h0.unsqueeze(1))
+            return out.squeeze(batch), h_n.squeeze(1)
+        out, finals = self._run(x, self._first_states(h0))
+        return out, functions.stack(finals, 0)
 
     def _first_states(self, h0: Tensor | None) -> list:
         """Each layer's first state from ``h0`` (num_layers, N, H), or None (zeros)."""
@@ -423,12 +442,15 @@ class RNN(_RecurrentBase):
       :math:`(\text{num\_layers}, N, H)`.
     - Output: ``output`` :math:`(L, N, H)`, the top layer's state at every step;
       ``h_n`` :math:`(\text{num\_layers}, N, H)`, every layer's last state.
+    - A single sequence without a batch dimension, ``x`` :math:`(L, H_{in})`, is
+      taken as a batch of one: its states and outputs have no :math:`N` either.
 
     Raises
     ------
     ValueError
         For a ``dropout`` outside :math:`[0, 1]`, a ``num_layers`` that is not a
-        positive int, or an input that is not 3-D or has the wrong features.
+        positive int, an input that is neither 3-D nor 2-D or has the wrong features, or
+        states whose dimensions do not match the input's.
     NotImplementedError
         With ``bidirectional=True``.
 
@@ -468,8 +490,7 @@ class RNN(_RecurrentBase):
                          bidirectional, dtype, device, nonlinearity=nonlinearity)
 
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        out, finals = self._run(x, self._first_states(h0))
-        return out, functions.stack(finals, 0)
+        return self._forward_one_state(x, h0)
 
 
 class LSTM(_RecurrentBase):
@@ -512,12 +533,15 @@ class LSTM(_RecurrentBase):
     - Input: ``x`` :math:`(L, N, H_{in})` (or :math:`(N, L, H_{in})`); ``h0``, ``c0``
       :math:`(\text{num\_layers}, N, H)`.
     - Output: ``output`` :math:`(L, N, H)`; ``h_n``, ``c_n`` :math:`(\text{num\_layers}, N, H)`.
+    - A single sequence without a batch dimension, ``x`` :math:`(L, H_{in})`, is
+      taken as a batch of one: its states and outputs have no :math:`N` either.
 
     Raises
     ------
     ValueError
         For a ``dropout`` outside :math:`[0, 1]`, a ``num_layers`` that is not a
-        positive int, or an input that is not 3-D or has the wrong features.
+        positive int, an input that is neither 3-D nor 2-D or has the wrong features, or
+        states whose dimensions do not match the input's.
     NotImplementedError
         With ``bidirectional=True``.
         Also with ``proj_size > 0``.
@@ -560,6 +584,11 @@ class LSTM(_RecurrentBase):
 
     def forward(self, x: Tensor, state: tuple | None = None
                 ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        if not self._batched(x, None if state is None else state[0]):  # (a batch of one)
+            batch = 0 if self.batch_first else 1
+            out, (h_n, c_n) = self.forward(
+                x.unsqueeze(batch), None if state is None else tuple(s.unsqueeze(1) for s in state))
+            return out.squeeze(batch), (h_n.squeeze(1), c_n.squeeze(1))
         starts = [None if state is None else (state[0][layer], state[1][layer])
                   for layer in range(self.num_layers)]
         out, finals = self._run(x, starts)
@@ -678,12 +707,15 @@ class GRU(_RecurrentBase):
     - Input: ``x`` :math:`(L, N, H_{in})` (or :math:`(N, L, H_{in})`); ``h0``
       :math:`(\text{num\_layers}, N, H)`.
     - Output: ``output`` :math:`(L, N, H)`; ``h_n`` :math:`(\text{num\_layers}, N, H)`.
+    - A single sequence without a batch dimension, ``x`` :math:`(L, H_{in})`, is
+      taken as a batch of one: its states and outputs have no :math:`N` either.
 
     Raises
     ------
     ValueError
         For a ``dropout`` outside :math:`[0, 1]`, a ``num_layers`` that is not a
-        positive int, or an input that is not 3-D or has the wrong features.
+        positive int, an input that is neither 3-D nor 2-D or has the wrong features, or
+        states whose dimensions do not match the input's.
     NotImplementedError
         With ``bidirectional=True``.
 
@@ -720,5 +752,4 @@ class GRU(_RecurrentBase):
                          bidirectional, dtype, device)
 
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        out, finals = self._run(x, self._first_states(h0))
-        return out, functions.stack(finals, 0)
+        return self._forward_one_state(x, h0)
