@@ -1041,9 +1041,8 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False,  # n
             [1, 2]])
     """
     weights = input if isinstance(input, Tensor) else Tensor._wrap(np.asarray(input))
-    if isinstance(num_samples, bool) or not isinstance(num_samples, (int, np.integer)):
-        raise TypeError(f"multinomial: num_samples must be an integer, got {num_samples!r}")
-    result = apply(random.Multinomial, weights, num_samples=int(num_samples),
+    num_samples = integer(num_samples, "multinomial", "num_samples")
+    result = apply(random.Multinomial, weights, num_samples=num_samples,
                    replacement=bool(replacement), generator=random._setting(generator))
     if out is not None:
         out.copy_(result)

@@ -36,7 +36,7 @@ from difflab.nn.functional_core import (
 )
 from difflab.ops import nn_ops, registry
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import dim_index
+from difflab.tensor_arguments import dim_index, integer
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
            "adaptive_max_pool2d", "adaptive_max_pool3d", "affine_grid",
@@ -523,9 +523,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,  # 
     True
     """
     x = _floating(_check_tensor("group_norm", input))
-    if isinstance(num_groups, bool) or not isinstance(num_groups, (int, np.integer)):
-        raise TypeError(f"group_norm: num_groups must be an int, got "
-                        f"{type(num_groups).__name__} {num_groups!r}")
+    num_groups = integer(num_groups, "group_norm", "num_groups")
     if num_groups < 1:  # (0: Python's bare ZeroDivisionError before)
         raise ValueError(f"group_norm: num_groups must be positive, got {num_groups}")
     if x.ndim < 2:
