@@ -986,10 +986,7 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # no
         raise ValueError("interpolate: give exactly one of size and scale_factor")
     sizes_in = x.shape[2:]
     if size is not None:
-        sizes = tuple(size) if isinstance(size, (tuple, list)) else (size,) * spatial
-        if len(sizes) != spatial:
-            raise ValueError(f"interpolate: expected {spatial} sizes, got {sizes}")
-        sizes = _window("interpolate", sizes, "size", spatial)  # (2.5 was truncated to 2)
+        sizes = _window("interpolate", size, "size", spatial)  # (2.5 was truncated to 2)
         scales: tuple = (None,) * spatial
     else:
         scales = tuple(scale_factor) if isinstance(scale_factor, (tuple, list)) else \
