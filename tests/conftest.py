@@ -5,6 +5,14 @@ take ``device`` run on the CPU and on CUDA: a real GPU where CuPy finds one, and
 elsewhere the CPU stand-in for CuPy (``difflab.testing.fake_cupy``), which
 refuses implicit conversions to NumPy as CuPy does, so the GPU code paths run
 on every machine.
+
+A test that measures a speed shortcut itself (its speed, its memory, or that it
+ran) carries ``@pytest.mark.fastpath("6. fresh adjoints kept")``, naming the
+shortcut as the table in ``difflab/fastpath.py`` does: with ``DIFFLAB_FASTPATH=0``
+that shortcut does not exist, so the test is skipped; every other test must pass
+on the plain path too.  A test may switch ``fastpath.ENABLED`` off for a while
+(``monkeypatch``), never on where the import left it off (the shortcuts hooked in
+at import are missing then), and must leave it as the import set it.
 """
 
 import os
@@ -13,7 +21,10 @@ import pytest
 from hypothesis import settings
 
 import difflab as dl
+from difflab import fastpath
 from difflab.testing import fake_cupy
+
+FASTPATH_AT_IMPORT = fastpath.ENABLED  # (DIFFLAB_FASTPATH, read once by difflab's import)
 
 settings.register_profile("ci", deadline=None, max_examples=40, derandomize=True)
 settings.register_profile("dev", deadline=None, max_examples=60)
@@ -24,6 +35,31 @@ def pytest_report_header(config):
     if dl.cuda.is_available():
         return f"cuda tests run on: {dl.cuda.get_device_name(0)}"
     return "cuda tests run on: the CPU stand-in for CuPy (difflab.testing.fake_cupy; no GPU here)"
+
+
+def pytest_runtest_setup(item):
+    """Skip a ``fastpath``-marked test when the shortcuts are off (``DIFFLAB_FASTPATH=0``)."""
+    marker = item.get_closest_marker("fastpath")
+    if marker is None:
+        return
+    if len(marker.args) != 1 or not isinstance(marker.args[0], str):
+        raise pytest.UsageError(
+            f"{item.nodeid}: write @pytest.mark.fastpath(\"<shortcut>\") with the shortcut's "
+            f"name from the table in difflab/fastpath.py, e.g. \"6. fresh adjoints kept\"")
+    if not FASTPATH_AT_IMPORT:
+        pytest.skip(f"measures the speed shortcut '{marker.args[0]}', which DIFFLAB_FASTPATH=0 "
+                    f"switches off")
+
+
+@pytest.hookimpl(trylast=True)  # (after the fixtures' teardown: monkeypatch has undone its work)
+def pytest_runtest_teardown(item):
+    """A test must leave ``fastpath.ENABLED`` as the import set it: a later test on the
+    plain path would otherwise meet a shortcut's values (a FreshAdjoint) it cannot take."""
+    if fastpath.ENABLED != FASTPATH_AT_IMPORT:
+        fastpath.ENABLED = FASTPATH_AT_IMPORT
+        raise AssertionError(
+            f"{item.nodeid} left difflab.fastpath.ENABLED = {not FASTPATH_AT_IMPORT} (the import "
+            f"set {FASTPATH_AT_IMPORT}): switch it with monkeypatch.setattr, which puts it back")
 
 
 @pytest.fixture(params=["cpu", "cuda"])

@@ -199,7 +199,7 @@ def _spy(monkeypatch, module, name):
     return calls
 
 
-@pytest.mark.skipif(not fastpath.ENABLED, reason="shortcuts switched off (DIFFLAB_FASTPATH=0)")
+@pytest.mark.fastpath("10. one-record backward walk")
 def test_the_one_record_walk_runs_for_one_record_only(monkeypatch):
     walks = _spy(monkeypatch, engine_steady, "walk_one_record")
     x, w = dl.tensor([1.0, 2.0], requires_grad=True), dl.tensor([3.0, 4.0], requires_grad=True)
@@ -222,7 +222,7 @@ def test_the_one_record_walk_runs_for_one_record_only(monkeypatch):
     assert len(walks) == 1
 
 
-@pytest.mark.skipif(not fastpath.ENABLED, reason="shortcuts switched off (DIFFLAB_FASTPATH=0)")
+@pytest.mark.fastpath("10. one-record backward walk")
 def test_leaves_with_hooks_or_another_dtype_take_the_plain_step(monkeypatch):
     plain = _spy(monkeypatch, engine, "_deliver_to_leaf")
     x = dl.tensor([1.0, 2.0], requires_grad=True)
@@ -240,6 +240,7 @@ def test_leaves_with_hooks_or_another_dtype_take_the_plain_step(monkeypatch):
 # ------------------------------------------------------------ handing over
 
 
+@pytest.mark.fastpath("6. fresh adjoints kept")
 def test_hand_over_marks_only_arrays_that_nothing_else_holds():
     assert steady.HANDS_OVER == fastpath.ENABLED
     if not steady.HANDS_OVER:
@@ -253,7 +254,7 @@ def test_hand_over_marks_only_arrays_that_nothing_else_holds():
     assert marked == [True, False, True, False, False, False, False, False, True, True, False]
 
 
-@pytest.mark.skipif(not fastpath.ENABLED, reason="shortcuts switched off (DIFFLAB_FASTPATH=0)")
+@pytest.mark.fastpath("6. fresh adjoints kept")
 def test_a_handed_over_gradient_is_nobody_else_s_memory():
     """The gradients of a compiled module become .grad without a copy: writing into one
     in place must not change anything a later backward reads (retain_graph), nor another

@@ -27,7 +27,10 @@ def two_outputs(x, w):
 
 
 def run_both(make, calls):
-    """The results of ``calls(f)`` with the shortcut on and off, on fresh compiled functions."""
+    """The results of ``calls(f)`` with the shortcut on and off, on fresh compiled functions.
+
+    Switching it on needs the shortcuts the import hooked in: a test that calls this
+    carries the ``fastpath`` marker (skipped with ``DIFFLAB_FASTPATH=0``)."""
     results = []
     for enabled in (True, False):
         with pytest.MonkeyPatch.context() as mp:
@@ -50,6 +53,7 @@ def assert_bitwise(a, b):
 # ------------------------------------------------------------------ same results
 
 
+@pytest.mark.fastpath("8. dl.compile's later calls")
 def test_a_loss_and_its_gradient_equal_the_plain_path_bit_for_bit():
     inputs = [rng.standard_normal(16) for _ in range(4)]
 
@@ -66,6 +70,7 @@ def test_a_loss_and_its_gradient_equal_the_plain_path_bit_for_bit():
     assert_bitwise(on, off)
 
 
+@pytest.mark.fastpath("8. dl.compile's later calls")
 def test_several_outputs_and_their_gradients_equal_the_plain_path_bit_for_bit():
     inputs = [(rng.standard_normal((3, 4)), rng.standard_normal(4)) for _ in range(3)]
 
@@ -82,6 +87,7 @@ def test_several_outputs_and_their_gradients_equal_the_plain_path_bit_for_bit():
     assert_bitwise(on, off)
 
 
+@pytest.mark.fastpath("8. dl.compile's later calls")
 def test_training_a_compiled_module_equals_the_plain_path_bit_for_bit():
     data = [(rng.standard_normal((8, 3)), rng.standard_normal((8, 1))) for _ in range(4)]
 
@@ -105,6 +111,7 @@ def test_training_a_compiled_module_equals_the_plain_path_bit_for_bit():
     assert_bitwise(on, off)
 
 
+@pytest.mark.fastpath("8. dl.compile's later calls")
 def test_a_graph_break_takes_both_branches_as_the_plain_path():
     def flip(x):
         y = x.sin()
@@ -128,6 +135,7 @@ def test_a_graph_break_takes_both_branches_as_the_plain_path():
 # ------------------------------------------------------------------ the shortcut is taken
 
 
+@pytest.mark.fastpath("8. dl.compile's later calls")
 def test_a_steady_call_does_not_build_the_full_guard(monkeypatch):
     f = dl.compile(chain)
     f(dl.tensor(rng.standard_normal(4)))
@@ -162,6 +170,7 @@ def test_calls_of_another_kind_take_the_plain_path():
 # ------------------------------------------------------------------ a changed guard is caught
 
 
+@pytest.mark.fastpath("8. dl.compile's later calls")
 @pytest.mark.parametrize("change", ["shape", "dtype", "requires_grad", "grad_mode"])
 def test_a_changed_argument_guard_is_still_caught(change):
     f = dl.compile(lambda x: (x * 3.0).exp().sum())
@@ -209,6 +218,7 @@ def test_a_module_s_training_flag_and_parameter_identity_are_still_caught():
         f(x)
 
 
+@pytest.mark.fastpath("8. dl.compile's later calls")
 def test_a_change_of_the_cache_forgets_the_quick_keys():
     f = dl.compile(chain)
     f(dl.ones(3))
@@ -244,6 +254,7 @@ def test_the_quick_keys_are_bounded():
     assert len(cache.quick) <= 4
 
 
+@pytest.mark.fastpath("8. dl.compile's later calls")
 def test_the_examples_in_the_docstrings_run():
     assert doctest.testmod(steady).failed == 0
 
@@ -251,6 +262,7 @@ def test_the_examples_in_the_docstrings_run():
 # ------------------------------------------------------------------ the prepared replay
 
 
+@pytest.mark.fastpath("8. dl.compile's later calls")
 def test_graphs_returning_one_tensor_get_the_prepared_replay_and_others_do_not():
     loss = dl.compile(chain)
     loss(dl.ones(3))
@@ -263,6 +275,7 @@ def test_graphs_returning_one_tensor_get_the_prepared_replay_and_others_do_not()
     assert isinstance(replays[0], steady.SingleOutput) and replays[1:] == [None, None]
 
 
+@pytest.mark.fastpath("8. dl.compile's later calls")
 def test_the_prepared_replay_without_grad_equals_the_plain_path_bit_for_bit():
     inputs = [rng.standard_normal((2, 3)) for _ in range(3)]
 
@@ -340,6 +353,7 @@ def _changes():
             "weights changed in place": in_place, "nothing": lambda m: None}
 
 
+@pytest.mark.fastpath("8. dl.compile's later calls")
 @pytest.mark.parametrize("name", list(_changes()))
 def test_every_change_of_a_module_s_state_is_seen_as_the_plain_path_sees_it(name):
     change = _changes()[name]
@@ -363,7 +377,7 @@ def test_every_change_of_a_module_s_state_is_seen_as_the_plain_path_sees_it(name
     assert_bitwise(on, off)
 
 
-@pytest.mark.skipif(not fastpath.ENABLED, reason="shortcuts switched off (DIFFLAB_FASTPATH=0)")
+@pytest.mark.fastpath("8. dl.compile's later calls")
 def test_an_unchanged_module_is_not_walked_again(monkeypatch):
     model = _Block()
     f = dl.compile(model)

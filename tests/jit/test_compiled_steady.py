@@ -45,6 +45,7 @@ def _calls(g, inputs):
     (rosenbrock, 0, [(50,)]), (chain, 0, [(16,)]), (chain, 0, [(3, 4)]),
     (two, (0, 1), [(5,), (3, 5)]), (two, 1, [(5,), (3, 5)]),
 ])
+@pytest.mark.fastpath("7. compiled grad's later calls")
 def test_later_calls_equal_the_plain_path_bit_for_bit(f, argnums, shapes):
     rng = np.random.default_rng(0)
     inputs = [[rng.uniform(-1, 1, s) for s in shapes] for _ in range(4)]
@@ -76,6 +77,7 @@ def test_a_scalar_argument_gives_a_scalar_as_on_the_plain_path():
         assert type(got) is type(plain(f)(x)) is np.float64 and got == want == plain(f)(x)
 
 
+@pytest.mark.fastpath("7. compiled grad's later calls")
 def test_a_point_outside_the_domain_still_warns_and_gives_nan():
     f = lambda x: dl.log(x).sum()  # noqa: E731
     g = dl.grad(f, method=Compiled())
@@ -112,6 +114,7 @@ def test_a_finite_gradient_whose_sum_overflows_does_not_warn():
         np.testing.assert_array_equal(g(big), plain(f)(big))
 
 
+@pytest.mark.fastpath("7. compiled grad's later calls")
 def test_other_calls_take_the_plain_path():
     g = dl.grad(rosenbrock, method=Compiled())
     x = np.linspace(-1, 1, 6)
@@ -143,6 +146,7 @@ def plain_hessian(f, argnums=0):
     (rosenbrock, 0, [(7,)]), (chain, 0, [(2, 3)]), (two, (0, 1), [(4,), (3, 4)]),
     (two, 1, [(4,), (3, 4)]), (lambda x: dl.sin(x) * x, 0, [()]),
 ])
+@pytest.mark.fastpath("7. compiled grad's later calls")
 def test_later_hessians_equal_the_plain_path_bit_for_bit(f, argnums, shapes):
     rng = np.random.default_rng(1)
     inputs = [[rng.uniform(-1, 1, s) for s in shapes] for _ in range(3)]

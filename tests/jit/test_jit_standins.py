@@ -203,6 +203,7 @@ def _peak(fn, nbytes):
         tracemalloc.stop()
 
 
+@pytest.mark.fastpath("2.-5. (adjoints in place, slices unwritten, scaling, the square)")
 @pytest.mark.parametrize("numba", [False, True])
 def test_the_first_compiled_rosenbrock_gradient_peaks_under_3x_its_input(numba, monkeypatch):
     """First call included: trace, graph passes, kernels, run; n = 2 * 10**5 (1.5 MiB).
@@ -233,6 +234,7 @@ def test_the_first_compiled_rosenbrock_gradient_peaks_under_3x_its_input(numba, 
     assert f.traces == 1
 
 
+@pytest.mark.fastpath("6. fresh adjoints kept")
 def test_a_compiled_losss_gradient_becomes_the_grad_without_a_copy():
     """fastpath shortcut 6: the gradients the forward graph computed are handed over; a
     second backward (retain_graph) computes them again, so zeroing the first .grad in place

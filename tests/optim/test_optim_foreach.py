@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 import difflab as dl
-from difflab import fastpath
 from difflab.optim import foreach
 
 _PROGRAM = r"""
@@ -140,7 +139,7 @@ def _backward(params):
     sum((p * p).sum() for p in params).backward()
 
 
-@pytest.mark.skipif(not fastpath.ENABLED, reason="shortcuts switched off (DIFFLAB_FASTPATH=0)")
+@pytest.mark.fastpath("11. flat optimizer updates")
 def test_adam_s_state_is_views_of_one_flat_array_and_stays_the_user_s():
     params = _params((3, 2), (4,), (2,))
     opt = dl.optim.Adam(params, lr=0.1)
@@ -160,7 +159,7 @@ def test_adam_s_state_is_views_of_one_flat_array_and_stays_the_user_s():
     assert not foreach.adam_step(opt, opt.param_groups[0])
 
 
-@pytest.mark.skipif(not fastpath.ENABLED, reason="shortcuts switched off (DIFFLAB_FASTPATH=0)")
+@pytest.mark.fastpath("11. flat optimizer updates")
 def test_groups_that_do_not_suit_take_the_plain_path():
     one = _params((3,))
     opt = dl.optim.Adam(one)
