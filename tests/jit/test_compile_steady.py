@@ -145,9 +145,12 @@ def test_a_steady_call_does_not_build_the_full_guard(monkeypatch):
     def refuse(*args):
         raise AssertionError("the full guard was built")
 
-    monkeypatch.setattr(compiler, "_flatten", refuse)
     x = dl.tensor(rng.standard_normal(4))
-    assert float(f(x)) == float(chain(x))
+    want = float(f(x))
+    monkeypatch.setattr(compiler, "_flatten", refuse)
+    assert float(f(x)) == want
+    # (eager differs from the fused kernel's sin and tanh by rounding, for some inputs)
+    assert want == pytest.approx(float(chain(x)), rel=1e-13)
 
 
 def test_with_the_shortcuts_off_no_quick_key_is_kept(monkeypatch):
