@@ -16,7 +16,10 @@ at import are missing then), and must leave it as the import set it.
 """
 
 import os
+import subprocess
+import sys
 
+import numpy as np
 import pytest
 from hypothesis import settings
 
@@ -80,3 +83,29 @@ def cuda():
     else:
         with fake_cupy.installed():
             yield dl.device("cuda")
+
+
+@pytest.fixture
+def shortcuts_on_and_off(tmp_path):
+    """Run a program with the speed shortcuts on and off; assert the same arrays, bit for bit.
+
+    The program is a script that saves its arrays with ``np.savez(sys.argv[1], ...)``
+    (``sys.argv[2]`` says ``"on"`` or ``"off"``).  It runs in two fresh processes, with
+    ``DIFFLAB_FASTPATH=1`` and ``=0`` (the switch is read at import); every array must
+    have the same dtype, shape and bytes, and there must be more than ``at_least``.
+    """
+    def run(switch: str, program: str) -> dict:
+        path = tmp_path / f"{switch}.npz"
+        env = {**os.environ, "DIFFLAB_FASTPATH": "1" if switch == "on" else "0"}
+        subprocess.run([sys.executable, "-c", program, str(path), switch], check=True, env=env)
+        with np.load(path) as saved:
+            return {name: saved[name] for name in saved.files}
+
+    def compare(program: str, at_least: int) -> None:
+        on, off = run("on", program), run("off", program)
+        assert on.keys() == off.keys() and len(on) > at_least
+        for name in on:
+            assert on[name].dtype == off[name].dtype and on[name].shape == off[name].shape, name
+            assert on[name].tobytes() == off[name].tobytes(), f"{name} differs"
+
+    return compare

@@ -12,10 +12,6 @@ scattering into zeros with NumPy, by finite differences, or with the
 shortcuts switched off (``DIFFLAB_FASTPATH=0``), bit for bit.
 """
 
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 from hypothesis import given
@@ -228,20 +224,8 @@ np.savez(sys.argv[1], **results)
 """
 
 
-def _gradients(tmp_path, switch):
-    out = tmp_path / f"{switch}.npz"
-    env = {**os.environ, "DIFFLAB_FASTPATH": "1" if switch == "on" else "0"}
-    subprocess.run([sys.executable, "-c", _GRADIENTS, str(out), switch], check=True, env=env)
-    with np.load(out) as saved:
-        return {name: saved[name] for name in saved.files}
-
-
-def test_shortcuts_on_and_off_give_the_same_gradients_bit_for_bit(tmp_path):
-    on, off = _gradients(tmp_path, "on"), _gradients(tmp_path, "off")
-    assert on.keys() == off.keys() and len(on) > 10
-    for name in on:
-        assert on[name].dtype == off[name].dtype, name
-        assert on[name].tobytes() == off[name].tobytes(), f"{name} differs"
+def test_shortcuts_on_and_off_give_the_same_gradients_bit_for_bit(shortcuts_on_and_off):
+    shortcuts_on_and_off(_GRADIENTS, at_least=10)
 
 
 @pytest.mark.fastpath("2.-5. (adjoints in place, slices unwritten, scaling, the square)")

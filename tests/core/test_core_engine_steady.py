@@ -10,10 +10,6 @@ shortcuts run where they should and only there, and that a gradient handed over 
 nobody else's memory.
 """
 
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
@@ -168,20 +164,8 @@ np.savez(sys.argv[1], **{k: v for k, v in out.items() if v is not None})
 """
 
 
-def _run(tmp_path, switch):
-    path = tmp_path / f"{switch}.npz"
-    env = {**os.environ, "DIFFLAB_FASTPATH": "1" if switch == "on" else "0"}
-    subprocess.run([sys.executable, "-c", _PROGRAM, str(path)], check=True, env=env)
-    with np.load(path) as saved:
-        return {name: saved[name] for name in saved.files}
-
-
-def test_shortcuts_on_and_off_give_the_same_gradients_bit_for_bit(tmp_path):
-    on, off = _run(tmp_path, "on"), _run(tmp_path, "off")
-    assert on.keys() == off.keys() and len(on) > 40
-    for name in on:
-        assert on[name].dtype == off[name].dtype and on[name].shape == off[name].shape, name
-        assert on[name].tobytes() == off[name].tobytes(), f"{name} differs"
+def test_shortcuts_on_and_off_give_the_same_gradients_bit_for_bit(shortcuts_on_and_off):
+    shortcuts_on_and_off(_PROGRAM, at_least=40)
 
 
 # ------------------------------------------------------------ where they run

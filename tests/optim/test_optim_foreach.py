@@ -3,10 +3,6 @@ result: the same training runs in two processes, the shortcut on and off
 (``DIFFLAB_FASTPATH=0``), and every parameter and state buffer is compared bit for bit;
 then the cases that must take the plain path do, and the state stays the user's."""
 
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
@@ -111,20 +107,8 @@ np.savez(sys.argv[1], **out)
 """
 
 
-def _run(tmp_path, switch):
-    path = tmp_path / f"{switch}.npz"
-    env = {**os.environ, "DIFFLAB_FASTPATH": "1" if switch == "on" else "0"}
-    subprocess.run([sys.executable, "-c", _PROGRAM, str(path)], check=True, env=env)
-    with np.load(path) as saved:
-        return {name: saved[name] for name in saved.files}
-
-
-def test_the_flat_update_equals_the_plain_path_bit_for_bit(tmp_path):
-    on, off = _run(tmp_path, "on"), _run(tmp_path, "off")
-    assert on.keys() == off.keys() and len(on) > 100
-    for name in on:
-        assert on[name].dtype == off[name].dtype and on[name].shape == off[name].shape, name
-        assert on[name].tobytes() == off[name].tobytes(), f"{name} differs"
+def test_the_flat_update_equals_the_plain_path_bit_for_bit(shortcuts_on_and_off):
+    shortcuts_on_and_off(_PROGRAM, at_least=100)
 
 
 # ------------------------------------------------------------ where it runs
