@@ -405,20 +405,49 @@ def _lstm_tangent(xp: Any, tangents: tuple, like_gates: Any, like_state: Any) ->
                      else dc)
 
 
-def _backward_jvp(primitive: Any, xp: Any, dg: Any, tangents: tuple, g: Any, gates: Any,
-                  c: Any) -> Any:
-    """An LSTM backward record's JVP: F(ġ, x) (F is linear in g) plus ∇²φ(x) ẋ."""
-    out = None
-    if dg is not None:
-        out = primitive.adjoints(xp, dg, gates, c)
-    v = _lstm_tangent(xp, tangents, gates, c)
-    if v is not None:
-        term = xp.concatenate(primitive.hvp(xp, g, gates, c, v)[1:], axis=-1)
-        out = term if out is None else out + term
-    return out
+class _LSTMStepBackward(Primitive):
+    """What the two LSTM backward records share: their checks, and their VJP and JVP
+    from the subclass's ``adjoints`` (:math:`F`, linear in the output adjoint) and ``hvp``
+    (:math:`J v`, then the tangent of :math:`(\bar{\text{gates}}, \bar c)` in direction v)."""
+
+    @classmethod
+    def adjoints(cls, xp, g, gates, c):
+        raise NotImplementedError
+
+    @classmethod
+    def hvp(cls, xp, g, gates, c, v):
+        raise NotImplementedError
+
+    @classmethod
+    def symbolic(cls, sp, g, gates, c):
+        return _symbolic(cls, sp, g, gates, c)
+
+    @classmethod
+    def forward(cls, ctx, xp, g, gates, c):
+        _check(cls.name, gates, c, 4)
+        _check(cls.name, g, c, 1, "the output adjoint")
+        ctx.save(g, gates, c)
+        return cls.adjoints(xp, g, gates, c)
+
+    @classmethod
+    def vjp(cls, ctx, xp, p, g, gates, c):
+        hidden = c.shape[-1]
+        return cls.hvp(xp, g, gates, c, (p[..., :4 * hidden], p[..., 4 * hidden:]))
+
+    @classmethod
+    def jvp(cls, ctx, xp, dg, d_gates, dc, g, gates, c):
+        """F(ġ, x) (F is linear in g) plus ∇²φ(x) ẋ."""
+        out = None
+        if dg is not None:
+            out = cls.adjoints(xp, dg, gates, c)
+        v = _lstm_tangent(xp, (d_gates, dc), gates, c)
+        if v is not None:
+            term = xp.concatenate(cls.hvp(xp, g, gates, c, v)[1:], axis=-1)
+            out = term if out is None else out + term
+        return out
 
 
-class LSTMCellStateBackward(Primitive):
+class LSTMCellStateBackward(_LSTMStepBackward):
     r""":class:`~difflab.ops.nn_recurrent.LSTMCellState`'s VJP as one primitive.
 
     ``lstm_cell_state_backward(c̄', gates, c)`` gives :math:`(\bar{\text{gates}}, \bar c)`
@@ -436,17 +465,6 @@ class LSTMCellStateBackward(Primitive):
     description = "the LSTM cell state's VJP as one record (packed adjoints)"
 
     @staticmethod
-    def symbolic(sp, g, gates, c):
-        return _symbolic(LSTMCellStateBackward, sp, g, gates, c)
-
-    @staticmethod
-    def forward(ctx, xp, g, gates, c):
-        _check("lstm_cell_state_backward", gates, c, 4)
-        _check("lstm_cell_state_backward", g, c, 1, "the output adjoint")
-        ctx.save(g, gates, c)
-        return LSTMCellStateBackward.adjoints(xp, g, gates, c)
-
-    @staticmethod
     def adjoints(xp, g, gates, c):
         """The packed (ḡates, c̄) for the output adjoint g (F, linear in g)."""
         hidden = c.shape[-1]
@@ -458,7 +476,7 @@ class LSTMCellStateBackward(Primitive):
 
     @staticmethod
     def hvp(xp, g, gates, c, v):
-        """(J v, then the tangents of ḡates' four parts and of c̄ in direction v)."""
+        """(J v, then the tangents of ḡates (its four parts) and of c̄ in direction v)."""
         hidden = c.shape[-1]
         v_gates, v_c = v
         s_if, t_g = LSTMCellState._gates(xp, gates, hidden)
@@ -467,24 +485,16 @@ class LSTMCellStateBackward(Primitive):
         d_i, d_f = d_if[..., :hidden], d_if[..., hidden:]
         d_t = (1.0 - t_g * t_g) * v_gates[..., 2 * hidden:3 * hidden]
         j_v = s_f * v_c + c * d_f + t_g * d_i + s_i * d_t
-        return (j_v, g * (d_t * (s_i * (1.0 - s_i)) + t_g * (1.0 - 2.0 * s_i) * d_i),
-                g * (v_c * (s_f * (1.0 - s_f)) + c * (1.0 - 2.0 * s_f) * d_f),
-                g * (d_i * (1.0 - t_g * t_g) - 2.0 * s_i * t_g * d_t),
-                xp.zeros_like(d_f), g * d_f)
-
-    @staticmethod
-    def vjp(ctx, xp, p, g, gates, c):
-        hidden = c.shape[-1]
-        j_p, *parts = LSTMCellStateBackward.hvp(xp, g, gates, c,
-                                                (p[..., :4 * hidden], p[..., 4 * hidden:]))
-        return j_p, xp.concatenate(parts[:4], axis=-1), parts[4]
-
-    @staticmethod
-    def jvp(ctx, xp, dg, d_gates, dc, g, gates, c):
-        return _backward_jvp(LSTMCellStateBackward, xp, dg, (d_gates, dc), g, gates, c)
+        return (j_v,
+                xp.concatenate([
+                    g * (d_t * (s_i * (1.0 - s_i)) + t_g * (1.0 - 2.0 * s_i) * d_i),
+                    g * (v_c * (s_f * (1.0 - s_f)) + c * (1.0 - 2.0 * s_f) * d_f),
+                    g * (d_i * (1.0 - t_g * t_g) - 2.0 * s_i * t_g * d_t),
+                    xp.zeros_like(d_f)], axis=-1),
+                g * d_f)
 
 
-class LSTMHiddenStateBackward(Primitive):
+class LSTMHiddenStateBackward(_LSTMStepBackward):
     r""":class:`~difflab.ops.nn_recurrent.LSTMHiddenState`'s VJP as one primitive.
 
     ``lstm_hidden_state_backward(h̄', gates, c)`` gives :math:`(\bar{\text{gates}}, \bar c)`
@@ -498,17 +508,6 @@ class LSTMHiddenStateBackward(Primitive):
     description = "the LSTM hidden state's VJP as one record (packed adjoints)"
 
     @staticmethod
-    def symbolic(sp, g, gates, c):
-        return _symbolic(LSTMHiddenStateBackward, sp, g, gates, c)
-
-    @staticmethod
-    def forward(ctx, xp, g, gates, c):
-        _check("lstm_hidden_state_backward", gates, c, 4)
-        _check("lstm_hidden_state_backward", g, c, 1, "the output adjoint")
-        ctx.save(g, gates, c)
-        return LSTMHiddenStateBackward.adjoints(xp, g, gates, c)
-
-    @staticmethod
     def adjoints(xp, g, gates, c):
         """The packed (ḡates, c̄) for the output adjoint g (F, linear in g)."""
         hidden = c.shape[-1]
@@ -519,26 +518,17 @@ class LSTMHiddenStateBackward(Primitive):
 
     @staticmethod
     def hvp(xp, g, gates, c, v):
-        """(J v, then the tangents of ḡates' (i, f, g) and o parts and of c̄)."""
+        """(J v, then the tangents of ḡates (its (i, f, g) and o parts) and of c̄)."""
         hidden = c.shape[-1]
         v_gates, v_c = v
         s_o, t = Sigmoid.forward(xp, gates[..., 3 * hidden:]), xp.tanh(c)
         d_o = s_o * (1.0 - s_o) * v_gates[..., 3 * hidden:]
         d_t = (1.0 - t * t) * v_c
-        return (t * d_o + s_o * d_t, xp.zeros_like(v_gates[..., :3 * hidden]),
-                g * (d_t * (s_o * (1.0 - s_o)) + t * (1.0 - 2.0 * s_o) * d_o),
+        return (t * d_o + s_o * d_t,
+                xp.concatenate([xp.zeros_like(v_gates[..., :3 * hidden]),
+                                g * (d_t * (s_o * (1.0 - s_o)) + t * (1.0 - 2.0 * s_o) * d_o)],
+                               axis=-1),
                 g * (d_o * (1.0 - t * t) - 2.0 * s_o * t * d_t))
-
-    @staticmethod
-    def vjp(ctx, xp, p, g, gates, c):
-        hidden = c.shape[-1]
-        j_p, *parts = LSTMHiddenStateBackward.hvp(xp, g, gates, c,
-                                                  (p[..., :4 * hidden], p[..., 4 * hidden:]))
-        return j_p, xp.concatenate(parts[:2], axis=-1), parts[2]
-
-    @staticmethod
-    def jvp(ctx, xp, dg, d_gates, dc, g, gates, c):
-        return _backward_jvp(LSTMHiddenStateBackward, xp, dg, (d_gates, dc), g, gates, c)
 
 
 PRIMITIVES = (GRUCell, GRUCellBackward, LSTMCellState, LSTMHiddenState, LSTMCellStateBackward,
