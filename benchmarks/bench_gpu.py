@@ -1,15 +1,19 @@
 """The gradient of a large function on the GPU: difflab on CuPy beside PyTorch on CUDA.
 
     python benchmarks/bench_gpu.py [--n 10000000] [--rounds 3] [--repeats 30]
+                                   [--dtype float64|float32] [--torch-compile]
 
 The Rosenbrock function f(x) = sum 100 (x[i+1] - x[i]^2)^2 + (1 - x[i])^2 at
-n = 10^7 float64 on the GPU: the time of f alone (difflab) and of f with its
-gradient (``backward``) in difflab and in PyTorch, each the median of
+n = 10^7 float64 (or float32) on the GPU: the time of f alone (difflab) and of f with its
+gradient in difflab eager (``backward``), ``dl.compile`` (traced, fused CuPy
+kernels), PyTorch eager and JAX ``jit(grad(f))``, each the median of
 ``--repeats`` synchronised calls after warm-up, in ``--rounds`` interleaved
 rounds (difflab, PyTorch, difflab, ...); the table gives the median over the
-rounds and the range, the ratio difflab / PyTorch, and the largest difference
-between the two gradients.  It needs CuPy and a CUDA device; PyTorch is used
-when installed (never a dependency of difflab).  For the small training steps
+rounds and the range, the ratios to PyTorch eager, the first call of each
+(tracing and compiling included) and the largest difference of each gradient
+from difflab eager's.  It needs CuPy and a CUDA device; PyTorch and JAX are
+used when installed (never dependencies of difflab); ``--torch-compile`` adds
+``torch.compile`` (its first call compiles for tens of seconds).  For the small training steps
 on the GPU, see ``bench_nn.py --device cuda``.
 """
 
@@ -41,37 +45,79 @@ def median_ms(step, sync, repeats: int, warmup: int = 5) -> float:
     return statistics.median(times)
 
 
-def contestants(x0: np.ndarray) -> tuple[dict, dict]:
-    """name -> (step, synchronise) for each library present, and name -> gradient reader."""
+def timed_first_call(step, sync) -> float:
+    """Seconds of one call of ``step`` (its first: tracing and compiling included)."""
+    start = time.perf_counter()
+    step()
+    sync()
+    return time.perf_counter() - start
+
+
+def difflab_contestants(x0: np.ndarray, steps: dict, grads: dict) -> None:
     import difflab as dl
 
     if not dl.cuda.is_available():
         raise SystemExit("bench_gpu needs CuPy and a CUDA device (dl.cuda.is_available() is False)")
     xd = dl.tensor(x0, device="cuda", requires_grad=True)
+    compiled = dl.compile(rosenbrock)
+    xc = dl.tensor(x0, device="cuda", requires_grad=True)
 
     def difflab_gradient():
         xd.grad = None
         rosenbrock(xd).backward()
 
-    steps = {"difflab f": (lambda: rosenbrock(xd.detach()), dl.cuda.synchronize),
-             "difflab gradient": (difflab_gradient, dl.cuda.synchronize)}
-    grads = {"difflab": lambda: xd.grad.cpu().numpy()}
+    def difflab_compiled_gradient():
+        xc.grad = None
+        compiled(xc).backward()
+
+    steps["difflab f"] = (lambda: rosenbrock(xd.detach()), dl.cuda.synchronize)
+    steps["difflab gradient"] = (difflab_gradient, dl.cuda.synchronize)
+    steps["dl.compile gradient"] = (difflab_compiled_gradient, dl.cuda.synchronize)
+    grads["difflab gradient"] = lambda: xd.grad.cpu().numpy()
+    grads["dl.compile gradient"] = lambda: xc.grad.cpu().numpy()
+
+
+def torch_contestants(x0: np.ndarray, steps: dict, grads: dict, with_compile: bool) -> None:
     try:
         import torch
         if not torch.cuda.is_available():
             raise ImportError("PyTorch sees no CUDA device")
-    except ImportError:
-        print("PyTorch not installed: difflab only", file=sys.stderr)
-        return steps, grads
+    except ImportError as error:
+        print(f"PyTorch left out: {error}", file=sys.stderr)
+        return
     xt = torch.tensor(x0, device="cuda", requires_grad=True)
 
-    def torch_gradient():
+    def torch_gradient(function=rosenbrock):
         xt.grad = None
-        rosenbrock(xt).backward()
+        function(xt).backward()
 
     steps["PyTorch gradient"] = (torch_gradient, torch.cuda.synchronize)
-    grads["PyTorch"] = lambda: xt.grad.cpu().numpy()
-    return steps, grads
+    grads["PyTorch gradient"] = lambda: xt.grad.cpu().numpy()
+    if with_compile:
+        compiled = torch.compile(rosenbrock)
+        steps["torch.compile gradient"] = (lambda: torch_gradient(compiled),
+                                           torch.cuda.synchronize)
+        grads["torch.compile gradient"] = lambda: xt.grad.cpu().numpy()
+
+
+def jax_contestants(x0: np.ndarray, steps: dict, grads: dict) -> None:
+    try:
+        import jax
+        if jax.default_backend() != "gpu":
+            raise ImportError(f"JAX's backend is {jax.default_backend()}, not gpu")
+    except ImportError as error:
+        print(f"JAX left out: {error}", file=sys.stderr)
+        return
+    jax.config.update("jax_enable_x64", x0.dtype == np.float64)
+    xj = jax.device_put(jax.numpy.asarray(x0))
+    gradient = jax.jit(jax.grad(rosenbrock))
+    result = {}
+
+    def jax_gradient():
+        result["g"] = gradient(xj)
+
+    steps["JAX jit gradient"] = (jax_gradient, lambda: result["g"].block_until_ready())
+    grads["JAX jit gradient"] = lambda: np.asarray(result["g"])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,24 +125,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=10**7)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--dtype", choices=["float64", "float32"], default="float64")
+    parser.add_argument("--torch-compile", action="store_true",
+                        help="also time torch.compile (compiles for tens of seconds)")
     args = parser.parse_args(argv)
-    x0 = np.random.default_rng(0).standard_normal(args.n)
-    steps, grads = contestants(x0)
+    x0 = np.random.default_rng(0).standard_normal(args.n).astype(args.dtype)
+    steps: dict = {}
+    grads: dict = {}
+    difflab_contestants(x0, steps, grads)
+    torch_contestants(x0, steps, grads, args.torch_compile)
+    jax_contestants(x0, steps, grads)
+    first = {name: timed_first_call(step, sync) for name, (step, sync) in steps.items()}
     times: dict[str, list[float]] = {name: [] for name in steps}
     for _ in range(args.rounds):
         for name, (step, sync) in steps.items():
             times[name].append(median_ms(step, sync, args.repeats))
-    print(f"Rosenbrock n = {args.n:,} float64 on the GPU; median of {args.repeats} calls, "
+    print(f"Rosenbrock n = {args.n:,} {args.dtype} on the GPU; median of {args.repeats} calls, "
           f"{args.rounds} interleaved rounds")
+    reference = grads["difflab gradient"]()
+    baseline = statistics.median(times.get("PyTorch gradient", [float("nan")]))
+    print(f"  {'':<24} {'median ms':>10} {'range':>17} {'/ PyTorch':>10} "
+          f"{'first call s':>13} {'max |g - eager|':>16}")
     for name, values in times.items():
-        print(f"  {name:<18} {statistics.median(values):8.3f} ms  "
-              f"({min(values):.3f} - {max(values):.3f})")
-    if "PyTorch gradient" in times:
-        ratio = statistics.median(times["difflab gradient"]) / statistics.median(
-            times["PyTorch gradient"])
-        difference = float(np.abs(grads["difflab"]() - grads["PyTorch"]()).max())
-        print(f"  difflab / PyTorch (gradient): {ratio:.2f}; "
-              f"largest difference of the gradients: {difference:.1e}")
+        median = statistics.median(values)
+        difference = (float(np.abs(grads[name]() - reference).max())
+                      if name in grads else float("nan"))
+        print(f"  {name:<24} {median:10.3f} {min(values):8.3f}-{max(values):<8.3f} "
+              f"{median / baseline:10.2f} {first[name]:13.3f} {difference:16.1e}")
     return 0
 
 

@@ -28,9 +28,9 @@ Three kernels come from the same generated code:
   float64 or for float32 arrays (training runs in float32): a float32 loop
   computes in float32, rounding where NumPy's float32 lines round (see
   :func:`~difflab.jit.kernels.scalar_source` for what that guarantees);
-* on the GPU, for float64 CuPy arrays, the same lines in C become one CuPy
-  ``ElementwiseKernel`` (:func:`c_source`; float32 CuPy arrays run the
-  array version);
+* on the GPU, for float64 and float32 CuPy arrays, the same lines in C
+  become one CUDA kernel that also computes the sums and writes the
+  scatters (:mod:`difflab.jit.cuda_kernels`): one pass over memory;
 * without numba (or for a dtype other than float64 and float32) the array version runs in
   NumPy, *tiled*: on blocks of 16384 elements, so the temporaries stay in
   the CPU cache.  It computes what the unfused lines compute.
@@ -77,6 +77,7 @@ from typing import Any
 
 import numpy as np
 
+from difflab.jit.cuda_kernels import CudaKernel, cuda_source
 from difflab.jit.graph import Graph, GraphError, Node, Ref, _copy, _show, substitute
 from difflab.jit.kernels import (  # noqa: F401  (check_body, _source_file: read here too)
     TILE,
@@ -85,7 +86,6 @@ from difflab.jit.kernels import (  # noqa: F401  (check_body, _source_file: read
     _source_file,
     array_source,
     broadcast_read,
-    c_source,
     check_body,
     compile_kernel,
     flat_window,
@@ -220,9 +220,9 @@ class FusedElementwise(Primitive):
                 broadcast: tuple | None = None) -> Any:
         """Run the kernel on these inputs: the first output returned, the others saved.
 
-        numba's loop for float64 or float32 arrays on the CPU, CuPy's ElementwiseKernel
-        (then CuPy's sums and scatters) for float64 arrays on a GPU, and the
-        NumPy kernel, block by block, for everything else.
+        numba's loop for float64 or float32 arrays on the CPU, one CUDA kernel
+        (:mod:`difflab.jit.cuda_kernels`) for float64 or float32 arrays on a GPU,
+        and the NumPy kernel, block by block, for everything else.
         """
         if shape is None:  # (a graph saved before fused lines kept their loop's shape)
             shape = max((a.shape for a in inputs), key=len, default=())
@@ -233,13 +233,13 @@ class FusedElementwise(Primitive):
         flat = [_flat(xp, a, w) for a, w in zip(inputs, windows or (None,) * len(inputs))]
         dtype = flat[0].dtype if flat else FLOAT64
         on_cpu = all(type(a) is np.ndarray for a in flat)
-        if not on_cpu and _cupy_kernels_for(flat):
+        if _cupy_kernels_for(flat):
             layout, kernel = self.kernel(body, outputs, "cuda", broadcast)
-            if (kernel is not None or not layout.delivered) and layout.n_inputs == len(flat):
+            if kernel is not None:
                 _check_sizes(layout, flat, windows, n)
-                arrays, ys = _allocate(xp, layout, n, dtype)
-                run_blocks(kernel or _nothing, layout, xp, flat, ys, n, max(n, 1))
-                return _finish(ctx, layout, arrays, ys, shape, n)
+                ran = kernel.run(xp, flat, n, dtype)
+                if ran is not None:
+                    return _finish(ctx, layout, *ran, shape, n)
         use_numba = USE_NUMBA and on_cpu and loop_dtype(dtype) is not None \
             and all(a.dtype == dtype for a in flat)
         layout, (kind, kernel) = self.kernel(body, outputs, "numba" if use_numba else "numpy",
@@ -261,8 +261,8 @@ def kernel_source(node: Node, language: str = "numba") -> str:
     """The generated source of a fused line's kernel, to read.
 
     ``language``: ``"numba"`` (the loop compiled on the CPU), ``"numpy"``
-    (the elementwise lines on blocks, without numba) or ``"cuda"`` (the C
-    lines of CuPy's ElementwiseKernel).
+    (the elementwise lines on blocks, without numba) or ``"cuda"`` (the
+    CUDA kernel, for inputs of the loop's size in the line's dtype).
     """
     layout = Layout(node.params["body"], node.params["outputs"], node.params.get("broadcast"))
     if language == "numba":
@@ -270,9 +270,8 @@ def kernel_source(node: Node, language: str = "numba") -> str:
     if language == "numpy":
         return array_source(layout)
     if language == "cuda":
-        in_params, out_params, operation = c_source(layout.body, layout.delivered,
-                                                    layout.n_inputs, layout.kinds)
-        return f"// in: {in_params}\n// out: {out_params}\n{operation}"
+        reads = tuple(read or "each" for read in layout.broadcast)
+        return cuda_source(layout, node.dtype if loop_dtype(node.dtype) else FLOAT64, reads)
     raise ValueError(f"no kernel language {language!r}: numba, numpy or cuda")
 
 
@@ -385,10 +384,6 @@ def _run_cpu_kernel(kind: str, kernel: Any, layout: Layout, xp: Any, flat: list,
         run_blocks(lambda *block: kernel(xp, *block), layout, xp, flat, ys, n, tile)
 
 
-def _nothing(*block: Any) -> list:
-    return []
-
-
 def _finish(ctx: Any, layout: Layout, arrays: dict, ys: dict, shape: tuple, n: int) -> Any:
     """The outputs in their shapes (a mean scaled); the first is returned, the others saved."""
     results = []
@@ -407,37 +402,28 @@ def _finish(ctx: Any, layout: Layout, arrays: dict, ys: dict, shape: tuple, n: i
 
 
 def _cupy_kernels_for(inputs: Sequence[Any]) -> bool:
-    """Whether these are float64 CuPy arrays and CuPy can build elementwise kernels."""
+    """Whether these are CuPy arrays of one dtype, float64 or float32, and CuPy can
+    compile CUDA kernels."""
     if not inputs or not all(type(a).__module__.startswith("cupy") for a in inputs):
         return False
-    if not all(a.dtype == np.float64 for a in inputs):
+    if inputs[0].dtype not in (FLOAT64, FLOAT32) or any(a.dtype != inputs[0].dtype
+                                                         for a in inputs):
         return False
     try:
         import cupy
     except ImportError:
         return False
-    return hasattr(cupy, "ElementwiseKernel")
+    return hasattr(cupy, "RawKernel")
 
 
-def _cuda_kernel(layout: Layout) -> Any:
-    """CuPy's ElementwiseKernel for the elementwise lines (None if a rule has no C form)."""
-    if not layout.delivered:
-        return None
+def _cuda_kernel(layout: Layout) -> CudaKernel | None:
+    """The group's CUDA kernel (:mod:`difflab.jit.cuda_kernels`); None if a rule has no C
+    form (then the array kernel runs on the GPU's arrays)."""
     try:
-        in_params, out_params, operation = c_source(layout.body, layout.delivered,
-                                                    layout.n_inputs, layout.kinds)
+        cuda_source(layout, FLOAT64, ("each",) * layout.n_inputs)
     except NotScalar:
         return None
-    import cupy
-
-    kernel = cupy.ElementwiseKernel(in_params, out_params, operation, "difflab_fused")
-
-    def run(*block: Any) -> list:
-        out = kernel(*block)
-        return list(out) if isinstance(out, tuple) else [out]
-
-    return run
-
+    return CudaKernel(layout)
 
 
 # -------------------------------------------------------------------- the pass

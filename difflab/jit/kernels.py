@@ -27,8 +27,8 @@ From this one description come three kernels:
 * :func:`array_source`, for NumPy (and CuPy without a GPU compiler): the
   elementwise lines on whole blocks of elements; the runner in
   :mod:`difflab.jit.fusion` adds each block into the sums and scatters;
-* :func:`c_source`, for CuPy's ``ElementwiseKernel``: the elementwise lines
-  in C (the sums and scatters are then CuPy array operations).
+* the CUDA kernel (:mod:`difflab.jit.cuda_kernels`), for CuPy arrays: the
+  elementwise lines in C (:class:`CSource`), the sums and scatters too.
 
 The settings come from graph files too, and they become source code, so
 :class:`Layout` checks every name before any text is written.
@@ -204,13 +204,28 @@ class CExpr(Expr):
     """Source text in C (the CUDA kernel): ``a ** b`` is ``pow(a, b)``, numbers are doubles."""
 
     def _op(self, symbol: str, other: Any, reverse: bool = False) -> CExpr:
-        left, right = (_c(other), self.text) if reverse else (self.text, _c(other))
+        number = type(self).number
+        left, right = (number(other), self.text) if reverse else (self.text, number(other))
         if symbol == "**":
-            return CExpr(f"pow({left}, {right})")
-        return CExpr(f"({left} {symbol} {right})")
+            return type(self)(f"pow({left}, {right})")
+        return type(self)(f"({left} {symbol} {right})")
 
     def __neg__(self) -> CExpr:
-        return CExpr(f"(-{self.text})")
+        return type(self)(f"(-{self.text})")
+
+    @staticmethod
+    def number(value: Any) -> str:
+        return _c(value)
+
+
+class SingleCExpr(CExpr):
+    """C text of a float32 kernel: numbers are ``(float)2.0``, so ``x * 2.0`` is the
+    float32 product CuPy's float32 arrays compute (a bare ``2.0`` is a double in C,
+    and ``float * double`` would be computed in double precision)."""
+
+    @staticmethod
+    def number(value: Any) -> str:
+        return _c32(value)
 
 
 def _c(value: Any) -> str:
@@ -226,21 +241,36 @@ def _c(value: Any) -> str:
     return repr(number)
 
 
+def _c32(value: Any) -> str:
+    text = _c(value)
+    return text if isinstance(value, Expr) else f"((float){text})"
+
+
 class CSource:
-    """``xp`` for a rule writing one element's C code: ``xp.arcsin(a)`` -> ``asin(a)``."""
+    """``xp`` for a rule writing one element's C code: ``xp.arcsin(a)`` -> ``asin(a)``.
+
+    ``single``: a float32 kernel (:class:`SingleCExpr`); C++'s float overloads
+    of ``sin``, ``exp``... are the float32 functions (``sinf``).  ``expr`` and
+    ``number`` are the text classes :func:`_lines` writes with.
+    """
 
     MATH = {**ScalarSource.MATH, "abs": "fabs", "bessel_j0": "j0",
             "bessel_j1": "j1"}  # (Python's math module has no Bessel functions)
 
+    def __init__(self, single: bool = False) -> None:
+        self.expr: type[CExpr] = SingleCExpr if single else CExpr
+        self.number = self.expr.number
+
     def __getattr__(self, name: str) -> Any:
+        expr, c = self.expr, self.number
         if name in self.MATH:
-            return lambda *args: CExpr(f"{self.MATH[name]}({', '.join(_c(a) for a in args)})")
+            return lambda *args: expr(f"{self.MATH[name]}({', '.join(c(a) for a in args)})")
         if name in ("maximum", "minimum"):
             wins = ">=" if name == "maximum" else "<="
             loses = ">" if name == "maximum" else "<"
-            return lambda a, b: CExpr(
-                f"({_c(a)} {wins} {_c(b)} ? {_c(a)} : ({_c(b)} {loses} {_c(a)} ? {_c(b)} : "
-                f"{_c(a)} + {_c(b)}))")
+            return lambda a, b: expr(
+                f"({c(a)} {wins} {c(b)} ? {c(a)} : ({c(b)} {loses} {c(a)} ? {c(b)} : "
+                f"{c(a)} + {c(b)}))")
         raise NotScalar(name)
 
 
@@ -739,25 +769,6 @@ def block_sum(terms: Any) -> float:
     for k in range(terms.size):
         total += terms[k]
     return total
-
-
-def c_source(body: Sequence[tuple], outputs: Sequence[int], n_inputs: int,
-             kinds: Sequence[str] | None = None) -> tuple[str, str, str]:
-    """The CUDA kernel of a float64 group's elementwise lines, as CuPy's ElementwiseKernel takes it.
-
-    ``(in_params, out_params, operation)``: CuPy runs ``operation`` once per
-    element, with ``in0``... the inputs' elements (broadcast) and ``out0``...
-    the values of lines ``outputs``.  The lines are the same rules as the
-    numba loop's, in C.  Sums and scatters (``kinds``, from the kernel's
-    :class:`Layout`) are not in it: on the GPU they are CuPy's own array
-    operations on these outputs.
-    """
-    lines = _lines(body, kinds or ["elementwise"] * len(body), CSource(), lambda name: name,
-                   CExpr, _c)
-    operation = "".join(f"double {line};\n" for line in lines)
-    operation += "".join(f"out{k} = t{j};\n" for k, j in enumerate(outputs))
-    return (", ".join(f"float64 in{k}" for k in range(n_inputs)),
-            ", ".join(f"float64 out{k}" for k in range(len(outputs))), operation)
 
 
 def compile_kernel(body: Sequence[tuple], outputs: Sequence[int], use_numba: bool,

@@ -25,6 +25,7 @@ import subprocess
 import sys
 import zipfile
 
+import cuda_on_cpu
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -35,7 +36,7 @@ import difflab as dl
 from difflab import export as E
 from difflab import jit
 from difflab.backend import numpy_namespace
-from difflab.jit import fusion, kernels
+from difflab.jit import cuda_kernels, fusion, kernels
 from difflab.jit.graph import GraphError
 from difflab.jit.program import PreparedKernel, Program
 from difflab.ops import registry
@@ -43,6 +44,8 @@ from difflab.ops import registry
 HAVE_NUMBA = fusion._numba_importable()
 KERNELS = ["numpy", pytest.param("numba", marks=pytest.mark.skipif(
     not HAVE_NUMBA, reason="numba is not installed (pip install 'difflab[jit]')"))]
+#: ... and the GPU's CUDA kernel, its text compiled for the CPU (tests/jit/cuda_on_cpu.py)
+ALL_KERNELS = [*KERNELS, "cuda"]
 DTYPES = [np.float64, np.float32]
 #: The tolerance of results that are equal to rounding: about 450 units of the dtype's rounding.
 RTOL = {np.dtype(np.float64): 1e-13, np.dtype(np.float32): 5e-5}
@@ -69,7 +72,12 @@ def private_kernel_cache(tmp_path_factory):
 
 @contextlib.contextmanager
 def kernels_of(kernel):
-    """Inside the block, fused lines run numba's kernels or NumPy's."""
+    """Inside the block, fused lines run numba's kernels, NumPy's, or the CUDA kernel's
+    text compiled for the CPU."""
+    if kernel == "cuda":
+        with cuda_on_cpu.kernels_of_cuda_on_cpu():
+            yield
+        return
     old = fusion.USE_NUMBA
     fusion.USE_NUMBA = kernel == "numba"
     try:
@@ -539,49 +547,8 @@ def test_fused_graphs_run_on_the_gpu_arrays_with_the_array_kernel(cuda):
                                rtol=1e-12)
 
 
-def _compile_c(tmp_path, body, outputs, n_inputs, kinds=None):
-    """The CUDA kernel's C lines in a plain C loop, built with the system's compiler.
-
-    CuPy's ElementwiseKernel runs the same ``operation`` text once per element;
-    compiling it for the CPU checks the generated C (syntax and numbers)
-    where there is no GPU.
-    """
-    import ctypes
-    import shutil
-
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        pytest.skip("no C compiler to check the generated CUDA code with")
-    in_params, out_params, operation = fusion.c_source(body, outputs, n_inputs, kinds)
-    assert in_params == ", ".join(f"float64 in{k}" for k in range(n_inputs))
-    args = ", ".join([f"const double *in{k}_" for k in range(n_inputs)]
-                     + [f"double *out{k}_" for k in range(len(outputs))])
-    source = (
-        "#include <math.h>\n"
-        f"void kernel(long n, {args}) {{\n"
-        "  for (long i = 0; i < n; i++) {\n"
-        + "".join(f"    double in{k} = in{k}_[i];\n" for k in range(n_inputs))
-        + "".join(f"    double out{k};\n" for k in range(len(outputs)))
-        + "".join(f"    {line}\n" for line in operation.splitlines())
-        + "".join(f"    out{k}_[i] = out{k};\n" for k in range(len(outputs)))
-        + "  }\n}\n")
-    (tmp_path / "k.c").write_text(source)
-    subprocess.run([compiler, "-O1", "-shared", "-fPIC", "-o", str(tmp_path / "k.so"),
-                    str(tmp_path / "k.c"), "-lm"], check=True, capture_output=True)
-    lib = ctypes.CDLL(str(tmp_path / "k.so"))
-
-    def run(*inputs):
-        n = inputs[0].size
-        outs = [np.empty(n) for _ in outputs]
-        pointers = [a.ctypes.data_as(ctypes.c_void_p) for a in (*inputs, *outs)]
-        lib.kernel(ctypes.c_long(n), *pointers)
-        return outs
-
-    return run
-
-
 #: Rules whose function C's math library lacks: a fused kernel with one of them has no C
-#: form (c_source raises NotScalar) and runs as NumPy/CuPy array code instead.
+#: form (cuda_source raises NotScalar) and runs as CuPy array code instead.
 NO_C_FUNCTION = {
     "digamma": "no digamma in <math.h> (nor in CUDA's math library)",
     **{name: f"no {name} in <math.h> (CUDA's math library has one; the C check compiles for "
@@ -591,51 +558,54 @@ NO_C_FUNCTION = {
 }
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name", _elementwise())
-def test_every_elementwise_rule_writes_a_cuda_kernel_line(tmp_path, name):
+def test_every_elementwise_rule_writes_a_cuda_kernel_line(name, dtype):
+    """The CUDA kernel's C line of each rule, compiled for the CPU (tests/jit/cuda_on_cpu.py):
+    float64 to rounding; float32 computed in float32, correctly rounded lines with NumPy's
+    bits, the C library's float32 functions within MAX_ULP of NumPy's."""
     p = registry.get(name)
     low, high = p.rule.domain
     rng = np.random.default_rng(sum(map(ord, name)))
-    a, b = rng.uniform(low, high, 50), rng.uniform(low, high, 50)
+    a, b = (rng.uniform(low, high, 300).astype(dtype) for _ in range(2))
     unary = isinstance(p, registry.UnaryOp)
     body = (("add", ("in0", 0.0)), (name, ("t0",) if unary else ("t0", "in1")))
+    layout = kernels.Layout(body, (1, 0))
     if name in NO_C_FUNCTION:  # (the fused node then runs its array kernel)
         with pytest.raises(kernels.NotScalar):
-            fusion.c_source(body, (1, 0), 1)
+            cuda_kernels.cuda_source(layout, dtype, ("each",) * layout.n_inputs)
         return
-    want = p.rule.forward(numpy_namespace, a + 0.0, *([] if unary else [b]))
-    run = _compile_c(tmp_path, body, (1, 0), 1 if unary else 2)
-    got, first = run(a, *([] if unary else [b]))
-    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+    want = p.rule.forward(numpy_namespace, a + dtype(0.0), *([] if unary else [b]))
+    kernel = cuda_kernels.CudaKernel(layout, cuda_on_cpu.compile_for_cpu)
+    _, ys = kernel.run(np, [a] if unary else [a, b], a.size, dtype)
+    got, first = ys[1], ys[0]
+    assert got.dtype == want.dtype == dtype
     np.testing.assert_array_equal(first, a)
+    if dtype == np.float64:
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+    elif name in EXACT:
+        np.testing.assert_array_equal(got, want)
+    else:
+        finite = np.isfinite(want)
+        np.testing.assert_array_equal(np.isfinite(got), finite)
+        allowed = MAX_ULP * (100 if name in SUMMED else 1)
+        assert _ulps(got[finite], want[finite]).max() <= allowed
 
 
-def test_a_cuda_kernel_of_a_backward_graph_computes_its_gradient(tmp_path):
-    """The elementwise part of a fused forward + backward, in C, against the NumPy kernel.
-
-    On the GPU the loss's sum is then CuPy's ``sum`` of the delivered terms.
-    """
+def test_the_cuda_kernel_of_a_backward_graph_computes_its_gradient():
+    """The whole fused forward + backward, in the CUDA text, against the graph line by line."""
     x = np.linspace(-1.5, 1.5, 41)
     f = jit.trace(lambda v: ((v * 0.5).sin() * v + 1.0).tanh().sum(),
                   dl.tensor(x).requires_grad_())
-    fused = jit.optimize(jit.grad(f.graph), ["fold", "cse", "dce", "fuse"])
+    graph = jit.grad(f.graph)
+    fused = jit.optimize(graph, ["fold", "cse", "dce", "fuse"])
     assert fused.op_counts() == {"fused": 1}
-    node = fused.nodes[0]
-    layout = kernels.Layout(node.params["body"], node.params["outputs"])
-    assert "reduction" in layout.kinds
-    run = _compile_c(tmp_path, layout.body, layout.delivered, layout.n_inputs, layout.kinds)
-    values = {"v": x, **fused.constants}
-    inputs = [np.broadcast_to(values[r.name], x.shape).copy() for r in node.args]
-    _, array_kernel = fusion.compile_kernel(layout.body, layout.outputs, use_numba=False)
-    want = array_kernel(numpy_namespace, *inputs)
-    got = run(*inputs)
-    assert len(got) == len(want) >= 2
-    for g, w in zip(got, want):
+    assert "reduction" in kernels.Layout(fused.nodes[0].params["body"],
+                                         fused.nodes[0].params["outputs"]).kinds
+    with cuda_on_cpu.kernels_of_cuda_on_cpu():
+        got = fused.run(x)
+    for g, w in zip(got, graph.run(x)):
         np.testing.assert_allclose(g, w, rtol=1e-13, atol=1e-15)
-    loss, grad = fused.run(x)
-    summed = layout.reads[next(j for j, k in enumerate(layout.kinds) if k == "reduction")]
-    np.testing.assert_allclose(loss, got[layout.delivered.index(int(summed[1:]))].sum(),
-                               rtol=1e-13)
 
 
 # ------------------------------------------- windows, sums and scatters in the kernel
@@ -658,7 +628,7 @@ def _eager_gradient(fn, x):
     return loss.detach().cpu().numpy(), t.grad.cpu().numpy()
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", ALL_KERNELS)
 def test_the_rosenbrock_gradient_is_one_kernel_reading_x_once(kernel):
     """Loss and gradient in one loop: windows x[:-1], x[1:], the sum, two scatters added."""
     with kernels_of(kernel):
@@ -697,12 +667,14 @@ def test_the_kernel_source_is_printable(capsys):
     assert "block_sum(" in numba_text and "+= b" in numba_text
     assert "xp." not in numba_text
     assert fusion.kernel_source(fused.nodes[0], "numpy").startswith("def kernel(xp, in0, in1)")
-    assert "// in: float64 in0, float64 in1" in fusion.kernel_source(fused.nodes[0], "cuda")
+    cuda_text = fusion.kernel_source(fused.nodes[0], "cuda")
+    assert "difflab_fused(const long long n, const long long total, const double* " \
+           "__restrict__ in0, const double* __restrict__ in1" in cuda_text
     with pytest.raises(ValueError, match="numba, numpy or cuda"):
         fusion.kernel_source(fused.nodes[0], "fortran")
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", ALL_KERNELS)
 def test_windows_at_both_ends_are_read_in_place(kernel):
     with kernels_of(kernel):
         x = np.random.default_rng(2).normal(size=30)
@@ -713,7 +685,7 @@ def test_windows_at_both_ends_are_read_in_place(kernel):
         _same(kernel, fused.run(x)[0], x[2:] * x[:-2] + np.sin(x[1:-1]))
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", ALL_KERNELS)
 def test_a_sum_and_a_mean_of_the_loop_are_outputs_of_the_kernel(kernel):
     with kernels_of(kernel):
         x = np.random.default_rng(3).normal(size=fusion.TILE + 7)
@@ -726,7 +698,7 @@ def test_a_sum_and_a_mean_of_the_loop_are_outputs_of_the_kernel(kernel):
         np.testing.assert_allclose(mean, (np.cos(x) + 1.0).mean(), rtol=1e-13)
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", ALL_KERNELS)
 def test_a_value_summed_and_returned_leaves_the_kernel_too(kernel):
     with kernels_of(kernel):
         x = np.random.default_rng(4).normal(size=9)
@@ -742,7 +714,7 @@ def test_a_value_summed_and_returned_leaves_the_kernel_too(kernel):
         np.testing.assert_allclose(total, np.tanh(x * 3.0).sum(), rtol=1e-13)
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", ALL_KERNELS)
 def test_several_scatters_added_write_one_array(kernel):
     """x read at three offsets: its gradient is three scatter_adds added, in one array."""
     with kernels_of(kernel):
@@ -761,7 +733,7 @@ def test_several_scatters_added_write_one_array(kernel):
                                    atol=1e-12)
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", ALL_KERNELS)
 def test_2d_arrays_with_slices_along_the_first_axis(kernel):
     """x[1:] of a (m, k) array is one piece of memory: rows 1 ... m-1, read at offset k."""
     with kernels_of(kernel):
@@ -796,7 +768,7 @@ def test_what_a_kernel_cannot_take_in_stays_outside_it(fn, stays):
         np.testing.assert_allclose(g, w, rtol=1e-13, atol=1e-14)
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", ALL_KERNELS)
 def test_a_non_contiguous_argument_is_read_right(kernel):
     with kernels_of(kernel):
         x = np.random.default_rng(8).normal(size=(30, 2))
@@ -1144,7 +1116,7 @@ def test_a_fused_gradient_survives_save_and_load_and_a_tampered_window_is_refuse
             fused.run(x)
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", ALL_KERNELS)
 def test_a_sum_of_a_line_of_numbers_counts_every_element(kernel):
     """A constant that is one number everywhere becomes that number in the kernel's text;
     its sum is still a sum over all the elements."""
@@ -1183,7 +1155,7 @@ def test_broadcast_read_says_where_each_element_comes_from(shape, loop, read):
                                       a.reshape(-1)[(k // every) % size])
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", ALL_KERNELS)
 @pytest.mark.parametrize("n", [7, fusion.TILE + 5])  # (one block, and several)
 def test_a_bias_and_a_column_are_read_broadcast_inside_one_kernel(kernel, n):
     with kernels_of(kernel):
@@ -1200,7 +1172,7 @@ def test_a_bias_and_a_column_are_read_broadcast_inside_one_kernel(kernel, n):
         _same(kernel, fused.run(x)[0], graph.run(x)[0])
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", ALL_KERNELS)
 def test_a_backward_graph_with_a_bias_fuses_and_keeps_its_gradients(kernel):
     with kernels_of(kernel):
         rng = np.random.default_rng(12)
@@ -1224,7 +1196,7 @@ def test_a_broadcast_in_the_middle_stays_outside_the_kernel():
     np.testing.assert_allclose(fused.run(x)[0], graph.run(x)[0], rtol=1e-13)
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", ALL_KERNELS)
 def test_edited_broadcast_settings_are_refused_before_the_loop_reads_anything(kernel):
     # A graph file may say anything: the compiled loop does not check its indices, so a
     # broadcast read of more elements than the input has must never reach it.
@@ -1357,3 +1329,29 @@ def test_a_stacked_kernel_of_one_element_keeps_its_sums_0d():
     want = f(x)
     assert [tuple(g.shape) for g in got] == [tuple(w.shape) for w in want]
     assert all(np.allclose(g.numpy(), w.numpy(), rtol=1e-15, atol=0) for g, w in zip(got, want))
+
+
+def test_a_kernel_the_gpu_compiler_refuses_runs_as_array_code_with_a_warning(monkeypatch):
+    """A CUDA version that lacks a C function: a warning, then the same results."""
+    def refuse(text):
+        raise RuntimeError("NVRTC_ERROR_COMPILATION: identifier 'lgammaf' is undefined")
+
+    monkeypatch.setattr(cuda_on_cpu, "compile_for_cpu", refuse)
+    x = np.random.default_rng(3).uniform(-1.5, 1.5, 300)
+    graph, fused = _compiled_gradient(rosenbrock, x)
+    with cuda_on_cpu.kernels_of_cuda_on_cpu():
+        with pytest.warns(RuntimeWarning, match="did not compile for the GPU.*lgammaf"):
+            got = fused.run(x)
+        got_again = fused.run(x)  # (refused once: no second try, no second warning)
+    for g, g2, w in zip(got, got_again, graph.run(x)):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(g, g2)
+
+
+def test_an_edited_scatter_window_past_its_array_is_refused_by_the_cuda_kernel():
+    layout = kernels.Layout((("mul", ("in0", 2.0)), ("scatter_add", ("t0", slice(1, None), (5,)))),
+                            (1,))
+    kernel = cuda_kernels.CudaKernel(layout, cuda_on_cpu.compile_for_cpu)
+    assert kernel.run(np, [np.ones(4)], 4, np.float64)[0][1].tolist() == [0, 2, 2, 2, 2]
+    with pytest.raises(GraphError, match="scatters into elements 1...5 of an array of shape"):
+        kernel.run(np, [np.ones(5)], 5, np.float64)
