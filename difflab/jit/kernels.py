@@ -251,7 +251,7 @@ class CSource:
 
     ``single``: a float32 kernel (:class:`SingleCExpr`); C++'s float overloads
     of ``sin``, ``exp``... are the float32 functions (``sinf``).  ``expr`` and
-    ``number`` are the text classes :func:`_lines` writes with.
+    ``number`` are the text class and the number writer the lines are written with.
     """
 
     MATH = {**ScalarSource.MATH, "abs": "fabs", "bessel_j0": "j0",
