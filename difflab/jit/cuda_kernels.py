@@ -28,7 +28,10 @@ computes what each scatter puts there: scatter ``w`` with its window starting
 at ``d`` puts the value of loop step ``p - d``, if that step exists.  It
 adds them in the order the CPU kernels do (the scatter whose window starts
 last first, then the others in line order, an element no window covers
-being 0): the same sums, the same bits.  The price is computing the body at
+being 0): where at most one other window adds into the first's (the
+gradient of ``x[1:]`` and ``x[:-1]``), the same sums, the same bits.  With
+three windows or more (a stencil), the CPU kernels' own order depends on
+their blocks: equal to rounding.  The price is computing the body at
 a few neighbouring steps, which is arithmetic on values already in cache:
 on a GPU, memory is the cost.
 
@@ -112,7 +115,7 @@ def cuda_source(layout: Layout, dtype: Any, reads: tuple) -> str:
     >>> from difflab.jit.cuda_kernels import cuda_source
     >>> layout = Layout((("mul", ("in0", 2.0)), ("sum", ("t0",))), (1, 0))
     >>> text = cuda_source(layout, "float32", ("each",))
-    >>> print(text.splitlines()[3])
+    >>> print(text.splitlines()[9])
         const float t0 = (a0 * ((float)2.0));
     >>> "partial" in text and "--fmad" not in text
     True
@@ -126,7 +129,8 @@ def cuda_source(layout: Layout, dtype: Any, reads: tuple) -> str:
     body = _lines(layout.body, layout.kinds, source, _scalar_local, source.expr, source.number)
     inputs = "".join(f", const {real}* __restrict__ in{k}" for k in range(layout.n_inputs))
     names = "".join(f", in{k}" for k in range(layout.n_inputs))
-    text = [f"__device__ __forceinline__ void difflab_body(const long long i{inputs}, "
+    text = list(_NUMBERS)
+    text += [f"__device__ __forceinline__ void difflab_body(const long long i{inputs}, "
             f"{real}* v) {{"]
     text += [f"    const {real} a{k} = {_read(k, read)};" for k, read in enumerate(reads)]
     text += [f"    const {real} {line};" for line in body]
@@ -134,6 +138,11 @@ def cuda_source(layout: Layout, dtype: Any, reads: tuple) -> str:
     text += ["}", ""]
     text += _main(layout, real, values, inputs, names)
     return "\n".join(text) + "\n"
+
+
+#: NVRTC compiles without <math.h>: the names the C text of a number may use (``_c``).
+_NUMBERS = ("#ifndef INFINITY", "#define INFINITY __int_as_float(0x7f800000)", "#endif",
+            "#ifndef NAN", "#define NAN __int_as_float(0x7fc00000)", "#endif", "")
 
 
 def _values(layout: Layout) -> list[str]:

@@ -80,6 +80,7 @@ import numpy as np
 from difflab.jit.cuda_kernels import CudaKernel, cuda_source
 from difflab.jit.graph import Graph, GraphError, Node, Ref, _copy, _show, substitute
 from difflab.jit.kernels import (  # noqa: F401  (check_body, _source_file: read here too)
+    SIMD_FLOAT64_MIN,
     TILE,
     Layout,
     NotScalar,
@@ -292,6 +293,9 @@ def _check_sizes(layout: Layout, flat: Sequence[Any], windows: Any, n: int) -> N
     """
     if layout.n_inputs != len(flat):
         raise GraphError(f"a fused kernel reading {layout.n_inputs} inputs got {len(flat)}")
+    if n < 0:
+        raise GraphError(f"a fused kernel's loop has {n} elements (its shape has a negative "
+                         f"length)")
     for k, (a, read) in enumerate(zip(flat, layout.broadcast)):
         window = windows[k] if windows is not None else None
         if read is not None:
@@ -495,9 +499,10 @@ def _role(node: Node, meta: dict, roles: dict, readers: dict, returned: set
         return "merge", merged
     kind = fusion_kind(node.op)
     if kind == "elementwise":
-        if dtype == FLOAT32 and USE_NUMBA and vectorized_elsewhere(
-                node.op_name, [None if isinstance(a, Ref) else a for a in node.args]):
-            return None  # (NumPy's SIMD tanhf beats numba's call of the C library's)
+        if USE_NUMBA and (dtype == FLOAT32 or math.prod(node.shape) >= SIMD_FLOAT64_MIN) \
+                and vectorized_elsewhere(node.op_name, [None if isinstance(a, Ref) else a
+                                                        for a in node.args], dtype):
+            return None  # (NumPy's SIMD tanh beats numba's call of the C library's)
         return ("elementwise", (tuple(node.shape), dtype.str)) if _elementwise(node, meta) \
             else None
     refs = node.refs()

@@ -25,6 +25,11 @@ from difflab.jit import cuda_kernels, fusion
 
 #: What the CUDA names mean on the CPU: one thread at a time, in a loop over the grid.
 PRELUDE = """#include <math.h>
+#include <string.h>
+// (as under NVRTC, which has no <math.h>: the kernel's text defines these itself)
+#undef INFINITY
+#undef NAN
+static inline float __int_as_float(int bits) { float f; memcpy(&f, &bits, 4); return f; }
 #define __device__
 #define __forceinline__ inline
 #define __global__
