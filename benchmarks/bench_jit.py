@@ -11,6 +11,9 @@ them; the table shows the median over rounds and the range (min-max).
 1. Rosenbrock gradient, n = 10**6 float64, as a multiple of one NumPy
    evaluation of f: difflab eager (tape), difflab compiled (traced graph
    backward, passes, fused kernels, replayed), PyTorch eager, JAX ``jit``.
+   The same for a gradient of transcendentals (exp, tanh, log1p), with the
+   lines NumPy has SIMD loops for kept NumPy's and, beside it, every line in
+   numba's loop.
 2. A chain of 200 small ops (size 16), forward and backward, in µs per op:
    difflab eager, the graph replayed, the graph fused; PyTorch eager; JAX ``jit``.
 3. Hessian (n = 100) and Jacobian (100 x 100) through dl.hessian /
@@ -163,6 +166,60 @@ def bench_rosenbrock(rounds, torch, jax, n=10**6):
             times["PyTorch eager"])
         print(f"  difflab eager / PyTorch eager: {ratio:.2f}")
     return graph, x, eager
+
+
+def smooth(x, m):
+    """sum(exp(x/2) tanh(x) + log1p(x²)): transcendentals, in ``m``'s functions (dl, torch,
+    jax.numpy)."""
+    return (m.exp(x * 0.5) * m.tanh(x) + m.log1p(x * x)).sum()
+
+
+def bench_transcendental(rounds, torch, jax, n=10**6):
+    """A float64 gradient of transcendentals: NumPy's SIMD exp/tanh/log1p (AVX-512) against
+    the same lines inside numba's loop (every line fused: jit.kernels.numpy_simd_float64)."""
+    import difflab as dl
+    from difflab.jit import kernels
+
+    x = np.random.default_rng(0).uniform(-2, 2, n)
+    graph = compiled_gradient(lambda v: smooth(v, dl), x)
+    simd = kernels.numpy_simd_float64()
+    kernels._SIMD64[:] = [False]  # (as on a CPU without NumPy's SIMD float64 loops)
+    kernels._VECTORIZED.clear()
+    every_line_fused = compiled_gradient(lambda v: smooth(v, dl), x)
+    kernels._SIMD64[:] = [simd]
+    kernels._VECTORIZED.clear()
+
+    def eager():
+        t = dl.tensor(x).requires_grad_()
+        smooth(t, dl).backward()
+        return t.grad
+
+    np.testing.assert_allclose(graph.run(x)[1], eager().numpy(), rtol=1e-12, atol=1e-12)
+    contestants = {
+        "NumPy f (the unit)": lambda: np.sum(np.exp(x * 0.5) * np.tanh(x) + np.log1p(x * x)),
+        "difflab eager": eager,
+        "difflab compiled": lambda: graph.run(x),
+        "difflab compiled, every line in numba": lambda: every_line_fused.run(x),
+    }
+    if torch is not None:
+        tx = torch.tensor(x)
+
+        def torch_eager():
+            t = tx.clone().requires_grad_()
+            smooth(t, torch).backward()
+            return t.grad
+
+        contestants["PyTorch eager"] = torch_eager
+    if jax is not None:
+        g = jax.jit(jax.grad(lambda v: smooth(v, jax.numpy)))
+        jx = jax.numpy.asarray(x)
+        contestants["JAX jit"] = lambda: g(jx).block_until_ready()
+    times = interleaved(contestants, rounds, budget=0.2)
+    unit = statistics.median(times.pop("NumPy f (the unit)"))
+    print(f"Gradient of sum(exp(x/2) tanh(x) + log1p(x²)), n = {n}, float64: x one NumPy f "
+          f"({unit * 1e3:.2f} ms; NumPy's AVX-512 float64 loops here: {simd})")
+    for name, seconds in times.items():
+        print(row(name, seconds, unit, "x"))
 
 
 def chain(x, m=None, n_ops=200):
@@ -426,6 +483,7 @@ def run_setting(threads: str, rounds: int, quick: bool) -> None:
                          if torch else "not installed, skipped (pip install torch)"))
     print("JAX: " + (jax.__version__ if jax else "not installed, skipped (pip install jax)"))
     graph, x, eager = bench_rosenbrock(rounds, torch, jax, n=10**5 if quick else 10**6)
+    bench_transcendental(rounds, torch, jax, n=10**5 if quick else 10**6)
     bench_chain(rounds, torch, jax)
     bench_hessian_jacobian(rounds, torch, jax)
     training(rounds, torch, quick)
