@@ -45,6 +45,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+from difflab.backend import STAND_IN_VARIABLE
 from difflab.grading.crossing import MAX_CALLBACK_DEPTH, Mirrors, is_function, mirrorable
 from difflab.grading.protocol import (
     Channel,
@@ -94,8 +95,6 @@ def _student_env(workdir: str) -> dict[str, str]:
     One is passed on: ``DIFFLAB_FAKE_CUDA=1`` (CUDA is the CPU stand-in for CuPy), so a
     course tested with the stand-in has it in the student's process too.
     """
-    from difflab.backend import STAND_IN_VARIABLE
-
     package_root = str(Path(__file__).resolve().parents[2])
     paths = [package_root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     stand_in = {STAND_IN_VARIABLE: "1"} if os.environ.get(STAND_IN_VARIABLE) == "1" else {}
@@ -255,7 +254,7 @@ class Sandbox:
         """
         self.stop()
         self.generation += 1
-        self.stopped = self.overused = None
+        self.stopped = self.overused = self.environment = None
         self.mirrors.clear()
         self._forgotten = []
         self.workdir = tempfile.mkdtemp(prefix="difflab-student-", dir=self.workroot)

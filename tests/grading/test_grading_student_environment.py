@@ -24,7 +24,7 @@ from grading_helpers import FAST, by_name, write
 import difflab as dl
 from difflab import backend
 from difflab.grading import context, grade, student_environment
-from difflab.grading.sandbox import Sandbox, StudentStopped
+from difflab.grading.sandbox import Sandbox, StudentError, StudentStopped
 from difflab.testing import fake_cupy
 
 #: An instructor's test: what the student's process reports, and what its code sees now.
@@ -232,11 +232,23 @@ def test_a_malformed_report_stops_the_process(tmp_path, report):
 
 
 def _replying(box: Sandbox, report: object):
-    """The sandbox's first exchange answered with ``report`` (no process needed)."""
+    """The sandbox's first exchange answered with ``report`` (an exception: raised)."""
     def exchange(request: dict, *, loading: bool = False) -> object:
         assert loading and "submission" in request
+        if isinstance(report, Exception):
+            raise report
         return report
     return exchange
+
+
+def test_an_error_instead_of_a_report_stops_the_process(tmp_path):
+    box = _sandbox(tmp_path)
+    payload = {"type": "MemoryError", "text": "", "frames": [], "syntax": None, "exit": None,
+               "errno": None, "missing": None, "bases": ["MemoryError"]}
+    box._exchange = _replying(box, StudentError(payload))
+    with pytest.raises(StudentStopped, match=r"environment \(MemoryError\)"):
+        box.start()
+    assert box.proc is None and box.environment is None
 
 
 def test_a_started_sandbox_keeps_the_report(tmp_path, monkeypatch):
@@ -249,5 +261,32 @@ def test_a_started_sandbox_keeps_the_report(tmp_path, monkeypatch):
         # (on a GPU machine too: CUDA cannot start under the memory limit)
         assert box.environment == {"cuda": False}
         assert box.call("getattr", name="cuda_now")() is box.environment["cuda"]
+        box.start()  # a fresh process measures again
+        assert box.environment == {"cuda": False} and box.generation == 2
     finally:
         box.stop()
+
+
+# -- the bug itself, on a machine without a GPU --------------------------------------------
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+
+
+def test_notebook_9s_solution_scores_full_marks_where_only_the_test_sees_cuda(tmp_path,
+                                                                              monkeypatch):
+    """As on a GPU machine: the test's process sees CUDA (here the stand-in, installed by
+    a conftest), the student's does not.  ``pick_device()`` rightly chooses "cpu" where
+    it runs; the test used to compare with its own process's answer and took the point."""
+    pytest.importorskip("nbformat")
+    monkeypatch.delenv(backend.STAND_IN_VARIABLE, raising=False)
+    tests = tmp_path / "tests"
+    shutil.copytree(NOTEBOOKS / "tests" / "09-cpu-and-gpu", tests)
+    write(tests / "conftest.py", """
+        from difflab import backend
+        from difflab.testing import fake_cupy
+
+        backend.use_cupy_module(fake_cupy)    # the test's process has a "GPU"
+    """)
+    results = grade(NOTEBOOKS / "09-cpu-and-gpu.ipynb", tests, timeout=60.0)
+    lost = {t["name"]: t["output"] for t in results["tests"] if t["status"] != "passed"}
+    assert lost == {} and results["score"] == 4.0, lost
