@@ -19,7 +19,8 @@ the student's with the visible tests, which ``difflab check`` (or :func:`check` 
 notebook) runs before submitting.  ``difflab grade FOLDER`` grades a class into a
 gradebook (:func:`grade_batch`); ``difflab autograder build`` makes Gradescope's zip
 (:func:`build_autograder`).  Partial credit: ``@points(n, partial=True)`` with
-:func:`subcheck`; per-student inputs: :func:`student_seed`; :func:`leaderboard`.
+:func:`subcheck`; per-student inputs: :func:`student_seed`; :func:`leaderboard`; what the
+student's process can use (CUDA): :func:`student_environment`.
 Written answers graded by hand: :mod:`difflab.grading.manual` (``difflab manual``);
 the gradebook's statistics, fixes and Canvas export: :mod:`difflab.grading.gradebook`
 (``difflab gradebook``).
@@ -45,6 +46,7 @@ _WHERE = {
     "check_optimizer_step": "checks",
     "LatePolicy": "context",
     "leaderboard": "context",
+    "student_environment": "context",
     "student_seed": "context",
     "subcheck": "credit",
     "GradingFailure": "errors",
@@ -84,7 +86,12 @@ if TYPE_CHECKING:  # for type checkers and readers: the same names, imported at 
         check_module,
         check_optimizer_step,
     )
-    from difflab.grading.context import LatePolicy, leaderboard, student_seed
+    from difflab.grading.context import (
+        LatePolicy,
+        leaderboard,
+        student_environment,
+        student_seed,
+    )
     from difflab.grading.credit import subcheck
     from difflab.grading.errors import GradingFailure, GradingInputError
     from difflab.grading.markers import points
@@ -112,6 +119,7 @@ __all__ = [
     "GradingInputError",
     "subcheck",
     "student_seed",
+    "student_environment",
     "leaderboard",
     "LatePolicy",
     "check",

@@ -9,13 +9,20 @@ module then
 2. when started as root, becomes that unprivileged user (keeping a way to import the
    installed packages, see :func:`_keep_imports_reachable`) and moves into its fresh
    working folder, which holds only the submission;
-3. imports the submission (a notebook runs cell by cell) and says hello;
-4. answers requests (get an attribute, call something, run a backward pass) with data
+3. measures what the student's code will be able to use (:func:`measure_environment`:
+   whether CUDA is available, under this process's limits and user), sends it, and
+   waits for the trusted process to read it and say "load";
+4. imports the submission (a notebook runs cell by cell) and says hello;
+5. answers requests (get an attribute, call something, run a backward pass) with data
    (:mod:`difflab.grading.protocol`).  Objects that are not data stay here and are
    referred to by number.
 
-Nothing this process says is believed: the trusted process compares the values it
-returns with the instructor's references and decides every score.
+Nothing this process says after the submission's import is believed: the trusted
+process compares the values it returns with the instructor's references and decides
+every score.  The environment of step 3 is believed because no student code has run
+when it is written, and the trusted process has read all of it (the pipe is empty)
+before it lets the submission load: nothing the student's code writes later can come
+before it or replace it.
 """
 
 from __future__ import annotations
@@ -262,6 +269,27 @@ def _short(exc: BaseException) -> str:
 
 
 # --------------------------------------------------------------------------------------
+# what the student's code will see
+# --------------------------------------------------------------------------------------
+def measure_environment() -> dict[str, Any]:
+    """What this process can use, measured before any student code runs.
+
+    ``{"cuda": bool}``: whether ``difflab.cuda.is_available()`` is True here, under this
+    process's resource limits (CUDA cannot start under an address-space limit), user and
+    environment, which may differ from the trusted process's answer.  Without CuPy the
+    answer is False at the cost of a failed import.  The answer stays cached in
+    :mod:`difflab.backend`, so the student's own call gives the same one.
+    """
+    try:
+        import difflab
+
+        cuda = difflab.cuda.is_available() is True
+    except Exception:  # noqa: BLE001 -- a broken CUDA install: not available
+        cuda = False
+    return {"cuda": cuda}
+
+
+# --------------------------------------------------------------------------------------
 # loading the submission
 # --------------------------------------------------------------------------------------
 def _load(path: str, cells: list | None) -> list[str]:
@@ -451,11 +479,17 @@ def main(argv: list[str] | None = None) -> int:
     workdir = start["workdir"]
     os.chdir(workdir)
     os.environ["HOME"] = workdir
-    sys.path.insert(0, workdir)
-    sys.argv = [start["submission"]]
     submission = os.path.abspath(start["submission"])
     objects = _Objects(int(start["generation"]))
     server = _Server(channel, objects, submission)
+    # measured as the student's code will run, before any of it can change the answer;
+    # the trusted process reads it whole before it says "load"
+    server.reply({"ok": measure_environment()})
+    go = server.receive()
+    if not isinstance(go, dict) or go.get("op") != "load":
+        return 0
+    sys.path.insert(0, workdir)
+    sys.argv = [start["submission"]]
     try:
         cell_errors = _load(submission, start.get("cells"))
     except BaseException as exc:  # noqa: BLE001 -- any failure here is the student's

@@ -409,6 +409,7 @@ def import_error_message(payload: dict[str, Any], cells: _CellMap) -> str:
 
 def _start_student(events: _Events, config: dict[str, Any]) -> Any:
     """Start the student's process and load the submission; None if that failed."""
+    from difflab.grading.context import use_student_process
     from difflab.grading.sandbox import Sandbox, StudentStopped
     from difflab.grading.sandbox_users import CPU_SHARE, CpuShare, SandboxUser, become_subreaper
 
@@ -421,6 +422,7 @@ def _start_student(events: _Events, config: dict[str, Any]) -> Any:
         on_start=lambda pid: events.send("student", pid=pid),
         workroot=config.get("student_root"),
     )
+    use_student_process(sandbox)  # student_environment() answers what it measured
     cells = _CellMap(config.get("cells"))
 
     def overused(cpus: float) -> None:
@@ -505,9 +507,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     config = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     os.chdir(config["workdir"])
-    from difflab.grading.context import SEED_VARIABLE
+    from difflab.grading.context import SEED_VARIABLE, use_student_process
 
     os.environ[SEED_VARIABLE] = str(int(config.get("seed") or 0))  # student_seed() reads it
+    # no student process yet: student_environment() refuses to answer while collecting
+    use_student_process(types.SimpleNamespace(environment=None))
     events = _Events(config["events"])
     targets = config["targets"]
     if config["mode"] == "grade":

@@ -20,6 +20,10 @@ The grader reads it in its trusted process (``difflab grade --metadata FILE``) f
 
 * **a leaderboard**: :func:`leaderboard` in a test adds an entry to Gradescope's
   ``leaderboard`` (a value the *test* computed, never one the student's code reports).
+
+* **what the student's code can use**: :func:`student_environment` says whether CUDA
+  is available in the student's process, which may differ from the test's own process
+  (the student's runs under a memory limit, under which CUDA cannot start).
 """
 
 from __future__ import annotations
@@ -35,12 +39,16 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["student_seed", "seed_for", "leaderboard", "LatePolicy", "read_metadata",
-           "lateness"]
+           "lateness", "student_environment"]
 
 #: The environment variable through which the grader hands a test process its seed.
 SEED_VARIABLE = "DIFFLAB_STUDENT_SEED"
 
 _board: list[dict[str, Any]] = []
+
+#: The grading's student process (a :class:`~difflab.grading.sandbox.Sandbox`, with its
+#: ``environment``), set by the grader's test process; None outside a grading.
+_student_process: Any = None
 
 
 def seed_for(student_ids: list[str]) -> int:
@@ -110,6 +118,75 @@ def leaderboard(name: str, value: float | str, order: str = "desc") -> None:
         raise ValueError(f"a leaderboard value must be finite, got {value}")
     _board.append({"name": str(name)[:100], "value": value if not isinstance(value, str)
                    else value[:100], "order": order})
+
+
+def student_environment() -> dict[str, bool]:
+    """What the student's code can use where it runs: ``{"cuda": bool}``.
+
+    In ``difflab grade`` the student's code runs in a process of its own, under a memory
+    limit, as another user, with a small environment; what it can use may differ from
+    what the test's process can.  CUDA in particular cannot start under the memory limit,
+    so on a machine with a GPU ``difflab.cuda.is_available()`` is True in the test and
+    False in the student's code.  A test of code that chooses a device compares with
+    this answer, not with its own.
+
+    The answer is measured in the student's process before the submission is imported,
+    and read by the grader before any student code runs, so the submission cannot change
+    it (patching ``difflab.cuda.is_available``, writing to the grader's pipe).  Each
+    fresh start of the student's process (after a crash or a time limit) measures again.
+    Outside a grading (the tests run with plain pytest, the student's code in the same
+    process) it is measured in this process.
+
+    Returns
+    -------
+    dict
+        ``{"cuda": bool}``: whether ``difflab.cuda.is_available()`` is True in the
+        student's process.  A new dict at each call.
+
+    Raises
+    ------
+    RuntimeError
+        In a grading, before the student's process has started (at the top level of a
+        test file, while the tests are being collected): call it inside a test.
+
+    See Also
+    --------
+    difflab.grading.student_seed : the student's seed, the other fact a test may ask.
+
+    Examples
+    --------
+    In a test of a student's ``pick_device()``:
+
+    >>> import difflab as dl
+    >>> from difflab.grading import student_environment
+    >>> env = student_environment()       # outside a grading: measured in this process
+    >>> sorted(env), type(env["cuda"]).__name__
+    (['cuda'], 'bool')
+    >>> want = "cuda" if env["cuda"] else "cpu"
+    >>> dl.device(want).type == want
+    True
+    """
+    if _student_process is None:
+        import difflab
+
+        return {"cuda": difflab.cuda.is_available()}
+    environment = _student_process.environment
+    if environment is None:
+        raise RuntimeError(
+            "student_environment() was called before the student's process started (at "
+            "the top level of a test file, while the tests are collected); call it inside "
+            "a test function")
+    return dict(environment)
+
+
+def use_student_process(process: Any) -> None:
+    """Make :func:`student_environment` answer for ``process`` (None: this process).
+
+    ``process`` has an ``environment`` attribute (None until it has started), as
+    :class:`~difflab.grading.sandbox.Sandbox` does; the grader's test process sets it.
+    """
+    global _student_process
+    _student_process = process
 
 
 def take_leaderboard() -> list[dict[str, Any]]:

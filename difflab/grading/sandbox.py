@@ -45,6 +45,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+from difflab.backend import STAND_IN_VARIABLE
 from difflab.grading.crossing import MAX_CALLBACK_DEPTH, Mirrors, is_function, mirrorable
 from difflab.grading.protocol import (
     Channel,
@@ -89,10 +90,16 @@ MAX_OPEN_FILES = 256
 
 
 def _student_env(workdir: str) -> dict[str, str]:
-    """A small environment: none of the grader's variables (they may hold secrets)."""
+    """A small environment: none of the grader's variables (they may hold secrets).
+
+    One is passed on: ``DIFFLAB_FAKE_CUDA=1`` (CUDA is the CPU stand-in for CuPy), so a
+    course tested with the stand-in has it in the student's process too.
+    """
     package_root = str(Path(__file__).resolve().parents[2])
     paths = [package_root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    stand_in = {STAND_IN_VARIABLE: "1"} if os.environ.get(STAND_IN_VARIABLE) == "1" else {}
     return {
+        **stand_in,
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": workdir,
         "TMPDIR": workdir,
@@ -218,6 +225,9 @@ class Sandbox:
         self._remotes: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         #: Set (with the message) when the CPU-share watch stopped the student's processes.
         self.overused: str | None = None
+        #: What the student's process can use (``{"cuda": bool}``), measured there before
+        #: the submission loaded; None before the first start.
+        self.environment: dict[str, Any] | None = None
 
     def end_test(self) -> None:
         """Forget the test's mirrored objects and functions (the next test has its own)."""
@@ -234,7 +244,8 @@ class Sandbox:
         """Start a fresh process and load the submission; returns its hello.
 
         The hello is ``{"loaded": True, "cell_errors": [...]}`` or ``{"loaded": False,
-        "error": payload}``.
+        "error": payload}``.  Before the submission loads, the process says what the
+        student's code will be able to use; it is kept in :attr:`environment`.
 
         Raises
         ------
@@ -243,7 +254,7 @@ class Sandbox:
         """
         self.stop()
         self.generation += 1
-        self.stopped = self.overused = None
+        self.stopped = self.overused = self.environment = None
         self.mirrors.clear()
         self._forgotten = []
         self.workdir = tempfile.mkdtemp(prefix="difflab-student-", dir=self.workroot)
@@ -281,7 +292,10 @@ class Sandbox:
         }
         saved, self.deadline = self.deadline, time.monotonic() + self.startup
         try:
-            hello = self._exchange(start, loading=True)
+            # measured there before any student code ran, and read whole here before the
+            # submission may load: the student's code cannot come before it or replace it
+            self.environment = self._read_environment(start)
+            hello = self._exchange({"op": "load"}, loading=True)
         finally:
             self.deadline = saved
         if not isinstance(hello, dict) or not isinstance(hello.get("loaded"), bool) or not (
@@ -291,6 +305,16 @@ class Sandbox:
         if not hello["loaded"]:
             hello["error"] = _clean_payload(hello["error"])
         return hello
+
+    def _read_environment(self, start: dict[str, Any]) -> dict[str, Any]:
+        """Send the start message; the environment the process measured, checked."""
+        try:
+            return _clean_environment(self._exchange(start, loading=True))
+        except (ProtocolError, StudentError) as exc:
+            detail = exc if isinstance(exc, ProtocolError) else exc.payload["type"]
+            self._fail("protocol", "The process running your code sent a malformed "
+                                   f"description of its environment ({detail}).")
+            raise  # (not reached: _fail raises)
 
     def stop(self) -> None:
         """Kill the student's process and everything it started; remove its folder."""
@@ -563,6 +587,17 @@ def _reply_kind(reply: Any) -> str:
         if len(keys) == 1 and keys <= {"ok", "error", "call"}:
             return keys.pop()
     raise ProtocolError("a reply that is neither a result, an error nor a call")
+
+
+def _clean_environment(value: Any) -> dict[str, Any]:
+    """The student's process's environment report, checked field by field.
+
+    Written before any student code ran, but still read as untrusted data: exactly the
+    fields expected, each of its type, or a :class:`ProtocolError`.
+    """
+    if type(value) is not dict or set(value) != {"cuda"} or type(value["cuda"]) is not bool:
+        raise ProtocolError("an environment report other than {'cuda': True or False}")
+    return {"cuda": value["cuda"]}
 
 
 #: The largest line number a student's report may name (a file is not longer).
