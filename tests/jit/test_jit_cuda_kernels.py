@@ -123,3 +123,21 @@ def test_dl_compile_trains_on_the_gpu_with_fused_kernels():
         np.testing.assert_allclose(a.detach().cpu().numpy(), b.detach().cpu().numpy(),
                                    rtol=1e-5, atol=1e-6)
     assert fusion.FUSED._kernels  # (kernels were made)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_infinite_and_nan_numbers_compile_for_the_gpu(dtype):
+    """NVRTC has no <math.h>: the kernel's text defines INFINITY and NAN itself."""
+    import cupy
+
+    from difflab.jit import cuda_kernels, kernels
+
+    body = (("maximum", ("in0", float("-inf"))), ("mul", ("t0", float("nan"))),
+            ("minimum", ("t0", float("inf"))))
+    layout = kernels.Layout(body, (2, 1))
+    x = np.array([-np.inf, -1.0, 0.0, 2.5, np.inf, np.nan], dtype=dtype)
+    ran = cuda_kernels.CudaKernel(layout).run(cupy, [cupy.asarray(x)], 6, dtype)
+    assert ran is not None  # (compiled: no fallback to array code)
+    _, ys = ran
+    np.testing.assert_array_equal(ys[2].get(), np.minimum(np.maximum(x, -np.inf), np.inf))
+    assert np.isnan(ys[1].get()).all()
