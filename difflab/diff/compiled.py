@@ -55,7 +55,7 @@ from difflab.diff.interface import (
     require_scalar,
 )
 from difflab.diff.reverse import Reverse
-from difflab.jit import standins
+from difflab.jit import fusion, standins
 from difflab.jit.tracing import _is_array, _module_state, _signature, trace_graph, unflatten
 from difflab.tensor import Tensor
 
@@ -187,7 +187,9 @@ class Compiled(Differentiator):
             except jit.GraphError as exc:
                 found = per_f[key] = str(exc)
             else:
-                found = per_f[key] = _Compiled(jit.optimize(graph, self.passes), f, **info)
+                with fusion.fusing_for(_arrays(args)):  # (kernels for the arrays' device)
+                    optimized = jit.optimize(graph, self.passes)
+                found = per_f[key] = _Compiled(optimized, f, **info)
         if isinstance(found, str):
             cost.notes.append(f"no graph for this derivative ({found}): computed on the tape")
             return None

@@ -53,7 +53,7 @@ import numpy as np
 from difflab import random
 from difflab.autograd import engine
 from difflab.autograd.grad_mode import is_grad_enabled
-from difflab.jit import standins, steady
+from difflab.jit import fusion, standins, steady
 from difflab.jit.breaks import GraphBreak, Stage, cut, graft, graft_eager, read_key
 from difflab.jit.capture import (
     _frame_of,
@@ -380,6 +380,11 @@ class CompiledFunction:
 
     def _compile(self, args: tuple, kwargs: dict, state: list, leaves: list
                  ) -> _Graphs | Stage | _Eager:
+        with fusion.fusing_for([*leaves, *state]):  # (kernels for the arrays' device)
+            return self._compile_here(args, kwargs, state, leaves)
+
+    def _compile_here(self, args: tuple, kwargs: dict, state: list, leaves: list
+                      ) -> _Graphs | Stage | _Eager:
         start = time.perf_counter()
         built = self._compile_shape_only(args, kwargs, state, leaves)
         if built is not None:

@@ -69,14 +69,17 @@ shows the generated text.  The text itself is written in
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import importlib.util
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
+from difflab import backend
 from difflab.jit.cuda_kernels import CudaKernel, cuda_source
 from difflab.jit.graph import Graph, GraphError, Node, Ref, _copy, _show, substitute
 from difflab.jit.kernels import (  # noqa: F401  (check_body, _source_file: read here too)
@@ -126,13 +129,60 @@ def kernel_backend() -> str:
             "fused kernels to machine code; the results are the same)")
 
 
+#: Whether the graphs being optimized now will run on a GPU (:func:`fusing_for`).
+_FOR_GPU: contextvars.ContextVar[bool] = contextvars.ContextVar("difflab_fusing_for_gpu",
+                                                                default=False)
+
+
+@contextlib.contextmanager
+def fusing_for(values: Iterable[Any]) -> Iterator[bool]:
+    """Inside the block, the fuse pass makes kernels for the device of ``values``.
+
+    The pass sees a graph, not where it will run, and two of its choices
+    are the CPU's: a float32 ``tanh`` (and, where NumPy has AVX-512 loops,
+    a big float64 one) stays NumPy's own line, faster there than a call per
+    element in numba's loop (:func:`~difflab.jit.kernels.vectorized_elsewhere`);
+    and float32 groups fuse only with numba (:func:`fusion_pays`).  On a
+    GPU one CUDA kernel computes every line at the speed of memory, so every
+    line that can join a kernel does.  ``dl.compile``, ``jit.trace`` and
+    ``method="compiled"`` optimize their graphs inside this block, with the
+    arrays (or tensors) they trace.
+
+    Parameters
+    ----------
+    values : iterable
+        Tensors, arrays or anything else (ignored): a GPU array among them
+        means the graphs run on the GPU.
+
+    Yields
+    ------
+    bool
+        Whether the block fuses for a GPU.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from difflab.jit import fusion
+    >>> with fusion.fusing_for([np.zeros(3)]) as on_gpu:
+    ...     on_gpu, fusion.fusion_pays(np.float64)
+    (False, True)
+    """
+    on_gpu = any(backend.is_gpu_array(getattr(v, "array", v)) for v in values)
+    token = _FOR_GPU.set(on_gpu)
+    try:
+        yield on_gpu
+    finally:
+        _FOR_GPU.reset(token)
+
+
 def fusion_pays(dtype: Any) -> bool:
     """Whether fusing a graph's lines of this dtype makes it faster (``dl.compile`` asks).
 
     float64 lines always gain (numba's loop, or the tiled NumPy kernel); float32
     lines gain where numba writes their loop (:data:`USE_NUMBA`): the tiled
     NumPy kernel measured slower than replaying float32 lines one by one at
-    the sizes of teaching models.  Any other dtype: no.
+    the sizes of teaching models.  Any other dtype: no.  For a GPU
+    (:func:`fusing_for`), float64 and float32 lines always gain (one CUDA kernel).
 
     Parameters
     ----------
@@ -153,6 +203,8 @@ def fusion_pays(dtype: Any) -> bool:
     True
     """
     dtype = np.dtype(dtype)
+    if _FOR_GPU.get():  # (one CUDA kernel, numba or not: see fusing_for)
+        return loop_dtype(dtype) is not None
     return dtype == FLOAT64 or (USE_NUMBA and loop_dtype(dtype) is not None)
 
 
@@ -499,7 +551,8 @@ def _role(node: Node, meta: dict, roles: dict, readers: dict, returned: set
         return "merge", merged
     kind = fusion_kind(node.op)
     if kind == "elementwise":
-        if USE_NUMBA and (dtype == FLOAT32 or math.prod(node.shape) >= SIMD_FLOAT64_MIN) \
+        if USE_NUMBA and not _FOR_GPU.get() \
+                and (dtype == FLOAT32 or math.prod(node.shape) >= SIMD_FLOAT64_MIN) \
                 and vectorized_elsewhere(node.op_name, [None if isinstance(a, Ref) else a
                                                         for a in node.args], dtype):
             return None  # (NumPy's SIMD tanh beats numba's call of the C library's)

@@ -58,7 +58,7 @@ import numpy as np
 from difflab import backend, dtypes, random
 from difflab.autograd import engine
 from difflab.autograd.grad_mode import is_grad_enabled
-from difflab.jit import standins
+from difflab.jit import fusion, standins
 from difflab.jit.graph import Graph, GraphError, Input, Node, Ref, _collect_refs
 from difflab.jit.ops import RuleReading, rule_value_reads  # noqa: F401  (re-exported)
 from difflab.tensor import Tensor
@@ -721,7 +721,8 @@ class TracedFunction:
             if self.passes:
                 from difflab.jit.passes import optimize
 
-                graph = optimize(graph, self.passes)
+                with fusion.fusing_for(args):  # (kernels for the arguments' device)
+                    graph = optimize(graph, self.passes)
             self.traces += 1
             self.graphs[key] = graph
         self._last = graph

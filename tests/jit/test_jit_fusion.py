@@ -1407,3 +1407,37 @@ def test_infinite_and_nan_numbers_in_a_cuda_kernel(dtype):
     _, ys = cuda_kernels.CudaKernel(layout, cuda_on_cpu.compile_for_cpu).run(np, [x], 6, dtype)
     np.testing.assert_array_equal(ys[2], np.minimum(np.maximum(x, -np.inf), np.inf))
     assert np.isnan(ys[1]).all() and ys[1].dtype == dtype
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
+def test_for_a_gpu_every_line_that_can_join_a_kernel_does(cuda, monkeypatch):
+    """The CPU's exceptions (float32 tanh, big float64 exp: NumPy's SIMD lines) are the
+    CPU's: traced on GPU arrays, the same functions make one kernel (fusion.fusing_for)."""
+    monkeypatch.setattr(kernels, "_SIMD64", [True])
+    monkeypatch.setattr(kernels, "_VECTORIZED", {})
+
+    def f(v):
+        return ((v * 0.5 + 0.1).tanh() * v + 1.0).exp() * 3.0 - v
+
+    for dtype, n in ((np.float32, 1001), (np.float64, 2 * kernels.SIMD_FLOAT64_MIN)):
+        x = np.linspace(-2, 2, n).astype(dtype)
+        on_cpu = jit.trace(f, dl.tensor(x), passes=["fuse"])
+        on_gpu = jit.trace(f, dl.tensor(x).to(cuda), passes=["fuse"])
+        on_cpu(dl.tensor(x)), on_gpu(dl.tensor(x).to(cuda))  # (each traces now)
+        assert on_cpu.graph.op_counts() == {"fused": 3, "tanh": 1, "exp": 1}
+        assert on_gpu.graph.op_counts() == {"fused": 1}
+        np.testing.assert_allclose(on_gpu(dl.tensor(x).to(cuda)).cpu().numpy(),
+                                   f(dl.tensor(x)).numpy(), rtol=RTOL[np.dtype(dtype)])
+        gradient = dl.grad(lambda v: f(v).sum(), method="compiled")
+        np.testing.assert_allclose(gradient(dl.tensor(x).to(cuda)).get(),  # (CuPy's array)
+                                   gradient(dl.tensor(x)), rtol=RTOL[np.dtype(dtype)])
+
+
+def test_fusing_for_a_gpu_fuses_float32_without_numba(cuda, monkeypatch):
+    monkeypatch.setattr(fusion, "USE_NUMBA", False)
+    assert not fusion.fusion_pays(np.float32)
+    with fusion.fusing_for([dl.zeros(2).to(cuda), 3.0]) as on_gpu:
+        assert on_gpu and fusion.fusion_pays(np.float32) and not fusion.fusion_pays(np.int64)
+    with fusion.fusing_for([dl.zeros(2), np.zeros(2)]) as on_gpu:
+        assert not on_gpu and not fusion.fusion_pays(np.float32)
+    assert not fusion.fusion_pays(np.float32)  # (the block's setting ends with it)
