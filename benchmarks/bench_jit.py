@@ -123,6 +123,24 @@ def compiled_gradient(fn, example, passes=("fold", "cse", "dce", "fuse")):
     return jit.optimize(jit.grad(forward), list(passes))
 
 
+def add_peer_gradients(contestants: dict, torch, jax, x, fn) -> None:
+    """PyTorch eager's and JAX ``jit``'s gradient of ``fn(v, namespace)`` at ``x``, where
+    installed, as contestants."""
+    if torch is not None:
+        tx = torch.tensor(x)
+
+        def torch_eager():
+            t = tx.clone().requires_grad_()
+            fn(t, torch).backward()
+            return t.grad
+
+        contestants["PyTorch eager"] = torch_eager
+    if jax is not None:
+        g = jax.jit(jax.grad(lambda v: fn(v, jax.numpy)))
+        jx = jax.numpy.asarray(x)
+        contestants["JAX jit"] = lambda: g(jx).block_until_ready()
+
+
 def bench_rosenbrock(rounds, torch, jax, n=10**6):
     import difflab as dl
 
@@ -143,19 +161,7 @@ def bench_rosenbrock(rounds, torch, jax, n=10**6):
         "difflab graph replayed": lambda: unfused.run(x),
         "difflab compiled (fused)": lambda: graph.run(x),
     }
-    if torch is not None:
-        tx = torch.tensor(x)
-
-        def torch_eager():
-            t = tx.clone().requires_grad_()
-            rosenbrock(t).backward()
-            return t.grad
-
-        contestants["PyTorch eager"] = torch_eager
-    if jax is not None:
-        g = jax.jit(jax.grad(rosenbrock))
-        jx = jax.numpy.asarray(x)
-        contestants["JAX jit"] = lambda: g(jx).block_until_ready()
+    add_peer_gradients(contestants, torch, jax, x, lambda v, m: rosenbrock(v))
     times = interleaved(contestants, rounds, budget=0.2)
     unit = statistics.median(times.pop("NumPy f (the unit)"))
     print(f"Rosenbrock gradient, n = {n}, float64: x one NumPy f ({unit * 1e3:.2f} ms)")
@@ -201,19 +207,7 @@ def bench_transcendental(rounds, torch, jax, n=10**6):
         "difflab compiled": lambda: graph.run(x),
         "difflab compiled, every line in numba": lambda: every_line_fused.run(x),
     }
-    if torch is not None:
-        tx = torch.tensor(x)
-
-        def torch_eager():
-            t = tx.clone().requires_grad_()
-            smooth(t, torch).backward()
-            return t.grad
-
-        contestants["PyTorch eager"] = torch_eager
-    if jax is not None:
-        g = jax.jit(jax.grad(lambda v: smooth(v, jax.numpy)))
-        jx = jax.numpy.asarray(x)
-        contestants["JAX jit"] = lambda: g(jx).block_until_ready()
+    add_peer_gradients(contestants, torch, jax, x, smooth)
     times = interleaved(contestants, rounds, budget=0.2)
     unit = statistics.median(times.pop("NumPy f (the unit)"))
     print(f"Gradient of sum(exp(x/2) tanh(x) + log1p(x²)), n = {n}, float64: x one NumPy f "
@@ -254,19 +248,7 @@ def bench_chain(rounds, torch, jax):
         "difflab graph replayed": lambda: replayed.run(x),
         "difflab graph fused": lambda: fused.run(x),
     }
-    if torch is not None:
-        tx = torch.tensor(x)
-
-        def torch_eager():
-            t = tx.clone().requires_grad_()
-            chain(t, torch).backward()
-            return t.grad
-
-        contestants["PyTorch eager"] = torch_eager
-    if jax is not None:
-        g = jax.jit(jax.grad(lambda v: chain(v, jax.numpy)))
-        jx = jax.numpy.asarray(x)
-        contestants["JAX jit"] = lambda: g(jx).block_until_ready()
+    add_peer_gradients(contestants, torch, jax, x, chain)
     times = interleaved(contestants, rounds, budget=0.05)
     print(f"\nchain of {ops} ops on 16 float64, forward + backward: µs per op "
           f"(replayed graph: {len(replayed.nodes)} lines, fused: {len(fused.nodes)})")
