@@ -880,19 +880,10 @@ def test_a_prepared_kernel_takes_the_common_case_and_hands_the_rest_to_forward()
         (kernel,) = [s.forward for s in rosen_program.steps
                      if isinstance(s.forward, PreparedKernel)]
         assert kernel.plan is False
-    plain, calls = fusion.FusedElementwise.forward, []
-
-    def counted(self, *args, **kwargs):
-        calls.append(1)
-        return plain(self, *args, **kwargs)
-
-    fusion.FusedElementwise.forward = counted
-    try:
+    with _plain_forwards_counted() as calls:
         with kernels_of("numpy"):  # (numba switched off after the plan was made)
             program.run([x])
-        assert calls == [1]  # the plain forward ran: it takes the NumPy kernel
-    finally:
-        fusion.FusedElementwise.forward = plain
+    assert calls == [1]  # the plain forward ran: it takes the NumPy kernel
 
 
 @contextlib.contextmanager
