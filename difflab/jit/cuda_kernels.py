@@ -167,11 +167,19 @@ def _writers_in_order(layout: Layout) -> list[int]:
     return firsts + [j for j in layout.root if j not in firsts]
 
 
+def _written(layout: Layout) -> tuple[list[int], list[int]]:
+    """The lines whose values the kernel writes, in the order of its parameters: the
+    elementwise outputs, then the sums (their partials); the scatters' arrays follow,
+    in the order of ``layout.first``."""
+    outs = [j for j in layout.parameters if layout.kinds[j] == "elementwise"]
+    sums = [j for j in layout.parameters if layout.kinds[j] == "reduction"]
+    return outs, sums
+
+
 def _main(layout: Layout, real: str, values: list[str], inputs: str, names: str) -> list[str]:
     where = {name: q for q, name in enumerate(values)}
     offsets = _offsets(layout)
-    sums = [j for j in layout.parameters if layout.kinds[j] == "reduction"]
-    outs = [j for j in layout.parameters if layout.kinds[j] == "elementwise"]
+    outs, sums = _written(layout)
     params = ([f"{real}* __restrict__ y{j}" for j in outs]
               + [f"double* __restrict__ y{j}" for j in sums]
               + [f"{real}* __restrict__ r{root}" for root in layout.first])
@@ -225,6 +233,8 @@ class CudaKernel:
         self.layout = layout
         self.compile_source = compile_source or _cupy_raw_kernel
         self._compiled: dict[tuple, Any] = {}
+        self._outs, self._sums = _written(layout)  # (what each launch allocates)
+        self._sizes = {root: math.prod(layout.shape[root]) for root in layout.first}
 
     def _compile(self, text: str) -> Any:
         """The launch of ``text``, or False if the GPU's compiler refuses it (a C function
@@ -250,18 +260,15 @@ class CudaKernel:
         if launch is False:
             return None
         for j, start in layout.start.items():  # (settings from a file: each window must fit)
-            if start + n > math.prod(layout.shape[j]):
+            if start + n > self._sizes[layout.root[j]]:
                 raise GraphError(f"a fused kernel over {n} elements scatters into "
                                  f"elements {start}...{start + n - 1} of an array of shape "
                                  f"{layout.shape[j]}")
-        sizes = {root: math.prod(layout.shape[root]) for root in layout.first}
-        total = max([n, *sizes.values()])
+        total = max([n, *self._sizes.values()])
         blocks = max(1, min(-(-total // THREADS), MAX_BLOCKS))
-        outs = [j for j in layout.parameters if layout.kinds[j] == "elementwise"]
-        sums = [j for j in layout.parameters if layout.kinds[j] == "reduction"]
-        ys = {j: xp.empty(n, dtype=dtype) for j in outs}
-        partials = {j: xp.empty(blocks * THREADS, dtype=FLOAT64) for j in sums}
-        arrays = {root: xp.empty(size, dtype=dtype) for root, size in sizes.items()}
+        ys = {j: xp.empty(n, dtype=dtype) for j in self._outs}
+        partials = {j: xp.empty(blocks * THREADS, dtype=FLOAT64) for j in self._sums}
+        arrays = {root: xp.empty(size, dtype=dtype) for root, size in self._sizes.items()}
         # (the order of the kernel's parameters: inputs, outputs, partial sums, arrays)
         launch(blocks, THREADS, (np.int64(n), np.int64(total), *flat, *ys.values(),
                                  *partials.values(), *arrays.values()))
