@@ -1,7 +1,7 @@
 """Property-based tests: random shapes and random compositions, checked by finite differences."""
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -45,12 +45,20 @@ def test_random_compositions_match_finite_differences(device, data):
     steps = data.draw(st.lists(st.tuples(st.sampled_from(SAFE_UNARY), st.booleans()),
                                min_size=1, max_size=5))
 
+    peaks = []  # (the largest |value| of each step)
+
     def composed(t):
         y = t
         for function, reuse_input in steps:
             y = function(y) + (t if reuse_input else 0.0)  # reuse: adjoints must add up
+            peaks.append(float(abs(y.detach()).max()) if y.numel() else 0.0)
         return y
 
+    # The reference itself is only good where the values stay moderate: central differences
+    # err by about eps^2 f'''/6, and squares of squares reach 1e4 and more (sin of that
+    # then swings within one step: the numeric derivative, not the tape's, is off by 0.1%).
+    composed(x)
+    assume(max(peaks) <= 100.0)
     assert gradcheck(composed, (x,))
 
 
