@@ -6,14 +6,16 @@
 The Rosenbrock function f(x) = sum 100 (x[i+1] - x[i]^2)^2 + (1 - x[i])^2 at
 n = 10^7 float64 (or float32) on the GPU: the time of f alone (difflab) and of f with its
 gradient in difflab eager (``backward``), ``dl.compile`` (traced, fused CuPy
-kernels), PyTorch eager and JAX ``jit(grad(f))``, each the median of
+kernels; and with ``mode="reduce-overhead"``, replayed as a CUDA graph), PyTorch
+eager and JAX ``jit(grad(f))``, each the median of
 ``--repeats`` synchronised calls after warm-up, in ``--rounds`` interleaved
 rounds (difflab, PyTorch, difflab, ...); the table gives the median over the
 rounds and the range, the ratios to PyTorch eager, the first call of each
 (tracing and compiling included) and the largest difference of each gradient
 from difflab eager's.  It needs CuPy and a CUDA device; PyTorch and JAX are
 used when installed (never dependencies of difflab); ``--torch-compile`` adds
-``torch.compile`` (its first call compiles for tens of seconds).  For the small training steps
+``torch.compile`` (its first call compiles for tens of seconds), also in its
+``"reduce-overhead"`` mode (CUDA graphs).  For the small training steps
 on the GPU, see ``bench_nn.py --device cuda``.
 """
 
@@ -60,7 +62,9 @@ def difflab_contestants(x0: np.ndarray, steps: dict, grads: dict) -> None:
         raise SystemExit("bench_gpu needs CuPy and a CUDA device (dl.cuda.is_available() is False)")
     xd = dl.tensor(x0, device="cuda", requires_grad=True)
     compiled = dl.compile(rosenbrock)
+    graphed = dl.compile(rosenbrock, mode="reduce-overhead")  # (CUDA graphs)
     xc = dl.tensor(x0, device="cuda", requires_grad=True)
+    xg = dl.tensor(x0, device="cuda", requires_grad=True)
 
     def difflab_gradient():
         xd.grad = None
@@ -70,11 +74,17 @@ def difflab_contestants(x0: np.ndarray, steps: dict, grads: dict) -> None:
         xc.grad = None
         compiled(xc).backward()
 
+    def difflab_graphed_gradient():
+        xg.grad = None
+        graphed(xg).backward()
+
     steps["difflab f"] = (lambda: rosenbrock(xd.detach()), dl.cuda.synchronize)
     steps["difflab gradient"] = (difflab_gradient, dl.cuda.synchronize)
     steps["dl.compile gradient"] = (difflab_compiled_gradient, dl.cuda.synchronize)
     grads["difflab gradient"] = lambda: xd.grad.cpu().numpy()
     grads["dl.compile gradient"] = lambda: xc.grad.cpu().numpy()
+    steps["dl.compile reduce-overhead"] = (difflab_graphed_gradient, dl.cuda.synchronize)
+    grads["dl.compile reduce-overhead"] = lambda: xg.grad.cpu().numpy()
 
 
 def torch_contestants(x0: np.ndarray, steps: dict, grads: dict, with_compile: bool) -> None:
@@ -98,6 +108,10 @@ def torch_contestants(x0: np.ndarray, steps: dict, grads: dict, with_compile: bo
         steps["torch.compile gradient"] = (lambda: torch_gradient(compiled),
                                            torch.cuda.synchronize)
         grads["torch.compile gradient"] = lambda: xt.grad.cpu().numpy()
+        graphed = torch.compile(rosenbrock, mode="reduce-overhead")
+        steps["torch.compile reduce-overhead"] = (lambda: torch_gradient(graphed),
+                                                  torch.cuda.synchronize)
+        grads["torch.compile reduce-overhead"] = lambda: xt.grad.cpu().numpy()
 
 
 def jax_contestants(x0: np.ndarray, steps: dict, grads: dict) -> None:

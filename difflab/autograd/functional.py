@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from difflab import backend
@@ -21,6 +22,50 @@ if TYPE_CHECKING:
 # (difflab.autograd adds PyTorch's jacobian, hessian, vjp, jvp, hvp and vhp from
 # functional_transforms, which sits a layer above this module.)
 __all__ = ["backward", "grad"]
+
+# The seeds 1 that backward() and grad() made themselves, while their walk runs: see
+# is_implicit_seed.
+_implicit_seeds: ContextVar[tuple] = ContextVar("implicit_seeds", default=())
+
+
+def is_implicit_seed(g: Any) -> bool:
+    """Whether ``g`` is a seed 1 that the running ``backward()``/``grad()`` made itself.
+
+    A compiled graph whose backward was computed with its forward, at the seed
+    1 (``jit.joint``), may hand those gradients over as they are when its
+    adjoint is that seed.  Asking the array ``g == 1`` would copy a number
+    from a GPU to the host, and the host would wait for the GPU there; the
+    walk knows it by identity instead.
+
+    Parameters
+    ----------
+    g : array
+        An adjoint reaching a record during the backward walk.
+
+    Returns
+    -------
+    bool
+        True only for the very array the walk started from, for an output
+        given no ``gradient`` (a scalar loss's ``loss.backward()``).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.autograd.functional import is_implicit_seed
+    >>> seen = []
+    >>> x = dl.tensor(2.0, requires_grad=True)
+    >>> y = x * 3
+    >>> _ = y.register_hook(lambda g: seen.append(is_implicit_seed(g.array)))
+    >>> y.backward(); seen
+    [True]
+    >>> y = x * 3
+    >>> _ = y.register_hook(lambda g: seen.append(is_implicit_seed(g.array)))
+    >>> y.backward(dl.tensor(1.0)); seen         # the user's gradient, even if 1
+    [True, False]
+    >>> is_implicit_seed(dl.tensor(1.0).array)   # outside a walk
+    False
+    """
+    return any(g is s for s in _implicit_seeds.get())
 
 
 def _seed(output: Tensor, gradient: Any, who: str) -> Any:
@@ -47,19 +92,29 @@ def _seed(output: Tensor, gradient: Any, who: str) -> Any:
 
 
 def _walk(outputs: list, seeds: list, retain_graph: bool, create_graph: bool,
-          capture: list | None = None) -> list | None:
+          capture: list | None = None, implicit: tuple = ()) -> list | None:
     """``engine.run_backward``, recorded as operations when the active recorder asks.
 
     A traced training step must hold the backward's operations, not its
     numbers, so while tracing (``Recorder.records_backward``) every backward
     is recorded (``create_graph=True``); the recorder is told whether the
-    caller asked for first order only.
+    caller asked for first order only.  ``implicit``: the seeds 1 the caller made
+    itself, known as such during the walk (:func:`is_implicit_seed`).
     """
     recorder = GraphRecorder.active
-    if recorder is None or not recorder.records_backward:
-        return run_backward(outputs, seeds, retain_graph, create_graph, capture)
-    with recorder.backward(first_order=not create_graph):
-        return run_backward(outputs, seeds, True, True, capture)
+    token = _implicit_seeds.set(implicit)
+    try:
+        if recorder is None or not recorder.records_backward:
+            return run_backward(outputs, seeds, retain_graph, create_graph, capture)
+        with recorder.backward(first_order=not create_graph):
+            return run_backward(outputs, seeds, True, True, capture)
+    finally:
+        _implicit_seeds.reset(token)
+
+
+def _implicit(seeds: list, given: list) -> tuple:
+    """The seeds made for outputs given no gradient (``None``): each a fresh 1."""
+    return tuple(s for s, g in zip(seeds, given) if g is None)
 
 
 def _check_differentiable(output: Tensor) -> None:
@@ -141,13 +196,15 @@ def backward(
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is not None:
-        grads = _walk(outputs, seeds, retain_graph, create_graph, capture=list(inputs))
+        grads = _walk(outputs, seeds, retain_graph, create_graph, capture=list(inputs),
+                      implicit=_implicit(seeds, grad_tensors))
         for t, g in zip(inputs, grads):
             if g is not None:
                 accumulate_grad(t, g, create_graph)
         run_queued_callbacks()
         return
-    _walk(outputs, seeds, retain_graph, create_graph)
+    _walk(outputs, seeds, retain_graph, create_graph,
+          implicit=_implicit(seeds, grad_tensors))
 
 
 def grad(
@@ -222,7 +279,8 @@ def grad(
     seeds = [_seed(out, g, "grad") for out, g in zip(outputs, grad_outputs)]
     if retain_graph is None:
         retain_graph = create_graph
-    results = _walk(outputs, seeds, retain_graph, create_graph, capture=inputs)
+    results = _walk(outputs, seeds, retain_graph, create_graph, capture=inputs,
+                    implicit=_implicit(seeds, grad_outputs))
     for i, g in enumerate(results):
         if g is None and not allow_unused:
             raise RuntimeError(

@@ -66,6 +66,7 @@ from difflab.jit.capture import (
     _trace,
     _walk,
 )
+from difflab.jit.cuda_graphs import GraphedProgram
 from difflab.jit.graph import Graph, GraphError
 from difflab.jit.joint import DEFAULT_PASSES, _build, _Call, _CompiledOutput, _Graphs
 from difflab.jit.tracing import _flatten, _user_frame, unflatten
@@ -79,6 +80,7 @@ BACKENDS: dict[str, tuple[str, ...] | None] = {
     "eager": None,  # guards and explain only; every call eager (PyTorch's debugging backend)
 }
 MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+CUDA_GRAPH_MODES = ("reduce-overhead", "max-autotune")  # (as PyTorch's: CUDA graphs on a GPU)
 
 
 class Config:
@@ -204,6 +206,9 @@ class CompiledFunction:
     passes : tuple of str or None, keyword-only
         The graph passes run on each graph (the ``"difflab"`` backend's by default);
         ``None``: every call runs eagerly (the ``"eager"`` backend).
+    cuda_graphs : bool, default False, keyword-only
+        Replay each graph on the GPU as a CUDA graph, one launch per call
+        (:mod:`difflab.jit.cuda_graphs`; ``mode="reduce-overhead"``).
 
     Attributes
     ----------
@@ -250,7 +255,8 @@ class CompiledFunction:
     """
 
     def __init__(self, fn: Callable, *, fullgraph: bool = False,
-                 passes: tuple[str, ...] | None = BACKENDS["difflab"]) -> None:
+                 passes: tuple[str, ...] | None = BACKENDS["difflab"],
+                 cuda_graphs: bool = False) -> None:
         self.fn = fn
         self.fullgraph = fullgraph
         self.passes = passes
@@ -262,6 +268,8 @@ class CompiledFunction:
         self.traces = 0
         self.breaks: list[GraphBreak] = []
         self._warned = False
+        self.cuda_graphs = cuda_graphs
+        self._graphed_programs: dict[int, tuple] = {}  # id(entry) -> (entry, GraphedProgram)
         if hasattr(fn, "__name__") and not hasattr(fn, "named_parameters"):
             functools.update_wrapper(self, fn, updated=())
 
@@ -315,6 +323,19 @@ class CompiledFunction:
         if isinstance(entry, Stage):
             return self._follow(key, entry, args, kwargs, state, leaves)
         return self._replay(entry, leaves, state)
+
+    def _graphed(self, entry: _Graphs) -> GraphedProgram:
+        """The CUDA graph of ``entry``'s forward (``mode="reduce-overhead"``): made on first
+        use.  Its in-place updates are written inside the graph, unless a backward reads
+        the values before them (then the caller writes them, as without a graph)."""
+        found = self._graphed_programs.get(id(entry))
+        if found is None or found[0] is not entry:
+            n = entry.n_outputs
+            writes = [] if entry.differentiable else list(
+                zip(range(n, n + entry.n_updates), entry.update_targets))
+            found = self._graphed_programs[id(entry)] = (
+                entry, GraphedProgram(entry.forward.program(), writes))
+        return found[1]
 
     def _follow(self, key: tuple, root: Stage, args: tuple, kwargs: dict, state: list,
                 leaves: list) -> Any:
@@ -465,15 +486,18 @@ class CompiledFunction:
         primals += [t for _, t in state] + [t for t, _ in entry.captured]
         primals += [Tensor._wrap(a) for a in live]  # (earlier graphs' values: graph breaks)
         arrays = [t.array for t in primals]
-        results = entry.forward.program().run(arrays, check=False)
+        results = self._graphed(entry).run(arrays) if self.cuda_graphs else None
+        if results is None:
+            results = entry.forward.program().run(arrays, check=False)
         n = entry.n_outputs
         outs = results[:n]
         if entry.n_updates:  # (in-place writes: a BatchNorm's running statistics)
             for j, value in zip(entry.update_targets, results[n:n + entry.n_updates]):
                 target = primals[j]
-                if entry.differentiable:  # (a backward reads the value the forward read)
-                    arrays[j] = target.array.copy()
-                target.array[...] = value
+                if value is not None:  # (None: a CUDA graph has written it)
+                    if entry.differentiable:  # (a backward reads the value the forward read)
+                        arrays[j] = target.array.copy()
+                    target.array[...] = value
                 target._version[0] += 1
         if not entry.differentiable:
             return unflatten(entry.output_spec, [
@@ -559,8 +583,12 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False,  # noqa: 
         measured faster than the NumPy kernels: ``jit.fusion.fusion_pays``).
         ``"aot_eager"``: graphs, no fusion.  ``"eager"``: no graphs at all.
     mode : str or None
-        PyTorch's modes are accepted (``"reduce-overhead"``, ``"max-autotune"``,
-        ...); they all compile the same way here.
+        PyTorch's modes.  ``"reduce-overhead"`` and ``"max-autotune"`` replay
+        each graph on the GPU as a CUDA graph: one launch for all its kernels
+        (:mod:`difflab.jit.cuda_graphs`; a graph that draws random numbers, or
+        reads a value on the host, runs without one, after a
+        :class:`~difflab.jit.cuda_graphs.CudaGraphWarning`).  On the CPU, and
+        in the other modes, every mode compiles the same way.
     options : dict, optional
         ``{"passes": (...)}``: the graph passes to run instead of the backend's.
     disable : bool
@@ -622,12 +650,13 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False,  # noqa: 
         passes = tuple(value)
     if disable:
         return model
+    graphs = mode in CUDA_GRAPH_MODES
     if _is_module(model):
         if _module_wrapper is None:
             raise TypeError("dl.compile(module) needs difflab.nn (import difflab)")
-        return _module_wrapper(model, CompiledFunction(model, fullgraph=fullgraph,
-                                                       passes=passes))
-    return CompiledFunction(model, fullgraph=fullgraph, passes=passes)
+        return _module_wrapper(model, CompiledFunction(
+            model, fullgraph=fullgraph, passes=passes, cuda_graphs=graphs))
+    return CompiledFunction(model, fullgraph=fullgraph, passes=passes, cuda_graphs=graphs)
 
 
 # ------------------------------------------------------------------ explain

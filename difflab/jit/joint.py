@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from difflab import backend, fastpath, functions
+from difflab.autograd.functional import is_implicit_seed
 from difflab.jit.graph import Graph, Input, Ref, saved_owner, substitute
 from difflab.jit.passes import optimize
 from difflab.ops.primitive import Primitive
@@ -169,7 +170,8 @@ class _Call:
 
     def backward(self, k: int, g: Any, xp: Any) -> tuple:
         if self.graphs.scaled:  # (the gradients at g = 1 are saved: scale them)
-            if g.size == 1 and g.item() == 1:  # (a Python number: no NumPy scalar made)
+            if is_implicit_seed(g) or isinstance(g, np.ndarray) and g.size == 1 \
+                    and g.item() == 1:  # (a GPU's g is not read: the host would wait)
                 return self._hand_over_saved()
             g = g.reshape(())
             return tuple(_fresh(s * g) for s in self._saved())

@@ -14,7 +14,9 @@ Each is one object of this file: a name and the forward on plain arrays
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -332,8 +334,11 @@ class CheckIndex(NoDerivative):
                 error: str = "IndexError", message: str = "index {value} is out of range"
                 ) -> Any:
         unsigned = _UNSIGNED.get(index.dtype) if low == 0 else None
+        deferred = _deferred_checks.get()
         if not index.size:
             pass
+        elif deferred is not None and not isinstance(index, np.ndarray):
+            deferred.append(_check_on_device(index, size, low, skip) + (error, message))
         elif unsigned is not None:  # one pass: read as unsigned, a negative entry is huge
             if int(index.view(unsigned).max()) >= size:
                 _refuse(index, size, low, skip, error, message)
@@ -363,7 +368,90 @@ def _refuse(index: Any, size: int, low: int, skip: Any, error: str, message: str
     if skip is not None:
         bad = bad[bad != skip]
     if bad.size:
-        raise _CHECK_ERRORS[error](message.format(value=int(bad[0])))
+        raise_index_error(error, message, int(bad[0]))
+
+
+def raise_index_error(error: str, message: str, value: int, note: str = "") -> None:
+    """Raise ``check_index``'s error: class ``error``, ``message`` about entry ``value``.
+
+    Parameters
+    ----------
+    error : str
+        ``"IndexError"``, ``"RuntimeError"`` or ``"ValueError"``.
+    message : str
+        The text, with ``{value}`` for the entry out of range.
+    value : int
+        The first entry out of range.
+    note : str, optional
+        Appended to the text (where the check ran, as in a CUDA graph).
+
+    Raises
+    ------
+    IndexError, RuntimeError or ValueError
+        Always.
+
+    Examples
+    --------
+    >>> from difflab.ops.logic import raise_index_error
+    >>> raise_index_error("IndexError", "index {value} is out of range", 7)
+    Traceback (most recent call last):
+    ...
+    IndexError: index 7 is out of range
+    """
+    raise _CHECK_ERRORS[error](message.format(value=value) + note)
+
+
+# The checks check_index leaves to the GPU while a CUDA graph is recorded: see
+# deferring_index_checks.
+_deferred_checks: ContextVar[list | None] = ContextVar("deferred_index_checks", default=None)
+
+
+@contextlib.contextmanager
+def deferring_index_checks() -> Iterator[list]:
+    """Within the block, ``check_index`` on a GPU array computes its verdict on the GPU.
+
+    Checking that indices lie in range needs their smallest and largest entry on
+    the host, and copying a number to the host makes the host wait for the GPU:
+    a CUDA graph cannot record that (:mod:`difflab.jit.cuda_graphs`).  Inside
+    this block each such check instead appends ``(found, value, error,
+    message)`` to the list it yields: ``found`` and ``value`` are 0-d GPU arrays
+    (whether an entry is out of range, and the first such entry), read after
+    the graph's launch and raised with :func:`raise_index_error`.  NumPy
+    arrays are checked at once, as always.
+
+    Yields
+    ------
+    list
+        The deferred checks, in the order they ran.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import difflab as dl
+    >>> from difflab.ops.logic import deferring_index_checks
+    >>> from difflab.testing import fake_cupy
+    >>> with fake_cupy.installed(), deferring_index_checks() as checks:
+    ...     logits = dl.zeros(2, 3, device="cuda")
+    ...     _ = dl.nn.functional.cross_entropy(logits, dl.tensor([0, 5], device="cuda"))
+    >>> [(int(found.get()), int(value.get())) for found, value, _, _ in checks]
+    [(1, 5)]
+    """
+    checks: list = []
+    token = _deferred_checks.set(checks)
+    try:
+        yield checks
+    finally:
+        _deferred_checks.reset(token)
+
+
+def _check_on_device(index: Any, size: int, low: int, skip: Any) -> tuple:
+    """(whether an entry lies out of ``[low, size)``, not ``skip``; the first one): 0-d
+    arrays on the index's device, computed without reading anything to the host."""
+    flat = index.reshape(-1)
+    bad = (flat < low) | (flat >= size)
+    if skip is not None:
+        bad &= flat != skip
+    return bad.any().astype(np.int64), flat[bad.argmax()].astype(np.int64)
 
 
 NO_DERIVATIVE = [*POINTWISE, AnyAll("any"), AnyAll("all"), ArgExtreme("argmax"),

@@ -33,6 +33,13 @@ code fails on every test run, on any machine:
 8. As in CuPy, an integer index array's entries out of range *wrap around*
    (``x[[1, 3]]`` of 3 elements reads ``x[[1, 0]]``; so do ``x[i] = v`` and
    ``cupyx.scatter_add``), where NumPy raises an ``IndexError``.
+9. CUDA graphs: a stand-in cannot record kernels, so ``cuda.graph_of(work)``
+   (not a CuPy name) gives a graph whose ``launch()`` runs ``work`` again, on
+   the same arrays, as a recorded graph would; during it, every copy between
+   host and device raises ``CUDARuntimeError`` as it does on a capturing
+   stream, and a matrix product (``matmul``, ``dot``, ``tensordot``,
+   ``einsum``: cuBLAS's) raises CuPy's ``NotImplementedError``: CuPy does not
+   record cuBLAS calls in a graph (:mod:`difflab.jit.cuda_graphs`).
 
 The module has the names difflab takes from ``cupy`` (every NumPy function and
 ufunc, ``ndarray``, ``random``, ``linalg``, ``fft``, ``cuda``) and from
@@ -207,6 +214,7 @@ class ufunc:  # noqa: N801  (cupy.ufunc)
         return f"<ufunc '{self.name}'>"
 
     def _run(self, method: Any, args: tuple, kwargs: dict) -> Any:
+        _refuse_blas_while_capturing(self.name)
         out = _out_arg(kwargs.pop("out", None))
         kwargs = _device_args(kwargs)
         if out is not None:
@@ -237,6 +245,7 @@ def _function(numpy_function: Any) -> Any:
     """``numpy_function`` on device arrays: NumPy arrays refused, results on the device."""
 
     def function(*args: Any, **kwargs: Any) -> Any:
+        _refuse_blas_while_capturing(function.__name__)
         return _wrap(numpy_function(*_device_args(args), **_device_args(kwargs)))
 
     function.__name__ = getattr(numpy_function, "__name__", "function")
@@ -351,6 +360,7 @@ class ndarray:  # noqa: N801  (cupy.ndarray)
 
     def get(self, stream: Any = None, order: str = "C", out: np.ndarray | None = None) -> Any:
         """A copy of the array in host memory (a NumPy array): the explicit transfer."""
+        _refuse_while_capturing()
         if out is not None:
             if not isinstance(out, np.ndarray):
                 raise TypeError("Only numpy.ndarray can be obtained from cupy.ndarray")
@@ -422,21 +432,27 @@ class ndarray:  # noqa: N801  (cupy.ndarray)
 
     # ------------------------------------------------------------ host numbers
     def item(self) -> Any:
+        _refuse_while_capturing()
         return self._data.item()
 
     def tolist(self) -> Any:
+        _refuse_while_capturing()
         return self._data.tolist()
 
     def __float__(self) -> float:
+        _refuse_while_capturing()
         return float(self._data)
 
     def __int__(self) -> int:
+        _refuse_while_capturing()
         return int(self._data)
 
     def __complex__(self) -> complex:
+        _refuse_while_capturing()
         return complex(self._data)
 
     def __bool__(self) -> bool:
+        _refuse_while_capturing()
         return builtins.bool(self._data)
 
     def __repr__(self) -> str:
@@ -563,6 +579,8 @@ class _Flags:
 def array(obj: Any, dtype: Any = None, copy: bool = True, order: str = "K", subok: bool = False,
           ndmin: int = 0, *, blocking: bool = False) -> ndarray:
     """A device array from host data (numbers, lists, NumPy arrays) or device arrays."""
+    if not isinstance(obj, ndarray):
+        _refuse_while_capturing()
     if dtype is not None:
         _check_dtype(dtype)
     return _wrap(np.array(_host_args(obj), dtype=dtype, copy=True if copy else None,
@@ -573,6 +591,8 @@ def asarray(a: Any, dtype: Any = None, order: Any = None, *, blocking: bool = Fa
     """``a`` on the device (``a`` itself when it is a device array of that dtype already)."""
     if isinstance(a, ndarray) and (dtype is None or np.dtype(dtype) == a.dtype):
         return a
+    if not isinstance(a, ndarray):
+        _refuse_while_capturing()
     if dtype is not None:
         _check_dtype(dtype)
     return _wrap(np.asarray(_host_args(a), dtype=dtype, order=order))
@@ -669,9 +689,46 @@ for _name in ("rand", "randn", "random", "random_sample", "uniform", "normal", "
 _SUBMODULES = {"numpy": sys.modules[__name__], "numpy.linalg": linalg, "numpy.fft": fft,
                "numpy.random": random}
 
+# --------------------------------------------------------------------------- CUDA graphs
+
+_running_graphs: list = []  # the stand-in graphs being launched (host copies refused)
+
+
+def _refuse_while_capturing() -> None:
+    """A capturing stream refuses copies between host and device: so does a stand-in graph."""
+    if _running_graphs:
+        raise _CUDARuntimeError("cudaErrorStreamCaptureUnsupported: operation not permitted "
+                                "when stream is capturing")
+
+
+# What CuPy computes with cuBLAS, whose calls it refuses to record in a CUDA graph.
+_CUBLAS = {"matmul", "dot", "vdot", "inner", "tensordot", "einsum"}
+
+
+def _refuse_blas_while_capturing(name: str) -> None:
+    if _running_graphs and name in _CUBLAS:
+        raise NotImplementedError("calling cuBLAS API during stream capture is currently "
+                                  "unsupported")
+
+
+class _Graph:
+    """A stand-in CUDA graph: ``launch`` runs the recorded work again, on the same arrays."""
+
+    def __init__(self, work: Any) -> None:
+        self._work = work
+
+    def launch(self, stream: Any = None) -> None:
+        _running_graphs.append(self)
+        try:
+            self._work()
+        finally:
+            _running_graphs.pop()
+
+
 # cupy.cuda: one device, device 0.
 cuda = types.ModuleType(__name__ + ".cuda", "The one (pretend) CUDA device.")
 cuda.Device = _Device
+cuda.graph_of = _Graph
 cuda.runtime = types.ModuleType(__name__ + ".cuda.runtime")
 cuda.runtime.CUDARuntimeError = _CUDARuntimeError
 cuda.runtime.getDeviceCount = lambda: 1
