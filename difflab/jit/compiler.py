@@ -269,7 +269,6 @@ class CompiledFunction:
         self.breaks: list[GraphBreak] = []
         self._warned = False
         self.cuda_graphs = cuda_graphs
-        self._graphed_programs: dict[int, tuple] = {}  # id(entry) -> (entry, GraphedProgram)
         if hasattr(fn, "__name__") and not hasattr(fn, "named_parameters"):
             functools.update_wrapper(self, fn, updated=())
 
@@ -328,14 +327,12 @@ class CompiledFunction:
         """The CUDA graph of ``entry``'s forward (``mode="reduce-overhead"``): made on first
         use.  Its in-place updates are written inside the graph, unless a backward reads
         the values before them (then the caller writes them, as without a graph)."""
-        found = self._graphed_programs.get(id(entry))
-        if found is None or found[0] is not entry:
+        if entry.graphed is None:
             n = entry.n_outputs
             writes = [] if entry.differentiable else list(
                 zip(range(n, n + entry.n_updates), entry.update_targets))
-            found = self._graphed_programs[id(entry)] = (
-                entry, GraphedProgram(entry.forward.program(), writes))
-        return found[1]
+            entry.graphed = GraphedProgram(entry.forward.program(), writes)
+        return entry.graphed
 
     def _follow(self, key: tuple, root: Stage, args: tuple, kwargs: dict, state: list,
                 leaves: list) -> Any:

@@ -59,6 +59,9 @@ class _Graphs:
     n_updates: int = 0
     update_targets: list[int] = field(default_factory=list)
     live: list[str] = field(default_factory=list)  # earlier graphs' values (graph breaks)
+    # the forward replayed as a CUDA graph (dl.compile(mode="reduce-overhead"), made on its
+    # first call on the GPU: jit/cuda_graphs.py): it lives and dies with these graphs
+    graphed: Any = field(default=None, compare=False, repr=False)
 
 
 def _ancestors(graph: Graph, refs: Sequence[Any]) -> set[str]:

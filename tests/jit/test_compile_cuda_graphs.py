@@ -20,7 +20,7 @@ from difflab.jit.cuda_graphs import CudaGraphWarning, GraphedProgram
 
 def _graphed(compiled) -> list[GraphedProgram]:
     function = compiled.__dict__.get("_compiled", compiled)
-    return [g for _, g in function._graphed_programs.values()]
+    return [entry.graphed for entry in function.cache.values() if entry.graphed is not None]
 
 
 class _Scaled(dl.nn.Module):
@@ -98,9 +98,12 @@ def test_training_through_a_graphed_forward_equals_plain_training(cuda):
         assert a.tobytes() == b.tobytes()
 
 
-def test_in_place_updates_are_written_by_the_graph(cuda):
-    """BatchNorm in training mode, no gradient: the running statistics are the graph's
-    in-place updates, written inside the graph into the module's own buffers."""
+@pytest.mark.parametrize("with_gradient", [False, True])
+def test_in_place_updates_equal_plain_replay(cuda, with_gradient):
+    """BatchNorm in training mode: the running statistics are the graph's in-place
+    updates.  Without a gradient they are written inside the graph into the module's
+    own buffers; with one, the backward reads the values from before them, so the
+    caller writes them after the launch, as without a graph."""
     rng = np.random.default_rng(2)
     batches = [dl.tensor(rng.standard_normal((16, 3)), device=cuda) for _ in range(4)]
     stats = {}
@@ -108,10 +111,20 @@ def test_in_place_updates_are_written_by_the_graph(cuda):
         dl.manual_seed(0)
         bn = dl.nn.BatchNorm1d(3).to(cuda)
         f = dl.compile(bn, mode=mode)
-        with dl.no_grad():
-            outs = [_host(f(b)) for b in batches]
+        outs = []
+        for b in batches:
+            if with_gradient:
+                y = f(b)
+                (y * y).sum().backward()
+                outs.append(_host(y))
+            else:
+                with dl.no_grad():
+                    outs.append(_host(f(b)))
         stats[mode] = outs + [_host(bn.running_mean), _host(bn.running_var),
                               _host(bn.num_batches_tracked)]
+        if with_gradient:
+            stats[mode] += [_host(bn.weight.grad), _host(bn.bias.grad)]
+    assert [g.state for g in _graphed(f)] == ["captured"]
     for a, b in zip(stats[None], stats["reduce-overhead"]):
         assert a.tobytes() == b.tobytes()
 
@@ -186,7 +199,7 @@ def test_on_the_cpu_reduce_overhead_compiles_as_the_default_mode():
         warnings.simplefilter("error")
         for _ in range(3):
             assert _host(f(x)).tobytes() == _host(x.sin() * 2).tobytes()
-    assert [g.state for g in _graphed(f)] == ["new"]
+    assert [g.state for g in _graphed(f)] == ["new"]  # (made, never run as a graph)
 
 
 def test_the_stand_in_graph_refuses_host_copies_while_it_runs():
