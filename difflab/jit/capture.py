@@ -38,16 +38,17 @@ class _Stop(BaseException):
 class _CompileTracer(Tracer):
     """The tracer, with value reads turned into graph breaks instead of warnings.
 
-    ``stop``: raise :class:`_Stop` at the first break (compiling: the rest of f
-    would be traced for nothing); otherwise note every break and go on
-    (:func:`explain`).  A tensor from outside that requires grad (a model's
-    weight used by a plain function) becomes an input, ``captured{k}``, so
-    the graph reads its current value and the backward reaches it.
+    A break that makes the call eager raises :class:`_Stop`: the rest of f
+    would be traced for nothing, and the eager call runs all of it (what f
+    did before the break runs twice, the tensors it wrote are put back).  A
+    splitting read only notes its break.  A tensor from outside that
+    requires grad (a model's weight used by a plain function) becomes an
+    input, ``captured{k}``, so the graph reads its current value and the
+    backward reaches it.
     """
 
-    def __init__(self, name: str, stop: bool, split: bool = True) -> None:
+    def __init__(self, name: str, split: bool = True) -> None:
         super().__init__(name)
-        self.stop = stop
         self.split = split
         self.breaks: list[GraphBreak] = []  # every break, splitting or not, in order
         self.reads: list[Read] = []  # the splitting ones: where the trace is cut
@@ -90,13 +91,25 @@ class _CompileTracer(Tracer):
         self._break(message)
 
     def _break(self, reason: str) -> None:
-        filename, lineno = _user_frame()
-        if any((b.filename, b.lineno) == (filename, lineno) and not b.splits
-               for b in self.breaks):
-            return  # (bool() reads .item(): one break per line)
-        self.breaks.append(GraphBreak(reason, filename, lineno))
-        if self.stop:
-            raise _Stop
+        self.breaks.append(GraphBreak(reason, *_user_frame()))
+        raise _Stop
+
+    def side_effect(self, what: str) -> None:
+        """State changed outside the primitives (a training step's ``backward()`` or
+        ``opt.step()`` inside f): a break before it happens, so the trace changes none
+        of it and the eager call does it once."""
+        if what == "backward()":
+            reason = ("backward() inside the compiled function fills the leaves' .grad, which "
+                      "a graph does not replay (nor the optimizer's step that usually "
+                      "follows), so this call runs eagerly. Compile the model or the loss "
+                      "(dl.compile(model)) and call backward() and opt.step() outside it: "
+                      "the compiled forward's backward graph then fills .grad")
+        else:
+            reason = (f"{what} inside the compiled function updates the parameters and the "
+                      f"optimizer's state outside difflab's operations, which a graph does "
+                      f"not replay, so this call runs eagerly. Call the optimizer's step "
+                      f"outside the compiled function")
+        self._break(reason)
 
     def _remember(self, array: Any, ref: Ref, tensor: Tensor | None = None,
                   version: int | None = None) -> None:
@@ -211,11 +224,11 @@ def _state_guard(state: list[tuple[str, Tensor]], training: tuple) -> tuple:
 
 
 def _trace(fn: Callable, args: tuple, kwargs: dict, state: list, need_grad: bool,
-           stop: bool, split: bool = True) -> tuple[Graph | None, _CompileTracer, Any]:
-    """Trace ``fn(*args, **kwargs)``: the joint graph (None at a stopping break), the
-    tracer, and what the traced call returned (an eager result).  The default
+           split: bool = True) -> tuple[Graph | None, _CompileTracer, Any]:
+    """Trace ``fn(*args, **kwargs)``: the joint graph (None at a break that makes the call
+    eager), the tracer, and what the traced call returned (an eager result).  The default
     generator is put back afterwards: the graphs' run draws what eager mode would."""
-    tracer = _CompileTracer(getattr(fn, "__name__", type(fn).__name__), stop, split)
+    tracer = _CompileTracer(getattr(fn, "__name__", type(fn).__name__), split)
     leaves: list = []
     spec = _flatten((list(args), kwargs), leaves)
     call_leaves = []
@@ -245,7 +258,7 @@ def _trace(fn: Callable, args: tuple, kwargs: dict, state: list, need_grad: bool
     finally:
         outside = tracer.undo_outside_writes(out_leaves)
         tracer.breaks += outside
-    if outside and stop:
+    if outside:
         return None, tracer, None
     tracer.primal_tensors = primals + tracer.captured  # type: ignore[attr-defined]
     joint = tracer.graph((out_leaves, grads))
