@@ -414,8 +414,9 @@ class CompiledFunction:
             what = "" if isinstance(exc, GraphError) else "tracing failed: "
             breaks = [GraphBreak(f"{what}{type(exc).__name__}: {exc}", *_frame_of(exc))]
         changed = _restore(self.fn, snapshot)
+        written = tracer.written_arrays if tracer is not None else set()  # (put back)
         changed_arguments = [k for k, (a, c) in enumerate(zip(arguments, copies))
-                             if not _same(a, c)]
+                             if id(a) in written or not _same(a, c)]
         for k in changed_arguments:
             arguments[k][...] = copies[k]
         if joint is not None:

@@ -2,7 +2,9 @@
 ``dl.compile`` and ``dl.jit.explain``.
 
 ``backward()`` fills ``.grad`` and an optimizer updates raw arrays: no graph replays
-either, so such a call is a graph break that runs eagerly.  Each test is written as a
+either, so such a call is a graph break that runs eagerly.  A step written with
+difflab's operations only (``dl.autograd.grad``, then ``p.sub_(...)``) compiles: its
+graph replays the update.  Each test is written as a
 user's program: the same step on two copies of the same world (same seed), one called
 eagerly, the other compiled or explained; the parameters, gradients, buffers, optimizer
 state, arguments and random generator must end up the same, bit for bit (the step ran
@@ -85,9 +87,18 @@ def world(kind: str) -> World:
         opt.step()
         return F.cross_entropy(model(x), y)
 
+    def functional(x, y):  # (no .grad, no optimizer: difflab's operations only, compiled)
+        loss = F.cross_entropy(model(x), y)
+        grads = dl.autograd.grad(loss, list(model.parameters()))
+        with dl.no_grad():
+            for p, g in zip(model.parameters(), grads):
+                p.sub_(0.1 * g)
+        return loss  # (its tape saved the weights before the update: no gradient)
+
     step = {"sgd": plain, "adam_weight_decay": plain, "batchnorm_dropout": plain,
             "item_break": with_a_read, "clip_grad_norm": clipped, "several_outputs": several,
-            "backward_only": backward_only, "step_only": step_only}[kind]
+            "backward_only": backward_only, "step_only": step_only,
+            "functional": functional}[kind]
     plain(x, y)  # (one eager step first: the optimizer has state, the parameters .grad)
     return World(model, opt, step, (x, y))
 
@@ -143,6 +154,7 @@ BREAKS = {
     "item_break": [(".item() of a tensor computed from the inputs", True), BACKWARD],
     "clip_grad_norm": [BACKWARD],
     "several_outputs": [BACKWARD],
+    "functional": [],  # (one graph: the forward, the gradients and the update)
 }
 
 
@@ -167,9 +179,13 @@ def test_explain_of_a_training_step_reports_its_breaks_and_steps_once_as_eager(k
         dl.manual_seed(8)
         nexts.append(as_arrays(w.step(*w.args)))
     assert_same(*nexts, "the next call")
+    assert out.compile_seconds > 0
+    assert out.graph_break_count == len(out.break_reasons) == len(BREAKS[kind])
+    if kind == "functional":  # (compiled: one graph, replayed once)
+        assert out.graph_count == len(out.ops_per_graph) == 1 and out.op_count > 20
+        return
     # The report: no graph (the call runs eagerly), each break with its reason and line.
     assert (out.graph_count, out.graphs, out.op_count, out.ops_per_graph) == (0, [], 0, [])
-    assert out.graph_break_count == len(out.break_reasons) == len(BREAKS[kind])
     for got, (reason, splits) in zip(out.break_reasons, BREAKS[kind]):
         assert got.reason.startswith(reason) and got.splits == splits, got
         assert got.filename == __file__
@@ -177,11 +193,10 @@ def test_explain_of_a_training_step_reports_its_breaks_and_steps_once_as_eager(k
     assert backward.lineno == line_of(explained.step, "backward()")
     assert "dl.compile(model)" in backward.reason
     assert "Eager: the call runs eagerly" in str(out)
-    assert out.compile_seconds > 0
 
 
 @pytest.mark.parametrize("kind", [*BREAKS, "backward_only", "step_only"])
-def test_a_compiled_training_step_runs_eagerly_and_equals_eager_steps(kind):
+def test_a_compiled_training_step_equals_eager_steps(kind):
     eager, compiled = world(kind), world(kind)
     fast = dl.compile(compiled.step)
     for call in range(3):  # (the first call traces, then runs eagerly; the others, eagerly)
@@ -190,6 +205,9 @@ def test_a_compiled_training_step_runs_eagerly_and_equals_eager_steps(kind):
         dl.manual_seed(call)
         assert_same(as_arrays(fast(*compiled.args)), want, f"call {call}")
         assert_same_state(compiled, eager)
+    if kind == "functional":
+        assert fast.traces == 1 and not fast.breaks
+        return
     stopped = [b for b in fast.breaks if not b.splits]
     assert fast.traces == 0 and stopped
     assert stopped[0].reason.split(" inside")[0] in ("backward()", "SGD.step()")
