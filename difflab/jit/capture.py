@@ -53,7 +53,12 @@ class _CompileTracer(Tracer):
         self.breaks: list[GraphBreak] = []  # every break, splitting or not, in order
         self.reads: list[Read] = []  # the splitting ones: where the trace is cut
         self.writes: list = []  # first writes into tensors from before the call, put back
+        self.input_names: set[str] = set()  # (the graph's inputs but its constants)
         self.captured: list[Tensor] = []
+
+    def add_input(self, name: str, value: Any, kind: str = "input") -> None:
+        super().add_input(name, value, kind)
+        self.input_names.add(name)
 
     def value_read(self, tensor: Tensor, what: str) -> None:
         """A read whose value stays in a Python decision cuts the trace there (a splitting
@@ -138,7 +143,7 @@ class _CompileTracer(Tracer):
         function made from NumPy): see :meth:`undo_writes`."""
         old = self.refs.get(id(tensor.array))
         outside = old is None or old.name in self.constants
-        if outside or old.name in {i.name for i in self.inputs if i.kind != "constant"}:
+        if outside or old.name in self.input_names:
             self.writes.append((weakref.ref(tensor), tensor.array, tensor.array.copy(),
                                 _user_frame(), outside))
         super().written(tensor, result)
