@@ -76,8 +76,9 @@ class TapeRecorder:
 class Recorder:
     """What watches :func:`apply` besides the tape: the graph tracer of :mod:`difflab.jit`.
 
-    The engine tells the active recorder (``GraphRecorder.active``) four
-    things, and this class says what each means by default (nothing):
+    The engine and the code above it tell the active recorder
+    (``GraphRecorder.active``) five things, and this class says what each
+    means by default (nothing):
 
     * :meth:`record`: a primitive was applied, with or without a derivative
       (a static graph must replay all of them);
@@ -85,6 +86,10 @@ class Recorder:
       (``bool(t)``, ``t.item()``), which a graph cannot replay;
     * :meth:`written`: an in-place operation (``x.add_(y)``, ``x[i] = v``)
       wrote a primitive's result into a tensor's memory;
+    * :meth:`side_effect`: something is about to change state that no
+      primitive records (``backward()`` filling the leaves' ``.grad``, an
+      optimizer's step updating the parameters' arrays), which a graph
+      cannot replay;
     * ``records_backward``: whether every backward pass is to be recorded
       as operations (``create_graph=True``), as a traced training step needs;
       :meth:`backward` brackets such a pass, told whether it is first order.
@@ -104,6 +109,11 @@ class Recorder:
 
     def written(self, tensor: Any, result: Any) -> None:
         """An in-place operation wrote ``result`` (a primitive's output) into ``tensor``."""
+
+    def side_effect(self, what: str) -> None:
+        """``what`` (``"backward()"``, ``"SGD.step()"``) is about to change state outside
+        the primitives: the compiler's tracer makes it a graph break (the call runs
+        eagerly), the plain tracer records nothing of it."""
 
     def backward(self, first_order: bool) -> Any:
         """A context manager around a recorded backward pass (see ``records_backward``)."""

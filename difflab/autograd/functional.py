@@ -193,6 +193,8 @@ def backward(
     for out in outputs:
         _check_differentiable(out)
     seeds = [_seed(out, g, "backward") for out, g in zip(outputs, grad_tensors)]
+    if GraphRecorder.active is not None:  # (.grad is set, not recorded: a compiled call breaks)
+        GraphRecorder.active.side_effect("backward()")
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is not None:

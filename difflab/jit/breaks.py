@@ -109,7 +109,7 @@ class Read:
     >>> from difflab.jit.capture import _trace
     >>> def f(x):
     ...     return x * 2 if x.sum() > 0 else -x
-    >>> joint, tracer, _ = _trace(f, (dl.ones(2),), {}, [], False, stop=True)
+    >>> joint, tracer, _ = _trace(f, (dl.ones(2),), {}, [], False)
     >>> read = tracer.reads[0]
     >>> read.key, read.position, read.ref   # True, after 2 nodes (sum, gt), of node v2
     ('True', 2, v2)
@@ -255,7 +255,7 @@ def cut(joint: Graph, reads: list[Read], captured: list, passes: tuple
     >>> def f(x):
     ...     return x * 2 if x.sum() > 0 else -x
     >>> from difflab.jit.breaks import cut
-    >>> joint, tracer, _ = _trace(f, (dl.ones(2),), {}, [], False, stop=True)
+    >>> joint, tracer, _ = _trace(f, (dl.ones(2),), {}, [], False)
     >>> stages, final = cut(joint, tracer.reads, tracer.captured, ())
     >>> [s.graph.outputs for s in stages], [n.op_name for n in final.nodes]
     ([[v2, v1, v2]], ['mul'])
@@ -308,7 +308,7 @@ def graft(root: Stage, new: Stage) -> bool:
     ...     return x * 2 if x.sum() > 0 else -x
     >>> from difflab.jit.breaks import cut, graft
     >>> def chain(x):
-    ...     joint, tracer, _ = _trace(f, (x,), {}, [], False, stop=True)
+    ...     joint, tracer, _ = _trace(f, (x,), {}, [], False)
     ...     stages, final = cut(joint, tracer.reads, tracer.captured, ())
     ...     stages[-1].branches[tracer.reads[-1].key] = final   # (compile: its graphs)
     ...     return stages[0]

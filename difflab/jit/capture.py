@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from difflab import backend
-from difflab.autograd import functional
+from difflab.autograd import engine, functional
 from difflab.jit import standins
 from difflab.jit.breaks import SPLITTING_READS, GraphBreak, Read, read_key
 from difflab.jit.graph import Graph, Ref
@@ -38,21 +38,27 @@ class _Stop(BaseException):
 class _CompileTracer(Tracer):
     """The tracer, with value reads turned into graph breaks instead of warnings.
 
-    ``stop``: raise :class:`_Stop` at the first break (compiling: the rest of f
-    would be traced for nothing); otherwise note every break and go on
-    (:func:`explain`).  A tensor from outside that requires grad (a model's
-    weight used by a plain function) becomes an input, ``captured{k}``, so
-    the graph reads its current value and the backward reaches it.
+    A break that makes the call eager raises :class:`_Stop`: the rest of f
+    would be traced for nothing, and the eager call runs all of it (what f
+    did before the break runs twice, the tensors it wrote are put back).  A
+    splitting read only notes its break.  A tensor from outside that
+    requires grad (a model's weight used by a plain function) becomes an
+    input, ``captured{k}``, so the graph reads its current value and the
+    backward reaches it.
     """
 
-    def __init__(self, name: str, stop: bool, split: bool = True) -> None:
+    def __init__(self, name: str, split: bool = True) -> None:
         super().__init__(name)
-        self.stop = stop
         self.split = split
         self.breaks: list[GraphBreak] = []  # every break, splitting or not, in order
         self.reads: list[Read] = []  # the splitting ones: where the trace is cut
-        self.outside: list = []  # first writes into tensors that are no inputs
+        self.writes: list = []  # first writes into tensors from before the call, put back
+        self.input_names: set[str] = set()  # (the graph's inputs but its constants)
         self.captured: list[Tensor] = []
+
+    def add_input(self, name: str, value: Any, kind: str = "input") -> None:
+        super().add_input(name, value, kind)
+        self.input_names.add(name)
 
     def value_read(self, tensor: Tensor, what: str) -> None:
         """A read whose value stays in a Python decision cuts the trace there (a splitting
@@ -90,13 +96,25 @@ class _CompileTracer(Tracer):
         self._break(message)
 
     def _break(self, reason: str) -> None:
-        filename, lineno = _user_frame()
-        if any((b.filename, b.lineno) == (filename, lineno) and not b.splits
-               for b in self.breaks):
-            return  # (bool() reads .item(): one break per line)
-        self.breaks.append(GraphBreak(reason, filename, lineno))
-        if self.stop:
-            raise _Stop
+        self.breaks.append(GraphBreak(reason, *_user_frame()))
+        raise _Stop
+
+    def side_effect(self, what: str) -> None:
+        """State changed outside the primitives (a training step's ``backward()`` or
+        ``opt.step()`` inside f): a break before it happens, so the trace changes none
+        of it and the eager call does it once."""
+        if what == "backward()":
+            reason = ("backward() inside the compiled function fills the leaves' .grad, which "
+                      "a graph does not replay (nor the optimizer's step that usually "
+                      "follows), so this call runs eagerly. Compile the model or the loss "
+                      "(dl.compile(model)) and call backward() and opt.step() outside it: "
+                      "the compiled forward's backward graph then fills .grad")
+        else:
+            reason = (f"{what} inside the compiled function updates the parameters and the "
+                      f"optimizer's state outside difflab's operations, which a graph does "
+                      f"not replay, so this call runs eagerly. Call the optimizer's step "
+                      f"outside the compiled function")
+        self._break(reason)
 
     def _remember(self, array: Any, ref: Ref, tensor: Tensor | None = None,
                   version: int | None = None) -> None:
@@ -119,32 +137,35 @@ class _CompileTracer(Tracer):
             self.versions.pop(key, None)
 
     def written(self, tensor: Tensor, result: Tensor) -> None:
-        """As the tracer's, noting a first write into a tensor that is no input of the
-        graph (a closure's module's buffer, or one the function made): see
-        :meth:`undo_outside_writes`."""
+        """As the tracer's, noting (with a copy) a first write into a tensor from before
+        the call: an input of the graph (an argument, a module's parameter or buffer, a
+        captured weight) or no input at all (a closure's module's buffer, a tensor the
+        function made from NumPy): see :meth:`undo_writes`."""
         old = self.refs.get(id(tensor.array))
-        if old is None or old.name in self.constants:
-            self.outside.append((weakref.ref(tensor), tensor.array, tensor.array.copy(),
-                                 _user_frame()))
+        outside = old is None or old.name in self.constants
+        if outside or old.name in self.input_names:
+            self.writes.append((weakref.ref(tensor), tensor.array, tensor.array.copy(),
+                                _user_frame(), outside))
         super().written(tensor, result)
 
-    def undo_outside_writes(self, outputs: list) -> list[GraphBreak]:
-        """Put back what the traced run wrote into tensors that are no inputs; a break for
-        each that outlives the call and is not returned (a closure's module's buffer: the
-        graph would not replay that write, and the eager call will make it again)."""
+    def undo_writes(self, outputs: list) -> list[GraphBreak]:
+        """Put back what the traced run wrote into tensors from before the call: the
+        graph's replay (or the eager call) makes those writes, once.  A break for each
+        tensor that is no input, outlives the call and is not returned (a closure's
+        module's buffer: the graph would not replay that write)."""
         returned = {id(o.array) for o in outputs if isinstance(o, Tensor)}
         breaks = []
-        for ref, array, copy, where in self.outside:
+        for ref, array, copy, where, outside in self.writes:
             array[...] = copy
             tensor = ref()
-            if tensor is not None and id(tensor.array) not in returned:
+            if outside and tensor is not None and id(tensor.array) not in returned:
                 breaks.append(GraphBreak(
                     "the function wrote in place into a tensor from outside it (a module's "
                     "buffer read through a closure or a global: BatchNorm's running "
                     "statistics): a graph would not replay that, so this call runs eagerly. "
                     "Compile the module itself (dl.compile(model)): its buffers are inputs "
                     "and their updates are replayed", *where))
-        self.outside = []
+        self.writes = []
         return breaks[:1]
 
     def ref_of(self, x: Any) -> Any:
@@ -211,11 +232,11 @@ def _state_guard(state: list[tuple[str, Tensor]], training: tuple) -> tuple:
 
 
 def _trace(fn: Callable, args: tuple, kwargs: dict, state: list, need_grad: bool,
-           stop: bool, split: bool = True) -> tuple[Graph | None, _CompileTracer, Any]:
-    """Trace ``fn(*args, **kwargs)``: the joint graph (None at a stopping break), the
-    tracer, and what the traced call returned (an eager result).  The default
+           split: bool = True) -> tuple[Graph | None, _CompileTracer, Any]:
+    """Trace ``fn(*args, **kwargs)``: the joint graph (None at a break that makes the call
+    eager), the tracer, and what the traced call returned (an eager result).  The default
     generator is put back afterwards: the graphs' run draws what eager mode would."""
-    tracer = _CompileTracer(getattr(fn, "__name__", type(fn).__name__), stop, split)
+    tracer = _CompileTracer(getattr(fn, "__name__", type(fn).__name__), split)
     leaves: list = []
     spec = _flatten((list(args), kwargs), leaves)
     call_leaves = []
@@ -243,9 +264,9 @@ def _trace(fn: Callable, args: tuple, kwargs: dict, state: list, need_grad: bool
     except _Stop:
         return None, tracer, None
     finally:
-        outside = tracer.undo_outside_writes(out_leaves)
+        outside = tracer.undo_writes(out_leaves)
         tracer.breaks += outside
-    if outside and stop:
+    if outside:
         return None, tracer, None
     tracer.primal_tensors = primals + tracer.captured  # type: ignore[attr-defined]
     joint = tracer.graph((out_leaves, grads))
@@ -260,7 +281,7 @@ def _traced_backward(tracer: _CompileTracer, primals: list, outputs: list) -> li
     gradient) and ``tracer.wrt`` (the primals, then captured tensors, that receive one)."""
     wrt = [t for t in primals if t._requires_grad] + tracer.captured
     outs = [(k, o) for k, o in enumerate(outputs) if isinstance(o, Tensor)
-            and o._requires_grad and o.array.dtype.kind in "fc"]
+            and o._requires_grad and o.array.dtype.kind in "fc" and not _backward_refused(o)]
     tracer.differentiable = [k for k, _ in outs] if wrt else []  # type: ignore[attr-defined]
     tracer.wrt = wrt if outs else []  # type: ignore[attr-defined]
     if not outs or not wrt:
@@ -277,6 +298,22 @@ def _traced_backward(tracer: _CompileTracer, primals: list, outputs: list) -> li
     # A tensor the outputs do not depend on gets no gradient (its .grad stays None).
     tracer.wrt = [w for g, w in zip(grads, wrt) if g is not None]  # type: ignore[attr-defined]
     return [g for g in grads if g is not None]
+
+
+def _backward_refused(output: Tensor) -> bool:
+    """Whether eager mode would refuse a backward from ``output``: a value its tape saved
+    was changed in place since (the weights a training step updated after computing the
+    loss it returns).  Such an output gets no gradient in the graphs either."""
+    todo, seen = [output.grad_fn], set()
+    while todo:
+        node = todo.pop()
+        if not isinstance(node, engine.Node) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if any(box[0] != version for box, version in node.saved_versions):
+            return True
+        todo.extend(node.parents)
+    return False
 
 
 # ------------------------------------------------------------------ state

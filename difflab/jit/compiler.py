@@ -36,7 +36,9 @@ returns the outputs and the values the backward reads; the backward graph
 takes them with the output's cotangent (a loss: one graph for both, see
 :mod:`difflab.jit.joint`).  On the tape, each output is one record whose VJP
 replays the backward graph, so ``loss.backward()`` fills ``.grad`` as eager
-mode does and optimizers step on it.
+mode does and optimizers step on it.  ``backward()`` or an optimizer's
+``step()`` *inside* the compiled function is a graph break (no graph sets
+``.grad`` or replays an update of raw arrays): the call runs eagerly.
 """
 
 from __future__ import annotations
@@ -217,6 +219,9 @@ class CompiledFunction:
     traces : int
         How many times ``fn`` was traced (one per guard compiled, and one per
         branch of a graph break).
+    compile_seconds : float
+        The time spent tracing and building graphs, every trace together
+        (traces that ended in a break that makes the call eager included).
     breaks : list of GraphBreak
         Every :class:`GraphBreak` met so far.
     cache : dict
@@ -266,6 +271,7 @@ class CompiledFunction:
         self._stateless = not (hasattr(target, "named_modules") and hasattr(target, "_parameters"))
         self._watch = None if self._stateless else steady.StateWatch(fn)
         self.traces = 0
+        self.compile_seconds = 0.0
         self.breaks: list[GraphBreak] = []
         self._warned = False
         self.cuda_graphs = cuda_graphs
@@ -398,8 +404,12 @@ class CompiledFunction:
 
     def _compile(self, args: tuple, kwargs: dict, state: list, leaves: list
                  ) -> _Graphs | Stage | _Eager:
-        with fusion.fusing_for([*leaves, *state]):  # (kernels for the arrays' device)
-            return self._compile_here(args, kwargs, state, leaves)
+        start = time.perf_counter()
+        try:
+            with fusion.fusing_for([*leaves, *state]):  # (kernels for the arrays' device)
+                return self._compile_here(args, kwargs, state, leaves)
+        finally:
+            self.compile_seconds += time.perf_counter() - start
 
     def _compile_here(self, args: tuple, kwargs: dict, state: list, leaves: list
                       ) -> _Graphs | Stage | _Eager:
@@ -416,14 +426,15 @@ class CompiledFunction:
         joint, breaks, tracer = None, [], None
         try:
             joint, tracer, _ = _trace(self.fn, args, kwargs, state, is_grad_enabled(),
-                                      stop=True, split=not self.fullgraph)
+                                      split=not self.fullgraph)
             breaks = list(tracer.breaks)
         except Exception as exc:  # noqa: BLE001 (tracing failed: the eager call decides)
             what = "" if isinstance(exc, GraphError) else "tracing failed: "
             breaks = [GraphBreak(f"{what}{type(exc).__name__}: {exc}", *_frame_of(exc))]
         changed = _restore(self.fn, snapshot)
+        written = tracer.written_arrays if tracer is not None else set()  # (put back)
         changed_arguments = [k for k, (a, c) in enumerate(zip(arguments, copies))
-                             if not _same(a, c)]
+                             if id(a) in written or not _same(a, c)]
         for k in changed_arguments:
             arguments[k][...] = copies[k]
         if joint is not None:
@@ -461,7 +472,7 @@ class CompiledFunction:
 
         def trace() -> tuple:
             joint, tracer, _ = _trace(self.fn, args, kwargs, state, is_grad_enabled(),
-                                      stop=True, split=False)
+                                      split=False)
             if joint is None or tracer.breaks or tracer.reads or _restore(self.fn, snapshot):
                 raise standins.NeedsValues("a graph break, or a buffer written")
             return joint, tracer
@@ -678,13 +689,15 @@ class ExplainOutput:
     graph_break_count : int
         ``len(break_reasons)``.
     break_reasons : list of GraphBreak
-        Every break in the call, in order, each with its file and line.
+        The breaks met, each with its file and line: every one that splits,
+        then what makes the call eager (the trace stops at the first break
+        of that kind; buffers of a closure's module it wrote are one more).
     op_count : int
         The nodes of all the graphs.
     ops_per_graph : list of int
         The nodes of each graph.
     compile_seconds : float
-        Tracing and optimizing, in seconds.
+        Tracing and building the graphs, in seconds (not the call's run).
 
     See Also
     --------
@@ -739,21 +752,41 @@ class ExplainOutput:
 
 
 def explain(fn: Callable) -> Callable[..., ExplainOutput]:
-    """``explain(fn)(*args)``: trace one call of ``fn`` and report graphs and graph breaks.
+    """``explain(fn)(*args)``: run one call as :func:`compile` would; report graphs and breaks.
 
-    Like ``torch._dynamo.explain``: it does not stop at the first break
-    but notes every one (the tensor values are real while tracing, so the
-    function runs to its end), each with its reason and its file and line.
-    ``fn`` may be a function, a module, or what :func:`compile` returned.
+    Like ``torch._dynamo.explain``, it *runs* the call, by the path a first
+    call of ``dl.compile(fn)`` takes (a fresh compiled function, so nothing
+    is cached yet): ``fn`` is traced, every tensor the trace wrote is put
+    back, then the graphs are replayed or, past a break that makes the call
+    eager, ``fn`` runs itself.  So the call's effects happen once, as in one
+    eager call: a training step moves the parameters and the optimizer's
+    state by one step.  The report lists every break that splits the graph
+    and, the trace stopping there, the first that makes the call eager (what
+    follows it runs in the eager call, untraced), each with its reason, file
+    and line.
 
     Parameters
     ----------
     fn : callable or Module
+        A function, a module, or what :func:`compile` returned (its
+        backend's graph passes are used; its cache is left alone).
 
     Returns
     -------
     callable
-        Taking ``fn``'s arguments and returning an :class:`ExplainOutput`.
+        Taking ``fn``'s arguments: it runs the call and returns an
+        :class:`ExplainOutput` (not ``fn``'s result).
+
+    Raises
+    ------
+    Exception
+        Whatever ``fn`` raises when it runs eagerly (a trace that fails makes
+        the call eager, as in :func:`compile`).
+
+    See Also
+    --------
+    compile : what is explained.
+    ExplainOutput : the report.
 
     Examples
     --------
@@ -769,37 +802,60 @@ def explain(fn: Callable) -> Callable[..., ExplainOutput]:
     bool() of a tensor computed from the inputs
     >>> out.break_reasons[0].splits               # (False: the call would run eagerly)
     True
+
+    A training step with ``backward()`` inside runs eagerly (``.grad`` is set,
+    not computed by a graph), and steps once:
+
+    >>> model = dl.nn.Linear(2, 1)
+    >>> opt = dl.optim.SGD(model.parameters(), lr=0.1)
+    >>> def step(x):
+    ...     opt.zero_grad()
+    ...     loss = model(x).pow(2).mean()
+    ...     loss.backward()
+    ...     opt.step()
+    ...     return loss
+    >>> before = model.bias.item()
+    >>> out = dl.jit.explain(step)(dl.ones(4, 2))
+    >>> out.graph_count, out.graph_break_count, out.break_reasons[0].splits
+    (0, 1, False)
+    >>> print(out.break_reasons[0].reason.split(" inside")[0])
+    backward()
+    >>> abs(model.bias.item() - (before - 0.1 * model.bias.grad.item())) < 1e-6  # one step
+    True
     """
-    target = fn.fn if isinstance(fn, CompiledFunction) else getattr(fn, "_orig_mod", fn)
+    if isinstance(fn, CompiledFunction):
+        target, passes = fn.fn, fn.passes
+    else:
+        target = getattr(fn, "_orig_mod", fn)
+        passes = getattr(getattr(fn, "_compiled", None), "passes", None)
 
     def run(*args: Any, **kwargs: Any) -> ExplainOutput:
-        start = time.perf_counter()
-        state = _walk(target)[0]
-        snapshot = _snapshot(state)
-        try:
-            joint, tracer, _ = _trace(target, args, kwargs, state, is_grad_enabled(),
-                                      stop=False)
-        finally:
-            changed = _restore(target, snapshot)
-        breaks = list(tracer.breaks)
-        unreplayed = [name for name in changed if joint is None or name not in joint.updates]
-        if unreplayed:
-            breaks.append(GraphBreak(f"the module changed its buffers {', '.join(unreplayed)} "
-                                     f"outside difflab's operations", *_user_frame()))
-        graphs: list = []
-        if all(b.splits for b in breaks):
-            passes = BACKENDS["difflab"]
-            final = joint
-            if tracer.reads:
-                stages, final = cut(joint, tracer.reads, tracer.captured, passes)
-                graphs = [s.graph for s in stages]
-            built = _build(final, tracer, passes, 0.0)  # type: ignore[arg-type]
-            graphs += [g for g in (built.forward, built.backward) if g is not None]
+        compiled = CompiledFunction(target, passes=passes or BACKENDS["difflab"])
+        compiled(*args, **kwargs)
+        breaks = list(compiled.breaks)
+        if not compiled.cache:  # (no trace: compile runs such a call eagerly as it is)
+            breaks.append(GraphBreak(
+                "an argument is not a tensor, an array or a plain Python value (a dual "
+                "number, a custom object), or the call is inside another trace: dl.compile "
+                "runs such a call eagerly, untraced", *_user_frame()))
+        graphs = _graphs_of(next(iter(compiled.cache.values()), None))
         sizes = [len(g.nodes) for g in graphs]
         return ExplainOutput(graphs, len(graphs), len(breaks), breaks, sum(sizes), sizes,
-                             time.perf_counter() - start)
+                             compiled.compile_seconds)
 
     return run
+
+
+def _graphs_of(entry: Any) -> list[Graph]:
+    """The graphs along the path traced first (each stage's first branch), ending in the
+    forward and backward graphs; none when the path ends eagerly."""
+    graphs = []
+    while isinstance(entry, Stage):
+        graphs.append(entry.graph)
+        entry = next(iter(entry.branches.values()))
+    if not isinstance(entry, _Graphs):
+        return []
+    return graphs + [g for g in (entry.forward, entry.backward) if g is not None]
 
 
 compile.explain = explain  # type: ignore[attr-defined]  (dl.compile.explain, as dynamo's)

@@ -258,6 +258,7 @@ class LBFGS(Optimizer):
                 "optimizer.zero_grad(); loss = loss_fn(model(x), y); loss.backward(); "
                 "return loss -- then optimizer.step(closure)"
             )
+        self._tell_the_tracer()
         group = self.param_groups[0]
         lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from difflab import backend, fastpath
+from difflab.autograd.engine import GraphRecorder
 from difflab.nn.modules.module import zero_grads
 from difflab.tensor import Tensor
 
@@ -233,6 +234,7 @@ class Optimizer:
         >>> p.detach()
         tensor([0.8, 1.6])
         """
+        self._tell_the_tracer()
         loss = None
         if closure is not None:
             from difflab.autograd.grad_mode import enable_grad
@@ -257,6 +259,12 @@ class Optimizer:
                 self._update(xp, p.array, g if not group.get("maximize") else -g, state, group)
                 p._version[0] += 1
         return loss
+
+    def _tell_the_tracer(self) -> None:
+        """A step inside a traced call (``dl.compile``) updates arrays and Python state
+        that no graph records: the active recorder hears of it first (a graph break)."""
+        if GraphRecorder.active is not None:
+            GraphRecorder.active.side_effect(f"{type(self).__name__}.step()")
 
     def _update(self, xp: Any, p: Any, g: Any, state: dict, group: dict) -> None:
         """Update the array ``p`` in place from gradient ``g`` (subclasses)."""

@@ -500,6 +500,16 @@ def test_explain_counts_graphs_and_breaks_with_their_file_and_line():
     assert "Eager: the call runs eagerly" in str(eager)
 
 
+def test_explain_of_a_call_that_compile_runs_untraced_says_so():
+    class Scale:  # (an argument compile cannot guard: that call runs eagerly, untraced)
+        k = 2.0
+
+    out = dl.jit.explain(lambda x, s: x * s.k)(t(3), Scale())
+    assert (out.graph_count, out.graph_break_count) == (0, 1)
+    assert "not a tensor" in out.break_reasons[0].reason
+    assert out.break_reasons[0].filename == __file__
+
+
 def test_explain_of_a_clean_function_shows_its_forward_and_backward_graphs():
     f = dl.compile(lambda x: x.sin() * x)
     assert dl.compile.explain(f)(t(3)).graph_count == 1
