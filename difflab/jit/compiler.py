@@ -441,14 +441,7 @@ class CompiledFunction:
             refused = _unreplayed_writes(joint, changed_arguments, changed)
             if refused:
                 joint, breaks = None, refused
-        for b in breaks:
-            if b not in self.breaks:
-                self.breaks.append(b)
-        if breaks and self.fullgraph:
-            raise GraphBreakError(
-                f"graph break in {self!r} with fullgraph=True: {breaks[0]}. Compute the "
-                f"choice inside the graph (dl.where(cond, a, b)) instead of reading the "
-                f"value into Python, or drop fullgraph=True to split the function there.")
+        self._note_breaks(breaks)
         if joint is None:
             return _Eager([b for b in breaks if not b.splits],
                           [r.key for r in tracer.reads] if tracer is not None else [])
@@ -460,6 +453,17 @@ class CompiledFunction:
         stages[-1].branches[tracer.reads[-1].key] = _build(final, tracer, passes,
                                                            time.perf_counter() - start)
         return stages[0]
+
+    def _note_breaks(self, breaks: list[GraphBreak]) -> None:
+        """Remember a trace's breaks (for :func:`explain`); with ``fullgraph``, refuse them."""
+        for b in breaks:
+            if b not in self.breaks:
+                self.breaks.append(b)
+        if breaks and self.fullgraph:
+            raise GraphBreakError(
+                f"graph break in {self!r} with fullgraph=True: {breaks[0]}. Compute the "
+                f"choice inside the graph (dl.where(cond, a, b)) instead of reading the "
+                f"value into Python, or drop fullgraph=True to split the function there.")
 
     def _compile_shape_only(self, args: tuple, kwargs: dict, state: list, leaves: list
                             ) -> _Graphs | None:

@@ -64,6 +64,13 @@ from typing import Any
 
 import numpy as np
 
+from difflab.testing import fake_cuda
+from difflab.testing.fake_cuda import DEVICE_NAME
+from difflab.testing.fake_cuda import refuse_blas_while_capturing as _refuse_blas_while_capturing
+from difflab.testing.fake_cuda import refuse_while_capturing as _refuse_while_capturing
+
+cuda = fake_cuda.cuda  # (cupy.cuda: the device, its runtime errors, graphs)
+
 # What the documentation lists: the stand-in's own names, not the NumPy functions it
 # copies in (those are NumPy's, documented there).
 __all__ = ["IS_STAND_IN", "IMPLICIT_CONVERSION", "DEVICE_NAME", "ndarray", "ufunc", "array",
@@ -75,7 +82,6 @@ IMPLICIT_CONVERSION = (
     "Implicit conversion to a NumPy array is not allowed. "
     "Please use `.get()` to construct a NumPy array explicitly."
 )
-DEVICE_NAME = "CuPy stand-in on the CPU (difflab.testing.fake_cupy)"
 
 _PYTHON_SCALARS = (bool, int, float, complex)
 _COMPARISONS = {"greater", "greater_equal", "less", "less_equal", "equal", "not_equal"}
@@ -295,54 +301,6 @@ def _method(name: str) -> Any:
     return method
 
 
-class _Device:
-    """``cupy.cuda.Device``: a context manager that makes a device current."""
-
-    _stack: list[int] = [0]
-
-    def __init__(self, device: Any = None) -> None:
-        self.id = _Device._stack[-1] if device is None else int(getattr(device, "id", device))
-
-    def _check(self) -> None:
-        if self.id != 0:
-            raise _CUDARuntimeError("cudaErrorInvalidDevice: invalid device ordinal")
-
-    def use(self) -> None:
-        self._check()
-        _Device._stack[-1] = self.id
-
-    def __enter__(self) -> _Device:
-        self._check()
-        _Device._stack.append(self.id)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        _Device._stack.pop()
-
-    def synchronize(self) -> None:
-        """Nothing runs asynchronously on the CPU."""
-
-    @property
-    def compute_capability(self) -> str:
-        return "90"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Device) and other.id == self.id
-
-    def __hash__(self) -> int:
-        return hash(self.id)
-
-    def __int__(self) -> int:
-        return self.id
-
-    def __repr__(self) -> str:
-        return f"<CUDA Device {self.id}>"
-
-
-class _CUDARuntimeError(RuntimeError):
-    pass
-
-
 class ndarray:  # noqa: N801  (cupy.ndarray)
     """An array "on the GPU": NumPy memory underneath that NumPy may not touch implicitly."""
 
@@ -379,8 +337,8 @@ class ndarray:  # noqa: N801  (cupy.ndarray)
         self._data[...] = arr
 
     @property
-    def device(self) -> _Device:
-        return _Device(0)
+    def device(self) -> cuda.Device:
+        return cuda.Device(0)
 
     def __array_ufunc__(self, numpy_ufunc: np.ufunc, method: str, *inputs: Any,
                         **kwargs: Any) -> Any:
@@ -688,54 +646,6 @@ for _name in ("rand", "randn", "random", "random_sample", "uniform", "normal", "
 
 _SUBMODULES = {"numpy": sys.modules[__name__], "numpy.linalg": linalg, "numpy.fft": fft,
                "numpy.random": random}
-
-# --------------------------------------------------------------------------- CUDA graphs
-
-_running_graphs: list = []  # the stand-in graphs being launched (host copies refused)
-
-
-def _refuse_while_capturing() -> None:
-    """A capturing stream refuses copies between host and device: so does a stand-in graph."""
-    if _running_graphs:
-        raise _CUDARuntimeError("cudaErrorStreamCaptureUnsupported: operation not permitted "
-                                "when stream is capturing")
-
-
-# What CuPy computes with cuBLAS, whose calls it refuses to record in a CUDA graph.
-_CUBLAS = {"matmul", "dot", "vdot", "inner", "tensordot", "einsum"}
-
-
-def _refuse_blas_while_capturing(name: str) -> None:
-    if _running_graphs and name in _CUBLAS:
-        raise NotImplementedError("calling cuBLAS API during stream capture is currently "
-                                  "unsupported")
-
-
-class _Graph:
-    """A stand-in CUDA graph: ``launch`` runs the recorded work again, on the same arrays."""
-
-    def __init__(self, work: Any) -> None:
-        self._work = work
-
-    def launch(self, stream: Any = None) -> None:
-        _running_graphs.append(self)
-        try:
-            self._work()
-        finally:
-            _running_graphs.pop()
-
-
-# cupy.cuda: one device, device 0.
-cuda = types.ModuleType(__name__ + ".cuda", "The one (pretend) CUDA device.")
-cuda.Device = _Device
-cuda.graph_of = _Graph
-cuda.runtime = types.ModuleType(__name__ + ".cuda.runtime")
-cuda.runtime.CUDARuntimeError = _CUDARuntimeError
-cuda.runtime.getDeviceCount = lambda: 1
-cuda.runtime.getDevice = lambda: _Device._stack[-1]
-cuda.runtime.getDeviceProperties = lambda index: {
-    "name": DEVICE_NAME.encode(), "totalGlobalMem": 0, "major": 9, "minor": 0}
-
 
 # --------------------------------------------------------------------------- cupyx
 
