@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from difflab.ops.elementwise import Sigmoid
+from difflab.ops.nn_conv import _is_array
 from difflab.ops.nn_ops import _recording
 from difflab.ops.primitive import Primitive
 
@@ -137,7 +138,7 @@ class GRUCell(Primitive):
         hidden = h.shape[-1]
         need = ctx.needs_input_grad
         if _recording(xp):  # one record, itself differentiable (GRUCellBackward's rules)
-            packed = xp.record_primitive(GRUCellBackward, g, gi, gh, h)
+            packed = xp.record_primitive(GRUCellBackward, g, gi, gh, h, rz, n)
             return (packed[..., :3 * hidden] if need[0] else None,
                     packed[..., 3 * hidden:6 * hidden] if need[1] else None,
                     packed[..., 6 * hidden:] if need[2] else None)
@@ -186,7 +187,13 @@ class GRUCellBackward(Primitive):
 
     ``gru_cell_backward(ḡ, g_i, g_h, h)`` gives :math:`(\bar g_i, \bar g_h, \bar h)`
     packed along the last axis, :math:`(N, 7H)`: ``gru_cell``'s adjoints for the
-    output adjoint :math:`\bar h' =` ``ḡ``.  A backward that is itself recorded
+    output adjoint :math:`\bar h' =` ``ḡ``.  ``gru_cell`` passes its saved gates
+    ``rz`` and ``n`` too (two more inputs, optional): where the inputs are arrays,
+    the forward reads them instead of computing them again (half of its time; on
+    dual numbers the gates are computed, so that they carry tangents).  They are
+    functions of :math:`g_i, g_h`, and every rule below differentiates through
+    them by computing the gates from :math:`g_i, g_h`, so they themselves get no
+    adjoint or tangent.  A backward that is itself recorded
     (``create_graph=True``, a compiled training step) then holds one record per
     step, not the twenty of the rule's operations.  Its own derivatives: the result
     :math:`F(\bar h', x) = J(x)^\top \bar h'` is linear in :math:`\bar h'`, and with
@@ -205,17 +212,21 @@ class GRUCellBackward(Primitive):
     description = "the GRU step's VJP as one record (gru_cell's adjoints, packed)"
 
     @staticmethod
-    def symbolic(sp, g, gi, gh, h):
+    def symbolic(sp, g, gi, gh, h, rz=None, n=None):
         return _symbolic(GRUCellBackward, sp, g, gi, gh, h)
 
     @staticmethod
-    def forward(ctx, xp, g, gi, gh, h):
-        _check("gru_cell_backward", gi, h, 3, "gi")
+    def forward(ctx, xp, g, gi, gh, h, rz=None, n=None):
+        hidden = _check("gru_cell_backward", gi, h, 3, "gi")
         _check("gru_cell_backward", gh, h, 3, "gh")
         _check("gru_cell_backward", g, h, 1, "the output adjoint")
-        r, z, n = _gru_gates(xp, gi, gh)
+        if rz is None or n is None or not _is_array(gi):  # (on dual numbers, the gates
+            r, z, n = _gru_gates(xp, gi, gh)          # are computed, so they carry tangents)
+        else:  # (gru_cell's own gates: the same numbers, not computed again)
+            r, z = rz[..., :hidden], rz[..., hidden:]
         a_r, a_z, a_n = _gru_adjoints(g, gh, h, r, z, n)
         ctx.save(g, gi, gh, h)
+        ctx.with_gates = rz is not None
         return xp.concatenate([a_r, a_z, a_n, a_r, a_z, r * a_n, g * z], axis=-1)
 
     @staticmethod
@@ -224,10 +235,12 @@ class GRUCellBackward(Primitive):
         gates = _gru_gates(xp, gi, gh)
         v = (p[..., :3 * hidden], p[..., 3 * hidden:6 * hidden], p[..., 6 * hidden:])
         j_p, d_gi, d_gh, d_h = _gru_hvp(xp, g, gh, h, gates, v)
-        return j_p, d_gi, d_gh, d_h
+        # (the gates passed in get none: the lines above differentiate through them)
+        return (j_p, d_gi, d_gh, d_h) + ((None, None) if ctx.with_gates else ())
 
     @staticmethod
-    def jvp(ctx, xp, dg, dgi, dgh, dh, g, gi, gh, h):
+    def jvp(ctx, xp, dg, dgi, dgh, dh, *rest):
+        g, gi, gh, h = rest[-4:]  # (after the gates' tangents, if passed: not read)
         r, z, n = gates = _gru_gates(xp, gi, gh)
         out = None
         if dg is not None:  # F is linear in ḡ

@@ -223,6 +223,32 @@ def test_a_compiled_training_step_equals_eager():
         np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=0, atol=1e-12)
 
 
+def test_the_gru_backward_record_reads_the_cells_gates_with_the_same_numbers():
+    """gru_cell passes its saved gates to gru_cell_backward (the compiled backward then
+    does not compute them again): the same packed adjoints bit for bit, the same first and
+    second derivatives, and no adjoint for the gates themselves."""
+    backward = registry.get("gru_cell_backward")
+    g, gi, gh, h = t64(2, 3), t64(2, 9), t64(2, 9), t64(2, 3)
+    ctx = registry.Context((True,) * 3)
+    GRU_CELL.forward(ctx, np, gi.array, gh.array, h.array)
+    rz, n = (dl.tensor(a) for a in ctx.saved[3:])
+    plain = apply(backward, g, gi, gh, h)
+    with_gates = apply(backward, g, gi, gh, h, rz, n)
+    assert plain.detach().numpy().tobytes() == with_gates.detach().numpy().tobytes()
+    v = dl.tensor(rng.normal(size=plain.shape))
+    want = dl.autograd.grad((plain * v).sum(), [g, gi, gh, h])
+    got = dl.autograd.grad((with_gates * v).sum(), [g, gi, gh, h])
+    for a, b in zip(want, got):
+        assert a.numpy().tobytes() == b.numpy().tobytes()
+    # (no gradcheck with the gates held fixed: they are gi's and gh's gates, and move
+    # with them; the rules' derivatives through them are the plain record's, checked above)
+    tangents = [dl.tensor(rng.normal(size=t.shape)) for t in (g, gi, gh, h)]
+    _, jvp_plain = dl.func.jvp(lambda *x: apply(backward, *x), (g, gi, gh, h), tangents)
+    _, jvp_gates = dl.func.jvp(lambda *x: apply(backward, *x, rz, n), (g, gi, gh, h),
+                               tangents)
+    np.testing.assert_array_equal(jvp_plain.detach().numpy(), jvp_gates.detach().numpy())
+
+
 def test_vmap_of_a_gru_cell_equals_a_loop():
     dl.manual_seed(9)
     cell = nn.GRUCell(3, 4).double()
