@@ -52,6 +52,28 @@ from difflab.distributions.relaxed import (
     RelaxedOneHotCategorical,
 )
 from difflab.distributions.transformed import TransformedDistribution
+from difflab.distributions.transforms import (  # (PyTorch exports them here too)
+    AbsTransform,
+    AffineTransform,
+    CatTransform,
+    ComposeTransform,
+    CorrCholeskyTransform,
+    CumulativeDistributionTransform,
+    ExpTransform,
+    IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+    PowerTransform,
+    ReshapeTransform,
+    SigmoidTransform,
+    SoftmaxTransform,
+    SoftplusTransform,
+    StackTransform,
+    StickBreakingTransform,
+    TanhTransform,
+    Transform,
+    identity_transform,
+)
 from difflab.distributions.univariate import (
     Cauchy,
     Gumbel,
@@ -73,4 +95,11 @@ __all__ = [
     "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises",
     "Weibull", "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to",
     "transforms",
+    # the transforms, as ``torch.distributions`` exports them
+    "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+    "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
+    "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+    "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+    "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform",
+    "Transform", "identity_transform",
 ]
