@@ -39,6 +39,7 @@ from difflab.distributions.gamma import (
     StudentT,
 )
 from difflab.distributions.kl import kl_divergence, register_kl
+from difflab.distributions.matrices import LKJCholesky, Wishart
 from difflab.distributions.multivariate import (
     Independent,
     LowRankMultivariateNormal,
@@ -89,12 +90,12 @@ __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli",
     "Dirichlet", "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
     "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma",
-    "Kumaraswamy", "Laplace", "LogNormal", "LogitRelaxedBernoulli",
+    "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal", "LogitRelaxedBernoulli",
     "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
     "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises",
-    "Weibull", "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to",
-    "transforms",
+    "Weibull", "Wishart", "biject_to", "constraints", "kl_divergence", "register_kl",
+    "transform_to", "transforms",
     # the transforms, as ``torch.distributions`` exports them
     "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
     "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
