@@ -26,6 +26,7 @@ from difflab.distributions.discrete import (
     Binomial,
     Categorical,
     OneHotCategorical,
+    OneHotCategoricalStraightThrough,
     Poisson,
 )
 from difflab.distributions.distribution import Distribution, ExponentialFamily
@@ -52,7 +53,7 @@ from difflab.distributions.relaxed import (
     RelaxedBernoulli,
     RelaxedOneHotCategorical,
 )
-from difflab.distributions.transformed import TransformedDistribution
+from difflab.distributions.transformed import LogisticNormal, TransformedDistribution
 from difflab.distributions.transforms import (  # (PyTorch exports them here too)
     AbsTransform,
     AffineTransform,
@@ -77,6 +78,7 @@ from difflab.distributions.transforms import (  # (PyTorch exports them here too
 )
 from difflab.distributions.univariate import (
     Cauchy,
+    GeneralizedPareto,
     Gumbel,
     HalfCauchy,
     HalfNormal,
@@ -89,10 +91,11 @@ from difflab.distributions.univariate import (
 __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli",
     "Dirichlet", "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
-    "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma",
-    "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal", "LogitRelaxedBernoulli",
-    "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
-    "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson", "RelaxedBernoulli",
+    "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
+    "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal", "LogisticNormal",
+    "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
+    "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
+    "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises",
     "Weibull", "Wishart", "biject_to", "constraints", "kl_divergence", "register_kl",
     "transform_to", "transforms",

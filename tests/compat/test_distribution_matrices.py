@@ -77,6 +77,8 @@ def test_lkj_samples_are_correlation_factors_with_the_right_spread(dim, concentr
     r2_var = 16 * second.moment(4) - 32 * second.moment(3) + 24 * second.moment(2) \
         - 8 * second.moment(1) + 1 - variance ** 2
     assert np.all(np.abs((off ** 2).mean(0) - variance) < 5 * math.sqrt(r2_var / n))
+    for column in off.T:      # and the whole law of each: a Kolmogorov-Smirnov test
+        assert st.kstest((column + 1) / 2, st.beta(beta, beta).cdf).pvalue > 1e-4
 
 
 def test_lkj_log_prob_gradients_and_shapes():
