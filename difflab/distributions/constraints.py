@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import typing
 
+from difflab import backend
 from difflab import creation as _creation
 from difflab import functions as F
 from difflab import functions_picking as _picking
 from difflab import functions_shapes as _shapes
 from difflab.dtypes import bool_ as _bool
+from difflab.ops.shapes import plain_values
 
 __all__ = [
     "Constraint", "boolean", "cat", "corr_cholesky", "dependent", "greater_than",
@@ -204,10 +206,12 @@ class _Symmetric(_Square):
 
 
 def _eigenvalues(value: typing.Any) -> typing.Any:
-    """The eigenvalues of symmetric matrices, read off the values (a check: no gradient)."""
+    """The eigenvalues of symmetric matrices, read off the values (a check: no gradient;
+    under forward mode, of the dual numbers' values)."""
     import numpy as np
 
-    return np.linalg.eigvalsh(np.asarray(value.detach().numpy()))
+    array = plain_values(value)                 # the tensor's array (dual numbers, in jvp)
+    return np.linalg.eigvalsh(backend.to_numpy(plain_values(array)))   # (their values)
 
 
 class _PositiveSemidefinite(_Symmetric):

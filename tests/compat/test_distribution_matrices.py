@@ -234,3 +234,26 @@ def test_wishart_shapes_expand_and_errors():
         D.Wishart(3.0, scale_tril=t([[1.0, 2.0], [0.0, 1.0]]), validate_args=True)
     with pytest.raises(ValueError, match="within the support"):
         D.Wishart(3.0, covariance_matrix=dl.eye(2)).log_prob(t([[1.0, 2.0], [2.0, 1.0]]))
+
+
+def test_forward_mode_agrees_with_reverse_mode():
+    # jvp (forward, dual numbers) against the gradient (reverse) along one direction
+    value = t(X)
+    tril = t([[1.2, 0.0], [0.3, 0.8]])
+    direction = t([[0.1, 0.0], [0.2, -0.3]])
+
+    def wishart(s):
+        return D.Wishart(t(3.5), scale_tril=s, validate_args=False).log_prob(value)
+
+    def draw(s):
+        dl.manual_seed(8)
+        return D.Wishart(t(3.5), scale_tril=s, validate_args=False).rsample().sum()
+
+    def lkj(c):
+        return D.LKJCholesky(3, c, validate_args=False).log_prob(t(L3))
+
+    for f, point, tangent in ((wishart, tril, direction), (draw, tril, direction),
+                              (lkj, t(1.5), t(1.0))):
+        _, forward = dl.func.jvp(f, (point,), (tangent,))
+        reverse = (dl.func.grad(f)(point) * tangent).sum()
+        np.testing.assert_allclose(forward.item(), reverse.item(), rtol=1e-10)
