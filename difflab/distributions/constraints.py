@@ -27,9 +27,10 @@ from difflab.ops.shapes import plain_values
 __all__ = [
     "Constraint", "boolean", "cat", "corr_cholesky", "dependent", "greater_than",
     "greater_than_eq", "half_open_interval", "independent", "integer_interval", "interval",
-    "less_than", "lower_cholesky", "lower_triangular", "nonnegative", "nonnegative_integer",
-    "positive", "positive_definite", "positive_integer", "positive_semidefinite", "real",
-    "real_vector", "simplex", "square", "stack", "symmetric", "unit_interval",
+    "is_dependent", "less_than", "lower_cholesky", "lower_triangular", "multinomial",
+    "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
+    "positive_integer", "positive_semidefinite", "real", "real_vector", "simplex", "square",
+    "stack", "symmetric", "unit_interval",
 ]
 
 
@@ -146,6 +147,31 @@ class _IntegerGreaterThan(Constraint):
 
     def __repr__(self) -> str:
         return f"IntegerGreaterThan(lower_bound={self.lower_bound})"
+
+
+class _OneHot(Constraint):
+    is_discrete = True
+    event_dim = 1
+
+    def check(self, value):
+        zeros_and_ones = F.all((value == 0) | (value == 1), dim=-1)
+        return zeros_and_ones & (value.sum(-1) == 1)
+
+
+class _Multinomial(Constraint):
+    """Counts >= 0 summing to at most ``upper_bound`` (PyTorch's check: not == upper_bound)."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound: int) -> None:
+        self.upper_bound = upper_bound
+
+    def check(self, value):
+        return F.all(value >= 0, dim=-1) & (value.sum(-1) <= self.upper_bound)
+
+    def __repr__(self) -> str:
+        return f"Multinomial(upper_bound={self.upper_bound})"
 
 
 class _Simplex(Constraint):
@@ -329,6 +355,28 @@ def _check_dim(value: typing.Any, dim: int, name: str) -> None:
                          f"{value.dim()} dimensions (shape {tuple(value.shape)})")
 
 
+def is_dependent(constraint: typing.Any) -> bool:
+    """Whether ``constraint`` depends on a distribution's parameters (``dependent``).
+
+    Parameters
+    ----------
+    constraint : Constraint
+        Any constraint.
+
+    Returns
+    -------
+    bool
+        True for ``dependent`` (checked by the distribution itself, as Uniform's support).
+
+    Examples
+    --------
+    >>> from difflab.distributions import constraints
+    >>> constraints.is_dependent(constraints.dependent), constraints.is_dependent(constraints.real)
+    (True, False)
+    """
+    return isinstance(constraint, _Dependent)
+
+
 class _Dependent(Constraint):
     """The support depends on a parameter (Uniform's [low, high)): checked by the distribution."""
 
@@ -345,6 +393,7 @@ nonnegative = _GreaterThanEq(0.0)
 unit_interval = _Interval(0.0, 1.0)
 nonnegative_integer = _NonnegativeInteger()
 simplex = _Simplex()
+one_hot = _OneHot()
 positive_integer = _IntegerGreaterThan(1)
 lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
@@ -357,4 +406,4 @@ dependent = _Dependent()
 greater_than, greater_than_eq, less_than = _GreaterThan, _GreaterThanEq, _LessThan
 interval, half_open_interval, integer_interval = _Interval, _HalfOpenInterval, _IntegerInterval
 independent = _Independent
-cat, stack = _Cat, _Stack
+cat, stack, multinomial = _Cat, _Stack, _Multinomial

@@ -270,7 +270,7 @@ class OneHotCategorical(Distribution):
     """
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
-    support = constraints.simplex  # (one-hot vectors: a corner of the simplex)
+    support = constraints.one_hot
     has_enumerate_support = True
 
     def __init__(self, probs: typing.Any = None, logits: typing.Any = None,

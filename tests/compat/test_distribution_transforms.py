@@ -578,3 +578,18 @@ def test_the_matrix_constraints():
     assert c.cat([c.simplex, c.real], -1, [2, 1]).event_dim == 1
     with pytest.raises(TypeError, match="item 1"):
         c.cat([c.positive, 3.0])
+
+
+def test_the_discrete_vector_constraints():
+    c = D.constraints
+    assert c.one_hot.check(t([[0.0, 1.0], [1.0, 1.0], [0.5, 0.5]])).tolist() == [True, False,
+                                                                               False]
+    assert c.one_hot.is_discrete and c.one_hot.event_dim == 1
+    assert c.multinomial(3).check(t([[1.0, 2.0], [2.0, 2.0]])).tolist() == [True, False]
+    assert c.is_dependent(c.dependent) and not c.is_dependent(c.real)
+    # OneHotCategorical's support is the one-hot vectors (as PyTorch's), not the simplex
+    assert D.OneHotCategorical(probs=t([0.5, 0.5])).support is c.one_hot
+    with pytest.raises(ValueError, match="OneHot"):
+        D.OneHotCategorical(probs=t([0.5, 0.5])).log_prob(t([0.5, 0.5]))
+    with pytest.raises(NotImplementedError, match="discrete"):
+        D.biject_to(c.one_hot)
