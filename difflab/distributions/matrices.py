@@ -48,10 +48,7 @@ def _diagonal(matrix: Tensor) -> Tensor:
 
 def _solve_lower(factor: Tensor, rhs: Tensor) -> Tensor:
     """L⁻¹ B for lower-triangular L, both (..., d, d), their batch dimensions broadcast."""
-    batch = _joining.broadcast_shapes(tuple(factor.shape[:-2]), tuple(rhs.shape[:-2]))
-    d = factor.shape[-1]
-    return linalg.solve_triangular(factor.expand(*batch, d, d),
-                                   rhs.expand(*batch, *rhs.shape[-2:]), upper=False)
+    return linalg.solve_triangular(factor, rhs, upper=False)
 
 
 class LKJCholesky(Distribution):
