@@ -330,6 +330,11 @@ class Wishart(ExponentialFamily):
     def _given(self) -> tuple[str, ...]:
         return ("df", self._param)
 
+    def expand(self, batch_shape: typing.Any, _instance: typing.Any = None) -> Wishart:
+        with warnings.catch_warnings():  # (the low-df warning was given once, at construction)
+            warnings.simplefilter("ignore", UserWarning)
+            return typing.cast(Wishart, super().expand(batch_shape))
+
     def __getattr__(self, name: str) -> typing.Any:
         if name not in Wishart._PARAMETERS or "_tril" not in self.__dict__:
             raise AttributeError(f"'Wishart' object has no attribute {name!r}")

@@ -7,6 +7,7 @@ expand, and clear errors for bad parameters and values."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -143,6 +144,9 @@ def test_wishart_matches_pytorch():
     np.testing.assert_allclose(batch.entropy().numpy(),
                                [-5.335208576282061, 5.2313622606145715, 6.555460488210537],
                                rtol=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                  # (expand does not warn again)
+        assert batch.expand((4, 3)).log_prob(t(X)).shape == (4, 3)
     np.testing.assert_allclose(batch.mode.numpy()[1:], [[[1.0, 0.4], [0.4, 0.65]],
                                                         [[4.5, 1.8], [1.8, 2.925]]], rtol=1e-12)
     # 3x3, from the precision matrix
