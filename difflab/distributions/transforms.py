@@ -82,14 +82,14 @@ def _clamp_open_unit(y: Tensor) -> Tensor:
     return F.clamp(y, min=float(info.tiny), max=1.0 - float(info.eps))
 
 
-def tril_matrix_to_vec(matrix: Tensor, diag: int = 0) -> Tensor:
+def _tril_matrix_to_vec(matrix: Tensor, diag: int = 0) -> Tensor:
     """The entries of (..., n, n) on and below the ``diag``-th diagonal, row by row (..., N)."""
     rows, cols = np.tril_indices(matrix.shape[-1], diag)
     return matrix[..., rows, cols]
 
 
-def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
-    """The inverse of :func:`tril_matrix_to_vec`: the vector's entries placed row by row
+def _vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
+    """The inverse of ``_tril_matrix_to_vec``: the vector's entries placed row by row
     on and below the ``diag``-th diagonal of an (..., n, n) matrix, zeros elsewhere
     (a gather from the vector with a zero appended, so gradients reach every entry)."""
     count = vec.shape[-1]   # n is the positive root of n² + (1 + 2 diag) n - ... = 2 count
@@ -697,7 +697,7 @@ class CorrCholeskyTransform(Transform):
     def _call(self, x):
         self.forward_shape(x.shape)                             # (the clear error first)
         eps = float(np.finfo(x.array.dtype).eps)
-        r = vec_to_tril_matrix(F.clamp(F.tanh(x), min=-1 + eps, max=1 - eps), diag=-1)
+        r = _vec_to_tril_matrix(F.clamp(F.tanh(x), min=-1 + eps, max=1 - eps), diag=-1)
         left = F.cumprod(F.sqrt(1 - r * r), -1)                 # √∏_{k<=j}(1 - rᵢₖ²)
         shifted = _shapes.cat([_creation.ones_like(left[..., :1]), left[..., :-1]], -1)
         identity = _creation.eye(r.shape[-1], dtype=r.dtype)
@@ -707,12 +707,12 @@ class CorrCholeskyTransform(Transform):
         self.inverse_shape(y.shape)
         left = 1 - F.cumsum(y * y, -1)                           # 1 - Σ_{k<=j} Lᵢₖ²
         shifted = _shapes.cat([_creation.ones_like(left[..., :1]), left[..., :-1]], -1)
-        r = tril_matrix_to_vec(y, -1) / F.sqrt(tril_matrix_to_vec(shifted, -1))
+        r = _tril_matrix_to_vec(y, -1) / F.sqrt(_tril_matrix_to_vec(shifted, -1))
         return F.atanh(r)
 
     def log_abs_det_jacobian(self, x, y):
         left = 1 - F.cumsum(y * y, -1)
-        stick_breaking = 0.5 * F.log(tril_matrix_to_vec(left, -2)).sum(-1)
+        stick_breaking = 0.5 * F.log(_tril_matrix_to_vec(left, -2)).sum(-1)
         tanh = -2.0 * (x + NF.softplus(-2.0 * x) - math.log(2.0)).sum(-1)
         return stick_breaking + tanh
 
