@@ -6,7 +6,8 @@ form, ``expand`` and argument checks (``validate_args``); ``kl_divergence``
 between pairs registered with ``register_kl``; ``transforms`` (bijections with
 their log-determinants), ``TransformedDistribution`` (a distribution pushed
 through them) and ``biject_to``/``transform_to`` (from the reals onto a
-constraint).  Every formula is a composite
+constraint); distributions of matrices, ``LKJCholesky`` (correlations) and
+``Wishart`` (covariances).  Every formula is a composite
 of difflab's primitives (``lgamma``, ``digamma``, ``erfinv``, ``softmax``,
 ...), so gradients flow through ``log_prob`` and ``rsample`` in all four
 methods, and draws come from difflab's generator (``manual_seed``).
