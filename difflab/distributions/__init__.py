@@ -6,7 +6,8 @@ form, ``expand`` and argument checks (``validate_args``); ``kl_divergence``
 between pairs registered with ``register_kl``; ``transforms`` (bijections with
 their log-determinants), ``TransformedDistribution`` (a distribution pushed
 through them) and ``biject_to``/``transform_to`` (from the reals onto a
-constraint).  Every formula is a composite
+constraint); distributions of matrices, ``LKJCholesky`` (correlations) and
+``Wishart`` (covariances).  Every formula is a composite
 of difflab's primitives (``lgamma``, ``digamma``, ``erfinv``, ``softmax``,
 ...), so gradients flow through ``log_prob`` and ``rsample`` in all four
 methods, and draws come from difflab's generator (``manual_seed``).
@@ -26,6 +27,7 @@ from difflab.distributions.discrete import (
     Binomial,
     Categorical,
     OneHotCategorical,
+    OneHotCategoricalStraightThrough,
     Poisson,
 )
 from difflab.distributions.distribution import Distribution, ExponentialFamily
@@ -39,6 +41,7 @@ from difflab.distributions.gamma import (
     StudentT,
 )
 from difflab.distributions.kl import kl_divergence, register_kl
+from difflab.distributions.matrices import LKJCholesky, Wishart
 from difflab.distributions.multivariate import (
     Independent,
     LowRankMultivariateNormal,
@@ -51,9 +54,32 @@ from difflab.distributions.relaxed import (
     RelaxedBernoulli,
     RelaxedOneHotCategorical,
 )
-from difflab.distributions.transformed import TransformedDistribution
+from difflab.distributions.transformed import LogisticNormal, TransformedDistribution
+from difflab.distributions.transforms import (  # (PyTorch exports them here too)
+    AbsTransform,
+    AffineTransform,
+    CatTransform,
+    ComposeTransform,
+    CorrCholeskyTransform,
+    CumulativeDistributionTransform,
+    ExpTransform,
+    IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+    PowerTransform,
+    ReshapeTransform,
+    SigmoidTransform,
+    SoftmaxTransform,
+    SoftplusTransform,
+    StackTransform,
+    StickBreakingTransform,
+    TanhTransform,
+    Transform,
+    identity_transform,
+)
 from difflab.distributions.univariate import (
     Cauchy,
+    GeneralizedPareto,
     Gumbel,
     HalfCauchy,
     HalfNormal,
@@ -66,11 +92,19 @@ from difflab.distributions.univariate import (
 __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli",
     "Dirichlet", "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
-    "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma",
-    "Kumaraswamy", "Laplace", "LogNormal", "LogitRelaxedBernoulli",
-    "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
-    "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson", "RelaxedBernoulli",
+    "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
+    "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal", "LogisticNormal",
+    "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
+    "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
+    "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises",
-    "Weibull", "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to",
-    "transforms",
+    "Weibull", "Wishart", "biject_to", "constraints", "kl_divergence", "register_kl",
+    "transform_to", "transforms",
+    # the transforms, as ``torch.distributions`` exports them
+    "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+    "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
+    "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+    "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+    "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform",
+    "Transform", "identity_transform",
 ]

@@ -129,6 +129,12 @@ def _greater_than(constraint):
                                T.AffineTransform(constraint.lower_bound, 1.0)])
 
 
+def _less_than(constraint):
+    """exp onto (0, ∞), then reflected to (-∞, upper_bound): y = upper_bound - eˣ."""
+    return T.ComposeTransform([T.ExpTransform(),
+                               T.AffineTransform(constraint.upper_bound, -1.0)])
+
+
 def _interval(constraint):
     """σ onto (0, 1), then stretched to (lower_bound, upper_bound)."""
     low, high = constraint.lower_bound, constraint.upper_bound
@@ -144,12 +150,34 @@ def _independent(registry):
     return factory
 
 
+def _cat(registry):
+    """One transform per piece (the registry's for its constraint), joined by CatTransform."""
+    def factory(constraint):
+        return T.CatTransform([registry(c) for c in constraint.cseq], constraint.dim,
+                              constraint.lengths)
+    return factory
+
+
+def _stack(registry):
+    def factory(constraint):
+        return T.StackTransform([registry(c) for c in constraint.cseq], constraint.dim)
+    return factory
+
+
 for _registry in (biject_to, transform_to):
     _registry.register(type(constraints.real), lambda c: T.identity_transform)
     _registry.register(constraints.greater_than, _greater_than)  # positive, nonnegative too
     _registry.register(constraints.interval, _interval)          # half_open, unit_interval
+    _registry.register(constraints.less_than, _less_than)
     _registry.register(constraints.independent, _independent(_registry))
+    _registry.register(constraints.cat, _cat(_registry))
+    _registry.register(constraints.stack, _stack(_registry))
+    _registry.register(type(constraints.corr_cholesky), lambda c: T.CorrCholeskyTransform())
 biject_to.register(type(constraints.simplex), lambda c: T.StickBreakingTransform())
 transform_to.register(type(constraints.simplex), lambda c: T.SoftmaxTransform())
 # (onto, not a bijection: the upper triangle of the square matrix is forgotten)
 transform_to.register(type(constraints.lower_cholesky), lambda c: T.LowerCholeskyTransform())
+# (L Lᵀ of that: onto the positive definite matrices, again forgetting the upper triangle)
+transform_to.register(type(constraints.positive_definite), lambda c: T.PositiveDefiniteTransform())
+transform_to.register(type(constraints.positive_semidefinite),
+                      lambda c: T.PositiveDefiniteTransform())

@@ -32,7 +32,8 @@ from difflab.nn import functional as NF
 from difflab.random import Draw
 from difflab.tensor import Tensor
 
-__all__ = ["Bernoulli", "Binomial", "Categorical", "OneHotCategorical", "Poisson"]
+__all__ = ["Bernoulli", "Binomial", "Categorical", "OneHotCategorical",
+           "OneHotCategoricalStraightThrough", "Poisson"]
 
 
 def _one_of(probs: typing.Any, logits: typing.Any, name: str) -> str:
@@ -269,7 +270,7 @@ class OneHotCategorical(Distribution):
     """
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
-    support = constraints.simplex  # (one-hot vectors: a corner of the simplex)
+    support = constraints.one_hot
     has_enumerate_support = True
 
     def __init__(self, probs: typing.Any = None, logits: typing.Any = None,
@@ -310,6 +311,70 @@ class OneHotCategorical(Distribution):
         values = _creation.eye(k, dtype=self.probs.dtype)
         values = values.reshape((k,) + (1,) * len(self._batch_shape) + (k,))
         return values.expand(k, *self._batch_shape, k) if expand else values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    r"""A one-hot categorical whose ``rsample`` passes gradients straight through to ``probs``.
+
+    The draw is a one-hot vector, as :class:`OneHotCategorical`'s; ``rsample`` returns
+    ``x + (p - p.detach())``: the same values, but a gradient as if x were p (the
+    straight-through estimator of Bengio et al., 2013).  It is biased, yet it lets a
+    discrete choice sit inside a network trained by backpropagation.
+
+    Parameters
+    ----------
+    probs : Tensor, optional
+        Event probabilities (..., k), normalized along the last dimension.
+    logits : Tensor, optional
+        Unnormalized log probabilities (give exactly one of the two).
+    validate_args : bool, optional
+        Check the parameters and values.
+
+    Notes
+    -----
+    Forward: x ~ OneHotCategorical(p).  Backward: ∂x/∂p is taken as the identity, so
+    ∂L/∂p = ∂L/∂x (and through p to the logits by the softmax's rule).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.distributions import OneHotCategoricalStraightThrough
+    >>> p = dl.tensor([0.2, 0.5, 0.3], requires_grad=True)
+    >>> _ = dl.manual_seed(0)
+    >>> x = OneHotCategoricalStraightThrough(probs=p).rsample()
+    >>> sorted(x.tolist())                         # one-hot
+    [0.0, 0.0, 1.0]
+    >>> (x * dl.tensor([1.0, 2.0, 3.0])).sum().backward()
+    >>> [round(g, 6) for g in p.grad.tolist()]     # w - Σ pᵢwᵢ (p normalized)
+    [-1.1, -0.1, 0.9]
+    """
+
+    has_rsample = True
+
+    def rsample(self, sample_shape: typing.Any = ()) -> Tensor:
+        """A one-hot draw whose gradient flows to ``probs`` as if it were ``probs``.
+
+        Parameters
+        ----------
+        sample_shape : tuple of int, optional
+            Leading dimensions of draws.
+
+        Returns
+        -------
+        Tensor
+            ``sample_shape + batch_shape + (k,)``: one-hot values, differentiable.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> from difflab.distributions import OneHotCategoricalStraightThrough
+        >>> d = OneHotCategoricalStraightThrough(logits=dl.zeros(2, 4, requires_grad=True))
+        >>> x = d.rsample((3,))
+        >>> x.shape, x.requires_grad, x.sum(-1).tolist()[0]
+        (difflab.Size([3, 2, 4]), True, [1.0, 1.0])
+        """
+        samples = self.sample(sample_shape)
+        return samples + (self.probs - self.probs.detach())
 
 
 class Poisson(Distribution):

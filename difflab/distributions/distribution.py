@@ -284,6 +284,7 @@ class ExponentialFamily(Distribution):
         log_normalizer = self._log_normalizer(*params)
         gradients = grad(log_normalizer.sum(), params, create_graph=True)
         result = log_normalizer - self._mean_carrier_measure
-        for theta, g in zip(params, gradients):
-            result = result - theta * g
+        batch = tuple(self._batch_shape)
+        for theta, g in zip(params, gradients):  # ⟨θ, ∇A⟩: summed over a parameter's event
+            result = result - (theta * g).reshape(*batch, -1).sum(-1)
         return result

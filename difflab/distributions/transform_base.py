@@ -20,12 +20,15 @@ import typing
 
 from difflab import creation as _creation
 from difflab import functions as F
+from difflab import functions_picking as _picking
+from difflab import functions_shapes as _shapes
 from difflab.distributions import constraints
 from difflab.distributions.distribution import as_parameter
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import Size
 
-__all__ = ["ComposeTransform", "IndependentTransform", "Transform", "identity_transform"]
+__all__ = ["CatTransform", "ComposeTransform", "IndependentTransform", "StackTransform",
+           "Transform", "identity_transform"]
 
 
 def _sum_rightmost(value: typing.Any, dims: int) -> typing.Any:
@@ -519,6 +522,217 @@ class IndependentTransform(Transform):
 
     def __repr__(self) -> str:
         return f"IndependentTransform({self.base_transform!r}, {self.reinterpreted_batch_ndims})"
+
+
+def _check_slices(value: Tensor, dim: int, size: int, what: str, owner: str) -> None:
+    """``value`` has dimension ``dim`` of ``size``: what Cat/StackTransform slice along."""
+    if not -value.dim() <= dim < value.dim():
+        raise ValueError(f"{owner}'s dim {dim} is out of range for {what} with "
+                         f"{value.dim()} dimensions (shape {tuple(value.shape)})")
+    if value.shape[dim] != size:
+        raise ValueError(f"{owner} expects {what} of size {size} along dim {dim}, got "
+                         f"shape {tuple(value.shape)}")
+
+
+class CatTransform(Transform):
+    r"""Transforms applied to consecutive pieces of dimension ``dim``, as ``cat`` joins them.
+
+    forward: piece i (``lengths[i]`` long along ``dim``) goes through ``tseq[i]`` and the
+    results are joined with ``cat``;  inverse: the same with each part's inverse;
+    log|det|: the parts' log-dets, joined along ``dim`` when ``dim`` is a batch
+    dimension, added when it lies inside the event (the Jacobian is block diagonal:
+    its determinant is the product of the blocks').  Each part must keep its piece's
+    length (an elementwise map, or one of vectors to vectors of the same size).
+    ``biject_to(constraints.cat(...))`` builds one from the pieces' constraints.
+
+    Parameters
+    ----------
+    tseq : list of Transform
+        One transform per piece.
+    dim : int, optional
+        The dimension cut into pieces (0).
+    lengths : list of int, optional
+        The pieces' lengths along ``dim`` (1 each by default).
+    cache_size : int, optional
+        0 or 1 (see :class:`Transform`).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.distributions.transforms import CatTransform, ExpTransform
+    >>> from difflab.distributions.transforms import identity_transform
+    >>> t = CatTransform([ExpTransform(), identity_transform], dim=0, lengths=[1, 2])
+    >>> x = dl.tensor([0.0, 5.0, 6.0])
+    >>> t(x).tolist(), t.log_abs_det_jacobian(x, t(x)).tolist()
+    ([1.0, 5.0, 6.0], [0.0, 0.0, 0.0])
+    """
+
+    def __init__(self, tseq: typing.Sequence[Transform], dim: int = 0,
+                 lengths: typing.Sequence[int] | None = None, cache_size: int = 0) -> None:
+        super().__init__(cache_size)
+        parts = [_check_transform(t, f"CatTransform's part {i}") for i, t in enumerate(tseq)]
+        if not parts:
+            raise ValueError("CatTransform takes at least one transform")
+        self.transforms = [p.with_cache(cache_size) for p in parts] if cache_size else parts
+        self.lengths = [1] * len(parts) if lengths is None else list(lengths)
+        if len(self.lengths) != len(parts):
+            raise ValueError(f"CatTransform takes one length per transform: {len(parts)} "
+                             f"transforms, {len(self.lengths)} lengths")
+        self.dim = dim
+
+    @property
+    def length(self) -> int:
+        """The size of dimension ``dim`` of an input: the sum of ``lengths``."""
+        return sum(self.lengths)
+
+    @property
+    def event_dim(self) -> int:
+        return max(t.event_dim for t in self.transforms)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if cache_size == self._cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return all(t.bijective for t in self.transforms)
+
+    @property
+    def domain(self):  # type: ignore[override]
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @property
+    def codomain(self):  # type: ignore[override]
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+    def _same_map(self, other):
+        return (self.dim == other.dim and self.lengths == other.lengths
+                and self.transforms == other.transforms)
+
+    def _pieces(self, value: Tensor, what: str) -> list[Tensor]:
+        _check_slices(value, self.dim, self.length, what, "CatTransform")
+        pieces, start = [], 0
+        for length in self.lengths:
+            pieces.append(_picking.narrow(value, self.dim, start, length))
+            start += length
+        return pieces
+
+    def _joined(self, pieces: list[Tensor]) -> Tensor:
+        for piece, length, part in zip(pieces, self.lengths, self.transforms):
+            if piece.shape[self.dim] != length:
+                raise ValueError(f"CatTransform's part {part!r} changed its piece's length "
+                                 f"along dim {self.dim} from {length} to "
+                                 f"{piece.shape[self.dim]}: the parts must keep the lengths")
+        return _shapes.cat(pieces, self.dim)
+
+    def _call(self, x):
+        return self._joined([t(p) for t, p in zip(self.transforms, self._pieces(x, "x"))])
+
+    def _inverse(self, y):
+        return self._joined([t.inv(p) for t, p in zip(self.transforms, self._pieces(y, "y"))])
+
+    def log_abs_det_jacobian(self, x, y):
+        terms = []
+        for part, xs, ys in zip(self.transforms, self._pieces(x, "x"), self._pieces(y, "y")):
+            terms.append(_sum_rightmost(part.log_abs_det_jacobian(xs, ys),
+                                        self.event_dim - part.event_dim))
+        dim = (self.dim - x.dim() if self.dim >= 0 else self.dim) + self.event_dim
+        if dim < 0:  # (a batch dimension: one log-det per piece's entries, joined)
+            return _shapes.cat(terms, dim)
+        return sum(terms[1:], terms[0])
+
+    def __repr__(self) -> str:
+        return f"CatTransform({self.transforms!r}, dim={self.dim}, lengths={self.lengths})"
+
+
+class StackTransform(Transform):
+    r"""Transforms applied to the slices of dimension ``dim``, as ``stack`` joins them.
+
+    forward: slice i along ``dim`` goes through ``tseq[i]``, and the results are
+    stacked again;  inverse: the same with the inverses;  log|det|: the slices'
+    log-dets stacked along ``dim``, summed over it when ``dim`` lies inside the event
+    (``event_dim`` counts it then, as the domain ``constraints.stack`` does).
+    ``biject_to(constraints.stack(...))`` builds one from the slices' constraints.
+
+    Parameters
+    ----------
+    tseq : list of Transform
+        One transform per slice (as many as dimension ``dim``'s size).
+    dim : int, optional
+        The dimension whose slices are transformed (0).
+    cache_size : int, optional
+        0 or 1 (see :class:`Transform`).
+
+    Notes
+    -----
+    With ``dim`` inside the event (``dim=-1`` with elementwise parts) PyTorch 2.13
+    returns the log-dets unsummed, one per element, although its ``event_dim`` is 1;
+    here they are summed, one per event, as ``TransformedDistribution`` needs.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.distributions.transforms import ExpTransform, StackTransform
+    >>> from difflab.distributions.transforms import identity_transform
+    >>> t = StackTransform([ExpTransform(), identity_transform], dim=0)
+    >>> x = dl.tensor([[0.0, 1.0], [5.0, 6.0]])
+    >>> t(x).tolist()[1], t.log_abs_det_jacobian(x, t(x)).tolist()
+    ([5.0, 6.0], [[0.0, 1.0], [0.0, 0.0]])
+    """
+
+    def __init__(self, tseq: typing.Sequence[Transform], dim: int = 0,
+                 cache_size: int = 0) -> None:
+        super().__init__(cache_size)
+        parts = [_check_transform(t, f"StackTransform's part {i}")
+                 for i, t in enumerate(tseq)]
+        if not parts:
+            raise ValueError("StackTransform takes at least one transform")
+        self.transforms = [p.with_cache(cache_size) for p in parts] if cache_size else parts
+        self.dim = dim
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if cache_size == self._cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size)
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return all(t.bijective for t in self.transforms)
+
+    @property
+    def domain(self):  # type: ignore[override]
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @property
+    def codomain(self):  # type: ignore[override]
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)
+
+    def _same_map(self, other):
+        return self.dim == other.dim and self.transforms == other.transforms
+
+    def _slices(self, value: Tensor, what: str) -> list[Tensor]:
+        _check_slices(value, self.dim, len(self.transforms), what, "StackTransform")
+        return [_picking.select(value, self.dim, i) for i in range(len(self.transforms))]
+
+    def _call(self, x):
+        return _shapes.stack([t(s) for t, s in zip(self.transforms, self._slices(x, "x"))],
+                             self.dim)
+
+    def _inverse(self, y):
+        return _shapes.stack([t.inv(s) for t, s in zip(self.transforms, self._slices(y, "y"))],
+                             self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        inner = max(t.event_dim for t in self.transforms)
+        terms = [_sum_rightmost(t.log_abs_det_jacobian(xs, ys), inner - t.event_dim)
+                 for t, xs, ys in zip(self.transforms, self._slices(x, "x"),
+                                      self._slices(y, "y"))]
+        stacked = _shapes.stack(terms, self.dim if self.dim >= 0 else self.dim + inner)
+        return _sum_rightmost(stacked, self.event_dim - inner)  # (dim inside the event)
+
+    def __repr__(self) -> str:
+        return f"StackTransform({self.transforms!r}, dim={self.dim})"
 
 
 #: The identity map (an empty composition): y = x, log|det| = 0.

@@ -26,7 +26,7 @@ from difflab.distributions.multivariate import Independent
 from difflab.distributions.transform_base import ComposeTransform, Transform, _sum_rightmost
 from difflab.tensor import Tensor
 
-__all__ = ["TransformedDistribution"]
+__all__ = ["LogisticNormal", "TransformedDistribution"]
 
 
 class TransformedDistribution(Distribution):
@@ -190,3 +190,74 @@ class TransformedDistribution(Distribution):
 
     def __repr__(self) -> str:
         return f"TransformedDistribution({self.base_dist!r}, {self.transforms!r})"
+
+
+class LogisticNormal(TransformedDistribution):
+    r"""A normal pushed onto the simplex by stick breaking: a probability vector.
+
+    Y = StickBreakingTransform(X), X ~ Normal(loc, scale) (independent coordinates),
+    so Y has K = d + 1 positive entries summing to 1; inversely
+    log(Yₖ / (1 - Σ_{j<k} Yⱼ)) + log(K - k) are the normal's coordinates.  Unlike a
+    Dirichlet it has a reparameterized ``rsample`` and can correlate the entries (as a
+    transformed multivariate normal).
+
+    Parameters
+    ----------
+    loc : Tensor or float
+        The base normal's mean, (..., d) (a number: d = 1).
+    scale : Tensor or float
+        Its standard deviation, > 0.
+    validate_args : bool, optional
+        Check the parameters and values.
+
+    See Also
+    --------
+    difflab.distributions.StickBreakingTransform : The map onto the simplex.
+    difflab.distributions.Dirichlet : The other distribution of probability vectors.
+
+    Notes
+    -----
+    log p(y) = log N(x; loc, scale) - log|det ∂y₁..ₖ₋₁/∂x| with x = f⁻¹(y), the change of
+    variables of :class:`~difflab.distributions.TransformedDistribution`.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.distributions import LogisticNormal
+    >>> d = LogisticNormal(dl.zeros(2), dl.ones(2))
+    >>> d.batch_shape, d.event_shape
+    (difflab.Size([]), difflab.Size([3]))
+    >>> round(d.log_prob(dl.tensor([0.2, 0.5, 0.3])).item(), 6)
+    1.297983
+    """
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.simplex  # type: ignore[assignment]
+
+    def __init__(self, loc: typing.Any, scale: typing.Any,
+                 validate_args: bool | None = None) -> None:
+        from difflab.distributions.continuous import Normal
+        from difflab.distributions.transforms import StickBreakingTransform
+
+        base = Normal(loc, scale, validate_args=validate_args)
+        if not base.batch_shape:  # (a number: a 1-vector, onto the 2-simplex)
+            base = base.expand((1,))
+        super().__init__(base, StickBreakingTransform(), validate_args=validate_args)
+
+    @property
+    def loc(self) -> Tensor:
+        """The base normal's mean."""
+        return self.base_dist.base_dist.loc
+
+    @property
+    def scale(self) -> Tensor:
+        """The base normal's standard deviation."""
+        return self.base_dist.base_dist.scale
+
+    def expand(self, batch_shape: typing.Any, _instance: typing.Any = None) -> LogisticNormal:
+        shape = tuple(batch_shape) + (self.event_shape[-1] - 1,)
+        return LogisticNormal(self.loc.expand(*shape), self.scale.expand(*shape),
+                              validate_args=False)
+
+    def __repr__(self) -> str:
+        return f"LogisticNormal(loc: {tuple(self.loc.shape)}, scale: {tuple(self.scale.shape)})"

@@ -51,8 +51,10 @@ from difflab import functions_picking as _picking
 from difflab import functions_shapes as _shapes
 from difflab.distributions import constraints
 from difflab.distributions.transform_base import (
+    CatTransform,
     ComposeTransform,
     IndependentTransform,
+    StackTransform,
     Transform,
     _same_value,
     _sum_rightmost,
@@ -64,10 +66,12 @@ from difflab.tensor import Tensor
 from difflab.tensor_arguments import Size
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform",
-    "ExpTransform", "IndependentTransform", "LowerCholeskyTransform", "PowerTransform",
-    "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
-    "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform",
+    "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+    "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
+    "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+    "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+    "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform",
+    "Transform", "identity_transform",
 ]
 
 
@@ -76,6 +80,29 @@ def _clamp_open_unit(y: Tensor) -> Tensor:
     is infinite at the ends, where a rounded forward value can land."""
     info = np.finfo(y.array.dtype)
     return F.clamp(y, min=float(info.tiny), max=1.0 - float(info.eps))
+
+
+def _tril_matrix_to_vec(matrix: Tensor, diag: int = 0) -> Tensor:
+    """The entries of (..., n, n) on and below the ``diag``-th diagonal, row by row (..., N)."""
+    rows, cols = np.tril_indices(matrix.shape[-1], diag)
+    return matrix[..., rows, cols]
+
+
+def _vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
+    """The inverse of ``_tril_matrix_to_vec``: the vector's entries placed row by row
+    on and below the ``diag``-th diagonal of an (..., n, n) matrix, zeros elsewhere
+    (a gather from the vector with a zero appended, so gradients reach every entry)."""
+    count = vec.shape[-1]   # n is the positive root of n² + (1 + 2 diag) n - ... = 2 count
+    b = 1 + 2 * diag
+    n = round((-b + math.sqrt(b * b + 8 * count + 4 * abs(diag) * (diag + 1))) / 2)
+    if len(np.tril_indices(n, diag)[0]) != count:
+        raise ValueError(f"a vector of {count} entries is not the part on and below "
+                         f"diagonal {diag} of a square matrix")
+    index = np.full((n, n), count)                 # (points at the appended zero)
+    index[np.tril_indices(n, diag)] = np.arange(count)
+    zero = _creation.zeros(tuple(vec.shape[:-1]) + (1,), dtype=vec.dtype)
+    padded = _shapes.cat([vec, zero], -1)
+    return padded[..., index]
 
 # -- elementwise bijections: forward, inverse, log|f'(x)| ---------------------------------
 
@@ -580,6 +607,135 @@ class LowerCholeskyTransform(Transform):
     def _inverse(self, y):
         diagonal = _picking.diagonal(y, 0, -2, -1)
         return y.tril(-1) + _picking.diag_embed(F.log(diagonal))
+
+
+class PositiveDefiniteTransform(Transform):
+    r"""A square matrix onto a symmetric positive definite one: y = L Lᵀ, L its Cholesky factor.
+
+    forward: L = :class:`LowerCholeskyTransform` (x), y = L Lᵀ;  inverse: the Cholesky
+    factor of y (``linalg.cholesky``) mapped back by ``LowerCholeskyTransform``'s inverse.
+    Like ``LowerCholeskyTransform`` it forgets x's upper triangle, so it is not a
+    bijection and has no log-determinant; it is ``transform_to(constraints.positive_definite)``
+    (and of ``positive_semidefinite``): the way to optimize a covariance matrix freely.
+
+    Parameters
+    ----------
+    cache_size : int, optional
+        0 or 1 (see :class:`Transform`).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.distributions.transforms import PositiveDefiniteTransform
+    >>> t = PositiveDefiniteTransform()
+    >>> y = t(dl.tensor([[0.0, 7.0], [2.0, 0.0]]))        # L = [[1, 0], [2, 1]]
+    >>> y.tolist(), t.inv(y).tolist()
+    ([[1.0, 2.0], [2.0, 5.0]], [[0.0, 0.0], [2.0, 0.0]])
+    """
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+    _stateless = True
+
+    def _call(self, x):
+        factor = LowerCholeskyTransform()(x)
+        return factor @ factor.transpose(-1, -2)
+
+    def _inverse(self, y):
+        from difflab import linalg
+
+        return LowerCholeskyTransform().inv(linalg.cholesky(y))
+
+
+class CorrCholeskyTransform(Transform):
+    r"""A vector of D(D-1)/2 reals onto the Cholesky factor of a D×D correlation matrix.
+
+    The factor L is lower triangular with a positive diagonal and rows of unit length, so
+    L Lᵀ has ones on its diagonal.  forward: rᵢⱼ = tanh xₖ fills the strict lower
+    triangle row by row (k counts the entries); row i is a *signed* stick breaking:
+    each entry takes its share rᵢⱼ of the length still left,
+
+    .. math::
+
+        L_{ij} = r_{ij} \sqrt{	extstyle\prod_{k<j} (1 - r_{ik}^2)}, \qquad
+        L_{ii} = \sqrt{	extstyle\prod_{k<i} (1 - r_{ik}^2)} ,
+
+    inverse: rᵢⱼ = Lᵢⱼ / √(1 - Σ_{k<j} Lᵢₖ²), x = atanh r.  The Jacobian of x onto the
+    strict lower triangle of L is triangular, so
+
+    .. math::
+
+        \log|\det J| = \sum_{i>j} \Big[	frac12 \logig(1 - 	extstyle\sum_{k<j} L_{ik}^2ig)
+                       + \log(1 - 	anh^2 x_{ij})\Big]
+
+    (the diagonal is fixed by the rest, as stick breaking's last piece).  It is
+    ``biject_to(constraints.corr_cholesky)``, the support of
+    :class:`~difflab.distributions.LKJCholesky`.
+
+    Parameters
+    ----------
+    cache_size : int, optional
+        0 or 1 (see :class:`Transform`).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.distributions.transforms import CorrCholeskyTransform
+    >>> t = CorrCholeskyTransform()
+    >>> L = t(dl.tensor([0.5, -1.0, 2.0], dtype=dl.float64))
+    >>> tuple(L.shape), [round(v, 6) for v in (L * L).sum(-1).tolist()]   # unit rows
+    ((3, 3), [1.0, 1.0, 1.0])
+    >>> [round(v, 6) for v in t.inv(L).tolist()]
+    [0.5, -1.0, 2.0]
+    """
+
+    bijective = True
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    _stateless = True
+
+    def _call(self, x):
+        self.forward_shape(x.shape)                             # (the clear error first)
+        eps = float(np.finfo(x.array.dtype).eps)
+        r = _vec_to_tril_matrix(F.clamp(F.tanh(x), min=-1 + eps, max=1 - eps), diag=-1)
+        left = F.cumprod(F.sqrt(1 - r * r), -1)                 # √∏_{k<=j}(1 - rᵢₖ²)
+        shifted = _shapes.cat([_creation.ones_like(left[..., :1]), left[..., :-1]], -1)
+        identity = _creation.eye(r.shape[-1], dtype=r.dtype)
+        return (r + identity) * shifted
+
+    def _inverse(self, y):
+        self.inverse_shape(y.shape)
+        left = 1 - F.cumsum(y * y, -1)                           # 1 - Σ_{k<=j} Lᵢₖ²
+        shifted = _shapes.cat([_creation.ones_like(left[..., :1]), left[..., :-1]], -1)
+        r = _tril_matrix_to_vec(y, -1) / F.sqrt(_tril_matrix_to_vec(shifted, -1))
+        return F.atanh(r)
+
+    def log_abs_det_jacobian(self, x, y):
+        left = 1 - F.cumsum(y * y, -1)
+        stick_breaking = 0.5 * F.log(_tril_matrix_to_vec(left, -2)).sum(-1)
+        tanh = -2.0 * (x + NF.softplus(-2.0 * x) - math.log(2.0)).sum(-1)
+        return stick_breaking + tanh
+
+    def forward_shape(self, shape):
+        shape = tuple(shape)
+        if not shape:
+            raise ValueError("CorrCholeskyTransform acts on vectors: its input needs at "
+                             "least one dimension")
+        n = shape[-1]
+        d = round((0.25 + 2 * n) ** 0.5 + 0.5)
+        if d * (d - 1) // 2 != n:
+            raise ValueError(f"CorrCholeskyTransform takes vectors of D(D-1)/2 entries (0, 1, "
+                             f"3, 6, 10, ...: the strict lower triangle of a DxD matrix), "
+                             f"got {n}")
+        return Size(shape[:-1] + (d, d))
+
+    def inverse_shape(self, shape):
+        shape = tuple(shape)
+        if len(shape) < 2 or shape[-1] != shape[-2]:
+            raise ValueError(f"CorrCholeskyTransform's inverse takes square matrices "
+                             f"(..., D, D), got shape {shape}")
+        d = shape[-1]
+        return Size(shape[:-2] + (d * (d - 1) // 2,))
 
 
 class ReshapeTransform(Transform):

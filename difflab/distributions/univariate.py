@@ -19,11 +19,11 @@ import numpy as np
 from difflab import functions as F
 from difflab.distributions import constraints
 from difflab.distributions.continuous import Normal, _standard
-from difflab.distributions.distribution import Distribution, broadcast_all
+from difflab.distributions.distribution import Distribution, as_parameter, broadcast_all
 from difflab.tensor import Tensor
 
-__all__ = ["Cauchy", "Gumbel", "HalfCauchy", "HalfNormal", "Kumaraswamy", "Pareto", "VonMises",
-           "Weibull"]
+__all__ = ["Cauchy", "GeneralizedPareto", "Gumbel", "HalfCauchy", "HalfNormal", "Kumaraswamy",
+           "Pareto", "VonMises", "Weibull"]
 
 _EULER = 0.5772156649015329
 
@@ -313,6 +313,135 @@ class Pareto(_ByInverse):
 
     def entropy(self) -> Tensor:
         return F.log(self.scale / self.alpha) + 1 / self.alpha + 1
+
+
+class GeneralizedPareto(_ByInverse):
+    r"""The generalized Pareto distribution: the law of exceedances over a high threshold.
+
+    With z = (x - μ)/σ its survival function is (1 + ξz)^(-1/ξ) (e^(-z) at ξ = 0), on
+    z >= 0, and for ξ < 0 only up to z = -1/ξ.  ξ = 0 is the exponential, ξ = -1 the
+    uniform on [μ, μ + σ], ξ > 0 a Pareto tail (μ = σ/ξ: :class:`Pareto`).
+
+    Parameters
+    ----------
+    loc : Tensor or float
+        μ, the lower end.
+    scale : Tensor or float
+        σ > 0.
+    concentration : Tensor or float
+        ξ, the shape (the tail index; any real).
+    validate_args : bool, optional
+        Check the parameters, and that values lie in [μ, μ - σ/ξ] (ξ < 0) or [μ, ∞).
+
+    Raises
+    ------
+    ValueError
+        With ``validate_args``: a scale that is not positive, or a value outside the
+        support.
+
+    See Also
+    --------
+    difflab.distributions.Pareto : The Pareto distribution (ξ > 0).
+    difflab.distributions.Exponential : The case ξ = 0.
+
+    Notes
+    -----
+    .. math::
+
+        \log p(x) = -\log\sigma - (1/\xi + 1)\,\log(1 + \xi z), \qquad
+        F^{-1}(u) = \mu + \frac{\sigma}{\xi}\big((1 - u)^{-\xi} - 1\big),
+
+    (-log σ - z and μ - σ log(1 - u) at ξ = 0, where |ξ| < 1e-8 counts as 0, as in
+    PyTorch); ``rsample`` is F⁻¹(u) for a uniform u, reparameterized in all three
+    parameters.  The mean μ + σ/(1 - ξ) exists for ξ < 1, the variance
+    σ²/((1 - ξ)²(1 - 2ξ)) for ξ < 1/2 (NaN elsewhere); the entropy is log σ + ξ + 1.
+    ``support`` is ``constraints.dependent`` (PyTorch's is an interval with tensor
+    bounds); :attr:`upper` is its upper end.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.distributions import GeneralizedPareto
+    >>> d = GeneralizedPareto(0.0, 1.0, dl.tensor([0.0, -1.0]))      # exponential, uniform
+    >>> [round(v, 6) for v in d.cdf(dl.tensor(0.5)).tolist()]
+    [0.393469, 0.5]
+    >>> [round(v, 6) for v in d.log_prob(dl.tensor(0.5)).exp().tolist()]   # e^(-1/2), 1
+    [0.606531, 1.0]
+    """
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive,
+                       "concentration": constraints.real}
+    support = constraints.dependent
+
+    def __init__(self, loc: typing.Any, scale: typing.Any, concentration: typing.Any,
+                 validate_args: bool | None = None) -> None:
+        self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
+        super().__init__(self.loc.shape, (), validate_args)
+
+    def _safe(self) -> tuple[Tensor, Tensor]:
+        """(whether ξ counts as 0, ξ with those replaced by 1): both branches stay finite."""
+        xi = self.concentration
+        zero = F.abs(xi) < 1e-8
+        return zero, F.where(zero, F.ones_like(xi), xi)
+
+    @property
+    def upper(self) -> Tensor:
+        """The upper end of the support: μ - σ/ξ for ξ < 0, ∞ otherwise."""
+        xi = self.concentration
+        negative = xi < 0
+        safe = F.where(negative, xi, -F.ones_like(xi))
+        return F.where(negative, self.loc - self.scale / safe, math.inf)
+
+    @property
+    def mean(self) -> Tensor:
+        xi = self.concentration
+        valid = xi < 1
+        safe = F.where(valid, xi, F.ones_like(xi) * 0.5)
+        return F.where(valid, self.loc + self.scale / (1 - safe), math.nan)
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
+    def variance(self) -> Tensor:
+        xi = self.concentration
+        valid = xi < 0.5
+        safe = F.where(valid, xi, F.ones_like(xi) * 0.25)
+        return F.where(valid, self.scale ** 2 / ((1 - safe) ** 2 * (1 - 2 * safe)), math.nan)
+
+    def _validate_sample(self, value: typing.Any) -> Tensor:
+        value = super()._validate_sample(value)
+        if self._validate_args and not bool(F.all((value >= self.loc) & (value <= self.upper))):
+            raise ValueError(f"Expected value argument to be within the support [loc, loc - "
+                             f"scale/concentration] (concentration < 0) or [loc, inf) of "
+                             f"GeneralizedPareto, but found invalid values:\n{value}")
+        return value
+
+    def _log_survival(self, value: Tensor) -> Tensor:
+        z = (value - self.loc) / self.scale
+        zero, xi = self._safe()
+        return F.where(zero, -z, -F.log1p(xi * z) / xi)
+
+    def log_prob(self, value: typing.Any) -> Tensor:
+        value = self._validate_sample(value)
+        z = (value - self.loc) / self.scale
+        zero, xi = self._safe()
+        power = 1 / xi + 1                     # (0 at ξ = -1: the uniform, flat)
+        tail = F.where(power == 0, power, power * F.log1p(xi * z))
+        return -F.log(self.scale) - F.where(zero, z, tail)
+
+    def cdf(self, value: typing.Any) -> Tensor:
+        return -F.expm1(self._log_survival(self._validate_sample(value)))
+
+    def icdf(self, value: typing.Any) -> Tensor:
+        zero, xi = self._safe()
+        log_u = F.log1p(-as_parameter(value))
+        return F.where(zero, self.loc - self.scale * log_u,
+                       self.loc + self.scale / xi * F.expm1(-xi * log_u))
+
+    def entropy(self) -> Tensor:
+        return F.log(self.scale) + self.concentration + 1
 
 
 class Weibull(_ByInverse):

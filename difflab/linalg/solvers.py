@@ -307,6 +307,8 @@ def solve_triangular(A: Any, B: Any, *, upper: bool, left: bool = True,  # noqa:
     if B.ndim < 2:
         raise ValueError(f"linalg.solve_triangular: B must be a matrix or a batch of them, "
                          f"got shape {tuple(B.shape)}")
+    if B.ndim == A.ndim - 1:  # a matrix with one batch dimension fewer, broadcast: never
+        B = B[None]  # noqa: N806  (the batch of vectors that solve would read it as)
     return _out(out, solve(triangle, B, left=left))
 
 

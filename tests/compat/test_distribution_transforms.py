@@ -388,3 +388,208 @@ def test_reshape_moves_events_between_shapes():
         T.ReshapeTransform((2, 3), (5,))
     with pytest.raises(ValueError, match="rightmost dimensions are \\(2, 3\\)"):
         reshape(dl.zeros(3, 2))
+
+
+# -- the matrix transforms and the transforms of pieces (numbers from PyTorch 2.13) -------
+
+def strict_lower(matrix):
+    rows, cols = np.tril_indices(matrix.shape[-1], -1)
+    return matrix[..., rows, cols]
+
+
+@pytest.mark.parametrize("point, expected, log_det", [
+    ([0.5, -1.0, 2.0],
+     [[1.0, 0.0, 0.0], [0.46211715726000974, 0.8868188839700739, 0.0],
+      [-0.7615941559557649, 0.6247421931979867, 0.17225427034531132]], -4.191577000081366),
+    ([0.1, 0.2, -0.3, 0.4, -0.5, 0.6],
+     [[1.0, 0.0, 0.0, 0.0], [0.09966799462495582, 0.9950207489532265, 0.0, 0.0],
+      [0.197375320224904, -0.285581910053322, 0.9378091253642251, 0.0],
+      [0.3799489622552249, -0.4274618141190127, 0.4405493194057666, 0.6919765030131992]],
+     -1.1706971689975298),
+])
+def test_corr_cholesky_transform_matches_pytorch(point, expected, log_det):
+    transform, x = T.CorrCholeskyTransform(), t(point)
+    y = transform(x)
+    np.testing.assert_allclose(y.numpy(), expected, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(transform.log_abs_det_jacobian(x, y).item(), log_det,
+                               rtol=1e-12)
+    np.testing.assert_allclose(transform.inv(y).numpy(), point, rtol=1e-10)
+    assert bool(D.constraints.corr_cholesky.check(y))
+    # the log-det is the log |det| of the square Jacobian of x onto L's strict lower triangle
+    jac = dl.autograd.functional.jacobian(lambda v: strict_lower(transform(v)), x).numpy()
+    np.testing.assert_allclose(np.linalg.slogdet(jac)[1], log_det, rtol=1e-10)
+    assert dl.autograd.gradcheck(lambda v: transform.log_abs_det_jacobian(v, transform(v)),
+                                 (x.clone().requires_grad_(),))
+    assert dl.autograd.gradcheck(lambda v: transform.inv(transform(v)),
+                                 (x.clone().requires_grad_(),))
+
+
+def test_corr_cholesky_transform_in_dimension_one_two_and_batched():
+    transform = T.CorrCholeskyTransform()
+    x = t([[0.3], [-2.5]])                          # two 2x2 factors
+    y = transform(x)
+    np.testing.assert_allclose(y.numpy(), [[[1.0, 0.0], [0.2913126124515909, 0.9566279119002483]],
+                                           [[1.0, 0.0], [-0.9866142981514303,
+                                                         0.16307123192997752]]], rtol=1e-12)
+    np.testing.assert_allclose(transform.log_abs_det_jacobian(x, y).numpy(),
+                               [-0.08868153985188054, -3.6271363358583457], rtol=1e-12)
+    np.testing.assert_allclose(transform.inv(y).numpy(), x.numpy(), rtol=1e-10)
+    empty = dl.zeros(0, dtype=F64)                  # D = 1: the factor [[1]] (PyTorch fails
+    one = transform(empty)                          # in its log-det there)
+    assert one.tolist() == [[1.0]] and transform.log_abs_det_jacobian(empty, one).item() == 0
+    assert transform.forward_shape((5, 6)) == (5, 4, 4)
+    assert transform.inverse_shape((5, 4, 4)) == (5, 6)
+    assert transform.event_dim == 2 and transform.bijective
+    with pytest.raises(ValueError, match=r"D\(D-1\)/2 entries"):
+        transform(dl.zeros(4))
+    with pytest.raises(ValueError, match="square matrices"):
+        transform.inv(dl.zeros(2, 3))
+
+
+def test_positive_definite_transform_matches_pytorch():
+    transform = D.transform_to(D.constraints.positive_definite)
+    assert isinstance(transform, T.PositiveDefiniteTransform)
+    assert isinstance(D.transform_to(D.constraints.positive_semidefinite),
+                      T.PositiveDefiniteTransform)
+    x = t([[0.3, 7.0], [-1.2, 0.5]])
+    y = transform(x)
+    np.testing.assert_allclose(y.numpy(), [[1.822118800390509, -1.6198305690912038],
+                                           [-1.6198305690912038, 4.158281828459046]],
+                               rtol=1e-12)
+    assert bool(D.constraints.positive_definite.check(y))
+    np.testing.assert_allclose(transform.inv(y).numpy(), [[0.3, 0.0], [-1.2, 0.5]], rtol=1e-10)
+    assert not transform.bijective and transform.event_dim == 2
+    with pytest.raises(NotImplementedError, match="not a bijection"):
+        transform.log_abs_det_jacobian(x, y)
+    with pytest.raises(NotImplementedError, match="biject_to has no transform"):
+        D.biject_to(D.constraints.positive_definite)
+    # a covariance optimized freely: the gradient reaches the lower triangle only
+    x.requires_grad_()
+    d = D.MultivariateNormal(dl.zeros(2, dtype=F64), covariance_matrix=transform(x))
+    d.log_prob(t([0.4, -0.3])).backward()
+    assert np.all(np.isfinite(x.grad.numpy())) and x.grad.numpy()[0, 1] == 0
+
+
+def test_cat_transform_matches_pytorch():
+    transform = T.CatTransform([T.ExpTransform(), T.AffineTransform(1.0, 3.0)], dim=0,
+                               lengths=[2, 3])
+    x = t([0.5, -1.0, 0.2, 0.3, 1.0])
+    y = transform(x)
+    np.testing.assert_allclose(y.numpy(), [1.6487212707001282, 0.36787944117144233, 1.6, 1.9,
+                                           4.0], rtol=1e-12)
+    np.testing.assert_allclose(transform.log_abs_det_jacobian(x, y).numpy(),
+                               [0.5, -1.0, 1.0986122886681098, 1.0986122886681098,
+                                1.0986122886681098], rtol=1e-12)
+    np.testing.assert_allclose(transform.inv(y).numpy(), x.numpy(), rtol=1e-12)
+    assert transform.event_dim == 0 and transform.length == 5
+    batched = T.CatTransform([T.ExpTransform(), T.SigmoidTransform()], dim=0, lengths=[1, 1])
+    x = t([[0.5, -1.0, 0.2], [0.3, 1.0, -0.4]])
+    np.testing.assert_allclose(batched.log_abs_det_jacobian(x, batched(x)).numpy(),
+                               [[0.5, -1.0, 0.2], [-1.4087104889370543, -1.6265233750364456,
+                                                   -1.4260305047999053]], rtol=1e-12)
+    # a vector part inside the event: the pieces' log-dets add (a block-diagonal Jacobian)
+    vector = T.CatTransform([T.IndependentTransform(T.ExpTransform(), 1),
+                             T.AffineTransform(0.0, 2.0, event_dim=1)], dim=-1, lengths=[2, 1])
+    x = t([0.5, -1.0, 0.7])
+    assert vector.event_dim == 1
+    np.testing.assert_allclose(vector.log_abs_det_jacobian(x, vector(x)).item(),
+                               -0.5 + math.log(2.0), rtol=1e-12)
+    assert dl.autograd.gradcheck(lambda v: vector(v) + vector.log_abs_det_jacobian(v, vector(v)),
+                                 (x.clone().requires_grad_(),))
+    with pytest.raises(ValueError, match="size 5 along dim 0"):
+        transform(dl.zeros(4))
+    with pytest.raises(ValueError, match="changed its piece's length"):
+        T.CatTransform([T.ExpTransform(), T.StickBreakingTransform()], dim=-1,
+                       lengths=[2, 3])(t([0.5, -1.0, 0.2, 0.3, 1.0]))
+    with pytest.raises(ValueError, match="one length per transform"):
+        T.CatTransform([T.ExpTransform()], lengths=[1, 2])
+    with pytest.raises(TypeError, match="must be a Transform"):
+        T.CatTransform([T.ExpTransform(), "exp"])
+    assert transform == T.CatTransform([T.ExpTransform(), T.AffineTransform(1.0, 3.0)], 0,
+                                       [2, 3])
+    assert transform != T.CatTransform([T.ExpTransform(), T.AffineTransform(1.0, 3.0)], 0,
+                                       [3, 2])
+
+
+def test_stack_transform_matches_pytorch():
+    x = t([[0.5, -1.0], [0.2, 0.3], [1.0, 2.0]])
+    by_rows = T.StackTransform([T.ExpTransform(), T.AffineTransform(1.0, 3.0),
+                                T.SigmoidTransform()], dim=0)
+    y = by_rows(x)
+    np.testing.assert_allclose(y.numpy(), [[1.6487212707001282, 0.36787944117144233],
+                                           [1.6, 1.9],
+                                           [0.7310585786300049, 0.8807970779778823]],
+                               rtol=1e-12)
+    np.testing.assert_allclose(by_rows.log_abs_det_jacobian(x, y).numpy(),
+                               [[0.5, -1.0], [1.0986122886681098, 1.0986122886681098],
+                                [-1.6265233750364456, -2.2538560220859454]], rtol=1e-12)
+    np.testing.assert_allclose(by_rows.inv(y).numpy(), x.numpy(), rtol=1e-12)
+    by_columns = T.StackTransform([T.ExpTransform(), T.AffineTransform(1.0, 3.0)], dim=1)
+    np.testing.assert_allclose(by_columns(x).numpy(), [[1.6487212707001282, -2.0],
+                                                       [1.2214027581601699, 1.9],
+                                                       [2.718281828459045, 7.0]], rtol=1e-12)
+    assert by_columns.event_dim == 0
+    # dim=-1 lies inside the event (event_dim 1): one log-det per row, summed
+    last = T.StackTransform([T.ExpTransform(), T.AffineTransform(1.0, 3.0)], dim=-1)
+    assert last.event_dim == 1
+    np.testing.assert_allclose(last.log_abs_det_jacobian(x, last(x)).numpy(),
+                               np.array([0.5, 0.2, 1.0]) + math.log(3.0), rtol=1e-12)
+    with pytest.raises(ValueError, match="size 3 along dim 0"):
+        by_rows(dl.zeros(2, 2))
+    with pytest.raises(ValueError, match="out of range"):
+        by_rows(dl.zeros(3)[0])
+
+
+@pytest.mark.parametrize("constraint, point", [
+    (D.constraints.cat([D.constraints.positive, D.constraints.interval(-1.0, 2.0)], 0,
+                       [1, 2]), [-1.5, 0.2, 2.0]),
+    (D.constraints.stack([D.constraints.positive, D.constraints.real,
+                          D.constraints.less_than(-1.0)], 0), [-1.5, 0.2, 2.0]),
+    (D.constraints.less_than(3.0), [-1.5, 0.2, 2.0]),
+    (D.constraints.corr_cholesky, [-1.5, 0.2, 2.0]),
+])
+def test_biject_to_the_new_constraints(constraint, point):
+    u = t(point)
+    for registry in (D.biject_to, D.transform_to):
+        y = registry(constraint)(u)
+        assert bool(dl.all(constraint.check(y))), (registry.name, constraint)
+    bijection = D.biject_to(constraint)
+    np.testing.assert_allclose(bijection.inv(bijection(u)).numpy(), point, rtol=1e-10)
+
+
+def test_the_matrix_constraints():
+    c = D.constraints
+    assert c.corr_cholesky.check(t([[1.0, 0.0], [0.6, 0.8]])).item()
+    assert not c.corr_cholesky.check(t([[1.0, 0.0], [0.6, 0.9]])).item()
+    assert c.square.check(dl.zeros(3, 2, 2)).tolist() == [True] * 3
+    assert not c.square.check(dl.zeros(2, 3)).item()
+    assert c.symmetric.check(t([[1.0, 2.0], [2.0, 1.0]])).item()
+    assert c.positive_semidefinite.check(t([[1.0, 1.0], [1.0, 1.0]])).item()
+    assert not c.positive_definite.check(t([[1.0, 1.0], [1.0, 1.0]])).item()
+    # (PyTorch 2.13 says True for the third: it skips the eigenvalues when one is asymmetric)
+    batch = dl.stack([dl.eye(2, dtype=F64), t([[1.0, 2.0], [0.0, 1.0]]),
+                      t([[1.0, 2.0], [2.0, 1.0]])])
+    assert c.positive_definite.check(batch).tolist() == [True, False, False]
+    assert c.lower_triangular.check(t([[1.0, 0.0], [1.0, -1.0]])).item()
+    assert c.positive_integer.check(t([0.0, 1.0, 2.5, 3.0])).tolist() == [False, True, False,
+                                                                         True]
+    assert c.less_than(2.0).check(t([1.0, 3.0])).tolist() == [True, False]
+    assert c.stack([c.positive, c.real], -1).event_dim == 1
+    assert c.cat([c.simplex, c.real], -1, [2, 1]).event_dim == 1
+    with pytest.raises(TypeError, match="item 1"):
+        c.cat([c.positive, 3.0])
+
+
+def test_the_discrete_vector_constraints():
+    c = D.constraints
+    assert c.one_hot.check(t([[0.0, 1.0], [1.0, 1.0], [0.5, 0.5]])).tolist() == [True, False,
+                                                                               False]
+    assert c.one_hot.is_discrete and c.one_hot.event_dim == 1
+    assert c.multinomial(3).check(t([[1.0, 2.0], [2.0, 2.0]])).tolist() == [True, False]
+    assert c.is_dependent(c.dependent) and not c.is_dependent(c.real)
+    # OneHotCategorical's support is the one-hot vectors (as PyTorch's), not the simplex
+    assert D.OneHotCategorical(probs=t([0.5, 0.5])).support is c.one_hot
+    with pytest.raises(ValueError, match="OneHot"):
+        D.OneHotCategorical(probs=t([0.5, 0.5])).log_prob(t([0.5, 0.5]))
+    with pytest.raises(NotImplementedError, match="discrete"):
+        D.biject_to(c.one_hot)

@@ -5,6 +5,8 @@ sample moments within their statistical tolerance."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import scipy.integrate as integrate
@@ -64,14 +66,18 @@ CASES = {
                   [4.0, 0.0]),
     "NegativeBinomial": (lambda: D.NegativeBinomial(t([3.5, 1.0]), probs=t([0.4, 0.7])),
                          st.nbinom([3.5, 1.0], [0.6, 0.3]), [4.0, 1.0]),
+    "GeneralizedPareto": (lambda: D.GeneralizedPareto(t([0.1, 0.0]), t([2.0, 1.5]),
+                                                      t([0.4, -0.3])),
+                          st.genpareto([0.4, -0.3], loc=[0.1, 0.0], scale=[2.0, 1.5]),
+                          [1.3, 0.7]),
 }
 CONTINUOUS = {"Normal", "LogNormal", "Uniform", "Exponential", "Laplace", "Gamma", "Beta",
               "Cauchy", "HalfNormal", "HalfCauchy", "Gumbel", "Pareto", "Weibull", "Chi2",
-              "InverseGamma", "StudentT", "FisherSnedecor"}
+              "InverseGamma", "StudentT", "FisherSnedecor", "GeneralizedPareto"}
 #: (PyTorch has none either: an infinite series, or no closed form)
 NO_ENTROPY = {"Poisson", "NegativeBinomial", "FisherSnedecor"}
 HAS_CDF = {"Normal", "LogNormal", "Uniform", "Exponential", "Laplace", "Cauchy", "HalfNormal",
-           "HalfCauchy", "Gumbel", "Pareto", "Weibull"}
+           "HalfCauchy", "Gumbel", "Pareto", "Weibull", "GeneralizedPareto"}
 NO_MOMENTS = {"Cauchy", "HalfCauchy"}  # (no mean, no variance: medians are compared)
 
 
@@ -136,6 +142,7 @@ REPARAMETERIZED = {
     "Pareto": (lambda a, b: D.Pareto(a, b), [0.7, 3.5]),
     "Weibull": (lambda a, b: D.Weibull(a, b), [1.2, 1.8]),
     "Kumaraswamy": (lambda a, b: D.Kumaraswamy(a, b), [1.5, 2.5]),
+    "GeneralizedPareto": (lambda a, b, c: D.GeneralizedPareto(a, b, c), [0.2, 0.8, 0.3]),
     "RelaxedBernoulli": (lambda a, b: D.RelaxedBernoulli(a, logits=b), [0.7, 0.3]),
     "LogitRelaxedBernoulli": (lambda a, b: D.LogitRelaxedBernoulli(a, logits=b), [0.7, 0.3]),
     "ContinuousBernoulli": (lambda a: D.ContinuousBernoulli(logits=a), [0.8]),
@@ -451,3 +458,83 @@ def test_continuous_bernoulli_against_numerical_integration(p):
     entropy = integrate.quad(lambda x: -density(x) * np.log(density(x)), 0, 1)[0]
     assert d.entropy().item() == pytest.approx(entropy, abs=1e-12)
     assert d.cdf(d.icdf(t(0.7))).item() == pytest.approx(0.7, abs=1e-12)
+
+
+def test_generalized_pareto_matches_pytorch_at_its_special_shapes():
+    # ξ = 0.4 (a Pareto tail), 0 (exponential), -0.5 (bounded), -1 (uniform)
+    d = D.GeneralizedPareto(t([0.1, 0.0, -1.0, 0.5]), t([2.0, 1.5, 0.5, 1.0]),
+                            t([0.4, 0.0, -0.5, -1.0]))
+    x = t([1.3, 0.7, -0.6, 0.9])
+    np.testing.assert_allclose(d.log_prob(x).numpy(), [-1.4460370092192545, -0.872131774774831,
+                                                       0.18232155679395456, 0.0], atol=1e-12)
+    np.testing.assert_allclose(d.cdf(x).numpy(), [0.4159557036070015, 0.3729109147269438,
+                                                  0.64, 0.4], rtol=1e-12)
+    np.testing.assert_allclose(d.icdf(t([0.1, 0.5, 0.9, 0.3])).numpy(),
+                               [0.31522440755316344, 1.0397207708399179, -0.3162277660168379,
+                                0.8], rtol=1e-12)
+    np.testing.assert_allclose(d.mean.numpy(), [3.4333333333333336, 1.5, -0.6666666666666667,
+                                                1.0], rtol=1e-12)
+    np.testing.assert_allclose(d.variance.numpy(), [55.55555555555557, 2.25,
+                                                    0.05555555555555555, 0.08333333333333333],
+                               rtol=1e-12)
+    np.testing.assert_allclose(d.entropy().numpy(), [2.0931471805599453, 1.4054651081081644,
+                                                     -0.1931471805599454, 0.0], atol=1e-12)
+    assert d.mode.tolist() == [0.1, 0.0, -1.0, 0.5]
+    assert d.upper.tolist() == [math.inf, math.inf, 0.0, 1.5]
+    heavy = D.GeneralizedPareto(0.0, 1.0, t([0.7, 1.5]))        # no variance; no mean for ξ >= 1
+    assert np.isnan(heavy.variance.numpy()).all() and np.isnan(heavy.mean.numpy()[1])
+    assert heavy.mean.numpy()[0] == pytest.approx(1 / 0.3)
+    with pytest.raises(ValueError, match="scale"):
+        D.GeneralizedPareto(0.0, -1.0, 0.0)
+    with pytest.raises(ValueError, match="within the support"):
+        D.GeneralizedPareto(0.0, 1.0, -0.5).log_prob(t(3.0))         # above loc - scale/ξ = 2
+    with pytest.raises(ValueError, match="within the support"):
+        D.GeneralizedPareto(0.0, 1.0, 0.5).log_prob(t(-1.0))
+    assert dl.autograd.gradcheck(lambda a, b, c: D.GeneralizedPareto(a, b, c).log_prob(x[:2]),
+                                 tuple(t(v).requires_grad_() for v in ([0.1, 0.0], [2.0, 1.5],
+                                                                       [0.4, -0.3])))
+
+
+def test_logistic_normal_matches_pytorch():
+    d = D.LogisticNormal(t([0.3, -0.2]), t([1.2, 0.5]))
+    assert d.batch_shape == () and d.event_shape == (3,) and d.has_rsample
+    assert d.support is D.constraints.simplex
+    np.testing.assert_allclose(d.log_prob(t([0.2, 0.5, 0.3])).item(), 0.8264806940893101,
+                               rtol=1e-12)
+    one = D.LogisticNormal(0.5, 1.0)                      # a number: onto the 2-simplex
+    assert one.event_shape == (2,)
+    np.testing.assert_allclose(one.log_prob(t([0.3, 0.7])).item(), -0.26589654724197276,
+                               rtol=1e-6)
+    batch = D.LogisticNormal(dl.zeros(3, 2, dtype=F64), dl.ones(3, 2, dtype=F64))
+    expanded = batch.expand((5, 3))
+    assert isinstance(expanded, D.LogisticNormal) and expanded.batch_shape == (5, 3)
+    assert expanded.sample((2,)).shape == (2, 5, 3, 3)
+    dl.manual_seed(2)
+    draws = d.sample((20000,))
+    assert bool(dl.all(D.constraints.simplex.check(draws)))
+    # the draws pulled back by stick breaking are the base normal's
+    base = D.StickBreakingTransform().inv(draws).numpy()
+    assert np.all(np.abs(base.mean(0) - [0.3, -0.2]) < 5 * np.array([1.2, 0.5]) / np.sqrt(20000))
+
+    def loss(loc, scale):
+        dl.manual_seed(3)
+        y = D.LogisticNormal(loc, scale).rsample((4,))
+        return (y * t([1.0, 2.0, 3.0])).sum() + D.LogisticNormal(loc, scale).log_prob(y).sum()
+
+    assert dl.autograd.gradcheck(loss, (t([0.3, -0.2]).requires_grad_(),
+                                        t([1.2, 0.5]).requires_grad_()))
+
+
+def test_one_hot_categorical_straight_through_matches_pytorch():
+    p = t([0.2, 0.5, 0.3]).requires_grad_()
+    d = D.OneHotCategoricalStraightThrough(probs=p)
+    assert d.has_rsample and isinstance(d, D.OneHotCategorical)
+    x = d.rsample((2,))
+    assert x.detach().sum(-1).tolist() == [1.0, 1.0] and set(x.detach().numpy().ravel()) <= {0, 1}
+    (x * t([1.0, 2.0, 3.0])).sum().backward()
+    np.testing.assert_allclose(p.grad.numpy(), [-2.2, -0.2, 1.8], rtol=1e-12)   # PyTorch's
+    logits = t([0.1, 0.5, -0.3]).requires_grad_()
+    dl.manual_seed(0)
+    x = D.OneHotCategoricalStraightThrough(logits=logits).rsample()
+    (x * t([1.0, 2.0, 3.0])).sum().backward()
+    np.testing.assert_allclose(logits.grad.numpy(), [-0.2833, 0.0492, 0.2341], atol=1e-4)

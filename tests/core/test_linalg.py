@@ -508,3 +508,16 @@ def test_svd_face_refuses_a_vector():
         dl.svd(dl.tensor([1.0, 2.0]))
     with pytest.raises(ValueError, match="at least 2 dimensions"):
         dl.tensor([1.0, 2.0]).svd(compute_uv=False)
+
+
+def test_solve_triangular_broadcasts_a_matrix_with_fewer_batch_dimensions():
+    # B (2, 2) against A (2, 2, 2) is one matrix for both (PyTorch), not two vectors as
+    # linalg.solve would read it
+    lower = np.array([[2.0, 0.0], [1.0, 3.0]])
+    a = np.stack([lower, 2 * lower])
+    b = np.array([[1.0, 2.0], [3.0, 4.0]])
+    x = dl.linalg.solve_triangular(_t(a), _t(b), upper=False)
+    assert tuple(x.shape) == (2, 2, 2)
+    np.testing.assert_allclose(x.numpy(), [np.linalg.solve(m, b) for m in a], rtol=1e-12)
+    right = dl.linalg.solve_triangular(_t(a), _t(b), upper=False, left=False)
+    np.testing.assert_allclose(right.numpy(), [b @ np.linalg.inv(m) for m in a], rtol=1e-12)
