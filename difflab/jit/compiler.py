@@ -426,7 +426,7 @@ class CompiledFunction:
         joint, breaks, tracer = None, [], None
         try:
             joint, tracer, _ = _trace(self.fn, args, kwargs, state, is_grad_enabled(),
-                                      split=not self.fullgraph)
+                                      split=True)  # (fullgraph refuses the splits after)
             breaks = list(tracer.breaks)
         except Exception as exc:  # noqa: BLE001 (tracing failed: the eager call decides)
             what = "" if isinstance(exc, GraphError) else "tracing failed: "
@@ -460,10 +460,12 @@ class CompiledFunction:
             if b not in self.breaks:
                 self.breaks.append(b)
         if breaks and self.fullgraph:
-            raise GraphBreakError(
-                f"graph break in {self!r} with fullgraph=True: {breaks[0]}. Compute the "
-                f"choice inside the graph (dl.where(cond, a, b)) instead of reading the "
-                f"value into Python, or drop fullgraph=True to split the function there.")
+            hint = (" Compute the choice inside the graph (dl.where(cond, a, b)) instead of "
+                    "reading the value into Python, or drop fullgraph=True to split the "
+                    "function there." if breaks[0].splits else
+                    " Or drop fullgraph=True to let such a call run eagerly.")
+            raise GraphBreakError(f"graph break in {self!r} with fullgraph=True: "
+                                  f"{breaks[0]}.{hint}")
 
     def _compile_shape_only(self, args: tuple, kwargs: dict, state: list, leaves: list
                             ) -> _Graphs | None:

@@ -405,6 +405,23 @@ def test_fullgraph_makes_a_graph_break_an_error_naming_the_line():
         f(t(3))
     line = inspect.getsourcelines(branchy)[1] + 1
     assert f"{__file__}:{line}" in str(info.value)
+    # (a value read: the graph would be split there, nothing is "printed")
+    assert "dl.where" in str(info.value) and "printed" not in str(info.value)
+
+
+def test_fullgraph_names_what_to_do_for_a_break_that_is_no_value_read():
+    w = dl.ones(2, requires_grad=True)
+
+    def step(x):
+        loss = (w * x).sum()
+        loss.backward()
+        return loss
+
+    with pytest.raises(GraphBreakError, match=r"backward\(\) inside") as info:
+        dl.compile(step, fullgraph=True)(dl.ones(2))
+    assert "dl.where" not in str(info.value)
+    assert "drop fullgraph=True" in str(info.value)
+    assert w.grad is None  # (refused before the backward ran)
 
 
 def test_batchnorm_in_training_mode_compiles_and_updates_its_statistics_as_eager():
