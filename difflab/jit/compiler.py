@@ -303,6 +303,8 @@ class CompiledFunction:
                 key, entry, replay = found
                 if replay is not None:
                     return replay(args, state)
+                if isinstance(entry, _Eager):  # (a guard that runs eagerly, known as such)
+                    return self.fn(*args)
                 if isinstance(entry, Stage):
                     return self._follow(key, entry, args, kwargs, state, list(args))
                 return self._replay(entry, args, state)
@@ -321,10 +323,10 @@ class CompiledFunction:
                 self._warn_limit()
                 return self.fn(*args, **kwargs)
             entry = self.cache[key] = self._compile(args, kwargs, state, leaves)
-        if isinstance(entry, _Eager):
-            return self.fn(*args, **kwargs)
         if quick is not None:
             self.cache.remember(quick, key, entry)  # type: ignore[attr-defined]
+        if isinstance(entry, _Eager):
+            return self.fn(*args, **kwargs)
         if isinstance(entry, Stage):
             return self._follow(key, entry, args, kwargs, state, leaves)
         return self._replay(entry, leaves, state)

@@ -15,7 +15,8 @@ For it the guard says no more than one flat tuple does,
 (the nesting is "n tensors in a row", fixed by the tuple's length; a NumPy
 array's device is the CPU), so :class:`GuardCache` keeps such a *quick key*
 beside the full guard it stood for, and a later call with an equal quick key
-takes the same graphs without building the full guard.  Every guard is still
+takes the same graphs (or, for a guard that runs eagerly, a training step with
+``backward()`` inside, the eager call) without building the full guard.  Every guard is still
 checked: a new shape, dtype, ``requires_grad``, grad mode, parameter (by
 identity, shape and dtype) or ``training`` flag is a new quick key, which
 misses and takes the plain path (a trace).  Any other call (keywords, a

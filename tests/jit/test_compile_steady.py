@@ -153,6 +153,34 @@ def test_a_steady_call_does_not_build_the_full_guard(monkeypatch):
     assert want == pytest.approx(float(chain(x)), rel=1e-13)
 
 
+
+@pytest.mark.fastpath("8. dl.compile's later calls")
+def test_a_guard_that_runs_eagerly_is_known_by_its_quick_key(monkeypatch):
+    """A training step (backward() inside) runs eagerly: its later calls skip the full
+    guard too, and still equal eager steps."""
+    start = rng.standard_normal(3)
+    w = [dl.tensor(start.copy(), requires_grad=True) for _ in range(2)]
+
+    def step(x, w):
+        w.grad = None
+        loss = (w * x).sin().sum()
+        loss.backward()
+        return loss
+
+    f = dl.compile(lambda x: step(x, w[0]))
+    x = dl.tensor(rng.standard_normal(3))
+    f(x)
+    assert isinstance(next(iter(f.cache.values())), compiler._Eager)
+    assert len(f.cache.quick) == 1
+
+    def refuse(*args):
+        raise AssertionError("the full guard was built")
+
+    monkeypatch.setattr(compiler, "_flatten", refuse)
+    for _ in range(2):
+        assert float(f(x)) == float(step(x, w[1]))
+        np.testing.assert_array_equal(w[0].grad.numpy(), w[1].grad.numpy())
+
 def test_with_the_shortcuts_off_no_quick_key_is_kept(monkeypatch):
     monkeypatch.setattr(fastpath, "ENABLED", False)
     f = dl.compile(chain)
