@@ -657,16 +657,16 @@ class CorrCholeskyTransform(Transform):
 
     .. math::
 
-        L_{ij} = r_{ij} \sqrt{	extstyle\prod_{k<j} (1 - r_{ik}^2)}, \qquad
-        L_{ii} = \sqrt{	extstyle\prod_{k<i} (1 - r_{ik}^2)} ,
+        L_{ij} = r_{ij} \sqrt{\textstyle\prod_{k<j} (1 - r_{ik}^2)}, \qquad
+        L_{ii} = \sqrt{\textstyle\prod_{k<i} (1 - r_{ik}^2)} ,
 
     inverse: rᵢⱼ = Lᵢⱼ / √(1 - Σ_{k<j} Lᵢₖ²), x = atanh r.  The Jacobian of x onto the
     strict lower triangle of L is triangular, so
 
     .. math::
 
-        \log|\det J| = \sum_{i>j} \Big[	frac12 \logig(1 - 	extstyle\sum_{k<j} L_{ik}^2ig)
-                       + \log(1 - 	anh^2 x_{ij})\Big]
+        \log|\det J| = \sum_{i>j} \Big[\tfrac12 \log\big(1 - \textstyle\sum_{k<j} L_{ik}^2\big)
+                       + \log(1 - \tanh^2 x_{ij})\Big]
 
     (the diagonal is fixed by the rest, as stick breaking's last piece).  It is
     ``biject_to(constraints.corr_cholesky)``, the support of
