@@ -114,3 +114,14 @@ def test_the_checks_see_functions_methods_and_nested_functions():
         _check({"f.py::g": 31}, {"f.py::g": 30}, MAX_COMPLEXITY, "functions of complexity")
     with pytest.raises(AssertionError, match="take them off"):
         _check({"f.py::g": 20}, {"f.py::g": 30}, MAX_COMPLEXITY, "functions of complexity")
+
+
+def test_no_source_holds_a_control_character():
+    """A tab, backspace or form feed in the source is a ``\\t``, ``\\b`` or ``\\f`` that
+    a non-raw string (or an editor) turned into one: LaTeX such as ``\\tanh`` or
+    ``\\big`` in a docstring then renders as garbage."""
+    found = [f"{path.relative_to(ROOT)}:{n}" for path in _sources() + sorted(
+        (ROOT / "tests").rglob("*.py")) for n, line in enumerate(
+        path.read_text(encoding="utf-8").splitlines(), 1)
+        if any(c in line for c in "\t\b\f")]
+    assert not found, f"control characters at {found}"
