@@ -647,6 +647,20 @@ for _name in ("rand", "randn", "random", "random_sample", "uniform", "normal", "
 _SUBMODULES = {"numpy": sys.modules[__name__], "numpy.linalg": linalg, "numpy.fft": fft,
                "numpy.random": random}
 
+def _live_bytes() -> int:
+    """The bytes of the device arrays alive that own their memory (the pool's count)."""
+    import gc
+
+    return builtins.sum(a._data.nbytes for a in gc.get_objects()
+                        if type(a) is ndarray and a._data.base is None)
+
+
+_POOL = fake_cuda.MemoryPool(_live_bytes)
+get_default_memory_pool = lambda: _POOL  # noqa: E731  (cupy.get_default_memory_pool)
+cuda.runtime.memGetInfo = lambda: (fake_cuda.TOTAL_MEMORY - _POOL.used_bytes(),
+                                   fake_cuda.TOTAL_MEMORY)
+
+
 # --------------------------------------------------------------------------- cupyx
 
 
