@@ -24,6 +24,7 @@ from difflab.autograd import engine, functional
 from difflab.jit import standins
 from difflab.jit.breaks import SPLITTING_READS, GraphBreak, Read, read_key
 from difflab.jit.graph import Graph, Ref
+from difflab.jit.passes import optimize
 from difflab.jit.tracing import Tracer, _flatten, _generator_kept, _user_frame, unflatten
 from difflab.tensor import Tensor
 
@@ -272,7 +273,21 @@ def _trace(fn: Callable, args: tuple, kwargs: dict, state: list, need_grad: bool
     joint = tracer.graph((out_leaves, grads))
     joint.output_spec = out_spec
     joint.n_outputs = len(out_leaves)  # type: ignore[attr-defined]
+    first_order = getattr(tracer, "first_order_grads", None)
+    if first_order is not None:  # (the graph a replay's first-order backward runs)
+        joint = _pruned(joint)
+        joint.first_order = _pruned(  # type: ignore[attr-defined]
+            tracer.graph((out_leaves, first_order)), out_spec, len(out_leaves))
     return joint, tracer, result
+
+
+def _pruned(graph: Graph, output_spec: Any = None, n_outputs: int | None = None) -> Graph:
+    """``graph`` without the nodes its outputs do not need (the tracer recorded the
+    backward twice, so each graph holds the other's nodes too)."""
+    pruned = optimize(graph, ("dce",))
+    pruned.output_spec = graph.output_spec if output_spec is None else output_spec
+    pruned.n_outputs = graph.n_outputs if n_outputs is None else n_outputs  # type: ignore[attr-defined]
+    return pruned
 
 
 def _traced_backward(tracer: _CompileTracer, primals: list, outputs: list) -> list:
@@ -293,8 +308,20 @@ def _traced_backward(tracer: _CompileTracer, primals: list, outputs: list) -> li
         g._requires_grad = True  # (a recorded seed: the VJPs' reshapes of it are traced too)
         tracer.add_input(f"g{len(cotangents)}", g)
         cotangents.append(g)
-    grads = functional.grad([o for _, o in outs], wrt, grad_outputs=cotangents,
-                            create_graph=True, allow_unused=True)
+    differentiated = [o for _, o in outs]
+    grads = functional.grad(differentiated, wrt, grad_outputs=cotangents, create_graph=True,
+                            retain_graph=True, allow_unused=True)
+    # The same gradients again, first order only: the backward a replay runs, by each
+    # primitive's array rule where that is cheaper (``first_order_is_cheaper``: conv2d's
+    # saved columns, a GRU cell's gates), as eager mode's backward does.  The graph of
+    # ``grads``, differentiable again, serves a backward with create_graph=True.
+    # (Only where such a primitive ran: elsewhere the two are the same graph.  Not for a
+    # function split at graph breaks: its stages are cut from one graph.)
+    if not tracer.reads and any(n.op.first_order_is_cheaper for n in tracer.nodes):
+        first_order = functional.grad(differentiated, wrt, grad_outputs=cotangents,
+                                      allow_unused=True)
+        tracer.first_order_grads = [  # type: ignore[attr-defined]
+            g for g in first_order if g is not None]
     # A tensor the outputs do not depend on gets no gradient (its .grad stays None).
     tracer.wrt = [w for g, w in zip(grads, wrt) if g is not None]  # type: ignore[attr-defined]
     return [g for g in grads if g is not None]

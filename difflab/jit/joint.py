@@ -272,7 +272,9 @@ def _build(joint: Graph, tracer: Any, passes: tuple, seconds: float) -> _Graphs:
     targets = [arguments.index(name) for name in joint.updates]
     # (outputs, updates, gradients: the updates count as outputs from here on)
     whole = _updates_after_outputs(getattr(joint, "whole", joint), n)
-    joint = _updates_after_outputs(joint, n)
+    # The replayed backward is the first-order one (array rules), where the trace has it;
+    # ``whole``, differentiable again, serves create_graph=True.
+    joint = _updates_after_outputs(getattr(joint, "first_order", joint), n)
     differentiable = getattr(tracer, "differentiable", [])
     wrt_tensors = getattr(tracer, "wrt", [])
     captured = [(t, t.array.shape) for t in tracer.captured]

@@ -424,6 +424,38 @@ def test_fullgraph_names_what_to_do_for_a_break_that_is_no_value_read():
     assert w.grad is None  # (refused before the backward ran)
 
 
+
+def test_a_compiled_backward_takes_the_array_rules_eager_mode_takes():
+    """conv2d and max_pool2d have array rules cheaper than their recorded VJPs (conv2d
+    reuses its saved columns): the replayed backward runs them as one node each, with
+    eager's numbers bit for bit; create_graph=True still differentiates through them."""
+    def make():
+        dl.manual_seed(3)
+        return nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                             nn.Linear(18, 3)).double()
+
+    x = dl.tensor(rng.normal(size=(2, 1, 8, 8)), requires_grad=True)
+    eager, model = make(), make()
+    compiled = dl.compile(model)
+    for net in (eager, compiled):
+        for _ in range(2):
+            (net(x) ** 2).sum().backward()
+    for a, b in zip(eager.parameters(), model.parameters()):
+        assert a.grad.numpy().tobytes() == b.grad.numpy().tobytes()
+    (entry,) = compiled.__dict__["_compiled"].cache.values()
+    counts = entry.backward.op_counts()
+    # (one node each, named after the first adjoint it gives: x's, as x requires grad)
+    assert counts.get("conv2d_vjp0") == 1 and counts.get("max_pool2d_vjp0") == 1
+    assert "im2col" not in counts and "col2im" not in counts
+    # a gradient penalty: the differentiable backward, through the same compiled module
+    penalties = []
+    for net in (eager, compiled):
+        (gx,) = dl.autograd.grad((net(x) ** 2).sum(), [x], create_graph=True)
+        penalties.append(dl.autograd.grad((gx ** 2).sum(), list(net.parameters())))
+    for a, b in zip(*penalties):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-12)
+
+
 def test_batchnorm_in_training_mode_compiles_and_updates_its_statistics_as_eager():
     dl.manual_seed(0)
     eager = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Tanh()).double()
