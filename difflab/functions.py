@@ -40,9 +40,11 @@ from difflab.tensor import Tensor
 from difflab.tensor_arguments import (
     MinMax,
     promote,
+    rounded_division,
     tensor_of,
     unary_operand,
     unwrap,
+    unwrap_operand,
     view_of,
     write_out,
 )
@@ -241,7 +243,6 @@ for _op in registry.elementwise_ops():
     if _op.rule.numpy_name:
         ELEMENTWISE.setdefault(_op.rule.numpy_name, ELEMENTWISE[_op.name])
 globals().update(ELEMENTWISE)  # difflab.sin, difflab.exp, ... (one per registered rule)
-true_divide = ELEMENTWISE["div"]
 
 
 def bind(op: Any, *inputs: Any, **params: Any) -> Any:
@@ -258,6 +259,24 @@ def bind(op: Any, *inputs: Any, **params: Any) -> Any:
         return apply(op, *inputs, **params)
     xp = backend.array_module(inputs[0])
     return op.forward(registry.Context(), xp, *inputs, **params)
+
+
+def div(input: Any, other: Any, *, rounding_mode: str | None = None,  # noqa: A002
+        out: Tensor | None = None) -> Any:
+    # (the generated face of the rule ``div``, with PyTorch's rounding_mode: a rounded
+    # quotient is the primitive floor_divide or trunc_divide, in the operands' common
+    # dtype, so integers stay integers; the docstring is the rule's, see Div)
+    name = rounded_division(rounding_mode)
+    if name is None:
+        return write_out(out, _binary(registry.DIV, input, other))
+    if _handler_for(input) is None and _handler_for(other) is None and (
+            isinstance(input, Tensor) or isinstance(other, Tensor)):
+        input, other = promote(unwrap_operand(input), unwrap_operand(other))
+    return write_out(out, bind(registry.PRIMITIVES[name], _plain(input), _plain(other)))
+
+
+div.__doc__ = ELEMENTWISE["div"].__doc__
+ELEMENTWISE["div"] = ELEMENTWISE["divide"] = divide = true_divide = div
 
 
 linalg_ops.register_bind(bind)  # (the linear-algebra rules apply primitives inside rules)

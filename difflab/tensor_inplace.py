@@ -36,6 +36,7 @@ from difflab.tensor_arguments import (
     fill_number,
     index_arrays,
     is_tensor,
+    rounded_division,
     unwrap,
     unwrap_operand,
     wrap,
@@ -348,30 +349,54 @@ class InPlaceMethods:
         return self._inplace(_ops.MUL, other, "multiply", "mul_")
 
     @_in_place("div")
-    def div_(self, other: Any) -> Tensor:
+    def div_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         """In-place :func:`difflab.div`: writes ``self / other`` into ``self``.
 
         ``x /= y`` is ``x.div_(y)``: true division, so an integer tensor refuses (its
-        quotients are floats; use ``x = x / y``, or ``x.floor_divide(y)``).
+        quotients are floats; use ``x = x / y``, or a ``rounding_mode``, which keeps
+        integers integers).
 
         Parameters
         ----------
         other : Tensor or number
             The divisor, broadcastable to ``self``'s shape.
+        rounding_mode : {None, "trunc", "floor"}, optional
+            None (the default): true division; ``"trunc"``: rounded towards zero;
+            ``"floor"``: rounded down, as ``//`` (see :func:`difflab.div`).
 
         Raises
         ------
         RuntimeError
             When the result cannot be written into ``self`` (shape or dtype: an
-            integer ``self``), as for :meth:`difflab.Tensor.add_`.
+            integer ``self`` without a ``rounding_mode``), as for
+            :meth:`difflab.Tensor.add_`; for a ``rounding_mode`` other than these.
+        ZeroDivisionError
+            With a ``rounding_mode``, for an integer divisor that is 0 (the error
+            is a RuntimeError too, as PyTorch's).
 
         Examples
         --------
         >>> import difflab as dl
         >>> dl.tensor([3.0, 5.0]).div_(2).tolist()
         [1.5, 2.5]
+        >>> dl.tensor([7, -7]).div_(2, rounding_mode="trunc").tolist()
+        [3, -3]
         """
-        return self._inplace(_ops.DIV, other, "divide", "div_")
+        if rounded_division(rounding_mode) is None:
+            return self._inplace(_ops.DIV, other, "divide", "div_")
+
+        def rounded(x: Tensor) -> Tensor:  # (no derivative: written in as floor_ writes)
+            quotient = x.div(other, rounding_mode=rounding_mode)
+            if not np.can_cast(np.dtype(quotient.dtype), np.dtype(self.dtype), "same_kind"):
+                raise RuntimeError(
+                    f"div_: result type {quotient.dtype} can't be cast to the desired output "
+                    f"type {self.dtype} (an integer tensor divided by a float); use "
+                    f"x = x.div(other, rounding_mode={rounding_mode!r})")
+            return quotient
+
+        return self._replace_with(rounded, "div_")
+
+    divide_ = div_  # (PyTorch's other name)
 
     __iadd__ = add_
     __isub__ = sub_

@@ -35,6 +35,7 @@ from difflab.tensor_arguments import (
     operand,
     promote,
     require_tensor,
+    rounded_division,
     shape_args,
     unwrap,
     unwrap_operand,
@@ -58,7 +59,8 @@ def _no_grad_binary(op: Any, a: Any, b: Any) -> Any:
 
 
 def _integer_division(name: str, a: Any, b: Any) -> Tensor:
-    """``a // b`` or ``a % b`` in the common dtype (PyTorch floors, as Python does)."""
+    """``a // b``, ``a % b`` or ``a / b`` rounded towards 0 (``name``: the primitive) in
+    the common dtype, integers staying integers (PyTorch floors, as Python does)."""
     return _apply(_ops.PRIMITIVES[name], *promote(unwrap_operand(a), unwrap_operand(b)))
 
 
@@ -403,12 +405,15 @@ class TensorMethods:
         """
         return self * other
 
-    def div(self, other: Any) -> Tensor:
-        """Quotient, elementwise: ``x / other``.
+    def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        """Quotient, elementwise: ``x / other``, or rounded (``rounding_mode``).
 
         See :func:`difflab.div` for the parameters, the derivative rule and examples.
         """
-        return self / other
+        name = rounded_division(rounding_mode)
+        return self / other if name is None else _integer_division(name, self, other)
+
+    divide = div  # (NumPy's and PyTorch's other name)
 
     def pow(self, exponent: Any) -> Tensor:
         """Power, elementwise: ``x ** exponent``.

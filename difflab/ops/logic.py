@@ -44,21 +44,41 @@ class Pointwise(NoDerivative):
         return f"NoDerivative({self.name})"
 
 
+class IntegerDivisionError(ZeroDivisionError, RuntimeError):
+    """An integer divided by zero (``//``, ``%``, ``div`` with a ``rounding_mode``).
+
+    Both a ``ZeroDivisionError``, as Python's ``1 // 0``, and a ``RuntimeError``, what
+    PyTorch raises there (with the message ``ZeroDivisionError``): code written for
+    either catches it.
+    """
+
+
 def _integer_division(operation: Callable) -> Callable:
-    """``a // b`` or ``a % b``; dividing integers by zero is an error, as in PyTorch
-    (NumPy would warn and give 0)."""
+    """``a // b``, ``a % b`` or ``a / b`` rounded; dividing integers by zero is an error,
+    as in PyTorch (NumPy would warn and give 0)."""
 
     def divide(xp: Any, a: Any, b: Any) -> Any:
-        if result_type(a, b).kind in "iub":
+        if result_type(a, b).kind in "iub" and 0 not in np.broadcast_shapes(
+                np.shape(a), np.shape(b)):  # (an empty result divides nothing)
             zero = b == 0
             if bool(zero.any() if hasattr(zero, "any") else zero):
-                raise ZeroDivisionError(
+                raise IntegerDivisionError(
                     "integer division or modulo by zero: a divisor is 0 (make the tensor "
                     "floating with .float() to get inf or nan instead)"
                 )
-        return operation(a, b)
+        return operation(xp, a, b)
 
     return divide
+
+
+def _trunc_divide(xp: Any, a: Any, b: Any) -> Any:
+    """a / b rounded towards zero, PyTorch's ``rounding_mode="trunc"``: ``trunc(a / b)``
+    for floats (so ``inf / 2`` stays inf, where ``//`` gives nan); integers stay exact,
+    as C's ``/``: the floor, one up where it rounded a negative quotient down."""
+    if result_type(a, b).kind not in "iub":
+        return xp.trunc(a / b)
+    floor = a // b
+    return floor + ((floor * b != a) & ((a < 0) != (b < 0)))
 
 
 def _as_bool(x: Any) -> Any:
@@ -110,8 +130,9 @@ POINTWISE = [
     Pointwise("floor", lambda xp, x: xp.floor(x), "⌊x⌋"),
     Pointwise("ceil", lambda xp, x: xp.ceil(x), "⌈x⌉"),
     Pointwise("heaviside", _heaviside, "1 for x > 0, 0 for x < 0, a given value at 0"),
-    Pointwise("floor_divide", _integer_division(lambda a, b: a // b), "⌊a / b⌋"),
-    Pointwise("remainder", _integer_division(lambda a, b: a % b), "a - ⌊a / b⌋·b"),
+    Pointwise("floor_divide", _integer_division(lambda xp, a, b: a // b), "⌊a / b⌋"),
+    Pointwise("trunc_divide", _integer_division(_trunc_divide), "a / b rounded towards 0"),
+    Pointwise("remainder", _integer_division(lambda xp, a, b: a % b), "a - ⌊a / b⌋·b"),
 ]
 
 
