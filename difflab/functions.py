@@ -40,6 +40,7 @@ from difflab.tensor import Tensor
 from difflab.tensor_arguments import (
     MinMax,
     promote,
+    reduction_dims,
     rounded_division,
     tensor_of,
     unary_operand,
@@ -579,7 +580,9 @@ def sum(input: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
     input : Tensor, array, float or Dual
         The values (a Tensor is recorded on the tape).
     dim : int or tuple of int, optional
-        The dimensions to reduce (``axis``: NumPy's name); default: all.
+        The dimensions to reduce; default: all (an empty ``[]`` or ``()`` also means
+        all, as in PyTorch; NumPy's ``axis=``, accepted too, keeps NumPy's meaning:
+        ``axis=()`` reduces none).
     keepdim : bool, default False
         Keep the reduced dimensions with size 1 (``keepdims``: NumPy's name).
 
@@ -597,8 +600,13 @@ def sum(input: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
     >>> dl.sum(x, 1, keepdim=True)
     tensor([[3.],
             [7.]])
+
+    An empty ``dim`` is every dimension (PyTorch's meaning; NumPy's ``axis=()`` is none):
+
+    >>> dl.sum(x, dim=[]), tuple(dl.sum(x, axis=()).shape)
+    (tensor(10.), (2, 2))
     """
-    dim = axis if dim is None else dim
+    dim = axis if dim is None else reduction_dims(dim)  # (dim=[]: all; NumPy's axis=(): none)
     keepdim = keepdims if keepdims is not None else keepdim
     if isinstance(input, Tensor) or hasattr(input, "sum") and not isinstance(input, np.ndarray):
         return input.sum(axis=dim, keepdims=keepdim)
@@ -613,9 +621,10 @@ def mean(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A0
     input : Tensor, array, float or Dual
         The values (a Tensor is recorded on the tape).
     dim : int or tuple of int, optional
-        The dimensions to reduce (``axis``: NumPy's name); default: all.
+        The dimensions to reduce; default: all (an empty ``[]`` or ``()`` also means
+        all, as in PyTorch).
     keepdim : bool, default False
-        Keep the reduced dimensions with size 1 (``keepdims``: NumPy's name).
+        Keep the reduced dimensions with size 1.
 
     Returns
     -------
@@ -631,7 +640,7 @@ def mean(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A0
     """
     if isinstance(input, Tensor):
         return input.mean(dim, keepdim)
-    return backend.array_module(input).mean(input, axis=dim, keepdims=keepdim)
+    return backend.array_module(input).mean(input, axis=reduction_dims(dim), keepdims=keepdim)
 
 
 def matmul(input: Any, other: Any, *, out: Tensor | None = None) -> Any:  # noqa: A002
@@ -866,7 +875,8 @@ def var(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: b
     input : Tensor, array or list
         The values (floating point).
     dim : int or tuple of int, optional
-        The dimensions to reduce; default (None): all of them.
+        The dimensions to reduce; default (None): all of them (an empty ``[]`` or
+        ``()`` also means all, as in PyTorch).
     unbiased : bool, optional
         PyTorch's older spelling of ``correction``: True is ``correction=1``, False is
         ``correction=0``.
@@ -940,7 +950,8 @@ def std(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: b
     input : Tensor, array or list
         The values (floating point).
     dim : int or tuple of int, optional
-        The dimensions to reduce; default (None): all of them.
+        The dimensions to reduce; default (None): all of them (an empty ``[]`` or
+        ``()`` also means all, as in PyTorch).
     unbiased : bool, optional
         PyTorch's older spelling of ``correction``: True is 1, False is 0.
     keepdim : bool, default False
@@ -1002,7 +1013,8 @@ def norm(input: Tensor, p: Any = 2, dim: Any = None, keepdim: bool = False) -> T
         or ``"inf"`` (largest magnitude), ``-inf`` (smallest), 0 (how many entries are
         nonzero), any other number p for (Σ|x|ᵖ)^(1/p).
     dim : int or tuple of int, optional
-        The dimensions to reduce; default: all of them (a matrix's Frobenius norm).
+        The dimensions to reduce; default: all of them (a matrix's Frobenius norm;
+        an empty ``[]`` or ``()`` also means all, as in PyTorch).
     keepdim : bool, default False
         Keep the reduced dimensions with size 1.
 

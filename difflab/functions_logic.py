@@ -18,7 +18,7 @@ import numpy as np
 from difflab.autograd.engine import apply
 from difflab.ops.registry import PRIMITIVES
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import tensor_of, write_out
+from difflab.tensor_arguments import reduction_dims, tensor_of, write_out
 
 
 def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001, A002
@@ -29,7 +29,8 @@ def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noq
     input : Tensor, array or list
         The values: booleans, or numbers (true where not zero).
     dim : int or tuple of int, optional
-        The dimensions to reduce; default: all of them.
+        The dimensions to reduce; default: all of them (an empty ``[]`` or ``()``
+        reduces none, as in PyTorch: each element's truth value).
     keepdim : bool, default False
         Keep the reduced dimensions with size 1.
 
@@ -69,7 +70,8 @@ def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noq
     input : Tensor, array or list
         The values: booleans, or numbers (true where not zero).
     dim : int or tuple of int, optional
-        The dimensions to reduce; default: all of them.
+        The dimensions to reduce; default: all of them (an empty ``[]`` or ``()``
+        reduces none, as in PyTorch: each element's truth value).
     keepdim : bool, default False
         Keep the reduced dimensions with size 1.
 
@@ -473,7 +475,8 @@ def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
     input : Tensor, array or list
         The values (False counts as zero).
     dim : int or tuple of int, optional
-        The dimensions to count over; default: all of them.
+        The dimensions to count over; default: all of them (an empty ``[]`` or
+        ``()`` also means all, as in PyTorch).
 
     Returns
     -------
@@ -499,7 +502,7 @@ def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
     >>> x.count_nonzero(1)
     tensor([1, 2])
     """
-    return apply(PRIMITIVES["count_nonzero"], tensor_of(input), axis=dim)
+    return apply(PRIMITIVES["count_nonzero"], tensor_of(input), axis=reduction_dims(dim))
 
 
 def is_nonzero(input: Tensor) -> bool:  # noqa: A002

@@ -23,6 +23,7 @@ from difflab.ops.shapes import (  # noqa: F401  (the checks of dims and sizes, r
     dim_index,
     dim_indices,
     integer,
+    reduction_dims,
     shape_args,
 )
 

@@ -34,6 +34,7 @@ from difflab.tensor_arguments import (
     new_shape,
     operand,
     promote,
+    reduction_dims,
     require_tensor,
     rounded_division,
     shape_args,
@@ -437,7 +438,7 @@ class TensorMethods:
         ``dtype`` casts the result.  See :func:`difflab.sum` for the parameters and
         examples.
         """
-        dim = axis if dim is None else dim
+        dim = axis if dim is None else reduction_dims(dim)  # (dim=[]: all, as PyTorch's)
         keepdim = keepdims if keepdims is not None else keepdim
         out = _apply(_structural.Sum, self, axis=as_axes(dim, "sum"), keepdims=keepdim)
         return out if dtype is None else out.to(dtype)
@@ -448,7 +449,7 @@ class TensorMethods:
 
         See :func:`difflab.mean` for the parameters and examples.
         """
-        dim = axis if dim is None else dim
+        dim = axis if dim is None else reduction_dims(dim)  # (dim=[]: all, as PyTorch's)
         keepdim = keepdims if keepdims is not None else keepdim
         if self.dtype.kind not in "fc":
             raise RuntimeError(
@@ -466,6 +467,7 @@ class TensorMethods:
         if isinstance(dim, bool) and unbiased is None:  # var(unbiased): PyTorch's oldest form
             dim, unbiased = None, dim
         correction = _correction(unbiased, correction)
+        dim = reduction_dims(dim)  # (dim=[]: every element, as PyTorch's)
         if self.dtype.kind not in "fc":
             raise RuntimeError(f"var() and std() need a floating point tensor, got "
                                f"{self.dtype}: call .float() first")
