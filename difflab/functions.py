@@ -1749,7 +1749,6 @@ from difflab.functions_logic import (  # noqa: E402, F401  (re-exported)
     lt,
     ne,
     not_equal,
-    remainder,
 )
 
 # The engine computes a recorded backward (create_graph=True) with this module as xp.

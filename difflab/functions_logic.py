@@ -404,29 +404,6 @@ def floor_divide(input: Any, other: Any) -> Tensor:  # noqa: A002
     return tensor_of(input) // other
 
 
-def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002
-    """input - ⌊input / other⌋ · other, the sign of ``other`` (as Python's %).
-
-    Parameters
-    ----------
-    input : Tensor or array_like
-        The dividend.
-    other : Tensor or number
-        The divisor.
-
-    Returns
-    -------
-    Tensor
-
-    Examples
-    --------
-    >>> import difflab as dl
-    >>> dl.remainder(dl.tensor([7.0, -7.0]), 3)
-    tensor([1., 2.])
-    """
-    return tensor_of(input) % other
-
-
 def _logical(name: str) -> Any:
     def logical(input: Any, other: Any) -> Tensor:  # noqa: A002
         return apply(PRIMITIVES[name], tensor_of(input), tensor_of(other))

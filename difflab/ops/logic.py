@@ -21,6 +21,7 @@ import numpy as np
 
 from difflab import backend
 from difflab.dtypes import result_type
+from difflab.ops.division import check_integer_divisor
 from difflab.ops.primitive import NoDerivative
 from difflab.ops.reductions import _normalize_axis
 from difflab.ops.shapes import dim_index
@@ -44,28 +45,12 @@ class Pointwise(NoDerivative):
         return f"NoDerivative({self.name})"
 
 
-class IntegerDivisionError(ZeroDivisionError, RuntimeError):
-    """An integer divided by zero (``//``, ``%``, ``div`` with a ``rounding_mode``).
-
-    Both a ``ZeroDivisionError``, as Python's ``1 // 0``, and a ``RuntimeError``, what
-    PyTorch raises there (with the message ``ZeroDivisionError``): code written for
-    either catches it.
-    """
-
-
 def _integer_division(operation: Callable) -> Callable:
-    """``a // b``, ``a % b`` or ``a / b`` rounded; dividing integers by zero is an error,
-    as in PyTorch (NumPy would warn and give 0)."""
+    """``a // b`` or ``a / b`` rounded; dividing integers by zero is an error, as in
+    PyTorch (NumPy would warn and give 0): ``fmod`` and ``remainder`` check alike."""
 
     def divide(xp: Any, a: Any, b: Any) -> Any:
-        if result_type(a, b).kind in "iub" and 0 not in np.broadcast_shapes(
-                np.shape(a), np.shape(b)):  # (an empty result divides nothing)
-            zero = b == 0
-            if bool(zero.any() if hasattr(zero, "any") else zero):
-                raise IntegerDivisionError(
-                    "integer division or modulo by zero: a divisor is 0 (make the tensor "
-                    "floating with .float() to get inf or nan instead)"
-                )
+        check_integer_divisor(a, b)
         return operation(xp, a, b)
 
     return divide
@@ -132,7 +117,6 @@ POINTWISE = [
     Pointwise("heaviside", _heaviside, "1 for x > 0, 0 for x < 0, a given value at 0"),
     Pointwise("floor_divide", _integer_division(lambda xp, a, b: a // b), "⌊a / b⌋"),
     Pointwise("trunc_divide", _integer_division(_trunc_divide), "a / b rounded towards 0"),
-    Pointwise("remainder", _integer_division(lambda xp, a, b: a % b), "a - ⌊a / b⌋·b"),
 ]
 
 

@@ -159,3 +159,73 @@ def test_a_traced_function_replays_the_rounding_mode():
 
     graph = dl.jit.trace(f, (dl.tensor([7.0, -7.0]), dl.tensor([2.0, 2.0])))
     assert graph(dl.tensor([9.0, -9.0]), dl.tensor([4.0, 4.0])).tolist() == [4.0, -5.0]
+
+
+# torch.fmod / torch.remainder(torch.tensor(A), torch.tensor(B)).tolist()
+FMOD = [1.0, -1.0, 1.5, -1.5, -0.0, 0.0, NAN, NAN, NAN, NAN, NAN, NAN, 5.0, -5.0]
+REMAINDER = [1.0, 1.0, -0.5, -1.5, -0.0, 0.0, NAN, NAN, NAN, NAN, NAN, NAN, 5.0, INF]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # (NumPy's words on x % 0.0)
+def test_fmod_and_remainder_of_floats_are_pytorchs():
+    a, b = dl.tensor(A), dl.tensor(B)
+    _same(dl.fmod(a, b).tolist(), FMOD)  # (the zeros' signs too: the dividend's)
+    _same(a.fmod(b).tolist(), FMOD)
+    # remainder: the same values; a zero result takes the divisor's sign, as NumPy's
+    # (PyTorch's takes the dividend's: -0.0 % 3 is -0.0 there, 0.0 here)
+    for result in (dl.remainder(a, b), a.remainder(b), a % b):
+        np.testing.assert_array_equal(result.tolist(), REMAINDER)
+    # exact where a - b·q in floating point loses every digit (PyTorch 2.13's values)
+    assert dl.fmod(dl.tensor([1e10]), 3.3).item() == pytest.approx(0.2961106300354004)
+    assert dl.remainder(dl.tensor([-1e10]), 3.3).item() == pytest.approx(3.003889322280884)
+    assert dl.fmod(dl.tensor([5.5]), INF).item() == 5.5  # (was nan: 5.5 - inf·0)
+
+
+def test_fmod_and_remainder_of_integers_are_exact_and_keep_the_common_dtype():
+    a, b = dl.tensor([7, -7, 7, -7]), dl.tensor([3, 3, -3, -3])
+    assert dl.fmod(a, b).tolist() == [1, -1, 1, -1]
+    assert dl.remainder(a, b).tolist() == [1, 2, -2, -1] == (a % b).tolist()
+    assert dl.fmod(a, b).dtype == dl.remainder(a, b).dtype == dl.int64
+    assert dl.fmod(a, 2.5).tolist() == [2.0, -2.0, 2.0, -2.0]
+    assert dl.fmod(a, 2.5).dtype == dl.float32
+    assert dl.fmod(dl.tensor([2**62 + 1]), 3).tolist() == [2]  # (was 0, through floats)
+    assert dl.remainder(dl.tensor([-(2**62) - 1]), 3).tolist() == [1]
+    mixed = dl.fmod(dl.tensor([5], dtype=dl.int8), dl.tensor([2], dtype=dl.int32))
+    assert mixed.dtype == dl.int32  # (was int8: the input's dtype, not the common one)
+    assert dl.remainder(7, dl.tensor([2, -2])).tolist() == [1, -1]
+    with pytest.raises(RuntimeError, match="divisor is 0") as error:
+        dl.fmod(dl.tensor([1, 2]), 0)  # (was -9223372036854775808, with NumPy's warning)
+    assert isinstance(error.value, ZeroDivisionError)
+    with pytest.raises(ZeroDivisionError):
+        dl.remainder(dl.tensor([1]), dl.tensor([0]))
+    assert dl.fmod(dl.empty(0, dtype=dl.int64), 0).shape == (0,)
+
+
+def test_fmod_and_remainder_have_pytorchs_gradient():
+    # PyTorch 2.13: ∂/∂a = 1, ∂/∂b = -trunc(a/b) (fmod) or -floor(a/b) (remainder)
+    a = dl.tensor([5.5, -5.5, 7.0], requires_grad=True)
+    b = dl.tensor([2.0, 2.0, -3.0], requires_grad=True)
+    dl.remainder(a, b).sum().backward()
+    assert a.grad.tolist() == [1.0, 1.0, 1.0] and b.grad.tolist() == [-2.0, 3.0, 3.0]
+    a.grad = b.grad = None
+    dl.fmod(a, b).sum().backward()
+    assert a.grad.tolist() == [1.0, 1.0, 1.0] and b.grad.tolist() == [-2.0, 2.0, 2.0]
+    x = dl.tensor([1.3, -2.5, 4.1], dtype=dl.float64, requires_grad=True)
+    y = dl.tensor([0.7, 0.9, -1.1], dtype=dl.float64, requires_grad=True)
+    assert gradcheck(lambda x, y: dl.fmod(x * x, y) + dl.remainder(x, y * y), (x, y))
+
+
+@pytest.mark.parametrize("method", ["forward", "reverse", "symbolic", "numeric"])
+def test_every_method_differentiates_the_remainders_alike(method):
+    # d/dx [fmod(x², 0.7) + remainder(3.1, x)] = 2x - floor(3.1 / x): 0.6 at 1.3
+    def f(x):
+        return dl.fmod(x * x, 0.7) + dl.remainder(3.1, x)
+
+    assert dl.derivative(f, method=method)(1.3) == pytest.approx(0.6, abs=1e-6)
+
+
+def test_the_symbolic_remainders_print_and_differentiate():
+    s, t = sympy.symbols("s t")
+    assert str(dl.fmod(s, t)) == "fmod(s, t)"
+    assert str(sympy.diff(dl.remainder(s, t), t)) == "(-s + remainder(s, t))/t"
+    assert float(dl.remainder(sympy.Float(-7.0), 3)) == 2.0  # (numbers evaluate)
