@@ -384,19 +384,88 @@ class InPlaceMethods:
         """
         if rounded_division(rounding_mode) is None:
             return self._inplace(_ops.DIV, other, "divide", "div_")
+        # (no derivative: written in as floor_ writes its values)
+        return self._replace_with_result(
+            lambda x: x.div(other, rounding_mode=rounding_mode), "div_")
 
-        def rounded(x: Tensor) -> Tensor:  # (no derivative: written in as floor_ writes)
-            quotient = x.div(other, rounding_mode=rounding_mode)
-            if not np.can_cast(np.dtype(quotient.dtype), np.dtype(self.dtype), "same_kind"):
-                raise RuntimeError(
-                    f"div_: result type {quotient.dtype} can't be cast to the desired output "
-                    f"type {self.dtype} (an integer tensor divided by a float); use "
-                    f"x = x.div(other, rounding_mode={rounding_mode!r})")
-            return quotient
+    divide_ = true_divide_ = div_  # (PyTorch's other names)
 
-        return self._replace_with(rounded, "div_")
+    @_in_place("floor_divide")
+    def floor_divide_(self, other: Any) -> Tensor:
+        """In-place :func:`difflab.floor_divide`: writes ``self // other`` into ``self``.
 
-    divide_ = div_  # (PyTorch's other name)
+        ``x.div_(other, rounding_mode="floor")``: rounded down, no derivative.
+
+        Parameters
+        ----------
+        other : Tensor or number
+            The divisor, broadcastable to ``self``'s shape.
+
+        Raises
+        ------
+        RuntimeError
+            When the quotient's dtype is of a higher kind than ``self``'s (an integer
+            tensor divided by a float), as PyTorch's.
+        ZeroDivisionError
+            For an integer divisor that is 0 (also a RuntimeError, as PyTorch's).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([7, -7]).floor_divide_(2).tolist()
+        [3, -4]
+        """
+        return self.div_(other, rounding_mode="floor")
+
+    @_in_place("remainder")
+    def remainder_(self, other: Any) -> Tensor:
+        """In-place :func:`difflab.remainder`: writes ``self % other`` into ``self``.
+
+        Parameters
+        ----------
+        other : Tensor or number
+            The divisor, broadcastable to ``self``'s shape.
+
+        Raises
+        ------
+        RuntimeError
+            When the result's dtype is of a higher kind than ``self``'s (an integer
+            tensor and a float divisor), as PyTorch's.
+        ZeroDivisionError
+            For an integer divisor that is 0 (also a RuntimeError, as PyTorch's).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([7, -7]).remainder_(3).tolist()
+        [1, 2]
+        """
+        return self._replace_with_result(lambda x: x.remainder(other), "remainder_")
+
+    @_in_place("fmod")
+    def fmod_(self, other: Any) -> Tensor:
+        """In-place :func:`difflab.fmod`: writes C's remainder of ``self / other`` into it.
+
+        Parameters
+        ----------
+        other : Tensor or number
+            The divisor, broadcastable to ``self``'s shape.
+
+        Raises
+        ------
+        RuntimeError
+            When the result's dtype is of a higher kind than ``self``'s (an integer
+            tensor and a float divisor), as PyTorch's.
+        ZeroDivisionError
+            For an integer divisor that is 0 (also a RuntimeError, as PyTorch's).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([7.5, -7.5]).fmod_(2).tolist()
+        [1.5, -1.5]
+        """
+        return self._replace_with_result(lambda x: x.fmod(other), "fmod_")
 
     __iadd__ = add_
     __isub__ = sub_
@@ -500,6 +569,20 @@ class InPlaceMethods:
             source = self
         self._set(Ellipsis, compute(source), name)
         return self
+
+    def _replace_with_result(self, compute: Any, name: str) -> Tensor:
+        """:meth:`_replace_with`, refusing a result of a higher kind than ``self``'s dtype
+        (a float into an integer tensor: PyTorch's "result type Float can't be cast to
+        the desired output type Long"), which the write would truncate."""
+        def checked(x: Tensor) -> Tensor:
+            result = compute(x)
+            if not np.can_cast(np.dtype(result.dtype), np.dtype(self.dtype), "same_kind"):
+                raise RuntimeError(
+                    f"{name}: result type {result.dtype} can't be cast to the desired "
+                    f"output type {self.dtype}; use x = x.{name[:-1]}(...) for a new tensor")
+            return result
+
+        return self._replace_with(checked, name)
 
     @_in_place("clamp")
     def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002

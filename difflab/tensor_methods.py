@@ -414,7 +414,14 @@ class TensorMethods:
         name = rounded_division(rounding_mode)
         return self / other if name is None else _integer_division(name, self, other)
 
-    divide = div  # (NumPy's and PyTorch's other name)
+    divide = true_divide = div  # (NumPy's and PyTorch's other names)
+
+    def floor_divide(self, other: Any) -> Tensor:
+        """``x // other``: the quotient rounded down, no derivative.
+
+        See :func:`difflab.floor_divide` for the parameters and examples.
+        """
+        return _integer_division("floor_divide", self, other)
 
     def pow(self, exponent: Any) -> Tensor:
         """Power, elementwise: ``x ** exponent``.

@@ -229,3 +229,27 @@ def test_the_symbolic_remainders_print_and_differentiate():
     assert str(dl.fmod(s, t)) == "fmod(s, t)"
     assert str(sympy.diff(dl.remainder(s, t), t)) == "(-s + remainder(s, t))/t"
     assert float(dl.remainder(sympy.Float(-7.0), 3)) == 2.0  # (numbers evaluate)
+
+
+def test_the_in_place_and_method_forms_of_the_divisions():
+    assert dl.tensor([7, -7]).floor_divide(2).tolist() == [3, -4]
+    assert dl.tensor([7, -7]).true_divide(2).tolist() == [3.5, -3.5]
+    x = dl.tensor([7, -7])
+    assert x.floor_divide_(2) is x and x.tolist() == [3, -4] and x.dtype == dl.int64
+    assert dl.tensor([7, -7]).remainder_(3).tolist() == [1, 2]
+    assert dl.tensor([7.5, -7.5]).fmod_(2).tolist() == [1.5, -1.5]
+    y = dl.tensor([7.0, -7.0])
+    assert y.true_divide_(2) is y and y.tolist() == [3.5, -3.5]
+    for call in (lambda: dl.tensor([7]).remainder_(2.5), lambda: dl.tensor([7]).fmod_(2.5),
+                 lambda: dl.tensor([7]).floor_divide_(2.5)):
+        # PyTorch 2.13: "result type Float can't be cast to the desired output type Long"
+        with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
+            call()
+    with pytest.raises(ZeroDivisionError):
+        dl.tensor([7]).remainder_(0)
+    # a tensor of a graph: the gradient goes through the in-place remainder, as PyTorch's
+    a = dl.tensor([5.5, -5.5], requires_grad=True)
+    b = a * 1
+    b.remainder_(2)
+    (b * b).sum().backward()
+    assert b.tolist() == [1.5, 0.5] and a.grad.tolist() == [3.0, 1.0]
