@@ -253,3 +253,13 @@ def test_the_in_place_and_method_forms_of_the_divisions():
     b.remainder_(2)
     (b * b).sum().backward()
     assert b.tolist() == [1.5, 0.5] and a.grad.tolist() == [3.0, 1.0]
+
+
+@pytest.mark.parametrize("method", ["forward", "reverse", "numeric"])
+def test_the_operators_differentiate_alike_in_every_mode(method):
+    # x % 2 has slope 1 in x, 7 % x slope -floor(7 / x); x // 1 is a constant factor
+    # (forward mode had neither % nor // on dual numbers: a TypeError)
+    assert dl.derivative(lambda x: x % 2.0, method=method)(5.5) == pytest.approx(1.0)
+    assert dl.derivative(lambda x: 7.0 % x, method=method)(5.5) == pytest.approx(-1.0)
+    assert dl.derivative(lambda x: x * (x // 1.0), method=method)(5.5) == pytest.approx(5.0)
+    assert dl.derivative(lambda x: x * (9.0 // x), method=method)(2.5) == pytest.approx(3.0)
