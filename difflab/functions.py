@@ -40,9 +40,12 @@ from difflab.tensor import Tensor
 from difflab.tensor_arguments import (
     MinMax,
     promote,
+    reduction_dims,
+    rounded_division,
     tensor_of,
     unary_operand,
     unwrap,
+    unwrap_operand,
     view_of,
     write_out,
 )
@@ -241,7 +244,6 @@ for _op in registry.elementwise_ops():
     if _op.rule.numpy_name:
         ELEMENTWISE.setdefault(_op.rule.numpy_name, ELEMENTWISE[_op.name])
 globals().update(ELEMENTWISE)  # difflab.sin, difflab.exp, ... (one per registered rule)
-true_divide = ELEMENTWISE["div"]
 
 
 def bind(op: Any, *inputs: Any, **params: Any) -> Any:
@@ -258,6 +260,24 @@ def bind(op: Any, *inputs: Any, **params: Any) -> Any:
         return apply(op, *inputs, **params)
     xp = backend.array_module(inputs[0])
     return op.forward(registry.Context(), xp, *inputs, **params)
+
+
+def div(input: Any, other: Any, *, rounding_mode: str | None = None,  # noqa: A002
+        out: Tensor | None = None) -> Any:
+    # (the generated face of the rule ``div``, with PyTorch's rounding_mode: a rounded
+    # quotient is the primitive floor_divide or trunc_divide, in the operands' common
+    # dtype, so integers stay integers; the docstring is the rule's, see Div)
+    name = rounded_division(rounding_mode)
+    if name is None:
+        return write_out(out, _binary(registry.DIV, input, other))
+    if _handler_for(input) is None and _handler_for(other) is None and (
+            isinstance(input, Tensor) or isinstance(other, Tensor)):
+        input, other = promote(unwrap_operand(input), unwrap_operand(other))
+    return write_out(out, bind(registry.PRIMITIVES[name], _plain(input), _plain(other)))
+
+
+div.__doc__ = ELEMENTWISE["div"].__doc__
+ELEMENTWISE["div"] = ELEMENTWISE["divide"] = divide = true_divide = div
 
 
 linalg_ops.register_bind(bind)  # (the linear-algebra rules apply primitives inside rules)
@@ -560,7 +580,9 @@ def sum(input: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
     input : Tensor, array, float or Dual
         The values (a Tensor is recorded on the tape).
     dim : int or tuple of int, optional
-        The dimensions to reduce (``axis``: NumPy's name); default: all.
+        The dimensions to reduce; default: all (an empty ``[]`` or ``()`` also means
+        all, as in PyTorch; NumPy's ``axis=``, accepted too, keeps NumPy's meaning:
+        ``axis=()`` reduces none).
     keepdim : bool, default False
         Keep the reduced dimensions with size 1 (``keepdims``: NumPy's name).
 
@@ -578,8 +600,13 @@ def sum(input: Any, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
     >>> dl.sum(x, 1, keepdim=True)
     tensor([[3.],
             [7.]])
+
+    An empty ``dim`` is every dimension (PyTorch's meaning; NumPy's ``axis=()`` is none):
+
+    >>> dl.sum(x, dim=[]), tuple(dl.sum(x, axis=()).shape)
+    (tensor(10.), (2, 2))
     """
-    dim = axis if dim is None else dim
+    dim = axis if dim is None else reduction_dims(dim)  # (dim=[]: all; NumPy's axis=(): none)
     keepdim = keepdims if keepdims is not None else keepdim
     if isinstance(input, Tensor) or hasattr(input, "sum") and not isinstance(input, np.ndarray):
         return input.sum(axis=dim, keepdims=keepdim)
@@ -594,9 +621,10 @@ def mean(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A0
     input : Tensor, array, float or Dual
         The values (a Tensor is recorded on the tape).
     dim : int or tuple of int, optional
-        The dimensions to reduce (``axis``: NumPy's name); default: all.
+        The dimensions to reduce; default: all (an empty ``[]`` or ``()`` also means
+        all, as in PyTorch).
     keepdim : bool, default False
-        Keep the reduced dimensions with size 1 (``keepdims``: NumPy's name).
+        Keep the reduced dimensions with size 1.
 
     Returns
     -------
@@ -612,7 +640,7 @@ def mean(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A0
     """
     if isinstance(input, Tensor):
         return input.mean(dim, keepdim)
-    return backend.array_module(input).mean(input, axis=dim, keepdims=keepdim)
+    return backend.array_module(input).mean(input, axis=reduction_dims(dim), keepdims=keepdim)
 
 
 def matmul(input: Any, other: Any, *, out: Tensor | None = None) -> Any:  # noqa: A002
@@ -847,7 +875,8 @@ def var(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: b
     input : Tensor, array or list
         The values (floating point).
     dim : int or tuple of int, optional
-        The dimensions to reduce; default (None): all of them.
+        The dimensions to reduce; default (None): all of them (an empty ``[]`` or
+        ``()`` also means all, as in PyTorch).
     unbiased : bool, optional
         PyTorch's older spelling of ``correction``: True is ``correction=1``, False is
         ``correction=0``.
@@ -921,7 +950,8 @@ def std(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: b
     input : Tensor, array or list
         The values (floating point).
     dim : int or tuple of int, optional
-        The dimensions to reduce; default (None): all of them.
+        The dimensions to reduce; default (None): all of them (an empty ``[]`` or
+        ``()`` also means all, as in PyTorch).
     unbiased : bool, optional
         PyTorch's older spelling of ``correction``: True is 1, False is 0.
     keepdim : bool, default False
@@ -983,7 +1013,8 @@ def norm(input: Tensor, p: Any = 2, dim: Any = None, keepdim: bool = False) -> T
         or ``"inf"`` (largest magnitude), ``-inf`` (smallest), 0 (how many entries are
         nonzero), any other number p for (Σ|x|ᵖ)^(1/p).
     dim : int or tuple of int, optional
-        The dimensions to reduce; default: all of them (a matrix's Frobenius norm).
+        The dimensions to reduce; default: all of them (a matrix's Frobenius norm;
+        an empty ``[]`` or ``()`` also means all, as in PyTorch).
     keepdim : bool, default False
         Keep the reduced dimensions with size 1.
 
@@ -1718,7 +1749,6 @@ from difflab.functions_logic import (  # noqa: E402, F401  (re-exported)
     lt,
     ne,
     not_equal,
-    remainder,
 )
 
 # The engine computes a recorded backward (create_graph=True) with this module as xp.

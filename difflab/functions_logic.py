@@ -18,7 +18,7 @@ import numpy as np
 from difflab.autograd.engine import apply
 from difflab.ops.registry import PRIMITIVES
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import tensor_of, write_out
+from difflab.tensor_arguments import reduction_dims, tensor_of, write_out
 
 
 def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001, A002
@@ -29,7 +29,8 @@ def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noq
     input : Tensor, array or list
         The values: booleans, or numbers (true where not zero).
     dim : int or tuple of int, optional
-        The dimensions to reduce; default: all of them.
+        The dimensions to reduce; default: all of them (an empty ``[]`` or ``()``
+        reduces none, as in PyTorch: each element's truth value).
     keepdim : bool, default False
         Keep the reduced dimensions with size 1.
 
@@ -69,7 +70,8 @@ def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noq
     input : Tensor, array or list
         The values: booleans, or numbers (true where not zero).
     dim : int or tuple of int, optional
-        The dimensions to reduce; default: all of them.
+        The dimensions to reduce; default: all of them (an empty ``[]`` or ``()``
+        reduces none, as in PyTorch: each element's truth value).
     keepdim : bool, default False
         Keep the reduced dimensions with size 1.
 
@@ -402,29 +404,6 @@ def floor_divide(input: Any, other: Any) -> Tensor:  # noqa: A002
     return tensor_of(input) // other
 
 
-def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002
-    """input - ⌊input / other⌋ · other, the sign of ``other`` (as Python's %).
-
-    Parameters
-    ----------
-    input : Tensor or array_like
-        The dividend.
-    other : Tensor or number
-        The divisor.
-
-    Returns
-    -------
-    Tensor
-
-    Examples
-    --------
-    >>> import difflab as dl
-    >>> dl.remainder(dl.tensor([7.0, -7.0]), 3)
-    tensor([1., 2.])
-    """
-    return tensor_of(input) % other
-
-
 def _logical(name: str) -> Any:
     def logical(input: Any, other: Any) -> Tensor:  # noqa: A002
         return apply(PRIMITIVES[name], tensor_of(input), tensor_of(other))
@@ -473,7 +452,8 @@ def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
     input : Tensor, array or list
         The values (False counts as zero).
     dim : int or tuple of int, optional
-        The dimensions to count over; default: all of them.
+        The dimensions to count over; default: all of them (an empty ``[]`` or
+        ``()`` also means all, as in PyTorch).
 
     Returns
     -------
@@ -499,7 +479,7 @@ def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
     >>> x.count_nonzero(1)
     tensor([1, 2])
     """
-    return apply(PRIMITIVES["count_nonzero"], tensor_of(input), axis=dim)
+    return apply(PRIMITIVES["count_nonzero"], tensor_of(input), axis=reduction_dims(dim))
 
 
 def is_nonzero(input: Tensor) -> bool:  # noqa: A002

@@ -30,7 +30,7 @@ from difflab.tensor import Tensor
 from difflab.tensor_arguments import tensor_of
 
 __all__ = [
-    "addcdiv", "addcmul", "bitwise_not", "deg2rad", "exp2", "fmax", "fmin", "fmod", "frac",
+    "addcdiv", "addcmul", "bitwise_not", "deg2rad", "exp2", "fmax", "fmin", "frac",
     "heaviside", "hypot", "isin", "isneginf", "isposinf", "isreal", "lerp", "logaddexp",
     "logaddexp2", "logit", "nan_to_num", "positive", "rad2deg", "sgn", "signbit", "sinc",
     "trunc", "xlogy",
@@ -175,38 +175,6 @@ def frac(input: Tensor) -> Tensor:  # noqa: A002
     """
     x = tensor_of(input)
     return x - trunc(x)
-
-
-def fmod(input: Tensor, other: Any) -> Tensor:  # noqa: A002
-    """C's remainder: ``input - other · trunc(input / other)``, the sign of ``input``.
-
-    Unlike :func:`difflab.remainder` (Python's ``%``, the sign of ``other``):
-    ``fmod(-3, 2) = -1`` where ``-3 % 2 = 1``.
-
-    Parameters
-    ----------
-    input : Tensor
-        Dividends.
-    other : Tensor or number
-        Divisors.
-
-    Returns
-    -------
-    Tensor
-        The remainders; the gradient is 1 for ``input`` and ``-trunc(input / other)``
-        for ``other``.
-
-    Examples
-    --------
-    >>> import difflab as dl
-    >>> dl.fmod(dl.tensor([-3.0, 3.0]), 2).tolist()
-    [-1.0, 1.0]
-    """
-    x = tensor_of(input)
-    result = x - other * trunc(x / other)
-    integers = not x.dtype.is_floating_point and not (
-        isinstance(other, float) or (isinstance(other, Tensor) and other.dtype.is_floating_point))
-    return result.to(x.dtype) if integers else result
 
 
 def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:  # noqa: A002
@@ -739,8 +707,8 @@ def bitwise_not(input: Tensor) -> Tensor:  # noqa: A002
 # Tensor methods: the functions themselves (x.trunc() is trunc(x)).  The tensor module does
 # not import this one (no import cycle), so they are attached when it is imported.
 _TENSOR_METHODS = {
-    "trunc": trunc, "frac": frac, "fmod": fmod, "lerp": lerp, "addcmul": addcmul,
-    "addcdiv": addcdiv, "logit": logit, "nan_to_num": nan_to_num, "remainder": F.remainder,
+    "trunc": trunc, "frac": frac, "lerp": lerp, "addcmul": addcmul,
+    "addcdiv": addcdiv, "logit": logit, "nan_to_num": nan_to_num,
     "hypot": hypot, "xlogy": xlogy, "logaddexp": logaddexp, "sinc": sinc, "exp2": exp2,
     "deg2rad": deg2rad, "rad2deg": rad2deg, "fmax": fmax, "fmin": fmin, "isposinf": isposinf,
     "isneginf": isneginf, "positive": positive, "sgn": sgn, "signbit": signbit,

@@ -23,7 +23,7 @@ from difflab.dtypes import bool_
 from difflab.functions_indexing import checked_index
 from difflab.functions_picking import meshgrid
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import check_same_dtype, dim_index, tensor_of
+from difflab.tensor_arguments import check_same_dtype, dim_index, require_tensor, tensor_of
 from difflab.tensor_inplace import _in_place
 
 __all__ = ["argwhere", "index_add", "index_fill", "index_put", "masked_select", "nonzero"]
@@ -304,10 +304,11 @@ def index_put(input: Tensor, indices: Sequence[Any], values: Any,  # noqa: A002
         One index per leading dimension, as in ``x[...]``: integer tensors (which
         broadcast together; negative entries count from the end), or with
         ``accumulate=False`` also slices and ints.
-    values : Tensor or number
+    values : Tensor
         Broadcast to the selected shape (the indices' broadcast shape, then the
-        dimensions not indexed).  A tensor of ``input``'s dtype; a Python number
-        takes ``input``'s dtype.
+        dimensions not indexed), of ``input``'s dtype.  A Python number is refused,
+        as in PyTorch: pass ``difflab.tensor(1.0, dtype=input.dtype)`` (the
+        assignment ``y[i, j] = 1.0`` takes numbers).
     accumulate : bool, optional
         Add into the existing values instead of replacing them (default False).
 
@@ -318,6 +319,9 @@ def index_put(input: Tensor, indices: Sequence[Any], values: Any,  # noqa: A002
 
     Raises
     ------
+    TypeError
+        When ``values`` is not a tensor (a number, a list), or ``indices`` is one
+        tensor rather than a tuple of them (write ``(i,)``), as in PyTorch.
     IndexError
         When an index entry is out of range, or with ``accumulate=True`` when an
         index is not an integer tensor (a slice).
@@ -371,11 +375,20 @@ def index_put(input: Tensor, indices: Sequence[Any], values: Any,  # noqa: A002
     >>> y[dl.tensor([0])] = dl.tensor(1.5)
     >>> y.tolist()
     [1.5, 0.0, 0.0]
+
+    ``values`` is a tensor, not a number (as in PyTorch):
+
+    >>> dl.index_put(y, (dl.tensor([1]),), 2.0)
+    Traceback (most recent call last):
+    ...
+    TypeError: index_put(): argument 'values' must be a Tensor, not float; make one with ...
+    >>> dl.index_put(y, (dl.tensor([1]),), dl.tensor(2.0, dtype=y.dtype)).tolist()
+    [1.5, 2.0, 0.0]
     """
     x = tensor_of(input)
-    if isinstance(values, Tensor):  # (a number takes input's dtype; x[i] = v still casts)
+    indices = _index_put_arguments("index_put", indices, values)
+    if isinstance(values, Tensor):  # (x[i] = v still casts, and takes numbers)
         check_same_dtype("index_put", x, values, "values")
-    indices = tuple(indices)
     if not all(isinstance(i, Tensor) or np.ndim(i) for i in indices) or len(indices) > x.ndim:
         if accumulate:
             raise IndexError("index_put with accumulate=True takes one integer tensor per "
@@ -451,6 +464,18 @@ def _index_fill_(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     return self._replace_with(lambda x: index_fill(x, dim, index, value), "index_fill_")
 
 
+def _index_put_arguments(name: str, indices: Any, values: Any) -> tuple:
+    """``indices`` as a tuple, after PyTorch's TypeErrors: ``values`` must be a tensor (a
+    number or a list is refused: ``x[indices] = 1.0`` takes one), and ``indices`` a
+    sequence of indices, not one tensor (whose rows would be read as one index per
+    dimension: ``x.index_put_(i, v)`` means ``x.index_put_((i,), v)``)."""
+    require_tensor(values, name, "values")
+    if isinstance(indices, Tensor):
+        raise TypeError(f"{name}(): argument 'indices' must be a tuple of Tensors, not "
+                        "Tensor; write (i,) for one index tensor i")
+    return tuple(indices)
+
+
 @_in_place("index_put")
 def _index_put_(self: Tensor, indices: Sequence[Any], values: Any,
                 accumulate: bool = False) -> Tensor:
@@ -461,13 +486,17 @@ def _index_put_(self: Tensor, indices: Sequence[Any], values: Any,
     indices : sequence
         One index per leading dimension (integer tensors; slices and ints too
         without ``accumulate``).
-    values : Tensor or number
-        Broadcast to the selected shape; a tensor of ``self``'s dtype.
+    values : Tensor
+        Broadcast to the selected shape, of ``self``'s dtype (a Python number is
+        refused, as in PyTorch: ``x[indices] = 1.0`` takes one).
     accumulate : bool, optional
         Add into the existing values, repeated positions too (default False).
 
     Raises
     ------
+    TypeError
+        When ``values`` is not a tensor, or ``indices`` is one tensor rather than a
+        tuple of them (write ``(i,)``); ``self`` is then left unwritten.
     IndexError
         When an index entry is out of range, or with ``accumulate=True`` when an
         index is not an integer tensor (a slice).
@@ -482,6 +511,7 @@ def _index_put_(self: Tensor, indices: Sequence[Any], values: Any,
     >>> x.index_put_((dl.tensor([2, 2]),), dl.tensor([1.0, 4.0]), accumulate=True).tolist()
     [1.0, 1.0, 6.0]
     """
+    _index_put_arguments("index_put_", indices, values)  # (its errors name index_put_)
     return self._replace_with(lambda x: index_put(x, indices, values, accumulate),
                               "index_put_")
 

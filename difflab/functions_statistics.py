@@ -37,7 +37,8 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # 
     input : Tensor
         The values.
     dim : int or tuple of int, optional
-        The dimensions to sum (all by default).
+        The dimensions to sum (all by default; an empty ``[]`` or ``()`` also means
+        all, as in PyTorch).
     keepdim : bool
         Keep the summed dimensions with size 1.
 
@@ -64,7 +65,8 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  #
     input : Tensor
         Floating-point values.
     dim : int or tuple of int, optional
-        The dimensions to average.
+        The dimensions to average (all by default; an empty ``[]`` or ``()`` also
+        means all, as in PyTorch).
     keepdim : bool
         Keep the averaged dimensions with size 1.
 
@@ -93,7 +95,8 @@ def var_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepd
     input : Tensor
         The values.
     dim : int or tuple of int, optional
-        The dimensions to reduce.
+        The dimensions to reduce (all by default; an empty ``[]`` or ``()`` also
+        means all, as in PyTorch).
     unbiased : bool, optional
         PyTorch's older spelling of ``correction`` (1 when true, 0 when false).
     keepdim : bool
@@ -126,7 +129,8 @@ def std_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepd
     input : Tensor
         The values.
     dim : int or tuple of int, optional
-        The dimensions to reduce.
+        The dimensions to reduce (all by default; an empty ``[]`` or ``()`` also
+        means all, as in PyTorch).
     unbiased : bool, optional
         PyTorch's older spelling of ``correction``.
     keepdim : bool
@@ -186,6 +190,8 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
     3
     """
     x = tensor_of(input)
+    if dim is not None:  # (one int: dim=[] is refused, as in PyTorch, not a reduction of all)
+        dim = dim_index(dim, x.ndim, "aminmax")
     if x.numel() == 0:
         raise RuntimeError("aminmax of an empty tensor has no minimum or maximum")
     return AMinMax((x.amin(dim, keepdim), x.amax(dim, keepdim)))

@@ -23,6 +23,7 @@ from difflab.ops.shapes import (  # noqa: F401  (the checks of dims and sizes, r
     dim_index,
     dim_indices,
     integer,
+    reduction_dims,
     shape_args,
 )
 
@@ -323,6 +324,26 @@ def fill_number(value: Any, name: str) -> Any:
                            f"shape {tuple(np.shape(array))}; to write a tensor of values use "
                            f"copy_")
     return value
+
+
+#: The primitive each ``rounding_mode`` of ``div`` applies (None: true division, ``div``).
+ROUNDED_DIVISION = {"trunc": "trunc_divide", "floor": "floor_divide"}
+
+
+def rounded_division(rounding_mode: Any) -> str | None:
+    """The primitive's name for ``div``'s ``rounding_mode`` (None for true division);
+    another string is PyTorch's RuntimeError, naming the modes there are; another type
+    its TypeError."""
+    if rounding_mode is None:
+        return None
+    if not isinstance(rounding_mode, str):
+        raise TypeError(f"div(): rounding_mode must be None, 'trunc' or 'floor', not "
+                        f"{type(rounding_mode).__name__}")
+    name = ROUNDED_DIVISION.get(rounding_mode)
+    if name is None:
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
+                           f"'floor' but found {rounding_mode!r}")
+    return name
 
 
 def require_tensor(value: Any, name: str, what: str = "other") -> Any:

@@ -36,6 +36,7 @@ from difflab.tensor_arguments import (
     fill_number,
     index_arrays,
     is_tensor,
+    rounded_division,
     unwrap,
     unwrap_operand,
     wrap,
@@ -348,11 +349,52 @@ class InPlaceMethods:
         return self._inplace(_ops.MUL, other, "multiply", "mul_")
 
     @_in_place("div")
-    def div_(self, other: Any) -> Tensor:
+    def div_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         """In-place :func:`difflab.div`: writes ``self / other`` into ``self``.
 
         ``x /= y`` is ``x.div_(y)``: true division, so an integer tensor refuses (its
-        quotients are floats; use ``x = x / y``, or ``x.floor_divide(y)``).
+        quotients are floats; use ``x = x / y``, or a ``rounding_mode``, which keeps
+        integers integers).
+
+        Parameters
+        ----------
+        other : Tensor or number
+            The divisor, broadcastable to ``self``'s shape.
+        rounding_mode : {None, "trunc", "floor"}, optional
+            None (the default): true division; ``"trunc"``: rounded towards zero;
+            ``"floor"``: rounded down, as ``//`` (see :func:`difflab.div`).
+
+        Raises
+        ------
+        RuntimeError
+            When the result cannot be written into ``self`` (shape or dtype: an
+            integer ``self`` without a ``rounding_mode``), as for
+            :meth:`difflab.Tensor.add_`; for a ``rounding_mode`` other than these.
+        ZeroDivisionError
+            With a ``rounding_mode``, for an integer divisor that is 0 (the error
+            is a RuntimeError too, as PyTorch's).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([3.0, 5.0]).div_(2).tolist()
+        [1.5, 2.5]
+        >>> dl.tensor([7, -7]).div_(2, rounding_mode="trunc").tolist()
+        [3, -3]
+        """
+        if rounded_division(rounding_mode) is None:
+            return self._inplace(_ops.DIV, other, "divide", "div_")
+        # (no derivative: written in as floor_ writes its values)
+        return self._replace_with_result(
+            lambda x: x.div(other, rounding_mode=rounding_mode), "div_")
+
+    divide_ = true_divide_ = div_  # (PyTorch's other names)
+
+    @_in_place("floor_divide")
+    def floor_divide_(self, other: Any) -> Tensor:
+        """In-place :func:`difflab.floor_divide`: writes ``self // other`` into ``self``.
+
+        ``x.div_(other, rounding_mode="floor")``: rounded down, no derivative.
 
         Parameters
         ----------
@@ -362,16 +404,68 @@ class InPlaceMethods:
         Raises
         ------
         RuntimeError
-            When the result cannot be written into ``self`` (shape or dtype: an
-            integer ``self``), as for :meth:`difflab.Tensor.add_`.
+            When the quotient's dtype is of a higher kind than ``self``'s (an integer
+            tensor divided by a float), as PyTorch's.
+        ZeroDivisionError
+            For an integer divisor that is 0 (also a RuntimeError, as PyTorch's).
 
         Examples
         --------
         >>> import difflab as dl
-        >>> dl.tensor([3.0, 5.0]).div_(2).tolist()
-        [1.5, 2.5]
+        >>> dl.tensor([7, -7]).floor_divide_(2).tolist()
+        [3, -4]
         """
-        return self._inplace(_ops.DIV, other, "divide", "div_")
+        return self.div_(other, rounding_mode="floor")
+
+    @_in_place("remainder")
+    def remainder_(self, other: Any) -> Tensor:
+        """In-place :func:`difflab.remainder`: writes ``self % other`` into ``self``.
+
+        Parameters
+        ----------
+        other : Tensor or number
+            The divisor, broadcastable to ``self``'s shape.
+
+        Raises
+        ------
+        RuntimeError
+            When the result's dtype is of a higher kind than ``self``'s (an integer
+            tensor and a float divisor), as PyTorch's.
+        ZeroDivisionError
+            For an integer divisor that is 0 (also a RuntimeError, as PyTorch's).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([7, -7]).remainder_(3).tolist()
+        [1, 2]
+        """
+        return self._replace_with_result(lambda x: x.remainder(other), "remainder_")
+
+    @_in_place("fmod")
+    def fmod_(self, other: Any) -> Tensor:
+        """In-place :func:`difflab.fmod`: writes C's remainder of ``self / other`` into it.
+
+        Parameters
+        ----------
+        other : Tensor or number
+            The divisor, broadcastable to ``self``'s shape.
+
+        Raises
+        ------
+        RuntimeError
+            When the result's dtype is of a higher kind than ``self``'s (an integer
+            tensor and a float divisor), as PyTorch's.
+        ZeroDivisionError
+            For an integer divisor that is 0 (also a RuntimeError, as PyTorch's).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([7.5, -7.5]).fmod_(2).tolist()
+        [1.5, -1.5]
+        """
+        return self._replace_with_result(lambda x: x.fmod(other), "fmod_")
 
     __iadd__ = add_
     __isub__ = sub_
@@ -475,6 +569,20 @@ class InPlaceMethods:
             source = self
         self._set(Ellipsis, compute(source), name)
         return self
+
+    def _replace_with_result(self, compute: Any, name: str) -> Tensor:
+        """:meth:`_replace_with`, refusing a result of a higher kind than ``self``'s dtype
+        (a float into an integer tensor: PyTorch's "result type Float can't be cast to
+        the desired output type Long"), which the write would truncate."""
+        def checked(x: Tensor) -> Tensor:
+            result = compute(x)
+            if not np.can_cast(np.dtype(result.dtype), np.dtype(self.dtype), "same_kind"):
+                raise RuntimeError(
+                    f"{name}: result type {result.dtype} can't be cast to the desired "
+                    f"output type {self.dtype}; use x = x.{name[:-1]}(...) for a new tensor")
+            return result
+
+        return self._replace_with(checked, name)
 
     @_in_place("clamp")
     def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002

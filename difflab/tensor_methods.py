@@ -34,7 +34,9 @@ from difflab.tensor_arguments import (
     new_shape,
     operand,
     promote,
+    reduction_dims,
     require_tensor,
+    rounded_division,
     shape_args,
     unwrap,
     unwrap_operand,
@@ -58,7 +60,8 @@ def _no_grad_binary(op: Any, a: Any, b: Any) -> Any:
 
 
 def _integer_division(name: str, a: Any, b: Any) -> Tensor:
-    """``a // b`` or ``a % b`` in the common dtype (PyTorch floors, as Python does)."""
+    """``a // b``, ``a % b`` or ``a / b`` rounded towards 0 (``name``: the primitive) in
+    the common dtype, integers staying integers (PyTorch floors, as Python does)."""
     return _apply(_ops.PRIMITIVES[name], *promote(unwrap_operand(a), unwrap_operand(b)))
 
 
@@ -403,12 +406,22 @@ class TensorMethods:
         """
         return self * other
 
-    def div(self, other: Any) -> Tensor:
-        """Quotient, elementwise: ``x / other``.
+    def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        """Quotient, elementwise: ``x / other``, or rounded (``rounding_mode``).
 
         See :func:`difflab.div` for the parameters, the derivative rule and examples.
         """
-        return self / other
+        name = rounded_division(rounding_mode)
+        return self / other if name is None else _integer_division(name, self, other)
+
+    divide = true_divide = div  # (NumPy's and PyTorch's other names)
+
+    def floor_divide(self, other: Any) -> Tensor:
+        """``x // other``: the quotient rounded down, no derivative.
+
+        See :func:`difflab.floor_divide` for the parameters and examples.
+        """
+        return _integer_division("floor_divide", self, other)
 
     def pow(self, exponent: Any) -> Tensor:
         """Power, elementwise: ``x ** exponent``.
@@ -432,7 +445,7 @@ class TensorMethods:
         ``dtype`` casts the result.  See :func:`difflab.sum` for the parameters and
         examples.
         """
-        dim = axis if dim is None else dim
+        dim = axis if dim is None else reduction_dims(dim)  # (dim=[]: all, as PyTorch's)
         keepdim = keepdims if keepdims is not None else keepdim
         out = _apply(_structural.Sum, self, axis=as_axes(dim, "sum"), keepdims=keepdim)
         return out if dtype is None else out.to(dtype)
@@ -443,7 +456,7 @@ class TensorMethods:
 
         See :func:`difflab.mean` for the parameters and examples.
         """
-        dim = axis if dim is None else dim
+        dim = axis if dim is None else reduction_dims(dim)  # (dim=[]: all, as PyTorch's)
         keepdim = keepdims if keepdims is not None else keepdim
         if self.dtype.kind not in "fc":
             raise RuntimeError(
@@ -461,6 +474,7 @@ class TensorMethods:
         if isinstance(dim, bool) and unbiased is None:  # var(unbiased): PyTorch's oldest form
             dim, unbiased = None, dim
         correction = _correction(unbiased, correction)
+        dim = reduction_dims(dim)  # (dim=[]: every element, as PyTorch's)
         if self.dtype.kind not in "fc":
             raise RuntimeError(f"var() and std() need a floating point tensor, got "
                                f"{self.dtype}: call .float() first")

@@ -356,6 +356,19 @@ class Dual:
     def __rmatmul__(self, other: Any) -> Dual:
         return _push(P["matmul"], other, self)
 
+    def __mod__(self, other: Any) -> Dual:
+        return _push(P["remainder"], self, other)
+
+    def __rmod__(self, other: Any) -> Dual:
+        return _push(P["remainder"], other, self)
+
+    # a rounded quotient is constant almost everywhere: its value alone, as a comparison's
+    def __floordiv__(self, other: Any) -> Any:
+        return _strip(self) // _strip(other)
+
+    def __rfloordiv__(self, other: Any) -> Any:
+        return _strip(other) // _strip(self)
+
     def __neg__(self) -> Dual:
         return _push(P["neg"], self)
 

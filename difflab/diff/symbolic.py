@@ -74,6 +74,7 @@ from difflab.diff.interface import (
     is_plain,
     require_scalar,
 )
+from difflab.diff.sympy_functions import fmod, gammainc, gammaincc, remainder
 from difflab.functions import TypeHandler, register_type
 from difflab.ops import registry
 from difflab.tensor import Tensor
@@ -114,32 +115,6 @@ class NoSymbolicForm:
     __hash__ = None  # type: ignore[assignment]
 
 
-class gammainc(sympy.Function):  # noqa: N801  (printed by name: the array function's)
-    """The regularized lower incomplete gamma function P(a, x) as a sympy function.
-
-    sympy's own ``lowergamma(a, x)/gamma(a)`` has no NumPy printing; this one is
-    printed as ``gammainc(a, x)`` and knows its derivative in x, the gamma density
-    (in a: not defined, as in PyTorch).
-    """
-
-    nargs = 2
-
-    def fdiff(self, argindex: int = 2) -> Any:
-        a, x = self.args
-        if argindex != 2:
-            raise sympy.ArgumentIndexError(self, argindex)
-        return sympy.exp((a - 1) * sympy.log(x) - x - sympy.loggamma(a))
-
-
-class gammaincc(sympy.Function):  # noqa: N801
-    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
-
-    nargs = 2
-
-    def fdiff(self, argindex: int = 2) -> Any:
-        return -gammainc(*self.args).fdiff(argindex)
-
-
 class _SympyNamespace:
     """NumPy's function names, answered by sympy: what ``xp`` means during a trace."""
 
@@ -158,6 +133,7 @@ class _SympyNamespace:
     erfinv = staticmethod(sympy.erfinv)
     zeta = staticmethod(sympy.zeta)
     gammainc, gammaincc = staticmethod(gammainc), staticmethod(gammaincc)
+    fmod, remainder = staticmethod(fmod), staticmethod(remainder)
 
     # (the Bessel functions of order 0 and 1, and the scaled forms, as sympy writes them)
     @staticmethod
@@ -807,7 +783,8 @@ def _expressions_out(a: Any) -> Any:
 #: sympy's name for each special function -> its name in the array namespaces (backend).
 _SPECIAL_NAMES = {"erf": "erf", "erfc": "erfc", "erfinv": "erfinv", "loggamma": "lgamma",
                   "digamma": "digamma", "polygamma": "polygamma", "erfcx": "erfcx",
-                  "gammainc": "gammainc", "gammaincc": "gammaincc"}
+                  "gammainc": "gammainc", "gammaincc": "gammaincc", "fmod": "fmod",
+                  "remainder": "remainder"}
 #: sympy's Bessel functions of any order (its derivatives reach orders -1 and 2): scipy's.
 _BESSEL = {"besseli": "iv", "besselj": "jv", "besselk": "kv", "zeta": "zeta"}
 

@@ -89,14 +89,16 @@ def function_docstring(op: Any, show: Show) -> str:
     if arity == 2:
         lines += ["other : Tensor, array, float, Dual or sympy expression",
                   "    The second argument, broadcast against ``input``."]
+    lines += _declared(rule, "options")  # (keyword-only parameters of its own)
     lines += ["out : Tensor, optional", "    Written into (and returned) instead of a new "
               "tensor.",
               "", "Returns", "-------", "Tensor, array, float, Dual or sympy expression",
               "    Of the kind given (a Tensor if either argument is one), the shape of the "
               "input" + ("s broadcast." if arity == 2 else "."),
               "", "Raises", "------", "TypeError",
-              "    For an argument of another type (a string, ``None``).",
-              "", "See Also", "--------",
+              "    For an argument of another type (a string, ``None``)."]
+    lines += _declared(rule, "raises")
+    lines += ["", "See Also", "--------",
               f"difflab.Tensor.{op.name} : the same, as a method.",
               "difflab.derivative : the derivative of a function built from these.",
               "", "Notes", "-----",
@@ -108,7 +110,15 @@ def function_docstring(op: Any, show: Show) -> str:
     lines += ["", f"Tests sample it on [{lo}, {hi}], inside its domain."]
     lines += ["", "Examples", "--------", ">>> import difflab as dl"]
     lines += _example(op, rule, arity, show)
-    return "\n".join(lines)
+    examples = _declared(rule, "examples")
+    return "\n".join(lines + ([""] + examples if examples else []))
+
+
+def _declared(rule: Any, section: str) -> list[str]:
+    """The lines a rule adds to its face's docstring (``options``, ``raises``,
+    ``examples``: a face with parameters of its own, as ``div``'s ``rounding_mode``)."""
+    text = getattr(rule, section, "")
+    return inspect.cleandoc(text).splitlines() if text else []
 
 
 def _example(op: Any, rule: Any, arity: int, show: Show) -> list[str]:

@@ -102,6 +102,11 @@ class Binary:
     description: str = ""
     kinks: str = ""
     domain: tuple[float, float] = (-2.0, 2.0)
+    # What a face with a keyword of its own (``div``'s ``rounding_mode``) adds to its
+    # docstring: numpydoc entries for Parameters, Raises, and more Examples.
+    options: str = ""
+    raises: str = ""
+    examples: str = ""
 
     @staticmethod
     def forward(xp, a, b):
@@ -575,6 +580,32 @@ class Div(Binary):
     numpy_name, description = "divide", "a / b"
     keeps_integers = False
     domain = (0.5, 2.0)
+    # The face's own keyword (PyTorch's): a rounded quotient is another primitive, with
+    # no derivative (``floor_divide``, ``trunc_divide``), which ``difflab.div`` applies.
+    options = """
+        rounding_mode : {None, "trunc", "floor"}, optional
+            None (the default): true division, this rule (integers are made floating).
+            ``"trunc"``: the quotient rounded towards zero (C's integer ``/``);
+            ``"floor"``: rounded down, as :func:`difflab.floor_divide` (Python's
+            ``//``).  A rounded quotient keeps integers integers and has no derivative:
+            nothing is recorded (PyTorch records a zero gradient), as for ``floor``.
+    """
+    raises = """
+        RuntimeError
+            For a ``rounding_mode`` string other than ``"trunc"`` and ``"floor"`` (one
+            that is no string nor None: a TypeError).
+        ZeroDivisionError
+            With a ``rounding_mode``, for integers divided by 0 (the error is also a
+            RuntimeError, as PyTorch's); floats give inf or nan.
+    """
+    examples = """
+        A rounding mode rounds the quotient; integers stay integers:
+
+        >>> dl.div(dl.tensor([7, -7]), 2, rounding_mode="trunc")
+        tensor([ 3, -3])
+        >>> dl.div(dl.tensor([7.0, -7.0]), 2, rounding_mode="floor")
+        tensor([ 3., -4.])
+    """
 
     @staticmethod
     def forward(xp, a, b):

@@ -23,6 +23,7 @@ import numpy as np
 
 from difflab import backend
 from difflab.dtypes import result_type
+from difflab.ops.division import check_integer_divisor
 from difflab.ops.primitive import NoDerivative
 from difflab.ops.reductions import _normalize_axis
 from difflab.ops.shapes import dim_index
@@ -47,20 +48,24 @@ class Pointwise(NoDerivative):
 
 
 def _integer_division(operation: Callable) -> Callable:
-    """``a // b`` or ``a % b``; dividing integers by zero is an error, as in PyTorch
-    (NumPy would warn and give 0)."""
+    """``a // b`` or ``a / b`` rounded; dividing integers by zero is an error, as in
+    PyTorch (NumPy would warn and give 0): ``fmod`` and ``remainder`` check alike."""
 
     def divide(xp: Any, a: Any, b: Any) -> Any:
-        if result_type(a, b).kind in "iub":
-            zero = b == 0
-            if bool(zero.any() if hasattr(zero, "any") else zero):
-                raise ZeroDivisionError(
-                    "integer division or modulo by zero: a divisor is 0 (make the tensor "
-                    "floating with .float() to get inf or nan instead)"
-                )
-        return operation(a, b)
+        check_integer_divisor(a, b)
+        return operation(xp, a, b)
 
     return divide
+
+
+def _trunc_divide(xp: Any, a: Any, b: Any) -> Any:
+    """a / b rounded towards zero, PyTorch's ``rounding_mode="trunc"``: ``trunc(a / b)``
+    for floats (so ``inf / 2`` stays inf, where ``//`` gives nan); integers stay exact,
+    as C's ``/``: the floor, one up where it rounded a negative quotient down."""
+    if result_type(a, b).kind not in "iub":
+        return xp.trunc(a / b)
+    floor = a // b
+    return floor + ((floor * b != a) & ((a < 0) != (b < 0)))
 
 
 def _as_bool(x: Any) -> Any:
@@ -112,8 +117,8 @@ POINTWISE = [
     Pointwise("floor", lambda xp, x: xp.floor(x), "⌊x⌋"),
     Pointwise("ceil", lambda xp, x: xp.ceil(x), "⌈x⌉"),
     Pointwise("heaviside", _heaviside, "1 for x > 0, 0 for x < 0, a given value at 0"),
-    Pointwise("floor_divide", _integer_division(lambda a, b: a // b), "⌊a / b⌋"),
-    Pointwise("remainder", _integer_division(lambda a, b: a % b), "a - ⌊a / b⌋·b"),
+    Pointwise("floor_divide", _integer_division(lambda xp, a, b: a // b), "⌊a / b⌋"),
+    Pointwise("trunc_divide", _integer_division(_trunc_divide), "a / b rounded towards 0"),
 ]
 
 

@@ -58,6 +58,8 @@ class _MpmathArrayNamespace:
             return min
         if name == "where":
             return lambda cond, a, b: a if cond else b
+        if name == "remainder":  # (Python's %: the sign of b; mpmath has fmod only)
+            return lambda a, b: a - b * mpmath.floor(a / b)
         if name == "heaviside":
             return lambda x, at_zero: mpmath.mpf(1 if x > 0 else 0 if x < 0 else at_zero)
         return getattr(mpmath, spelled)

@@ -38,7 +38,13 @@ import numpy as np
 from difflab import backend
 from difflab.dtypes import floating_result
 from difflab.ops.primitive import Primitive
-from difflab.ops.reductions import _from_end, _keep_reduced_axes, _largest, _normalize_axis
+from difflab.ops.reductions import (
+    _from_end,
+    _keep_reduced_axes,
+    _largest,
+    _normalize_axis,
+    _reduction_arguments,
+)
 from difflab.ops.shapes import dim_index
 
 
@@ -301,7 +307,8 @@ class LogSumExp(Primitive):
         input : Tensor, array or sequence
             The values.
         dim : int or tuple of int, optional
-            The dimensions to reduce; default: all.
+            The dimensions to reduce; default: all (an empty ``[]`` or ``()``
+            also means all, as in PyTorch).
         keepdim : bool, default False
             Keep the reduced dimensions with size 1.
 
@@ -326,10 +333,8 @@ class LogSumExp(Primitive):
         """``logsumexp(input, dim=None, keepdim=False)``: log Σ exp(x) over ``dim`` (an int
         or a tuple; all dimensions by default) without overflow: m + log Σ exp(x - m) with
         m the maximum.  NumPy's ``axis=``/``keepdims=`` are accepted too."""
-        dim = axis if dim is None else dim
-        keepdim = keepdims if keepdims is not None else keepdim
-        dim = tuple(dim) if isinstance(dim, list) else dim
-        return (_floating_input(input),), {"axis": dim, "keepdims": bool(keepdim)}
+        (x,), params = _reduction_arguments(input, dim, keepdim, axis=axis, keepdims=keepdims)
+        return (_floating_input(x),), params
 
     @staticmethod
     def symbolic(sp, x, axis=None, keepdims=False):

@@ -15,7 +15,7 @@ import numpy as np
 
 from difflab import backend
 from difflab.ops.primitive import Primitive
-from difflab.ops.shapes import copied, dim_index, dim_indices, mean_scale
+from difflab.ops.shapes import copied, dim_index, dim_indices, mean_scale, reduction_dims
 
 
 def _from_end(axes: tuple | None, ndim: int) -> tuple:
@@ -162,9 +162,10 @@ class Prod(Primitive):
         """``prod(input, dim=None, keepdim=False)``: Π over ``dim`` (one dimension; all of
         them by default).  NumPy's ``axis=``/``keepdims=`` are accepted too, and ``dtype``
         casts the input first (PyTorch's)."""
+        asked = axis if dim is None else dim  # (dim=[] too: PyTorch's prod takes one int)
+        if asked is not None and not isinstance(asked, (int, np.integer)):
+            raise TypeError(f"prod: dim must be one int (or None for all), got {asked!r}")
         (input,), params = _reduction_arguments(input, dim, keepdim, axis=axis, keepdims=keepdims)
-        if params["axis"] is not None and not isinstance(params["axis"], (int, np.integer)):
-            raise TypeError(f"prod: dim must be one int (or None for all), got {dim!r}")
         if dtype is not None:
             input = input.astype(dtype) if hasattr(input, "astype") else input.to(dtype)  # noqa: A001
         return (input,), params
@@ -293,8 +294,8 @@ class CumSum(Primitive):
 def _largest(x: Any, axis: Any = None, keepdims: bool = False, smallest: bool = False) -> Any:
     """max (or min) of ``x`` over ``axis``: ``x.max(axis=)`` of an array or a dual number,
     ``x.amax(dim)`` of a tensor (reverse over forward: a dual number's values)."""
-    if hasattr(x, "amax"):
-        return x.amin(axis, keepdims) if smallest else x.amax(axis, keepdims)
+    if hasattr(x, "amax"):  # (axis=, NumPy's meaning: () reduces over no axis)
+        return (x.amin if smallest else x.amax)(axis=axis, keepdims=keepdims)
     if isinstance(x, np.ndarray) and x.size == 0:  # (softmax's shift of no values: ±inf)
         reduce = np.min if smallest else np.max
         return reduce(x, axis=axis, keepdims=keepdims, initial=np.inf if smallest else -np.inf)
@@ -317,9 +318,11 @@ def _check_not_empty(name: str, x: Any, axes: tuple | None) -> None:
 def _reduction_arguments(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A002
     """PyTorch's ``(input, dim, keepdim)`` or NumPy's ``axis=``/``keepdims=``, as the
     (inputs, params) of a reduction primitive."""
-    dim = axis if dim is None else dim
+    if dim is None:  # (NumPy's axis=: () reduces over no axis)
+        dim = tuple(axis) if isinstance(axis, list) else axis
+    else:  # (PyTorch's dim: [] is every dimension)
+        dim = reduction_dims(dim)
     keepdim = keepdims if keepdims is not None else keepdim
-    dim = tuple(dim) if isinstance(dim, list) else dim
     return (input,), {"axis": dim, "keepdims": bool(keepdim)}
 
 
@@ -343,7 +346,8 @@ class MaxReduce(Primitive):
         input : Tensor, array or sequence
             The values.
         dim : int or tuple of int, optional
-            The dimensions to reduce; default: all.
+            The dimensions to reduce; default: all (an empty ``[]`` or ``()``
+            also means all, as in PyTorch).
         keepdim : bool, default False
             Keep the reduced dimensions with size 1.
 
@@ -422,7 +426,8 @@ class MinReduce(MaxReduce):
         input : Tensor, array or sequence
             The values.
         dim : int or tuple of int, optional
-            The dimensions to reduce; default: all.
+            The dimensions to reduce; default: all (an empty ``[]`` or ``()``
+            also means all, as in PyTorch).
         keepdim : bool, default False
             Keep the reduced dimensions with size 1.
 

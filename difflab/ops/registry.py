@@ -40,6 +40,7 @@ from typing import Any
 
 from difflab.ops import (
     batching,
+    division,
     elementwise,
     linalg,
     linalg_spectral,
@@ -174,7 +175,7 @@ def by_numpy_name(numpy_name: str) -> Any:
 
 for _rule in elementwise.UNARY_RULES + special.UNARY_RULES:
     register(UnaryOp(_rule))
-for _rule in elementwise.BINARY_RULES:
+for _rule in elementwise.BINARY_RULES + division.BINARY_RULES:
     register(BinaryOp(_rule))
 for _primitive in (
     # structural: reductions, linear algebra, shapes and views, indexing

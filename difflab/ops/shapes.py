@@ -92,6 +92,17 @@ def as_axes(dim: Any, name: str = "reduction") -> Any:
                     f"{type(dim).__name__} {dim!r:.40}")
 
 
+def reduction_dims(dim: Any) -> Any:
+    """A reduction's ``dim`` as given to ``sum``, ``mean``, ``amax``, ...: PyTorch's empty
+    ``dim=[]`` or ``dim=()`` means every dimension (None), as no ``dim`` does; a list
+    becomes a tuple.  Only ``dim`` means this: NumPy's ``axis=()`` reduces over no axis
+    (the derivative rules, which spell it ``axis=``, rely on that), so the faces apply
+    this to ``dim`` alone."""
+    if isinstance(dim, (list, tuple)):
+        return tuple(dim) or None
+    return dim
+
+
 def dim_indices(dims: Any, ndim: int, name: str) -> tuple:
     """``dims`` (an int, or a tuple or list of ints) as non-negative axes: each checked by
     :func:`dim_index`, none repeated.

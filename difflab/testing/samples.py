@@ -184,7 +184,7 @@ def _no_derivative_cases() -> dict[str, Case]:
     unary = ("bitwise_not", "logical_not", "isnan", "isinf", "isfinite", "sign", "round",
              "floor", "ceil")
     binary = ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
-              "isclose", "heaviside", "floor_divide", "remainder")
+              "isclose", "heaviside", "floor_divide", "trunc_divide")
     cases = {n: Case(n, _apply(n), (F34,)) for n in unary if n != "bitwise_not"}
     cases["bitwise_not"] = Case("bitwise_not", _apply("bitwise_not"), (((3, 4), BOOL),))
     cases.update({n: Case(n, _apply(n), (F34, ((4,), (-2, 2)))) for n in binary})

@@ -46,14 +46,44 @@ def test_float64_values_are_not_rounded_into_a_float32_tensor():
         dl.index_put(dl.zeros(3), I, dl.tensor([0.1, 0.2], dtype=dl.float64))
 
 
-def test_values_of_the_same_dtype_and_python_numbers_are_written():
+def test_values_of_the_same_dtype_are_written():
     x = dl.zeros(3, dtype=dl.float64)
     assert x.index_put(I, dl.tensor(2.5, dtype=dl.float64)).tolist() == [2.5, 0.0, 2.5]
-    out = dl.index_put(x, I, 2.5)  # (a number takes the input's dtype)
-    assert out.dtype == dl.float64 and out.tolist() == [2.5, 0.0, 2.5]
     n = dl.zeros(3, dtype=dl.int64)
-    assert n.index_put_(I, 7, accumulate=True).tolist() == [7, 0, 7]
+    assert n.index_put_(I, dl.tensor(7), accumulate=True).tolist() == [7, 0, 7]
     assert n.dtype == dl.int64
+
+
+@pytest.mark.parametrize("value", [2.5, 7, [1.0, 2.0], True], ids=["float", "int", "list",
+                                                                    "bool"])
+@pytest.mark.parametrize("call", REFUSED.values(), ids=REFUSED.keys())
+def test_values_that_are_no_tensor_are_refused_as_in_pytorch(call, value):
+    # PyTorch 2.13: TypeError "index_put_(): argument 'values' (position 2) must be
+    # Tensor, not float"; difflab used to take the number in input's dtype
+    x = dl.zeros(3, dtype=dl.float64)
+    with pytest.raises(TypeError, match=r"index_put_?\(\): argument 'values' must be a "
+                       r"Tensor, not \w+; make one with difflab\.tensor"):
+        call(x, value)
+    assert x.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_the_in_place_error_names_the_in_place_method():
+    with pytest.raises(TypeError, match=r"^index_put_\(\): argument 'values'"):
+        dl.zeros(3).index_put_(I, 1.0)
+
+
+def test_one_index_tensor_must_come_in_a_tuple_as_in_pytorch():
+    # PyTorch 2.13: TypeError "index_put_(): argument 'indices' (position 1) must be tuple
+    # of Tensors, not Tensor"; difflab read the tensor's rows as one index per dimension
+    x = dl.zeros(2, 2)
+    for call in (lambda: x.index_put_(dl.tensor([0, 1]), dl.tensor(1.0)),
+                 lambda: dl.index_put(x, dl.tensor([0, 1]), dl.tensor(1.0))):
+        with pytest.raises(TypeError, match=r"argument 'indices' must be a tuple of "
+                           r"Tensors, not Tensor; write \(i,\)"):
+            call()
+    assert x.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    assert x.index_put_((dl.tensor([0, 1]),), dl.tensor(1.0)).tolist() == [[1.0, 1.0],
+                                                                            [1.0, 1.0]]
 
 
 F = float(np.float32(0.1))  # (0.1 rounded to float32, then written as float64)

@@ -87,7 +87,8 @@ def test_a_data_dependent_shape_is_announced_when_traced():
      "integer tensor"),
     (lambda: dl.index_add(dl.ones(3, 2), 0, dl.tensor([0]), dl.ones(2, 2)), RuntimeError,
      "must have shape"),
-    (lambda: dl.index_put(dl.ones(3), (slice(None),), 1.0, accumulate=True), IndexError,
+    (lambda: dl.index_put(dl.ones(3), (slice(None),), dl.tensor(1.0), accumulate=True),
+     IndexError,
      "no slices"),
     (lambda: dl.unflatten(dl.ones(6), 0, (4, -1)), RuntimeError, "do not multiply"),
 ])

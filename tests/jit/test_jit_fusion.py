@@ -591,6 +591,8 @@ NO_C_FUNCTION = {
              f"the CPU)" for name in ("erfinv", "erfcx", "i0", "i1")},
     **{name: f"no {name} in <math.h> nor in CUDA's" for name in (
         "i0e", "i1e", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1")},
+    "remainder": "Python's % (the divisor's sign) is no C function (C's remainder rounds "
+                 "the quotient to nearest)",
 }
 
 

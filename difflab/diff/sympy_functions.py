@@ -1,0 +1,78 @@
+"""The functions the symbolic method gives sympy where sympy's own will not do.
+
+Each is a ``sympy.Function`` printed by name, so ``sympy.lambdify`` calls the array
+function of that name (NumPy's, SciPy's, CuPy's), and each knows its derivative (its
+``fdiff``), the rule's: the incomplete gamma functions (sympy's ``lowergamma(a, x) /
+gamma(a)`` has no NumPy printing) and the remainders ``fmod`` and ``remainder``
+(sympy's ``Mod`` has no derivative).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sympy
+
+
+class gammainc(sympy.Function):  # noqa: N801  (printed by name: the array function's)
+    """The regularized lower incomplete gamma function P(a, x) as a sympy function.
+
+    sympy's own ``lowergamma(a, x)/gamma(a)`` has no NumPy printing; this one is
+    printed as ``gammainc(a, x)`` and knows its derivative in x, the gamma density
+    (in a: not defined, as in PyTorch).
+    """
+
+    nargs = 2
+
+    def fdiff(self, argindex: int = 2) -> Any:
+        a, x = self.args
+        if argindex != 2:
+            raise sympy.ArgumentIndexError(self, argindex)
+        return sympy.exp((a - 1) * sympy.log(x) - x - sympy.loggamma(a))
+
+
+class fmod(sympy.Function):  # noqa: N801  (printed by name: the array function's)
+    """C's remainder ``fmod(a, b)``, the sign of ``a``, as a sympy function.
+
+    sympy's ``Mod`` is Python's ``%`` and has no derivative; this one (and
+    :class:`remainder`) knows the rule's: 1 in ``a``, ``-trunc(a / b)`` in ``b``, written
+    ``(fmod(a, b) - a) / b`` as the rule ``Fmod`` writes it.  Numbers evaluate.
+    """
+
+    nargs = 2
+
+    @classmethod
+    def eval(cls, a: Any, b: Any) -> Any:
+        if a.is_Number and b.is_Number and b != 0:
+            return sympy.sign(a) * sympy.Mod(abs(a), abs(b))
+        return None
+
+    def fdiff(self, argindex: int = 1) -> Any:
+        a, b = self.args
+        return sympy.S.One if argindex == 1 else (self - a) / b
+
+
+class remainder(sympy.Function):  # noqa: N801
+    """Python's ``a % b``, the sign of ``b``, as a sympy function whose derivative is the
+    rule's (1 in ``a``, ``-floor(a / b)`` in ``b``); see :class:`fmod`."""
+
+    nargs = 2
+
+    @classmethod
+    def eval(cls, a: Any, b: Any) -> Any:
+        if a.is_Number and b.is_Number and b != 0:
+            return sympy.Mod(a, b)
+        return None
+
+    def fdiff(self, argindex: int = 1) -> Any:
+        a, b = self.args
+        return sympy.S.One if argindex == 1 else (self - a) / b
+
+
+class gammaincc(sympy.Function):  # noqa: N801
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
+
+    nargs = 2
+
+    def fdiff(self, argindex: int = 2) -> Any:
+        return -gammainc(*self.args).fdiff(argindex)

@@ -1,0 +1,130 @@
+"""The remainders, elementwise rules with a derivative: ``fmod`` and ``remainder``.
+
+``fmod(a, b)`` is C's remainder, ``a - b·trunc(a / b)``, with the sign of ``a``;
+``remainder(a, b)`` is Python's ``a % b``, ``a - b·floor(a / b)``, with the sign of
+``b``.  Both are NumPy's own functions (exact: no ``a - b·q`` computed in floating point,
+whose cancellation loses every digit once the quotient is large), and both have
+PyTorch's derivative: 1 in ``a``, minus the rounded quotient in ``b``, which the rules
+read from the saved result as ``(z - a) / b``.  The rounded quotients themselves
+(``floor_divide``, ``div(..., rounding_mode="trunc")``) have no derivative: they are in
+:mod:`difflab.ops.logic`, and share this module's check of an integer division by zero.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from difflab.ops.elementwise import Binary
+
+
+class IntegerDivisionError(ZeroDivisionError, RuntimeError):
+    """An integer divided by zero (``//``, ``%``, ``fmod``, ``div`` with a ``rounding_mode``).
+
+    Both a ``ZeroDivisionError``, as Python's ``1 // 0``, and a ``RuntimeError``, what
+    PyTorch raises there (with the message ``ZeroDivisionError``): code written for
+    either catches it.
+    """
+
+
+def _integer_kind(x: Any) -> bool:
+    if isinstance(x, (bool, int, np.integer, np.bool_)):
+        return True
+    kind = getattr(getattr(x, "dtype", None), "kind", None)
+    return kind is not None and kind in "iub"  # (a sympy or jit expression: not checked)
+
+
+def check_integer_divisor(a: Any, b: Any) -> None:
+    """Raise :class:`IntegerDivisionError` where integers ``a`` are divided by a ``b`` of
+    0, as PyTorch does (NumPy would warn and give 0); floats give inf or nan, and an
+    empty result divides nothing."""
+    if not (_integer_kind(a) and _integer_kind(b)):
+        return
+    if 0 in np.broadcast_shapes(np.shape(a), np.shape(b)):
+        return
+    zero = b == 0
+    if bool(zero.any() if hasattr(zero, "any") else zero):
+        raise IntegerDivisionError(
+            "integer division or modulo by zero: a divisor is 0 (make the tensor "
+            "floating with .float() to get inf or nan instead)")
+
+
+_RAISES = """
+    ZeroDivisionError
+        For integers divided by 0 (the error is also a RuntimeError, as PyTorch's);
+        floats give nan.
+"""
+
+
+class Fmod(Binary):
+    name = "fmod"
+    math = "∂fmod(a,b)/∂a = 1,  ∂fmod(a,b)/∂b = -trunc(a/b) = (z - a)/b"
+    needs_for_a, needs_for_b = "", "abz"
+    numpy_name, description = "fmod", "C's remainder a - b·trunc(a / b), the sign of a"
+    kinks = "z jumps where a / b is an integer (b divides a)"
+    domain = (0.5, 2.0)
+    raises = _RAISES
+    examples = """
+        The sign is the dividend's (:func:`difflab.remainder`'s is the divisor's);
+        integers stay integers, and the values are exact:
+
+        >>> dl.fmod(dl.tensor([-7, 7]), 3), dl.remainder(dl.tensor([-7, 7]), 3)
+        (tensor([-1,  1]), tensor([2, 1]))
+        >>> dl.fmod(dl.tensor([5.5]), float("inf"))
+        tensor([5.5])
+    """
+
+    @staticmethod
+    def forward(xp, a, b):
+        check_integer_divisor(a, b)
+        return xp.fmod(a, b)
+
+    @staticmethod
+    def d_da(xp, a, b, z):
+        return 1.0
+
+    @staticmethod
+    def d_db(xp, a, b, z):
+        return (z - a) / b  # (the integer -trunc(a / b), from the saved z)
+
+    @staticmethod
+    def not_differentiable(xp, a, b):
+        return xp.fmod(a, b) == 0
+
+
+class Remainder(Binary):
+    name = "remainder"
+    math = "∂rem(a,b)/∂a = 1,  ∂rem(a,b)/∂b = -floor(a/b) = (z - a)/b"
+    needs_for_a, needs_for_b = "", "abz"
+    numpy_name, description = "remainder", "Python's a % b = a - b·floor(a / b), the sign of b"
+    kinks = "z jumps where a / b is an integer (b divides a)"
+    domain = (0.5, 2.0)
+    raises = _RAISES
+    examples = """
+        ``a % b`` is this function; the sign is the divisor's, and a zero result is
+        0.0 with the divisor's sign, as NumPy's (PyTorch keeps the dividend's there):
+
+        >>> dl.tensor([-7.0, 7.0]) % 3, dl.remainder(dl.tensor([-7, 7]), -3)
+        (tensor([2., 1.]), tensor([-1, -2]))
+    """
+
+    @staticmethod
+    def forward(xp, a, b):
+        check_integer_divisor(a, b)
+        return xp.remainder(a, b)
+
+    @staticmethod
+    def d_da(xp, a, b, z):
+        return 1.0
+
+    @staticmethod
+    def d_db(xp, a, b, z):
+        return (z - a) / b  # (the integer -floor(a / b), from the saved z)
+
+    @staticmethod
+    def not_differentiable(xp, a, b):
+        return xp.remainder(a, b) == 0
+
+
+BINARY_RULES: tuple[type[Binary], ...] = (Fmod, Remainder)
