@@ -35,16 +35,21 @@ from difflab.tensor_arguments import Size
 __all__ = ["Distribution", "ExponentialFamily"]
 
 
-def as_parameter(value: typing.Any) -> Tensor:
-    """A parameter as a floating tensor: numbers and lists in the default dtype."""
+def as_parameter(value: typing.Any, like: typing.Any = None) -> Tensor:
+    """A parameter as a floating tensor: numbers and lists in the default dtype, made on
+    the device of ``like`` (another parameter) when that is a tensor, so that
+    ``Normal(0.0, scale.cuda())`` keeps its ``loc`` on the GPU next to its scale."""
     if isinstance(value, Tensor):
         return value if value.dtype.is_floating_point else value.to(get_default_dtype())
-    return _creation.tensor(value, dtype=get_default_dtype())
+    return _creation.tensor(value, dtype=get_default_dtype(),
+                            device=like.device if isinstance(like, Tensor) else None)
 
 
 def broadcast_all(*values: typing.Any) -> tuple[Tensor, ...]:
-    """The parameters as floating tensors of one broadcast shape (``broadcast_all``)."""
-    tensors = [as_parameter(v) for v in values]
+    """The parameters as floating tensors of one broadcast shape (``broadcast_all``); the
+    numbers among them on the device of the first tensor among them (as PyTorch's)."""
+    like = next((v for v in values if isinstance(v, Tensor)), None)
+    tensors = [as_parameter(v, like) for v in values]
     return tuple(_joining.broadcast_tensors(*tensors))
 
 

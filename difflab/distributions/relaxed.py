@@ -72,7 +72,7 @@ class LogitRelaxedBernoulli(Distribution):
         self._param = _one_of(probs, logits, type(self).__name__)
         bernoulli = Bernoulli(probs, logits, validate_args=validate_args)
         self.probs, self.logits = bernoulli.probs, bernoulli.logits
-        self.temperature = as_parameter(temperature)
+        self.temperature = as_parameter(temperature, self.probs)
         super().__init__(self.probs.shape, (), validate_args)
 
     def _given(self) -> tuple[str, ...]:
@@ -164,7 +164,7 @@ class RelaxedOneHotCategorical(Distribution):
         self._categorical = Categorical(probs, logits, validate_args=validate_args)
         self._param = self._categorical._param
         self.probs, self.logits = self._categorical.probs, self._categorical.logits
-        self.temperature = as_parameter(temperature)
+        self.temperature = as_parameter(temperature, self.probs)
         super().__init__(self._categorical.batch_shape, self.probs.shape[-1:], validate_args)
 
     def _given(self) -> tuple[str, ...]:
@@ -391,4 +391,4 @@ class ContinuousBernoulli(Distribution):
 def _broadcast(a: Tensor, b: Tensor) -> tuple:
     from difflab.functions_joining import broadcast_tensors
 
-    return tuple(broadcast_tensors(a, as_parameter(b)))
+    return tuple(broadcast_tensors(a, as_parameter(b, a)))
