@@ -118,6 +118,15 @@ class Distribution:
         """The names of the parameters this instance was built from (probs or logits, ...)."""
         return tuple(self.arg_constraints)
 
+    def _a_parameter(self) -> Tensor | None:
+        """One of the parameters' tensors: a number given as a value (``d.cdf(0.5)``) is
+        made on its device (a distribution built on others answers with theirs)."""
+        for name in self._given():
+            value = getattr(self, name, None)
+            if isinstance(value, Tensor):
+                return value
+        return None
+
     # -- shapes ------------------------------------------------------------------------
     @property
     def batch_shape(self) -> Size:
@@ -220,7 +229,7 @@ class Distribution:
 
     # -- checks ------------------------------------------------------------------------
     def _validate_sample(self, value: typing.Any) -> Tensor:
-        value = as_parameter(value) if not isinstance(value, Tensor) else value
+        value = as_parameter(value, self._a_parameter())
         if not self._validate_args:
             return value
         event = tuple(self._event_shape)

@@ -207,6 +207,9 @@ class Independent(Distribution):
         super().__init__(batch[:split], batch[split:] + tuple(base_distribution.event_shape),
                          validate_args)
 
+    def _a_parameter(self) -> Tensor | None:
+        return self.base_dist._a_parameter()
+
     @property
     def has_rsample(self) -> bool:  # type: ignore[override]
         return self.base_dist.has_rsample

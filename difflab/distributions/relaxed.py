@@ -242,6 +242,9 @@ class MixtureSameFamily(Distribution):
     def support(self) -> constraints.Constraint:  # type: ignore[override]
         return self.component_distribution.support
 
+    def _a_parameter(self) -> Tensor | None:
+        return self.component_distribution._a_parameter()
+
     def _weights(self) -> Tensor:
         """π, shaped to meet the components' event dimensions."""
         probs = self.mixture_distribution.probs
@@ -259,13 +262,13 @@ class MixtureSameFamily(Distribution):
         return (w * comp.variance).sum(dim) + (w * (comp.mean - mean) ** 2).sum(dim)
 
     def log_prob(self, value: typing.Any) -> Tensor:
-        x = as_parameter(value).unsqueeze(-1 - self._event_ndims)
+        x = as_parameter(value, self._a_parameter()).unsqueeze(-1 - self._event_ndims)
         log_p = self.component_distribution.log_prob(x)  # (..., B, K)
         log_weights = F.log_softmax(self.mixture_distribution.logits, -1)
         return F.logsumexp(log_p + log_weights, -1)
 
     def cdf(self, value: typing.Any) -> Tensor:
-        x = as_parameter(value).unsqueeze(-1 - self._event_ndims)
+        x = as_parameter(value, self._a_parameter()).unsqueeze(-1 - self._event_ndims)
         return (self.component_distribution.cdf(x) * self.mixture_distribution.probs).sum(-1)
 
     def sample(self, sample_shape: typing.Any = ()) -> Tensor:

@@ -436,7 +436,7 @@ class GeneralizedPareto(_ByInverse):
 
     def icdf(self, value: typing.Any) -> Tensor:
         zero, xi = self._safe()
-        log_u = F.log1p(-as_parameter(value))
+        log_u = F.log1p(-as_parameter(value, self.loc))
         return F.where(zero, self.loc - self.scale * log_u,
                        self.loc + self.scale / xi * F.expm1(-xi * log_u))
 

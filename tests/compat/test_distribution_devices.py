@@ -208,8 +208,24 @@ def test_distribution_on_the_device(name, cuda):
         quantiles = dl.full(tuple(made["cpu"].batch_shape), 0.3, dtype=F64)
         at_quantiles = {"cpu": quantiles, cuda: quantiles.to(cuda)}
         _both(lambda d: made[d].icdf(at_quantiles[d]), f"{name}.icdf", cuda)
+        _at_a_number(made, points, name, cuda)
     if made["cpu"].has_enumerate_support:
         _both(lambda d: made[d].enumerate_support(), f"{name}.enumerate_support", cuda)
+
+
+def _at_a_number(made, points, name, device) -> None:
+    """log_prob, cdf and icdf at a plain number are on the device too (``d.cdf(0.5)``)."""
+    for number in points.flatten().tolist():  # (one inside every batch member's support)
+        try:
+            if bool(dl.all(dl.isfinite(made["cpu"].log_prob(number)))):
+                break
+        except ValueError:
+            continue
+    else:
+        pytest.fail(f"no draw of {name} lies in the support of all its batch")
+    for method, value in (("log_prob", number), ("cdf", number), ("icdf", 0.3)):
+        _both(lambda d, m=method, v=value: getattr(made[d], m)(v),
+              f"{name}.{method} at the number {value}", device)
 
 
 #: Numbers given next to a tensor on the device become parameters on that device (as in
