@@ -271,3 +271,29 @@ def test_transform_on_the_device(name, cuda):
     _both(lambda d: made[d][0].inv(at_y[d]), f"{name} inverse", cuda)
     _both(lambda d: made[d][0].log_abs_det_jacobian(made[d][1], at_y[d]),
           f"{name} log_abs_det_jacobian", cuda)
+
+
+#: Constraints whose bounds are tensors on the device (one bound per batch member).
+BOUNDED = {
+    "interval": lambda t: D.constraints.interval(t([0.0, -2.0]), t([4.0, 1.0])),
+    "greater_than": lambda t: D.constraints.greater_than(t([0.0, -2.0])),
+    "less_than": lambda t: D.constraints.less_than(t([4.0, 1.0])),
+}
+
+
+@pytest.mark.parametrize("name", BOUNDED)
+@pytest.mark.parametrize("registry", ["biject_to", "transform_to"])
+def test_tensor_bounds_on_the_device(name, registry, cuda):
+    """biject_to(interval(low, high)) with tensor bounds: the map onto them, on their device
+    (bounds that are tensors once made the registry ask a tensor for one bool)."""
+    made = {}
+    for device in ("cpu", cuda):
+        constraint = BOUNDED[name](_maker(device))
+        made[device] = constraint, getattr(D, registry)(constraint)
+    x = {"cpu": dl.tensor([-0.5, 1.5], dtype=F64), cuda: dl.tensor([-0.5, 1.5], dtype=F64,
+                                                                   device=cuda)}
+    y = _both(lambda d: made[d][1](x[d]), f"{registry}({name}) forward", cuda)
+    assert bool(dl.all(made[cuda][0].check(y.to(cuda))))
+    _both(lambda d: made[d][1].inv(made[d][1](x[d])), f"{registry}({name}) inverse", cuda)
+    _both(lambda d: made[d][1].log_abs_det_jacobian(x[d], made[d][1](x[d])),
+          f"{registry}({name}) log_abs_det_jacobian", cuda)
