@@ -245,6 +245,16 @@ class MixtureSameFamily(Distribution):
     def _a_parameter(self) -> Tensor | None:
         return self.component_distribution._a_parameter()
 
+    def expand(self, batch_shape: typing.Any,
+               _instance: typing.Any = None) -> MixtureSameFamily:
+        """The mixture over ``batch_shape``: the weights and the components expanded (the
+        components keep their last batch dimension, the K of the mixture)."""
+        batch_shape = tuple(batch_shape)
+        k = self.component_distribution.batch_shape[-1]
+        return MixtureSameFamily(self.mixture_distribution.expand(batch_shape),
+                                 self.component_distribution.expand(batch_shape + (k,)),
+                                 validate_args=False)
+
     def _weights(self) -> Tensor:
         """π, shaped to meet the components' event dimensions."""
         probs = self.mixture_distribution.probs

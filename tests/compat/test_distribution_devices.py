@@ -212,6 +212,41 @@ def test_distribution_on_the_device(name, cuda):
     if made["cpu"].has_enumerate_support:
         _both(lambda d: made[d].enumerate_support(), f"{name}.enumerate_support", cuda)
 
+    def expanded(device):  # (the batch grown by a leading 4, drawn from the same seed)
+        dl.manual_seed(7)
+        return made[device].expand((4,) + tuple(made[device].batch_shape)).sample()
+
+    _both(expanded, f"{name}.expand(...).sample", cuda)
+
+
+@pytest.mark.parametrize("name", sorted(DISTRIBUTIONS))
+def test_gradients_on_the_device(name, cuda):
+    """Backward through log_prob (and rsample's path): each parameter's gradient is on its
+    device and equals the CPU's."""
+    grads = {}
+    for device in ("cpu", cuda):
+        leaves = []
+
+        def leaf(values, device=device, leaves=leaves):
+            leaves.append(dl.tensor(values, dtype=F64, device=device, requires_grad=True))
+            return leaves[-1]
+
+        d = DISTRIBUTIONS[name](leaf)
+        dl.manual_seed(7)
+        loss = d.log_prob(d.sample((3,))).sum()
+        if d.has_rsample:
+            try:
+                loss = loss + d.rsample((3,)).sum()
+            except NotImplementedError:  # (Wishart: no path through its df)
+                pass
+        loss.backward()
+        grads[device] = [x.grad for x in leaves]
+    assert any(g is not None for g in grads["cpu"]), f"no gradient reached {name}'s parameters"
+    for on_device, on_cpu in zip(grads[cuda], grads["cpu"]):
+        assert (on_device is None) == (on_cpu is None)
+        if on_cpu is not None:
+            _same(on_device, on_cpu, cuda, f"{name}'s parameter gradient")
+
 
 def _at_a_number(made, points, name, device) -> None:
     """log_prob, cdf and icdf at a plain number are on the device too (``d.cdf(0.5)``)."""
