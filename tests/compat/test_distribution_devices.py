@@ -5,8 +5,10 @@ score and transform on the device of its parameters: nothing made inside the
 distribution (an identity matrix, a mask, an offset, a draw) may land on the CPU.
 Each exported class runs on the ``cuda`` fixture (a GPU, or the CuPy stand-in) and
 on the CPU with the same parameters: every result must be on the device and equal
-the CPU's (densities, entropies, moments to 1e-12 in float64; samples from the same
-seed, since difflab draws on the host and copies the draw to the device).
+the CPU's (densities, entropies, moments, gradients to 1e-12 in float64; samples
+from the same seed, since difflab draws on the host and copies the draw to the
+device).  Numbers next to device tensors (``StudentT(df.cuda())``'s loc and scale,
+``d.cdf(0.5)``) and constraints with tensor bounds follow the tensors' device.
 
 The tables below are checked against ``difflab.distributions.__all__`` and
 ``difflab.distributions.transforms.__all__``: a class exported without a row here
