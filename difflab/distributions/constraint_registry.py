@@ -22,6 +22,7 @@ Both are tables from a constraint's class to a factory, extended with
 
 from __future__ import annotations
 
+import numbers
 import typing
 
 from difflab.distributions import constraints
@@ -121,9 +122,15 @@ def _real(constraint):
     return T.identity_transform
 
 
+def _is(bound: typing.Any, number: float) -> bool:
+    """Whether a bound is the plain number ``number`` (a tensor of bounds, one per batch
+    member, takes the general transform: comparing it would ask a tensor for one bool)."""
+    return isinstance(bound, numbers.Number) and bound == number
+
+
 def _greater_than(constraint):
     """exp onto (0, ∞), then shifted to (lower_bound, ∞) (positive, nonnegative: no shift)."""
-    if constraint.lower_bound == 0:
+    if _is(constraint.lower_bound, 0):
         return T.ExpTransform()
     return T.ComposeTransform([T.ExpTransform(),
                                T.AffineTransform(constraint.lower_bound, 1.0)])
@@ -138,7 +145,7 @@ def _less_than(constraint):
 def _interval(constraint):
     """σ onto (0, 1), then stretched to (lower_bound, upper_bound)."""
     low, high = constraint.lower_bound, constraint.upper_bound
-    if low == 0 and high == 1:
+    if _is(low, 0) and _is(high, 1):
         return T.SigmoidTransform()
     return T.ComposeTransform([T.SigmoidTransform(), T.AffineTransform(low, high - low)])
 

@@ -220,7 +220,7 @@ class _Square(Constraint):
 
     def check(self, value):
         square = value.shape[-2] == value.shape[-1]
-        return _creation.full(tuple(value.shape[:-2]), square, dtype=_bool)
+        return _creation.full(tuple(value.shape[:-2]), square, dtype=_bool, device=value.device)
 
 
 class _Symmetric(_Square):
@@ -245,7 +245,8 @@ class _PositiveSemidefinite(_Symmetric):
         symmetric = super().check(value)
         if not bool(F.any(symmetric)):  # (not square, or nothing symmetric to decompose)
             return symmetric
-        return symmetric & _creation.tensor(_eigenvalues(value).min(-1) >= 0)
+        return symmetric & _creation.tensor(_eigenvalues(value).min(-1) >= 0,
+                                             device=symmetric.device)
 
 
 class _PositiveDefinite(_Symmetric):
@@ -253,7 +254,8 @@ class _PositiveDefinite(_Symmetric):
         symmetric = super().check(value)
         if not bool(F.any(symmetric)):
             return symmetric
-        return symmetric & _creation.tensor(_eigenvalues(value).min(-1) > 0)
+        return symmetric & _creation.tensor(_eigenvalues(value).min(-1) > 0,
+                                             device=symmetric.device)
 
 
 class _Independent(Constraint):

@@ -21,8 +21,9 @@ from difflab import functions as F
 from difflab.autograd.engine import apply
 from difflab.autograd.grad_mode import no_grad
 from difflab.distributions import constraints
+from difflab.distributions.continuous import _standard
 from difflab.distributions.discrete import Bernoulli, Categorical, _one_of
-from difflab.distributions.distribution import Distribution, as_parameter, broadcast_all
+from difflab.distributions.distribution import Distribution, broadcast_all
 from difflab.distributions.gamma import _standard_gamma
 from difflab.nn import functional as NF
 from difflab.random import Draw
@@ -77,11 +78,9 @@ class Geometric(Distribution):
         return (1.0 / self.probs - 1.0) / self.probs
 
     def sample(self, sample_shape: typing.Any = ()) -> Tensor:
-        shape = tuple(self._extended_shape(sample_shape))
         with no_grad():  # k = floor(log u / log(1 - p)), the inverse of the cdf
             tiny = float(np.finfo(self.probs.array.dtype).tiny)
-            u = F.clamp(_creation.rand(*shape, dtype=self.probs.dtype) if shape else
-                        _creation.rand((), dtype=self.probs.dtype), min=tiny)
+            u = F.clamp(_standard(self, sample_shape, "uniform", self.probs), min=tiny)
             return F.floor(F.log(u) / -NF.softplus(self.logits))
 
     def log_prob(self, value: typing.Any) -> Tensor:
@@ -221,7 +220,8 @@ class Multinomial(Distribution):
 
     def sample(self, sample_shape: typing.Any = ()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))[:-1]
-        count = as_parameter(float(self.total_count))
+        count = _creation.tensor(float(self.total_count), dtype=self.probs.dtype,
+                                 device=self.probs.device)
         return apply(Draw, count, self.probs.detach(), distribution="multinomial",
                      shape=shape).to(self.probs.dtype)
 

@@ -122,7 +122,7 @@ class Bernoulli(ExponentialFamily):
         return NF.softplus(x)
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
-        values = _creation.tensor([0.0, 1.0], dtype=self.probs.dtype)
+        values = _creation.tensor([0.0, 1.0], dtype=self.probs.dtype, device=self.probs.device)
         values = values.reshape((2,) + (1,) * len(self._batch_shape))
         return values.expand(2, *self._batch_shape) if expand else values
 
@@ -130,7 +130,7 @@ class Bernoulli(ExponentialFamily):
 def _broadcast_pair(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
     from difflab.functions_joining import broadcast_tensors
 
-    return tuple(broadcast_tensors(a, as_parameter(b)))
+    return tuple(broadcast_tensors(a, as_parameter(b, a)))
 
 
 class Categorical(Distribution):
@@ -189,7 +189,8 @@ class Categorical(Distribution):
 
     @property
     def mean(self) -> Tensor:
-        return _creation.full(tuple(self._batch_shape), float("nan"), dtype=self.probs.dtype)
+        return _creation.full(tuple(self._batch_shape), float("nan"), dtype=self.probs.dtype,
+                              device=self.probs.device)
 
     @property
     def mode(self) -> Tensor:
@@ -225,7 +226,7 @@ class Categorical(Distribution):
         return -(self.probs * F.clamp(self.logits, min=low)).sum(-1)
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
-        values = _creation.arange(self._num_events)
+        values = _creation.arange(self._num_events, device=self.probs.device)
         values = values.reshape((-1,) + (1,) * len(self._batch_shape))
         return values.expand(self._num_events, *self._batch_shape) if expand else values
 
@@ -308,7 +309,7 @@ class OneHotCategorical(Distribution):
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
         k = self.probs.shape[-1]
-        values = _creation.eye(k, dtype=self.probs.dtype)
+        values = _creation.eye(k, dtype=self.probs.dtype, device=self.probs.device)
         values = values.reshape((k,) + (1,) * len(self._batch_shape) + (k,))
         return values.expand(k, *self._batch_shape, k) if expand else values
 
@@ -501,14 +502,14 @@ class Binomial(Distribution):
         if not bool(F.all(self.total_count == n)):
             raise NotImplementedError("enumerate_support of a Binomial needs one total_count "
                                       "for the whole batch")
-        values = _creation.arange(n + 1, dtype=self.probs.dtype)
+        values = _creation.arange(n + 1, dtype=self.probs.dtype, device=self.probs.device)
         values = values.reshape((-1,) + (1,) * len(self._batch_shape))
         return values.expand(n + 1, *self._batch_shape) if expand else values
 
     def entropy(self) -> Tensor:
         """-Σₖ P(k) log P(k) over k = 0 .. max(total_count) (terms past each n left out)."""
         n_max = int(self.total_count.max())
-        values = _creation.arange(n_max + 1, dtype=self.probs.dtype)
+        values = _creation.arange(n_max + 1, dtype=self.probs.dtype, device=self.probs.device)
         values = values.reshape((-1,) + (1,) * len(self._batch_shape))
         inside = values <= self.total_count
         safe = F.where(inside, values, 0.0)  # (lgamma of n - k + 1 <= 0 is a pole)

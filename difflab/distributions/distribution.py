@@ -35,16 +35,21 @@ from difflab.tensor_arguments import Size
 __all__ = ["Distribution", "ExponentialFamily"]
 
 
-def as_parameter(value: typing.Any) -> Tensor:
-    """A parameter as a floating tensor: numbers and lists in the default dtype."""
+def as_parameter(value: typing.Any, like: typing.Any = None) -> Tensor:
+    """A parameter as a floating tensor: numbers and lists in the default dtype, made on
+    the device of ``like`` (another parameter) when that is a tensor, so that
+    ``Normal(0.0, scale.cuda())`` keeps its ``loc`` on the GPU next to its scale."""
     if isinstance(value, Tensor):
         return value if value.dtype.is_floating_point else value.to(get_default_dtype())
-    return _creation.tensor(value, dtype=get_default_dtype())
+    return _creation.tensor(value, dtype=get_default_dtype(),
+                            device=like.device if isinstance(like, Tensor) else None)
 
 
 def broadcast_all(*values: typing.Any) -> tuple[Tensor, ...]:
-    """The parameters as floating tensors of one broadcast shape (``broadcast_all``)."""
-    tensors = [as_parameter(v) for v in values]
+    """The parameters as floating tensors of one broadcast shape (``broadcast_all``); the
+    numbers among them on the device of the first tensor among them (as PyTorch's)."""
+    like = next((v for v in values if isinstance(v, Tensor)), None)
+    tensors = [as_parameter(v, like) for v in values]
     return tuple(_joining.broadcast_tensors(*tensors))
 
 
@@ -112,6 +117,15 @@ class Distribution:
     def _given(self) -> tuple[str, ...]:
         """The names of the parameters this instance was built from (probs or logits, ...)."""
         return tuple(self.arg_constraints)
+
+    def _a_parameter(self) -> Tensor | None:
+        """One of the parameters' tensors: a number given as a value (``d.cdf(0.5)``) is
+        made on its device (a distribution built on others answers with theirs)."""
+        for name in self._given():
+            value = getattr(self, name, None)
+            if isinstance(value, Tensor):
+                return value
+        return None
 
     # -- shapes ------------------------------------------------------------------------
     @property
@@ -215,7 +229,7 @@ class Distribution:
 
     # -- checks ------------------------------------------------------------------------
     def _validate_sample(self, value: typing.Any) -> Tensor:
-        value = as_parameter(value) if not isinstance(value, Tensor) else value
+        value = as_parameter(value, self._a_parameter())
         if not self._validate_args:
             return value
         event = tuple(self._event_shape)

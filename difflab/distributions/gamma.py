@@ -22,6 +22,7 @@ import typing
 from difflab import functions as F
 from difflab.autograd.engine import apply
 from difflab.distributions import constraints
+from difflab.distributions.continuous import _standard
 from difflab.distributions.distribution import (
     Distribution,
     ExponentialFamily,
@@ -370,12 +371,9 @@ class StudentT(Distribution):
         return F.where(self.df > 2, value, F.where(self.df > 1, math.inf, math.nan))
 
     def sample(self, sample_shape: typing.Any = ()) -> Tensor:
-        from difflab import creation
-
         shape = tuple(self._extended_shape(sample_shape))
         chi2 = 2.0 * _standard_gamma(0.5 * self.df, shape)
-        z = creation.randn(*shape, dtype=self.df.dtype) if shape else creation.randn(
-            (), dtype=self.df.dtype)
+        z = _standard(self, sample_shape, "normal", self.df)
         return (self.loc + self.scale * z * F.sqrt(self.df / chi2)).detach()
 
     def log_prob(self, value: typing.Any) -> Tensor:

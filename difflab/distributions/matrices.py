@@ -35,6 +35,7 @@ from difflab import linalg
 from difflab import special as _special
 from difflab.autograd.grad_mode import is_grad_enabled, no_grad
 from difflab.distributions import constraints
+from difflab.distributions.continuous import _standard
 from difflab.distributions.distribution import Distribution, ExponentialFamily, as_parameter
 from difflab.distributions.gamma import Beta, Chi2
 from difflab.tensor import Tensor
@@ -146,10 +147,11 @@ class LKJCholesky(Distribution):
         come out wider than its own density says; see the Notes of the class.)
         """
         offset = np.concatenate([[0.0], np.arange(self.dim - 1)])
-        conc1 = _creation.tensor(0.5 * offset + 0.5, dtype=self.concentration.dtype)
-        marginal = self.concentration.detach() + 0.5 * (self.dim - 2)
-        conc0 = marginal.unsqueeze(-1) - _creation.tensor(0.5 * offset,
-                                                          dtype=self.concentration.dtype)
+        like = self.concentration
+        conc1 = _creation.tensor(0.5 * offset + 0.5, dtype=like.dtype, device=like.device)
+        marginal = like.detach() + 0.5 * (self.dim - 2)
+        conc0 = marginal.unsqueeze(-1) - _creation.tensor(0.5 * offset, dtype=like.dtype,
+                                                          device=like.device)
         return Beta(conc1.expand(*conc0.shape), conc0, validate_args=False)
 
     def sample(self, sample_shape: typing.Any = ()) -> Tensor:
@@ -174,9 +176,8 @@ class LKJCholesky(Distribution):
         difflab.Size([10, 4, 4])
         """
         with no_grad():
-            shape = tuple(self._extended_shape(sample_shape))
             y = self._beta().sample(sample_shape).unsqueeze(-1)      # the rows' squared lengths
-            u = _creation.randn(*shape, dtype=self.concentration.dtype).tril(-1)
+            u = _standard(self, sample_shape, "normal", self.concentration).tril(-1)
             norm = F.sqrt((u * u).sum(-1, keepdim=True))
             direction = u / F.where(norm > 0, norm, F.ones_like(norm))   # (row 0 stays 0)
             w = F.sqrt(y) * direction
@@ -189,7 +190,7 @@ class LKJCholesky(Distribution):
         d = self.dim
         diagonal = _diagonal(value)[..., 1:]
         order = 2 * (self.concentration - 1).unsqueeze(-1) + d - _creation.arange(
-            2, d + 1, dtype=self.concentration.dtype)
+            2, d + 1, dtype=self.concentration.dtype, device=self.concentration.device)
         unnormalized = (order * F.log(diagonal)).sum(-1)
         alpha = self.concentration + 0.5 * (d - 1)
         log_normalizer = (0.5 * (d - 1) * math.log(math.pi)
@@ -207,7 +208,7 @@ def _clamp_above_eps(x: Tensor) -> Tensor:
 
 def _multidigamma(x: Tensor, p: int) -> Tensor:
     """Σⱼ₌₀..ₚ₋₁ ψ(x - j/2): the derivative of log Γₚ(x)."""
-    steps = _creation.arange(p, dtype=x.dtype) / 2
+    steps = _creation.arange(p, dtype=x.dtype, device=x.device) / 2
     return F.digamma(x.unsqueeze(-1) - steps).sum(-1)
 
 
@@ -307,7 +308,8 @@ class Wishart(ExponentialFamily):
         if matrix.dim() < 2 or matrix.shape[-1] != matrix.shape[-2]:
             raise ValueError(f"Wishart's {self._param} must be (..., d, d), square with "
                              f"optional batch dimensions, got shape {tuple(matrix.shape)}")
-        df = df if isinstance(df, Tensor) else _creation.tensor(df, dtype=matrix.dtype)
+        df = df if isinstance(df, Tensor) else _creation.tensor(df, dtype=matrix.dtype,
+                                                                device=matrix.device)
         df = as_parameter(df)
         d = matrix.shape[-1]
         batch = _joining.broadcast_shapes(tuple(matrix.shape[:-2]), tuple(df.shape))
@@ -344,7 +346,8 @@ class Wishart(ExponentialFamily):
             return tril.expand(*shape)
         if name == "covariance_matrix":
             return (tril @ tril.transpose(-1, -2)).expand(*shape)
-        identity = _creation.eye(shape[-1], dtype=tril.dtype).expand(*tril.shape)
+        identity = _creation.eye(shape[-1], dtype=tril.dtype, device=tril.device).expand(
+            *tril.shape)
         inverse = _solve_lower(tril, identity)                     # L⁻¹
         return (inverse.transpose(-1, -2) @ inverse).expand(*shape)  # Σ⁻¹ = L⁻ᵀ L⁻¹
 
@@ -373,10 +376,10 @@ class Wishart(ExponentialFamily):
     # -- drawing -------------------------------------------------------------------------
     def _bartlett(self, sample_shape: typing.Any) -> Tensor:
         p = self._event_shape[-1]
-        df = self.df.detach().unsqueeze(-1) - _creation.arange(p, dtype=self.df.dtype)
+        df = self.df.detach().unsqueeze(-1) - _creation.arange(p, dtype=self.df.dtype,
+                                                               device=self.df.device)
         chi = _clamp_above_eps(F.sqrt(Chi2(df, validate_args=False).sample(sample_shape)))
-        shape = tuple(self._extended_shape(sample_shape))
-        noise = _creation.randn(*shape, dtype=self._tril.dtype).tril(-1)
+        noise = _standard(self, sample_shape, "normal", self._tril).tril(-1)
         factor = self._tril @ (noise + _picking.diag_embed(chi))
         return factor @ factor.transpose(-1, -2)
 

@@ -26,6 +26,7 @@ from difflab import functions as F
 from difflab import functions_joining as _joining
 from difflab import functions_picking as _picking
 from difflab.distributions import constraints
+from difflab.distributions.continuous import _standard
 from difflab.distributions.distribution import Distribution, as_parameter
 from difflab.tensor import Tensor
 
@@ -108,7 +109,7 @@ class MultivariateNormal(Distribution):
         if (covariance_matrix is None) == (scale_tril is None):
             raise ValueError("MultivariateNormal takes exactly one of covariance_matrix and "
                              "scale_tril")
-        loc = as_parameter(loc)
+        loc = as_parameter(loc, scale_tril if scale_tril is not None else covariance_matrix)
         if loc.dim() < 1:
             raise ValueError("loc must be at least one-dimensional (the vector's d entries)")
         self._param = "scale_tril" if scale_tril is not None else "covariance_matrix"
@@ -150,8 +151,7 @@ class MultivariateNormal(Distribution):
         return (self.scale_tril ** 2).sum(-1)
 
     def rsample(self, sample_shape: typing.Any = ()) -> Tensor:
-        shape = tuple(self._extended_shape(sample_shape))
-        eps = _creation.randn(*shape, dtype=self.loc.dtype)
+        eps = _standard(self, sample_shape, "normal", self.loc)
         return self.loc + (self.scale_tril @ eps.unsqueeze(-1)).squeeze(-1)
 
     def _half_log_det(self) -> Tensor:
@@ -206,6 +206,9 @@ class Independent(Distribution):
         split = len(batch) - n
         super().__init__(batch[:split], batch[split:] + tuple(base_distribution.event_shape),
                          validate_args)
+
+    def _a_parameter(self) -> Tensor | None:
+        return self.base_dist._a_parameter()
 
     @property
     def has_rsample(self) -> bool:  # type: ignore[override]
@@ -293,7 +296,8 @@ class LowRankMultivariateNormal(MultivariateNormal):
 
     def __init__(self, loc: typing.Any, cov_factor: typing.Any, cov_diag: typing.Any,
                  validate_args: bool | None = None) -> None:
-        self.cov_factor, self.cov_diag = as_parameter(cov_factor), as_parameter(cov_diag)
+        self.cov_factor = as_parameter(cov_factor, loc)
+        self.cov_diag = as_parameter(cov_diag, loc)
         if self.cov_factor.dim() < 2 or self.cov_diag.shape[-1:] != self.cov_factor.shape[-2:-1]:
             raise ValueError(f"cov_factor must be (..., d, r) and cov_diag (..., d), got "
                              f"{tuple(self.cov_factor.shape)} and {tuple(self.cov_diag.shape)}")
@@ -308,7 +312,8 @@ class LowRankMultivariateNormal(MultivariateNormal):
     def rsample(self, sample_shape: typing.Any = ()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         rank = self.cov_factor.shape[-1]
-        eps_w = _creation.randn(*(shape[:-1] + (rank,)), dtype=self.loc.dtype)
-        eps_d = _creation.randn(*shape, dtype=self.loc.dtype)
+        eps_w = _creation.randn(*(shape[:-1] + (rank,)), dtype=self.loc.dtype,
+                                device=self.loc.device)
+        eps_d = _standard(self, sample_shape, "normal", self.loc)
         return (self.loc + (self.cov_factor @ eps_w.unsqueeze(-1)).squeeze(-1)
                 + F.sqrt(self.cov_diag) * eps_d)

@@ -72,7 +72,7 @@ class LogitRelaxedBernoulli(Distribution):
         self._param = _one_of(probs, logits, type(self).__name__)
         bernoulli = Bernoulli(probs, logits, validate_args=validate_args)
         self.probs, self.logits = bernoulli.probs, bernoulli.logits
-        self.temperature = as_parameter(temperature)
+        self.temperature = as_parameter(temperature, self.probs)
         super().__init__(self.probs.shape, (), validate_args)
 
     def _given(self) -> tuple[str, ...]:
@@ -164,7 +164,7 @@ class RelaxedOneHotCategorical(Distribution):
         self._categorical = Categorical(probs, logits, validate_args=validate_args)
         self._param = self._categorical._param
         self.probs, self.logits = self._categorical.probs, self._categorical.logits
-        self.temperature = as_parameter(temperature)
+        self.temperature = as_parameter(temperature, self.probs)
         super().__init__(self._categorical.batch_shape, self.probs.shape[-1:], validate_args)
 
     def _given(self) -> tuple[str, ...]:
@@ -242,6 +242,19 @@ class MixtureSameFamily(Distribution):
     def support(self) -> constraints.Constraint:  # type: ignore[override]
         return self.component_distribution.support
 
+    def _a_parameter(self) -> Tensor | None:
+        return self.component_distribution._a_parameter()
+
+    def expand(self, batch_shape: typing.Any,
+               _instance: typing.Any = None) -> MixtureSameFamily:
+        """The mixture over ``batch_shape``: the weights and the components expanded (the
+        components keep their last batch dimension, the K of the mixture)."""
+        batch_shape = tuple(batch_shape)
+        k = self.component_distribution.batch_shape[-1]
+        return MixtureSameFamily(self.mixture_distribution.expand(batch_shape),
+                                 self.component_distribution.expand(batch_shape + (k,)),
+                                 validate_args=False)
+
     def _weights(self) -> Tensor:
         """π, shaped to meet the components' event dimensions."""
         probs = self.mixture_distribution.probs
@@ -259,13 +272,13 @@ class MixtureSameFamily(Distribution):
         return (w * comp.variance).sum(dim) + (w * (comp.mean - mean) ** 2).sum(dim)
 
     def log_prob(self, value: typing.Any) -> Tensor:
-        x = as_parameter(value).unsqueeze(-1 - self._event_ndims)
+        x = as_parameter(value, self._a_parameter()).unsqueeze(-1 - self._event_ndims)
         log_p = self.component_distribution.log_prob(x)  # (..., B, K)
         log_weights = F.log_softmax(self.mixture_distribution.logits, -1)
         return F.logsumexp(log_p + log_weights, -1)
 
     def cdf(self, value: typing.Any) -> Tensor:
-        x = as_parameter(value).unsqueeze(-1 - self._event_ndims)
+        x = as_parameter(value, self._a_parameter()).unsqueeze(-1 - self._event_ndims)
         return (self.component_distribution.cdf(x) * self.mixture_distribution.probs).sum(-1)
 
     def sample(self, sample_shape: typing.Any = ()) -> Tensor:
@@ -391,4 +404,4 @@ class ContinuousBernoulli(Distribution):
 def _broadcast(a: Tensor, b: Tensor) -> tuple:
     from difflab.functions_joining import broadcast_tensors
 
-    return tuple(broadcast_tensors(a, as_parameter(b)))
+    return tuple(broadcast_tensors(a, as_parameter(b, a)))

@@ -42,7 +42,7 @@ def _tensor(value: typing.Any, like: Tensor | None = None) -> Tensor:
     """``value`` as a floating tensor (in ``like``'s dtype when it is a plain number)."""
     if isinstance(value, Tensor) or like is None:
         return as_parameter(value)
-    return _creation.tensor(value, dtype=like.dtype)
+    return _creation.tensor(value, dtype=like.dtype, device=like.device)
 
 class Transform:
     """An invertible map with a computable log |det Jacobian| (``torch.distributions.Transform``).

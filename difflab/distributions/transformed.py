@@ -106,6 +106,9 @@ class TransformedDistribution(Distribution):
     def _given(self) -> tuple[str, ...]:
         return ()
 
+    def _a_parameter(self) -> Tensor | None:
+        return self.base_dist._a_parameter()
+
     @property
     def has_rsample(self) -> bool:  # type: ignore[override]
         return self.base_dist.has_rsample
@@ -182,7 +185,7 @@ class TransformedDistribution(Distribution):
         return self._monotonize(self.base_dist.cdf(x))
 
     def icdf(self, value: typing.Any) -> Tensor:
-        value = as_parameter(value) if not isinstance(value, Tensor) else value
+        value = as_parameter(value, self._a_parameter())
         y = self.base_dist.icdf(self._monotonize(value))
         for t in self.transforms:
             y = t(y)

@@ -100,7 +100,7 @@ def _vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
                          f"diagonal {diag} of a square matrix")
     index = np.full((n, n), count)                 # (points at the appended zero)
     index[np.tril_indices(n, diag)] = np.arange(count)
-    zero = _creation.zeros(tuple(vec.shape[:-1]) + (1,), dtype=vec.dtype)
+    zero = _creation.zeros(tuple(vec.shape[:-1]) + (1,), dtype=vec.dtype, device=vec.device)
     padded = _shapes.cat([vec, zero], -1)
     return padded[..., index]
 
@@ -539,7 +539,7 @@ class StickBreakingTransform(Transform):
 
     def _offset(self, x: Tensor, k: int) -> Tensor:
         """log(K - k) for k = 1 … K-1, with K - 1 = ``k``."""
-        return F.log(_creation.arange(k, 0, -1, dtype=x.dtype))
+        return F.log(_creation.arange(k, 0, -1, dtype=x.dtype, device=x.device))
 
     def _call(self, x):
         shifted = x - self._offset(x, x.shape[-1])
@@ -700,7 +700,7 @@ class CorrCholeskyTransform(Transform):
         r = _vec_to_tril_matrix(F.clamp(F.tanh(x), min=-1 + eps, max=1 - eps), diag=-1)
         left = F.cumprod(F.sqrt(1 - r * r), -1)                 # √∏_{k<=j}(1 - rᵢₖ²)
         shifted = _shapes.cat([_creation.ones_like(left[..., :1]), left[..., :-1]], -1)
-        identity = _creation.eye(r.shape[-1], dtype=r.dtype)
+        identity = _creation.eye(r.shape[-1], dtype=r.dtype, device=r.device)
         return (r + identity) * shifted
 
     def _inverse(self, y):
@@ -805,7 +805,8 @@ class ReshapeTransform(Transform):
         return y.reshape(self._batch(y.shape, self.out_shape, "value") + tuple(self.in_shape))
 
     def log_abs_det_jacobian(self, x, y):
-        return _creation.zeros(self._batch(x.shape, self.in_shape, "input"), dtype=x.dtype)
+        return _creation.zeros(self._batch(x.shape, self.in_shape, "input"), dtype=x.dtype,
+                               device=x.device)
 
     def forward_shape(self, shape):
         return Size(self._batch(shape, self.in_shape, "input") + tuple(self.out_shape))

@@ -436,7 +436,7 @@ class GeneralizedPareto(_ByInverse):
 
     def icdf(self, value: typing.Any) -> Tensor:
         zero, xi = self._safe()
-        log_u = F.log1p(-as_parameter(value))
+        log_u = F.log1p(-as_parameter(value, self.loc))
         return F.where(zero, self.loc - self.scale * log_u,
                        self.loc + self.scale / xi * F.expm1(-xi * log_u))
 
@@ -620,29 +620,24 @@ class VonMises(Distribution):
 
     def sample(self, sample_shape: typing.Any = ()) -> Tensor:
         from difflab.autograd.grad_mode import no_grad
+        from difflab.dtypes import float64
 
         shape = tuple(self._extended_shape(sample_shape))
-        with no_grad():
-            k = self.concentration.detach().expand(*shape).numpy().astype(np.float64)
-            tau = 1 + np.sqrt(1 + 4 * k * k)
-            rho = (tau - np.sqrt(2 * tau)) / (2 * k)
+        with no_grad():  # (in float64, on the parameters' device)
+            k = self.concentration.detach().expand(*shape).to(float64)
+            tau = 1 + F.sqrt(1 + 4 * k * k)
+            rho = (tau - F.sqrt(2 * tau)) / (2 * k)
             r = (1 + rho * rho) / (2 * rho)
-            out = np.zeros(shape)
-            todo = np.ones(shape, dtype=bool)
-            while todo.any():  # each round: every element not yet accepted draws again
-                u1, u2, u3 = (_standard(self, sample_shape, "uniform", self.loc).numpy()
+            out = F.zeros_like(k)
+            todo = F.ones_like(k) > 0
+            while bool(F.any(todo)):  # each round: every element not yet accepted draws again
+                u1, u2, u3 = (_standard(self, sample_shape, "uniform", self.loc).to(float64)
                               for _ in range(3))
-                z = np.cos(np.pi * u1)
+                z = F.cos(math.pi * u1)
                 f = (1 + r * z) / (r + z)
                 c = k * (r - f)
-                accept = todo & ((c * (2 - c) - u2 > 0) | (np.log(c / u2) + 1 - c >= 0))
-                out = np.where(accept, np.sign(u3 - 0.5) * np.arccos(f), out)
-                todo &= ~accept
-            angle = self.loc.detach() + _as_tensor_like(out, self.loc)
+                accept = todo & ((c * (2 - c) - u2 > 0) | (F.log(c / u2) + 1 - c >= 0))
+                out = F.where(accept, F.sign(u3 - 0.5) * F.arccos(f), out)
+                todo = todo & ~accept
+            angle = self.loc.detach() + out.to(self.loc.dtype)
             return (angle + math.pi) % (2 * math.pi) - math.pi
-
-
-def _as_tensor_like(array: np.ndarray, like: Tensor) -> Tensor:
-    from difflab import creation
-
-    return creation.tensor(array, dtype=like.dtype)
