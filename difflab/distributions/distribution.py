@@ -36,13 +36,16 @@ __all__ = ["Distribution", "ExponentialFamily"]
 
 
 def as_parameter(value: typing.Any, like: typing.Any = None) -> Tensor:
-    """A parameter as a floating tensor: numbers and lists in the default dtype, made on
-    the device of ``like`` (another parameter) when that is a tensor, so that
-    ``Normal(0.0, scale.cuda())`` keeps its ``loc`` on the GPU next to its scale."""
+    """A parameter as a floating tensor: numbers and lists made in the dtype and on the
+    device of ``like`` (another parameter) when that is a floating tensor, as PyTorch's
+    ``broadcast_all`` makes them, so that ``Normal(0.0, scale.cuda().double())`` keeps its
+    ``loc`` on the GPU in float64 next to its scale; else in the default dtype."""
     if isinstance(value, Tensor):
         return value if value.dtype.is_floating_point else value.to(get_default_dtype())
-    return _creation.tensor(value, dtype=get_default_dtype(),
-                            device=like.device if isinstance(like, Tensor) else None)
+    if isinstance(like, Tensor):
+        dtype = like.dtype if like.dtype.is_floating_point else get_default_dtype()
+        return _creation.tensor(value, dtype=dtype, device=like.device)
+    return _creation.tensor(value, dtype=get_default_dtype())
 
 
 def broadcast_all(*values: typing.Any) -> tuple[Tensor, ...]:

@@ -211,6 +211,16 @@ def _routed(xp: Any, *inputs: Any) -> bool:
 # ----------------------------------------------------------------- solve, inverse
 
 
+def _same_batch(xp: Any, a: Any, b: Any) -> tuple:
+    """``a`` and ``b`` (a matrix of right-hand sides) broadcast to one batch shape: NumPy's
+    solve broadcasts them itself, CuPy's does not."""
+    if a.shape[:-2] == b.shape[:-2]:
+        return a, b
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return (xp.broadcast_to(a, batch + tuple(a.shape[-2:])),
+            xp.broadcast_to(b, batch + tuple(b.shape[-2:])))
+
+
 class Solve(Primitive):
     r"""X = A⁻¹B for square A and a stack of right-hand sides B (..., n, k).
 
@@ -234,7 +244,7 @@ class Solve(Primitive):
             x = BIND(Solve, a, b)
         else:
             x = _finite_or_raise("linalg.solve", SINGULAR, xp, _lapack(
-                "linalg.solve", SINGULAR, xp.linalg.solve, a, b))
+                "linalg.solve", SINGULAR, xp.linalg.solve, *_same_batch(xp, a, b)))
         ctx.save(a, x)
         return x
 

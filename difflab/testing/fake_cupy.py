@@ -607,6 +607,18 @@ def where(condition: Any, *choices: Any) -> Any:
 
 linalg = types.ModuleType(__name__ + ".linalg", "Device linear algebra (numpy.linalg underneath).")
 _copy_namespace(vars(linalg), np.linalg)
+_numpy_solve = linalg.solve
+
+
+def _solve(a: Any, b: Any) -> Any:
+    """``cupy.linalg.solve``: unlike NumPy's, it does not broadcast a's and b's batches."""
+    if getattr(b, "ndim", 0) > 1 and tuple(a.shape[:-2]) != tuple(b.shape[:-2]):
+        raise ValueError("a must have (..., M, M) shape and b must have (..., M, K) for "
+                         "multidimensional b")
+    return _numpy_solve(a, b)
+
+
+linalg.solve = _solve
 fft = types.ModuleType(__name__ + ".fft", "Device FFTs (numpy.fft underneath).")
 _copy_namespace(vars(fft), np.fft)
 

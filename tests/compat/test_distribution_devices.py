@@ -334,3 +334,18 @@ def test_tensor_bounds_on_the_device(name, registry, cuda):
     _both(lambda d: made[d][1].inv(made[d][1](x[d])), f"{registry}({name}) inverse", cuda)
     _both(lambda d: made[d][1].log_abs_det_jacobian(x[d], made[d][1](x[d])),
           f"{registry}({name}) log_abs_det_jacobian", cuda)
+
+
+def test_numbers_join_the_tensors_dtype_too():
+    """A number next to a float64 parameter is made in float64 (PyTorch's broadcast_all),
+    not in the default float32: 0.1 as a float32 is off by 1.5e-9, which a float64
+    log_prob would carry (the GPU and the CPU then round that float32 work differently)."""
+    scale = dl.tensor([1.0, 2.0], dtype=F64)
+    d = D.Normal(0.1, scale)
+    assert d.loc.dtype == d.scale.dtype == F64
+    got = d.log_prob(0.3).numpy()
+    want = -0.5 * ((0.3 - 0.1) / np.array([1.0, 2.0])) ** 2 - np.log([1.0, 2.0]) \
+        - 0.5 * np.log(2 * np.pi)
+    np.testing.assert_allclose(got, want, rtol=1e-15, atol=1e-15)
+    assert D.GeneralizedPareto(0.0, 1.0, dl.tensor([0.3], dtype=F64)).loc.dtype == F64
+    assert D.Normal(0.0, 1.0).loc.dtype == dl.get_default_dtype()  # (no tensor: the default)

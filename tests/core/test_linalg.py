@@ -521,3 +521,19 @@ def test_solve_triangular_broadcasts_a_matrix_with_fewer_batch_dimensions():
     np.testing.assert_allclose(x.numpy(), [np.linalg.solve(m, b) for m in a], rtol=1e-12)
     right = dl.linalg.solve_triangular(_t(a), _t(b), upper=False, left=False)
     np.testing.assert_allclose(right.numpy(), [b @ np.linalg.inv(m) for m in a], rtol=1e-12)
+
+
+def test_solve_broadcasts_batches_on_the_gpu_too(cuda):
+    """CuPy's solve does not broadcast a's batch against b's (NumPy's does): the primitive
+    broadcasts them first, so the two devices agree, gradients included."""
+    rng_ = np.random.default_rng(5)
+    a0, b0 = rng_.normal(size=(2, 2)) + 3 * np.eye(2), rng_.normal(size=(3, 2, 2))
+    results = []
+    for device in ("cpu", cuda):
+        a = dl.tensor(a0, device=device, requires_grad=True)
+        b = dl.tensor(b0, device=device, requires_grad=True)
+        x = dl.linalg.solve(a, b)
+        (x * x).sum().backward()
+        results.append([t.detach().cpu().numpy() for t in (x, a.grad, b.grad)])
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
