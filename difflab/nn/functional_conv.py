@@ -35,8 +35,8 @@ from difflab.ops import nn_conv
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import require_tensor
 
-__all__ = ["avg_pool1d", "conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "fold",
-           "max_pool1d", "unfold"]
+__all__ = ["avg_pool1d", "avg_pool3d", "conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+           "conv_transpose3d", "fold", "max_pool1d", "max_pool3d", "unfold"]
 
 
 # ------------------------------------------------------------------- 1-D convolution, pooling
@@ -666,4 +666,308 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
     kernels = weight.reshape(o, cg * kd, kh, kw)
     out = conv2d(images, kernels, bias, (sh, sw), (ph, pw), (dh, dw), groups)
     out = out.reshape(n, out_depth, o, *out.shape[2:]).permute(0, 2, 1, 3, 4)
+    return out.squeeze(0) if unbatched else out
+
+
+# ------------------------------------------------------------------------------ 3-D pooling
+
+
+def _pool3d_args(name: str, input: Tensor, kernel_size: Any, stride: Any,  # noqa: A002
+                 padding: Any, dilation: Any, ceil_mode: bool) -> tuple:
+    """The checked window of a 3-D pool, and the input as (N, C, D, H, W) with whether a
+    batch was added (PyTorch's checks, in 3-D's words)."""
+    x = _check_tensor(name, input)
+    if x.ndim not in (4, 5):
+        raise ValueError(f"{name} expects a 4-D (C, D, H, W) or 5-D (N, C, D, H, W) input, "
+                         f"got shape {tuple(x.shape)}")
+    if ceil_mode:
+        raise NotImplementedError(f"{name}: ceil_mode=True is not supported in difflab; pad "
+                                  "the input (F.pad) so the windows fit, or use ceil_mode=False")
+    kernel = _window(name, kernel_size, "kernel_size", 3)
+    stride = kernel if stride is None or stride == () else _window(name, stride, "stride", 3)
+    padding = _window(name, padding, "padding", 3)
+    dilation = _window(name, dilation, "dilation", 3)
+    if any(p > k // 2 for p, k in zip(padding, kernel)):
+        raise ValueError(f"{name}: padding {padding} should be at most half of the kernel "
+                         f"size {kernel}")
+    unbatched = x.ndim == 4
+    return (x.unsqueeze(0) if unbatched else x), unbatched, kernel, stride, padding, dilation
+
+
+def _pool3d(pool2d: Any, x: Tensor, kernel: tuple, stride: tuple, padding: tuple,
+            dilation: tuple | None) -> Tensor:
+    """A 3-D pool as two 2-D ones: the (H, W) windows of every depth slice first, then the
+    depth windows of those results (max and mean over a box are separable)."""
+    n, c, depth, h, w = x.shape
+    extra = () if dilation is None else (dilation[1:],)
+    plane = pool2d(x.reshape(n, c * depth, h, w), kernel[1:], stride[1:], padding[1:], *extra)
+    oh, ow = plane.shape[2:]
+    columns = plane.reshape(n, c, depth, oh * ow)  # the depth windows: (kd, 1) over (D, OH·OW)
+    extra = () if dilation is None else ((dilation[0], 1),)
+    out = pool2d(columns, (kernel[0], 1), (stride[0], 1), (padding[0], 0), *extra)
+    return out.reshape(n, c, out.shape[2], oh, ow)
+
+
+def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False
+               ) -> Tensor:
+    r"""The maximum of each (dilated) box of ``kernel_size`` in (N, C, D, H, W) volumes.
+
+    Two :func:`max_pool2d` calls: over (H, W) in every depth slice, then over
+    the depth windows of the results.  A maximum over a box is the maximum of
+    the maxima of its slices, so this is one 3-D max pool, and its gradient
+    goes to the first maximum of each box in (d, h, w) order, as PyTorch's.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, D, H, W)` or :math:`(C, D, H, W)`.
+    kernel_size : int or tuple of 3 ints
+        The box :math:`(k_d, k_h, k_w)`.
+    stride : int or tuple of 3 ints, optional
+        The step; ``kernel_size`` by default.
+    padding : int or tuple of 3 ints, default 0
+        :math:`-\infty` padding on both sides, at most half the kernel.
+    dilation : int or tuple of 3 ints, default 1
+        The spacing of the box's elements.
+    ceil_mode, return_indices : bool, default False
+        Only False is supported (a clear error otherwise).
+
+    Returns
+    -------
+    Tensor
+        :math:`(N, C, D_{out}, H_{out}, W_{out})` (or without :math:`N`), the input's dtype.
+
+    Raises
+    ------
+    ValueError
+        If the input is not 4-D or 5-D, the padding exceeds half the kernel, or a window
+        argument is below its least value (1 for the kernel, stride and dilation, 0 for
+        the padding) or not 3 long.
+    TypeError
+        If a window argument is a float or another non-int.
+    NotImplementedError
+        For ``ceil_mode=True`` or ``return_indices=True``.
+
+    See Also
+    --------
+    avg_pool3d, max_pool2d, difflab.nn.MaxPool3d
+
+    Notes
+    -----
+    .. math::
+        \text{out}(n, c, i, j, l) = \max_{a < k_d,\, b < k_h,\, e < k_w}
+        x(n, c, s_d i + d_d a - p_d,\ s_h j + d_h b - p_h,\ s_w l + d_w e - p_w)
+
+        D_{out} = \left\lfloor \frac{D + 2p_d - d_d(k_d - 1) - 1}{s_d} \right\rfloor + 1
+
+    and the same for :math:`H_{out}` and :math:`W_{out}`.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.arange(64.0).reshape(1, 1, 4, 4, 4).requires_grad_()
+    >>> y = dl.nn.functional.max_pool3d(x, 2)
+    >>> y.flatten().tolist()
+    [21.0, 23.0, 29.0, 31.0, 53.0, 55.0, 61.0, 63.0]
+    >>> y.sum().backward()
+    >>> int(x.grad.sum()), x.grad[0, 0, 1, 1, 1].item()   # one 1 per box, at its maximum
+    (8, 1.0)
+    """
+    if return_indices:
+        raise NotImplementedError("max_pool3d: return_indices=True is not supported in difflab")
+    x, unbatched, kernel, stride, padding, dilation = _pool3d_args(
+        "max_pool3d", input, kernel_size, stride, padding, dilation, ceil_mode)
+    out = _pool3d(max_pool2d, x, kernel, stride, padding, dilation)
+    return out.squeeze(0) if unbatched else out
+
+
+def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    r"""The mean of each box of ``kernel_size`` in (N, C, D, H, W) volumes.
+
+    Two :func:`avg_pool2d` calls: over (H, W) in every depth slice, then over
+    the depth windows of the results (a mean of equal-sized means is the mean
+    of the box).
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, D, H, W)` or :math:`(C, D, H, W)`; an integer input is averaged in
+        the default floating dtype.
+    kernel_size : int or tuple of 3 ints
+        The box :math:`(k_d, k_h, k_w)`.
+    stride : int or tuple of 3 ints, optional
+        The step; ``kernel_size`` by default.
+    padding : int or tuple of 3 ints, default 0
+        Zeros on both sides, counted in the mean, at most half the kernel.
+    ceil_mode : bool, default False
+        Only False is supported.
+    count_include_pad : bool, default True
+        Only True is supported (PyTorch's default).
+    divisor_override : int, optional
+        Divide each box's sum by this instead of :math:`k_d k_h k_w`.
+
+    Returns
+    -------
+    Tensor
+        :math:`(N, C, D_{out}, H_{out}, W_{out})` (or without :math:`N`).
+
+    Raises
+    ------
+    ValueError
+        If the input is not 4-D or 5-D, the padding exceeds half the kernel, a window
+        argument is out of range or not 3 long, or ``divisor_override`` is not positive.
+    TypeError
+        If a window argument is a float or another non-int.
+    NotImplementedError
+        For ``ceil_mode=True`` or ``count_include_pad=False``.
+
+    See Also
+    --------
+    max_pool3d, avg_pool2d, difflab.nn.AvgPool3d
+
+    Notes
+    -----
+    .. math::
+        \text{out}(n, c, i, j, l) = \frac{1}{k_d k_h k_w} \sum_{a, b, e}
+        x(n, c, s_d i + a - p_d,\ s_h j + b - p_h,\ s_w l + e - p_w)
+
+        D_{out} = \left\lfloor \frac{D + 2p_d - k_d}{s_d} \right\rfloor + 1
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.arange(8.0).reshape(1, 1, 2, 2, 2)
+    >>> dl.nn.functional.avg_pool3d(x, 2).flatten().tolist()
+    [3.5]
+    >>> dl.nn.functional.avg_pool3d(x, 2, divisor_override=1).flatten().tolist()   # the sum
+    [28.0]
+    """
+    if not count_include_pad:
+        raise NotImplementedError("avg_pool3d: count_include_pad=False is not supported in "
+                                  "difflab (the padding's zeros count in each mean)")
+    x, unbatched, kernel, stride, padding, _ = _pool3d_args(
+        "avg_pool3d", input, kernel_size, stride, padding, 1, ceil_mode)
+    out = _pool3d(avg_pool2d, x, kernel, stride, padding, None)
+    if divisor_override is not None:
+        if isinstance(divisor_override, bool) or not isinstance(divisor_override, int) \
+                or divisor_override < 1:
+            raise ValueError(f"avg_pool3d: divisor_override must be a positive int, got "
+                             f"{divisor_override!r}")
+        out = out * ((kernel[0] * kernel[1] * kernel[2]) / divisor_override)
+    return out.squeeze(0) if unbatched else out
+
+
+# ------------------------------------------------------------------ transposed 3-D convolution
+
+
+def _spread_axis(x: Tensor, axis: int, stride: int) -> Tensor:
+    """``x`` with ``stride - 1`` zeros between its entries along ``axis``: L -> (L-1)s+1."""
+    from difflab.nn.functional_core import pad
+
+    if stride == 1:
+        return x
+    length = x.shape[axis]
+    after = x.ndim - axis  # the new axis' place counted from the end (pad's order)
+    widths = [0, 0] * (after - 1) + [0, stride - 1]
+    spread = pad(x.unsqueeze(axis + 1), widths)
+    shape = tuple(x.shape[:axis]) + (length * stride,) + tuple(x.shape[axis + 1:])
+    return spread.reshape(shape).narrow(axis, 0, (length - 1) * stride + 1)
+
+
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
+                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
+                     groups: int = 1, dilation: Any = 1) -> Tensor:
+    r"""The transposed 3-D convolution: the adjoint of :func:`conv3d`.
+
+    Computed as :func:`conv3d` of the input spread out by the stride (zeros
+    between its entries) with the flipped kernel, whose channels in and out
+    swap within each group, so it has conv3d's (that is, conv2d's) rules.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C_{in}, D, H, W)` or :math:`(C_{in}, D, H, W)`.
+    weight : Tensor
+        :math:`(C_{in}, C_{out}/\text{groups}, k_d, k_h, k_w)`, PyTorch's layout.
+    bias : Tensor, optional
+        :math:`(C_{out},)`.
+    stride, padding, output_padding, dilation : int or tuple of 3 ints
+        Defaults 1, 0, 0, 1; ``output_padding`` must be smaller than the stride or the
+        dilation.
+    groups : int, default 1
+        Independent groups of channels.
+
+    Returns
+    -------
+    Tensor
+        :math:`(N, C_{out}, D_{out}, H_{out}, W_{out})` (or without :math:`N`).
+
+    Raises
+    ------
+    ValueError
+        If the input is not 4-D or 5-D, the weight not 5-D, the channels do not match
+        the weight or ``groups``, ``output_padding`` is not smaller than the stride or
+        the dilation, or a window argument is out of range.
+    TypeError
+        If a window argument is a float or another non-int.
+
+    See Also
+    --------
+    conv3d, conv_transpose2d, difflab.nn.ConvTranspose3d
+
+    Notes
+    -----
+    .. math::
+        D_{out} = (D_{in} - 1)\,s_d - 2p_d + d_d (k_d - 1) + \text{output\_padding}_d + 1
+
+    and the same for :math:`H_{out}` and :math:`W_{out}`.  For the same weight,
+    :math:`\langle \text{conv3d}(x), y\rangle = \langle x, \text{conv\_transpose3d}(y)\rangle`.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> F = dl.nn.functional
+    >>> F.conv_transpose3d(dl.ones(1, 1, 2, 2, 2), dl.ones(1, 1, 2, 2, 2), stride=2).shape
+    difflab.Size([1, 1, 4, 4, 4])
+    >>> F.conv_transpose3d(dl.ones(1, 1, 2, 2, 2), dl.ones(1, 1, 2, 2, 2))[0, 0, 1].tolist()
+    [[2.0, 4.0, 2.0], [4.0, 8.0, 4.0], [2.0, 4.0, 2.0]]
+    """
+    from difflab.nn.functional_core import pad
+
+    name = "conv_transpose3d"
+    x = _check_tensor(name, input)
+    if x.ndim not in (4, 5):
+        raise ValueError(f"{name} expects a 4-D (unbatched) or 5-D input (N, C, D, H, W), got "
+                         f"shape {tuple(x.shape)}")
+    unbatched = x.ndim == 4
+    x = x.unsqueeze(0) if unbatched else x
+    weight = require_tensor(weight, name, "weight")
+    if weight.ndim != 5:
+        raise ValueError(f"{name}: weight must be a 5-D tensor (in, out/groups, kd, kh, kw), "
+                         f"got shape {tuple(weight.shape)}")
+    c_in, c_out_g, *kernel = weight.shape
+    groups = _window(name, groups, "groups", 1)[0]
+    if x.shape[1] != c_in or c_in % groups:
+        raise ValueError(f"{name}: weight {tuple(weight.shape)} expects {c_in} input channels "
+                         f"(divisible by groups={groups}), got input {tuple(x.shape)}")
+    stride = _window(name, stride, "stride", 3)
+    padding = _window(name, padding, "padding", 3)
+    output_padding = _window(name, output_padding, "output_padding", 3)
+    dilation = _window(name, dilation, "dilation", 3)
+    if any(o >= max(s, d) for o, s, d in zip(output_padding, stride, dilation)):
+        raise ValueError(f"{name}: output_padding {output_padding} must be smaller than stride "
+                         f"{stride} or dilation {dilation}")
+    # (C_in, C_out/g, k...) -> (C_out, C_in/g, k...), flipped: the adjoint's kernel
+    w = weight.reshape(groups, c_in // groups, c_out_g, *kernel).transpose(1, 2)
+    w = w.reshape(groups * c_out_g, c_in // groups, *kernel).flip((2, 3, 4))
+    for axis, s in zip((2, 3, 4), stride):
+        x = _spread_axis(x, axis, s)
+    widths: list = []
+    for k, p, d, o in reversed(list(zip(kernel, padding, dilation, output_padding))):
+        q = d * (k - 1) - p
+        widths += [q, q + o]
+    out = conv3d(pad(x, widths), w, bias, 1, 0, dilation, groups)
     return out.squeeze(0) if unbatched else out

@@ -40,7 +40,8 @@ from difflab.tensor_arguments import dim_index, integer
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
            "adaptive_max_pool2d", "adaptive_max_pool3d", "affine_grid",
-           "alpha_dropout", "bilinear", "cosine_similarity", "dropout1d", "dropout2d",
+           "alpha_dropout", "bilinear", "cosine_similarity", "dropout1d", "dropout2d", "dropout3d",
+           "feature_alpha_dropout",
            "embedding_bag", "grid_sample", "group_norm", "instance_norm", "interpolate",
            "local_response_norm", "normalize", "pairwise_distance", "pdist", "pixel_shuffle",
            "pixel_unshuffle", "rms_norm"]
@@ -454,6 +455,133 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa
     a = ((1 - p) * (1 + p * saturation**2)) ** -0.5
     b = -a * saturation * p
     keep = apply(registry.PRIMITIVES["dropout_mask"], x, p=p,  # (drawn at every run)
+                 generator=None) > 0
+    return _where(keep, x, saturation) * a + b
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, D, H, W) (or (C, D, H, W)) volumes with probability p.
+
+    The kept channels are scaled by :math:`1/(1-p)`, so the expected value is the input.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, D, H, W)` or :math:`(C, D, H, W)`.
+    p : float, default 0.5
+        The probability of zeroing a channel, in :math:`[0, 1]`.
+    training : bool, default True
+        Apply dropout (else return the input).
+    inplace : bool, default False
+        Write the result into ``input`` and return ``input``, as PyTorch does (its
+        version counter goes up; while recording, a leaf that requires grad refuses).
+
+    Returns
+    -------
+    Tensor
+        The input's shape: each channel zeroed, or scaled by :math:`1/(1-p)`.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is outside :math:`[0, 1]` or the input is not 4-D or 5-D.
+    TypeError
+        If ``p`` is None or a string, not a number.
+
+    See Also
+    --------
+    dropout2d, feature_alpha_dropout, difflab.nn.Dropout3d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> _ = dl.manual_seed(0)
+    >>> y = dl.nn.functional.dropout3d(dl.ones(1, 8, 2, 2, 2), 0.5)
+    >>> sorted(set(y.flatten().tolist())), bool((y.amax((2, 3, 4)) == y.amin((2, 3, 4))).all())
+    ([0.0, 2.0], True)
+    """
+    return _channel_dropout("dropout3d", input, p, training, 3, inplace)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa: A002
+                          inplace: bool = False) -> Tensor:
+    r"""Alpha dropout of whole channels: :func:`alpha_dropout` with one draw per channel.
+
+    Each channel (dimension 1 of an input of two or more dimensions) is dropped
+    with probability ``p``: all its elements become SELU's saturation value
+    :math:`\alpha'`, then the affine map of :func:`alpha_dropout` restores mean 0
+    and variance 1.  Without ``training`` it is the identity.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, *)`: one draw for each (sample, channel) pair.
+    p : float, default 0.5
+        The drop probability, in :math:`[0, 1]`.
+    training : bool, default False
+        Apply dropout (note the default, as PyTorch's).
+    inplace : bool, default False
+        Write the result into ``input`` and return ``input``.
+
+    Returns
+    -------
+    Tensor
+        The input's shape.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is outside :math:`[0, 1]`.
+    TypeError
+        If ``p`` is None or a string, not a number.
+    RuntimeError
+        In training, if the input has fewer than 2 dimensions (PyTorch's error).
+
+    See Also
+    --------
+    alpha_dropout, dropout3d, difflab.nn.FeatureAlphaDropout
+
+    Notes
+    -----
+    With a Bernoulli mask :math:`m_{nc} \sim \mathcal B(1-p)` per channel,
+
+    .. math::
+        y_{nc\ldots} = a\,\bigl(m_{nc} x_{nc\ldots} + (1 - m_{nc})\,\alpha'\bigr) + b,
+        \qquad a = \bigl((1-p)(1 + p\,\alpha'^2)\bigr)^{-1/2}, \quad b = -a\,\alpha' p .
+
+    ``p = 1`` gives zeros.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> _ = dl.manual_seed(0)
+    >>> y = dl.nn.functional.feature_alpha_dropout(dl.ones(2, 3, 2), 0.5, training=True)
+    >>> sorted(set(round(v, 4) for v in y.flatten().tolist()))   # dropped, kept
+    [-0.7792, 1.6656]
+    >>> bool((y[..., 0] == y[..., 1]).all())                         # one draw per channel
+    True
+    """
+    from difflab.nn.functional_activations import SELU_ALPHA, SELU_SCALE
+
+    x = _check_tensor("feature_alpha_dropout", input)
+    _probability("feature_alpha_dropout", p)
+    if not training or p == 0.0:
+        return x
+    if x.ndim < 2:
+        raise RuntimeError("feature_alpha_dropout: feature dropout requires at least 2 "
+                           f"dimensions in the input (N, C, ...), got shape {tuple(x.shape)}")
+    if inplace:
+        return _in_place(x, lambda t: feature_alpha_dropout(t, p, True),
+                         "feature_alpha_dropout(inplace=True)")
+    x = _floating(x)
+    if p == 1.0:
+        return x * 0.0
+    saturation = -SELU_SCALE * SELU_ALPHA
+    a = ((1 - p) * (1 + p * saturation**2)) ** -0.5
+    b = -a * saturation * p
+    channels = x[(slice(None), slice(None)) + (slice(0, 1),) * (x.ndim - 2)]
+    keep = apply(registry.PRIMITIVES["dropout_mask"], channels, p=p,  # (drawn at every run)
                  generator=None) > 0
     return _where(keep, x, saturation) * a + b
 

@@ -135,6 +135,13 @@ from difflab.nn.modules.transformer import (
 )
 from difflab.nn.modules.upsampling import Upsample
 
+# isort: split
+# nn breadth (3-D layers, lazy modules, more losses): PyTorch's remaining torch.nn names
+from difflab.nn.modules.batchnorm import BatchNorm3d
+from difflab.nn.modules.conv import ConvTranspose3d
+from difflab.nn.modules.dropout import Dropout3d, FeatureAlphaDropout
+from difflab.nn.modules.pooling import AvgPool3d, MaxPool3d
+
 __all__ = [
     "GELU", "LSTM", "RNN", "AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss",
     "BatchNorm1d", "BatchNorm2d", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding",
@@ -162,3 +169,6 @@ __all__ += ["AdaptiveAvgPool1d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "Adap
             "PoissonNLLLoss", "RMSNorm", "ReflectionPad1d", "ReflectionPad2d",
             "ReplicationPad1d", "ReplicationPad2d", "SoftMarginLoss", "TripletMarginLoss",
             "Unfold", "Upsample", "ZeroPad1d", "ZeroPad2d"]
+
+__all__ += ["AvgPool3d", "BatchNorm3d", "ConvTranspose3d", "Dropout3d", "FeatureAlphaDropout",
+            "MaxPool3d"]  # nn breadth

@@ -1,4 +1,4 @@
-"""Pooling layers at PyTorch's path ``nn.modules.pooling``: 1-D and 2-D max/average pooling."""
+"""Pooling layers at PyTorch's path ``nn.modules.pooling``: 1-D, 2-D and 3-D max/average pooling."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from difflab.tensor import Tensor
 
 __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
            "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
-           "AvgPool1d", "AvgPool2d", "MaxPool1d", "MaxPool2d"]
+           "AvgPool1d", "AvgPool2d", "AvgPool3d", "MaxPool1d", "MaxPool2d", "MaxPool3d"]
 
 
 class MaxPool1d(Module):
@@ -332,3 +332,125 @@ class AdaptiveMaxPool3d(Module):
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class MaxPool3d(Module):
+    r"""The maximum over each box of ``kernel_size`` in (N, C, D, H, W) volumes.
+
+    Parameters
+    ----------
+    kernel_size : int or tuple of 3 ints
+        The box :math:`(k_d, k_h, k_w)`.
+    stride : int or tuple of 3 ints, optional
+        The step between boxes; ``kernel_size`` when left out.
+    padding : int or tuple of 3 ints, default 0
+        Implicit :math:`-\infty` padding on both sides; at most half the kernel size.
+    dilation : int or tuple of 3 ints, default 1
+        The spacing between the box's elements.
+    return_indices, ceil_mode : bool, default False
+        Only False (see :func:`difflab.nn.functional.max_pool3d`).
+
+    Shape
+    -----
+    - Input: :math:`(N, C, D_{in}, H_{in}, W_{in})` or :math:`(C, D_{in}, H_{in}, W_{in})`.
+    - Output: :math:`(N, C, D_{out}, H_{out}, W_{out})` or without :math:`N`,
+      :math:`D_{out} = \lfloor (D_{in} + 2p_d - d_d(k_d - 1) - 1)/s_d \rfloor + 1`
+      (and the same for :math:`H_{out}`, :math:`W_{out}`).
+
+    Raises
+    ------
+    ValueError
+        When called on an input that is not 4-D or 5-D, or with a padding over half the
+        kernel.
+    NotImplementedError
+        When called with ``return_indices=True`` or ``ceil_mode=True``.
+
+    See Also
+    --------
+    AvgPool3d, MaxPool2d, AdaptiveMaxPool3d, difflab.nn.functional.max_pool3d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> pool = dl.nn.MaxPool3d(2)
+    >>> pool
+    MaxPool3d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)
+    >>> pool(dl.arange(64.0).reshape(1, 1, 4, 4, 4)).flatten().tolist()
+    [21.0, 23.0, 29.0, 31.0, 53.0, 55.0, 61.0, 63.0]
+    """
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 dilation: Any = 1, return_indices: bool = False, ceil_mode: bool = False
+                 ) -> None:
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.max_pool3d(x, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class AvgPool3d(Module):
+    r"""The mean over each box of ``kernel_size`` in (N, C, D, H, W) volumes.
+
+    Parameters
+    ----------
+    kernel_size : int or tuple of 3 ints
+        The box :math:`(k_d, k_h, k_w)`.
+    stride : int or tuple of 3 ints, optional
+        The step between boxes; ``kernel_size`` when left out.
+    padding : int or tuple of 3 ints, default 0
+        Zeros on both sides, counted in the mean; at most half the kernel size.
+    ceil_mode, count_include_pad : bool
+        Only PyTorch's defaults (see :func:`difflab.nn.functional.avg_pool3d`).
+    divisor_override : int, optional
+        Divide each box's sum by this instead of its size.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, D_{in}, H_{in}, W_{in})` or :math:`(C, D_{in}, H_{in}, W_{in})`.
+    - Output: :math:`(N, C, D_{out}, H_{out}, W_{out})` or without :math:`N`,
+      :math:`D_{out} = \lfloor (D_{in} + 2p_d - k_d)/s_d \rfloor + 1`.
+
+    Raises
+    ------
+    ValueError
+        When called on an input that is not 4-D or 5-D, or with a padding over half the
+        kernel.
+    NotImplementedError
+        When called with ``ceil_mode=True`` or ``count_include_pad=False``.
+
+    See Also
+    --------
+    MaxPool3d, AvgPool2d, AdaptiveAvgPool3d, difflab.nn.functional.avg_pool3d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> pool = dl.nn.AvgPool3d(2, stride=1)
+    >>> pool
+    AvgPool3d(kernel_size=2, stride=1, padding=0)
+    >>> pool(dl.arange(27.0).reshape(1, 1, 3, 3, 3)).flatten().tolist()
+    [6.5, 7.5, 9.5, 10.5, 15.5, 16.5, 18.5, 19.5]
+    """
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True,
+                 divisor_override: int | None = None) -> None:
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.avg_pool3d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
