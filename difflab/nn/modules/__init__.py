@@ -140,6 +140,21 @@ from difflab.nn.modules.upsampling import Upsample
 from difflab.nn.modules.batchnorm import BatchNorm3d
 from difflab.nn.modules.conv import ConvTranspose3d
 from difflab.nn.modules.dropout import Dropout3d, FeatureAlphaDropout
+from difflab.nn.modules.lazy import (
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+    LazyLinear,
+)
 from difflab.nn.modules.pooling import AvgPool3d, MaxPool3d
 
 __all__ = [
@@ -171,4 +186,7 @@ __all__ += ["AdaptiveAvgPool1d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "Adap
             "Unfold", "Upsample", "ZeroPad1d", "ZeroPad2d"]
 
 __all__ += ["AvgPool3d", "BatchNorm3d", "ConvTranspose3d", "Dropout3d", "FeatureAlphaDropout",
+            "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d",
+            "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
+            "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LazyLinear",
             "MaxPool3d"]  # nn breadth
