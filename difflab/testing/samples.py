@@ -495,6 +495,10 @@ def function_cases() -> dict[str, Case]:
         "F.local_response_norm": (lambda x: F.local_response_norm(x, 2), [IMG]),
         "F.margin_ranking_loss": (lambda a, b, y: F.margin_ranking_loss(a, b, y * 2 - 1),
                                   [((4,), (-2, 2)), ((4,), (-2, 2)), ((4,), (INT, 2))]),
+        "F.multi_margin_loss": (lambda x, t: F.multi_margin_loss(x, t, p=2, margin=0.5),
+                                [((4, 3), (-2, 2)), ((4,), (INT, 3))]),
+        "F.multilabel_margin_loss": (lambda x, t: F.multilabel_margin_loss(x, t - 1),
+                                     [((4, 3), (-2, 2)), ((4, 3), (INT, 4))]),
         "F.pixel_shuffle": (lambda x: F.pixel_shuffle(x, 2), [((1, 4, 2, 2), (-2, 2))]),
         "F.pixel_unshuffle": (lambda x: F.pixel_unshuffle(x, 2), [((1, 1, 4, 4), (-2, 2))]),
         "F.prelu": (lambda x, w: F.prelu(x, w), [IMG, ((2,), (0, 1))]),
@@ -502,6 +506,9 @@ def function_cases() -> dict[str, Case]:
         "F.threshold": (lambda x: F.threshold(x, 0.5, -1.0), [V]),
         "F.triplet_margin_loss": (lambda a, p, n: F.triplet_margin_loss(a, p, n),
                                   [((4, 3), (-2, 2)), ((4, 3), (-2, 2)), ((4, 3), (-2, 2))]),
+        "F.triplet_margin_with_distance_loss": (
+            lambda a, p, n: F.triplet_margin_with_distance_loss(a, p, n, swap=True),
+            [((4, 3), (-2, 2)), ((4, 3), (-2, 2)), ((4, 3), (-2, 2))]),
         "F.unfold": (lambda x: F.unfold(x, 2), [IMG]),
         # (joining, picking and products composed of primitives: functions_joining/_picking)
         "dl.addbmm": (lambda c, a, b: dl.addbmm(c, a, b, beta=0.5, alpha=2.0),

@@ -155,6 +155,11 @@ from difflab.nn.modules.lazy import (
     LazyInstanceNorm3d,
     LazyLinear,
 )
+from difflab.nn.modules.loss import (
+    MultiLabelMarginLoss,
+    MultiMarginLoss,
+    TripletMarginWithDistanceLoss,
+)
 from difflab.nn.modules.pooling import AvgPool3d, MaxPool3d
 
 __all__ = [
@@ -189,4 +194,5 @@ __all__ += ["AvgPool3d", "BatchNorm3d", "ConvTranspose3d", "Dropout3d", "Feature
             "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d",
             "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
             "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LazyLinear",
-            "MaxPool3d"]  # nn breadth
+            "MaxPool3d", "MultiLabelMarginLoss", "MultiMarginLoss",
+            "TripletMarginWithDistanceLoss"]  # nn breadth
