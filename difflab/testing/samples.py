@@ -499,6 +499,7 @@ def function_cases() -> dict[str, Case]:
                                 [((4, 3), (-2, 2)), ((4,), (INT, 3))]),
         "F.multilabel_margin_loss": (lambda x, t: F.multilabel_margin_loss(x, t - 1),
                                      [((4, 3), (-2, 2)), ((4, 3), (INT, 4))]),
+        "F.channel_shuffle": (lambda x: F.channel_shuffle(x, 2), [((1, 4, 2, 2), (-2, 2))]),
         "F.pixel_shuffle": (lambda x: F.pixel_shuffle(x, 2), [((1, 4, 2, 2), (-2, 2))]),
         "F.pixel_unshuffle": (lambda x: F.pixel_unshuffle(x, 2), [((1, 1, 4, 4), (-2, 2))]),
         "F.prelu": (lambda x, w: F.prelu(x, w), [IMG, ((2,), (0, 1))]),
@@ -510,6 +511,9 @@ def function_cases() -> dict[str, Case]:
             lambda a, p, n: F.triplet_margin_with_distance_loss(a, p, n, swap=True),
             [((4, 3), (-2, 2)), ((4, 3), (-2, 2)), ((4, 3), (-2, 2))]),
         "F.unfold": (lambda x: F.unfold(x, 2), [IMG]),
+        "F.upsample": (lambda x: F.upsample(x, scale_factor=2, mode="bilinear"), [IMG]),
+        "F.upsample_bilinear": (lambda x: F.upsample_bilinear(x, size=(4, 5)), [IMG]),
+        "F.upsample_nearest": (lambda x: F.upsample_nearest(x, scale_factor=2), [IMG]),
         # (joining, picking and products composed of primitives: functions_joining/_picking)
         "dl.addbmm": (lambda c, a, b: dl.addbmm(c, a, b, beta=0.5, alpha=2.0),
                       [((2, 2), (-2, 2)), B23, B32]),

@@ -95,6 +95,7 @@ NEW_NAMES = {
                                 "CTCLoss", "MultiMarginLoss", "MultiLabelMarginLoss",
                                 "TripletMarginWithDistanceLoss"],
     "difflab.nn.modules.normalization": ["GroupNorm", "RMSNorm", "LocalResponseNorm"],
+    "difflab.nn.modules.activation": ["Softmax2d"],
     "difflab.nn.modules.dropout": ["Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
                                    "FeatureAlphaDropout"],
     "difflab.nn.modules.conv": ["Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",

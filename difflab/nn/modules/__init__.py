@@ -137,6 +137,7 @@ from difflab.nn.modules.upsampling import Upsample
 
 # isort: split
 # nn breadth (3-D layers, lazy modules, more losses): PyTorch's remaining torch.nn names
+from difflab.nn.modules.activation import Softmax2d
 from difflab.nn.modules.batchnorm import BatchNorm3d
 from difflab.nn.modules.conv import ConvTranspose3d
 from difflab.nn.modules.dropout import Dropout3d, FeatureAlphaDropout
@@ -160,7 +161,16 @@ from difflab.nn.modules.loss import (
     MultiMarginLoss,
     TripletMarginWithDistanceLoss,
 )
+from difflab.nn.modules.padding import (
+    CircularPad3d,
+    ConstantPad3d,
+    ReflectionPad3d,
+    ReplicationPad3d,
+    ZeroPad3d,
+)
+from difflab.nn.modules.pixelshuffle import ChannelShuffle
 from difflab.nn.modules.pooling import AvgPool3d, MaxPool3d
+from difflab.nn.modules.upsampling import UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
     "GELU", "LSTM", "RNN", "AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss",
@@ -195,4 +205,6 @@ __all__ += ["AvgPool3d", "BatchNorm3d", "ConvTranspose3d", "Dropout3d", "Feature
             "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
             "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LazyLinear",
             "MaxPool3d", "MultiLabelMarginLoss", "MultiMarginLoss",
-            "TripletMarginWithDistanceLoss"]  # nn breadth
+            "TripletMarginWithDistanceLoss", "CircularPad3d", "ConstantPad3d", "ReflectionPad3d",
+            "ReplicationPad3d", "ZeroPad3d", "ChannelShuffle", "Softmax2d",
+            "UpsamplingBilinear2d", "UpsamplingNearest2d"]  # nn breadth

@@ -22,8 +22,8 @@ from difflab.tensor import Tensor
 
 __all__ = ["CELU", "ELU", "GELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish",
            "Hardtanh", "LeakyReLU", "LogSigmoid", "LogSoftmax", "Mish", "MultiheadAttention",
-           "PReLU", "ReLU", "ReLU6", "SiLU", "Sigmoid", "Softmax", "Softmin", "Softplus",
-           "Softshrink", "Softsign", "Tanh", "Tanhshrink", "Threshold"]
+           "PReLU", "ReLU", "ReLU6", "SiLU", "Sigmoid", "Softmax", "Softmax2d", "Softmin",
+           "Softplus", "Softshrink", "Softsign", "Tanh", "Tanhshrink", "Threshold"]
 
 
 class Hardtanh(Module):
@@ -761,3 +761,43 @@ class PReLU(Module):
 
     def extra_repr(self) -> str:
         return f"num_parameters={self.num_parameters}"
+
+
+class Softmax2d(Module):
+    r"""Softmax over the channels at every pixel of (N, C, H, W) or (C, H, W) images.
+
+    :class:`Softmax` along dimension -3, the channels: at each location the
+    :math:`C` values become probabilities that sum to 1.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, H, W)` or :math:`(C, H, W)`.
+    - Output: the same shape, values in :math:`[0, 1]`.
+
+    Raises
+    ------
+    ValueError
+        When called on an input that is not 3-D or 4-D (PyTorch's error).
+
+    See Also
+    --------
+    Softmax, difflab.nn.functional.softmax
+
+    Notes
+    -----
+    .. math::
+        \text{out}(n, c, h, w) = \frac{e^{x(n, c, h, w)}}{\sum_{k} e^{x(n, k, h, w)}}
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> y = dl.nn.Softmax2d()(dl.tensor([[[[0.0]], [[0.0]]]]))   # two channels, one pixel
+    >>> y.flatten().tolist()
+    [0.5, 0.5]
+    """
+
+    def forward(self, x: Tensor) -> Tensor:
+        if not isinstance(x, Tensor) or x.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got "
+                             f"{getattr(x, 'ndim', '?')}D instead")
+        return F.softmax(x, -3)

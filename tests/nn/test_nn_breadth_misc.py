@@ -1,0 +1,112 @@
+"""The 3-D padding layers, ChannelShuffle, Softmax2d and the fixed-mode upsampling layers
+(with F.channel_shuffle and the deprecated F.upsample* names): values against PyTorch's
+numbers (written here), gradients, the CuPy stand-in and the errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import difflab as dl
+from difflab.autograd import gradcheck
+
+F = dl.nn.functional
+nn = dl.nn
+
+
+def volume():
+    """(1, 2, 2, 2, 3), the values PyTorch's numbers below were computed from."""
+    x = (np.arange(24.0).reshape(1, 2, 3, 4) * 0.5 - 3)[:, :, None].repeat(2, 2)
+    return dl.tensor(x[:, :, :, :2, :3] + np.arange(2.0).reshape(1, 1, 2, 1, 1))
+
+
+@pytest.mark.parametrize("layer,shape,head,total", [
+    (nn.ReflectionPad3d((1, 1, 1, 0, 1, 1)), (1, 2, 4, 3, 5),
+     [0.5, 0.0, 0.5, 1.0, 0.5, -1.5, -2.0, -1.5, -1.0, -1.5], 280.0),
+    (nn.ReplicationPad3d((2, 0, 0, 1, 1, 0)), (1, 2, 3, 3, 5),
+     [-3.0, -3.0, -3.0, -2.5, -2.0, -1.0, -1.0, -1.0, -0.5, 0.0], 177.0),
+    (nn.CircularPad3d((1, 2, 0, 1, 1, 1)), (1, 2, 4, 3, 6),
+     [-1.0, -2.0, -1.5, -1.0, -2.0, -1.5, 1.0, 0.0, 0.5, 1.0], 240.0),
+    (nn.ConstantPad3d((0, 1, 1, 0, 0, 1), -1.5), (1, 2, 3, 3, 4),
+     [-1.5, -1.5, -1.5, -1.5, -3.0, -2.5, -2.0, -1.5, -1.0, -0.5], -24.0),
+])
+def test_3d_padding_layers_match_pytorch(layer, shape, head, total):
+    x = volume()
+    y = layer(x)
+    assert y.shape == shape
+    assert np.allclose(y.flatten()[:10].tolist(), head) and np.isclose(y.sum().item(), total)
+    assert layer(x[0]).shape == shape[1:]  # unbatched
+    x = dl.tensor(np.random.default_rng(0).standard_normal((1, 1, 2, 2, 3)), requires_grad=True)
+    assert gradcheck(layer, (x,))
+
+
+def test_3d_padding_reprs_and_errors():
+    assert repr(nn.ZeroPad3d(1)) == "ZeroPad3d((1, 1, 1, 1, 1, 1))"
+    assert repr(nn.ConstantPad3d(1, 3.5)) == "ConstantPad3d(padding=(1, 1, 1, 1, 1, 1), value=3.5)"
+    assert repr(nn.ConstantPad2d(1, 3.5)) == "ConstantPad2d(padding=(1, 1, 1, 1), value=3.5)"
+    assert repr(nn.ReflectionPad3d((1, 0, 1, 0, 1, 0))) == "ReflectionPad3d((1, 0, 1, 0, 1, 0))"
+    assert nn.ZeroPad3d((0, 1, 0, 0, 1, 0))(dl.ones(1, 1, 1, 1, 1)).sum().item() == 1.0
+    with pytest.raises(ValueError, match="6 amounts \\(left, right, top, bottom, front, back\\)"):
+        nn.ZeroPad3d((1, 1))
+    with pytest.raises(TypeError):
+        nn.ReplicationPad3d(1.5)
+
+
+def test_channel_shuffle():
+    x = dl.arange(6.0).reshape(1, 6, 1)
+    assert F.channel_shuffle(x, 2).flatten().tolist() == [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
+    assert nn.ChannelShuffle(3)(x).flatten().tolist() == [0.0, 2.0, 4.0, 1.0, 3.0, 5.0]
+    assert repr(nn.ChannelShuffle(3)) == "ChannelShuffle(groups=3)"
+    y = dl.tensor(np.random.default_rng(1).standard_normal((2, 6, 2, 2)), requires_grad=True)
+    assert gradcheck(lambda y: F.channel_shuffle(y, 3), (y,))
+    # shuffling by g then by C/g puts the channels back
+    assert dl.equal(F.channel_shuffle(F.channel_shuffle(y, 2), 3), y)
+    with pytest.raises(RuntimeError, match="divisible by groups. Got 3 channels and 2 groups"):
+        F.channel_shuffle(dl.ones(1, 3, 2, 2), 2)
+    with pytest.raises(RuntimeError, match="expects input with > 2 dims"):
+        F.channel_shuffle(dl.ones(1, 4), 2)
+    with pytest.raises(RuntimeError, match="must be positive"):
+        nn.ChannelShuffle(0)(dl.ones(1, 4, 2))
+
+
+def test_softmax2d():
+    y = nn.Softmax2d()(dl.tensor([[[1.0, 2.0]], [[3.0, 0.0]]]))  # (C=2, H=1, W=2)
+    assert np.allclose(y.flatten().tolist(), [0.119203, 0.880797, 0.880797, 0.119203])
+    x = dl.tensor(np.random.default_rng(2).standard_normal((2, 3, 2, 2)), requires_grad=True)
+    assert np.allclose(nn.Softmax2d()(x).sum(1).detach().numpy(), 1.0)
+    assert gradcheck(nn.Softmax2d(), (x,))
+    with pytest.raises(ValueError, match="expected input to be 3D or 4D, got 2D instead"):
+        nn.Softmax2d()(dl.ones(2, 2))
+
+
+def test_upsampling_layers_and_the_deprecated_functions():
+    x = dl.arange(6.0).reshape(1, 1, 2, 3)
+    assert np.allclose(nn.UpsamplingBilinear2d(scale_factor=2)(x).flatten()[:8].tolist(),
+                       [0.0, 0.4, 0.8, 1.2, 1.6, 2.0, 1.0, 1.4])  # corners aligned
+    assert nn.UpsamplingNearest2d(size=(3, 4))(x).flatten().tolist() == [
+        0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 3.0, 3.0, 4.0, 5.0]
+    assert repr(nn.UpsamplingNearest2d(scale_factor=2)) == (
+        "UpsamplingNearest2d(scale_factor=2, mode='nearest')")
+    with pytest.warns(UserWarning, match="upsample_bilinear is deprecated"):
+        old = F.upsample_bilinear(x, scale_factor=2)
+    assert dl.equal(old, F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True))
+    with pytest.warns(UserWarning, match="upsample_nearest is deprecated"):
+        assert dl.equal(F.upsample_nearest(x, size=(3, 4)), nn.UpsamplingNearest2d((3, 4))(x))
+    with pytest.warns(UserWarning, match="upsample is deprecated"):
+        assert F.upsample(x, scale_factor=3).shape == (1, 1, 6, 9)
+    with pytest.raises(ValueError):
+        nn.UpsamplingNearest2d()(x)  # neither size nor scale_factor
+
+
+def test_misc_layers_on_cuda(cuda):
+    x = dl.tensor(volume().numpy(), device=cuda)
+    for layer in (nn.ReflectionPad3d(1), nn.ReplicationPad3d(1), nn.CircularPad3d(1),
+                  nn.ConstantPad3d(1, 2.0), nn.ZeroPad3d(1)):
+        y = layer(x)
+        assert y.device == cuda and np.allclose(y.cpu().numpy(), layer(volume()).numpy())
+    img = dl.tensor(np.arange(16.0).reshape(1, 4, 2, 2), device=cuda)
+    for layer in (nn.ChannelShuffle(2), nn.Softmax2d(), nn.UpsamplingBilinear2d(scale_factor=2),
+                  nn.UpsamplingNearest2d(scale_factor=2)):
+        y = layer(img)
+        assert y.device == cuda
+        assert np.allclose(y.cpu().numpy(), layer(dl.tensor(img.cpu().numpy())).numpy())
