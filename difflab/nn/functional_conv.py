@@ -36,7 +36,8 @@ from difflab.tensor import Tensor
 from difflab.tensor_arguments import require_tensor
 
 __all__ = ["avg_pool1d", "avg_pool3d", "conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-           "conv_transpose3d", "fold", "max_pool1d", "max_pool3d", "unfold"]
+           "conv_transpose3d", "fold", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d",
+           "max_pool3d", "unfold"]
 
 
 # ------------------------------------------------------------------- 1-D convolution, pooling
@@ -971,3 +972,183 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
         widths += [q, q + o]
     out = conv3d(pad(x, widths), w, bias, 1, 0, dilation, groups)
     return out.squeeze(0) if unbatched else out
+
+
+# ------------------------------------------------------------------------------ power-average
+
+
+def _lp_pool(name: str, average: Any, input: Tensor, norm_type: float,  # noqa: A002
+             kernel_size: Any, stride: Any, ceil_mode: bool, dims: int) -> Tensor:
+    """(Σ over each window of x^p)^(1/p), from the mean of x^p over each window times the
+    window's size; PyTorch's formula, sign and relu included (a negative sum gives 0)."""
+    from difflab.functions import sign
+
+    x = _check_tensor(name, input)
+    if isinstance(norm_type, bool) or not isinstance(norm_type, (int, float)):
+        raise TypeError(f"{name}: norm_type must be a number, got {norm_type!r}")
+    if ceil_mode:
+        raise NotImplementedError(f"{name}: ceil_mode=True is not supported in difflab; pad "
+                                  "the input (F.pad) so the windows fit, or use ceil_mode=False")
+    kernel = _window(name, kernel_size, "kernel_size", dims)
+    size = 1
+    for k in kernel:
+        size *= k
+    out = average(x.pow(norm_type), kernel_size, stride)
+    return (sign(out) * out.abs().relu()).mul(size).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,  # noqa: A002
+              ceil_mode: bool = False) -> Tensor:
+    r"""The p-norm of each window along the last dimension of (N, C, L): power-average pooling.
+
+    :math:`(\sum_{\text{window}} x^p)^{1/p}`, computed as PyTorch does from
+    :func:`avg_pool1d` of :math:`x^p`: ``p = 1`` is sum pooling, ``p = inf`` would be
+    max pooling (use :func:`max_pool1d`).
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, L)` or :math:`(C, L)`.
+    norm_type : float
+        :math:`p`.
+    kernel_size : int
+        The window's length.
+    stride : int, optional
+        The step; ``kernel_size`` by default.
+    ceil_mode : bool, default False
+        Only False is supported.
+
+    Returns
+    -------
+    Tensor
+        :math:`(N, C, L_{out})` (or without :math:`N`),
+        :math:`L_{out} = \lfloor (L - k)/s \rfloor + 1`.
+
+    Raises
+    ------
+    TypeError
+        If ``norm_type`` is not a number, or a window argument not an int.
+    NotImplementedError
+        For ``ceil_mode=True``.
+
+    See Also
+    --------
+    lp_pool2d, avg_pool1d, difflab.nn.LPPool1d
+
+    Notes
+    -----
+    .. math::
+        \text{out}(n, c, l) = \Bigl(\sum_{m < k} x(n, c, s\,l + m)^p\Bigr)^{1/p}
+
+    (a window whose sum of powers is negative, possible for odd :math:`p`, gives 0.)
+    The gradient is :math:`x^{p-1} / \text{out}^{p-1}` for each element of the window.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[[-1.0, 2.0, -3.0, 4.0]]])
+    >>> [round(v, 4) for v in dl.nn.functional.lp_pool1d(x, 2, 2).flatten().tolist()]
+    [2.2361, 5.0]
+    """
+    return _lp_pool("lp_pool1d", lambda x, k, s: avg_pool1d(x, k, s), input, norm_type,
+                    kernel_size, stride, ceil_mode, 1)
+
+
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,  # noqa: A002
+              ceil_mode: bool = False) -> Tensor:
+    r"""The p-norm of each window of (N, C, H, W) images: power-average pooling.
+
+    :math:`(\sum_{\text{window}} x^p)^{1/p}`, from :func:`avg_pool2d` of :math:`x^p`,
+    as PyTorch computes it.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, H, W)` or :math:`(C, H, W)`.
+    norm_type : float
+        :math:`p`.
+    kernel_size : int or tuple of 2 ints
+        The window.
+    stride : int or tuple of 2 ints, optional
+        The step; ``kernel_size`` by default.
+    ceil_mode : bool, default False
+        Only False is supported.
+
+    Returns
+    -------
+    Tensor
+        :math:`(N, C, H_{out}, W_{out})` (or without :math:`N`).
+
+    Raises
+    ------
+    TypeError
+        If ``norm_type`` is not a number, or a window argument not an int.
+    NotImplementedError
+        For ``ceil_mode=True``.
+
+    See Also
+    --------
+    lp_pool1d, lp_pool3d, difflab.nn.LPPool2d
+
+    Notes
+    -----
+    .. math::
+        \text{out}(n, c, i, j) = \Bigl(\sum_{a < k_h,\, b < k_w}
+        x(n, c, s_h i + a, s_w j + b)^p\Bigr)^{1/p}
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.arange(16.0).reshape(1, 1, 4, 4) - 5
+    >>> [round(v, 4) for v in dl.nn.functional.lp_pool2d(x, 2.0, 2).flatten().tolist()]
+    [6.4807, 4.2426, 11.7473, 15.5563]
+    """
+    return _lp_pool("lp_pool2d", lambda x, k, s: avg_pool2d(x, k, s), input, norm_type,
+                    kernel_size, stride, ceil_mode, 2)
+
+
+def lp_pool3d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,  # noqa: A002
+              ceil_mode: bool = False) -> Tensor:
+    r"""The p-norm of each box of (N, C, D, H, W) volumes: power-average pooling.
+
+    :math:`(\sum_{\text{box}} x^p)^{1/p}`, from :func:`avg_pool3d` of :math:`x^p`,
+    as PyTorch computes it.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, D, H, W)` or :math:`(C, D, H, W)`.
+    norm_type : float
+        :math:`p`.
+    kernel_size : int or tuple of 3 ints
+        The box.
+    stride : int or tuple of 3 ints, optional
+        The step; ``kernel_size`` by default.
+    ceil_mode : bool, default False
+        Only False is supported.
+
+    Returns
+    -------
+    Tensor
+        :math:`(N, C, D_{out}, H_{out}, W_{out})` (or without :math:`N`).
+
+    Raises
+    ------
+    TypeError
+        If ``norm_type`` is not a number, or a window argument not an int.
+    NotImplementedError
+        For ``ceil_mode=True``.
+
+    See Also
+    --------
+    lp_pool2d, avg_pool3d, difflab.nn.LPPool3d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> y = dl.nn.functional.lp_pool3d(dl.ones(1, 1, 2, 2, 2) * 3, 2, 2)   # sqrt(8 · 9)
+    >>> y.shape, round(y.item(), 4)
+    (difflab.Size([1, 1, 1, 1, 1]), 8.4853)
+    """
+    return _lp_pool("lp_pool3d", lambda x, k, s: avg_pool3d(x, k, s), input, norm_type,
+                    kernel_size, stride, ceil_mode, 3)

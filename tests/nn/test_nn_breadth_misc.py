@@ -110,3 +110,63 @@ def test_misc_layers_on_cuda(cuda):
         y = layer(img)
         assert y.device == cuda
         assert np.allclose(y.cpu().numpy(), layer(dl.tensor(img.cpu().numpy())).numpy())
+
+
+# ------------------------------------------------------------ LP pools, RReLU, in-place
+
+
+def test_lp_pools_match_pytorch():
+    x = dl.tensor([[[0.5, -1.0, 2.0, 1.5, -0.5, 3.0]]], dtype=dl.float64, requires_grad=True)
+    y = F.lp_pool1d(x, 3, 3, stride=2)
+    assert np.allclose(y.flatten().tolist(), [1.9242505656, 2.2407023733])
+    y.sum().backward()
+    assert np.allclose(x.grad.flatten().tolist(), [0.0675175637, 0.2700702548, 1.8769751965,
+                                                   0.4481404747, 0.0497933861, 0.0])
+    z = dl.arange(1.0, 25.0, dtype=dl.float64).reshape(1, 1, 2, 3, 4) / 10
+    assert np.allclose(F.lp_pool3d(z, 1.5, (2, 2, 2), stride=(1, 1, 2)).flatten().tolist(),
+                       [4.2331642978, 4.9541400387, 5.7003801914, 6.4610313956])
+    assert np.allclose(nn.LPPool2d(2, (2, 3))(z[0]).flatten().tolist(),
+                       [1.1135528726, 3.9547439867])
+    z.requires_grad_()
+    assert gradcheck(lambda z: F.lp_pool3d(z, 1.5, (2, 2, 2), stride=(1, 1, 2)), (z,))
+    assert repr(nn.LPPool1d(1.5, 2, stride=1)) == (
+        "LPPool1d(norm_type=1.5, kernel_size=2, stride=1, ceil_mode=False)")
+    with pytest.raises(NotImplementedError, match="ceil_mode=True"):
+        nn.LPPool2d(2, 2, ceil_mode=True)(z[0])
+    with pytest.raises(TypeError, match="norm_type must be a number"):
+        F.lp_pool2d(z[0], "2", 2)
+
+
+def test_rrelu_and_the_in_place_activations():
+    x = dl.tensor([-1.0, 2.0, -3.0, 4.0])
+    assert np.allclose(F.rrelu(x).tolist(), [-0.2291667, 2.0, -0.6875, 4.0])  # the mean slope
+    assert np.allclose(nn.RReLU(0.1, 0.3).eval()(x).tolist(), [-0.2, 2.0, -0.6, 4.0])
+    dl.manual_seed(0)
+    negatives = dl.full((2000,), -1.0, dtype=dl.float64, requires_grad=True)
+    y = nn.RReLU()(negatives)  # training: a slope per element in [1/8, 1/3]
+    slopes = -y.detach().numpy()
+    assert slopes.min() >= 1 / 8 and slopes.max() <= 1 / 3 and len(set(slopes)) > 1000
+    y.sum().backward()
+    assert np.allclose(negatives.grad.numpy(), slopes)  # the derivative: the slope drawn
+    assert not dl.equal(F.rrelu(-dl.ones(50), training=True), F.rrelu(-dl.ones(50), training=True))
+    t = dl.tensor([-1.0, 2.0])
+    assert F.rrelu_(t, 0.1, 0.3) is t and np.allclose(t.tolist(), [-0.2, 2.0])
+    with pytest.raises(RuntimeError, match="Lower bound should be less than or equal"):
+        F.rrelu(x, 0.5, 0.1)
+    t = dl.tensor([-1.0, 2.0])
+    assert F.selu_(t) is t and np.allclose(t.tolist(), [-1.1113307, 2.1014018])
+    t = dl.tensor([-1.0, 2.0])
+    assert F.celu_(t, 2.0) is t and np.allclose(t.tolist(), [-0.7869387, 2.0])
+    leaf = dl.tensor([-1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError):
+        F.selu_(leaf)
+    assert repr(nn.RReLU()) == "RReLU(lower=0.125, upper=0.3333333333333333)"
+
+
+def test_lp_pool_and_rrelu_on_cuda(cuda):
+    x = dl.tensor(np.abs(np.random.default_rng(3).standard_normal((1, 2, 4, 4))), device=cuda)
+    for layer in (nn.LPPool2d(2, 2), nn.RReLU().eval()):
+        y = layer(x)
+        assert y.device == cuda
+        assert np.allclose(y.cpu().numpy(), layer(dl.tensor(x.cpu().numpy())).numpy())
+    assert nn.RReLU()(-x).device == cuda

@@ -137,7 +137,7 @@ from difflab.nn.modules.upsampling import Upsample
 
 # isort: split
 # nn breadth (3-D layers, lazy modules, more losses): PyTorch's remaining torch.nn names
-from difflab.nn.modules.activation import Softmax2d
+from difflab.nn.modules.activation import RReLU, Softmax2d
 from difflab.nn.modules.batchnorm import BatchNorm3d
 from difflab.nn.modules.conv import ConvTranspose3d
 from difflab.nn.modules.dropout import Dropout3d, FeatureAlphaDropout
@@ -169,7 +169,7 @@ from difflab.nn.modules.padding import (
     ZeroPad3d,
 )
 from difflab.nn.modules.pixelshuffle import ChannelShuffle
-from difflab.nn.modules.pooling import AvgPool3d, MaxPool3d
+from difflab.nn.modules.pooling import AvgPool3d, LPPool1d, LPPool2d, LPPool3d, MaxPool3d
 from difflab.nn.modules.upsampling import UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
@@ -207,4 +207,5 @@ __all__ += ["AvgPool3d", "BatchNorm3d", "ConvTranspose3d", "Dropout3d", "Feature
             "MaxPool3d", "MultiLabelMarginLoss", "MultiMarginLoss",
             "TripletMarginWithDistanceLoss", "CircularPad3d", "ConstantPad3d", "ReflectionPad3d",
             "ReplicationPad3d", "ZeroPad3d", "ChannelShuffle", "Softmax2d",
-            "UpsamplingBilinear2d", "UpsamplingNearest2d"]  # nn breadth
+            "UpsamplingBilinear2d", "UpsamplingNearest2d", "RReLU", "LPPool1d", "LPPool2d",
+            "LPPool3d"]  # nn breadth

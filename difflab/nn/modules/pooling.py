@@ -11,7 +11,8 @@ from difflab.tensor import Tensor
 
 __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
            "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
-           "AvgPool1d", "AvgPool2d", "AvgPool3d", "MaxPool1d", "MaxPool2d", "MaxPool3d"]
+           "AvgPool1d", "AvgPool2d", "AvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "MaxPool1d",
+           "MaxPool2d", "MaxPool3d"]
 
 
 class MaxPool1d(Module):
@@ -454,3 +455,86 @@ class AvgPool3d(Module):
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class _LPPoolNd(Module):
+    function = ""
+
+    def __init__(self, norm_type: float, kernel_size: Any, stride: Any = None,
+                 ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride = norm_type, kernel_size, stride
+        self.ceil_mode = ceil_mode
+
+    def forward(self, x: Tensor) -> Tensor:
+        return getattr(F, self.function)(x, self.norm_type, self.kernel_size, self.stride,
+                                         self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, ceil_mode={self.ceil_mode}")
+
+
+_LP_DOC = r"""Power-average pooling of {what}: the p-norm of each window.
+
+    :math:`(\sum_{{\text{{window}}}} x^p)^{{1/p}}` (see
+    :func:`difflab.nn.functional.{function}`): ``p = 1`` is sum pooling, a large
+    ``p`` nears max pooling.
+
+    Parameters
+    ----------
+    norm_type : float
+        :math:`p`.
+    kernel_size : int or tuple of {dims} ints
+        The window.
+    stride : int or tuple of {dims} ints, optional
+        The step; ``kernel_size`` when left out.
+    ceil_mode : bool, default False
+        Only False is supported.
+
+    Shape
+    -----
+    - Input: {shape} (or without :math:`N`).
+    - Output: the same with each window's side :math:`\lfloor (L - k)/s \rfloor + 1`.
+
+    Raises
+    ------
+    TypeError
+        When called, if ``norm_type`` is not a number or a window argument not an int.
+    NotImplementedError
+        When called with ``ceil_mode=True``.
+
+    See Also
+    --------
+    {see}, difflab.nn.functional.{function}
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> pool = dl.nn.{name}(2, 2)
+    >>> pool
+    {name}(norm_type=2, kernel_size=2, stride=None, ceil_mode=False)
+    >>> [round(v, 4) for v in pool(dl.ones({example}) * 3).flatten().tolist()]
+    {result}
+    """
+
+
+class LPPool1d(_LPPoolNd):
+    __doc__ = _LP_DOC.format(what="(N, C, L) signals", function="lp_pool1d", dims=1,
+                             shape=r":math:`(N, C, L)`", see="AvgPool1d, LPPool2d",
+                             name="LPPool1d", example="1, 1, 4", result="[4.2426, 4.2426]")
+    function = "lp_pool1d"
+
+
+class LPPool2d(_LPPoolNd):
+    __doc__ = _LP_DOC.format(what="(N, C, H, W) images", function="lp_pool2d", dims=2,
+                             shape=r":math:`(N, C, H, W)`", see="AvgPool2d, LPPool3d",
+                             name="LPPool2d", example="1, 1, 2, 2", result="[6.0]")
+    function = "lp_pool2d"
+
+
+class LPPool3d(_LPPoolNd):
+    __doc__ = _LP_DOC.format(what="(N, C, D, H, W) volumes", function="lp_pool3d", dims=3,
+                             shape=r":math:`(N, C, D, H, W)`", see="AvgPool3d, LPPool2d",
+                             name="LPPool3d", example="1, 1, 2, 2, 2", result="[8.4853]")
+    function = "lp_pool3d"
