@@ -25,6 +25,7 @@ from difflab.nn.functional_core import (
     _as_image,
     _check_input,
     _check_tensor,
+    _max_indices,
     _single,
     _window,
     avg_pool2d,
@@ -37,7 +38,9 @@ from difflab.tensor_arguments import require_tensor
 
 __all__ = ["avg_pool1d", "avg_pool3d", "conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "fold", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d",
-           "max_pool3d", "unfold"]
+           "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d",
+           "max_pool3d_with_indices", "max_unpool1d", "max_unpool2d",
+           "max_unpool3d", "unfold"]
 
 
 # ------------------------------------------------------------------- 1-D convolution, pooling
@@ -139,13 +142,16 @@ def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
         Implicit -inf padding on both sides (at most half the window).
     dilation : int
         Spacing between the window's elements.
-    ceil_mode, return_indices : bool
+    ceil_mode : bool
         Only False is supported (a clear error otherwise).
+    return_indices : bool, default False
+        Also return where each maximum is (its position along L), as
+        :func:`max_unpool1d` takes them.
 
     Returns
     -------
-    Tensor
-        (N, C, L_out).
+    Tensor or (Tensor, Tensor)
+        (N, C, L_out); with ``return_indices``, also the int64 indices of the maxima.
 
     Raises
     ------
@@ -171,12 +177,14 @@ def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     >>> dl.nn.functional.max_pool1d(dl.tensor([[[1., 5., 2., 0., 3., 4.]]]), 2)
     tensor([[[5., 2., 4.]]])
     """
-    if return_indices:
-        raise NotImplementedError("max_pool1d: return_indices=True is not supported in difflab")
     kernel, stride, padding = _pool1d_args("max_pool1d", kernel_size, stride, padding, ceil_mode)
     x, unbatched = _as_image("max_pool1d", input)
-    out = max_pool2d(x, kernel, stride, padding, (1, _single("max_pool1d", dilation, "dilation")))
-    out = out.squeeze(2)
+    dilation = (1, _single("max_pool1d", dilation, "dilation"))
+    out = max_pool2d(x, kernel, stride, padding, dilation).squeeze(2)
+    if return_indices:
+        indices = _max_indices(x.squeeze(2), kernel[1:], stride[1:], padding[1:],
+                                   dilation[1:])
+        return (out.squeeze(0), indices.squeeze(0)) if unbatched else (out, indices)
     return out.squeeze(0) if unbatched else out
 
 
@@ -731,13 +739,17 @@ def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
         :math:`-\infty` padding on both sides, at most half the kernel.
     dilation : int or tuple of 3 ints, default 1
         The spacing of the box's elements.
-    ceil_mode, return_indices : bool, default False
+    ceil_mode : bool, default False
         Only False is supported (a clear error otherwise).
+    return_indices : bool, default False
+        Also return where each maximum is (a flat index into :math:`D \cdot H \cdot W`),
+        as :func:`max_unpool3d` takes them.
 
     Returns
     -------
-    Tensor
-        :math:`(N, C, D_{out}, H_{out}, W_{out})` (or without :math:`N`), the input's dtype.
+    Tensor or (Tensor, Tensor)
+        :math:`(N, C, D_{out}, H_{out}, W_{out})` (or without :math:`N`), the input's dtype;
+        with ``return_indices``, also the int64 indices of the maxima.
 
     Raises
     ------
@@ -748,11 +760,11 @@ def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     TypeError
         If a window argument is a float or another non-int.
     NotImplementedError
-        For ``ceil_mode=True`` or ``return_indices=True``.
+        For ``ceil_mode=True``.
 
     See Also
     --------
-    avg_pool3d, max_pool2d, difflab.nn.MaxPool3d
+    avg_pool3d, max_pool2d, max_unpool3d, difflab.nn.MaxPool3d
 
     Notes
     -----
@@ -775,11 +787,12 @@ def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     >>> int(x.grad.sum()), x.grad[0, 0, 1, 1, 1].item()   # one 1 per box, at its maximum
     (8, 1.0)
     """
-    if return_indices:
-        raise NotImplementedError("max_pool3d: return_indices=True is not supported in difflab")
     x, unbatched, kernel, stride, padding, dilation = _pool3d_args(
         "max_pool3d", input, kernel_size, stride, padding, dilation, ceil_mode)
     out = _pool3d(max_pool2d, x, kernel, stride, padding, dilation)
+    if return_indices:
+        indices = _max_indices(x, kernel, stride, padding, dilation)
+        return (out.squeeze(0), indices.squeeze(0)) if unbatched else (out, indices)
     return out.squeeze(0) if unbatched else out
 
 
@@ -1152,3 +1165,250 @@ def lp_pool3d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = N
     """
     return _lp_pool("lp_pool3d", lambda x, k, s: avg_pool3d(x, k, s), input, norm_type,
                     kernel_size, stride, ceil_mode, 3)
+
+
+
+# ------------------------------------------------------------- where the maxima are, unpooling
+
+
+def _max_unpool(name: str, input: Tensor, indices: Tensor, kernel_size: Any,  # noqa: A002
+                stride: Any, padding: Any, output_size: Any, dims: int) -> Tensor:
+    """Scatter each value to where its index says, zeros elsewhere: the max pools' inverse
+    (up to the values that were not maxima)."""
+    from difflab.creation import zeros
+    from difflab.functions_indexing import checked_index
+
+    x = _check_tensor(name, input)
+    idx = _check_tensor(name, indices, "indices")
+    if x.ndim not in (dims + 1, dims + 2):
+        raise ValueError(f"{name} expects a {dims + 1}-D (unbatched) or {dims + 2}-D input, "
+                         f"got shape {tuple(x.shape)}")
+    if idx.dtype.kind not in "iu" or tuple(idx.shape) != tuple(x.shape):
+        raise ValueError(f"{name}: indices must be integers of the input's shape "
+                         f"{tuple(x.shape)} (a max pool's return_indices=True), got "
+                         f"{idx.dtype} {tuple(idx.shape)}")
+    unbatched = x.ndim == dims + 1
+    if unbatched:
+        x, idx = x.unsqueeze(0), idx.unsqueeze(0)
+    kernel = _window(name, kernel_size, "kernel_size", dims)
+    stride = kernel if stride is None or stride == () else _window(name, stride, "stride", dims)
+    padding = _window(name, padding, "padding", dims)
+    sizes = [(n - 1) * s - 2 * p + k
+             for n, k, s, p in zip(x.shape[2:], kernel, stride, padding)]
+    if output_size is not None:
+        given = [int(v) for v in output_size][-dims:]
+        if len(given) != dims:
+            raise ValueError(f"{name}: output_size must give the {dims} spatial sizes, got "
+                             f"{output_size!r}")
+        for n, default, s in zip(given, sizes, stride):
+            if not default - s < n < default + s:
+                raise ValueError(f"{name}: invalid output_size {tuple(given)}: each size must "
+                                 f"lie between {tuple(d - s + 1 for d, s in zip(sizes, stride))}"
+                                 f" and {tuple(d + s - 1 for d, s in zip(sizes, stride))}")
+        sizes = given
+    n, c = x.shape[:2]
+    total = 1
+    for size in sizes:
+        total *= size
+    flat = checked_index(idx.reshape(n, c, -1), total, f"{name}: found an invalid max index "
+                         f"{{value}} (output volumes are of size {'x'.join(map(str, sizes))})",
+                         error="RuntimeError")
+    out = zeros(n, c, total, dtype=x.dtype, device=x.device).scatter(
+        2, flat, x.reshape(n, c, -1))
+    out = out.reshape(n, c, *sizes)
+    return out.squeeze(0) if unbatched else out
+
+
+_UNPOOL_DOC = r"""The inverse of :func:`max_pool{d}d`: each value written back where its index says.
+
+    Zeros elsewhere: the values the pool dropped are not restored.
+
+    Parameters
+    ----------
+    input : Tensor
+        {shape}, the pooled values.
+    indices : Tensor
+        The indices :func:`max_pool{d}d` returned with ``return_indices=True`` (the
+        input's shape, integers).
+    kernel_size : int or tuple of {d} ints
+        The pool's window.
+    stride : int or tuple of {d} ints, optional
+        The pool's step; ``kernel_size`` by default.
+    padding : int or tuple of {d} ints, default 0
+        The pool's padding.
+    output_size : tuple, optional
+        The unpooled spatial size (the pool's input size, to undo a pool that dropped a
+        border); the default is :math:`(L_{{in}} - 1) s - 2p + k` per side.
+
+    Returns
+    -------
+    Tensor
+        :math:`(N, C, *_{{out}})` (or without :math:`N`), the input's dtype; its gradient
+        with respect to ``input`` gathers at the indices.
+
+    Raises
+    ------
+    ValueError
+        If the input has the wrong number of dimensions, the indices are not integers of
+        its shape, or ``output_size`` is out of range.
+    RuntimeError
+        If an index is outside the output.
+
+    See Also
+    --------
+    max_pool{d}d, difflab.nn.MaxUnpool{d}d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> F = dl.nn.functional
+    >>> x = {example}
+    >>> y, where = F.max_pool{d}d(x, 2, return_indices=True)
+    >>> F.max_unpool{d}d(y, where, 2).flatten().tolist()
+    {result}
+    """
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any,  # noqa: A002
+                 stride: Any = None, padding: Any = 0, output_size: Any = None) -> Tensor:
+    return _max_unpool("max_unpool1d", input, indices, kernel_size, stride, padding,
+                       output_size, 1)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any,  # noqa: A002
+                 stride: Any = None, padding: Any = 0, output_size: Any = None) -> Tensor:
+    return _max_unpool("max_unpool2d", input, indices, kernel_size, stride, padding,
+                       output_size, 2)
+
+
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any,  # noqa: A002
+                 stride: Any = None, padding: Any = 0, output_size: Any = None) -> Tensor:
+    return _max_unpool("max_unpool3d", input, indices, kernel_size, stride, padding,
+                       output_size, 3)
+
+
+max_unpool1d.__doc__ = _UNPOOL_DOC.format(
+    d=1, shape=r":math:`(N, C, L)` or :math:`(C, L)`",
+    example="dl.tensor([[[1.0, 5.0, 2.0, 0.0]]])", result="[0.0, 5.0, 2.0, 0.0]")
+max_unpool2d.__doc__ = _UNPOOL_DOC.format(
+    d=2, shape=r":math:`(N, C, H, W)` or :math:`(C, H, W)`",
+    example="dl.tensor([[[[1.0, 5.0], [3.0, 4.0]]]])", result="[0.0, 5.0, 0.0, 0.0]")
+max_unpool3d.__doc__ = _UNPOOL_DOC.format(
+    d=3, shape=r":math:`(N, C, D, H, W)` or :math:`(C, D, H, W)`",
+    example="dl.arange(8.0).reshape(1, 1, 2, 2, 2)",
+    result="[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 7.0]")
+
+
+def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
+                            padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = True) -> tuple:
+    """:func:`max_pool1d` with ``return_indices=True``: (the maxima, their indices).
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, L)` or :math:`(C, L)`.
+    kernel_size, stride, padding, dilation, ceil_mode
+        As in :func:`max_pool1d`.
+    return_indices : bool, default True
+        PyTorch's argument; the indices are always returned.
+
+    Returns
+    -------
+    (Tensor, Tensor)
+        The pooled values and the int64 indices of the maxima.
+
+    Raises
+    ------
+    ValueError
+        As :func:`max_pool1d`.
+
+    See Also
+    --------
+    max_pool1d, max_unpool1d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> y, i = dl.nn.functional.max_pool1d_with_indices(dl.tensor([[[1.0, 5.0, 2.0, 0.0]]]), 2)
+    >>> y.tolist(), i.tolist()
+    ([[[5.0, 2.0]]], [[[1, 2]]])
+    """
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
+                            padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = True) -> tuple:
+    """:func:`max_pool2d` with ``return_indices=True``: (the maxima, their indices).
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, H, W)` or :math:`(C, H, W)`.
+    kernel_size, stride, padding, dilation, ceil_mode
+        As in :func:`max_pool2d`.
+    return_indices : bool, default True
+        PyTorch's argument; the indices are always returned.
+
+    Returns
+    -------
+    (Tensor, Tensor)
+        The pooled values and the int64 indices of the maxima (:math:`h W + w`).
+
+    Raises
+    ------
+    ValueError
+        As :func:`max_pool2d`.
+
+    See Also
+    --------
+    max_pool2d, max_unpool2d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[[[1.0, 5.0], [3.0, 4.0]]]])
+    >>> y, i = dl.nn.functional.max_pool2d_with_indices(x, 2)
+    >>> y.tolist(), i.tolist()
+    ([[[[5.0]]]], [[[[1]]]])
+    """
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
+                            padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = True) -> tuple:
+    """:func:`max_pool3d` with ``return_indices=True``: (the maxima, their indices).
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, D, H, W)` or :math:`(C, D, H, W)`.
+    kernel_size, stride, padding, dilation, ceil_mode
+        As in :func:`max_pool3d`.
+    return_indices : bool, default True
+        PyTorch's argument; the indices are always returned.
+
+    Returns
+    -------
+    (Tensor, Tensor)
+        The pooled values and the int64 indices of the maxima (:math:`(d H + h) W + w`).
+
+    Raises
+    ------
+    ValueError
+        As :func:`max_pool3d`.
+
+    See Also
+    --------
+    max_pool3d, max_unpool3d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> y, i = dl.nn.functional.max_pool3d_with_indices(dl.arange(8.0).reshape(1, 1, 2, 2, 2), 2)
+    >>> y.flatten().tolist(), i.flatten().tolist()
+    ([7.0], [7])
+    """
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)

@@ -169,7 +169,16 @@ from difflab.nn.modules.padding import (
     ZeroPad3d,
 )
 from difflab.nn.modules.pixelshuffle import ChannelShuffle
-from difflab.nn.modules.pooling import AvgPool3d, LPPool1d, LPPool2d, LPPool3d, MaxPool3d
+from difflab.nn.modules.pooling import (
+    AvgPool3d,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+)
 from difflab.nn.modules.upsampling import UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
@@ -208,4 +217,4 @@ __all__ += ["AvgPool3d", "BatchNorm3d", "ConvTranspose3d", "Dropout3d", "Feature
             "TripletMarginWithDistanceLoss", "CircularPad3d", "ConstantPad3d", "ReflectionPad3d",
             "ReplicationPad3d", "ZeroPad3d", "ChannelShuffle", "Softmax2d",
             "UpsamplingBilinear2d", "UpsamplingNearest2d", "RReLU", "LPPool1d", "LPPool2d",
-            "LPPool3d"]  # nn breadth
+            "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]  # nn breadth

@@ -12,7 +12,7 @@ from difflab.tensor import Tensor
 __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
            "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
            "AvgPool1d", "AvgPool2d", "AvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "MaxPool1d",
-           "MaxPool2d", "MaxPool3d"]
+           "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 
 
 class MaxPool1d(Module):
@@ -24,7 +24,9 @@ class MaxPool1d(Module):
     stride : int, optional
         Defaults to ``kernel_size``.
     padding, dilation : int
-    return_indices, ceil_mode : bool
+    return_indices : bool, default False
+        Also return where each maximum is (for :class:`MaxUnpool1d`).
+    ceil_mode : bool, default False
         Only False (see :func:`difflab.nn.functional.max_pool1d`).
 
     Shape
@@ -348,7 +350,9 @@ class MaxPool3d(Module):
         Implicit :math:`-\infty` padding on both sides; at most half the kernel size.
     dilation : int or tuple of 3 ints, default 1
         The spacing between the box's elements.
-    return_indices, ceil_mode : bool, default False
+    return_indices : bool, default False
+        Also return where each maximum is (for :class:`MaxUnpool3d`).
+    ceil_mode : bool, default False
         Only False (see :func:`difflab.nn.functional.max_pool3d`).
 
     Shape
@@ -364,11 +368,11 @@ class MaxPool3d(Module):
         When called on an input that is not 4-D or 5-D, or with a padding over half the
         kernel.
     NotImplementedError
-        When called with ``return_indices=True`` or ``ceil_mode=True``.
+        When called with ``ceil_mode=True``.
 
     See Also
     --------
-    AvgPool3d, MaxPool2d, AdaptiveMaxPool3d, difflab.nn.functional.max_pool3d
+    AvgPool3d, MaxPool2d, MaxUnpool3d, difflab.nn.functional.max_pool3d
 
     Examples
     --------
@@ -538,3 +542,92 @@ class LPPool3d(_LPPoolNd):
                              shape=r":math:`(N, C, D, H, W)`", see="AvgPool3d, LPPool2d",
                              name="LPPool3d", example="1, 1, 2, 2, 2", result="[8.4853]")
     function = "lp_pool3d"
+
+
+class _MaxUnpoolNd(Module):
+    function, _dims = "", 1
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        name, d = type(self).__name__, self._dims  # (tuples, as PyTorch stores them)
+        self.kernel_size = F._window(name, kernel_size, "kernel_size", d)
+        self.stride = self.kernel_size if stride is None else F._window(name, stride, "stride", d)
+        self.padding = F._window(name, padding, "padding", d)
+
+    def forward(self, x: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
+        return getattr(F, self.function)(x, indices, self.kernel_size, self.stride,
+                                         self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+_UNPOOL_DOC = r"""The inverse of :class:`MaxPool{d}d`: each value written back where its index says.
+
+    Zeros elsewhere: the values the pool dropped are not restored.
+
+    Called as ``unpool(values, indices, output_size=None)`` with what a
+    ``MaxPool{d}d(..., return_indices=True)`` returned (see
+    :func:`difflab.nn.functional.max_unpool{d}d`); ``output_size`` picks the size
+    when the pool dropped a border.
+
+    Parameters
+    ----------
+    kernel_size : int or tuple of {d} ints
+        The pool's window.
+    stride : int or tuple of {d} ints, optional
+        The pool's step; ``kernel_size`` when left out.
+    padding : int or tuple of {d} ints, default 0
+        The pool's padding.
+
+    Shape
+    -----
+    - Input: {shape}; the indices the same.
+    - Output: each spatial side :math:`(L_{{in}} - 1) s - 2p + k`, or ``output_size``.
+
+    Raises
+    ------
+    ValueError
+        When called with indices that are not integers of the input's shape, or an
+        ``output_size`` out of range.
+    RuntimeError
+        When an index is outside the output.
+
+    See Also
+    --------
+    MaxPool{d}d, difflab.nn.functional.max_unpool{d}d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> pool, unpool = dl.nn.MaxPool{d}d(2, return_indices=True), dl.nn.MaxUnpool{d}d(2)
+    >>> unpool
+    MaxUnpool{d}d({repr})
+    >>> unpool(*pool({example})).flatten().tolist()
+    {result}
+    """
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    __doc__ = _UNPOOL_DOC.format(d=1, shape=r":math:`(N, C, L)` or :math:`(C, L)`",
+                                 example="dl.tensor([[[1.0, 5.0, 2.0, 0.0]]])",
+                                 result="[0.0, 5.0, 2.0, 0.0]",
+                                 repr="kernel_size=(2,), stride=(2,), padding=(0,)")
+    function, _dims = "max_unpool1d", 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    __doc__ = _UNPOOL_DOC.format(d=2, shape=r":math:`(N, C, H, W)` or :math:`(C, H, W)`",
+                                 example="dl.tensor([[[[1.0, 5.0], [3.0, 4.0]]]])",
+                                 result="[0.0, 5.0, 0.0, 0.0]",
+                                 repr="kernel_size=(2, 2), stride=(2, 2), padding=(0, 0)")
+    function, _dims = "max_unpool2d", 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    __doc__ = _UNPOOL_DOC.format(d=3, shape=r":math:`(N, C, D, H, W)` or :math:`(C, D, H, W)`",
+                                 example="dl.arange(8.0).reshape(1, 1, 2, 2, 2)",
+                                 result="[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 7.0]",
+                                 repr="kernel_size=(2, 2, 2), stride=(2, 2, 2), "
+                                 "padding=(0, 0, 0)")
+    function, _dims = "max_unpool3d", 3

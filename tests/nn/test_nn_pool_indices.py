@@ -1,0 +1,90 @@
+"""Max pooling with return_indices (F.max_poolNd_with_indices, MaxPoolNd(return_indices=True))
+and the unpooling that takes them (F.max_unpoolNd, MaxUnpoolNd): PyTorch's indices (ties
+to the first maximum in scanning order) written here, the unpooled values, gradients, the
+CuPy stand-in and the errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import difflab as dl
+from difflab.autograd import gradcheck
+
+F = dl.nn.functional
+nn = dl.nn
+
+
+def test_indices_match_pytorch_ties_included():
+    x = dl.arange(2 * 2 * 5 * 6, dtype=dl.float64).reshape(2, 2, 5, 6) * 7 % 11  # many ties
+    y, where = F.max_pool2d(x, 3, 2, 1, return_indices=True)
+    assert y.shape == where.shape == (2, 2, 3, 3) and where.dtype == dl.int64
+    assert where.flatten()[:12].tolist() == [6, 3, 3, 6, 14, 17, 25, 25, 28, 6, 9, 9]
+    assert dl.equal(y, F.max_pool2d(x, 3, 2, 1))
+    x1 = dl.arange(14, dtype=dl.float64).reshape(2, 7) * 5 % 6  # unbatched (C, L)
+    y1, where1 = F.max_pool1d_with_indices(x1, 3, 2, 1)
+    assert where1.tolist() == [[1, 1, 3, 5], [0, 1, 3, 6]]
+    x3 = dl.arange(2 * 4 * 4 * 4, dtype=dl.float64).reshape(1, 2, 4, 4, 4) * 5 % 7
+    y3, where3 = nn.MaxPool3d((2, 3, 2), (2, 1, 2), (1, 1, 0), return_indices=True)(x3)
+    assert where3.shape == (1, 2, 3, 4, 2)
+    assert where3.flatten()[:12].tolist() == [4, 2, 4, 11, 4, 11, 8, 11, 32, 18, 25, 18]
+    # the indices pick the maxima out of the flattened input
+    flat = x3.reshape(1, 2, -1)
+    assert dl.equal(flat.gather(2, where3.reshape(1, 2, -1)).reshape(y3.shape), y3)
+
+
+def test_unpool_matches_pytorch_and_inverts_the_pool():
+    x = dl.arange(2 * 2 * 5 * 6, dtype=dl.float64).reshape(2, 2, 5, 6) * 7 % 11
+    y, where = nn.MaxPool2d(3, 2, 1, return_indices=True)(x)
+    out = nn.MaxUnpool2d(3, 2, 1)(y, where, output_size=(5, 6))
+    assert out[0, 0].tolist() == [[0, 0, 0, 10, 0, 0], [9, 0, 0, 0, 0, 0], [0, 0, 10, 0, 0, 9],
+                                  [0, 0, 0, 0, 0, 0], [0, 10, 0, 0, 9, 0]]
+    # pooling the unpooled maxima gives them back
+    z = dl.tensor(np.random.default_rng(0).standard_normal((1, 3, 4, 6)))
+    values, where = F.max_pool2d(z, 2, return_indices=True)
+    assert dl.equal(F.max_pool2d(F.max_unpool2d(values, where, 2), 2), values)
+    v3, w3 = F.max_pool3d(dl.arange(8.0).reshape(1, 1, 2, 2, 2), 2, return_indices=True)
+    assert F.max_unpool3d(v3, w3, 2).flatten().tolist() == [0, 0, 0, 0, 0, 0, 0, 7.0]
+    v1, w1 = F.max_pool1d(dl.tensor([[1.0, 5.0, 2.0, 0.0]]), 2, return_indices=True)
+    assert nn.MaxUnpool1d(2)(v1, w1).tolist() == [[0.0, 5.0, 2.0, 0.0]]  # unbatched
+    assert repr(nn.MaxUnpool2d(2)) == ("MaxUnpool2d(kernel_size=(2, 2), stride=(2, 2), "
+                                       "padding=(0, 0))")
+
+
+def test_gradients_through_pool_and_unpool():
+    x = dl.tensor(np.random.default_rng(1).standard_normal((1, 2, 4, 4)), requires_grad=True)
+
+    def roundtrip(x):
+        values, where = F.max_pool2d(x, 2, return_indices=True)
+        return F.max_unpool2d(values * 2.0, where, 2)
+
+    assert gradcheck(roundtrip, (x,))
+    values = dl.tensor(np.random.default_rng(2).standard_normal((1, 2, 3)), requires_grad=True)
+    where = dl.tensor([[[0, 3, 5], [1, 2, 4]]])
+    assert gradcheck(lambda v: F.max_unpool1d(v, where, 2), (values,))
+
+
+def test_pool_index_and_unpool_errors():
+    x = dl.ones(1, 1, 4, 4)
+    values, where = F.max_pool2d(x, 2, return_indices=True)
+    with pytest.raises(ValueError, match="indices must be integers of the input's shape"):
+        F.max_unpool2d(values, where.float(), 2)
+    with pytest.raises(ValueError, match="indices must be integers"):
+        F.max_unpool2d(values, where[..., :1], 2)
+    with pytest.raises(RuntimeError, match="invalid max index 40"):
+        F.max_unpool2d(values, where * 0 + 40, 2)
+    with pytest.raises(ValueError, match="invalid output_size"):
+        F.max_unpool2d(values, where, 2, output_size=(9, 9))
+    with pytest.raises(ValueError, match="expects a 3-D \\(unbatched\\) or 4-D input"):
+        F.max_unpool2d(values[0, 0], where[0, 0], 2)
+    with pytest.raises(NotImplementedError, match="ceil_mode=True"):
+        nn.MaxPool2d(2, ceil_mode=True)(x)
+
+
+def test_pool_indices_on_cuda(cuda):
+    x = dl.tensor(np.arange(2 * 2 * 5 * 6).reshape(2, 2, 5, 6) * 7 % 11.0, device=cuda)
+    y, where = F.max_pool2d(x, 3, 2, 1, return_indices=True)
+    assert where.device == cuda
+    assert where.cpu().flatten()[:12].tolist() == [6, 3, 3, 6, 14, 17, 25, 25, 28, 6, 9, 9]
+    out = nn.MaxUnpool2d(3, 2, 1)(y, where, output_size=(5, 6))
+    assert out.device == cuda and out.cpu()[0, 0, 0].tolist() == [0, 0, 0, 10, 0, 0]
