@@ -1312,6 +1312,8 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # no
                          "linear | bilinear | bicubic | trilinear")
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported in difflab")
+    if mode != "nearest":  # (weights between neighbours are fractions: integers were cut to 0)
+        x = _floating(x)
     if (size is None) == (scale_factor is None):
         raise ValueError("interpolate: give exactly one of size and scale_factor")
     sizes_in = x.shape[2:]

@@ -110,8 +110,6 @@ def test_pool3d_errors():
         F.max_pool3d(x, 2.5)
     with pytest.raises(NotImplementedError, match="ceil_mode=True"):
         dl.nn.MaxPool3d(2, ceil_mode=True)(x)
-    with pytest.raises(NotImplementedError, match="return_indices"):
-        F.max_pool3d(x, 2, return_indices=True)
     with pytest.raises(NotImplementedError, match="count_include_pad=False"):
         F.avg_pool3d(x, 2, count_include_pad=False)
     with pytest.raises(ValueError, match="divisor_override must be a positive int"):

@@ -98,6 +98,17 @@ def test_upsampling_layers_and_the_deprecated_functions():
         nn.UpsamplingNearest2d()(x)  # neither size nor scale_factor
 
 
+def test_linear_interpolation_of_integers_computes_in_floating_point():
+    """An integer image interpolated (bi)linearly gave int64 with its weights cut to 0:
+    [0, 3] became [0, 0, 0, 3]; now the default float, as every layer that needs fractions."""
+    ints = dl.tensor([[[[0, 3]]]])
+    y = nn.UpsamplingBilinear2d(size=(1, 4))(ints)
+    assert y.dtype == dl.get_default_dtype() and y.flatten().tolist() == [0.0, 1.0, 2.0, 3.0]
+    y = F.interpolate(dl.tensor([[[0, 3]]]), size=4, mode="linear", align_corners=True)
+    assert y.flatten().tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert F.interpolate(ints, scale_factor=2).dtype == dl.int64  # nearest only selects
+
+
 def test_misc_layers_on_cuda(cuda):
     x = dl.tensor(volume().numpy(), device=cuda)
     for layer in (nn.ReflectionPad3d(1), nn.ReplicationPad3d(1), nn.CircularPad3d(1),
