@@ -71,6 +71,69 @@ class Parameter(Tensor):
 
 
 
+# ------------------------------------------------------------------------------- buffers
+
+
+class Buffer(Tensor):
+    """A tensor that registers itself as a module's buffer when assigned to an attribute.
+
+    ``self.mean = nn.Buffer(dl.zeros(3))`` in a module's ``__init__`` is
+    ``self.register_buffer("mean", dl.zeros(3))``: state that moves with
+    :meth:`Module.to` and is saved by ``state_dict`` (when persistent) but is not
+    trained.  ``Buffer(t)`` shares ``t``'s memory, as in PyTorch.
+
+    Parameters
+    ----------
+    data : Tensor or array_like, optional
+        The values (an empty tensor when left out).
+    persistent : bool, default True
+        Whether ``state_dict`` includes it (keyword only).
+
+    See Also
+    --------
+    Parameter, difflab.nn.Module.register_buffer
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> class Counter(dl.nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.count = dl.nn.Buffer(dl.zeros(()))
+    ...         self.cache = dl.nn.Buffer(dl.ones(2), persistent=False)
+    >>> m = Counter()
+    >>> [name for name, _ in m.named_buffers()], list(m.state_dict())
+    (['count', 'cache'], ['count'])
+    >>> isinstance(m.count, dl.nn.Buffer), m.count
+    (True, tensor(0.))
+    """
+
+    __slots__ = ()
+    persistent = True
+
+    def __new__(cls, data: Any = None, *, persistent: bool = True) -> Buffer:
+        if data is None:
+            from difflab.creation import empty
+
+            data = empty(0)
+        source = data if isinstance(data, Tensor) else Tensor(data)
+        b = (cls if persistent else _NonPersistentBuffer)._wrap(source.array)
+        if source.requires_grad:
+            b.requires_grad = True
+        return b
+
+    def __init__(self, data: Any = None, *, persistent: bool = True) -> None:
+        pass  # everything happened in __new__
+
+
+class _NonPersistentBuffer(Buffer):
+    """``Buffer(..., persistent=False)``: the flag as the class (a tensor has no room for
+    more attributes)."""
+
+    __slots__ = ()
+    persistent = False
+
+
 # ------------------------------------------------------------ lazy modules' placeholders
 
 

@@ -93,7 +93,7 @@ NEW_NAMES = {
                                 "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",
                                 "TripletMarginLoss", "GaussianNLLLoss", "PoissonNLLLoss",
                                 "CTCLoss", "MultiMarginLoss", "MultiLabelMarginLoss",
-                                "TripletMarginWithDistanceLoss"],
+                                "TripletMarginWithDistanceLoss", "NLLLoss2d"],
     "difflab.nn.modules.normalization": ["GroupNorm", "RMSNorm", "LocalResponseNorm"],
     "difflab.nn.modules.activation": ["Softmax2d", "RReLU"],
     "difflab.nn.modules.dropout": ["Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",

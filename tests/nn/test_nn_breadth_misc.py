@@ -181,3 +181,44 @@ def test_lp_pool_and_rrelu_on_cuda(cuda):
         assert y.device == cuda
         assert np.allclose(y.cpu().numpy(), layer(dl.tensor(x.cpu().numpy())).numpy())
     assert nn.RReLU()(-x).device == cuda
+
+
+# -------------------------------------------------------------------- Buffer, NLLLoss2d
+
+
+class _WithBuffers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.count = nn.Buffer(dl.zeros(()))
+        self.cache = nn.Buffer(dl.ones(2), persistent=False)
+        self.weight = nn.Parameter(dl.ones(2))
+
+
+def test_buffer_registers_itself_like_register_buffer():
+    m = _WithBuffers()
+    assert [name for name, _ in m.named_buffers()] == ["count", "cache"]
+    assert list(m.state_dict()) == ["weight", "count"]  # the cache is not persistent
+    assert isinstance(m.count, nn.Buffer) and not m.count.requires_grad
+    assert [name for name, _ in m.named_parameters()] == ["weight"]
+    m.weight = nn.Buffer(dl.zeros(2))  # a parameter's name taken by a buffer
+    assert [name for name, _ in m.named_parameters()] == []
+    assert list(m.state_dict()) == ["count", "weight"]
+    m.double()
+    assert m.count.dtype == dl.float64 and m.cache.dtype == dl.float64
+    m.load_state_dict({"count": dl.tensor(5.0), "weight": dl.ones(2)})
+    assert m.count.item() == 5.0
+    t = dl.ones(3)
+    b = nn.Buffer(t)
+    b.add_(1)
+    assert t.tolist() == [2.0, 2.0, 2.0]  # shares the memory, as in PyTorch
+    assert nn.Buffer(dl.ones(1, requires_grad=True)).requires_grad
+    assert nn.Buffer().shape == (0,)
+
+
+def test_nllloss2d_is_nllloss_and_warns():
+    with pytest.warns(UserWarning, match="`NLLLoss2d` has been deprecated"):
+        loss = nn.NLLLoss2d(reduction="sum")
+    logp = dl.log_softmax(dl.tensor(np.random.default_rng(4).standard_normal((2, 3, 2, 2))), 1)
+    target = dl.tensor([[[0, 1], [2, 1]], [[2, 2], [0, 1]]])
+    assert np.isclose(loss(logp, target).item(), nn.NLLLoss(reduction="sum")(logp, target).item())
+    assert isinstance(loss, nn.NLLLoss)

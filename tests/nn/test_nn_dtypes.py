@@ -160,7 +160,7 @@ NOT_DATA = {"Embedding", "EmbeddingBag", "Module", "ModuleDict", "ModuleList", "
             "CTCLoss", "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss",
             "HuberLoss", "KLDivLoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss",
             "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss",
-            "MultiMarginLoss", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss",
+            "MultiMarginLoss", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss", "NLLLoss2d",
             # (values and the indices a max pool returned)
             "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"}
 

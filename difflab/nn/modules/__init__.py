@@ -159,6 +159,7 @@ from difflab.nn.modules.lazy import (
 from difflab.nn.modules.loss import (
     MultiLabelMarginLoss,
     MultiMarginLoss,
+    NLLLoss2d,
     TripletMarginWithDistanceLoss,
 )
 from difflab.nn.modules.padding import (
@@ -217,4 +218,4 @@ __all__ += ["AvgPool3d", "BatchNorm3d", "ConvTranspose3d", "Dropout3d", "Feature
             "TripletMarginWithDistanceLoss", "CircularPad3d", "ConstantPad3d", "ReflectionPad3d",
             "ReplicationPad3d", "ZeroPad3d", "ChannelShuffle", "Softmax2d",
             "UpsamplingBilinear2d", "UpsamplingNearest2d", "RReLU", "LPPool1d", "LPPool2d",
-            "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]  # nn breadth
+            "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "NLLLoss2d"]  # nn breadth

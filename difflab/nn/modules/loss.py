@@ -1140,3 +1140,55 @@ class TripletMarginWithDistanceLoss(_Loss):
         return F.triplet_margin_with_distance_loss(
             anchor, positive, negative, distance_function=self.distance_function,
             margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    r"""PyTorch's deprecated name of :class:`NLLLoss` for (N, C, H, W) scores.
+
+    :class:`NLLLoss` already takes (N, C, d1, ...) log-probabilities with (N, d1, ...)
+    targets; this class is the same loss, and warns as PyTorch does.
+
+    Parameters
+    ----------
+    weight : Tensor, optional
+        :math:`(C,)`, a weight per class.
+    size_average, reduce : optional
+        PyTorch's deprecated flags; they set ``reduction`` when given.
+    ignore_index : int, default -100
+        A target value that contributes nothing.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return one per pixel.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, H, W)` log-probabilities; target :math:`(N, H, W)` classes.
+    - Output: a scalar, or :math:`(N, H, W)` with ``'none'``.
+
+    Warns
+    -----
+    UserWarning
+        That the name is deprecated (use :class:`NLLLoss`).
+
+    See Also
+    --------
+    NLLLoss, difflab.nn.functional.nll_loss
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import difflab as dl
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     loss = dl.nn.NLLLoss2d()
+    >>> logp = dl.log(dl.full((1, 2, 2, 2), 0.5))
+    >>> round(loss(logp, dl.zeros(1, 2, 2, dtype=dl.int64)).item(), 4)
+    0.6931
+    """
+
+    def __init__(self, weight: Tensor | None = None, size_average: Any = None,
+                 ignore_index: int = -100, reduce: Any = None, reduction: str = "mean") -> None:
+        import warnings
+
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a "
+                      "drop-in replacement.", stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)

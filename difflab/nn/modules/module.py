@@ -26,7 +26,7 @@ import numpy as np
 from difflab import backend
 from difflab.autograd.backward_hook import BackwardHook
 from difflab.dtypes import as_dtype, bfloat16
-from difflab.nn.parameter import Parameter, is_lazy
+from difflab.nn.parameter import Buffer, Parameter, is_lazy
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import to_arguments
 from difflab.utils.hooks import RemovableHandle
@@ -639,6 +639,11 @@ class Module:
             self._remove_from(name, d["_parameters"], d["_buffers"])
             d.pop(name, None)
             d["_modules"][name] = value
+        elif isinstance(value, Buffer):  # (nn.Buffer: registers itself, as in PyTorch)
+            self._check_init()
+            self._remove_from(name, d["_parameters"], d["_modules"])
+            d.pop(name, None)
+            self.register_buffer(name, value, persistent=value.persistent)
         elif "_parameters" in d and name in d["_parameters"]:
             if value is not None:
                 raise TypeError(
