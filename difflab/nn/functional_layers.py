@@ -39,7 +39,9 @@ from difflab.tensor import Tensor
 from difflab.tensor_arguments import dim_index, integer
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
-           "adaptive_max_pool2d", "adaptive_max_pool3d", "affine_grid",
+           "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d",
+           "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d",
+           "adaptive_max_pool3d_with_indices", "affine_grid",
            "alpha_dropout", "bilinear", "channel_shuffle", "cosine_similarity", "dropout1d",
            "dropout2d", "dropout3d", "feature_alpha_dropout",
            "embedding_bag", "grid_sample", "group_norm", "instance_norm", "interpolate",
@@ -1360,6 +1362,41 @@ def _bins(n: int, m: int) -> list[tuple[int, int]]:
     return [((i * n) // m, -(-((i + 1) * n) // m)) for i in range(m)]
 
 
+def _adaptive_max_indices(x: Tensor, sizes: tuple) -> Tensor:
+    """Where each adaptive cell's maximum is, as a flat index into the spatial positions of
+    (N, C, *) (PyTorch's ``return_indices``): the first maximum in scanning order.
+
+    Every cell along an axis is read through the same number of positions (the longest
+    bin's length, a shorter bin repeating its last position, which never wins a tie
+    against itself), so all cells are one indexing of x; ``argmax`` picks each cell's
+    first maximum and a constant map of positions, indexed the same way, names it.
+    """
+    from difflab.creation import tensor
+
+    spatial, dims = tuple(x.shape[2:]), x.ndim - 2
+    reads = []  # per axis: (cells, longest bin) positions read
+    for n, m in zip(spatial, sizes):
+        bins = _bins(n, m)
+        longest = max(b - a for a, b in bins)
+        reads.append(np.array([[min(a + k, b - 1) for k in range(longest)] for a, b in bins]))
+    # the index of each axis broadcast over (m1, k1, m2, k2, ...)
+    grids = []
+    for d, read in enumerate(reads):
+        shape = [1] * (2 * dims)
+        shape[2 * d:2 * d + 2] = read.shape
+        grids.append(read.reshape(shape))
+    cells = x.detach()[(slice(None), slice(None)) + tuple(grids)]  # (N, C, m1, k1, m2, k2, ..)
+    order = (0, 1) + tuple(2 + 2 * d for d in range(dims)) + tuple(3 + 2 * d
+                                                                   for d in range(dims))
+    n, c = x.shape[:2]
+    flat = cells.permute(*order).reshape(n, c, *sizes, -1)
+    first = flat.argmax(-1, keepdim=True)
+    positions = np.arange(int(np.prod(spatial))).reshape(spatial)[tuple(grids)]
+    positions = np.transpose(positions, [o - 2 for o in order[2:]]).reshape(*sizes, -1)
+    where = tensor(positions, device=x.device).expand(n, c, *positions.shape)
+    return where.gather(-1, first).squeeze(-1)
+
+
 def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False  # noqa: A002
                         ) -> Tensor:
     """The maximum over each cell of a grid of ``output_size`` that tiles the input.
@@ -1371,20 +1408,20 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     output_size : int or tuple of 2 (int or None)
         The grid; ``None`` for a side keeps the input's size there.
     return_indices : bool, default False
-        Not supported (must stay False).
+        Also return where each maximum is, :math:`h W + w` (the first maximum of each
+        cell in scanning order, as PyTorch's).
 
     Returns
     -------
-    Tensor
-        :math:`(N, C, H_{out}, W_{out})` (or without :math:`N`).
+    Tensor or (Tensor, Tensor)
+        :math:`(N, C, H_{out}, W_{out})` (or without :math:`N`); with ``return_indices``,
+        also the int64 indices of the maxima.
 
     Raises
     ------
     ValueError
         If the input is not 3-D or 4-D, or ``output_size`` is not an int or a pair
         of positive ints (or None).
-    NotImplementedError
-        With ``return_indices=True``.
     RuntimeError
         If a pooled dimension of the input is empty (no cells to pool).
 
@@ -1403,9 +1440,6 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     """
     from difflab.functions import stack
 
-    if return_indices:
-        raise NotImplementedError("adaptive_max_pool2d: return_indices=True is not supported "
-                                  "in difflab")
     x = _check_tensor("adaptive_max_pool2d", input)
     if x.ndim not in (3, 4):
         raise ValueError(f"adaptive_max_pool2d expects a 3-D or 4-D input, got "
@@ -1413,10 +1447,15 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     h, w = x.shape[-2:]
     oh, ow = _adaptive_sizes("adaptive_max_pool2d", output_size, (h, w))
     if h % oh == 0 and w % ow == 0:  # equal cells: one max-pooling
-        return max_pool2d(x, (h // oh, w // ow))
-    rows = [stack([x[..., r0:r1, c0:c1].amax(dim=(-2, -1)) for c0, c1 in _bins(w, ow)], -1)
-            for r0, r1 in _bins(h, oh)]
-    return stack(rows, -2)
+        out = max_pool2d(x, (h // oh, w // ow))
+    else:
+        out = stack([stack([x[..., r0:r1, c0:c1].amax(dim=(-2, -1))
+                            for c0, c1 in _bins(w, ow)], -1) for r0, r1 in _bins(h, oh)], -2)
+    if not return_indices:
+        return out
+    batched = x if x.ndim == 4 else x.unsqueeze(0)
+    indices = _adaptive_max_indices(batched, (oh, ow))
+    return out, (indices if x.ndim == 4 else indices.squeeze(0))
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
@@ -1474,19 +1513,18 @@ def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = 
     output_size : int
         The number of cells.
     return_indices : bool, default False
-        Not supported (must stay False).
+        Also return where each maximum is along L.
 
     Returns
     -------
-    Tensor
-        :math:`(N, C, \text{output\_size})` (or without :math:`N`).
+    Tensor or (Tensor, Tensor)
+        :math:`(N, C, \text{output\_size})` (or without :math:`N`); with
+        ``return_indices``, also the int64 indices of the maxima.
 
     Raises
     ------
     ValueError
         If the input is not 2-D or 3-D.
-    NotImplementedError
-        With ``return_indices=True``.
     RuntimeError
         If a pooled dimension of the input is empty (no cells to pool).
     TypeError
@@ -1509,7 +1547,10 @@ def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = 
         raise ValueError(f"adaptive_max_pool1d expects a 2-D or 3-D input, got "
                          f"{tuple(x.shape)}")
     size = _single("adaptive_max_pool1d", output_size, "output_size")
-    return adaptive_max_pool2d(x.unsqueeze(-2), (1, size), return_indices).squeeze(-2)
+    out = adaptive_max_pool2d(x.unsqueeze(-2), (1, size), return_indices)
+    if return_indices:  # (the positions along L are those along W of the one-row image)
+        return out[0].squeeze(-2), out[1].squeeze(-2)
+    return out.squeeze(-2)
 
 
 def _adaptive_along(x: Tensor, axis: int, size: int, reduce: str) -> Tensor:
@@ -1608,20 +1649,19 @@ def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = 
         :math:`(D_{out}, H_{out}, W_{out})`; ``None`` for a side keeps the input's
         size there.
     return_indices : bool, default False
-        Not supported (must stay False).
+        Also return where each maximum is, :math:`(d H + h) W + w`.
 
     Returns
     -------
-    Tensor
-        :math:`(N, C, D_{out}, H_{out}, W_{out})` (or without :math:`N`).
+    Tensor or (Tensor, Tensor)
+        :math:`(N, C, D_{out}, H_{out}, W_{out})` (or without :math:`N`); with
+        ``return_indices``, also the int64 indices of the maxima.
 
     Raises
     ------
     ValueError
         If the input is not 4-D or 5-D, or ``output_size`` is not an int or three
         positive ints (or None).
-    NotImplementedError
-        With ``return_indices=True``.
     RuntimeError
         If a pooled dimension of the input is empty (no cells to pool).
 
@@ -1641,11 +1681,126 @@ def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = 
     >>> dl.nn.functional.adaptive_max_pool3d(x, (1, 1, None)).flatten().tolist()
     [6.0, 7.0]
     """
-    if return_indices:
-        raise NotImplementedError("adaptive_max_pool3d: return_indices=True is not supported "
-                                  "in difflab")
     x = _check_tensor("adaptive_max_pool3d", input)
-    return _adaptive_pool3d("adaptive_max_pool3d", x, output_size, "amax")
+    out = _adaptive_pool3d("adaptive_max_pool3d", x, output_size, "amax")
+    if not return_indices:
+        return out
+    batched = x if x.ndim == 5 else x.unsqueeze(0)
+    indices = _adaptive_max_indices(batched, tuple(out.shape[-3:]))
+    return out, (indices if x.ndim == 5 else indices.squeeze(0))
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size: Any,  # noqa: A002
+                                     return_indices: bool = True) -> tuple:
+    """:func:`adaptive_max_pool1d` with ``return_indices=True``: (the maxima, their indices).
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, L)` or :math:`(C, L)`.
+    output_size : int
+        The number of cells.
+    return_indices : bool, default True
+        PyTorch's argument; the indices are always returned.
+
+    Returns
+    -------
+    (Tensor, Tensor)
+        The maxima and their int64 positions along L.
+
+    Raises
+    ------
+    ValueError
+        As :func:`adaptive_max_pool1d`.
+
+    See Also
+    --------
+    adaptive_max_pool1d, max_unpool1d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[[1.0, 5.0, 2.0, 0.0, 3.0]]])
+    >>> y, i = dl.nn.functional.adaptive_max_pool1d_with_indices(x, 2)
+    >>> y.tolist(), i.tolist()
+    ([[[5.0, 3.0]]], [[[1, 4]]])
+    """
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any,  # noqa: A002
+                                     return_indices: bool = True) -> tuple:
+    """:func:`adaptive_max_pool2d` with ``return_indices=True``: (the maxima, their indices).
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, H, W)` or :math:`(C, H, W)`.
+    output_size : int or tuple of 2 (int or None)
+        The grid.
+    return_indices : bool, default True
+        PyTorch's argument; the indices are always returned.
+
+    Returns
+    -------
+    (Tensor, Tensor)
+        The maxima and their int64 indices :math:`h W + w`.
+
+    Raises
+    ------
+    ValueError
+        As :func:`adaptive_max_pool2d`.
+
+    See Also
+    --------
+    adaptive_max_pool2d, max_unpool2d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> y, i = dl.nn.functional.adaptive_max_pool2d_with_indices(dl.arange(9.0).reshape(1, 3, 3), 2)
+    >>> y.tolist(), i.tolist()
+    ([[[4.0, 5.0], [7.0, 8.0]]], [[[4, 5], [7, 8]]])
+    """
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any,  # noqa: A002
+                                     return_indices: bool = True) -> tuple:
+    """:func:`adaptive_max_pool3d` with ``return_indices=True``: (the maxima, their indices).
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, D, H, W)` or :math:`(C, D, H, W)`.
+    output_size : int or tuple of 3 (int or None)
+        The grid.
+    return_indices : bool, default True
+        PyTorch's argument; the indices are always returned.
+
+    Returns
+    -------
+    (Tensor, Tensor)
+        The maxima and their int64 indices :math:`(d H + h) W + w`.
+
+    Raises
+    ------
+    ValueError
+        As :func:`adaptive_max_pool3d`.
+
+    See Also
+    --------
+    adaptive_max_pool3d, max_unpool3d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.arange(8.0).reshape(1, 1, 2, 2, 2)
+    >>> y, i = dl.nn.functional.adaptive_max_pool3d_with_indices(x, 1)
+    >>> y.flatten().tolist(), i.flatten().tolist()
+    ([7.0], [7])
+    """
+    return adaptive_max_pool3d(input, output_size, True)
 
 
 # ------------------------------------------------------------------------ embedding bags

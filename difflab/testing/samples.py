@@ -458,6 +458,13 @@ def function_cases() -> dict[str, Case]:
                          [((1, 2, 3, 4, 3), (-2, 2))]),
         "F.max_pool3d": (lambda x: F.max_pool3d(x, (2, 2, 3), 1, (1, 0, 1)),
                          [((1, 2, 3, 4, 3), (-2, 2))]),
+        "F.adaptive_max_pool1d_with_indices": (
+            lambda x: F.adaptive_max_pool1d_with_indices(x, 3)[0], [((1, 2, 7), (-2, 2))]),
+        "F.adaptive_max_pool2d_with_indices": (
+            lambda x: F.adaptive_max_pool2d_with_indices(x, (3, 2))[0], [IMG]),
+        "F.adaptive_max_pool3d_with_indices": (
+            lambda x: F.adaptive_max_pool3d_with_indices(x, (1, 3, 2))[0],
+            [((1, 2, 2, 4, 5), (-2, 2))]),
         "F.affine_grid": (lambda t: F.affine_grid(t, (1, 1, 4, 4), align_corners=False),
                           [((1, 2, 3), (-1, 1))]),
         "F.bilinear": (lambda a, b, w, c: F.bilinear(a, b, w, c),

@@ -88,3 +88,23 @@ def test_pool_indices_on_cuda(cuda):
     assert where.cpu().flatten()[:12].tolist() == [6, 3, 3, 6, 14, 17, 25, 25, 28, 6, 9, 9]
     out = nn.MaxUnpool2d(3, 2, 1)(y, where, output_size=(5, 6))
     assert out.device == cuda and out.cpu()[0, 0, 0].tolist() == [0, 0, 0, 10, 0, 0]
+
+
+def test_adaptive_max_pool_indices_match_pytorch():
+    x = dl.arange(2 * 7 * 5, dtype=dl.float64).reshape(2, 7, 5) * 5 % 9  # unbatched, ties
+    y, where = F.adaptive_max_pool2d(x, (3, 2), return_indices=True)
+    assert where.tolist() == [[[7, 7], [16, 14], [25, 34]], [[6, 8], [17, 17], [26, 24]]]
+    assert dl.equal(y, F.adaptive_max_pool2d(x, (3, 2)))
+    assert dl.equal(x.reshape(2, -1).gather(1, where.reshape(2, -1)).reshape(2, 3, 2), y)
+    x3 = dl.arange(2 * 5 * 7 * 3, dtype=dl.float64).reshape(1, 2, 5, 7, 3) * 7 % 10
+    y3, where3 = nn.AdaptiveMaxPool3d((2, 3, 2), return_indices=True)(x3)
+    assert where3.flatten()[:12].tolist() == [7, 7, 7, 7, 37, 17, 67, 47, 97, 77, 57, 77]
+    y1, where1 = F.adaptive_max_pool1d_with_indices(dl.tensor([[[1.0, 5.0, 2.0, 0.0, 3.0]]]), 2)
+    assert where1.tolist() == [[[1, 4]]]
+    _, where2 = F.adaptive_max_pool2d_with_indices(x.unsqueeze(0), (3, 2))
+    assert dl.equal(where2[0], where)
+    _, w3 = F.adaptive_max_pool3d_with_indices(dl.arange(8.0).reshape(1, 1, 2, 2, 2), 1)
+    assert w3.flatten().tolist() == [7]
+    # the values keep their gradient when the indices are asked for too
+    z = dl.tensor(np.random.default_rng(5).standard_normal((1, 2, 5, 4)), requires_grad=True)
+    assert gradcheck(lambda z: F.adaptive_max_pool2d(z, (2, 3), True)[0], (z,))

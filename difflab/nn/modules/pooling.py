@@ -119,7 +119,7 @@ class AdaptiveMaxPool2d(Module):
     output_size : int or tuple of 2 (int or None)
         :math:`(H_{out}, W_{out})`; ``None`` for a side keeps the input's size there.
     return_indices : bool, default False
-        Not supported: ``True`` raises when called.
+        Also return where each maximum is (the indices PyTorch returns).
 
     Shape
     -----
@@ -131,8 +131,6 @@ class AdaptiveMaxPool2d(Module):
     ValueError
         When called on an input that is not 3-D or 4-D, or with an ``output_size``
         that is not an int or a pair of positive ints (or None).
-    NotImplementedError
-        When called with ``return_indices=True``.
 
     See Also
     --------
@@ -206,7 +204,7 @@ class AdaptiveMaxPool1d(Module):
     output_size : int
         :math:`L_{out}`, the number of cells.
     return_indices : bool, default False
-        Not supported: ``True`` raises when called.
+        Also return where each maximum is (the indices PyTorch returns).
 
     Shape
     -----
@@ -217,8 +215,6 @@ class AdaptiveMaxPool1d(Module):
     ------
     ValueError
         When called on an input that is not 2-D or 3-D.
-    NotImplementedError
-        When called with ``return_indices=True``.
 
     See Also
     --------
@@ -300,7 +296,7 @@ class AdaptiveMaxPool3d(Module):
         :math:`(D_{out}, H_{out}, W_{out})`; ``None`` for a side keeps the input's
         size there.
     return_indices : bool, default False
-        Not supported: ``True`` raises when called.
+        Also return where each maximum is (the indices PyTorch returns).
 
     Shape
     -----
@@ -312,8 +308,6 @@ class AdaptiveMaxPool3d(Module):
     ValueError
         When called on an input that is not 4-D or 5-D, or with an ``output_size``
         that is not an int or three positive ints (or None).
-    NotImplementedError
-        When called with ``return_indices=True``.
 
     See Also
     --------
