@@ -222,3 +222,39 @@ def test_nllloss2d_is_nllloss_and_warns():
     target = dl.tensor([[[0, 1], [2, 1]], [[2, 2], [0, 1]]])
     assert np.isclose(loss(logp, target).item(), nn.NLLLoss(reduction="sum")(logp, target).item())
     assert isinstance(loss, nn.NLLLoss)
+
+
+# ---------------------------------------------------------------- the recurrent bases
+
+
+def test_rnn_bases_are_the_recurrent_layers_bases():
+    for layer in (nn.RNN(3, 4), nn.LSTM(3, 4), nn.GRU(3, 4)):
+        assert isinstance(layer, nn.RNNBase)
+    for cell in (nn.RNNCell(3, 4), nn.LSTMCell(3, 4), nn.GRUCell(3, 4)):
+        assert isinstance(cell, nn.RNNCellBase) and cell.bias is True
+    assert nn.RNN(3, 4).mode == "RNN_TANH" and nn.RNN(3, 4, nonlinearity="relu").mode == "RNN_RELU"
+    assert (nn.LSTM(3, 4).mode, nn.GRU(3, 4).mode) == ("LSTM", "GRU")
+    base = nn.RNNBase("GRU", 3, 4, num_layers=2, bias=False)
+    assert sorted(base.state_dict()) == ["weight_hh_l0", "weight_hh_l1", "weight_ih_l0",
+                                         "weight_ih_l1"]
+    assert base.weight_ih_l0.shape == (12, 3)  # three gates
+    # the same parameters as the GRU it describes: its state_dict loads into one
+    gru = nn.GRU(3, 4, num_layers=2, bias=False)
+    gru.load_state_dict(base.state_dict())
+    assert dl.equal(gru.weight_hh_l1, base.weight_hh_l1)
+    cell = nn.RNNCellBase(3, 5, False, num_chunks=4)
+    assert cell.weight_hh.shape == (20, 5) and cell.bias_ih is None
+    with pytest.raises(ValueError, match="Unrecognized RNN mode"):
+        nn.RNNBase("ELMAN", 3, 4)
+    with pytest.raises(NotImplementedError, match="proj_size"):
+        nn.RNNBase("LSTM", 3, 4, proj_size=2)
+    with pytest.raises(ValueError, match="nonlinearity must be 'tanh' or 'relu'"):
+        nn.RNN(3, 4, nonlinearity="sigmoid")
+
+
+def test_a_saved_lstm_round_trips_with_its_mode(tmp_path):
+    lstm = nn.LSTM(3, 4, num_layers=2)
+    dl.save(lstm, tmp_path / "lstm.pt")
+    again = dl.load(tmp_path / "lstm.pt", weights_only=False)
+    x = dl.randn(5, 1, 3)
+    assert again.mode == "LSTM" and dl.allclose(again(x)[0], lstm(x)[0])

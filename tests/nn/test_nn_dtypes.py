@@ -162,7 +162,9 @@ NOT_DATA = {"Embedding", "EmbeddingBag", "Module", "ModuleDict", "ModuleList", "
             "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss",
             "MultiMarginLoss", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss", "NLLLoss2d",
             # (values and the indices a max pool returned)
-            "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"}
+            "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
+            # (the recurrent bases: the subclasses' rows run them)
+            "RNNBase", "RNNCellBase"}
 
 
 class _Twice:

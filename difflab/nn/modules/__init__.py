@@ -180,6 +180,7 @@ from difflab.nn.modules.pooling import (
     MaxUnpool2d,
     MaxUnpool3d,
 )
+from difflab.nn.modules.rnn import RNNBase, RNNCellBase
 from difflab.nn.modules.upsampling import UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
@@ -218,4 +219,5 @@ __all__ += ["AvgPool3d", "BatchNorm3d", "ConvTranspose3d", "Dropout3d", "Feature
             "TripletMarginWithDistanceLoss", "CircularPad3d", "ConstantPad3d", "ReflectionPad3d",
             "ReplicationPad3d", "ZeroPad3d", "ChannelShuffle", "Softmax2d",
             "UpsamplingBilinear2d", "UpsamplingNearest2d", "RReLU", "LPPool1d", "LPPool2d",
-            "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "NLLLoss2d"]  # nn breadth
+            "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "NLLLoss2d", "RNNBase",
+            "RNNCellBase"]  # nn breadth
