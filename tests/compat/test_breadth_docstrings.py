@@ -49,7 +49,7 @@ MODULES += [
     "difflab.nn.utils.clip_grad", "difflab.nn.utils.convert_parameters",
     "difflab.nn.utils.gradients", "difflab.nn.functional_core", "difflab.nn.modules.rnn",
     "difflab.nn.modules.attention", "difflab.nn.parameter", "difflab.nn.modules.lazy",
-    "difflab.nn.parallel.data_parallel",
+    "difflab.nn.modules.adaptive", "difflab.nn.parallel.data_parallel",
     "difflab.linalg.decompositions", "difflab.linalg.solvers", "difflab.linalg.norms",
     "difflab.linalg.elimination", "difflab.linalg.faces", "difflab.autograd.backward_hook",
 ]
@@ -88,6 +88,7 @@ NEW_NAMES = {
     "difflab.nn.modules.instancenorm": _public("difflab.nn.modules.instancenorm"),
     "difflab.nn.modules.upsampling": _public("difflab.nn.modules.upsampling"),
     "difflab.nn.modules.lazy": _public("difflab.nn.modules.lazy"),
+    "difflab.nn.modules.adaptive": _public("difflab.nn.modules.adaptive"),
     "difflab.nn.modules.loss": ["SmoothL1Loss", "HuberLoss", "KLDivLoss", "MarginRankingLoss",
                                 "HingeEmbeddingLoss", "SoftMarginLoss",
                                 "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",

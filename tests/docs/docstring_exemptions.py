@@ -5,7 +5,7 @@ complete the docstring, then regenerate).  Counts when generated (names / comple
 with an example):
 
 * difflab: 375 / 375 / 375
-* difflab.nn: 161 / 161 / 161
+* difflab.nn: 162 / 162 / 162
 * difflab.nn.functional: 121 / 121 / 121
 * difflab.optim: 14 / 14 / 14
 * difflab.optim.lr_scheduler: 16 / 16 / 16

@@ -258,3 +258,60 @@ def test_a_saved_lstm_round_trips_with_its_mode(tmp_path):
     again = dl.load(tmp_path / "lstm.pt", weights_only=False)
     x = dl.randn(5, 1, 3)
     assert again.mode == "LSTM" and dl.allclose(again(x)[0], lstm(x)[0])
+
+
+# ------------------------------------------------------------- the adaptive softmax
+
+
+def _adaptive_softmax():
+    """PyTorch's layer (8 features, 10 classes, cutoffs [3, 6], div_value 2) with weights set
+    by a formula, so its numbers below are PyTorch's."""
+    asm = nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], div_value=2.0)
+    asm.load_state_dict({k: dl.tensor(np.arange(v.numel(), dtype=np.float32).reshape(
+        tuple(v.shape)) * 0.37 % 1.0 - 0.5) for k, v in asm.state_dict().items()})
+    return asm
+
+
+def test_adaptive_log_softmax_matches_pytorch():
+    asm = _adaptive_softmax()
+    assert list(asm.state_dict()) == ["head.weight", "tail.0.0.weight", "tail.0.1.weight",
+                                      "tail.1.0.weight", "tail.1.1.weight"]
+    x = dl.arange(32.0).reshape(4, 8) * 0.11 % 1.3 - 0.6
+    out = asm(x, dl.tensor([0, 4, 9, 2]))
+    assert out._fields == ("output", "loss")
+    assert np.allclose(out.output.tolist(), [-1.1891646, -2.2054067, -3.0993657, -1.6562662])
+    assert np.isclose(out.loss.item(), 2.0375509)
+    assert np.allclose(asm.log_prob(x)[1].tolist(), [
+        -2.1301839, -1.8549840, -1.8597841, -2.2646382, -2.2054067, -2.6433740, -2.5012498,
+        -2.7567380, -2.7370260, -2.6093140])
+    assert asm.predict(x).tolist() == [0, 1, 0, 0]
+    one = asm(x[1], dl.tensor(4))  # unbatched
+    assert one.output.shape == () and np.isclose(one.output.item(), -2.2054067)
+
+
+def test_adaptive_log_softmax_gradients_and_errors():
+    asm = _adaptive_softmax().double()
+    x = dl.tensor(np.random.default_rng(6).standard_normal((3, 8)), requires_grad=True)
+    target = dl.tensor([1, 5, 8])
+    assert gradcheck(lambda x: asm(x, target).loss, (x,))
+    asm(x, target).loss.backward()
+    assert all(p.grad is not None for p in asm.parameters())  # the head and both tails
+    with pytest.raises(RuntimeError, match="Target values should be in \\[0, 9\\]"):
+        asm(x, dl.tensor([1, 10, 2]))
+    with pytest.raises(RuntimeError, match="same size in the batch dimension"):
+        asm(x, dl.tensor([1, 2]))
+    with pytest.raises(RuntimeError, match="0D or 1D target tensor expected"):
+        asm(x, dl.tensor([[1, 2, 3]]))
+    with pytest.raises(ValueError, match="cutoffs should be a sequence of unique"):
+        nn.AdaptiveLogSoftmaxWithLoss(8, 10, [6, 3])
+    with pytest.raises(ValueError, match="cutoffs should be a sequence of unique"):
+        nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 10])
+    with pytest.raises(ValueError, match="length larger than 0"):
+        nn.AdaptiveLogSoftmaxWithLoss(8, 10, [])
+
+
+def test_adaptive_log_softmax_on_cuda(cuda):
+    asm = _adaptive_softmax().to(cuda)
+    x = (dl.arange(32.0).reshape(4, 8) * 0.11 % 1.3 - 0.6).to(cuda)
+    out = asm(x, dl.tensor([0, 4, 9, 2], device=cuda))
+    assert out.loss.device == cuda and np.isclose(out.loss.item(), 2.0375509)

@@ -164,7 +164,8 @@ NOT_DATA = {"Embedding", "EmbeddingBag", "Module", "ModuleDict", "ModuleList", "
             # (values and the indices a max pool returned)
             "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
             # (the recurrent bases: the subclasses' rows run them)
-            "RNNBase", "RNNCellBase"}
+            "RNNBase", "RNNCellBase",
+            "AdaptiveLogSoftmaxWithLoss"}  # (a loss: a model's output and its targets)
 
 
 class _Twice:

@@ -138,6 +138,7 @@ from difflab.nn.modules.upsampling import Upsample
 # isort: split
 # nn breadth (3-D layers, lazy modules, more losses): PyTorch's remaining torch.nn names
 from difflab.nn.modules.activation import RReLU, Softmax2d
+from difflab.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss
 from difflab.nn.modules.batchnorm import BatchNorm3d
 from difflab.nn.modules.conv import ConvTranspose3d
 from difflab.nn.modules.dropout import Dropout3d, FeatureAlphaDropout
@@ -220,4 +221,4 @@ __all__ += ["AvgPool3d", "BatchNorm3d", "ConvTranspose3d", "Dropout3d", "Feature
             "ReplicationPad3d", "ZeroPad3d", "ChannelShuffle", "Softmax2d",
             "UpsamplingBilinear2d", "UpsamplingNearest2d", "RReLU", "LPPool1d", "LPPool2d",
             "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "NLLLoss2d", "RNNBase",
-            "RNNCellBase"]  # nn breadth
+            "RNNCellBase", "AdaptiveLogSoftmaxWithLoss"]  # nn breadth
