@@ -25,6 +25,7 @@ from difflab.nn.functional_core import (
     _as_image,
     _check_input,
     _check_tensor,
+    _floating,
     _max_indices,
     _single,
     _window,
@@ -37,7 +38,10 @@ from difflab.tensor import Tensor
 from difflab.tensor_arguments import require_tensor
 
 __all__ = ["avg_pool1d", "avg_pool3d", "conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-           "conv_transpose3d", "fold", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d",
+           "conv_transpose3d", "fold", "fractional_max_pool2d",
+           "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
+           "fractional_max_pool3d_with_indices", "lp_pool1d", "lp_pool2d", "lp_pool3d",
+           "max_pool1d",
            "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d",
            "max_pool3d_with_indices", "max_unpool1d", "max_unpool2d",
            "max_unpool3d", "unfold"]
@@ -1412,3 +1416,253 @@ def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
     ([7.0], [7])
     """
     return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+# -------------------------------------------------------------------- fractional max pooling
+
+
+def _fractional_max_pool(name: str, input: Tensor, kernel_size: Any,  # noqa: A002
+                         output_size: Any, output_ratio: Any, return_indices: bool,
+                         samples: Any, dims: int) -> Any:
+    """Max pooling over windows placed pseudo-randomly (Graham, 2014), PyTorch's placement.
+
+    Along each axis, window i of the n_out starts at
+    ⌊(i + u)·α⌋ - ⌊u·α⌋ with α = (n_in - k) / (n_out - 1) and u ∈ [0, 1) one draw per
+    (sample, channel, axis); the last window ends at the input's edge.  The windows are
+    read by indexing, and each window's first maximum picked by argmax (its value by
+    gather, so the gradient goes there).
+    """
+    from difflab.creation import arange, rand
+    from difflab.functions import cat, floor
+
+    x = _check_tensor(name, input)
+    if x.ndim not in (dims + 1, dims + 2):
+        raise ValueError(f"{name} expects a {dims + 1}-D (unbatched) or {dims + 2}-D input, "
+                         f"got shape {tuple(x.shape)}")
+    unbatched = x.ndim == dims + 1
+    x = x.unsqueeze(0) if unbatched else x
+    n, c, spatial = x.shape[0], x.shape[1], tuple(x.shape[2:])
+    kernel = _window(name, kernel_size, "kernel_size", dims)
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an "
+                         "output_ratio")
+    if output_size is None:
+        ratios = output_ratio if isinstance(output_ratio, (tuple, list)) else \
+            (output_ratio,) * dims
+        if len(ratios) != dims or not all(0 < r < 1 for r in ratios):
+            raise ValueError(f"{name}: output_ratio must be {dims} numbers between 0 and 1, "
+                             f"got {output_ratio!r}")
+        output_size = tuple(int(size * r) for size, r in zip(spatial, ratios))
+    sizes = _window(name, output_size, "output_size", dims)
+    for axis, (size_in, size_out, k) in enumerate(zip(spatial, sizes, kernel)):
+        # (PyTorch's bounds: the windows must fit, and in 3-D leave a place to spare)
+        if size_out + k - 1 > size_in - (dims == 3):
+            raise RuntimeError(f"{name}(): pool size {k} too large relative to input size "
+                               f"{size_in} along spatial dimension {axis} (output {size_out})")
+    x = _floating(x)
+    if samples is None:
+        samples = rand(n, c, dims, dtype=x.dtype, device=x.device)
+    elif tuple(samples.shape) != (n, c, dims):
+        raise ValueError(f"{name}: _random_samples must have shape {(n, c, dims)}, got "
+                         f"{tuple(samples.shape)}")
+    # PyTorch reads the samples of a 2-D pool as (W, H), of a 3-D one as (D, H, W)
+    order = (1, 0) if dims == 2 else (0, 1, 2)
+    reads = []  # per axis: the positions each window reads, (N, C, n_out, k)
+    for axis, (size_in, size_out, k) in enumerate(zip(spatial, sizes, kernel)):
+        u = samples[:, :, order[axis]].unsqueeze(-1)
+        last = arange(1, dtype=x.dtype, device=x.device) + float(size_in - k)
+        if size_out > 1:  # (α in the input's precision, as PyTorch computes it)
+            real = x.array.dtype.type
+            alpha = real(size_in - k) / real(size_out - 1)
+            steps = arange(size_out - 1, dtype=x.dtype, device=x.device)
+            first = floor((steps + u) * float(alpha)) - floor(u * float(alpha))
+            starts = cat([first, last.expand(n, c, 1)], -1)
+        else:
+            starts = last.expand(n, c, 1)
+        reads.append(starts.long().unsqueeze(-1) + arange(k, device=x.device))
+    # index x by (n, c, window positions of every axis): (N, C, o1, .., od, k1, .., kd)
+    shape_out = (n, c) + tuple(sizes) + tuple(kernel)
+    grid = [_spread_read(read, axis, dims) for axis, read in enumerate(reads)]
+    batch = arange(n, device=x.device).reshape(n, *([1] * (2 * dims + 1)))
+    chans = arange(c, device=x.device).reshape(1, c, *([1] * (2 * dims)))
+    windows = x[(batch, chans) + tuple(grid)].reshape(*shape_out[:2 + dims], -1)
+    first = windows.argmax(-1, keepdim=True)
+    out = windows.gather(-1, first).squeeze(-1)
+    if not return_indices:
+        return out.squeeze(0) if unbatched else out
+    position = grid[0]
+    for axis in range(1, dims):
+        position = position * spatial[axis] + grid[axis]
+    position = position.expand(*shape_out).reshape(*shape_out[:2 + dims], -1)
+    indices = position.gather(-1, first).squeeze(-1)
+    return (out.squeeze(0), indices.squeeze(0)) if unbatched else (out, indices)
+
+
+def _spread_read(read: Tensor, axis: int, dims: int) -> Tensor:
+    """(N, C, n_out, k) positions along ``axis`` as (N, C, o1, .., od, k1, .., kd) with ones
+    elsewhere, so the axes' positions broadcast into every window's position."""
+    n, c, size_out, k = read.shape
+    view = [n, c] + [1] * (2 * dims)
+    view[2 + axis], view[2 + dims + axis] = size_out, k
+    return read.reshape(*view)
+
+
+_FRACTIONAL_DOC = r"""Fractional max pooling: the maximum over {what} windows placed at random.
+
+    Graham's fractional max pooling (2014): the output may shrink the input by any
+    ratio, not only by an integer stride.  Along each axis window :math:`i` of the
+    :math:`n_{{out}}` starts at :math:`\lfloor (i + u)\alpha \rfloor - \lfloor u\alpha
+    \rfloor`, :math:`\alpha = (n_{{in}} - k)/(n_{{out}} - 1)`, with :math:`u \in [0, 1)`
+    drawn per sample, channel and axis (the last window ends at the input's edge), as
+    PyTorch places them; each window's first maximum is taken, and the gradient goes there.
+
+    Parameters
+    ----------
+    input : Tensor
+        {shape}.
+    kernel_size : int or tuple of {d} ints
+        The window.
+    output_size : int or tuple of {d} ints, optional
+        The output's spatial size (or give ``output_ratio``).
+    output_ratio : float or tuple of {d} floats, optional
+        The output's size as a fraction in :math:`(0, 1)` of the input's.
+    return_indices : bool, default False
+        Also return where each maximum is (flat over the spatial positions).
+    _random_samples : Tensor, optional
+        :math:`(N, C, {d})` draws in :math:`[0, 1)` to place the windows (PyTorch's
+        argument, for reproducing a pooling); drawn with :func:`difflab.rand` when left out.
+
+    Returns
+    -------
+    Tensor or (Tensor, Tensor)
+        The pooled input (and the int64 indices of the maxima).
+
+    Raises
+    ------
+    ValueError
+        If neither ``output_size`` nor ``output_ratio`` is given, a ratio is outside
+        :math:`(0, 1)`, the input has the wrong number of dimensions or the samples the
+        wrong shape.
+    RuntimeError
+        If the windows would not fit: ``output_size + kernel_size - 1`` above the input's
+        size (in 3-D, not below it, PyTorch's bound).
+
+    See Also
+    --------
+    max_pool{d}d, difflab.nn.FractionalMaxPool{d}d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = {example}
+    >>> u = dl.full({samples}, 0.5)
+    >>> dl.nn.functional.fractional_max_pool{d}d(x, 2, output_size={size},
+    ...                                          _random_samples=u).flatten().tolist()
+    {result}
+    """
+
+
+def fractional_max_pool2d(input: Tensor, kernel_size: Any, output_size: Any = None,  # noqa: A002
+                          output_ratio: Any = None, return_indices: bool = False,
+                          _random_samples: Tensor | None = None) -> Any:
+    return _fractional_max_pool("fractional_max_pool2d", input, kernel_size, output_size,
+                                output_ratio, return_indices, _random_samples, 2)
+
+
+def fractional_max_pool3d(input: Tensor, kernel_size: Any, output_size: Any = None,  # noqa: A002
+                          output_ratio: Any = None, return_indices: bool = False,
+                          _random_samples: Tensor | None = None) -> Any:
+    return _fractional_max_pool("fractional_max_pool3d", input, kernel_size, output_size,
+                                output_ratio, return_indices, _random_samples, 3)
+
+
+fractional_max_pool2d.__doc__ = _FRACTIONAL_DOC.format(
+    what="2-D", d=2, shape=r":math:`(N, C, H, W)` or :math:`(C, H, W)`",
+    example="dl.arange(25.0).reshape(1, 1, 5, 5)", samples="(1, 1, 2)", size="(3, 3)",
+    result="[6.0, 8.0, 9.0, 16.0, 18.0, 19.0, 21.0, 23.0, 24.0]")
+fractional_max_pool3d.__doc__ = _FRACTIONAL_DOC.format(
+    what="3-D", d=3, shape=r":math:`(N, C, D, H, W)` or :math:`(C, D, H, W)`",
+    example="dl.arange(64.0).reshape(1, 1, 4, 4, 4)", samples="(1, 1, 3)", size="(2, 2, 2)",
+    result="[21.0, 23.0, 29.0, 31.0, 53.0, 55.0, 61.0, 63.0]")
+
+
+def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any,  # noqa: A002
+                                       output_size: Any = None, output_ratio: Any = None,
+                                       return_indices: bool = True,
+                                       _random_samples: Tensor | None = None) -> tuple:
+    """:func:`fractional_max_pool2d` with ``return_indices=True``: (the maxima, their indices).
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, H, W)` or :math:`(C, H, W)`.
+    kernel_size, output_size, output_ratio, _random_samples
+        As in :func:`fractional_max_pool2d`.
+    return_indices : bool, default True
+        PyTorch's argument; the indices are always returned.
+
+    Returns
+    -------
+    (Tensor, Tensor)
+        The maxima and their int64 indices :math:`h W + w`.
+
+    Raises
+    ------
+    ValueError
+        As :func:`fractional_max_pool2d`.
+
+    See Also
+    --------
+    fractional_max_pool2d, max_unpool2d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x, u = dl.arange(25.0).reshape(1, 1, 5, 5), dl.full((1, 1, 2), 0.5)
+    >>> y, i = dl.nn.functional.fractional_max_pool2d_with_indices(x, 2, 2, _random_samples=u)
+    >>> i.flatten().tolist()
+    [6, 9, 21, 24]
+    """
+    return fractional_max_pool2d(input, kernel_size, output_size, output_ratio, True,
+                                 _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: Any,  # noqa: A002
+                                       output_size: Any = None, output_ratio: Any = None,
+                                       return_indices: bool = True,
+                                       _random_samples: Tensor | None = None) -> tuple:
+    """:func:`fractional_max_pool3d` with ``return_indices=True``: (the maxima, their indices).
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, D, H, W)` or :math:`(C, D, H, W)`.
+    kernel_size, output_size, output_ratio, _random_samples
+        As in :func:`fractional_max_pool3d`.
+    return_indices : bool, default True
+        PyTorch's argument; the indices are always returned.
+
+    Returns
+    -------
+    (Tensor, Tensor)
+        The maxima and their int64 indices :math:`(d H + h) W + w`.
+
+    Raises
+    ------
+    ValueError
+        As :func:`fractional_max_pool3d`.
+
+    See Also
+    --------
+    fractional_max_pool3d, max_unpool3d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x, u = dl.arange(27.0).reshape(1, 1, 3, 3, 3), dl.full((1, 1, 3), 0.5)
+    >>> y, i = dl.nn.functional.fractional_max_pool3d_with_indices(x, 2, 1, _random_samples=u)
+    >>> i.flatten().tolist()
+    [26]
+    """
+    return fractional_max_pool3d(input, kernel_size, output_size, output_ratio, True,
+                                 _random_samples)

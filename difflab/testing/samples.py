@@ -491,6 +491,16 @@ def function_cases() -> dict[str, Case]:
         "F.embedding_bag": (lambda i, w: F.embedding_bag(i, w, dl.tensor([0, 2])),
                             [((6,), (INT, 5)), ((5, 3), (-2, 2))]),
         "F.fold": (lambda x: F.fold(x, (3, 3), 2), [((1, 8, 4), (-2, 2))]),
+        "F.fractional_max_pool2d": (lambda x: F.fractional_max_pool2d(
+            x, 2, (2, 3), _random_samples=dl.full((1, 2, 2), 0.4)), [IMG]),
+        "F.fractional_max_pool2d_with_indices": (lambda x: F.fractional_max_pool2d_with_indices(
+            x, (1, 2), (3, 3), _random_samples=dl.full((1, 2, 2), 0.7))[0], [IMG]),
+        "F.fractional_max_pool3d": (lambda x: F.fractional_max_pool3d(
+            x, 2, (1, 2, 3), _random_samples=dl.full((1, 2, 3), 0.3)),
+            [((1, 2, 3, 4, 5), (-2, 2))]),
+        "F.fractional_max_pool3d_with_indices": (lambda x: F.fractional_max_pool3d_with_indices(
+            x, 2, (1, 2, 2), _random_samples=dl.full((1, 2, 3), 0.6))[0],
+            [((1, 2, 3, 4, 5), (-2, 2))]),
         "F.gaussian_nll_loss": (lambda x, t, v: F.gaussian_nll_loss(x, t, v),
                                 [((4,), (-2, 2)), ((4,), (-2, 2)), ((4,), (0.5, 2))]),
         "F.glu": (lambda x: F.glu(x, dim=-1), [((2, 4), (-2, 2))]),

@@ -5,8 +5,8 @@ complete the docstring, then regenerate).  Counts when generated (names / comple
 with an example):
 
 * difflab: 375 / 375 / 375
-* difflab.nn: 162 / 162 / 162
-* difflab.nn.functional: 121 / 121 / 121
+* difflab.nn: 164 / 164 / 164
+* difflab.nn.functional: 125 / 125 / 125
 * difflab.optim: 14 / 14 / 14
 * difflab.optim.lr_scheduler: 16 / 16 / 16
 * difflab.utils.data: 23 / 23 / 23

@@ -144,6 +144,9 @@ LAYERS = {
     "Softmax2d": (lambda nn: nn.Softmax2d(), IMG, PROMOTES),
     "UpsamplingBilinear2d": (lambda nn: nn.UpsamplingBilinear2d(scale_factor=2), IMG, PROMOTES),
     "MaxPool3d": (lambda nn: nn.MaxPool3d(2), (1, 2, 2, 4, 4), KEEPS),
+    # (fractional pooling draws its windows in floating point: integers are pooled as floats)
+    "FractionalMaxPool2d": (lambda nn: nn.FractionalMaxPool2d(2, 2), IMG, PROMOTES),
+    "FractionalMaxPool3d": (lambda nn: nn.FractionalMaxPool3d(2, 1), (1, 2, 3, 3, 3), PROMOTES),
     "ChannelShuffle": (lambda nn: nn.ChannelShuffle(2), IMG, KEEPS),
     "UpsamplingNearest2d": (lambda nn: nn.UpsamplingNearest2d(scale_factor=2), IMG, KEEPS),
     "CircularPad3d": (lambda nn: nn.CircularPad3d(1), (1, 2, 2, 3, 3), KEEPS),

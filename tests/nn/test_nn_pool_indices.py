@@ -108,3 +108,65 @@ def test_adaptive_max_pool_indices_match_pytorch():
     # the values keep their gradient when the indices are asked for too
     z = dl.tensor(np.random.default_rng(5).standard_normal((1, 2, 5, 4)), requires_grad=True)
     assert gradcheck(lambda z: F.adaptive_max_pool2d(z, (2, 3), True)[0], (z,))
+
+
+# ------------------------------------------------------------------ fractional max pooling
+
+
+def test_fractional_max_pool_matches_pytorch_with_its_samples():
+    x = dl.arange(2 * 2 * 7 * 9, dtype=dl.float32).reshape(2, 2, 7, 9) * 7 % 13
+    u = dl.tensor([[[0.1, 0.7], [0.5, 0.3]], [[0.9, 0.2], [0.05, 0.55]]])
+    y, where = F.fractional_max_pool2d(x, (2, 3), output_size=(4, 5), return_indices=True,
+                                       _random_samples=u)
+    assert y[1, 1].tolist() == [[11, 11, 12, 12, 12], [11, 12, 12, 9, 10], [9, 10, 11, 11, 12],
+                                [12, 12, 9, 9, 10]]
+    assert where[1, 1].tolist() == [[2, 2, 4, 4, 17], [28, 30, 30, 24, 26],
+                                    [37, 39, 41, 41, 43], [56, 56, 50, 50, 52]]
+    x3 = dl.arange(2 * 6 * 7 * 8, dtype=dl.float32).reshape(1, 2, 6, 7, 8) * 5 % 11
+    u3 = dl.tensor([[[0.15, 0.85, 0.4], [0.6, 0.05, 0.95]]])
+    y3, where3 = F.fractional_max_pool3d_with_indices(x3, (2, 3, 2), (3, 4, 5),
+                                                      _random_samples=u3)
+    assert y3.flatten()[:10].tolist() == [10, 10, 10, 10, 10, 10, 9, 10, 10, 10]
+    assert where3.flatten()[:10].tolist() == [57, 2, 68, 13, 79, 24, 26, 68, 13, 79]
+
+
+def test_fractional_max_pool_layers_draw_windows_and_have_gradients():
+    dl.manual_seed(0)
+    pool = nn.FractionalMaxPool2d(2, output_ratio=0.5)
+    x = dl.tensor(np.random.default_rng(7).standard_normal((2, 3, 10, 9)), requires_grad=True)
+    assert pool(x).shape == (2, 3, 5, 4) and pool(x[0]).shape == (3, 5, 4)
+    draws = {tuple(pool(x).detach().flatten().tolist()) for _ in range(5)}
+    assert len(draws) > 1  # new windows at every call
+    u = dl.full((2, 3, 2), 0.3, dtype=dl.float64)
+    assert gradcheck(lambda x: F.fractional_max_pool2d(x, 3, (4, 3), _random_samples=u), (x,))
+    fixed = nn.FractionalMaxPool3d(2, output_size=(2, 2, 2), _random_samples=dl.rand(1, 1, 3))
+    assert list(fixed.state_dict()) == ["_random_samples"]
+    v = dl.randn(1, 1, 5, 5, 5)
+    assert dl.equal(fixed(v), fixed(v))  # fixed samples: the same windows
+    values, where = nn.FractionalMaxPool2d(2, 3, return_indices=True)(x)
+    assert dl.equal(x.detach().reshape(2, 3, -1).gather(2, where.reshape(2, 3, -1)),
+                    values.detach().reshape(2, 3, -1))
+
+
+def test_fractional_max_pool_errors():
+    x = dl.ones(1, 1, 5, 5)
+    with pytest.raises(ValueError, match="either an output size, or a pooling ratio"):
+        nn.FractionalMaxPool2d(2)
+    with pytest.raises(ValueError, match="output_ratio must be between 0 and 1"):
+        nn.FractionalMaxPool2d(2, output_ratio=1.5)
+    with pytest.raises(ValueError, match="either an output_size or an output_ratio"):
+        F.fractional_max_pool2d(x, 2)
+    with pytest.raises(RuntimeError, match="too large relative to input"):
+        F.fractional_max_pool2d(x, 2, output_size=5)
+    with pytest.raises(RuntimeError, match="too large relative to input"):
+        F.fractional_max_pool3d(dl.ones(1, 1, 4, 4, 4), 2, output_size=3)  # PyTorch's 3-D bound
+    with pytest.raises(ValueError, match="_random_samples must have shape \\(1, 1, 2\\)"):
+        F.fractional_max_pool2d(x, 2, 2, _random_samples=dl.rand(1, 1, 3))
+
+
+def test_fractional_max_pool_on_cuda(cuda):
+    x = dl.tensor(np.arange(2 * 2 * 7 * 9, dtype=np.float32).reshape(2, 2, 7, 9) * 7 % 13,
+                  device=cuda)
+    u = dl.tensor([[[0.1, 0.7], [0.5, 0.3]], [[0.9, 0.2], [0.05, 0.55]]], device=cuda)
+    y = nn.FractionalMaxPool2d((2, 3), (4, 5), _random_samples=u)(x)
+    assert y.device == cuda and y.cpu()[1, 1, 0].tolist() == [11, 11, 12, 12, 12]

@@ -173,6 +173,8 @@ from difflab.nn.modules.padding import (
 from difflab.nn.modules.pixelshuffle import ChannelShuffle
 from difflab.nn.modules.pooling import (
     AvgPool3d,
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
     LPPool1d,
     LPPool2d,
     LPPool3d,
@@ -221,4 +223,5 @@ __all__ += ["AvgPool3d", "BatchNorm3d", "ConvTranspose3d", "Dropout3d", "Feature
             "ReplicationPad3d", "ZeroPad3d", "ChannelShuffle", "Softmax2d",
             "UpsamplingBilinear2d", "UpsamplingNearest2d", "RReLU", "LPPool1d", "LPPool2d",
             "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "NLLLoss2d", "RNNBase",
-            "RNNCellBase", "AdaptiveLogSoftmaxWithLoss"]  # nn breadth
+            "RNNCellBase", "AdaptiveLogSoftmaxWithLoss", "FractionalMaxPool2d",
+            "FractionalMaxPool3d"]  # nn breadth

@@ -10,7 +10,7 @@ from difflab.nn.modules.module import Module
 from difflab.tensor import Tensor
 
 __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d",
            "AvgPool1d", "AvgPool2d", "AvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "MaxPool1d",
            "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 
@@ -625,3 +625,90 @@ class MaxUnpool3d(_MaxUnpoolNd):
                                  repr="kernel_size=(2, 2, 2), stride=(2, 2, 2), "
                                  "padding=(0, 0, 0)")
     function, _dims = "max_unpool3d", 3
+
+
+class _FractionalMaxPoolNd(Module):
+    function, _dims = "", 2
+
+    def __init__(self, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+                 return_indices: bool = False, _random_samples: Any = None) -> None:
+        super().__init__()
+        name, d = type(self).__name__, self._dims
+        self.kernel_size = F._window(name, kernel_size, "kernel_size", d)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = None if output_size is None else F._window(name, output_size,
+                                                                      "output_size", d)
+        self.output_ratio = None
+        if output_ratio is not None:
+            ratios = tuple(output_ratio) if isinstance(output_ratio, (tuple, list)) else \
+                (output_ratio,) * d
+            if len(ratios) != d or not all(0 < r < 1 for r in ratios):
+                raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+            self.output_ratio = ratios
+        if self.output_size is None and self.output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling "
+                             "ratio")
+
+    def forward(self, x: Tensor) -> Any:
+        return getattr(F, self.function)(x, self.kernel_size, self.output_size,
+                                         self.output_ratio, self.return_indices,
+                                         _random_samples=self._random_samples)
+
+
+_FRACTIONAL_DOC = r"""Fractional max pooling of {what}: windows placed at random.
+
+    The output may shrink the input by any ratio (Graham, 2014): new window
+    positions are drawn at every call (see
+    :func:`difflab.nn.functional.fractional_max_pool{d}d`).
+
+    Parameters
+    ----------
+    kernel_size : int or tuple of {d} ints
+        The window.
+    output_size : int or tuple of {d} ints, optional
+        The output's spatial size.
+    output_ratio : float or tuple of {d} floats, optional
+        Or its fraction in :math:`(0, 1)` of the input's size.
+    return_indices : bool, default False
+        Also return where each maximum is (for :class:`MaxUnpool{d}d`).
+    _random_samples : Tensor, optional
+        Fixed draws :math:`(N, C, {d})` placing the windows (a buffer, PyTorch's).
+
+    Shape
+    -----
+    - Input: {shape}.
+    - Output: the same with the spatial sizes ``output_size``.
+
+    Raises
+    ------
+    ValueError
+        If neither ``output_size`` nor ``output_ratio`` is given, or a ratio is outside
+        :math:`(0, 1)`.
+
+    See Also
+    --------
+    MaxPool{d}d, difflab.nn.functional.fractional_max_pool{d}d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> _ = dl.manual_seed(0)
+    >>> pool = dl.nn.FractionalMaxPool{d}d(2, output_ratio=0.5)
+    >>> pool(dl.randn({example})).shape
+    difflab.Size([{result}])
+    """
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    __doc__ = _FRACTIONAL_DOC.format(what="(N, C, H, W) images", d=2,
+                                     shape=r":math:`(N, C, H, W)` or :math:`(C, H, W)`",
+                                     example="1, 3, 10, 9", result="1, 3, 5, 4")
+    function, _dims = "fractional_max_pool2d", 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    __doc__ = _FRACTIONAL_DOC.format(what="(N, C, D, H, W) volumes", d=3,
+                                     shape=r":math:`(N, C, D, H, W)` or :math:`(C, D, H, W)`",
+                                     example="1, 2, 8, 6, 7", result="1, 2, 4, 3, 3")
+    function, _dims = "fractional_max_pool3d", 3
