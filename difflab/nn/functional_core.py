@@ -31,6 +31,7 @@ from difflab.nn.functional_arguments import (  # noqa: F401  (the other modules 
     _single,
     _window,
 )
+from difflab.nn.functional_windows import _max_indices
 from difflab.ops import nn_conv, nn_ops, registry
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import cast_to as _cast_to
@@ -302,7 +303,8 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
         Only False is supported (a clear error otherwise).
     return_indices : bool, default False
         Also return where each maximum is, :math:`h W + w` (the first maximum in
-        scanning order, as PyTorch's), as :func:`max_unpool2d` takes them.
+        scanning order, as PyTorch's), as
+        :func:`difflab.nn.functional.max_unpool2d` takes them.
 
     Returns
     -------
@@ -347,56 +349,6 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
         indices = _max_indices(x, kernel, stride, padding, dilation)
         return (out[0], indices[0]) if squeeze else (out, indices)
     return out.reshape(tuple(out.shape[1:])) if squeeze else out
-
-
-def _max_indices(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
-                     padding: Any = 0, dilation: Any = 1) -> Tensor:
-    r"""Where each window's maximum is: the flat index into the spatial positions of (N, C, *).
-
-    (``kernel_size`` and the others are one int per spatial dimension, or one for all.)
-
-    The indices a max pool returns with ``return_indices=True`` (PyTorch's
-    layout): for every window, the position of its first maximum in scanning
-    order, counted over the input's spatial sizes flattened (:math:`h W + w` in
-    2-D).  The windows are stacked by strided slicing (one slice per kernel
-    position, :math:`-\infty` in the padding) and ``argmax`` picks the first
-    maximum; a constant map of positions, sliced the same way, turns each pick
-    into its index.  The indices are integers, with no gradient.
-    """
-    from itertools import product
-
-    from difflab.creation import tensor
-    from difflab.functions import stack
-
-    x = _check_tensor("max_pool", input)
-    if x.ndim not in (3, 4, 5):
-        raise ValueError(f"max_pool expects (N, C, *) with 1 to 3 spatial dimensions, "
-                         f"got shape {tuple(x.shape)}")
-    dims, spatial = x.ndim - 2, tuple(x.shape[2:])
-    kernel = _window("max_pool", kernel_size, "kernel_size", dims)
-    stride = kernel if stride is None or stride == () else _window(
-        "max_pool", stride, "stride", dims)
-    padding = _window("max_pool", padding, "padding", dims)
-    dilation = _window("max_pool", dilation, "dilation", dims)
-    sizes = [(n + 2 * p - d * (k - 1) - 1) // s + 1
-             for n, k, s, p, d in zip(spatial, kernel, stride, padding, dilation)]
-    widths: list = []
-    for p in reversed(padding):
-        widths += [p, p]
-    padded = pad(x.detach(), widths, value=float("-inf")) if any(padding) else x.detach()
-    # the position of every padded place in the unpadded input (-1 in the padding)
-    positions = np.pad(np.arange(int(np.prod(spatial))).reshape(spatial),
-                       [(p, p) for p in padding], constant_values=-1)
-    windows, maps = [], []
-    for offset in product(*(range(k) for k in kernel)):
-        picked = tuple(slice(o * d, o * d + s * (n - 1) + 1, s)
-                       for o, d, s, n in zip(offset, dilation, stride, sizes))
-        windows.append(padded[(slice(None), slice(None)) + picked])
-        maps.append(positions[picked])
-    first = stack(windows, 2).argmax(2, keepdim=True)  # (N, C, 1, *out): the first maximum
-    where = tensor(np.stack(maps), device=x.device).expand(
-        x.shape[0], x.shape[1], len(maps), *sizes)
-    return where.gather(2, first).squeeze(2)
 
 
 def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0  # noqa: A002

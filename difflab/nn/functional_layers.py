@@ -34,6 +34,7 @@ from difflab.nn.functional_core import (
     embedding,
     max_pool2d,
 )
+from difflab.nn.functional_windows import _adaptive_max_indices, _bins
 from difflab.ops import nn_ops, registry
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import dim_index, integer
@@ -42,11 +43,11 @@ __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d",
            "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d",
            "adaptive_max_pool3d_with_indices", "affine_grid",
-           "alpha_dropout", "bilinear", "channel_shuffle", "cosine_similarity", "dropout1d",
+           "alpha_dropout", "bilinear", "cosine_similarity", "dropout1d",
            "dropout2d", "dropout3d", "feature_alpha_dropout",
            "embedding_bag", "grid_sample", "group_norm", "instance_norm", "interpolate",
            "local_response_norm", "normalize", "pairwise_distance", "pdist", "pixel_shuffle",
-           "pixel_unshuffle", "rms_norm", "upsample", "upsample_bilinear", "upsample_nearest"]
+           "pixel_unshuffle", "rms_norm"]
 
 
 def _where(condition: Any, a: Any, b: Any) -> Tensor:
@@ -586,208 +587,6 @@ def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
     keep = apply(registry.PRIMITIVES["dropout_mask"], channels, p=p,  # (drawn at every run)
                  generator=None) > 0
     return _where(keep, x, saturation) * a + b
-
-
-def channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
-    r"""Interleave the channels of ``groups`` groups (ShuffleNet's channel shuffle).
-
-    Channel :math:`i \cdot (C/g) + k` of (N, C, *) moves to :math:`k g + i`.  The
-    channels, read as a :math:`(g, C/g)` grid, are transposed to :math:`(C/g, g)`: a
-    reshape, a transpose and a reshape, so the gradient is the inverse shuffle.
-
-    Parameters
-    ----------
-    input : Tensor
-        :math:`(N, C, *)`, at least 3-D.
-    groups : int
-        :math:`g`, a positive divisor of :math:`C`.
-
-    Returns
-    -------
-    Tensor
-        The input's shape, its channels reordered.
-
-    Raises
-    ------
-    RuntimeError
-        If the input has fewer than 3 dimensions, ``groups`` is not positive, or it does
-        not divide the channels (PyTorch's errors).
-
-    See Also
-    --------
-    pixel_shuffle, difflab.nn.ChannelShuffle
-
-    Examples
-    --------
-    >>> import difflab as dl
-    >>> x = dl.arange(6.0).reshape(1, 6, 1)
-    >>> dl.nn.functional.channel_shuffle(x, 2).flatten().tolist()
-    [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
-    """
-    x = _check_tensor("channel_shuffle", input)
-    if x.ndim < 3:
-        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
-                           f"sizes {list(x.shape)}")
-    groups = integer(groups, "channel_shuffle", "groups")
-    if groups <= 0:
-        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value "
-                           f"of groups:{groups}")
-    n, c, *rest = x.shape
-    if c % groups:
-        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
-                           f"and {groups} groups.")
-    grid = x.reshape(n, groups, c // groups, *rest)
-    return grid.transpose(1, 2).reshape(n, c, *rest)
-
-
-def _deprecated_upsample(name: str) -> None:
-    import warnings
-
-    warnings.warn(f"nn.functional.{name} is deprecated. Use nn.functional.interpolate "
-                  "instead.", stacklevel=3)
-
-
-def upsample(input: Tensor, size: Any = None, scale_factor: Any = None,  # noqa: A002
-             mode: str = "nearest", align_corners: bool | None = None) -> Tensor:
-    """Resize by ``size`` or ``scale_factor``: PyTorch's deprecated name of :func:`interpolate`.
-
-    Parameters
-    ----------
-    input : Tensor
-        :math:`(N, C, L)`, :math:`(N, C, H, W)` or :math:`(N, C, D, H, W)`.
-    size : int or tuple, optional
-        The output's spatial size.
-    scale_factor : float or tuple, optional
-        Or the factor of each spatial size.
-    mode : str, default 'nearest'
-        As in :func:`interpolate`.
-    align_corners : bool, optional
-        As in :func:`interpolate`.
-
-    Returns
-    -------
-    Tensor
-        The resized input.
-
-    Raises
-    ------
-    ValueError
-        As :func:`interpolate` does.
-
-    Warns
-    -----
-    UserWarning
-        That the name is deprecated (as PyTorch warns).
-
-    See Also
-    --------
-    interpolate, upsample_nearest, upsample_bilinear
-
-    Examples
-    --------
-    >>> import warnings
-    >>> import difflab as dl
-    >>> with warnings.catch_warnings():
-    ...     warnings.simplefilter("ignore")
-    ...     dl.nn.functional.upsample(dl.ones(1, 1, 2, 2), scale_factor=2).shape
-    difflab.Size([1, 1, 4, 4])
-    """
-    _deprecated_upsample("upsample")
-    return interpolate(input, size, scale_factor, mode, align_corners)
-
-
-def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None  # noqa: A002
-                     ) -> Tensor:
-    """Nearest-neighbour upsampling: :func:`interpolate` with ``mode='nearest'`` (deprecated).
-
-    Parameters
-    ----------
-    input : Tensor
-        :math:`(N, C, *)` with 1 to 3 spatial dimensions.
-    size : int or tuple, optional
-        The output's spatial size.
-    scale_factor : int or tuple, optional
-        Or the factor of each spatial size.
-
-    Returns
-    -------
-    Tensor
-        The resized input.
-
-    Raises
-    ------
-    ValueError
-        As :func:`interpolate` does.
-
-    Warns
-    -----
-    UserWarning
-        That the name is deprecated.
-
-    See Also
-    --------
-    interpolate, difflab.nn.UpsamplingNearest2d
-
-    Examples
-    --------
-    >>> import warnings
-    >>> import difflab as dl
-    >>> with warnings.catch_warnings():
-    ...     warnings.simplefilter("ignore")
-    ...     dl.nn.functional.upsample_nearest(dl.tensor([[[1.0, 2.0]]]), scale_factor=2).tolist()
-    [[[1.0, 1.0, 2.0, 2.0]]]
-    """
-    _deprecated_upsample("upsample_nearest")
-    return interpolate(input, size, scale_factor, mode="nearest")
-
-
-def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None  # noqa: A002
-                      ) -> Tensor:
-    """Bilinear upsampling with the corners aligned (deprecated; :func:`interpolate`).
-
-    The same as ``interpolate(input, size, scale_factor, mode='bilinear',
-    align_corners=True)``, as PyTorch's.
-
-    Parameters
-    ----------
-    input : Tensor
-        :math:`(N, C, H, W)`.
-    size : int or tuple of 2 ints, optional
-        The output's :math:`(H, W)`.
-    scale_factor : float or tuple of 2, optional
-        Or the factor of each side.
-
-    Returns
-    -------
-    Tensor
-        The resized input.
-
-    Raises
-    ------
-    ValueError
-        As :func:`interpolate` does.
-
-    Warns
-    -----
-    UserWarning
-        That the name is deprecated.
-
-    See Also
-    --------
-    interpolate, difflab.nn.UpsamplingBilinear2d
-
-    Examples
-    --------
-    >>> import warnings
-    >>> import difflab as dl
-    >>> with warnings.catch_warnings():
-    ...     warnings.simplefilter("ignore")
-    ...     y = dl.nn.functional.upsample_bilinear(dl.tensor([[[[0.0, 3.0]]]]), size=(1, 4))
-    >>> y.flatten().tolist()
-    [0.0, 1.0, 2.0, 3.0]
-    """
-    _deprecated_upsample("upsample_bilinear")
-    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
 # ------------------------------------------------------------------------- normalisation
@@ -1357,46 +1156,6 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # no
 # ---------------------------------------------------------------------- adaptive pooling
 
 
-def _bins(n: int, m: int) -> list[tuple[int, int]]:
-    """PyTorch's adaptive bins: cell i of m over n covers [⌊i·n/m⌋, ⌈(i+1)·n/m⌉)."""
-    return [((i * n) // m, -(-((i + 1) * n) // m)) for i in range(m)]
-
-
-def _adaptive_max_indices(x: Tensor, sizes: tuple) -> Tensor:
-    """Where each adaptive cell's maximum is, as a flat index into the spatial positions of
-    (N, C, *) (PyTorch's ``return_indices``): the first maximum in scanning order.
-
-    Every cell along an axis is read through the same number of positions (the longest
-    bin's length, a shorter bin repeating its last position, which never wins a tie
-    against itself), so all cells are one indexing of x; ``argmax`` picks each cell's
-    first maximum and a constant map of positions, indexed the same way, names it.
-    """
-    from difflab.creation import tensor
-
-    spatial, dims = tuple(x.shape[2:]), x.ndim - 2
-    reads = []  # per axis: (cells, longest bin) positions read
-    for n, m in zip(spatial, sizes):
-        bins = _bins(n, m)
-        longest = max(b - a for a, b in bins)
-        reads.append(np.array([[min(a + k, b - 1) for k in range(longest)] for a, b in bins]))
-    # the index of each axis broadcast over (m1, k1, m2, k2, ...)
-    grids = []
-    for d, read in enumerate(reads):
-        shape = [1] * (2 * dims)
-        shape[2 * d:2 * d + 2] = read.shape
-        grids.append(read.reshape(shape))
-    cells = x.detach()[(slice(None), slice(None)) + tuple(grids)]  # (N, C, m1, k1, m2, k2, ..)
-    order = (0, 1) + tuple(2 + 2 * d for d in range(dims)) + tuple(3 + 2 * d
-                                                                   for d in range(dims))
-    n, c = x.shape[:2]
-    flat = cells.permute(*order).reshape(n, c, *sizes, -1)
-    first = flat.argmax(-1, keepdim=True)
-    positions = np.arange(int(np.prod(spatial))).reshape(spatial)[tuple(grids)]
-    positions = np.transpose(positions, [o - 2 for o in order[2:]]).reshape(*sizes, -1)
-    where = tensor(positions, device=x.device).expand(n, c, *positions.shape)
-    return where.gather(-1, first).squeeze(-1)
-
-
 def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False  # noqa: A002
                         ) -> Tensor:
     """The maximum over each cell of a grid of ``output_size`` that tiles the input.
@@ -1715,7 +1474,7 @@ def adaptive_max_pool1d_with_indices(input: Tensor, output_size: Any,  # noqa: A
 
     See Also
     --------
-    adaptive_max_pool1d, max_unpool1d
+    adaptive_max_pool1d, difflab.nn.functional.max_unpool1d
 
     Examples
     --------
@@ -1753,7 +1512,7 @@ def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any,  # noqa: A
 
     See Also
     --------
-    adaptive_max_pool2d, max_unpool2d
+    adaptive_max_pool2d, difflab.nn.functional.max_unpool2d
 
     Examples
     --------
@@ -1790,7 +1549,7 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any,  # noqa: A
 
     See Also
     --------
-    adaptive_max_pool3d, max_unpool3d
+    adaptive_max_pool3d, difflab.nn.functional.max_unpool3d
 
     Examples
     --------

@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from difflab.testing.samples_nn import nn_breadth_table
+
 INT = "int"  # an input of integers in [0, n): (shape, (INT, n))
 BOOL = "bool"  # an input of truth values: (shape, BOOL)
 EDGES = (np.inf, -0.0, np.nan, -np.inf, 0.0, 1.5, 1.5, -2.5)  # (1.5, 1.5: a tie)
@@ -454,17 +456,6 @@ def function_cases() -> dict[str, Case]:
                                   [((1, 2, 2, 4, 5), (-2, 2))]),
         "F.adaptive_max_pool3d": (lambda x: F.adaptive_max_pool3d(x, (1, None, 3)),
                                   [((1, 2, 2, 4, 5), (-2, 2))]),
-        "F.avg_pool3d": (lambda x: F.avg_pool3d(x, 2, (1, 2, 1), 1),
-                         [((1, 2, 3, 4, 3), (-2, 2))]),
-        "F.max_pool3d": (lambda x: F.max_pool3d(x, (2, 2, 3), 1, (1, 0, 1)),
-                         [((1, 2, 3, 4, 3), (-2, 2))]),
-        "F.adaptive_max_pool1d_with_indices": (
-            lambda x: F.adaptive_max_pool1d_with_indices(x, 3)[0], [((1, 2, 7), (-2, 2))]),
-        "F.adaptive_max_pool2d_with_indices": (
-            lambda x: F.adaptive_max_pool2d_with_indices(x, (3, 2))[0], [IMG]),
-        "F.adaptive_max_pool3d_with_indices": (
-            lambda x: F.adaptive_max_pool3d_with_indices(x, (1, 3, 2))[0],
-            [((1, 2, 2, 4, 5), (-2, 2))]),
         "F.affine_grid": (lambda t: F.affine_grid(t, (1, 1, 4, 4), align_corners=False),
                           [((1, 2, 3), (-1, 1))]),
         "F.bilinear": (lambda a, b, w, c: F.bilinear(a, b, w, c),
@@ -478,29 +469,14 @@ def function_cases() -> dict[str, Case]:
                                [((1, 2, 5), (-2, 2)), ((2, 3, 3), (-1, 1))]),
         "F.conv_transpose2d": (lambda x, w: F.conv_transpose2d(x, w, stride=2),
                                [IMG, ((2, 3, 3, 3), (-1, 1))]),
-        "F.conv_transpose3d": (lambda x, w: F.conv_transpose3d(x, w, stride=(2, 1, 2)),
-                               [((1, 2, 2, 2, 3), (-2, 2)), ((2, 1, 2, 2, 2), (-1, 1))]),
         "F.cosine_embedding_loss": (lambda a, b, y: F.cosine_embedding_loss(a, b, y * 2 - 1),
                                     [((4, 3), (-2, 2)), ((4, 3), (-2, 2)), ((4,), (INT, 2))]),
         "F.ctc_loss": (lambda z, t: F.ctc_loss(z.log_softmax(2), t + 1, [6], [2]),
                        [((6, 1, 4), (-2, 2)), ((1, 2), (INT, 3))]),
         "F.dropout2d": (lambda x: F.dropout2d(x, 0.3), [IMG]),
-        "F.dropout3d": (lambda x: F.dropout3d(x, 0.3), [((1, 2, 2, 3, 3), (-2, 2))]),
-        "F.feature_alpha_dropout": (lambda x: F.feature_alpha_dropout(x, 0.3, training=True),
-                                    [IMG]),
         "F.embedding_bag": (lambda i, w: F.embedding_bag(i, w, dl.tensor([0, 2])),
                             [((6,), (INT, 5)), ((5, 3), (-2, 2))]),
         "F.fold": (lambda x: F.fold(x, (3, 3), 2), [((1, 8, 4), (-2, 2))]),
-        "F.fractional_max_pool2d": (lambda x: F.fractional_max_pool2d(
-            x, 2, (2, 3), _random_samples=dl.full((1, 2, 2), 0.4)), [IMG]),
-        "F.fractional_max_pool2d_with_indices": (lambda x: F.fractional_max_pool2d_with_indices(
-            x, (1, 2), (3, 3), _random_samples=dl.full((1, 2, 2), 0.7))[0], [IMG]),
-        "F.fractional_max_pool3d": (lambda x: F.fractional_max_pool3d(
-            x, 2, (1, 2, 3), _random_samples=dl.full((1, 2, 3), 0.3)),
-            [((1, 2, 3, 4, 5), (-2, 2))]),
-        "F.fractional_max_pool3d_with_indices": (lambda x: F.fractional_max_pool3d_with_indices(
-            x, 2, (1, 2, 2), _random_samples=dl.full((1, 2, 3), 0.6))[0],
-            [((1, 2, 3, 4, 5), (-2, 2))]),
         "F.gaussian_nll_loss": (lambda x, t, v: F.gaussian_nll_loss(x, t, v),
                                 [((4,), (-2, 2)), ((4,), (-2, 2)), ((4,), (0.5, 2))]),
         "F.glu": (lambda x: F.glu(x, dim=-1), [((2, 4), (-2, 2))]),
@@ -510,42 +486,16 @@ def function_cases() -> dict[str, Case]:
         "F.interpolate": (lambda x: F.interpolate(x, scale_factor=2, mode="bilinear",
                                                   align_corners=False), [IMG]),
         "F.local_response_norm": (lambda x: F.local_response_norm(x, 2), [IMG]),
-        "F.lp_pool1d": (lambda x: F.lp_pool1d(x, 2, 2), [((1, 2, 6), (-2, 2))]),
-        "F.lp_pool2d": (lambda x: F.lp_pool2d(x, 3, 2, 1), [((1, 2, 3, 4), (0.5, 2))]),
-        "F.lp_pool3d": (lambda x: F.lp_pool3d(x, 1.5, (1, 2, 2)), [((1, 1, 2, 2, 4), (0.5, 2))]),
-        "F.max_pool1d_with_indices": (lambda x: F.max_pool1d_with_indices(x, 3, 2, 1)[0],
-                                      [((1, 2, 7), (-2, 2))]),
-        "F.max_pool2d_with_indices": (lambda x: F.max_pool2d_with_indices(x, 2, 1)[0], [IMG]),
-        "F.max_pool3d_with_indices": (lambda x: F.max_pool3d_with_indices(x, 2)[0],
-                                      [((1, 1, 2, 4, 4), (-2, 2))]),
-        "F.max_unpool1d": (lambda x: F.max_unpool1d(*F.max_pool1d(x, 2, return_indices=True),
-                                                    2), [((1, 2, 6), (-2, 2))]),
-        "F.max_unpool2d": (lambda x: F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True),
-                                                    2, output_size=(4, 5)), [IMG]),
-        "F.max_unpool3d": (lambda x: F.max_unpool3d(*F.max_pool3d(x, 2, return_indices=True),
-                                                    2), [((1, 1, 2, 4, 4), (-2, 2))]),
         "F.margin_ranking_loss": (lambda a, b, y: F.margin_ranking_loss(a, b, y * 2 - 1),
                                   [((4,), (-2, 2)), ((4,), (-2, 2)), ((4,), (INT, 2))]),
-        "F.multi_margin_loss": (lambda x, t: F.multi_margin_loss(x, t, p=2, margin=0.5),
-                                [((4, 3), (-2, 2)), ((4,), (INT, 3))]),
-        "F.multilabel_margin_loss": (lambda x, t: F.multilabel_margin_loss(x, t - 1),
-                                     [((4, 3), (-2, 2)), ((4, 3), (INT, 4))]),
-        "F.channel_shuffle": (lambda x: F.channel_shuffle(x, 2), [((1, 4, 2, 2), (-2, 2))]),
         "F.pixel_shuffle": (lambda x: F.pixel_shuffle(x, 2), [((1, 4, 2, 2), (-2, 2))]),
         "F.pixel_unshuffle": (lambda x: F.pixel_unshuffle(x, 2), [((1, 1, 4, 4), (-2, 2))]),
         "F.prelu": (lambda x, w: F.prelu(x, w), [IMG, ((2,), (0, 1))]),
-        "F.rrelu": (lambda x: F.rrelu(x, 0.1, 0.3), [V]),
         "F.rms_norm": (lambda x: F.rms_norm(x, (4,)), [IMG]),
         "F.threshold": (lambda x: F.threshold(x, 0.5, -1.0), [V]),
         "F.triplet_margin_loss": (lambda a, p, n: F.triplet_margin_loss(a, p, n),
                                   [((4, 3), (-2, 2)), ((4, 3), (-2, 2)), ((4, 3), (-2, 2))]),
-        "F.triplet_margin_with_distance_loss": (
-            lambda a, p, n: F.triplet_margin_with_distance_loss(a, p, n, swap=True),
-            [((4, 3), (-2, 2)), ((4, 3), (-2, 2)), ((4, 3), (-2, 2))]),
         "F.unfold": (lambda x: F.unfold(x, 2), [IMG]),
-        "F.upsample": (lambda x: F.upsample(x, scale_factor=2, mode="bilinear"), [IMG]),
-        "F.upsample_bilinear": (lambda x: F.upsample_bilinear(x, size=(4, 5)), [IMG]),
-        "F.upsample_nearest": (lambda x: F.upsample_nearest(x, scale_factor=2), [IMG]),
         # (joining, picking and products composed of primitives: functions_joining/_picking)
         "dl.addbmm": (lambda c, a, b: dl.addbmm(c, a, b, beta=0.5, alpha=2.0),
                       [((2, 2), (-2, 2)), B23, B32]),
@@ -677,7 +627,9 @@ def function_cases() -> dict[str, Case]:
                              [V, ((1,), (-2, 2)), ((4,), (INT, 6))]),
     }
     cases = {name: Case(name, call, tuple(specs)) for name, (call, specs) in table.items()}
-    return {**cases, **_linalg_function_cases()}
+    return {**cases, **_linalg_function_cases(),
+            **{name: Case(name, call, tuple(specs))
+               for name, (call, specs) in nn_breadth_table(dl, INT).items()}}
 
 
 # ------------------------------------------------------------- probing the API

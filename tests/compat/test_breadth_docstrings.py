@@ -14,6 +14,7 @@ from tests.docs.docstring_rules import problems, run_module_examples
 MODULES = [
     "difflab.nn.functional_activations", "difflab.nn.functional_layers",
     "difflab.nn.functional_losses", "difflab.nn.functional_conv",
+    "difflab.nn.functional_pooling", "difflab.nn.functional_vision",
     "difflab.nn.modules.container", "difflab.nn.modules.fold",
     "difflab.nn.modules.pixelshuffle", "difflab.nn.modules.upsampling",
     "difflab.nn.modules.distance", "difflab.nn.modules.normalization",
@@ -80,6 +81,8 @@ NEW_NAMES = {
     "difflab.nn.functional_layers": _public("difflab.nn.functional_layers"),
     "difflab.nn.functional_losses": _public("difflab.nn.functional_losses"),
     "difflab.nn.functional_conv": _public("difflab.nn.functional_conv"),
+    "difflab.nn.functional_pooling": _public("difflab.nn.functional_pooling"),
+    "difflab.nn.functional_vision": _public("difflab.nn.functional_vision"),
     "difflab.nn.modules.padding": _public("difflab.nn.modules.padding"),
     "difflab.nn.modules.fold": _public("difflab.nn.modules.fold"),
     "difflab.nn.utils.rnn": _public("difflab.nn.utils.rnn"),
