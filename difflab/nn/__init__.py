@@ -11,7 +11,8 @@ from difflab.nn.modules import *  # noqa: F403
 from difflab.nn.modules import __all__ as _modules_all
 from difflab.nn.optimized import OptimizedModule
 from difflab.nn.parallel import DataParallel
-from difflab.nn.parameter import Parameter
+from difflab.nn.parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
-__all__ = [*_modules_all, "DataParallel", "OptimizedModule", "Parameter", "functional", "init",
-           "parallel", "utils"]
+__all__ = [*_modules_all, "Buffer", "DataParallel", "OptimizedModule", "Parameter",
+           "UninitializedBuffer", "UninitializedParameter", "functional", "init", "parallel",
+           "utils"]

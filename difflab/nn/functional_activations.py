@@ -30,10 +30,10 @@ from difflab.nn.functional_core import (
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import dim_index
 
-__all__ = ["celu", "elu", "elu_", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid",
+__all__ = ["celu", "celu_", "elu", "elu_", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid",
            "hardswish", "hardtanh", "hardtanh_", "leaky_relu_", "relu6", "relu_",
-           "logsigmoid", "mish", "prelu", "selu", "silu", "softmin", "softplus", "softshrink",
-           "softsign", "tanhshrink", "threshold", "threshold_"]
+           "logsigmoid", "mish", "prelu", "rrelu", "rrelu_", "selu", "selu_", "silu", "softmin",
+           "softplus", "softshrink", "softsign", "tanhshrink", "threshold", "threshold_"]
 
 #: SELU's constants (Klambauer et al., 2017): the fixed point of zero mean and unit variance.
 SELU_ALPHA = 1.6732632423543772848170429916717
@@ -1079,3 +1079,191 @@ def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:  # noqa
     (True, tensor([-9.,  2.]))
     """
     return _in_place(input, lambda x: _where(x > threshold, x, float(value)), "threshold_")
+
+
+def selu_(input: Tensor) -> Tensor:  # noqa: A002
+    r"""In-place :func:`selu`: writes the SELU of ``input`` into it and returns it.
+
+    The same as ``selu(input, inplace=True)``.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape, floating; changed in place.
+
+    Returns
+    -------
+    Tensor
+        ``input``, holding the result.
+
+    Raises
+    ------
+    RuntimeError
+        While recording, if ``input`` is a leaf that requires grad or a view of a
+        tensor of a graph.
+
+    See Also
+    --------
+    selu, celu_
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> x = dl.tensor([-1.0, 2.0])
+    >>> F.selu_(x) is x, [round(v, 4) for v in x.tolist()]
+    (True, [-1.1113, 2.1014])
+    """
+    return _in_place(input, selu, "selu_")
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:  # noqa: A002
+    r"""In-place :func:`celu`: writes the CELU of ``input`` into it and returns it.
+
+    The same as ``celu(input, alpha, inplace=True)``.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape, floating; changed in place.
+    alpha : float, default 1.0
+        :math:`\alpha`, not 0.
+
+    Returns
+    -------
+    Tensor
+        ``input``, holding the result.
+
+    Raises
+    ------
+    RuntimeError
+        While recording, if ``input`` is a leaf that requires grad or a view of a
+        tensor of a graph.
+    ValueError
+        If ``alpha`` is 0.
+
+    See Also
+    --------
+    celu, selu_
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> import difflab.nn.functional as F
+    >>> x = dl.tensor([-1.0, 2.0])
+    >>> F.celu_(x, 2.0) is x, [round(v, 4) for v in x.tolist()]
+    (True, [-0.7869, 2.0])
+    """
+    return _in_place(input, lambda x: celu(x, alpha), "celu_")
+
+
+#: RReLU's default slopes, PyTorch's: negative inputs are scaled by a slope in [1/8, 1/3].
+RRELU_LOWER, RRELU_UPPER = 1.0 / 8.0, 1.0 / 3.0
+
+
+def rrelu(input: Tensor, lower: float = RRELU_LOWER, upper: float = RRELU_UPPER,  # noqa: A002
+          training: bool = False, inplace: bool = False) -> Tensor:
+    r"""The randomized leaky ReLU: negative inputs scaled by a random slope in training.
+
+    In training each negative element is multiplied by its own slope
+    :math:`a \sim \mathcal U(\text{lower}, \text{upper})` (drawn at every call); in
+    evaluation by the mean slope :math:`(\text{lower} + \text{upper}) / 2`, a leaky
+    ReLU.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape.
+    lower, upper : float, default 1/8 and 1/3
+        The slopes' range.
+    training : bool, default False
+        Draw the slopes (else use their mean).
+    inplace : bool, default False
+        Write the result into ``input`` and return ``input``.
+
+    Returns
+    -------
+    Tensor
+        The input's shape.
+
+    Raises
+    ------
+    TypeError
+        If ``lower`` or ``upper`` is None or a string.
+    RuntimeError
+        If ``lower`` is greater than ``upper`` (PyTorch's error).
+
+    See Also
+    --------
+    leaky_relu, rrelu_, difflab.nn.RReLU
+
+    Notes
+    -----
+    .. math::
+        \text{RReLU}(x) = \begin{cases} x & x \ge 0 \\ a x & x < 0 \end{cases}
+
+    The derivative is 1 or :math:`a`, the slope the forward pass used.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> F = dl.nn.functional
+    >>> F.rrelu(dl.tensor([-1.0, 2.0, -3.0]), 0.1, 0.3)      # evaluation: slope 0.2
+    tensor([-0.2,  2. , -0.6])
+    >>> _ = dl.manual_seed(0)
+    >>> y = F.rrelu(dl.full((1000,), -1.0), training=True)
+    >>> bool((y <= -0.125).all() and (y >= -1 / 3).all()), round(-y.mean().item(), 2)
+    (True, 0.23)
+    """
+    from difflab.creation import rand_like
+    from difflab.functions import where
+
+    lower, upper = _number("rrelu", lower, "lower"), _number("rrelu", upper, "upper")
+    if lower > upper:
+        raise RuntimeError(f"rrelu: Lower bound should be less than or equal to the upper "
+                           f"bound (got lower={lower}, upper={upper})")
+    x = _floating(_check_tensor("rrelu", input))
+    if inplace:
+        return _in_place(input, lambda t: rrelu(t, lower, upper, training), "rrelu(inplace=True)")
+    if not training:
+        return where(x >= 0, x, x * ((lower + upper) / 2))
+    slope = rand_like(x) * (upper - lower) + lower  # (the uniform primitive: drawn each call)
+    return where(x >= 0, x, x * slope)
+
+
+def rrelu_(input: Tensor, lower: float = RRELU_LOWER, upper: float = RRELU_UPPER,  # noqa: A002
+           training: bool = False) -> Tensor:
+    r"""In-place :func:`rrelu`: writes the randomized leaky ReLU of ``input`` into it.
+
+    Parameters
+    ----------
+    input : Tensor
+        Any shape, floating; changed in place.
+    lower, upper : float, default 1/8 and 1/3
+        The slopes' range.
+    training : bool, default False
+        Draw the slopes (else use their mean).
+
+    Returns
+    -------
+    Tensor
+        ``input``, holding the result.
+
+    Raises
+    ------
+    RuntimeError
+        While recording, if ``input`` is a leaf that requires grad; if ``lower`` is
+        greater than ``upper``.
+
+    See Also
+    --------
+    rrelu
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([-1.0, 2.0])
+    >>> dl.nn.functional.rrelu_(x, 0.1, 0.3) is x, x
+    (True, tensor([-0.2,  2. ]))
+    """
+    return rrelu(input, lower, upper, training, inplace=True)

@@ -25,6 +25,7 @@ from difflab.nn.functional_core import (
     _as_image,
     _check_input,
     _check_tensor,
+    _max_indices,
     _single,
     _window,
     avg_pool2d,
@@ -35,8 +36,8 @@ from difflab.ops import nn_conv
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import require_tensor
 
-__all__ = ["avg_pool1d", "conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "fold",
-           "max_pool1d", "unfold"]
+__all__ = ["avg_pool1d", "conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+           "conv_transpose3d", "fold", "max_pool1d", "unfold"]
 
 
 # ------------------------------------------------------------------- 1-D convolution, pooling
@@ -138,13 +139,16 @@ def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
         Implicit -inf padding on both sides (at most half the window).
     dilation : int
         Spacing between the window's elements.
-    ceil_mode, return_indices : bool
+    ceil_mode : bool
         Only False is supported (a clear error otherwise).
+    return_indices : bool, default False
+        Also return where each maximum is (its position along L), as
+        :func:`difflab.nn.functional.max_unpool1d` takes them.
 
     Returns
     -------
-    Tensor
-        (N, C, L_out).
+    Tensor or (Tensor, Tensor)
+        (N, C, L_out); with ``return_indices``, also the int64 indices of the maxima.
 
     Raises
     ------
@@ -170,12 +174,14 @@ def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     >>> dl.nn.functional.max_pool1d(dl.tensor([[[1., 5., 2., 0., 3., 4.]]]), 2)
     tensor([[[5., 2., 4.]]])
     """
-    if return_indices:
-        raise NotImplementedError("max_pool1d: return_indices=True is not supported in difflab")
     kernel, stride, padding = _pool1d_args("max_pool1d", kernel_size, stride, padding, ceil_mode)
     x, unbatched = _as_image("max_pool1d", input)
-    out = max_pool2d(x, kernel, stride, padding, (1, _single("max_pool1d", dilation, "dilation")))
-    out = out.squeeze(2)
+    dilation = (1, _single("max_pool1d", dilation, "dilation"))
+    out = max_pool2d(x, kernel, stride, padding, dilation).squeeze(2)
+    if return_indices:
+        indices = _max_indices(x.squeeze(2), kernel[1:], stride[1:], padding[1:],
+                                   dilation[1:])
+        return (out.squeeze(0), indices.squeeze(0)) if unbatched else (out, indices)
     return out.squeeze(0) if unbatched else out
 
 
@@ -666,4 +672,117 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
     kernels = weight.reshape(o, cg * kd, kh, kw)
     out = conv2d(images, kernels, bias, (sh, sw), (ph, pw), (dh, dw), groups)
     out = out.reshape(n, out_depth, o, *out.shape[2:]).permute(0, 2, 1, 3, 4)
+    return out.squeeze(0) if unbatched else out
+
+
+# ------------------------------------------------------------------ transposed 3-D convolution
+
+
+def _spread_axis(x: Tensor, axis: int, stride: int) -> Tensor:
+    """``x`` with ``stride - 1`` zeros between its entries along ``axis``: L -> (L-1)s+1."""
+    from difflab.nn.functional_core import pad
+
+    if stride == 1:
+        return x
+    length = x.shape[axis]
+    after = x.ndim - axis  # the new axis' place counted from the end (pad's order)
+    widths = [0, 0] * (after - 1) + [0, stride - 1]
+    spread = pad(x.unsqueeze(axis + 1), widths)
+    shape = tuple(x.shape[:axis]) + (length * stride,) + tuple(x.shape[axis + 1:])
+    return spread.reshape(shape).narrow(axis, 0, (length - 1) * stride + 1)
+
+
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
+                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
+                     groups: int = 1, dilation: Any = 1) -> Tensor:
+    r"""The transposed 3-D convolution: the adjoint of :func:`conv3d`.
+
+    Computed as :func:`conv3d` of the input spread out by the stride (zeros
+    between its entries) with the flipped kernel, whose channels in and out
+    swap within each group, so it has conv3d's (that is, conv2d's) rules.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C_{in}, D, H, W)` or :math:`(C_{in}, D, H, W)`.
+    weight : Tensor
+        :math:`(C_{in}, C_{out}/\text{groups}, k_d, k_h, k_w)`, PyTorch's layout.
+    bias : Tensor, optional
+        :math:`(C_{out},)`.
+    stride, padding, output_padding, dilation : int or tuple of 3 ints
+        Defaults 1, 0, 0, 1; ``output_padding`` must be smaller than the stride or the
+        dilation.
+    groups : int, default 1
+        Independent groups of channels.
+
+    Returns
+    -------
+    Tensor
+        :math:`(N, C_{out}, D_{out}, H_{out}, W_{out})` (or without :math:`N`).
+
+    Raises
+    ------
+    ValueError
+        If the input is not 4-D or 5-D, the weight not 5-D, the channels do not match
+        the weight or ``groups``, ``output_padding`` is not smaller than the stride or
+        the dilation, or a window argument is out of range.
+    TypeError
+        If a window argument is a float or another non-int.
+
+    See Also
+    --------
+    conv3d, conv_transpose2d, difflab.nn.ConvTranspose3d
+
+    Notes
+    -----
+    .. math::
+        D_{out} = (D_{in} - 1)\,s_d - 2p_d + d_d (k_d - 1) + \text{output\_padding}_d + 1
+
+    and the same for :math:`H_{out}` and :math:`W_{out}`.  For the same weight,
+    :math:`\langle \text{conv3d}(x), y\rangle = \langle x, \text{conv\_transpose3d}(y)\rangle`.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> F = dl.nn.functional
+    >>> F.conv_transpose3d(dl.ones(1, 1, 2, 2, 2), dl.ones(1, 1, 2, 2, 2), stride=2).shape
+    difflab.Size([1, 1, 4, 4, 4])
+    >>> F.conv_transpose3d(dl.ones(1, 1, 2, 2, 2), dl.ones(1, 1, 2, 2, 2))[0, 0, 1].tolist()
+    [[2.0, 4.0, 2.0], [4.0, 8.0, 4.0], [2.0, 4.0, 2.0]]
+    """
+    from difflab.nn.functional_core import pad
+
+    name = "conv_transpose3d"
+    x = _check_tensor(name, input)
+    if x.ndim not in (4, 5):
+        raise ValueError(f"{name} expects a 4-D (unbatched) or 5-D input (N, C, D, H, W), got "
+                         f"shape {tuple(x.shape)}")
+    unbatched = x.ndim == 4
+    x = x.unsqueeze(0) if unbatched else x
+    weight = require_tensor(weight, name, "weight")
+    if weight.ndim != 5:
+        raise ValueError(f"{name}: weight must be a 5-D tensor (in, out/groups, kd, kh, kw), "
+                         f"got shape {tuple(weight.shape)}")
+    c_in, c_out_g, *kernel = weight.shape
+    groups = _window(name, groups, "groups", 1)[0]
+    if x.shape[1] != c_in or c_in % groups:
+        raise ValueError(f"{name}: weight {tuple(weight.shape)} expects {c_in} input channels "
+                         f"(divisible by groups={groups}), got input {tuple(x.shape)}")
+    stride = _window(name, stride, "stride", 3)
+    padding = _window(name, padding, "padding", 3)
+    output_padding = _window(name, output_padding, "output_padding", 3)
+    dilation = _window(name, dilation, "dilation", 3)
+    if any(o >= max(s, d) for o, s, d in zip(output_padding, stride, dilation)):
+        raise ValueError(f"{name}: output_padding {output_padding} must be smaller than stride "
+                         f"{stride} or dilation {dilation}")
+    # (C_in, C_out/g, k...) -> (C_out, C_in/g, k...), flipped: the adjoint's kernel
+    w = weight.reshape(groups, c_in // groups, c_out_g, *kernel).transpose(1, 2)
+    w = w.reshape(groups * c_out_g, c_in // groups, *kernel).flip((2, 3, 4))
+    for axis, s in zip((2, 3, 4), stride):
+        x = _spread_axis(x, axis, s)
+    widths: list = []
+    for k, p, d, o in reversed(list(zip(kernel, padding, dilation, output_padding))):
+        q = d * (k - 1) - p
+        widths += [q, q + o]
+    out = conv3d(pad(x, widths), w, bias, 1, 0, dilation, groups)
     return out.squeeze(0) if unbatched else out

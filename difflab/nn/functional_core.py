@@ -31,6 +31,7 @@ from difflab.nn.functional_arguments import (  # noqa: F401  (the other modules 
     _single,
     _window,
 )
+from difflab.nn.functional_windows import _max_indices
 from difflab.ops import nn_conv, nn_ops, registry
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import cast_to as _cast_to
@@ -283,7 +284,7 @@ def _pool_args(name: str, input: Tensor, kernel_size: Any, stride: Any, padding:
 
 
 def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
-               dilation: Any = 1) -> Tensor:
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
     r"""The maximum of each (dilated) window; the gradient goes to each window's arg-max.
 
     Parameters
@@ -298,11 +299,18 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
         :math:`-\infty` padding, at most half the kernel.
     dilation : int or tuple, default 1
         The spacing of the window's elements.
+    ceil_mode : bool, default False
+        Only False is supported (a clear error otherwise).
+    return_indices : bool, default False
+        Also return where each maximum is, :math:`h W + w` (the first maximum in
+        scanning order, as PyTorch's), as
+        :func:`difflab.nn.functional.max_unpool2d` takes them.
 
     Returns
     -------
-    Tensor
-        :math:`(N, C, H_{out}, W_{out})` (or without :math:`N`), the input's dtype.
+    Tensor or (Tensor, Tensor)
+        :math:`(N, C, H_{out}, W_{out})` (or without :math:`N`), the input's dtype; with
+        ``return_indices``, also the int64 indices of the maxima.
 
     Raises
     ------
@@ -328,11 +336,18 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
               [13., 15.]]]])
     """
     input = _check_input("max_pool2d", input)  # noqa: A001
+    if ceil_mode:
+        raise NotImplementedError("max_pool2d: ceil_mode=True is not supported in difflab; pad "
+                                  "the input (F.pad) so the windows fit, or use ceil_mode=False")
     kernel, stride, padding = _pool_args("max_pool2d", input, kernel_size, stride, padding)
     squeeze = input.ndim == 3
     x = input.reshape((1,) + tuple(input.shape)) if squeeze else input
+    dilation = _window("max_pool2d", dilation, "dilation")
     out = apply(nn_conv.MaxPool2d, x, kernel=kernel, stride=stride, padding=padding,
-                dilation=_window("max_pool2d", dilation, "dilation"))
+                dilation=dilation)
+    if return_indices:
+        indices = _max_indices(x, kernel, stride, padding, dilation)
+        return (out[0], indices[0]) if squeeze else (out, indices)
     return out.reshape(tuple(out.shape[1:])) if squeeze else out
 
 

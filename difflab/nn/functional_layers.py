@@ -34,13 +34,17 @@ from difflab.nn.functional_core import (
     embedding,
     max_pool2d,
 )
+from difflab.nn.functional_windows import _adaptive_max_indices, _bins
 from difflab.ops import nn_ops, registry
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import dim_index, integer
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
-           "adaptive_max_pool2d", "adaptive_max_pool3d", "affine_grid",
-           "alpha_dropout", "bilinear", "cosine_similarity", "dropout1d", "dropout2d",
+           "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d",
+           "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d",
+           "adaptive_max_pool3d_with_indices", "affine_grid",
+           "alpha_dropout", "bilinear", "cosine_similarity", "dropout1d",
+           "dropout2d", "dropout3d", "feature_alpha_dropout",
            "embedding_bag", "grid_sample", "group_norm", "instance_norm", "interpolate",
            "local_response_norm", "normalize", "pairwise_distance", "pdist", "pixel_shuffle",
            "pixel_unshuffle", "rms_norm"]
@@ -454,6 +458,133 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa
     a = ((1 - p) * (1 + p * saturation**2)) ** -0.5
     b = -a * saturation * p
     keep = apply(registry.PRIMITIVES["dropout_mask"], x, p=p,  # (drawn at every run)
+                 generator=None) > 0
+    return _where(keep, x, saturation) * a + b
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, D, H, W) (or (C, D, H, W)) volumes with probability p.
+
+    The kept channels are scaled by :math:`1/(1-p)`, so the expected value is the input.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, D, H, W)` or :math:`(C, D, H, W)`.
+    p : float, default 0.5
+        The probability of zeroing a channel, in :math:`[0, 1]`.
+    training : bool, default True
+        Apply dropout (else return the input).
+    inplace : bool, default False
+        Write the result into ``input`` and return ``input``, as PyTorch does (its
+        version counter goes up; while recording, a leaf that requires grad refuses).
+
+    Returns
+    -------
+    Tensor
+        The input's shape: each channel zeroed, or scaled by :math:`1/(1-p)`.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is outside :math:`[0, 1]` or the input is not 4-D or 5-D.
+    TypeError
+        If ``p`` is None or a string, not a number.
+
+    See Also
+    --------
+    dropout2d, feature_alpha_dropout, difflab.nn.Dropout3d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> _ = dl.manual_seed(0)
+    >>> y = dl.nn.functional.dropout3d(dl.ones(1, 8, 2, 2, 2), 0.5)
+    >>> sorted(set(y.flatten().tolist())), bool((y.amax((2, 3, 4)) == y.amin((2, 3, 4))).all())
+    ([0.0, 2.0], True)
+    """
+    return _channel_dropout("dropout3d", input, p, training, 3, inplace)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa: A002
+                          inplace: bool = False) -> Tensor:
+    r"""Alpha dropout of whole channels: :func:`alpha_dropout` with one draw per channel.
+
+    Each channel (dimension 1 of an input of two or more dimensions) is dropped
+    with probability ``p``: all its elements become SELU's saturation value
+    :math:`\alpha'`, then the affine map of :func:`alpha_dropout` restores mean 0
+    and variance 1.  Without ``training`` it is the identity.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, *)`: one draw for each (sample, channel) pair.
+    p : float, default 0.5
+        The drop probability, in :math:`[0, 1]`.
+    training : bool, default False
+        Apply dropout (note the default, as PyTorch's).
+    inplace : bool, default False
+        Write the result into ``input`` and return ``input``.
+
+    Returns
+    -------
+    Tensor
+        The input's shape.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is outside :math:`[0, 1]`.
+    TypeError
+        If ``p`` is None or a string, not a number.
+    RuntimeError
+        In training, if the input has fewer than 2 dimensions (PyTorch's error).
+
+    See Also
+    --------
+    alpha_dropout, dropout3d, difflab.nn.FeatureAlphaDropout
+
+    Notes
+    -----
+    With a Bernoulli mask :math:`m_{nc} \sim \mathcal B(1-p)` per channel,
+
+    .. math::
+        y_{nc\ldots} = a\,\bigl(m_{nc} x_{nc\ldots} + (1 - m_{nc})\,\alpha'\bigr) + b,
+        \qquad a = \bigl((1-p)(1 + p\,\alpha'^2)\bigr)^{-1/2}, \quad b = -a\,\alpha' p .
+
+    ``p = 1`` gives zeros.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> _ = dl.manual_seed(0)
+    >>> y = dl.nn.functional.feature_alpha_dropout(dl.ones(2, 3, 2), 0.5, training=True)
+    >>> sorted(set(round(v, 4) for v in y.flatten().tolist()))   # dropped, kept
+    [-0.7792, 1.6656]
+    >>> bool((y[..., 0] == y[..., 1]).all())                         # one draw per channel
+    True
+    """
+    from difflab.nn.functional_activations import SELU_ALPHA, SELU_SCALE
+
+    x = _check_tensor("feature_alpha_dropout", input)
+    _probability("feature_alpha_dropout", p)
+    if not training or p == 0.0:
+        return x
+    if x.ndim < 2:
+        raise RuntimeError("feature_alpha_dropout: feature dropout requires at least 2 "
+                           f"dimensions in the input (N, C, ...), got shape {tuple(x.shape)}")
+    if inplace:
+        return _in_place(x, lambda t: feature_alpha_dropout(t, p, True),
+                         "feature_alpha_dropout(inplace=True)")
+    x = _floating(x)
+    if p == 1.0:
+        return x * 0.0
+    saturation = -SELU_SCALE * SELU_ALPHA
+    a = ((1 - p) * (1 + p * saturation**2)) ** -0.5
+    b = -a * saturation * p
+    channels = x[(slice(None), slice(None)) + (slice(0, 1),) * (x.ndim - 2)]
+    keep = apply(registry.PRIMITIVES["dropout_mask"], channels, p=p,  # (drawn at every run)
                  generator=None) > 0
     return _where(keep, x, saturation) * a + b
 
@@ -982,6 +1113,8 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # no
                          "linear | bilinear | bicubic | trilinear")
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported in difflab")
+    if mode != "nearest":  # (weights between neighbours are fractions: integers were cut to 0)
+        x = _floating(x)
     if (size is None) == (scale_factor is None):
         raise ValueError("interpolate: give exactly one of size and scale_factor")
     sizes_in = x.shape[2:]
@@ -1023,11 +1156,6 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # no
 # ---------------------------------------------------------------------- adaptive pooling
 
 
-def _bins(n: int, m: int) -> list[tuple[int, int]]:
-    """PyTorch's adaptive bins: cell i of m over n covers [⌊i·n/m⌋, ⌈(i+1)·n/m⌉)."""
-    return [((i * n) // m, -(-((i + 1) * n) // m)) for i in range(m)]
-
-
 def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False  # noqa: A002
                         ) -> Tensor:
     """The maximum over each cell of a grid of ``output_size`` that tiles the input.
@@ -1039,20 +1167,20 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     output_size : int or tuple of 2 (int or None)
         The grid; ``None`` for a side keeps the input's size there.
     return_indices : bool, default False
-        Not supported (must stay False).
+        Also return where each maximum is, :math:`h W + w` (the first maximum of each
+        cell in scanning order, as PyTorch's).
 
     Returns
     -------
-    Tensor
-        :math:`(N, C, H_{out}, W_{out})` (or without :math:`N`).
+    Tensor or (Tensor, Tensor)
+        :math:`(N, C, H_{out}, W_{out})` (or without :math:`N`); with ``return_indices``,
+        also the int64 indices of the maxima.
 
     Raises
     ------
     ValueError
         If the input is not 3-D or 4-D, or ``output_size`` is not an int or a pair
         of positive ints (or None).
-    NotImplementedError
-        With ``return_indices=True``.
     RuntimeError
         If a pooled dimension of the input is empty (no cells to pool).
 
@@ -1071,9 +1199,6 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     """
     from difflab.functions import stack
 
-    if return_indices:
-        raise NotImplementedError("adaptive_max_pool2d: return_indices=True is not supported "
-                                  "in difflab")
     x = _check_tensor("adaptive_max_pool2d", input)
     if x.ndim not in (3, 4):
         raise ValueError(f"adaptive_max_pool2d expects a 3-D or 4-D input, got "
@@ -1081,10 +1206,15 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     h, w = x.shape[-2:]
     oh, ow = _adaptive_sizes("adaptive_max_pool2d", output_size, (h, w))
     if h % oh == 0 and w % ow == 0:  # equal cells: one max-pooling
-        return max_pool2d(x, (h // oh, w // ow))
-    rows = [stack([x[..., r0:r1, c0:c1].amax(dim=(-2, -1)) for c0, c1 in _bins(w, ow)], -1)
-            for r0, r1 in _bins(h, oh)]
-    return stack(rows, -2)
+        out = max_pool2d(x, (h // oh, w // ow))
+    else:
+        out = stack([stack([x[..., r0:r1, c0:c1].amax(dim=(-2, -1))
+                            for c0, c1 in _bins(w, ow)], -1) for r0, r1 in _bins(h, oh)], -2)
+    if not return_indices:
+        return out
+    batched = x if x.ndim == 4 else x.unsqueeze(0)
+    indices = _adaptive_max_indices(batched, (oh, ow))
+    return out, (indices if x.ndim == 4 else indices.squeeze(0))
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
@@ -1142,19 +1272,18 @@ def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = 
     output_size : int
         The number of cells.
     return_indices : bool, default False
-        Not supported (must stay False).
+        Also return where each maximum is along L.
 
     Returns
     -------
-    Tensor
-        :math:`(N, C, \text{output\_size})` (or without :math:`N`).
+    Tensor or (Tensor, Tensor)
+        :math:`(N, C, \text{output\_size})` (or without :math:`N`); with
+        ``return_indices``, also the int64 indices of the maxima.
 
     Raises
     ------
     ValueError
         If the input is not 2-D or 3-D.
-    NotImplementedError
-        With ``return_indices=True``.
     RuntimeError
         If a pooled dimension of the input is empty (no cells to pool).
     TypeError
@@ -1177,7 +1306,10 @@ def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = 
         raise ValueError(f"adaptive_max_pool1d expects a 2-D or 3-D input, got "
                          f"{tuple(x.shape)}")
     size = _single("adaptive_max_pool1d", output_size, "output_size")
-    return adaptive_max_pool2d(x.unsqueeze(-2), (1, size), return_indices).squeeze(-2)
+    out = adaptive_max_pool2d(x.unsqueeze(-2), (1, size), return_indices)
+    if return_indices:  # (the positions along L are those along W of the one-row image)
+        return out[0].squeeze(-2), out[1].squeeze(-2)
+    return out.squeeze(-2)
 
 
 def _adaptive_along(x: Tensor, axis: int, size: int, reduce: str) -> Tensor:
@@ -1276,20 +1408,19 @@ def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = 
         :math:`(D_{out}, H_{out}, W_{out})`; ``None`` for a side keeps the input's
         size there.
     return_indices : bool, default False
-        Not supported (must stay False).
+        Also return where each maximum is, :math:`(d H + h) W + w`.
 
     Returns
     -------
-    Tensor
-        :math:`(N, C, D_{out}, H_{out}, W_{out})` (or without :math:`N`).
+    Tensor or (Tensor, Tensor)
+        :math:`(N, C, D_{out}, H_{out}, W_{out})` (or without :math:`N`); with
+        ``return_indices``, also the int64 indices of the maxima.
 
     Raises
     ------
     ValueError
         If the input is not 4-D or 5-D, or ``output_size`` is not an int or three
         positive ints (or None).
-    NotImplementedError
-        With ``return_indices=True``.
     RuntimeError
         If a pooled dimension of the input is empty (no cells to pool).
 
@@ -1309,11 +1440,126 @@ def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = 
     >>> dl.nn.functional.adaptive_max_pool3d(x, (1, 1, None)).flatten().tolist()
     [6.0, 7.0]
     """
-    if return_indices:
-        raise NotImplementedError("adaptive_max_pool3d: return_indices=True is not supported "
-                                  "in difflab")
     x = _check_tensor("adaptive_max_pool3d", input)
-    return _adaptive_pool3d("adaptive_max_pool3d", x, output_size, "amax")
+    out = _adaptive_pool3d("adaptive_max_pool3d", x, output_size, "amax")
+    if not return_indices:
+        return out
+    batched = x if x.ndim == 5 else x.unsqueeze(0)
+    indices = _adaptive_max_indices(batched, tuple(out.shape[-3:]))
+    return out, (indices if x.ndim == 5 else indices.squeeze(0))
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size: Any,  # noqa: A002
+                                     return_indices: bool = True) -> tuple:
+    """:func:`adaptive_max_pool1d` with ``return_indices=True``: (the maxima, their indices).
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, L)` or :math:`(C, L)`.
+    output_size : int
+        The number of cells.
+    return_indices : bool, default True
+        PyTorch's argument; the indices are always returned.
+
+    Returns
+    -------
+    (Tensor, Tensor)
+        The maxima and their int64 positions along L.
+
+    Raises
+    ------
+    ValueError
+        As :func:`adaptive_max_pool1d`.
+
+    See Also
+    --------
+    adaptive_max_pool1d, difflab.nn.functional.max_unpool1d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.tensor([[[1.0, 5.0, 2.0, 0.0, 3.0]]])
+    >>> y, i = dl.nn.functional.adaptive_max_pool1d_with_indices(x, 2)
+    >>> y.tolist(), i.tolist()
+    ([[[5.0, 3.0]]], [[[1, 4]]])
+    """
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any,  # noqa: A002
+                                     return_indices: bool = True) -> tuple:
+    """:func:`adaptive_max_pool2d` with ``return_indices=True``: (the maxima, their indices).
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, H, W)` or :math:`(C, H, W)`.
+    output_size : int or tuple of 2 (int or None)
+        The grid.
+    return_indices : bool, default True
+        PyTorch's argument; the indices are always returned.
+
+    Returns
+    -------
+    (Tensor, Tensor)
+        The maxima and their int64 indices :math:`h W + w`.
+
+    Raises
+    ------
+    ValueError
+        As :func:`adaptive_max_pool2d`.
+
+    See Also
+    --------
+    adaptive_max_pool2d, difflab.nn.functional.max_unpool2d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> y, i = dl.nn.functional.adaptive_max_pool2d_with_indices(dl.arange(9.0).reshape(1, 3, 3), 2)
+    >>> y.tolist(), i.tolist()
+    ([[[4.0, 5.0], [7.0, 8.0]]], [[[4, 5], [7, 8]]])
+    """
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any,  # noqa: A002
+                                     return_indices: bool = True) -> tuple:
+    """:func:`adaptive_max_pool3d` with ``return_indices=True``: (the maxima, their indices).
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C, D, H, W)` or :math:`(C, D, H, W)`.
+    output_size : int or tuple of 3 (int or None)
+        The grid.
+    return_indices : bool, default True
+        PyTorch's argument; the indices are always returned.
+
+    Returns
+    -------
+    (Tensor, Tensor)
+        The maxima and their int64 indices :math:`(d H + h) W + w`.
+
+    Raises
+    ------
+    ValueError
+        As :func:`adaptive_max_pool3d`.
+
+    See Also
+    --------
+    adaptive_max_pool3d, difflab.nn.functional.max_unpool3d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.arange(8.0).reshape(1, 1, 2, 2, 2)
+    >>> y, i = dl.nn.functional.adaptive_max_pool3d_with_indices(x, 1)
+    >>> y.flatten().tolist(), i.flatten().tolist()
+    ([7.0], [7])
+    """
+    return adaptive_max_pool3d(input, output_size, True)
 
 
 # ------------------------------------------------------------------------ embedding bags

@@ -25,8 +25,9 @@ from difflab.tensor import Tensor
 
 __all__ = ["cosine_embedding_loss", "ctc_loss", "gaussian_nll_loss", "hinge_embedding_loss",
            "huber_loss", "smooth_l1_loss",
-           "kl_div", "margin_ranking_loss", "multilabel_soft_margin_loss", "poisson_nll_loss",
-           "soft_margin_loss", "triplet_margin_loss"]
+           "kl_div", "margin_ranking_loss", "multi_margin_loss", "multilabel_margin_loss",
+           "multilabel_soft_margin_loss", "poisson_nll_loss", "soft_margin_loss",
+           "triplet_margin_loss", "triplet_margin_with_distance_loss"]
 
 
 def _where(condition: Any, a: Any, b: Any) -> Tensor:
@@ -863,3 +864,278 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",  # noqa: 
 
 # isort: split
 # breadth (issue 27): the rest of PyTorch's activations, composites defined next door
+
+
+# ------------------------------------------------------- multi-class margins, a distance of choice
+
+
+def _scores_and_classes(name: str, input: Tensor, target: Tensor, same_shape: bool  # noqa: A002
+                        ) -> tuple:
+    """(N, C) scores, the integer target as (N,) or (N, C), and whether the input was
+    unbatched (C,): the margin losses' shared checks."""
+    from difflab.nn.functional_core import _floating
+
+    x = _floating(_check_tensor(name, input))
+    if x.ndim not in (1, 2) or x.shape[-1] == 0:
+        raise ValueError(f"{name} expects a 1-D (C,) or 2-D (N, C) input of class scores, got "
+                         f"shape {tuple(x.shape)}")
+    t = _check_tensor(name, target, "target")
+    if t.dtype.kind not in "iu":
+        raise TypeError(f"{name}: target must hold class indices of an integer dtype (int64), "
+                        f"got {t.dtype}; use target.long()")
+    expected = tuple(x.shape) if same_shape else tuple(x.shape[:-1])
+    if tuple(t.shape) != expected:
+        raise ValueError(f"{name}: expected target of shape {expected} for input of shape "
+                         f"{tuple(x.shape)}, got {tuple(t.shape)}")
+    unbatched = x.ndim == 1
+    if unbatched:
+        x, t = x.unsqueeze(0), t.unsqueeze(0)
+    return x, t, unbatched
+
+
+def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1,  # noqa: A002
+                      margin: float = 1.0, weight: Tensor | None = None,
+                      size_average: Any = None, reduce: Any = None,
+                      reduction: str = "mean") -> Tensor:
+    r"""The multi-class hinge loss: every wrong class should score ``margin`` below the right one.
+
+    For each sample, the hinge :math:`\max(0, \text{margin} - x_y + x_i)` (raised to
+    ``p``) of every class :math:`i \ne y`, averaged over the :math:`C` classes.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C)` or :math:`(C,)` class scores.
+    target : Tensor
+        :math:`(N,)` or :math:`()` class indices in :math:`[0, C)`, an integer dtype.
+    p : {1, 2}, default 1
+        The hinge's power.
+    margin : float, default 1.0
+        How far below the right class's score every other should be.
+    weight : Tensor, optional
+        :math:`(C,)`: the loss of a sample of class :math:`y` is scaled by
+        :math:`w_y`.
+    size_average, reduce : optional
+        PyTorch's deprecated flags; they set ``reduction`` when given.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return one per sample.
+
+    Returns
+    -------
+    Tensor
+        A scalar, or :math:`(N,)` (:math:`()` for one sample) with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is not 1 or 2, the input is not 1-D or 2-D, the target's shape does not
+        match, or ``reduction`` is unknown.
+    TypeError
+        If the target is not of an integer dtype.
+    RuntimeError
+        If a target class is outside :math:`[0, C)`.
+
+    See Also
+    --------
+    multilabel_margin_loss, cross_entropy, difflab.nn.MultiMarginLoss
+
+    Notes
+    -----
+    .. math::
+        \ell(x, y) = \frac{1}{C} \sum_{i \ne y} w_y \max(0,\ \text{margin} - x_y + x_i)^p
+
+    The gradient flows through the hinges that are positive: :math:`+w_y p\,h^{p-1}` to
+    :math:`x_i` and the opposite to :math:`x_y`, for each such class :math:`i`.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> F = dl.nn.functional
+    >>> x = dl.tensor([[0.1, 0.2, 0.4, 0.8], [0.3, -0.2, 0.5, 0.1]], requires_grad=True)
+    >>> y = dl.tensor([3, 0])
+    >>> loss = F.multi_margin_loss(x, y)
+    >>> round(loss.item(), 4)
+    0.475
+    >>> loss.backward()
+    >>> [round(v, 4) for v in x.grad[0].tolist()]
+    [0.125, 0.125, 0.125, -0.375]
+    """
+    from difflab.creation import arange
+    from difflab.functions_indexing import checked_index
+
+    name = "multi_margin_loss"
+    reduction = _reduction(name, reduction, size_average, reduce)
+    if p not in (1, 2):
+        raise ValueError(f"{name}: only p == 1 and p == 2 supported, got p={p!r}")
+    x, t, unbatched = _scores_and_classes(name, input, target, same_shape=False)
+    c = x.shape[1]
+    t = checked_index(t, c, f"{name}: target out of range: class {{value}} for an input "
+                      f"of {c} classes (valid: 0 .. {c - 1})", error="RuntimeError")
+    right = x.gather(1, t.unsqueeze(1))  # (N, 1): x_y
+    hinge = (margin - right + x).relu()
+    if p == 2:
+        hinge = hinge * hinge
+    if weight is not None:
+        weight = _check_tensor(name, weight, "weight")
+        if tuple(weight.shape) != (c,):
+            raise ValueError(f"{name}: weight must have shape ({c},), one per class, got "
+                             f"{tuple(weight.shape)}")
+        hinge = hinge * weight[t].unsqueeze(1)
+    classes = arange(c, device=t.device).unsqueeze(0)
+    losses = _where(classes != t.unsqueeze(1), hinge, 0.0).sum(1) / c
+    if unbatched:
+        losses = losses.reshape(())
+    return _reduce(losses, reduction, name)
+
+
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A002
+                           reduce: Any = None, reduction: str = "mean") -> Tensor:
+    r"""The multi-label hinge loss: each true label should score 1 above every other label.
+
+    ``target`` lists each sample's true classes first, ended by the first negative
+    value (``-1``; what follows is ignored), PyTorch's layout.
+
+    Parameters
+    ----------
+    input : Tensor
+        :math:`(N, C)` or :math:`(C,)` class scores.
+    target : Tensor
+        The input's shape, an integer dtype: the true classes, then ``-1``.
+    size_average, reduce : optional
+        PyTorch's deprecated flags; they set ``reduction`` when given.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return one per sample.
+
+    Returns
+    -------
+    Tensor
+        A scalar, or :math:`(N,)` (:math:`()` for one sample) with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        If the input is not 1-D or 2-D, the target's shape differs, or ``reduction`` is
+        unknown.
+    TypeError
+        If the target is not of an integer dtype.
+    RuntimeError
+        If a listed class is :math:`C` or more.
+
+    See Also
+    --------
+    multi_margin_loss, multilabel_soft_margin_loss, difflab.nn.MultiLabelMarginLoss
+
+    Notes
+    -----
+    With :math:`Y` the listed classes of a sample,
+
+    .. math::
+        \ell(x, Y) = \frac{1}{C} \sum_{j \in Y} \sum_{i \notin Y}
+        \max\bigl(0,\ 1 - (x_j - x_i)\bigr).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> F = dl.nn.functional
+    >>> x = dl.tensor([[0.1, 0.2, 0.4, 0.8], [0.3, -0.2, 0.5, 0.1]])
+    >>> y = dl.tensor([[3, 0, -1, 1], [1, 2, 3, -1]])   # classes {3, 0} and {1, 2, 3}
+    >>> [round(v, 4) for v in F.multilabel_margin_loss(x, y, reduction="none").tolist()]
+    [0.85, 0.875]
+    """
+    from difflab.creation import arange
+    from difflab.functions import cumprod
+    from difflab.functions_indexing import checked_index
+
+    name = "multilabel_margin_loss"
+    reduction = _reduction(name, reduction, size_average, reduce)
+    x, t, unbatched = _scores_and_classes(name, input, target, same_shape=True)
+    c = x.shape[1]
+    listed = cumprod((t >= 0).long(), 1) > 0  # (N, C): the positions before the first -1
+    t = checked_index(_where(listed, t, 0), c, f"{name}: argument #2 'target' is out of "
+                      f"range: class {{value}} for an input of {c} classes", error="RuntimeError")
+    classes = arange(c, device=t.device)
+    # is_true[n, i]: class i is listed for sample n
+    is_true = ((t.unsqueeze(2) == classes) & listed.unsqueeze(2)).any(1)
+    hinge = (1.0 - (x.gather(1, t).unsqueeze(2) - x.unsqueeze(1))).relu()  # (N, j, i)
+    counted = listed.unsqueeze(2) & ~is_true.unsqueeze(1)
+    losses = _where(counted, hinge, 0.0).sum((1, 2)) / c
+    if unbatched:
+        losses = losses.reshape(())
+    return _reduce(losses, reduction, name)
+
+
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
+                                      distance_function: Any = None, margin: float = 1.0,
+                                      swap: bool = False, reduction: str = "mean") -> Tensor:
+    r"""The triplet loss with a distance of your choice (the Euclidean one by default).
+
+    Pulls ``anchor`` towards ``positive`` and pushes it from ``negative`` until they
+    are ``margin`` apart in ``distance_function``.
+
+    Parameters
+    ----------
+    anchor, positive, negative : Tensor
+        :math:`(N, D)` or :math:`(D,)` embeddings (any shapes the distance takes).
+    distance_function : callable, optional
+        ``d(x1, x2) -> Tensor`` of distances, one per triplet;
+        :func:`pairwise_distance` when left out.  Any differentiable difflab function
+        will do (``lambda a, b: 1 - F.cosine_similarity(a, b)``).
+    margin : float, default 1.0
+        How much farther the negative should be; must be positive.
+    swap : bool, default False
+        Use :math:`\min(d(a, n), d(p, n))` as the negative's distance (the "distance
+        swap" of Balntas et al.).
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return one per triplet.
+
+    Returns
+    -------
+    Tensor
+        A scalar, or one loss per triplet with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        If ``margin`` is not positive or ``reduction`` is unknown.
+    TypeError
+        If ``distance_function`` is not callable.
+
+    See Also
+    --------
+    triplet_margin_loss, pairwise_distance, difflab.nn.TripletMarginWithDistanceLoss
+
+    Notes
+    -----
+    .. math::
+        \ell(a, p, n) = \max\bigl(d(a, p) - d(a, n) + \text{margin},\ 0\bigr)
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> F = dl.nn.functional
+    >>> a, p, n = dl.tensor([[0.0, 0.0]]), dl.tensor([[3.0, 4.0]]), dl.tensor([[0.0, 1.0]])
+    >>> round(F.triplet_margin_with_distance_loss(a, p, n).item(), 4)      # 5 - 1 + 1
+    5.0
+    >>> l1 = lambda x, y: (x - y).abs().sum(-1)
+    >>> F.triplet_margin_with_distance_loss(a, p, n, distance_function=l1).item()   # 7 - 1 + 1
+    7.0
+    """
+    from difflab.nn.functional_layers import pairwise_distance
+
+    name = "triplet_margin_with_distance_loss"
+    reduction = _reduction(name, reduction)
+    if margin <= 0:
+        raise ValueError(f"{name}: expected margin to be greater than 0, got {margin}")
+    if distance_function is None:
+        distance_function = pairwise_distance
+    elif not callable(distance_function):
+        raise TypeError(f"{name}: distance_function must be callable (x1, x2) -> distances, "
+                        f"got {type(distance_function).__name__}")
+    for what, t in (("anchor", anchor), ("positive", positive), ("negative", negative)):
+        _check_tensor(name, t, what)
+    d_pos = distance_function(anchor, positive)
+    d_neg = distance_function(anchor, negative)
+    if swap:
+        d_swap = distance_function(positive, negative)
+        d_neg = _where(d_swap < d_neg, d_swap, d_neg)
+    return _reduce((d_pos - d_neg + margin).relu(), reduction, name)

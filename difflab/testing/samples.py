@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from difflab.testing.samples_nn import nn_breadth_table
+
 INT = "int"  # an input of integers in [0, n): (shape, (INT, n))
 BOOL = "bool"  # an input of truth values: (shape, BOOL)
 EDGES = (np.inf, -0.0, np.nan, -np.inf, 0.0, 1.5, 1.5, -2.5)  # (1.5, 1.5: a tie)
@@ -625,7 +627,9 @@ def function_cases() -> dict[str, Case]:
                              [V, ((1,), (-2, 2)), ((4,), (INT, 6))]),
     }
     cases = {name: Case(name, call, tuple(specs)) for name, (call, specs) in table.items()}
-    return {**cases, **_linalg_function_cases()}
+    return {**cases, **_linalg_function_cases(),
+            **{name: Case(name, call, tuple(specs))
+               for name, (call, specs) in nn_breadth_table(dl, INT).items()}}
 
 
 # ------------------------------------------------------------- probing the API

@@ -119,7 +119,9 @@ FUNCTIONS = samples.function_cases()
 #: batch.)
 READ_VALUES = {"dl.histc", "dl.scatter", "Tensor.scatter", "dl.scatter_add",
                "Tensor.scatter_add", "F.binary_cross_entropy", "F.embedding", "F.ctc_loss",
-               "F.dropout2d", "F.embedding_bag", "F.gaussian_nll_loss", "F.grid_sample",
+               "F.dropout2d", "F.dropout3d", "F.feature_alpha_dropout", "F.embedding_bag",
+               "F.max_unpool1d", "F.max_unpool2d", "F.max_unpool3d",
+               "F.gaussian_nll_loss", "F.grid_sample",
                "dl.index_add", "Tensor.index_add", "dl.index_put", "Tensor.index_put",
                "dl.masked_select", "Tensor.masked_select", "dl.renorm",
                "Tensor.renorm", "dl.unique", "Tensor.unique", "dl.unique_consecutive",

@@ -75,5 +75,5 @@ def test_bad_output_sizes_are_refused_with_the_rule():
         F.adaptive_avg_pool3d(x[None], (2, 2))
     with pytest.raises(ValueError, match="4-D or 5-D"):
         F.adaptive_max_pool3d(x[0, 0], 2)
-    with pytest.raises(NotImplementedError, match="return_indices"):
-        F.adaptive_max_pool3d(x[None], 2, return_indices=True)
+    values, indices = F.adaptive_max_pool3d(x[None], 2, return_indices=True)  # (now given)
+    assert indices.shape == values.shape and indices.dtype == dl.int64

@@ -117,6 +117,43 @@ LAYERS = {
     "Flatten": (lambda nn: nn.Flatten(), (2, 3, 2), KEEPS),
     "Unflatten": (lambda nn: nn.Unflatten(1, (2, 2)), (3, 4), KEEPS),
     "Identity": (lambda nn: nn.Identity(), (4,), KEEPS),
+    # (the 3-D layers, the lazy layers and the rest of PyTorch's nn)
+    "AvgPool3d": (lambda nn: nn.AvgPool3d(2), (1, 2, 2, 4, 4), PROMOTES),
+    "BatchNorm3d": (lambda nn: nn.BatchNorm3d(2), (2, 2, 2, 2, 2), PROMOTES),
+    "ConvTranspose3d": (lambda nn: nn.ConvTranspose3d(2, 3, 2), (1, 2, 2, 2, 2), PROMOTES),
+    "Dropout3d": (lambda nn: nn.Dropout3d(0.3), (1, 2, 2, 2, 2), PROMOTES),
+    "FeatureAlphaDropout": (lambda nn: nn.FeatureAlphaDropout(0.3), IMG, PROMOTES),
+    "LazyLinear": (lambda nn: nn.LazyLinear(2), (4, 3), PROMOTES),
+    "LazyConv1d": (lambda nn: nn.LazyConv1d(3, 3), SEQ, PROMOTES),
+    "LazyConv2d": (lambda nn: nn.LazyConv2d(3, 3), IMG, PROMOTES),
+    "LazyConv3d": (lambda nn: nn.LazyConv3d(2, 2), (1, 1, 3, 4, 4), PROMOTES),
+    "LazyConvTranspose1d": (lambda nn: nn.LazyConvTranspose1d(3, 3), SEQ, PROMOTES),
+    "LazyConvTranspose2d": (lambda nn: nn.LazyConvTranspose2d(3, 3), IMG, PROMOTES),
+    "LazyConvTranspose3d": (lambda nn: nn.LazyConvTranspose3d(3, 2), (1, 2, 2, 2, 2),
+                            PROMOTES),
+    "LazyBatchNorm1d": (lambda nn: nn.LazyBatchNorm1d(), (4, 3), PROMOTES),
+    "LazyBatchNorm2d": (lambda nn: nn.LazyBatchNorm2d(), (2, 1, 3, 3), PROMOTES),
+    "LazyBatchNorm3d": (lambda nn: nn.LazyBatchNorm3d(), (2, 2, 2, 2, 2), PROMOTES),
+    "LazyInstanceNorm1d": (lambda nn: nn.LazyInstanceNorm1d(), SEQ, PROMOTES),
+    "LazyInstanceNorm2d": (lambda nn: nn.LazyInstanceNorm2d(), IMG, PROMOTES),
+    "LazyInstanceNorm3d": (lambda nn: nn.LazyInstanceNorm3d(), (1, 2, 2, 3, 4), PROMOTES),
+    "LPPool1d": (lambda nn: nn.LPPool1d(2, 2), SEQ, PROMOTES),
+    "LPPool2d": (lambda nn: nn.LPPool2d(2, 2), IMG, PROMOTES),
+    "LPPool3d": (lambda nn: nn.LPPool3d(2, 2), (1, 2, 2, 4, 4), PROMOTES),
+    "RReLU": (lambda nn: nn.RReLU(), V, PROMOTES),
+    "Softmax2d": (lambda nn: nn.Softmax2d(), IMG, PROMOTES),
+    "UpsamplingBilinear2d": (lambda nn: nn.UpsamplingBilinear2d(scale_factor=2), IMG, PROMOTES),
+    "MaxPool3d": (lambda nn: nn.MaxPool3d(2), (1, 2, 2, 4, 4), KEEPS),
+    # (fractional pooling draws its windows in floating point: integers are pooled as floats)
+    "FractionalMaxPool2d": (lambda nn: nn.FractionalMaxPool2d(2, 2), IMG, PROMOTES),
+    "FractionalMaxPool3d": (lambda nn: nn.FractionalMaxPool3d(2, 1), (1, 2, 3, 3, 3), PROMOTES),
+    "ChannelShuffle": (lambda nn: nn.ChannelShuffle(2), IMG, KEEPS),
+    "UpsamplingNearest2d": (lambda nn: nn.UpsamplingNearest2d(scale_factor=2), IMG, KEEPS),
+    "CircularPad3d": (lambda nn: nn.CircularPad3d(1), (1, 2, 2, 3, 3), KEEPS),
+    "ConstantPad3d": (lambda nn: nn.ConstantPad3d(1, 0.5), (1, 2, 2, 3, 3), KEEPS),
+    "ReflectionPad3d": (lambda nn: nn.ReflectionPad3d(1), (1, 2, 2, 3, 3), KEEPS),
+    "ReplicationPad3d": (lambda nn: nn.ReplicationPad3d(1), (1, 2, 2, 3, 3), KEEPS),
+    "ZeroPad3d": (lambda nn: nn.ZeroPad3d(1), (1, 2, 2, 3, 3), KEEPS),
 }
 # Layers whose input is not data of a dtype to promote (indices, targets, containers).
 NOT_DATA = {"Embedding", "EmbeddingBag", "Module", "ModuleDict", "ModuleList", "ParameterList",
@@ -125,7 +162,13 @@ NOT_DATA = {"Embedding", "EmbeddingBag", "Module", "ModuleDict", "ModuleList", "
             "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "L1Loss", "MSELoss", "NLLLoss",
             "CTCLoss", "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss",
             "HuberLoss", "KLDivLoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss",
-            "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss"}
+            "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss",
+            "MultiMarginLoss", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss", "NLLLoss2d",
+            # (values and the indices a max pool returned)
+            "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
+            # (the recurrent bases: the subclasses' rows run them)
+            "RNNBase", "RNNCellBase",
+            "AdaptiveLogSoftmaxWithLoss"}  # (a loss: a model's output and its targets)
 
 
 class _Twice:

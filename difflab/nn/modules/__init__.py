@@ -135,6 +135,57 @@ from difflab.nn.modules.transformer import (
 )
 from difflab.nn.modules.upsampling import Upsample
 
+# isort: split
+# nn breadth (3-D layers, lazy modules, more losses): PyTorch's remaining torch.nn names
+from difflab.nn.modules.activation import RReLU, Softmax2d
+from difflab.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss
+from difflab.nn.modules.batchnorm import BatchNorm3d
+from difflab.nn.modules.conv import ConvTranspose3d
+from difflab.nn.modules.dropout import Dropout3d, FeatureAlphaDropout
+from difflab.nn.modules.lazy import (
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+    LazyLinear,
+)
+from difflab.nn.modules.loss import (
+    MultiLabelMarginLoss,
+    MultiMarginLoss,
+    NLLLoss2d,
+    TripletMarginWithDistanceLoss,
+)
+from difflab.nn.modules.padding import (
+    CircularPad3d,
+    ConstantPad3d,
+    ReflectionPad3d,
+    ReplicationPad3d,
+    ZeroPad3d,
+)
+from difflab.nn.modules.pixelshuffle import ChannelShuffle
+from difflab.nn.modules.pooling import (
+    AvgPool3d,
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+)
+from difflab.nn.modules.rnn import RNNBase, RNNCellBase
+from difflab.nn.modules.upsampling import UpsamplingBilinear2d, UpsamplingNearest2d
+
 __all__ = [
     "GELU", "LSTM", "RNN", "AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss",
     "BatchNorm1d", "BatchNorm2d", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding",
@@ -162,3 +213,15 @@ __all__ += ["AdaptiveAvgPool1d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "Adap
             "PoissonNLLLoss", "RMSNorm", "ReflectionPad1d", "ReflectionPad2d",
             "ReplicationPad1d", "ReplicationPad2d", "SoftMarginLoss", "TripletMarginLoss",
             "Unfold", "Upsample", "ZeroPad1d", "ZeroPad2d"]
+
+__all__ += ["AvgPool3d", "BatchNorm3d", "ConvTranspose3d", "Dropout3d", "FeatureAlphaDropout",
+            "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d",
+            "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
+            "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LazyLinear",
+            "MaxPool3d", "MultiLabelMarginLoss", "MultiMarginLoss",
+            "TripletMarginWithDistanceLoss", "CircularPad3d", "ConstantPad3d", "ReflectionPad3d",
+            "ReplicationPad3d", "ZeroPad3d", "ChannelShuffle", "Softmax2d",
+            "UpsamplingBilinear2d", "UpsamplingNearest2d", "RReLU", "LPPool1d", "LPPool2d",
+            "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "NLLLoss2d", "RNNBase",
+            "RNNCellBase", "AdaptiveLogSoftmaxWithLoss", "FractionalMaxPool2d",
+            "FractionalMaxPool3d"]  # nn breadth

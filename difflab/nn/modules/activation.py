@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from difflab.nn import functional as F
+from difflab.nn.functional_activations import RRELU_LOWER, RRELU_UPPER
 from difflab.nn.modules.attention import MultiheadAttention
 from difflab.nn.modules.layers import (
     GELU,
@@ -22,8 +23,8 @@ from difflab.tensor import Tensor
 
 __all__ = ["CELU", "ELU", "GELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish",
            "Hardtanh", "LeakyReLU", "LogSigmoid", "LogSoftmax", "Mish", "MultiheadAttention",
-           "PReLU", "ReLU", "ReLU6", "SiLU", "Sigmoid", "Softmax", "Softmin", "Softplus",
-           "Softshrink", "Softsign", "Tanh", "Tanhshrink", "Threshold"]
+           "PReLU", "RReLU", "ReLU", "ReLU6", "SiLU", "Sigmoid", "Softmax", "Softmax2d", "Softmin",
+           "Softplus", "Softshrink", "Softsign", "Tanh", "Tanhshrink", "Threshold"]
 
 
 class Hardtanh(Module):
@@ -761,3 +762,94 @@ class PReLU(Module):
 
     def extra_repr(self) -> str:
         return f"num_parameters={self.num_parameters}"
+
+
+class Softmax2d(Module):
+    r"""Softmax over the channels at every pixel of (N, C, H, W) or (C, H, W) images.
+
+    :class:`Softmax` along dimension -3, the channels: at each location the
+    :math:`C` values become probabilities that sum to 1.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, H, W)` or :math:`(C, H, W)`.
+    - Output: the same shape, values in :math:`[0, 1]`.
+
+    Raises
+    ------
+    ValueError
+        When called on an input that is not 3-D or 4-D (PyTorch's error).
+
+    See Also
+    --------
+    Softmax, difflab.nn.functional.softmax
+
+    Notes
+    -----
+    .. math::
+        \text{out}(n, c, h, w) = \frac{e^{x(n, c, h, w)}}{\sum_{k} e^{x(n, k, h, w)}}
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> y = dl.nn.Softmax2d()(dl.tensor([[[[0.0]], [[0.0]]]]))   # two channels, one pixel
+    >>> y.flatten().tolist()
+    [0.5, 0.5]
+    """
+
+    def forward(self, x: Tensor) -> Tensor:
+        if not isinstance(x, Tensor) or x.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got "
+                             f"{getattr(x, 'ndim', '?')}D instead")
+        return F.softmax(x, -3)
+
+
+class RReLU(Module):
+    r"""The randomized leaky ReLU: a random slope for negative inputs in training.
+
+    In training each negative element gets its own slope drawn from
+    :math:`\mathcal U(\text{lower}, \text{upper})`; in evaluation the mean slope
+    :math:`(\text{lower} + \text{upper})/2` (see :func:`difflab.nn.functional.rrelu`).
+
+    Parameters
+    ----------
+    lower, upper : float, default 1/8 and 1/3
+        The slopes' range.
+    inplace : bool, default False
+        Write the result into the input and return it.
+
+    Shape
+    -----
+    - Input: :math:`(*)`, any shape.
+    - Output: the same shape.
+
+    Raises
+    ------
+    RuntimeError
+        When called, if ``lower`` is greater than ``upper``.
+
+    See Also
+    --------
+    LeakyReLU, PReLU, difflab.nn.functional.rrelu
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> act = dl.nn.RReLU(0.1, 0.3)
+    >>> act
+    RReLU(lower=0.1, upper=0.3)
+    >>> act.eval()(dl.tensor([-1.0, 2.0]))
+    tensor([-0.2,  2. ])
+    """
+
+    def __init__(self, lower: float = RRELU_LOWER, upper: float = RRELU_UPPER,
+                 inplace: bool = False) -> None:
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.rrelu(x, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace
+                                                            else "")

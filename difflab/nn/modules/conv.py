@@ -1,4 +1,4 @@
-"""Convolution layers at PyTorch's path ``nn.modules.conv``: ``Conv1d`` and ``Conv2d``.
+"""Convolution layers at PyTorch's path ``nn.modules.conv``: 1-D, 2-D and 3-D, transposed too.
 
 ``Conv1d`` holds a (out_channels, in_channels/groups, k) kernel and calls
 :func:`difflab.nn.functional.conv1d`, which runs the 2-D convolution on the
@@ -15,7 +15,7 @@ from difflab.nn.modules.layers import Conv2d, _channels, _empty
 from difflab.nn.modules.module import Module
 from difflab.tensor import Tensor
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 
 class Conv1d(Module):
@@ -432,3 +432,79 @@ class Conv3d(Module):
     def extra_repr(self) -> str:
         return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
                 f"stride={self.stride}")
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    r"""The transposed 3-D convolution: a learned upsampling of (N, C_in, D, H, W) volumes.
+
+    The module form of :func:`difflab.nn.functional.conv_transpose3d`, the adjoint of a
+    :class:`Conv3d` with the same settings (it maps that convolution's output shape back
+    to its input shape).
+
+    Parameters
+    ----------
+    in_channels, out_channels : int
+        :math:`C_{in}`, :math:`C_{out}`.
+    kernel_size : int or tuple of 3 ints
+        :math:`(k_d, k_h, k_w)`.
+    stride, padding, output_padding, dilation : int or tuple of 3 ints
+        As in :class:`ConvTranspose2d` (defaults 1, 0, 0, 1).
+    groups : int, default 1
+        Independent groups of channels; both channel counts must be divisible by it.
+    bias : bool, default True
+        Learn a bias per output channel.
+    padding_mode : {'zeros'}, default 'zeros'
+        The only mode supported.
+    device, dtype : optional
+        Where the parameters live and their dtype.
+
+    Attributes
+    ----------
+    weight : Parameter
+        :math:`(C_{in}, C_{out}/\text{groups}, k_d, k_h, k_w)`, PyTorch's layout, drawn
+        from :math:`\mathcal U(-k, k)` with :math:`k = 1/\sqrt{C_{out}/\text{groups}
+        \cdot k_d k_h k_w}`.
+    bias : Parameter or None
+        :math:`(C_{out},)`.
+
+    Shape
+    -----
+    - Input: :math:`(N, C_{in}, D_{in}, H_{in}, W_{in})` or without :math:`N`.
+    - Output: :math:`(N, C_{out}, D_{out}, H_{out}, W_{out})`,
+      :math:`D_{out} = (D_{in} - 1)s_d - 2p_d + d_d(k_d - 1) + \text{output\_padding}_d + 1`
+      (:math:`H_{out}`, :math:`W_{out}` alike).
+
+    Raises
+    ------
+    ValueError
+        For channels not divisible by ``groups`` or another padding mode, a kernel size,
+        stride, dilation or ``groups`` below 1, or a negative padding; when called, on
+        an input whose channels are not ``in_channels``.
+    TypeError
+        For a channel count or window argument that is not an int.
+    NotImplementedError
+        When ``forward`` is given ``output_size`` (pass ``output_padding`` to the layer).
+
+    See Also
+    --------
+    Conv3d, ConvTranspose2d, difflab.nn.functional.conv_transpose3d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> _ = dl.manual_seed(0)
+    >>> up = dl.nn.ConvTranspose3d(4, 2, kernel_size=2, stride=2)
+    >>> up
+    ConvTranspose3d(4, 2, kernel_size=(2, 2, 2), stride=(2, 2, 2))
+    >>> up.weight.shape, up(dl.randn(1, 4, 3, 3, 3)).shape
+    (difflab.Size([4, 2, 2, 2, 2]), difflab.Size([1, 2, 6, 6, 6]))
+    """
+
+    _dims = 3
+
+    def forward(self, x: Tensor, output_size: Any = None) -> Tensor:
+        if output_size is not None:
+            raise NotImplementedError("ConvTranspose3d: pass output_padding to the layer "
+                                      "instead of output_size to forward")
+        return F.conv_transpose3d(x, self.weight, self.bias, self.stride, self.padding,
+                                  self.output_padding, self.groups, self.dilation)

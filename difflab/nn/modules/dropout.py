@@ -1,5 +1,6 @@
 """Dropout layers at PyTorch's path ``nn.modules.dropout``: ``Dropout`` (defined in
-:mod:`.layers`), the channel-wise ``Dropout1d``/``Dropout2d`` and SELU's ``AlphaDropout``."""
+:mod:`.layers`), the channel-wise ``Dropout1d``/``2d``/``3d`` and SELU's ``AlphaDropout`` and
+``FeatureAlphaDropout``."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from difflab.nn.modules.layers import Dropout
 from difflab.nn.modules.module import Module
 from difflab.tensor import Tensor
 
-__all__ = ["AlphaDropout", "Dropout", "Dropout1d", "Dropout2d"]
+__all__ = ["AlphaDropout", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout"]
 
 
 class _ChannelDropout(Module):
@@ -159,3 +160,81 @@ class AlphaDropout(_ChannelDropout):
     """
 
     function = "alpha_dropout"
+
+
+class Dropout3d(_ChannelDropout):
+    """In training, zero whole channels of (N, C, D, H, W) volumes with probability p.
+
+    Parameters
+    ----------
+    p : float, default 0.5
+        The probability of zeroing a channel, in :math:`[0, 1]`.
+    inplace : bool, default False
+        Write the result into the input and return it, as PyTorch does.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, D, H, W)` or :math:`(C, D, H, W)`.
+    - Output: the same shape.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is outside :math:`[0, 1]`; when called, on an input of the wrong dimensions.
+
+    See Also
+    --------
+    Dropout2d, difflab.nn.functional.dropout3d
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> drop = dl.nn.Dropout3d(0.25)
+    >>> drop
+    Dropout3d(p=0.25, inplace=False)
+    >>> drop.eval()(dl.ones(1, 2, 2, 2, 2)).sum().item()
+    16.0
+    """
+
+    function = "dropout3d"
+
+
+class FeatureAlphaDropout(_ChannelDropout):
+    r"""In training, alpha-drop whole channels: SELU's dropout, one draw per channel.
+
+    A dropped channel's elements all become SELU's saturation value, then the
+    affine map of :class:`AlphaDropout` keeps mean 0 and variance 1 (see
+    :func:`difflab.nn.functional.feature_alpha_dropout`).  In evaluation mode it
+    is the identity.
+
+    Parameters
+    ----------
+    p : float, default 0.5
+        The probability of dropping a channel, in :math:`[0, 1]`.
+    inplace : bool, default False
+        Write the result into the input and return it.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, *)`.
+    - Output: the same shape.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is outside :math:`[0, 1]`.
+
+    See Also
+    --------
+    AlphaDropout, Dropout3d, difflab.nn.functional.feature_alpha_dropout
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> _ = dl.manual_seed(0)
+    >>> y = dl.nn.FeatureAlphaDropout(0.5)(dl.ones(2, 3, 2))
+    >>> sorted(set(round(v, 4) for v in y.flatten().tolist()))
+    [-0.7792, 1.6656]
+    """
+
+    function = "feature_alpha_dropout"

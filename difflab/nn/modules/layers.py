@@ -340,17 +340,24 @@ class MaxPool2d(Module):
         Implicit :math:`-\infty` padding on both sides; at most half the kernel size.
     dilation : int or tuple, default 1
         The spacing between the window's elements.
+    return_indices : bool, default False
+        Also return where each maximum is (for :class:`MaxUnpool2d`).
+    ceil_mode : bool, default False
+        Only False is supported.
 
     Shape
     -----
     - Input: :math:`(N, C, H_{in}, W_{in})` or :math:`(C, H_{in}, W_{in})`.
     - Output: :math:`(N, C, H_{out}, W_{out})` or :math:`(C, H_{out}, W_{out})`,
-      :math:`H_{out} = \lfloor (H_{in} + 2p_0 - d_0(k_0 - 1) - 1)/s_0 \rfloor + 1`.
+      :math:`H_{out} = \lfloor (H_{in} + 2p_0 - d_0(k_0 - 1) - 1)/s_0 \rfloor + 1`
+      (with ``return_indices``, and the int64 indices of the maxima, the same shape).
 
     Raises
     ------
     ValueError
         If the input is not 3-D or 4-D, or the padding exceeds half the kernel.
+    NotImplementedError
+        When called with ``ceil_mode=True``.
 
     See Also
     --------
@@ -364,20 +371,25 @@ class MaxPool2d(Module):
     >>> nn.MaxPool2d(2)(x)
     tensor([[[[ 5.,  7.],
               [13., 15.]]]])
+    >>> nn.MaxPool2d(2, return_indices=True)(x)[1].tolist()    # where: h·W + w
+    [[[[5, 7], [13, 15]]]]
     """
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                 dilation: Any = 1) -> None:
+                 dilation: Any = 1, return_indices: bool = False, ceil_mode: bool = False
+                 ) -> None:
         super().__init__()
         self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
         self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
-    def forward(self, x: Tensor) -> Tensor:
-        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation)
+    def forward(self, x: Tensor) -> Any:
+        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}")
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
 class AvgPool2d(Module):

@@ -958,3 +958,237 @@ class CTCLoss(_Loss):
                 target_lengths: Any) -> Tensor:
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
                           self.reduction, self.zero_infinity)
+
+
+class MultiMarginLoss(_Loss):
+    r"""The multi-class hinge loss: every wrong class should score ``margin`` below the right one.
+
+    Called as ``loss(input, target)`` with class indices as targets (see
+    :func:`difflab.nn.functional.multi_margin_loss`).
+
+    Parameters
+    ----------
+    p : {1, 2}, default 1
+        The hinge's power.
+    margin : float, default 1.0
+        How far below the right class's score every other should be.
+    weight : Tensor, optional
+        :math:`(C,)`, a weight per class (a buffer, ``weight`` in the ``state_dict`` as
+        in PyTorch).
+    size_average, reduce : optional
+        PyTorch's deprecated flags; they set ``reduction`` when given.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return one per sample.
+
+    Shape
+    -----
+    - Input: :math:`(N, C)` or :math:`(C,)`; target :math:`(N,)` or :math:`()`.
+    - Output: a scalar, or :math:`(N,)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is not 1 or 2, or ``reduction`` is unknown.
+
+    See Also
+    --------
+    MultiLabelMarginLoss, CrossEntropyLoss, difflab.nn.functional.multi_margin_loss
+
+    Notes
+    -----
+    .. math::
+        \ell(x, y) = \frac{1}{C} \sum_{i \ne y} w_y \max(0,\ \text{margin} - x_y + x_i)^p
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> loss = dl.nn.MultiMarginLoss()
+    >>> x = dl.tensor([[0.1, 0.2, 0.4, 0.8], [0.3, -0.2, 0.5, 0.1]])
+    >>> round(loss(x, dl.tensor([3, 0])).item(), 4)
+    0.475
+    """
+
+    def __init__(self, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
+                 size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction))
+        if p not in (1, 2):
+            raise ValueError(f"MultiMarginLoss: only p == 1 and p == 2 supported, got {p!r}")
+        self.p, self.margin = p, margin
+        self.register_buffer("weight", weight)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.multi_margin_loss(input, target, self.p, self.margin, self.weight,
+                                   reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    r"""The multi-label hinge loss: each true label should score 1 above every other label.
+
+    Called as ``loss(input, target)``; ``target`` lists each sample's true classes,
+    ended by ``-1`` (see :func:`difflab.nn.functional.multilabel_margin_loss`).
+
+    Parameters
+    ----------
+    size_average, reduce : optional
+        PyTorch's deprecated flags; they set ``reduction`` when given.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return one per sample.
+
+    Shape
+    -----
+    - Input: :math:`(N, C)` or :math:`(C,)`; target the same shape, an integer dtype.
+    - Output: a scalar, or :math:`(N,)` with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        If ``reduction`` is unknown.
+
+    See Also
+    --------
+    MultiMarginLoss, MultiLabelSoftMarginLoss, difflab.nn.functional.multilabel_margin_loss
+
+    Notes
+    -----
+    .. math::
+        \ell(x, Y) = \frac{1}{C} \sum_{j \in Y} \sum_{i \notin Y}
+        \max\bigl(0,\ 1 - (x_j - x_i)\bigr)
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> loss = dl.nn.MultiLabelMarginLoss(reduction="none")
+    >>> x = dl.tensor([[0.1, 0.2, 0.4, 0.8], [0.3, -0.2, 0.5, 0.1]])
+    >>> [round(v, 4) for v in loss(x, dl.tensor([[3, 0, -1, 1], [1, 2, 3, -1]])).tolist()]
+    [0.85, 0.875]
+    """
+
+    def __init__(self, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction))
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    r"""The triplet loss with a distance of your choice (the Euclidean one by default).
+
+    Called as ``loss(anchor, positive, negative)`` (see
+    :func:`difflab.nn.functional.triplet_margin_with_distance_loss`).
+
+    Parameters
+    ----------
+    distance_function : callable, optional
+        ``d(x1, x2) -> Tensor``; :class:`PairwiseDistance` when left out (keyword only).
+        A module given here is a submodule, as in PyTorch.
+    margin : float, default 1.0
+        How much farther the negative should be; must be positive (keyword only).
+    swap : bool, default False
+        Use :math:`\min(d(a, n), d(p, n))` as the negative's distance (keyword only).
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return one per triplet (keyword only).
+
+    Shape
+    -----
+    - Input: three tensors the distance takes, :math:`(N, D)` or :math:`(D,)` for the
+      default.
+    - Output: a scalar, or one loss per triplet with ``'none'``.
+
+    Raises
+    ------
+    ValueError
+        If ``margin`` is not positive or ``reduction`` is unknown.
+    TypeError
+        If ``distance_function`` is not callable.
+
+    See Also
+    --------
+    TripletMarginLoss, PairwiseDistance, difflab.nn.functional.triplet_margin_with_distance_loss
+
+    Notes
+    -----
+    .. math::
+        \ell(a, p, n) = \max\bigl(d(a, p) - d(a, n) + \text{margin},\ 0\bigr)
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> cosine = lambda x, y: 1 - dl.nn.functional.cosine_similarity(x, y)
+    >>> loss = dl.nn.TripletMarginWithDistanceLoss(distance_function=cosine, margin=0.5)
+    >>> a, p, n = dl.tensor([[1.0, 0.0]]), dl.tensor([[1.0, 1.0]]), dl.tensor([[1.0, 0.0]])
+    >>> round(loss(a, p, n).item(), 4)           # (1 - 0.7071) - 0 + 0.5
+    0.7929
+    """
+
+    def __init__(self, *, distance_function: Any = None, margin: float = 1.0,
+                 swap: bool = False, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        from difflab.nn.modules.distance import PairwiseDistance
+
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater "
+                             f"than 0, got {margin}")
+        if distance_function is not None and not callable(distance_function):
+            raise TypeError("TripletMarginWithDistanceLoss: distance_function must be "
+                            f"callable, got {type(distance_function).__name__}")
+        self.distance_function = (PairwiseDistance() if distance_function is None
+                                  else distance_function)
+        self.margin, self.swap = margin, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    r"""PyTorch's deprecated name of :class:`NLLLoss` for (N, C, H, W) scores.
+
+    :class:`NLLLoss` already takes (N, C, d1, ...) log-probabilities with (N, d1, ...)
+    targets; this class is the same loss, and warns as PyTorch does.
+
+    Parameters
+    ----------
+    weight : Tensor, optional
+        :math:`(C,)`, a weight per class.
+    size_average, reduce : optional
+        PyTorch's deprecated flags; they set ``reduction`` when given.
+    ignore_index : int, default -100
+        A target value that contributes nothing.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        Average the losses, add them up, or return one per pixel.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, H, W)` log-probabilities; target :math:`(N, H, W)` classes.
+    - Output: a scalar, or :math:`(N, H, W)` with ``'none'``.
+
+    Warns
+    -----
+    UserWarning
+        That the name is deprecated (use :class:`NLLLoss`).
+
+    See Also
+    --------
+    NLLLoss, difflab.nn.functional.nll_loss
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import difflab as dl
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     loss = dl.nn.NLLLoss2d()
+    >>> logp = dl.log(dl.full((1, 2, 2, 2), 0.5))
+    >>> round(loss(logp, dl.zeros(1, 2, 2, dtype=dl.int64)).item(), 4)
+    0.6931
+    """
+
+    def __init__(self, weight: Tensor | None = None, size_average: Any = None,
+                 ignore_index: int = -100, reduce: Any = None, reduction: str = "mean") -> None:
+        import warnings
+
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a "
+                      "drop-in replacement.", stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)

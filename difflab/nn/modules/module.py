@@ -26,7 +26,7 @@ import numpy as np
 from difflab import backend
 from difflab.autograd.backward_hook import BackwardHook
 from difflab.dtypes import as_dtype, bfloat16
-from difflab.nn.parameter import Parameter
+from difflab.nn.parameter import Buffer, Parameter, is_lazy
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import to_arguments
 from difflab.utils.hooks import RemovableHandle
@@ -639,6 +639,11 @@ class Module:
             self._remove_from(name, d["_parameters"], d["_buffers"])
             d.pop(name, None)
             d["_modules"][name] = value
+        elif isinstance(value, Buffer):  # (nn.Buffer: registers itself, as in PyTorch)
+            self._check_init()
+            self._remove_from(name, d["_parameters"], d["_modules"])
+            d.pop(name, None)
+            self.register_buffer(name, value, persistent=value.persistent)
         elif "_parameters" in d and name in d["_parameters"]:
             if value is not None:
                 raise TypeError(
@@ -1491,11 +1496,11 @@ class Module:
         """
         destination = OrderedDict() if destination is None else destination
         for name, p in self._parameters.items():
-            if p is not None:
-                destination[prefix + name] = p if keep_vars else p.detach()
+            if p is not None:  # (a lazy layer's placeholder stays one, as in PyTorch)
+                destination[prefix + name] = p if keep_vars or is_lazy(p) else p.detach()
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent:
-                destination[prefix + name] = b if keep_vars else b.detach()
+                destination[prefix + name] = b if keep_vars or is_lazy(b) else b.detach()
         for name, child in self._modules.items():
             if child is not None:
                 child.state_dict(destination, prefix + name + ".", keep_vars)
@@ -1509,7 +1514,9 @@ class Module:
         """Copy the values of ``state_dict`` into this module's parameters and buffers, in place.
 
         Every value is checked (and converted to the target's dtype and device)
-        before anything is copied, so a failed load leaves the module as it was.
+        before anything is copied, so a failed load leaves the module as it was.  A lazy
+        layer's placeholder (:class:`difflab.nn.UninitializedParameter`) takes the
+        checkpoint's shape, as in PyTorch; a placeholder in the checkpoint copies nothing.
 
         Parameters
         ----------
@@ -1565,15 +1572,22 @@ class Module:
                 errors.append("Unexpected key(s) in state_dict: "
                               + ", ".join(f'"{k}"' for k in unexpected) + ".")
         converted = {}  # every value converted before any is copied: all or nothing
+        lazy = []  # (placeholder, the checkpoint's shape): materialized once all is checked
         for key, target in targets.items():
             if key not in state_dict:
                 continue
             value = state_dict[key]
+            if is_lazy(value):  # (a lazy layer's placeholder: nothing to copy)
+                continue
             try:
                 shape = tuple(getattr(value, "shape", np.shape(value)))
             except (TypeError, ValueError) as exc:
                 errors.append(f"the value for {key} is not an array ({exc}).")
                 continue
+            if is_lazy(target):  # a lazy layer's placeholder takes the checkpoint's shape
+                lazy.append((target, shape))
+                xp = backend.array_module(target.array)
+                target = Tensor._wrap(xp.empty(shape, dtype=target.array.dtype))
             if shape != tuple(target.shape):
                 errors.append(
                     f"size mismatch for {key}: copying a param with shape {shape} from "
@@ -1591,6 +1605,8 @@ class Module:
                 f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                 + "\n\t".join(errors)
             )
+        for target, shape in lazy:
+            target.materialize(shape)
         for key, array in converted.items():
             targets[key].array[...] = array
             targets[key]._version[0] += 1

@@ -10,9 +10,10 @@ from difflab.nn.modules.module import Module
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import shape_args
 
-__all__ = ["CircularPad1d", "CircularPad2d", "ConstantPad1d", "ConstantPad2d",
-           "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d",
-           "ZeroPad1d", "ZeroPad2d"]
+__all__ = ["CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d",
+           "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
+           "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d",
+           "ZeroPad3d"]
 
 
 class _Pad(Module):
@@ -25,7 +26,8 @@ class _Pad(Module):
         # (ints: 1.5 was truncated to 1; None was "'NoneType' object is not iterable")
         padding = shape_args((padding,), type(self).__name__, "the padding amounts")
         if len(padding) != self._sides:
-            sides = "left, right" + (", top, bottom" if self._sides == 4 else "")
+            sides = "left, right" + (", top, bottom" if self._sides >= 4 else "") + (
+                ", front, back" if self._sides == 6 else "")
             raise ValueError(f"{type(self).__name__}: padding must be an int or a tuple of "
                              f"{self._sides} amounts ({sides}), got {padding}")
         self.padding, self.value = padding, value
@@ -35,8 +37,10 @@ class _Pad(Module):
             return F.pad(x, self.padding, "constant", self.value)
         return F.pad(x, self.padding, self.mode)
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}" + (f", value={self.value}" if self.mode == "constant" else "")
+    def extra_repr(self) -> str:  # (PyTorch's: the fill shown by the ConstantPad layers only)
+        if type(self).__name__.startswith("Constant"):
+            return f"padding={self.padding}, value={self.value}"
+        return f"{self.padding}"
 
 
 class ConstantPad1d(_Pad):
@@ -404,3 +408,91 @@ class CircularPad2d(_Pad):
     """
 
     mode, _sides = "circular", 4
+
+
+_PAD3D_DOC = r"""Pad the last three dimensions {how}.
+
+    Parameters
+    ----------
+    padding : int or tuple of 6 ints
+        (left, right, top, bottom, front, back); an int pads every side by it.{value}
+
+    Shape
+    -----
+    - Input: :math:`(N, C, D_{{in}}, H_{{in}}, W_{{in}})` or without :math:`N`.
+    - Output: the same with :math:`D_{{out}} = D_{{in}} + \text{{front}} + \text{{back}}`,
+      :math:`H_{{out}} = H_{{in}} + \text{{top}} + \text{{bottom}}`,
+      :math:`W_{{out}} = W_{{in}} + \text{{left}} + \text{{right}}`.
+
+    Raises
+    ------
+    ValueError
+        If ``padding`` is not an int or 6 amounts; when called, if the mode
+        cannot make the padding (see :func:`~difflab.nn.functional.pad`).
+    TypeError
+        If an amount of ``padding`` is not an int (a float is not rounded).
+
+    See Also
+    --------
+    {see}, difflab.nn.functional.pad
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.arange(8.0).reshape(1, 1, 2, 2, 2)
+    >>> pad = dl.nn.{name}({args})
+    >>> pad
+    {repr}
+    >>> y = pad(x)
+    >>> y.shape, y[0, 0, :, 0, 0].tolist()
+    (difflab.Size([{shape}]), {column})
+    """
+
+
+class ConstantPad3d(_Pad):
+    __doc__ = _PAD3D_DOC.format(
+        how="with ``value``", see="ConstantPad2d", name="ConstantPad3d",
+        args="(1, 0, 0, 0, 1, 1), 9.0",
+        repr="ConstantPad3d(padding=(1, 0, 0, 0, 1, 1), value=9.0)", shape="1, 1, 4, 2, 3",
+        column="[9.0, 9.0, 9.0, 9.0]",
+        value="\n    value : float\n        The fill.")
+    _sides = 6
+
+    def __init__(self, padding: Any, value: float) -> None:
+        super().__init__(padding, value)
+
+
+class ZeroPad3d(_Pad):
+    __doc__ = _PAD3D_DOC.format(
+        how="with zeros", see="ZeroPad2d", name="ZeroPad3d", args="(0, 1, 0, 0, 1, 0)",
+        repr="ZeroPad3d((0, 1, 0, 0, 1, 0))", shape="1, 1, 3, 2, 3",
+        column="[0.0, 0.0, 4.0]", value="")
+    _sides = 6
+
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding, 0.0)
+
+
+class ReflectionPad3d(_Pad):
+    __doc__ = _PAD3D_DOC.format(
+        how="with their mirror images (the edge not repeated)", see="ReflectionPad2d",
+        name="ReflectionPad3d", args="(0, 0, 0, 0, 1, 1)",
+        repr="ReflectionPad3d((0, 0, 0, 0, 1, 1))", shape="1, 1, 4, 2, 2",
+        column="[4.0, 0.0, 4.0, 0.0]", value="")
+    mode, _sides = "reflect", 6
+
+
+class ReplicationPad3d(_Pad):
+    __doc__ = _PAD3D_DOC.format(
+        how="by repeating their edges", see="ReplicationPad2d", name="ReplicationPad3d",
+        args="(0, 0, 0, 0, 1, 2)", repr="ReplicationPad3d((0, 0, 0, 0, 1, 2))",
+        shape="1, 1, 5, 2, 2", column="[0.0, 0.0, 4.0, 4.0, 4.0]", value="")
+    mode, _sides = "replicate", 6
+
+
+class CircularPad3d(_Pad):
+    __doc__ = _PAD3D_DOC.format(
+        how="by wrapping around", see="CircularPad2d", name="CircularPad3d",
+        args="(0, 0, 0, 0, 2, 1)", repr="CircularPad3d((0, 0, 0, 0, 2, 1))",
+        shape="1, 1, 5, 2, 2", column="[0.0, 4.0, 0.0, 4.0, 0.0]", value="")
+    mode, _sides = "circular", 6

@@ -1,4 +1,5 @@
-"""``nn.PixelShuffle`` and ``nn.PixelUnshuffle`` at PyTorch's path ``nn.modules.pixelshuffle``."""
+"""``nn.PixelShuffle`` and ``nn.PixelUnshuffle`` at PyTorch's path ``nn.modules.pixelshuffle``,
+and ``nn.ChannelShuffle`` (PyTorch's ``nn.modules.channelshuffle``)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from difflab.nn import functional as F
 from difflab.nn.modules.module import Module
 from difflab.tensor import Tensor
 
-__all__ = ["PixelShuffle", "PixelUnshuffle"]
+__all__ = ["ChannelShuffle", "PixelShuffle", "PixelUnshuffle"]
 
 
 class PixelShuffle(Module):
@@ -87,3 +88,47 @@ class PixelUnshuffle(Module):
 
     def extra_repr(self) -> str:
         return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    r"""Interleave the channels of ``groups`` groups (ShuffleNet's shuffle).
+
+    Parameters
+    ----------
+    groups : int
+        :math:`g`, which must divide the input's channels.
+
+    Shape
+    -----
+    - Input: :math:`(N, C, *)`, at least 3-D.
+    - Output: the same shape, channel :math:`i \cdot (C/g) + k` moved to :math:`k g + i`.
+
+    Raises
+    ------
+    RuntimeError
+        When called on an input of fewer than 3 dimensions, or whose channels ``groups``
+        does not divide (or ``groups`` is not positive).
+
+    See Also
+    --------
+    PixelShuffle, difflab.nn.functional.channel_shuffle
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> shuffle = dl.nn.ChannelShuffle(3)
+    >>> shuffle
+    ChannelShuffle(groups=3)
+    >>> shuffle(dl.arange(6.0).reshape(1, 6, 1)).flatten().tolist()
+    [0.0, 2.0, 4.0, 1.0, 3.0, 5.0]
+    """
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.channel_shuffle(x, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"

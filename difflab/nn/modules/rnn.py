@@ -52,22 +52,64 @@ def _zeros(*shape: int, like: Tensor) -> Tensor:
     return zeros(*shape, dtype=like.dtype, device=like.device)
 
 
-class _CellBase(Module):
-    gates = 1
+class RNNCellBase(Module):
+    r"""What the recurrent cells share: the weights of one step, PyTorch's ``RNNCellBase``.
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
-                 dtype: Any = None) -> None:
+    :class:`RNNCell`, :class:`LSTMCell` and :class:`GRUCell` derive from it
+    (``isinstance(m, nn.RNNCellBase)`` finds them all).  It holds
+    :math:`W_{ih}` :math:`(\text{num\_chunks} \cdot H, H_{in})`, :math:`W_{hh}`
+    :math:`(\text{num\_chunks} \cdot H, H)` and the two biases, one chunk per gate
+    (1 for an Elman cell, 4 for an LSTM, 3 for a GRU), drawn from
+    :math:`\mathcal U(-1/\sqrt H, 1/\sqrt H)`; a subclass writes the step.
+
+    Parameters
+    ----------
+    input_size : int
+        :math:`H_{in}`.
+    hidden_size : int
+        :math:`H`.
+    bias : bool
+        Learn the biases :math:`b_{ih}, b_{hh}`.
+    num_chunks : int
+        The number of gates stacked in the weights.
+    device, dtype : optional
+        Where the parameters live and their dtype.
+
+    Attributes
+    ----------
+    weight_ih, weight_hh : Parameter
+        The input's and the state's weights, PyTorch's names and layout.
+    bias_ih, bias_hh : Parameter or None
+        :math:`(\text{num\_chunks} \cdot H,)`.
+
+    See Also
+    --------
+    RNNCell, LSTMCell, GRUCell, RNNBase
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> isinstance(dl.nn.LSTMCell(3, 5), dl.nn.RNNCellBase)
+    True
+    >>> cell = dl.nn.RNNCellBase(3, 5, True, num_chunks=2)
+    >>> cell.weight_ih.shape, cell.weight_hh.shape
+    (difflab.Size([10, 3]), difflab.Size([10, 5]))
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
+                 device: Any = None, dtype: Any = None) -> None:
         super().__init__()
         from difflab.creation import zeros
 
         self.input_size, self.hidden_size = int(input_size), int(hidden_size)
+        self.bias = bool(bias)
         dtype = dtype or _Defaults.dtype
-        n = self.gates * hidden_size
-        self.weight_ih = Parameter(zeros(n, input_size, dtype=dtype))
-        self.weight_hh = Parameter(zeros(n, hidden_size, dtype=dtype))
+        n = int(num_chunks) * hidden_size
+        self.weight_ih = Parameter(zeros(n, input_size, dtype=dtype, device=device))
+        self.weight_hh = Parameter(zeros(n, hidden_size, dtype=dtype, device=device))
         if bias:
-            self.bias_ih = Parameter(zeros(n, dtype=dtype))
-            self.bias_hh = Parameter(zeros(n, dtype=dtype))
+            self.bias_ih = Parameter(zeros(n, dtype=dtype, device=device))
+            self.bias_hh = Parameter(zeros(n, dtype=dtype, device=device))
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)
@@ -120,6 +162,17 @@ class _CellBase(Module):
 
     def extra_repr(self) -> str:
         return f"{self.input_size}, {self.hidden_size}"
+
+
+class _CellBase(RNNCellBase):
+    """The cells' own constructor, ``(input_size, hidden_size, bias=True, dtype=None)``:
+    ``gates`` chunks (the class says how many)."""
+
+    gates = 1
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 dtype: Any = None) -> None:
+        super().__init__(input_size, hidden_size, bias, self.gates, dtype=dtype)
 
 
 class RNNCell(_CellBase):
@@ -268,15 +321,73 @@ class LSTMCell(_CellBase):
         return apply(nn_recurrent.LSTMHiddenState, gates, c), c
 
 
-class _RecurrentBase(Module):
-    cell_class: type = RNNCell
+class RNNBase(Module):
+    r"""What the recurrent layers share, PyTorch's ``RNNBase``: a stack of cells over a sequence.
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+    :class:`RNN`, :class:`LSTM` and :class:`GRU` derive from it
+    (``isinstance(m, nn.RNNBase)`` finds them all); ``mode`` names the cell:
+    ``'RNN_TANH'``, ``'RNN_RELU'``, ``'LSTM'`` or ``'GRU'``.  It holds the layers'
+    parameters under PyTorch's names (``weight_ih_l0``, ``weight_hh_l0``,
+    ``bias_ih_l0``, ``bias_hh_l0``, then ``_l1``, ...); the subclasses run them.
+
+    Parameters
+    ----------
+    mode : {'RNN_TANH', 'RNN_RELU', 'LSTM', 'GRU'}
+        The cell of every layer.
+    input_size, hidden_size : int
+        :math:`H_{in}`, :math:`H`.
+    num_layers : int, default 1
+        Stacked layers.
+    bias : bool, default True
+        Learn the biases.
+    batch_first : bool, default False
+        Inputs and outputs are :math:`(N, L, *)` instead of :math:`(L, N, *)`.
+    dropout : float, default 0.0
+        Dropout between the layers (not after the last).
+    bidirectional : bool, default False
+        Not supported (a clear error).
+    proj_size : int, default 0
+        Not supported above 0 (a clear error).
+    device, dtype : optional
+        Where the parameters live and their dtype.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``mode``, a ``dropout`` outside :math:`[0, 1]` or
+        ``num_layers`` below 1.
+    NotImplementedError
+        For ``bidirectional=True`` or ``proj_size > 0``.
+
+    See Also
+    --------
+    RNN, LSTM, GRU, RNNCellBase
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> isinstance(dl.nn.GRU(3, 4), dl.nn.RNNBase)
+    True
+    >>> base = dl.nn.RNNBase("LSTM", 3, 4, num_layers=2)
+    >>> base.mode, base.weight_ih_l1.shape              # four gates of H = 4, from H
+    ('LSTM', difflab.Size([16, 4]))
+    """
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
-                 bidirectional: bool = False, dtype: Any = None, device: Any = None,
-                 **cell_kwargs: Any) -> None:
+                 bidirectional: bool = False, proj_size: int = 0, device: Any = None,
+                 dtype: Any = None) -> None:
         super().__init__()
         name = type(self).__name__
+        kwargs = {"RNN_TANH": {"nonlinearity": "tanh"}, "RNN_RELU": {"nonlinearity": "relu"},
+                  "LSTM": {}, "GRU": {}}
+        if mode not in kwargs:
+            raise ValueError(f"Unrecognized RNN mode: {mode!r} (one of {sorted(kwargs)})")
+        if proj_size:
+            raise NotImplementedError(f"{name}: proj_size > 0 is not supported in difflab; add "
+                                      "an nn.Linear on the outputs instead")
+        self.mode, self.proj_size = mode, 0
+        cell_kwargs = kwargs[mode]
         if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or \
                 not 0.0 <= dropout <= 1.0:
             raise ValueError(f"{name}: dropout should be a number in range [0, 1] representing "
@@ -285,7 +396,7 @@ class _RecurrentBase(Module):
             warnings.warn(
                 f"dropout option adds dropout after all but last recurrent layer, so non-zero "
                 f"dropout expects num_layers greater than 1, but got dropout={dropout} and "
-                f"num_layers={num_layers}", UserWarning, stacklevel=3)
+                f"num_layers={num_layers}", UserWarning, stacklevel=4)
         if bidirectional:
             raise NotImplementedError(
                 f"{name}: bidirectional=True is not supported in difflab; run a second "
@@ -298,14 +409,21 @@ class _RecurrentBase(Module):
         self.dropout, self.bidirectional = float(dropout), False
         self._cell_kwargs = cell_kwargs
         for layer in range(num_layers):
-            cell = self.cell_class(input_size if layer == 0 else hidden_size, hidden_size, bias,
-                                   dtype=dtype, **cell_kwargs)
+            cell = self._cell_class()(input_size if layer == 0 else hidden_size, hidden_size,
+                                      bias, dtype=dtype, **cell_kwargs)
             # PyTorch's parameter names: weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0
             for name, p in cell._parameters.items():
                 self.register_parameter(f"{name}_l{layer}", p)
         self._bias = bias
         if device is not None:
             self.to(device)
+
+    _mode = "RNN_TANH"  # (a checkpoint saved before ``mode`` existed: the class's cell)
+
+    def _cell_class(self) -> type:
+        """The cell class of ``mode`` (looked up, not stored: a checkpoint holds data only)."""
+        mode = self.__dict__.get("mode", type(self)._mode)
+        return {"LSTM": LSTMCell, "GRU": GRUCell}.get(mode, RNNCell)
 
     def flatten_parameters(self) -> None:
         """Nothing to do: PyTorch packs cuDNN's weights into one buffer here; difflab's
@@ -326,7 +444,7 @@ class _RecurrentBase(Module):
 
     def _cell(self, layer: int) -> Any:
         """A cell that uses this layer's registered parameters (no copy)."""
-        cell = object.__new__(self.cell_class)
+        cell = object.__new__(self._cell_class())
         Module.__init__(cell)
         cell.input_size = self.input_size if layer == 0 else self.hidden_size
         cell.hidden_size = self.hidden_size
@@ -397,6 +515,23 @@ class _RecurrentBase(Module):
         if self.dropout:
             s += f", dropout={self.dropout}"
         return s
+
+
+class _RecurrentBase(RNNBase):
+    """The layers' own constructor (RNN's, LSTM's and GRU's signatures reach it): the mode
+    from the class, and from RNN's ``nonlinearity``."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, dtype: Any = None, device: Any = None,
+                 nonlinearity: str | None = None) -> None:
+        mode = self._mode
+        if nonlinearity is not None:
+            if nonlinearity not in ("tanh", "relu"):
+                raise ValueError(f"nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+            mode = "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU"
+        super().__init__(mode, input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, 0, device, dtype)
 
 
 class RNN(_RecurrentBase):
@@ -570,7 +705,7 @@ class LSTM(_RecurrentBase):
     (difflab.Size([3, 5, 20]), difflab.Size([1, 3, 20]), difflab.Size([80, 10]))
     """
 
-    cell_class = LSTMCell
+    cell_class, _mode = LSTMCell, "LSTM"
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
@@ -743,7 +878,7 @@ class GRU(_RecurrentBase):
     (difflab.Size([7, 2, 6]), difflab.Size([1, 2, 6]), difflab.Size([18, 6]))
     """
 
-    cell_class = GRUCell
+    cell_class, _mode = GRUCell, "GRU"
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
