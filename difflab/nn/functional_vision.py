@@ -18,7 +18,7 @@ __all__ = ["channel_shuffle", "upsample", "upsample_bilinear", "upsample_nearest
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
     r"""Interleave the channels of ``groups`` groups (ShuffleNet's channel shuffle).
 
-    Channel :math:`i \cdot (C/g) + k` of (N, C, *) moves to :math:`k g + i`.  The
+    Channel :math:`i \cdot (C/g) + k` of :math:`(N, C, *)` moves to :math:`k g + i`.  The
     channels, read as a :math:`(g, C/g)` grid, are transposed to :math:`(C/g, g)`: a
     reshape, a transpose and a reshape, so the gradient is the inverse shuffle.
 
