@@ -320,7 +320,30 @@ class Conv2d(Module):
         return s
 
 
-class MaxPool2d(Module):
+class _MaxPoolNd(Module):
+    """What MaxPool1d, MaxPool2d and MaxPool3d share: their settings, and the call of
+    ``F.<function>`` (``max_pool1d``, ...) with them."""
+
+    function = ""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 dilation: Any = 1, return_indices: bool = False, ceil_mode: bool = False
+                 ) -> None:
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, x: Tensor) -> Any:
+        return getattr(F, self.function)(x, self.kernel_size, self.stride, self.padding,
+                                         self.dilation, self.ceil_mode, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool2d(_MaxPoolNd):
     r"""The maximum over each window of ``kernel_size`` (stride defaults to the kernel size).
 
     .. math::
@@ -375,21 +398,7 @@ class MaxPool2d(Module):
     [[[[5, 7], [13, 15]]]]
     """
 
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                 dilation: Any = 1, return_indices: bool = False, ceil_mode: bool = False
-                 ) -> None:
-        super().__init__()
-        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
-        self.padding, self.dilation = padding, dilation
-        self.return_indices, self.ceil_mode = return_indices, ceil_mode
-
-    def forward(self, x: Tensor) -> Any:
-        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation,
-                            self.ceil_mode, self.return_indices)
-
-    def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+    function = "max_pool2d"
 
 
 class AvgPool2d(Module):

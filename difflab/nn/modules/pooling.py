@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from difflab.nn import functional as F
-from difflab.nn.modules.layers import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from difflab.nn.modules.layers import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d, _MaxPoolNd
 from difflab.nn.modules.module import Module
 from difflab.tensor import Tensor
 
@@ -15,7 +15,7 @@ __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "Adapt
            "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 
 
-class MaxPool1d(Module):
+class MaxPool1d(_MaxPoolNd):
     r"""The maximum over each window of ``kernel_size`` along L of (N, C, L) inputs.
 
     Parameters
@@ -48,21 +48,7 @@ class MaxPool1d(Module):
     tensor([[[5., 2.]]])
     """
 
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                 dilation: Any = 1, return_indices: bool = False, ceil_mode: bool = False
-                 ) -> None:
-        super().__init__()
-        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
-        self.padding, self.dilation = padding, dilation
-        self.return_indices, self.ceil_mode = return_indices, ceil_mode
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.max_pool1d(x, self.kernel_size, self.stride, self.padding, self.dilation,
-                            self.ceil_mode, self.return_indices)
-
-    def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+    function = "max_pool1d"
 
 
 class AvgPool1d(Module):
@@ -331,7 +317,7 @@ class AdaptiveMaxPool3d(Module):
         return f"output_size={self.output_size}"
 
 
-class MaxPool3d(Module):
+class MaxPool3d(_MaxPoolNd):
     r"""The maximum over each box of ``kernel_size`` in (N, C, D, H, W) volumes.
 
     Parameters
@@ -378,21 +364,7 @@ class MaxPool3d(Module):
     [21.0, 23.0, 29.0, 31.0, 53.0, 55.0, 61.0, 63.0]
     """
 
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                 dilation: Any = 1, return_indices: bool = False, ceil_mode: bool = False
-                 ) -> None:
-        super().__init__()
-        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
-        self.padding, self.dilation = padding, dilation
-        self.return_indices, self.ceil_mode = return_indices, ceil_mode
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.max_pool3d(x, self.kernel_size, self.stride, self.padding, self.dilation,
-                            self.ceil_mode, self.return_indices)
-
-    def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+    function = "max_pool3d"
 
 
 class AvgPool3d(Module):
