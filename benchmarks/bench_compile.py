@@ -9,9 +9,12 @@ then PyTorch eager, ``torch.compile`` and JAX ``jit`` when they are installed
 (otherwise the table says so).  Timing as in bench_jit.py, whose helpers this
 reuses: each thread setting in its own process (``--threads 1`` alone runs
 itself again with BLAS, OpenMP, numba and XLA at 1 thread, unless the
-environment says so already), contestants in interleaved rounds, medians and
-(min - max) ranges.  Steady state only: compile time and
-the first call (trace + optimize + kernels + run) are reported apart.
+environment says so already, and pins the process to one CPU: JAX kept 1.6
+cores busy with XLA's 1-thread flags), contestants in interleaved rounds,
+medians and (min - max) ranges, and the cores each contestant kept busy
+(CPU seconds / wall seconds: about 1.0 at 1 thread on a quiet machine).
+Steady state only: compile time and the first call (trace + optimize +
+kernels + run) are reported apart.
 
 Workloads: the Rosenbrock gradient (n = 10**6, as a multiple of one NumPy f),
 a chain of 200 small ops (forward + backward, µs per op), the same chain with a
@@ -46,6 +49,7 @@ from bench_jit import (  # noqa: E402  (the shared timing helpers)
     interleaved,
     load_jax,
     load_torch,
+    pin_to_one_cpu,
     rerun_at_both_thread_settings,
     rosenbrock,
     rosenbrock_numpy,
@@ -69,7 +73,8 @@ def table(title: str, times: dict, scale: float, unit: str, firsts: dict) -> Non
     for name in COLUMNS:
         if name in times:
             extra = f"   first call {firsts[name] * 1e3:8.1f} ms" if name in firsts else ""
-            print(row(name, times[name], scale, unit) + extra)
+            print(row(name, times[name], scale, unit, getattr(times, "cores", {}).get(name))
+                  + extra)
         elif name in ("torch.compile", "PyTorch eager", "JAX jit"):
             continue  # (said once at the top: not installed)
         else:
@@ -607,8 +612,9 @@ WORKLOADS = ("rosenbrock", "chain", "graph-break", "hessian-jacobian", "training
 def run_setting(threads: str, rounds: int, quick: bool, only: tuple = WORKLOADS) -> None:
     from difflab.jit import fusion
 
+    pinned = f", {pin_to_one_cpu()}" if threads == "1" else ""
     torch, jax = load_torch(threads), load_jax()
-    print(f"=== threads: {threads}   (fused kernels: {fusion.kernel_backend()})")
+    print(f"=== threads: {threads}{pinned}   (fused kernels: {fusion.kernel_backend()})")
     print("PyTorch, torch.compile: " + (torch.__version__ if torch else
                                         "not installed, skipped (pip install torch)"))
     print("JAX: " + (jax.__version__ if jax else "not installed, skipped (pip install jax)"))

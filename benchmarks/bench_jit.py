@@ -58,15 +58,55 @@ def per_call(fn, budget: float = 0.05) -> float:
             return elapsed / calls
 
 
-def interleaved(contestants: dict, rounds: int, budget: float) -> dict:
+class Timings(dict):
+    """name -> list of seconds per call (one per round), and ``cores``: name -> the median
+    number of cores the contestant kept busy (process CPU seconds / wall seconds).
+
+    ``cores`` says whether a "1 thread" figure really used one core: a library that
+    ignores the thread settings shows 1.5 or 2 here, and its time is not comparable;
+    below 0.9, other programs took turns on the same CPU, and every figure of that
+    run is slower than the machine can do (the ratios between contestants, taken in
+    interleaved rounds, still hold).
+    """
+
+    def __init__(self, names) -> None:
+        super().__init__((name, []) for name in names)
+        self.busy: dict = {name: [] for name in names}
+
+    @property
+    def cores(self) -> dict:
+        return {name: statistics.median(v) for name, v in self.busy.items() if v}
+
+
+def interleaved(contestants: dict, rounds: int, budget: float) -> Timings:
     """name -> list of seconds per call, one per round, the contestants taking turns."""
     for fn in contestants.values():  # warm up (compile, caches) before any round
         fn()
-    times = {name: [] for name in contestants}
+    times = Timings(contestants)
     for _ in range(rounds):
         for name, fn in contestants.items():
+            cpu, wall = time.process_time(), time.perf_counter()
             times[name].append(per_call(fn, budget))
+            times.busy[name].append((time.process_time() - cpu)
+                                    / max(time.perf_counter() - wall, 1e-9))
     return times
+
+
+def pin_to_one_cpu() -> str:
+    """Keep this process (and the threads it starts from now on) on one CPU; say which.
+
+    The thread variables are a request each library may ignore: JAX 0.10's CPU
+    runtime kept 1.6 of this machine's 2 cores busy with
+    ``--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1``, which
+    made its "1 thread" matrix products look 1.5x faster than NumPy's.  One CPU
+    for the whole process holds every library to one core.  Call it before the
+    libraries start their thread pools (before importing torch and jax).
+    """
+    if not hasattr(os, "sched_setaffinity"):
+        return "not pinned (this system has no sched_setaffinity): check the cores column"
+    cpu = max(os.sched_getaffinity(0))  # (the last one: the first is busiest with the OS)
+    os.sched_setaffinity(0, {cpu})
+    return f"pinned to CPU {cpu}"
 
 
 def summary(seconds: list, scale: float) -> tuple[float, float, float]:
@@ -74,9 +114,11 @@ def summary(seconds: list, scale: float) -> tuple[float, float, float]:
     return statistics.median(values), min(values), max(values)
 
 
-def row(label: str, seconds: list, scale: float, unit: str) -> str:
+def row(label: str, seconds: list, scale: float, unit: str, cores: float | None = None) -> str:
+    """One line of a table: median and range, and the cores kept busy when measured."""
     m, lo, hi = summary(seconds, scale)
-    return f"  {label:<42} {m:>10.3f}{unit}   ({lo:.3f} - {hi:.3f})"
+    busy = f"   {cores:.1f} cores" if cores is not None else ""
+    return f"  {label:<42} {m:>10.3f}{unit}   ({lo:.3f} - {hi:.3f}){busy}"
 
 
 # ------------------------------------------------------------------ libraries
@@ -166,7 +208,7 @@ def bench_rosenbrock(rounds, torch, jax, n=10**6):
     unit = statistics.median(times.pop("NumPy f (the unit)"))
     print(f"Rosenbrock gradient, n = {n}, float64: x one NumPy f ({unit * 1e3:.2f} ms)")
     for name, seconds in times.items():
-        print(row(name, seconds, unit, "x"))
+        print(row(name, seconds, unit, "x", times.cores.get(name)))
     if torch is not None:
         ratio = statistics.median(times["difflab eager"]) / statistics.median(
             times["PyTorch eager"])
@@ -213,7 +255,7 @@ def bench_transcendental(rounds, torch, jax, n=10**6):
     print(f"Gradient of sum(exp(x/2) tanh(x) + log1p(x²)), n = {n}, float64: x one NumPy f "
           f"({unit * 1e3:.2f} ms; NumPy's AVX-512 float64 loops here: {simd})")
     for name, seconds in times.items():
-        print(row(name, seconds, unit, "x"))
+        print(row(name, seconds, unit, "x", times.cores.get(name)))
 
 
 def chain(x, m=None, n_ops=200):
@@ -253,7 +295,7 @@ def bench_chain(rounds, torch, jax):
     print(f"\nchain of {ops} ops on 16 float64, forward + backward: µs per op "
           f"(replayed graph: {len(replayed.nodes)} lines, fused: {len(fused.nodes)})")
     for name, seconds in times.items():
-        print(row(name, seconds, ops / 1e6, " µs"))
+        print(row(name, seconds, ops / 1e6, " µs", times.cores.get(name)))
 
 
 def bench_hessian_jacobian(rounds, torch, jax):
@@ -324,7 +366,7 @@ def bench_hessian_jacobian(rounds, torch, jax):
     print("\nHessian (n = 100) and Jacobian of tanh(A x) (100 x 100), ms "
           "(compiled results equal the tape's to 1e-12)")
     for name, seconds in times.items():
-        print(row(name, seconds, 1e-3, " ms"))
+        print(row(name, seconds, 1e-3, " ms", times.cores.get(name)))
     median = {name: statistics.median(t) for name, t in times.items()}
     ratios = []
     if torch is not None:
@@ -435,7 +477,7 @@ def training(rounds, torch, quick):
         print(f" {label}  (after 3 steps: losses {a:.6f} / {b:.6f}, "
               f"max parameter difference {diff:.1e})")
         for name, seconds in times.items():
-            print(row(name, seconds, 1e-3, " ms"))
+            print(row(name, seconds, 1e-3, " ms", times.cores.get(name)))
 
 
 def peak_memory(graph, x, eager):
@@ -459,8 +501,9 @@ def peak_memory(graph, x, eager):
 def run_setting(threads: str, rounds: int, quick: bool) -> None:
     from difflab.jit import fusion
 
+    pinned = f", {pin_to_one_cpu()}" if threads == "1" else ""
     torch, jax = load_torch(threads), load_jax()
-    print(f"=== threads: {threads}   (fused kernels: {fusion.kernel_backend()})")
+    print(f"=== threads: {threads}{pinned}   (fused kernels: {fusion.kernel_backend()})")
     print("PyTorch: " + (torch.__version__ + f", {torch.get_num_threads()} threads"
                          if torch else "not installed, skipped (pip install torch)"))
     print("JAX: " + (jax.__version__ if jax else "not installed, skipped (pip install jax)"))
