@@ -13,7 +13,9 @@ each primitive has a small translation below; a primitive with none is
 refused by name.
 
 Needs the ``onnx`` package (``pip install 'difflab[jit]'``); onnxruntime
-runs the file (the tests compare its outputs with difflab's).  Two things to
+runs the file (the tests compare its outputs with difflab's; the rounded
+divisions, ``fmod``, ``%``, ``//`` and ``div``'s rounding modes, bit for bit on
+signed zeros, inf and nan).  Two things to
 know: onnxruntime accepts files up to some IR version only, so the file gets
 the IR version of its opset rather than the newest onnx knows; and
 onnxruntime has no float64 ``Conv`` on the CPU (export float32 models).
@@ -244,6 +246,105 @@ def _to_dtype(w: _Writer, node: Node, args: list) -> None:
     w.add("Cast", args[:1], [node.name], to=to)
 
 
+# The rounded divisions, as NumPy computes them (difflab's values, bit for bit: the signs
+# of zeros, inf and nan included).  ONNX's ``Mod`` with ``fmod=1`` is C's fmod (the sign
+# of the dividend, exact); with ``fmod=0``, integers only, Python's ``%``.  Floats are built
+# from fmod as NumPy's ``npy_divmod`` does (``floor(a / b)`` would round 1 // 0.1 up to
+# 10).  Each float result is a magnitude times a sign of ±1 decided from the operands:
+# onnxruntime's ``Where`` does not keep a -0.0 it selects, ``Mul`` does.
+
+
+def _is_integer(node: Node) -> bool:
+    return np.dtype(node.dtype).kind in "iub"
+
+
+def _zero(w: _Writer, node: Node) -> str:
+    return w.constant(0, np.dtype(node.dtype), hint="zero")
+
+
+def _negative(w: _Writer, node: Node, x: str) -> str:
+    """Whether ``x``'s sign bit is set (-0.0 too: 1 / -0.0 is -inf)."""
+    zero = _zero(w, node)
+    reciprocal = w.add("Div", [w.constant(1, np.dtype(node.dtype), hint="one"), x])
+    at_zero = w.add("And", [w.add("Equal", [x, zero]), w.add("Less", [reciprocal, zero])])
+    return w.add("Or", [w.add("Less", [x, zero]), at_zero])
+
+
+def _signed(w: _Writer, node: Node, magnitude: str, negative: str, out: str) -> None:
+    """``out = magnitude · (-1 where negative, else 1)``: a zero keeps the sign."""
+    dtype = np.dtype(node.dtype)
+    sign = w.add("Where", [negative, w.constant(-1, dtype, hint="minus"),
+                           w.constant(1, dtype, hint="plus")])
+    w.add("Mul", [w.add("Abs", [magnitude]), sign], [out])
+
+
+def _moves(w: _Writer, node: Node, b: str, mod: str) -> str:
+    """Where fmod's result moves to Python's: ``mod != 0`` (nan too) and its sign is not
+    the divisor's."""
+    zero = _zero(w, node)
+    nonzero = w.add("Not", [w.add("Equal", [mod, zero])])
+    signs_differ = w.add("Xor", [w.add("Less", [b, zero]), w.add("Less", [mod, zero])])
+    return w.add("And", [nonzero, signs_differ])
+
+
+def _fmod(w: _Writer, node: Node, args: list) -> None:
+    """``Mod`` with ``fmod=1``: C's remainder, the sign of the dividend (ints and floats)."""
+    w.add("Mod", args, [node.name], fmod=1)
+
+
+def _remainder(w: _Writer, node: Node, args: list) -> None:
+    """Python's ``a % b``: ``Mod`` (``fmod=0``) for integers; for floats NumPy's
+    ``remainder``: ``r = fmod(a, b)``, plus ``b`` where ``r`` is non-zero with the other
+    sign; the result (a zero too) has the divisor's sign."""
+    if _is_integer(node):
+        w.add("Mod", args, [node.name], fmod=0)
+        return
+    a, b = args
+    mod = w.add("Mod", [a, b], fmod=1)
+    moved = w.add("Where", [_moves(w, node, b, mod), w.add("Add", [mod, b]), mod])
+    _signed(w, node, moved, _negative(w, node, b), node.name)
+
+
+def _quotient_negative(w: _Writer, node: Node, a: str, b: str) -> str:
+    """The sign of ``a / b``, zeros and infinities included: the operands' signs differ."""
+    return w.add("Xor", [_negative(w, node, a), _negative(w, node, b)])
+
+
+def _floor_divide(w: _Writer, node: Node, args: list) -> None:
+    """``a // b``.  Integers: ``Div`` (rounded towards 0), one less where the remainder
+    moves (see :func:`_moves`).  Floats, NumPy's: ``q = (a - fmod(a, b)) / b``, one less
+    where the remainder moves, snapped to the nearest integer, with the sign of ``a / b``;
+    ``b = 0`` gives ``a / b``."""
+    a, b = args
+    if _is_integer(node):
+        fix = w.add("Cast", [_moves(w, node, b, w.add("Mod", [a, b], fmod=1))],
+                    to=int(w.helper.np_dtype_to_tensor_dtype(np.dtype(node.dtype))))
+        w.add("Sub", [w.add("Div", [a, b]), fix], [node.name])
+        return
+    dtype = np.dtype(node.dtype)
+    one = w.constant(1, dtype, hint="one")
+    mod = w.add("Mod", [a, b], fmod=1)
+    div = w.add("Div", [w.add("Sub", [a, mod]), b])
+    div = w.add("Where", [_moves(w, node, b, mod), w.add("Sub", [div, one]), div])
+    floor = w.add("Floor", [div])
+    up = w.add("Greater", [w.add("Sub", [div, floor]), w.constant(0.5, dtype, hint="half")])
+    snapped = w.add("Where", [up, w.add("Add", [floor, one]), floor])
+    by_zero = w.add("Equal", [b, _zero(w, node)])
+    magnitude = w.add("Where", [by_zero, w.add("Div", [a, b]), snapped])
+    _signed(w, node, magnitude, _quotient_negative(w, node, a, b), node.name)
+
+
+def _trunc_divide(w: _Writer, node: Node, args: list) -> None:
+    """``div(a, b, rounding_mode="trunc")``: ``Div`` for integers (C's, towards 0); for
+    floats ``trunc(a / b)``: ``floor(|a / b|)`` with the sign of ``a / b``."""
+    if _is_integer(node):
+        w.add("Div", args, [node.name])
+        return
+    a, b = args
+    magnitude = w.add("Floor", [w.add("Abs", [w.add("Div", [a, b])])])
+    _signed(w, node, magnitude, _quotient_negative(w, node, a, b), node.name)
+
+
 #: Primitive name -> its translation into ONNX nodes.  :data:`EXPORTABLE` is its keys.
 TRANSLATIONS: dict[str, Callable[[_Writer, Node, list], None]] = {
     **{name: _one_to_one(onnx_op) for name, onnx_op in {
@@ -268,6 +369,10 @@ TRANSLATIONS: dict[str, Callable[[_Writer, Node, list], None]] = {
     "lstm_hidden_state": _lstm_hidden_state,
     "sum": _sum,
     "to_dtype": _to_dtype,
+    "fmod": _fmod,
+    "remainder": _remainder,
+    "floor_divide": _floor_divide,
+    "trunc_divide": _trunc_divide,
 }
 
 #: The primitives :func:`export` translates: the keys of :data:`TRANSLATIONS`.

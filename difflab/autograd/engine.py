@@ -113,7 +113,7 @@ class Recorder:
     def side_effect(self, what: str) -> None:
         """``what`` (``"backward()"``, ``"SGD.step()"``) is about to change state outside
         the primitives: the compiler's tracer makes it a graph break (the call runs
-        eagerly), the plain tracer records nothing of it."""
+        eagerly), the plain tracer (:func:`difflab.jit.trace`) refuses the trace."""
 
     def backward(self, first_order: bool) -> Any:
         """A context manager around a recorded backward pass (see ``records_backward``)."""

@@ -25,7 +25,8 @@ from difflab.dtypes import bool_ as _bool
 from difflab.ops.shapes import plain_values
 
 __all__ = [
-    "Constraint", "boolean", "cat", "corr_cholesky", "dependent", "greater_than",
+    "Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
+    "greater_than",
     "greater_than_eq", "half_open_interval", "independent", "integer_interval", "interval",
     "is_dependent", "less_than", "lower_cholesky", "lower_triangular", "multinomial",
     "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
@@ -368,7 +369,8 @@ def is_dependent(constraint: typing.Any) -> bool:
     Returns
     -------
     bool
-        True for ``dependent`` (checked by the distribution itself, as Uniform's support).
+        True for ``dependent`` and a :class:`dependent_property` read on its class
+        (Uniform's ``support``): checked by the distribution itself.
 
     Examples
     --------
@@ -380,11 +382,55 @@ def is_dependent(constraint: typing.Any) -> bool:
 
 
 class _Dependent(Constraint):
-    """The support depends on a parameter (Uniform's [low, high)): checked by the distribution."""
+    """The constraint depends on a parameter (Uniform's ``low`` and ``high``): checked by the
+    distribution."""
 
     def check(self, value):
         raise ValueError("a dependent constraint cannot be checked on its own: the "
                          "distribution checks it against its parameters")
+
+
+class dependent_property(property, _Dependent):  # noqa: N801 (PyTorch's name)
+    """A property whose constraint depends on the instance: ``dependent`` on the class.
+
+    A distribution whose support is built from its parameters (Uniform's
+    ``interval(low, high)``) defines ``support`` with it, as
+    ``torch.distributions.constraints.dependent_property``: read on an
+    instance, the method's constraint (checkable); read on the class, the
+    property itself, a dependent constraint (:func:`is_dependent` is True:
+    there are no parameters to check against yet).
+
+    Parameters
+    ----------
+    fn : callable
+        The method, ``self -> Constraint``.
+    is_discrete : bool, default False, keyword-only
+        Whether the constraint it stands for is discrete (on the class).
+    event_dim : int, default 0, keyword-only
+        Its event dimensions (on the class).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.distributions import Uniform, constraints
+    >>> constraints.is_dependent(Uniform.support)           # on the class
+    True
+    >>> d = Uniform(dl.tensor([0.0, -1.0]), dl.tensor([1.0, 1.0]))
+    >>> d.support.check(dl.tensor([0.5, 2.0])).tolist()    # on an instance: an interval
+    [True, False]
+    """
+
+    def __init__(self, fn: typing.Any = None, *, is_discrete: bool = False,
+                 event_dim: int = 0) -> None:
+        super().__init__(fn)
+        self.is_discrete, self.event_dim = is_discrete, event_dim
+
+    def __call__(self, fn: typing.Any) -> dependent_property:
+        """As a decorator with settings: ``@dependent_property(event_dim=1)``."""
+        return dependent_property(fn, is_discrete=self.is_discrete, event_dim=self.event_dim)
+
+    def __repr__(self) -> str:
+        return f"DependentProperty({getattr(self.fget, '__name__', '?')})"
 
 
 real = _Real()

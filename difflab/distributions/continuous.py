@@ -199,21 +199,37 @@ class Uniform(Distribution):
     validate_args : bool, optional
         Check the parameters and values.
 
+    Attributes
+    ----------
+    support : Constraint
+        ``constraints.interval(low, high)``, its bounds the parameters (PyTorch's):
+        ``support.check(x)`` is True where low <= x <= high.  With ``validate_args``
+        a value outside it is an error; ``log_prob(high)`` is -inf (the density's
+        interval is half-open).  On the class it is a dependent constraint.
+
     Notes
     -----
     rsample: x = low + (high - low) u with u ~ U[0, 1).
 
     Examples
     --------
+    >>> import difflab as dl
     >>> from difflab.distributions import Uniform
     >>> d = Uniform(0.0, 4.0)
     >>> d.mean.item(), d.variance.item(), d.cdf(1.0).item()
     (2.0, 1.3333333730697632, 0.25)
+    >>> d.support
+    Interval(lower_bound=0.0, upper_bound=4.0)
+    >>> d.support.check(dl.tensor([-1.0, 0.0, 4.0, 5.0])).tolist()
+    [False, True, True, False]
     """
 
     arg_constraints = {"low": constraints.dependent, "high": constraints.dependent}
-    support = constraints.dependent
     has_rsample = True
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self) -> constraints.Constraint:
+        return constraints.interval(self.low, self.high)
 
     def __init__(self, low: typing.Any, high: typing.Any,
                  validate_args: bool | None = None) -> None:
@@ -234,15 +250,6 @@ class Uniform(Distribution):
     def rsample(self, sample_shape: typing.Any = ()) -> Tensor:
         u = _standard(self, sample_shape, "uniform", self.low)
         return self.low + (self.high - self.low) * u
-
-    def _validate_sample(self, value: typing.Any) -> Tensor:
-        value = super()._validate_sample(value)
-        if self._validate_args:
-            inside = (value >= self.low) & (value < self.high)
-            if not bool(F.all(inside)):
-                raise ValueError(f"Expected value argument to be within the support "
-                                 f"[low, high) of Uniform, but found invalid values:\n{value}")
-        return value
 
     def log_prob(self, value: typing.Any) -> Tensor:
         value = self._validate_sample(value)

@@ -30,7 +30,7 @@ that hand values *out* (printing, ``.tolist()``, ``.numpy()``) cannot be
 replayed without running the Python, so they make the call eager, as
 before.  Python between the graphs does not run on a replay: like the rest
 of a compiled function, its side effects (appending to a list) happen only
-while tracing.
+while tracing (``CompiledFunction.python_runs`` counts the runs).
 """
 
 from __future__ import annotations

@@ -29,6 +29,14 @@ decisions (``print(x)``, ``.tolist()``, ``.numpy()``) cannot be replayed:
 that call runs eagerly.  :func:`explain` says where, why and which.
 ``fullgraph=True`` makes a break an error (:class:`GraphBreakError`).
 
+**Side effects.**  ``torch.compile`` runs a Python side effect (a list
+append, a print) once per call.  Here the function's Python runs while
+tracing and not on a replay; a first call whose trace stops at a break that
+makes it eager runs the Python before that break twice (traced, then
+eagerly), and arguments of 1 MiB or more are traced on stand-ins first
+(:mod:`difflab.jit.standins`).  ``CompiledFunction.python_runs`` and
+:func:`explain` count those runs.
+
 **Training**: when an argument or a parameter requires grad, the trace holds
 the forward pass *and* its backward (the registry's VJPs, recorded as with
 ``create_graph=True``).  That joint graph is cut in two: the forward graph
@@ -219,6 +227,16 @@ class CompiledFunction:
     traces : int
         How many times ``fn`` was traced (one per guard compiled, and one per
         branch of a graph break).
+    python_runs : int
+        How many times ``fn``'s Python has run, over all calls: each trace and
+        each eager call.  A replay runs none of it, so a side effect in ``fn``
+        (appending to a list, printing, a global counter) happens only while
+        tracing, unlike ``torch.compile``, which runs it once per call.  A first
+        call may run it more than once: a break that makes the call eager stops
+        the trace there and runs ``fn`` again eagerly (what came before the
+        break runs twice), and arguments of 1 MiB or more are first traced on
+        stand-ins (:mod:`difflab.jit.standins`: twice, or once up to a graph
+        break) before the values decide.  :func:`explain` reports it per call.
     compile_seconds : float
         The time spent tracing and building graphs, every trace together
         (traces that ended in a break that makes the call eager included).
@@ -257,6 +275,13 @@ class CompiledFunction:
     >>> g = dl.compile(flip)
     >>> g(dl.ones(2)), g(-dl.ones(2)), len(g.breaks)
     (tensor([1.6829, 1.6829]), tensor([0.8415, 0.8415]), 1)
+
+    The function's Python runs while tracing, not on a replay:
+
+    >>> g.python_runs, g.traces                # one trace per branch
+    (2, 2)
+    >>> _ = g(dl.ones(2)); g.python_runs       # replayed: no Python of flip ran
+    2
     """
 
     def __init__(self, fn: Callable, *, fullgraph: bool = False,
@@ -271,6 +296,7 @@ class CompiledFunction:
         self._stateless = not (hasattr(target, "named_modules") and hasattr(target, "_parameters"))
         self._watch = None if self._stateless else steady.StateWatch(fn)
         self.traces = 0
+        self.python_runs = 0
         self.compile_seconds = 0.0
         self.breaks: list[GraphBreak] = []
         self._warned = False
@@ -290,7 +316,7 @@ class CompiledFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.passes is None or engine.GraphRecorder.active is not None:
-            return self.fn(*args, **kwargs)  # (inside another trace: traced inline)
+            return self._run_eagerly(*args, **kwargs)  # (inside another trace: traced inline)
         if self._stateless:
             state, training, state_guard = [], (), ((), ())
         else:  # (the walk and its guard; steady.StateWatch skips both when nothing changed)
@@ -304,14 +330,14 @@ class CompiledFunction:
                 if replay is not None:
                     return replay(args, state)
                 if isinstance(entry, _Eager):  # (a guard that runs eagerly, known as such)
-                    return self.fn(*args)
+                    return self._run_eagerly(*args)
                 if isinstance(entry, Stage):
                     return self._follow(key, entry, args, kwargs, state, list(args))
                 return self._replay(entry, args, state)
         leaves: list = []
         spec = _flatten((list(args), kwargs), leaves)
         if not all(_is_traceable_leaf(x) for x in leaves):
-            return self.fn(*args, **kwargs)  # (a dual number, a custom object: eager)
+            return self._run_eagerly(*args, **kwargs)  # (a dual number, a custom object: eager)
         key = (repr(spec), tuple(_leaf_guard(x) for x in leaves), state_guard,
                is_grad_enabled())
         entry = self.cache.get(key)
@@ -321,15 +347,20 @@ class CompiledFunction:
         if entry is None:
             if len(self.cache) >= config.recompile_limit:
                 self._warn_limit()
-                return self.fn(*args, **kwargs)
+                return self._run_eagerly(*args, **kwargs)
             entry = self.cache[key] = self._compile(args, kwargs, state, leaves)
         if quick is not None:
             self.cache.remember(quick, key, entry)  # type: ignore[attr-defined]
         if isinstance(entry, _Eager):
-            return self.fn(*args, **kwargs)
+            return self._run_eagerly(*args, **kwargs)
         if isinstance(entry, Stage):
             return self._follow(key, entry, args, kwargs, state, leaves)
         return self._replay(entry, leaves, state)
+
+    def _run_eagerly(self, *args: Any, **kwargs: Any) -> Any:
+        """``fn`` itself, untraced (counted in :attr:`python_runs`)."""
+        self.python_runs += 1
+        return self.fn(*args, **kwargs)
 
     def _graphed(self, entry: _Graphs) -> GraphedProgram:
         """The CUDA graph of ``entry``'s forward (``mode="reduce-overhead"``): made on first
@@ -365,7 +396,7 @@ class CompiledFunction:
                     generator.rng.bit_generator.state = drawn[1]
                 if following is None:
                     return self._new_branch(key, root, args, kwargs, state, leaves)
-                return self.fn(*args, **kwargs)
+                return self._run_eagerly(*args, **kwargs)
             if _stale(following):  # (a captured tensor changed shape: trace the guard again)
                 del self.cache[key]
                 return self(*args, **kwargs)
@@ -377,13 +408,13 @@ class CompiledFunction:
         """A value read took a branch not seen yet: trace again, graft the new path."""
         if root.paths >= config.recompile_limit:
             self._warn_limit(root)
-            return self.fn(*args, **kwargs)
+            return self._run_eagerly(*args, **kwargs)
         entry = self._compile(args, kwargs, state, leaves)
         if isinstance(entry, Stage) and graft(root, entry) or isinstance(
                 entry, _Eager) and graft_eager(root, entry.keys, entry):
             return self._follow(key, root, args, kwargs, state, leaves)
         root.paths += 1  # (Python not decided by the values read: eager, counted)
-        return self.fn(*args, **kwargs)
+        return self._run_eagerly(*args, **kwargs)
 
     def _warn_limit(self, root: Stage | None = None) -> None:
         if self._warned:
@@ -427,6 +458,7 @@ class CompiledFunction:
         copies = [a.copy() for a in arguments]
         joint, breaks, tracer = None, [], None
         try:
+            self.python_runs += 1
             joint, tracer, _ = _trace(self.fn, args, kwargs, state, is_grad_enabled(),
                                       split=True)  # (fullgraph refuses the splits after)
             breaks = list(tracer.breaks)
@@ -479,6 +511,7 @@ class CompiledFunction:
         snapshot = _snapshot(state)
 
         def trace() -> tuple:
+            self.python_runs += 1
             joint, tracer, _ = _trace(self.fn, args, kwargs, state, is_grad_enabled(),
                                       split=False)
             if joint is None or tracer.breaks or tracer.reads or _restore(self.fn, snapshot):
@@ -706,6 +739,14 @@ class ExplainOutput:
         The nodes of each graph.
     compile_seconds : float
         Tracing and building the graphs, in seconds (not the call's run).
+    python_runs : int, default 1
+        How many times the function's Python ran in the call (traces and an
+        eager run together): 1 for a call traced once and replayed; 2 when a
+        break that makes the call eager stopped the trace (the Python before
+        it ran twice, traced, then eagerly); more for arguments of 1 MiB or
+        more, traced on stand-ins first.  ``torch.compile`` runs it once per
+        call, so a side effect in the function (a list append, a print)
+        happens ``python_runs`` times in a first call here.
 
     See Also
     --------
@@ -734,6 +775,7 @@ class ExplainOutput:
         User Stack: ...
         Splits: the graph ends here; the value read picks the next graph
     Ops per Graph: 3, 1
+    Python Runs: 1
     Compile Time: ... s
     """
 
@@ -744,6 +786,7 @@ class ExplainOutput:
     op_count: int
     ops_per_graph: list
     compile_seconds: float
+    python_runs: int = 1
 
     def __str__(self) -> str:
         lines = [f"Graph Count: {self.graph_count}",
@@ -755,6 +798,10 @@ class ExplainOutput:
                       "    Splits: the graph ends here; the value read picks the next graph"
                       if b.splits else "    Eager: the call runs eagerly (no graph replayed)"]
         lines.append("Ops per Graph: " + ", ".join(map(str, self.ops_per_graph)))
+        lines.append(f"Python Runs: {self.python_runs}" + (
+            " (the function's Python before the first break ran more than once in this "
+            "call: side effects there repeat; torch.compile runs them once)"
+            if self.python_runs > 1 else ""))
         lines.append(f"Compile Time: {self.compile_seconds:.4f} s")
         return "\n".join(lines)
 
@@ -810,6 +857,8 @@ def explain(fn: Callable) -> Callable[..., ExplainOutput]:
     bool() of a tensor computed from the inputs
     >>> out.break_reasons[0].splits               # (False: the call would run eagerly)
     True
+    >>> out.python_runs                           # traced once, its graphs replayed
+    1
 
     A training step with ``backward()`` inside runs eagerly (``.grad`` is set,
     not computed by a graph), and steps once:
@@ -828,6 +877,8 @@ def explain(fn: Callable) -> Callable[..., ExplainOutput]:
     (0, 1, False)
     >>> print(out.break_reasons[0].reason.split(" inside")[0])
     backward()
+    >>> out.python_runs        # traced up to backward(), then run eagerly: the loss twice
+    2
     >>> abs(model.bias.item() - (before - 0.1 * model.bias.grad.item())) < 1e-6  # one step
     True
     """
@@ -849,7 +900,7 @@ def explain(fn: Callable) -> Callable[..., ExplainOutput]:
         graphs = _graphs_of(next(iter(compiled.cache.values()), None))
         sizes = [len(g.nodes) for g in graphs]
         return ExplainOutput(graphs, len(graphs), len(breaks), breaks, sum(sizes), sizes,
-                             compiled.compile_seconds)
+                             compiled.compile_seconds, compiled.python_runs)
 
     return run
 

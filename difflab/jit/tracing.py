@@ -134,7 +134,8 @@ class Tracer(RuleReading):
     GraphError
         When the traced code does what a static graph cannot replay: a write through a
         view of an input, a parameter changed outside difflab's operations, a tensor
-        that requires grad computed on a tape outside the trace.
+        that requires grad computed on a tape outside the trace, ``backward()`` or an
+        optimizer's ``step()`` (refused before they change ``.grad`` or a parameter).
 
     Warns
     -----
@@ -416,6 +417,25 @@ class Tracer(RuleReading):
             yield
         finally:
             self.first_order = outer
+
+    def side_effect(self, what: str) -> None:
+        """The engine's hook: ``what`` (``backward()``, an optimizer's ``step()``) is about
+        to change state that no primitive records.  A graph would drop it (a replay would
+        leave ``.grad`` or the parameters as they were), so the trace is refused before the
+        change: a :class:`GraphError` saying what to trace instead."""
+        if what == "backward()":
+            raise GraphError(
+                f"graph {self.name}: the traced function calls backward(), which fills the "
+                f"leaves' .grad outside the tensor operations a graph records, so a replay "
+                f"would not set .grad. Trace the forward only (the loss) and call "
+                f"backward() on the traced function's result (its graph has a backward), "
+                f"or use difflab.compile, which runs such a call eagerly (a graph break "
+                f"before backward())")
+        raise GraphError(
+            f"graph {self.name}: the traced function calls {what}, which updates the "
+            f"parameters' arrays and the optimizer's state outside the tensor operations a "
+            f"graph records, so a replay would not update them. Trace the forward only and "
+            f"call backward() and the optimizer's step() outside the traced function")
 
     def value_read(self, tensor: Tensor, what: str) -> None:
         """The engine's hook: ``what`` turned a tensor's value into Python."""
@@ -814,7 +834,10 @@ def trace(fn: Callable, example_inputs: Any, *, retrace: bool = True,
     Raises
     ------
     GraphError
-        With ``retrace=False``, for inputs of another shape or dtype.
+        With ``retrace=False``, for inputs of another shape or dtype.  When ``fn``
+        calls ``backward()`` or an optimizer's ``step()``: a graph records tensor
+        operations, not the ``.grad`` or parameter writes (trace the forward, call
+        ``backward()`` on the result; or use :func:`difflab.compile`).
 
     See Also
     --------

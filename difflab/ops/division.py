@@ -5,7 +5,12 @@
 ``b``.  Both are NumPy's own functions (exact: no ``a - b·q`` computed in floating point,
 whose cancellation loses every digit once the quotient is large), and both have
 PyTorch's derivative: 1 in ``a``, minus the rounded quotient in ``b``, which the rules
-read from the saved result as ``(z - a) / b``.  The rounded quotients themselves
+read from the saved result as ``(z - a) / b`` (only arithmetic: the same line runs on
+arrays, recorded tensors and dual numbers).  Where the result is not finite (``b = 0``,
+an infinite ``a``, ``remainder(-4.0, inf)`` = inf) that gradient is nan, where PyTorch
+gives ``-trunc(a / 0)`` = ∓inf, or 1.  A zero result's sign is NumPy's: ``fmod(-4.0,
+2.0)`` is -0.0 (the dividend's), ``remainder(-4.0, 2.0)`` is 0.0 (the divisor's; PyTorch
+gives -0.0 there).  The rounded quotients themselves
 (``floor_divide``, ``div(..., rounding_mode="trunc")``) have no derivative: they are in
 :mod:`difflab.ops.logic`, and share this module's check of an integer division by zero.
 """

@@ -538,3 +538,29 @@ def test_one_hot_categorical_straight_through_matches_pytorch():
     x = D.OneHotCategoricalStraightThrough(logits=logits).rsample()
     (x * t([1.0, 2.0, 3.0])).sum().backward()
     np.testing.assert_allclose(logits.grad.numpy(), [-0.2833, 0.0492, 0.2341], atol=1e-4)
+
+
+def test_uniforms_support_is_the_interval_of_its_parameters():
+    # (was constraints.dependent on instances too: support.check raised)
+    low, high = t([0.0, -2.0]), t([4.0, 1.0])
+    d = D.Uniform(low, high, validate_args=True)
+    support = d.support
+    assert isinstance(support, type(D.constraints.interval(0.0, 1.0)))
+    assert support.lower_bound is d.low and support.upper_bound is d.high
+    assert not D.constraints.is_dependent(support)
+    values = t([[-0.1, -2.0], [0.0, 1.0], [4.0, 1.1], [2.0, 0.0]])
+    assert support.check(values).tolist() == [[False, True], [True, True], [True, False],
+                                              [True, True]]
+    # on the class: a dependent constraint, as PyTorch's dependent_property
+    assert D.constraints.is_dependent(D.Uniform.support)
+    # samples lie inside; validation checks against it (closed, as PyTorch's interval)
+    dl.manual_seed(0)
+    assert bool(dl.all(support.check(d.sample((100,)))))
+    assert d.log_prob(t([4.0, 1.0])).tolist() == [-math.inf, -math.inf]  # (density: [low, high))
+    with pytest.raises(ValueError, match=r"within the support \(Interval\(lower_bound="):
+        d.log_prob(t([4.5, 0.0]))
+    # the support maps onto the interval as any interval does: sigmoid, then affine
+    y = D.biject_to(support)(t([[-30.0, 0.0], [30.0, 5.0]]))
+    assert bool(dl.all(support.check(y)))
+    sigmoid_5 = 1 / (1 + math.exp(-5))
+    np.testing.assert_allclose(y.numpy()[:, 1], [-2.0 + 3.0 * 0.5, -2.0 + 3.0 * sigmoid_5])

@@ -263,3 +263,64 @@ def test_the_operators_differentiate_alike_in_every_mode(method):
     assert dl.derivative(lambda x: 7.0 % x, method=method)(5.5) == pytest.approx(-1.0)
     assert dl.derivative(lambda x: x * (x // 1.0), method=method)(5.5) == pytest.approx(5.0)
     assert dl.derivative(lambda x: x * (9.0 // x), method=method)(2.5) == pytest.approx(3.0)
+
+
+# The edges, every pair: signed zeros, inf, nan, a subnormal, a huge value.
+EDGES = [-0.0, 0.0, -4.0, 4.0, -3.5, 3.5, INF, -INF, NAN, 2.0, -2.0, 1e300, 5e-324]
+PAIRS = [(a, b) for a in EDGES for b in EDGES]
+
+
+def _bits_equal(actual, expected):
+    """Equal values with equal signs (a zero's included), nan where nan."""
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    same = (actual == expected) & (np.signbit(actual) == np.signbit(expected))
+    bad = ~(same | (np.isnan(actual) & np.isnan(expected)))
+    assert not bad.any(), list(zip(np.broadcast_to(actual, bad.shape)[bad],
+                                   np.broadcast_to(expected, bad.shape)[bad]))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # (NumPy's words on x % 0.0)
+@pytest.mark.parametrize("name", ["fmod", "remainder"])
+@pytest.mark.parametrize("how", ["eager", "method", "compiled", "traced", "float32"])
+def test_the_remainders_are_numpys_on_every_edge_with_the_zeros_sign(name, how):
+    # np.fmod(-4.0, 2.0) is -0.0 (the dividend's sign), np.remainder(-4.0, 2.0) is 0.0
+    a, b = (np.array(column) for column in zip(*PAIRS))
+    dtype = dl.float32 if how == "float32" else dl.float64
+    x, y = dl.tensor(a, dtype=dtype), dl.tensor(b, dtype=dtype)
+    function = getattr(dl, name)
+    if how == "method":
+        result = x % y if name == "remainder" else x.fmod(y)
+    elif how == "compiled":
+        result = dl.compile(lambda x, y: function(x, y) * 1.0)(x, y)
+    elif how == "traced":
+        result = dl.jit.trace(lambda x, y: function(x, y) * 1.0, (x, y))(x, y)
+    else:
+        result = function(x, y)
+    numpy_dtype = np.float32 if how == "float32" else np.float64
+    _bits_equal(result.numpy(), getattr(np, name)(a.astype(numpy_dtype), b.astype(numpy_dtype)))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_the_operator_with_a_number_on_either_side_keeps_numpys_zero():
+    _bits_equal((dl.tensor([-4.0, 4.0, -0.0]) % 2.0).numpy(), [0.0, 0.0, 0.0])
+    _bits_equal((dl.tensor([-4.0, 4.0, -0.0]) % -2.0).numpy(), [-0.0, -0.0, -0.0])
+    _bits_equal((-4.0 % dl.tensor([2.0, -2.0])).numpy(), [0.0, -0.0])
+    _bits_equal(dl.fmod(dl.tensor([-4.0, 4.0]), -2.0).numpy(), [-0.0, 0.0])
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("name, quotient", [
+    ("fmod", lambda a, b: np.trunc(a / b)), ("remainder", np.floor_divide)])
+def test_the_remainders_gradient_on_every_edge(name, quotient):
+    # PyTorch's -trunc(a/b), -floor(a/b) wherever the result is finite; where it is
+    # not (b = 0, an infinite a, -4 % inf = inf) the gradient is nan (PyTorch's: ±inf, 1)
+    a, b = (np.array(column) for column in zip(*PAIRS))
+    x = dl.tensor(a, dtype=dl.float64, requires_grad=True)
+    y = dl.tensor(b, dtype=dl.float64, requires_grad=True)
+    z = getattr(dl, name)(x, y)
+    z.sum().backward()
+    finite = np.isfinite(z.detach().numpy())
+    got, expected = y.grad.numpy(), -quotient(a, b)
+    assert got[finite] == pytest.approx(expected[finite], rel=1e-12)
+    assert np.isnan(got[~finite]).all()
+    assert x.grad.tolist() == [1.0] * len(PAIRS)

@@ -12,6 +12,7 @@ import sys
 import time
 import uuid
 
+import numpy as np
 import pytest
 
 import difflab
@@ -130,6 +131,17 @@ def test_sampler_shares_are_disjoint_and_cover_the_data(job):
     assert {len(p) for p in parts} == {-(-10 // n)}
     every = [i for p in parts for i in p]
     assert set(every) == set(range(10)) and len(every) == n * -(-10 // n)
+
+
+def test_sync_batch_norm_equals_batch_norm_on_the_whole_batch(job):
+    # uneven shares (rank r: r + 2 samples): outputs, input gradients and running
+    # statistics as one process's BatchNorm1d on all of them; the parameters' gradients
+    # add up over the ranks to the whole batch's (DDP then averages them)
+    for rank in job:
+        assert rank["sync_bn"]["gap"] < 1e-12
+    for name in ("weight_grad", "bias_grad"):
+        summed = np.sum([rank["sync_bn"][name] for rank in job], axis=0)
+        np.testing.assert_allclose(summed, job[0]["sync_bn"][f"full_{name}"], rtol=1e-10)
 
 
 def test_a_rank_that_raises_ends_the_job_with_its_traceback():

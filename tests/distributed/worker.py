@@ -163,6 +163,42 @@ def cuda_checks(rank, size):
                        for p, q in zip(model.module.parameters(), reference.parameters()))}
 
 
+def sync_batch_norm(rank, size):
+    """nn.SyncBatchNorm on uneven shares (rank r: r + 2 samples), two training steps,
+    against BatchNorm1d on the whole batch (computed on every rank)."""
+    counts = [r + 2 for r in range(size)]
+    rng = np.random.default_rng(3)
+    data = rng.normal(size=(sum(counts), 3, 2)) * np.array([1.0, 3.0, 0.5])[:, None] + 1.0
+    coef = rng.normal(size=data.shape)
+    start = sum(counts[:rank])
+    mine = slice(start, start + counts[rank])
+
+    def make(cls):
+        layer = cls(3, dtype=dl.float64)
+        with dl.no_grad():
+            layer.weight.copy_(dl.tensor([0.5, 2.0, -1.0], dtype=dl.float64))
+            layer.bias.copy_(dl.tensor([0.1, 0.0, 0.3], dtype=dl.float64))
+        return layer
+
+    sync, full = make(nn.SyncBatchNorm), make(nn.BatchNorm1d)
+    gaps = []
+    for step in (1.0, 2.0):
+        x = dl.tensor(data[mine] * step, requires_grad=True)
+        y = sync(x)
+        (y * dl.tensor(coef[mine])).sum().backward()
+        whole = dl.tensor(data * step, requires_grad=True)
+        y_whole = full(whole)
+        (y_whole * dl.tensor(coef)).sum().backward()
+        gaps.append(float(np.abs(y.detach().numpy() - y_whole.detach().numpy()[mine]).max()))
+        gaps.append(float(np.abs(x.grad.numpy() - whole.grad.numpy()[mine]).max()))
+    for name in ("running_mean", "running_var"):
+        gaps.append(float(np.abs(getattr(sync, name).numpy() - getattr(full, name).numpy()
+                                 ).max()))
+    return {"gap": max(gaps), "weight_grad": sync.weight.grad.tolist(),
+            "bias_grad": sync.bias.grad.tolist(), "full_weight_grad": full.weight.grad.tolist(),
+            "full_bias_grad": full.bias.grad.tolist()}
+
+
 def main():
     out_dir = sys.argv[1]
     dist.init_process_group("mpi")
@@ -178,6 +214,7 @@ def main():
                      for cap in (1e-6, 1000.0) for acc in (1, 2)}
     result["unused"] = unused_parameters(rank)
     result["sampler"] = sampler_share(rank, size)
+    result["sync_bn"] = sync_batch_norm(rank, size)
     dist.barrier()
     dist.destroy_process_group()
     with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as f:

@@ -112,7 +112,8 @@ def _primitive(name, **params):
 
 _UNARY = ["neg", "exp", "log", "sqrt", "abs", "tanh", "sigmoid", "relu", "sin", "cos", "tan",
           "asin", "acos", "atan", "sinh", "cosh", "erf", "clone", "gelu"]
-_BINARY = ["add", "sub", "mul", "div", "pow", "maximum", "minimum"]
+_BINARY = ["add", "sub", "mul", "div", "pow", "maximum", "minimum", "fmod", "remainder",
+           "floor_divide", "trunc_divide"]
 #: One sample per ONNX translation: (function, input shapes).  Inputs lie in (0.1, 0.9), where
 #: every primitive here is defined (log, sqrt, asin, acos, pow's base).
 _SAMPLES = {
@@ -158,3 +159,60 @@ def test_each_onnx_translation_runs_in_onnxruntime_with_difflabs_outputs(tmp_pat
     want = fn(*[dl.tensor(a) for a in new]).numpy()
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6)
+
+
+# ------------------------------------------------------------------ the rounded divisions
+
+_EDGES = [-0.0, 0.0, -4.0, 4.0, -3.5, 3.5, np.inf, -np.inf, np.nan, 2.0, -2.0, 1e30, 1e-40,
+          1.0, 0.1]  # (1 // 0.1 is 9: fmod(1, 0.1) is 0.0999..., though 1 / 0.1 is 10.0)
+_DIVISIONS = {
+    "fmod": dl.fmod,
+    "remainder": lambda x, y: x % y,
+    "floor": lambda x, y: dl.div(x, y, rounding_mode="floor"),
+    "trunc": lambda x, y: dl.div(x, y, rounding_mode="trunc"),
+}
+
+
+def _bits(array):
+    """Comparable bits: equal values with equal signs (-0.0 is not 0.0), nan as nan."""
+    array = np.asarray(array)
+    return [("nan",) if np.isnan(v) else (float(v), bool(np.signbit(v))) for v in array.ravel()]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # (NumPy's words on x % 0.0)
+@pytest.mark.parametrize("name", sorted(_DIVISIONS))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_rounded_divisions_export_bit_for_bit_on_every_edge(tmp_path, name, dtype):
+    fn = _DIVISIONS[name]
+    a, b = (np.array(column, dtype=dtype) for column in zip(*[
+        (p, q) for p in _EDGES for q in _EDGES]))
+    path = tmp_path / f"{name}.onnx"
+    donnx.export(fn, (dl.tensor(a), dl.tensor(b)), path)
+    proto = onnx.load(str(path))
+    assert "Mod" in {n.op_type for n in proto.graph.node} or name == "trunc"
+    (got,) = _run(path, a, b)
+    want = fn(dl.tensor(a), dl.tensor(b)).numpy()
+    assert got.dtype == want.dtype
+    assert _bits(got) == _bits(want)  # (the signs of zeros included: np.fmod(-4, 2) is -0.0)
+
+
+@pytest.mark.parametrize("name", sorted(_DIVISIONS))
+def test_the_rounded_divisions_of_integers_export_exactly(tmp_path, name):
+    fn = _DIVISIONS[name]
+    a = np.array([7, -7, 7, -7, 0, 5, -6, 1, -1, 2**62 + 1], dtype=np.int64)
+    b = np.array([3, 3, -3, -3, 4, -5, 3, 2, 2, 3], dtype=np.int64)
+    path = tmp_path / f"{name}.onnx"
+    donnx.export(fn, (dl.tensor(a), dl.tensor(b)), path)
+    (got,) = _run(path, a, b)
+    want = fn(dl.tensor(a), dl.tensor(b)).numpy()
+    assert got.dtype == want.dtype == np.int64
+    np.testing.assert_array_equal(got, want)
+
+
+def test_a_remainder_by_a_number_exports_with_the_number_as_a_constant(tmp_path):
+    x = np.array([-7.5, -4.0, 4.0, 7.5], dtype=np.float32)
+    path = tmp_path / "mod.onnx"
+    donnx.export(lambda x: (x % 2.0, dl.fmod(x, -3.0), x // 2.0), (dl.tensor(x),), path)
+    got = _run(path, x)
+    for g, want in zip(got, (x % 2.0, np.fmod(x, -3.0), x // 2.0)):
+        assert _bits(g) == _bits(want)

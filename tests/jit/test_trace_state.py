@@ -326,3 +326,49 @@ def test_the_compiled_gradient_of_a_random_function_equals_reverse_mode(call):
     dl.manual_seed(call)
     got = dl.grad(f, method="compiled")(x)
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+# ------------------------------------------------------------------ backward and step inside
+
+
+def _linear():
+    dl.manual_seed(0)
+    return dl.nn.Linear(2, 1)
+
+
+def test_tracing_a_function_that_calls_backward_is_refused_before_grad_is_set():
+    model = _linear()
+
+    def step(x):
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        return loss
+
+    with pytest.raises(jit.GraphError, match=r"calls backward\(\).*Trace the forward only"):
+        jit.trace(step, (dl.ones(4, 2),))
+    assert model.weight.grad is None and model.bias.grad is None  # refused before the write
+
+
+def test_tracing_an_optimizer_step_is_refused_and_the_parameters_are_unchanged():
+    model = _linear()
+    opt = dl.optim.SGD(model.parameters(), lr=0.1)
+    model(dl.ones(4, 2)).sum().backward()
+    before = model.weight.detach().clone()
+
+    def step(x):
+        opt.step()
+        return model(x)
+
+    with pytest.raises(jit.GraphError, match=r"SGD\.step\(\).*outside the traced function"):
+        jit.trace(step, (dl.ones(4, 2),))
+    assert dl.equal(model.weight, before)
+
+
+def test_the_forward_traced_alone_fills_grad_on_replay_as_the_error_advises():
+    model, eager = _linear(), _linear()
+    x = dl.tensor([[1.0, 2.0], [3.0, -1.0]])
+    traced = jit.trace(lambda x: model(x).pow(2).mean(), (x,))
+    traced(x).backward()
+    eager(x).pow(2).mean().backward()
+    assert dl.allclose(model.weight.grad, eager.weight.grad)
+    assert dl.allclose(model.bias.grad, eager.bias.grad)

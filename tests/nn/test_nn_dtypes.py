@@ -120,6 +120,8 @@ LAYERS = {
     # (the 3-D layers, the lazy layers and the rest of PyTorch's nn)
     "AvgPool3d": (lambda nn: nn.AvgPool3d(2), (1, 2, 2, 4, 4), PROMOTES),
     "BatchNorm3d": (lambda nn: nn.BatchNorm3d(2), (2, 2, 2, 2, 2), PROMOTES),
+    "SyncBatchNorm": (lambda nn: nn.SyncBatchNorm(2), (2, 2, 3), PROMOTES),
+    "CrossMapLRN2d": (lambda nn: nn.CrossMapLRN2d(3), IMG, PROMOTES),
     "ConvTranspose3d": (lambda nn: nn.ConvTranspose3d(2, 3, 2), (1, 2, 2, 2, 2), PROMOTES),
     "Dropout3d": (lambda nn: nn.Dropout3d(0.3), (1, 2, 2, 2, 2), PROMOTES),
     "FeatureAlphaDropout": (lambda nn: nn.FeatureAlphaDropout(0.3), IMG, PROMOTES),

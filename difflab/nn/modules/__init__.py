@@ -102,7 +102,7 @@ from difflab.nn.modules.loss import (
     SoftMarginLoss,
     TripletMarginLoss,
 )
-from difflab.nn.modules.normalization import GroupNorm, LocalResponseNorm, RMSNorm
+from difflab.nn.modules.normalization import CrossMapLRN2d, GroupNorm, LocalResponseNorm, RMSNorm
 from difflab.nn.modules.padding import (
     CircularPad1d,
     CircularPad2d,
@@ -139,7 +139,7 @@ from difflab.nn.modules.upsampling import Upsample
 # nn breadth (3-D layers, lazy modules, more losses): PyTorch's remaining torch.nn names
 from difflab.nn.modules.activation import RReLU, Softmax2d
 from difflab.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss
-from difflab.nn.modules.batchnorm import BatchNorm3d
+from difflab.nn.modules.batchnorm import BatchNorm3d, SyncBatchNorm
 from difflab.nn.modules.conv import ConvTranspose3d
 from difflab.nn.modules.dropout import Dropout3d, FeatureAlphaDropout
 from difflab.nn.modules.lazy import (
@@ -225,3 +225,4 @@ __all__ += ["AvgPool3d", "BatchNorm3d", "ConvTranspose3d", "Dropout3d", "Feature
             "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "NLLLoss2d", "RNNBase",
             "RNNCellBase", "AdaptiveLogSoftmaxWithLoss", "FractionalMaxPool2d",
             "FractionalMaxPool3d"]  # nn breadth
+__all__ += ["CrossMapLRN2d", "SyncBatchNorm"]

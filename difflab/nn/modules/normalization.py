@@ -1,5 +1,5 @@
 """Normalisation layers at PyTorch's path ``nn.modules.normalization``: ``LayerNorm`` (defined
-in :mod:`.layers`), ``GroupNorm``, ``RMSNorm`` and ``LocalResponseNorm``."""
+in :mod:`.layers`), ``GroupNorm``, ``RMSNorm``, ``LocalResponseNorm`` and ``CrossMapLRN2d``."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from difflab.nn.parameter import Parameter
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import integer
 
-__all__ = ["GroupNorm", "LayerNorm", "LocalResponseNorm", "RMSNorm"]
+__all__ = ["CrossMapLRN2d", "GroupNorm", "LayerNorm", "LocalResponseNorm", "RMSNorm"]
 
 
 class GroupNorm(Module):
@@ -165,6 +165,95 @@ class LocalResponseNorm(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         return F.local_response_norm(x, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    r"""Local response normalisation across the channels of images (Lua Torch's layer).
+
+    Each value is divided by a power of the sum of squares of the same pixel in
+    the neighbouring channels, as in AlexNet: torch7's ``SpatialCrossMapLRN``,
+    which PyTorch keeps as ``nn.CrossMapLRN2d``.  The same normalisation as
+    :class:`LocalResponseNorm`, for 4-D input only, over a window centred on the
+    channel: ``size // 2`` channels on each side for an odd ``size``, one fewer
+    on each side for an even one (the sum is still divided by ``size``).
+
+    Parameters
+    ----------
+    size : int
+        The number of neighbouring channels summed (the window; at least 1).
+    alpha : float, default 1e-4
+        :math:`\alpha`, the weight of the sum.
+    beta : float, default 0.75
+        :math:`\beta`, the power.
+    k : float, default 1.0
+        :math:`k`, added before the power (keeps the divisor positive).
+
+    Shape
+    -----
+    - Input: :math:`(N, C, H, W)`.
+    - Output: the same shape.
+
+    Raises
+    ------
+    ValueError
+        When called on an input that is not 4-D (PyTorch's message), or if
+        ``size`` is not positive.
+    TypeError
+        If ``size`` is not an int.
+
+    See Also
+    --------
+    LocalResponseNorm : the same for any :math:`(N, C, *)`, its window
+        ``size`` channels for every size.
+    difflab.nn.functional.local_response_norm : the function both apply.
+
+    Notes
+    -----
+    With :math:`h = \lfloor (\text{size} - 1)/2 \rfloor`, zero outside the
+    channels :math:`0 \ldots C-1`:
+
+    .. math::
+        y_c = x_c \Big/ \Big(k + \frac{\alpha}{\text{size}}
+              \sum_{c' = c - h}^{c + h} x_{c'}^2\Big)^{\beta}
+
+    The gradient is autograd's through that formula (PyTorch writes a backward of
+    its own, for this formula).  PyTorch's forward (``torch/nn/_functions.py``, a
+    port of the Lua loop) drops channel :math:`c - h - 1` from the running sum one
+    channel late, so its output differs from this formula (and from its own
+    backward) in the channels :math:`c \geq h + 1` once the window has slid past
+    channel 0; the Lua original and this layer do not.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> lrn = dl.nn.CrossMapLRN2d(3, alpha=3.0, beta=1.0, k=1.0)
+    >>> y = lrn(dl.ones(1, 4, 1, 1))      # sums of 2, 3, 3, 2 squares over a window of 3
+    >>> [round(v, 4) for v in y.flatten().tolist()]
+    [0.3333, 0.25, 0.25, 0.3333]
+    >>> x = dl.ones(1, 4, 1, 1, requires_grad=True)
+    >>> lrn(x).sum().backward()
+    >>> x.grad.shape
+    difflab.Size([1, 4, 1, 1])
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
+                 ) -> None:
+        super().__init__()
+        self.size = integer(size, "CrossMapLRN2d", "size")
+        if self.size < 1:
+            raise ValueError(f"CrossMapLRN2d's size must be at least 1, got {self.size}")
+        self.alpha, self.beta, self.k = alpha, beta, k
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.ndim != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {x.ndim}D instead.")
+        # the window of 2h + 1 channels, the sum still divided by size
+        window = 2 * ((self.size - 1) // 2) + 1
+        return F.local_response_norm(x, window, self.alpha * window / self.size, self.beta,
+                                     self.k)
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
