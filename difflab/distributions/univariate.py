@@ -271,7 +271,10 @@ class Pareto(_ByInverse):
     """
 
     arg_constraints = {"scale": constraints.positive, "alpha": constraints.positive}
-    support = constraints.dependent
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self) -> constraints.Constraint:
+        return constraints.greater_than_eq(self.scale)
 
     def __init__(self, scale: typing.Any, alpha: typing.Any,
                  validate_args: bool | None = None) -> None:
@@ -371,7 +374,10 @@ class GeneralizedPareto(_ByInverse):
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive,
                        "concentration": constraints.real}
-    support = constraints.dependent
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self) -> constraints.Constraint:
+        return constraints.interval(self.loc, self.upper)  # (upper: ∞ unless ξ < 0)
 
     def __init__(self, loc: typing.Any, scale: typing.Any, concentration: typing.Any,
                  validate_args: bool | None = None) -> None:

@@ -540,6 +540,21 @@ def test_one_hot_categorical_straight_through_matches_pytorch():
     np.testing.assert_allclose(logits.grad.numpy(), [-0.2833, 0.0492, 0.2341], atol=1e-4)
 
 
+@pytest.mark.parametrize("make, inside, outside", [
+    (lambda: D.Pareto(t([1.0, 2.0]), 3.0), [1.0, 2.0], [0.99, 1.5]),  # x >= scale
+    (lambda: D.GeneralizedPareto(0.0, 1.0, t([0.0, -1.0])), [0.0, 1.0], [-0.1, 1.01]),
+])
+def test_paretos_support_follows_their_parameters(make, inside, outside):
+    # (was constraints.dependent: check raised and values were never validated)
+    d = make()
+    assert not D.constraints.is_dependent(d.support)
+    assert d.support.check(t(inside)).tolist() == [True, True]
+    assert d.support.check(t(outside)).tolist() == [False, False]
+    dl.manual_seed(0)
+    assert bool(dl.all(d.support.check(d.sample((200,)))))
+    assert D.constraints.is_dependent(type(d).support)  # on the class, as PyTorch's
+
+
 def test_uniforms_support_is_the_interval_of_its_parameters():
     # (was constraints.dependent on instances too: support.check raised)
     low, high = t([0.0, -2.0]), t([4.0, 1.0])
