@@ -1,7 +1,9 @@
 """ONNX export: a traced graph written as an ONNX model another runtime can run.
 
-    >>> import difflab.onnx
-    >>> difflab.onnx.export(model, (x,), "model.onnx", opset_version=17)
+.. code-block:: python
+
+    import difflab.onnx
+    difflab.onnx.export(model, (x,), "model.onnx", opset_version=17)
 
 ONNX is the graph exchange format of the deep-learning world: a file lists
 *nodes* (``Conv``, ``Relu``, ``Gemm``, ...) reading and writing named
