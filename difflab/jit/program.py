@@ -48,6 +48,7 @@ from difflab.jit.graph import (
     replay_error,
     saved_owner,
 )
+from difflab.jit.prepared_steps import prepared_forward
 from difflab.ops import registry
 from difflab.ops.shapes import mean_scale
 
@@ -134,6 +135,7 @@ class Program:
         read += [o for o in graph.outputs if isinstance(o, Ref)]
         read_saved = {saved_owner(r.name) for r in read} - {None}
         frees = self._frees()
+        self.meta = graph.meta() if prepared else {}
         self.steps = [self._step(node, read_saved, frees.get(k, ()), prepared)
                       for k, node in enumerate(graph.nodes)]
 
@@ -169,6 +171,12 @@ class Program:
         forward, params = node.op.forward, node.params
         if prepared and isinstance(node.op, fusion.FusedElementwise) and not found:
             forward, params = PreparedKernel(node.op, node.params), {}
+        elif prepared and not found:  # (fastpath shortcut 12: jit/prepared_steps.py)
+            first = node.args[0] if node.args else None
+            in_shape = self.meta[first.name][0] if isinstance(first, Ref) else None
+            plain = prepared_forward(node, in_shape, bool(saved_slots))
+            if plain is not None:
+                forward, params = plain, {}
         return Step(forward, needs, args, kinds, params, bool(found), slots[node.name],
                     saved_slots, node, free, read, len(args) == 1)
 
