@@ -34,7 +34,7 @@ from difflab.jit.passes import optimize
 from difflab.ops.primitive import Primitive
 from difflab.tensor import Tensor
 
-DEFAULT_PASSES = ("fold", "cse", "dce", "fuse")  # (fuse: where it pays, see _optimize)
+DEFAULT_PASSES = ("fold", "cse", "join", "dce", "fuse")  # (fuse: where it pays, see _optimize)
 
 
 @dataclass

@@ -24,8 +24,14 @@ time and see what each does.
     compute it now, once, and store the result as a constant.  And a
     multiplication by a constant of ones (x · 1 = x exactly) is dropped.
 
+``join``  scatters of disjoint slices, summed, joined into one concatenation
+    (:mod:`difflab.jit.passes_scatter`): the adjoint of ``x`` read slice by
+    slice (``x[t]`` at every step of a loop) is the slices' adjoints side by
+    side, not a sum of arrays of zeros with one slice written each.
+
 The passes change no number: each node left computes exactly what it did
-(tests/jit/test_jit_passes.py checks it on random graphs).
+(tests/jit/test_jit_passes.py checks it on random graphs; ``join`` may keep
+a ``-0.0`` that the adds it removes made ``+0.0``).
 """
 
 from __future__ import annotations
@@ -333,6 +339,15 @@ def _fuse(graph: Graph, show: bool = False) -> Graph:
 
 
 PASSES["fuse"] = _fuse
+
+
+def _join(graph: Graph, show: bool = False) -> Graph:
+    from difflab.jit.passes_scatter import join_scatters
+
+    return join_scatters(graph, show=show)
+
+
+PASSES["join"] = _join
 
 
 def optimize(graph: Graph, passes: Sequence[str] = ("fold", "cse", "dce"),
