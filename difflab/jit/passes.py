@@ -29,9 +29,13 @@ time and see what each does.
     slice (``x[t]`` at every step of a loop) is the slices' adjoints side by
     side, not a sum of arrays of zeros with one slice written each.
 
-The passes change no number: each node left computes exactly what it did
-(tests/jit/test_jit_passes.py checks it on random graphs; ``join`` may keep
-a ``-0.0`` that the adds it removes made ``+0.0``).
+``stack``  a sum of products aₜᵀ bₜ over a loop's steps made one product
+    of the stacked terms (:mod:`difflab.jit.passes_stack`): **to 1e-12**, as
+    the same products are added in another order.
+
+The other passes change no number: each node left computes exactly what it
+did (tests/jit/test_jit_passes.py checks it on random graphs; ``join`` may
+keep a ``-0.0`` that the adds it removes made ``+0.0``).
 """
 
 from __future__ import annotations
@@ -348,6 +352,15 @@ def _join(graph: Graph, show: bool = False) -> Graph:
 
 
 PASSES["join"] = _join
+
+
+def _stack(graph: Graph, show: bool = False) -> Graph:
+    from difflab.jit.passes_stack import stack_products
+
+    return stack_products(graph, show=show)
+
+
+PASSES["stack"] = _stack
 
 
 def optimize(graph: Graph, passes: Sequence[str] = ("fold", "cse", "dce"),

@@ -62,7 +62,8 @@ def _piece(node: Node, shape: tuple) -> tuple[int, int, int, bool] | None:
         if type(item) is int and -size <= item < size:
             start = item % size
             found = (axis, start, start + 1, True)
-        elif isinstance(item, slice) and item.step in (None, 1):
+        elif isinstance(item, slice) and item.step in (None, 1) and all(
+                b is None or type(b) is int for b in (item.start, item.stop)):
             start, stop, _ = item.indices(size)
             if stop <= start:
                 return None

@@ -17,6 +17,8 @@ out once, as ``forward`` works them out):
 primitive      its forward calls                      the prepared step calls
 =============  =====================================  =================================
 ``sum``        ``np.sum(x, axis=axes, keepdims)``     ``np.add.reduce`` (what np.sum calls)
+``mean``       ``np.sum(...) * mean_scale(n)``        ``np.add.reduce(...) * scale``
+``linear``     ``y = x @ w.T; y += b``                the same two calls
 ``reshape``    ``np.reshape(x, shape)``               ``x.reshape(shape)``
 ``permute``    ``np.transpose(x, axes)``              ``x.transpose(axes)``
 ``matmul``     ``np.matmul(a, b)``                    ``np.matmul(a, b)``
@@ -24,9 +26,9 @@ primitive      its forward calls                      the prepared step calls
 ``add``        ``a + b``                              ``np.add(a, b)``
 =============  =====================================  =================================
 
-And a GRU step's VJP (``gru_cell_vjp0``) is one numba loop computing the
-rule's own products in the rule's order
-(:mod:`difflab.jit.recurrent_kernels`).
+And a GRU step (``gru_cell``) and its VJP (``gru_cell_vjp0``) are numba
+loops computing the rule's own sums and products in the rule's order, the
+forward's two ``tanh`` left to NumPy (:mod:`difflab.jit.recurrent_kernels`).
 
 The same call gives the same bits (the tests compare each prepared step with
 its primitive's forward).  Anything else takes the primitive's own forward:
@@ -37,6 +39,7 @@ arrays a later step reads.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -44,8 +47,9 @@ import numpy as np
 
 from difflab.jit.graph import Node
 from difflab.jit.ops import VJP
-from difflab.jit.recurrent_kernels import gru_vjp_forward
+from difflab.jit.recurrent_kernels import gru_cell_forward, gru_vjp_forward
 from difflab.ops.nn_recurrent import GRUCell
+from difflab.ops.shapes import mean_scale
 
 
 def _plain_arrays(dtype: np.dtype, *arrays: Any) -> bool:
@@ -69,6 +73,36 @@ def _sum(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | N
         if type(x) is np.ndarray and x.dtype is dtype:
             return reduce(x, axis=axes, keepdims=keepdims)
         return fallback(ctx, xp, x)
+    return forward
+
+
+def _mean(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | None:
+    axis, keepdims = node.params.get("axis"), node.params.get("keepdims", False)
+    if in_shape is None:
+        return None
+    ndim = len(in_shape)
+    axes = None if axis is None else tuple(
+        a % ndim for a in ((axis,) if isinstance(axis, int) else axis))
+    scale = mean_scale(math.prod(in_shape if axes is None else [in_shape[a] for a in axes]))
+    dtype, reduce = np.dtype(node.dtype), np.add.reduce
+
+    def forward(ctx: Any, xp: Any, x: Any) -> Any:
+        if type(x) is np.ndarray and x.dtype is dtype:
+            return reduce(x, axis=axes, keepdims=keepdims) * scale
+        return fallback(ctx, xp, x)
+    return forward
+
+
+def _linear(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | None:
+    dtype, matmul = np.dtype(node.dtype), np.matmul
+
+    def forward(ctx: Any, xp: Any, x: Any, w: Any, b: Any = None) -> Any:
+        if _plain_arrays(dtype, x, w) and (b is None or _plain_arrays(dtype, b)):
+            y = matmul(x, w.T)
+            if b is not None:
+                y += b
+            return y
+        return fallback(ctx, xp, x, w, *(() if b is None else (b,)))
     return forward
 
 
@@ -129,6 +163,8 @@ def _add(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | N
 #: primitive name -> maker of its prepared forward (given the node and the plain forward)
 MAKERS: dict[str, Callable[[Node, Callable, Any], Callable | None]] = {
     "sum": _sum,
+    "mean": _mean,
+    "linear": _linear,
     "reshape": _reshape,
     "permute": _permute,
     "matmul": _matmul,
@@ -175,6 +211,8 @@ def prepared_forward(node: Node, in_shape: tuple | None,
     if isinstance(op, VJP) and op.primitive is GRUCell:
         return gru_vjp_forward(op.index, tuple(params["needs_input_grad"]),
                                np.dtype(node.dtype), fallback)
+    if op is GRUCell:
+        return gru_cell_forward(np.dtype(node.dtype), fallback)
     maker = MAKERS.get(node.op_name)
     if maker is None or saves_read:
         return None

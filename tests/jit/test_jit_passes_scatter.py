@@ -127,3 +127,15 @@ def test_compiled_attention_training_equals_eager():
 
 def test_docstring_examples_run():
     assert doctest.testmod(passes_scatter).failed == 0
+
+
+def test_a_slice_of_other_numbers_is_left():
+    """A slice bound that is not a Python int (a stand-in's, a NumPy integer) is not read."""
+    graph, _ = _backward(*JOINED["thirds (slices)"])
+    nodes = [type(n)(n.name, n.op, n.args, {**n.params, "index": slice(np.int64(0),
+                                                                      np.int64(2))},
+                     n.shape, n.dtype, n.needs_input_grad, n.saved)
+             if n.op_name == "scatter_add" and n.params["index"] == slice(None, 2) else n
+             for n in graph.nodes]
+    odd = jit.Graph(graph.name, graph.inputs, graph.constants, nodes, graph.outputs)
+    assert join_scatters(odd) is odd

@@ -17,6 +17,11 @@ CASES = {
     "sum": (lambda x: x.sum(dim=(0, 2)), [(3, 4, 5)]),
     "sum_all": (lambda x: x.sum(), [(3, 4)]),
     "sum_keepdims": (lambda x: x.sum(dim=-1, keepdim=True), [(3, 4)]),
+    "mean": (lambda x: x.mean(dim=(0, 2)), [(3, 4, 5)]),
+    "mean_all": (lambda x: x.mean(), [(3, 4)]),
+    "mean_keepdims": (lambda x: x.mean(dim=1, keepdim=True), [(3, 7)]),
+    "linear": (lambda x, w, b: dl.nn.functional.linear(x, w, b), [(2, 3, 4), (5, 4), (5,)]),
+    "linear_nobias": (lambda x, w: dl.nn.functional.linear(x, w), [(3, 4), (5, 4)]),
     "reshape": (lambda x: x.reshape(-1, 2), [(3, 4)]),
     "permute": (lambda x: x.permute(2, 0, 1), [(2, 3, 4)]),
     "matmul": (lambda a, b: a @ b, [(2, 3, 4), (4, 5)]),
@@ -45,7 +50,7 @@ def test_a_prepared_step_gives_its_primitives_bits(case):
         assert got.tobytes() == want.tobytes()
 
 
-@pytest.mark.parametrize("case", ["sum", "add", "matmul"])
+@pytest.mark.parametrize("case", ["sum", "mean", "add", "matmul", "linear", "linear_nobias"])
 def test_another_dtype_takes_the_primitives_own_forward(case):
     """A program traced for float64 fed float32 (run unchecked) gives the plain result."""
     graph, arrays = _graph(case)
