@@ -143,40 +143,15 @@ def join_scatters(graph: Graph, show: bool = False) -> Graph:
         if root.name in gone or root.op_name != "add" or len(root.args) != 2 or root.saved:
             continue
         inside: list[Node] = []
-        leaves = []
+        leaves: list | None = []
         for arg in root.args:
             found = _leaves(arg, root, producers, readers, inside) if leaves is not None else None
             leaves = None if found is None else leaves + found
-        if not leaves:
-            continue
-        pieces = [_piece(leaf, tuple(root.shape)) for leaf in leaves]
-        if any(p is None for p in pieces) or len({p[0] for p in pieces}) != 1:
-            continue
-        order = sorted(range(len(leaves)), key=lambda k: pieces[k][1])
-        axis = pieces[0][0]
-        spans = [pieces[k][1:3] for k in order]
-        if spans[0][0] != 0 or spans[-1][1] != root.shape[axis] or any(
-                a[1] != b[0] for a, b in zip(spans, spans[1:])):
-            continue  # (overlaps add up; gaps are zeros: neither is a concatenation)
-        args: list[Any] = []
-        for k in order:
-            leaf = leaves[k]
-            if pieces[k][3]:  # (an integer index dropped the axis: put it back)
-                shape = tuple(root.shape[:axis]) + (1,) + tuple(root.shape[axis + 1:])
-                replaced[leaf.name] = [Node(leaf.name, registry.PRIMITIVES["reshape"],
-                                            leaf.args, {"shape": shape}, shape, root.dtype,
-                                            (False,))]
-                args.append(Ref(leaf.name))
-            else:
-                replaced[leaf.name] = []
-                args.append(leaf.args[0])
-        replaced[root.name] = [Node(root.name, registry.PRIMITIVES["cat"], tuple(args),
-                                    {"axis": axis}, root.shape, root.dtype,
-                                    (False,) * len(args))]
-        for node in inside:
-            if node.op_name == "add":
-                replaced[node.name] = []
-        gone.update(n.name for n in inside)
+        joined = _joined(root, leaves) if leaves else None
+        if joined is not None:
+            replaced.update(joined)
+            replaced.update((node.name, []) for node in inside if node.op_name == "add")
+            gone.update(n.name for n in inside)
     if not replaced:
         return graph
     nodes = [m for n in graph.nodes for m in replaced.get(n.name, [n])]
@@ -184,3 +159,31 @@ def join_scatters(graph: Graph, show: bool = False) -> Graph:
     _show("join scatters", graph, result, show)
     return result
 
+
+def _joined(root: Node, leaves: list[Node]) -> dict[str, list[Node]] | None:
+    """What stands in the place of each scatter and of the root (a ``cat``), or None when
+    the scatters' slices are not the whole axis, once each."""
+    pieces = [_piece(leaf, tuple(root.shape)) for leaf in leaves]
+    if any(p is None for p in pieces) or len({p[0] for p in pieces}) != 1:
+        return None
+    order = sorted(range(len(leaves)), key=lambda k: pieces[k][1])
+    axis = pieces[0][0]
+    spans = [pieces[k][1:3] for k in order]
+    if spans[0][0] != 0 or spans[-1][1] != root.shape[axis] or any(
+            a[1] != b[0] for a, b in zip(spans, spans[1:])):
+        return None  # (overlaps add up; gaps are zeros: neither is a concatenation)
+    replaced: dict[str, list[Node]] = {}
+    args: list[Any] = []
+    for k in order:
+        leaf = leaves[k]
+        if pieces[k][3]:  # (an integer index dropped the axis: put it back)
+            shape = tuple(root.shape[:axis]) + (1,) + tuple(root.shape[axis + 1:])
+            replaced[leaf.name] = [Node(leaf.name, registry.PRIMITIVES["reshape"], leaf.args,
+                                        {"shape": shape}, shape, root.dtype, (False,))]
+            args.append(Ref(leaf.name))
+        else:
+            replaced[leaf.name] = []
+            args.append(leaf.args[0])
+    replaced[root.name] = [Node(root.name, registry.PRIMITIVES["cat"], tuple(args),
+                                {"axis": axis}, root.shape, root.dtype, (False,) * len(args))]
+    return replaced
