@@ -19,6 +19,7 @@ primitive      its forward calls                      the prepared step calls
 ``sum``        ``np.sum(x, axis=axes, keepdims)``     ``np.add.reduce`` (what np.sum calls)
 ``mean``       ``np.sum(...) * mean_scale(n)``        ``np.add.reduce(...) * scale``
 ``linear``     ``y = x @ w.T; y += b``                the same two calls
+``softmax``    ``exp(x - max(x)) / sum``              the same, the max taken across rows
 ``reshape``    ``np.reshape(x, shape)``               ``x.reshape(shape)``
 ``permute``    ``np.transpose(x, axes)``              ``x.transpose(axes)``
 ``matmul``     ``np.matmul(a, b)``                    ``np.matmul(a, b)``
@@ -106,6 +107,34 @@ def _linear(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable 
     return forward
 
 
+def _softmax(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | None:
+    """Softmax's own lines, but its shift (the largest entry along ``dim``) taken along the
+    first axis of a contiguous copy with ``dim`` moved first: NumPy's maximum over a short
+    last axis (12 entries) costs a call per row, 17 µs for 384 rows against 2 µs.
+
+    The largest entry is the same number either way (NaN if one is); only where it is
+    a zero may its sign differ, and ``x - 0`` and ``x - (-0)`` then differ only for
+    ``x = -0``, where ``exp`` gives 1 for both: the same bits out.
+    """
+    dim, dtype = node.params.get("dim"), np.dtype(node.dtype)
+    if in_shape is None or not isinstance(dim, int) or dtype.kind != "f":
+        return None
+    dim %= len(in_shape)
+    maximum, exp, moveaxis, contiguous = np.maximum.reduce, np.exp, np.moveaxis, \
+        np.ascontiguousarray
+
+    def forward(ctx: Any, xp: Any, x: Any) -> Any:
+        if type(x) is not np.ndarray or x.dtype is not dtype or x.size == 0:
+            return fallback(ctx, xp, x)
+        ctx.dim = dim - x.ndim  # (what Softmax.forward notes for its VJP)
+        shift = np.expand_dims(maximum(contiguous(moveaxis(x, dim, 0)), axis=0), dim)
+        e = exp(x - shift)
+        y = e / e.sum(axis=dim, keepdims=True)
+        ctx.save(y)
+        return y
+    return forward
+
+
 def _reshape(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | None:
     shape, dtype = tuple(node.shape), np.dtype(node.dtype)
 
@@ -165,6 +194,7 @@ MAKERS: dict[str, Callable[[Node, Callable, Any], Callable | None]] = {
     "sum": _sum,
     "mean": _mean,
     "linear": _linear,
+    "softmax": _softmax,
     "reshape": _reshape,
     "permute": _permute,
     "matmul": _matmul,

@@ -22,6 +22,8 @@ CASES = {
     "mean_keepdims": (lambda x: x.mean(dim=1, keepdim=True), [(3, 7)]),
     "linear": (lambda x, w, b: dl.nn.functional.linear(x, w, b), [(2, 3, 4), (5, 4), (5,)]),
     "linear_nobias": (lambda x, w: dl.nn.functional.linear(x, w), [(3, 4), (5, 4)]),
+    "softmax": (lambda x: dl.softmax(x, -1), [(2, 3, 12)]),
+    "softmax_middle": (lambda x: dl.softmax(x, 1), [(2, 5, 3)]),
     "reshape": (lambda x: x.reshape(-1, 2), [(3, 4)]),
     "permute": (lambda x: x.permute(2, 0, 1), [(2, 3, 4)]),
     "matmul": (lambda a, b: a @ b, [(2, 3, 4), (4, 5)]),
@@ -58,6 +60,24 @@ def test_another_dtype_takes_the_primitives_own_forward(case):
     small = [a.astype(np.float32) for a in arrays]
     for got, want in zip(prepared.run(small, check=False), plain.run(small, check=False)):
         assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
+def test_softmax_of_special_values_gives_the_primitives_bits():
+    """NaN, ±inf, rows whose largest entry is +0 or -0 (either may be the shift)."""
+    graph, _ = _graph("softmax")
+    x = rng.normal(size=(2, 3, 12))
+    x[0, 0, 3] = np.nan
+    x[0, 1, :] = -np.inf
+    x[0, 2, 5] = np.inf
+    x[1, 0, :] = -1.0
+    x[1, 0, [2, 7]] = [0.0, -0.0]
+    x[1, 1, :] = -0.0
+    x[1, 2, :] = 0.0
+    x[1, 2, ::2] = -0.0
+    with np.errstate(invalid="ignore"):  # (inf - inf: NaN, in both)
+        got = Program(graph, prepared=True).run([x])[0]
+        want = Program(graph, prepared=False).run([x])[0]
+    assert got.tobytes() == want.tobytes()
 
 
 def test_integer_sums_keep_numpys_promotion():
