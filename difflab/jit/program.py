@@ -139,7 +139,9 @@ class Program:
         self.steps = [self._step(node, read_saved, frees.get(k, ()), prepared)
                       for k, node in enumerate(graph.nodes)]
         # What run reads of each step, as one tuple (the steps are not changed after).
-        self.loop = [(s.forward, s.read, s.single, s.params, s.params_have_refs, s.needs, s.out,
+        # (needs None: a prepared step that takes no ctx, see prepared_steps.prepared_forward)
+        self.loop = [(s.forward, s.read, s.single, s.params, s.params_have_refs,
+                      s.needs if getattr(s.forward, "needs_context", True) else None, s.out,
                       s.saved_slots, s.free, s) for s in self.steps]
 
     def _frees(self) -> dict[int, tuple]:
@@ -236,7 +238,7 @@ class Program:
                 values = (read(env),) if single else read(env)
             if has_refs:
                 params = {k: _resolve(v, env, self.slots) for k, v in params.items()}
-            ctx = Context(needs)
+            ctx = Context(needs) if needs is not None else None
             try:
                 y = forward(ctx, xp, *values, **params) if params else forward(ctx, xp, *values)
             except (ValueError, TypeError, IndexError) as exc:

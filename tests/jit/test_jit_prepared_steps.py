@@ -47,6 +47,9 @@ def test_a_prepared_step_gives_its_primitives_bits(case):
     primitive = case.split("_")[0]
     (step,) = [s for s in prepared.steps if s.node.op_name == primitive]
     assert step.forward is not step.node.op.forward and step.params == {}
+    # it takes no ctx: the program passes None (no Context made for it)
+    (entry,) = [e for e in prepared.loop if e[-1] is step]
+    assert step.forward.needs_context is False and entry[5] is None
     for got, want in zip(prepared.run(arrays), plain.run(arrays)):
         assert type(got) is type(want) and got.dtype == want.dtype and got.shape == want.shape
         assert got.tobytes() == want.tobytes()
