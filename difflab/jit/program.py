@@ -215,19 +215,7 @@ class Program:
         """The outputs for these arguments (in order) and parameters (by name in ``named``)."""
         if check:
             self.check(arrays)
-        env = self.initial.copy()
-        for slot, a in zip(self.argument_slots, arrays):
-            env[slot] = a
-        for name, slot in self.parameter_slots.items():
-            try:
-                env[slot] = named[name]  # type: ignore[index]
-            except (KeyError, TypeError):
-                raise GraphError(
-                    f"graph {self.graph.name}: no value for parameter {name!r} "
-                    f"(pass it by name)") from None
-        first = arrays[0] if arrays else next((v for _, v in self.constants), None)
-        xp = (backend.numpy_namespace if first is None or isinstance(first, np.ndarray)
-              else backend.array_module(first))
+        env, xp = self._environment(arrays, named)
         Context, generic = registry.Context, np.generic
         # (each step's fields unpacked from a plain tuple: at a few µs a step, the
         # attribute reads of the Step records were a tenth of the time)
@@ -254,6 +242,24 @@ class Program:
                 for slot in free:
                     env[slot] = None
         return [env[v] if is_ref else v for is_ref, v in self.outputs]
+
+    def _environment(self, arrays: Sequence[Any], named: Mapping[str, Any] | None
+                     ) -> tuple[list, Any]:
+        """The slots filled with the constants, arguments and parameters; the array module."""
+        env = self.initial.copy()
+        for slot, a in zip(self.argument_slots, arrays):
+            env[slot] = a
+        for name, slot in self.parameter_slots.items():
+            try:
+                env[slot] = named[name]  # type: ignore[index]
+            except (KeyError, TypeError):
+                raise GraphError(
+                    f"graph {self.graph.name}: no value for parameter {name!r} "
+                    f"(pass it by name)") from None
+        first = arrays[0] if arrays else next((v for _, v in self.constants), None)
+        xp = (backend.numpy_namespace if first is None or isinstance(first, np.ndarray)
+              else backend.array_module(first))
+        return env, xp
 
 
 # The IR does not import its runner (no import cycle): the runner tells the IR its name.
