@@ -82,6 +82,8 @@ def test_a_negative_zero_stays_negative_equal_as_a_number():
     x = np.array([[1.0, -0.0], [1.0, 1.0], [-0.0, 1.0]])
     before, after = graph.run(x)[1], join_scatters(graph).run(x)[1]
     assert (before == after).all()
+    # x̄[0, 0] = x[1, 0] · x[2, 0] = 1 · -0: the adds made it +0, the concatenation keeps -0
+    assert after[0, 0] == 0 and np.signbit(after[0, 0]) and not np.signbit(before[0, 0])
 
 
 def test_the_pass_is_named_join_and_a_default_of_compile():
