@@ -26,6 +26,9 @@ shortcut                        replaces                           hooked in at
     (``engine_steady.py``)      the tape's records
 11. flat optimizer updates      a dozen NumPy calls per            ``optim.Optimizer.step``
     (``optim/foreach.py``)      parameter
+12. prepared plain steps       a primitive's checks and notes     ``jit.program.Program``
+    (``prepared_steps.py``)     for its VJP (sum, reshape,
+                                permute, matmul, index, add)
 ==============================  =================================  ===========================
 
 Set the environment variable ``DIFFLAB_FASTPATH=0`` before importing difflab

@@ -626,8 +626,9 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False,  # noqa: 
         None or False: each new shape is a new graph.  True (symbolic shapes)
         is not supported: static graphs here are specialised on shapes.
     backend : str
-        ``"inductor"`` or ``"difflab"``: graphs with the passes fold, cse, dce
-        and fuse (generated kernels: numba when installed, tiled NumPy
+        ``"inductor"`` or ``"difflab"``: graphs with the passes fold, cse, join,
+        stack (to 1e-12: it reorders a weight's sum of products over a loop's
+        steps), cse, dce and fuse (generated kernels: numba when installed, tiled NumPy
         otherwise; without numba, float32 graphs replay line by line, which
         measured faster than the NumPy kernels: ``jit.fusion.fusion_pays``).
         ``"aot_eager"``: graphs, no fusion.  ``"eager"``: no graphs at all.
@@ -689,7 +690,8 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False,  # noqa: 
     for key, value in (options or {}).items():
         if key != "passes":
             raise ValueError(f"unknown option {key!r}: the only option is 'passes' "
-                             f"(a tuple of graph passes: fold, cse, dce, fuse)")
+                             f"(a tuple of graph passes: fold, cse, join, stack, dce, "
+                             f"fuse)")
         from difflab.jit.passes import PASSES
 
         unknown = [p for p in value if p not in PASSES]

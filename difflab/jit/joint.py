@@ -34,7 +34,8 @@ from difflab.jit.passes import optimize
 from difflab.ops.primitive import Primitive
 from difflab.tensor import Tensor
 
-DEFAULT_PASSES = ("fold", "cse", "dce", "fuse")  # (fuse: where it pays, see _optimize)
+# (fuse: where it pays, see _optimize; stack reorders a sum: to 1e-12, see passes_stack.py)
+DEFAULT_PASSES = ("fold", "cse", "join", "stack", "cse", "dce", "fuse")
 
 
 @dataclass

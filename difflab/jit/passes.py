@@ -24,8 +24,18 @@ time and see what each does.
     compute it now, once, and store the result as a constant.  And a
     multiplication by a constant of ones (x · 1 = x exactly) is dropped.
 
-The passes change no number: each node left computes exactly what it did
-(tests/jit/test_jit_passes.py checks it on random graphs).
+``join``  scatters of disjoint slices, summed, joined into one concatenation
+    (:mod:`difflab.jit.passes_scatter`): the adjoint of ``x`` read slice by
+    slice (``x[t]`` at every step of a loop) is the slices' adjoints side by
+    side, not a sum of arrays of zeros with one slice written each.
+
+``stack``  a sum of products aₜᵀ bₜ over a loop's steps made one product
+    of the stacked terms (:mod:`difflab.jit.passes_stack`): **to 1e-12**, as
+    the same products are added in another order.
+
+The other passes change no number: each node left computes exactly what it
+did (tests/jit/test_jit_passes.py checks it on random graphs; ``join`` may
+keep a ``-0.0`` that the adds it removes made ``+0.0``).
 """
 
 from __future__ import annotations
@@ -333,6 +343,24 @@ def _fuse(graph: Graph, show: bool = False) -> Graph:
 
 
 PASSES["fuse"] = _fuse
+
+
+def _join(graph: Graph, show: bool = False) -> Graph:
+    from difflab.jit.passes_scatter import join_scatters
+
+    return join_scatters(graph, show=show)
+
+
+PASSES["join"] = _join
+
+
+def _stack(graph: Graph, show: bool = False) -> Graph:
+    from difflab.jit.passes_stack import stack_products
+
+    return stack_products(graph, show=show)
+
+
+PASSES["stack"] = _stack
 
 
 def optimize(graph: Graph, passes: Sequence[str] = ("fold", "cse", "dce"),

@@ -48,6 +48,7 @@ from difflab.jit.graph import (
     replay_error,
     saved_owner,
 )
+from difflab.jit.prepared_steps import prepared_forward
 from difflab.ops import registry
 from difflab.ops.shapes import mean_scale
 
@@ -134,8 +135,14 @@ class Program:
         read += [o for o in graph.outputs if isinstance(o, Ref)]
         read_saved = {saved_owner(r.name) for r in read} - {None}
         frees = self._frees()
+        self.meta = graph.meta() if prepared else {}
         self.steps = [self._step(node, read_saved, frees.get(k, ()), prepared)
                       for k, node in enumerate(graph.nodes)]
+        # What run reads of each step, as one tuple (the steps are not changed after).
+        # (needs None: a prepared step that takes no ctx, see prepared_steps.prepared_forward)
+        self.loop = [(s.forward, s.read, s.single, s.params, s.params_have_refs,
+                      s.needs if getattr(s.forward, "needs_context", True) else None, s.out,
+                      s.saved_slots, s.free, s) for s in self.steps]
 
     def _frees(self) -> dict[int, tuple]:
         """Liveness: step k -> the slots it reads last (and no output is), dropped after it.
@@ -169,6 +176,12 @@ class Program:
         forward, params = node.op.forward, node.params
         if prepared and isinstance(node.op, fusion.FusedElementwise) and not found:
             forward, params = PreparedKernel(node.op, node.params), {}
+        elif prepared and not found:  # (fastpath shortcut 12: jit/prepared_steps.py)
+            first = node.args[0] if node.args else None
+            in_shape = self.meta[first.name][0] if isinstance(first, Ref) else None
+            plain = prepared_forward(node, in_shape, bool(saved_slots))
+            if plain is not None:
+                forward, params = plain, {}
         return Step(forward, needs, args, kinds, params, bool(found), slots[node.name],
                     saved_slots, node, free, read, len(args) == 1)
 
@@ -202,6 +215,37 @@ class Program:
         """The outputs for these arguments (in order) and parameters (by name in ``named``)."""
         if check:
             self.check(arrays)
+        env, xp = self._environment(arrays, named)
+        Context, generic = registry.Context, np.generic
+        # (each step's fields unpacked from a plain tuple: at a few µs a step, the
+        # attribute reads of the Step records were a tenth of the time)
+        for forward, read, single, params, has_refs, needs, out, saved, free, step in self.loop:
+            if read is None:
+                values = [env[a] if k else a for a, k in zip(step.args, step.kinds)]
+            else:
+                values = (read(env),) if single else read(env)
+            if has_refs:
+                params = {k: _resolve(v, env, self.slots) for k, v in params.items()}
+            ctx = Context(needs) if needs is not None else None
+            try:
+                y = forward(ctx, xp, *values, **params) if params else forward(ctx, xp, *values)
+            except (ValueError, TypeError, IndexError) as exc:
+                raise replay_error(exc, f"graph {self.graph.name}, "
+                                        f"{_expression(step.node)}") from None
+            if isinstance(y, generic):  # NumPy gives scalars for 0-d results
+                y = np.asarray(y)
+            env[out] = y
+            if saved:
+                for k, slot in saved:
+                    env[slot] = ctx.saved[k]
+            if free:
+                for slot in free:
+                    env[slot] = None
+        return [env[v] if is_ref else v for is_ref, v in self.outputs]
+
+    def _environment(self, arrays: Sequence[Any], named: Mapping[str, Any] | None
+                     ) -> tuple[list, Any]:
+        """The slots filled with the constants, arguments and parameters; the array module."""
         env = self.initial.copy()
         for slot, a in zip(self.argument_slots, arrays):
             env[slot] = a
@@ -215,30 +259,7 @@ class Program:
         first = arrays[0] if arrays else next((v for _, v in self.constants), None)
         xp = (backend.numpy_namespace if first is None or isinstance(first, np.ndarray)
               else backend.array_module(first))
-        Context = registry.Context
-        for step in self.steps:
-            read = step.read
-            if read is None:
-                values = [env[a] if k else a for a, k in zip(step.args, step.kinds)]
-            else:
-                values = (read(env),) if step.single else read(env)
-            params = step.params
-            if step.params_have_refs:
-                params = {k: _resolve(v, env, self.slots) for k, v in params.items()}
-            ctx = Context(step.needs)
-            try:
-                y = step.forward(ctx, xp, *values, **params)
-            except (ValueError, TypeError, IndexError) as exc:
-                raise replay_error(exc, f"graph {self.graph.name}, "
-                                        f"{_expression(step.node)}") from None
-            if isinstance(y, np.generic):  # NumPy gives scalars for 0-d results
-                y = np.asarray(y)
-            env[step.out] = y
-            for k, slot in step.saved_slots:
-                env[slot] = ctx.saved[k]
-            for slot in step.free:
-                env[slot] = None
-        return [env[v] if is_ref else v for is_ref, v in self.outputs]
+        return env, xp
 
 
 # The IR does not import its runner (no import cycle): the runner tells the IR its name.

@@ -1,0 +1,258 @@
+r"""Plain steps of a program called straight: NumPy's own function, settings bound once.
+
+Fastpath shortcut 12 (:mod:`difflab.fastpath`).  A primitive's ``forward``
+checks its settings and notes, on ``ctx``, what its VJP will need; in a
+:class:`~difflab.jit.program.Program` both are known already: the trace
+checked the settings, and a step whose saved arrays nothing reads needs no
+notes.  At the sizes of teaching models (a GRU's 8 x 96 gates) those checks
+cost more than the arithmetic: ``sum`` of an 8 x 96 array took 4.4 µs
+through ``Sum.forward`` and 1.1 µs as ``np.add.reduce``.
+
+So for the few primitives in :data:`MAKERS`, :func:`prepared_forward` gives
+the step a forward that calls the very NumPy function the primitive's
+``forward`` calls, with the same arguments (the axes, shape or index worked
+out once, as ``forward`` works them out):
+
+=============  =====================================  =================================
+primitive      its forward calls                      the prepared step calls
+=============  =====================================  =================================
+``sum``        ``np.sum(x, axis=axes, keepdims)``     ``np.add.reduce`` (what np.sum calls)
+``mean``       ``np.sum(...) * mean_scale(n)``        ``np.add.reduce(...) * scale``
+``linear``     ``y = x @ w.T; y += b``                the same two calls
+``softmax``    ``exp(x - max(x)) / sum``              the same, the max taken across rows
+``reshape``    ``np.reshape(x, shape)``               ``x.reshape(shape)``
+``permute``    ``np.transpose(x, axes)``              ``x.transpose(axes)``
+``matmul``     ``np.matmul(a, b)``                    ``np.matmul(a, b)``
+``index``      ``x[index]``                           ``x[index]``
+``add``        ``a + b``                              ``np.add(a, b)``
+=============  =====================================  =================================
+
+And a GRU step (``gru_cell``) and its VJP (``gru_cell_vjp0``) are numba
+loops computing the rule's own sums and products in the rule's order, the
+forward's two ``tanh`` left to NumPy (:mod:`difflab.jit.recurrent_kernels`).
+
+The same call gives the same bits (the tests compare each prepared step with
+its primitive's forward).  Anything else takes the primitive's own forward:
+an argument that is not a NumPy array of the node's dtype (a GPU array, a
+number, another dtype: ``sum`` of integers promotes), or a step whose saved
+arrays a later step reads.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from difflab.jit.graph import Node
+from difflab.jit.ops import VJP
+from difflab.jit.recurrent_kernels import gru_cell_forward, gru_vjp_forward
+from difflab.ops.nn_recurrent import GRUCell
+from difflab.ops.registry import Context
+from difflab.ops.shapes import mean_scale
+
+
+def _plain_arrays(dtype: np.dtype, *arrays: Any) -> bool:
+    """Whether every argument is a NumPy array of ``dtype`` (the case prepared for)."""
+    for a in arrays:
+        if type(a) is not np.ndarray or a.dtype is not dtype:
+            return False
+    return True
+
+
+def _sum(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | None:
+    axis, keepdims = node.params.get("axis"), node.params.get("keepdims", False)
+    if in_shape is None:
+        return None
+    ndim = len(in_shape)
+    axes = None if axis is None else tuple(
+        a % ndim for a in ((axis,) if isinstance(axis, int) else axis))
+    dtype, reduce = np.dtype(node.dtype), np.add.reduce
+
+    def forward(ctx: Any, xp: Any, x: Any) -> Any:
+        if type(x) is np.ndarray and x.dtype is dtype:
+            return reduce(x, axis=axes, keepdims=keepdims)
+        return fallback(ctx, xp, x)
+    return forward
+
+
+def _mean(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | None:
+    axis, keepdims = node.params.get("axis"), node.params.get("keepdims", False)
+    if in_shape is None:
+        return None
+    ndim = len(in_shape)
+    axes = None if axis is None else tuple(
+        a % ndim for a in ((axis,) if isinstance(axis, int) else axis))
+    scale = mean_scale(math.prod(in_shape if axes is None else [in_shape[a] for a in axes]))
+    dtype, reduce = np.dtype(node.dtype), np.add.reduce
+
+    def forward(ctx: Any, xp: Any, x: Any) -> Any:
+        if type(x) is np.ndarray and x.dtype is dtype:
+            return reduce(x, axis=axes, keepdims=keepdims) * scale
+        return fallback(ctx, xp, x)
+    return forward
+
+
+def _linear(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | None:
+    dtype, matmul = np.dtype(node.dtype), np.matmul
+
+    def forward(ctx: Any, xp: Any, x: Any, w: Any, b: Any = None) -> Any:
+        if _plain_arrays(dtype, x, w) and (b is None or _plain_arrays(dtype, b)):
+            y = matmul(x, w.T)
+            if b is not None:
+                y += b
+            return y
+        return fallback(ctx, xp, x, w, *(() if b is None else (b,)))
+    return forward
+
+
+def _softmax(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | None:
+    """Softmax's own lines, but its shift (the largest entry along ``dim``) taken along the
+    first axis of a contiguous copy with ``dim`` moved first: NumPy's maximum over a short
+    last axis (12 entries) costs a call per row, 17 µs for 384 rows against 2 µs.
+
+    The largest entry is the same number either way (NaN if one is); only where it is
+    a zero may its sign differ, and ``x - 0`` and ``x - (-0)`` then differ only for
+    ``x = -0``, where ``exp`` gives 1 for both: the same bits out.
+    """
+    dim, dtype = node.params.get("dim"), np.dtype(node.dtype)
+    if in_shape is None or not isinstance(dim, int) or dtype.kind != "f":
+        return None
+    dim %= len(in_shape)
+    maximum, exp, moveaxis, contiguous = np.maximum.reduce, np.exp, np.moveaxis, \
+        np.ascontiguousarray
+
+    def forward(ctx: Any, xp: Any, x: Any) -> Any:
+        if type(x) is not np.ndarray or x.dtype is not dtype or x.size == 0:
+            return fallback(ctx, xp, x)
+        shift = np.expand_dims(maximum(contiguous(moveaxis(x, dim, 0)), axis=0), dim)
+        e = exp(x - shift)
+        return e / e.sum(axis=dim, keepdims=True)
+    return forward
+
+
+def _reshape(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | None:
+    shape, dtype = tuple(node.shape), np.dtype(node.dtype)
+
+    def forward(ctx: Any, xp: Any, x: Any) -> Any:
+        if type(x) is np.ndarray and x.dtype is dtype:
+            return x.reshape(shape)
+        return fallback(ctx, xp, x)
+    return forward
+
+
+def _permute(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | None:
+    ndim, dtype = len(node.shape), np.dtype(node.dtype)
+    axes = tuple(a % ndim for a in node.params["axes"]) if ndim else ()
+
+    def forward(ctx: Any, xp: Any, x: Any) -> Any:
+        if type(x) is np.ndarray and x.dtype is dtype:
+            return x.transpose(axes)
+        return fallback(ctx, xp, x)
+    return forward
+
+
+def _matmul(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | None:
+    dtype, matmul = np.dtype(node.dtype), np.matmul
+
+    def forward(ctx: Any, xp: Any, a: Any, b: Any) -> Any:
+        if _plain_arrays(dtype, a, b):
+            return matmul(a, b)
+        return fallback(ctx, xp, a, b)
+    return forward
+
+
+def _index(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | None:
+    index, dtype = node.params["index"], np.dtype(node.dtype)
+    if not isinstance(index, (int, slice, tuple)) or isinstance(index, tuple) and not all(
+            isinstance(i, (int, slice, type(None), type(Ellipsis))) for i in index):
+        return None  # (an integer array or a mask: the primitive's own checks)
+
+    def forward(ctx: Any, xp: Any, x: Any) -> Any:
+        if type(x) is np.ndarray and x.dtype is dtype:
+            return x[index]
+        return fallback(ctx, xp, x)
+    return forward
+
+
+def _add(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | None:
+    dtype, add = np.dtype(node.dtype), np.add
+
+    def forward(ctx: Any, xp: Any, a: Any, b: Any) -> Any:
+        if _plain_arrays(dtype, a, b):
+            return add(a, b)
+        return fallback(ctx, xp, a, b)
+    return forward
+
+
+#: primitive name -> maker of its prepared forward (given the node and the plain forward)
+MAKERS: dict[str, Callable[[Node, Callable, Any], Callable | None]] = {
+    "sum": _sum,
+    "mean": _mean,
+    "linear": _linear,
+    "softmax": _softmax,
+    "reshape": _reshape,
+    "permute": _permute,
+    "matmul": _matmul,
+    "index": _index,
+    "add": _add,
+}
+
+
+def prepared_forward(node: Node, in_shape: tuple | None,
+                     saves_read: bool = False) -> Callable | None:
+    """A prepared forward for this node's step, or None (the primitive's own forward).
+
+    Parameters
+    ----------
+    node : Node
+        The step's node.
+    in_shape : tuple or None
+        The shape of its first argument (a ``sum`` needs it for its axes).
+    saves_read : bool, default False
+        Whether a later step reads the node's saved arrays: then only a prepared
+        forward that saves them as the plain one does is given (a GRU step's VJP,
+        :mod:`difflab.jit.recurrent_kernels`).
+
+    Returns
+    -------
+    callable or None
+        ``forward(ctx, xp, *arrays)``, the node's settings bound.  One made from
+        :data:`MAKERS` has ``needs_context = False``: it reads and writes no
+        ``ctx`` (a program passes None).
+
+    Examples
+    --------
+    >>> import numpy as np, difflab as dl
+    >>> from difflab.jit.prepared_steps import prepared_forward
+    >>> graph = dl.jit.trace(lambda x: x.sum(0), dl.tensor(np.zeros((2, 3)))).graph
+    >>> (node,) = graph.nodes
+    >>> forward = prepared_forward(node, (2, 3))
+    >>> forward(None, np, np.arange(6.0).reshape(2, 3))
+    array([3., 5., 7.])
+    """
+    plain, params = node.op.forward, node.params
+
+    def fallback(ctx: Any, xp: Any, *arrays: Any) -> Any:
+        return plain(ctx, xp, *arrays, **params)
+    op = node.op
+    if isinstance(op, VJP) and op.primitive is GRUCell:
+        return gru_vjp_forward(op.index, tuple(params["needs_input_grad"]),
+                               np.dtype(node.dtype), fallback)
+    if op is GRUCell:
+        return gru_cell_forward(np.dtype(node.dtype), fallback)
+    maker = MAKERS.get(node.op_name)
+    if maker is None or saves_read:
+        return None
+    # Nothing reads what these forwards note on ctx: the program passes none (a Context
+    # costs 0.3 µs), and their plain forward, where they fall back to it, gets its own.
+    needs = (False,) * len(node.args)
+
+    def own_context(ctx: Any, xp: Any, *arrays: Any) -> Any:
+        return plain(Context(needs), xp, *arrays, **params)
+    forward = maker(node, own_context, in_shape)
+    if forward is not None:
+        forward.needs_context = False  # type: ignore[attr-defined]
+    return forward

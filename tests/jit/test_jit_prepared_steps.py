@@ -1,0 +1,121 @@
+"""Prepared plain steps (fastpath shortcut 12): the same bits as each primitive's forward."""
+
+import doctest
+
+import numpy as np
+import pytest
+
+import difflab as dl
+from difflab import jit
+from difflab.jit import prepared_steps
+from difflab.jit.program import Program
+
+rng = np.random.default_rng(12)
+
+# name -> (function traced, argument shapes): each graph holds the primitive named
+CASES = {
+    "sum": (lambda x: x.sum(dim=(0, 2)), [(3, 4, 5)]),
+    "sum_all": (lambda x: x.sum(), [(3, 4)]),
+    "sum_keepdims": (lambda x: x.sum(dim=-1, keepdim=True), [(3, 4)]),
+    "mean": (lambda x: x.mean(dim=(0, 2)), [(3, 4, 5)]),
+    "mean_all": (lambda x: x.mean(), [(3, 4)]),
+    "mean_keepdims": (lambda x: x.mean(dim=1, keepdim=True), [(3, 7)]),
+    "linear": (lambda x, w, b: dl.nn.functional.linear(x, w, b), [(2, 3, 4), (5, 4), (5,)]),
+    "linear_nobias": (lambda x, w: dl.nn.functional.linear(x, w), [(3, 4), (5, 4)]),
+    "softmax": (lambda x: dl.softmax(x, -1), [(2, 3, 12)]),
+    "softmax_middle": (lambda x: dl.softmax(x, 1), [(2, 5, 3)]),
+    "reshape": (lambda x: x.reshape(-1, 2), [(3, 4)]),
+    "permute": (lambda x: x.permute(2, 0, 1), [(2, 3, 4)]),
+    "matmul": (lambda a, b: a @ b, [(2, 3, 4), (4, 5)]),
+    "index": (lambda x: x[:, -1], [(3, 4, 2)]),
+    "add": (lambda a, b: a + b, [(3, 4), (4,)]),
+}
+
+
+def _graph(case, dtype=np.float64):
+    fn, shapes = CASES[case]
+    arrays = [rng.normal(size=s).astype(dtype) for s in shapes]
+    graph = jit.trace(fn, tuple(dl.tensor(a) for a in arrays)).graph
+    return graph, arrays
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_prepared_step_gives_its_primitives_bits(case):
+    graph, arrays = _graph(case)
+    prepared, plain = Program(graph, prepared=True), Program(graph, prepared=False)
+    # (the test exercises a prepared forward: one step has one)
+    primitive = case.split("_")[0]
+    (step,) = [s for s in prepared.steps if s.node.op_name == primitive]
+    assert step.forward is not step.node.op.forward and step.params == {}
+    # it takes no ctx: the program passes None (no Context made for it)
+    (entry,) = [e for e in prepared.loop if e[-1] is step]
+    assert step.forward.needs_context is False and entry[5] is None
+    for got, want in zip(prepared.run(arrays), plain.run(arrays)):
+        assert type(got) is type(want) and got.dtype == want.dtype and got.shape == want.shape
+        assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("case", ["sum", "mean", "add", "matmul", "linear", "linear_nobias"])
+def test_another_dtype_takes_the_primitives_own_forward(case):
+    """A program traced for float64 fed float32 (run unchecked) gives the plain result."""
+    graph, arrays = _graph(case)
+    prepared, plain = Program(graph, prepared=True), Program(graph, prepared=False)
+    small = [a.astype(np.float32) for a in arrays]
+    for got, want in zip(prepared.run(small, check=False), plain.run(small, check=False)):
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
+def test_softmax_of_special_values_gives_the_primitives_bits():
+    """NaN, ±inf, rows whose largest entry is +0 or -0 (either may be the shift)."""
+    graph, _ = _graph("softmax")
+    x = rng.normal(size=(2, 3, 12))
+    x[0, 0, 3] = np.nan
+    x[0, 1, :] = -np.inf
+    x[0, 2, 5] = np.inf
+    x[1, 0, :] = -1.0
+    x[1, 0, [2, 7]] = [0.0, -0.0]
+    x[1, 1, :] = -0.0
+    x[1, 2, :] = 0.0
+    x[1, 2, ::2] = -0.0
+    with np.errstate(invalid="ignore"):  # (inf - inf: NaN, in both)
+        got = Program(graph, prepared=True).run([x])[0]
+        want = Program(graph, prepared=False).run([x])[0]
+    assert got.tobytes() == want.tobytes()
+
+
+def test_integer_sums_keep_numpys_promotion():
+    """np.sum of int8 gives int64: the prepared step is made for the node's dtype only."""
+    x = np.arange(12, dtype=np.int8).reshape(3, 4)
+    graph = jit.trace(lambda t: t.sum(dim=0), dl.tensor(x)).graph
+    got = Program(graph, prepared=True).run([x])[0]
+    want = Program(graph, prepared=False).run([x])[0]
+    assert got.dtype == want.dtype and (got == want).all()
+
+
+def test_a_step_whose_saved_arrays_are_read_keeps_the_primitives_forward():
+    """A graph that returns matmul's saved operand: that step must save it, so it keeps
+    the primitive's forward."""
+    graph, arrays = _graph("matmul")
+    (node,) = graph.nodes
+    a, b = graph.arguments()
+    saving = type(node)(node.name, node.op, node.args, node.params, node.shape, node.dtype,
+                        (True, True), ((tuple(a.shape), a.dtype), (tuple(b.shape), b.dtype)))
+    graph = jit.Graph(graph.name, graph.inputs, graph.constants, [saving],
+                      [jit.graph.Ref(node.name), jit.graph.Ref(f"{node.name}.s1")])
+    (step,) = Program(graph, prepared=True).steps
+    assert step.saved_slots and step.forward is node.op.forward
+    got = Program(graph, prepared=True).run(arrays)
+    assert got[0].tobytes() == (arrays[0] @ arrays[1]).tobytes() and got[1] is arrays[1]
+
+
+def test_an_index_by_an_array_is_not_prepared():
+    graph, _ = _graph("index")
+    (node,) = [n for n in graph.nodes if n.op_name == "index"]
+    assert prepared_steps.prepared_forward(node, (3, 4, 2)) is not None
+    by_array = type(node)(node.name, node.op, node.args, {"index": np.array([0, 2])},
+                          node.shape, node.dtype, node.needs_input_grad, node.saved)
+    assert prepared_steps.prepared_forward(by_array, (3, 4, 2)) is None
+
+
+def test_docstring_examples_run():
+    assert doctest.testmod(prepared_steps).failed == 0
