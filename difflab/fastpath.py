@@ -26,6 +26,11 @@ shortcut                        replaces                           hooked in at
     (``engine_steady.py``)      the tape's records
 11. flat optimizer updates      a dozen NumPy calls per            ``optim.Optimizer.step``
     (``optim/foreach.py``)      parameter
+12. eager recording             ``apply``'s general steps for a    ``engine.apply``
+    (``engine_quick.py``)       call of one or two NumPy tensors
+                                or numbers
+13. eager walk                  ``run_backward``'s loop, its       ``engine.run_backward``
+    (``engine_quick.py``)       checks for readers and hooks
 ==============================  =================================  ===========================
 
 Set the environment variable ``DIFFLAB_FASTPATH=0`` before importing difflab

@@ -43,7 +43,7 @@ import numpy as np
 from difflab import backend
 from difflab.autograd.grad_mode import _State
 from difflab.dtypes import BFLOAT16
-from difflab.fastpath import SliceAdjoint
+from difflab.fastpath import SliceAdjoint, scale
 from difflab.ops.elementwise_primitives import BinaryOp, UnaryOp
 
 _ndarray = np.ndarray
@@ -299,8 +299,15 @@ def quick_walk(order: Sequence[Any], adjoints: Any, retain_graph: bool) -> bool:
         for box, version in node.saved_versions:
             if box[0] != version:
                 node._check_saved()  # (raises: changed in place since it was saved)
-        xp = _numpy if type(g) is _ndarray else backend.array_module(g)
-        input_grads = node.op.vjp(node, xp, g, *saved)
+        op = node.op
+        if type(g) is _ndarray:
+            if type(op) is UnaryOp:  # (UnaryOp.vjp, without the call)
+                x, y = saved or (None, None)
+                input_grads = (scale(_numpy, g, op.rule.derivative(_numpy, x, y), (x, y)),)
+            else:
+                input_grads = op.vjp(node, _numpy, g, *saved)
+        else:
+            input_grads = op.vjp(node, backend.array_module(g), g, *saved)
         for parent, input_grad in zip(node.parents, input_grads):
             if parent is None or input_grad is None:
                 continue
