@@ -45,6 +45,7 @@ from difflab.autograd.grad_mode import _State
 from difflab.dtypes import BFLOAT16
 from difflab.fastpath import SliceAdjoint, scale
 from difflab.ops.elementwise_primitives import BinaryOp, UnaryOp
+from difflab.ops.shapes import sum_to_shape
 
 _ndarray = np.ndarray
 _generic = np.generic
@@ -255,10 +256,12 @@ def _note_saved(ctx: Any, inputs: tuple, saved: tuple, out: Any, version: list) 
     tensor = _engine.Tensor
     for array in saved:
         source = None
-        if array is out:
+        if array is None or type(array) in _numbers:
+            pass  # (nothing saved there, or a number: a constant)
+        elif array is out:
             source = _engine.OUTPUT
             versions.append((version, 0))
-        elif array is not None:
+        else:
             for t in inputs:
                 if isinstance(t, tensor) and t.array is array:
                     source = t
@@ -304,6 +307,8 @@ def quick_walk(order: Sequence[Any], adjoints: Any, retain_graph: bool) -> bool:
             if type(op) is UnaryOp:  # (UnaryOp.vjp, without the call)
                 x, y = saved or (None, None)
                 input_grads = (scale(_numpy, g, op.rule.derivative(_numpy, x, y), (x, y)),)
+            elif type(op) is BinaryOp:
+                input_grads = _binary_vjp(node, op.rule, g, saved or (None, None, None))
             else:
                 input_grads = op.vjp(node, _numpy, g, *saved)
         else:
@@ -318,3 +323,15 @@ def quick_walk(order: Sequence[Any], adjoints: Any, retain_graph: bool) -> bool:
         if not retain_graph:
             node.release()
     return True
+
+
+def _binary_vjp(node: Any, rule: Any, g: Any, saved: tuple) -> tuple:
+    """``BinaryOp.vjp`` for a NumPy adjoint ``g``, without the call through the primitive."""
+    a, b, z = saved
+    need_a, need_b = node.needs_input_grad
+    grad_a = grad_b = None
+    if need_a:
+        grad_a = sum_to_shape(scale(_numpy, g, rule.d_da(_numpy, a, b, z), saved), node.a_shape)
+    if need_b:
+        grad_b = sum_to_shape(scale(_numpy, g, rule.d_db(_numpy, a, b, z), saved), node.b_shape)
+    return grad_a, grad_b
