@@ -306,6 +306,8 @@ def scale(xp: Any, g: Any, factor: Any, saved: tuple = ()) -> Any:
     """
     if type(factor) is float and factor == 1.0:
         return g
+    if type(g) is np.ndarray and g.size < LARGE:  # (the common small array, checked first)
+        return g * factor
     if not hasattr(g, "strides") or g.size < LARGE:  # (a Tensor, with create_graph)
         return g * factor
     value = single_value(g)

@@ -101,41 +101,38 @@ def quick_apply(op: Any, inputs: tuple, params: dict) -> Any:
         return None
     n = len(inputs)
     if n == 1:
-        a, b = inputs[0], 0.0
+        a, b = inputs[0], 0.0  # (b: a stand-in, not passed on)
     elif n == 2:
         a, b = inputs
     else:
         return None
-    # Each input: a Python number (no interpreter of its own), or a NumPy tensor.
+    # Each input: a Python number (no interpreter of its own), or a NumPy tensor; its
+    # parent as Node.parents holds it: its record, itself (a leaf), or None.
+    tensor = _engine.Tensor
     if type(a) in _numbers:
-        if n == 1:
-            return None
-        a_data = a
-    elif not (isinstance(a, _engine.Tensor) and type(a_data := a.array) is _ndarray
-              and a_data.dtype is not BFLOAT16):
+        a_data, a_parent = a, None
+    elif isinstance(a, tensor) and type(a_data := a.array) is _ndarray \
+            and a_data.dtype is not BFLOAT16:
+        a_parent = (a if a.grad_fn is None else a.grad_fn) if a._requires_grad else None
+    else:
         return None
     if type(b) in _numbers:
-        b_data = b
-    elif not (isinstance(b, _engine.Tensor) and type(b_data := b.array) is _ndarray
-              and b_data.dtype is not BFLOAT16):
+        b_data, b_parent = b, None
+    elif isinstance(b, tensor) and type(b_data := b.array) is _ndarray \
+            and b_data.dtype is not BFLOAT16:
+        b_parent = (b if b.grad_fn is None else b.grad_fn) if b._requires_grad else None
+    else:
         return None
     kind = type(op)
     if kind is UnaryOp and n == 1:
-        return _record_unary(op, a, a_data)
+        return _record_unary(op, a, a_data, a_parent)
     if kind is BinaryOp:
-        return _record_binary(op, a, b, a_data, b_data)
-    return _record_other(op, inputs, params, a_data, b_data)
+        return _record_binary(op, a, b, a_data, b_data, a_parent, b_parent)
+    return _record_other(op, inputs, params, (a_data,) if n == 1 else (a_data, b_data),
+                         (a_parent,) if n == 1 else (a_parent, b_parent))
 
 
-def _parent(x: Any) -> Any:
-    """What ``Node.parents`` holds for input ``x``: its record, itself (a leaf), or None."""
-    if type(x) in _numbers or not x._requires_grad:
-        return None
-    node = x.grad_fn
-    return x if node is None else node
-
-
-def _record_unary(op: UnaryOp, x: Any, data: Any) -> Any:
+def _record_unary(op: UnaryOp, x: Any, data: Any, parent: Any) -> Any:
     """``UnaryOp.forward`` and the record of ``apply``, for a NumPy tensor ``x``."""
     rule = op.rule
     try:
@@ -146,7 +143,6 @@ def _record_unary(op: UnaryOp, x: Any, data: Any) -> Any:
         if not isinstance(y, _generic):
             return None  # (the plain apply runs the rule again: a rule is a pure function)
         y = np.asarray(y)  # (engine._scalar_as_array: NumPy's scalar as a 0-d array)
-    parent = _parent(x)
     if parent is None or not _State.enabled or not op.differentiable or y.dtype.kind in "biu":
         return _engine.Tensor._wrap(y)
     e = _engine
@@ -179,7 +175,8 @@ def _record_unary(op: UnaryOp, x: Any, data: Any) -> Any:
 _NEEDED = (True,)
 
 
-def _record_binary(op: BinaryOp, a: Any, b: Any, a_data: Any, b_data: Any) -> Any:
+def _record_binary(op: BinaryOp, a: Any, b: Any, a_data: Any, b_data: Any, a_parent: Any,
+                   b_parent: Any) -> Any:
     """``BinaryOp.forward`` and the record of ``apply``, for NumPy tensors and numbers."""
     rule = op.rule
     try:
@@ -190,7 +187,6 @@ def _record_binary(op: BinaryOp, a: Any, b: Any, a_data: Any, b_data: Any) -> An
         if not isinstance(z, _generic):
             return None  # (the plain apply runs the rule again: a rule is a pure function)
         z = np.asarray(z)
-    a_parent, b_parent = _parent(a), _parent(b)
     if (a_parent is None and b_parent is None) or not _State.enabled \
             or not op.differentiable or z.dtype.kind in "biu":
         return _engine.Tensor._wrap(z)
@@ -215,11 +211,10 @@ def _record_binary(op: BinaryOp, a: Any, b: Any, a_data: Any, b_data: Any) -> An
 _NEEDS = ((None, (False, True)), ((True, False), (True, True)))
 
 
-def _record_other(op: Any, inputs: tuple, params: dict, a_data: Any, b_data: Any) -> Any:
+def _record_other(op: Any, inputs: tuple, params: dict, arrays: tuple, parents: tuple) -> Any:
     """``apply`` for any other primitive of one or two common inputs."""
     e = _engine
     n = len(inputs)
-    parents = tuple([_parent(t) for t in inputs])
     needs = tuple([p is not None for p in parents])
     ctx = e.Node(op)
     records = True in needs and _State.enabled and op.differentiable
@@ -228,7 +223,6 @@ def _record_other(op: Any, inputs: tuple, params: dict, a_data: Any, b_data: Any
         ctx.needs_input_grad = needs
     else:
         ctx.needs_input_grad = (False,) * n
-    arrays = (a_data,) if n == 1 else (a_data, b_data)
     try:
         out = op.forward(ctx, _numpy, *arrays, **params)
     except (ValueError, IndexError, TypeError) as exc:
@@ -287,14 +281,15 @@ def quick_walk(order: Sequence[Any], adjoints: Any, retain_graph: bool) -> bool:
         if node.joint is not None or node.hooks:
             return False
     pop, add = adjoints.pop, adjoints.add
-    owned_pop = adjoints.owned.pop
+    owned = adjoints.owned
+    owned_pop = owned.pop
     for node in order:
         g = pop(node, None)  # complete: every later use has added its share
         if g is None:
             continue
         if type(g) is SliceAdjoint:
             g = g.dense()
-        else:  # (the VJP may hand g to several inputs: no longer the store's own buffer)
+        elif owned:  # (the VJP may hand g to several inputs: no longer the store's own buffer)
             owned_pop(id(g), None)
         saved = node.saved
         if saved is None:
