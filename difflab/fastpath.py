@@ -158,8 +158,8 @@ class InPlaceAdjoints(dict):
             old += g  # (with create_graph, a recorded Tensor adjoint must not go in place)
         else:
             total = self[key] = old + g
-            if may_write_into(total):
-                self._own(total)
+            if type(total) is np.ndarray or may_write_into(total):  # (a new NumPy array can)
+                self.owned[id(total)] = total
 
     def take(self, key: Any) -> Any:
         """Remove and return ``key``'s adjoint, written out whole (``None`` if none)."""

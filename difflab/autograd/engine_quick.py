@@ -43,7 +43,7 @@ import numpy as np
 from difflab import backend
 from difflab.autograd.grad_mode import _State
 from difflab.dtypes import BFLOAT16
-from difflab.fastpath import SliceAdjoint, scale
+from difflab.fastpath import LARGE, SliceAdjoint, scale
 from difflab.ops.elementwise_primitives import BinaryOp, UnaryOp
 from difflab.ops.shapes import sum_to_shape
 
@@ -275,11 +275,8 @@ def quick_walk(order: Sequence[Any], adjoints: Any, retain_graph: bool) -> bool:
     The caller has checked that no adjoint is read on the way (``retain_grad``,
     ``autograd.grad``) and that the backward is not recorded.
     """
-    if _engine.AnomalyMode.enabled:
+    if _engine.AnomalyMode.enabled or _hooked(order):
         return False
-    for node in order:
-        if node.joint is not None or node.hooks:
-            return False
     pop, add = adjoints.pop, adjoints.add
     owned = adjoints.owned
     owned_pop = owned.pop
@@ -301,7 +298,11 @@ def quick_walk(order: Sequence[Any], adjoints: Any, retain_graph: bool) -> bool:
         if type(g) is _ndarray:
             if type(op) is UnaryOp:  # (UnaryOp.vjp, without the call)
                 x, y = saved or (None, None)
-                input_grads = (scale(_numpy, g, op.rule.derivative(_numpy, x, y), (x, y)),)
+                factor = op.rule.derivative(_numpy, x, y)
+                if type(factor) is _ndarray and g.size < LARGE:  # (scale's small case)
+                    input_grads = (g * factor,)
+                else:
+                    input_grads = (scale(_numpy, g, factor, (x, y)),)
             elif type(op) is BinaryOp:
                 input_grads = _binary_vjp(node, op.rule, g, saved or (None, None, None))
             else:
@@ -326,7 +327,19 @@ def _binary_vjp(node: Any, rule: Any, g: Any, saved: tuple) -> tuple:
     need_a, need_b = node.needs_input_grad
     grad_a = grad_b = None
     if need_a:
-        grad_a = sum_to_shape(scale(_numpy, g, rule.d_da(_numpy, a, b, z), saved), node.a_shape)
+        grad_a = scale(_numpy, g, rule.d_da(_numpy, a, b, z), saved)
+        if grad_a.shape != node.a_shape:  # (broadcast in the forward: summed back)
+            grad_a = sum_to_shape(grad_a, node.a_shape)
     if need_b:
-        grad_b = sum_to_shape(scale(_numpy, g, rule.d_db(_numpy, a, b, z), saved), node.b_shape)
+        grad_b = scale(_numpy, g, rule.d_db(_numpy, a, b, z), saved)
+        if grad_b.shape != node.b_shape:
+            grad_b = sum_to_shape(grad_b, node.b_shape)
     return grad_a, grad_b
+
+
+def _hooked(order: Sequence[Any]) -> bool:
+    """Whether a record has a module hook (``joint``) or tensor hooks: the plain walk's job."""
+    for node in order:
+        if node.joint is not None or node.hooks:
+            return True
+    return False
