@@ -907,6 +907,7 @@ def register_tensor_type(cls: type) -> None:
     """
     global Tensor
     Tensor = cls
+    engine_quick.connect(sys.modules[__name__])  # (the speed shortcuts read it too)
 
 
 #: The array namespace whose functions record on the tape (``difflab.functions``): a

@@ -59,6 +59,11 @@ _Autocast: Any = None
 _GraphRecorder: Any = None
 _TapeRecorder: Any = None
 _AnomalyMode: Any = None
+_Tensor: Any = None
+_wrap: Any = None
+_Node: Any = None
+_OUTPUT: Any = None
+_sequence: Any = None
 
 
 def connect(engine: types.ModuleType) -> None:
@@ -69,10 +74,15 @@ def connect(engine: types.ModuleType) -> None:
     The shortcuts leave every call to the plain path while any of them is on.
     """
     global _engine, _Batching, _Autocast, _GraphRecorder, _TapeRecorder, _AnomalyMode
+    global _Tensor, _wrap, _Node, _OUTPUT, _sequence
     _engine = engine
     _Batching, _Autocast = engine.Batching, engine.Autocast
     _GraphRecorder, _TapeRecorder = engine.GraphRecorder, engine.TapeRecorder
     _AnomalyMode = engine.AnomalyMode
+    # (looked up once: the engine calls this again when the tensor type is registered)
+    _Node, _OUTPUT, _sequence = engine.Node, engine.OUTPUT, engine._sequence
+    _Tensor = engine.Tensor if engine.Tensor is not None else type(None)
+    _wrap = getattr(engine.Tensor, "_wrap", None)
 
 
 def quick_apply(op: Any, inputs: tuple, params: dict) -> Any:
@@ -108,7 +118,7 @@ def quick_apply(op: Any, inputs: tuple, params: dict) -> Any:
         return None
     # Each input: a Python number (no interpreter of its own), or a NumPy tensor; its
     # parent as Node.parents holds it: its record, itself (a leaf), or None.
-    tensor = _engine.Tensor
+    tensor = _Tensor
     if type(a) in _numbers:
         a_data, a_parent = a, None
     elif isinstance(a, tensor) and type(a_data := a.array) is _ndarray \
@@ -144,9 +154,8 @@ def _record_unary(op: UnaryOp, x: Any, data: Any, parent: Any) -> Any:
             return None  # (the plain apply runs the rule again: a rule is a pure function)
         y = np.asarray(y)  # (engine._scalar_as_array: NumPy's scalar as a 0-d array)
     if parent is None or not _State.enabled or not op.differentiable or y.dtype.kind in "biu":
-        return _engine.Tensor._wrap(y)
-    e = _engine
-    ctx = e.Node(op)
+        return _wrap(y)
+    ctx = _Node(op)
     ctx.parents = (parent,)
     ctx.needs_input_grad = _NEEDED
     version = [0]
@@ -157,19 +166,19 @@ def _record_unary(op: UnaryOp, x: Any, data: Any, parent: Any) -> Any:
         sources, versions = [None, None], []
         if keep_x:  # (the output first, as Node._finish_recording looks: a rule may return x)
             if data is y:
-                sources[0] = e.OUTPUT
+                sources[0] = _OUTPUT
                 versions.append((version, 0))
             else:
                 sources[0] = x
                 versions.append((x._version, x._version[0]))
         if keep_y:
-            sources[1] = e.OUTPUT
+            sources[1] = _OUTPUT
             versions.append((version, 0))
         ctx.saved_sources = sources
         ctx.saved_versions = versions
-    ctx.seq = next(e._sequence)
+    ctx.seq = next(_sequence)
     ctx.output_meta = (y.shape, y.dtype)
-    return e.Tensor._wrap(y, ctx, version)
+    return _wrap(y, ctx, version)
 
 
 _NEEDED = (True,)
@@ -189,9 +198,8 @@ def _record_binary(op: BinaryOp, a: Any, b: Any, a_data: Any, b_data: Any, a_par
         z = np.asarray(z)
     if (a_parent is None and b_parent is None) or not _State.enabled \
             or not op.differentiable or z.dtype.kind in "biu":
-        return _engine.Tensor._wrap(z)
-    e = _engine
-    ctx = e.Node(op)
+        return _wrap(z)
+    ctx = _Node(op)
     ctx.parents = (a_parent, b_parent)
     need_a, need_b = a_parent is not None, b_parent is not None
     ctx.needs_input_grad = _NEEDS[need_a][need_b]
@@ -203,9 +211,9 @@ def _record_binary(op: BinaryOp, a: Any, b: Any, a_data: Any, b_data: Any, a_par
         saved = (a_data if keep_a else None, b_data if keep_b else None, z if keep_z else None)
         ctx.saved = saved
         _note_saved(ctx, (a, b), saved, z, version)
-    ctx.seq = next(e._sequence)
+    ctx.seq = next(_sequence)
     ctx.output_meta = (z.shape, z.dtype)
-    return e.Tensor._wrap(z, ctx, version)
+    return _wrap(z, ctx, version)
 
 
 _NEEDS = ((None, (False, True)), ((True, False), (True, True)))
@@ -216,7 +224,7 @@ def _record_other(op: Any, inputs: tuple, params: dict, arrays: tuple, parents: 
     e = _engine
     n = len(inputs)
     needs = tuple([p is not None for p in parents])
-    ctx = e.Node(op)
+    ctx = _Node(op)
     records = True in needs and _State.enabled and op.differentiable
     if records:
         ctx.parents = parents
@@ -234,10 +242,10 @@ def _record_other(op: Any, inputs: tuple, params: dict, arrays: tuple, parents: 
     if records and getattr(out, "dtype", None) is not None and out.dtype.kind in "biu":
         records = False  # (an integer result has no gradient)
     if not records:
-        return e.Tensor._wrap(out)
+        return _wrap(out)
     version = [0]
     ctx._finish_recording(inputs, out, version)
-    return e.Tensor._wrap(out, ctx, version)
+    return _wrap(out, ctx, version)
 
 
 def _note_saved(ctx: Any, inputs: tuple, saved: tuple, out: Any, version: list) -> None:
@@ -247,13 +255,13 @@ def _note_saved(ctx: Any, inputs: tuple, saved: tuple, out: Any, version: list) 
     such input, as the plain search finds it), or anything else (a constant).
     """
     sources, versions = [], []
-    tensor = _engine.Tensor
+    tensor = _Tensor
     for array in saved:
         source = None
         if array is None or type(array) in _numbers:
             pass  # (nothing saved there, or a number: a constant)
         elif array is out:
-            source = _engine.OUTPUT
+            source = _OUTPUT
             versions.append((version, 0))
         else:
             for t in inputs:
