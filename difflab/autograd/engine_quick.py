@@ -201,22 +201,55 @@ def _record_binary(op: BinaryOp, a: Any, b: Any, a_data: Any, b_data: Any, a_par
         return _wrap(z)
     ctx = _Node(op)
     ctx.parents = (a_parent, b_parent)
-    need_a, need_b = a_parent is not None, b_parent is not None
-    ctx.needs_input_grad = _NEEDS[need_a][need_b]
+    needs = ctx.needs_input_grad = _NEEDS[a_parent is not None][b_parent is not None]
     ctx.a_shape = () if type(a) in _numbers else a_data.shape
     ctx.b_shape = () if type(b) in _numbers else b_data.shape
     version = [0]
-    keep_a, keep_b, keep_z = op.keeps[need_a, need_b]
+    keep_a, keep_b, keep_z = op.keeps[needs]
     if keep_a or keep_b or keep_z:
-        saved = (a_data if keep_a else None, b_data if keep_b else None, z if keep_z else None)
-        ctx.saved = saved
-        _note_saved(ctx, (a, b), saved, z, version)
+        ctx.saved = (a_data if keep_a else None, b_data if keep_b else None,
+                     z if keep_z else None)
+        _note_binary_saved(ctx, a, b, z, version)
     ctx.seq = next(_sequence)
     ctx.output_meta = (z.shape, z.dtype)
     return _wrap(z, ctx, version)
 
 
 _NEEDS = ((None, (False, True)), ((True, False), (True, True)))
+
+
+def _note_binary_saved(ctx: Any, a: Any, b: Any, z: Any, version: list) -> None:
+    """``Node._finish_recording``'s sources and versions for ``BinaryOp``'s slots (a, b, z).
+
+    Found by position, as the plain search finds them: the output first, then the first
+    input tensor holding the array (``a`` before ``b``: in ``y * y.detach()`` both slots come
+    from ``y``), and a number is a constant.
+    """
+    a_saved, b_saved, z_saved = ctx.saved
+    a_tensor, b_tensor = type(a) not in _numbers, type(b) not in _numbers
+    sources, versions = [None, None, None], []
+    if a_saved is not None:
+        if a_saved is z:
+            sources[0] = _OUTPUT
+            versions.append((version, 0))
+        elif a_tensor:
+            sources[0] = a
+            versions.append((a._version, a._version[0]))
+    if b_saved is not None:
+        if b_saved is z:
+            sources[1] = _OUTPUT
+            versions.append((version, 0))
+        elif a_tensor and a.array is b_saved:
+            sources[1] = a
+            versions.append((a._version, a._version[0]))
+        elif b_tensor:
+            sources[1] = b
+            versions.append((b._version, b._version[0]))
+    if z_saved is not None:
+        sources[2] = _OUTPUT
+        versions.append((version, 0))
+    ctx.saved_sources = sources
+    ctx.saved_versions = versions
 
 
 def _record_other(op: Any, inputs: tuple, params: dict, arrays: tuple, parents: tuple) -> Any:
@@ -246,32 +279,6 @@ def _record_other(op: Any, inputs: tuple, params: dict, arrays: tuple, parents: 
     version = [0]
     ctx._finish_recording(inputs, out, version)
     return _wrap(out, ctx, version)
-
-
-def _note_saved(ctx: Any, inputs: tuple, saved: tuple, out: Any, version: list) -> None:
-    """``Node._finish_recording``'s sources and versions of the saved arrays.
-
-    A saved array is the output, one of the input tensors' arrays (the first
-    such input, as the plain search finds it), or anything else (a constant).
-    """
-    sources, versions = [], []
-    tensor = _Tensor
-    for array in saved:
-        source = None
-        if array is None or type(array) in _numbers:
-            pass  # (nothing saved there, or a number: a constant)
-        elif array is out:
-            source = _OUTPUT
-            versions.append((version, 0))
-        else:
-            for t in inputs:
-                if isinstance(t, tensor) and t.array is array:
-                    source = t
-                    versions.append((t._version, t._version[0]))
-                    break
-        sources.append(source)
-    ctx.saved_sources = sources
-    ctx.saved_versions = versions
 
 
 def quick_walk(order: Sequence[Any], adjoints: Any, retain_graph: bool) -> bool:
