@@ -6,8 +6,8 @@ long in Python around it (a 200-operation chain, forward and backward, took
 6.5 µs per operation, PyTorch 4.9; with these shortcuts 4.8).  Nothing in the
 plain path is wasted for a reader, every step is one named job; but most calls
 need few of those jobs, and each job checked for is a function call, a loop or
-a look-up.  This module does the common call
-with less Python around the same NumPy calls:
+a look-up.  This module does the common call with less Python around the same
+NumPy calls:
 
 * :func:`quick_apply` replaces :func:`~difflab.autograd.engine.apply` for a
   call of one or two inputs, each a tensor of a NumPy array (not bfloat16) or
@@ -291,6 +291,19 @@ def quick_walk(order: Sequence[Any], adjoints: Any, retain_graph: bool) -> bool:
     those.  ``adjoints`` is the engine's store (``fastpath.InPlaceAdjoints``).
     The caller has checked that no adjoint is read on the way (``retain_grad``,
     ``autograd.grad``) and that the backward is not recorded.
+
+    Examples
+    --------
+    >>> import numpy as np, difflab as dl
+    >>> from difflab.autograd import engine
+    >>> from difflab.autograd.engine_quick import quick_walk
+    >>> x = dl.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = (x * x).sin()
+    >>> store = engine._AdjointStore(); store.add(y.grad_fn, np.ones(2))
+    >>> quick_walk([y.grad_fn, y.grad_fn.parents[0]], store, False)   # newest first
+    True
+    >>> bool(np.allclose(store[x], 2 * np.array([1.0, 2.0]) * np.cos([1.0, 4.0])))
+    True
     """
     if _engine.AnomalyMode.enabled or _hooked(order):
         return False
