@@ -158,7 +158,7 @@ class InPlaceAdjoints(dict):
             old += g  # (with create_graph, a recorded Tensor adjoint must not go in place)
         else:
             total = self[key] = old + g
-            if type(total) is np.ndarray or may_write_into(total):  # (a new NumPy array can)
+            if type(total) is np.ndarray or may_write_into(total):  # (a sum just made: ours)
                 self.owned[id(total)] = total
 
     def take(self, key: Any) -> Any:

@@ -22,7 +22,7 @@ Walking (the backward pass)
       (newest first is a valid reverse topological order: a record's inputs
       always existed before it).
 
-    :func:`run_backward` is that loop.  Around it, each other job is one
+    :func:`run_backward` runs that loop (:func:`_walk`).  Around it, each other job is one
     named step: seeding the outputs' adjoints (``_seed``), reading adjoints on
     the way for ``autograd.grad`` and ``retain_grad`` (``_Taps``), the NaN
     check of ``detect_anomaly`` (``_check_anomaly``), and the delivery into
