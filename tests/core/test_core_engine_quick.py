@@ -13,7 +13,6 @@ import pytest
 
 import difflab as dl
 from difflab.autograd import engine, engine_quick
-from difflab.ops import registry
 
 _PROGRAM = r"""
 import sys
@@ -271,4 +270,3 @@ def test_the_shortcuts_name_their_table_entries():
     from difflab import fastpath
 
     assert "12. eager recording" in fastpath.__doc__ and "13. eager walk" in fastpath.__doc__
-    assert registry.MUL is not None
