@@ -26,7 +26,12 @@ shortcut                        replaces                           hooked in at
     (``engine_steady.py``)      the tape's records
 11. flat optimizer updates      a dozen NumPy calls per            ``optim.Optimizer.step``
     (``optim/foreach.py``)      parameter
-12. prepared plain steps       a primitive's checks and notes     ``jit.program.Program``
+12. eager recording             ``apply``'s general steps for a    ``engine.apply``
+    (``engine_quick.py``)       call of one or two NumPy tensors
+                                or numbers
+13. eager walk                  ``run_backward``'s loop, its       ``engine.run_backward``
+    (``engine_quick.py``)       checks for readers and hooks
+14. prepared plain steps        a primitive's checks and notes     ``jit.program.Program``
     (``prepared_steps.py``)     for its VJP (sum, reshape,
                                 permute, matmul, index, add)
 ==============================  =================================  ===========================
@@ -156,8 +161,8 @@ class InPlaceAdjoints(dict):
             old += g  # (with create_graph, a recorded Tensor adjoint must not go in place)
         else:
             total = self[key] = old + g
-            if may_write_into(total):
-                self._own(total)
+            if type(total) is np.ndarray or may_write_into(total):  # (a sum just made: ours)
+                self.owned[id(total)] = total
 
     def take(self, key: Any) -> Any:
         """Remove and return ``key``'s adjoint, written out whole (``None`` if none)."""
@@ -304,6 +309,8 @@ def scale(xp: Any, g: Any, factor: Any, saved: tuple = ()) -> Any:
     """
     if type(factor) is float and factor == 1.0:
         return g
+    if type(g) is np.ndarray and g.size < LARGE:  # (the common small array, checked first)
+        return g * factor
     if not hasattr(g, "strides") or g.size < LARGE:  # (a Tensor, with create_graph)
         return g * factor
     value = single_value(g)

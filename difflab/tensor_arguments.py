@@ -161,7 +161,8 @@ def operand(x: Any) -> Any:
     ``t * symbols`` is the symbols' operation, with the tensor's values as a constant)."""
     # Concrete types first: this runs on every operator call, and isinstance against
     # the numbers.Number ABC is several times slower.
-    if isinstance(x, (_engine.Tensor, float, int, np.generic, complex)):
+    if type(x) in _PYTHON_NUMBERS or isinstance(x, (_engine.Tensor, float, int, np.generic,
+                                                     complex)):
         return x
     if isinstance(x, np.ndarray):
         return x if type(x).__array_ufunc__ is _NUMPYS_UFUNC else NotImplemented
@@ -171,6 +172,9 @@ def operand(x: Any) -> Any:
         array = np.asarray(x)
         return array.astype(_Defaults.dtype) if array.dtype.kind == "f" else array
     return NotImplemented
+
+
+_PYTHON_NUMBERS = frozenset({float, int, complex, bool})  # (by type: a set look-up)
 
 
 def unwrap_operand(x: Any) -> Any:

@@ -22,7 +22,7 @@ Walking (the backward pass)
       (newest first is a valid reverse topological order: a record's inputs
       always existed before it).
 
-    :func:`run_backward` is that loop.  Around it, each other job is one
+    :func:`run_backward` runs that loop (:func:`_walk`).  Around it, each other job is one
     named step: seeding the outputs' adjoints (``_seed``), reading adjoints on
     the way for ``autograd.grad`` and ``retain_grad`` (``_Taps``), the NaN
     check of ``detect_anomaly`` (``_check_anomaly``), and the delivery into
@@ -44,6 +44,7 @@ import contextlib
 import itertools
 import operator
 import re
+import sys
 import traceback
 import warnings
 from collections.abc import Sequence
@@ -52,7 +53,7 @@ from typing import Any
 import numpy as np
 
 from difflab import backend, fastpath
-from difflab.autograd import engine_steady
+from difflab.autograd import engine_quick, engine_steady
 from difflab.autograd.grad_mode import _State
 from difflab.dtypes import BFLOAT16
 from difflab.ops.shapes import dim_out_of_range
@@ -422,6 +423,10 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Any:
     expression) hands the primitive to that interpreter instead: ``F.gelu(dual)``
     pushes GELU's JVP, as ``dl.sin(dual)`` pushes sin's.
     """
+    if _quick_apply is not None:  # (speed shortcut: the common call, see engine_quick)
+        result = _quick_apply(op, inputs, params)
+        if result is not None:
+            return result
     if Batching.active is not None:  # inside vmap: batched inputs go by the batching rule
         batched = Batching.active(op, inputs, params)
         if batched is not None:
@@ -630,6 +635,18 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], retain_
     roots = _seed(adjoints, outputs, grad_outputs)
     order = sorted(nodes := reachable(roots), key=_by_sequence, reverse=True)  # newest first
     taps = _Taps(order, capture)  # adjoints read on the way (autograd.grad, retain_grad)
+    if not _walked_quickly(order, adjoints, taps, retain_graph, create_graph):
+        _walk(order, nodes, adjoints, taps, retain_graph, create_graph)
+    if capture is not None:
+        return taps.results(adjoints, create_graph)
+    _deliver_to_leaves(adjoints, create_graph)
+    run_queued_callbacks()
+    return None
+
+
+def _walk(order: Sequence[Node], nodes: set, adjoints: Adjoints, taps: _Taps,
+          retain_graph: bool, create_graph: bool) -> None:
+    """The walk itself: each record's VJP, newest first, its adjoints added to its inputs'."""
     for node in order:
         if node.joint is not None:  # (a hooked module's inputs or outputs: Node.joint)
             node.joint.run(node, adjoints, nodes, create_graph)
@@ -648,11 +665,16 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Any], retain_
                 adjoints.add(parent, input_grad)
         if not retain_graph:
             node.release()
-    if capture is not None:
-        return taps.results(adjoints, create_graph)
-    _deliver_to_leaves(adjoints, create_graph)
-    run_queued_callbacks()
-    return None
+
+
+def _walked_quickly(order: Sequence[Node], adjoints: Adjoints, taps: _Taps, retain_graph: bool,
+                    create_graph: bool) -> bool:
+    """Speed shortcut (:mod:`~difflab.autograd.engine_quick`; skip it on a first read): the
+    walk as :func:`_walk` does it when nothing reads an adjoint on the way; False, having
+    done nothing, for any other walk or with the shortcuts off."""
+    if not fastpath.ENABLED or create_graph or taps.at or taps.capture is not None:
+        return False
+    return engine_quick.quick_walk(order, adjoints, retain_graph)
 
 
 def _walked_one_record(outputs: Sequence[Tensor], grad_outputs: Sequence[Any],
@@ -885,6 +907,7 @@ def register_tensor_type(cls: type) -> None:
     """
     global Tensor
     Tensor = cls
+    engine_quick.connect(sys.modules[__name__])  # (the speed shortcuts read it too)
 
 
 #: The array namespace whose functions record on the tape (``difflab.functions``): a
@@ -898,3 +921,8 @@ def register_recording_namespace(namespace: Any) -> None:
     """Make ``namespace`` the ``xp`` of a recorded backward (``difflab.functions`` does)."""
     global RECORDING_NAMESPACE
     RECORDING_NAMESPACE = namespace
+
+
+# With the shortcuts on, apply and the walk take engine_quick's common call (difflab/fastpath.py).
+engine_quick.connect(sys.modules[__name__])
+_quick_apply = engine_quick.quick_apply if fastpath.ENABLED else None

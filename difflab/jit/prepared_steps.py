@@ -1,6 +1,6 @@
 r"""Plain steps of a program called straight: NumPy's own function, settings bound once.
 
-Fastpath shortcut 12 (:mod:`difflab.fastpath`).  A primitive's ``forward``
+Fastpath shortcut 14 (:mod:`difflab.fastpath`).  A primitive's ``forward``
 checks its settings and notes, on ``ctx``, what its VJP will need; in a
 :class:`~difflab.jit.program.Program` both are known already: the trace
 checked the settings, and a step whose saved arrays nothing reads needs no

@@ -176,7 +176,7 @@ class Program:
         forward, params = node.op.forward, node.params
         if prepared and isinstance(node.op, fusion.FusedElementwise) and not found:
             forward, params = PreparedKernel(node.op, node.params), {}
-        elif prepared and not found:  # (fastpath shortcut 12: jit/prepared_steps.py)
+        elif prepared and not found:  # (fastpath shortcut 14: jit/prepared_steps.py)
             first = node.args[0] if node.args else None
             in_shape = self.meta[first.name][0] if isinstance(first, Ref) else None
             plain = prepared_forward(node, in_shape, bool(saved_slots))

@@ -1,4 +1,4 @@
-r"""A GRU step and its VJP as numba loops, for a compiled program (fastpath shortcut 12).
+r"""A GRU step and its VJP as numba loops, for a compiled program (fastpath shortcut 14).
 
 :class:`~difflab.ops.nn_recurrent.GRUCell`'s VJP on arrays is seventeen
 NumPy calls on the step's small arrays (a GRU of 32 hidden units, batch 8:

@@ -19,11 +19,12 @@ def leaf(values, dtype=dl.float64):
 
 
 def test_the_core_loop_fits_on_a_screen():
-    source = inspect.getsource(engine.run_backward)
-    assert len(source.splitlines()) < 40
+    # run_backward's steps and its loop (_walk), each on a screen.
+    steps, loop = inspect.getsource(engine.run_backward), inspect.getsource(engine._walk)
+    assert len(steps.splitlines()) < 40 and len(loop.splitlines()) < 40
     # One accumulation: the loop adds into parents through the store's add only.
-    assert source.count("adjoints.add(") == 1
-    assert "fastpath" not in source and "SliceAdjoint" not in source
+    assert (steps + loop).count("adjoints.add(") == 1
+    assert "fastpath" not in steps + loop and "SliceAdjoint" not in steps + loop
 
 
 def test_a_value_used_many_times_gets_the_sum_of_its_adjoints():

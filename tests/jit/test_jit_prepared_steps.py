@@ -1,4 +1,4 @@
-"""Prepared plain steps (fastpath shortcut 12): the same bits as each primitive's forward."""
+"""Prepared plain steps (fastpath shortcut 14): the same bits as each primitive's forward."""
 
 import doctest
 
