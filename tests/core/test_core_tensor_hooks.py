@@ -242,9 +242,14 @@ def test_a_hook_registered_before_a_traced_training_step_warns_when_it_runs_ther
         (w * x).sum().backward()
         return w.grad
 
+    def gradient(x):  # (jit.trace refuses backward() inside; autograd.grad it records)
+        return dl.autograd.grad((w * x).sum(), w)[0]
+
     x = dl.tensor([1.0, 1.0], dtype=dl.float64)
     with pytest.warns(UserWarning, match="ran while difflab.jit traced: the replayed graph "
                                          "will not call it"):
+        dl.jit.trace(gradient, x)
+    with pytest.raises(dl.jit.GraphError, match="calls backward()"):
         dl.jit.trace(step, x)
     # dl.compile breaks at backward() before it runs: the call is eager, the hook runs there.
     w.grad = None
