@@ -43,6 +43,7 @@ from difflab.tensor_arguments import (
     reduction_dims,
     rounded_division,
     tensor_of,
+    tensor_or_interpreted,
     unary_operand,
     unwrap,
     unwrap_operand,
@@ -1337,7 +1338,7 @@ def isnan(input: Tensor) -> Tensor:  # noqa: A002
     >>> bool(dl.isnan(dl.tensor([1.0, float("nan")])).any())
     True
     """
-    return tensor_of(input).isnan()
+    return apply(registry.PRIMITIVES["isnan"], tensor_or_interpreted(input))
 
 
 # ======================================================================== compat-core
@@ -1481,7 +1482,7 @@ def floor(input: Tensor) -> Tensor:  # noqa: A002
     >>> x.grad
     tensor([1., 2.])
     """
-    return tensor_of(input).floor()
+    return apply(registry.PRIMITIVES["floor"], tensor_or_interpreted(input))
 
 
 def ceil(input: Tensor) -> Tensor:  # noqa: A002
@@ -1516,7 +1517,7 @@ def ceil(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.ceil(dl.tensor([0.2], requires_grad=True)).requires_grad
     False
     """
-    return tensor_of(input).ceil()
+    return apply(registry.PRIMITIVES["ceil"], tensor_or_interpreted(input))
 
 
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002
@@ -1573,7 +1574,16 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002
     >>> x.grad
     tensor([1.])
     """
-    return tensor_of(input).round(decimals=decimals)
+    x = tensor_or_interpreted(input)
+    if isinstance(x, Tensor):
+        return x.round(decimals=decimals)
+    # a Dual or a sympy expression: the same steps as Tensor.round's
+    if isinstance(decimals, bool) or not isinstance(decimals, (int, np.integer)):
+        raise TypeError(f"round(): decimals must be an int, got {type(decimals).__name__}")
+    if not decimals:
+        return apply(registry.PRIMITIVES["round"], x)
+    scale = 10.0 ** decimals
+    return apply(registry.PRIMITIVES["round"], x * scale) / scale
 
 
 def rsqrt(input: Tensor) -> Tensor:  # noqa: A002

@@ -18,7 +18,7 @@ import numpy as np
 from difflab.autograd.engine import apply
 from difflab.ops.registry import PRIMITIVES
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import reduction_dims, tensor_of, write_out
+from difflab.tensor_arguments import reduction_dims, tensor_of, tensor_or_interpreted, write_out
 
 
 def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001, A002
@@ -303,7 +303,10 @@ def equal(input: Tensor, other: Tensor) -> bool:  # noqa: A002
 
 def _comparison(name: str) -> Any:
     def compare(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
-        return write_out(out, getattr(tensor_of(input), name)(other))
+        x = tensor_or_interpreted(input)
+        if not isinstance(x, Tensor):  # a Dual or a sympy expression: its handler's
+            return write_out(out, apply(PRIMITIVES[name], x, other))
+        return write_out(out, getattr(x, name)(other))
 
     compare.__name__ = compare.__qualname__ = name
     compare.__doc__ = _no_derivative_docstring(
@@ -356,7 +359,7 @@ def isfinite(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.isfinite(dl.tensor([1.0, float("inf"), float("nan")]))
     tensor([ True, False, False])
     """
-    return tensor_of(input).isfinite()
+    return apply(PRIMITIVES["isfinite"], tensor_or_interpreted(input))
 
 
 def isinf(input: Tensor) -> Tensor:  # noqa: A002
@@ -377,7 +380,7 @@ def isinf(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.isinf(dl.tensor([1.0, float("inf"), float("nan")]))
     tensor([False,  True, False])
     """
-    return tensor_of(input).isinf()
+    return apply(PRIMITIVES["isinf"], tensor_or_interpreted(input))
 
 
 def floor_divide(input: Any, other: Any) -> Tensor:  # noqa: A002
@@ -401,12 +404,15 @@ def floor_divide(input: Any, other: Any) -> Tensor:  # noqa: A002
     >>> dl.floor_divide(dl.tensor([7.0, -7.0]), 2)
     tensor([ 3., -4.])
     """
-    return tensor_of(input) // other
+    x = tensor_or_interpreted(input)
+    if not isinstance(x, Tensor):  # a Dual or a sympy expression: its handler's
+        return apply(PRIMITIVES["floor_divide"], x, other)
+    return x // other
 
 
 def _logical(name: str) -> Any:
     def logical(input: Any, other: Any) -> Tensor:  # noqa: A002
-        return apply(PRIMITIVES[name], tensor_of(input), tensor_of(other))
+        return apply(PRIMITIVES[name], tensor_or_interpreted(input), tensor_or_interpreted(other))
 
     logical.__name__ = logical.__qualname__ = name
     logical.__doc__ = None
@@ -441,7 +447,7 @@ def logical_not(input: Any) -> Tensor:  # noqa: A002
     >>> dl.logical_not(dl.tensor([True, False]))
     tensor([False,  True])
     """
-    return apply(PRIMITIVES["logical_not"], tensor_of(input))
+    return apply(PRIMITIVES["logical_not"], tensor_or_interpreted(input))
 
 
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002

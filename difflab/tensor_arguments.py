@@ -403,6 +403,20 @@ def tensor_of(x: Any) -> Tensor:
     return _engine.Tensor._wrap(array)
 
 
+def tensor_or_interpreted(x: Any) -> Any:
+    """``x`` itself if its type interprets primitives (forward mode's ``Dual``, a sympy
+    expression), else :func:`tensor_of`'s tensor.
+
+    What a hand-written face (``dl.floor``, ``dl.gt``) applies its primitive to:
+    ``engine.apply`` hands such a value to its type's handler, which gives a
+    piecewise-constant primitive a zero tangent or its sympy function, where
+    ``tensor_of`` would make an array of it (and drop its tangents).
+    """
+    if _engine._interpreter(x) is not None:
+        return x
+    return tensor_of(x)
+
+
 def write_out(out: Tensor | None, result: Any) -> Any:
     """The ``out=`` keyword: copy ``result`` into ``out`` (resized if its shape differs,
     as PyTorch does) and return ``out``."""

@@ -74,7 +74,16 @@ from difflab.diff.interface import (
     is_plain,
     require_scalar,
 )
-from difflab.diff.sympy_functions import fmod, gammainc, gammaincc, remainder
+from difflab.diff.sympy_functions import (
+    fmod,
+    gammainc,
+    gammaincc,
+    isfinite,
+    isinf,
+    isnan,
+    remainder,
+    rint,
+)
 from difflab.functions import TypeHandler, register_type
 from difflab.ops import registry
 from difflab.tensor import Tensor
@@ -134,6 +143,17 @@ class _SympyNamespace:
     zeta = staticmethod(sympy.zeta)
     gammainc, gammaincc = staticmethod(gammainc), staticmethod(gammaincc)
     fmod, remainder = staticmethod(fmod), staticmethod(remainder)
+    # piecewise constant: the rounding functions, the tests, the relations and logic
+    floor, ceil, rint = staticmethod(sympy.floor), staticmethod(sympy.ceiling), staticmethod(rint)
+    isnan, isinf, isfinite = staticmethod(isnan), staticmethod(isinf), staticmethod(isfinite)
+    equal, not_equal = staticmethod(sympy.Eq), staticmethod(sympy.Ne)
+    logical_and, logical_or = staticmethod(sympy.And), staticmethod(sympy.Or)
+    logical_xor, logical_not = staticmethod(sympy.Xor), staticmethod(sympy.Not)
+
+    @staticmethod
+    def trunc(x: Any) -> Any:
+        """x rounded towards 0: ⌈x⌉ below 0, ⌊x⌋ above."""
+        return sympy.Piecewise((sympy.ceiling(x), x < 0), (sympy.floor(x), True))
 
     # (the Bessel functions of order 0 and 1, and the scaled forms, as sympy writes them)
     @staticmethod
@@ -610,10 +630,26 @@ class SymbolicDerivative:
         return f"SymbolicDerivative(f={self.function}, {self.kind}={self.derivative})"
 
 
+#: sympy's piecewise-constant functions, whose derivative sympy leaves unevaluated.
+_STEPS = (sympy.floor, sympy.ceiling, sympy.frac)
+
+
+def _is_step_derivative(e: Any) -> bool:
+    """``Derivative(floor(x), x)``, or ``Subs(Derivative(floor(ξ), ξ), ξ, g(x))`` (the
+    chain rule's form for ``floor(g(x))``)."""
+    if isinstance(e, sympy.Subs):  # (its inner derivative may be replaced by 0 already)
+        return e.expr == 0 or _is_step_derivative(e.expr)
+    return isinstance(e, sympy.Derivative) and isinstance(e.expr, _STEPS)
+
+
 def _clean(e: Any) -> Any:
-    """The derivative of a step is 0 almost everywhere: drop sympy's DiracDelta."""
+    """The derivative of a step is 0 almost everywhere: drop sympy's DiracDelta (of
+    ``sign``, ``Heaviside``) and its unevaluated ``Derivative(floor(x), x)`` (of ``floor``,
+    ``ceiling``: nothing could compile it), as forward and reverse mode give 0 there."""
     if e.has(sympy.DiracDelta):
         e = e.replace(sympy.DiracDelta, lambda *args: sympy.S.Zero)
+    if e.has(sympy.Derivative):
+        e = e.replace(_is_step_derivative, lambda d: sympy.S.Zero)
     return e
 
 
@@ -784,7 +820,8 @@ def _expressions_out(a: Any) -> Any:
 _SPECIAL_NAMES = {"erf": "erf", "erfc": "erfc", "erfinv": "erfinv", "loggamma": "lgamma",
                   "digamma": "digamma", "polygamma": "polygamma", "erfcx": "erfcx",
                   "gammainc": "gammainc", "gammaincc": "gammaincc", "fmod": "fmod",
-                  "remainder": "remainder"}
+                  "remainder": "remainder", "rint": "rint", "isnan": "isnan",
+                  "isinf": "isinf", "isfinite": "isfinite"}
 #: sympy's Bessel functions of any order (its derivatives reach orders -1 and 2): scipy's.
 _BESSEL = {"besseli": "iv", "besselj": "jv", "besselk": "kv", "zeta": "zeta"}
 

@@ -3,15 +3,19 @@
 Each is a ``sympy.Function`` printed by name, so ``sympy.lambdify`` calls the array
 function of that name (NumPy's, SciPy's, CuPy's), and each knows its derivative (its
 ``fdiff``), the rule's: the incomplete gamma functions (sympy's ``lowergamma(a, x) /
-gamma(a)`` has no NumPy printing) and the remainders ``fmod`` and ``remainder``
-(sympy's ``Mod`` has no derivative).
+gamma(a)`` has no NumPy printing), the remainders ``fmod`` and ``remainder``
+(sympy's ``Mod`` has no derivative), rounding to even (``rint``: sympy has no
+symbolic round) and the float tests ``isnan``, ``isinf``, ``isfinite`` (truth values,
+so that ``where`` makes a ``Piecewise`` of them).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import sympy
+from sympy.logic.boolalg import BooleanFunction
 
 
 class gammainc(sympy.Function):  # noqa: N801  (printed by name: the array function's)
@@ -76,3 +80,60 @@ class gammaincc(sympy.Function):  # noqa: N801
 
     def fdiff(self, argindex: int = 2) -> Any:
         return -gammainc(*self.args).fdiff(argindex)
+
+
+class rint(sympy.Function):  # noqa: N801  (printed by name: the array function's)
+    """x rounded to the nearest integer, halves to even (``numpy.rint``, difflab's
+    ``round``), as a sympy function: piecewise constant, so its derivative is 0 (away
+    from the half-integers, where it jumps).  Finite numbers evaluate."""
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, x: Any) -> Any:
+        if x.is_Number and x.is_finite:
+            return sympy.Integer(int(np.rint(float(x))))
+        return None
+
+    def fdiff(self, argindex: int = 1) -> Any:
+        return sympy.S.Zero
+
+
+class _FloatTest(BooleanFunction):
+    """A test of a float's class (``isnan``, ``isinf``, ``isfinite``) as a sympy truth
+    value, printed by name (NumPy's function of that name).  A number, or an expression
+    sympy knows to be finite (a real symbol), evaluates; any other stays, to be tested
+    on the values when the compiled expression runs (``log(x)`` is nan for x < 0)."""
+
+    nargs = 1
+    #: The answer for nan, for ±inf and for a finite value.
+    answers: tuple[bool, bool, bool] = (False, False, False)
+
+    @classmethod
+    def eval(cls, x: Any) -> Any:
+        nan, infinite, finite = cls.answers
+        if x is sympy.nan:
+            return sympy.sympify(nan)
+        if x.is_infinite:
+            return sympy.sympify(infinite)
+        if x.is_finite:
+            return sympy.sympify(finite)
+        return None
+
+
+class isnan(_FloatTest):  # noqa: N801
+    """Whether x is nan (see :class:`_FloatTest`)."""
+
+    answers = (True, False, False)
+
+
+class isinf(_FloatTest):  # noqa: N801
+    """Whether x is +inf or -inf (see :class:`_FloatTest`)."""
+
+    answers = (False, True, False)
+
+
+class isfinite(_FloatTest):  # noqa: N801
+    """Whether x is neither inf nor nan (see :class:`_FloatTest`)."""
+
+    answers = (False, False, True)
