@@ -482,8 +482,8 @@ def sign(x: Any) -> Any:
     if isinstance(x, Tensor):
         return x.sign()
     handler = _handler_for(x)
-    if handler is not None:
-        return handler.unary(UnaryOp(_Sign), x)
+    if handler is not None:  # the primitive: a zero tangent, or sympy's sign
+        return handler.primitive(registry.PRIMITIVES["sign"], x)
     return backend.array_module(x).sign(x)
 
 
@@ -492,36 +492,9 @@ def heaviside(x: Any, value_at_zero: Any) -> Any:
     if isinstance(x, Tensor):
         return apply(registry.PRIMITIVES["heaviside"], x, value_at_zero)
     handler = _handler_for(x)
-    if handler is not None:
-        return handler.unary(UnaryOp(_heaviside_rule(value_at_zero)), x)
+    if handler is not None:  # the primitive: a zero tangent, or sympy's Heaviside
+        return handler.primitive(registry.PRIMITIVES["heaviside"], x, value_at_zero)
     return backend.array_module(x).heaviside(x, value_at_zero)
-
-
-class _Sign(elementwise.Unary):
-    name, math, saves = "sign", "d sign(x)/dx = 0 (almost everywhere)", ""
-
-    @staticmethod
-    def forward(xp, x):
-        return xp.sign(x)
-
-    @staticmethod
-    def derivative(xp, x, y):
-        return 0.0
-
-
-def _heaviside_rule(value_at_zero: Any) -> type[elementwise.Unary]:
-    class Heaviside(elementwise.Unary):
-        name, math, saves = "heaviside", "d H(x)/dx = 0 (almost everywhere)", ""
-
-        @staticmethod
-        def forward(xp, x):
-            return xp.heaviside(x, value_at_zero)
-
-        @staticmethod
-        def derivative(xp, x, y):
-            return 0.0
-
-    return Heaviside
 
 
 def where(condition: Any, input: Any, other: Any, *,  # noqa: A002

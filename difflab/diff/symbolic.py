@@ -309,6 +309,10 @@ _COMPARISONS = {"less": operator.lt, "less_equal": operator.le, "greater": opera
                 "greater_equal": operator.ge, "equal": sympy.Eq, "not_equal": sympy.Ne}
 
 
+#: NumPy's name of a ufunc without a derivative -> the primitive's, where they differ.
+_STEP_UFUNCS = {"invert": "bitwise_not", "rint": "round"}
+
+
 def _symbolic_ufunc(ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
     """``np.<ufunc>`` on expressions: the registry's rule in its sympy form (``np.sin`` is
     ``sympy.sin``), or sympy's operators (``+``, ``*``, ``@``, ``<``)."""
@@ -327,8 +331,11 @@ def _symbolic_ufunc(ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any
         return _wrap(handle(op, *_plain(inputs)))
     if name in numpy_protocol.UFUNC_COMPOSITES:
         return numpy_protocol.UFUNC_COMPOSITES[name](*inputs)
-    if name == "sign":
-        return _wrap(_elementwise(sympy.sign, *_plain(inputs)))
+    step = registry.PRIMITIVES.get(_STEP_UFUNCS.get(name, name))
+    if step is not None and not step.differentiable and step.symbolic is not None:
+        return _wrap(_HANDLER.primitive(step, *inputs))  # (np.floor, np.isnan, np.sign, &, ~)
+    if name == "trunc":
+        return _wrap(_elementwise(SYMPY.trunc, *_plain(inputs)))
     raise numpy_protocol.unsupported(ufunc, "symbolic, on sympy expressions")
 
 

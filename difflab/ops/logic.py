@@ -87,7 +87,9 @@ def _isclose(xp: Any, a: Any, b: Any, rtol: float = 1e-5, atol: float = 1e-8,
 
 
 def _heaviside(xp: Any, x: Any, value_at_zero: Any) -> Any:
-    return xp.heaviside(x, value_at_zero).astype(x.dtype)
+    step = xp.heaviside(x, value_at_zero)
+    dtype = getattr(x, "dtype", None)  # (a Python float, a dual number's value: as it is)
+    return step if dtype is None else step.astype(dtype)
 
 
 def _angle(xp: Any, x: Any) -> Any:
