@@ -1289,8 +1289,8 @@ def isnan(input: Tensor) -> Tensor:  # noqa: A002
 
     Parameters
     ----------
-    input : Tensor, array or list
-        The values.
+    input : Tensor, array, list, Dual or sympy expression
+        The values (a real symbol is never NaN; ``isnan(log(x))`` stays a test).
 
     Returns
     -------
@@ -1422,13 +1422,14 @@ def floor(input: Tensor) -> Tensor:  # noqa: A002
 
     Parameters
     ----------
-    input : Tensor, array or list
+    input : Tensor, array, list, Dual or sympy expression
         The values.
 
     Returns
     -------
-    Tensor
-        ``input``'s shape and dtype (floats stay floats).
+    Tensor, Dual's values or sympy expression
+        ``input``'s shape and dtype (floats stay floats); for a ``Dual`` its values
+        rounded (a constant: no tangent), for a sympy expression ``sympy.floor`` of it.
 
     See Also
     --------
@@ -1439,9 +1440,11 @@ def floor(input: Tensor) -> Tensor:  # noqa: A002
     Notes
     -----
     Piecewise constant: :math:`\frac{d}{dx}\lfloor x \rfloor = 0` almost everywhere
-    (undefined at the integers).  On a Tensor it is a primitive without a derivative:
-    its result does not require grad, so no gradient flows through it (a factor
-    ⌊x⌋ in a product is a constant), and forward mode gives it a zero tangent.
+    (undefined at the integers).  It is the registry's primitive ``floor``, without a
+    derivative: on a Tensor its result does not require grad, so no gradient flows
+    through it (a factor ⌊x⌋ in a product is a constant); forward mode gives it a zero
+    tangent; the symbolic method differentiates ``sympy.floor``, whose derivative it
+    takes as 0.  So every method gives the same derivative away from the integers.
 
     Examples
     --------
@@ -1454,6 +1457,9 @@ def floor(input: Tensor) -> Tensor:  # noqa: A002
     >>> (x * dl.floor(x)).sum().backward()      # ⌊x⌋ is a constant factor
     >>> x.grad
     tensor([1., 2.])
+    >>> f = lambda v: dl.floor(v) * v            # d/dv = ⌊v⌋ away from the integers
+    >>> [float(dl.grad(f, method=m)(dl.tensor(2.5))) for m in ("forward", "symbolic")]
+    [2.0, 2.0]
     """
     return apply(registry.PRIMITIVES["floor"], tensor_or_interpreted(input))
 
@@ -1463,13 +1469,14 @@ def ceil(input: Tensor) -> Tensor:  # noqa: A002
 
     Parameters
     ----------
-    input : Tensor, array or list
+    input : Tensor, array, list, Dual or sympy expression
         The values.
 
     Returns
     -------
-    Tensor
-        ``input``'s shape and dtype (floats stay floats).
+    Tensor, Dual's values or sympy expression
+        ``input``'s shape and dtype (floats stay floats); ``sympy.ceiling`` of an
+        expression.
 
     See Also
     --------
@@ -1500,8 +1507,9 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002
 
     Parameters
     ----------
-    input : Tensor, array or list
-        The values.
+    input : Tensor, array, list, Dual or sympy expression
+        The values (a sympy expression gives ``rint(x)``, NumPy's rounding to even, with
+        derivative 0).
     decimals : int, default 0
         The number of decimal places to keep; negative rounds to tens, hundreds, ...
         (``decimals=-2``: to the nearest hundred).

@@ -331,7 +331,8 @@ def _no_derivative_docstring(function: Any, parameters: str, shown_call: str,
         f"Elementwise ``{op.description}``, as a bool tensor (no derivative).", "",
         f"``{name}`` is a primitive of the registry with no derivative: its result never",
         "requires grad, and forward mode gives it a zero tangent.", "",
-        "Parameters", "----------", "input : Tensor or number", "    The first operand.",
+        "Parameters", "----------", "input : Tensor, number, Dual or sympy expression",
+        "    The first operand (a sympy expression gives sympy's relation or logic).",
         parameters, "", "Returns", "-------", "Tensor of bool",
         "    The broadcast shape of the operands.", "", "Examples", "--------",
         ">>> import difflab as dl", f">>> dl.{name}({shown_call})", repr(Tensor(expected))])
@@ -346,7 +347,7 @@ def isfinite(input: Tensor) -> Tensor:  # noqa: A002
 
     Parameters
     ----------
-    input : Tensor or array_like
+    input : Tensor, array_like, Dual or sympy expression
         The values.
 
     Returns
@@ -367,7 +368,7 @@ def isinf(input: Tensor) -> Tensor:  # noqa: A002
 
     Parameters
     ----------
-    input : Tensor or array_like
+    input : Tensor, array_like, Dual or sympy expression
         The values.
 
     Returns
@@ -388,7 +389,7 @@ def floor_divide(input: Any, other: Any) -> Tensor:  # noqa: A002
 
     Parameters
     ----------
-    input : Tensor or array_like
+    input : Tensor, array_like, Dual or sympy expression
         The dividend.
     other : Tensor or number
         The divisor.
