@@ -59,7 +59,10 @@ def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noq
     >>> dl.all(dl.tensor([1.0, 0.5])), bool(dl.all(dl.zeros(0)))
     (tensor(True), True)
     """
-    return tensor_of(input).all(dim, keepdim)
+    x = tensor_or_interpreted(input)
+    if not isinstance(x, Tensor):  # a Dual or a sympy expression: its handler's (And)
+        return apply(PRIMITIVES["all"], x, axis=dim, keepdims=keepdim)
+    return x.all(dim, keepdim)
 
 
 def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001, A002
@@ -100,7 +103,10 @@ def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noq
     >>> dl.any(dl.zeros(3))
     tensor(False)
     """
-    return tensor_of(input).any(dim, keepdim)
+    x = tensor_or_interpreted(input)
+    if not isinstance(x, Tensor):  # a Dual or a sympy expression: its handler's (Or)
+        return apply(PRIMITIVES["any"], x, axis=dim, keepdims=keepdim)
+    return x.any(dim, keepdim)
 
 
 def isclose(input: Any, other: Any, rtol: float = 1e-5, atol: float = 1e-8,  # noqa: A002
@@ -149,7 +155,10 @@ def isclose(input: Any, other: Any, rtol: float = 1e-5, atol: float = 1e-8,  # n
     >>> dl.isclose(dl.tensor([1.0, 2.0, nan]), dl.tensor([1.0, 2.1, nan]), atol=0.2, equal_nan=True)
     tensor([True, True, True])
     """
-    return tensor_of(input).isclose(other, rtol, atol, equal_nan)
+    x = tensor_or_interpreted(input)
+    if not isinstance(x, Tensor):  # a Dual or a sympy expression: its handler's
+        return apply(PRIMITIVES["isclose"], x, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    return x.isclose(other, rtol, atol, equal_nan)
 
 
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0,  # noqa: A001, A002
@@ -486,7 +495,8 @@ def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
     >>> x.count_nonzero(1)
     tensor([1, 2])
     """
-    return apply(PRIMITIVES["count_nonzero"], tensor_of(input), axis=reduction_dims(dim))
+    return apply(PRIMITIVES["count_nonzero"], tensor_or_interpreted(input),
+                 axis=reduction_dims(dim))
 
 
 def is_nonzero(input: Tensor) -> bool:  # noqa: A002

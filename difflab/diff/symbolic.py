@@ -151,6 +151,13 @@ class _SympyNamespace:
     logical_xor, logical_not = staticmethod(sympy.Xor), staticmethod(sympy.Not)
 
     @staticmethod
+    def truth(x: Any) -> Any:
+        """x as a sympy truth value: a relation or logic as it is, a number ``x ≠ 0``."""
+        if isinstance(x, (bool, np.bool_, sympy.logic.boolalg.Boolean)):
+            return sympy.sympify(bool(x)) if isinstance(x, (bool, np.bool_)) else x
+        return sympy.Ne(x, 0)
+
+    @staticmethod
     def trunc(x: Any) -> Any:
         """x rounded towards 0: ⌈x⌉ below 0, ⌊x⌋ above."""
         return sympy.Piecewise((sympy.ceiling(x), x < 0), (sympy.floor(x), True))

@@ -134,7 +134,9 @@ POINTWISE = [
               lambda sp, x: sp.isinf(x)),
     Pointwise("isfinite", lambda xp, x: xp.isfinite(x), "whether x is neither inf nor nan",
               lambda sp, x: sp.isfinite(x)),
-    Pointwise("isclose", _isclose, "|a - b| <= atol + rtol·|b|"),
+    Pointwise("isclose", _isclose, "|a - b| <= atol + rtol·|b|",
+              lambda sp, a, b, rtol=1e-5, atol=1e-8, equal_nan=False:
+              sp.abs(a - b) <= atol + rtol * sp.abs(b)),
     Pointwise("sign", lambda xp, x: xp.sign(x), "-1, 0 or 1", lambda sp, x: sp.sign(x)),
     Pointwise("round", lambda xp, x: xp.round(x), "the nearest integer (halves to even)",
               lambda sp, x: sp.rint(x)),
@@ -163,6 +165,11 @@ class AnyAll(NoDerivative):
                 ) -> Any:
         axis = _normalize_axis(axis, x.ndim)  # (a float dim: PyTorch's words, not NumPy's)
         return getattr(x, self.name)(axis=axis, keepdims=keepdims)
+
+    def symbolic(self, sp: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        """sympy's ``Or`` (``any``) or ``And`` (``all``) of the truth values along ``axis``."""
+        join = sp.logical_or if self.name == "any" else sp.logical_and
+        return sp.reduce(join, sp.elementwise(sp.truth, x), axis, keepdims)
 
 
 class ArgExtreme(NoDerivative):
@@ -261,6 +268,12 @@ class CountNonzero(NoDerivative):
     def forward(ctx: Any, xp: Any, x: Any, axis: Any = None) -> Any:
         axis = _normalize_axis(axis, x.ndim)
         return xp.asarray(xp.count_nonzero(x, axis=axis)).astype(np.int64)
+
+    @staticmethod
+    def symbolic(sp: Any, x: Any, axis: Any = None) -> Any:
+        """The sum of ``Piecewise((1, x ≠ 0), (0, True))`` along ``axis``."""
+        ones = sp.elementwise(lambda v: sp.where(sp.truth(v), 1, 0), x)
+        return sp.reduce(lambda a, b: a + b, ones, axis)
 
 
 class Histc(NoDerivative):

@@ -233,9 +233,14 @@ PIECEWISE_CONSTANT = {
     "bitwise_or": lambda x: dl.where((x < 0) | (x > 2), x * x, -x),
     "bitwise_xor": lambda x: dl.where((x > 0) ^ (x > 2), x * x, -x),
     "bitwise_not": lambda x: dl.where(~(x > 0), x * x, -x),
+    "isclose": lambda x: dl.where(dl.isclose(x, dl.tensor(0.5), atol=0.2), x * x, -x),
 }
-#: Functions composed of those primitives (their faces are written by hand too).
+#: Functions composed of those primitives (their faces are written by hand too), and the
+#: truth-value reductions (the primitives any, all, count_nonzero).
 PIECEWISE_CONSTANT_COMPOSITES = {
+    "any": lambda x: dl.where(dl.any(x > 2), x * x, -x),
+    "all": lambda x: dl.where(dl.all(x > 0), x * x, -x),
+    "count_nonzero": lambda x: dl.count_nonzero(x > 0) * x,
     "trunc": lambda x: dl.trunc(x) * x,
     "frac": lambda x: dl.frac(x) * x,
     "sgn": lambda x: dl.sgn(x) * x,
@@ -243,9 +248,9 @@ PIECEWISE_CONSTANT_COMPOSITES = {
     "clamp": lambda x: dl.clamp(x, 0.0, 2.0) * x,
     "where": lambda x: dl.where(x > 0, x * x, -x),
 }
-#: Pointwise primitives of integers or complex numbers, or with a tolerance: no real
-#: function to differentiate through them.
-NOT_REAL = {"gcd", "lcm", "angle", "conj", "isclose"}
+#: Pointwise primitives of integers or complex numbers: no real function to differentiate
+#: through them.
+NOT_REAL = {"gcd", "lcm", "angle", "conj"}
 POINTS = np.array([-1.3, 0.4, 2.7])
 
 
