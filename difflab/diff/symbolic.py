@@ -67,6 +67,7 @@ from sympy.codegen.cfunctions import expm1 as sympy_expm1
 from sympy.codegen.cfunctions import log1p as sympy_log1p
 
 from difflab import backend, numpy_protocol
+from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.diff.interface import (
     Cost,
     Differentiator,
@@ -316,10 +317,6 @@ _COMPARISONS = {"less": operator.lt, "less_equal": operator.le, "greater": opera
                 "greater_equal": operator.ge, "equal": sympy.Eq, "not_equal": sympy.Ne}
 
 
-#: NumPy's name of a ufunc without a derivative -> the primitive's, where they differ.
-_STEP_UFUNCS = {"invert": "bitwise_not", "rint": "round"}
-
-
 def _symbolic_ufunc(ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
     """``np.<ufunc>`` on expressions: the registry's rule in its sympy form (``np.sin`` is
     ``sympy.sin``), or sympy's operators (``+``, ``*``, ``@``, ``<``)."""
@@ -338,11 +335,9 @@ def _symbolic_ufunc(ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any
         return _wrap(handle(op, *_plain(inputs)))
     if name in numpy_protocol.UFUNC_COMPOSITES:
         return numpy_protocol.UFUNC_COMPOSITES[name](*inputs)
-    step = registry.PRIMITIVES.get(_STEP_UFUNCS.get(name, name))
+    step = registry.PRIMITIVES.get(numpy_protocol.UFUNC_NO_DERIVATIVE_PRIMITIVES.get(name, name))
     if step is not None and not step.differentiable and step.symbolic is not None:
         return _wrap(_HANDLER.primitive(step, *inputs))  # (np.floor, np.isnan, np.sign, &, ~)
-    if name == "trunc":
-        return _wrap(_elementwise(SYMPY.trunc, *_plain(inputs)))
     raise numpy_protocol.unsupported(ufunc, "symbolic, on sympy expressions")
 
 
@@ -464,6 +459,8 @@ _SYMBOLIC_FUNCTIONS: dict[Callable, Callable] = {
     np.max: _reduce_with(sympy.Max), np.amax: _reduce_with(sympy.Max),
     np.min: _reduce_with(sympy.Min), np.amin: _reduce_with(sympy.Min),
     np.where: _where, np.clip: _clip,
+    np.round: lambda a, decimals=0, out=None: _wrap(F.round(a, decimals=decimals)),
+    np.around: lambda a, decimals=0, out=None: _wrap(F.round(a, decimals=decimals)),
     **numpy_protocol.COMPOSITES,  # (np.outer, np.var, np.linalg.norm, ...: NumPy's own calls)
 }
 
