@@ -101,9 +101,10 @@ class rint(sympy.Function):  # noqa: N801  (printed by name: the array function'
 
 class _FloatTest(BooleanFunction):
     """A test of a float's class (``isnan``, ``isinf``, ``isfinite``) as a sympy truth
-    value, printed by name (NumPy's function of that name).  A number, or an expression
-    sympy knows to be finite (a real symbol), evaluates; any other stays, to be tested
-    on the values when the compiled expression runs (``log(x)`` is nan for x < 0)."""
+    value, printed by name (NumPy's function of that name).  A number, or a real symbol
+    (finite by its assumptions), evaluates; an expression of them stays, to be tested on
+    the values when the compiled expression runs: sympy calls ``log(x)`` finite for a real
+    x (a complex number below 0), where NumPy's log gives nan."""
 
     nargs = 1
     #: The answer for nan, for ±inf and for a finite value.
@@ -114,11 +115,21 @@ class _FloatTest(BooleanFunction):
         nan, infinite, finite = cls.answers
         if x is sympy.nan:
             return sympy.sympify(nan)
+        if not (x.is_Number or x.is_Symbol):
+            return None
         if x.is_infinite:
             return sympy.sympify(infinite)
         if x.is_finite:
             return sympy.sympify(finite)
         return None
+
+    def _print_by_name(self, printer: Any) -> str:
+        """``isnan(x)`` in compiled code: the array function of that name (sympy's own
+        printing of a truth value would rewrite it into and/or/not, forever)."""
+        return f"{type(self).__name__}({printer._print(self.args[0])})"
+
+    # (the printers of lambdify's modules: NumPy's, CuPy's, plain Python's)
+    _numpycode = _cupycode = _pythoncode = _lambdacode = _print_by_name
 
 
 class isnan(_FloatTest):  # noqa: N801
