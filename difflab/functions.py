@@ -39,6 +39,7 @@ from difflab.ops.elementwise_primitives import BinaryOp, UnaryOp
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import (
     MinMax,
+    method_or_primitive,
     promote,
     reduction_dims,
     rounded_division,
@@ -1311,7 +1312,7 @@ def isnan(input: Tensor) -> Tensor:  # noqa: A002
     >>> bool(dl.isnan(dl.tensor([1.0, float("nan")])).any())
     True
     """
-    return apply(registry.PRIMITIVES["isnan"], tensor_or_interpreted(input))
+    return method_or_primitive(input, "isnan")
 
 
 # ======================================================================== compat-core
@@ -1461,7 +1462,7 @@ def floor(input: Tensor) -> Tensor:  # noqa: A002
     >>> [float(dl.grad(f, method=m)(dl.tensor(2.5))) for m in ("forward", "symbolic")]
     [2.0, 2.0]
     """
-    return apply(registry.PRIMITIVES["floor"], tensor_or_interpreted(input))
+    return method_or_primitive(input, "floor")
 
 
 def ceil(input: Tensor) -> Tensor:  # noqa: A002
@@ -1497,7 +1498,7 @@ def ceil(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.ceil(dl.tensor([0.2], requires_grad=True)).requires_grad
     False
     """
-    return apply(registry.PRIMITIVES["ceil"], tensor_or_interpreted(input))
+    return method_or_primitive(input, "ceil")
 
 
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002

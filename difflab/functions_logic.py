@@ -18,7 +18,13 @@ import numpy as np
 from difflab.autograd.engine import apply
 from difflab.ops.registry import PRIMITIVES
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import reduction_dims, tensor_of, tensor_or_interpreted, write_out
+from difflab.tensor_arguments import (
+    method_or_primitive,
+    reduction_dims,
+    tensor_of,
+    tensor_or_interpreted,
+    write_out,
+)
 
 
 def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001, A002
@@ -369,7 +375,7 @@ def isfinite(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.isfinite(dl.tensor([1.0, float("inf"), float("nan")]))
     tensor([ True, False, False])
     """
-    return apply(PRIMITIVES["isfinite"], tensor_or_interpreted(input))
+    return method_or_primitive(input, "isfinite")
 
 
 def isinf(input: Tensor) -> Tensor:  # noqa: A002
@@ -390,7 +396,7 @@ def isinf(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.isinf(dl.tensor([1.0, float("inf"), float("nan")]))
     tensor([False,  True, False])
     """
-    return apply(PRIMITIVES["isinf"], tensor_or_interpreted(input))
+    return method_or_primitive(input, "isinf")
 
 
 def floor_divide(input: Any, other: Any) -> Tensor:  # noqa: A002

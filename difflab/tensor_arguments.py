@@ -18,6 +18,7 @@ import numpy as np
 from difflab import backend
 from difflab.autograd import engine as _engine  # (engine.Tensor: the registered tensor type)
 from difflab.dtypes import BFLOAT16, _Defaults, floating_result, int64, result_type
+from difflab.ops import registry as _ops
 from difflab.ops.shapes import (  # noqa: F401  (the checks of dims and sizes, re-exported)
     as_axes,
     dim_index,
@@ -415,6 +416,16 @@ def tensor_or_interpreted(x: Any) -> Any:
     if _engine._interpreter(x) is not None:
         return x
     return tensor_of(x)
+
+
+def method_or_primitive(x: Any, name: str) -> Any:
+    """``x.<name>()`` for a tensor (a list or array made one); for a ``Dual`` or a sympy
+    expression, the primitive ``name`` from its type's handler (see
+    :func:`tensor_or_interpreted`): the face of a piecewise-constant primitive."""
+    x = tensor_or_interpreted(x)
+    if isinstance(x, _engine.Tensor):
+        return getattr(x, name)()
+    return _engine.apply(_ops.PRIMITIVES[name], x)
 
 
 def write_out(out: Tensor | None, result: Any) -> Any:

@@ -76,6 +76,7 @@ from difflab.diff.interface import (
     require_scalar,
 )
 from difflab.diff.sympy_functions import (
+    clean_derivative,
     fmod,
     gammainc,
     gammaincc,
@@ -84,6 +85,8 @@ from difflab.diff.sympy_functions import (
     isnan,
     remainder,
     rint,
+    trunc,
+    truth,
 )
 from difflab.functions import TypeHandler, register_type
 from difflab.ops import registry
@@ -151,17 +154,7 @@ class _SympyNamespace:
     logical_and, logical_or = staticmethod(sympy.And), staticmethod(sympy.Or)
     logical_xor, logical_not = staticmethod(sympy.Xor), staticmethod(sympy.Not)
 
-    @staticmethod
-    def truth(x: Any) -> Any:
-        """x as a sympy truth value: a relation or logic as it is, a number ``x ≠ 0``."""
-        if isinstance(x, (bool, np.bool_, sympy.logic.boolalg.Boolean)):
-            return sympy.sympify(bool(x)) if isinstance(x, (bool, np.bool_)) else x
-        return sympy.Ne(x, 0)
-
-    @staticmethod
-    def trunc(x: Any) -> Any:
-        """x rounded towards 0: ⌈x⌉ below 0, ⌊x⌋ above."""
-        return sympy.Piecewise((sympy.ceiling(x), x < 0), (sympy.floor(x), True))
+    truth, trunc = staticmethod(truth), staticmethod(trunc)
 
     # (the Bessel functions of order 0 and 1, and the scaled forms, as sympy writes them)
     @staticmethod
@@ -641,29 +634,6 @@ class SymbolicDerivative:
         return f"SymbolicDerivative(f={self.function}, {self.kind}={self.derivative})"
 
 
-#: sympy's piecewise-constant functions, whose derivative sympy leaves unevaluated.
-_STEPS = (sympy.floor, sympy.ceiling, sympy.frac)
-
-
-def _is_step_derivative(e: Any) -> bool:
-    """``Derivative(floor(x), x)``, or ``Subs(Derivative(floor(ξ), ξ), ξ, g(x))`` (the
-    chain rule's form for ``floor(g(x))``)."""
-    if isinstance(e, sympy.Subs):  # (its inner derivative may be replaced by 0 already)
-        return e.expr == 0 or _is_step_derivative(e.expr)
-    return isinstance(e, sympy.Derivative) and isinstance(e.expr, _STEPS)
-
-
-def _clean(e: Any) -> Any:
-    """The derivative of a step is 0 almost everywhere: drop sympy's DiracDelta (of
-    ``sign``, ``Heaviside``) and its unevaluated ``Derivative(floor(x), x)`` (of ``floor``,
-    ``ceiling``: nothing could compile it), as forward and reverse mode give 0 there."""
-    if e.has(sympy.DiracDelta):
-        e = e.replace(sympy.DiracDelta, lambda *args: sympy.S.Zero)
-    if e.has(sympy.Derivative):
-        e = e.replace(_is_step_derivative, lambda d: sympy.S.Zero)
-    return e
-
-
 class _Compiled:
     """f and its derivative ready to evaluate.
 
@@ -728,7 +698,7 @@ class Symbolic(Differentiator):
             derivative = sympy.Matrix(values).jacobian(variables)
         else:
             raise ValueError(f"kind must be 'jacobian' or 'hessian', got {kind!r}")
-        derivative = derivative.applyfunc(_clean)
+        derivative = derivative.applyfunc(clean_derivative)
         if self.simplify:
             derivative = derivative.applyfunc(sympy.simplify)
         value_shape = tuple(np.shape(out)) if isinstance(out, np.ndarray) else ()

@@ -6,7 +6,8 @@ function of that name (NumPy's, SciPy's, CuPy's), and each knows its derivative 
 gamma(a)`` has no NumPy printing), the remainders ``fmod`` and ``remainder``
 (sympy's ``Mod`` has no derivative), rounding to even (``rint``: sympy has no
 symbolic round) and the float tests ``isnan``, ``isinf``, ``isfinite`` (truth values,
-so that ``where`` makes a ``Piecewise`` of them).
+so that ``where`` makes a ``Piecewise`` of them).  :func:`clean_derivative` takes the
+derivative of sympy's own steps (``floor``, ``ceiling``, ``sign``, ``Heaviside``) as 0.
 """
 
 from __future__ import annotations
@@ -148,3 +149,38 @@ class isfinite(_FloatTest):  # noqa: N801
     """Whether x is neither inf nor nan (see :class:`_FloatTest`)."""
 
     answers = (False, False, True)
+
+
+def truth(x: Any) -> Any:
+    """x as a sympy truth value: a relation or logic as it is, a number ``x ≠ 0``."""
+    if isinstance(x, (bool, np.bool_)):
+        return sympy.sympify(bool(x))
+    return x if isinstance(x, sympy.logic.boolalg.Boolean) else sympy.Ne(x, 0)
+
+
+def trunc(x: Any) -> Any:
+    """x rounded towards 0: ⌈x⌉ below 0, ⌊x⌋ above (sympy has no trunc)."""
+    return sympy.Piecewise((sympy.ceiling(x), x < 0), (sympy.floor(x), True))
+
+
+#: sympy's piecewise-constant functions, whose derivative sympy leaves unevaluated.
+_STEPS = (sympy.floor, sympy.ceiling, sympy.frac)
+
+
+def _is_step_derivative(e: Any) -> bool:
+    """``Derivative(floor(x), x)``, or ``Subs(Derivative(floor(ξ), ξ), ξ, g(x))`` (the
+    chain rule's form for ``floor(g(x))``)."""
+    if isinstance(e, sympy.Subs):  # (its inner derivative may be replaced by 0 already)
+        return e.expr == 0 or _is_step_derivative(e.expr)
+    return isinstance(e, sympy.Derivative) and isinstance(e.expr, _STEPS)
+
+
+def clean_derivative(e: Any) -> Any:
+    """The derivative of a step is 0 almost everywhere: drop sympy's DiracDelta (of
+    ``sign``, ``Heaviside``) and its unevaluated ``Derivative(floor(x), x)`` (of ``floor``,
+    ``ceiling``: nothing could compile it), as forward and reverse mode give 0 there."""
+    if e.has(sympy.DiracDelta):
+        e = e.replace(sympy.DiracDelta, lambda *args: sympy.S.Zero)
+    if e.has(sympy.Derivative):
+        e = e.replace(_is_step_derivative, lambda d: sympy.S.Zero)
+    return e
