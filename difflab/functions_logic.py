@@ -19,6 +19,7 @@ from difflab.autograd.engine import apply
 from difflab.ops.registry import PRIMITIVES
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import (
+    interpreted,
     method_or_primitive,
     reduction_dims,
     tensor_of,
@@ -161,10 +162,10 @@ def isclose(input: Any, other: Any, rtol: float = 1e-5, atol: float = 1e-8,  # n
     >>> dl.isclose(dl.tensor([1.0, 2.0, nan]), dl.tensor([1.0, 2.1, nan]), atol=0.2, equal_nan=True)
     tensor([True, True, True])
     """
-    x = tensor_or_interpreted(input)
-    if not isinstance(x, Tensor):  # a Dual or a sympy expression: its handler's
-        return apply(PRIMITIVES["isclose"], x, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
-    return x.isclose(other, rtol, atol, equal_nan)
+    if interpreted(input, other):  # a Dual or a sympy expression: its handler's
+        return apply(PRIMITIVES["isclose"], input, other, rtol=rtol, atol=atol,
+                     equal_nan=equal_nan)
+    return tensor_of(input).isclose(other, rtol, atol, equal_nan)
 
 
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0,  # noqa: A001, A002
@@ -318,10 +319,9 @@ def equal(input: Tensor, other: Tensor) -> bool:  # noqa: A002
 
 def _comparison(name: str) -> Any:
     def compare(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
-        x = tensor_or_interpreted(input)
-        if not isinstance(x, Tensor):  # a Dual or a sympy expression: its handler's
-            return write_out(out, apply(PRIMITIVES[name], x, other))
-        return write_out(out, getattr(x, name)(other))
+        if interpreted(input, other):  # a Dual or a sympy expression: its handler's
+            return write_out(out, apply(PRIMITIVES[name], input, other))
+        return write_out(out, getattr(tensor_of(input), name)(other))
 
     compare.__name__ = compare.__qualname__ = name
     compare.__doc__ = _no_derivative_docstring(
@@ -420,10 +420,9 @@ def floor_divide(input: Any, other: Any) -> Tensor:  # noqa: A002
     >>> dl.floor_divide(dl.tensor([7.0, -7.0]), 2)
     tensor([ 3., -4.])
     """
-    x = tensor_or_interpreted(input)
-    if not isinstance(x, Tensor):  # a Dual or a sympy expression: its handler's
-        return apply(PRIMITIVES["floor_divide"], x, other)
-    return x // other
+    if interpreted(input, other):  # a Dual or a sympy expression: its handler's
+        return apply(PRIMITIVES["floor_divide"], input, other)
+    return tensor_of(input) // other
 
 
 def _logical(name: str) -> Any:

@@ -183,7 +183,7 @@ UFUNC_COMPOSITES: dict[str, Callable] = {
 UFUNC_NO_DERIVATIVE = {
     "sign", "heaviside", "floor", "ceil", "rint", "trunc", "signbit", "isfinite", "isnan",
     "isinf", "greater", "greater_equal", "less", "less_equal", "equal", "not_equal",
-    "logical_and", "logical_or", "logical_not", "logical_xor",
+    "logical_and", "logical_or", "logical_not", "logical_xor", "floor_divide",
 }
 #: NumPy's name of a ufunc without a derivative -> its primitive's, where they differ.
 UFUNC_NO_DERIVATIVE_PRIMITIVES = {"rint": "round", "invert": "bitwise_not"}

@@ -413,9 +413,13 @@ def tensor_or_interpreted(x: Any) -> Any:
     piecewise-constant primitive a zero tangent or its sympy function, where
     ``tensor_of`` would make an array of it (and drop its tangents).
     """
-    if _engine._interpreter(x) is not None:
-        return x
-    return tensor_of(x)
+    return x if interpreted(x) else tensor_of(x)
+
+
+def interpreted(*values: Any) -> bool:
+    """Whether one of ``values`` is of a type that interprets primitives (a ``Dual``, a
+    sympy expression): a face then applies its primitive to the values as they are."""
+    return any(_engine._interpreter(v) is not None for v in values)
 
 
 def method_or_primitive(x: Any, name: str) -> Any:

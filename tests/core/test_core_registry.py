@@ -241,6 +241,10 @@ PIECEWISE_CONSTANT_COMPOSITES = {
     "any": lambda x: dl.where(dl.any(x > 2), x * x, -x),
     "all": lambda x: dl.where(dl.all(x > 0), x * x, -x),
     "count_nonzero": lambda x: dl.count_nonzero(x > 0) * x,
+    # x the second operand (a constant first: the face asks both for a dual or a symbol)
+    "floor_divide_by_x": lambda x: dl.floor_divide(5.0, x) * x,
+    "gt_constant_first": lambda x: dl.where(dl.gt(1.0, x), x * x, -x),
+    "isclose_constant_first": lambda x: dl.where(dl.isclose(0.5, x, atol=0.2), x * x, -x),
     "trunc": lambda x: dl.trunc(x) * x,
     "frac": lambda x: dl.frac(x) * x,
     "sgn": lambda x: dl.sgn(x) * x,
