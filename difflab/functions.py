@@ -39,10 +39,12 @@ from difflab.ops.elementwise_primitives import BinaryOp, UnaryOp
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import (
     MinMax,
+    method_or_primitive,
     promote,
     reduction_dims,
     rounded_division,
     tensor_of,
+    tensor_or_interpreted,
     unary_operand,
     unwrap,
     unwrap_operand,
@@ -481,8 +483,8 @@ def sign(x: Any) -> Any:
     if isinstance(x, Tensor):
         return x.sign()
     handler = _handler_for(x)
-    if handler is not None:
-        return handler.unary(UnaryOp(_Sign), x)
+    if handler is not None:  # the primitive: a zero tangent, or sympy's sign
+        return handler.primitive(registry.PRIMITIVES["sign"], x)
     return backend.array_module(x).sign(x)
 
 
@@ -491,36 +493,9 @@ def heaviside(x: Any, value_at_zero: Any) -> Any:
     if isinstance(x, Tensor):
         return apply(registry.PRIMITIVES["heaviside"], x, value_at_zero)
     handler = _handler_for(x)
-    if handler is not None:
-        return handler.unary(UnaryOp(_heaviside_rule(value_at_zero)), x)
+    if handler is not None:  # the primitive: a zero tangent, or sympy's Heaviside
+        return handler.primitive(registry.PRIMITIVES["heaviside"], x, value_at_zero)
     return backend.array_module(x).heaviside(x, value_at_zero)
-
-
-class _Sign(elementwise.Unary):
-    name, math, saves = "sign", "d sign(x)/dx = 0 (almost everywhere)", ""
-
-    @staticmethod
-    def forward(xp, x):
-        return xp.sign(x)
-
-    @staticmethod
-    def derivative(xp, x, y):
-        return 0.0
-
-
-def _heaviside_rule(value_at_zero: Any) -> type[elementwise.Unary]:
-    class Heaviside(elementwise.Unary):
-        name, math, saves = "heaviside", "d H(x)/dx = 0 (almost everywhere)", ""
-
-        @staticmethod
-        def forward(xp, x):
-            return xp.heaviside(x, value_at_zero)
-
-        @staticmethod
-        def derivative(xp, x, y):
-            return 0.0
-
-    return Heaviside
 
 
 def where(condition: Any, input: Any, other: Any, *,  # noqa: A002
@@ -1315,8 +1290,8 @@ def isnan(input: Tensor) -> Tensor:  # noqa: A002
 
     Parameters
     ----------
-    input : Tensor, array or list
-        The values.
+    input : Tensor, array, list, Dual or sympy expression
+        The values (a real symbol is never NaN; ``isnan(log(x))`` stays a test).
 
     Returns
     -------
@@ -1337,7 +1312,7 @@ def isnan(input: Tensor) -> Tensor:  # noqa: A002
     >>> bool(dl.isnan(dl.tensor([1.0, float("nan")])).any())
     True
     """
-    return tensor_of(input).isnan()
+    return method_or_primitive(input, "isnan")
 
 
 # ======================================================================== compat-core
@@ -1448,13 +1423,14 @@ def floor(input: Tensor) -> Tensor:  # noqa: A002
 
     Parameters
     ----------
-    input : Tensor, array or list
+    input : Tensor, array, list, Dual or sympy expression
         The values.
 
     Returns
     -------
-    Tensor
-        ``input``'s shape and dtype (floats stay floats).
+    Tensor, Dual's values or sympy expression
+        ``input``'s shape and dtype (floats stay floats); for a ``Dual`` its values
+        rounded (a constant: no tangent), for a sympy expression ``sympy.floor`` of it.
 
     See Also
     --------
@@ -1465,9 +1441,11 @@ def floor(input: Tensor) -> Tensor:  # noqa: A002
     Notes
     -----
     Piecewise constant: :math:`\frac{d}{dx}\lfloor x \rfloor = 0` almost everywhere
-    (undefined at the integers).  On a Tensor it is a primitive without a derivative:
-    its result does not require grad, so no gradient flows through it (a factor
-    ⌊x⌋ in a product is a constant), and forward mode gives it a zero tangent.
+    (undefined at the integers).  It is the registry's primitive ``floor``, without a
+    derivative: on a Tensor its result does not require grad, so no gradient flows
+    through it (a factor ⌊x⌋ in a product is a constant); forward mode gives it a zero
+    tangent; the symbolic method differentiates ``sympy.floor``, whose derivative it
+    takes as 0.  So every method gives the same derivative away from the integers.
 
     Examples
     --------
@@ -1480,8 +1458,11 @@ def floor(input: Tensor) -> Tensor:  # noqa: A002
     >>> (x * dl.floor(x)).sum().backward()      # ⌊x⌋ is a constant factor
     >>> x.grad
     tensor([1., 2.])
+    >>> f = lambda v: dl.floor(v) * v            # d/dv = ⌊v⌋ away from the integers
+    >>> [float(dl.grad(f, method=m)(dl.tensor(2.5))) for m in ("forward", "symbolic")]
+    [2.0, 2.0]
     """
-    return tensor_of(input).floor()
+    return method_or_primitive(input, "floor")
 
 
 def ceil(input: Tensor) -> Tensor:  # noqa: A002
@@ -1489,13 +1470,14 @@ def ceil(input: Tensor) -> Tensor:  # noqa: A002
 
     Parameters
     ----------
-    input : Tensor, array or list
+    input : Tensor, array, list, Dual or sympy expression
         The values.
 
     Returns
     -------
-    Tensor
-        ``input``'s shape and dtype (floats stay floats).
+    Tensor, Dual's values or sympy expression
+        ``input``'s shape and dtype (floats stay floats); ``sympy.ceiling`` of an
+        expression.
 
     See Also
     --------
@@ -1516,7 +1498,7 @@ def ceil(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.ceil(dl.tensor([0.2], requires_grad=True)).requires_grad
     False
     """
-    return tensor_of(input).ceil()
+    return method_or_primitive(input, "ceil")
 
 
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002
@@ -1526,8 +1508,9 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002
 
     Parameters
     ----------
-    input : Tensor, array or list
-        The values.
+    input : Tensor, array, list, Dual or sympy expression
+        The values (a sympy expression gives ``rint(x)``, NumPy's rounding to even, with
+        derivative 0).
     decimals : int, default 0
         The number of decimal places to keep; negative rounds to tens, hundreds, ...
         (``decimals=-2``: to the nearest hundred).
@@ -1573,7 +1556,16 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002
     >>> x.grad
     tensor([1.])
     """
-    return tensor_of(input).round(decimals=decimals)
+    x = tensor_or_interpreted(input)
+    if isinstance(x, Tensor):
+        return x.round(decimals=decimals)
+    # a Dual or a sympy expression: the same steps as Tensor.round's
+    if isinstance(decimals, bool) or not isinstance(decimals, (int, np.integer)):
+        raise TypeError(f"round(): decimals must be an int, got {type(decimals).__name__}")
+    if not decimals:
+        return apply(registry.PRIMITIVES["round"], x)
+    scale = 10.0 ** decimals
+    return apply(registry.PRIMITIVES["round"], x * scale) / scale
 
 
 def rsqrt(input: Tensor) -> Tensor:  # noqa: A002

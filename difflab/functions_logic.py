@@ -18,7 +18,14 @@ import numpy as np
 from difflab.autograd.engine import apply
 from difflab.ops.registry import PRIMITIVES
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import reduction_dims, tensor_of, write_out
+from difflab.tensor_arguments import (
+    interpreted,
+    method_or_primitive,
+    reduction_dims,
+    tensor_of,
+    tensor_or_interpreted,
+    write_out,
+)
 
 
 def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001, A002
@@ -59,7 +66,10 @@ def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noq
     >>> dl.all(dl.tensor([1.0, 0.5])), bool(dl.all(dl.zeros(0)))
     (tensor(True), True)
     """
-    return tensor_of(input).all(dim, keepdim)
+    x = tensor_or_interpreted(input)
+    if not isinstance(x, Tensor):  # a Dual or a sympy expression: its handler's (And)
+        return apply(PRIMITIVES["all"], x, axis=dim, keepdims=keepdim)
+    return x.all(dim, keepdim)
 
 
 def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001, A002
@@ -100,7 +110,10 @@ def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noq
     >>> dl.any(dl.zeros(3))
     tensor(False)
     """
-    return tensor_of(input).any(dim, keepdim)
+    x = tensor_or_interpreted(input)
+    if not isinstance(x, Tensor):  # a Dual or a sympy expression: its handler's (Or)
+        return apply(PRIMITIVES["any"], x, axis=dim, keepdims=keepdim)
+    return x.any(dim, keepdim)
 
 
 def isclose(input: Any, other: Any, rtol: float = 1e-5, atol: float = 1e-8,  # noqa: A002
@@ -149,6 +162,9 @@ def isclose(input: Any, other: Any, rtol: float = 1e-5, atol: float = 1e-8,  # n
     >>> dl.isclose(dl.tensor([1.0, 2.0, nan]), dl.tensor([1.0, 2.1, nan]), atol=0.2, equal_nan=True)
     tensor([True, True, True])
     """
+    if interpreted(input, other):  # a Dual or a sympy expression: its handler's
+        return apply(PRIMITIVES["isclose"], input, other, rtol=rtol, atol=atol,
+                     equal_nan=equal_nan)
     return tensor_of(input).isclose(other, rtol, atol, equal_nan)
 
 
@@ -303,6 +319,8 @@ def equal(input: Tensor, other: Tensor) -> bool:  # noqa: A002
 
 def _comparison(name: str) -> Any:
     def compare(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+        if interpreted(input, other):  # a Dual or a sympy expression: its handler's
+            return write_out(out, apply(PRIMITIVES[name], input, other))
         return write_out(out, getattr(tensor_of(input), name)(other))
 
     compare.__name__ = compare.__qualname__ = name
@@ -328,7 +346,8 @@ def _no_derivative_docstring(function: Any, parameters: str, shown_call: str,
         f"Elementwise ``{op.description}``, as a bool tensor (no derivative).", "",
         f"``{name}`` is a primitive of the registry with no derivative: its result never",
         "requires grad, and forward mode gives it a zero tangent.", "",
-        "Parameters", "----------", "input : Tensor or number", "    The first operand.",
+        "Parameters", "----------", "input : Tensor, number, Dual or sympy expression",
+        "    The first operand (a sympy expression gives sympy's relation or logic).",
         parameters, "", "Returns", "-------", "Tensor of bool",
         "    The broadcast shape of the operands.", "", "Examples", "--------",
         ">>> import difflab as dl", f">>> dl.{name}({shown_call})", repr(Tensor(expected))])
@@ -343,7 +362,7 @@ def isfinite(input: Tensor) -> Tensor:  # noqa: A002
 
     Parameters
     ----------
-    input : Tensor or array_like
+    input : Tensor, array_like, Dual or sympy expression
         The values.
 
     Returns
@@ -356,7 +375,7 @@ def isfinite(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.isfinite(dl.tensor([1.0, float("inf"), float("nan")]))
     tensor([ True, False, False])
     """
-    return tensor_of(input).isfinite()
+    return method_or_primitive(input, "isfinite")
 
 
 def isinf(input: Tensor) -> Tensor:  # noqa: A002
@@ -364,7 +383,7 @@ def isinf(input: Tensor) -> Tensor:  # noqa: A002
 
     Parameters
     ----------
-    input : Tensor or array_like
+    input : Tensor, array_like, Dual or sympy expression
         The values.
 
     Returns
@@ -377,7 +396,7 @@ def isinf(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.isinf(dl.tensor([1.0, float("inf"), float("nan")]))
     tensor([False,  True, False])
     """
-    return tensor_of(input).isinf()
+    return method_or_primitive(input, "isinf")
 
 
 def floor_divide(input: Any, other: Any) -> Tensor:  # noqa: A002
@@ -385,7 +404,7 @@ def floor_divide(input: Any, other: Any) -> Tensor:  # noqa: A002
 
     Parameters
     ----------
-    input : Tensor or array_like
+    input : Tensor, array_like, Dual or sympy expression
         The dividend.
     other : Tensor or number
         The divisor.
@@ -401,12 +420,14 @@ def floor_divide(input: Any, other: Any) -> Tensor:  # noqa: A002
     >>> dl.floor_divide(dl.tensor([7.0, -7.0]), 2)
     tensor([ 3., -4.])
     """
+    if interpreted(input, other):  # a Dual or a sympy expression: its handler's
+        return apply(PRIMITIVES["floor_divide"], input, other)
     return tensor_of(input) // other
 
 
 def _logical(name: str) -> Any:
     def logical(input: Any, other: Any) -> Tensor:  # noqa: A002
-        return apply(PRIMITIVES[name], tensor_of(input), tensor_of(other))
+        return apply(PRIMITIVES[name], tensor_or_interpreted(input), tensor_or_interpreted(other))
 
     logical.__name__ = logical.__qualname__ = name
     logical.__doc__ = None
@@ -441,7 +462,7 @@ def logical_not(input: Any) -> Tensor:  # noqa: A002
     >>> dl.logical_not(dl.tensor([True, False]))
     tensor([False,  True])
     """
-    return apply(PRIMITIVES["logical_not"], tensor_of(input))
+    return apply(PRIMITIVES["logical_not"], tensor_or_interpreted(input))
 
 
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
@@ -479,7 +500,8 @@ def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
     >>> x.count_nonzero(1)
     tensor([1, 2])
     """
-    return apply(PRIMITIVES["count_nonzero"], tensor_of(input), axis=reduction_dims(dim))
+    return apply(PRIMITIVES["count_nonzero"], tensor_or_interpreted(input),
+                 axis=reduction_dims(dim))
 
 
 def is_nonzero(input: Tensor) -> bool:  # noqa: A002

@@ -27,7 +27,7 @@ from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.creation import full_like, ones_like, zeros_like
 from difflab.dtypes import bool_
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import tensor_of
+from difflab.tensor_arguments import tensor_of, tensor_or_interpreted
 
 __all__ = [
     "addcdiv", "addcmul", "bitwise_not", "deg2rad", "exp2", "fmax", "fmin", "frac",
@@ -150,7 +150,7 @@ def trunc(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.trunc(dl.tensor([-1.7, 1.7])).tolist()
     [-1.0, 1.0]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)  # (a Dual or a sympy expression: as it is)
     return F.where(x < 0, F.ceil(x), F.floor(x))
 
 
@@ -173,7 +173,7 @@ def frac(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.frac(dl.tensor([-1.5, 2.25])).tolist()
     [-0.5, 0.25]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     return x - trunc(x)
 
 
@@ -617,8 +617,8 @@ def sgn(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.sgn(dl.tensor([-2.0, 0.0, 3.0])).tolist()
     [-1.0, 0.0, 1.0]
     """
-    x = tensor_of(input)
-    if x.dtype.is_complex:
+    x = tensor_or_interpreted(input)
+    if isinstance(x, Tensor) and x.dtype.is_complex:
         raise TypeError("sgn of a complex tensor (x / |x|) is not supported: difflab's "
                         "primitives are real")
     return F.sign(x)
@@ -646,7 +646,9 @@ def signbit(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.signbit(dl.tensor([-1.0, -0.0, 0.0, 2.0])).tolist()
     [True, True, False, False]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
+    if not isinstance(x, Tensor):  # a Dual or a sympy expression: real numbers
+        return F.atan2(x, -1.0) < 0
     if not x.dtype.is_floating_point:
         return x < 0
     return F.atan2(x, full_like(x, -1.0)) < 0
@@ -673,7 +675,9 @@ def heaviside(input: Tensor, values: Any) -> Tensor:  # noqa: A002
     >>> dl.heaviside(dl.tensor([-1.5, 0.0, 2.0]), dl.tensor(0.5)).tolist()
     [0.0, 0.5, 1.0]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
+    if not isinstance(x, Tensor):  # a Dual or a sympy expression: the primitive's rule
+        return F.heaviside(x, values)  # (the array namespace's: the primitive, routed)
     at_zero = values if isinstance(values, Tensor) else full_like(x, values)
     step = (x > 0).to(x.dtype if x.dtype.is_floating_point else at_zero.dtype)
     return F.where(x == 0, at_zero.to(step.dtype), step)

@@ -174,6 +174,8 @@ UFUNC_COMPOSITES: dict[str, Callable] = {
     "_zeta": lambda s, q: F.zeta(s, q),  # (scipy.special.zeta's ufunc, scipy >= 1.15)
     "gammainc": lambda a, x: F.gammainc(a, x),
     "gammaincc": lambda a, x: F.gammaincc(a, x),
+    # rounded towards 0: ⌈x⌉ below 0, ⌊x⌋ above (as dl.trunc), a zero derivative
+    "trunc": lambda x: F.where(x < 0, F.ceil(x), F.floor(x)),
 }
 
 
@@ -181,8 +183,10 @@ UFUNC_COMPOSITES: dict[str, Callable] = {
 UFUNC_NO_DERIVATIVE = {
     "sign", "heaviside", "floor", "ceil", "rint", "trunc", "signbit", "isfinite", "isnan",
     "isinf", "greater", "greater_equal", "less", "less_equal", "equal", "not_equal",
-    "logical_and", "logical_or", "logical_not", "logical_xor",
+    "logical_and", "logical_or", "logical_not", "logical_xor", "floor_divide",
 }
+#: NumPy's name of a ufunc without a derivative -> its primitive's, where they differ.
+UFUNC_NO_DERIVATIVE_PRIMITIVES = {"rint": "round", "invert": "bitwise_not"}
 
 #: ufuncs that are Python operators: (the operator, its reflection), so that
 #: ``np.add(array, tensor)`` is ``tensor.__radd__(array)``, what ``array + tensor`` was.
@@ -251,7 +255,7 @@ def tensor_ufunc(ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> A
         return F.ELEMENTWISE[op.name](*inputs)
     if name in UFUNC_COMPOSITES:
         return UFUNC_COMPOSITES[name](*inputs)
-    no_derivative = registry.PRIMITIVES.get(name)
+    no_derivative = registry.PRIMITIVES.get(UFUNC_NO_DERIVATIVE_PRIMITIVES.get(name, name))
     if name in UFUNC_NO_DERIVATIVE and no_derivative is not None:
         return apply(no_derivative, *(tensor_of(v) for v in inputs))
     raise unsupported(ufunc, "on a Tensor: reverse mode, or a traced graph")
@@ -455,6 +459,12 @@ def _no_extras(name: str, **given: Any) -> None:
         raise UnsupportedNumPyFunction(
             f"numpy.{name}({', '.join(extra)}=...) is not supported on Tensors; call it "
             f"without {' and '.join(extra)}")
+
+
+@_implements(np.round, np.around)
+def _round(a: Any, decimals: int = 0, out: Any = None) -> Tensor:
+    _no_extras("round", out=out)
+    return F.round(tensor_of(a), decimals=decimals)
 
 
 @_implements(np.sum)

@@ -18,6 +18,7 @@ import numpy as np
 from difflab import backend
 from difflab.autograd import engine as _engine  # (engine.Tensor: the registered tensor type)
 from difflab.dtypes import BFLOAT16, _Defaults, floating_result, int64, result_type
+from difflab.ops import registry as _ops
 from difflab.ops.shapes import (  # noqa: F401  (the checks of dims and sizes, re-exported)
     as_axes,
     dim_index,
@@ -405,6 +406,34 @@ def tensor_of(x: Any) -> Tensor:
         raise TypeError(f"expected a tensor, a number or an array of numbers, got "
                         f"{type(x).__name__} {x!r:.60}")
     return _engine.Tensor._wrap(array)
+
+
+def tensor_or_interpreted(x: Any) -> Any:
+    """``x`` itself if its type interprets primitives (forward mode's ``Dual``, a sympy
+    expression), else :func:`tensor_of`'s tensor.
+
+    What a hand-written face (``dl.floor``, ``dl.gt``) applies its primitive to:
+    ``engine.apply`` hands such a value to its type's handler, which gives a
+    piecewise-constant primitive a zero tangent or its sympy function, where
+    ``tensor_of`` would make an array of it (and drop its tangents).
+    """
+    return x if interpreted(x) else tensor_of(x)
+
+
+def interpreted(*values: Any) -> bool:
+    """Whether one of ``values`` is of a type that interprets primitives (a ``Dual``, a
+    sympy expression): a face then applies its primitive to the values as they are."""
+    return any(_engine._interpreter(v) is not None for v in values)
+
+
+def method_or_primitive(x: Any, name: str) -> Any:
+    """``x.<name>()`` for a tensor (a list or array made one); for a ``Dual`` or a sympy
+    expression, the primitive ``name`` from its type's handler (see
+    :func:`tensor_or_interpreted`): the face of a piecewise-constant primitive."""
+    x = tensor_or_interpreted(x)
+    if isinstance(x, _engine.Tensor):
+        return getattr(x, name)()
+    return _engine.apply(_ops.PRIMITIVES[name], x)
 
 
 def write_out(out: Tensor | None, result: Any) -> Any:

@@ -706,7 +706,7 @@ def _constant(numpy_function: Callable) -> Callable:
 
 for _f in (np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.shape, np.ndim,
            np.size, np.isclose, np.allclose, np.array_equal, np.argmax, np.argmin, np.sign,
-           np.isfinite, np.isnan):
+           np.isfinite, np.isnan, np.round, np.around):  # (np.round: the primitive round's)
     _ARRAY_FUNCTIONS[_f] = _constant(_f)
 
 

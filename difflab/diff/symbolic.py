@@ -67,6 +67,7 @@ from sympy.codegen.cfunctions import expm1 as sympy_expm1
 from sympy.codegen.cfunctions import log1p as sympy_log1p
 
 from difflab import backend, numpy_protocol
+from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.diff.interface import (
     Cost,
     Differentiator,
@@ -74,7 +75,19 @@ from difflab.diff.interface import (
     is_plain,
     require_scalar,
 )
-from difflab.diff.sympy_functions import fmod, gammainc, gammaincc, remainder
+from difflab.diff.sympy_functions import (
+    clean_derivative,
+    fmod,
+    gammainc,
+    gammaincc,
+    isfinite,
+    isinf,
+    isnan,
+    remainder,
+    rint,
+    trunc,
+    truth,
+)
 from difflab.functions import TypeHandler, register_type
 from difflab.ops import registry
 from difflab.tensor import Tensor
@@ -134,6 +147,14 @@ class _SympyNamespace:
     zeta = staticmethod(sympy.zeta)
     gammainc, gammaincc = staticmethod(gammainc), staticmethod(gammaincc)
     fmod, remainder = staticmethod(fmod), staticmethod(remainder)
+    # piecewise constant: the rounding functions, the tests, the relations and logic
+    floor, ceil, rint = staticmethod(sympy.floor), staticmethod(sympy.ceiling), staticmethod(rint)
+    isnan, isinf, isfinite = staticmethod(isnan), staticmethod(isinf), staticmethod(isfinite)
+    equal, not_equal = staticmethod(sympy.Eq), staticmethod(sympy.Ne)
+    logical_and, logical_or = staticmethod(sympy.And), staticmethod(sympy.Or)
+    logical_xor, logical_not = staticmethod(sympy.Xor), staticmethod(sympy.Not)
+
+    truth, trunc = staticmethod(truth), staticmethod(trunc)
 
     # (the Bessel functions of order 0 and 1, and the scaled forms, as sympy writes them)
     @staticmethod
@@ -307,8 +328,9 @@ def _symbolic_ufunc(ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any
         return _wrap(handle(op, *_plain(inputs)))
     if name in numpy_protocol.UFUNC_COMPOSITES:
         return numpy_protocol.UFUNC_COMPOSITES[name](*inputs)
-    if name == "sign":
-        return _wrap(_elementwise(sympy.sign, *_plain(inputs)))
+    step = registry.PRIMITIVES.get(numpy_protocol.UFUNC_NO_DERIVATIVE_PRIMITIVES.get(name, name))
+    if step is not None and not step.differentiable and step.symbolic is not None:
+        return _wrap(_HANDLER.primitive(step, *inputs))  # (np.floor, np.isnan, np.sign, &, ~)
     raise numpy_protocol.unsupported(ufunc, "symbolic, on sympy expressions")
 
 
@@ -430,6 +452,8 @@ _SYMBOLIC_FUNCTIONS: dict[Callable, Callable] = {
     np.max: _reduce_with(sympy.Max), np.amax: _reduce_with(sympy.Max),
     np.min: _reduce_with(sympy.Min), np.amin: _reduce_with(sympy.Min),
     np.where: _where, np.clip: _clip,
+    np.round: lambda a, decimals=0, out=None: _wrap(F.round(a, decimals=decimals)),
+    np.around: lambda a, decimals=0, out=None: _wrap(F.round(a, decimals=decimals)),
     **numpy_protocol.COMPOSITES,  # (np.outer, np.var, np.linalg.norm, ...: NumPy's own calls)
 }
 
@@ -610,13 +634,6 @@ class SymbolicDerivative:
         return f"SymbolicDerivative(f={self.function}, {self.kind}={self.derivative})"
 
 
-def _clean(e: Any) -> Any:
-    """The derivative of a step is 0 almost everywhere: drop sympy's DiracDelta."""
-    if e.has(sympy.DiracDelta):
-        e = e.replace(sympy.DiracDelta, lambda *args: sympy.S.Zero)
-    return e
-
-
 class _Compiled:
     """f and its derivative ready to evaluate.
 
@@ -681,7 +698,7 @@ class Symbolic(Differentiator):
             derivative = sympy.Matrix(values).jacobian(variables)
         else:
             raise ValueError(f"kind must be 'jacobian' or 'hessian', got {kind!r}")
-        derivative = derivative.applyfunc(_clean)
+        derivative = derivative.applyfunc(clean_derivative)
         if self.simplify:
             derivative = derivative.applyfunc(sympy.simplify)
         value_shape = tuple(np.shape(out)) if isinstance(out, np.ndarray) else ()
@@ -784,7 +801,8 @@ def _expressions_out(a: Any) -> Any:
 _SPECIAL_NAMES = {"erf": "erf", "erfc": "erfc", "erfinv": "erfinv", "loggamma": "lgamma",
                   "digamma": "digamma", "polygamma": "polygamma", "erfcx": "erfcx",
                   "gammainc": "gammainc", "gammaincc": "gammaincc", "fmod": "fmod",
-                  "remainder": "remainder"}
+                  "remainder": "remainder", "rint": "rint", "isnan": "isnan",
+                  "isinf": "isinf", "isfinite": "isfinite"}
 #: sympy's Bessel functions of any order (its derivatives reach orders -1 and 2): scipy's.
 _BESSEL = {"besseli": "iv", "besselj": "jv", "besselk": "kv", "zeta": "zeta"}
 

@@ -3,15 +3,20 @@
 Each is a ``sympy.Function`` printed by name, so ``sympy.lambdify`` calls the array
 function of that name (NumPy's, SciPy's, CuPy's), and each knows its derivative (its
 ``fdiff``), the rule's: the incomplete gamma functions (sympy's ``lowergamma(a, x) /
-gamma(a)`` has no NumPy printing) and the remainders ``fmod`` and ``remainder``
-(sympy's ``Mod`` has no derivative).
+gamma(a)`` has no NumPy printing), the remainders ``fmod`` and ``remainder``
+(sympy's ``Mod`` has no derivative), rounding to even (``rint``: sympy has no
+symbolic round) and the float tests ``isnan``, ``isinf``, ``isfinite`` (truth values,
+so that ``where`` makes a ``Piecewise`` of them).  :func:`clean_derivative` takes the
+derivative of sympy's own steps (``floor``, ``ceiling``, ``sign``, ``Heaviside``) as 0.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import sympy
+from sympy.logic.boolalg import BooleanFunction
 
 
 class gammainc(sympy.Function):  # noqa: N801  (printed by name: the array function's)
@@ -76,3 +81,106 @@ class gammaincc(sympy.Function):  # noqa: N801
 
     def fdiff(self, argindex: int = 2) -> Any:
         return -gammainc(*self.args).fdiff(argindex)
+
+
+class rint(sympy.Function):  # noqa: N801  (printed by name: the array function's)
+    """x rounded to the nearest integer, halves to even (``numpy.rint``, difflab's
+    ``round``), as a sympy function: piecewise constant, so its derivative is 0 (away
+    from the half-integers, where it jumps).  Finite numbers evaluate."""
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, x: Any) -> Any:
+        if x.is_Number and x.is_finite:
+            return sympy.Integer(int(np.rint(float(x))))
+        return None
+
+    def fdiff(self, argindex: int = 1) -> Any:
+        return sympy.S.Zero
+
+
+class _FloatTest(BooleanFunction):
+    """A test of a float's class (``isnan``, ``isinf``, ``isfinite``) as a sympy truth
+    value, printed by name (NumPy's function of that name).  A number, or a real symbol
+    (finite by its assumptions), evaluates; an expression of them stays, to be tested on
+    the values when the compiled expression runs: sympy calls ``log(x)`` finite for a real
+    x (a complex number below 0), where NumPy's log gives nan."""
+
+    nargs = 1
+    #: The answer for nan, for ±inf and for a finite value.
+    answers: tuple[bool, bool, bool] = (False, False, False)
+
+    @classmethod
+    def eval(cls, x: Any) -> Any:
+        nan, infinite, finite = cls.answers
+        if x is sympy.nan:
+            return sympy.sympify(nan)
+        if not (x.is_Number or x.is_Symbol):
+            return None
+        if x.is_infinite:
+            return sympy.sympify(infinite)
+        if x.is_finite:
+            return sympy.sympify(finite)
+        return None
+
+    def _print_by_name(self, printer: Any) -> str:
+        """``isnan(x)`` in compiled code: the array function of that name (sympy's own
+        printing of a truth value would rewrite it into and/or/not, forever)."""
+        return f"{type(self).__name__}({printer._print(self.args[0])})"
+
+    # (the printers of lambdify's modules: NumPy's, CuPy's, plain Python's)
+    _numpycode = _cupycode = _pythoncode = _lambdacode = _print_by_name
+
+
+class isnan(_FloatTest):  # noqa: N801
+    """Whether x is nan (see :class:`_FloatTest`)."""
+
+    answers = (True, False, False)
+
+
+class isinf(_FloatTest):  # noqa: N801
+    """Whether x is +inf or -inf (see :class:`_FloatTest`)."""
+
+    answers = (False, True, False)
+
+
+class isfinite(_FloatTest):  # noqa: N801
+    """Whether x is neither inf nor nan (see :class:`_FloatTest`)."""
+
+    answers = (False, False, True)
+
+
+def truth(x: Any) -> Any:
+    """x as a sympy truth value: a relation or logic as it is, a number ``x ≠ 0``."""
+    if isinstance(x, (bool, np.bool_)):
+        return sympy.sympify(bool(x))
+    return x if isinstance(x, sympy.logic.boolalg.Boolean) else sympy.Ne(x, 0)
+
+
+def trunc(x: Any) -> Any:
+    """x rounded towards 0: ⌈x⌉ below 0, ⌊x⌋ above (sympy has no trunc)."""
+    return sympy.Piecewise((sympy.ceiling(x), x < 0), (sympy.floor(x), True))
+
+
+#: sympy's piecewise-constant functions, whose derivative sympy leaves unevaluated.
+_STEPS = (sympy.floor, sympy.ceiling, sympy.frac)
+
+
+def _is_step_derivative(e: Any) -> bool:
+    """``Derivative(floor(x), x)``, or ``Subs(Derivative(floor(ξ), ξ), ξ, g(x))`` (the
+    chain rule's form for ``floor(g(x))``)."""
+    if isinstance(e, sympy.Subs):  # (its inner derivative may be replaced by 0 already)
+        return e.expr == 0 or _is_step_derivative(e.expr)
+    return isinstance(e, sympy.Derivative) and isinstance(e.expr, _STEPS)
+
+
+def clean_derivative(e: Any) -> Any:
+    """The derivative of a step is 0 almost everywhere: drop sympy's DiracDelta (of
+    ``sign``, ``Heaviside``) and its unevaluated ``Derivative(floor(x), x)`` (of ``floor``,
+    ``ceiling``: nothing could compile it), as forward and reverse mode give 0 there."""
+    if e.has(sympy.DiracDelta):
+        e = e.replace(sympy.DiracDelta, lambda *args: sympy.S.Zero)
+    if e.has(sympy.Derivative):
+        e = e.replace(_is_step_derivative, lambda d: sympy.S.Zero)
+    return e

@@ -33,15 +33,24 @@ class Pointwise(NoDerivative):
     """y = f(x, ...) elementwise, with no derivative (a comparison, a test, a rounding).
 
     ``function(xp, *arrays, **params)`` computes it on plain arrays; it is
-    this primitive's ``forward``, less the ``ctx`` it does not need.
+    this primitive's ``forward``, less the ``ctx`` it does not need.  Its JVP is
+    a zero tangent (:class:`~difflab.ops.primitive.NoDerivative`'s), and
+    ``symbolic(sp, *values)``, when given, is its value on one sympy expression
+    per operand (``sp``: sympy's functions under NumPy's names, ``sp.floor`` is
+    ``sympy.floor``), mapped over the elements: the symbolic method then
+    differentiates sympy's function, whose derivative is 0 away from its jumps.
     """
 
-    def __init__(self, name: str, function: Callable, description: str) -> None:
+    def __init__(self, name: str, function: Callable, description: str,
+                 symbolic: Callable | None = None) -> None:
         self.name = name
         self.function = function
         self.description = description
         # (the forward itself, one call fewer on the hot path of comparisons)
         self.forward = lambda ctx, xp, *arrays, **params: function(xp, *arrays, **params)
+        if symbolic is not None:
+            self.symbolic = lambda sp, *arrays, **params: sp.elementwise(
+                lambda *values: symbolic(sp, *values, **params), *arrays)
 
     def __repr__(self) -> str:
         return f"NoDerivative({self.name})"
@@ -78,7 +87,9 @@ def _isclose(xp: Any, a: Any, b: Any, rtol: float = 1e-5, atol: float = 1e-8,
 
 
 def _heaviside(xp: Any, x: Any, value_at_zero: Any) -> Any:
-    return xp.heaviside(x, value_at_zero).astype(x.dtype)
+    step = xp.heaviside(x, value_at_zero)
+    dtype = getattr(x, "dtype", None)  # (a Python float, a dual number's value: as it is)
+    return step if dtype is None else step.astype(dtype)
 
 
 def _angle(xp: Any, x: Any) -> Any:
@@ -89,36 +100,54 @@ def _angle(xp: Any, x: Any) -> Any:
     return xp.where(x < 0, np.pi, xp.where(xp.isnan(x), x, 0)).astype(x.dtype)
 
 
+#: Each: its name, its forward on arrays, a description, and (where a symbol has one)
+#: its symbolic form, the sympy function of the values; the JVP of every one is 0.
 POINTWISE = [
-    Pointwise("eq", lambda xp, a, b: a == b, "a == b"),
-    Pointwise("ne", lambda xp, a, b: a != b, "a != b"),
-    Pointwise("lt", lambda xp, a, b: a < b, "a < b"),
-    Pointwise("le", lambda xp, a, b: a <= b, "a <= b"),
-    Pointwise("gt", lambda xp, a, b: a > b, "a > b"),
-    Pointwise("ge", lambda xp, a, b: a >= b, "a >= b"),
-    Pointwise("bitwise_and", lambda xp, a, b: a & b, "a & b (and of truth values)"),
-    Pointwise("bitwise_or", lambda xp, a, b: a | b, "a | b"),
-    Pointwise("bitwise_xor", lambda xp, a, b: a ^ b, "a ^ b"),
-    Pointwise("bitwise_not", lambda xp, a: ~a, "~a"),
+    Pointwise("eq", lambda xp, a, b: a == b, "a == b", lambda sp, a, b: sp.equal(a, b)),
+    Pointwise("ne", lambda xp, a, b: a != b, "a != b", lambda sp, a, b: sp.not_equal(a, b)),
+    Pointwise("lt", lambda xp, a, b: a < b, "a < b", lambda sp, a, b: a < b),
+    Pointwise("le", lambda xp, a, b: a <= b, "a <= b", lambda sp, a, b: a <= b),
+    Pointwise("gt", lambda xp, a, b: a > b, "a > b", lambda sp, a, b: a > b),
+    Pointwise("ge", lambda xp, a, b: a >= b, "a >= b", lambda sp, a, b: a >= b),
+    Pointwise("bitwise_and", lambda xp, a, b: a & b, "a & b (and of truth values)",
+              lambda sp, a, b: sp.logical_and(a, b)),
+    Pointwise("bitwise_or", lambda xp, a, b: a | b, "a | b",
+              lambda sp, a, b: sp.logical_or(a, b)),
+    Pointwise("bitwise_xor", lambda xp, a, b: a ^ b, "a ^ b",
+              lambda sp, a, b: sp.logical_xor(a, b)),
+    Pointwise("bitwise_not", lambda xp, a: ~a, "~a", lambda sp, a: sp.logical_not(a)),
     Pointwise("gcd", lambda xp, a, b: xp.gcd(a, b), "gcd(a, b) (0 when both are 0)"),
     Pointwise("lcm", lambda xp, a, b: xp.lcm(a, b), "lcm(a, b) (0 when either is 0)"),
     Pointwise("angle", lambda xp, x: _angle(xp, x), "the angle of x in the complex plane"),
     Pointwise("conj", lambda xp, x: xp.conj(x), "the complex conjugate (of a complex value)"),
-    Pointwise("logical_and", lambda xp, a, b: _as_bool(a) & _as_bool(b), "a and b"),
-    Pointwise("logical_or", lambda xp, a, b: _as_bool(a) | _as_bool(b), "a or b"),
-    Pointwise("logical_xor", lambda xp, a, b: _as_bool(a) ^ _as_bool(b), "a xor b"),
-    Pointwise("logical_not", lambda xp, a: ~_as_bool(a), "not a"),
-    Pointwise("isnan", lambda xp, x: xp.isnan(x), "whether x is nan"),
-    Pointwise("isinf", lambda xp, x: xp.isinf(x), "whether x is +inf or -inf"),
-    Pointwise("isfinite", lambda xp, x: xp.isfinite(x), "whether x is neither inf nor nan"),
-    Pointwise("isclose", _isclose, "|a - b| <= atol + rtol·|b|"),
-    Pointwise("sign", lambda xp, x: xp.sign(x), "-1, 0 or 1"),
-    Pointwise("round", lambda xp, x: xp.round(x), "the nearest integer (halves to even)"),
-    Pointwise("floor", lambda xp, x: xp.floor(x), "⌊x⌋"),
-    Pointwise("ceil", lambda xp, x: xp.ceil(x), "⌈x⌉"),
-    Pointwise("heaviside", _heaviside, "1 for x > 0, 0 for x < 0, a given value at 0"),
-    Pointwise("floor_divide", _integer_division(lambda xp, a, b: a // b), "⌊a / b⌋"),
-    Pointwise("trunc_divide", _integer_division(_trunc_divide), "a / b rounded towards 0"),
+    Pointwise("logical_and", lambda xp, a, b: _as_bool(a) & _as_bool(b), "a and b",
+              lambda sp, a, b: sp.logical_and(a, b)),
+    Pointwise("logical_or", lambda xp, a, b: _as_bool(a) | _as_bool(b), "a or b",
+              lambda sp, a, b: sp.logical_or(a, b)),
+    Pointwise("logical_xor", lambda xp, a, b: _as_bool(a) ^ _as_bool(b), "a xor b",
+              lambda sp, a, b: sp.logical_xor(a, b)),
+    Pointwise("logical_not", lambda xp, a: ~_as_bool(a), "not a",
+              lambda sp, a: sp.logical_not(a)),
+    Pointwise("isnan", lambda xp, x: xp.isnan(x), "whether x is nan",
+              lambda sp, x: sp.isnan(x)),
+    Pointwise("isinf", lambda xp, x: xp.isinf(x), "whether x is +inf or -inf",
+              lambda sp, x: sp.isinf(x)),
+    Pointwise("isfinite", lambda xp, x: xp.isfinite(x), "whether x is neither inf nor nan",
+              lambda sp, x: sp.isfinite(x)),
+    Pointwise("isclose", _isclose, "|a - b| <= atol + rtol·|b|",
+              lambda sp, a, b, rtol=1e-5, atol=1e-8, equal_nan=False:
+              sp.abs(a - b) <= atol + rtol * sp.abs(b)),
+    Pointwise("sign", lambda xp, x: xp.sign(x), "-1, 0 or 1", lambda sp, x: sp.sign(x)),
+    Pointwise("round", lambda xp, x: xp.round(x), "the nearest integer (halves to even)",
+              lambda sp, x: sp.rint(x)),
+    Pointwise("floor", lambda xp, x: xp.floor(x), "⌊x⌋", lambda sp, x: sp.floor(x)),
+    Pointwise("ceil", lambda xp, x: xp.ceil(x), "⌈x⌉", lambda sp, x: sp.ceil(x)),
+    Pointwise("heaviside", _heaviside, "1 for x > 0, 0 for x < 0, a given value at 0",
+              lambda sp, x, value_at_zero: sp.heaviside(x, value_at_zero)),
+    Pointwise("floor_divide", _integer_division(lambda xp, a, b: a // b), "⌊a / b⌋",
+              lambda sp, a, b: sp.floor(a / b)),
+    Pointwise("trunc_divide", _integer_division(_trunc_divide), "a / b rounded towards 0",
+              lambda sp, a, b: sp.trunc(a / b)),
 ]
 
 
@@ -136,6 +165,11 @@ class AnyAll(NoDerivative):
                 ) -> Any:
         axis = _normalize_axis(axis, x.ndim)  # (a float dim: PyTorch's words, not NumPy's)
         return getattr(x, self.name)(axis=axis, keepdims=keepdims)
+
+    def symbolic(self, sp: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        """sympy's ``Or`` (``any``) or ``And`` (``all``) of the truth values along ``axis``."""
+        join = sp.logical_or if self.name == "any" else sp.logical_and
+        return sp.reduce(join, sp.elementwise(sp.truth, x), axis, keepdims)
 
 
 class ArgExtreme(NoDerivative):
@@ -234,6 +268,12 @@ class CountNonzero(NoDerivative):
     def forward(ctx: Any, xp: Any, x: Any, axis: Any = None) -> Any:
         axis = _normalize_axis(axis, x.ndim)
         return xp.asarray(xp.count_nonzero(x, axis=axis)).astype(np.int64)
+
+    @staticmethod
+    def symbolic(sp: Any, x: Any, axis: Any = None) -> Any:
+        """The sum of ``Piecewise((1, x ≠ 0), (0, True))`` along ``axis``."""
+        ones = sp.elementwise(lambda v: sp.where(sp.truth(v), 1, 0), x)
+        return sp.reduce(lambda a, b: a + b, ones, axis)
 
 
 class Histc(NoDerivative):

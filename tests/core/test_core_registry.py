@@ -15,9 +15,10 @@ import pytest
 from click.testing import CliRunner
 
 import difflab as dl
-from difflab import exprparse, functions
+from difflab import exprparse, func, functions
 from difflab.autograd import gradcheck, gradgradcheck
 from difflab.cli import main
+from difflab.diff import differentiators
 from difflab.diff.dual import Dual
 from difflab.ops import elementwise, registry
 from difflab.tensor import Tensor
@@ -200,6 +201,127 @@ def test_every_elementwise_primitive_same_derivative_by_every_method(op):
                                    err_msg=f"{op.name}: {method} vs forward")
     np.testing.assert_allclose(results["numeric"], results["forward"], rtol=1e-6, atol=1e-8,
                                err_msg=f"{op.name}: numeric vs forward")
+
+
+#: The primitives without a derivative that act on real numbers elementwise (``logic.Pointwise``):
+#: each one's face in a function that is differentiable at POINTS (away from every jump),
+#: the piecewise-constant value a factor or a ``where`` condition.  The test above cannot
+#: take them: they are no elementwise rule (no derivative, no domain), so they are listed
+#: apart in the registry, and every one must be here or in NOT_REAL.
+PIECEWISE_CONSTANT = {
+    "floor": lambda x: dl.floor(x) * x,
+    "ceil": lambda x: dl.ceil(x) * x,
+    "round": lambda x: dl.round(x) * x + dl.round(x, decimals=1) * x * x,
+    "sign": lambda x: dl.sign(x) * x * x,
+    "heaviside": lambda x: dl.heaviside(x, dl.tensor(0.5)) * x,
+    "floor_divide": lambda x: dl.floor_divide(x, 0.5) * x,
+    "trunc_divide": lambda x: dl.div(x, 0.5, rounding_mode="trunc") * x,
+    "isnan": lambda x: dl.where(dl.isnan(dl.log(x * x)), 0.0, x * x),
+    "isinf": lambda x: dl.where(dl.isinf(x), 0.0, x * x),
+    "isfinite": lambda x: dl.where(dl.isfinite(dl.exp(x)), x * x, -x),
+    "eq": lambda x: dl.where(dl.eq(dl.floor(x), 0.0), x * x, -x),
+    "ne": lambda x: dl.where(dl.ne(dl.floor(x), 0.0), x * x, -x),
+    "lt": lambda x: dl.where(dl.lt(x, 1.0), x * x, -x),
+    "le": lambda x: dl.where(dl.le(x, 1.0), x * x, -x),
+    "gt": lambda x: dl.where(dl.gt(x, 1.0), x * x, -x),
+    "ge": lambda x: dl.where(dl.ge(x, 1.0), x * x, -x),
+    "logical_and": lambda x: dl.where(dl.logical_and(x > 0, x < 2), x * x, -x),
+    "logical_or": lambda x: dl.where(dl.logical_or(x < 0, x > 2), x * x, -x),
+    "logical_xor": lambda x: dl.where(dl.logical_xor(x > 0, x > 2), x * x, -x),
+    "logical_not": lambda x: dl.where(dl.logical_not(x > 0), x * x, -x),
+    "bitwise_and": lambda x: dl.where((x > 0) & (x < 2), x * x, -x),
+    "bitwise_or": lambda x: dl.where((x < 0) | (x > 2), x * x, -x),
+    "bitwise_xor": lambda x: dl.where((x > 0) ^ (x > 2), x * x, -x),
+    "bitwise_not": lambda x: dl.where(~(x > 0), x * x, -x),
+    "isclose": lambda x: dl.where(dl.isclose(x, dl.tensor(0.5), atol=0.2), x * x, -x),
+}
+#: Functions composed of those primitives (their faces are written by hand too), and the
+#: truth-value reductions (the primitives any, all, count_nonzero).
+PIECEWISE_CONSTANT_COMPOSITES = {
+    "any": lambda x: dl.where(dl.any(x > 2), x * x, -x),
+    "all": lambda x: dl.where(dl.all(x > 0), x * x, -x),
+    "count_nonzero": lambda x: dl.count_nonzero(x > 0) * x,
+    # x the second operand (a constant first: the face asks both for a dual or a symbol)
+    "floor_divide_by_x": lambda x: dl.floor_divide(5.0, x) * x,
+    "gt_constant_first": lambda x: dl.where(dl.gt(1.0, x), x * x, -x),
+    "isclose_constant_first": lambda x: dl.where(dl.isclose(0.5, x, atol=0.2), x * x, -x),
+    "trunc": lambda x: dl.trunc(x) * x,
+    "frac": lambda x: dl.frac(x) * x,
+    "sgn": lambda x: dl.sgn(x) * x,
+    "signbit": lambda x: dl.where(dl.signbit(x), x * x, -x),
+    "clamp": lambda x: dl.clamp(x, 0.0, 2.0) * x,
+    "where": lambda x: dl.where(x > 0, x * x, -x),
+}
+#: Pointwise primitives of integers or complex numbers: no real function to differentiate
+#: through them.
+NOT_REAL = {"gcd", "lcm", "angle", "conj"}
+POINTS = np.array([-1.3, 0.4, 2.7])
+
+
+def test_every_piecewise_constant_primitive_is_covered_and_has_a_symbolic_form():
+    from difflab.ops.logic import Pointwise
+
+    pointwise = {name for name, op in registry.PRIMITIVES.items() if isinstance(op, Pointwise)}
+    assert pointwise - NOT_REAL == set(PIECEWISE_CONSTANT)
+    for name in PIECEWISE_CONSTANT:
+        op = registry.PRIMITIVES[name]
+        assert op.symbolic is not None, name  # sympy's function, next to the forward
+        assert op.jvp(None, np, None) is None, name  # the zero tangent
+
+
+@pytest.mark.parametrize("name", [*PIECEWISE_CONSTANT, *PIECEWISE_CONSTANT_COMPOSITES])
+def test_every_piecewise_constant_primitive_same_derivative_by_every_method(name):
+    """The four methods (and ``compiled``) are interchangeable on a function with a
+    piecewise-constant primitive: its derivative is 0 away from the jumps."""
+    f = {**PIECEWISE_CONSTANT, **PIECEWISE_CONSTANT_COMPOSITES}[name]
+
+    def g(v):
+        return dl.sum(f(v))
+
+    results = {m: np.asarray(dl.grad(g, method=m)(dl.tensor(POINTS)), dtype=float)
+               for m in (*METHODS, "compiled")}
+    # (and torch.func's transforms: dual numbers inside tensors, the tape)
+    results["jacfwd"] = func.jacfwd(g)(dl.tensor(POINTS)).numpy()
+    results["jacrev"] = func.jacrev(g)(dl.tensor(POINTS)).numpy()
+    for method in ("forward", "symbolic", "compiled", "jacfwd", "jacrev"):
+        np.testing.assert_allclose(results[method], results["reverse"], rtol=1e-13,
+                                   atol=1e-15, err_msg=f"{name}: {method} vs reverse")
+    np.testing.assert_allclose(results["numeric"], results["reverse"], rtol=1e-6, atol=1e-8,
+                               err_msg=f"{name}: numeric vs reverse")
+
+
+def test_piecewise_constant_primitives_in_forward_mode_and_in_sympy():
+    """The issue's example, and what each interpreter makes of ``floor``: a zero tangent
+    (``jvp``, ``jacfwd``), sympy's ``floor`` (whose derivative is 0, also by the chain rule)."""
+    import sympy
+
+    def f(x):
+        return dl.floor(x) * x
+
+    for method in METHODS:
+        assert float(dl.grad(f, method=method)(dl.tensor(2.5))) == 2.0, method
+    x = dl.tensor([1.5, 2.5])
+    _, tangent = func.jvp(lambda v: dl.floor(v) * dl.sin(v), (x,), (dl.ones(2),))
+    np.testing.assert_allclose(tangent.numpy(), np.floor(x.numpy()) * np.cos(x.numpy()))
+    np.testing.assert_allclose(func.jacfwd(lambda v: dl.round(v, decimals=1))(x).numpy(),
+                               np.zeros((2, 2)))
+    rounded = dl.round(Dual(2.345, 1.0), decimals=2)  # a piecewise-constant value, no tangent
+    assert not isinstance(rounded, Dual)
+    assert float(rounded) == float(dl.round(dl.tensor(2.345, dtype=dl.float64), decimals=2))
+    s = sympy.Symbol("s", real=True)
+    assert dl.floor(s) == sympy.floor(s)
+    assert dl.ceil(s) == sympy.ceiling(s)
+    assert dl.isfinite(s) == sympy.true  # a real symbol is finite
+    # ...but log(s) is tested on the values (nan below 0 for NumPy; sympy calls it finite)
+    g = lambda v: dl.where(dl.isfinite(dl.log(v)), v * v, -v)  # noqa: E731
+    for method in (*METHODS, "compiled"):
+        assert float(dl.grad(g, method=method)(dl.tensor(-1.0))) == pytest.approx(-1.0), method
+        assert float(dl.grad(g, method=method)(dl.tensor(2.0))) == pytest.approx(4.0), method
+    assert dl.gt(s, 1) == (s > 1)
+    # d/dx ⌊x²⌋·x = ⌊x²⌋: sympy's Subs(Derivative(floor(ξ), ξ), ξ, x²) of the chain rule is 0
+    found = differentiators.Symbolic().expressions(lambda v: dl.floor(v * v) * v, 1.2)
+    (x_symbol,) = found.symbols
+    assert list(found.derivative) == [sympy.floor(x_symbol ** 2)]
 
 
 def test_every_primitive_is_a_primitive_and_declares_what_is_read():

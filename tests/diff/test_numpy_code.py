@@ -75,6 +75,13 @@ SCALAR = {
     "logsumexp_by_hand": lambda x: np.log(np.sum(np.exp(x))),
     "sigmoid_by_hand": lambda x: np.sum(1.0 / (1.0 + np.exp(-x))),
     "trace_diff": lambda x: np.trace(np.outer(x, x)) + np.sum(np.diff(x) ** 2),
+    # piecewise constant (a zero derivative away from the jumps, none of them near X)
+    "rounding_ufuncs": lambda x: np.sum(
+        np.floor(3 * x) * x + np.ceil(x) * x ** 2 + np.rint(2 * x) * x + np.trunc(2 * x) * x
+        + np.sign(x - 1.0) * x ** 3 + np.heaviside(x - 1.0, 0.5) * x + (x // 0.25) * x),
+    "round_decimals": lambda x: np.sum(np.round(x, 2) * x ** 2 + np.around(x) * x),
+    "float_tests": lambda x: np.sum(np.where(np.isfinite(np.log(x)) & ~np.isnan(x)
+                                             & ~np.isinf(x), x ** 2, 0.0)),
 }
 
 # Vector-valued functions: their Jacobian, and the Hessian of a weighted sum of them.
