@@ -314,7 +314,7 @@ def _quotient_negative(w: _Writer, node: Node, a: str, b: str) -> str:
 
 def _floor_divide(w: _Writer, node: Node, args: list) -> None:
     """``a // b``.  Integers: ``Div`` (rounded towards 0), one less where the remainder
-    moves (see :func:`_moves`).  Floats, NumPy's: ``q = (a - fmod(a, b)) / b``, one less
+    moves (see ``_moves``).  Floats, NumPy's: ``q = (a - fmod(a, b)) / b``, one less
     where the remainder moves, snapped to the nearest integer, with the sign of ``a / b``;
     ``b = 0`` gives ``a / b``."""
     a, b = args

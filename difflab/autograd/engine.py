@@ -22,7 +22,7 @@ Walking (the backward pass)
       (newest first is a valid reverse topological order: a record's inputs
       always existed before it).
 
-    :func:`run_backward` runs that loop (:func:`_walk`).  Around it, each other job is one
+    :func:`run_backward` runs that loop (``_walk``).  Around it, each other job is one
     named step: seeding the outputs' adjoints (``_seed``), reading adjoints on
     the way for ``autograd.grad`` and ``retain_grad`` (``_Taps``), the NaN
     check of ``detect_anomaly`` (``_check_anomaly``), and the delivery into
@@ -670,7 +670,7 @@ def _walk(order: Sequence[Node], nodes: set, adjoints: Adjoints, taps: _Taps,
 def _walked_quickly(order: Sequence[Node], adjoints: Adjoints, taps: _Taps, retain_graph: bool,
                     create_graph: bool) -> bool:
     """Speed shortcut (:mod:`~difflab.autograd.engine_quick`; skip it on a first read): the
-    walk as :func:`_walk` does it when nothing reads an adjoint on the way; False, having
+    walk as ``_walk`` does it when nothing reads an adjoint on the way; False, having
     done nothing, for any other walk or with the shortcuts off."""
     if not fastpath.ENABLED or create_graph or taps.at or taps.capture is not None:
         return False

@@ -92,9 +92,9 @@ def quick_apply(op: Any, inputs: tuple, params: dict) -> Any:
 
     The common call: one or two inputs, each a Tensor of a NumPy array that is not
     bfloat16, or a Python ``float``/``int``, and nothing watching (see :func:`connect`).
-    An elementwise primitive's record is made here directly (:func:`_record_unary`,
-    :func:`_record_binary`); any other primitive's ``forward`` is called with the
-    inputs spelled out (:func:`_record_other`).
+    An elementwise primitive's record is made here directly (``_record_unary``,
+    ``_record_binary``); any other primitive's ``forward`` is called with the
+    inputs spelled out (``_record_other``).
 
     Examples
     --------

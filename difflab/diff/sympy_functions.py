@@ -134,19 +134,19 @@ class _FloatTest(BooleanFunction):
 
 
 class isnan(_FloatTest):  # noqa: N801
-    """Whether x is nan (see :class:`_FloatTest`)."""
+    """Whether x is nan (see ``_FloatTest``)."""
 
     answers = (True, False, False)
 
 
 class isinf(_FloatTest):  # noqa: N801
-    """Whether x is +inf or -inf (see :class:`_FloatTest`)."""
+    """Whether x is +inf or -inf (see ``_FloatTest``)."""
 
     answers = (False, True, False)
 
 
 class isfinite(_FloatTest):  # noqa: N801
-    """Whether x is neither inf nor nan (see :class:`_FloatTest`)."""
+    """Whether x is neither inf nor nan (see ``_FloatTest``)."""
 
     answers = (False, False, True)
 
