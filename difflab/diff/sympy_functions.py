@@ -113,6 +113,7 @@ class _FloatTest(BooleanFunction):
 
     @classmethod
     def eval(cls, x: Any) -> Any:
+        """The truth value where sympy knows it (a number, a real symbol), else None."""
         nan, infinite, finite = cls.answers
         if x is sympy.nan:
             return sympy.sympify(nan)
