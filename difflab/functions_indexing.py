@@ -32,6 +32,7 @@ from difflab.tensor_arguments import (
     promote_all,
     shape_args,
     tensor_of,
+    tensor_or_interpreted,
 )
 
 
@@ -196,7 +197,7 @@ def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False) -> Te
     >>> x.gather(0, dl.tensor([[1, 0]]))     # the method is the same function
     tensor([[3., 2.]], grad_fn=<...>)
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)  # (a Dual or a sympy expression: as it is)
     dim = dim_index(dim, x.ndim, "gather")
     checked = _gather_index("gather", x, dim, index)
     idx = checked.array
@@ -561,7 +562,7 @@ def argsort(input: Any, dim: int = -1, descending: bool = False,  # noqa: A002
     tensor([[1, 0],
             [0, 1]])
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     dim = dim_index(dim, x.ndim, "argsort")
     return apply(registry.PRIMITIVES["argsort"], x, axis=dim, descending=descending)
 
@@ -621,7 +622,7 @@ def sort(input: Any, dim: int = -1, descending: bool = False,  # noqa: A002
     >>> dl.sort(dl.tensor([2.0, 1.0, 2.0]), descending=True).indices
     tensor([0, 2, 1])
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)  # (a Dual: its values picked, tangents along)
     indices = argsort(x, dim, descending, stable)
     return MinMax((gather(x, dim, indices), indices))
 

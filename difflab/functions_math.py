@@ -439,15 +439,16 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,  # 
     >>> dl.nan_to_num(dl.tensor([float("nan"), 1.0, float("inf")]), posinf=9.0).tolist()
     [0.0, 1.0, 9.0]
     """
-    x = tensor_of(input)
-    if not x.dtype.is_floating_point:
+    x = tensor_or_interpreted(input)  # (a Dual or a sympy expression: as it is)
+    kind = np.dtype(x.dtype).kind  # ("O": sympy expressions, real numbers of float64)
+    if kind not in "fcO":
         return x.clone()
-    largest = float(np.finfo(x.dtype.dtype).max)
+    largest = float(np.finfo(np.float64 if kind == "O" else np.dtype(x.dtype)).max)
     posinf = largest if posinf is None else posinf
     neginf = -largest if neginf is None else neginf
-    out = F.where(F.isnan(x), full_like(x, nan), x)
-    out = F.where(x == math.inf, full_like(x, posinf), out)
-    return F.where(x == -math.inf, full_like(x, neginf), out)
+    out = F.where(F.isnan(x), nan, x)  # (scalars: the result keeps x's dtype)
+    out = F.where(x == math.inf, posinf, out)
+    return F.where(x == -math.inf, neginf, out)
 
 
 def fmax(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002

@@ -40,6 +40,7 @@ The protocol costs nothing on difflab's own path: ``dl.sin(t)`` and
 from __future__ import annotations
 
 import builtins
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -118,13 +119,20 @@ def unsupported(func: Any, where: str) -> UnsupportedNumPyFunction:
 
 
 def method_face(value: Any, name: str, run: Callable) -> Callable | None:
-    """``value.<name>`` for a ``Dual`` or a ``SymbolArray`` where a primitive declares
-    ``Tensor.<name>`` as its face (``permute``, ``expand``, ``clone``, ``cumsum``, ...): the
-    call read by the primitive's ``arguments``, then ``run(op, *inputs, **params)`` (the
-    type's handler).  ``None`` when no primitive has that face."""
+    """``value.<name>`` for a ``Dual`` or a ``SymbolArray``, as ``Tensor.<name>``.
+
+    Where a primitive declares ``Tensor.<name>`` as its face (``permute``, ``expand``,
+    ``clone``, ``cumsum``, ...): the call read by the primitive's ``arguments``, then
+    ``run(op, *inputs, **params)`` (the type's handler).  Any other method of ``Tensor``
+    (``floor``, ``sign``, ``pow``, ``clamp``, ``var``, ``sort``, ...) is Tensor's own
+    code run on ``value``: it is written with operations and ``dl.*`` faces, which
+    hand a dual number or a sympy expression to its type's handler, so a user's
+    ``x.floor()`` is differentiated by every method.  ``None`` for a name ``Tensor``
+    has no method of.
+    """
     op = registry.by_tensor_method(name)
     if op is None:
-        return None
+        return _tensor_method(value, name)
 
     def method(*args: Any, **kwargs: Any) -> Any:
         inputs, params = op.arguments(value, *args, **kwargs)
@@ -132,6 +140,21 @@ def method_face(value: Any, name: str, run: Callable) -> Callable | None:
 
     method.__name__ = name
     return method
+
+
+def _tensor_method(value: Any, name: str) -> Callable | None:
+    """``Tensor.<name>`` bound to ``value`` (see :func:`method_face`); ``None`` for a name
+    that is not a method of ``Tensor`` (an attribute, a property, a special method)."""
+    function = getattr(Tensor, name, None) if not name.startswith("__") else None
+    if not inspect.isfunction(function):
+        return None
+    if name.endswith("_"):  # x.add_(1): values of the other types are never written into
+        def refuse(*args: Any, **kwargs: Any) -> Any:
+            raise TypeError(
+                f"{type(value).__name__}.{name}(): a {type(value).__name__} is not changed "
+                f"in place; write x = x.{name[:-1]}(...) instead")
+        return refuse
+    return function.__get__(value)
 
 
 def converted(value: Any, *args: Any, **kwargs: Any) -> Any:

@@ -255,14 +255,31 @@ class SymbolArray(np.ndarray):
             raise AttributeError(f"'SymbolArray' object has no attribute {name!r}")
         return method
 
+    def var(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        """``x.var(dim, unbiased, keepdim, correction=)``: Tensor's, not NumPy's (ddof)."""
+        return numpy_protocol.method_face(self, "var", _HANDLER.primitive)(*args, **kwargs)
+
+    def std(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        """``x.std(dim, unbiased, keepdim, correction=)``: Tensor's, not NumPy's (ddof)."""
+        return numpy_protocol.method_face(self, "std", _HANDLER.primitive)(*args, **kwargs)
+
     def to(self, *args: Any, **kwargs: Any) -> Any:
         """``x.to(dtype)``, ``x.to(device)``: as ``Tensor.to`` (symbols are unchanged)."""
         return numpy_protocol.converted(self, *args, **kwargs)
 
-    def mean(self, axis: Any = None, dtype: Any = None, out: Any = None,  # type: ignore[override]
-             keepdims: bool = False, **kwargs: Any) -> Any:
-        """x.mean(): NumPy's mean of the expressions (its method divides in place)."""
-        return np.mean(self, axis=axis, keepdims=keepdims)
+    def mean(self, axis: Any = None, keepdim: bool = False, *,  # type: ignore[override]
+             keepdims: bool = False, dim: Any = None, **kwargs: Any) -> Any:
+        """``x.mean(dim, keepdim)`` as on a tensor (NumPy's ``axis``, ``keepdims`` too):
+        NumPy's mean of the expressions (ndarray's method divides in place)."""
+        axis = dim if dim is not None else axis
+        return np.mean(self, axis=axis, keepdims=keepdim or keepdims)
+
+    def sum(self, axis: Any = None, keepdim: bool = False, *,  # type: ignore[override]
+            keepdims: bool = False, dim: Any = None, **kwargs: Any) -> Any:
+        """``x.sum(dim, keepdim)`` as on a tensor (NumPy's ``axis``, ``keepdims`` too; the
+        second argument is ``keepdim``, not ndarray's ``dtype``)."""
+        axis = dim if dim is not None else axis
+        return np.sum(self, axis=axis, keepdims=keepdim or keepdims)
 
     def astype(self, dtype: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         """A float dtype leaves the expressions as they are (a symbol is a real number)."""
@@ -363,6 +380,8 @@ def _too_deep(exc: RecursionError, f: Callable, expressions: list | None) -> Sym
 
 
 def _elementwise(function: Callable, *operands: Any) -> Any:
+    # a tensor beside the symbols (dl.maximum(x, dl.tensor(1.0))) is a constant: its values
+    operands = tuple(o.array if isinstance(o, Tensor) else o for o in operands)
     if any(isinstance(o, np.ndarray) for o in operands):
         arrays = [np.asarray(o, dtype=object) if isinstance(o, np.ndarray) else o
                   for o in operands]
@@ -385,7 +404,13 @@ class _SympyHandler(TypeHandler):
 
     def primitive(self, op: Any, *inputs: Any, **params: Any) -> Any:
         """A structural primitive (``prod``, ``logsumexp``, ``amax``) on expressions: its
-        ``symbolic`` form if it has one, else its forward with NumPy on object arrays."""
+        ``symbolic`` form if it has one, else its forward with NumPy on object arrays.
+        An elementwise primitive reached this way (Tensor's ``x.exp()`` run on a
+        SymbolArray calls ``engine.apply``) is its rule's sympy form, as ``dl.exp(x)``."""
+        if isinstance(op, registry.UnaryOp) and len(inputs) == 1 and not params:
+            return self.unary(op, *inputs)
+        if isinstance(op, registry.BinaryOp) and len(inputs) == 2 and not params:
+            return self.binary(op, *inputs)
         arrays = [np.asarray(v, dtype=object) if isinstance(v, (sympy.Basic, np.ndarray))
                   else _plain(v) for v in inputs]  # (a tensor: its values, a constant)
         if op.symbolic is not None:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from difflab.nn.functional_core import (
+    _check_input,
     _check_tensor,
     _dim,
     _floating,
@@ -846,7 +847,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa
         raise ValueError(f"hardtanh: max_val ({max_val}) cannot be less than min_val ({min_val})")
     # (float bounds: an integer input becomes the default float, as clamp by floats does
     # in PyTorch, not float64)
-    return _floating(_check_tensor("hardtanh", input)).clamp(min_val, max_val)
+    return _floating(_check_input("hardtanh", input)).clamp(min_val, max_val)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
