@@ -269,6 +269,15 @@ TENSOR_ARGUMENT_FACES = {
     "relu6": lambda x: dl.nn.functional.relu6(x * 3.0) * x,
     "maximum_tensor_constant": lambda x: (dl.maximum(x, dl.tensor(1.0))
                                           * dl.minimum(dl.tensor([0.0, 1.0, 2.0]), x)),
+    # nn.functional's activations written with operations (an array: a constant tensor)
+    **{name: (lambda x, name=name: getattr(dl.nn.functional, name)(x) * x)
+       for name in ("elu", "celu", "selu", "softplus", "logsigmoid", "silu", "mish",
+                    "hardsigmoid", "hardswish", "hardshrink", "softshrink", "tanhshrink",
+                    "softsign")},
+    "threshold": lambda x: dl.nn.functional.threshold(x, 0.5, -1.0) * x,
+    "softmin": lambda x: dl.nn.functional.softmin(x, 0) * x,
+    "prelu": lambda x: dl.nn.functional.prelu(x, dl.tensor([0.25])) * x,
+    "normalize": lambda x: dl.nn.functional.normalize(x, dim=0) * x,
 }
 #: Tensor's methods on the value f receives (a Dual in forward mode, a SymbolArray in
 #: symbolic): Tensor's own code, run on it (numpy_protocol.method_face).  (Numeric hands
