@@ -148,13 +148,22 @@ def _tensor_method(value: Any, name: str) -> Callable | None:
     function = getattr(Tensor, name, None) if not name.startswith("__") else None
     if not inspect.isfunction(function):
         return None
-    if name.endswith("_"):  # x.add_(1): values of the other types are never written into
-        def refuse(*args: Any, **kwargs: Any) -> Any:
-            raise TypeError(
-                f"{type(value).__name__}.{name}(): a {type(value).__name__} is not changed "
-                f"in place; write x = x.{name[:-1]}(...) instead")
-        return refuse
-    return function.__get__(value)
+    kind = type(value).__name__
+
+    def method(*args: Any, **kwargs: Any) -> Any:
+        if name.endswith("_"):  # x.add_(1): values of the other types are never written into
+            raise TypeError(f"{kind}.{name}() changes a tensor in place; a {kind} is not "
+                            f"changed in place: use the method without the underscore "
+                            f"(x = x.{name[:-1]}(...)) where there is one")
+        try:
+            return function(value, *args, **kwargs)
+        except AttributeError as exc:  # (x.tolist(), x.backward(): a tensor's storage, tape)
+            raise TypeError(f"{kind}.{name}() reads what only a tensor has ({exc}); on a "
+                            f"{kind} use difflab's operations, or read its values explicitly "
+                            f"(a Dual's .primal)") from exc
+
+    method.__name__ = name
+    return method
 
 
 def converted(value: Any, *args: Any, **kwargs: Any) -> Any:

@@ -376,9 +376,14 @@ def test_sort_of_dual_numbers_and_its_refusal_under_symbolic():
         dl.grad(f, method="symbolic")(x)
 
 
-def test_in_place_tensor_methods_are_refused_on_dual_numbers():
-    with pytest.raises(TypeError, match=r"Dual.add_\(\): .*x = x.add\(...\)"):
+def test_tensor_methods_a_dual_number_cannot_run_are_clear_errors():
+    """In place (a Dual is a value) or reading a tensor's storage: a TypeError that says so."""
+    with pytest.raises(TypeError, match=r"Dual.add_\(\) changes .*x = x.add\(...\)"):
         Dual(1.0, 1.0).add_(1.0)
+    with pytest.raises(TypeError, match=r"Dual.tolist\(\) reads what only a tensor has"):
+        Dual(np.array([1.0, 2.0]), 1.0).tolist()
+    assert float(Dual(np.array([1.0, 2.0]), 1.0).exp().sum().tangent) == pytest.approx(
+        math.e + math.e ** 2)
 
 
 def test_piecewise_constant_primitives_in_forward_mode_and_in_sympy():
