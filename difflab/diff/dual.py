@@ -433,9 +433,6 @@ class Dual:
     def ravel(self) -> Dual:
         return self.reshape(-1)
 
-    def flatten(self) -> Dual:
-        return self.reshape(-1)
-
     def dot(self, other: Any) -> Dual:
         return _dot(self, other)
 

@@ -255,14 +255,6 @@ class SymbolArray(np.ndarray):
             raise AttributeError(f"'SymbolArray' object has no attribute {name!r}")
         return method
 
-    def var(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
-        """``x.var(dim, unbiased, keepdim, correction=)``: Tensor's, not NumPy's (ddof)."""
-        return numpy_protocol.method_face(self, "var", _HANDLER.primitive)(*args, **kwargs)
-
-    def std(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
-        """``x.std(dim, unbiased, keepdim, correction=)``: Tensor's, not NumPy's (ddof)."""
-        return numpy_protocol.method_face(self, "std", _HANDLER.primitive)(*args, **kwargs)
-
     def to(self, *args: Any, **kwargs: Any) -> Any:
         """``x.to(dtype)``, ``x.to(device)``: as ``Tensor.to`` (symbols are unchanged)."""
         return numpy_protocol.converted(self, *args, **kwargs)
@@ -295,6 +287,25 @@ class SymbolArray(np.ndarray):
         if func in _EXACT_ON_OBJECTS:  # NumPy's own loop over the entries is exact
             return _wrap(func(*_plain(args), **_plain(kwargs)))
         raise numpy_protocol.unsupported(func, "symbolic, on sympy expressions")
+
+
+def _tensor_meaning(name: str) -> Callable:
+    """``SymbolArray.<name>`` as ``Tensor.<name>`` where ndarray's method of that name means
+    something else (see :data:`TENSOR_MEANINGS`)."""
+    def method(self: SymbolArray, *args: Any, **kwargs: Any) -> Any:
+        return numpy_protocol.method_face(self, name, _HANDLER.primitive)(*args, **kwargs)
+
+    method.__name__ = name
+    method.__doc__ = f"``x.{name}(...)`` as on a tensor (:meth:`difflab.Tensor.{name}`)."
+    return method
+
+
+#: ndarray's methods that a tensor's method of the same name differs from: a user's
+#: ``x.repeat(2)`` tiles a tensor (ndarray's repeats each element: a silently different
+#: function), ``x.var(0, False)`` reads (dim, unbiased), ``x.flatten(1)`` a start_dim.
+TENSOR_MEANINGS = ("repeat", "flatten", "var", "std")
+for _name in TENSOR_MEANINGS:
+    setattr(SymbolArray, _name, _tensor_meaning(_name))
 
 
 def _plain(value: Any) -> Any:

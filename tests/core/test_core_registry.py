@@ -299,6 +299,10 @@ TENSOR_METHODS = {
     "sigmoid": lambda x: x.sigmoid() * x,
     "square": lambda x: x.square(),
     "mul_add": lambda x: x.mul(x).add(x, alpha=2.0).sub(1.0),
+    # (ndarray has methods of these names that mean something else: x.repeat(2) tiles)
+    "repeat": lambda x: x.repeat(2) * dl.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]),
+    "flatten": lambda x: (x.reshape(1, 3, 1) * x.reshape(3, 1, 1)).flatten(1).sum(0) * x,
+    "std": lambda x: x.std(0, False) * x,
 }
 #: Pointwise primitives of integers or complex numbers: no real function to differentiate
 #: through them.
