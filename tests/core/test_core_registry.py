@@ -269,6 +269,17 @@ TENSOR_ARGUMENT_FACES = {
     "relu6": lambda x: dl.nn.functional.relu6(x * 3.0) * x,
     "maximum_tensor_constant": lambda x: (dl.maximum(x, dl.tensor(1.0))
                                           * dl.minimum(dl.tensor([0.0, 1.0, 2.0]), x)),
+    "outer": lambda x: dl.outer(x, dl.tensor([0.5, -1.0, 2.0])).sum(0),
+    "kron": lambda x: dl.kron(x, dl.tensor([0.5, -1.0])).reshape(3, 2).sum(1) * x,
+    "narrow": lambda x: dl.narrow(x, 0, 1, 2) * x[1:],
+    "take": lambda x: dl.take(x, dl.tensor([2, 0])) * x[:2],
+    "index_select": lambda x: dl.index_select(x, 0, dl.tensor([2, 0])) * x[:2],
+    "lerp": lambda x: dl.lerp(x, dl.tensor([0.5, -1.0, 2.0]), 0.3) * x,
+    "addcmul": lambda x: dl.addcmul(x, x, dl.tensor([0.5, -1.0, 2.0]), value=0.5) * x,
+    "exp2": lambda x: dl.exp2(x),
+    "logit": lambda x: dl.logit(dl.sigmoid(x)) * x,
+    "deg2rad": lambda x: dl.deg2rad(x) * x,
+    "dist": lambda x: dl.dist(x, dl.tensor([0.5, -1.0, 2.0])) * x,
     # nn.functional's activations written with operations (an array: a constant tensor)
     **{name: (lambda x, name=name: getattr(dl.nn.functional, name)(x) * x)
        for name in ("elu", "celu", "selu", "softplus", "logsigmoid", "silu", "mish",
