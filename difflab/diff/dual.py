@@ -272,6 +272,11 @@ class Dual:
         return getattr(inner, "dtype", np.dtype(np.float64))
 
     @property
+    def device(self) -> Any:
+        """Where the values live: the primal's device (as ``Tensor.device``)."""
+        return backend.device_of(_innermost(self.primal))
+
+    @property
     def T(self) -> Dual:  # noqa: N802
         return _transpose(self)
 

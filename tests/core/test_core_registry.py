@@ -280,6 +280,10 @@ TENSOR_ARGUMENT_FACES = {
     "logit": lambda x: dl.logit(dl.sigmoid(x)) * x,
     "deg2rad": lambda x: dl.deg2rad(x) * x,
     "dist": lambda x: dl.dist(x, dl.tensor([0.5, -1.0, 2.0])) * x,
+    # (zeros_like and friends read a dual number's shape, dtype and device)
+    "diag": lambda x: dl.diag(x).sum(0) * x,
+    "nansum": lambda x: dl.nansum(x) * x,
+    "sinc": lambda x: dl.sinc(x),
     # nn.functional's activations written with operations (an array: a constant tensor)
     **{name: (lambda x, name=name: getattr(dl.nn.functional, name)(x) * x)
        for name in ("elu", "celu", "selu", "softplus", "logsigmoid", "silu", "mish",
