@@ -451,6 +451,11 @@ class Dual:
         # a new dual number (assigning into it rebinds its values, never the original's)
         return Dual._make(self.primal, self.tangents, self.tag)
 
+    def detach(self) -> Any:
+        """The values without any tangent (every dual layer removed), as ``Tensor.detach``
+        cuts a tensor from the tape: a constant (``dl.hypot`` shifts by one)."""
+        return _strip(self)
+
     def to(self, *args: Any, **kwargs: Any) -> Dual:
         """``x.to(dtype)``, ``x.to(device)``: as ``Tensor.to`` (the tangents go along)."""
         return numpy_protocol.converted(self, *args, **kwargs)
