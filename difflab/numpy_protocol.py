@@ -166,6 +166,20 @@ def _tensor_method(value: Any, name: str) -> Callable | None:
     return method
 
 
+def tensor_meanings(cls: type, names: Sequence[str], face: Callable) -> None:
+    """Make ``cls.<name>`` (for each of ``names``) ``face(value, name)``, the type's
+    :func:`method_face`, replacing a method ``cls`` inherits (ndarray's ``repeat``, ``var``,
+    ``sum``) whose arguments or meaning differ from the tensor's (``x.var(0, False)``
+    reads (dim, unbiased); ``x.repeat(2)`` tiles)."""
+    for name in names:
+        def method(self: Any, *args: Any, name: str = name, **kwargs: Any) -> Any:
+            return face(self, name)(*args, **kwargs)
+
+        method.__name__ = name
+        method.__doc__ = f"``x.{name}(...)`` as on a tensor (:meth:`difflab.Tensor.{name}`)."
+        setattr(cls, name, method)
+
+
 def converted(value: Any, *args: Any, **kwargs: Any) -> Any:
     """``value.to(...)`` for a ``Dual`` or a ``SymbolArray`` as for a tensor: ``to(device)``,
     ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``, through the primitives' faces."""

@@ -458,7 +458,7 @@ class TensorMethods:
         """
         dim = axis if dim is None else reduction_dims(dim)  # (dim=[]: all, as PyTorch's)
         keepdim = keepdims if keepdims is not None else keepdim
-        if self.dtype.kind not in "fc":
+        if self.dtype.kind not in "fcO":  # (O: sympy expressions, real numbers)
             raise RuntimeError(
                 f"mean() needs a floating point tensor, got {self.dtype}: call .float() first"
             )

@@ -68,6 +68,7 @@ from sympy.codegen.cfunctions import log1p as sympy_log1p
 
 from difflab import backend, numpy_protocol
 from difflab import functions as F  # noqa: N812  (the primitives' public faces)
+from difflab.diff import sympy_functions as bessel
 from difflab.diff.interface import (
     Cost,
     Differentiator,
@@ -157,41 +158,11 @@ class _SympyNamespace:
     truth, trunc = staticmethod(truth), staticmethod(trunc)
 
     # (the Bessel functions of order 0 and 1, and the scaled forms, as sympy writes them)
-    @staticmethod
-    def i0(x: Any) -> Any:
-        return sympy.besseli(0, x)
-
-    @staticmethod
-    def i1(x: Any) -> Any:
-        return sympy.besseli(1, x)
-
-    @staticmethod
-    def i0e(x: Any) -> Any:
-        return sympy.exp(-sympy.Abs(x)) * sympy.besseli(0, x)
-
-    @staticmethod
-    def i1e(x: Any) -> Any:
-        return sympy.exp(-sympy.Abs(x)) * sympy.besseli(1, x)
-
-    @staticmethod
-    def bessel_j0(x: Any) -> Any:
-        return sympy.besselj(0, x)
-
-    @staticmethod
-    def bessel_j1(x: Any) -> Any:
-        return sympy.besselj(1, x)
-
-    @staticmethod
-    def scaled_modified_bessel_k0(x: Any) -> Any:
-        return sympy.exp(x) * sympy.besselk(0, x)
-
-    @staticmethod
-    def scaled_modified_bessel_k1(x: Any) -> Any:
-        return sympy.exp(x) * sympy.besselk(1, x)
-
-    @staticmethod
-    def erfcx(x: Any) -> Any:
-        return sympy.exp(x * x) * sympy.erfc(x)
+    i0, i1, i0e, i1e = (staticmethod(f) for f in (bessel.i0, bessel.i1, bessel.i0e, bessel.i1e))
+    bessel_j0, bessel_j1 = staticmethod(bessel.bessel_j0), staticmethod(bessel.bessel_j1)
+    scaled_modified_bessel_k0 = staticmethod(bessel.scaled_modified_bessel_k0)
+    scaled_modified_bessel_k1 = staticmethod(bessel.scaled_modified_bessel_k1)
+    erfcx = staticmethod(bessel.erfcx)
 
     @staticmethod
     def elementwise(function: Any, *arrays: Any) -> Any:
@@ -249,8 +220,7 @@ class SymbolArray(np.ndarray):
 
     # Tensor's methods: x.permute(1, 0), x.expand(2, 3), x.clone(), x.to(dtype), ...
     def __getattr__(self, name: str) -> Any:
-        method = numpy_protocol.method_face(self, name, lambda op, *a, **k: _wrap(
-            _HANDLER.primitive(op, *a, **k)))
+        method = _tensor_face(self, name)
         if method is None:
             raise AttributeError(f"'SymbolArray' object has no attribute {name!r}")
         return method
@@ -258,20 +228,6 @@ class SymbolArray(np.ndarray):
     def to(self, *args: Any, **kwargs: Any) -> Any:
         """``x.to(dtype)``, ``x.to(device)``: as ``Tensor.to`` (symbols are unchanged)."""
         return numpy_protocol.converted(self, *args, **kwargs)
-
-    def mean(self, axis: Any = None, keepdim: bool = False, *,  # type: ignore[override]
-             keepdims: bool = False, dim: Any = None, **kwargs: Any) -> Any:
-        """``x.mean(dim, keepdim)`` as on a tensor (NumPy's ``axis``, ``keepdims`` too):
-        NumPy's mean of the expressions (ndarray's method divides in place)."""
-        axis = dim if dim is not None else axis
-        return np.mean(self, axis=axis, keepdims=keepdim or keepdims)
-
-    def sum(self, axis: Any = None, keepdim: bool = False, *,  # type: ignore[override]
-            keepdims: bool = False, dim: Any = None, **kwargs: Any) -> Any:
-        """``x.sum(dim, keepdim)`` as on a tensor (NumPy's ``axis``, ``keepdims`` too; the
-        second argument is ``keepdim``, not ndarray's ``dtype``)."""
-        axis = dim if dim is not None else axis
-        return np.sum(self, axis=axis, keepdims=keepdim or keepdims)
 
     def astype(self, dtype: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         """A float dtype leaves the expressions as they are (a symbol is a real number)."""
@@ -289,23 +245,17 @@ class SymbolArray(np.ndarray):
         raise numpy_protocol.unsupported(func, "symbolic, on sympy expressions")
 
 
-def _tensor_meaning(name: str) -> Callable:
-    """``SymbolArray.<name>`` as ``Tensor.<name>`` where ndarray's method of that name means
-    something else (see :data:`TENSOR_MEANINGS`)."""
-    def method(self: SymbolArray, *args: Any, **kwargs: Any) -> Any:
-        return numpy_protocol.method_face(self, name, _HANDLER.primitive)(*args, **kwargs)
-
-    method.__name__ = name
-    method.__doc__ = f"``x.{name}(...)`` as on a tensor (:meth:`difflab.Tensor.{name}`)."
-    return method
+# ndarray's methods that mean something else on a tensor: a user's x.repeat(2) tiles a
+# tensor (ndarray's repeats each element: a silently different function)
+numpy_protocol.tensor_meanings(SymbolArray, ("repeat", "flatten", "var", "std", "sum", "mean"),
+                               lambda value, name: _tensor_face(value, name))
 
 
-#: ndarray's methods that a tensor's method of the same name differs from: a user's
-#: ``x.repeat(2)`` tiles a tensor (ndarray's repeats each element: a silently different
-#: function), ``x.var(0, False)`` reads (dim, unbiased), ``x.flatten(1)`` a start_dim.
-TENSOR_MEANINGS = ("repeat", "flatten", "var", "std")
-for _name in TENSOR_MEANINGS:
-    setattr(SymbolArray, _name, _tensor_meaning(_name))
+def _tensor_face(value: SymbolArray, name: str) -> Callable | None:
+    """``value.<name>`` as on a tensor (``numpy_protocol.method_face``), its result
+    expressions a SymbolArray."""
+    method = numpy_protocol.method_face(value, name, _HANDLER.primitive)
+    return None if method is None else lambda *a, **k: _wrap(method(*a, **k))
 
 
 def _plain(value: Any) -> Any:
