@@ -910,7 +910,7 @@ def var(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: b
     (tensor([2., 0.]), tensor([[1.],
             [0.]]))
     """
-    return tensor_of(input).var(dim, unbiased, keepdim, correction=correction)
+    return tensor_or_interpreted(input).var(dim, unbiased, keepdim, correction=correction)
 
 
 def std(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,  # noqa: A002
@@ -973,7 +973,7 @@ def std(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: b
     >>> x.grad
     tensor([-0.7071,  0.7071])
     """
-    return tensor_of(input).std(dim, unbiased, keepdim, correction=correction)
+    return tensor_or_interpreted(input).std(dim, unbiased, keepdim, correction=correction)
 
 
 def norm(input: Tensor, p: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
@@ -1367,7 +1367,7 @@ def tril(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tens
             [1., 0., 0.],
             [1., 1., 0.]])
     """
-    return write_out(out, tensor_of(input).tril(diagonal))
+    return write_out(out, tensor_or_interpreted(input).tril(diagonal))
 
 
 def triu(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
@@ -1415,7 +1415,7 @@ def triu(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tens
     tensor([[0., 2., 3.],
             [0., 0., 6.]])
     """
-    return write_out(out, tensor_of(input).triu(diagonal))
+    return write_out(out, tensor_or_interpreted(input).triu(diagonal))
 
 
 def floor(input: Tensor) -> Tensor:  # noqa: A002
@@ -1603,7 +1603,7 @@ def rsqrt(input: Tensor) -> Tensor:  # noqa: A002
     >>> x.grad                  # -x^(-3/2) / 2
     tensor([-0.5   , -0.0625])
     """
-    return tensor_of(input).rsqrt()
+    return tensor_or_interpreted(input).rsqrt()
 
 
 def reciprocal(input: Tensor) -> Tensor:  # noqa: A002
@@ -1641,7 +1641,7 @@ def reciprocal(input: Tensor) -> Tensor:  # noqa: A002
     >>> x.grad                  # -1/x²
     tensor([-0.25  , -0.0625])
     """
-    return tensor_of(input).reciprocal()
+    return tensor_or_interpreted(input).reciprocal()
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple:  # noqa: A002
@@ -1689,7 +1689,7 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:  # noqa: A002
     >>> dl.unbind(x, dim=1)[0]
     tensor([1., 3.], grad_fn=<...>)
     """
-    return tensor_of(input).unbind(dim)
+    return tensor_or_interpreted(input).unbind(dim)
 
 # ==================================================================== end compat-core
 

@@ -32,6 +32,7 @@ from difflab.tensor_arguments import (
     promote_all,
     shape_args,
     tensor_of,
+    tensor_or_interpreted,
 )
 
 
@@ -196,7 +197,7 @@ def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False) -> Te
     >>> x.gather(0, dl.tensor([[1, 0]]))     # the method is the same function
     tensor([[3., 2.]], grad_fn=<...>)
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)  # (a Dual or a sympy expression: as it is)
     dim = dim_index(dim, x.ndim, "gather")
     checked = _gather_index("gather", x, dim, index)
     idx = checked.array
@@ -288,7 +289,7 @@ def scatter(input: Any, dim: int, index: Any, src: Any = None, *, value: Any = N
     >>> dl.scatter(dl.zeros(3), 0, dl.tensor([2]), value=7.0)
     tensor([0., 0., 7.])
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     if src is None:
         src = value
     if src is None:
@@ -445,7 +446,7 @@ def index_select(input: Any, dim: int, index: Any) -> Tensor:  # noqa: A002
     tensor([[1., 0., 2.],
             [1., 0., 2.]])
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     dim = dim_index(dim, x.ndim, "index_select")
     idx = _integer_index("index_select", index)
     if idx.ndim > 1:
@@ -507,7 +508,7 @@ def masked_fill(input: Any, mask: Any, value: Any) -> Tensor:  # noqa: A002
     >>> x.grad                   # nothing flows to the filled place
     tensor([1., 0., 1.])
     """
-    return tensor_of(input).masked_fill(mask, value)
+    return tensor_or_interpreted(input).masked_fill(mask, value)
 
 
 def argsort(input: Any, dim: int = -1, descending: bool = False,  # noqa: A002
@@ -561,7 +562,7 @@ def argsort(input: Any, dim: int = -1, descending: bool = False,  # noqa: A002
     tensor([[1, 0],
             [0, 1]])
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     dim = dim_index(dim, x.ndim, "argsort")
     return apply(registry.PRIMITIVES["argsort"], x, axis=dim, descending=descending)
 
@@ -621,7 +622,7 @@ def sort(input: Any, dim: int = -1, descending: bool = False,  # noqa: A002
     >>> dl.sort(dl.tensor([2.0, 1.0, 2.0]), descending=True).indices
     tensor([0, 2, 1])
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)  # (a Dual: its values picked, tangents along)
     indices = argsort(x, dim, descending, stable)
     return MinMax((gather(x, dim, indices), indices))
 
@@ -684,7 +685,7 @@ def topk(input: Any, k: int, dim: int = -1, largest: bool = True,  # noqa: A002
     >>> dl.topk(x, 2, largest=False).indices
     tensor([0, 2])
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     dim = dim_index(dim, x.ndim, "topk")
     size = x.shape[dim] if x.ndim else 1
     k = integer(k, "topk()", "k")  # (PyTorch's TypeError for k=2.0)
@@ -755,7 +756,7 @@ def roll(input: Any, shifts: Any, dims: Any = None) -> Tensor:  # noqa: A002
     tensor([[2., 3., 1.],
             [2., 3., 1.]])
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     shifts = shape_args((shifts,), "roll", "shifts")  # (ints: 1.5 was truncated to 1)
     if dims is None:
         if len(shifts) != 1:
@@ -875,7 +876,7 @@ def bmm(input: Any, mat2: Any) -> Tensor:  # noqa: A002
     <BLANKLINE>
             [[13., 17., 21.]]])
     """
-    a, b = tensor_of(input), tensor_of(mat2)
+    a, b = tensor_or_interpreted(input), tensor_of(mat2)
     if a.ndim != 3 or b.ndim != 3:
         raise RuntimeError(
             f"bmm(): batch1 and batch2 must be 3-D tensors, got shapes {tuple(a.shape)} and "
@@ -947,7 +948,7 @@ def baddbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1,  # noqa: A00
         product = product * alpha
     if beta == 0:
         return product
-    return product + (input if beta == 1 else tensor_of(input) * beta)
+    return product + (input if beta == 1 else tensor_or_interpreted(input) * beta)
 
 
 def outer(input: Any, vec2: Any) -> Tensor:  # noqa: A002
@@ -996,7 +997,7 @@ def outer(input: Any, vec2: Any) -> Tensor:  # noqa: A002
     >>> dl.ger is dl.outer
     True
     """
-    a, b = tensor_of(input), tensor_of(vec2)
+    a, b = tensor_or_interpreted(input), tensor_of(vec2)
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(
             f"outer(): expected two 1-D tensors, got shapes {tuple(a.shape)} and "

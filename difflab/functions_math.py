@@ -59,7 +59,7 @@ def positive(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.positive(dl.tensor([-1.0, 2.0])).tolist()
     [-1.0, 2.0]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     if x.dtype == bool_:
         raise TypeError("positive does not support bool tensors; use x.int() first")
     return x
@@ -84,7 +84,7 @@ def deg2rad(input: Tensor) -> Tensor:  # noqa: A002
     >>> round(dl.deg2rad(dl.tensor(180.0)).item(), 6)
     3.141593
     """
-    return tensor_of(input) * (math.pi / 180.0)
+    return tensor_or_interpreted(input) * (math.pi / 180.0)
 
 
 def rad2deg(input: Tensor) -> Tensor:  # noqa: A002
@@ -106,7 +106,7 @@ def rad2deg(input: Tensor) -> Tensor:  # noqa: A002
     >>> round(dl.rad2deg(dl.tensor(3.141592653589793)).item(), 6)
     180.0
     """
-    return tensor_of(input) * (180.0 / math.pi)
+    return tensor_or_interpreted(input) * (180.0 / math.pi)
 
 
 def exp2(input: Tensor) -> Tensor:  # noqa: A002
@@ -128,7 +128,7 @@ def exp2(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.exp2(dl.tensor([0.0, 3.0])).tolist()
     [1.0, 8.0]
     """
-    return 2.0 ** tensor_of(input)
+    return 2.0 ** tensor_or_interpreted(input)
 
 
 def trunc(input: Tensor) -> Tensor:  # noqa: A002
@@ -198,7 +198,7 @@ def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:  # noqa: A002
     >>> dl.lerp(dl.tensor([0.0, 10.0]), dl.tensor([10.0, 20.0]), 0.25).tolist()
     [2.5, 12.5]
     """
-    start = tensor_of(input)
+    start = tensor_or_interpreted(input)
     return start + weight * (end - start)
 
 
@@ -224,7 +224,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *,  # noqa: A002
     >>> dl.addcmul(dl.ones(2), dl.tensor([1.0, 2.0]), dl.tensor([3.0, 4.0]), value=0.5).tolist()
     [2.5, 5.0]
     """
-    return tensor_of(input) + value * (tensor1 * tensor2)
+    return tensor_or_interpreted(input) + value * (tensor1 * tensor2)
 
 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *,  # noqa: A002
@@ -249,7 +249,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *,  # noqa: A002
     >>> dl.addcdiv(dl.zeros(2), dl.tensor([1.0, 2.0]), dl.tensor([4.0, 4.0]), value=2).tolist()
     [0.5, 1.0]
     """
-    return tensor_of(input) + value * (tensor1 / tensor2)
+    return tensor_or_interpreted(input) + value * (tensor1 / tensor2)
 
 
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
@@ -274,7 +274,7 @@ def logaddexp(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     >>> dl.logaddexp(x, x).tolist()
     [1000.6931471805599, 0.6931471805599453]
     """
-    x, y = tensor_of(input), tensor_of(other)
+    x, y = tensor_or_interpreted(input), tensor_of(other)
     shift = F.maximum(x, y).detach()
     shift = F.where(F.isfinite(shift), shift, zeros_like(shift))  # (±inf: no shift)
     return shift + F.log(F.exp(x - shift) + F.exp(y - shift))
@@ -300,7 +300,7 @@ def logaddexp2(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     [4.0]
     """
     ln2 = math.log(2.0)
-    return logaddexp(tensor_of(input) * ln2, tensor_of(other) * ln2) / ln2
+    return logaddexp(tensor_or_interpreted(input) * ln2, tensor_of(other) * ln2) / ln2
 
 
 def hypot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
@@ -327,7 +327,7 @@ def hypot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     >>> round(big.item() / 1e200, 12)   # the squares alone would overflow to inf
     5.0
     """
-    x, y = tensor_of(input), tensor_of(other)
+    x, y = tensor_or_interpreted(input), tensor_of(other)
     scale = F.maximum(x.abs(), y.abs()).detach()
     scale = F.where((scale > 0) & F.isfinite(scale), scale, ones_like(scale))
     return scale * F.sqrt((x / scale) ** 2 + (y / scale) ** 2)
@@ -357,7 +357,7 @@ def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
     >>> dl.xlogy(dl.tensor([0.0, 2.0]), dl.tensor([0.0, 1.0])).tolist()
     [0.0, 0.0]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     y = other if isinstance(other, Tensor) else tensor_of(np.asarray(other, dtype=float))
     safe_y = F.where(x == 0, ones_like(y), y)
     return F.where(F.isnan(y), y + x * 0, x * F.log(safe_y))
@@ -384,7 +384,7 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
     >>> dl.logit(dl.tensor([0.5, 0.0]), eps=1e-6).tolist()[0]
     0.0
     """
-    p = tensor_of(input)
+    p = tensor_or_interpreted(input)
     if eps is not None:
         p = F.clamp(p, eps, 1.0 - eps)
     return F.log(p) - F.log1p(-p)
@@ -409,7 +409,7 @@ def sinc(input: Tensor) -> Tensor:  # noqa: A002
     >>> [round(v, 6) for v in dl.sinc(dl.tensor([0.0, 0.5, 1.5])).tolist()]
     [1.0, 0.63662, -0.212207]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     at_zero = x == 0
     scaled = math.pi * F.where(at_zero, ones_like(x), x)  # (the safe where: no 0/0)
     return F.where(at_zero, ones_like(scaled), F.sin(scaled) / scaled)
@@ -439,15 +439,16 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,  # 
     >>> dl.nan_to_num(dl.tensor([float("nan"), 1.0, float("inf")]), posinf=9.0).tolist()
     [0.0, 1.0, 9.0]
     """
-    x = tensor_of(input)
-    if not x.dtype.is_floating_point:
+    x = tensor_or_interpreted(input)  # (a Dual or a sympy expression: as it is)
+    kind = np.dtype(x.dtype).kind  # ("O": sympy expressions, real numbers of float64)
+    if kind not in "fcO":
         return x.clone()
-    largest = float(np.finfo(x.dtype.dtype).max)
+    largest = float(np.finfo(np.float64 if kind == "O" else np.dtype(x.dtype)).max)
     posinf = largest if posinf is None else posinf
     neginf = -largest if neginf is None else neginf
-    out = F.where(F.isnan(x), full_like(x, nan), x)
-    out = F.where(x == math.inf, full_like(x, posinf), out)
-    return F.where(x == -math.inf, full_like(x, neginf), out)
+    out = F.where(F.isnan(x), nan, x)  # (scalars: the result keeps x's dtype)
+    out = F.where(x == math.inf, posinf, out)
+    return F.where(x == -math.inf, neginf, out)
 
 
 def fmax(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
@@ -495,7 +496,7 @@ def fmin(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
 
 
 def _ignoring_nan(pick: Any, input: Any, other: Any) -> Tensor:  # noqa: A002
-    x, y = tensor_of(input), tensor_of(other)
+    x, y = tensor_or_interpreted(input), tensor_of(other)
     return F.where(F.isnan(x), y, F.where(F.isnan(y), x, pick(x, y)))
 
 
@@ -518,7 +519,7 @@ def isposinf(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.isposinf(dl.tensor([float("inf"), -float("inf"), 1.0])).tolist()
     [True, False, False]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     return F.logical_and(F.isinf(x), x > 0)
 
 
@@ -541,7 +542,7 @@ def isneginf(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.isneginf(dl.tensor([float("inf"), -float("inf"), 1.0])).tolist()
     [False, True, False]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     return F.logical_and(F.isinf(x), x < 0)
 
 
@@ -564,7 +565,7 @@ def isreal(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.isreal(dl.tensor([1.0, 2.0])).tolist()
     [True, True]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     if x.dtype.is_complex:
         return tensor_of(x.detach().numpy().imag == 0)
     return F.logical_or(x == x, x != x)  # (true everywhere, nan included; a graph step)
@@ -702,7 +703,7 @@ def bitwise_not(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.bitwise_not(dl.tensor([0, 5, -1])).tolist()
     [-1, -6, 0]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     if x.dtype.is_floating_point or x.dtype.is_complex:
         raise TypeError(f"bitwise_not expects a bool or integer tensor, got {x.dtype}")
     return ~x

@@ -23,7 +23,7 @@ from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.creation import arange, eye, zeros
 from difflab.functions_joining import broadcast_shapes, movedim
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import dim_index, integer, tensor_of
+from difflab.tensor_arguments import dim_index, integer, tensor_of, tensor_or_interpreted
 
 __all__ = [
     "addbmm", "addmm", "addmv", "addr", "cartesian_prod", "chain_matmul", "diag", "diag_embed",
@@ -67,7 +67,7 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:  # noqa:
     >>> dl.narrow(dl.arange(6), 0, 2, 3).tolist()
     [2, 3, 4]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     dim = dim_index(dim, x.ndim, "narrow", zero_d_has_dim=False)
     size = x.shape[dim]
     start, length = integer(start, "narrow", "start"), integer(length, "narrow", "length")
@@ -101,7 +101,7 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:  # noqa: A002
     >>> dl.select(dl.tensor([[1, 2], [3, 4]]), 1, 0).tolist()
     [1, 3]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     dim = dim_index(dim, x.ndim, "select")
     if not -x.shape[dim] <= index < x.shape[dim]:
         raise IndexError(f"select: index {index} is out of range for dimension {dim} "
@@ -130,7 +130,7 @@ def take(input: Tensor, index: Tensor) -> Tensor:  # noqa: A002
     >>> dl.take(dl.tensor([[4, 3], [5, 7]]), dl.tensor([0, 3])).tolist()
     [4, 7]
     """
-    return tensor_of(input).reshape(-1)[tensor_of(index)]
+    return tensor_or_interpreted(input).reshape(-1)[tensor_of(index)]
 
 
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
@@ -160,7 +160,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     >>> dl.take_along_dim(x, x.argmax(dim=1, keepdim=True), dim=1).tolist()
     [[30], [60]]
     """
-    x, index = tensor_of(input), tensor_of(indices)
+    x, index = tensor_or_interpreted(input), tensor_of(indices)
     if dim is None:
         return F.gather(x.reshape(-1), 0, index.reshape(-1))
     dim = dim_index(dim, x.ndim, "take_along_dim")
@@ -200,7 +200,7 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     >>> dl.diagonal(dl.tensor([[1, 2], [3, 4]])).tolist()
     [1, 4]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     d1, d2 = dim_index(dim1, x.ndim, "diagonal"), dim_index(dim2, x.ndim, "diagonal")
     if d1 == d2:
         raise RuntimeError(f"diagonal: dim1 and dim2 must differ, both are {dim1}")
@@ -234,7 +234,7 @@ def trace(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.trace(dl.tensor([[1.0, 2.0], [3.0, 4.0]])).item()
     5.0
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     if x.ndim != 2:
         raise RuntimeError(f"trace expects a matrix (2-D), got {x.ndim}-D")
     return diagonal(x).sum()
@@ -268,7 +268,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     >>> dl.diag_embed(dl.tensor([1, 2])).tolist()
     [[1, 0], [0, 2]]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     dim_index(-1, x.ndim, "diag_embed", zero_d_has_dim=False)  # (a 0-d input has no diagonal)
     m, k = x.shape[-1], abs(offset)
     square = x.unsqueeze(-1) * eye(m, dtype=x.dtype, device=x.device)  # (..., m, m)
@@ -304,7 +304,7 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
     >>> dl.diag(dl.tensor([[1, 2], [3, 4]])).tolist()
     [1, 4]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     if x.ndim == 1:
         return diag_embed(x, diagonal)
     if x.ndim == 2:
@@ -333,7 +333,7 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:  # noqa: A002
     >>> dl.diagflat(dl.tensor([[1, 2]])).tolist()
     [[1, 0], [0, 2]]
     """
-    return diag_embed(tensor_of(input).reshape(-1), offset)
+    return diag_embed(tensor_or_interpreted(input).reshape(-1), offset)
 
 
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None,
@@ -463,7 +463,7 @@ def inner(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     >>> dl.inner(dl.tensor([1.0, 2.0]), dl.tensor([3.0, 4.0])).item()
     11.0
     """
-    a, b = tensor_of(input), tensor_of(other)
+    a, b = tensor_or_interpreted(input), tensor_of(other)
     if a.ndim == 0 or b.ndim == 0:
         return a * b
     return tensordot(a, b, ([-1], [-1]))
@@ -488,7 +488,7 @@ def vdot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     >>> dl.vdot(dl.tensor([1.0, 2.0]), dl.tensor([3.0, 4.0])).item()
     11.0
     """
-    return F.dot(tensor_of(input), tensor_of(other))
+    return F.dot(tensor_or_interpreted(input), tensor_of(other))
 
 
 def kron(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
@@ -510,7 +510,7 @@ def kron(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     >>> dl.kron(dl.tensor([1, 2]), dl.tensor([1, 10])).tolist()
     [1, 10, 2, 20]
     """
-    a, b = tensor_of(input), tensor_of(other)
+    a, b = tensor_or_interpreted(input), tensor_of(other)
     ndim = builtins.max(a.ndim, b.ndim)
     a = a.reshape((1,) * (ndim - a.ndim) + tuple(a.shape))
     b = b.reshape((1,) * (ndim - b.ndim) + tuple(b.shape))
@@ -733,7 +733,8 @@ def _weighted(input: Any, product: Tensor, beta: float, alpha: float) -> Tensor:
     scaled = product if alpha == 1 else product * alpha
     if beta == 0:  # PyTorch: input is ignored, so its nan and inf do not propagate
         return scaled
-    return (tensor_of(input) if beta == 1 else tensor_of(input) * beta) + scaled
+    x = tensor_or_interpreted(input)
+    return (x if beta == 1 else x * beta) + scaled
 
 
 def chain_matmul(*matrices: Tensor) -> Tensor:

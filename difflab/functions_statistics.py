@@ -17,7 +17,7 @@ from difflab.creation import full, full_like, ones_like, zeros_like
 from difflab.dtypes import get_default_dtype, int64
 from difflab.functions_picking import diagonal
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import MinMax, dim_index, integer, tensor_of
+from difflab.tensor_arguments import MinMax, dim_index, integer, tensor_of, tensor_or_interpreted
 
 __all__ = [
     "aminmax", "bucketize", "cdist", "corrcoef", "cov", "cummax", "cummin", "dist", "kthvalue",
@@ -53,7 +53,7 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # 
     >>> dl.nansum(dl.tensor([1.0, float("nan"), 2.0])).item()
     3.0
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     return F.where(F.isnan(x), zeros_like(x), x).sum(dim, keepdim)
 
 
@@ -81,7 +81,7 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  #
     >>> dl.nanmean(dl.tensor([1.0, float("nan"), 2.0])).item()
     1.5
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     counted = F.logical_not(F.isnan(x)).to(x.dtype).sum(dim, keepdim)
     return nansum(x, dim, keepdim) / counted
 
@@ -116,7 +116,7 @@ def var_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepd
     >>> round(v.item(), 4), m.item()
     (1.6667, 2.5)
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     return x.var(dim, unbiased, keepdim, correction=correction), x.mean(dim, keepdim)
 
 
@@ -189,7 +189,7 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
     >>> dl.aminmax(dl.tensor([3, 1, 2])).max.item()
     3
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     if dim is not None:  # (one int: dim=[] is refused, as in PyTorch, not a reduction of all)
         dim = dim_index(dim, x.ndim, "aminmax")
     if x.numel() == 0:
@@ -216,7 +216,7 @@ def msort(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.msort(dl.tensor([[3, 1], [2, 4]])).tolist()
     [[2, 1], [3, 4]]
     """
-    return F.sort(tensor_of(input), dim=0).values
+    return F.sort(tensor_or_interpreted(input), dim=0).values
 
 
 def _pick_sorted(x: Tensor, dim: Any, keepdim: bool, position: Any, name: str) -> Any:
@@ -287,8 +287,8 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     >>> dl.median(dl.tensor([]))             # no entries: nan, as PyTorch
     tensor(nan)
     """
-    return _pick_sorted(tensor_of(input), dim, keepdim, _median_position(ignore_nan=False),
-                        "median")
+    return _pick_sorted(tensor_or_interpreted(input), dim, keepdim,
+                        _median_position(ignore_nan=False), "median")
 
 
 def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:  # noqa: A002
@@ -314,8 +314,8 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> A
     >>> dl.nanmedian(dl.tensor([float("nan"), 3.0, 1.0])).item()
     1.0
     """
-    return _pick_sorted(tensor_of(input), dim, keepdim, _median_position(ignore_nan=True),
-                        "nanmedian")
+    return _pick_sorted(tensor_or_interpreted(input), dim, keepdim,
+                        _median_position(ignore_nan=True), "nanmedian")
 
 
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any:  # noqa: A002
@@ -352,7 +352,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
     >>> dl.kthvalue(dl.tensor([5.0, 1.0, 4.0]), 2).values.item()
     4.0
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     size = x.shape[dim_index(dim, x.ndim, "kthvalue")] if x.ndim else 1
     k = integer(k, "kthvalue", "k")  # (k=2.0 was taken, k=2.5 picked a position 1.5)
     if not 1 <= k <= size:
@@ -391,7 +391,7 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:  # noqa: A002
     >>> dl.dist(dl.tensor([0.0, 0.0]), dl.tensor([3.0, 4.0])).item()
     5.0
     """
-    return F.norm(tensor_of(input) - other, p)
+    return F.norm(tensor_or_interpreted(input) - other, p)
 
 
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0) -> Tensor:
@@ -462,7 +462,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,  
     >>> dl.cov(dl.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]])).tolist()
     [[1.0, -1.0], [-1.0, 1.0]]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     if x.ndim > 2:
         raise RuntimeError(f"cov expects a 1-D or 2-D tensor, got {x.ndim}-D")
     rows = x.reshape(1, -1) if x.ndim < 2 else x

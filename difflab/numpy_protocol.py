@@ -40,6 +40,7 @@ The protocol costs nothing on difflab's own path: ``dl.sin(t)`` and
 from __future__ import annotations
 
 import builtins
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -118,13 +119,20 @@ def unsupported(func: Any, where: str) -> UnsupportedNumPyFunction:
 
 
 def method_face(value: Any, name: str, run: Callable) -> Callable | None:
-    """``value.<name>`` for a ``Dual`` or a ``SymbolArray`` where a primitive declares
-    ``Tensor.<name>`` as its face (``permute``, ``expand``, ``clone``, ``cumsum``, ...): the
-    call read by the primitive's ``arguments``, then ``run(op, *inputs, **params)`` (the
-    type's handler).  ``None`` when no primitive has that face."""
+    """``value.<name>`` for a ``Dual`` or a ``SymbolArray``, as ``Tensor.<name>``.
+
+    Where a primitive declares ``Tensor.<name>`` as its face (``permute``, ``expand``,
+    ``clone``, ``cumsum``, ...): the call read by the primitive's ``arguments``, then
+    ``run(op, *inputs, **params)`` (the type's handler).  Any other method of ``Tensor``
+    (``floor``, ``sign``, ``pow``, ``clamp``, ``var``, ``sort``, ...) is Tensor's own
+    code run on ``value``: it is written with operations and ``dl.*`` faces, which
+    hand a dual number or a sympy expression to its type's handler, so a user's
+    ``x.floor()`` is differentiated by every method.  ``None`` for a name ``Tensor``
+    has no method of.
+    """
     op = registry.by_tensor_method(name)
     if op is None:
-        return None
+        return _tensor_method(value, name)
 
     def method(*args: Any, **kwargs: Any) -> Any:
         inputs, params = op.arguments(value, *args, **kwargs)
@@ -132,6 +140,44 @@ def method_face(value: Any, name: str, run: Callable) -> Callable | None:
 
     method.__name__ = name
     return method
+
+
+def _tensor_method(value: Any, name: str) -> Callable | None:
+    """``Tensor.<name>`` bound to ``value`` (see :func:`method_face`); ``None`` for a name
+    that is not a method of ``Tensor`` (an attribute, a property, a special method)."""
+    function = getattr(Tensor, name, None) if not name.startswith("__") else None
+    if not inspect.isfunction(function):
+        return None
+    kind = type(value).__name__
+
+    def method(*args: Any, **kwargs: Any) -> Any:
+        if name.endswith("_"):  # x.add_(1): values of the other types are never written into
+            raise TypeError(f"{kind}.{name}() changes a tensor in place; a {kind} is not "
+                            f"changed in place: use the method without the underscore "
+                            f"(x = x.{name[:-1]}(...)) where there is one")
+        try:
+            return function(value, *args, **kwargs)
+        except AttributeError as exc:  # (x.tolist(), x.backward(): a tensor's storage, tape)
+            raise TypeError(f"{kind}.{name}() reads what only a tensor has ({exc}); on a "
+                            f"{kind} use difflab's operations, or read its values explicitly "
+                            f"(a Dual's .primal)") from exc
+
+    method.__name__ = name
+    return method
+
+
+def tensor_meanings(cls: type, names: Sequence[str], face: Callable) -> None:
+    """Make ``cls.<name>`` (for each of ``names``) ``face(value, name)``, the type's
+    :func:`method_face`, replacing a method ``cls`` inherits (ndarray's ``repeat``, ``var``,
+    ``sum``) whose arguments or meaning differ from the tensor's (``x.var(0, False)``
+    reads (dim, unbiased); ``x.repeat(2)`` tiles)."""
+    for name in names:
+        def method(self: Any, *args: Any, name: str = name, **kwargs: Any) -> Any:
+            return face(self, name)(*args, **kwargs)
+
+        method.__name__ = name
+        method.__doc__ = f"``x.{name}(...)`` as on a tensor (:meth:`difflab.Tensor.{name}`)."
+        setattr(cls, name, method)
 
 
 def converted(value: Any, *args: Any, **kwargs: Any) -> Any:

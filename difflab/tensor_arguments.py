@@ -390,8 +390,11 @@ def unary_operand(op: Any, x: Tensor) -> Tensor:
 
     ``exp``, ``sin``, ``sqrt``, ... of an integer tensor are computed in the
     default dtype, as in PyTorch (NumPy would use float64); ``neg``, ``abs``
-    and ``relu`` keep integers (their rule says ``keeps_integers``).
+    and ``relu`` keep integers (their rule says ``keeps_integers``).  A dual number or
+    a sympy expression (``x.exp()`` on one: Tensor's method) is left as it is.
     """
+    if not isinstance(x, _engine.Tensor):
+        return x
     if x.array.dtype.kind in "fc" or op.rule.keeps_integers or x.array.dtype is BFLOAT16:
         return x
     return x.to(_Defaults.dtype)

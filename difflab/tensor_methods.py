@@ -458,7 +458,7 @@ class TensorMethods:
         """
         dim = axis if dim is None else reduction_dims(dim)  # (dim=[]: all, as PyTorch's)
         keepdim = keepdims if keepdims is not None else keepdim
-        if self.dtype.kind not in "fc":
+        if self.dtype.kind not in "fcO":  # (O: sympy expressions, real numbers)
             raise RuntimeError(
                 f"mean() needs a floating point tensor, got {self.dtype}: call .float() first"
             )
@@ -475,7 +475,7 @@ class TensorMethods:
             dim, unbiased = None, dim
         correction = _correction(unbiased, correction)
         dim = reduction_dims(dim)  # (dim=[]: every element, as PyTorch's)
-        if self.dtype.kind not in "fc":
+        if self.dtype.kind not in "fcO":  # (O: sympy expressions, real numbers)
             raise RuntimeError(f"var() and std() need a floating point tensor, got "
                                f"{self.dtype}: call .float() first")
         centered = self - self.mean(dim, keepdim=True)  # (the mean checks the dims)
@@ -1070,14 +1070,16 @@ class TensorMethods:
         return repr(self)
 
     def _triangle(self, diagonal: int, lower: bool, name: str) -> Tensor:
+        # (reads only ndim and shape: it runs on a Dual or a SymbolArray too, see
+        # numpy_protocol.method_face)
         diagonal = integer(diagonal, name, "diagonal")  # (1.5 was a diagonal of its own)
-        if self.array.ndim < 2:
+        if self.ndim < 2:
             raise RuntimeError(
                 f"{name}: input tensor must have at least 2 dimensions (got shape "
-                f"{tuple(self.array.shape)}); make a matrix first, e.g. x.unsqueeze(0)"
+                f"{tuple(self.shape)}); make a matrix first, e.g. x.unsqueeze(0)"
             )
-        xp = backend.array_module(self.array)
-        rows, cols = self.array.shape[-2:]
+        xp = backend.array_module(self.array) if hasattr(self, "array") else np
+        rows, cols = self.shape[-2:]
         keep = (xp.tri(rows, cols, diagonal, dtype=bool) if lower
                 else ~xp.tri(rows, cols, diagonal - 1, dtype=bool))
         return _apply(_structural.Where, keep, *promote(self, 0))

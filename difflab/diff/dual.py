@@ -272,6 +272,11 @@ class Dual:
         return getattr(inner, "dtype", np.dtype(np.float64))
 
     @property
+    def device(self) -> Any:
+        """Where the values live: the primal's device (as ``Tensor.device``)."""
+        return backend.device_of(_innermost(self.primal))
+
+    @property
     def T(self) -> Dual:  # noqa: N802
         return _transpose(self)
 
@@ -433,9 +438,6 @@ class Dual:
     def ravel(self) -> Dual:
         return self.reshape(-1)
 
-    def flatten(self) -> Dual:
-        return self.reshape(-1)
-
     def dot(self, other: Any) -> Dual:
         return _dot(self, other)
 
@@ -448,6 +450,11 @@ class Dual:
     def copy(self) -> Dual:
         # a new dual number (assigning into it rebinds its values, never the original's)
         return Dual._make(self.primal, self.tangents, self.tag)
+
+    def detach(self) -> Any:
+        """The values without any tangent (every dual layer removed), as ``Tensor.detach``
+        cuts a tensor from the tape: a constant (``dl.hypot`` shifts by one)."""
+        return _strip(self)
 
     def to(self, *args: Any, **kwargs: Any) -> Dual:
         """``x.to(dtype)``, ``x.to(device)``: as ``Tensor.to`` (the tangents go along)."""

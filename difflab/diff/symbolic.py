@@ -68,6 +68,7 @@ from sympy.codegen.cfunctions import log1p as sympy_log1p
 
 from difflab import backend, numpy_protocol
 from difflab import functions as F  # noqa: N812  (the primitives' public faces)
+from difflab.diff import sympy_functions as bessel
 from difflab.diff.interface import (
     Cost,
     Differentiator,
@@ -157,41 +158,11 @@ class _SympyNamespace:
     truth, trunc = staticmethod(truth), staticmethod(trunc)
 
     # (the Bessel functions of order 0 and 1, and the scaled forms, as sympy writes them)
-    @staticmethod
-    def i0(x: Any) -> Any:
-        return sympy.besseli(0, x)
-
-    @staticmethod
-    def i1(x: Any) -> Any:
-        return sympy.besseli(1, x)
-
-    @staticmethod
-    def i0e(x: Any) -> Any:
-        return sympy.exp(-sympy.Abs(x)) * sympy.besseli(0, x)
-
-    @staticmethod
-    def i1e(x: Any) -> Any:
-        return sympy.exp(-sympy.Abs(x)) * sympy.besseli(1, x)
-
-    @staticmethod
-    def bessel_j0(x: Any) -> Any:
-        return sympy.besselj(0, x)
-
-    @staticmethod
-    def bessel_j1(x: Any) -> Any:
-        return sympy.besselj(1, x)
-
-    @staticmethod
-    def scaled_modified_bessel_k0(x: Any) -> Any:
-        return sympy.exp(x) * sympy.besselk(0, x)
-
-    @staticmethod
-    def scaled_modified_bessel_k1(x: Any) -> Any:
-        return sympy.exp(x) * sympy.besselk(1, x)
-
-    @staticmethod
-    def erfcx(x: Any) -> Any:
-        return sympy.exp(x * x) * sympy.erfc(x)
+    i0, i1, i0e, i1e = (staticmethod(f) for f in (bessel.i0, bessel.i1, bessel.i0e, bessel.i1e))
+    bessel_j0, bessel_j1 = staticmethod(bessel.bessel_j0), staticmethod(bessel.bessel_j1)
+    scaled_modified_bessel_k0 = staticmethod(bessel.scaled_modified_bessel_k0)
+    scaled_modified_bessel_k1 = staticmethod(bessel.scaled_modified_bessel_k1)
+    erfcx = staticmethod(bessel.erfcx)
 
     @staticmethod
     def elementwise(function: Any, *arrays: Any) -> Any:
@@ -249,8 +220,7 @@ class SymbolArray(np.ndarray):
 
     # Tensor's methods: x.permute(1, 0), x.expand(2, 3), x.clone(), x.to(dtype), ...
     def __getattr__(self, name: str) -> Any:
-        method = numpy_protocol.method_face(self, name, lambda op, *a, **k: _wrap(
-            _HANDLER.primitive(op, *a, **k)))
+        method = _tensor_face(self, name)
         if method is None:
             raise AttributeError(f"'SymbolArray' object has no attribute {name!r}")
         return method
@@ -258,11 +228,6 @@ class SymbolArray(np.ndarray):
     def to(self, *args: Any, **kwargs: Any) -> Any:
         """``x.to(dtype)``, ``x.to(device)``: as ``Tensor.to`` (symbols are unchanged)."""
         return numpy_protocol.converted(self, *args, **kwargs)
-
-    def mean(self, axis: Any = None, dtype: Any = None, out: Any = None,  # type: ignore[override]
-             keepdims: bool = False, **kwargs: Any) -> Any:
-        """x.mean(): NumPy's mean of the expressions (its method divides in place)."""
-        return np.mean(self, axis=axis, keepdims=keepdims)
 
     def astype(self, dtype: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         """A float dtype leaves the expressions as they are (a symbol is a real number)."""
@@ -278,6 +243,19 @@ class SymbolArray(np.ndarray):
         if func in _EXACT_ON_OBJECTS:  # NumPy's own loop over the entries is exact
             return _wrap(func(*_plain(args), **_plain(kwargs)))
         raise numpy_protocol.unsupported(func, "symbolic, on sympy expressions")
+
+
+# ndarray's methods that mean something else on a tensor: a user's x.repeat(2) tiles a
+# tensor (ndarray's repeats each element: a silently different function)
+numpy_protocol.tensor_meanings(SymbolArray, ("repeat", "flatten", "var", "std", "sum", "mean"),
+                               lambda value, name: _tensor_face(value, name))
+
+
+def _tensor_face(value: SymbolArray, name: str) -> Callable | None:
+    """``value.<name>`` as on a tensor (``numpy_protocol.method_face``), its result
+    expressions a SymbolArray."""
+    method = numpy_protocol.method_face(value, name, _HANDLER.primitive)
+    return None if method is None else lambda *a, **k: _wrap(method(*a, **k))
 
 
 def _plain(value: Any) -> Any:
@@ -363,6 +341,8 @@ def _too_deep(exc: RecursionError, f: Callable, expressions: list | None) -> Sym
 
 
 def _elementwise(function: Callable, *operands: Any) -> Any:
+    # a tensor beside the symbols (dl.maximum(x, dl.tensor(1.0))) is a constant: its values
+    operands = tuple(o.array if isinstance(o, Tensor) else o for o in operands)
     if any(isinstance(o, np.ndarray) for o in operands):
         arrays = [np.asarray(o, dtype=object) if isinstance(o, np.ndarray) else o
                   for o in operands]
@@ -385,7 +365,13 @@ class _SympyHandler(TypeHandler):
 
     def primitive(self, op: Any, *inputs: Any, **params: Any) -> Any:
         """A structural primitive (``prod``, ``logsumexp``, ``amax``) on expressions: its
-        ``symbolic`` form if it has one, else its forward with NumPy on object arrays."""
+        ``symbolic`` form if it has one, else its forward with NumPy on object arrays.
+        An elementwise primitive reached this way (Tensor's ``x.exp()`` run on a
+        SymbolArray calls ``engine.apply``) is its rule's sympy form, as ``dl.exp(x)``."""
+        if isinstance(op, registry.UnaryOp) and len(inputs) == 1 and not params:
+            return self.unary(op, *inputs)
+        if isinstance(op, registry.BinaryOp) and len(inputs) == 2 and not params:
+            return self.binary(op, *inputs)
         arrays = [np.asarray(v, dtype=object) if isinstance(v, (sympy.Basic, np.ndarray))
                   else _plain(v) for v in inputs]  # (a tensor: its values, a constant)
         if op.symbolic is not None:

@@ -185,3 +185,43 @@ def clean_derivative(e: Any) -> Any:
     if e.has(sympy.Derivative):
         e = e.replace(_is_step_derivative, lambda d: sympy.S.Zero)
     return e
+
+
+# ---------------------------------------- the Bessel functions of order 0 and 1, scaled
+# (as sympy writes them: what the symbolic trace's namespace calls i0, i1e, erfcx, ...)
+
+
+def i0(x: Any) -> Any:
+    return sympy.besseli(0, x)
+
+
+def i1(x: Any) -> Any:
+    return sympy.besseli(1, x)
+
+
+def i0e(x: Any) -> Any:
+    return sympy.exp(-sympy.Abs(x)) * sympy.besseli(0, x)
+
+
+def i1e(x: Any) -> Any:
+    return sympy.exp(-sympy.Abs(x)) * sympy.besseli(1, x)
+
+
+def bessel_j0(x: Any) -> Any:
+    return sympy.besselj(0, x)
+
+
+def bessel_j1(x: Any) -> Any:
+    return sympy.besselj(1, x)
+
+
+def scaled_modified_bessel_k0(x: Any) -> Any:
+    return sympy.exp(x) * sympy.besselk(0, x)
+
+
+def scaled_modified_bessel_k1(x: Any) -> Any:
+    return sympy.exp(x) * sympy.besselk(1, x)
+
+
+def erfcx(x: Any) -> Any:
+    return sympy.exp(x * x) * sympy.erfc(x)

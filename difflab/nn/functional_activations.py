@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from difflab.nn.functional_core import (
+    _check_input,
     _check_tensor,
     _dim,
     _floating,
@@ -84,7 +85,7 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # 
     alpha = _number("elu", alpha, "alpha")
     if inplace:
         return _in_place(input, lambda x: elu(x, alpha), "elu(inplace=True)")
-    x = _floating(_check_tensor("elu", input))  # (fractions: integers become floats)
+    x = _floating(_check_input("elu", input))  # (fractions: integers become floats)
     negative = alpha * x.clamp(max=0.0).expm1()
     return _where(x > 0, x, negative)
 
@@ -171,7 +172,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  #
         return _in_place(input, lambda x: celu(x, alpha), "celu(inplace=True)")
     if alpha == 0:
         raise ValueError("celu: alpha cannot be 0 (it divides x)")
-    x = _floating(_check_tensor("celu", input))  # (fractions: integers become floats)
+    x = _floating(_check_input("celu", input))  # (fractions: integers become floats)
     negative = alpha * (x.clamp(max=0.0) / alpha).expm1()
     return _where(x > 0, x, negative)
 
@@ -224,7 +225,7 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
 
     if inplace:
         return _in_place(input, compute, "threshold(inplace=True)")
-    return compute(_check_tensor("threshold", input))
+    return compute(_check_input("threshold", input))
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: A002
@@ -267,7 +268,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     """
     beta = _number("softplus", beta, "beta")
     threshold = _number("softplus", threshold, "threshold")
-    x = _check_tensor("softplus", input)
+    x = _check_input("softplus", input)
     bx = x * beta
     smooth = ((-bx.abs()).exp().log1p() + bx.relu()) / beta
     return _where(bx > threshold, x, smooth)
@@ -301,7 +302,7 @@ def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
     >>> round(dl.nn.functional.logsigmoid(dl.tensor([-100.0])).item(), 3)
     -100.0
     """
-    x = _check_tensor("logsigmoid", input)
+    x = _check_input("logsigmoid", input)
     return -softplus(-x, 1.0, float("inf"))
 
 
@@ -338,7 +339,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """
     if inplace:
         return _in_place(input, lambda x: silu(x), "silu(inplace=True)")
-    x = _check_tensor("silu", input)
+    x = _check_input("silu", input)
     return x * x.sigmoid()
 
 
@@ -375,7 +376,7 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """
     if inplace:
         return _in_place(input, lambda x: mish(x), "mish(inplace=True)")
-    x = _check_tensor("mish", input)
+    x = _check_input("mish", input)
     return x * softplus(x).tanh()
 
 
@@ -412,7 +413,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """
     if inplace:
         return _in_place(input, lambda x: hardsigmoid(x), "hardsigmoid(inplace=True)")
-    x = _check_tensor("hardsigmoid", input)
+    x = _check_input("hardsigmoid", input)
     return (x / 6.0 + 0.5).clamp(0.0, 1.0)
 
 
@@ -449,7 +450,7 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """
     if inplace:
         return _in_place(input, lambda x: hardswish(x), "hardswish(inplace=True)")
-    x = _check_tensor("hardswish", input)
+    x = _check_input("hardswish", input)
     return x * hardsigmoid(x)
 
 
@@ -483,7 +484,7 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
     >>> dl.nn.functional.hardshrink(dl.tensor([-1.0, 0.2, 0.75])).tolist()
     [-1.0, 0.0, 0.75]
     """
-    x = _check_tensor("hardshrink", input)
+    x = _check_input("hardshrink", input)
     return _where(x.abs() > lambd, x, 0.0)
 
 
@@ -525,7 +526,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
     """
     if lambd < 0:
         raise ValueError(f"softshrink: lambda must be non-negative, got {lambd}")
-    x = _check_tensor("softshrink", input)
+    x = _check_input("softshrink", input)
     return _where(x > lambd, x - lambd, _where(x < -lambd, x + lambd, 0.0))
 
 
@@ -557,7 +558,7 @@ def tanhshrink(input: Tensor) -> Tensor:  # noqa: A002
     >>> round(dl.nn.functional.tanhshrink(dl.tensor([1.0])).item(), 4)
     0.2384
     """
-    x = _check_tensor("tanhshrink", input)
+    x = _check_input("tanhshrink", input)
     return x - x.tanh()
 
 
@@ -589,7 +590,7 @@ def softsign(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.nn.functional.softsign(dl.tensor([-3.0, 1.0])).tolist()
     [-0.75, 0.5]
     """
-    x = _check_tensor("softsign", input)
+    x = _check_input("softsign", input)
     return x / (1.0 + x.abs())
 
 
@@ -632,7 +633,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa
     >>> [round(v, 4) for v in w.tolist()]
     [0.7311, 0.2689]
     """
-    x = _check_tensor("softmin", input)
+    x = _check_input("softmin", input)
     if dtype is not None:
         x = x.to(dtype)
     return softmax(-x, _dim(dim, x, "softmin"))
@@ -678,7 +679,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
     >>> round(dl.nn.functional.glu(dl.tensor([2.0, 0.0])).item(), 4)   # 2 · σ(0)
     1.0
     """
-    x = _check_tensor("glu", input)
+    x = _check_input("glu", input)
     if x.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even; "
                            "give it a tensor with a dimension of even size")
@@ -727,7 +728,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
     >>> dl.nn.functional.prelu(x, dl.tensor([0.25, 0.5])).tolist()
     [[-0.25, 2.0], [-0.75, -2.0]]
     """
-    x = _check_tensor("prelu", input)
+    x = _check_input("prelu", input)
     if not isinstance(weight, Tensor) or weight.ndim > 1:
         raise ValueError("prelu: weight must be a 1-D tensor (one slope, or one per channel)")
     n = weight.numel()
@@ -846,7 +847,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa
         raise ValueError(f"hardtanh: max_val ({max_val}) cannot be less than min_val ({min_val})")
     # (float bounds: an integer input becomes the default float, as clamp by floats does
     # in PyTorch, not float64)
-    return _floating(_check_tensor("hardtanh", input)).clamp(min_val, max_val)
+    return _floating(_check_input("hardtanh", input)).clamp(min_val, max_val)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002

@@ -23,6 +23,7 @@ from difflab import backend
 from difflab.autograd.engine import apply
 from difflab.nn.functional_core import (
     _adaptive_sizes,
+    _check_input,
     _check_tensor,
     _floating,
     _in_place,
@@ -271,7 +272,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  
     [[0.6000000238418579, 0.800000011920929]]
     """
     p, eps = _number("normalize", p, "p"), _number("normalize", eps, "eps")
-    x = _check_tensor("normalize", input)
+    x = _check_input("normalize", input)
     return x / _p_norm(x, p, dim, keepdim=True, eps=eps)
 
 

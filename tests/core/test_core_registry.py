@@ -252,6 +252,73 @@ PIECEWISE_CONSTANT_COMPOSITES = {
     "clamp": lambda x: dl.clamp(x, 0.0, 2.0) * x,
     "where": lambda x: dl.where(x > 0, x * x, -x),
 }
+#: Faces that made their input a tensor (``tensor_of``, a Tensor check) and now take a dual
+#: number or sympy expressions as they are (``tensor_or_interpreted``), and a tensor
+#: constant beside a symbol.
+TENSOR_ARGUMENT_FACES = {
+    "var": lambda x: dl.var(x) * x,
+    "std": lambda x: dl.std(x, correction=0) * x,
+    "tril": lambda x: dl.tril(x.reshape(3, 1) * x.reshape(1, 3)),
+    "triu": lambda x: dl.triu(x.reshape(3, 1) * x.reshape(1, 3), 1),
+    "rsqrt": lambda x: dl.rsqrt(x * x + 1.0),
+    "reciprocal": lambda x: dl.reciprocal(x),
+    "unbind": lambda x: dl.unbind(x)[1] * x,
+    "gather": lambda x: dl.gather(x, 0, dl.tensor([2, 0])) ** 2,
+    "nan_to_num": lambda x: dl.nan_to_num(x) * x,
+    "hardtanh": lambda x: dl.nn.functional.hardtanh(x) * x,
+    "relu6": lambda x: dl.nn.functional.relu6(x * 3.0) * x,
+    "maximum_tensor_constant": lambda x: (dl.maximum(x, dl.tensor(1.0))
+                                          * dl.minimum(dl.tensor([0.0, 1.0, 2.0]), x)),
+    "outer": lambda x: dl.outer(x, dl.tensor([0.5, -1.0, 2.0])).sum(0),
+    "kron": lambda x: dl.kron(x, dl.tensor([0.5, -1.0])).reshape(3, 2).sum(1) * x,
+    "narrow": lambda x: dl.narrow(x, 0, 1, 2) * x[1:],
+    "take": lambda x: dl.take(x, dl.tensor([2, 0])) * x[:2],
+    "index_select": lambda x: dl.index_select(x, 0, dl.tensor([2, 0])) * x[:2],
+    "lerp": lambda x: dl.lerp(x, dl.tensor([0.5, -1.0, 2.0]), 0.3) * x,
+    "addcmul": lambda x: dl.addcmul(x, x, dl.tensor([0.5, -1.0, 2.0]), value=0.5) * x,
+    "exp2": lambda x: dl.exp2(x),
+    "logit": lambda x: dl.logit(dl.sigmoid(x)) * x,
+    "deg2rad": lambda x: dl.deg2rad(x) * x,
+    "dist": lambda x: dl.dist(x, dl.tensor([0.5, -1.0, 2.0])) * x,
+    # (zeros_like and friends read a dual number's shape, dtype and device)
+    "diag": lambda x: dl.diag(x).sum(0) * x,
+    "nansum": lambda x: dl.nansum(x) * x,
+    "sinc": lambda x: dl.sinc(x),
+    # nn.functional's activations written with operations (an array: a constant tensor)
+    **{name: (lambda x, name=name: getattr(dl.nn.functional, name)(x) * x)
+       for name in ("elu", "celu", "selu", "softplus", "logsigmoid", "silu", "mish",
+                    "hardsigmoid", "hardswish", "hardshrink", "softshrink", "tanhshrink",
+                    "softsign")},
+    "threshold": lambda x: dl.nn.functional.threshold(x, 0.5, -1.0) * x,
+    "softmin": lambda x: dl.nn.functional.softmin(x, 0) * x,
+    "prelu": lambda x: dl.nn.functional.prelu(x, dl.tensor([0.25])) * x,
+    "normalize": lambda x: dl.nn.functional.normalize(x, dim=0) * x,
+}
+#: Tensor's methods on the value f receives (a Dual in forward mode, a SymbolArray in
+#: symbolic): Tensor's own code, run on it (numpy_protocol.method_face).  (Numeric hands
+#: f NumPy arrays, which have NumPy's methods only: it is left out of this table.)
+TENSOR_METHODS = {
+    "floor": lambda x: x.floor() * x,
+    "round": lambda x: x.round() * x,
+    "sign": lambda x: x.sign() * x * x,
+    "exp": lambda x: x.exp(),
+    "abs": lambda x: x.abs() * x,
+    "clamp": lambda x: x.clamp(0.0, 2.0) * x,
+    "pow": lambda x: x.pow(2) * x.pow(dl.tensor(3.0)),
+    "reshape_T": lambda x: x.reshape(3, 1).T * x,
+    "sum": lambda x: x.sum() * x,
+    "rsqrt": lambda x: (x * x + 1.0).rsqrt(),
+    "reciprocal": lambda x: x.reciprocal(),
+    "var": lambda x: x.var() * x,
+    "tril": lambda x: (x.reshape(3, 1) * x.reshape(1, 3)).tril(),
+    "sigmoid": lambda x: x.sigmoid() * x,
+    "square": lambda x: x.square(),
+    "mul_add": lambda x: x.mul(x).add(x, alpha=2.0).sub(1.0),
+    # (ndarray has methods of these names that mean something else: x.repeat(2) tiles)
+    "repeat": lambda x: x.repeat(2) * dl.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]),
+    "flatten": lambda x: (x.reshape(1, 3, 1) * x.reshape(3, 1, 1)).flatten(1).sum(0) * x,
+    "std": lambda x: x.std(0, False) * x,
+}
 #: Pointwise primitives of integers or complex numbers: no real function to differentiate
 #: through them.
 NOT_REAL = {"gcd", "lcm", "angle", "conj"}
@@ -273,21 +340,85 @@ def test_every_piecewise_constant_primitive_is_covered_and_has_a_symbolic_form()
 def test_every_piecewise_constant_primitive_same_derivative_by_every_method(name):
     """The four methods (and ``compiled``) are interchangeable on a function with a
     piecewise-constant primitive: its derivative is 0 away from the jumps."""
-    f = {**PIECEWISE_CONSTANT, **PIECEWISE_CONSTANT_COMPOSITES}[name]
+    _same_derivative_by_every_method(name, {**PIECEWISE_CONSTANT,
+                                            **PIECEWISE_CONSTANT_COMPOSITES}[name])
 
+
+@pytest.mark.parametrize("name", TENSOR_ARGUMENT_FACES)
+def test_faces_take_dual_numbers_and_symbols_same_derivative_by_every_method(name):
+    """A face once written for tensors only (``tensor_of``) differentiates by every method:
+    forward mode's dual number and symbolic's expressions reach it as they are."""
+    _same_derivative_by_every_method(name, TENSOR_ARGUMENT_FACES[name])
+
+
+@pytest.mark.parametrize("name", TENSOR_METHODS)
+def test_tensor_methods_on_what_f_receives_same_derivative_by_every_method(name):
+    """``x.floor()``, ``x.var()``, ``x.clamp(...)`` in f: the value f receives (a Dual, a
+    SymbolArray, a Tensor) has Tensor's methods, with the same derivative."""
+    _same_derivative_by_every_method(name, TENSOR_METHODS[name], numeric=False)
+
+
+def _same_derivative_by_every_method(name: str, f, numeric: bool = True) -> None:
     def g(v):
         return dl.sum(f(v))
 
+    methods = ("forward", "reverse", "symbolic", "compiled") + ("numeric",) * numeric
     results = {m: np.asarray(dl.grad(g, method=m)(dl.tensor(POINTS)), dtype=float)
-               for m in (*METHODS, "compiled")}
+               for m in methods}
     # (and torch.func's transforms: dual numbers inside tensors, the tape)
     results["jacfwd"] = func.jacfwd(g)(dl.tensor(POINTS)).numpy()
     results["jacrev"] = func.jacrev(g)(dl.tensor(POINTS)).numpy()
     for method in ("forward", "symbolic", "compiled", "jacfwd", "jacrev"):
         np.testing.assert_allclose(results[method], results["reverse"], rtol=1e-13,
                                    atol=1e-15, err_msg=f"{name}: {method} vs reverse")
-    np.testing.assert_allclose(results["numeric"], results["reverse"], rtol=1e-6, atol=1e-8,
-                               err_msg=f"{name}: numeric vs reverse")
+    if numeric:
+        np.testing.assert_allclose(results["numeric"], results["reverse"], rtol=1e-6,
+                                   atol=1e-8, err_msg=f"{name}: numeric vs reverse")
+
+
+def test_sort_of_dual_numbers_and_its_refusal_under_symbolic():
+    """dl.sort and dl.argsort on a dual number pick its values and tangents (the order is
+    read from the values); symbols have no order, so symbolic refuses, naming the cause."""
+    def f(x):
+        values, indices = dl.sort(x)
+        return dl.sum(values * dl.tensor([1.0, 10.0, 100.0]) + dl.argsort(x, descending=True) * x)
+
+    x = dl.tensor([2.7, -1.3, 0.4])
+    expected = np.array([100.0, 1.0, 10.0]) + np.array([0.0, 2.0, 1.0])
+    for method in ("forward", "reverse", "numeric"):  # (compiled: the order is traced in)
+        np.testing.assert_allclose(np.asarray(dl.grad(f, method=method)(x), dtype=float),
+                                   expected, rtol=1e-6, err_msg=method)
+    np.testing.assert_allclose(func.jacfwd(f)(x).numpy(), expected)
+    from difflab.diff.symbolic import SymbolicTraceError
+
+    with pytest.raises(SymbolicTraceError, match="control flow"):
+        dl.grad(f, method="symbolic")(x)
+
+
+def test_detach_of_a_dual_number_is_a_constant_as_on_the_tape():
+    """x.detach() in forward mode drops the tangent, as reverse mode's cuts the tape; the
+    faces that shift by a detached value (hypot, logaddexp) differentiate in forward mode."""
+    c = dl.tensor([0.5, -1.0, 2.0])
+    for f in (lambda x: dl.hypot(x, c), lambda x: dl.logaddexp(x, c)):
+        g = lambda x, f=f: dl.sum(f(x))  # noqa: E731
+        results = {m: np.asarray(dl.grad(g, method=m)(dl.tensor(POINTS)), dtype=float)
+                   for m in ("forward", "reverse", "numeric")}
+        np.testing.assert_allclose(results["forward"], results["reverse"], rtol=1e-13)
+        np.testing.assert_allclose(results["numeric"], results["reverse"], rtol=1e-6)
+    np.testing.assert_allclose(dl.grad(lambda x: dl.sum(x.detach() * x), method="reverse")(
+        dl.tensor(POINTS)), POINTS)
+    np.testing.assert_allclose(dl.grad(lambda x: dl.sum(x.detach() * x), method="forward")(
+        dl.tensor(POINTS)), POINTS)
+
+
+def test_tensor_methods_a_dual_number_cannot_run_are_clear_errors():
+    """In place (a Dual is a value) or reading a tensor's storage: a TypeError that says so."""
+    with pytest.raises(TypeError, match=r"Dual.add_\(\) changes .*x = x.add\(...\)"):
+        Dual(1.0, 1.0).add_(1.0)
+    with pytest.raises(TypeError, match=r"Dual.tolist\(\) reads what only a tensor has"):
+        Dual(np.array([1.0, 2.0]), 1.0).tolist()
+    assert float(Dual(np.array([1.0, 2.0]), 1.0).exp().sum().tangent) == pytest.approx(
+        math.e + math.e ** 2)
 
 
 def test_piecewise_constant_primitives_in_forward_mode_and_in_sympy():
