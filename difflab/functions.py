@@ -708,7 +708,7 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
     tensor([[ 1., 10.],
             [ 1., 10.]])
     """
-    return tensor_of(a).mm(b)
+    return tensor_or_interpreted(a).mm(b)
 
 
 def mv(a: Tensor, v: Tensor) -> Tensor:
@@ -754,7 +754,7 @@ def mv(a: Tensor, v: Tensor) -> Tensor:
     >>> v.grad                  # Aᵀ ȳ
     tensor([4., 6.])
     """
-    return tensor_of(a).mv(v)
+    return tensor_or_interpreted(a).mv(v)
 
 
 def dot(a: Tensor, b: Tensor) -> Tensor:
@@ -797,7 +797,7 @@ def dot(a: Tensor, b: Tensor) -> Tensor:
     >>> a.grad
     tensor([3., 4.])
     """
-    return tensor_of(a).dot(b)
+    return tensor_or_interpreted(a).dot(b)
 
 
 from difflab.functions_shapes import (  # noqa: E402, F401  (re-exported)

@@ -876,7 +876,7 @@ def bmm(input: Any, mat2: Any) -> Tensor:  # noqa: A002
     <BLANKLINE>
             [[13., 17., 21.]]])
     """
-    a, b = tensor_or_interpreted(input), tensor_of(mat2)
+    a, b = tensor_or_interpreted(input), tensor_or_interpreted(mat2)
     if a.ndim != 3 or b.ndim != 3:
         raise RuntimeError(
             f"bmm(): batch1 and batch2 must be 3-D tensors, got shapes {tuple(a.shape)} and "

@@ -293,6 +293,18 @@ TENSOR_ARGUMENT_FACES = {
     "softmin": lambda x: dl.nn.functional.softmin(x, 0) * x,
     "prelu": lambda x: dl.nn.functional.prelu(x, dl.tensor([0.25])) * x,
     "normalize": lambda x: dl.nn.functional.normalize(x, dim=0) * x,
+    # products and tilings (mm, mv, bmm and broadcast_tensors take them as they are)
+    "dot": lambda x: dl.dot(x, dl.tensor([0.5, -1.0, 2.0])) * x,
+    "dot_constant_first": lambda x: dl.dot(dl.tensor([0.5, -1.0, 2.0]), x) * x,
+    "tile": lambda x: dl.tile(x, (2,)).reshape(2, 3).sum(0) * x * x,
+    "cross": lambda x: dl.cross(x, x * x, dim=0) * dl.tensor([0.5, -1.0, 2.0]),
+    "addmm": lambda x: dl.addmm(x.reshape(3, 1), x.reshape(3, 1), x.reshape(1, 3)).sum(1),
+    "addmv": lambda x: dl.addmv(x, x.reshape(3, 1) * x, x, beta=0.5, alpha=2.0) * x,
+    "addr": lambda x: dl.addr(x, x, dl.tensor([0.5, -1.0, 2.0])).sum(0) * x,
+    "addbmm": lambda x: dl.addbmm(x.reshape(1, 3), x.reshape(1, 3, 1),
+                                  x.reshape(1, 1, 3)).sum(0) * x,
+    "chain_matmul": lambda x: dl.chain_matmul(x.reshape(3, 1), x.reshape(1, 3),
+                                              x.reshape(3, 1)).sum(1) * x,
 }
 #: Tensor's methods on the value f receives (a Dual in forward mode, a SymbolArray in
 #: symbolic): Tensor's own code, run on it (numpy_protocol.method_face).  (Numeric hands
