@@ -535,7 +535,9 @@ def _where(cond: Any, a: Any, b: Any) -> Any:
     # a constant array; computed aside, they would be baked in as this input's mask).
     any_tensor = builtins.any(isinstance(v, Tensor) for v in (cond, a, b))
     cond = unwrap(cond)
-    handler = _handler_for(a) or _handler_for(b)  # first, as in _binary
+    # (first, as in _binary; then the condition's: x == 0 of symbols is an equation,
+    # which only sympy's Piecewise can choose by, between two tensor constants)
+    handler = _handler_for(a) or _handler_for(b) or _handler_for(cond)
     if handler is not None:
         return handler.where(cond, a, b)
     if any_tensor:

@@ -772,9 +772,9 @@ def roll(input: Any, shifts: Any, dims: Any = None) -> Tensor:  # noqa: A002
     for s, d in zip(shifts, dims):
         d = dim_index(d, x.ndim, "roll")
         n = x.shape[d] if x.ndim else 1
-        if n:
-            xp = backend.array_module(x.array)
-            out = index_select(out, d, (xp.arange(n) - s) % n)
+        if n:  # (the positions on x's device: a Dual or SymbolArray has no .array)
+            positions = backend.to_device(np.arange(n), x.device)
+            out = index_select(out, d, (positions - s) % n)
     return out
 
 

@@ -450,7 +450,7 @@ def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:  # noqa: A0
     >>> dl.movedim(dl.ones(2, 3, 4), 0, -1).shape
     difflab.Size([3, 4, 2])
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     source = [source] if isinstance(source, (int, np.integer)) else list(source)
     destination = ([destination] if isinstance(destination, (int, np.integer))
                    else list(destination))

@@ -27,7 +27,7 @@ from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.creation import full_like, ones_like, zeros_like
 from difflab.dtypes import bool_
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import tensor_of, tensor_or_interpreted
+from difflab.tensor_arguments import interpreted, tensor_of, tensor_or_interpreted
 
 __all__ = [
     "addcdiv", "addcmul", "bitwise_not", "deg2rad", "exp2", "fmax", "fmin", "frac",
@@ -358,7 +358,8 @@ def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
     [0.0, 0.0]
     """
     x = tensor_or_interpreted(input)
-    y = other if isinstance(other, Tensor) else tensor_of(np.asarray(other, dtype=float))
+    y = (other if isinstance(other, Tensor) or interpreted(other)
+         else tensor_of(np.asarray(other, dtype=float)))
     safe_y = F.where(x == 0, ones_like(y), y)
     return F.where(F.isnan(y), y + x * 0, x * F.log(safe_y))
 

@@ -225,6 +225,11 @@ class SymbolArray(np.ndarray):
             raise AttributeError(f"'SymbolArray' object has no attribute {name!r}")
         return method
 
+    @property
+    def device(self) -> backend.Device:  # type: ignore[override]
+        """Host memory, as ``Tensor.device`` says it (ndarray's is the string ``'cpu'``)."""
+        return backend.CPU
+
     def to(self, *args: Any, **kwargs: Any) -> Any:
         """``x.to(dtype)``, ``x.to(device)``: as ``Tensor.to`` (symbols are unchanged)."""
         return numpy_protocol.converted(self, *args, **kwargs)

@@ -305,6 +305,16 @@ TENSOR_ARGUMENT_FACES = {
                                   x.reshape(1, 1, 3)).sum(0) * x,
     "chain_matmul": lambda x: dl.chain_matmul(x.reshape(3, 1), x.reshape(1, 3),
                                               x.reshape(3, 1)).sum(1) * x,
+    # (roll's positions on x's device: a SymbolArray's device is Tensor's CPU)
+    "roll": lambda x: dl.roll(x, 1) * x,
+    "roll_dims": lambda x: dl.roll(x.reshape(3, 1) * x, (1, -1), (0, 1)).sum(0) * x,
+    "trace": lambda x: dl.trace(x.reshape(3, 1) * x.reshape(1, 3)) * x,  # (movedim)
+    "xlogy": lambda x: dl.xlogy(x, x * x + 1.0),
+    # (a condition of symbols between two tensor constants: sympy's Piecewise)
+    "xlogy_constant_argument": lambda x: dl.xlogy(x, dl.tensor([0.25, 1.0, 4.0],
+                                                               dtype=dl.float64)) * x,
+    "where_tensor_constants": lambda x: dl.where(x > 0, dl.tensor([0.5, -1.0, 2.0]),
+                                                 dl.tensor([4.0, 1.0, 0.25])) * x,
 }
 #: Tensor's methods on the value f receives (a Dual in forward mode, a SymbolArray in
 #: symbolic): Tensor's own code, run on it (numpy_protocol.method_face).  (Numeric hands
