@@ -274,7 +274,7 @@ def logaddexp(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     >>> dl.logaddexp(x, x).tolist()
     [1000.6931471805599, 0.6931471805599453]
     """
-    x, y = tensor_or_interpreted(input), tensor_of(other)
+    x, y = tensor_or_interpreted(input), tensor_or_interpreted(other)
     shift = F.maximum(x, y).detach()
     shift = F.where(F.isfinite(shift), shift, zeros_like(shift))  # (±inf: no shift)
     return shift + F.log(F.exp(x - shift) + F.exp(y - shift))
@@ -327,7 +327,7 @@ def hypot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     >>> round(big.item() / 1e200, 12)   # the squares alone would overflow to inf
     5.0
     """
-    x, y = tensor_or_interpreted(input), tensor_of(other)
+    x, y = tensor_or_interpreted(input), tensor_or_interpreted(other)
     scale = F.maximum(x.abs(), y.abs()).detach()
     scale = F.where((scale > 0) & F.isfinite(scale), scale, ones_like(scale))
     return scale * F.sqrt((x / scale) ** 2 + (y / scale) ** 2)
@@ -497,7 +497,7 @@ def fmin(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
 
 
 def _ignoring_nan(pick: Any, input: Any, other: Any) -> Tensor:  # noqa: A002
-    x, y = tensor_or_interpreted(input), tensor_of(other)
+    x, y = tensor_or_interpreted(input), tensor_or_interpreted(other)
     return F.where(F.isnan(x), y, F.where(F.isnan(y), x, pick(x, y)))
 
 

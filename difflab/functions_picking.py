@@ -423,7 +423,7 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     >>> dl.tensordot(dl.ones(2, 3), dl.ones(3, 4), dims=1).shape
     difflab.Size([2, 4])
     """
-    a, b = tensor_of(a), tensor_of(b)
+    a, b = tensor_or_interpreted(a), tensor_or_interpreted(b)
     if isinstance(dims, (int, np.integer)):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, got {dims}")
@@ -463,7 +463,7 @@ def inner(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     >>> dl.inner(dl.tensor([1.0, 2.0]), dl.tensor([3.0, 4.0])).item()
     11.0
     """
-    a, b = tensor_or_interpreted(input), tensor_of(other)
+    a, b = tensor_or_interpreted(input), tensor_or_interpreted(other)
     if a.ndim == 0 or b.ndim == 0:
         return a * b
     return tensordot(a, b, ([-1], [-1]))
@@ -488,7 +488,7 @@ def vdot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     >>> dl.vdot(dl.tensor([1.0, 2.0]), dl.tensor([3.0, 4.0])).item()
     11.0
     """
-    return F.dot(tensor_or_interpreted(input), tensor_of(other))
+    return F.dot(tensor_or_interpreted(input), tensor_or_interpreted(other))
 
 
 def kron(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
@@ -510,7 +510,7 @@ def kron(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     >>> dl.kron(dl.tensor([1, 2]), dl.tensor([1, 10])).tolist()
     [1, 10, 2, 20]
     """
-    a, b = tensor_or_interpreted(input), tensor_of(other)
+    a, b = tensor_or_interpreted(input), tensor_or_interpreted(other)
     ndim = builtins.max(a.ndim, b.ndim)
     a = a.reshape((1,) * (ndim - a.ndim) + tuple(a.shape))
     b = b.reshape((1,) * (ndim - b.ndim) + tuple(b.shape))

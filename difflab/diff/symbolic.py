@@ -78,6 +78,7 @@ from difflab.diff.interface import (
 )
 from difflab.diff.sympy_functions import (
     clean_derivative,
+    detached,
     fmod,
     gammainc,
     gammaincc,
@@ -229,6 +230,10 @@ class SymbolArray(np.ndarray):
     def device(self) -> backend.Device:  # type: ignore[override]
         """Host memory, as ``Tensor.device`` says it (ndarray's is the string ``'cpu'``)."""
         return backend.CPU
+
+    def detach(self) -> SymbolArray:
+        """The expressions cut from differentiation (``Tensor.detach``): ``detached``."""
+        return _elementwise(detached, self)
 
     def to(self, *args: Any, **kwargs: Any) -> Any:
         """``x.to(dtype)``, ``x.to(device)``: as ``Tensor.to`` (symbols are unchanged)."""

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pytest
+import sympy
 from click.testing import CliRunner
 
 import difflab as dl
@@ -315,6 +316,15 @@ TENSOR_ARGUMENT_FACES = {
                                                                dtype=dl.float64)) * x,
     "where_tensor_constants": lambda x: dl.where(x > 0, dl.tensor([0.5, -1.0, 2.0]),
                                                  dl.tensor([4.0, 1.0, 0.25])) * x,
+    # (a detached shift: symbolic's detached(e), derivative 0; both arguments may be x)
+    "hypot": lambda x: dl.hypot(x, dl.tensor([0.5, -1.0, 2.0])),
+    "hypot_both": lambda x: dl.hypot(x, x * x),
+    "logaddexp": lambda x: dl.logaddexp(x, dl.tensor([0.5, -1.0, 2.0])),
+    "logaddexp_both": lambda x: dl.logaddexp(dl.tensor([0.5, -1.0, 2.0]), x * x),
+    "fmax": lambda x: dl.fmax(x * x, x) * x,
+    "inner": lambda x: dl.inner(dl.tensor([0.5, -1.0, 2.0]), x) * x,
+    "vdot": lambda x: dl.vdot(dl.tensor([0.5, -1.0, 2.0]), x) * x,
+    "tensordot": lambda x: dl.tensordot(x.reshape(3, 1) * x, x, 1) * x,
 }
 #: Tensor's methods on the value f receives (a Dual in forward mode, a SymbolArray in
 #: symbolic): Tensor's own code, run on it (numpy_protocol.method_face).  (Numeric hands
@@ -431,6 +441,24 @@ def test_detach_of_a_dual_number_is_a_constant_as_on_the_tape():
         dl.tensor(POINTS)), POINTS)
     np.testing.assert_allclose(dl.grad(lambda x: dl.sum(x.detach() * x), method="forward")(
         dl.tensor(POINTS)), POINTS)
+
+
+def test_detach_of_symbols_is_a_constant_as_on_the_tape():
+    """x.detach() under symbolic is sympy's detached(x): the value, derivative 0 (before,
+    a SymbolArray had no .array to detach), printed as x in the compiled expression."""
+    def f(x):
+        return dl.sum(x.detach() * x + (x * x).detach() * dl.sin(x))
+
+    expected = POINTS + POINTS**2 * np.cos(POINTS)
+    for method in ("reverse", "forward", "symbolic"):
+        np.testing.assert_allclose(dl.grad(f, method=method)(dl.tensor(POINTS)), expected,
+                                   rtol=1e-13, err_msg=method)
+    from difflab.diff.sympy_functions import detached
+
+    x = sympy.Symbol("x")
+    assert sympy.diff(detached(x) * x, x) == detached(x)
+    assert detached(sympy.Integer(2)) == 2
+    assert sympy.lambdify(x, detached(x) * x)(3.0) == 9.0
 
 
 def test_tensor_methods_a_dual_number_cannot_run_are_clear_errors():
