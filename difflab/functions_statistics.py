@@ -14,7 +14,7 @@ from typing import Any
 
 from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.creation import full, full_like, ones_like, zeros_like
-from difflab.dtypes import get_default_dtype, int64
+from difflab.dtypes import float64, get_default_dtype, int64
 from difflab.functions_picking import diagonal
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import MinMax, dim_index, integer, tensor_of, tensor_or_interpreted
@@ -466,12 +466,14 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,  
     if x.ndim > 2:
         raise RuntimeError(f"cov expects a 1-D or 2-D tensor, got {x.ndim}-D")
     rows = x.reshape(1, -1) if x.ndim < 2 else x
-    rows = rows if rows.dtype.is_floating_point else rows.to(get_default_dtype())
+    # (kind: a Dual's dtype is NumPy's; "O": sympy expressions, real numbers)
+    rows = rows if rows.dtype.kind in "fO" else rows.to(get_default_dtype())
     n = rows.shape[1]
     weights = None
     for given in (fweights, aweights):
         if given is not None:
-            given = tensor_of(given).to(rows.dtype)
+            # (beside expressions, the weights stay numbers: a constant tensor)
+            given = tensor_of(given).to(rows.dtype if rows.dtype.kind != "O" else float64)
             if given.shape != (n,):
                 raise RuntimeError(f"cov: weights need one value per observation ({n}), "
                                    f"got shape {tuple(given.shape)}")
@@ -488,7 +490,8 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,  
         elif aweights is None:
             norm = total - correction
         else:
-            norm = total - correction * (weights * tensor_of(aweights).to(rows.dtype)).sum() / total
+            squares = (weights * tensor_of(aweights).to(weights.dtype)).sum()
+            norm = total - correction * squares / total
         result = (centered * weights) @ centered.T / F.clamp(norm, min=0)
     return result.reshape(()) if x.ndim < 2 else result
 

@@ -325,6 +325,12 @@ TENSOR_ARGUMENT_FACES = {
     "inner": lambda x: dl.inner(dl.tensor([0.5, -1.0, 2.0]), x) * x,
     "vdot": lambda x: dl.vdot(dl.tensor([0.5, -1.0, 2.0]), x) * x,
     "tensordot": lambda x: dl.tensordot(x.reshape(3, 1) * x, x, 1) * x,
+    "logcumsumexp": lambda x: dl.logcumsumexp(x.reshape(3, 1) * x, 1).sum(0),
+    # (a Dual's dtype is NumPy's, symbols' object: the weights stay numbers)
+    "cov": lambda x: dl.cov(dl.stack([x, x * x])).sum() * x,
+    "cov_weights": lambda x: dl.cov(dl.stack([x, x * x]), fweights=dl.tensor([1, 2, 1]),
+                                    aweights=dl.tensor([0.5, 2.0, 1.0],
+                                                       dtype=dl.float64)).sum() * x,
 }
 #: Tensor's methods on the value f receives (a Dual in forward mode, a SymbolArray in
 #: symbolic): Tensor's own code, run on it (numpy_protocol.method_face).  (Numeric hands
