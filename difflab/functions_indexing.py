@@ -29,6 +29,7 @@ from difflab.tensor_arguments import (
     dim_index,
     index_arrays,
     integer,
+    interpreted,
     promote_all,
     shape_args,
     tensor_of,
@@ -825,6 +826,8 @@ def einsum(equation: str, *operands: Any) -> Any:
     if not any(isinstance(x, Tensor) for x in operands):  # arrays: computed, not recorded
         return backend.array_module(operands[0]).einsum(
             parsed.text(parsed.inputs, parsed.output), *operands)
+    if interpreted(*operands):  # (dual numbers, expressions: their type's handler computes)
+        return apply(products.Einsum, *operands, equation=equation)
     # one dtype for all, by the promotion rule (float32 with float64 is float64)
     return apply(products.Einsum, *promote_all(operands), equation=equation)
 

@@ -82,7 +82,9 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  #
     1.5
     """
     x = tensor_or_interpreted(input)
-    counted = F.logical_not(F.isnan(x)).to(x.dtype).sum(dim, keepdim)
+    # (symbols' dtype is object: the count is made numbers, not sympy's True)
+    counted = F.logical_not(F.isnan(x)).to(x.dtype if x.dtype.kind != "O" else float64)
+    counted = counted.sum(dim, keepdim)
     return nansum(x, dim, keepdim) / counted
 
 

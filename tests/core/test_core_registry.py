@@ -331,6 +331,10 @@ TENSOR_ARGUMENT_FACES = {
     "cov_weights": lambda x: dl.cov(dl.stack([x, x * x]), fweights=dl.tensor([1, 2, 1]),
                                     aweights=dl.tensor([0.5, 2.0, 1.0],
                                                        dtype=dl.float64)).sum() * x,
+    "einsum": lambda x: dl.einsum("i,j->ij", dl.tensor([0.5, -1.0, 2.0]), x).sum(0) * x,
+    "einsum_both": lambda x: dl.einsum("i,i->", x, x * x) * x,
+    # (the count of non-nan entries: sympy's True made the number 1, as to_dtype does)
+    "nanmean": lambda x: dl.nanmean(x.reshape(3, 1) * x, 0) * x,
 }
 #: Tensor's methods on the value f receives (a Dual in forward mode, a SymbolArray in
 #: symbolic): Tensor's own code, run on it (numpy_protocol.method_face).  (Numeric hands
