@@ -335,6 +335,10 @@ TENSOR_ARGUMENT_FACES = {
     "einsum_both": lambda x: dl.einsum("i,i->", x, x * x) * x,
     # (the count of non-nan entries: sympy's True made the number 1, as to_dtype does)
     "nanmean": lambda x: dl.nanmean(x.reshape(3, 1) * x, 0) * x,
+    "cosine_similarity": lambda x: dl.nn.functional.cosine_similarity(
+        x, dl.tensor([0.5, -1.0, 2.0]), dim=0) * x,
+    "cosine_similarity_both": lambda x: dl.nn.functional.cosine_similarity(
+        x.reshape(1, 3), (x * x).reshape(1, 3), dim=1) * x,
 }
 #: Tensor's methods on the value f receives (a Dual in forward mode, a SymbolArray in
 #: symbolic): Tensor's own code, run on it (numpy_protocol.method_face).  (Numeric hands
