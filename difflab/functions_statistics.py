@@ -226,7 +226,7 @@ def _pick_sorted(x: Tensor, dim: Any, keepdim: bool, position: Any, name: str) -
     index: ``position(sorted_values, size)`` gives the position, possibly per slice."""
     if dim is None:
         flat = x.reshape(-1)
-        if flat.numel() == 0:  # no middle value: nan, as PyTorch (still on the tape)
+        if flat.shape[0] == 0:  # no middle value: nan, as PyTorch (still on the tape)
             if not flat.is_floating_point():
                 raise RuntimeError(f"{name}: the median of an empty {flat.dtype} tensor has "
                                    f"no value to give (an empty float tensor gives nan)")
@@ -251,7 +251,7 @@ def _pick_sorted(x: Tensor, dim: Any, keepdim: bool, position: Any, name: str) -
 
 def _median_position(ignore_nan: bool) -> Any:
     def position(ordered: Tensor, size: int, dim: int) -> Tensor:
-        nan = F.isnan(ordered)  # (sort puts nan last)
+        nan = tensor_of(F.isnan(ordered))  # (sort puts nan last; a Dual's: a bool array)
         if ignore_nan:  # the lower median of the numbers; the last slot if all are nan
             count = size - nan.sum(dim, keepdim=True)
             return F.where(count > 0, (count - 1) // 2, full_like(count, size - 1))
@@ -662,7 +662,7 @@ def _cumulative_extreme(x: Tensor, dim: int, better: Any, name: str) -> MinMax:
     """Running maximum or minimum along ``dim`` with the index where it was reached:
     one step per position (values_k = pick(values_{k-1}, x_k)), so the gradient goes to
     the entry that is the running extreme, as in PyTorch."""
-    x = tensor_of(x)
+    x = tensor_or_interpreted(x)
     dim = dim_index(dim, x.ndim, name)
     if x.ndim == 0:
         return MinMax((x.clone(), full_like(x, 0, dtype=int64)))

@@ -441,6 +441,33 @@ def test_sort_of_dual_numbers_and_its_refusal_under_symbolic():
         dl.grad(f, method="symbolic")(x)
 
 
+@pytest.mark.parametrize("f", [
+    lambda x: dl.median(x) * x,
+    lambda x: dl.median(x.reshape(3, 1) * x, 0).values * x,
+    lambda x: dl.nanmedian(x.reshape(3, 1) * x, 1).values * x,
+    lambda x: dl.cummax(x, 0).values * x,
+    lambda x: dl.cummin(x.reshape(3, 1) * x, 1).values.sum(0) * x,
+], ids=["median", "median_dim", "nanmedian_dim", "cummax", "cummin"])
+def test_order_statistics_of_dual_numbers_same_derivative_as_reverse(f):
+    """median, nanmedian, cummax, cummin pick entries of a dual number by its values (the
+    order read from them; their nan test of a Dual is a bool array, not a tensor) and
+    differentiate as by reverse mode; under symbolic they refuse (symbols have no order)."""
+    def g(x):
+        return dl.sum(f(x))
+
+    x = dl.tensor(POINTS)
+    expected = np.asarray(dl.grad(g, method="reverse")(x), dtype=float)
+    np.testing.assert_allclose(np.asarray(dl.grad(g, method="forward")(x), dtype=float),
+                               expected, rtol=1e-13)
+    np.testing.assert_allclose(func.jacfwd(g)(x).numpy(), expected, rtol=1e-13)
+    np.testing.assert_allclose(np.asarray(dl.grad(g, method="numeric")(x), dtype=float),
+                               expected, rtol=1e-6)
+    from difflab.diff.symbolic import SymbolicTraceError
+
+    with pytest.raises(SymbolicTraceError):
+        dl.grad(g, method="symbolic")(x)
+
+
 def test_detach_of_a_dual_number_is_a_constant_as_on_the_tape():
     """x.detach() in forward mode drops the tangent, as reverse mode's cuts the tape; the
     faces that shift by a detached value (hypot, logaddexp) differentiate in forward mode."""
