@@ -663,6 +663,10 @@ def _cumulative_extreme(x: Tensor, dim: int, better: Any, name: str) -> MinMax:
     one step per position (values_k = pick(values_{k-1}, x_k)), so the gradient goes to
     the entry that is the running extreme, as in PyTorch."""
     x = tensor_or_interpreted(x)
+    if x.dtype.kind == "O":  # (as sort's: its comparisons would be chained Piecewise forms)
+        raise TypeError(f"{name}: symbols have no order, so the running extreme of sympy "
+                        f"expressions is not one expression; differentiate it with "
+                        f"method='forward' or 'reverse'")
     dim = dim_index(dim, x.ndim, name)
     if x.ndim == 0:
         return MinMax((x.clone(), full_like(x, 0, dtype=int64)))
