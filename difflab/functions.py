@@ -535,7 +535,9 @@ def _where(cond: Any, a: Any, b: Any) -> Any:
     # a constant array; computed aside, they would be baked in as this input's mask).
     any_tensor = builtins.any(isinstance(v, Tensor) for v in (cond, a, b))
     cond = unwrap(cond)
-    handler = _handler_for(a) or _handler_for(b)  # first, as in _binary
+    # (first, as in _binary; then the condition's: x == 0 of symbols is an equation,
+    # which only sympy's Piecewise can choose by, between two tensor constants)
+    handler = _handler_for(a) or _handler_for(b) or _handler_for(cond)
     if handler is not None:
         return handler.where(cond, a, b)
     if any_tensor:
@@ -708,7 +710,7 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
     tensor([[ 1., 10.],
             [ 1., 10.]])
     """
-    return tensor_of(a).mm(b)
+    return tensor_or_interpreted(a).mm(b)
 
 
 def mv(a: Tensor, v: Tensor) -> Tensor:
@@ -754,7 +756,7 @@ def mv(a: Tensor, v: Tensor) -> Tensor:
     >>> v.grad                  # Aᵀ ȳ
     tensor([4., 6.])
     """
-    return tensor_of(a).mv(v)
+    return tensor_or_interpreted(a).mv(v)
 
 
 def dot(a: Tensor, b: Tensor) -> Tensor:
@@ -797,7 +799,7 @@ def dot(a: Tensor, b: Tensor) -> Tensor:
     >>> a.grad
     tensor([3., 4.])
     """
-    return tensor_of(a).dot(b)
+    return tensor_or_interpreted(a).dot(b)
 
 
 from difflab.functions_shapes import (  # noqa: E402, F401  (re-exported)

@@ -335,7 +335,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # no
     >>> dl.cross(dl.tensor([1.0, 0.0, 0.0]), dl.tensor([0.0, 1.0, 0.0])).tolist()
     [0.0, 0.0, 1.0]
     """
-    a, b = broadcast_tensors(tensor_of(input), tensor_of(other))
+    a, b = broadcast_tensors(input, other)
     if dim is None:
         dim = next((i for i, n in enumerate(a.shape) if n == 3), None)
         if dim is None:

@@ -29,6 +29,7 @@ from difflab.tensor_arguments import (
     dim_index,
     index_arrays,
     integer,
+    interpreted,
     promote_all,
     shape_args,
     tensor_of,
@@ -772,9 +773,9 @@ def roll(input: Any, shifts: Any, dims: Any = None) -> Tensor:  # noqa: A002
     for s, d in zip(shifts, dims):
         d = dim_index(d, x.ndim, "roll")
         n = x.shape[d] if x.ndim else 1
-        if n:
-            xp = backend.array_module(x.array)
-            out = index_select(out, d, (xp.arange(n) - s) % n)
+        if n:  # (the positions on x's device: a Dual or SymbolArray has no .array)
+            positions = backend.to_device(np.arange(n), x.device)
+            out = index_select(out, d, (positions - s) % n)
     return out
 
 
@@ -825,6 +826,8 @@ def einsum(equation: str, *operands: Any) -> Any:
     if not any(isinstance(x, Tensor) for x in operands):  # arrays: computed, not recorded
         return backend.array_module(operands[0]).einsum(
             parsed.text(parsed.inputs, parsed.output), *operands)
+    if interpreted(*operands):  # (dual numbers, expressions: their type's handler computes)
+        return apply(products.Einsum, *operands, equation=equation)
     # one dtype for all, by the promotion rule (float32 with float64 is float64)
     return apply(products.Einsum, *promote_all(operands), equation=equation)
 
@@ -876,7 +879,7 @@ def bmm(input: Any, mat2: Any) -> Tensor:  # noqa: A002
     <BLANKLINE>
             [[13., 17., 21.]]])
     """
-    a, b = tensor_or_interpreted(input), tensor_of(mat2)
+    a, b = tensor_or_interpreted(input), tensor_or_interpreted(mat2)
     if a.ndim != 3 or b.ndim != 3:
         raise RuntimeError(
             f"bmm(): batch1 and batch2 must be 3-D tensors, got shapes {tuple(a.shape)} and "

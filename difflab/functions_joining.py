@@ -27,7 +27,14 @@ from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.creation import zeros
 from difflab.dtypes import result_type
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import Size, dim_index, shape_args, tensor_of, tensor_sequence
+from difflab.tensor_arguments import (
+    Size,
+    dim_index,
+    shape_args,
+    tensor_of,
+    tensor_or_interpreted,
+    tensor_sequence,
+)
 
 __all__ = [
     "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_shapes",
@@ -443,7 +450,7 @@ def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:  # noqa: A0
     >>> dl.movedim(dl.ones(2, 3, 4), 0, -1).shape
     difflab.Size([3, 4, 2])
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     source = [source] if isinstance(source, (int, np.integer)) else list(source)
     destination = ([destination] if isinstance(destination, (int, np.integer))
                    else list(destination))
@@ -533,7 +540,7 @@ def broadcast_tensors(*tensors: Tensor) -> tuple:
     >>> a.shape, b.shape
     (difflab.Size([2, 3]), difflab.Size([2, 3]))
     """
-    pieces = [tensor_of(x) for x in tensors]
+    pieces = [tensor_or_interpreted(x) for x in tensors]
     shape = broadcast_shapes(*[x.shape for x in pieces])
     return tuple(x.broadcast_to(shape) for x in pieces)
 
@@ -595,7 +602,7 @@ def tile(input: Tensor, dims: Sequence[int]) -> Tensor:  # noqa: A002
     >>> x.grad.tolist()
     [3.0, 3.0]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     if not isinstance(dims, (tuple, list)):
         raise TypeError(f"tile: dims must be a tuple of ints (one count per dimension), got "
                         f"{type(dims).__name__} {dims!r:.40}; e.g. tile(x, ({dims!r},))")

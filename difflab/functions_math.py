@@ -27,7 +27,7 @@ from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.creation import full_like, ones_like, zeros_like
 from difflab.dtypes import bool_
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import tensor_of, tensor_or_interpreted
+from difflab.tensor_arguments import interpreted, tensor_of, tensor_or_interpreted
 
 __all__ = [
     "addcdiv", "addcmul", "bitwise_not", "deg2rad", "exp2", "fmax", "fmin", "frac",
@@ -274,7 +274,7 @@ def logaddexp(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     >>> dl.logaddexp(x, x).tolist()
     [1000.6931471805599, 0.6931471805599453]
     """
-    x, y = tensor_or_interpreted(input), tensor_of(other)
+    x, y = tensor_or_interpreted(input), tensor_or_interpreted(other)
     shift = F.maximum(x, y).detach()
     shift = F.where(F.isfinite(shift), shift, zeros_like(shift))  # (±inf: no shift)
     return shift + F.log(F.exp(x - shift) + F.exp(y - shift))
@@ -327,7 +327,7 @@ def hypot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     >>> round(big.item() / 1e200, 12)   # the squares alone would overflow to inf
     5.0
     """
-    x, y = tensor_or_interpreted(input), tensor_of(other)
+    x, y = tensor_or_interpreted(input), tensor_or_interpreted(other)
     scale = F.maximum(x.abs(), y.abs()).detach()
     scale = F.where((scale > 0) & F.isfinite(scale), scale, ones_like(scale))
     return scale * F.sqrt((x / scale) ** 2 + (y / scale) ** 2)
@@ -358,7 +358,8 @@ def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
     [0.0, 0.0]
     """
     x = tensor_or_interpreted(input)
-    y = other if isinstance(other, Tensor) else tensor_of(np.asarray(other, dtype=float))
+    y = (other if isinstance(other, Tensor) or interpreted(other)
+         else tensor_of(np.asarray(other, dtype=float)))
     safe_y = F.where(x == 0, ones_like(y), y)
     return F.where(F.isnan(y), y + x * 0, x * F.log(safe_y))
 
@@ -496,7 +497,7 @@ def fmin(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
 
 
 def _ignoring_nan(pick: Any, input: Any, other: Any) -> Tensor:  # noqa: A002
-    x, y = tensor_or_interpreted(input), tensor_of(other)
+    x, y = tensor_or_interpreted(input), tensor_or_interpreted(other)
     return F.where(F.isnan(x), y, F.where(F.isnan(y), x, pick(x, y)))
 
 

@@ -423,7 +423,7 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     >>> dl.tensordot(dl.ones(2, 3), dl.ones(3, 4), dims=1).shape
     difflab.Size([2, 4])
     """
-    a, b = tensor_of(a), tensor_of(b)
+    a, b = tensor_or_interpreted(a), tensor_or_interpreted(b)
     if isinstance(dims, (int, np.integer)):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, got {dims}")
@@ -463,7 +463,7 @@ def inner(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     >>> dl.inner(dl.tensor([1.0, 2.0]), dl.tensor([3.0, 4.0])).item()
     11.0
     """
-    a, b = tensor_or_interpreted(input), tensor_of(other)
+    a, b = tensor_or_interpreted(input), tensor_or_interpreted(other)
     if a.ndim == 0 or b.ndim == 0:
         return a * b
     return tensordot(a, b, ([-1], [-1]))
@@ -488,7 +488,7 @@ def vdot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     >>> dl.vdot(dl.tensor([1.0, 2.0]), dl.tensor([3.0, 4.0])).item()
     11.0
     """
-    return F.dot(tensor_or_interpreted(input), tensor_of(other))
+    return F.dot(tensor_or_interpreted(input), tensor_or_interpreted(other))
 
 
 def kron(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
@@ -510,7 +510,7 @@ def kron(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     >>> dl.kron(dl.tensor([1, 2]), dl.tensor([1, 10])).tolist()
     [1, 10, 2, 20]
     """
-    a, b = tensor_or_interpreted(input), tensor_of(other)
+    a, b = tensor_or_interpreted(input), tensor_or_interpreted(other)
     ndim = builtins.max(a.ndim, b.ndim)
     a = a.reshape((1,) * (ndim - a.ndim) + tuple(a.shape))
     b = b.reshape((1,) * (ndim - b.ndim) + tuple(b.shape))
@@ -645,7 +645,8 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,  # noqa
     >>> dl.addmm(dl.ones(2, 2), dl.eye(2), dl.eye(2), alpha=3).tolist()
     [[4.0, 1.0], [1.0, 4.0]]
     """
-    return _weighted(input, F.mm(tensor_of(mat1), tensor_of(mat2)), beta, alpha)
+    product = F.mm(tensor_or_interpreted(mat1), tensor_or_interpreted(mat2))
+    return _weighted(input, product, beta, alpha)
 
 
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: float = 1,  # noqa: A002
@@ -672,7 +673,8 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: float = 1,  # noqa: 
     >>> dl.addmv(dl.ones(2), dl.eye(2), dl.tensor([1.0, 2.0])).tolist()
     [2.0, 3.0]
     """
-    return _weighted(input, F.mv(tensor_of(mat), tensor_of(vec)), beta, alpha)
+    product = F.mv(tensor_or_interpreted(mat), tensor_or_interpreted(vec))
+    return _weighted(input, product, beta, alpha)
 
 
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: float = 1,  # noqa: A002
@@ -699,7 +701,8 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: float = 1,  # noqa:
     >>> dl.addr(dl.zeros(2, 2), dl.tensor([1.0, 2.0]), dl.tensor([3.0, 4.0])).tolist()
     [[3.0, 4.0], [6.0, 8.0]]
     """
-    return _weighted(input, F.outer(tensor_of(vec1), tensor_of(vec2)), beta, alpha)
+    product = F.outer(tensor_or_interpreted(vec1), tensor_or_interpreted(vec2))
+    return _weighted(input, product, beta, alpha)
 
 
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,  # noqa: A002
@@ -726,7 +729,8 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,  #
     >>> dl.addbmm(dl.zeros(1, 1), dl.ones(3, 1, 2), dl.ones(3, 2, 1)).tolist()
     [[6.0]]
     """
-    return _weighted(input, F.bmm(tensor_of(batch1), tensor_of(batch2)).sum(0), beta, alpha)
+    product = F.bmm(tensor_or_interpreted(batch1), tensor_or_interpreted(batch2)).sum(0)
+    return _weighted(input, product, beta, alpha)
 
 
 def _weighted(input: Any, product: Tensor, beta: float, alpha: float) -> Tensor:  # noqa: A002
@@ -758,9 +762,9 @@ def chain_matmul(*matrices: Tensor) -> Tensor:
     """
     if not matrices:
         raise RuntimeError("chain_matmul needs at least one matrix")
-    out = tensor_of(matrices[0])
+    out = tensor_or_interpreted(matrices[0])
     for m in matrices[1:]:
-        out = F.mm(out, tensor_of(m))
+        out = F.mm(out, tensor_or_interpreted(m))
     return out
 
 

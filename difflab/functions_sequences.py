@@ -26,7 +26,7 @@ from difflab.functions_indexing import checked_index
 from difflab.functions_joining import movedim
 from difflab.functions_math import logaddexp
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import dim_index, integer, tensor_of
+from difflab.tensor_arguments import dim_index, integer, tensor_of, tensor_or_interpreted
 
 __all__ = ["combinations", "logcumsumexp", "nanquantile", "quantile", "renorm",
            "repeat_interleave", "unravel_index"]
@@ -159,7 +159,7 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:  # noqa: A002
     >>> [round(v, 4) for v in dl.logcumsumexp(dl.tensor([0.0, 0.0, -1000.0]), 0).tolist()]
     [0.0, 0.6931, 0.6931]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     if x.ndim == 0:
         return x.clone()
     dim = dim_index(dim, x.ndim, "logcumsumexp")

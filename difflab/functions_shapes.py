@@ -18,7 +18,14 @@ from difflab import backend
 from difflab.autograd.engine import apply
 from difflab.ops import structural
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import dim_index, promote_all, tensor_of, tensor_sequence, write_out
+from difflab.tensor_arguments import (
+    dim_index,
+    interpreted,
+    promote_all,
+    tensor_of,
+    tensor_sequence,
+    write_out,
+)
 
 
 def swapaxes(input: Any, axis0: int, axis1: int) -> Any:  # noqa: A002
@@ -384,6 +391,8 @@ def stack(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None,
     if out is not None:
         return write_out(out, stack(tensors, dim))
     tensors = tensor_sequence(tensors, "stack")
+    if interpreted(*tensors):  # (a tensor beside dual numbers or symbols: its values)
+        tensors = [t.array if isinstance(t, Tensor) else t for t in tensors]
     if tensors and not builtins.any(isinstance(t, Tensor) for t in tensors):  # arrays or Duals
         return backend.array_module(tensors[0]).stack(tensors, axis=dim)
     tensors = [tensor_of(t) for t in tensors]

@@ -14,7 +14,7 @@ from typing import Any
 
 from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.creation import full, full_like, ones_like, zeros_like
-from difflab.dtypes import get_default_dtype, int64
+from difflab.dtypes import float64, get_default_dtype, int64
 from difflab.functions_picking import diagonal
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import MinMax, dim_index, integer, tensor_of, tensor_or_interpreted
@@ -82,7 +82,9 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  #
     1.5
     """
     x = tensor_or_interpreted(input)
-    counted = F.logical_not(F.isnan(x)).to(x.dtype).sum(dim, keepdim)
+    # (symbols' dtype is object: the count is made numbers, not sympy's True)
+    counted = F.logical_not(F.isnan(x)).to(x.dtype if x.dtype.kind != "O" else float64)
+    counted = counted.sum(dim, keepdim)
     return nansum(x, dim, keepdim) / counted
 
 
@@ -224,7 +226,7 @@ def _pick_sorted(x: Tensor, dim: Any, keepdim: bool, position: Any, name: str) -
     index: ``position(sorted_values, size)`` gives the position, possibly per slice."""
     if dim is None:
         flat = x.reshape(-1)
-        if flat.numel() == 0:  # no middle value: nan, as PyTorch (still on the tape)
+        if flat.shape[0] == 0:  # no middle value: nan, as PyTorch (still on the tape)
             if not flat.is_floating_point():
                 raise RuntimeError(f"{name}: the median of an empty {flat.dtype} tensor has "
                                    f"no value to give (an empty float tensor gives nan)")
@@ -249,7 +251,7 @@ def _pick_sorted(x: Tensor, dim: Any, keepdim: bool, position: Any, name: str) -
 
 def _median_position(ignore_nan: bool) -> Any:
     def position(ordered: Tensor, size: int, dim: int) -> Tensor:
-        nan = F.isnan(ordered)  # (sort puts nan last)
+        nan = tensor_of(F.isnan(ordered))  # (sort puts nan last; a Dual's: a bool array)
         if ignore_nan:  # the lower median of the numbers; the last slot if all are nan
             count = size - nan.sum(dim, keepdim=True)
             return F.where(count > 0, (count - 1) // 2, full_like(count, size - 1))
@@ -466,12 +468,14 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,  
     if x.ndim > 2:
         raise RuntimeError(f"cov expects a 1-D or 2-D tensor, got {x.ndim}-D")
     rows = x.reshape(1, -1) if x.ndim < 2 else x
-    rows = rows if rows.dtype.is_floating_point else rows.to(get_default_dtype())
+    # (kind: a Dual's dtype is NumPy's; "O": sympy expressions, real numbers)
+    rows = rows if rows.dtype.kind in "fO" else rows.to(get_default_dtype())
     n = rows.shape[1]
     weights = None
     for given in (fweights, aweights):
         if given is not None:
-            given = tensor_of(given).to(rows.dtype)
+            # (beside expressions, the weights stay numbers: a constant tensor)
+            given = tensor_of(given).to(rows.dtype if rows.dtype.kind != "O" else float64)
             if given.shape != (n,):
                 raise RuntimeError(f"cov: weights need one value per observation ({n}), "
                                    f"got shape {tuple(given.shape)}")
@@ -488,7 +492,8 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,  
         elif aweights is None:
             norm = total - correction
         else:
-            norm = total - correction * (weights * tensor_of(aweights).to(rows.dtype)).sum() / total
+            squares = (weights * tensor_of(aweights).to(weights.dtype)).sum()
+            norm = total - correction * squares / total
         result = (centered * weights) @ centered.T / F.clamp(norm, min=0)
     return result.reshape(()) if x.ndim < 2 else result
 
@@ -657,7 +662,11 @@ def _cumulative_extreme(x: Tensor, dim: int, better: Any, name: str) -> MinMax:
     """Running maximum or minimum along ``dim`` with the index where it was reached:
     one step per position (values_k = pick(values_{k-1}, x_k)), so the gradient goes to
     the entry that is the running extreme, as in PyTorch."""
-    x = tensor_of(x)
+    x = tensor_or_interpreted(x)
+    if x.dtype.kind == "O":  # (as sort's: its comparisons would be chained Piecewise forms)
+        raise TypeError(f"{name}: symbols have no order, so the running extreme of sympy "
+                        f"expressions is not one expression; differentiate it with "
+                        f"method='forward' or 'reverse'")
     dim = dim_index(dim, x.ndim, name)
     if x.ndim == 0:
         return MinMax((x.clone(), full_like(x, 0, dtype=int64)))

@@ -78,6 +78,7 @@ from difflab.diff.interface import (
 )
 from difflab.diff.sympy_functions import (
     clean_derivative,
+    detached,
     fmod,
     gammainc,
     gammaincc,
@@ -224,6 +225,15 @@ class SymbolArray(np.ndarray):
         if method is None:
             raise AttributeError(f"'SymbolArray' object has no attribute {name!r}")
         return method
+
+    @property
+    def device(self) -> backend.Device:  # type: ignore[override]
+        """Host memory, as ``Tensor.device`` says it (ndarray's is the string ``'cpu'``)."""
+        return backend.CPU
+
+    def detach(self) -> SymbolArray:
+        """The expressions cut from differentiation (``Tensor.detach``): ``detached``."""
+        return _elementwise(detached, self)
 
     def to(self, *args: Any, **kwargs: Any) -> Any:
         """``x.to(dtype)``, ``x.to(device)``: as ``Tensor.to`` (symbols are unchanged)."""

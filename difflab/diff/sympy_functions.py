@@ -100,6 +100,28 @@ class rint(sympy.Function):  # noqa: N801  (printed by name: the array function'
         return sympy.S.Zero
 
 
+class detached(sympy.Function):  # noqa: N801  (as rint's)
+    """``x.detach()`` of an expression: its value, cut from differentiation (derivative
+    0), as reverse mode's ``detach`` cuts the tape and forward mode's drops the tangent
+    (``dl.hypot`` and ``dl.logaddexp`` shift by one).  Printed as ``x`` itself; numbers
+    evaluate."""
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, x: Any) -> Any:
+        return x if x.is_Number else None
+
+    def fdiff(self, argindex: int = 1) -> Any:
+        return sympy.S.Zero
+
+    def _print_value(self, printer: Any) -> str:
+        """The value's own printing, in parentheses (compiled code computes ``x``)."""
+        return f"({printer._print(self.args[0])})"
+
+    _numpycode = _cupycode = _pythoncode = _lambdacode = _print_value
+
+
 class _FloatTest(BooleanFunction):
     """A test of a float's class (``isnan``, ``isinf``, ``isfinite``) as a sympy truth
     value, printed by name (NumPy's function of that name).  A number, or a real symbol

@@ -68,15 +68,19 @@ def _check_tensor(name: str, x: Any, what: str = "") -> Tensor:
     return x
 
 
-def _check_input(name: str, x: Any) -> Any:
+def _check_input(name: str, x: Any, what: str = "") -> Any:
     """The input of a function that is one primitive (``linear``, ``conv2d``, pooling,
     ``layer_norm``, ``nll_loss``, ``unfold``/``fold``), which every method differentiates:
     a Tensor; a dual number or sympy expressions (``engine.apply`` hands the primitive to
-    their interpreter: forward mode, symbolic); an array, taken as a constant tensor."""
+    their interpreter: forward mode, symbolic); an array, taken as a constant tensor.
+    ``what`` names the argument in the error (as ``_check_tensor``'s)."""
     if isinstance(x, Tensor) or _engine.interpreter_for(x) is not None:
         return x
     if isinstance(x, np.ndarray) or backend.is_gpu_array(x):
         return Tensor._wrap(x)
+    if what:
+        raise TypeError(f"{name}: expected a Tensor for {what}, got {type(x).__name__} (an "
+                        f"array, a dual number or sympy expressions also do)")
     raise TypeError(f"{name}: expected a Tensor (or an array, a dual number, sympy "
                     f"expressions), got {type(x).__name__}")
 

@@ -158,8 +158,8 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     >>> F.cosine_similarity(dl.tensor([[1.0, 0.0]]), dl.tensor([[1.0, 1.0]])).tolist()
     [0.7071067690849304]
     """
-    x1 = _floating(_check_tensor("cosine_similarity", x1, "x1"))
-    x2 = _floating(_check_tensor("cosine_similarity", x2, "x2"))
+    x1 = _floating(_check_input("cosine_similarity", x1, "x1"))
+    x2 = _floating(_check_input("cosine_similarity", x2, "x2"))
     dim = dim_index(dim, max(x1.ndim, x2.ndim), "cosine_similarity")
     n1, n2 = _p_norm(x1, 2, dim, eps=eps), _p_norm(x2, 2, dim, eps=eps)
     return (x1 * x2).sum(dim) / (n1 * n2)

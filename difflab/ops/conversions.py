@@ -62,7 +62,9 @@ class Cast(Primitive):
                 f"symbolic: a conversion to {np.dtype(dtype)} rounds or truncates, which a "
                 f"symbol (a real number) cannot say; differentiate where the values stay "
                 f"floating point, or use method='forward' or 'reverse'")
-        return x
+        # a truth value (x > 0, isnan(x), True) as a number is 1 or 0: sympy's Piecewise
+        number = np.frompyfunc(lambda e: sp.where(e, 1, 0) if _is_truth(e) else e, 1, 1)
+        return number(x)
 
     @staticmethod
     def forward(ctx, xp, x, dtype):
@@ -197,3 +199,10 @@ class Clone(Primitive):
     @staticmethod
     def jvp(ctx, xp, dx):
         return dx
+
+
+def _is_truth(e: object) -> bool:
+    """Whether ``e`` is a truth value: a bool, or sympy's relation or logic (read from
+    sympy's own flags, so this layer imports no sympy)."""
+    return (isinstance(e, (bool, np.bool_)) or getattr(e, "is_Relational", False)
+            or getattr(e, "is_Boolean", False))

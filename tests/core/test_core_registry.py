@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pytest
+import sympy
 from click.testing import CliRunner
 
 import difflab as dl
@@ -293,6 +294,52 @@ TENSOR_ARGUMENT_FACES = {
     "softmin": lambda x: dl.nn.functional.softmin(x, 0) * x,
     "prelu": lambda x: dl.nn.functional.prelu(x, dl.tensor([0.25])) * x,
     "normalize": lambda x: dl.nn.functional.normalize(x, dim=0) * x,
+    # products and tilings (mm, mv, bmm and broadcast_tensors take them as they are)
+    "dot": lambda x: dl.dot(x, dl.tensor([0.5, -1.0, 2.0])) * x,
+    "dot_constant_first": lambda x: dl.dot(dl.tensor([0.5, -1.0, 2.0]), x) * x,
+    "tile": lambda x: dl.tile(x, (2,)).reshape(2, 3).sum(0) * x * x,
+    "cross": lambda x: dl.cross(x, x * x, dim=0) * dl.tensor([0.5, -1.0, 2.0]),
+    "addmm": lambda x: dl.addmm(x.reshape(3, 1), x.reshape(3, 1), x.reshape(1, 3)).sum(1),
+    "addmv": lambda x: dl.addmv(x, x.reshape(3, 1) * x, x, beta=0.5, alpha=2.0) * x,
+    "addr": lambda x: dl.addr(x, x, dl.tensor([0.5, -1.0, 2.0])).sum(0) * x,
+    "addbmm": lambda x: dl.addbmm(x.reshape(1, 3), x.reshape(1, 3, 1),
+                                  x.reshape(1, 1, 3)).sum(0) * x,
+    "chain_matmul": lambda x: dl.chain_matmul(x.reshape(3, 1), x.reshape(1, 3),
+                                              x.reshape(3, 1)).sum(1) * x,
+    # (roll's positions on x's device: a SymbolArray's device is Tensor's CPU)
+    "roll": lambda x: dl.roll(x, 1) * x,
+    "roll_dims": lambda x: dl.roll(x.reshape(3, 1) * x, (1, -1), (0, 1)).sum(0) * x,
+    "trace": lambda x: dl.trace(x.reshape(3, 1) * x.reshape(1, 3)) * x,  # (movedim)
+    "xlogy": lambda x: dl.xlogy(x, x * x + 1.0),
+    # (a condition of symbols between two tensor constants: sympy's Piecewise)
+    "xlogy_constant_argument": lambda x: dl.xlogy(x, dl.tensor([0.25, 1.0, 4.0],
+                                                               dtype=dl.float64)) * x,
+    "where_tensor_constants": lambda x: dl.where(x > 0, dl.tensor([0.5, -1.0, 2.0]),
+                                                 dl.tensor([4.0, 1.0, 0.25])) * x,
+    # (a detached shift: symbolic's detached(e), derivative 0; both arguments may be x)
+    "hypot": lambda x: dl.hypot(x, dl.tensor([0.5, -1.0, 2.0])),
+    "hypot_both": lambda x: dl.hypot(x, x * x),
+    "logaddexp": lambda x: dl.logaddexp(x, dl.tensor([0.5, -1.0, 2.0])),
+    "logaddexp_both": lambda x: dl.logaddexp(dl.tensor([0.5, -1.0, 2.0]), x * x),
+    "fmax": lambda x: dl.fmax(x * x, x) * x,
+    "inner": lambda x: dl.inner(dl.tensor([0.5, -1.0, 2.0]), x) * x,
+    "vdot": lambda x: dl.vdot(dl.tensor([0.5, -1.0, 2.0]), x) * x,
+    "tensordot": lambda x: dl.tensordot(x.reshape(3, 1) * x, x, 1) * x,
+    "logcumsumexp": lambda x: dl.logcumsumexp(x.reshape(3, 1) * x, 1).sum(0),
+    # (a Dual's dtype is NumPy's, symbols' object: the weights stay numbers)
+    "cov": lambda x: dl.cov(dl.stack([x, x * x])).sum() * x,
+    "cov_weights": lambda x: dl.cov(dl.stack([x, x * x]), fweights=dl.tensor([1, 2, 1]),
+                                    aweights=dl.tensor([0.5, 2.0, 1.0],
+                                                       dtype=dl.float64)).sum() * x,
+    "einsum": lambda x: dl.einsum("i,j->ij", dl.tensor([0.5, -1.0, 2.0]), x).sum(0) * x,
+    "einsum_both": lambda x: dl.einsum("i,i->", x, x * x) * x,
+    # (the count of non-nan entries: sympy's True made the number 1, as to_dtype does)
+    "nanmean": lambda x: dl.nanmean(x.reshape(3, 1) * x, 0) * x,
+    "stack_tensor_constant": lambda x: dl.stack([x, dl.tensor([0.5, -1.0, 2.0])]).sum(0) * x,
+    "cosine_similarity": lambda x: dl.nn.functional.cosine_similarity(
+        x, dl.tensor([0.5, -1.0, 2.0]), dim=0) * x,
+    "cosine_similarity_both": lambda x: dl.nn.functional.cosine_similarity(
+        x.reshape(1, 3), (x * x).reshape(1, 3), dim=1) * x,
 }
 #: Tensor's methods on the value f receives (a Dual in forward mode, a SymbolArray in
 #: symbolic): Tensor's own code, run on it (numpy_protocol.method_face).  (Numeric hands
@@ -395,6 +442,33 @@ def test_sort_of_dual_numbers_and_its_refusal_under_symbolic():
         dl.grad(f, method="symbolic")(x)
 
 
+@pytest.mark.parametrize("f", [
+    lambda x: dl.median(x) * x,
+    lambda x: dl.median(x.reshape(3, 1) * x, 0).values * x,
+    lambda x: dl.nanmedian(x.reshape(3, 1) * x, 1).values * x,
+    lambda x: dl.cummax(x, 0).values * x,
+    lambda x: dl.cummin(x.reshape(3, 1) * x, 1).values.sum(0) * x,
+], ids=["median", "median_dim", "nanmedian_dim", "cummax", "cummin"])
+def test_order_statistics_of_dual_numbers_same_derivative_as_reverse(f):
+    """median, nanmedian, cummax, cummin pick entries of a dual number by its values (the
+    order read from them; their nan test of a Dual is a bool array, not a tensor) and
+    differentiate as by reverse mode; under symbolic they refuse (symbols have no order)."""
+    def g(x):
+        return dl.sum(f(x))
+
+    x = dl.tensor(POINTS)
+    expected = np.asarray(dl.grad(g, method="reverse")(x), dtype=float)
+    np.testing.assert_allclose(np.asarray(dl.grad(g, method="forward")(x), dtype=float),
+                               expected, rtol=1e-13)
+    np.testing.assert_allclose(func.jacfwd(g)(x).numpy(), expected, rtol=1e-13)
+    np.testing.assert_allclose(np.asarray(dl.grad(g, method="numeric")(x), dtype=float),
+                               expected, rtol=1e-6)
+    from difflab.diff.symbolic import SymbolicTraceError
+
+    with pytest.raises(SymbolicTraceError, match="control flow|no order"):
+        dl.grad(g, method="symbolic")(x)
+
+
 def test_detach_of_a_dual_number_is_a_constant_as_on_the_tape():
     """x.detach() in forward mode drops the tangent, as reverse mode's cuts the tape; the
     faces that shift by a detached value (hypot, logaddexp) differentiate in forward mode."""
@@ -409,6 +483,24 @@ def test_detach_of_a_dual_number_is_a_constant_as_on_the_tape():
         dl.tensor(POINTS)), POINTS)
     np.testing.assert_allclose(dl.grad(lambda x: dl.sum(x.detach() * x), method="forward")(
         dl.tensor(POINTS)), POINTS)
+
+
+def test_detach_of_symbols_is_a_constant_as_on_the_tape():
+    """x.detach() under symbolic is sympy's detached(x): the value, derivative 0 (before,
+    a SymbolArray had no .array to detach), printed as x in the compiled expression."""
+    def f(x):
+        return dl.sum(x.detach() * x + (x * x).detach() * dl.sin(x))
+
+    expected = POINTS + POINTS**2 * np.cos(POINTS)
+    for method in ("reverse", "forward", "symbolic"):
+        np.testing.assert_allclose(dl.grad(f, method=method)(dl.tensor(POINTS)), expected,
+                                   rtol=1e-13, err_msg=method)
+    from difflab.diff.sympy_functions import detached
+
+    x = sympy.Symbol("x")
+    assert sympy.diff(detached(x) * x, x) == detached(x)
+    assert detached(sympy.Integer(2)) == 2
+    assert sympy.lambdify(x, detached(x) * x)(3.0) == 9.0
 
 
 def test_tensor_methods_a_dual_number_cannot_run_are_clear_errors():
