@@ -570,6 +570,19 @@ def interpret(graph: Graph, *arrays: Any, **named: Any) -> list:
 # ------------------------------------------------- helpers of the passes
 
 
+def _readers(graph: Graph) -> dict[str, int]:
+    """How many times each value is read (by nodes; an output counts as a million
+    readers, so a pass never folds a returned value into another node)."""
+    count: dict[str, int] = {}
+    for node in graph.nodes:
+        for r in node.refs():
+            count[r.name] = count.get(r.name, 0) + 1
+    for o in graph.outputs:
+        if isinstance(o, Ref):
+            count[o.name] = count.get(o.name, 0) + 10**6
+    return count
+
+
 def _copy(graph: Graph, nodes: Sequence[Node], outputs: Sequence[Any],
           inputs: Sequence[Input] | None = None, constants: dict | None = None) -> Graph:
     return Graph(graph.name, graph.inputs if inputs is None else inputs,

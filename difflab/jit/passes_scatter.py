@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from difflab.jit.graph import Graph, Node, Ref, _copy, _show
+from difflab.jit.graph import Graph, Node, Ref, _copy, _readers, _show
 from difflab.ops import registry
 
 _WHOLE = slice(None)
@@ -71,18 +71,6 @@ def _piece(node: Node, shape: tuple) -> tuple[int, int, int, bool] | None:
         else:
             return None  # (an index array, a step, None, ...)
     return found
-
-
-def _readers(graph: Graph) -> dict[str, int]:
-    """How many times each value is read (by nodes and as an output)."""
-    count: dict[str, int] = {}
-    for node in graph.nodes:
-        for r in node.refs():
-            count[r.name] = count.get(r.name, 0) + 1
-    for o in graph.outputs:
-        if isinstance(o, Ref):
-            count[o.name] = count.get(o.name, 0) + 10**6  # (an output is never inside)
-    return count
 
 
 def _leaves(ref: Any, root: Node, producers: dict, readers: dict,

@@ -43,20 +43,8 @@ from typing import Any
 
 import numpy as np
 
-from difflab.jit.graph import Graph, Node, Ref, _copy, _show
+from difflab.jit.graph import Graph, Node, Ref, _copy, _readers, _show
 from difflab.ops import registry
-
-
-def _readers(graph: Graph) -> dict[str, int]:
-    """How many times each value is read (an output counts as many)."""
-    count: dict[str, int] = {}
-    for node in graph.nodes:
-        for r in node.refs():
-            count[r.name] = count.get(r.name, 0) + 1
-    for o in graph.outputs:
-        if isinstance(o, Ref):
-            count[o.name] = count.get(o.name, 0) + 10**6
-    return count
 
 
 def _term(node: Node, producers: dict, meta: dict) -> tuple[str, tuple] | None:
