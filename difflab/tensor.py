@@ -359,8 +359,9 @@ class Tensor(TensorMethods, InPlaceMethods):
         >>> x
         tensor([0., 1., 2.], requires_grad=True)
         """
-        t = Tensor._wrap(self.array, None, self._version)
-        return t
+        # (the stop-gradient primitive, as detach: a traced function records it, forward
+        # mode drops a dual number's tangents)
+        return _apply(_STOP_GRADIENT, self)
 
     @data.setter
     def data(self, value: Tensor) -> None:
@@ -948,9 +949,22 @@ class Tensor(TensorMethods, InPlaceMethods):
         >>> y, y.requires_grad
         (tensor([3., 6.]), False)
         """
-        t = Tensor._wrap(self.array, None, self._version)
+        t = _apply(_STOP_GRADIENT, self)  # (the primitive: every interpreter sees the stop)
+        t._version = self._version
         t._base = self
         return t
+
+    def _off_tape(self) -> Tensor:
+        """This tensor's array as it is, without its record on the tape.
+
+        The function transforms' and the engine's own bookkeeping (a gradient handed
+        back, a fresh input of ``jacrev``), not a user's stop-gradient: where
+        :meth:`detach` stops *every* derivative (it drops a dual number's tangents
+        too, and a traced function records it), this cuts only the tape, so a
+        transform nested around the one doing the bookkeeping (``jacfwd(jacrev(f))``)
+        still sees its derivatives pass.
+        """
+        return Tensor._wrap(self.array, None, self._version)
 
     def detach_(self) -> Tensor:
         """Cut this tensor off the tape, in place: it becomes a leaf that needs no grad.
@@ -978,6 +992,9 @@ class Tensor(TensorMethods, InPlaceMethods):
         >>> y.requires_grad, y.grad_fn, y.is_leaf
         (False, None, True)
         """
+        # the stop-gradient primitive's values (a traced function records the stop there;
+        # forward mode drops a dual number's tangents), on the same memory
+        self.array = _apply(_STOP_GRADIENT, self).array
         self.grad_fn = None
         self._requires_grad = False
         return self
@@ -1900,6 +1917,8 @@ register_tensor_type(Tensor)  # (the engine wraps its results in it, without imp
 from difflab.ops import docstrings as _docstrings  # noqa: E402
 from difflab.ops import registry as _ops  # noqa: E402
 from difflab.ops import structural as _structural  # noqa: E402
+
+_STOP_GRADIENT = _ops.PRIMITIVES["detach"]
 
 
 def _elementwise_method(op: Any) -> Any:

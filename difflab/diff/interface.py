@@ -187,7 +187,7 @@ def as_input(x: Any, transform: str, position: int) -> Any:
     if isinstance(x, Tensor):
         if x.requires_grad:
             return x  # a derivative nested inside a reverse-mode one: keep it on the tape
-        x = x.detach().array
+        x = x.array
     if backend.is_gpu_array(x):
         return x.astype("float64")
     if isinstance(x, bool) or not isinstance(x, (numbers.Real, np.ndarray, list, tuple)):

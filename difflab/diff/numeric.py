@@ -81,6 +81,7 @@ from difflab.diff.interface import (
     Differentiator,
     NumericalWarning,
     check_output,
+    is_plain,
     require_scalar,
     with_arg,
 )
@@ -92,6 +93,7 @@ from difflab.finite_differences import (
     representable_step,
     stencil,
 )
+from difflab.tensor import Tensor
 
 __all__ = ["Numeric", "EPS", "optimal_step", "stencil"]
 SCHEMES = ("central", "forward", "backward", "richardson", "adaptive", "complex")
@@ -143,9 +145,18 @@ class Numeric(Differentiator):
     # -- helpers ------------------------------------------------------------------------
     @staticmethod
     def _evaluate(f: Callable, args: list, i: int, x: Any, cost: Cost) -> Any:
-        out = f(*with_arg(args, i, x))
+        """f at the point ``x`` for argument i, as an array.
+
+        A plain array point (real, or complex for the complex step) reaches f as a
+        constant tensor, which needs no grad: f sees a tensor by every method, so
+        ``x.exp()`` and ``x.detach()`` work here as they do in reverse mode.  (A point
+        of an enclosing derivative, a dual number or a recorded tensor, goes as it is.)
+        """
+        out = f(*with_arg(args, i, Tensor._wrap(x) if is_plain(x) else x))
         check_output(out, "numeric")
         cost.evaluations += 1
+        if isinstance(out, Tensor):
+            out = out.array
         xp = backend.array_module(out)
         return xp.asarray(out)
 
@@ -333,6 +344,15 @@ class Numeric(Differentiator):
         return best
 
     # -- second derivatives -----------------------------------------------------------
+    def _hessians(self, f: Callable, args: list, nums: tuple, cost: Cost) -> tuple[Any, list]:
+        """The base class's, with f(x) evaluated on constant tensors as every other call."""
+        hessians = [self._hessian(f, args, i, cost) for i in nums]
+        point = list(args)
+        for i in nums:
+            point[i] = Tensor._wrap(args[i]) if is_plain(args[i]) else args[i]
+        value = f(*point)
+        return (value.array if isinstance(value, Tensor) else value), hessians
+
     def _hessian(self, f: Callable, args: list, i: int, cost: Cost) -> Any:
         r"""Second differences.
 

@@ -157,6 +157,7 @@ class _SympyNamespace:
     logical_xor, logical_not = staticmethod(sympy.Xor), staticmethod(sympy.Not)
 
     truth, trunc = staticmethod(truth), staticmethod(trunc)
+    stop_gradient = staticmethod(detached)  # (x.detach(): its value, derivative 0)
 
     # (the Bessel functions of order 0 and 1, and the scaled forms, as sympy writes them)
     i0, i1, i0e, i1e = (staticmethod(f) for f in (bessel.i0, bessel.i1, bessel.i0e, bessel.i1e))

@@ -141,6 +141,9 @@ class BatchedTensor(Tensor):
     def detach(self) -> BatchedTensor:
         return BatchedTensor(self.value.detach(), self.levels)
 
+    def _off_tape(self) -> BatchedTensor:
+        return BatchedTensor(self.value._off_tape(), self.levels)
+
     @property
     def data(self) -> BatchedTensor:
         return BatchedTensor(self.value.data, self.levels)
