@@ -456,6 +456,11 @@ class Dual:
         cuts a tensor from the tape: a constant (``dl.hypot`` shifts by one)."""
         return _strip(self)
 
+    @property
+    def data(self) -> Any:
+        """``Tensor.data``: the values without any tangent, as :meth:`detach`."""
+        return _strip(self)
+
     def to(self, *args: Any, **kwargs: Any) -> Dual:
         """``x.to(dtype)``, ``x.to(device)``: as ``Tensor.to`` (the tangents go along)."""
         return numpy_protocol.converted(self, *args, **kwargs)

@@ -344,15 +344,6 @@ class Numeric(Differentiator):
         return best
 
     # -- second derivatives -----------------------------------------------------------
-    def _hessians(self, f: Callable, args: list, nums: tuple, cost: Cost) -> tuple[Any, list]:
-        """The base class's, with f(x) evaluated on constant tensors as every other call."""
-        hessians = [self._hessian(f, args, i, cost) for i in nums]
-        point = list(args)
-        for i in nums:
-            point[i] = Tensor._wrap(args[i]) if is_plain(args[i]) else args[i]
-        value = f(*point)
-        return (value.array if isinstance(value, Tensor) else value), hessians
-
     def _hessian(self, f: Callable, args: list, i: int, cost: Cost) -> Any:
         r"""Second differences.
 

@@ -236,6 +236,12 @@ class SymbolArray(np.ndarray):
         """The expressions cut from differentiation (``Tensor.detach``): ``detached``."""
         return _elementwise(detached, self)
 
+    @property
+    def data(self) -> SymbolArray:  # type: ignore[override]
+        """``Tensor.data``: the expressions cut from differentiation, as :meth:`detach`
+        (ndarray's ``data``, the memory buffer, means nothing for expressions)."""
+        return self.detach()
+
     def to(self, *args: Any, **kwargs: Any) -> Any:
         """``x.to(dtype)``, ``x.to(device)``: as ``Tensor.to`` (symbols are unchanged)."""
         return numpy_protocol.converted(self, *args, **kwargs)

@@ -170,6 +170,8 @@ class StopGradient(Pointwise):
     in PyTorch, and the tracer tells it apart from ``x``.
     """
 
+    stops_gradient = True
+
     def __init__(self) -> None:
         super().__init__("detach", _stop_gradient, "the same values, cut from "
                          "differentiation (a stop-gradient)", lambda sp, x: sp.stop_gradient(x))
