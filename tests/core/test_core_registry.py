@@ -342,8 +342,9 @@ TENSOR_ARGUMENT_FACES = {
         x.reshape(1, 3), (x * x).reshape(1, 3), dim=1) * x,
 }
 #: Tensor's methods on the value f receives (a Dual in forward mode, a SymbolArray in
-#: symbolic): Tensor's own code, run on it (numpy_protocol.method_face).  (Numeric hands
-#: f NumPy arrays, which have NumPy's methods only: it is left out of this table.)
+#: symbolic, a constant tensor in numeric): Tensor's own code, run on it
+#: (numpy_protocol.method_face).  (Numeric handed f NumPy arrays before, which have NumPy's
+#: methods only, and was left out of this table.)
 TENSOR_METHODS = {
     "floor": lambda x: x.floor() * x,
     "round": lambda x: x.round() * x,
@@ -403,7 +404,7 @@ def test_faces_take_dual_numbers_and_symbols_same_derivative_by_every_method(nam
 def test_tensor_methods_on_what_f_receives_same_derivative_by_every_method(name):
     """``x.floor()``, ``x.var()``, ``x.clamp(...)`` in f: the value f receives (a Dual, a
     SymbolArray, a Tensor) has Tensor's methods, with the same derivative."""
-    _same_derivative_by_every_method(name, TENSOR_METHODS[name], numeric=False)
+    _same_derivative_by_every_method(name, TENSOR_METHODS[name])
 
 
 def _same_derivative_by_every_method(name: str, f, numeric: bool = True) -> None:
