@@ -339,7 +339,9 @@ class Tensor(TensorMethods, InPlaceMethods):
         changing it in place changes ``x`` without the tape knowing, which is what an
         optimizer's update or a weight initialisation wants (and nothing else should:
         prefer :meth:`detach` and :func:`difflab.no_grad`, which autograd checks).
-        Assigning ``x.data = values`` replaces the array behind ``x`` (any shape).
+        Read in a function being differentiated, it is a stop-gradient for every
+        method, as :meth:`detach`.  Assigning ``x.data = values`` replaces the array
+        behind ``x`` (any shape).
 
         See Also
         --------
@@ -929,7 +931,14 @@ class Tensor(TensorMethods, InPlaceMethods):
         backward(self, gradient, retain_graph, create_graph, inputs)
 
     def detach(self) -> Tensor:
-        """The same values, cut off from the tape (shares memory and version).
+        r"""The same values, cut off from the tape (shares memory and version).
+
+        A stop-gradient (JAX's ``stop_gradient``): the primitive ``detach`` of the
+        registry, whose value is ``self`` and whose derivative is zero by decree, so
+        every method and transform stops there, not only the tape: forward mode drops
+        a dual number's tangents (``jacfwd``, ``jvp``, at every nested level), the
+        symbolic method writes sympy's ``detached``, and a traced or compiled function
+        records a ``detach`` line that its gradient stops at.
 
         Returns
         -------
@@ -940,14 +949,29 @@ class Tensor(TensorMethods, InPlaceMethods):
         See Also
         --------
         difflab.no_grad : compute without recording at all.
+        difflab.Tensor.data : the same stop, without the shared version counter.
+
+        Notes
+        -----
+        .. math::
+
+            \operatorname{detach}(x) = x, \qquad
+            \frac{\partial \operatorname{detach}(x)}{\partial x} := 0
+
+        So ``v - v.detach()`` is zero with gradient one, and ``v.detach() * v``
+        has gradient ``v`` (by finite differences, which see values only: ``2v``).
 
         Examples
         --------
         >>> import difflab as dl
+        >>> from difflab.func import jacfwd
         >>> x = dl.tensor([1.0, 2.0], requires_grad=True)
         >>> y = (x * 3).detach()
         >>> y, y.requires_grad
         (tensor([3., 6.]), False)
+        >>> jacfwd(lambda v: v.detach() * v)(dl.tensor([1.0, 2.0]))   # forward mode too
+        tensor([[1., 0.],
+                [0., 2.]])
         """
         t = _apply(_STOP_GRADIENT, self)  # (the primitive: every interpreter sees the stop)
         t._version = self._version
