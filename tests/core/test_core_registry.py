@@ -663,6 +663,22 @@ def test_the_stop_gradient_is_one_primitive_every_interpreter_reads():
     assert [n.op_name for n in graph.nodes] == ["detach", "mul"]
 
 
+def test_a_stop_gradient_on_each_device(device):
+    """detach on CuPy arrays (or the stand-in): a view of the same memory, and the
+    gradient stops there on the tape and in a compiled graph alike."""
+    x = dl.tensor([1.0, 2.0, 3.0], device=device, dtype=dl.float64)
+    leaf = x.clone().requires_grad_()
+    d = leaf.detach()
+    assert d.device == leaf.device and not d.requires_grad
+    (d * leaf).sum().backward()
+    np.testing.assert_allclose(leaf.grad.cpu().numpy(), [1.0, 2.0, 3.0])
+    compiled = dl.compile(lambda v: (v.detach() * v).sum())
+    compiled(x.clone())
+    leaf = x.clone().requires_grad_()
+    compiled(leaf).backward()
+    np.testing.assert_allclose(leaf.grad.cpu().numpy(), [1.0, 2.0, 3.0])
+
+
 def test_tensor_methods_a_dual_number_cannot_run_are_clear_errors():
     """In place (a Dual is a value) or reading a tensor's storage: a TypeError that says so."""
     with pytest.raises(TypeError, match=r"Dual.add_\(\) changes .*x = x.add\(...\)"):
