@@ -328,6 +328,13 @@ class Tracer(RuleReading):
         if id(array) in self.versions:
             self.versions[id(alias)] = self.versions[id(array)]
         self.written_arrays.add(id(alias))
+    def _arguments(self, op: Any, inputs: Sequence[Any], grad_enabled: bool) -> tuple:
+        """The graph's values for an operation's inputs (see :meth:`_past_no_grad`)."""
+        args = tuple(self.ref_of(x) for x in inputs)
+        if grad_enabled and op.differentiable and self.unrecorded:
+            args = tuple(self._past_no_grad(x, a) for x, a in zip(inputs, args))
+        return args
+
     @staticmethod
     def _mark(marks: set, array: Any, on: bool) -> None:
         if on:
@@ -387,10 +394,8 @@ class Tracer(RuleReading):
                            f"wrong shapes or errors. Use dl.where(mask, x, 0) to keep the "
                            f"shape fixed")
                 break
-        args = tuple(self.ref_of(x) for x in inputs)
         grad_enabled = is_grad_enabled()
-        if grad_enabled and op.differentiable and self.unrecorded:
-            args = tuple(self._past_no_grad(x, a) for x, a in zip(inputs, args))
+        args = self._arguments(op, inputs, grad_enabled)
         params = {k: self.ref_of(v) for k, v in params.items()}
         name = f"v{len(self.nodes) + 1}"
         reads: list[Ref] = []
