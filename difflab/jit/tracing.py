@@ -328,6 +328,7 @@ class Tracer(RuleReading):
         if id(array) in self.versions:
             self.versions[id(alias)] = self.versions[id(array)]
         self.written_arrays.add(id(alias))
+
     def _arguments(self, op: Any, inputs: Sequence[Any], grad_enabled: bool) -> tuple:
         """The graph's values for an operation's inputs (see :meth:`_past_no_grad`)."""
         args = tuple(self.ref_of(x) for x in inputs)
