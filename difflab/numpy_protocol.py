@@ -304,6 +304,10 @@ def tensor_ufunc(ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> A
     no_derivative = registry.PRIMITIVES.get(UFUNC_NO_DERIVATIVE_PRIMITIVES.get(name, name))
     if name in UFUNC_NO_DERIVATIVE and no_derivative is not None:
         return apply(no_derivative, *(tensor_of(v) for v in inputs))
+    if not _tracked(inputs):
+        # no derivative to lose (a constant tensor: what method="numeric" hands f): NumPy
+        # on the values, as np.<function> on such a tensor does (tensor_function)
+        return tensor_of(ufunc(*(v.array if isinstance(v, Tensor) else v for v in inputs)))
     raise unsupported(ufunc, "on a Tensor: reverse mode, or a traced graph")
 
 

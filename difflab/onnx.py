@@ -355,7 +355,7 @@ TRANSLATIONS: dict[str, Callable[[_Writer, Node, list], None]] = {
         "sigmoid": "Sigmoid", "relu": "Relu", "sin": "Sin", "cos": "Cos", "tan": "Tan",
         "asin": "Asin", "acos": "Acos", "atan": "Atan", "sinh": "Sinh", "cosh": "Cosh",
         "erf": "Erf", "matmul": "MatMul", "maximum": "Max", "minimum": "Min",
-        "clone": "Identity"}.items()},
+        "clone": "Identity", "detach": "Identity"}.items()},
     "linear": _linear,
     "conv2d": _conv2d,
     "max_pool2d": _max_pool2d,

@@ -339,7 +339,9 @@ class Tensor(TensorMethods, InPlaceMethods):
         changing it in place changes ``x`` without the tape knowing, which is what an
         optimizer's update or a weight initialisation wants (and nothing else should:
         prefer :meth:`detach` and :func:`difflab.no_grad`, which autograd checks).
-        Assigning ``x.data = values`` replaces the array behind ``x`` (any shape).
+        Read in a function being differentiated, it is a stop-gradient for every
+        method, as :meth:`detach`.  Assigning ``x.data = values`` replaces the array
+        behind ``x`` (any shape).
 
         See Also
         --------
@@ -359,8 +361,9 @@ class Tensor(TensorMethods, InPlaceMethods):
         >>> x
         tensor([0., 1., 2.], requires_grad=True)
         """
-        t = Tensor._wrap(self.array, None, self._version)
-        return t
+        # (the stop-gradient primitive, as detach: a traced function records it, forward
+        # mode drops a dual number's tangents)
+        return _apply(_STOP_GRADIENT, self)
 
     @data.setter
     def data(self, value: Tensor) -> None:
@@ -928,7 +931,14 @@ class Tensor(TensorMethods, InPlaceMethods):
         backward(self, gradient, retain_graph, create_graph, inputs)
 
     def detach(self) -> Tensor:
-        """The same values, cut off from the tape (shares memory and version).
+        r"""The same values, cut off from the tape (shares memory and version).
+
+        A stop-gradient (JAX's ``stop_gradient``): the primitive ``detach`` of the
+        registry, whose value is ``self`` and whose derivative is zero by decree, so
+        every method and transform stops there, not only the tape: forward mode drops
+        a dual number's tangents (``jacfwd``, ``jvp``, at every nested level), the
+        symbolic method writes sympy's ``detached``, and a traced or compiled function
+        records a ``detach`` line that its gradient stops at.
 
         Returns
         -------
@@ -939,18 +949,46 @@ class Tensor(TensorMethods, InPlaceMethods):
         See Also
         --------
         difflab.no_grad : compute without recording at all.
+        difflab.Tensor.data : the same stop, without the shared version counter.
+
+        Notes
+        -----
+        .. math::
+
+            \operatorname{detach}(x) = x, \qquad
+            \frac{\partial \operatorname{detach}(x)}{\partial x} := 0
+
+        So ``v - v.detach()`` is zero with gradient one, and ``v.detach() * v``
+        has gradient ``v`` (by finite differences, which see values only: ``2v``).
 
         Examples
         --------
         >>> import difflab as dl
+        >>> from difflab.func import jacfwd
         >>> x = dl.tensor([1.0, 2.0], requires_grad=True)
         >>> y = (x * 3).detach()
         >>> y, y.requires_grad
         (tensor([3., 6.]), False)
+        >>> jacfwd(lambda v: v.detach() * v)(dl.tensor([1.0, 2.0]))   # forward mode too
+        tensor([[1., 0.],
+                [0., 2.]])
         """
-        t = Tensor._wrap(self.array, None, self._version)
+        t = _apply(_STOP_GRADIENT, self)  # (the primitive: every interpreter sees the stop)
+        t._version = self._version
         t._base = self
         return t
+
+    def _off_tape(self) -> Tensor:
+        """This tensor's array as it is, without its record on the tape.
+
+        The function transforms' and the engine's own bookkeeping (a gradient handed
+        back, a fresh input of ``jacrev``), not a user's stop-gradient: where
+        :meth:`detach` stops *every* derivative (it drops a dual number's tangents
+        too, and a traced function records it), this cuts only the tape, so a
+        transform nested around the one doing the bookkeeping (``jacfwd(jacrev(f))``)
+        still sees its derivatives pass.
+        """
+        return Tensor._wrap(self.array, None, self._version)
 
     def detach_(self) -> Tensor:
         """Cut this tensor off the tape, in place: it becomes a leaf that needs no grad.
@@ -978,6 +1016,9 @@ class Tensor(TensorMethods, InPlaceMethods):
         >>> y.requires_grad, y.grad_fn, y.is_leaf
         (False, None, True)
         """
+        # the stop-gradient primitive's values (a traced function records the stop there;
+        # forward mode drops a dual number's tangents), on the same memory
+        self.array = _apply(_STOP_GRADIENT, self).array
         self.grad_fn = None
         self._requires_grad = False
         return self
@@ -1900,6 +1941,8 @@ register_tensor_type(Tensor)  # (the engine wraps its results in it, without imp
 from difflab.ops import docstrings as _docstrings  # noqa: E402
 from difflab.ops import registry as _ops  # noqa: E402
 from difflab.ops import structural as _structural  # noqa: E402
+
+_STOP_GRADIENT = _ops.PRIMITIVES["detach"]
 
 
 def _elementwise_method(op: Any) -> Any:

@@ -1108,7 +1108,7 @@ class TensorMethods:
 
         See :func:`difflab.isclose`.
         """
-        a, b = promote(self.detach(), unwrap_operand(other.detach() if is_tensor(other)
+        a, b = promote(self._off_tape(), unwrap_operand(other._off_tape() if is_tensor(other)
                                                      else other))
         return _apply(_ops.PRIMITIVES["isclose"], a, b, rtol=rtol, atol=atol,
                       equal_nan=equal_nan)

@@ -155,7 +155,7 @@ class Joint:
                     f"tensor of shape {tuple(node.output_meta[0])}: return one of the shape "
                     f"of the gradient it was given"
                 )
-            adjoints.add(node, g if create_graph else g.detach().array)
+            adjoints.add(node, g if create_graph else g.array)
 
 
 class BackwardHook:

@@ -750,7 +750,7 @@ def _set_retained_grad(node: Node, g: Any) -> None:
     tensor = node.retained()
     if tensor is None:
         return
-    g = g.detach() if isinstance(g, Tensor) else Tensor._wrap(g)
+    g = g._off_tape() if isinstance(g, Tensor) else Tensor._wrap(g)
     tensor.grad = g if tensor.grad is None else tensor.grad + g
 
 
@@ -830,7 +830,7 @@ def run_tensor_hooks(hooks: Sequence[Any], g: Any, create_graph: bool,
                 f"{given} gradient and returned a {new.array.dtype} one; return one of "
                 f"the gradient's dtype (.to(grad.dtype))"
             )
-        g = new if create_graph else new.detach().array
+        g = new if create_graph else new.array
     return g
 
 
@@ -889,7 +889,7 @@ def run_queued_callbacks() -> None:
 
 def _as_tensor(g: Any, create_graph: bool) -> Tensor:
     if isinstance(g, Tensor):
-        return g if create_graph else g.detach()
+        return g if create_graph else g._off_tape()
     return Tensor._wrap(g)
 
 

@@ -83,7 +83,7 @@ def _prepare(inputs: tuple, create_graph: bool) -> tuple:
         if create_graph and x.requires_grad:
             prepared.append(x.view_as(x))  # keeps the link to the caller's graph
         else:
-            prepared.append(x.detach().requires_grad_(True))
+            prepared.append(x._off_tape().requires_grad_(True))
     return tuple(prepared)
 
 
@@ -91,7 +91,7 @@ def _finish(values: tuple, create_graph: bool) -> tuple:
     """Detach the results unless the caller wants to differentiate them again."""
     if create_graph:
         return values
-    return tuple(v.detach() if isinstance(v, Tensor) else v for v in values)
+    return tuple(v._off_tape() if isinstance(v, Tensor) else v for v in values)
 
 
 def _call(func: Callable, inputs: tuple, who: str) -> tuple[bool, tuple]:
@@ -182,7 +182,7 @@ def _jacobian_blocks(func: Callable, inputs: tuple, create_graph: bool, strict: 
                 block = stack(rows[j]).reshape(shape)
             else:  # an empty output: an empty Jacobian of the right shape
                 block = zeros(shape, dtype=x.dtype)
-            row_blocks.append(block if create_graph else block.detach())
+            row_blocks.append(block if create_graph else block._off_tape())
         blocks.append(tuple(row_blocks))
     return outputs_tuple, tuple(blocks)
 
@@ -428,7 +428,7 @@ def vjp(
 def _double_backward(outputs: tuple, xs: tuple, vs: tuple, create_graph: bool,
                      strict: bool) -> tuple:
     """Jv by the double-backward trick: d/du (uᵀJ) seeded with v."""
-    us = tuple(zeros_like(out).detach().requires_grad_(True) for out in outputs)
+    us = tuple(zeros_like(out)._off_tape().requires_grad_(True) for out in outputs)
     grads_x = _grads(outputs, xs, us, True)
     grads_x = tuple(g for g in grads_x if g is not None)
     if not grads_x:

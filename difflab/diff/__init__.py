@@ -184,12 +184,26 @@ def grad(f: Callable, method: str | Differentiator = "reverse",
     a point.  Outside f's domain the result is NaN with a
     :class:`~difflab.diff.DomainWarning`.
 
+    Every method hands ``f`` a value with a tensor's methods, for an array or tensor
+    argument: a recorded tensor (reverse), a dual number (forward), sympy expressions
+    (symbolic), a traced tensor (compiled) or a constant tensor (numeric).  A
+    stop-gradient in f (``x.detach()``, ``x.data``) gives the same gradient by
+    forward, reverse, symbolic and compiled; a ``no_grad()`` block stops only the tape
+    (reverse, compiled), as PyTorch's does; finite differences see values only, so
+    numeric gives the derivative of f's values there.
+
     Examples
     --------
     >>> import numpy as np
     >>> import difflab as dl
     >>> f = lambda v: (v ** 2).sum()
     >>> dl.grad(f)(np.array([1.0, 2.0]))
+    array([2., 4.])
+    >>> stopped = lambda v: (v.detach() * v).sum()          # d/dv = v.detach() = v
+    >>> [dl.grad(stopped, method=m)(np.array([1.0, 2.0])).tolist()
+    ...  for m in ("reverse", "forward", "symbolic", "compiled")]
+    [[1.0, 2.0], [1.0, 2.0], [1.0, 2.0], [1.0, 2.0]]
+    >>> np.round(dl.grad(stopped, method="numeric")(np.array([1.0, 2.0])), 6)  # values: 2v
     array([2., 4.])
     >>> gradient, cost = dl.grad(f, method="reverse")(np.array([1.0, 2.0]),
     ...                                                return_cost=True)

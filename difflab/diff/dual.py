@@ -453,8 +453,16 @@ class Dual:
 
     def detach(self) -> Any:
         """The values without any tangent (every dual layer removed), as ``Tensor.detach``
-        cuts a tensor from the tape: a constant (``dl.hypot`` shifts by one)."""
-        return _strip(self)
+        cuts a tensor from the tape: a constant (``dl.hypot`` shifts by one).  Values that
+        are recorded tensors (reverse over forward) are cut from the tape too: a stop
+        stops every derivative around it."""
+        values = _strip(self)
+        return values.detach() if isinstance(values, Tensor) else values
+
+    @property
+    def data(self) -> Any:
+        """``Tensor.data``: the values without any tangent, as :meth:`detach`."""
+        return self.detach()
 
     def to(self, *args: Any, **kwargs: Any) -> Dual:
         """``x.to(dtype)``, ``x.to(device)``: as ``Tensor.to`` (the tangents go along)."""

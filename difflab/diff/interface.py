@@ -187,7 +187,7 @@ def as_input(x: Any, transform: str, position: int) -> Any:
     if isinstance(x, Tensor):
         if x.requires_grad:
             return x  # a derivative nested inside a reverse-mode one: keep it on the tape
-        x = x.detach().array
+        x = x.array
     if backend.is_gpu_array(x):
         return x.astype("float64")
     if isinstance(x, bool) or not isinstance(x, (numbers.Real, np.ndarray, list, tuple)):
@@ -314,10 +314,17 @@ class Differentiator:
 
         Default: the per-argument hook once per argument, then f(x) itself, only to
         see whether x is inside f's domain (not counted in the cost): the rules would
-        otherwise give numbers where f is undefined.
+        otherwise give numbers where f is undefined.  f gets a point that is an array
+        as a constant tensor, as every method hands f a tensor-like value.
         """
+        from difflab.tensor import Tensor
+
         hessians = [self._hessian(f, args, i, cost) for i in nums]
-        return f(*args), hessians
+        point = list(args)
+        for i in nums:
+            point[i] = Tensor._wrap(args[i]) if is_plain(args[i]) else args[i]
+        value = f(*point)
+        return (value.array if isinstance(value, Tensor) else value), hessians
 
     def _jvp(self, f: Callable, primals: list, tangents: list, cost: Cost) -> tuple[Any, Any]:
         """Default: J·t = Σᵢ Jᵢ tᵢ from full Jacobians."""

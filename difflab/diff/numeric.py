@@ -81,6 +81,7 @@ from difflab.diff.interface import (
     Differentiator,
     NumericalWarning,
     check_output,
+    is_plain,
     require_scalar,
     with_arg,
 )
@@ -92,6 +93,7 @@ from difflab.finite_differences import (
     representable_step,
     stencil,
 )
+from difflab.tensor import Tensor
 
 __all__ = ["Numeric", "EPS", "optimal_step", "stencil"]
 SCHEMES = ("central", "forward", "backward", "richardson", "adaptive", "complex")
@@ -143,9 +145,18 @@ class Numeric(Differentiator):
     # -- helpers ------------------------------------------------------------------------
     @staticmethod
     def _evaluate(f: Callable, args: list, i: int, x: Any, cost: Cost) -> Any:
-        out = f(*with_arg(args, i, x))
+        """f at the point ``x`` for argument i, as an array.
+
+        A plain array point (real, or complex for the complex step) reaches f as a
+        constant tensor, which needs no grad: f sees a tensor by every method, so
+        ``x.exp()`` and ``x.detach()`` work here as they do in reverse mode.  (A point
+        of an enclosing derivative, a dual number or a recorded tensor, goes as it is.)
+        """
+        out = f(*with_arg(args, i, Tensor._wrap(x) if is_plain(x) else x))
         check_output(out, "numeric")
         cost.evaluations += 1
+        if isinstance(out, Tensor):
+            out = out.array
         xp = backend.array_module(out)
         return xp.asarray(out)
 

@@ -157,6 +157,7 @@ class _SympyNamespace:
     logical_xor, logical_not = staticmethod(sympy.Xor), staticmethod(sympy.Not)
 
     truth, trunc = staticmethod(truth), staticmethod(trunc)
+    stop_gradient = staticmethod(detached)  # (x.detach(): its value, derivative 0)
 
     # (the Bessel functions of order 0 and 1, and the scaled forms, as sympy writes them)
     i0, i1, i0e, i1e = (staticmethod(f) for f in (bessel.i0, bessel.i1, bessel.i0e, bessel.i1e))
@@ -234,6 +235,12 @@ class SymbolArray(np.ndarray):
     def detach(self) -> SymbolArray:
         """The expressions cut from differentiation (``Tensor.detach``): ``detached``."""
         return _elementwise(detached, self)
+
+    @property
+    def data(self) -> SymbolArray:  # type: ignore[override]
+        """``Tensor.data``: the expressions cut from differentiation, as :meth:`detach`
+        (ndarray's ``data``, the memory buffer, means nothing for expressions)."""
+        return self.detach()
 
     def to(self, *args: Any, **kwargs: Any) -> Any:
         """``x.to(dtype)``, ``x.to(device)``: as ``Tensor.to`` (symbols are unchanged)."""

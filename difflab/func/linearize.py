@@ -89,7 +89,7 @@ def linearize(func: Callable, *primals: Any) -> tuple:
             raise TypeError(f"linearize: primals must be floating tensors, got "
                             f"{type(p).__name__ if not isinstance(p, Tensor) else p.dtype}")
     with autograd.enable_grad():
-        inputs = [p.detach().requires_grad_() for p in primals]
+        inputs = [p._off_tape().requires_grad_() for p in primals]
         out = func(*inputs)
     outs, rebuild = _tree.flatten(out)
     for o in outs:
@@ -105,10 +105,10 @@ def linearize(func: Callable, *primals: Any) -> tuple:
             if not isinstance(t, Tensor) or tuple(t.shape) != tuple(p.shape):
                 raise ValueError(f"jvp_fn: a tangent must be a tensor shaped like its primal "
                                  f"{tuple(p.shape)}, got {getattr(t, 'shape', type(t))}")
-        results = {id(o): o.detach() * 0 for o in outs}  # (outputs that do not depend on x)
+        results = {id(o): o._off_tape() * 0 for o in outs}  # (outputs that do not depend on x)
         if live:
             with autograd.enable_grad():
-                dummies = [(o.detach() * 0).requires_grad_() for o in live]
+                dummies = [(o._off_tape() * 0).requires_grad_() for o in live]
                 pulled = autograd.grad(live, inputs, grad_outputs=dummies, create_graph=True,
                                        retain_graph=True, allow_unused=True)
                 pairing = [(g * t.to(g.dtype)).sum() for g, t in zip(pulled, tangents)
@@ -117,7 +117,7 @@ def linearize(func: Callable, *primals: Any) -> tuple:
                     pushed = autograd.grad(sum(pairing), dummies, retain_graph=True,
                                            allow_unused=True)
                     for o, d, j in zip(live, dummies, pushed):
-                        results[id(o)] = d.detach() * 0 if j is None else j.detach()
+                        results[id(o)] = d._off_tape() * 0 if j is None else j._off_tape()
         return rebuild([results[id(o)] for o in outs])
 
-    return rebuild([o.detach() for o in outs]), jvp_fn
+    return rebuild([o._off_tape() for o in outs]), jvp_fn

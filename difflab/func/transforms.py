@@ -74,7 +74,7 @@ def _differentiable(x: Tensor, levels: tuple, transform: str) -> Tensor:
     p = _physical(x, levels)
     if p.requires_grad:  # an outer transform differentiates it too: stay on its tape
         return engine.apply(structural.Clone, p)
-    return engine.apply(structural.Clone, p.detach()).requires_grad_()
+    return engine.apply(structural.Clone, p._off_tape()).requires_grad_()
 
 
 def _argnums(argnums: Any, nargs: int, transform: str) -> tuple:
@@ -116,8 +116,8 @@ def _results(grads: list, wanted: list, rebuilds: list, levels: tuple, keep: boo
             g = grads[start]
             start += 1
             if g is None:
-                g = engine.apply(structural.Clone, p.detach()) * 0.0
-            part.append(_logical(g if keep else g.detach(), levels))
+                g = engine.apply(structural.Clone, p._off_tape()) * 0.0
+            part.append(_logical(g if keep else g._off_tape(), levels))
         out.append(rebuild(part))
     return out[0] if single else tuple(out)
 
@@ -125,7 +125,7 @@ def _results(grads: list, wanted: list, rebuilds: list, levels: tuple, keep: boo
 def _finish(x: Any, keep: bool) -> Any:
     """An output handed back: off the tape unless an outer transform differentiates it."""
     leaves, rebuild = _tree.flatten(x)
-    return rebuild([leaf.detach() if isinstance(leaf, Tensor) and not keep else leaf
+    return rebuild([leaf._off_tape() if isinstance(leaf, Tensor) and not keep else leaf
                     for leaf in leaves])
 
 
@@ -551,7 +551,7 @@ def jacrev(func: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = 
         for r, p in zip(rows, flat):
             J = stack(r, dim=k)  # (batch..., m, *x.shape)
             J = J.reshape(*(tuple(po.shape[:k]) + tuple(out.shape) + tuple(p.shape[k:])))
-            jacobians.append(_logical(J if keep else J.detach(), levels))
+            jacobians.append(_logical(J if keep else J._off_tape(), levels))
         out_j, start = [], 0
         for physical, rebuild in zip(wanted, rebuilds):
             out_j.append(rebuild(jacobians[start:start + len(physical)]))

@@ -141,6 +141,14 @@ class BatchedTensor(Tensor):
     def detach(self) -> BatchedTensor:
         return BatchedTensor(self.value.detach(), self.levels)
 
+    def _off_tape(self) -> BatchedTensor:
+        return BatchedTensor(self.value._off_tape(), self.levels)
+
+    def detach_(self) -> BatchedTensor:
+        self.value.detach_()  # (the physical tensor, every example at once)
+        self.grad_fn, self._requires_grad = None, False
+        return self
+
     @property
     def data(self) -> BatchedTensor:
         return BatchedTensor(self.value.data, self.levels)

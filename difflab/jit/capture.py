@@ -136,6 +136,8 @@ class _CompileTracer(Tracer):
         if self.refs.get(key) is ref:
             del self.refs[key]
             self.versions.pop(key, None)
+            self.stopped.discard(key)
+            self.unrecorded.discard(key)
 
     def written(self, tensor: Tensor, result: Tensor) -> None:
         """As the tracer's, noting (with a copy) a first write into a tensor from before

@@ -809,6 +809,30 @@ def _kernel_node(graph: Graph, run: list[int], roles: list, used_after: Any
     return fused, [n.name for n in extra], gone
 
 
+def _past_stop_gradients(graph: Graph) -> Graph:
+    """The graph with every reader of a stop-gradient line (``detach``) reading its input.
+
+    A stop-gradient is the identity on values; it only matters to a derivative, and a
+    fused graph is not differentiated again (a kernel has no VJP).  So here, and only
+    here, the line goes (kept if the graph returns it): it would otherwise cut a chain
+    of elementwise lines into two kernels.
+    """
+    renamed: dict[str, Ref] = {}
+    returned = {o.name for o in graph.outputs if isinstance(o, Ref)}
+    nodes = []
+    for node in graph.nodes:
+        args = substitute(node.args, renamed)
+        if getattr(node.op, "stops_gradient", False) and isinstance(args[0], Ref):
+            renamed[node.name] = args[0]
+            if node.name not in returned:
+                continue
+        nodes.append(node if not renamed else Node(
+            node.name, node.op, args, {p: substitute(v, renamed) for p, v in
+                                       node.params.items()},
+            node.shape, node.dtype, node.needs_input_grad, node.saved))
+    return _copy(graph, nodes, graph.outputs) if renamed else graph
+
+
 def fuse(graph: Graph, show: bool = False, min_size: int = 2) -> Graph:
     """Replace each group of lines over one loop by one kernel.
 
@@ -821,6 +845,7 @@ def fuse(graph: Graph, show: bool = False, min_size: int = 2) -> Graph:
     loop's order, where NumPy's ``sum`` adds pairwise.
     """
     original = graph
+    graph = _past_stop_gradients(graph)
     graph = _copy(graph, schedule(graph), graph.outputs)
     readers: dict[str, set] = {}
     for k, node in enumerate(graph.nodes):

@@ -99,6 +99,12 @@ class TracerWarning(UserWarning):
     """
 
 
+def _same_memory(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two arrays are one memory seen alike (a view of all of it, as detach makes)."""
+    return (a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype
+            and backend.data_address(a) == backend.data_address(b))
+
+
 def _is_array(x: Any) -> bool:
     # (a dtype has .shape and .dtype too, but is a setting: float32, not an array)
     return (hasattr(x, "shape") and hasattr(x, "dtype")
@@ -178,6 +184,9 @@ class Tracer(RuleReading):
         self.warned: set = set()
         self.stale: set[int] = set()  # arrays whose memory a write through a view changed
         self.written_arrays: set[int] = set()  # arrays an in-place operation wrote into
+        self.stopped: set[int] = set()  # arrays a stop-gradient (detach) made
+        self.unrecorded: set[int] = set()  # arrays computed under no_grad (off the tape)
+        self.stops: dict[str, Ref] = {}  # value name -> its stop-gradient line
         self.rule_reads: list | None = None  # see rule_value_reads
         self.first_order = False  # recording a backward that is not differentiated again
         # (an input is a stand-in: the values are not kept, see difflab.jit.standins)
@@ -290,13 +299,72 @@ class Tracer(RuleReading):
         old = self.refs.get(id(array))
         if old is not None and old.name in self.constants:
             self.constants[old.name] = array.copy()
+        aliases = []
         if isinstance(array, np.ndarray):
             for other in self.keep:
                 if (other is not array and isinstance(other, np.ndarray)
                         and id(other) in self.refs and np.may_share_memory(other, array)):
-                    self.stale.add(id(other))
+                    if _same_memory(other, array):
+                        aliases.append(other)
+                    else:
+                        self.stale.add(id(other))
         self._remember(array, ref, tensor, version=tensor._version[0] + 1)
         self.written_arrays.add(id(array))
+        # A value written under no_grad is off the tape, as the result written; but a
+        # tensor that requires grad stays differentiable (an optimizer's p.add_(u))
+        self._mark(self.unrecorded, array, id(result.array) in self.unrecorded
+                   and not tensor._requires_grad)
+        for other in aliases:
+            self._alias_written(other, array, ref)
+
+    def _alias_written(self, alias: Any, array: Any, ref: Ref) -> None:
+        """``alias`` is ``array``'s memory exactly (``x.detach()``, ``x.data`` view all of x):
+        the write just made into ``array`` is its new value too (``p.data.add_(u)`` updates
+        ``p``).  A stop-gradient's view stays one: it reads a new ``detach`` of the value."""
+        if id(alias) in self.stopped:
+            ref = self._stop_node(ref, array)
+        self.refs[id(alias)] = ref
+        self.stale.discard(id(alias))
+        if id(array) in self.versions:
+            self.versions[id(alias)] = self.versions[id(array)]
+        self.written_arrays.add(id(alias))
+
+    def _arguments(self, op: Any, inputs: Sequence[Any], grad_enabled: bool) -> tuple:
+        """The graph's values for an operation's inputs (see :meth:`_past_no_grad`)."""
+        args = tuple(self.ref_of(x) for x in inputs)
+        if grad_enabled and op.differentiable and self.unrecorded:
+            args = tuple(self._past_no_grad(x, a) for x, a in zip(inputs, args))
+        return args
+
+    @staticmethod
+    def _mark(marks: set, array: Any, on: bool) -> None:
+        if on:
+            marks.add(id(array))
+        else:
+            marks.discard(id(array))
+
+    def _stop_node(self, ref: Ref, array: Any) -> Ref:
+        """A new line ``detach(ref)`` (``array``: ref's value, for its shape and dtype)."""
+        from difflab.ops.registry import PRIMITIVES
+
+        name = f"v{len(self.nodes) + 1}"
+        self.nodes.append(Node(name, PRIMITIVES["detach"], (ref,), {}, tuple(array.shape),
+                               np.dtype(array.dtype)))
+        if ref.name in self.computed:
+            self.computed.add(name)
+        return Ref(name)
+
+    def _past_no_grad(self, x: Any, ref: Any) -> Any:
+        """The graph's value for ``x`` read where gradients flow: a value computed under
+        ``no_grad`` (off eager autograd's tape) is read through a stop-gradient line (one
+        per value), so the graph's derivative stops there as the tape's does."""
+        if not isinstance(ref, Ref) or not isinstance(x, Tensor) \
+                or id(x.array) not in self.unrecorded:
+            return ref
+        if ref.name not in self.stops:
+            self.stops[ref.name] = self._stop_node(ref, x.array)
+        return self.stops[ref.name]
+
     def _check_not_a_view_of_a_computed_value(self, array: Any) -> None:
         """An unknown array that views a computed one was made from a traced value outside
         the primitives (``t.array.reshape(-1)``): as a constant it would be silently stale."""
@@ -327,7 +395,8 @@ class Tracer(RuleReading):
                            f"wrong shapes or errors. Use dl.where(mask, x, 0) to keep the "
                            f"shape fixed")
                 break
-        args = tuple(self.ref_of(x) for x in inputs)
+        grad_enabled = is_grad_enabled()
+        args = self._arguments(op, inputs, grad_enabled)
         params = {k: self.ref_of(v) for k, v in params.items()}
         name = f"v{len(self.nodes) + 1}"
         reads: list[Ref] = []
@@ -343,6 +412,10 @@ class Tracer(RuleReading):
                     tuple(getattr(ctx, "needs_input_grad", ()) or ()), saved_meta)
         self.nodes.append(node)
         self._remember(out, Ref(name), result)
+        # (marks by array: a user's Function returns the array its own lines made)
+        self._mark(self.stopped, out, getattr(op, "stops_gradient", False))
+        self._mark(self.unrecorded, out,  # (computed under no_grad: see _past_no_grad)
+                   not grad_enabled and op.differentiable and computed)
         if op.first_order_is_cheaper and isinstance(ctx, engine.Node):
             from difflab.jit.ops import Differentiable
 
@@ -379,7 +452,8 @@ class Tracer(RuleReading):
         """
         flat: list = []
         spec = _flatten(outputs, flat)
-        refs = [self.ref_of(x) if isinstance(x, Tensor) or _is_array(x) else x for x in flat]
+        refs = [self._past_no_grad(x, self.ref_of(x)) if isinstance(x, Tensor) or _is_array(x)
+                else x for x in flat]
         updates = []
         for i in self.inputs:
             if i.kind == "constant" or i.example is None:

@@ -151,6 +151,39 @@ POINTWISE = [
 ]
 
 
+class StopGradient(Pointwise):
+    r"""``x.detach()``: the same values, through which no derivative passes (a stop-gradient).
+
+    .. math::
+
+        y = x, \qquad \frac{\partial y}{\partial x} := 0
+
+    The derivative rule is zero by decree, not by calculus: PyTorch's ``detach``,
+    JAX's ``lax.stop_gradient``.  As a primitive without a derivative it reaches every
+    interpreter through ``engine.apply``: the tape records nothing (the result does not
+    require grad), forward mode keeps the values of a dual number and drops its tangents
+    (every nested level's), the symbolic method writes sympy's ``detached(e)``
+    (derivative 0), and the graph tracer records a node, so a compiled derivative stops
+    there as the tape does (before this node existed, a traced ``detach`` left no trace
+    and the compiled gradient went straight through it).  Its forward is a new array
+    object on the same memory (``x.view()``): the detached tensor shares its values, as
+    in PyTorch, and the tracer tells it apart from ``x``.
+    """
+
+    stops_gradient = True
+
+    def __init__(self) -> None:
+        super().__init__("detach", _stop_gradient, "the same values, cut from "
+                         "differentiation (a stop-gradient)", lambda sp, x: sp.stop_gradient(x))
+
+
+def _stop_gradient(xp: Any, x: Any) -> Any:
+    """The values of ``x`` as a new array on its memory; a value with a derivative of its
+    own (forward mode's dual number, a symbolic array) gives its own detached values."""
+    detach = getattr(x, "detach", None)
+    return detach() if detach is not None else x.view()
+
+
 # ------------------------------------------------------------ along an axis
 
 
@@ -499,6 +532,6 @@ def _check_on_device(index: Any, size: int, low: int, skip: Any) -> tuple:
     return bad.any().astype(np.int64), flat[bad.argmax()].astype(np.int64)
 
 
-NO_DERIVATIVE = [*POINTWISE, AnyAll("any"), AnyAll("all"), ArgExtreme("argmax"),
+NO_DERIVATIVE = [*POINTWISE, StopGradient(), AnyAll("any"), AnyAll("all"), ArgExtreme("argmax"),
                  ArgExtreme("argmin"), ArgSort, CountNonzero, Histc, Histogram, OneHot,
                  CheckIndex]

@@ -78,6 +78,10 @@ class Primitive:
     #: anew at every run, and no pass folds it, merges two of them or drops an unread one
     #: (each draw moves the generator on, as eager code does).
     random: bool = False
+    #: True for the stop-gradient (``detach``): the identity on values, derivative zero by
+    #: decree.  Passes keep it while a graph may still be differentiated; fusion, after
+    #: which nothing is, reads its input instead (an identity must not cut a kernel).
+    stops_gradient: bool = False
     #: The primitive a wrapper stands for, which the tracer records instead (or None).
     traced_as: Any = None
     #: The elementwise rule the primitive was built from (elementwise primitives only).

@@ -196,6 +196,7 @@ def _no_derivative_cases() -> dict[str, Case]:
         cases[n] = Case(n, _apply(n), (((3, 4), (INT, 12)), ((4,), (INT, 12))))
     cases["angle"] = Case("angle", _apply("angle"), (F34,))
     cases["conj"] = Case("conj", _apply("conj"), (F34,))
+    cases["detach"] = Case("detach", _apply("detach"), (F34,))  # (the stop-gradient)
     table = {
         "any": (lambda x: (x > 0.5).any(dim=1), [F34]),
         "all": (lambda x: (x > -1.5).all(), [F34]),

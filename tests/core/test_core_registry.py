@@ -342,8 +342,9 @@ TENSOR_ARGUMENT_FACES = {
         x.reshape(1, 3), (x * x).reshape(1, 3), dim=1) * x,
 }
 #: Tensor's methods on the value f receives (a Dual in forward mode, a SymbolArray in
-#: symbolic): Tensor's own code, run on it (numpy_protocol.method_face).  (Numeric hands
-#: f NumPy arrays, which have NumPy's methods only: it is left out of this table.)
+#: symbolic, a constant tensor in numeric): Tensor's own code, run on it
+#: (numpy_protocol.method_face).  (Numeric handed f NumPy arrays before, which have NumPy's
+#: methods only, and was left out of this table.)
 TENSOR_METHODS = {
     "floor": lambda x: x.floor() * x,
     "round": lambda x: x.round() * x,
@@ -376,7 +377,8 @@ def test_every_piecewise_constant_primitive_is_covered_and_has_a_symbolic_form()
     from difflab.ops.logic import Pointwise
 
     pointwise = {name for name, op in registry.PRIMITIVES.items() if isinstance(op, Pointwise)}
-    assert pointwise - NOT_REAL == set(PIECEWISE_CONSTANT)
+    # (detach, the stop-gradient: its own table, STOP_GRADIENT_CASES)
+    assert pointwise - NOT_REAL - {"detach"} == set(PIECEWISE_CONSTANT)
     for name in PIECEWISE_CONSTANT:
         op = registry.PRIMITIVES[name]
         assert op.symbolic is not None, name  # sympy's function, next to the forward
@@ -402,7 +404,7 @@ def test_faces_take_dual_numbers_and_symbols_same_derivative_by_every_method(nam
 def test_tensor_methods_on_what_f_receives_same_derivative_by_every_method(name):
     """``x.floor()``, ``x.var()``, ``x.clamp(...)`` in f: the value f receives (a Dual, a
     SymbolArray, a Tensor) has Tensor's methods, with the same derivative."""
-    _same_derivative_by_every_method(name, TENSOR_METHODS[name], numeric=False)
+    _same_derivative_by_every_method(name, TENSOR_METHODS[name])
 
 
 def _same_derivative_by_every_method(name: str, f, numeric: bool = True) -> None:
@@ -501,6 +503,180 @@ def test_detach_of_symbols_is_a_constant_as_on_the_tape():
     assert sympy.diff(detached(x) * x, x) == detached(x)
     assert detached(sympy.Integer(2)) == 2
     assert sympy.lambdify(x, detached(x) * x)(3.0) == 9.0
+
+
+# ------------------------------------------------------------- stop-gradients, every method
+#
+# A stop-gradient (``x.detach()``, ``x.data``, ``detach_()``) keeps the values and cuts the
+# derivative: every method and every transform, at every level (JAX's stop_gradient), gives
+# the tape's answer.  Two exceptions, by design: a ``no_grad`` block is the tape's switch,
+# which forward mode and sympy do not see (PyTorch: "this API does not apply to forward-mode
+# AD"), and finite differences see values only, so numeric differentiates f as it evaluates.
+# Each case: f of v (a scalar), the gradient the stop gives, the gradient of the values.
+
+def _no_grad_block(v):
+    with dl.no_grad():
+        c = v * v
+    return dl.sum(c * v)
+
+
+def _detach_in_place(v):
+    c = v * 1.0
+    c.detach_()
+    return dl.sum(c * v)
+
+
+def _detach_intermediate(v):
+    h = (v * 2.0).exp()
+    return dl.sum(h.detach() * v + h)
+
+
+STOP_GRADIENT_CASES = {
+    "v.detach()*v": (lambda v: dl.sum(v.detach() * v), lambda x: x, lambda x: 2 * x),
+    "v - v.detach()": (lambda v: dl.sum((v - v.detach()) * v.exp()), np.exp,
+                       lambda x: 0 * x),
+    "no_grad block": (_no_grad_block, lambda x: x**2, lambda x: 3 * x**2),
+    ".data": (lambda v: dl.sum(v.data * v.sin()), lambda x: x * np.cos(x),
+              lambda x: np.sin(x) + x * np.cos(x)),
+    "detach of an intermediate": (_detach_intermediate, lambda x: 3 * np.exp(2 * x),
+                                  lambda x: (3 + 2 * x) * np.exp(2 * x)),
+    "detach_()": (_detach_in_place, lambda x: x, lambda x: 2 * x),
+}
+
+
+def _jvp_gradient(f, x):
+    """∇f by forward mode, one basis direction at a time (func.jvp)."""
+    eye = np.eye(x.numel())
+    return np.array([float(func.jvp(f, (x,), (dl.tensor(e),))[1]) for e in eye])
+
+
+def _compiled_backward(f, x):
+    """``loss.backward()`` through dl.compile, on the second call (the graph's replay)."""
+    compiled = dl.compile(f)
+    compiled(x.clone())
+    leaf = x.clone().requires_grad_()
+    compiled(leaf).backward()
+    return leaf.grad.numpy()
+
+
+def _traced_backward(f, x):
+    traced = dl.jit.trace(f, x.clone())
+    leaf = x.clone().requires_grad_()
+    traced(leaf).backward()
+    return leaf.grad.numpy()
+
+
+#: How each method or transform takes ∇f at x (a float64 tensor).
+GRADIENT_RUNNERS = {
+    **{m: lambda f, x, m=m: dl.grad(f, method=m)(x)
+       for m in ("reverse", "forward", "symbolic", "compiled", "numeric")},
+    "func.grad": lambda f, x: func.grad(f)(x).numpy(),
+    "func.jacrev": lambda f, x: func.jacrev(f)(x).numpy(),
+    "func.jacfwd": lambda f, x: func.jacfwd(f)(x).numpy(),
+    "func.jvp": _jvp_gradient,
+    "func.vjp": lambda f, x: func.vjp(f, x)[1](dl.tensor(1.0, dtype=dl.float64))[0].numpy(),
+    "vmap(grad)": lambda f, x: func.vmap(func.grad(f))(dl.stack([x, x])).numpy()[1],
+    "dl.compile backward": _compiled_backward,
+    "jit.trace backward": _traced_backward,
+}
+#: The methods that see values only (numeric), or not the tape's no_grad switch.
+VALUES_ONLY = {"numeric"}
+NO_GRAD_UNSEEN = {"forward", "symbolic", "func.jacfwd", "func.jvp", "numeric"}
+#: A dual number or a sympy expression is not written into: detach_() is refused, clearly.
+REFUSED = {("detach_()", "forward"), ("detach_()", "symbolic")}
+
+
+def _expected_gradient(case: str, method: str) -> np.ndarray:
+    _, stopped, values = STOP_GRADIENT_CASES[case]
+    seen = method in VALUES_ONLY or (case == "no_grad block" and method in NO_GRAD_UNSEEN)
+    return (values if seen else stopped)(POINTS)
+
+
+@pytest.mark.parametrize("method", GRADIENT_RUNNERS)
+@pytest.mark.parametrize("case", STOP_GRADIENT_CASES)
+def test_stop_gradients_by_every_method_and_transform(case, method):
+    """Each method's gradient through a stop-gradient equals the one written by hand (and
+    the tape's): compiled, jacfwd and numeric were wrong or refused before."""
+    f = STOP_GRADIENT_CASES[case][0]
+    x = dl.tensor(POINTS, dtype=dl.float64)
+    if (case, method) in REFUSED:
+        with pytest.raises(TypeError, match="in place"):
+            GRADIENT_RUNNERS[method](f, x)
+        return
+    got = np.asarray(GRADIENT_RUNNERS[method](f, x), dtype=float)
+    loose = method in VALUES_ONLY
+    np.testing.assert_allclose(got, _expected_gradient(case, method),
+                               rtol=1e-6 if loose else 1e-12, atol=1e-8 if loose else 1e-14)
+    if _expected_gradient(case, method) is not None and not loose and (
+            case != "no_grad block" or method not in NO_GRAD_UNSEEN):
+        np.testing.assert_allclose(got, np.asarray(dl.grad(f)(x), dtype=float), rtol=1e-12)
+
+
+#: Second order: f, the Hessian the stop gives, the Hessian of the values.
+STOP_GRADIENT_HESSIANS = {
+    "v.detach()*v**2": (lambda v: dl.sum(v.detach() * v**2), lambda x: np.diag(2 * x),
+                        lambda x: np.diag(6 * x)),
+    "(v - v.detach())*exp(v)": (lambda v: dl.sum((v - v.detach()) * v.exp()),
+                                lambda x: np.diag(2 * np.exp(x)), lambda x: 0 * np.eye(x.size)),
+}
+HESSIAN_RUNNERS = {
+    **{m: lambda f, x, m=m: dl.hessian(f, method=m)(x)
+       for m in ("reverse", "forward", "symbolic", "compiled", "numeric")},
+    "forward-over-reverse": lambda f, x: dl.hessian(f, method="forward",
+                                                    hessian="forward-over-reverse")(x),
+    "reverse-over-forward": lambda f, x: dl.hessian(f, method="reverse",
+                                                    hessian="reverse-over-forward")(x),
+    "func.hessian": lambda f, x: func.hessian(f)(x).numpy(),
+    "jacfwd(jacrev)": lambda f, x: func.jacfwd(func.jacrev(f))(x).numpy(),
+    "jacrev(jacrev)": lambda f, x: func.jacrev(func.jacrev(f))(x).numpy(),
+    "jacfwd(jacfwd)": lambda f, x: func.jacfwd(func.jacfwd(f))(x).numpy(),
+    "jacfwd(grad)": lambda f, x: func.jacfwd(func.grad(f))(x).numpy(),
+    "vmap(hessian)": lambda f, x: func.vmap(func.hessian(f))(dl.stack([x, x])).numpy()[0],
+}
+
+
+@pytest.mark.parametrize("method", HESSIAN_RUNNERS)
+@pytest.mark.parametrize("case", STOP_GRADIENT_HESSIANS)
+def test_stop_gradients_to_second_order_by_every_method_and_transform(case, method):
+    """A stop inside f stops every level of a nested derivative (forward over reverse
+    too: the transforms' own bookkeeping keeps the outer tangents, a user's detach not)."""
+    f, stopped, values = STOP_GRADIENT_HESSIANS[case]
+    x = dl.tensor(POINTS, dtype=dl.float64)
+    got = np.asarray(HESSIAN_RUNNERS[method](f, x), dtype=float)
+    if method == "numeric":
+        np.testing.assert_allclose(got, values(POINTS), rtol=1e-4, atol=1e-4)
+    else:
+        np.testing.assert_allclose(got, stopped(POINTS), rtol=1e-12, atol=1e-14)
+
+
+def test_the_stop_gradient_is_one_primitive_every_interpreter_reads():
+    """``detach`` is the registry's primitive without a derivative: identity values (on
+    the same memory), zero tangent, sympy's ``detached``; covered by the table above."""
+    op = registry.PRIMITIVES["detach"]
+    assert not op.differentiable and op.stops_gradient and op.symbolic is not None
+    assert op.jvp(None, np, None) is None
+    x = dl.tensor([1.0, 2.0], requires_grad=True)
+    d = x.detach()
+    assert not d.requires_grad and np.shares_memory(d.array, x.array)
+    assert d._version is x._version  # (an in-place change of either is seen by autograd)
+    graph = dl.jit.trace(lambda v: v.detach() * v, dl.tensor([1.0, 2.0])).graph
+    assert [n.op_name for n in graph.nodes] == ["detach", "mul"]
+
+
+def test_a_stop_gradient_on_each_device(device):
+    """detach on CuPy arrays (or the stand-in): a view of the same memory, and the
+    gradient stops there on the tape and in a compiled graph alike."""
+    x = dl.tensor([1.0, 2.0, 3.0], device=device, dtype=dl.float64)
+    leaf = x.clone().requires_grad_()
+    d = leaf.detach()
+    assert d.device == leaf.device and not d.requires_grad
+    (d * leaf).sum().backward()
+    np.testing.assert_allclose(leaf.grad.cpu().numpy(), [1.0, 2.0, 3.0])
+    compiled = dl.compile(lambda v: (v.detach() * v).sum())
+    compiled(x.clone())
+    leaf = x.clone().requires_grad_()
+    compiled(leaf).backward()
+    np.testing.assert_allclose(leaf.grad.cpu().numpy(), [1.0, 2.0, 3.0])
 
 
 def test_tensor_methods_a_dual_number_cannot_run_are_clear_errors():

@@ -5,7 +5,7 @@ complete the docstring, then regenerate).  Counts when generated (names / comple
 with an example):
 
 * difflab: 375 / 375 / 375
-* difflab.nn: 164 / 164 / 164
+* difflab.nn: 166 / 166 / 166
 * difflab.nn.functional: 125 / 125 / 125
 * difflab.optim: 14 / 14 / 14
 * difflab.optim.lr_scheduler: 16 / 16 / 16

@@ -252,6 +252,27 @@ def test_the_pass_groups_a_chain_into_one_kernel_and_shows_it(capsys):
     assert fused.op_counts() == {"fused": 1}
 
 
+def test_a_stop_gradient_line_stays_until_differentiation_and_never_cuts_a_kernel():
+    """x.sin().detach() is a `detach` line: the backward graph, built before fusion, stops
+    there (the tape's gradient), and fusion reads past it, so the chain is one kernel."""
+    def f(x):
+        return ((x.sin().detach() * 2.0 + 1.0).tanh() * x).sum()
+
+    x = np.linspace(-1, 1, 5)
+    graph = jit.trace(f, dl.tensor(x)).graph
+    assert graph.op_counts()["detach"] == 1
+    assert jit.optimize(graph, ["fold", "cse", "dce"]).op_counts()["detach"] == 1
+    fused = jit.optimize(graph, ["fuse"])
+    assert fused.op_counts() == {"fused": 1}
+    np.testing.assert_allclose(fused.run(x)[0], graph.run(x)[0], rtol=1e-14)
+    backward = jit.optimize(jit.grad(graph), ["fold", "cse", "dce", "fuse"])
+    assert "detach" not in backward.op_counts()
+    leaf = dl.tensor(x, requires_grad=True)
+    f(leaf).backward()
+    np.testing.assert_allclose(backward.run(x)[1], leaf.grad.numpy(), rtol=1e-13)
+    np.testing.assert_allclose(backward.run(x)[1], np.tanh(2 * np.sin(x) + 1), rtol=1e-13)
+
+
 def test_values_read_after_the_group_leave_the_kernel():
     def f(x):
         s = x.sin()

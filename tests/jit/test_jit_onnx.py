@@ -111,7 +111,7 @@ def _primitive(name, **params):
 
 
 _UNARY = ["neg", "exp", "log", "sqrt", "abs", "tanh", "sigmoid", "relu", "sin", "cos", "tan",
-          "asin", "acos", "atan", "sinh", "cosh", "erf", "clone", "gelu"]
+          "asin", "acos", "atan", "sinh", "cosh", "erf", "clone", "detach", "gelu"]
 _BINARY = ["add", "sub", "mul", "div", "pow", "maximum", "minimum", "fmod", "remainder",
            "floor_divide", "trunc_divide"]
 #: One sample per ONNX translation: (function, input shapes).  Inputs lie in (0.1, 0.9), where

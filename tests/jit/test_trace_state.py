@@ -172,6 +172,56 @@ def test_an_argument_written_in_place_is_written_at_every_replay():
     np.testing.assert_array_equal(a.numpy(), b.numpy())  # (the caller's tensor, written)
 
 
+def _data_update(w, g):
+    w.data.add_(g * -0.1)  # (an optimizer's update, through .data)
+    return w * 1.0
+
+
+def _write_through_detach(w, g):
+    d = w.detach()
+    d.mul_(2.0)
+    return w + d + g
+
+
+def _write_then_read_detached(w, g):
+    d = w.detach()
+    w.add_(g)
+    return d * 1.0
+
+
+@pytest.mark.parametrize("f", [_data_update, _write_through_detach, _write_then_read_detached])
+def test_a_write_into_a_detached_view_is_a_write_into_the_tensor(f):
+    """x.detach() and x.data share x's memory (a `detach` line, a new array on it): an
+    in-place write into either is the other's new value too, as in eager code, and an
+    argument written through them is written at every replay."""
+    traced = jit.trace(f, (_x(3), _x(3, seed=1)))
+    assert traced.graph.op_counts()["detach"] >= 1
+    for seed in (2, 3):
+        a, b, g = _x(3, seed=seed), _x(3, seed=seed), _x(3, seed=seed + 10)
+        np.testing.assert_array_equal(traced(a, g).numpy(), f(b, g).numpy())
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_a_value_computed_under_no_grad_is_read_through_a_stop_gradient():
+    """A no_grad block in a traced function: its values are off the tape, so the graph
+    reads them through one `detach` line where gradients flow, and the graph's gradient
+    stops there as the tape's does (before, it went through them)."""
+    def f(x):
+        with dl.no_grad():
+            c = (x * x).exp()
+        return (c * x).sum() + (c * x.sin()).sum()
+
+    x = _x(4).double()
+    traced = jit.trace(f, x)
+    assert traced.graph.op_counts()["detach"] == 1  # (one line for c, read twice)
+    leaf = x.clone().requires_grad_()
+    f(leaf).backward()
+    got = jit.grad(traced.graph).run(x.numpy())[1]
+    np.testing.assert_allclose(got, leaf.grad.numpy(), rtol=1e-13)
+    np.testing.assert_allclose(got, np.exp(x.numpy() ** 2) * (1 + np.cos(x.numpy())),
+                               rtol=1e-13)
+
+
 class _RawWrite(nn.Module):
     def __init__(self):
         super().__init__()
