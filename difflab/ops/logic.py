@@ -189,7 +189,9 @@ def _stop_gradient(xp: Any, x: Any) -> Any:
 
 def _detached(x: Any) -> Any:
     detach = getattr(x, "detach", None)
-    return detach() if detach is not None else x.view()
+    if detach is not None:
+        return detach()
+    return x.view() if hasattr(x, "view") else x  # (a Python number: a value already)
 
 
 class FrozenStops:
