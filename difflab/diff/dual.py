@@ -457,7 +457,7 @@ class Dual:
         are recorded tensors (reverse over forward) are cut from the tape too: a stop
         stops every derivative around it.  Plain values go through the stop-gradient
         primitive's forward, as ``dl.detach(dual)`` does, so that finite differences around
-        this derivative hold them too (:class:`~difflab.ops.logic.FrozenStops`)."""
+        this derivative hold them too (``difflab.ops.logic.FrozenStops``)."""
         values = _strip(self)
         if isinstance(values, Tensor):
             return values.detach()

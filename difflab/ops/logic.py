@@ -208,7 +208,7 @@ class FrozenStops:
         \;\text{ gives }\; x, \text{ not } 2x.
 
     :meth:`evaluate` calls f with this object active (a ``ContextVar``, so per thread,
-    as :func:`deferring_index_checks`): its first call, at the unperturbed point,
+    as ``deferring_index_checks``): its first call, at the unperturbed point,
     records in call order the value of each stop-gradient f applies; every later call
     hands the k-th stop-gradient it applies the k-th recorded value.  A later call that
     applies more or fewer of them, or one of another shape, took another path through
