@@ -187,6 +187,37 @@ def _stop_gradient(xp: Any, x: Any) -> Any:
     return _detached(x)
 
 
+def stop_gradient_value(x: Any) -> Any:
+    """The value of a stop-gradient of the plain value ``x``, as compiled sympy code reads it.
+
+    ``x`` itself; inside a finite-difference evaluation (:class:`FrozenStops`), the value
+    held for this stop.  The symbolic method's compiled expressions call it for each
+    ``detached(e)``, so that a symbolic derivative taken inside a numeric one has its
+    stops held as the tape's and forward mode's are.
+
+    Parameters
+    ----------
+    x : array or number
+        The value detached.
+
+    Returns
+    -------
+    array or number
+        ``x``, or the held value.
+
+    Examples
+    --------
+    >>> from difflab.ops.logic import FrozenStops, stop_gradient_value
+    >>> stop_gradient_value(2.0)
+    2.0
+    >>> stops = FrozenStops()
+    >>> stops.evaluate(stop_gradient_value, 2.0), stops.evaluate(stop_gradient_value, 2.5)
+    (2.0, 2.0)
+    """
+    frozen = _frozen_stops.get()
+    return x if frozen is None else frozen.stop(x)
+
+
 def _detached(x: Any) -> Any:
     detach = getattr(x, "detach", None)
     if detach is not None:
