@@ -720,6 +720,28 @@ def test_finite_differences_around_another_derivative_hold_its_stops_too(inner):
                                    rtol=1e-12)
 
 
+def test_held_stops_are_per_thread():
+    """The held values live in a ContextVar: numeric derivatives in two threads at once
+    each hold their own stops (a shared slot would hand one thread the other's)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    together = threading.Barrier(2, timeout=10)
+    first = threading.local()
+
+    def f(v):  # (the base evaluations of both threads run at once, then each detaches)
+        if not getattr(first, "done", False):
+            first.done = True
+            together.wait()
+        return dl.sum(v.detach() * v)
+
+    points = [np.array([1.0, 2.0]), np.array([-3.0, 5.0])]
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(lambda p: dl.grad(f, method="numeric")(p), points))
+    for p, got in zip(points, results):
+        np.testing.assert_allclose(got, p, rtol=1e-6)
+
+
 def test_the_stop_gradient_is_one_primitive_every_interpreter_reads():
     """``detach`` is the registry's primitive without a derivative: identity values (on
     the same memory), zero tangent, sympy's ``detached``; covered by the table above."""
