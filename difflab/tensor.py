@@ -959,7 +959,9 @@ class Tensor(TensorMethods, InPlaceMethods):
             \frac{\partial \operatorname{detach}(x)}{\partial x} := 0
 
         So ``v - v.detach()`` is zero with gradient one, and ``v.detach() * v``
-        has gradient ``v`` (by finite differences, which see values only: ``2v``).
+        has gradient ``v``.  Finite differences, which see only values, hold the
+        detached value at its value at the unperturbed point, so ``method="numeric"``
+        gives ``v`` too.
 
         Examples
         --------

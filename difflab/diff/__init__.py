@@ -187,10 +187,10 @@ def grad(f: Callable, method: str | Differentiator = "reverse",
     Every method hands ``f`` a value with a tensor's methods, for an array or tensor
     argument: a recorded tensor (reverse), a dual number (forward), sympy expressions
     (symbolic), a traced tensor (compiled) or a constant tensor (numeric).  A
-    stop-gradient in f (``x.detach()``, ``x.data``) gives the same gradient by
-    forward, reverse, symbolic and compiled; a ``no_grad()`` block stops only the tape
-    (reverse, compiled), as PyTorch's does; finite differences see values only, so
-    numeric gives the derivative of f's values there.
+    stop-gradient in f (``x.detach()``, ``x.data``) gives the same gradient by every
+    method: numeric holds each one at its value at the unperturbed point (a perturbed
+    point that applies other stops is an error); a ``no_grad()`` block stops only the
+    tape (reverse, compiled), as PyTorch's does.
 
     Examples
     --------
@@ -203,8 +203,8 @@ def grad(f: Callable, method: str | Differentiator = "reverse",
     >>> [dl.grad(stopped, method=m)(np.array([1.0, 2.0])).tolist()
     ...  for m in ("reverse", "forward", "symbolic", "compiled")]
     [[1.0, 2.0], [1.0, 2.0], [1.0, 2.0], [1.0, 2.0]]
-    >>> np.round(dl.grad(stopped, method="numeric")(np.array([1.0, 2.0])), 6)  # values: 2v
-    array([2., 4.])
+    >>> np.round(dl.grad(stopped, method="numeric")(np.array([1.0, 2.0])), 6)  # held at x
+    array([1., 2.])
     >>> gradient, cost = dl.grad(f, method="reverse")(np.array([1.0, 2.0]),
     ...                                                return_cost=True)
     >>> gradient, cost.evaluations, cost.backward_passes

@@ -455,9 +455,13 @@ class Dual:
         """The values without any tangent (every dual layer removed), as ``Tensor.detach``
         cuts a tensor from the tape: a constant (``dl.hypot`` shifts by one).  Values that
         are recorded tensors (reverse over forward) are cut from the tape too: a stop
-        stops every derivative around it."""
+        stops every derivative around it.  Plain values go through the stop-gradient
+        primitive's forward, as ``dl.detach(dual)`` does, so that finite differences around
+        this derivative hold them too (``difflab.ops.logic.FrozenStops``)."""
         values = _strip(self)
-        return values.detach() if isinstance(values, Tensor) else values
+        if isinstance(values, Tensor):
+            return values.detach()
+        return _HANDLER.primitive(P["detach"], values)
 
     @property
     def data(self) -> Any:

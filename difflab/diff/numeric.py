@@ -93,6 +93,7 @@ from difflab.finite_differences import (
     representable_step,
     stencil,
 )
+from difflab.ops.logic import FrozenStops
 from difflab.tensor import Tensor
 
 __all__ = ["Numeric", "EPS", "optimal_step", "stencil"]
@@ -144,15 +145,18 @@ class Numeric(Differentiator):
 
     # -- helpers ------------------------------------------------------------------------
     @staticmethod
-    def _evaluate(f: Callable, args: list, i: int, x: Any, cost: Cost) -> Any:
+    def _evaluate(f: Callable, args: list, i: int, x: Any, cost: Cost,
+                  stops: FrozenStops) -> Any:
         """f at the point ``x`` for argument i, as an array.
 
         A plain array point (real, or complex for the complex step) reaches f as a
         constant tensor, which needs no grad: f sees a tensor by every method, so
         ``x.exp()`` and ``x.detach()`` work here as they do in reverse mode.  (A point
         of an enclosing derivative, a dual number or a recorded tensor, goes as it is.)
+        ``stops`` holds f's stop-gradients at their values at the unperturbed point, the
+        first point one derivative evaluates f at (:class:`~difflab.ops.logic.FrozenStops`).
         """
-        out = f(*with_arg(args, i, Tensor._wrap(x) if is_plain(x) else x))
+        out = stops.evaluate(f, *with_arg(args, i, Tensor._wrap(x) if is_plain(x) else x))
         check_output(out, "numeric")
         cost.evaluations += 1
         if isinstance(out, Tensor):
@@ -168,9 +172,13 @@ class Numeric(Differentiator):
 
     # -- first derivatives ------------------------------------------------------------
     def _jacobian(self, f: Callable, args: list, i: int, cost: Cost,
-                  require_scalar_: bool) -> tuple[Any, Any]:
+                  require_scalar_: bool, stops: FrozenStops | None = None) -> tuple[Any, Any]:
+        """f(args) and ∂f/∂args[i], a column per coordinate; ``stops``: the held values of
+        f's stop-gradients when an enclosing derivative recorded them (the complex-step
+        Hessian's), else this call records them at ``args``."""
+        stops = FrozenStops() if stops is None else stops
         x = args[i]
-        value = self._evaluate(f, args, i, x, cost)
+        value = self._evaluate(f, args, i, x, cost, stops)
         if require_scalar_:
             require_scalar(value, "grad")
         xp = backend.array_module(x)
@@ -182,7 +190,7 @@ class Numeric(Differentiator):
                 # f with coordinate j moved to x_j + t (t real or complex)
                 moved = flat.astype(type(t) if isinstance(t, complex) else flat.dtype)
                 moved[j] = flat[j] + t
-                return self._evaluate(f, args, i, xp.reshape(moved, x.shape), cost)
+                return self._evaluate(f, args, i, xp.reshape(moved, x.shape), cost, stops)
 
             columns.append(self._partial(along, value, float(flat[j]), j, cost, precision))
         J = xp.stack(columns, axis=-1) if columns else xp.zeros(value.shape + (0,))
@@ -354,7 +362,8 @@ class Numeric(Differentiator):
         complex: the complex step applied to a central-difference gradient.
         """
         x = args[i]
-        value = self._evaluate(f, args, i, x, cost)
+        stops = FrozenStops()  # (held at x for every second difference, as for gradients)
+        value = self._evaluate(f, args, i, x, cost, stops)
         require_scalar(value, "hessian")
         xp = backend.array_module(x)
         flat = xp.reshape(x, -1).astype(np.float64)
@@ -362,7 +371,8 @@ class Numeric(Differentiator):
         scale = xp.maximum(xp.abs(flat), 1.0)
 
         def at(delta: Any) -> Any:
-            return self._evaluate(f, args, i, xp.reshape(flat + delta, x.shape), cost)
+            return self._evaluate(f, args, i, xp.reshape(flat + delta, x.shape), cost,
+                                  stops)
 
         scheme = "richardson" if self.scheme == "adaptive" else self.scheme
         if scheme == "complex":
@@ -370,7 +380,8 @@ class Numeric(Differentiator):
 
             def gradient_at(z: Any) -> Any:
                 inner = Cost(self.name)
-                value_z, J = central._jacobian(f, with_arg(args, i, z), i, inner, False)
+                value_z, J = central._jacobian(f, with_arg(args, i, z), i, inner, False,
+                                               stops)
                 cost.evaluations += inner.evaluations
                 return xp.reshape(J, -1)
 

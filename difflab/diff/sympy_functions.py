@@ -119,7 +119,15 @@ class detached(sympy.Function):  # noqa: N801  (as rint's)
         """The value's own printing, in parentheses (compiled code computes ``x``)."""
         return f"({printer._print(self.args[0])})"
 
-    _numpycode = _cupycode = _pythoncode = _lambdacode = _print_value
+    def _print_held(self, printer: Any) -> str:
+        """Compiled NumPy or CuPy code: ``stop_gradient_value(x)``, the value of ``x``, or
+        the one a finite-difference derivative around this evaluation holds (lambdify
+        imports the function the printer names)."""
+        call = printer._module_format("difflab.ops.logic.stop_gradient_value")
+        return f"{call}({printer._print(self.args[0])})"
+
+    _numpycode = _cupycode = _print_held
+    _pythoncode = _lambdacode = _print_value
 
 
 class _FloatTest(BooleanFunction):

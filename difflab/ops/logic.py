@@ -179,9 +179,184 @@ class StopGradient(Pointwise):
 
 def _stop_gradient(xp: Any, x: Any) -> Any:
     """The values of ``x`` as a new array on its memory; a value with a derivative of its
-    own (forward mode's dual number, a symbolic array) gives its own detached values."""
+    own (forward mode's dual number, a symbolic array) gives its own detached values.
+    Inside a finite-difference derivative, the values it holds (:class:`FrozenStops`)."""
+    frozen = _frozen_stops.get()
+    if frozen is not None:
+        return frozen.stop(x)
+    return _detached(x)
+
+
+def stop_gradient_value(x: Any) -> Any:
+    """The value of a stop-gradient of the plain value ``x``, as compiled sympy code reads it.
+
+    ``x`` itself; inside a finite-difference evaluation (:class:`FrozenStops`), the value
+    held for this stop.  The symbolic method's compiled expressions call it for each
+    ``detached(e)``, so that a symbolic derivative taken inside a numeric one has its
+    stops held as the tape's and forward mode's are.
+
+    Parameters
+    ----------
+    x : array or number
+        The value detached.
+
+    Returns
+    -------
+    array or number
+        ``x``, or the held value.
+
+    Examples
+    --------
+    >>> from difflab.ops.logic import FrozenStops, stop_gradient_value
+    >>> stop_gradient_value(2.0)
+    2.0
+    >>> stops = FrozenStops()
+    >>> stops.evaluate(stop_gradient_value, 2.0), stops.evaluate(stop_gradient_value, 2.5)
+    (2.0, 2.0)
+    """
+    frozen = _frozen_stops.get()
+    return x if frozen is None else frozen.stop(x)
+
+
+def _detached(x: Any) -> Any:
     detach = getattr(x, "detach", None)
-    return detach() if detach is not None else x.view()
+    if detach is not None:
+        return detach()
+    return x.view() if hasattr(x, "view") else x  # (a Python number: a value already)
+
+
+class FrozenStops:
+    r"""The stop-gradients of one finite-difference derivative, held at the base point.
+
+    Finite differences see only values: they evaluate f at x and at points x + h·e
+    nearby.  A stop-gradient (``x.detach()``, ``x.data``, ``x.detach_()``) declares its
+    value a constant, so every one of those evaluations must see the same constant:
+
+    .. math::
+
+        f(v) = \operatorname{detach}(v) \cdot v, \qquad
+        \frac{f(x + h) - f(x - h)}{2h} \text{ with } \operatorname{detach} := x
+        \;\text{ gives }\; x, \text{ not } 2x.
+
+    :meth:`evaluate` calls f with this object active (a ``ContextVar``, so per thread,
+    as ``deferring_index_checks``): its first call, at the unperturbed point,
+    records in call order the value of each stop-gradient f applies; every later call
+    hands the k-th stop-gradient it applies the k-th recorded value.  A later call that
+    applies more or fewer of them, or one of another shape, took another path through
+    f's control flow: a ``RuntimeError`` says so (the methods that follow the path f
+    takes, reverse, forward and symbolic, differentiate it).
+
+    Only the stop-gradients applied while f runs under this object are held, so
+    derivatives nest: a derivative by another method inside f applies its stops here
+    (at every level, as a nested tape's ``detach`` stops the outer derivative too), and a
+    finite-difference derivative inside f holds its own, taking their values at its
+    own unperturbed point from this one (so those are held at this base point too).
+    A held value is a copy, in the dtype of the value it replaces (the complex step's
+    complex points get the real values of the base point); it shares no memory with
+    the tensor detached, as the live ``detach`` does.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import difflab as dl
+    >>> from difflab.ops.logic import FrozenStops
+    >>> f = lambda v: (v.detach() * v).sum().item()
+    >>> stops = FrozenStops()
+    >>> stops.evaluate(f, dl.tensor([1.0, 2.0]))       # the base point: recorded
+    5.0
+    >>> stops.evaluate(f, dl.tensor([1.5, 2.0]))       # detach gives [1, 2] here
+    5.5
+    >>> stops.evaluate(lambda v: v.sum().item(), dl.tensor([1.0, 2.0]))
+    Traceback (most recent call last):
+    ...
+    RuntimeError: numeric: f applied 0 stop-gradients (detach, .data, detach_) at a perturbed point, but 1 at the unperturbed point: ...
+    """  # noqa: E501
+
+    def __init__(self) -> None:
+        self.values: list = []  # the base point's value of each stop, in call order
+        self.recording = True  # until the first evaluation has returned
+        self._next = 0  # the index of the next stop in the evaluation running
+        self._outer: FrozenStops | None = None  # an enclosing derivative's, while f runs
+
+    def evaluate(self, f: Callable, *args: Any) -> Any:
+        """``f(*args)`` with this derivative's stop-gradients held (recorded, the first time).
+
+        Parameters
+        ----------
+        f : callable
+            The function differentiated.
+        *args
+            Its arguments at this point.
+
+        Returns
+        -------
+        object
+            What f returns.
+
+        Raises
+        ------
+        RuntimeError
+            When a later evaluation applies another number of stop-gradients than the
+            first one did, or one of another shape.
+        """
+        self._outer, self._next = _frozen_stops.get(), 0
+        token = _frozen_stops.set(self)
+        try:
+            out = f(*args)
+        finally:
+            _frozen_stops.reset(token)
+        if self.recording:
+            self.recording = False
+        elif self._next != len(self.values):
+            raise RuntimeError(self._mismatch(f"applied {self._next} stop-gradients"
+                                              f"{_NAMES} at a perturbed point, but "
+                                              f"{len(self.values)} at the unperturbed point"))
+        return out
+
+    def stop(self, x: Any) -> Any:
+        """The value of the stop-gradient applied to ``x`` (an array): at the base point
+        its own (an enclosing derivative's held value, if one holds it), later the held one."""
+        if self.recording:
+            value = self._outer.stop(x) if self._outer is not None else _detached(x)
+            self.values.append(_copy(value))
+            return value
+        k = self._next
+        if k >= len(self.values):
+            raise RuntimeError(self._mismatch(f"applied more stop-gradients{_NAMES} at a "
+                                              f"perturbed point than the {len(self.values)} "
+                                              f"it applied at the unperturbed point"))
+        held = self.values[k]
+        if np.shape(held) != np.shape(x):
+            raise RuntimeError(self._mismatch(
+                f"applied its stop-gradient #{k + 1}{_NAMES} to a value of shape "
+                f"{tuple(np.shape(x))} at a perturbed point, but to one of shape "
+                f"{tuple(np.shape(held))} at the unperturbed point"))
+        self._next = k + 1
+        dtype = getattr(x, "dtype", None)
+        if dtype is not None and getattr(held, "dtype", dtype) != dtype:
+            return held.astype(dtype)  # (the complex step: the base point's real values)
+        return _copy(held)
+
+    @staticmethod
+    def _mismatch(what: str) -> str:
+        return (f"numeric: f {what}: its control flow depends on x. Finite differences "
+                f"hold each stop-gradient at its value at the unperturbed point, the k-th "
+                f"one f applies at every point taking the k-th value there, so f must apply "
+                f"the same ones, of the same shapes, in the same order at every point. "
+                f"Differentiate it with method='reverse', 'forward' or 'symbolic', which "
+                f"follow the path f takes at x")
+
+
+_NAMES = " (detach, .data, detach_)"
+
+#: The stop-gradients of the finite-difference evaluation running, if one is running.
+_frozen_stops: ContextVar[FrozenStops | None] = ContextVar("frozen_stop_gradients",
+                                                           default=None)
+
+
+def _copy(value: Any) -> Any:
+    copy = getattr(value, "copy", None)
+    return copy() if copy is not None else value
 
 
 # ------------------------------------------------------------ along an axis

@@ -509,9 +509,10 @@ def test_detach_of_symbols_is_a_constant_as_on_the_tape():
 #
 # A stop-gradient (``x.detach()``, ``x.data``, ``detach_()``) keeps the values and cuts the
 # derivative: every method and every transform, at every level (JAX's stop_gradient), gives
-# the tape's answer.  Two exceptions, by design: a ``no_grad`` block is the tape's switch,
-# which forward mode and sympy do not see (PyTorch: "this API does not apply to forward-mode
-# AD"), and finite differences see values only, so numeric differentiates f as it evaluates.
+# the tape's answer; finite differences too, which hold each stop at its value at the
+# unperturbed point (FrozenStops).  One exception, by design: a ``no_grad`` block is the
+# tape's switch, which forward mode, sympy and finite differences do not see (PyTorch: "this
+# API does not apply to forward-mode AD"), so they differentiate the values there.
 # Each case: f of v (a scalar), the gradient the stop gives, the gradient of the values.
 
 def _no_grad_block(v):
@@ -579,8 +580,9 @@ GRADIENT_RUNNERS = {
     "dl.compile backward": _compiled_backward,
     "jit.trace backward": _traced_backward,
 }
-#: The methods that see values only (numeric), or not the tape's no_grad switch.
-VALUES_ONLY = {"numeric"}
+#: The approximate method (compared to its truncation error), and those that do not see
+#: the tape's no_grad switch.
+APPROXIMATE = {"numeric"}
 NO_GRAD_UNSEEN = {"forward", "symbolic", "func.jacfwd", "func.jvp", "numeric"}
 #: A dual number or a sympy expression is not written into: detach_() is refused, clearly.
 REFUSED = {("detach_()", "forward"), ("detach_()", "symbolic")}
@@ -588,7 +590,7 @@ REFUSED = {("detach_()", "forward"), ("detach_()", "symbolic")}
 
 def _expected_gradient(case: str, method: str) -> np.ndarray:
     _, stopped, values = STOP_GRADIENT_CASES[case]
-    seen = method in VALUES_ONLY or (case == "no_grad block" and method in NO_GRAD_UNSEEN)
+    seen = case == "no_grad block" and method in NO_GRAD_UNSEEN
     return (values if seen else stopped)(POINTS)
 
 
@@ -596,7 +598,8 @@ def _expected_gradient(case: str, method: str) -> np.ndarray:
 @pytest.mark.parametrize("case", STOP_GRADIENT_CASES)
 def test_stop_gradients_by_every_method_and_transform(case, method):
     """Each method's gradient through a stop-gradient equals the one written by hand (and
-    the tape's): compiled, jacfwd and numeric were wrong or refused before."""
+    the tape's): compiled, jacfwd and numeric were wrong or refused before (numeric gave
+    the values' gradient, 2v for v.detach()*v)."""
     f = STOP_GRADIENT_CASES[case][0]
     x = dl.tensor(POINTS, dtype=dl.float64)
     if (case, method) in REFUSED:
@@ -604,7 +607,7 @@ def test_stop_gradients_by_every_method_and_transform(case, method):
             GRADIENT_RUNNERS[method](f, x)
         return
     got = np.asarray(GRADIENT_RUNNERS[method](f, x), dtype=float)
-    loose = method in VALUES_ONLY
+    loose = method in APPROXIMATE
     np.testing.assert_allclose(got, _expected_gradient(case, method),
                                rtol=1e-6 if loose else 1e-12, atol=1e-8 if loose else 1e-14)
     if _expected_gradient(case, method) is not None and not loose and (
@@ -643,10 +646,100 @@ def test_stop_gradients_to_second_order_by_every_method_and_transform(case, meth
     f, stopped, values = STOP_GRADIENT_HESSIANS[case]
     x = dl.tensor(POINTS, dtype=dl.float64)
     got = np.asarray(HESSIAN_RUNNERS[method](f, x), dtype=float)
-    if method == "numeric":
-        np.testing.assert_allclose(got, values(POINTS), rtol=1e-4, atol=1e-4)
-    else:
-        np.testing.assert_allclose(got, stopped(POINTS), rtol=1e-12, atol=1e-14)
+    loose = method in APPROXIMATE  # (second differences: the stops held at x too)
+    np.testing.assert_allclose(got, stopped(POINTS), rtol=1e-4 if loose else 1e-12,
+                               atol=1e-4 if loose else 1e-14)
+    assert not np.allclose(stopped(POINTS), values(POINTS), atol=1e-2)  # (a case that can fail)
+
+
+@pytest.mark.parametrize("scheme", ["central", "forward", "backward", "richardson",
+                                    "adaptive", "complex"])
+def test_finite_differences_hold_each_stop_at_the_unperturbed_point(scheme):
+    """Every scheme, to first and second order (the complex step: the real base values),
+    gives the stop's derivative: before, numeric differentiated the values (2v, not v)."""
+    x = dl.tensor(POINTS, dtype=dl.float64)
+    one_sided = scheme in ("forward", "backward")
+    for case in [c for c in STOP_GRADIENT_CASES if c != "no_grad block"]:
+        f, stopped, _ = STOP_GRADIENT_CASES[case]
+        got = dl.grad(f, method="numeric", scheme=scheme)(x)
+        np.testing.assert_allclose(got, stopped(POINTS), rtol=1e-5 if one_sided else 1e-8,
+                                   atol=1e-5 if one_sided else 1e-8, err_msg=case)
+    for case, (f, stopped, _) in STOP_GRADIENT_HESSIANS.items():
+        got = dl.hessian(f, method="numeric", scheme=scheme)(x)
+        np.testing.assert_allclose(got, stopped(POINTS), atol=1e-3 if one_sided else 1e-5,
+                                   err_msg=case)
+
+
+def _stops_by_path(v):
+    """A stop of v, of v[1:] or none, by the value of v[0]: control flow."""
+    if float(v[0]) > 0.4:
+        return dl.sum(v.detach() * v)
+    if float(v[0]) > 0.3:
+        return dl.sum(v[1:].detach() * v[1:])
+    return dl.sum(v * v)
+
+
+@pytest.mark.parametrize("x0, what", [
+    (0.4 + 1e-9, r"stop-gradient #1 .* shape \(2,\) at a perturbed point, but to one of "
+                 r"shape \(3,\) at the unperturbed"),
+    (0.3 + 1e-9, "applied 0 stop-gradients .* at a perturbed point, but 1 at the unperturbed"),
+    (0.3 - 1e-9, "applied more stop-gradients .* than the 0 it applied at the unperturbed"),
+])
+def test_a_stop_applied_on_another_path_at_a_perturbed_point_is_a_clear_error(x0, what):
+    """Held values are matched by call order, so a perturbation that changes which stops f
+    applies cannot be answered: the error says so and names the methods that can."""
+    x = np.array([x0, 1.0, 2.0])
+    with pytest.raises(RuntimeError, match=what) as error:
+        dl.grad(_stops_by_path, method="numeric")(x)
+    assert "control flow" in str(error.value)
+    assert "method='reverse', 'forward' or 'symbolic'" in str(error.value)
+    assert np.isfinite(dl.grad(_stops_by_path, method="reverse")(x)).all()
+
+
+@pytest.mark.parametrize("inner", ["reverse", "forward", "symbolic", "numeric"])
+def test_finite_differences_around_another_derivative_hold_its_stops_too(inner):
+    """A stop inside a nested derivative stops the outer one as well (JAX's stop_gradient at
+    every level): d/dx Σ ∂/∂y[detach(y)·y·x] at y = x is x, by reverse over reverse and by
+    numeric around reverse, forward, symbolic (its compiled ``detached(e)`` reads the held
+    value) or numeric (whose own stops take their values from the enclosing one): all 2x
+    before."""
+    x = np.array([1.0, -2.0, 0.5])
+
+    def f(v):
+        return dl.sum(dl.grad(lambda y: dl.sum(y.detach() * y * v), method=inner)(v))
+
+    if inner in ("reverse", "forward"):  # (numeric and symbolic inside reverse: not taken)
+        np.testing.assert_allclose(dl.grad(f, method="reverse")(x), x, rtol=1e-12)
+    np.testing.assert_allclose(dl.grad(f, method="numeric")(x), x, rtol=1e-5)
+    # (and a stop of the outer function around the inner derivative is the outer one's:
+    # g = f(v)·Σ detach(v)·v = (Σ x·v)², whose gradient is 2 (Σ x²) x)
+    g = lambda v: dl.sum(v.detach() * f(v) * v)  # noqa: E731
+    np.testing.assert_allclose(dl.grad(g, method="numeric")(x), 2 * (x @ x) * x, rtol=1e-5)
+    if inner in ("reverse", "forward"):
+        np.testing.assert_allclose(dl.grad(g, method="reverse")(x), 2 * (x @ x) * x,
+                                   rtol=1e-12)
+
+
+def test_held_stops_are_per_thread():
+    """The held values live in a ContextVar: numeric derivatives in two threads at once
+    each hold their own stops (a shared slot would hand one thread the other's)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    together = threading.Barrier(2, timeout=10)
+    first = threading.local()
+
+    def f(v):  # (the base evaluations of both threads run at once, then each detaches)
+        if not getattr(first, "done", False):
+            first.done = True
+            together.wait()
+        return dl.sum(v.detach() * v)
+
+    points = [np.array([1.0, 2.0]), np.array([-3.0, 5.0])]
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(lambda p: dl.grad(f, method="numeric")(p), points))
+    for p, got in zip(points, results):
+        np.testing.assert_allclose(got, p, rtol=1e-6)
 
 
 def test_the_stop_gradient_is_one_primitive_every_interpreter_reads():
