@@ -181,6 +181,7 @@ class Tracer(RuleReading):
         self.constants: dict[str, Any] = {}
         self.nodes: list[Node] = []
         self.computed: set[str] = set()  # values that depend on inputs (not constants)
+        self.viewed_inputs: dict[int, Ref] = {}  # id(the caller's array) -> its input
         self.warned: set = set()
         self.stale: set[int] = set()  # arrays whose memory a write through a view changed
         self.written_arrays: set[int] = set()  # arrays an in-place operation wrote into
@@ -213,6 +214,10 @@ class Tracer(RuleReading):
         self.inputs.append(Input(name, kind, tuple(array.shape), np.dtype(array.dtype), array))
         self._remember(array, Ref(name), value if isinstance(value, Tensor) else None)
         self.computed.add(name)
+        if getattr(array, "base", None) is not None:
+            # (an argument arrives as a view of the caller's array: a view the function
+            # takes of its .array has that array as its base, and is the input's values)
+            self.viewed_inputs[id(array.base)] = Ref(name)
 
     def add_constant(self, array: Any, name: str | None = None) -> Ref:
         """A constant of the graph (an array made outside the traced computation)."""
@@ -370,7 +375,7 @@ class Tracer(RuleReading):
         the primitives (``t.array.reshape(-1)``): as a constant it would be silently stale."""
         base = getattr(array, "base", None)
         while base is not None:
-            ref = self.refs.get(id(base))
+            ref = self.refs.get(id(base)) or self.viewed_inputs.get(id(base))
             if ref is not None and ref.name in self.computed:
                 self._warn("an array made from a traced tensor's values outside difflab's "
                            "operations (a view of its .array) becomes a constant of the "
@@ -657,14 +662,17 @@ def trace_graph(fn: Callable, example_inputs: Sequence[Any], name: str | None = 
     call_args = []
     for arg_name, value in zip(names, example_inputs):
         if isinstance(value, Tensor):
-            # A fresh tensor on the same array: the function's own use of it is traced,
-            # and requires_grad is kept (autograd.grad inside the function works).
-            t = Tensor._wrap(shape_only(value.array))
+            # A fresh tensor on a fresh view of the same memory: the function's own use of
+            # it is traced, and requires_grad is kept (autograd.grad inside the function
+            # works).  The view is a new array object, so a closure that holds the caller's
+            # tensor too reads a constant, as in eager code and every other method (a
+            # replay on new arguments must not change what the closure holds).
+            t = Tensor._wrap(shape_only(value.array.view()))
             t._requires_grad = value.requires_grad
             tracer.add_input(arg_name, t)
             call_args.append(t)
         elif _is_array(value):
-            t = Tensor._wrap(shape_only(value))
+            t = Tensor._wrap(shape_only(value.view()))
             tracer.add_input(arg_name, t)
             call_args.append(t)
         else:

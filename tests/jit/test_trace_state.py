@@ -306,6 +306,24 @@ def test_a_closures_weight_is_read_and_differentiated_at_each_call():
     np.testing.assert_array_equal(w.grad.numpy(), x.numpy())
 
 
+
+def test_a_closure_holding_the_example_argument_reads_it_as_a_constant():
+    # The closure's x is the example the trace was given: eager code multiplies a new
+    # argument by that x, so the replay must too (it replayed y * y: the closure's tensor
+    # was taken for the argument because both held one array).
+    x = _x(3)
+    traced = jit.trace(lambda y: y * x, x)
+    y = _x(3, seed=1)
+    np.testing.assert_array_equal(traced(y).numpy(), (y * x).numpy())
+    # and the compiled gradient differentiates the argument only, as the tape does
+    # (x * x * x was differentiated: 3x² in place of 2x·x... and 6x under finite differences)
+    f = lambda v: (v * v * x).sum()  # noqa: E731
+    np.testing.assert_allclose(dl.grad(f, method="compiled")(x),
+                               dl.grad(f, method="reverse")(x), rtol=1e-15)
+    outer = lambda v: dl.grad(lambda y: (y * y * v).sum(), method="compiled")(v).sum()  # noqa: E731
+    np.testing.assert_allclose(dl.grad(outer, method="numeric")(x), 4 * x.numpy(), rtol=1e-6)
+
+
 # ------------------------------------------------------------- training, end to end
 
 
