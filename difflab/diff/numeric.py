@@ -109,6 +109,20 @@ ADAPTIVE_PATIENCE = 1  # steps without improvement before a converged walk stops
 ADAPTIVE_LEVELS = 30  # the most steps the walk takes
 
 
+def _a_point(x: Any) -> Any:
+    """The point to take differences at: numbers, refused if an enclosing derivative
+    tracks it (finite differences compute on values, so they would cut that derivative
+    off: the outer method would see a constant where the inner derivative depends on x)."""
+    if isinstance(x, Tensor) and x.requires_grad or not (is_plain(x) or isinstance(x, Tensor)):
+        raise TypeError(
+            f"method='numeric' cannot run inside another method's derivative: its argument "
+            f"is a {type(x).__name__} that the enclosing derivative tracks, and finite "
+            f"differences see values only. Put the numeric derivative outside "
+            f"(dl.grad(..., method='numeric') around the other), or use method='reverse', "
+            f"'forward' or 'symbolic' inside")
+    return x.array if isinstance(x, Tensor) else x
+
+
 class Numeric(Differentiator):
     """Finite differences, Richardson extrapolation, an adaptive step, or the complex step.
 
@@ -151,8 +165,7 @@ class Numeric(Differentiator):
 
         A plain array point (real, or complex for the complex step) reaches f as a
         constant tensor, which needs no grad: f sees a tensor by every method, so
-        ``x.exp()`` and ``x.detach()`` work here as they do in reverse mode.  (A point
-        of an enclosing derivative, a dual number or a recorded tensor, goes as it is.)
+        ``x.exp()`` and ``x.detach()`` work here as they do in reverse mode.
         ``stops`` holds f's stop-gradients at their values at the unperturbed point, the
         first point one derivative evaluates f at (:class:`~difflab.ops.logic.FrozenStops`).
         """
@@ -177,7 +190,7 @@ class Numeric(Differentiator):
         f's stop-gradients when an enclosing derivative recorded them (the complex-step
         Hessian's), else this call records them at ``args``."""
         stops = FrozenStops() if stops is None else stops
-        x = args[i]
+        x = _a_point(args[i])
         value = self._evaluate(f, args, i, x, cost, stops)
         if require_scalar_:
             require_scalar(value, "grad")
@@ -361,7 +374,7 @@ class Numeric(Differentiator):
         richardson (and adaptive): the central formula, extrapolated over h, h/2, ...;
         complex: the complex step applied to a central-difference gradient.
         """
-        x = args[i]
+        x = _a_point(args[i])
         stops = FrozenStops()  # (held at x for every second difference, as for gradients)
         value = self._evaluate(f, args, i, x, cost, stops)
         require_scalar(value, "hessian")

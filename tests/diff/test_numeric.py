@@ -85,3 +85,18 @@ def test_a_step_below_float_spacing_is_a_clear_error(scheme):
     method = differentiators.Numeric(scheme=scheme, step=1e-17)
     with pytest.raises(ValueError, match="below the spacing of floating-point numbers"):
         derivative(np.sin, method=method)(1.0)
+
+
+@pytest.mark.parametrize("outer", ["reverse", "forward"])
+def test_inside_another_methods_derivative_is_a_clear_error(outer):
+    # (it failed deep inside with "'method' object cannot be interpreted as an integer")
+    def inner(v):
+        return dl.grad(lambda y: (y * y * v).sum(), method="numeric")(v).sum()
+
+    with pytest.raises(TypeError, match="cannot run inside another method's derivative"):
+        dl.grad(inner, method=outer)(dl.tensor([1.0, 2.0]))
+    # outside, it differentiates the other methods (and itself)
+    for method in ("reverse", "numeric"):
+        g = dl.grad(lambda v: dl.grad(lambda y: (y * y * v).sum(), method=method)(v).sum(),
+                    method="numeric")(dl.tensor([1.0, 2.0]))
+        np.testing.assert_allclose(g, [4.0, 8.0], rtol=1e-5)
