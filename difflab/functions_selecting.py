@@ -23,7 +23,14 @@ from difflab.dtypes import bool_
 from difflab.functions_indexing import checked_index
 from difflab.functions_picking import meshgrid
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import check_same_dtype, dim_index, require_tensor, tensor_of
+from difflab.tensor_arguments import (
+    check_same_dtype,
+    dim_index,
+    refuse_symbols,
+    require_tensor,
+    tensor_of,
+    tensor_or_interpreted,
+)
 from difflab.tensor_inplace import _in_place
 
 __all__ = ["argwhere", "index_add", "index_fill", "index_put", "masked_select", "nonzero"]
@@ -105,12 +112,16 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:  # noqa: A002
     >>> dl.masked_select(x, x > 0).tolist()
     [1.0, 3.0]
     """
-    x, m = tensor_of(input), tensor_of(mask)
+    x = tensor_or_interpreted(input)  # (a Dual: its selected values and tangents)
+    refuse_symbols("masked_select", "which entries it selects depends on the values of "
+                   "the mask, and a condition on symbols has none", mask)
+    m = tensor_of(mask)  # (a dual number's comparison is a bool array)
     if m.dtype != bool_:
         raise TypeError(f"masked_select expects a bool mask, got {m.dtype}; compare first "
                         f"(mask = x > 0)")
     shape = tuple(np.broadcast_shapes(tuple(x.shape), tuple(m.shape)))
-    return x.broadcast_to(shape)[m.broadcast_to(shape)]
+    m = m.broadcast_to(shape)
+    return x.broadcast_to(shape)[m if isinstance(x, Tensor) else m.array]
 
 
 def _index_vector(index: Any, size: int, name: str) -> Tensor:

@@ -17,7 +17,14 @@ from difflab.creation import full, full_like, ones_like, zeros_like
 from difflab.dtypes import float64, get_default_dtype, int64
 from difflab.functions_picking import diagonal
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import MinMax, dim_index, integer, tensor_of, tensor_or_interpreted
+from difflab.tensor_arguments import (
+    MinMax,
+    dim_index,
+    integer,
+    refuse_symbols,
+    tensor_of,
+    tensor_or_interpreted,
+)
 
 __all__ = [
     "aminmax", "bucketize", "cdist", "corrcoef", "cov", "cummax", "cummin", "dist", "kthvalue",
@@ -224,6 +231,8 @@ def msort(input: Tensor) -> Tensor:  # noqa: A002
 def _pick_sorted(x: Tensor, dim: Any, keepdim: bool, position: Any, name: str) -> Any:
     """The ``position``-th smallest along ``dim`` (all dims flattened when None), with its
     index: ``position(sorted_values, size)`` gives the position, possibly per slice."""
+    refuse_symbols(name, "symbols have no order (which entry is picked depends on the "
+                   "values)", x)
     if dim is None:
         flat = x.reshape(-1)
         if flat.shape[0] == 0:  # no middle value: nan, as PyTorch (still on the tape)
@@ -663,10 +672,8 @@ def _cumulative_extreme(x: Tensor, dim: int, better: Any, name: str) -> MinMax:
     one step per position (values_k = pick(values_{k-1}, x_k)), so the gradient goes to
     the entry that is the running extreme, as in PyTorch."""
     x = tensor_or_interpreted(x)
-    if x.dtype.kind == "O":  # (as sort's: its comparisons would be chained Piecewise forms)
-        raise TypeError(f"{name}: symbols have no order, so the running extreme of sympy "
-                        f"expressions is not one expression; differentiate it with "
-                        f"method='forward' or 'reverse'")
+    refuse_symbols(name, "symbols have no order (the running extreme depends on the values)",
+                   x)
     dim = dim_index(dim, x.ndim, name)
     if x.ndim == 0:
         return MinMax((x.clone(), full_like(x, 0, dtype=int64)))

@@ -186,7 +186,9 @@ def converted(value: Any, *args: Any, **kwargs: Any) -> Any:
     device, dtype = to_arguments(args, kwargs)
     if device is not None:
         value = F.to_device(value, device)
-    if dtype is not None and np.dtype(dtype) != value.dtype:
+    # (symbols' dtype is object whatever they are: a truth value among them, x > 0, is made
+    # the number 1 or 0 by the conversion, so it is done even to the same dtype)
+    if dtype is not None and (np.dtype(dtype) != value.dtype or value.dtype.kind == "O"):
         value = F.astype(value, dtype)
     return value
 

@@ -138,6 +138,39 @@ def _namespace(*values: Any) -> Any:
     return xp
 
 
+class Constant(np.ndarray):
+    """The values of an operation on dual numbers that has no derivative (``x > 0``,
+    ``dl.floor(x)``, ``dl.isnan(x)``): a NumPy array, with a constant tensor's methods.
+
+    In f, ``(x > 0).float() * x`` is PyTorch's way to write a mask as a factor: the
+    comparison must have Tensor's methods (``.float()``, ``.to(x.dtype)``,
+    ``.type(...)``), as in reverse mode, where it is a tensor.  It stays an array
+    (the rules compare the values of nested dual numbers, and an array inside a tensor
+    is compared in ``jacfwd``); any other name is Tensor's, run on a constant tensor of
+    the values, whose tangent is zero.  NumPy's operations on it give plain arrays.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # (NumPy and copy ask for protocols: not Tensor's)
+            raise AttributeError(name)
+        return getattr(Tensor._wrap(self.view(np.ndarray)), name)
+
+    def __array_wrap__(self, array: Any, context: Any = None, return_scalar: bool = False
+                       ) -> Any:
+        plain = array.view(np.ndarray) if isinstance(array, np.ndarray) else array
+        return plain[()] if return_scalar else plain
+
+
+def _constant_values(values: Any) -> Any:
+    """``values`` (an array or a number without a derivative) as a :class:`Constant`:
+    what a comparison of dual numbers or a piecewise-constant primitive of them gives."""
+    if isinstance(values, np.ndarray) and type(values) is not np.ndarray:
+        return values  # (a CuPy array, a Constant already: as they are)
+    if isinstance(values, (np.ndarray, np.generic, bool, int, float)):
+        return np.asarray(values).view(Constant)
+    return values
+
+
 def _zeros(shape: tuple, like: Any) -> Any:
     xp = backend.array_module(_innermost(like))
     return xp.zeros(shape)
@@ -385,22 +418,22 @@ class Dual:
 
     # comparisons look at values only: control flow follows the path taken
     def __lt__(self, other: Any) -> Any:
-        return _strip(self) < _strip(other)
+        return _constant_values(_strip(self) < _strip(other))
 
     def __le__(self, other: Any) -> Any:
-        return _strip(self) <= _strip(other)
+        return _constant_values(_strip(self) <= _strip(other))
 
     def __gt__(self, other: Any) -> Any:
-        return _strip(self) > _strip(other)
+        return _constant_values(_strip(self) > _strip(other))
 
     def __ge__(self, other: Any) -> Any:
-        return _strip(self) >= _strip(other)
+        return _constant_values(_strip(self) >= _strip(other))
 
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]
-        return _strip(self) == _strip(other)
+        return _constant_values(_strip(self) == _strip(other))
 
     def __ne__(self, other: Any) -> Any:  # type: ignore[override]
-        return _strip(self) != _strip(other)
+        return _constant_values(_strip(self) != _strip(other))
 
     # -- array methods: NumPy's names, mapped onto primitives below ---------------------
     def __getitem__(self, index: Any) -> Dual:
@@ -512,7 +545,7 @@ class _DualHandler(TypeHandler):
         if not op.differentiable:  # an index, a mask, a count: computed on the values
             plain = [_innermost(v) for v in inputs]
             xp = backend.array_module(next((v for v in plain if hasattr(v, "shape")), 0.0))
-            return op.forward(Context(), xp, *plain, **params)
+            return _constant_values(op.forward(Context(), xp, *plain, **params))
         return _push(op, *inputs, **params)
 
 

@@ -93,6 +93,7 @@ from difflab.diff.sympy_functions import (
 from difflab.functions import TypeHandler, register_type
 from difflab.ops import registry
 from difflab.tensor import Tensor
+from difflab.tensor_arguments import NotOneExpression
 
 
 class SymbolicTraceError(TypeError):
@@ -502,6 +503,8 @@ def _explain(exc: Exception, f: Callable) -> SymbolicTraceError:
     """Turn a failure inside the trace into an error that says what happened and why."""
     message = str(exc)
     name = getattr(f, "__name__", "f")
+    if isinstance(exc, NotOneExpression):  # (a face's own refusal: its reason, as it is)
+        return SymbolicTraceError(f"symbolic: cannot trace {name}: {message}")
     if "truth value" in message or isinstance(exc, TypeError) and "Relational" in message:
         return SymbolicTraceError(
             f"symbolic: cannot trace {name}: its Python control flow depends on the value of "

@@ -340,6 +340,9 @@ TENSOR_ARGUMENT_FACES = {
         x, dl.tensor([0.5, -1.0, 2.0]), dim=0) * x,
     "cosine_similarity_both": lambda x: dl.nn.functional.cosine_similarity(
         x.reshape(1, 3), (x * x).reshape(1, 3), dim=1) * x,
+    # (a mask of constants: the same entries whatever x is; a mask on x: see below)
+    "masked_select_constant_mask": lambda x: dl.masked_select(
+        x * x, dl.tensor([True, False, True])) * x[:2],
 }
 #: Tensor's methods on the value f receives (a Dual in forward mode, a SymbolArray in
 #: symbolic): Tensor's own code, run on it (numpy_protocol.method_face).  (Numeric hands
@@ -365,6 +368,14 @@ TENSOR_METHODS = {
     "repeat": lambda x: x.repeat(2) * dl.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]),
     "flatten": lambda x: (x.reshape(1, 3, 1) * x.reshape(3, 1, 1)).flatten(1).sum(0) * x,
     "std": lambda x: x.std(0, False) * x,
+    # a mask made a factor: a constant (forward mode's comparison has Tensor's methods,
+    # symbolic's truth value becomes 1 or 0 even in x.dtype, object)
+    "mask_to_dtype": lambda x: (x > 0).to(x.dtype) * x * x,
+    "mask_float": lambda x: (x < 1.0).float() * x * x,
+    "mask_double": lambda x: (x > 0).double() * x * x,
+    "mask_type": lambda x: (x > 0).type(dl.float64) * x * x,
+    "mask_to_float64": lambda x: dl.isfinite(x).to(dl.float64) * x,
+    "floor_to_dtype": lambda x: x.floor().to(x.dtype) * x,
 }
 #: Pointwise primitives of integers or complex numbers: no real function to differentiate
 #: through them.
@@ -438,34 +449,60 @@ def test_sort_of_dual_numbers_and_its_refusal_under_symbolic():
     np.testing.assert_allclose(func.jacfwd(f)(x).numpy(), expected)
     from difflab.diff.symbolic import SymbolicTraceError
 
-    with pytest.raises(SymbolicTraceError, match="control flow"):
+    with pytest.raises(SymbolicTraceError, match=r"sort: symbols have no order .*"
+                                                 r"method='forward', 'reverse' or 'numeric'"):
         dl.grad(f, method="symbolic")(x)
 
 
-@pytest.mark.parametrize("f", [
-    lambda x: dl.median(x) * x,
-    lambda x: dl.median(x.reshape(3, 1) * x, 0).values * x,
-    lambda x: dl.nanmedian(x.reshape(3, 1) * x, 1).values * x,
-    lambda x: dl.cummax(x, 0).values * x,
-    lambda x: dl.cummin(x.reshape(3, 1) * x, 1).values.sum(0) * x,
-], ids=["median", "median_dim", "nanmedian_dim", "cummax", "cummin"])
-def test_order_statistics_of_dual_numbers_same_derivative_as_reverse(f):
-    """median, nanmedian, cummax, cummin pick entries of a dual number by its values (the
-    order read from them; their nan test of a Dual is a bool array, not a tensor) and
-    differentiate as by reverse mode; under symbolic they refuse (symbols have no order)."""
+#: Functions that pick entries of x by its values (the order of the values, or a mask on
+#: them): forward mode and reverse agree; symbolic refuses them with the reason.  (The
+#: Tensor methods: numeric hands f NumPy arrays, which have no x.quantile.)
+ORDER_STATISTICS = {
+    "median": lambda x: dl.median(x) * x,
+    "median_dim": lambda x: dl.median(x.reshape(3, 1) * x, 0).values * x,
+    "nanmedian_dim": lambda x: dl.nanmedian(x.reshape(3, 1) * x, 1).values * x,
+    "cummax": lambda x: dl.cummax(x, 0).values * x,
+    "cummin": lambda x: dl.cummin(x.reshape(3, 1) * x, 1).values.sum(0) * x,
+    "quantile": lambda x: dl.quantile(x, 0.3) * x,
+    "quantile_dim": lambda x: dl.quantile(x.reshape(3, 1) * x, dl.tensor([0.25, 0.8]),
+                                          dim=0).sum(0) * x,
+    "nanquantile_midpoint": lambda x: dl.nanquantile(x * x, 0.5,
+                                                     interpolation="midpoint") * x,
+    "Tensor.quantile": lambda x: x.quantile(0.6) * x,
+    "Tensor.nanquantile": lambda x: x.nanquantile(0.6, dim=0, keepdim=True) * x,
+    "masked_select": lambda x: dl.masked_select(x * x, x > 0).sum() * x,
+    "masked_select_broadcast": lambda x: dl.masked_select(x.reshape(3, 1) * x,
+                                                          x < 1.0).sum(0) * x,
+    "topk": lambda x: dl.topk(x * x, 2).values.sum() * x,
+}
+
+
+@pytest.mark.parametrize("name", ORDER_STATISTICS)
+def test_order_statistics_of_dual_numbers_same_derivative_as_reverse(name):
+    """median, nanmedian, cummax, cummin, quantile pick entries of a dual number by its
+    values (the order read from them; their nan test of a Dual is an array, made a
+    tensor), masked_select by a condition on them: forward mode differentiates them as
+    reverse mode (a quantile interpolates between the tangents of the two order
+    statistics its values picked).  Under symbolic they refuse, with the reason (symbols
+    have no order, or no values to select by) and the methods that work."""
+    f = ORDER_STATISTICS[name]
+
     def g(x):
         return dl.sum(f(x))
 
     x = dl.tensor(POINTS)
     expected = np.asarray(dl.grad(g, method="reverse")(x), dtype=float)
     np.testing.assert_allclose(np.asarray(dl.grad(g, method="forward")(x), dtype=float),
-                               expected, rtol=1e-13)
-    np.testing.assert_allclose(func.jacfwd(g)(x).numpy(), expected, rtol=1e-13)
-    np.testing.assert_allclose(np.asarray(dl.grad(g, method="numeric")(x), dtype=float),
-                               expected, rtol=1e-6)
+                               expected, rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(func.jacfwd(g)(x).numpy(), expected, rtol=1e-13, atol=1e-14)
+    if not name.startswith("Tensor."):
+        np.testing.assert_allclose(np.asarray(dl.grad(g, method="numeric")(x), dtype=float),
+                                   expected, rtol=1e-6, atol=1e-8)
     from difflab.diff.symbolic import SymbolicTraceError
 
-    with pytest.raises(SymbolicTraceError, match="control flow|no order"):
+    with pytest.raises(SymbolicTraceError, match=r"(no order|a condition on symbols has "
+                                                 r"none).*method='forward', 'reverse' or "
+                                                 r"'numeric'"):
         dl.grad(g, method="symbolic")(x)
 
 
@@ -511,6 +548,22 @@ def test_tensor_methods_a_dual_number_cannot_run_are_clear_errors():
         Dual(np.array([1.0, 2.0]), 1.0).tolist()
     assert float(Dual(np.array([1.0, 2.0]), 1.0).exp().sum().tangent) == pytest.approx(
         math.e + math.e ** 2)
+
+
+def test_a_comparison_of_dual_numbers_is_an_array_with_tensor_methods():
+    """``x > 0`` of a Dual stays a NumPy array (the rules compare nested dual numbers with
+    it), with a constant tensor's methods: ``.float()``, ``.to(x.dtype)``; NumPy's
+    operations on it give plain arrays."""
+    x = Dual(np.array([1.5, -2.0]), np.array([1.0, 1.0]))
+    mask = x > 0
+    assert isinstance(mask, np.ndarray) and mask.tolist() == [True, False]
+    for converted in (mask.float(), mask.to(x.dtype), mask.type(dl.float64), mask.double()):
+        assert isinstance(converted, Tensor) and not converted.requires_grad
+        assert converted.tolist() == [1.0, 0.0]
+    assert type(mask & (x < 2)) is np.ndarray and type(~mask) is np.ndarray
+    y = (x > 0).to(x.dtype) * x  # (a constant factor: the tangent where the mask is 1)
+    assert isinstance(y, Dual) and y.tangent.tolist() == [1.0, 0.0]
+    assert float(dl.floor(Dual(2.5, 1.0)).to(dl.float64)) == 2.0
 
 
 def test_piecewise_constant_primitives_in_forward_mode_and_in_sympy():
