@@ -446,11 +446,14 @@ class Dual:
     def mean(self, axis: Any = None, keepdims: bool = False, **kwargs: Any) -> Dual:
         return _mean(self, kwargs.get("dim", axis), keepdims=kwargs.get("keepdim", keepdims))
 
-    def max(self, axis: Any = None, keepdims: bool = False, **kwargs: Any) -> Dual:
-        return _extreme(self, axis, keepdims=keepdims, largest=True)
+    def max(self, *args: Any, **kwargs: Any) -> Any:
+        """``x.max()``, NumPy's ``x.max(axis=..., keepdims=...)``; ``x.max(dim)``,
+        ``x.max(other)`` as on a tensor (values and indices; the larger of the two)."""
+        return _extreme_method(self, "max", args, kwargs)
 
-    def min(self, axis: Any = None, keepdims: bool = False, **kwargs: Any) -> Dual:
-        return _extreme(self, axis, keepdims=keepdims, largest=False)
+    def min(self, *args: Any, **kwargs: Any) -> Any:
+        """``x.min()``, NumPy's ``x.min(axis=...)``, or as on a tensor: see :meth:`max`."""
+        return _extreme_method(self, "min", args, kwargs)
 
     def reshape(self, *shape: Any, **kwargs: Any) -> Dual:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -527,6 +530,16 @@ class Dual:
         if impl is None:
             raise numpy_protocol.unsupported(func, "forward mode, on a Dual")
         return impl(*args, **kwargs)
+
+
+def _extreme_method(x: Dual, name: str, args: tuple, kwargs: dict) -> Any:
+    """``x.max(...)``/``x.min(...)``: NumPy's (``axis``, ``keepdims``: how the rules call it
+    on nested dual numbers), else Tensor's (``x.max(1)`` is (values, indices) in f, as in
+    reverse mode; NumPy's would read 1 as an axis and give the values alone)."""
+    if args or not set(kwargs) <= {"axis", "keepdims", "out"}:
+        return numpy_protocol.method_face(x, name, _HANDLER.primitive)(*args, **kwargs)
+    return _extreme(x, kwargs.get("axis"), keepdims=kwargs.get("keepdims", False),
+                    largest=name == "max")
 
 
 class _DualHandler(TypeHandler):

@@ -566,6 +566,29 @@ def test_a_comparison_of_dual_numbers_is_an_array_with_tensor_methods():
     assert float(dl.floor(Dual(2.5, 1.0)).to(dl.float64)) == 2.0
 
 
+@pytest.mark.parametrize("f", [
+    lambda x: (x.reshape(3, 1) * x).max(1).values * x,
+    lambda x: (x.reshape(3, 1) * x).min(dim=0, keepdim=True).values.sum(0) * x,
+    lambda x: x.max(x * x) * x.min(dl.tensor([0.5, -1.0, 2.0])),
+    lambda x: x.max() * x.min() * x,
+    lambda x: x.int() * x + x.long() * x * x + x.bool() * x,
+    lambda x: (x * 10).to(dl.int64).to(x.dtype) * x,
+], ids=["max_dim", "min_dim_keepdim", "max_other", "max_all", "int_long_bool", "to_int64"])
+def test_tensor_methods_of_a_dual_number_mean_what_they_mean_on_a_tensor(f):
+    """x.max(1) in f is Tensor's (values, indices), as in reverse mode (NumPy's reads 1 as
+    an axis and gave the maximum of everything: a wrong derivative); x.int(), x.long(),
+    x.bool() are constants (their tangent was the tangent truncated to an integer).
+    (Numeric hands f NumPy arrays, which have NumPy's methods only.)"""
+    def g(x):
+        return dl.sum(f(x))
+
+    x = dl.tensor(POINTS)
+    expected = np.asarray(dl.grad(g, method="reverse")(x), dtype=float)
+    np.testing.assert_allclose(np.asarray(dl.grad(g, method="forward")(x), dtype=float),
+                               expected, rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(func.jacfwd(g)(x).numpy(), expected, rtol=1e-13, atol=1e-14)
+
+
 def test_piecewise_constant_primitives_in_forward_mode_and_in_sympy():
     """The issue's example, and what each interpreter makes of ``floor``: a zero tangent
     (``jvp``, ``jacfwd``), sympy's ``floor`` (whose derivative is 0, also by the chain rule)."""
