@@ -461,6 +461,10 @@ class Dual:
         return _push(P["reshape"], self, shape=tuple(shape))
 
     def transpose(self, *axes: Any) -> Dual:
+        """``x.transpose(0, 1)`` swaps two dims, as on a tensor; ``x.transpose()`` and a
+        permutation (``x.transpose((1, 0, 2))``) are NumPy's."""
+        if numpy_protocol.swaps_two_dims(axes):
+            return _swapaxes(self, *axes)
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = axes[0]
         return _transpose(self, tuple(axes) if axes else None)

@@ -240,6 +240,13 @@ class SymbolArray(np.ndarray):
         """``x.to(dtype)``, ``x.to(device)``: as ``Tensor.to`` (symbols are unchanged)."""
         return numpy_protocol.converted(self, *args, **kwargs)
 
+    def transpose(self, *axes: Any) -> Any:  # type: ignore[override]
+        """``x.transpose(0, 1)`` swaps two dims, as on a tensor; ``x.transpose()`` and a
+        permutation (``x.transpose((1, 0, 2))``) are NumPy's."""
+        if numpy_protocol.swaps_two_dims(axes):
+            return _wrap(np.swapaxes(np.asarray(self), *axes))
+        return _wrap(np.asarray(self).transpose(*axes))
+
     def astype(self, dtype: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         """A float dtype leaves the expressions as they are (a symbol is a real number)."""
         return _wrap(_HANDLER.primitive(registry.get("to_dtype"), self, dtype=np.dtype(dtype)))

@@ -340,6 +340,21 @@ TENSOR_ARGUMENT_FACES = {
         x, dl.tensor([0.5, -1.0, 2.0]), dim=0) * x,
     "cosine_similarity_both": lambda x: dl.nn.functional.cosine_similarity(
         x.reshape(1, 3), (x * x).reshape(1, 3), dim=1) * x,
+    # joining, flipping, splitting (a tensor constant beside x: its values, as stack's)
+    "cat_tensor_constant": lambda x: dl.cat([x * x, dl.tensor([0.5])]).sum() * x,
+    "hstack": lambda x: dl.hstack([x, x * x]).reshape(2, 3).sum(0) * x,
+    "vstack": lambda x: dl.vstack([x, dl.tensor([0.5, -1.0, 2.0])]).sum(0) * x,
+    "dstack": lambda x: dl.dstack([x, x * x]).sum(2).sum(0) * x,
+    "column_stack": lambda x: dl.column_stack([x, x * x]).sum(1) * x,
+    "fliplr": lambda x: dl.fliplr(x.reshape(1, 3) * x.reshape(3, 1)).sum(0) * x,
+    "flipud": lambda x: dl.flipud(x) * x,
+    "rot90": lambda x: dl.rot90(x.reshape(3, 1) * (x * x)).sum(0) * x,  # (x.transpose(0, 1))
+    "swapdims": lambda x: dl.swapdims(x.reshape(3, 1) * x, 0, 1).sum(0) * x,
+    "unflatten": lambda x: dl.unflatten(x, 0, (1, 3)).sum(0) * x,
+    "ravel": lambda x: dl.ravel(x.reshape(3, 1) * x).reshape(3, 3).sum(0) * x,
+    "atleast_2d": lambda x: dl.atleast_2d(x).sum(0) * x,
+    "hsplit": lambda x: dl.hsplit(x, 3)[1] * x,
+    "tensor_split": lambda x: dl.tensor_split(x, 2)[0].sum() * x,
     # (a mask of constants: the same entries whatever x is; a mask on x: see below)
     "masked_select_constant_mask": lambda x: dl.masked_select(
         x * x, dl.tensor([True, False, True])) * x[:2],
@@ -376,6 +391,14 @@ TENSOR_METHODS = {
     "mask_type": lambda x: (x > 0).type(dl.float64) * x * x,
     "mask_to_float64": lambda x: dl.isfinite(x).to(dl.float64) * x,
     "floor_to_dtype": lambda x: x.floor().to(x.dtype) * x,
+    "fliplr": lambda x: (x.reshape(1, 3) * x.reshape(3, 1)).fliplr().sum(0) * x,
+    "swapdims": lambda x: (x.reshape(3, 1) * x).swapdims(0, 1).sum(0) * x,
+    "unflatten": lambda x: x.unflatten(0, (3, 1)).sum(1) * x,
+    # (two dims: Tensor's swap; NumPy's transpose(0, 1) of a matrix is the identity)
+    "transpose_two_dims": lambda x: ((x.reshape(3, 1) * (x * x)).transpose(0, 1).sum(0)
+                                     * dl.tensor([0.5, -1.0, 2.0])),
+    "transpose_3d": lambda x: (x.reshape(3, 1, 1) * (x * x).reshape(1, 1, 3)).transpose(
+        0, 2).sum((1, 2)) * dl.tensor([0.5, -1.0, 2.0]),
 }
 #: Pointwise primitives of integers or complex numbers: no real function to differentiate
 #: through them.
