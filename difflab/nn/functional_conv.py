@@ -28,6 +28,7 @@ from difflab.nn.functional_core import (
     _max_indices,
     _single,
     _window,
+    _without_added_batch,
     avg_pool2d,
     conv2d,
     max_pool2d,
@@ -179,10 +180,9 @@ def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     dilation = (1, _single("max_pool1d", dilation, "dilation"))
     out = max_pool2d(x, kernel, stride, padding, dilation).squeeze(2)
     if return_indices:
-        indices = _max_indices(x.squeeze(2), kernel[1:], stride[1:], padding[1:],
-                                   dilation[1:])
-        return (out.squeeze(0), indices.squeeze(0)) if unbatched else (out, indices)
-    return out.squeeze(0) if unbatched else out
+        out = out, _max_indices(x.squeeze(2), kernel[1:], stride[1:], padding[1:],
+                                dilation[1:])
+    return _without_added_batch(out, unbatched)
 
 
 def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002

@@ -21,6 +21,7 @@ from difflab.nn.functional_core import (
     _floating,
     _max_indices,
     _window,
+    _without_added_batch,
     avg_pool2d,
     max_pool2d,
 )
@@ -146,9 +147,8 @@ def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
         "max_pool3d", input, kernel_size, stride, padding, dilation, ceil_mode)
     out = _pool3d(max_pool2d, x, kernel, stride, padding, dilation)
     if return_indices:
-        indices = _max_indices(x, kernel, stride, padding, dilation)
-        return (out.squeeze(0), indices.squeeze(0)) if unbatched else (out, indices)
-    return out.squeeze(0) if unbatched else out
+        out = out, _max_indices(x, kernel, stride, padding, dilation)
+    return _without_added_batch(out, unbatched)
 
 
 def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
@@ -728,14 +728,13 @@ def _fractional_max_pool(name: str, input: Tensor, kernel_size: Any,  # noqa: A0
     windows = x[(batch, chans) + tuple(grid)].reshape(*shape_out[:2 + dims], -1)
     first = windows.argmax(-1, keepdim=True)
     out = windows.gather(-1, first).squeeze(-1)
-    if not return_indices:
-        return out.squeeze(0) if unbatched else out
-    position = grid[0]
-    for axis in range(1, dims):
-        position = position * spatial[axis] + grid[axis]
-    position = position.expand(*shape_out).reshape(*shape_out[:2 + dims], -1)
-    indices = position.gather(-1, first).squeeze(-1)
-    return (out.squeeze(0), indices.squeeze(0)) if unbatched else (out, indices)
+    if return_indices:
+        position = grid[0]
+        for axis in range(1, dims):
+            position = position * spatial[axis] + grid[axis]
+        position = position.expand(*shape_out).reshape(*shape_out[:2 + dims], -1)
+        out = out, position.gather(-1, first).squeeze(-1)
+    return _without_added_batch(out, unbatched)
 
 
 def _spread_read(read: Tensor, axis: int, dims: int) -> Tensor:
