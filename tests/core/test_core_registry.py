@@ -508,8 +508,19 @@ def test_order_statistics_of_dual_numbers_same_derivative_as_reverse(name):
     reverse mode (a quantile interpolates between the tangents of the two order
     statistics its values picked).  Under symbolic they refuse, with the reason (symbols
     have no order, or no values to select by) and the methods that work."""
-    f = ORDER_STATISTICS[name]
+    g = _forward_same_as_reverse(ORDER_STATISTICS[name], numeric=not name.startswith("Tensor."))
+    from difflab.diff.symbolic import SymbolicTraceError
 
+    with pytest.raises(SymbolicTraceError, match=r"(no order|a condition on symbols has "
+                                                 r"none).*method='forward', 'reverse' or "
+                                                 r"'numeric'"):
+        dl.grad(g, method="symbolic")(dl.tensor(POINTS))
+
+
+def _forward_same_as_reverse(f, numeric: bool):
+    """Assert that forward mode (a Dual; jacfwd, dual numbers in a tensor) and numeric
+    (where f takes arrays) give reverse mode's derivative of ``sum(f(x))`` at POINTS;
+    returns that function."""
     def g(x):
         return dl.sum(f(x))
 
@@ -518,15 +529,10 @@ def test_order_statistics_of_dual_numbers_same_derivative_as_reverse(name):
     np.testing.assert_allclose(np.asarray(dl.grad(g, method="forward")(x), dtype=float),
                                expected, rtol=1e-13, atol=1e-14)
     np.testing.assert_allclose(func.jacfwd(g)(x).numpy(), expected, rtol=1e-13, atol=1e-14)
-    if not name.startswith("Tensor."):
+    if numeric:
         np.testing.assert_allclose(np.asarray(dl.grad(g, method="numeric")(x), dtype=float),
                                    expected, rtol=1e-6, atol=1e-8)
-    from difflab.diff.symbolic import SymbolicTraceError
-
-    with pytest.raises(SymbolicTraceError, match=r"(no order|a condition on symbols has "
-                                                 r"none).*method='forward', 'reverse' or "
-                                                 r"'numeric'"):
-        dl.grad(g, method="symbolic")(x)
+    return g
 
 
 def test_detach_of_a_dual_number_is_a_constant_as_on_the_tape():
@@ -602,14 +608,7 @@ def test_tensor_methods_of_a_dual_number_mean_what_they_mean_on_a_tensor(f):
     an axis and gave the maximum of everything: a wrong derivative); x.int(), x.long(),
     x.bool() are constants (their tangent was the tangent truncated to an integer).
     (Numeric hands f NumPy arrays, which have NumPy's methods only.)"""
-    def g(x):
-        return dl.sum(f(x))
-
-    x = dl.tensor(POINTS)
-    expected = np.asarray(dl.grad(g, method="reverse")(x), dtype=float)
-    np.testing.assert_allclose(np.asarray(dl.grad(g, method="forward")(x), dtype=float),
-                               expected, rtol=1e-13, atol=1e-14)
-    np.testing.assert_allclose(func.jacfwd(g)(x).numpy(), expected, rtol=1e-13, atol=1e-14)
+    _forward_same_as_reverse(f, numeric=False)
 
 
 def test_piecewise_constant_primitives_in_forward_mode_and_in_sympy():
