@@ -630,7 +630,7 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
     from difflab.functions import stack
     from difflab.nn.functional_core import pad
 
-    x = _check_tensor("conv3d", input)
+    x = _check_input("conv3d", input)
     if x.ndim not in (4, 5):
         raise ValueError(f"conv3d expects a 4-D (unbatched) or 5-D input (N, C, D, H, W), got "
                          f"shape {tuple(x.shape)}")

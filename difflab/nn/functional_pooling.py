@@ -17,6 +17,7 @@ from typing import Any
 
 from difflab.nn.functional_conv import avg_pool1d, max_pool1d
 from difflab.nn.functional_core import (
+    _check_input,
     _check_tensor,
     _floating,
     _max_indices,
@@ -41,7 +42,7 @@ def _pool3d_args(name: str, input: Tensor, kernel_size: Any, stride: Any,  # noq
                  padding: Any, dilation: Any, ceil_mode: bool) -> tuple:
     """The checked window of a 3-D pool, and the input as (N, C, D, H, W) with whether a
     batch was added (PyTorch's checks, in 3-D's words)."""
-    x = _check_tensor(name, input)
+    x = _check_input(name, input)
     if x.ndim not in (4, 5):
         raise ValueError(f"{name} expects a 4-D (C, D, H, W) or 5-D (N, C, D, H, W) input, "
                          f"got shape {tuple(x.shape)}")
@@ -240,7 +241,7 @@ def _lp_pool(name: str, average: Any, input: Tensor, norm_type: float,  # noqa: 
     window's size; PyTorch's formula, sign and relu included (a negative sum gives 0)."""
     from difflab.functions import sign
 
-    x = _check_tensor(name, input)
+    x = _check_input(name, input)
     if isinstance(norm_type, bool) or not isinstance(norm_type, (int, float)):
         raise TypeError(f"{name}: norm_type must be a number, got {norm_type!r}")
     if ceil_mode:

@@ -21,6 +21,7 @@ from difflab.autograd import gradcheck, gradgradcheck
 from difflab.cli import main
 from difflab.diff import differentiators
 from difflab.diff.dual import Dual
+from difflab.nn import functional as F  # noqa: N812
 from difflab.ops import elementwise, registry
 from difflab.tensor import Tensor
 
@@ -355,10 +356,68 @@ TENSOR_ARGUMENT_FACES = {
     "atleast_2d": lambda x: dl.atleast_2d(x).sum(0) * x,
     "hsplit": lambda x: dl.hsplit(x, 3)[1] * x,
     "tensor_split": lambda x: dl.tensor_split(x, 2)[0].sum() * x,
+    # nn.functional's convolutions, poolings, distances and losses (_check_input, as the
+    # activations': a Tensor check refused them)
+    **{name: (lambda x, f=f: f(x) * x) for name, f in {
+        "conv1d": lambda x: F.conv1d(x.reshape(1, 1, 3) * x, _constant([[[0.5, -1.0]]])).sum(),
+        "conv3d": lambda x: F.conv3d(_image(x).reshape(1, 1, 3, 3, 1),
+                                     _constant(np.ones((1, 1, 2, 2, 1)))).sum(),
+        "avg_pool1d": lambda x: F.avg_pool1d(x.reshape(1, 1, 3) * x, 2, 1).sum(),
+        "max_pool1d": lambda x: F.max_pool1d((x * x).reshape(1, 1, 3), 2, 1).sum(),
+        "avg_pool3d": lambda x: F.avg_pool3d(_image(x).reshape(1, 1, 3, 3, 1), (2, 2, 1),
+                                             1).sum(),
+        "lp_pool2d": lambda x: F.lp_pool2d(_image(x), 2, 2, 1).sum(),
+        "adaptive_avg_pool1d": lambda x: F.adaptive_avg_pool1d(x.reshape(1, 1, 3) * x, 2).sum(),
+        "adaptive_avg_pool2d": lambda x: F.adaptive_avg_pool2d(_image(x), 2).sum(),
+        "adaptive_max_pool1d": lambda x: F.adaptive_max_pool1d((x * x).reshape(1, 1, 3),
+                                                               2).sum(),
+        "cross_entropy": lambda x: F.cross_entropy(x.reshape(1, 3) * x, dl.tensor([2])),
+        "kl_div": lambda x: F.kl_div(dl.log_softmax(x, 0), _constant([0.2, 0.3, 0.5]),
+                                     reduction="sum"),
+        "pairwise_distance": lambda x: F.pairwise_distance(x.reshape(1, 3),
+                                                           _constant([[0.5, -1.0, 2.0]])).sum(),
+        "pdist": lambda x: F.pdist(x.reshape(3, 1) * x).sum(),
+        "bilinear": lambda x: F.bilinear(x.reshape(1, 3), (x * x).reshape(1, 3),
+                                         _constant(np.ones((1, 3, 3)))).sum(),
+        "multi_margin_loss": lambda x: F.multi_margin_loss(x.reshape(3, 1) * x,
+                                                           dl.tensor([0, 2, 1])),
+        "triplet_margin_loss": lambda x: F.triplet_margin_loss(
+            x.reshape(1, 3), (x * x).reshape(1, 3), _constant([[0.5, -1.0, 2.0]])),
+        "rrelu": lambda x: F.rrelu(x).sum(),
+    }.items()},
     # (a mask of constants: the same entries whatever x is; a mask on x: see below)
     "masked_select_constant_mask": lambda x: dl.masked_select(
         x * x, dl.tensor([True, False, True])) * x[:2],
 }
+#: nn.functional's faces that take dual numbers, whose symbolic derivative is too slow
+#: or has no sympy form (the maxima's indices, a float of the dtype's eps): forward mode.
+NN_FORWARD_FACES = {
+    "max_pool2d_with_indices": lambda x: _with_indices(F.max_pool2d(_image(x), 2, 1,
+                                                                    return_indices=True)),
+    "adaptive_max_pool2d_with_indices": lambda x: _with_indices(
+        F.adaptive_max_pool2d(_image(x), 2, return_indices=True)),
+    "max_pool3d": lambda x: F.max_pool3d(_image(x).reshape(1, 1, 3, 3, 1), (2, 2, 1), 1),
+    "instance_norm": lambda x: F.instance_norm(_image(x)) ** 2,
+    "rms_norm": lambda x: F.rms_norm(x.reshape(1, 3), (3,)) * x,
+}
+
+
+def _image(x):
+    """A (1, 1, 3, 3) image of x (not symmetric: x_i x_j²)."""
+    return (x.reshape(3, 1) * (x * x)).reshape(1, 1, 3, 3)
+
+
+def _constant(values):
+    """A float64 tensor constant, x's dtype (a convolution's weight must have it)."""
+    return dl.tensor(values, dtype=dl.float64)
+
+
+def _with_indices(pooled):
+    """A pool's values, with its int64 indices as a constant factor."""
+    values, indices = pooled
+    return values * indices
+
+
 #: Tensor's methods on the value f receives (a Dual in forward mode, a SymbolArray in
 #: symbolic): Tensor's own code, run on it (numpy_protocol.method_face).  (Numeric hands
 #: f NumPy arrays, which have NumPy's methods only: it is left out of this table.)
@@ -515,6 +574,13 @@ def test_order_statistics_of_dual_numbers_same_derivative_as_reverse(name):
                                                  r"none).*method='forward', 'reverse' or "
                                                  r"'numeric'"):
         dl.grad(g, method="symbolic")(dl.tensor(POINTS))
+
+
+@pytest.mark.parametrize("name", NN_FORWARD_FACES)
+def test_nn_functional_faces_take_dual_numbers_same_derivative_as_reverse(name):
+    """A pool with return_indices, max_pool3d, instance_norm, rms_norm in forward mode
+    (their indices are read from a Dual's values, detached: an array made a tensor)."""
+    _forward_same_as_reverse(NN_FORWARD_FACES[name], numeric=True)
 
 
 def _forward_same_as_reverse(f, numeric: bool):
