@@ -335,7 +335,8 @@ class TensorMethods:
             return _apply(_ops.PRIMITIVES["round"], self)
         if isinstance(decimals, bool) or not isinstance(decimals, (int, np.integer)):
             raise TypeError(f"round(): decimals must be an int, got {type(decimals).__name__}")
-        if not self.dtype.is_floating_point:  # (PyTorch: "round_cpu" not implemented)
+        if self.dtype.kind not in "fO":  # (PyTorch: "round_cpu" not implemented; the kind:
+            # a Dual's dtype is NumPy's, symbols' object, real numbers)
             raise RuntimeError(f"round(decimals={decimals}) needs a floating-point tensor, "
                                f"got {self.dtype}: convert it first with .float()")
         scale = 10.0 ** decimals  # (as PyTorch and numpy.around: not the nearest decimal)

@@ -314,6 +314,11 @@ class Dual:
         return _transpose(self)
 
     @property
+    def mT(self) -> Dual:  # noqa: N802
+        """The last two dims swapped (``Tensor.mT``, NumPy's ``ndarray.mT``)."""
+        return _swapaxes(self, -2, -1)
+
+    @property
     def real(self) -> Dual:
         return self
 

@@ -668,11 +668,19 @@ def test_a_comparison_of_dual_numbers_is_an_array_with_tensor_methods():
     lambda x: x.max() * x.min() * x,
     lambda x: x.int() * x + x.long() * x * x + x.bool() * x,
     lambda x: (x * 10).to(dl.int64).to(x.dtype) * x,
-], ids=["max_dim", "min_dim_keepdim", "max_other", "max_all", "int_long_bool", "to_int64"])
+    # (a dtype test reads the kind, the count the shape: a Dual's dtype is NumPy's)
+    lambda x: x.round(decimals=1) * x,
+    lambda x: dl.aminmax(x * x).max * x,
+    lambda x: dl.where(dl.isreal(x), x * x, -x),
+    lambda x: dl.linalg.cholesky(x.reshape(3, 1) * x + 10.0 * dl.eye(3, dtype=dl.float64)),
+], ids=["max_dim", "min_dim_keepdim", "max_other", "max_all", "int_long_bool", "to_int64",
+        "round_decimals", "aminmax", "isreal", "cholesky_mT"])
 def test_tensor_methods_of_a_dual_number_mean_what_they_mean_on_a_tensor(f):
     """x.max(1) in f is Tensor's (values, indices), as in reverse mode (NumPy's reads 1 as
     an axis and gave the maximum of everything: a wrong derivative); x.int(), x.long(),
-    x.bool() are constants (their tangent was the tangent truncated to an integer).
+    x.bool() are constants (their tangent was the tangent truncated to an integer);
+    x.round(decimals=1), dl.aminmax, dl.isreal, linalg.cholesky (x.mT) read a dtype's kind,
+    a shape's count, the last two dims swapped of a Dual.
     (Numeric hands f NumPy arrays, which have NumPy's methods only.)"""
     _forward_same_as_reverse(f, numeric=False)
 
