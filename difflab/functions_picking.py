@@ -610,7 +610,7 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     >>> dl.vander(dl.tensor([2, 3]), 3).tolist()
     [[4, 2, 1], [9, 3, 1]]
     """
-    x = tensor_of(x)
+    x = tensor_or_interpreted(x)
     if x.ndim != 1:
         raise RuntimeError(f"vander expects a 1-D tensor, got {x.ndim}-D")
     n = x.shape[0] if N is None else int(N)

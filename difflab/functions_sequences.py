@@ -207,7 +207,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa
     >>> dl.renorm(dl.tensor([[3.0, 4.0], [0.3, 0.4]]), 2, 0, 1.0).tolist()[1]
     [0.30000001192092896, 0.4000000059604645]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     if x.ndim < 1:
         raise RuntimeError("renorm needs a tensor with at least 1 dimension")
     if maxnorm < 0:
@@ -266,7 +266,7 @@ def repeat_interleave(input: Tensor, repeats: Any = None, dim: int | None = None
     if repeats is None:  # repeat_interleave(counts): the indices, each count times
         counts = tensor_of(input).reshape(-1)  # (a 0-d count: one index, as in PyTorch)
         return repeat_interleave(arange(counts.shape[0], device=counts.device), counts, 0)
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     if dim is None:
         x, dim = x.reshape(-1), 0
     dim = dim_index(dim, x.ndim, "repeat_interleave", zero_d_has_dim=False)
@@ -314,7 +314,7 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     >>> dl.combinations(dl.tensor([1, 2, 3])).tolist()
     [[1, 2], [1, 3], [2, 3]]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     if x.ndim != 1:
         raise RuntimeError(f"combinations expects a 1-D tensor, got {x.ndim}-D")
     if r < 0:

@@ -566,7 +566,7 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None,
     >>> dl.trapezoid(dl.tensor([1.0, 2.0, 3.0]), dx=0.5).item()
     2.0
     """
-    y = tensor_of(y)
+    y = tensor_or_interpreted(y)
     if x is not None and dx is not None:
         raise TypeError("trapezoid takes x or dx, not both")
     if x is not None and not hasattr(x, "shape"):
@@ -578,7 +578,7 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None,
     left, right = y.narrow(dim, 0, n - 1), y.narrow(dim, 1, n - 1)
     if x is None:
         return (left + right).sum(dim) * (0.5 * (1.0 if dx is None else dx))
-    x = tensor_of(x)
+    x = tensor_or_interpreted(x)
     steps = x.narrow(-1 if x.ndim == 1 else dim, 1, n - 1) - x.narrow(
         -1 if x.ndim == 1 else dim, 0, n - 1)
     if x.ndim == 1 and y.ndim > 1:  # one grid for every slice: along dim
