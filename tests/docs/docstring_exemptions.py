@@ -5,7 +5,7 @@ complete the docstring, then regenerate).  Counts when generated (names / comple
 with an example):
 
 * difflab: 375 / 375 / 375
-* difflab.nn: 164 / 164 / 164
+* difflab.nn: 166 / 166 / 166
 * difflab.nn.functional: 125 / 125 / 125
 * difflab.optim: 14 / 14 / 14
 * difflab.optim.lr_scheduler: 16 / 16 / 16
@@ -20,7 +20,7 @@ with an example):
 * difflab.distributed: 16 / 16 / 16
 * difflab.compare: 20 / 20 / 20
 * difflab.grading: 24 / 24 / 24
-* difflab.Tensor: 343 / 343 / 271
+* difflab.Tensor: 343 / 343 / 273
 * difflab.linalg: 40 / 40 / 40
 * difflab.distributions: 68 / 68 / 68
 * difflab.amp: 3 / 3 / 3
