@@ -25,13 +25,12 @@ import numpy as np
 
 from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.creation import zeros
-from difflab.dtypes import result_type
+from difflab.dtypes import float64, result_type
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import (
     Size,
     dim_index,
     shape_args,
-    tensor_of,
     tensor_or_interpreted,
     tensor_sequence,
 )
@@ -267,13 +266,14 @@ def block_diag(*tensors: Tensor) -> Tensor:
     [[1, 2, 0], [0, 0, 3]]
     """
     blocks = []
-    for x in map(tensor_of, tensors):
+    for x in map(tensor_or_interpreted, tensors):
         if x.ndim > 2:
             raise ValueError(f"block_diag: a block has at most 2 dimensions, got {x.ndim}")
         blocks.append(x.reshape((1,) * (2 - x.ndim) + x.shape) if x.ndim < 2 else x)
     if not blocks:
         return zeros(1, 0)
-    dtype = result_type(*blocks)
+    numbers = [b for b in blocks if b.dtype.kind != "O"]  # (symbols: real numbers)
+    dtype = result_type(*numbers) if numbers else float64
     width = builtins.sum(b.shape[1] for b in blocks)
     rows, left = [], 0
     for b in blocks:

@@ -430,7 +430,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0) -> Tensor:
     >>> dl.cdist(dl.tensor([[0.0, 0.0]]), dl.tensor([[3.0, 4.0], [0.0, 1.0]])).tolist()
     [[5.0, 1.0]]
     """
-    a, b = tensor_of(x1), tensor_of(x2)
+    a, b = tensor_or_interpreted(x1), tensor_or_interpreted(x2)
     if a.ndim < 2 or b.ndim < 2 or a.shape[-1] != b.shape[-1]:
         raise RuntimeError(f"cdist expects (..., P, M) and (..., R, M) with the same M, got "
                            f"{tuple(a.shape)} and {tuple(b.shape)}")

@@ -374,6 +374,10 @@ TENSOR_ARGUMENT_FACES = {
     "combinations": lambda x: dl.combinations(x).prod(1).sum() * x,
     "trapezoid": lambda x: dl.trapezoid(x * x, x) * x,
     "vander": lambda x: dl.vander(x, 3).sum(1) * x,
+    "block_diag": lambda x: dl.block_diag(x.reshape(1, 3), dl.tensor([[0.5]])).sum(0)[:3] * x,
+    "cartesian_prod": lambda x: dl.cartesian_prod(x, x * x).prod(1).reshape(3, 3).sum(0) * x,
+    "meshgrid": lambda x: dl.meshgrid(x, x * x)[1].sum(0) * x,
+    "cdist": lambda x: dl.cdist(x.reshape(3, 1) * x, _constant([[0.5, -1.0, 2.0]])).sum(1) * x,
     # nn.functional's convolutions, poolings, distances and losses (_check_input, as the
     # activations': a Tensor check refused them)
     **{name: (lambda x, f=f: f(x) * x) for name, f in {
