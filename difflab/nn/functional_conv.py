@@ -28,11 +28,11 @@ from difflab.nn.functional_core import (
     _max_indices,
     _single,
     _window,
-    _without_added_batch,
     avg_pool2d,
     conv2d,
     max_pool2d,
 )
+from difflab.nn.functional_windows import _without_added_batch
 from difflab.ops import nn_conv
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import require_tensor

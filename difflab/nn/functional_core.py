@@ -1742,16 +1742,6 @@ def _as_image(name: str, input: Tensor, batched_ndim: int = 3) -> tuple:  # noqa
     return x.unsqueeze(2), unbatched
 
 
-def _without_added_batch(result: Any, unbatched: bool) -> Any:
-    """``result`` (a tensor, or a tuple: a pool's values and indices) without the batch
-    dimension of size 1 that was added to an unbatched input (``_as_image``)."""
-    if not unbatched:
-        return result
-    if isinstance(result, tuple):
-        return tuple(r.squeeze(0) for r in result)
-    return result.squeeze(0)
-
-
 def _legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
     """PyTorch's deprecated ``size_average``/``reduce`` flags, as a ``reduction``."""
     if size_average is None and reduce is None:

@@ -22,10 +22,10 @@ from difflab.nn.functional_core import (
     _floating,
     _max_indices,
     _window,
-    _without_added_batch,
     avg_pool2d,
     max_pool2d,
 )
+from difflab.nn.functional_windows import _without_added_batch
 from difflab.tensor import Tensor
 
 __all__ = ["avg_pool3d", "fractional_max_pool2d", "fractional_max_pool2d_with_indices",

@@ -76,6 +76,16 @@ def _max_indices(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A
     return where.gather(2, first).squeeze(2)
 
 
+def _without_added_batch(result: Any, unbatched: bool) -> Any:
+    """``result`` (a tensor, or a tuple: a pool's values and indices) without the batch
+    dimension of size 1 that was added to an unbatched input (``functional_core._as_image``)."""
+    if not unbatched:
+        return result
+    if isinstance(result, tuple):
+        return tuple(r.squeeze(0) for r in result)
+    return result.squeeze(0)
+
+
 def _adaptive_max_indices(x: Tensor, sizes: tuple) -> Tensor:
     """Where each adaptive cell's maximum is, as a flat index into the spatial positions of
     (N, C, *) (PyTorch's ``return_indices``): the first maximum in scanning order.
