@@ -1827,6 +1827,8 @@ _TENSOR_METHODS = {
     "index_select": index_select, "sort": sort, "argsort": argsort, "topk": topk,
     "roll": roll, "bmm": bmm, "baddbmm": baddbmm, "outer": outer,
     "ger": outer, "histc": histc, "polygamma": _polygamma_method,
+    # (x.max(other): the elementwise maximum for any kind of other, a dual number too)
+    "max": max, "min": min,
 }
 for _name, _function in _TENSOR_METHODS.items():
     setattr(Tensor, _name, _function)

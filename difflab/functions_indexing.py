@@ -31,6 +31,7 @@ from difflab.tensor_arguments import (
     integer,
     interpreted,
     promote_all,
+    refuse_symbols,
     shape_args,
     tensor_of,
     tensor_or_interpreted,
@@ -512,6 +513,10 @@ def masked_fill(input: Any, mask: Any, value: Any) -> Tensor:  # noqa: A002
     return tensor_or_interpreted(input).masked_fill(mask, value)
 
 
+#: Why sorting refuses sympy expressions (``tensor_arguments.refuse_symbols``).
+_NO_ORDER = "symbols have no order (the sorted positions depend on the values)"
+
+
 def argsort(input: Any, dim: int = -1, descending: bool = False,  # noqa: A002
             stable: bool = False) -> Tensor:
     """The indices that sort ``input`` along ``dim`` (ascending unless ``descending``).
@@ -564,6 +569,7 @@ def argsort(input: Any, dim: int = -1, descending: bool = False,  # noqa: A002
             [0, 1]])
     """
     x = tensor_or_interpreted(input)
+    refuse_symbols("argsort", _NO_ORDER, x)
     dim = dim_index(dim, x.ndim, "argsort")
     return apply(registry.PRIMITIVES["argsort"], x, axis=dim, descending=descending)
 
@@ -624,6 +630,7 @@ def sort(input: Any, dim: int = -1, descending: bool = False,  # noqa: A002
     tensor([0, 2, 1])
     """
     x = tensor_or_interpreted(input)  # (a Dual: its values picked, tangents along)
+    refuse_symbols("sort", _NO_ORDER, x)
     indices = argsort(x, dim, descending, stable)
     return MinMax((gather(x, dim, indices), indices))
 
@@ -687,6 +694,7 @@ def topk(input: Any, k: int, dim: int = -1, largest: bool = True,  # noqa: A002
     tensor([0, 2])
     """
     x = tensor_or_interpreted(input)
+    refuse_symbols("topk", _NO_ORDER, x)
     dim = dim_index(dim, x.ndim, "topk")
     size = x.shape[dim] if x.ndim else 1
     k = integer(k, "topk()", "k")  # (PyTorch's TypeError for k=2.0)

@@ -25,13 +25,12 @@ import numpy as np
 
 from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.creation import zeros
-from difflab.dtypes import result_type
+from difflab.dtypes import float64, result_type
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import (
     Size,
     dim_index,
     shape_args,
-    tensor_of,
     tensor_or_interpreted,
     tensor_sequence,
 )
@@ -147,7 +146,7 @@ def atleast_3d(*tensors: Any) -> Any:
 def _at_least(tensors: tuple, reshape: Any) -> Any:
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
-    out = tuple(reshape(tensor_of(x)) for x in tensors)
+    out = tuple(reshape(tensor_or_interpreted(x)) for x in tensors)
     return out[0] if len(out) == 1 else out
 
 
@@ -243,7 +242,7 @@ def column_stack(tensors: Sequence[Tensor]) -> Tensor:
     >>> dl.column_stack([dl.tensor([1, 2]), dl.tensor([3, 4])]).tolist()
     [[1, 3], [2, 4]]
     """
-    pieces = [tensor_of(x) for x in tensor_sequence(tensors, "column_stack")]
+    pieces = [tensor_or_interpreted(x) for x in tensor_sequence(tensors, "column_stack")]
     return F.cat([x.reshape(-1, 1) if x.ndim <= 1 else x for x in pieces], 1)
 
 
@@ -267,13 +266,14 @@ def block_diag(*tensors: Tensor) -> Tensor:
     [[1, 2, 0], [0, 0, 3]]
     """
     blocks = []
-    for x in map(tensor_of, tensors):
+    for x in map(tensor_or_interpreted, tensors):
         if x.ndim > 2:
             raise ValueError(f"block_diag: a block has at most 2 dimensions, got {x.ndim}")
         blocks.append(x.reshape((1,) * (2 - x.ndim) + x.shape) if x.ndim < 2 else x)
     if not blocks:
         return zeros(1, 0)
-    dtype = result_type(*blocks)
+    numbers = [b for b in blocks if b.dtype.kind != "O"]  # (symbols: real numbers)
+    dtype = result_type(*numbers) if numbers else float64
     width = builtins.sum(b.shape[1] for b in blocks)
     rows, left = [], 0
     for b in blocks:
@@ -321,7 +321,7 @@ def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple
     >>> [p.tolist() for p in dl.tensor_split(dl.arange(5), 2)]
     [[0, 1, 2], [3, 4]]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     dim = dim_index(dim, x.ndim, "tensor_split", zero_d_has_dim=False)
     length = x.shape[dim]
     if isinstance(indices_or_sections, (int, np.integer)):
@@ -366,7 +366,7 @@ def hsplit(input: Tensor, indices_or_sections: Any) -> tuple:  # noqa: A002
     >>> [p.shape for p in dl.hsplit(dl.ones(2, 4), 2)]
     [difflab.Size([2, 2]), difflab.Size([2, 2])]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     if x.ndim < 1:
         raise RuntimeError("hsplit needs a tensor with at least 1 dimension, got a scalar")
     return _split_exactly(x, indices_or_sections, 1 if x.ndim > 1 else 0, "hsplit")
@@ -393,7 +393,7 @@ def vsplit(input: Tensor, indices_or_sections: Any) -> tuple:  # noqa: A002
     >>> [p.tolist() for p in dl.vsplit(dl.tensor([[1], [2]]), 2)]
     [[[1]], [[2]]]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     if x.ndim < 2:
         raise RuntimeError(f"vsplit needs at least 2 dimensions, got {x.ndim}")
     return _split_exactly(x, indices_or_sections, 0, "vsplit")
@@ -420,7 +420,7 @@ def dsplit(input: Tensor, indices_or_sections: Any) -> tuple:  # noqa: A002
     >>> [p.shape for p in dl.dsplit(dl.ones(1, 1, 4), [1])]
     [difflab.Size([1, 1, 1]), difflab.Size([1, 1, 3])]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     if x.ndim < 3:
         raise RuntimeError(f"dsplit needs at least 3 dimensions, got {x.ndim}")
     return _split_exactly(x, indices_or_sections, 2, "dsplit")
@@ -490,7 +490,7 @@ def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002
     >>> dl.swapdims(dl.ones(2, 3), 0, 1).shape
     difflab.Size([3, 2])
     """
-    return F.transpose(tensor_of(input), dim0, dim1)
+    return F.transpose(tensor_or_interpreted(input), dim0, dim1)
 
 
 def broadcast_shapes(*shapes: Any) -> Size:
@@ -631,7 +631,7 @@ def ravel(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.ravel(dl.tensor([[1, 2], [3, 4]])).tolist()
     [1, 2, 3, 4]
     """
-    return tensor_of(input).reshape(-1)
+    return tensor_or_interpreted(input).reshape(-1)
 
 
 def fliplr(input: Tensor) -> Tensor:  # noqa: A002
@@ -653,7 +653,7 @@ def fliplr(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.fliplr(dl.tensor([[1, 2], [3, 4]])).tolist()
     [[2, 1], [4, 3]]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     if x.ndim < 2:
         raise RuntimeError(f"fliplr needs at least 2 dimensions, got {x.ndim}")
     return x.flip(1)
@@ -678,7 +678,7 @@ def flipud(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.flipud(dl.tensor([[1, 2], [3, 4]])).tolist()
     [[3, 4], [1, 2]]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     if x.ndim < 1:
         raise RuntimeError("flipud needs at least 1 dimension, got a scalar")
     return x.flip(0)
@@ -707,7 +707,7 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:  #
     >>> dl.rot90(dl.tensor([[1, 2], [3, 4]])).tolist()
     [[2, 4], [1, 3]]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     if len(dims) != 2:
         raise RuntimeError(f"rot90: dims must be two dimensions, got {tuple(dims)}")
     d0, d1 = (dim_index(d, x.ndim, "rot90") for d in dims)
@@ -771,7 +771,7 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:  # noqa:
     >>> dl.ones(2, 6).unflatten(1, (2, 3)).shape
     difflab.Size([2, 2, 3])
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     dim = dim_index(dim, x.ndim, "unflatten")
     sizes = shape_args((sizes,), "unflatten")
     known = int(np.prod([n for n in sizes if n != -1]))

@@ -548,7 +548,7 @@ def meshgrid(*tensors: Tensor, indexing: str = "ij") -> tuple:
         tensors = tuple(tensors[0])
     if indexing not in ("ij", "xy"):
         raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
-    vectors = [tensor_of(x).reshape(-1) for x in tensors]
+    vectors = [tensor_or_interpreted(x).reshape(-1) for x in tensors]
     if indexing == "xy" and len(vectors) >= 2:
         vectors[0], vectors[1] = vectors[1], vectors[0]
     shape = [v.shape[0] for v in vectors]
@@ -582,7 +582,7 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
     [[1, 3], [1, 4], [2, 3], [2, 4]]
     """
     if len(tensors) == 1:
-        return tensor_of(tensors[0])
+        return tensor_or_interpreted(tensors[0])
     grids = meshgrid(*tensors, indexing="ij")
     return F.stack([g.reshape(-1) for g in grids], 1)
 
@@ -610,7 +610,7 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     >>> dl.vander(dl.tensor([2, 3]), 3).tolist()
     [[4, 2, 1], [9, 3, 1]]
     """
-    x = tensor_of(x)
+    x = tensor_or_interpreted(x)
     if x.ndim != 1:
         raise RuntimeError(f"vander expects a 1-D tensor, got {x.ndim}-D")
     n = x.shape[0] if N is None else int(N)

@@ -34,7 +34,12 @@ from difflab.functions_joining import movedim
 from difflab.functions_selecting import _index_vector, nonzero
 from difflab.ops import structural
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import check_same_dtype, dim_index, tensor_of
+from difflab.tensor_arguments import (
+    check_same_dtype,
+    dim_index,
+    refuse_symbols,
+    tensor_or_interpreted,
+)
 from difflab.tensor_inplace import _in_place
 
 __all__ = ["diagonal_scatter", "index_copy", "index_reduce", "scatter_reduce",
@@ -199,12 +204,15 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor,  # noqa:
     >>> v.grad.tolist()
     [0.5, 0.5, 0.0]
     """
-    x, source = tensor_of(input), tensor_of(src)
+    x, source = tensor_or_interpreted(input), tensor_or_interpreted(src)
     if reduce not in _REDUCTIONS:
         raise ValueError(f"scatter_reduce: reduce must be one of {_REDUCTIONS}, got {reduce!r}")
     check_same_dtype("scatter_reduce", x, source, "src")
-    if x.dtype.kind not in "fiu":
+    if x.dtype.kind not in "fiuO":  # (O: sympy expressions, real numbers)
         raise TypeError(f"scatter_reduce: expected a floating or integer tensor, got {x.dtype}")
+    if reduce in ("amax", "amin"):
+        refuse_symbols("scatter_reduce", f"symbols have no order (the {reduce} of a group "
+                       f"depends on the values)", x, source)
     dim = dim_index(dim, x.ndim, "scatter_reduce")
     checked = _gather_index("scatter_reduce", x, dim, index, source)
     idx = checked.array
@@ -295,7 +303,7 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     >>> x.grad.tolist(), src.grad.tolist()
     ([0.0, 20.0, 0.0], [30.0, 10.0])
     """
-    x, src = tensor_of(input), tensor_of(source)
+    x, src = tensor_or_interpreted(input), tensor_or_interpreted(source)
     check_same_dtype("index_copy", x, src)
     dim = dim_index(dim, x.ndim, "index_copy")
     index = _index_vector(index, x.shape[dim] if x.ndim else 1, "index_copy")
@@ -383,7 +391,7 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor,  # noqa
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise ValueError(f"index_reduce: reduce must be 'prod', 'mean', 'amax' or 'amin', "
                          f"got {reduce!r}")
-    x, src = tensor_of(input), tensor_of(source)
+    x, src = tensor_or_interpreted(input), tensor_or_interpreted(source)
     check_same_dtype("index_reduce", x, src)
     dim = dim_index(dim, x.ndim, "index_reduce")
     index = _index_vector(index, x.shape[dim] if x.ndim else 1, "index_reduce")
@@ -393,7 +401,7 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor,  # noqa
 
 def _put(x: Tensor, src: Any, where: tuple, expected: tuple, name: str) -> Tensor:
     """``x`` with ``src`` (exactly ``expected``'s shape) written at ``x[where]``."""
-    src = tensor_of(src)
+    src = tensor_or_interpreted(src)
     if tuple(src.shape) != tuple(expected):
         raise RuntimeError(f"{name}: expected src to have shape {tuple(expected)} (the part "
                            f"of input it replaces), got {tuple(src.shape)}")
@@ -456,7 +464,7 @@ def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor: 
     >>> x.grad.tolist(), col.grad.tolist()
     ([[0.0, 2.0], [0.0, 4.0]], [1.0, 3.0])
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     dim = dim_index(dim, x.ndim, "select_scatter")
     size = x.shape[dim]
     if not -size <= index < size:
@@ -535,7 +543,7 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = 
     >>> col.grad.tolist()
     [2.0, 5.0]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     dim = dim_index(dim, x.ndim, "slice_scatter")
     if step < 1:
         raise ValueError(f"slice_scatter: step must be positive, got {step}")
@@ -600,7 +608,7 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
     >>> x.grad.tolist(), d.grad.tolist()
     ([[0.0, 2.0], [3.0, 0.0]], [1.0, 4.0])
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     if x.ndim < 2:
         raise RuntimeError(f"diagonal_scatter: expected a tensor of at least 2 dimensions, "
                            f"got {x.ndim}")
@@ -612,8 +620,8 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
     length = max(0, min(rows + min(offset, 0), cols - max(offset, 0)))
     row = np.arange(length) - min(offset, 0)
     col = np.arange(length) + max(offset, 0)
-    xp = backend.array_module(x.array)
-    where = (Ellipsis, xp.asarray(row), xp.asarray(col))
+    # (the positions on x's device, as roll's: a Dual or SymbolArray has no .array)
+    where = (Ellipsis, backend.to_device(row, x.device), backend.to_device(col, x.device))
     written = _put(moved, src, where, tuple(moved.shape[:-2]) + (length,), "diagonal_scatter")
     return movedim(written, (-2, -1), (d1, d2))
 

@@ -23,7 +23,14 @@ from difflab.dtypes import bool_
 from difflab.functions_indexing import checked_index
 from difflab.functions_picking import meshgrid
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import check_same_dtype, dim_index, require_tensor, tensor_of
+from difflab.tensor_arguments import (
+    check_same_dtype,
+    dim_index,
+    refuse_symbols,
+    require_tensor,
+    tensor_of,
+    tensor_or_interpreted,
+)
 from difflab.tensor_inplace import _in_place
 
 __all__ = ["argwhere", "index_add", "index_fill", "index_put", "masked_select", "nonzero"]
@@ -50,7 +57,7 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:  # noqa: A002
     >>> dl.nonzero(dl.tensor([[0, 3], [5, 0]])).tolist()
     [[0, 1], [1, 0]]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     mask = x != 0
     if x.ndim == 0:
         found = mask.reshape(1)
@@ -105,12 +112,16 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:  # noqa: A002
     >>> dl.masked_select(x, x > 0).tolist()
     [1.0, 3.0]
     """
-    x, m = tensor_of(input), tensor_of(mask)
+    x = tensor_or_interpreted(input)  # (a Dual: its selected values and tangents)
+    refuse_symbols("masked_select", "which entries it selects depends on the values of "
+                   "the mask, and a condition on symbols has none", mask)
+    m = tensor_of(mask)  # (a dual number's comparison is a bool array)
     if m.dtype != bool_:
         raise TypeError(f"masked_select expects a bool mask, got {m.dtype}; compare first "
                         f"(mask = x > 0)")
     shape = tuple(np.broadcast_shapes(tuple(x.shape), tuple(m.shape)))
-    return x.broadcast_to(shape)[m.broadcast_to(shape)]
+    m = m.broadcast_to(shape)
+    return x.broadcast_to(shape)[m if isinstance(x, Tensor) else m.array]
 
 
 def _index_vector(index: Any, size: int, name: str) -> Tensor:
@@ -192,7 +203,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *,  # noqa
     >>> src.grad.tolist()
     [[1.5, 1.5], [1.5, 1.5]]
     """
-    x, src = tensor_of(input), tensor_of(source)
+    x, src = tensor_or_interpreted(input), tensor_or_interpreted(source)
     check_same_dtype("index_add", x, src)
     dim = dim_index(dim, x.ndim, "index_add")
     index = _index_vector(index, x.shape[dim] if x.ndim else 1, "index_add")
@@ -265,7 +276,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:  #
     >>> x.grad.tolist(), v.grad.item()
     ([1.0, 0.0, 0.0], 2.0)
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     dim = dim_index(dim, x.ndim, "index_fill")
     size = x.shape[dim] if x.ndim else 1
     index = _check_range(_index_vector(index, size, "index_fill"), size, "index_fill", dim)
@@ -385,7 +396,7 @@ def index_put(input: Tensor, indices: Sequence[Any], values: Any,  # noqa: A002
     >>> dl.index_put(y, (dl.tensor([1]),), dl.tensor(2.0, dtype=y.dtype)).tolist()
     [1.5, 2.0, 0.0]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     indices = _index_put_arguments("index_put", indices, values)
     if isinstance(values, Tensor):  # (x[i] = v still casts, and takes numbers)
         check_same_dtype("index_put", x, values, "values")
@@ -408,7 +419,8 @@ def index_put(input: Tensor, indices: Sequence[Any], values: Any,  # noqa: A002
     rest = tuple(x.shape[k:])
     selected = (flat.shape[0], *rest)
     picked_shape = tuple(np.broadcast_shapes(*[tuple(p.shape) for p in positions]))
-    updates = tensor_of(values).to(x.dtype).broadcast_to(picked_shape + rest).reshape(selected)
+    updates = tensor_or_interpreted(values).to(x.dtype).broadcast_to(picked_shape + rest)
+    updates = updates.reshape(selected)
     spread = flat.reshape((-1,) + (1,) * len(rest)).expand(*selected)
     write = F.scatter_add if accumulate else F.scatter
     return write(x.reshape((-1,) + rest), 0, spread, updates).reshape(tuple(x.shape))

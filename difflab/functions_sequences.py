@@ -26,7 +26,13 @@ from difflab.functions_indexing import checked_index
 from difflab.functions_joining import movedim
 from difflab.functions_math import logaddexp
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import dim_index, integer, tensor_of, tensor_or_interpreted
+from difflab.tensor_arguments import (
+    dim_index,
+    integer,
+    refuse_symbols,
+    tensor_of,
+    tensor_or_interpreted,
+)
 
 __all__ = ["combinations", "logcumsumexp", "nanquantile", "quantile", "renorm",
            "repeat_interleave", "unravel_index"]
@@ -42,14 +48,17 @@ def _quantile(x: Tensor, q: Any, dim: int | None, keepdim: bool, interpolation: 
     qs = tensor_of(q if isinstance(q, Tensor) else np.asarray(q, dtype=np.float64))
     if qs.ndim > 1 or bool(((qs < 0) | (qs > 1)).any()):
         raise ValueError(f"{name}: q must be a number or a 1-D tensor of numbers in [0, 1]")
-    if not x.dtype.is_floating_point:
+    refuse_symbols(name, "symbols have no order (which entries are interpolated depends "
+                   "on the values)", x)
+    if x.dtype.kind != "f":  # (the dtype's kind: a Dual's dtype is NumPy's)
         raise TypeError(f"{name} expects a floating-point input, got {x.dtype}")
     data = x.reshape(-1) if dim is None else movedim(x, dim_index(dim, x.ndim, name), -1)
     if data.shape[-1] == 0:
         raise IndexError(f"{name} of an empty tensor is undefined")
     ordered = F.sort(data, dim=-1).values  # (nan sorts last)
     n = data.shape[-1]
-    count = (n - data.isnan().sum(-1, keepdim=True)) if ignore_nan else \
+    nan = tensor_of(F.isnan(data))  # (a tensor: a Dual's nan test is a bool array)
+    count = (n - nan.sum(-1, keepdim=True)) if ignore_nan else \
         full_like(data[..., :1], n, dtype=int64)
     levels = qs.reshape(-1).to(x.dtype)
     position = (count - 1).clamp(min=0).to(x.dtype) * levels  # (..., Q)
@@ -61,7 +70,7 @@ def _quantile(x: Tensor, q: Any, dim: int | None, keepdim: bool, interpolation: 
     weight = (position - low) if interpolation == "linear" else full_like(position, 0.5)
     out = below if interpolation in ("lower", "higher", "nearest") else \
         below + weight * (above - below)
-    missing = (count == 0) if ignore_nan else data.isnan().any(-1, keepdim=True)
+    missing = (count == 0) if ignore_nan else nan.any(-1, keepdim=True)
     out = F.where(missing, full_like(out, float("nan")), out)
     if keepdim:  # the reduced dimension back, with size 1 (all of them for dim=None)
         out = out.reshape((1,) * x.ndim + out.shape[-1:]) if dim is None else \
@@ -102,7 +111,8 @@ def quantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = Fals
     >>> dl.quantile(dl.tensor([1.0, 2.0, 3.0, 4.0]), 0.5).item()
     2.5
     """
-    return _quantile(tensor_of(input), q, dim, keepdim, interpolation, False, "quantile")
+    return _quantile(tensor_or_interpreted(input), q, dim, keepdim, interpolation, False,
+                     "quantile")
 
 
 def nanquantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,  # noqa: A002
@@ -132,7 +142,8 @@ def nanquantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = F
     >>> dl.nanquantile(dl.tensor([1.0, float("nan"), 3.0]), 0.5).item()
     2.0
     """
-    return _quantile(tensor_of(input), q, dim, keepdim, interpolation, True, "nanquantile")
+    return _quantile(tensor_or_interpreted(input), q, dim, keepdim, interpolation, True,
+                     "nanquantile")
 
 
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:  # noqa: A002
@@ -196,7 +207,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa
     >>> dl.renorm(dl.tensor([[3.0, 4.0], [0.3, 0.4]]), 2, 0, 1.0).tolist()[1]
     [0.30000001192092896, 0.4000000059604645]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     if x.ndim < 1:
         raise RuntimeError("renorm needs a tensor with at least 1 dimension")
     if maxnorm < 0:
@@ -255,7 +266,7 @@ def repeat_interleave(input: Tensor, repeats: Any = None, dim: int | None = None
     if repeats is None:  # repeat_interleave(counts): the indices, each count times
         counts = tensor_of(input).reshape(-1)  # (a 0-d count: one index, as in PyTorch)
         return repeat_interleave(arange(counts.shape[0], device=counts.device), counts, 0)
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     if dim is None:
         x, dim = x.reshape(-1), 0
     dim = dim_index(dim, x.ndim, "repeat_interleave", zero_d_has_dim=False)
@@ -303,7 +314,7 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     >>> dl.combinations(dl.tensor([1, 2, 3])).tolist()
     [[1, 2], [1, 3], [2, 3]]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)
     if x.ndim != 1:
         raise RuntimeError(f"combinations expects a 1-D tensor, got {x.ndim}-D")
     if r < 0:

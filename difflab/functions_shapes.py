@@ -330,7 +330,7 @@ def cat(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None,
     dim = dim if axis is None else axis
     if out is not None:
         return write_out(out, cat(tensors, dim))
-    tensors = tensor_sequence(tensors, "cat")
+    tensors = _values_beside_interpreted(tensor_sequence(tensors, "cat"))
     if not tensors:
         raise ValueError("cat() needs a non-empty sequence of tensors")
     if not builtins.any(isinstance(t, Tensor) for t in tensors):  # arrays or Duals: no tape
@@ -356,6 +356,15 @@ def cat(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None,
 
 
 concatenate = cat
+
+
+def _values_beside_interpreted(tensors: list) -> list:
+    """The tensors to join, each a tensor constant's values where one of them is a dual
+    number or symbols (``dl.cat([x, dl.tensor(...)])`` in f): NumPy's concatenate then
+    joins them through the Dual's or SymbolArray's protocol."""
+    if interpreted(*tensors):
+        return [t.array if isinstance(t, Tensor) else t for t in tensors]
+    return tensors
 
 
 def stack(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None,
@@ -390,9 +399,7 @@ def stack(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None,
     dim = dim if axis is None else axis
     if out is not None:
         return write_out(out, stack(tensors, dim))
-    tensors = tensor_sequence(tensors, "stack")
-    if interpreted(*tensors):  # (a tensor beside dual numbers or symbols: its values)
-        tensors = [t.array if isinstance(t, Tensor) else t for t in tensors]
+    tensors = _values_beside_interpreted(tensor_sequence(tensors, "stack"))
     if tensors and not builtins.any(isinstance(t, Tensor) for t in tensors):  # arrays or Duals
         return backend.array_module(tensors[0]).stack(tensors, axis=dim)
     tensors = [tensor_of(t) for t in tensors]

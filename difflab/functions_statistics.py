@@ -17,7 +17,14 @@ from difflab.creation import full, full_like, ones_like, zeros_like
 from difflab.dtypes import float64, get_default_dtype, int64
 from difflab.functions_picking import diagonal
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import MinMax, dim_index, integer, tensor_of, tensor_or_interpreted
+from difflab.tensor_arguments import (
+    MinMax,
+    dim_index,
+    integer,
+    refuse_symbols,
+    tensor_of,
+    tensor_or_interpreted,
+)
 
 __all__ = [
     "aminmax", "bucketize", "cdist", "corrcoef", "cov", "cummax", "cummin", "dist", "kthvalue",
@@ -224,6 +231,8 @@ def msort(input: Tensor) -> Tensor:  # noqa: A002
 def _pick_sorted(x: Tensor, dim: Any, keepdim: bool, position: Any, name: str) -> Any:
     """The ``position``-th smallest along ``dim`` (all dims flattened when None), with its
     index: ``position(sorted_values, size)`` gives the position, possibly per slice."""
+    refuse_symbols(name, "symbols have no order (which entry is picked depends on the "
+                   "values)", x)
     if dim is None:
         flat = x.reshape(-1)
         if flat.shape[0] == 0:  # no middle value: nan, as PyTorch (still on the tape)
@@ -421,7 +430,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0) -> Tensor:
     >>> dl.cdist(dl.tensor([[0.0, 0.0]]), dl.tensor([[3.0, 4.0], [0.0, 1.0]])).tolist()
     [[5.0, 1.0]]
     """
-    a, b = tensor_of(x1), tensor_of(x2)
+    a, b = tensor_or_interpreted(x1), tensor_or_interpreted(x2)
     if a.ndim < 2 or b.ndim < 2 or a.shape[-1] != b.shape[-1]:
         raise RuntimeError(f"cdist expects (..., P, M) and (..., R, M) with the same M, got "
                            f"{tuple(a.shape)} and {tuple(b.shape)}")
@@ -557,7 +566,7 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None,
     >>> dl.trapezoid(dl.tensor([1.0, 2.0, 3.0]), dx=0.5).item()
     2.0
     """
-    y = tensor_of(y)
+    y = tensor_or_interpreted(y)
     if x is not None and dx is not None:
         raise TypeError("trapezoid takes x or dx, not both")
     if x is not None and not hasattr(x, "shape"):
@@ -569,7 +578,7 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None,
     left, right = y.narrow(dim, 0, n - 1), y.narrow(dim, 1, n - 1)
     if x is None:
         return (left + right).sum(dim) * (0.5 * (1.0 if dx is None else dx))
-    x = tensor_of(x)
+    x = tensor_or_interpreted(x)
     steps = x.narrow(-1 if x.ndim == 1 else dim, 1, n - 1) - x.narrow(
         -1 if x.ndim == 1 else dim, 0, n - 1)
     if x.ndim == 1 and y.ndim > 1:  # one grid for every slice: along dim
@@ -663,10 +672,8 @@ def _cumulative_extreme(x: Tensor, dim: int, better: Any, name: str) -> MinMax:
     one step per position (values_k = pick(values_{k-1}, x_k)), so the gradient goes to
     the entry that is the running extreme, as in PyTorch."""
     x = tensor_or_interpreted(x)
-    if x.dtype.kind == "O":  # (as sort's: its comparisons would be chained Piecewise forms)
-        raise TypeError(f"{name}: symbols have no order, so the running extreme of sympy "
-                        f"expressions is not one expression; differentiate it with "
-                        f"method='forward' or 'reverse'")
+    refuse_symbols(name, "symbols have no order (the running extreme depends on the values)",
+                   x)
     dim = dim_index(dim, x.ndim, name)
     if x.ndim == 0:
         return MinMax((x.clone(), full_like(x, 0, dtype=int64)))

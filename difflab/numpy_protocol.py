@@ -180,13 +180,23 @@ def tensor_meanings(cls: type, names: Sequence[str], face: Callable) -> None:
         setattr(cls, name, method)
 
 
+def swaps_two_dims(axes: tuple) -> bool:
+    """Whether ``value.transpose(*axes)`` on a ``Dual`` or a ``SymbolArray`` is Tensor's
+    (two dims: swap them, as ``x.transpose(0, 1)`` in f written for tensors means) rather
+    than NumPy's (none: reverse them; a permutation).  The two differ only where NumPy
+    would read ``(0, 1)`` of a matrix as the identity permutation."""
+    return len(axes) == 2 and all(isinstance(a, (int, np.integer)) for a in axes)
+
+
 def converted(value: Any, *args: Any, **kwargs: Any) -> Any:
     """``value.to(...)`` for a ``Dual`` or a ``SymbolArray`` as for a tensor: ``to(device)``,
     ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``, through the primitives' faces."""
     device, dtype = to_arguments(args, kwargs)
     if device is not None:
         value = F.to_device(value, device)
-    if dtype is not None and np.dtype(dtype) != value.dtype:
+    # (symbols' dtype is object whatever they are: a truth value among them, x > 0, is made
+    # the number 1 or 0 by the conversion, so it is done even to the same dtype)
+    if dtype is not None and (np.dtype(dtype) != value.dtype or value.dtype.kind == "O"):
         value = F.astype(value, dtype)
     return value
 

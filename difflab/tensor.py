@@ -25,6 +25,7 @@ PyTorch.
 
 from __future__ import annotations
 
+import math
 import sys
 import warnings
 import weakref
@@ -430,7 +431,7 @@ class Tensor(TensorMethods, InPlaceMethods):
         >>> dl.zeros(2, 3).numel(), dl.tensor(7.0).numel(), dl.zeros(0, 4).numel()
         (6, 1, 0)
         """
-        return self.array.size
+        return math.prod(self.shape)  # (a Dual or SymbolArray running it has no .array)
 
     def dim(self) -> Any:
         """The number of dimensions (0 for a scalar tensor); ``ndimension()`` is the same.

@@ -281,6 +281,8 @@ def check_same_dtype(name: str, input: Any, source: Any, what: str = "source") -
     ...
     RuntimeError: index_copy(): expected source's dtype (difflab.float64) to equal input's ...
     """
+    if "O" in (source.dtype.kind, input.dtype.kind):  # (sympy expressions: real numbers)
+        return
     if source.dtype != input.dtype:
         raise RuntimeError(f"{name}(): expected {what}'s dtype ({source.dtype}) to equal "
                            f"input's ({input.dtype}); convert with {what}.to(input.dtype)")
@@ -421,6 +423,51 @@ def tensor_or_interpreted(x: Any) -> Any:
     ``tensor_of`` would make an array of it (and drop its tangents).
     """
     return x if interpreted(x) else tensor_of(x)
+
+
+class NotOneExpression(TypeError):
+    """An operation given sympy expressions whose result is not one expression of them.
+
+    Sorting, a median, a running maximum, a quantile pick entries by their values
+    (``masked_select`` by the values of its condition), and symbols have none: the
+    result would be a different expression for each order of the values.  The face
+    raises this error with the reason and the methods that work; the symbolic method
+    passes its message on as it is (it is no operation missing from sympy).
+    """
+
+
+def refuse_symbols(name: str, why: str, *values: Any) -> None:
+    """Raise :class:`NotOneExpression` if one of ``values`` holds sympy expressions (an
+    array of Python objects: the symbolic method's ``SymbolArray``).
+
+    Parameters
+    ----------
+    name : str
+        The function, named at the start of the error.
+    why : str
+        What the result depends on that symbols do not have (``"symbols have no order"``).
+    *values : Any
+        The arguments to look at; tensors, numbers and dual numbers pass.
+
+    Raises
+    ------
+    NotOneExpression
+        Naming ``name``, the reason, and the methods that differentiate it.
+
+    Examples
+    --------
+    >>> import numpy as np, sympy
+    >>> from difflab.tensor_arguments import refuse_symbols
+    >>> refuse_symbols("sort", "symbols have no order", np.array([1.0, 2.0]))
+    >>> refuse_symbols("sort", "symbols have no order", np.array([sympy.Symbol("x")]))
+    Traceback (most recent call last):
+    ...
+    difflab.tensor_arguments.NotOneExpression: sort: symbols have no order, so its result ...
+    """
+    if any(getattr(getattr(v, "dtype", None), "kind", None) == "O" for v in values):
+        raise NotOneExpression(f"{name}: {why}, so its result is not one expression of "
+                               f"them; differentiate it with method='forward', 'reverse' "
+                               f"or 'numeric'")
 
 
 def interpreted(*values: Any) -> bool:

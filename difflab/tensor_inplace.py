@@ -100,6 +100,11 @@ def _in_place(function: str | None = None, what: str = "the out-of-place functio
     return complete
 
 
+#: The distributions ``Tensor._draw_`` draws through a primitive of ``difflab.random``
+#: (recorded, so that a traced graph draws anew), by their class there.
+_DRAW_PRIMITIVES = {"normal": "Normal", "uniform": "Uniform"}
+
+
 class InPlaceMethods:
     """In-place operations on tensors (mixed into :class:`~difflab.tensor.Tensor`)."""
 
@@ -955,13 +960,8 @@ class InPlaceMethods:
         >>> abs(x.mean().item()) < 0.05, round(x.std().item(), 1)
         (True, 1.0)
         """
-        from difflab import random
-
         self._floating("normal_")
-        self._fill(_apply(random.Normal, mean, std, shape=tuple(self.shape),
-                          dtype=np.dtype(self.dtype), device=self.device,
-                          generator=random._setting(generator)), "normal_")
-        return self
+        return self._draw_("normal_", "normal", mean, std, generator=generator)
 
     @_in_place("rand", "a new tensor of uniform draws in [0, 1)")
     def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
@@ -1001,20 +1001,26 @@ class InPlaceMethods:
         >>> dl.empty(3, dtype=dl.float64).uniform_(-1.0, 1.0).numpy().round(3).tolist()
         [0.274, -0.46, -0.918]
         """
-        from difflab import random
-
         self._floating("uniform_")
-        self._fill(_apply(random.Uniform, a, b, shape=tuple(self.shape),
-                          dtype=np.dtype(self.dtype), device=self.device,
-                          generator=random._setting(generator)), "uniform_")
-        return self
+        return self._draw_("uniform_", "uniform", a, b, generator=generator)
 
     def _draw_(self, name: str, distribution: str, *params: float,
                generator: Any = None) -> Tensor:
-        from difflab.random import draw_array
+        """Fill self with draws of ``distribution`` (``name``: the method, for errors):
+        ``normal`` and ``uniform`` through their draw primitives (``random.Normal``,
+        ``random.Uniform``: a traced graph draws anew at every run), the others with
+        NumPy's sampler of that name (``random.draw_array``)."""
+        from difflab import random
 
-        self._fill(draw_array(distribution, *params, shape=tuple(self.shape), dtype=self.dtype,
-                              device=self.device, generator=generator), name)
+        primitive = _DRAW_PRIMITIVES.get(distribution)
+        if primitive is None:
+            values = random.draw_array(distribution, *params, shape=tuple(self.shape),
+                                       dtype=self.dtype, device=self.device, generator=generator)
+        else:
+            values = _apply(getattr(random, primitive), *params, shape=tuple(self.shape),
+                            dtype=np.dtype(self.dtype), device=self.device,
+                            generator=random._setting(generator))
+        self._fill(values, name)
         return self
 
     @_in_place()

@@ -22,7 +22,6 @@ from difflab.autograd.engine import apply as _apply
 from difflab.ops import registry as _ops
 from difflab.ops import structural as _structural
 from difflab.tensor_arguments import (
-    MinMax,
     as_axes,
     dim_index,
     dim_indices,
@@ -336,7 +335,8 @@ class TensorMethods:
             return _apply(_ops.PRIMITIVES["round"], self)
         if isinstance(decimals, bool) or not isinstance(decimals, (int, np.integer)):
             raise TypeError(f"round(): decimals must be an int, got {type(decimals).__name__}")
-        if not self.dtype.is_floating_point:  # (PyTorch: "round_cpu" not implemented)
+        if self.dtype.kind not in "fO":  # (PyTorch: "round_cpu" not implemented; the kind:
+            # a Dual's dtype is NumPy's, symbols' object, real numbers)
             raise RuntimeError(f"round(decimals={decimals}) needs a floating-point tensor, "
                                f"got {self.dtype}: convert it first with .float()")
         scale = 10.0 ** decimals  # (as PyTorch and numpy.around: not the nearest decimal)
@@ -491,32 +491,8 @@ class TensorMethods:
         """
         return self.var(dim, unbiased, keepdim, correction=correction).sqrt()
 
-    # amax, amin, argmax, argmin and prod are generated from their primitives' faces
-    def max(self, dim: Any = None, keepdim: bool = False) -> Any:
-        """The maximum: of all elements; with ``dim``, the pair (values, indices).
-
-        With a tensor instead of ``dim``, the elementwise maximum (:func:`difflab.maximum`).
-
-        See :func:`difflab.max`.
-        """
-        if is_tensor(dim):
-            return self.maximum(dim)
-        if dim is None:
-            return self.amax()
-        return MinMax((self.amax(dim, keepdim), self.argmax(dim, keepdim)))
-
-    def min(self, dim: Any = None, keepdim: bool = False) -> Any:
-        """The minimum: of all elements; with ``dim``, the pair (values, indices).
-
-        With a tensor instead of ``dim``, the elementwise minimum (:func:`difflab.minimum`).
-
-        See :func:`difflab.min`.
-        """
-        if is_tensor(dim):
-            return self.minimum(dim)
-        if dim is None:
-            return self.amin()
-        return MinMax((self.amin(dim, keepdim), self.argmin(dim, keepdim)))
+    # amax, amin, argmax, argmin and prod are generated from their primitives' faces; max
+    # and min are difflab.max and difflab.min (functions._TENSOR_METHODS)
 
     def norm(self, p: Any = 2, dim: Any = None, keepdim: bool = False) -> Tensor:
         """The vector p-norm of ``x`` (over ``dim``, if given); p = 2 by default.

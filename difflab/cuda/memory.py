@@ -86,9 +86,15 @@ class _Peaks:
 
     def malloc(self, size: int) -> Any:
         memory = self.pool.malloc(size)
+        self.update()
+        return memory
+
+    def update(self) -> _Peaks:
+        """The peaks with the pool's counts now taken in (they were noted at the last
+        block asked for; what was freed since lowers nothing)."""
         self.used = max(self.used, int(self.pool.used_bytes()))
         self.held = max(self.held, int(self.pool.total_bytes()))
-        return memory
+        return self
 
 
 _peaks: _Peaks | None = None
@@ -132,9 +138,7 @@ def max_memory_allocated(device: int | None = None) -> int:
     True
     """
     peaks = _counting()
-    if peaks is None:
-        return 0
-    return max(peaks.used, int(peaks.pool.used_bytes()))
+    return 0 if peaks is None else peaks.update().used
 
 
 def max_memory_reserved(device: int | None = None) -> int:
@@ -157,9 +161,7 @@ def max_memory_reserved(device: int | None = None) -> int:
     True
     """
     peaks = _counting()
-    if peaks is None:
-        return 0
-    return max(peaks.held, int(peaks.pool.total_bytes()))
+    return 0 if peaks is None else peaks.update().held
 
 
 def reset_peak_memory_stats(device: int | None = None) -> None:

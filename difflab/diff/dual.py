@@ -138,6 +138,39 @@ def _namespace(*values: Any) -> Any:
     return xp
 
 
+class Constant(np.ndarray):
+    """The values of an operation on dual numbers that has no derivative (``x > 0``,
+    ``dl.floor(x)``, ``dl.isnan(x)``): a NumPy array, with a constant tensor's methods.
+
+    In f, ``(x > 0).float() * x`` is PyTorch's way to write a mask as a factor: the
+    comparison must have Tensor's methods (``.float()``, ``.to(x.dtype)``,
+    ``.type(...)``), as in reverse mode, where it is a tensor.  It stays an array
+    (the rules compare the values of nested dual numbers, and an array inside a tensor
+    is compared in ``jacfwd``); any other name is Tensor's, run on a constant tensor of
+    the values, whose tangent is zero.  NumPy's operations on it give plain arrays.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # (NumPy and copy ask for protocols: not Tensor's)
+            raise AttributeError(name)
+        return getattr(Tensor._wrap(self.view(np.ndarray)), name)
+
+    def __array_wrap__(self, array: Any, context: Any = None, return_scalar: bool = False
+                       ) -> Any:
+        plain = array.view(np.ndarray) if isinstance(array, np.ndarray) else array
+        return plain[()] if return_scalar else plain
+
+
+def _constant_values(values: Any) -> Any:
+    """``values`` (an array or a number without a derivative) as a :class:`Constant`:
+    what a comparison of dual numbers or a piecewise-constant primitive of them gives."""
+    if isinstance(values, np.ndarray) and type(values) is not np.ndarray:
+        return values  # (a CuPy array, a Constant already: as they are)
+    if isinstance(values, (np.ndarray, np.generic, bool, int, float)):
+        return np.asarray(values).view(Constant)
+    return values
+
+
 def _zeros(shape: tuple, like: Any) -> Any:
     xp = backend.array_module(_innermost(like))
     return xp.zeros(shape)
@@ -281,6 +314,11 @@ class Dual:
         return _transpose(self)
 
     @property
+    def mT(self) -> Dual:  # noqa: N802
+        """The last two dims swapped (``Tensor.mT``, NumPy's ``ndarray.mT``)."""
+        return _swapaxes(self, -2, -1)
+
+    @property
     def real(self) -> Dual:
         return self
 
@@ -385,22 +423,22 @@ class Dual:
 
     # comparisons look at values only: control flow follows the path taken
     def __lt__(self, other: Any) -> Any:
-        return _strip(self) < _strip(other)
+        return _constant_values(_strip(self) < _strip(other))
 
     def __le__(self, other: Any) -> Any:
-        return _strip(self) <= _strip(other)
+        return _constant_values(_strip(self) <= _strip(other))
 
     def __gt__(self, other: Any) -> Any:
-        return _strip(self) > _strip(other)
+        return _constant_values(_strip(self) > _strip(other))
 
     def __ge__(self, other: Any) -> Any:
-        return _strip(self) >= _strip(other)
+        return _constant_values(_strip(self) >= _strip(other))
 
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]
-        return _strip(self) == _strip(other)
+        return _constant_values(_strip(self) == _strip(other))
 
     def __ne__(self, other: Any) -> Any:  # type: ignore[override]
-        return _strip(self) != _strip(other)
+        return _constant_values(_strip(self) != _strip(other))
 
     # -- array methods: NumPy's names, mapped onto primitives below ---------------------
     def __getitem__(self, index: Any) -> Dual:
@@ -413,11 +451,14 @@ class Dual:
     def mean(self, axis: Any = None, keepdims: bool = False, **kwargs: Any) -> Dual:
         return _mean(self, kwargs.get("dim", axis), keepdims=kwargs.get("keepdim", keepdims))
 
-    def max(self, axis: Any = None, keepdims: bool = False, **kwargs: Any) -> Dual:
-        return _extreme(self, axis, keepdims=keepdims, largest=True)
+    def max(self, *args: Any, **kwargs: Any) -> Any:
+        """``x.max()``, NumPy's ``x.max(axis=..., keepdims=...)``; ``x.max(dim)``,
+        ``x.max(other)`` as on a tensor (values and indices; the larger of the two)."""
+        return _extreme_method(self, "max", args, kwargs)
 
-    def min(self, axis: Any = None, keepdims: bool = False, **kwargs: Any) -> Dual:
-        return _extreme(self, axis, keepdims=keepdims, largest=False)
+    def min(self, *args: Any, **kwargs: Any) -> Any:
+        """``x.min()``, NumPy's ``x.min(axis=...)``, or as on a tensor: see :meth:`max`."""
+        return _extreme_method(self, "min", args, kwargs)
 
     def reshape(self, *shape: Any, **kwargs: Any) -> Dual:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -425,6 +466,10 @@ class Dual:
         return _push(P["reshape"], self, shape=tuple(shape))
 
     def transpose(self, *axes: Any) -> Dual:
+        """``x.transpose(0, 1)`` swaps two dims, as on a tensor; ``x.transpose()`` and a
+        permutation (``x.transpose((1, 0, 2))``) are NumPy's."""
+        if numpy_protocol.swaps_two_dims(axes):
+            return _swapaxes(self, *axes)
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = axes[0]
         return _transpose(self, tuple(axes) if axes else None)
@@ -508,6 +553,16 @@ class Dual:
         return impl(*args, **kwargs)
 
 
+def _extreme_method(x: Dual, name: str, args: tuple, kwargs: dict) -> Any:
+    """``x.max(...)``/``x.min(...)``: NumPy's (``axis``, ``keepdims``: how the rules call it
+    on nested dual numbers), else Tensor's (``x.max(1)`` is (values, indices) in f, as in
+    reverse mode; NumPy's would read 1 as an axis and give the values alone)."""
+    if args or not set(kwargs) <= {"axis", "keepdims", "out"}:
+        return numpy_protocol.method_face(x, name, _HANDLER.primitive)(*args, **kwargs)
+    return _extreme(x, kwargs.get("axis"), keepdims=kwargs.get("keepdims", False),
+                    largest=name == "max")
+
+
 class _DualHandler(TypeHandler):
     """How ``difflab.sin(dual)`` and friends reach the registry's primitives."""
 
@@ -524,7 +579,7 @@ class _DualHandler(TypeHandler):
         if not op.differentiable:  # an index, a mask, a count: computed on the values
             plain = [_innermost(v) for v in inputs]
             xp = backend.array_module(next((v for v in plain if hasattr(v, "shape")), 0.0))
-            return op.forward(Context(), xp, *plain, **params)
+            return _constant_values(op.forward(Context(), xp, *plain, **params))
         return _push(op, *inputs, **params)
 
 

@@ -93,6 +93,7 @@ from difflab.diff.sympy_functions import (
 from difflab.functions import TypeHandler, register_type
 from difflab.ops import registry
 from difflab.tensor import Tensor
+from difflab.tensor_arguments import NotOneExpression
 
 
 class SymbolicTraceError(TypeError):
@@ -245,6 +246,13 @@ class SymbolArray(np.ndarray):
     def to(self, *args: Any, **kwargs: Any) -> Any:
         """``x.to(dtype)``, ``x.to(device)``: as ``Tensor.to`` (symbols are unchanged)."""
         return numpy_protocol.converted(self, *args, **kwargs)
+
+    def transpose(self, *axes: Any) -> Any:  # type: ignore[override]
+        """``x.transpose(0, 1)`` swaps two dims, as on a tensor; ``x.transpose()`` and a
+        permutation (``x.transpose((1, 0, 2))``) are NumPy's."""
+        if numpy_protocol.swaps_two_dims(axes):
+            return _wrap(np.swapaxes(np.asarray(self), *axes))
+        return _wrap(np.asarray(self).transpose(*axes))
 
     def astype(self, dtype: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         """A float dtype leaves the expressions as they are (a symbol is a real number)."""
@@ -509,6 +517,8 @@ def _explain(exc: Exception, f: Callable) -> SymbolicTraceError:
     """Turn a failure inside the trace into an error that says what happened and why."""
     message = str(exc)
     name = getattr(f, "__name__", "f")
+    if isinstance(exc, NotOneExpression):  # (a face's own refusal: its reason, as it is)
+        return SymbolicTraceError(f"symbolic: cannot trace {name}: {message}")
     if "truth value" in message or isinstance(exc, TypeError) and "Relational" in message:
         return SymbolicTraceError(
             f"symbolic: cannot trace {name}: its Python control flow depends on the value of "

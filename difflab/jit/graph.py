@@ -32,7 +32,7 @@ slot numbers worked out once (:class:`difflab.jit.program.Program`).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -581,6 +581,44 @@ def _readers(graph: Graph) -> dict[str, int]:
         if isinstance(o, Ref):
             count[o.name] = count.get(o.name, 0) + 10**6
     return count
+
+
+def _add_tree(root: Node, producers: dict, readers: dict,
+              leaf: Callable[[Node], Any]) -> tuple[list, list[Node]] | None:
+    """The terms a tree of adds sums, for the passes that rewrite such a sum as one step
+    (``join_scatters``, ``stack_products``): ``(terms, the nodes inside)`` or None.
+
+    ``root`` is an add of two values; below it, every add of two values read by no
+    other node, of root's shape and dtype, is followed down to the nodes that are no
+    add: ``leaf(node)`` gives the term each stands for (None: the tree is not one the
+    pass rewrites).  The nodes inside, leaves included, are what the rewrite removes.
+    """
+    if root.op_name != "add" or len(root.args) != 2 or root.saved:
+        return None
+    inside: list[Node] = []
+
+    def terms_under(ref: Any) -> list | None:
+        if not isinstance(ref, Ref) or readers.get(ref.name) != 1:
+            return None  # (a value read elsewhere too stays computed: not part of the sum)
+        node = producers.get(ref.name)
+        if node is None or node.saved or tuple(node.shape) != tuple(root.shape) \
+                or np.dtype(node.dtype) != np.dtype(root.dtype):
+            return None
+        inside.append(node)
+        if node.op_name == "add" and len(node.args) == 2:
+            left = terms_under(node.args[0])
+            right = terms_under(node.args[1]) if left else None
+            return left + right if left and right else None
+        term = leaf(node)
+        return None if term is None else [term]
+
+    terms: list = []
+    for arg in root.args:
+        found = terms_under(arg)
+        if found is None:
+            return None
+        terms += found
+    return terms, inside
 
 
 def _copy(graph: Graph, nodes: Sequence[Node], outputs: Sequence[Any],

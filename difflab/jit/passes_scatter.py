@@ -38,9 +38,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from difflab.jit.graph import Graph, Node, Ref, _copy, _readers, _show
+from difflab.jit.graph import Graph, Node, Ref, _add_tree, _copy, _readers, _show
 from difflab.ops import registry
 
 _WHOLE = slice(None)
@@ -73,25 +71,15 @@ def _piece(node: Node, shape: tuple) -> tuple[int, int, int, bool] | None:
     return found
 
 
-def _leaves(ref: Any, root: Node, producers: dict, readers: dict,
-            inside: list[Node]) -> list[Node] | None:
-    """The scatter leaves of the add tree under ``ref`` (its nodes into ``inside``), or None."""
-    if not isinstance(ref, Ref) or readers.get(ref.name) != 1:
+def _scatter_leaf(root: Node) -> Any:
+    """The leaves of a sum ``join_scatters`` rewrites: scatters of one slice into a zero
+    tensor of ``root``'s shape (``graph._add_tree``'s ``leaf``)."""
+    def leaf(node: Node) -> Node | None:
+        if node.op_name == "scatter_add" and len(node.args) == 1 \
+                and tuple(node.params.get("shape", ())) == tuple(root.shape):
+            return node
         return None
-    node = producers.get(ref.name)
-    if node is None or node.saved or tuple(node.shape) != tuple(root.shape) \
-            or np.dtype(node.dtype) != np.dtype(root.dtype):
-        return None
-    if node.op_name == "scatter_add" and len(node.args) == 1 \
-            and tuple(node.params.get("shape", ())) == tuple(root.shape):
-        inside.append(node)
-        return [node]
-    if node.op_name == "add" and len(node.args) == 2:
-        inside.append(node)
-        left = _leaves(node.args[0], root, producers, readers, inside)
-        right = _leaves(node.args[1], root, producers, readers, inside) if left else None
-        return left + right if left and right else None
-    return None
+    return leaf
 
 
 def join_scatters(graph: Graph, show: bool = False) -> Graph:
@@ -128,15 +116,11 @@ def join_scatters(graph: Graph, show: bool = False) -> Graph:
     replaced: dict[str, list[Node]] = {}  # a node's name -> what stands in its place
     gone: set[str] = set()
     for root in reversed(graph.nodes):
-        if root.name in gone or root.op_name != "add" or len(root.args) != 2 or root.saved:
-            continue
-        inside: list[Node] = []
-        leaves: list | None = []
-        for arg in root.args:
-            found = _leaves(arg, root, producers, readers, inside) if leaves is not None else None
-            leaves = None if found is None else leaves + found
-        joined = _joined(root, leaves) if leaves else None
+        tree = None if root.name in gone else _add_tree(root, producers, readers,
+                                                        _scatter_leaf(root))
+        joined = _joined(root, tree[0]) if tree else None
         if joined is not None:
+            inside = tree[1]
             replaced.update(joined)
             replaced.update((node.name, []) for node in inside if node.op_name == "add")
             gone.update(n.name for n in inside)

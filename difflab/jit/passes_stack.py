@@ -39,11 +39,7 @@ bias's gradients make.)
 
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
-
-from difflab.jit.graph import Graph, Node, Ref, _copy, _readers, _show
+from difflab.jit.graph import Graph, Node, Ref, _add_tree, _copy, _readers, _show
 from difflab.ops import registry
 
 
@@ -69,24 +65,6 @@ def _term(node: Node, producers: dict, meta: dict) -> tuple[str, tuple] | None:
                 and len(meta[node.args[0].name][0]) == 2:
             return "sum", (node.args[0],)
     return None
-
-
-def _leaves(ref: Any, root: Node, producers: dict, readers: dict, meta: dict,
-            inside: list[Node]) -> list[tuple] | None:
-    """The terms of the add tree under ``ref`` (its nodes into ``inside``), or None."""
-    if not isinstance(ref, Ref) or readers.get(ref.name) != 1:
-        return None
-    node = producers.get(ref.name)
-    if node is None or node.saved or tuple(node.shape) != tuple(root.shape) \
-            or np.dtype(node.dtype) != np.dtype(root.dtype):
-        return None
-    inside.append(node)
-    if node.op_name == "add" and len(node.args) == 2:
-        left = _leaves(node.args[0], root, producers, readers, meta, inside)
-        right = _leaves(node.args[1], root, producers, readers, meta, inside) if left else None
-        return left + right if left and right else None
-    term = _term(node, producers, meta)
-    return [term] if term is not None else None
 
 
 def stack_products(graph: Graph, show: bool = False) -> Graph:
@@ -128,16 +106,11 @@ def stack_products(graph: Graph, show: bool = False) -> Graph:
     replaced: dict[str, list[Node]] = {}
     gone: set[str] = set()
     for root in reversed(graph.nodes):
-        if root.name in gone or root.op_name != "add" or len(root.args) != 2 or root.saved:
+        tree = None if root.name in gone else _add_tree(
+            root, producers, readers, lambda node: _term(node, producers, meta))
+        if tree is None or len({kind for kind, _ in tree[0]}) != 1:
             continue
-        inside: list[Node] = []
-        terms: list | None = []
-        for arg in root.args:
-            found = (_leaves(arg, root, producers, readers, meta, inside)
-                     if terms is not None else None)
-            terms = None if found is None else terms + found
-        if not terms or len({kind for kind, _ in terms}) != 1:
-            continue
+        terms, inside = tree
         replaced[root.name] = _stacked(root, terms, meta)
         for node in inside:
             replaced[node.name] = []

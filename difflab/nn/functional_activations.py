@@ -1223,7 +1223,7 @@ def rrelu(input: Tensor, lower: float = RRELU_LOWER, upper: float = RRELU_UPPER,
     if lower > upper:
         raise RuntimeError(f"rrelu: Lower bound should be less than or equal to the upper "
                            f"bound (got lower={lower}, upper={upper})")
-    x = _floating(_check_tensor("rrelu", input))
+    x = _floating(_check_input("rrelu", input))
     if inplace:
         return _in_place(input, lambda t: rrelu(t, lower, upper, training), "rrelu(inplace=True)")
     if not training:

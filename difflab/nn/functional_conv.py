@@ -32,6 +32,7 @@ from difflab.nn.functional_core import (
     conv2d,
     max_pool2d,
 )
+from difflab.nn.functional_windows import _without_added_batch
 from difflab.ops import nn_conv
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import require_tensor
@@ -179,10 +180,9 @@ def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     dilation = (1, _single("max_pool1d", dilation, "dilation"))
     out = max_pool2d(x, kernel, stride, padding, dilation).squeeze(2)
     if return_indices:
-        indices = _max_indices(x.squeeze(2), kernel[1:], stride[1:], padding[1:],
-                                   dilation[1:])
-        return (out.squeeze(0), indices.squeeze(0)) if unbatched else (out, indices)
-    return out.squeeze(0) if unbatched else out
+        out = out, _max_indices(x.squeeze(2), kernel[1:], stride[1:], padding[1:],
+                                dilation[1:])
+    return _without_added_batch(out, unbatched)
 
 
 def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
@@ -630,7 +630,7 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
     from difflab.functions import stack
     from difflab.nn.functional_core import pad
 
-    x = _check_tensor("conv3d", input)
+    x = _check_input("conv3d", input)
     if x.ndim not in (4, 5):
         raise ValueError(f"conv3d expects a 4-D (unbatched) or 5-D input (N, C, D, H, W), got "
                          f"shape {tuple(x.shape)}")

@@ -451,7 +451,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
               [ 9.5],
               [13.5]]]])
     """
-    input = _floating(_check_tensor("adaptive_avg_pool2d", input))  # noqa: A001
+    input = _floating(_check_input("adaptive_avg_pool2d", input))  # noqa: A001
     if input.ndim not in (3, 4):
         raise ValueError(
             f"adaptive_avg_pool2d expects a 3-D or 4-D input, got shape {tuple(input.shape)}"
@@ -1326,7 +1326,7 @@ def cross_entropy(
     >>> F.cross_entropy(logits, dl.tensor([0, 2]), reduction="none")
     tensor([0.2395, 0.0949])
     """
-    _check_tensor("cross_entropy", input)
+    _check_input("cross_entropy", input)
     if input.ndim == 1:
         input = input.unsqueeze(0)
         target = target.reshape(1) if target.ndim == 0 else target.unsqueeze(0)
@@ -1731,7 +1731,7 @@ def scaled_dot_product_attention(
 
 def _as_image(name: str, input: Tensor, batched_ndim: int = 3) -> tuple:  # noqa: A002
     """(N, C, L) or unbatched (C, L) -> (N, C, 1, L), and whether a batch was added."""
-    _check_tensor(name, input)
+    input = _check_input(name, input)  # noqa: A001  (an array: a constant tensor)
     if input.ndim not in (batched_ndim - 1, batched_ndim):
         raise ValueError(
             f"{name} expects a 2-D (C, L) or 3-D (N, C, L) input, got shape "

@@ -114,7 +114,7 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     """
     p = _number("pairwise_distance", p, "p")
     eps = _number("pairwise_distance", eps, "eps")
-    _check_tensor("pairwise_distance", x1)
+    x1 = _check_input("pairwise_distance", x1)
     return _p_norm(x1 - x2 + eps, p, -1, keepdim)
 
 
@@ -220,7 +220,7 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002
     """
     from difflab.functions import index_select
 
-    x = _check_tensor("pdist", input)
+    x = _check_input("pdist", input)
     if x.ndim != 2:
         raise ValueError(f"pdist only supports 2D tensors, got: {x.ndim}D")
     i, j = np.triu_indices(x.shape[0], 1)
@@ -281,7 +281,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  
 
 def _channel_dropout(name: str, input: Tensor, p: float, training: bool,  # noqa: A002
                      spatial: int, inplace: bool = False) -> Tensor:
-    x = _check_tensor(name, input)
+    x = _check_input(name, input)
     _probability(name, p)
     if x.ndim not in (spatial + 1, spatial + 2):
         raise ValueError(f"{name} expects a {spatial + 1}-D (unbatched) or {spatial + 2}-D "
@@ -447,7 +447,7 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa
     """
     from difflab.nn.functional_activations import SELU_ALPHA, SELU_SCALE
 
-    x = _check_tensor("alpha_dropout", input)
+    x = _check_input("alpha_dropout", input)
     _probability("alpha_dropout", p)
     if not training or p == 0.0:
         return x
@@ -727,7 +727,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,  # noqa: A0
     >>> bool((y.mean(-1).abs() < 1e-5).all())     # each channel of each sample: mean 0
     True
     """
-    x = _floating(_check_tensor("instance_norm", input))
+    x = _floating(_check_input("instance_norm", input))
     if x.ndim < 3:
         raise ValueError(f"instance_norm expects (N, C, ...) with at least one position "
                          f"dimension, got shape {tuple(x.shape)}")
@@ -808,7 +808,7 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
     >>> [round(v, 4) for v in y.flatten().tolist()]
     [0.8485, 1.1314]
     """
-    x = _floating(_check_tensor("rms_norm", input))
+    x = _floating(_check_input("rms_norm", input))
     shape = _normalized_shape("rms_norm", normalized_shape)
     if tuple(x.shape[x.ndim - len(shape):]) != shape:
         raise ValueError(f"rms_norm expected input whose last dimensions are {shape}, got "
@@ -922,9 +922,9 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     from difflab.functions import einsum
 
     for what, given in (("input1", input1), ("input2", input2), ("weight", weight)):
-        _check_tensor("bilinear", given, what)
+        _check_input("bilinear", given, what)
     if bias is not None:
-        _check_tensor("bilinear", bias, "bias")
+        _check_input("bilinear", bias, "bias")
     if weight.ndim != 3 or input1.shape[-1] != weight.shape[1] or \
             input2.shape[-1] != weight.shape[2]:
         raise ValueError(f"bilinear: weight (out, in1, in2) = {tuple(weight.shape)} does not "
@@ -964,7 +964,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:  # noqa: A002
     >>> dl.nn.functional.pixel_shuffle(dl.arange(4.0).reshape(1, 4, 1, 1), 2).tolist()
     [[[[0.0, 1.0], [2.0, 3.0]]]]
     """
-    x, r = _check_tensor("pixel_shuffle", input), int(upscale_factor)
+    x, r = _check_input("pixel_shuffle", input), int(upscale_factor)
     if x.ndim < 3 or x.shape[-3] % (r * r):
         raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
                            f"divisible by the square of upscale_factor ({r * r}), got shape "
@@ -1008,7 +1008,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:  # noqa: A0
     >>> bool((F.pixel_shuffle(F.pixel_unshuffle(x, 2), 2) == x).all())
     True
     """
-    x, r = _check_tensor("pixel_unshuffle", input), int(downscale_factor)
+    x, r = _check_input("pixel_unshuffle", input), int(downscale_factor)
     if x.ndim < 3 or x.shape[-1] % r or x.shape[-2] % r:
         raise RuntimeError(f"pixel_unshuffle expects height and width divisible by "
                            f"downscale_factor ({r}), got shape {tuple(x.shape)}")
@@ -1200,7 +1200,7 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     """
     from difflab.functions import stack
 
-    x = _check_tensor("adaptive_max_pool2d", input)
+    x = _check_input("adaptive_max_pool2d", input)
     if x.ndim not in (3, 4):
         raise ValueError(f"adaptive_max_pool2d expects a 3-D or 4-D input, got "
                          f"{tuple(x.shape)}")
@@ -1254,7 +1254,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
     """
     from difflab.nn.functional_core import _single, adaptive_avg_pool2d
 
-    x = _check_tensor("adaptive_avg_pool1d", input)
+    x = _check_input("adaptive_avg_pool1d", input)
     if x.ndim not in (2, 3):
         raise ValueError(f"adaptive_avg_pool1d expects a 2-D or 3-D input, got "
                          f"{tuple(x.shape)}")
@@ -1302,7 +1302,7 @@ def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = 
     """
     from difflab.nn.functional_core import _single
 
-    x = _check_tensor("adaptive_max_pool1d", input)
+    x = _check_input("adaptive_max_pool1d", input)
     if x.ndim not in (2, 3):
         raise ValueError(f"adaptive_max_pool1d expects a 2-D or 3-D input, got "
                          f"{tuple(x.shape)}")
@@ -1393,7 +1393,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
     >>> dl.nn.functional.adaptive_avg_pool3d(dl.randn(2, 3, 5, 7, 9), (2, 3, None)).shape
     difflab.Size([2, 3, 2, 3, 9])
     """
-    x = _floating(_check_tensor("adaptive_avg_pool3d", input))
+    x = _floating(_check_input("adaptive_avg_pool3d", input))
     return _adaptive_pool3d("adaptive_avg_pool3d", x, output_size, "mean")
 
 
@@ -1441,7 +1441,7 @@ def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = 
     >>> dl.nn.functional.adaptive_max_pool3d(x, (1, 1, None)).flatten().tolist()
     [6.0, 7.0]
     """
-    x = _check_tensor("adaptive_max_pool3d", input)
+    x = _check_input("adaptive_max_pool3d", input)
     out = _adaptive_pool3d("adaptive_max_pool3d", x, output_size, "amax")
     if not return_indices:
         return out

@@ -16,6 +16,7 @@ import numpy as np
 from difflab.nn.functional_activations import softplus
 from difflab.nn.functional_core import (
     _REDUCTIONS,
+    _check_input,
     _check_same_shape,
     _check_tensor,
     _legacy_reduction,
@@ -90,7 +91,7 @@ def kl_div(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A00
     >>> round(dl.nn.functional.kl_div(q.log(), p, reduction="batchmean").item(), 4)
     0.1438
     """
-    x, y = _check_tensor("kl_div", input), _check_tensor("kl_div", target)
+    x, y = _check_input("kl_div", input), _check_input("kl_div", target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if log_target:
         pointwise = y.exp() * (y - x)
@@ -875,7 +876,7 @@ def _scores_and_classes(name: str, input: Tensor, target: Tensor, same_shape: bo
     unbatched (C,): the margin losses' shared checks."""
     from difflab.nn.functional_core import _floating
 
-    x = _floating(_check_tensor(name, input))
+    x = _floating(_check_input(name, input))
     if x.ndim not in (1, 2) or x.shape[-1] == 0:
         raise ValueError(f"{name} expects a 1-D (C,) or 2-D (N, C) input of class scores, got "
                          f"shape {tuple(x.shape)}")
@@ -1132,7 +1133,7 @@ def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative
         raise TypeError(f"{name}: distance_function must be callable (x1, x2) -> distances, "
                         f"got {type(distance_function).__name__}")
     for what, t in (("anchor", anchor), ("positive", positive), ("negative", negative)):
-        _check_tensor(name, t, what)
+        _check_input(name, t, what)
     d_pos = distance_function(anchor, positive)
     d_neg = distance_function(anchor, negative)
     if swap:

@@ -17,6 +17,7 @@ from typing import Any
 
 from difflab.nn.functional_conv import avg_pool1d, max_pool1d
 from difflab.nn.functional_core import (
+    _check_input,
     _check_tensor,
     _floating,
     _max_indices,
@@ -24,6 +25,7 @@ from difflab.nn.functional_core import (
     avg_pool2d,
     max_pool2d,
 )
+from difflab.nn.functional_windows import _without_added_batch
 from difflab.tensor import Tensor
 
 __all__ = ["avg_pool3d", "fractional_max_pool2d", "fractional_max_pool2d_with_indices",
@@ -40,7 +42,7 @@ def _pool3d_args(name: str, input: Tensor, kernel_size: Any, stride: Any,  # noq
                  padding: Any, dilation: Any, ceil_mode: bool) -> tuple:
     """The checked window of a 3-D pool, and the input as (N, C, D, H, W) with whether a
     batch was added (PyTorch's checks, in 3-D's words)."""
-    x = _check_tensor(name, input)
+    x = _check_input(name, input)
     if x.ndim not in (4, 5):
         raise ValueError(f"{name} expects a 4-D (C, D, H, W) or 5-D (N, C, D, H, W) input, "
                          f"got shape {tuple(x.shape)}")
@@ -146,9 +148,8 @@ def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
         "max_pool3d", input, kernel_size, stride, padding, dilation, ceil_mode)
     out = _pool3d(max_pool2d, x, kernel, stride, padding, dilation)
     if return_indices:
-        indices = _max_indices(x, kernel, stride, padding, dilation)
-        return (out.squeeze(0), indices.squeeze(0)) if unbatched else (out, indices)
-    return out.squeeze(0) if unbatched else out
+        out = out, _max_indices(x, kernel, stride, padding, dilation)
+    return _without_added_batch(out, unbatched)
 
 
 def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
@@ -240,7 +241,7 @@ def _lp_pool(name: str, average: Any, input: Tensor, norm_type: float,  # noqa: 
     window's size; PyTorch's formula, sign and relu included (a negative sum gives 0)."""
     from difflab.functions import sign
 
-    x = _check_tensor(name, input)
+    x = _check_input(name, input)
     if isinstance(norm_type, bool) or not isinstance(norm_type, (int, float)):
         raise TypeError(f"{name}: norm_type must be a number, got {norm_type!r}")
     if ceil_mode:
@@ -728,14 +729,13 @@ def _fractional_max_pool(name: str, input: Tensor, kernel_size: Any,  # noqa: A0
     windows = x[(batch, chans) + tuple(grid)].reshape(*shape_out[:2 + dims], -1)
     first = windows.argmax(-1, keepdim=True)
     out = windows.gather(-1, first).squeeze(-1)
-    if not return_indices:
-        return out.squeeze(0) if unbatched else out
-    position = grid[0]
-    for axis in range(1, dims):
-        position = position * spatial[axis] + grid[axis]
-    position = position.expand(*shape_out).reshape(*shape_out[:2 + dims], -1)
-    indices = position.gather(-1, first).squeeze(-1)
-    return (out.squeeze(0), indices.squeeze(0)) if unbatched else (out, indices)
+    if return_indices:
+        position = grid[0]
+        for axis in range(1, dims):
+            position = position * spatial[axis] + grid[axis]
+        position = position.expand(*shape_out).reshape(*shape_out[:2 + dims], -1)
+        out = out, position.gather(-1, first).squeeze(-1)
+    return _without_added_batch(out, unbatched)
 
 
 def _spread_read(read: Tensor, axis: int, dims: int) -> Tensor:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from difflab.nn.functional_core import _check_tensor
+from difflab.nn.functional_core import _check_input
 from difflab.nn.functional_layers import interpolate
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import integer
@@ -51,7 +51,7 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
     >>> dl.nn.functional.channel_shuffle(x, 2).flatten().tolist()
     [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
     """
-    x = _check_tensor("channel_shuffle", input)
+    x = _check_input("channel_shuffle", input)
     if x.ndim < 3:
         raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
                            f"sizes {list(x.shape)}")

@@ -18,7 +18,7 @@ from difflab.creation import full, tensor
 from difflab.functions import cat, stack
 from difflab.nn.functional_arguments import _window
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import require_tensor
+from difflab.tensor_arguments import require_tensor, tensor_of
 
 
 def _bins(n: int, m: int) -> list[tuple[int, int]]:
@@ -54,7 +54,7 @@ def _max_indices(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A
     dilation = _window("max_pool", dilation, "dilation", dims)
     sizes = [(n + 2 * p - d * (k - 1) - 1) // s + 1
              for n, k, s, p, d in zip(spatial, kernel, stride, padding, dilation)]
-    padded = x.detach()
+    padded = tensor_of(x.detach())  # (the values: a Dual's detach is its array)
     for axis, p in enumerate(padding):  # -inf on both sides: never a window's maximum
         if p:
             side = list(padded.shape)
@@ -74,6 +74,16 @@ def _max_indices(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A
     where = tensor(np.stack(maps), device=x.device).expand(
         x.shape[0], x.shape[1], len(maps), *sizes)
     return where.gather(2, first).squeeze(2)
+
+
+def _without_added_batch(result: Any, unbatched: bool) -> Any:
+    """``result`` (a tensor, or a tuple: a pool's values and indices) without the batch
+    dimension of size 1 that was added to an unbatched input (``functional_core._as_image``)."""
+    if not unbatched:
+        return result
+    if isinstance(result, tuple):
+        return tuple(r.squeeze(0) for r in result)
+    return result.squeeze(0)
 
 
 def _adaptive_max_indices(x: Tensor, sizes: tuple) -> Tensor:
@@ -97,7 +107,8 @@ def _adaptive_max_indices(x: Tensor, sizes: tuple) -> Tensor:
         shape = [1] * (2 * dims)
         shape[2 * d:2 * d + 2] = read.shape
         grids.append(read.reshape(shape))
-    cells = x.detach()[(slice(None), slice(None)) + tuple(grids)]  # (N, C, m1, k1, m2, k2, ..)
+    values = tensor_of(x.detach())  # (indices have no derivative; a Dual's detach: an array)
+    cells = values[(slice(None), slice(None)) + tuple(grids)]  # (N, C, m1, k1, m2, k2, ..)
     order = (0, 1) + tuple(2 + 2 * d for d in range(dims)) + tuple(3 + 2 * d
                                                                    for d in range(dims))
     n, c = x.shape[:2]

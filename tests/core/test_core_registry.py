@@ -21,6 +21,7 @@ from difflab.autograd import gradcheck, gradgradcheck
 from difflab.cli import main
 from difflab.diff import differentiators
 from difflab.diff.dual import Dual
+from difflab.nn import functional as F  # noqa: N812
 from difflab.ops import elementwise, registry
 from difflab.tensor import Tensor
 
@@ -340,7 +341,105 @@ TENSOR_ARGUMENT_FACES = {
         x, dl.tensor([0.5, -1.0, 2.0]), dim=0) * x,
     "cosine_similarity_both": lambda x: dl.nn.functional.cosine_similarity(
         x.reshape(1, 3), (x * x).reshape(1, 3), dim=1) * x,
+    # joining, flipping, splitting (a tensor constant beside x: its values, as stack's)
+    "cat_tensor_constant": lambda x: dl.cat([x * x, dl.tensor([0.5])]).sum() * x,
+    "hstack": lambda x: dl.hstack([x, x * x]).reshape(2, 3).sum(0) * x,
+    "vstack": lambda x: dl.vstack([x, dl.tensor([0.5, -1.0, 2.0])]).sum(0) * x,
+    "dstack": lambda x: dl.dstack([x, x * x]).sum(2).sum(0) * x,
+    "column_stack": lambda x: dl.column_stack([x, x * x]).sum(1) * x,
+    "fliplr": lambda x: dl.fliplr(x.reshape(1, 3) * x.reshape(3, 1)).sum(0) * x,
+    "flipud": lambda x: dl.flipud(x) * x,
+    "rot90": lambda x: dl.rot90(x.reshape(3, 1) * (x * x)).sum(0) * x,  # (x.transpose(0, 1))
+    "swapdims": lambda x: dl.swapdims(x.reshape(3, 1) * x, 0, 1).sum(0) * x,
+    "unflatten": lambda x: dl.unflatten(x, 0, (1, 3)).sum(0) * x,
+    "ravel": lambda x: dl.ravel(x.reshape(3, 1) * x).reshape(3, 3).sum(0) * x,
+    "atleast_2d": lambda x: dl.atleast_2d(x).sum(0) * x,
+    "hsplit": lambda x: dl.hsplit(x, 3)[1] * x,
+    "tensor_split": lambda x: dl.tensor_split(x, 2)[0].sum() * x,
+    # writing into slices and gathering (the values written and the tensor written into
+    # may be dual numbers or symbols, a tensor constant beside them its values)
+    "index_add": lambda x: dl.index_add(x * x, 0, dl.tensor([2, 0]), x[:2], alpha=2.0) * x,
+    "index_copy": lambda x: dl.index_copy(x * x, 0, dl.tensor([2, 0]), x[1:]) * x,
+    "index_fill": lambda x: dl.index_fill(x * x, 0, dl.tensor([1]), 0.5) * x,
+    "index_put": lambda x: dl.index_put(x * x, (dl.tensor([0, 2]),), x[1:]) * x,
+    "scatter_reduce_sum": lambda x: dl.scatter_reduce(x * x, 0, dl.tensor([0, 0, 2]), x,
+                                                      "sum") * x,
+    "scatter_reduce_mean": lambda x: dl.scatter_reduce(x * x, 0, dl.tensor([1, 0, 1]), x,
+                                                       "mean", include_self=False) * x,
+    "select_scatter": lambda x: dl.select_scatter(x.reshape(3, 1) * x, x * x, 0, 1).sum(0) * x,
+    "slice_scatter": lambda x: dl.slice_scatter(x * x, x[:2], 0, 1) * x,
+    "diagonal_scatter": lambda x: dl.diagonal_scatter(x.reshape(3, 1) * x, x * x).sum(0) * x,
+    "renorm": lambda x: dl.renorm(x.reshape(3, 1) * x, 2, 0, 3.0).sum(0) * x,
+    "repeat_interleave": lambda x: dl.repeat_interleave(x, 2).reshape(3, 2).sum(1) * x,
+    "combinations": lambda x: dl.combinations(x).prod(1).sum() * x,
+    "trapezoid": lambda x: dl.trapezoid(x * x, x) * x,
+    "vander": lambda x: dl.vander(x, 3).sum(1) * x,
+    "block_diag": lambda x: dl.block_diag(x.reshape(1, 3), dl.tensor([[0.5]])).sum(0)[:3] * x,
+    "cartesian_prod": lambda x: dl.cartesian_prod(x, x * x).prod(1).reshape(3, 3).sum(0) * x,
+    "meshgrid": lambda x: dl.meshgrid(x, x * x)[1].sum(0) * x,
+    "cdist": lambda x: dl.cdist(x.reshape(3, 1) * x, _constant([[0.5, -1.0, 2.0]])).sum(1) * x,
+    # nn.functional's convolutions, poolings, distances and losses (_check_input, as the
+    # activations': a Tensor check refused them)
+    **{name: (lambda x, f=f: f(x) * x) for name, f in {
+        "conv1d": lambda x: F.conv1d(x.reshape(1, 1, 3) * x, _constant([[[0.5, -1.0]]])).sum(),
+        "conv3d": lambda x: F.conv3d(_image(x).reshape(1, 1, 3, 3, 1),
+                                     _constant(np.ones((1, 1, 2, 2, 1)))).sum(),
+        "avg_pool1d": lambda x: F.avg_pool1d(x.reshape(1, 1, 3) * x, 2, 1).sum(),
+        "max_pool1d": lambda x: F.max_pool1d((x * x).reshape(1, 1, 3), 2, 1).sum(),
+        "avg_pool3d": lambda x: F.avg_pool3d(_image(x).reshape(1, 1, 3, 3, 1), (2, 2, 1),
+                                             1).sum(),
+        "lp_pool2d": lambda x: F.lp_pool2d(_image(x), 2, 2, 1).sum(),
+        "adaptive_avg_pool1d": lambda x: F.adaptive_avg_pool1d(x.reshape(1, 1, 3) * x, 2).sum(),
+        "adaptive_avg_pool2d": lambda x: F.adaptive_avg_pool2d(_image(x), 2).sum(),
+        "adaptive_max_pool1d": lambda x: F.adaptive_max_pool1d((x * x).reshape(1, 1, 3),
+                                                               2).sum(),
+        "cross_entropy": lambda x: F.cross_entropy(x.reshape(1, 3) * x, dl.tensor([2])),
+        "kl_div": lambda x: F.kl_div(dl.log_softmax(x, 0), _constant([0.2, 0.3, 0.5]),
+                                     reduction="sum"),
+        "pairwise_distance": lambda x: F.pairwise_distance(x.reshape(1, 3),
+                                                           _constant([[0.5, -1.0, 2.0]])).sum(),
+        "pdist": lambda x: F.pdist(x.reshape(3, 1) * x).sum(),
+        "bilinear": lambda x: F.bilinear(x.reshape(1, 3), (x * x).reshape(1, 3),
+                                         _constant(np.ones((1, 3, 3)))).sum(),
+        "multi_margin_loss": lambda x: F.multi_margin_loss(x.reshape(3, 1) * x,
+                                                           dl.tensor([0, 2, 1])),
+        "triplet_margin_loss": lambda x: F.triplet_margin_loss(
+            x.reshape(1, 3), (x * x).reshape(1, 3), _constant([[0.5, -1.0, 2.0]])),
+        "rrelu": lambda x: F.rrelu(x).sum(),
+    }.items()},
+    # (a mask of constants: the same entries whatever x is; a mask on x: see below)
+    "masked_select_constant_mask": lambda x: dl.masked_select(
+        x * x, dl.tensor([True, False, True])) * x[:2],
 }
+#: nn.functional's faces that take dual numbers, whose symbolic derivative is too slow
+#: or has no sympy form (the maxima's indices, a float of the dtype's eps): forward mode.
+NN_FORWARD_FACES = {
+    "max_pool2d_with_indices": lambda x: _with_indices(F.max_pool2d(_image(x), 2, 1,
+                                                                    return_indices=True)),
+    "adaptive_max_pool2d_with_indices": lambda x: _with_indices(
+        F.adaptive_max_pool2d(_image(x), 2, return_indices=True)),
+    "max_pool3d": lambda x: F.max_pool3d(_image(x).reshape(1, 1, 3, 3, 1), (2, 2, 1), 1),
+    "instance_norm": lambda x: F.instance_norm(_image(x)) ** 2,
+    "rms_norm": lambda x: F.rms_norm(x.reshape(1, 3), (3,)) * x,
+}
+
+
+def _image(x):
+    """A (1, 1, 3, 3) image of x (not symmetric: x_i x_j²)."""
+    return (x.reshape(3, 1) * (x * x)).reshape(1, 1, 3, 3)
+
+
+def _constant(values):
+    """A float64 tensor constant, x's dtype (a convolution's weight must have it)."""
+    return dl.tensor(values, dtype=dl.float64)
+
+
+def _with_indices(pooled):
+    """A pool's values, with its int64 indices as a constant factor."""
+    values, indices = pooled
+    return values * indices
+
+
 #: Tensor's methods on the value f receives (a Dual in forward mode, a SymbolArray in
 #: symbolic, a constant tensor in numeric): Tensor's own code, run on it
 #: (numpy_protocol.method_face).  (Numeric handed f NumPy arrays before, which have NumPy's
@@ -366,6 +465,22 @@ TENSOR_METHODS = {
     "repeat": lambda x: x.repeat(2) * dl.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]),
     "flatten": lambda x: (x.reshape(1, 3, 1) * x.reshape(3, 1, 1)).flatten(1).sum(0) * x,
     "std": lambda x: x.std(0, False) * x,
+    # a mask made a factor: a constant (forward mode's comparison has Tensor's methods,
+    # symbolic's truth value becomes 1 or 0 even in x.dtype, object)
+    "mask_to_dtype": lambda x: (x > 0).to(x.dtype) * x * x,
+    "mask_float": lambda x: (x < 1.0).float() * x * x,
+    "mask_double": lambda x: (x > 0).double() * x * x,
+    "mask_type": lambda x: (x > 0).type(dl.float64) * x * x,
+    "mask_to_float64": lambda x: dl.isfinite(x).to(dl.float64) * x,
+    "floor_to_dtype": lambda x: x.floor().to(x.dtype) * x,
+    "fliplr": lambda x: (x.reshape(1, 3) * x.reshape(3, 1)).fliplr().sum(0) * x,
+    "swapdims": lambda x: (x.reshape(3, 1) * x).swapdims(0, 1).sum(0) * x,
+    "unflatten": lambda x: x.unflatten(0, (3, 1)).sum(1) * x,
+    # (two dims: Tensor's swap; NumPy's transpose(0, 1) of a matrix is the identity)
+    "transpose_two_dims": lambda x: ((x.reshape(3, 1) * (x * x)).transpose(0, 1).sum(0)
+                                     * dl.tensor([0.5, -1.0, 2.0])),
+    "transpose_3d": lambda x: (x.reshape(3, 1, 1) * (x * x).reshape(1, 1, 3)).transpose(
+        0, 2).sum((1, 2)) * dl.tensor([0.5, -1.0, 2.0]),
 }
 #: Pointwise primitives of integers or complex numbers: no real function to differentiate
 #: through them.
@@ -440,35 +555,91 @@ def test_sort_of_dual_numbers_and_its_refusal_under_symbolic():
     np.testing.assert_allclose(func.jacfwd(f)(x).numpy(), expected)
     from difflab.diff.symbolic import SymbolicTraceError
 
-    with pytest.raises(SymbolicTraceError, match="control flow"):
+    with pytest.raises(SymbolicTraceError, match=r"sort: symbols have no order .*"
+                                                 r"method='forward', 'reverse' or 'numeric'"):
         dl.grad(f, method="symbolic")(x)
 
 
-@pytest.mark.parametrize("f", [
-    lambda x: dl.median(x) * x,
-    lambda x: dl.median(x.reshape(3, 1) * x, 0).values * x,
-    lambda x: dl.nanmedian(x.reshape(3, 1) * x, 1).values * x,
-    lambda x: dl.cummax(x, 0).values * x,
-    lambda x: dl.cummin(x.reshape(3, 1) * x, 1).values.sum(0) * x,
-], ids=["median", "median_dim", "nanmedian_dim", "cummax", "cummin"])
-def test_order_statistics_of_dual_numbers_same_derivative_as_reverse(f):
-    """median, nanmedian, cummax, cummin pick entries of a dual number by its values (the
-    order read from them; their nan test of a Dual is a bool array, not a tensor) and
-    differentiate as by reverse mode; under symbolic they refuse (symbols have no order)."""
+#: Functions that pick entries of x by its values (the order of the values, or a mask on
+#: them): forward mode and reverse agree; symbolic refuses them with the reason.  (The
+#: Tensor methods: numeric hands f NumPy arrays, which have no x.quantile.)
+ORDER_STATISTICS = {
+    "median": lambda x: dl.median(x) * x,
+    "median_dim": lambda x: dl.median(x.reshape(3, 1) * x, 0).values * x,
+    "nanmedian_dim": lambda x: dl.nanmedian(x.reshape(3, 1) * x, 1).values * x,
+    "cummax": lambda x: dl.cummax(x, 0).values * x,
+    "cummin": lambda x: dl.cummin(x.reshape(3, 1) * x, 1).values.sum(0) * x,
+    "quantile": lambda x: dl.quantile(x, 0.3) * x,
+    "quantile_dim": lambda x: dl.quantile(x.reshape(3, 1) * x, dl.tensor([0.25, 0.8]),
+                                          dim=0).sum(0) * x,
+    "nanquantile_midpoint": lambda x: dl.nanquantile(x * x, 0.5,
+                                                     interpolation="midpoint") * x,
+    "Tensor.quantile": lambda x: x.quantile(0.6) * x,
+    "Tensor.nanquantile": lambda x: x.nanquantile(0.6, dim=0, keepdim=True) * x,
+    "masked_select": lambda x: dl.masked_select(x * x, x > 0).sum() * x,
+    "masked_select_broadcast": lambda x: dl.masked_select(x.reshape(3, 1) * x,
+                                                          x < 1.0).sum(0) * x,
+    "topk": lambda x: dl.topk(x * x, 2).values.sum() * x,
+}
+
+
+@pytest.mark.parametrize("name", ORDER_STATISTICS)
+def test_order_statistics_of_dual_numbers_same_derivative_as_reverse(name):
+    """median, nanmedian, cummax, cummin, quantile pick entries of a dual number by its
+    values (the order read from them; their nan test of a Dual is an array, made a
+    tensor), masked_select by a condition on them: forward mode differentiates them as
+    reverse mode (a quantile interpolates between the tangents of the two order
+    statistics its values picked).  Under symbolic they refuse, with the reason (symbols
+    have no order, or no values to select by) and the methods that work."""
+    g = _forward_same_as_reverse(ORDER_STATISTICS[name], numeric=not name.startswith("Tensor."))
+    from difflab.diff.symbolic import SymbolicTraceError
+
+    with pytest.raises(SymbolicTraceError, match=r"(no order|a condition on symbols has "
+                                                 r"none).*method='forward', 'reverse' or "
+                                                 r"'numeric'"):
+        dl.grad(g, method="symbolic")(dl.tensor(POINTS))
+
+
+@pytest.mark.parametrize("name", NN_FORWARD_FACES)
+def test_nn_functional_faces_take_dual_numbers_same_derivative_as_reverse(name):
+    """A pool with return_indices, max_pool3d, instance_norm, rms_norm in forward mode
+    (their indices are read from a Dual's values, detached: an array made a tensor)."""
+    _forward_same_as_reverse(NN_FORWARD_FACES[name], numeric=True)
+
+
+def test_scatter_reduce_amax_of_dual_numbers_and_its_refusal_under_symbolic():
+    """scatter_reduce's amax and amin read the order of the values: forward mode gives
+    reverse mode's derivative, symbolic refuses with the reason.  (jacfwd, dual numbers
+    inside a tensor, still fails there: the index_put primitive writes them into an array.)"""
+    def g(x):
+        return dl.sum(dl.scatter_reduce(x * x, 0, dl.tensor([0, 0, 2]), x, "amax") * x)
+
+    x = dl.tensor(POINTS)
+    np.testing.assert_allclose(dl.grad(g, method="forward")(x),
+                               dl.grad(g, method="reverse")(x), rtol=1e-13)
+    from difflab.diff.symbolic import SymbolicTraceError
+
+    with pytest.raises(SymbolicTraceError, match=r"scatter_reduce: symbols have no order "
+                                                 r"\(the amax .*method='forward'"):
+        dl.grad(g, method="symbolic")(x)
+
+
+def _forward_same_as_reverse(f, numeric: bool):
+    """Assert that forward mode (a Dual; jacfwd, dual numbers in a tensor) and numeric
+    (where f takes arrays) give reverse mode's derivative of ``sum(f(x))`` at POINTS;
+    returns that function."""
     def g(x):
         return dl.sum(f(x))
 
     x = dl.tensor(POINTS)
     expected = np.asarray(dl.grad(g, method="reverse")(x), dtype=float)
     np.testing.assert_allclose(np.asarray(dl.grad(g, method="forward")(x), dtype=float),
-                               expected, rtol=1e-13)
-    np.testing.assert_allclose(func.jacfwd(g)(x).numpy(), expected, rtol=1e-13)
-    np.testing.assert_allclose(np.asarray(dl.grad(g, method="numeric")(x), dtype=float),
-                               expected, rtol=1e-6)
-    from difflab.diff.symbolic import SymbolicTraceError
-
-    with pytest.raises(SymbolicTraceError, match="control flow|no order"):
-        dl.grad(g, method="symbolic")(x)
+                               expected, rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(func.jacfwd(g)(x).numpy(), expected, rtol=1e-13, atol=1e-14)
+    if numeric:
+        np.testing.assert_allclose(np.asarray(dl.grad(g, method="numeric")(x), dtype=float),
+                                   expected, rtol=1e-6, atol=1e-8)
+    return g
 
 
 def test_detach_of_a_dual_number_is_a_constant_as_on_the_tape():
@@ -780,6 +951,46 @@ def test_tensor_methods_a_dual_number_cannot_run_are_clear_errors():
         Dual(np.array([1.0, 2.0]), 1.0).tolist()
     assert float(Dual(np.array([1.0, 2.0]), 1.0).exp().sum().tangent) == pytest.approx(
         math.e + math.e ** 2)
+
+
+def test_a_comparison_of_dual_numbers_is_an_array_with_tensor_methods():
+    """``x > 0`` of a Dual stays a NumPy array (the rules compare nested dual numbers with
+    it), with a constant tensor's methods: ``.float()``, ``.to(x.dtype)``; NumPy's
+    operations on it give plain arrays."""
+    x = Dual(np.array([1.5, -2.0]), np.array([1.0, 1.0]))
+    mask = x > 0
+    assert isinstance(mask, np.ndarray) and mask.tolist() == [True, False]
+    for converted in (mask.float(), mask.to(x.dtype), mask.type(dl.float64), mask.double()):
+        assert isinstance(converted, Tensor) and not converted.requires_grad
+        assert converted.tolist() == [1.0, 0.0]
+    assert type(mask & (x < 2)) is np.ndarray and type(~mask) is np.ndarray
+    y = (x > 0).to(x.dtype) * x  # (a constant factor: the tangent where the mask is 1)
+    assert isinstance(y, Dual) and y.tangent.tolist() == [1.0, 0.0]
+    assert float(dl.floor(Dual(2.5, 1.0)).to(dl.float64)) == 2.0
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: (x.reshape(3, 1) * x).max(1).values * x,
+    lambda x: (x.reshape(3, 1) * x).min(dim=0, keepdim=True).values.sum(0) * x,
+    lambda x: x.max(x * x) * x.min(dl.tensor([0.5, -1.0, 2.0])),
+    lambda x: x.max() * x.min() * x,
+    lambda x: x.int() * x + x.long() * x * x + x.bool() * x,
+    lambda x: (x * 10).to(dl.int64).to(x.dtype) * x,
+    # (a dtype test reads the kind, the count the shape: a Dual's dtype is NumPy's)
+    lambda x: x.round(decimals=1) * x,
+    lambda x: dl.aminmax(x * x).max * x,
+    lambda x: dl.where(dl.isreal(x), x * x, -x),
+    lambda x: dl.linalg.cholesky(x.reshape(3, 1) * x + 10.0 * dl.eye(3, dtype=dl.float64)),
+], ids=["max_dim", "min_dim_keepdim", "max_other", "max_all", "int_long_bool", "to_int64",
+        "round_decimals", "aminmax", "isreal", "cholesky_mT"])
+def test_tensor_methods_of_a_dual_number_mean_what_they_mean_on_a_tensor(f):
+    """x.max(1) in f is Tensor's (values, indices), as in reverse mode (NumPy's reads 1 as
+    an axis and gave the maximum of everything: a wrong derivative); x.int(), x.long(),
+    x.bool() are constants (their tangent was the tangent truncated to an integer);
+    x.round(decimals=1), dl.aminmax, dl.isreal, linalg.cholesky (x.mT) read a dtype's kind,
+    a shape's count, the last two dims swapped of a Dual.
+    (Numeric hands f NumPy arrays, which have NumPy's methods only.)"""
+    _forward_same_as_reverse(f, numeric=False)
 
 
 def test_piecewise_constant_primitives_in_forward_mode_and_in_sympy():
