@@ -25,7 +25,8 @@ shortcut                        replaces                           hooked in at
 10. one-record backward walk    gathering, sorting and scanning    ``engine.run_backward``
     (``engine_steady.py``)      the tape's records
 11. flat optimizer updates      a dozen NumPy calls per            ``optim.Optimizer.step``
-    (``optim/foreach.py``)      parameter
+    (``optim/foreach.py``)      parameter (Adam's: one numba
+                                loop, where numba is loaded)
 12. eager recording             ``apply``'s general steps for a    ``engine.apply``
     (``engine_quick.py``)       call of one or two NumPy tensors
                                 or numbers
