@@ -34,7 +34,10 @@ shortcut                        replaces                           hooked in at
     (``engine_quick.py``)       checks for readers and hooks
 14. prepared plain steps        a primitive's checks and notes     ``jit.program.Program``
     (``prepared_steps.py``)     for its VJP (sum, reshape,
-                                permute, matmul, index, add)
+                                permute, matmul, index, add);
+                                NumPy's call per row of a sum,
+                                mean or softmax along the last
+                                axis (``row_kernels.py``)
 ==============================  =================================  ===========================
 
 Set the environment variable ``DIFFLAB_FASTPATH=0`` before importing difflab
