@@ -20,6 +20,7 @@ primitive      its forward calls                      the prepared step calls
 ``mean``       ``np.sum(...) * mean_scale(n)``        ``np.add.reduce(...) * scale``
 ``linear``     ``y = x @ w.T; y += b``                the same two calls
 ``softmax``    ``exp(x - max(x)) / sum``              the same, the max taken across rows
+``normalize``  ``(x - mean) / sqrt(var + eps)``       the same lines, as one loop (last axis)
 ``reshape``    ``np.reshape(x, shape)``               ``x.reshape(shape)``
 ``permute``    ``np.transpose(x, axes)``              ``x.transpose(axes)``
 ``matmul``     ``np.matmul(a, b)``                    ``np.matmul(a, b)``
@@ -30,7 +31,7 @@ primitive      its forward calls                      the prepared step calls
 And a GRU step (``gru_cell``) and its VJP (``gru_cell_vjp0``) are numba
 loops computing the rule's own sums and products in the rule's order, the
 forward's two ``tanh`` left to NumPy (:mod:`difflab.jit.recurrent_kernels`).
-A float64 ``sum``, ``mean`` or ``softmax`` along the last axis of short rows
+A float64 ``sum``, ``mean``, ``softmax`` or ``normalize`` along the last axis of short rows
 (at most 128: an attention layer's scores, a LayerNorm's features) adds each
 row in one loop over all the rows, in NumPy's pairwise order
 (:mod:`difflab.jit.row_kernels`): NumPy calls its inner loop once per row.
@@ -170,6 +171,24 @@ def _softmax(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable
     return by_rows
 
 
+def _normalize(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | None:
+    """A LayerNorm's ``normalize`` over the last axis of short float64 rows, as one loop
+    (:func:`~difflab.jit.row_kernels.normalized_rows`: ``Normalize.forward``'s bits)."""
+    axes, eps = node.params.get("axes"), node.params.get("eps")
+    if in_shape is None or len(node.args) != 1 or not isinstance(axes, tuple) \
+            or type(eps) is not float:
+        return None
+    axes = tuple(a % len(in_shape) for a in axes) if in_shape else None
+    if not _by_rows(axes, in_shape, np.dtype(node.dtype)):
+        return None
+
+    def by_rows(ctx: Any, xp: Any, x: Any) -> Any:
+        if row_kernels.fits(x):
+            return row_kernels.normalized_rows(x, eps)
+        return fallback(ctx, xp, x)
+    return by_rows
+
+
 def _reshape(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | None:
     shape, dtype = tuple(node.shape), np.dtype(node.dtype)
 
@@ -230,6 +249,7 @@ MAKERS: dict[str, Callable[[Node, Callable, Any], Callable | None]] = {
     "mean": _mean,
     "linear": _linear,
     "softmax": _softmax,
+    "normalize": _normalize,
     "reshape": _reshape,
     "permute": _permute,
     "matmul": _matmul,

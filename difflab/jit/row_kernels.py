@@ -91,15 +91,30 @@ def _divided(e):  # pragma: no cover (numba compiles it)
             e[r, j] = e[r, j] / total
 
 
+def _normalized(x, y, eps):  # pragma: no cover (numba compiles it)
+    """y = (x - μ) / √(σ² + ε) along each row, as ``Normalize.forward``'s NumPy lines:
+    μ = sum / n (``x.mean``), σ² the mean of the squared centred values, 1 / √(σ² + ε)."""
+    rows, n = x.shape
+    squares = np.empty(n, x.dtype)
+    for r in range(rows):
+        mean = _row_sum(x[r], n) / n
+        for j in range(n):
+            c = x[r, j] - mean
+            squares[j] = c * c
+        invstd = 1.0 / np.sqrt(_row_sum(squares, n) / n + eps)
+        for j in range(n):
+            y[r, j] = (x[r, j] - mean) * invstd
+
+
 def _kernels() -> tuple:
-    """The compiled loops (row sums, the softmax's shift and its division)."""
+    """The compiled loops (row sums, the softmax's shift and its division, a normalized row)."""
     global _row_sum
     if not _KERNEL:
         import numba
 
         jit = numba.njit(error_model="numpy", cache=True)
         _row_sum = jit(_row_sum)  # (the loops below call it compiled)
-        _KERNEL.extend(jit(f) for f in (_sums, _shifted, _divided))
+        _KERNEL.extend(jit(f) for f in (_sums, _shifted, _divided, _normalized))
     return tuple(_KERNEL)
 
 
@@ -173,10 +188,41 @@ def softmax_rows(x: np.ndarray) -> np.ndarray:
     >>> softmax_rows(x).tobytes() == dl.softmax(dl.tensor(x), -1).numpy().tobytes()
     True
     """
-    _, shifted, divided = _kernels()
+    _, shifted, divided, _ = _kernels()
     flat = x.reshape(-1, x.shape[-1])
     e = np.empty(flat.shape, x.dtype)
     shifted(flat, e)
     np.exp(e, out=e)
     divided(e)
     return e.reshape(x.shape)
+
+
+def normalized_rows(x: np.ndarray, eps: float) -> np.ndarray:
+    """Each row centred and scaled to unit variance, as ``difflab.ops.nn_ops.Normalize``'s
+    forward computes it over the last axis (a LayerNorm's): the same bits.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Where :func:`fits` says so.
+    eps : float
+        Added to the variance before its square root.
+
+    Returns
+    -------
+    numpy.ndarray
+        Of ``x``'s shape.
+
+    Examples
+    --------
+    >>> import numpy as np, difflab as dl
+    >>> from difflab.jit.row_kernels import normalized_rows
+    >>> x = np.random.default_rng(2).normal(size=(3, 4, 32))
+    >>> want = dl.nn.functional.layer_norm(dl.tensor(x), (32,)).numpy()
+    >>> normalized_rows(x, 1e-5).tobytes() == want.tobytes()
+    True
+    """
+    flat = x.reshape(-1, x.shape[-1])
+    y = np.empty(flat.shape, x.dtype)
+    _kernels()[3](flat, y, eps)
+    return y.reshape(x.shape)

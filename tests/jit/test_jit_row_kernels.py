@@ -36,6 +36,10 @@ def test_row_sums_give_numpy_s_bits_for_every_length(n):
         got = row_kernels.row_sums(x, keepdims=keepdims)
         assert got.shape == want.shape and got.tobytes() == want.tobytes()
     assert row_kernels.row_sums(x, 1 / n).tobytes() == (np.add.reduce(x, -1) * (1 / n)).tobytes()
+    context = dl.ops.registry.Context((False,))
+    with np.errstate(all="ignore"):
+        want = dl.ops.nn_ops.Normalize.forward(context, np, x, (1,), 1e-5)
+        assert row_kernels.normalized_rows(x, 1e-5).tobytes() == want.tobytes()
 
 
 @pytest.mark.parametrize("shape", [(8, 4, 12, 12), (8, 12, 32), (5,), (3, 0, 7)])
@@ -64,7 +68,8 @@ def _node(fn, x):
 
 @pytest.mark.parametrize("make", [
     lambda x: x.sum(-1), lambda x: x.sum(2, keepdim=True), lambda x: x.mean(-1),
-    lambda x: x.mean(-1, keepdim=True), lambda x: dl.softmax(x, -1)])
+    lambda x: x.mean(-1, keepdim=True), lambda x: dl.softmax(x, -1),
+    lambda x: dl.nn.functional.layer_norm(x, (12,))])
 def test_prepared_steps_along_the_last_axis_take_the_loops_with_the_same_bits(make):
     x = rng.standard_normal((8, 4, 12))
     node = _node(make, x)
@@ -80,8 +85,9 @@ def test_prepared_steps_along_the_last_axis_take_the_loops_with_the_same_bits(ma
 
 def test_other_axes_and_dtypes_keep_numpy_s_reduce():
     x = rng.standard_normal((8, 4, 12))
-    for fn in (lambda t: t.sum(0), lambda t: t.mean((1, 2)), lambda t: dl.softmax(t, 1)):
-        assert prepared_forward(_node(fn, x), x.shape).__name__ != "by_rows"
+    for fn in (lambda t: t.sum(0), lambda t: t.mean((1, 2)), lambda t: dl.softmax(t, 1),
+               lambda t: dl.nn.functional.layer_norm(t, (4, 12))):
+        assert getattr(prepared_forward(_node(fn, x), x.shape), "__name__", None) != "by_rows"
     x32 = x.astype(np.float32)
     assert prepared_forward(_node(lambda t: t.sum(-1), x32), x.shape).__name__ != "by_rows"
 
