@@ -19,9 +19,11 @@ Here the same formulas run once over a group's parameters laid end to end:
   the result: per parameter one operation instead of a dozen;
 * where numba is loaded already (a compiled model's kernels load it), Adam's
   dozen lines over the flat arrays are one loop (``_adam_loop``), each
-  operation the line's own, in the same order, so the same bits (a GRU's
-  5,000 numbers: 36 µs of Adam's step down to 20).  The loop raises no NumPy
-  warning where a NaN appears; the lines would.
+  operation the line's own, in the same order, so the same bits (the GRU
+  step of ``bench_compile.py``, 6 parameters, 4,932 numbers: Adam's whole
+  ``step()`` took about half as long, 31-38 µs against 61-75 µs, measured
+  interleaved on a loaded machine).  The loop raises no NumPy warning where a
+  NaN appears; the lines would.
 
 Every operation is the per-parameter one, elementwise on the same numbers in the
 same order (``m *= b1``, ``m += (1 - b1) * g``, ...), so the results are the
