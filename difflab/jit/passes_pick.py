@@ -106,8 +106,8 @@ def _through_cat(items: list, node: Node, meta: dict) -> tuple[Ref, list] | None
     lo, hi = _span(items[axis])
     offset = 0
     for piece in node.args:
-        if not isinstance(piece, Ref):
-            return None
+        if not isinstance(piece, Ref) or meta[piece.name][1] != np.dtype(node.dtype):
+            return None  # (a piece the cat converts)
         size = meta[piece.name][0][axis]
         if offset <= lo and hi <= offset + size and hi > lo:
             moved = list(items)
@@ -136,8 +136,9 @@ def _through_scatter(items: list, node: Node, meta: dict) -> tuple[Ref, list] | 
             continue  # (the values have no such axis: the index picks their one element)
         picked.append(item - r.start if type(item) is int else
                       slice(item.start - r.start, item.stop - r.start))
-    if len(picked) != len(meta[values.name][0]):
-        return None
+    written = tuple(r.stop - r.start for r in region if type(r) is not int)
+    if meta[values.name] != (written, np.dtype(node.dtype)):
+        return None  # (values broadcast into the region, or of another dtype)
     return values, picked
 
 
