@@ -36,8 +36,9 @@ shortcut                        replaces                           hooked in at
     (``prepared_steps.py``)     for its VJP (sum, reshape,
                                 permute, matmul, index, add);
                                 NumPy's call per row of a sum,
-                                mean or softmax along the last
-                                axis (``row_kernels.py``)
+                                mean, softmax or normalize
+                                along the last axis
+                                (``row_kernels.py``)
 ==============================  =================================  ===========================
 
 Set the environment variable ``DIFFLAB_FASTPATH=0`` before importing difflab
