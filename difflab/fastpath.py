@@ -39,6 +39,9 @@ shortcut                        replaces                           hooked in at
                                 mean, softmax or normalize
                                 along the last axis
                                 (``row_kernels.py``)
+15. programs written out        ``Program.run``'s loop over its    ``jit.program.Program.run``
+    (``program_source.py``)     steps (one function, a local
+                                per slot)
 ==============================  =================================  ===========================
 
 Set the environment variable ``DIFFLAB_FASTPATH=0`` before importing difflab
