@@ -25,7 +25,8 @@ shortcut                        replaces                           hooked in at
 10. one-record backward walk    gathering, sorting and scanning    ``engine.run_backward``
     (``engine_steady.py``)      the tape's records
 11. flat optimizer updates      a dozen NumPy calls per            ``optim.Optimizer.step``
-    (``optim/foreach.py``)      parameter
+    (``optim/foreach.py``)      parameter (Adam's: one numba
+                                loop, where numba is loaded)
 12. eager recording             ``apply``'s general steps for a    ``engine.apply``
     (``engine_quick.py``)       call of one or two NumPy tensors
                                 or numbers
@@ -33,7 +34,14 @@ shortcut                        replaces                           hooked in at
     (``engine_quick.py``)       checks for readers and hooks
 14. prepared plain steps        a primitive's checks and notes     ``jit.program.Program``
     (``prepared_steps.py``)     for its VJP (sum, reshape,
-                                permute, matmul, index, add)
+                                permute, matmul, index, add);
+                                NumPy's call per row of a sum,
+                                mean, softmax or normalize
+                                along the last axis
+                                (``row_kernels.py``)
+15. programs written out        ``Program.run``'s loop over its    ``jit.program.Program.run``
+    (``program_source.py``)     steps (one function, a local
+                                per slot)
 ==============================  =================================  ===========================
 
 Set the environment variable ``DIFFLAB_FASTPATH=0`` before importing difflab

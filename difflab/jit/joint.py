@@ -34,8 +34,9 @@ from difflab.jit.passes import optimize
 from difflab.ops.primitive import Primitive
 from difflab.tensor import Tensor
 
-# (fuse: where it pays, see _optimize; stack reorders a sum: to 1e-12, see passes_stack.py)
-DEFAULT_PASSES = ("fold", "cse", "join", "stack", "cse", "dce", "fuse")
+# (fuse: where it pays, see _optimize; stack reorders a sum: to 1e-12, see passes_stack.py;
+# pick again after join and stack, which make cats of reshaped pieces)
+DEFAULT_PASSES = ("fold", "cse", "pick", "join", "stack", "pick", "cse", "dce", "fuse")
 
 
 @dataclass

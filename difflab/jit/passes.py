@@ -29,6 +29,11 @@ time and see what each does.
     slice (``x[t]`` at every step of a loop) is the slices' adjoints side by
     side, not a sum of arrays of zeros with one slice written each.
 
+``pick``  a slice of a concatenation reads its piece
+    (:mod:`difflab.jit.passes_pick`): ``stack(states)[:, -1]`` reads the
+    last state, and the backward's slices of a scatter into zeros are the
+    scattered values or zeros, which an add then drops (x + 0 = x).
+
 ``stack``  a sum of products aₜᵀ bₜ over a loop's steps made one product
     of the stacked terms (:mod:`difflab.jit.passes_stack`): **to 1e-12**, as
     the same products are added in another order.
@@ -361,6 +366,15 @@ def _stack(graph: Graph, show: bool = False) -> Graph:
 
 
 PASSES["stack"] = _stack
+
+
+def _pick(graph: Graph, show: bool = False) -> Graph:
+    from difflab.jit.passes_pick import pick_pieces
+
+    return pick_pieces(graph, show=show)
+
+
+PASSES["pick"] = _pick
 
 
 def optimize(graph: Graph, passes: Sequence[str] = ("fold", "cse", "dce"),

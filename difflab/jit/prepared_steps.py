@@ -20,6 +20,7 @@ primitive      its forward calls                      the prepared step calls
 ``mean``       ``np.sum(...) * mean_scale(n)``        ``np.add.reduce(...) * scale``
 ``linear``     ``y = x @ w.T; y += b``                the same two calls
 ``softmax``    ``exp(x - max(x)) / sum``              the same, the max taken across rows
+``normalize``  ``(x - mean) / sqrt(var + eps)``       the same lines, as one loop (last axis)
 ``reshape``    ``np.reshape(x, shape)``               ``x.reshape(shape)``
 ``permute``    ``np.transpose(x, axes)``              ``x.transpose(axes)``
 ``matmul``     ``np.matmul(a, b)``                    ``np.matmul(a, b)``
@@ -30,6 +31,10 @@ primitive      its forward calls                      the prepared step calls
 And a GRU step (``gru_cell``) and its VJP (``gru_cell_vjp0``) are numba
 loops computing the rule's own sums and products in the rule's order, the
 forward's two ``tanh`` left to NumPy (:mod:`difflab.jit.recurrent_kernels`).
+A float64 ``sum``, ``mean``, ``softmax`` or ``normalize`` along the last axis of short rows
+(at most 128: an attention layer's scores, a LayerNorm's features) adds each
+row in one loop over all the rows, in NumPy's pairwise order
+(:mod:`difflab.jit.row_kernels`): NumPy calls its inner loop once per row.
 
 The same call gives the same bits (the tests compare each prepared step with
 its primitive's forward).  Anything else takes the primitive's own forward:
@@ -46,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from difflab.jit import row_kernels
 from difflab.jit.graph import Node
 from difflab.jit.ops import VJP
 from difflab.jit.recurrent_kernels import gru_cell_forward, gru_vjp_forward
@@ -75,7 +81,25 @@ def _sum(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | N
         if type(x) is np.ndarray and x.dtype is dtype:
             return reduce(x, axis=axes, keepdims=keepdims)
         return fallback(ctx, xp, x)
-    return forward
+    if not _by_rows(axes, in_shape, dtype):
+        return forward
+
+    def by_rows(ctx: Any, xp: Any, x: Any) -> Any:  # (the last axis of short rows: one loop)
+        if row_kernels.fits(x):
+            return row_kernels.row_sums(x, 1.0, keepdims)
+        return forward(ctx, xp, x)
+    return by_rows
+
+
+def _by_rows(axes: tuple | None, in_shape: tuple, dtype: np.dtype) -> bool:
+    """Whether a sum over ``axes`` of an array of ``in_shape`` is one along its last axis
+    that :mod:`~difflab.jit.row_kernels` computes (float64 rows of at most its LONGEST,
+    numba there)."""
+    from difflab.jit.fusion import USE_NUMBA
+
+    ndim = len(in_shape)
+    return (USE_NUMBA and dtype == np.float64 and ndim >= 1 and axes == (ndim - 1,)
+            and 0 < in_shape[-1] <= row_kernels.LONGEST)
 
 
 def _mean(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | None:
@@ -92,7 +116,14 @@ def _mean(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | 
         if type(x) is np.ndarray and x.dtype is dtype:
             return reduce(x, axis=axes, keepdims=keepdims) * scale
         return fallback(ctx, xp, x)
-    return forward
+    if not _by_rows(axes, in_shape, dtype) or type(scale) is not float:
+        return forward
+
+    def by_rows(ctx: Any, xp: Any, x: Any) -> Any:  # (the last axis of short rows: one loop)
+        if row_kernels.fits(x):
+            return row_kernels.row_sums(x, scale, keepdims)
+        return forward(ctx, xp, x)
+    return by_rows
 
 
 def _linear(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | None:
@@ -130,7 +161,32 @@ def _softmax(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable
         shift = np.expand_dims(maximum(contiguous(moveaxis(x, dim, 0)), axis=0), dim)
         e = exp(x - shift)
         return e / e.sum(axis=dim, keepdims=True)
-    return forward
+    if not _by_rows((dim,), in_shape, dtype):
+        return forward
+
+    def by_rows(ctx: Any, xp: Any, x: Any) -> Any:  # (the last axis of short rows: loops)
+        if row_kernels.fits(x) and x.size:
+            return row_kernels.softmax_rows(x)
+        return forward(ctx, xp, x)
+    return by_rows
+
+
+def _normalize(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | None:
+    """A LayerNorm's ``normalize`` over the last axis of short float64 rows, as one loop
+    (:func:`~difflab.jit.row_kernels.normalized_rows`: ``Normalize.forward``'s bits)."""
+    axes, eps = node.params.get("axes"), node.params.get("eps")
+    if in_shape is None or len(node.args) != 1 or not isinstance(axes, tuple) \
+            or type(eps) is not float:
+        return None
+    axes = tuple(a % len(in_shape) for a in axes) if in_shape else None
+    if not _by_rows(axes, in_shape, np.dtype(node.dtype)):
+        return None
+
+    def by_rows(ctx: Any, xp: Any, x: Any) -> Any:
+        if row_kernels.fits(x):
+            return row_kernels.normalized_rows(x, eps)
+        return fallback(ctx, xp, x)
+    return by_rows
 
 
 def _reshape(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | None:
@@ -193,6 +249,7 @@ MAKERS: dict[str, Callable[[Node, Callable, Any], Callable | None]] = {
     "mean": _mean,
     "linear": _linear,
     "softmax": _softmax,
+    "normalize": _normalize,
     "reshape": _reshape,
     "permute": _permute,
     "matmul": _matmul,

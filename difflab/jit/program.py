@@ -49,6 +49,7 @@ from difflab.jit.graph import (
     saved_owner,
 )
 from difflab.jit.prepared_steps import prepared_forward
+from difflab.jit.program_source import written_out
 from difflab.ops import registry
 from difflab.ops.shapes import mean_scale
 
@@ -143,6 +144,10 @@ class Program:
         self.loop = [(s.forward, s.read, s.single, s.params, s.params_have_refs,
                       s.needs if getattr(s.forward, "needs_context", True) else None, s.out,
                       s.saved_slots, s.free, s) for s in self.steps]
+        # The steps written out as one function (fastpath shortcut 15: program_source.py),
+        # made at the first run: None where the loop runs.
+        self.written: Callable | None = None
+        self._write = prepared
 
     def _frees(self) -> dict[int, tuple]:
         """Liveness: step k -> the slots it reads last (and no output is), dropped after it.
@@ -215,6 +220,11 @@ class Program:
         """The outputs for these arguments (in order) and parameters (by name in ``named``)."""
         if check:
             self.check(arrays)
+        if self._write:
+            self._write = False
+            self.written = written_out(self)
+        if self.written is not None and len(arrays) >= len(self.argument_slots):
+            return self.written(arrays, self._array_module(arrays))
         env, xp = self._environment(arrays, named)
         Context, generic = registry.Context, np.generic
         # (each step's fields unpacked from a plain tuple: at a few µs a step, the
@@ -256,10 +266,13 @@ class Program:
                 raise GraphError(
                     f"graph {self.graph.name}: no value for parameter {name!r} "
                     f"(pass it by name)") from None
+        return env, self._array_module(arrays)
+
+    def _array_module(self, arrays: Sequence[Any]) -> Any:
+        """The array module of the first argument (or constant): NumPy's namespace, CuPy."""
         first = arrays[0] if arrays else next((v for _, v in self.constants), None)
-        xp = (backend.numpy_namespace if first is None or isinstance(first, np.ndarray)
-              else backend.array_module(first))
-        return env, xp
+        return (backend.numpy_namespace if first is None or isinstance(first, np.ndarray)
+                else backend.array_module(first))
 
 
 # The IR does not import its runner (no import cycle): the runner tells the IR its name.

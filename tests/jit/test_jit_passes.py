@@ -67,7 +67,7 @@ def build(steps, outputs):
 
 
 @pytest.mark.parametrize("passes", [["dce"], ["cse"], ["fold"], ["fold", "cse", "dce"],
-                                    ["cse", "fold", "dce", "cse"]])
+                                    ["cse", "fold", "dce", "cse"], ["pick", "dce"]])
 @given(program=programs(), seed=st.integers(0, 2**31))
 def test_passes_preserve_results_on_random_graphs(passes, program, seed):
     fn = build(*program)

@@ -162,6 +162,28 @@ def test_multihead_attention_matches_its_formula_in_every_layout(device):
         is None
 
 
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_self_attention_projects_once_and_equals_three_projections(batch_first):
+    # query is key is value: one product with the packed weight (PyTorch's packed path),
+    # cut into q, k and v; the same values as three products with its thirds
+    def run(self_attention):
+        dl.manual_seed(4)
+        m = nn.MultiheadAttention(8, 2, batch_first=batch_first).double()
+        with dl.no_grad():
+            m.in_proj_bias.copy_(dl.randn(24, dtype=dl.float64))
+        x = dl.tensor(np.random.default_rng(5).normal(size=(3, 5, 8)), requires_grad=True)
+        k, v = (x, x) if self_attention else (x * 1.0, x * 1.0)  # (equal, other tensors)
+        out, weights = m(x, k, v)
+        (out.sin().sum() + weights.cos().sum()).backward()
+        return [out, weights, x.grad] + [p.grad for p in m.parameters()]
+
+    for a, b in zip(run(True), run(False)):
+        np.testing.assert_allclose(host(a), host(b), rtol=1e-12, atol=1e-14)
+    m, x = nn.MultiheadAttention(8, 2, batch_first=True).double(), make((3, 5, 8))
+    assert dl.jit.trace(lambda a: m(a, a, a)[0], x).graph.op_counts()["linear"] == 2
+    assert dl.jit.trace(lambda a: m(a, a * 1.0, a)[0], x).graph.op_counts()["linear"] == 4
+
+
 def test_multihead_attention_parameters_masks_and_gradients():
     m = nn.MultiheadAttention(4, 2, batch_first=True).double()
     assert [(n, p.shape) for n, p in m.named_parameters()] == [

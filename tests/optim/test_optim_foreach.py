@@ -3,6 +3,8 @@ result: the same training runs in two processes, the shortcut on and off
 (``DIFFLAB_FASTPATH=0``), and every parameter and state buffer is compared bit for bit;
 then the cases that must take the plain path do, and the state stays the user's."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -109,6 +111,60 @@ np.savez(sys.argv[1], **out)
 
 def test_the_flat_update_equals_the_plain_path_bit_for_bit(shortcuts_on_and_off):
     shortcuts_on_and_off(_PROGRAM, at_least=100)
+
+
+# numba loaded (as a compiled model loads it): Adam's flat update is one numba loop
+_WITH_NUMBA = "import numba  # noqa: F401\n" + _PROGRAM.replace(
+    "np.savez(sys.argv[1], **out)",
+    "from difflab.optim import foreach\n"
+    "assert sys.argv[2] == 'off' or foreach._KERNEL  # (the loop ran)\n"
+    "np.savez(sys.argv[1], **out)")
+
+
+@pytest.mark.slow
+def test_adam_s_loop_equals_the_plain_path_bit_for_bit(shortcuts_on_and_off):
+    pytest.importorskip("numba")
+    shortcuts_on_and_off(_WITH_NUMBA, at_least=100)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("amsgrad", [False, True])
+def test_adam_s_loop_gives_the_numpy_lines_bits_nan_and_inf_included(monkeypatch, dtype,
+                                                                     amsgrad):
+    pytest.importorskip("numba")
+    import numba  # noqa: F401  (loaded: the loop is allowed)
+
+    def train(loop):
+        if not loop:
+            monkeypatch.setattr(foreach, "_adam_kernel", lambda dtype: None)
+        rng = np.random.default_rng(4)
+        params = [dl.tensor(rng.standard_normal(s).astype(dtype), requires_grad=True)
+                  for s in [(4, 3), (5,), (2,)]]
+        opt = dl.optim.AdamW(params, lr=0.05, weight_decay=0.1, amsgrad=amsgrad)
+        for step in range(4):
+            opt.zero_grad()
+            sum(((p * p).sin() * (k + 1.0)).sum() for k, p in enumerate(params)).backward()
+            if step == 2:  # (a NaN, an infinity and a -0 in the gradients)
+                params[0].grad.array[0, :3] = [np.nan, np.inf, -0.0]
+            with np.errstate(invalid="ignore"):
+                assert foreach.adam_step(opt, opt.param_groups[0])
+        monkeypatch.undo()
+        return [p.detach().numpy().copy() for p in params] + [
+            opt.state[p][k].detach().numpy().copy() for p in params for k in opt.state[p]
+            if k != "step"]
+
+    looped, plain = train(True), train(False)
+    assert foreach._KERNEL
+    assert len(looped) == len(plain) == 3 * (4 if amsgrad else 3)
+    for a, b in zip(looped, plain):
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def test_without_numba_loaded_adam_takes_the_numpy_lines(monkeypatch):
+    monkeypatch.delitem(sys.modules, "numba", raising=False)
+    monkeypatch.setattr(foreach, "_KERNEL", [])
+    assert foreach._adam_kernel(np.dtype(np.float64)) is None
+    assert foreach._adam_kernel(np.dtype(np.int64)) is None
 
 
 # ------------------------------------------------------------ where it runs

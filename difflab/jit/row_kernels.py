@@ -1,0 +1,228 @@
+r"""Sums along the last axis, added as NumPy adds them, as numba loops (fastpath shortcut 14).
+
+NumPy sums a row of a C-contiguous array (``x.sum(axis=-1)``) with one call
+of its inner loop per row.  For short rows, an attention layer's 12 scores
+or a LayerNorm's 32 features, that call costs more than the additions: a
+softmax over (8, 4, 12, 12) scores spent 9 of its 31 µs in ``e.sum(-1)``.
+Here one loop does every row.
+
+The loop adds in NumPy's own order, so the bits are the same.  NumPy's inner
+loop sums a row of ``n`` elements *pairwise* (``pairwise_sum`` in its
+``loops_utils.h``): fewer than 8 one after the other; up to 128 in eight
+running sums (elements ``k``, ``k + 8``, ``k + 16``, ... into the k-th), which
+are then added as ``((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))``, the
+elements after the last full block of 8 one by one; and the reduction starts
+from ``+0.0``.  :func:`row_sums` computes exactly that for rows of at most
+:data:`LONGEST` elements (longer rows, which NumPy splits in halves, take
+NumPy's own sum).  ``tests/jit/test_jit_row_kernels.py`` compares the loops with
+NumPy on random rows of every length up to :data:`LONGEST`, with zeros of both
+signs, infinities and NaN.
+
+Only float64 rows: NumPy's float32 sum keeps float32 running sums, which a loop
+could do as well, but nothing measured here needs it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+#: The longest row summed by the loops; NumPy cuts longer rows in halves first.
+LONGEST = 128
+
+_KERNEL: list = []  # the compiled loops, made on first use
+
+
+def _row_sum(row, n):  # pragma: no cover (numba compiles it)
+    """NumPy's pairwise sum of ``row[:n]`` (n <= 128), then ``+0.0 + sum`` as its reduce."""
+    if n < 8:
+        total = -0.0
+        for i in range(n):
+            total += row[i]
+        return 0.0 + total
+    r0, r1, r2, r3 = row[0], row[1], row[2], row[3]
+    r4, r5, r6, r7 = row[4], row[5], row[6], row[7]
+    i = 8
+    end = n - n % 8
+    while i < end:
+        r0 += row[i]
+        r1 += row[i + 1]
+        r2 += row[i + 2]
+        r3 += row[i + 3]
+        r4 += row[i + 4]
+        r5 += row[i + 5]
+        r6 += row[i + 6]
+        r7 += row[i + 7]
+        i += 8
+    total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        total += row[i]
+        i += 1
+    return 0.0 + total
+
+
+def _sums(x, out, scale):  # pragma: no cover (numba compiles it)
+    """out[r] = (sum of row r) * scale, for the rows of a 2-d array (scale 1: the sum)."""
+    rows, n = x.shape
+    for r in range(rows):
+        out[r] = _row_sum(x[r], n) * scale if scale != 1.0 else _row_sum(x[r], n)
+
+
+def _shifted(x, y):  # pragma: no cover (numba compiles it)
+    """y = x - (the largest entry of x's row), NaN where the row has one (np.maximum's)."""
+    rows, n = x.shape
+    for r in range(rows):
+        top = x[r, 0]
+        for j in range(1, n):
+            v = x[r, j]
+            if v > top or v != v:
+                top = v
+        for j in range(n):
+            y[r, j] = x[r, j] - top
+
+
+def _divided(e):  # pragma: no cover (numba compiles it)
+    """Each row of e divided by its sum, in place."""
+    rows, n = e.shape
+    for r in range(rows):
+        total = _row_sum(e[r], n)
+        for j in range(n):
+            e[r, j] = e[r, j] / total
+
+
+def _normalized(x, y, eps):  # pragma: no cover (numba compiles it)
+    """y = (x - μ) / √(σ² + ε) along each row, as ``Normalize.forward``'s NumPy lines:
+    μ = sum / n (``x.mean``), σ² the mean of the squared centred values, 1 / √(σ² + ε)."""
+    rows, n = x.shape
+    squares = np.empty(n, x.dtype)
+    for r in range(rows):
+        mean = _row_sum(x[r], n) / n
+        for j in range(n):
+            c = x[r, j] - mean
+            squares[j] = c * c
+        invstd = 1.0 / np.sqrt(_row_sum(squares, n) / n + eps)
+        for j in range(n):
+            y[r, j] = (x[r, j] - mean) * invstd
+
+
+def _kernels() -> tuple:
+    """The compiled loops (row sums, the softmax's shift and its division, a normalized row)."""
+    global _row_sum
+    if not _KERNEL:
+        import numba
+
+        jit = numba.njit(error_model="numpy", cache=True)
+        _row_sum = jit(_row_sum)  # (the loops below call it compiled)
+        _KERNEL.extend(jit(f) for f in (_sums, _shifted, _divided, _normalized))
+    return tuple(_KERNEL)
+
+
+def fits(x: Any) -> bool:
+    """Whether the loops take ``x``: a C-contiguous float64 NumPy array of at least one
+    dimension, with rows of 1 to :data:`LONGEST` elements."""
+    return (type(x) is np.ndarray and x.dtype is _FLOAT64 and x.ndim >= 1
+            and 0 < x.shape[-1] <= LONGEST and x.flags.c_contiguous)
+
+
+_FLOAT64 = np.dtype(np.float64)
+
+
+def row_sums(x: np.ndarray, scale: float = 1.0, keepdims: bool = False) -> np.ndarray:
+    """``np.add.reduce(x, axis=-1, keepdims=keepdims) * scale``, the same bits, in one loop.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Where :func:`fits` says so (else NumPy's own reduce is called).
+    scale : float, default 1.0
+        A factor each sum is multiplied by (a mean's ``1 / n``); 1 multiplies nothing.
+    keepdims : bool, default False
+        Keep the summed axis, of length 1.
+
+    Returns
+    -------
+    numpy.ndarray
+        The sums, of ``x.shape[:-1]`` (``+ (1,)`` with ``keepdims``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from difflab.jit.row_kernels import row_sums
+    >>> x = np.random.default_rng(0).normal(size=(4, 3, 12))
+    >>> row_sums(x).tobytes() == np.add.reduce(x, axis=-1).tobytes()
+    True
+    >>> row_sums(x, 0.5, keepdims=True).shape
+    (4, 3, 1)
+    """
+    if not fits(x):
+        total = np.add.reduce(x, axis=-1, keepdims=keepdims)
+        return total * scale if scale != 1.0 else total
+    out = np.empty(x.shape[:-1] + ((1,) if keepdims else ()), x.dtype)
+    _kernels()[0](x.reshape(-1, x.shape[-1]), out.reshape(-1), scale)
+    return out
+
+
+def softmax_rows(x: np.ndarray) -> np.ndarray:
+    """Softmax along the last axis, as ``difflab.softmax`` computes it: the same bits.
+
+    ``exp(x - max) / sum(exp(x - max))`` along each row: the shift and the division
+    as loops, the exponential NumPy's own (a loop's ``exp`` is the C library's,
+    which need not round as NumPy's does).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Where :func:`fits` says so.
+
+    Returns
+    -------
+    numpy.ndarray
+        Of ``x``'s shape.
+
+    Examples
+    --------
+    >>> import numpy as np, difflab as dl
+    >>> from difflab.jit.row_kernels import softmax_rows
+    >>> x = np.random.default_rng(1).normal(size=(2, 5, 12))
+    >>> softmax_rows(x).tobytes() == dl.softmax(dl.tensor(x), -1).numpy().tobytes()
+    True
+    """
+    _, shifted, divided, _ = _kernels()
+    flat = x.reshape(-1, x.shape[-1])
+    e = np.empty(flat.shape, x.dtype)
+    shifted(flat, e)
+    np.exp(e, out=e)
+    divided(e)
+    return e.reshape(x.shape)
+
+
+def normalized_rows(x: np.ndarray, eps: float) -> np.ndarray:
+    """Each row centred and scaled to unit variance, as ``difflab.ops.nn_ops.Normalize``'s
+    forward computes it over the last axis (a LayerNorm's): the same bits.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Where :func:`fits` says so.
+    eps : float
+        Added to the variance before its square root.
+
+    Returns
+    -------
+    numpy.ndarray
+        Of ``x``'s shape.
+
+    Examples
+    --------
+    >>> import numpy as np, difflab as dl
+    >>> from difflab.jit.row_kernels import normalized_rows
+    >>> x = np.random.default_rng(2).normal(size=(3, 4, 32))
+    >>> want = dl.nn.functional.layer_norm(dl.tensor(x), (32,)).numpy()
+    >>> normalized_rows(x, 1e-5).tobytes() == want.tobytes()
+    True
+    """
+    flat = x.reshape(-1, x.shape[-1])
+    y = np.empty(flat.shape, x.dtype)
+    _kernels()[3](flat, y, eps)
+    return y.reshape(x.shape)

@@ -1,0 +1,119 @@
+"""Sums along the last axis as numba loops: NumPy's bits, special values included; and the
+prepared sum, mean and softmax steps of a compiled program take them."""
+
+import doctest
+
+import numpy as np
+import pytest
+
+import difflab as dl
+from difflab.jit import fusion, row_kernels
+from difflab.jit.prepared_steps import prepared_forward
+
+pytestmark = pytest.mark.skipif(not fusion.USE_NUMBA, reason="numba not installed")
+
+rng = np.random.default_rng(8)
+
+
+def _rows(shape):
+    """Random rows over many magnitudes (the order of the additions shows), with a row of
+    -0, one of +0 and -0 mixed, an infinity and a NaN."""
+    x = rng.standard_normal(shape) * 10.0 ** rng.integers(-8, 8, shape)
+    flat = x.reshape(-1, shape[-1])
+    flat[1] = -0.0
+    flat[2, ::2] = 0.0
+    flat[2, 1::2] = -0.0
+    flat[3, 0] = np.inf
+    flat[4, -1] = np.nan
+    return x
+
+
+@pytest.mark.parametrize("n", list(range(1, 34)) + [63, 64, 65, 100, 127, 128])
+def test_row_sums_give_numpy_s_bits_for_every_length(n):
+    x = _rows((6, n))
+    for keepdims in (False, True):
+        want = np.add.reduce(x, axis=-1, keepdims=keepdims)
+        got = row_kernels.row_sums(x, keepdims=keepdims)
+        assert got.shape == want.shape and got.tobytes() == want.tobytes()
+    assert row_kernels.row_sums(x, 1 / n).tobytes() == (np.add.reduce(x, -1) * (1 / n)).tobytes()
+    context = dl.ops.registry.Context((False,))
+    with np.errstate(all="ignore"):
+        want = dl.ops.nn_ops.Normalize.forward(context, np, x, (1,), 1e-5)
+        assert row_kernels.normalized_rows(x, 1e-5).tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("shape", [(8, 4, 12, 12), (8, 12, 32), (5,), (3, 0, 7)])
+def test_softmax_and_sums_of_arrays_of_more_dimensions(shape):
+    x = _rows(shape) if 0 not in shape and len(shape) > 1 else rng.standard_normal(shape)
+    with np.errstate(invalid="ignore"):
+        want = dl.softmax(dl.tensor(x), -1).numpy()
+        if x.size:
+            assert row_kernels.softmax_rows(x).tobytes() == want.tobytes()
+    assert row_kernels.row_sums(x).tobytes() == np.add.reduce(x, axis=-1).tobytes()
+
+
+def test_what_the_loops_do_not_take_is_numpy_s_sum():
+    long_rows = rng.standard_normal((3, 129))  # (NumPy cuts a row of 129 in halves)
+    columns = rng.standard_normal((12, 4)).T  # (not C-contiguous)
+    single = rng.standard_normal((3, 4)).astype(np.float32)
+    for x in (long_rows, columns, single):
+        assert not row_kernels.fits(x)
+        assert row_kernels.row_sums(x).tobytes() == np.add.reduce(x, axis=-1).tobytes()
+
+
+def _node(fn, x):
+    graph = dl.jit.trace(fn, dl.tensor(x)).graph
+    return graph.nodes[-1]
+
+
+@pytest.mark.parametrize("make", [
+    lambda x: x.sum(-1), lambda x: x.sum(2, keepdim=True), lambda x: x.mean(-1),
+    lambda x: x.mean(-1, keepdim=True), lambda x: dl.softmax(x, -1),
+    lambda x: dl.nn.functional.layer_norm(x, (12,))])
+def test_prepared_steps_along_the_last_axis_take_the_loops_with_the_same_bits(make):
+    x = rng.standard_normal((8, 4, 12))
+    node = _node(make, x)
+    forward = prepared_forward(node, x.shape)
+    assert forward.__name__ == "by_rows"
+    plain = node.op.forward(dl.ops.registry.Context((False,)), np, x, **node.params)
+    assert forward(None, np, x).tobytes() == np.asarray(plain).tobytes()
+    # a view that is not contiguous (of the traced shape) takes NumPy's own reduce
+    view = rng.standard_normal((8, 4, 24))[:, :, ::2]
+    plain = node.op.forward(dl.ops.registry.Context((False,)), np, view, **node.params)
+    assert forward(None, np, view).tobytes() == np.asarray(plain).tobytes()
+
+
+def test_other_axes_and_dtypes_keep_numpy_s_reduce():
+    x = rng.standard_normal((8, 4, 12))
+    for fn in (lambda t: t.sum(0), lambda t: t.mean((1, 2)), lambda t: dl.softmax(t, 1),
+               lambda t: dl.nn.functional.layer_norm(t, (4, 12))):
+        assert getattr(prepared_forward(_node(fn, x), x.shape), "__name__", None) != "by_rows"
+    x32 = x.astype(np.float32)
+    assert prepared_forward(_node(lambda t: t.sum(-1), x32), x.shape).__name__ != "by_rows"
+
+
+def test_a_compiled_attention_block_trains_as_eagerly_to_1e_12():
+    def train(compiled):
+        dl.manual_seed(1)
+        block = dl.nn.Sequential(dl.nn.Linear(6, 12), dl.nn.LayerNorm(12)).double()
+        attention = dl.nn.MultiheadAttention(12, 3, batch_first=True).double()
+        params = list(block.parameters()) + list(attention.parameters())
+
+        def loss(x):
+            h = block(x)
+            return attention(h, h, h)[0].softmax(-1).mean(-1).sum()
+        run = dl.compile(loss) if compiled else loss
+        opt = dl.optim.Adam(params, lr=0.05)
+        x = dl.tensor(np.random.default_rng(2).normal(size=(4, 5, 6)))
+        for _ in range(3):
+            opt.zero_grad()
+            run(x).backward()
+            opt.step()
+        return [p.detach().numpy().copy() for p in params]
+
+    for got, want in zip(train(True), train(False)):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
+def test_docstring_examples_run():
+    assert doctest.testmod(row_kernels).failed == 0
