@@ -146,8 +146,7 @@ class _SympyNamespace:
     maximum, minimum = staticmethod(sympy.Max), staticmethod(sympy.Min)
     lgamma, digamma = staticmethod(sympy.loggamma), staticmethod(sympy.digamma)
     polygamma, erfc = staticmethod(sympy.polygamma), staticmethod(sympy.erfc)
-    erfinv = staticmethod(sympy.erfinv)
-    zeta = staticmethod(sympy.zeta)
+    erfinv, zeta = staticmethod(sympy.erfinv), staticmethod(sympy.zeta)
     gammainc, gammaincc = staticmethod(gammainc), staticmethod(gammaincc)
     fmod, remainder = staticmethod(fmod), staticmethod(remainder)
     # piecewise constant: the rounding functions, the tests, the relations and logic
@@ -157,8 +156,8 @@ class _SympyNamespace:
     logical_and, logical_or = staticmethod(sympy.And), staticmethod(sympy.Or)
     logical_xor, logical_not = staticmethod(sympy.Xor), staticmethod(sympy.Not)
 
-    truth, trunc = staticmethod(truth), staticmethod(trunc)
-    stop_gradient = staticmethod(detached)  # (x.detach(): its value, derivative 0)
+    # (stop_gradient: x.detach(), its value with derivative 0)
+    truth, trunc, stop_gradient = staticmethod(truth), staticmethod(trunc), staticmethod(detached)
 
     # (the Bessel functions of order 0 and 1, and the scaled forms, as sympy writes them)
     i0, i1, i0e, i1e = (staticmethod(f) for f in (bessel.i0, bessel.i1, bessel.i0e, bessel.i1e))
@@ -187,14 +186,9 @@ class _SympyNamespace:
             out = np.reshape(out, tuple(1 if a in axes else n for a, n in enumerate(x.shape)))
         return out
 
-    @staticmethod
-    def no_symbolic_form(name: str, why: str) -> NoSymbolicForm:
-        """What a primitive with no value on symbols gives (argmax's indices)."""
-        return NoSymbolicForm(name, why)
-
-    @staticmethod
-    def heaviside(x: Any, value_at_zero: Any) -> Any:
-        return sympy.Heaviside(x, value_at_zero)
+    # no_symbolic_form(name, why): what a primitive with no value on symbols gives
+    # (argmax's indices); heaviside(x, value_at_zero) as NumPy's
+    no_symbolic_form, heaviside = staticmethod(NoSymbolicForm), staticmethod(sympy.Heaviside)
 
     @staticmethod
     def where(cond: Any, a: Any, b: Any) -> Any:
@@ -250,9 +244,9 @@ class SymbolArray(np.ndarray):
     def transpose(self, *axes: Any) -> Any:  # type: ignore[override]
         """``x.transpose(0, 1)`` swaps two dims, as on a tensor; ``x.transpose()`` and a
         permutation (``x.transpose((1, 0, 2))``) are NumPy's."""
-        if numpy_protocol.swaps_two_dims(axes):
-            return _wrap(np.swapaxes(np.asarray(self), *axes))
-        return _wrap(np.asarray(self).transpose(*axes))
+        values = np.asarray(self)
+        swapped = numpy_protocol.swaps_two_dims(axes)
+        return _wrap(np.swapaxes(values, *axes) if swapped else values.transpose(*axes))
 
     def astype(self, dtype: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         """A float dtype leaves the expressions as they are (a symbol is a real number)."""

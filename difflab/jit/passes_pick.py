@@ -226,6 +226,93 @@ def _unit_pieces(node: Node, producers: dict, meta: dict) -> list | None:
     return [p for p, _ in pieces]
 
 
+class _Picking:
+    """One walk of :func:`pick_pieces` over a graph: the nodes kept so far, the names
+    that now stand for another value, and the values known to be all zeros."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.meta = graph.meta()
+        self.producers: dict[str, Node] = {}
+        self.zeros: set[str] = set()
+        self.renamed: dict[str, Ref] = {}
+        self.nodes: list[Node] = []
+
+    def keep(self, n: Node) -> None:
+        self.nodes.append(n)
+        self.producers[n.name] = n
+        self.meta[n.name] = (tuple(n.shape), np.dtype(n.dtype))
+
+    def visit(self, node: Node) -> None:
+        """Keep ``node`` (its inputs renamed), or replace it by what it picks."""
+        if self.renamed:
+            node = Node(node.name, node.op, substitute(node.args, self.renamed),
+                        {k: substitute(v, self.renamed) for k, v in node.params.items()},
+                        node.shape, node.dtype, node.needs_input_grad, node.saved)
+        first = node.args[0] if node.args else None
+        if node.saved or not isinstance(first, Ref):
+            self.keep(node)
+            return
+        op, unary = node.op_name, len(node.args) == 1
+        if op in ("index", "reshape", "permute") and first.name in self.zeros and unary:
+            self.zeros.add(node.name)  # (zeros, cut or moved: still zeros)
+        if op == "index" and unary and first.name not in self.zeros and self._index(node):
+            return
+        if op == "reshape" and unary:
+            node = self._reshape(node, first)
+            if node is None:
+                return
+        if op == "add" and len(node.args) == 2 and all(isinstance(a, Ref) for a in node.args):
+            self._add(node)
+            return
+        self.keep(node)
+
+    def _index(self, node: Node) -> bool:
+        """A slice read where its elements are made; False: the node stays."""
+        found = _follow(node, self.producers, self.meta)
+        if found == _ZEROS:
+            self.zeros.add(node.name)
+            return False
+        if found is None:
+            return False
+        made = _picked(node, *found, self.meta)
+        if isinstance(made, Ref):
+            self.renamed[node.name] = made
+        else:
+            for n in made:
+                self.keep(n)
+        return True
+
+    def _reshape(self, node: Node, first: Ref) -> Node | None:
+        """A reshape of unit pieces, of its own shape or of a reshape: None if handled."""
+        before = self.producers.get(first.name)
+        if before is not None and before.op_name == "reshape" and not before.saved:
+            first = before.args[0]  # (a reshape of a reshape: of the first's input)
+        pieces = _unit_pieces(node, self.producers, self.meta)
+        if pieces is not None:
+            self.keep(Node(node.name, registry.PRIMITIVES["cat"], tuple(pieces), {"axis": 0},
+                           node.shape, node.dtype, (False,) * len(pieces)))
+            return None
+        if isinstance(first, Ref) and tuple(self.meta[first.name][0]) == tuple(node.shape):
+            self.renamed[node.name] = first
+            if first.name in self.zeros:
+                self.zeros.add(node.name)
+            return None
+        if first is not node.args[0]:
+            node = Node(node.name, node.op, (first,), node.params, node.shape,
+                        node.dtype, node.needs_input_grad, node.saved)
+        return node
+
+    def _add(self, node: Node) -> None:
+        """An add of zeros is its other term (of the add's shape and dtype)."""
+        a, b = node.args
+        for zero, other in ((a, b), (b, a)):
+            if zero.name in self.zeros and self.meta[other.name] == (
+                    tuple(node.shape), np.dtype(node.dtype)):
+                self.renamed[node.name] = other
+                return
+        self.keep(node)
+
+
 def pick_pieces(graph: Graph, show: bool = False) -> Graph:
     """Read the elements a slice picks where they are made; drop adds of zeros.
 
@@ -254,70 +341,10 @@ def pick_pieces(graph: Graph, show: bool = False) -> Graph:
     >>> bool((picked.run(x)[0] == traced.graph.run(x)[0]).all())
     True
     """
-    meta = graph.meta()
-    producers: dict[str, Node] = {}
-    zeros: set[str] = set()
-    renamed: dict[str, Ref] = {}
-    nodes: list[Node] = []
-
-    def keep(n: Node) -> None:
-        nodes.append(n)
-        producers[n.name] = n
-        meta[n.name] = (tuple(n.shape), np.dtype(n.dtype))
-
+    walk = _Picking(graph)
     for node in graph.nodes:
-        if renamed:
-            node = Node(node.name, node.op, substitute(node.args, renamed),
-                        {k: substitute(v, renamed) for k, v in node.params.items()},
-                        node.shape, node.dtype, node.needs_input_grad, node.saved)
-        first = node.args[0] if node.args else None
-        if node.saved or not isinstance(first, Ref):
-            keep(node)
-            continue
-        op = node.op_name
-        if op in ("index", "reshape", "permute") and first.name in zeros \
-                and len(node.args) == 1:
-            zeros.add(node.name)  # (zeros, cut or moved: still zeros)
-        if op == "index" and len(node.args) == 1 and first.name not in zeros:
-            found = _follow(node, producers, meta)
-            if found == _ZEROS:
-                zeros.add(node.name)
-            elif found is not None:
-                made = _picked(node, *found, meta)
-                if isinstance(made, Ref):
-                    renamed[node.name] = made
-                else:
-                    for n in made:
-                        keep(n)
-                continue
-        if op == "reshape" and len(node.args) == 1:
-            before = producers.get(first.name)
-            if before is not None and before.op_name == "reshape" and not before.saved:
-                first = before.args[0]  # (a reshape of a reshape: of the first's input)
-            pieces = _unit_pieces(node, producers, meta)
-            if pieces is not None:
-                keep(Node(node.name, registry.PRIMITIVES["cat"], tuple(pieces), {"axis": 0},
-                          node.shape, node.dtype, (False,) * len(pieces)))
-                continue
-            if isinstance(first, Ref) and tuple(meta[first.name][0]) == tuple(node.shape):
-                renamed[node.name] = first
-                if first.name in zeros:
-                    zeros.add(node.name)
-                continue
-            if first is not node.args[0]:
-                node = Node(node.name, node.op, (first,), node.params, node.shape,
-                            node.dtype, node.needs_input_grad, node.saved)
-        if op == "add" and len(node.args) == 2 and all(isinstance(a, Ref) for a in node.args):
-            a, b = node.args
-            for zero, other in ((a, b), (b, a)):
-                if zero.name in zeros and meta[other.name] == (
-                        tuple(node.shape), np.dtype(node.dtype)):
-                    renamed[node.name] = other
-                    break
-            else:
-                keep(node)
-            continue
-        keep(node)
+        walk.visit(node)
+    nodes, renamed = walk.nodes, walk.renamed
     if not renamed and len(nodes) == len(graph.nodes) and all(
             m is n for m, n in zip(nodes, graph.nodes)):
         return graph
