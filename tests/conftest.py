@@ -40,21 +40,6 @@ def pytest_report_header(config):
     return "cuda tests run on: the CPU stand-in for CuPy (difflab.testing.fake_cupy; no GPU here)"
 
 
-def pytest_collection_modifyitems(items):
-    """Run the test files that hold a ``slow`` test first, each file's tests kept together
-    and in their order.
-
-    Under pytest-xdist (``-n auto --dist worksteal``, pyproject) each worker starts with
-    half of the tests, in this order, and an idle worker takes the waiting tests from the
-    end of a busy one's queue.  A slow test (the documentation build: minutes) that comes
-    late then runs alone while the other core has nothing left to take; started first,
-    the short tests that follow it balance the two workers at the end.  A file stays
-    together so its module fixtures are set up once.
-    """
-    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow_files)  # (a stable sort)
-
-
 def pytest_runtest_setup(item):
     """Skip a ``fastpath``-marked test when the shortcuts are off (``DIFFLAB_FASTPATH=0``)."""
     marker = item.get_closest_marker("fastpath")
