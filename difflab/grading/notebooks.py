@@ -31,10 +31,13 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-
-import nbformat
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from difflab.grading.errors import GradingInputError
+
+if TYPE_CHECKING:  # (imported where a notebook is read or written: see _nbformat)
+    import nbformat
 
 __all__ = [
     "make_student_version",
@@ -57,6 +60,19 @@ ANSWER_METADATA = "difflab"
 
 STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 MARKDOWN_STUB = "YOUR ANSWER HERE"
+
+
+def _nbformat() -> ModuleType:
+    """nbformat, imported when a notebook is first read or written, not with this module.
+
+    Importing nbformat imports jsonschema, which (with the ``format-nongpl`` extra that
+    Jupyter installs) compiles some forty grammars: over a second of processor time.  The
+    commands that never open a notebook (``difflab gradebook``, ``difflab manual score``,
+    grading a ``.py`` submission) then start without it.
+    """
+    import nbformat
+
+    return nbformat
 
 
 def strip_solutions(source: str, *, student: bool, where: str = "source") -> str:
@@ -275,7 +291,7 @@ def read_notebook(path: str | Path) -> nbformat.NotebookNode:
     if not (isinstance(data, dict) and "worksheets" in data and "cells" not in data):
         _check_cells(path.name, data)  # (a version-3 notebook is checked once converted)
     try:
-        nb = nbformat.reads(text, as_version=4)
+        nb = _nbformat().reads(text, as_version=4)
     except Exception as exc:  # nbformat raises several types for malformed notebooks
         raise GradingInputError(
             f"{path.name} is valid JSON but not a Jupyter notebook ({exc})"
@@ -359,7 +375,7 @@ def _write_version(source: str | Path, out: str | Path, *, student: bool) -> Pat
     out.parent.mkdir(parents=True, exist_ok=True)
     if source.suffix == ".ipynb":
         nb = _transform_notebook(source, student=student)
-        nbformat.write(nb, str(out))
+        _nbformat().write(nb, str(out))
     elif source.suffix == ".py":
         text = source.read_text(encoding="utf-8")
         out.write_text(strip_solutions(text, student=student, where=source.name), "utf-8")

@@ -39,6 +39,10 @@ more markup; this keeps the docs to the packages in the ``docs`` extra.)
    That was half of the build's time.  ``html-page-context`` gives the theme a
    ``toctree()`` that, when only titles are asked for, reads the tables of contents with
    the titles kept alone: the same tree, the same HTML, from a fraction of the copying.
+   The pages viewcode writes (``_modules/...``, the source of each module: 217 of the
+   site's 516 pages) are in no toctree, so none of their trees marks an entry current:
+   two of them in one folder get the same tree, links and all, which is built once per
+   folder (and furo, which caches its work by that HTML, reworks it once too).
 
 7. numpydoc compiles its docstring template anew for every object it renders (twice: the
    docstring and the signature), a tenth of the build; the same template, compiled once
@@ -327,8 +331,20 @@ def _titles_only(toc: nodes.Node) -> nodes.Node:
 _TITLES_ONLY: dict[int, dict[str, nodes.Node]] = {}  # id(env.tocs) -> the trimmed tocs
 
 
+#: The titles-only tree of the pages in no toctree: by id(env.tocs), folder and options.
+_TREE_OF_FOLDER: dict[tuple[int, str, tuple], str] = {}
+
+
 def _forget_trimmed_tocs(app: Any, env: Any) -> None:
     _TITLES_ONLY.clear()  # (the pages were read again: their tables of contents changed)
+    _TREE_OF_FOLDER.clear()
+
+
+def _in_no_toctree(env: Any, pagename: str) -> bool:
+    """Whether ``pagename`` is a page viewcode writes (a module's source), which is no
+    document of the site: no toctree names it, so its tree marks nothing current and
+    differs from another such page's only by the folder its links are relative to."""
+    return pagename.startswith("_modules/") and pagename not in env.all_docs
 
 
 def titles_only_toctree(app: Any, pagename: str, templatename: str, context: dict,
@@ -344,14 +360,23 @@ def titles_only_toctree(app: Any, pagename: str, templatename: str, context: dic
         if not kwargs.get("titles_only"):
             return toctree(**kwargs)
         full = env.tocs
+        folder = None
+        if _in_no_toctree(env, pagename):
+            folder = (id(full), pagename.rpartition("/")[0], tuple(sorted(kwargs.items())))
+            if folder in _TREE_OF_FOLDER:
+                return _TREE_OF_FOLDER[folder]
         if id(full) not in _TITLES_ONLY:
             _TITLES_ONLY.clear()
+            _TREE_OF_FOLDER.clear()
             _TITLES_ONLY[id(full)] = {name: _titles_only(toc) for name, toc in full.items()}
         env.tocs = _TITLES_ONLY[id(full)]
         try:
-            return toctree(**kwargs)
+            tree = toctree(**kwargs)
         finally:
             env.tocs = full
+        if folder is not None:
+            _TREE_OF_FOLDER[folder] = tree
+        return tree
 
     context["toctree"] = toctree_of_titles
 

@@ -138,6 +138,34 @@ def test_the_pages_toctree_uses_them_for_titles_only_and_puts_the_contents_back(
     assert site.env.tocs is tocs
 
 
+def test_the_pages_in_no_toctree_get_their_folders_tree_built_once(site: Sphinx) -> None:
+    """viewcode's pages (``_modules/...``) are in no toctree: two in one folder get the
+    same tree as Sphinx builds it for each, built once; another folder's, its own links."""
+    options = {"collapse": False, "titles_only": True, "maxdepth": -1, "includehidden": True}
+    built = []
+
+    def tree_of(pagename: str) -> str:
+        def toctree(**kwargs: object) -> str:
+            built.append(pagename)
+            return site.builder._get_local_toctree(pagename, **kwargs)
+
+        context = {"toctree": toctree}
+        difflab_docs.titles_only_toctree(site, pagename, "page.html", context, None)
+        return context["toctree"](**options)
+
+    first, second = tree_of("_modules/pkg/a"), tree_of("_modules/pkg/b")
+    other = tree_of("_modules/c")
+    assert second == first
+    assert built == ["_modules/pkg/a", "_modules/c"]  # (b: a's tree)
+    for pagename, tree in (("_modules/pkg/b", second), ("_modules/c", other)):
+        assert tree == site.builder._get_local_toctree(pagename, **options)
+    assert 'href="../../guide.html"' in second and 'href="../guide.html"' in other
+    assert "current" not in second
+    tree_of("guide")
+    tree_of("guide")  # (a document of the site: its tree marks it current, never shared)
+    assert built[2:] == ["guide", "guide"]
+
+
 @pytest.mark.filterwarnings("ignore:Unknown section Shape")  # (the extension makes it a rubric)
 @pytest.mark.parametrize("obj, what", [(dl.grad, "function"), (dl.nn.Linear, "class"),
                                        (dl.Tensor.gather, "method")])

@@ -41,6 +41,14 @@ def test_each_process_loads_only_what_it_needs():
     assert loaded_after("difflab.grading._student") == []  # runs the student's code only
 
 
+def test_nbformat_is_loaded_only_to_open_a_notebook():
+    """nbformat brings jsonschema, over a second of processor time to import: the commands
+    that open no notebook (``difflab gradebook``, ``difflab manual score``) go without."""
+    for module in ("difflab.cli", "difflab.grading.runner", "difflab.grading.gradebook",
+                   "difflab.grading.manual", "difflab.grading.notebooks"):
+        assert not {"nbformat", "jsonschema"} & set(loaded_after(module)), module
+
+
 def test_difflab_grading_names_still_import():
     code = ("from difflab.grading import *\nimport difflab.grading as g\n"
             "print(sorted(g.__all__) == sorted(n for n in g.__all__ if n in globals()),"
