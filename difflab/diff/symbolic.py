@@ -345,14 +345,15 @@ def _too_deep(exc: RecursionError, f: Callable, expressions: list | None) -> Sym
         elif frame.f_code is Symbolic.expressions.__code__:  # differentiating f
             expressions = frame.f_locals.get("values")
         tb = tb.tb_next
-    expressions = expressions or []
+    expressions = [e for x in expressions or [] for e in np.ravel(np.asarray(x, dtype=object))]
     depth, level = 0, {e for e in expressions if isinstance(e, sympy.Basic)}
     while level:  # level by level, without recursion (shared subexpressions once)
         depth += 1
         level = {a for e in level for a in e.args}
     name = getattr(f, "__name__", "f")
+    how_deep = f"nested {depth} operations deep or more" if depth else "nested too deep"
     return SymbolicDepthError(
-        f"symbolic: {name} builds an expression nested {depth} operations deep or more, "
+        f"symbolic: {name} builds an expression {how_deep}, "
         f"deeper than sympy can follow within Python's recursion limit "
         f"({sys.getrecursionlimit()}). Use the forward or reverse method for such deep "
         "compositions (they follow the computation step by step)."

@@ -635,6 +635,15 @@ class MatrixExp(Primitive):
 
     @staticmethod
     def symbolic(sp, a):
+        """exp of a 1 × 1 matrix; refused beyond: sympy's Matrix.exp of a symbolic
+        2 × 2 matrix (through its Jordan form) takes seconds, and its derivative nests
+        deeper than Python's recursion limit (it used to fail only after ~20 s)."""
+        if a.shape[-2:] != (1, 1):
+            raise ValueError(
+                f"linalg.matrix_exp has no usable symbolic form beyond 1 × 1 (got "
+                f"{a.shape[-2]} × {a.shape[-1]}): sympy's exponential of a symbolic matrix "
+                f"nests deeper than Python's recursion limit; differentiate it with "
+                f"method='forward', 'reverse', 'compiled' or 'numeric'")
         return _per_matrix(lambda m: m.exp(), a)
 
 
