@@ -264,9 +264,8 @@ class SymbolArray(np.ndarray):
         raise numpy_protocol.unsupported(func, "symbolic, on sympy expressions")
 
 
-# ndarray's methods that mean something else on a tensor: a user's x.repeat(2) tiles a
-# tensor (ndarray's repeats each element: a silently different function)
-numpy_protocol.tensor_meanings(SymbolArray, ("repeat", "flatten", "var", "std", "sum", "mean"),
+# ndarray's methods that mean something else on a tensor (x.repeat(2), x.max(0)): Tensor's
+numpy_protocol.tensor_meanings(SymbolArray, numpy_protocol.NDARRAY_METHODS_TENSOR_MEANS,
                                lambda value, name: _tensor_face(value, name))
 
 

@@ -481,6 +481,16 @@ TENSOR_METHODS = {
                                      * dl.tensor([0.5, -1.0, 2.0])),
     "transpose_3d": lambda x: (x.reshape(3, 1, 1) * (x * x).reshape(1, 1, 3)).transpose(
         0, 2).sum((1, 2)) * dl.tensor([0.5, -1.0, 2.0]),
+    # (ndarray's max and min compare the expressions, which have no order: sympy's Max)
+    "max": lambda x: x.max() * x + x.min() * x * x,
+    "max_dim": lambda x: (x.reshape(3, 1) * x).max(0).values * x,
+    "min_keepdim": lambda x: (x.reshape(3, 1) * x).min(1, keepdim=True)[0].sum(1) * x,
+    # (a binary primitive's method with a tensor constant: the function's handler, not
+    # Tensor's promotion of the dtypes, which refuses symbols' object dtype)
+    "maximum_tensor_constant": lambda x: x.maximum(dl.tensor([0.5, -1.0, 2.0])) * x,
+    "atan2_tensor_constant": lambda x: x.atan2(dl.tensor([0.5, -1.0, 2.0])),
+    "fmod_tensor_constant": lambda x: x.fmod(dl.tensor([0.5, -1.0, 2.0])) * x,
+    "remainder_tensor_constant": lambda x: x.remainder(dl.tensor([0.5, -1.0, 2.0])) * x,
 }
 #: Pointwise primitives of integers or complex numbers: no real function to differentiate
 #: through them.
@@ -1213,3 +1223,15 @@ def test_logsumexp_does_not_overflow_and_keeps_minus_infinity():
     assert y.grad_fn.name() == "LogsumexpBackward0"  # one primitive, as in PyTorch
     z = dl.logsumexp(dl.tensor([[1, 2], [3, 4]]), dim=1, keepdim=True)  # integers: float32
     assert z.dtype == dl.float32 and z.shape == (2, 1)
+
+
+def test_max_indices_of_symbols_refused_with_the_methods_that_work():
+    """``x.max(0)`` of symbols gives sympy's Max as its values; its indices (and
+    ``x.argmax()``, ndarray's method of that name) have no symbolic form: refused, naming
+    the values and the methods that give the derivative."""
+    from difflab.diff.symbolic import SymbolicTraceError
+
+    for f in (lambda x: x.max(0).indices * x, lambda x: x.argmin() * x):
+        with pytest.raises(SymbolicTraceError, match=r"no symbolic form.*\.values.*"
+                                                     r"method='forward'/'reverse'"):
+            dl.grad(lambda v, f=f: dl.sum(f(v)), method="symbolic")(dl.tensor(POINTS))
