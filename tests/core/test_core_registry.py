@@ -407,6 +407,13 @@ TENSOR_ARGUMENT_FACES = {
             x.reshape(1, 3), (x * x).reshape(1, 3), _constant([[0.5, -1.0, 2.0]])),
         "rrelu": lambda x: F.rrelu(x).sum(),
     }.items()},
+    # (angle of real numbers: 0 or pi, a constant; asarray: x itself, a copy detached as a
+    # tensor's; binary_cross_entropy checks a Dual's values, symbols have none)
+    "angle": lambda x: dl.angle(x) * x + dl.angle(x * x) * x,
+    "asarray": lambda x: dl.asarray(x) * x,
+    "asarray_copy": lambda x: dl.asarray(x, copy=True) * x,
+    "binary_cross_entropy": lambda x: F.binary_cross_entropy(
+        dl.sigmoid(x), dl.tensor([0.0, 1.0, 1.0], dtype=dl.float64)) * x,
     # (a mask of constants: the same entries whatever x is; a mask on x: see below)
     "masked_select_constant_mask": lambda x: dl.masked_select(
         x * x, dl.tensor([True, False, True])) * x[:2],
@@ -590,6 +597,21 @@ ORDER_STATISTICS = {
     "masked_select_broadcast": lambda x: dl.masked_select(x.reshape(3, 1) * x,
                                                           x < 1.0).sum(0) * x,
     "topk": lambda x: dl.topk(x * x, 2).values.sum() * x,
+    # results read from the values (counts, positions, runs: a Dual's values, its tangents
+    # dropped where the result has none; symbols have no values)
+    "histc": lambda x: dl.histc(x * x, 3) @ dl.tensor([0.5, -1.0, 2.0]) * x,
+    "histogram": lambda x: (dl.histogram(x * x, 3).hist.sum() + dl.histogram(
+        x, 2, range=(-2.0, 3.0)).bin_edges.sum()) * x,
+    "bucketize": lambda x: dl.bucketize(x, dl.tensor([0.0, 1.0])) * x,
+    "searchsorted": lambda x: dl.searchsorted(dl.tensor([0.0, 1.0]), x * x, right=True) * x,
+    "searchsorted_sorted_x": lambda x: dl.searchsorted(x, dl.tensor([0.0, 1.0])).sum() * x,
+    # (the runs' values and mode's: the picked entries, with their tangents)
+    "unique_consecutive": lambda x: dl.unique_consecutive(
+        dl.stack([x, x, x * x]).reshape(-1), return_counts=True)[0].sum() * x,
+    "unique_consecutive_counts": lambda x: dl.unique_consecutive(
+        (x > 0).float(), return_counts=True, return_inverse=True)[2].sum() * x,
+    "mode": lambda x: dl.mode(dl.stack([x, x * x, x]), 0).values * x,
+    "mode_indices": lambda x: dl.mode(dl.stack([x * x, x, x]), 0, keepdim=True).indices * x,
 }
 
 
@@ -605,7 +627,7 @@ def test_order_statistics_of_dual_numbers_same_derivative_as_reverse(name):
     from difflab.diff.symbolic import SymbolicTraceError
 
     with pytest.raises(SymbolicTraceError, match=r"(no order|a condition on symbols has "
-                                                 r"none).*method='forward', 'reverse' or "
+                                                 r"none|no values).*method='forward', 'reverse' or "
                                                  r"'numeric'"):
         dl.grad(g, method="symbolic")(dl.tensor(POINTS))
 
