@@ -175,7 +175,8 @@ class _SympyNamespace:
     def reduce(function: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
         """``function(a, b)`` folded over ``axis`` of an object array (all axes for None)."""
         x = np.asarray(x, dtype=object)
-        ndim = x.ndim
+        if (ndim := x.ndim) == 0:  # (dim 0 or -1 of one value: itself, as PyTorch reads it)
+            return x
         axes = tuple(range(ndim)) if axis is None else tuple(
             a % max(ndim, 1) for a in ((axis,) if isinstance(axis, int) else axis))
         rest = [a for a in range(ndim) if a not in axes]

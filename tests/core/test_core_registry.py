@@ -492,6 +492,8 @@ TENSOR_METHODS = {
     "max": lambda x: x.max() * x + x.min() * x * x,
     "max_dim": lambda x: (x.reshape(3, 1) * x).max(0).values * x,
     "min_keepdim": lambda x: (x.reshape(3, 1) * x).min(1, keepdim=True)[0].sum(1) * x,
+    # (dim 0 or -1 of a 0-d value: the value itself)
+    "max_of_one_value": lambda x: x[1].max(0).values * x + dl.aminmax(x[0] * x[2], dim=-1).min,
     # (a binary primitive's method with a tensor constant: the function's handler, not
     # Tensor's promotion of the dtypes, which refuses symbols' object dtype)
     "maximum_tensor_constant": lambda x: x.maximum(dl.tensor([0.5, -1.0, 2.0])) * x,
