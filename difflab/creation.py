@@ -13,6 +13,7 @@ from difflab.tensor import Tensor
 from difflab.tensor_arguments import (
     fill_number,
     integer,
+    interpreted,
     new_shape,
     tensor_of,
     to_array,
@@ -243,6 +244,13 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
     >>> t.tolist()
     [5.0, 0.0, 0.0]
     """
+    if interpreted(obj) and not requires_grad and copy is not False:
+        # a Dual, symbols: as a tensor, itself; a copy or a conversion is cut from
+        # differentiation, as a tensor's is (derivative 0)
+        conversion = [a for a in (device, dtype) if a is not None]
+        if not conversion and not copy:
+            return obj
+        return obj.detach().to(*conversion) if conversion else obj.detach()
     if copy:
         result = tensor(obj.detach() if isinstance(obj, Tensor) else obj, dtype=dtype,
                         device=device)

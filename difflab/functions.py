@@ -77,6 +77,13 @@ class TypeHandler:
     def where(self, cond: Any, a: Any, b: Any) -> Any:
         raise TypeError(f"where() is not supported for {type(self).__name__}")
 
+    def values(self, x: Any) -> Any:
+        """``x``'s values as an array, for a function of ``x`` whose result has no
+        derivative (a histogram, a bucket index, a count: piecewise constant in ``x``);
+        ``None`` for a type that has no values (sympy's symbols).  See
+        ``tensor_arguments.values_of``."""
+        return None
+
     def primitive(self, op: Any, *inputs: Any, **params: Any) -> Any:
         """Any other primitive, called through its faces (``dl.prod(dual)``): by default
         its ``forward`` on the values, with NumPy's functions (which such types implement)."""

@@ -28,7 +28,13 @@ from difflab.functions_selecting import nonzero
 from difflab.functions_statistics import cummax
 from difflab.ops.registry import PRIMITIVES
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import MinMax, dim_index, tensor_of
+from difflab.tensor_arguments import (
+    MinMax,
+    dim_index,
+    tensor_of,
+    tensor_or_interpreted,
+    values_of,
+)
 
 __all__ = ["angle", "bincount", "bitwise_and", "bitwise_or", "bitwise_xor", "complex",
            "cross", "gcd", "lcm", "mode", "polar", "unique", "unique_consecutive"]
@@ -168,7 +174,8 @@ def _runs(x: Tensor, dim: int | None, order: Tensor | None, return_inverse: bool
         rows = data.reshape(data.shape[0], -1)
     n = rows.shape[0]
     order = arange(n, device=x.device) if order is None else order
-    starts = _run_starts(rows[order])
+    # (where the runs start: read from the values, a Dual's without its tangents)
+    starts = _run_starts(values_of(rows, name)[order])
     values = data[order][starts]
     if dim is not None:
         values = movedim(values, 0, d)
@@ -257,7 +264,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False,  # noqa: A00
     >>> values.tolist(), counts.tolist()
     ([1, 2, 1], [2, 2, 1])
     """
-    return _runs(tensor_of(input), dim, None, return_inverse, return_counts,
+    return _runs(tensor_or_interpreted(input), dim, None, return_inverse, return_counts,
                  "unique_consecutive")
 
 
@@ -289,13 +296,13 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> MinMax:  # noqa
     >>> m.values.tolist(), m.indices.tolist()
     ([1.0, 3.0], [3, 2])
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)  # (a Dual: its values picked with their tangents)
     d = dim_index(dim, x.ndim, "mode")
     data = movedim(x, d, -1) if x.ndim else x.reshape(1)
     n = data.shape[-1]
     if n == 0:
         raise IndexError(f"mode: dimension {dim} is empty; the mode of no values is undefined")
-    ordered, order = F.sort(data.detach(), dim=-1, stable=True)
+    ordered, order = F.sort(values_of(data, "mode").detach(), dim=-1, stable=True)
     starts = F.cat([ones(ordered.shape[:-1] + (1,), dtype=bool_, device=x.device),
                     ordered[..., 1:] != ordered[..., :-1]], -1)
     position = arange(n, device=x.device).expand(*ordered.shape)
@@ -369,7 +376,7 @@ def angle(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.angle(dl.tensor([-2.0, 3.0], dtype=dl.float64)).tolist()
     [3.141592653589793, 0.0]
     """
-    x = tensor_of(input)
+    x = tensor_or_interpreted(input)  # (a Dual: its handler gives the constant 0 or pi)
     if x.dtype.kind not in "fc":
         x = x.to(float32)
     return apply(PRIMITIVES["angle"], x)

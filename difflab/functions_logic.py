@@ -24,6 +24,7 @@ from difflab.tensor_arguments import (
     reduction_dims,
     tensor_of,
     tensor_or_interpreted,
+    values_of,
     write_out,
 )
 
@@ -215,7 +216,7 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0,  # noq
     >>> x.histc(bins=2, min=0, max=2)        # 4.0 is outside: left out
     tensor([0., 3.])
     """
-    t = tensor_of(input)
+    t = values_of(input, "histc")  # (a Dual's values: the counts have no derivative)
     if t.dtype.kind not in "f":
         raise RuntimeError(f"histc: input must be a floating tensor, got {t.dtype}")
     if not isinstance(bins, int) or bins <= 0:
@@ -285,7 +286,7 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Any = None,  # noqa: A00
     >>> dl.histogram(x, bins=2, range=(0.0, 4.0), density=True).hist
     tensor([0.25, 0.25])
     """
-    t = tensor_of(input)
+    t = values_of(input, "histogram")  # (a Dual's values, as histc's)
     if t.dtype.kind not in "f":
         raise RuntimeError(f"histogram: input must be a floating tensor, got {t.dtype}")
     op = PRIMITIVES["histogram"]

@@ -24,6 +24,7 @@ from difflab.tensor_arguments import (
     refuse_symbols,
     tensor_of,
     tensor_or_interpreted,
+    values_of,
 )
 
 __all__ = [
@@ -622,9 +623,10 @@ def searchsorted(sorted_sequence: Tensor, values: Any, *, right: bool = False,
         if side not in ("left", "right"):
             raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
         right = side == "right"
-    sequence = tensor_of(sorted_sequence)
+    # (a Dual's values: the positions have no derivative)
+    sequence = values_of(sorted_sequence, "searchsorted")
     scalar = not isinstance(values, Tensor) and not hasattr(values, "shape")
-    v = tensor_of(values if not scalar else [values])
+    v = values_of(values if not scalar else [values], "searchsorted")
     if sequence.ndim > 1 and sequence.shape[:-1] != v.shape[:-1]:
         raise RuntimeError(f"searchsorted: a sorted sequence of shape {tuple(sequence.shape)} "
                            f"needs values with the same leading shape, got {tuple(v.shape)}")
@@ -661,7 +663,7 @@ def bucketize(input: Any, boundaries: Tensor, *, right: bool = False) -> Tensor:
     >>> dl.bucketize(dl.tensor([0.5, 1.0, 2.5]), dl.tensor([1.0, 2.0])).tolist()
     [0, 0, 2]
     """
-    edges = tensor_of(boundaries)
+    edges = values_of(boundaries, "bucketize")
     if edges.ndim != 1:
         raise RuntimeError(f"bucketize expects 1-D boundaries, got {edges.ndim}-D")
     return searchsorted(edges, input, right=right)

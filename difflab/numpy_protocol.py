@@ -148,6 +148,10 @@ def _tensor_method(value: Any, name: str) -> Callable | None:
     function = getattr(Tensor, name, None) if not name.startswith("__") else None
     if not inspect.isfunction(function):
         return None
+    op = getattr(function, "elementwise_op", None)
+    if op is not None:  # (x.maximum(c): the function, which takes a tensor constant beside
+        face = F.ELEMENTWISE[op.name]  # a Dual or symbols; Tensor's promotes their dtypes)
+        return lambda *args, **kwargs: face(value, *args, **kwargs)
     kind = type(value).__name__
 
     def method(*args: Any, **kwargs: Any) -> Any:
@@ -164,6 +168,16 @@ def _tensor_method(value: Any, name: str) -> Callable | None:
 
     method.__name__ = name
     return method
+
+
+#: ndarray's methods whose arguments or meaning differ from the tensor's, replaced on a
+#: ``SymbolArray`` by Tensor's (:func:`tensor_meanings`): a user's ``x.repeat(2)`` tiles a
+#: tensor (ndarray's repeats each element: a silently different function), ``x.var(0,
+#: False)`` reads (dim, unbiased), ``x.max(0)`` gives (values, indices) and ``x.max()``
+#: sympy's ``Max`` (ndarray's compares the expressions, which have no order), ``x.argmax()``
+#: refuses with the reason.
+NDARRAY_METHODS_TENSOR_MEANS = ("repeat", "flatten", "var", "std", "sum", "mean", "max", "min",
+                                "argmax", "argmin")
 
 
 def tensor_meanings(cls: type, names: Sequence[str], face: Callable) -> None:

@@ -1959,6 +1959,7 @@ def _elementwise_method(op: Any) -> Any:
         def method(self: Tensor, other: Any) -> Tensor:
             return _apply(op, *promote(self, unwrap_operand(other), floating))
     method.__name__ = method.__qualname__ = op.name
+    method.elementwise_op = op  # (read by numpy_protocol: a Dual's or symbols' x.maximum(c))
     method.__doc__ = _docstrings.method_docstring(
         op, f"difflab.{op.name}", lambda v: repr(Tensor(np.asarray(v, dtype=np.float32))))
     return method

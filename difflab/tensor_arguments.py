@@ -425,6 +425,29 @@ def tensor_or_interpreted(x: Any) -> Any:
     return x if interpreted(x) else tensor_of(x)
 
 
+def known_values(x: Any) -> Any:
+    """``x``'s values as an array: a tensor's (a list, an array made one), a ``Dual``'s
+    without its tangents (a tensor of dual numbers, ``jacfwd``'s, too); ``None`` for
+    sympy's symbols, which have no values (:meth:`TypeHandler.values`)."""
+    inner = x.array if isinstance(x, _engine.Tensor) else x
+    handler = _engine._interpreter(inner)
+    return tensor_of(x).array if handler is None else handler.values(inner)
+
+
+def values_of(x: Any, name: str) -> Tensor:
+    """``x`` as a constant tensor of its values (:func:`known_values`), for a function
+    whose result has no derivative in ``x`` (``histc``, ``bucketize``, ``searchsorted``,
+    ``mode``'s indices): a tensor as it is, a ``Dual``'s values without its tangents (the
+    derivative of a piecewise-constant result is 0 almost everywhere, as reverse mode
+    gives); symbols are refused with the reason and the methods that work."""
+    values = known_values(x)
+    if values is None:
+        raise NotOneExpression(f"{name}: symbols have no values (its result depends on the "
+                               f"values, not on an expression of them): use method='forward', "
+                               f"'reverse' or 'numeric'")
+    return x if isinstance(x, _engine.Tensor) and values is x.array else tensor_of(values)
+
+
 class NotOneExpression(TypeError):
     """An operation given sympy expressions whose result is not one expression of them.
 

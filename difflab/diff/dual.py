@@ -575,6 +575,11 @@ class _DualHandler(TypeHandler):
     def where(self, cond: Any, a: Any, b: Any) -> Any:
         return _where(cond, a, b)
 
+    def values(self, x: Any) -> Any:
+        """The innermost values (a nested Dual's too): the tangents dropped, as a
+        piecewise-constant function of them has derivative 0."""
+        return _innermost(x)
+
     def primitive(self, op: Any, *inputs: Any, **params: Any) -> Any:
         if not op.differentiable:  # an index, a mask, a count: computed on the values
             plain = [_innermost(v) for v in inputs]

@@ -175,7 +175,8 @@ class _SympyNamespace:
     def reduce(function: Any, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
         """``function(a, b)`` folded over ``axis`` of an object array (all axes for None)."""
         x = np.asarray(x, dtype=object)
-        ndim = x.ndim
+        if (ndim := x.ndim) == 0:  # (dim 0 or -1 of one value: itself, as PyTorch reads it)
+            return x
         axes = tuple(range(ndim)) if axis is None else tuple(
             a % max(ndim, 1) for a in ((axis,) if isinstance(axis, int) else axis))
         rest = [a for a in range(ndim) if a not in axes]
@@ -264,9 +265,8 @@ class SymbolArray(np.ndarray):
         raise numpy_protocol.unsupported(func, "symbolic, on sympy expressions")
 
 
-# ndarray's methods that mean something else on a tensor: a user's x.repeat(2) tiles a
-# tensor (ndarray's repeats each element: a silently different function)
-numpy_protocol.tensor_meanings(SymbolArray, ("repeat", "flatten", "var", "std", "sum", "mean"),
+# ndarray's methods that mean something else on a tensor (x.repeat(2), x.max(0)): Tensor's
+numpy_protocol.tensor_meanings(SymbolArray, numpy_protocol.NDARRAY_METHODS_TENSOR_MEANS,
                                lambda value, name: _tensor_face(value, name))
 
 

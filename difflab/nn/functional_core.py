@@ -35,7 +35,7 @@ from difflab.nn.functional_windows import _max_indices
 from difflab.ops import nn_conv, nn_ops, registry
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import cast_to as _cast_to
-from difflab.tensor_arguments import dim_index, require_tensor, shape_args
+from difflab.tensor_arguments import dim_index, known_values, require_tensor, shape_args
 from difflab.tensor_arguments import promote_all as _promote_all
 
 __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entropy",
@@ -1394,8 +1394,8 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     tensor(0.1643)
     """
     _check_same_shape("binary_cross_entropy", input, target)
-    p = input.array
-    if p.size and (float(p.min()) < 0.0 or float(p.max()) > 1.0):
+    p = known_values(input)  # (a Dual's values are checked; symbols have none: None)
+    if p is not None and p.size and (float(p.min()) < 0.0 or float(p.max()) > 1.0):
         raise ValueError(
             "binary_cross_entropy: input must hold probabilities in [0, 1] (apply sigmoid "
             "first, or use binary_cross_entropy_with_logits / BCEWithLogitsLoss)"

@@ -118,7 +118,8 @@ POINTWISE = [
     Pointwise("bitwise_not", lambda xp, a: ~a, "~a", lambda sp, a: sp.logical_not(a)),
     Pointwise("gcd", lambda xp, a, b: xp.gcd(a, b), "gcd(a, b) (0 when both are 0)"),
     Pointwise("lcm", lambda xp, a, b: xp.lcm(a, b), "lcm(a, b) (0 when either is 0)"),
-    Pointwise("angle", lambda xp, x: _angle(xp, x), "the angle of x in the complex plane"),
+    Pointwise("angle", lambda xp, x: _angle(xp, x), "the angle of x in the complex plane",
+              lambda sp, x: sp.where(x < 0, np.pi, 0.0)),  # (a symbol is real: 0 or π)
     Pointwise("conj", lambda xp, x: xp.conj(x), "the complex conjugate (of a complex value)"),
     Pointwise("logical_and", lambda xp, a, b: _as_bool(a) & _as_bool(b), "a and b",
               lambda sp, a, b: sp.logical_and(a, b)),

@@ -407,6 +407,13 @@ TENSOR_ARGUMENT_FACES = {
             x.reshape(1, 3), (x * x).reshape(1, 3), _constant([[0.5, -1.0, 2.0]])),
         "rrelu": lambda x: F.rrelu(x).sum(),
     }.items()},
+    # (angle of real numbers: 0 or pi, a constant; asarray: x itself, a copy detached as a
+    # tensor's; binary_cross_entropy checks a Dual's values, symbols have none)
+    "angle": lambda x: dl.angle(x) * x + dl.angle(x * x) * x,
+    "asarray": lambda x: dl.asarray(x) * x,
+    "asarray_copy": lambda x: dl.asarray(x, copy=True) * x,
+    "binary_cross_entropy": lambda x: F.binary_cross_entropy(
+        dl.sigmoid(x), dl.tensor([0.0, 1.0, 1.0], dtype=dl.float64)) * x,
     # (a mask of constants: the same entries whatever x is; a mask on x: see below)
     "masked_select_constant_mask": lambda x: dl.masked_select(
         x * x, dl.tensor([True, False, True])) * x[:2],
@@ -481,6 +488,18 @@ TENSOR_METHODS = {
                                      * dl.tensor([0.5, -1.0, 2.0])),
     "transpose_3d": lambda x: (x.reshape(3, 1, 1) * (x * x).reshape(1, 1, 3)).transpose(
         0, 2).sum((1, 2)) * dl.tensor([0.5, -1.0, 2.0]),
+    # (ndarray's max and min compare the expressions, which have no order: sympy's Max)
+    "max": lambda x: x.max() * x + x.min() * x * x,
+    "max_dim": lambda x: (x.reshape(3, 1) * x).max(0).values * x,
+    "min_keepdim": lambda x: (x.reshape(3, 1) * x).min(1, keepdim=True)[0].sum(1) * x,
+    # (dim 0 or -1 of a 0-d value: the value itself)
+    "max_of_one_value": lambda x: x[1].max(0).values * x + dl.aminmax(x[0] * x[2], dim=-1).min,
+    # (a binary primitive's method with a tensor constant: the function's handler, not
+    # Tensor's promotion of the dtypes, which refuses symbols' object dtype)
+    "maximum_tensor_constant": lambda x: x.maximum(dl.tensor([0.5, -1.0, 2.0])) * x,
+    "atan2_tensor_constant": lambda x: x.atan2(dl.tensor([0.5, -1.0, 2.0])),
+    "fmod_tensor_constant": lambda x: x.fmod(dl.tensor([0.5, -1.0, 2.0])) * x,
+    "remainder_tensor_constant": lambda x: x.remainder(dl.tensor([0.5, -1.0, 2.0])) * x,
 }
 #: Pointwise primitives of integers or complex numbers: no real function to differentiate
 #: through them.
@@ -580,6 +599,21 @@ ORDER_STATISTICS = {
     "masked_select_broadcast": lambda x: dl.masked_select(x.reshape(3, 1) * x,
                                                           x < 1.0).sum(0) * x,
     "topk": lambda x: dl.topk(x * x, 2).values.sum() * x,
+    # results read from the values (counts, positions, runs: a Dual's values, its tangents
+    # dropped where the result has none; symbols have no values)
+    "histc": lambda x: dl.histc(x * x, 3) @ dl.tensor([0.5, -1.0, 2.0]) * x,
+    "histogram": lambda x: (dl.histogram(x * x, 3).hist.sum() + dl.histogram(
+        x, 2, range=(-2.0, 3.0)).bin_edges.sum()) * x,
+    "bucketize": lambda x: dl.bucketize(x, dl.tensor([0.0, 1.0])) * x,
+    "searchsorted": lambda x: dl.searchsorted(dl.tensor([0.0, 1.0]), x * x, right=True) * x,
+    "searchsorted_sorted_x": lambda x: dl.searchsorted(x, dl.tensor([0.0, 1.0])).sum() * x,
+    # (the runs' values and mode's: the picked entries, with their tangents)
+    "unique_consecutive": lambda x: dl.unique_consecutive(
+        dl.stack([x, x, x * x]).reshape(-1), return_counts=True)[0].sum() * x,
+    "unique_consecutive_counts": lambda x: dl.unique_consecutive(
+        (x > 0).float(), return_counts=True, return_inverse=True)[2].sum() * x,
+    "mode": lambda x: dl.mode(dl.stack([x, x * x, x]), 0).values * x,
+    "mode_indices": lambda x: dl.mode(dl.stack([x * x, x, x]), 0, keepdim=True).indices * x,
 }
 
 
@@ -595,7 +629,7 @@ def test_order_statistics_of_dual_numbers_same_derivative_as_reverse(name):
     from difflab.diff.symbolic import SymbolicTraceError
 
     with pytest.raises(SymbolicTraceError, match=r"(no order|a condition on symbols has "
-                                                 r"none).*method='forward', 'reverse' or "
+                                                 r"none|no values).*method='forward', 'reverse' or "
                                                  r"'numeric'"):
         dl.grad(g, method="symbolic")(dl.tensor(POINTS))
 
@@ -1213,3 +1247,15 @@ def test_logsumexp_does_not_overflow_and_keeps_minus_infinity():
     assert y.grad_fn.name() == "LogsumexpBackward0"  # one primitive, as in PyTorch
     z = dl.logsumexp(dl.tensor([[1, 2], [3, 4]]), dim=1, keepdim=True)  # integers: float32
     assert z.dtype == dl.float32 and z.shape == (2, 1)
+
+
+def test_max_indices_of_symbols_refused_with_the_methods_that_work():
+    """``x.max(0)`` of symbols gives sympy's Max as its values; its indices (and
+    ``x.argmax()``, ndarray's method of that name) have no symbolic form: refused, naming
+    the values and the methods that give the derivative."""
+    from difflab.diff.symbolic import SymbolicTraceError
+
+    for f in (lambda x: x.max(0).indices * x, lambda x: x.argmin() * x):
+        with pytest.raises(SymbolicTraceError, match=r"no symbolic form.*\.values.*"
+                                                     r"method='forward'/'reverse'"):
+            dl.grad(lambda v, f=f: dl.sum(f(v)), method="symbolic")(dl.tensor(POINTS))
