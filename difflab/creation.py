@@ -165,7 +165,9 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     A Tensor is returned as it is (when neither ``dtype`` nor ``device`` asks for a
     change); a NumPy array of the asked dtype is wrapped without a copy, so writing
     into one shows in the other; anything else (lists, numbers, another dtype) is
-    converted, which copies.  The result never requires grad.
+    converted, which copies.  A converted tensor never requires grad: the conversion
+    reads ``data.detach()``, a stop-gradient every differentiation method honours
+    (forward mode, symbolic, finite differences and compiled graphs too).
 
     Parameters
     ----------
@@ -209,8 +211,12 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     >>> dl.as_tensor(x) is x
     True
     """
-    if isinstance(data, Tensor) and dtype is None and device is None:
-        return data
+    if isinstance(data, Tensor) or interpreted(data):  # (a Dual, symbols: as a tensor)
+        conversion = [a for a in (device, dtype) if a is not None]
+        if not conversion:
+            return data
+        # a conversion is cut from differentiation by a stop-gradient every method sees
+        return data.detach().to(*conversion)
     return _finish(to_array(data, dtype), device, False)
 
 

@@ -747,6 +747,12 @@ STOP_GRADIENT_CASES = {
     "detach of an intermediate": (_detach_intermediate, lambda x: 3 * np.exp(2 * x),
                                   lambda x: (3 + 2 * x) * np.exp(2 * x)),
     "detach_()": (_detach_in_place, lambda x: x, lambda x: 2 * x),
+    # a conversion by as_tensor/asarray is cut from differentiation (compiled kept it, and
+    # numeric, symbolic and forward mode saw through as_tensor's)
+    "as_tensor(v, dtype)": (lambda v: dl.sum(dl.as_tensor(v, dtype=dl.float64) * v),
+                            lambda x: x, lambda x: 2 * x),
+    "asarray(v, dtype)": (lambda v: dl.sum(dl.asarray(v, dtype=dl.float64) * v),
+                          lambda x: x, lambda x: 2 * x),
 }
 
 
