@@ -16,11 +16,13 @@ then ``windows · weight`` (one matrix product), and its input gradient is
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 
-from difflab import backend
+from difflab import backend, fastpath
+from difflab.ops import conv_products
 from difflab.ops.nn_ops import _recording
 from difflab.ops.primitive import Primitive
 from difflab.ops.shapes import plain_values
@@ -213,6 +215,16 @@ def _group_matmul(xp, a, b):
     return out
 
 
+def _plain_weight_gradient(xp, gm, cols):
+    """W̄_g = Ȳ_g X_gᵀ for every group g: (G, O/G, M) and (G, K, M) -> (G, O/G, K)."""
+    return _group_matmul(xp, gm, xp.transpose(cols, (0, 2, 1)))
+
+
+# (shortcut 16 of difflab/fastpath.py: the same product, its long factor read as stored)
+_weight_gradient = (functools.partial(conv_products.weight_gradient,
+                                      plain=_plain_weight_gradient)
+                    if fastpath.ENABLED else _plain_weight_gradient)
+
 
 class Conv2d(Primitive):
     r"""y = conv2d(x, W) + b, as in PyTorch (a cross-correlation, no kernel flip).
@@ -288,7 +300,7 @@ class Conv2d(Primitive):
         if need[1]:
             if _recording(xp):  # (the saved columns would be a constant to the tape)
                 cols = Conv2d._columns(xp, im2col(xp, x, *ctx.geometry), g_)
-            gw = _group_matmul(xp, gm, xp.transpose(cols, (0, 2, 1))).reshape(w.shape)
+            gw = _weight_gradient(xp, gm, cols).reshape(w.shape)
         if len(need) > 2 and need[2]:
             gb = g.sum(axis=(0, 2, 3))
         if need[0]:
