@@ -42,9 +42,13 @@ shortcut                        replaces                           hooked in at
 15. programs written out        ``Program.run``'s loop over its    ``jit.program.Program.run``
     (``program_source.py``)     steps (one function, a local
                                 per slot)
-16. a convolution's weight      ``Ȳ Xᵀ`` with the long columns     ``ops.nn_conv.Conv2d.vjp``
-    gradient as its transpose   read transposed (computed as
-    (``ops/conv_products.py``)  ``(X Ȳᵀ)ᵀ``)
+16. a convolution's backward    ``Ȳ Xᵀ`` with the long columns     ``ops.nn_conv.Conv2d.vjp``
+    (``ops/conv_products.py``)  read transposed (computed as
+                                ``(X Ȳᵀ)ᵀ``); a same-size
+                                convolution's ``col2im`` (one
+                                NumPy call per output row and
+                                kernel position; here one flat
+                                add per kernel position)
 ==============================  =================================  ===========================
 
 Set the environment variable ``DIFFLAB_FASTPATH=0`` before importing difflab

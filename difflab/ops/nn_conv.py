@@ -226,6 +226,20 @@ _weight_gradient = (functools.partial(conv_products.weight_gradient,
                     if fastpath.ENABLED else _plain_weight_gradient)
 
 
+def _plain_input_gradient(xp, gcols, x_shape, geometry):
+    """x̄ = col2im of the windows' gradient gcols (G, C/G, kh, kw, N, OH, OW)."""
+    g_, cg, kh, kw, n, oh, ow = gcols.shape
+    # (G, C/G, kh, kw, N, OH, OW) -> (N, C, OH, OW, kh, kw): a view, no copy
+    gwin = xp.transpose(gcols, (4, 0, 1, 5, 6, 2, 3)).reshape((n, g_ * cg, oh, ow, kh, kw))
+    return col2im(xp, gwin, x_shape, *geometry)
+
+
+# (shortcut 16 again: a same-size convolution's col2im as one long add per slab)
+_input_gradient = (functools.partial(conv_products.input_gradient,
+                                     plain=_plain_input_gradient)
+                   if fastpath.ENABLED else _plain_input_gradient)
+
+
 class Conv2d(Primitive):
     r"""y = conv2d(x, W) + b, as in PyTorch (a cross-correlation, no kernel flip).
 
@@ -305,10 +319,8 @@ class Conv2d(Primitive):
             gb = g.sum(axis=(0, 2, 3))
         if need[0]:
             gcols = _group_matmul(xp, xp.transpose(w.reshape((g_, og, k)), (0, 2, 1)), gm)
-            # (G, C/G, kh, kw, N, OH, OW) -> (N, C, OH, OW, kh, kw): a view, no copy
-            gwin = xp.transpose(gcols.reshape((g_, cg, kh, kw, n, oh, ow)),
-                                (4, 0, 1, 5, 6, 2, 3)).reshape((n, c, oh, ow, kh, kw))
-            gx = col2im(xp, gwin, x.shape, *ctx.geometry)
+            gx = _input_gradient(xp, gcols.reshape((g_, cg, kh, kw, n, oh, ow)), x.shape,
+                                 ctx.geometry)
         return gx, gw, gb
 
     @staticmethod
