@@ -49,6 +49,10 @@ shortcut                        replaces                           hooked in at
                                 NumPy call per output row and
                                 kernel position; here one flat
                                 add per kernel position)
+17. a max pool's backward on    ``ȳ · mask`` for all the windows,  ``ops.nn_conv.MaxPool2d.vjp``
+    tiles                       added into zeros by ``col2im``
+    (``ops/pool_tiles.py``)     (windows that tile the image:
+                                each product written in place)
 ==============================  =================================  ===========================
 
 Set the environment variable ``DIFFLAB_FASTPATH=0`` before importing difflab

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from difflab import backend, fastpath
-from difflab.ops import conv_products
+from difflab.ops import conv_products, pool_tiles
 from difflab.ops.nn_ops import _recording
 from difflab.ops.primitive import Primitive
 from difflab.ops.shapes import plain_values
@@ -355,6 +355,23 @@ class Conv2d(Primitive):
 # -------------------------------------------------------------------- pooling
 
 
+def _plain_max_pool_gradient(xp, g, masks, geometry):
+    """x̄ = col2im(mask · ȳ): each window's ȳ routed to its maximum, added back."""
+    shape, kernel, *rest = geometry
+    n, c, oh, ow = g.shape
+    routed = g.reshape((1, n, c, oh, ow)) * masks  # (kh·kw, N, C, OH, OW)
+    # -> (N, C, OH, OW, kh, kw), a view: each position's slab stays contiguous
+    gwin = xp.transpose(routed, (1, 2, 3, 4, 0)).reshape((n, c, oh, ow) + tuple(kernel))
+    return col2im(xp, gwin, shape, kernel, *rest)
+
+
+# (shortcut 17 of difflab/fastpath.py: windows that tile the image, written in place)
+_max_pool_gradient = (functools.partial(pool_tiles.max_pool_gradient,
+                                        plain=_plain_max_pool_gradient)
+                      if fastpath.ENABLED else _plain_max_pool_gradient)
+
+
+
 class MaxPool2d(Primitive):
     """y = the largest value of each window (padding counts as -∞).
 
@@ -423,12 +440,7 @@ class MaxPool2d(Primitive):
 
     @staticmethod
     def vjp(ctx, xp, g, masks):
-        shape, kernel, *rest = ctx.geometry
-        n, c, oh, ow = g.shape
-        routed = g.reshape((1, n, c, oh, ow)) * masks  # (kh·kw, N, C, OH, OW)
-        # -> (N, C, OH, OW, kh, kw), a view: each position's slab stays contiguous
-        gwin = xp.transpose(routed, (1, 2, 3, 4, 0)).reshape((n, c, oh, ow) + tuple(kernel))
-        return (col2im(xp, gwin, shape, kernel, *rest),)
+        return (_max_pool_gradient(xp, g, masks, ctx.geometry),)
 
     @staticmethod
     def jvp(ctx, xp, dx, masks):
