@@ -42,6 +42,17 @@ shortcut                        replaces                           hooked in at
 15. programs written out        ``Program.run``'s loop over its    ``jit.program.Program.run``
     (``program_source.py``)     steps (one function, a local
                                 per slot)
+16. a convolution's backward    ``Ȳ Xᵀ`` with the long columns     ``ops.nn_conv.Conv2d.vjp``
+    (``ops/conv_products.py``)  read transposed (computed as
+                                ``(X Ȳᵀ)ᵀ``); a same-size
+                                convolution's ``col2im`` (one
+                                NumPy call per output row and
+                                kernel position; here one flat
+                                add per kernel position)
+17. a max pool's backward on    ``ȳ · mask`` for all the windows,  ``ops.nn_conv.MaxPool2d.vjp``
+    tiles                       added into zeros by ``col2im``
+    (``ops/pool_tiles.py``)     (windows that tile the image:
+                                each product written in place)
 ==============================  =================================  ===========================
 
 Set the environment variable ``DIFFLAB_FASTPATH=0`` before importing difflab

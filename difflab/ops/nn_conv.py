@@ -16,11 +16,13 @@ then ``windows · weight`` (one matrix product), and its input gradient is
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 
-from difflab import backend
+from difflab import backend, fastpath
+from difflab.ops import conv_products, pool_tiles
 from difflab.ops.nn_ops import _recording
 from difflab.ops.primitive import Primitive
 from difflab.ops.shapes import plain_values
@@ -213,6 +215,30 @@ def _group_matmul(xp, a, b):
     return out
 
 
+def _plain_weight_gradient(xp, gm, cols):
+    """W̄_g = Ȳ_g X_gᵀ for every group g: (G, O/G, M) and (G, K, M) -> (G, O/G, K)."""
+    return _group_matmul(xp, gm, xp.transpose(cols, (0, 2, 1)))
+
+
+# (shortcut 16 of difflab/fastpath.py: the same product, its long factor read as stored)
+_weight_gradient = (functools.partial(conv_products.weight_gradient,
+                                      plain=_plain_weight_gradient)
+                    if fastpath.ENABLED else _plain_weight_gradient)
+
+
+def _plain_input_gradient(xp, gcols, x_shape, geometry):
+    """x̄ = col2im of the windows' gradient gcols (G, C/G, kh, kw, N, OH, OW)."""
+    g_, cg, kh, kw, n, oh, ow = gcols.shape
+    # (G, C/G, kh, kw, N, OH, OW) -> (N, C, OH, OW, kh, kw): a view, no copy
+    gwin = xp.transpose(gcols, (4, 0, 1, 5, 6, 2, 3)).reshape((n, g_ * cg, oh, ow, kh, kw))
+    return col2im(xp, gwin, x_shape, *geometry)
+
+
+# (shortcut 16 again: a same-size convolution's col2im as one long add per slab)
+_input_gradient = (functools.partial(conv_products.input_gradient,
+                                     plain=_plain_input_gradient)
+                   if fastpath.ENABLED else _plain_input_gradient)
+
 
 class Conv2d(Primitive):
     r"""y = conv2d(x, W) + b, as in PyTorch (a cross-correlation, no kernel flip).
@@ -288,15 +314,13 @@ class Conv2d(Primitive):
         if need[1]:
             if _recording(xp):  # (the saved columns would be a constant to the tape)
                 cols = Conv2d._columns(xp, im2col(xp, x, *ctx.geometry), g_)
-            gw = _group_matmul(xp, gm, xp.transpose(cols, (0, 2, 1))).reshape(w.shape)
+            gw = _weight_gradient(xp, gm, cols).reshape(w.shape)
         if len(need) > 2 and need[2]:
             gb = g.sum(axis=(0, 2, 3))
         if need[0]:
             gcols = _group_matmul(xp, xp.transpose(w.reshape((g_, og, k)), (0, 2, 1)), gm)
-            # (G, C/G, kh, kw, N, OH, OW) -> (N, C, OH, OW, kh, kw): a view, no copy
-            gwin = xp.transpose(gcols.reshape((g_, cg, kh, kw, n, oh, ow)),
-                                (4, 0, 1, 5, 6, 2, 3)).reshape((n, c, oh, ow, kh, kw))
-            gx = col2im(xp, gwin, x.shape, *ctx.geometry)
+            gx = _input_gradient(xp, gcols.reshape((g_, cg, kh, kw, n, oh, ow)), x.shape,
+                                 ctx.geometry)
         return gx, gw, gb
 
     @staticmethod
@@ -329,6 +353,23 @@ class Conv2d(Primitive):
 
 
 # -------------------------------------------------------------------- pooling
+
+
+def _plain_max_pool_gradient(xp, g, masks, geometry):
+    """x̄ = col2im(mask · ȳ): each window's ȳ routed to its maximum, added back."""
+    shape, kernel, *rest = geometry
+    n, c, oh, ow = g.shape
+    routed = g.reshape((1, n, c, oh, ow)) * masks  # (kh·kw, N, C, OH, OW)
+    # -> (N, C, OH, OW, kh, kw), a view: each position's slab stays contiguous
+    gwin = xp.transpose(routed, (1, 2, 3, 4, 0)).reshape((n, c, oh, ow) + tuple(kernel))
+    return col2im(xp, gwin, shape, kernel, *rest)
+
+
+# (shortcut 17 of difflab/fastpath.py: windows that tile the image, written in place)
+_max_pool_gradient = (functools.partial(pool_tiles.max_pool_gradient,
+                                        plain=_plain_max_pool_gradient)
+                      if fastpath.ENABLED else _plain_max_pool_gradient)
+
 
 
 class MaxPool2d(Primitive):
@@ -399,12 +440,7 @@ class MaxPool2d(Primitive):
 
     @staticmethod
     def vjp(ctx, xp, g, masks):
-        shape, kernel, *rest = ctx.geometry
-        n, c, oh, ow = g.shape
-        routed = g.reshape((1, n, c, oh, ow)) * masks  # (kh·kw, N, C, OH, OW)
-        # -> (N, C, OH, OW, kh, kw), a view: each position's slab stays contiguous
-        gwin = xp.transpose(routed, (1, 2, 3, 4, 0)).reshape((n, c, oh, ow) + tuple(kernel))
-        return (col2im(xp, gwin, shape, kernel, *rest),)
+        return (_max_pool_gradient(xp, g, masks, ctx.geometry),)
 
     @staticmethod
     def jvp(ctx, xp, dx, masks):

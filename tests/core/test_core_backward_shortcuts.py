@@ -220,6 +220,15 @@ data = dl.tensor(rng.normal(size=(256, 20)).astype(np.float32))
 dl.nn.functional.cross_entropy(model(data), dl.tensor(rng.integers(0, 3, 256))).backward()
 for i, p in enumerate(model.parameters()):
     results[f"mlp{i}"] = p.grad.numpy()
+
+dl.manual_seed(3)  # (the convolutions' weight gradients: shortcut 16; one with groups)
+cnn = dl.nn.Sequential(dl.nn.Conv2d(2, 8, 3, padding=1), dl.nn.ReLU(), dl.nn.MaxPool2d(2),
+                       dl.nn.Conv2d(8, 6, 3, padding=1, groups=2), dl.nn.Flatten(),
+                       dl.nn.Linear(6 * 5 * 5, 4))
+images = dl.tensor(rng.normal(size=(8, 2, 10, 10)).astype(np.float32))
+dl.nn.functional.cross_entropy(cnn(images), dl.tensor(rng.integers(0, 4, 8))).backward()
+for i, p in enumerate(cnn.parameters()):
+    results[f"cnn{i}"] = p.grad.numpy()
 np.savez(sys.argv[1], **results)
 """
 
