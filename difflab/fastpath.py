@@ -42,6 +42,11 @@ shortcut                        replaces                           hooked in at
 15. programs written out        ``Program.run``'s loop over its    ``jit.program.Program.run``
     (``program_source.py``)     steps (one function, a local
                                 per slot)
+16. a loss's backward           ``backward()``'s general steps     ``Tensor.backward``
+    (``engine_loss.py``)        (lists of outputs and seeds, the
+                                recorder, ``run_backward``'s
+                                layers) for a scalar loss whose
+                                tape is one record
 ==============================  =================================  ===========================
 
 Set the environment variable ``DIFFLAB_FASTPATH=0`` before importing difflab
