@@ -15,8 +15,10 @@ computed, the layers were most of the backward's 10 µs.
 loss whose tape is one record, not while a trace records, not under anomaly
 detection, and does in one function exactly what those layers would: the seed
 ``ones_like(loss)``, noted as the implicit seed while the walk runs (a compiled
-loss hands its gradients over at that seed), the one record's VJP into the
-engine's adjoint store, the leaves' ``.grad``, the queued callbacks.  Any
+loss hands its gradients over at that seed), the one record's VJP, the leaves'
+``.grad``, the queued callbacks.  The adjoints go to the leaves directly when
+each leaf is reached once with a NumPy array (the engine's adjoint store would
+only hold them: nothing to add up); otherwise through the store.  Any
 other call answers False, having done nothing, and takes the plain path (so
 its errors are the plain path's).  ``tests/core/test_core_engine_loss.py``
 compares every gradient with ``DIFFLAB_FASTPATH=0``'s, bit for bit.
@@ -74,10 +76,45 @@ def backward_one_record(loss: Any, retain_graph: bool | None) -> bool:
     seed = np.ones(array.shape, array.dtype)  # (functional._seed's ones_like, for a NumPy loss)
     token = _implicit_seeds.set((seed,))
     try:
-        adjoints = engine._AdjointStore()
-        engine_steady.walk_one_record(node, seed, bool(retain_graph), adjoints)
-        engine._deliver_to_leaves(adjoints, False)
+        input_grads = node.vjp(seed, False)
+        pairs = _leaves_and_adjoints(node.parents, input_grads)
+        if pairs is None:  # (a leaf twice, an adjoint to write out: the engine's store)
+            adjoints = engine._AdjointStore()
+            for parent, g in zip(node.parents, input_grads):
+                if parent is not None and g is not None:
+                    adjoints.add(parent, g)
+            if not retain_graph:
+                node.release()
+            engine._deliver_to_leaves(adjoints, False)
+        else:
+            if not retain_graph:
+                node.release()
+            wrap, plain = engine.Tensor._wrap, engine._deliver_to_leaf
+            for leaf, g, private in pairs:
+                engine_steady.deliver_to_leaf(leaf, g, private, wrap, plain)
         engine.run_queued_callbacks()
     finally:
         _implicit_seeds.reset(token)
     return True
+
+
+def _leaves_and_adjoints(parents: tuple, input_grads: tuple) -> list | None:
+    """``(leaf, adjoint, private)`` per leaf reached, as the engine's adjoint store would
+    hand them to the delivery (``total``: ``private`` when the VJP handed the array over,
+    :class:`~difflab.fastpath.FreshAdjoint`); None when the store must add them up (a
+    leaf reached twice) or write one out (any adjoint but a NumPy array)."""
+    pairs: list = []
+    for parent, g in zip(parents, input_grads):
+        if parent is None or g is None:
+            continue
+        if type(g) is fastpath.FreshAdjoint:
+            g, private = g.values, True
+        elif type(g) is np.ndarray:
+            private = False
+        else:
+            return None
+        for other, _, _ in pairs:
+            if other is parent:
+                return None
+        pairs.append((parent, g, private))
+    return pairs

@@ -5,7 +5,8 @@ The main test runs one program of backward passes in two processes, shortcuts on
 (``DIFFLAB_FASTPATH=0``), and compares every gradient bit for bit: compiled losses in
 float64 and float32, a loss of shape (1,), gradients adding up, ``retain_graph``, hooks
 on the leaves, a callback queued during the walk, eager one-record losses, and a compiled
-module trained for a few steps.
+module trained for a few steps; a leaf reached twice and a slice's adjoint (the
+engine's adjoint store, not the direct delivery).
 """
 
 import pytest
@@ -83,6 +84,15 @@ x.sum().backward()
 dl.dot(x, w).backward()
 w.norm().backward()
 keep("eager", x, w)
+
+# one record reaching a leaf twice (the store adds the two up), a slice's adjoint (the
+# store writes it out), a constant among the inputs
+x, w = leaf(6), leaf(6)
+dl.dot(x, x).backward()
+x[2].backward()
+x[3].backward(retain_graph=True)
+dl.dot(w, dl.tensor(rng.standard_normal(6))).backward()
+keep("store", x, w)
 
 # a compiled module trained with Adam
 dl.manual_seed(0)
