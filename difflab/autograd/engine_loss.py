@@ -73,7 +73,9 @@ def backward_one_record(loss: Any, retain_graph: bool | None) -> bool:
     if node is None or type(array) is not np.ndarray or array.size != 1 \
             or not engine_steady.has_one_record(node, Node):
         return False
-    seed = np.ones(array.shape, array.dtype)  # (functional._seed's ones_like, for a NumPy loss)
+    # functional._seed's ones_like(array): the same array, made without NumPy's Python
+    # layer for the common 0-d loss (np.array: 0.16 µs against ones_like's 0.9)
+    seed = np.array(1, array.dtype) if array.ndim == 0 else np.ones_like(array)
     token = _implicit_seeds.set((seed,))
     try:
         input_grads = node.vjp(seed, False)
