@@ -53,6 +53,11 @@ shortcut                        replaces                           hooked in at
     tiles                       added into zeros by ``col2im``
     (``ops/pool_tiles.py``)     (windows that tile the image:
                                 each product written in place)
+18. a loss's backward           ``backward()``'s general steps     ``Tensor.backward``
+    (``engine_loss.py``)        (lists of outputs and seeds, the
+                                recorder, ``run_backward``'s
+                                layers) for a scalar loss whose
+                                tape is one record
 ==============================  =================================  ===========================
 
 Set the environment variable ``DIFFLAB_FASTPATH=0`` before importing difflab

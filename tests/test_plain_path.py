@@ -31,6 +31,7 @@ SELECTION = [
     "tests/core/test_core_engine.py",
     "tests/core/test_core_engine_steady.py",
     "tests/core/test_core_engine_quick.py",
+    "tests/core/test_core_engine_loss.py",
     "tests/core/test_core_backward_shortcuts.py",
 ]
 

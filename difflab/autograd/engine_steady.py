@@ -105,14 +105,34 @@ def deliver_to_leaves(adjoints: Any, wrap: Callable, plain: Callable) -> None:
     """
     for leaf in list(adjoints):
         g, private = adjoints.total(leaf)
-        array = leaf.array
-        if (type(g) is np.ndarray and type(array) is np.ndarray and g.shape == array.shape
-                and g.dtype == array.dtype and not getattr(leaf, "_backward_hooks", None)
-                and not getattr(leaf, "_post_accumulate_grad_hooks", None)):
-            grad = leaf.grad
-            if grad is None:
-                leaf.grad = wrap(g if private else g.copy())
-            else:
-                grad.array += g
+        deliver_to_leaf(leaf, g, private, wrap, plain)
+
+
+def deliver_to_leaf(leaf: Any, g: Any, private: bool, wrap: Callable, plain: Callable) -> None:
+    """One leaf's total adjoint ``g`` into its ``.grad``, as :func:`deliver_to_leaves` does.
+
+    ``private``: whether the pass allocated ``g`` for this leaf alone (then it may
+    become ``.grad`` without a copy).
+
+    Examples
+    --------
+    >>> import numpy as np, difflab as dl
+    >>> from difflab.autograd import engine
+    >>> from difflab.autograd.engine_steady import deliver_to_leaf
+    >>> w = dl.tensor([1.0, 2.0], dtype=dl.float64, requires_grad=True)
+    >>> g = np.array([0.5, 0.5])
+    >>> deliver_to_leaf(w, g, False, dl.Tensor._wrap, engine._deliver_to_leaf)
+    >>> deliver_to_leaf(w, g, False, dl.Tensor._wrap, engine._deliver_to_leaf); w.grad
+    tensor([1., 1.], dtype=difflab.float64)
+    """
+    array = leaf.array
+    if (type(g) is np.ndarray and type(array) is np.ndarray and g.shape == array.shape
+            and g.dtype == array.dtype and not getattr(leaf, "_backward_hooks", None)
+            and not getattr(leaf, "_post_accumulate_grad_hooks", None)):
+        grad = leaf.grad
+        if grad is None:
+            leaf.grad = wrap(g if private else g.copy())
         else:
-            plain(leaf, g, private)
+            grad.array += g
+    else:
+        plain(leaf, g, private)
