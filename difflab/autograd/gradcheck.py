@@ -22,6 +22,7 @@ from difflab import backend
 from difflab.autograd.functional import grad as autograd_grad
 from difflab.autograd.grad_mode import no_grad
 from difflab.finite_differences import along_coordinate, difference
+from difflab.ops.logic import FrozenStops
 from difflab.tensor import Tensor
 
 
@@ -88,10 +89,16 @@ def numerical_jacobian(function: Callable, inputs: Sequence[Any], eps: float = 1
 
     ``eps`` is the absolute step h (PyTorch's convention); the difference itself is
     :func:`difflab.finite_differences.difference`, shared with the numeric differentiator.
+    Like that method, it holds each stop-gradient (``x.detach()``) the function applies at
+    its value at the unperturbed point (:class:`difflab.ops.logic.FrozenStops`), so a
+    straight-through estimator ``v + (v.round() - v).detach()`` checks as correct.
     """
     inputs = list(inputs)
+    # Each stop-gradient (x.detach()) held at its value at the unperturbed point, as the
+    # numeric method holds it: the differences then see what the backward pass sees.
+    stops = FrozenStops()
     # Not under no_grad: the function may itself need the tape (gradgradcheck's does).
-    base = _outputs(function, inputs)
+    base = stops.evaluate(_outputs, function, inputs)
     sizes = [o.array.size for o in base]
     jac = [[None] * len(inputs) for _ in base]
     for i, x in enumerate(inputs):
@@ -100,7 +107,8 @@ def numerical_jacobian(function: Callable, inputs: Sequence[Any], eps: float = 1
         flat = x.array.reshape(-1)  # a view: writing into it perturbs x in place
         columns = np.zeros((sum(sizes), flat.size))
         for j in range(flat.size):
-            along = along_coordinate(flat, j, lambda: _flat_values(function, inputs))
+            along = along_coordinate(
+                flat, j, lambda: stops.evaluate(_flat_values, function, inputs))
             columns[:, j] = difference(along, eps)[0]
         for k, part in enumerate(np.split(columns, np.cumsum(sizes)[:-1])):
             jac[k][i] = part

@@ -272,3 +272,27 @@ def test_create_graph_mixes_raw_and_recorded_adjoints():
     (g,) = dl.autograd.grad(y, x, create_graph=True)
     (h,) = dl.autograd.grad(g[0], x)
     assert np.allclose(h.numpy(), [-2 * 0.3 / (1 + 0.09) ** 2, 0.0])
+
+
+def test_gradcheck_holds_stop_gradients_as_the_backward_pass_does():
+    # A straight-through estimator: round in the forward, identity in the backward.  The
+    # differences saw through the detach (the round's jumps, or 2v for v.detach() * v), so
+    # a correct function failed gradcheck; now each stop is held at the unperturbed point.
+    from difflab.autograd import gradcheck, gradgradcheck
+
+    x = dl.tensor([0.2, 1.3, -2.6], dtype=dl.float64, requires_grad=True)
+    assert gradcheck(lambda v: v + (v.round() - v).detach(), (x,))
+    assert gradcheck(lambda v: v.detach() * v, (x,))
+    assert gradgradcheck(lambda v: v.detach() * v ** 2, (x,))
+
+    class WrongBackward(dl.autograd.Function):  # (a wrong gradient is still caught)
+        @staticmethod
+        def forward(ctx, v):
+            return v.detach() * v
+
+        @staticmethod
+        def backward(ctx, g):
+            return 2 * g
+
+    with pytest.raises(Exception, match="mismatch"):
+        gradcheck(WrongBackward.apply, (x,))
