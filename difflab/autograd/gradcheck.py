@@ -90,7 +90,7 @@ def numerical_jacobian(function: Callable, inputs: Sequence[Any], eps: float = 1
     ``eps`` is the absolute step h (PyTorch's convention); the difference itself is
     :func:`difflab.finite_differences.difference`, shared with the numeric differentiator.
     Like that method, it holds each stop-gradient (``x.detach()``) the function applies at
-    its value at the unperturbed point (:class:`difflab.ops.logic.FrozenStops`), so a
+    its value at the unperturbed point (``difflab.ops.logic.FrozenStops``), so a
     straight-through estimator ``v + (v.round() - v).detach()`` checks as correct.
     """
     inputs = list(inputs)
