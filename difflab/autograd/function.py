@@ -24,6 +24,7 @@ from typing import Any
 from difflab import functions
 from difflab.autograd import engine
 from difflab.autograd.grad_mode import _State, no_grad
+from difflab.ops.logic import stops_not_held
 from difflab.ops.primitive import Primitive
 from difflab.tensor import Tensor
 
@@ -57,7 +58,8 @@ class _FunctionPrimitive(Primitive):
                 ctx = FunctionCtx(self)          # forward gets the ctx it knows)
                 ctx.needs_input_grad = outer.needs_input_grad
         ctx.input_meta = [(a.shape, a.dtype) if isinstance(a, Tensor) else None for a in args]
-        with no_grad():
+        # (its own derivative: a detach inside computes values, it stops nothing)
+        with no_grad(), stops_not_held():
             output = self.function.forward(ctx, *args, **kwargs)
         if ctx is not outer:
             outer.save(*ctx.saved)

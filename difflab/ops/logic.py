@@ -355,6 +355,37 @@ _frozen_stops: ContextVar[FrozenStops | None] = ContextVar("frozen_stop_gradient
                                                            default=None)
 
 
+
+@contextlib.contextmanager
+def stops_not_held() -> Iterator[None]:
+    """Inside this block a stop-gradient gives its own values, not held ones.
+
+    A custom ``autograd.Function`` defines its own derivative; the ``x.detach()`` in its
+    ``forward`` is how it computes (its tape is off there anyway), not a stop of the
+    function's derivative.  So while its forward runs, a finite-difference derivative
+    around it must see the values it computes at each point, as a primitive's.
+
+    Yields
+    ------
+    None
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.ops.logic import FrozenStops, stops_not_held
+    >>> stops = FrozenStops()
+    >>> def f(v):
+    ...     with stops_not_held():
+    ...         return v.detach() * 2
+    >>> stops.evaluate(f, dl.tensor([1.0])), stops.evaluate(f, dl.tensor([5.0]))
+    (tensor([2.]), tensor([10.]))
+    """
+    token = _frozen_stops.set(None)
+    try:
+        yield
+    finally:
+        _frozen_stops.reset(token)
+
 def _copy(value: Any) -> Any:
     copy = getattr(value, "copy", None)
     return copy() if copy is not None else value

@@ -296,3 +296,26 @@ def test_gradcheck_holds_stop_gradients_as_the_backward_pass_does():
 
     with pytest.raises(Exception, match="mismatch"):
         gradcheck(WrongBackward.apply, (x,))
+
+
+def test_a_custom_functions_own_detach_is_not_held_by_finite_differences():
+    # forward detaches its input (its tape is off there; PyTorch code does this often):
+    # that computes values, it stops nothing, so the differences must see them move (they
+    # saw a constant, and the numeric method gave 0 where the backward gives 2v)
+    from difflab.autograd import gradcheck
+
+    class Square(dl.autograd.Function):
+        @staticmethod
+        def forward(ctx, v):
+            ctx.save_for_backward(v)
+            return v.detach() ** 2
+
+        @staticmethod
+        def backward(ctx, g):
+            (v,) = ctx.saved_tensors
+            return 2 * v * g
+
+    x = dl.tensor([1.0, 2.0, -3.0], dtype=dl.float64)
+    np.testing.assert_allclose(dl.grad(lambda v: Square.apply(v).sum(), method="numeric")(x),
+                               [2.0, 4.0, -6.0], rtol=1e-8)
+    assert gradcheck(Square.apply, (x.clone().requires_grad_(),))
