@@ -48,6 +48,7 @@ import sys
 import traceback
 import warnings
 from collections.abc import Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -60,6 +61,9 @@ from difflab.ops.shapes import dim_out_of_range
 
 _sequence = itertools.count()
 OUTPUT = object()  # marks a saved array that is the record's own output
+# The seeds 1 that backward() and grad() made themselves, while their walk runs (see
+# autograd.functional.is_implicit_seed): set by functional.backward/grad and engine_loss.
+_implicit_seeds: ContextVar[tuple] = ContextVar("implicit_seeds", default=())
 
 
 class AnomalyMode:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from difflab import backend
@@ -22,10 +21,6 @@ if TYPE_CHECKING:
 # (difflab.autograd adds PyTorch's jacobian, hessian, vjp, jvp, hvp and vhp from
 # functional_transforms, which sits a layer above this module.)
 __all__ = ["backward", "grad"]
-
-# The seeds 1 that backward() and grad() made themselves, while their walk runs: see
-# is_implicit_seed.
-_implicit_seeds: ContextVar[tuple] = ContextVar("implicit_seeds", default=())
 
 
 def is_implicit_seed(g: Any) -> bool:
@@ -65,7 +60,7 @@ def is_implicit_seed(g: Any) -> bool:
     >>> is_implicit_seed(dl.tensor(1.0).array)   # outside a walk
     False
     """
-    for seed in _implicit_seeds.get():  # (a loop, not any(...): this runs at every backward)
+    for seed in engine._implicit_seeds.get():  # (a loop, not any(...): this runs at every backward)
         if g is seed:
             return True
     return False
@@ -105,14 +100,14 @@ def _walk(outputs: list, seeds: list, retain_graph: bool, create_graph: bool,
     itself, known as such during the walk (:func:`is_implicit_seed`).
     """
     recorder = GraphRecorder.active
-    token = _implicit_seeds.set(implicit)
+    token = engine._implicit_seeds.set(implicit)
     try:
         if recorder is None or not recorder.records_backward:
             return run_backward(outputs, seeds, retain_graph, create_graph, capture)
         with recorder.backward(first_order=not create_graph):
             return run_backward(outputs, seeds, True, True, capture)
     finally:
-        _implicit_seeds.reset(token)
+        engine._implicit_seeds.reset(token)
 
 
 def _implicit(seeds: list, given: list) -> tuple:
