@@ -595,8 +595,11 @@ def isin(elements: Any, test_elements: Any, *, invert: bool = False) -> Tensor:
     >>> dl.isin(dl.tensor([1, 2, 3]), dl.tensor([3, 1])).tolist()
     [True, False, True]
     """
-    x, table = tensor_of(elements), tensor_of(test_elements).reshape(-1)
-    found = (x.unsqueeze(-1) == table).any(-1)
+    # (a Dual or symbols stay themselves: the result is piecewise constant, so forward mode
+    # gives it a zero tangent and symbolic an Or of Eq relations, as dl.where reads it)
+    x = tensor_or_interpreted(elements)
+    table = tensor_or_interpreted(test_elements).reshape(-1)
+    found = F.any(x.unsqueeze(-1) == table, -1)
     return F.logical_not(found) if invert else found
 
 

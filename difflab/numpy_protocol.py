@@ -177,7 +177,7 @@ def _tensor_method(value: Any, name: str) -> Callable | None:
 #: sympy's ``Max`` (ndarray's compares the expressions, which have no order), ``x.argmax()``
 #: refuses with the reason.
 NDARRAY_METHODS_TENSOR_MEANS = ("repeat", "flatten", "var", "std", "sum", "mean", "max", "min",
-                                "argmax", "argmin")
+                                "argmax", "argmin", "round")
 
 
 def tensor_meanings(cls: type, names: Sequence[str], face: Callable) -> None:

@@ -499,6 +499,17 @@ def interpreted(*values: Any) -> bool:
     return any(_engine._interpreter(v) is not None for v in values)
 
 
+def truth_values(mask: Any) -> bool:
+    """Whether ``mask`` is an object array of truth values only: what a comparison of
+    sympy expressions gives (``x > 0`` of symbols: relations, or ``True``), a boolean
+    mask in a symbolic trace, as a bool tensor is in the others.  (Read from sympy's own
+    flags, so that this layer imports no sympy.)"""
+    if getattr(getattr(mask, "dtype", None), "kind", None) != "O":
+        return False
+    return all(isinstance(e, (bool, np.bool_)) or getattr(e, "is_Relational", False)
+               or getattr(e, "is_Boolean", False) for e in np.asarray(mask).reshape(-1))
+
+
 def method_or_primitive(x: Any, name: str) -> Any:
     """``x.<name>()`` for a tensor (a list or array made one); for a ``Dual`` or a sympy
     expression, the primitive ``name`` from its type's handler (see

@@ -37,6 +37,7 @@ from difflab.tensor_arguments import (
     require_tensor,
     rounded_division,
     shape_args,
+    truth_values,
     unwrap,
     unwrap_operand,
     view_of,
@@ -990,7 +991,7 @@ class TensorMethods:
         See :func:`difflab.masked_fill`.
         """
         mask_dtype = getattr(unwrap(mask), "dtype", None)
-        if mask_dtype is None or mask_dtype.kind != "b":
+        if mask_dtype is None or mask_dtype.kind != "b" and not truth_values(unwrap(mask)):
             raise RuntimeError(
                 f"masked_fill only supports boolean masks, but got mask with dtype "
                 f"{mask_dtype}; compare to get one (mask = x > 0) or use mask.bool()"
@@ -1000,7 +1001,11 @@ class TensorMethods:
                 f"masked_fill only supports a 0-dimensional value tensor, but got tensor with "
                 f"{value.ndim} dimension(s); use difflab.where(mask, values, x) for many values"
             )
-        return _apply(_structural.Where, unwrap(mask), *promote(value, self))
+        # (symbols, a SymbolArray of dtype object, have no dtype to promote: the symbolic
+        # form of where, sympy's Piecewise, chooses between them as they are)
+        symbols = getattr(unwrap(self), "dtype", None) == np.dtype(object)
+        return _apply(_structural.Where, unwrap(mask), *((value, self) if symbols
+                                                         else promote(value, self)))
 
     # ---------------------------------------------------------------- indexing
     def __getitem__(self, index: Any) -> Tensor:

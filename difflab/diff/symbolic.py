@@ -77,6 +77,7 @@ from difflab.diff.interface import (
     require_scalar,
 )
 from difflab.diff.sympy_functions import (
+    as_numbers,
     clean_derivative,
     detached,
     fmod,
@@ -314,7 +315,7 @@ def _symbolic_ufunc(ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any
     if kwargs.get("out") is not None:
         raise numpy_protocol.unsupported(f"{name}(out=...)", "symbolic, on sympy expressions")
     if name in _OBJECT_UFUNCS:  # (also sum and cumsum: add.reduce, add.accumulate)
-        return _wrap(getattr(ufunc, method)(*_plain(inputs), **kwargs))
+        return _wrap(getattr(ufunc, method)(*as_numbers(_plain(inputs)), **kwargs))
     if method != "__call__":
         raise numpy_protocol.unsupported(f"{name}.{method}", "symbolic, on sympy expressions")
     if name in _COMPARISONS:
@@ -449,8 +450,7 @@ def _where(condition: Any, x: Any = None, y: Any = None) -> Any:
 
 def _clip(a: Any, a_min: Any = None, a_max: Any = None, **kwargs: Any) -> Any:
     low, high = kwargs.get("min", a_min), kwargs.get("max", a_max)
-    if high is not None:
-        a = np.minimum(a, high)
+    a = a if high is None else np.minimum(a, high)
     return a if low is None else np.maximum(a, low)
 
 

@@ -189,6 +189,26 @@ def truth(x: Any) -> Any:
     return x if isinstance(x, sympy.logic.boolalg.Boolean) else sympy.Ne(x, 0)
 
 
+def number(x: Any) -> Any:
+    """A truth value as the number 1 or 0, as a bool tensor is in arithmetic: a relation
+    or logic (``x > 0``, ``Eq(x, 2) | Eq(x, 3)``) as ``Piecewise((1, c), (0, True))``, a
+    bool as an int; anything else as it is."""
+    if isinstance(x, (bool, np.bool_)):
+        return int(x)
+    if getattr(x, "is_Relational", False) or getattr(x, "is_Boolean", False):
+        return sympy.Piecewise((1, x), (0, True))
+    return x
+
+
+def as_numbers(operands: Any) -> list:
+    """The operands of ``+ - * / **`` with every truth value a number (:func:`number`):
+    ``x * (x > 0)`` or ``x * dl.isin(x, t)`` of symbols, as of tensors, where sympy's own
+    operators refuse to multiply a relation."""
+    mapped = np.frompyfunc(number, 1, 1)
+    return [mapped(v) if isinstance(v, np.ndarray) and v.dtype.kind in "bO" else number(v)
+            for v in operands]
+
+
 def trunc(x: Any) -> Any:
     """x rounded towards 0: ⌈x⌉ below 0, ⌊x⌋ above (sympy has no trunc)."""
     return sympy.Piecewise((sympy.ceiling(x), x < 0), (sympy.floor(x), True))

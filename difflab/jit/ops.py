@@ -246,6 +246,45 @@ class Differentiable(Primitive):
         return tuple(adjoints)
 
 
+class NoGradWrite(Primitive):
+    r"""A tensor that requires grad after an in-place write made under ``no_grad``.
+
+    Eager autograd records nothing under ``no_grad``: ``t.mul_(0.5)`` there gives ``t``
+    the new values but leaves its tape as it was, so a gradient that later reaches ``t``
+    goes on to what ``t`` was computed from unchanged (the identity), and none reaches
+    what the write read (its factor 0.5, another tensor added).  A graph holds the
+    write's value as a node of those reads: this node, ``no_grad_write(old, new)``,
+    gives it the tape's derivative instead.
+
+    .. math::
+        y = \text{new}, \qquad \bar{\text{old}} = \bar y, \quad
+        \bar{\text{new}} = 0, \qquad \dot y = \dot{\text{old}}
+    """
+
+    name = "no_grad_write"
+    math = "y = new; ∂y/∂old = I, ∂y/∂new = 0 (the tape under no_grad records nothing)"
+    description = "an in-place write under no_grad into a tensor that requires grad"
+
+    @staticmethod
+    def forward(ctx, xp, old, new):
+        ctx.shape = tuple(old.shape)
+        return xp.reshape(new, ctx.shape)  # (the written values: a view of them, as detach)
+
+    @staticmethod
+    def vjp(ctx, xp, g):
+        return g, None
+
+    @staticmethod
+    def jvp(ctx, xp, d_old, d_new):
+        if d_old is None:  # (only the write's values move: they are cut off)
+            return xp.zeros((d_new.shape[0],) + ctx.shape, dtype=d_new.dtype)
+        return d_old
+
+
+NO_GRAD_WRITE = NoGradWrite()
+OPERATIONS[NO_GRAD_WRITE.name] = NO_GRAD_WRITE  # (graph files name it: resolve finds it)
+
+
 #: Names graph files written before the operations without a derivative were primitives
 #: gave them (the Tensor operator they were recorded from), and the primitive now.
 RENAMED = {"and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",

@@ -60,7 +60,7 @@ from difflab.autograd import engine
 from difflab.autograd.grad_mode import is_grad_enabled
 from difflab.jit import fusion, standins
 from difflab.jit.graph import Graph, GraphError, Input, Node, Ref, _collect_refs
-from difflab.jit.ops import RuleReading, rule_value_reads  # noqa: F401  (re-exported)
+from difflab.jit.ops import NO_GRAD_WRITE, RuleReading, rule_value_reads  # noqa: F401  (re-exported)
 from difflab.tensor import Tensor
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -304,6 +304,8 @@ class Tracer(RuleReading):
         old = self.refs.get(id(array))
         if old is not None and old.name in self.constants:
             self.constants[old.name] = array.copy()
+        if old is not None and tensor._requires_grad and not is_grad_enabled():
+            ref = self._no_grad_write(old, ref, array)
         aliases = []
         if isinstance(array, np.ndarray):
             for other in self.keep:
@@ -347,6 +349,17 @@ class Tracer(RuleReading):
             marks.add(id(array))
         else:
             marks.discard(id(array))
+
+    def _no_grad_write(self, old: Ref, new: Ref, array: Any) -> Ref:
+        """A new line ``no_grad_write(old, new)``: the value written under ``no_grad`` into
+        a tensor that requires grad, with the derivative its tape keeps (the old value's:
+        eager autograd records nothing there; ``jit.ops.NoGradWrite``)."""
+        name = f"v{len(self.nodes) + 1}"
+        self.nodes.append(Node(name, NO_GRAD_WRITE, (old, new), {}, tuple(array.shape),
+                               np.dtype(array.dtype)))
+        if old.name in self.computed or new.name in self.computed:
+            self.computed.add(name)
+        return Ref(name)
 
     def _stop_node(self, ref: Ref, array: Any) -> Ref:
         """A new line ``detach(ref)`` (``array``: ref's value, for its shape and dtype)."""

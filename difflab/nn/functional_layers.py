@@ -814,7 +814,8 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
         raise ValueError(f"rms_norm expected input whose last dimensions are {shape}, got "
                          f"input of shape {tuple(x.shape)}")
     if eps is None:
-        eps = float(np.finfo(x.dtype.dtype if hasattr(x.dtype, "dtype") else x.dtype).eps)
+        dtype = np.dtype(x.dtype)  # (symbols, of dtype object, stand for float64 numbers)
+        eps = float(np.finfo(np.float64 if dtype.kind == "O" else dtype).eps)
     axes = tuple(range(x.ndim - len(shape), x.ndim))
     out = x / ((x * x).mean(axis=axes, keepdims=True) + eps).sqrt()
     return out if weight is None else out * weight

@@ -330,7 +330,8 @@ class MaxReduce(Primitive):
     """y = max x over ``axis`` (:class:`MinReduce` is the same rule for the minimum).
 
     The derivative picks the arg-max: x̄ᵢ = ȳ where xᵢ is the maximum, 0 elsewhere;
-    equal maxima share ȳ evenly (as ``maximum`` does).  The share is piecewise
+    equal maxima share ȳ evenly (as ``maximum`` does), and so do the nan entries when
+    the maximum is nan (PyTorch's rule).  The share is piecewise
     constant in x, a constant of the graph: the rule is differentiated again as it is.
     """
 
@@ -396,7 +397,9 @@ class MaxReduce(Primitive):
         _check_not_empty(cls.name, x, ctx.axes)
         y = _largest(x, ctx.axes, keepdims, cls.smallest)
         y_kept = y if keepdims else _keep_reduced_axes(y, ctx.axes, x.ndim)
-        mask = x == y_kept
+        # (a nan is the maximum and the minimum of what holds it: the gradient goes to the
+        # nan entries, as PyTorch's; x == nan alone would mark none and share 0/0)
+        mask = (x == y_kept) | (xp.isnan(x) & xp.isnan(y_kept))
         ctx.save(mask / mask.sum(axis=ctx.axes, keepdims=True))
         return y
 

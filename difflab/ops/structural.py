@@ -482,6 +482,13 @@ class IndexPut(Primitive):
         if backend.is_gpu_array(x):
             check_on_device(index, x.shape)
         out = copied(x)
+        if _plain(out) and not _plain(v):
+            # dual numbers written into numbers (jacfwd's, inside a tensor, into a table of
+            # zeros): the numbers first become dual numbers of tangent zero (a where that
+            # picks them everywhere), which take the write, as x[index] = v of a Dual does
+            out = xp.where(xp.zeros(out.shape, dtype=bool), xp.sum(v), out)
+        elif getattr(v, "dtype", out.dtype).kind == "O" and out.dtype.kind != "O":
+            out = out.astype(object)  # (sympy expressions written into numbers: as numbers)
         out[index] = v
         return out
 
@@ -570,6 +577,12 @@ class Where(Primitive):
         da = 0.0 if da is None else _lift(da, len(shape))
         db = 0.0 if db is None else _lift(db, len(shape))
         return xp.broadcast_to(xp.where(cond, da, db), (k,) + shape)
+
+    @staticmethod
+    def symbolic(sp, cond, a, b):
+        # a condition of symbols (x > 0, isin's Eq) has no truth value to pick by: the
+        # choice is sympy's Piecewise, whose derivative is the chosen branch's
+        return sp.elementwise(lambda c, u, v: sp.where(sp.truth(c), u, v), cond, a, b)
 
 
 _NUMBERS = frozenset((int, float, type(None)))

@@ -253,6 +253,18 @@ PIECEWISE_CONSTANT_COMPOSITES = {
     "signbit": lambda x: dl.where(dl.signbit(x), x * x, -x),
     "clamp": lambda x: dl.clamp(x, 0.0, 2.0) * x,
     "where": lambda x: dl.where(x > 0, x * x, -x),
+    # a mask computed from x: piecewise constant, so the derivative is the chosen branch's
+    # (symbolic: sympy's Piecewise, chosen by the relations; the mask in arithmetic is 1
+    # or 0, as a bool tensor's)
+    "masked_fill_mask_on_x": lambda x: (dl.masked_fill(x * x, x > 0, 0.5) * x
+                                        + x.masked_fill(x < 1.0, dl.tensor(-2.0)) * x),
+    "where_of_a_mask_combination": lambda x: dl.where((x > 0) & ~(x > 2), x * x, x * 3.0),
+    "mask_in_arithmetic": lambda x: (x > 0) * x * x + (x < 1.0) - x * (x >= 2.0) / 2.0,
+    # (isin: an Or of Eq relations; of floor(x), so that no point sits on a jump)
+    "isin": lambda x: (dl.isin(dl.floor(x), dl.tensor([0.0, 2.0])) * x * x
+                       + dl.where(dl.isin(dl.floor(x), dl.tensor([-2.0]), invert=True),
+                                  x, -x * x)),
+    "isin_of_x_in_x": lambda x: dl.isin(x, x[1:]) * x * x,
 }
 #: Faces that made their input a tensor (``tensor_of``, a Tensor check) and now take a dual
 #: number or sympy expressions as they are (``tensor_or_interpreted``), and a tensor
@@ -285,6 +297,12 @@ TENSOR_ARGUMENT_FACES = {
     # (zeros_like and friends read a dual number's shape, dtype and device)
     "diag": lambda x: dl.diag(x).sum(0) * x,
     "nansum": lambda x: dl.nansum(x) * x,
+    # (rms_norm's default eps is the dtype's machine epsilon: float64's for symbols)
+    "rms_norm": lambda x: F.rms_norm(x.reshape(1, 3), (3,)) * x,
+    "rms_norm_weight_eps": lambda x: F.rms_norm((x.reshape(3, 1) * x).reshape(1, 3, 3), [3, 3],
+                                                _constant(np.ones((3, 3)) * 0.5),
+                                                eps=1e-3).sum((0, 1)) * x,
+    "RMSNorm": lambda x: _rms_norm_module()(x.reshape(1, 3)).sum(0) * x,
     "sinc": lambda x: dl.sinc(x),
     # nn.functional's activations written with operations (an array: a constant tensor)
     **{name: (lambda x, name=name: getattr(dl.nn.functional, name)(x) * x)
@@ -366,6 +384,19 @@ TENSOR_ARGUMENT_FACES = {
                                                       "sum") * x,
     "scatter_reduce_mean": lambda x: dl.scatter_reduce(x * x, 0, dl.tensor([1, 0, 1]), x,
                                                        "mean", include_self=False) * x,
+    # (prod: a table of the groups padded with 1, written with index_put; jacfwd writes
+    # dual numbers into it)
+    "scatter_reduce_prod": lambda x: dl.scatter_reduce(x * x, 0, dl.tensor([0, 0, 2]), x,
+                                                       "prod", include_self=False) * x,
+    "scatter_reduce_prod_self": lambda x: dl.scatter_reduce(x + 1.0, 0, dl.tensor([2, 0, 2]),
+                                                            x * x, "prod") * x,
+    "index_reduce_prod": lambda x: dl.index_reduce(x.reshape(3, 1) * x, 0, dl.tensor([1, 1]),
+                                                   (x * x)[:2].reshape(2, 1).expand(2, 3),
+                                                   "prod").sum(0) * x,
+    "index_put_into_constant": lambda x: dl.index_put(dl.zeros(3, dtype=dl.float64),
+                                                      (dl.tensor([0, 2]),), x[:2]) * x,
+    "select_scatter_into_constant": lambda x: dl.select_scatter(
+        dl.ones(2, 3, dtype=dl.float64), x * x, 0, 1).sum(0) * x,
     "select_scatter": lambda x: dl.select_scatter(x.reshape(3, 1) * x, x * x, 0, 1).sum(0) * x,
     "slice_scatter": lambda x: dl.slice_scatter(x * x, x[:2], 0, 1) * x,
     "diagonal_scatter": lambda x: dl.diagonal_scatter(x.reshape(3, 1) * x, x * x).sum(0) * x,
@@ -419,7 +450,7 @@ TENSOR_ARGUMENT_FACES = {
         x * x, dl.tensor([True, False, True])) * x[:2],
 }
 #: nn.functional's faces that take dual numbers, whose symbolic derivative is too slow
-#: or has no sympy form (the maxima's indices, a float of the dtype's eps): forward mode.
+#: or has no sympy form (the maxima's indices): forward mode.
 NN_FORWARD_FACES = {
     "max_pool2d_with_indices": lambda x: _with_indices(F.max_pool2d(_image(x), 2, 1,
                                                                     return_indices=True)),
@@ -427,7 +458,6 @@ NN_FORWARD_FACES = {
         F.adaptive_max_pool2d(_image(x), 2, return_indices=True)),
     "max_pool3d": lambda x: F.max_pool3d(_image(x).reshape(1, 1, 3, 3, 1), (2, 2, 1), 1),
     "instance_norm": lambda x: F.instance_norm(_image(x)) ** 2,
-    "rms_norm": lambda x: F.rms_norm(x.reshape(1, 3), (3,)) * x,
 }
 
 
@@ -439,6 +469,14 @@ def _image(x):
 def _constant(values):
     """A float64 tensor constant, x's dtype (a convolution's weight must have it)."""
     return dl.tensor(values, dtype=dl.float64)
+
+
+def _rms_norm_module():
+    """An nn.RMSNorm(3) whose weight γ is a constant (0.5, -1, 2), in float64."""
+    module = dl.nn.RMSNorm(3).double()
+    module.weight.requires_grad_(False)
+    module.weight.copy_(_constant([0.5, -1.0, 2.0]))
+    return module
 
 
 def _with_indices(pooled):
@@ -454,6 +492,9 @@ def _with_indices(pooled):
 TENSOR_METHODS = {
     "floor": lambda x: x.floor() * x,
     "round": lambda x: x.round() * x,
+    # (decimals: ndarray has a round of its own, which a SymbolArray's must not run)
+    "round_decimals": lambda x: x.round(decimals=1) * x + x.round(decimals=-1) * x * x,
+    "masked_fill": lambda x: x.masked_fill(x > 0, 0.0) * x + x.masked_fill(x < 1.0, 2.0),
     "sign": lambda x: x.sign() * x * x,
     "exp": lambda x: x.exp(),
     "abs": lambda x: x.abs() * x,
@@ -525,6 +566,52 @@ def test_every_piecewise_constant_primitive_same_derivative_by_every_method(name
     piecewise-constant primitive: its derivative is 0 away from the jumps."""
     _same_derivative_by_every_method(name, {**PIECEWISE_CONSTANT,
                                             **PIECEWISE_CONSTANT_COMPOSITES}[name])
+
+
+#: Masks on x, isin, round with decimals and rms_norm at the edges a stranger brings: -0.0
+#: and 0.0 (members of the same set, ``x == 0`` of both), an exact member of the table, nan
+#: in the table (a member of nothing), halves (round to even: 0.25 to 0.2), all zeros
+#: (rms_norm's ε alone under the root).  f and its point; the derivative is taken at the
+#: point itself, so the finite differences are left out (they would straddle the jumps).
+MASK_EDGES = {
+    "isin_signed_zero_and_members": (
+        lambda x: dl.isin(x, dl.tensor([0.0, 0.4, np.nan], dtype=dl.float64)) * x * x
+        + dl.where(dl.isin(x, dl.tensor([np.nan], dtype=dl.float64)), -x, x * 3.0),
+        [-0.0, 0.4, 0.7, 0.0]),
+    "isin_invert_of_x_in_x": (lambda x: dl.isin(x, x[:1], invert=True) * x * x,
+                              [0.4, 0.4, -0.0, 0.0]),
+    "masked_fill_at_zeros": (lambda x: x.masked_fill(x > 0, 0.0) * x
+                             + dl.masked_fill(x, x == 0, 5.0) * x, [-0.0, 0.0, 0.4, -1.5]),
+    "where_at_the_tie": (lambda x: dl.where(x >= x[:1], x * x, -x), [0.4, 0.4, -0.0, 1.5]),
+    "round_decimals_halves": (lambda x: x.round(decimals=1) * x
+                              + dl.round(x * x, decimals=2) * x, [-0.0, 0.25, 0.35, 1.45]),
+    "rms_norm_zeros": (lambda x: F.rms_norm(x.reshape(2, 2), [2]) * dl.tensor([1.0, 2.0]),
+                       [0.0, -0.0, 0.0, 3.0]),
+}
+
+
+@pytest.mark.parametrize("name", MASK_EDGES)
+def test_masks_isin_round_and_rms_norm_at_edge_inputs_same_derivative_by_every_method(name):
+    """At -0.0, exact members, ties, halves and zeros forward mode, symbolic, compiled and
+    the function transforms give reverse mode's derivative (the branch taken at the point);
+    gradcheck passes where f is smooth around the point."""
+    f, point = MASK_EDGES[name]
+
+    def g(v):
+        return dl.sum(f(v))
+
+    x = dl.tensor(point, dtype=dl.float64)
+    expected = np.asarray(dl.grad(g, method="reverse")(x), dtype=float)
+    assert np.isfinite(expected).all()
+    results = {m: np.asarray(dl.grad(g, method=m)(x), dtype=float)
+               for m in ("forward", "symbolic", "compiled")}
+    results["jacfwd"], results["jacrev"] = func.jacfwd(g)(x).numpy(), func.jacrev(g)(x).numpy()
+    for method, result in results.items():
+        np.testing.assert_allclose(result, expected, rtol=1e-12, atol=1e-15,
+                                   err_msg=f"{name}: {method} vs reverse")
+    if name == "rms_norm_zeros":  # (smooth: a tiny step stays away from any jump)
+        assert gradcheck(g, (dl.tensor(point, dtype=dl.float64, requires_grad=True),),
+                         eps=1e-12, atol=1e-3, rtol=1e-6)
 
 
 @pytest.mark.parametrize("name", TENSOR_ARGUMENT_FACES)
@@ -636,26 +723,115 @@ def test_order_statistics_of_dual_numbers_same_derivative_as_reverse(name):
 
 @pytest.mark.parametrize("name", NN_FORWARD_FACES)
 def test_nn_functional_faces_take_dual_numbers_same_derivative_as_reverse(name):
-    """A pool with return_indices, max_pool3d, instance_norm, rms_norm in forward mode
+    """A pool with return_indices, max_pool3d, instance_norm in forward mode
     (their indices are read from a Dual's values, detached: an array made a tensor)."""
     _forward_same_as_reverse(NN_FORWARD_FACES[name], numeric=True)
 
 
 def test_scatter_reduce_amax_of_dual_numbers_and_its_refusal_under_symbolic():
-    """scatter_reduce's amax and amin read the order of the values: forward mode gives
-    reverse mode's derivative, symbolic refuses with the reason.  (jacfwd, dual numbers
-    inside a tensor, still fails there: the index_put primitive writes them into an array.)"""
+    """scatter_reduce's amax and amin read the order of the values: forward mode (and
+    jacfwd: dual numbers inside a tensor, written into the table of groups) gives reverse
+    mode's derivative, symbolic refuses with the reason."""
     def g(x):
         return dl.sum(dl.scatter_reduce(x * x, 0, dl.tensor([0, 0, 2]), x, "amax") * x)
 
     x = dl.tensor(POINTS)
     np.testing.assert_allclose(dl.grad(g, method="forward")(x),
                                dl.grad(g, method="reverse")(x), rtol=1e-13)
+    np.testing.assert_allclose(func.jacfwd(g)(x).numpy(), dl.grad(g, method="reverse")(x),
+                               rtol=1e-13)
     from difflab.diff.symbolic import SymbolicTraceError
 
     with pytest.raises(SymbolicTraceError, match=r"scatter_reduce: symbols have no order "
                                                  r"\(the amax .*method='forward'"):
         dl.grad(g, method="symbolic")(x)
+
+
+#: scatter_reduce's and index_reduce's reductions read from a table of the groups, at the
+#: edges: ties (among the values sent, with the input's own value, three-way), zeros of a
+#: product (one: the others' product; two: zero), -0.0 beside 0.0, nan (the maximum: the
+#: nan entries share the gradient, as PyTorch's).  f, its point, and whether f is smooth
+#: around the point (no tie: gradcheck applies).
+SCATTER_REDUCE_EDGES = {
+    "amax_ties_among_src": (lambda x: dl.scatter_reduce(
+        x * 0.0 + 1.0, 0, dl.tensor([0, 0, 2, 0]), x, "amax", include_self=False),
+        [0.4, 0.4, 2.7, -1.0], False),
+    "amax_tie_with_self": (lambda x: dl.scatter_reduce(
+        x, 0, dl.tensor([0, 0, 2, 0]), x * 0.0 + x[:1], "amax"), [0.4, 0.4, 2.7, -1.0], False),
+    "amin_three_way_tie": (lambda x: dl.scatter_reduce(
+        x * x, 0, dl.tensor([1, 1, 1, 0]), x, "amin"), [0.4, 0.4, 0.4, 0.16], False),
+    "amin_signed_zeros": (lambda x: dl.scatter_reduce(
+        x * 2.0, 0, dl.tensor([0, 0, 2, 0]), x, "amin", include_self=False),
+        [-0.0, 0.0, 2.7, 1.0], False),
+    "amax_no_tie": (lambda x: dl.scatter_reduce(
+        x * x, 0, dl.tensor([0, 0, 2, 1]), x, "amax"), [-1.3, 0.4, 2.7, 0.9], True),
+    "amin_no_tie_exclude_self": (lambda x: dl.scatter_reduce(
+        x * x, 0, dl.tensor([3, 3, 2, 3]), x, "amin", include_self=False),
+        [-1.3, 0.4, 2.7, 0.9], True),
+    "prod_one_zero": (lambda x: dl.scatter_reduce(
+        x * x + 1.0, 0, dl.tensor([0, 0, 2, 0]), x, "prod"), [0.0, 0.4, 2.7, -1.0], True),
+    "prod_two_zeros": (lambda x: dl.scatter_reduce(
+        x + 1.0, 0, dl.tensor([0, 0, 2, 0]), x, "prod", include_self=False),
+        [0.0, -0.0, 2.7, -1.0], True),
+    "prod_zero_self": (lambda x: dl.scatter_reduce(
+        x - 0.4, 0, dl.tensor([1, 1, 2, 1]), x, "prod"), [0.0, 0.4, 2.7, -1.0], True),
+    "amax_nan": (lambda x: dl.scatter_reduce(
+        x * 2.0, 0, dl.tensor([0, 0, 2, 0]), x, "amax"), [np.nan, 0.4, 2.7, -1.0], False),
+    "amin_nan_exclude_self": (lambda x: dl.scatter_reduce(
+        x * 2.0, 0, dl.tensor([1, 1, 2, 1]), x, "amin", include_self=False),
+        [0.3, np.nan, 2.7, np.nan], False),
+    "index_reduce_amax_tie": (lambda x: dl.index_reduce(
+        x.reshape(2, 2), 0, dl.tensor([1, 1]), (x * x).reshape(2, 2), "amax").reshape(-1),
+        [0.4, -0.4, 0.4, 2.7], False),
+    "index_reduce_amin_exclude_self": (lambda x: dl.index_reduce(
+        x.reshape(2, 2), 0, dl.tensor([0, 0]), (x * 3.0).reshape(2, 2), "amin",
+        include_self=False).reshape(-1), [-1.3, 0.4, 2.7, 0.9], True),
+    "index_reduce_prod_zero": (lambda x: dl.index_reduce(
+        x.reshape(2, 2), 0, dl.tensor([0, 0]), (x * x).reshape(2, 2), "prod",
+        include_self=False).reshape(-1), [0.0, -0.4, 0.4, 2.7], True),
+}
+
+
+@pytest.mark.parametrize("name", SCATTER_REDUCE_EDGES)
+def test_scatter_reduce_prod_amax_amin_by_jacfwd_same_derivative_as_reverse(name):
+    """jacfwd (dual numbers inside a tensor) and forward mode differentiate scatter_reduce
+    and index_reduce with "prod", "amax", "amin" (include_self or not) as reverse mode
+    (backward) and jacrev: a product's rule exact at zeros, tied extremes sharing the
+    gradient evenly (PyTorch's), nan extremes taking it.  gradcheck where f is smooth."""
+    f, point, smooth = SCATTER_REDUCE_EDGES[name]
+    weights = dl.tensor([1.0, 2.0, 3.0, 4.0], dtype=dl.float64)
+
+    def g(v):
+        return dl.sum(f(v) * weights)
+
+    x = dl.tensor(point, dtype=dl.float64, requires_grad=True)
+    g(x).backward()
+    expected = x.grad.numpy()
+    assert np.isfinite(expected).all()
+    x = x.detach()
+    results = {"jacfwd": func.jacfwd(g)(x).numpy(), "jacrev": func.jacrev(g)(x).numpy()}
+    if not np.isnan(point).any():  # (dl.grad gives nan for all at a point where f is nan)
+        results.update({m: np.asarray(dl.grad(g, method=m)(x), dtype=float)
+                        for m in ("forward", "reverse", "compiled")})
+    for method, result in results.items():
+        np.testing.assert_allclose(result, expected, rtol=1e-13, atol=1e-15,
+                                   err_msg=f"{name}: {method} vs backward")
+    if smooth:
+        assert gradcheck(g, (dl.tensor(point, dtype=dl.float64, requires_grad=True),))
+
+
+@pytest.mark.parametrize("reduce", [dl.amax, dl.amin])
+def test_amax_and_amin_of_nan_give_the_gradient_to_the_nan_entries(reduce):
+    """A nan is the extreme of the values that hold it: its entries share the gradient
+    (PyTorch's evenly_distribute_backward), by backward and by jacfwd; a row without nan
+    keeps the rule of ties.  (x == nan marked none before: 0/0, nan for every entry.)"""
+    point = [[1.0, np.nan, 3.0, np.nan], [5.0, -1.0, 5.0, -1.0]]
+    x = dl.tensor(point, dtype=dl.float64, requires_grad=True)
+    reduce(x, 1).sum().backward()
+    tie = [0.5, 0.0, 0.5, 0.0] if reduce is dl.amax else [0.0, 0.5, 0.0, 0.5]
+    np.testing.assert_array_equal(x.grad.numpy(), [[0.0, 0.5, 0.0, 0.5], tie])
+    jacobian = func.jacfwd(lambda v: reduce(v, 1))(x.detach()).numpy()
+    np.testing.assert_array_equal(jacobian.sum(0), x.grad.numpy())
 
 
 def _forward_same_as_reverse(f, numeric: bool):

@@ -224,6 +224,65 @@ def test_check_gradient_explains_a_detached_input():
         check_gradient(lambda x, y: x * difflab.tensor(y.detach().numpy()), [X, X])
 
 
+#: Student functions with stop-gradients (``detach``, ``.data``): what reverse mode says
+#: their gradient is, the grader's finite differences must say too (each stop held at
+#: its value at the unperturbed point, as gradcheck and method="numeric" hold it).
+DETACHING = {
+    "detach_times_self": lambda x: x.detach() * x,
+    "straight_through_round": lambda x: x + (x.round() - x).detach(),
+    "data_times_square": lambda x: x.data * x * x,
+    "detached_normaliser": lambda x: x / (x * x).sum().detach().sqrt(),
+    "two_inputs": lambda x, y: x.detach() * y + y.detach() * x * x,
+}
+
+
+def _arguments(name):
+    return [X, X + 1.0] if name == "two_inputs" else [X]
+
+
+@pytest.mark.parametrize("name", DETACHING)
+def test_numeric_gradient_holds_stop_gradients_as_reverse_mode_and_gradcheck(name):
+    fn = DETACHING[name]
+    arrays = _arguments(name)
+    w = np.linspace(0.5, 2.0, X.size).reshape(X.shape)
+
+    def weighted(*values):
+        return (fn(*values) * difflab.tensor(w)).sum()
+
+    tensors = [difflab.tensor(a, requires_grad=True) for a in arrays]
+    weighted(*tensors).backward()
+    assert difflab.autograd.gradcheck(weighted, tuple(
+        difflab.tensor(a, requires_grad=True) for a in arrays))
+    for i, t in enumerate(tensors):
+        numeric = numeric_gradient(
+            lambda *a: weighted(*(difflab.tensor(v) for v in a)).item(), arrays, i)
+        np.testing.assert_allclose(numeric, t.grad.numpy(), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(difflab.grad(weighted, argnums=i, method="numeric")(
+            *(difflab.tensor(a) for a in arrays)), t.grad.numpy(), rtol=1e-6, atol=1e-8)
+    check_gradient(fn, arrays)  # (its output read with .detach(): never held)
+
+
+def test_numeric_gradient_with_stops_still_catches_a_wrong_backward():
+    """Holding stops does not hide a wrong derivative: a Function whose forward detaches
+    (its own computation, not a stop) and whose backward is wrong still fails, and a
+    function that detaches where it should not fails against a reference."""
+    class CubeDetachingForward(Cube):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.detach() ** 3
+
+    class CubeDetachingWrong(CubeDetachingForward):
+        backward = CubeWrongElement.backward
+
+    check_gradient(lambda x: CubeDetachingForward.apply(x), [X])
+    with pytest.raises(GradingFailure, match=r"gradient of input 0 .*differs at element"):
+        check_gradient(lambda x: CubeDetachingWrong.apply(x), [X])
+    with pytest.raises(GradingFailure, match=r"times 0.5 everywhere"):
+        check_gradient(lambda x: (x.detach() * x).sum(), [X],
+                       reference=lambda x: np.sum(x * x))
+
+
 def test_check_module_compares_outputs_and_gradients():
     from difflab import nn
 

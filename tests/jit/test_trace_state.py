@@ -222,6 +222,57 @@ def test_a_value_computed_under_no_grad_is_read_through_a_stop_gradient():
                                rtol=1e-13)
 
 
+def _write_into_computed(x, y):
+    buf = x * 1.5  # (requires grad: computed from x)
+    with dl.no_grad():
+        buf.add_(y * y)  # (off the tape: y gets no gradient, x's is the identity's)
+    return (buf * buf).sum()
+
+
+def _write_into_argument(w, y):
+    with dl.no_grad():
+        w.mul_(0.5)  # (a leaf that requires grad: an optimizer's update, a decay)
+        w.add_(y)
+    return (w * y).sum() + (w * w).sum()
+
+
+@pytest.mark.parametrize("f", [_write_into_computed, _write_into_argument])
+def test_a_write_under_no_grad_into_a_tensor_that_requires_grad_keeps_its_derivative(f):
+    """Eager autograd records nothing under no_grad: the tensor written takes the new
+    values but keeps its tape, so the gradient reaches what it was computed from as if
+    nothing were written, and none reaches what the write read.  The graph's value of it
+    is a no_grad_write(old, new) line with that derivative (before, the graph
+    differentiated the write: y got a gradient, w's was halved), by the replay's backward,
+    the backward graph, the graph's forward mode, and after a save and load."""
+    def fresh(seed):
+        return (_x(3, seed=seed).double().requires_grad_(),
+                _x(3, seed=seed + 10).double().requires_grad_())
+
+    traced = jit.trace(f, fresh(0))
+    loaded = export.graph_from_json(export.graph_to_json(traced.graph), traced.graph.constants)
+    for seed in (1, 2):
+        (a, b), (c, d) = fresh(seed), fresh(seed)
+        f(a, b).backward()
+        traced(c, d).backward()
+        np.testing.assert_array_equal(c.detach().numpy(), a.detach().numpy())  # (written)
+        np.testing.assert_array_equal(c.grad.numpy(), a.grad.numpy())
+        assert (d.grad is None) == (b.grad is None), "y's gradient: eager has none"
+        if b.grad is not None:
+            np.testing.assert_array_equal(d.grad.numpy(), b.grad.numpy())
+        x, y = fresh(seed)
+        plain = [x.detach().numpy(), y.detach().numpy()]
+        gradients = jit.grad(loaded).run(*(dl.tensor(v) for v in plain))[-2:]
+        np.testing.assert_allclose(gradients[0].numpy(), a.grad.numpy(), rtol=1e-13)
+        np.testing.assert_allclose(gradients[1].numpy(), 0.0 if b.grad is None
+                                   else b.grad.numpy(), rtol=1e-13)
+        results = jit.jvp(traced.graph, wrt=[traced.graph.inputs[0].name]).run(
+            *(dl.tensor(v) for v in plain), dl.tensor(np.eye(3)[None, 0]))
+        tangent = results[len(results) // 2]  # (the loss's: outputs, then their tangents)
+        np.testing.assert_allclose(tangent.numpy(), a.grad.numpy()[:1], rtol=1e-13)
+    assert traced.graph.op_counts()["no_grad_write"] >= 1
+    assert loaded.op_counts() == traced.graph.op_counts()
+
+
 class _RawWrite(nn.Module):
     def __init__(self):
         super().__init__()
