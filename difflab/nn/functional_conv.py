@@ -24,7 +24,6 @@ from difflab.functions import permute
 from difflab.nn.functional_core import (
     _as_image,
     _check_input,
-    _check_tensor,
     _max_indices,
     _single,
     _window,
@@ -390,7 +389,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     """
     from difflab.nn.functional_core import pad
 
-    x = _check_tensor("conv_transpose2d", input)
+    x = _check_input("conv_transpose2d", input)  # (dual numbers, symbols: pad and conv2d)
     if x.ndim not in (3, 4):
         raise ValueError(f"conv_transpose2d expects a 3-D or 4-D input, got {tuple(x.shape)}")
     unbatched = x.ndim == 3
@@ -466,7 +465,7 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     """
     from difflab.nn.functional_core import _single
 
-    x = _check_tensor("conv_transpose1d", input)
+    x = _check_input("conv_transpose1d", input)
     if x.ndim not in (2, 3):
         raise ValueError(f"conv_transpose1d expects a 2-D or 3-D input, got {tuple(x.shape)}")
 
@@ -753,7 +752,7 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     from difflab.nn.functional_core import pad
 
     name = "conv_transpose3d"
-    x = _check_tensor(name, input)
+    x = _check_input(name, input)
     if x.ndim not in (4, 5):
         raise ValueError(f"{name} expects a 4-D (unbatched) or 5-D input (N, C, D, H, W), got "
                          f"shape {tuple(x.shape)}")

@@ -35,7 +35,14 @@ from difflab.nn.functional_windows import _max_indices
 from difflab.ops import nn_conv, nn_ops, registry
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import cast_to as _cast_to
-from difflab.tensor_arguments import dim_index, known_values, require_tensor, shape_args
+from difflab.tensor_arguments import (
+    dim_index,
+    known_values,
+    refuse_symbols,
+    require_tensor,
+    shape_args,
+    values_of,
+)
 from difflab.tensor_arguments import promote_all as _promote_all
 
 __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entropy",
@@ -83,6 +90,19 @@ def _check_input(name: str, x: Any, what: str = "") -> Any:
                         f"array, a dual number or sympy expressions also do)")
     raise TypeError(f"{name}: expected a Tensor (or an array, a dual number, sympy "
                     f"expressions), got {type(x).__name__}")
+
+
+def _array_module(x: Any) -> Any:
+    """NumPy or CuPy, where ``x``'s values live: a tensor's array's module, a dual number's
+    or sympy expressions' device's (their index arrays and constants are made there)."""
+    return backend.array_module(x.array) if isinstance(x, Tensor) else x.device.xp
+
+
+def _constant_dtype(x: Any) -> np.dtype:
+    """The NumPy dtype of a constant made beside ``x`` (a mask, zeros to write into): x's
+    own, float64 beside sympy expressions (whose object arrays would hold Python's True)."""
+    dtype = np.dtype(x.dtype)
+    return np.dtype(np.float64) if dtype.kind == "O" else dtype
 
 
 def _floating(x: Tensor) -> Tensor:
@@ -875,7 +895,7 @@ def batch_norm(
     >>> mean, var
     (tensor([0.2, 2. ]), tensor([ 1.1, 20.9]))
     """
-    input = _floating(_check_tensor("batch_norm", input))  # noqa: A001
+    input = _floating(_check_input("batch_norm", input))  # noqa: A001
     if input.ndim < 2:
         raise ValueError(f"batch_norm expects (N, C, ...) input, got shape {tuple(input.shape)}")
     c = input.shape[1]
@@ -915,8 +935,11 @@ def _update_running_stats(x: Tensor, axes: tuple, c: int, count: int, momentum: 
     """
     from difflab.autograd.grad_mode import no_grad
 
+    # (a dual number's values, without its tangents; symbols have none to average)
+    refuse_symbols("batch_norm", "the running statistics are averages of the batch's values, "
+                   "which symbols do not have (pass running_mean=None or use eval mode)", x)
     with no_grad():
-        x = x.detach()
+        x = values_of(x, "batch_norm").detach()
         mean = x.mean(dim=axes, keepdim=True)
         centered = x - mean
         var = (centered * centered).mean(dim=axes, keepdim=True)
@@ -1550,7 +1573,7 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = N
     """
     from difflab.functions import index_select
 
-    _check_tensor("pad", input)
+    input = _check_input("pad", input)  # noqa: A001  (a dual number, symbols: index_select, cat)
     if not isinstance(pad, (tuple, list)):  # (None: "'NoneType' object is not iterable")
         raise TypeError(f"pad: pad must be a tuple of ints (left, right, ...), got "
                         f"{type(pad).__name__} {pad!r:.40}")
@@ -1567,7 +1590,7 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = N
     pairs = [(input.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]) for i in range(len(pad) // 2)]
     for dim, left, right in pairs:
         _check_pad_amounts(mode, dim, left, right, input.shape[dim])
-    xp = backend.array_module(input.array)
+    xp = _array_module(input)
     if mode == "constant":
         return _pad_constant(input, pairs, 0.0 if value is None else value, xp)
     out = input
@@ -1687,8 +1710,9 @@ def scaled_dot_product_attention(
     """
     from difflab.functions import where
 
+    query, key, value = (_check_input("scaled_dot_product_attention", t, name)
+                         for name, t in (("query", query), ("key", key), ("value", value)))
     for name, t in (("query", query), ("key", key), ("value", value)):
-        _check_tensor("scaled_dot_product_attention", t)
         if t.ndim < 2:
             raise ValueError(
                 f"scaled_dot_product_attention: {name} needs at least 2 dimensions "
@@ -1703,7 +1727,7 @@ def scaled_dot_product_attention(
     length, source = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     scores = (query @ key.transpose(-2, -1)) * scale
-    xp = backend.array_module(query.array)
+    xp = _array_module(query)
     if is_causal:
         if attn_mask is not None:
             raise ValueError(
@@ -1712,9 +1736,9 @@ def scaled_dot_product_attention(
             )
         attn_mask = Tensor._wrap(xp.tril(xp.ones((length, source), dtype=bool)))
     if attn_mask is not None:
-        mask = attn_mask if isinstance(attn_mask, Tensor) else Tensor._wrap(attn_mask)
-        if mask.dtype.kind == "b":
-            scores = where(mask.array, scores, float("-inf"))
+        mask = _check_input("scaled_dot_product_attention", attn_mask, "attn_mask")
+        if np.dtype(mask.dtype).kind == "b":
+            scores = where(mask, scores, float("-inf"))
         else:
             scores = scores + mask
     weights = softmax(scores, -1)

@@ -32,6 +32,7 @@ import numpy as np
 
 from difflab import backend, fastpath
 from difflab.dtypes import result_type
+from difflab.ops import linalg
 from difflab.ops.conversions import Cast, Clone, ToDevice  # noqa: F401  (registered here)
 from difflab.ops.primitive import Primitive
 
@@ -482,6 +483,10 @@ class IndexPut(Primitive):
         if backend.is_gpu_array(x):
             check_on_device(index, x.shape)
         out = copied(x)
+        if not _plain(v) and _plain(out):  # (dual numbers written into numbers, as in
+            return linalg.BIND(IndexPut, out, v, index=index)  # jacfwd: their handler's write)
+        if getattr(getattr(v, "dtype", None), "kind", "") == "O" != out.dtype.kind:
+            out = out.astype(object)  # (sympy expressions written into numbers)
         out[index] = v
         return out
 
