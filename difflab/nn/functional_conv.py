@@ -99,9 +99,10 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
     tensor([[[-2., -2.]]])
     """
     x, unbatched = _as_image("conv1d", input)
-    if not isinstance(weight, Tensor) or weight.ndim != 3:
+    if not hasattr(weight, "ndim") or weight.ndim != 3:  # (a dual number, symbols too)
         raise ValueError(f"conv1d: weight must be a 3-D tensor (out_channels, in_channels / "
                          f"groups, kernel), got {getattr(weight, 'shape', weight)!r}")
+    weight = _check_input("conv1d", weight, "weight")
     if not isinstance(padding, str):
         padding = (0, _single("conv1d", padding, "padding"))
     out = conv2d(x, weight.unsqueeze(2), bias, (1, _single("conv1d", stride, "stride")),
@@ -635,8 +636,9 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
                          f"shape {tuple(x.shape)}")
     unbatched = x.ndim == 4
     x = x.unsqueeze(0) if unbatched else x
-    if not isinstance(weight, Tensor) or weight.ndim != 5:
+    if not hasattr(weight, "ndim") or weight.ndim != 5:  # (a dual number, symbols too)
         raise ValueError("conv3d: weight must be a 5-D tensor (out, in/groups, kd, kh, kw)")
+    weight = _check_input("conv3d", weight, "weight")
     o, cg, kd, kh, kw = weight.shape
     groups = _window("conv3d", groups, "groups", 1)[0]
     n, c, depth = x.shape[:3]
