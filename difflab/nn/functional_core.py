@@ -101,7 +101,7 @@ def _array_module(x: Any) -> Any:
 def _constant_dtype(x: Any) -> np.dtype:
     """The NumPy dtype of a constant made beside ``x`` (a mask, zeros to write into): x's
     own, float64 beside sympy expressions (whose object arrays would hold Python's True)."""
-    dtype = np.dtype(x.dtype)
+    dtype = getattr(x.dtype, "dtype", x.dtype)  # (a tensor's dtype names NumPy's)
     return np.dtype(np.float64) if dtype.kind == "O" else dtype
 
 
@@ -935,11 +935,13 @@ def _update_running_stats(x: Tensor, axes: tuple, c: int, count: int, momentum: 
     """
     from difflab.autograd.grad_mode import no_grad
 
-    # (a dual number's values, without its tangents; symbols have none to average)
-    refuse_symbols("batch_norm", "the running statistics are averages of the batch's values, "
-                   "which symbols do not have (pass running_mean=None or use eval mode)", x)
+    if not isinstance(x, Tensor):  # (a dual number's values, without its tangents)
+        refuse_symbols("batch_norm", "the running statistics are averages of the batch's "
+                       "values, which symbols do not have (pass running_mean=None or use "
+                       "eval mode)", x)
+        x = values_of(x, "batch_norm")
     with no_grad():
-        x = values_of(x, "batch_norm").detach()
+        x = x.detach()
         mean = x.mean(dim=axes, keepdim=True)
         centered = x - mean
         var = (centered * centered).mean(dim=axes, keepdim=True)
@@ -1737,7 +1739,7 @@ def scaled_dot_product_attention(
         attn_mask = Tensor._wrap(xp.tril(xp.ones((length, source), dtype=bool)))
     if attn_mask is not None:
         mask = _check_input("scaled_dot_product_attention", attn_mask, "attn_mask")
-        if np.dtype(mask.dtype).kind == "b":
+        if mask.dtype.kind == "b":
             scores = where(mask, scores, float("-inf"))
         else:
             scores = scores + mask

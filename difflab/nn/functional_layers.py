@@ -1149,7 +1149,7 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # no
         if w is None:
             out = lower
             continue
-        weights = Tensor._wrap(xp.asarray(w.astype(np.dtype(x.dtype))).reshape(
+        weights = Tensor._wrap(xp.asarray(w.astype(_constant_dtype(x))).reshape(
             (-1,) + (1,) * (out.ndim - dim - 1)))
         out = lower + (index_select(out, dim, xp.asarray(i1)) - lower) * weights
     return out

@@ -20,6 +20,7 @@ from difflab.nn.functional_core import (
     _check_input,
     _check_same_shape,
     _check_tensor,
+    _constant_dtype,
     _legacy_reduction,
     _reduce,
 )
@@ -646,7 +647,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
     if lp.ndim != 3:
         raise ValueError(f"ctc_loss: log_probs must be (T, N, C), got {tuple(lp.shape)}")
     frames, n, classes = lp.shape
-    xp, dtype = _array_module(lp), np.dtype(lp.dtype)
+    xp, dtype = _array_module(lp), _constant_dtype(lp)
     in_len, tg_len, tg = _ctc_lengths_and_targets(input_lengths, target_lengths, targets,
                                                   lp.shape, blank, unbatched)
     length = 2 * tg.shape[1] + 1
