@@ -25,6 +25,7 @@ from difflab.functions import where as _where
 from difflab.functions_indexing import checked_index as _checked_index
 from difflab.nn.functional_arguments import (  # noqa: F401  (the other modules read them here)
     _adaptive_sizes,
+    _check_pad_amounts,
     _normalized_shape,
     _number,
     _probability,
@@ -35,14 +36,7 @@ from difflab.nn.functional_windows import _max_indices
 from difflab.ops import nn_conv, nn_ops, registry
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import cast_to as _cast_to
-from difflab.tensor_arguments import (
-    dim_index,
-    known_values,
-    refuse_symbols,
-    require_tensor,
-    shape_args,
-    values_of,
-)
+from difflab.tensor_arguments import dim_index, known_values, require_tensor, shape_args
 from difflab.tensor_arguments import promote_all as _promote_all
 
 __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entropy",
@@ -934,6 +928,7 @@ def _update_running_stats(x: Tensor, axes: tuple, c: int, count: int, momentum: 
     records them and every replay writes the new averages into the buffers.
     """
     from difflab.autograd.grad_mode import no_grad
+    from difflab.tensor_arguments import refuse_symbols, values_of
 
     if not isinstance(x, Tensor):  # (a dual number's values, without its tangents)
         refuse_symbols("batch_norm", "the running statistics are averages of the batch's "
@@ -1608,27 +1603,6 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = N
             positions = positions % n
         out = index_select(out, dim, positions)
     return out
-
-
-def _check_pad_amounts(mode: str, dim: int, left: int, right: int, n: int) -> None:
-    """Refuse padding (left, right) of a dimension of size n that ``mode`` cannot make."""
-    if n + left + right < 0:
-        raise ValueError(
-            f"pad: padding ({left}, {right}) of dimension {dim} (size {n}) would leave "
-            f"a negative size"
-        )
-    if mode == "reflect" and (left >= n or right >= n):
-        raise ValueError(
-            f"pad: reflect padding ({left}, {right}) must be smaller than the size of "
-            f"dimension {dim} ({n}): a mirror image has at most {n - 1} elements"
-        )
-    if mode == "circular" and (left > n or right > n):
-        raise ValueError(
-            f"pad: circular padding ({left}, {right}) may not exceed the size of "
-            f"dimension {dim} ({n})"
-        )
-    if mode in ("replicate", "circular") and n == 0 and (left > 0 or right > 0):
-        raise ValueError(f"pad: {mode} padding needs a non-empty dimension {dim}")
 
 
 def _pad_constant(input: Tensor, pairs: list, fill: float, xp: Any) -> Tensor:  # noqa: A002

@@ -490,7 +490,9 @@ _UNPOOL_DOC = r"""The inverse of :func:`max_pool{d}d`: each value written back w
     -------
     Tensor
         :math:`(N, C, *_{{out}})` (or without :math:`N`), the input's dtype; its gradient
-        with respect to ``input`` gathers at the indices.
+        with respect to ``input`` gathers at the indices.  Where two values share an index
+        (overlapping windows) the last is written: reverse mode still gives each the
+        gradient there (as PyTorch), forward mode the written one's tangent.
 
     Raises
     ------
