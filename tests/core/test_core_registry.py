@@ -843,6 +843,33 @@ def test_nn_functional_faces_under_composed_transforms(name):
                                rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize(("f", "expected"), [
+    # a row that may attend to nothing is NaN (PyTorch's), and so is its derivative
+    (lambda x: F.scaled_dot_product_attention(
+        x.reshape(1, 3, 1), (x * x).reshape(1, 3, 1), x.reshape(1, 3, 1),
+        attn_mask=dl.tensor([[True, False, True], [False, False, False], [True] * 3])),
+     [np.nan] * 3),
+    # padding an empty dimension: only the fill, which is no function of x
+    (lambda x: F.pad(x[:0].reshape(1, 0), (1, 2), value=1.5) * x[0], [4.5, 0.0, 0.0]),
+    # -0.0 and 0.0 in a batch: normalised to ±1, whatever x is
+    (lambda x: F.batch_norm(dl.stack([x * 0.0, x * -0.0 + 1.0]), None, None, training=True),
+     [0.0, 0.0, 0.0]),
+])
+def test_nn_functional_edges_same_in_forward_mode(f, expected):
+    """Edge inputs give forward mode, jacfwd and reverse mode the same derivative."""
+    import warnings
+
+    def g(x):
+        return dl.sum(f(x))
+
+    x = dl.tensor(POINTS, dtype=dl.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the DomainWarning of a NaN result)
+        for got in (dl.grad(g, method="forward")(x), dl.grad(g, method="reverse")(x),
+                    func.jacfwd(g)(x).numpy()):
+            np.testing.assert_allclose(np.asarray(got, dtype=float), expected, atol=1e-12)
+
+
 @pytest.mark.parametrize("name", NN_SYMBOLIC)
 def test_nn_functional_faces_take_symbols_same_derivative_as_reverse(name):
     """The composites whose result is an expression of x differentiate symbolically."""
