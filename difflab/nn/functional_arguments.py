@@ -1,12 +1,12 @@
 """The checks of ``nn.functional``'s arguments, one per kind of argument.
 
-A kernel size, a stride, a padding, a dilation or a number of groups
-(``_window``), a number such as an ``alpha`` or a slope (``_number``), a dropout
-probability (``_probability``), a ``normalized_shape``, an adaptive pooling's
-``output_size`` and what ``pad`` can make in each mode (``_check_pad_amounts``): each is read in one place, so that every function and layer that takes
-one gives the same error, in PyTorch's terms, naming the call and the argument, instead
-of NumPy's or Python's words (a ZeroDivisionError, ``int()`` of None) or a float
-truncated without a word.
+A kernel size, a stride, a padding, a dilation or a number of groups (``_window``), a
+number such as an ``alpha`` or a slope (``_number``), a dropout probability
+(``_probability``), a ``normalized_shape``, an adaptive pooling's ``output_size`` and
+what ``pad`` can make in each mode (``_check_pad_amounts``): each is read in one place,
+so that every function and layer that takes one gives the same error, in PyTorch's
+terms, naming the call and the argument, instead of NumPy's or Python's words (a
+ZeroDivisionError, ``int()`` of None) or a float truncated without a word.
 """
 
 from __future__ import annotations

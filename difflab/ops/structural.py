@@ -473,6 +473,10 @@ class IndexPut(Primitive):
     Linear in (x, v).  JVP: ẏ = ẋ with ẏ[index] = v̇.  VJP (its transpose):
     x̄ = ȳ with zeros at ``index`` (those elements were overwritten);
     v̄ = ȳ[index], summed to v's shape.
+
+    Dual numbers ``v`` written into plain numbers ``x`` (a scatter into zeros under
+    ``jacfwd``) are written by their own handler, which pushes this same rule; sympy
+    expressions make x an array of Python objects first.
     """
 
     name = "index_put"
