@@ -19,7 +19,6 @@ import numpy as np
 
 from difflab.nn.functional_core import (
     _check_input,
-    _check_tensor,
     _dim,
     _floating,
     _in_place,
@@ -787,7 +786,7 @@ def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: fl
     """
     from difflab.creation import rand, zeros_like
 
-    x = _check_tensor("gumbel_softmax", logits)
+    x = _check_input("gumbel_softmax", logits)  # (dual numbers, symbols: the draw a constant)
     # (drawn and transformed with tensor operations, so a traced graph draws anew each run)
     uniform = rand(x.shape, dtype=np.float64, device=x.device)
     noise = (-((uniform + eps).log().neg() + eps).log()).to(x.dtype)

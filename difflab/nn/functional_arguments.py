@@ -1,12 +1,12 @@
 """The checks of ``nn.functional``'s arguments, one per kind of argument.
 
-A kernel size, a stride, a padding, a dilation or a number of groups
-(``_window``), a number such as an ``alpha`` or a slope (``_number``), a dropout
-probability (``_probability``), a ``normalized_shape`` and an adaptive pooling's
-``output_size``: each is read in one place, so that every function and layer that takes
-one gives the same error, in PyTorch's terms, naming the call and the argument, instead
-of NumPy's or Python's words (a ZeroDivisionError, ``int()`` of None) or a float
-truncated without a word.
+A kernel size, a stride, a padding, a dilation or a number of groups (``_window``), a
+number such as an ``alpha`` or a slope (``_number``), a dropout probability
+(``_probability``), a ``normalized_shape``, an adaptive pooling's ``output_size`` and
+what ``pad`` can make in each mode (``_check_pad_amounts``): each is read in one place,
+so that every function and layer that takes one gives the same error, in PyTorch's
+terms, naming the call and the argument, instead of NumPy's or Python's words (a
+ZeroDivisionError, ``int()`` of None) or a float truncated without a word.
 """
 
 from __future__ import annotations
@@ -106,3 +106,24 @@ def _adaptive_sizes(name: str, output_size: Any, sides: tuple) -> tuple:
                              f"None (keep the input's size), got {output_size!r}")
         sizes.append(int(size))
     return tuple(sizes)
+
+
+def _check_pad_amounts(mode: str, dim: int, left: int, right: int, n: int) -> None:
+    """Refuse padding (left, right) of a dimension of size n that ``mode`` cannot make."""
+    if n + left + right < 0:
+        raise ValueError(
+            f"pad: padding ({left}, {right}) of dimension {dim} (size {n}) would leave "
+            f"a negative size"
+        )
+    if mode == "reflect" and (left >= n or right >= n):
+        raise ValueError(
+            f"pad: reflect padding ({left}, {right}) must be smaller than the size of "
+            f"dimension {dim} ({n}): a mirror image has at most {n - 1} elements"
+        )
+    if mode == "circular" and (left > n or right > n):
+        raise ValueError(
+            f"pad: circular padding ({left}, {right}) may not exceed the size of "
+            f"dimension {dim} ({n})"
+        )
+    if mode in ("replicate", "circular") and n == 0 and (left > 0 or right > 0):
+        raise ValueError(f"pad: {mode} padding needs a non-empty dimension {dim}")

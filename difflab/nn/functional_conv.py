@@ -24,7 +24,6 @@ from difflab.functions import permute
 from difflab.nn.functional_core import (
     _as_image,
     _check_input,
-    _check_tensor,
     _max_indices,
     _single,
     _window,
@@ -100,9 +99,10 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
     tensor([[[-2., -2.]]])
     """
     x, unbatched = _as_image("conv1d", input)
-    if not isinstance(weight, Tensor) or weight.ndim != 3:
+    if not hasattr(weight, "ndim") or weight.ndim != 3:  # (a dual number, symbols too)
         raise ValueError(f"conv1d: weight must be a 3-D tensor (out_channels, in_channels / "
                          f"groups, kernel), got {getattr(weight, 'shape', weight)!r}")
+    weight = _check_input("conv1d", weight, "weight")
     if not isinstance(padding, str):
         padding = (0, _single("conv1d", padding, "padding"))
     out = conv2d(x, weight.unsqueeze(2), bias, (1, _single("conv1d", stride, "stride")),
@@ -390,7 +390,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     """
     from difflab.nn.functional_core import pad
 
-    x = _check_tensor("conv_transpose2d", input)
+    x = _check_input("conv_transpose2d", input)  # (dual numbers, symbols: pad and conv2d)
     if x.ndim not in (3, 4):
         raise ValueError(f"conv_transpose2d expects a 3-D or 4-D input, got {tuple(x.shape)}")
     unbatched = x.ndim == 3
@@ -466,7 +466,7 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     """
     from difflab.nn.functional_core import _single
 
-    x = _check_tensor("conv_transpose1d", input)
+    x = _check_input("conv_transpose1d", input)
     if x.ndim not in (2, 3):
         raise ValueError(f"conv_transpose1d expects a 2-D or 3-D input, got {tuple(x.shape)}")
 
@@ -636,8 +636,9 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
                          f"shape {tuple(x.shape)}")
     unbatched = x.ndim == 4
     x = x.unsqueeze(0) if unbatched else x
-    if not isinstance(weight, Tensor) or weight.ndim != 5:
+    if not hasattr(weight, "ndim") or weight.ndim != 5:  # (a dual number, symbols too)
         raise ValueError("conv3d: weight must be a 5-D tensor (out, in/groups, kd, kh, kw)")
+    weight = _check_input("conv3d", weight, "weight")
     o, cg, kd, kh, kw = weight.shape
     groups = _window("conv3d", groups, "groups", 1)[0]
     n, c, depth = x.shape[:3]
@@ -753,7 +754,7 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     from difflab.nn.functional_core import pad
 
     name = "conv_transpose3d"
-    x = _check_tensor(name, input)
+    x = _check_input(name, input)
     if x.ndim not in (4, 5):
         raise ValueError(f"{name} expects a 4-D (unbatched) or 5-D input (N, C, D, H, W), got "
                          f"shape {tuple(x.shape)}")

@@ -25,6 +25,7 @@ from difflab.functions import where as _where
 from difflab.functions_indexing import checked_index as _checked_index
 from difflab.nn.functional_arguments import (  # noqa: F401  (the other modules read them here)
     _adaptive_sizes,
+    _check_pad_amounts,
     _normalized_shape,
     _number,
     _probability,
@@ -83,6 +84,19 @@ def _check_input(name: str, x: Any, what: str = "") -> Any:
                         f"array, a dual number or sympy expressions also do)")
     raise TypeError(f"{name}: expected a Tensor (or an array, a dual number, sympy "
                     f"expressions), got {type(x).__name__}")
+
+
+def _array_module(x: Any) -> Any:
+    """NumPy or CuPy, where ``x``'s values live: a tensor's array's module, a dual number's
+    or sympy expressions' device's (their index arrays and constants are made there)."""
+    return backend.array_module(x.array) if isinstance(x, Tensor) else x.device.xp
+
+
+def _constant_dtype(x: Any) -> np.dtype:
+    """The NumPy dtype of a constant made beside ``x`` (a mask, zeros to write into): x's
+    own, float64 beside sympy expressions (whose object arrays would hold Python's True)."""
+    dtype = getattr(x.dtype, "dtype", x.dtype)  # (a tensor's dtype names NumPy's)
+    return np.dtype(np.float64) if dtype.kind == "O" else dtype
 
 
 def _floating(x: Tensor) -> Tensor:
@@ -875,7 +889,7 @@ def batch_norm(
     >>> mean, var
     (tensor([0.2, 2. ]), tensor([ 1.1, 20.9]))
     """
-    input = _floating(_check_tensor("batch_norm", input))  # noqa: A001
+    input = _floating(_check_input("batch_norm", input))  # noqa: A001
     if input.ndim < 2:
         raise ValueError(f"batch_norm expects (N, C, ...) input, got shape {tuple(input.shape)}")
     c = input.shape[1]
@@ -914,7 +928,13 @@ def _update_running_stats(x: Tensor, axes: tuple, c: int, count: int, momentum: 
     records them and every replay writes the new averages into the buffers.
     """
     from difflab.autograd.grad_mode import no_grad
+    from difflab.tensor_arguments import refuse_symbols, values_of
 
+    if not isinstance(x, Tensor):  # (a dual number's values, without its tangents)
+        refuse_symbols("batch_norm", "the running statistics are averages of the batch's "
+                       "values, which symbols do not have (pass running_mean=None or use "
+                       "eval mode)", x)
+        x = values_of(x, "batch_norm")
     with no_grad():
         x = x.detach()
         mean = x.mean(dim=axes, keepdim=True)
@@ -1550,7 +1570,7 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = N
     """
     from difflab.functions import index_select
 
-    _check_tensor("pad", input)
+    input = _check_input("pad", input)  # noqa: A001  (a dual number, symbols: index_select, cat)
     if not isinstance(pad, (tuple, list)):  # (None: "'NoneType' object is not iterable")
         raise TypeError(f"pad: pad must be a tuple of ints (left, right, ...), got "
                         f"{type(pad).__name__} {pad!r:.40}")
@@ -1567,7 +1587,7 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = N
     pairs = [(input.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]) for i in range(len(pad) // 2)]
     for dim, left, right in pairs:
         _check_pad_amounts(mode, dim, left, right, input.shape[dim])
-    xp = backend.array_module(input.array)
+    xp = _array_module(input)
     if mode == "constant":
         return _pad_constant(input, pairs, 0.0 if value is None else value, xp)
     out = input
@@ -1583,27 +1603,6 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = N
             positions = positions % n
         out = index_select(out, dim, positions)
     return out
-
-
-def _check_pad_amounts(mode: str, dim: int, left: int, right: int, n: int) -> None:
-    """Refuse padding (left, right) of a dimension of size n that ``mode`` cannot make."""
-    if n + left + right < 0:
-        raise ValueError(
-            f"pad: padding ({left}, {right}) of dimension {dim} (size {n}) would leave "
-            f"a negative size"
-        )
-    if mode == "reflect" and (left >= n or right >= n):
-        raise ValueError(
-            f"pad: reflect padding ({left}, {right}) must be smaller than the size of "
-            f"dimension {dim} ({n}): a mirror image has at most {n - 1} elements"
-        )
-    if mode == "circular" and (left > n or right > n):
-        raise ValueError(
-            f"pad: circular padding ({left}, {right}) may not exceed the size of "
-            f"dimension {dim} ({n})"
-        )
-    if mode in ("replicate", "circular") and n == 0 and (left > 0 or right > 0):
-        raise ValueError(f"pad: {mode} padding needs a non-empty dimension {dim}")
 
 
 def _pad_constant(input: Tensor, pairs: list, fill: float, xp: Any) -> Tensor:  # noqa: A002
@@ -1687,8 +1686,9 @@ def scaled_dot_product_attention(
     """
     from difflab.functions import where
 
+    query, key, value = (_check_input("scaled_dot_product_attention", t, name)
+                         for name, t in (("query", query), ("key", key), ("value", value)))
     for name, t in (("query", query), ("key", key), ("value", value)):
-        _check_tensor("scaled_dot_product_attention", t)
         if t.ndim < 2:
             raise ValueError(
                 f"scaled_dot_product_attention: {name} needs at least 2 dimensions "
@@ -1703,7 +1703,7 @@ def scaled_dot_product_attention(
     length, source = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     scores = (query @ key.transpose(-2, -1)) * scale
-    xp = backend.array_module(query.array)
+    xp = _array_module(query)
     if is_causal:
         if attn_mask is not None:
             raise ValueError(
@@ -1712,9 +1712,9 @@ def scaled_dot_product_attention(
             )
         attn_mask = Tensor._wrap(xp.tril(xp.ones((length, source), dtype=bool)))
     if attn_mask is not None:
-        mask = attn_mask if isinstance(attn_mask, Tensor) else Tensor._wrap(attn_mask)
+        mask = _check_input("scaled_dot_product_attention", attn_mask, "attn_mask")
         if mask.dtype.kind == "b":
-            scores = where(mask.array, scores, float("-inf"))
+            scores = where(mask, scores, float("-inf"))
         else:
             scores = scores + mask
     weights = softmax(scores, -1)

@@ -19,12 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from difflab import backend
 from difflab.autograd.engine import apply
 from difflab.nn.functional_core import (
     _adaptive_sizes,
+    _array_module,
     _check_input,
     _check_tensor,
+    _constant_dtype,
     _floating,
     _in_place,
     _normalized_shape,
@@ -38,7 +39,7 @@ from difflab.nn.functional_core import (
 from difflab.nn.functional_windows import _adaptive_max_indices, _bins
 from difflab.ops import nn_ops, registry
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import dim_index, integer
+from difflab.tensor_arguments import dim_index, integer, known_values, refuse_symbols
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d",
@@ -654,7 +655,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,  # 
     >>> bool((y.reshape(2, 2, 6).mean(-1).abs() < 1e-5).all())     # each group: mean 0
     True
     """
-    x = _floating(_check_tensor("group_norm", input))
+    x = _floating(_check_input("group_norm", input))
     num_groups = integer(num_groups, "group_norm", "num_groups")
     if num_groups < 1:  # (0: Python's bare ZeroDivisionError before)
         raise ValueError(f"group_norm: num_groups must be positive, got {num_groups}")
@@ -666,7 +667,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,  # 
         raise ValueError(f"group_norm: the {c} channels must divide into "
                          f"num_groups={num_groups} groups")
     for name, given in (("weight", weight), ("bias", bias)):
-        if given is not None and tuple(_check_tensor("group_norm", given, name).shape) != (c,):
+        if given is not None and tuple(_check_input("group_norm", given, name).shape) != (c,):
             raise ValueError(f"group_norm: {name} must have one entry per channel, shape "
                              f"({c},), got {tuple(given.shape)} (input {tuple(x.shape)})")
     if x.numel() == 0:  # (nothing to normalise: NumPy would warn of a mean of no values)
@@ -867,7 +868,7 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4,  # noqa: 
     """
     from difflab.nn.functional_core import avg_pool2d, pad
 
-    x = _check_tensor("local_response_norm", input)
+    x = _check_input("local_response_norm", input)
     if x.ndim < 3:
         raise ValueError(f"local_response_norm expects (N, C, ...) with at least 3 dimensions, "
                          f"got shape {tuple(x.shape)}")
@@ -1100,7 +1101,7 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # no
     """
     from difflab.functions import index_select
 
-    x = _check_tensor("interpolate", input)
+    x = _check_input("interpolate", input)  # (a dual number, symbols: index_select)
     spatial = x.ndim - 2
     if spatial not in (1, 2, 3):
         raise ValueError(f"interpolate expects a 3-D, 4-D or 5-D input (N, C, ...), got shape "
@@ -1144,13 +1145,13 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # no
     for d, (n_in, n_out, scale) in enumerate(zip(sizes_in, sizes, scales)):
         dim = 2 + d
         i0, i1, w = _source_rows(n_in, int(n_out), scale, mode, align_corners)
-        xp = backend.array_module(x.array)
+        xp = _array_module(x)
         lower = index_select(out, dim, xp.asarray(i0))
         if w is None:
             out = lower
             continue
-        weights = xp.asarray(w.astype(x.dtype.dtype if hasattr(x.dtype, "dtype") else x.dtype))
-        weights = Tensor._wrap(weights.reshape((-1,) + (1,) * (out.ndim - dim - 1)))
+        weights = Tensor._wrap(xp.asarray(w.astype(_constant_dtype(x))).reshape(
+            (-1,) + (1,) * (out.ndim - dim - 1)))
         out = lower + (index_select(out, dim, xp.asarray(i1)) - lower) * weights
     return out
 
@@ -1755,7 +1756,7 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
         ...
     ValueError: Expected a batch of 2D affine matrices ... Got (1, 2, 3).
     """
-    t = _check_tensor("affine_grid", theta)
+    t = _check_input("affine_grid", theta)  # (dual numbers, symbols: a product)
     if len(size) != 4:
         raise NotImplementedError("affine_grid: only 2-D grids (size (N, C, H, W)) are "
                                   "supported in difflab")
@@ -1763,10 +1764,11 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
     if tuple(t.shape) != (n, 2, 3):
         raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
                          f"{tuple(size)}. Got {tuple(t.shape)}.")
-    xp = backend.array_module(t.array)
+    xp = _array_module(t)
     xs = _grid_coordinates(w, bool(align_corners), xp)
     ys = _grid_coordinates(h, bool(align_corners), xp)
-    base = xp.stack([xp.tile(xs, h), xp.repeat(ys, w), xp.ones(h * w)], 1).astype(t.dtype)
+    base = xp.stack([xp.tile(xs, h), xp.repeat(ys, w), xp.ones(h * w)], 1).astype(
+        _constant_dtype(t))
     grid = Tensor._wrap(base) @ t.transpose(1, 2)  # (N, H·W, 2)
     return grid.reshape(n, h, w, 2)
 
@@ -1839,7 +1841,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A0
     """
     from difflab.functions import gather
 
-    x, g = _check_tensor("grid_sample", input), _check_tensor("grid_sample", grid)
+    x, g = _check_input("grid_sample", input), _check_input("grid_sample", grid, "grid")
     if x.ndim != 4 or g.ndim != 4 or g.shape[-1] != 2 or g.shape[0] != x.shape[0]:
         raise ValueError(f"grid_sample expects input (N, C, H, W) and grid (N, Ho, Wo, 2) with "
                          f"the same N, got {tuple(x.shape)} and {tuple(g.shape)}")
@@ -1849,9 +1851,12 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A0
     if padding_mode not in ("zeros", "border"):
         raise NotImplementedError(f"grid_sample: padding_mode {padding_mode!r} is not supported "
                                   "in difflab (zeros, border)")
+    # (the pixels read are found from the grid's values; an image of symbols is sampled)
+    refuse_symbols("grid_sample", "the pixels it reads are found from the grid's values, "
+                   "which symbols do not have (a grid of numbers samples symbols)", g)
     n, c, h, w = x.shape
     ho, wo = g.shape[1:3]
-    xp = backend.array_module(x.array)
+    xp = _array_module(x)
 
     def pixels(coordinate: Tensor, size: int) -> Tensor:
         if align_corners:
@@ -1872,22 +1877,24 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A0
         return gather(flat, 2, Tensor._wrap(xp.ascontiguousarray(index))), inside
 
     # The sampling positions become integer indices in NumPy: a traced grid_sample warns that
-    # it reads the grid's values (its replays would sample the traced grid's pixels).
-    px._value_read("grid_sample turning the grid into pixel indices")
+    # it reads the grid's values (its replays would sample the traced grid's pixels).  They
+    # are read from the values (a dual number's without its tangents); the fractions
+    # between them stay operations on the grid, which carry its derivative.
+    if isinstance(px, Tensor):
+        px._value_read("grid_sample turning the grid into pixel indices")
+    ux, uy = known_values(px), known_values(py)
     if mode == "nearest":
-        values, inside = read(xp.rint(px.array).astype(np.int64),
-                              xp.rint(py.array).astype(np.int64))
-        out = values * Tensor._wrap(inside.astype(x.dtype.dtype if hasattr(x.dtype, "dtype")
-                                                  else x.dtype))
+        values, inside = read(xp.rint(ux).astype(np.int64), xp.rint(uy).astype(np.int64))
+        out = values * Tensor._wrap(inside.astype(_constant_dtype(x)))
         return out.reshape(n, c, ho, wo)
-    x0, y0 = xp.floor(px.array), xp.floor(py.array)
+    x0, y0 = xp.floor(ux), xp.floor(uy)
     fx, fy = px - Tensor._wrap(x0), py - Tensor._wrap(y0)  # the fractions: grid's gradient
     x0, y0 = x0.astype(np.int64), y0.astype(np.int64)
     out = None
     for dx, dy, weight in ((0, 0, (1.0 - fx) * (1.0 - fy)), (1, 0, fx * (1.0 - fy)),
                            (0, 1, (1.0 - fx) * fy), (1, 1, fx * fy)):
         values, inside = read(x0 + dx, y0 + dy)
-        mask = Tensor._wrap(inside.astype(values.array.dtype))
+        mask = Tensor._wrap(inside.astype(_constant_dtype(x)))
         term = values * (weight * mask)
         out = term if out is None else out + term
     return out.reshape(n, c, ho, wo)

@@ -16,9 +16,11 @@ import numpy as np
 from difflab.nn.functional_activations import softplus
 from difflab.nn.functional_core import (
     _REDUCTIONS,
+    _array_module,
     _check_input,
     _check_same_shape,
     _check_tensor,
+    _constant_dtype,
     _legacy_reduction,
     _reduce,
 )
@@ -636,7 +638,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
     """
     from difflab.functions import gather, logsumexp, stack, where
 
-    lp = _check_tensor("ctc_loss", log_probs)
+    lp = _check_input("ctc_loss", log_probs)  # (dual numbers, symbols: gather, logsumexp)
     if reduction not in _REDUCTIONS:
         raise ValueError(f"ctc_loss: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
     unbatched = lp.ndim == 2
@@ -645,7 +647,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
     if lp.ndim != 3:
         raise ValueError(f"ctc_loss: log_probs must be (T, N, C), got {tuple(lp.shape)}")
     frames, n, classes = lp.shape
-    xp = _array_module(lp)
+    xp, dtype = _array_module(lp), _constant_dtype(lp)
     in_len, tg_len, tg = _ctc_lengths_and_targets(input_lengths, target_lengths, targets,
                                                   lp.shape, blank, unbatched)
     length = 2 * tg.shape[1] + 1
@@ -655,10 +657,10 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
     skip[:, 3::2] = tg[:, 1:] != tg[:, :-1]
     index = xp.asarray(np.broadcast_to(extended, (frames, n, length)).copy())
     emissions = gather(lp, 2, Tensor._wrap(index))  # (T, N, L): log p_t(l'_s)
-    log_zero = Tensor._wrap(xp.full((n, 1), _LOG_ZERO, dtype=lp.array.dtype))
+    log_zero = Tensor._wrap(xp.full((n, 1), _LOG_ZERO, dtype=dtype))
     start = np.full((n, length), _LOG_ZERO)
     start[:, :2] = 0.0
-    alpha = emissions[0] + Tensor._wrap(xp.asarray(start.astype(lp.array.dtype)))
+    alpha = emissions[0] + Tensor._wrap(xp.asarray(start.astype(dtype)))
     skip_x = xp.asarray(skip)
     for t in range(1, frames):
         from_left = _shift(alpha, 1, log_zero)
@@ -676,7 +678,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
     impossible = losses > -_LOG_ZERO / 2
     losses = where(impossible, 0.0 if zero_infinity else float("inf"), losses)
     if reduction == "mean":
-        divisor = Tensor._wrap(xp.asarray(np.maximum(tg_len, 1).astype(lp.array.dtype)))
+        divisor = Tensor._wrap(xp.asarray(np.maximum(tg_len, 1).astype(dtype)))
         return (losses / divisor).mean()
     if reduction == "sum":
         return losses.sum()
@@ -731,12 +733,6 @@ def _as_ints(values: Any) -> Any:
         values._value_read("ctc_loss reading targets or lengths into NumPy")  # (tracing warns)
         return to_numpy(values.array)
     return values
-
-
-def _array_module(t: Tensor) -> Any:
-    from difflab.backend import array_module
-
-    return array_module(t.array)
 
 
 # -------------------------------------------------------------------- robust regression

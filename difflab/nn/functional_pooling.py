@@ -19,6 +19,7 @@ from difflab.nn.functional_conv import avg_pool1d, max_pool1d
 from difflab.nn.functional_core import (
     _check_input,
     _check_tensor,
+    _constant_dtype,
     _floating,
     _max_indices,
     _window,
@@ -423,7 +424,7 @@ def _max_unpool(name: str, input: Tensor, indices: Tensor, kernel_size: Any,  # 
     from difflab.creation import zeros
     from difflab.functions_indexing import checked_index
 
-    x = _check_tensor(name, input)
+    x = _check_input(name, input)  # (dual numbers, symbols: scattered into zeros)
     idx = _check_tensor(name, indices, "indices")
     if x.ndim not in (dims + 1, dims + 2):
         raise ValueError(f"{name} expects a {dims + 1}-D (unbatched) or {dims + 2}-D input, "
@@ -458,7 +459,7 @@ def _max_unpool(name: str, input: Tensor, indices: Tensor, kernel_size: Any,  # 
     flat = checked_index(idx.reshape(n, c, -1), total, f"{name}: found an invalid max index "
                          f"{{value}} (output volumes are of size {'x'.join(map(str, sizes))})",
                          error="RuntimeError")
-    out = zeros(n, c, total, dtype=x.dtype, device=x.device).scatter(
+    out = zeros(n, c, total, dtype=_constant_dtype(x), device=x.device).scatter(
         2, flat, x.reshape(n, c, -1))
     out = out.reshape(n, c, *sizes)
     return out.squeeze(0) if unbatched else out
@@ -489,7 +490,9 @@ _UNPOOL_DOC = r"""The inverse of :func:`max_pool{d}d`: each value written back w
     -------
     Tensor
         :math:`(N, C, *_{{out}})` (or without :math:`N`), the input's dtype; its gradient
-        with respect to ``input`` gathers at the indices.
+        with respect to ``input`` gathers at the indices.  Where two values share an index
+        (overlapping windows) the last is written: reverse mode still gives each the
+        gradient there (as PyTorch), forward mode the written one's tangent.
 
     Raises
     ------

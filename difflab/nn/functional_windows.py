@@ -18,7 +18,7 @@ from difflab.creation import full, tensor
 from difflab.functions import cat, stack
 from difflab.nn.functional_arguments import _window
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import require_tensor, tensor_of
+from difflab.tensor_arguments import require_tensor, values_of
 
 
 def _bins(n: int, m: int) -> list[tuple[int, int]]:
@@ -54,7 +54,7 @@ def _max_indices(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A
     dilation = _window("max_pool", dilation, "dilation", dims)
     sizes = [(n + 2 * p - d * (k - 1) - 1) // s + 1
              for n, k, s, p, d in zip(spatial, kernel, stride, padding, dilation)]
-    padded = tensor_of(x.detach())  # (the values: a Dual's detach is its array)
+    padded = values_of(x, "max_pool's indices").detach()  # (a Dual's values; symbols refused)
     for axis, p in enumerate(padding):  # -inf on both sides: never a window's maximum
         if p:
             side = list(padded.shape)
@@ -107,7 +107,7 @@ def _adaptive_max_indices(x: Tensor, sizes: tuple) -> Tensor:
         shape = [1] * (2 * dims)
         shape[2 * d:2 * d + 2] = read.shape
         grids.append(read.reshape(shape))
-    values = tensor_of(x.detach())  # (indices have no derivative; a Dual's detach: an array)
+    values = values_of(x, "adaptive_max_pool's indices").detach()  # (no derivative)
     cells = values[(slice(None), slice(None)) + tuple(grids)]  # (N, C, m1, k1, m2, k2, ..)
     order = (0, 1) + tuple(2 + 2 * d for d in range(dims)) + tuple(3 + 2 * d
                                                                    for d in range(dims))

@@ -32,6 +32,7 @@ import numpy as np
 
 from difflab import backend, fastpath
 from difflab.dtypes import result_type
+from difflab.ops import linalg
 from difflab.ops.conversions import Cast, Clone, ToDevice  # noqa: F401  (registered here)
 from difflab.ops.primitive import Primitive
 
@@ -472,6 +473,10 @@ class IndexPut(Primitive):
     Linear in (x, v).  JVP: ẏ = ẋ with ẏ[index] = v̇.  VJP (its transpose):
     x̄ = ȳ with zeros at ``index`` (those elements were overwritten);
     v̄ = ȳ[index], summed to v's shape.
+
+    Dual numbers ``v`` written into plain numbers ``x`` (a scatter into zeros under
+    ``jacfwd``) are written by their own handler, which pushes this same rule; sympy
+    expressions make x an array of Python objects first.
     """
 
     name = "index_put"
@@ -482,13 +487,10 @@ class IndexPut(Primitive):
         if backend.is_gpu_array(x):
             check_on_device(index, x.shape)
         out = copied(x)
-        if _plain(out) and not _plain(v):
-            # dual numbers written into numbers (jacfwd's, inside a tensor, into a table of
-            # zeros): the numbers first become dual numbers of tangent zero (a where that
-            # picks them everywhere), which take the write, as x[index] = v of a Dual does
-            out = xp.where(xp.zeros(out.shape, dtype=bool), xp.sum(v), out)
-        elif getattr(v, "dtype", out.dtype).kind == "O" and out.dtype.kind != "O":
-            out = out.astype(object)  # (sympy expressions written into numbers: as numbers)
+        if not _plain(v) and _plain(out):  # (dual numbers written into numbers, as in
+            return linalg.BIND(IndexPut, out, v, index=index)  # jacfwd: their handler's write)
+        if getattr(getattr(v, "dtype", None), "kind", "") == "O" != out.dtype.kind:
+            out = out.astype(object)  # (sympy expressions written into numbers)
         out[index] = v
         return out
 
