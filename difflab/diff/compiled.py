@@ -56,7 +56,14 @@ from difflab.diff.interface import (
 )
 from difflab.diff.reverse import Reverse
 from difflab.jit import fusion, standins
-from difflab.jit.tracing import _is_array, _module_state, _signature, trace_graph, unflatten
+from difflab.jit.tracing import (
+    _captured,
+    _is_array,
+    _module_state,
+    _signature,
+    trace_graph,
+    unflatten,
+)
 from difflab.tensor import Tensor
 
 
@@ -70,7 +77,7 @@ class _Compiled:
         self.info = info
 
     def run(self, arrays: list) -> list:
-        state = {name: t.array for name, t in _module_state(self.f)}
+        state = {name: t.array for name, t in _module_state(self.f) + _captured(self.graph)}
         return self.program.run(arrays, state, check=False)
 
 

@@ -358,6 +358,25 @@ def test_a_closures_weight_is_read_and_differentiated_at_each_call():
 
 
 
+@pytest.mark.parametrize("derivative", ["grad", "hessian", "jacobian"])
+def test_the_compiled_method_reads_a_closures_trainable_weights_at_each_call(derivative):
+    # A function of x that closes over a module whose parameters require grad (a user's
+    # model, not in training): the derivative graphs take the weights as parameters, read
+    # at each call.  They lost them ("no value for parameter 'captured0'").
+    lin = nn.Linear(3, 2).double()
+    if derivative == "jacobian":
+        f = lambda v: dl.tanh(lin(v))  # noqa: E731
+    else:
+        f = lambda v: dl.tanh(lin(v)).sum()  # noqa: E731
+    x = _x(3)
+    for _ in range(2):  # (the second call: after the weights change in place)
+        got = getattr(dl, derivative)(f, method="compiled")(x)
+        want = getattr(dl, derivative)(f, method="reverse")(x)
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+        with dl.no_grad():
+            lin.weight.mul_(-2.0)
+
+
 def test_a_closure_holding_the_example_argument_reads_it_as_a_constant():
     # The closure's x is the example the trace was given: eager code multiplies a new
     # argument by that x, so the replay must too (it replayed y * y: the closure's tensor
