@@ -18,13 +18,15 @@ primitive      its forward calls                      the prepared step calls
 =============  =====================================  =================================
 ``sum``        ``np.sum(x, axis=axes, keepdims)``     ``np.add.reduce`` (what np.sum calls)
 ``mean``       ``np.sum(...) * mean_scale(n)``        ``np.add.reduce(...) * scale``
-``linear``     ``y = x @ w.T; y += b``                the same two calls
+``linear``     ``y = x @ w.T; y += b``                the same two (rows of at most 128:
+                                                      the bias added by a loop)
 ``softmax``    ``exp(x - max(x)) / sum``              the same, the max taken across rows
 ``normalize``  ``(x - mean) / sqrt(var + eps)``       the same lines, as one loop (last axis)
 ``reshape``    ``np.reshape(x, shape)``               ``x.reshape(shape)``
 ``permute``    ``np.transpose(x, axes)``              ``x.transpose(axes)``
 ``matmul``     ``np.matmul(a, b)``                    ``np.matmul(a, b)``
 ``index``      ``x[index]``                           ``x[index]``
+``cat``        ``np.concatenate(xs, axis)``           ``np.concatenate(xs, axis)``
 ``add``        ``a + b``                              ``np.add(a, b)``
 =============  =====================================  =================================
 
@@ -127,12 +129,22 @@ def _mean(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | 
 
 
 def _linear(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | None:
-    dtype, matmul = np.dtype(node.dtype), np.matmul
+    """``x @ w.T``, then ``y += b``; where the rows are short (at most 128) the bias is
+    added by one loop over the rows (:func:`~difflab.jit.row_kernels.rows_plus`: NumPy
+    adds a broadcast row with a call of its inner loop per row)."""
+    dtype, matmul, shape = np.dtype(node.dtype), np.matmul, tuple(node.shape)
+    rows_plus = row_kernels.rows_plus(shape, dtype)
+    row = shape[-1:]  # (the bias's shape, read by the loop)
 
     def forward(ctx: Any, xp: Any, x: Any, w: Any, b: Any = None) -> Any:
         if _plain_arrays(dtype, x, w) and (b is None or _plain_arrays(dtype, b)):
             y = matmul(x, w.T)
-            if b is not None:
+            if b is None:
+                return y
+            if rows_plus is not None and y.shape == shape and b.shape == row \
+                    and b.flags.c_contiguous:
+                rows_plus(y, b)
+            else:
                 y += b
             return y
         return fallback(ctx, xp, x, w, *(() if b is None else (b,)))
@@ -233,6 +245,16 @@ def _index(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable |
     return forward
 
 
+def _cat(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | None:
+    axis, dtype, concatenate = node.params.get("axis", 0), np.dtype(node.dtype), np.concatenate
+
+    def forward(ctx: Any, xp: Any, *xs: Any) -> Any:
+        if _plain_arrays(dtype, *xs):
+            return concatenate(xs, axis=axis)
+        return fallback(ctx, xp, *xs)
+    return forward
+
+
 def _add(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | None:
     dtype, add = np.dtype(node.dtype), np.add
 
@@ -254,6 +276,7 @@ MAKERS: dict[str, Callable[[Node, Callable, Any], Callable | None]] = {
     "permute": _permute,
     "matmul": _matmul,
     "index": _index,
+    "cat": _cat,
     "add": _add,
 }
 

@@ -22,6 +22,9 @@ CASES = {
     "mean_keepdims": (lambda x: x.mean(dim=1, keepdim=True), [(3, 7)]),
     "linear": (lambda x, w, b: dl.nn.functional.linear(x, w, b), [(2, 3, 4), (5, 4), (5,)]),
     "linear_nobias": (lambda x, w: dl.nn.functional.linear(x, w), [(3, 4), (5, 4)]),
+    # (96 rows: the bias added by row_kernels' loop, where numba is loaded)
+    "linear_rows": (lambda x, w, b: dl.nn.functional.linear(x, w, b), [(8, 12, 32), (96, 32),
+                                                                       (96,)]),
     "softmax": (lambda x: dl.softmax(x, -1), [(2, 3, 12)]),
     "softmax_middle": (lambda x: dl.softmax(x, 1), [(2, 5, 3)]),
     "reshape": (lambda x: x.reshape(-1, 2), [(3, 4)]),
@@ -29,6 +32,7 @@ CASES = {
     "matmul": (lambda a, b: a @ b, [(2, 3, 4), (4, 5)]),
     "index": (lambda x: x[:, -1], [(3, 4, 2)]),
     "add": (lambda a, b: a + b, [(3, 4), (4,)]),
+    "cat": (lambda a, b, c: dl.cat([a, b, c], 1), [(3, 4), (3, 2), (3, 5)]),
 }
 
 
@@ -55,7 +59,8 @@ def test_a_prepared_step_gives_its_primitives_bits(case):
         assert got.tobytes() == want.tobytes()
 
 
-@pytest.mark.parametrize("case", ["sum", "mean", "add", "matmul", "linear", "linear_nobias"])
+@pytest.mark.parametrize("case", ["sum", "mean", "add", "matmul", "linear", "linear_nobias",
+                                  "linear_rows", "cat"])
 def test_another_dtype_takes_the_primitives_own_forward(case):
     """A program traced for float64 fed float32 (run unchecked) gives the plain result."""
     graph, arrays = _graph(case)

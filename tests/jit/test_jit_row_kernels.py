@@ -115,5 +115,48 @@ def test_a_compiled_attention_block_trains_as_eagerly_to_1e_12():
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(32, 1), (96, 96), (8, 12, 32), (40, 128), (2, 3, 7, 5)])
+def test_a_bias_added_to_the_rows_gives_numpy_s_bits(shape, dtype):
+    y = _rows(shape).astype(dtype)
+    b = (rng.standard_normal(shape[-1]) * 10.0 ** rng.integers(-8, 8, shape[-1])).astype(dtype)
+    b[:4] = [np.inf, -0.0, np.nan, 0.0][:len(b[:4])]
+    y.reshape(-1, shape[-1])[5, :4] = [-np.inf, -0.0, 0.0, np.nan][:len(b[:4])]
+    add = row_kernels.rows_plus(shape, dtype)
+    with np.errstate(invalid="ignore"):  # (inf - inf: NaN, both ways)
+        want = y + b
+        add(y, b)
+    assert y.tobytes() == want.tobytes()
+
+
+def test_a_bias_is_added_by_the_loop_only_where_it_pays():
+    assert row_kernels.rows_plus((96, 96), np.float64) is not None
+    assert row_kernels.rows_plus((8, 96), np.float64) is None  # (few rows: NumPy's own add)
+    assert row_kernels.rows_plus((96, 129), np.float64) is None  # (long rows)
+    assert row_kernels.rows_plus((96, 8), np.int64) is None
+    assert row_kernels.rows_plus((), np.float64) is None
+
+
+def test_a_prepared_linear_of_many_rows_adds_its_bias_by_the_loop(monkeypatch):
+    made, calls, plain = [], [], row_kernels.rows_plus
+
+    def counting(shape, dtype):
+        add = plain(shape, dtype)
+        made.append(add)
+        return None if add is None else lambda y, b: (calls.append(y.shape), add(y, b))
+    monkeypatch.setattr(row_kernels, "rows_plus", counting)
+    x, w, b = rng.standard_normal((8, 12, 32)), rng.standard_normal((96, 32)), \
+        rng.standard_normal(96)
+    node = _node(lambda t: dl.nn.functional.linear(t, dl.tensor(w), dl.tensor(b)), x)
+    forward = prepared_forward(node, x.shape)
+    got = forward(None, np, x, w, b)
+    assert calls == [(8, 12, 96)] and made[0] is not None
+    assert got.tobytes() == (x @ w.T + b).tobytes()
+    # a bias that is not contiguous (a strided view of the traced shape): NumPy's add
+    strided = np.repeat(b, 2)[::2]
+    assert forward(None, np, x, w, strided).tobytes() == (x @ w.T + b).tobytes()
+    assert len(calls) == 1
+
+
 def test_docstring_examples_run():
     assert doctest.testmod(row_kernels).failed == 0
