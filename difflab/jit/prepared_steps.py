@@ -30,6 +30,11 @@ primitive      its forward calls                      the prepared step calls
 ``add``        ``a + b``                              ``np.add(a, b)``
 =============  =====================================  =================================
 
+Two steps read values inside their settings, a loss's ``nll_loss`` (its targets) and the
+``scatter_add`` of its backward (the picked indices); :data:`READING_SETTINGS` gives them
+loops that take the settings at each call (:mod:`difflab.jit.row_kernels`: the picks and
+NumPy's pairwise sums; ``np.add.at``'s additions in its order).
+
 And a GRU step (``gru_cell``) and its VJP (``gru_cell_vjp0``) are numba
 loops computing the rule's own sums and products in the rule's order, the
 forward's two ``tanh`` left to NumPy (:mod:`difflab.jit.recurrent_kernels`).
@@ -281,8 +286,51 @@ MAKERS: dict[str, Callable[[Node, Callable, Any], Callable | None]] = {
 }
 
 
+def _nll_loss(node: Node, fallback: Callable) -> Callable | None:
+    """A negative log-likelihood without class weights as loops
+    (:func:`~difflab.jit.row_kernels.nll_loss_rows`), saving what ``NLLLoss`` saves."""
+    def forward(ctx: Any, xp: Any, z: Any, target: Any, weight: Any, ignore_index: Any,
+                reduction: Any) -> Any:
+        found = None if weight is not None else row_kernels.nll_loss_rows(
+            z, target, ignore_index, reduction)
+        if found is None:
+            return fallback(ctx, xp, z, target=target, weight=weight,
+                            ignore_index=ignore_index, reduction=reduction)
+        loss, rows, t, w = found
+        ctx.reduction, ctx.shape = reduction, z.shape
+        ctx.save(rows, t, w)
+        return loss
+    return forward
+
+
+def _scatter_add(node: Node, fallback: Callable) -> Callable | None:
+    """A scatter of one value per (row, column) into a float64 matrix as one loop
+    (:func:`~difflab.jit.row_kernels.scatter_into_rows`: a loss's backward)."""
+    if len(node.shape) != 2 or np.dtype(node.dtype) != np.float64:
+        return None
+
+    def forward(ctx: Any, xp: Any, values: Any, index: Any, shape: Any) -> Any:
+        found = row_kernels.scatter_into_rows(values, *index, shape) \
+            if type(index) is tuple and len(index) == 2 else None
+        if found is None:
+            return fallback(ctx, xp, values, index=index, shape=shape)
+        ctx.index, ctx.shape = index, tuple(shape)
+        return found
+    return forward
+
+
+#: primitive name -> maker of the prepared forward of a step that reads values inside its
+#: settings (a loss's targets, its backward's indices): called with the settings, each
+#: call, as the primitive's own forward is
+READING_SETTINGS: dict[str, Callable[[Node, Callable], Callable | None]] = {
+    "nll_loss": _nll_loss,
+    "scatter_add": _scatter_add,
+}
+
+
 def prepared_forward(node: Node, in_shape: tuple | None,
-                     saves_read: bool = False) -> Callable | None:
+                     saves_read: bool = False, reads_values: bool = False
+                     ) -> Callable | None:
     """A prepared forward for this node's step, or None (the primitive's own forward).
 
     Parameters
@@ -295,6 +343,10 @@ def prepared_forward(node: Node, in_shape: tuple | None,
         Whether a later step reads the node's saved arrays: then only a prepared
         forward that saves them as the plain one does is given (a GRU step's VJP,
         :mod:`difflab.jit.recurrent_kernels`).
+    reads_values : bool, default False
+        Whether the node's settings hold values of the graph: then only a forward of
+        :data:`READING_SETTINGS`, which takes the settings at each call (the step
+        keeps them) and saves what the plain forward saves.
 
     Returns
     -------
@@ -314,6 +366,9 @@ def prepared_forward(node: Node, in_shape: tuple | None,
     array([3., 5., 7.])
     """
     plain, params = node.op.forward, node.params
+    if reads_values:
+        maker = READING_SETTINGS.get(node.op_name)
+        return None if maker is None else maker(node, plain)
 
     def fallback(ctx: Any, xp: Any, *arrays: Any) -> Any:
         return plain(ctx, xp, *arrays, **params)

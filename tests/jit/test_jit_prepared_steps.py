@@ -122,5 +122,32 @@ def test_an_index_by_an_array_is_not_prepared():
     assert prepared_steps.prepared_forward(by_array, (3, 4, 2)) is None
 
 
+@pytest.mark.parametrize("loss", [
+    lambda z, y: dl.nn.functional.cross_entropy(z, y),
+    lambda z, y: dl.nn.functional.cross_entropy(z, y, reduction="sum", ignore_index=2),
+    lambda z, y: dl.nn.functional.cross_entropy(z, y, weight=dl.tensor([1.0, 2.0, 0.5])),
+], ids=["mean", "sum_ignored", "weighted"])
+def test_a_compiled_loss_s_steps_that_read_values_give_their_primitives_bits(loss):
+    """``nll_loss`` reads its targets inside its settings, the backward's ``scatter_add``
+    its indices: prepared too (a weighted loss takes the primitive's own forward)."""
+    w = dl.tensor(rng.normal(size=(3, 5)), requires_grad=True)
+    compiled = dl.compile(lambda x, t: loss(x @ w.T, t))
+    x, y = rng.normal(size=(6, 5)), np.array([0, 2, 1, 1, 0, 2])
+    compiled(dl.tensor(x), dl.tensor(y)).backward()
+    (entry,) = compiled.cache.values()
+    prepared = Program(entry.forward, prepared=True)
+    reading = [s for s in prepared.steps if s.params_have_refs]
+    assert {s.node.op_name for s in reading} == {"nll_loss", "scatter_add"}
+    assert all(s.forward is not s.node.op.forward for s in reading)
+    arrays = [x, y, w.detach().numpy()]
+    for targets in (y, np.array([2, 2, 2, 0, 1, 0])):
+        arrays[1] = targets
+        got, want = prepared.run(arrays), Program(entry.forward, prepared=False).run(arrays)
+        for a, b in zip(got, want):
+            assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    with pytest.raises(IndexError, match="holds class 3"):  # (out of range: the check's
+        prepared.run([x, np.array([0, 1, 2, 3, 0, 1]), arrays[2]])  # own error)
+
+
 def test_docstring_examples_run():
     assert doctest.testmod(prepared_steps).failed == 0
