@@ -366,8 +366,10 @@ def prepared_forward(node: Node, in_shape: tuple | None,
     array([3., 5., 7.])
     """
     plain, params = node.op.forward, node.params
-    if reads_values:
-        maker = READING_SETTINGS.get(node.op_name)
+    if reads_values:  # (their loops are numba's: without it, the primitives' forwards)
+        from difflab.jit.fusion import USE_NUMBA
+
+        maker = READING_SETTINGS.get(node.op_name) if USE_NUMBA else None
         return None if maker is None else maker(node, plain)
 
     def fallback(ctx: Any, xp: Any, *arrays: Any) -> Any:
