@@ -39,7 +39,8 @@ shortcut                        replaces                           hooked in at
                                 a sum, mean, softmax or
                                 normalize along the last axis,
                                 and of a linear's bias added
-                                to many short rows
+                                to many short rows; a loss's
+                                nll_loss and scatter_add
                                 (``row_kernels.py``)
 15. programs written out        ``Program.run``'s loop over its    ``jit.program.Program.run``
     (``program_source.py``)     steps (one function, a local
