@@ -113,8 +113,11 @@ def written_out(program: Any) -> Callable | None:
             context = "None"
         call = ", ".join([context, "xp"] + values)
         if has_refs:  # (the values read inside the settings: the loop's _resolve, written)
-            def constant(value: Any, k: int = k) -> str:
-                name = f"c{k}_{sum(key.startswith(f'c{k}_') for key in namespace)}"
+            constants: list = []
+
+            def constant(value: Any, k: int = k, constants: list = constants) -> str:
+                name = f"c{k}_{len(constants)}"
+                constants.append(value)
                 namespace[name] = value
                 return name
             items = [f"{name!r}: {_resolved(value, program.slots, constant)}"
