@@ -2,6 +2,7 @@
 
     python benchmarks/bench_compile.py [--rounds 5] [--threads both|1|default] [--quick]
                                        [--only chain,graph-break,training]
+                                       [--models mlp,cnn,gru,attention]
 
 Columns: difflab eager (the tape), ``method="compiled"`` (dl.grad / dl.hessian
 / dl.jacobian on a traced graph), ``dl.compile`` (torch.compile's face),
@@ -24,7 +25,27 @@ step and a small attention block (Adam), all float64 except the CNN and MLP
 (float32, as PyTorch users run them).  The training peers are the same models in
 PyTorch's API and as jax.numpy functions (a jitted step with plain SGD, or Adam as
 PyTorch computes it), started from the difflab model's initial parameters: the
-three losses at step 0 must agree (to 1e-5 in float32, 1e-10 in float64).  Then
+three losses at step 0 must agree (to 1e-5 in float32, 1e-10 in float64).
+
+What each contestant of a training step compiles (the rest runs eagerly):
+
+====================================  ==============================================
+row                                   compiled
+====================================  ==============================================
+``dl.compile``                        the model (``dl.compile(model)``; the loss, the
+                                      backward walk and the optimizer eager), as
+                                      ``torch.compile`` below
+``dl.compile, model + loss``          the model and the loss in one function,
+                                      ``dl.compile(lambda x, y: loss(model(x), y))``:
+                                      one graph computes the loss and its gradients
+                                      together (the walk and the optimizer eager)
+``torch.compile``                     the model (``torch.compile(model)``)
+``torch.compile, model + loss``       the same function as ``dl.compile``'s
+``JAX jit``                           the whole step: loss, gradients and the
+                                      optimizer's update in one jitted function
+====================================  ==============================================
+
+Then
 peak memory of the compiled gradients (tracemalloc, x input size, first call
 included), and the first call of a fresh process with a cold and then a warm kernel cache on disk.
 """
@@ -56,8 +77,10 @@ from bench_jit import (  # noqa: E402  (the shared timing helpers)
     row,
 )
 
-COLUMNS = ("difflab eager", 'method="compiled"', "dl.compile", "PyTorch eager",
-           "torch.compile", "JAX jit")
+COLUMNS = ("difflab eager", 'method="compiled"', "dl.compile", "dl.compile, model + loss",
+           "PyTorch eager", "torch.compile", "torch.compile, model + loss", "JAX jit")
+# (rows only the training steps have: the other tables leave them out, not "n/a")
+TRAINING_ONLY = ("dl.compile, model + loss", "torch.compile, model + loss")
 
 
 def first_call(make):
@@ -75,8 +98,8 @@ def table(title: str, times: dict, scale: float, unit: str, firsts: dict) -> Non
             extra = f"   first call {firsts[name] * 1e3:8.1f} ms" if name in firsts else ""
             print(row(name, times[name], scale, unit, getattr(times, "cores", {}).get(name))
                   + extra)
-        elif name in ("torch.compile", "PyTorch eager", "JAX jit"):
-            continue  # (said once at the top: not installed)
+        elif name in ("torch.compile", "PyTorch eager", "JAX jit") + TRAINING_ONLY:
+            continue  # (said once at the top: not installed; or not this table's)
         else:
             print(f"  {name:<42} {'n/a':>10}")
 
@@ -448,11 +471,22 @@ def jax_stepper(jax, kind: str, params: dict, x, y, optimizer: str, lr: float = 
     return run, loss_fn
 
 
-def bench_training(rounds, torch, jax, quick):
+MODELS = ("mlp", "cnn", "gru", "attention")
+
+
+def bench_training(rounds, torch, jax, quick, kinds=MODELS):
     rng = np.random.default_rng(3)
     for label, spec in models(quick).items():
-        bench_step(rounds, rng, label, *spec, torch=torch, jax=jax,
-                   width=128 if quick else 512)
+        if spec[-1] in kinds:
+            bench_step(rounds, rng, label, *spec, torch=torch, jax=jax,
+                       width=128 if quick else 512)
+        else:  # (its data drawn all the same: the next models get the data of a full run)
+            batch_data(rng, spec[1], spec[2], spec[3])
+
+
+def batch_data(rng, shape, classes, dtype):
+    """A batch's inputs and labels."""
+    return rng.standard_normal(shape).astype(dtype), rng.integers(0, classes, shape[0])
 
 
 def bench_step(rounds, rng, label, make, shape, classes, dtype, optimizer, kind, torch=None,
@@ -460,65 +494,76 @@ def bench_step(rounds, rng, label, make, shape, classes, dtype, optimizer, kind,
     import difflab as dl
     import difflab.nn.functional as F
 
-    data, labels = rng.standard_normal(shape).astype(dtype), rng.integers(0, classes, shape[0])
+    data, labels = batch_data(rng, shape, classes, dtype)
     x, y = dl.tensor(data), dl.tensor(labels)
 
-    def stepper(compiled: bool):
+    def stepper(compiled: str | None):
+        """compiled: None (eager), "model" (dl.compile(model)) or "loss" (model + loss)."""
         dl.manual_seed(0)
         model = make()
         if dtype == np.float64:
             model = model.double()
-        net = dl.compile(model) if compiled else model
+        net = dl.compile(model) if compiled == "model" else model
+        loss_of = dl.compile(lambda inputs, targets: F.cross_entropy(net(inputs), targets)) \
+            if compiled == "loss" else lambda inputs, targets: F.cross_entropy(net(inputs), targets)
         opt = getattr(dl.optim, optimizer)(net.parameters(), lr=0.01)
 
         def step():
             opt.zero_grad()
-            loss = F.cross_entropy(net(x), y)
+            loss = loss_of(x, y)
             loss.backward()
             opt.step()
             return loss
         return step, model
 
-    firsts = {"dl.compile": first_call(lambda: stepper(True)[0])}
-    (eager, m1), (compiled, m2) = stepper(False), stepper(True)
+    firsts = {"dl.compile": first_call(lambda: stepper("model")[0]),
+              "dl.compile, model + loss": first_call(lambda: stepper("loss")[0])}
+    (eager, m1), (compiled, m2), (with_loss, m3) = (stepper(None), stepper("model"),
+                                                    stepper("loss"))
     # (the peers start from the difflab model's initial parameters)
     initial = {k: v.detach().numpy().copy() for k, v in m1.state_dict().items()}
     losses = {"difflab": float(F.cross_entropy(m1(x), y).item())}
     for _ in range(3):
-        eager(), compiled()
+        eager(), compiled(), with_loss()
     diff = max(float(np.max(np.abs(p.detach().numpy() - q.detach().numpy())))
-               for p, q in zip(m1.parameters(), m2.parameters()))
-    contestants = {"difflab eager": eager, "dl.compile": compiled}
+               for m in (m2, m3) for p, q in zip(m1.parameters(), m.parameters()))
+    contestants = {"difflab eager": eager, "dl.compile": compiled,
+                   "dl.compile, model + loss": with_loss}
     if torch is not None:
         tx, ty = torch.tensor(data), torch.tensor(labels)
+        cross_entropy = torch.nn.functional.cross_entropy
 
-        def torch_stepper(compile_it: bool):
+        def torch_stepper(compiled: str | None):
             model = torch_model(torch, kind, width).to(getattr(torch, np.dtype(dtype).name))
             model.load_state_dict({k: torch.tensor(v) for k, v in initial.items()})
-            net = torch_compile(torch, model) if compile_it else model
-            if net is None:
+            net = torch_compile(torch, model) if compiled == "model" else model
+            loss_of = torch_compile(torch, lambda inputs, targets: cross_entropy(
+                model(inputs), targets)) if compiled == "loss" else \
+                lambda inputs, targets: cross_entropy(net(inputs), targets)
+            if net is None or loss_of is None:
                 return None, None
             opt = getattr(torch.optim, optimizer)(model.parameters(), lr=0.01)
 
             def step():
                 opt.zero_grad()
-                loss = torch.nn.functional.cross_entropy(net(tx), ty)
+                loss = loss_of(tx, ty)
                 loss.backward()
                 opt.step()
                 return loss
             return step, model
 
-        step, model = torch_stepper(False)
-        losses["PyTorch"] = float(torch.nn.functional.cross_entropy(model(tx), ty).detach())
+        step, model = torch_stepper(None)
+        losses["PyTorch"] = float(cross_entropy(model(tx), ty).detach())
         contestants["PyTorch eager"] = step
-        made = [None]
+        for name, what in (("torch.compile", "model"), ("torch.compile, model + loss", "loss")):
+            made = [None]
 
-        def make_torch_compiled():
-            made[0] = torch_stepper(True)[0]
-            return made[0] or (lambda: None)
-        firsts["torch.compile"] = first_call(make_torch_compiled)
-        if made[0] is not None:
-            contestants["torch.compile"] = made[0]
+            def make_torch_compiled(what=what, made=made):
+                made[0] = torch_stepper(what)[0]
+                return made[0] or (lambda: None)
+            firsts[name] = first_call(make_torch_compiled)
+            if made[0] is not None:
+                contestants[name] = made[0]
     if jax is not None:
         jnp = jax.numpy
         params = {k: jnp.asarray(v) for k, v in initial.items()}
@@ -539,7 +584,7 @@ def bench_step(rounds, rng, label, make, shape, classes, dtype, optimizer, kind,
     times = interleaved(contestants, rounds, budget=0.2)
     spread = max(abs(v - losses["difflab"]) for v in losses.values())
     table(f"training step, ms: {label}\n  (after 3 steps each, max parameter difference "
-          f"compiled vs eager: {diff:.1e}; loss at step 0 {losses['difflab']:.6f}, "
+          f"compiled (both ways) vs eager: {diff:.1e}; loss at step 0 {losses['difflab']:.6f}, "
           f"{', '.join(losses)} within {spread:.1e})", times, 1e-3, " ms", firsts)
 
 
@@ -609,7 +654,8 @@ WORKLOADS = ("rosenbrock", "chain", "graph-break", "hessian-jacobian", "training
              "disk-cache")
 
 
-def run_setting(threads: str, rounds: int, quick: bool, only: tuple = WORKLOADS) -> None:
+def run_setting(threads: str, rounds: int, quick: bool, only: tuple = WORKLOADS,
+                kinds: tuple = MODELS) -> None:
     from difflab.jit import fusion
 
     pinned = f", {pin_to_one_cpu()}" if threads == "1" else ""
@@ -629,7 +675,7 @@ def run_setting(threads: str, rounds: int, quick: bool, only: tuple = WORKLOADS)
     if "hessian-jacobian" in only:
         bench_hessian_jacobian(rounds, torch, jax)
     if "training" in only:
-        bench_training(rounds, torch, jax, quick)
+        bench_training(rounds, torch, jax, quick, kinds)
     if "memory" in only:
         peak_memory(x, compiled, compiled_grad)
     if threads != "default" and "disk-cache" in only:
@@ -659,7 +705,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default=",".join(WORKLOADS),
                         help=f"comma-separated workloads to run (with --threads 1 or default), "
                              f"of: {', '.join(WORKLOADS)}")
+    parser.add_argument("--models", default=",".join(MODELS),
+                        help=f"the training steps to run (with --threads 1 or default), of: "
+                             f"{', '.join(MODELS)}")
     args = parser.parse_args(argv)
+    kinds = tuple(m.strip() for m in args.models.split(",") if m.strip())
+    if [m for m in kinds if m not in MODELS]:
+        parser.error(f"unknown models {[m for m in kinds if m not in MODELS]}: choose among "
+                     f"{', '.join(MODELS)}")
+    if args.threads == "both" and set(kinds) != set(MODELS):
+        parser.error("--models needs --threads 1 or --threads default")
     only = tuple(w.strip() for w in args.only.split(",") if w.strip())
     unknown = [w for w in only if w not in WORKLOADS]
     if unknown:
@@ -669,11 +724,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads == "1" and not one_thread_everywhere():
         # (thread pools are sized at import: a process of its own, every library at 1)
         command = [sys.executable, os.path.abspath(__file__), "--threads", "1",
-                   "--rounds", str(args.rounds), "--only", ",".join(only)] + (
-                       ["--quick"] if args.quick else [])
+                   "--rounds", str(args.rounds), "--only", ",".join(only),
+                   "--models", ",".join(kinds)] + (["--quick"] if args.quick else [])
         return subprocess.run(command, env=one_thread_environment()).returncode
     if args.threads != "both":
-        run_setting(args.threads, args.rounds, args.quick, only)
+        run_setting(args.threads, args.rounds, args.quick, only, kinds)
         return 0
     rerun_at_both_thread_settings(os.path.abspath(__file__), args.rounds, args.quick)
     return 0

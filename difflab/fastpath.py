@@ -34,10 +34,13 @@ shortcut                        replaces                           hooked in at
     (``engine_quick.py``)       checks for readers and hooks
 14. prepared plain steps        a primitive's checks and notes     ``jit.program.Program``
     (``prepared_steps.py``)     for its VJP (sum, reshape,
-                                permute, matmul, index, add);
-                                NumPy's call per row of a sum,
-                                mean, softmax or normalize
-                                along the last axis
+                                permute, matmul, index, cat,
+                                add); NumPy's call per row of
+                                a sum, mean, softmax or
+                                normalize along the last axis,
+                                and of a linear's bias added
+                                to many short rows; a loss's
+                                nll_loss and scatter_add
                                 (``row_kernels.py``)
 15. programs written out        ``Program.run``'s loop over its    ``jit.program.Program.run``
     (``program_source.py``)     steps (one function, a local

@@ -28,6 +28,7 @@ SELECTION = [
     "tests/jit/test_compile.py",
     "tests/jit/test_jit_grad.py",
     "tests/jit/test_jit_standins.py::test_a_compiled_losss_gradient_becomes_the_grad_without_a_copy",
+    "tests/jit/test_compile_small_models.py",
     "tests/core/test_core_engine.py",
     "tests/core/test_core_engine_steady.py",
     "tests/core/test_core_engine_quick.py",

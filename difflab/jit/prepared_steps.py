@@ -18,15 +18,22 @@ primitive      its forward calls                      the prepared step calls
 =============  =====================================  =================================
 ``sum``        ``np.sum(x, axis=axes, keepdims)``     ``np.add.reduce`` (what np.sum calls)
 ``mean``       ``np.sum(...) * mean_scale(n)``        ``np.add.reduce(...) * scale``
-``linear``     ``y = x @ w.T; y += b``                the same two calls
+``linear``     ``y = x @ w.T; y += b``                the same two (rows of at most 128:
+                                                      the bias added by a loop)
 ``softmax``    ``exp(x - max(x)) / sum``              the same, the max taken across rows
 ``normalize``  ``(x - mean) / sqrt(var + eps)``       the same lines, as one loop (last axis)
 ``reshape``    ``np.reshape(x, shape)``               ``x.reshape(shape)``
 ``permute``    ``np.transpose(x, axes)``              ``x.transpose(axes)``
 ``matmul``     ``np.matmul(a, b)``                    ``np.matmul(a, b)``
 ``index``      ``x[index]``                           ``x[index]``
+``cat``        ``np.concatenate(xs, axis)``           ``np.concatenate(xs, axis)``
 ``add``        ``a + b``                              ``np.add(a, b)``
 =============  =====================================  =================================
+
+Two steps read values inside their settings, a loss's ``nll_loss`` (its targets) and the
+``scatter_add`` of its backward (the picked indices); :data:`READING_SETTINGS` gives them
+loops that take the settings at each call (:mod:`difflab.jit.row_kernels`: the picks and
+NumPy's pairwise sums; ``np.add.at``'s additions in its order).
 
 And a GRU step (``gru_cell``) and its VJP (``gru_cell_vjp0``) are numba
 loops computing the rule's own sums and products in the rule's order, the
@@ -127,12 +134,22 @@ def _mean(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | 
 
 
 def _linear(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | None:
-    dtype, matmul = np.dtype(node.dtype), np.matmul
+    """``x @ w.T``, then ``y += b``; where the rows are short (at most 128) the bias is
+    added by one loop over the rows (:func:`~difflab.jit.row_kernels.rows_plus`: NumPy
+    adds a broadcast row with a call of its inner loop per row)."""
+    dtype, matmul, shape = np.dtype(node.dtype), np.matmul, tuple(node.shape)
+    rows_plus = row_kernels.rows_plus(shape, dtype)
+    row = shape[-1:]  # (the bias's shape, read by the loop)
 
     def forward(ctx: Any, xp: Any, x: Any, w: Any, b: Any = None) -> Any:
         if _plain_arrays(dtype, x, w) and (b is None or _plain_arrays(dtype, b)):
             y = matmul(x, w.T)
-            if b is not None:
+            if b is None:
+                return y
+            if rows_plus is not None and y.shape == shape and b.shape == row \
+                    and b.flags.c_contiguous:
+                rows_plus(y, b)
+            else:
                 y += b
             return y
         return fallback(ctx, xp, x, w, *(() if b is None else (b,)))
@@ -233,6 +250,16 @@ def _index(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable |
     return forward
 
 
+def _cat(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | None:
+    axis, dtype, concatenate = node.params.get("axis", 0), np.dtype(node.dtype), np.concatenate
+
+    def forward(ctx: Any, xp: Any, *xs: Any) -> Any:
+        if _plain_arrays(dtype, *xs):
+            return concatenate(xs, axis=axis)
+        return fallback(ctx, xp, *xs)
+    return forward
+
+
 def _add(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | None:
     dtype, add = np.dtype(node.dtype), np.add
 
@@ -254,12 +281,56 @@ MAKERS: dict[str, Callable[[Node, Callable, Any], Callable | None]] = {
     "permute": _permute,
     "matmul": _matmul,
     "index": _index,
+    "cat": _cat,
     "add": _add,
 }
 
 
+def _nll_loss(node: Node, fallback: Callable) -> Callable | None:
+    """A negative log-likelihood without class weights as loops
+    (:func:`~difflab.jit.row_kernels.nll_loss_rows`), saving what ``NLLLoss`` saves."""
+    def forward(ctx: Any, xp: Any, z: Any, target: Any, weight: Any, ignore_index: Any,
+                reduction: Any) -> Any:
+        found = None if weight is not None else row_kernels.nll_loss_rows(
+            z, target, ignore_index, reduction)
+        if found is None:
+            return fallback(ctx, xp, z, target=target, weight=weight,
+                            ignore_index=ignore_index, reduction=reduction)
+        loss, rows, t, w = found
+        ctx.reduction, ctx.shape = reduction, z.shape
+        ctx.save(rows, t, w)
+        return loss
+    return forward
+
+
+def _scatter_add(node: Node, fallback: Callable) -> Callable | None:
+    """A scatter of one value per (row, column) into a float64 matrix as one loop
+    (:func:`~difflab.jit.row_kernels.scatter_into_rows`: a loss's backward)."""
+    if len(node.shape) != 2 or np.dtype(node.dtype) != np.float64:
+        return None
+
+    def forward(ctx: Any, xp: Any, values: Any, index: Any, shape: Any) -> Any:
+        found = row_kernels.scatter_into_rows(values, *index, shape) \
+            if type(index) is tuple and len(index) == 2 else None
+        if found is None:
+            return fallback(ctx, xp, values, index=index, shape=shape)
+        ctx.index, ctx.shape = index, tuple(shape)
+        return found
+    return forward
+
+
+#: primitive name -> maker of the prepared forward of a step that reads values inside its
+#: settings (a loss's targets, its backward's indices): called with the settings, each
+#: call, as the primitive's own forward is
+READING_SETTINGS: dict[str, Callable[[Node, Callable], Callable | None]] = {
+    "nll_loss": _nll_loss,
+    "scatter_add": _scatter_add,
+}
+
+
 def prepared_forward(node: Node, in_shape: tuple | None,
-                     saves_read: bool = False) -> Callable | None:
+                     saves_read: bool = False, reads_values: bool = False
+                     ) -> Callable | None:
     """A prepared forward for this node's step, or None (the primitive's own forward).
 
     Parameters
@@ -272,6 +343,10 @@ def prepared_forward(node: Node, in_shape: tuple | None,
         Whether a later step reads the node's saved arrays: then only a prepared
         forward that saves them as the plain one does is given (a GRU step's VJP,
         :mod:`difflab.jit.recurrent_kernels`).
+    reads_values : bool, default False
+        Whether the node's settings hold values of the graph: then only a forward of
+        :data:`READING_SETTINGS`, which takes the settings at each call (the step
+        keeps them) and saves what the plain forward saves.
 
     Returns
     -------
@@ -291,6 +366,11 @@ def prepared_forward(node: Node, in_shape: tuple | None,
     array([3., 5., 7.])
     """
     plain, params = node.op.forward, node.params
+    if reads_values:  # (their loops are numba's: without it, the primitives' forwards)
+        from difflab.jit.fusion import USE_NUMBA
+
+        maker = READING_SETTINGS.get(node.op_name) if USE_NUMBA else None
+        return None if maker is None else maker(node, plain)
 
     def fallback(ctx: Any, xp: Any, *arrays: Any) -> Any:
         return plain(ctx, xp, *arrays, **params)

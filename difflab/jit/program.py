@@ -181,12 +181,12 @@ class Program:
         forward, params = node.op.forward, node.params
         if prepared and isinstance(node.op, fusion.FusedElementwise) and not found:
             forward, params = PreparedKernel(node.op, node.params), {}
-        elif prepared and not found:  # (fastpath shortcut 14: jit/prepared_steps.py)
+        elif prepared:  # (fastpath shortcut 14: jit/prepared_steps.py)
             first = node.args[0] if node.args else None
             in_shape = self.meta[first.name][0] if isinstance(first, Ref) else None
-            plain = prepared_forward(node, in_shape, bool(saved_slots))
-            if plain is not None:
-                forward, params = plain, {}
+            plain = prepared_forward(node, in_shape, bool(saved_slots), bool(found))
+            if plain is not None:  # (settings that read values are passed at each call)
+                forward, params = plain, params if found else {}
         return Step(forward, needs, args, kinds, params, bool(found), slots[node.name],
                     saved_slots, node, free, read, len(args) == 1)
 

@@ -25,10 +25,16 @@ local variable per slot::
 and compiled with Python's ``compile``: the same forwards called with the same
 arguments in the same order, so the same results, bit for bit (each step's
 result that NumPy hands back as a scalar is made a 0-d array, as the loop does;
-an error of a step names its line as the loop's does).  :func:`written_out`
-writes a program whose steps read no value inside their settings
-(``params_have_refs``) and that takes no parameters by name; any other program
-runs the loop.  ``tests/jit/test_jit_program_source.py`` compares the two on the
+an error of a step names its line as the loop's does).  A step that reads values
+inside its settings (``params_have_refs``: a loss's targets, ``nll_loss(z,
+target=v50)``, the indices of its backward's ``scatter_add``) gets them written
+into its call, the tuples, lists and slices around them built again at each
+call as the loop's ``_resolve`` builds them::
+
+        y = f7(ctx, xp, s12, **{'target': s9, 'weight': c7_0, 'reduction': c7_1})
+
+:func:`written_out` writes any program that takes no parameters by name; one
+that does runs the loop.  ``tests/jit/test_jit_program_source.py`` compares the two on the
 compiled GRU and attention steps and on random graphs.
 """
 
@@ -39,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from difflab.jit.graph import _expression, replay_error
+from difflab.jit.graph import Ref, _expression, replay_error
 from difflab.ops import registry
 
 #: The longest program written out (a function of many thousand lines takes long to
@@ -59,9 +65,8 @@ def written_out(program: Any) -> Callable | None:
     -------
     callable or None
         ``run(arrays, xp)``: the arguments in order, the array module; returns the
-        outputs as :meth:`~difflab.jit.program.Program.run` does.  None when a step
-        reads values inside its settings, the program takes parameters by name, or it
-        has more than :data:`LONGEST` steps.
+        outputs as :meth:`~difflab.jit.program.Program.run` does.  None when the
+        program takes parameters by name or has more than :data:`LONGEST` steps.
 
     Examples
     --------
@@ -77,8 +82,7 @@ def written_out(program: Any) -> Callable | None:
     True
     """
     steps = program.steps
-    if program.parameter_slots or len(steps) > LONGEST or any(
-            s.params_have_refs for s in steps):
+    if program.parameter_slots or len(steps) > LONGEST:
         return None
     namespace: dict[str, Any] = {"Context": registry.Context, "generic": np.generic,
                                  "asarray": np.asarray, "initial": program.initial,
@@ -90,7 +94,8 @@ def written_out(program: Any) -> Callable | None:
         lines.append(f"    s{slot} = initial[{slot}]")
     lines.append("    k = -1")
     lines.append("    try:")
-    for k, (forward, _, _, params, _, needs, out, saved, free, step) in enumerate(program.loop):
+    for k, (forward, _, _, params, has_refs, needs, out, saved, free, step) in enumerate(
+            program.loop):
         namespace[f"f{k}"] = forward
         values = []
         for j, (arg, is_slot) in enumerate(zip(step.args, step.kinds)):
@@ -107,7 +112,18 @@ def written_out(program: Any) -> Callable | None:
         else:
             context = "None"
         call = ", ".join([context, "xp"] + values)
-        if params:
+        if has_refs:  # (the values read inside the settings: the loop's _resolve, written)
+            constants: list = []
+
+            def constant(value: Any, k: int = k, constants: list = constants) -> str:
+                name = f"c{k}_{len(constants)}"
+                constants.append(value)
+                namespace[name] = value
+                return name
+            items = [f"{name!r}: {_resolved(value, program.slots, constant)}"
+                     for name, value in params.items()]
+            call += ", **{" + ", ".join(items) + "}"
+        elif params:
             namespace[f"p{k}"] = params
             call += f", **p{k}"
         body.append(f"y = f{k}({call})")
@@ -136,6 +152,23 @@ def written_out(program: Any) -> Callable | None:
     run = namespace["run"]
     run.source = source
     return run
+
+
+def _resolved(value: Any, slots: dict, constant: Callable[[Any], str]) -> str:
+    """The source of ``value`` with each ``Ref`` read from its slot's local variable, as
+    :func:`~difflab.jit.graph._resolve` gives it: tuples, lists and slices built anew,
+    anything else the very object (``constant(value)`` names it in the namespace)."""
+    if isinstance(value, Ref):
+        return f"s{slots[value.name]}"
+    if isinstance(value, (tuple, list)):
+        items = [_resolved(v, slots, constant) for v in value]
+        if isinstance(value, list):
+            return "[" + ", ".join(items) + "]"
+        return "(" + "".join(item + ", " for item in items) + ")"
+    if isinstance(value, slice):
+        return "slice(" + ", ".join(_resolved(v, slots, constant)
+                                    for v in (value.start, value.stop, value.step)) + ")"
+    return constant(value)
 
 
 def _failed(exc: Exception, graph: Any, steps: list, k: int) -> Exception:

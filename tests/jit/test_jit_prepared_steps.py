@@ -8,6 +8,7 @@ import pytest
 import difflab as dl
 from difflab import jit
 from difflab.jit import prepared_steps
+from difflab.jit.fusion import USE_NUMBA
 from difflab.jit.program import Program
 
 rng = np.random.default_rng(12)
@@ -22,6 +23,9 @@ CASES = {
     "mean_keepdims": (lambda x: x.mean(dim=1, keepdim=True), [(3, 7)]),
     "linear": (lambda x, w, b: dl.nn.functional.linear(x, w, b), [(2, 3, 4), (5, 4), (5,)]),
     "linear_nobias": (lambda x, w: dl.nn.functional.linear(x, w), [(3, 4), (5, 4)]),
+    # (96 rows: the bias added by row_kernels' loop, where numba is loaded)
+    "linear_rows": (lambda x, w, b: dl.nn.functional.linear(x, w, b), [(8, 12, 32), (96, 32),
+                                                                       (96,)]),
     "softmax": (lambda x: dl.softmax(x, -1), [(2, 3, 12)]),
     "softmax_middle": (lambda x: dl.softmax(x, 1), [(2, 5, 3)]),
     "reshape": (lambda x: x.reshape(-1, 2), [(3, 4)]),
@@ -29,6 +33,7 @@ CASES = {
     "matmul": (lambda a, b: a @ b, [(2, 3, 4), (4, 5)]),
     "index": (lambda x: x[:, -1], [(3, 4, 2)]),
     "add": (lambda a, b: a + b, [(3, 4), (4,)]),
+    "cat": (lambda a, b, c: dl.cat([a, b, c], 1), [(3, 4), (3, 2), (3, 5)]),
 }
 
 
@@ -55,7 +60,8 @@ def test_a_prepared_step_gives_its_primitives_bits(case):
         assert got.tobytes() == want.tobytes()
 
 
-@pytest.mark.parametrize("case", ["sum", "mean", "add", "matmul", "linear", "linear_nobias"])
+@pytest.mark.parametrize("case", ["sum", "mean", "add", "matmul", "linear", "linear_nobias",
+                                  "linear_rows", "cat"])
 def test_another_dtype_takes_the_primitives_own_forward(case):
     """A program traced for float64 fed float32 (run unchecked) gives the plain result."""
     graph, arrays = _graph(case)
@@ -115,6 +121,34 @@ def test_an_index_by_an_array_is_not_prepared():
     by_array = type(node)(node.name, node.op, node.args, {"index": np.array([0, 2])},
                           node.shape, node.dtype, node.needs_input_grad, node.saved)
     assert prepared_steps.prepared_forward(by_array, (3, 4, 2)) is None
+
+
+@pytest.mark.parametrize("loss", [
+    lambda z, y: dl.nn.functional.cross_entropy(z, y),
+    lambda z, y: dl.nn.functional.cross_entropy(z, y, reduction="sum", ignore_index=2),
+    lambda z, y: dl.nn.functional.cross_entropy(z, y, weight=dl.tensor([1.0, 2.0, 0.5])),
+], ids=["mean", "sum_ignored", "weighted"])
+def test_a_compiled_loss_s_steps_that_read_values_give_their_primitives_bits(loss):
+    """``nll_loss`` reads its targets inside its settings, the backward's ``scatter_add``
+    its indices: prepared too (a weighted loss takes the primitive's own forward)."""
+    w = dl.tensor(rng.normal(size=(3, 5)), requires_grad=True)
+    compiled = dl.compile(lambda x, t: loss(x @ w.T, t))
+    x, y = rng.normal(size=(6, 5)), np.array([0, 2, 1, 1, 0, 2])
+    compiled(dl.tensor(x), dl.tensor(y)).backward()
+    (entry,) = compiled.cache.values()
+    prepared = Program(entry.forward, prepared=True)
+    reading = [s for s in prepared.steps if s.params_have_refs]
+    assert {s.node.op_name for s in reading} == {"nll_loss", "scatter_add"}
+    # (their loops are numba's: without it, the primitives' own forwards)
+    assert [s.forward is not s.node.op.forward for s in reading] == [USE_NUMBA] * 2
+    arrays = [x, y, w.detach().numpy()]
+    for targets in (y, np.array([2, 2, 2, 0, 1, 0])):
+        arrays[1] = targets
+        got, want = prepared.run(arrays), Program(entry.forward, prepared=False).run(arrays)
+        for a, b in zip(got, want):
+            assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    with pytest.raises(IndexError, match="holds class 3"):  # (out of range: the check's
+        prepared.run([x, np.array([0, 1, 2, 3, 0, 1]), arrays[2]])  # own error)
 
 
 def test_docstring_examples_run():

@@ -84,6 +84,46 @@ def test_small_graphs_and_their_gradients_give_the_loop_s_bits(fn):
     _same(jit.trace(lambda t: (t, t.T @ t), dl.tensor(x)).graph, [x])  # (an input returned)
 
 
+@pytest.mark.parametrize("loss", [
+    lambda z, y: F.cross_entropy(z, y),
+    lambda z, y: F.cross_entropy(z, y, weight=dl.tensor([0.5, 2.0, 1.0]).double(),
+                                 ignore_index=1),
+    lambda z, y: F.nll_loss(F.log_softmax(z, 1), y, reduction="sum"),
+], ids=["mean", "weighted", "sum"])
+def test_a_step_that_reads_values_in_its_settings_is_written_out_with_the_loop_s_bits(loss):
+    """A compiled loss reads its targets inside ``nll_loss``'s settings, and its backward's
+    ``scatter_add`` the picked indices: those steps are written with the values' locals."""
+    w = dl.tensor(rng.normal(size=(3, 5)), requires_grad=True)
+    z, y = rng.normal(size=(6, 5)), np.array([0, 2, 1, 1, 0, 2])
+    compiled = dl.compile(lambda x, t: loss(x @ w.T, t))
+    compiled(dl.tensor(z), dl.tensor(y)).backward()
+    (entry,) = compiled.cache.values()
+    graph = entry.forward
+    assert any(s.params_have_refs for s in Program(graph).steps)
+    run = written_out(Program(graph))
+    assert "**{'target': s" in run.source and "'index': (s" in run.source
+    for targets in (y, np.array([1, 1, 0, 2, 2, 1])):  # (other values: the same bits)
+        _same(graph, [z, targets, w.detach().numpy()][:len(graph.arguments())])
+
+
+def test_settings_of_tuples_lists_and_slices_are_built_as_the_loop_builds_them():
+    """``_resolve`` builds each tuple, list and slice again, the values read from their
+    slots; anything else is the very object."""
+    from difflab.jit.graph import Ref
+    from difflab.jit.program_source import _resolved
+    named = []
+
+    def constant(value):
+        named.append(value)
+        return f"c{len(named) - 1}"
+    setting = (Ref("a"), [1.5, slice(None, Ref("b"), 2)], (), (Ref("a"),), "text")
+    source = _resolved(setting, {"a": 3, "b": 7}, constant)
+    assert source == "(s3, [c0, slice(c1, s7, c2)], (), (s3, ), c3, )"
+    assert named == [1.5, None, 2, "text"]
+    values = eval(source, {"s3": "A", "s7": "B", **{f"c{j}": v for j, v in enumerate(named)}})
+    assert values == ("A", [1.5, slice(None, "B", 2)], (), ("A",), "text")
+
+
 def test_a_step_s_error_names_its_line_as_the_loop_s_does():
     graph = jit.trace(lambda a, b: (a @ b).sum(), (dl.ones(2, 3, dtype=dl.float64),
                                                     dl.ones(3, 2, dtype=dl.float64))).graph

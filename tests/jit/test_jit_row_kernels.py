@@ -115,5 +115,94 @@ def test_a_compiled_attention_block_trains_as_eagerly_to_1e_12():
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(32, 1), (96, 96), (8, 12, 32), (40, 128), (2, 3, 7, 5)])
+def test_a_bias_added_to_the_rows_gives_numpy_s_bits(shape, dtype):
+    y = _rows(shape).astype(dtype)
+    b = (rng.standard_normal(shape[-1]) * 10.0 ** rng.integers(-8, 8, shape[-1])).astype(dtype)
+    b[:4] = [np.inf, -0.0, np.nan, 0.0][:len(b[:4])]
+    y.reshape(-1, shape[-1])[5, :4] = [-np.inf, -0.0, 0.0, np.nan][:len(b[:4])]
+    add = row_kernels.rows_plus(shape, dtype)
+    with np.errstate(invalid="ignore"):  # (inf - inf: NaN, both ways)
+        want = y + b
+        add(y, b)
+    assert y.tobytes() == want.tobytes()
+
+
+def test_a_bias_is_added_by_the_loop_only_where_it_pays():
+    assert row_kernels.rows_plus((96, 96), np.float64) is not None
+    assert row_kernels.rows_plus((8, 96), np.float64) is None  # (few rows: NumPy's own add)
+    assert row_kernels.rows_plus((96, 129), np.float64) is None  # (long rows)
+    assert row_kernels.rows_plus((96, 8), np.int64) is None
+    assert row_kernels.rows_plus((), np.float64) is None
+
+
+def test_a_prepared_linear_of_many_rows_adds_its_bias_by_the_loop(monkeypatch):
+    made, calls, plain = [], [], row_kernels.rows_plus
+
+    def counting(shape, dtype):
+        add = plain(shape, dtype)
+        made.append(add)
+        return None if add is None else lambda y, b: (calls.append(y.shape), add(y, b))
+    monkeypatch.setattr(row_kernels, "rows_plus", counting)
+    x, w, b = rng.standard_normal((8, 12, 32)), rng.standard_normal((96, 32)), \
+        rng.standard_normal(96)
+    node = _node(lambda t: dl.nn.functional.linear(t, dl.tensor(w), dl.tensor(b)), x)
+    forward = prepared_forward(node, x.shape)
+    got = forward(None, np, x, w, b)
+    assert calls == [(8, 12, 96)] and made[0] is not None
+    assert got.tobytes() == (x @ w.T + b).tobytes()
+    # a bias that is not contiguous (a strided view of the traced shape): NumPy's add
+    strided = np.repeat(b, 2)[::2]
+    assert forward(None, np, x, w, strided).tobytes() == (x @ w.T + b).tobytes()
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize("n", list(range(1, 20)) + [31, 64, 127, 128])
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_a_negative_log_likelihood_and_its_scatter_give_the_primitives_bits(n, reduction):
+    """Picks of every sign of class (from the end too), ignored rows, -0, infinities, sums
+    of up to 128 numbers in NumPy's pairwise order; and its backward's scatter."""
+    xp = dl.backend.numpy_namespace
+    for trial in range(6):
+        classes = int(rng.integers(1, 9))
+        z = _rows((max(n, 6), classes))[:n] if n >= 6 else rng.standard_normal((n, classes))
+        z = np.ascontiguousarray(z)
+        target = rng.integers(-classes, classes, n)
+        target[rng.integers(0, n, trial % 3)] = -100
+        context = dl.ops.registry.Context((True,))
+        with np.errstate(all="ignore"):
+            want = np.asarray(dl.ops.nn_ops.NLLLoss.forward(context, xp, z, target, None, -100,
+                                                            reduction))
+            got = row_kernels.nll_loss_rows(z, target, -100, reduction)
+        assert got[0].shape == () and got[0].tobytes() == want.tobytes()
+        for a, b in zip(got[1:], context.saved):
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+        rows, t, _ = context.saved
+        values = rng.standard_normal(n)
+        values[0] = -0.0
+        want = xp.scatter_add(values, (rows, t), z.shape)
+        assert row_kernels.scatter_into_rows(values, rows, t, z.shape).tobytes() \
+            == want.tobytes()
+
+
+def test_what_the_loss_loops_do_not_take_is_left_to_the_primitive():
+    z, target = rng.standard_normal((4, 3)), np.array([0, 2, 1, 3])  # (3: out of range)
+    assert row_kernels.nll_loss_rows(z, target, -100, "mean") is None
+    target[3] = -4  # (from the end, past the first class)
+    assert row_kernels.nll_loss_rows(z, target, -100, "mean") is None
+    ok = np.array([0, 2, 1, 1])
+    assert row_kernels.nll_loss_rows(z, ok, -100, "none") is None
+    assert row_kernels.nll_loss_rows(z.astype(np.float32), ok, -100, "mean") is None
+    assert row_kernels.nll_loss_rows(z, ok.astype(np.int32), -100, "mean") is None
+    assert row_kernels.nll_loss_rows(np.asfortranarray(z), ok, -100, "mean") is None
+    assert row_kernels.nll_loss_rows(rng.standard_normal((129, 3)), np.zeros(129, np.int64),
+                                     -100, "mean") is None
+    assert row_kernels.scatter_into_rows(np.ones(2), np.array([0, 4]), np.array([0, 1]),
+                                         (4, 3)) is None  # (row 4 of 4)
+    assert row_kernels.scatter_into_rows(np.ones(2, np.float32), np.array([0, 1]),
+                                         np.array([0, 1]), (4, 3)) is None
+
+
 def test_docstring_examples_run():
     assert doctest.testmod(row_kernels).failed == 0
