@@ -38,7 +38,8 @@ from typing import Any
 import numpy as np
 
 from difflab import fastpath
-from difflab.autograd import engine
+from difflab.autograd import engine, engine_quick
+from difflab.autograd.functional import is_implicit_seed
 from difflab.autograd.grad_mode import is_grad_enabled
 from difflab.jit.capture import _state_guard, _walk
 from difflab.jit.joint import _Call, _CompiledOutput, _Graphs
@@ -314,16 +315,23 @@ class SingleOutput:
         """Replay the graphs on the call's tensors ``args`` and the module's ``state``."""
         primals = list(args)
         if state:
-            primals += [t for _, t in state]
+            primals += map(_second, state)
         if self.captured:
             primals += self.captured
-        arrays = [t.array for t in primals]
+        # (map over a C getter: a list comprehension is a function call of its own)
+        arrays = list(map(_array, primals))
         results = self.program.run(arrays, check=False)
         out = results[0]
         if not self.differentiable:
             return Tensor._wrap(out) if hasattr(out, "shape") else out
         call = HandingOverCall(self.entry, arrays, results[:1], results[1:], primals)
-        return engine.apply(_CompiledOutput(call, 0), *[primals[j] for j in self.wrt])
+        op, inputs = _CompiledOutput(call, 0), tuple(map(primals.__getitem__, self.wrt))
+        # (apply's record, made directly: the output is computed already; see quick_record)
+        y = engine_quick.quick_record(op, inputs, out)
+        return y if y is not None else engine.apply(op, *inputs)
+
+
+_array, _second = operator.attrgetter("array"), operator.itemgetter(1)
 
 
 class HandingOverCall(_Call):
@@ -354,7 +362,13 @@ class HandingOverCall(_Call):
     __slots__ = ()
 
     def backward(self, k: int, g: Any, xp: Any) -> tuple:
-        if self.graphs.scaled or type(g) is not np.ndarray or not fastpath.ENABLED:
+        if self.graphs.scaled:
+            if self.saved is not None and fastpath.ENABLED and is_implicit_seed(g):
+                # (a loss's backward at the seed 1: ``_Call._hand_over_saved`` inline)
+                saved, self.saved = self.saved, None
+                return tuple(map(fastpath.FreshAdjoint, saved))
+            return super().backward(k, g, xp)
+        if type(g) is not np.ndarray or not fastpath.ENABLED:
             return super().backward(k, g, xp)
         program = self.graphs.backward.program()  # type: ignore[union-attr]
         results = program.run(self.arrays + self.cotangents(k, g, xp) + self.saved,
