@@ -40,7 +40,7 @@ import numpy as np
 from difflab import fastpath
 from difflab.autograd import engine, engine_quick
 from difflab.autograd.functional import is_implicit_seed
-from difflab.autograd.grad_mode import is_grad_enabled
+from difflab.autograd.grad_mode import _State
 from difflab.jit.capture import _state_guard, _walk
 from difflab.jit.joint import _Call, _CompiledOutput, _Graphs
 from difflab.tensor import Tensor
@@ -151,7 +151,7 @@ def quick_key(args: tuple, state_guard: tuple) -> tuple | None:
         if type(array) is not np.ndarray:
             return None
         parts.append((array.shape, array.dtype, a._requires_grad))
-    return tuple(parts), state_guard, is_grad_enabled()
+    return tuple(parts), state_guard, _State.enabled  # (is_grad_enabled(), read inline)
 
 
 class StateWatch:
