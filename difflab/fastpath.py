@@ -26,7 +26,9 @@ shortcut                        replaces                           hooked in at
     (``engine_steady.py``)      the tape's records
 11. flat optimizer updates      a dozen NumPy calls per            ``optim.Optimizer.step``
     (``optim/foreach.py``)      parameter (Adam's: one numba
-                                loop, where numba is loaded)
+                                loop, where numba is loaded;
+                                plain SGD's ``p -= lr * g``: one
+                                loop per parameter there)
 12. eager recording             ``apply``'s general steps for a    ``engine.apply``
     (``engine_quick.py``)       call of one or two NumPy tensors
                                 or numbers
