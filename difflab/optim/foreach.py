@@ -345,7 +345,8 @@ def _sgd_in_one_pass(optimizer: Any, group: dict) -> bool:
     share memory.
     """
     lr = group["lr"]
-    if group["weight_decay"] or group.get("maximize") or not _numbers(lr) or lr == 1.0:
+    if group["weight_decay"] or group.get("maximize") or not _numbers(lr) or lr == 1.0 \
+            or not _SGD_KERNEL and "numba" not in sys.modules:  # (no loop: nothing to check)
         return False
     pairs = []
     for p in group["params"]:
