@@ -19,7 +19,9 @@ shortcut                        replaces                           hooked in at
    (and hessian's)              (in ``diff/compiled_steady.py``)   and ``.hessian``
 8. ``dl.compile``'s later       building the full guard, the       ``CompiledFunction.__call__``
    calls (``jit/steady.py``)    general replay, walking the        (``jit.compiler``)
-                                module tree again
+                                module tree again, ``apply``'s
+                                steps for the replayed output's
+                                record
 9. prepared fused lines         the fused forward's look-ups and   ``jit.program.Program``
                                 copies at every call
 10. one-record backward walk    gathering, sorting and scanning    ``engine.run_backward``

@@ -295,6 +295,21 @@ def quick_record(op: Any, inputs: tuple, out: Any) -> Any:
     tensor of a NumPy array (not bfloat16), one of them requiring grad, grad
     mode on, nothing watching (see :func:`connect`), a floating ``out``.
 
+    Parameters
+    ----------
+    op : Primitive
+        The primitive, differentiable, whose ``forward`` would return ``out``.
+    inputs : tuple of Tensor
+        What ``apply`` would be given (the record's parents come from them).
+    out : numpy.ndarray
+        The primitive's output, computed already.
+
+    Returns
+    -------
+    Tensor or None
+        ``out`` as a tensor on the tape, as ``apply`` returns it; None where the
+        plain ``apply`` must take the call.
+
     Examples
     --------
     >>> import difflab as dl

@@ -272,8 +272,12 @@ class SingleOutput:
     from before a graph break.  Graphs returning one tensor, writing nothing in
     place, need only: the primals' arrays, the forward program, and (training)
     the tape record of :class:`~difflab.jit.joint._CompiledOutput` for output 0,
-    made by the same ``engine.apply``; so the result and its record are the plain
-    path's.  What depends on the graphs alone is looked up once, here.
+    the one ``engine.apply`` makes, made directly
+    (``engine_quick.quick_record``: the output is computed
+    already; ``engine.apply`` itself where that declines); so the result and its
+    record are the plain path's.  At the seed 1 of ``loss.backward()`` the
+    backward hands over the gradients the forward computed without ``_Call``'s
+    chain of calls.  What depends on the graphs alone is looked up once, here.
 
     Parameters
     ----------
