@@ -93,6 +93,8 @@ def _finish(array: Any, device: Any, requires_grad: bool) -> Tensor:
     t = Tensor._wrap(array)
     if requires_grad:
         t.requires_grad = True
+        # (no hooks yet: set to None, read faster than unset slots; see Tensor's slots)
+        t._backward_hooks = t._post_accumulate_grad_hooks = None
     return t
 
 

@@ -19,14 +19,18 @@ shortcut                        replaces                           hooked in at
    (and hessian's)              (in ``diff/compiled_steady.py``)   and ``.hessian``
 8. ``dl.compile``'s later       building the full guard, the       ``CompiledFunction.__call__``
    calls (``jit/steady.py``)    general replay, walking the        (``jit.compiler``)
-                                module tree again
+                                module tree again, ``apply``'s
+                                steps for the replayed output's
+                                record
 9. prepared fused lines         the fused forward's look-ups and   ``jit.program.Program``
                                 copies at every call
 10. one-record backward walk    gathering, sorting and scanning    ``engine.run_backward``
     (``engine_steady.py``)      the tape's records
 11. flat optimizer updates      a dozen NumPy calls per            ``optim.Optimizer.step``
     (``optim/foreach.py``)      parameter (Adam's: one numba
-                                loop, where numba is loaded)
+                                loop, where numba is loaded;
+                                plain SGD's ``p -= lr * g``: one
+                                loop per parameter there)
 12. eager recording             ``apply``'s general steps for a    ``engine.apply``
     (``engine_quick.py``)       call of one or two NumPy tensors
                                 or numbers

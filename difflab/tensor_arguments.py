@@ -46,7 +46,7 @@ def to_array(data: Any, dtype: Any = None, device: Any = None) -> Any:
     """Turn user data (numbers, lists, arrays, tensors) into an array on ``device``."""
     if isinstance(data, _engine.Tensor):
         array = data.array
-    elif backend.is_gpu_array(data) or isinstance(data, np.ndarray):
+    elif isinstance(data, np.ndarray) or backend.is_gpu_array(data):
         array = data
     else:
         try:

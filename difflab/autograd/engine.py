@@ -885,6 +885,8 @@ def queue_callback(callback: Any) -> None:
 
 def run_queued_callbacks() -> None:
     """The last step of a backward pass: the callbacks its hooks queued, in order."""
+    if not _queued_callbacks:  # (the common pass: none queued)
+        return
     callbacks = _queued_callbacks[:]
     _queued_callbacks.clear()
     for callback in callbacks:

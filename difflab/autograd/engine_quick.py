@@ -283,6 +283,72 @@ def _record_other(op: Any, inputs: tuple, params: dict, arrays: tuple, parents: 
     return _wrap(out, ctx, version)
 
 
+def quick_record(op: Any, inputs: tuple, out: Any) -> Any:
+    """``engine.apply(op, *inputs)`` for a primitive whose ``forward`` hands back ``out``, an
+    array computed already, and saves nothing; ``None``, having done nothing, for the plain.
+
+    ``dl.compile``'s replayed output is such a primitive
+    (:mod:`difflab.jit.steady`): its graph ran before the record is made.  The
+    record is the one ``_record_other`` makes for it (parents, ``needs_input_grad``,
+    sequence number, output's shape and dtype), without calling the ``forward``
+    that would only hand ``out`` back.  The common call only: every input a
+    tensor of a NumPy array (not bfloat16), one of them requiring grad, grad
+    mode on, nothing watching (see :func:`connect`), a floating ``out``.
+
+    Parameters
+    ----------
+    op : Primitive
+        The primitive, differentiable, whose ``forward`` would return ``out``.
+    inputs : tuple of Tensor
+        What ``apply`` would be given (the record's parents come from them).
+    out : numpy.ndarray
+        The primitive's output, computed already.
+
+    Returns
+    -------
+    Tensor or None
+        ``out`` as a tensor on the tape, as ``apply`` returns it; None where the
+        plain ``apply`` must take the call.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab.autograd.engine_quick import quick_record
+    >>> from difflab.ops.primitive import Primitive
+    >>> class Twice(Primitive):
+    ...     name = "twice"
+    ...     def forward(self, ctx, xp, x):
+    ...         return 2 * x
+    ...     def vjp(self, ctx, xp, g):
+    ...         return (2 * g,)
+    >>> x = dl.tensor([1.0, 4.0], requires_grad=True)
+    >>> y = quick_record(Twice(), (x,), 2 * x.array)
+    >>> y.sum().backward(); y, x.grad
+    (tensor([2., 8.], grad_fn=<TwiceBackward0>), tensor([2., 2.]))
+    """
+    if (_Batching.active is not None or _Autocast.active is not None  # (nothing watching)
+            or _GraphRecorder.active is not None or _TapeRecorder.active is not None
+            or _AnomalyMode.enabled or not _State.enabled or not op.differentiable
+            or type(out) is not _ndarray or out.dtype.kind not in "fc"):
+        return None
+    parents, needs = [], []
+    tensor = _Tensor
+    for t in inputs:
+        if not isinstance(t, tensor) or type(data := t.array) is not _ndarray \
+                or data.dtype is BFLOAT16:
+            return None
+        parents.append((t if t.grad_fn is None else t.grad_fn) if t._requires_grad else None)
+        needs.append(t._requires_grad)
+    if True not in needs:
+        return None
+    ctx = _Node(op)
+    ctx.parents = tuple(parents)
+    ctx.needs_input_grad = tuple(needs)
+    ctx.seq = next(_sequence)
+    ctx.output_meta = (out.shape, out.dtype)
+    return _wrap(out, ctx, [0])
+
+
 def quick_walk(order: Sequence[Any], adjoints: Any, retain_graph: bool) -> bool:
     """``run_backward``'s loop over ``order`` (newest first) when nothing reads on the way.
 

@@ -38,8 +38,9 @@ from typing import Any
 import numpy as np
 
 from difflab import fastpath
-from difflab.autograd import engine
-from difflab.autograd.grad_mode import is_grad_enabled
+from difflab.autograd import engine, engine_quick
+from difflab.autograd.functional import is_implicit_seed
+from difflab.autograd.grad_mode import _State
 from difflab.jit.capture import _state_guard, _walk
 from difflab.jit.joint import _Call, _CompiledOutput, _Graphs
 from difflab.tensor import Tensor
@@ -150,7 +151,7 @@ def quick_key(args: tuple, state_guard: tuple) -> tuple | None:
         if type(array) is not np.ndarray:
             return None
         parts.append((array.shape, array.dtype, a._requires_grad))
-    return tuple(parts), state_guard, is_grad_enabled()
+    return tuple(parts), state_guard, _State.enabled  # (is_grad_enabled(), read inline)
 
 
 class StateWatch:
@@ -271,8 +272,12 @@ class SingleOutput:
     from before a graph break.  Graphs returning one tensor, writing nothing in
     place, need only: the primals' arrays, the forward program, and (training)
     the tape record of :class:`~difflab.jit.joint._CompiledOutput` for output 0,
-    made by the same ``engine.apply``; so the result and its record are the plain
-    path's.  What depends on the graphs alone is looked up once, here.
+    the one ``engine.apply`` makes, made directly
+    (``engine_quick.quick_record``: the output is computed
+    already; ``engine.apply`` itself where that declines); so the result and its
+    record are the plain path's.  At the seed 1 of ``loss.backward()`` the
+    backward hands over the gradients the forward computed without ``_Call``'s
+    chain of calls.  What depends on the graphs alone is looked up once, here.
 
     Parameters
     ----------
@@ -314,16 +319,23 @@ class SingleOutput:
         """Replay the graphs on the call's tensors ``args`` and the module's ``state``."""
         primals = list(args)
         if state:
-            primals += [t for _, t in state]
+            primals += map(_second, state)
         if self.captured:
             primals += self.captured
-        arrays = [t.array for t in primals]
+        # (map over a C getter: a list comprehension is a function call of its own)
+        arrays = list(map(_array, primals))
         results = self.program.run(arrays, check=False)
         out = results[0]
         if not self.differentiable:
             return Tensor._wrap(out) if hasattr(out, "shape") else out
         call = HandingOverCall(self.entry, arrays, results[:1], results[1:], primals)
-        return engine.apply(_CompiledOutput(call, 0), *[primals[j] for j in self.wrt])
+        op, inputs = _CompiledOutput(call, 0), tuple(map(primals.__getitem__, self.wrt))
+        # (apply's record, made directly: the output is computed already; see quick_record)
+        y = engine_quick.quick_record(op, inputs, out)
+        return y if y is not None else engine.apply(op, *inputs)
+
+
+_array, _second = operator.attrgetter("array"), operator.itemgetter(1)
 
 
 class HandingOverCall(_Call):
@@ -354,7 +366,13 @@ class HandingOverCall(_Call):
     __slots__ = ()
 
     def backward(self, k: int, g: Any, xp: Any) -> tuple:
-        if self.graphs.scaled or type(g) is not np.ndarray or not fastpath.ENABLED:
+        if self.graphs.scaled:
+            if self.saved is not None and fastpath.ENABLED and is_implicit_seed(g):
+                # (a loss's backward at the seed 1: ``_Call._hand_over_saved`` inline)
+                saved, self.saved = self.saved, None
+                return tuple(map(fastpath.FreshAdjoint, saved))
+            return super().backward(k, g, xp)
+        if type(g) is not np.ndarray or not fastpath.ENABLED:
             return super().backward(k, g, xp)
         program = self.graphs.backward.program()  # type: ignore[union-attr]
         results = program.run(self.arrays + self.cotangents(k, g, xp) + self.saved,

@@ -61,6 +61,8 @@ class Parameter(Tensor):
         p = cls._wrap(array)
         if requires_grad:
             p.requires_grad = True
+            # (no hooks yet: set to None, read faster than unset slots; see Tensor's slots)
+            p._backward_hooks = p._post_accumulate_grad_hooks = None
         return p
 
     def __init__(self, data: Any = None, requires_grad: bool = True) -> None:

@@ -266,6 +266,70 @@ def test_the_quick_walk_leaves_readers_and_hooks_to_the_plain_walk(monkeypatch):
     x.grad = None
 
 
+def _computed_output_op():
+    """A primitive whose forward hands back an array computed before (as dl.compile's
+    replayed output does) and saves nothing."""
+    from difflab.ops.primitive import Primitive
+
+    class Handed(Primitive):
+        name = "handed"
+
+        def __init__(self, out):
+            self.out = out
+
+        def forward(self, ctx, xp, *arrays):
+            return self.out
+
+        def vjp(self, ctx, xp, g):
+            return tuple(g * (k + 1.0) for k in range(len(ctx.parents)))
+
+    return Handed
+
+
+@pytest.mark.fastpath("8. dl.compile's later calls")
+def test_quick_record_makes_the_record_apply_makes():
+    handed = _computed_output_op()
+    rng = np.random.default_rng(5)
+    x = dl.tensor(rng.standard_normal(3), requires_grad=True)
+    y = x * 1.0  # (a result: its record is the parent)
+    c = dl.tensor(rng.standard_normal(3))
+    for inputs in [(x,), (y, c), (c, x, y)]:
+        out = rng.standard_normal(3)
+        quick = engine_quick.quick_record(handed(out), inputs, out)
+        plain = engine.apply(handed(out), *inputs)
+        a, b = quick.grad_fn, plain.grad_fn
+        assert quick.array is out and plain.array is out
+        assert a.parents == b.parents and a.needs_input_grad == b.needs_input_grad
+        assert a.output_meta == b.output_meta and a.saved == b.saved == ()
+        assert list(a.saved_versions) == list(b.saved_versions) == []
+        assert quick._version == plain._version == [0] and quick.requires_grad
+        assert a.seq == b.seq - 1  # (numbered in the order made)
+        quick.backward(dl.ones(3), retain_graph=True)
+        first = x.grad.clone()
+        x.grad = None
+        plain.backward(dl.ones(3), retain_graph=True)
+        assert np.array_equal(first.numpy(), x.grad.numpy())
+        x.grad = None
+
+
+@pytest.mark.fastpath("8. dl.compile's later calls")
+def test_quick_record_leaves_every_other_call_to_apply():
+    handed = _computed_output_op()
+    x = dl.tensor([1.0, 2.0], requires_grad=True)
+    c = dl.tensor([1.0, 2.0])
+    out = np.array([3.0, 4.0])
+    assert engine_quick.quick_record(handed(out), (c,), out) is None          # no grad needed
+    assert engine_quick.quick_record(handed(out), (x, 2.0), out) is None      # a number
+    assert engine_quick.quick_record(handed(out.astype(int)), (x,), out.astype(int)) is None
+    with dl.no_grad():
+        assert engine_quick.quick_record(handed(out), (x,), out) is None
+    with dl.autograd.detect_anomaly():
+        assert engine_quick.quick_record(handed(out), (x,), out) is None
+    with dl.autograd.tape():
+        assert engine_quick.quick_record(handed(out), (x,), out) is None
+    assert engine_quick.quick_record(handed(out), (x,), out) is not None
+
+
 def test_the_shortcuts_name_their_table_entries():
     from difflab import fastpath
 

@@ -258,3 +258,21 @@ def test_a_hook_registered_before_a_traced_training_step_warns_when_it_runs_ther
         compiled = dl.compile(step)
         np.testing.assert_array_equal(compiled(x).numpy(), [2.0, 2.0])
     assert compiled.breaks[0].reason.startswith("backward() inside the compiled function")
+
+
+def test_a_new_leaf_s_hook_slots_read_as_none_and_take_hooks():
+    # A leaf created with requires_grad=True (and a parameter) has its hook slots set to
+    # None, not left unset: every backward reads them, and reading an unset slot raises
+    # inside getattr.  None must mean "no hooks" everywhere, and hooks still register.
+    import difflab.nn as nn
+
+    for leaf in (dl.tensor([1.0, 2.0], requires_grad=True), nn.Parameter(dl.ones(2))):
+        assert type(leaf)._backward_hooks.__get__(leaf) is None
+        assert type(leaf)._post_accumulate_grad_hooks.__get__(leaf) is None
+        (leaf * 3.0).sum().backward()
+        assert leaf.grad.tolist() == [3.0, 3.0]
+        seen = []
+        leaf.register_hook(lambda g: g * 2.0)
+        leaf.register_post_accumulate_grad_hook(lambda t, seen=seen: seen.append(t.grad.tolist()))
+        (leaf * 3.0).sum().backward()
+        assert leaf.grad.tolist() == [9.0, 9.0] and seen == [[9.0, 9.0]]

@@ -424,3 +424,53 @@ def test_an_unchanged_module_is_not_walked_again(monkeypatch):
     f(x)
     f(x)
     assert len(walks) == 1
+
+
+@pytest.mark.fastpath("8. dl.compile's later calls")
+@pytest.mark.parametrize("make", [
+    lambda: (dl.compile(chain), lambda: (dl.tensor(rng.standard_normal(8), requires_grad=True),)),
+    lambda: (dl.compile(lambda x, w: (x * w).sin()),
+             lambda: (dl.tensor(rng.standard_normal((3, 4))),
+                      dl.tensor(rng.standard_normal(4), requires_grad=True))),
+], ids=["a loss", "a tensor"])
+def test_the_steady_record_is_made_directly_and_is_the_one_apply_makes(make, monkeypatch):
+    from difflab.autograd import engine_quick
+
+    f, inputs = make()
+    f(*inputs())  # (the first call traces; the later ones take the prepared replay)
+    made = []
+    original = engine_quick.quick_record
+    monkeypatch.setattr(engine_quick, "quick_record",
+                        lambda *a: made.append(original(*a)) or made[-1])
+    args = inputs()
+    quick = f(*args)
+    monkeypatch.setattr(engine_quick, "quick_record", lambda *a: None)  # (apply makes it)
+    plain = f(*args)
+    assert len(made) == 1 and made[0] is quick
+    a, b = quick.grad_fn, plain.grad_fn
+    assert type(a.op) is type(b.op) and type(a.op.call) is steady.HandingOverCall
+    assert a.parents == b.parents and a.needs_input_grad == b.needs_input_grad
+    assert a.output_meta == b.output_meta and a.saved == b.saved
+    assert list(a.saved_versions) == list(b.saved_versions)
+    grads = []
+    for y in (quick, plain):
+        y.sum().backward() if y.ndim else y.backward()
+        grads.append([t.grad for t in args if t.requires_grad])
+        for t in args:
+            t.grad = None
+    assert_bitwise(grads[0], grads[1])
+
+
+@pytest.mark.fastpath("8. dl.compile's later calls")
+def test_a_steady_loss_hands_its_gradients_over_at_the_implicit_seed_only():
+    f = dl.compile(chain)
+    x = dl.tensor(rng.standard_normal(8), requires_grad=True)
+    f(x)
+    loss = f(x)
+    call = loss.grad_fn.op.call
+    saved = list(call.saved)
+    loss.backward(retain_graph=True)  # (the seed 1 made by backward: handed over as is)
+    assert call.saved is None and x.grad.array is saved[0]
+    first = x.grad.numpy().copy()
+    loss.backward(dl.tensor(2.0))  # (a user's seed: computed again and scaled)
+    assert np.array_equal(x.grad.numpy(), first * 3.0)

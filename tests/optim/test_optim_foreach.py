@@ -117,7 +117,7 @@ def test_the_flat_update_equals_the_plain_path_bit_for_bit(shortcuts_on_and_off)
 _WITH_NUMBA = "import numba  # noqa: F401\n" + _PROGRAM.replace(
     "np.savez(sys.argv[1], **out)",
     "from difflab.optim import foreach\n"
-    "assert sys.argv[2] == 'off' or foreach._KERNEL  # (the loop ran)\n"
+    "assert sys.argv[2] == 'off' or foreach._KERNEL and foreach._SGD_KERNEL  # (loops ran)\n"
     "np.savez(sys.argv[1], **out)")
 
 
@@ -158,6 +158,61 @@ def test_adam_s_loop_gives_the_numpy_lines_bits_nan_and_inf_included(monkeypatch
     assert len(looped) == len(plain) == 3 * (4 if amsgrad else 3)
     for a, b in zip(looped, plain):
         assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_plain_sgd_s_loop_gives_the_numpy_lines_bits_nan_and_inf_included(monkeypatch, dtype):
+    pytest.importorskip("numba")
+    import numba  # noqa: F401  (loaded: the loop is allowed)
+
+    def train(loop):
+        if not loop:
+            monkeypatch.setattr(foreach, "_sgd_kernel", lambda dtype: None)
+        rng = np.random.default_rng(5)
+        params = [dl.tensor(rng.standard_normal(s).astype(dtype), requires_grad=True)
+                  for s in [(40, 30), (7,), (1,)]]
+        opt = dl.optim.SGD(params, lr=0.037)
+        done = []
+        for step in range(4):
+            opt.zero_grad()
+            sum(((p * p).sin() * (k + 1.0)).sum() for k, p in enumerate(params)).backward()
+            if step == 2:  # (a NaN, an infinity and a -0 in the gradients)
+                params[0].grad.array[0, :3] = [np.nan, np.inf, -0.0]
+            versions = [p._version[0] for p in params]
+            with np.errstate(invalid="ignore", over="ignore"):
+                done.append(foreach.sgd_step(opt, opt.param_groups[0]))
+                if not done[-1]:
+                    opt.step()
+            assert [p._version[0] for p in params] == [v + 1 for v in versions]
+        monkeypatch.undo()
+        assert all(done) == loop and all(opt.state[p] == {} for p in params)
+        return [p.detach().numpy().copy() for p in params]
+
+    looped, plain = train(True), train(False)
+    assert foreach._SGD_KERNEL
+    for a, b in zip(looped, plain):
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    assert np.isnan(looped[0][0, :2]).all()
+
+
+@pytest.mark.fastpath("11. flat optimizer updates")
+def test_plain_sgd_takes_the_numpy_lines_where_the_loop_would_not_say_the_same():
+    pytest.importorskip("numba")
+    import numba  # noqa: F401
+
+    params = _params((3, 2), (4,), dtype=dl.float32)
+    _backward(params)
+    for settings in ({"maximize": True}, {"weight_decay": 0.1}, {"lr": 1.0},
+                     {"lr": np.float64(0.1)}):
+        opt = dl.optim.SGD(params, **{"lr": 0.1, **settings})
+        assert not foreach.sgd_step(opt, opt.param_groups[0]), settings
+    opt = dl.optim.SGD(params, lr=0.1)
+    params[0].grad = dl.tensor(np.ones((2, 3), np.float32)).T  # (not C-contiguous)
+    assert not foreach.sgd_step(opt, opt.param_groups[0])
+    params[0].grad = dl.Tensor._wrap(params[0].array)  # (the parameter's own memory)
+    assert not foreach.sgd_step(opt, opt.param_groups[0])
+    params[0].grad = dl.ones(3, 2, dtype=dl.float32)
+    assert foreach.sgd_step(opt, opt.param_groups[0])
 
 
 def test_without_numba_loaded_adam_takes_the_numpy_lines(monkeypatch):
@@ -216,7 +271,9 @@ def test_groups_that_do_not_suit_take_the_plain_path():
     plain = _params((3,), (2,))
     opt = dl.optim.SGD(plain, lr=0.1)
     _backward(plain)
-    assert not foreach.sgd_step(opt, opt.param_groups[0])          # SGD without momentum
+    # SGD without momentum: nothing flat; one loop per parameter where numba is loaded
+    looped = foreach._sgd_kernel(np.dtype(np.float64)) is not None
+    assert foreach.sgd_step(opt, opt.param_groups[0]) == looped
     frozen = _params((3,), (2,), (4,))
     opt = dl.optim.Adam(frozen)
     _backward(frozen)
