@@ -251,6 +251,7 @@ from difflab.creation import (  # noqa: E402
     set_default_device,
 )
 from difflab.cuda import amp as _cuda_amp  # noqa: E402, F401  (dl.cuda.amp)
+from difflab.dtype_info import finfo, iinfo  # noqa: E402
 from difflab.dtypes import (  # noqa: E402
     bfloat16,
     can_cast,

@@ -75,9 +75,10 @@ class _Compiled:
         self.program = graph.program()
         self.f = f
         self.info = info
+        self.captured = _captured(graph)  # (a closure's weights, read at each call)
 
     def run(self, arrays: list) -> list:
-        state = {name: t.array for name, t in _module_state(self.f) + _captured(self.graph)}
+        state = {name: t.array for name, t in _module_state(self.f) + self.captured}
         return self.program.run(arrays, state, check=False)
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from difflab.autograd.engine import apply
+from difflab.dtype_info import finfo
 from difflab.nn.functional_core import (
     _adaptive_sizes,
     _array_module,
@@ -814,9 +815,8 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
     if tuple(x.shape[x.ndim - len(shape):]) != shape:
         raise ValueError(f"rms_norm expected input whose last dimensions are {shape}, got "
                          f"input of shape {tuple(x.shape)}")
-    if eps is None:
-        dtype = np.dtype(x.dtype)  # (symbols, of dtype object, stand for float64 numbers)
-        eps = float(np.finfo(np.float64 if dtype.kind == "O" else dtype).eps)
+    if eps is None:  # (symbols, of dtype object, stand for float64 numbers)
+        eps = finfo(_constant_dtype(x)).eps
     axes = tuple(range(x.ndim - len(shape), x.ndim))
     out = x / ((x * x).mean(axis=axes, keepdims=True) + eps).sqrt()
     return out if weight is None else out * weight

@@ -397,9 +397,12 @@ class MaxReduce(Primitive):
         _check_not_empty(cls.name, x, ctx.axes)
         y = _largest(x, ctx.axes, keepdims, cls.smallest)
         y_kept = y if keepdims else _keep_reduced_axes(y, ctx.axes, x.ndim)
-        # (a nan is the maximum and the minimum of what holds it: the gradient goes to the
-        # nan entries, as PyTorch's; x == nan alone would mark none and share 0/0)
-        mask = (x == y_kept) | (xp.isnan(x) & xp.isnan(y_kept))
+        mask = x == y_kept
+        if backend.is_gpu_array(y) or (y.dtype.kind in "fc" and xp.isnan(y).any()):
+            # (a nan is the maximum and the minimum of what holds it: the gradient goes to
+            # the nan entries, as PyTorch's; x == nan alone would mark none and share 0/0.
+            # Asked only where a nan is there: on a GPU, always, as asking waits for it)
+            mask |= xp.isnan(x) & xp.isnan(y_kept)
         ctx.save(mask / mask.sum(axis=ctx.axes, keepdims=True))
         return y
 

@@ -489,7 +489,8 @@ class IndexPut(Primitive):
         out = copied(x)
         if not _plain(v) and _plain(out):  # (dual numbers written into numbers, as in
             return linalg.BIND(IndexPut, out, v, index=index)  # jacfwd: their handler's write)
-        if getattr(getattr(v, "dtype", None), "kind", "") == "O" != out.dtype.kind:
+        v_kind = getattr(getattr(v, "dtype", None), "kind", "")
+        if v_kind == "O" and out.dtype.kind != "O":
             out = out.astype(object)  # (sympy expressions written into numbers)
         out[index] = v
         return out
