@@ -339,7 +339,8 @@ def nll_loss_rows(z: np.ndarray, target: np.ndarray, ignore_index: int, reductio
 
     They apply to a C-contiguous float64 ``z`` of at most :data:`LONGEST` rows, an int64
     ``target`` of one entry per row, every class in range (else None: the primitive's
-    own forward raises), reduction ``"mean"`` or ``"sum"``.  The sums are NumPy's
+    own forward raises), reduction ``"mean"`` or ``"sum"``, an ``ignore_index`` that
+    is an int64 (a larger Python int is left to the primitive).  The sums are NumPy's
     pairwise ones (:func:`row_sums`' loop).
 
     Parameters
@@ -371,7 +372,8 @@ def nll_loss_rows(z: np.ndarray, target: np.ndarray, ignore_index: int, reductio
     if not (type(z) is np.ndarray and type(target) is np.ndarray and z.dtype is _FLOAT64
             and target.dtype is _INT64 and z.ndim == 2 and target.shape == z.shape[:1]
             and 0 < z.shape[0] <= LONGEST and z.flags.c_contiguous
-            and reduction in ("mean", "sum") and type(ignore_index) is int):
+            and reduction in ("mean", "sum") and type(ignore_index) is int
+            and -2**63 <= ignore_index < 2**63):  # (an int64: numba types no other int)
         return None
     kernels, n = _kernels(), z.shape[0]
     t, rows = np.empty(n, _INT64), np.empty((2, n), _FLOAT64)
