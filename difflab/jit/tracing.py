@@ -354,21 +354,20 @@ class Tracer(RuleReading):
         """A new line ``no_grad_write(old, new)``: the value written under ``no_grad`` into
         a tensor that requires grad, with the derivative its tape keeps (the old value's:
         eager autograd records nothing there; ``jit.ops.NoGradWrite``)."""
-        name = f"v{len(self.nodes) + 1}"
-        self.nodes.append(Node(name, NO_GRAD_WRITE, (old, new), {}, tuple(array.shape),
-                               np.dtype(array.dtype)))
-        if old.name in self.computed or new.name in self.computed:
-            self.computed.add(name)
-        return Ref(name)
+        return self._added_line(NO_GRAD_WRITE, (old, new), array)
 
     def _stop_node(self, ref: Ref, array: Any) -> Ref:
         """A new line ``detach(ref)`` (``array``: ref's value, for its shape and dtype)."""
         from difflab.ops.registry import PRIMITIVES
 
+        return self._added_line(PRIMITIVES["detach"], (ref,), array)
+
+    def _added_line(self, op: Any, args: tuple[Ref, ...], array: Any) -> Ref:
+        """A line the tracer adds itself (no primitive ran it): ``op(*args)``, of
+        ``array``'s shape and dtype, computed where any of its inputs is."""
         name = f"v{len(self.nodes) + 1}"
-        self.nodes.append(Node(name, PRIMITIVES["detach"], (ref,), {}, tuple(array.shape),
-                               np.dtype(array.dtype)))
-        if ref.name in self.computed:
+        self.nodes.append(Node(name, op, args, {}, tuple(array.shape), np.dtype(array.dtype)))
+        if any(a.name in self.computed for a in args):
             self.computed.add(name)
         return Ref(name)
 
