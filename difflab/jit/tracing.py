@@ -206,12 +206,15 @@ class Tracer(RuleReading):
             self.versions[id(array)] = (tensor._version,
                                         tensor._version[0] if version is None else version)
 
-    def add_input(self, name: str, value: Any, kind: str = "input") -> None:
-        """Declare ``value`` (a Tensor or an array) as the graph input ``name``."""
+    def add_input(self, name: str, value: Any, kind: str = "input",
+                  tensor: Tensor | None = None) -> None:
+        """Declare ``value`` (a Tensor or an array) as the graph input ``name``; ``tensor``:
+        the tensor each call reads it from (a captured weight: ``Input.tensor``)."""
         array = value.array if isinstance(value, Tensor) else value
         if standins.active() and standins.is_stand_in(array):
             self.stand_ins = True
-        self.inputs.append(Input(name, kind, tuple(array.shape), np.dtype(array.dtype), array))
+        self.inputs.append(Input(name, kind, tuple(array.shape), np.dtype(array.dtype), array,
+                                 tensor))
         self._remember(array, Ref(name), value if isinstance(value, Tensor) else None)
         self.computed.add(name)
         if getattr(array, "base", None) is not None:
@@ -284,8 +287,7 @@ class Tracer(RuleReading):
                 "there). Pass it as an argument, or detach() it if it is a constant"
             )
         name = f"captured{sum(1 for i in self.inputs if i.tensor is not None)}"
-        self.add_input(name, tensor, kind="parameter")
-        self.inputs[-1].tensor = tensor
+        self.add_input(name, tensor, kind="parameter", tensor=tensor)
 
     def written(self, tensor: Tensor, result: Tensor) -> None:
         """The engine's hook, before an in-place write of ``result`` into ``tensor``.
