@@ -129,6 +129,7 @@ def test_a_bias_added_to_the_rows_gives_numpy_s_bits(shape, dtype):
     assert y.tobytes() == want.tobytes()
 
 
+@pytest.mark.fastpath("14. prepared plain steps")
 def test_a_bias_is_added_by_the_loop_only_where_it_pays():
     assert row_kernels.rows_plus((96, 96), np.float64) is not None
     assert row_kernels.rows_plus((8, 96), np.float64) is None  # (few rows: NumPy's own add)
@@ -137,6 +138,7 @@ def test_a_bias_is_added_by_the_loop_only_where_it_pays():
     assert row_kernels.rows_plus((), np.float64) is None
 
 
+@pytest.mark.fastpath("14. prepared plain steps")
 def test_a_prepared_linear_of_many_rows_adds_its_bias_by_the_loop(monkeypatch):
     made, calls, plain = [], [], row_kernels.rows_plus
 
