@@ -348,12 +348,10 @@ def _trunc_divide(w: _Writer, node: Node, args: list) -> None:
 
 
 def _no_grad_write(w: _Writer, node: Node, args: list) -> None:
-    """``no_grad_write(old, new)`` (a write under ``no_grad``): the written values, ``new``
-    (``Identity``, or ``Reshape`` to the tensor's shape); ``old`` only gave the derivative."""
-    if tuple(w.meta[node.args[1].name][0]) == tuple(node.shape):
-        w.add("Identity", args[1:2], [node.name])
-    else:
-        _to_shape("Reshape")(w, node, args[1:2])
+    """``no_grad_write(old, new)`` (a write under ``no_grad``): ``Identity`` of the written
+    values, ``new`` (the in-place result, of the tensor's shape); ``old`` only gave the
+    derivative, which ONNX does not hold."""
+    w.add("Identity", args[1:2], [node.name])
 
 
 #: Primitive name -> its translation into ONNX nodes.  :data:`EXPORTABLE` is its keys.
