@@ -44,8 +44,9 @@ shortcut                        replaces                           hooked in at
                                 normalize along the last axis,
                                 and of a linear's bias added
                                 to many short rows; a loss's
-                                nll_loss and scatter_add
-                                (``row_kernels.py``)
+                                nll_loss, a matrix's
+                                scatter_add of two index
+                                arrays (``row_kernels.py``)
 15. programs written out        ``Program.run``'s loop over its    ``jit.program.Program.run``
     (``program_source.py``)     steps (one function, a local
                                 per slot)

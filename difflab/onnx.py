@@ -347,6 +347,13 @@ def _trunc_divide(w: _Writer, node: Node, args: list) -> None:
     _signed(w, node, magnitude, _quotient_negative(w, node, a, b), node.name)
 
 
+def _no_grad_write(w: _Writer, node: Node, args: list) -> None:
+    """``no_grad_write(old, new)`` (a write under ``no_grad``): ``Identity`` of the written
+    values, ``new`` (the in-place result, of the tensor's shape); ``old`` only gave the
+    derivative, which ONNX does not hold."""
+    w.add("Identity", args[1:2], [node.name])
+
+
 #: Primitive name -> its translation into ONNX nodes.  :data:`EXPORTABLE` is its keys.
 TRANSLATIONS: dict[str, Callable[[_Writer, Node, list], None]] = {
     **{name: _one_to_one(onnx_op) for name, onnx_op in {
@@ -375,6 +382,7 @@ TRANSLATIONS: dict[str, Callable[[_Writer, Node, list], None]] = {
     "remainder": _remainder,
     "floor_divide": _floor_divide,
     "trunc_divide": _trunc_divide,
+    "no_grad_write": _no_grad_write,
 }
 
 #: The primitives :func:`export` translates: the keys of :data:`TRANSLATIONS`.

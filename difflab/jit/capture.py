@@ -57,8 +57,9 @@ class _CompileTracer(Tracer):
         self.input_names: set[str] = set()  # (the graph's inputs but its constants)
         self.captured: list[Tensor] = []
 
-    def add_input(self, name: str, value: Any, kind: str = "input") -> None:
-        super().add_input(name, value, kind)
+    def add_input(self, name: str, value: Any, kind: str = "input",
+                  tensor: Tensor | None = None) -> None:
+        super().add_input(name, value, kind, tensor)
         self.input_names.add(name)
 
     def value_read(self, tensor: Tensor, what: str) -> None:

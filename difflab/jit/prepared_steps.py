@@ -18,8 +18,8 @@ primitive      its forward calls                      the prepared step calls
 =============  =====================================  =================================
 ``sum``        ``np.sum(x, axis=axes, keepdims)``     ``np.add.reduce`` (what np.sum calls)
 ``mean``       ``np.sum(...) * mean_scale(n)``        ``np.add.reduce(...) * scale``
-``linear``     ``y = x @ w.T; y += b``                the same two (rows of at most 128:
-                                                      the bias added by a loop)
+``linear``     ``y = x @ w.T; y += b``                the same two (32 rows or more of at
+                                                      most 128: the bias added by a loop)
 ``softmax``    ``exp(x - max(x)) / sum``              the same, the max taken across rows
 ``normalize``  ``(x - mean) / sqrt(var + eps)``       the same lines, as one loop (last axis)
 ``reshape``    ``np.reshape(x, shape)``               ``x.reshape(shape)``
@@ -30,8 +30,9 @@ primitive      its forward calls                      the prepared step calls
 ``add``        ``a + b``                              ``np.add(a, b)``
 =============  =====================================  =================================
 
-Two steps read values inside their settings, a loss's ``nll_loss`` (its targets) and the
-``scatter_add`` of its backward (the picked indices); :data:`READING_SETTINGS` gives them
+Two steps read values inside their settings, a loss's ``nll_loss`` (its targets) and a
+matrix's ``scatter_add`` of two index arrays (its backward's: the picked indices);
+:data:`READING_SETTINGS` gives them
 loops that take the settings at each call (:mod:`difflab.jit.row_kernels`: the picks and
 NumPy's pairwise sums; ``np.add.at``'s additions in its order).
 
@@ -134,9 +135,10 @@ def _mean(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | 
 
 
 def _linear(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | None:
-    """``x @ w.T``, then ``y += b``; where the rows are short (at most 128) the bias is
-    added by one loop over the rows (:func:`~difflab.jit.row_kernels.rows_plus`: NumPy
-    adds a broadcast row with a call of its inner loop per row)."""
+    """``x @ w.T``, then ``y += b``; where the rows are short (at most 128) and many
+    (:data:`~difflab.jit.row_kernels.MANY_ROWS`, 32, or more) the bias is added by one
+    loop over the rows (:func:`~difflab.jit.row_kernels.rows_plus`: NumPy adds a
+    broadcast row with a call of its inner loop per row)."""
     dtype, matmul, shape = np.dtype(node.dtype), np.matmul, tuple(node.shape)
     rows_plus = row_kernels.rows_plus(shape, dtype)
     row = shape[-1:]  # (the bias's shape, read by the loop)
@@ -286,16 +288,17 @@ MAKERS: dict[str, Callable[[Node, Callable, Any], Callable | None]] = {
 }
 
 
-def _nll_loss(node: Node, fallback: Callable) -> Callable | None:
+def _nll_loss(node: Node, plain: Callable) -> Callable | None:
     """A negative log-likelihood without class weights as loops
-    (:func:`~difflab.jit.row_kernels.nll_loss_rows`), saving what ``NLLLoss`` saves."""
+    (:func:`~difflab.jit.row_kernels.nll_loss_rows`), saving what ``NLLLoss`` saves;
+    ``plain``: the primitive's own forward, settings passed by name."""
     def forward(ctx: Any, xp: Any, z: Any, target: Any, weight: Any, ignore_index: Any,
                 reduction: Any) -> Any:
         found = None if weight is not None else row_kernels.nll_loss_rows(
             z, target, ignore_index, reduction)
         if found is None:
-            return fallback(ctx, xp, z, target=target, weight=weight,
-                            ignore_index=ignore_index, reduction=reduction)
+            return plain(ctx, xp, z, target=target, weight=weight,
+                         ignore_index=ignore_index, reduction=reduction)
         loss, rows, t, w = found
         ctx.reduction, ctx.shape = reduction, z.shape
         ctx.save(rows, t, w)
@@ -303,9 +306,10 @@ def _nll_loss(node: Node, fallback: Callable) -> Callable | None:
     return forward
 
 
-def _scatter_add(node: Node, fallback: Callable) -> Callable | None:
-    """A scatter of one value per (row, column) into a float64 matrix as one loop
-    (:func:`~difflab.jit.row_kernels.scatter_into_rows`: a loss's backward)."""
+def _scatter_add(node: Node, plain: Callable) -> Callable | None:
+    """Any ``scatter_add`` of one value per (row, column) into a float64 matrix, its index
+    two arrays (a loss's backward is one), as one loop
+    (:func:`~difflab.jit.row_kernels.scatter_into_rows`); ``plain`` as for ``_nll_loss``."""
     if len(node.shape) != 2 or np.dtype(node.dtype) != np.float64:
         return None
 
@@ -313,15 +317,16 @@ def _scatter_add(node: Node, fallback: Callable) -> Callable | None:
         found = row_kernels.scatter_into_rows(values, *index, shape) \
             if type(index) is tuple and len(index) == 2 else None
         if found is None:
-            return fallback(ctx, xp, values, index=index, shape=shape)
+            return plain(ctx, xp, values, index=index, shape=shape)
         ctx.index, ctx.shape = index, tuple(shape)
         return found
     return forward
 
 
 #: primitive name -> maker of the prepared forward of a step that reads values inside its
-#: settings (a loss's targets, its backward's indices): called with the settings, each
-#: call, as the primitive's own forward is
+#: settings (a loss's targets, its backward's indices), given the node and the primitive's
+#: own (unbound) forward: the prepared one is called with the settings, each call, as the
+#: primitive's own forward is
 READING_SETTINGS: dict[str, Callable[[Node, Callable], Callable | None]] = {
     "nll_loss": _nll_loss,
     "scatter_add": _scatter_add,
@@ -345,8 +350,8 @@ def prepared_forward(node: Node, in_shape: tuple | None,
         :mod:`difflab.jit.recurrent_kernels`).
     reads_values : bool, default False
         Whether the node's settings hold values of the graph: then only a forward of
-        :data:`READING_SETTINGS`, which takes the settings at each call (the step
-        keeps them) and saves what the plain forward saves.
+        :data:`READING_SETTINGS` is given, one that takes the settings at each call (the
+        step keeps them) and saves what the plain forward saves.
 
     Returns
     -------

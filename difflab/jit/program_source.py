@@ -40,6 +40,7 @@ compiled GRU and attention steps and on random graphs.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -113,13 +114,7 @@ def written_out(program: Any) -> Callable | None:
             context = "None"
         call = ", ".join([context, "xp"] + values)
         if has_refs:  # (the values read inside the settings: the loop's _resolve, written)
-            constants: list = []
-
-            def constant(value: Any, k: int = k, constants: list = constants) -> str:
-                name = f"c{k}_{len(constants)}"
-                constants.append(value)
-                namespace[name] = value
-                return name
+            constant = _namer(namespace, f"c{k}_")
             items = [f"{name!r}: {_resolved(value, program.slots, constant)}"
                      for name, value in params.items()]
             call += ", **{" + ", ".join(items) + "}"
@@ -152,6 +147,18 @@ def written_out(program: Any) -> Callable | None:
     run = namespace["run"]
     run.source = source
     return run
+
+
+def _namer(namespace: dict, prefix: str) -> Callable[[Any], str]:
+    """``constant(value)``: puts ``value`` into ``namespace`` under the next free name of
+    ``prefix0``, ``prefix1``, ... and returns that name."""
+    numbers = itertools.count()
+
+    def constant(value: Any) -> str:
+        name = f"{prefix}{next(numbers)}"
+        namespace[name] = value
+        return name
+    return constant
 
 
 def _resolved(value: Any, slots: dict, constant: Callable[[Any], str]) -> str:

@@ -18,8 +18,9 @@ NumPy's own sum).  ``tests/jit/test_jit_row_kernels.py`` compares the loops with
 NumPy on random rows of every length up to :data:`LONGEST`, with zeros of both
 signs, infinities and NaN.
 
-Only float64 rows: NumPy's float32 sum keeps float32 running sums, which a loop
-could do as well, but nothing measured here needs it.
+The sums, softmax, normalized rows and losses take float64 rows only: NumPy's
+float32 sum keeps float32 running sums, which a loop could do as well, but
+nothing measured here needs it.  The bias loop below takes float32 as well.
 
 A bias added to every row (a ``linear``'s ``y += b``) is a loop here too
 (:func:`rows_plus`): NumPy broadcasts ``b`` with a call of its inner loop per
@@ -32,14 +33,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 #: The longest row summed by the loops; NumPy cuts longer rows in halves first.
 LONGEST = 128
-
-_KERNEL: list = []  # the compiled loops, made on first use
 
 
 def _row_sum(row, n):  # pragma: no cover (numba compiles it)
@@ -154,18 +153,32 @@ def _scattered(values, rows, columns, out):  # pragma: no cover (numba compiles 
     return True
 
 
-def _kernels() -> tuple:
-    """The compiled loops (row sums, the softmax's shift and its division, a normalized row,
-    a row added to every row, a negative log-likelihood's picks and its scatter)."""
+class _Loops(NamedTuple):
+    """The compiled loops, one per function above of the same name."""
+
+    sums: Callable  # row sums (times a scale)
+    shifted: Callable  # the softmax's shift by the row's largest entry
+    divided: Callable  # ... and its division by the row's sum
+    normalized: Callable  # a LayerNorm's row
+    plus_row: Callable  # a bias added to every row
+    picked: Callable  # a negative log-likelihood's picks
+    scattered: Callable  # ... and its backward's scatter
+
+
+_KERNEL: list[_Loops] = []  # the compiled loops, made on first use
+
+
+def _kernels() -> _Loops:
+    """The compiled loops (made by numba on the first call)."""
     global _row_sum
     if not _KERNEL:
         import numba
 
         jit = numba.njit(error_model="numpy", cache=True)
         _row_sum = jit(_row_sum)  # (the loops below call it compiled)
-        _KERNEL.extend(jit(f) for f in (_sums, _shifted, _divided, _normalized, _plus_row,
-                                        _picked, _scattered))
-    return tuple(_KERNEL)
+        _KERNEL.append(_Loops(jit(_sums), jit(_shifted), jit(_divided), jit(_normalized),
+                              jit(_plus_row), jit(_picked), jit(_scattered)))
+    return _KERNEL[0]
 
 
 def fits(x: Any) -> bool:
@@ -209,7 +222,7 @@ def row_sums(x: np.ndarray, scale: float = 1.0, keepdims: bool = False) -> np.nd
         total = np.add.reduce(x, axis=-1, keepdims=keepdims)
         return total * scale if scale != 1.0 else total
     out = np.empty(x.shape[:-1] + ((1,) if keepdims else ()), x.dtype)
-    _kernels()[0](x.reshape(-1, x.shape[-1]), out.reshape(-1), scale)
+    _kernels().sums(x.reshape(-1, x.shape[-1]), out.reshape(-1), scale)
     return out
 
 
@@ -238,12 +251,11 @@ def softmax_rows(x: np.ndarray) -> np.ndarray:
     >>> softmax_rows(x).tobytes() == dl.softmax(dl.tensor(x), -1).numpy().tobytes()
     True
     """
-    _, shifted, divided = _kernels()[:3]
-    flat = x.reshape(-1, x.shape[-1])
+    loops, flat = _kernels(), x.reshape(-1, x.shape[-1])
     e = np.empty(flat.shape, x.dtype)
-    shifted(flat, e)
+    loops.shifted(flat, e)
     np.exp(e, out=e)
-    divided(e)
+    loops.divided(e)
     return e.reshape(x.shape)
 
 
@@ -274,7 +286,7 @@ def normalized_rows(x: np.ndarray, eps: float) -> np.ndarray:
     """
     flat = x.reshape(-1, x.shape[-1])
     y = np.empty(flat.shape, x.dtype)
-    _kernels()[3](flat, y, eps)
+    _kernels().normalized(flat, y, eps)
     return y.reshape(x.shape)
 
 
@@ -322,7 +334,7 @@ def rows_plus(shape: tuple, dtype: np.dtype) -> Callable | None:
     if not USE_NUMBA or np.dtype(dtype) not in _ROW_DTYPES or not shape \
             or not 0 < shape[-1] <= LONGEST or math.prod(shape[:-1]) < MANY_ROWS:
         return None
-    kernel, flat = _kernels()[4], (math.prod(shape[:-1]), shape[-1])
+    kernel, flat = _kernels().plus_row, (math.prod(shape[:-1]), shape[-1])
 
     def add(y: np.ndarray, b: np.ndarray) -> None:
         kernel(y.reshape(flat), b)
@@ -339,7 +351,8 @@ def nll_loss_rows(z: np.ndarray, target: np.ndarray, ignore_index: int, reductio
 
     They apply to a C-contiguous float64 ``z`` of at most :data:`LONGEST` rows, an int64
     ``target`` of one entry per row, every class in range (else None: the primitive's
-    own forward raises), reduction ``"mean"`` or ``"sum"``.  The sums are NumPy's
+    own forward raises), reduction ``"mean"`` or ``"sum"``, an ``ignore_index`` that
+    is an int64 (a larger Python int is left to the primitive).  The sums are NumPy's
     pairwise ones (:func:`row_sums`' loop).
 
     Parameters
@@ -371,15 +384,16 @@ def nll_loss_rows(z: np.ndarray, target: np.ndarray, ignore_index: int, reductio
     if not (type(z) is np.ndarray and type(target) is np.ndarray and z.dtype is _FLOAT64
             and target.dtype is _INT64 and z.ndim == 2 and target.shape == z.shape[:1]
             and 0 < z.shape[0] <= LONGEST and z.flags.c_contiguous
-            and reduction in ("mean", "sum") and type(ignore_index) is int):
+            and reduction in ("mean", "sum") and type(ignore_index) is int
+            and -2**63 <= ignore_index < 2**63):  # (an int64: numba types no other int)
         return None
-    kernels, n = _kernels(), z.shape[0]
-    t, rows = np.empty(n, _INT64), np.empty((2, n), _FLOAT64)
-    losses, w = rows  # (the two rows summed by one call below)
-    if not kernels[5](z, target, ignore_index, t, w, losses):
+    loops, n = _kernels(), z.shape[0]
+    t, losses_and_weights = np.empty(n, _INT64), np.empty((2, n), _FLOAT64)
+    losses, w = losses_and_weights  # (two rows: both summed by one call below)
+    if not loops.picked(z, target, ignore_index, t, w, losses):
         return None
     sums = np.empty(2, _FLOAT64)
-    kernels[0](rows, sums, 1.0)
+    loops.sums(losses_and_weights, sums, 1.0)
     loss = sums[0] / sums[1] if reduction == "mean" else sums[0]
     return np.asarray(loss), np.arange(n), t, w
 
@@ -418,4 +432,4 @@ def scatter_into_rows(values: np.ndarray, rows: np.ndarray, columns: np.ndarray,
             and rows.shape == values.shape == columns.shape and len(shape) == 2):
         return None
     out = np.zeros(shape, _FLOAT64)
-    return out if _kernels()[6](values, rows, columns, out) else None
+    return out if _kernels().scattered(values, rows, columns, out) else None

@@ -206,12 +206,15 @@ class Tracer(RuleReading):
             self.versions[id(array)] = (tensor._version,
                                         tensor._version[0] if version is None else version)
 
-    def add_input(self, name: str, value: Any, kind: str = "input") -> None:
-        """Declare ``value`` (a Tensor or an array) as the graph input ``name``."""
+    def add_input(self, name: str, value: Any, kind: str = "input",
+                  tensor: Tensor | None = None) -> None:
+        """Declare ``value`` (a Tensor or an array) as the graph input ``name``; ``tensor``:
+        the tensor each call reads it from (a captured weight: ``Input.tensor``)."""
         array = value.array if isinstance(value, Tensor) else value
         if standins.active() and standins.is_stand_in(array):
             self.stand_ins = True
-        self.inputs.append(Input(name, kind, tuple(array.shape), np.dtype(array.dtype), array))
+        self.inputs.append(Input(name, kind, tuple(array.shape), np.dtype(array.dtype), array,
+                                 tensor))
         self._remember(array, Ref(name), value if isinstance(value, Tensor) else None)
         self.computed.add(name)
         if getattr(array, "base", None) is not None:
@@ -284,8 +287,7 @@ class Tracer(RuleReading):
                 "there). Pass it as an argument, or detach() it if it is a constant"
             )
         name = f"captured{sum(1 for i in self.inputs if i.tensor is not None)}"
-        self.add_input(name, tensor, kind="parameter")
-        self.inputs[-1].tensor = tensor
+        self.add_input(name, tensor, kind="parameter", tensor=tensor)
 
     def written(self, tensor: Tensor, result: Tensor) -> None:
         """The engine's hook, before an in-place write of ``result`` into ``tensor``.
@@ -354,21 +356,20 @@ class Tracer(RuleReading):
         """A new line ``no_grad_write(old, new)``: the value written under ``no_grad`` into
         a tensor that requires grad, with the derivative its tape keeps (the old value's:
         eager autograd records nothing there; ``jit.ops.NoGradWrite``)."""
-        name = f"v{len(self.nodes) + 1}"
-        self.nodes.append(Node(name, NO_GRAD_WRITE, (old, new), {}, tuple(array.shape),
-                               np.dtype(array.dtype)))
-        if old.name in self.computed or new.name in self.computed:
-            self.computed.add(name)
-        return Ref(name)
+        return self._added_line(NO_GRAD_WRITE, (old, new), array)
 
     def _stop_node(self, ref: Ref, array: Any) -> Ref:
         """A new line ``detach(ref)`` (``array``: ref's value, for its shape and dtype)."""
         from difflab.ops.registry import PRIMITIVES
 
+        return self._added_line(PRIMITIVES["detach"], (ref,), array)
+
+    def _added_line(self, op: Any, args: tuple[Ref, ...], array: Any) -> Ref:
+        """A line the tracer adds itself (no primitive ran it): ``op(*args)``, of
+        ``array``'s shape and dtype, computed where any of its inputs is."""
         name = f"v{len(self.nodes) + 1}"
-        self.nodes.append(Node(name, PRIMITIVES["detach"], (ref,), {}, tuple(array.shape),
-                               np.dtype(array.dtype)))
-        if ref.name in self.computed:
+        self.nodes.append(Node(name, op, args, {}, tuple(array.shape), np.dtype(array.dtype)))
+        if any(a.name in self.computed for a in args):
             self.computed.add(name)
         return Ref(name)
 

@@ -136,8 +136,8 @@ def grad(graph: Graph, wrt: Sequence[str] | None = None, output: int = 0) -> Gra
     for i in inputs:
         t = Tensor._wrap(_example(i))
         t._requires_grad = i.name in wrt
-        tracer.add_input(i.name, t, kind=i.kind)
-        tracer.inputs[-1].tensor = i.tensor  # (a captured weight stays read at each call)
+        # (tensor: a captured weight stays read at each call)
+        tracer.add_input(i.name, t, kind=i.kind, tensor=i.tensor)
         values[i.name] = t
     for name, array in graph.constants.items():
         tracer.add_constant(array, name)  # the same arrays, so evaluate's uses find them
@@ -227,8 +227,8 @@ def _jvp_inputs(graph: Graph, tracer: Tracer, wrt: list, seeds: dict, directions
     for i in graph.inputs:
         if i.kind != "constant":
             env[i.name] = Tensor._wrap(_example(i))
-            tracer.add_input(i.name, env[i.name], kind=i.kind)
-            tracer.inputs[-1].tensor = i.tensor  # (as grad's: a captured weight)
+            tracer.add_input(i.name, env[i.name], kind=i.kind,
+                             tensor=i.tensor)  # (as grad's: a captured weight)
     for name, array in graph.constants.items():
         env[name] = array
         tracer.add_constant(array, name)  # the same arrays, so the nodes' uses find them

@@ -83,6 +83,28 @@ def test_log_softmax_sum_and_matmul_of_a_function(tmp_path):
         np.testing.assert_allclose(g, want.numpy(), rtol=1e-12)
 
 
+@pytest.mark.parametrize("shape", [(3,), (2, 3)])
+def test_a_write_under_no_grad_exports_the_written_values(tmp_path, shape):
+    """(The graph's no_grad_write had no ONNX translation: export failed.)"""
+    def f(w, y):
+        with dl.no_grad():
+            w.mul_(0.5)
+        return (w * y).sum()
+
+    w, y = rng.normal(size=shape), rng.normal(size=shape)
+    path = tmp_path / "f.onnx"
+    donnx.export(f, (dl.tensor(w.copy(), requires_grad=True), dl.tensor(y)), path)
+    graph = onnx.load(str(path)).graph
+    assert "Identity" in [n.op_type for n in graph.node]
+    w2, y2 = rng.normal(size=shape), rng.normal(size=shape)
+    loss, written = _run(path, w2, y2)  # (the graph's outputs: f's, then the write's)
+    eager = dl.tensor(w2.copy(), requires_grad=True)
+    want = f(eager, dl.tensor(y2)).detach().numpy()
+    assert loss.dtype == want.dtype  # (onnxruntime's ReduceSum adds in its own order)
+    np.testing.assert_allclose(loss, want, rtol=1e-12)
+    assert written.tobytes() == eager.detach().numpy().tobytes() == (w2 * 0.5).tobytes()
+
+
 def test_an_operation_without_an_onnx_translation_is_named(tmp_path):
     x = dl.tensor(rng.normal(size=(3, 4)))
     with pytest.raises(donnx.ONNXExportError, match="'cumsum'.*v1 = cumsum"):
@@ -114,6 +136,14 @@ _UNARY = ["neg", "exp", "log", "sqrt", "abs", "tanh", "sigmoid", "relu", "sin", 
           "asin", "acos", "atan", "sinh", "cosh", "erf", "clone", "detach", "gelu"]
 _BINARY = ["add", "sub", "mul", "div", "pow", "maximum", "minimum", "fmod", "remainder",
            "floor_divide", "trunc_divide"]
+def _written_under_no_grad(w, y):
+    """A write under no_grad into a tensor that requires grad (the graph's no_grad_write)."""
+    w.requires_grad_()
+    with dl.no_grad():
+        w.mul_(0.5)
+    return (w * y).sum()
+
+
 #: One sample per ONNX translation: (function, input shapes).  Inputs lie in (0.1, 0.9), where
 #: every primitive here is defined (log, sqrt, asin, acos, pow's base).
 _SAMPLES = {
@@ -137,14 +167,16 @@ _SAMPLES = {
     "gru_cell": (_primitive("gru_cell"), [(2, 9), (2, 9), (2, 3)]),
     "lstm_cell_state": (_primitive("lstm_cell_state"), [(2, 12), (2, 3)]),
     "lstm_hidden_state": (_primitive("lstm_hidden_state"), [(2, 12), (2, 3)]),
+    "no_grad_write": (_written_under_no_grad, [(2, 3), (2, 3)]),
 }
 
 
 def test_every_onnx_translation_has_a_sample_and_every_key_is_a_primitive():
+    from difflab.jit.ops import OPERATIONS  # (the graph's own: no_grad_write)
     from difflab.ops import registry
 
     assert set(_SAMPLES) == set(donnx.TRANSLATIONS) == donnx.EXPORTABLE
-    assert set(donnx.TRANSLATIONS) <= set(registry.PRIMITIVES)
+    assert set(donnx.TRANSLATIONS) <= set(registry.PRIMITIVES) | set(OPERATIONS)
 
 
 @pytest.mark.parametrize("name", sorted(_SAMPLES))
@@ -155,8 +187,8 @@ def test_each_onnx_translation_runs_in_onnxruntime_with_difflabs_outputs(tmp_pat
     path = tmp_path / f"{name}.onnx"
     donnx.export(fn, tuple(xs), path, passes=())
     new = [rng.uniform(0.1, 0.9, size=s).astype(np.float32) for s in shapes]
-    (got,) = _run(path, *new)
-    want = fn(*[dl.tensor(a) for a in new]).numpy()
+    got = _run(path, *new)[0]  # (then a written input's values, for no_grad_write)
+    want = fn(*[dl.tensor(a) for a in new]).detach().numpy()
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6)
 

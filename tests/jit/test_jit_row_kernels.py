@@ -129,6 +129,7 @@ def test_a_bias_added_to_the_rows_gives_numpy_s_bits(shape, dtype):
     assert y.tobytes() == want.tobytes()
 
 
+@pytest.mark.fastpath("14. prepared plain steps")
 def test_a_bias_is_added_by_the_loop_only_where_it_pays():
     assert row_kernels.rows_plus((96, 96), np.float64) is not None
     assert row_kernels.rows_plus((8, 96), np.float64) is None  # (few rows: NumPy's own add)
@@ -137,6 +138,7 @@ def test_a_bias_is_added_by_the_loop_only_where_it_pays():
     assert row_kernels.rows_plus((), np.float64) is None
 
 
+@pytest.mark.fastpath("14. prepared plain steps")
 def test_a_prepared_linear_of_many_rows_adds_its_bias_by_the_loop(monkeypatch):
     made, calls, plain = [], [], row_kernels.rows_plus
 
@@ -198,6 +200,15 @@ def test_what_the_loss_loops_do_not_take_is_left_to_the_primitive():
     assert row_kernels.nll_loss_rows(np.asfortranarray(z), ok, -100, "mean") is None
     assert row_kernels.nll_loss_rows(rng.standard_normal((129, 3)), np.zeros(129, np.int64),
                                      -100, "mean") is None
+    # an ignore_index that is no int64 (numba would not type it, or compile a uint64 loop)
+    for ignore in (2**63, 2**64, 2**70, -2**63 - 1, -2**70):
+        assert row_kernels.nll_loss_rows(z, ok, ignore, "mean") is None
+    for ignore in (2**63 - 1, -2**63):  # (the ends of int64 are taken, with the same bits)
+        context = dl.ops.registry.Context((True,))
+        want = dl.ops.nn_ops.NLLLoss.forward(context, dl.backend.numpy_namespace, z, ok, None,
+                                             ignore, "mean")
+        got = row_kernels.nll_loss_rows(z, ok, ignore, "mean")
+        assert got[0].tobytes() == np.asarray(want).tobytes()
     assert row_kernels.scatter_into_rows(np.ones(2), np.array([0, 4]), np.array([0, 1]),
                                          (4, 3)) is None  # (row 4 of 4)
     assert row_kernels.scatter_into_rows(np.ones(2, np.float32), np.array([0, 1]),
@@ -206,3 +217,15 @@ def test_what_the_loss_loops_do_not_take_is_left_to_the_primitive():
 
 def test_docstring_examples_run():
     assert doctest.testmod(row_kernels).failed == 0
+
+
+@pytest.mark.parametrize("ignore", [2**70, -2**63 - 1, 2**63])
+def test_a_compiled_cross_entropy_takes_an_ignore_index_beyond_int64_as_eagerly(ignore):
+    """(dl.compile's prepared loss raised numba's TypingError for these.)"""
+    w = dl.tensor(rng.normal(size=(5, 5)))
+    loss = dl.compile(lambda x, t: dl.nn.functional.cross_entropy(x @ w.T, t,
+                                                                  ignore_index=ignore))
+    for _ in range(2):
+        x, t = dl.tensor(rng.normal(size=(40, 5))), dl.tensor(rng.integers(0, 5, 40))
+        want = dl.nn.functional.cross_entropy(x @ w.T, t, ignore_index=ignore)
+        assert loss(x, t).numpy().tobytes() == want.numpy().tobytes()
