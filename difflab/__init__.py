@@ -235,6 +235,15 @@ from difflab import amp, backends, distributions, func, special  # noqa: E402
 from difflab.amp import autocast  # noqa: E402
 from difflab.autograd import inference_mode  # noqa: E402
 from difflab.autograd.grad_mode import is_inference_mode_enabled  # noqa: E402
+from difflab.backends.settings import (  # noqa: E402
+    are_deterministic_algorithms_enabled,
+    get_float32_matmul_precision,
+    get_num_threads,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_float32_matmul_precision,
+    set_num_threads,
+    use_deterministic_algorithms,
+)
 from difflab.creation import (  # noqa: E402
     BoolTensor,
     ByteTensor,

@@ -261,6 +261,11 @@ class Device:
         if not isinstance(spec, str):
             raise TypeError(f"device must be a string like 'cpu' or 'cuda:0', got {spec!r}")
         kind, _, number = spec.strip().lower().partition(":")
+        if kind == "meta":  # PyTorch's shape-only tensors: difflab's always hold data
+            raise ValueError(
+                "the 'meta' device (tensors with a shape but no data) is not supported: "
+                "difflab's tensors always hold their values; keep the module on 'cpu' "
+                "(functional_call replaces its parameters all the same)")
         if kind not in ("cpu", "cuda"):
             raise ValueError(f"unknown device {spec!r}: use 'cpu', 'cuda' or 'cuda:N'")
         if number:

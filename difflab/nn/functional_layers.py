@@ -1885,8 +1885,11 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A0
     ux, uy = known_values(px), known_values(py)
     if mode == "nearest":
         values, inside = read(xp.rint(ux).astype(np.int64), xp.rint(uy).astype(np.int64))
-        out = values * Tensor._wrap(inside.astype(_constant_dtype(x)))
-        return out.reshape(n, c, ho, wo)
+        out = _where(Tensor._wrap(inside), values, 0.0)  # (outside: 0, even past an inf pixel)
+        # the grid's gradient is zero (not None, as in PyTorch): a +0.0 that reads the grid
+        # (a where that never picks it: no inf * 0); out - 0.0 keeps every value, -0.0 too
+        zero = _where(Tensor._wrap(xp.zeros(px.shape, dtype=bool)), px + py, 0.0)
+        return (out - zero).reshape(n, c, ho, wo)
     x0, y0 = xp.floor(ux), xp.floor(uy)
     fx, fy = px - Tensor._wrap(x0), py - Tensor._wrap(y0)  # the fractions: grid's gradient
     x0, y0 = x0.astype(np.int64), y0.astype(np.int64)
@@ -1894,7 +1897,9 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A0
     for dx, dy, weight in ((0, 0, (1.0 - fx) * (1.0 - fy)), (1, 0, fx * (1.0 - fy)),
                            (0, 1, (1.0 - fx) * fy), (1, 1, fx * fy)):
         values, inside = read(x0 + dx, y0 + dy)
-        mask = Tensor._wrap(inside.astype(_constant_dtype(x)))
-        term = values * (weight * mask)
+        # a corner outside the image adds nothing (PyTorch skips it): where, not a 0/1 mask
+        # times the pixel read at the clipped index, which would turn an inf or nan there into
+        # nan
+        term = _where(Tensor._wrap(inside), values, 0.0) * weight
         out = term if out is None else out + term
     return out.reshape(n, c, ho, wo)

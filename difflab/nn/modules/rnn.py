@@ -39,6 +39,7 @@ from difflab.autograd.engine import apply
 from difflab.dtypes import _Defaults
 from difflab.nn import functional as F
 from difflab.nn import init
+from difflab.nn.modules import rnn_packing as packing
 from difflab.nn.modules.module import Module
 from difflab.nn.parameter import Parameter
 from difflab.ops import nn_recurrent
@@ -494,6 +495,9 @@ class RNNBase(Module):
 
     def _forward_one_state(self, x: Tensor, h0: Tensor | None) -> tuple[Tensor, Tensor]:
         """RNN's and GRU's forward: ``(output, h_n)``, a single sequence as a batch of one."""
+        if isinstance(x, packing.PackedSequence):
+            out, finals = packing.run_packed(self, x, self._first_states(h0))
+            return out, functions.stack(finals, 0)
         if not self._batched(x, h0):  # (a batch of one, the batch dimension taken off again)
             batch = 0 if self.batch_first else 1
             out, h_n = self._forward_one_state(x.unsqueeze(batch),
@@ -719,6 +723,12 @@ class LSTM(_RecurrentBase):
 
     def forward(self, x: Tensor, state: tuple | None = None
                 ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        if isinstance(x, packing.PackedSequence):
+            starts = [None if state is None else (state[0][layer], state[1][layer])
+                      for layer in range(self.num_layers)]
+            out, finals = packing.run_packed(self, x, starts)
+            return out, (functions.stack([h for h, _ in finals], 0),
+                         functions.stack([c for _, c in finals], 0))
         if not self._batched(x, None if state is None else state[0]):  # (a batch of one)
             batch = 0 if self.batch_first else 1
             out, (h_n, c_n) = self.forward(

@@ -1,0 +1,197 @@
+"""More PyTorch teaching programs, in the style of the official tutorials, run on difflab.
+
+Each program in examples/pytorch/ listed here is what a PyTorch tutorial or course
+writes (character-RNN name classification, seq2seq with attention, a spatial
+transformer, neural style transfer with L-BFGS, DQN, EmbeddingBag text
+classification, torch.func per-sample gradients and ensembling, a ResNet checkpoint
+resumed, autocast with a GradScaler, packed variable-length sequences), with only the
+import changed.  The checks read what the programs print.
+
+With PyTorch at hand (installed here, or the interpreter named by the environment
+variable DIFFLAB_TORCH_PYTHON), the programs whose data and randomness do not come
+from torch's generator also run on PyTorch from the *same* initial weights (saved by
+the PyTorch run, loaded by difflab's): every number they print must agree to rounding.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PROGRAMS = ROOT / "examples" / "pytorch"
+pytestmark = pytest.mark.slow
+
+
+def run(name: str, source: str | None = None, env: dict | None = None) -> str:
+    env = dict(os.environ if env is None else env, PYTHONPATH=os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    text = (PROGRAMS / name).read_text(encoding="utf-8") if source is None else source
+    assert re.search(r"^import difflab as torch$", text, re.M), "programs import difflab as torch"
+    assert "import torch" not in text.replace("import difflab as torch", "")
+    done = subprocess.run([sys.executable, "-"], input=text, capture_output=True, text=True,
+                          env=env, cwd=PROGRAMS, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def value(output: str, label: str) -> str:
+    found = re.search(rf"^{re.escape(label)}:? (.*)$", output, re.M)
+    assert found, f"the program printed no {label!r}:\n{output[-600:]}"
+    return found.group(1).strip()
+
+
+def number(output: str, label: str) -> float:
+    return float(value(output, label))
+
+
+def check_rnn_names(out: str) -> None:
+    assert number(out, "accuracy") > 0.9 and number(out, "final loss") < 0.3, out[-500:]
+    assert value(out, "Dovesky").startswith("[(") and "'Polish')" in value(out, "Dovesky")[:20]
+
+
+def check_seq2seq(out: str) -> None:
+    assert number(out, "final loss") < 0.2 and number(out, "sentence accuracy") > 0.1
+    assert value(out, "attention shape") == "(1, 6, 4)"
+    assert value(out, "<").startswith(value(out, "="))  # the reversed translation
+
+
+def check_spatial(out: str) -> None:
+    assert number(out, "test accuracy") > 0.9 and number(out, "final loss") < 0.3
+    assert value(out, "transformed batch") == "(300, 1, 16, 16)"
+
+
+def check_style(out: str) -> None:
+    assert value(out, "output range") == "True True"
+    assert number(out, "final loss") < number(out, "first loss") / 5
+    assert "'style_loss_5']" in value(out, "layers")  # trimmed after the last loss
+
+
+def check_dqn(out: str) -> None:
+    assert value(out, "greedy steps to the goal") == "5"  # the shortest way: 5 steps right
+    assert number(out, "final loss") < 1e-3
+
+
+def check_text(out: str) -> None:
+    assert number(out, "test accuracy") > 0.85
+    assert value(out, "sports example is topic") == "1"
+
+
+def check_func(out: str) -> None:
+    assert value(out, "per-sample gradients match") == "True"
+    assert value(out, "ensemble predictions match") == "True"
+    assert number(out, "largest difference") < 1e-5
+    assert value(out, "ensemble output shape") == "(5, 64, 4)"
+    assert value(out, "first gradient shape") == "(8, 32, 16)"
+
+
+def check_resnet(out: str) -> None:
+    assert value(out, "resumed equals uninterrupted") == "True"
+    assert number(out, "eval accuracy") > 0.9 and number(out, "final loss") < 0.2
+    assert re.search(r"^epoch 3 .* lr 0\.00000$", out, re.M)  # the cosine schedule's end
+
+
+def check_amp(out: str) -> None:
+    assert value(out, "output dtype under autocast").endswith(".bfloat16")
+    assert value(out, "parameter dtype").endswith(".float32")
+    assert value(out, "skipped step left the weights") == "True"
+    assert number(out, "scale after an inf") == number(out, "restored scale") == 512.0
+    assert number(out, "final loss") < 1.0  # from about 11
+
+
+def check_packed(out: str) -> None:
+    assert value(out, "extra padding changes nothing") == "True"
+    assert number(out, "output past the end") == 0.0
+    assert number(out, "test accuracy") > 0.85 and number(out, "final loss") < 0.1
+
+
+PROGRAMS_CHECKED = {
+    "rnn_name_classify.py": check_rnn_names,
+    "seq2seq_attention.py": check_seq2seq,
+    "spatial_transformer.py": check_spatial,
+    "style_transfer.py": check_style,
+    "dqn_corridor.py": check_dqn,
+    "text_embeddingbag.py": check_text,
+    "func_ensembling.py": check_func,
+    "resnet_checkpoint.py": check_resnet,
+    "amp_autocast.py": check_amp,
+    "packed_sequences.py": check_packed,
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS_CHECKED))
+def test_tutorial_programs(name):
+    PROGRAMS_CHECKED[name](run(name))
+
+
+# ---------------------------------------------------------------------------------------
+# the same program on PyTorch, from the same initial weights
+
+SHARE = """
+{i}import os as _os, numpy as _np
+{i}if _os.environ["SHARED_WEIGHTS_MODE"] == "save":
+{i}    _np.savez(_os.environ["SHARED_WEIGHTS"],
+{i}              **{{k: v.detach().numpy() for k, v in {var}.state_dict().items()}})
+{i}else:
+{i}    {var}.load_state_dict({{k: torch.tensor(v) for k, v in
+{i}                          _np.load(_os.environ["SHARED_WEIGHTS"]).items()}})
+"""
+# program: (the line before which the weights are shared, the module, how many lines of
+# output must agree (None: all), relative tolerance)
+SHARED = {
+    "resnet_checkpoint.py": ("    optimizer = optim.SGD(", "net", None, 1e-5),
+    "dqn_corridor.py": ("target_net = DQN(", "policy_net", None, 1e-5),
+    "rnn_name_classify.py": ("criterion = nn.NLLLoss()", "rnn", None, 1e-5),
+    # L-BFGS on clamped pixels magnifies float32 rounding step after step: the first
+    # loss and the first report (20 evaluations) only
+    "style_transfer.py": ("cnn_normalization_mean = ", "cnn", 5, 1e-3),
+}
+
+
+def torch_python() -> str:
+    named = os.environ.get("DIFFLAB_TORCH_PYTHON")
+    if named:
+        return named
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("compares with PyTorch: install it or set DIFFLAB_TORCH_PYTHON")
+    return sys.executable
+
+
+def numbers_of(line: str) -> tuple[str, list[float]]:
+    pattern = r"-?\d+\.?\d*(?:e-?\d+)?"
+    return re.sub(pattern, "#", line), [float(v) for v in re.findall(pattern, line)]
+
+
+@pytest.mark.parametrize("name", sorted(SHARED))
+def test_tutorial_programs_print_pytorchs_numbers_from_the_same_weights(name, tmp_path):
+    python = torch_python()
+    anchor, module, lines, rtol = SHARED[name]
+    source = (PROGRAMS / name).read_text(encoding="utf-8")
+    assert source.count(anchor) == 1
+    indent = anchor[:len(anchor) - len(anchor.lstrip())]
+    source = source.replace(anchor, SHARE.format(i=indent, var=module).lstrip("\n") + anchor)
+    as_pytorch = source.replace("import difflab as torch", "import torch").replace(
+        "difflab.", "torch.").replace("from difflab", "from torch")
+    env = dict(os.environ, SHARED_WEIGHTS=str(tmp_path / "weights.npz"),
+               SHARED_WEIGHTS_MODE="save")
+    done = subprocess.run([python, "-W", "ignore", "-"], input=as_pytorch, capture_output=True,
+                          text=True, cwd=PROGRAMS, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    theirs = done.stdout.splitlines()
+    ours = run(name, source, dict(env, SHARED_WEIGHTS_MODE="load")).splitlines()
+    assert len(ours) == len(theirs)
+    lines = lines or len(theirs)
+    assert lines >= 5  # (a test that compares something)
+    for mine, other in zip(ours[:lines], theirs[:lines]):
+        text, values = numbers_of(mine.replace("difflab.", "torch."))
+        other_text, other_values = numbers_of(other)
+        assert text == other_text, (mine, other)
+        np.testing.assert_allclose(values, other_values, rtol=rtol, atol=1e-8,
+                                   err_msg=f"{mine!r} vs PyTorch's {other!r}")
