@@ -125,7 +125,10 @@ def check_gradient(
     called exactly as for the gradient (inputs that require grad): a *consistency* check,
     which proves that the backward agrees with the forward, not that either is right, and
     which a submission that behaves differently when called again can pass.  Give a
-    reference whenever the marks matter.
+    reference whenever the marks matter.  Neither kind holds a stop-gradient of ``fn``
+    (``x.detach()``, a straight-through estimator) still, as ``gradcheck`` does: the
+    finite differences are of what ``fn`` computes, so a value computed under ``detach``
+    with some other gradient attached fails, in the student's process as here.
 
     Parameters
     ----------

@@ -17,7 +17,6 @@ import numpy as np
 from difflab import finite_differences
 from difflab.grading.credit import check_part, record_elements
 from difflab.grading.errors import GradingFailure
-from difflab.ops.logic import FrozenStops, stops_not_held
 
 ATOL = 1e-5
 RTOL = 1e-3
@@ -27,11 +26,9 @@ EPS = 1e-6
 # numbers in, numbers out
 # --------------------------------------------------------------------------------------
 def _to_numpy(x: Any) -> np.ndarray:
-    """A float64 copy of a tensor, array or number.  (Its ``detach`` reads the values out:
-    no stop-gradient of f, so a finite difference around f never holds it.)"""
+    """A float64 copy of a tensor, array or number."""
     if hasattr(x, "detach") and callable(x.detach):
-        with stops_not_held():
-            x = x.detach()
+        x = x.detach()
     if hasattr(x, "numpy") and callable(x.numpy):
         x = x.numpy()
     elif hasattr(x, "data") and isinstance(getattr(x, "data", None), np.ndarray):
@@ -187,14 +184,10 @@ def numeric_gradient(
 
     The project's one finite-difference kernel (:func:`difflab.finite_differences.jacobian`)
     with the relative step ``eps``: ``h = eps·max(|xⱼ|, 1)``, rounded so that x + h is exact.
-    Each stop-gradient f applies (``x.detach()``, ``x.data``) is held at its value at the
-    unperturbed point (``difflab.ops.logic.FrozenStops``), as gradcheck and the numeric
-    method hold it, so ``v.detach() * v`` has the gradient reverse mode gives, ``v``.
     """
     xs = [np.array(x, dtype=np.float64, copy=True) for x in xs]
-    stops = FrozenStops()  # (jacobian's first call is at xs itself: it records the stops)
 
     def f_of_one(x: np.ndarray) -> float:
-        return float(stops.evaluate(f, *xs[:index], x, *xs[index + 1:]))
+        return float(f(*xs[:index], x, *xs[index + 1:]))
 
     return finite_differences.jacobian(f_of_one, xs[index], step=eps)
