@@ -23,7 +23,9 @@ shortcut                        replaces                           hooked in at
                                 steps for the replayed output's
                                 record
 9. prepared fused lines         the fused forward's look-ups and   ``jit.program.Program``
-                                copies at every call
+                                copies at every call, numba's
+                                dispatch on the argument types,
+                                a ``Context`` per call
 10. one-record backward walk    gathering, sorting and scanning    ``engine.run_backward``
     (``engine_steady.py``)      the tape's records
 11. flat optimizer updates      a dozen NumPy calls per            ``optim.Optimizer.step``

@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from difflab import backend, fastpath
-from difflab.jit import fusion
+from difflab.jit import fusion, kernels
 from difflab.jit.graph import (
     Graph,
     GraphError,
@@ -140,7 +140,9 @@ class Program:
         self.steps = [self._step(node, read_saved, frees.get(k, ()), prepared)
                       for k, node in enumerate(graph.nodes)]
         # What run reads of each step, as one tuple (the steps are not changed after).
-        # (needs None: a prepared step that takes no ctx, see prepared_steps.prepared_forward)
+        # (needs None: a prepared step that takes no ctx, see prepared_steps.prepared_forward;
+        # one whose saved arrays a later step reads returns them beside its result,
+        # ``(y, saved)``: a prepared fused line, PreparedKernel)
         self.loop = [(s.forward, s.read, s.single, s.params, s.params_have_refs,
                       s.needs if getattr(s.forward, "needs_context", True) else None, s.out,
                       s.saved_slots, s.free, s) for s in self.steps]
@@ -180,7 +182,8 @@ class Program:
         read = operator.itemgetter(*args) if args and all(kinds) else None
         forward, params = node.op.forward, node.params
         if prepared and isinstance(node.op, fusion.FusedElementwise) and not found:
-            forward, params = PreparedKernel(node.op, node.params), {}
+            forward = PreparedKernel(node.op, node.params, needs if saved_slots else None)
+            params = {}
         elif prepared:  # (fastpath shortcut 14: jit/prepared_steps.py)
             first = node.args[0] if node.args else None
             in_shape = self.meta[first.name][0] if isinstance(first, Ref) else None
@@ -242,12 +245,16 @@ class Program:
             except (ValueError, TypeError, IndexError) as exc:
                 raise replay_error(exc, f"graph {self.graph.name}, "
                                         f"{_expression(step.node)}") from None
+            if saved:
+                if ctx is None:  # (a prepared kernel hands its saved arrays back beside y)
+                    y, kept = y
+                else:
+                    kept = ctx.saved
+                for k, slot in saved:
+                    env[slot] = kept[k]
             if isinstance(y, generic):  # NumPy gives scalars for 0-d results
                 y = np.asarray(y)
             env[out] = y
-            if saved:
-                for k, slot in saved:
-                    env[slot] = ctx.saved[k]
             if free:
                 for slot in free:
                     env[slot] = None
@@ -286,16 +293,25 @@ class KernelPlan(NamedTuple):
     """For each input, the number of elements the loop reads (n, or a broadcast's size)."""
     n: int
     """The loop's size."""
-    kernel: Callable
-    """numba's compiled loop, ``kernel(n, *inputs, *outputs)`` on flat arrays."""
+    loop: Callable
+    """The loop's machine code for this dtype, ``loop(n, *inputs, *outputs)`` on flat,
+    aligned arrays, called without numba's dispatch on the types of its arguments
+    (:func:`~difflab.jit.kernels.entry_point`)."""
     writes: list
     """For each array the loop writes, its size (n, or 1 for a sum)."""
+    dtypes: list
+    """The dtype once for each array written (``map(np.empty, writes, dtypes)``)."""
     returns: list
-    """For each output, in the line's order: ``(array written, shape, mean)``."""
+    """For each output, in the line's order: ``(array written, shape)``, shape None where
+    the flat array is already the output's shape."""
+    means: list
+    """``(array written, 1/n)`` for each mean the line returns (scaled after the loop)."""
     dtype: np.dtype
     """The dtype of every array (the first call's; another takes the plain forward)."""
     stacked: tuple | None
     """``(outputs,) + shape`` where the outputs are the rows of one array, else None."""
+    kernel: Callable
+    """numba's dispatcher of the loop (an input that is not aligned is typed by it)."""
 
 
 class PreparedKernel:
@@ -314,9 +330,22 @@ class PreparedKernel:
     loop itself takes a few microseconds, so what the call does around it
     counts as much:
 
+    * the loop's machine code for the plan's dtype is called directly
+      (:func:`~difflab.jit.kernels.entry_point`): numba's dispatcher would
+      work out the type of every argument again at each call, to find the code
+      it already found on the first (an input that is not aligned, which only
+      the dispatcher's own code reads, still goes through it);
     * an input that is not contiguous (a column slice of a bigger matmul
       result, as a GRU's gates are) is copied, as the plain forward copies
       it, by ``ravel``: one call that flattens and copies only when it must;
+    * an output that is flat already (a 1-d line's) is returned as written,
+      with no ``reshape``;
+    * it takes no ``ctx`` (the program passes None, saving the making of a
+      ``Context``, about 0.3 µs, and its ``save``): where a later step reads
+      the line's other outputs (its saved arrays), they are returned beside
+      the first, ``(y, saved)``, and the program puts them in their slots;
+      where none does they are not kept at all.  The plain forward, where a
+      call falls back to it, gets a ``Context`` of its own;
     * a small line's many outputs (at least :data:`STACKED`, of at most
       :data:`SMALL` elements each, all elementwise outputs of the loop's
       shape) are the rows of one array allocated at once, instead of one
@@ -330,6 +359,9 @@ class PreparedKernel:
         The line's operation.
     params : dict
         The line's settings (``body``, ``outputs``, ``shape``, ...).
+    needs : tuple of bool or None, optional
+        The step's ``needs_input_grad`` where a later step reads its saved arrays:
+        then each call returns ``(y, saved)``; None (the default): it returns ``y``.
 
     Examples
     --------
@@ -347,8 +379,11 @@ class PreparedKernel:
     True
     """
 
-    def __init__(self, op: fusion.FusedElementwise, params: dict) -> None:
-        self.op, self.params = op, params
+    needs_context = False  # (the program passes None: see above)
+
+    def __init__(self, op: fusion.FusedElementwise, params: dict,
+                 needs: tuple | None = None) -> None:
+        self.op, self.params, self.needs = op, params, needs
         # None: not made yet, False: these settings never take the common case
         self.plan: KernelPlan | bool | None = None
 
@@ -357,31 +392,33 @@ class PreparedKernel:
         if plan is None:
             plan = self.plan = self._make_plan(inputs)
         if plan and fusion.USE_NUMBA and len(inputs) == len(plan[0]):
-            reads, n, kernel, writes, returns, dtype, stacked = plan
+            reads, n, loop, writes, dtypes, returns, means, dtype, stacked, kernel = plan
             flat = []
             # (`a.dtype is dtype`: NumPy's float64 and float32 dtypes are one object each;
             # any other dtype reads take the plain path)
             for a, size in zip(inputs, reads):
                 if type(a) is not np.ndarray or a.dtype is not dtype or a.size != size:
                     break
+                if not a.flags.aligned:  # (the loop's machine code reads aligned arrays)
+                    loop = kernel
                 flat.append(a.ravel())  # (flat, contiguous: a view, or an exact copy)
             else:
                 if stacked is not None:  # (one allocation for every output; see SMALL)
                     ys = np.empty((len(writes), n), dtype)
-                    kernel(n, *flat, *ys)
+                    loop(n, *flat, *ys)
                     results = list(ys.reshape(stacked))
                 else:
-                    ys = [np.empty(size, dtype) for size in writes]
-                    kernel(n, *flat, *ys)
-                    results = []
-                    for k, shape, mean in returns:
-                        if mean:
-                            ys[k] *= mean_scale(n)
-                        results.append(ys[k].reshape(shape))
-                if len(results) > 1:
-                    ctx.save(*results[1:])
-                return results[0]
-        return self.op.forward(ctx, xp, *inputs, **self.params)
+                    ys = list(map(np.empty, writes, dtypes))
+                    loop(n, *flat, *ys)
+                    for k, scale in means:
+                        ys[k] *= scale
+                    results = [ys[k] if shape is None else ys[k].reshape(shape)
+                               for k, shape in returns]
+                return results[0] if self.needs is None else (results[0], results[1:])
+        needs = self.needs
+        ctx = registry.Context((False,) * len(inputs) if needs is None else needs)
+        y = self.op.forward(ctx, xp, *inputs, **self.params)
+        return y if needs is None else (y, ctx.saved)
 
     def _make_plan(self, inputs: tuple) -> KernelPlan | bool:
         """The common case's plan, for the first call's dtype; False if these settings
@@ -397,20 +434,37 @@ class PreparedKernel:
                                                 params.get("broadcast"), dtype)
         if kind != "numba" or layout.root:  # (no scalar form; scatters zero their arrays)
             return False
-        n = math.prod(shape)
+        n, shape = math.prod(shape), tuple(shape)
         reads = [n if read is None else read[1] for read in layout.broadcast]
-        writes = [n if layout.kinds[j] == "elementwise" else 1 for j in layout.parameters]
-        returns = [(layout.parameters.index(k),
-                    tuple(shape) if layout.kinds[k] == "elementwise" else (),
-                    layout.body[k][0] == "mean") for k in layout.outputs]
-        # The outputs as rows of one array: many, all elementwise, small, written in the
-        # order they are returned (and not 0-d: the rows of a 1-d array would be NumPy
-        # scalars).
-        stacked = ((len(writes),) + tuple(shape)
-                   if shape and n <= SMALL and len(writes) >= STACKED
-                   and all(layout.kinds[j] == "elementwise" for j in layout.parameters)
-                   and [k for k, _, _ in returns] == list(range(len(writes))) else None)
-        return KernelPlan(reads, n, kernel, writes, returns, dtype, stacked)
+        writes, returns, means, stacked = _outputs(layout, shape, n)
+        loop = kernels.entry_point(kernel, n, [np.empty(size, dtype)
+                                               for size in reads + writes])
+        return KernelPlan(reads, n, loop, writes, [dtype] * len(writes), returns, means,
+                          dtype, stacked, kernel)
+
+
+def _outputs(layout: Any, shape: tuple, n: int) -> tuple:
+    """A prepared kernel's ``writes``, ``returns``, ``means`` and ``stacked``
+    (:class:`KernelPlan`) for a line of ``layout`` and this shape (n elements)."""
+    writes = [n if layout.kinds[j] == "elementwise" else 1 for j in layout.parameters]
+    returns = [(layout.parameters.index(k),
+                shape if layout.kinds[k] == "elementwise" else ())
+               for k in layout.outputs]
+    means = [(j, mean_scale(n)) for (j, _), k in zip(returns, layout.outputs)
+             if layout.body[k][0] == "mean"]
+    # The outputs as rows of one array: many, all elementwise, small, written in the
+    # order they are returned (and not 0-d: the rows of a 1-d array would be NumPy
+    # scalars).
+    stacked = ((len(writes),) + shape
+               if shape and n <= SMALL and len(writes) >= STACKED
+               and all(layout.kinds[j] == "elementwise" for j in layout.parameters)
+               and [k for k, _ in returns] == list(range(len(writes))) else None)
+    # (a flat output of the loop's size is the output itself when the line is 1-d;
+    # an array returned twice is two views of it, as the plain forward gives)
+    written = [j for j, _ in returns]
+    returns = [(j, None if out_shape == (writes[j],) and written.count(j) == 1
+                else out_shape) for j, out_shape in returns]
+    return writes, returns, means, stacked
 
 
 #: Up to this many elements, a prepared kernel's outputs are the rows of one array

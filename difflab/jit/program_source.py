@@ -16,8 +16,13 @@ local variable per slot::
         s3 = f0(None, xp, s0, s1)          # (a step whose forward reads no context)
         k = 1
         ctx = Context(n1)                  # (one that saves arrays for a later step)
-        s4 = f1(ctx, xp, s3, **p1)
+        y = f1(ctx, xp, s3, **p1)
         s5 = ctx.saved[0]
+        s4 = y
+        k = 2
+        y, kept = f2(None, xp, s4)         # (a prepared fused line that hands its saved
+        s7 = kept[0]                       # arrays back beside its result: PreparedKernel)
+        s6 = y
         s3 = None                          # (read for the last time)
         ...
         return [s4, s6]
@@ -121,12 +126,17 @@ def written_out(program: Any) -> Callable | None:
         elif params:
             namespace[f"p{k}"] = params
             call += f", **p{k}"
-        body.append(f"y = f{k}({call})")
+        if saved and needs is None:  # (a prepared kernel: its saved arrays beside y)
+            body.append(f"y, kept = f{k}({call})")
+            kept = "kept"
+        else:
+            body.append(f"y = f{k}({call})")
+            kept = "ctx.saved"
+        for index, slot in saved:
+            body.append(f"s{slot} = {kept}[{index}]")
         body.append("if isinstance(y, generic):")
         body.append("    y = asarray(y)")
         body.append(f"s{out} = y")
-        for index, slot in saved:
-            body.append(f"s{slot} = ctx.saved[{index}]")
         for slot in free:
             body.append(f"s{slot} = None")
         lines += ["        " + line for line in body]

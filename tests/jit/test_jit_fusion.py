@@ -1455,3 +1455,93 @@ def test_fusing_for_a_gpu_fuses_float32_without_numba(cuda, monkeypatch):
     with fusion.fusing_for([dl.zeros(2), np.zeros(2)]) as on_gpu:
         assert not on_gpu and not fusion.fusion_pays(np.float32)
     assert not fusion.fusion_pays(np.float32)  # (the block's setting ends with it)
+
+
+def _run_by_the_loop(program, arrays):
+    """``program``'s outputs from ``Program.run``'s loop, not the written-out function."""
+    program.run(arrays)  # (the first run writes it out, if it is ever written)
+    written, program.written = program.written, None
+    try:
+        return program.run(arrays)
+    finally:
+        program.written = written
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_prepared_kernel_hands_the_saved_arrays_a_later_step_reads_back_without_a_context(
+        dtype):
+    """The chain's gradient: one fused line whose sum a later step reads.  The program
+    passes no Context; the kernel returns (y, saved), the loop's way and the written-out
+    function's way, with the plain forward's bits; with numba switched off (the plain
+    forward inside the prepared kernel, with a Context of its own) too."""
+    def chain(v):
+        for _ in range(8):
+            v = (v * 0.999 + 0.001).sin().tanh()
+        return v.sum()
+
+    x = np.random.default_rng(61).uniform(-1, 1, 16).astype(dtype)
+    with kernels_of("numba"):
+        traced = jit.trace(chain, dl.tensor(x.copy()).requires_grad_()).graph
+        graph = jit.optimize(jit.grad(traced),
+                             ["fold", "cse", "dce", "fuse"])
+        program = Program(graph, prepared=True)
+        steps = [s for s in program.steps if isinstance(s.forward, PreparedKernel)]
+        assert steps and any(s.saved_slots for s in steps)
+        for s, entry in zip(program.steps, program.loop):
+            if isinstance(s.forward, PreparedKernel):
+                assert entry[5] is None  # (no Context made for it)
+                assert (s.forward.needs is None) == (not s.saved_slots)
+        got, want = _prepared_and_plain_without_fallback(program, x)
+        _assert_bits(got, want)
+        _assert_bits(_run_by_the_loop(program, [x]), want)
+        plan = steps[0].forward.plan
+        assert plan.loop is not plan.kernel  # (the machine code, without numba's dispatch)
+    with kernels_of("numpy"):  # (numba switched off after the plans were made)
+        want = Program(graph, prepared=False).run([x])
+        with _plain_forwards_counted() as calls:
+            _assert_bits(program.run([x]), want)
+            _assert_bits(_run_by_the_loop(program, [x]), want)
+    assert len(calls) == 3 * len(steps)  # (_run_by_the_loop runs it twice)
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
+@pytest.mark.parametrize("shape", [(16,), (0,), (), (3, 5)])
+def test_a_prepared_kernels_flat_outputs_are_its_own_arrays_of_the_plain_bits(shape):
+    """A 1-d line's outputs are the arrays the loop wrote (no reshape); 0-d, empty and
+    2-d lines are shaped as the plain forward shapes them; a mean is scaled (a line of
+    no element has none: its reductions are not fused)."""
+    def f(v):
+        s = (v * 2.0).sin()
+        return (s * 3.0, s) if v.numel() == 0 else (s * 3.0, s.exp().mean(), s)
+
+    x = np.random.default_rng(67).normal(size=shape)
+    with kernels_of("numba"):
+        graph = jit.optimize(jit.trace(f, dl.tensor(x.copy())).graph, ["fuse"])
+        assert graph.op_counts() == {"fused": 1}
+        program = Program(graph, prepared=True)
+        got, want = _prepared_and_plain_without_fallback(program, x)
+        _assert_bits(got, want)
+        assert [g.shape for g in got] == ([shape, shape] if x.size == 0
+                                          else [shape, (), shape])
+        assert all(type(g) is np.ndarray for g in got)
+        if len(shape) == 1:  # (the loop's own arrays: nothing else holds their memory)
+            assert got[0].base is None and got[-1].base is None
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
+def test_a_prepared_kernel_reads_an_input_that_is_not_aligned_through_numbas_dispatch():
+    """The machine code the plan calls is the one for aligned arrays; an input that is
+    not aligned (a float64 view at an odd byte) goes through the dispatcher, which types
+    it: the plain forward's bits, and no fallback."""
+    x = np.random.default_rng(71).normal(size=16)
+    odd = np.frombuffer(b"\0" + x.tobytes(), dtype=np.float64, offset=1)
+    assert not odd.flags.aligned and odd.flags.c_contiguous
+    with kernels_of("numba"):
+        graph = jit.optimize(jit.trace(lambda v: ((v * 2.0).sin() + v).exp(),
+                                       dl.tensor(x.copy())).graph, ["fuse"])
+        program = Program(graph, prepared=True)
+        _assert_bits(*_prepared_and_plain_without_fallback(program, x))
+        got, want = _prepared_and_plain_without_fallback(program, odd)
+        _assert_bits(got, want)
+        _assert_bits(got, program.run([x]))
