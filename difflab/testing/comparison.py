@@ -11,8 +11,11 @@ from typing import Any
 
 import numpy as np
 
-import difflab
 from difflab import dtypes
+from difflab.creation import full_like, rand, randint
+from difflab.dtype_info import finfo
+from difflab.functions import where
+from difflab.functions_counting import complex as complex_from_parts
 from difflab.tensor import Tensor
 
 __all__ = ["assert_close", "make_tensor"]
@@ -303,7 +306,7 @@ def make_tensor(*shape: Any, dtype: Any, device: Any = None, low: float | None =
         raise ValueError(f"make_tensor: requires_grad=True needs a floating or complex dtype, "
                          f"got {dtype}")
     if name == "bool":
-        values = difflab.randint(0, 2, shape) != 0
+        values = randint(0, 2, shape) != 0
     else:
         default = (-9, 9) if floating else ((0, 10) if name.startswith("uint") else (-9, 10))
         lo = default[0] if low is None else low
@@ -312,17 +315,16 @@ def make_tensor(*shape: Any, dtype: Any, device: Any = None, low: float | None =
             raise ValueError(f"make_tensor: low must be below high, got low={lo} and high={hi}")
         if floating:
             real = "float64" if name == "complex128" else "float32"
-            draw = difflab.rand(shape, dtype=getattr(difflab, real)) * (hi - lo) + lo
+            draw = rand(shape, dtype=dtypes.as_dtype(real)) * (hi - lo) + lo
             if name.startswith("complex"):
-                draw = difflab.complex(draw, difflab.rand(shape, dtype=getattr(difflab, real))
+                draw = complex_from_parts(draw, rand(shape, dtype=dtypes.as_dtype(real))
                                        * (hi - lo) + lo)
             values = draw.to(dtype)
         else:
-            values = difflab.randint(int(np.ceil(lo)), int(np.ceil(hi)), shape, dtype=dtype)
+            values = randint(int(np.ceil(lo)), int(np.ceil(hi)), shape, dtype=dtype)
         if exclude_zero:
-            tiny = 1 if not floating else float(np.finfo(np.float16).tiny) if name == "float16" \
-                else float(difflab.finfo(dtype).tiny)
-            values = difflab.where(values == 0, difflab.full_like(values, tiny), values)
+            tiny = float(finfo(dtype).tiny) if floating else 1
+            values = where(values == 0, full_like(values, tiny), values)
     values = values.to(dtype)
     if device is not None:
         values = values.to(device)

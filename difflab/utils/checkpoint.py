@@ -128,7 +128,9 @@ def checkpoint(function: Any, *args: Any, use_reentrant: bool | None = None,
     determinism_check = kwargs.pop("determinism_check", "default")
     kwargs.pop("debug", None)  # (PyTorch's logging of the recomputation: nothing to log)
     if context_fn is not None:
-        raise NotImplementedError("checkpoint: context_fn is not supported in difflab; leave it out")
+        raise NotImplementedError(
+            "checkpoint: context_fn is not supported in difflab; leave it out"
+        )
     if determinism_check not in ("default", "none"):
         raise ValueError(
             f"checkpoint: determinism_check must be 'default' or 'none', got {determinism_check!r}"

@@ -12,6 +12,13 @@ from difflab import nn
 from difflab.utils.checkpoint import checkpoint, checkpoint_sequential
 
 
+def test_reached_by_pytorchs_spelling():
+    import difflab as torch
+
+    assert torch.utils.checkpoint.checkpoint is checkpoint
+    assert torch.utils.checkpoint.checkpoint_sequential is checkpoint_sequential
+
+
 def _mlp():
     dl.manual_seed(0)
     return nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 8), nn.GELU(), nn.Linear(8, 3))
@@ -160,3 +167,19 @@ def test_checkpoint_lowers_peak_memory():
     plain = _peak(lambda m, x: m(x))
     checked = _peak(lambda m, x: checkpoint_sequential(m, 8, x, use_reentrant=False))
     assert checked < 0.7 * plain, (checked, plain)
+
+
+def test_gradcheck_through_checkpoint():
+    w = dl.randn(3, dtype=dl.float64)
+
+    def block(x, y):
+        return (x.sin() * y + w).tanh()
+
+    x = dl.randn(3, dtype=dl.float64, requires_grad=True)
+    y = dl.randn(3, dtype=dl.float64, requires_grad=True)
+    assert dl.autograd.gradcheck(lambda a, b: checkpoint(block, a, b, use_reentrant=False), (x, y))
+    # autograd.grad reaches the inputs (the parameters' gradients go to their .grad)
+    gx, gy = dl.autograd.grad(checkpoint(block, x, y, use_reentrant=True).sum(), (x, y))
+    ex, ey = dl.autograd.grad(block(x, y).sum(), (x, y))
+    np.testing.assert_array_equal(gx.numpy(), ex.numpy())
+    np.testing.assert_array_equal(gy.numpy(), ey.numpy())

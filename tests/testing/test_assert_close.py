@@ -8,6 +8,13 @@ import difflab as dl
 from difflab.testing import assert_close, make_tensor
 
 
+def test_reached_by_pytorchs_spelling():
+    import difflab as torch
+
+    assert torch.testing.assert_close is assert_close
+    assert torch.testing.make_tensor is make_tensor
+
+
 def test_default_tolerances_per_dtype():
     assert_close(dl.tensor([1.0]), dl.tensor([1.0 + 1e-6]))  # float32: within 1.3e-6 * 1 + 1e-5
     with pytest.raises(AssertionError):
