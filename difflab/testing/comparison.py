@@ -6,13 +6,14 @@ test support): ``import difflab as torch; torch.testing.assert_close(a, b)``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from difflab import dtypes
-from difflab.creation import full_like, rand, randint
+from difflab.creation import as_tensor, full_like, rand, randint
 from difflab.dtype_info import finfo
 from difflab.functions import where
 from difflab.functions_counting import complex as complex_from_parts
@@ -58,7 +59,7 @@ def assert_close(actual: Any, expected: Any, *, rtol: float | None = None,
 
     Parameters
     ----------
-    actual, expected : Tensor, number, or sequence or mapping of them
+    actual, expected : Tensor, NumPy array, number, or sequence or mapping of them
         What to compare (both of the same kind).
     rtol, atol : float, optional
         Relative and absolute tolerance; give both or neither.
@@ -92,14 +93,14 @@ def assert_close(actual: Any, expected: Any, *, rtol: float | None = None,
     --------
     >>> import difflab as dl
     >>> dl.testing.assert_close(dl.tensor([1.0, 2.0]), dl.tensor([1.0, 2.000001]))
-    >>> dl.testing.assert_close(dl.tensor([1.0, 2.0, 3.0]), dl.tensor([1.0, 2.5, 3.0]))
+    >>> dl.testing.assert_close(dl.tensor([1.0, 2.0, 3.0]), dl.tensor([1.0, 2.0, 4.0]))
     Traceback (most recent call last):
     ...
     AssertionError: Tensor-likes are not close!
     <BLANKLINE>
     Mismatched elements: 1 / 3 (33.3%)
-    Greatest absolute difference: 0.5 at index (1,) (up to 1e-05 allowed)
-    Greatest relative difference: 0.2 at index (1,) (up to 1.3e-06 allowed)
+    Greatest absolute difference: 1.0 at index (2,) (up to 1e-05 allowed)
+    Greatest relative difference: 0.25 at index (2,) (up to 1.3e-06 allowed)
     """
     if (rtol is None) != (atol is None):
         raise ValueError(
@@ -144,7 +145,9 @@ def _compare(actual: Any, expected: Any, settings: tuple, path: str) -> str | No
             f"{type(expected).__name__} (pass two tensors, two numbers, or sequences or "
             f"mappings of them{'' if not path else f'; at item {path}'})"
         )
-    failure = (_compare_tensors if kinds[0] == "tensor" else _compare_numbers)(
+    if kinds[0] == "array":  # (NumPy arrays compare as tensor-likes, as in PyTorch)
+        actual, expected = as_tensor(actual), as_tensor(expected)
+    failure = (_compare_numbers if kinds[0] == "number" else _compare_tensors)(
         actual, expected, settings)
     return None if failure is None else _at(failure, path)
 
@@ -156,6 +159,8 @@ def _is_sequence(x: Any) -> bool:
 def _kind(x: Any) -> str | None:
     if isinstance(x, Tensor):
         return "tensor"
+    if isinstance(x, np.ndarray):
+        return "array"
     if isinstance(x, (bool, int, float, complex, np.number, np.bool_)):
         return "number"
     return None
@@ -179,13 +184,14 @@ def _compare_numbers(actual: Any, expected: Any, settings: tuple) -> str | None:
     close = _close(a, e, rtol, atol, equal_nan)
     if close.all():
         return None
-    abs_diff, rel_diff = _differences(a, e)
+    abs_diff = abs(actual - expected)
+    rel_diff = abs_diff / abs(expected) if expected != 0 else math.inf
     exact = rtol == 0 and atol == 0
     lines = [f"Scalars are not {'equal' if exact else 'close'}!", "",
              f"Expected {expected} but got {actual}.",
-             f"Absolute difference: {_fmt(abs_diff)}"
+             f"Absolute difference: {abs_diff}"
              + ("" if exact else f" (up to {atol} allowed)"),
-             f"Relative difference: {_fmt(rel_diff)}"
+             f"Relative difference: {rel_diff}"
              + ("" if exact else f" (up to {rtol} allowed)")]
     return "\n".join(lines)
 
@@ -206,14 +212,15 @@ def _compare_tensors(actual: Tensor, expected: Tensor, settings: tuple) -> str |
     close = _close(a, e, rtol, atol, equal_nan)
     if close.all():
         return None
-    abs_diff, rel_diff = _differences(a, e)
+    abs_diff, rel_diff = _differences(a, e, close)
     total, bad = close.size, int(close.size - np.count_nonzero(close))
     exact = rtol == 0 and atol == 0
     lines = [f"Tensor-likes are not {'equal' if exact else 'close'}!", "",
              f"Mismatched elements: {bad} / {total} ({100 * bad / total:.1f}%)"]
     for what, diff, allowed in (("absolute", abs_diff, atol), ("relative", rel_diff, rtol)):
         index = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.ndim else ()
-        line = f"Greatest {what} difference: {_fmt(diff[index])} at index {tuple(map(int, index))}"
+        line = f"Greatest {what} difference: {diff[index].item()} at index " \
+               f"{tuple(map(int, index))}"
         lines.append(line if exact else f"{line} (up to {allowed} allowed)")
     return "\n".join(lines)
 
@@ -235,19 +242,21 @@ def _close(a: np.ndarray, e: np.ndarray, rtol: float, atol: float, equal_nan: bo
         return np.asarray(np.isclose(a, e, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
-def _differences(a: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """|a - e| and |a - e| / |e|, in float64 (0 where the two are equal, inf included)."""
-    kind = np.complex128 if "c" in (a.dtype.kind, e.dtype.kind) else np.float64
-    a, e = a.astype(kind), e.astype(kind)
+def _differences(a: np.ndarray, e: np.ndarray, close: np.ndarray) -> tuple:
+    """|a - e| and |a - e| / |e| as PyTorch's message computes them: in the inputs' dtype
+    (integers and bool as int64, their quotient in float32), 0 where the two are close."""
+    if a.dtype.kind in "biu" and e.dtype.kind in "biu":
+        a, e = a.astype(np.int64), e.astype(np.int64)
+    else:
+        common = np.result_type(a, e)
+        a, e = a.astype(common), e.astype(common)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        abs_diff = np.where(a == e, 0.0, np.abs(a - e))
-        rel_diff = np.where(abs_diff == 0, 0.0, abs_diff / np.abs(e))
-    return abs_diff, rel_diff
-
-
-def _fmt(x: Any) -> str:
-    x = float(x)
-    return str(int(x)) if x.is_integer() and abs(x) < 1e16 else f"{x:.6g}"
+        abs_diff = np.abs(a - e)
+        rel_diff = abs_diff / np.abs(e)
+        if rel_diff.dtype == np.float64 and a.dtype.kind == "i":
+            rel_diff = rel_diff.astype(np.float32)
+    return np.where(close, 0, abs_diff).astype(abs_diff.dtype), \
+        np.where(close, 0, rel_diff).astype(rel_diff.dtype)
 
 
 def make_tensor(*shape: Any, dtype: Any, device: Any = None, low: float | None = None,

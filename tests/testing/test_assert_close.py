@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 
 import difflab as dl
@@ -29,10 +30,33 @@ def test_default_tolerances_per_dtype():
 def test_message_like_pytorch():
     with pytest.raises(AssertionError) as info:
         assert_close(dl.tensor([[1.0, 2.0], [3.0, 4.0]]), dl.tensor([[1.0, 2.0], [3.5, 4.0]]))
-    text = str(info.value)
-    assert "Mismatched elements: 1 / 4 (25.0%)" in text
-    assert "Greatest absolute difference: 0.5 at index (1, 0) (up to 1e-05 allowed)" in text
-    assert "Greatest relative difference: 0.142857 at index (1, 0) (up to 1.3e-06 allowed)" in text
+    # The layout of PyTorch's message (torch/testing/_comparison.py): the differences in
+    # the inputs' dtype, printed as Python numbers (.item()); integers' quotient in float32
+    assert str(info.value) == (
+        "Tensor-likes are not close!\n\n"
+        "Mismatched elements: 1 / 4 (25.0%)\n"
+        "Greatest absolute difference: 0.5 at index (1, 0) (up to 1e-05 allowed)\n"
+        "Greatest relative difference: 0.1428571492433548 at index (1, 0) "
+        "(up to 1.3e-06 allowed)"
+    )
+    with pytest.raises(AssertionError) as info:
+        assert_close(dl.tensor([1, 2]), dl.tensor([1, 3]))
+    assert str(info.value) == (
+        "Tensor-likes are not equal!\n\n"
+        "Mismatched elements: 1 / 2 (50.0%)\n"
+        "Greatest absolute difference: 1 at index (1,)\n"
+        "Greatest relative difference: 0.3333333432674408 at index (1,)"
+    )
+    with pytest.raises(AssertionError) as info:
+        assert_close(1.0, 0.0)
+    assert str(info.value) == (
+        "Scalars are not close!\n\nExpected 0.0 but got 1.0.\n"
+        "Absolute difference: 1.0 (up to 1e-07 allowed)\n"
+        "Relative difference: inf (up to 1e-07 allowed)"
+    )
+    # a nan that equal_nan accepts is no difference; the other element is the greatest
+    with pytest.raises(AssertionError, match="difference: 1.0 at index \\(1,\\)"):
+        assert_close(dl.tensor([math.nan, 1.0]), dl.tensor([math.nan, 2.0]), equal_nan=True)
 
 
 def test_numbers_nested_and_msg():
@@ -73,6 +97,11 @@ def test_bad_arguments():
         assert_close(1.0, 1.0, rtol=1e-3)
     with pytest.raises(TypeError, match="cannot compare"):
         assert_close(dl.tensor([1.0]), [1.0])
+    with pytest.raises(TypeError, match="cannot compare"):
+        assert_close(dl.tensor([1.0]), np.array([1.0]))
+    assert_close(np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-9]))
+    with pytest.raises(AssertionError, match="Mismatched elements: 1 / 2"):
+        assert_close(np.array([1.0, 2.0]), np.array([1.0, 2.1]))
     assert_close(1.0, 1.1, rtol=0.0, atol=0.2)
 
 
