@@ -183,3 +183,32 @@ def test_gradcheck_through_checkpoint():
     ex, ey = dl.autograd.grad(block(x, y).sum(), (x, y))
     np.testing.assert_array_equal(gx.numpy(), ex.numpy())
     np.testing.assert_array_equal(gy.numpy(), ey.numpy())
+
+
+def test_nested_checkpoint_twice_backward_and_no_grad():
+    dl.manual_seed(0)
+    m1, m2 = nn.Linear(3, 3).double(), nn.Linear(3, 3).double()
+    x = dl.randn(2, 3, dtype=dl.float64, requires_grad=True)
+
+    def outer(t):
+        return m2(checkpoint(lambda u: m1(u).tanh(), t, use_reentrant=False)).sin()
+
+    def grads():
+        out = [x.grad.clone(), m1.weight.grad.clone(), m2.weight.grad.clone()]
+        x.grad = None
+        m1.zero_grad()
+        m2.zero_grad()
+        return out
+
+    outer(x).sum().backward()
+    plain = grads()
+    checkpoint(outer, x, use_reentrant=False).sum().backward()
+    for a, b in zip(plain, grads()):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    y = checkpoint(outer, x, use_reentrant=True).sum()
+    y.backward(retain_graph=True)
+    y.backward()  # a second walk recomputes again; the gradients add up
+    for a, b in zip(plain, grads()):
+        np.testing.assert_array_equal((2 * a).numpy(), b.numpy())
+    with dl.no_grad():
+        assert not checkpoint(outer, x, use_reentrant=False).requires_grad
