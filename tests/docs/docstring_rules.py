@@ -46,6 +46,7 @@ NAMESPACES = [
     "difflab.jit", "difflab.export", "difflab.onnx", "difflab.distributed",
     "difflab.compare", "difflab.grading", "difflab.Tensor",
     "difflab.linalg", "difflab.distributions", "difflab.amp",
+    "difflab.utils.checkpoint", "difflab.testing",
 ]
 
 
