@@ -647,7 +647,10 @@ _NOT_VALUES = ("manual_seed seed initial_seed get_rng_state set_rng_state no_gra
                "set_flush_denormal can_cast promote_types result_type dim ndimension size "
                "nelement type backward retain_grad requires_grad_ detach_ "
                "register_post_accumulate_grad_hook register_hook cuda cpu to element_size stride "
-               "is_contiguous data_ptr storage_offset is_inference_mode_enabled is_storage")
+               "is_contiguous data_ptr storage_offset is_inference_mode_enabled is_storage "
+               "are_deterministic_algorithms_enabled "
+               "is_deterministic_algorithms_warn_only_enabled set_float32_matmul_precision "
+               "get_float32_matmul_precision get_num_threads set_num_threads")
 _TRANSFORMS = "derivative grad hessian jacobian jvp vjp"
 _VALUE_READS = "item tolist numpy equal allclose is_nonzero"
 
