@@ -23,8 +23,10 @@ PROGRAMS = ROOT / "examples" / "pytorch"
 pytestmark = pytest.mark.slow
 
 
-def run(name: str, source: str | None = None) -> str:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+def run(name: str, source: str | None = None, env: dict | None = None) -> str:
+    """What the program ``name`` (or ``source``, checked as it) prints, run on difflab in
+    its own process (with ``env`` in place of this process's environment, if given)."""
+    env = dict(os.environ if env is None else env, PYTHONPATH=os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
     path = PROGRAMS / name
     text = path.read_text(encoding="utf-8")

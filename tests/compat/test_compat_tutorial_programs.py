@@ -20,26 +20,13 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-PROGRAMS = ROOT / "examples" / "pytorch"
+from tests.compat.test_compat_programs import PROGRAMS, run
+
 pytestmark = pytest.mark.slow
-
-
-def run(name: str, source: str | None = None, env: dict | None = None) -> str:
-    env = dict(os.environ if env is None else env, PYTHONPATH=os.pathsep.join(
-        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
-    text = (PROGRAMS / name).read_text(encoding="utf-8") if source is None else source
-    assert re.search(r"^import difflab as torch$", text, re.M), "programs import difflab as torch"
-    assert "import torch" not in text.replace("import difflab as torch", "")
-    done = subprocess.run([sys.executable, "-"], input=text, capture_output=True, text=True,
-                          env=env, cwd=PROGRAMS, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
 
 
 def value(output: str, label: str) -> str:
