@@ -26,12 +26,18 @@ import numpy as np
 from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.creation import full_like, ones_like, zeros_like
 from difflab.dtypes import bool_
+from difflab.numpy_protocol import frexp_parts
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import interpreted, tensor_of, tensor_or_interpreted
+from difflab.tensor_arguments import (
+    interpreted,
+    tensor_of,
+    tensor_or_interpreted,
+    write_out,
+)
 
 __all__ = [
-    "addcdiv", "addcmul", "bitwise_not", "deg2rad", "exp2", "fmax", "fmin", "frac",
-    "heaviside", "hypot", "isin", "isneginf", "isposinf", "isreal", "lerp", "logaddexp",
+    "addcdiv", "addcmul", "bitwise_not", "deg2rad", "exp2", "fmax", "fmin", "frac", "frexp",
+    "heaviside", "hypot", "isin", "isneginf", "isposinf", "isreal", "ldexp", "lerp", "logaddexp",
     "logaddexp2", "logit", "nan_to_num", "positive", "rad2deg", "sgn", "signbit", "sinc",
     "trunc", "xlogy",
 ]
@@ -627,6 +633,96 @@ def sgn(input: Tensor) -> Tensor:  # noqa: A002
         raise TypeError("sgn of a complex tensor (x / |x|) is not supported: difflab's "
                         "primitives are real")
     return F.sign(x)
+
+
+def ldexp(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    r"""``input`` times two to the power ``other``: :math:`y = x \cdot 2^{e}`.
+
+    Computed as PyTorch does, ``input * 2.0 ** other`` (so it overflows as that
+    product does), which also gives its derivatives:
+    :math:`\partial y/\partial x = 2^{e}`, :math:`\partial y/\partial e = y \ln 2`.
+
+    Parameters
+    ----------
+    input : Tensor
+        The numbers to scale (integers become floats).
+    other : Tensor
+        The exponents (usually integers), broadcast against ``input``.
+    out : Tensor, optional
+        Where to write the result.
+
+    Returns
+    -------
+    Tensor
+        ``input * 2 ** other``, of floating dtype.
+
+    See Also
+    --------
+    difflab.frexp : the inverse split into mantissa and exponent.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.ldexp(dl.tensor([1.0, 3.0]), dl.tensor([3, -1]))
+    tensor([8. , 1.5])
+    """
+    result = tensor_or_interpreted(input) * (2.0 ** tensor_or_interpreted(other))
+    return write_out(out, result)
+
+
+class Frexp(tuple):
+    """(mantissa, exponent), readable as ``.mantissa`` and ``.exponent`` as in PyTorch."""
+
+    @property
+    def mantissa(self) -> Tensor:
+        return self[0]
+
+    @property
+    def exponent(self) -> Tensor:
+        return self[1]
+
+
+def frexp(input: Tensor) -> Frexp:  # noqa: A002
+    r"""Split floats into mantissa and exponent: :math:`x = m \cdot 2^{e}`, :math:`0.5 \le |m| < 1`.
+
+    The exponent is read from the values (the primitive ``frexp_exponent``, NumPy's
+    ``frexp``: 0 for zeros, inf and nan, whose mantissa is the value itself).  The
+    mantissa is then :math:`x \cdot 2^{-e}`, exact, with the derivative :math:`2^{-e}`
+    (the exponent is piecewise constant: no derivative, as in PyTorch).
+    ``np.frexp`` of a tensor gives the same.
+
+    Parameters
+    ----------
+    input : Tensor
+        Floating-point values.
+
+    Returns
+    -------
+    Frexp
+        ``(mantissa, exponent)``: the mantissa of ``input``'s dtype, the exponent
+        int32.
+
+    Raises
+    ------
+    TypeError
+        For an integer or bool tensor (only floats have a mantissa).
+
+    See Also
+    --------
+    difflab.ldexp : put them back together.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> mantissa, exponent = dl.frexp(dl.tensor([8.0, -0.75, 0.0]))
+    >>> mantissa, exponent
+    (tensor([ 0.5 , -0.75,  0.  ]), tensor([4, 0, 0], dtype=difflab.int32))
+    """
+    x = tensor_or_interpreted(input)
+    if np.dtype(x.dtype).kind not in "fO":  # ("O": sympy's symbols)
+        raise TypeError(f"frexp only supports floating-point dtypes, got {x.dtype}: "
+                        f"convert with .float() first")
+    return Frexp(frexp_parts(x))
 
 
 def signbit(input: Tensor) -> Tensor:  # noqa: A002
