@@ -275,6 +275,7 @@ from difflab.dtypes import (  # noqa: E402
     short,
     strided,
 )
+from difflab.func import vmap  # noqa: E402  (torch.vmap is torch.func.vmap)
 from difflab.functions import (  # noqa: E402
     all,
     amax,
