@@ -917,12 +917,13 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:  # no
         raise TypeError(f"masked_scatter: mask must be a bool tensor, got {mask.dtype}")
     mask = mask.expand(x.shape)
     places = mask.reshape(-1)
-    needed = int(places.sum())
-    if needed > source.numel():
-        raise ValueError(f"masked_scatter: mask has {needed} True places but source has only "
-                         f"{source.numel()} elements")
-    if needed == 0:
-        return F.where(mask, x, x)
+    if source.numel() < places.numel():  # (only then can source be too short: count)
+        needed = int(places.sum())
+        if needed > source.numel():
+            raise ValueError(f"masked_scatter: mask has {needed} True places but source has "
+                             f"only {source.numel()} elements")
+        if source.numel() == 0:
+            return F.where(mask, x, x)
     order = (places.cumsum(0) - 1).clamp(min=0)  # (the k-th True place reads source[k])
     picked = source.reshape(-1)[order].reshape(x.shape)
     return F.where(mask, picked.to(x.dtype), x)

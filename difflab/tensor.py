@@ -1889,8 +1889,9 @@ class Tensor(TensorMethods, InPlaceMethods):
         return self.clone()
 
     def is_pinned(self, device: Any = None) -> bool:
-        """Whether the values are in page-locked host memory: never in difflab (see
-        :meth:`pin_memory`).
+        """Whether the values are in page-locked host memory: never in difflab.
+
+        See :meth:`pin_memory`: difflab has no page-locked memory to pin into.
 
         Parameters
         ----------
