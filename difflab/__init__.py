@@ -231,7 +231,7 @@ def is_storage(obj: object) -> bool:
 # ===================================================================== end compat-core
 # breadth (issue 27): torch.amp, torch.backends and torch.autocast at PyTorch's paths;
 # torch.func (issue 28): vmap, grad, jacrev, jacfwd, hessian, vjp, jvp, functional_call
-from difflab import amp, backends, distributions, func, special, testing  # noqa: E402
+from difflab import amp, backends, distributions, export, func, onnx, special, testing  # noqa: E402
 from difflab.amp import autocast  # noqa: E402
 from difflab.autograd import inference_mode  # noqa: E402
 from difflab.autograd.grad_mode import is_inference_mode_enabled  # noqa: E402
@@ -275,6 +275,7 @@ from difflab.dtypes import (  # noqa: E402
     short,
     strided,
 )
+from difflab.func import vmap  # noqa: E402  (torch.vmap is torch.func.vmap)
 from difflab.functions import (  # noqa: E402
     all,
     amax,
@@ -368,12 +369,14 @@ from difflab.functions_math import (  # noqa: E402
     fmax,
     fmin,
     frac,
+    frexp,
     heaviside,
     hypot,
     isin,
     isneginf,
     isposinf,
     isreal,
+    ldexp,
     lerp,
     logaddexp,
     logaddexp2,
@@ -445,6 +448,7 @@ from difflab.functions_statistics import (  # noqa: E402
     cov,
     cummax,
     cummin,
+    cumulative_trapezoid,
     dist,
     kthvalue,
     median,

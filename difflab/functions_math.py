@@ -26,14 +26,21 @@ import numpy as np
 from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.creation import full_like, ones_like, zeros_like
 from difflab.dtypes import bool_
+from difflab.numpy_protocol import frexp_parts
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import interpreted, tensor_of, tensor_or_interpreted
+from difflab.tensor_arguments import (
+    dim_index,
+    interpreted,
+    tensor_of,
+    tensor_or_interpreted,
+    write_out,
+)
 
-__all__ = [
-    "addcdiv", "addcmul", "bitwise_not", "deg2rad", "exp2", "fmax", "fmin", "frac",
-    "heaviside", "hypot", "isin", "isneginf", "isposinf", "isreal", "lerp", "logaddexp",
-    "logaddexp2", "logit", "nan_to_num", "positive", "rad2deg", "sgn", "signbit", "sinc",
-    "trunc", "xlogy",
+__all__ = [  # (and diff, reached as difflab.diff(...): see difflab/diff/__init__.py)
+    "addcdiv", "addcmul", "bitwise_not", "deg2rad", "exp2", "fmax", "fmin", "frac", "frexp",
+    "heaviside", "hypot", "isin", "isneginf", "isposinf", "isreal", "ldexp", "lerp", "logaddexp",
+    "logaddexp2", "logit", "masked_scatter", "nan_to_num", "positive", "rad2deg", "sgn",
+    "signbit", "sinc", "trunc", "xlogy",
 ]
 
 
@@ -629,6 +636,96 @@ def sgn(input: Tensor) -> Tensor:  # noqa: A002
     return F.sign(x)
 
 
+def ldexp(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    r"""``input`` times two to the power ``other``: :math:`y = x \cdot 2^{e}`.
+
+    Computed as PyTorch does, ``input * 2.0 ** other`` (so it overflows as that
+    product does), which also gives its derivatives:
+    :math:`\partial y/\partial x = 2^{e}`, :math:`\partial y/\partial e = y \ln 2`.
+
+    Parameters
+    ----------
+    input : Tensor
+        The numbers to scale (integers become floats).
+    other : Tensor
+        The exponents (usually integers), broadcast against ``input``.
+    out : Tensor, optional
+        Where to write the result.
+
+    Returns
+    -------
+    Tensor
+        ``input * 2 ** other``, of floating dtype.
+
+    See Also
+    --------
+    difflab.frexp : the inverse split into mantissa and exponent.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.ldexp(dl.tensor([1.0, 3.0]), dl.tensor([3, -1]))
+    tensor([8. , 1.5])
+    """
+    result = tensor_or_interpreted(input) * (2.0 ** tensor_or_interpreted(other))
+    return write_out(out, result)
+
+
+class Frexp(tuple):
+    """(mantissa, exponent), readable as ``.mantissa`` and ``.exponent`` as in PyTorch."""
+
+    @property
+    def mantissa(self) -> Tensor:
+        return self[0]
+
+    @property
+    def exponent(self) -> Tensor:
+        return self[1]
+
+
+def frexp(input: Tensor) -> Frexp:  # noqa: A002
+    r"""Split floats into mantissa and exponent: :math:`x = m \cdot 2^{e}`, :math:`0.5 \le |m| < 1`.
+
+    The exponent is read from the values (the primitive ``frexp_exponent``, NumPy's
+    ``frexp``: 0 for zeros, inf and nan, whose mantissa is the value itself).  The
+    mantissa is then :math:`x \cdot 2^{-e}`, exact, with the derivative :math:`2^{-e}`
+    (the exponent is piecewise constant: no derivative, as in PyTorch).
+    ``np.frexp`` of a tensor gives the same.
+
+    Parameters
+    ----------
+    input : Tensor
+        Floating-point values.
+
+    Returns
+    -------
+    Frexp
+        ``(mantissa, exponent)``: the mantissa of ``input``'s dtype, the exponent
+        int32.
+
+    Raises
+    ------
+    TypeError
+        For an integer or bool tensor (only floats have a mantissa).
+
+    See Also
+    --------
+    difflab.ldexp : put them back together.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> mantissa, exponent = dl.frexp(dl.tensor([8.0, -0.75, 0.0]))
+    >>> mantissa, exponent
+    (tensor([ 0.5 , -0.75,  0.  ]), tensor([4, 0, 0], dtype=difflab.int32))
+    """
+    x = tensor_or_interpreted(input)
+    if np.dtype(x.dtype).kind not in "fO":  # ("O": sympy's symbols)
+        raise TypeError(f"frexp only supports floating-point dtypes, got {x.dtype}: "
+                        f"convert with .float() first")
+    return Frexp(frexp_parts(x))
+
+
 def signbit(input: Tensor) -> Tensor:  # noqa: A002
     """True where the sign bit is set: negative numbers, -0.0 and -inf.
 
@@ -713,6 +810,125 @@ def bitwise_not(input: Tensor) -> Tensor:  # noqa: A002
     return ~x
 
 
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,  # noqa: A002
+         append: Tensor | None = None) -> Tensor:
+    r"""The n-th forward difference along ``dim``: :math:`y_k = x_{k+1} - x_k`, n times.
+
+    PyTorch's ``torch.diff`` (``difflab.diff`` is also the package of the four
+    differentiators; called, it is this function).  ``prepend`` and ``append``
+    are joined to ``input`` along ``dim`` first; each difference makes ``dim`` one
+    shorter.  Booleans differ where neighbours differ (``x[k+1] != x[k]``).  The
+    derivative is that of a subtraction: +1 and -1 at each pair.
+
+    Parameters
+    ----------
+    input : Tensor
+        At least 1-D.
+    n : int, default 1
+        How many times to take the difference (0 gives ``input`` back).
+    dim : int, default -1
+        The dimension along which to take it.
+    prepend, append : Tensor or number, optional
+        Values put before and after ``input`` along ``dim`` (a number: one slice of it).
+
+    Returns
+    -------
+    Tensor
+        ``dim`` shortened by ``n`` (never below 0).
+
+    Raises
+    ------
+    ValueError
+        For a negative ``n``.
+    IndexError
+        For a 0-d input or a ``dim`` out of range.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.diff(dl.tensor([1.0, 3.0, 6.0, 10.0]))
+    tensor([2., 3., 4.])
+    >>> dl.diff(dl.tensor([1.0, 3.0, 6.0]), n=2, prepend=dl.tensor([0.0]))
+    tensor([1., 1.])
+    """
+    x = tensor_or_interpreted(input)
+    if not isinstance(n, int) or n < 0:
+        raise ValueError(f"diff: order n must be a non-negative integer, got {n!r}")
+    axis = dim_index(dim, x.ndim, "diff", zero_d_has_dim=False)
+    if prepend is not None or append is not None:
+        def along_dim(values: Any) -> Any:  # (a number: one slice of it, as NumPy takes it)
+            if hasattr(values, "shape"):
+                return values
+            shape = list(x.shape)
+            shape[axis] = 1
+            return full_like(x.narrow(axis, 0, 1) if x.shape[axis] else x, values).expand(shape)
+        pieces = [along_dim(prepend)] if prepend is not None else []
+        pieces += [x] + ([along_dim(append)] if append is not None else [])
+        x = F.cat(pieces, axis)
+    for _ in range(n):
+        length = x.shape[axis]
+        if length == 0:
+            break
+        after, before = x.narrow(axis, 1, length - 1), x.narrow(axis, 0, length - 1)
+        x = after != before if x.dtype == bool_ else after - before
+    return x
+
+
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:  # noqa: A002
+    r"""``input`` with the places where ``mask`` is True filled from ``source``, in order.
+
+    The k-th True place of ``mask`` (in row-major order, broadcast to ``input``'s
+    shape) takes ``source``'s k-th element (``source`` flattened); the others keep
+    ``input``'s.  Written with differentiable operations: the k-th place's index
+    into ``source`` is the running count of True places, so the gradient reaches
+    ``input`` where ``mask`` is False and ``source``'s first elements where it is True.
+
+    Parameters
+    ----------
+    input : Tensor
+        The values to start from.
+    mask : Tensor of bool
+        Where to write, broadcastable to ``input``.
+    source : Tensor
+        At least as many elements as ``mask`` has True places.
+
+    Returns
+    -------
+    Tensor
+        A new tensor of ``input``'s shape and dtype.
+
+    Raises
+    ------
+    TypeError
+        If ``mask`` is not boolean.
+    ValueError
+        If ``source`` has fewer elements than ``mask`` has True places.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.zeros(4).masked_scatter(dl.tensor([True, False, True, True]),
+    ...                            dl.tensor([1.0, 2.0, 3.0, 4.0]))
+    tensor([1., 0., 2., 3.])
+    """
+    x, source = tensor_or_interpreted(input), tensor_or_interpreted(source)
+    mask = tensor_of(mask)
+    if mask.dtype != bool_:
+        raise TypeError(f"masked_scatter: mask must be a bool tensor, got {mask.dtype}")
+    mask = mask.expand(x.shape)
+    places = mask.reshape(-1)
+    if source.numel() < places.numel():  # (only then can source be too short: count)
+        needed = int(places.sum())
+        if needed > source.numel():
+            raise ValueError(f"masked_scatter: mask has {needed} True places but source has "
+                             f"only {source.numel()} elements")
+        if source.numel() == 0:
+            return F.where(mask, x, x)
+    order = (places.cumsum(0) - 1).clamp(min=0)  # (the k-th True place reads source[k])
+    picked = source.reshape(-1)[order].reshape(x.shape)
+    return F.where(mask, picked.to(x.dtype), x)
+
+
 # Tensor methods: the functions themselves (x.trunc() is trunc(x)).  The tensor module does
 # not import this one (no import cycle), so they are attached when it is imported.
 _TENSOR_METHODS = {
@@ -721,7 +937,8 @@ _TENSOR_METHODS = {
     "hypot": hypot, "xlogy": xlogy, "logaddexp": logaddexp, "sinc": sinc, "exp2": exp2,
     "deg2rad": deg2rad, "rad2deg": rad2deg, "fmax": fmax, "fmin": fmin, "isposinf": isposinf,
     "isneginf": isneginf, "positive": positive, "sgn": sgn, "signbit": signbit,
-    "heaviside": heaviside, "bitwise_not": bitwise_not,
+    "heaviside": heaviside, "bitwise_not": bitwise_not, "frexp": frexp, "ldexp": ldexp,
+    "diff": diff, "masked_scatter": masked_scatter,
 }
 for _name, _function in _TENSOR_METHODS.items():
     setattr(Tensor, _name, _function)

@@ -30,7 +30,7 @@ from difflab.tensor_arguments import (
 __all__ = [
     "aminmax", "bucketize", "cdist", "corrcoef", "cov", "cummax", "cummin", "dist", "kthvalue",
     "median", "msort", "nanmean", "nanmedian", "nansum", "searchsorted", "std_mean",
-    "trapezoid", "var_mean",
+    "cumulative_trapezoid", "trapezoid", "var_mean",
 ]
 
 
@@ -534,6 +534,31 @@ def corrcoef(input: Tensor) -> Tensor:  # noqa: A002
     return F.clamp(c / spread.unsqueeze(1) / spread.unsqueeze(0), -1.0, 1.0)
 
 
+def _trapezoid_intervals(name: str, y: Any, x: Any, dx: float | None, dim: int) -> Any:
+    """The pieces of the trapezoid rule along ``dim``: ``(left, right, steps, n)``, the
+    samples before and after each interval and the intervals' widths (None for a
+    constant spacing); the arguments checked for ``trapezoid`` and ``cumulative_trapezoid``."""
+    if x is not None and dx is not None:
+        raise TypeError(f"{name} takes x or dx, not both")
+    if x is not None and not hasattr(x, "shape"):
+        raise TypeError(f"{name}: x must be a tensor of sample points, got "
+                        f"{type(x).__name__}; for an even spacing pass dx={x!r}")
+    n = y.shape[dim_index(dim, y.ndim, name, zero_d_has_dim=False)]
+    if n < 2:
+        return None, None, None, n
+    left, right = y.narrow(dim, 0, n - 1), y.narrow(dim, 1, n - 1)
+    if x is None:
+        return left, right, None, n
+    x = tensor_or_interpreted(x)
+    steps = x.narrow(-1 if x.ndim == 1 else dim, 1, n - 1) - x.narrow(
+        -1 if x.ndim == 1 else dim, 0, n - 1)
+    if x.ndim == 1 and y.ndim > 1:  # one grid for every slice: along dim
+        view = [1] * y.ndim
+        view[dim] = n - 1
+        steps = steps.reshape(view)
+    return left, right, steps, n
+
+
 def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None,
               dim: int = -1) -> Tensor:
     """The integral of ``y`` along ``dim`` by the trapezoid rule: Σ (yₖ + yₖ₊₁)/2 · Δxₖ.
@@ -568,25 +593,58 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None,
     2.0
     """
     y = tensor_or_interpreted(y)
-    if x is not None and dx is not None:
-        raise TypeError("trapezoid takes x or dx, not both")
-    if x is not None and not hasattr(x, "shape"):
-        raise TypeError(f"trapezoid: x must be a tensor of sample points, got "
-                        f"{type(x).__name__}; for an even spacing pass dx={x!r}")
-    n = y.shape[dim_index(dim, y.ndim, "trapezoid", zero_d_has_dim=False)]
+    left, right, steps, n = _trapezoid_intervals("trapezoid", y, x, dx, dim)
     if n < 2:
         return (y * 0).sum(dim)
-    left, right = y.narrow(dim, 0, n - 1), y.narrow(dim, 1, n - 1)
-    if x is None:
+    if steps is None:
         return (left + right).sum(dim) * (0.5 * (1.0 if dx is None else dx))
-    x = tensor_or_interpreted(x)
-    steps = x.narrow(-1 if x.ndim == 1 else dim, 1, n - 1) - x.narrow(
-        -1 if x.ndim == 1 else dim, 0, n - 1)
-    if x.ndim == 1 and y.ndim > 1:  # one grid for every slice: along dim
-        view = [1] * y.ndim
-        view[dim] = n - 1
-        steps = steps.reshape(view)
     return ((left + right) * steps).sum(dim) * 0.5
+
+
+def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None,
+                         dim: int = -1) -> Tensor:
+    r"""The running integral of ``y`` along ``dim`` by the trapezoid rule.
+
+    Entry k is :math:`\sum_{j \le k} (y_j + y_{j+1})/2 \cdot \Delta x_j`: the
+    integral from the first sample to sample k + 1, so there is one entry fewer than
+    samples (none for one sample).  The last entry is :func:`trapezoid`'s result.
+
+    Parameters
+    ----------
+    y : Tensor
+        Samples of the integrand.
+    x : Tensor, optional
+        Where they were taken (spacing 1, or ``dx``, without it).
+    dx : float, optional
+        A constant spacing.
+    dim : int
+        The dimension to integrate along.
+
+    Returns
+    -------
+    Tensor
+        ``y``'s shape with ``dim`` one shorter; differentiable in ``y`` and ``x``.
+
+    Raises
+    ------
+    TypeError
+        If both ``x`` and ``dx`` are given, or ``x`` is a number (pass it as ``dx``).
+    IndexError
+        If ``dim`` is out of range, or ``y`` is 0-d.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.cumulative_trapezoid(dl.tensor([1.0, 2.0, 4.0]))
+    tensor([1.5, 4.5])
+    """
+    y = tensor_or_interpreted(y)
+    left, right, steps, n = _trapezoid_intervals("cumulative_trapezoid", y, x, dx, dim)
+    if n < 2:
+        return y.narrow(dim, 0, 0) * 1.0
+    if steps is None:
+        return (left + right).cumsum(dim) * (0.5 * (1.0 if dx is None else dx))
+    return ((left + right) * steps).cumsum(dim) * 0.5
 
 
 def searchsorted(sorted_sequence: Tensor, values: Any, *, right: bool = False,

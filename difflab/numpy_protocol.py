@@ -229,9 +229,24 @@ def _log_base(base: float) -> Callable:
     return lambda x: F.log(x) * scale
 
 
+def frexp_parts(x: Any) -> tuple:
+    """``(mantissa, exponent)`` with ``x = mantissa · 2**exponent``, ``0.5 <= |mantissa| < 1``.
+
+    The exponent is read from the values (the primitive ``frexp_exponent``, which has
+    no derivative); the mantissa is ``x · 2**-exponent``, exact, with the derivative
+    ``2**-exponent``.  ``2**-exponent`` is applied in two halves, so that neither
+    overflows for the largest numbers (exponent 1024) nor the subnormal ones (-1073).
+    """
+    exponent = F.bind(registry.PRIMITIVES["frexp_exponent"], x)
+    half = -(exponent // 2)
+    scale = [2.0 ** F.astype(k, x.dtype) for k in (half, -exponent - half)]  # (in x's dtype)
+    return x * scale[0] * scale[1], exponent
+
+
 #: ufuncs built from primitives (written with ``dl.`` functions and operators, so they
 #: serve ``Dual`` and ``Tensor`` alike).
 UFUNC_COMPOSITES: dict[str, Callable] = {
+    "frexp": frexp_parts,
     "square": lambda x: x * x,
     "reciprocal": lambda x: 1.0 / x,
     "positive": lambda x: x,

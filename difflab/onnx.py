@@ -25,8 +25,10 @@ onnxruntime has no float64 ``Conv`` on the CPU (export float32 models).
 
 from __future__ import annotations
 
+import enum
 import os
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -474,29 +476,87 @@ def graph_to_onnx(graph: Graph, state: dict, opset_version: int = 17) -> Any:
     return model
 
 
-def export(model: Callable, args: Any, path: str | os.PathLike, opset_version: int = 17,
-           passes: Sequence[str] = ("fold", "cse", "dce")) -> Any:
-    """Trace ``model(*args)`` and write it to ``path`` as an ONNX file; returns the ModelProto.
+class TrainingMode(enum.Enum):
+    """The mode a module is exported in (PyTorch's ``torch.onnx.TrainingMode``).
 
+    ``EVAL`` (the default of :func:`export`) puts the module and its submodules in
+    ``eval()`` mode while it is traced (dropout off, batch norm with its running
+    statistics) and puts each back as it was afterwards; ``TRAINING`` puts them in
+    ``train()`` mode likewise; ``PRESERVE`` traces them as they are.
+
+    Parameters
+    ----------
+    value : int
+        0 (``EVAL``), 1 (``PRESERVE``) or 2 (``TRAINING``): ``TrainingMode(value)``
+        looks a mode up by its number.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.onnx.TrainingMode.EVAL
+    <TrainingMode.EVAL: 0>
+    """
+
+    EVAL = 0
+    PRESERVE = 1
+    TRAINING = 2
+
+
+def export(model: Callable, args: Any = (), f: str | os.PathLike | Any | None = None, *,
+           kwargs: Mapping[str, Any] | None = None, verbose: bool | None = None,
+           input_names: Sequence[str] | None = None, output_names: Sequence[str] | None = None,
+           opset_version: int | None = None, dynamic_axes: Mapping[str, Any] | None = None,
+           dynamic_shapes: Any = None, export_params: bool = True,
+           keep_initializers_as_inputs: bool = False,
+           training: TrainingMode = TrainingMode.EVAL, do_constant_folding: bool = True,
+           dynamo: bool = True, passes: Sequence[str] | None = None) -> Any:
+    """Trace ``model(*args)`` and write it to ``f`` as an ONNX file; returns the ModelProto.
+
+    PyTorch's ``torch.onnx.export``, so that a program calling it runs unchanged.
     ``model`` is a module (its parameters become the file's initializers, at
     their values now) or a function of tensors; ``args`` the example inputs
-    (one tensor or a tuple), whose shapes and dtypes the file keeps.  Put a
-    module in ``eval()`` mode first (dropout off, batch norm with its running
-    statistics), as for any export.  ``passes`` are applied to the graph
-    first (constant folding leaves fewer lines to translate).
+    (one tensor or a tuple), whose shapes and dtypes the file keeps.  As in
+    PyTorch, a module is traced in ``eval()`` mode (``training``), and put back
+    as it was.  Constant folding and the other graph passes run first (fewer
+    lines to translate); each line then has a small translation to ONNX
+    operators.
 
     Parameters
     ----------
     model : Module or callable
         What to export.
-    args : Tensor or tuple
+    args : Tensor or tuple, default ()
         Example inputs.
-    path : str or path-like
-        The ``.onnx`` file to write.
-    opset_version : int, default 17
-        The ONNX operator set (at least ``MIN_OPSET``).
-    passes : sequence of str, default ("fold", "cse", "dce")
-        Graph passes run before translating.
+    f : str, path-like or binary file object, optional
+        Where to write the ``.onnx`` file; None writes nothing (the ModelProto is
+        returned either way).
+    kwargs : mapping, optional
+        Keyword arguments for ``model`` that are not tensors (a flag, a size):
+        they are fixed in the file.  Pass tensors in ``args``.
+    verbose : bool, optional
+        Print the ONNX graph, one node a line.
+    input_names, output_names : sequence of str, optional
+        Names for the file's inputs (the tensors of ``args``, in order) and outputs;
+        fewer names than there are leaves the rest with their own names.
+    opset_version : int, optional
+        The ONNX operator set, from ``MIN_OPSET`` (13) to 21 (default 17).
+    dynamic_axes, dynamic_shapes : optional
+        Accepted so that programs run, with a warning: difflab writes the example's
+        sizes into the file (its reshapes keep concrete sizes), so the file runs on
+        inputs of those shapes only; export once per shape needed.
+    export_params : bool, default True
+        Only True: the weights are written into the file as initializers.
+    keep_initializers_as_inputs : bool, default False
+        Only False: the initializers are not listed among the inputs.
+    training : TrainingMode, default TrainingMode.EVAL
+        The mode the module is traced in.
+    do_constant_folding : bool, default True
+        Fold the lines that depend on constants alone before writing.
+    dynamo : bool, default True
+        Accepted and ignored: difflab has one exporter (its tracer).
+    passes : sequence of str, optional
+        The graph passes to run first (difflab's own choice; overrides
+        ``do_constant_folding``): default ``("fold", "cse", "dce")``.
 
     Returns
     -------
@@ -509,6 +569,8 @@ def export(model: Callable, args: Any, path: str | os.PathLike, opset_version: i
         Without the ``onnx`` package (``pip install 'difflab[jit]'``).
     ONNXExportError
         For an operation with no ONNX equivalent (the message names it).
+    ValueError
+        For names that collide or are too many, and the options difflab does not have.
 
     See Also
     --------
@@ -516,16 +578,105 @@ def export(model: Callable, args: Any, path: str | os.PathLike, opset_version: i
 
     Examples
     --------
-    >>> import os, tempfile
+    >>> import io
     >>> import difflab as dl
-    >>> import difflab.onnx
-    >>> path = os.path.join(tempfile.mkdtemp(), "linear.onnx")
-    >>> proto = dl.onnx.export(dl.nn.Linear(2, 1), (dl.ones(3, 2),), path)
-    >>> [node.op_type for node in proto.graph.node]
-    ['Gemm']
+    >>> buffer = io.BytesIO()
+    >>> proto = dl.onnx.export(dl.nn.Linear(2, 1), dl.ones(3, 2), buffer,
+    ...                        input_names=["features"], output_names=["score"])
+    >>> [node.op_type for node in proto.graph.node], proto.graph.input[0].name
+    (['Gemm', 'Identity'], 'features')
+    >>> buffer.getvalue()[:2] != b""
+    True
     """
     onnx = _require_onnx()
-    program = export_program(model, args, passes=passes)
-    proto = graph_to_onnx(program.graph, program.state_dict, opset_version)
-    onnx.save(proto, os.fspath(path))
+    if not export_params:
+        raise ValueError("export_params=False: difflab always writes the weights into the "
+                         "file as initializers; leave export_params at True")
+    if keep_initializers_as_inputs:
+        raise ValueError("keep_initializers_as_inputs=True: difflab does not list the "
+                         "weights among the inputs; leave it at False")
+    if not isinstance(training, TrainingMode):
+        raise TypeError(f"training must be a difflab.onnx.TrainingMode (EVAL, PRESERVE or "
+                        f"TRAINING), got {training!r}")
+    if dynamic_axes or dynamic_shapes:
+        warnings.warn("dynamic_axes / dynamic_shapes: difflab writes the example inputs' sizes "
+                      "into the ONNX file, which then runs on inputs of those shapes only; "
+                      "export once per shape you need", UserWarning, stacklevel=2)
+    if passes is None:
+        passes = ("fold", "cse", "dce") if do_constant_folding else ("cse", "dce")
+    fn = _with_keywords(model, kwargs)
+    with _mode(model, training):
+        program = export_program(fn, args if isinstance(args, tuple) else (args,),
+                                 passes=passes)
+    proto = graph_to_onnx(program.graph, program.state_dict,
+                          17 if opset_version is None else opset_version)
+    if input_names or output_names:
+        _name_inputs_and_outputs(onnx, proto, program.graph, input_names or (),
+                                 output_names or ())
+    if verbose:
+        print(onnx.printer.to_text(proto.graph))
+    if f is not None:
+        onnx.save(proto, f if hasattr(f, "write") else os.fspath(f))
     return proto
+
+
+def _with_keywords(model: Callable, kwargs: Mapping[str, Any] | None) -> Callable:
+    """``model`` with its non-tensor keyword arguments fixed (tensors must come in args)."""
+    if not kwargs:
+        return model
+    tensors = [k for k, v in kwargs.items() if hasattr(v, "shape")]
+    if tensors:
+        raise ValueError(f"kwargs {tensors}: pass tensors in args (positionally), so that "
+                         f"they become the file's inputs")
+    return lambda *args: model(*args, **kwargs)
+
+
+class _mode:  # noqa: N801  (a context manager used like a function)
+    """Put a module and its submodules in the mode of ``training`` while it is traced,
+    and each back as it was afterwards (a function is left alone)."""
+
+    def __init__(self, model: Any, training: TrainingMode) -> None:
+        self.modules = list(model.modules()) if hasattr(model, "modules") else []
+        self.was = [m.training for m in self.modules]
+        self.training = training
+
+    def __enter__(self) -> None:
+        if self.training is not TrainingMode.PRESERVE and self.modules:
+            self.modules[0].train(self.training is TrainingMode.TRAINING)
+
+    def __exit__(self, *exc: Any) -> None:
+        for module, was in zip(self.modules, self.was):
+            module.training = was
+
+
+def _name_inputs_and_outputs(onnx: Any, proto: Any, graph: Graph, input_names: Sequence[str],
+                             output_names: Sequence[str]) -> None:
+    """Rename the file's inputs and outputs as asked (PyTorch's input/output names)."""
+    g = proto.graph
+    inputs = [i.name for i in g.input]
+    outputs = [o.name for o in g.output]
+    for what, names, have in (("input_names", input_names, inputs),
+                              ("output_names", output_names, outputs)):
+        if isinstance(names, str) or not all(isinstance(n, str) and n for n in names):
+            raise ValueError(f"{what} must be a list of non-empty strings, got {names!r}")
+        if len(names) > len(have):
+            raise ValueError(f"{what}: {len(names)} names for {len(have)} "
+                             f"{what.split('_')[0]}s of the exported graph ({have})")
+    wanted = list(input_names) + list(output_names)
+    taken = ({n for node in g.node for n in (*node.input, *node.output)}
+             | {t.name for t in g.initializer} | set(inputs) | set(outputs))
+    renamed = set(inputs[:len(input_names)]) | set(outputs[:len(output_names)])
+    clash = [n for n in wanted if wanted.count(n) > 1 or (n in taken and n not in renamed)]
+    if clash:
+        raise ValueError(f"input/output names must be distinct and new to the graph: "
+                         f"{sorted(set(clash))} are used twice or already name a tensor")
+    for old, new in zip(inputs, input_names):  # an input is renamed wherever it is read
+        for node in g.node:
+            node.input[:] = [new if n == old else n for n in node.input]
+        for value in (*g.input, *g.output):
+            if value.name == old:
+                value.name = new
+    for value, new in zip(g.output, output_names):  # an output is copied to its new name
+        g.node.append(onnx.helper.make_node("Identity", [value.name], [new]))
+        value.name = new
+    onnx.checker.check_model(proto)

@@ -21,7 +21,9 @@ generator, looked up at each run, which is also how a saved graph names it.
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -284,6 +286,52 @@ def set_rng_state(state: Any) -> None:
     ValueError: not a generator state (pass what Generator.get_state() returned): ...
     """
     default_generator.set_state(state)
+
+
+@contextlib.contextmanager
+def fork_rng(devices: Any = None, enabled: bool = True, device_type: str = "cuda"
+             ) -> Iterator[None]:
+    """Within the block, draw random numbers freely; after it, the stream goes on as before.
+
+    PyTorch's ``torch.random.fork_rng``: the default generator's state is saved on
+    entry and restored on exit (also when the block raises), so the numbers drawn
+    after the block are those that would have been drawn without it.  Tensors on
+    the GPU draw from the same default generator in difflab, so ``devices`` and
+    ``device_type`` (which name the GPUs whose generators PyTorch also saves) are
+    accepted and need nothing more.
+
+    Parameters
+    ----------
+    devices : iterable of int, optional
+        PyTorch's GPU indices; accepted (see above).
+    enabled : bool, default True
+        False makes the block an ordinary one (nothing is saved or restored).
+    device_type : str, default "cuda"
+        PyTorch's device kind; accepted (see above).
+
+    Yields
+    ------
+    None
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> _ = dl.manual_seed(0)
+    >>> with dl.random.fork_rng():
+    ...     _ = dl.rand(5)                 # draws that leave no trace
+    >>> a = dl.rand(2)
+    >>> _ = dl.manual_seed(0)
+    >>> bool((dl.rand(2) == a).all())
+    True
+    """
+    if not enabled:
+        yield
+        return
+    state = get_rng_state()
+    try:
+        yield
+    finally:
+        set_rng_state(state)
 
 
 class Draws:

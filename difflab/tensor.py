@@ -1827,6 +1827,90 @@ class Tensor(TensorMethods, InPlaceMethods):
         """
         return self.array.dtype.itemsize
 
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element: :meth:`element_size` as a property (PyTorch's and NumPy's name).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.zeros(3, dtype=dl.float32).itemsize
+        4
+        """
+        return self.array.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes taken by the elements: ``numel() * element_size()`` (a view counts its own).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.zeros(2, 3, dtype=dl.float64).nbytes
+        48
+        """
+        return self.numel() * self.array.dtype.itemsize
+
+    def pin_memory(self, device: Any = None) -> Tensor:
+        """A copy of this CPU tensor in page-locked memory, for faster copies to a GPU.
+
+        PyTorch copies the values into page-locked host memory, which the GPU reads
+        without a staging copy (``DataLoader(pin_memory=True)``, ``.to("cuda",
+        non_blocking=True)``).  difflab's copies to the GPU go through CuPy from NumPy
+        memory, so there is nothing to pin: the copy is an ordinary one (``clone``:
+        a change to it leaves this tensor alone, and gradients flow through it, as
+        in PyTorch).
+
+        Parameters
+        ----------
+        device : optional
+            PyTorch's (deprecated) device to pin for; accepted.
+
+        Returns
+        -------
+        Tensor
+            A copy of the values.
+
+        Raises
+        ------
+        RuntimeError
+            For a tensor on the GPU (only CPU tensors can be pinned, as in PyTorch).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.ones(2)
+        >>> x.pin_memory().add_(1.0), x
+        (tensor([2., 2.]), tensor([1., 1.]))
+        """
+        if self.is_cuda:
+            raise RuntimeError(f"cannot pin a tensor on {self.device}: only CPU tensors can be "
+                               f"pinned")
+        return self.clone()
+
+    def is_pinned(self, device: Any = None) -> bool:
+        """Whether the values are in page-locked host memory: never in difflab.
+
+        See :meth:`pin_memory`: difflab has no page-locked memory to pin into.
+
+        Parameters
+        ----------
+        device : optional
+            Accepted for PyTorch's signature.
+
+        Returns
+        -------
+        bool
+            False.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.ones(2).is_pinned()
+        False
+        """
+        return False
+
     def stride(self, dim: int | None = None) -> Any:
         """Steps in *elements* between neighbours along each dimension (NumPy counts bytes).
 

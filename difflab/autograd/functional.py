@@ -218,7 +218,10 @@ def grad(
     grad_outputs: Any = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
-    allow_unused: bool = False,
+    only_inputs: bool = True,
+    allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
+    materialize_grads: bool = False,
 ) -> tuple:
     r"""The gradients of ``outputs`` with respect to ``inputs``, without touching any ``.grad``.
 
@@ -239,20 +242,31 @@ def grad(
     create_graph : bool, default False
         Record the walk, so the results can be differentiated again (Hessians,
         gradient penalties).
-    allow_unused : bool, default False
-        Give ``None`` for an input the outputs do not depend on, instead of an error.
+    only_inputs : bool, default True
+        PyTorch's deprecated flag, accepted (only the inputs' gradients are computed).
+    allow_unused : bool, optional
+        Give ``None`` for an input the outputs do not depend on, instead of an error
+        (default: False, or True with ``materialize_grads``).
+    is_grads_batched : bool, default False
+        Only False: for a batch of seeds, map this over them with ``difflab.func.vmap``
+        of ``difflab.func.vjp``.
+    materialize_grads : bool, default False
+        Give zeros instead of ``None`` for an unused input.
 
     Returns
     -------
     tuple of Tensor
         One gradient per input, of its shape (``None`` for an unused input with
-        ``allow_unused=True``).
+        ``allow_unused=True``, zeros with ``materialize_grads=True``).
 
     Raises
     ------
     RuntimeError
         If an input does not require grad, an output was not recorded, or an input is
         unused and ``allow_unused`` is False.
+    ValueError
+        For ``materialize_grads=True`` with ``allow_unused=False``, or
+        ``is_grads_batched=True``.
 
     See Also
     --------
@@ -271,6 +285,13 @@ def grad(
     >>> x.grad is None
     True
     """
+    if materialize_grads and allow_unused is False:
+        raise ValueError("grad(): materialize_grads=True gives zeros for unused inputs, which "
+                         "needs allow_unused=True (or left out), got allow_unused=False")
+    if is_grads_batched:
+        raise ValueError("grad(is_grads_batched=True) is not supported: map the seeds with "
+                         "difflab.func.vmap over difflab.func.vjp instead")
+    allow_unused = materialize_grads if allow_unused is None else allow_unused
     outputs = [outputs] if isinstance(outputs, engine.Tensor) else list(outputs)
     single = isinstance(inputs, engine.Tensor)
     inputs = [inputs] if single else list(inputs)
@@ -293,7 +314,10 @@ def grad(
                 f"appears not to have been used in the graph. Set allow_unused=True if this "
                 f"is what you want (its gradient is then None)."
             )
-        if g is not None and g.shape != inputs[i].shape:
+        if g is None and materialize_grads:
+            results[i] = engine.Tensor._wrap(backend.array_module(inputs[i].array).zeros_like(
+                inputs[i].array))
+        elif g is not None and g.shape != inputs[i].shape:
             results[i] = g.expand(*inputs[i].shape) if create_graph else engine.Tensor._wrap(
                 backend.array_module(g.array).broadcast_to(g.array, inputs[i].shape).copy()
             )

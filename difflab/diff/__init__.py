@@ -21,9 +21,12 @@ See :mod:`difflab.diff.interface` for the shapes of the results and
 
 from __future__ import annotations
 
+import sys
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from difflab import functions_math
 from difflab.diff import differentiators
 from difflab.diff.forward import Dual
 from difflab.diff.interface import Cost, Differentiator, DomainWarning, NumericalWarning
@@ -427,3 +430,21 @@ def vjp(f: Callable, primals: Sequence[Any], method: str | Differentiator = "rev
     (array([2., 4.]),)
     """
     return differentiators.get(method, **options).vjp(f, primals, return_cost)
+
+
+class _CallableDiffPackage(types.ModuleType):
+    """``difflab.diff`` is this package and, called, PyTorch's ``torch.diff``.
+
+    PyTorch programs (``import difflab as torch``) call ``torch.diff(x)`` for the
+    forward differences of a tensor; here that name already belongs to the package of
+    the differentiators.  A module's class may be replaced by a subclass of
+    ``ModuleType`` (the Python reference, "Customizing module attribute access"),
+    so the package also answers a call, with :func:`difflab.functions_math.diff`.
+    """
+
+    def __call__(self, input: Any, n: int = 1, dim: int = -1, prepend: Any = None,  # noqa: A002
+                 append: Any = None) -> Any:
+        return functions_math.diff(input, n=n, dim=dim, prepend=prepend, append=append)
+
+
+sys.modules[__name__].__class__ = _CallableDiffPackage

@@ -37,6 +37,7 @@ from difflab.nn.functional_core import (  # noqa: F401  (the layers read them)
     _single,
     _window,
 )
+from difflab.nn.functional_embedding import *  # noqa: F403
 from difflab.nn.functional_layers import *  # noqa: F403
 from difflab.nn.functional_losses import *  # noqa: F403
 from difflab.nn.functional_pooling import *  # noqa: F403

@@ -41,7 +41,7 @@ from difflab.tensor_arguments import promote_all as _promote_all
 
 __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "conv2d", "cross_entropy", "dropout",
-           "embedding", "gelu", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax",
+           "gelu", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax",
            "max_pool2d", "mse_loss", "nll_loss", "one_hot", "pad", "relu",
            "scaled_dot_product_attention", "sigmoid", "softmax", "tanh"]
 
@@ -1008,60 +1008,6 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
 
 
 # -------------------------------------------------------------------- embedding
-
-
-def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None  # noqa: A002
-              ) -> Tensor:
-    r"""The rows ``weight[input]`` of a table; ``input`` holds integer indices.
-
-    The table's gradient adds :math:`\bar y` into the rows looked up (none into
-    ``padding_idx``).
-
-    Parameters
-    ----------
-    input : Tensor or array
-        Integer indices, any shape.
-    weight : Tensor
-        The table, :math:`(\text{num\_embeddings}, \text{dim})`.
-    padding_idx : int, optional
-        A row that receives no gradient.
-
-    Returns
-    -------
-    Tensor
-        :math:`(*, \text{dim})`.
-
-    Raises
-    ------
-    TypeError
-        If the indices are not integers.
-    IndexError
-        If an index is outside the table.
-
-    See Also
-    --------
-    difflab.nn.Embedding, one_hot
-
-    Examples
-    --------
-    >>> import difflab as dl
-    >>> import difflab.nn.functional as F
-    >>> F.embedding(dl.tensor([2, 0]), dl.tensor([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]))
-    tensor([[4., 5.],
-            [0., 1.]])
-    """
-    idx = input.array if isinstance(input, Tensor) else np.asarray(input)
-    if idx.dtype.kind not in "iu":
-        raise TypeError(
-            f"embedding: indices must be integers (got dtype {idx.dtype}); use .long()"
-        )
-    n = weight.shape[0]
-    idx = _checked_index(input if isinstance(input, Tensor) else idx, n,
-                         f"embedding: index out of range: indices must be in [0, {n}), got "
-                         f"{{value}}").array
-    if padding_idx is not None and padding_idx < 0:
-        padding_idx += weight.shape[0]
-    return apply(nn_ops.Embedding, weight, idx=idx, padding_idx=padding_idx)
 
 
 # ------------------------------------------------------------------------ losses

@@ -34,9 +34,9 @@ from difflab.nn.functional_core import (
     _probability,
     _promoted,
     _window,
-    embedding,
     max_pool2d,
 )
+from difflab.nn.functional_embedding import embedding
 from difflab.nn.functional_windows import _adaptive_max_indices, _bins
 from difflab.ops import nn_ops, registry
 from difflab.tensor import Tensor

@@ -533,6 +533,164 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     return _fill(tensor, values)
 
 
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
+    r"""Fill ``tensor`` with a (semi-)orthogonal matrix, scaled by ``gain`` (Saxe et al., 2013).
+
+    The tensor is seen as a matrix of ``rows = shape[0]`` by ``cols = numel / rows``.
+    A matrix of standard normal samples is factored :math:`A = QR`; with the signs
+    of :math:`R`'s diagonal moved into :math:`Q`, :math:`Q` is a uniformly random
+    orthogonal matrix.  Its rows are orthonormal when ``rows <= cols``
+    (:math:`QQ^T = I`), its columns otherwise (:math:`Q^TQ = I`).  Repeated
+    products with such a matrix keep a vector's length, which is why recurrent and
+    reinforcement-learning networks start from it.
+
+    Parameters
+    ----------
+    tensor : Tensor
+        At least 2-D; the trailing dimensions are flattened into the columns.
+    gain : float, default 1.0
+        The factor applied to the orthogonal matrix.
+    generator : difflab.Generator, optional
+        The random generator; the global one by default.
+
+    Returns
+    -------
+    Tensor
+        ``tensor`` itself.
+
+    Raises
+    ------
+    ValueError
+        For a tensor of fewer than 2 dimensions.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> w = nn.init.orthogonal_(dl.empty(3, 5))
+    >>> bool(dl.allclose(w @ w.T, dl.eye(3), atol=1e-6))
+    True
+    """
+    if tensor.ndim < 2:
+        raise ValueError(f"orthogonal_: only tensors with 2 or more dimensions are supported, "
+                         f"got shape {tuple(tensor.shape)}")
+    if _no_elements(tensor):
+        return tensor
+    import numpy as np
+
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flat = _random._rng(generator).normal(0.0, 1.0, size=(rows, cols))
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))  # (makes Q uniformly distributed: Haar measure)
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, (gain * q).reshape(tensor.shape))
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    r"""Fill a 3-, 4- or 5-D convolution weight with the Dirac delta: the identity convolution.
+
+    For each group, output channel :math:`d` takes input channel :math:`d` at the
+    kernel's centre with weight 1 and every other weight is 0, so the convolution
+    passes its first ``min(out/groups, in)`` channels through unchanged (with
+    padding that keeps the size).
+
+    Parameters
+    ----------
+    tensor : Tensor
+        A weight of shape ``(out, in, k...)`` with 1 to 3 kernel dimensions.
+    groups : int, default 1
+        The number of groups of the convolution (``out`` must divide by it).
+
+    Returns
+    -------
+    Tensor
+        ``tensor`` itself.
+
+    Raises
+    ------
+    ValueError
+        For a tensor of another dimension, or ``out`` not divisible by ``groups``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> w = nn.init.dirac_(dl.empty(2, 2, 3))
+    >>> w[:, :, 1]
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError(f"dirac_: only 3, 4 and 5 dimensional tensors are supported (a "
+                         f"convolution's weight), got shape {tuple(tensor.shape)}")
+    if groups < 1 or tensor.shape[0] % groups:
+        raise ValueError(f"dirac_: dim 0 ({tensor.shape[0]}) must be divisible by groups "
+                         f"({groups})")
+    import numpy as np
+
+    values = np.zeros(tensor.shape)
+    out_per_group = tensor.shape[0] // groups
+    centre = tuple(k // 2 for k in tensor.shape[2:])
+    for g in range(groups):
+        for d in range(min(out_per_group, tensor.shape[1])):
+            values[(g * out_per_group + d, d) + centre] = 1.0
+    return _fill(tensor, values)
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Any = None) -> Tensor:
+    r"""Fill a 2-D tensor with normal samples, a fraction ``sparsity`` of each column zero.
+
+    Martens (2010): each entry :math:`\sim \mathcal N(0, \text{std}^2)`, then in every
+    column :math:`\lceil \text{sparsity} \cdot \text{rows} \rceil` randomly chosen
+    rows are set to zero.
+
+    Parameters
+    ----------
+    tensor : Tensor
+        A 2-D tensor.
+    sparsity : float
+        The fraction of each column set to zero, in ``[0, 1]``.
+    std : float, default 0.01
+        The standard deviation of the nonzero values.
+    generator : difflab.Generator, optional
+        The random generator; the global one by default.
+
+    Returns
+    -------
+    Tensor
+        ``tensor`` itself.
+
+    Raises
+    ------
+    ValueError
+        For a tensor that is not 2-D, or a sparsity outside ``[0, 1]``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> w = nn.init.sparse_(dl.empty(4, 3), sparsity=0.5)
+    >>> (w == 0).sum(dim=0)
+    tensor([2, 2, 2])
+    """
+    if tensor.ndim != 2:
+        raise ValueError(f"sparse_: only tensors with 2 dimensions are supported, got shape "
+                         f"{tuple(tensor.shape)}")
+    if not 0.0 <= sparsity <= 1.0:
+        raise ValueError(f"sparse_: sparsity must be in [0, 1], got {sparsity}")
+    rows, cols = tensor.shape
+    rng = _random._rng(generator)
+    values = rng.normal(0.0, std, size=(rows, cols))
+    zeros = math.ceil(sparsity * rows)
+    for column in range(cols):
+        values[rng.permutation(rows)[:zeros], column] = 0.0
+    return _fill(tensor, values)
+
+
 def default_linear_init_(weight: Tensor, bias: Tensor | None) -> None:
     r"""PyTorch's default for Linear and Conv: :math:`\mathcal U(-k, k)` for weight and bias.
 

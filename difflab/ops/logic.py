@@ -149,6 +149,9 @@ POINTWISE = [
               lambda sp, a, b: sp.floor(a / b)),
     Pointwise("trunc_divide", _integer_division(_trunc_divide), "a / b rounded towards 0",
               lambda sp, a, b: sp.trunc(a / b)),
+    Pointwise("frexp_exponent", lambda xp, x: xp.frexp(x)[1].astype(xp.int32),
+              "the exponent e of x = m·2^e, 0.5 ≤ |m| < 1 (0 for 0, inf and nan)",
+              lambda sp, x: sp.floor(sp.log(sp.abs(x)) / sp.log(2)) + 1),  # (for x ≠ 0)
 ]
 
 

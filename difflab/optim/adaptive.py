@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from difflab.optim.optimizer import Optimizer
+from difflab.optim.optimizer import Optimizer, check_implementation
 from difflab.optim.sgd import _check
 
 
@@ -43,6 +43,13 @@ class Adadelta(Optimizer):
     weight_decay : float
         Adds λθ to g.
     maximize : bool
+        Maximise the objective instead of minimising it.
+    foreach, fused : bool, optional
+        PyTorch's choices of implementation; accepted (the same numbers).
+    capturable : bool, default False
+        Accepted (PyTorch's CUDA-graph switch).
+    differentiable : bool, default False
+        Only False (see ``difflab.optim.optimizer.check_implementation``).
 
     Examples
     --------
@@ -56,7 +63,10 @@ class Adadelta(Optimizer):
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 1.0, rho: float = 0.9,
-                 eps: float = 1e-6, weight_decay: float = 0.0, maximize: bool = False) -> None:
+                 eps: float = 1e-6, weight_decay: float = 0.0, maximize: bool = False, *,
+                 foreach: bool | None = None, fused: bool | None = None,
+                 capturable: bool = False, differentiable: bool = False) -> None:
+        check_implementation(foreach, fused, capturable, differentiable)
         _check("learning rate", lr)
         _check("epsilon value", eps)
         _check("weight_decay value", weight_decay)
@@ -96,6 +106,13 @@ class Adamax(Optimizer):
     eps : float
     weight_decay : float
     maximize : bool
+        Maximise the objective instead of minimising it.
+    foreach, fused : bool, optional
+        PyTorch's choices of implementation; accepted (the same numbers).
+    capturable : bool, default False
+        Accepted (PyTorch's CUDA-graph switch).
+    differentiable : bool, default False
+        Only False (see ``difflab.optim.optimizer.check_implementation``).
 
     Examples
     --------
@@ -109,7 +126,10 @@ class Adamax(Optimizer):
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 2e-3, betas: tuple = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0.0, maximize: bool = False) -> None:
+                 eps: float = 1e-8, weight_decay: float = 0.0, maximize: bool = False, *,
+                 foreach: bool | None = None, fused: bool | None = None,
+                 capturable: bool = False, differentiable: bool = False) -> None:
+        check_implementation(foreach, fused, capturable, differentiable)
         _check("learning rate", lr)
         _check("epsilon value", eps)
         _check("weight_decay value", weight_decay)
@@ -153,6 +173,13 @@ class NAdam(Optimizer):
     decoupled_weight_decay : bool
         Decay θ directly (as AdamW) instead of adding λθ to g.
     maximize : bool
+        Maximise the objective instead of minimising it.
+    foreach, fused : bool, optional
+        PyTorch's choices of implementation; accepted (the same numbers).
+    capturable : bool, default False
+        Accepted (PyTorch's CUDA-graph switch).
+    differentiable : bool, default False
+        Only False (see ``difflab.optim.optimizer.check_implementation``).
 
     Examples
     --------
@@ -169,7 +196,10 @@ class NAdam(Optimizer):
 
     def __init__(self, params: Iterable[Any], lr: float = 2e-3, betas: tuple = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0, momentum_decay: float = 4e-3,
-                 decoupled_weight_decay: bool = False, maximize: bool = False) -> None:
+                 decoupled_weight_decay: bool = False, maximize: bool = False, *,
+                 foreach: bool | None = None, fused: bool | None = None,
+                 capturable: bool = False, differentiable: bool = False) -> None:
+        check_implementation(foreach, fused, capturable, differentiable)
         _check("learning rate", lr)
         _check("epsilon value", eps)
         _check("weight_decay value", weight_decay)
@@ -227,6 +257,12 @@ class RAdam(Optimizer):
         as :class:`AdamW` does, instead of adding :math:`\lambda\theta` to the gradient.
     maximize : bool, default False
         Maximise the objective.
+    foreach, fused : bool, optional
+        PyTorch's choices of implementation; accepted (the same numbers).
+    capturable : bool, default False
+        Accepted (PyTorch's CUDA-graph switch).
+    differentiable : bool, default False
+        Only False (see ``difflab.optim.optimizer.check_implementation``).
 
     Attributes
     ----------
@@ -275,7 +311,10 @@ class RAdam(Optimizer):
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0,
-                 decoupled_weight_decay: bool = False, maximize: bool = False) -> None:
+                 decoupled_weight_decay: bool = False, maximize: bool = False, *,
+                 foreach: bool | None = None, fused: bool | None = None,
+                 capturable: bool = False, differentiable: bool = False) -> None:
+        check_implementation(foreach, fused, capturable, differentiable)
         _check("learning rate", lr)
         _check("epsilon value", eps)
         _check("weight_decay value", weight_decay)
@@ -330,6 +369,12 @@ class Rprop(Optimizer):
         :math:`(\eta_{\min}, \eta_{\max})`, the bounds of each step size.
     maximize : bool, default False
         Maximise the objective.
+    foreach, fused : bool, optional
+        PyTorch's choices of implementation; accepted (the same numbers).
+    capturable : bool, default False
+        Accepted (PyTorch's CUDA-graph switch).
+    differentiable : bool, default False
+        Only False (see ``difflab.optim.optimizer.check_implementation``).
 
     Attributes
     ----------
@@ -383,7 +428,10 @@ class Rprop(Optimizer):
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, etas: tuple = (0.5, 1.2),
-                 step_sizes: tuple = (1e-6, 50.0), maximize: bool = False) -> None:
+                 step_sizes: tuple = (1e-6, 50.0), maximize: bool = False, *,
+                 foreach: bool | None = None, fused: bool | None = None,
+                 capturable: bool = False, differentiable: bool = False) -> None:
+        check_implementation(foreach, fused, capturable, differentiable)
         _check("learning rate", lr)
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(f"Invalid eta values: {etas} (need 0 < etaminus < 1 < etaplus)")
@@ -429,6 +477,12 @@ class ASGD(Optimizer):
         An L2 penalty added to the gradient, >= 0.
     maximize : bool, default False
         Maximise the objective.
+    foreach, fused : bool, optional
+        PyTorch's choices of implementation; accepted (the same numbers).
+    capturable : bool, default False
+        Accepted (PyTorch's CUDA-graph switch).
+    differentiable : bool, default False
+        Only False (see ``difflab.optim.optimizer.check_implementation``).
 
     Attributes
     ----------
@@ -475,7 +529,10 @@ class ASGD(Optimizer):
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, lambd: float = 1e-4,
                  alpha: float = 0.75, t0: float = 1e6, weight_decay: float = 0.0,
-                 maximize: bool = False) -> None:
+                 maximize: bool = False, *,
+                 foreach: bool | None = None, fused: bool | None = None,
+                 capturable: bool = False, differentiable: bool = False) -> None:
+        check_implementation(foreach, fused, capturable, differentiable)
         _check("learning rate", lr)
         _check("weight_decay value", weight_decay)
         super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0,

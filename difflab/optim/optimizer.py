@@ -28,6 +28,61 @@ class _Required:
 required = _Required()
 
 
+
+def check_implementation(foreach: bool | None = None, fused: bool | None = None,
+                         capturable: bool = False, differentiable: bool = False) -> None:
+    """Check PyTorch's four switches of how an optimizer computes its step (not what).
+
+    ``foreach`` (one operation over all the parameters), ``fused`` (one kernel) and
+    ``capturable`` (a step a CUDA graph can record) choose an implementation; difflab
+    picks its own (the foreach shortcut of ``difflab/optim/foreach.py`` where it
+    applies) and computes the same numbers, so they are accepted.
+    ``differentiable=True`` asks for the step itself to be recorded on the tape (to
+    differentiate through an update), which difflab's in-place steps are not: refused.
+
+    Parameters
+    ----------
+    foreach, fused : bool, optional
+        Accepted (None, True or False).
+    capturable : bool, default False
+        Accepted.
+    differentiable : bool, default False
+        Only False.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    TypeError
+        For a switch that is not a bool (or None).
+    NotImplementedError
+        For ``differentiable=True``.
+
+    Examples
+    --------
+    >>> from difflab.optim.optimizer import check_implementation
+    >>> check_implementation(foreach=True, fused=None)
+    >>> check_implementation(differentiable=True)
+    Traceback (most recent call last):
+    ...
+    NotImplementedError: differentiable=True: ...
+    """
+    for name, value, may_be_none in (("foreach", foreach, True), ("fused", fused, True),
+                                     ("capturable", capturable, False),
+                                     ("differentiable", differentiable, False)):
+        if not isinstance(value, bool) and not (may_be_none and value is None):
+            raise TypeError(f"{name} must be True or False"
+                            f"{' (or None)' if may_be_none else ''}, got {value!r}")
+    if differentiable:
+        raise NotImplementedError(
+            "differentiable=True: difflab's optimizers update the parameters in place, "
+            "outside the tape, so a step cannot be differentiated; to differentiate through "
+            "an update, write it as a function of the parameters (p - lr * g) and use "
+            "difflab.func.grad on it")
+
+
 class Optimizer:
     """Base class of the optimizers: parameter groups, per-parameter state, ``state_dict``.
 

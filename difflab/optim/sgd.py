@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from difflab.optim import foreach
-from difflab.optim.optimizer import Optimizer, required
+from difflab.optim.optimizer import Optimizer, check_implementation, required
 
 
 def _check(name: str, value: float, low: float = 0.0) -> None:
@@ -47,6 +47,12 @@ class SGD(Optimizer):
         Nesterov momentum (needs ``momentum > 0`` and ``dampening == 0``).
     maximize : bool, default False
         Maximise the objective instead of minimising it.
+    foreach, fused : bool, optional
+        PyTorch's choices of implementation; accepted (the same numbers).
+    capturable : bool, default False
+        Accepted (PyTorch's CUDA-graph switch).
+    differentiable : bool, default False
+        Only False (see ``difflab.optim.optimizer.check_implementation``).
 
     Attributes
     ----------
@@ -79,7 +85,10 @@ class SGD(Optimizer):
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
-                 maximize: bool = False) -> None:
+                 maximize: bool = False, *,
+                 foreach: bool | None = None, fused: bool | None = None,
+                 capturable: bool = False, differentiable: bool = False) -> None:
+        check_implementation(foreach, fused, capturable, differentiable)
         if lr is not required:
             _check("learning rate", lr)
         _check("momentum value", momentum)
@@ -141,6 +150,12 @@ class Adam(Optimizer):
         The AMSGrad variant.
     maximize : bool, default False
         Maximise the objective.
+    foreach, fused : bool, optional
+        PyTorch's choices of implementation; accepted (the same numbers).
+    capturable : bool, default False
+        Accepted (PyTorch's CUDA-graph switch).
+    differentiable : bool, default False
+        Only False (see ``difflab.optim.optimizer.check_implementation``).
 
     Attributes
     ----------
@@ -176,7 +191,10 @@ class Adam(Optimizer):
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False,
-                 maximize: bool = False) -> None:
+                 maximize: bool = False, *,
+                 foreach: bool | None = None, fused: bool | None = None,
+                 capturable: bool = False, differentiable: bool = False) -> None:
+        check_implementation(foreach, fused, capturable, differentiable)
         _check("learning rate", lr)
         _check("epsilon value", eps)
         if not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
@@ -235,6 +253,12 @@ class AdamW(Adam):
         The AMSGrad variant.
     maximize : bool, default False
         Maximise the objective.
+    foreach, fused : bool, optional
+        PyTorch's choices of implementation; accepted (the same numbers).
+    capturable : bool, default False
+        Accepted (PyTorch's CUDA-graph switch).
+    differentiable : bool, default False
+        Only False (see ``difflab.optim.optimizer.check_implementation``).
 
     Attributes
     ----------
@@ -267,7 +291,10 @@ class AdamW(Adam):
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False,
-                 maximize: bool = False) -> None:
+                 maximize: bool = False, *,
+                 foreach: bool | None = None, fused: bool | None = None,
+                 capturable: bool = False, differentiable: bool = False) -> None:
+        check_implementation(foreach, fused, capturable, differentiable)
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize)
 
 
@@ -303,6 +330,12 @@ class SparseAdam(Optimizer):
         :math:`\epsilon`, added to :math:`\sqrt v`; must be > 0.
     maximize : bool, default False
         Maximise the objective.
+    foreach, fused : bool, optional
+        PyTorch's choices of implementation; accepted (the same numbers).
+    capturable : bool, default False
+        Accepted (PyTorch's CUDA-graph switch).
+    differentiable : bool, default False
+        Only False (see ``difflab.optim.optimizer.check_implementation``).
 
     Attributes
     ----------
@@ -334,7 +367,10 @@ class SparseAdam(Optimizer):
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple = (0.9, 0.999),
-                 eps: float = 1e-8, maximize: bool = False) -> None:
+                 eps: float = 1e-8, maximize: bool = False, *,
+                 foreach: bool | None = None, fused: bool | None = None,
+                 capturable: bool = False, differentiable: bool = False) -> None:
+        check_implementation(foreach, fused, capturable, differentiable)
         _check("learning rate", lr)
         if not eps > 0.0:
             raise ValueError(f"Invalid epsilon value: {eps} (must be > 0)")
@@ -385,6 +421,12 @@ class RMSprop(Optimizer):
         Normalise by the estimated variance instead of the second moment.
     maximize : bool, default False
         Maximise the objective.
+    foreach, fused : bool, optional
+        PyTorch's choices of implementation; accepted (the same numbers).
+    capturable : bool, default False
+        Accepted (PyTorch's CUDA-graph switch).
+    differentiable : bool, default False
+        Only False (see ``difflab.optim.optimizer.check_implementation``).
 
     Attributes
     ----------
@@ -415,7 +457,10 @@ class RMSprop(Optimizer):
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99,
                  eps: float = 1e-8, weight_decay: float = 0.0, momentum: float = 0.0,
-                 centered: bool = False, maximize: bool = False) -> None:
+                 centered: bool = False, maximize: bool = False, *,
+                 foreach: bool | None = None, fused: bool | None = None,
+                 capturable: bool = False, differentiable: bool = False) -> None:
+        check_implementation(foreach, fused, capturable, differentiable)
         _check("learning rate", lr)
         _check("epsilon value", eps)
         _check("momentum value", momentum)
@@ -474,6 +519,12 @@ class Adagrad(Optimizer):
         Added to the denominator.
     maximize : bool, default False
         Maximise the objective.
+    foreach, fused : bool, optional
+        PyTorch's choices of implementation; accepted (the same numbers).
+    capturable : bool, default False
+        Accepted (PyTorch's CUDA-graph switch).
+    differentiable : bool, default False
+        Only False (see ``difflab.optim.optimizer.check_implementation``).
 
     Attributes
     ----------
@@ -503,7 +554,10 @@ class Adagrad(Optimizer):
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0.0,
                  weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
-                 eps: float = 1e-10, maximize: bool = False) -> None:
+                 eps: float = 1e-10, maximize: bool = False, *,
+                 foreach: bool | None = None, fused: bool | None = None,
+                 capturable: bool = False, differentiable: bool = False) -> None:
+        check_implementation(foreach, fused, capturable, differentiable)
         _check("learning rate", lr)
         _check("lr_decay", lr_decay)
         _check("initial_accumulator_value", initial_accumulator_value)

@@ -184,7 +184,7 @@ def _structural_cases() -> dict[str, Case]:
 def _no_derivative_cases() -> dict[str, Case]:
     dl = _dl()
     unary = ("bitwise_not", "logical_not", "isnan", "isinf", "isfinite", "sign", "round",
-             "floor", "ceil")
+             "floor", "ceil", "frexp_exponent")
     binary = ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
               "isclose", "heaviside", "floor_divide", "trunc_divide")
     cases = {n: Case(n, _apply(n), (F34,)) for n in unary if n != "bitwise_not"}
@@ -579,6 +579,7 @@ def function_cases() -> dict[str, Case]:
         # (selecting by masks and writing by index lists: functions_selecting)
         "dl.masked_select": (lambda x: dl.masked_select(x, x > 0), [V]),
         "Tensor.masked_select": (lambda x: x.masked_select(x.reshape(2, 3) < 0), [M23]),
+        "Tensor.masked_scatter": (lambda x, s: x.masked_scatter(x > 0, s), [V, V]),
         "dl.index_add": (lambda x, s, i: dl.index_add(x, 0, i, s, alpha=2.0),
                          [V, ((4,), (-2, 2)), ((4,), (INT, 6))]),
         "Tensor.index_add": (lambda x, s, i: x.index_add(1, i, s),
@@ -648,10 +649,11 @@ _NOT_VALUES = ("manual_seed seed initial_seed get_rng_state set_rng_state no_gra
                "nelement type backward retain_grad requires_grad_ detach_ "
                "register_post_accumulate_grad_hook register_hook cuda cpu to element_size stride "
                "is_contiguous data_ptr storage_offset is_inference_mode_enabled is_storage "
+               "is_pinned "
                "are_deterministic_algorithms_enabled "
                "is_deterministic_algorithms_warn_only_enabled set_float32_matmul_precision "
                "get_float32_matmul_precision get_num_threads set_num_threads")
-_TRANSFORMS = "derivative grad hessian jacobian jvp vjp"
+_TRANSFORMS = "derivative grad hessian jacobian jvp vjp vmap"
 _VALUE_READS = "item tolist numpy equal allclose is_nonzero"
 
 #: Public names that compute no tensor from tensor values, each with why.

@@ -132,3 +132,34 @@ def test_multinomial_on_cuda(cuda):
     p = dl.tensor([0.1, 0.9], device=cuda)
     out = dl.multinomial(p, 3, True, generator=dl.Generator().manual_seed(0))
     assert out.device == cuda
+
+
+def test_fork_rng_leaves_the_stream_as_if_the_block_had_not_drawn():
+    dl.manual_seed(7)
+    plain = dl.rand(4).numpy()
+    dl.manual_seed(7)
+    with dl.random.fork_rng():
+        inside = dl.randn(3, 3).numpy()  # (draws of another kind and size)
+        dl.manual_seed(123)             # even a reseed inside is undone
+    np.testing.assert_array_equal(dl.rand(4).numpy(), plain)
+    assert inside.shape == (3, 3)
+
+
+def test_fork_rng_restores_the_state_when_the_block_raises():
+    dl.manual_seed(1)
+    state = dl.get_rng_state().numpy()
+    with pytest.raises(KeyError):
+        with dl.random.fork_rng(devices=[0], device_type="cuda"):
+            dl.rand(10)
+            raise KeyError("inside")
+    np.testing.assert_array_equal(dl.get_rng_state().numpy(), state)
+
+
+def test_fork_rng_disabled_is_an_ordinary_block():
+    dl.manual_seed(2)
+    dl.rand(2)
+    second_draw = dl.rand(2).numpy()
+    dl.manual_seed(2)
+    with dl.random.fork_rng(enabled=False):
+        dl.rand(2)
+    np.testing.assert_array_equal(dl.rand(2).numpy(), second_draw)  # (the block's draw counted)

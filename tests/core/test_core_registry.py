@@ -218,6 +218,7 @@ PIECEWISE_CONSTANT = {
     "heaviside": lambda x: dl.heaviside(x, dl.tensor(0.5)) * x,
     "floor_divide": lambda x: dl.floor_divide(x, 0.5) * x,
     "trunc_divide": lambda x: dl.div(x, 0.5, rounding_mode="trunc") * x,
+    "frexp_exponent": lambda x: dl.frexp(x).mantissa * x + dl.ldexp(x, dl.frexp(x).exponent),
     "isnan": lambda x: dl.where(dl.isnan(dl.log(x * x)), 0.0, x * x),
     "isinf": lambda x: dl.where(dl.isinf(x), 0.0, x * x),
     "isfinite": lambda x: dl.where(dl.isfinite(dl.exp(x)), x * x, -x),

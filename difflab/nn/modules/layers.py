@@ -984,6 +984,19 @@ class Embedding(Module):
         The size of each vector.
     padding_idx : int, optional
         A row that is zero and never trained (negative counts from the end).
+    max_norm : float, optional
+        Rows looked up whose ``norm_type``-norm exceeds it are scaled down to it, in
+        place (see :func:`difflab.nn.functional.embedding`).
+    norm_type : float, default 2.0
+        The :math:`p` of that norm.
+    scale_grad_by_freq : bool, default False
+        Only False (see :func:`difflab.nn.functional.embedding`).
+    sparse : bool, default False
+        Accepted: the table's gradient is dense (``optim.SparseAdam`` takes it).
+    _weight : Tensor, optional
+        PyTorch's way to start from a given table (``from_pretrained`` uses it).
+    _freeze : bool, default False
+        With ``_weight``: the table is not trained.
     device, dtype : optional
         Where the table lives and its dtype.
 
@@ -1021,14 +1034,28 @@ class Embedding(Module):
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
-                 device: Any = None, dtype: Any = None) -> None:
+                 max_norm: float | None = None, norm_type: float = 2.0,
+                 scale_grad_by_freq: bool = False, sparse: bool = False,
+                 _weight: Tensor | None = None, _freeze: bool = False, device: Any = None,
+                 dtype: Any = None) -> None:
         super().__init__()
         self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
         if padding_idx is not None and padding_idx < 0:
             padding_idx += num_embeddings
         self.padding_idx = padding_idx
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         self.weight = _empty(num_embeddings, embedding_dim, dtype=dtype, device=device)
-        self.reset_parameters()
+        if _weight is None:
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != (self.num_embeddings, self.embedding_dim):
+                raise ValueError(f"Shape of _weight {tuple(_weight.shape)} does not match "
+                                 f"num_embeddings and embedding_dim "
+                                 f"({self.num_embeddings}, {self.embedding_dim})")
+            with no_grad():
+                self.weight.copy_(_weight)
+            self.weight.requires_grad = not _freeze
 
     def reset_parameters(self) -> None:
         r"""Draw a new table from :math:`\mathcal N(0, 1)` and zero the ``padding_idx`` row.
@@ -1050,11 +1077,14 @@ class Embedding(Module):
             self.weight.array[self.padding_idx] = 0
 
     def forward(self, idx: Tensor) -> Tensor:
-        return F.embedding(idx, self.weight, self.padding_idx)
+        return F.embedding(idx, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
 
     @classmethod
     def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
-                        padding_idx: int | None = None) -> Embedding:
+                        padding_idx: int | None = None, max_norm: float | None = None,
+                        norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                        sparse: bool = False) -> Embedding:
         """An Embedding whose table is a copy of ``embeddings`` (rows, size), frozen by default.
 
         Parameters
@@ -1066,6 +1096,8 @@ class Embedding(Module):
             ``True`` sets ``weight.requires_grad = False`` (the table is not trained).
         padding_idx : int, optional
             As in the constructor; the copied row is kept as it is.
+        max_norm, norm_type, scale_grad_by_freq, sparse : optional
+            As in the constructor.
 
         Returns
         -------
@@ -1091,16 +1123,16 @@ class Embedding(Module):
                 f"{getattr(embeddings, 'shape', type(embeddings).__name__)}"
             )
         rows, size = embeddings.shape
-        layer = cls(rows, size, padding_idx=padding_idx, dtype=embeddings.dtype,
-                    device=embeddings.device)
-        with no_grad():
-            layer.weight.copy_(embeddings)
-        layer.weight.requires_grad = not freeze
-        return layer
+        return cls(rows, size, padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
+                   scale_grad_by_freq=scale_grad_by_freq, sparse=sparse, _weight=embeddings,
+                   _freeze=freeze, dtype=embeddings.dtype, device=embeddings.device)
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"
-        return s + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
+        s += f", padding_idx={self.padding_idx}" if self.padding_idx is not None else ""
+        s += f", max_norm={self.max_norm}" if self.max_norm is not None else ""
+        s += f", norm_type={self.norm_type}" if self.norm_type != 2.0 else ""
+        return s + (", sparse=True" if self.sparse else "")
 
 
 # ------------------------------------------------------------------ activations

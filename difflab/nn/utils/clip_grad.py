@@ -16,7 +16,8 @@ def _with_grads(parameters: Iterable[Tensor] | Tensor) -> list:
 
 
 def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
-                    norm_type: float = 2.0, error_if_nonfinite: bool = False) -> Tensor:
+                    norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                    foreach: bool | None = None) -> Tensor:
     r"""Scale all gradients together, in place, so that their joint norm is at most ``max_norm``.
 
     The norm is taken over all gradients as if concatenated into one vector,
@@ -38,7 +39,10 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
     norm_type : float, default 2.0
         :math:`p`; ``float('inf')`` for the largest absolute entry.
     error_if_nonfinite : bool, default False
-        Raise when the norm is nan or inf instead of scaling by it.
+        Raise when the norm is nan or inf instead of scaling by it (a nan norm then
+        makes every gradient nan, as in PyTorch: the step is visibly broken).
+    foreach : bool, optional
+        PyTorch's choice of implementation; accepted (the result is the same).
 
     Returns
     -------
@@ -84,7 +88,7 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
             f"it cannot be clipped. Set error_if_nonfinite=False to skip this check."
         )
     coef = max_norm / (total + 1e-6)
-    if coef < 1.0:
+    if coef < 1.0 or math.isnan(coef):
         for p in params:
             p.grad.array *= coef
     from difflab.creation import tensor
@@ -93,7 +97,8 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
     return tensor(total, dtype=params[0].grad.dtype, device=params[0].grad.device)
 
 
-def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -> None:
+def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float,
+                     foreach: bool | None = None) -> None:
     """Clamp every gradient entry, in place, into :math:`[-c, c]`, c = ``clip_value``.
 
     Unlike :func:`clip_grad_norm_` this changes the direction of the update.
@@ -104,6 +109,8 @@ def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -
         Usually ``model.parameters()``; those without a gradient are skipped.
     clip_value : float
         The bound, > 0.
+    foreach : bool, optional
+        PyTorch's choice of implementation; accepted (the result is the same).
 
     Returns
     -------
