@@ -5,7 +5,8 @@ writes (character-RNN name classification, seq2seq with attention, a spatial
 transformer, neural style transfer with L-BFGS, DQN, EmbeddingBag text
 classification, torch.func per-sample gradients and ensembling, a ResNet checkpoint
 resumed, autocast with a GradScaler, packed variable-length sequences, a model exported
-to ONNX and run in ONNX Runtime), with only the import changed.  The checks read what the programs print.
+to ONNX and run in ONNX Runtime), with only the import changed.  The checks read what
+the programs print.
 
 With PyTorch at hand (installed here, or the interpreter named by the environment
 variable DIFFLAB_TORCH_PYTHON), the programs whose data and randomness do not come
