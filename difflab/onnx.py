@@ -539,7 +539,10 @@ def export(model: Callable, args: Any = (), f: str | os.PathLike | Any | None = 
         Names for the file's inputs (the tensors of ``args``, in order) and outputs;
         fewer names than there are leaves the rest with their own names.
     opset_version : int, optional
-        The ONNX operator set, from ``MIN_OPSET`` (13) to 21 (default 17).
+        The ONNX operator set, from ``MIN_OPSET`` (13) to 21 (default 17).  An older
+        one (PyTorch's tutorials ask for 9 to 12) is raised to 13, with a warning:
+        runtimes read older and newer opsets alike, and PyTorch's own exporter now
+        writes a newer one too.
     dynamic_axes, dynamic_shapes : optional
         Accepted so that programs run, with a warning: difflab writes the example's
         sizes into the file (its reshapes keep concrete sizes), so the file runs on
@@ -602,6 +605,11 @@ def export(model: Callable, args: Any = (), f: str | os.PathLike | Any | None = 
         warnings.warn("dynamic_axes / dynamic_shapes: difflab writes the example inputs' sizes "
                       "into the ONNX file, which then runs on inputs of those shapes only; "
                       "export once per shape you need", UserWarning, stacklevel=2)
+    if opset_version is not None and opset_version < MIN_OPSET:
+        warnings.warn(f"opset_version={opset_version} is below {MIN_OPSET}, the lowest opset "
+                      f"difflab writes: the file uses opset {MIN_OPSET}", UserWarning,
+                      stacklevel=2)
+        opset_version = MIN_OPSET
     if passes is None:
         passes = ("fold", "cse", "dce") if do_constant_folding else ("cse", "dce")
     fn = _with_keywords(model, kwargs)

@@ -4,8 +4,9 @@ Each program in examples/pytorch/ listed here is what a PyTorch tutorial or cour
 writes (character-RNN name classification, seq2seq with attention, a spatial
 transformer, neural style transfer with L-BFGS, DQN, EmbeddingBag text
 classification, torch.func per-sample gradients and ensembling, a ResNet checkpoint
-resumed, autocast with a GradScaler, packed variable-length sequences), with only the
-import changed.  The checks read what the programs print.
+resumed, autocast with a GradScaler, packed variable-length sequences, a model exported
+to ONNX and run in ONNX Runtime), with only the import changed.  The checks read what
+the programs print.
 
 With PyTorch at hand (installed here, or the interpreter named by the environment
 variable DIFFLAB_TORCH_PYTHON), the programs whose data and randomness do not come
@@ -99,6 +100,13 @@ def check_packed(out: str) -> None:
     assert number(out, "test accuracy") > 0.85 and number(out, "final loss") < 0.1
 
 
+def check_onnx(out: str) -> None:
+    assert "the result looks good!" in out
+    assert value(out, "ops") == "['Conv', 'Identity', 'Relu', 'Reshape', 'Transpose']"
+    assert value(out, "output shape") == "(1, 1, 192, 192)"
+    assert number(out, "largest difference") < 1e-4
+
+
 PROGRAMS_CHECKED = {
     "rnn_name_classify.py": check_rnn_names,
     "seq2seq_attention.py": check_seq2seq,
@@ -110,11 +118,16 @@ PROGRAMS_CHECKED = {
     "resnet_checkpoint.py": check_resnet,
     "amp_autocast.py": check_amp,
     "packed_sequences.py": check_packed,
+    "onnx_export.py": check_onnx,
 }
+NEEDS = {"onnx_export.py": ("onnx", "onnxruntime")}  # (the optional packages a program uses)
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS_CHECKED))
 def test_tutorial_programs(name):
+    for package in NEEDS.get(name, ()):
+        pytest.importorskip(package, reason=f"{name} needs {package} (pip install "
+                                            f"'difflab[jit]')")
     PROGRAMS_CHECKED[name](run(name))
 
 

@@ -6,6 +6,7 @@ import pytest
 import difflab as dl
 import difflab.nn as nn
 import difflab.onnx as donnx
+from difflab.export import export
 
 onnx = pytest.importorskip("onnx", reason="onnx is not installed (pip install 'difflab[jit]')")
 ort = pytest.importorskip("onnxruntime",
@@ -115,7 +116,20 @@ def test_an_operation_without_an_onnx_translation_is_named(tmp_path):
 def test_an_unsupported_opset_is_a_clear_error(tmp_path):
     x = dl.tensor(np.ones((2, 2)))
     with pytest.raises(ValueError, match="opset_version must be between 13 and"):
-        donnx.export(lambda x: x + 1.0, (x,), tmp_path / "f.onnx", opset_version=9)
+        donnx.export(lambda x: x + 1.0, (x,), tmp_path / "f.onnx", opset_version=99)
+    ep = export(lambda x: x + 1.0, (x,))
+    with pytest.raises(ValueError, match="opset_version must be between 13 and"):
+        donnx.graph_to_onnx(ep.graph, ep.state_dict, 9)
+
+
+def test_an_older_opset_is_raised_to_the_lowest_difflab_writes_with_a_warning(tmp_path):
+    """(PyTorch's tutorials ask for opset 9 to 12; its own exporter now writes a newer one.)"""
+    x = dl.tensor(np.ones((2, 2)))
+    with pytest.warns(UserWarning, match="opset_version=9 is below 13"):
+        proto = donnx.export(lambda x: x + 1.0, (x,), tmp_path / "f.onnx", opset_version=9)
+    assert proto.opset_import[0].version == 13
+    (got,) = _run(tmp_path / "f.onnx", np.ones((2, 2)))
+    np.testing.assert_array_equal(got, np.full((2, 2), 2.0))
 
 
 def test_without_the_onnx_package_the_error_says_how_to_install_it(tmp_path, monkeypatch):
