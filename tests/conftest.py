@@ -15,9 +15,11 @@ on the plain path too.  A test may switch ``fastpath.ENABLED`` off for a while
 at import are missing then), and must leave it as the import set it.
 """
 
+import compileall
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -32,6 +34,35 @@ FASTPATH_AT_IMPORT = fastpath.ENABLED  # (DIFFLAB_FASTPATH, read once by difflab
 settings.register_profile("ci", deadline=None, max_examples=40, derandomize=True)
 settings.register_profile("dev", deadline=None, max_examples=60)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+def pytest_configure(config):
+    """Write difflab's compiled modules into its ``__pycache__`` before any test starts.
+
+    Where ``PYTHONDONTWRITEBYTECODE`` is set, a source checkout never gets them, and every
+    process that imports difflab compiles its 260 modules again (two to three seconds):
+    the xdist workers, and the grading sandboxes, CLI runs, example programs, notebook
+    kernels and MPI ranks the tests start.  An installed difflab has them; so does this
+    checkout from here on.  Only difflab's own files are written (``.gitignore`` covers
+    them); ``compileall`` skips the ones up to date and replaces each file in one step,
+    so processes that start together may race.
+    """
+    compileall.compile_dir(Path(dl.__file__).parent, quiet=2)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session):
+    """Collect with bytecode writing on, so that pytest keeps the test modules' rewritten
+    code in their ``__pycache__`` (as it does wherever ``PYTHONDONTWRITEBYTECODE`` is
+    unset): each worker then reads it instead of rewriting every ``assert`` of every
+    module again, half of its collection time.  It is off again before the tests run, so a
+    module a test writes and imports is never cached."""
+    writes_no_bytecode = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False
+    try:
+        return (yield)
+    finally:
+        sys.dont_write_bytecode = writes_no_bytecode
 
 
 def pytest_report_header(config):
