@@ -68,6 +68,10 @@ shortcut                        replaces                           hooked in at
                                 recorder, ``run_backward``'s
                                 layers) for a scalar loss whose
                                 tape is one record
+19. fused lines by rows         a fused line's loop reading a      ``jit.program.PreparedKernel``
+    (``jit/row_loops.py``)      bias or a column through a
+                                counter moved at each element
+                                (no SIMD); here a loop over rows
 ==============================  =================================  ===========================
 
 Set the environment variable ``DIFFLAB_FASTPATH=0`` before importing difflab
