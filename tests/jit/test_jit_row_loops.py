@@ -101,3 +101,57 @@ def test_a_program_s_lines_by_rows_give_the_plain_loop_s_bits(name, dtype):
     assert kernels and all(k.plan for k in kernels)  # (each took the prepared path)
     by_rows = [k for k in kernels if k.plan.kernel in row_loops._COMPILED.values()]
     assert (len(by_rows) == 0) == (name == "short rows")
+
+
+_TRAINING = """
+import sys
+import numpy as np
+import difflab as dl
+import difflab.nn as nn
+import difflab.nn.functional as F
+
+
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attention = nn.MultiheadAttention(32, 4, batch_first=True)
+        self.norm, self.head = nn.LayerNorm(32), nn.Linear(32, 4)
+
+    def forward(self, x):
+        a, _ = self.attention(x, x, x, need_weights=False)
+        return self.head(self.norm(x + a).mean(1))
+
+
+models = {
+    "mlp": (lambda: nn.Sequential(nn.Linear(64, 48), nn.ReLU(), nn.Linear(48, 10)),
+            (32, 64), 10, np.float32, "SGD"),
+    "attention": (Attention, (8, 12, 32), 4, np.float64, "Adam"),
+    "cnn": (lambda: nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.Flatten(),
+                                  nn.Linear(4 * 8 * 8, 3)), (16, 1, 8, 8), 3, np.float32, "SGD"),
+}
+rng, out = np.random.default_rng(0), {}
+for name, (make, shape, classes, dtype, optimizer) in models.items():
+    dl.manual_seed(0)
+    model = make().double() if dtype == np.float64 else make()
+    x = dl.tensor(rng.standard_normal(shape).astype(dtype))
+    y = dl.tensor(rng.integers(0, classes, shape[0]))
+    loss_of = dl.compile(lambda inputs, targets: F.cross_entropy(model(inputs), targets))
+    opt = getattr(dl.optim, optimizer)(model.parameters(), lr=0.01)
+    for step in range(3):
+        opt.zero_grad()
+        loss = loss_of(x, y)
+        loss.backward()
+        opt.step()
+        out[f"{name}.loss{step}"] = loss.detach().numpy()
+    for key, value in model.state_dict().items():
+        out[f"{name}.{key}"] = value.numpy()
+np.savez(sys.argv[1], **out)
+"""
+
+
+def test_compiled_training_steps_give_the_same_parameters_with_shortcuts_on_and_off(
+        shortcuts_on_and_off):
+    """An MLP's and a CNN's ReLU and its mask (shortcut 20), an attention block's LayerNorm
+    and softmax backward lines and a loss's backward line (shortcut 19), trained three
+    steps each."""
+    shortcuts_on_and_off(_TRAINING, at_least=20)
