@@ -68,6 +68,14 @@ shortcut                        replaces                           hooked in at
                                 recorder, ``run_backward``'s
                                 layers) for a scalar loss whose
                                 tape is one record
+19. fused lines by rows         a fused line's loop reading a      ``jit.program.PreparedKernel``
+    (``jit/row_loops.py``)      bias or a column through a
+                                counter moved at each element
+                                (no SIMD); here a loop over rows
+20. relu and sign loops         NumPy's ``maximum(0, x)`` and      ``jit.prepared_steps``
+    (``jit/sign_loops.py``)     ``sign(y)`` (a ReLU and its
+                                backward's mask) on large float
+                                arrays: one SIMD loop each
 ==============================  =================================  ===========================
 
 Set the environment variable ``DIFFLAB_FASTPATH=0`` before importing difflab

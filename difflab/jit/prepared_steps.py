@@ -28,6 +28,8 @@ primitive      its forward calls                      the prepared step calls
 ``index``      ``x[index]``                           ``x[index]``
 ``cat``        ``np.concatenate(xs, axis)``           ``np.concatenate(xs, axis)``
 ``add``        ``a + b``                              ``np.add(a, b)``
+``relu``       ``np.maximum(0, x)``                   one loop, NumPy's bits (shortcut 20:
+``sign``       ``np.sign(x)``                         ``sign_loops.py``; large floats)
 =============  =====================================  =================================
 
 Two steps read values inside their settings, a loss's ``nll_loss`` (its targets) and a
@@ -59,7 +61,7 @@ from typing import Any
 
 import numpy as np
 
-from difflab.jit import row_kernels
+from difflab.jit import row_kernels, sign_loops
 from difflab.jit.graph import Node
 from difflab.jit.ops import VJP
 from difflab.jit.recurrent_kernels import gru_cell_forward, gru_vjp_forward
@@ -272,6 +274,21 @@ def _add(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | N
     return forward
 
 
+def _one_loop(node: Node, fallback: Callable, in_shape: tuple | None) -> Callable | None:
+    """``relu`` or ``sign`` of a large float array as one numba loop, NumPy's bits
+    (:mod:`~difflab.jit.sign_loops`, fastpath shortcut 20)."""
+    dtype = np.dtype(node.dtype)
+    loop = sign_loops.elementwise_loop(node.op_name, dtype, math.prod(node.shape))
+    if loop is None or in_shape is None or tuple(in_shape) != tuple(node.shape):
+        return None
+
+    def forward(ctx: Any, xp: Any, x: Any) -> Any:
+        if type(x) is np.ndarray and x.dtype is dtype and x.flags.c_contiguous:
+            return loop(x)
+        return fallback(ctx, xp, x)
+    return forward
+
+
 #: primitive name -> maker of its prepared forward (given the node and the plain forward)
 MAKERS: dict[str, Callable[[Node, Callable, Any], Callable | None]] = {
     "sum": _sum,
@@ -285,6 +302,8 @@ MAKERS: dict[str, Callable[[Node, Callable, Any], Callable | None]] = {
     "index": _index,
     "cat": _cat,
     "add": _add,
+    "relu": _one_loop,
+    "sign": _one_loop,
 }
 
 

@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from difflab import backend, fastpath
-from difflab.jit import fusion, kernels
+from difflab.jit import fusion, kernels, row_loops
 from difflab.jit.graph import (
     Graph,
     GraphError,
@@ -346,6 +346,10 @@ class PreparedKernel:
       the first, ``(y, saved)``, and the program puts them in their slots;
       where none does they are not kept at all.  The plain forward, where a
       call falls back to it, gets a ``Context`` of its own;
+    * a line that reads a bias or a column (a broadcast input) and only computes
+      elementwise runs as a loop by rows (:mod:`~difflab.jit.row_loops`, shortcut
+      19): the plain loop moves a counter at each element, which keeps it out of
+      SIMD lanes;
     * a small line's many outputs (at least :data:`STACKED`, of at most
       :data:`SMALL` elements each, all elementwise outputs of the loop's
       shape) are the rows of one array allocated at once, instead of one
@@ -437,6 +441,9 @@ class PreparedKernel:
         n, shape = math.prod(shape), tuple(shape)
         reads = [n if read is None else read[1] for read in layout.broadcast]
         writes, returns, means, stacked = _outputs(layout, shape, n)
+        by_rows = row_loops.row_kernel(layout, dtype, n)  # (shortcut 19: a bias, a column)
+        if by_rows is not None:
+            kernel = by_rows
         loop = kernels.entry_point(kernel, n, [np.empty(size, dtype)
                                                for size in reads + writes])
         return KernelPlan(reads, n, loop, writes, [dtype] * len(writes), returns, means,
