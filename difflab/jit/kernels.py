@@ -191,9 +191,10 @@ class ScalarSource:
         if name == "abs":
             return lambda a: expr(f"abs({text(a)})")
         if name in ("maximum", "minimum"):
-            # NumPy's rule: a NaN on either side gives NaN (a + b is NaN then).
-            wins = ">=" if name == "maximum" else "<="
-            loses = ">" if name == "maximum" else "<"
+            # NumPy's rules: a NaN on either side gives NaN (a + b is NaN then), and a tie
+            # gives the second argument (relu's maximum(0, -0.0) is -0.0, as eager).
+            wins = ">" if name == "maximum" else "<"
+            loses = ">=" if name == "maximum" else "<="
             return lambda a, b: expr(
                 f"({text(a)} if {text(a)} {wins} {text(b)} else ({text(b)} if "
                 f"{text(b)} {loses} {text(a)} else {text(a)} + {text(b)}))")
@@ -266,9 +267,9 @@ class CSource:
         expr, c = self.expr, self.number
         if name in self.MATH:
             return lambda *args: expr(f"{self.MATH[name]}({', '.join(c(a) for a in args)})")
-        if name in ("maximum", "minimum"):
-            wins = ">=" if name == "maximum" else "<="
-            loses = ">" if name == "maximum" else "<"
+        if name in ("maximum", "minimum"):  # (NumPy's rules, as ScalarSource's)
+            wins = ">" if name == "maximum" else "<"
+            loses = ">=" if name == "maximum" else "<="
             return lambda a, b: expr(
                 f"({c(a)} {wins} {c(b)} ? {c(a)} : ({c(b)} {loses} {c(a)} ? {c(b)} : "
                 f"{c(a)} + {c(b)}))")

@@ -1545,3 +1545,23 @@ def test_a_prepared_kernel_reads_an_input_that_is_not_aligned_through_numbas_dis
         got, want = _prepared_and_plain_without_fallback(program, odd)
         _assert_bits(got, want)
         _assert_bits(got, program.run([x]))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_tie_of_signed_zeros_gives_numpys_second_argument(dtype):
+    """NumPy's maximum and minimum give their second argument on a tie, so eager
+    ``relu(-0.0)`` (``maximum(0, x)``) is -0.0; a fused kernel keeps the same signs, in
+    the CPU loop and in the CUDA text (the fused kernel gave +0.0)."""
+    a = np.array([0.0, -0.0, 1.0, np.nan, 2.0, -0.0], dtype=dtype)
+    b = np.array([-0.0, 0.0, 1.0, 1.0, np.nan, -0.0], dtype=dtype)
+    want_max, want_min = np.maximum(a, b), np.minimum(a, b)
+    body = (("maximum", ("in0", "in1")), ("minimum", ("in0", "in1")))
+    layout = kernels.Layout(body, (0, 1))
+    _, ys = cuda_kernels.CudaKernel(layout, cuda_on_cpu.compile_for_cpu).run(np, [a, b], 6, dtype)
+    for got, want in ((ys[0], want_max), (ys[1], want_min)):
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    x = dl.tensor(np.tile(np.array([-0.0, 1.0, -2.0, 0.0, np.nan], dtype=dtype), 20))
+    fused = jit.trace(lambda t: dl.relu(t * 2.0) * 3.0, (x,), passes=("fuse",))
+    eager = dl.relu(x * 2.0) * 3.0
+    np.testing.assert_array_equal(np.signbit(fused(x).numpy()), np.signbit(eager.numpy()))
