@@ -245,7 +245,8 @@ def _write_module(module: Any, w: Writer) -> dict:
     def state(attributes: dict, w: Writer) -> dict:  # (hooks are code: never written)
         return {"__dict__": [[key, w.inside(value, registry) if key in _REGISTRIES
                               else w.write(value, f"{where}.{key}")]
-                             for key, value in attributes.items() if key not in HOOK_REGISTRIES]}
+                             for key, value in attributes.items()
+                             if key not in HOOK_REGISTRIES and key != "_compiled_call"]}
 
     w.memo["in_module"] = w.memo.get("in_module", 0) + 1  # (functions may be written)
     try:  # (the state and the registries are entries one level down each, as read)

@@ -120,6 +120,12 @@ class Recorder:
         the primitives: the compiler's tracer makes it a graph break (the call runs
         eagerly), the plain tracer (:func:`difflab.jit.trace`) refuses the trace."""
 
+    def python_hooks(self, what: str) -> None:
+        """``what`` (a module's forward or backward hooks) is Python about to run around a
+        module's call: the compiler's tracer makes it a graph break (the call runs eagerly,
+        hooks and all); the plain tracer records the operations the hooks apply, as
+        PyTorch's ``jit.trace`` does."""
+
     def backward(self, first_order: bool) -> Any:
         """A context manager around a recorded backward pass (see ``records_backward``)."""
         return contextlib.nullcontext()

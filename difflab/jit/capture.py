@@ -118,6 +118,14 @@ class _CompileTracer(Tracer):
                       f"outside the compiled function")
         self._break(reason)
 
+    def python_hooks(self, what: str) -> None:
+        """A module's hooks are Python a graph does not replay (what they store, print or
+        change): a break before they run, so the call runs eagerly, hooks included."""
+        self._break(f"{what} run Python code around the module's call that a graph does "
+                    f"not replay (what a hook stores, prints or changes), so this call runs "
+                    f"eagerly, hooks included. Compile a model without hooks, or remove "
+                    f"them before compiling")
+
     def _remember(self, array: Any, ref: Ref, tensor: Tensor | None = None,
                   version: int | None = None) -> None:
         """As the tracer's, but holding each array weakly: one that nothing else holds is

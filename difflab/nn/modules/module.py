@@ -25,6 +25,7 @@ import numpy as np
 
 from difflab import backend
 from difflab.autograd.backward_hook import BackwardHook
+from difflab.autograd.engine import GraphRecorder
 from difflab.dtypes import as_dtype, bfloat16
 from difflab.nn.parameter import Buffer, Parameter, is_lazy
 from difflab.tensor import Tensor
@@ -243,6 +244,9 @@ class Module:
         tensor([0., 2.])
         """
         d = self.__dict__
+        compiled = d.get("_compiled_call")  # (set by Module.compile)
+        if compiled is not None:
+            return compiled(*args, **kwargs)
         if not (d.get("_forward_pre_hooks") or d.get("_forward_hooks")
                 or d.get("_backward_hooks") or d.get("_backward_pre_hooks")
                 or _global_forward_pre_hooks or _global_forward_hooks
@@ -250,8 +254,62 @@ class Module:
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
+    def _call_uncompiled(self, *args: Any, **kwargs: Any) -> Any:
+        """The call as :meth:`compile` found it (forward between the hooks): what the
+        compiled call traces, and runs where it falls back to eager code."""
+        if self.__dict__.get("_compiled_call") is None:
+            return self(*args, **kwargs)
+        saved = self.__dict__.pop("_compiled_call")
+        try:
+            return self(*args, **kwargs)
+        finally:
+            self.__dict__["_compiled_call"] = saved
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """Compile this module's calls in place with :func:`difflab.compile` (PyTorch's).
+
+        ``model.compile()`` is ``dl.compile(model)`` without a new object: later calls
+        of ``model(x)`` (its hooks included) replay the compiled graphs, guarded on the
+        shapes, the parameters and the ``training`` flags as ``dl.compile``'s.  The
+        module stays itself (its ``state_dict`` keys, ``repr`` and type are unchanged),
+        and a copy or a saved module is not compiled (as in PyTorch).
+
+        Parameters
+        ----------
+        *args, **kwargs
+            :func:`difflab.compile`'s options (``fullgraph``, ``mode``, ``backend``...).
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> net = dl.nn.Sequential(dl.nn.Linear(3, 4), dl.nn.ReLU())
+        >>> x = dl.ones(2, 3)
+        >>> before = net(x)
+        >>> net.compile()
+        >>> bool((net(x) == before).all()), list(net.state_dict())[0]
+        (True, '0.weight')
+        """
+        from difflab.jit.compiler import compile as compile_function
+
+        self.__dict__.pop("_compiled_call", None)
+        self.__dict__["_compiled_call"] = compile_function(self._call_uncompiled, *args,
+                                                           **kwargs)
+
+    def __getstate__(self) -> dict:
+        """The module's attributes for ``pickle`` and ``copy``, without a compiled call
+        (:meth:`compile`; its graphs belong to this object)."""
+        state = self.__dict__.copy()
+        state.pop("_compiled_call", None)
+        return state
+
     def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:
         """``__call__`` with hooks: every module's (global) first, then this module's own."""
+        if GraphRecorder.active is not None:  # (dl.compile: a graph break, hooks run eagerly)
+            GraphRecorder.active.python_hooks(f"the hooks of {type(self).__name__}")
         d = self.__dict__
         forward_hooks = _global_forward_hooks + d.get("_forward_hooks", [])
         result = None
