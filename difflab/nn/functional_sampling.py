@@ -457,14 +457,75 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
     return grid.reshape(n, h, w, 2)
 
 
+def _clip_pixels(u: np.ndarray, size: int) -> tuple:
+    """PyTorch's clip of pixel positions into [0, size - 1] (nan becomes 0), and its slope:
+    1 strictly inside, 0 at and past the edges."""
+    value = np.where(np.isnan(u), 0.0, np.clip(u, 0, size - 1)).astype(u.dtype)
+    return value, ((u > 0) & (u < size - 1)).astype(u.dtype)
+
+
+def _reflect_pixels(u: np.ndarray, size: int, align_corners: bool | None) -> tuple:
+    """PyTorch's reflect_coordinates: fold positions into the image by mirroring at its
+    edges (the corner pixels' centres with ``align_corners``, else their outer edges), and
+    the slope ±1 of each fold."""
+    lo, span = (0.0, size - 1.0) if align_corners else (-0.5, float(size))
+    if span == 0:  # (one pixel, corners aligned: every position is its centre)
+        return np.zeros_like(u), np.zeros_like(u)
+    twice = u.dtype.type(2 * span)
+    shifted = u - u.dtype.type(lo)
+    far = np.abs(shifted)
+    extra = far - np.trunc(far / twice) * twice  # (the distance past whole round trips)
+    back = extra > twice - extra  # (past the far edge: it comes back)
+    value = np.where(back, twice - extra, extra) + u.dtype.type(lo)
+    return value.astype(u.dtype), np.where(back ^ (shifted < 0), -1.0, 1.0).astype(u.dtype)
+
+
+def _padded(p: Tensor, u: np.ndarray, size: int, padding_mode: str,
+            align_corners: bool | None) -> tuple:
+    """(pixel positions, their values) after ``padding_mode`` moved them into the image:
+    'border' clips, 'reflection' mirrors then clips.  The positions are the tensor
+    (p - u)·slope + value: the value computed as PyTorch computes it, the slope (±1, or 0
+    where clipped or not finite) carrying the grid's derivative."""
+    if padding_mode == "zeros":
+        return p, u
+    with np.errstate(invalid="ignore"):
+        folded, slope = (u, np.ones_like(u)) if padding_mode == "border" else \
+            _reflect_pixels(u, size, align_corners)
+        value, inside = _clip_pixels(folded, size)
+    slope = slope * inside
+    xp = _array_module(p)
+    moving = _where(Tensor._wrap(xp.asarray(slope != 0)), (p - Tensor._wrap(xp.asarray(u)))
+                    * Tensor._wrap(xp.asarray(slope)), 0.0)  # (where: inf - inf is not read)
+    return moving + Tensor._wrap(xp.asarray(value)), value
+
+
+def _whole(u: np.ndarray, size: int) -> np.ndarray:
+    """Pixel positions as int64 (nan and far-away positions: just outside the image)."""
+    with np.errstate(invalid="ignore"):
+        return np.clip(np.nan_to_num(u, nan=-3.0), -3, size + 2).astype(np.int64)
+
+
+def _tap_position(u: np.ndarray, size: int, padding_mode: str,
+                  align_corners: bool | None) -> np.ndarray:
+    """Where a bicubic tap at the whole pixel position ``u`` (a float) reads:
+    ``padding_mode`` applied to it."""
+    with np.errstate(invalid="ignore"):
+        if padding_mode == "reflection":
+            u = _reflect_pixels(u, size, align_corners)[0]
+        if padding_mode != "zeros":
+            u = _clip_pixels(u, size)[0]
+    return _whole(u, size)
+
+
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A002
                 padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
     r"""Sample an image (N, C, H, W) at the positions a grid (N, Ho, Wo, 2) gives.
 
     The positions are in :math:`[-1, 1]` coordinates, x first; the output is
-    (N, C, Ho, Wo).  ``mode='bilinear'`` mixes the four neighbouring pixels (differentiable in
-    the input and in the grid); ``'nearest'`` copies one.  Outside the image
-    ``padding_mode='zeros'`` reads 0 and ``'border'`` the nearest edge pixel.
+    (N, C, Ho, Wo).  ``mode='bilinear'`` mixes the four neighbouring pixels,
+    ``'bicubic'`` the sixteen around (both differentiable in the input and in the grid);
+    ``'nearest'`` copies one.  Outside the image ``padding_mode='zeros'`` reads 0,
+    ``'border'`` the nearest edge pixel, ``'reflection'`` the image mirrored at its edges.
 
     Parameters
     ----------
@@ -472,9 +533,9 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A0
         :math:`(N, C, H, W)`.
     grid : Tensor
         :math:`(N, H_o, W_o, 2)`, positions in :math:`[-1, 1]`, x first.
-    mode : {'bilinear', 'nearest'}, default 'bilinear'
-        Mix the four neighbours, or copy one.
-    padding_mode : {'zeros', 'border'}, default 'zeros'
+    mode : {'bilinear', 'nearest', 'bicubic'}, default 'bilinear'
+        Mix the four neighbours, copy one, or mix sixteen with cubic weights.
+    padding_mode : {'zeros', 'border', 'reflection'}, default 'zeros'
         What is read outside the image.
     align_corners : bool, optional
         As :func:`affine_grid`'s.
@@ -482,7 +543,8 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A0
     Returns
     -------
     Tensor
-        :math:`(N, C, H_o, W_o)`; bilinear sampling is differentiable in the input and the grid.
+        :math:`(N, C, H_o, W_o)`; bilinear and bicubic sampling are differentiable in the
+        input and the grid.
 
     Raises
     ------
@@ -511,6 +573,19 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A0
     + \beta(I_{v_0+1,u_0+1} - I_{v_0+1,u_0})` (a kink at whole pixels, where the
     gradient is the right-hand one).  Nearest sampling has a zero gradient in the grid.
 
+    Padding moves a position into the image before it is read: 'border' clips :math:`u`
+    into :math:`[0, W - 1]`; 'reflection' first folds it back at the edges (the corner
+    pixels' centres :math:`0, W - 1` with ``align_corners``, else the image's edges
+    :math:`-\tfrac12, W - \tfrac12`), as often as it takes, then clips.  Each fold is
+    :math:`\pm u + c`, so :math:`\partial u' / \partial u = \pm 1`, and 0 where clipped
+    (at the edges too, PyTorch's convention).  A position that is not finite becomes 0
+    ('border', 'reflection') or reads nothing ('zeros').
+
+    Bicubic sampling (as PyTorch's, a = -0.75) mixes the pixels :math:`u_0 - 1, \dots,
+    u_0 + 2` (and rows alike) with Keys' weights :math:`W(\alpha + 1), W(\alpha),
+    W(1 - \alpha), W(2 - \alpha)` (see :func:`interpolate`); it pads each of those
+    whole-pixel taps, not the position.  A grid position that is not finite gives nan.
+
     Examples
     --------
     >>> import difflab as dl
@@ -522,6 +597,19 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A0
     >>> out.backward()
     >>> centre.grad.tolist()                # d/dx, d/dy: the image's slopes, per unit of x
     [[[[0.5, 1.0]]]]
+    >>> row = dl.tensor([[[[0.0, 1.0, 2.0]]]])
+    >>> past = dl.tensor([[[[1.5, 0.0], [-1.25, 0.0]]]])  # beyond the right, left edge
+    >>> F = dl.nn.functional
+    >>> F.grid_sample(row, past, padding_mode="reflection", align_corners=True).tolist()
+    [[[[1.5, 0.25]]]]
+    >>> F.grid_sample(row, past, padding_mode="border", align_corners=True).tolist()
+    [[[[2.0, 0.0]]]]
+    >>> half = dl.tensor([[[[0.5, 0.0]]]])  # u = 1.5: taps 0, 1, 2 and 3 (outside: 0)
+    >>> F.grid_sample(row, half, mode="bicubic", align_corners=True).item()
+    1.78125
+    >>> F.grid_sample(row, half, mode="bicubic", padding_mode="border",
+    ...               align_corners=True).item()  # (tap 3 reads pixel 2)
+    1.59375
     """
     from difflab.functions import gather
 
@@ -529,12 +617,12 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A0
     if x.ndim != 4 or g.ndim != 4 or g.shape[-1] != 2 or g.shape[0] != x.shape[0]:
         raise ValueError(f"grid_sample expects input (N, C, H, W) and grid (N, Ho, Wo, 2) with "
                          f"the same N, got {tuple(x.shape)} and {tuple(g.shape)}")
-    if mode not in ("bilinear", "nearest"):
+    if mode not in ("bilinear", "nearest", "bicubic"):
         raise NotImplementedError(f"grid_sample: mode {mode!r} is not supported in difflab "
-                                  "(bilinear, nearest)")
-    if padding_mode not in ("zeros", "border"):
+                                  "(bilinear, nearest, bicubic)")
+    if padding_mode not in ("zeros", "border", "reflection"):
         raise NotImplementedError(f"grid_sample: padding_mode {padding_mode!r} is not supported "
-                                  "in difflab (zeros, border)")
+                                  "in difflab (zeros, border, reflection)")
     # (the pixels read are found from the grid's values; an image of symbols is sampled)
     refuse_symbols("grid_sample", "the pixels it reads are found from the grid's values, "
                    "which symbols do not have (a grid of numbers samples symbols)", g)
@@ -544,21 +632,21 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A0
 
     def pixels(coordinate: Tensor, size: int) -> Tensor:
         if align_corners:
-            p = (coordinate + 1.0) * (0.5 * (size - 1))
-        else:
-            p = ((coordinate + 1.0) * size - 1.0) * 0.5
-        return p.clamp(0.0, size - 1.0) if padding_mode == "border" else p
+            return (coordinate + 1.0) * (0.5 * (size - 1))
+        return ((coordinate + 1.0) * size - 1.0) * 0.5
 
     px = pixels(g[..., 0].reshape(n, 1, ho * wo), w)
     py = pixels(g[..., 1].reshape(n, 1, ho * wo), h)
     flat = x.reshape(n, c, h * w)
 
-    def read(ix: Any, iy: Any) -> tuple[Tensor, Any]:
-        """The pixels at integer positions (ix, iy), and where they lie inside the image."""
+    def read(ix: Any, iy: Any) -> Tensor:
+        """The pixels at integer positions (ix, iy); 0 outside the image, even next to an
+        inf (a where, not a 0/1 mask times the pixel read at a clipped index)."""
         inside = (ix >= 0) & (ix < w) & (iy >= 0) & (iy < h)
         index = xp.clip(iy, 0, h - 1) * w + xp.clip(ix, 0, w - 1)
         index = xp.broadcast_to(index, (n, c, ho * wo)).astype(np.int64)
-        return gather(flat, 2, Tensor._wrap(xp.ascontiguousarray(index))), inside
+        values = gather(flat, 2, Tensor._wrap(xp.ascontiguousarray(index)))
+        return _where(Tensor._wrap(xp.asarray(inside)), values, 0.0)
 
     # The sampling positions become integer indices in NumPy: a traced grid_sample warns that
     # it reads the grid's values (its replays would sample the traced grid's pixels).  They
@@ -567,23 +655,46 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A0
     if isinstance(px, Tensor):
         px._value_read("grid_sample turning the grid into pixel indices")
     ux, uy = known_values(px), known_values(py)
+    if mode == "bicubic":  # (the taps are padded, not the position: PyTorch's)
+        return _bicubic_sample(read, (px, ux, w), (py, uy, h), padding_mode,
+                               align_corners).reshape(n, c, ho, wo)
+    px, ux = _padded(px, ux, w, padding_mode, align_corners)
+    py, uy = _padded(py, uy, h, padding_mode, align_corners)
     if mode == "nearest":
-        values, inside = read(xp.rint(ux).astype(np.int64), xp.rint(uy).astype(np.int64))
-        out = _where(Tensor._wrap(inside), values, 0.0)  # (outside: 0, even past an inf pixel)
+        with np.errstate(invalid="ignore"):
+            out = read(_whole(xp.rint(ux), w), _whole(xp.rint(uy), h))
         # the grid's gradient is zero (not None, as in PyTorch): a +0.0 that reads the grid
         # (a where that never picks it: no inf * 0); out - 0.0 keeps every value, -0.0 too
         zero = _where(Tensor._wrap(xp.zeros(px.shape, dtype=bool)), px + py, 0.0)
         return (out - zero).reshape(n, c, ho, wo)
-    x0, y0 = xp.floor(ux), xp.floor(uy)
+    with np.errstate(invalid="ignore"):
+        x0, y0 = xp.floor(ux), xp.floor(uy)
     fx, fy = px - Tensor._wrap(x0), py - Tensor._wrap(y0)  # the fractions: grid's gradient
-    x0, y0 = x0.astype(np.int64), y0.astype(np.int64)
+    x0, y0 = _whole(x0, w), _whole(y0, h)
     out = None
     for dx, dy, weight in ((0, 0, (1.0 - fx) * (1.0 - fy)), (1, 0, fx * (1.0 - fy)),
                            (0, 1, (1.0 - fx) * fy), (1, 1, fx * fy)):
-        values, inside = read(x0 + dx, y0 + dy)
-        # a corner outside the image adds nothing (PyTorch skips it): where, not a 0/1 mask
-        # times the pixel read at the clipped index, which would turn an inf or nan there into
-        # nan
-        term = _where(Tensor._wrap(inside), values, 0.0) * weight
+        term = read(x0 + dx, y0 + dy) * weight  # (a corner outside adds nothing: PyTorch's)
         out = term if out is None else out + term
     return out.reshape(n, c, ho, wo)
+
+
+def _bicubic_sample(read: Any, across: tuple, down: tuple, padding_mode: str,
+                    align_corners: bool | None) -> Tensor:
+    """Σ_ij W(ty)_j W(tx)_i I[y0 - 1 + j, x0 - 1 + i] over the 4 × 4 pixels around each
+    position (Keys' weights, a = -0.75, of its fractions t), each tap's position padded."""
+    (px, ux, w), (py, uy, h) = across, down
+    with np.errstate(invalid="ignore"):
+        x0, y0 = np.floor(ux), np.floor(uy)
+    wx = _cubic_weights(px - Tensor._wrap(x0), _CUBIC_A)  # (inf - inf: nan, as PyTorch)
+    wy = _cubic_weights(py - Tensor._wrap(y0), _CUBIC_A)
+    out = None
+    for j in range(4):
+        iy = _tap_position(y0 - 1 + j, h, padding_mode, align_corners)
+        row = None
+        for i in range(4):
+            ix = _tap_position(x0 - 1 + i, w, padding_mode, align_corners)
+            term = read(ix, iy) * wx[i]
+            row = term if row is None else row + term
+        out = row * wy[j] if out is None else out + row * wy[j]
+    return out
