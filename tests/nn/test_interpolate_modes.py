@@ -224,7 +224,8 @@ def test_bicubic_of_a_ramp_is_exact_inside_and_clamps_taps_at_the_border():
 def test_nearest_exact_differs_from_nearest_as_pytorch():
     x = dl.arange(4.0).reshape(1, 1, 4)
     assert F.interpolate(x, size=3, mode="nearest").flatten().tolist() == [0.0, 1.0, 2.0]
-    assert F.interpolate(x, size=3, mode="nearest-exact").flatten().tolist() == [0.0, 1.0, 3.0]
+    # (o + 1/2)·4/3 = 0.67, 2, 3.33
+    assert F.interpolate(x, size=3, mode="nearest-exact").flatten().tolist() == [0.0, 2.0, 3.0]
     ints = dl.tensor([[[1, 2, 3]]])  # (only selects: the dtype is kept)
     assert F.interpolate(ints, scale_factor=2, mode="nearest-exact").dtype == dl.int64
 
@@ -363,15 +364,15 @@ def test_grid_sample_positions_that_are_not_finite(mode, padding, want):
 def test_grid_sample_of_one_pixel(corners):
     """A 1 × 1 image: reflection (and border) read its pixel everywhere; bicubic with
     zeros padding mixes it with zeros, as PyTorch's (values from torch 2.13)."""
-    x = dl.tensor([[[[2.0]]]])
-    grid = dl.tensor([[[[0.3, -0.9], [1.7, 2.5]]]])
+    x = dl.tensor([[[[2.0]]]], dtype=dl.float64)
+    grid = dl.tensor([[[[0.3, -0.9], [1.7, 2.5]]]], dtype=dl.float64)
     for padding in ("border", "reflection"):
         for mode in ("bilinear", "nearest", "bicubic"):
             got = F.grid_sample(x, grid, mode=mode, padding_mode=padding, align_corners=corners)
-            np.testing.assert_allclose(got.numpy().ravel(), [2.0, 2.0], rtol=1e-15)
+            np.testing.assert_allclose(got.numpy().ravel(), [2.0, 2.0], rtol=1e-14)
     zeros = F.grid_sample(x, grid, mode="bicubic", align_corners=corners).numpy().ravel()
-    want = [2.0, 2.0] if corners else [1.2554658653, -0.0299597168]
-    np.testing.assert_allclose(zeros, want, rtol=1e-8)
+    want = [2.0, 2.0] if corners else [1.255465771484375, -0.02995971679687496]
+    np.testing.assert_allclose(zeros, want, rtol=1e-13)
 
 
 def test_reflection_folds_far_positions_back_with_slope_minus_one():
