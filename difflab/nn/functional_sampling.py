@@ -3,10 +3,11 @@ r"""Resampling: ``interpolate`` (resizing) and the spatial transformer's ``affin
 
 Each is a composite of operations that already have derivative rules.  Which input rows
 (pixels) an output reads is an index array: found from the shapes when resizing, from the
-grid's values (:func:`~difflab.tensor_arguments.known_values`) when sampling.  The weights
-that mix them are constants (resizing), or operations on the grid (sampling), which carry
-the grid's derivative.  So every method (forward, reverse, symbolic where the indices do
-not depend on values, numeric), ``vmap`` and the tracer differentiate them.
+grid's values (``known_values``) when sampling.  The weights that mix them are constants
+(resizing), or operations on the grid (sampling), which carry the grid's derivative.  So
+every method (forward, reverse, numeric; symbolic wherever the indices do not depend on
+values), ``vmap`` and the tracer differentiate them; ONNX export refuses the gathers
+(``index``), naming them.
 """
 
 from __future__ import annotations
