@@ -408,6 +408,24 @@ def test_traced_and_compiled_resizes_replay_new_inputs(options):
     np.testing.assert_allclose(compiled(second).numpy(), want, rtol=1e-13, atol=1e-15)
 
 
+@pytest.mark.parametrize("mode", ["bicubic", "bilinear", "nearest-exact", "area"])
+def test_resizing_to_a_width_of_one_by_every_method(mode):
+    """One column read per output (index_select of a one-element index): forward mode and
+    the compiled method read it as an integer index before, dropping the axis (forward
+    mode summed the rows; the compiled method's backward failed on the shapes)."""
+    pattern = dl.tensor(np.arange(1.0, 5.0).reshape(1, 1, 4, 1))
+
+    def f(t):
+        return (F.interpolate(t, size=(4, 1), mode=mode) * pattern).sum()
+
+    x = dl.tensor(ramp(1, 1, 6, 2))
+    reverse = np.asarray(dl.grad(f, method="reverse")(x), dtype=float)
+    for method in ("forward", "compiled", "symbolic", "numeric"):
+        np.testing.assert_allclose(np.asarray(dl.grad(f, method=method)(x), dtype=float),
+                                   reverse, rtol=1e-7 if method == "numeric" else 1e-12,
+                                   atol=1e-9 if method == "numeric" else 1e-14, err_msg=method)
+
+
 def test_compiled_grid_sample_with_reflection_follows_a_new_grid():
     def sample(image, grid):
         return F.grid_sample(image, grid, mode="bicubic", padding_mode="reflection",
