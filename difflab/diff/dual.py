@@ -86,6 +86,7 @@ from difflab.functions import TypeHandler, register_type
 from difflab.ops import registry
 from difflab.ops.registry import Context
 from difflab.tensor import Tensor
+from difflab.tensor_arguments import index_arrays
 
 _tags = itertools.count(1)
 
@@ -122,6 +123,14 @@ def _strip(x: Any) -> Any:
     while isinstance(x, Dual):
         x = x.primal
     return x
+
+
+def _plain_index(index: Any) -> Any:
+    """An index with dual numbers' primals and tensors' arrays in it: NumPy reads a
+    one-element tensor as an integer (``__index__``), which would drop its axis
+    (``x[:, tensor([0])]`` must keep it, as ``index_select`` of one row does)."""
+    index = tuple(_strip(i) for i in index) if isinstance(index, tuple) else _strip(index)
+    return index_arrays(index)
 
 
 def _namespace(*values: Any) -> Any:
@@ -358,7 +367,7 @@ class Dual:
         """``x[index] = v``, as on a tensor: the ``index_put`` primitive (its tangent is
         ẋ with v̇ written in), whose result this dual number becomes.  Values taken from
         x before (``x[0:2]``) are copies, not views: they keep what they had."""
-        index = tuple(_strip(i) for i in index) if isinstance(index, tuple) else _strip(index)
+        index = _plain_index(index)
         result = _push(P["index_put"], self, value, index=index)
         self.primal, self.tangents, self.tag = result.primal, result.tangents, result.tag
 
@@ -442,7 +451,7 @@ class Dual:
 
     # -- array methods: NumPy's names, mapped onto primitives below ---------------------
     def __getitem__(self, index: Any) -> Dual:
-        index = tuple(_strip(i) for i in index) if isinstance(index, tuple) else _strip(index)
+        index = _plain_index(index)
         return _push(P["index"], self, index=index)
 
     def sum(self, axis: Any = None, keepdims: bool = False, **kwargs: Any) -> Dual:

@@ -165,6 +165,19 @@ class JVP(Primitive):
                            f"the graph before taking its jvp")
 
 
+def _arrays_of_tensors(value: Any) -> Any:
+    """A parameter with the tensors in it (a graph value used as an index, replayed as a
+    tensor under the graph backward) as their arrays, as the traced call had them: NumPy
+    reads a one-element tensor inside an index as an integer, which drops its axis."""
+    from difflab.tensor import Tensor
+
+    if isinstance(value, Tensor):
+        return value.array
+    if isinstance(value, tuple):
+        return tuple(_arrays_of_tensors(v) for v in value)
+    return value
+
+
 class Differentiable(Primitive):
     """A primitive whose VJP, under ``create_graph``, becomes :class:`VJP` nodes if needed.
 
@@ -187,6 +200,7 @@ class Differentiable(Primitive):
         self.user_code = primitive.user_code
 
     def forward(self, ctx: Any, xp: Any, *args: Any, **params: Any) -> Any:
+        params = {k: _arrays_of_tensors(v) for k, v in params.items()}
         return self.primitive.forward(ctx, xp, *args, **params)
 
     def vjp(self, ctx: Any, xp: Any, g: Any, *saved: Any) -> tuple:

@@ -1,12 +1,12 @@
-r"""More of ``torch.nn.functional``: distances, normalisations, channel dropout, resizing,
-adaptive pooling, bags of embeddings, spatial transformers (the convolutions are in
-:mod:`difflab.nn.functional_conv`).
+r"""More of ``torch.nn.functional``: distances, normalisations, channel dropout, adaptive
+pooling, bags of embeddings (the convolutions are in :mod:`difflab.nn.functional_conv`;
+resizing and spatial transformers in :mod:`difflab.nn.functional_sampling`).
 
 Each is a composite of operations that already have derivative rules, chosen
 so the composite runs at NumPy speed:
 
 * group, instance and layer normalisation are one normalisation primitive over
-  different axes; resizing gathers rows (``index_select``) and mixes them.
+  different axes.
 
 Norms whose square root could meet zero are written √max(‖x‖², ε²), which has
 the value max(‖x‖, ε) and a finite gradient everywhere.
@@ -23,7 +23,6 @@ from difflab.autograd.engine import apply
 from difflab.dtype_info import finfo
 from difflab.nn.functional_core import (
     _adaptive_sizes,
-    _array_module,
     _check_input,
     _check_tensor,
     _constant_dtype,
@@ -40,15 +39,15 @@ from difflab.nn.functional_embedding import embedding
 from difflab.nn.functional_windows import _adaptive_max_indices, _bins
 from difflab.ops import nn_ops, registry
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import dim_index, integer, known_values, refuse_symbols
+from difflab.tensor_arguments import dim_index, integer
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d",
            "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d",
-           "adaptive_max_pool3d_with_indices", "affine_grid",
+           "adaptive_max_pool3d_with_indices",
            "alpha_dropout", "bilinear", "cosine_similarity", "dropout1d",
            "dropout2d", "dropout3d", "feature_alpha_dropout",
-           "embedding_bag", "grid_sample", "group_norm", "instance_norm", "interpolate",
+           "embedding_bag", "group_norm", "instance_norm",
            "local_response_norm", "normalize", "pairwise_distance", "pdist", "pixel_shuffle",
            "pixel_unshuffle", "rms_norm"]
 
@@ -1021,141 +1020,6 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:  # noqa: A0
     return out.reshape(*batch, c * r * r, h // r, w // r)
 
 
-# ------------------------------------------------------------------------------ resizing
-
-
-def _source_rows(size_in: int, size_out: int, scale: float | None, mode: str,
-                 align_corners: bool | None) -> tuple:
-    """(i0, i1, w): output row o mixes input rows i0 and i1 as (1 - w)·x[i0] + w·x[i1]."""
-    o = np.arange(size_out, dtype=np.float64)
-    step = 1.0 / scale if scale is not None else size_in / size_out
-    if mode == "nearest":
-        i0 = np.minimum(np.floor(o * step).astype(np.int64), size_in - 1)
-        return i0, i0, None
-    if align_corners:
-        src = o * ((size_in - 1) / (size_out - 1)) if size_out > 1 else o * 0.0
-    else:
-        src = np.maximum((o + 0.5) * step - 0.5, 0.0)
-    i0 = np.minimum(np.floor(src).astype(np.int64), size_in - 1)
-    i1 = np.minimum(i0 + 1, size_in - 1)
-    return i0, i1, src - i0
-
-
-def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # noqa: A002
-                mode: str = "nearest", align_corners: bool | None = None,
-                recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
-    r"""Resize the spatial dimensions of (N, C, L), (N, C, H, W) or (N, C, D, H, W).
-
-    ``mode``: ``'nearest'`` (copy the nearest input element), ``'linear'``
-    (3-D), ``'bilinear'`` (4-D) or ``'trilinear'`` (5-D), each as PyTorch
-    computes source positions (``align_corners`` maps the corner pixels'
-    centres onto each other).  A separable resize: one ``index_select`` and
-    one weighted sum per dimension.
-
-    Parameters
-    ----------
-    input : Tensor
-        :math:`(N, C, L)`, :math:`(N, C, H, W)` or :math:`(N, C, D, H, W)`.
-    size : int or tuple of ints, optional
-        The output's spatial size.
-    scale_factor : float or tuple of floats, optional
-        Or a factor per spatial dimension (give exactly one of the two).
-    mode : {'nearest', 'linear', 'bilinear', 'trilinear'}, default 'nearest'
-        The linear mode must match the input's dimensions.
-    align_corners : bool, optional
-        Linear modes: map the corner pixels' centres onto each other.
-    recompute_scale_factor : bool, optional
-        Compute the source positions from the output size instead of the factor.
-    antialias : bool, default False
-        Not supported (must stay False).
-
-    Returns
-    -------
-    Tensor
-        :math:`(N, C, *\text{size})`.
-
-    Raises
-    ------
-    ValueError
-        For an input that is not 3-, 4- or 5-D, both or neither of size and
-        scale_factor, a wrong number of sizes, a size below 1 (an empty input or output,
-        as a scale_factor so small that a size rounds down to 0), a scale_factor that is
-        not a positive finite number, or ``align_corners`` with 'nearest'.
-    TypeError
-        For a size that is not an int (a float is not rounded).
-    NotImplementedError
-        For another mode (bicubic, area) or ``antialias=True``.
-
-    See Also
-    --------
-    difflab.nn.Upsample
-
-    Examples
-    --------
-    >>> import difflab as dl
-    >>> x = dl.tensor([[[1.0, 2.0]]])
-    >>> dl.nn.functional.interpolate(x, scale_factor=2).tolist()
-    [[[1.0, 1.0, 2.0, 2.0]]]
-    >>> dl.nn.functional.interpolate(x, size=3, mode="linear", align_corners=True).tolist()
-    [[[1.0, 1.5, 2.0]]]
-    """
-    from difflab.functions import index_select
-
-    x = _check_input("interpolate", input)  # (a dual number, symbols: index_select)
-    spatial = x.ndim - 2
-    if spatial not in (1, 2, 3):
-        raise ValueError(f"interpolate expects a 3-D, 4-D or 5-D input (N, C, ...), got shape "
-                         f"{tuple(x.shape)}")
-    linear_modes = {1: "linear", 2: "bilinear", 3: "trilinear"}
-    if mode not in ("nearest", linear_modes[spatial]):
-        raise NotImplementedError(
-            f"interpolate: mode {mode!r} is not supported for a {x.ndim}-D input in difflab "
-            f"(supported: 'nearest' and {linear_modes[spatial]!r})")
-    if mode == "nearest" and align_corners is not None:
-        raise ValueError("align_corners option can only be set with the interpolating modes: "
-                         "linear | bilinear | bicubic | trilinear")
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported in difflab")
-    if mode != "nearest":  # (weights between neighbours are fractions: integers were cut to 0)
-        x = _floating(x)
-    if (size is None) == (scale_factor is None):
-        raise ValueError("interpolate: give exactly one of size and scale_factor")
-    sizes_in = x.shape[2:]
-    if size is not None:
-        sizes = _window("interpolate", size, "size", spatial)  # (2.5 was truncated to 2)
-        scales: tuple = (None,) * spatial
-    else:
-        scales = tuple(scale_factor) if isinstance(scale_factor, (tuple, list)) else \
-            (scale_factor,) * spatial
-        if len(scales) != spatial:
-            raise ValueError(f"interpolate: expected {spatial} scale factors, got {scales}")
-        for scale in scales:  # (0 divided by zero; nan could not become a size)
-            if isinstance(scale, bool) or not isinstance(scale, (int, float, np.number)) or \
-                    not 0 < scale < math.inf:
-                raise ValueError(f"interpolate: scale_factor must be a positive finite "
-                                 f"number (or one per spatial dimension), got {scale_factor!r}")
-        sizes = tuple(int(math.floor(n * s)) for n, s in zip(sizes_in, scales))
-        if recompute_scale_factor:
-            scales = (None,) * spatial
-    if 0 in sizes_in or 0 in sizes:
-        raise ValueError(f"interpolate: input and output sizes should be greater than 0, but "
-                         f"got input {tuple(sizes_in)} and output {sizes}" +
-                         " (scale_factor too small)" * (scale_factor is not None))
-    out = x
-    for d, (n_in, n_out, scale) in enumerate(zip(sizes_in, sizes, scales)):
-        dim = 2 + d
-        i0, i1, w = _source_rows(n_in, int(n_out), scale, mode, align_corners)
-        xp = _array_module(x)
-        lower = index_select(out, dim, xp.asarray(i0))
-        if w is None:
-            out = lower
-            continue
-        weights = Tensor._wrap(xp.asarray(w.astype(_constant_dtype(x))).reshape(
-            (-1,) + (1,) * (out.ndim - dim - 1)))
-        out = lower + (index_select(out, dim, xp.asarray(i1)) - lower) * weights
-    return out
-
-
 # ---------------------------------------------------------------------- adaptive pooling
 
 
@@ -1683,223 +1547,3 @@ def _bag_bounds(offsets: Any, n: int, include_last_offset: bool) -> list[tuple[i
         raise ValueError(f"embedding_bag: offsets must start at 0 and not decrease, got "
                          f"{starts}")
     return list(zip(starts, ends))
-
-
-# ----------------------------------------------------------------- spatial transformers
-
-
-def _grid_coordinates(size: int, align_corners: bool, xp: Any) -> Any:
-    """The normalised coordinates in [-1, 1] of ``size`` pixel centres (PyTorch's convention)."""
-    if align_corners:
-        return xp.linspace(-1.0, 1.0, size) if size > 1 else xp.zeros(1)
-    return (2.0 * xp.arange(size) + 1.0) / size - 1.0
-
-
-def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> Tensor:
-    r"""The sampling grid of a batch of 2-D affine maps ``theta``, for :func:`grid_sample`.
-
-    For each output pixel :math:`(x, y)` (in :math:`[-1, 1]` coordinates, x first), the
-    input position :math:`\theta\,(x, y, 1)^\top` it reads; shape (N, H, W, 2).
-
-    With :func:`grid_sample` this is the spatial transformer (Jaderberg et al.);
-    the grid is linear in θ, so θ learns through it.
-
-    Parameters
-    ----------
-    theta : Tensor
-        :math:`(N, 2, 3)`, one affine map per sample.
-    size : tuple of 4 ints
-        The output's :math:`(N, C, H, W)`.
-    align_corners : bool, optional
-        Whether -1 and 1 are the corner pixels' centres (True) or edges (False, the default).
-
-    Returns
-    -------
-    Tensor
-        :math:`(N, H, W, 2)`, the input position :math:`\theta (x, y, 1)^\top` of each output pixel.
-
-    Raises
-    ------
-    ValueError
-        If ``theta`` is not :math:`(N, 2, 3)` for the size.
-    NotImplementedError
-        For 3-D (5-element) sizes.
-
-    See Also
-    --------
-    grid_sample : reads the input at the grid's positions.
-
-    Notes
-    -----
-    The pixel :math:`(j, i)` (column, row) of a :math:`H \times W` output has the
-    normalised coordinates
-
-    .. math::
-        x_j = \begin{cases} -1 + \frac{2j}{W - 1} & \text{align\_corners} \\
-              \frac{2j + 1}{W} - 1 & \text{otherwise} \end{cases}
-
-    (:math:`y_i` alike with :math:`H`), and ``grid[n, i, j] =``
-    :math:`\theta_n (x_j, y_i, 1)^\top`.  The grid is linear in :math:`\theta`: its
-    gradient with respect to :math:`\theta_n` is :math:`\sum_{i,j} \bar g_{n,i,j}
-    (x_j, y_i, 1)`.
-
-    Examples
-    --------
-    >>> import difflab as dl
-    >>> identity = dl.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
-    >>> dl.nn.functional.affine_grid(identity, (1, 1, 2, 2), align_corners=True)[0].tolist()
-    [[[-1.0, -1.0], [1.0, -1.0]], [[-1.0, 1.0], [1.0, 1.0]]]
-    >>> dl.nn.functional.affine_grid(identity, (1, 1, 1, 2))[0].tolist()  # pixel centres
-    [[[-0.5, 0.0], [0.5, 0.0]]]
-    >>> dl.nn.functional.affine_grid(identity, (2, 1, 4, 4))  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-        ...
-    ValueError: Expected a batch of 2D affine matrices ... Got (1, 2, 3).
-    """
-    t = _check_input("affine_grid", theta)  # (dual numbers, symbols: a product)
-    if len(size) != 4:
-        raise NotImplementedError("affine_grid: only 2-D grids (size (N, C, H, W)) are "
-                                  "supported in difflab")
-    n, _, h, w = (int(v) for v in size)
-    if tuple(t.shape) != (n, 2, 3):
-        raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
-                         f"{tuple(size)}. Got {tuple(t.shape)}.")
-    xp = _array_module(t)
-    xs = _grid_coordinates(w, bool(align_corners), xp)
-    ys = _grid_coordinates(h, bool(align_corners), xp)
-    base = xp.stack([xp.tile(xs, h), xp.repeat(ys, w), xp.ones(h * w)], 1).astype(
-        _constant_dtype(t))
-    grid = Tensor._wrap(base) @ t.transpose(1, 2)  # (N, H·W, 2)
-    return grid.reshape(n, h, w, 2)
-
-
-def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A002
-                padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
-    r"""Sample an image (N, C, H, W) at the positions a grid (N, Ho, Wo, 2) gives.
-
-    The positions are in :math:`[-1, 1]` coordinates, x first; the output is
-    (N, C, Ho, Wo).  ``mode='bilinear'`` mixes the four neighbouring pixels (differentiable in
-    the input and in the grid); ``'nearest'`` copies one.  Outside the image
-    ``padding_mode='zeros'`` reads 0 and ``'border'`` the nearest edge pixel.
-
-    Parameters
-    ----------
-    input : Tensor
-        :math:`(N, C, H, W)`.
-    grid : Tensor
-        :math:`(N, H_o, W_o, 2)`, positions in :math:`[-1, 1]`, x first.
-    mode : {'bilinear', 'nearest'}, default 'bilinear'
-        Mix the four neighbours, or copy one.
-    padding_mode : {'zeros', 'border'}, default 'zeros'
-        What is read outside the image.
-    align_corners : bool, optional
-        As :func:`affine_grid`'s.
-
-    Returns
-    -------
-    Tensor
-        :math:`(N, C, H_o, W_o)`; bilinear sampling is differentiable in the input and the grid.
-
-    Raises
-    ------
-    ValueError
-        If the shapes do not fit.
-    NotImplementedError
-        For another mode or padding mode.
-
-    See Also
-    --------
-    affine_grid : the grid of an affine map (the spatial transformer).
-
-    Notes
-    -----
-    A coordinate :math:`x \in [-1, 1]` is the pixel position
-    :math:`u = (x + 1)(W - 1)/2` with ``align_corners``, else :math:`u = ((x + 1) W - 1)/2`
-    (:math:`v` alike with :math:`H`).  Bilinear sampling, with
-    :math:`u_0 = \lfloor u \rfloor`, :math:`\alpha = u - u_0` (and :math:`v_0, \beta`):
-
-    .. math::
-        y = (1-\alpha)(1-\beta)\,I_{v_0,u_0} + \alpha(1-\beta)\,I_{v_0,u_0+1}
-            + (1-\alpha)\beta\,I_{v_0+1,u_0} + \alpha\beta\,I_{v_0+1,u_0+1},
-
-    linear in the image, and in the grid
-    :math:`\partial y / \partial u = (1-\beta)(I_{v_0,u_0+1} - I_{v_0,u_0})
-    + \beta(I_{v_0+1,u_0+1} - I_{v_0+1,u_0})` (a kink at whole pixels, where the
-    gradient is the right-hand one).  Nearest sampling has a zero gradient in the grid.
-
-    Examples
-    --------
-    >>> import difflab as dl
-    >>> image = dl.tensor([[[[0.0, 1.0], [2.0, 3.0]]]])
-    >>> centre = dl.zeros(1, 1, 1, 2, requires_grad=True)  # (x, y) = (0, 0)
-    >>> out = dl.nn.functional.grid_sample(image, centre, align_corners=True)
-    >>> out.item()                                         # the mean of the 4 pixels
-    1.5
-    >>> out.backward()
-    >>> centre.grad.tolist()                # d/dx, d/dy: the image's slopes, per unit of x
-    [[[[0.5, 1.0]]]]
-    """
-    from difflab.functions import gather
-
-    x, g = _check_input("grid_sample", input), _check_input("grid_sample", grid, "grid")
-    if x.ndim != 4 or g.ndim != 4 or g.shape[-1] != 2 or g.shape[0] != x.shape[0]:
-        raise ValueError(f"grid_sample expects input (N, C, H, W) and grid (N, Ho, Wo, 2) with "
-                         f"the same N, got {tuple(x.shape)} and {tuple(g.shape)}")
-    if mode not in ("bilinear", "nearest"):
-        raise NotImplementedError(f"grid_sample: mode {mode!r} is not supported in difflab "
-                                  "(bilinear, nearest)")
-    if padding_mode not in ("zeros", "border"):
-        raise NotImplementedError(f"grid_sample: padding_mode {padding_mode!r} is not supported "
-                                  "in difflab (zeros, border)")
-    # (the pixels read are found from the grid's values; an image of symbols is sampled)
-    refuse_symbols("grid_sample", "the pixels it reads are found from the grid's values, "
-                   "which symbols do not have (a grid of numbers samples symbols)", g)
-    n, c, h, w = x.shape
-    ho, wo = g.shape[1:3]
-    xp = _array_module(x)
-
-    def pixels(coordinate: Tensor, size: int) -> Tensor:
-        if align_corners:
-            p = (coordinate + 1.0) * (0.5 * (size - 1))
-        else:
-            p = ((coordinate + 1.0) * size - 1.0) * 0.5
-        return p.clamp(0.0, size - 1.0) if padding_mode == "border" else p
-
-    px = pixels(g[..., 0].reshape(n, 1, ho * wo), w)
-    py = pixels(g[..., 1].reshape(n, 1, ho * wo), h)
-    flat = x.reshape(n, c, h * w)
-
-    def read(ix: Any, iy: Any) -> tuple[Tensor, Any]:
-        """The pixels at integer positions (ix, iy), and where they lie inside the image."""
-        inside = (ix >= 0) & (ix < w) & (iy >= 0) & (iy < h)
-        index = xp.clip(iy, 0, h - 1) * w + xp.clip(ix, 0, w - 1)
-        index = xp.broadcast_to(index, (n, c, ho * wo)).astype(np.int64)
-        return gather(flat, 2, Tensor._wrap(xp.ascontiguousarray(index))), inside
-
-    # The sampling positions become integer indices in NumPy: a traced grid_sample warns that
-    # it reads the grid's values (its replays would sample the traced grid's pixels).  They
-    # are read from the values (a dual number's without its tangents); the fractions
-    # between them stay operations on the grid, which carry its derivative.
-    if isinstance(px, Tensor):
-        px._value_read("grid_sample turning the grid into pixel indices")
-    ux, uy = known_values(px), known_values(py)
-    if mode == "nearest":
-        values, inside = read(xp.rint(ux).astype(np.int64), xp.rint(uy).astype(np.int64))
-        out = _where(Tensor._wrap(inside), values, 0.0)  # (outside: 0, even past an inf pixel)
-        # the grid's gradient is zero (not None, as in PyTorch): a +0.0 that reads the grid
-        # (a where that never picks it: no inf * 0); out - 0.0 keeps every value, -0.0 too
-        zero = _where(Tensor._wrap(xp.zeros(px.shape, dtype=bool)), px + py, 0.0)
-        return (out - zero).reshape(n, c, ho, wo)
-    x0, y0 = xp.floor(ux), xp.floor(uy)
-    fx, fy = px - Tensor._wrap(x0), py - Tensor._wrap(y0)  # the fractions: grid's gradient
-    x0, y0 = x0.astype(np.int64), y0.astype(np.int64)
-    out = None
-    for dx, dy, weight in ((0, 0, (1.0 - fx) * (1.0 - fy)), (1, 0, fx * (1.0 - fy)),
-                           (0, 1, (1.0 - fx) * fy), (1, 1, fx * fy)):
-        values, inside = read(x0 + dx, y0 + dy)
-        # a corner outside the image adds nothing (PyTorch skips it): where, not a 0/1 mask
-        # times the pixel read at the clipped index, which would turn an inf or nan there into
-        # nan
-        term = _where(Tensor._wrap(inside), values, 0.0) * weight
-        out = term if out is None else out + term
-    return out.reshape(n, c, ho, wo)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from difflab.nn.functional_core import _check_input
-from difflab.nn.functional_layers import interpolate
+from difflab.nn.functional_sampling import interpolate
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import integer
 

@@ -479,8 +479,19 @@ NN_FORWARD_FACES = {
         _filled(x, 1, 1, 2, 3), size=(3, 4), mode="bilinear", align_corners=True),
     "interpolate_trilinear": lambda x: F.interpolate(_filled(x, 1, 1, 2, 2, 2), size=3,
                                                      mode="trilinear"),
+    "interpolate_bicubic": lambda x: F.interpolate(_filled(x, 1, 1, 2, 3), size=(3, 2),
+                                                   mode="bicubic"),
+    "interpolate_bicubic_corners": lambda x: F.interpolate(
+        _filled(x, 1, 1, 3, 2), scale_factor=(0.7, 2.5), mode="bicubic", align_corners=True),
+    "interpolate_nearest_exact": lambda x: F.interpolate(_filled(x, 1, 2, 5), size=3,
+                                                         mode="nearest-exact"),
+    "interpolate_area": lambda x: F.interpolate(_filled(x, 1, 1, 3, 5), size=(2, 3),
+                                                mode="area"),
+    "interpolate_antialias": lambda x: F.interpolate(_filled(x, 1, 1, 4, 5), size=(2, 3),
+                                                     mode="bicubic", antialias=True),
     "Upsample": lambda x: _MODULES["Upsample"](
         _filled(x, 1, 1, 2, 2)),
+    "Upsample_bicubic": lambda x: _MODULES["Upsample_bicubic"](_filled(x, 1, 1, 2, 2)),
     "pad_constant": lambda x: F.pad(_filled(x, 2, 3), (1, 2), value=0.5),
     **{f"pad_{mode}": (lambda x, mode=mode: F.pad(_filled(x, 1, 2, 3), (2, 1), mode=mode))
        for mode in ("reflect", "replicate", "circular")},
@@ -502,6 +513,16 @@ NN_FORWARD_FACES = {
                                                  align_corners=False),
     "grid_sample_grid": lambda x: F.grid_sample(_IMAGE, _filled(x, 1, 2, 2, 2) * 0.3,
                                                 align_corners=True),
+    "grid_sample_image_reflection": lambda x: F.grid_sample(
+        _filled(x, 1, 2, 3, 3), _GRID * 2.5, padding_mode="reflection", align_corners=False),
+    "grid_sample_image_bicubic": lambda x: F.grid_sample(
+        _filled(x, 1, 2, 3, 3), _GRID * 1.5, mode="bicubic", padding_mode="reflection",
+        align_corners=True),
+    "grid_sample_grid_reflection": lambda x: F.grid_sample(
+        _IMAGE, _filled(x, 1, 2, 2, 2) * 0.6, padding_mode="reflection", align_corners=True),
+    "grid_sample_grid_bicubic": lambda x: F.grid_sample(
+        _IMAGE, _filled(x, 1, 2, 2, 2) * 0.4, mode="bicubic", padding_mode="border",
+        align_corners=False),
     "grid_sample_nearest_border": lambda x: F.grid_sample(
         _filled(x, 1, 1, 3, 3), _filled(x, 1, 2, 2, 2) * 0.3, mode="nearest",
         padding_mode="border", align_corners=False),
@@ -554,6 +575,8 @@ NN_SYMBOLIC_REFUSED = {
     "BatchNorm2d_train": "batch_norm: the running statistics are averages",
     "grid_sample_grid": "grid_sample: the pixels it reads are found from the grid's values",
     "spatial_transformer": "grid_sample: the pixels it reads are found from the grid's values",
+    **dict.fromkeys(["grid_sample_grid_reflection", "grid_sample_grid_bicubic"],
+                    "grid_sample: the pixels it reads are found from the grid's values"),
     "max_unpool2d": "max_pool's indices: symbols have no values",
     "MaxUnpool2d": "max_pool's indices: symbols have no values",
     "gumbel_softmax_hard": "argmax .* has no symbolic form",
@@ -585,6 +608,7 @@ def _frozen(make):
 #: The modules of NN_FORWARD_FACES, made once (a draw inside f is refused by vmap).
 _MODULES = {
     "Upsample": dl.nn.Upsample(scale_factor=2, mode="bilinear"),
+    "Upsample_bicubic": dl.nn.Upsample(size=(3, 5), mode="bicubic", align_corners=False),
     "BatchNorm2d": _frozen(lambda: dl.nn.BatchNorm2d(2)),
     "BatchNorm1d_eval": _frozen(lambda: dl.nn.BatchNorm1d(2)).eval(),
     "GroupNorm": _frozen(lambda: dl.nn.GroupNorm(1, 2)),
@@ -892,7 +916,8 @@ def test_nn_functional_faces_take_dual_numbers_same_derivative_as_reverse(name):
 NN_VMAP_REFUSED = {
     **dict.fromkeys(["batch_norm_running_stats", "BatchNorm2d_train"],
                     "reads or writes a batched tensor's values directly"),
-    **dict.fromkeys(["grid_sample_grid", "grid_sample_nearest_border", "spatial_transformer"],
+    **dict.fromkeys(["grid_sample_grid", "grid_sample_nearest_border", "spatial_transformer",
+                     "grid_sample_grid_reflection", "grid_sample_grid_bicubic"],
                     "grid_sample turning the grid into pixel indices needs the value of a "
                     "batched tensor"),
     **dict.fromkeys(["max_unpool1d", "max_unpool2d", "max_unpool3d", "MaxUnpool2d"],

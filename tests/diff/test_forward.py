@@ -147,6 +147,22 @@ def test_assigning_into_a_dual_is_index_put():
     assert x.primal.tolist() == [1.0, 1.0, 1.0] and before.tangents.tolist() == [[1.0, 2.0]]
 
 
+def test_a_one_element_tensor_index_keeps_its_axis():
+    """``index_select`` of one column (interpolate to a width of 1 does it): NumPy reads a
+    one-element tensor in an index as an integer and drops the axis, so forward mode
+    broadcast the (3,) tangent against a (3, 1) result and summed every row into each."""
+    def f(t):
+        picked = dl.index_select(t, 1, dl.tensor([0]))
+        return (picked * dl.tensor([[1.0], [10.0], [100.0]])).sum() + t[:, dl.tensor([1])].sum()
+
+    x = dl.tensor(np.arange(6.0).reshape(3, 2))
+    expected = [[1.0, 1.0], [10.0, 1.0], [100.0, 1.0]]
+    for method in ("forward", "reverse"):
+        np.testing.assert_array_equal(grad(f, method=method)(x), expected)
+    dual = Dual(x.numpy(), np.ones((3, 2)))
+    assert dual[:, dl.tensor([0])].primal.shape == (3, 1)
+
+
 def test_dual_refuses_silent_loss_of_the_tangent():
     import math
 

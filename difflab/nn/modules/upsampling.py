@@ -17,10 +17,15 @@ class Upsample(Module):
     Parameters
     ----------
     size : int or tuple, optional
+        The output's spatial size.
     scale_factor : float or tuple, optional
-    mode : {'nearest', 'linear', 'bilinear', 'trilinear'}
+        Or the factor of each spatial size.
+    mode : {'nearest', 'nearest-exact', 'linear', 'bilinear', 'bicubic', 'trilinear', 'area'}
+        As in :func:`difflab.nn.functional.interpolate` (default 'nearest').
     align_corners : bool, optional
+        Linear and bicubic modes: map the corner pixels' centres onto each other.
     recompute_scale_factor : bool, optional
+        Compute the source positions from the output size instead of the factor.
 
     Shape
     -----
@@ -37,6 +42,9 @@ class Upsample(Module):
     >>> import difflab as dl
     >>> dl.nn.Upsample(scale_factor=2, mode="bilinear")(dl.randn(1, 3, 4, 5)).shape
     difflab.Size([1, 3, 8, 10])
+    >>> up = dl.nn.Upsample(size=(1, 3), mode="bicubic", align_corners=True)
+    >>> up(dl.tensor([[[[0.0, 2.0]]]]))[0, 0].tolist()
+    [[0.0, 1.0, 2.0]]
     """
 
     def __init__(self, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
