@@ -17,13 +17,13 @@ layer never changes precision behind the user's back:
 * a function that only selects (ReLU, max pooling, flatten) keeps the
   input's dtype.
 
-The functions live in eight modules, gathered here: ``functional_core`` (the
+The functions live in nine modules, gathered here: ``functional_core`` (the
 checks they share and the common layers; the checks of their arguments are in
 ``functional_arguments``, and where a max pool's maxima are in ``functional_windows``,
-both below it) and the seven that build on it, ``functional_activations``,
-``functional_layers``, ``functional_conv``, ``functional_pooling``,
-``functional_sampling`` (resizing, the spatial transformer), ``functional_vision`` and
-``functional_losses``.  They import from ``functional_core``
+both below it) and the eight that build on it, ``functional_activations``,
+``functional_embedding`` (the lookup), ``functional_layers``, ``functional_conv``,
+``functional_pooling``, ``functional_sampling`` (resizing, the spatial transformer),
+``functional_vision`` and ``functional_losses``.  They import from ``functional_core``
 (and each other, never in a circle), never from this module, so there is no import
 cycle (docs/architecture.md, "Import layers").
 """
