@@ -9,6 +9,7 @@ and then differentiates it with all four methods, through ``backward``,
 import inspect
 import json
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -454,7 +455,7 @@ def _by_position(f):
     def weighted(x):
         y = f(x)
         pattern = np.cos(np.arange(math.prod(y.shape)) + 0.3).reshape(tuple(y.shape))
-        return y * dl.tensor(pattern, dtype=dl.float64)
+        return y * dl.tensor(pattern, dtype=y.dtype)
 
     return weighted
 
@@ -486,7 +487,7 @@ NN_FORWARD_FACES = {
     "batch_norm_training": lambda x: F.batch_norm(_filled(x, 4, 2), None, None, x[:2], x[1:],
                                                   training=True),
     "batch_norm_running_stats": lambda x: F.batch_norm(
-        _filled(x, 3, 2, 2), dl.zeros(2, dtype=dl.float64), dl.ones(2, dtype=dl.float64),
+        _filled(x, 3, 2, 2), dl.zeros(2, dtype=x.dtype), dl.ones(2, dtype=x.dtype),
         training=True),
     "batch_norm_eval": lambda x: F.batch_norm(_filled(x, 3, 2), _constant([0.1, -0.2]),
                                               _constant([1.5, 0.7]), x[:2], x[1:]),
@@ -570,28 +571,33 @@ def _filled(x, *shape):
     return dl.cat(copies)[:n].reshape(shape)
 
 
-def _frozen(make):
-    """A float64 module whose parameters need no grad (constants of f), its weights drawn
-    from seed 5 (the random state put back)."""
+def _frozen(make, dtype):
+    """A module of ``dtype`` whose parameters need no grad (constants of f), its weights
+    drawn from seed 5 (the random state put back)."""
     state = dl.get_rng_state()
     dl.manual_seed(5)
     try:
-        return make().double().requires_grad_(False)
+        return make().to(dtype).requires_grad_(False)
     finally:
         dl.set_rng_state(state)
 
 
+def _modules(dtype):
+    """The modules of NN_FORWARD_FACES, their weights in ``dtype``."""
+    return {
+        "Upsample": dl.nn.Upsample(scale_factor=2, mode="bilinear"),
+        "BatchNorm2d": _frozen(lambda: dl.nn.BatchNorm2d(2), dtype),
+        "BatchNorm1d_eval": _frozen(lambda: dl.nn.BatchNorm1d(2), dtype).eval(),
+        "GroupNorm": _frozen(lambda: dl.nn.GroupNorm(1, 2), dtype),
+        "ConvTranspose2d": _frozen(lambda: dl.nn.ConvTranspose2d(2, 1, 2, stride=2), dtype),
+        "MultiheadAttention": _frozen(lambda: dl.nn.MultiheadAttention(4, 2), dtype),
+        "CTCLoss": dl.nn.CTCLoss(reduction="sum"),
+        "MaxUnpool2d": dl.nn.MaxUnpool2d(2),
+    }
+
+
 #: The modules of NN_FORWARD_FACES, made once (a draw inside f is refused by vmap).
-_MODULES = {
-    "Upsample": dl.nn.Upsample(scale_factor=2, mode="bilinear"),
-    "BatchNorm2d": _frozen(lambda: dl.nn.BatchNorm2d(2)),
-    "BatchNorm1d_eval": _frozen(lambda: dl.nn.BatchNorm1d(2)).eval(),
-    "GroupNorm": _frozen(lambda: dl.nn.GroupNorm(1, 2)),
-    "ConvTranspose2d": _frozen(lambda: dl.nn.ConvTranspose2d(2, 1, 2, stride=2)),
-    "MultiheadAttention": _frozen(lambda: dl.nn.MultiheadAttention(4, 2)),
-    "CTCLoss": dl.nn.CTCLoss(reduction="sum"),
-    "MaxUnpool2d": dl.nn.MaxUnpool2d(2),
-}
+_MODULES = _modules(dl.float64)
 
 
 def _unpooled(x, dims):
@@ -883,6 +889,28 @@ def test_nn_functional_faces_take_dual_numbers_same_derivative_as_reverse(name):
     np.testing.assert_allclose(func.jacfwd(g)(x).numpy(), func.jacrev(g)(x).numpy(),
                                rtol=1e-10, atol=1e-12)
     assert gradcheck(g, (dl.tensor(POINTS, dtype=dl.float64, requires_grad=True),))
+
+
+@pytest.mark.parametrize("name", NN_FORWARD_FACES)
+def test_nn_functional_faces_keep_float32_under_jacfwd_and_jacrev(name, monkeypatch):
+    """With x, the constants and the modules' weights in float32, f's value and the
+    Jacobians of jacfwd and jacrev are float32 (as PyTorch's): no float64 array made inside
+    a rule (a tie's share of a maximum, ...) promotes the dual numbers' tangents."""
+    f32 = dl.float32
+    table = sys.modules[__name__]
+    monkeypatch.setattr(table, "_constant", lambda values: dl.tensor(values, dtype=f32))
+    monkeypatch.setattr(table, "_IMAGE", _IMAGE.to(f32))
+    monkeypatch.setattr(table, "_GRID", _GRID.to(f32))
+    monkeypatch.setattr(table, "_MODULES", _modules(f32))
+
+    def g(x):
+        return dl.sum(NN_FORWARD_FACES[name](x))
+
+    x = dl.tensor(POINTS, dtype=f32)
+    assert g(x).dtype == f32, "the table's entry is not all float32"
+    forward, reverse = func.jacfwd(g)(x), func.jacrev(g)(x)
+    assert (forward.dtype, reverse.dtype) == (f32, f32)
+    np.testing.assert_allclose(forward.numpy(), reverse.numpy(), rtol=1e-4, atol=1e-4)
 
 
 #: Where vmap of jacfwd refuses an entry of NN_FORWARD_FACES, and why: the values of one
