@@ -914,16 +914,15 @@ def test_nn_functional_faces_keep_float32_under_jacfwd_and_jacrev(name, monkeypa
 
 
 #: Where vmap of jacfwd refuses an entry of NN_FORWARD_FACES, and why: the values of one
-#: example decide (the pixels a grid reads, the maxima's indices), a buffer is written (the
-#: running statistics), or f draws (gumbel_softmax: randomness='same' maps it).
+#: example decide in Python (the pixels a grid reads), a buffer is written (the running
+#: statistics), or f draws (gumbel_softmax: randomness='same' maps it).  (The maxima's
+#: indices, which max_unpool scatters at, map: index_put's rule takes a batched index.)
 NN_VMAP_REFUSED = {
     **dict.fromkeys(["batch_norm_running_stats", "BatchNorm2d_train"],
                     "reads or writes a batched tensor's values directly"),
     **dict.fromkeys(["grid_sample_grid", "grid_sample_nearest_border", "spatial_transformer"],
                     "grid_sample turning the grid into pixel indices needs the value of a "
                     "batched tensor"),
-    **dict.fromkeys(["max_unpool1d", "max_unpool2d", "max_unpool3d", "MaxUnpool2d"],
-                    "no batching rule for an index or target tensor that differs"),
     **dict.fromkeys(["gumbel_softmax", "gumbel_softmax_hard"], "called a random operation"),
 }
 #: The composites added to NN_FORWARD_FACES with the transforms' composition checked.
