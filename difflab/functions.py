@@ -1300,7 +1300,8 @@ def isnan(input: Tensor) -> Tensor:  # noqa: A002
     Parameters
     ----------
     input : Tensor, array, list, Dual or sympy expression
-        The values (a real symbol is never NaN; ``isnan(log(x))`` stays a test).
+        The values (of a symbol or an expression, ``isnan(x)`` stays a test on the
+        values the symbolic derivative is evaluated at).
 
     Returns
     -------

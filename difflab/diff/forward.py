@@ -36,7 +36,7 @@ from difflab.diff.dual import (  # noqa: F401  (Dual, new_tag: re-exported)
     seed,
     tangents_of,
 )
-from difflab.diff.interface import Cost, Differentiator, require_scalar, with_arg
+from difflab.diff.interface import Cost, Differentiator, nested, require_scalar, with_arg
 from difflab.tensor import Tensor
 
 HESSIAN_MODES = ("forward-over-forward", "forward-over-reverse")
@@ -96,7 +96,7 @@ class Forward(Differentiator):
         out_shape = _shape(value)
         J = _reshape(tangents, (n, int(np.prod(out_shape, dtype=int))))
         J = _transpose(J) if isinstance(J, Dual) else F.transpose(J, (1, 0))
-        return value, _reshape(J, out_shape + _shape(x))
+        return _unless_nested(args, value), _unless_nested(args, _reshape(J, out_shape + _shape(x)))
 
     def _hessian(self, f: Callable, args: list, i: int, cost: Cost) -> Any:
         """H = J(∇f): the outer pass forward; ∇f forward too, or by the tape on duals."""
@@ -118,7 +118,18 @@ class Forward(Differentiator):
         value, t = tangents_of(f(*duals), tag, 1)
         cost.evaluations += 1
         cost.add("forward_ops", _Stats.ops - ops_before)
-        return value, t[0]
+        return _unless_nested(primals, value), _unless_nested(primals, t[0])
+
+
+def _unless_nested(args: list, result: Any) -> Any:
+    """A result's plain numbers, unless an enclosing derivative differentiates an argument.
+
+    A tensor f closes over that requires grad (a model's parameter) records the tangents'
+    arithmetic on its tape; no derivative asked for that graph (nesting goes through the
+    arguments), so the result leaves it, as reverse mode's does."""
+    if isinstance(result, Tensor) and not nested(args):
+        return result.detach().array
+    return result
 
 
 def _tape_gradient(f: Callable, args: list, i: int, cost: Cost) -> Any:

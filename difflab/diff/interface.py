@@ -205,6 +205,32 @@ def as_input(x: Any, transform: str, position: int) -> Any:
     return array
 
 
+class Enclosing:
+    """How many reverse-mode derivatives are recording a function that runs now.
+
+    A tensor that a function inside closes over may be one of their leaves
+    (``dl.grad(lambda w: dl.grad(lambda x: f(x, w))(x0).sum())(w0)``), so a derivative
+    taken in there keeps its results on the tape; outside every recording a result is
+    plain numbers.
+    """
+
+    reverse = 0
+
+
+def nested(args: Sequence[Any]) -> bool:
+    """Whether an enclosing derivative may differentiate this one's results: a reverse one
+    is recording, or ``as_input`` left an argument a dual number (forward), a Tensor that
+    requires grad (reverse) or expressions (symbolic).  Otherwise a tensor that f closes
+    over and that requires grad (a model's parameter) is a constant: the result is plain
+    numbers (as PyTorch's ``torch.autograd.functional.jacobian``)."""
+    from difflab.tensor import Tensor
+
+    return Enclosing.reverse > 0 or any(
+        isinstance(a, Dual) or (isinstance(a, Tensor) and a.requires_grad)
+               or (isinstance(a, np.ndarray) and a.dtype == object)
+               or type(a).__module__.startswith("sympy") for a in args)
+
+
 def require_scalar(value: Any, transform: str) -> None:
     shape = tuple(getattr(value, "shape", ()))
     if int(np.prod(shape, dtype=int)) != 1:

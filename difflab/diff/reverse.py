@@ -43,7 +43,7 @@ from difflab import backend, creation, functions
 from difflab.autograd import grad as autograd_grad
 from difflab.autograd import tape
 from difflab.diff.forward import Dual, new_tag, tangents_of
-from difflab.diff.interface import Cost, Differentiator, check_output, require_scalar
+from difflab.diff.interface import Cost, Differentiator, Enclosing, check_output, require_scalar
 from difflab.tensor import Tensor
 
 HESSIAN_MODES = ("reverse-over-forward", "reverse-over-reverse")
@@ -85,8 +85,19 @@ def _rows(out: Tensor, xs: list[Tensor], cost: Cost, retain_last: bool = False) 
 
 
 def _recording(args: list) -> bool:
-    """Whether an enclosing reverse derivative is recording (a Tensor that requires grad)."""
-    return any(isinstance(a, Tensor) and a.requires_grad for a in args)
+    """Whether an enclosing reverse derivative is recording (a Tensor that requires grad,
+    or a tensor f closes over: see ``Enclosing``)."""
+    return Enclosing.reverse > 0 or any(isinstance(a, Tensor) and a.requires_grad for a in args)
+
+
+def _call(f: Callable, args: list) -> Any:
+    """f(*args), counted as recorded by a reverse derivative: a derivative that f takes
+    keeps its results on the tape, for this one to differentiate."""
+    Enclosing.reverse += 1
+    try:
+        return f(*args)
+    finally:
+        Enclosing.reverse -= 1
 
 
 class Reverse(Differentiator):
@@ -107,7 +118,7 @@ class Reverse(Differentiator):
 
     def _record(self, f: Callable, args: list, cost: Cost) -> Tensor:
         with tape() as recorded:
-            out = _output(f(*args))
+            out = _output(_call(f, args))
         cost.evaluations += 1
         cost.add("tape_length", len(recorded))
         return out
@@ -143,7 +154,7 @@ class Reverse(Differentiator):
         """
         inner = {i: args[i].clone() if isinstance(args[i], Tensor) else leaf(args[i])
                  for i in nums}
-        out = _output(f(*[inner.get(k, a) for k, a in enumerate(args)]))
+        out = _output(_call(f, [inner.get(k, a) for k, a in enumerate(args)]))
         cost.evaluations += 1
         if require_scalar_:
             require_scalar(out.array, "grad")
@@ -189,7 +200,7 @@ class Reverse(Differentiator):
             duals = {i: Dual(x, eye[:, a:b].reshape((-1,) + tuple(x.shape)), tag, vector=True)
                      for (i, x), a, b in zip(leaves.items(), offsets, offsets[1:])}
             with tape() as recorded:
-                out = f(*[duals.get(k, a) for k, a in enumerate(args)])
+                out = _call(f, [duals.get(k, a) for k, a in enumerate(args)])
                 value, tangents = tangents_of(out, tag, offsets[-1])
             cost.evaluations += 1
             cost.add("tape_length", len(recorded))

@@ -132,10 +132,13 @@ class detached(sympy.Function):  # noqa: N801  (as rint's)
 
 class _FloatTest(BooleanFunction):
     """A test of a float's class (``isnan``, ``isinf``, ``isfinite``) as a sympy truth
-    value, printed by name (NumPy's function of that name).  A number, or a real symbol
-    (finite by its assumptions), evaluates; an expression of them stays, to be tested on
-    the values when the compiled expression runs: sympy calls ``log(x)`` finite for a real
-    x (a complex number below 0), where NumPy's log gives nan."""
+    value, printed by name (NumPy's function of that name).  A number evaluates; a symbol
+    or an expression stays, to be tested on the values when the compiled expression
+    runs.  A symbol is real for sympy (finite by its assumptions), but it stands for the
+    value the derivative is taken at, which may be nan or ±inf: deciding the test from the
+    assumptions made ``where(isnan(x), 0, x * x)`` the square everywhere, nan at a nan
+    (and so was its gradient).  Likewise sympy calls ``log(x)`` finite for a real x (a
+    complex number below 0), where NumPy's log gives nan."""
 
     nargs = 1
     #: The answer for nan, for ±inf and for a finite value.
@@ -143,11 +146,11 @@ class _FloatTest(BooleanFunction):
 
     @classmethod
     def eval(cls, x: Any) -> Any:
-        """The truth value where sympy knows it (a number, a real symbol), else None."""
+        """The truth value of a number, else None (a test on the values)."""
         nan, infinite, finite = cls.answers
         if x is sympy.nan:
             return sympy.sympify(nan)
-        if not (x.is_Number or x.is_Symbol):
+        if not x.is_Number:
             return None
         if x.is_infinite:
             return sympy.sympify(infinite)

@@ -21,6 +21,7 @@ from difflab import creation as _creation
 from difflab import functions as F
 from difflab import functions_picking as _picking
 from difflab import functions_shapes as _shapes
+from difflab.dtype_info import finfo
 from difflab.dtypes import bool_ as _bool
 from difflab.ops.shapes import plain_values
 
@@ -208,9 +209,7 @@ class _CorrCholesky(Constraint):
     event_dim = 2
 
     def check(self, value):
-        import numpy as np
-
-        tolerance = float(np.finfo(value.array.dtype).eps) * value.shape[-1] * 10
+        tolerance = finfo(value.dtype).eps * value.shape[-1] * 10
         row_norm = F.sqrt((value.detach() ** 2).sum(-1))
         unit_rows = F.all(F.abs(row_norm - 1.0) <= tolerance, dim=-1)
         return _LowerCholesky().check(value) & unit_rows

@@ -16,12 +16,11 @@ from __future__ import annotations
 import math
 import typing
 
-import numpy as np
-
 from difflab import creation as _creation
 from difflab import functions as F
 from difflab.distributions import constraints
 from difflab.distributions.distribution import Distribution, ExponentialFamily, broadcast_all
+from difflab.dtype_info import finfo
 from difflab.tensor import Tensor
 
 __all__ = ["Exponential", "Laplace", "LogNormal", "Normal", "Uniform"]
@@ -382,7 +381,7 @@ class Laplace(Distribution):
 
     def rsample(self, sample_shape: typing.Any = ()) -> Tensor:
         # u in (-1, 1): the smallest step above -1 keeps log(1 - |u|) finite
-        tiny = float(np.finfo(self.loc.array.dtype).eps)
+        tiny = finfo(self.loc.dtype).eps
         u = _standard(self, sample_shape, "uniform", self.loc) * (2.0 - tiny) - (1.0 - tiny)
         return self.loc - self.scale * F.sign(u) * F.log1p(-F.abs(u))
 

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import typing
 
-import numpy as np
-
 from difflab import creation as _creation
 from difflab import functions as F
 from difflab.autograd.engine import apply
@@ -25,6 +23,7 @@ from difflab.distributions.continuous import _standard
 from difflab.distributions.discrete import Bernoulli, Categorical, _one_of
 from difflab.distributions.distribution import Distribution, broadcast_all
 from difflab.distributions.gamma import _standard_gamma
+from difflab.dtype_info import finfo
 from difflab.nn import functional as NF
 from difflab.random import Draw
 from difflab.tensor import Tensor
@@ -79,7 +78,7 @@ class Geometric(Distribution):
 
     def sample(self, sample_shape: typing.Any = ()) -> Tensor:
         with no_grad():  # k = floor(log u / log(1 - p)), the inverse of the cdf
-            tiny = float(np.finfo(self.probs.array.dtype).tiny)
+            tiny = finfo(self.probs.dtype).tiny
             u = F.clamp(_standard(self, sample_shape, "uniform", self.probs), min=tiny)
             return F.floor(F.log(u) / -NF.softplus(self.logits))
 
@@ -230,6 +229,6 @@ class Multinomial(Distribution):
         if self._validate_args and not bool(F.all(x.sum(-1) == self.total_count)):
             raise ValueError(f"Multinomial: each value's counts must add up to total_count = "
                              f"{self.total_count}, got {x}")
-        low = float(np.finfo(self.logits.array.dtype).min)
+        low = finfo(self.logits.dtype).min
         terms = F.where(x == 0, 0.0, x * F.clamp(self.logits, min=low))  # (0 · log 0 = 0)
         return (F.lgamma(x.sum(-1) + 1) - F.lgamma(x + 1).sum(-1) + terms.sum(-1))

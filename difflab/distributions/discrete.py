@@ -28,6 +28,7 @@ from difflab.distributions.distribution import (
     as_parameter,
     broadcast_all,
 )
+from difflab.dtype_info import finfo
 from difflab.nn import functional as NF
 from difflab.random import Draw
 from difflab.tensor import Tensor
@@ -78,7 +79,7 @@ class Bernoulli(ExponentialFamily):
         self._param = _one_of(probs, logits, "Bernoulli")
         if probs is not None:
             (self.probs,) = broadcast_all(probs)
-            eps = float(np.finfo(self.probs.array.dtype).eps)  # (as PyTorch's probs_to_logits)
+            eps = finfo(self.probs.dtype).eps  # (as PyTorch's probs_to_logits)
             clamped = F.clamp(self.probs, eps, 1 - eps)
             self.logits = F.log(clamped) - F.log1p(-clamped)
         else:
@@ -165,7 +166,7 @@ class Categorical(Distribution):
             if probs.dim() < 1:
                 raise ValueError("probs must have at least one dimension (the categories)")
             self.probs = probs / probs.sum(-1, keepdim=True)
-            tiny = float(np.finfo(self.probs.array.dtype).tiny)
+            tiny = finfo(self.probs.dtype).tiny
             self.logits = F.log(F.clamp(self.probs, min=tiny))
         else:
             logits = as_parameter(logits)
@@ -222,7 +223,7 @@ class Categorical(Distribution):
 
     def entropy(self) -> Tensor:
         # p · log p with p = 0: log p is clamped to the smallest finite value (0 · finite = 0)
-        low = float(_finfo_min(self.logits))
+        low = finfo(self.logits.dtype).min
         return -(self.probs * F.clamp(self.logits, min=low)).sum(-1)
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
@@ -239,10 +240,6 @@ class Categorical(Distribution):
                              f"({self.support!r}) of {type(self).__name__}, but found "
                              f"invalid values:\n{value}")
         return value
-
-
-def _finfo_min(t: Tensor) -> float:
-    return float(np.finfo(t.array.dtype).min)
 
 
 def _broadcast_shape(a: tuple, b: tuple) -> tuple:

@@ -38,6 +38,7 @@ from difflab.distributions import constraints
 from difflab.distributions.continuous import _standard
 from difflab.distributions.distribution import Distribution, ExponentialFamily, as_parameter
 from difflab.distributions.gamma import Beta, Chi2
+from difflab.dtype_info import finfo
 from difflab.tensor import Tensor
 
 __all__ = ["LKJCholesky", "Wishart"]
@@ -181,7 +182,7 @@ class LKJCholesky(Distribution):
             norm = F.sqrt((u * u).sum(-1, keepdim=True))
             direction = u / F.where(norm > 0, norm, F.ones_like(norm))   # (row 0 stays 0)
             w = F.sqrt(y) * direction
-            tiny = float(np.finfo(w.array.dtype).tiny)
+            tiny = finfo(w.dtype).tiny
             diagonal = F.sqrt(F.clamp(1 - (w * w).sum(-1), min=tiny))
             return w + _picking.diag_embed(diagonal)
 
@@ -203,7 +204,7 @@ class LKJCholesky(Distribution):
 
 
 def _clamp_above_eps(x: Tensor) -> Tensor:
-    return F.clamp(x, min=float(np.finfo(x.array.dtype).eps))
+    return F.clamp(x, min=finfo(x.dtype).eps)
 
 
 def _multidigamma(x: Tensor, p: int) -> Tensor:

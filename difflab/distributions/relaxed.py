@@ -21,13 +21,13 @@ from __future__ import annotations
 import math
 import typing
 
-import numpy as np
-
 from difflab import functions as F
 from difflab.distributions import constraints
 from difflab.distributions.continuous import _standard
 from difflab.distributions.discrete import Bernoulli, Categorical, _one_of
 from difflab.distributions.distribution import Distribution, as_parameter
+from difflab.distributions.transforms import _clamp_open_unit
+from difflab.dtype_info import finfo
 from difflab.nn import functional as NF
 from difflab.tensor import Tensor
 
@@ -37,7 +37,7 @@ __all__ = ["ContinuousBernoulli", "LogitRelaxedBernoulli", "MixtureSameFamily", 
 
 def _uniform(d: Distribution, sample_shape: typing.Any, like: Tensor) -> Tensor:
     """u in (0, 1), both ends excluded (logs of u and of 1 - u stay finite)."""
-    eps = float(np.finfo(like.array.dtype).eps)
+    eps = finfo(like.dtype).eps
     return F.clamp(_standard(d, sample_shape, "uniform", like), eps, 1 - eps)
 
 
@@ -115,10 +115,11 @@ class RelaxedBernoulli(LogitRelaxedBernoulli):
     support = constraints.unit_interval
 
     def rsample(self, sample_shape: typing.Any = ()) -> Tensor:
-        return F.sigmoid(super().rsample(sample_shape))
+        # (kept inside (0, 1) as PyTorch's SigmoidTransform: a draw rounded to 1 has no logit)
+        return _clamp_open_unit(F.sigmoid(super().rsample(sample_shape)))
 
     def log_prob(self, value: typing.Any) -> Tensor:
-        y = self._validate_sample(value)
+        y = _clamp_open_unit(self._validate_sample(value))
         logit = F.log(y) - F.log1p(-y)
         # the change of variables y = sigmoid(x): dx/dy = 1/(y (1 - y))
         diff = self.logits - logit * self.temperature

@@ -61,6 +61,7 @@ from difflab.distributions.transform_base import (
     _tensor,
     identity_transform,
 )
+from difflab.dtype_info import finfo
 from difflab.nn import functional as NF
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import Size
@@ -78,8 +79,8 @@ __all__ = [
 def _clamp_open_unit(y: Tensor) -> Tensor:
     """y moved into (0, 1) by the dtype's resolution: the inverse of a squashing map
     is infinite at the ends, where a rounded forward value can land."""
-    info = np.finfo(y.array.dtype)
-    return F.clamp(y, min=float(info.tiny), max=1.0 - float(info.eps))
+    info = finfo(y.dtype)
+    return F.clamp(y, min=info.tiny, max=1.0 - info.eps)
 
 
 def _tril_matrix_to_vec(matrix: Tensor, diag: int = 0) -> Tensor:
@@ -227,7 +228,7 @@ class SigmoidTransform(Transform):
     _stateless = True
 
     def _call(self, x):
-        return F.sigmoid(x)
+        return _clamp_open_unit(F.sigmoid(x))   # (as PyTorch's: 1 is no value of the inverse)
 
     def _inverse(self, y):
         y = _clamp_open_unit(y)
@@ -696,7 +697,7 @@ class CorrCholeskyTransform(Transform):
 
     def _call(self, x):
         self.forward_shape(x.shape)                             # (the clear error first)
-        eps = float(np.finfo(x.array.dtype).eps)
+        eps = finfo(x.dtype).eps
         r = _vec_to_tril_matrix(F.clamp(F.tanh(x), min=-1 + eps, max=1 - eps), diag=-1)
         left = F.cumprod(F.sqrt(1 - r * r), -1)                 # √∏_{k<=j}(1 - rᵢₖ²)
         shifted = _shapes.cat([_creation.ones_like(left[..., :1]), left[..., :-1]], -1)

@@ -14,12 +14,11 @@ from __future__ import annotations
 import math
 import typing
 
-import numpy as np
-
 from difflab import functions as F
 from difflab.distributions import constraints
 from difflab.distributions.continuous import Normal, _standard
 from difflab.distributions.distribution import Distribution, as_parameter, broadcast_all
+from difflab.dtype_info import finfo
 from difflab.tensor import Tensor
 
 __all__ = ["Cauchy", "GeneralizedPareto", "Gumbel", "HalfCauchy", "HalfNormal", "Kumaraswamy",
@@ -30,7 +29,7 @@ _EULER = 0.5772156649015329
 
 def _open_uniform(d: Distribution, sample_shape: typing.Any, like: Tensor) -> Tensor:
     """u in (0, 1): the uniform draw moved off 0, where logarithms would be infinite."""
-    tiny = float(np.finfo(like.array.dtype).tiny)
+    tiny = finfo(like.dtype).tiny
     return F.clamp(_standard(d, sample_shape, "uniform", like), min=tiny)
 
 

@@ -459,10 +459,31 @@ def _max_unpool(name: str, input: Tensor, indices: Tensor, kernel_size: Any,  # 
     flat = checked_index(idx.reshape(n, c, -1), total, f"{name}: found an invalid max index "
                          f"{{value}} (output volumes are of size {'x'.join(map(str, sizes))})",
                          error="RuntimeError")
-    out = zeros(n, c, total, dtype=_constant_dtype(x), device=x.device).scatter(
-        2, flat, x.reshape(n, c, -1))
-    out = out.reshape(n, c, *sizes)
+    # one slot past the output takes the values another one overwrites: scattered there,
+    # they get no gradient and no tangent (the slot is cut off), as they leave no value
+    out = zeros(n, c, total + 1, dtype=_constant_dtype(x), device=x.device).scatter(
+        2, _last_of_repeats(flat, total), x.reshape(n, c, -1))
+    out = out[..., :total].reshape(n, c, *sizes)
     return out.squeeze(0) if unbatched else out
+
+
+def _last_of_repeats(flat: Tensor, spare: int) -> Tensor:
+    """``flat`` with each index that a later entry of its row repeats sent to ``spare``.
+
+    Where windows overlap, two values can have the same index: the last one is written
+    (PyTorch's CPU kernel, run in one thread, writes them in order; with several it may
+    keep another, its documented nondeterminism).  A stable sort puts the repeats side
+    by side, in order: an entry is written when the next one in sorted order differs."""
+    from difflab.creation import ones_like, zeros_like
+    from difflab.functions import cat, where
+    from difflab.functions_indexing import argsort
+
+    order = argsort(flat, -1, stable=True)
+    ranked = flat.gather(-1, order)
+    last = cat([ranked[..., 1:] != ranked[..., :-1],
+                ones_like(ranked[..., -1:], dtype=bool)], -1)   # (the row's end: written)
+    written = zeros_like(last).scatter(-1, order, last)         # (in the entries' order)
+    return where(written, flat, spare)
 
 
 _UNPOOL_DOC = r"""The inverse of :func:`max_pool{d}d`: each value written back where its index says.
@@ -491,8 +512,8 @@ _UNPOOL_DOC = r"""The inverse of :func:`max_pool{d}d`: each value written back w
     Tensor
         :math:`(N, C, *_{{out}})` (or without :math:`N`), the input's dtype; its gradient
         with respect to ``input`` gathers at the indices.  Where two values share an index
-        (overlapping windows) the last is written: reverse mode still gives each the
-        gradient there (as PyTorch), forward mode the written one's tangent.
+        (overlapping windows) the last is written, and only it has a derivative there
+        (PyTorch's backward gives each of them the gradient, its forward mode only one).
 
     Raises
     ------

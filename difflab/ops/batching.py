@@ -309,16 +309,7 @@ def _batched_index(b: Batch, x: Any, index: tuple) -> Any:
                             "shape would differ between examples); use difflab.where")
     shapes = [i.shape if hasattr(i, "shape") else () for i in index if _is_advanced(i)]
     adv = len(np.broadcast_shapes(*shapes))
-    xp = backend.array_module(x.array)
-    ranges = []
-    for j, size in enumerate(b.sizes):
-        shape = [1] * (b.k + adv)
-        shape[j] = size
-        ranges.append(xp.arange(size).reshape(shape))
-    physical = tuple(
-        i.array.reshape(i.array.shape[:b.k] + (1,) * (adv - i.ndim) + i.shape)
-        if isinstance(i, BatchedArray) else i for i in index)
-    out = b.apply(structural.Index, b.lift(x), index=tuple(ranges) + physical)
+    out = b.apply(structural.Index, b.lift(x), index=_example_by_example(b, x, index, adv))
     # NumPy put every advanced dimension first: (batch, adv, rest).  Where the user's
     # advanced indices sit together after p plain ones, the logical result has them there.
     positions = [n for n, i in enumerate(index) if _is_advanced(i)]
@@ -337,8 +328,28 @@ def _batched_index(b: Batch, x: Any, index: tuple) -> Any:
     return b.apply(structural.Permute, out, axes=axes)
 
 
+def _example_by_example(b: Batch, x: Any, index: tuple, adv: int) -> tuple:
+    """The physical index that applies example b's index arrays to example b: an
+    ``arange`` for each batch dimension in front (``adv``: the advanced indices' rank)."""
+    xp = backend.array_module(x.array)
+    ranges = []
+    for j, size in enumerate(b.sizes):
+        shape = [1] * (b.k + adv)
+        shape[j] = size
+        ranges.append(xp.arange(size).reshape(shape))
+    return tuple(ranges) + tuple(
+        i.array.reshape(i.array.shape[:b.k] + (1,) * (adv - i.ndim) + i.shape)
+        if isinstance(i, BatchedArray) else i for i in index)
+
+
 def _scatter_add(b: Batch, v: Any, index: Any, shape: Any) -> Any:
     index = _as_tuple(index)
+    if any(isinstance(i, BatchedArray) for i in index):
+        _all_index_arrays(b, index)
+        adv = len(np.broadcast_shapes(*[i.shape for i in index]))
+        return b.apply(structural.ScatterAdd, b.pad(v, adv) if b.batched(v) else v,
+                       index=_example_by_example(b, v, index, adv),
+                       shape=b.sizes + tuple(shape))
     v = b.lift(v)
     separated, n = _advanced_first(index)
     if separated:
@@ -353,6 +364,8 @@ def _scatter_add(b: Batch, v: Any, index: Any, shape: Any) -> Any:
 
 def _index_put(b: Batch, x: Any, v: Any, index: Any) -> Any:
     index = _as_tuple(index)
+    if any(isinstance(i, BatchedArray) for i in index):
+        return _batched_index_put(b, x, v, index)
     x = b.lift(x)
     target = np.broadcast_to(np.empty((), dtype=np.int8), tuple(x.shape[b.k:]))[index].shape
     if b.batched(v):
@@ -361,6 +374,25 @@ def _index_put(b: Batch, x: Any, v: Any, index: Any) -> Any:
         if separated:
             v = b.move_batch(b.apply(structural.Expand, v, shape=b.sizes + target), n)
     return b.apply(structural.IndexPut, x, v, index=(slice(None),) * b.k + index)
+
+
+def _all_index_arrays(b: Batch, index: tuple) -> None:
+    """Refuse a batched index beside slices or masks (the rules below take arrays only)."""
+    if not all(hasattr(i, "ndim") and getattr(i, "dtype", None) is not None
+               and i.dtype.kind in "iu" for i in index):
+        raise b.unsupported("has no batching rule for an index that differs from example to "
+                            "example beside slices or masks; pass it unbatched "
+                            "(in_dims=None)")
+
+
+def _batched_index_put(b: Batch, x: Any, v: Any, index: tuple) -> Any:
+    """``x[index] = v`` where an index array is batched (a scatter at indices computed
+    from the values, as max_unpool's): every entry an index array, so the values line up
+    with the indices' broadcast shape, after the batch dimensions."""
+    _all_index_arrays(b, index)
+    adv = len(np.broadcast_shapes(*[i.shape for i in index]))
+    return b.apply(structural.IndexPut, b.lift(x), b.pad(v, adv) if b.batched(v) else v,
+                   index=_example_by_example(b, x, index, adv))
 
 
 def _cat(b: Batch, *xs: Any, axis: int = 0) -> Any:

@@ -403,7 +403,9 @@ class MaxReduce(Primitive):
             # the nan entries, as PyTorch's; x == nan alone would mark none and share 0/0.
             # Asked only where a nan is there: on a GPU, always, as asking waits for it)
             mask |= xp.isnan(x) & xp.isnan(y_kept)
-        ctx.save(mask / mask.sum(axis=ctx.axes, keepdims=True))
+        share = mask / mask.sum(axis=ctx.axes, keepdims=True)
+        # (in x's dtype: a float32 input keeps float32 tangents; integers have no derivative)
+        ctx.save(share.astype(x.dtype) if x.dtype.kind == "f" else share)
         return y
 
     @staticmethod

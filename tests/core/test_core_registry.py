@@ -9,6 +9,7 @@ and then differentiates it with all four methods, through ``backward``,
 import inspect
 import json
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -455,7 +456,7 @@ def _by_position(f):
     def weighted(x):
         y = f(x)
         pattern = np.cos(np.arange(math.prod(y.shape)) + 0.3).reshape(tuple(y.shape))
-        return y * dl.tensor(pattern, dtype=dl.float64)
+        return y * dl.tensor(pattern, dtype=y.dtype)
 
     return weighted
 
@@ -498,7 +499,7 @@ NN_FORWARD_FACES = {
     "batch_norm_training": lambda x: F.batch_norm(_filled(x, 4, 2), None, None, x[:2], x[1:],
                                                   training=True),
     "batch_norm_running_stats": lambda x: F.batch_norm(
-        _filled(x, 3, 2, 2), dl.zeros(2, dtype=dl.float64), dl.ones(2, dtype=dl.float64),
+        _filled(x, 3, 2, 2), dl.zeros(2, dtype=x.dtype), dl.ones(2, dtype=x.dtype),
         training=True),
     "batch_norm_eval": lambda x: F.batch_norm(_filled(x, 3, 2), _constant([0.1, -0.2]),
                                               _constant([1.5, 0.7]), x[:2], x[1:]),
@@ -594,29 +595,34 @@ def _filled(x, *shape):
     return dl.cat(copies)[:n].reshape(shape)
 
 
-def _frozen(make):
-    """A float64 module whose parameters need no grad (constants of f), its weights drawn
-    from seed 5 (the random state put back)."""
+def _frozen(make, dtype):
+    """A module of ``dtype`` whose parameters need no grad (constants of f), its weights
+    drawn from seed 5 (the random state put back)."""
     state = dl.get_rng_state()
     dl.manual_seed(5)
     try:
-        return make().double().requires_grad_(False)
+        return make().to(dtype).requires_grad_(False)
     finally:
         dl.set_rng_state(state)
 
 
+def _modules(dtype):
+    """The modules of NN_FORWARD_FACES, their weights in ``dtype``."""
+    return {
+        "Upsample": dl.nn.Upsample(scale_factor=2, mode="bilinear"),
+        "Upsample_bicubic": dl.nn.Upsample(size=(3, 5), mode="bicubic", align_corners=False),
+        "BatchNorm2d": _frozen(lambda: dl.nn.BatchNorm2d(2), dtype),
+        "BatchNorm1d_eval": _frozen(lambda: dl.nn.BatchNorm1d(2), dtype).eval(),
+        "GroupNorm": _frozen(lambda: dl.nn.GroupNorm(1, 2), dtype),
+        "ConvTranspose2d": _frozen(lambda: dl.nn.ConvTranspose2d(2, 1, 2, stride=2), dtype),
+        "MultiheadAttention": _frozen(lambda: dl.nn.MultiheadAttention(4, 2), dtype),
+        "CTCLoss": dl.nn.CTCLoss(reduction="sum"),
+        "MaxUnpool2d": dl.nn.MaxUnpool2d(2),
+    }
+
+
 #: The modules of NN_FORWARD_FACES, made once (a draw inside f is refused by vmap).
-_MODULES = {
-    "Upsample": dl.nn.Upsample(scale_factor=2, mode="bilinear"),
-    "Upsample_bicubic": dl.nn.Upsample(size=(3, 5), mode="bicubic", align_corners=False),
-    "BatchNorm2d": _frozen(lambda: dl.nn.BatchNorm2d(2)),
-    "BatchNorm1d_eval": _frozen(lambda: dl.nn.BatchNorm1d(2)).eval(),
-    "GroupNorm": _frozen(lambda: dl.nn.GroupNorm(1, 2)),
-    "ConvTranspose2d": _frozen(lambda: dl.nn.ConvTranspose2d(2, 1, 2, stride=2)),
-    "MultiheadAttention": _frozen(lambda: dl.nn.MultiheadAttention(4, 2)),
-    "CTCLoss": dl.nn.CTCLoss(reduction="sum"),
-    "MaxUnpool2d": dl.nn.MaxUnpool2d(2),
-}
+_MODULES = _modules(dl.float64)
 
 
 def _unpooled(x, dims):
@@ -910,9 +916,32 @@ def test_nn_functional_faces_take_dual_numbers_same_derivative_as_reverse(name):
     assert gradcheck(g, (dl.tensor(POINTS, dtype=dl.float64, requires_grad=True),))
 
 
+@pytest.mark.parametrize("name", NN_FORWARD_FACES)
+def test_nn_functional_faces_keep_float32_under_jacfwd_and_jacrev(name, monkeypatch):
+    """With x, the constants and the modules' weights in float32, f's value and the
+    Jacobians of jacfwd and jacrev are float32 (as PyTorch's): no float64 array made inside
+    a rule (a tie's share of a maximum, ...) promotes the dual numbers' tangents."""
+    f32 = dl.float32
+    table = sys.modules[__name__]
+    monkeypatch.setattr(table, "_constant", lambda values: dl.tensor(values, dtype=f32))
+    monkeypatch.setattr(table, "_IMAGE", _IMAGE.to(f32))
+    monkeypatch.setattr(table, "_GRID", _GRID.to(f32))
+    monkeypatch.setattr(table, "_MODULES", _modules(f32))
+
+    def g(x):
+        return dl.sum(NN_FORWARD_FACES[name](x))
+
+    x = dl.tensor(POINTS, dtype=f32)
+    assert g(x).dtype == f32, "the table's entry is not all float32"
+    forward, reverse = func.jacfwd(g)(x), func.jacrev(g)(x)
+    assert (forward.dtype, reverse.dtype) == (f32, f32)
+    np.testing.assert_allclose(forward.numpy(), reverse.numpy(), rtol=1e-4, atol=1e-4)
+
+
 #: Where vmap of jacfwd refuses an entry of NN_FORWARD_FACES, and why: the values of one
-#: example decide (the pixels a grid reads, the maxima's indices), a buffer is written (the
-#: running statistics), or f draws (gumbel_softmax: randomness='same' maps it).
+#: example decide in Python (the pixels a grid reads), a buffer is written (the running
+#: statistics), or f draws (gumbel_softmax: randomness='same' maps it).  (The maxima's
+#: indices, which max_unpool scatters at, map: index_put's rule takes a batched index.)
 NN_VMAP_REFUSED = {
     **dict.fromkeys(["batch_norm_running_stats", "BatchNorm2d_train"],
                     "reads or writes a batched tensor's values directly"),
@@ -920,8 +949,6 @@ NN_VMAP_REFUSED = {
                      "grid_sample_grid_reflection", "grid_sample_grid_bicubic"],
                     "grid_sample turning the grid into pixel indices needs the value of a "
                     "batched tensor"),
-    **dict.fromkeys(["max_unpool1d", "max_unpool2d", "max_unpool3d", "MaxUnpool2d"],
-                    "no batching rule for an index or target tensor that differs"),
     **dict.fromkeys(["gumbel_softmax", "gumbel_softmax_hard"], "called a random operation"),
 }
 #: The composites added to NN_FORWARD_FACES with the transforms' composition checked.
@@ -1489,6 +1516,8 @@ def test_piecewise_constant_primitives_in_forward_mode_and_in_sympy():
     (``jvp``, ``jacfwd``), sympy's ``floor`` (whose derivative is 0, also by the chain rule)."""
     import sympy
 
+    from difflab.diff import sympy_functions
+
     def f(x):
         return dl.floor(x) * x
 
@@ -1505,8 +1534,10 @@ def test_piecewise_constant_primitives_in_forward_mode_and_in_sympy():
     s = sympy.Symbol("s", real=True)
     assert dl.floor(s) == sympy.floor(s)
     assert dl.ceil(s) == sympy.ceiling(s)
-    assert dl.isfinite(s) == sympy.true  # a real symbol is finite
-    # ...but log(s) is tested on the values (nan below 0 for NumPy; sympy calls it finite)
+    # a symbol stands for a value, which may be nan or ±inf (sympy's real symbol is finite):
+    # the test stays, and so does the one of log(s) (nan below 0 for NumPy; finite for sympy)
+    assert dl.isfinite(s).item() == sympy_functions.isfinite(s)
+    assert dl.isfinite(sympy.Float(2.0)).item() is sympy.true
     g = lambda v: dl.where(dl.isfinite(dl.log(v)), v * v, -v)  # noqa: E731
     for method in (*METHODS, "compiled"):
         assert float(dl.grad(g, method=method)(dl.tensor(-1.0))) == pytest.approx(-1.0), method

@@ -231,6 +231,47 @@ def test_derivative_of_a_derivative_and_gradient_of_gradients(method):
     assert np.allclose(result, [4.0, 8.0], atol=1e-4 if method == "numeric" else 1e-12)
 
 
+@pytest.mark.parametrize("method", [*METHODS, "compiled"])
+def test_parameters_f_closes_over_leave_no_graph_on_the_result(method):
+    """A tensor f closes over that requires grad (a model's weight) is a constant of
+    dl.grad, dl.jacobian, dl.hessian and dl.jvp by every method: the result is plain
+    numbers, with no tape to the weight (forward mode's tangents were recorded on it and
+    came back as a Tensor with a grad_fn), as PyTorch's torch.autograd.functional."""
+    weight = dl.tensor([0.5, -1.0, 2.0], dtype=dl.float64, requires_grad=True)
+    x = np.array([1.0, 2.0, 3.0])
+    results = {
+        "grad": grad(lambda v: dl.sum(dl.sin(v) * weight), method=method)(x),
+        "jacobian": jacobian(lambda v: dl.sin(v) * weight, method=method)(x),
+        "hessian": hessian(lambda v: dl.sum(dl.sin(v) * weight), method=method)(x),
+        "jvp": jvp(lambda v: dl.sin(v) * weight, (x,), (np.ones(3),), method=method)[1],
+    }
+    w = weight.detach().numpy()
+    expected = {"grad": np.cos(x) * w, "jacobian": np.diag(np.cos(x) * w),
+                "hessian": np.diag(-np.sin(x) * w), "jvp": np.cos(x) * w}
+    for transform, result in results.items():
+        assert type(result) is np.ndarray, f"{method} {transform}: {type(result).__name__}"
+        np.testing.assert_allclose(result, expected[transform], rtol=1e-5, atol=1e-6,
+                                   err_msg=f"{method} {transform}")
+
+
+@pytest.mark.parametrize("inner", ["forward", "reverse"])
+def test_reverse_differentiates_through_an_inner_derivative_of_what_f_closes_over(inner):
+    """Inside a reverse-mode derivative the inner one keeps its graph: d/dw Σ ∇ₓ Σ sin(x) w
+    = cos x, whether w is an argument of the inner f or a tensor it closes over (the inner
+    reverse gave 0 before: its result left the outer tape)."""
+    x = np.array([1.0, 2.0, 3.0])
+
+    def through_the_closure(w):
+        return dl.grad(lambda v: dl.sum(dl.sin(v) * w), method=inner)(x).sum()
+
+    def through_an_argument(w):
+        return dl.grad(lambda v, u: dl.sum(dl.sin(v) * u), method=inner)(x, w).sum()
+
+    for g in (through_the_closure, through_an_argument):
+        np.testing.assert_allclose(grad(g, method="reverse")(np.array([0.5, -1.0, 2.0])),
+                                   np.cos(x), rtol=1e-13)
+
+
 def test_numpy_conversion_of_a_recorded_tensor_is_refused():
     x = dl.tensor([1.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="detach"):

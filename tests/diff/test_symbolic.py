@@ -10,7 +10,7 @@ import sympy
 
 import difflab as dl
 from difflab import functions
-from difflab.diff import SymbolicTraceError, derivative, differentiators, grad
+from difflab.diff import SymbolicTraceError, derivative, differentiators, grad, sympy_functions
 from difflab.diff.symbolic import SymbolArray, expression_size, trace
 
 
@@ -100,3 +100,39 @@ def test_deep_nesting_is_a_clear_error_with_the_depth():
 
     with pytest.raises(RecursionError, match=r"nested [1-9]\d* operations deep.*forward or rev"):
         dl.derivative(nested, method="symbolic")(0.3)
+
+
+#: f of a float test, and a point where the test is true for one entry.
+FLOAT_TESTS = {
+    "isnan": (lambda x: dl.where(dl.isnan(x), 0.0, x * x), [1.0, math.nan, 3.0]),
+    "isinf": (lambda x: dl.where(dl.isinf(x), 0.0, x * x), [1.0, -math.inf, 3.0]),
+    "isfinite": (lambda x: dl.where(dl.isfinite(x), x * x, 0.0), [1.0, math.inf, 3.0]),
+}
+
+
+@pytest.mark.parametrize("name", FLOAT_TESTS)
+def test_float_tests_of_a_symbol_are_tested_on_the_values(name):
+    """A symbol is real for sympy, finite by its assumptions, but it stands for the value
+    the derivative is taken at, which may be nan or ±inf: ``isnan(x)`` of a symbol stays a
+    test (sympy decided it False, so ``where(isnan(x), 0, x²)`` was x² everywhere: its
+    value nan at a nan, and every entry of the gradient poisoned to nan).  Symbolic now
+    gives forward mode's derivative (and PyTorch's forward AD): 0 where the constant is
+    picked; reverse mode's 0 · 2x = nan there is PyTorch's backward too."""
+    make, point = FLOAT_TESTS[name]
+    s = sympy.Symbol("s", real=True)
+    test = getattr(dl, name)(s).item()
+    assert isinstance(test, getattr(sympy_functions, name)), test   # (a test, not a truth)
+    assert getattr(dl, name)(sympy.Float(2.0)).item() is sympy.sympify(name == "isfinite")
+
+    def f(x):
+        return dl.sum(make(x))
+
+    x = np.array(point)
+    expected = np.where(np.isfinite(x), 2 * x, 0.0)
+    np.testing.assert_array_equal(grad(f, method="symbolic")(x), expected)
+    np.testing.assert_array_equal(grad(f, method="forward")(x), expected)
+    np.testing.assert_array_equal(dl.func.jacfwd(f)(dl.tensor(x)).numpy(), expected)
+    found = differentiators.Symbolic().expressions(f, x)   # (it was Σ x², nan at the nan)
+    assert found.function[0].has(getattr(sympy_functions, name)), found.function
+    reverse = grad(f, method="reverse")(x)
+    assert np.isnan(reverse[1]) and reverse[[0, 2]].tolist() == [2.0, 6.0]

@@ -112,21 +112,19 @@ def test_vmap_equals_a_loop(name):
 
 FUNCTIONS = samples.function_cases()
 #: Public functions that read an index or target tensor's values in Python, draw at random,
-#: select as many values as the data says (a boolean mask), or scatter by an index that
-#: differs between examples: with every input batched, a clear error.  (Bounds checks are
-#: the check_index primitive, batched like any other: gather, index_select, index_fill and
-#: the composites on them, sort, median, take_along_dim, unravel_index, ..., map over the
-#: batch.)
-READ_VALUES = {"dl.histc", "dl.scatter", "Tensor.scatter", "dl.scatter_add",
-               "Tensor.scatter_add", "F.binary_cross_entropy", "F.embedding", "F.ctc_loss",
+#: or select as many values as the data says (a boolean mask): with every input batched, a
+#: clear error.  (Bounds checks are the check_index primitive, batched like any other:
+#: gather, index_select, index_fill and the composites on them, sort, median,
+#: take_along_dim, unravel_index, ..., map over the batch; so do the writes and sums at
+#: an index that differs, index_put's and scatter_add's rules taking an ``arange`` per batch
+#: dimension: scatter, scatter_add, index_add, index_copy, index_put, max_unpool.)
+READ_VALUES = {"dl.histc", "F.binary_cross_entropy", "F.embedding", "F.ctc_loss",
                "F.dropout2d", "F.dropout3d", "F.feature_alpha_dropout", "F.embedding_bag",
-               "F.max_unpool1d", "F.max_unpool2d", "F.max_unpool3d",
                "F.gaussian_nll_loss", "F.grid_sample",
-               "dl.index_add", "Tensor.index_add", "dl.index_put", "Tensor.index_put",
                "dl.masked_select", "Tensor.masked_select", "dl.renorm",
                "Tensor.renorm", "dl.unique", "Tensor.unique", "dl.unique_consecutive",
                "dl.bincount", "Tensor.bincount", "dl.scatter_reduce", "Tensor.scatter_reduce",
-               "dl.index_copy", "Tensor.index_copy", "dl.index_reduce", "Tensor.index_reduce"}
+               "dl.index_reduce", "Tensor.index_reduce"}
 
 
 def _check_public(name, got, examples):
@@ -153,6 +151,33 @@ def test_public_functions_that_read_values_refuse_clearly(name):
                for i in range(len(case.specs))]
     with pytest.raises((RuntimeError, NotImplementedError, AttributeError), match="vmap"):
         vmap(case.call)(*stacked)
+
+
+def test_writes_at_an_index_that_differs_between_examples():
+    """scatter, scatter_add and max_unpool with each example's own indices (repeats within
+    one: the last is written, or they add up), and their derivatives by vmap(jacfwd) and
+    vmap(jacrev): as a loop over the examples."""
+    F = dl.nn.functional
+    x = dl.tensor(np.random.default_rng(4).standard_normal((3, 4)))
+    idx = dl.tensor([[1, 1, 3, 1], [0, 2, 2, 5], [7, 6, 5, 4]])
+
+    def unpool(v, i):
+        return F.max_unpool1d(v.reshape(1, 1, 4), i.reshape(1, 1, 4), 2).reshape(-1)
+
+    def scatter(v, i):
+        return dl.zeros(8, dtype=v.dtype).scatter(0, i, v * v)
+
+    def scatter_add(v, i):  # (repeats add up)
+        return dl.ones(8, dtype=v.dtype).scatter_add(0, i, v * v)
+
+    for f in (unpool, scatter, scatter_add):
+        for transform in (lambda g: g, jacfwd, jacrev):
+            got = vmap(transform(f))(x, idx)
+            want = np.stack([np.asarray(transform(f)(x[n], idx[n])) for n in range(3)])
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-15)
+    # example 0 wrote its last value at 1, and only that one has a derivative there
+    assert unpool(x[0], idx[0])[1].item() == x[0, 3].item()
+    assert vmap(jacrev(unpool))(x, idx)[0, 1].tolist() == [0.0, 0.0, 0.0, 1.0]
 
 
 def test_batched_index_tensors():

@@ -64,6 +64,65 @@ def test_gradients_through_pool_and_unpool():
     assert gradcheck(lambda v: F.max_unpool1d(v, where, 2), (values,))
 
 
+#: Indices that repeat, per dimension count: (the indices, PyTorch's unpooled values of
+#: 1, 2, 3, 4 there (torch 2.x on the CPU in one thread: the last repeat is written; with
+#: several threads PyTorch may keep another, its documented nondeterminism), which of the
+#: four values are written).
+REPEATED = {
+    1: ([[[1, 1, 3, 1]]], {1: 4.0, 3: 3.0}, [0.0, 0.0, 1.0, 1.0]),
+    2: ([[[[5, 5], [0, 5]]]], {0: 3.0, 5: 4.0}, [0.0, 0.0, 1.0, 1.0]),
+    3: ([[[[[3, 3], [3, 0]]]]], {0: 4.0, 3: 3.0}, [0.0, 0.0, 1.0, 1.0]),
+}
+
+
+@pytest.mark.parametrize("dims", REPEATED)
+def test_unpool_of_repeated_indices_writes_the_last_and_differentiates_only_it(dims):
+    """Where indices repeat, the last value is written (PyTorch's values), and every method
+    differentiates what is written: a value that is overwritten has derivative 0 (reverse
+    mode gave each repeat the gradient there, forward mode only the written one)."""
+    indices, written_values, written = REPEATED[dims]
+    shape = (1, 1) + (1,) * (dims - 2) + ((2, 2) if dims > 1 else (4,))
+    unpool = getattr(F, f"max_unpool{dims}d")
+    where = dl.tensor(indices)
+
+    def f(v):
+        return unpool(v.reshape(shape), where, 2).reshape(-1)
+
+    values = dl.tensor([1.0, 2.0, 3.0, 4.0], dtype=dl.float64)
+    out = f(values)
+    expected = np.zeros(out.shape[0])
+    expected[list(written_values)] = list(written_values.values())
+    assert out.tolist() == expected.tolist()
+    weights = dl.tensor(np.arange(1.0, out.shape[0] + 1.0))
+    gradient = np.array(written) * weights.numpy()[[int(i) for i in where.flatten()]]
+
+    def g(v):
+        return dl.sum(f(v) * weights)
+
+    for method in ("forward", "reverse", "symbolic", "numeric"):
+        np.testing.assert_allclose(dl.grad(g, method=method)(values), gradient, atol=1e-8,
+                                   err_msg=method)
+    for transform in (dl.func.jacfwd, dl.func.jacrev):
+        np.testing.assert_allclose(transform(g)(values).numpy(), gradient, atol=1e-15)
+    assert gradcheck(f, (values.clone().requires_grad_(),))
+
+
+def test_gradients_through_overlapping_pool_and_unpool():
+    """Overlapping windows pick one entry twice: the unpooled value is written once, and
+    its gradient reaches the entry once (it went there twice before)."""
+    x = dl.tensor(np.random.default_rng(3).standard_normal((1, 2, 5, 6)), requires_grad=True)
+
+    def roundtrip(x):
+        values, where = F.max_pool2d(x, 3, 2, 1, return_indices=True)
+        return F.max_unpool2d(values, where, 3, 2, 1, output_size=(5, 6))
+
+    values, where = F.max_pool2d(x, 3, 2, 1, return_indices=True)
+    assert len(set(where[0, 0].flatten().tolist())) < where[0, 0].numel()   # (repeats)
+    roundtrip(x).sum().backward()
+    assert x.grad.tolist() == (roundtrip(x) != 0).double().tolist()
+    assert gradcheck(roundtrip, (x.detach().clone().requires_grad_(),))
+
+
 def test_pool_index_and_unpool_errors():
     x = dl.ones(1, 1, 4, 4)
     values, where = F.max_pool2d(x, 2, return_indices=True)
