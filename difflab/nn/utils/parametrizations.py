@@ -365,9 +365,8 @@ class _Orthogonal(Module):
             q = _make_orthogonal(cat([q, extra], dim=-1))
         self.base = q
         # -I: householder(zeros) is then I, and base @ I = base (the target)
-        neg_identity = zeros_like(q_init)
-        neg_identity.diagonal(dim1=-2, dim2=-1).fill_(-1.0)
-        return neg_identity
+        rows, columns = q_init.shape[-2], q_init.shape[-1]
+        return zeros_like(q_init) - eye(rows, columns, dtype=q.dtype, device=q.device)
 
 
 def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None = None, *,
