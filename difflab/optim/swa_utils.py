@@ -44,12 +44,12 @@ __all__ = ["SWALR", "AveragedModel", "get_ema_avg_fn", "get_ema_multi_avg_fn",
 
 
 def get_ema_multi_avg_fn(decay: float = 0.999) -> Callable:
-    r"""The EMA update of many tensors at once, in place: :math:`\bar w \leftarrow d\,\bar w +
-    (1-d)\,w`.
+    r"""The EMA update of many tensors at once, in place.
 
-    For :class:`AveragedModel`'s ``multi_avg_fn``: called as ``fn(averaged_list,
-    current_list, n_averaged)``, it updates each averaged tensor in place (a
-    linear interpolation towards the current one by :math:`1 - d`), outside the tape.
+    :math:`\bar w \leftarrow d\,\bar w + (1-d)\,w` for each pair.  For
+    :class:`AveragedModel`'s ``multi_avg_fn``: called as ``fn(averaged_list, current_list,
+    n_averaged)``, it updates each averaged tensor in place (a linear interpolation
+    towards the current one by :math:`1 - d`), outside the tape.
 
     Parameters
     ----------
@@ -81,8 +81,9 @@ def get_ema_multi_avg_fn(decay: float = 0.999) -> Callable:
 
 
 def get_swa_multi_avg_fn() -> Callable:
-    r"""The running mean of many tensors at once, in place: :math:`\bar w \leftarrow \bar w +
-    (w - \bar w) / (n + 1)`.
+    r"""The running mean of many tensors at once, in place.
+
+    :math:`\bar w \leftarrow \bar w + (w - \bar w) / (n + 1)` for each pair.
 
     Returns
     -------

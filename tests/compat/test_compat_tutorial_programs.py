@@ -4,7 +4,8 @@ Each program in examples/pytorch/ listed here is what a PyTorch tutorial or cour
 writes (character-RNN name classification, seq2seq with attention, a spatial
 transformer, neural style transfer with L-BFGS, DQN, EmbeddingBag text
 classification, torch.func per-sample gradients and ensembling, a ResNet checkpoint
-resumed, autocast with a GradScaler, packed variable-length sequences), with only the
+resumed, autocast with a GradScaler, packed variable-length sequences, pruning then
+fine-tuning with weight averaging), with only the
 import changed.  The checks read what the programs print.
 
 With PyTorch at hand (installed here, or the interpreter named by the environment

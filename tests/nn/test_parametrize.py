@@ -231,7 +231,7 @@ def test_spectral_norm_iterates_in_training_only_and_reaches_sigma_one():
     sn = m.parametrizations.weight[0]
     assert not sn._u.requires_grad and not sn._v.requires_grad
     for _ in range(50):
-        m.weight
+        _ = m.weight  # each read in training mode: one power-iteration step
     sigma = np.linalg.svd(m.weight.detach().numpy(), compute_uv=False)[0]
     assert sigma == pytest.approx(1.0, abs=1e-8)
     m.eval()
@@ -241,7 +241,7 @@ def test_spectral_norm_iterates_in_training_only_and_reaches_sigma_one():
     m.train()
     with dl.no_grad():
         m.parametrizations.weight.original.mul_(dl.randn(6, 5, dtype=dl.float64))
-    m.weight
+    _ = m.weight
     assert not bool(dl.equal(sn._u, u)), "training mode does"
 
 
@@ -251,7 +251,8 @@ def test_spectral_norm_in_eval_mode_has_a_checked_derivative_through_sigma():
     sn = m.parametrizations.weight[0]
     w = dl.randn(3, 2, 2, 2, dtype=dl.float64, requires_grad=True)
     assert gradcheck(sn, (w,))
-    np.testing.assert_allclose(jacfwd(sn)(w).detach().numpy(), jacrev(sn)(w).detach().numpy(), atol=1e-12)
+    np.testing.assert_allclose(jacfwd(sn)(w).detach().numpy(), jacrev(sn)(w).detach().numpy(),
+                               atol=1e-12)
 
 
 def test_spectral_norm_errors():
@@ -299,8 +300,8 @@ def test_orthogonal_maps_have_checked_derivatives(kind):
                 x[range(k), range(k)] = -1.5
         x.requires_grad_()
         assert gradcheck(orth, (x,))
-        np.testing.assert_allclose(jacfwd(orth)(x).detach().numpy(), jacrev(orth)(x).detach().numpy(),
-                                   atol=1e-12)
+        np.testing.assert_allclose(jacfwd(orth)(x).detach().numpy(),
+                                   jacrev(orth)(x).detach().numpy(), atol=1e-12)
 
 
 def test_orthogonal_assignment_projects_onto_the_orthogonal_matrices():

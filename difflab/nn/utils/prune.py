@@ -844,9 +844,9 @@ def custom_from_mask(module: Module, name: str, mask: Tensor) -> Module:
     >>> import difflab as dl
     >>> from difflab import nn
     >>> from difflab.nn.utils import prune
-    >>> m = prune.custom_from_mask(nn.Linear(3, 1), "bias", mask=dl.tensor([0.0]))
-    >>> m.bias
-    tensor([0.], grad_fn=<MulBackward0>)
+    >>> m = prune.custom_from_mask(nn.Linear(3, 2), "bias", mask=dl.tensor([0.0, 1.0]))
+    >>> (m.bias == 0).tolist(), m.bias_mask
+    ([True, False], tensor([0., 1.]))
     """
     CustomFromMask.apply(module, name, mask=mask)
     return module
