@@ -181,13 +181,20 @@ def test_state_dict_keys_are_pytorchs_and_load_into_a_fresh_parametrized_module(
             make(nn.Linear(3, 4)).load_state_dict(nn.Linear(3, 4).state_dict())
 
 
-def test_a_parametrized_module_deep_copies_but_does_not_pickle(tmp_path):
+def test_a_parametrized_module_deep_copies_but_is_saved_only_by_its_state_dict(tmp_path):
     m = parametrizations.weight_norm(nn.Linear(2, 2))
     twin = copy.deepcopy(m)
     assert type(twin) is type(m) and bool(dl.equal(twin.weight, m.weight))
     assert twin.parametrizations.weight.original0 is not m.parametrizations.weight.original0
     with pytest.raises(RuntimeError, match="only supported through state_dict"):
         m.__getstate__()
+    with pytest.raises(RuntimeError, match=r"cannot save object\['model'\]\.0: serialization of "
+                                           "parametrized modules is only supported through"):
+        dl.save({"model": nn.Sequential(m)}, tmp_path / "model.pt")
+    dl.save(m.state_dict(), tmp_path / "state.pt")
+    fresh = parametrizations.weight_norm(nn.Linear(2, 2))
+    fresh.load_state_dict(dl.load(tmp_path / "state.pt"))
+    assert bool(dl.equal(fresh.weight, m.weight))
 
 
 def test_type_before_parametrizations():
