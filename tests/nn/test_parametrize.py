@@ -184,8 +184,11 @@ def test_state_dict_keys_are_pytorchs_and_load_into_a_fresh_parametrized_module(
 def test_a_parametrized_module_deep_copies_but_is_saved_only_by_its_state_dict(tmp_path):
     m = parametrizations.weight_norm(nn.Linear(2, 2))
     twin = copy.deepcopy(m)
-    assert type(twin) is type(m) and bool(dl.equal(twin.weight, m.weight))
+    assert bool(dl.equal(twin.weight, m.weight))
     assert twin.parametrizations.weight.original0 is not m.parametrizations.weight.original0
+    assert type(twin) is not type(m) and type(twin).__name__ == "ParametrizedLinear"
+    parametrize.remove_parametrizations(twin, "weight")  # the original keeps its own
+    assert type(twin) is nn.Linear and m.weight.shape == (2, 2)
     with pytest.raises(RuntimeError, match="only supported through state_dict"):
         m.__getstate__()
     with pytest.raises(RuntimeError, match=r"cannot save object\['model'\]\.0: serialization of "

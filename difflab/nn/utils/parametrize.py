@@ -295,10 +295,14 @@ def _raise_on_save(self: Module) -> Any:
 
 
 def _deepcopy(self: Module, memo: dict) -> Module:
-    """A plain deep copy (``__getstate__`` refuses pickling, not copying)."""
+    """A plain deep copy (``__getstate__`` refuses pickling, not copying), with a class of
+    its own: removing a parametrization from the copy leaves the original's properties."""
     if id(self) in memo:
         return memo[id(self)]
-    replica = self.__class__.__new__(self.__class__)
+    cls = self.__class__
+    own_class = type(cls.__name__, cls.__bases__,
+                     {k: v for k, v in vars(cls).items() if k not in ("__dict__", "__weakref__")})
+    replica = own_class.__new__(own_class)
     memo[id(self)] = replica
     replica.__dict__ = copy.deepcopy(self.__dict__, memo)
     return replica
