@@ -155,3 +155,13 @@ def test_prune_without_a_module_and_the_edges():
     t = dl.tensor([float("nan"), float("inf"), 0.5, -0.1])
     assert prune.L1Unstructured(amount=2).compute_mask(t, dl.ones(4)).tolist() == [1, 1, 0, 0]
     assert np.isnan(prune.L1Unstructured(amount=2).prune(t).numpy()[0])
+
+
+def test_a_method_without_compute_mask_says_so():
+    class Nothing(prune.BasePruningMethod):
+        PRUNING_TYPE = "unstructured"
+
+    m = linear(W)
+    with pytest.raises(NotImplementedError, match="Nothing must define compute_mask"):
+        Nothing.apply(m, "weight")
+    assert "weight" in m._parameters, "left as it was"

@@ -28,7 +28,6 @@ function                   class           prunes
 from __future__ import annotations
 
 import numbers
-from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from typing import Any
 
@@ -48,7 +47,7 @@ __all__ = ["BasePruningMethod", "CustomFromMask", "Identity", "L1Unstructured", 
            "random_structured", "random_unstructured", "remove"]
 
 
-class BasePruningMethod(ABC):
+class BasePruningMethod:
     """The base of the pruning methods: a subclass gives ``compute_mask(t, default_mask)``.
 
     An instance is also the forward pre-hook that recomputes ``module.<name> =
@@ -82,9 +81,10 @@ class BasePruningMethod(ABC):
     def __call__(self, module: Module, inputs: Any) -> None:
         setattr(module, self._tensor_name, self.apply_mask(module))
 
-    @abstractmethod
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        """The new mask for ``t``, given the mask so far (``default_mask``)."""
+        """The new mask for ``t``, given the mask so far (``default_mask``): subclasses."""
+        raise NotImplementedError(f"{type(self).__name__} must define compute_mask(t, "
+                                  "default_mask), the method's mask")
 
     def apply_mask(self, module: Module) -> Tensor:
         """``<name>_orig * <name>_mask`` of ``module`` (recorded: the gradient reaches the
