@@ -225,6 +225,7 @@ def _resolve(name: Any, r: Reader, what: str) -> Any:
 
 def _write_module(module: Any, w: Writer) -> dict:
     from difflab.nn.modules.module import HOOK_REGISTRIES
+    from difflab.nn.utils.parametrize import is_parametrized
 
     w.memo[OBJECTS] = True
     seen = w.memo.setdefault("modules", {})  # id -> (its number, the module: kept alive)
@@ -236,6 +237,10 @@ def _write_module(module: Any, w: Writer) -> dict:
     if name is None:
         raise TypeError(f"cannot save {where}: its class {cls.__qualname__} is defined inside "
                         f"a function; define it at module level so it can be found by name")
+    if is_parametrized(module):  # (its class is made at run time, as PyTorch's)
+        raise RuntimeError(f"cannot save {where}: serialization of parametrized modules is only "
+                           "supported through state_dict(); save module.state_dict() and load "
+                           "it into a module parametrized the same way")
     ref = len(seen)
     seen[id(module)] = (ref, module)
 

@@ -1,6 +1,6 @@
 """Optimizers (``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``, ``Adadelta``,
-``Adamax``, ``NAdam``, ``RAdam``, ``Rprop``, ``ASGD``, ``LBFGS``, ``SparseAdam``) and
-``lr_scheduler``.
+``Adamax``, ``NAdam``, ``RAdam``, ``Rprop``, ``ASGD``, ``LBFGS``, ``SparseAdam``),
+``lr_scheduler`` and ``swa_utils`` (weight averaging: SWA and EMA).
 
 The loop every learner writes::
 
@@ -15,11 +15,11 @@ The loop every learner writes::
 that recomputes it: ``optimizer.step(closure)``.
 """
 
-from difflab.optim import lbfgs, lr_scheduler
+from difflab.optim import lbfgs, lr_scheduler, swa_utils
 from difflab.optim.adaptive import ASGD, Adadelta, Adamax, NAdam, RAdam, Rprop
 from difflab.optim.lbfgs import LBFGS
 from difflab.optim.optimizer import Optimizer
 from difflab.optim.sgd import SGD, Adagrad, Adam, AdamW, RMSprop, SparseAdam
 
 __all__ = ["ASGD", "LBFGS", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam",
-           "Optimizer", "RAdam", "RMSprop", "Rprop", "SparseAdam", "lr_scheduler"]
+           "Optimizer", "RAdam", "RMSprop", "Rprop", "SparseAdam", "lr_scheduler", "swa_utils"]

@@ -54,6 +54,11 @@ MODULES += [
     "difflab.linalg.decompositions", "difflab.linalg.solvers", "difflab.linalg.norms",
     "difflab.linalg.elimination", "difflab.linalg.faces", "difflab.autograd.backward_hook",
 ]
+# Parametrizations, pruning, the hook-based norms and weight averaging: the methods' too.
+MODULES += [
+    "difflab.nn.utils.parametrize", "difflab.nn.utils.parametrizations", "difflab.nn.utils.prune",
+    "difflab.nn.utils.weight_norm", "difflab.nn.utils.spectral_norm", "difflab.optim.swa_utils",
+]
 
 def _public(module: str) -> list[str]:
     return list(importlib.import_module(module).__all__)

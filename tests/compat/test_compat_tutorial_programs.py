@@ -5,8 +5,8 @@ writes (character-RNN name classification, seq2seq with attention, a spatial
 transformer, neural style transfer with L-BFGS, DQN, EmbeddingBag text
 classification, torch.func per-sample gradients and ensembling, a ResNet checkpoint
 resumed, autocast with a GradScaler, packed variable-length sequences, a model exported
-to ONNX and run in ONNX Runtime), with only the import changed.  The checks read what
-the programs print.
+to ONNX and run in ONNX Runtime, pruning then fine-tuning with weight averaging), with
+only the import changed.  The checks read what the programs print.
 
 With PyTorch at hand (installed here, or the interpreter named by the environment
 variable DIFFLAB_TORCH_PYTHON), the programs whose data and randomness do not come
@@ -107,6 +107,18 @@ def check_onnx(out: str) -> None:
     assert number(out, "largest difference") < 1e-4
 
 
+def check_prune_swa(out: str) -> None:
+    assert number(out, "dense accuracy") > 0.95 and number(out, "swa accuracy") > 0.95
+    assert value(out, "fc2 buffers") == "['weight_mask']"
+    assert value(out, "fc2 parameters") == "['bias', 'weight_orig']"
+    assert value(out, "Global sparsity") == "43.36%"  # 20% more of what was left: exact
+    assert number(out, "averaged models") == 5.0
+    assert value(out, "pruned weights stay zero") == "True"
+    assert value(out, "state_dict keys of fc2 after remove") == "['bias', 'weight']"
+    assert value(out, "fc2 sparsity after remove") == value(out, "Sparsity in fc2.weight")
+    assert re.search(r"^epoch 9 .* lr 0\.02000$", out, re.M)  # SWALR holds swa_lr
+
+
 PROGRAMS_CHECKED = {
     "rnn_name_classify.py": check_rnn_names,
     "seq2seq_attention.py": check_seq2seq,
@@ -119,6 +131,7 @@ PROGRAMS_CHECKED = {
     "amp_autocast.py": check_amp,
     "packed_sequences.py": check_packed,
     "onnx_export.py": check_onnx,
+    "prune_swa.py": check_prune_swa,
 }
 NEEDS = {"onnx_export.py": ("onnx", "onnxruntime")}  # (the optional packages a program uses)
 
@@ -149,6 +162,8 @@ SHARED = {
     "resnet_checkpoint.py": ("    optimizer = optim.SGD(", "net", None, 1e-5),
     "dqn_corridor.py": ("target_net = DQN(", "policy_net", None, 1e-5),
     "rnn_name_classify.py": ("criterion = nn.NLLLoss()", "rnn", None, 1e-5),
+    "prune_swa.py": ("optimizer = torch.optim.SGD(model.parameters(), lr=0.1,", "model", None,
+                     1e-4),
     # L-BFGS on clamped pixels magnifies float32 rounding step after step: the first
     # loss and the first report (20 evaluations) only
     "style_transfer.py": ("cnn_normalization_mean = ", "cnn", 5, 1e-3),

@@ -46,7 +46,9 @@ NAMESPACES = [
     "difflab.jit", "difflab.export", "difflab.onnx", "difflab.distributed",
     "difflab.compare", "difflab.grading", "difflab.Tensor",
     "difflab.linalg", "difflab.distributions", "difflab.amp",
-    "difflab.utils.checkpoint", "difflab.testing",
+    "difflab.utils.checkpoint", "difflab.testing", "difflab.nn.utils",
+    "difflab.nn.utils.parametrize", "difflab.nn.utils.parametrizations", "difflab.nn.utils.prune",
+    "difflab.optim.swa_utils",
 ]
 
 

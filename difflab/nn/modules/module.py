@@ -689,6 +689,8 @@ class Module:
         d = self.__dict__
         if isinstance(value, Parameter):
             self._check_init()
+            if isinstance(getattr(type(self), name, None), property):  # (a parametrized one)
+                raise KeyError(f"attribute '{name}' already exists")
             self._remove_from(name, d["_buffers"], d["_modules"])
             d.pop(name, None)
             d["_parameters"][name] = value
