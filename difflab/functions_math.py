@@ -31,6 +31,7 @@ from difflab.tensor import Tensor
 from difflab.tensor_arguments import (
     dim_index,
     interpreted,
+    promote,
     tensor_of,
     tensor_or_interpreted,
     write_out,
@@ -639,8 +640,9 @@ def sgn(input: Tensor) -> Tensor:  # noqa: A002
 def ldexp(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
     r"""``input`` times two to the power ``other``: :math:`y = x \cdot 2^{e}`.
 
-    Computed as PyTorch does, ``input * 2.0 ** other`` (so it overflows as that
-    product does), which also gives its derivatives:
+    Computed as PyTorch does, ``input * 2.0 ** other`` in the dtype of the result
+    (float32 for half precision; so it overflows as that product does), which also
+    gives its derivatives:
     :math:`\partial y/\partial x = 2^{e}`, :math:`\partial y/\partial e = y \ln 2`.
 
     Parameters
@@ -655,7 +657,7 @@ def ldexp(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     Returns
     -------
     Tensor
-        ``input * 2 ** other``, of floating dtype.
+        ``input * 2 ** other``, of floating dtype: ``input``'s for integer exponents.
 
     See Also
     --------
@@ -667,8 +669,12 @@ def ldexp(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     >>> dl.ldexp(dl.tensor([1.0, 3.0]), dl.tensor([3, -1]))
     tensor([8. , 1.5])
     """
-    result = tensor_or_interpreted(input) * (2.0 ** tensor_or_interpreted(other))
-    return write_out(out, result)
+    x, e = tensor_or_interpreted(input), tensor_or_interpreted(other)
+    if "O" not in (np.dtype(x.dtype).kind, np.dtype(e.dtype).kind):  # (sympy's: as they are)
+        x, e = promote(x, e, floating=True)
+    if np.dtype(x.dtype).itemsize == 2:  # (half precision: 2**-25 would underflow; as PyTorch, in float32)
+        return write_out(out, (x.float() * (2.0 ** e.float())).to(x.dtype))
+    return write_out(out, x * (2.0 ** e))  # (2**e in x's dtype: float64 reaches 2**-1074)
 
 
 class Frexp(tuple):

@@ -65,6 +65,13 @@ def test_ldexp_keeps_a_floating_inputs_dtype_with_integer_exponents(dtype):
     assert math.copysign(1.0, y.tolist()[1]) == -1.0
 
 
+def test_ldexp_reaches_the_smallest_numbers_of_its_dtype():
+    tiny = torch.ldexp(torch.tensor([1.0], dtype=torch.float64), torch.tensor([-200]))
+    assert tiny.tolist() == [2.0 ** -200]
+    half = torch.ldexp(torch.tensor([60000.0], dtype=torch.float16), torch.tensor([-26]))
+    assert half.tolist() == [float(np.float16(60000.0 * 2.0 ** -26))]
+
+
 def test_ldexp_promotes_as_pytorch_otherwise():
     assert torch.ldexp(torch.tensor([1], dtype=torch.int8),
                        torch.tensor([3], dtype=torch.int8)).dtype == torch.float32
