@@ -40,8 +40,8 @@ from difflab.tensor_arguments import (
 __all__ = [  # (and diff, reached as difflab.diff(...): see difflab/diff/__init__.py)
     "addcdiv", "addcmul", "bitwise_not", "deg2rad", "exp2", "fmax", "fmin", "frac", "frexp",
     "heaviside", "hypot", "isin", "isneginf", "isposinf", "isreal", "ldexp", "lerp", "logaddexp",
-    "logaddexp2", "logit", "masked_scatter", "nan_to_num", "positive", "rad2deg", "sgn",
-    "signbit", "sinc", "trunc", "xlogy",
+    "logaddexp2", "logit", "masked_scatter", "masked_scatter_", "nan_to_num", "positive",
+    "rad2deg", "sgn", "signbit", "sinc", "trunc", "xlogy",
 ]
 
 
@@ -672,7 +672,7 @@ def ldexp(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     x, e = tensor_or_interpreted(input), tensor_or_interpreted(other)
     if "O" not in (np.dtype(x.dtype).kind, np.dtype(e.dtype).kind):  # (sympy's: as they are)
         x, e = promote(x, e, floating=True)
-    if np.dtype(x.dtype).itemsize == 2:  # (half precision: 2**-25 would underflow; as PyTorch, in float32)
+    if np.dtype(x.dtype).itemsize == 2:  # (2**-25 underflows in float16: float32, as PyTorch)
         return write_out(out, (x.float() * (2.0 ** e.float())).to(x.dtype))
     return write_out(out, x * (2.0 ** e))  # (2**e in x's dtype: float64 reaches 2**-1074)
 
@@ -921,6 +921,11 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:  # no
     mask = tensor_of(mask)
     if mask.dtype != bool_:
         raise TypeError(f"masked_scatter: mask must be a bool tensor, got {mask.dtype}")
+    kinds = np.dtype(x.dtype).kind + np.dtype(source.dtype).kind
+    if x.dtype != source.dtype and "O" not in kinds:  # (as PyTorch: no silent rounding)
+        raise RuntimeError(f"masked_scatter: expected input and source to have the same dtype, "
+                           f"got {x.dtype} and {source.dtype}; convert source with "
+                           f".to({x.dtype})")
     mask = mask.expand(x.shape)
     places = mask.reshape(-1)
     if source.numel() < places.numel():  # (only then can source be too short: count)
@@ -932,7 +937,39 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:  # no
             return F.where(mask, x, x)
     order = (places.cumsum(0) - 1).clamp(min=0)  # (the k-th True place reads source[k])
     picked = source.reshape(-1)[order].reshape(x.shape)
-    return F.where(mask, picked.to(x.dtype), x)
+    return F.where(mask, picked, x)
+
+
+def masked_scatter_(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:  # noqa: A002
+    """In-place :func:`masked_scatter`: ``source``'s elements written where ``mask`` is True.
+
+    In place, as PyTorch's trailing underscore says: the result is written into this
+    tensor's memory and its version counter goes up (see ``Tensor.masked_fill_``).
+
+    Parameters
+    ----------
+    input : Tensor
+        The tensor to write into.
+    mask : Tensor of bool
+        Where to write, broadcastable to ``input``.
+    source : Tensor
+        At least as many elements as ``mask`` has True places, of ``input``'s dtype.
+
+    Returns
+    -------
+    Tensor
+        ``input`` itself.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.zeros(3)
+    >>> _ = x.masked_scatter_(dl.tensor([False, True, True]), dl.tensor([5.0, 6.0]))
+    >>> x
+    tensor([0., 5., 6.])
+    """
+    input[...] = masked_scatter(input, mask, source)
+    return input
 
 
 # Tensor methods: the functions themselves (x.trunc() is trunc(x)).  The tensor module does
@@ -944,7 +981,7 @@ _TENSOR_METHODS = {
     "deg2rad": deg2rad, "rad2deg": rad2deg, "fmax": fmax, "fmin": fmin, "isposinf": isposinf,
     "isneginf": isneginf, "positive": positive, "sgn": sgn, "signbit": signbit,
     "heaviside": heaviside, "bitwise_not": bitwise_not, "frexp": frexp, "ldexp": ldexp,
-    "diff": diff, "masked_scatter": masked_scatter,
+    "diff": diff, "masked_scatter": masked_scatter, "masked_scatter_": masked_scatter_,
 }
 for _name, _function in _TENSOR_METHODS.items():
     setattr(Tensor, _name, _function)

@@ -94,6 +94,9 @@ def test_masked_scatter_is_also_a_function_of_the_package():
     out = torch.masked_scatter(torch.zeros(3), torch.tensor([False, True, True]),
                                torch.tensor([5.0, 6.0, 7.0]))
     assert out.tolist() == [0.0, 5.0, 6.0]
+    x = torch.zeros(3)
+    assert x.masked_scatter_(torch.tensor([True, False, True]), torch.tensor([1.0, 2.0])) is x
+    assert x.tolist() == [1.0, 0.0, 2.0]
 
 
 # ---------------------------------------------------------------- torch.diff
