@@ -139,7 +139,17 @@ def test_clip_grad_norm_inf_gradient_makes_nan_without_numpy_warnings():
 
 
 def test_clip_grad_norm_zero_and_minus_inf_norms_as_pytorch():
-    assert _clipped([[0.0, 3.0], [4.0]], 0.0) == (2.0, [[0.0, 1.5], [2.0]])
+    total, clipped = _clipped([[0.0, 3.0], [4.0]], 0.0)  # (the norm of the counts [1, 1])
+    assert total == 2.0
+    np.testing.assert_allclose(clipped[0] + clipped[1], [0.0, 1.5, 2.0], rtol=1e-6)
     total, clipped = _clipped([[2.0, 3.0], [4.0]], -INF)
     assert total == 2.0
     np.testing.assert_allclose(clipped[0] + clipped[1], [1.0, 1.5, 2.0], rtol=1e-6)
+
+
+def test_clip_grad_norm_on_the_gpu_stand_in(cuda):
+    p = nn.Parameter(torch.ones(2, device=cuda))
+    p.grad = torch.tensor([3.0, 4.0], device=cuda)
+    total = nn.utils.clip_grad_norm_([p], 1.0, norm_type=INF)
+    assert float(total) == 4.0 and total.device == p.device
+    np.testing.assert_allclose(p.grad.cpu().numpy(), [0.75, 1.0], rtol=1e-6)
