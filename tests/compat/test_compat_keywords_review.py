@@ -153,3 +153,14 @@ def test_clip_grad_norm_on_the_gpu_stand_in(cuda):
     total = nn.utils.clip_grad_norm_([p], 1.0, norm_type=INF)
     assert float(total) == 4.0 and total.device == p.device
     np.testing.assert_allclose(p.grad.cpu().numpy(), [0.75, 1.0], rtol=1e-6)
+
+
+# ----------------------------------------------------------------------- frexp
+
+
+@pytest.mark.parametrize("method", ["reverse", "forward", "symbolic", "compiled"])
+def test_frexp_mantissa_derivative_at_zero_is_one_and_stays_out_of_its_neighbours(method):
+    # (x = 0 has exponent 0, so its mantissa is x itself: derivative 1, as PyTorch gives)
+    x = torch.tensor([3.0, 0.0, -0.0, 5.0], dtype=torch.float64)
+    g = torch.grad(lambda v: torch.frexp(v).mantissa.sum(), method=method)(x)
+    np.testing.assert_allclose(np.asarray(g, dtype=float), [0.25, 1.0, 1.0, 0.125])
