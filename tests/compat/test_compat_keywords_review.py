@@ -164,3 +164,13 @@ def test_frexp_mantissa_derivative_at_zero_is_one_and_stays_out_of_its_neighbour
     x = torch.tensor([3.0, 0.0, -0.0, 5.0], dtype=torch.float64)
     g = torch.grad(lambda v: torch.frexp(v).mantissa.sum(), method=method)(x)
     np.testing.assert_allclose(np.asarray(g, dtype=float), [0.25, 1.0, 1.0, 0.125])
+
+
+# -------------------------------------------------------- cumulative_trapezoid
+
+
+@pytest.mark.parametrize("integrate", [torch.trapezoid, torch.cumulative_trapezoid])
+@pytest.mark.parametrize("y, x", [((3,), (2,)), ((1,), (2,)), ((2, 3), (2, 2))])
+def test_trapezoid_x_of_another_length_is_refused_by_name(integrate, y, x):
+    with pytest.raises(RuntimeError, match="one x value for each sample point"):
+        integrate(torch.ones(*y), torch.ones(*x))
