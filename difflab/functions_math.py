@@ -835,7 +835,8 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
     dim : int, default -1
         The dimension along which to take it.
     prepend, append : Tensor or number, optional
-        Values put before and after ``input`` along ``dim`` (a number: one slice of it).
+        Values put before and after ``input`` along ``dim`` (a number or a 0-d tensor:
+        one slice of it).
 
     Returns
     -------
@@ -844,8 +845,12 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
 
     Raises
     ------
+    TypeError
+        For an ``n`` that is not an int.
     ValueError
         For a negative ``n``.
+    RuntimeError
+        For a ``prepend`` or ``append`` of another number of dimensions than ``input``.
     IndexError
         For a 0-d input or a ``dim`` out of range.
 
@@ -858,15 +863,23 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
     tensor([1., 1.])
     """
     x = tensor_or_interpreted(input)
-    if not isinstance(n, int) or n < 0:
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"diff: order n must be an int, got {type(n).__name__} {n!r}")
+    if n < 0:
         raise ValueError(f"diff: order n must be a non-negative integer, got {n!r}")
     axis = dim_index(dim, x.ndim, "diff", zero_d_has_dim=False)
     if prepend is not None or append is not None:
         def along_dim(values: Any) -> Any:  # (a number: one slice of it, as NumPy takes it)
-            if hasattr(values, "shape"):
+            if getattr(values, "ndim", 0):
+                if values.ndim != x.ndim:
+                    raise RuntimeError(f"diff: prepend and append must have input's {x.ndim} "
+                                       f"dimensions (or be a number), got shape "
+                                       f"{tuple(values.shape)}")
                 return values
             shape = list(x.shape)
             shape[axis] = 1
+            if hasattr(values, "shape"):  # (0-d: repeated, its gradient the slice's sum)
+                return tensor_or_interpreted(values).reshape([1] * x.ndim).expand(shape)
             return full_like(x.narrow(axis, 0, 1) if x.shape[axis] else x, values).expand(shape)
         pieces = [along_dim(prepend)] if prepend is not None else []
         pieces += [x] + ([along_dim(append)] if append is not None else [])

@@ -111,6 +111,22 @@ def test_the_callable_diff_package_pickles_and_copies_as_itself():
     assert twice(torch.tensor([1.0, 3.0, 6.0])).tolist() == [1.0]
 
 
+def test_diff_prepend_of_another_ndim_is_refused_by_name_and_a_0d_one_is_a_number():
+    with pytest.raises(RuntimeError, match="prepend and append must have input's 2"):
+        torch.diff(torch.ones(2, 3), dim=1, prepend=torch.zeros(3))
+    start = torch.tensor(0.5, requires_grad=True)
+    out = torch.diff(torch.ones(2, 2), dim=1, prepend=start)
+    assert out.tolist() == [[0.5, 0.0], [0.5, 0.0]]
+    out.sum().backward()
+    assert start.grad.tolist() == -2.0
+
+
+@pytest.mark.parametrize("n", [1.0, True])
+def test_diff_order_must_be_an_int_as_in_pytorch(n):
+    with pytest.raises(TypeError, match="order n must be an int"):
+        torch.diff(torch.ones(3), n=n)
+
+
 # ---------------------------------------------------------- clip_grad_norm_
 
 
