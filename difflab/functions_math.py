@@ -896,8 +896,8 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:  # noqa: A002
     r"""``input`` with the places where ``mask`` is True filled from ``source``, in order.
 
-    The k-th True place of ``mask`` (in row-major order, broadcast to ``input``'s
-    shape) takes ``source``'s k-th element (``source`` flattened); the others keep
+    The k-th True place of ``mask`` (in row-major order, ``mask`` and ``input``
+    broadcast together) takes ``source``'s k-th element (``source`` flattened); the others keep
     ``input``'s.  Written with differentiable operations: the k-th place's index
     into ``source`` is the running count of True places, so the gradient reaches
     ``input`` where ``mask`` is False and ``source``'s first elements where it is True.
@@ -907,14 +907,14 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:  # no
     input : Tensor
         The values to start from.
     mask : Tensor of bool
-        Where to write, broadcastable to ``input``.
+        Where to write, broadcast with ``input``.
     source : Tensor
-        At least as many elements as ``mask`` has True places.
+        At least as many elements as ``mask`` has True places, of ``input``'s dtype.
 
     Returns
     -------
     Tensor
-        A new tensor of ``input``'s shape and dtype.
+        A new tensor of ``input``'s dtype, of the shape ``input`` and ``mask`` broadcast to.
 
     Raises
     ------
@@ -922,6 +922,8 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:  # no
         If ``mask`` is not boolean.
     ValueError
         If ``source`` has fewer elements than ``mask`` has True places.
+    RuntimeError
+        If ``source``'s dtype is not ``input``'s (convert it first).
 
     Examples
     --------
@@ -939,7 +941,8 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:  # no
         raise RuntimeError(f"masked_scatter: expected input and source to have the same dtype, "
                            f"got {x.dtype} and {source.dtype}; convert source with "
                            f".to({x.dtype})")
-    mask = mask.expand(x.shape)
+    shape = np.broadcast_shapes(tuple(x.shape), tuple(mask.shape))  # (as PyTorch: both)
+    x, mask = x.expand(shape), mask.expand(shape)
     places = mask.reshape(-1)
     if source.numel() < places.numel():  # (only then can source be too short: count)
         needed = int(places.sum())

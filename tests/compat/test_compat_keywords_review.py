@@ -90,6 +90,16 @@ def test_masked_scatter_refuses_a_source_of_another_dtype_as_pytorch():
                                                         torch.tensor([1.7, 2.5]))
 
 
+def test_masked_scatter_broadcasts_input_and_mask_together_as_pytorch():
+    out = torch.zeros(2).masked_scatter(torch.tensor([[True, False], [True, True]]),
+                                        torch.ones(4))
+    assert out.tolist() == [[1.0, 0.0], [1.0, 1.0]]
+    x = torch.zeros(2, requires_grad=True)
+    out = x.masked_scatter(torch.tensor([[False, True], [False, False]]), torch.ones(4))
+    out.sum().backward()
+    assert x.grad.tolist() == [2.0, 1.0]
+
+
 def test_masked_scatter_is_also_a_function_of_the_package():
     out = torch.masked_scatter(torch.zeros(3), torch.tensor([False, True, True]),
                                torch.tensor([5.0, 6.0, 7.0]))
