@@ -90,6 +90,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
             "the batch, which is not the derivative of the lookup; difflab gives the "
             "derivative (leave it False)")
     if max_norm is not None:
+        if isinstance(input, Tensor):  # (the rows are read out, as a value printed is: a
+            input.tolist()             # compiled call then runs eagerly, renorming each time)
         _renorm_rows_(weight, idx, float(max_norm), float(norm_type))
     return apply(nn_ops.Embedding, weight, idx=idx, padding_idx=padding_idx)
 

@@ -200,3 +200,11 @@ def test_frexp_mantissa_derivative_at_zero_is_one_and_stays_out_of_its_neighbour
 def test_trapezoid_x_of_another_length_is_refused_by_name(integrate, y, x):
     with pytest.raises(RuntimeError, match="one x value for each sample point"):
         integrate(torch.ones(*y), torch.ones(*x))
+
+
+def test_embedding_max_norm_renorms_on_every_call_of_a_compiled_function():
+    w = torch.tensor([[3.0, 4.0], [6.0, 8.0], [0.3, 0.4]])
+    look_up = torch.compile(lambda i: nn.functional.embedding(i, w, max_norm=1.0) * 2.0)
+    np.testing.assert_allclose(look_up(torch.tensor([0])).numpy(), [[1.2, 1.6]], rtol=1e-6)
+    np.testing.assert_allclose(look_up(torch.tensor([1])).numpy(), [[1.2, 1.6]], rtol=1e-6)
+    np.testing.assert_allclose(w.numpy(), [[0.6, 0.8], [0.6, 0.8], [0.3, 0.4]], rtol=1e-6)
