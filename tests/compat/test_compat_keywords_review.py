@@ -208,3 +208,16 @@ def test_embedding_max_norm_renorms_on_every_call_of_a_compiled_function():
     np.testing.assert_allclose(look_up(torch.tensor([0])).numpy(), [[1.2, 1.6]], rtol=1e-6)
     np.testing.assert_allclose(look_up(torch.tensor([1])).numpy(), [[1.2, 1.6]], rtol=1e-6)
     np.testing.assert_allclose(w.numpy(), [[0.6, 0.8], [0.6, 0.8], [0.3, 0.4]], rtol=1e-6)
+
+
+# ------------------------------------------------- autograd.grad(materialize_grads=)
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_materialized_zeros_require_grad_with_create_graph_as_pytorch(create_graph):
+    x = torch.ones(2, requires_grad=True)
+    y = torch.ones(2, dtype=torch.float64, requires_grad=True)
+    _, gy = torch.autograd.grad((x * 2).sum(), [x, y], materialize_grads=True,
+                                create_graph=create_graph)
+    assert gy.tolist() == [0.0, 0.0] and gy.dtype == torch.float64
+    assert gy.requires_grad is create_graph and gy.is_leaf
