@@ -381,6 +381,7 @@ from difflab.functions_math import (  # noqa: E402
     logaddexp,
     logaddexp2,
     logit,
+    masked_scatter,
     nan_to_num,
     positive,
     rad2deg,

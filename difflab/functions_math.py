@@ -31,6 +31,7 @@ from difflab.tensor import Tensor
 from difflab.tensor_arguments import (
     dim_index,
     interpreted,
+    promote,
     tensor_of,
     tensor_or_interpreted,
     write_out,
@@ -39,8 +40,8 @@ from difflab.tensor_arguments import (
 __all__ = [  # (and diff, reached as difflab.diff(...): see difflab/diff/__init__.py)
     "addcdiv", "addcmul", "bitwise_not", "deg2rad", "exp2", "fmax", "fmin", "frac", "frexp",
     "heaviside", "hypot", "isin", "isneginf", "isposinf", "isreal", "ldexp", "lerp", "logaddexp",
-    "logaddexp2", "logit", "masked_scatter", "nan_to_num", "positive", "rad2deg", "sgn",
-    "signbit", "sinc", "trunc", "xlogy",
+    "logaddexp2", "logit", "masked_scatter", "masked_scatter_", "nan_to_num", "positive",
+    "rad2deg", "sgn", "signbit", "sinc", "trunc", "xlogy",
 ]
 
 
@@ -639,8 +640,9 @@ def sgn(input: Tensor) -> Tensor:  # noqa: A002
 def ldexp(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
     r"""``input`` times two to the power ``other``: :math:`y = x \cdot 2^{e}`.
 
-    Computed as PyTorch does, ``input * 2.0 ** other`` (so it overflows as that
-    product does), which also gives its derivatives:
+    Computed as PyTorch does, ``input * 2.0 ** other`` in the dtype of the result
+    (float32 for half precision; so it overflows as that product does), which also
+    gives its derivatives:
     :math:`\partial y/\partial x = 2^{e}`, :math:`\partial y/\partial e = y \ln 2`.
 
     Parameters
@@ -655,7 +657,7 @@ def ldexp(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     Returns
     -------
     Tensor
-        ``input * 2 ** other``, of floating dtype.
+        ``input * 2 ** other``, of floating dtype: ``input``'s for integer exponents.
 
     See Also
     --------
@@ -667,8 +669,12 @@ def ldexp(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     >>> dl.ldexp(dl.tensor([1.0, 3.0]), dl.tensor([3, -1]))
     tensor([8. , 1.5])
     """
-    result = tensor_or_interpreted(input) * (2.0 ** tensor_or_interpreted(other))
-    return write_out(out, result)
+    x, e = tensor_or_interpreted(input), tensor_or_interpreted(other)
+    if "O" not in (np.dtype(x.dtype).kind, np.dtype(e.dtype).kind):  # (sympy's: as they are)
+        x, e = promote(x, e, floating=True)
+    if np.dtype(x.dtype).itemsize == 2:  # (2**-25 underflows in float16: float32, as PyTorch)
+        return write_out(out, (x.float() * (2.0 ** e.float())).to(x.dtype))
+    return write_out(out, x * (2.0 ** e))  # (2**e in x's dtype: float64 reaches 2**-1074)
 
 
 class Frexp(tuple):
@@ -829,7 +835,8 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
     dim : int, default -1
         The dimension along which to take it.
     prepend, append : Tensor or number, optional
-        Values put before and after ``input`` along ``dim`` (a number: one slice of it).
+        Values put before and after ``input`` along ``dim`` (a number or a 0-d tensor:
+        one slice of it).
 
     Returns
     -------
@@ -838,8 +845,12 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
 
     Raises
     ------
+    TypeError
+        For an ``n`` that is not an int.
     ValueError
         For a negative ``n``.
+    RuntimeError
+        For a ``prepend`` or ``append`` of another number of dimensions than ``input``.
     IndexError
         For a 0-d input or a ``dim`` out of range.
 
@@ -852,15 +863,23 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
     tensor([1., 1.])
     """
     x = tensor_or_interpreted(input)
-    if not isinstance(n, int) or n < 0:
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"diff: order n must be an int, got {type(n).__name__} {n!r}")
+    if n < 0:
         raise ValueError(f"diff: order n must be a non-negative integer, got {n!r}")
     axis = dim_index(dim, x.ndim, "diff", zero_d_has_dim=False)
     if prepend is not None or append is not None:
         def along_dim(values: Any) -> Any:  # (a number: one slice of it, as NumPy takes it)
-            if hasattr(values, "shape"):
+            if getattr(values, "ndim", 0):
+                if values.ndim != x.ndim:
+                    raise RuntimeError(f"diff: prepend and append must have input's {x.ndim} "
+                                       f"dimensions (or be a number), got shape "
+                                       f"{tuple(values.shape)}")
                 return values
             shape = list(x.shape)
             shape[axis] = 1
+            if hasattr(values, "shape"):  # (0-d: repeated, its gradient the slice's sum)
+                return tensor_or_interpreted(values).reshape([1] * x.ndim).expand(shape)
             return full_like(x.narrow(axis, 0, 1) if x.shape[axis] else x, values).expand(shape)
         pieces = [along_dim(prepend)] if prepend is not None else []
         pieces += [x] + ([along_dim(append)] if append is not None else [])
@@ -877,8 +896,8 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:  # noqa: A002
     r"""``input`` with the places where ``mask`` is True filled from ``source``, in order.
 
-    The k-th True place of ``mask`` (in row-major order, broadcast to ``input``'s
-    shape) takes ``source``'s k-th element (``source`` flattened); the others keep
+    The k-th True place of ``mask`` (in row-major order, ``mask`` and ``input``
+    broadcast together) takes ``source``'s k-th element (``source`` flattened); the others keep
     ``input``'s.  Written with differentiable operations: the k-th place's index
     into ``source`` is the running count of True places, so the gradient reaches
     ``input`` where ``mask`` is False and ``source``'s first elements where it is True.
@@ -888,14 +907,14 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:  # no
     input : Tensor
         The values to start from.
     mask : Tensor of bool
-        Where to write, broadcastable to ``input``.
+        Where to write, broadcast with ``input``.
     source : Tensor
-        At least as many elements as ``mask`` has True places.
+        At least as many elements as ``mask`` has True places, of ``input``'s dtype.
 
     Returns
     -------
     Tensor
-        A new tensor of ``input``'s shape and dtype.
+        A new tensor of ``input``'s dtype, of the shape ``input`` and ``mask`` broadcast to.
 
     Raises
     ------
@@ -903,6 +922,8 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:  # no
         If ``mask`` is not boolean.
     ValueError
         If ``source`` has fewer elements than ``mask`` has True places.
+    RuntimeError
+        If ``source``'s dtype is not ``input``'s (convert it first).
 
     Examples
     --------
@@ -915,7 +936,13 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:  # no
     mask = tensor_of(mask)
     if mask.dtype != bool_:
         raise TypeError(f"masked_scatter: mask must be a bool tensor, got {mask.dtype}")
-    mask = mask.expand(x.shape)
+    kinds = np.dtype(x.dtype).kind + np.dtype(source.dtype).kind
+    if x.dtype != source.dtype and "O" not in kinds:  # (as PyTorch: no silent rounding)
+        raise RuntimeError(f"masked_scatter: expected input and source to have the same dtype, "
+                           f"got {x.dtype} and {source.dtype}; convert source with "
+                           f".to({x.dtype})")
+    shape = np.broadcast_shapes(tuple(x.shape), tuple(mask.shape))  # (as PyTorch: both)
+    x, mask = x.expand(shape), mask.expand(shape)
     places = mask.reshape(-1)
     if source.numel() < places.numel():  # (only then can source be too short: count)
         needed = int(places.sum())
@@ -926,7 +953,39 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:  # no
             return F.where(mask, x, x)
     order = (places.cumsum(0) - 1).clamp(min=0)  # (the k-th True place reads source[k])
     picked = source.reshape(-1)[order].reshape(x.shape)
-    return F.where(mask, picked.to(x.dtype), x)
+    return F.where(mask, picked, x)
+
+
+def masked_scatter_(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:  # noqa: A002
+    """In-place :func:`masked_scatter`: ``source``'s elements written where ``mask`` is True.
+
+    In place, as PyTorch's trailing underscore says: the result is written into this
+    tensor's memory and its version counter goes up (see ``Tensor.masked_fill_``).
+
+    Parameters
+    ----------
+    input : Tensor
+        The tensor to write into.
+    mask : Tensor of bool
+        Where to write, broadcastable to ``input``.
+    source : Tensor
+        At least as many elements as ``mask`` has True places, of ``input``'s dtype.
+
+    Returns
+    -------
+    Tensor
+        ``input`` itself.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.zeros(3)
+    >>> _ = x.masked_scatter_(dl.tensor([False, True, True]), dl.tensor([5.0, 6.0]))
+    >>> x
+    tensor([0., 5., 6.])
+    """
+    input[...] = masked_scatter(input, mask, source)
+    return input
 
 
 # Tensor methods: the functions themselves (x.trunc() is trunc(x)).  The tensor module does
@@ -938,7 +997,7 @@ _TENSOR_METHODS = {
     "deg2rad": deg2rad, "rad2deg": rad2deg, "fmax": fmax, "fmin": fmin, "isposinf": isposinf,
     "isneginf": isneginf, "positive": positive, "sgn": sgn, "signbit": signbit,
     "heaviside": heaviside, "bitwise_not": bitwise_not, "frexp": frexp, "ldexp": ldexp,
-    "diff": diff, "masked_scatter": masked_scatter,
+    "diff": diff, "masked_scatter": masked_scatter, "masked_scatter_": masked_scatter_,
 }
 for _name, _function in _TENSOR_METHODS.items():
     setattr(Tensor, _name, _function)

@@ -544,12 +544,17 @@ def _trapezoid_intervals(name: str, y: Any, x: Any, dx: float | None, dim: int) 
         raise TypeError(f"{name}: x must be a tensor of sample points, got "
                         f"{type(x).__name__}; for an even spacing pass dx={x!r}")
     n = y.shape[dim_index(dim, y.ndim, name, zero_d_has_dim=False)]
+    if x is not None:
+        x = tensor_or_interpreted(x)
+        points = x.shape[-1 if x.ndim == 1 else dim_index(dim, x.ndim, name)] if x.ndim else 0
+        if points != n:
+            raise RuntimeError(f"{name}: there must be one x value for each sample point: y has "
+                               f"{n} along dim {dim}, x has {points}")
     if n < 2:
         return None, None, None, n
     left, right = y.narrow(dim, 0, n - 1), y.narrow(dim, 1, n - 1)
     if x is None:
         return left, right, None, n
-    x = tensor_or_interpreted(x)
     steps = x.narrow(-1 if x.ndim == 1 else dim, 1, n - 1) - x.narrow(
         -1 if x.ndim == 1 else dim, 0, n - 1)
     if x.ndim == 1 and y.ndim > 1:  # one grid for every slice: along dim

@@ -317,6 +317,7 @@ def grad(
         if g is None and materialize_grads:
             results[i] = engine.Tensor._wrap(backend.array_module(inputs[i].array).zeros_like(
                 inputs[i].array))
+            results[i].requires_grad = create_graph  # (a leaf, as PyTorch's, to go on from)
         elif g is not None and g.shape != inputs[i].shape:
             results[i] = g.expand(*inputs[i].shape) if create_graph else engine.Tensor._wrap(
                 backend.array_module(g.array).broadcast_to(g.array, inputs[i].shape).copy()

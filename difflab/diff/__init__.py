@@ -21,6 +21,7 @@ See :mod:`difflab.diff.interface` for the shapes of the results and
 
 from __future__ import annotations
 
+import importlib
 import sys
 import types
 from collections.abc import Callable, Sequence
@@ -445,6 +446,11 @@ class _CallableDiffPackage(types.ModuleType):
     def __call__(self, input: Any, n: int = 1, dim: int = -1, prepend: Any = None,  # noqa: A002
                  append: Any = None) -> Any:
         return functions_math.diff(input, n=n, dim=dim, prepend=prepend, append=append)
+
+    def __reduce__(self) -> tuple:
+        # Pickled (a ``functools.partial(torch.diff, n=2)`` sent to a worker) and copied as
+        # a function is: by name, importing the package again.
+        return importlib.import_module, (self.__name__,)
 
 
 sys.modules[__name__].__class__ = _CallableDiffPackage

@@ -90,6 +90,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
             "the batch, which is not the derivative of the lookup; difflab gives the "
             "derivative (leave it False)")
     if max_norm is not None:
+        if isinstance(input, Tensor):  # (the rows are read out, as a value printed is: a
+            input.tolist()             # compiled call then runs eagerly, renorming each time)
         _renorm_rows_(weight, idx, float(max_norm), float(norm_type))
     return apply(nn_ops.Embedding, weight, idx=idx, padding_idx=padding_idx)
 
@@ -98,13 +100,16 @@ def _renorm_rows_(weight: Tensor, idx: Any, max_norm: float, norm_type: float) -
     """Scale the rows ``idx`` of ``weight`` whose norm exceeds ``max_norm`` down to it, in
     place and unrecorded (PyTorch's ``embedding_renorm_``: a change of the table, like an
     optimizer's step; its version goes up, so a backward that saved it refuses)."""
-    if not isinstance(weight, Tensor) or type(weight.array).__module__.startswith("difflab"):
+    numbers = isinstance(weight, Tensor) and (  # (a GPU array, or NumPy's not of objects)
+        backend.is_gpu_array(weight.array)
+        or isinstance(weight.array, np.ndarray) and weight.array.dtype != object)
+    if not numbers:
         raise TypeError("embedding(max_norm=...) rescales the table in place: the weight "
                         "must be a tensor of numbers (not dual numbers or symbols)")
     xp = backend.array_module(weight.array)
     rows = xp.unique(idx.reshape(-1))
     picked = weight.array[rows]
-    norms = (xp.abs(picked) ** norm_type).sum(axis=1) ** (1.0 / norm_type)
+    norms = xp.linalg.norm(picked, ord=norm_type, axis=1)  # (any p: inf, 0 and -inf too)
     over = norms > max_norm
     if bool(over.any()):
         scale = xp.where(over, max_norm / (norms + 1e-7), 1.0).astype(weight.array.dtype)

@@ -151,7 +151,8 @@ POINTWISE = [
               lambda sp, a, b: sp.trunc(a / b)),
     Pointwise("frexp_exponent", lambda xp, x: xp.frexp(x)[1].astype(xp.int32),
               "the exponent e of x = m·2^e, 0.5 ≤ |m| < 1 (0 for 0, inf and nan)",
-              lambda sp, x: sp.floor(sp.log(sp.abs(x)) / sp.log(2)) + 1),  # (for x ≠ 0)
+              lambda sp, x: sp.where(sp.equal(x, 0), 0,  # (log|0| would make it nan)
+                                     sp.floor(sp.log(sp.abs(x)) / sp.log(2)) + 1)),
 ]
 
 

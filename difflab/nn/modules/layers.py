@@ -996,7 +996,7 @@ class Embedding(Module):
     _weight : Tensor, optional
         PyTorch's way to start from a given table (``from_pretrained`` uses it).
     _freeze : bool, default False
-        With ``_weight``: the table is not trained.
+        The table is not trained (``weight.requires_grad`` is False).
     device, dtype : optional
         Where the table lives and its dtype.
 
@@ -1048,6 +1048,7 @@ class Embedding(Module):
         self.weight = _empty(num_embeddings, embedding_dim, dtype=dtype, device=device)
         if _weight is None:
             self.reset_parameters()
+            self.weight.requires_grad = not _freeze
         else:
             if tuple(_weight.shape) != (self.num_embeddings, self.embedding_dim):
                 raise ValueError(f"Shape of _weight {tuple(_weight.shape)} does not match "

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+import numpy as np
+
 from difflab import backend
 from difflab.tensor import Tensor
 
@@ -77,11 +79,11 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
         return tensor(0.0)
     norm_type = float(norm_type)
     xp = backend.array_module(params[0].grad.array)
-    if math.isinf(norm_type):
-        total = max(float(xp.abs(p.grad.array).max()) for p in params)
-    else:
-        total = sum(float((xp.abs(p.grad.array) ** norm_type).sum()) for p in params) ** (
-            1.0 / norm_type)
+    with np.errstate(over="ignore", invalid="ignore"):  # (inf and nan are reported below)
+        # As PyTorch: the norm of the parameters' norms (any p: inf, -inf and 0 too; a nan
+        # anywhere makes it nan)
+        each = [float(xp.linalg.norm(p.grad.array.reshape(-1), ord=norm_type)) for p in params]
+        total = float(np.linalg.norm(np.array(each), ord=norm_type))
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(
             f"The total norm of order {norm_type} for gradients is non-finite ({total}), so "
@@ -89,8 +91,9 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
         )
     coef = max_norm / (total + 1e-6)
     if coef < 1.0 or math.isnan(coef):
-        for p in params:
-            p.grad.array *= coef
+        with np.errstate(invalid="ignore"):  # (an inf gradient times 0 is nan, as in PyTorch)
+            for p in params:
+                p.grad.array *= coef
     from difflab.creation import tensor
 
     # (in the gradients' dtype and on their device, as PyTorch returns it)
