@@ -580,6 +580,7 @@ def function_cases() -> dict[str, Case]:
         "dl.masked_select": (lambda x: dl.masked_select(x, x > 0), [V]),
         "Tensor.masked_select": (lambda x: x.masked_select(x.reshape(2, 3) < 0), [M23]),
         "Tensor.masked_scatter": (lambda x, s: x.masked_scatter(x > 0, s), [V, V]),
+        "dl.masked_scatter": (lambda x, s: dl.masked_scatter(x, x < 0, s), [V, V]),
         "dl.index_add": (lambda x, s, i: dl.index_add(x, 0, i, s, alpha=2.0),
                          [V, ((4,), (-2, 2)), ((4,), (INT, 6))]),
         "Tensor.index_add": (lambda x, s, i: x.index_add(1, i, s),
