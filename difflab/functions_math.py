@@ -19,7 +19,7 @@ NaN-aware reductions, order statistics and distances are in
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -677,16 +677,11 @@ def ldexp(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     return write_out(out, x * (2.0 ** e))  # (2**e in x's dtype: float64 reaches 2**-1074)
 
 
-class Frexp(tuple):
+class Frexp(NamedTuple):
     """(mantissa, exponent), readable as ``.mantissa`` and ``.exponent`` as in PyTorch."""
 
-    @property
-    def mantissa(self) -> Tensor:
-        return self[0]
-
-    @property
-    def exponent(self) -> Tensor:
-        return self[1]
+    mantissa: Tensor
+    exponent: Tensor
 
 
 def frexp(input: Tensor) -> Frexp:  # noqa: A002
@@ -729,7 +724,7 @@ def frexp(input: Tensor) -> Frexp:  # noqa: A002
     if np.dtype(x.dtype).kind not in "fO":  # ("O": sympy's symbols)
         raise TypeError(f"frexp only supports floating-point dtypes, got {x.dtype}: "
                         f"convert with .float() first")
-    return Frexp(frexp_parts(x))
+    return Frexp(*frexp_parts(x))
 
 
 def signbit(input: Tensor) -> Tensor:  # noqa: A002

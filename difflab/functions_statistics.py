@@ -590,6 +590,8 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None,
         If both ``x`` and ``dx`` are given, or ``x`` is a number (pass it as ``dx``).
     IndexError
         If ``dim`` is out of range, or ``y`` is 0-d.
+    RuntimeError
+        If ``x`` has not one value for each sample point of ``y``.
 
     Examples
     --------
@@ -636,6 +638,8 @@ def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None
         If both ``x`` and ``dx`` are given, or ``x`` is a number (pass it as ``dx``).
     IndexError
         If ``dim`` is out of range, or ``y`` is 0-d.
+    RuntimeError
+        If ``x`` has not one value for each sample point of ``y``.
 
     Examples
     --------

@@ -1837,7 +1837,7 @@ class Tensor(TensorMethods, InPlaceMethods):
         >>> dl.zeros(3, dtype=dl.float32).itemsize
         4
         """
-        return self.array.dtype.itemsize
+        return self.element_size()
 
     @property
     def nbytes(self) -> int:
@@ -1849,7 +1849,7 @@ class Tensor(TensorMethods, InPlaceMethods):
         >>> dl.zeros(2, 3, dtype=dl.float64).nbytes
         48
         """
-        return self.numel() * self.array.dtype.itemsize
+        return self.numel() * self.element_size()
 
     def pin_memory(self, device: Any = None) -> Tensor:
         """A copy of this CPU tensor in page-locked memory, for faster copies to a GPU.

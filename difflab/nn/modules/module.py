@@ -257,13 +257,12 @@ class Module:
     def _call_uncompiled(self, *args: Any, **kwargs: Any) -> Any:
         """The call as :meth:`compile` found it (forward between the hooks): what the
         compiled call traces, and runs where it falls back to eager code."""
-        if self.__dict__.get("_compiled_call") is None:
-            return self(*args, **kwargs)
-        saved = self.__dict__.pop("_compiled_call")
+        saved = self.__dict__.pop("_compiled_call", None)
         try:
             return self(*args, **kwargs)
         finally:
-            self.__dict__["_compiled_call"] = saved
+            if saved is not None:
+                self.__dict__["_compiled_call"] = saved
 
     def compile(self, *args: Any, **kwargs: Any) -> None:
         """Compile this module's calls in place with :func:`difflab.compile` (PyTorch's).
@@ -295,7 +294,6 @@ class Module:
         """
         from difflab.jit.compiler import compile as compile_function
 
-        self.__dict__.pop("_compiled_call", None)
         self.__dict__["_compiled_call"] = compile_function(self._call_uncompiled, *args,
                                                            **kwargs)
 
