@@ -30,7 +30,13 @@ from typing import Any
 from difflab import functions_math
 from difflab.diff import differentiators
 from difflab.diff.forward import Dual
-from difflab.diff.interface import Cost, Differentiator, DomainWarning, NumericalWarning
+from difflab.diff.interface import (
+    ConstantClosureError,
+    Cost,
+    Differentiator,
+    DomainWarning,
+    NumericalWarning,
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -42,7 +48,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
-    "Cost", "Differentiator", "DomainWarning", "Dual", "NumericalWarning",
+    "ConstantClosureError", "Cost", "Differentiator", "DomainWarning", "Dual", "NumericalWarning",
     "SymbolicTraceError", "derivative", "differentiators", "grad", "hessian", "jacobian",
     "jvp", "vjp",
 ]

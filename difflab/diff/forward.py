@@ -64,6 +64,7 @@ class Forward(Differentiator):
     """
 
     name = "forward"
+    keeps_enclosing = frozenset({"reverse", "symbolic"})
 
     def __init__(self, chunk_size: int | None = None,
                  hessian: str = "forward-over-forward") -> None:

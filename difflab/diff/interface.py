@@ -206,15 +206,20 @@ def as_input(x: Any, transform: str, position: int) -> Any:
 
 
 class Enclosing:
-    """How many reverse-mode derivatives are recording a function that runs now.
+    """The derivatives that are taking, around the function running now, one of their own.
 
-    A tensor that a function inside closes over may be one of their leaves
-    (``dl.grad(lambda w: dl.grad(lambda x: f(x, w))(x0).sum())(w0)``), so a derivative
-    taken in there keeps its results on the tape; outside every recording a result is
-    plain numbers.
+    ``reverse`` counts the reverse-mode derivatives recording a function that runs
+    now, and ``tracked`` holds, for each, the tensors it hands f (its tape's
+    inputs).  A tensor that a function inside closes over may be one of them
+    (``dl.grad(lambda w: dl.grad(lambda x: f(x, w))(x0).sum())(w0)``), so a
+    derivative taken in there keeps its results on the tape; outside every
+    recording a result is plain numbers.  ``symbolic`` counts the symbolic traces
+    under way (a derivative traced inside one names its symbols x′, x″, ...).
     """
 
     reverse = 0
+    tracked: list[list] = []
+    symbolic = 0
 
 
 def nested(args: Sequence[Any]) -> bool:
@@ -239,6 +244,114 @@ def require_scalar(value: Any, transform: str) -> None:
             f"Use jacobian() for a function with several outputs, or reduce the output "
             f"(e.g. sum it) first."
         )
+
+
+class ConstantClosureError(TypeError):
+    """A derivative inside another one would drop the dependence the outer one differentiates.
+
+    Raised by :func:`refuse_constant_closure` instead of a silent 0.
+
+    Examples
+    --------
+    >>> import numpy as np, difflab as dl
+    >>> def outer(w):
+    ...     return dl.grad(lambda x: w * x**2, method="symbolic")(np.array(3.0))
+    >>> dl.grad(outer)(np.array(2.0))
+    Traceback (most recent call last):
+    ...
+    difflab.diff.interface.ConstantClosureError: grad(method='symbolic') inside a reverse-mode derivative: ...
+    >>> float(dl.grad(lambda w: dl.grad(lambda x: w * x**2, method="forward")(np.array(3.0)))(np.array(2.0)))
+    6.0
+    """
+
+
+def refuse_constant_closure(method: Differentiator, f: Callable, args: Sequence[Any],
+                            transform: str) -> None:
+    """Refuse a derivative inside another one that would silently come out as a constant.
+
+    ``dl.grad(lambda w: dl.grad(lambda x: w * x**2, method="symbolic")(x0))(w0)``:
+    the inner symbolic, numeric or compiled derivative reads ``w`` as a number (a
+    sympy expression, finite differences and a compiled program hold values, not
+    the enclosing tape), so its result does not depend on ``w`` and the outer
+    derivative would be 0 instead of 2 x0.  Forward and reverse mode keep the
+    enclosing tape, and a symbolic derivative inside a symbolic trace composes its
+    expressions (:attr:`Differentiator.keeps_enclosing` names what each keeps).
+
+    Only inside an enclosing derivative whose record ``method`` drops, f is called
+    once more at the point; if its value depends on what the enclosing derivative
+    differentiates (a tensor of its tape, or sympy symbols), this raises.  An
+    argument the enclosing derivative tracks is left to each method's own check.
+
+    Parameters
+    ----------
+    method : Differentiator
+        The inner derivative's method.
+    f : callable
+        The function it differentiates.
+    args : sequence
+        The point (the differentiated arguments already plain arrays).
+    transform : str
+        ``"grad"``, ``"jvp"``, ...: named in the error.
+
+    Raises
+    ------
+    ConstantClosureError
+        Naming the method and what to use instead.
+    """
+    from difflab.tensor import Tensor
+
+    tape = Enclosing.reverse > 0 and "reverse" not in method.keeps_enclosing
+    symbols = Enclosing.symbolic > 0 and "symbolic" not in method.keeps_enclosing
+    if not (tape or symbols) or not all(is_plain(a) for a in args):
+        return  # (an argument the enclosing derivative tracks: each method's own check)
+    value = f(*[Tensor._wrap(a) if is_plain(a) else a for a in args])
+    if not (tape and _on_enclosing_tape(value) or symbols and _holds_symbols(value)):
+        return
+    name = method.name
+    enclosing, keeping = ("a reverse-mode derivative", "method='reverse' or method='forward'") \
+        if tape else ("a symbolic derivative", "method='symbolic' or method='forward'")
+    raise ConstantClosureError(
+        f"{transform}(method={name!r}) inside {enclosing}: f reads a value that the "
+        f"enclosing derivative differentiates (a tensor or symbol f closes over). "
+        f"method={name!r} takes it as a constant, so the enclosing derivative would "
+        f"silently see no dependence on it (0). Use {keeping} for this inner derivative "
+        f"(they keep the enclosing derivative's record), or differentiate the outer "
+        f"function with method='numeric'."
+    )
+
+
+def _on_enclosing_tape(value: Any) -> bool:
+    """Whether the tensor ``value`` was computed from an input of an enclosing reverse
+    derivative (a walk of its record back to the leaves)."""
+    from difflab.tensor import Tensor
+
+    if not isinstance(value, Tensor) or value.grad_fn is None:
+        return False
+    inputs = {id(t) for tracked in Enclosing.tracked for t in tracked}
+    inputs |= {id(t.grad_fn) for tracked in Enclosing.tracked for t in tracked
+               if t.grad_fn is not None}
+    seen, stack = set(), [value.grad_fn]
+    while stack:
+        node = stack.pop()
+        if id(node) in inputs:
+            return True
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for parent in getattr(node, "parents", ()):
+            if isinstance(parent, Tensor):
+                if id(parent) in inputs:
+                    return True
+            elif parent is not None:
+                stack.append(parent)
+    return False
+
+
+def _holds_symbols(value: Any) -> bool:
+    """Whether ``value`` holds sympy expressions (an enclosing symbolic trace's)."""
+    array = getattr(value, "array", value)
+    return (isinstance(array, np.ndarray) and array.dtype == object) or \
+        type(array).__module__.startswith("sympy")
 
 
 def with_arg(args: Sequence[Any], i: int, value: Any) -> list:
@@ -314,6 +427,11 @@ class Differentiator:
     """
 
     name: str = "base"
+    #: The enclosing derivatives ("reverse", "symbolic") whose record a derivative taken
+    #: inside one keeps (a tensor or symbol f closes over stays differentiable): forward
+    #: and reverse mode keep a reverse tape, symbolic mode an enclosing trace's symbols;
+    #: :func:`refuse_constant_closure` guards the rest.
+    keeps_enclosing: frozenset = frozenset()
 
     # -- hooks ---------------------------------------------------------------------------
     def _jacobian(self, f: Callable, args: list, i: int, cost: Cost,
@@ -390,6 +508,7 @@ class Differentiator:
         args = list(args)
         for i in nums:
             args[i] = as_input(args[i], transform, i)
+        refuse_constant_closure(self, f, args, transform)
         cost = Cost(self.name)
         start = time.perf_counter()
         with np.errstate(all="ignore"):
@@ -467,6 +586,7 @@ class Differentiator:
         check_callable(f, "jvp")
         primals, tangents = _pair(primals, tangents, "jvp")
         check_arguments(f, primals, "jvp")
+        refuse_constant_closure(self, f, primals, "jvp")
         cost = Cost(self.name)
         start = time.perf_counter()
         with np.errstate(all="ignore"):
@@ -483,6 +603,7 @@ class Differentiator:
             raise TypeError("vjp: primals must be a tuple of arguments, e.g. (x,) or (x, y)")
         primals = [as_input(p, "vjp", k) for k, p in enumerate(primals)]
         check_arguments(f, primals, "vjp")
+        refuse_constant_closure(self, f, primals, "vjp")
         cost = Cost(self.name)
         start = time.perf_counter()
         with np.errstate(all="ignore"):

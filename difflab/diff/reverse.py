@@ -94,10 +94,12 @@ def _call(f: Callable, args: list) -> Any:
     """f(*args), counted as recorded by a reverse derivative: a derivative that f takes
     keeps its results on the tape, for this one to differentiate."""
     Enclosing.reverse += 1
+    Enclosing.tracked.append([a for a in args if isinstance(a, Tensor) and a.requires_grad])
     try:
         return f(*args)
     finally:
         Enclosing.reverse -= 1
+        Enclosing.tracked.pop()
 
 
 class Reverse(Differentiator):
@@ -110,6 +112,7 @@ class Reverse(Differentiator):
     """
 
     name = "reverse"
+    keeps_enclosing = frozenset({"reverse"})
 
     def __init__(self, hessian: str = "reverse-over-reverse") -> None:
         if hessian not in HESSIAN_MODES:
@@ -180,6 +183,8 @@ class Reverse(Differentiator):
 
     def _hessians(self, f: Callable, args: list, nums: tuple, cost: Cost) -> tuple[Any, list]:
         """One recording of f for every block ∂²f/∂xᵢ², i in ``nums``."""
+        if _recording(args):
+            return self._nested_hessians(f, args, nums, cost)
         leaves = {i: leaf(args[i]) for i in nums}
         xs = list(leaves.values())
         point = [leaves.get(k, a) for k, a in enumerate(args)]
@@ -217,17 +222,35 @@ class Reverse(Differentiator):
                 (blocks[i],) = _rows(g.reshape(-1), [x], cost, retain_last=k < len(xs) - 1)
         return value, [blocks[i] for i in nums]
 
+    def _nested_hessians(self, f: Callable, args: list, nums: tuple, cost: Cost
+                         ) -> tuple[Tensor, list]:
+        """The Hessians at a point that an enclosing reverse derivative is recording: each
+        block the Jacobian of the gradient, both on the tape (``_nested_jacobians``), so
+        that the outer walk differentiates them (they came back as plain numbers: 0)."""
+        value, blocks = None, []
+        for i in nums:
+            def gradient(*point: Any, i: int = i) -> Tensor:
+                nonlocal value
+                value, (g,) = self._nested_jacobians(f, list(point), (i,), cost, True)
+                return g.reshape(tuple(np.shape(args[i])))
+
+            blocks.append(self._nested_jacobians(gradient, args, (i,), cost, False)[1][0])
+        return value, blocks
+
     def _vjp(self, f: Callable, primals: list, cost: Cost) -> tuple[Any, Callable]:
         """One recording; each call of vjp_fn is one backward pass (the tape is kept).
 
-        vjp_fn adds its passes to the call's ``cost.backward_passes`` as it runs.
+        vjp_fn adds its passes to the call's ``cost.backward_passes`` as it runs.  Inside
+        an enclosing reverse derivative the results stay on the tape (as
+        ``_nested_jacobians``: each primal a recorded copy of its point).
         """
-        leaves = [leaf(p) for p in primals]
-        out = self._record(f, leaves, cost)
+        nested = _recording(primals)
+        leaves = [p.clone() if nested and isinstance(p, Tensor) else leaf(p) for p in primals]
+        out = _output(_call(f, leaves)) if nested else self._record(f, leaves, cost)
 
         def vjp_fn(u: Any) -> tuple:
             xp = backend.array_module(out.array)
-            u = xp.asarray(u, dtype=np.float64)
+            u = u if isinstance(u, Tensor) else xp.asarray(u, dtype=np.float64)
             if tuple(u.shape) != tuple(out.shape):
                 raise ValueError(
                     f"vjp_fn: the cotangent has shape {tuple(u.shape)} but f's output has "
@@ -236,10 +259,11 @@ class Reverse(Differentiator):
             if not out.requires_grad:
                 return tuple(xp.zeros(t.shape) for t in leaves)
             grads = autograd_grad(out, leaves, grad_outputs=[u], retain_graph=True,
-                                  allow_unused=True)
+                                  create_graph=nested, allow_unused=True)
             cost.add("backward_passes", 1)
             return tuple(
-                xp.zeros(t.shape) if g is None else g.array for g, t in zip(grads, leaves)
+                xp.zeros(t.shape) if g is None else g if nested else g.array
+                for g, t in zip(grads, leaves)
             )
 
-        return out.array, vjp_fn
+        return (out if nested else out.array), vjp_fn

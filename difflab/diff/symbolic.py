@@ -70,8 +70,10 @@ from difflab import backend, numpy_protocol
 from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.diff import sympy_functions as bessel
 from difflab.diff.interface import (
+    ConstantClosureError,
     Cost,
     Differentiator,
+    Enclosing,
     check_output,
     is_plain,
     require_scalar,
@@ -487,14 +489,6 @@ registry.on_register(_numpy_face)
 _NAMES = "xyzw"
 
 
-class _Nesting:
-    """How many traces are under way: a derivative inside a traced function is traced
-    with primed names (x′, x″, ...), so that its symbols can never be mistaken for the
-    outer function's (perturbation confusion, the symbolic way)."""
-
-    depth = 0
-
-
 def _symbols_like(example: Any, name: str) -> Any:
     shape = np.shape(example)
     if shape == ():
@@ -560,22 +554,22 @@ def trace(f: Callable, *example_args: Any, n_inputs: int | None = None,
         example_args = (0.0,) * n_inputs
     nums = range(len(example_args)) if argnums is None else argnums
     args, symbols = list(example_args), []
-    primes = "′" * _Nesting.depth
+    primes = "′" * Enclosing.symbolic  # (a trace inside a trace: primed names)
     for k in nums:
         name = _NAMES[k] if len(example_args) <= len(_NAMES) else f"a{k}"
         symbols.append(_symbols_like(example_args[k], name + primes))
         args[k] = SymbolArray(symbols[-1])  # (a scalar too, 0-d: np.sin(x) reaches the rules)
-    _Nesting.depth += 1
+    Enclosing.symbolic += 1
     try:
         out = f(*args)
         if isinstance(out, SymbolArray) and out.ndim == 0:
             out = out.item()  # one expression
-    except (SymbolicTraceError, numpy_protocol.UnsupportedNumPyFunction):
+    except (SymbolicTraceError, numpy_protocol.UnsupportedNumPyFunction, ConstantClosureError):
         raise
     except (TypeError, ValueError, AttributeError) as exc:
         raise _explain(exc, f) from exc
     finally:
-        _Nesting.depth -= 1
+        Enclosing.symbolic -= 1
     check_output(out, "symbolic")
     return symbols, out
 
@@ -684,6 +678,7 @@ class Symbolic(Differentiator):
     """
 
     name = "symbolic"
+    keeps_enclosing = frozenset({"symbolic"})
 
     def __init__(self, simplify: bool = False, cse: bool = True, backend: str = "numpy",
                  cache: bool = True) -> None:

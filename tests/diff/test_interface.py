@@ -272,6 +272,64 @@ def test_reverse_differentiates_through_an_inner_derivative_of_what_f_closes_ove
                                    np.cos(x), rtol=1e-13)
 
 
+INNER_TRANSFORMS = {
+    "grad": lambda g, m: grad(g, method=m),
+    "jacobian": lambda g, m: lambda v: jacobian(g, method=m)(v).sum(axis=0),
+    "hessian": lambda g, m: lambda v: hessian(g, method=m)(v).sum(axis=0),
+    "jvp": lambda g, m: lambda v: jvp(g, (v,), (np.ones_like(v),), method=m)[1],
+    "vjp": lambda g, m: lambda v: vjp(g, (v,), method=m)[1](np.array(1.0))[0],
+}
+
+
+@pytest.mark.parametrize("transform", list(INNER_TRANSFORMS))
+@pytest.mark.parametrize("enclosing", ["reverse", "symbolic"])
+@pytest.mark.parametrize("inner", differentiators.available())
+def test_an_inner_derivative_of_a_closure_is_right_or_refused_never_silently_zero(
+        inner, enclosing, transform):
+    """d/dw Σ (an inner derivative in x of w Σ x³): an inner method that keeps the
+    enclosing record gives the derivative; the others (symbolic, numeric, compiled
+    inside a reverse derivative; reverse, numeric, compiled inside a symbolic one)
+    read w as a number and gave 0 silently: they now raise ConstantClosureError.
+    Every registered method is asked, so a new one is covered by registering it."""
+    from difflab.diff.interface import ConstantClosureError
+
+    x = np.array([1.0, 3.0])
+    expected = {"grad": 3 * x**2, "jacobian": 3 * x**2, "hessian": 6 * x,
+                "jvp": np.array(3 * x @ x), "vjp": 3 * x**2}[transform]
+    make = INNER_TRANSFORMS[transform]
+
+    def outer(w):
+        cube = (lambda v: dl.sum(w * v**3)) if transform in ("grad", "hessian", "vjp") \
+            else (lambda v: w * v**3)
+        return dl.sum(make(cube, inner)(x))
+
+    if (inner, enclosing, transform) == ("forward", "symbolic", "hessian"):
+        # (nested dual numbers of sympy expressions: sympy converts a dual to a float; an
+        # error that says so, not a wrong number)
+        with pytest.raises(TypeError, match="float\\(\\) of a Dual"):
+            grad(outer, method=enclosing)(np.array(2.0))
+    elif enclosing in differentiators.get(inner).keeps_enclosing:
+        result = grad(outer, method=enclosing)(np.array(2.0))
+        tolerance = 1e-5 if inner == "numeric" else 1e-10
+        np.testing.assert_allclose(result, expected.sum(), rtol=tolerance)
+    else:
+        with pytest.raises(ConstantClosureError, match=f"method='{inner}'"):
+            grad(outer, method=enclosing)(np.array(2.0))
+
+
+@pytest.mark.parametrize("inner", ["symbolic", "numeric", "compiled"])
+def test_an_inner_derivative_that_reads_no_enclosing_value_is_not_refused(inner):
+    """Inside a reverse derivative, an inner derivative of a function of x alone, or of one
+    closing over a model's weight that the outer derivative does not differentiate, is a
+    constant rightly: d/dw w Σ ∇(p Σ x²) = Σ 2 p x."""
+    x = np.array([1.0, 3.0])
+    weight = dl.tensor(3.0, dtype=dl.float64, requires_grad=True)
+    tolerance = 1e-6 if inner == "numeric" else 1e-12
+    for p, closure in ((1.0, lambda v: dl.sum(v**2)), (3.0, lambda v: dl.sum(weight * v**2))):
+        result = grad(lambda w, g=closure: w * grad(g, method=inner)(x).sum())(np.array(2.0))
+        np.testing.assert_allclose(result, 2 * p * x.sum(), rtol=tolerance)
+
+
 def test_numpy_conversion_of_a_recorded_tensor_is_refused():
     x = dl.tensor([1.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="detach"):
