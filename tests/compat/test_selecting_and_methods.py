@@ -171,3 +171,16 @@ def test_conjugate_transpose_layout_and_names():
     assert x.layout is dl.strided and repr(dl.strided) == "difflab.strided"
     assert isinstance(dl.strided, dl.layout)
     assert x.names == (None, None) and dl.tensor(1.0).names == ()
+
+
+def test_where_of_a_condition_alone_gives_the_indices_as_torch_where_does():
+    """torch.where(condition) is nonzero(condition, as_tuple=True) (it raised TypeError:
+    input and other were required); one of the two alone is a clear error."""
+    condition = dl.tensor([[0.0, 1.5], [-2.0, 0.0]]) != 0
+    rows, columns = dl.where(condition)
+    assert rows.tolist() == [0, 1] and columns.tolist() == [1, 0]
+    assert rows.dtype == dl.int64
+    (empty,) = dl.where(dl.zeros(3) > 0)
+    assert empty.shape == (0,)
+    with pytest.raises(TypeError, match="both input and other"):
+        dl.where(condition, 1.0)
