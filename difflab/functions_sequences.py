@@ -327,15 +327,15 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     return x[tensor(rows, device=x.device)]
 
 
-def unravel_index(indices: Any, shape: Sequence[int]) -> tuple:
+def unravel_index(indices: Any, shape: int | Sequence[int]) -> tuple:
     """Flat (row-major) indices as one index tensor per dimension of ``shape``.
 
     Parameters
     ----------
     indices : Tensor or int
         Flat positions in ``[-N, N)`` for ``N`` elements.
-    shape : sequence of int
-        The shape they index into.
+    shape : int or sequence of int
+        The shape they index into (an int: one dimension).
 
     Returns
     -------
@@ -351,7 +351,7 @@ def unravel_index(indices: Any, shape: Sequence[int]) -> tuple:
     flat = tensor_of(indices if isinstance(indices, Tensor) else np.asarray(indices))
     if flat.dtype.kind not in "iu":
         raise TypeError(f"unravel_index expects integer indices, got {flat.dtype}")
-    shape = tuple(int(n) for n in shape)
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
     total = int(np.prod(shape))
     # (checked by the check_index primitive: a traced graph checks every new index)
     flat = checked_index(flat, max(total, 1), f"unravel_index: index {{value}} is out of "

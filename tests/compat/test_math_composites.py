@@ -268,6 +268,8 @@ def test_unravel_index_and_repeat_counts_equal_numpy():
     for ours, theirs in zip(dl.unravel_index(dl.tensor(flat), (3, 4)),
                             np.unravel_index(flat % 12, (3, 4))):
         assert ours.tolist() == theirs.tolist()
+    (only,) = dl.unravel_index(dl.tensor([1, 3]), 4)  # (an int shape: one dimension, as torch)
+    assert only.tolist() == [1, 3]
     assert dl.repeat_interleave(dl.tensor([2, 0, 1])).tolist() == [0, 0, 2]
     assert dl.ones(2, 3).repeat_interleave(2, dim=1).shape == (2, 6)
     with pytest.raises(RuntimeError, match="output_size"):
