@@ -592,7 +592,13 @@ _NUMBERS = frozenset((int, float, type(None)))
 
 
 class Clamp(Primitive):
-    """y = min(max(x, low), high).  dy/dx = 1 inside [low, high], 0 outside."""
+    """y = min(max(x, low), high).  dy/dx = 1 inside [low, high], 0 outside.
+
+    A tensor bound is differentiated too (PyTorch's ``clamp.Tensor``): the gradient
+    goes to whichever value was chosen, dy/dlow = 1 where x < low (and low ≤ high),
+    dy/dhigh = 1 where max(x, low) > high.  (Where low > high, PyTorch credits low
+    for x < low though the result is high; here high gets it, as the value says.)
+    """
 
     name = "clamp"
     tensor_method = dl_function = "clamp"  # x.clamp(min, max), dl.clamp(x, min, max)
@@ -604,7 +610,8 @@ class Clamp(Primitive):
         input : Tensor, array or sequence
             The values.
         min, max : float or Tensor, optional
-            The bounds (either may be left out).
+            The bounds (either may be left out); a tensor bound broadcasts with the
+            input and gets the gradient where it was chosen.
 
         Returns
         -------
@@ -619,26 +626,32 @@ class Clamp(Primitive):
         >>> y.sum().backward()
         >>> y, x.grad               # derivative 1 inside, 0 outside
         (tensor([-1. ,  0.5,  1. ], grad_fn=<...>), tensor([0., 1., 0.]))
+        >>> low = dl.tensor([0.0, 0.0, 0.0], requires_grad=True)
+        >>> dl.clamp(x, min=low).sum().backward()
+        >>> low.grad                # the bound where it was chosen
+        tensor([1., 0., 0.])
     """
 
     @staticmethod
     def arguments(input, min=None, max=None):  # noqa: A002
         """``clamp(input, min=None, max=None)``: min(max(x, min), max), elementwise; the
-        derivative is 1 inside [min, max], 0 outside.  The result's dtype follows the
-        promotion rule (an integer tensor clamped to a float bound is the default float
-        dtype, as in PyTorch)."""
+        derivative is 1 inside [min, max], 0 outside, and a tensor bound gets it where it
+        was chosen.  The result's dtype follows the promotion rule (an integer tensor
+        clamped to a float bound is the default float dtype, as in PyTorch)."""
         if min is None and max is None:
             raise ValueError("clamp needs at least one of min and max (got neither)")
         low, high = (getattr(b, "array", b) for b in (min, max))  # (a tensor bound's values)
         array = getattr(input, "array", None)
         # A tensor: cast (on the tape) to the promoted dtype, unless nothing can change it
         # (a float tensor and Python numbers, the common case, is left as it is).
-        if array is not None and not (array.dtype.kind in "fc" and type(low) in _NUMBERS
-                                      and type(high) in _NUMBERS):
+        numeric = all(getattr(b, "dtype", None) != object for b in (low, high))
+        if array is not None and numeric and not (
+                array.dtype.kind in "fc" and type(low) in _NUMBERS and type(high) in _NUMBERS):
             target = result_type(input, *[b for b in (low, high) if b is not None])
             if array.dtype != target.dtype:
                 input = input.to(target)  # noqa: A001
-        return (input,), {"low": low, "high": high}
+        # (the bounds are inputs, not settings: a tensor bound is on the tape and the graph)
+        return (input, min, max), {}
 
     @staticmethod
     def symbolic(sp, x, low=None, high=None):
@@ -661,13 +674,30 @@ class Clamp(Primitive):
         inside = x >= low if low is not None else None
         if high is not None:
             inside = x <= high if inside is None else inside & (x <= high)
-        ctx.save(inside)
+        # Where an array bound was chosen (a number bound has no derivative to take).
+        chose_low = chose_high = None
+        if low is not None and type(low) not in _NUMBERS:
+            chose_low = x < low if high is None else (x < low) & (low <= high)
+        if high is not None and type(high) not in _NUMBERS:
+            chose_high = (x if low is None else xp.maximum(x, low)) > high
+        ctx.shapes = (_shape(x), _shape(low), _shape(high))
+        ctx.save(inside, chose_low, chose_high)
         return y
 
     @staticmethod
-    def vjp(ctx, xp, g, inside):
-        return (g * inside,)
+    def vjp(ctx, xp, g, inside, chose_low, chose_high):
+        x_shape, low_shape, high_shape = ctx.shapes
+        _, need_low, need_high = ctx.needs_input_grad
+        return (sum_to_shape(g * inside, x_shape),
+                sum_to_shape(g * chose_low, low_shape) if need_low else None,
+                sum_to_shape(g * chose_high, high_shape) if need_high else None)
 
     @staticmethod
-    def jvp(ctx, xp, dx, inside):
-        return dx * inside
+    def jvp(ctx, xp, dx, dlow, dhigh, inside, chose_low, chose_high):
+        ndim = len(inside.shape)
+        terms = [_lift(d, ndim) * mask for d, mask in
+                 ((dx, inside), (dlow, chose_low), (dhigh, chose_high)) if d is not None]
+        total = terms[0]
+        for term in terms[1:]:
+            total = total + term
+        return total

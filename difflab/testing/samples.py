@@ -136,7 +136,8 @@ def _structural_cases() -> dict[str, Case]:
                       [F34, ((4,), (-2, 2))]),
         "cat": (lambda a, b: dl.cat([a, b * b], dim=0), [F34, ((2, 4), (-2, 2))]),
         "where": (lambda x, y: dl.where(x > 0, x * y, y), [F34, F34]),
-        "clamp": (lambda x: x.clamp(-0.5, 0.7) * x, [F34]),
+        "clamp": (lambda x, low: x.clamp(-0.5, 0.7) * x + x.clamp(low, low + 1.2) * low,
+                  [F34, ((4,), (-1, 0))]),  # (number bounds; a tensor bound, broadcast)
         "to_dtype": (lambda x: x.to(dl.float32).to(dl.float64) * x, [F34]),
         "to_device": (lambda x: x.to_device("cpu") * x, [F34]),
         "clone": (lambda x: x.clone() * x, [F34]),

@@ -184,3 +184,24 @@ def test_where_of_a_condition_alone_gives_the_indices_as_torch_where_does():
     assert empty.shape == (0,)
     with pytest.raises(TypeError, match="both input and other"):
         dl.where(condition, 1.0)
+
+
+def test_clamp_with_tensor_bounds_differentiates_the_bounds_as_pytorch():
+    """clamp(x, min=low, max=high) with tensor bounds: the gradient goes to the value
+    chosen (PyTorch's clamp.Tensor: self where low <= x <= high, low where x < low, high
+    where x > high); the bounds' values were read as constants and got no gradient.
+    PyTorch 2.13 gives these numbers; a (4,) bound broadcasts against a (2, 4) input."""
+    x = dl.tensor([[-2.0, 0.25, 0.75, 3.0], [0.0, -0.5, 2.0, 0.1]], requires_grad=True)
+    low = dl.tensor([-1.0, 0.5, 0.0, 0.0], requires_grad=True)
+    high = dl.tensor([[1.0, 1.0, 0.5, 2.5], [1.0, 1.0, 1.0, 1.0]], requires_grad=True)
+    y = dl.clamp(x, min=low, max=high)
+    np.testing.assert_allclose(y.tolist(), [[-1.0, 0.5, 0.5, 2.5], [0.0, 0.5, 1.0, 0.1]], rtol=1e-7)
+    (y * dl.tensor([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]])).sum().backward()
+    assert x.grad.tolist() == [[0.0, 0.0, 0.0, 0.0], [5.0, 0.0, 0.0, 8.0]]
+    assert low.grad.tolist() == [1.0, 8.0, 0.0, 0.0]
+    assert high.grad.tolist() == [[0.0, 0.0, 3.0, 4.0], [0.0, 0.0, 7.0, 0.0]]
+    # one bound, the method and the in-place form read tensor bounds alike
+    x2 = dl.tensor([-2.0, 0.5], requires_grad=True)
+    low2 = dl.tensor([0.0, 0.0], requires_grad=True)
+    x2.clamp(min=low2).sum().backward()
+    assert x2.grad.tolist() == [0.0, 1.0] and low2.grad.tolist() == [1.0, 0.0]
