@@ -644,7 +644,7 @@ class Clamp(Primitive):
         array = getattr(input, "array", None)
         # A tensor: cast (on the tape) to the promoted dtype, unless nothing can change it
         # (a float tensor and Python numbers, the common case, is left as it is).
-        numeric = all(getattr(b, "dtype", None) != object for b in (low, high))
+        numeric = all(getattr(getattr(b, "dtype", None), "kind", "f") != "O" for b in (low, high))
         if array is not None and numeric and not (
                 array.dtype.kind in "fc" and type(low) in _NUMBERS and type(high) in _NUMBERS):
             target = result_type(input, *[b for b in (low, high) if b is not None])
