@@ -590,7 +590,7 @@ class _DualHandler(TypeHandler):
         return _innermost(x)
 
     def primitive(self, op: Any, *inputs: Any, **params: Any) -> Any:
-        if not op.differentiable:  # an index, a mask, a count: computed on the values
+        if op.zero_derivative:  # an index, a mask, a count, a rounding: on the values
             plain = [_innermost(v) for v in inputs]
             xp = backend.array_module(next((v for v in plain if hasattr(v, "shape")), 0.0))
             return _constant_values(op.forward(Context(), xp, *plain, **params))

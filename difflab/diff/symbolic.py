@@ -329,7 +329,7 @@ def _symbolic_ufunc(ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any
     if name in numpy_protocol.UFUNC_COMPOSITES:
         return numpy_protocol.UFUNC_COMPOSITES[name](*inputs)
     step = registry.PRIMITIVES.get(numpy_protocol.UFUNC_NO_DERIVATIVE_PRIMITIVES.get(name, name))
-    if step is not None and not step.differentiable and step.symbolic is not None:
+    if step is not None and step.zero_derivative and step.symbolic is not None:
         return _wrap(_HANDLER.primitive(step, *inputs))  # (np.floor, np.isnan, np.sign, &, ~)
     raise numpy_protocol.unsupported(ufunc, "symbolic, on sympy expressions")
 

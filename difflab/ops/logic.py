@@ -26,7 +26,7 @@ from difflab.dtypes import result_type
 from difflab.ops.division import check_integer_divisor
 from difflab.ops.primitive import NoDerivative
 from difflab.ops.reductions import _normalize_axis
-from difflab.ops.shapes import dim_index
+from difflab.ops.shapes import dim_index, shape_of
 
 
 class Pointwise(NoDerivative):
@@ -54,6 +54,43 @@ class Pointwise(NoDerivative):
 
     def __repr__(self) -> str:
         return f"NoDerivative({self.name})"
+
+
+class StepFunction(Pointwise):
+    r"""y = f(x, ...) elementwise, constant between its jumps (a rounding, a sign).
+
+    .. math::
+
+        \frac{\partial y}{\partial x} = 0 \quad \text{(wherever it exists)}
+
+    PyTorch's rule for ``round``, ``floor``, ``sign``, ``div(rounding_mode=...)``: a
+    float result of a tensor that requires grad requires grad too, and its gradient
+    is zeros, so a loss through it visibly trains nothing (where a comparison's bool
+    result has no gradient at all, and ``backward`` through it is an error).  Forward
+    mode gives a zero tangent, as for every :class:`Pointwise`.
+    """
+
+    differentiable = True
+    double_backward = True
+    math = "0 (constant between its jumps)"
+
+    def __init__(self, name: str, function: Callable, description: str,
+                 symbolic: Callable | None = None) -> None:
+        super().__init__(name, function, description, symbolic)
+
+        def forward(ctx: Any, xp: Any, *arrays: Any, **params: Any) -> Any:
+            ctx.shapes = tuple(shape_of(a) for a in arrays)  # (the zeros' shapes)
+            return function(xp, *arrays, **params)
+
+        self.forward = forward
+
+    @staticmethod
+    def vjp(ctx: Any, xp: Any, g: Any, *saved: Any) -> tuple:
+        return tuple(xp.zeros(shape, dtype=g.dtype) if needed else None
+                     for shape, needed in zip(ctx.shapes, ctx.needs_input_grad))
+
+    def __repr__(self) -> str:
+        return f"StepFunction({self.name})"
 
 
 def _integer_division(operation: Callable) -> Callable:
@@ -138,16 +175,16 @@ POINTWISE = [
     Pointwise("isclose", _isclose, "|a - b| <= atol + rtol·|b|",
               lambda sp, a, b, rtol=1e-5, atol=1e-8, equal_nan=False:
               sp.abs(a - b) <= atol + rtol * sp.abs(b)),
-    Pointwise("sign", lambda xp, x: xp.sign(x), "-1, 0 or 1", lambda sp, x: sp.sign(x)),
-    Pointwise("round", lambda xp, x: xp.round(x), "the nearest integer (halves to even)",
+    StepFunction("sign", lambda xp, x: xp.sign(x), "-1, 0 or 1", lambda sp, x: sp.sign(x)),
+    StepFunction("round", lambda xp, x: xp.round(x), "the nearest integer (halves to even)",
               lambda sp, x: sp.rint(x)),
-    Pointwise("floor", lambda xp, x: xp.floor(x), "⌊x⌋", lambda sp, x: sp.floor(x)),
-    Pointwise("ceil", lambda xp, x: xp.ceil(x), "⌈x⌉", lambda sp, x: sp.ceil(x)),
-    Pointwise("heaviside", _heaviside, "1 for x > 0, 0 for x < 0, a given value at 0",
+    StepFunction("floor", lambda xp, x: xp.floor(x), "⌊x⌋", lambda sp, x: sp.floor(x)),
+    StepFunction("ceil", lambda xp, x: xp.ceil(x), "⌈x⌉", lambda sp, x: sp.ceil(x)),
+    StepFunction("heaviside", _heaviside, "1 for x > 0, 0 for x < 0, a given value at 0",
               lambda sp, x, value_at_zero: sp.heaviside(x, value_at_zero)),
-    Pointwise("floor_divide", _integer_division(lambda xp, a, b: a // b), "⌊a / b⌋",
+    StepFunction("floor_divide", _integer_division(lambda xp, a, b: a // b), "⌊a / b⌋",
               lambda sp, a, b: sp.floor(a / b)),
-    Pointwise("trunc_divide", _integer_division(_trunc_divide), "a / b rounded towards 0",
+    StepFunction("trunc_divide", _integer_division(_trunc_divide), "a / b rounded towards 0",
               lambda sp, a, b: sp.trunc(a / b)),
     Pointwise("frexp_exponent", lambda xp, x: xp.frexp(x)[1].astype(xp.int32),
               "the exponent e of x = m·2^e, 0.5 ≤ |m| < 1 (0 for 0, inf and nan)",

@@ -64,6 +64,11 @@ class Primitive:
     doc: str = ""
     #: False for an operation with no derivative: never recorded, zero tangent.
     differentiable: bool = True
+    #: True when the derivative is 0 (wherever it exists: a comparison, a rounding, an
+    #: index; or by decree: ``detach``): forward mode and the symbolic method compute it on
+    #: the values alone.  Every ``NoDerivative``; a ``logic.StepFunction`` is differentiable
+    #: too, its tape derivative zeros, as PyTorch's ``round``.
+    zero_derivative: bool = False
     #: False when the VJP works on arrays only, so ``create_graph=True`` cannot record it.
     double_backward: bool = True
     #: True when a first-order backward is faster as the array rule (conv2d's saved columns).
@@ -147,6 +152,7 @@ class NoDerivative(Primitive):
     """
 
     differentiable = False
+    zero_derivative = True
     double_backward = False
     math = "no derivative"
 
