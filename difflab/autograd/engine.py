@@ -270,6 +270,10 @@ class Node:
         """Keep these tensors for ``backward`` (checked against later in-place changes)."""
         self.save(*[t.array if isinstance(t, Tensor) else t for t in tensors])
 
+    def save_for_forward(self, *tensors: Any) -> None:
+        """Keep these tensors for a Function's ``jvp`` (there, ``ctx.saved_tensors``)."""
+        self.saved_for_forward = tensors
+
     @property
     def saved_tensors(self) -> tuple:
         """What ``save_for_backward`` kept: the tensors themselves, on the graph."""

@@ -102,6 +102,34 @@ def new_tag() -> int:
     return next(_tags)
 
 
+#: Tags whose derivative is over (a ``torch.autograd.forward_ad`` level that was exited):
+#: a dual number of such a tag is only its values, as PyTorch's tensors lose their
+#: tangents when their level ends.
+_ENDED: set[int] = set()
+#: Tags whose dual numbers give their values where a plain number is asked (``item()``,
+#: ``float()``, ``numpy()``), as PyTorch's dual tensors do: the forward_ad levels', and
+#: the ended ones.  Elsewhere (jacfwd, ``dl.diff``) that raises: it would drop the tangent.
+_VALUES_READABLE: set[int] = set()
+
+
+def readable_values(tag: int) -> None:
+    """Let dual numbers of ``tag`` give their values to ``item()``, ``float()``, NumPy."""
+    _VALUES_READABLE.add(tag)
+
+
+def end_tag(tag: int) -> None:
+    """Mark ``tag``'s derivative as over: its dual numbers become plain values."""
+    _ENDED.add(tag)
+    _VALUES_READABLE.add(tag)
+
+
+def _readable_values(x: Any) -> Any:
+    """``x`` with every dual layer of a readable tag removed (another stops the peel)."""
+    while isinstance(x, Dual) and x.tag in _VALUES_READABLE:
+        x = x.primal
+    return x
+
+
 # --------------------------------------------------------------------------- helpers
 
 
@@ -297,6 +325,11 @@ class Dual:
         return self.tangents[0]
 
     @property
+    def live(self) -> bool:
+        """Whether its derivative is running (a ``forward_ad`` level ends it)."""
+        return self.tag not in _ENDED
+
+    @property
     def shape(self) -> tuple:
         return _shape(self.primal)
 
@@ -346,18 +379,25 @@ class Dual:
 
     # -- no silent loss of the tangent ---------------------------------------------------
     def __float__(self) -> float:
+        if self.tag in _VALUES_READABLE:
+            return float(self.primal)
         raise TypeError(
             "float() of a Dual would drop its derivative. Use difflab's math functions "
             "(dl.sin, dl.exp, ...) instead of math.*, or read .primal explicitly."
         )
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if self.tag in _VALUES_READABLE:  # (a PyTorch dual tensor's values, as there)
+            values = _readable_values(self)
+            return np.asarray(values.array if isinstance(values, Tensor) else values, dtype=dtype)
         raise TypeError(
             "a Dual cannot become a plain array: that would drop its tangents. Read "
             ".primal (the values) or .tangents (the derivatives)."
         )
 
     def item(self) -> Any:
+        if self.tag in _VALUES_READABLE:
+            return _readable_values(self).item()
         raise TypeError("item() of a Dual would drop its derivative; read .primal.item()")
 
     def __bool__(self) -> bool:
