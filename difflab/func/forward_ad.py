@@ -29,9 +29,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from difflab import backend
 from difflab.autograd import engine
 from difflab.autograd.function import ForwardAD
 from difflab.autograd.grad_mode import is_grad_enabled
+from difflab.autograd.gradcheck import ForwardMode
 from difflab.diff.dual import Dual, end_tag, new_tag, readable_values
 from difflab.ops.primitive import Primitive
 from difflab.tensor import Tensor
@@ -327,3 +329,37 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
     if tangent.dtype != primal.array.dtype and primal.dtype.is_floating_point:
         tangent = tangent.astype(primal.array.dtype)  # (the rules may widen a float32's)
     return UnpackedDualTensor(primal, Tensor._wrap(tangent))
+
+
+def _tensors_out(function: Any, inputs: list) -> list:
+    out = function(*inputs)
+    return [o for o in (out if isinstance(out, (tuple, list)) else (out,))
+            if isinstance(o, Tensor)]
+
+
+def _jacobian_by_dual_tensors(function: Any, inputs: Any) -> list:
+    """J[k][i] = d output_k / d input_i, one column per level: the input element's unit
+    tangent pushed through ``function`` (``gradcheck(check_forward_ad=True)`` reads it)."""
+    inputs = list(inputs)
+    sizes = [o.numel() for o in _tensors_out(function, inputs)]
+    jac: list = [[None] * len(inputs) for _ in sizes]
+    for i, x in enumerate(inputs):
+        if not (isinstance(x, Tensor) and x.requires_grad):
+            continue
+        columns = [np.zeros((n, x.numel())) for n in sizes]
+        for j in range(x.numel()):
+            unit = np.zeros(x.numel(), dtype=backend.to_numpy(x.array).dtype)
+            unit[j] = 1.0
+            with dual_level():
+                args = list(inputs)
+                args[i] = make_dual(x.detach(), Tensor._wrap(unit.reshape(tuple(x.shape))))
+                for k, out in enumerate(_tensors_out(function, args)):
+                    tangent = unpack_dual(out).tangent
+                    if tangent is not None:
+                        columns[k][:, j] = backend.to_numpy(tangent.array).reshape(-1)
+        for k, part in enumerate(columns):
+            jac[k][i] = part
+    return jac
+
+
+ForwardMode.jacobian = _jacobian_by_dual_tensors
