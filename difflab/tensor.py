@@ -807,6 +807,8 @@ class Tensor(TensorMethods, InPlaceMethods):
                     "the host first."
                 )
             return backend.to_numpy(self.array)
+        if not isinstance(self.array, np.ndarray):  # (a dual tensor: its values, if it may)
+            return np.asarray(self.array)
         return self.array
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:

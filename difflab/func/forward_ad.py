@@ -34,7 +34,8 @@ from difflab.autograd import engine
 from difflab.autograd.function import ForwardAD
 from difflab.autograd.grad_mode import is_grad_enabled
 from difflab.autograd.gradcheck import ForwardMode
-from difflab.diff.dual import Dual, end_tag, new_tag, readable_values
+from difflab.diff.dual import Dual
+from difflab.diff.tags import end_tag, new_tag, readable_values
 from difflab.ops.primitive import Primitive
 from difflab.tensor import Tensor
 
@@ -113,6 +114,10 @@ def exit_dual_level(*, level: int | None = None) -> None:
     ----------
     level : int, optional
         The level to end (default: the running one, 0).
+
+    Returns
+    -------
+    None
 
     Raises
     ------
