@@ -250,6 +250,17 @@ class Function:
     With ``create_graph=True`` the backward runs with recording on, so a backward
     written with difflab's operations can be differentiated again.
 
+    Forward mode (``difflab.autograd.forward_ad``, ``difflab.func.jvp``) reads a third:
+
+    * ``jvp(ctx, *input_tangents)``: the Jacobian-vector product, the output's tangent
+      :math:`\dot y = \sum_j \partial y / \partial x_j \, \dot x_j` (an input
+      without a tangent gets zeros, a non-tensor None), with what ``forward`` kept
+      (``ctx.save_for_forward(*tensors)``, read back as ``ctx.saved_tensors``).  Under a
+      ``dual_level`` a Function without ``jvp`` raises PyTorch's NotImplementedError.
+
+    PyTorch's newer style works too: ``forward(*inputs)`` without ``ctx``, and a
+    ``setup_context(ctx, inputs, output)`` that saves.
+
     Raises
     ------
     TypeError
@@ -282,6 +293,22 @@ class Function:
     >>> y.sum().backward()
     >>> x.grad
     tensor([ 3., 12.])
+
+    With a ``jvp``, the same Function in forward mode:
+
+    >>> class Square(dl.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(x):
+    ...         return x * x
+    ...     @staticmethod
+    ...     def setup_context(ctx, inputs, output):
+    ...         ctx.save_for_forward(inputs[0])
+    ...     @staticmethod
+    ...     def jvp(ctx, x_tangent):
+    ...         (x,) = ctx.saved_tensors
+    ...         return 2 * x * x_tangent
+    >>> dl.func.jvp(Square.apply, (dl.tensor([1.0, 2.0]),), (dl.tensor([1.0, 1.0]),))
+    (tensor([1., 4.]), tensor([2., 4.]))
     """
 
     name = "Function"

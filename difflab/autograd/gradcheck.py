@@ -226,6 +226,11 @@ def gradcheck(
     ...         return g              # should be 2t·g
     >>> dl.autograd.gradcheck(Wrong.apply, (x,), raise_exception=False)
     False
+
+    Forward mode's Jacobian (dual tensors) is checked too with ``check_forward_ad``:
+
+    >>> dl.autograd.gradcheck(lambda t: dl.sin(t) * t, (x,), check_forward_ad=True)
+    True
     """
     inputs = _as_tuple(inputs)
     for i, x in enumerate(inputs):
