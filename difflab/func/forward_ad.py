@@ -103,6 +103,7 @@ def enter_dual_level() -> int:
                            "nest difflab.func.jvp or jacfwd)")
     _Level.tag = new_tag()
     ForwardAD.tags.add(_Level.tag)
+    engine.LeafGradValues.strip = _without_level_tangent
     readable_values(_Level.tag)  # (item(), numpy() give the values, as PyTorch's)
     return 0
 
@@ -140,7 +141,16 @@ def exit_dual_level(*, level: int | None = None) -> None:
     _check_level(level, "exit_dual_level")
     end_tag(_Level.tag)
     ForwardAD.tags.discard(_Level.tag)
+    engine.LeafGradValues.strip = None
     _Level.tag, _Level.given = None, {}
+
+
+def _without_level_tangent(g: Any) -> Any:
+    """An adjoint bound for a ``.grad``, without the running level's tangent (PyTorch's
+    ``.grad`` keeps values only; ``autograd.grad`` keeps the tangent: forward over reverse)."""
+    while isinstance(g, Dual) and g.tag == _Level.tag:
+        g = g.primal
+    return g
 
 
 class dual_level:  # noqa: N801  (PyTorch's name)

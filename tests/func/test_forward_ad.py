@@ -425,3 +425,27 @@ def test_jvp_inside_a_level_nests_by_tags():
         _, inner = jvp(lambda y: y * dl.sin(d), (x,), (dl.ones(2, dtype=dl.float64),))
         t = fwAD.unpack_dual(inner).tangent
     np.testing.assert_allclose(t.numpy(), [np.cos(0.5), 0.0], rtol=1e-12)
+
+
+def test_grad_of_leaves_inside_a_level_is_pytorchs():
+    """A new .grad is a detached copy (no tangent); one accumulated into an existing .grad
+    keeps the tangent (PyTorch 2.13 does both); after the level both are plain values."""
+    x = dl.tensor([1.0, 2.0, 3.0], dtype=dl.float64, requires_grad=True)
+    v = dl.tensor([1.0, 0.0, 1.0], dtype=dl.float64)
+
+    def f(x):
+        return (x.sin() * x).sum()
+
+    grad = np.cos([1.0, 2.0, 3.0]) * [1.0, 2.0, 3.0] + np.sin([1.0, 2.0, 3.0])
+    hvp = (2 * np.cos([1.0, 2.0, 3.0]) - np.sin([1.0, 2.0, 3.0]) * [1.0, 2.0, 3.0]) * v.numpy()
+    with fwAD.dual_level():
+        f(fwAD.make_dual(x, v)).backward()
+        assert fwAD.unpack_dual(x.grad).tangent is None
+        np.testing.assert_allclose(x.grad.numpy(), grad, rtol=1e-12)
+        f(fwAD.make_dual(x, v)).backward()  # (was: ndarray += Dual, a TypeError)
+        unpacked = fwAD.unpack_dual(x.grad)
+        np.testing.assert_allclose(unpacked.primal.numpy(), 2 * grad, rtol=1e-12)
+        np.testing.assert_allclose(unpacked.tangent.numpy(), hvp, rtol=1e-12, atol=1e-15)
+    f(x).backward()  # after the level: plain accumulation on
+    np.testing.assert_allclose(x.grad.numpy(), 3 * grad, rtol=1e-12)
+    assert fwAD.unpack_dual(x.grad).tangent is None
