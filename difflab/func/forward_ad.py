@@ -212,6 +212,37 @@ class _MakeDual(Primitive):
         return primal_tangent
 
 
+class _Primal(Primitive):
+    """``unpack_dual(y).primal`` of a dual tensor on the tape: the values; the VJP passes
+    the adjoint back to ``y`` whole (a gradient of the values carries the level's tangent:
+    forward over reverse, as for every other operation on dual tensors)."""
+
+    name, description = "unpack_dual_primal", "the values of a dual tensor"
+
+    def forward(self, ctx: Any, xp: Any, dual: Any) -> Any:
+        return dual.primal
+
+    def vjp(self, ctx: Any, xp: Any, g: Any, *saved: Any) -> tuple:
+        return (g,)
+
+
+class _Tangent(Primitive):
+    """``unpack_dual(y).tangent`` of a dual tensor on the tape: reverse mode through it
+    (reverse over forward) is refused with a clear error, not given a wrong zero."""
+
+    name, description = "unpack_dual_tangent", "the tangent of a dual tensor"
+
+    def forward(self, ctx: Any, xp: Any, dual: Any) -> Any:
+        return dual.tangents[0]
+
+    def vjp(self, ctx: Any, xp: Any, g: Any, *saved: Any) -> tuple:
+        raise RuntimeError(
+            "backward through unpack_dual(...).tangent (reverse over forward) is not "
+            "supported: take the gradient inside the level and unpack it instead (forward "
+            "over reverse: g = autograd.grad(f(make_dual(x, v)), x); unpack_dual(g).tangent "
+            "is H·v), or use difflab.func.jacfwd(jacrev(f))")
+
+
 def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
     """The tensor ``tensor`` carrying ``tangent`` at the running level: a dual tensor.
 
@@ -319,7 +350,9 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
     Returns
     -------
     UnpackedDualTensor
-        ``(primal, tangent)``; the primal is off the tape (its values).
+        ``(primal, tangent)``.  For a tensor on the tape the primal is on it too (a
+        gradient through it carries the level's tangent); backward through the tangent
+        (reverse over forward) raises a clear error.
 
     Examples
     --------
@@ -336,14 +369,16 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
         return UnpackedDualTensor(tensor, None)
     if values.tag != _Level.tag:  # another derivative's dual numbers (or an ended level)
         return UnpackedDualTensor(tensor, None)
-    primal = Tensor._wrap(values.primal)
+    recorded = tensor.requires_grad and is_grad_enabled()
+    primal = engine.apply(_Primal(), tensor) if recorded else Tensor._wrap(values.primal)
     given = _Level.given.get(id(values))
     if given is not None and given[0] is values:
         return UnpackedDualTensor(primal, given[1])
-    tangent = values.tangents[0]
-    if tangent.dtype != primal.array.dtype and primal.dtype.is_floating_point:
-        tangent = tangent.astype(primal.array.dtype)  # (the rules may widen a float32's)
-    return UnpackedDualTensor(primal, Tensor._wrap(tangent))
+    tangent = engine.apply(_Tangent(), tensor) if recorded else Tensor._wrap(
+        values.tangents[0])
+    if tangent.dtype != primal.dtype and primal.dtype.is_floating_point:
+        tangent = tangent.to(primal.dtype)  # (the rules may widen a float32's)
+    return UnpackedDualTensor(primal, tangent)
 
 
 def _tensors_out(function: Any, inputs: list) -> list:

@@ -157,13 +157,13 @@ def test_module_parameters_as_dual_tensors_and_functional_call_agree():
         duals = {name: fwAD.make_dual(p, tangents[name]) for name, p in params.items()}
         by_call = fwAD.unpack_dual(functional_call(_linear(), duals, x)).tangent
     # PyTorch 2.13: 2.54549 -1.18984 -0.51565 -0.18458 | sum -31.21498
-    np.testing.assert_allclose(by_attributes.numpy().reshape(-1)[:4],
+    np.testing.assert_allclose(by_attributes.detach().numpy().reshape(-1)[:4],
                                [2.54549, -1.18984, -0.51565, -0.18458], atol=5e-6)
     assert by_attributes.sum().item() == pytest.approx(-31.21498, abs=5e-5)
-    np.testing.assert_allclose(by_call.numpy(), by_attributes.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(by_call.detach().numpy(), by_attributes.detach().numpy(), rtol=1e-6)
     # the same JVP as the tangent's closed form: x t_W^T + t_b
     want = x.numpy() @ tangents["weight"].numpy().T + tangents["bias"].numpy()
-    np.testing.assert_allclose(by_attributes.numpy(), want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(by_attributes.detach().numpy(), want, rtol=1e-5, atol=1e-6)
 
 
 # ------------------------------------------------------------------ custom Functions
@@ -209,8 +209,8 @@ def test_function_jvp_is_used_and_gradchecked():
     with fwAD.dual_level():
         t = fwAD.unpack_dual(Exp.apply(fwAD.make_dual(primal, fixed(10, 10, phase=1.0)))).tangent
     # PyTorch 2.13: 0.84147 1.88862 1.80958 0.09858 | sum 31.39535
-    np.testing.assert_allclose(t.numpy().reshape(-1)[:4], [0.84147, 1.88862, 1.80958, 0.09858],
-                               atol=5e-6)
+    np.testing.assert_allclose(t.detach().numpy().reshape(-1)[:4],
+                               [0.84147, 1.88862, 1.80958, 0.09858], atol=5e-6)
     assert t.sum().item() == pytest.approx(31.39535, abs=5e-5)
     assert dl.autograd.gradcheck(Exp.apply, (primal,), check_forward_ad=True,
                                  check_backward_ad=False, check_undefined_grad=False,
@@ -221,7 +221,8 @@ def test_setup_context_and_save_for_forward():
     x = dl.tensor([0.5, -1.0, 2.0], dtype=dl.float64, requires_grad=True)
     with fwAD.dual_level():
         out = Cube.apply(fwAD.make_dual(x, dl.tensor([1.0, 2.0, -1.0], dtype=dl.float64)))
-        np.testing.assert_allclose(fwAD.unpack_dual(out).tangent.numpy(), [0.75, 6.0, -12.0])
+        tangent = fwAD.unpack_dual(out).tangent  # (on the tape: x requires grad)
+        np.testing.assert_allclose(tangent.detach().numpy(), [0.75, 6.0, -12.0])
     assert dl.autograd.gradcheck(Cube.apply, (x,), check_forward_ad=True)
     y = Cube.apply(x)  # (reverse mode still: setup_context saved for backward too)
     y.sum().backward()
@@ -449,3 +450,16 @@ def test_grad_of_leaves_inside_a_level_is_pytorchs():
     f(x).backward()  # after the level: plain accumulation on
     np.testing.assert_allclose(x.grad.numpy(), 3 * grad, rtol=1e-12)
     assert fwAD.unpack_dual(x.grad).tangent is None
+
+
+def test_unpacked_values_on_the_tape_and_reverse_over_forward_refused():
+    x = dl.tensor([1.0, 2.0], dtype=dl.float64, requires_grad=True)
+    with fwAD.dual_level():
+        y = dl.sin(fwAD.make_dual(x, dl.ones(2, dtype=dl.float64))).sum()
+        primal, tangent = fwAD.unpack_dual(y)
+        (g,) = dl.autograd.grad(primal, x)  # PyTorch 2.13: cos(x), tangent -sin(x)
+        np.testing.assert_allclose(fwAD.unpack_dual(g).primal.numpy(), np.cos([1.0, 2.0]))
+        np.testing.assert_allclose(fwAD.unpack_dual(g).tangent.numpy(), -np.sin([1.0, 2.0]))
+        assert tangent.item() == pytest.approx(np.cos(1.0) + np.cos(2.0))
+        with pytest.raises(RuntimeError, match="reverse over forward"):
+            dl.autograd.grad(tangent, x)
