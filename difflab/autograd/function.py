@@ -52,7 +52,7 @@ class _FunctionPrimitive(Primitive):
         """Run the user's ``forward`` unrecorded, on the call's tensors; return its array.
 
         On dual numbers (forward mode) a Function that defines ``jvp`` runs on the
-        values and its ``jvp`` gives the tangent (:func:`_forward_with_tangents`)."""
+        values and its ``jvp`` gives the tangent (``_forward_with_tangents``)."""
         args, self.args = self.args, None
         outer = ctx
         if args is None:  # (run again from a static graph, which holds arrays)

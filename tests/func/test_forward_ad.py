@@ -463,3 +463,13 @@ def test_unpacked_values_on_the_tape_and_reverse_over_forward_refused():
         assert tangent.item() == pytest.approx(np.cos(1.0) + np.cos(2.0))
         with pytest.raises(RuntimeError, match="reverse over forward"):
             dl.autograd.grad(tangent, x)
+
+
+def test_jacfwd_and_hessian_use_a_functions_jvp_for_every_direction():
+    x = dl.tensor([0.5, -1.0, 2.0], dtype=dl.float64)
+    np.testing.assert_allclose(dl.func.jacfwd(Cube.apply)(x).numpy(), np.diag([0.75, 3.0, 12.0]))
+    # forward over forward: the jvp's own operations carry the outer tangent
+    hessian = dl.func.jacfwd(dl.func.jacfwd(lambda x: Cube.apply(x).sum()))(x)
+    np.testing.assert_allclose(hessian.numpy(), np.diag([3.0, -6.0, 12.0]))
+    np.testing.assert_allclose(dl.func.hessian(lambda x: Cube.apply(x).sum())(x).numpy(),
+                               np.diag([3.0, -6.0, 12.0]))
