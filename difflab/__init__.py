@@ -6,6 +6,8 @@ CuPy (``dl.tensor``, ``dl.nn``, ``dl.optim``, ...) whose math functions
 and sympy expressions, so one function can be differentiated in four ways.
 """
 
+import sys as _sys
+
 from difflab import autograd, backend, cuda, data, dtypes, nn, optim, random, utils
 from difflab.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from difflab.backend import Device, device
@@ -275,6 +277,11 @@ from difflab.dtypes import (  # noqa: E402
     short,
     strided,
 )
+
+# torch.autograd.forward_ad: dual tensors on forward mode's dual numbers.  It reads
+# difflab.diff, a layer above the tape, so it lives in difflab.func and is hung here on
+# autograd under PyTorch's path (`import difflab.autograd.forward_ad as fwAD` finds it).
+from difflab.func import forward_ad as _forward_ad  # noqa: E402
 from difflab.func import vmap  # noqa: E402  (torch.vmap is torch.func.vmap)
 from difflab.functions import (  # noqa: E402
     all,
@@ -469,3 +476,6 @@ from difflab.random import (  # noqa: E402
     set_rng_state,
 )
 from difflab.tensor_arguments import Size  # noqa: E402
+
+autograd.forward_ad = _forward_ad
+_sys.modules["difflab.autograd.forward_ad"] = _forward_ad

@@ -807,6 +807,8 @@ class Tensor(TensorMethods, InPlaceMethods):
                     "the host first."
                 )
             return backend.to_numpy(self.array)
+        if not isinstance(self.array, np.ndarray):  # (a dual tensor: its values, if it may)
+            return np.asarray(self.array)
         return self.array
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
@@ -851,6 +853,12 @@ class Tensor(TensorMethods, InPlaceMethods):
 
     def __repr__(self) -> str:
         self._value_read("printing it")
+        if getattr(self.array, "live", False):  # forward mode's dual numbers, as PyTorch
+            dual = self.array                    # prints a dual tensor
+            tangents = dual.tangents
+            named = "tangent=" if len(tangents) == 1 else "tangents="
+            tangent = Tensor._wrap(tangents[0] if len(tangents) == 1 else tangents)
+            return f"{Tensor._wrap(dual.primal)!r}"[:-1] + f", {named}{tangent!r})"
         values = backend.to_numpy(self.array)
         if values.dtype == dtypes.BFLOAT16:  # (printed as its float32 value, as PyTorch)
             values = values.astype(np.float32)

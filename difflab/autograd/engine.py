@@ -270,6 +270,10 @@ class Node:
         """Keep these tensors for ``backward`` (checked against later in-place changes)."""
         self.save(*[t.array if isinstance(t, Tensor) else t for t in tensors])
 
+    def save_for_forward(self, *tensors: Any) -> None:
+        """Keep these tensors for a Function's ``jvp`` (there, ``ctx.saved_tensors``)."""
+        self.saved_for_forward = tensors
+
     @property
     def saved_tensors(self) -> tuple:
         """What ``save_for_backward`` kept: the tensors themselves, on the graph."""
@@ -848,6 +852,16 @@ def _hook_name(hook: Any) -> str:
     return repr(getattr(hook, "__name__", type(hook).__name__))
 
 
+class LeafGradValues:
+    """What a new ``.grad`` keeps of dual numbers: ``strip`` (set by
+    ``difflab.func.forward_ad``, a layer above) drops the tangent of a running
+    ``forward_ad`` level from the adjoint, as PyTorch's new ``.grad`` (a detached copy)
+    has none; accumulated into an existing ``.grad``, the tangent stays, as there.  None
+    while no level runs."""
+
+    strip: Any = None
+
+
 def accumulate_grad(leaf: Tensor, g: Any, create_graph: bool = False,
                     private: bool = False) -> None:
     """``leaf.grad += g`` (shaped and typed like the leaf), then the leaf's hooks.
@@ -860,6 +874,8 @@ def accumulate_grad(leaf: Tensor, g: Any, create_graph: bool = False,
     ``leaf.register_post_accumulate_grad_hook`` is called with the leaf
     (as in PyTorch: data-parallel training starts reducing the gradient then).
     """
+    if LeafGradValues.strip is not None and leaf.grad is None and not create_graph:
+        g = LeafGradValues.strip(g)  # (a new .grad: PyTorch's is a detached copy)
     g = _as_tensor(g, create_graph)
     if g.shape != leaf.shape:  # a scalar adjoint for a broadcast leaf, say (a read-only view)
         g = Tensor._wrap(backend.array_module(leaf.array).broadcast_to(g.array, leaf.shape))
@@ -870,6 +886,8 @@ def accumulate_grad(leaf: Tensor, g: Any, create_graph: bool = False,
         leaf.grad = g if create_graph or private else Tensor._wrap(g.array.copy())
     elif create_graph:
         leaf.grad = leaf.grad + g
+    elif hasattr(g.array, "tangents"):  # dual numbers (forward over reverse): immutable
+        leaf.grad.array = leaf.grad.array + g.array
     else:
         leaf.grad.array += g.array
     for hook in tuple(getattr(leaf, "_post_accumulate_grad_hooks", None) or ()):

@@ -142,6 +142,14 @@ def analytical_jacobian(function: Callable, inputs: Sequence[Any], create_graph:
     return jac
 
 
+class ForwardMode:
+    """How gradcheck reaches forward mode (``check_forward_ad=True``): ``jacobian``, the
+    Jacobian by dual tensors, J[k][i] as :func:`analytical_jacobian` gives it, is set by
+    ``difflab.func.forward_ad`` (a layer above: it needs dual numbers)."""
+
+    jacobian: Callable | None = None
+
+
 def gradcheck(
     function: Callable,
     inputs: Any,
@@ -149,6 +157,11 @@ def gradcheck(
     atol: float = 1e-5,
     rtol: float = 1e-3,
     raise_exception: bool = True,
+    *,
+    check_forward_ad: bool = False,
+    check_backward_ad: bool = True,
+    check_undefined_grad: bool = True,
+    check_batched_grad: bool = False,
 ) -> bool:
     r"""Check a backward: the tape's Jacobian of ``function`` against central differences.
 
@@ -170,6 +183,18 @@ def gradcheck(
         The absolute and relative tolerances.
     raise_exception : bool, default True
         Raise on a mismatch (else return False).
+    check_forward_ad : bool, default False
+        Also check forward mode: the Jacobian from dual tensors
+        (``torch.autograd.forward_ad``, one tangent direction per input element; a
+        custom Function's ``jvp``) against the same differences.
+    check_backward_ad : bool, default True
+        Check the backward pass (False: a Function with only a ``jvp``).
+    check_undefined_grad : bool, default True
+        Accepted for PyTorch's signature: difflab never hands a backward an undefined
+        gradient (a missing one is zeros), so there is nothing to check.
+    check_batched_grad : bool, default False
+        Must stay False: difflab has no batched-gradient check here (use
+        ``difflab.func.vmap`` over ``difflab.func.vjp`` to test one).
 
     Returns
     -------
@@ -201,6 +226,11 @@ def gradcheck(
     ...         return g              # should be 2t·g
     >>> dl.autograd.gradcheck(Wrong.apply, (x,), raise_exception=False)
     False
+
+    Forward mode's Jacobian (dual tensors) is checked too with ``check_forward_ad``:
+
+    >>> dl.autograd.gradcheck(lambda t: dl.sin(t) * t, (x,), check_forward_ad=True)
+    True
     """
     inputs = _as_tuple(inputs)
     for i, x in enumerate(inputs):
@@ -212,8 +242,22 @@ def gradcheck(
                 f"inaccurate. Use .double() inputs.",
                 stacklevel=2,
             )
+    if check_batched_grad:
+        raise NotImplementedError("gradcheck(check_batched_grad=True): difflab has no "
+                                  "batched-gradient check; leave it False")
     numeric = numerical_jacobian(function, inputs, eps)
-    analytic = analytical_jacobian(function, inputs)
+    checks = []
+    if check_backward_ad:
+        checks.append(("the backward pass", analytical_jacobian(function, inputs)))
+    if check_forward_ad:
+        checks.append(("forward mode", ForwardMode.jacobian(function, inputs)))
+    return all(_agrees(numeric, analytic, method, atol, rtol, raise_exception)
+               for method, analytic in checks)
+
+
+def _agrees(numeric: list, analytic: list, method: str, atol: float, rtol: float,
+            raise_exception: bool) -> bool:
+    """Whether a method's Jacobian matches the differences (else raise, or False)."""
     for k, (num_row, ana_row) in enumerate(zip(numeric, analytic)):
         for i, (num, ana) in enumerate(zip(num_row, ana_row)):
             if num is None:
@@ -223,7 +267,7 @@ def gradcheck(
                 r, c = (int(v) for v in np.argwhere(bad)[0])
                 message = (
                     f"Jacobian mismatch for output {k} with respect to input {i}: at output "
-                    f"element {r}, input element {c} the backward pass gives {ana[r, c]!r} "
+                    f"element {r}, input element {c} {method} gives {ana[r, c]!r} "
                     f"but central differences give {num[r, c]!r} "
                     f"(|difference| {abs(ana[r, c] - num[r, c]):.3g}; "
                     f"{int(bad.sum())} of {bad.size} entries differ).\n"

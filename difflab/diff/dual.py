@@ -74,7 +74,6 @@ does not depend on the inputs).
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -82,24 +81,24 @@ import numpy as np
 
 from difflab import backend, numpy_protocol
 from difflab import functions as F
+from difflab.diff.constants import Constant, constant_values  # noqa: F401  (re-exported)
+from difflab.diff.tags import (  # noqa: F401  (new_tag: re-exported)
+    ENDED,
+    VALUES_READABLE,
+    new_tag,
+    readable_values_of,
+)
 from difflab.functions import TypeHandler, register_type
 from difflab.ops import registry
 from difflab.ops.registry import Context
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import index_arrays
 
-_tags = itertools.count(1)
-
 
 class _Stats:
     """Counts operations on dual numbers (read by :class:`Forward` for its cost report)."""
 
     ops = 0
-
-
-def new_tag() -> int:
-    """A fresh tag: newer than every dual number made so far."""
-    return next(_tags)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -145,39 +144,6 @@ def _namespace(*values: Any) -> Any:
         if hasattr(v, "shape"):
             xp = backend.array_module(v)
     return xp
-
-
-class Constant(np.ndarray):
-    """The values of an operation on dual numbers that has no derivative (``x > 0``,
-    ``dl.floor(x)``, ``dl.isnan(x)``): a NumPy array, with a constant tensor's methods.
-
-    In f, ``(x > 0).float() * x`` is PyTorch's way to write a mask as a factor: the
-    comparison must have Tensor's methods (``.float()``, ``.to(x.dtype)``,
-    ``.type(...)``), as in reverse mode, where it is a tensor.  It stays an array
-    (the rules compare the values of nested dual numbers, and an array inside a tensor
-    is compared in ``jacfwd``); any other name is Tensor's, run on a constant tensor of
-    the values, whose tangent is zero.  NumPy's operations on it give plain arrays.
-    """
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):  # (NumPy and copy ask for protocols: not Tensor's)
-            raise AttributeError(name)
-        return getattr(Tensor._wrap(self.view(np.ndarray)), name)
-
-    def __array_wrap__(self, array: Any, context: Any = None, return_scalar: bool = False
-                       ) -> Any:
-        plain = array.view(np.ndarray) if isinstance(array, np.ndarray) else array
-        return plain[()] if return_scalar else plain
-
-
-def _constant_values(values: Any) -> Any:
-    """``values`` (an array or a number without a derivative) as a :class:`Constant`:
-    what a comparison of dual numbers or a piecewise-constant primitive of them gives."""
-    if isinstance(values, np.ndarray) and type(values) is not np.ndarray:
-        return values  # (a CuPy array, a Constant already: as they are)
-    if isinstance(values, (np.ndarray, np.generic, bool, int, float)):
-        return np.asarray(values).view(Constant)
-    return values
 
 
 def _zeros(shape: tuple, like: Any) -> Any:
@@ -297,6 +263,11 @@ class Dual:
         return self.tangents[0]
 
     @property
+    def live(self) -> bool:
+        """Whether its derivative is running (a ``forward_ad`` level ends it)."""
+        return self.tag not in ENDED
+
+    @property
     def shape(self) -> tuple:
         return _shape(self.primal)
 
@@ -346,18 +317,25 @@ class Dual:
 
     # -- no silent loss of the tangent ---------------------------------------------------
     def __float__(self) -> float:
+        if self.tag in VALUES_READABLE:
+            return float(self.primal)
         raise TypeError(
             "float() of a Dual would drop its derivative. Use difflab's math functions "
             "(dl.sin, dl.exp, ...) instead of math.*, or read .primal explicitly."
         )
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if self.tag in VALUES_READABLE:  # (a PyTorch dual tensor's values, as there)
+            values = readable_values_of(self)
+            return np.asarray(values.array if isinstance(values, Tensor) else values, dtype=dtype)
         raise TypeError(
             "a Dual cannot become a plain array: that would drop its tangents. Read "
             ".primal (the values) or .tangents (the derivatives)."
         )
 
     def item(self) -> Any:
+        if self.tag in VALUES_READABLE:
+            return readable_values_of(self).item()
         raise TypeError("item() of a Dual would drop its derivative; read .primal.item()")
 
     def __bool__(self) -> bool:
@@ -432,22 +410,22 @@ class Dual:
 
     # comparisons look at values only: control flow follows the path taken
     def __lt__(self, other: Any) -> Any:
-        return _constant_values(_strip(self) < _strip(other))
+        return constant_values(_strip(self) < _strip(other))
 
     def __le__(self, other: Any) -> Any:
-        return _constant_values(_strip(self) <= _strip(other))
+        return constant_values(_strip(self) <= _strip(other))
 
     def __gt__(self, other: Any) -> Any:
-        return _constant_values(_strip(self) > _strip(other))
+        return constant_values(_strip(self) > _strip(other))
 
     def __ge__(self, other: Any) -> Any:
-        return _constant_values(_strip(self) >= _strip(other))
+        return constant_values(_strip(self) >= _strip(other))
 
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]
-        return _constant_values(_strip(self) == _strip(other))
+        return constant_values(_strip(self) == _strip(other))
 
     def __ne__(self, other: Any) -> Any:  # type: ignore[override]
-        return _constant_values(_strip(self) != _strip(other))
+        return constant_values(_strip(self) != _strip(other))
 
     # -- array methods: NumPy's names, mapped onto primitives below ---------------------
     def __getitem__(self, index: Any) -> Dual:
@@ -593,7 +571,7 @@ class _DualHandler(TypeHandler):
         if op.zero_derivative:  # an index, a mask, a count, a rounding: on the values
             plain = [_innermost(v) for v in inputs]
             xp = backend.array_module(next((v for v in plain if hasattr(v, "shape")), 0.0))
-            return _constant_values(op.forward(Context(), xp, *plain, **params))
+            return constant_values(op.forward(Context(), xp, *plain, **params))
         return _push(op, *inputs, **params)
 
 

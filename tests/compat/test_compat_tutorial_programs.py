@@ -119,7 +119,54 @@ def check_prune_swa(out: str) -> None:
     assert re.search(r"^epoch 9 .* lr 0\.02000$", out, re.M)  # SWALR holds swa_lr
 
 
+def total(output: str, label: str) -> float:
+    """The sum a program prints after ``label: ... | sum``."""
+    return float(value(output, label).rsplit("| sum ", 1)[1])
+
+
+def check_forward_ad(out: str) -> None:
+    # (PyTorch 2.13 prints these sums, from the same fixed values)
+    assert total(out, "jvp of fn") == total(out, "expected 2 x t") == 53.57813
+    assert value(out, "tangent after the level") == "None"
+    assert total(out, "output after the level") == 99.71193
+    assert total(out, "module jvp") == total(out, "functional_call jvp") == -31.21498
+    assert total(out, "func.jvp over parameters") == -31.21498
+    assert value(out, "module and functional_call agree") == "True"
+    assert total(out, "Function jvp") == 31.39535
+    assert value(out, "gradcheck of the jvp") == "True"
+    assert total(out, "setup_context jvp") == 3.29547
+    assert total(out, "func.jvp") == 141.46280 and total(out, "func.jvp of a partial") == 86.65262
+    assert total(out, "hvp, forward over reverse") == total(out, "hvp, autograd.functional")
+    assert total(out, "hvp, forward over reverse") == 3.92243
+
+
+def check_jacobians_hessians(out: str) -> None:
+    assert value(out, "first row").startswith("(8,) 0.000000 0.204145 0.380660 | sum 2.940876")
+    for claim in ("vmap(vjp) equals the loop", "jacrev equals the loop",
+                  "64x4 layer: jacfwd equals jacrev", "4x64 layer: jacfwd equals jacrev",
+                  "hessian equals jacfwd(jacfwd)", "hessian equals jacrev(jacrev)",
+                  "the sum trick agrees", "reverse over reverse agrees",
+                  "the closed form -sin(x) v agrees"):
+        assert value(out, claim) == "True", claim
+    assert total(out, "Hessian") == 2.076114
+    assert value(out, "batch Hessian").startswith("(6, 7, 5, 5)")
+    assert total(out, "batch Hessian") == 15.574380
+    assert total(out, "hvp, forward over reverse") == -16.429000
+
+
+def check_ntk(out: str) -> None:
+    assert value(out, "NTK").startswith("(4, 2, 3, 3) 25.65137 -18.40901 10.92094")
+    assert abs(total(out, "NTK") - 40.26204) < 1e-3  # (float32 sums: to rounding)
+    assert abs(total(out, "NTK trace") - 67.34569) < 1e-3
+    assert value(out, "the two methods agree") == "True"
+    assert value(out, "NTK by NTK-vector products").startswith(
+        "(2, 4, 3, 3) 25.65137 -20.46176 14.79792")
+
+
 PROGRAMS_CHECKED = {
+    "forward_ad.py": check_forward_ad,
+    "jacobians_hessians.py": check_jacobians_hessians,
+    "neural_tangent_kernels.py": check_ntk,
     "rnn_name_classify.py": check_rnn_names,
     "seq2seq_attention.py": check_seq2seq,
     "spatial_transformer.py": check_spatial,
@@ -209,4 +256,35 @@ def test_tutorial_programs_print_pytorchs_numbers_from_the_same_weights(name, tm
         other_text, other_values = numbers_of(other)
         assert text == other_text, (mine, other)
         np.testing.assert_allclose(values, other_values, rtol=rtol, atol=1e-8,
+                                   err_msg=f"{mine!r} vs PyTorch's {other!r}")
+
+
+# ---------------------------------------------------------------------------------------
+# programs of fixed values (no generator, no initial weights drawn): the same numbers
+
+
+#: program: the relative tolerance between its numbers and PyTorch's (float32 sums)
+FIXED_VALUES = {"forward_ad.py": 1e-5, "jacobians_hessians.py": 1e-9,
+                "neural_tangent_kernels.py": 1e-5}
+
+
+def as_pytorch(source: str) -> str:
+    return source.replace("import difflab as torch", "import torch").replace(
+        "difflab.", "torch.").replace("from difflab", "from torch")
+
+
+@pytest.mark.parametrize("name", sorted(FIXED_VALUES))
+def test_programs_of_fixed_values_print_pytorchs_numbers(name):
+    python = torch_python()
+    source = (PROGRAMS / name).read_text(encoding="utf-8")
+    done = subprocess.run([python, "-W", "ignore", "-"], input=as_pytorch(source),
+                          capture_output=True, text=True, cwd=PROGRAMS, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    theirs, ours = done.stdout.splitlines(), run(name).splitlines()
+    assert len(ours) == len(theirs) >= 5
+    for mine, other in zip(ours, theirs):
+        text, values = numbers_of(mine.replace("difflab.", "torch."))
+        other_text, other_values = numbers_of(other)
+        assert text == other_text, (mine, other)
+        np.testing.assert_allclose(values, other_values, rtol=FIXED_VALUES[name], atol=2e-5,
                                    err_msg=f"{mine!r} vs PyTorch's {other!r}")

@@ -42,7 +42,8 @@ OPTIONS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
 NAMESPACES = [
     "difflab", "difflab.nn", "difflab.nn.functional", "difflab.optim",
     "difflab.optim.lr_scheduler", "difflab.utils.data", "difflab.autograd",
-    "difflab.autograd.functional", "difflab.func", "difflab.special",
+    "difflab.autograd.functional", "difflab.autograd.forward_ad", "difflab.func",
+    "difflab.special",
     "difflab.jit", "difflab.export", "difflab.onnx", "difflab.distributed",
     "difflab.compare", "difflab.grading", "difflab.Tensor",
     "difflab.linalg", "difflab.distributions", "difflab.amp",
