@@ -109,7 +109,6 @@ from difflab.functions import (
     transpose,
     unsqueeze,
     var,
-    where,
 )
 from difflab.numpy_protocol import UnsupportedNumPyFunction
 from difflab.random import Generator, initial_seed, manual_seed
@@ -438,6 +437,7 @@ from difflab.functions_selecting import (  # noqa: E402
     index_put,
     masked_select,
     nonzero,
+    where,
 )
 from difflab.functions_sequences import (  # noqa: E402
     combinations,

@@ -505,51 +505,35 @@ def heaviside(x: Any, value_at_zero: Any) -> Any:
     return backend.array_module(x).heaviside(x, value_at_zero)
 
 
-def where(condition: Any, input: Any = None, other: Any = None, *,  # noqa: A002
+def where(condition: Any, input: Any, other: Any, *,  # noqa: A002
           out: Tensor | None = None) -> Any:
     """``input`` where ``condition`` is true, else ``other``, elementwise.
 
     The gradient flows to the chosen one; the two are promoted to their common dtype.
-    ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``, as in
-    PyTorch and NumPy: the indices of the true entries, one tensor per dimension.
+    (``difflab.where`` is :func:`difflab.functions_selecting.where`, which also takes
+    the condition alone.)
 
     Parameters
     ----------
     condition : Tensor of bool
         Where to take ``input``.
     input, other : Tensor or number
-        The values chosen between (broadcast together); both or neither.
+        The values chosen between (broadcast together).
     out : Tensor, optional
         Written into (and returned).
 
     Returns
     -------
-    Tensor or tuple of Tensor
+    Tensor
         ``input`` where ``condition`` holds, else ``other``; each gets the adjoint where it
-        was chosen, 0 elsewhere.  With ``condition`` alone: a tuple of index tensors.
-
-    Raises
-    ------
-    TypeError
-        With only one of ``input`` and ``other``.
+        was chosen, 0 elsewhere.
 
     Examples
     --------
     >>> import difflab as dl
     >>> dl.where(dl.tensor([True, False]), dl.tensor([1.0, 2.0]), dl.tensor([10.0, 20.0]))
     tensor([ 1., 20.])
-    >>> dl.where(dl.tensor([[True, False], [False, True]]))
-    (tensor([0, 1]), tensor([0, 1]))
     """
-    if input is None and other is None:
-        from difflab.functions_selecting import nonzero  # (a layer above this one)
-
-        return nonzero(condition, as_tuple=True)
-    if input is None or other is None:
-        raise TypeError(
-            "where(condition, input, other) takes both input and other (the values "
-            "chosen between), or neither: where(condition) gives the indices of the true "
-            "entries")
     result = _where(condition, input, other)
     return result if out is None else write_out(out, result)
 

@@ -68,6 +68,53 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:  # noqa: A002
     return picked if as_tuple else F.stack(picked, 1)
 
 
+def where(condition: Any, input: Any = None, other: Any = None, *,  # noqa: A002
+          out: Tensor | None = None) -> Any:
+    """``input`` where ``condition`` is true, else ``other``; or the condition's indices.
+
+    ``where(condition, input, other)`` chooses elementwise (the gradient flows to the
+    chosen one; the two are promoted to their common dtype).  ``where(condition)``
+    alone is ``nonzero(condition, as_tuple=True)``, as in PyTorch and NumPy: the
+    indices of the true entries, one tensor per dimension.
+
+    Parameters
+    ----------
+    condition : Tensor of bool
+        Where to take ``input``.
+    input, other : Tensor or number, optional
+        The values chosen between (broadcast together); both or neither.
+    out : Tensor, optional
+        Written into (and returned).
+
+    Returns
+    -------
+    Tensor or tuple of Tensor
+        ``input`` where ``condition`` holds, else ``other``; with ``condition`` alone,
+        a tuple of int64 index tensors.
+
+    Raises
+    ------
+    TypeError
+        With only one of ``input`` and ``other``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.where(dl.tensor([True, False]), dl.tensor([1.0, 2.0]), 10.0)
+    tensor([ 1., 10.])
+    >>> dl.where(dl.tensor([[True, False], [False, True]]))
+    (tensor([0, 1]), tensor([0, 1]))
+    """
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    if input is None or other is None:
+        raise TypeError(
+            "where(condition, input, other) takes both input and other (the values "
+            "chosen between), or neither: where(condition) gives the indices of the true "
+            "entries")
+    return F.where(condition, input, other, out=out)
+
+
 def argwhere(input: Tensor) -> Tensor:  # noqa: A002
     """The indices of the non-zero entries as rows: :func:`nonzero`'s ``(N, ndim)`` form.
 
