@@ -75,6 +75,12 @@ from difflab.serialization_modules import (
     module_tags,
     safe_globals,
 )
+from difflab.serialization_pytorch import (
+    is_pytorch_archive,
+    read_member,
+    read_pytorch_archive,
+    refuse_legacy,
+)
 from difflab.tensor import Tensor
 
 __all__ = ["CheckpointError", "add_safe_globals", "allowed_globals", "clear_safe_globals",
@@ -370,16 +376,7 @@ def _running(pid: int) -> bool:
 
 def _read_member(zf: zipfile.ZipFile, member: str, limit: int) -> bytes:
     """One member's bytes, after checking the size it declares against ``limit``."""
-    try:
-        info = zf.getinfo(member)
-    except KeyError:
-        raise CheckpointError(f"the file has no {member}") from None
-    if info.file_size > limit:
-        raise CheckpointError(
-            f"{member} declares {info.file_size:,} bytes, more than the limit of {limit:,} "
-            "(pass a larger max_bytes to load a file this large)"
-        )
-    return zf.read(member)  # stops at the declared size and checks the CRC
+    return read_member(zf, member, limit, CheckpointError)
 
 
 def _read_archive(zf: zipfile.ZipFile, max_bytes: int) -> tuple[dict, dict]:
@@ -415,6 +412,18 @@ def _read_archive(zf: zipfile.ZipFile, max_bytes: int) -> tuple[dict, dict]:
         except ValueError as exc:
             raise CheckpointError(str(exc)) from None
     return manifest, arrays
+
+
+def _head(f: Any, start: int) -> bytes:
+    """The first bytes of a file that is not a zip archive (to recognise a legacy one)."""
+    try:
+        if hasattr(f, "read"):
+            f.seek(start)
+            return f.read(2)
+        with open(f, "rb") as stream:
+            return stream.read(2)
+    except OSError:
+        return b""
 
 
 def load(f: str | os.PathLike | Any, map_location: Any = None, weights_only: bool = True,
@@ -460,21 +469,30 @@ def load(f: str | os.PathLike | Any, map_location: Any = None, weights_only: boo
     >>> loaded[1].weight is loaded[0].weight
     True
     """
-    name = getattr(f, "name", None) if hasattr(f, "read") else os.fspath(f)
+    name = (getattr(f, "name", None) or "the file") if hasattr(f, "read") else os.fspath(f)
     device = None
     if map_location is not None and not callable(map_location):
         if isinstance(map_location, dict):
             raise TypeError("map_location as a dict is not supported; pass a device")
         device = backend.device(map_location)
     try:
+        start = f.tell() if hasattr(f, "read") else 0
         with zipfile.ZipFile(f, "r") as zf:
-            manifest, arrays = _read_archive(zf, max_bytes)
-        result = _codec(device).decode(manifest["object"], arrays)
+            if "manifest.json" not in zf.namelist() and is_pytorch_archive(zf):
+                result = read_pytorch_archive(zf, max_bytes=max_bytes, max_depth=MAX_DEPTH,
+                                              device=device, error=CheckpointError)
+            else:
+                manifest, arrays = _read_archive(zf, max_bytes)
+                result = _codec(device).decode(manifest["object"], arrays)
     except FileNotFoundError:
         raise
     except CheckpointError as exc:
         raise CheckpointError(f"{name}: {exc}") from None
-    except (zipfile.BadZipFile, KeyError, ValueError, TypeError, EOFError, OSError,
+    except zipfile.BadZipFile as exc:
+        refuse_legacy(_head(f, start), CheckpointError, name)
+        raise CheckpointError(f"{name} is not a valid difflab checkpoint (truncated or "
+                              f"corrupted?): BadZipFile: {exc}") from None
+    except (KeyError, ValueError, TypeError, EOFError, OSError,
             UnicodeDecodeError, RecursionError, MemoryError, NotImplementedError) as exc:
         raise CheckpointError(
             f"{name} is not a valid difflab checkpoint (truncated or corrupted?): "
