@@ -468,8 +468,6 @@ def _scan(data: bytes, member: str) -> None:
                 raise _Refused(_refusal(module, name))
     except (ValueError, UnicodeDecodeError) as exc:
         raise _Refused(f"{member} is not a valid pickle ({exc})") from None
-    if count == 0:
-        raise _Refused(f"{member} is empty")
 
 
 def _short(value: Any) -> str:
