@@ -252,9 +252,16 @@ def test_numpy_and_whole_module_globals_say_what_to_do():
      "only set _metadata"),
     (storage() + data({"x": 1}) + b"b", "BUILD on a storage"),
     (data([1]) + data({"x": 1}) + b"b", "not a valid PyTorch pickle"),
+    (glob("torch", "Size") + data(((2,),)) + b"R" + data({"numel": 1}) + b"b",
+     "BUILD on torch.Size"),
+    (glob("torch", "device") + data(("cpu",)) + b"R" + data({"type": "cuda"}) + b"b",
+     "BUILD on torch.device"),
+    # (difflab's dtypes are shared by the whole process: BUILD must never reach one)
+    (glob("torch", "float16") + data((None, {"dtype": 1})) + b"b", "BUILD on torch.float16"),
 ])
 def test_build_on_anything_but_a_state_dict_is_refused(body, word):
     refused(pkl(body), word)
+    assert dl.float16.dtype == np.float16
 
 
 def test_stand_ins_check_their_arguments():
@@ -487,3 +494,141 @@ def test_a_pytorch_parameter_dict_keeps_flags_and_sharing():
     assert loaded["live"].requires_grad and loaded["again"] is loaded["live"]
     assert not isinstance(loaded["plain"], dl.nn.Parameter) and not loaded["plain"].requires_grad
 
+
+
+# --- writing PyTorch's format ------------------------------------------------------------
+
+def every_dtype():
+    import ml_dtypes
+
+    values = np.array([0.0, -0.0, 1.5, np.inf, -np.inf, np.nan, -7.0, 255.0])
+    arrays = {name: values.astype(name) for name in ("float32", "float64", "float16",
+                                                       "complex64", "complex128")}
+    arrays["bfloat16"] = values.astype(ml_dtypes.bfloat16)
+    for name in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                 "uint64"):
+        arrays[name] = np.nan_to_num(values, nan=3.0, posinf=9.0, neginf=1.0).astype(name)
+    return {name: dl.tensor(array) for name, array in arrays.items()}
+
+
+def test_format_pytorch_reads_back_with_dtypes_flags_and_ties(tmp_path):
+    embed = dl.nn.Embedding(3, 2)
+    tied = dl.nn.Sequential(embed, dl.nn.Linear(2, 3, bias=False))
+    tied[1].weight = embed.weight
+    linear = dl.nn.Linear(3, 2)
+    opt = dl.optim.Adam(linear.parameters())
+    linear(dl.ones(1, 3)).sum().backward()
+    opt.step()
+    tensors = every_dtype()
+    obj = {"tied": tied.state_dict(), "opt": opt.state_dict(), "params": list(linear.parameters()),
+           "dtypes": tensors, "scalar": dl.tensor(2.5), "empty": dl.zeros(0, 3),
+           "view": dl.arange(6.0).reshape(2, 3).t(), "plain": [(1, "a", None, 2.5, True)],
+           "leaf": dl.ones(2, requires_grad=True)}
+    dl.save(obj, tmp_path / "ours.pt", format="pytorch")
+    back = dl.load(tmp_path / "ours.pt")
+    assert back["tied"]["0.weight"] is back["tied"]["1.weight"]
+    assert back["tied"]["0.weight"].tolist() == embed.weight.tolist()
+    assert back["opt"]["param_groups"] == opt.state_dict()["param_groups"]
+    assert back["opt"]["state"][0]["step"] == 1
+    assert all(isinstance(p, dl.nn.Parameter) and p.requires_grad for p in back["params"])
+    for name, t in tensors.items():
+        got = back["dtypes"][name].numpy()
+        assert got.dtype == t.numpy().dtype and got.tobytes() == t.numpy().tobytes(), name
+    assert back["scalar"].shape == () and back["empty"].shape == (0, 3)
+    assert back["view"].tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+    assert back["plain"] == [(1, "a", None, 2.5, True)] and back["leaf"].requires_grad
+
+
+def test_format_pytorch_keeps_shared_containers():
+    shared, items = {"k": "v"}, ["a", 1]
+    buffer = io.BytesIO()
+    dl.save({"s": "text", "d": shared, "again": shared, "l": items, "l2": items}, buffer,
+            format="pytorch")
+    buffer.seek(0)
+    back = dl.load(buffer)
+    assert back["again"] is back["d"] and back["d"] == {"k": "v"} and back["l2"] is back["l"]
+
+
+def test_format_pytorch_names_only_globals_pytorch_allows():
+    import pickletools
+
+    buffer = io.BytesIO()
+    dl.save({"sd": dl.nn.Linear(2, 1).state_dict(), "u": dl.tensor(np.ones(2, np.uint16))},
+            buffer, format="pytorch")
+    with zipfile.ZipFile(buffer) as zf:
+        names = zf.namelist()
+        ops = list(pickletools.genops(zf.read("archive/data.pkl")))
+    assert "archive/byteorder" in names and "archive/version" in names
+    globals_ = {arg.replace(" ", ".") for op, arg, _ in ops if op.name == "GLOBAL"}
+    assert globals_ and globals_ <= set(ALLOWED)
+    assert {op.name for op, _, _ in ops} <= {
+        "PROTO", "GLOBAL", "EMPTY_TUPLE", "REDUCE", "LONG_BINPUT", "LONG_BINGET", "MARK",
+        "BINUNICODE", "BININT1", "BININT2", "BININT", "LONG1", "BINFLOAT", "NEWTRUE",
+        "NEWFALSE", "NONE", "TUPLE", "BINPERSID", "SETITEMS", "EMPTY_DICT", "EMPTY_LIST",
+        "APPEND", "STOP"}
+
+
+@pytest.mark.parametrize("obj, word", [
+    (dl.nn.Linear(2, 1), "model.state_dict()"),
+    (np.ones(2), "ndarray"),
+    ({dl.ones(1): 1}, "dict key"),
+    ({"f": len}, "builtin_function_or_method"),
+])
+def test_format_pytorch_refuses_what_pytorch_users_cannot_load_safely(obj, word):
+    with pytest.raises(TypeError, match=word):
+        dl.save(obj, io.BytesIO(), format="pytorch")
+
+
+def test_an_unknown_format_is_refused():
+    with pytest.raises(ValueError, match="'difflab' or 'pytorch'"):
+        dl.save({}, io.BytesIO(), format="torch")
+
+
+def test_pytorch_reads_format_pytorch_bit_for_bit():
+    torch = pytest.importorskip("torch")
+    tensors = every_dtype()
+    buffer = io.BytesIO()
+    dl.save({"dtypes": tensors, "p": dl.nn.Parameter(dl.ones(2)), "view": dl.eye(3)[1:, ::2]},
+            buffer, format="pytorch")
+    buffer.seek(0)
+    loaded = torch.load(buffer, weights_only=True)
+    for name, t in tensors.items():
+        theirs = loaded["dtypes"][name]
+        if name == "bfloat16":
+            theirs = theirs.view(torch.int16)
+        assert theirs.numpy().tobytes() == t.numpy().tobytes(), name
+    assert isinstance(loaded["p"], torch.nn.Parameter) and loaded["p"].requires_grad
+    assert loaded["view"].tolist() == [[0.0, 0.0], [0.0, 1.0]]
+
+
+def test_training_continues_in_pytorch_where_difflab_stopped():
+    torch = pytest.importorskip("torch")
+    x = [[1.0, -1.0, 0.5], [0.25, 2.0, -0.75], [0.0, 1.0, 1.0]]
+    y = [[0.5], [-1.0], [2.0]]
+
+    def steps(lib, model, opt, n):
+        for _ in range(n):
+            opt.zero_grad()
+            ((model(lib.tensor(x)) - lib.tensor(y)) ** 2).mean().backward()
+            opt.step()
+
+    def build(lib):
+        return lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.Tanh(), lib.nn.Linear(4, 1))
+
+    dl.manual_seed(0)
+    ours = build(dl)
+    opt = dl.optim.Adam(ours.parameters(), lr=0.05, weight_decay=0.01)
+    steps(dl, ours, opt, 2)
+    buffer = io.BytesIO()
+    dl.save({"model": ours.state_dict(), "optimizer": opt.state_dict()}, buffer,
+            format="pytorch")
+    steps(dl, ours, opt, 2)
+    buffer.seek(0)
+    ckpt = torch.load(buffer, weights_only=True)
+    theirs = build(torch)
+    theirs.load_state_dict(ckpt["model"])
+    their_opt = torch.optim.Adam(theirs.parameters(), lr=0.05, weight_decay=0.01)
+    their_opt.load_state_dict(ckpt["optimizer"])
+    steps(torch, theirs, their_opt, 2)
+    for (name, t), mine in zip(theirs.state_dict().items(), ours.state_dict().values()):
+        np.testing.assert_allclose(mine.numpy(), t.numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
