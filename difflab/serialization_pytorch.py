@@ -214,7 +214,15 @@ class _Reader:
                  byteorder: str) -> None:
         self.zf, self.prefix, self.max_bytes, self.byteorder = zf, prefix, max_bytes, byteorder
         self.storages: dict[tuple, _Storage] = {}  # (key, type) -> storage
-        self.tensor_bytes = 0  # bytes of all tensors copied so far
+        self.spent = {"storages": 0, "tensors": 0}  # bytes read and copied so far, each
+                                                    # at most max_bytes
+
+    def spend(self, what: str, nbytes: int) -> None:
+        """Count ``nbytes`` more of storages read or tensors built, within ``max_bytes``."""
+        _check(self.spent[what] + nbytes <= self.max_bytes,
+               f"the {what} take {self.spent[what] + nbytes:,} bytes in all, more than the "
+               f"limit of {self.max_bytes:,} (pass a larger max_bytes to load a file this large)")
+        self.spent[what] += nbytes
 
     # --- storages (persistent ids) ---
     def storage(self, pid: Any) -> _Storage:
@@ -242,6 +250,7 @@ class _Reader:
         _check(numel * np_dtype.itemsize == size,
                f"storage {key}: declares {numel:,} elements of {kind.dtype or 'bytes'} "
                f"({numel * np_dtype.itemsize:,} bytes) but {member} holds {size:,} bytes")
+        self.spend("storages", size)  # (a key read as several types is read again)
         data = read_member(self.zf, member, self.max_bytes, _Refused)
         _check(len(data) == size, f"{member}: {len(data)} bytes read, {size} declared")
         self.storages[key, kind.name] = _Storage(key, self._elements(data, kind.dtype))
@@ -272,6 +281,7 @@ class _Reader:
         if (storage.key, name) not in self.storages:
             _check(len(storage.array) % dtype.value.itemsize == 0, f"storage {storage.key}: "
                    f"{len(storage.array)} bytes is not a whole number of {name} elements")
+            self.spend("storages", len(storage.array))
             self.storages[storage.key, name] = _Storage(
                 storage.key, self._elements(storage.array.tobytes(), name))
         return self.storages[storage.key, name]
@@ -312,17 +322,13 @@ class _Reader:
         _check(offset <= len(base) and (count == 0 or last < len(base)),
                f"a tensor of size {size}, stride {stride} at offset {offset} reaches element "
                f"{last:,} of storage {storage.key}, which holds {len(base):,}")
-        nbytes = count * base.dtype.itemsize
-        _check(self.tensor_bytes + nbytes <= self.max_bytes,
-               f"the tensors take {self.tensor_bytes + nbytes:,} bytes in all, more than the "
-               f"limit of {self.max_bytes:,} (pass a larger max_bytes to load a file this large)")
-        self.tensor_bytes += nbytes
+        self.spend("tensors", count * base.dtype.itemsize)
         if count == 0:
             array = np.empty(size, dtype=base.dtype)
-        else:
+        else:  # (a dimension of one element has no step: its stride may be anything)
+            steps = [s * base.dtype.itemsize if n > 1 else 0 for n, s in zip(size, stride)]
             array = np.lib.stride_tricks.as_strided(
-                base[offset:], shape=size, strides=[s * base.dtype.itemsize for s in stride],
-                writeable=False).copy()
+                base[offset:], shape=size, strides=steps, writeable=False).copy()
         view = (storage.key, str(base.dtype), offset, size, stride)
         return _RawTensor(array, requires_grad, False, view)
 

@@ -326,7 +326,22 @@ def test_a_huge_shape_of_stride_zero_is_refused_before_allocating():
     assert peak < 10 * 2**20
     # Within the limit it is read, as PyTorch's expand() would be (here: copied).
     assert load(pkl(tensor(size=(3, 2), stride=(0, 1)))).tolist() == [[1.5, -2.0]] * 3
-    refused(pkl(tensor(size=(300,), stride=(0,))), "more than the limit", max_bytes=1000)
+    refused(pkl(tensor(size=(300,), stride=(0,))), "the tensors take 1,200 bytes",
+            max_bytes=1000)
+
+
+def test_one_storage_read_as_many_types_counts_every_read():
+    # (the declared sizes pass, 8 bytes; each type reads the member again)
+    types = ["FloatStorage", "IntStorage", "ShortStorage", "HalfStorage", "ByteStorage"]
+    numels = [2, 2, 4, 4, 8]
+    body = b"(" + b"".join(tensor(kind, numel=n, size=(1,)) for kind, n in zip(types, numels))
+    assert len(load(pkl(body + b"t"), max_bytes=40)) == 5
+    refused(pkl(body + b"t"), "the storages take 40 bytes in all", max_bytes=39)
+
+
+def test_a_huge_stride_of_a_one_element_dimension_is_harmless():
+    t = load(pkl(tensor(size=(1, 2), stride=(2**70, 1))))
+    assert t.tolist() == [[1.5, -2.0]]
 
 
 def test_requires_grad_is_only_for_floating_tensors():
