@@ -390,6 +390,8 @@ def test_a_list_holding_itself_keeps_its_cycle():
     (b"\x80\x02a.", "not a valid PyTorch pickle"),  # (APPEND on an empty stack)
     (b"\x80\x02r\xff\xff\xff\xff.", "memo slot"),  # (a 4-billion-slot memo)
     (b"\x80\x02p99999999999\n.", "memo slot"),
+    (b"\x80\x04\x95" + (2**62).to_bytes(8, "little") + b"N.", "not a valid PyTorch pickle"),
+    (b"\x80\x04\x8e" + (2**62).to_bytes(8, "little") + b".", "not a valid pickle"),
 ])
 def test_a_data_pkl_that_is_no_pickle_is_refused(garbage, word):
     refused(garbage, word)
