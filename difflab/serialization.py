@@ -477,7 +477,7 @@ def _head(f: Any, start: int) -> bytes:
 
 def load(f: str | os.PathLike | Any, map_location: Any = None, weights_only: bool = True,
          *, max_bytes: int = MAX_LOAD_BYTES) -> Any:
-    """Read what :func:`save` wrote.  ``map_location``: a device for every tensor ('cpu', 'cuda').
+    """Read what :func:`save` or PyTorch's ``torch.save`` wrote, without running any of it.
 
     ``max_bytes`` bounds the array data read (declared sizes are checked
     before anything is read, so a forged file cannot make this allocate more).
