@@ -649,3 +649,17 @@ def test_training_continues_in_pytorch_where_difflab_stopped():
     steps(torch, theirs, their_opt, 2)
     for (name, t), mine in zip(theirs.state_dict().items(), ours.state_dict().values()):
         np.testing.assert_allclose(mine.numpy(), t.numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_an_optimizer_takes_pytorchs_state_and_steps_on():
+    # (PyTorch keeps Adam's step count as a float tensor; difflab's optimizers count in ints)
+    ckpt = dl.load(fixture("checkpoint.pt"))
+    fc, head = dl.nn.Linear(3, 2), dl.nn.Linear(2, 1, dtype=dl.float64)
+    params = [fc.weight, fc.bias, head.weight, head.bias]
+    opt = dl.optim.Adam(params, lr=0.01)
+    opt.load_state_dict(ckpt["optimizer"])
+    assert [opt.state[p]["step"] for p in params] == [2, 2, 2, 2]
+    assert opt.state[head.weight]["exp_avg"].dtype == dl.float64
+    sum(p.sum() for p in params).backward()
+    opt.step()
+    assert opt.state[fc.weight]["step"] == 3
