@@ -1,7 +1,7 @@
 """``difflab.save(obj, path)`` and ``difflab.load(path)``: checkpoints that cannot run code.
 
 ``torch.save`` pickles, and unpickling a file can execute anything in it.
-difflab's format is a plain zip archive:
+difflab's own format is a plain zip archive:
 
 * ``manifest.json``: the structure of the object (nested dicts, lists,
   tuples, numbers, strings, None) with every array replaced by a reference
@@ -9,7 +9,8 @@ difflab's format is a plain zip archive:
 * ``arrays/3.npy``: each array in NumPy's ``.npy`` format, read back with
   ``allow_pickle=False``.
 
-Nothing in a file is ever executed: loading reads JSON and raw numbers.
+Nothing in a file is ever executed: loading reads JSON and raw numbers;
+difflab's own files are never unpickled.
 Dict keys keep their type (an optimizer's state uses int keys) and order.
 A tensor written twice (a tied weight) is stored once and read back as one
 tensor.
@@ -38,6 +39,23 @@ anything is read, and the manifest is checked entry by entry (types, known
 keys, depth, array references: :mod:`difflab.jsontree`, the codec graph
 files share), so any malformed file raises :class:`CheckpointError` naming
 what is wrong.
+
+Files written by PyTorch's ``torch.save`` (the zip format of torch >= 1.6:
+``archive/data.pkl`` and the raw bytes of each storage) are read too, by
+:mod:`difflab.serialization_pytorch`: its ``data.pkl`` is a pickle, and it is
+read with a *restricted* unpickler in the spirit of PyTorch's own
+``weights_only=True`` loader, whatever ``weights_only`` says.  Its opcodes
+are checked before it runs; it may name only a fixed table of globals
+(``collections.OrderedDict``, the tensor and parameter rebuilders, storage
+types, dtypes, ``torch.Size``, ``torch.device``, ``set``, ``complex``,
+bytes), each mapped to a stand-in of difflab's that checks its arguments and
+builds only data, so no function of the file's choosing is ever called; any
+other global (``os.system``, a model's class) is refused with a
+:class:`CheckpointError` naming it.  Storage sizes, tensor views and the
+bytes of all tensors are checked against the archive and ``max_bytes``
+before anything is read or allocated.  PyTorch's legacy (non-zip) files,
+TorchScript archives and pickled whole modules are refused with what to do
+instead (re-save with a recent PyTorch; save ``model.state_dict()``).
 """
 
 from __future__ import annotations
@@ -74,6 +92,13 @@ from difflab.serialization_modules import (
     global_tag,
     module_tags,
     safe_globals,
+)
+from difflab.serialization_pytorch import (
+    is_pytorch_archive,
+    read_member,
+    read_pytorch_archive,
+    refuse_legacy,
+    write_pytorch_archive,
 )
 from difflab.tensor import Tensor
 
@@ -269,10 +294,24 @@ def _write(obj: Any, stream: Any) -> None:
             zf.writestr(f"arrays/{i}.npy", buffer.getvalue())
 
 
-def save(obj: Any, f: str | os.PathLike | Any) -> None:
+def _write_pytorch(obj: Any, stream: Any) -> None:
+    write_pytorch_archive(obj, stream, max_depth=MAX_DEPTH)
+
+
+def save(obj: Any, f: str | os.PathLike | Any, *, format: str = "difflab") -> None:  # noqa: A002
     """Save tensors, arrays, (nested) state dicts or whole modules to ``f``.
 
     ``f`` is a path or a binary file object.
+
+    ``format="pytorch"`` writes the zip format of PyTorch's own ``torch.save``
+    instead, which ``torch.load(f, weights_only=True)`` reads: for state
+    dicts, optimizer state dicts and dicts, lists and tuples of tensors,
+    strings, numbers and None (not whole modules, nor NumPy arrays), so a
+    model trained in difflab can be handed to PyTorch users.  Its pickle is
+    written opcode by opcode (no object's own pickling is called) and names
+    only globals PyTorch's ``weights_only`` loader allows.  Two names for one
+    tensor (or for one view of the same memory) share one storage, as tied
+    weights do in PyTorch.
 
     To a path the write is atomic: the old file stays intact until the new
     one is complete.  A whole ``nn.Module`` is written as its class's name and
@@ -286,6 +325,8 @@ def save(obj: Any, f: str | os.PathLike | Any) -> None:
         What to save (state dicts nest).
     f : str, path-like or binary file object
         Where to write.
+    format : {"difflab", "pytorch"}, default "difflab"
+        difflab's own format (zip, JSON manifest and ``.npy``), or PyTorch's.
 
     Returns
     -------
@@ -294,7 +335,10 @@ def save(obj: Any, f: str | os.PathLike | Any) -> None:
     Raises
     ------
     TypeError
-        For something that is not data (a lambda, an open file), naming it.
+        For something that is not data (a lambda, an open file), naming it;
+        with ``format="pytorch"``, for anything but tensors and plain data.
+    ValueError
+        For a ``format`` that is neither.
 
     Examples
     --------
@@ -305,9 +349,20 @@ def save(obj: Any, f: str | os.PathLike | Any) -> None:
     >>> _ = buffer.seek(0)
     >>> dl.load(buffer)["step"]
     3
+
+    The same in PyTorch's format (``torch.load`` reads it; so does ``dl.load``):
+
+    >>> buffer = io.BytesIO()
+    >>> dl.save({"w": dl.tensor([1.5, -2.0]), "step": 3}, buffer, format="pytorch")
+    >>> _ = buffer.seek(0)
+    >>> dl.load(buffer)
+    {'w': tensor([ 1.5, -2. ]), 'step': 3}
     """
+    if format not in ("difflab", "pytorch"):
+        raise ValueError(f"format must be 'difflab' or 'pytorch', got {format!r}")
+    write = _write if format == "difflab" else _write_pytorch
     if hasattr(f, "write"):
-        _write(obj, f)
+        write(obj, f)
         return
     path = os.path.abspath(os.fspath(f))
     directory, base = os.path.split(path)
@@ -317,7 +372,7 @@ def save(obj: Any, f: str | os.PathLike | Any) -> None:
     try:
         os.fchmod(fd, _file_mode(path))
         with os.fdopen(fd, "wb") as stream:
-            _write(obj, stream)
+            write(obj, stream)
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(tmp, path)
@@ -370,16 +425,7 @@ def _running(pid: int) -> bool:
 
 def _read_member(zf: zipfile.ZipFile, member: str, limit: int) -> bytes:
     """One member's bytes, after checking the size it declares against ``limit``."""
-    try:
-        info = zf.getinfo(member)
-    except KeyError:
-        raise CheckpointError(f"the file has no {member}") from None
-    if info.file_size > limit:
-        raise CheckpointError(
-            f"{member} declares {info.file_size:,} bytes, more than the limit of {limit:,} "
-            "(pass a larger max_bytes to load a file this large)"
-        )
-    return zf.read(member)  # stops at the declared size and checks the CRC
+    return read_member(zf, member, limit, CheckpointError)
 
 
 def _read_archive(zf: zipfile.ZipFile, max_bytes: int) -> tuple[dict, dict]:
@@ -417,28 +463,51 @@ def _read_archive(zf: zipfile.ZipFile, max_bytes: int) -> tuple[dict, dict]:
     return manifest, arrays
 
 
+def _head(f: Any, start: int) -> bytes:
+    """The first bytes of a file that is not a zip archive (to recognise a legacy one)."""
+    try:
+        if hasattr(f, "read"):
+            f.seek(start)
+            return f.read(2)
+        with open(f, "rb") as stream:
+            return stream.read(2)
+    except OSError:
+        return b""
+
+
 def load(f: str | os.PathLike | Any, map_location: Any = None, weights_only: bool = True,
          *, max_bytes: int = MAX_LOAD_BYTES) -> Any:
-    """Read what :func:`save` wrote.  ``map_location``: a device for every tensor ('cpu', 'cuda').
+    """Read what :func:`save` or PyTorch's ``torch.save`` wrote, without running any of it.
 
     ``max_bytes`` bounds the array data read (declared sizes are checked
     before anything is read, so a forged file cannot make this allocate more).
 
     Raises :class:`CheckpointError` (a ValueError) for a file that is
-    truncated, corrupted, forged or not a difflab checkpoint, and
-    FileNotFoundError for a missing one.  Never unpickles, whatever
+    truncated, corrupted, forged or not a checkpoint, and FileNotFoundError
+    for a missing one.  A difflab file is never unpickled, whatever
     ``weights_only`` says: a module is rebuilt only if its class is difflab's
     or allowed (:func:`add_safe_globals`); any other class is refused with a
     CheckpointError naming it and saying how to allow it.
 
+    A file written by PyTorch's ``torch.save`` (state dicts, optimizer state
+    dicts, checkpoint dicts, tensors, Parameters) is read with a restricted
+    unpickler that calls no function the file names (the module docstring
+    says how); its tensors come back as difflab tensors, a state dict as an
+    ``OrderedDict``, and two names for one tensor (tied weights) as one
+    tensor.  A pickled whole ``nn.Module`` (``torch.save(model)``), a
+    TorchScript archive or a legacy non-zip file is refused with a
+    CheckpointError saying how to re-save it.
+
     Parameters
     ----------
     f : str, path-like or binary file object
-        What :func:`save` wrote.
-    map_location : str or Device, optional
-        Put every tensor on this device.
+        What :func:`save` or PyTorch's ``torch.save`` wrote.
+    map_location : str, Device or callable, optional
+        Put every tensor on this device (default: the CPU, whatever device a
+        PyTorch file names); a callable gets ``(result, None)`` and returns the
+        result.
     weights_only : bool, default True
-        Accepted for PyTorch's signature; difflab never unpickles either way.
+        Accepted for PyTorch's signature; difflab reads only data either way.
     max_bytes : int, default 16 GiB
         The most array data it reads.
 
@@ -460,21 +529,30 @@ def load(f: str | os.PathLike | Any, map_location: Any = None, weights_only: boo
     >>> loaded[1].weight is loaded[0].weight
     True
     """
-    name = getattr(f, "name", None) if hasattr(f, "read") else os.fspath(f)
+    name = (getattr(f, "name", None) or "the file") if hasattr(f, "read") else os.fspath(f)
     device = None
     if map_location is not None and not callable(map_location):
         if isinstance(map_location, dict):
             raise TypeError("map_location as a dict is not supported; pass a device")
         device = backend.device(map_location)
     try:
+        start = f.tell() if hasattr(f, "read") else 0
         with zipfile.ZipFile(f, "r") as zf:
-            manifest, arrays = _read_archive(zf, max_bytes)
-        result = _codec(device).decode(manifest["object"], arrays)
+            if "manifest.json" not in zf.namelist() and is_pytorch_archive(zf):
+                result = read_pytorch_archive(zf, max_bytes=max_bytes, max_depth=MAX_DEPTH,
+                                              device=device, error=CheckpointError)
+            else:
+                manifest, arrays = _read_archive(zf, max_bytes)
+                result = _codec(device).decode(manifest["object"], arrays)
     except FileNotFoundError:
         raise
     except CheckpointError as exc:
         raise CheckpointError(f"{name}: {exc}") from None
-    except (zipfile.BadZipFile, KeyError, ValueError, TypeError, EOFError, OSError,
+    except zipfile.BadZipFile as exc:
+        refuse_legacy(_head(f, start), CheckpointError, name)
+        raise CheckpointError(f"{name} is not a valid difflab checkpoint (truncated or "
+                              f"corrupted?): BadZipFile: {exc}") from None
+    except (KeyError, ValueError, TypeError, EOFError, OSError,
             UnicodeDecodeError, RecursionError, MemoryError, NotImplementedError) as exc:
         raise CheckpointError(
             f"{name} is not a valid difflab checkpoint (truncated or corrupted?): "

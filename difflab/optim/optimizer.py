@@ -446,6 +446,8 @@ class Optimizer:
                 raise ValueError(f"optimizer state refers to parameter {i}, which is not here")
             restored = {}
             for key, value in entries.items():
+                if key == "step" and isinstance(value, Tensor) and value.ndim == 0:
+                    value = int(value.item())  # (PyTorch keeps the count as a float tensor)
                 if isinstance(value, Tensor) or isinstance(value, np.ndarray):
                     array = value.array if isinstance(value, Tensor) else value
                     if tuple(array.shape) != tuple(p.shape) and array.ndim:
