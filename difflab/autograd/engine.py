@@ -126,6 +126,10 @@ class Recorder:
         hooks and all); the plain tracer records the operations the hooks apply, as
         PyTorch's ``jit.trace`` does."""
 
+    def module_called(self, module: Any) -> None:
+        """``module`` (an ``nn.Module``) is being called: the compiler's tracer notes it, so
+        a hook registered on it later makes a plain function's graphs trace again."""
+
     def backward(self, first_order: bool) -> Any:
         """A context manager around a recorded backward pass (see ``records_backward``)."""
         return contextlib.nullcontext()

@@ -81,6 +81,7 @@ from difflab.jit.graph import Graph, GraphError
 from difflab.jit.joint import DEFAULT_PASSES, _build, _Call, _CompiledOutput, _Graphs
 from difflab.jit.tracing import _flatten, _user_frame, unflatten
 from difflab.tensor import Tensor
+from difflab.utils.hooks import hooks_changes
 
 #: ``backend=`` names: which graph passes each runs (None: no graph, f eagerly).
 BACKENDS: dict[str, tuple[str, ...] | None] = {
@@ -297,6 +298,10 @@ class CompiledFunction:
         self._watch = None if self._stateless else steady.StateWatch(fn)
         self.traces = 0
         self.python_runs = 0
+        # (a plain function: the modules its traces called, id -> module, whose hooks its
+        # guard holds; and (utils.hooks.hooks_changes(), that guard) as last computed)
+        self.called_modules: dict = {}
+        self._hooks_seen: tuple = ((), ((), ()))
         self.compile_seconds = 0.0
         self.breaks: list[GraphBreak] = []
         self._warned = False
@@ -311,14 +316,30 @@ class CompiledFunction:
         """The guard of a call with these arguments: equal guards share one graph."""
         leaves: list = []
         spec = _flatten((list(args), kwargs), leaves)
-        return (repr(spec), tuple(_leaf_guard(x) for x in leaves),
-                _state_guard(*_walk(self.fn)), is_grad_enabled())
+        state_guard = self._called_guard() if self._stateless else _state_guard(*_walk(self.fn))
+        return (repr(spec), tuple(_leaf_guard(x) for x in leaves), state_guard,
+                is_grad_enabled())
+
+    def _called_guard(self) -> tuple:
+        """A plain function's state guard: ``((), ())``, and the positions (among the
+        modules its traces called) of the modules that have hooks now, if any: a hook
+        registered on a model after its graphs were made traces the call again (it then
+        runs eagerly, hooks included)."""
+        if not self.called_modules:
+            return (), ()
+        changes, guard = self._hooks_seen
+        if changes != hooks_changes():
+            hooked = tuple(k for k, m in enumerate(self.called_modules.values())
+                           if m._has_hooks())
+            guard = ((), (), hooked) if hooked else ((), ())
+            self._hooks_seen = (hooks_changes(), guard)
+        return guard
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.passes is None or engine.GraphRecorder.active is not None:
             return self._run_eagerly(*args, **kwargs)  # (inside another trace: traced inline)
         if self._stateless:
-            state, training, state_guard = [], (), ((), ())
+            state, training, state_guard = [], (), self._called_guard()
         else:  # (the walk and its guard; steady.StateWatch skips both when nothing changed)
             state, training, state_guard = self._watch.read()
         quick = None
@@ -460,7 +481,8 @@ class CompiledFunction:
         try:
             self.python_runs += 1
             joint, tracer, _ = _trace(self.fn, args, kwargs, state, is_grad_enabled(),
-                                      split=True)  # (fullgraph refuses the splits after)
+                                      split=True,  # (fullgraph refuses the splits after)
+                                      called=self._called_sink())
             breaks = list(tracer.breaks)
         except Exception as exc:  # noqa: BLE001 (tracing failed: the eager call decides)
             what = "" if isinstance(exc, GraphError) else "tracing failed: "
@@ -488,6 +510,14 @@ class CompiledFunction:
                                                            time.perf_counter() - start)
         return stages[0]
 
+    def _called_sink(self) -> dict | None:
+        """Where a trace notes the modules called: a plain function's ``called_modules``
+        (a module's own walk guards its submodules' hooks already)."""
+        if not self._stateless:
+            return None
+        self._hooks_seen = ((), ((), ()))  # (computed again at the next call)
+        return self.called_modules
+
     def _note_breaks(self, breaks: list[GraphBreak]) -> None:
         """Remember a trace's breaks (for :func:`explain`); with ``fullgraph``, refuse them."""
         for b in breaks:
@@ -513,7 +543,7 @@ class CompiledFunction:
         def trace() -> tuple:
             self.python_runs += 1
             joint, tracer, _ = _trace(self.fn, args, kwargs, state, is_grad_enabled(),
-                                      split=False)
+                                      split=False, called=self._called_sink())
             if joint is None or tracer.breaks or tracer.reads or _restore(self.fn, snapshot):
                 raise standins.NeedsValues("a graph break, or a buffer written")
             return joint, tracer

@@ -43,6 +43,7 @@ from difflab.autograd.grad_mode import _State
 from difflab.jit.capture import _state_guard, _walk
 from difflab.jit.joint import _Call, _CompiledOutput, _Graphs, hand_over
 from difflab.tensor import Tensor
+from difflab.utils.hooks import hooks_changes
 
 
 class GuardCache(dict):
@@ -170,7 +171,10 @@ class StateWatch:
     same (the objects compared by identity) the walk would give the same list,
     so :meth:`read` hands out the kept one; the tensors' shapes, dtypes and
     ``requires_grad`` can change without any of that, so they are compared at
-    every call, and any change walks again.  A module class with its own
+    every call, and any change walks again.  So is whether any hook was registered
+    or removed with a handle since (``utils.hooks.hooks_changes``: the walk notes
+    which modules have hooks, part of the guard; a hook put in a module's hook dict
+    by hand, without a handle, is seen at the next walk).  A module class with its own
     ``named_modules`` (it might yield other modules) turns the watch off for that
     module.
 
@@ -205,13 +209,14 @@ class StateWatch:
         self.dicts: list = []
         self.tensors: tuple = ()
         self.meta: tuple = ()
+        self.hooks: tuple = ()  # utils.hooks.hooks_changes() at the walk
 
     def read(self) -> tuple[list, tuple, tuple]:
         """``(state, training, state guard)`` as ``_walk`` and ``_state_guard`` give them now."""
         if self.kept is not None and self._unchanged():
             return self.kept
-        state, training = _walk(self.fn)
-        guard = _state_guard(state, training)
+        state, training, hooked = _walk(self.fn)
+        guard = _state_guard(state, training, hooked)
         self.kept = None
         if fastpath.ENABLED and self._remember():
             self.tensors = tuple(t for _, t in state)
@@ -233,9 +238,12 @@ class StateWatch:
         self.flags = [m.training for m in modules]
         self.holders = [(m._modules, m._parameters, m._buffers) for m in modules]
         self.dicts = dicts
+        self.hooks = hooks_changes()
         return True
 
     def _unchanged(self) -> bool:
+        if hooks_changes() != self.hooks:  # (a hook registered or removed: anywhere)
+            return False
         for m, flag, (children, parameters, buffers) in zip(self.modules, self.flags,
                                                              self.holders):
             if m.training != flag or m._modules is not children \
