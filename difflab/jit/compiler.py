@@ -13,7 +13,12 @@ device and ``requires_grad`` of each tensor argument, the value of each other
 argument (a Python number is baked into the graph), whether grad mode is on,
 and for a module the identity, shape and dtype of each parameter and buffer
 and the ``training`` flag of every submodule.  A new shape is a new graph, as
-with ``torch.compile(dynamic=False)``.
+with ``torch.compile(dynamic=False)``.  The guard also notes which modules run
+hooks (a module's own submodules, or those a plain function's traces called):
+a hook registered after the graphs were made is a new guard, whose call runs
+eagerly with its hooks (a graph break that says so); once removed, the graphs
+replay again.  (PyTorch's dynamo skips such guards by default,
+``skip_nnmodule_hook_guards``, and replays without the new hook.)
 
 **A graph break** is Python that needs a tensor's *value*: ``if x.sum() > 0:``,
 ``.item()``, ``while err > tol:``.  A graph cannot hold that decision, so the
@@ -63,6 +68,7 @@ import numpy as np
 from difflab import random
 from difflab.autograd import engine
 from difflab.autograd.grad_mode import is_grad_enabled
+from difflab.autograd.saved_hooks import SavedTensorsHooks
 from difflab.jit import fusion, standins, steady
 from difflab.jit.breaks import GraphBreak, Stage, cut, graft, graft_eager, read_key
 from difflab.jit.capture import (
@@ -336,7 +342,8 @@ class CompiledFunction:
         return guard
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self.passes is None or engine.GraphRecorder.active is not None:
+        if self.passes is None or engine.GraphRecorder.active is not None \
+                or SavedTensorsHooks.active is not None:  # (a graph's values are not packed)
             return self._run_eagerly(*args, **kwargs)  # (inside another trace: traced inline)
         if self._stateless:
             state, training, state_guard = [], (), self._called_guard()
@@ -633,8 +640,9 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False,  # noqa: 
     The first call traces ``model`` and builds its forward graph (and, when
     something requires grad, its backward graph), optimized and fused; later
     calls with the same *guard* (shapes, dtypes, devices, ``requires_grad``,
-    the values of non-tensor arguments, grad mode, a module's parameters and
-    ``training`` flags) replay the graphs without running ``model``'s Python.
+    the values of non-tensor arguments, grad mode, a module's parameters,
+    ``training`` flags and which modules have hooks) replay the graphs without
+    running ``model``'s Python.
     A new guard traces again, up to ``config.recompile_limit`` (8) graphs; past
     that, calls run eagerly with one :class:`RecompileLimitWarning`.  Python
     that needs a tensor's value (``if x.sum() > 0:``, ``.item()``) is a
