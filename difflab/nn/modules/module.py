@@ -1378,10 +1378,12 @@ class Module:
         return self
 
     # --------------------------------------------------------- devices, dtypes
-    def _convert(self, convert: Callable[[Any], Any], floating_only: bool) -> Module:
+    def _convert(self, convert: Callable[[Any], Any], floating_only: bool,
+                 recurse: bool = True) -> Module:
         """Replace every parameter's and buffer's array in place (the objects stay the same,
-        so an optimizer built before ``to()`` still holds the right tensors)."""
-        for m in self.modules():
+        so an optimizer built before ``to()`` still holds the right tensors); with
+        ``recurse=False`` this module's own only."""
+        for m in self.modules() if recurse else (self,):
             for registry in (m._parameters, m._buffers):
                 for t in registry.values():
                     if t is None or (floating_only and t.dtype.kind not in "fc"):
@@ -1442,6 +1444,51 @@ class Module:
                 raise TypeError(f"Module.to only accepts floating dtypes, got {dtype}")
             self._convert(lambda a: a.astype(dtype.dtype), floating_only=True)
         return self
+
+    def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
+        """Give every parameter and buffer new memory on ``device``, its values unset, in place.
+
+        PyTorch's way to materialise a module built without memory (on its "meta"
+        device) before loading a checkpoint or calling ``reset_parameters()``.
+        The values are not to be relied on (difflab fills them with zeros, as
+        :func:`difflab.empty_like`); shapes, dtypes, ``requires_grad`` and the
+        ``Parameter`` objects stay, and a ``.grad`` is emptied the same way.
+
+        Parameters
+        ----------
+        device : str, difflab.device or None
+            Where the new memory is (``"cpu"``, ``"cuda:0"``); None keeps each
+            tensor's device.
+        recurse : bool, default True
+            Also the submodules' parameters and buffers (False: this module's own).
+
+        Returns
+        -------
+        Module
+            ``self``.
+
+        See Also
+        --------
+        to : moves the values.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> lin = dl.nn.Linear(2, 2)
+        >>> weight = lin.weight
+        >>> lin.to_empty(device="cpu").weight is weight, lin.weight.shape
+        (True, difflab.Size([2, 2]))
+        >>> with dl.no_grad():
+        ...     lin.reset_parameters()              # then give it values
+        """
+        dev = None if device is None else backend.device(device)
+
+        def empty(array: Any) -> Any:
+            xp = backend.array_module(array)
+            new = xp.zeros(array.shape, array.dtype)
+            return new if dev is None else backend.to_device(new, dev)
+
+        return self._convert(empty, floating_only=False, recurse=recurse)
 
     def cuda(self, device: Any = None) -> Module:
         """Move the parameters and buffers to a GPU: ``to("cuda")`` or ``to("cuda:<device>")``.
