@@ -406,8 +406,9 @@ class Module:
             ("backward pre-hooks", "_backward_pre_hooks", _global_backward_pre_hooks),
             ("backward hooks", "_backward_hooks", _global_backward_hooks))
             if d.get(own) or every]
-        where = "registered on every module" if not any(
-            d.get(name) for name in HOOK_REGISTRIES[:7]) else f"of {type(self).__name__}"
+        own = any(d.get(name) for name in ("_forward_pre_hooks", "_forward_hooks",
+                                           "_backward_pre_hooks", "_backward_hooks"))
+        where = f"of {type(self).__name__}" if own else "registered on every module"
         return f"the {', '.join(kinds)} {where}"
 
     def _add_hook(self, registry: str, hook: Callable, prepend: bool, *flags: str
