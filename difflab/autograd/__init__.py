@@ -6,11 +6,13 @@
 * :func:`gradcheck`, :func:`gradgradcheck`: compare with finite differences;
 * :func:`tape`, :func:`draw`: watch the tape, draw the graph;
 * :class:`detect_anomaly`: find the operation whose backward made a NaN.
+* :mod:`~difflab.autograd.graph`: hooks on the tensors saved for backward
+  (``saved_tensors_hooks``, ``save_on_cpu``).
 * :mod:`~difflab.autograd.functional`: also PyTorch's ``jacobian``, ``hessian``, ``vjp``,
   ``jvp``, ``hvp``, ``vhp`` (from :mod:`~difflab.autograd.functional_transforms`).
 """
 
-from difflab.autograd import functional, functional_transforms
+from difflab.autograd import functional, functional_transforms, graph
 from difflab.autograd.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from difflab.autograd.function import Function, FunctionCtx
 from difflab.autograd.functional import backward, grad

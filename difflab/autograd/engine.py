@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from difflab import backend, fastpath
-from difflab.autograd import engine_quick, engine_steady
+from difflab.autograd import engine_quick, engine_steady, saved_hooks
 from difflab.autograd.grad_mode import _State
 from difflab.dtypes import BFLOAT16
 from difflab.ops.shapes import dim_out_of_range
@@ -125,6 +125,10 @@ class Recorder:
         module's call: the compiler's tracer makes it a graph break (the call runs eagerly,
         hooks and all); the plain tracer records the operations the hooks apply, as
         PyTorch's ``jit.trace`` does."""
+
+    def module_called(self, module: Any) -> None:
+        """``module`` (an ``nn.Module``) is being called: the compiler's tracer notes it, so
+        a hook registered on it later makes a plain function's graphs trace again."""
 
     def backward(self, first_order: bool) -> Any:
         """A context manager around a recorded backward pass (see ``records_backward``)."""
@@ -245,6 +249,7 @@ class Node:
     RuntimeError: Trying to backward through the graph a second time: ...
     """
 
+    packed = False  # (True: saved holds Packed values, see SavedTensorsHooks)
     # The engine's own fields; primitives add theirs (ctx.axis = ...) to __dict__.
     __slots__ = ("op", "saved", "parents", "needs_input_grad", "seq", "retained", "joint",
                  "hooks", "output_meta", "saved_sources", "saved_versions",
@@ -308,8 +313,27 @@ class Node:
                 sources.append(source)
             self.saved_sources = sources
             self.saved_versions = versions
+            if saved_hooks.SavedTensorsHooks.active is not None:
+                self._pack()
         if AnomalyMode.enabled:
             self.created_at = "".join(traceback.format_stack(limit=12)[:-3])
+
+    def _pack(self) -> None:
+        """Hand each saved array, as a tensor (an input's own, the output, or a constant),
+        to the active pack hook and keep what it returns (``saved_hooks``; a traced
+        record keeps its arrays: the graph holds the values)."""
+        if GraphRecorder.active is not None:
+            return
+        tensors = [None if not hasattr(a, "shape") or isinstance(a, np.generic)  # (a number)
+                   else s if isinstance(s, Tensor) else Tensor._wrap(a, self) if s is OUTPUT
+                   else Tensor._wrap(a) for a, s in zip(self.saved, self.saved_sources)]
+        packed = saved_hooks.pack(tensors)
+        self.saved = tuple(a if p is None else p for a, p in zip(self.saved, packed))
+        self.packed = True
+
+    def _unpacked(self) -> tuple:
+        """The saved values, each packed one as its unpack hook gives it back."""
+        return saved_hooks.unpack(self.saved, Tensor, self.op.name)
 
     def name(self) -> str:
         """PyTorch's name for this step: ``MulBackward0``, ``LogSoftmaxBackward0``, ..."""
@@ -348,7 +372,8 @@ class Node:
     def saved_as_tensors(self, output_grad_fn: Node) -> tuple:
         """The saved arrays as tensors connected to the graph (for create_graph)."""
         lifted = []
-        for array, source in zip(self.saved, self.saved_sources):
+        for array, source in zip(self._unpacked() if self.packed else self.saved,
+                                 self.saved_sources):
             if source is None:
                 # A number, a mask or an index: a constant of the graph.  A NumPy scalar
                 # stays a number (as a host array it could not meet a GPU array).
@@ -356,8 +381,9 @@ class Node:
                 lifted.append(Tensor._wrap(array) if is_array else array)
             elif source is OUTPUT:
                 lifted.append(Tensor._wrap(array, output_grad_fn))
-            else:
-                lifted.append(source)
+            else:  # (an input; unpacked as another array: that one, a constant)
+                lifted.append(source if not self.packed or source.array is array
+                              else Tensor._wrap(array))
         return tuple(lifted)
 
     # -- the backward step ----------------------------------------------------
@@ -377,7 +403,7 @@ class Node:
         else:
             xp = (backend.numpy_namespace if type(grad_output) is np.ndarray
                   else backend.array_module(grad_output))
-            saved = self.saved
+            saved = self._unpacked() if self.packed else self.saved
         return self.op.vjp(self, xp, grad_output, *saved)
 
     def release(self) -> None:
@@ -437,7 +463,8 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Any:
     expression) hands the primitive to that interpreter instead: ``F.gelu(dual)``
     pushes GELU's JVP, as ``dl.sin(dual)`` pushes sin's.
     """
-    if _quick_apply is not None:  # (speed shortcut: the common call, see engine_quick)
+    if _quick_apply is not None and saved_hooks.SavedTensorsHooks.active is None:
+        # (speed shortcut: the common call, see engine_quick; it packs no saved value)
         result = _quick_apply(op, inputs, params)
         if result is not None:
             return result
@@ -483,10 +510,7 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Any:
     else:
         ctx.needs_input_grad = (False,) * len(inputs)
     out = _forward(op, ctx, arrays, params, inputs, first_array, low_precision)
-    if records and getattr(out, "dtype", None) is not None and out.dtype.kind in "biu":
-        # An integer or bool result has no gradient (PyTorch's rule): a cast to int
-        # is a rounding, not a path for the gradient to pass through.
-        records = False
+    records = records and _has_gradient(out)
     if not records:
         result = Tensor._wrap(out)
     else:
@@ -498,6 +522,13 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Any:
     if GraphRecorder.active is not None:
         GraphRecorder.active.record(op, inputs, params, ctx, result)
     return result
+
+
+def _has_gradient(out: Any) -> bool:
+    """Whether a result can carry a gradient: an integer or bool one has none (PyTorch's
+    rule: a cast to int is a rounding, not a path for the gradient to pass through)."""
+    dtype = getattr(out, "dtype", None)
+    return dtype is None or dtype.kind not in "biu"
 
 
 def _forward(op: Any, ctx: Node, arrays: list, params: dict, inputs: tuple, first_array: Any,

@@ -44,6 +44,7 @@ import numpy as np
 
 from difflab import backend
 from difflab.autograd.grad_mode import _State
+from difflab.autograd.saved_hooks import SavedTensorsHooks
 from difflab.dtypes import BFLOAT16
 from difflab.fastpath import LARGE, SliceAdjoint, scale
 from difflab.ops.elementwise_primitives import BinaryOp, UnaryOp
@@ -71,8 +72,9 @@ _sequence: Any = None
 def connect(engine: types.ModuleType) -> None:
     """Let the shortcuts read the engine's classes and switches (``engine`` imports this).
 
-    Besides the tape, five things may watch or change ``apply``'s calls: ``vmap``
-    (``Batching``), ``autocast``, the graph tracer, the tape recorder, anomaly mode.
+    Besides the tape, six things may watch or change ``apply``'s calls: ``vmap``
+    (``Batching``), ``autocast``, the graph tracer, the tape recorder, anomaly mode,
+    saved-tensor hooks (``autograd.graph.saved_tensors_hooks``: ``apply`` checks those).
     The shortcuts leave every call to the plain path while any of them is on.
     """
     global _engine, _Batching, _Autocast, _GraphRecorder, _TapeRecorder, _AnomalyMode
@@ -434,8 +436,10 @@ def _binary_vjp(node: Any, rule: Any, g: Any, saved: tuple) -> tuple:
 
 
 def _hooked(order: Sequence[Any]) -> bool:
-    """Whether a record has a module hook (``joint``) or tensor hooks: the plain walk's job."""
+    """Whether a record has a module hook (``joint``), tensor hooks or packed saved values
+    (``autograd.graph.saved_tensors_hooks``): the plain walk's job."""
+    packing = SavedTensorsHooks.used
     for node in order:
-        if node.joint is not None or node.hooks:
+        if node.joint is not None or node.hooks or packing and node.packed:
             return True
     return False

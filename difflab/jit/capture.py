@@ -48,9 +48,10 @@ class _CompileTracer(Tracer):
     backward reaches it.
     """
 
-    def __init__(self, name: str, split: bool = True) -> None:
+    def __init__(self, name: str, split: bool = True, called: dict | None = None) -> None:
         super().__init__(name)
         self.split = split
+        self.called = called  # (id -> module: every module called, for CompiledFunction)
         self.breaks: list[GraphBreak] = []  # every break, splitting or not, in order
         self.reads: list[Read] = []  # the splitting ones: where the trace is cut
         self.writes: list = []  # first writes into tensors from before the call, put back
@@ -118,13 +119,19 @@ class _CompileTracer(Tracer):
                       f"outside the compiled function")
         self._break(reason)
 
+    def module_called(self, module: Any) -> None:
+        """Note ``module`` in ``called`` (a plain function's modules: their hooks guarded)."""
+        if self.called is not None:
+            self.called[id(module)] = module
+
     def python_hooks(self, what: str) -> None:
         """A module's hooks are Python a graph does not replay (what they store, print or
         change): a break before they run, so the call runs eagerly, hooks included."""
         self._break(f"{what} run Python code around the module's call that a graph does "
                     f"not replay (what a hook stores, prints or changes), so this call runs "
-                    f"eagerly, hooks included. Compile a model without hooks, or remove "
-                    f"them before compiling")
+                    f"eagerly, hooks included (a hook registered after the graphs were made "
+                    f"too: the guard notes which modules have hooks). Remove the hooks "
+                    f"(handle.remove()) and the graphs replay again")
 
     def _remember(self, array: Any, ref: Ref, tensor: Tensor | None = None,
                   version: int | None = None) -> None:
@@ -209,46 +216,55 @@ def _is_traceable_leaf(x: Any) -> bool:
                           slice, np.dtype, type)) or x is None or x is Ellipsis
 
 
-def _walk(fn: Any) -> tuple[list[tuple[str, Tensor]], tuple]:
+def _walk(fn: Any) -> tuple[list[tuple[str, Tensor]], tuple, tuple]:
     """A module's parameters, then buffers, by dotted name (as ``named_parameters`` and
-    ``named_buffers`` give them), and every submodule's ``training`` flag: one walk over
-    the modules, at every call.  ``([], ())`` for a plain function; a module's bound
-    method (``model.forward``) has its module's."""
+    ``named_buffers`` give them), every submodule's ``training`` flag, and the dotted names
+    of the submodules whose calls run hooks (``Module._has_hooks``: a hook added after a
+    graph was cached changes the guard, so the call is traced again and runs eagerly, hooks
+    included): one walk over the modules, at every call.  ``([], (), ())`` for a plain
+    function; a module's bound method (``model.forward``) has its module's."""
     fn = getattr(fn, "__self__", fn)
     named_modules = getattr(fn, "named_modules", None)
     if named_modules is None or not hasattr(fn, "_parameters"):
-        return [], ()
+        return [], (), ()
     params: list = []
     buffers: list = []
     training = []
+    hooked = []
     seen_params: set = set()
     seen_buffers: set = set()
     for prefix, module in named_modules():
         training.append(module.training)
+        has_hooks = getattr(module, "_has_hooks", None)
+        if has_hooks is not None and has_hooks():
+            hooked.append(prefix)
         for registry, found, seen in ((module._parameters, params, seen_params),
                                       (module._buffers, buffers, seen_buffers)):
             for name, value in registry.items():
                 if value is not None and id(value) not in seen:
                     seen.add(id(value))
                     found.append((f"{prefix}.{name}" if prefix else name, value))
-    return params + buffers, tuple(training)
+    return params + buffers, tuple(training), tuple(hooked)
 
 
-def _state_guard(state: list[tuple[str, Tensor]], training: tuple) -> tuple:
+def _state_guard(state: list[tuple[str, Tensor]], training: tuple, hooked: tuple = ()
+                 ) -> tuple:
     tensors = tuple((name, id(t), t.array.shape, t.array.dtype.str, t._requires_grad)
                     for name, t in state)
-    return tensors, training
+    return (tensors, training, hooked) if hooked else (tensors, training)
 
 
 # ------------------------------------------------------------------ graphs
 
 
 def _trace(fn: Callable, args: tuple, kwargs: dict, state: list, need_grad: bool,
-           split: bool = True) -> tuple[Graph | None, _CompileTracer, Any]:
+           split: bool = True, called: dict | None = None
+           ) -> tuple[Graph | None, _CompileTracer, Any]:
     """Trace ``fn(*args, **kwargs)``: the joint graph (None at a break that makes the call
     eager), the tracer, and what the traced call returned (an eager result).  The default
-    generator is put back afterwards: the graphs' run draws what eager mode would."""
-    tracer = _CompileTracer(getattr(fn, "__name__", type(fn).__name__), split)
+    generator is put back afterwards: the graphs' run draws what eager mode would.
+    ``called`` collects the modules the call calls (see ``module_called``)."""
+    tracer = _CompileTracer(getattr(fn, "__name__", type(fn).__name__), split, called)
     leaves: list = []
     spec = _flatten((list(args), kwargs), leaves)
     call_leaves = []

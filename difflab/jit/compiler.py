@@ -13,7 +13,12 @@ device and ``requires_grad`` of each tensor argument, the value of each other
 argument (a Python number is baked into the graph), whether grad mode is on,
 and for a module the identity, shape and dtype of each parameter and buffer
 and the ``training`` flag of every submodule.  A new shape is a new graph, as
-with ``torch.compile(dynamic=False)``.
+with ``torch.compile(dynamic=False)``.  The guard also notes which modules run
+hooks (a module's own submodules, or those a plain function's traces called):
+a hook registered after the graphs were made is a new guard, whose call runs
+eagerly with its hooks (a graph break that says so); once removed, the graphs
+replay again.  (PyTorch's dynamo skips such guards by default,
+``skip_nnmodule_hook_guards``, and replays without the new hook.)
 
 **A graph break** is Python that needs a tensor's *value*: ``if x.sum() > 0:``,
 ``.item()``, ``while err > tol:``.  A graph cannot hold that decision, so the
@@ -63,6 +68,7 @@ import numpy as np
 from difflab import random
 from difflab.autograd import engine
 from difflab.autograd.grad_mode import is_grad_enabled
+from difflab.autograd.saved_hooks import SavedTensorsHooks
 from difflab.jit import fusion, standins, steady
 from difflab.jit.breaks import GraphBreak, Stage, cut, graft, graft_eager, read_key
 from difflab.jit.capture import (
@@ -81,6 +87,7 @@ from difflab.jit.graph import Graph, GraphError
 from difflab.jit.joint import DEFAULT_PASSES, _build, _Call, _CompiledOutput, _Graphs
 from difflab.jit.tracing import _flatten, _user_frame, unflatten
 from difflab.tensor import Tensor
+from difflab.utils.hooks import hooks_changes
 
 #: ``backend=`` names: which graph passes each runs (None: no graph, f eagerly).
 BACKENDS: dict[str, tuple[str, ...] | None] = {
@@ -297,6 +304,10 @@ class CompiledFunction:
         self._watch = None if self._stateless else steady.StateWatch(fn)
         self.traces = 0
         self.python_runs = 0
+        # (a plain function: the modules its traces called, id -> module, whose hooks its
+        # guard holds; and (utils.hooks.hooks_changes(), that guard) as last computed)
+        self.called_modules: dict = {}
+        self._hooks_seen: tuple = ((), ((), ()))
         self.compile_seconds = 0.0
         self.breaks: list[GraphBreak] = []
         self._warned = False
@@ -311,14 +322,31 @@ class CompiledFunction:
         """The guard of a call with these arguments: equal guards share one graph."""
         leaves: list = []
         spec = _flatten((list(args), kwargs), leaves)
-        return (repr(spec), tuple(_leaf_guard(x) for x in leaves),
-                _state_guard(*_walk(self.fn)), is_grad_enabled())
+        state_guard = self._called_guard() if self._stateless else _state_guard(*_walk(self.fn))
+        return (repr(spec), tuple(_leaf_guard(x) for x in leaves), state_guard,
+                is_grad_enabled())
+
+    def _called_guard(self) -> tuple:
+        """A plain function's state guard: ``((), ())``, and the positions (among the
+        modules its traces called) of the modules that have hooks now, if any: a hook
+        registered on a model after its graphs were made traces the call again (it then
+        runs eagerly, hooks included)."""
+        if not self.called_modules:
+            return (), ()
+        changes, guard = self._hooks_seen
+        if changes != hooks_changes():
+            hooked = tuple(k for k, m in enumerate(self.called_modules.values())
+                           if m._has_hooks())
+            guard = ((), (), hooked) if hooked else ((), ())
+            self._hooks_seen = (hooks_changes(), guard)
+        return guard
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self.passes is None or engine.GraphRecorder.active is not None:
+        if self.passes is None or engine.GraphRecorder.active is not None \
+                or SavedTensorsHooks.active is not None:  # (a graph's values are not packed)
             return self._run_eagerly(*args, **kwargs)  # (inside another trace: traced inline)
         if self._stateless:
-            state, training, state_guard = [], (), ((), ())
+            state, training, state_guard = [], (), self._called_guard()
         else:  # (the walk and its guard; steady.StateWatch skips both when nothing changed)
             state, training, state_guard = self._watch.read()
         quick = None
@@ -460,7 +488,8 @@ class CompiledFunction:
         try:
             self.python_runs += 1
             joint, tracer, _ = _trace(self.fn, args, kwargs, state, is_grad_enabled(),
-                                      split=True)  # (fullgraph refuses the splits after)
+                                      split=True,  # (fullgraph refuses the splits after)
+                                      called=self._called_sink())
             breaks = list(tracer.breaks)
         except Exception as exc:  # noqa: BLE001 (tracing failed: the eager call decides)
             what = "" if isinstance(exc, GraphError) else "tracing failed: "
@@ -488,6 +517,14 @@ class CompiledFunction:
                                                            time.perf_counter() - start)
         return stages[0]
 
+    def _called_sink(self) -> dict | None:
+        """Where a trace notes the modules called: a plain function's ``called_modules``
+        (a module's own walk guards its submodules' hooks already)."""
+        if not self._stateless:
+            return None
+        self._hooks_seen = ((), ((), ()))  # (computed again at the next call)
+        return self.called_modules
+
     def _note_breaks(self, breaks: list[GraphBreak]) -> None:
         """Remember a trace's breaks (for :func:`explain`); with ``fullgraph``, refuse them."""
         for b in breaks:
@@ -513,7 +550,7 @@ class CompiledFunction:
         def trace() -> tuple:
             self.python_runs += 1
             joint, tracer, _ = _trace(self.fn, args, kwargs, state, is_grad_enabled(),
-                                      split=False)
+                                      split=False, called=self._called_sink())
             if joint is None or tracer.breaks or tracer.reads or _restore(self.fn, snapshot):
                 raise standins.NeedsValues("a graph break, or a buffer written")
             return joint, tracer
@@ -603,8 +640,9 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False,  # noqa: 
     The first call traces ``model`` and builds its forward graph (and, when
     something requires grad, its backward graph), optimized and fused; later
     calls with the same *guard* (shapes, dtypes, devices, ``requires_grad``,
-    the values of non-tensor arguments, grad mode, a module's parameters and
-    ``training`` flags) replay the graphs without running ``model``'s Python.
+    the values of non-tensor arguments, grad mode, a module's parameters,
+    ``training`` flags and which modules have hooks) replay the graphs without
+    running ``model``'s Python.
     A new guard traces again, up to ``config.recompile_limit`` (8) graphs; past
     that, calls run eagerly with one :class:`RecompileLimitWarning`.  Python
     that needs a tensor's value (``if x.sum() > 0:``, ``.item()``) is a

@@ -32,7 +32,6 @@ guard, one dropped because a captured tensor changed shape, a user's
 from __future__ import annotations
 
 import operator
-import sys
 from typing import Any
 
 import numpy as np
@@ -42,8 +41,9 @@ from difflab.autograd import engine, engine_quick
 from difflab.autograd.functional import is_implicit_seed
 from difflab.autograd.grad_mode import _State
 from difflab.jit.capture import _state_guard, _walk
-from difflab.jit.joint import _Call, _CompiledOutput, _Graphs
+from difflab.jit.joint import _Call, _CompiledOutput, _Graphs, hand_over
 from difflab.tensor import Tensor
+from difflab.utils.hooks import hooks_changes
 
 
 class GuardCache(dict):
@@ -171,7 +171,10 @@ class StateWatch:
     same (the objects compared by identity) the walk would give the same list,
     so :meth:`read` hands out the kept one; the tensors' shapes, dtypes and
     ``requires_grad`` can change without any of that, so they are compared at
-    every call, and any change walks again.  A module class with its own
+    every call, and any change walks again.  So is whether any hook was registered
+    or removed with a handle since (``utils.hooks.hooks_changes``: the walk notes
+    which modules have hooks, part of the guard; a hook put in a module's hook dict
+    by hand, without a handle, is seen at the next walk).  A module class with its own
     ``named_modules`` (it might yield other modules) turns the watch off for that
     module.
 
@@ -206,13 +209,14 @@ class StateWatch:
         self.dicts: list = []
         self.tensors: tuple = ()
         self.meta: tuple = ()
+        self.hooks: tuple = ()  # utils.hooks.hooks_changes() at the walk
 
     def read(self) -> tuple[list, tuple, tuple]:
         """``(state, training, state guard)`` as ``_walk`` and ``_state_guard`` give them now."""
         if self.kept is not None and self._unchanged():
             return self.kept
-        state, training = _walk(self.fn)
-        guard = _state_guard(state, training)
+        state, training, hooked = _walk(self.fn)
+        guard = _state_guard(state, training, hooked)
         self.kept = None
         if fastpath.ENABLED and self._remember():
             self.tensors = tuple(t for _, t in state)
@@ -234,9 +238,12 @@ class StateWatch:
         self.flags = [m.training for m in modules]
         self.holders = [(m._modules, m._parameters, m._buffers) for m in modules]
         self.dicts = dicts
+        self.hooks = hooks_changes()
         return True
 
     def _unchanged(self) -> bool:
+        if hooks_changes() != self.hooks:  # (a hook registered or removed: anywhere)
+            return False
         for m, flag, (children, parameters, buffers) in zip(self.modules, self.flags,
                                                              self.holders):
             if m.training != flag or m._modules is not children \
@@ -368,9 +375,7 @@ class HandingOverCall(_Call):
     def backward(self, k: int, g: Any, xp: Any) -> tuple:
         if self.graphs.scaled:
             if self.saved is not None and fastpath.ENABLED and is_implicit_seed(g):
-                # (a loss's backward at the seed 1: ``_Call._hand_over_saved`` inline)
-                saved, self.saved = self.saved, None
-                return tuple(map(fastpath.FreshAdjoint, saved))
+                return self._hand_over_saved()  # (a loss's backward at the seed 1)
             return super().backward(k, g, xp)
         if type(g) is not np.ndarray or not fastpath.ENABLED:
             return super().backward(k, g, xp)
@@ -390,63 +395,3 @@ class HandingOverCall(_Call):
                 view.flags.writeable = False
                 return [view]
         return super().cotangents(k, g, xp)
-
-
-def hand_over(results: list) -> list:
-    """``results`` with each array that nothing else refers to marked as the pass's own.
-
-    An array counts as the pass's own when it is a writeable, C-contiguous NumPy
-    array referred to only by ``results`` (once), and either owns its memory or is
-    a view of an array that only it refers to (the reshape of a fused kernel's
-    output).  It is wrapped in :class:`~difflab.fastpath.FreshAdjoint`; every
-    other entry is left as it is.  ``sys.getrefcount`` answers "referred to by
-    nothing else"; ``HANDS_OVER`` is False, and nothing is marked, where
-    this interpreter counts references in another way than the one checked at
-    import.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from difflab.jit.steady import hand_over
-    >>> kept = np.ones(2)
-    >>> [type(r).__name__ for r in hand_over([np.zeros(3), kept, np.zeros(4).reshape(2, 2)])]
-    ['FreshAdjoint', 'ndarray', 'FreshAdjoint']
-    """
-    if not HANDS_OVER:
-        return results
-    for i in range(len(results)):
-        a = results[i]
-        if type(a) is np.ndarray and sys.getrefcount(a) == _HELD_ONCE and _own_memory(a):
-            results[i] = fastpath.FreshAdjoint(a)
-    return results
-
-
-def _own_memory(a: np.ndarray) -> bool:
-    """Whether ``a`` (referred to once) reaches memory nothing else refers to."""
-    flags = a.flags
-    if not (flags.writeable and flags.c_contiguous):
-        return False
-    base = a.base
-    if base is None:
-        return True
-    return type(base) is np.ndarray and base.base is None and \
-        sys.getrefcount(base) == _BASE_HELD_ONCE
-
-
-# The reference counts of an array held by the results list alone (in hand_over's loop)
-# and of a base held by its one view alone (in _own_memory), as CPython counts them;
-# checked at import by _check_counts.
-_HELD_ONCE, _BASE_HELD_ONCE = 3, 3
-HANDS_OVER = True
-
-
-def _check_counts() -> bool:
-    """Whether :func:`hand_over` marks exactly the arrays held by nothing else here."""
-    shared, shared_base = np.ones(2), np.ones(4)
-    results = hand_over([np.ones(2), shared, np.ones(4).reshape(2, 2), shared_base.reshape(2, 2),
-                         np.ones(3)[::2], np.broadcast_to(np.ones(1), (3,))])
-    marked = [type(r) is fastpath.FreshAdjoint for r in results]
-    return marked == [True, False, True, False, False, False]
-
-
-HANDS_OVER = fastpath.ENABLED and _check_counts()  # (the plain store takes no FreshAdjoint)

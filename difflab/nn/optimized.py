@@ -9,6 +9,7 @@ forward guards on the ``training`` flags and traces again when they change).
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from difflab.jit import compiler
@@ -44,6 +45,22 @@ class OptimizedModule(Module):
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         return self.__dict__["_compiled"](*args, **kwargs)
+
+    def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:
+        """The call with hooks; every module's hooks also run for this wrapper (PyTorch's
+        warning, as its ``OptimizedModule``'s)."""
+        from difflab.nn.modules import module as module_module
+
+        if any((module_module._global_forward_pre_hooks, module_module._global_forward_hooks,
+                module_module._global_backward_pre_hooks,
+                module_module._global_backward_hooks)):
+            warnings.warn("Using `torch.compile(module)` when there are global hooks on "
+                          "modules (e.g., from `register_module_forward_hook`); this will cause "
+                          "the hooks to fire an extra time for the `OptimizedModule` created "
+                          "by `torch.compile(module)`. If this causes undesired behavior, "
+                          "please try using `module.compile()`, or use the per-module hooks "
+                          "instead", stacklevel=3)
+        return super()._call_with_hooks(args, kwargs)
 
     def __getattr__(self, name: str) -> Any:
         try:

@@ -17,7 +17,7 @@ import difflab as dl
 import difflab.nn as nn
 from difflab import fastpath
 from difflab.autograd import engine, engine_steady
-from difflab.jit import steady
+from difflab.jit import joint, steady
 
 _PROGRAM = r"""
 import sys
@@ -226,15 +226,15 @@ def test_leaves_with_hooks_or_another_dtype_take_the_plain_step(monkeypatch):
 
 @pytest.mark.fastpath("6. fresh adjoints kept")
 def test_hand_over_marks_only_arrays_that_nothing_else_holds():
-    assert steady.HANDS_OVER == fastpath.ENABLED
-    if not steady.HANDS_OVER:
+    assert joint.HANDS_OVER == fastpath.ENABLED
+    if not joint.HANDS_OVER:
         pytest.skip("this interpreter counts references in another way: nothing is handed over")
     shared, base = np.ones(3), np.ones(6)
     twice = np.ones(2)
     results = [np.zeros(3), shared, shared[:2] * 1.0, base.reshape(2, 3), np.ones(6)[::2],
                np.broadcast_to(np.ones(1), (4,)), twice, twice, np.ones(6).reshape(2, 3),
                np.ones(4).T, np.asfortranarray(np.ones((2, 3)))]
-    marked = [type(r) is fastpath.FreshAdjoint for r in steady.hand_over(results)]
+    marked = [type(r) is fastpath.FreshAdjoint for r in joint.hand_over(results)]
     assert marked == [True, False, True, False, False, False, False, False, True, True, False]
 
 

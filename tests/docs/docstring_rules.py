@@ -42,13 +42,14 @@ OPTIONS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
 NAMESPACES = [
     "difflab", "difflab.nn", "difflab.nn.functional", "difflab.optim",
     "difflab.optim.lr_scheduler", "difflab.utils.data", "difflab.autograd",
-    "difflab.autograd.functional", "difflab.autograd.forward_ad", "difflab.func",
-    "difflab.special",
+    "difflab.autograd.functional", "difflab.autograd.forward_ad", "difflab.autograd.graph",
+    "difflab.func", "difflab.special",
     "difflab.jit", "difflab.export", "difflab.onnx", "difflab.distributed",
     "difflab.compare", "difflab.grading", "difflab.Tensor",
     "difflab.linalg", "difflab.distributions", "difflab.amp",
     "difflab.utils.checkpoint", "difflab.testing", "difflab.nn.utils",
     "difflab.nn.utils.parametrize", "difflab.nn.utils.parametrizations", "difflab.nn.utils.prune",
+    "difflab.nn.utils.fusion",
     "difflab.optim.swa_utils",
 ]
 

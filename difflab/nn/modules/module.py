@@ -33,19 +33,25 @@ from difflab.tensor_arguments import to_arguments
 from difflab.utils.hooks import RemovableHandle
 
 #: The registries of hooks: code the module runs on every call, never state (a checkpoint
-#: does not write them and refuses a file that sets them).  Their entries are tuples:
-#: ``(hook, with_kwargs)`` before forward, ``(hook, with_kwargs, always_call)`` after it,
-#: ``(hook, full)`` for backward hooks (``full=False``: the deprecated
-#: ``register_backward_hook``) and ``(hook,)`` for backward pre-hooks.
-HOOK_REGISTRIES = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks",
-                   "_backward_hooks")
+#: does not write them and refuses a file that sets them).  As PyTorch's, each is an
+#: ``OrderedDict[int, hook]`` keyed by the handle's id (``RemovableHandle.id``), run in
+#: its order; the ``_with_kwargs`` and ``_always_called`` dicts hold ``id: True`` for the
+#: hooks registered so.  ``_is_full_backward_hook`` (None until a backward hook is
+#: registered) says which kind the module's backward hooks are.
+HOOK_REGISTRIES = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
+                   "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
+                   "_backward_pre_hooks", "_backward_hooks", "_state_dict_pre_hooks",
+                   "_state_dict_hooks", "_load_state_dict_pre_hooks",
+                   "_load_state_dict_post_hooks")
 
 # The hooks of every module (``nn.modules.module.register_module_forward_hook``...), run
-# before each module's own; same entries as the registries above.
-_global_forward_pre_hooks: list = []
-_global_forward_hooks: list = []
-_global_backward_pre_hooks: list = []
-_global_backward_hooks: list = []
+# before each module's own: PyTorch's names and dicts.
+_global_forward_pre_hooks: OrderedDict = OrderedDict()
+_global_forward_hooks: OrderedDict = OrderedDict()
+_global_forward_hooks_with_kwargs: OrderedDict = OrderedDict()
+_global_forward_hooks_always_called: OrderedDict = OrderedDict()
+_global_backward_pre_hooks: OrderedDict = OrderedDict()
+_global_backward_hooks: OrderedDict = OrderedDict()
 
 
 class _IncompatibleKeys(NamedTuple):
@@ -166,9 +172,10 @@ class Module:
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent", set())
         object.__setattr__(self, "_modules", OrderedDict())
-        # (entries as HOOK_REGISTRIES says, called in order by __call__)
+        # (as HOOK_REGISTRIES says, called in order by __call__)
         for registry in HOOK_REGISTRIES:
-            object.__setattr__(self, registry, [])
+            object.__setattr__(self, registry, OrderedDict())
+        object.__setattr__(self, "_is_full_backward_hook", None)
 
     # ------------------------------------------------------------- calling
     def forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -250,9 +257,19 @@ class Module:
         if not (d.get("_forward_pre_hooks") or d.get("_forward_hooks")
                 or d.get("_backward_hooks") or d.get("_backward_pre_hooks")
                 or _global_forward_pre_hooks or _global_forward_hooks
-                or _global_backward_hooks or _global_backward_pre_hooks):
-            return self.forward(*args, **kwargs)
+                or _global_backward_hooks or _global_backward_pre_hooks
+                or GraphRecorder.active is not None):
+            return self.forward(*args, **kwargs)  # (no hooks, no recorder: _has_hooks inline)
         return self._call_with_hooks(args, kwargs)
+
+    def _has_hooks(self) -> bool:
+        """Whether a call runs hooks: this module's own or every module's (a compiled
+        module's guard asks each module: a hook added after a graph was cached)."""
+        d = self.__dict__
+        return bool(d.get("_forward_pre_hooks") or d.get("_forward_hooks")
+                    or d.get("_backward_hooks") or d.get("_backward_pre_hooks")
+                    or _global_forward_pre_hooks or _global_forward_hooks
+                    or _global_backward_hooks or _global_backward_pre_hooks)
 
     def _call_uncompiled(self, *args: Any, **kwargs: Any) -> Any:
         """The call as :meth:`compile` found it (forward between the hooks): what the
@@ -305,50 +322,45 @@ class Module:
         return state
 
     def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:
-        """``__call__`` with hooks: every module's (global) first, then this module's own."""
-        if GraphRecorder.active is not None:  # (dl.compile: a graph break, hooks run eagerly)
-            GraphRecorder.active.python_hooks(f"the hooks of {type(self).__name__}")
+        """``__call__`` with hooks: every module's (global) first, then this module's own
+        (and any call while a graph is recorded: the recorder is told of the module)."""
+        recorder = GraphRecorder.active
+        if recorder is not None:  # (traced: dl.compile notes the module; hooks: a graph break)
+            recorder.module_called(self)
+            if not self._has_hooks():
+                return self.forward(*args, **kwargs)
+            recorder.python_hooks(self._hooks_named())
         d = self.__dict__
-        forward_hooks = _global_forward_hooks + d.get("_forward_hooks", [])
+        forward_hooks = [*_global_forward_hooks.items(), *d.get("_forward_hooks", {}).items()]
+        with_kwargs = {**_global_forward_hooks_with_kwargs,
+                       **d.get("_forward_hooks_with_kwargs", {})} if forward_hooks else {}
+        always_called = {**_global_forward_hooks_always_called,
+                         **d.get("_forward_hooks_always_called", {})} if forward_hooks else {}
         result = None
         called = set()  # the always_call hooks already run (not run again after an error)
         try:
-            for hook, with_kwargs in _global_forward_pre_hooks + d.get("_forward_pre_hooks", []):
-                if with_kwargs:
-                    new = hook(self, args, kwargs)
-                    if new is not None:
-                        if not (isinstance(new, tuple) and len(new) == 2):
-                            raise RuntimeError(
-                                f"forward pre-hook must return None or a tuple of (new_args, "
-                                f"new_kwargs), but got {new!r:.60}.")
-                        args, kwargs = new
-                        args = args if isinstance(args, tuple) else (args,)
-                else:
-                    new = hook(self, args)
-                    if new is not None:
-                        args = new if isinstance(new, tuple) else (new,)
+            args, kwargs = self._run_forward_pre_hooks(args, kwargs)
             backward = self._backward_hooks_to_run()
             if backward is not None:
                 backward = BackwardHook(self, *backward)
                 args = backward.setup_input_hook(args)
             result = self.forward(*args, **kwargs)
-            for entry in forward_hooks:
-                hook, with_kwargs, always_call = entry
-                if always_call:
-                    called.add(id(entry))
-                new = hook(self, args, kwargs, result) if with_kwargs else hook(self, args, result)
+            for hook_id, hook in forward_hooks:
+                if hook_id in always_called:
+                    called.add(hook_id)
+                new = (hook(self, args, kwargs, result) if hook_id in with_kwargs
+                       else hook(self, args, result))
                 if new is not None:
                     result = new
             if backward is not None:
                 result = backward.setup_output_hook(result)
             return result
         except Exception:
-            for entry in forward_hooks:  # always_call: run even when forward failed
-                hook, with_kwargs, always_call = entry
-                if not always_call or id(entry) in called:
+            for hook_id, hook in forward_hooks:  # always_call: run even when forward failed
+                if hook_id not in always_called or hook_id in called:
                     continue
                 try:
-                    new = (hook(self, args, kwargs, result) if with_kwargs
+                    new = (hook(self, args, kwargs, result) if hook_id in with_kwargs
                            else hook(self, args, result))
                     result = result if new is None else new
                 except Exception as exc:
@@ -357,20 +369,58 @@ class Module:
                                   f"in forward: {exc}", stacklevel=2)
             raise
 
+    def _run_forward_pre_hooks(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """Every module's forward pre-hooks, then this one's: the arguments they leave."""
+        d = self.__dict__
+        with_kwargs = d.get("_forward_pre_hooks_with_kwargs", {})
+        for hook_id, hook in [*_global_forward_pre_hooks.items(),
+                              *d.get("_forward_pre_hooks", {}).items()]:
+            if hook_id in with_kwargs:
+                new = hook(self, args, kwargs)
+                if new is not None:
+                    if not (isinstance(new, tuple) and len(new) == 2):
+                        raise RuntimeError(
+                            f"forward pre-hook must return None or a tuple of (new_args, "
+                            f"new_kwargs), but got {new!r:.60}.")
+                    args, kwargs = new
+                    args = args if isinstance(args, tuple) else (args,)
+            else:
+                new = hook(self, args)
+                if new is not None:
+                    args = new if isinstance(new, tuple) else (new,)
+        return args, kwargs
+
     def _backward_hooks_to_run(self) -> tuple[list, list] | None:
         """The (full hooks, pre-hooks) for this call, every module's first; None if none."""
         d = self.__dict__
-        hooks = [entry[0] for entry in _global_backward_hooks + d.get("_backward_hooks", [])]
-        pre = [entry[0] for entry in
-               _global_backward_pre_hooks + d.get("_backward_pre_hooks", [])]
+        hooks = [*_global_backward_hooks.values(), *d.get("_backward_hooks", {}).values()]
+        pre = [*_global_backward_pre_hooks.values(), *d.get("_backward_pre_hooks", {}).values()]
         return (hooks, pre) if hooks or pre else None
 
-    def _add_hook(self, registry: str, hook: Callable, prepend: bool, *flags: bool
+    def _hooks_named(self) -> str:
+        """Which hooks a call of this module runs, in words (a compiled call's graph break)."""
+        d = self.__dict__
+        kinds = [words for words, own, every in (
+            ("forward pre-hooks", "_forward_pre_hooks", _global_forward_pre_hooks),
+            ("forward hooks", "_forward_hooks", _global_forward_hooks),
+            ("backward pre-hooks", "_backward_pre_hooks", _global_backward_pre_hooks),
+            ("backward hooks", "_backward_hooks", _global_backward_hooks))
+            if d.get(own) or every]
+        own = any(d.get(name) for name in ("_forward_pre_hooks", "_forward_hooks",
+                                           "_backward_pre_hooks", "_backward_hooks"))
+        where = f"of {type(self).__name__}" if own else "registered on every module"
+        return f"the {', '.join(kinds)} {where}"
+
+    def _add_hook(self, registry: str, hook: Callable, prepend: bool, *flags: str
                   ) -> RemovableHandle:
+        """Register ``hook`` in ``registry`` (first, with ``prepend``), with ``id: True`` in
+        each of the registries ``flags`` (``"_forward_hooks_with_kwargs"``)."""
         _check_hook(hook)
-        if registry not in self.__dict__:  # (a module restored without __init__)
-            object.__setattr__(self, registry, [])
-        return _add_entry(self.__dict__[registry], (hook, *flags), prepend)
+        d = self.__dict__
+        for name in (registry, *flags):
+            if name not in d:  # (a module restored without __init__)
+                object.__setattr__(self, name, OrderedDict())
+        return _add_entry(d[registry], hook, prepend, [d[name] for name in flags])
 
     def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
                                   with_kwargs: bool = False) -> RemovableHandle:
@@ -415,7 +465,8 @@ class Module:
         >>> relu(dl.tensor([-1.0]))
         tensor([0.])
         """
-        return self._add_hook("_forward_pre_hooks", hook, prepend, bool(with_kwargs))
+        flags = ["_forward_pre_hooks_with_kwargs"] if with_kwargs else []
+        return self._add_hook("_forward_pre_hooks", hook, prepend, *flags)
 
     def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
                               with_kwargs: bool = False, always_call: bool = False
@@ -479,8 +530,9 @@ class Module:
         >>> calls
         [True]
         """
-        return self._add_hook("_forward_hooks", hook, prepend, bool(with_kwargs),
-                              bool(always_call))
+        flags = ["_forward_hooks_with_kwargs"] * bool(with_kwargs) \
+            + ["_forward_hooks_always_called"] * bool(always_call)
+        return self._add_hook("_forward_hooks", hook, prepend, *flags)
 
     def register_full_backward_pre_hook(self, hook: Callable, *, prepend: bool = False
                                         ) -> RemovableHandle:
@@ -614,7 +666,7 @@ class Module:
         >>> handle.remove()
         """
         self._refuse_mixed_backward_hooks(full=True)
-        return self._add_hook("_backward_hooks", hook, prepend, True)
+        return self._add_hook("_backward_hooks", hook, prepend)
 
     def register_backward_hook(self, hook: Callable) -> RemovableHandle:
         """Deprecated: :meth:`register_full_backward_hook`, which difflab runs it as.
@@ -668,12 +720,14 @@ class Module:
                       "last operation inside the module); difflab runs it as "
                       "register_full_backward_hook: call that instead.", FutureWarning,
                       stacklevel=2)
-        return self._add_hook("_backward_hooks", hook, False, False)
+        return self._add_hook("_backward_hooks", hook, False)
 
     def _refuse_mixed_backward_hooks(self, full: bool) -> None:
-        if any(entry[1] != full for entry in self.__dict__.get("_backward_hooks", ())):
+        d = self.__dict__
+        if d.get("_backward_hooks") and d.get("_is_full_backward_hook") not in (None, full):
             raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
                                "on a single Module. Please use only one of them.")
+        object.__setattr__(self, "_is_full_backward_hook", full)
 
     # ----------------------------------------------------- attribute routing
     def _check_init(self) -> None:
@@ -1325,10 +1379,12 @@ class Module:
         return self
 
     # --------------------------------------------------------- devices, dtypes
-    def _convert(self, convert: Callable[[Any], Any], floating_only: bool) -> Module:
+    def _convert(self, convert: Callable[[Any], Any], floating_only: bool,
+                 recurse: bool = True) -> Module:
         """Replace every parameter's and buffer's array in place (the objects stay the same,
-        so an optimizer built before ``to()`` still holds the right tensors)."""
-        for m in self.modules():
+        so an optimizer built before ``to()`` still holds the right tensors); with
+        ``recurse=False`` this module's own only."""
+        for m in self.modules() if recurse else (self,):
             for registry in (m._parameters, m._buffers):
                 for t in registry.values():
                     if t is None or (floating_only and t.dtype.kind not in "fc"):
@@ -1389,6 +1445,51 @@ class Module:
                 raise TypeError(f"Module.to only accepts floating dtypes, got {dtype}")
             self._convert(lambda a: a.astype(dtype.dtype), floating_only=True)
         return self
+
+    def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
+        """Give every parameter and buffer new memory on ``device``, its values unset, in place.
+
+        PyTorch's way to materialise a module built without memory (on its "meta"
+        device) before loading a checkpoint or calling ``reset_parameters()``.
+        The values are not to be relied on (difflab fills them with zeros, as
+        :func:`difflab.empty_like`); shapes, dtypes, ``requires_grad`` and the
+        ``Parameter`` objects stay, and a ``.grad`` is emptied the same way.
+
+        Parameters
+        ----------
+        device : str, difflab.device or None
+            Where the new memory is (``"cpu"``, ``"cuda:0"``); None keeps each
+            tensor's device.
+        recurse : bool, default True
+            Also the submodules' parameters and buffers (False: this module's own).
+
+        Returns
+        -------
+        Module
+            ``self``.
+
+        See Also
+        --------
+        to : moves the values.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> lin = dl.nn.Linear(2, 2)
+        >>> weight = lin.weight
+        >>> lin.to_empty(device="cpu").weight is weight, lin.weight.shape
+        (True, difflab.Size([2, 2]))
+        >>> with dl.no_grad():
+        ...     lin.reset_parameters()              # then give it values
+        """
+        dev = None if device is None else backend.device(device)
+
+        def empty(array: Any) -> Any:
+            xp = backend.array_module(array)
+            new = xp.zeros(array.shape, array.dtype)
+            return new if dev is None else backend.to_device(new, dev)
+
+        return self._convert(empty, floating_only=False, recurse=recurse)
 
     def cuda(self, device: Any = None) -> Module:
         """Move the parameters and buffers to a GPU: ``to("cuda")`` or ``to("cuda:<device>")``.
@@ -1736,10 +1837,17 @@ class Module:
 # ------------------------------------------------------------ hooks of every module
 
 
-def _add_entry(hooks: list, entry: tuple, prepend: bool) -> RemovableHandle:
-    """Put ``entry`` in a registry (first, with ``prepend``); its handle removes it."""
-    hooks.insert(0, entry) if prepend else hooks.append(entry)
-    return RemovableHandle(hooks, entry)
+def _add_entry(hooks: OrderedDict, hook: Callable, prepend: bool, flags: list = ()
+               ) -> RemovableHandle:
+    """Put ``hook`` in a registry under a new handle's id (first, with ``prepend``), and
+    ``id: True`` in each dict of ``flags``; the handle removes all of them."""
+    handle = RemovableHandle(hooks, extra_dict=list(flags))
+    hooks[handle.id] = hook
+    for flag in flags:
+        flag[handle.id] = True
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
 
 
 def _check_hook(hook: Any) -> None:
@@ -1785,7 +1893,7 @@ def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
     ['Sequential', 'Linear', 'ReLU']
     """
     _check_hook(hook)
-    return _add_entry(_global_forward_pre_hooks, (hook, False), False)
+    return _add_entry(_global_forward_pre_hooks, hook, False)
 
 
 def register_module_forward_hook(hook: Callable, *, with_kwargs: bool = False,
@@ -1833,8 +1941,9 @@ def register_module_forward_hook(hook: Callable, *, with_kwargs: bool = False,
     [(2, 3), (2, 3), (2, 3)]
     """
     _check_hook(hook)
-    return _add_entry(_global_forward_hooks, (hook, bool(with_kwargs), bool(always_call)),
-                      False)
+    flags = [_global_forward_hooks_with_kwargs] * bool(with_kwargs) \
+        + [_global_forward_hooks_always_called] * bool(always_call)
+    return _add_entry(_global_forward_hooks, hook, False, flags)
 
 
 def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
@@ -1876,7 +1985,7 @@ def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
     ['Sequential', 'Tanh', 'Linear']
     """
     _check_hook(hook)
-    return _add_entry(_global_backward_pre_hooks, (hook,), False)
+    return _add_entry(_global_backward_pre_hooks, hook, False)
 
 
 def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
@@ -1925,7 +2034,7 @@ def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
     [('Sequential', True), ('Linear', False), ('ReLU', False), ('Linear', True)]
     """
     _check_hook(hook)
-    return _add_entry(_global_backward_hooks, (hook, True), False)
+    return _add_entry(_global_backward_hooks, hook, False)
 
 
 def register_module_backward_hook(hook: Callable) -> RemovableHandle:
@@ -1969,4 +2078,4 @@ def register_module_backward_hook(hook: Callable) -> RemovableHandle:
     warnings.warn("register_module_backward_hook is deprecated; difflab runs it as "
                   "register_module_full_backward_hook: call that instead.", FutureWarning,
                   stacklevel=2)
-    return _add_entry(_global_backward_hooks, (hook, True), False)
+    return _add_entry(_global_backward_hooks, hook, False)

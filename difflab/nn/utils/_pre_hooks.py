@@ -9,15 +9,14 @@ from difflab.nn.modules.module import Module
 
 
 def pre_hooks_on(module: Module, kind: type | tuple, name: str, attribute: str = "name"
-                 ) -> list[tuple]:
-    """The registry entries ``(hook, with_kwargs)`` of ``module``'s forward pre-hooks that
-    are ``kind`` instances acting on the tensor ``name`` (their ``attribute``)."""
-    return [entry for entry in module.__dict__.get("_forward_pre_hooks", [])
-            if isinstance(entry[0], kind) and getattr(entry[0], attribute, None) == name]
+                 ) -> list[int]:
+    """The ids (keys of ``module._forward_pre_hooks``) of the forward pre-hooks that are
+    ``kind`` instances acting on the tensor ``name`` (their ``attribute``)."""
+    return [hook_id for hook_id, hook in module.__dict__.get("_forward_pre_hooks", {}).items()
+            if isinstance(hook, kind) and getattr(hook, attribute, None) == name]
 
 
-def drop_pre_hook(module: Module, entry: tuple) -> Any:
-    """Take ``entry`` out of ``module``'s forward pre-hooks (by identity); return its hook."""
-    hooks = module._forward_pre_hooks
-    hooks.pop(next(i for i, e in enumerate(hooks) if e is entry))
-    return entry[0]
+def drop_pre_hook(module: Module, hook_id: int) -> Any:
+    """Take the forward pre-hook ``hook_id`` out of ``module``; return the hook."""
+    module.__dict__.get("_forward_pre_hooks_with_kwargs", {}).pop(hook_id, None)
+    return module._forward_pre_hooks.pop(hook_id)

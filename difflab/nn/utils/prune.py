@@ -152,9 +152,9 @@ class BasePruningMethod:
 
 
 def _composite_method(cls: type, module: Module, name: str, *args: Any, **kwargs: Any
-                      ) -> tuple[BasePruningMethod, tuple | None]:
+                      ) -> tuple[BasePruningMethod, int | None]:
     """The new method, joined in a new container with the one already pruning ``name``;
-    and the registry entry of that one's hook (None if ``name`` is not pruned yet)."""
+    and the id of that one's hook (None if ``name`` is not pruned yet)."""
     found = pre_hooks_on(module, BasePruningMethod, name, attribute="_tensor_name")
     assert len(found) <= 1, (f"Avoid adding multiple pruning hooks to the same tensor {name} "
                              f"of module {module}. Use a PruningContainer.")
@@ -162,7 +162,7 @@ def _composite_method(cls: type, module: Module, name: str, *args: Any, **kwargs
     method._tensor_name = name
     if not found:
         return method, None
-    old = found[0][0]
+    old = module._forward_pre_hooks[found[0]]
     container = PruningContainer(*old) if isinstance(old, PruningContainer) else (
         PruningContainer(old))
     container.add_pruning_method(method)
@@ -196,7 +196,7 @@ class PruningContainer(BasePruningMethod):
     >>> m = nn.Linear(4, 2)
     >>> _ = prune.l1_unstructured(m, "weight", amount=0.5)
     >>> _ = prune.l1_unstructured(m, "weight", amount=0.5)   # half of what is left
-    >>> hook = m._forward_pre_hooks[0][0]
+    >>> hook = next(iter(m._forward_pre_hooks.values()))
     >>> type(hook).__name__, len(hook), int((m.weight_mask == 0).sum())
     ('PruningContainer', 2, 6)
     """
@@ -886,8 +886,8 @@ def remove(module: Module, name: str) -> Module:
     >>> list(m.state_dict()), int((m.weight == 0).sum()), prune.is_pruned(m)
     (['bias', 'weight'], 1, False)
     """
-    for entry in pre_hooks_on(module, BasePruningMethod, name, attribute="_tensor_name"):
-        drop_pre_hook(module, entry).remove(module)
+    for hook_id in pre_hooks_on(module, BasePruningMethod, name, attribute="_tensor_name"):
+        drop_pre_hook(module, hook_id).remove(module)
         return module
     raise ValueError(f"Parameter '{name}' of module {module} has to be pruned before pruning "
                      "can be removed")
@@ -919,4 +919,4 @@ def is_pruned(module: Module) -> bool:
     """
     return any(isinstance(hook, BasePruningMethod)
                for m in module.modules()
-               for hook, *_ in m.__dict__.get("_forward_pre_hooks", []))
+               for hook in m.__dict__.get("_forward_pre_hooks", {}).values())

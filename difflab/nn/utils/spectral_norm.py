@@ -47,7 +47,7 @@ class SpectralNorm:
     >>> from difflab import nn
     >>> from difflab.nn.utils.spectral_norm import SpectralNorm
     >>> m = nn.utils.spectral_norm(nn.Linear(2, 2))
-    >>> [type(hook).__name__ for hook, _ in m._forward_pre_hooks]
+    >>> [type(hook).__name__ for hook in m._forward_pre_hooks.values()]
     ['SpectralNorm']
     """
 
@@ -208,7 +208,7 @@ def remove_spectral_norm(module: Module, name: str = "weight") -> Module:
     >>> list(nn.utils.remove_spectral_norm(m).state_dict())
     ['bias', 'weight']
     """
-    for entry in pre_hooks_on(module, SpectralNorm, name):
-        drop_pre_hook(module, entry).remove(module)
+    for hook_id in pre_hooks_on(module, SpectralNorm, name):
+        drop_pre_hook(module, hook_id).remove(module)
         return module
     raise ValueError(f"spectral_norm of '{name}' not found in {module}")

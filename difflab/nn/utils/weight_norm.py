@@ -38,7 +38,7 @@ class WeightNorm:
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("ignore")
     ...     m = nn.utils.weight_norm(nn.Linear(2, 2))
-    >>> [type(hook).__name__ for hook, _ in m._forward_pre_hooks]
+    >>> [type(hook).__name__ for hook in m._forward_pre_hooks.values()]
     ['WeightNorm']
     """
 
@@ -166,7 +166,7 @@ def remove_weight_norm(module: Module, name: str = "weight") -> Module:
     >>> list(nn.utils.remove_weight_norm(m).state_dict())
     ['bias', 'weight']
     """
-    for entry in pre_hooks_on(module, WeightNorm, name):
-        drop_pre_hook(module, entry).remove(module)
+    for hook_id in pre_hooks_on(module, WeightNorm, name):
+        drop_pre_hook(module, hook_id).remove(module)
         return module
     raise ValueError(f"weight_norm of '{name}' not found in {module}")
