@@ -1294,3 +1294,86 @@ class InPlaceMethods:
             raise ValueError(f"random_ expects from_ < to, got [{from_}, {to})")
         return self._fill(integers_array(from_, to, tuple(self.shape), self.dtype, self.device,
                                          generator), "random_")
+
+
+# ------------------------------------------ the rest of the math, in place, from a table
+# PyTorch has an in-place twin ``x.f_(...)`` of most of its math methods.  Each is the one
+# mechanism above: compute ``x.f(...)`` out of place (recorded when x is part of a graph)
+# and write it back (``_replace_with_result``: refusing a float result in an integer
+# tensor, as PyTorch does).  The table names the out-of-place method, its arguments as
+# PyTorch spells them, and the example the docstring runs.
+_MATH_IN_PLACE: dict[str, tuple[str, str, str, str]] = {
+    # name: (the out-of-place method, its arguments, the example's self, its arguments)
+    **{f"{f}_": (f, "", "[0.25, 0.5]", "") for f in (
+        "sin cos tan asin acos atan sinh cosh asinh atanh erf expm1 log1p exp2 rsqrt "
+        "reciprocal square sign sgn trunc frac ceil i0 sinc deg2rad rad2deg").split()},
+    "acosh_": ("acosh", "", "[1.5, 2.0]", ""),
+    "logical_not_": ("logical_not", "", "[0.0, 0.5]", ""),
+    "bitwise_not_": ("bitwise_not", "", "[6, 3]", ""),
+    "logit_": ("logit", "eps=None", "[0.25, 0.5]", ""),
+    **{f"{f}_": (f, "other", "[0.25, 0.5]", "dl.tensor([0.5, 0.5])") for f in (
+        "atan2 hypot xlogy eq ne lt le gt ge logical_and logical_or logical_xor heaviside "
+        "copysign").split()},
+    **{f"{f}_": (f, "other", "[6, 3]", "dl.tensor([3, 5])") for f in (
+        "bitwise_and bitwise_or bitwise_xor gcd lcm").split()},
+    "ldexp_": ("ldexp", "other", "[0.25, 0.5]", "dl.tensor([2, 3])"),
+    "clamp_min_": ("clamp_min", "min", "[0.25, 0.5]", "0.3"),
+    "clamp_max_": ("clamp_max", "max", "[0.25, 0.5]", "0.3"),
+    "addcmul_": ("addcmul", "tensor1, tensor2, *, value=1", "[0.25, 0.5]",
+                 "dl.tensor([1.0, 2.0]), dl.tensor([3.0, 4.0]), value=0.5"),
+    "addcdiv_": ("addcdiv", "tensor1, tensor2, *, value=1", "[0.25, 0.5]",
+                 "dl.tensor([1.0, 2.0]), dl.tensor([4.0, 8.0]), value=-2"),
+    "lerp_": ("lerp", "end, weight", "[0.25, 0.5]", "dl.tensor([1.0, 1.0]), 0.25"),
+    "cumsum_": ("cumsum", "dim, *, dtype=None", "[0.25, 0.5]", "0"),
+    "cumprod_": ("cumprod", "dim, *, dtype=None", "[0.25, 0.5]", "0"),
+    "nan_to_num_": ("nan_to_num", "nan=0.0, posinf=None, neginf=None", "[0.25, float('nan')]",
+                    "nan=2.0"),
+    "renorm_": ("renorm", "p, dim, maxnorm", "[[3.0, 4.0], [0.3, 0.4]]", "2, 0, 1.0"),
+    "addmm_": ("addmm", "mat1, mat2, *, beta=1, alpha=1", "[[0.25, 0.5]]",
+               "dl.ones(1, 3), dl.ones(3, 2), alpha=0.5"),
+    "addmv_": ("addmv", "mat, vec, *, beta=1, alpha=1", "[0.25, 0.5]",
+               "dl.ones(2, 3), dl.ones(3), beta=2"),
+    "addr_": ("addr", "vec1, vec2, *, beta=1, alpha=1", "[[0.25, 0.5]]",
+              "dl.ones(1), dl.ones(2), alpha=2"),
+    "baddbmm_": ("baddbmm", "batch1, batch2, *, beta=1, alpha=1", "[[[0.25, 0.5]]]",
+                 "dl.ones(1, 1, 3), dl.ones(1, 3, 2)"),
+    "addbmm_": ("addbmm", "batch1, batch2, *, beta=1, alpha=1", "[[0.25, 0.5]]",
+                "dl.ones(2, 1, 3), dl.ones(2, 3, 2)"),
+}
+
+#: Another name of an in-place method (``x.arccos_()`` is ``x.acos_()``), as PyTorch has.
+_IN_PLACE_ALIASES = {
+    "arcsin_": "asin_", "arccos_": "acos_", "arctan_": "atan_", "arcsinh_": "asinh_",
+    "arccosh_": "acosh_", "arctanh_": "atanh_", "arctan2_": "atan2_", "fix_": "trunc_",
+    "absolute_": "abs_", "negative_": "neg_", "multiply_": "mul_", "subtract_": "sub_",
+    "clip_": "clamp_", "greater_": "gt_", "greater_equal_": "ge_", "less_": "lt_",
+    "less_equal_": "le_", "not_equal_": "ne_",
+}
+
+
+def _math_in_place(name: str, function: str, arguments: str, example: str,
+                   example_arguments: str) -> Callable[..., Tensor]:
+    """The method ``name``: ``x.<function>(...)`` written into ``x`` (see the table)."""
+    if arguments:
+        def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+            return self._replace_with_result(lambda x: getattr(x, function)(*args, **kwargs),
+                                             name)
+        parameters = (f"\n\nParameters\n----------\n{arguments}\n    As "
+                      f":meth:`difflab.Tensor.{function}` takes them.")
+    else:
+        def method(self: Tensor) -> Tensor:
+            return self._replace_with_result(lambda x: getattr(x, function)(), name)
+        parameters = ""
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = (
+        f"In-place :meth:`difflab.Tensor.{function}`: writes ``self.{function}(...)`` into "
+        f"``self``.{parameters}\n\nExamples\n--------\n>>> import difflab as dl\n"
+        f">>> x = dl.tensor({example})\n>>> new = x.{function}({example_arguments})\n"
+        f">>> x.{name}({example_arguments}) is x, x.tolist() == new.tolist()\n(True, True)\n")
+    return _in_place(f"Tensor.{function}")(method)
+
+
+for _name, _entry in _MATH_IN_PLACE.items():
+    setattr(InPlaceMethods, _name, _math_in_place(_name, *_entry))
+for _name, _same in _IN_PLACE_ALIASES.items():
+    setattr(InPlaceMethods, _name, getattr(InPlaceMethods, _same))
