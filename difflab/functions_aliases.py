@@ -20,7 +20,7 @@ from difflab.creation import bernoulli, tensor
 from difflab.dtypes import as_dtype, complex128, float64, floating_result, result_type
 from difflab.functions_math import signbit
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import dim_index, tensor_of
+from difflab.tensor_arguments import dim_index, interpreted, tensor_of, tensor_or_interpreted
 
 __all__ = ["clamp_max", "clamp_min", "clip_", "copysign", "detach", "fill", "float_power",
            "nan_to_num_", "rsub", "sigmoid_", "tanh_", "trapz", "typename", "zero_"]
@@ -77,12 +77,14 @@ def clamp_max(input: Tensor, max: Any) -> Tensor:  # noqa: A002
 
 
 def copysign(input: Any, other: Any) -> Tensor:  # noqa: A002
-    """``|input|`` with the sign of ``other``, elementwise (``-0.0`` and nan's sign bit too).
+    """``|input|`` with the sign of ``other``, elementwise (the sign of ``-0.0`` too).
 
     Composed as ``where(signbit(other), -|input|, |input|)``: its derivative by
     ``input`` is ``sign(input) · sign(other)`` (0 at ``input = 0``, as PyTorch's), and by
-    ``other`` zero (a sign is piecewise constant).  Integer or boolean operands give the
-    default float dtype, as in PyTorch.
+    ``other`` zero (a sign is piecewise constant: no gradient reaches ``other``, whose
+    ``.grad`` stays None where PyTorch writes zeros).  Integer or boolean operands give
+    the default float dtype, as in PyTorch.  The sign is read by :func:`difflab.signbit`,
+    which gives a nan ``other`` a plus sign (PyTorch reads a nan's sign bit).
 
     Parameters
     ----------
@@ -102,8 +104,10 @@ def copysign(input: Any, other: Any) -> Tensor:  # noqa: A002
     >>> dl.copysign(dl.tensor([1.0, -2.0, 3.0]), dl.tensor([-0.0, 1.0, -1.0]))
     tensor([-1.,  2., -3.])
     """
-    x, y = tensor_of(input), tensor_of(other)
-    magnitude = x.to(floating_result(result_type(x, y))).abs()
+    x, y = tensor_or_interpreted(input), tensor_or_interpreted(other)
+    if not interpreted(x, y):  # (a dual number or a symbol is a float already)
+        x = x.to(floating_result(result_type(x, y)))
+    magnitude = x.abs()
     return F.where(signbit(y), -magnitude, magnitude)
 
 
@@ -131,6 +135,8 @@ def float_power(input: Any, exponent: Any) -> Tensor:  # noqa: A002
     >>> dl.float_power(dl.tensor([2, 3]), 2)
     tensor([4., 9.], dtype=difflab.float64)
     """
+    if interpreted(input, exponent):  # (a dual number or a symbol: no dtype to widen)
+        return tensor_or_interpreted(input) ** exponent
     complex_ = any(as_dtype(result_type(v)).kind == "c" for v in (input, exponent))
     wide = complex128 if complex_ else float64
     base = tensor_of(input).to(wide)
