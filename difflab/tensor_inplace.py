@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from difflab.tensor import Tensor
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
+_wrap_array = wrap  # (for fill_diagonal_, whose parameter ``wrap`` is PyTorch's name)
 
 # ------------------------------------------------------------------ the docstrings
 # What every in-place method returns, refuses and means for autograd is written once,
@@ -1377,3 +1378,235 @@ for _name, _entry in _MATH_IN_PLACE.items():
     setattr(InPlaceMethods, _name, _math_in_place(_name, *_entry))
 for _name, _same in _IN_PLACE_ALIASES.items():
     setattr(InPlaceMethods, _name, getattr(InPlaceMethods, _same))
+
+
+# --------------------------------------------- in place, changing the shape or a diagonal
+def _view_in_place(self: Tensor, compute: Callable[[Tensor], Tensor], name: str) -> Tensor:
+    """Make ``self`` the view ``compute(self)``: the same memory in a new shape, as PyTorch
+    changes a tensor's view in place (``x.unsqueeze_(0)``).  While recording, ``self``
+    takes the view's record, so gradients flow back through the reshaping."""
+    records = _State.enabled and self.requires_grad
+    self._check_inplace(name, records)
+    if _GraphRecorder.active is not None:  # (a graph line keeps its shape)
+        raise RuntimeError(f"{name}: a traced or compiled function may not change a tensor's "
+                           f"shape in place; write x = x.{name[:-1]}(...) instead")
+    result = compute(self)
+    self.array = result.array
+    if records:
+        self.grad_fn = result.grad_fn
+    self._version[0] += 1
+    return self
+
+
+@_in_place("Tensor.squeeze", "the same reshaping, as a new view")
+def squeeze_(self: Tensor, dim: Any = None) -> Tensor:
+    """In-place :meth:`difflab.Tensor.squeeze`: drop dimensions of length 1 from ``self``'s shape.
+
+    Parameters
+    ----------
+    dim : int or tuple of int, optional
+        Only these dimensions (each dropped if its length is 1); default: all of length 1.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.zeros(1, 3, 1)
+    >>> x.squeeze_() is x, x.shape
+    (True, difflab.Size([3]))
+    """
+    return _view_in_place(self, lambda x: x.squeeze() if dim is None else x.squeeze(dim),
+                          "squeeze_")
+
+
+@_in_place("Tensor.unsqueeze", "the same reshaping, as a new view")
+def unsqueeze_(self: Tensor, dim: int) -> Tensor:
+    """In-place :meth:`difflab.Tensor.unsqueeze`: insert a dimension of length 1 at ``dim``.
+
+    Parameters
+    ----------
+    dim : int
+        Where the new dimension goes.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.zeros(2, 3)
+    >>> x.unsqueeze_(0).shape
+    difflab.Size([1, 2, 3])
+    """
+    return _view_in_place(self, lambda x: x.unsqueeze(dim), "unsqueeze_")
+
+
+@_in_place("Tensor.transpose", "the same reshaping, as a new view")
+def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    """In-place :meth:`difflab.Tensor.transpose`: swap two dimensions of ``self`` (``swapaxes_``).
+
+    Parameters
+    ----------
+    dim0, dim1 : int
+        The dimensions swapped.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.arange(6.0).reshape(2, 3)
+    >>> x.transpose_(0, 1)
+    tensor([[0., 3.],
+            [1., 4.],
+            [2., 5.]])
+    """
+    return _view_in_place(self, lambda x: x.transpose(dim0, dim1), "transpose_")
+
+
+@_in_place("Tensor.t", "the same reshaping, as a new view")
+def t_(self: Tensor) -> Tensor:
+    """In-place :meth:`difflab.Tensor.t`: transpose a matrix (0-D and 1-D tensors stay).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.zeros(2, 3)
+    >>> x.t_().shape
+    difflab.Size([3, 2])
+    """
+    return _view_in_place(self, lambda x: x.t(), "t_")
+
+
+@_in_place("Tensor.reshape", "a new shape for the same number of elements")
+def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
+    """Give ``self`` the shape ``sizes``, keeping its first elements in row-major order.
+
+    The same number of elements: a reshape; fewer: the first ones; more: the old ones
+    followed by new memory (PyTorch leaves it uninitialised; difflab fills zeros).  As
+    in PyTorch, a tensor that requires grad refuses (its history would not fit).
+
+    Parameters
+    ----------
+    *sizes : int or sequence of int
+        The new shape.
+    memory_format : difflab.memory_format, optional, keyword-only
+        Accepted for PyTorch's signature.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.arange(6.0)
+    >>> x.resize_(2, 2)
+    tensor([[0., 1.],
+            [2., 3.]])
+    >>> x.resize_(3, 2)
+    tensor([[0., 1.],
+            [2., 3.],
+            [0., 0.]])
+    """
+    shape = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad; resize a detached "
+                           "copy (x.detach().clone().resize_(...)) or use x.reshape")
+    if _GraphRecorder.active is not None:
+        raise RuntimeError("resize_: a traced or compiled function may not resize a tensor")
+    xp = backend.array_module(self.array)
+    flat, count = self.array.reshape(-1), int(np.prod(shape, dtype=np.int64))
+    if count > flat.size:  # (new memory, as PyTorch reallocates)
+        grown = xp.zeros(count, dtype=self.array.dtype)
+        grown[:flat.size] = flat
+        flat = grown
+    self.array = flat[:count].reshape(shape)
+    self._version[0] += 1
+    return self
+
+
+@_in_place("Tensor.reshape_as", "another tensor's shape, the same number of elements")
+def resize_as_(self: Tensor, the_template: Tensor, *, memory_format: Any = None) -> Tensor:
+    """:meth:`resize_` to ``the_template``'s shape.
+
+    Parameters
+    ----------
+    the_template : Tensor
+        Whose shape to take.
+    memory_format : difflab.memory_format, optional, keyword-only
+        Accepted for PyTorch's signature.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.arange(4.0).resize_as_(dl.zeros(2, 2)).shape
+    difflab.Size([2, 2])
+    """
+    return self.resize_(tuple(the_template.shape))
+
+
+@_in_place("Tensor.masked_fill", "the out-of-place write of one value where a mask holds")
+def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+    """Write ``fill_value`` on the main diagonal of ``self`` (NumPy's ``fill_diagonal``).
+
+    A 2-D tensor's diagonal ``x[i, i]``; more dimensions, all of one length:
+    ``x[i, i, ..., i]``.  With ``wrap``, a tall matrix's diagonal starts again below
+    (every ``columns + 1``-th element of the flattened tensor).  The diagonal's old
+    values get no gradient.
+
+    Parameters
+    ----------
+    fill_value : number
+        The value.
+    wrap : bool, optional
+        For a tall matrix: continue the diagonal below the square part.
+
+    Raises
+    ------
+    RuntimeError
+        For fewer than 2 dimensions, or more than 2 of unequal lengths.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.zeros(2, 3).fill_diagonal_(5.0)
+    tensor([[5., 0., 0.],
+            [0., 5., 0.]])
+    """
+    if self.ndim < 2:
+        raise RuntimeError("fill_diagonal_: dimensions must larger than 1")
+    mask = np.zeros(tuple(self.shape), dtype=bool)
+    try:
+        np.fill_diagonal(mask, True, wrap=wrap)
+    except ValueError:
+        raise RuntimeError("fill_diagonal_: all dimensions of input must be of equal "
+                           "length") from None
+    where = backend.to_device(mask, backend.device_of(self.array))
+    return self._replace_with(lambda x: x.masked_fill(_wrap_array(where), fill_value),
+                              "fill_diagonal_")
+
+
+@_in_place("float_power")
+def float_power_(self: Tensor, exponent: Any) -> Tensor:
+    """In-place :func:`difflab.float_power`: ``self ** exponent`` in double precision.
+
+    ``self`` must be float64 (or complex128): PyTorch refuses to round the double result
+    into a narrower tensor, and so does this.
+
+    Parameters
+    ----------
+    exponent : Tensor or number
+        The exponents.
+
+    Raises
+    ------
+    RuntimeError
+        When ``self`` is not float64 or complex128.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.tensor([2.0, 3.0], dtype=dl.float64).float_power_(2)
+    tensor([4., 9.], dtype=difflab.float64)
+    """
+    if str(self.dtype) not in ("difflab.float64", "difflab.complex128"):
+        raise RuntimeError(f"the base given to float_power_ has dtype {self.dtype} but the "
+                           f"operation's result requires dtype difflab.float64")
+    return self._replace_with(lambda x: x.float_power(exponent), "float_power_")
+
+
+for _method in (squeeze_, unsqueeze_, transpose_, t_, resize_, resize_as_, fill_diagonal_,
+                float_power_):
+    setattr(InPlaceMethods, _method.__name__, _method)
+InPlaceMethods.swapaxes_ = InPlaceMethods.swapdims_ = transpose_

@@ -467,3 +467,62 @@ def test_the_names_agree_with_pytorch_where_it_is_installed():
                                           torch.tensor(a).unfold(dim, size, step).numpy())
         np.testing.assert_array_equal(dl.copysign(dl.tensor(x), dl.tensor(y)).numpy(),
                                       torch.copysign(torch.tensor(x), torch.tensor(y)).numpy())
+
+
+# ------------------------------------------- in place: shapes, diagonals, double powers
+
+def test_the_shape_changing_in_place_methods_keep_the_memory_and_the_history():
+    x = dl.ones(2, 3, dtype=F64, requires_grad=True)
+    y = x * 2
+    assert y.unsqueeze_(0) is y and y.shape == (1, 2, 3)
+    (y * dl.arange(6.0, dtype=F64).reshape(1, 2, 3)).sum().backward()
+    assert x.grad.tolist() == [[0.0, 2.0, 4.0], [6.0, 8.0, 10.0]]  # (PyTorch's)
+    a = dl.arange(6.0).reshape(2, 3)
+    version = a._version[0]
+    a.t_()
+    assert a.shape == (3, 2) and a._version[0] == version + 1
+    assert a.tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+    a.transpose_(0, 1).swapaxes_(0, 1).swapdims_(0, 1)
+    assert a.shape == (2, 3)
+    assert dl.zeros(1, 3, 1).squeeze_().shape == (3,)
+    assert dl.zeros(1, 3, 1).squeeze_(0).shape == (3, 1)
+    with pytest.raises(RuntimeError, match="leaf tensor"):
+        dl.ones(2, requires_grad=True).unsqueeze_(0)
+    with pytest.raises(RuntimeError, match="shape in place"):
+        dl.jit.trace(lambda v: v.clone().unsqueeze_(0), (dl.ones(2),))
+    compiled = dl.compile(lambda v: v.clone().unsqueeze_(0) * 2)  # (run around the graph)
+    assert compiled(dl.ones(2)).tolist() == [[2.0, 2.0]]
+    assert compiled(dl.ones(2) * 3).tolist() == [[6.0, 6.0]]
+
+
+def test_resize_keeps_the_first_elements_and_refuses_grad():
+    r = dl.arange(6.0)
+    assert r.resize_(2, 2).tolist() == [[0.0, 1.0], [2.0, 3.0]]
+    assert r.resize_((3, 3)).shape == (3, 3) and r.flatten().tolist()[:4] == [0.0, 1.0, 2.0, 3.0]
+    assert dl.arange(4.0).resize_as_(dl.zeros(2, 2)).shape == (2, 2)
+    with pytest.raises(RuntimeError, match="cannot resize variables that require grad"):
+        dl.ones(2, requires_grad=True).resize_(3)
+
+
+def test_fill_diagonal_is_pytorchs_with_wrap_and_cuts_the_diagonals_gradient():
+    assert dl.zeros(2, 4).fill_diagonal_(1).tolist() == [[1.0, 0.0, 0.0, 0.0],
+                                                         [0.0, 1.0, 0.0, 0.0]]
+    assert dl.zeros(7, 3).fill_diagonal_(1, wrap=True).tolist() == [
+        [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0], [1.0, 0.0, 0.0],
+        [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    assert dl.zeros(2, 2, 2).fill_diagonal_(1).tolist() == [[[1.0, 0.0], [0.0, 0.0]],
+                                                            [[0.0, 0.0], [0.0, 1.0]]]
+    x = dl.ones(3, 3, requires_grad=True)
+    y = x * 1
+    y.fill_diagonal_(0.0).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), 1 - np.eye(3))
+    with pytest.raises(RuntimeError, match="all dimensions of input must be of equal length"):
+        dl.zeros(2, 3, 2).fill_diagonal_(1)
+    with pytest.raises(RuntimeError, match="dimensions must larger than 1"):
+        dl.zeros(3).fill_diagonal_(1)
+
+
+def test_float_power_in_place_needs_a_double_tensor_as_in_pytorch():
+    assert dl.tensor([2.0, 3.0], dtype=F64).float_power_(2).tolist() == [4.0, 9.0]
+    with pytest.raises(RuntimeError, match="float_power_ has dtype difflab.float32"):
+        dl.tensor([2.0, 3.0]).float_power_(2)
