@@ -1604,7 +1604,7 @@ def scalar_tensor(s: Any, *, dtype: Any = None, layout: Any = None, device: Any 
                   requires_grad: bool = False, pin_memory: Any = None) -> Tensor:
     """A 0-d tensor of the number ``s``, of the default float dtype unless ``dtype`` is given.
 
-    Unlike :func:`tensor`, an int or a bool becomes a float too (as PyTorch's).
+    Unlike :func:`difflab.tensor`, an int or a bool becomes a float too (as PyTorch's).
 
     Parameters
     ----------
@@ -1638,7 +1638,7 @@ def scalar_tensor(s: Any, *, dtype: Any = None, layout: Any = None, device: Any 
 def empty_strided(size: Any, stride: Any, *, dtype: Any = None, layout: Any = None,
                   device: Any = None, requires_grad: bool = False, pin_memory: Any = None
                   ) -> Tensor:
-    """A tensor of shape ``size`` to be written before it is read (zeros, as :func:`empty`).
+    """A tensor of shape ``size`` to be written before it is read (zeros, as :func:`difflab.empty`).
 
     PyTorch lays the new memory out with the given strides; a difflab tensor made here
     is row-major whatever ``stride`` says (its values never depend on the layout), so

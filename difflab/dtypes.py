@@ -297,7 +297,7 @@ class memory_format:  # noqa: N801  (PyTorch's name: difflab.memory_format)
         return f"difflab.{self.name}"
 
 
-#: PyTorch's four memory formats (``memory_format=`` arguments; see :class:`memory_format`).
+#: PyTorch's four memory formats (``memory_format=`` arguments; see ``difflab.memory_format``).
 contiguous_format = memory_format("contiguous_format")
 channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")

@@ -1518,7 +1518,7 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
 
 @_in_place("Tensor.reshape_as", "another tensor's shape, the same number of elements")
 def resize_as_(self: Tensor, the_template: Tensor, *, memory_format: Any = None) -> Tensor:
-    """:meth:`resize_` to ``the_template``'s shape.
+    """:meth:`difflab.Tensor.resize_` to ``the_template``'s shape.
 
     Parameters
     ----------

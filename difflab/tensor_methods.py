@@ -1027,7 +1027,7 @@ class TensorMethods:
         PyTorch's ``torch.multiprocessing`` hands a tensor in shared memory to other
         processes without a copy.  A difflab tensor's memory is a NumPy (or CuPy)
         array owned by this process; the call is accepted so that PyTorch programs run,
-        and :meth:`is_shared` keeps answering False: another process gets a copy.
+        and :meth:`difflab.Tensor.is_shared` keeps answering False: another process gets a copy.
 
         Returns
         -------
@@ -1049,7 +1049,7 @@ class TensorMethods:
         Returns
         -------
         bool
-            False (see :meth:`share_memory_`).
+            False (see :meth:`difflab.Tensor.share_memory_`).
 
         Examples
         --------

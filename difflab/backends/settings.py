@@ -274,7 +274,7 @@ def set_flush_denormal(mode: bool) -> bool:
 def set_warn_always(b: bool) -> None:
     """Record PyTorch's switch that repeats its once-per-process warnings every time.
 
-    difflab's warnings go through Python's :mod:`warnings`, whose filters decide how
+    difflab's warnings go through Python's ``warnings``, whose filters decide how
     often each shows (``warnings.simplefilter("always")`` repeats them all); this
     only records the switch, for :func:`is_warn_always_enabled`.
 
