@@ -526,3 +526,28 @@ def test_float_power_in_place_needs_a_double_tensor_as_in_pytorch():
     assert dl.tensor([2.0, 3.0], dtype=F64).float_power_(2).tolist() == [4.0, 9.0]
     with pytest.raises(RuntimeError, match="float_power_ has dtype difflab.float32"):
         dl.tensor([2.0, 3.0]).float_power_(2)
+
+
+def test_a_pytorch_program_with_the_new_names_runs_unchanged_with_pytorchs_result():
+    """Framing a signal (unfold, a Hann window, clamp_min) and a hand-written Adam step
+    (addcmul_, addcdiv_, clamp_max_, float_power): PyTorch 2.13's weights after 3 steps."""
+    torch = dl  # (the program as written for PyTorch)
+    signal = torch.tensor(np.sin(np.linspace(0, 20, 64)).astype(np.float32))
+    frames = signal.unfold(0, 16, 8) * torch.hann_window(16)
+    energy = frames.pow(2).sum(-1).clamp_min(1e-3).log()
+    w = torch.tensor(np.linspace(-1, 1, 7).astype(np.float32), requires_grad=True)
+    exp_avg, exp_avg_sq = torch.zeros(7), torch.zeros(7)
+    for _ in range(3):
+        loss = ((torch.tanh(w * energy.mean()) - 0.3).pow(2).sum()
+                + torch.float_power(w, 2).sum().float() * 1e-2)
+        loss.backward()
+        with torch.no_grad():
+            g = w.grad
+            exp_avg.mul_(0.9).add_(g, alpha=0.1)
+            exp_avg_sq.mul_(0.999).addcmul_(g, g, value=0.001)
+            w.addcdiv_(exp_avg, exp_avg_sq.sqrt().add_(1e-8), value=-0.05)
+            w.clamp_max_(0.8)
+        w.grad = None
+    np.testing.assert_allclose(w.detach().numpy(), [
+        -0.38124871253967285, -0.04882293939590454, 0.2665470838546753, 0.4936942756175995,
+        0.37029099464416504, 0.10237254202365875, 0.3404925763607025], rtol=2e-6, atol=2e-7)
