@@ -6,6 +6,7 @@ CuPy (``dl.tensor``, ``dl.nn``, ``dl.optim``, ...) whose math functions
 and sympy expressions, so one function can be differentiated in four ways.
 """
 
+import math as _math
 import sys as _sys
 
 from difflab import autograd, backend, cuda, data, dtypes, nn, optim, random, utils
@@ -239,10 +240,15 @@ from difflab.autograd.grad_mode import is_inference_mode_enabled  # noqa: E402
 from difflab.backends.settings import (  # noqa: E402
     are_deterministic_algorithms_enabled,
     get_float32_matmul_precision,
+    get_num_interop_threads,
     get_num_threads,
     is_deterministic_algorithms_warn_only_enabled,
+    is_warn_always_enabled,
     set_float32_matmul_precision,
+    set_flush_denormal,
+    set_num_interop_threads,
     set_num_threads,
+    set_warn_always,
     use_deterministic_algorithms,
 )
 from difflab.creation import (  # noqa: E402
@@ -265,16 +271,24 @@ from difflab.dtype_info import finfo, iinfo  # noqa: E402
 from difflab.dtypes import (  # noqa: E402
     bfloat16,
     can_cast,
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
     dtype,
     int8,
     int16,
     is_complex,
     is_floating_point,
     layout,
+    memory_format,
+    preserve_format,
     promote_types,
     result_type,
     short,
     strided,
+    uint16,
+    uint32,
+    uint64,
 )
 
 # torch.autograd.forward_ad: dual tensors on forward mode's dual numbers.  It reads
@@ -321,6 +335,22 @@ from difflab.functions import (  # noqa: E402
     triu,
     true_divide,
     unbind,
+)
+from difflab.functions_aliases import (  # noqa: E402
+    clamp_max,
+    clamp_min,
+    clip_,
+    copysign,
+    detach,
+    fill,
+    float_power,
+    nan_to_num_,
+    rsub,
+    sigmoid_,
+    tanh_,
+    trapz,
+    typename,
+    zero_,
 )
 from difflab.functions_counting import (  # noqa: E402
     angle,
@@ -479,3 +509,63 @@ from difflab.tensor_arguments import Size  # noqa: E402
 
 autograd.forward_ad = _forward_ad
 _sys.modules["difflab.autograd.forward_ad"] = _forward_ad
+
+# PyTorch's constants (plain floats, as torch.pi is)
+pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan
+
+# the neural-network functions PyTorch also names torch.<name>: nn.functional's own
+# function where the signature is the same, ATen's argument order where it is not
+from difflab.creation import (  # noqa: E402
+    empty_strided,
+    from_dlpack,
+    frombuffer,
+    scalar_tensor,
+    to_dlpack,
+)
+from difflab.nn.functional import (  # noqa: E402
+    adaptive_avg_pool1d,
+    avg_pool1d,
+    bilinear,
+    celu,
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+    cosine_similarity,
+    group_norm,
+    hardshrink,
+    layer_norm,
+    max_pool1d,
+    max_pool2d,
+    pairwise_distance,
+    pdist,
+    pixel_shuffle,
+    pixel_unshuffle,
+    prelu,
+    relu_,
+    selu,
+    threshold,
+)
+from difflab.nn.functional_torch import (  # noqa: E402
+    batch_norm,
+    binary_cross_entropy_with_logits,
+    cosine_embedding_loss,
+    ctc_loss,
+    dropout,
+    embedding,
+    hinge_embedding_loss,
+    instance_norm,
+    kl_div,
+    margin_ranking_loss,
+    poisson_nll_loss,
+    triplet_margin_loss,
+)
+from difflab.windows import (  # noqa: E402
+    bartlett_window,
+    blackman_window,
+    hamming_window,
+    hann_window,
+    kaiser_window,
+)

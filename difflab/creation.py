@@ -8,7 +8,7 @@ import numpy as np
 
 from difflab import backend, random
 from difflab.autograd.engine import apply
-from difflab.dtypes import _Defaults, as_dtype, int64
+from difflab.dtypes import _Defaults, as_dtype, check_memory_format, int64
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import (
     fill_number,
@@ -1157,7 +1157,9 @@ def poisson(input: Tensor, generator: random.Generator | None = None) -> Tensor:
                  generator=random._setting(generator))
 
 
-def _like(t: Tensor, dtype: Any, name: str = "zeros_like") -> tuple:
+def _like(t: Tensor, dtype: Any, name: str = "zeros_like", *, memory_format: Any = None
+          ) -> tuple:
+    check_memory_format(memory_format, name)
     if not all(hasattr(t, attribute) for attribute in ("shape", "dtype", "device")):
         # (duck-typed: the forward mode's dual numbers answer these too)
         raise TypeError(f"{name} expects a Tensor (whose shape, dtype and device it copies), "
@@ -1165,8 +1167,8 @@ def _like(t: Tensor, dtype: Any, name: str = "zeros_like") -> tuple:
     return t.shape, (t.dtype if dtype is None else dtype), t.device
 
 
-def zeros_like(t: Tensor, dtype: Any = None, device: Any = None, requires_grad: bool = False
-               ) -> Tensor:
+def zeros_like(t: Tensor, dtype: Any = None, device: Any = None, requires_grad: bool = False, *,
+               memory_format: Any = None) -> Tensor:
     """Zeros with ``t``'s shape, dtype and device.
 
     Parameters
@@ -1180,6 +1182,9 @@ def zeros_like(t: Tensor, dtype: Any = None, device: Any = None, requires_grad: 
         Default: ``t``'s device.
     requires_grad : bool, default False
         Record operations on the result for backward.
+    memory_format : difflab.memory_format, optional, keyword-only
+        Accepted for PyTorch's signature (``difflab.preserve_format``, ...): difflab's
+        values do not depend on the order in memory.
 
     Returns
     -------
@@ -1205,12 +1210,12 @@ def zeros_like(t: Tensor, dtype: Any = None, device: Any = None, requires_grad: 
     >>> dl.zeros_like(x, dtype=dl.float64)
     tensor([[0., 0., 0.]], dtype=difflab.float64)
     """
-    shape, dtype, dev = _like(t, dtype)
+    shape, dtype, dev = _like(t, dtype, "zeros_like", memory_format=memory_format)
     return zeros(shape, dtype=dtype, device=device or dev, requires_grad=requires_grad)
 
 
-def ones_like(t: Tensor, dtype: Any = None, device: Any = None, requires_grad: bool = False
-              ) -> Tensor:
+def ones_like(t: Tensor, dtype: Any = None, device: Any = None, requires_grad: bool = False, *,
+              memory_format: Any = None) -> Tensor:
     """Ones with ``t``'s shape, dtype and device.
 
     Parameters
@@ -1224,6 +1229,9 @@ def ones_like(t: Tensor, dtype: Any = None, device: Any = None, requires_grad: b
         Default: ``t``'s device.
     requires_grad : bool, default False
         Record operations on the result for backward.
+    memory_format : difflab.memory_format, optional, keyword-only
+        Accepted for PyTorch's signature (``difflab.preserve_format``, ...): difflab's
+        values do not depend on the order in memory.
 
     Returns
     -------
@@ -1250,11 +1258,12 @@ def ones_like(t: Tensor, dtype: Any = None, device: Any = None, requires_grad: b
     >>> w.grad
     tensor([3., 3.])
     """
-    shape, dtype, dev = _like(t, dtype, "ones_like")
+    shape, dtype, dev = _like(t, dtype, "ones_like", memory_format=memory_format)
     return ones(shape, dtype=dtype, device=device or dev, requires_grad=requires_grad)
 
 
-def full_like(t: Tensor, fill_value: Any, dtype: Any = None, device: Any = None) -> Tensor:
+def full_like(t: Tensor, fill_value: Any, dtype: Any = None, device: Any = None, *,
+              memory_format: Any = None) -> Tensor:
     """``fill_value`` with ``t``'s shape, dtype and device.
 
     The value is converted to the dtype (``t``'s, unless given): 2.5 in an integer
@@ -1271,6 +1280,9 @@ def full_like(t: Tensor, fill_value: Any, dtype: Any = None, device: Any = None)
         Default: ``t``'s dtype.
     device : str or Device, optional
         Default: ``t``'s device.
+    memory_format : difflab.memory_format, optional, keyword-only
+        Accepted for PyTorch's signature (``difflab.preserve_format``, ...): difflab's
+        values do not depend on the order in memory.
 
     Returns
     -------
@@ -1296,11 +1308,12 @@ def full_like(t: Tensor, fill_value: Any, dtype: Any = None, device: Any = None)
     >>> dl.full_like(dl.tensor([1, 2]), 2.5)     # an int64 tensor: the value truncated
     tensor([2, 2])
     """
-    shape, dtype, dev = _like(t, dtype, "full_like")
+    shape, dtype, dev = _like(t, dtype, "full_like", memory_format=memory_format)
     return full(shape, fill_value, dtype=dtype, device=device or dev)
 
 
-def empty_like(t: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
+def empty_like(t: Tensor, dtype: Any = None, device: Any = None, *,
+               memory_format: Any = None) -> Tensor:
     """A tensor of ``t``'s shape whose values are not to be relied on (zeros here).
 
     PyTorch leaves the memory uninitialised; difflab fills it with zeros (see
@@ -1314,6 +1327,9 @@ def empty_like(t: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
         Default: ``t``'s dtype.
     device : str or Device, optional
         Default: ``t``'s device.
+    memory_format : difflab.memory_format, optional, keyword-only
+        Accepted for PyTorch's signature (``difflab.preserve_format``, ...): difflab's
+        values do not depend on the order in memory.
 
     Returns
     -------
@@ -1337,11 +1353,12 @@ def empty_like(t: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
     >>> out.shape, out.dtype
     (difflab.Size([2, 2]), difflab.float32)
     """
-    _like(t, dtype, "empty_like")
+    _like(t, dtype, "empty_like", memory_format=memory_format)
     return zeros_like(t, dtype, device)
 
 
-def rand_like(t: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
+def rand_like(t: Tensor, dtype: Any = None, device: Any = None, *,
+              memory_format: Any = None) -> Tensor:
     """Uniform random numbers in [0, 1) with ``t``'s shape, dtype and device.
 
     Parameters
@@ -1353,6 +1370,9 @@ def rand_like(t: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
     device : str or Device, optional
         Default: ``t``'s device.
         Must be floating.
+    memory_format : difflab.memory_format, optional, keyword-only
+        Accepted for PyTorch's signature (``difflab.preserve_format``, ...): difflab's
+        values do not depend on the order in memory.
 
     Returns
     -------
@@ -1379,11 +1399,12 @@ def rand_like(t: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
     >>> dl.rand_like(dl.zeros(2, dtype=dl.float64)).dtype
     difflab.float64
     """
-    shape, dtype, dev = _like(t, dtype, "rand_like")
+    shape, dtype, dev = _like(t, dtype, "rand_like", memory_format=memory_format)
     return rand(shape, dtype=dtype, device=device or dev)
 
 
-def randn_like(t: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
+def randn_like(t: Tensor, dtype: Any = None, device: Any = None, *,
+               memory_format: Any = None) -> Tensor:
     """Standard normal random numbers (mean 0, variance 1) with ``t``'s shape, dtype and device.
 
     Parameters
@@ -1395,6 +1416,9 @@ def randn_like(t: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
     device : str or Device, optional
         Default: ``t``'s device.
         Must be floating.
+    memory_format : difflab.memory_format, optional, keyword-only
+        Accepted for PyTorch's signature (``difflab.preserve_format``, ...): difflab's
+        values do not depend on the order in memory.
 
     Returns
     -------
@@ -1423,11 +1447,12 @@ def randn_like(t: Tensor, dtype: Any = None, device: Any = None) -> Tensor:
     >>> bool((dl.randn_like(x) == noise).all())     # the same seed, the same numbers
     True
     """
-    shape, dtype, dev = _like(t, dtype, "randn_like")
+    shape, dtype, dev = _like(t, dtype, "randn_like", memory_format=memory_format)
     return randn(shape, dtype=dtype, device=device or dev)
 
 
-def randint_like(t: Tensor, low: int, high: int | None = None, dtype: Any = None) -> Tensor:
+def randint_like(t: Tensor, low: int, high: int | None = None, dtype: Any = None, *,
+                 memory_format: Any = None) -> Tensor:
     """Random integers in [low, high) with ``t``'s shape, dtype and device.
 
     ``randint_like(t, high)`` starts at 0.  The values are integers, stored in
@@ -1444,6 +1469,9 @@ def randint_like(t: Tensor, low: int, high: int | None = None, dtype: Any = None
         The bound, not included.
     dtype : dtype, optional
         Default: ``t``'s dtype.
+    memory_format : difflab.memory_format, optional, keyword-only
+        Accepted for PyTorch's signature (``difflab.preserve_format``, ...): difflab's
+        values do not depend on the order in memory.
 
     Returns
     -------
@@ -1469,7 +1497,7 @@ def randint_like(t: Tensor, low: int, high: int | None = None, dtype: Any = None
     >>> dl.randint_like(dl.zeros(3), 10).dtype
     difflab.float32
     """
-    _like(t, dtype, "randint_like")
+    _like(t, dtype, "randint_like", memory_format=memory_format)
     if high is None:
         low, high = 0, low
     return randint(low, high, t.shape, dtype=dtype or t.dtype, device=t.device)
@@ -1571,6 +1599,198 @@ IntTensor = _typed("IntTensor", np.int32)
 ShortTensor = _typed("ShortTensor", np.int16)
 ByteTensor = _typed("ByteTensor", np.uint8)
 BoolTensor = _typed("BoolTensor", np.bool_)
+
+def scalar_tensor(s: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+                  requires_grad: bool = False, pin_memory: Any = None) -> Tensor:
+    """A 0-d tensor of the number ``s``, of the default float dtype unless ``dtype`` is given.
+
+    Unlike :func:`difflab.tensor`, an int or a bool becomes a float too (as PyTorch's).
+
+    Parameters
+    ----------
+    s : number
+        The value.
+    dtype : dtype, optional, keyword-only
+        Default: the default dtype (float32).
+    layout : difflab.layout, optional, keyword-only
+        Accepted for PyTorch's signature.
+    device : str or Device, optional, keyword-only
+        Where the tensor lives.
+    requires_grad : bool, optional, keyword-only
+        Record operations on the result.
+    pin_memory : optional, keyword-only
+        Accepted for PyTorch's signature.
+
+    Returns
+    -------
+    Tensor
+        0-d.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.scalar_tensor(3), dl.scalar_tensor(3, dtype=dl.int64)
+    (tensor(3.), tensor(3))
+    """
+    return tensor(s, dtype=_float(dtype), device=device, requires_grad=requires_grad)
+
+
+def empty_strided(size: Any, stride: Any, *, dtype: Any = None, layout: Any = None,
+                  device: Any = None, requires_grad: bool = False, pin_memory: Any = None
+                  ) -> Tensor:
+    """A tensor of shape ``size`` to be written before it is read (zeros, as :func:`difflab.empty`).
+
+    PyTorch lays the new memory out with the given strides; a difflab tensor made here
+    is row-major whatever ``stride`` says (its values never depend on the layout), so
+    ``stride()`` answers the row-major steps.
+
+    Parameters
+    ----------
+    size : sequence of int
+        The shape.
+    stride : sequence of int
+        One step per dimension (checked for its length; the layout stays row-major).
+    dtype : dtype, optional, keyword-only
+        Default: the default dtype.
+    layout : difflab.layout, optional, keyword-only
+        Accepted for PyTorch's signature.
+    device : str or Device, optional, keyword-only
+        Where the tensor lives.
+    requires_grad : bool, optional, keyword-only
+        Record operations on the result.
+    pin_memory : optional, keyword-only
+        Accepted for PyTorch's signature.
+
+    Returns
+    -------
+    Tensor
+        Zeros of shape ``size``.
+
+    Raises
+    ------
+    RuntimeError
+        When ``stride`` has another length than ``size``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.empty_strided((2, 3), (1, 2)).shape
+    difflab.Size([2, 3])
+    """
+    if len(tuple(stride)) != len(tuple(size)):
+        raise RuntimeError(f"empty_strided: mismatch in length of strides and shape "
+                           f"({len(tuple(stride))} strides for {len(tuple(size))} dims)")
+    return zeros(tuple(size), dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0,
+               requires_grad: bool = False) -> Tensor:
+    """A 1-D tensor that reads (and writes) the memory of a Python buffer (``bytearray``, ...).
+
+    The tensor shares the buffer's memory, as PyTorch's does: writing into one changes
+    the other (a read-only buffer such as ``bytes`` gives a tensor that refuses writes).
+
+    Parameters
+    ----------
+    buffer : object with the buffer protocol
+        The memory.
+    dtype : dtype, keyword-only
+        How to read the bytes.
+    count : int, optional, keyword-only
+        How many elements (-1: all that fit after ``offset``).
+    offset : int, optional, keyword-only
+        How many bytes to skip first.
+    requires_grad : bool, optional, keyword-only
+        Record operations on the result.
+
+    Returns
+    -------
+    Tensor
+        1-D, on the CPU.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> data = bytearray([1, 0, 2, 0])
+    >>> x = dl.frombuffer(data, dtype=dl.int16)
+    >>> x
+    tensor([1, 2], dtype=difflab.int16)
+    >>> x[0] = 5
+    >>> data[0]
+    5
+    """
+    array = np.frombuffer(buffer, dtype=np.dtype(as_dtype(dtype).dtype), count=count,
+                          offset=offset)
+    return _finish(array, "cpu", requires_grad)
+
+
+def from_dlpack(ext_tensor: Any) -> Tensor:
+    """A tensor sharing the memory of another library's array, through the DLPack protocol.
+
+    Any object with ``__dlpack__`` (a NumPy array, a PyTorch tensor, a JAX array, a
+    CuPy array on the GPU) is read without a copy.
+
+    Parameters
+    ----------
+    ext_tensor : object with ``__dlpack__``
+        The array to share.
+
+    Returns
+    -------
+    Tensor
+        On the CPU for host memory, on the GPU (CuPy) for CUDA memory.
+
+    Raises
+    ------
+    TypeError
+        For an object without ``__dlpack__`` (a bare DLPack capsule too: pass the array).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import difflab as dl
+    >>> a = np.array([1.0, 2.0])
+    >>> x = dl.from_dlpack(a)
+    >>> a[0] = 7.0
+    >>> x
+    tensor([7., 2.], dtype=difflab.float64)
+    """
+    if not hasattr(ext_tensor, "__dlpack__"):
+        raise TypeError(f"from_dlpack: expected an object with __dlpack__ (an array or a "
+                        f"tensor), got {type(ext_tensor).__name__}")
+    if isinstance(ext_tensor, Tensor):  # (the same memory, as PyTorch's: a new tensor)
+        return Tensor._wrap(ext_tensor.array)
+    on_gpu = ext_tensor.__dlpack_device__()[0] != 1  # (1: DLPack's kDLCPU)
+    module = backend.cupy_or_raise() if on_gpu else np
+    return Tensor._wrap(module.from_dlpack(ext_tensor))
+
+
+def to_dlpack(tensor: Tensor) -> Any:
+    """The DLPack capsule of ``tensor``'s memory, for a library that takes capsules.
+
+    Libraries today take the tensor itself (``np.from_dlpack(x)``: a difflab tensor has
+    ``__dlpack__``); this is PyTorch's older form, ``torch.utils.dlpack.to_dlpack``.
+
+    Parameters
+    ----------
+    tensor : Tensor
+        The tensor to share (a capsule is consumed once).
+
+    Returns
+    -------
+    PyCapsule
+        Named ``"dltensor"``.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> type(dl.to_dlpack(dl.ones(2))).__name__
+    'PyCapsule'
+    """
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"to_dlpack: expected a Tensor, got {type(tensor).__name__}")
+    return tensor.array.__dlpack__()
+
 
 # ==================================================================== end compat-core
 

@@ -210,6 +210,10 @@ int16 = short = as_dtype("int16")
 int32 = as_dtype("int32")
 int64 = long = as_dtype("int64")
 uint8 = as_dtype("uint8")
+#: PyTorch's "shell" unsigned dtypes: it stores them and converts to and from them, and
+#: computes little on them (no promotion with other dtypes); difflab computes on them
+#: by NumPy's rules.
+uint16, uint32, uint64 = as_dtype("uint16"), as_dtype("uint32"), as_dtype("uint64")
 bool_ = as_dtype("bool")
 complex64 = cfloat = as_dtype("complex64")
 complex128 = cdouble = as_dtype("complex128")
@@ -253,6 +257,59 @@ class layout:  # noqa: N801  (PyTorch's name: difflab.layout, as torch.layout)
 
 #: The dense layout every difflab tensor has (``t.layout``).
 strided = layout("strided")
+
+
+class memory_format:  # noqa: N801  (PyTorch's name: difflab.memory_format)
+    """An order of a 4-D or 5-D tensor's elements in memory (PyTorch's ``torch.memory_format``).
+
+    PyTorch may store an image batch (N, C, H, W) channel by channel
+    (``contiguous_format``) or pixel by pixel (``channels_last``), which only its
+    convolution kernels' speed tells apart.  difflab's values never depend on the
+    order, and its operations take any NumPy strides, so the formats are accepted
+    wherever PyTorch takes ``memory_format=`` (``x.contiguous``, ``x.to``,
+    ``x.clone``, ``dl.empty_like`` and the other ``*_like``) and change nothing:
+    a tensor keeps its row-major order.
+
+    Parameters
+    ----------
+    name : str
+        The format's name; it prints as ``difflab.<name>``.
+
+    See Also
+    --------
+    difflab.layout : dense or sparse storage (difflab has ``strided`` only).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.ones(1, 3, 2, 2)
+    >>> dl.channels_last
+    difflab.channels_last
+    >>> y = x.to(memory_format=dl.channels_last)
+    >>> y.shape, bool((y == x).all())
+    (difflab.Size([1, 3, 2, 2]), True)
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"difflab.{self.name}"
+
+
+#: PyTorch's four memory formats (``memory_format=`` arguments; see ``difflab.memory_format``).
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+preserve_format = memory_format("preserve_format")
+
+
+def check_memory_format(value: Any, name: str) -> None:
+    """Refuse a ``memory_format=`` that is none of PyTorch's (``None`` is the default)."""
+    if value is not None and not isinstance(value, memory_format):
+        raise TypeError(f"{name}(): memory_format must be a difflab.memory_format "
+                        f"(difflab.contiguous_format, channels_last, channels_last_3d or "
+                        f"preserve_format), not {type(value).__name__}")
 
 
 class _Defaults:

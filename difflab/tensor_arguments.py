@@ -17,7 +17,14 @@ import numpy as np
 
 from difflab import backend
 from difflab.autograd import engine as _engine  # (engine.Tensor: the registered tensor type)
-from difflab.dtypes import BFLOAT16, _Defaults, floating_result, int64, result_type
+from difflab.dtypes import (
+    BFLOAT16,
+    _Defaults,
+    check_memory_format,
+    floating_result,
+    int64,
+    result_type,
+)
 from difflab.ops import registry as _ops
 from difflab.ops.shapes import (  # noqa: F401  (the checks of dims and sizes, re-exported)
     as_axes,
@@ -91,6 +98,7 @@ def to_arguments(args: Sequence[Any], kwargs: dict) -> tuple[Any, Any]:
     device = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)
     kwargs.pop("non_blocking", None)
+    check_memory_format(kwargs.pop("memory_format", None), "to")
     if kwargs:
         raise TypeError(f"to() got unexpected arguments {sorted(kwargs)}")
     for arg in args:

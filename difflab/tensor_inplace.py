@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from difflab.tensor import Tensor
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
+_wrap_array = wrap  # (for fill_diagonal_, whose parameter ``wrap`` is PyTorch's name)
 
 # ------------------------------------------------------------------ the docstrings
 # What every in-place method returns, refuses and means for autograd is written once,
@@ -1294,3 +1295,318 @@ class InPlaceMethods:
             raise ValueError(f"random_ expects from_ < to, got [{from_}, {to})")
         return self._fill(integers_array(from_, to, tuple(self.shape), self.dtype, self.device,
                                          generator), "random_")
+
+
+# ------------------------------------------ the rest of the math, in place, from a table
+# PyTorch has an in-place twin ``x.f_(...)`` of most of its math methods.  Each is the one
+# mechanism above: compute ``x.f(...)`` out of place (recorded when x is part of a graph)
+# and write it back (``_replace_with_result``: refusing a float result in an integer
+# tensor, as PyTorch does).  The table names the out-of-place method, its arguments as
+# PyTorch spells them, and the example the docstring runs.
+_MATH_IN_PLACE: dict[str, tuple[str, str, str, str]] = {
+    # name: (the out-of-place method, its arguments, the example's self, its arguments)
+    **{f"{f}_": (f, "", "[0.25, 0.5]", "") for f in (
+        "sin cos tan asin acos atan sinh cosh asinh atanh erf expm1 log1p exp2 rsqrt "
+        "reciprocal square sign sgn trunc frac ceil i0 sinc deg2rad rad2deg").split()},
+    "acosh_": ("acosh", "", "[1.5, 2.0]", ""),
+    "logical_not_": ("logical_not", "", "[0.0, 0.5]", ""),
+    "bitwise_not_": ("bitwise_not", "", "[6, 3]", ""),
+    "logit_": ("logit", "eps=None", "[0.25, 0.5]", ""),
+    **{f"{f}_": (f, "other", "[0.25, 0.5]", "dl.tensor([0.5, 0.5])") for f in (
+        "atan2 hypot xlogy eq ne lt le gt ge logical_and logical_or logical_xor heaviside "
+        "copysign").split()},
+    **{f"{f}_": (f, "other", "[6, 3]", "dl.tensor([3, 5])") for f in (
+        "bitwise_and bitwise_or bitwise_xor gcd lcm").split()},
+    "ldexp_": ("ldexp", "other", "[0.25, 0.5]", "dl.tensor([2, 3])"),
+    "clamp_min_": ("clamp_min", "min", "[0.25, 0.5]", "0.3"),
+    "clamp_max_": ("clamp_max", "max", "[0.25, 0.5]", "0.3"),
+    "addcmul_": ("addcmul", "tensor1, tensor2, *, value=1", "[0.25, 0.5]",
+                 "dl.tensor([1.0, 2.0]), dl.tensor([3.0, 4.0]), value=0.5"),
+    "addcdiv_": ("addcdiv", "tensor1, tensor2, *, value=1", "[0.25, 0.5]",
+                 "dl.tensor([1.0, 2.0]), dl.tensor([4.0, 8.0]), value=-2"),
+    "lerp_": ("lerp", "end, weight", "[0.25, 0.5]", "dl.tensor([1.0, 1.0]), 0.25"),
+    "cumsum_": ("cumsum", "dim, *, dtype=None", "[0.25, 0.5]", "0"),
+    "cumprod_": ("cumprod", "dim, *, dtype=None", "[0.25, 0.5]", "0"),
+    "nan_to_num_": ("nan_to_num", "nan=0.0, posinf=None, neginf=None", "[0.25, float('nan')]",
+                    "nan=2.0"),
+    "renorm_": ("renorm", "p, dim, maxnorm", "[[3.0, 4.0], [0.3, 0.4]]", "2, 0, 1.0"),
+    "addmm_": ("addmm", "mat1, mat2, *, beta=1, alpha=1", "[[0.25, 0.5]]",
+               "dl.ones(1, 3), dl.ones(3, 2), alpha=0.5"),
+    "addmv_": ("addmv", "mat, vec, *, beta=1, alpha=1", "[0.25, 0.5]",
+               "dl.ones(2, 3), dl.ones(3), beta=2"),
+    "addr_": ("addr", "vec1, vec2, *, beta=1, alpha=1", "[[0.25, 0.5]]",
+              "dl.ones(1), dl.ones(2), alpha=2"),
+    "baddbmm_": ("baddbmm", "batch1, batch2, *, beta=1, alpha=1", "[[[0.25, 0.5]]]",
+                 "dl.ones(1, 1, 3), dl.ones(1, 3, 2)"),
+    "addbmm_": ("addbmm", "batch1, batch2, *, beta=1, alpha=1", "[[0.25, 0.5]]",
+                "dl.ones(2, 1, 3), dl.ones(2, 3, 2)"),
+}
+
+#: Another name of an in-place method (``x.arccos_()`` is ``x.acos_()``), as PyTorch has.
+_IN_PLACE_ALIASES = {
+    "arcsin_": "asin_", "arccos_": "acos_", "arctan_": "atan_", "arcsinh_": "asinh_",
+    "arccosh_": "acosh_", "arctanh_": "atanh_", "arctan2_": "atan2_", "fix_": "trunc_",
+    "absolute_": "abs_", "negative_": "neg_", "multiply_": "mul_", "subtract_": "sub_",
+    "clip_": "clamp_", "greater_": "gt_", "greater_equal_": "ge_", "less_": "lt_",
+    "less_equal_": "le_", "not_equal_": "ne_",
+}
+
+
+def _math_in_place(name: str, function: str, arguments: str, example: str,
+                   example_arguments: str) -> Callable[..., Tensor]:
+    """The method ``name``: ``x.<function>(...)`` written into ``x`` (see the table)."""
+    if arguments:
+        def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+            return self._replace_with_result(lambda x: getattr(x, function)(*args, **kwargs),
+                                             name)
+        parameters = (f"\n\nParameters\n----------\n{arguments}\n    As "
+                      f":meth:`difflab.Tensor.{function}` takes them.")
+    else:
+        def method(self: Tensor) -> Tensor:
+            return self._replace_with_result(lambda x: getattr(x, function)(), name)
+        parameters = ""
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = (
+        f"In-place :meth:`difflab.Tensor.{function}`: writes ``self.{function}(...)`` into "
+        f"``self``.{parameters}\n\nExamples\n--------\n>>> import difflab as dl\n"
+        f">>> x = dl.tensor({example})\n>>> new = x.{function}({example_arguments})\n"
+        f">>> x.{name}({example_arguments}) is x, x.tolist() == new.tolist()\n(True, True)\n")
+    return _in_place(f"Tensor.{function}")(method)
+
+
+for _name, _entry in _MATH_IN_PLACE.items():
+    setattr(InPlaceMethods, _name, _math_in_place(_name, *_entry))
+for _name, _same in _IN_PLACE_ALIASES.items():
+    setattr(InPlaceMethods, _name, getattr(InPlaceMethods, _same))
+
+
+# --------------------------------------------- in place, changing the shape or a diagonal
+def _view_in_place(self: Tensor, compute: Callable[[Tensor], Tensor], name: str) -> Tensor:
+    """Make ``self`` the view ``compute(self)``: the same memory in a new shape, as PyTorch
+    changes a tensor's view in place (``x.unsqueeze_(0)``).  While recording, ``self``
+    takes the view's record, so gradients flow back through the reshaping."""
+    records = _State.enabled and self.requires_grad
+    self._check_inplace(name, records)
+    if _GraphRecorder.active is not None:  # (a graph line keeps its shape)
+        raise RuntimeError(f"{name}: a traced or compiled function may not change a tensor's "
+                           f"shape in place; write x = x.{name[:-1]}(...) instead")
+    result = compute(self)
+    self.array = result.array
+    if records:
+        self.grad_fn = result.grad_fn
+    self._version[0] += 1
+    return self
+
+
+@_in_place("Tensor.squeeze", "the same reshaping, as a new view")
+def squeeze_(self: Tensor, dim: Any = None) -> Tensor:
+    """In-place :meth:`difflab.Tensor.squeeze`: drop dimensions of length 1 from ``self``'s shape.
+
+    Parameters
+    ----------
+    dim : int or tuple of int, optional
+        Only these dimensions (each dropped if its length is 1); default: all of length 1.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.zeros(1, 3, 1)
+    >>> x.squeeze_() is x, x.shape
+    (True, difflab.Size([3]))
+    """
+    return _view_in_place(self, lambda x: x.squeeze() if dim is None else x.squeeze(dim),
+                          "squeeze_")
+
+
+@_in_place("Tensor.unsqueeze", "the same reshaping, as a new view")
+def unsqueeze_(self: Tensor, dim: int) -> Tensor:
+    """In-place :meth:`difflab.Tensor.unsqueeze`: insert a dimension of length 1 at ``dim``.
+
+    Parameters
+    ----------
+    dim : int
+        Where the new dimension goes.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.zeros(2, 3)
+    >>> x.unsqueeze_(0).shape
+    difflab.Size([1, 2, 3])
+    """
+    return _view_in_place(self, lambda x: x.unsqueeze(dim), "unsqueeze_")
+
+
+@_in_place("Tensor.transpose", "the same reshaping, as a new view")
+def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    """In-place :meth:`difflab.Tensor.transpose`: swap two dimensions of ``self`` (``swapaxes_``).
+
+    Parameters
+    ----------
+    dim0, dim1 : int
+        The dimensions swapped.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.arange(6.0).reshape(2, 3)
+    >>> x.transpose_(0, 1)
+    tensor([[0., 3.],
+            [1., 4.],
+            [2., 5.]])
+    """
+    return _view_in_place(self, lambda x: x.transpose(dim0, dim1), "transpose_")
+
+
+@_in_place("Tensor.t", "the same reshaping, as a new view")
+def t_(self: Tensor) -> Tensor:
+    """In-place :meth:`difflab.Tensor.t`: transpose a matrix (0-D and 1-D tensors stay).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.zeros(2, 3)
+    >>> x.t_().shape
+    difflab.Size([3, 2])
+    """
+    return _view_in_place(self, lambda x: x.t(), "t_")
+
+
+@_in_place("Tensor.reshape", "a new shape for the same number of elements")
+def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
+    """Give ``self`` the shape ``sizes``, keeping its first elements in row-major order.
+
+    The same number of elements: a reshape; fewer: the first ones; more: the old ones
+    followed by new memory (PyTorch leaves it uninitialised; difflab fills zeros).  As
+    in PyTorch, a tensor that requires grad refuses (its history would not fit).
+
+    Parameters
+    ----------
+    *sizes : int or sequence of int
+        The new shape.
+    memory_format : difflab.memory_format, optional, keyword-only
+        Accepted for PyTorch's signature.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.arange(6.0)
+    >>> x.resize_(2, 2)
+    tensor([[0., 1.],
+            [2., 3.]])
+    >>> x.resize_(3, 2)
+    tensor([[0., 1.],
+            [2., 3.],
+            [0., 0.]])
+    """
+    shape = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad; resize a detached "
+                           "copy (x.detach().clone().resize_(...)) or use x.reshape")
+    if _GraphRecorder.active is not None:
+        raise RuntimeError("resize_: a traced or compiled function may not resize a tensor")
+    xp = backend.array_module(self.array)
+    flat, count = self.array.reshape(-1), int(np.prod(shape, dtype=np.int64))
+    if count > flat.size:  # (new memory, as PyTorch reallocates)
+        grown = xp.zeros(count, dtype=self.array.dtype)
+        grown[:flat.size] = flat
+        flat = grown
+    self.array = flat[:count].reshape(shape)
+    self._version[0] += 1
+    return self
+
+
+@_in_place("Tensor.reshape_as", "another tensor's shape, the same number of elements")
+def resize_as_(self: Tensor, the_template: Tensor, *, memory_format: Any = None) -> Tensor:
+    """:meth:`difflab.Tensor.resize_` to ``the_template``'s shape.
+
+    Parameters
+    ----------
+    the_template : Tensor
+        Whose shape to take.
+    memory_format : difflab.memory_format, optional, keyword-only
+        Accepted for PyTorch's signature.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.arange(4.0).resize_as_(dl.zeros(2, 2)).shape
+    difflab.Size([2, 2])
+    """
+    return self.resize_(tuple(the_template.shape))
+
+
+@_in_place("Tensor.masked_fill", "the out-of-place write of one value where a mask holds")
+def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+    """Write ``fill_value`` on the main diagonal of ``self`` (NumPy's ``fill_diagonal``).
+
+    A 2-D tensor's diagonal ``x[i, i]``; more dimensions, all of one length:
+    ``x[i, i, ..., i]``.  With ``wrap``, a tall matrix's diagonal starts again below
+    (every ``columns + 1``-th element of the flattened tensor).  The diagonal's old
+    values get no gradient.
+
+    Parameters
+    ----------
+    fill_value : number
+        The value.
+    wrap : bool, optional
+        For a tall matrix: continue the diagonal below the square part.
+
+    Raises
+    ------
+    RuntimeError
+        For fewer than 2 dimensions, or more than 2 of unequal lengths.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.zeros(2, 3).fill_diagonal_(5.0)
+    tensor([[5., 0., 0.],
+            [0., 5., 0.]])
+    """
+    if self.ndim < 2:
+        raise RuntimeError("fill_diagonal_: dimensions must larger than 1")
+    mask = np.zeros(tuple(self.shape), dtype=bool)
+    try:
+        np.fill_diagonal(mask, True, wrap=wrap)
+    except ValueError:
+        raise RuntimeError("fill_diagonal_: all dimensions of input must be of equal "
+                           "length") from None
+    where = backend.to_device(mask, backend.device_of(self.array))
+    return self._replace_with(lambda x: x.masked_fill(_wrap_array(where), fill_value),
+                              "fill_diagonal_")
+
+
+@_in_place("float_power")
+def float_power_(self: Tensor, exponent: Any) -> Tensor:
+    """In-place :func:`difflab.float_power`: ``self ** exponent`` in double precision.
+
+    ``self`` must be float64 (or complex128): PyTorch refuses to round the double result
+    into a narrower tensor, and so does this.
+
+    Parameters
+    ----------
+    exponent : Tensor or number
+        The exponents.
+
+    Raises
+    ------
+    RuntimeError
+        When ``self`` is not float64 or complex128.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.tensor([2.0, 3.0], dtype=dl.float64).float_power_(2)
+    tensor([4., 9.], dtype=difflab.float64)
+    """
+    if str(self.dtype) not in ("difflab.float64", "difflab.complex128"):
+        raise RuntimeError(f"the base given to float_power_ has dtype {self.dtype} but the "
+                           f"operation's result requires dtype difflab.float64")
+    return self._replace_with(lambda x: x.float_power(exponent), "float_power_")
+
+
+for _method in (squeeze_, unsqueeze_, transpose_, t_, resize_, resize_as_, fill_diagonal_,
+                float_power_):
+    setattr(InPlaceMethods, _method.__name__, _method)
+InPlaceMethods.swapaxes_ = InPlaceMethods.swapdims_ = transpose_

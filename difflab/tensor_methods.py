@@ -19,6 +19,7 @@ import numpy as np
 
 from difflab import backend
 from difflab.autograd.engine import apply as _apply
+from difflab.dtypes import check_memory_format
 from difflab.ops import registry as _ops
 from difflab.ops import structural as _structural
 from difflab.tensor_arguments import (
@@ -956,13 +957,287 @@ class TensorMethods:
             pieces.append(self[tuple(index)])
         return tuple(pieces)
 
-    def contiguous(self) -> Tensor:
+    # ------------------------------------------- PyTorch's questions about storage and kind
+    @property
+    def is_cpu(self) -> bool:
+        """Whether the values live in CPU memory (a NumPy array), not on a GPU.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.zeros(2).is_cpu
+        True
+        """
+        return not backend.is_gpu_array(self.array)
+
+    def get_device(self) -> int:
+        """The CUDA index of the GPU holding the values, or -1 on the CPU (as PyTorch's).
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.zeros(2).get_device()
+        -1
+        """
+        device = backend.device_of(self.array)
+        return -1 if device.type == "cpu" else (device.index or 0)
+
+    def is_signed(self) -> bool:
+        """Whether the dtype holds negative numbers (floats, complex, signed ints; not uint8, bool).
+
+        Returns
+        -------
+        bool
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.zeros(2).is_signed(), dl.zeros(2, dtype=dl.uint8).is_signed()
+        (True, False)
+        """
+        return np.dtype(self.array.dtype).kind in "fcib" and self.array.dtype != np.bool_
+
+    def is_same_size(self, other: Any) -> bool:
+        """Whether ``other`` has this tensor's shape.
+
+        Parameters
+        ----------
+        other : Tensor
+            The tensor compared.
+
+        Returns
+        -------
+        bool
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.zeros(2, 3).is_same_size(dl.ones(2, 3)), dl.zeros(2).is_same_size(dl.ones(3))
+        (True, False)
+        """
+        return tuple(self.shape) == tuple(other.shape)
+
+    def share_memory_(self) -> Tensor:
+        """Return ``self``: PyTorch moves the storage to shared memory, difflab does not.
+
+        PyTorch's ``torch.multiprocessing`` hands a tensor in shared memory to other
+        processes without a copy.  A difflab tensor's memory is a NumPy (or CuPy)
+        array owned by this process; the call is accepted so that PyTorch programs run,
+        and :meth:`difflab.Tensor.is_shared` keeps answering False: another process gets a copy.
+
+        Returns
+        -------
+        Tensor
+            ``self``.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.zeros(2)
+        >>> x.share_memory_() is x, x.is_shared()
+        (True, False)
+        """
+        return self
+
+    def is_shared(self) -> bool:
+        """Whether the values are in memory shared between processes: never in difflab.
+
+        Returns
+        -------
+        bool
+            False (see :meth:`difflab.Tensor.share_memory_`).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.zeros(2).is_shared()
+        False
+        """
+        return False
+
+    @property
+    def real(self) -> Tensor:
+        """The real parts: for a real dtype the tensor itself (as PyTorch's ``x.real``).
+
+        Raises
+        ------
+        RuntimeError
+            For a complex tensor (difflab has no derivative rule for the real part yet;
+            ``x.numpy().real`` reads the values).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.0, -2.0])
+        >>> x.real is x
+        True
+        """
+        if self.dtype.kind == "c":
+            raise RuntimeError("x.real of a complex tensor is not supported by difflab yet; "
+                               "read the values with x.numpy().real")
+        return self
+
+    @property
+    def imag(self) -> Tensor:
+        """The imaginary parts; a real tensor has none, so this raises, as in PyTorch.
+
+        Raises
+        ------
+        RuntimeError
+            For a tensor of a real dtype (and, not supported yet, a complex one).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([1.0]).imag
+        Traceback (most recent call last):
+        RuntimeError: imag is not implemented for tensors with non-complex dtypes.
+        """
+        if self.dtype.kind != "c":
+            raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+        raise RuntimeError("x.imag of a complex tensor is not supported by difflab yet; read "
+                           "the values with x.numpy().imag")
+
+    def conj(self) -> Tensor:
+        """The complex conjugate; for a real dtype the tensor itself (as PyTorch's).
+
+        Returns
+        -------
+        Tensor
+            ``self`` when real; else the conjugates (no derivative flows through them).
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.0])
+        >>> x.conj() is x, dl.tensor([1 + 2j]).conj()
+        (True, tensor([1.-2.j], dtype=difflab.complex64))
+        """
+        return _apply(_ops.PRIMITIVES["conj"], self) if self.dtype.kind == "c" else self
+
+    def resolve_conj(self) -> Tensor:
+        """``self``: difflab's conjugates are computed, never lazy bits to resolve.
+
+        Returns
+        -------
+        Tensor
+            ``self``.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.0])
+        >>> x.resolve_conj() is x, x.is_conj()
+        (True, False)
+        """
+        return self
+
+    def resolve_neg(self) -> Tensor:
+        """``self``: difflab's negations are computed, never lazy bits to resolve.
+
+        Returns
+        -------
+        Tensor
+            ``self``.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.tensor([1.0])
+        >>> x.resolve_neg() is x, x.is_neg()
+        (True, False)
+        """
+        return self
+
+    def is_conj(self) -> bool:
+        """False: no difflab tensor carries PyTorch's lazy conjugate bit.
+
+        Returns
+        -------
+        bool
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([1 + 2j]).conj().is_conj()
+        False
+        """
+        return False
+
+    def is_neg(self) -> bool:
+        """False: no difflab tensor carries PyTorch's lazy negation bit.
+
+        Returns
+        -------
+        bool
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([1.0]).is_neg()
+        False
+        """
+        return False
+
+    def new(self, *args: Any) -> Tensor:
+        """PyTorch's legacy constructor: a tensor of ``self``'s dtype and device.
+
+        ``x.new(2, 3)`` (or a size) is ``x.new_empty((2, 3))``, ``x.new([1, 2])`` is
+        ``x.new_tensor([1, 2])``, ``x.new()`` an empty 1-D tensor.
+
+        Parameters
+        ----------
+        *args : ints, a size, or data
+            A shape, or the values.
+
+        Returns
+        -------
+        Tensor
+            ``self``'s dtype and device.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.zeros(2, dtype=dl.float64)
+        >>> x.new(2, 3).shape, x.new([1, 2])
+        (difflab.Size([2, 3]), tensor([1., 2.], dtype=difflab.float64))
+        """
+        if not args:
+            return self.new_empty((0,))
+        if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
+            return self.new_empty(tuple(args))
+        if len(args) == 1 and type(args[0]).__name__ == "Size":
+            return self.new_empty(tuple(args[0]))
+        if len(args) == 1:
+            return self.new_tensor(args[0])
+        raise TypeError(f"new(): expected sizes (ints) or one sequence of values, got {args!r}")
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        """The DLPack capsule of this tensor's memory (``np.from_dlpack(x)``,
+        ``torch.from_dlpack(x)``): the array's own, shared, not copied."""
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple:
+        """Where the memory lives, as DLPack's (device type, index)."""
+        return self.array.__dlpack_device__()
+
+    def contiguous(self, memory_format: Any = None) -> Tensor:
         """This tensor, laid out contiguously: in difflab, the tensor itself.
 
         PyTorch copies a tensor whose elements are not in row-major order in memory (after
         ``transpose`` or ``permute``) so that ``view`` can work on it.  difflab's operations
         do not depend on the memory layout (``view`` works on any tensor), so there is
         nothing to do: the method is here so that PyTorch code runs unchanged.
+
+        Parameters
+        ----------
+        memory_format : difflab.memory_format, optional
+            Accepted for PyTorch's signature (``difflab.channels_last``, ...): difflab's
+            values do not depend on the order in memory.
 
         Returns
         -------
@@ -983,6 +1258,7 @@ class TensorMethods:
         >>> x.contiguous().view(6).shape
         difflab.Size([6])
         """
+        check_memory_format(memory_format, "contiguous")
         return self
 
     def masked_fill(self, mask: Any, value: Any) -> Tensor:

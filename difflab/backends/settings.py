@@ -13,8 +13,10 @@ from __future__ import annotations
 import os
 
 __all__ = ["are_deterministic_algorithms_enabled", "get_float32_matmul_precision",
-           "get_num_threads", "is_deterministic_algorithms_warn_only_enabled",
-           "set_float32_matmul_precision", "set_num_threads", "use_deterministic_algorithms"]
+           "get_num_interop_threads", "get_num_threads",
+           "is_deterministic_algorithms_warn_only_enabled", "is_warn_always_enabled",
+           "set_float32_matmul_precision", "set_flush_denormal", "set_num_interop_threads",
+           "set_num_threads", "set_warn_always", "use_deterministic_algorithms"]
 
 _PRECISIONS = ("highest", "high", "medium")
 _settings = {"precision": "highest", "deterministic": False, "warn_only": False,
@@ -192,3 +194,121 @@ def get_num_threads() -> int:
     True
     """
     return _settings["threads"]
+
+
+def set_num_interop_threads(num: int) -> None:
+    """Record the number of threads PyTorch would run independent operations on.
+
+    difflab runs one operation after another, so the number changes nothing; it is
+    kept for :func:`get_num_interop_threads` (PyTorch allows setting it once, before
+    any parallel work; difflab lets it be set again).
+
+    Parameters
+    ----------
+    num : int
+        A positive number of threads.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ValueError
+        For a number below 1 or not an int.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.set_num_interop_threads(2)
+    >>> dl.get_num_interop_threads()
+    2
+    """
+    if isinstance(num, bool) or not isinstance(num, int) or num < 1:
+        raise ValueError(f"set_num_interop_threads: expected a positive int, got {num!r}")
+    _settings["interop_threads"] = num
+
+
+def get_num_interop_threads() -> int:
+    """The number last given to :func:`set_num_interop_threads` (at start: the CPU count).
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.get_num_interop_threads() >= 1
+    True
+    """
+    return _settings.get("interop_threads", _settings["threads"])
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """Ask for subnormal floats to be flushed to zero: not supported, so always False.
+
+    PyTorch sets the CPU's flush-to-zero flags where the processor has them and
+    answers whether it could.  NumPy gives no such switch, so difflab keeps IEEE
+    subnormals and answers False, as PyTorch does on a CPU without the flags.
+
+    Parameters
+    ----------
+    mode : bool
+        Whether to flush (ignored).
+
+    Returns
+    -------
+    bool
+        False: subnormals are kept.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.set_flush_denormal(True)
+    False
+    """
+    return False
+
+
+def set_warn_always(b: bool) -> None:
+    """Record PyTorch's switch that repeats its once-per-process warnings every time.
+
+    difflab's warnings go through Python's ``warnings``, whose filters decide how
+    often each shows (``warnings.simplefilter("always")`` repeats them all); this
+    only records the switch, for :func:`is_warn_always_enabled`.
+
+    Parameters
+    ----------
+    b : bool
+        On or off.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.set_warn_always(True)
+    >>> dl.is_warn_always_enabled()
+    True
+    >>> dl.set_warn_always(False)
+    """
+    _settings["warn_always"] = bool(b)
+
+
+def is_warn_always_enabled() -> bool:
+    """Whether :func:`set_warn_always` was last called with True.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> dl.is_warn_always_enabled()
+    False
+    """
+    return _settings.get("warn_always", False)

@@ -730,3 +730,40 @@ def default_linear_init_(weight: Tensor, bias: Tensor | None) -> None:
         fan_in, _ = _calculate_fan_in_and_fan_out(weight)
         bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
         uniform_(bias, -bound, bound)
+
+
+# PyTorch's names from before the trailing underscore: each warns (a FutureWarning) and
+# calls the in-place function it names.
+def _deprecated(function: Any, example: str = "dl.empty(3, 3)") -> Any:
+    new_name = function.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args: Any, **kwargs: Any) -> Any:
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of "
+                      f"`nn.init.{new_name}`.", FutureWarning, stacklevel=2)
+        return function(*args, **kwargs)
+
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old_name
+    deprecated_init.__doc__ = (
+        f"Deprecated name of :func:`difflab.nn.init.{new_name}` (a FutureWarning, as in "
+        f"PyTorch).\n\nParameters\n----------\n*args, **kwargs\n    Those of "
+        f"``{new_name}``.\n\nReturns\n-------\nTensor\n    The tensor, filled in place."
+        f"\n\nExamples\n--------\n>>> import warnings\n>>> import difflab as dl\n"
+        f">>> with warnings.catch_warnings(record=True) as caught:\n"
+        f"...     warnings.simplefilter('always')\n"
+        f"...     _ = dl.nn.init.{old_name}({example})\n"
+        f">>> caught[0].category.__name__\n'FutureWarning'\n")
+    return deprecated_init
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_, "dl.empty(3, 3), 0.5")
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_, "dl.empty(2, 2, 3)")
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_, "dl.empty(3, 3), 0.5")

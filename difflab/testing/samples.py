@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from difflab.testing.samples_nn import nn_breadth_table
+from difflab.testing.samples_nn import nn_breadth_table, same_function_cases, torch_names_table
 
 INT = "int"  # an input of integers in [0, n): (shape, (INT, n))
 BOOL = "bool"  # an input of truth values: (shape, BOOL)
@@ -630,10 +630,9 @@ def function_cases() -> dict[str, Case]:
         "Tensor.index_put": (lambda x, v, i: x.index_put((i,), v),
                              [V, ((1,), (-2, 2)), ((4,), (INT, 6))]),
     }
+    table.update({**nn_breadth_table(dl, INT), **torch_names_table(dl, INT)})
     cases = {name: Case(name, call, tuple(specs)) for name, (call, specs) in table.items()}
-    return {**cases, **_linalg_function_cases(),
-            **{name: Case(name, call, tuple(specs))
-               for name, (call, specs) in nn_breadth_table(dl, INT).items()}}
+    return {**cases, **_linalg_function_cases(), **same_function_cases(dl, cases)}
 
 
 # ------------------------------------------------------------- probing the API
@@ -641,7 +640,9 @@ def function_cases() -> dict[str, Case]:
 _CREATION = ("arange linspace logspace zeros ones full empty eye tensor as_tensor from_numpy "
              "rand randn randint randperm rand_like randn_like randint_like bernoulli "
              "multinomial normal poisson zeros_like ones_like full_like empty_like range "
-             "new_tensor new_zeros new_ones new_full new_empty")
+             "new_tensor new_zeros new_ones new_full new_empty new scalar_tensor empty_strided "
+             "frombuffer from_dlpack hann_window hamming_window blackman_window "
+             "bartlett_window kaiser_window")
 _NOT_VALUES = ("manual_seed seed initial_seed get_rng_state set_rng_state no_grad enable_grad "
                "set_grad_enabled is_grad_enabled inference_mode is_tensor is_floating_point "
                "is_complex numel get_default_dtype set_default_dtype set_printoptions device "
@@ -654,7 +655,10 @@ _NOT_VALUES = ("manual_seed seed initial_seed get_rng_state set_rng_state no_gra
                "is_pinned "
                "are_deterministic_algorithms_enabled "
                "is_deterministic_algorithms_warn_only_enabled set_float32_matmul_precision "
-               "get_float32_matmul_precision get_num_threads set_num_threads")
+               "get_float32_matmul_precision get_num_threads set_num_threads "
+               "get_num_interop_threads set_num_interop_threads set_warn_always "
+               "is_warn_always_enabled typename to_dlpack get_device is_conj is_neg "
+               "is_same_size is_shared is_signed")
 _TRANSFORMS = "derivative grad hessian jacobian jvp vjp vmap"
 _VALUE_READS = "item tolist numpy equal allclose is_nonzero"
 

@@ -4,6 +4,7 @@ indices and unpooling, fractional and power-average pooling, the margin losses, 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 
@@ -65,3 +66,48 @@ def nn_breadth_table(dl: Any, INT: str) -> dict[str, tuple]:  # noqa: N803
         "F.upsample_bilinear": (lambda x: F.upsample_bilinear(x, size=(4, 5)), [IMG]),
         "F.upsample_nearest": (lambda x: F.upsample_nearest(x, scale_factor=2), [IMG]),
     }
+
+
+def torch_names_table(dl: Any, INT: str) -> dict[str, tuple]:  # noqa: N803
+    """The ``difflab.<name>`` functions with ATen's signatures (``difflab.batch_norm(input,
+    weight, bias, ...)``, a loss's integer reduction) and the methods composed under
+    PyTorch's names (``x.unfold``, ``x.where``), in the same form as above."""
+    IMG, M43 = ((1, 2, 4, 4), (-2, 2)), ((4, 3), (-2, 2))  # noqa: N806
+    return {
+        "dl.batch_norm": (lambda x, w, b: dl.batch_norm(x, w, b, None, None, True, 0.1, 1e-5),
+                          [IMG, ((2,), (0.5, 2)), ((2,), (-1, 1))]),
+        "dl.instance_norm": (lambda x: dl.instance_norm(x, None, None, None, None, True, 0.1,
+                                                        1e-5), [IMG]),
+        "dl.dropout": (lambda x: dl.dropout(x, 0.3, True), [IMG]),
+        "dl.embedding": (lambda w, i: dl.embedding(w, i), [((6, 3), (-2, 2)), ((5,), (INT, 6))]),
+        "dl.kl_div": (lambda x, t: dl.kl_div(x.log_softmax(1), t.softmax(1), 2), [M43, M43]),
+        "dl.binary_cross_entropy_with_logits": (
+            lambda x, t, p: dl.binary_cross_entropy_with_logits(x, t.sigmoid(), None, p, 1),
+            [M43, M43, ((3,), (0.5, 2))]),
+        "dl.cosine_embedding_loss": (
+            lambda a, b, y: dl.cosine_embedding_loss(a, b, y * 2 - 1, 0.1, 2),
+            [M43, M43, ((4,), (INT, 2))]),
+        "dl.margin_ranking_loss": (lambda a, b, y: dl.margin_ranking_loss(a, b, y * 2 - 1, 0.1, 0),
+                                   [((4,), (-2, 2)), ((4,), (-2, 2)), ((4,), (INT, 2))]),
+        "dl.hinge_embedding_loss": (lambda x, y: dl.hinge_embedding_loss(x, y * 2 - 1, 1.0, 1),
+                                    [((4,), (-2, 2)), ((4,), (INT, 2))]),
+        "dl.triplet_margin_loss": (lambda a, p, n: dl.triplet_margin_loss(a, p, n, 1.0, 2.0,
+                                                                          1e-6, True, 2),
+                                   [M43, M43, M43]),
+        "dl.poisson_nll_loss": (lambda x, t: dl.poisson_nll_loss(x, t, True, True, 1e-8, 1),
+                                [((4,), (-2, 2)), ((4,), (0.5, 3))]),
+        "dl.ctc_loss": (lambda z, t: dl.ctc_loss(z.log_softmax(2), t + 1, [6], [2], 0, 2),
+                        [((6, 1, 4), (-2, 2)), ((1, 2), (INT, 3))]),
+        "Tensor.unfold": (lambda x: x.unfold(1, 2, 1), [((2, 5, 3), (-2, 2))]),
+        "Tensor.where": (lambda x, y: x.where(x > 0, y), [M43, M43]),
+        "Tensor.vdot": (lambda x, y: x.vdot(y), [((5,), (-2, 2)), ((5,), (-2, 2))]),
+    }
+
+
+def same_function_cases(dl: Any, cases: dict) -> dict[str, Any]:
+    """``difflab.<name>`` that *is* ``nn.functional.<name>`` (``dl.conv2d``): the case of
+    ``F.<name>`` under its second name (one function, one test)."""
+    F = dl.nn.functional  # noqa: N806
+    return {f"dl.{label[2:]}": replace(case, name=f"dl.{label[2:]}")
+            for label, case in cases.items()
+            if label.startswith("F.") and getattr(dl, label[2:], None) is getattr(F, label[2:])}

@@ -6,7 +6,13 @@ spectral norms, orthogonal weights), the older hook-based :func:`weight_norm` an
 convolution or linear layer before it)."""
 
 from difflab.nn.utils import fusion, parametrizations, parametrize, prune, rnn
-from difflab.nn.utils.clip_grad import clip_grad_norm_, clip_grad_value_
+from difflab.nn.utils.clip_grad import (
+    clip_grad_norm,
+    clip_grad_norm_,
+    clip_grad_value_,
+    clip_grads_with_norm_,
+    get_total_norm,
+)
 from difflab.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
 from difflab.nn.utils.fusion import (
     fuse_conv_bn_eval,
@@ -15,13 +21,15 @@ from difflab.nn.utils.fusion import (
     fuse_linear_bn_weights,
 )
 from difflab.nn.utils.gradients import SYMBOLIC_MAX_PARAMETERS, GradientCost, compute_gradients
+from difflab.nn.utils.skip_init import skip_init
 from difflab.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
 from difflab.nn.utils.weight_norm import remove_weight_norm, weight_norm
 
 __all__ = [
-    "SYMBOLIC_MAX_PARAMETERS", "GradientCost", "clip_grad_norm_", "clip_grad_value_",
-    "compute_gradients", "fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",
-    "fuse_linear_bn_weights", "fusion", "parameters_to_vector", "parametrizations", "parametrize",
-    "prune", "remove_spectral_norm", "remove_weight_norm", "rnn", "spectral_norm",
-    "vector_to_parameters", "weight_norm",
+    "SYMBOLIC_MAX_PARAMETERS", "GradientCost", "clip_grad_norm", "clip_grad_norm_",
+    "clip_grad_value_", "clip_grads_with_norm_", "fuse_conv_bn_eval", "fuse_conv_bn_weights",
+    "fuse_linear_bn_eval", "fuse_linear_bn_weights", "fusion", "get_total_norm", "skip_init",
+    "compute_gradients", "parameters_to_vector", "parametrizations", "parametrize", "prune",
+    "remove_spectral_norm", "remove_weight_norm", "rnn", "spectral_norm", "vector_to_parameters",
+    "weight_norm",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable
 
 import numpy as np
@@ -72,32 +73,148 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
     >>> p.grad
     tensor([0.6, 0.8])
     """
-    params = _with_grads(parameters)
-    if not params:
-        from difflab.creation import tensor
+    grads = [p.grad for p in _with_grads(parameters)]
+    total = get_total_norm(grads, norm_type, error_if_nonfinite)
+    clip_grads_with_norm_(parameters, max_norm, total)
+    return total
 
+
+def get_total_norm(tensors: Iterable[Tensor] | Tensor, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+    r"""The p-norm of all ``tensors`` together, as if concatenated into one vector.
+
+    .. math::
+        \|t\|_p = \Big\|\big(\|t_1\|_p, \|t_2\|_p, \dots\big)\Big\|_p
+
+    (any p: ``inf``, ``-inf`` and 0 too; a nan anywhere makes it nan).  The first half
+    of :func:`clip_grad_norm_`; pass the gradients (``[p.grad for p in params]``).
+
+    Parameters
+    ----------
+    tensors : Tensor or iterable of Tensor
+        The tensors (``None`` entries are skipped).
+    norm_type : float, default 2.0
+        :math:`p`.
+    error_if_nonfinite : bool, default False
+        Raise when the norm is nan or inf.
+    foreach : bool, optional
+        PyTorch's choice of implementation; accepted (the result is the same).
+
+    Returns
+    -------
+    Tensor
+        0-d, in the first tensor's dtype and on its device (``tensor(0.)`` for none).
+
+    Raises
+    ------
+    RuntimeError
+        With ``error_if_nonfinite`` when the norm is not finite.
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> nn.utils.get_total_norm([dl.tensor([3.0]), dl.tensor([4.0])])
+    tensor(5.)
+    """
+    from difflab.creation import tensor
+
+    tensors = [tensors] if isinstance(tensors, Tensor) else [t for t in tensors
+                                                             if t is not None]
+    if not tensors:
         return tensor(0.0)
     norm_type = float(norm_type)
-    xp = backend.array_module(params[0].grad.array)
+    xp = backend.array_module(tensors[0].array)
     with np.errstate(over="ignore", invalid="ignore"):  # (inf and nan are reported below)
-        # As PyTorch: the norm of the parameters' norms (any p: inf, -inf and 0 too; a nan
-        # anywhere makes it nan)
-        each = [float(xp.linalg.norm(p.grad.array.reshape(-1), ord=norm_type)) for p in params]
+        each = [float(xp.linalg.norm(t.array.reshape(-1), ord=norm_type)) for t in tensors]
         total = float(np.linalg.norm(np.array(each), ord=norm_type))
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(
             f"The total norm of order {norm_type} for gradients is non-finite ({total}), so "
             f"it cannot be clipped. Set error_if_nonfinite=False to skip this check."
         )
-    coef = max_norm / (total + 1e-6)
+    # (in the tensors' dtype and on their device, as PyTorch returns it)
+    return tensor(total, dtype=tensors[0].dtype, device=tensors[0].device)
+
+
+def clip_grads_with_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
+                          total_norm: Tensor | float, foreach: bool | None = None) -> None:
+    """Scale the gradients in place by ``max_norm / (total_norm + 1e-6)`` where that is below 1.
+
+    The second half of :func:`clip_grad_norm_`, given a norm computed already (by
+    :func:`get_total_norm`, perhaps over more gradients than these).  A nan norm makes
+    every gradient nan, as in PyTorch.
+
+    Parameters
+    ----------
+    parameters : Tensor or iterable of Tensor
+        Whose ``.grad`` to scale (parameters without one are skipped).
+    max_norm : float
+        The largest norm allowed.
+    total_norm : Tensor or float
+        The norm of the gradients.
+    foreach : bool, optional
+        PyTorch's choice of implementation; accepted (the result is the same).
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> p = nn.Parameter(dl.zeros(2))
+    >>> p.grad = dl.tensor([3.0, 4.0])
+    >>> nn.utils.clip_grads_with_norm_([p], 1.0, dl.tensor(10.0))
+    >>> p.grad
+    tensor([0.3, 0.4])
+    """
+    coef = max_norm / (float(total_norm) + 1e-6)
     if coef < 1.0 or math.isnan(coef):
         with np.errstate(invalid="ignore"):  # (an inf gradient times 0 is nan, as in PyTorch)
-            for p in params:
+            for p in _with_grads(parameters):
                 p.grad.array *= coef
-    from difflab.creation import tensor
 
-    # (in the gradients' dtype and on their device, as PyTorch returns it)
-    return tensor(total, dtype=params[0].grad.dtype, device=params[0].grad.device)
+
+def clip_grad_norm(parameters: Iterable[Tensor] | Tensor, max_norm: float,
+                   norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                   foreach: bool | None = None) -> Tensor:
+    """Deprecated name of :func:`clip_grad_norm_` (a FutureWarning, as in PyTorch).
+
+    Parameters
+    ----------
+    parameters : Tensor or iterable of Tensor
+        Usually ``model.parameters()``.
+    max_norm : float
+        The largest norm allowed.
+    norm_type : float, default 2.0
+        :math:`p`.
+    error_if_nonfinite : bool, default False
+        Raise when the norm is nan or inf.
+    foreach : bool, optional
+        Accepted.
+
+    Returns
+    -------
+    Tensor
+        The total norm before clipping.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import difflab as dl
+    >>> from difflab import nn
+    >>> p = nn.Parameter(dl.zeros(2))
+    >>> p.grad = dl.tensor([3.0, 4.0])
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     nn.utils.clip_grad_norm([p], 1.0)
+    tensor(5.)
+    """
+    warnings.warn("`difflab.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`difflab.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float,
