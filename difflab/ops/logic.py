@@ -92,14 +92,6 @@ def _heaviside(xp: Any, x: Any, value_at_zero: Any) -> Any:
     return step if dtype is None else step.astype(dtype)
 
 
-def _angle(xp: Any, x: Any) -> Any:
-    """atan2(imag, real) of complex values; for real ones PyTorch's rule: π where x < 0,
-    0 elsewhere (-0.0 too, where NumPy's ``angle`` gives π), nan at nan."""
-    if x.dtype.kind == "c":
-        return xp.angle(x)
-    return xp.where(x < 0, np.pi, xp.where(xp.isnan(x), x, 0)).astype(x.dtype)
-
-
 #: Each: its name, its forward on arrays, a description, and (where a symbol has one)
 #: its symbolic form, the sympy function of the values; the JVP of every one is 0.
 POINTWISE = [
@@ -118,9 +110,6 @@ POINTWISE = [
     Pointwise("bitwise_not", lambda xp, a: ~a, "~a", lambda sp, a: sp.logical_not(a)),
     Pointwise("gcd", lambda xp, a, b: xp.gcd(a, b), "gcd(a, b) (0 when both are 0)"),
     Pointwise("lcm", lambda xp, a, b: xp.lcm(a, b), "lcm(a, b) (0 when either is 0)"),
-    Pointwise("angle", lambda xp, x: _angle(xp, x), "the angle of x in the complex plane",
-              lambda sp, x: sp.where(x < 0, np.pi, 0.0)),  # (a symbol is real: 0 or π)
-    Pointwise("conj", lambda xp, x: xp.conj(x), "the complex conjugate (of a complex value)"),
     Pointwise("logical_and", lambda xp, a, b: _as_bool(a) & _as_bool(b), "a and b",
               lambda sp, a, b: sp.logical_and(a, b)),
     Pointwise("logical_or", lambda xp, a, b: _as_bool(a) | _as_bool(b), "a or b",
