@@ -58,6 +58,21 @@ def complex_adjoints(op: Any, ctx: Any, xp: Any, g: Any, saved: tuple) -> tuple:
     return tuple(None if d is None else xp.conj(d) for d in grads)
 
 
+def refuse_complex(name: str, *arrays: Any) -> None:
+    """Raise for complex values reaching a derivative rule written for real ones only.
+
+    The matrix decompositions' rules transpose where complex values need the conjugate
+    transpose (and choose phases PyTorch chooses otherwise): a wrong number, so no number.
+    """
+    for a in arrays:
+        if getattr(getattr(a, "dtype", None), "kind", "") == "c":
+            raise NotImplementedError(
+                f"{name}: difflab differentiates this operation for real matrices only; its "
+                f"gradient through complex values is not supported (it would be wrong). "
+                f"Differentiate with respect to real inputs, or compute it under "
+                f"difflab.no_grad()")
+
+
 def _complex_of(dtype: Any) -> Any:
     """The complex dtype of a real one's precision (complex64 for float32)."""
     return np.result_type(dtype, np.complex64)

@@ -92,6 +92,15 @@ def _heaviside(xp: Any, x: Any, value_at_zero: Any) -> Any:
     return step if dtype is None else step.astype(dtype)
 
 
+def _sign(xp: Any, x: Any) -> Any:
+    """-1, 0 or 1; refused for complex values, as PyTorch does (NumPy's sign of z is z/|z|,
+    which as a primitive without a derivative would drop its gradient): ``sgn`` is that."""
+    if getattr(getattr(x, "dtype", None), "kind", "") == "c":
+        raise TypeError("sign is not defined for complex tensors (as in PyTorch); use "
+                        "difflab.sgn, which gives z/|z| with its gradient")
+    return xp.sign(x)
+
+
 #: Each: its name, its forward on arrays, a description, and (where a symbol has one)
 #: its symbolic form, the sympy function of the values; the JVP of every one is 0.
 POINTWISE = [
@@ -127,7 +136,7 @@ POINTWISE = [
     Pointwise("isclose", _isclose, "|a - b| <= atol + rtol·|b|",
               lambda sp, a, b, rtol=1e-5, atol=1e-8, equal_nan=False:
               sp.abs(a - b) <= atol + rtol * sp.abs(b)),
-    Pointwise("sign", lambda xp, x: xp.sign(x), "-1, 0 or 1", lambda sp, x: sp.sign(x)),
+    Pointwise("sign", lambda xp, x: _sign(xp, x), "-1, 0 or 1", lambda sp, x: sp.sign(x)),
     Pointwise("round", lambda xp, x: xp.round(x), "the nearest integer (halves to even)",
               lambda sp, x: sp.rint(x)),
     Pointwise("floor", lambda xp, x: xp.floor(x), "⌊x⌋", lambda sp, x: sp.floor(x)),
