@@ -369,6 +369,13 @@ class Node:
                     f"'{self.op.name}' supports first derivatives only: its backward cannot "
                     f"be recorded (create_graph=True)."
                 )
+            if _holds_complex(grad_output, self.saved):
+                raise NotImplementedError(
+                    f"'{self.op.name}': a backward through complex values cannot be "
+                    f"recorded yet (create_graph=True: a second derivative, or the graph "
+                    f"backward of the 'compiled' method); take second derivatives and "
+                    f"compiled gradients of functions of real values only, or first "
+                    f"derivatives with backward() or method='reverse'")
 
             saved = self.saved_as_tensors(self) if self.saved else ()
         else:
@@ -376,17 +383,12 @@ class Node:
                   else backend.array_module(grad_output))
             saved = self.saved
         if grad_output.dtype.kind == "c":  # (a complex adjoint: PyTorch's conjugate rule)
-            return self._complex_vjp(xp, grad_output, saved, create_graph)
+            return self._complex_vjp(xp, grad_output, saved)
         return self.op.vjp(self, xp, grad_output, *saved)
 
-    def _complex_vjp(self, xp: Any, g: Any, saved: tuple, create_graph: bool) -> tuple:
+    def _complex_vjp(self, xp: Any, g: Any, saved: tuple) -> tuple:
         """The step for a complex adjoint (:mod:`difflab.ops.complex_numbers`); a real input
         receives the real part of its adjoint, ∂L/∂x for a real loss L."""
-        if create_graph:
-            raise NotImplementedError(
-                f"'{self.op.name}': a backward through complex values cannot be recorded "
-                f"(create_graph=True, double backward) in difflab yet; take second "
-                f"derivatives of functions of real values only")
         grads = complex_adjoints(self.op, self, xp, g, saved)
         return tuple(
             d.real if d is not None and d.dtype.kind == "c" and _is_real(parent) else d
@@ -396,6 +398,15 @@ class Node:
         """Free what forward saved (backward without retain_graph)."""
         self.saved = None
         self.saved_sources = None
+
+
+def _holds_complex(grad_output: Any, saved: tuple | None) -> bool:
+    """Whether an adjoint or a saved array of a record is complex (a recorded backward's
+    check: its rules are not recorded for complex values)."""
+    for value in (grad_output, *(saved or ())):
+        if getattr(getattr(value, "dtype", None), "kind", "") == "c":
+            return True
+    return False
 
 
 def _is_real(parent: Any) -> bool:

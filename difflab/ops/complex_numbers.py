@@ -73,6 +73,13 @@ def refuse_complex(name: str, *arrays: Any) -> None:
                 f"difflab.no_grad()")
 
 
+def _parts(v: Any) -> tuple:
+    """(Re v, Im v) of a sympy expression (its symbols are real) or a Python number."""
+    if hasattr(v, "as_real_imag"):
+        return v.as_real_imag()
+    return v.real, v.imag
+
+
 def _complex_of(dtype: Any) -> Any:
     """The complex dtype of a real one's precision (complex64 for float32)."""
     return np.result_type(dtype, np.complex64)
@@ -124,8 +131,8 @@ class Real(Primitive):
         return (input,), {}
 
     @staticmethod
-    def symbolic(sp, x):  # (a symbol stands for a real number)
-        return x
+    def symbolic(sp, x):
+        return sp.elementwise(lambda v: _parts(v)[0], x)
 
     @staticmethod
     def forward(ctx, xp, x):
@@ -186,6 +193,10 @@ class Imag(Primitive):
         return (input,), {}
 
     @staticmethod
+    def symbolic(sp, x):
+        return sp.elementwise(lambda v: _parts(v)[1], x)
+
+    @staticmethod
     def forward(ctx, xp, x):
         _refuse_real(x, "imag")
         ctx.in_dtype = x.dtype
@@ -240,8 +251,8 @@ class Conj(Primitive):
         return (input,), {}
 
     @staticmethod
-    def symbolic(sp, x):  # (a symbol stands for a real number)
-        return x
+    def symbolic(sp, x):
+        return sp.elementwise(lambda v: v.conjugate(), x)
 
     @staticmethod
     def forward(ctx, xp, x):
@@ -271,8 +282,11 @@ class Angle(Primitive):
     math = "z̄ = ȳ·i·z/|z|²  (0 at z = 0; 0 for real z)"
 
     @staticmethod
-    def symbolic(sp, x):  # (a symbol is real: its angle is 0 or π, derivative 0)
-        return sp.elementwise(lambda v: sp.where(v < 0, np.pi, 0.0), x)
+    def symbolic(sp, x):  # (a real value's: 0 or π, derivative 0, as PyTorch's)
+        def angle(v: Any) -> Any:
+            re, im = _parts(v)
+            return sp.where(re < 0, np.pi, 0.0) if im == 0 else sp.arctan2(im, re)
+        return sp.elementwise(angle, x)
 
     @staticmethod
     def forward(ctx, xp, x):
