@@ -369,13 +369,6 @@ class Node:
                     f"'{self.op.name}' supports first derivatives only: its backward cannot "
                     f"be recorded (create_graph=True)."
                 )
-            if _holds_complex(grad_output, self.saved):
-                raise NotImplementedError(
-                    f"'{self.op.name}': a backward through complex values cannot be "
-                    f"recorded yet (create_graph=True: a second derivative, or the graph "
-                    f"backward of the 'compiled' method); take second derivatives and "
-                    f"compiled gradients of functions of real values only, or first "
-                    f"derivatives with backward() or method='reverse'")
 
             saved = self.saved_as_tensors(self) if self.saved else ()
         else:
@@ -398,15 +391,6 @@ class Node:
         """Free what forward saved (backward without retain_graph)."""
         self.saved = None
         self.saved_sources = None
-
-
-def _holds_complex(grad_output: Any, saved: tuple | None) -> bool:
-    """Whether an adjoint or a saved array of a record is complex (a recorded backward's
-    check: its rules are not recorded for complex values)."""
-    for value in (grad_output, *(saved or ())):
-        if getattr(getattr(value, "dtype", None), "kind", "") == "c":
-            return True
-    return False
 
 
 def _is_real(parent: Any) -> bool:

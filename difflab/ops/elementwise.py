@@ -507,6 +507,11 @@ class Abs(Unary):
 
     @staticmethod
     def derivative(xp, x, y):
+        # a complex x: z̄ = ȳ·z/|z| (0 at 0), PyTorch's rule for |z|, written with operations
+        # a recorded backward has (sign refuses complex values, as PyTorch's)
+        if getattr(getattr(x, "dtype", None), "kind", "") == "c":
+            size = xp.abs(x)
+            return xp.where(size == 0, 0, x / xp.where(size == 0, 1, size))
         return xp.sign(x)
 
 

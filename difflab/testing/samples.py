@@ -177,6 +177,16 @@ def _structural_cases() -> dict[str, Case]:
         "zeta": (lambda x: dl.zeta(2.5, x) * x, [((3, 4), (0.3, 4))]),
         "gammainc": (lambda x: dl.gammainc(1.5, x) * x, [((3, 4), (0.3, 4))]),
         "gammaincc": (lambda x: dl.gammaincc(2.0, x * x), [((3, 4), (0.3, 4))]),
+        # complex numbers, built from real inputs (dl.complex) and read back as real ones
+        "real": (lambda x, y: dl.real(dl.complex(x, y) * dl.complex(y, x)) + dl.real(x),
+                 [F34, F34]),
+        "imag": (lambda x, y: dl.imag(dl.complex(x, y).exp()), [F34, F34]),
+        "conj": (lambda x, y: dl.real(dl.conj(dl.complex(x, y)) * dl.complex(y, x * y))
+                 + dl.conj(x), [F34, F34]),
+        "angle": (lambda x, y: dl.angle(dl.complex(x, y) * dl.complex(y, x)) + dl.angle(x),
+                  [F34, F34]),
+        "view_as_real": (lambda x, y: dl.view_as_real(dl.complex(x, y) ** 2), [F34, F34]),
+        "view_as_complex": (lambda x: dl.view_as_complex(x * x).sin().abs(), [((3, 2), (-2, 2))]),
     }
     return {name: Case(name, call, tuple(specs)) for name, (call, specs) in table.items()}
 
@@ -194,8 +204,6 @@ def _no_derivative_cases() -> dict[str, Case]:
         cases[n] = Case(n, _apply(n), (((3, 4), BOOL), ((4,), BOOL)))
     for n in ("gcd", "lcm"):
         cases[n] = Case(n, _apply(n), (((3, 4), (INT, 12)), ((4,), (INT, 12))))
-    cases["angle"] = Case("angle", _apply("angle"), (F34,))
-    cases["conj"] = Case("conj", _apply("conj"), (F34,))
     cases["detach"] = Case("detach", _apply("detach"), (F34,))  # (the stop-gradient)
     table = {
         "any": (lambda x: (x > 0.5).any(dim=1), [F34]),
