@@ -36,6 +36,14 @@ from difflab import fastpath
 Array = Any
 
 
+
+def refuse_complex(name: str, why: str, *values: Any) -> None:
+    """Refuse complex values where PyTorch does, saying why (a silent number would be wrong)."""
+    for value in values:
+        if getattr(getattr(value, "dtype", None), "kind", "") == "c":
+            raise TypeError(f"{name} is not defined for complex values ({why}), as in "
+                            f"PyTorch; apply it to z.real and z.imag, or to z.abs()")
+
 class Unary:
     """A primitive y = f(x) of one argument, applied elementwise.
 
@@ -471,9 +479,7 @@ class Relu(Unary):
         # 0, not 0.0: an integer tensor stays integer (keeps_integers).  The bound first:
         # NumPy's maximum gives its second argument on a tie, so relu(-0.0) is -0.0, x
         # itself, as PyTorch's (which replaces only x < 0); maximum(x, 0) gave 0.0.
-        if getattr(getattr(x, "dtype", None), "kind", "") == "c":
-            raise TypeError("relu is not defined for complex values (they have no order), "
-                            "as in PyTorch; apply it to z.real and z.imag, or to z.abs()")
+        refuse_complex("relu", "they have no order", x)
         return xp.maximum(0, x)
 
     @staticmethod
@@ -673,6 +679,7 @@ class Maximum(Binary):
 
     @staticmethod
     def forward(xp, a, b):
+        refuse_complex("maximum", "they have no order", a, b)
         return xp.maximum(a, b)
 
     @staticmethod
@@ -696,6 +703,7 @@ class Minimum(Binary):
 
     @staticmethod
     def forward(xp, a, b):
+        refuse_complex("minimum", "they have no order", a, b)
         return xp.minimum(a, b)
 
     @staticmethod
