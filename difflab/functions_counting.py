@@ -20,7 +20,6 @@ from typing import Any
 
 from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.autograd.engine import apply
-from difflab.autograd.grad_mode import is_grad_enabled
 from difflab.creation import arange, ones, tensor, zeros
 from difflab.dtypes import bool_, complex64, complex128, float32, float64, int64
 from difflab.functions_joining import broadcast_tensors, movedim

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from difflab.ops import linalg as base  # (base.BIND: registered after import)
+from difflab.ops.complex_numbers import refuse_complex
 from difflab.ops.linalg import (
     _call,
     _constant,
@@ -36,7 +37,6 @@ from difflab.ops.linalg import (
     _symmetric,
     check_matrix,
 )
-from difflab.ops.complex_numbers import refuse_complex
 from difflab.ops.primitive import NoDerivative, Primitive
 
 NO_SYMBOLIC = ("linalg.{name} has no symbolic form: sympy's decompositions of a symbolic "

@@ -528,6 +528,10 @@ def function_cases() -> dict[str, Case]:
         "dl.triu_indices": (lambda x: x[tuple(dl.triu_indices(2, 3, -1))], [M23]),
         "dl.vander": (lambda x: dl.vander(x, 3), [V]),
         "dl.vdot": (lambda a, b: dl.vdot(a, b), [V, V]),
+        # complex values: built from real inputs, read back as real ones
+        "dl.imag": (lambda a, b: dl.imag(dl.complex(a, b) * dl.complex(b, a)), [V, V]),
+        "dl.view_as_real": (lambda a, b: dl.view_as_real(dl.complex(a, b) ** 2), [V, V]),
+        "dl.view_as_complex": (lambda a: dl.view_as_complex(a * a).abs(), [M32]),
         "dl.take": (lambda x, i: dl.take(x, i), [M23, ((4,), (INT, 6))]),
         "dl.take_along_dim": (lambda x: dl.take_along_dim(x, x.argsort(dim=1), dim=1), [M23]),
         "dl.tensordot": (lambda a, b: dl.tensordot(a, b, dims=([0], [1])), [M32, M23]),

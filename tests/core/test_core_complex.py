@@ -346,7 +346,7 @@ def test_values_without_an_order_refuse():
     with pytest.raises(TypeError, match="use difflab.sgn"):
         dl.sign(z)
     with pytest.raises(RuntimeError, match="imag is not implemented for tensors with non-complex"):
-        dl.tensor([1.0]).imag
+        _ = dl.tensor([1.0]).imag
     with pytest.raises(RuntimeError, match="view_as_complex: expected .* last dimension"):
         dl.view_as_complex(dl.tensor([1.0, 2.0, 3.0]))
 
