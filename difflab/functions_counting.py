@@ -377,7 +377,7 @@ def angle(input: Tensor) -> Tensor:  # noqa: A002
     >>> z = dl.tensor([1 + 1j], requires_grad=True)
     >>> dl.angle(z).sum().backward()
     >>> z.grad
-    tensor([-0.5000+0.5000j])
+    tensor([-0.5+0.5j], dtype=difflab.complex64)
     """
     x = tensor_or_interpreted(input)  # (a Dual: its handler gives the constant 0 or pi)
     if x.dtype.kind not in "fc":
@@ -415,7 +415,7 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001
     >>> x, y = dl.tensor([3.0], requires_grad=True), dl.tensor([4.0], requires_grad=True)
     >>> dl.complex(x, y).abs().sum().backward()
     >>> x.grad, y.grad
-    (tensor([0.6000]), tensor([0.8000]))
+    (tensor([0.6]), tensor([0.8]))
     """
     re, im = tensor_of(real), tensor_of(imag)
     dtype = _complex_dtype(re, im, "complex")

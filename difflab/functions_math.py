@@ -612,8 +612,7 @@ def isin(elements: Any, test_elements: Any, *, invert: bool = False) -> Tensor:
 
 
 def sgn(input: Tensor) -> Tensor:  # noqa: A002
-    """The sign, -1, 0 or 1 (for real tensors the same as :func:`difflab.sign`); ``z/|z|``
-    for complex ones.
+    """The sign: -1, 0 or 1 of real values (:func:`difflab.sign`), ``z/|z|`` of complex ones.
 
     Parameters
     ----------
@@ -633,7 +632,7 @@ def sgn(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.sgn(dl.tensor([-2.0, 0.0, 3.0])).tolist()
     [-1.0, 0.0, 1.0]
     >>> dl.sgn(dl.tensor([3 + 4j, 0j]))
-    tensor([0.6000+0.8000j, 0.0000+0.0000j])
+    tensor([0.6+0.8j, 0. +0.j ], dtype=difflab.complex64)
     """
     x = tensor_or_interpreted(input)
     if isinstance(x, Tensor) and x.dtype.is_complex:  # z / |z|, 0 at 0 (and its gradient)

@@ -122,7 +122,7 @@ class Real(Primitive):
         tensor([1., 3.], grad_fn=<RealBackward0>)
         >>> dl.real(z * z).sum().backward()
         >>> z.grad                                # Re(z²)' = 2·conj(z)
-        tensor([2.-4.j, 6.+2.j])
+        tensor([2.-4.j, 6.+2.j], dtype=difflab.complex64)
     """
 
     @staticmethod
@@ -184,7 +184,7 @@ class Imag(Primitive):
         tensor([ 2., -1.], grad_fn=<ImagBackward0>)
         >>> dl.imag(z).sum().backward()
         >>> z.grad
-        tensor([0.+1.j, 0.+1.j])
+        tensor([0.+1.j, 0.+1.j], dtype=difflab.complex64)
     """
 
     @staticmethod
@@ -239,10 +239,10 @@ class Conj(Primitive):
         >>> import difflab as dl
         >>> z = dl.tensor([1 + 2j, 3 - 1j], requires_grad=True)
         >>> dl.conj(z)
-        tensor([1.-2.j, 3.+1.j], grad_fn=<ConjBackward0>)
+        tensor([1.-2.j, 3.+1.j], dtype=difflab.complex64, grad_fn=<ConjBackward0>)
         >>> (z.conj() * z).real.sum().backward()   # |z|²: gradient 2z
         >>> z.grad
-        tensor([2.+4.j, 6.-2.j])
+        tensor([2.+4.j, 6.-2.j], dtype=difflab.complex64)
     """
 
     @staticmethod
@@ -350,7 +350,7 @@ class ViewAsReal(Primitive):
         tensor([[1., 2.]], grad_fn=<ViewAsRealBackward0>)
         >>> (dl.view_as_real(z) * dl.tensor([3.0, 4.0])).sum().backward()
         >>> z.grad
-        tensor([3.+4.j])
+        tensor([3.+4.j], dtype=difflab.complex64)
     """
 
     @staticmethod
@@ -406,10 +406,10 @@ class ViewAsComplex(Primitive):
         >>> import difflab as dl
         >>> x = dl.tensor([[3.0, 4.0]], requires_grad=True)
         >>> dl.view_as_complex(x)
-        tensor([3.+4.j], grad_fn=<ViewAsComplexBackward0>)
+        tensor([3.+4.j], dtype=difflab.complex64, grad_fn=<ViewAsComplexBackward0>)
         >>> dl.view_as_complex(x).abs().sum().backward()
         >>> x.grad
-        tensor([[0.6000, 0.8000]])
+        tensor([[0.6, 0.8]])
     """
 
     @staticmethod
