@@ -30,6 +30,7 @@ from difflab.tensor import Tensor
 from difflab.tensor_arguments import (
     MinMax,
     dim_index,
+    interpreted,
     tensor_of,
     tensor_or_interpreted,
     values_of,
@@ -386,6 +387,11 @@ def angle(input: Tensor) -> Tensor:  # noqa: A002
 
 
 def _complex_dtype(real: Tensor, imag: Tensor, name: str) -> Any:
+    if interpreted(real) or interpreted(imag):
+        raise NotImplementedError(
+            f"{name}: forward mode (dual numbers) and the symbolic method do not follow "
+            f"complex values; differentiate through it with reverse mode "
+            f"(method='reverse', jacrev, backward())")
     if real.dtype != imag.dtype or real.dtype not in (float32, float64):
         raise TypeError(f"{name}: expected two float32 or two float64 tensors, got "
                         f"{real.dtype} and {imag.dtype}")
@@ -417,7 +423,7 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001
     >>> x.grad, y.grad
     (tensor([0.6]), tensor([0.8]))
     """
-    re, im = tensor_of(real), tensor_of(imag)
+    re, im = tensor_or_interpreted(real), tensor_or_interpreted(imag)
     dtype = _complex_dtype(re, im, "complex")
     return re.to(dtype) + im.to(dtype) * 1j
 
@@ -448,7 +454,7 @@ def polar(abs: Tensor, angle: Tensor) -> Tensor:  # noqa: A002
     >>> theta.grad
     tensor([2.])
     """
-    r, theta = tensor_of(abs), tensor_of(angle)
+    r, theta = tensor_or_interpreted(abs), tensor_or_interpreted(angle)
     _complex_dtype(r, theta, "polar")
     return complex(r * theta.cos(), r * theta.sin())
 
