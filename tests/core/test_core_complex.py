@@ -322,6 +322,10 @@ def test_forward_mode_refuses_complex_values():
         dl.func.jacfwd(f)(dl.tensor([1.5, -2.0]))
     with pytest.raises(NotImplementedError, match="forward mode .* complex values"):
         dl.grad(f, method="forward")(np.array([1.5, -2.0]))
+    for method in ("forward", "symbolic"):  # (dl.complex of dual numbers, of symbols)
+        with pytest.raises(NotImplementedError, match="complex: forward mode .* symbolic"):
+            dl.grad(lambda x: dl.complex(x, x * x).abs().sum(), method=method)(
+                np.array([1.5, -2.0]))
     traced = dl.jit.trace(f, (dl.tensor([1.5, -2.0]),))
     with pytest.raises(NotImplementedError, match="jvp: forward mode does not follow complex"):
         dl.jit.jvp(traced.graph)
