@@ -270,6 +270,15 @@ class SliceAdjoint:
     def dtype(self) -> Any:
         return self.values.dtype
 
+    def conjugate(self) -> SliceAdjoint:
+        """The complex conjugate, still unwritten (``numpy.conj`` calls this)."""
+        return SliceAdjoint(self.values.conjugate(), self.index, self.shape)
+
+    @property
+    def real(self) -> SliceAdjoint:
+        """The real part, still unwritten (what a real input receives)."""
+        return SliceAdjoint(self.values.real, self.index, self.shape)
+
     def dense(self) -> Any:
         """The array itself: zeros, with the values in their slice."""
         out = backend.array_module(self.values).zeros(self.shape, dtype=self.values.dtype)

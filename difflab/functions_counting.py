@@ -20,7 +20,6 @@ from typing import Any
 
 from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.autograd.engine import apply
-from difflab.autograd.grad_mode import is_grad_enabled
 from difflab.creation import arange, ones, tensor, zeros
 from difflab.dtypes import bool_, complex64, complex128, float32, float64, int64
 from difflab.functions_joining import broadcast_tensors, movedim
@@ -31,6 +30,7 @@ from difflab.tensor import Tensor
 from difflab.tensor_arguments import (
     MinMax,
     dim_index,
+    interpreted,
     tensor_of,
     tensor_or_interpreted,
     values_of,
@@ -367,14 +367,18 @@ def angle(input: Tensor) -> Tensor:  # noqa: A002
     -------
     Tensor
         For a real input π where it is negative, 0 elsewhere (-0.0 included) and nan
-        at nan, as PyTorch; for a complex one ``atan2(imag, real)``.  No gradient
-        (PyTorch's is zero for real inputs).
+        at nan, as PyTorch; for a complex one ``atan2(imag, real)``.  Its gradient
+        reaches a complex input as ``ȳ·i·z/|z|²`` (0 at 0), a real one as 0, as in PyTorch.
 
     Examples
     --------
     >>> import difflab as dl
     >>> dl.angle(dl.tensor([-2.0, 3.0], dtype=dl.float64)).tolist()
     [3.141592653589793, 0.0]
+    >>> z = dl.tensor([1 + 1j], requires_grad=True)
+    >>> dl.angle(z).sum().backward()
+    >>> z.grad
+    tensor([-0.5+0.5j], dtype=difflab.complex64)
     """
     x = tensor_or_interpreted(input)  # (a Dual: its handler gives the constant 0 or pi)
     if x.dtype.kind not in "fc":
@@ -383,15 +387,14 @@ def angle(input: Tensor) -> Tensor:  # noqa: A002
 
 
 def _complex_dtype(real: Tensor, imag: Tensor, name: str) -> Any:
+    if interpreted(real) or interpreted(imag):
+        raise NotImplementedError(
+            f"{name}: forward mode (dual numbers) and the symbolic method do not follow "
+            f"complex values; differentiate through it with reverse mode "
+            f"(method='reverse', jacrev, backward())")
     if real.dtype != imag.dtype or real.dtype not in (float32, float64):
         raise TypeError(f"{name}: expected two float32 or two float64 tensors, got "
                         f"{real.dtype} and {imag.dtype}")
-    if is_grad_enabled() and (real.requires_grad or imag.requires_grad):
-        raise NotImplementedError(
-            f"{name}: difflab's tape differentiates real values only (a complex product's "
-            f"derivative needs conjugates it does not take), so a gradient through this "
-            f"complex tensor would be wrong; build it from detached tensors "
-            f"(x.detach()) or inside dl.no_grad()")
     return complex64 if real.dtype == float32 else complex128
 
 
@@ -406,16 +409,21 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001
     Returns
     -------
     Tensor
-        Built with a cast, a product by i and a sum.  No gradient: inputs that require
-        one are refused (difflab's tape does not follow complex values).
+        Built with a cast, a product by i and a sum, so the gradient of a real loss L
+        reaches ``real`` as ∂L/∂(Re z) and ``imag`` as ∂L/∂(Im z): the real and imaginary
+        parts of ``z.grad``, as in PyTorch.
 
     Examples
     --------
     >>> import difflab as dl
     >>> dl.complex(dl.tensor([1.0]), dl.tensor([2.0])).tolist()
     [(1+2j)]
+    >>> x, y = dl.tensor([3.0], requires_grad=True), dl.tensor([4.0], requires_grad=True)
+    >>> dl.complex(x, y).abs().sum().backward()
+    >>> x.grad, y.grad
+    (tensor([0.6]), tensor([0.8]))
     """
-    re, im = tensor_of(real), tensor_of(imag)
+    re, im = tensor_or_interpreted(real), tensor_or_interpreted(imag)
     dtype = _complex_dtype(re, im, "complex")
     return re.to(dtype) + im.to(dtype) * 1j
 
@@ -433,16 +441,20 @@ def polar(abs: Tensor, angle: Tensor) -> Tensor:  # noqa: A002
     Returns
     -------
     Tensor
-        complex64 for float32 inputs, complex128 for float64; no gradient, as
-        :func:`complex`.
+        complex64 for float32 inputs, complex128 for float64, with the gradients of
+        the products and sums it is built from (as :func:`complex`).
 
     Examples
     --------
     >>> import difflab as dl
     >>> dl.polar(dl.tensor([2.0]), dl.tensor([0.0])).tolist()
     [(2+0j)]
+    >>> theta = dl.tensor([0.0], requires_grad=True)
+    >>> dl.polar(dl.tensor([2.0]), theta).imag.sum().backward()   # d(2 sin θ)/dθ
+    >>> theta.grad
+    tensor([2.])
     """
-    r, theta = tensor_of(abs), tensor_of(angle)
+    r, theta = tensor_or_interpreted(abs), tensor_or_interpreted(angle)
     _complex_dtype(r, theta, "polar")
     return complex(r * theta.cos(), r * theta.sin())
 

@@ -612,28 +612,33 @@ def isin(elements: Any, test_elements: Any, *, invert: bool = False) -> Tensor:
 
 
 def sgn(input: Tensor) -> Tensor:  # noqa: A002
-    """The sign, -1, 0 or 1 (for real tensors the same as :func:`difflab.sign`).
+    """The sign: -1, 0 or 1 of real values (:func:`difflab.sign`), ``z/|z|`` of complex ones.
 
     Parameters
     ----------
     input : Tensor
-        Real values.
+        Real or complex values.
 
     Returns
     -------
     Tensor
-        The signs; no gradient flows (the derivative is 0 away from 0).
+        The signs; for a real input no gradient flows (the derivative is 0 away from 0);
+        for a complex one ``z/|z|`` (0 at 0), with the gradient of that quotient,
+        PyTorch's ``(ȳ - conj(ȳ)·sgn(z)²) / (2|z|)``.
 
     Examples
     --------
     >>> import difflab as dl
     >>> dl.sgn(dl.tensor([-2.0, 0.0, 3.0])).tolist()
     [-1.0, 0.0, 1.0]
+    >>> dl.sgn(dl.tensor([3 + 4j, 0j]))
+    tensor([0.6+0.8j, 0. +0.j ], dtype=difflab.complex64)
     """
     x = tensor_or_interpreted(input)
-    if isinstance(x, Tensor) and x.dtype.is_complex:
-        raise TypeError("sgn of a complex tensor (x / |x|) is not supported: difflab's "
-                        "primitives are real")
+    if isinstance(x, Tensor) and x.dtype.is_complex:  # z / |z|, 0 at 0 (and its gradient)
+        size = x.abs()
+        zero = size == 0
+        return F.where(zero, 0, x / F.where(zero, 1, size))
     return F.sign(x)
 
 

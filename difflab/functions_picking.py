@@ -470,7 +470,7 @@ def inner(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
 
 
 def vdot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
-    """The dot product of two vectors (real tensors: the same as :func:`difflab.dot`).
+    """The dot product of two vectors, the first conjugated (real tensors: :func:`difflab.dot`).
 
     Parameters
     ----------
@@ -488,7 +488,10 @@ def vdot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     >>> dl.vdot(dl.tensor([1.0, 2.0]), dl.tensor([3.0, 4.0])).item()
     11.0
     """
-    return F.dot(tensor_or_interpreted(input), tensor_or_interpreted(other))
+    a = tensor_or_interpreted(input)
+    if getattr(a.dtype, "kind", "") == "c":  # Σ conj(aᵢ)·bᵢ for complex a
+        a = a.conj()
+    return F.dot(a, tensor_or_interpreted(other))
 
 
 def kron(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002

@@ -177,7 +177,10 @@ def _tensor_method(value: Any, name: str) -> Callable | None:
 #: sympy's ``Max`` (ndarray's compares the expressions, which have no order), ``x.argmax()``
 #: refuses with the reason.
 NDARRAY_METHODS_TENSOR_MEANS = ("repeat", "flatten", "var", "std", "sum", "mean", "max", "min",
-                                "argmax", "argmin", "round")
+                                "argmax", "argmin", "round", "conj", "real", "imag")
+#: Of those, the properties (ndarray's ``real`` and ``imag`` of an object array read each
+#: element's ``.real``, which a sympy expression lacks: ``x.imag`` was silently 0).
+_PROPERTIES = ("real", "imag")
 
 
 def tensor_meanings(cls: type, names: Sequence[str], face: Callable) -> None:
@@ -186,6 +189,11 @@ def tensor_meanings(cls: type, names: Sequence[str], face: Callable) -> None:
     ``sum``) whose arguments or meaning differ from the tensor's (``x.var(0, False)``
     reads (dim, unbiased); ``x.repeat(2)`` tiles)."""
     for name in names:
+        if name in _PROPERTIES:  # (z.real: the function difflab.real of the value)
+            setattr(cls, name, property(lambda self, name=name: getattr(F, name)(self),
+                                        doc=f"``x.{name}`` as on a tensor."))
+            continue
+
         def method(self: Any, *args: Any, name: str = name, **kwargs: Any) -> Any:
             return face(self, name)(*args, **kwargs)
 

@@ -604,11 +604,39 @@ class Tensor(TensorMethods, InPlaceMethods):
         return self.transpose(-2, -1)
 
     @property
+    def real(self) -> Tensor:
+        """The real parts, as :func:`difflab.real` (a real tensor: the same values).
+
+        See :func:`difflab.real`.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([1 + 2j]).real
+        tensor([1.])
+        """
+        return _apply(_ops.PRIMITIVES["real"], self)
+
+    @property
+    def imag(self) -> Tensor:
+        """The imaginary parts, as :func:`difflab.imag` (a real tensor: a RuntimeError).
+
+        See :func:`difflab.imag`.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.tensor([1 + 2j]).imag
+        tensor([2.])
+        """
+        return _apply(_ops.PRIMITIVES["imag"], self)
+
+    @property
     def H(self) -> Tensor:  # noqa: N802
         """The conjugate transpose of a matrix (of a 0-d tensor: its conjugate).
 
-        Real values are only transposed (with their gradient), as :attr:`T`; complex
-        ones are conjugated too, without a gradient, as every complex value in difflab.
+        Real values are only transposed, as :attr:`T`; complex ones are conjugated too
+        (:func:`difflab.conj`); both with their gradient.
         Only 0-d and 2-D tensors have one (``RuntimeError`` otherwise: for a batch of
         real matrices use :attr:`mT`).
 

@@ -482,7 +482,11 @@ class TensorMethods:
                                f"{self.dtype}: call .float() first")
         centered = self - self.mean(dim, keepdim=True)  # (the mean checks the dims)
         count = element_count(self.shape, as_axes(dim, "var"))
-        return (centered * centered).sum(dim, keepdim) / max(count - correction, 0)
+        if self.dtype.kind == "c":  # |z - mean|², real (PyTorch's variance of complex values)
+            squares = (centered.conj() * centered).real
+        else:
+            squares = centered * centered
+        return squares.sum(dim, keepdim) / max(count - correction, 0)
 
     def std(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
             correction: Any = None) -> Tensor:
@@ -501,6 +505,8 @@ class TensorMethods:
 
         See :func:`difflab.norm`.
         """
+        if self.dtype.kind == "c":  # (the norm of the moduli, real, as PyTorch's)
+            return self.abs().norm(p, dim, keepdim)
         if p is None or p in (2, "fro"):  # (None: PyTorch's default, the 2-norm)
             return (self * self).sum(dim, keepdim).sqrt()
         if p == 1:

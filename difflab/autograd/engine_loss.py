@@ -70,7 +70,7 @@ def backward_one_record(loss: Any, retain_graph: bool | None) -> bool:
     node = loss.grad_fn
     array = loss.array
     if node is None or type(array) is not np.ndarray or array.size != 1 \
-            or not engine_steady.has_one_record(node, Node):
+            or array.dtype.kind == "c" or not engine_steady.has_one_record(node, Node):
         return False
     # functional._seed's ones_like(array): the same array, made without NumPy's Python
     # layer for the common 0-d loss (np.array: 0.16 µs against ones_like's 0.9)

@@ -393,7 +393,7 @@ def quick_walk(order: Sequence[Any], adjoints: Any, retain_graph: bool) -> bool:
             if box[0] != version:
                 node._check_saved()  # (raises: changed in place since it was saved)
         op = node.op
-        if type(g) is _ndarray:
+        if type(g) is _ndarray and g.dtype.kind != "c":
             if type(op) is UnaryOp:  # (UnaryOp.vjp, without the call)
                 x, y = saved or (None, None)
                 factor = op.rule.derivative(_numpy, x, y)
@@ -405,8 +405,8 @@ def quick_walk(order: Sequence[Any], adjoints: Any, retain_graph: bool) -> bool:
                 input_grads = _binary_vjp(node, op.rule, g, saved or (None, None, None))
             else:
                 input_grads = op.vjp(node, _numpy, g, *saved)
-        else:
-            input_grads = op.vjp(node, backend.array_module(g), g, *saved)
+        else:  # (another device, or a complex adjoint: the plain step)
+            input_grads = node.vjp(g, False)
         for parent, input_grad in zip(node.parents, input_grads):
             if parent is None or input_grad is None:
                 continue

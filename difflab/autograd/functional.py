@@ -79,6 +79,11 @@ def _seed(output: Tensor, gradient: Any, who: str) -> Any:
                 f"first (e.g. .sum())."
             )
         array = output.array
+        if array.dtype.kind == "c":
+            raise RuntimeError(
+                f"grad can be implicitly created only for real scalar outputs, but this "
+                f"output is {output.dtype}: take a real loss of it (z.abs(), z.real) or "
+                f"pass {who}(gradient=...)")
         if type(array) is np.ndarray and array.ndim == 0:  # (a loss: ones_like's very array,
             return np.array(1, array.dtype)  # made without NumPy's Python layer, 0.9 µs)
         return backend.array_module(array).ones_like(array)

@@ -191,6 +191,12 @@ def _push(op: Any, *inputs: Any, **params: Any) -> Dual:
     ctx = Context(needs_input_grad=tuple(t is not None for t in tangents))
     xp = _namespace(*primals, *tangents)  # (difflab's functions if any is a Dual or Tensor)
     y = op.forward(ctx, xp, *primals, **params)
+    if getattr(getattr(y, "dtype", None), "kind", "") == "c":
+        raise NotImplementedError(
+            f"forward mode (dual numbers) does not follow complex values: '{op.name}' gave "
+            f"a complex result, and the JVP of a primitive that is not holomorphic (abs, "
+            f"real, angle) would be wrong on it. Use reverse mode (method='reverse', "
+            f"jacrev, backward()), which follows complex values as PyTorch does")
     dy = op.jvp(ctx, xp, *tangents, *ctx.saved)
     return Dual._make(y, dy, tag)
 

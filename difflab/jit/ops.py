@@ -198,6 +198,7 @@ class Differentiable(Primitive):
         self.name = primitive.name
         self.traced_as = primitive  # the node in the graph is the primitive itself
         self.user_code = primitive.user_code
+        self.complex_vjp = primitive.complex_vjp  # (the engine calls it for complex adjoints)
 
     def forward(self, ctx: Any, xp: Any, *args: Any, **params: Any) -> Any:
         params = {k: _arrays_of_tensors(v) for k, v in params.items()}

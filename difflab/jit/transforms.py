@@ -345,6 +345,12 @@ def jvp(graph: Graph, wrt: Sequence[str] | None = None, directions: int = 1,
     catcher = _ContextCatcher()
     with tracer, _generator_kept():  # (a random node's draws here are not the run's)
         for node in graph.nodes:
+            if np.dtype(node.dtype).kind == "c":
+                raise NotImplementedError(
+                    f"jvp: forward mode does not follow complex values ({node.name} = "
+                    f"{node.op.name}(...) is {np.dtype(node.dtype)}): the JVP of a "
+                    f"primitive that is not holomorphic (abs, real, angle) would be wrong on "
+                    f"it; take the graph's grad (reverse mode) instead")
             _push(node, env, tangents, catcher, directions)
         outs = [_resolve(o, env, None) for o in graph.outputs]
         dots_out = [_output_tangent(graph, o, outs, tangents, meta, directions)

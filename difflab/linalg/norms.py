@@ -104,7 +104,9 @@ def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False,  #
     elif ord == 1:
         result = F.sum(a, dim=dims, keepdim=keepdim)
     elif ord == 2:
-        result = _root(F.sum(x * x, dim=dims, keepdim=keepdim), 2)
+        complex_values = getattr(getattr(x, "dtype", None), "kind", "") == "c"
+        squares = a * a if complex_values else x * x  # (|z|², not z², for complex z)
+        result = _root(F.sum(squares, dim=dims, keepdim=keepdim), 2)
     else:
         result = _root(F.sum(a ** float(ord), dim=dims, keepdim=keepdim), float(ord))
     return result if out is None else F.write_out(out, result)

@@ -604,6 +604,10 @@ RULES: dict[str, Any] = {
     "leaky_relu": elementwise_rule, "bce_with_logits": elementwise_rule,
     "polygamma": elementwise_rule, "zeta": elementwise_rule, "gammainc": elementwise_rule,
     "gammaincc": elementwise_rule,
+    # complex numbers: elementwise, or a last axis of two added or read (past the batch)
+    "real": elementwise_rule, "imag": elementwise_rule, "conj": elementwise_rule,
+    "angle": elementwise_rule, "view_as_real": elementwise_rule,
+    "view_as_complex": elementwise_rule,
     "conv2d": _conv2d, "im2col": _folded, "col2im": _col2im, "max_pool2d": _folded,
     "avg_pool2d": _folded, "nll_loss": _nll_loss, "mse_loss": _mse_loss,
     "normalize": _normalize, "embedding": _embedding,

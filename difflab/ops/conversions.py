@@ -76,6 +76,12 @@ class Cast(Primitive):
         return (g.astype(ctx.in_dtype),)
 
     @staticmethod
+    def complex_vjp(ctx, xp, g):
+        # (a complex output of a real x: x̄ = Re ȳ, the real part taken here, not discarded
+        # by NumPy's cast with a warning)
+        return ((g if ctx.in_dtype.kind == "c" else xp.real(g)).astype(ctx.in_dtype),)
+
+    @staticmethod
     def jvp(ctx, xp, dx):
         # to integers or truth values: a rounding, constant almost everywhere (reverse mode
         # sends nothing back through it); the tangent converted would be truncated

@@ -27,6 +27,7 @@ Conventions at kinks (documented, tested): the derivative of ``abs`` and
 
 from __future__ import annotations
 
+import cmath
 import math
 from typing import Any
 
@@ -34,6 +35,14 @@ from difflab import fastpath
 
 Array = Any
 
+
+
+def refuse_complex(name: str, why: str, *values: Any) -> None:
+    """Refuse complex values where PyTorch does, saying why (a silent number would be wrong)."""
+    for value in values:
+        if getattr(getattr(value, "dtype", None), "kind", "") == "c":
+            raise TypeError(f"{name} is not defined for complex values ({why}), as in "
+                            f"PyTorch; apply it to z.real and z.imag, or to z.abs()")
 
 class Unary:
     """A primitive y = f(x) of one argument, applied elementwise.
@@ -378,7 +387,9 @@ class Arccosh(Unary):
 
     @staticmethod
     def derivative(xp, x, y):
-        return 1.0 / xp.sqrt(x * x - 1.0)
+        # (√(x-1)·√(x+1), not √(x²-1): the same for real x ≥ 1, and for complex x the
+        # principal branch's derivative, whose sign √(x²-1) gets wrong for Re x < 0)
+        return 1.0 / (xp.sqrt(x - 1.0) * xp.sqrt(x + 1.0))
 
 
 class Arctanh(Unary):
@@ -468,6 +479,7 @@ class Relu(Unary):
         # 0, not 0.0: an integer tensor stays integer (keeps_integers).  The bound first:
         # NumPy's maximum gives its second argument on a tie, so relu(-0.0) is -0.0, x
         # itself, as PyTorch's (which replaces only x < 0); maximum(x, 0) gave 0.0.
+        refuse_complex("relu", "they have no order", x)
         return xp.maximum(0, x)
 
     @staticmethod
@@ -501,6 +513,11 @@ class Abs(Unary):
 
     @staticmethod
     def derivative(xp, x, y):
+        # a complex x: z̄ = ȳ·z/|z| (0 at 0), PyTorch's rule for |z|, written with operations
+        # a recorded backward has (sign refuses complex values, as PyTorch's)
+        if getattr(getattr(x, "dtype", None), "kind", "") == "c":
+            size = xp.abs(x)
+            return xp.where(size == 0, 0, x / xp.where(size == 0, 1, size))
         return xp.sign(x)
 
 
@@ -624,7 +641,7 @@ class Pow(Binary):
     name, math = "pow", "∂(aᵇ)/∂a = b·aᵇ⁻¹,  ∂(aᵇ)/∂b = aᵇ·log(a)"
     needs_for_a, needs_for_b = "ab", "az"
     numpy_name, description = "power", "pow(a, b) = a**b"
-    kinks = "∂/∂b is taken as 0 where a ≤ 0 (log a is undefined there)"
+    kinks = "∂/∂b is taken as 0 where a ≤ 0 (log a is undefined there; complex a: at 0)"
     domain = (0.5, 2.0)
 
     @staticmethod
@@ -640,8 +657,13 @@ class Pow(Binary):
     def d_db(xp, a, b, z):
         # log(a) is NaN for a < 0 even where b is an integer and aᵇ is fine;
         # ∂/∂b is only meaningful for a > 0, so it is set to 0 elsewhere.
+        # A complex a has a logarithm (the principal one, PyTorch's) everywhere but at 0.
         if not hasattr(a, "shape"):  # a number, as in 2 ** x (CuPy's where takes arrays only)
+            if isinstance(a, complex):
+                return z * (cmath.log(a) if a != 0 else 0.0)
             return z * (math.log(a) if a > 0 else 0.0)
+        if getattr(a.dtype, "kind", None) == "c":
+            return z * xp.log(xp.where(a == 0, 1.0, a))
         return z * xp.log(xp.where(a > 0, a, 1.0))
 
 
@@ -657,6 +679,7 @@ class Maximum(Binary):
 
     @staticmethod
     def forward(xp, a, b):
+        refuse_complex("maximum", "they have no order", a, b)
         return xp.maximum(a, b)
 
     @staticmethod
@@ -680,6 +703,7 @@ class Minimum(Binary):
 
     @staticmethod
     def forward(xp, a, b):
+        refuse_complex("minimum", "they have no order", a, b)
         return xp.minimum(a, b)
 
     @staticmethod

@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from difflab import backend
+from difflab.ops.complex_numbers import refuse_complex
 from difflab.ops.primitive import NoDerivative, Primitive
 from difflab.ops.shapes import sum_to_shape
 
@@ -363,6 +364,7 @@ class Det(Primitive):
 
     @staticmethod
     def vjp(ctx, xp, g, a, d):
+        refuse_complex("linalg.det", a)
         return (g[..., None, None] * Det.cofactors(xp, a, d),)
 
     @staticmethod
@@ -395,6 +397,7 @@ class SlogDet(Primitive):
 
     @staticmethod
     def vjp(ctx, xp, g, a):
+        refuse_complex("linalg.slogdet", a)
         return (g[..., None, None] * _mT(xp, _call(xp, Inv, a)),)
 
     @staticmethod
@@ -475,6 +478,7 @@ class Cholesky(Primitive):
 
     @staticmethod
     def vjp(ctx, xp, g, out):
+        refuse_complex("linalg.cholesky", out)
         lower, g = (_mT(xp, out), _mT(xp, g)) if ctx.upper else (out, g)
         p = _phi(xp, xp.matmul(_mT(xp, lower), g))
         s = _solve_right(xp, _call(xp, Solve, _mT(xp, lower), p), lower)
@@ -540,6 +544,7 @@ class Pinv(Primitive):
 
     @staticmethod
     def vjp(ctx, xp, g, a, p):
+        refuse_complex("linalg.pinv", a)
         pt, gt = _mT(xp, p), _mT(xp, g)
         i_ap, i_pa = Pinv._terms(xp, a, p)
         ga = (-xp.matmul(xp.matmul(pt, g), pt)

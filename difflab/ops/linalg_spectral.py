@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from difflab.ops import linalg as base  # (base.BIND: registered after import)
+from difflab.ops.complex_numbers import refuse_complex
 from difflab.ops.linalg import (
     _call,
     _constant,
@@ -119,6 +120,7 @@ class QR(Primitive):
 
     @staticmethod
     def vjp(ctx, xp, g, out):
+        refuse_complex("linalg.qr", out)
         QR._check(ctx)
         m, n = ctx.m, ctx.n
         q, rt = _qr_parts(out, m)
@@ -204,6 +206,7 @@ class Eigh(Primitive):
 
     @staticmethod
     def vjp(ctx, xp, g, out):
+        refuse_complex("linalg.eigh", out)
         w, v = _eigh_parts(out)
         gw, gv = _eigh_parts(g)
         vtgv = xp.matmul(_mT(xp, v), gv)
@@ -258,6 +261,7 @@ class EigvalsH(Primitive):
 
     @staticmethod
     def vjp(ctx, xp, g, a, v):
+        refuse_complex("linalg.eigvalsh", a)
         v = EigvalsH._vectors(xp, a, v)
         return (xp.matmul(v * g[..., None, :], _mT(xp, v)),)
 
@@ -314,6 +318,7 @@ class SVD(Primitive):
 
     @staticmethod
     def vjp(ctx, xp, g, out):
+        refuse_complex("linalg.svd", out)
         m = ctx.m
         u, s, v = _svd_parts(out, m)
         gu, gs, gv = _svd_parts(g, m)

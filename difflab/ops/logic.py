@@ -129,12 +129,13 @@ def _heaviside(xp: Any, x: Any, value_at_zero: Any) -> Any:
     return step if dtype is None else step.astype(dtype)
 
 
-def _angle(xp: Any, x: Any) -> Any:
-    """atan2(imag, real) of complex values; for real ones PyTorch's rule: π where x < 0,
-    0 elsewhere (-0.0 too, where NumPy's ``angle`` gives π), nan at nan."""
-    if x.dtype.kind == "c":
-        return xp.angle(x)
-    return xp.where(x < 0, np.pi, xp.where(xp.isnan(x), x, 0)).astype(x.dtype)
+def _sign(xp: Any, x: Any) -> Any:
+    """-1, 0 or 1; refused for complex values, as PyTorch does (NumPy's sign of z is z/|z|,
+    which as a primitive without a derivative would drop its gradient): ``sgn`` is that."""
+    if getattr(getattr(x, "dtype", None), "kind", "") == "c":
+        raise TypeError("sign is not defined for complex tensors (as in PyTorch); use "
+                        "difflab.sgn, which gives z/|z| with its gradient")
+    return xp.sign(x)
 
 
 #: Each: its name, its forward on arrays, a description, and (where a symbol has one)
@@ -155,9 +156,6 @@ POINTWISE = [
     Pointwise("bitwise_not", lambda xp, a: ~a, "~a", lambda sp, a: sp.logical_not(a)),
     Pointwise("gcd", lambda xp, a, b: xp.gcd(a, b), "gcd(a, b) (0 when both are 0)"),
     Pointwise("lcm", lambda xp, a, b: xp.lcm(a, b), "lcm(a, b) (0 when either is 0)"),
-    Pointwise("angle", lambda xp, x: _angle(xp, x), "the angle of x in the complex plane",
-              lambda sp, x: sp.where(x < 0, np.pi, 0.0)),  # (a symbol is real: 0 or π)
-    Pointwise("conj", lambda xp, x: xp.conj(x), "the complex conjugate (of a complex value)"),
     Pointwise("logical_and", lambda xp, a, b: _as_bool(a) & _as_bool(b), "a and b",
               lambda sp, a, b: sp.logical_and(a, b)),
     Pointwise("logical_or", lambda xp, a, b: _as_bool(a) | _as_bool(b), "a or b",
@@ -175,7 +173,7 @@ POINTWISE = [
     Pointwise("isclose", _isclose, "|a - b| <= atol + rtol·|b|",
               lambda sp, a, b, rtol=1e-5, atol=1e-8, equal_nan=False:
               sp.abs(a - b) <= atol + rtol * sp.abs(b)),
-    StepFunction("sign", lambda xp, x: xp.sign(x), "-1, 0 or 1", lambda sp, x: sp.sign(x)),
+    StepFunction("sign", lambda xp, x: _sign(xp, x), "-1, 0 or 1", lambda sp, x: sp.sign(x)),
     StepFunction("round", lambda xp, x: xp.round(x), "the nearest integer (halves to even)",
               lambda sp, x: sp.rint(x)),
     StepFunction("floor", lambda xp, x: xp.floor(x), "⌊x⌋", lambda sp, x: sp.floor(x)),

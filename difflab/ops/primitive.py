@@ -8,7 +8,7 @@ and no consumer has to guess with ``getattr``:
 
 ================================  =================================================
 the tape (``engine.apply``)       ``forward``, ``vjp``, ``differentiable``,
-                                  ``double_backward``, ``user_code``
+                                  ``double_backward``, ``user_code``, ``complex_vjp``
 ``Dual`` (forward mode)           ``forward``, ``jvp``, ``differentiable``
 the sympy trace (symbolic)        ``symbolic`` (or ``forward`` on object arrays)
 the graph tracer (``jit``)        ``traced_as``, ``first_order_is_cheaper``,
@@ -97,6 +97,11 @@ class Primitive:
     prepare: Any = None
     #: ``describe(node, args) -> str``: how a graph listing shows the node (default: settings).
     describe: Any = None
+    #: ``complex_vjp(ctx, xp, g, *saved)``: the VJP for a complex adjoint ``g``, for a
+    #: primitive that is not holomorphic (``conj``); None: the engine conjugates around
+    #: ``vjp`` (``conj(vjp(conj(g)))``, right for every holomorphic primitive and every
+    #: linear map with real coefficients).  See :mod:`difflab.ops.complex_numbers`.
+    complex_vjp: Any = None
     #: ``jvp(ctx, xp, *tangents, *saved) -> ẏ``: forward mode (None: no forward-mode rule).
     jvp: Any = None
     #: ``batch(b, *inputs, **params)``: how it maps over vmap's batch dimensions (None: an

@@ -40,6 +40,7 @@ from typing import Any
 
 from difflab.ops import (
     batching,
+    complex_numbers,
     division,
     elementwise,
     linalg,
@@ -198,6 +199,8 @@ for _primitive in (
     *nn_recurrent.PRIMITIVES,
     # linear algebra (difflab.linalg's primitives)
     *linalg.PRIMITIVES, *linalg_spectral.PRIMITIVES,
+    # complex numbers: parts, conjugate, angle (difflab.ops.complex_numbers)
+    *complex_numbers.PRIMITIVES,
 ):
     register(_primitive)
 # without a derivative: comparisons, logic, rounding, indices, counts

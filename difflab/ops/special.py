@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from difflab import backend
-from difflab.ops.elementwise import Unary
+from difflab.ops.elementwise import Unary, refuse_complex
 from difflab.ops.primitive import Primitive
 from difflab.ops.shapes import broadcast_shape, lift, shape_of, sum_to_shape
 
@@ -59,6 +59,7 @@ class Digamma(Unary):
 
     @staticmethod
     def forward(xp, x):
+        refuse_complex("digamma", "its derivative, polygamma, has none for them here", x)
         return xp.digamma(x)
 
     @staticmethod

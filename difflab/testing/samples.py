@@ -178,6 +178,16 @@ def _structural_cases() -> dict[str, Case]:
         "zeta": (lambda x: dl.zeta(2.5, x) * x, [((3, 4), (0.3, 4))]),
         "gammainc": (lambda x: dl.gammainc(1.5, x) * x, [((3, 4), (0.3, 4))]),
         "gammaincc": (lambda x: dl.gammaincc(2.0, x * x), [((3, 4), (0.3, 4))]),
+        # complex numbers, built from real inputs (dl.complex) and read back as real ones
+        "real": (lambda x, y: dl.real(dl.complex(x, y) * dl.complex(y, x)) + dl.real(x),
+                 [F34, F34]),
+        "imag": (lambda x, y: dl.imag(dl.complex(x, y).exp()), [F34, F34]),
+        "conj": (lambda x, y: dl.real(dl.conj(dl.complex(x, y)) * dl.complex(y, x * y))
+                 + dl.conj(x), [F34, F34]),
+        "angle": (lambda x, y: dl.angle(dl.complex(x, y) * dl.complex(y, x)) + dl.angle(x),
+                  [F34, F34]),
+        "view_as_real": (lambda x, y: dl.view_as_real(dl.complex(x, y) ** 2), [F34, F34]),
+        "view_as_complex": (lambda x: dl.view_as_complex(x * x).sin().abs(), [((3, 2), (-2, 2))]),
     }
     return {name: Case(name, call, tuple(specs)) for name, (call, specs) in table.items()}
 
@@ -195,8 +205,6 @@ def _no_derivative_cases() -> dict[str, Case]:
         cases[n] = Case(n, _apply(n), (((3, 4), BOOL), ((4,), BOOL)))
     for n in ("gcd", "lcm"):
         cases[n] = Case(n, _apply(n), (((3, 4), (INT, 12)), ((4,), (INT, 12))))
-    cases["angle"] = Case("angle", _apply("angle"), (F34,))
-    cases["conj"] = Case("conj", _apply("conj"), (F34,))
     cases["detach"] = Case("detach", _apply("detach"), (F34,))  # (the stop-gradient)
     table = {
         "any": (lambda x: (x > 0.5).any(dim=1), [F34]),
@@ -521,6 +529,10 @@ def function_cases() -> dict[str, Case]:
         "dl.triu_indices": (lambda x: x[tuple(dl.triu_indices(2, 3, -1))], [M23]),
         "dl.vander": (lambda x: dl.vander(x, 3), [V]),
         "dl.vdot": (lambda a, b: dl.vdot(a, b), [V, V]),
+        # complex values: built from real inputs, read back as real ones
+        "dl.imag": (lambda a, b: dl.imag(dl.complex(a, b) * dl.complex(b, a)), [V, V]),
+        "dl.view_as_real": (lambda a, b: dl.view_as_real(dl.complex(a, b) ** 2), [V, V]),
+        "dl.view_as_complex": (lambda a: dl.view_as_complex(a * a).abs(), [M32]),
         "dl.take": (lambda x, i: dl.take(x, i), [M23, ((4,), (INT, 6))]),
         "dl.take_along_dim": (lambda x: dl.take_along_dim(x, x.argsort(dim=1), dim=1), [M23]),
         "dl.tensordot": (lambda a, b: dl.tensordot(a, b, dims=([0], [1])), [M32, M23]),

@@ -146,10 +146,15 @@ def test_angle_complex_and_polar():
     r, theta = np.abs(re), im
     np.testing.assert_allclose(dl.polar(_f64(r), _f64(theta)).numpy(),
                                r * np.exp(1j * theta), rtol=1e-14)
-    # difflab's tape does not follow complex values: refused, not a wrong gradient
-    for make in (dl.complex, dl.polar):
-        with pytest.raises(NotImplementedError, match="complex"):
-            make(_f64(re).requires_grad_(), _f64(im))
+    # the tape follows complex values (PyTorch's convention): ∂L/∂re, ∂L/∂im of L = |z|
+    a, b = _f64(re).requires_grad_(), _f64(im).requires_grad_()
+    dl.complex(a, b).abs().sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), re / np.hypot(re, im), rtol=1e-14)
+    np.testing.assert_allclose(b.grad.numpy(), im / np.hypot(re, im), rtol=1e-14)
+    a, b = _f64(r).requires_grad_(), _f64(theta).requires_grad_()
+    dl.polar(a, b).real.sum().backward()  # L = Σ r·cos θ
+    np.testing.assert_allclose(a.grad.numpy(), np.cos(theta), rtol=1e-14)
+    np.testing.assert_allclose(b.grad.numpy(), -r * np.sin(theta), rtol=1e-14)
     with dl.no_grad():
         assert dl.complex(_f64(re).requires_grad_(), _f64(im)).dtype == dl.complex128
     with pytest.raises(TypeError, match="float32 or two float64"):

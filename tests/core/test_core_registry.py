@@ -723,9 +723,9 @@ TENSOR_METHODS = {
     "fmod_tensor_constant": lambda x: x.fmod(dl.tensor([0.5, -1.0, 2.0])) * x,
     "remainder_tensor_constant": lambda x: x.remainder(dl.tensor([0.5, -1.0, 2.0])) * x,
 }
-#: Pointwise primitives of integers or complex numbers: no real function to differentiate
-#: through them.
-NOT_REAL = {"gcd", "lcm", "angle", "conj"}
+#: Pointwise primitives of integers: no real function to differentiate through them (angle
+#: and conj have derivatives: difflab/ops/complex_numbers.py, tests/core/test_core_complex.py).
+NOT_REAL = {"gcd", "lcm"}
 POINTS = np.array([-1.3, 0.4, 2.7])
 
 

@@ -97,6 +97,11 @@ def _sym(z):
     return a + dl.swapaxes(a, 0, 1) + np.diag([0.0, 4.0])
 
 
+def _z(z):
+    """The complex vector z[:2] + i·z[2:] of a real one of 4 values."""
+    return dl.complex(z[:2], z[2:])
+
+
 def _cell(name, *inputs):
     """A recurrent-cell primitive, which has no face of its own (the layers call it)."""
     return apply(registry.get(name), *inputs)
@@ -187,6 +192,13 @@ PRIMITIVE_CASES = {
     "linalg_pinv": (lambda z: dl.sum(dl.linalg.pinv(z.reshape(3, 1) + _E31) ** 2), 3),
     "linalg_matrix_exp": (lambda z: dl.sum(dl.linalg.matrix_exp(z.reshape(2, 2) * 0.5) * _M22),
                           4),
+    # complex values inside, real ones in and out (a complex z = z[:2] + i·z[2:])
+    "real": (lambda z: dl.sum(dl.real(_z(z) ** 3)), 4),
+    "imag": (lambda z: dl.sum(dl.imag(dl.exp(_z(z) * _z(z)))), 4),
+    "conj": (lambda z: dl.sum(dl.real(dl.conj(_z(z)) * _z(z) ** 2)), 4),
+    "angle": (lambda z: dl.sum(dl.angle(_z(z) + 3) * z[:2]), 4),
+    "view_as_real": (lambda z: dl.sum(dl.view_as_real(_z(z) ** 2) ** 2), 4),
+    "view_as_complex": (lambda z: dl.sum(dl.view_as_complex(z.reshape(2, 2)).sin().abs()), 4),
 }
 
 #: Structural primitives composed as users write them (the issue's examples first).
@@ -220,6 +232,12 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     **_gaps(("linalg_qr", "linalg_eigh", "linalg_svd"), ("symbolic",),
             "sympy's decompositions of a symbolic matrix choose other signs than LAPACK's "
             "(the eigenvalues and singular values alone have closed forms up to 2 × 2)"),
+    **_gaps(("real", "imag", "conj", "angle", "view_as_real", "view_as_complex"),
+            ("forward", "forward-over-reverse", "reverse-over-forward", "compiled"),
+            "forward mode (dual numbers, a graph's jvp) refuses complex values: abs's JVP "
+            "would be wrong on them (reverse mode follows them, twice too)"),
+    **_gaps(("real", "imag", "conj", "angle", "view_as_real", "view_as_complex"),
+            ("symbolic",), "dl.complex and dl.view_as_complex take tensors, not symbols"),
     ("linalg_matrix_exp", "symbolic"): "sympy's Matrix.exp of a symbolic 2 × 2 matrix nests "
                                        "deeper than Python's recursion limit (refused)",
 }
