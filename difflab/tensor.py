@@ -605,7 +605,8 @@ class Tensor(TensorMethods, InPlaceMethods):
 
     @property
     def real(self) -> Tensor:
-        """The real parts, as :func:`difflab.real` (a real tensor: the same values).
+        """The real parts, as :func:`difflab.real`; a real tensor is its own (``x.real is x``,
+        as in PyTorch).
 
         See :func:`difflab.real`.
 
@@ -615,6 +616,8 @@ class Tensor(TensorMethods, InPlaceMethods):
         >>> dl.tensor([1 + 2j]).real
         tensor([1.])
         """
+        if self.array.dtype.kind != "c":
+            return self
         return _apply(_ops.PRIMITIVES["real"], self)
 
     @property

@@ -1065,56 +1065,14 @@ class TensorMethods:
         """
         return False
 
-    @property
-    def real(self) -> Tensor:
-        """The real parts: for a real dtype the tensor itself (as PyTorch's ``x.real``).
-
-        Raises
-        ------
-        RuntimeError
-            For a complex tensor (difflab has no derivative rule for the real part yet;
-            ``x.numpy().real`` reads the values).
-
-        Examples
-        --------
-        >>> import difflab as dl
-        >>> x = dl.tensor([1.0, -2.0])
-        >>> x.real is x
-        True
-        """
-        if self.dtype.kind == "c":
-            raise RuntimeError("x.real of a complex tensor is not supported by difflab yet; "
-                               "read the values with x.numpy().real")
-        return self
-
-    @property
-    def imag(self) -> Tensor:
-        """The imaginary parts; a real tensor has none, so this raises, as in PyTorch.
-
-        Raises
-        ------
-        RuntimeError
-            For a tensor of a real dtype (and, not supported yet, a complex one).
-
-        Examples
-        --------
-        >>> import difflab as dl
-        >>> dl.tensor([1.0]).imag
-        Traceback (most recent call last):
-        RuntimeError: imag is not implemented for tensors with non-complex dtypes.
-        """
-        if self.dtype.kind != "c":
-            raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-        raise RuntimeError("x.imag of a complex tensor is not supported by difflab yet; read "
-                           "the values with x.numpy().imag")
-
     def conj(self) -> Tensor:
         """The complex conjugate; for a real dtype the tensor itself (as PyTorch's).
 
         Returns
         -------
         Tensor
-            ``self`` when real; else the conjugates (no derivative flows through them).
+            ``self`` when real; else the conjugates (:func:`difflab.conj`, with its
+            gradient).
 
         Examples
         --------
