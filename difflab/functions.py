@@ -1431,7 +1431,7 @@ def triu(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tens
 
 
 def floor(input: Tensor) -> Tensor:  # noqa: A002
-    r"""The floor ⌊x⌋ of each element: the largest integer ≤ x (no gradient).
+    r"""The floor ⌊x⌋ of each element: the largest integer ≤ x (derivative 0).
 
     Parameters
     ----------
@@ -1453,11 +1453,12 @@ def floor(input: Tensor) -> Tensor:  # noqa: A002
     Notes
     -----
     Piecewise constant: :math:`\frac{d}{dx}\lfloor x \rfloor = 0` almost everywhere
-    (undefined at the integers).  It is the registry's primitive ``floor``, without a
-    derivative: on a Tensor its result does not require grad, so no gradient flows
-    through it (a factor ⌊x⌋ in a product is a constant); forward mode gives it a zero
-    tangent; the symbolic method differentiates ``sympy.floor``, whose derivative it
-    takes as 0.  So every method gives the same derivative away from the integers.
+    (undefined at the integers).  It is the registry's primitive ``floor``, a
+    ``StepFunction``: on a Tensor that requires grad its result requires grad and its
+    gradient is zeros, as in PyTorch (a factor ⌊x⌋ in a product acts as a constant);
+    forward mode gives it a zero tangent; the symbolic method differentiates
+    ``sympy.floor``, whose derivative it takes as 0.  So every method gives the same
+    derivative away from the integers.
 
     Examples
     --------
@@ -1465,9 +1466,9 @@ def floor(input: Tensor) -> Tensor:  # noqa: A002
     >>> dl.floor(dl.tensor([-1.5, 0.5, 2.0]))
     tensor([-2.,  0.,  2.])
     >>> x = dl.tensor([1.5, 2.5], requires_grad=True)
-    >>> dl.floor(x).requires_grad
-    False
-    >>> (x * dl.floor(x)).sum().backward()      # ⌊x⌋ is a constant factor
+    >>> dl.floor(x).requires_grad                 # (its gradient: zeros)
+    True
+    >>> (x * dl.floor(x)).sum().backward()      # ⌊x⌋ acts as a constant factor
     >>> x.grad
     tensor([1., 2.])
     >>> f = lambda v: dl.floor(v) * v            # d/dv = ⌊v⌋ away from the integers
@@ -1478,7 +1479,7 @@ def floor(input: Tensor) -> Tensor:  # noqa: A002
 
 
 def ceil(input: Tensor) -> Tensor:  # noqa: A002
-    r"""The ceiling ⌈x⌉ of each element: the smallest integer ≥ x (no gradient).
+    r"""The ceiling ⌈x⌉ of each element: the smallest integer ≥ x (derivative 0).
 
     Parameters
     ----------
@@ -1499,16 +1500,18 @@ def ceil(input: Tensor) -> Tensor:  # noqa: A002
     Notes
     -----
     Piecewise constant: :math:`\frac{d}{dx}\lceil x \rceil = 0` almost everywhere
-    (undefined at the integers).  On a Tensor it is a primitive without a derivative:
-    its result does not require grad and no gradient flows through it.
+    (undefined at the integers).  On a Tensor that requires grad its result requires
+    grad too and its gradient is zeros, as in PyTorch.
 
     Examples
     --------
     >>> import difflab as dl
     >>> dl.ceil(dl.tensor([-1.5, 0.5, 2.0]))
     tensor([-1.,  1.,  2.])
-    >>> dl.ceil(dl.tensor([0.2], requires_grad=True)).requires_grad
-    False
+    >>> x = dl.tensor([0.2], requires_grad=True)
+    >>> dl.ceil(x).sum().backward()
+    >>> x.grad
+    tensor([0.])
     """
     return method_or_primitive(input, "ceil")
 
@@ -1516,7 +1519,7 @@ def ceil(input: Tensor) -> Tensor:  # noqa: A002
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002
     r"""Each element rounded to the nearest integer, or to ``decimals`` places; halves to even.
 
-    No gradient flows through it.
+    Its derivative is 0: the gradient through it is zeros.
 
     Parameters
     ----------
@@ -1551,8 +1554,9 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002
     ``numpy.around``'s): :math:`\operatorname{round}(x \cdot 10^d) / 10^d`, fast but
     not exact, since most decimals have no exact binary float (and low precisions
     overflow: ``x · 10^d`` must fit).  Piecewise constant: the derivative is 0 almost
-    everywhere, and on a Tensor no gradient flows through it (its result does not
-    require grad).  A straight-through estimator is ``x + (dl.round(x) - x).detach()``.
+    everywhere; on a Tensor that requires grad its result requires grad and its
+    gradient is zeros, as in PyTorch.  A straight-through estimator is
+    ``x + (dl.round(x) - x).detach()``.
 
     Examples
     --------

@@ -140,7 +140,7 @@ def exp2(input: Tensor) -> Tensor:  # noqa: A002
 
 
 def trunc(input: Tensor) -> Tensor:  # noqa: A002
-    """Round towards zero (``-1.7 → -1``, ``1.7 → 1``); no gradient flows, as for ``floor``.
+    """Round towards zero (``-1.7 → -1``, ``1.7 → 1``); derivative 0, as for ``floor``.
 
     Parameters
     ----------
@@ -622,7 +622,7 @@ def sgn(input: Tensor) -> Tensor:  # noqa: A002
     Returns
     -------
     Tensor
-        The signs; for a real input no gradient flows (the derivative is 0 away from 0);
+        The signs; for a real input the gradient is zeros (the derivative is 0 away from 0);
         for a complex one ``z/|z|`` (0 at 0), with the gradient of that quotient,
         PyTorch's ``(ȳ - conj(ȳ)·sgn(z)²) / (2|z|)``.
 

@@ -322,7 +322,7 @@ class TensorMethods:
         return _apply(_ops.PRIMITIVES["all"], self, axis=dim, keepdims=keepdim)
 
     def sign(self) -> Tensor:
-        """The sign of ``x``, elementwise: -1, 0 or 1 (no gradient flows through it).
+        """The sign of ``x``, elementwise: -1, 0 or 1 (derivative 0: its gradient is zeros).
 
         See :func:`difflab.sign`.
         """
@@ -331,7 +331,7 @@ class TensorMethods:
     def round(self, *, decimals: int = 0) -> Tensor:
         """``x`` rounded to the nearest integer (or to ``decimals`` places), halves to even.
 
-        No gradient flows through it.  See :func:`difflab.round`.
+        Its derivative is 0 (its gradient is zeros).  See :func:`difflab.round`.
         """
         if not decimals:
             return _apply(_ops.PRIMITIVES["round"], self)
