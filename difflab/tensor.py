@@ -605,8 +605,9 @@ class Tensor(TensorMethods, InPlaceMethods):
 
     @property
     def real(self) -> Tensor:
-        """The real parts, as :func:`difflab.real`; a real tensor is its own (``x.real is x``,
-        as in PyTorch).
+        """The real parts, as :func:`difflab.real`; a real tensor is its own.
+
+        ``x.real is x`` for a real dtype, as in PyTorch.
 
         See :func:`difflab.real`.
 
