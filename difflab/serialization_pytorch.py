@@ -77,6 +77,11 @@ __all__ = ["is_pytorch_archive", "read_member", "read_pytorch_archive", "refuse_
 #: Most bytes of ``data.pkl`` read (the structure; tensors' bytes are apart).
 MAX_PICKLE_BYTES = 64 * 2**20
 
+#: How many times larger than its compressed bytes a member may be.  torch.save stores
+#: members uncompressed; a pickle deflates about 20-fold, a run of one opcode 1000-fold (a
+#: 60 KB file made the reader parse 64 MiB of opcodes for 90 s).
+MAX_INFLATION = 100
+
 #: The tensors of a file may copy its storages' bytes at most this many times over, plus
 #: :data:`MAX_REPEATED_BYTES`: a view of stride 0 (``expand``) repeats elements, but a few
 #: bytes of storage must not become gigabytes of tensors (difflab copies each view).
@@ -739,6 +744,11 @@ def read_pytorch_archive(zf: zipfile.ZipFile, *, max_bytes: int, max_depth: int,
                                                                                     "replace")
             _check(byteorder in ("little", "big"), f"{prefix}/byteorder says {byteorder!r}, "
                    "neither 'little' nor 'big'")
+        for info in zf.infolist():
+            _check(info.file_size <= MAX_INFLATION * info.compress_size,
+                   f"{info.filename} inflates from {info.compress_size:,} to "
+                   f"{info.file_size:,} bytes, more than {MAX_INFLATION}-fold (a zip bomb?); "
+                   "torch.save stores its members uncompressed: re-save the file with it")
         sizes = sum(info.file_size for info in zf.infolist()
                     if info.filename.startswith(f"{prefix}/data/"))
         _check(sizes <= max_bytes, f"the storages declare {sizes:,} bytes in all, more than "

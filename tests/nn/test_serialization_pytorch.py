@@ -361,13 +361,29 @@ def test_requires_grad_is_only_for_floating_tensors():
 
 def test_a_zip_bomb_is_refused_from_its_declared_sizes():
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=0) as zf:
         zf.writestr("archive/data.pkl", pkl(tensor(numel=2**22)))
-        zf.writestr("archive/data/0", bytes(2**24))  # 16 MiB of zeros: 16 KiB compressed
-    assert len(buffer.getvalue()) < 2**16
+        zf.writestr("archive/data/0", bytes(2**24))  # 16 MiB, stored in deflate's blocks
     buffer.seek(0)
     with pytest.raises(CheckpointError, match="declare 16,777,216 bytes in all, more than"):
         dl.load(buffer, max_bytes=2**20)
+
+
+@pytest.mark.parametrize("member", ["archive/data/0", "archive/data.pkl"])
+def test_a_member_inflating_a_hundredfold_is_refused_whatever_max_bytes_says(member):
+    # (16 MiB of zeros deflate to 16 KiB: with the default max_bytes of 16 GiB, 16 MiB of
+    # download became 16 GiB read; a data.pkl of one opcode repeated deflates 1000-fold)
+    members = {"archive/data.pkl": pkl(tensor(numel=2**22)), "archive/data/0": bytes(2**24)}
+    if member.endswith("data.pkl"):
+        members = {"archive/data.pkl": pkl(b"N0" * 100_000 + data(1))}
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        for name, content in members.items():
+            zf.writestr(name, content, compress_type=zipfile.ZIP_DEFLATED
+                        if name == member else zipfile.ZIP_STORED)
+    buffer.seek(0)
+    with pytest.raises(CheckpointError, match=f"{member} inflates from .* more than 100-fold"):
+        dl.load(buffer)
 
 
 def test_a_huge_data_pkl_is_refused_from_its_declared_size(monkeypatch):
