@@ -14,11 +14,14 @@ size, stride, requires_grad, hooks)`` whose storage is a *persistent id*
 ``data/0``, read as float32".  Pickle can call any importable function, so
 unpickling a stranger's file can run anything.  This reader cannot:
 
+0. The zip itself: no member name twice (PyTorch reads the first, zipfile the
+   last), no member inflating more than 100-fold, no members overlapping
+   (together more than 100 times the file's bytes): zip bombs.
 1. ``data.pkl`` is scanned opcode by opcode first (:mod:`pickletools`, which
    executes nothing): opcodes that reach outside the pickle (extension codes,
    out-of-band buffers, text persistent ids) are refused, and memo indices
-   must be small (a forged index would make the unpickler allocate a huge
-   memo table).
+   must follow the stores before them (a forged index would make the
+   unpickler allocate a huge memo table).
 2. The unpickler's ``find_class`` answers only from :data:`ALLOWED`, a table of
    the globals real state dicts, optimizer states and checkpoint dicts use
    (``collections.OrderedDict``, the tensor and parameter rebuilders, storage
@@ -27,9 +30,12 @@ unpickling a stranger's file can run anything.  This reader cannot:
    (``os.system``, ``builtins.eval``, a model's class) raises
    ``CheckpointError`` naming it, before anything is called.  So REDUCE,
    NEWOBJ, OBJ and INST can only ever call a stand-in, which checks its
-   arguments.
-3. What the stand-ins build (storages, tensors, parameters, state dicts) are
-   placeholders that refuse BUILD (pickle's "set this object's state"); only
+   arguments.  The unpickler checks each dict key and set item before it is
+   hashed: str, bytes, small ints, floats, None (see ``_check_key``: keys
+   of one hash, or tuples sharing tuples, would take quadratic or exponential
+   time to insert).
+3. The stand-ins, and what they build (storages, tensors, parameters, state
+   dicts), refuse BUILD (pickle's "set this object's state"); only
    the ``_metadata`` of a state dict is accepted (and dropped).
 4. ``persistent_load`` resolves a storage to the bytes of ``data/<key>``:
    the key must be a plain name, the member must exist, and its size must be
@@ -38,10 +44,11 @@ unpickling a stranger's file can run anything.  This reader cannot:
 5. A tensor's ``(offset, size, stride)`` must lie inside its storage
    (strides and offsets non-negative, every element addressed within the
    storage) before NumPy's ``as_strided`` sees them, and the bytes of all
-   tensors together must stay within ``max_bytes`` before any is copied
-   (a stride of 0 would otherwise let a 4-byte storage ask for terabytes).
+   tensors together must stay within ``max_bytes``, and within 4 times the
+   storages' bytes plus 64 MiB, before any is copied (a stride of 0 would
+   otherwise let a 4-byte storage ask for terabytes).
 6. The placeholders become difflab values in one pass that checks the
-   nesting depth, the types of dict keys, and keeps sharing: one storage
+   nesting depth and keeps sharing: one storage
    viewed twice the same way (a tied weight in a state dict) becomes one
    difflab tensor, as in difflab's own format.
 
@@ -83,7 +90,7 @@ MAX_PICKLE_BYTES = 64 * 2**20
 MAX_INFLATION = 100
 
 #: The tensors of a file may copy its storages' bytes at most this many times over, plus
-#: :data:`MAX_REPEATED_BYTES`: a view of stride 0 (``expand``) repeats elements, but a few
+#: ``MAX_REPEATED_BYTES``: a view of stride 0 (``expand``) repeats elements, but a few
 #: bytes of storage must not become gigabytes of tensors (difflab copies each view).
 MAX_REPEATS = 4
 MAX_REPEATED_BYTES = 64 * 2**20
@@ -744,11 +751,19 @@ def read_pytorch_archive(zf: zipfile.ZipFile, *, max_bytes: int, max_depth: int,
                                                                                     "replace")
             _check(byteorder in ("little", "big"), f"{prefix}/byteorder says {byteorder!r}, "
                    "neither 'little' nor 'big'")
-        for info in zf.infolist():
+        infos = zf.infolist()
+        for info in infos:
             _check(info.file_size <= MAX_INFLATION * info.compress_size,
                    f"{info.filename} inflates from {info.compress_size:,} to "
                    f"{info.file_size:,} bytes, more than {MAX_INFLATION}-fold (a zip bomb?); "
                    "torch.save stores its members uncompressed: re-save the file with it")
+        # (members may overlap: each member's bytes holding the next ones, n members share
+        # one block of data, which the file holds once and the reader would read n times)
+        spanned = max(info.header_offset + info.compress_size for info in infos)
+        inflated = sum(info.file_size for info in infos)
+        _check(inflated <= MAX_INFLATION * spanned, f"the members hold {inflated:,} bytes in "
+               f"all, more than {MAX_INFLATION} times the {spanned:,} bytes of the file they "
+               "lie in (overlapping members: a zip bomb)")
         sizes = sum(info.file_size for info in zf.infolist()
                     if info.filename.startswith(f"{prefix}/data/"))
         _check(sizes <= max_bytes, f"the storages declare {sizes:,} bytes in all, more than "

@@ -836,3 +836,52 @@ def test_error_messages_show_a_bounded_part_of_what_they_name():
         tracemalloc.stop()
     assert len(text) <= 80 and peak < 2**20
     assert "bits" in _short(10**5000)  # (no decimal repr: more than 4,300 digits)
+
+
+def overlapping_zip(n, kernel):
+    """data.pkl, then n stored members archive/data/i, member i's bytes spanning the headers
+    of members i+1, ... and one shared kernel: the file holds the kernel once, the members
+    hold it n times (David Fifield's overlapping zip bomb, without compression)."""
+    import struct
+    import zlib
+
+    def local(name, crc, size):
+        return struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, 0, 0, 0, 33, crc, size, size,
+                           len(name), 0) + name
+
+    def central(name, crc, size, offset):
+        return struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 20, 20, 0, 0, 0, 33, crc, size, size,
+                           len(name), 0, 0, 0, 0, 0, offset) + name
+
+    members, tail = [], kernel
+    for i in reversed(range(n)):
+        name = f"archive/data/{i}".encode()
+        members.insert(0, (name, zlib.crc32(tail), len(tail)))
+        tail = local(*members[0]) + tail
+    pickled = pkl(data(1))
+    members.insert(0, (b"archive/data.pkl", zlib.crc32(pickled), len(pickled)))
+    body, directory = bytearray(), bytearray()
+    for name, crc, size in members:
+        directory += central(name, crc, size, len(body))
+        body += local(name, crc, size) + (pickled if name.endswith(b".pkl") else b"")
+    body += kernel
+    return bytes(body + directory + struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, len(members),
+                                                len(members), len(directory), len(body), 0))
+
+
+def test_overlapping_members_are_refused():
+    # (2,000 members over one 1 MB kernel: a 1.5 MB file read 2 GB, 4 GB of memory)
+    bomb = overlapping_zip(400, bytes(2**16))
+    with zipfile.ZipFile(io.BytesIO(bomb)) as zf:  # (zipfile reads each member whole)
+        assert len(zf.read("archive/data/0")) > 2**16
+        assert sum(info.file_size for info in zf.infolist()) > 100 * len(bomb)
+    with pytest.raises(CheckpointError, match="overlapping members"):
+        dl.load(io.BytesIO(bomb))
+    assert dl.load(io.BytesIO(overlapping_zip(3, bytes(2**16)))) == 1  # (not 100 times over)
+
+
+def test_a_big_endian_untyped_storage_is_swapped_as_its_dtype():
+    # (torch.load swaps an untyped storage as bytes, that is not at all, and reads 513 here;
+    # the machine that wrote the file held 258)
+    file = torch_zip(pkl(tensor_v3("uint16", 2)), {"0": b"\x01\x02"}, byteorder=b"big")
+    assert dl.load(file).tolist() == [258]
