@@ -98,8 +98,8 @@ from difflab.serialization_pytorch import (
     read_member,
     read_pytorch_archive,
     refuse_legacy,
-    write_pytorch_archive,
 )
+from difflab.serialization_pytorch_write import write_pytorch_archive
 from difflab.tensor import Tensor
 
 __all__ = ["CheckpointError", "add_safe_globals", "allowed_globals", "clear_safe_globals",

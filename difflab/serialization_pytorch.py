@@ -14,11 +14,14 @@ size, stride, requires_grad, hooks)`` whose storage is a *persistent id*
 ``data/0``, read as float32".  Pickle can call any importable function, so
 unpickling a stranger's file can run anything.  This reader cannot:
 
+0. The zip itself: no member name twice (PyTorch reads the first, zipfile the
+   last), no member inflating more than 100-fold, no members overlapping
+   (together more than 100 times the file's bytes): zip bombs.
 1. ``data.pkl`` is scanned opcode by opcode first (:mod:`pickletools`, which
    executes nothing): opcodes that reach outside the pickle (extension codes,
    out-of-band buffers, text persistent ids) are refused, and memo indices
-   must be small (a forged index would make the unpickler allocate a huge
-   memo table).
+   must follow the stores before them (a forged index would make the
+   unpickler allocate a huge memo table).
 2. The unpickler's ``find_class`` answers only from :data:`ALLOWED`, a table of
    the globals real state dicts, optimizer states and checkpoint dicts use
    (``collections.OrderedDict``, the tensor and parameter rebuilders, storage
@@ -27,9 +30,12 @@ unpickling a stranger's file can run anything.  This reader cannot:
    (``os.system``, ``builtins.eval``, a model's class) raises
    ``CheckpointError`` naming it, before anything is called.  So REDUCE,
    NEWOBJ, OBJ and INST can only ever call a stand-in, which checks its
-   arguments.
-3. What the stand-ins build (storages, tensors, parameters, state dicts) are
-   placeholders that refuse BUILD (pickle's "set this object's state"); only
+   arguments.  The unpickler checks each dict key and set item before it is
+   hashed: str, bytes, small ints, floats, None (see ``_check_key``: keys
+   of one hash, or tuples sharing tuples, would take quadratic or exponential
+   time to insert).
+3. The stand-ins, and what they build (storages, tensors, parameters, state
+   dicts), refuse BUILD (pickle's "set this object's state"); only
    the ``_metadata`` of a state dict is accepted (and dropped).
 4. ``persistent_load`` resolves a storage to the bytes of ``data/<key>``:
    the key must be a plain name, the member must exist, and its size must be
@@ -38,10 +44,11 @@ unpickling a stranger's file can run anything.  This reader cannot:
 5. A tensor's ``(offset, size, stride)`` must lie inside its storage
    (strides and offsets non-negative, every element addressed within the
    storage) before NumPy's ``as_strided`` sees them, and the bytes of all
-   tensors together must stay within ``max_bytes`` before any is copied
-   (a stride of 0 would otherwise let a 4-byte storage ask for terabytes).
+   tensors together must stay within ``max_bytes``, and within 4 times the
+   storages' bytes plus 64 MiB, before any is copied (a stride of 0 would
+   otherwise let a 4-byte storage ask for terabytes).
 6. The placeholders become difflab values in one pass that checks the
-   nesting depth, the types of dict keys, and keeps sharing: one storage
+   nesting depth and keeps sharing: one storage
    viewed twice the same way (a tied weight in a state dict) becomes one
    difflab tensor, as in difflab's own format.
 
@@ -58,8 +65,11 @@ import io
 import pickle
 import pickletools
 import re
+import reprlib
+import struct
 import zipfile
-from collections import OrderedDict
+import zlib
+from collections import Counter, OrderedDict
 from typing import Any
 
 import numpy as np
@@ -69,11 +79,21 @@ from difflab.dtypes import BFLOAT16
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import Size
 
-__all__ = ["is_pytorch_archive", "read_member", "read_pytorch_archive", "refuse_legacy",
-           "write_pytorch_archive"]
+__all__ = ["is_pytorch_archive", "read_member", "read_pytorch_archive", "refuse_legacy"]
 
 #: Most bytes of ``data.pkl`` read (the structure; tensors' bytes are apart).
 MAX_PICKLE_BYTES = 64 * 2**20
+
+#: How many times larger than its compressed bytes a member may be.  torch.save stores
+#: members uncompressed; a pickle deflates about 20-fold, a run of one opcode 1000-fold (a
+#: 60 KB file made the reader parse 64 MiB of opcodes for 90 s).
+MAX_INFLATION = 100
+
+#: The tensors of a file may copy its storages' bytes at most this many times over, plus
+#: ``MAX_REPEATED_BYTES``: a view of stride 0 (``expand``) repeats elements, but a few
+#: bytes of storage must not become gigabytes of tensors (difflab copies each view).
+MAX_REPEATS = 4
+MAX_REPEATED_BYTES = 64 * 2**20
 
 #: PyTorch's storage types and the NumPy dtype of their elements.
 STORAGE_DTYPES = {
@@ -102,8 +122,9 @@ _MAX_NDIM = 64  # (NumPy's limit)
 def read_member(zf: zipfile.ZipFile, member: str, limit: int, error: type) -> bytes:
     """One member's bytes, after checking the size it declares against ``limit``.
 
-    Raises ``error`` for a missing member or one declaring more than ``limit``
-    bytes; zipfile stops at the declared size and checks the CRC.
+    Raises ``error`` for a missing member, one declaring more than ``limit``
+    bytes, or one that cannot be read; zipfile stops at the declared size and
+    checks the CRC.
     """
     try:
         info = zf.getinfo(member)
@@ -114,7 +135,14 @@ def read_member(zf: zipfile.ZipFile, member: str, limit: int, error: type) -> by
             f"{member} declares {info.file_size:,} bytes, more than the limit of {limit:,} "
             "(pass a larger max_bytes to load a file this large)"
         )
-    return zf.read(member)
+    try:
+        return zf.read(member)
+    except (zipfile.BadZipFile, zlib.error, RuntimeError, OverflowError, EOFError, OSError,
+            NotImplementedError) as exc:
+        # (a bad CRC, broken deflate data, a member flagged as encrypted (RuntimeError),
+        # a header offset past the end, an unknown compression method)
+        raise error(f"{member} cannot be read (a damaged zip?): {type(exc).__name__}: "
+                    f"{exc}") from None
 
 
 def is_pytorch_archive(zf: zipfile.ZipFile) -> bool:
@@ -185,6 +213,23 @@ class _Global:
         raise _Refused(f"BUILD on {self.name} is not allowed")
 
 
+class _Function:
+    """Stand-in for an allowed callable (``_rebuild_tensor_v2``, ``set``, ...): calls the
+    reader's function, and refuses BUILD, which on a bare function would set its attributes
+    (``__defaults__``: a change to every later load in the process)."""
+
+    __slots__ = ("name", "func")
+
+    def __init__(self, name: str, func: Any) -> None:
+        self.name, self.func = name, func
+
+    def __call__(self, *args: Any) -> Any:
+        return self.func(*args)
+
+    def __setstate__(self, state: Any) -> None:
+        raise _Refused(f"BUILD on {self.name} is not allowed")
+
+
 class _StateDict(OrderedDict):
     """``collections.OrderedDict`` while unpickling: BUILD may only set ``_metadata``."""
 
@@ -213,7 +258,8 @@ class _Reader:
     def __init__(self, zf: zipfile.ZipFile, prefix: str, max_bytes: int,
                  byteorder: str) -> None:
         self.zf, self.prefix, self.max_bytes, self.byteorder = zf, prefix, max_bytes, byteorder
-        self.storages: dict[tuple, _Storage] = {}  # (key, type) -> storage
+        self.storages: dict[tuple, _Storage] = {}  # (key, type or dtype) -> storage
+        self.kinds: dict[str, str] = {}  # key -> the storage type its persistent ids name
         self.spent = {"storages": 0, "tensors": 0}  # bytes read and copied so far, each
                                                     # at most max_bytes
 
@@ -239,6 +285,11 @@ class _Reader:
                "not a string")
         _check(_is_int(numel), f"storage {key}: numel {_short(numel)} is not a "
                "non-negative int")
+        # (torch.load reads a key once, as the type it is first named with, and torch.save
+        # refuses to write one storage as two types: a second type is a forged file)
+        first = self.kinds.setdefault(key, kind.name)
+        _check(first == kind.name, f"storage {key} is named as {first} and as {kind.name}; "
+               f"torch.save never writes that (torch.load would read both as {first})")
         if (key, kind.name) in self.storages:
             return self.storages[key, kind.name]
         member = f"{self.prefix}/data/{key}"
@@ -250,7 +301,7 @@ class _Reader:
         _check(numel * np_dtype.itemsize == size,
                f"storage {key}: declares {numel:,} elements of {kind.dtype or 'bytes'} "
                f"({numel * np_dtype.itemsize:,} bytes) but {member} holds {size:,} bytes")
-        self.spend("storages", size)  # (a key read as several types is read again)
+        self.spend("storages", size)
         data = read_member(self.zf, member, self.max_bytes, _Refused)
         _check(len(data) == size, f"{member}: {len(data)} bytes read, {size} declared")
         self.storages[key, kind.name] = _Storage(key, self._elements(data, kind.dtype))
@@ -322,14 +373,21 @@ class _Reader:
         _check(offset <= len(base) and (count == 0 or last < len(base)),
                f"a tensor of size {size}, stride {stride} at offset {offset} reaches element "
                f"{last:,} of storage {storage.key}, which holds {len(base):,}")
-        self.spend("tensors", count * base.dtype.itemsize)
-        if count == 0:
+        nbytes, stored = count * base.dtype.itemsize, self.spent["storages"]
+        _check(self.spent["tensors"] + nbytes <= MAX_REPEATS * stored + MAX_REPEATED_BYTES,
+               f"the tensors would repeat the {stored:,} bytes of the storages more than "
+               f"{MAX_REPEATS} times over (views of stride 0 or overlapping views); PyTorch "
+               "files hold each tensor's elements")
+        self.spend("tensors", nbytes)
+        if count == 0:  # (an empty tensor is tied to none: its size may be anything)
             array = np.empty(size, dtype=base.dtype)
         else:  # (a dimension of one element has no step: its stride may be anything)
             steps = [s * base.dtype.itemsize if n > 1 else 0 for n, s in zip(size, stride)]
             array = np.lib.stride_tricks.as_strided(
                 base[offset:], shape=size, strides=steps, writeable=False).copy()
-        view = (storage.key, str(base.dtype), offset, size, stride)
+        # (the view is a key of the converter's table of tied tensors: its numbers are kept
+        # within the storage, so that no file can make thousands of views of one hash)
+        view = (storage.key, str(base.dtype), offset, size, tuple(steps)) if count else None
         return _RawTensor(array, requires_grad, False, view)
 
     def parameter(self, data: Any, requires_grad: Any, hooks: Any, state: Any = None) -> Any:
@@ -348,10 +406,18 @@ class _Reader:
         """``torch._tensor._rebuild_from_type_v2``: only a plain tensor, without attributes."""
         _check(isinstance(kind, _Global) and kind.name == "torch.Tensor",
                f"a tensor subclass ({_short(kind)}) is not loaded")
-        _check(func in (self.tensor, self.tensor_v3, self.parameter) and isinstance(args, tuple),
+        _check(isinstance(func, _Function) and func.func in (
+            self.tensor, self.tensor_v3, self.parameter) and isinstance(args, tuple),
                "_rebuild_from_type_v2 may only rebuild a tensor")
         _check(not state, "a tensor with attributes is not loaded")
         return func(*args)
+
+
+def _ordered_dict(*args: Any) -> _StateDict:
+    """``collections.OrderedDict()``: empty, its items follow (SETITEMS checks their keys)."""
+    _check(not args, "collections.OrderedDict is called with no arguments in a PyTorch file "
+           "(its items follow)")
+    return _StateDict()
 
 
 def _size(sizes: Any = ()) -> _Global:
@@ -377,9 +443,15 @@ def _complex(real: Any = 0.0, imag: Any = 0.0) -> complex:
     return complex(real, imag)
 
 
-def _set(items: Any = (), frozen: bool = False) -> Any:
+def _set(items: Any = ()) -> set:
     _check(isinstance(items, (list, tuple)), f"set({_short(items)}) needs a list")
-    return frozenset(items) if frozen else set(items)
+    for item in items:
+        _check_key(item, "set item")
+    return set(items)
+
+
+def _frozenset(items: Any = ()) -> frozenset:
+    return frozenset(_set(items))
 
 
 def _bytes(text: Any, encoding: Any = "latin1") -> bytes:
@@ -391,22 +463,23 @@ def _bytes(text: Any, encoding: Any = "latin1") -> bytes:
 
 def _allowed(reader: _Reader) -> dict[str, Any]:
     """The globals a PyTorch checkpoint may name, each mapped to its difflab stand-in."""
-    table: dict[str, Any] = {
-        "collections.OrderedDict": _StateDict,
+    functions = {
+        "collections.OrderedDict": _ordered_dict,
         "torch._utils._rebuild_tensor_v2": reader.tensor,
         "torch._utils._rebuild_tensor_v3": reader.tensor_v3,
         "torch._utils._rebuild_parameter": reader.parameter,
         "torch._utils._rebuild_parameter_with_state": reader.parameter,
         "torch._tensor._rebuild_from_type_v2": reader.from_type,
-        "torch.Tensor": _Global("torch.Tensor"),
         "torch.Size": _size,
         "torch.device": _device,
-        "torch.storage.UntypedStorage": _StorageType("UntypedStorage", None),
         "builtins.set": _set,
-        "builtins.frozenset": lambda items=(): _set(items, frozen=True),
+        "builtins.frozenset": _frozenset,
         "builtins.complex": _complex,
         "_codecs.encode": _bytes,
     }
+    table: dict[str, Any] = {name: _Function(name, func) for name, func in functions.items()}
+    table["torch.Tensor"] = _Global("torch.Tensor")
+    table["torch.storage.UntypedStorage"] = _StorageType("UntypedStorage", None)
     for name, dtype in STORAGE_DTYPES.items():
         table[f"torch.{name}"] = _StorageType(name, dtype)
     for name in TORCH_DTYPES:
@@ -439,13 +512,68 @@ def _refusal(module: str, name: str) -> str:
             f"run code). {advice}")
 
 
-class _Unpickler(pickle.Unpickler):
-    """``pickle.Unpickler`` whose globals come only from the table and storages from the zip."""
+_HASH_MODULUS = 2**61 - 1  # (an int of smaller size is its own hash; see _check_key)
+
+
+def _check_key(key: Any, what: str = "dict key") -> None:
+    """Refuse a dict key or set item whose hash an attacker can choose.
+
+    A dict finds a key by its hash: n keys of one hash take n**2 / 2 comparisons to insert
+    (20,000 keys, a 260 KB file: 23 s).  str and bytes are hashed with a random seed of
+    the process; an int of size below 2**61 - 1 is its own hash; a float's hash is its
+    value modulo 2**61 - 1, which at most a few thousand floats share.  But ints equal
+    modulo 2**61 - 1, complex numbers and tuples can be made to share one hash, and a
+    tuple t(n) = (t(n-1), t(n-1)) built through the memo takes 2**n steps to hash.
+    PyTorch files use str and int keys.
+    """
+    _check(key is None or type(key) in (bool, float, str, bytes)
+           or (type(key) is int and abs(key) < _HASH_MODULUS),
+           f"a {what} must be a str, bytes, a float, None or an int below 2**61 - 1 in size, "
+           f"got {_short(key)}")
+
+
+class _Unpickler(pickle._Unpickler):  # type: ignore[name-defined]
+    """Python's unpickler whose globals come only from the table and storages from the zip.
+
+    It is the pure-Python one (``pickle._Unpickler``, each opcode a method in
+    ``dispatch``) so that the opcodes inserting dict keys and set items check each key
+    (:func:`_check_key`) before hashing it; C's unpickler hashes them out of reach.
+    """
 
     def __init__(self, data: bytes, reader: _Reader) -> None:
         super().__init__(io.BytesIO(data))
         self.reader = reader
         self.table = _allowed(reader)
+
+    # (after MARK, self.stack holds the items pushed since: keys and values alternate)
+    def load_setitem(self) -> None:
+        _check_key(self.stack[-2])
+        super().load_setitem()
+
+    def load_setitems(self) -> None:
+        for key in self.stack[::2]:
+            _check_key(key)
+        super().load_setitems()
+
+    def load_dict(self) -> None:
+        for key in self.stack[::2]:
+            _check_key(key)
+        super().load_dict()
+
+    def load_additems(self) -> None:
+        for item in self.stack:
+            _check_key(item, "set item")
+        super().load_additems()
+
+    def load_frozenset(self) -> None:
+        for item in self.stack:
+            _check_key(item, "set item")
+        super().load_frozenset()
+
+    dispatch = {**pickle._Unpickler.dispatch,  # type: ignore[attr-defined]
+                pickle.SETITEM[0]: load_setitem, pickle.SETITEMS[0]: load_setitems,
+                pickle.DICT[0]: load_dict, pickle.ADDITEMS[0]: load_additems,
+                pickle.FROZENSET[0]: load_frozenset}
 
     def find_class(self, module: str, name: str) -> Any:
         if module == "__builtin__":  # (protocol 2 writes Python 2's name of builtins)
@@ -461,16 +589,20 @@ class _Unpickler(pickle.Unpickler):
 
 def _scan(data: bytes, member: str) -> None:
     """Check ``data.pkl`` opcode by opcode without running it (pickletools only parses)."""
-    count = 0
-    try:
-        for opcode, arg, _ in pickletools.genops(data):
-            count += 1
+    puts = 0  # (a pickler numbers its memo slots 0, 1, 2, ...: a slot past the stores
+    try:      # so far is forged, and would make the unpickler allocate a table that large)
+        for opcode, arg, at in pickletools.genops(data):
+            if opcode.name == "FRAME":  # (8 bytes of size follow the opcode, then the frame)
+                _check(arg <= len(data) - at - 9, f"{member} is not a valid PyTorch pickle: "
+                       f"a frame of {arg:,} bytes where {len(data) - at - 9:,} remain")
             if opcode.name in _REFUSED_OPCODES:
                 raise _Refused(f"{member} uses {_REFUSED_OPCODES[opcode.name]} "
                                f"({opcode.name}), which PyTorch never writes")
-            if opcode.name in _MEMO_PUTS and not (type(arg) is int and 0 <= arg <= count):
-                raise _Refused(f"{member} stores to memo slot {arg!r} after {count} opcodes "
-                               "(forged)")
+            if opcode.name in _MEMO_PUTS:  # (MEMOIZE stores to the next slot itself)
+                _check(type(arg) is int and 0 <= arg <= puts, f"{member} stores to memo "
+                       f"slot {arg!r} after {puts} stores (forged)")
+            if opcode.name in _MEMO_PUTS or opcode.name == "MEMOIZE":
+                puts += 1
             if opcode.name == "INST":
                 module, _, name = str(arg).partition(" ")
                 raise _Refused(_refusal(module, name))
@@ -478,8 +610,25 @@ def _scan(data: bytes, member: str) -> None:
         raise _Refused(f"{member} is not a valid pickle ({exc})") from None
 
 
+class _ShortRepr(reprlib.Repr):
+    """reprlib's repr, a few items of a few levels, for every type a pickle makes: the
+    builtin repr of a tuple holding one tuple twice, that one tuple twice, ..., 40 deep
+    is 2**40 items long."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.maxlevel, self.maxstring, self.maxother = 3, 60, 60
+
+    repr__StateDict = reprlib.Repr.repr_dict  # (an OrderedDict: a dict, not "other")
+    repr_bytes = reprlib.Repr.repr_str        # (the first bytes only)
+
+    def repr_int(self, x: int, level: int) -> str:  # (a huge int has no decimal repr)
+        return repr(x) if x.bit_length() <= 64 else f"<an int of {x.bit_length():,} bits>"
+
+
 def _short(value: Any) -> str:
-    text = repr(value) if not isinstance(value, (_Global, _StorageType)) else value.name
+    text = _ShortRepr().repr(value) if not isinstance(value, (_Global, _StorageType,
+                                                               _Function)) else value.name
     return text if len(text) <= 80 else text[:77] + "..."
 
 
@@ -521,17 +670,14 @@ class _Converter:
         return result
 
     def key(self, key: Any) -> Any:
-        """A dict key or set item: a str, number, None, or a tuple of them."""
-        if key is None or type(key) in (bool, int, float, complex, str, bytes):
-            return key
-        if type(key) is tuple:
-            return tuple(self.key(k) for k in key)
-        raise _Refused(f"a dict key must be a str, number or tuple, got {_short(key)}")
+        """A dict key or set item (the unpickler checked it before hashing it)."""
+        _check_key(key)
+        return key
 
     def tensor(self, raw: _RawTensor) -> Tensor:
         """One difflab tensor per (storage view, flags): a tied weight stays one tensor."""
         flags = (raw.view, raw.requires_grad, raw.parameter)
-        if flags in self.views:
+        if raw.view is not None and flags in self.views:
             return self.views[flags]
         array = raw.array
         floating = array.dtype.kind in "fc" or array.dtype == BFLOAT16
@@ -546,12 +692,20 @@ class _Converter:
         else:
             t = Tensor._wrap(array)
             t.requires_grad = raw.requires_grad
-        self.views[flags] = t
+        if raw.view is not None:
+            self.views[flags] = t
         return t
 
 
 def _prefix(zf: zipfile.ZipFile) -> str:
-    """The one folder holding ``data.pkl``; refuses TorchScript archives."""
+    """The one folder holding ``data.pkl``; refuses TorchScript archives and repeated names."""
+    names = zf.namelist()
+    # (PyTorch reads the first member of a name and zipfile the last: the same file would
+    # give other numbers here than in PyTorch)
+    twice = sorted(name for name, count in Counter(names).items() if count > 1)
+    if twice:
+        raise _Refused(f"the archive holds {_short(twice)} twice; torch.save writes each "
+                       "member once")
     prefixes = {name.split("/")[0] for name in zf.namelist()
                 if name.count("/") == 1 and name.endswith("/data.pkl")}
     if len(prefixes) != 1:
@@ -597,6 +751,19 @@ def read_pytorch_archive(zf: zipfile.ZipFile, *, max_bytes: int, max_depth: int,
                                                                                     "replace")
             _check(byteorder in ("little", "big"), f"{prefix}/byteorder says {byteorder!r}, "
                    "neither 'little' nor 'big'")
+        infos = zf.infolist()
+        for info in infos:
+            _check(info.file_size <= MAX_INFLATION * info.compress_size,
+                   f"{info.filename} inflates from {info.compress_size:,} to "
+                   f"{info.file_size:,} bytes, more than {MAX_INFLATION}-fold (a zip bomb?); "
+                   "torch.save stores its members uncompressed: re-save the file with it")
+        # (members may overlap: each member's bytes holding the next ones, n members share
+        # one block of data, which the file holds once and the reader would read n times)
+        spanned = max(info.header_offset + info.compress_size for info in infos)
+        inflated = sum(info.file_size for info in infos)
+        _check(inflated <= MAX_INFLATION * spanned, f"the members hold {inflated:,} bytes in "
+               f"all, more than {MAX_INFLATION} times the {spanned:,} bytes of the file they "
+               "lie in (overlapping members: a zip bomb)")
         sizes = sum(info.file_size for info in zf.infolist()
                     if info.filename.startswith(f"{prefix}/data/"))
         _check(sizes <= max_bytes, f"the storages declare {sizes:,} bytes in all, more than "
@@ -610,188 +777,10 @@ def read_pytorch_archive(zf: zipfile.ZipFile, *, max_bytes: int, max_depth: int,
         except _Refused:
             raise
         except (pickle.UnpicklingError, ValueError, TypeError, AttributeError, IndexError,
-                KeyError, EOFError, OverflowError, MemoryError, RecursionError) as exc:
+                KeyError, EOFError, OverflowError, MemoryError, RecursionError,
+                struct.error) as exc:
             raise _Refused(f"{member} is not a valid PyTorch pickle: "
                            f"{type(exc).__name__}: {exc}") from None
         return _Converter(device, max_depth).value(raw)
     except _Refused as exc:
         raise error(f"PyTorch checkpoint: {exc}") from None
-
-
-
-# --- writing: a file torch.load(f, weights_only=True) reads -------------------------------
-
-_STORAGE_OF = {dtype: name for name, dtype in STORAGE_DTYPES.items()}
-
-
-class _PickleWriter:
-    """Writes protocol-2 pickle opcodes for data, tensors and Parameters, as torch.save does.
-
-    Only these opcodes and the globals PyTorch's ``weights_only`` loader allows are
-    written (the module docstring of :mod:`pickletools` explains each opcode).
-    """
-
-    def __init__(self, max_depth: int) -> None:
-        self.out = bytearray(b"\x80\x02")             # PROTO 2
-        self.max_depth = max_depth
-        self.memo: dict[int, int] = {}                  # id(object) -> memo slot
-        self.keep: list = []                            # (written objects stay alive)
-        self.storages: dict[tuple, tuple[str, bytes]] = {}  # view -> (key, little-endian bytes)
-
-    def finish(self, obj: Any) -> bytes:
-        self.value(obj, 0, "object")
-        self.out += b"."                                # STOP
-        return bytes(self.out)
-
-    def _global(self, module: str, name: str) -> None:
-        self.out += f"c{module}\n{name}\n".encode()     # GLOBAL
-
-    def _remembered(self, obj: Any) -> bool:
-        """Write a reference to ``obj`` if it was written before (BINGET)."""
-        if id(obj) not in self.memo:
-            return False
-        self.out += b"j" + self.memo[id(obj)].to_bytes(4, "little")  # LONG_BINGET
-        return True
-
-    def _remember(self, obj: Any) -> None:
-        self.memo[id(obj)] = len(self.memo)
-        self.keep.append(obj)
-        self.out += b"r" + self.memo[id(obj)].to_bytes(4, "little")  # LONG_BINPUT
-
-    def value(self, obj: Any, depth: int, where: str) -> None:
-        if depth > self.max_depth:
-            raise ValueError(f"{where}: nests more than {self.max_depth} levels deep")
-        if type(obj) is str:  # BINUNICODE (pickle.dumps would also memoize it: a BINPUT)
-            text = obj.encode("utf-8", "surrogatepass")
-            self.out += b"X" + len(text).to_bytes(4, "little") + text
-        elif obj is None or type(obj) in (bool, int, float):
-            self.out += pickle.dumps(obj, protocol=2)[2:-1]  # (one opcode, no memo)
-        elif isinstance(obj, Tensor):
-            self.tensor(obj, where)
-        elif type(obj) in (dict, OrderedDict):
-            if self._remembered(obj):
-                return
-            if type(obj) is OrderedDict:
-                self._global("collections", "OrderedDict")
-                self.out += b")R"                       # EMPTY_TUPLE, REDUCE
-            else:
-                self.out += b"}"                        # EMPTY_DICT
-            self._remember(obj)
-            for key, item in obj.items():
-                _writable_key(key, where)
-                self.out += b"("                        # MARK
-                self.value(key, depth + 1, where)
-                self.value(item, depth + 1, f"{where}[{key!r}]")
-                self.out += b"u"                        # SETITEMS
-        elif type(obj) is list:
-            if self._remembered(obj):
-                return
-            self.out += b"]"                            # EMPTY_LIST
-            self._remember(obj)
-            for i, item in enumerate(obj):
-                self.value(item, depth + 1, f"{where}[{i}]")
-                self.out += b"a"                        # APPEND
-        elif type(obj) in (tuple, Size):
-            self.out += b"("                            # MARK
-            for i, item in enumerate(obj):
-                self.value(item, depth + 1, f"{where}[{i}]")
-            self.out += b"t"                            # TUPLE
-        else:
-            raise TypeError(
-                f"format='pytorch' cannot write {where}, a {type(obj).__name__}: it writes "
-                "tensors, Parameters, dicts, lists and tuples of them, str, numbers and None "
-                "(state dicts and optimizer state dicts); for a model, save model.state_dict()")
-
-    def tensor(self, t: Tensor, where: str) -> None:
-        """``_rebuild_tensor_v2(storage, 0, size, stride, requires_grad, OrderedDict())``,
-        in ``_rebuild_parameter(...)`` for a Parameter."""
-        from difflab.nn.parameter import Parameter
-
-        if self._remembered(t):
-            return
-        array = backend.to_numpy(t.array)
-        name = "bfloat16" if array.dtype == BFLOAT16 else array.dtype.name
-        if name not in _STORAGE_OF and name not in ("uint16", "uint32", "uint64"):
-            raise TypeError(f"format='pytorch' cannot write {where}: PyTorch has no {name}")
-        parameter = isinstance(t, Parameter)
-        if parameter:
-            self._global("torch._utils", "_rebuild_parameter")
-            self.out += b"("
-        key, data = self._storage(array)
-        itemsize = array.dtype.itemsize
-        v3 = name not in _STORAGE_OF  # (uint16/32/64: an untyped storage and the dtype)
-        self._global("torch._utils", "_rebuild_tensor_v3" if v3 else "_rebuild_tensor_v2")
-        self.out += b"(("
-        self.value("storage", 1, where)
-        if v3:
-            self._global("torch.storage", "UntypedStorage")
-        else:
-            self._global("torch", _STORAGE_OF[name])
-        for item in (key, "cpu", len(data) // (1 if v3 else itemsize)):
-            self.value(item, 1, where)
-        self.out += b"tQ"                               # TUPLE, BINPERSID
-        strides = _c_strides(array.shape)  # (the storage holds the tensor in C order)
-        for item in (0, tuple(array.shape), strides, bool(t.requires_grad) and not parameter):
-            self.value(item, 1, where)
-        self._global("collections", "OrderedDict")
-        self.out += b")R"
-        if v3:
-            self._global("torch", name)
-        self.out += b"tR"                               # TUPLE, REDUCE
-        if parameter:
-            self.value(bool(t.requires_grad), 1, where)
-            self._global("collections", "OrderedDict")
-            self.out += b")RtR"
-        self._remember(t)
-
-    def _storage(self, array: np.ndarray) -> tuple[str, bytes]:
-        """The storage of ``array``: one per distinct view (two names for one view share it)."""
-        view = (array.__array_interface__["data"][0], array.shape, array.strides, array.dtype.str)
-        if view not in self.storages:
-            if array.dtype == BFLOAT16:
-                array = array.view(np.uint16)
-            little = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
-            self.storages[view] = (str(len(self.storages)), little.tobytes())
-            self.keep.append(array)
-        return self.storages[view]
-
-
-def _c_strides(shape: tuple) -> tuple:
-    """The strides, in elements, of a C-contiguous array of ``shape``."""
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
-
-
-def _writable_key(key: Any, where: str) -> None:
-    if not (key is None or type(key) in (bool, int, float, str)):
-        raise TypeError(f"format='pytorch' cannot write {where}: a dict key of type "
-                        f"{type(key).__name__} (write str or int keys)")
-
-
-def write_pytorch_archive(obj: Any, stream: Any, *, max_depth: int) -> None:
-    """Write ``obj`` as ``torch.save`` would: a zip with ``data.pkl`` and raw storages.
-
-    Parameters
-    ----------
-    obj : object
-        Tensors, Parameters, (ordered) dicts, lists, tuples, str, numbers, None.
-    stream : binary file object
-        Where the zip goes.
-    max_depth : int
-        The deepest nesting of containers written.
-
-    Returns
-    -------
-    None
-    """
-    writer = _PickleWriter(max_depth)
-    pickled = writer.finish(obj)
-    with zipfile.ZipFile(stream, "w", compression=zipfile.ZIP_STORED) as zf:
-        zf.writestr("archive/data.pkl", pickled)
-        zf.writestr("archive/byteorder", "little")
-        for key, data in writer.storages.values():
-            zf.writestr(f"archive/data/{key}", data)
-        zf.writestr("archive/version", "3\n")

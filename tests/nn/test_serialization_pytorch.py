@@ -319,7 +319,7 @@ def test_views_outside_their_storage_are_refused(offset, size, stride, word):
 def test_a_huge_shape_of_stride_zero_is_refused_before_allocating():
     tracemalloc.start()
     try:
-        refused(pkl(tensor(size=(10**6, 10**6), stride=(0, 0))), "more than the limit")
+        refused(pkl(tensor(size=(10**6, 10**6), stride=(0, 0))), "more than")
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -330,13 +330,21 @@ def test_a_huge_shape_of_stride_zero_is_refused_before_allocating():
             max_bytes=1000)
 
 
-def test_one_storage_read_as_many_types_counts_every_read():
-    # (the declared sizes pass, 8 bytes; each type reads the member again)
-    types = ["FloatStorage", "IntStorage", "ShortStorage", "HalfStorage", "ByteStorage"]
-    numels = [2, 2, 4, 4, 8]
-    body = b"(" + b"".join(tensor(kind, numel=n, size=(1,)) for kind, n in zip(types, numels))
-    assert len(load(pkl(body + b"t"), max_bytes=40)) == 5
-    refused(pkl(body + b"t"), "the storages take 40 bytes in all", max_bytes=39)
+def tensor_v3(dtype, numel, key="0"):
+    """``_rebuild_tensor_v3(untyped storage, 0, (1,), (1,), False, OrderedDict(), dtype)``."""
+    return (glob("torch._utils", "_rebuild_tensor_v3") + b"(" + b"(" + data("storage")
+            + glob("torch.storage", "UntypedStorage") + data(key) + data("cpu") + data(numel)
+            + b"tQ" + data(0) + data((1,)) + data((1,)) + data(False)
+            + glob("collections", "OrderedDict") + b")R" + glob("torch", dtype) + b"tR")
+
+
+def test_one_untyped_storage_read_as_many_dtypes_counts_every_read():
+    # (the declared sizes pass, 8 bytes; each dtype reads the bytes again)
+    body = b"(" + b"".join(tensor_v3(dtype, 8) for dtype in (
+        "float32", "int32", "int16", "float16", "uint8")) + b"t"
+    assert [t.dtype for t in load(pkl(body), max_bytes=48)] == [
+        dl.float32, dl.int32, dl.int16, dl.float16, dl.uint8]
+    refused(pkl(body), "the storages take 48 bytes in all", max_bytes=47)
 
 
 def test_a_huge_stride_of_a_one_element_dimension_is_harmless():
@@ -353,13 +361,29 @@ def test_requires_grad_is_only_for_floating_tensors():
 
 def test_a_zip_bomb_is_refused_from_its_declared_sizes():
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=0) as zf:
         zf.writestr("archive/data.pkl", pkl(tensor(numel=2**22)))
-        zf.writestr("archive/data/0", bytes(2**24))  # 16 MiB of zeros: 16 KiB compressed
-    assert len(buffer.getvalue()) < 2**16
+        zf.writestr("archive/data/0", bytes(2**24))  # 16 MiB, stored in deflate's blocks
     buffer.seek(0)
     with pytest.raises(CheckpointError, match="declare 16,777,216 bytes in all, more than"):
         dl.load(buffer, max_bytes=2**20)
+
+
+@pytest.mark.parametrize("member", ["archive/data/0", "archive/data.pkl"])
+def test_a_member_inflating_a_hundredfold_is_refused_whatever_max_bytes_says(member):
+    # (16 MiB of zeros deflate to 16 KiB: with the default max_bytes of 16 GiB, 16 MiB of
+    # download became 16 GiB read; a data.pkl of one opcode repeated deflates 1000-fold)
+    members = {"archive/data.pkl": pkl(tensor(numel=2**22)), "archive/data/0": bytes(2**24)}
+    if member.endswith("data.pkl"):
+        members = {"archive/data.pkl": pkl(b"N0" * 100_000 + data(1))}
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        for name, content in members.items():
+            zf.writestr(name, content, compress_type=zipfile.ZIP_DEFLATED
+                        if name == member else zipfile.ZIP_STORED)
+    buffer.seek(0)
+    with pytest.raises(CheckpointError, match=f"{member} inflates from .* more than 100-fold"):
+        dl.load(buffer)
 
 
 def test_a_huge_data_pkl_is_refused_from_its_declared_size(monkeypatch):
@@ -663,3 +687,201 @@ def test_an_optimizer_takes_pytorchs_state_and_steps_on():
     sum(p.sum() for p in params).backward()
     opt.step()
     assert opt.state[fc.weight]["step"] == 3
+
+
+# --- attacks found in review: each test failed before its fix ----------------------------
+
+def test_build_on_an_allowed_function_is_refused_and_changes_no_later_load():
+    from difflab import serialization_pytorch as sp
+
+    defaults = sp._set.__defaults__
+    try:  # (a refused file set _set's defaults: every later set() became a frozenset)
+        refused(pkl(glob("builtins", "set") + data((None, {"__defaults__": ((), True)}))
+                    + b"b"), "BUILD on builtins.set")
+        refused(pkl(glob("torch._utils", "_rebuild_tensor_v2") + data({"__wrapped__": 1})
+                    + b"b"), "BUILD on torch._utils._rebuild_tensor_v2")
+        refused(pkl(glob("collections", "OrderedDict") + data({"x": 1}) + b"b"),
+                "BUILD on collections.OrderedDict")
+        assert sp._set.__defaults__ == defaults
+        assert "__wrapped__" not in vars(sp._Reader.tensor)
+        assert type(load(pkl(glob("builtins", "set") + data(([1, 2],)) + b"R"))) is set
+    finally:
+        sp._set.__defaults__ = defaults
+        vars(sp._Reader.tensor).pop("__wrapped__", None)
+
+
+def shared_tuples(depth):
+    """t0 = (); t(i+1) = (t(i), t(i)) through the memo: 2 ** depth leaves, 3 * depth opcodes."""
+    body = b")q\x000"
+    for i in range(depth):
+        body += b"h" + bytes([i]) + b"h" + bytes([i]) + b"\x86q" + bytes([i + 1]) + b"0"
+    return body + b"h" + bytes([depth])
+
+
+def test_keys_whose_hash_an_attacker_controls_are_refused_as_they_are_inserted():
+    # Hashing t(40) as a key took 2**40 steps (t(22): 20 s), inside the unpickler.
+    refused(pkl(b"}" + shared_tuples(8) + data(1) + b"s"), "dict key")
+    refused(pkl(glob("builtins", "set") + b"(]" + shared_tuples(8) + b"atR"), "set item")
+    # Ints equal modulo 2**61 - 1 share one hash: n of them took n**2 / 2 probes
+    # (20,000 keys, a 260 KB file: 23 s); complex numbers and tuples can be made to collide
+    # alike.  str keys (hashed with a per-process seed) and small ints cannot.
+    colliding = b"}(" + b"".join(data(k * (2**61 - 1)) + b"N" for k in range(1, 4)) + b"u"
+    refused(pkl(colliding), "dict key", "2**61")
+    refused(pkl(b"}" + data(1 + 2j) + data(1) + b"s"), "dict key")
+    refused(pkl(glob("collections", "OrderedDict") + data(([("a", 1)],)) + b"R"),
+            "OrderedDict")
+    fine = load(pkl(b"}(" + data("a") + data(1) + data(-(2**60)) + data(2) + data(0.5)
+                    + data(3) + data(None) + data(4) + data(b"b") + data(5) + b"u"))
+    assert fine == {"a": 1, -(2**60): 2, 0.5: 3, None: 4, b"b": 5}
+
+
+def test_memo_slots_follow_the_stores_before_them():
+    # (a slot may be at most the number of stores so far: slot 8 after 0 stores let a
+    # 58 KB deflated data.pkl of 30 million opcodes make a 1 GB memo table)
+    refused(b"\x80\x02" + b"N0" * 6 + b"Nr" + (8).to_bytes(4, "little") + b".", "memo slot")
+    assert load(pkl(b"]q\x00h\x00a")) is not None
+
+
+def test_a_few_bytes_of_storage_cannot_become_gigabytes_of_tensors():
+    # (with the default max_bytes of 16 GiB a 499-byte file asked for an 8 GiB copy)
+    tracemalloc.start()
+    try:
+        refused(pkl(tensor(size=(2**25,), stride=(0,))), "repeat")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 10 * 2**20
+
+
+def test_one_storage_named_with_two_types_is_refused():
+    # torch.load reads the key once, with the first type (both tensors below are float32
+    # in PyTorch); torch.save refuses to write it.  difflab read the second as int32.
+    refused(pkl(b"(" + tensor() + tensor("IntStorage") + b"t"), "FloatStorage", "IntStorage")
+
+
+def test_duplicate_member_names_are_refused():
+    # PyTorch reads the first of two members of one name, zipfile the last: the same file
+    # gave other numbers (and another data.pkl) in PyTorch than in difflab.
+    second = np.array([7.0, 8.0], dtype="<f4").tobytes()
+    for extra in ({"archive/data/0": second}, {"archive/data.pkl": pkl(data(2))}):
+        with pytest.warns(UserWarning, match="Duplicate name"):
+            file = torch_zip(pkl(tensor()), {"0": FLOATS}, extra=extra)
+        with pytest.raises(CheckpointError, match="twice"):
+            dl.load(file)
+
+
+def zip_of(members, compression=zipfile.ZIP_STORED):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=compression) as zf:
+        for name, content in members.items():
+            zf.writestr(name, content)
+    return buffer.getvalue()
+
+
+def test_a_damaged_zip_raises_only_checkpoint_error():
+    # (zipfile raised RuntimeError for a member flagged as encrypted, zlib.error for broken
+    # deflate data, OverflowError for a header offset past 2**63)
+    import random
+
+    rng = random.Random(0)
+    with open(fixture("adam_state.pt"), "rb") as stream:
+        real = stream.read()
+    with zipfile.ZipFile(io.BytesIO(real)) as zf:
+        members = {name: zf.read(name) for name in zf.namelist()}
+    deflated = zip_of(members, zipfile.ZIP_DEFLATED)
+    encrypted = bytearray(real)
+    for signature, at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):  # (flag bit 0)
+        start = encrypted.find(signature)
+        encrypted[start + at] |= 1
+    cases = [bytes(encrypted)]
+    for original in (real, deflated):
+        for _ in range(150):
+            damaged = bytearray(original)
+            for _ in range(rng.randrange(1, 4)):
+                damaged[rng.randrange(len(damaged))] = rng.randrange(256)
+            cases.append(bytes(damaged))
+            cases.append(original[:rng.randrange(len(original))])
+    pickled = members["adam_state/data.pkl"]
+    for _ in range(150):  # (a damaged data.pkl in an intact zip)
+        damaged = bytearray(pickled)
+        for _ in range(rng.randrange(1, 4)):
+            damaged[rng.randrange(len(damaged))] = rng.randrange(256)
+        cases.append(zip_of({**members, "adam_state/data.pkl": bytes(damaged)}))
+    for case in cases:
+        try:
+            dl.load(io.BytesIO(case), max_bytes=2**24)
+        except CheckpointError:
+            pass
+
+
+def test_views_differing_in_the_stride_of_a_one_element_dimension_are_one_tensor():
+    # (the stride of such a dimension was kept in the key of the table of tied tensors: a
+    # file could make thousands of views whose keys share one hash)
+    a, b = load(pkl(b"(" + tensor(size=(1, 2), stride=(2, 1)) + tensor(size=(1, 2),
+                                                                         stride=(2**60, 1)) + b"t"))
+    assert a is b and a.tolist() == [[1.5, -2.0]]
+
+
+def test_error_messages_show_a_bounded_part_of_what_they_name():
+    from difflab.serialization_pytorch import _short
+
+    nested = ()
+    for _ in range(20):  # (the builtin repr of this is 2**20 pairs of parentheses)
+        nested = (nested, nested)
+    tracemalloc.start()
+    try:
+        text = _short(nested)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(text) <= 80 and peak < 2**20
+    assert "bits" in _short(10**5000)  # (no decimal repr: more than 4,300 digits)
+
+
+def overlapping_zip(n, kernel):
+    """data.pkl, then n stored members archive/data/i, member i's bytes spanning the headers
+    of members i+1, ... and one shared kernel: the file holds the kernel once, the members
+    hold it n times (David Fifield's overlapping zip bomb, without compression)."""
+    import struct
+    import zlib
+
+    def local(name, crc, size):
+        return struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, 0, 0, 0, 33, crc, size, size,
+                           len(name), 0) + name
+
+    def central(name, crc, size, offset):
+        return struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 20, 20, 0, 0, 0, 33, crc, size, size,
+                           len(name), 0, 0, 0, 0, 0, offset) + name
+
+    members, tail = [], kernel
+    for i in reversed(range(n)):
+        name = f"archive/data/{i}".encode()
+        members.insert(0, (name, zlib.crc32(tail), len(tail)))
+        tail = local(*members[0]) + tail
+    pickled = pkl(data(1))
+    members.insert(0, (b"archive/data.pkl", zlib.crc32(pickled), len(pickled)))
+    body, directory = bytearray(), bytearray()
+    for name, crc, size in members:
+        directory += central(name, crc, size, len(body))
+        body += local(name, crc, size) + (pickled if name.endswith(b".pkl") else b"")
+    body += kernel
+    return bytes(body + directory + struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, len(members),
+                                                len(members), len(directory), len(body), 0))
+
+
+def test_overlapping_members_are_refused():
+    # (2,000 members over one 1 MB kernel: a 1.5 MB file read 2 GB, 4 GB of memory)
+    bomb = overlapping_zip(400, bytes(2**16))
+    with zipfile.ZipFile(io.BytesIO(bomb)) as zf:  # (zipfile reads each member whole)
+        assert len(zf.read("archive/data/0")) > 2**16
+        assert sum(info.file_size for info in zf.infolist()) > 100 * len(bomb)
+    with pytest.raises(CheckpointError, match="overlapping members"):
+        dl.load(io.BytesIO(bomb))
+    assert dl.load(io.BytesIO(overlapping_zip(3, bytes(2**16)))) == 1  # (not 100 times over)
+
+
+def test_a_big_endian_untyped_storage_is_swapped_as_its_dtype():
+    # (torch.load swaps an untyped storage as bytes, that is not at all, and reads 513 here;
+    # the machine that wrote the file held 258)
+    file = torch_zip(pkl(tensor_v3("uint16", 2)), {"0": b"\x01\x02"}, byteorder=b"big")
+    assert dl.load(file).tolist() == [258]
