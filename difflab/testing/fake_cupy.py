@@ -518,6 +518,16 @@ for _name in ("all", "any", "argmax", "argmin", "argpartition", "argsort", "choo
     setattr(ndarray, _name, _method(_name))
 
 
+def _diagonal(self: ndarray, *args: Any, **kwargs: Any) -> ndarray:
+    """CuPy's ``diagonal``: a view that can be written into (NumPy's is read-only)."""
+    view = self._data.diagonal(*args, **kwargs)
+    view.flags.writeable = True
+    return _wrap(view)
+
+
+ndarray.diagonal = _diagonal
+
+
 class _Flags:
     """``cupy.ndarray.flags``: the layout only.  CuPy has no ``writeable`` flag."""
 
