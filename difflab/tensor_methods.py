@@ -581,8 +581,10 @@ class TensorMethods:
 
         ``x.view(2, 3)`` or ``x.view((2, 3))``; one size may be -1 (inferred from the
         others).  A write into the view changes ``x`` and the other way round, and the
-        gradient flows back through it as through :meth:`difflab.Tensor.reshape` (which it
-        is).  Unlike PyTorch, difflab does not require ``x`` to be contiguous.
+        gradient flows back through it as through :meth:`difflab.Tensor.reshape`.  As in
+        PyTorch, the new shape must be reachable from ``x``'s strides without copying:
+        ``x.t().view(-1)`` raises (a copy would not be a view); use
+        :meth:`difflab.Tensor.reshape`, or ``x.t().contiguous().view(-1)``.
 
         ``x.view(dtype)`` converts the values to ``dtype`` (a copy, as
         :meth:`difflab.Tensor.to`), where PyTorch would reinterpret the bytes.
@@ -604,6 +606,9 @@ class TensorMethods:
             or -1 is given twice.
         TypeError
             If a size is not an int.
+        RuntimeError
+            If ``x``'s strides cannot give the new shape without a copy (PyTorch's
+            error; ``reshape`` copies there).
 
         See Also
         --------
@@ -625,7 +630,16 @@ class TensorMethods:
         """
         if shape and not isinstance(shape[0], (tuple, list)) and not isinstance(shape[0], int):
             return self.to(shape[0])  # view(dtype)
-        return self.reshape(*shape)
+        out = self.reshape(*shape)
+        # (reshape copies where the strides do not allow the shape; a view never does)
+        if is_tensor(out) and out._version is not self._version and self.numel():
+            raise RuntimeError(
+                f"view size is not compatible with input tensor's size and stride (at least "
+                f"one dimension spans across two contiguous subspaces): shape "
+                f"{tuple(self.shape)} with strides {self.stride()} cannot be viewed as "
+                f"{tuple(out.shape)}. Use .reshape(...) instead (it copies where needed), "
+                f"or .contiguous() first")
+        return out
 
     def view_as(self, other: Tensor) -> Tensor:
         """This tensor viewed in the shape of ``other``: ``x.view(other.shape)``.
@@ -956,34 +970,47 @@ class TensorMethods:
             pieces.append(self[tuple(index)])
         return tuple(pieces)
 
-    def contiguous(self) -> Tensor:
-        """This tensor, laid out contiguously: in difflab, the tensor itself.
+    def contiguous(self, memory_format: Any = None) -> Tensor:
+        """This tensor with its elements in row-major order in memory: itself, or a copy.
 
-        PyTorch copies a tensor whose elements are not in row-major order in memory (after
-        ``transpose`` or ``permute``) so that ``view`` can work on it.  difflab's operations
-        do not depend on the memory layout (``view`` works on any tensor), so there is
-        nothing to do: the method is here so that PyTorch code runs unchanged.
+        After ``transpose``, ``permute`` or a strided slice the elements are not in
+        row-major order; ``contiguous()`` then copies them (recorded, as ``clone``), as
+        PyTorch does.  So a write into the result reaches ``self`` exactly when the
+        result is ``self``: code that relies on the copy (``y = x.t().contiguous();
+        y.zero_()``) leaves ``x`` as it was, as in PyTorch.
+
+        Parameters
+        ----------
+        memory_format : optional
+            Accepted for PyTorch's signature; difflab has one memory format (row-major).
 
         Returns
         -------
         Tensor
-            ``self`` (the same object, not a copy).
+            ``self`` (the same object) if :meth:`difflab.Tensor.is_contiguous`, else a
+            contiguous copy.
 
         See Also
         --------
-        difflab.Tensor.clone : a copy.
-        difflab.Tensor.view : which needs no contiguous tensor in difflab.
+        difflab.Tensor.clone : a copy, always.
+        difflab.Tensor.view : which needs a layout it can view without copying.
 
         Examples
         --------
         >>> import difflab as dl
-        >>> x = dl.ones(2, 3).t()
+        >>> x = dl.ones(2, 3)
         >>> x.contiguous() is x
         True
-        >>> x.contiguous().view(6).shape
-        difflab.Size([6])
+        >>> y = x.t().contiguous()
+        >>> y.is_contiguous(), y.view(6).shape
+        (True, difflab.Size([6]))
+        >>> _ = y.zero_()
+        >>> x.sum().item()   # (y is a copy: x keeps its ones)
+        6.0
         """
-        return self
+        if not is_tensor(self) or self.is_contiguous():
+            return self
+        return self.clone()
 
     def masked_fill(self, mask: Any, value: Any) -> Tensor:
         """A copy with ``value`` where the boolean ``mask`` is True.
