@@ -253,7 +253,7 @@ class Tensor(TensorMethods, InPlaceMethods):
         >>> y.grad_fn is not None, y.requires_grad
         (True, True)
         """,
-        "_requires_grad": "", "_version": "", "_base": "",
+        "_requires_grad": "", "_version": "", "_base": "", "_views": "",
         "_post_accumulate_grad_hooks": "", "_backward_hooks": "", "__weakref__": "",
     }
 
@@ -271,6 +271,7 @@ class Tensor(TensorMethods, InPlaceMethods):
         self.grad_fn = None
         self._version = [0]
         self._base = None
+        self._views = None
         self._requires_grad = False
         if requires_grad:
             self.requires_grad = True
@@ -285,6 +286,7 @@ class Tensor(TensorMethods, InPlaceMethods):
         t.grad_fn = grad_fn
         t._version = [0] if version is None else version
         t._base = None
+        t._views = None  # (a graph tensor's views, which follow its writes: tensor_views)
         return t
 
     # ------------------------------------------------------------- attributes
@@ -983,8 +985,9 @@ class Tensor(TensorMethods, InPlaceMethods):
                 [0., 2.]])
         """
         t = _apply(_STOP_GRADIENT, self)  # (the primitive: every interpreter sees the stop)
+        # (its memory and version counter are self's, but it is no view in autograd's
+        # sense, as in PyTorch: a recorded write into it is its own, not self's)
         t._version = self._version
-        t._base = self
         return t
 
     def _off_tape(self) -> Tensor:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from difflab import backend
+from difflab import backend, tensor_views
 from difflab.autograd import engine as _engine  # (engine.Tensor: the registered tensor type)
 from difflab.dtypes import BFLOAT16, _Defaults, floating_result, int64, result_type
 from difflab.ops import registry as _ops
@@ -263,6 +263,8 @@ def view_of(base: Tensor, out: Tensor, viewed: Any = None) -> Tensor:
     if backend.is_view_of(out.array, base.array):
         out._version = base._version
         out._base = base if base._base is None else base._base
+        if out._base.grad_fn is not None:  # (it follows a recorded write into its base)
+            tensor_views.follow(out)
     return out
 
 

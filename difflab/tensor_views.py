@@ -1,0 +1,102 @@
+"""How a view and its base keep one history when either is written in place.
+
+A view (``x[1:]``, ``x.T``, ``x.diagonal()``, ``x.view(6)``) shares its base's
+memory and version counter (``tensor_arguments.view_of``), so a write into one
+changes the values of both.  While gradients are recorded, autograd must see
+the write on both sides too, as PyTorch's does:
+
+* a write through a view is a write into its base: the base's new value is its
+  old value with the view's elements replaced, ``index_put`` at the view's
+  positions (PyTorch's ``CopySlices``), and the view reads the base again;
+* a write into a base that is part of a graph changes what its views show: each
+  view still alive is read again from the base's new value (PyTorch regenerates
+  a view's ``grad_fn`` the same way), so a gradient through the view reaches
+  the write, instead of the values from before it.
+
+Both need to know where a view's elements lie in its base: :func:`positions`
+reads that from the two arrays' strides, so that one rule serves every kind of
+view (a slice, a transpose, a diagonal, an expand).
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from difflab import backend
+from difflab.autograd.engine import apply as _apply
+from difflab.ops import structural as _structural
+
+if TYPE_CHECKING:
+    from difflab.tensor import Tensor
+
+
+def positions(view: Any, base: Any) -> np.ndarray:
+    """Where each element of array ``view`` lies in array ``base``, whose memory it
+    views: its flat (row-major) index in ``base``, in an array of ``view``'s shape.
+
+    Each element's byte offset follows from the strides (and the view's start in
+    ``base``'s memory); ``base``'s offsets, sorted, say which element is there.
+    """
+    start = backend.data_address(view) - backend.data_address(base)
+    target = start + _offsets(view)
+    offsets = _offsets(base).ravel()
+    order = np.argsort(offsets, kind="stable")
+    found = np.minimum(np.searchsorted(offsets[order], target), max(offsets.size - 1, 0))
+    if target.size and not np.array_equal(offsets[order][found], target):
+        raise RuntimeError("a view's elements were not found in its base's memory")
+    return order[found]
+
+
+def _offsets(array: Any) -> np.ndarray:
+    """Each element's byte offset from the first one (Σ index · stride), on the host."""
+    out = np.zeros(array.shape, np.int64)
+    for axis, (size, stride) in enumerate(zip(array.shape, array.strides)):
+        steps = np.arange(size, dtype=np.int64) * stride
+        out = out + steps.reshape((1,) * axis + (size,) + (1,) * (array.ndim - axis - 1))
+    return out
+
+
+def _read(base: Tensor, view: Tensor) -> Tensor:
+    """``view``'s elements read from ``base`` as an operation (an integer index of the
+    flattened base: its gradient puts them back where they lie)."""
+    xp = backend.array_module(base.array)
+    at = xp.asarray(positions(view.array, base.array))
+    flat = _apply(_structural.Reshape, base, shape=(-1,))
+    return _apply(_structural.Index, flat, index=at)
+
+
+def follow(view: Tensor) -> None:
+    """Register ``view`` with its base, which is part of a graph: a recorded write into
+    the base then reads it again (:func:`refresh`)."""
+    base = view._base
+    if base._views is None:
+        base._views = weakref.WeakValueDictionary()
+    base._views[id(view)] = view
+
+
+def refresh(base: Tensor) -> None:
+    """After a recorded write into ``base``: each of its views alive is read again from
+    the new value, so that gradients through it reach the write."""
+    if base._views is None:
+        return
+    for view in list(base._views.values()):
+        if view.array.size:
+            fresh = _read(base, view)
+            view.grad_fn, view._requires_grad = fresh.grad_fn, True
+
+
+def write_through(view: Tensor, result: Tensor) -> None:
+    """After ``view`` took ``result``'s values, recorded: its base takes them too, as the
+    base's old value with the view's elements replaced by them."""
+    base = view._base
+    xp = backend.array_module(base.array)
+    at = xp.asarray(positions(view.array, base.array)).ravel()
+    old = base._snapshot()  # (its history; the values are the new ones already)
+    flat = _apply(_structural.Reshape, old, shape=(-1,))
+    written = _apply(_structural.Reshape, result, shape=(-1,))
+    new = _apply(_structural.IndexPut, flat, written, index=at)
+    base._rebase(_apply(_structural.Reshape, new, shape=tuple(base.shape)))
+    follow(view)  # (the base is part of a graph now: the view follows its next writes)
