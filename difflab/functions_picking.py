@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from difflab import backend
 from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.creation import arange, eye, zeros
 from difflab.functions_joining import broadcast_shapes, movedim
@@ -226,11 +227,14 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     # Index's), which copies; the tensor holds NumPy's diagonal, the same elements viewed
     # by strides, so that writes reach x (NumPy hands it out read-only: made writeable)
     out = moved[..., start_row + steps, start_col + steps]
-    if not isinstance(x, Tensor):  # (a dual number or sympy array: never written into)
-        return out
-    viewed = x.array.diagonal(offset, d1, d2)
-    if isinstance(viewed, np.ndarray):
+    array = getattr(x, "array", None)
+    if type(array) is np.ndarray:
+        viewed = array.diagonal(offset, d1, d2)
         viewed.flags.writeable = True
+    elif backend.is_gpu_array(array):  # (CuPy's diagonal is a view, written into freely)
+        viewed = array.diagonal(offset, d1, d2)
+    else:  # (dual numbers, sympy arrays, vmap's batched values: never written into)
+        return out
     return view_of(x, out, viewed)
 
 

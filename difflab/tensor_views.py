@@ -38,10 +38,13 @@ def positions(view: Any, base: Any) -> np.ndarray:
     views: its flat (row-major) index in ``base``, in an array of ``view``'s shape.
 
     Each element's byte offset follows from the strides (and the view's start in
-    ``base``'s memory); ``base``'s offsets, sorted, say which element is there.
+    ``base``'s memory); in a contiguous base it is the index times the item size,
+    in any other base its own offsets, sorted, say which element is there.
     """
     start = backend.data_address(view) - backend.data_address(base)
     target = start + _offsets(view)
+    if base.flags.c_contiguous:
+        return target // base.dtype.itemsize
     offsets = _offsets(base).ravel()
     order = np.argsort(offsets, kind="stable")
     found = np.minimum(np.searchsorted(offsets[order], target), max(offsets.size - 1, 0))
@@ -59,43 +62,48 @@ def _offsets(array: Any) -> np.ndarray:
     return out
 
 
-def _read(base: Tensor, view: Tensor) -> Tensor:
-    """``view``'s elements read from ``base`` as an operation (an integer index of the
-    flattened base: its gradient puts them back where they lie)."""
-    xp = backend.array_module(base.array)
-    at = xp.asarray(positions(view.array, base.array))
-    flat = _apply(_structural.Reshape, base, shape=(-1,))
-    return _apply(_structural.Index, flat, index=at)
+def _device_positions(view: Tensor, base: Tensor) -> Any:
+    return backend.array_module(base.array).asarray(positions(view.array, base.array))
 
 
 def follow(view: Tensor) -> None:
     """Register ``view`` with its base, which is part of a graph: a recorded write into
-    the base then reads it again (:func:`refresh`)."""
+    the base then reads it again (:func:`refresh`).  Its positions are found then, once
+    (a view's place in its base's memory never changes)."""
     base = view._base
     if base._views is None:
-        base._views = weakref.WeakValueDictionary()
-    base._views[id(view)] = view
+        base._views = {}
+    views, key = base._views, id(view)
+    forget = weakref.ref(view, lambda _, views=views, key=key: views.pop(key, None))
+    views[key] = (forget, None)
 
 
 def refresh(base: Tensor) -> None:
     """After a recorded write into ``base``: each of its views alive is read again from
     the new value, so that gradients through it reach the write."""
-    if base._views is None:
+    if not base._views:
         return
-    for view in list(base._views.values()):
-        if view.array.size:
-            fresh = _read(base, view)
-            view.grad_fn, view._requires_grad = fresh.grad_fn, True
+    flat = _apply(_structural.Reshape, base, shape=(-1,))
+    for key, (ref, at) in list(base._views.items()):
+        view = ref()
+        if view is None or not view.array.size:
+            continue
+        if at is None:
+            at = _device_positions(view, base)
+            base._views[key] = (ref, at)
+        # (an integer index of the flattened base: its gradient puts them back in place)
+        fresh = _apply(_structural.Index, flat, index=at)
+        view.grad_fn, view._requires_grad = fresh.grad_fn, True
 
 
 def write_through(view: Tensor, result: Tensor) -> None:
     """After ``view`` took ``result``'s values, recorded: its base takes them too, as the
     base's old value with the view's elements replaced by them."""
     base = view._base
-    xp = backend.array_module(base.array)
-    at = xp.asarray(positions(view.array, base.array)).ravel()
-    old = base._snapshot()  # (its history; the values are the new ones already)
-    flat = _apply(_structural.Reshape, old, shape=(-1,))
+    at = _device_positions(view, base).ravel()
+    # (base still has its old record, which is what the write reads; its values are the
+    # new ones already, which index_put does not read where it writes)
+    flat = _apply(_structural.Reshape, base, shape=(-1,))
     written = _apply(_structural.Reshape, result, shape=(-1,))
     new = _apply(_structural.IndexPut, flat, written, index=at)
     base._rebase(_apply(_structural.Reshape, new, shape=tuple(base.shape)))

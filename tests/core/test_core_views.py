@@ -139,6 +139,30 @@ def test_the_diagonal_is_a_view_on_the_gpu(device):
     np.testing.assert_array_equal(a.cpu().numpy(), np.eye(3) * 2 + 1)
 
 
+@pytest.mark.parametrize("method", ["forward", "reverse", "symbolic", "numeric"])
+def test_the_diagonal_differentiates_by_every_method(method):
+    """Σ diag(a)² + Σ diag(a, 1)·diag(a, -1): 2 a_ii on the diagonal, a_(i+1)i above
+    it and a_i(i+1) below it."""
+    from difflab import diff
+
+    def f(a):
+        return (dl.diagonal(a) ** 2).sum() + (a.diagonal(1) * a.diagonal(-1)).sum()
+
+    gradient = diff.grad(f, method=method)(dl.arange(9.0, dtype=dl.float64).reshape(3, 3))
+    np.testing.assert_allclose(np.asarray(gradient, dtype=float), [[0, 3, 0], [1, 8, 7], [0, 5, 16]],
+                               rtol=1e-7, atol=1e-7)
+
+
+def test_the_diagonal_batches_under_vmap():
+    from difflab.func import vmap
+
+    x = dl.arange(18.0).reshape(2, 3, 3)
+    np.testing.assert_array_equal(vmap(lambda a: a.diagonal())(x).numpy(),
+                                  [[0, 4, 8], [9, 13, 17]])
+    np.testing.assert_array_equal(vmap(lambda a: dl.diagonal(a, -1))(x).numpy(),
+                                  [[3, 7], [12, 16]])
+
+
 # ------------------------------------------------------------------- autograd
 
 
