@@ -149,8 +149,8 @@ def test_the_diagonal_differentiates_by_every_method(method):
         return (dl.diagonal(a) ** 2).sum() + (a.diagonal(1) * a.diagonal(-1)).sum()
 
     gradient = diff.grad(f, method=method)(dl.arange(9.0, dtype=dl.float64).reshape(3, 3))
-    np.testing.assert_allclose(np.asarray(gradient, dtype=float), [[0, 3, 0], [1, 8, 7], [0, 5, 16]],
-                               rtol=1e-7, atol=1e-7)
+    np.testing.assert_allclose(np.asarray(gradient, dtype=float),
+                               [[0, 3, 0], [1, 8, 7], [0, 5, 16]], rtol=1e-7, atol=1e-7)
 
 
 def test_the_diagonal_batches_under_vmap():
