@@ -263,8 +263,8 @@ def view_of(base: Tensor, out: Tensor, viewed: Any = None) -> Tensor:
     if backend.is_view_of(out.array, base.array):
         out._version = base._version
         out._base = base if base._base is None else base._base
-        if out._base.grad_fn is not None:  # (it follows a recorded write into its base)
-            tensor_views.follow(out)
+        if out._requires_grad and out._base.grad_fn is not None:
+            tensor_views.follow(out)  # (it follows a recorded write into its base)
     return out
 
 

@@ -194,6 +194,12 @@ class InPlaceMethods:
                 f"operation ({name}): the leaf's gradient would be lost. Do the update "
                 f"under 'with difflab.no_grad():', or clone() the view first."
             )
+        if base is not None and self.array.dtype != base.array.dtype:
+            raise RuntimeError(
+                f"in-place operation {name} on a view of another dtype (x.view(dtype)) "
+                f"cannot be recorded: its bits are no differentiable function of the base's "
+                f"values. Write under 'with difflab.no_grad():', or into a clone()."
+            )
         if base is not None and base.requires_grad and _GraphRecorder.active is not None:
             raise RuntimeError(
                 f"in-place operation {name} on a view of a tensor that is part of a graph is "

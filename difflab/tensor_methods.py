@@ -41,6 +41,7 @@ from difflab.tensor_arguments import (
     unwrap,
     unwrap_operand,
     view_of,
+    wrap,
 )
 
 if TYPE_CHECKING:
@@ -586,8 +587,10 @@ class TensorMethods:
         ``x.t().view(-1)`` raises (a copy would not be a view); use
         :meth:`difflab.Tensor.reshape`, or ``x.t().contiguous().view(-1)``.
 
-        ``x.view(dtype)`` converts the values to ``dtype`` (a copy, as
-        :meth:`difflab.Tensor.to`), where PyTorch would reinterpret the bytes.
+        ``x.view(dtype)`` reads the same bytes as ``dtype``, as PyTorch does (float32's
+        1.0 is the int32 1065353216; :meth:`difflab.Tensor.to` converts the values
+        instead): a view, through which no gradient flows.  A dtype of another size
+        changes the last dimension's size by the ratio of the two.
 
         Parameters
         ----------
@@ -597,7 +600,7 @@ class TensorMethods:
         Returns
         -------
         Tensor
-            A view of ``x`` with that shape (or, given a dtype, the converted copy).
+            A view of ``x`` with that shape (or, given a dtype, its bytes as that dtype).
 
         Raises
         ------
@@ -608,7 +611,8 @@ class TensorMethods:
             If a size is not an int.
         RuntimeError
             If ``x``'s strides cannot give the new shape without a copy (PyTorch's
-            error; ``reshape`` copies there).
+            error; ``reshape`` copies there), or a dtype of another size does not
+            divide a last dimension that is contiguous.
 
         See Also
         --------
@@ -625,11 +629,11 @@ class TensorMethods:
         >>> v[0, 0] = 10.0  # a view: x changes too
         >>> x
         tensor([10.,  1.,  2.,  3.,  4.,  5.])
-        >>> x.view(dl.int64)
-        tensor([10,  1,  2,  3,  4,  5])
+        >>> dl.tensor([1.0, 2.0]).view(dl.int32)   # the bytes of float32's 1 and 2
+        tensor([1065353216, 1073741824], dtype=difflab.int32)
         """
         if shape and not isinstance(shape[0], (tuple, list)) and not isinstance(shape[0], int):
-            return self.to(shape[0])  # view(dtype)
+            return self._view_bytes(shape[0]) if is_tensor(self) else self.to(shape[0])
         out = self.reshape(*shape)
         # (reshape copies where the strides do not allow the shape; a view never does)
         if is_tensor(out) and out._version is not self._version and self.numel():
@@ -640,6 +644,16 @@ class TensorMethods:
                 f"{tuple(out.shape)}. Use .reshape(...) instead (it copies where needed), "
                 f"or .contiguous() first")
         return out
+
+    def _view_bytes(self, dtype: Any) -> Tensor:
+        """``x.view(dtype)``: the memory read as ``dtype`` (no gradient: bits are no
+        differentiable function of the values)."""
+        try:
+            array = self.array.view(np.dtype(dtype))
+        except (TypeError, ValueError) as exc:
+            raise RuntimeError(f"view({dtype}): cannot view a tensor of {self.dtype} and "
+                               f"shape {tuple(self.shape)} as {dtype}: {exc}") from None
+        return view_of(self, wrap(array))
 
     def view_as(self, other: Tensor) -> Tensor:
         """This tensor viewed in the shape of ``other``: ``x.view(other.shape)``.

@@ -36,6 +36,8 @@ VIEWS = {
     "T": lambda x: x.T,
     "H": lambda x: x.H,
     "mT": lambda x: x.mT,
+    "mH": lambda x: x.mH,
+    "adjoint": lambda x: x.adjoint(),
     "swapaxes": lambda x: x.swapaxes(0, 1),
     "swapdims": lambda x, L=dl: L.swapdims(x, 0, 1),
     "unflatten": lambda x: x.unflatten(1, (2, 2)),
@@ -336,6 +338,19 @@ def test_view_refuses_a_shape_the_strides_cannot_give():
     assert x.t().view(3, 1, 2).shape == (3, 1, 2)  # (a size-1 axis: no copy needed)
     assert x[:, :2].view(2, 2, 1).shape == (2, 2, 1)
     assert dl.zeros(0, 3).t().view(0).shape == (0,)
+
+
+def test_a_view_as_another_dtype_reads_the_bytes():
+    x = dl.tensor([1.0, 2.0], requires_grad=True)
+    v = x.view(dl.int32)  # (PyTorch's reinterpretation: difflab converted the values)
+    assert v.tolist() == [1065353216, 1073741824] and not v.requires_grad
+    assert x.view(dl.uint8).tolist() == [0, 0, 128, 63, 0, 0, 0, 64]
+    assert x.view(dl.float64).shape == (1,)
+    with dl.no_grad():
+        v[0] = 0
+    assert x.tolist() == [0.0, 2.0] and x._version[0] == 1
+    with pytest.raises(RuntimeError, match="cannot view"):
+        dl.ones(2, 2).t().view(dl.float64)  # (the last dimension is not contiguous)
 
 
 # ------------------------------------------------------------------ PyTorch
