@@ -242,6 +242,25 @@ def test_the_gradient_through_a_view_matches_the_out_of_place_program():
     assert dl.autograd.gradcheck(in_place, (dl.tensor(w0, requires_grad=True),))
 
 
+def _writes_rows_and_the_diagonal(w):
+    y = w * 1
+    y[1:] += w[:2] * 2
+    y.diagonal().mul_(3)
+    return (y * y).sum()
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_program_writing_through_views_gives_pytorch_s_gradient(device, compiled):
+    """The value and gradient PyTorch 2.13 gives for this program (pinned)."""
+    f = dl.compile(_writes_rows_and_the_diagonal) if compiled else _writes_rows_and_the_diagonal
+    w = dl.arange(9.0, device=device).reshape(3, 3).requires_grad_()
+    out = f(w)
+    out.backward()
+    assert out.item() == 3704.0
+    np.testing.assert_array_equal(w.grad.cpu().numpy(),
+                                  [[12, 218, 40], [54, 168, 666], [24, 30, 324]])
+
+
 def test_a_view_of_a_leaf_that_requires_grad_is_not_written_while_recording():
     w = dl.ones(3, 3, requires_grad=True)
     with pytest.raises(RuntimeError, match="view of a leaf tensor that requires grad"):
