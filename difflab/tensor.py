@@ -253,7 +253,7 @@ class Tensor(TensorMethods, InPlaceMethods):
         >>> y.grad_fn is not None, y.requires_grad
         (True, True)
         """,
-        "_requires_grad": "", "_version": "", "_base": "", "_views": "",
+        "_requires_grad": "", "_version": "", "_base": "",
         "_post_accumulate_grad_hooks": "", "_backward_hooks": "", "__weakref__": "",
     }
 
@@ -271,7 +271,6 @@ class Tensor(TensorMethods, InPlaceMethods):
         self.grad_fn = None
         self._version = [0]
         self._base = None
-        self._views = None
         self._requires_grad = False
         if requires_grad:
             self.requires_grad = True
@@ -286,7 +285,6 @@ class Tensor(TensorMethods, InPlaceMethods):
         t.grad_fn = grad_fn
         t._version = [0] if version is None else version
         t._base = None
-        t._views = None  # (a graph tensor's views, which follow its writes: tensor_views)
         return t
 
     # ------------------------------------------------------------- attributes

@@ -66,14 +66,22 @@ def _device_positions(view: Tensor, base: Tensor) -> Any:
     return backend.array_module(base.array).asarray(positions(view.array, base.array))
 
 
+#: id(base) -> {id(view): (weak reference to the view, its positions or None)}, for the
+#: bases in a graph that have views (kept off the tensors, which pickle and copy as they
+#: are; an entry goes when its base does)
+_FOLLOWERS: dict[int, dict] = {}
+
+
 def follow(view: Tensor) -> None:
     """Register ``view`` with its base, which is part of a graph: a recorded write into
     the base then reads it again (:func:`refresh`).  Its positions are found then, once
     (a view's place in its base's memory never changes)."""
     base = view._base
-    if base._views is None:
-        base._views = {}
-    views, key = base._views, id(view)
+    views = _FOLLOWERS.get(id(base))
+    if views is None:
+        views = _FOLLOWERS[id(base)] = {}
+        weakref.finalize(base, _FOLLOWERS.pop, id(base), None)
+    key = id(view)
     forget = weakref.ref(view, lambda _, views=views, key=key: views.pop(key, None))
     views[key] = (forget, None)
 
@@ -81,16 +89,17 @@ def follow(view: Tensor) -> None:
 def refresh(base: Tensor) -> None:
     """After a recorded write into ``base``: each of its views alive is read again from
     the new value, so that gradients through it reach the write."""
-    if not base._views:
+    views = _FOLLOWERS.get(id(base))
+    if not views:
         return
     flat = _apply(_structural.Reshape, base, shape=(-1,))
-    for key, (ref, at) in list(base._views.items()):
+    for key, (ref, at) in list(views.items()):
         view = ref()
         if view is None or not view.array.size:
             continue
         if at is None:
             at = _device_positions(view, base)
-            base._views[key] = (ref, at)
+            views[key] = (ref, at)
         # (an integer index of the flattened base: its gradient puts them back in place)
         fresh = _apply(_structural.Index, flat, index=at)
         view.grad_fn, view._requires_grad = fresh.grad_fn, True

@@ -301,6 +301,20 @@ def test_the_gradient_through_written_views_on_the_gpu(device):
     np.testing.assert_allclose(w.grad.cpu().numpy(), [[18.0, 9.0], [0.0, 0.0]])
 
 
+def test_a_graph_tensor_with_views_pickles_and_copies_without_them():
+    import copy
+    import pickle
+
+    w = dl.ones(3, requires_grad=True)
+    y = w * 2
+    v = y[1:]
+    for twin in (pickle.loads(pickle.dumps(y)), copy.deepcopy(y)):
+        assert twin.tolist() == [2.0, 2.0, 2.0]
+    y.mul_(3.0)  # (the copies' views are none of y's: only v follows this write)
+    (v * 1).sum().backward()
+    assert w.grad.tolist() == [0.0, 6.0, 6.0]
+
+
 # ------------------------------------------------------------- traced programs
 
 
