@@ -635,8 +635,10 @@ class TensorMethods:
         if shape and not isinstance(shape[0], (tuple, list)) and not isinstance(shape[0], int):
             return self._view_bytes(shape[0]) if is_tensor(self) else self.to(shape[0])
         out = self.reshape(*shape)
-        # (reshape copies where the strides do not allow the shape; a view never does)
-        if is_tensor(out) and out._version is not self._version and self.numel():
+        # (reshape copies where the strides do not allow the shape; a view never does.
+        # Only arrays have strides: vmap's batched values, dual numbers have none)
+        plain = type(self.array) is np.ndarray or backend.is_gpu_array(self.array)
+        if plain and out._version is not self._version and self.numel():
             raise RuntimeError(
                 f"view size is not compatible with input tensor's size and stride (at least "
                 f"one dimension spans across two contiguous subspaces): shape "
@@ -1022,9 +1024,10 @@ class TensorMethods:
         >>> x.sum().item()   # (y is a copy: x keeps its ones)
         6.0
         """
-        if not is_tensor(self) or self.is_contiguous():
+        array = getattr(self, "array", None)  # (vmap's batched values, dual numbers: no
+        if not (type(array) is np.ndarray or backend.is_gpu_array(array)):  # layout: as is)
             return self
-        return self.clone()
+        return self if self.is_contiguous() else self.clone()
 
     def masked_fill(self, mask: Any, value: Any) -> Tensor:
         """A copy with ``value`` where the boolean ``mask`` is True.

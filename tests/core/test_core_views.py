@@ -364,6 +364,17 @@ def test_contiguous_copies_only_what_is_not_contiguous():
     np.testing.assert_array_equal(w.grad.numpy(), np.full((2, 3), 2.0))
 
 
+def test_contiguous_and_view_under_vmap_and_forward_mode():
+    """Batched values and dual numbers have no memory layout: nothing to copy or refuse."""
+    from difflab.func import jacfwd, vmap
+
+    x = dl.arange(12.0).reshape(3, 2, 2)
+    out = vmap(lambda a: a.t().contiguous().view(4))(x)
+    np.testing.assert_array_equal(out.numpy(), x.numpy().transpose(0, 2, 1).reshape(3, 4))
+    jacobian = jacfwd(lambda a: a.view(2, 2).t().contiguous().sum(0))(dl.ones(4))
+    np.testing.assert_array_equal(jacobian.numpy(), [[1, 1, 0, 0], [0, 0, 1, 1]])
+
+
 def test_view_refuses_a_shape_the_strides_cannot_give():
     x = dl.arange(6.0).reshape(2, 3)
     with pytest.raises(RuntimeError, match="Use .reshape"):
