@@ -78,13 +78,13 @@ def _coverage(make):
 
 
 @pytest.mark.parametrize("name", sorted(VIEWS))
-def test_a_write_through_the_view_reaches_the_base(name):
-    x = _base()
+def test_a_write_through_the_view_reaches_the_base(name, device):
+    x = _base().to(device)
     v = VIEWS[name](x)
     covered = _coverage(VIEWS[name]) > 0
     v.fill_(-1.0)
     expected = np.where(covered, -1.0, np.arange(12.0).reshape(3, 4))
-    np.testing.assert_array_equal(x.numpy(), expected)
+    np.testing.assert_array_equal(x.cpu().numpy(), expected)
     assert x._version[0] == v._version[0] == 1
 
 
@@ -172,16 +172,16 @@ WRITABLE = sorted(set(VIEWS) - {"contiguous"})  # (contiguous() of x is x itself
 
 
 @pytest.mark.parametrize("name", WRITABLE)
-def test_a_write_through_a_view_of_a_graph_tensor_is_the_base_s_write(name):
+def test_a_write_through_a_view_of_a_graph_tensor_is_the_base_s_write(name, device):
     """y = 1.5 w; the view's elements doubled in place; the gradient of Σ y·c is
     1.5 c, doubled where the view lies (PyTorch's CopySlices; difflab refused)."""
-    w = dl.tensor(np.arange(12.0).reshape(3, 4) / 7 + 0.5, requires_grad=True)
-    c = dl.tensor(np.linspace(-1.0, 2.0, 12).reshape(3, 4))
+    c = np.linspace(-1.0, 2.0, 12).reshape(3, 4)
+    w = dl.tensor(np.arange(12.0).reshape(3, 4) / 7 + 0.5, requires_grad=True, device=device)
     y = w * 1.5
     VIEWS[name](y).mul_(2.0)
-    (y * c).sum().backward()
+    (y * dl.tensor(c, device=device)).sum().backward()
     covered = _coverage(VIEWS[name]) > 0
-    np.testing.assert_allclose(w.grad.numpy(), 1.5 * c.numpy() * np.where(covered, 2, 1))
+    np.testing.assert_allclose(w.grad.cpu().numpy(), 1.5 * c * np.where(covered, 2, 1))
 
 
 @pytest.mark.parametrize("name", WRITABLE)
