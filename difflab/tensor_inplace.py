@@ -194,6 +194,12 @@ class InPlaceMethods:
                 f"operation ({name}): the leaf's gradient would be lost. Do the update "
                 f"under 'with difflab.no_grad():', or clone() the view first."
             )
+        if base is not None and tensor_views.writes_forbidden(self):
+            raise RuntimeError(
+                f"in-place operation {name} on a view made by a Function (a module with "
+                f"backward hooks passes its inputs and outputs through one): the write "
+                f"would bypass the Function's gradient. clone() it first, as PyTorch asks."
+            )
         if base is not None and self.array.dtype != base.array.dtype:
             raise RuntimeError(
                 f"in-place operation {name} on a view of another dtype (x.view(dtype)) "

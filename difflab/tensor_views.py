@@ -72,6 +72,24 @@ def _device_positions(view: Tensor, base: Tensor) -> Any:
 _FOLLOWERS: dict[int, dict] = {}
 
 
+#: id(view) -> a weak reference to it, for the views no write may go through: a module's
+#: backward hooks pass its inputs and outputs through an identity record (PyTorch's
+#: BackwardHookFunction), whose gradient a write would bypass, as PyTorch refuses too
+_UNWRITABLE: dict[int, Any] = {}
+
+
+def forbid_writes(view: Tensor) -> None:
+    """Refuse a recorded in-place write into ``view`` (a Function's output on its input's
+    memory): ``Tensor._check_inplace`` asks :func:`writes_forbidden`."""
+    key = id(view)
+    _UNWRITABLE[key] = weakref.ref(view, lambda _, key=key: _UNWRITABLE.pop(key, None))
+
+
+def writes_forbidden(view: Tensor) -> bool:
+    ref = _UNWRITABLE.get(id(view))
+    return ref is not None and ref() is view
+
+
 def follow(view: Tensor) -> None:
     """Register ``view`` with its base, which is part of a graph: a recorded write into
     the base then reads it again (:func:`refresh`).  Its positions are found then, once
