@@ -152,6 +152,19 @@ def is_basic_index(index: Any) -> bool:
     return all(isinstance(i, (int, slice, type(None), type(Ellipsis))) for i in items)
 
 
+def is_view_of(array: Any, base: Any) -> bool:
+    """Whether ``array`` reads ``base``'s memory (made from it without a copy: a view).
+
+    NumPy and CuPy point a view's ``.base`` at the array that owns the memory (a view of
+    a view too); an array type without ``.base`` (the CuPy stand-in) is compared by the
+    memory it spans.
+    """
+    owner = getattr(array, "base", None)
+    if owner is not None:
+        return owner is base or owner is getattr(base, "base", None)
+    return is_gpu_array(array) and bool(array_module(array).may_share_memory(array, base))
+
+
 def integer_index_arrays(index: Any, shape: tuple) -> list[tuple[Any, int, int]]:
     """The integer arrays of ``x[index]`` on an array of ``shape``: ``(array, axis, size)``,
     with the axis each reads and its size.

@@ -19,11 +19,18 @@ from typing import Any
 
 import numpy as np
 
+from difflab import backend
 from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.creation import arange, eye, zeros
 from difflab.functions_joining import broadcast_shapes, movedim
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import dim_index, integer, tensor_of, tensor_or_interpreted
+from difflab.tensor_arguments import (
+    dim_index,
+    integer,
+    tensor_of,
+    tensor_or_interpreted,
+    view_of,
+)
 
 __all__ = [
     "addbmm", "addmm", "addmv", "addr", "cartesian_prod", "chain_matmul", "diag", "diag_embed",
@@ -192,13 +199,20 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     Returns
     -------
     Tensor
-        The diagonal entries; the gradient puts them back in place.
+        The diagonal entries, a view of ``input`` (as in PyTorch): a write into it
+        writes ``input``'s diagonal (``A.diagonal().add_(eps)``), and a write into
+        ``input`` is seen through it.  The gradient puts the entries back in place.
 
     Examples
     --------
     >>> import difflab as dl
     >>> dl.diagonal(dl.tensor([[1, 2], [3, 4]])).tolist()
     [1, 4]
+    >>> a = dl.zeros(2, 3)
+    >>> _ = a.diagonal(offset=1).fill_(1.0)
+    >>> a
+    tensor([[0., 1., 0.],
+            [0., 0., 1.]])
     """
     x = tensor_or_interpreted(input)
     d1, d2 = dim_index(dim1, x.ndim, "diagonal"), dim_index(dim2, x.ndim, "diagonal")
@@ -209,7 +223,19 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     start_row, start_col = builtins.max(-offset, 0), builtins.max(offset, 0)
     n = builtins.max(builtins.min(rows - start_row, cols - start_col), 0)
     steps = np.arange(n)
-    return moved[..., start_row + steps, start_col + steps]
+    # Recorded as integer indexing (its gradient, its graph and batching rules are
+    # Index's), which copies; the tensor holds NumPy's diagonal, the same elements viewed
+    # by strides, so that writes reach x (NumPy hands it out read-only: made writeable)
+    out = moved[..., start_row + steps, start_col + steps]
+    array = getattr(x, "array", None)
+    if type(array) is np.ndarray:
+        viewed = array.diagonal(offset, d1, d2)
+        viewed.flags.writeable = True
+    elif backend.is_gpu_array(array):  # (CuPy's diagonal is a view, written into freely)
+        viewed = array.diagonal(offset, d1, d2)
+    else:  # (dual numbers, sympy arrays, vmap's batched values: never written into)
+        return out
+    return view_of(x, out, viewed)
 
 
 _diagonal_of = diagonal  # (diag's own argument is called diagonal, as in PyTorch)

@@ -665,6 +665,62 @@ class Tensor(TensorMethods, InPlaceMethods):
         return _apply(_ops.PRIMITIVES["conj"], out) if self.dtype.kind == "c" else out
 
     @property
+    def mH(self) -> Tensor:  # noqa: N802
+        """The conjugate transpose of each matrix: :attr:`mT`, complex values conjugated.
+
+        Real values are only transposed, a view whose gradient flows back; complex
+        ones are conjugated too (a copy, without a gradient, as every complex value in
+        difflab).  It needs at least two dimensions (``RuntimeError`` otherwise).
+
+        See Also
+        --------
+        difflab.Tensor.adjoint : the same, as a method.
+        difflab.Tensor.H : the conjugate transpose of one matrix.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> dl.arange(6.0).reshape(1, 2, 3).mH.shape
+        difflab.Size([1, 3, 2])
+        >>> dl.tensor([[1 + 2j, 3j]]).mH
+        tensor([[1.-2.j],
+                [0.-3.j]], dtype=difflab.complex64)
+        """
+        if self.ndim < 2:
+            raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices, "
+                               f"got a {self.ndim}-D tensor")
+        out = self.transpose(-2, -1)
+        return _apply(_ops.PRIMITIVES["conj"], out) if self.dtype.kind == "c" else out
+
+    def adjoint(self) -> Tensor:
+        """The conjugate transpose of each matrix (PyTorch's method for :attr:`mH`).
+
+        Returns
+        -------
+        Tensor
+            ``x.mH``: for real values a view of ``x`` with its last two dimensions
+            swapped.
+
+        Raises
+        ------
+        RuntimeError
+            If ``x`` has fewer than two dimensions.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> a = dl.zeros(2, 3)
+        >>> a.adjoint()[2, 0] = 1.0   # (a view of a real tensor: a changes)
+        >>> a
+        tensor([[0., 0., 1.],
+                [0., 0., 0.]])
+        """
+        if self.ndim < 2:
+            raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of "
+                               f"matrices, got a {self.ndim}-D tensor")
+        return self.mH
+
+    @property
     def layout(self) -> dtypes.layout:
         """How the elements lie in memory: always ``difflab.strided`` (dense).
 
@@ -1023,8 +1079,9 @@ class Tensor(TensorMethods, InPlaceMethods):
                 [0., 2.]])
         """
         t = _apply(_STOP_GRADIENT, self)  # (the primitive: every interpreter sees the stop)
+        # (its memory and version counter are self's, but it is no view in autograd's
+        # sense, as in PyTorch: a recorded write into it is its own, not self's)
         t._version = self._version
-        t._base = self
         return t
 
     def _off_tape(self) -> Tensor:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from difflab import backend
+from difflab import backend, tensor_views
 from difflab.autograd import engine as _engine  # (engine.Tensor: the registered tensor type)
 from difflab.dtypes import (
     BFLOAT16,
@@ -249,13 +249,30 @@ def no_grad_result(array: Any) -> Tensor:
     return _engine.Tensor._wrap(array)
 
 
-def view_of(base: Tensor, out: Tensor) -> Tensor:
-    """Mark ``out`` as a view of ``base`` when they share memory (one version counter)."""
-    array = out.array
-    owner = array.base if hasattr(array, "base") else None
-    if owner is not None and (owner is base.array or owner is getattr(base.array, "base", None)):
+def view_of(base: Tensor, out: Tensor, viewed: Any = None) -> Tensor:
+    """Mark ``out`` as a view of ``base`` when they share memory (one version counter).
+
+    ``viewed`` is for a view whose recorded primitives compute a copy: ``diagonal``
+    picks its elements with integer arrays (a copy, in NumPy), which NumPy's own
+    ``diagonal`` reads by strides (a view).  ``out`` then holds ``viewed`` instead of
+    its copy, so that a write into either tensor is seen by the other, as in PyTorch.
+    A traced graph keeps the copy (the value of its recorded node) but shares the
+    version counter all the same: a write into either one is then refused where the
+    graph reads the other, as for any view it cannot replay.
+    """
+    if viewed is not None:
+        recorder = _engine.GraphRecorder.active
+        if recorder is None:
+            out.array = viewed
+        else:
+            out._version, out._base = base._version, base if base._base is None else base._base
+            recorder.viewed(out)
+            return out
+    if backend.is_view_of(out.array, base.array):
         out._version = base._version
         out._base = base if base._base is None else base._base
+        if out._requires_grad and out._base.grad_fn is not None:
+            tensor_views.follow(out)  # (it follows a recorded write into its base)
     return out
 
 

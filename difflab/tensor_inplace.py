@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from difflab import backend
+from difflab import backend, tensor_views
 from difflab.autograd.engine import GraphRecorder as _GraphRecorder
 from difflab.autograd.engine import apply as _apply
 from difflab.autograd.grad_mode import _State
@@ -57,7 +57,8 @@ _RETURNS = """Tensor
 
 _RAISES = """RuntimeError
     While gradients are recorded (outside ``no_grad()``): when ``self`` is a leaf
-    that requires grad, or a view of a tensor that is part of a graph.  Always:
+    that requires grad or a view of one (or, in a traced function, a view of a tensor
+    that is part of a graph).  Always:
     when the new values do not fit ``self``'s shape (an in-place result cannot
     grow ``self``: ``x.add_(y)`` needs ``x + y`` of ``x``'s shape)."""
 
@@ -71,8 +72,10 @@ are PyTorch's:
 * any other tensor that is part of a graph takes the write as a new record, so
   gradients flow through it as through the out-of-place call, to ``self``'s old
   value and to the other tensor arguments;
-* a view of a tensor that is part of a graph refuses: write into the base tensor,
-  or ``clone()`` the view first;
+* a write into a view is its base's write too (the base's old value with the
+  view's elements replaced: PyTorch's ``CopySlices``), and the base's other views
+  read the new value, so gradients through any of them reach the write; a view of
+  a leaf that requires grad refuses, as the leaf does;
 * a backward pass that needs a value saved before the write raises a RuntimeError
   (the version counter tells it), rather than giving a wrong gradient."""
 
@@ -117,6 +120,7 @@ class InPlaceMethods:
     def _set(self, index: Any, value: Any, name: str) -> None:
         """``self[index] = value``, kept to the in-place rules; ``name`` is the operation
         an error names (``x.abs_()`` writes with ``self[...] = ...``)."""
+        self._check_no_overlap(name)
         if index is Ellipsis:  # (the whole tensor: copy_, fill_, add_, ...)
             self._check_fits(value, name)
         index = index_arrays(index)
@@ -162,6 +166,18 @@ class InPlaceMethods:
                 f"{target} (an in-place write keeps the shape); give one that broadcasts "
                 f"to {target}")
 
+    def _check_no_overlap(self, name: str) -> None:
+        """PyTorch's RuntimeError for a write into memory that several elements share
+        (``x.expand(3, 4)``: a step of 0 bytes along an axis), where NumPy's arrays
+        are read-only and CuPy's would be written in a race."""
+        strides = getattr(self.array, "strides", ())
+        if 0 in strides and any(stride == 0 and n > 1
+                                for n, stride in zip(self.array.shape, strides)):
+            raise RuntimeError(
+                f"{name}: unsupported operation: more than one element of the written-to "
+                f"tensor refers to a single memory location (it was expanded or "
+                f"broadcast). Please clone() the tensor before performing the operation.")
+
     # ---------------------------------------------------------------- in place
     def _check_inplace(self, name: str, records: bool) -> None:
         if not records:
@@ -172,11 +188,31 @@ class InPlaceMethods:
                 f"({name}). Its gradient would be lost. Do the update under "
                 f"'with difflab.no_grad():', or use an out-of-place operation."
             )
-        if self._base is not None and self._base.requires_grad:
+        base = self._base
+        if base is not None and base.requires_grad and base.grad_fn is None:
+            raise RuntimeError(
+                f"a view of a leaf tensor that requires grad is being used in an in-place "
+                f"operation ({name}): the leaf's gradient would be lost. Do the update "
+                f"under 'with difflab.no_grad():', or clone() the view first."
+            )
+        if base is not None and tensor_views.writes_forbidden(self):
+            raise RuntimeError(
+                f"in-place operation {name} on a view made by a Function (a module with "
+                f"backward hooks passes its inputs and outputs through one): the write "
+                f"would bypass the Function's gradient. clone() it first, as PyTorch asks."
+            )
+        if base is not None and self.array.dtype != base.array.dtype:
+            raise RuntimeError(
+                f"in-place operation {name} on a view of another dtype (x.view(dtype)) "
+                f"cannot be recorded: its bits are no differentiable function of the base's "
+                f"values. Write under 'with difflab.no_grad():', or into a clone()."
+            )
+        if base is not None and base.requires_grad and _GraphRecorder.active is not None:
             raise RuntimeError(
                 f"in-place operation {name} on a view of a tensor that is part of a graph is "
-                f"not supported: the base tensor would not know about it. Apply the "
-                f"operation to the base tensor (x[index] = ...) or clone() the view first."
+                f"not supported in a traced function: the graph records values, not memory. "
+                f"Apply the operation to the base tensor (x[index] = ...) or clone() the "
+                f"view first."
             )
 
     def _snapshot(self) -> Tensor:
@@ -204,10 +240,18 @@ class InPlaceMethods:
         self.array[...] = result.array
 
     def _rebase(self, result: Tensor) -> None:
-        """Make ``self`` hold ``result``'s values, in its own memory, and its tape record."""
+        """Make ``self`` hold ``result``'s values, in its own memory, and its tape record.
+
+        The memory may be a view's, or have views: their records follow (a view's base
+        takes the write into its own record, the views of ``self`` read it again), as
+        :mod:`difflab.tensor_views` explains."""
         self.array[...] = result.array
         self.grad_fn = result.grad_fn
         self._requires_grad = True
+        if _GraphRecorder.active is None:  # (a traced graph refuses a stale view instead)
+            if self._base is not None:
+                tensor_views.write_through(self, result)
+            tensor_views.refresh(self)
         if self.grad_fn is not None and getattr(self.grad_fn, "saved_sources", None):
             # the record may have saved its output: that is now self's array
             self.grad_fn.saved = tuple(
@@ -219,6 +263,7 @@ class InPlaceMethods:
             ]
 
     def _inplace(self, op: Any, other: Any, ufunc_name: str, name: str) -> Tensor:
+        self._check_no_overlap(name)
         other_tensor = other if is_tensor(other) else None
         records = _State.enabled and (
             self.requires_grad or (other_tensor is not None and other_tensor.requires_grad)

@@ -42,6 +42,7 @@ from difflab.tensor_arguments import (
     unwrap,
     unwrap_operand,
     view_of,
+    wrap,
 )
 
 if TYPE_CHECKING:
@@ -588,11 +589,15 @@ class TensorMethods:
 
         ``x.view(2, 3)`` or ``x.view((2, 3))``; one size may be -1 (inferred from the
         others).  A write into the view changes ``x`` and the other way round, and the
-        gradient flows back through it as through :meth:`difflab.Tensor.reshape` (which it
-        is).  Unlike PyTorch, difflab does not require ``x`` to be contiguous.
+        gradient flows back through it as through :meth:`difflab.Tensor.reshape`.  As in
+        PyTorch, the new shape must be reachable from ``x``'s strides without copying:
+        ``x.t().view(-1)`` raises (a copy would not be a view); use
+        :meth:`difflab.Tensor.reshape`, or ``x.t().contiguous().view(-1)``.
 
-        ``x.view(dtype)`` converts the values to ``dtype`` (a copy, as
-        :meth:`difflab.Tensor.to`), where PyTorch would reinterpret the bytes.
+        ``x.view(dtype)`` reads the same bytes as ``dtype``, as PyTorch does (float32's
+        1.0 is the int32 1065353216; :meth:`difflab.Tensor.to` converts the values
+        instead): a view, through which no gradient flows.  A dtype of another size
+        changes the last dimension's size by the ratio of the two.
 
         Parameters
         ----------
@@ -602,7 +607,7 @@ class TensorMethods:
         Returns
         -------
         Tensor
-            A view of ``x`` with that shape (or, given a dtype, the converted copy).
+            A view of ``x`` with that shape (or, given a dtype, its bytes as that dtype).
 
         Raises
         ------
@@ -611,6 +616,10 @@ class TensorMethods:
             or -1 is given twice.
         TypeError
             If a size is not an int.
+        RuntimeError
+            If ``x``'s strides cannot give the new shape without a copy (PyTorch's
+            error; ``reshape`` copies there), or a dtype of another size does not
+            divide a last dimension that is contiguous.
 
         See Also
         --------
@@ -627,12 +636,33 @@ class TensorMethods:
         >>> v[0, 0] = 10.0  # a view: x changes too
         >>> x
         tensor([10.,  1.,  2.,  3.,  4.,  5.])
-        >>> x.view(dl.int64)
-        tensor([10,  1,  2,  3,  4,  5])
+        >>> dl.tensor([1.0, 2.0]).view(dl.int32)   # the bytes of float32's 1 and 2
+        tensor([1065353216, 1073741824], dtype=difflab.int32)
         """
         if shape and not isinstance(shape[0], (tuple, list)) and not isinstance(shape[0], int):
-            return self.to(shape[0])  # view(dtype)
-        return self.reshape(*shape)
+            return self._view_bytes(shape[0]) if is_tensor(self) else self.to(shape[0])
+        out = self.reshape(*shape)
+        # (reshape copies where the strides do not allow the shape; a view never does.
+        # Only arrays have strides: vmap's batched values, dual numbers have none)
+        plain = type(self.array) is np.ndarray or backend.is_gpu_array(self.array)
+        if plain and out._version is not self._version and self.numel():
+            raise RuntimeError(
+                f"view size is not compatible with input tensor's size and stride (at least "
+                f"one dimension spans across two contiguous subspaces): shape "
+                f"{tuple(self.shape)} with strides {self.stride()} cannot be viewed as "
+                f"{tuple(out.shape)}. Use .reshape(...) instead (it copies where needed), "
+                f"or .contiguous() first")
+        return out
+
+    def _view_bytes(self, dtype: Any) -> Tensor:
+        """``x.view(dtype)``: the memory read as ``dtype`` (no gradient: bits are no
+        differentiable function of the values)."""
+        try:
+            array = self.array.view(np.dtype(dtype))
+        except (TypeError, ValueError) as exc:
+            raise RuntimeError(f"view({dtype}): cannot view a tensor of {self.dtype} and "
+                               f"shape {tuple(self.shape)} as {dtype}: {exc}") from None
+        return view_of(self, wrap(array))
 
     def view_as(self, other: Tensor) -> Tensor:
         """This tensor viewed in the shape of ``other``: ``x.view(other.shape)``.
@@ -1190,40 +1220,49 @@ class TensorMethods:
         return self.array.__dlpack_device__()
 
     def contiguous(self, memory_format: Any = None) -> Tensor:
-        """This tensor, laid out contiguously: in difflab, the tensor itself.
+        """This tensor with its elements in row-major order in memory: itself, or a copy.
 
-        PyTorch copies a tensor whose elements are not in row-major order in memory (after
-        ``transpose`` or ``permute``) so that ``view`` can work on it.  difflab's operations
-        do not depend on the memory layout (``view`` works on any tensor), so there is
-        nothing to do: the method is here so that PyTorch code runs unchanged.
+        After ``transpose``, ``permute`` or a strided slice the elements are not in
+        row-major order; ``contiguous()`` then copies them (recorded, as ``clone``), as
+        PyTorch does.  So a write into the result reaches ``self`` exactly when the
+        result is ``self``: code that relies on the copy (``y = x.t().contiguous();
+        y.zero_()``) leaves ``x`` as it was, as in PyTorch.
 
         Parameters
         ----------
         memory_format : difflab.memory_format, optional
             Accepted for PyTorch's signature (``difflab.channels_last``, ...): difflab's
-            values do not depend on the order in memory.
+            values do not depend on the order in memory (one layout: row-major).
 
         Returns
         -------
         Tensor
-            ``self`` (the same object, not a copy).
+            ``self`` (the same object) if :meth:`difflab.Tensor.is_contiguous`, else a
+            contiguous copy.
 
         See Also
         --------
-        difflab.Tensor.clone : a copy.
-        difflab.Tensor.view : which needs no contiguous tensor in difflab.
+        difflab.Tensor.clone : a copy, always.
+        difflab.Tensor.view : which needs a layout it can view without copying.
 
         Examples
         --------
         >>> import difflab as dl
-        >>> x = dl.ones(2, 3).t()
+        >>> x = dl.ones(2, 3)
         >>> x.contiguous() is x
         True
-        >>> x.contiguous().view(6).shape
-        difflab.Size([6])
+        >>> y = x.t().contiguous()
+        >>> y.is_contiguous(), y.view(6).shape
+        (True, difflab.Size([6]))
+        >>> _ = y.zero_()
+        >>> x.sum().item()   # (y is a copy: x keeps its ones)
+        6.0
         """
         check_memory_format(memory_format, "contiguous")
-        return self
+        array = getattr(self, "array", None)  # (vmap's batched values, dual numbers: no
+        if not (type(array) is np.ndarray or backend.is_gpu_array(array)):  # layout: as is)
+            return self
+        return self if self.is_contiguous() else self.clone()
 
     def masked_fill(self, mask: Any, value: Any) -> Tensor:
         """A copy with ``value`` where the boolean ``mask`` is True.

@@ -35,6 +35,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from difflab import tensor_views
 from difflab.autograd import engine
 from difflab.autograd.grad_mode import _State
 from difflab.ops.primitive import Primitive
@@ -223,6 +224,7 @@ class BackwardHook:
                 # change of either is seen by the records that saved v, and one of the
                 # view is refused (as PyTorch does: the hooks' gradients would be wrong).
                 seen._version, seen._base = v._version, v if v._base is None else v._base
+                tensor_views.forbid_writes(seen)
                 members.append(seen.grad_fn)
                 v = seen
             else:

@@ -83,7 +83,7 @@ class Recorder:
     """What watches :func:`apply` besides the tape: the graph tracer of :mod:`difflab.jit`.
 
     The engine and the code above it tell the active recorder
-    (``GraphRecorder.active``) five things, and this class says what each
+    (``GraphRecorder.active``) six things, and this class says what each
     means by default (nothing):
 
     * :meth:`record`: a primitive was applied, with or without a derivative
@@ -92,6 +92,8 @@ class Recorder:
       (``bool(t)``, ``t.item()``), which a graph cannot replay;
     * :meth:`written`: an in-place operation (``x.add_(y)``, ``x[i] = v``)
       wrote a primitive's result into a tensor's memory;
+    * :meth:`viewed`: a recorded result was made a view of another tensor (it
+      shares that tensor's version counter, so writes into either one count);
     * :meth:`side_effect`: something is about to change state that no
       primitive records (``backward()`` filling the leaves' ``.grad``, an
       optimizer's step updating the parameters' arrays), which a graph
@@ -115,6 +117,10 @@ class Recorder:
 
     def written(self, tensor: Any, result: Any) -> None:
         """An in-place operation wrote ``result`` (a primitive's output) into ``tensor``."""
+
+    def viewed(self, tensor: Any) -> None:
+        """``tensor``, a primitive's output, was made a view after it was recorded: it
+        shares its base's version counter from now on (``tensor._version``)."""
 
     def side_effect(self, what: str) -> None:
         """``what`` (``"backward()"``, ``"SGD.step()"``) is about to change state outside

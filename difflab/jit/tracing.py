@@ -326,6 +326,13 @@ class Tracer(RuleReading):
         for other in aliases:
             self._alias_written(other, array, ref)
 
+    def viewed(self, tensor: Tensor) -> None:
+        """The engine's hook: a recorded result now shares its base's version counter
+        (``tensor_arguments.view_of``), so a later write into either one makes the
+        other's recorded value stale (``ref_of`` refuses to read it then)."""
+        if id(tensor.array) in self.refs:
+            self.versions[id(tensor.array)] = (tensor._version, tensor._version[0])
+
     def _alias_written(self, alias: Any, array: Any, ref: Ref) -> None:
         """``alias`` is ``array``'s memory exactly (``x.detach()``, ``x.data`` view all of x):
         the write just made into ``array`` is its new value too (``p.data.add_(u)`` updates

@@ -26,6 +26,7 @@ use only functions and array methods that both provide.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -359,6 +360,10 @@ class Expand(Primitive):
     @staticmethod
     def forward(ctx, xp, x, shape):
         ctx.in_shape, ctx.shape = _shape(x), tuple(shape)
+        if math.prod(ctx.shape) == math.prod(ctx.in_shape):
+            # (only axes of size 1 added, nothing repeated: a view that can be written
+            # into, as PyTorch's; NumPy's broadcast_to is read-only)
+            return xp.reshape(x, shape)
         return xp.broadcast_to(x, shape)
 
     @staticmethod

@@ -383,6 +383,13 @@ class ndarray:  # noqa: N801  (cupy.ndarray)
     nbytes = property(lambda self: self._data.nbytes)
     strides = property(lambda self: self._data.strides)
     flags = property(lambda self: _Flags(self._data.flags))
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        """CuPy's description of the memory (shape, strides, dtype, the data's address):
+        the host array's, whose memory stands for the device's (a view's address is its
+        base's plus its offset, as on a GPU)."""
+        return self._data.__array_interface__
     T = property(lambda self: _wrap(self._data.T))
     mT = property(lambda self: _wrap(self._data.mT))  # noqa: N815
     real = property(lambda self: _wrap(self._data.real))
@@ -516,6 +523,16 @@ for _name in ("all", "any", "argmax", "argmin", "argpartition", "argsort", "choo
               "repeat", "reshape", "round", "searchsorted", "sort", "squeeze", "std", "sum",
               "swapaxes", "take", "tobytes", "trace", "transpose", "var"):
     setattr(ndarray, _name, _method(_name))
+
+
+def _diagonal(self: ndarray, *args: Any, **kwargs: Any) -> ndarray:
+    """CuPy's ``diagonal``: a view that can be written into (NumPy's is read-only)."""
+    view = self._data.diagonal(*args, **kwargs)
+    view.flags.writeable = True
+    return _wrap(view)
+
+
+ndarray.diagonal = _diagonal
 
 
 class _Flags:

@@ -430,6 +430,7 @@ def function_cases() -> dict[str, Case]:
         "Tensor.permute": (lambda x: x.permute(1, 0), [M23]),
         "dl.reshape": (lambda x: dl.reshape(x, (3, 2)), [M23]),
         "Tensor.reshape": (lambda x: x.reshape(3, 2), [M23]),
+        "Tensor.view": (lambda x: x.view(3, 2), [M23]),
         "dl.swapaxes": (lambda x: dl.swapaxes(x, 0, 1), [M23]),
         "Tensor.swapaxes": (lambda x: x.swapaxes(0, 1), [M23]),
         "Tensor.transpose": (lambda x: x.transpose(0, 1), [M23]),

@@ -56,11 +56,18 @@ def test_a_leaf_that_requires_grad_refuses_and_the_error_names_the_method(name):
         assert getattr(leaf, name)(*METHODS[name]) is leaf
 
 
-def test_a_view_of_a_tensor_in_a_graph_refuses():
+def test_a_write_into_a_view_of_a_tensor_in_a_graph_is_the_base_s_write():
     x = dl.ones(3, requires_grad=True)
     base = x * 2
-    with pytest.raises(RuntimeError, match=r"add_ on a view .*clone\(\)"):
-        base[1:].add_(1.0)
+    base[1:].mul_(3.0)  # (PyTorch's CopySlices: base = 2x, times 3 past the first)
+    (base * dl.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert x.grad.tolist() == [2.0, 12.0, 18.0]
+
+
+def test_a_view_of_a_leaf_that_requires_grad_refuses():
+    x = dl.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"view of a leaf .*\(add_\).*clone\(\)"):
+        x[1:].add_(1.0)
 
 
 def test_a_view_sees_the_write_into_its_base_and_the_base_sees_a_write_into_the_view():
