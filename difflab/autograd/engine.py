@@ -412,28 +412,13 @@ class Node:
                   else backend.array_module(grad_output))
             saved = self._unpacked() if self.packed else self.saved
         if grad_output.dtype.kind == "c":  # (a complex adjoint: PyTorch's conjugate rule)
-            return self._complex_vjp(xp, grad_output, saved)
+            return complex_adjoints(self.op, self, xp, grad_output, saved)
         return self.op.vjp(self, xp, grad_output, *saved)
-
-    def _complex_vjp(self, xp: Any, g: Any, saved: tuple) -> tuple:
-        """The step for a complex adjoint (:mod:`difflab.ops.complex_numbers`); a real input
-        receives the real part of its adjoint, ∂L/∂x for a real loss L."""
-        grads = complex_adjoints(self.op, self, xp, g, saved)
-        return tuple(
-            d.real if d is not None and d.dtype.kind == "c" and _is_real(parent) else d
-            for parent, d in zip(self.parents, grads))
 
     def release(self) -> None:
         """Free what forward saved (backward without retain_graph)."""
         self.saved = None
         self.saved_sources = None
-
-
-def _is_real(parent: Any) -> bool:
-    """Whether a record's input (``Node.parents``' entry) holds real values."""
-    if isinstance(parent, Node):
-        return parent.output_meta[1].kind != "c"
-    return parent is not None and parent.dtype.kind != "c"
 
 
 # -------------------------------------------------------------------- recording

@@ -50,12 +50,25 @@ def complex_adjoints(op: Any, ctx: Any, xp: Any, g: Any, saved: tuple) -> tuple:
 
     ``op.complex_vjp`` where the primitive declares one; else, for a holomorphic
     primitive, its real rule conjugated around: ``conj(vjp(conj(g)))`` = ȳ·f′(z)*.
+    A real input (``ctx.parents``: a record, or a leaf tensor) receives the real part
+    of its adjoint, ∂L/∂x for a real loss L.
     """
     own = op.complex_vjp
     if own is not None:
-        return own(ctx, xp, g, *saved)
-    grads = op.vjp(ctx, xp, xp.conj(g), *saved)
-    return tuple(None if d is None else xp.conj(d) for d in grads)
+        grads = own(ctx, xp, g, *saved)
+    else:
+        grads = tuple(None if d is None else xp.conj(d)
+                      for d in op.vjp(ctx, xp, xp.conj(g), *saved))
+    return tuple(d.real if d is not None and d.dtype.kind == "c" and _holds_reals(parent)
+                 else d for parent, d in zip(ctx.parents, grads))
+
+
+def _holds_reals(parent: Any) -> bool:
+    """Whether a record's input (a record, or a leaf tensor; None: a constant) is real."""
+    meta = getattr(parent, "output_meta", None)  # (a record: its output's shape, dtype)
+    if meta is not None:
+        return meta[1].kind != "c"
+    return parent is not None and parent.dtype.kind != "c"
 
 
 def refuse_complex(name: str, *arrays: Any) -> None:

@@ -112,6 +112,7 @@ def _dl() -> Any:
 
 
 F34 = ((3, 4), (-2, 2))
+STATE, GATES3, GATES4 = ((3, 2), (-2, 2)), ((3, 6), (-2, 2)), ((3, 8), (-2, 2))  # (recurrent)
 
 
 def _structural_cases() -> dict[str, Case]:
@@ -161,15 +162,13 @@ def _structural_cases() -> dict[str, Case]:
         "leaky_relu": (lambda x: F.leaky_relu(x, 0.1), [F34]),
         "embedding": (lambda i, w: F.embedding(i, w * w), [((5,), (INT, 6)), ((6, 3), (-2, 2))]),
         # one recurrent step: (N, 3H) or (N, 4H) projections beside an (N, H) state, H = 2
-        "gru_cell": (_apply("gru_cell"), [((3, 6), (-2, 2)), ((3, 6), (-2, 2)), ((3, 2), (-2, 2))]),
-        "gru_cell_backward": (_apply("gru_cell_backward"), [((3, 2), (-2, 2)), ((3, 6), (-2, 2)),
-                                                            ((3, 6), (-2, 2)), ((3, 2), (-2, 2))]),
-        "lstm_cell_state_backward": (_apply("lstm_cell_state_backward"), [
-            ((3, 2), (-2, 2)), ((3, 8), (-2, 2)), ((3, 2), (-2, 2))]),
-        "lstm_hidden_state_backward": (_apply("lstm_hidden_state_backward"), [
-            ((3, 2), (-2, 2)), ((3, 8), (-2, 2)), ((3, 2), (-2, 2))]),
-        "lstm_cell_state": (_apply("lstm_cell_state"), [((3, 8), (-2, 2)), ((3, 2), (-2, 2))]),
-        "lstm_hidden_state": (_apply("lstm_hidden_state"), [((3, 8), (-2, 2)), ((3, 2), (-2, 2))]),
+        "gru_cell": (_apply("gru_cell"), [GATES3, GATES3, STATE]),
+        "gru_cell_backward": (_apply("gru_cell_backward"), [STATE, GATES3, GATES3, STATE]),
+        "lstm_cell_state_backward": (_apply("lstm_cell_state_backward"), [STATE, GATES4, STATE]),
+        "lstm_hidden_state_backward": (_apply("lstm_hidden_state_backward"),
+                                       [STATE, GATES4, STATE]),
+        "lstm_cell_state": (_apply("lstm_cell_state"), [GATES4, STATE]),
+        "lstm_hidden_state": (_apply("lstm_hidden_state"), [GATES4, STATE]),
         "mean": (lambda x: x.mean(dim=1), [F34]),
         "mse_loss": (lambda x, y: F.mse_loss(x * x, y), [F34, F34]),
         "cumprod": (lambda x: dl.cumprod(x, dim=1), [((3, 4), (0.5, 2))]),
@@ -178,16 +177,6 @@ def _structural_cases() -> dict[str, Case]:
         "zeta": (lambda x: dl.zeta(2.5, x) * x, [((3, 4), (0.3, 4))]),
         "gammainc": (lambda x: dl.gammainc(1.5, x) * x, [((3, 4), (0.3, 4))]),
         "gammaincc": (lambda x: dl.gammaincc(2.0, x * x), [((3, 4), (0.3, 4))]),
-        # complex numbers, built from real inputs (dl.complex) and read back as real ones
-        "real": (lambda x, y: dl.real(dl.complex(x, y) * dl.complex(y, x)) + dl.real(x),
-                 [F34, F34]),
-        "imag": (lambda x, y: dl.imag(dl.complex(x, y).exp()), [F34, F34]),
-        "conj": (lambda x, y: dl.real(dl.conj(dl.complex(x, y)) * dl.complex(y, x * y))
-                 + dl.conj(x), [F34, F34]),
-        "angle": (lambda x, y: dl.angle(dl.complex(x, y) * dl.complex(y, x)) + dl.angle(x),
-                  [F34, F34]),
-        "view_as_real": (lambda x, y: dl.view_as_real(dl.complex(x, y) ** 2), [F34, F34]),
-        "view_as_complex": (lambda x: dl.view_as_complex(x * x).sin().abs(), [((3, 2), (-2, 2))]),
     }
     return {name: Case(name, call, tuple(specs)) for name, (call, specs) in table.items()}
 
@@ -275,7 +264,15 @@ def _linalg_cases() -> dict[str, Case]:
 def primitive_cases() -> dict[str, Case]:
     """Every built-in primitive of the registry, by name: one entry each."""
     return {**_elementwise_cases(), **_structural_cases(), **_no_derivative_cases(),
-            **_linalg_cases()}
+            **_linalg_cases(), **_complex_cases()}
+
+
+def _complex_cases() -> dict[str, Case]:
+    """The complex-number primitives (:mod:`difflab.testing.samples_complex`)."""
+    from difflab.testing.samples_complex import complex_table
+
+    return {name: Case(name, call, tuple(specs))
+            for name, (call, specs) in complex_table(_dl(), F34).items()}
 
 
 def _linalg_function_cases() -> dict[str, Case]:
