@@ -6,11 +6,13 @@
 * :func:`gradcheck`, :func:`gradgradcheck`: compare with finite differences;
 * :func:`tape`, :func:`draw`: watch the tape, draw the graph;
 * :class:`detect_anomaly`: find the operation whose backward made a NaN.
+* :mod:`~difflab.autograd.profiler`: ``torch.autograd.profiler`` (``profile``,
+  ``record_function``), the same profiler as :mod:`difflab.profiler`.
 * :mod:`~difflab.autograd.functional`: also PyTorch's ``jacobian``, ``hessian``, ``vjp``,
   ``jvp``, ``hvp``, ``vhp`` (from :mod:`~difflab.autograd.functional_transforms`).
 """
 
-from difflab.autograd import functional, functional_transforms
+from difflab.autograd import functional, functional_transforms, profiler
 from difflab.autograd.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from difflab.autograd.function import Function, FunctionCtx
 from difflab.autograd.functional import backward, grad

@@ -32,7 +32,7 @@ import numpy as np
 
 from difflab import fastpath
 from difflab.autograd import engine, engine_steady
-from difflab.autograd.engine import AnomalyMode, GraphRecorder, Node
+from difflab.autograd.engine import AnomalyMode, GraphRecorder, Node, Profiling
 
 
 def backward_one_record(loss: Any, retain_graph: bool | None) -> bool:
@@ -65,7 +65,8 @@ def backward_one_record(loss: Any, retain_graph: bool | None) -> bool:
     >>> backward_one_record((x * x).sum(), None)    # two records: the plain path
     False
     """
-    if not fastpath.ENABLED or AnomalyMode.enabled or GraphRecorder.active is not None:
+    if (not fastpath.ENABLED or AnomalyMode.enabled or GraphRecorder.active is not None
+            or Profiling.active is not None):
         return False
     node = loss.grad_fn
     array = loss.array
