@@ -6,7 +6,7 @@ CuPy (``dl.tensor``, ``dl.nn``, ``dl.optim``, ...) whose math functions
 and sympy expressions, so one function can be differentiated in four ways.
 """
 
-from difflab import autograd, backend, cuda, data, dtypes, nn, optim, random, utils
+from difflab import autograd, backend, cuda, data, dtypes, nn, optim, profiler, random, utils
 from difflab.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from difflab.backend import Device, device
 from difflab.creation import (
@@ -231,9 +231,7 @@ def is_storage(obj: object) -> bool:
 # ===================================================================== end compat-core
 # breadth (issue 27): torch.amp, torch.backends and torch.autocast at PyTorch's paths;
 # torch.func (issue 28): vmap, grad, jacrev, jacfwd, hessian, vjp, jvp, functional_call
-from difflab import (  # noqa: E402
-    amp, backends, distributions, export, func, onnx, profiler, special, testing,
-)
+from difflab import amp, backends, distributions, export, func, onnx, special, testing  # noqa: E402
 from difflab.amp import autocast  # noqa: E402
 from difflab.autograd import inference_mode  # noqa: E402
 from difflab.autograd.grad_mode import is_inference_mode_enabled  # noqa: E402
