@@ -116,7 +116,7 @@ from difflab.tensor import Tensor, set_printoptions
 
 # isort: split
 # dl.compile (issue 28): torch.compile's face, guarded graphs from the tracer
-from difflab import jit
+from difflab import _dynamo, compiler, jit
 from difflab.jit import compile  # noqa: A004
 
 # isort: split

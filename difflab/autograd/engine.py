@@ -82,7 +82,7 @@ class Recorder:
     """What watches :func:`apply` besides the tape: the graph tracer of :mod:`difflab.jit`.
 
     The engine and the code above it tell the active recorder
-    (``GraphRecorder.active``) five things, and this class says what each
+    (``GraphRecorder.active``) six things, and this class says what each
     means by default (nothing):
 
     * :meth:`record`: a primitive was applied, with or without a derivative
@@ -91,6 +91,8 @@ class Recorder:
       (``bool(t)``, ``t.item()``), which a graph cannot replay;
     * :meth:`written`: an in-place operation (``x.add_(y)``, ``x[i] = v``)
       wrote a primitive's result into a tensor's memory;
+    * :meth:`disabled_call`: a function marked ``torch.compiler.disable`` is
+      about to run;
     * :meth:`side_effect`: something is about to change state that no
       primitive records (``backward()`` filling the leaves' ``.grad``, an
       optimizer's step updating the parameters' arrays), which a graph
@@ -102,6 +104,8 @@ class Recorder:
 
     #: Record every backward pass as operations (the tracer: a training step's graph).
     records_backward = False
+    #: True for ``dl.compile``'s tracer (``torch.compiler.is_compiling()`` reads it).
+    compiles = False
     #: True while recording a backward pass that will not be differentiated again.
     first_order = False
 
@@ -125,6 +129,11 @@ class Recorder:
         module's call: the compiler's tracer makes it a graph break (the call runs eagerly,
         hooks and all); the plain tracer records the operations the hooks apply, as
         PyTorch's ``jit.trace`` does."""
+
+    def disabled_call(self, what: str) -> None:
+        """``what``, a function marked ``torch.compiler.disable``, is about to run: the
+        compiler's tracer makes it a graph break (the call runs eagerly); the plain tracer
+        records the operations it applies, as PyTorch's ``jit.trace`` does."""
 
     def backward(self, first_order: bool) -> Any:
         """A context manager around a recorded backward pass (see ``records_backward``)."""
