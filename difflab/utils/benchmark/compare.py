@@ -164,7 +164,8 @@ class Compare:
         """One label's table."""
         unit, scale = select_unit(min(m.median for m in group))
         columns = list(dict.fromkeys(m.description or "" for m in group))
-        rows = list(dict.fromkeys((m.num_threads, m.sub_label or m.stmt) for m in group))
+        rows = sorted(dict.fromkeys((m.num_threads, m.sub_label or m.stmt) for m in group),
+                      key=lambda row: row[0])  # (stable: in order of appearance per count)
         cell = {(m.num_threads, m.sub_label or m.stmt, m.description or ""): m for m in group}
         texts = {key: self._cell(m, scale) for key, m in cell.items()}
         best = self._best(cell)
