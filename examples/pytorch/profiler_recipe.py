@@ -109,7 +109,7 @@ def trace_handler(p):
 with profile(activities=[ProfilerActivity.CPU],
              schedule=torch.profiler.schedule(wait=1, warmup=1, active=2),
              on_trace_ready=trace_handler) as p:
-    for idx in range(8):
+    for _ in range(8):
         model(inputs)
         p.step()
 
