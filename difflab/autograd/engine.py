@@ -503,10 +503,7 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Any:
     else:
         ctx.needs_input_grad = (False,) * len(inputs)
     out = _forward(op, ctx, arrays, params, inputs, first_array, low_precision)
-    if records and getattr(out, "dtype", None) is not None and out.dtype.kind in "biu":
-        # An integer or bool result has no gradient (PyTorch's rule): a cast to int
-        # is a rounding, not a path for the gradient to pass through.
-        records = False
+    records = records and _can_have_gradient(out)
     if not records:
         result = Tensor._wrap(out)
     else:
@@ -542,6 +539,13 @@ def _forward(op: Any, ctx: Node, arrays: list, params: dict, inputs: tuple, firs
     if round_result and out.dtype == np.float32:
         out = out.astype(BFLOAT16)  # (rounded to bfloat16, as a CPU's bfloat16 kernel)
     return out
+
+
+def _can_have_gradient(out: Any) -> bool:
+    """False for an integer or bool result: it has no gradient (PyTorch's rule), a cast
+    to int is a rounding, not a path for the gradient to pass through."""
+    dtype = getattr(out, "dtype", None)
+    return dtype is None or dtype.kind not in "biu"
 
 
 #: Primitives that set their result's dtype themselves (a cast): no rounding after them.

@@ -56,6 +56,11 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 class ProfilerActivity(enum.Enum):
     """What a profile records: ``CPU`` (every event); ``CUDA`` is accepted, not measured.
 
+    Parameters
+    ----------
+    value : str
+        ``"CPU"`` or ``"CUDA"`` (an enum: use the members, ``ProfilerActivity.CPU``).
+
     Examples
     --------
     >>> from difflab.profiler import ProfilerActivity
@@ -89,6 +94,11 @@ class ProfilerAction(enum.Enum):
     ``NONE``: nothing; ``WARMUP``: nothing yet (PyTorch warms its tracer up; difflab's
     has nothing to warm); ``RECORD``: record; ``RECORD_AND_SAVE``: record, then hand
     the cycle's events to ``on_trace_ready``.
+
+    Parameters
+    ----------
+    value : int
+        0 to 3 (an enum: use the members, ``ProfilerAction.RECORD``).
 
     Examples
     --------
@@ -725,7 +735,7 @@ def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None,
                               use_gzip: bool = False) -> Callable[[profile], None]:
     """An ``on_trace_ready`` that writes each cycle's Chrome trace into ``dir_name``.
 
-    The files are named as PyTorch's, ``<worker>.<milliseconds>.pt.trace.json``,
+    The files are named as PyTorch's, ``<worker>.<time in ns>.pt.trace.json``,
     which TensorBoard's profiler plugin lists; open one in Perfetto or
     chrome://tracing to see it without TensorBoard.
 
@@ -765,7 +775,7 @@ def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None,
 
     def handler(prof: profile) -> None:
         os.makedirs(dir_name, exist_ok=True)
-        name = f"{worker}.{time.time_ns() // 1_000_000}.pt.trace.json"
+        name = f"{worker}.{time.time_ns()}.pt.trace.json"  # (ns: two cycles, two files)
         prof.export_chrome_trace(os.path.join(dir_name, name))
 
     return handler

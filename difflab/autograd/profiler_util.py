@@ -113,6 +113,11 @@ class FunctionEventAvg:
 
     Made by :meth:`EventList.key_averages`; a row of the table.
 
+    Parameters
+    ----------
+    key : str
+        The name of the events it adds up.
+
     Attributes
     ----------
     key : str
