@@ -346,3 +346,15 @@ def test_a_profile_stopped_by_an_error_stops_recording():
                 _ = dl.ones(2).sin() / 0.0
                 raise ZeroDivisionError
     assert engine.Profiling.active is None
+
+
+@pytest.mark.parametrize("module", [
+    "difflab.autograd.profiler", "difflab.autograd.profiler_util", "difflab.profiler",
+    "difflab.utils.benchmark", "difflab.utils.benchmark.timer",
+    "difflab.utils.benchmark.measurement", "difflab.utils.benchmark.compare",
+    "difflab.compiler", "difflab._dynamo"])
+def test_every_example_of_the_new_modules_runs(module):
+    from tests.docs.docstring_rules import run_module_examples
+
+    results = run_module_examples(module)
+    assert results.failed == 0 and results.attempted > 0
