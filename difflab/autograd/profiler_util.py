@@ -243,13 +243,14 @@ class EventList(list):
         """
         groups: dict[tuple, FunctionEventAvg] = {}
         for event in self:
-            key: tuple = (event.key,)
+            name = "ProfilerStep*" if event.key.startswith("ProfilerStep#") else event.key
+            key: tuple = (name,)  # (the steps as one row, as PyTorch's)
             if group_by_input_shape:
                 key += (str(event.input_shapes),)
             if group_by_stack_n > 0:
                 key += (tuple(event.stack[:group_by_stack_n]),)
             if key not in groups:
-                groups[key] = FunctionEventAvg(event.key)
+                groups[key] = FunctionEventAvg(name)
             groups[key].add(event)
         return EventList(groups.values(), profile_memory=self.profile_memory,
                          with_shapes=group_by_input_shape, with_stack=group_by_stack_n > 0)

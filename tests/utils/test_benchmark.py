@@ -79,6 +79,9 @@ def test_measurement_repr_as_pytorch_writes_it():
                          "  1 measurement, 100 runs , 1 thread"]
     many = Measurement(10, [1e-3, 1.01e-3, 0.99e-3, 1e-3], TaskSpec(
         "x + y", label="add", sub_label="4x8", description="broadcast", num_threads=4))
+    lines = repr(Measurement(1, [1.0, 2.0], TaskSpec("f()\ng()", sub_label="s"))).splitlines()
+    assert lines[1:] == ["stmt: (s)", "  f()", "  g()", "", "  Median: 1.50 s",
+                         "  2 measurements, 1 runs per measurement, 1 thread"]
     assert repr(many).splitlines()[1:] == [
         "add: 4x8", "broadcast", "  Median: 100.00 us", "  IQR:    0.50 us (99.75 to 100.25)",
         "  4 measurements, 10 runs per measurement, 4 threads"]
@@ -117,6 +120,26 @@ def test_compare_groups_by_label_rows_by_sub_label_and_threads_columns_by_descri
     assert "\033[32m2.0\033[0m" in str(compare)
     with pytest.raises(TypeError, match="Measurement"):
         Compare([1.5])
+
+
+def test_compare_lays_out_a_table_as_pytorch_does():
+    def m(seconds, row, column, threads):
+        return Measurement(1, [seconds], TaskSpec("f()", label="Batched dot", sub_label=row,
+                                                  description=column, num_threads=threads))
+
+    results = [m(5.9e-6, "[1, 1]", "mul/sum", 1), m(11.2e-6, "[1, 1]", "bmm", 1),
+               m(6.4e-6, "[1, 64]", "mul/sum", 1), m(11.4e-6, "[1, 64]", "bmm", 1),
+               m(6.0e-6, "[1, 1]", "mul/sum", 4), m(11.5e-6, "[1, 1]", "bmm", 4)]
+    assert str(Compare(results)).splitlines() == [  # PyTorch 2's, trailing spaces cut
+        "[--------- Batched dot ----------]",
+        "               |  mul/sum  |  bmm",
+        "1 threads: -----------------------",
+        "      [1, 1]   |    5.9    |  11.2",
+        "      [1, 64]  |    6.4    |  11.4",
+        "4 threads: -----------------------",
+        "      [1, 1]   |    6.0    |  11.5",
+        "",
+        "Times are in microseconds (us)."]
 
 
 def test_compare_trims_figures_and_highlights_unsteady_cells():

@@ -5,10 +5,11 @@ One table per ``label``; in it, a column per ``description`` and a row per
 thread count.  Each cell is a median, all in one unit (the one that suits
 the table's smallest median)::
 
-    [---------- Batched dot -----------]
+    [--------- Batched dot ----------]
                    |  mul/sum  |  bmm
-    1 threads: -------------------------
-          [1, 1]   |      5.9  |  11.2
+    1 threads: -----------------------
+          [1, 1]   |    5.9    |  11.2
+          [1, 64]  |    6.4    |  11.4
 
     Times are in microseconds (us).
 """
@@ -45,11 +46,11 @@ class Compare:
     ...     return Measurement(1, [seconds], spec)
     >>> Compare([m(5.9e-6, "[1, 1]", "mul/sum"), m(11.2e-6, "[1, 1]", "bmm"),
     ...          m(6.4e-6, "[1, 64]", "mul/sum"), m(11.4e-6, "[1, 64]", "bmm")]).print()
-    [-------------- dot ---------------]
+    [------------- dot --------------]
                    |  mul/sum  |  bmm
-    1 threads: -------------------------
-          [1, 1]   |      5.9  |  11.2
-          [1, 64]  |      6.4  |  11.4
+    1 threads: -----------------------
+          [1, 1]   |    5.9    |  11.2
+          [1, 64]  |    6.4    |  11.4
     <BLANKLINE>
     Times are in microseconds (us).
     <BLANKLINE>
@@ -170,9 +171,12 @@ class Compare:
         texts = {key: self._cell(m, scale) for key, m in cell.items()}
         best = self._best(cell)
         name_width = max(len(row) for _, row in rows) + 8
-        widths = [max([len(c)] + [len(texts[(t, r, c)]) for t, r in rows if (t, r, c) in texts])
-                  for c in columns]
-        head = " " * name_width + "|" + "|".join(f"  {c:^{w}}  " for c, w in zip(columns, widths))
+        # a column: its values right-aligned among themselves, centred under the header
+        numbers = [max([len(texts[(t, r, c)]) for t, r in rows if (t, r, c) in texts] + [0])
+                   for c in columns]
+        widths = [max(len(c), n) for c, n in zip(columns, numbers)]
+        head = " " * name_width + "|" + "|".join(
+            f"  {c:^{w}}  " for c, w in zip(columns, widths))[:-2]
         width = len(head)
         title = f" {label} " if label else ""
         lines = [f"[{title:-^{width - 2}}]", head]
@@ -182,12 +186,12 @@ class Compare:
                 threads = t
                 lines.append(f"{t} threads: ".ljust(width, "-"))
             parts = []
-            for c, w in zip(columns, widths):
+            for c, w, n in zip(columns, widths, numbers):
                 text = texts.get((t, r, c), "")
-                padded = f"  {text:>{w}}  "
+                padded = f"  {text.rjust(n):^{w}}  "
                 parts.append(padded.replace(text, f"{_BEST}{text}{_RESET}")
                              if (t, r, c) in best and text else padded)
-            lines.append(f"      {r:<{name_width - 7}} |" + "|".join(parts))
+            lines.append(f"      {r:<{name_width - 6}}|" + "|".join(parts))
         lines += ["", f"Times are in {_UNIT_NAMES[unit]} ({unit}).", ""]
         return "\n".join(line.rstrip() for line in lines)
 

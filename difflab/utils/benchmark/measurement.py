@@ -77,7 +77,7 @@ class TaskSpec:
     def summarize(self) -> str:
         """The lines that name the task in a measurement's ``repr``."""
         sections = [self.title, self.description or "", self.setup_str()]
-        return "\n".join(s for s in sections if s)
+        return "\n".join(f"{s}\n" if "\n" in s else s for s in sections if s)
 
 
 def select_unit(seconds: float) -> tuple[str, float]:
