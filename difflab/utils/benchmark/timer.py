@@ -208,8 +208,8 @@ class Timer:
         Examples
         --------
         >>> from difflab.utils.benchmark import Timer
-        >>> m = Timer("sum(range(10))").adaptive_autorange(max_run_time=0.05)
-        >>> len(m.times) >= 4
+        >>> m = Timer("sum(range(10))").adaptive_autorange(threshold=10.0)  # met at 4 blocks
+        >>> len(m.times) >= 4 and m.meets_confidence(10.0)
         True
         """
         number = self._block_size(0.05)
