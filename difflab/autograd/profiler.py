@@ -294,13 +294,19 @@ class profile:  # noqa: N801  (PyTorch's name)
         self.with_stack = with_stack
         self.enabled = enabled
         self.step_num = 0
-        self.timing: Any = None  # the primitive whose call apply is to run (see primitive)
+        self._thread = threading.local()  # .timing: per thread, see primitive
         self._events: list[FunctionEvent] = []
         self._stacks: dict[int, list[FunctionEvent]] = {}  # per thread: the open events
         self._recording = False
         self._step_event: FunctionEvent | None = None
         self._start_ns = time.perf_counter_ns()
         self._start_epoch_us = time.time_ns() / 1000
+
+    @property
+    def timing(self) -> Any:
+        """The primitive whose next call ``apply`` is to run, in this thread (see
+        :meth:`primitive`), or None."""
+        return getattr(self._thread, "timing", None)
 
     # -- starting and stopping ------------------------------------------------
     def __enter__(self) -> profile:
@@ -490,9 +496,9 @@ class profile:  # noqa: N801  (PyTorch's name)
     def primitive(self, op: Any, inputs: tuple, params: dict) -> Any:
         """``engine.apply(op, *inputs, **params)`` as one event (the engine calls this).
 
-        ``self.timing = op`` tells ``apply`` that its next call of ``op`` is this
-        one, to run rather than hand back here; the primitives it applies inside
-        (a custom Function's forward) are events of their own, its children.
+        ``timing = op`` (in this thread) tells ``apply`` that its next call of ``op``
+        is this one, to run rather than hand back here; the primitives it applies
+        inside (a custom Function's forward) are events of their own, its children.
 
         Parameters
         ----------
@@ -518,12 +524,12 @@ class profile:  # noqa: N801  (PyTorch's name)
         (tensor([3., 3.]), ['mul'])
         """
         event = self.open(op.name or type(op).__name__, "operator", inputs)
-        outer, self.timing = self.timing, op
+        outer, self._thread.timing = self.timing, op
         output = None
         try:
             output = engine.apply(op, *inputs, **params)
         finally:
-            self.timing = outer
+            self._thread.timing = outer
             self.close(event, output)
         return output
 

@@ -330,6 +330,37 @@ def test_events_of_other_threads_are_their_own_trees():
     assert by_name["thread"].thread != by_name["main"].thread
 
 
+def test_threads_applying_the_same_primitive_at_once_are_all_recorded():
+    from difflab.ops.primitive import Primitive
+
+    inside, release = threading.Event(), threading.Event()
+
+    class Waits(Primitive):
+        """Thread A's call waits inside forward until thread B has applied it too."""
+
+        name = "waits"
+
+        def forward(self, ctx, xp, x):
+            if not inside.is_set():
+                inside.set()
+                release.wait(5)
+            return 2 * x
+
+    op, x = Waits(), dl.ones(2)
+
+    def first():
+        engine.apply(op, x)
+
+    with profile() as prof:
+        a = threading.Thread(target=first)
+        a.start()
+        inside.wait(5)
+        engine.apply(op, x)  # while thread A is inside its own call of the same primitive
+        release.set()
+        a.join()
+    assert [e.name for e in prof.events()] == ["waits", "waits"]
+
+
 def test_torch_autograd_profiler_is_the_same_profiler():
     assert dl.autograd.profiler.profile is profile
     assert dl.autograd.profiler.record_function is record_function
