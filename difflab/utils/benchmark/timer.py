@@ -1,6 +1,6 @@
 """PyTorch's ``torch.utils.benchmark.Timer``: Python's ``timeit`` with the habits of a benchmark.
 
-``Timer(stmt, setup, globals=...)`` wraps :class:`timeit.Timer` (the
+``Timer(stmt, setup, globals=...)`` wraps ``timeit.Timer`` (the
 statement compiled into a loop, the garbage collector off while timing) and
 returns a :class:`~difflab.utils.benchmark.Measurement` instead of bare
 seconds.  Three ways to measure:
@@ -40,7 +40,7 @@ class Timer:
     global_setup : str, optional
         PyTorch's C++ option: must be empty.
     timer : callable, optional
-        The clock (default :func:`timeit.default_timer`, ``time.perf_counter``).
+        The clock (default ``timeit.default_timer``, ``time.perf_counter``).
     globals : dict, optional
         The names ``stmt`` and ``setup`` see (copied).
     label, sub_label, description : str, optional
