@@ -9,7 +9,7 @@ and sympy expressions, so one function can be differentiated in four ways.
 import math as _math
 import sys as _sys
 
-from difflab import autograd, backend, cuda, data, dtypes, nn, optim, random, utils
+from difflab import autograd, backend, cuda, data, dtypes, nn, optim, profiler, random, utils
 from difflab.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from difflab.backend import Device, device
 from difflab.creation import (
@@ -118,7 +118,7 @@ from difflab.tensor import Tensor, set_printoptions
 
 # isort: split
 # dl.compile (issue 28): torch.compile's face, guarded graphs from the tracer
-from difflab import jit
+from difflab import _dynamo, compiler, jit
 from difflab.jit import compile  # noqa: A004
 
 # isort: split

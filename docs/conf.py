@@ -116,7 +116,7 @@ numpydoc_validation_checks: set[str] = set()
 # Types named in docstrings that live outside these docs (no network: no intersphinx).
 nitpick_ignore_regex = [
     (r"py:.*", r"(numpy|np|cupy|cp|sympy|sp|mpmath|matplotlib|click)\..*"),
-    (r"py:.*", r"(typing|collections|enum|types)\..*"),
+    (r"py:.*", r"(typing|collections|enum|types|contextlib)\..*"),
     (r"py:.*", r"(builtins\.)?(int|float|complex|bool|str|bytes|dict|list|tuple|set|object)"),
     (r"py:.*", r"(builtins\.)?(type|callable|Callable|Any|Sequence|Iterable|Iterator)"),
     (r"py:.*", r".*Error|.*Exception|.*Warning"),

@@ -8,11 +8,13 @@
 * :class:`detect_anomaly`: find the operation whose backward made a NaN.
 * :mod:`~difflab.autograd.graph`: hooks on the tensors saved for backward
   (``saved_tensors_hooks``, ``save_on_cpu``).
+* :mod:`~difflab.autograd.profiler`: ``torch.autograd.profiler`` (``profile``,
+  ``record_function``), the same profiler as :mod:`difflab.profiler`.
 * :mod:`~difflab.autograd.functional`: also PyTorch's ``jacobian``, ``hessian``, ``vjp``,
   ``jvp``, ``hvp``, ``vhp`` (from :mod:`~difflab.autograd.functional_transforms`).
 """
 
-from difflab.autograd import functional, functional_transforms, graph
+from difflab.autograd import functional, functional_transforms, graph, profiler
 from difflab.autograd.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from difflab.autograd.function import Function, FunctionCtx
 from difflab.autograd.functional import backward, grad

@@ -94,6 +94,8 @@ class Recorder:
       wrote a primitive's result into a tensor's memory;
     * :meth:`viewed`: a recorded result was made a view of another tensor (it
       shares that tensor's version counter, so writes into either one count);
+    * :meth:`disabled_call`: a function marked ``torch.compiler.disable`` is
+      about to run;
     * :meth:`side_effect`: something is about to change state that no
       primitive records (``backward()`` filling the leaves' ``.grad``, an
       optimizer's step updating the parameters' arrays), which a graph
@@ -105,6 +107,8 @@ class Recorder:
 
     #: Record every backward pass as operations (the tracer: a training step's graph).
     records_backward = False
+    #: True for ``dl.compile``'s tracer (``torch.compiler.is_compiling()`` reads it).
+    compiles = False
     #: True while recording a backward pass that will not be differentiated again.
     first_order = False
 
@@ -137,6 +141,11 @@ class Recorder:
         """``module`` (an ``nn.Module``) is being called: the compiler's tracer notes it, so
         a hook registered on it later makes a plain function's graphs trace again."""
 
+    def disabled_call(self, what: str) -> None:
+        """``what``, a function marked ``torch.compiler.disable``, is about to run: the
+        compiler's tracer makes it a graph break (the call runs eagerly); the plain tracer
+        records the operations it applies, as PyTorch's ``jit.trace`` does."""
+
     def backward(self, first_order: bool) -> Any:
         """A context manager around a recorded backward pass (see ``records_backward``)."""
         return contextlib.nullcontext()
@@ -153,6 +162,19 @@ class Batching:
 
     ``active(op, inputs, params)`` gives the result when an input is batched,
     by the primitive's batching rule, or ``None`` to let :func:`apply` go on.
+    """
+
+    active: Any = None
+
+
+class Profiling:
+    """The profiler recording (:mod:`difflab.autograd.profiler`, ``torch.profiler``), else None.
+
+    ``active.primitive(op, inputs, params)`` runs one call of :func:`apply` as one
+    timed event (it calls :func:`apply` again, with ``active.timing`` set to ``op``
+    so that this second call runs the primitive); ``active.backward_step(node, g,
+    create_graph)`` runs one record's VJP of the backward walk as one event.  With
+    no profile running this costs one ``is None`` test per call.
     """
 
     active: Any = None
@@ -472,6 +494,8 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Any:
     expression) hands the primitive to that interpreter instead: ``F.gelu(dual)``
     pushes GELU's JVP, as ``dl.sin(dual)`` pushes sin's.
     """
+    if Profiling.active is not None and Profiling.active.timing is not op:
+        return Profiling.active.primitive(op, inputs, params)  # (torch.profiler: one event)
     if _quick_apply is not None and saved_hooks.SavedTensorsHooks.active is None:
         # (speed shortcut: the common call, see engine_quick; it packs no saved value)
         result = _quick_apply(op, inputs, params)
@@ -711,7 +735,10 @@ def _walk(order: Sequence[Node], nodes: set, adjoints: Adjoints, taps: _Taps,
             g = run_tensor_hooks(node.hooks, g, create_graph, node.output_meta[0])
         if node in taps.at:
             taps.read(node, g)
-        input_grads = node.vjp(g, create_graph)
+        if Profiling.active is None:
+            input_grads = node.vjp(g, create_graph)
+        else:  # (torch.profiler: this step timed as one event)
+            input_grads = Profiling.active.backward_step(node, g, create_graph)
         if AnomalyMode.enabled:
             _check_anomaly(node, input_grads)
         for parent, input_grad in zip(node.parents, input_grads):
@@ -726,7 +753,8 @@ def _walked_quickly(order: Sequence[Node], adjoints: Adjoints, taps: _Taps, reta
     """Speed shortcut (:mod:`~difflab.autograd.engine_quick`; skip it on a first read): the
     walk as ``_walk`` does it when nothing reads an adjoint on the way; False, having
     done nothing, for any other walk or with the shortcuts off."""
-    if not fastpath.ENABLED or create_graph or taps.at or taps.capture is not None:
+    if (not fastpath.ENABLED or create_graph or taps.at or taps.capture is not None
+            or Profiling.active is not None):
         return False
     return engine_quick.quick_walk(order, adjoints, retain_graph)
 
@@ -736,7 +764,8 @@ def _walked_one_record(outputs: Sequence[Tensor], grad_outputs: Sequence[Any],
     """Speed shortcut (:mod:`~difflab.autograd.engine_steady`; skip it on a first read): the
     whole backward of a tape of one record into ``.grad``, as :func:`run_backward` would;
     False, having done nothing, for any other tape or with the shortcuts off."""
-    if not fastpath.ENABLED or create_graph or len(outputs) != 1 or AnomalyMode.enabled:
+    if (not fastpath.ENABLED or create_graph or len(outputs) != 1 or AnomalyMode.enabled
+            or Profiling.active is not None):
         return False
     node = outputs[0].grad_fn
     if node is None or not engine_steady.has_one_record(node, Node):

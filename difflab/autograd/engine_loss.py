@@ -12,8 +12,8 @@ computed, the layers were most of the backward's 10 µs.
 
 :func:`backward_one_record` takes the commonest call, ``loss.backward()``
 (no ``gradient``, no ``inputs``, no ``create_graph``) of a scalar NumPy
-loss whose tape is one record, not while a trace records, not under anomaly
-detection, and does in one function exactly what those layers would: the seed
+loss whose tape is one record, not while a trace or a profile records, not under
+anomaly detection, and does in one function exactly what those layers would: the seed
 ``ones_like(loss)``, noted as the implicit seed while the walk runs (a compiled
 loss hands its gradients over at that seed), the one record's VJP, the leaves'
 ``.grad``, the queued callbacks.  The adjoints go to the leaves directly when
@@ -32,7 +32,7 @@ import numpy as np
 
 from difflab import fastpath
 from difflab.autograd import engine, engine_steady
-from difflab.autograd.engine import AnomalyMode, GraphRecorder, Node
+from difflab.autograd.engine import AnomalyMode, GraphRecorder, Node, Profiling
 
 
 def backward_one_record(loss: Any, retain_graph: bool | None) -> bool:
@@ -65,7 +65,8 @@ def backward_one_record(loss: Any, retain_graph: bool | None) -> bool:
     >>> backward_one_record((x * x).sum(), None)    # two records: the plain path
     False
     """
-    if not fastpath.ENABLED or AnomalyMode.enabled or GraphRecorder.active is not None:
+    if (not fastpath.ENABLED or AnomalyMode.enabled or GraphRecorder.active is not None
+            or Profiling.active is not None):
         return False
     node = loss.grad_fn
     array = loss.array

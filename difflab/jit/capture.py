@@ -124,6 +124,14 @@ class _CompileTracer(Tracer):
         if self.called is not None:
             self.called[id(module)] = module
 
+    compiles = True  # (torch.compiler.is_compiling())
+
+    def disabled_call(self, what: str) -> None:
+        """A function marked ``torch.compiler.disable`` is Python kept out of graphs: a
+        break before it runs, so the call runs eagerly, that function included."""
+        self._break(f"{what} is marked torch.compiler.disable: it runs as Python outside "
+                    f"any graph, so this call runs eagerly")
+
     def python_hooks(self, what: str) -> None:
         """A module's hooks are Python a graph does not replay (what they store, print or
         change): a break before they run, so the call runs eagerly, hooks included."""

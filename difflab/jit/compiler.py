@@ -59,6 +59,7 @@ from __future__ import annotations
 import functools
 import time
 import warnings
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -116,6 +117,11 @@ class Config:
     >>> config.recompile_limit
     8
     >>> config.cache_size_limit = 8   # PyTorch's older name for the same setting
+    >>> try:
+    ...     config.suppress_errors = True     # a setting of dynamo's that difflab has not
+    ... except AttributeError as error:
+    ...     print(str(error).split(" (")[0])
+    config.suppress_errors: difflab's compiler has no such setting
     """
 
     recompile_limit: int = 8
@@ -128,8 +134,44 @@ class Config:
     def cache_size_limit(self, value: int) -> None:
         self.recompile_limit = value
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        if not hasattr(type(self), name):  # (a setting dynamo has and difflab has not)
+            raise AttributeError(
+                f"config.{name}: difflab's compiler has no such setting (its settings: "
+                f"recompile_limit, and cache_size_limit, its older name); explain(fn)(*args) "
+                f"reports the graphs and graph breaks")
+        object.__setattr__(self, name, value)
+
 
 config = Config()
+
+#: Every compiled function alive, for ``torch.compiler.reset()`` (:func:`reset`).
+COMPILED: weakref.WeakSet = weakref.WeakSet()
+
+
+def reset() -> None:
+    """Forget every compiled function's graphs: each traces again at its next call.
+
+    PyTorch's ``torch.compiler.reset()`` (and ``torch._dynamo.reset()``).
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> f = dl.compile(lambda x: x * 2)
+    >>> _ = f(dl.ones(2)); f.traces
+    1
+    >>> dl.jit.compiler.reset()
+    >>> _ = f(dl.ones(2)); f.traces       # traced again
+    2
+    """
+    for compiled in list(COMPILED):
+        compiled.cache = steady.GuardCache()
+        compiled.breaks = []
+        compiled._warned = False
 
 
 class GraphBreakError(GraphError):
@@ -312,6 +354,7 @@ class CompiledFunction:
         self.breaks: list[GraphBreak] = []
         self._warned = False
         self.cuda_graphs = cuda_graphs
+        COMPILED.add(self)
         if hasattr(fn, "__name__") and not hasattr(fn, "named_parameters"):
             functools.update_wrapper(self, fn, updated=())
 

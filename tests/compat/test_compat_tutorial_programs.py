@@ -163,10 +163,32 @@ def check_ntk(out: str) -> None:
         "(2, 4, 3, 3) 25.65137 -20.46176 14.79792")
 
 
+def check_profiler(out: str) -> None:
+    assert number(out, "conv2d calls") == 5  # the stem's and two per block
+    assert value(out, "top-level event") == "model_inference"
+    assert number(out, "first conv2d output bytes") == 5 * 16 * 16 * 16 * 4  # float32
+    assert value(out, "trace events").endswith("all complete: True")
+    assert value(out, "slowest op called from this file") == "True"
+    assert value(out, "cycles handed over at steps") == "[4, 8]"
+    assert "Input Shapes" in out and "Self CPU Mem" in out and "Source Location" in out
+
+
+def check_benchmark(out: str) -> None:
+    assert value(out, "both compute the same") == "True"
+    assert "1 measurement, 100 runs , 1 thread" in out
+    assert "Multithreaded batch dot: Implemented using bmm" in out
+    assert re.search(r"^Median: +\d+\.\d\d us$", out, re.M)
+    assert out.count("Times are in ") == 2 and "4 threads: ---" in out
+    assert value(out, "measurements pickled and loaded") == "4 True"
+    assert value(out, "collect_callgrind").startswith("Timer.collect_callgrind: difflab has no")
+
+
 PROGRAMS_CHECKED = {
     "forward_ad.py": check_forward_ad,
     "jacobians_hessians.py": check_jacobians_hessians,
     "neural_tangent_kernels.py": check_ntk,
+    "profiler_recipe.py": check_profiler,
+    "benchmark_recipe.py": check_benchmark,
     "rnn_name_classify.py": check_rnn_names,
     "seq2seq_attention.py": check_seq2seq,
     "spatial_transformer.py": check_spatial,

@@ -50,7 +50,8 @@ NAMESPACES = [
     "difflab.utils.checkpoint", "difflab.testing", "difflab.nn.utils",
     "difflab.nn.utils.parametrize", "difflab.nn.utils.parametrizations", "difflab.nn.utils.prune",
     "difflab.nn.utils.fusion",
-    "difflab.optim.swa_utils",
+    "difflab.optim.swa_utils", "difflab.profiler", "difflab.autograd.profiler",
+    "difflab.utils.benchmark", "difflab.compiler", "difflab._dynamo",
 ]
 
 
