@@ -40,7 +40,6 @@ shortcuts that change no result (adding adjoints in place, say) live in
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import operator
 import re
@@ -67,128 +66,17 @@ OUTPUT = object()  # marks a saved array that is the record's own output
 _implicit_seeds: ContextVar[tuple] = ContextVar("implicit_seeds", default=())
 
 
-class AnomalyMode:
-    """Global switch for :func:`difflab.autograd.detect_anomaly`."""
-
-    enabled = False
-
-
-class TapeRecorder:
-    """The tape being watched by :func:`difflab.autograd.tape`, if any."""
-
-    active: list | None = None
-
-
-class Recorder:
-    """What watches :func:`apply` besides the tape: the graph tracer of :mod:`difflab.jit`.
-
-    The engine and the code above it tell the active recorder
-    (``GraphRecorder.active``) six things, and this class says what each
-    means by default (nothing):
-
-    * :meth:`record`: a primitive was applied, with or without a derivative
-      (a static graph must replay all of them);
-    * :meth:`value_read`: a tensor's value was turned into Python
-      (``bool(t)``, ``t.item()``), which a graph cannot replay;
-    * :meth:`written`: an in-place operation (``x.add_(y)``, ``x[i] = v``)
-      wrote a primitive's result into a tensor's memory;
-    * :meth:`viewed`: a recorded result was made a view of another tensor (it
-      shares that tensor's version counter, so writes into either one count);
-    * :meth:`disabled_call`: a function marked ``torch.compiler.disable`` is
-      about to run;
-    * :meth:`side_effect`: something is about to change state that no
-      primitive records (``backward()`` filling the leaves' ``.grad``, an
-      optimizer's step updating the parameters' arrays), which a graph
-      cannot replay;
-    * ``records_backward``: whether every backward pass is to be recorded
-      as operations (``create_graph=True``), as a traced training step needs;
-      :meth:`backward` brackets such a pass, told whether it is first order.
-    """
-
-    #: Record every backward pass as operations (the tracer: a training step's graph).
-    records_backward = False
-    #: True for ``dl.compile``'s tracer (``torch.compiler.is_compiling()`` reads it).
-    compiles = False
-    #: True while recording a backward pass that will not be differentiated again.
-    first_order = False
-
-    def record(self, op: Any, inputs: Sequence[Any], params: dict, ctx: Any,
-               result: Any) -> None:
-        """Primitive ``op`` was applied to ``inputs`` with ``params``, giving ``result``."""
-
-    def value_read(self, tensor: Any, what: str) -> None:
-        """``what`` (``"bool()"``, ``".item()"``) turned ``tensor``'s value into Python."""
-
-    def written(self, tensor: Any, result: Any) -> None:
-        """An in-place operation wrote ``result`` (a primitive's output) into ``tensor``."""
-
-    def viewed(self, tensor: Any) -> None:
-        """``tensor``, a primitive's output, was made a view after it was recorded: it
-        shares its base's version counter from now on (``tensor._version``)."""
-
-    def side_effect(self, what: str) -> None:
-        """``what`` (``"backward()"``, ``"SGD.step()"``) is about to change state outside
-        the primitives: the compiler's tracer makes it a graph break (the call runs
-        eagerly), the plain tracer (:func:`difflab.jit.trace`) refuses the trace."""
-
-    def python_hooks(self, what: str) -> None:
-        """``what`` (a module's forward or backward hooks) is Python about to run around a
-        module's call: the compiler's tracer makes it a graph break (the call runs eagerly,
-        hooks and all); the plain tracer records the operations the hooks apply, as
-        PyTorch's ``jit.trace`` does."""
-
-    def module_called(self, module: Any) -> None:
-        """``module`` (an ``nn.Module``) is being called: the compiler's tracer notes it, so
-        a hook registered on it later makes a plain function's graphs trace again."""
-
-    def disabled_call(self, what: str) -> None:
-        """``what``, a function marked ``torch.compiler.disable``, is about to run: the
-        compiler's tracer makes it a graph break (the call runs eagerly); the plain tracer
-        records the operations it applies, as PyTorch's ``jit.trace`` does."""
-
-    def backward(self, first_order: bool) -> Any:
-        """A context manager around a recorded backward pass (see ``records_backward``)."""
-        return contextlib.nullcontext()
-
-
-class GraphRecorder:
-    """The :class:`Recorder` that sees every primitive applied, if one is (``None``: none)."""
-
-    active: Recorder | None = None
-
-
-class Batching:
-    """vmap's interpreter (:mod:`difflab.func.vmap`) while a vmap runs, else ``None``.
-
-    ``active(op, inputs, params)`` gives the result when an input is batched,
-    by the primitive's batching rule, or ``None`` to let :func:`apply` go on.
-    """
-
-    active: Any = None
-
-
-class Profiling:
-    """The profiler recording (:mod:`difflab.autograd.profiler`, ``torch.profiler``), else None.
-
-    ``active.primitive(op, inputs, params)`` runs one call of :func:`apply` as one
-    timed event (it calls :func:`apply` again, with ``active.timing`` set to ``op``
-    so that this second call runs the primitive); ``active.backward_step(node, g,
-    create_graph)`` runs one record's VJP of the backward walk as one event.  With
-    no profile running this costs one ``is None`` test per call.
-    """
-
-    active: Any = None
-
-
-class Autocast:
-    """The autocast region in effect (:mod:`difflab.amp`), else ``None``.
-
-    ``active(op, inputs)`` gives the inputs to use: inside ``autocast`` the matrix
-    products' floating inputs are cast to the region's lower precision, the losses'
-    back to float32, each cast an operation on the tape like any other.
-    """
-
-    active: Any = None
+# The switches apply and the backward walk read (who is watching, which interpreter is
+# in effect) live in engine_state; engine.<name> stays their path.
+from difflab.autograd.engine_state import (  # noqa: E402, F401  (Recorder: engine's path)
+    AnomalyMode,
+    Autocast,
+    Batching,
+    GraphRecorder,
+    Profiling,
+    Recorder,
+    TapeRecorder,
+)
 
 
 class Node:
@@ -507,32 +395,11 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Any:
             return batched
     if Autocast.active is not None:  # inside autocast: some operations change precision
         inputs = Autocast.active(op, inputs)
-    arrays = []
-    parents = []  # per input: its Node, itself (a leaf needing grad), or None
-    needs_grad = low_precision = False
-    array_type = first_array = None
-    for t in inputs:
-        if isinstance(t, Tensor):
-            data = t.array
-            low_precision = low_precision or data.dtype is BFLOAT16
-            if t._requires_grad:
-                needs_grad = True
-                parents.append(t if t.grad_fn is None else t.grad_fn)
-            else:
-                parents.append(None)
-            if array_type is None:
-                array_type, first_array = type(data), data
-            elif type(data) is not array_type and (
-                backend.is_gpu_array(data) != backend.is_gpu_array(first_array)
-            ):
-                # (Other array-likes, such as forward mode's Dual arrays, mix freely.)
-                _raise_device_mismatch(op, inputs)
-            arrays.append(data)
-        else:
-            if (handler := _interpreter(t)) is not None:
-                return handler.primitive(op, *inputs, **params)
-            parents.append(None)
-            arrays.append(t)
+    read = _read_inputs(op, inputs)
+    if read is None:  # (an input with its own interpreter: a dual number, an expression)
+        handler = next(h for h in map(_interpreter, inputs) if h is not None)
+        return handler.primitive(op, *inputs, **params)
+    arrays, parents, needs_grad, low_precision, first_array = read
     records = needs_grad and _State.enabled and op.differentiable
     ctx = Node(op)
     if records:
@@ -555,6 +422,39 @@ def apply(op: Any, *inputs: Any, **params: Any) -> Any:
     if GraphRecorder.active is not None:
         GraphRecorder.active.record(op, inputs, params, ctx, result)
     return result
+
+
+def _read_inputs(op: Any, inputs: tuple) -> tuple | None:
+    """The raw arrays of ``inputs``, each one's parent on the tape (its record, itself: a
+    leaf needing grad, or None), whether any needs grad, whether any is bfloat16, and the
+    first array; None when an input has its own interpreter (``_interpreter``)."""
+    arrays = []
+    parents = []  # per input: its Node, itself (a leaf needing grad), or None
+    needs_grad = low_precision = False
+    array_type = first_array = None
+    for t in inputs:
+        if isinstance(t, Tensor):
+            data = t.array
+            low_precision = low_precision or data.dtype is BFLOAT16
+            if t._requires_grad:
+                needs_grad = True
+                parents.append(t if t.grad_fn is None else t.grad_fn)
+            else:
+                parents.append(None)
+            if array_type is None:
+                array_type, first_array = type(data), data
+            elif type(data) is not array_type and (
+                backend.is_gpu_array(data) != backend.is_gpu_array(first_array)
+            ):
+                # (Other array-likes, such as forward mode's Dual arrays, mix freely.)
+                _raise_device_mismatch(op, inputs)
+            arrays.append(data)
+        else:
+            if _interpreter(t) is not None:
+                return None
+            parents.append(None)
+            arrays.append(t)
+    return arrays, parents, needs_grad, low_precision, first_array
 
 
 def _has_gradient(out: Any) -> bool:
