@@ -132,7 +132,7 @@ class TreeCodec:
         Write a NumPy scalar as the Python number it holds (``np.float32(2)`` as ``2.0``).
     refuse : callable, optional
         ``refuse(value, where)`` gives the exception for a value no tag writes
-        (``where``: :attr:`Writer.where`, the place of the value, or ``""``).
+        (``where``: ``Writer.where``, the place of the value, or ``""``).
 
     Examples
     --------

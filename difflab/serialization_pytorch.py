@@ -17,7 +17,7 @@ unpickling a stranger's file can run anything.  This reader cannot:
 0. The zip itself: no member name twice (PyTorch reads the first, zipfile the
    last), no member inflating more than 100-fold, no members overlapping
    (together more than 100 times the file's bytes): zip bombs.
-1. ``data.pkl`` is scanned opcode by opcode first (:mod:`pickletools`, which
+1. ``data.pkl`` is scanned opcode by opcode first (``pickletools``, which
    executes nothing): opcodes that reach outside the pickle (extension codes,
    out-of-band buffers, text persistent ids) are refused, and memo indices
    must follow the stores before them (a forged index would make the

@@ -80,7 +80,7 @@ _UNWRITABLE: dict[int, Any] = {}
 
 def forbid_writes(view: Tensor) -> None:
     """Refuse a recorded in-place write into ``view`` (a Function's output on its input's
-    memory): ``Tensor._check_inplace`` asks :func:`writes_forbidden`."""
+    memory): ``Tensor._check_inplace`` asks ``writes_forbidden``."""
     key = id(view)
     _UNWRITABLE[key] = weakref.ref(view, lambda _, key=key: _UNWRITABLE.pop(key, None))
 

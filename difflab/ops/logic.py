@@ -79,7 +79,8 @@ class StepFunction(Pointwise):
         super().__init__(name, function, description, symbolic)
 
         def forward(ctx: Any, xp: Any, *arrays: Any, **params: Any) -> Any:
-            ctx.shapes = tuple(shape_of(a) for a in arrays)  # (the zeros' shapes)
+            if ctx is not None:  # (a replay that differentiates nothing passes none)
+                ctx.shapes = tuple(shape_of(a) for a in arrays)  # (the zeros' shapes)
             return function(xp, *arrays, **params)
 
         self.forward = forward

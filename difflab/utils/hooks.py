@@ -9,7 +9,7 @@ class RemovableHandle:
     """Unregisters one hook: ``handle.remove()``; also a context manager.
 
     A module keeps its hooks as PyTorch does, in dicts keyed by the handle's
-    :attr:`id` (``module._forward_hooks: OrderedDict[int, hook]``); a
+    ``id`` (``module._forward_hooks: OrderedDict[int, hook]``); a
     tensor keeps them in a list, where the handle finds its hook by identity
     (two registrations of one function are two entries).  Removing twice,
     or after the dict was cleared, is harmless.
@@ -17,7 +17,7 @@ class RemovableHandle:
     Parameters
     ----------
     hooks : dict or list
-        Where the hook was registered: a dict (its key is :attr:`id`) or a list.
+        Where the hook was registered: a dict (its key is ``id``) or a list.
     hook : object, optional
         The entry to remove from a list (not used with a dict).
     extra_dict : dict or list of dicts, optional

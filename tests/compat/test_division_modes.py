@@ -124,10 +124,13 @@ def test_in_place_rounded_division_keeps_the_dtype_or_refuses():
         dl.tensor([7, -7]).div_(2)  # true division of integers: floats, refused
 
 
-def test_a_rounded_quotient_has_no_derivative():
+def test_a_rounded_quotient_has_derivative_zero():
     x = dl.tensor([1.5, -2.5], requires_grad=True)
     rounded = x.div(2, rounding_mode="floor")
-    assert not rounded.requires_grad  # (not recorded, as floor; PyTorch: a zero gradient)
+    assert rounded.requires_grad  # (a step function, as floor: PyTorch's zero gradient)
+    rounded.sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0]
+    x.grad = None
     # inside an expression it contributes 0, as PyTorch's zero gradient does
     (x * x + x.div(0.5, rounding_mode="trunc")).sum().backward()
     assert x.grad.tolist() == [3.0, -5.0]  # (PyTorch 2.13: tensor([ 3., -5.]))

@@ -17,10 +17,12 @@ def test_round_with_decimals_is_numpys_around(decimals):
     np.testing.assert_array_equal(x.clone().round_(decimals=decimals).numpy(), expected)
 
 
-def test_round_keeps_the_dtype_and_gives_no_gradient():
+def test_round_keeps_the_dtype_and_gives_a_zero_gradient():
     x = dl.tensor([0.1234567, 2.5], requires_grad=True)
     y = dl.round(x, decimals=2)
-    assert y.dtype == dl.float32 and not y.requires_grad
+    assert y.dtype == dl.float32 and y.requires_grad  # (PyTorch: zeros flow back)
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0]
     assert y.tolist() == pytest.approx([0.12, 2.5])
     assert dl.round([1.26, 3.14159], decimals=1).tolist() == pytest.approx([1.3, 3.1])
 

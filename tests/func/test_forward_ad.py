@@ -16,6 +16,7 @@ import difflab as dl
 from difflab.func import functional_call, jvp
 from difflab.ops import registry
 from difflab.testing import samples
+from difflab.testing.samples_complex import complex_table
 
 CASES = samples.primitive_cases()
 #: Primitives with no tangent to compare: piecewise constant (a comparison, a rounding,
@@ -26,7 +27,10 @@ NO_TANGENT = {name for name, p in registry.PRIMITIVES.items()
 #: to_dtype's sample rounds through float32, whose steps central differences at h = 1e-6
 #: see: its tangent is checked against func.jvp only.
 NOT_BY_DIFFERENCES = {"to_dtype"}
-DIFFERENTIABLE = sorted(set(CASES) - NO_TANGENT)
+#: The complex-number primitives: forward mode refuses complex values (abs's JVP is not
+#: written for them; tests/core/test_core_complex.py checks the refusal).
+COMPLEX = set(complex_table(dl, ((3, 4), (-2, 2))))
+DIFFERENTIABLE = sorted(set(CASES) - NO_TANGENT - COMPLEX)
 
 
 @pytest.fixture(autouse=True)

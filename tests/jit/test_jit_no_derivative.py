@@ -20,8 +20,10 @@ def _no_derivative_names():
 
 def test_the_operations_without_a_derivative_are_registered_primitives():
     names = set(_no_derivative_names())
-    assert {"eq", "lt", "bitwise_and", "logical_not", "isinf", "isnan", "isclose", "sign",
-            "argmax", "argsort", "count_nonzero", "histc", "one_hot", "floor_divide"} <= names
+    assert {"eq", "lt", "bitwise_and", "logical_not", "isinf", "isnan", "isclose",
+            "argmax", "argsort", "count_nonzero", "histc", "one_hot"} <= names
+    # the step functions (sign, floor, floor_divide, ...) are differentiable, derivative 0
+    assert not {"sign", "floor", "round", "floor_divide"} & names
     for name in names:
         op = registry.get(name)
         assert op.jvp is not None and op.double_backward is False
@@ -49,9 +51,12 @@ def test_tracing_patches_nothing():
 
 def test_the_tape_records_nothing_for_them_and_says_why_there_is_no_gradient():
     x = dl.tensor([3.0, -1.0, 2.0], requires_grad=True)
-    for result in (x > 0, x.argmax(), x.sign(), dl.isinf(x), x.argsort(), dl.count_nonzero(x),
-                   dl.isclose(x, x), x.floor(), x == x):
+    for result in (x > 0, x.argmax(), dl.isinf(x), x.argsort(), dl.count_nonzero(x),
+                   dl.isclose(x, x), x == x):
         assert not result.requires_grad and result.grad_fn is None
+    for step in (x.sign(), x.floor()):  # (step functions: PyTorch's zero gradient)
+        assert step.requires_grad
+        assert functional.grad(step.sum(), x)[0].tolist() == [0.0, 0.0, 0.0]
     with pytest.raises(RuntimeError, match="does not require grad"):
         functional.grad(x.argmax(), x)
     # the differentiable path around a mask still has its gradient
