@@ -4,8 +4,10 @@
 function object as ``difflab.nn.functional.conv2d``.  A few of them take their
 arguments in another order at the top level (ATen's: ``torch.embedding(weight,
 indices)``, ``torch.batch_norm(input, weight, bias, running_mean, ...)``), and the
-losses take ``reduction`` as ATen's integer (0 ``'none'``, 1 ``'mean'``, 2 ``'sum'``):
-those are the small functions here, each calling the one in ``nn.functional``.
+losses take ``reduction`` as ATen's integer (0 ``'none'``, 1 ``'mean'``, 2 ``'sum'``),
+and, left out, it is 0: PyTorch's ``torch.kl_div(a, b)`` does not reduce, where
+``nn.functional.kl_div(a, b)`` takes the mean (measured on PyTorch 2.13, for each one
+here).  Those are the small functions here, each calling the one in ``nn.functional``.
 """
 
 from __future__ import annotations
@@ -164,7 +166,7 @@ def embedding(weight: Any, indices: Any, padding_idx: int = -1,
                        scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
 
 
-def kl_div(input: Any, target: Any, reduction: int = 1, *,  # noqa: A002
+def kl_div(input: Any, target: Any, reduction: int = 0, *,  # noqa: A002
            log_target: bool = False) -> Any:
     """``torch.kl_div``: :func:`difflab.nn.functional.kl_div` with ATen's integer reduction.
 
@@ -175,7 +177,8 @@ def kl_div(input: Any, target: Any, reduction: int = 1, *,  # noqa: A002
     target : Tensor
         Probabilities (log-probabilities with ``log_target``).
     reduction : int, optional
-        0 none, 1 the mean over all elements (default), 2 the sum.
+        0 none (the default when left out, as PyTorch's ``torch.<loss>``), 1 the mean over
+        all elements, 2 the sum.
     log_target : bool, optional
         Whether ``target`` holds log-probabilities.
 
@@ -197,7 +200,7 @@ def kl_div(input: Any, target: Any, reduction: int = 1, *,  # noqa: A002
 
 def binary_cross_entropy_with_logits(input: Any, target: Any,  # noqa: A002
                                      weight: Any = None, pos_weight: Any = None,
-                                     reduction: int = 1) -> Any:
+                                     reduction: int = 0) -> Any:
     """``torch.binary_cross_entropy_with_logits``, ATen's integer reduction.
 
     ``-w [p y log σ(x) + (1 - y) log(1 - σ(x))]`` with ``p`` the ``pos_weight`` (1 when
@@ -215,7 +218,7 @@ def binary_cross_entropy_with_logits(input: Any, target: Any,  # noqa: A002
     pos_weight : Tensor, optional
         The weight ``p`` of the positive term, per class (broadcast over the last dim).
     reduction : int, optional
-        0 none, 1 mean (default), 2 sum.
+        0 none (the default, as PyTorch's ``torch.<loss>``), 1 mean, 2 sum.
 
     Returns
     -------
@@ -239,7 +242,7 @@ def binary_cross_entropy_with_logits(input: Any, target: Any,  # noqa: A002
 
 
 def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float = 0.0,
-                          reduction: int = 1) -> Any:
+                          reduction: int = 0) -> Any:
     """``torch.cosine_embedding_loss``, ATen's integer reduction (see ``nn.functional``'s).
 
     Parameters
@@ -251,7 +254,7 @@ def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float =
     margin : float, optional
         The cosine a dissimilar pair may keep.
     reduction : int, optional
-        0 none, 1 mean (default), 2 sum.
+        0 none (the default, as PyTorch's ``torch.<loss>``), 1 mean, 2 sum.
 
     Returns
     -------
@@ -270,7 +273,7 @@ def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float =
 
 
 def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: float = 0.0,
-                        reduction: int = 1) -> Any:
+                        reduction: int = 0) -> Any:
     """``torch.margin_ranking_loss``, ATen's integer reduction: ``max(0, -y (x1 - x2) + m)``.
 
     Parameters
@@ -282,7 +285,7 @@ def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: float = 0
     margin : float, optional
         The required gap.
     reduction : int, optional
-        0 none, 1 mean (default), 2 sum.
+        0 none (the default, as PyTorch's ``torch.<loss>``), 1 mean, 2 sum.
 
     Returns
     -------
@@ -300,7 +303,7 @@ def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: float = 0
 
 
 def hinge_embedding_loss(input: Any, target: Any, margin: float = 1.0,  # noqa: A002
-                         reduction: int = 1) -> Any:
+                         reduction: int = 0) -> Any:
     """``torch.hinge_embedding_loss``, ATen's integer reduction (see ``nn.functional``'s).
 
     Parameters
@@ -312,7 +315,7 @@ def hinge_embedding_loss(input: Any, target: Any, margin: float = 1.0,  # noqa: 
     margin : float, optional
         The distance a dissimilar pair should reach.
     reduction : int, optional
-        0 none, 1 mean (default), 2 sum.
+        0 none (the default, as PyTorch's ``torch.<loss>``), 1 mean, 2 sum.
 
     Returns
     -------
@@ -331,7 +334,7 @@ def hinge_embedding_loss(input: Any, target: Any, margin: float = 1.0,  # noqa: 
 
 def triplet_margin_loss(anchor: Any, positive: Any, negative: Any, margin: float = 1.0,
                         p: float = 2.0, eps: float = 1e-6, swap: bool = False,
-                        reduction: int = 1) -> Any:
+                        reduction: int = 0) -> Any:
     """``torch.triplet_margin_loss``, ATen's integer reduction (see ``nn.functional``'s).
 
     Parameters
@@ -347,7 +350,7 @@ def triplet_margin_loss(anchor: Any, positive: Any, negative: Any, margin: float
     swap : bool, optional
         Use the closer of the anchor's and the positive's distance to the negative.
     reduction : int, optional
-        0 none, 1 mean (default), 2 sum.
+        0 none (the default, as PyTorch's ``torch.<loss>``), 1 mean, 2 sum.
 
     Returns
     -------
@@ -400,7 +403,7 @@ def poisson_nll_loss(input: Any, target: Any, log_input: bool, full: bool,  # no
 
 
 def ctc_loss(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: Any,
-             blank: int = 0, reduction: int = 1, zero_infinity: bool = False) -> Any:
+             blank: int = 0, reduction: int = 0, zero_infinity: bool = False) -> Any:
     """``torch.ctc_loss``, ATen's integer reduction (see :func:`difflab.nn.functional.ctc_loss`).
 
     Parameters
@@ -414,7 +417,8 @@ def ctc_loss(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: A
     blank : int, optional
         The blank class.
     reduction : int, optional
-        0 none, 1 mean over the target lengths (default), 2 sum.
+        0 none (the default, as PyTorch's ``torch.ctc_loss``), 1 mean over the target lengths,
+        2 sum.
     zero_infinity : bool, optional
         Zero infinite losses and their gradients.
 

@@ -551,3 +551,17 @@ def test_a_pytorch_program_with_the_new_names_runs_unchanged_with_pytorchs_resul
     np.testing.assert_allclose(w.detach().numpy(), [
         -0.38124871253967285, -0.04882293939590454, 0.2665470838546753, 0.4936942756175995,
         0.37029099464416504, 0.10237254202365875, 0.3404925763607025], rtol=2e-6, atol=2e-7)
+
+
+def test_torch_level_losses_do_not_reduce_when_reduction_is_left_out():
+    """PyTorch 2.13's torch.kl_div(a, b) & co. return the unreduced losses when
+    ``reduction`` is left out (their nn.functional twins take the mean): measured
+    shapes (3, 4), (3, 4), (3, 4), (3,), (3,), (3, 4)."""
+    a, b = dl.ones(3, 4) * 0.5, dl.ones(3, 4) * 0.25
+    assert dl.kl_div(a, b).shape == (3, 4)
+    assert dl.hinge_embedding_loss(a, b).shape == (3, 4)
+    assert dl.margin_ranking_loss(a, b, a).shape == (3, 4)
+    assert dl.triplet_margin_loss(a, b, a).shape == (3,)
+    assert dl.cosine_embedding_loss(a, b, dl.ones(3)).shape == (3,)
+    assert dl.binary_cross_entropy_with_logits(a, b).shape == (3, 4)
+    assert dl.kl_div(a, b, 1).shape == ()  # (1: the mean, given explicitly)
