@@ -324,29 +324,16 @@ def refuse_constant_closure(method: Differentiator, f: Callable, args: Sequence[
 
 def _on_enclosing_tape(value: Any) -> bool:
     """Whether the tensor ``value`` was computed from an input of an enclosing reverse
-    derivative (a walk of its record back to the leaves)."""
+    derivative (its records, ``engine.reachable``, reach that input's record or leaf)."""
+    from difflab.autograd.engine import reachable
     from difflab.tensor import Tensor
 
     if not isinstance(value, Tensor) or value.grad_fn is None:
         return False
-    inputs = {id(t) for tracked in Enclosing.tracked for t in tracked}
-    inputs |= {id(t.grad_fn) for tracked in Enclosing.tracked for t in tracked
-               if t.grad_fn is not None}
-    seen, stack = set(), [value.grad_fn]
-    while stack:
-        node = stack.pop()
-        if id(node) in inputs:
-            return True
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        for parent in getattr(node, "parents", ()):
-            if isinstance(parent, Tensor):
-                if id(parent) in inputs:
-                    return True
-            elif parent is not None:
-                stack.append(parent)
-    return False
+    records = reachable([value.grad_fn])
+    leaves = {id(p) for record in records for p in record.parents if isinstance(p, Tensor)}
+    return any(t.grad_fn in records if t.grad_fn is not None else id(t) in leaves
+               for tracked in Enclosing.tracked for t in tracked)
 
 
 def _holds_symbols(value: Any) -> bool:
