@@ -15,8 +15,8 @@ shortcut                        replaces                           hooked in at
 5. the square's derivative      ``2·a¹`` (a copy, then a product)  ``elementwise.Pow.d_da``
 6. fresh adjoints kept          the copy of a gradient into        ``jit.joint._Call.backward``
                                 ``.grad``
-7. compiled grad's later calls  every method's per-call checks     ``diff.compiled.Compiled.grad``
-   (and hessian's)              (in ``diff/compiled_steady.py``)   and ``.hessian``
+7. compiled grad's later calls  every method's per-call checks     ``diff.compiled.Compiled.grad``,
+   (and jacobian's, hessian's)  (in ``diff/compiled_steady.py``)   ``.jacobian``, ``.hessian``
 8. ``dl.compile``'s later       building the full guard, the       ``CompiledFunction.__call__``
    calls (``jit/steady.py``)    general replay, walking the        (``jit.compiler``)
                                 module tree again, ``apply``'s

@@ -81,6 +81,25 @@ class _Compiled:
         state = {name: t.array for name, t in _module_state(self.f) + self.captured}
         return self.program.run(arrays, state, check=False)
 
+    def jacobian_blocks(self, arrays: list, shapes: list) -> tuple[Any, list]:
+        """f's value and its Jacobian with respect to each argument (a Jacobian graph's).
+
+        The blocks have the shapes ``f(x).shape + shape`` of each argument's ``shape``.
+        """
+        out_shape = self.info["out_shape"]
+        if self.info["mode"] == "forward":
+            value, dots = self.run(arrays)
+            # dots[d] = ∂f/∂(entry d); a Jacobian puts the output axes first.
+            J = dots.reshape((-1, _size(out_shape))).T
+            blocks, start = [], 0
+            for s in shapes:
+                blocks.append(J[:, start:start + _size(s)].reshape(out_shape + s))
+                start += _size(s)
+            return value, blocks
+        u = backend.array_module(arrays[0]).zeros(out_shape)
+        value, *rows = self.run(arrays + [u])
+        return value, [r.reshape(out_shape + s) for r, s in zip(rows, shapes)]
+
 
 def _graph_input(a: Any) -> bool:
     """Whether tracing makes this argument a graph input (a tensor or an array)."""
@@ -213,6 +232,13 @@ class Compiled(Differentiator):
             return plain
         return compiled_steady.SteadyGradient(self, f, argnums, plain)
 
+    def jacobian(self, f: Callable, argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+        """∂f/∂x, as every method's; later calls like the first replay its graph directly."""
+        plain = super().jacobian(f, argnums)
+        if not fastpath.ENABLED:
+            return plain
+        return compiled_steady.SteadyGradient(self, f, argnums, plain, "jacobian")
+
     def hessian(self, f: Callable, argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
         """∇²f, as every method's; later calls like the first replay its graph directly."""
         plain = super().hessian(f, argnums)
@@ -257,19 +283,7 @@ class Compiled(Differentiator):
                                   lambda: self._jacobian_graph(f, args, nums, shapes))
         if compiled is None:
             return self._reverse._jacobians(f, args, nums, cost, require_scalar_)
-        out_shape = compiled.info["out_shape"]
-        if compiled.info["mode"] == "forward":
-            value, dots = compiled.run(arrays)
-            # dots[d] = ∂f/∂(entry d); a Jacobian puts the output axes first.
-            J = dots.reshape((-1, _size(out_shape))).T
-            blocks, start = [], 0
-            for s in shapes:
-                blocks.append(J[:, start:start + _size(s)].reshape(out_shape + s))
-                start += _size(s)
-        else:
-            u = backend.array_module(arrays[0]).zeros(out_shape)
-            value, *rows = compiled.run(arrays + [u])
-            blocks = [r.reshape(out_shape + s) for r, s in zip(rows, shapes)]
+        value, blocks = compiled.jacobian_blocks(arrays, shapes)
         return value, [poison(value, J) for J in blocks]
 
     def _gradient(self, f: Callable, args: list, nums: tuple) -> tuple:

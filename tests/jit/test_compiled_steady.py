@@ -1,4 +1,4 @@
-"""method="compiled"'s steady-state grad and hessian calls (diff.compiled_steady) vs the plain path.
+"""Later grad, jacobian, hessian calls of method="compiled" (diff.compiled_steady) vs plain.
 
 A later call with float64 arrays of the first call's shapes replays the graph
 directly: the same arrays bit for bit as the shared path (every method's checks),
@@ -173,3 +173,53 @@ def test_a_hessian_outside_the_domain_still_warns_and_gives_nan():
     with pytest.warns(DomainWarning):
         want = plain_hessian(f)(np.array([-1.0, 2.0]))
     np.testing.assert_array_equal(got, want)
+
+
+def plain_jacobian(f, argnums=0):
+    return Differentiator.jacobian(Compiled(), f, argnums)
+
+
+def tanh_wx(x, w):
+    return dl.tanh(w @ x)
+
+
+def squares_and_sum(x):  # 2 outputs of 6 inputs: the batched reverse-mode Jacobian
+    return dl.stack([(x * x).sum(), dl.sin(x).sum()])
+
+
+@pytest.mark.parametrize("f, argnums, shapes", [
+    (tanh_wx, 0, [(5,), (5, 5)]), (tanh_wx, (0, 1), [(3,), (4, 3)]), (tanh_wx, 1, [(3,), (2, 3)]),
+    (squares_and_sum, 0, [(2, 3)]), (lambda x: dl.sin(x) * x, 0, [()]),
+])
+@pytest.mark.fastpath("7. compiled grad's later calls")
+def test_later_jacobians_equal_the_plain_path_bit_for_bit(f, argnums, shapes):
+    rng = np.random.default_rng(2)
+    inputs = [[rng.uniform(-1, 1, s) for s in shapes] for _ in range(3)]
+    J = dl.jacobian(f, argnums=argnums, method=Compiled())
+    assert isinstance(J, compiled_steady.SteadyGradient)
+    first = J(*inputs[0])
+    taken = []
+    plain_call, J.plain = J.plain, lambda *a, **k: taken.append(1) or plain_call(*a, **k)
+    got = [first] + _calls(J, inputs[1:])
+    assert not taken  # (the later calls took the steady path)
+    want = _calls(plain_jacobian(f, argnums), inputs)
+    for a, b in zip(got, want):
+        for x, y in zip(a if isinstance(a, tuple) else (a,), b if isinstance(b, tuple) else (b,)):
+            assert type(x) is type(y) and np.shape(x) == np.shape(y)
+            np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("point", [[-1.0, 2.0], [0.0, 2.0]])  # log's domain; its derivative's
+@pytest.mark.fastpath("7. compiled grad's later calls")
+def test_a_jacobian_outside_the_domain_still_warns_and_gives_what_the_plain_path_gives(point):
+    f = lambda x: dl.log(x) * 2.0  # noqa: E731
+    J = dl.jacobian(f, method=Compiled())
+    J(np.array([1.0, 2.0]))
+    J(np.array([1.0, 3.0]))
+    assert J.entry is not None
+    with pytest.warns(DomainWarning):
+        got = J(np.array(point))
+    with pytest.warns(DomainWarning):
+        want = plain_jacobian(f)(np.array(point))
+    np.testing.assert_array_equal(got, want)
+    assert not np.isfinite(got[0]).all() and np.isfinite(got[1]).all()
