@@ -54,8 +54,10 @@ def _windows(xp, x, kernel, stride, padding, dilation, pad_value=0.0):
             f"the input {h}x{w} (padded to {h + 2 * ph}x{w + 2 * pw}) is smaller than the "
             f"kernel {kh}x{kw} with dilation {(dh, dw)}: the output would be empty"
         )
-    if ph or pw:
-        x = xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=pad_value)
+    if ph or pw:  # (a frame of pad_value around each image; np.pad does it in 2x the time)
+        padded = xp.full((n, c, h + 2 * ph, w + 2 * pw), pad_value, dtype=x.dtype)
+        padded[:, :, ph:ph + h, pw:pw + w] = x
+        x = padded
     s_n, s_c, s_h, s_w = x.strides
     return xp.lib.stride_tricks.as_strided(
         x,
