@@ -1,7 +1,7 @@
 """dl.compile and method="compiled" against eager difflab, PyTorch and JAX where installed.
 
     python benchmarks/bench_compile.py [--rounds 5] [--threads both|1|default] [--quick]
-                                       [--only chain,graph-break,training]
+                                       [--only chain,graph-break,training,products]
                                        [--models mlp,cnn,gru,attention]
 
 Columns: difflab eager (the tape), ``method="compiled"`` (dl.grad / dl.hessian
@@ -26,6 +26,8 @@ step and a small attention block (Adam), all float64 except the CNN and MLP
 PyTorch's API and as jax.numpy functions (a jitted step with plain SGD, or Adam as
 PyTorch computes it), started from the difflab model's initial parameters: the
 three losses at step 0 must agree (to 1e-5 in float32, 1e-10 in float64).
+Then the MLP step's two large matrix products alone, in each library's own
+BLAS (NumPy's OpenBLAS for difflab), which bound that step from below.
 
 What each contestant of a training step compiles (the rest runs eagerly):
 
@@ -647,11 +649,40 @@ def disk_cache() -> None:
             print(f"  {label:<42} {float(out[1]):>10.3f}   (import difflab {out[0]} s)")
 
 
+def bench_products(rounds, torch, jax, quick):
+    """The MLP step's two large matrix products alone: each library's own BLAS.
+
+    A float32 MLP step is these two products and a few passes over (128, 512)
+    arrays, so no dispatch or fusion closes a gap that is in them.
+    """
+    rng = np.random.default_rng(5)
+    width = 128 if quick else 512
+    x = rng.normal(size=(128, 784)).astype(np.float32)
+    w = rng.normal(size=(width, 784)).astype(np.float32)
+    g = rng.normal(size=(128, width)).astype(np.float32)
+    products = {"forward  x @ W.T": (lambda a, b, c: a @ b.T, (x, w)),
+                "backward g.T @ x": (lambda a, b, c: c.T @ a, (x, g))}
+    for label, (product, (a, b)) in products.items():
+        contestants = {"difflab eager": lambda p=product, a=a, b=b: p(a, b, b)}
+        if torch is not None:
+            ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+            contestants["PyTorch eager"] = lambda p=product, a=ta, b=tb: p(a, b, b)
+        if jax is not None:
+            ja, jb = jax.numpy.asarray(a), jax.numpy.asarray(b)
+            jitted = jax.jit(lambda a, b, p=product: p(a, b, b))
+            contestants["JAX jit"] = lambda f=jitted, a=ja, b=jb: f(a, b).block_until_ready()
+        times = interleaved(contestants, rounds, budget=0.05)
+        print(f"\nmatrix product of the MLP step, {label} (float32, {a.shape} and {b.shape}; "
+              f"difflab: NumPy's BLAS), ms")
+        for name in contestants:
+            print(row(name, times[name], 1e-3, " ms", times.cores.get(name)))
+
+
 # ------------------------------------------------------------------ main
 
 
-WORKLOADS = ("rosenbrock", "chain", "graph-break", "hessian-jacobian", "training", "memory",
-             "disk-cache")
+WORKLOADS = ("rosenbrock", "chain", "graph-break", "hessian-jacobian", "training", "products",
+             "memory", "disk-cache")
 
 
 def run_setting(threads: str, rounds: int, quick: bool, only: tuple = WORKLOADS,
@@ -676,6 +707,8 @@ def run_setting(threads: str, rounds: int, quick: bool, only: tuple = WORKLOADS,
         bench_hessian_jacobian(rounds, torch, jax)
     if "training" in only:
         bench_training(rounds, torch, jax, quick, kinds)
+    if "products" in only:
+        bench_products(rounds, torch, jax, quick)
     if "memory" in only:
         peak_memory(x, compiled, compiled_grad)
     if threads != "default" and "disk-cache" in only:
