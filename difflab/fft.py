@@ -44,17 +44,23 @@ NORMS = ("backward", "ortho", "forward")
 # ------------------------------------------------------------------ the checks, once
 
 
-def _tensor(input: Any, name: str, *, real: bool = False) -> Tensor:  # noqa: A002
+def _tensor(input: Any, name: str, *, real: bool = False) -> Any:  # noqa: A002
     """``input`` as a float or complex tensor (PyTorch's promotion: integers and booleans
-    to the default float dtype); ``real``: a complex one is refused."""
-    x = input if isinstance(input, Tensor) else creation.as_tensor(input)
-    kind = x.dtype.kind
-    if kind in "biu":
+    to the default float dtype); ``real``: a complex one is refused.  A dual number flows
+    on (forward mode then refuses the complex values with its own error)."""
+    dual = hasattr(input, "tangents")
+    x = input if isinstance(input, Tensor) or dual else creation.as_tensor(input)
+    dtype = np.dtype(getattr(x.dtype, "dtype", x.dtype))
+    if dtype.kind == "O":
+        raise NotImplementedError(
+            f"{name}: the symbolic method does not follow the Fourier transforms (NumPy's FFT "
+            f"takes no sympy expressions); use method='reverse', 'compiled' or 'numeric'")
+    if dtype.kind in "biu" and not dual:
         x = x.to(dtypes.get_default_dtype())
-    elif x.dtype.dtype not in (np.float32, np.float64, np.complex64, np.complex128):
+    elif dtype not in (np.float32, np.float64, np.complex64, np.complex128):
         raise RuntimeError(f"{name}: Unsupported dtype {x.dtype} (difflab's FFTs take "
                            f"float32, float64, complex64 or complex128; convert with .float())")
-    if real and kind == "c":
+    if real and dtype.kind == "c":
         raise RuntimeError(f"{name} expects a real input tensor, but got {x.dtype} (take "
                            f"fft for a complex signal, or .real if it is real)")
     return x

@@ -203,6 +203,21 @@ def test_forward_mode_refuses_complex_values_clearly():
         dl.func.jvp(lambda x: dl.fft.fft(x).abs().sum(), (dl.ones(4),), (dl.ones(4),))
 
 
+def test_the_methods_agree_or_refuse_clearly():
+    def power(x):
+        return (dl.fft.rfft(x, n=6).abs() ** 2).sum() + dl.fft.fftshift(x).sin().sum()
+
+    x = np.array([0.3, -1.2, 2.0, 0.7, -0.4])
+    want = np.asarray(dl.grad(power, method="reverse")(x))
+    for method in ("compiled", "numeric"):
+        np.testing.assert_allclose(np.asarray(dl.grad(power, method=method)(x)), want,
+                                   rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="forward mode .* complex values"):
+        dl.grad(power, method="forward")(x)
+    with pytest.raises(NotImplementedError, match="symbolic method does not follow"):
+        dl.grad(power, method="symbolic")(x)
+
+
 # ------------------------------------------------------------------ edges and bad input
 
 
