@@ -7,13 +7,13 @@ padding of the input before it).  With :math:`\omega = e^{-2\pi i/n}` the DFT of
 :math:`n` is the symmetric matrix :math:`F_{jk} = \omega^{jk}`; its inverse direction is
 :math:`F^* = \bar F` (the opposite sign of the exponent), and ``norm`` divides by
 
-==============  ==================  ==================
-``norm``        forward (:math:`F`)  inverse (:math:`F^*`)
-==============  ==================  ==================
-``"backward"``  1                   :math:`n`
-``"ortho"``     :math:`\sqrt n`     :math:`\sqrt n`
-``"forward"``   :math:`n`           1
-==============  ==================  ==================
+==============  =====================  =======================
+``norm``        forward (:math:`F`)    inverse (:math:`F^*`)
+==============  =====================  =======================
+``"backward"``  1                      :math:`n`
+``"ortho"``     :math:`\sqrt n`        :math:`\sqrt n`
+``"forward"``   :math:`n`              1
+==============  =====================  =======================
 
 **The derivative of a linear map is the map.**  Each transform :math:`y = Ax` is linear,
 so its JVP is the same transform of the tangent, :math:`\dot y = A\dot x`, and its VJP
