@@ -233,7 +233,7 @@ def is_storage(obj: object) -> bool:
 # ===================================================================== end compat-core
 # breadth (issue 27): torch.amp, torch.backends and torch.autocast at PyTorch's paths;
 # torch.func (issue 28): vmap, grad, jacrev, jacfwd, hessian, vjp, jvp, functional_call
-from difflab import amp, backends, distributions, export, func, onnx, special, testing  # noqa: E402
+from difflab import amp, backends, distributions, export, fft, func, onnx, special, testing  # noqa: E402
 from difflab.amp import autocast  # noqa: E402
 from difflab.autograd import inference_mode  # noqa: E402
 from difflab.autograd.grad_mode import is_inference_mode_enabled  # noqa: E402

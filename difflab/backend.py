@@ -119,10 +119,12 @@ def _extended(module: types.ModuleType, special: Any, add_at: Any) -> types.Modu
     The special functions of :data:`SPECIAL_FUNCTIONS` (from ``special``, scipy's or
     cupyx's module; ``None``: looked up when first used) and ``scatter_add(values,
     index, shape)``: the transpose of indexing, ``zeros(shape)`` with
-    ``[index] += values``, which adds up where an index repeats an element.
+    ``[index] += values``, which adds up where an index repeats an element.  ``fft`` is
+    named outright: NumPy 2 loads its submodules when first read (``vars`` may lack it).
     """
     namespace = types.ModuleType(module.__name__)
     namespace.__dict__.update(vars(module))
+    namespace.fft = module.fft
     for name in SPECIAL_FUNCTIONS:  # (numpy.i0 is a slow Python function: scipy's ufunc)
         namespace.__dict__.pop(name, None)
     if special is not None:

@@ -274,6 +274,8 @@ class SliceAdjoint:
         """The complex conjugate, still unwritten (``numpy.conj`` calls this)."""
         return SliceAdjoint(self.values.conjugate(), self.index, self.shape)
 
+    conj = conjugate  # (complex_adjoints calls the method: CuPy's conj ufunc would not)
+
     @property
     def real(self) -> SliceAdjoint:
         """The real part, still unwritten (what a real input receives)."""

@@ -4,7 +4,7 @@
 teaching programs use, grouped as PyTorch's documentation groups them, for
 ``torch``, ``torch.Tensor``, ``torch.nn``, ``torch.nn.functional``,
 ``torch.utils.data``, ``torch.optim``, ``torch.func``, ``torch.special``,
-``torch.distributions``, ``torch.linalg`` and ``torch.autograd.functional``.
+``torch.distributions``, ``torch.linalg``, ``torch.fft`` and ``torch.autograd.functional``.
 :func:`table` looks each one up in difflab (``difflab``,
 ``difflab.Tensor``, ``difflab.nn``, ...), so the table can never claim a name
 that is not there.  :func:`markdown` renders the docs page
@@ -50,6 +50,7 @@ NAMESPACES: dict[str, tuple[Any, str]] = {
     "special": (difflab.special, "difflab.special"),
     "distributions": (difflab.distributions, "difflab.distributions"),
     "linalg": (difflab.linalg, "difflab.linalg"),
+    "fft": (difflab.fft, "difflab.fft"),
 }
 
 

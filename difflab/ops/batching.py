@@ -13,7 +13,7 @@ rules fall in a few families:
 elementwise (``sin``, ``+``)    broadcast: pad the logical dimensions of batched inputs to
                                 one rank, apply the primitive as it is
 reductions, ``cumsum``,         the same primitive with every ``axis`` shifted past the
-``softmax``, ``flip``           batch dimensions (a 0-d example's dim 0 / -1: a one-element
+``softmax``, ``flip``, FFTs     batch dimensions (a 0-d example's dim 0 / -1: a one-element
                                 axis added, then dropped)
 shapes (``reshape``,            the batch dimensions prefixed to the shape / kept in front
 ``permute``, ``expand``)        of the permutation
@@ -608,6 +608,8 @@ RULES: dict[str, Any] = {
     "real": elementwise_rule, "imag": elementwise_rule, "conj": elementwise_rule,
     "angle": elementwise_rule, "view_as_real": elementwise_rule,
     "view_as_complex": elementwise_rule,
+    # the Fourier transforms: along one axis, shifted past the batch
+    "fft_c2c": _axis_rule(), "fft_r2c": _axis_rule(), "fft_c2r": _axis_rule(),
     "conv2d": _conv2d, "im2col": _folded, "col2im": _col2im, "max_pool2d": _folded,
     "avg_pool2d": _folded, "nll_loss": _nll_loss, "mse_loss": _mse_loss,
     "normalize": _normalize, "embedding": _embedding,

@@ -57,8 +57,8 @@ def complex_adjoints(op: Any, ctx: Any, xp: Any, g: Any, saved: tuple) -> tuple:
     if own is not None:
         grads = own(ctx, xp, g, *saved)
     else:
-        grads = tuple(None if d is None else xp.conj(d)
-                      for d in op.vjp(ctx, xp, xp.conj(g), *saved))
+        grads = tuple(None if d is None else d.conj()  # (the method: an unwritten slice's
+                      for d in op.vjp(ctx, xp, xp.conj(g), *saved))  # too, on CuPy)
     return tuple(d.real if d is not None and d.dtype.kind == "c" and _holds_reals(parent)
                  else d for parent, d in zip(ctx.parents, grads))
 

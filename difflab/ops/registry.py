@@ -43,6 +43,7 @@ from difflab.ops import (
     complex_numbers,
     division,
     elementwise,
+    fourier,
     linalg,
     linalg_spectral,
     logic,
@@ -201,6 +202,8 @@ for _primitive in (
     *linalg.PRIMITIVES, *linalg_spectral.PRIMITIVES,
     # complex numbers: parts, conjugate, angle (difflab.ops.complex_numbers)
     *complex_numbers.PRIMITIVES,
+    # the discrete Fourier transforms (difflab.fft's primitives)
+    *fourier.PRIMITIVES,
 ):
     register(_primitive)
 # without a derivative: comparisons, logic, rounding, indices, counts

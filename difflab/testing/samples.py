@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from difflab.testing.samples_complex import complex_table, fourier_function_table
 from difflab.testing.samples_nn import nn_breadth_table, same_function_cases, torch_names_table
 
 INT = "int"  # an input of integers in [0, n): (shape, (INT, n))
@@ -268,9 +269,7 @@ def primitive_cases() -> dict[str, Case]:
 
 
 def _complex_cases() -> dict[str, Case]:
-    """The complex-number primitives (:mod:`difflab.testing.samples_complex`)."""
-    from difflab.testing.samples_complex import complex_table
-
+    """The complex-number primitives and the Fourier transforms' (:mod:`.samples_complex`)."""
     return {name: Case(name, call, tuple(specs))
             for name, (call, specs) in complex_table(_dl(), F34).items()}
 
@@ -640,7 +639,8 @@ def function_cases() -> dict[str, Case]:
         "Tensor.index_put": (lambda x, v, i: x.index_put((i,), v),
                              [V, ((1,), (-2, 2)), ((4,), (INT, 6))]),
     }
-    table.update({**nn_breadth_table(dl, INT), **torch_names_table(dl, INT)})
+    table.update({**nn_breadth_table(dl, INT), **torch_names_table(dl, INT),
+                  **fourier_function_table(dl)})
     cases = {name: Case(name, call, tuple(specs)) for name, (call, specs) in table.items()}
     return {**cases, **_linalg_function_cases(), **same_function_cases(dl, cases)}
 
@@ -652,7 +652,7 @@ _CREATION = ("arange linspace logspace zeros ones full empty eye tensor as_tenso
              "multinomial normal poisson zeros_like ones_like full_like empty_like range "
              "new_tensor new_zeros new_ones new_full new_empty new scalar_tensor empty_strided "
              "frombuffer from_dlpack hann_window hamming_window blackman_window "
-             "bartlett_window kaiser_window")
+             "bartlett_window kaiser_window fftfreq rfftfreq")
 _NOT_VALUES = ("manual_seed seed initial_seed get_rng_state set_rng_state no_grad enable_grad "
                "set_grad_enabled is_grad_enabled inference_mode is_tensor is_floating_point "
                "is_complex numel get_default_dtype set_default_dtype set_printoptions device "
@@ -691,11 +691,12 @@ def exempt(name: str) -> str | None:
 
 
 def public_callables() -> Iterator[tuple[str, Any, Any]]:
-    """(``dl.<name>``, ``Tensor.<name>``, ``F.<name>`` or ``dl.linalg.<name>``, owner, name)
-    for each public function or method (``F`` is ``difflab.nn.functional``)."""
+    """(``dl.<name>``, ``Tensor.<name>``, ``F.<name>``, ``dl.linalg.<name>`` or
+    ``dl.fft.<name>``, owner, name) for each public function or method (``F`` is
+    ``difflab.nn.functional``)."""
     dl = _dl()
     for owner, prefix in ((dl, "dl."), (dl.Tensor, "Tensor."), (dl.nn.functional, "F."),
-                          (dl.linalg, "dl.linalg.")):
+                          (dl.linalg, "dl.linalg."), (dl.fft, "dl.fft.")):
         for name in sorted(dir(owner)):
             value = getattr(owner, name)
             if name.startswith("_") or inspect.isclass(value) or inspect.ismodule(value) \

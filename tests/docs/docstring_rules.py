@@ -43,7 +43,7 @@ NAMESPACES = [
     "difflab", "difflab.nn", "difflab.nn.functional", "difflab.optim",
     "difflab.optim.lr_scheduler", "difflab.utils.data", "difflab.autograd",
     "difflab.autograd.functional", "difflab.autograd.forward_ad", "difflab.autograd.graph",
-    "difflab.func", "difflab.special",
+    "difflab.func", "difflab.special", "difflab.fft",
     "difflab.jit", "difflab.export", "difflab.onnx", "difflab.distributed",
     "difflab.compare", "difflab.grading", "difflab.Tensor",
     "difflab.linalg", "difflab.distributions", "difflab.amp",
