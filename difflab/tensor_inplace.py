@@ -1359,7 +1359,7 @@ _MATH_IN_PLACE: dict[str, tuple[str, str, str, str]] = {
     "logit_": ("logit", "eps=None", "[0.25, 0.5]", ""),
     **{f"{f}_": (f, "other", "[0.25, 0.5]", "dl.tensor([0.5, 0.5])") for f in (
         "atan2 hypot xlogy eq ne lt le gt ge logical_and logical_or logical_xor heaviside "
-        "copysign").split()},
+        "copysign nextafter").split()},
     **{f"{f}_": (f, "other", "[6, 3]", "dl.tensor([3, 5])") for f in (
         "bitwise_and bitwise_or bitwise_xor gcd lcm").split()},
     "ldexp_": ("ldexp", "other", "[0.25, 0.5]", "dl.tensor([2, 3])"),

@@ -257,7 +257,8 @@ class CSource:
 
     MATH = {**ScalarSource.MATH, "abs": "fabs", "bessel_j0": "j0",
             "bessel_j1": "j1",  # (Python's math module has no Bessel functions)
-            "fmod": "fmod"}  # (numba has no math.fmod: a numba kernel runs it as array code)
+            "fmod": "fmod",  # (numba has no math.fmod: a numba kernel runs it as array code)
+            "nextafter": "nextafter"}  # (nor math.nextafter; C++'s float overload is float32)
 
     def __init__(self, single: bool = False) -> None:
         self.expr: type[CExpr] = SingleCExpr if single else CExpr

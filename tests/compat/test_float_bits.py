@@ -1,0 +1,94 @@
+"""PyTorch's functions of a float's bits and steps, pinned to PyTorch 2.13's numbers:
+``nextafter``, ``copysign``'s gradients, ``signbit`` of nan and -0.0, ``frac``'s refusal of
+integers, ``sub``'s ``alpha``; and ``Tensor.is_inference``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import difflab as dl
+from difflab.autograd import gradcheck
+
+NAN, INF = float("nan"), float("inf")
+TINY32 = 1.401298464324817e-45  # the smallest float32 subnormal
+
+
+# ------------------------------------------------------------------ nextafter
+
+
+def test_nextafter_steps_one_float32_unit_towards_the_other_as_pytorch():
+    a = dl.tensor([1.0, 0.0, -0.0, 2.0, INF, NAN, 3.0, INF])
+    b = dl.tensor([2.0, 1.0, -1.0, 0.0, 0.0, 1.0, 3.0, INF])
+    got = dl.nextafter(a, b)
+    assert got.dtype == dl.float32
+    # (PyTorch 2.13: torch.nextafter on these float32 tensors)
+    want = [1.0000001192092896, TINY32, -TINY32, 1.9999998807907104, 3.4028234663852886e+38,
+            NAN, 3.0, INF]
+    np.testing.assert_array_equal(got.numpy(), np.array(want, dtype=np.float32))
+    assert a.nextafter(b).tolist()[:5] == want[:5]
+
+
+def test_nextafter_of_equal_operands_is_the_other_with_its_sign():
+    got = dl.nextafter(dl.tensor([-0.0, 0.0]), dl.tensor([0.0, -0.0]))
+    assert got.tolist() == [0.0, -0.0]
+    assert dl.signbit(got).tolist() == [False, True]  # (PyTorch: b itself)
+
+
+def test_nextafter_in_float64_and_mixed_dtypes_promote():
+    one = dl.tensor([1.0], dtype=dl.float64)
+    assert dl.nextafter(one, dl.tensor([2.0])).tolist() == [1.0000000000000002]
+    assert dl.nextafter(dl.tensor([1.0]), dl.tensor([2.0], dtype=dl.float64)).dtype == \
+        dl.float64
+    assert dl.nextafter(dl.tensor([0.0], dtype=dl.float64), one).tolist() == [5e-324]
+
+
+def test_nextafter_in_place_writes_the_steps():
+    x = dl.tensor([1.0, 2.0])
+    assert x.nextafter_(dl.tensor([2.0, 0.0])) is x
+    assert x.tolist() == [1.0000001192092896, 1.9999998807907104]
+
+
+def test_nextafter_gradient_is_pytorchs_one_where_the_operands_differ_zero_to_other():
+    a = dl.tensor([1.0, 2.0, 3.0, -0.0], requires_grad=True)
+    b = dl.tensor([2.0, 2.0, 0.0, 0.0], requires_grad=True)
+    y = dl.nextafter(a, b)
+    assert y.requires_grad  # (PyTorch: NextafterBackward0)
+    (y * dl.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+    # PyTorch 2.13: self: where(self != other, grad, 0); other: zeros_like(other)
+    assert a.grad.tolist() == [1.0, 0.0, 3.0, 0.0]
+    assert b.grad.tolist() == [0.0, 0.0, 0.0, 0.0]
+
+
+def test_nextafter_tangent_and_every_method_agree():
+    a, b = dl.tensor([1.0, 2.0]), dl.tensor([3.0, 2.0])
+    _, tangent = dl.func.jvp(lambda x: dl.nextafter(x, b), (a,), (dl.tensor([3.0, 5.0]),))
+    assert tangent.tolist() == [3.0, 0.0]
+    x0 = np.array([0.7, 1.3])
+    for method in ("forward", "reverse", "symbolic"):
+        g = dl.grad(lambda v: dl.nextafter(v[0], v[1]) * v[1], method=method)(x0)
+        np.testing.assert_allclose(np.asarray(g, dtype=float), [1.3, 0.7], rtol=1e-12)
+
+
+def test_nextafter_gradcheck_away_from_ties():
+    a = dl.tensor([0.5, 1.5, -2.0], dtype=dl.float64, requires_grad=True)
+    b = dl.tensor([2.0, -1.0, 3.0], dtype=dl.float64, requires_grad=True)
+    assert gradcheck(lambda x, y: dl.nextafter(x, y) * y, (a, b))
+
+
+@pytest.mark.parametrize("operands", [
+    (dl.tensor([1, 2]), dl.tensor([2, 3])),
+    (dl.tensor([True]), dl.tensor([False])),
+    (dl.tensor([1 + 1j]), dl.tensor([2 + 0j])),
+], ids=["int64", "bool", "complex"])
+def test_nextafter_refuses_what_has_no_next_float_as_pytorch(operands):
+    with pytest.raises(NotImplementedError, match=r"\.float\(\)"):
+        dl.nextafter(*operands)
+
+
+def test_nextafter_against_pytorch():
+    torch = pytest.importorskip("torch")
+    a = np.array([1.0, 0.0, -0.0, 2.0, np.inf, 3.0, -1e-30], dtype=np.float32)
+    b = np.array([2.0, 1.0, -1.0, 0.0, 0.0, 3.0, 1.0], dtype=np.float32)
+    want = torch.nextafter(torch.tensor(a), torch.tensor(b)).numpy()
+    np.testing.assert_array_equal(dl.nextafter(dl.tensor(a), dl.tensor(b)).numpy(), want)
