@@ -662,7 +662,7 @@ _NOT_VALUES = ("manual_seed seed initial_seed get_rng_state set_rng_state no_gra
                "nelement type backward retain_grad requires_grad_ detach_ "
                "register_post_accumulate_grad_hook register_hook cuda cpu to element_size stride "
                "is_contiguous data_ptr storage_offset is_inference_mode_enabled is_storage "
-               "is_pinned "
+               "is_pinned is_inference "
                "are_deterministic_algorithms_enabled "
                "is_deterministic_algorithms_warn_only_enabled set_float32_matmul_precision "
                "get_float32_matmul_precision get_num_threads set_num_threads "

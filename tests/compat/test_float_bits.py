@@ -92,3 +92,42 @@ def test_nextafter_against_pytorch():
     b = np.array([2.0, 1.0, -1.0, 0.0, 0.0, 3.0, 1.0], dtype=np.float32)
     want = torch.nextafter(torch.tensor(a), torch.tensor(b)).numpy()
     np.testing.assert_array_equal(dl.nextafter(dl.tensor(a), dl.tensor(b)).numpy(), want)
+
+
+# ------------------------------------------------------------------ is_inference
+
+
+def test_is_inference_marks_the_tensors_made_inside_inference_mode_as_pytorch():
+    x = dl.ones(3)
+    assert not x.is_inference()
+    with dl.inference_mode():
+        made, result = dl.ones(2), x * 2
+        x.add_(1)  # (a write into an ordinary tensor keeps it ordinary)
+        view_of_ordinary = x[1:]
+        with dl.inference_mode(False):
+            switched_off = x * 2
+    assert made.is_inference() and result.is_inference()
+    assert not x.is_inference() and not view_of_ordinary.is_inference()
+    assert not switched_off.is_inference()
+    # (PyTorch 2.13: views and detach of an inference tensor are inference tensors; a clone
+    # or a result computed outside the block is an ordinary tensor)
+    assert result[1:].is_inference() and result.detach().is_inference()
+    assert not result.clone().is_inference() and not (result * 1).is_inference()
+
+
+def test_no_grad_makes_no_inference_tensors():
+    with dl.no_grad():
+        y = dl.ones(2) * 2
+    assert not y.is_inference()
+
+
+def test_is_inference_against_pytorch():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, dl):
+        x = lib.ones(3)
+        with lib.inference_mode():
+            y = x * 2
+            v = x[1:]
+        got = [x.is_inference(), y.is_inference(), v.is_inference(), y[1:].is_inference(),
+               y.clone().is_inference()]
+        assert got == [False, True, False, True, False], lib
