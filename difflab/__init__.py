@@ -340,7 +340,6 @@ from difflab.functions_aliases import (  # noqa: E402
     clamp_max,
     clamp_min,
     clip_,
-    copysign,
     detach,
     fill,
     float_power,

@@ -27,6 +27,7 @@ from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.creation import full_like, ones_like, zeros_like
 from difflab.dtypes import bool_
 from difflab.numpy_protocol import frexp_parts
+from difflab.ops.registry import PRIMITIVES
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import (
     dim_index,
@@ -733,33 +734,37 @@ def frexp(input: Tensor) -> Frexp:  # noqa: A002
 
 
 def signbit(input: Tensor) -> Tensor:  # noqa: A002
-    """True where the sign bit is set: negative numbers, -0.0 and -inf.
+    """True where the sign bit is set: negative numbers, -0.0, -inf and a nan written -nan.
 
-    ``-0.0 < 0`` is false, so the sign of a zero is read from ``atan2(x, -1)``,
-    which is -π for -0.0 and π for +0.0.
+    The bit itself is read (the primitive ``signbit``, NumPy's), so ``-0.0 < 0``, which is
+    false, does not hide the sign of a zero, and a nan keeps the sign it was written with,
+    as in PyTorch.  Integers are signed by ``x < 0``; bools have no sign bit.
 
     Parameters
     ----------
     input : Tensor
-        The values.
+        Real values (integer, bool or floating point).
 
     Returns
     -------
     Tensor
         A bool tensor.
 
+    Raises
+    ------
+    NotImplementedError
+        For a complex tensor (as PyTorch's): take the sign bit of ``z.real`` or ``z.imag``.
+
     Examples
     --------
     >>> import difflab as dl
     >>> dl.signbit(dl.tensor([-1.0, -0.0, 0.0, 2.0])).tolist()
     [True, True, False, False]
+    >>> nan = dl.tensor([float("nan")])
+    >>> dl.signbit(-nan), dl.signbit(nan)
+    (tensor([True]), tensor([False]))
     """
-    x = tensor_or_interpreted(input)
-    if not isinstance(x, Tensor):  # a Dual or a sympy expression: real numbers
-        return F.atan2(x, -1.0) < 0
-    if not x.dtype.is_floating_point:
-        return x < 0
-    return F.atan2(x, full_like(x, -1.0)) < 0
+    return F.bind(PRIMITIVES["signbit"], tensor_or_interpreted(input))
 
 
 def heaviside(input: Tensor, values: Any) -> Tensor:  # noqa: A002

@@ -178,7 +178,8 @@ class ScalarSource:
             "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos",
             "arctan": "atan", "arctan2": "atan2", "sinh": "sinh", "cosh": "cosh",
             "tanh": "tanh", "erf": "erf", "log10": "log10", "log2": "log2", "arcsinh": "asinh",
-            "arccosh": "acosh", "arctanh": "atanh", "erfc": "erfc", "lgamma": "lgamma"}
+            "arccosh": "acosh", "arctanh": "atanh", "erfc": "erfc", "lgamma": "lgamma",
+            "copysign": "copysign"}
 
     def __init__(self, single: bool = False) -> None:
         self._expr, self._text = (SingleExpr, _text32) if single else (Expr, _text)

@@ -184,7 +184,7 @@ def _structural_cases() -> dict[str, Case]:
 def _no_derivative_cases() -> dict[str, Case]:
     dl = _dl()
     unary = ("bitwise_not", "logical_not", "isnan", "isinf", "isfinite", "sign", "round",
-             "floor", "ceil", "frexp_exponent")
+             "floor", "ceil", "frexp_exponent", "signbit")
     binary = ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
               "isclose", "heaviside", "floor_divide", "trunc_divide")
     cases = {n: Case(n, _apply(n), (F34,)) for n in unary if n != "bitwise_not"}

@@ -131,3 +131,70 @@ def test_is_inference_against_pytorch():
         got = [x.is_inference(), y.is_inference(), v.is_inference(), y[1:].is_inference(),
                y.clone().is_inference()]
         assert got == [False, True, False, True, False], lib
+
+
+# ------------------------------------------------------------------ copysign and signbit
+
+
+def test_copysign_gradients_are_pytorchs_zeros_to_other_and_z_over_a_to_input():
+    a = dl.tensor([INF, NAN, 0.0, -0.0, 2.0, -3.0, 1.0], requires_grad=True)
+    b = dl.tensor([-1.0, -1.0, -1.0, 1.0, NAN, -NAN, -0.0], requires_grad=True)
+    y = dl.copysign(a, b)
+    np.testing.assert_array_equal(y.detach().numpy(), [-INF, NAN, -0.0, 0.0, 2.0, -3.0, -1.0])
+    assert dl.signbit(y).tolist() == [True, True, True, False, False, True, True]
+    y.sum().backward()
+    # PyTorch 2.13: self: z / a (0 where a == 0; nan at inf and nan), other: zeros_like
+    np.testing.assert_array_equal(a.grad.numpy(), [NAN, NAN, 0.0, 0.0, 1.0, 1.0, -1.0])
+    assert b.grad.tolist() == [0.0] * 7
+
+
+def test_copysign_with_a_number_and_its_tangent():
+    a = dl.tensor([2.0, -3.0], requires_grad=True)
+    dl.copysign(a, -1.0).sum().backward()
+    assert a.grad.tolist() == [-1.0, 1.0]
+    _, tangent = dl.func.jvp(lambda x, y: dl.copysign(x, y),
+                             (dl.tensor([2.0, -3.0, 0.0]), dl.tensor([-1.0, -1.0, -1.0])),
+                             (dl.tensor([1.0, 1.0, 1.0]), dl.tensor([5.0, 5.0, 5.0])))
+    assert tangent.tolist() == [-1.0, 1.0, 0.0]  # (PyTorch's forward AD)
+
+
+def test_copysign_gradcheck_and_every_method():
+    a = dl.tensor([0.5, -1.5, 2.0], dtype=dl.float64, requires_grad=True)
+    b = dl.tensor([-2.0, -1.0, 3.0], dtype=dl.float64, requires_grad=True)
+    assert gradcheck(lambda x, y: dl.copysign(x, y) * y, (a, b))
+    x0 = np.array([0.7, -1.3])
+    for method in ("forward", "reverse", "symbolic", "numeric"):
+        g = dl.grad(lambda v: dl.copysign(v[0] * v[1], v[1]) * v[0], method=method)(x0)
+        # f = -|v0 v1| v0 for v1 < 0: ∂/∂v0 = -2 v0 |v1|, ∂/∂v1 = -v0² sign(v1) = v0²
+        np.testing.assert_allclose(np.asarray(g, dtype=float), [-2 * 0.7 * 1.3, 0.49],
+                                   rtol=1e-6)
+
+
+def test_signbit_reads_the_bit_of_nan_zeros_and_infinities_as_pytorch():
+    x = dl.tensor([NAN, -NAN, -0.0, 0.0, -INF, INF, -1e-45])
+    # PyTorch 2.13: tensor([False, True, True, False, True, False, True])
+    assert dl.signbit(x).tolist() == [False, True, True, False, True, False, True]
+    assert x.signbit().dtype == dl.bool_
+    assert dl.signbit(dl.tensor([-1, 0, 1])).tolist() == [True, False, False]
+    assert dl.signbit(dl.tensor([True, False])).tolist() == [False, False]
+    assert dl.copysign(dl.tensor([1.0]), -dl.tensor([NAN])).tolist() == [-1.0]
+
+
+def test_signbit_refuses_complex_as_pytorch():
+    with pytest.raises(NotImplementedError, match="z.real"):
+        dl.signbit(dl.tensor([-1 + 0j]))
+
+
+def test_copysign_and_signbit_against_pytorch():
+    torch = pytest.importorskip("torch")
+    a = np.array([np.inf, 0.0, -0.0, 2.0, -3.0, 1.0], dtype=np.float32)
+    b = np.array([-1.0, -1.0, 1.0, np.nan, -np.nan, -0.0], dtype=np.float32)
+    ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    da, db = dl.tensor(a, requires_grad=True), dl.tensor(b, requires_grad=True)
+    want, got = torch.copysign(ta, tb), dl.copysign(da, db)
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+    assert dl.signbit(got).tolist() == torch.signbit(want).tolist()
+    want.sum().backward()
+    got.sum().backward()
+    np.testing.assert_array_equal(da.grad.numpy(), ta.grad.numpy())
+    np.testing.assert_array_equal(db.grad.numpy(), tb.grad.numpy())
