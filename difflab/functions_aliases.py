@@ -19,7 +19,13 @@ from difflab import functions_logic, functions_picking, functions_statistics
 from difflab.creation import bernoulli, tensor
 from difflab.dtypes import as_dtype, complex128, float64, result_type
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import dim_index, interpreted, tensor_of, tensor_or_interpreted
+from difflab.tensor_arguments import (
+    dim_index,
+    interpreted,
+    tensor_of,
+    tensor_or_interpreted,
+    times_alpha,
+)
 
 __all__ = ["clamp_max", "clamp_min", "clip_", "detach", "fill", "float_power",
            "nan_to_num_", "rsub", "sigmoid_", "tanh_", "trapz", "typename", "zero_"]
@@ -131,7 +137,7 @@ def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002
     >>> dl.rsub(dl.tensor([1.0, 2.0]), 5)
     tensor([4., 3.])
     """
-    return other - (input if alpha == 1 else alpha * input)
+    return other - times_alpha(input, alpha, other, "rsub")
 
 
 def fill(input: Tensor, value: Any) -> Tensor:  # noqa: A002

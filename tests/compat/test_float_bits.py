@@ -198,3 +198,55 @@ def test_copysign_and_signbit_against_pytorch():
     got.sum().backward()
     np.testing.assert_array_equal(da.grad.numpy(), ta.grad.numpy())
     np.testing.assert_array_equal(db.grad.numpy(), tb.grad.numpy())
+
+
+# ------------------------------------------------------------------ sub's alpha
+
+
+@pytest.mark.parametrize("call", [
+    lambda a, b: dl.sub(a, b, alpha=2), lambda a, b: a.sub(b, alpha=2),
+    lambda a, b: dl.subtract(a, b, alpha=2), lambda a, b: a.subtract(b, alpha=2),
+    lambda a, b: a.clone().sub_(b, alpha=2), lambda a, b: dl.sub(a, b, alpha=2, out=a * 0),
+], ids=["dl.sub", "Tensor.sub", "dl.subtract", "Tensor.subtract", "sub_", "out"])
+def test_sub_scales_other_by_alpha_as_pytorch(call):
+    a, b = dl.tensor([1.0, 2.0]), dl.tensor([10.0, 20.0])
+    assert call(a, b).tolist() == [-19.0, -38.0]  # (PyTorch 2.13)
+
+
+def test_add_and_rsub_take_alpha_too_and_integers_stay_integers():
+    a, b = dl.tensor([1.0, 2.0]), dl.tensor([10.0, 20.0])
+    assert dl.add(a, b, alpha=2).tolist() == [21.0, 42.0]
+    assert dl.rsub(a, b, alpha=2).tolist() == [8.0, 16.0]
+    assert dl.sub(a, 3, alpha=2).tolist() == [-5.0, -4.0]
+    ints = dl.sub(dl.tensor([1, 2]), dl.tensor([1, 1]), alpha=2)
+    assert ints.tolist() == [-1, 0] and ints.dtype == dl.int64
+    assert dl.add(dl.tensor([1, 2]), 2.5, alpha=2.0).tolist() == [6.0, 7.0]  # (a float other)
+    # alpha = 0 still multiplies: 0 · inf is nan, as PyTorch's [nan, inf]
+    got = dl.sub(dl.tensor([NAN, INF]), dl.tensor([INF, 1.0]), alpha=0)
+    np.testing.assert_array_equal(got.numpy(), [NAN, INF])
+
+
+@pytest.mark.parametrize("call", [
+    lambda i: dl.sub(i, i, alpha=0.5), lambda i: i.sub(i, alpha=1.0),
+    lambda i: dl.add(i, i, alpha=1.5), lambda i: i.clone().sub_(i, alpha=2.0),
+    lambda i: dl.rsub(i, i, alpha=0.5), lambda i: dl.sub(i.float(), i.float(), alpha=True),
+], ids=["dl.sub", "Tensor.sub", "dl.add", "sub_", "rsub", "bool-alpha"])
+def test_a_float_alpha_with_integers_is_refused_as_pytorch(call):
+    with pytest.raises(RuntimeError, match="alpha"):
+        call(dl.tensor([1, 2]))
+
+
+def test_sub_alpha_gradients_by_every_method():
+    a = dl.tensor([1.0, 2.0], requires_grad=True)
+    b = dl.tensor([10.0, 20.0], requires_grad=True)
+    dl.sub(a, b, alpha=3).sum().backward()
+    assert a.grad.tolist() == [1.0, 1.0] and b.grad.tolist() == [-3.0, -3.0]  # (PyTorch)
+    x0 = np.array([0.7, -1.3])
+    for method in ("forward", "reverse", "symbolic", "numeric"):
+        g = dl.grad(lambda v: dl.sub(v[0] * v[0], v[1], alpha=3) * v[1], method=method)(x0)
+        # f = (v0² - 3 v1) v1: ∂/∂v0 = 2 v0 v1, ∂/∂v1 = v0² - 6 v1
+        np.testing.assert_allclose(np.asarray(g, dtype=float), [2 * 0.7 * -1.3, 0.49 + 7.8],
+                                   rtol=1e-6)
+    x = dl.tensor([0.5, -1.5], dtype=dl.float64, requires_grad=True)
+    y = dl.tensor([2.0, 0.25], dtype=dl.float64, requires_grad=True)
+    assert gradcheck(lambda p, q: dl.sub(p * q, q, alpha=-2.5), (x, y))
