@@ -174,7 +174,13 @@ def frac(input: Tensor) -> Tensor:  # noqa: A002
     Returns
     -------
     Tensor
-        Values in (-1, 1).
+        Values in (-1, 1); nan for ±inf and nan, 0.0 (no sign) for a whole number.
+
+    Raises
+    ------
+    NotImplementedError
+        For an integer, bool or complex tensor, as in PyTorch (the fractional part of an
+        integer is 0): convert with ``.float()`` first.
 
     Examples
     --------
@@ -183,6 +189,10 @@ def frac(input: Tensor) -> Tensor:  # noqa: A002
     [-0.5, 0.25]
     """
     x = tensor_or_interpreted(input)
+    if np.dtype(x.dtype).kind not in "fO":  # ("O": sympy's symbols)
+        raise NotImplementedError(f"frac is defined for floating-point tensors only, got "
+                                  f"{x.dtype} (as in PyTorch): convert with .float() first "
+                                  f"(a complex z: apply it to z.real and z.imag)")
     return x - trunc(x)
 
 

@@ -250,3 +250,25 @@ def test_sub_alpha_gradients_by_every_method():
     x = dl.tensor([0.5, -1.5], dtype=dl.float64, requires_grad=True)
     y = dl.tensor([2.0, 0.25], dtype=dl.float64, requires_grad=True)
     assert gradcheck(lambda p, q: dl.sub(p * q, q, alpha=-2.5), (x, y))
+
+
+# ------------------------------------------------------------------ frac
+
+
+@pytest.mark.parametrize("x", [dl.tensor([1, 2]), dl.tensor([True]), dl.tensor([1 + 1.5j])],
+                         ids=["int64", "bool", "complex64"])
+@pytest.mark.parametrize("call", [dl.frac, lambda t: t.frac(), lambda t: t.frac_()],
+                         ids=["dl.frac", "Tensor.frac", "frac_"])
+def test_frac_refuses_integers_bools_and_complex_as_pytorch(x, call):
+    # (PyTorch 2.13: NotImplementedError "frac_cpu" not implemented for 'Long')
+    with pytest.raises(NotImplementedError, match=r"\.float\(\)"):
+        call(x)
+
+
+def test_frac_of_floats_at_the_edges_as_pytorch():
+    x = dl.tensor([INF, -INF, NAN, -0.0, -1.5, 2.0, -2.0, 1e30])
+    got = dl.frac(x)
+    np.testing.assert_array_equal(got.numpy(), [NAN, NAN, NAN, 0.0, -0.5, 0.0, 0.0, 0.0])
+    assert not dl.signbit(got[3:]).tolist()[0]  # (frac(-0.0) is 0.0, as PyTorch's)
+    v = dl.tensor([0.7, -1.2], dtype=dl.float64, requires_grad=True)
+    assert gradcheck(lambda t: dl.frac(t * 3), (v,))
