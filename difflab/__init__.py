@@ -431,6 +431,7 @@ from difflab.functions_picking import (  # noqa: E402
     addmm,
     addmv,
     addr,
+    as_strided,
     cartesian_prod,
     chain_matmul,
     diag,
