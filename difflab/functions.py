@@ -45,6 +45,7 @@ from difflab.tensor_arguments import (
     rounded_division,
     tensor_of,
     tensor_or_interpreted,
+    times_alpha,
     unary_operand,
     unwrap,
     unwrap_operand,
@@ -287,6 +288,22 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None,  # noqa: A0
 
 div.__doc__ = ELEMENTWISE["div"].__doc__
 ELEMENTWISE["div"] = ELEMENTWISE["divide"] = divide = true_divide = div
+
+
+def add(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Any:  # noqa: A002
+    # (the generated face of the rule ``add``, with PyTorch's alpha: input + alpha·other;
+    # the docstring is the rule's, see Add)
+    return write_out(out, _binary(registry.ADD, input, times_alpha(other, alpha, input, "add")))
+
+
+def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Any:  # noqa: A002
+    # (the generated face of the rule ``sub``, with PyTorch's alpha: input - alpha·other)
+    return write_out(out, _binary(registry.SUB, input, times_alpha(other, alpha, input, "sub")))
+
+
+add.__doc__, sub.__doc__ = ELEMENTWISE["add"].__doc__, ELEMENTWISE["sub"].__doc__
+ELEMENTWISE["add"] = add
+ELEMENTWISE["sub"] = ELEMENTWISE["subtract"] = subtract = sub
 
 
 linalg_ops.register_bind(bind)  # (the linear-algebra rules apply primitives inside rules)

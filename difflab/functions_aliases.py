@@ -4,7 +4,7 @@ PyTorch spells many operations twice (``x.arccos()`` and ``x.acos()``,
 ``x.greater(y)`` and ``x.gt(y)``, ``x.clamp_min(m)`` and ``x.clamp(min=m)``), and
 programs use both.  An alias here is the same function object as the name it
 stands for (so its documentation is that function's); the few names that compute
-something new (``copysign``, ``float_power``, ``x.unfold``, ``x.sum_to_size``) are
+something new (``float_power``, ``x.unfold``, ``x.sum_to_size``) are
 composed of primitives, so every differentiator and the graph tracer see them.
 """
 
@@ -17,12 +17,17 @@ import numpy as np
 from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab import functions_logic, functions_picking, functions_statistics
 from difflab.creation import bernoulli, tensor
-from difflab.dtypes import as_dtype, complex128, float64, floating_result, result_type
-from difflab.functions_math import signbit
+from difflab.dtypes import as_dtype, complex128, float64, result_type
 from difflab.tensor import Tensor
-from difflab.tensor_arguments import dim_index, interpreted, tensor_of, tensor_or_interpreted
+from difflab.tensor_arguments import (
+    dim_index,
+    interpreted,
+    tensor_of,
+    tensor_or_interpreted,
+    times_alpha,
+)
 
-__all__ = ["clamp_max", "clamp_min", "clip_", "copysign", "detach", "fill", "float_power",
+__all__ = ["clamp_max", "clamp_min", "clip_", "detach", "fill", "float_power",
            "nan_to_num_", "rsub", "sigmoid_", "tanh_", "trapz", "typename", "zero_"]
 
 
@@ -74,41 +79,6 @@ def clamp_max(input: Tensor, max: Any) -> Tensor:  # noqa: A002
     tensor([-1. ,  0.5,  1. ])
     """
     return F.clamp(input, max=max)
-
-
-def copysign(input: Any, other: Any) -> Tensor:  # noqa: A002
-    """``|input|`` with the sign of ``other``, elementwise (the sign of ``-0.0`` too).
-
-    Composed as ``where(signbit(other), -|input|, |input|)``: its derivative by
-    ``input`` is ``sign(input) · sign(other)`` (0 at ``input = 0``, as PyTorch's), and by
-    ``other`` zero (a sign is piecewise constant: no gradient reaches ``other``, whose
-    ``.grad`` stays None where PyTorch writes zeros).  Integer or boolean operands give
-    the default float dtype, as in PyTorch.  The sign is read by :func:`difflab.signbit`,
-    which gives a nan ``other`` a plus sign (PyTorch reads a nan's sign bit).
-
-    Parameters
-    ----------
-    input : Tensor or number
-        The magnitudes.
-    other : Tensor or number
-        Whose signs to take (broadcast with ``input``).
-
-    Returns
-    -------
-    Tensor
-        ``|input|`` signed as ``other``.
-
-    Examples
-    --------
-    >>> import difflab as dl
-    >>> dl.copysign(dl.tensor([1.0, -2.0, 3.0]), dl.tensor([-0.0, 1.0, -1.0]))
-    tensor([-1.,  2., -3.])
-    """
-    x, y = tensor_or_interpreted(input), tensor_or_interpreted(other)
-    if not interpreted(x, y):  # (a dual number or a symbol is a float already)
-        x = x.to(floating_result(result_type(x, y)))
-    magnitude = x.abs()
-    return F.where(signbit(y), -magnitude, magnitude)
 
 
 def float_power(input: Any, exponent: Any) -> Tensor:  # noqa: A002
@@ -167,7 +137,7 @@ def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002
     >>> dl.rsub(dl.tensor([1.0, 2.0]), 5)
     tensor([4., 3.])
     """
-    return other - (input if alpha == 1 else alpha * input)
+    return other - times_alpha(input, alpha, other, "rsub")
 
 
 def fill(input: Tensor, value: Any) -> Tensor:  # noqa: A002
@@ -521,7 +491,7 @@ _TENSOR_METHODS = {
     "less_equal": Tensor.le, "not_equal": Tensor.ne,
     "logical_and": functions_logic.logical_and, "logical_or": functions_logic.logical_or,
     "logical_xor": functions_logic.logical_xor, "logical_not": functions_logic.logical_not,
-    "clamp_min": clamp_min, "clamp_max": clamp_max, "copysign": copysign,
+    "clamp_min": clamp_min, "clamp_max": clamp_max,
     "float_power": float_power, "cov": functions_statistics.cov,
     "corrcoef": functions_statistics.corrcoef, "diagflat": functions_picking.diagflat,
     "vdot": functions_picking.vdot, "where": _where_method, "bernoulli": _bernoulli_method,

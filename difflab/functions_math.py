@@ -27,6 +27,7 @@ from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.creation import full_like, ones_like, zeros_like
 from difflab.dtypes import bool_
 from difflab.numpy_protocol import frexp_parts
+from difflab.ops.registry import PRIMITIVES
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import (
     dim_index,
@@ -173,7 +174,13 @@ def frac(input: Tensor) -> Tensor:  # noqa: A002
     Returns
     -------
     Tensor
-        Values in (-1, 1).
+        Values in (-1, 1); nan for ±inf and nan, 0.0 (no sign) for a whole number.
+
+    Raises
+    ------
+    NotImplementedError
+        For an integer, bool or complex tensor, as in PyTorch (the fractional part of an
+        integer is 0): convert with ``.float()`` first.
 
     Examples
     --------
@@ -182,6 +189,10 @@ def frac(input: Tensor) -> Tensor:  # noqa: A002
     [-0.5, 0.25]
     """
     x = tensor_or_interpreted(input)
+    if np.dtype(x.dtype).kind not in "fO":  # ("O": sympy's symbols)
+        raise NotImplementedError(f"frac is defined for floating-point tensors only, got "
+                                  f"{x.dtype} (as in PyTorch): convert with .float() first "
+                                  f"(a complex z: apply it to z.real and z.imag)")
     return x - trunc(x)
 
 
@@ -733,33 +744,37 @@ def frexp(input: Tensor) -> Frexp:  # noqa: A002
 
 
 def signbit(input: Tensor) -> Tensor:  # noqa: A002
-    """True where the sign bit is set: negative numbers, -0.0 and -inf.
+    """True where the sign bit is set: negative numbers, -0.0, -inf and a nan written -nan.
 
-    ``-0.0 < 0`` is false, so the sign of a zero is read from ``atan2(x, -1)``,
-    which is -π for -0.0 and π for +0.0.
+    The bit itself is read (the primitive ``signbit``, NumPy's), so ``-0.0 < 0``, which is
+    false, does not hide the sign of a zero, and a nan keeps the sign it was written with,
+    as in PyTorch.  Integers are signed by ``x < 0``; bools have no sign bit.
 
     Parameters
     ----------
     input : Tensor
-        The values.
+        Real values (integer, bool or floating point).
 
     Returns
     -------
     Tensor
         A bool tensor.
 
+    Raises
+    ------
+    NotImplementedError
+        For a complex tensor (as PyTorch's): take the sign bit of ``z.real`` or ``z.imag``.
+
     Examples
     --------
     >>> import difflab as dl
     >>> dl.signbit(dl.tensor([-1.0, -0.0, 0.0, 2.0])).tolist()
     [True, True, False, False]
+    >>> nan = dl.tensor([float("nan")])
+    >>> dl.signbit(-nan), dl.signbit(nan)
+    (tensor([True]), tensor([False]))
     """
-    x = tensor_or_interpreted(input)
-    if not isinstance(x, Tensor):  # a Dual or a sympy expression: real numbers
-        return F.atan2(x, -1.0) < 0
-    if not x.dtype.is_floating_point:
-        return x < 0
-    return F.atan2(x, full_like(x, -1.0)) < 0
+    return F.bind(PRIMITIVES["signbit"], tensor_or_interpreted(input))
 
 
 def heaviside(input: Tensor, values: Any) -> Tensor:  # noqa: A002

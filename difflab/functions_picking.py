@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from difflab import backend
+from difflab import backend, tensor_views
 from difflab import functions as F  # noqa: N812  (the primitives' public faces)
 from difflab.creation import arange, eye, zeros
 from difflab.functions_joining import broadcast_shapes, movedim
@@ -33,8 +33,8 @@ from difflab.tensor_arguments import (
 )
 
 __all__ = [
-    "addbmm", "addmm", "addmv", "addr", "cartesian_prod", "chain_matmul", "diag", "diag_embed",
-    "diagflat", "diagonal", "inner", "kron", "meshgrid", "narrow", "select", "take",
+    "addbmm", "addmm", "addmv", "addr", "as_strided", "cartesian_prod", "chain_matmul", "diag",
+    "diag_embed", "diagflat", "diagonal", "inner", "kron", "meshgrid", "narrow", "select", "take",
     "take_along_dim", "tensordot", "trace", "tril_indices", "triu_indices", "vander", "vdot",
 ]
 
@@ -239,6 +239,122 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
 
 
 _diagonal_of = diagonal  # (diag's own argument is called diagonal, as in PyTorch)
+
+
+def as_strided(input: Tensor, size: Any, stride: Any,  # noqa: A002
+               storage_offset: int | None = None) -> Tensor:
+    """A view of ``input``'s storage with the given shape and element strides.
+
+    Element ``[i0, i1, ...]`` of the result is the storage's element number
+    ``storage_offset + Σ_k i_k · stride[k]``: windows that overlap share elements
+    (``x.as_strided((n - k + 1, k), (1, 1))`` is every window of length k).  The storage is
+    the memory of the tensor ``input`` views (its base), read in row-major order; a write
+    into the result writes it, as in PyTorch.  The gradient scatters back into
+    ``input``'s elements, PyTorch's ``as_strided_backward``: an element read by several
+    windows gets their gradients added up, and what the view reads from the storage outside
+    ``input``'s own elements gets none.
+
+    Parameters
+    ----------
+    input : Tensor
+        The tensor whose storage is viewed.
+    size : sequence of int
+        The shape of the result.
+    stride : sequence of int
+        For each dimension, how many storage elements one step along it moves (>= 0).
+    storage_offset : int, optional
+        The storage element the result starts at; ``input.storage_offset()`` by default.
+
+    Returns
+    -------
+    Tensor
+        The view, sharing ``input``'s memory and version counter.
+
+    Raises
+    ------
+    RuntimeError
+        When ``size`` and ``stride`` differ in length, a stride or the offset is negative,
+        or the view would read past the end of the storage (as PyTorch's ``setStorage``);
+        or the storage is not laid out in row-major order (call ``.contiguous()`` first).
+
+    Examples
+    --------
+    >>> import difflab as dl
+    >>> x = dl.arange(5.0, requires_grad=True)
+    >>> windows = dl.as_strided(x, (3, 3), (1, 1))
+    >>> windows.detach()
+    tensor([[0., 1., 2.],
+            [1., 2., 3.],
+            [2., 3., 4.]])
+    >>> (windows * dl.arange(9.0).reshape(3, 3)).sum().backward()
+    >>> x.grad
+    tensor([ 0.,  4., 12., 12.,  8.])
+    """
+    x = tensor_or_interpreted(input)
+    size, stride = _strided_shape(size, stride)
+    array = getattr(x, "array", None)
+    if type(array) is not np.ndarray and not backend.is_gpu_array(array):
+        # (dual numbers, sympy arrays, vmap's batched values: their own elements, in order)
+        at = _storage_positions(size, stride, storage_offset or 0, int(np.prod(x.shape)))
+        return x.reshape(-1)[at.ravel()].reshape(size)
+    storage = (x if x._base is None else x._base).array
+    if not storage.flags.c_contiguous:
+        raise RuntimeError("as_strided reads the storage in row-major order, but this "
+                           "tensor's memory is laid out otherwise: call .contiguous() first")
+    itemsize = storage.dtype.itemsize
+    own = tensor_views.positions(x.array, storage)  # (x's elements in the storage)
+    if storage_offset is None:
+        storage_offset = int(own.ravel()[0]) if own.size else 0
+    at = _storage_positions(size, stride, storage_offset, storage.size)
+    xp = backend.array_module(storage)
+    strides, start = tuple(s * itemsize for s in stride), storage_offset if at.size else 0
+    if type(storage) is np.ndarray:  # (its .base is the storage: a view in view_of's sense)
+        viewed = np.ndarray(size, storage.dtype, storage, start * itemsize, strides)
+    else:
+        viewed = xp.lib.stride_tricks.as_strided(storage.reshape(-1)[start:], size, strides)
+    # Recorded as integer indexing of x's elements (Index's gradient: a scatter-add); what
+    # lies outside x (a view) is its base's, read detached: no gradient goes there
+    element = np.full(storage.size, -1, dtype=np.int64)
+    element[own.ravel()] = np.arange(own.size)
+    picked = element[at]
+    inside = picked >= 0
+    out = x.reshape(-1)[xp.asarray(np.where(inside, picked, 0))]
+    if not inside.all():
+        rest = x._base.detach().reshape(-1)[xp.asarray(at)]
+        out = F.where(tensor_of(xp.asarray(inside)), out, rest)
+    return view_of(x, out, viewed)
+
+
+def _strided_shape(size: Any, stride: Any) -> tuple[tuple, tuple]:
+    """``size`` and ``stride`` as tuples of ints, checked as PyTorch checks them."""
+    size = tuple(integer(n, "as_strided", "size") for n in size)
+    stride = tuple(integer(n, "as_strided", "stride") for n in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"as_strided: mismatch in length of strides and shape: size "
+                           f"{list(size)} has {len(size)} dimensions, stride {list(stride)} "
+                           f"has {len(stride)}")
+    if any(n < 0 for n in size) or any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: sizes and strides must be non-negative (PyTorch "
+                           f"supports no negative strides), got size {list(size)}, stride "
+                           f"{list(stride)}: flip the result instead")
+    return size, stride
+
+
+def _storage_positions(size: tuple, stride: tuple, offset: int, storage_size: int) -> Any:
+    """Each element's index in the storage, ``offset + Σ_k i_k · stride[k]``, checked to lie
+    inside a storage of ``storage_size`` elements."""
+    offset = integer(offset, "as_strided", "storage_offset")
+    at = np.full(size, offset, dtype=np.int64)
+    for axis, (n, s) in enumerate(zip(size, stride)):
+        at = at + (np.arange(n, dtype=np.int64) * s).reshape(
+            (1,) * axis + (n,) + (1,) * (len(size) - axis - 1))
+    if offset < 0 or (at.size and int(at.max()) >= storage_size):
+        needed = int(at.max()) + 1 if at.size else offset
+        raise RuntimeError(f"as_strided: size {list(size)}, stride {list(stride)} and storage "
+                           f"offset {offset} need a storage of {needed} elements, but the "
+                           f"tensor's storage has {storage_size}: the view would read past "
+                           f"its end")
+    return at
 
 
 def trace(input: Tensor) -> Tensor:  # noqa: A002
@@ -802,6 +918,7 @@ def chain_matmul(*matrices: Tensor) -> Tensor:
 _TENSOR_METHODS = {
     "narrow": narrow, "select": select, "take": take, "take_along_dim": take_along_dim,
     "diag": diag, "diagonal": diagonal, "diag_embed": diag_embed, "trace": trace, "kron": kron,
+    "as_strided": as_strided,
     "inner": inner, "addmm": addmm, "addmv": addmv, "addr": addr, "addbmm": addbmm,
 }
 for _name, _function in _TENSOR_METHODS.items():

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from difflab import backend, dtypes
+from difflab.autograd.grad_mode import InferenceVersion, new_version
 from difflab.dtypes import _Defaults, bool_, float16, float32, float64, int16, int32, int64, uint8
 from difflab.tensor_arguments import (
     Size,
@@ -269,7 +270,7 @@ class Tensor(TensorMethods, InPlaceMethods):
         )
         self.grad = None
         self.grad_fn = None
-        self._version = [0]
+        self._version = new_version()
         self._base = None
         self._requires_grad = False
         if requires_grad:
@@ -283,7 +284,7 @@ class Tensor(TensorMethods, InPlaceMethods):
         t._requires_grad = grad_fn is not None
         t.grad = None
         t.grad_fn = grad_fn
-        t._version = [0] if version is None else version
+        t._version = new_version() if version is None else version
         t._base = None
         return t
 
@@ -1812,6 +1813,33 @@ class Tensor(TensorMethods, InPlaceMethods):
         tensor([1., 2.], dtype=difflab.float64)
         """
         return self.to(require_tensor(other, "type_as").dtype)
+
+    def is_inference(self) -> bool:
+        """Whether this tensor was made inside an ``inference_mode()`` block.
+
+        Results computed there, and views of them (made anywhere), are inference tensors;
+        a tensor made before the block stays an ordinary one, even when the block writes
+        into it or takes a view of it.  ``no_grad()`` makes no inference tensors.
+
+        Returns
+        -------
+        bool
+
+        See Also
+        --------
+        difflab.inference_mode : the block.
+        difflab.is_inference_mode_enabled : whether such a block is open now.
+
+        Examples
+        --------
+        >>> import difflab as dl
+        >>> x = dl.ones(2)
+        >>> with dl.inference_mode():
+        ...     y = x * 2
+        >>> x.is_inference(), y.is_inference(), y[1:].is_inference()
+        (False, True, True)
+        """
+        return type(self._version) is InferenceVersion
 
     def is_floating_point(self) -> bool:
         """Whether the dtype is a floating-point one (float16, bfloat16, float32, float64).

@@ -378,6 +378,23 @@ def rounded_division(rounding_mode: Any) -> str | None:
     return name
 
 
+def times_alpha(other: Any, alpha: Any, input: Any, name: str) -> Any:  # noqa: A002
+    """``alpha * other``, the scaled operand of ``add``, ``sub`` and ``rsub`` (PyTorch's
+    ``alpha``; ``other`` itself for 1).  As in PyTorch, a float ``alpha`` with integer
+    operands is a RuntimeError (it would make the integers floats unasked), and so is a bool
+    ``alpha`` with operands that are not bools."""
+    kinds = {getattr(getattr(v, "dtype", None), "kind", "i" if isinstance(v, int) else "f")
+             for v in (input, other)}
+    if isinstance(alpha, bool) and kinds != {"b"}:
+        raise RuntimeError(f"{name}: a bool alpha (alpha={alpha}) only scales bool tensors, "
+                           f"as in PyTorch: pass a number")
+    if isinstance(alpha, float) and kinds <= set("iub"):
+        raise RuntimeError(f"{name}: for integral input tensors, argument alpha must not be a "
+                           f"floating point number (got alpha={alpha}), as in PyTorch: make "
+                           f"the tensors floating with .float(), or pass an integer alpha")
+    return other if alpha == 1 else other * alpha
+
+
 def require_tensor(value: Any, name: str, what: str = "other") -> Any:
     """``value`` itself if it has a shape (a tensor, an array, a dual number), else the
     TypeError PyTorch gives for a number or a list where a tensor must be passed (it had

@@ -37,6 +37,7 @@ from difflab.tensor_arguments import (
     index_arrays,
     is_tensor,
     rounded_division,
+    times_alpha,
     unwrap,
     unwrap_operand,
     wrap,
@@ -329,7 +330,7 @@ class InPlaceMethods:
         >>> w.grad.tolist()
         [3.0]
         """
-        return self._inplace(_ops.ADD, other if alpha == 1 else other * alpha, "add", "add_")
+        return self._inplace(_ops.ADD, times_alpha(other, alpha, self, "add_"), "add", "add_")
 
     @_in_place("sub")
     def sub_(self, other: Any, alpha: Any = 1) -> Tensor:
@@ -358,7 +359,7 @@ class InPlaceMethods:
         >>> x.sub_(dl.tensor([1.0, 2.0]), alpha=2).tolist()
         [3.0, 1.0]
         """
-        return self._inplace(_ops.SUB, other if alpha == 1 else other * alpha, "subtract",
+        return self._inplace(_ops.SUB, times_alpha(other, alpha, self, "sub_"), "subtract",
                              "sub_")
 
     @_in_place("mul")
@@ -1359,7 +1360,7 @@ _MATH_IN_PLACE: dict[str, tuple[str, str, str, str]] = {
     "logit_": ("logit", "eps=None", "[0.25, 0.5]", ""),
     **{f"{f}_": (f, "other", "[0.25, 0.5]", "dl.tensor([0.5, 0.5])") for f in (
         "atan2 hypot xlogy eq ne lt le gt ge logical_and logical_or logical_xor heaviside "
-        "copysign").split()},
+        "copysign nextafter").split()},
     **{f"{f}_": (f, "other", "[6, 3]", "dl.tensor([3, 5])") for f in (
         "bitwise_and bitwise_or bitwise_xor gcd lcm").split()},
     "ldexp_": ("ldexp", "other", "[0.25, 0.5]", "dl.tensor([2, 3])"),

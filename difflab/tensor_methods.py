@@ -38,6 +38,7 @@ from difflab.tensor_arguments import (
     require_tensor,
     rounded_division,
     shape_args,
+    times_alpha,
     truth_values,
     unwrap,
     unwrap_operand,
@@ -393,14 +394,14 @@ class TensorMethods:
 
         See :func:`difflab.add` for the parameters, the derivative rule and examples.
         """
-        return self + (other if alpha == 1 else other * alpha)
+        return self + times_alpha(other, alpha, self, "add")
 
     def sub(self, other: Any, alpha: Any = 1) -> Tensor:
         """Difference, elementwise: ``x - alpha * other`` (PyTorch's ``alpha``, default 1).
 
         See :func:`difflab.sub` for the parameters, the derivative rule and examples.
         """
-        return self - (other if alpha == 1 else other * alpha)
+        return self - times_alpha(other, alpha, self, "sub")
 
     def mul(self, other: Any) -> Tensor:
         """Product, elementwise: ``x * other``.

@@ -1,7 +1,7 @@
 """How a view and its base keep one history when either is written in place.
 
-A view (``x[1:]``, ``x.T``, ``x.diagonal()``, ``x.view(6)``) shares its base's
-memory and version counter (``tensor_arguments.view_of``), so a write into one
+A view (``x[1:]``, ``x.T``, ``x.diagonal()``, ``x.view(6)``, ``x.as_strided(...)``)
+shares its base's memory and version counter (``tensor_arguments.view_of``), so a write into one
 changes the values of both.  While gradients are recorded, autograd must see
 the write on both sides too, as PyTorch's does:
 

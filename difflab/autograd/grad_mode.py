@@ -171,8 +171,9 @@ class inference_mode(no_grad):  # noqa: N801
     """``no_grad`` under PyTorch's newer name: nothing inside is recorded.
 
     ``inference_mode(False)`` records as usual (a switch for code that takes a
-    flag).  PyTorch additionally makes the results unusable in training later;
-    difflab's results are ordinary tensors that do not require grad.
+    flag).  The tensors made inside are inference tensors
+    (:meth:`difflab.Tensor.is_inference`); PyTorch additionally refuses to record them
+    in training later, difflab uses them as tensors that do not require grad.
 
     Parameters
     ----------
@@ -223,6 +224,23 @@ class inference_mode(no_grad):  # noqa: N801
                 return function(*args, **kwargs)
 
         return wrapper
+
+
+class InferenceVersion(list):
+    """The version counter of a tensor made inside ``inference_mode()``, and its mark.
+
+    :meth:`difflab.Tensor.is_inference` asks whether a tensor's counter is one of these.
+    A view, or ``detach()``, shares its base's counter, so a view of an inference tensor is
+    one too and a view made inside the block of an ordinary tensor is not, as in PyTorch.
+    """
+
+    __slots__ = ()
+
+
+def new_version() -> list:
+    """A new tensor's version counter ``[0]``: an :class:`InferenceVersion` inside an
+    enabled ``inference_mode()`` block (the tensor is then an inference tensor)."""
+    return InferenceVersion((0,)) if inference_mode.depth else [0]
 
 
 def is_inference_mode_enabled() -> bool:

@@ -178,7 +178,8 @@ class ScalarSource:
             "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos",
             "arctan": "atan", "arctan2": "atan2", "sinh": "sinh", "cosh": "cosh",
             "tanh": "tanh", "erf": "erf", "log10": "log10", "log2": "log2", "arcsinh": "asinh",
-            "arccosh": "acosh", "arctanh": "atanh", "erfc": "erfc", "lgamma": "lgamma"}
+            "arccosh": "acosh", "arctanh": "atanh", "erfc": "erfc", "lgamma": "lgamma",
+            "copysign": "copysign"}
 
     def __init__(self, single: bool = False) -> None:
         self._expr, self._text = (SingleExpr, _text32) if single else (Expr, _text)
@@ -257,7 +258,8 @@ class CSource:
 
     MATH = {**ScalarSource.MATH, "abs": "fabs", "bessel_j0": "j0",
             "bessel_j1": "j1",  # (Python's math module has no Bessel functions)
-            "fmod": "fmod"}  # (numba has no math.fmod: a numba kernel runs it as array code)
+            "fmod": "fmod",  # (numba has no math.fmod: a numba kernel runs it as array code)
+            "nextafter": "nextafter"}  # (nor math.nextafter; C++'s float overload is float32)
 
     def __init__(self, single: bool = False) -> None:
         self.expr: type[CExpr] = SingleCExpr if single else CExpr

@@ -537,10 +537,19 @@ class Erf(Unary):
 # -------------------------------------------------------------------------- binary
 
 
+# The faces' own keyword (PyTorch's), ``difflab.add(a, b, alpha=2)``: b is scaled first.
+_ALPHA = """
+        alpha : number, optional
+            The scale of ``other`` (PyTorch's keyword, default 1): ``input {} alpha * other``.
+            A float ``alpha`` with integer operands is a RuntimeError, as in PyTorch.
+"""
+
+
 class Add(Binary):
     name, math = "add", "∂(a + b)/∂a = 1,  ∂(a + b)/∂b = 1"
     needs_for_a, needs_for_b = "", ""
     numpy_name, description = "add", "a + b"
+    options = _ALPHA.format("+")
 
     @staticmethod
     def forward(xp, a, b):
@@ -559,6 +568,13 @@ class Sub(Binary):
     name, math = "sub", "∂(a - b)/∂a = 1,  ∂(a - b)/∂b = -1"
     needs_for_a, needs_for_b = "", ""
     numpy_name, description = "subtract", "a - b"
+    options = _ALPHA.format("-")
+    examples = """
+        ``alpha`` scales ``other`` first, as in PyTorch:
+
+        >>> dl.sub(dl.tensor([1.0, 2.0]), dl.tensor([10.0, 20.0]), alpha=2)
+        tensor([-19., -38.])
+    """
 
     @staticmethod
     def forward(xp, a, b):

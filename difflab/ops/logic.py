@@ -139,6 +139,15 @@ def _sign(xp: Any, x: Any) -> Any:
     return xp.sign(x)
 
 
+def _signbit(xp: Any, x: Any) -> Any:
+    """The sign bit itself (NumPy's ``signbit``): set for -0.0, -inf and a nan written with
+    a minus sign, as PyTorch reads it; refused for complex values, as PyTorch does."""
+    if getattr(getattr(x, "dtype", None), "kind", "") == "c":
+        raise NotImplementedError("signbit is not defined for complex tensors (as in "
+                                  "PyTorch): apply it to z.real or z.imag")
+    return xp.signbit(x)
+
+
 #: Each: its name, its forward on arrays, a description, and (where a symbol has one)
 #: its symbolic form, the sympy function of the values; the JVP of every one is 0.
 POINTWISE = [
@@ -171,6 +180,8 @@ POINTWISE = [
               lambda sp, x: sp.isinf(x)),
     Pointwise("isfinite", lambda xp, x: xp.isfinite(x), "whether x is neither inf nor nan",
               lambda sp, x: sp.isfinite(x)),
+    Pointwise("signbit", _signbit, "whether the sign bit of x is set (-0.0 and -nan too)",
+              lambda sp, x: x < 0),
     Pointwise("isclose", _isclose, "|a - b| <= atol + rtol·|b|",
               lambda sp, a, b, rtol=1e-5, atol=1e-8, equal_nan=False:
               sp.abs(a - b) <= atol + rtol * sp.abs(b)),

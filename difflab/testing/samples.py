@@ -185,7 +185,7 @@ def _structural_cases() -> dict[str, Case]:
 def _no_derivative_cases() -> dict[str, Case]:
     dl = _dl()
     unary = ("bitwise_not", "logical_not", "isnan", "isinf", "isfinite", "sign", "round",
-             "floor", "ceil", "frexp_exponent")
+             "floor", "ceil", "frexp_exponent", "signbit")
     binary = ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
               "isclose", "heaviside", "floor_divide", "trunc_divide")
     cases = {n: Case(n, _apply(n), (F34,)) for n in unary if n != "bitwise_not"}
@@ -662,7 +662,7 @@ _NOT_VALUES = ("manual_seed seed initial_seed get_rng_state set_rng_state no_gra
                "nelement type backward retain_grad requires_grad_ detach_ "
                "register_post_accumulate_grad_hook register_hook cuda cpu to element_size stride "
                "is_contiguous data_ptr storage_offset is_inference_mode_enabled is_storage "
-               "is_pinned "
+               "is_pinned is_inference "
                "are_deterministic_algorithms_enabled "
                "is_deterministic_algorithms_warn_only_enabled set_float32_matmul_precision "
                "get_float32_matmul_precision get_num_threads set_num_threads "

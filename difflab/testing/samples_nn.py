@@ -99,6 +99,8 @@ def torch_names_table(dl: Any, INT: str) -> dict[str, tuple]:  # noqa: N803
         "dl.ctc_loss": (lambda z, t: dl.ctc_loss(z.log_softmax(2), t + 1, [6], [2], 0, 2),
                         [((6, 1, 4), (-2, 2)), ((1, 2), (INT, 3))]),
         "Tensor.unfold": (lambda x: x.unfold(1, 2, 1), [((2, 5, 3), (-2, 2))]),
+        "dl.as_strided": (lambda x: dl.as_strided(x * 1, (3, 3), (1, 1)), [((5,), (-2, 2))]),
+        "Tensor.as_strided": (lambda x: x[1:].as_strided((2, 2), (2, 1)) * x[0], [((6,), (-2, 2))]),
         "Tensor.where": (lambda x, y: x.where(x > 0, y), [M43, M43]),
         "Tensor.vdot": (lambda x, y: x.vdot(y), [((5,), (-2, 2)), ((5,), (-2, 2))]),
     }

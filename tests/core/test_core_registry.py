@@ -216,6 +216,7 @@ PIECEWISE_CONSTANT = {
     "ceil": lambda x: dl.ceil(x) * x,
     "round": lambda x: dl.round(x) * x + dl.round(x, decimals=1) * x * x,
     "sign": lambda x: dl.sign(x) * x * x,
+    "signbit": lambda x: dl.where(dl.signbit(x), x * x, -x),
     "heaviside": lambda x: dl.heaviside(x, dl.tensor(0.5)) * x,
     "floor_divide": lambda x: dl.floor_divide(x, 0.5) * x,
     "trunc_divide": lambda x: dl.div(x, 0.5, rounding_mode="trunc") * x,

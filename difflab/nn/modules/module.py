@@ -19,7 +19,7 @@ from __future__ import annotations
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +27,8 @@ from difflab import backend
 from difflab.autograd.backward_hook import BackwardHook
 from difflab.autograd.engine import GraphRecorder
 from difflab.dtypes import as_dtype, bfloat16
-from difflab.nn.parameter import Buffer, Parameter, is_lazy
+from difflab.nn.modules.module_state import StateDict
+from difflab.nn.parameter import Buffer, Parameter
 from difflab.tensor import Tensor
 from difflab.tensor_arguments import to_arguments
 from difflab.utils.hooks import RemovableHandle
@@ -52,20 +53,6 @@ _global_forward_hooks_with_kwargs: OrderedDict = OrderedDict()
 _global_forward_hooks_always_called: OrderedDict = OrderedDict()
 _global_backward_pre_hooks: OrderedDict = OrderedDict()
 _global_backward_hooks: OrderedDict = OrderedDict()
-
-
-class _IncompatibleKeys(NamedTuple):
-    missing_keys: list
-    unexpected_keys: list
-
-
-def _to_array_like(value: Any, like: Tensor) -> Any:
-    """``value`` (Tensor or array) as an array with ``like``'s dtype and device."""
-    array = value.array if isinstance(value, Tensor) else value
-    if not hasattr(array, "shape"):
-        array = np.asarray(array)
-    array = backend.to_device(array, like.device) if like.is_cuda else backend.to_numpy(array)
-    return array.astype(like.dtype, copy=False)
 
 
 def zero_grads(parameters: Iterable[Tensor], set_to_none: bool = True) -> None:
@@ -108,7 +95,7 @@ def zero_grads(parameters: Iterable[Tensor], set_to_none: bool = True) -> None:
             p.grad.array[...] = 0
 
 
-class Module:
+class Module(StateDict):
     """Base class for all layers and models: subclass it and write ``forward``.
 
     A module keeps three ordered registries, filled by plain attribute assignment:
@@ -1616,160 +1603,6 @@ class Module:
         difflab.float64
         """
         return self.to(dst_type)
-
-    # ------------------------------------------------------------ state dict
-    def state_dict(self, destination: dict | None = None, prefix: str = "",
-                   keep_vars: bool = False) -> OrderedDict:
-        """A dictionary ``dotted name -> tensor`` of every parameter and persistent buffer.
-
-        The tensors share memory with the module's (as in PyTorch): save them with
-        :func:`difflab.serialization.save`, or copy them, before training further.
-
-        Parameters
-        ----------
-        destination : dict, optional
-            A dict to fill (used by the recursion); a new ``OrderedDict`` by default.
-        prefix : str, default ''
-            Put in front of every key.
-        keep_vars : bool, default False
-            ``True`` returns the parameters themselves; ``False`` returns detached
-            tensors (same memory, no gradient recording).
-
-        Returns
-        -------
-        collections.OrderedDict
-            The state, in the order of :meth:`named_parameters` then the buffers, module by module.
-
-        See Also
-        --------
-        load_state_dict : the inverse.
-        difflab.serialization.save, difflab.serialization.load : write it to a file, read it back.
-
-        Examples
-        --------
-        >>> from difflab import nn
-        >>> net = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
-        >>> list(net.state_dict())  # doctest: +NORMALIZE_WHITESPACE
-        ['0.weight', '0.bias', '1.weight', '1.bias', '1.running_mean', '1.running_var',
-         '1.num_batches_tracked']
-        """
-        destination = OrderedDict() if destination is None else destination
-        for name, p in self._parameters.items():
-            if p is not None:  # (a lazy layer's placeholder stays one, as in PyTorch)
-                destination[prefix + name] = p if keep_vars or is_lazy(p) else p.detach()
-        for name, b in self._buffers.items():
-            if b is not None and name not in self._non_persistent:
-                destination[prefix + name] = b if keep_vars or is_lazy(b) else b.detach()
-        for name, child in self._modules.items():
-            if child is not None:
-                child.state_dict(destination, prefix + name + ".", keep_vars)
-        return destination
-
-    def _state_targets(self) -> OrderedDict:
-        return self.state_dict(keep_vars=True)
-
-    def load_state_dict(self, state_dict: dict, strict: bool = True,
-                        assign: bool = False) -> _IncompatibleKeys:
-        """Copy the values of ``state_dict`` into this module's parameters and buffers, in place.
-
-        Every value is checked (and converted to the target's dtype and device)
-        before anything is copied, so a failed load leaves the module as it was.  A lazy
-        layer's placeholder (:class:`difflab.nn.UninitializedParameter`) takes the
-        checkpoint's shape, as in PyTorch; a placeholder in the checkpoint copies nothing.
-
-        Parameters
-        ----------
-        state_dict : dict
-            ``dotted name -> tensor or array``, as :meth:`state_dict` returns.
-        strict : bool, default True
-            ``True``: the keys must match exactly; every missing or unexpected key is
-            listed in the error.  ``False``: copy the keys that match and report the rest.
-        assign : bool, default False
-            Accepted for PyTorch compatibility and ignored: the values are always
-            copied into the existing tensors (so optimizers keep working).
-
-        Returns
-        -------
-        NamedTuple
-            ``(missing_keys, unexpected_keys)``, two lists of names.
-
-        Raises
-        ------
-        TypeError
-            If ``state_dict`` is not a dict.
-        RuntimeError
-            On a missing or unexpected key (when ``strict``), a shape mismatch, or a
-            value that cannot be converted; one message lists every problem.
-
-        Examples
-        --------
-        >>> import difflab as dl
-        >>> from difflab import nn
-        >>> a, b = nn.Linear(2, 1), nn.Linear(2, 1)
-        >>> b.load_state_dict(a.state_dict())
-        _IncompatibleKeys(missing_keys=[], unexpected_keys=[])
-        >>> bool((a.weight == b.weight).all())
-        True
-        >>> b.load_state_dict({"weight": dl.zeros(1, 2)}, strict=False)
-        _IncompatibleKeys(missing_keys=['bias'], unexpected_keys=[])
-        >>> b.load_state_dict({"weight": dl.zeros(3, 2), "bias": dl.zeros(1)})  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-            ...
-        RuntimeError: Error(s) in loading state_dict for Linear:...size mismatch for weight...
-        """
-        if not isinstance(state_dict, dict):
-            raise TypeError(f"expected a dict (a state_dict), got {type(state_dict).__name__}")
-        targets = self._state_targets()
-        missing = [k for k in targets if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in targets]
-        errors = []
-        if strict:
-            if missing:
-                errors.append("Missing key(s) in state_dict: "
-                              + ", ".join(f'"{k}"' for k in missing) + ".")
-            if unexpected:
-                errors.append("Unexpected key(s) in state_dict: "
-                              + ", ".join(f'"{k}"' for k in unexpected) + ".")
-        converted = {}  # every value converted before any is copied: all or nothing
-        lazy = []  # (placeholder, the checkpoint's shape): materialized once all is checked
-        for key, target in targets.items():
-            if key not in state_dict:
-                continue
-            value = state_dict[key]
-            if is_lazy(value):  # (a lazy layer's placeholder: nothing to copy)
-                continue
-            try:
-                shape = tuple(getattr(value, "shape", np.shape(value)))
-            except (TypeError, ValueError) as exc:
-                errors.append(f"the value for {key} is not an array ({exc}).")
-                continue
-            if is_lazy(target):  # a lazy layer's placeholder takes the checkpoint's shape
-                lazy.append((target, shape))
-                xp = backend.array_module(target.array)
-                target = Tensor._wrap(xp.empty(shape, dtype=target.array.dtype))
-            if shape != tuple(target.shape):
-                errors.append(
-                    f"size mismatch for {key}: copying a param with shape {shape} from "
-                    f"checkpoint, the shape in current model is {tuple(target.shape)}."
-                )
-                continue
-            try:
-                converted[key] = _to_array_like(value, target)
-            except (TypeError, ValueError) as exc:
-                kind = getattr(getattr(value, "dtype", None), "name", type(value).__name__)
-                errors.append(f"cannot copy {key} ({kind}) into a {target.dtype} "
-                              f"parameter: {exc}.")
-        if errors:
-            raise RuntimeError(
-                f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
-                + "\n\t".join(errors)
-            )
-        for target, shape in lazy:
-            target.materialize(shape)
-        for key, array in converted.items():
-            targets[key].array[...] = array
-            targets[key]._version[0] += 1
-        return _IncompatibleKeys(missing, unexpected)
 
     # ----------------------------------------------------------------- repr
     def extra_repr(self) -> str:
