@@ -209,8 +209,9 @@ class Nextafter(Binary):
     def forward(xp, a, b):
         kinds = {getattr(getattr(v, "dtype", None), "kind", "") for v in (a, b)} - {""}
         if "c" in kinds or (kinds and kinds <= set("iub")):  # (a kernel's text: no dtype)
-            raise NotImplementedError("defined for real floating-point values only, got "
-                                      "integer, bool or complex operands (as in PyTorch): "
+            raise NotImplementedError("nextafter is defined for real floating-point values "
+                                      "only, got integer, bool or complex operands (as in "
+                                      "PyTorch): "
                                       "convert with .float() or .double() first")
         return xp.nextafter(a, b)
 
