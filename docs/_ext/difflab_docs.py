@@ -42,7 +42,12 @@ more markup; this keeps the docs to the packages in the ``docs`` extra.)
    The pages viewcode writes (``_modules/...``, the source of each module: 217 of the
    site's 516 pages) are in no toctree, so none of their trees marks an entry current:
    two of them in one folder get the same tree, links and all, which is built once per
-   folder (and furo, which caches its work by that HTML, reworks it once too).
+   folder (and furo, which caches its work by that HTML, reworks it once too).  The other
+   pages' trees differ from that one only where Sphinx marks the page itself: its entry
+   and that entry's ancestors get the class ``current`` and its link points to the page
+   itself (``href="#"``).  So each folder's tree is resolved once, and a page's is that
+   tree with the page's marks put on while it is rendered and taken off after: Sphinx's
+   resolution of the whole tree for every page was a third of the build's time.
 
 7. numpydoc compiles its docstring template anew for every object it renders (twice: the
    docstring and the signature), a tenth of the build; the same template, compiled once
@@ -338,6 +343,7 @@ _TREE_OF_FOLDER: dict[tuple[int, str, tuple], str] = {}
 def _forget_trimmed_tocs(app: Any, env: Any) -> None:
     _TITLES_ONLY.clear()  # (the pages were read again: their tables of contents changed)
     _TREE_OF_FOLDER.clear()
+    _TREE_TO_MARK.clear()
 
 
 def _in_no_toctree(env: Any, pagename: str) -> bool:
@@ -345,6 +351,67 @@ def _in_no_toctree(env: Any, pagename: str) -> bool:
     document of the site: no toctree names it, so its tree marks nothing current and
     differs from another such page's only by the folder its links are relative to."""
     return pagename.startswith("_modules/") and pagename not in env.all_docs
+
+
+#: What furo asks every page for (``furo._compute_navigation_tree``): the whole tree, titles
+#: only, nothing collapsed.  A tree asked for otherwise is Sphinx's own, page by page.
+_FURO_TREE = {"collapse": False, "titles_only": True, "maxdepth": -1, "includehidden": True}
+
+#: Per folder (and id(env.tocs)): its resolved tree, and that tree's internal links by target.
+_TREE_TO_MARK: dict[tuple[int, str], tuple[nodes.Element, dict[str, list[nodes.reference]]]] = {}
+
+
+def _unmarked_tree(builder: Any, folder: str) -> tuple[nodes.Element, dict] | None:
+    """The folder's titles-only tree as Sphinx resolves it for a page of the folder that is
+    in no toctree (nothing marked current, links relative to the folder), and its internal
+    links by the URI they point to (without their anchor)."""
+    from sphinx.environment.adapters.toctree import global_toctree_for_doc
+
+    nowhere = f"{folder}/ no page" if folder else " no page"  # (no docname has a space)
+    tree = global_toctree_for_doc(builder.env, nowhere, builder, tags=builder.tags,
+                                  **_FURO_TREE)
+    if tree is None:
+        return None
+    links: dict[str, list[nodes.reference]] = {}
+    for link in tree.findall(nodes.reference):
+        if link.get("internal"):
+            uri = link["refuri"][:len(link["refuri"]) - len(link["anchorname"])]
+            links.setdefault(uri, []).append(link)
+    return tree, links
+
+
+def _marked_toctree(builder: Any, pagename: str) -> str:
+    """The page's titles-only tree, rendered: the folder's tree with the marks Sphinx's
+    ``_toctree_add_classes`` and ``_resolve_toctree`` give the page (every entry of the
+    page, and its ancestors, get ``current``; a link to the page itself is ``''``, the
+    relative URI of a page to itself), put on for the rendering and taken off after."""
+    folder = pagename.rpartition("/")[0]
+    key = (id(builder.env.tocs), folder)
+    if key not in _TREE_TO_MARK:
+        _TREE_TO_MARK[key] = _unmarked_tree(builder, folder)
+    if _TREE_TO_MARK[key] is None:
+        return ""
+    tree, links = _TREE_TO_MARK[key]
+    nowhere = f"{folder}/ no page" if folder else " no page"
+    own = links.get(builder.get_relative_uri(nowhere, pagename), [])
+    marked: list[nodes.Element] = []
+    for link in own:
+        link["refuri"] = link["anchorname"]
+        if not link["anchorname"]:
+            node = link
+            while node is not None:  # (up to the tree; not into the partial document)
+                node["classes"].append("current")
+                marked.append(node)
+                node = node.parent if node is not tree else None
+    try:
+        return builder.render_partial(tree)["fragment"]
+    finally:
+        tree.parent = None  # (render_partial put it into a document of its own)
+        for node in reversed(marked):
+            node["classes"].pop()
+        target = builder.get_relative_uri(nowhere, pagename)
+        for link in own:
+            link["refuri"] = target + link["anchorname"]
 
 
 def titles_only_toctree(app: Any, pagename: str, templatename: str, context: dict,
@@ -368,10 +435,14 @@ def titles_only_toctree(app: Any, pagename: str, templatename: str, context: dic
         if id(full) not in _TITLES_ONLY:
             _TITLES_ONLY.clear()
             _TREE_OF_FOLDER.clear()
+            _TREE_TO_MARK.clear()
             _TITLES_ONLY[id(full)] = {name: _titles_only(toc) for name, toc in full.items()}
         env.tocs = _TITLES_ONLY[id(full)]
         try:
-            tree = toctree(**kwargs)
+            if kwargs == _FURO_TREE and not any("tocdepth" in m for m in env.metadata.values()):
+                tree = _marked_toctree(app.builder, pagename)
+            else:  # (a page's tocdepth would cut the tree differently in each folder)
+                tree = toctree(**kwargs)
         finally:
             env.tocs = full
         if folder is not None:
