@@ -344,6 +344,7 @@ def _forget_trimmed_tocs(app: Any, env: Any) -> None:
     _TITLES_ONLY.clear()  # (the pages were read again: their tables of contents changed)
     _TREE_OF_FOLDER.clear()
     _TREE_TO_MARK.clear()
+    _NAVIGATION.clear()
 
 
 def _in_no_toctree(env: Any, pagename: str) -> bool:
@@ -414,6 +415,159 @@ def _marked_toctree(builder: Any, pagename: str) -> str:
             link["refuri"] = target + link["anchorname"]
 
 
+# furo turns the tree into its sidebar (``furo.navigation.get_navigation_tree``: a checkbox
+# and a label in each entry with children, the checkbox checked in a ``current`` entry, and
+# ``current-page`` on the last ``current`` entry) by parsing the HTML with BeautifulSoup,
+# page by page: another fifth of the build.  Both texts are written once per folder, with
+# a marker class on each node of the tree; a page's are those texts with its marks written
+# in.  The first page with marks in each folder is also done the long way: if either text
+# differs (another Sphinx, another furo), the folder's pages are all done the long way.
+
+_MARKER = "difflab-nav-"
+_START_TAG = re.compile(r"<(\w+)([^>]*)>")
+_CLASS_ATTRIBUTE = re.compile(r' class="([^"]*)"')
+_HREF_ATTRIBUTE = re.compile(r' href="[^"]*"')
+
+#: furo's own get_navigation_tree, and the sidebars already written for a page's tree.
+_FURO_NAVIGATION: list[Any] = []
+_SIDEBAR_OF: dict[str, str] = {}
+
+
+class _FolderNavigation:
+    """A folder's navigation tree as Sphinx renders it and as furo's sidebar, with a marker
+    class on every node (``difflab-nav-<n>``, in place of the ``current`` it may get)."""
+
+    def __init__(self, builder: Any, folder: str, tree: nodes.Element,
+                 links: dict[str, list[nodes.reference]]) -> None:
+        self.nowhere = f"{folder}/ no page" if folder else " no page"
+        numbers = {id(node): n for n, node in enumerate(tree.findall(nodes.Element))}
+        for node in tree.findall(nodes.Element):
+            node["classes"].append(f"{_MARKER}{numbers[id(node)]}")
+        try:
+            self.html = builder.render_partial(tree)["fragment"]
+        finally:
+            tree.parent = None
+            for node in tree.findall(nodes.Element):
+                node["classes"].pop()
+        self.sidebar = _FURO_NAVIGATION[0](self.html) if _FURO_NAVIGATION else None
+        # per target: (its link's number, the link's anchor, the numbers of its branch)
+        self.links: dict[str, list[tuple[int, str, list[int]]]] = {}
+        for uri, found in links.items():
+            for link in found:
+                branch, node = [], link
+                while node is not None:
+                    branch.append(numbers[id(node)])
+                    node = node.parent
+                self.links.setdefault(uri, []).append(
+                    (numbers[id(link)], link["anchorname"], branch))
+        self.entry_order = {int(number): order for order, number in enumerate(
+            re.findall(rf'<li class="[^"]*{_MARKER}(\d+)', self.sidebar or ""))}
+        self.checked = False  # (whether a page's texts were compared with the long way's)
+        self.trusted = True
+
+    def texts(self, builder: Any, pagename: str) -> tuple[str, str | None]:
+        """The page's tree (Sphinx's HTML) and its sidebar (furo's; None without furo)."""
+        counts: dict[int, int] = {}
+        hrefs: dict[int, str] = {}
+        for number, anchor, branch in self.links.get(
+                builder.get_relative_uri(self.nowhere, pagename), ()):
+            hrefs[number] = anchor or "#"  # (a link to the page itself: its anchor alone)
+            if not anchor:
+                for node in branch:
+                    counts[node] = counts.get(node, 0) + 1
+        last = max((n for n in counts if n in self.entry_order),
+                   key=self.entry_order.__getitem__, default=None)
+        html = _write_marks(self.html, counts, hrefs, None)
+        return html, None if self.sidebar is None else _write_marks(self.sidebar, counts,
+                                                                     hrefs, last)
+
+
+def _write_marks(text: str, counts: dict[int, int], hrefs: dict[int, str],
+                 current_page: int | None) -> str:
+    """``text`` with each marker replaced by its node's ``current`` classes (none: the
+    marker goes; a class attribute left empty goes too), the page's own links pointing
+    at the page, and furo's marks: ``current-page`` on entry ``current_page``, and the
+    checkbox of every ``current`` entry checked."""
+    entry = [None]
+
+    def tag(match: re.Match) -> str:
+        name, attributes = match.groups()
+        number = None
+
+        def classes(found: re.Match) -> str:
+            nonlocal number
+            words = []
+            for word in found.group(1).split():
+                if word.startswith(_MARKER):
+                    number = int(word[len(_MARKER):])
+                    words += ["current"] * counts.get(number, 0)
+                else:
+                    words.append(word)
+            if name == "li" and number is not None and number == current_page:
+                words.append("current-page")
+            return f' class="{" ".join(words)}"' if words else ""
+
+        attributes = _CLASS_ATTRIBUTE.sub(classes, attributes, count=1)
+        if number in hrefs:
+            attributes = _HREF_ATTRIBUTE.sub(lambda _: f' href="{hrefs[number]}"', attributes,
+                                             count=1)
+        if name == "li":
+            entry[0] = number
+        elif name == "input" and counts.get(entry[0]) and "toctree-checkbox" in attributes:
+            attributes = attributes.replace(' class="', ' checked="" class="', 1)
+        return f"<{name}{attributes}>"
+
+    return _START_TAG.sub(tag, text)
+
+
+_NAVIGATION: dict[tuple[int, str], _FolderNavigation | None] = {}
+
+
+def _page_navigation(builder: Any, pagename: str) -> str:
+    """The page's titles-only tree (and, for furo, its sidebar, kept for furo to take)."""
+    folder = pagename.rpartition("/")[0]
+    key = (id(builder.env.tocs), folder)
+    if key not in _NAVIGATION:
+        found = _unmarked_tree(builder, folder)
+        _NAVIGATION[key] = None if found is None else _FolderNavigation(builder, folder,
+                                                                         *found)
+    navigation = _NAVIGATION[key]
+    if navigation is None:
+        return ""
+    if not navigation.trusted:
+        return _marked_toctree(builder, pagename)
+    html, sidebar = navigation.texts(builder, pagename)
+    if not navigation.checked and html != navigation.html:  # (the first page with marks)
+        navigation.checked = True
+        long_way = _marked_toctree(builder, pagename)
+        navigation.trusted = long_way == html and (
+            sidebar is None or _FURO_NAVIGATION[0](long_way) == sidebar)
+        if not navigation.trusted:
+            logger.info("difflab_docs: the sidebars of %s/ are built page by page", folder)
+            return long_way
+    if sidebar is not None:
+        _SIDEBAR_OF[html] = sidebar
+    return html
+
+
+def furo_sidebar(toctree_html: str) -> str:
+    """furo's ``get_navigation_tree``: the sidebar written for this tree, if there is one
+    (taken: it is asked for once), else furo's own."""
+    sidebar = _SIDEBAR_OF.pop(toctree_html, None)
+    return sidebar if sidebar is not None else _FURO_NAVIGATION[0](toctree_html)
+
+
+def use_written_sidebars() -> None:
+    """Put :func:`furo_sidebar` where furo calls its ``get_navigation_tree``."""
+    try:
+        import furo
+    except ImportError:  # (another theme: only the trees are written once per folder)
+        return
+    if callable(getattr(furo, "get_navigation_tree", None)) and not _FURO_NAVIGATION:
+        _FURO_NAVIGATION.append(furo.get_navigation_tree)
+        furo.get_navigation_tree = furo_sidebar
+
+
 def titles_only_toctree(app: Any, pagename: str, templatename: str, context: dict,
                         doctree: Any) -> None:
     """Give the page's templates a ``toctree()`` that builds a titles-only tree from the
@@ -436,11 +590,12 @@ def titles_only_toctree(app: Any, pagename: str, templatename: str, context: dic
             _TITLES_ONLY.clear()
             _TREE_OF_FOLDER.clear()
             _TREE_TO_MARK.clear()
+            _NAVIGATION.clear()
             _TITLES_ONLY[id(full)] = {name: _titles_only(toc) for name, toc in full.items()}
         env.tocs = _TITLES_ONLY[id(full)]
         try:
             if kwargs == _FURO_TREE and not any("tocdepth" in m for m in env.metadata.values()):
-                tree = _marked_toctree(app.builder, pagename)
+                tree = _page_navigation(app.builder, pagename)
             else:  # (a page's tocdepth would cut the tree differently in each folder)
                 tree = toctree(**kwargs)
         finally:
@@ -513,6 +668,7 @@ def setup(app: Any) -> dict[str, Any]:
     # (conf.py lists this extension after sphinx-mathjax-offline, so that one is loaded)
     mark_mathjax_offline_parallel_safe(app)
     compile_numpydoc_template_once()
+    use_written_sidebars()
     app.add_directive("click-help", ClickHelp)
     app.connect("autodoc-process-docstring", escape_docstring_bars, priority=400)
     app.connect("autodoc-process-docstring", shape_section_to_rubric, priority=400)
