@@ -449,7 +449,8 @@ class _FolderNavigation:
             tree.parent = None
             for node in tree.findall(nodes.Element):
                 node["classes"].pop()
-        self.sidebar = _FURO_NAVIGATION[0](self.html) if _FURO_NAVIGATION else None
+        furo = _FURO_NAVIGATION and builder.config.html_theme == "furo"
+        self.sidebar = _FURO_NAVIGATION[0](self.html) if furo else None
         # per target: (its link's number, the link's anchor, the numbers of its branch)
         self.links: dict[str, list[tuple[int, str, list[int]]]] = {}
         for uri, found in links.items():
