@@ -47,7 +47,7 @@ more markup; this keeps the docs to the packages in the ``docs`` extra.)
    and that entry's ancestors get the class ``current`` and its link points to the page
    itself (``href="#"``).  So each folder's tree is resolved once, and a page's is that
    tree with the page's marks put on while it is rendered and taken off after: Sphinx's
-   resolution of the whole tree for every page was a third of the build's time.
+   resolution of the whole tree for every page was a fifth of the build's time.
 
 7. numpydoc compiles its docstring template anew for every object it renders (twice: the
    docstring and the signature), a tenth of the build; the same template, compiled once
