@@ -65,6 +65,17 @@ def pytest_collection(session):
         sys.dont_write_bytecode = writes_no_bytecode
 
 
+#: The tests that build the documentation site (the build alone takes minutes) run first:
+#: under xdist a worker starts on them at once, and they never end the run alone while the
+#: other core idles.
+FIRST = "tests/docs/test_docs_build.py::"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Move the docs build's tests to the front, in their order (the others keep theirs)."""
+    items[:] = sorted(items, key=lambda item: not item.nodeid.startswith(FIRST))
+
+
 def pytest_report_header(config):
     if dl.cuda.is_available():
         return f"cuda tests run on: {dl.cuda.get_device_name(0)}"

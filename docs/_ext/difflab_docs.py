@@ -42,7 +42,12 @@ more markup; this keeps the docs to the packages in the ``docs`` extra.)
    The pages viewcode writes (``_modules/...``, the source of each module: 217 of the
    site's 516 pages) are in no toctree, so none of their trees marks an entry current:
    two of them in one folder get the same tree, links and all, which is built once per
-   folder (and furo, which caches its work by that HTML, reworks it once too).
+   folder (and furo, which caches its work by that HTML, reworks it once too).  The other
+   pages' trees differ from that one only where Sphinx marks the page itself: its entry
+   and that entry's ancestors get the class ``current`` and its link points to the page
+   itself (``href="#"``).  So each folder's tree is resolved once, and a page's is that
+   tree with the page's marks put on while it is rendered and taken off after: Sphinx's
+   resolution of the whole tree for every page was a fifth of the build's time.
 
 7. numpydoc compiles its docstring template anew for every object it renders (twice: the
    docstring and the signature), a tenth of the build; the same template, compiled once
@@ -338,6 +343,8 @@ _TREE_OF_FOLDER: dict[tuple[int, str, tuple], str] = {}
 def _forget_trimmed_tocs(app: Any, env: Any) -> None:
     _TITLES_ONLY.clear()  # (the pages were read again: their tables of contents changed)
     _TREE_OF_FOLDER.clear()
+    _TREE_TO_MARK.clear()
+    _NAVIGATION.clear()
 
 
 def _in_no_toctree(env: Any, pagename: str) -> bool:
@@ -345,6 +352,221 @@ def _in_no_toctree(env: Any, pagename: str) -> bool:
     document of the site: no toctree names it, so its tree marks nothing current and
     differs from another such page's only by the folder its links are relative to."""
     return pagename.startswith("_modules/") and pagename not in env.all_docs
+
+
+#: What furo asks every page for (``furo._compute_navigation_tree``): the whole tree, titles
+#: only, nothing collapsed.  A tree asked for otherwise is Sphinx's own, page by page.
+_FURO_TREE = {"collapse": False, "titles_only": True, "maxdepth": -1, "includehidden": True}
+
+#: Per folder (and id(env.tocs)): its resolved tree, and that tree's internal links by target.
+_TREE_TO_MARK: dict[tuple[int, str], tuple[nodes.Element, dict[str, list[nodes.reference]]]] = {}
+
+
+def _unmarked_tree(builder: Any, folder: str) -> tuple[nodes.Element, dict] | None:
+    """The folder's titles-only tree as Sphinx resolves it for a page of the folder that is
+    in no toctree (nothing marked current, links relative to the folder), and its internal
+    links by the URI they point to (without their anchor)."""
+    from sphinx.environment.adapters.toctree import global_toctree_for_doc
+
+    nowhere = f"{folder}/ no page" if folder else " no page"  # (no docname has a space)
+    tree = global_toctree_for_doc(builder.env, nowhere, builder, tags=builder.tags,
+                                  **_FURO_TREE)
+    if tree is None:
+        return None
+    links: dict[str, list[nodes.reference]] = {}
+    for link in tree.findall(nodes.reference):
+        if link.get("internal"):
+            uri = link["refuri"][:len(link["refuri"]) - len(link["anchorname"])]
+            links.setdefault(uri, []).append(link)
+    return tree, links
+
+
+def _marked_toctree(builder: Any, pagename: str) -> str:
+    """The page's titles-only tree, rendered: the folder's tree with the marks Sphinx's
+    ``_toctree_add_classes`` and ``_resolve_toctree`` give the page (every entry of the
+    page, and its ancestors, get ``current``; a link to the page itself is ``''``, the
+    relative URI of a page to itself), put on for the rendering and taken off after."""
+    folder = pagename.rpartition("/")[0]
+    key = (id(builder.env.tocs), folder)
+    if key not in _TREE_TO_MARK:
+        _TREE_TO_MARK[key] = _unmarked_tree(builder, folder)
+    if _TREE_TO_MARK[key] is None:
+        return ""
+    tree, links = _TREE_TO_MARK[key]
+    nowhere = f"{folder}/ no page" if folder else " no page"
+    own = links.get(builder.get_relative_uri(nowhere, pagename), [])
+    marked: list[nodes.Element] = []
+    for link in own:
+        link["refuri"] = link["anchorname"]
+        if not link["anchorname"]:
+            node = link
+            while node is not None:  # (up to the tree; not into the partial document)
+                node["classes"].append("current")
+                marked.append(node)
+                node = node.parent if node is not tree else None
+    try:
+        return builder.render_partial(tree)["fragment"]
+    finally:
+        tree.parent = None  # (render_partial put it into a document of its own)
+        for node in reversed(marked):
+            node["classes"].pop()
+        target = builder.get_relative_uri(nowhere, pagename)
+        for link in own:
+            link["refuri"] = target + link["anchorname"]
+
+
+# furo turns the tree into its sidebar (``furo.navigation.get_navigation_tree``: a checkbox
+# and a label in each entry with children, the checkbox checked in a ``current`` entry, and
+# ``current-page`` on the last ``current`` entry) by parsing the HTML with BeautifulSoup,
+# page by page: another fifth of the build.  Both texts are written once per folder, with
+# a marker class on each node of the tree; a page's are those texts with its marks written
+# in.  The first page with marks in each folder is also done the long way: if either text
+# differs (another Sphinx, another furo), the folder's pages are all done the long way.
+
+_MARKER = "difflab-nav-"
+_START_TAG = re.compile(r"<(\w+)([^>]*)>")
+_CLASS_ATTRIBUTE = re.compile(r' class="([^"]*)"')
+_HREF_ATTRIBUTE = re.compile(r' href="[^"]*"')
+
+#: furo's own get_navigation_tree, and the sidebars already written for a page's tree.
+_FURO_NAVIGATION: list[Any] = []
+_SIDEBAR_OF: dict[str, str] = {}
+
+
+class _FolderNavigation:
+    """A folder's navigation tree as Sphinx renders it and as furo's sidebar, with a marker
+    class on every node (``difflab-nav-<n>``, in place of the ``current`` it may get)."""
+
+    def __init__(self, builder: Any, folder: str, tree: nodes.Element,
+                 links: dict[str, list[nodes.reference]]) -> None:
+        self.nowhere = f"{folder}/ no page" if folder else " no page"
+        numbers = {id(node): n for n, node in enumerate(tree.findall(nodes.Element))}
+        for node in tree.findall(nodes.Element):
+            node["classes"].append(f"{_MARKER}{numbers[id(node)]}")
+        try:
+            self.html = builder.render_partial(tree)["fragment"]
+        finally:
+            tree.parent = None
+            for node in tree.findall(nodes.Element):
+                node["classes"].pop()
+        furo = _FURO_NAVIGATION and builder.config.html_theme == "furo"
+        self.sidebar = _FURO_NAVIGATION[0](self.html) if furo else None
+        # per target: (its link's number, the link's anchor, the numbers of its branch)
+        self.links: dict[str, list[tuple[int, str, list[int]]]] = {}
+        for uri, found in links.items():
+            for link in found:
+                branch, node = [], link
+                while node is not None:
+                    branch.append(numbers[id(node)])
+                    node = node.parent
+                self.links.setdefault(uri, []).append(
+                    (numbers[id(link)], link["anchorname"], branch))
+        self.entry_order = {int(number): order for order, number in enumerate(
+            re.findall(rf'<li class="[^"]*{_MARKER}(\d+)', self.sidebar or ""))}
+        self.checked = False  # (whether a page's texts were compared with the long way's)
+        self.trusted = True
+
+    def texts(self, builder: Any, pagename: str) -> tuple[str, str | None]:
+        """The page's tree (Sphinx's HTML) and its sidebar (furo's; None without furo)."""
+        counts: dict[int, int] = {}
+        hrefs: dict[int, str] = {}
+        for number, anchor, branch in self.links.get(
+                builder.get_relative_uri(self.nowhere, pagename), ()):
+            hrefs[number] = anchor or "#"  # (a link to the page itself: its anchor alone)
+            if not anchor:
+                for node in branch:
+                    counts[node] = counts.get(node, 0) + 1
+        last = max((n for n in counts if n in self.entry_order),
+                   key=self.entry_order.__getitem__, default=None)
+        html = _write_marks(self.html, counts, hrefs, None)
+        return html, None if self.sidebar is None else _write_marks(self.sidebar, counts,
+                                                                     hrefs, last)
+
+
+def _write_marks(text: str, counts: dict[int, int], hrefs: dict[int, str],
+                 current_page: int | None) -> str:
+    """``text`` with each marker replaced by its node's ``current`` classes (none: the
+    marker goes; a class attribute left empty goes too), the page's own links pointing
+    at the page, and furo's marks: ``current-page`` on entry ``current_page``, and the
+    checkbox of every ``current`` entry checked."""
+    entry = [None]
+
+    def tag(match: re.Match) -> str:
+        name, attributes = match.groups()
+        number = None
+
+        def classes(found: re.Match) -> str:
+            nonlocal number
+            words = []
+            for word in found.group(1).split():
+                if word.startswith(_MARKER):
+                    number = int(word[len(_MARKER):])
+                    words += ["current"] * counts.get(number, 0)
+                else:
+                    words.append(word)
+            if name == "li" and number is not None and number == current_page:
+                words.append("current-page")
+            return f' class="{" ".join(words)}"' if words else ""
+
+        attributes = _CLASS_ATTRIBUTE.sub(classes, attributes, count=1)
+        if number in hrefs:
+            attributes = _HREF_ATTRIBUTE.sub(lambda _: f' href="{hrefs[number]}"', attributes,
+                                             count=1)
+        if name == "li":
+            entry[0] = number
+        elif name == "input" and counts.get(entry[0]) and "toctree-checkbox" in attributes:
+            attributes = attributes.replace(' class="', ' checked="" class="', 1)
+        return f"<{name}{attributes}>"
+
+    return _START_TAG.sub(tag, text)
+
+
+_NAVIGATION: dict[tuple[int, str], _FolderNavigation | None] = {}
+
+
+def _page_navigation(builder: Any, pagename: str) -> str:
+    """The page's titles-only tree (and, for furo, its sidebar, kept for furo to take)."""
+    folder = pagename.rpartition("/")[0]
+    key = (id(builder.env.tocs), folder)
+    if key not in _NAVIGATION:
+        found = _unmarked_tree(builder, folder)
+        _NAVIGATION[key] = None if found is None else _FolderNavigation(builder, folder,
+                                                                         *found)
+    navigation = _NAVIGATION[key]
+    if navigation is None:
+        return ""
+    if not navigation.trusted:
+        return _marked_toctree(builder, pagename)
+    html, sidebar = navigation.texts(builder, pagename)
+    if not navigation.checked and html != navigation.html:  # (the first page with marks)
+        navigation.checked = True
+        long_way = _marked_toctree(builder, pagename)
+        navigation.trusted = long_way == html and (
+            sidebar is None or _FURO_NAVIGATION[0](long_way) == sidebar)
+        if not navigation.trusted:
+            logger.info("difflab_docs: the sidebars of %s/ are built page by page", folder)
+            return long_way
+    if sidebar is not None:
+        _SIDEBAR_OF[html] = sidebar
+    return html
+
+
+def furo_sidebar(toctree_html: str) -> str:
+    """furo's ``get_navigation_tree``: the sidebar written for this tree, if there is one
+    (taken: it is asked for once), else furo's own."""
+    sidebar = _SIDEBAR_OF.pop(toctree_html, None)
+    return sidebar if sidebar is not None else _FURO_NAVIGATION[0](toctree_html)
+
+
+def use_written_sidebars() -> None:
+    """Put :func:`furo_sidebar` where furo calls its ``get_navigation_tree``."""
+    try:
+        import furo
+    except ImportError:  # (another theme: only the trees are written once per folder)
+        return
+    if callable(getattr(furo, "get_navigation_tree", None)) and not _FURO_NAVIGATION:
+        _FURO_NAVIGATION.append(furo.get_navigation_tree)
+        furo.get_navigation_tree = furo_sidebar
 
 
 def titles_only_toctree(app: Any, pagename: str, templatename: str, context: dict,
@@ -368,10 +590,15 @@ def titles_only_toctree(app: Any, pagename: str, templatename: str, context: dic
         if id(full) not in _TITLES_ONLY:
             _TITLES_ONLY.clear()
             _TREE_OF_FOLDER.clear()
+            _TREE_TO_MARK.clear()
+            _NAVIGATION.clear()
             _TITLES_ONLY[id(full)] = {name: _titles_only(toc) for name, toc in full.items()}
         env.tocs = _TITLES_ONLY[id(full)]
         try:
-            tree = toctree(**kwargs)
+            if kwargs == _FURO_TREE and not any("tocdepth" in m for m in env.metadata.values()):
+                tree = _page_navigation(app.builder, pagename)
+            else:  # (a page's tocdepth would cut the tree differently in each folder)
+                tree = toctree(**kwargs)
         finally:
             env.tocs = full
         if folder is not None:
@@ -442,6 +669,7 @@ def setup(app: Any) -> dict[str, Any]:
     # (conf.py lists this extension after sphinx-mathjax-offline, so that one is loaded)
     mark_mathjax_offline_parallel_safe(app)
     compile_numpydoc_template_once()
+    use_written_sidebars()
     app.add_directive("click-help", ClickHelp)
     app.connect("autodoc-process-docstring", escape_docstring_bars, priority=400)
     app.connect("autodoc-process-docstring", shape_section_to_rubric, priority=400)

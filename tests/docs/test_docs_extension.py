@@ -60,7 +60,8 @@ Second
 
    nested
 """,
-    "nested.rst": "Nested\n======\n\nA section\n---------\n",
+    "nested.rst": "Nested\n======\n\nA section\n---------\n\n.. toctree::\n\n   sub/deep\n",
+    "sub/deep.rst": "Deep\n====\n\nIn a folder\n-----------\n",
     "hidden.rst": "Hidden\n======\n",
     "api.rst": """API
 ===
@@ -83,6 +84,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Sphinx:
     source = tmp_path_factory.mktemp("site")
     (source / "conf.py").write_text("extensions = ['sphinx.ext.autodoc', 'difflab_docs']\n")
     for name, text in PAGES.items():
+        (source / name).parent.mkdir(exist_ok=True)
         (source / name).write_text(text)
     app = Sphinx(str(source), str(source), str(source / "_build"),
                  str(source / "_doctrees"), "html", status=None, warning=None,
@@ -138,32 +140,62 @@ def test_the_pages_toctree_uses_them_for_titles_only_and_puts_the_contents_back(
     assert site.env.tocs is tocs
 
 
-def test_the_pages_in_no_toctree_get_their_folders_tree_built_once(site: Sphinx) -> None:
-    """viewcode's pages (``_modules/...``) are in no toctree: two in one folder get the
-    same tree as Sphinx builds it for each, built once; another folder's, its own links."""
-    options = {"collapse": False, "titles_only": True, "maxdepth": -1, "includehidden": True}
-    built = []
+def test_every_page_gets_sphinxs_tree_and_furos_sidebar_from_its_folders_written_once(
+        site: Sphinx, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each page's titles-only tree is Sphinx's own for it, and its sidebar furo's own for
+    that tree, though each folder's tree is resolved once (twice: once more for the first
+    page compared the long way): pages of the site, in folders or not, and viewcode's pages
+    (``_modules/...``), which no toctree names and whose trees differ only by folder."""
+    furo_navigation = pytest.importorskip("furo.navigation")
+    options = dict(difflab_docs._FURO_TREE)
+    monkeypatch.setattr(site.config, "html_theme", "furo")
+    difflab_docs._forget_trimmed_tocs(site, site.env)
+    resolved = []
+    unmarked = difflab_docs._unmarked_tree
+    monkeypatch.setattr(difflab_docs, "_unmarked_tree",
+                        lambda builder, folder: resolved.append(folder) or unmarked(builder,
+                                                                                  folder))
 
     def tree_of(pagename: str) -> str:
-        def toctree(**kwargs: object) -> str:
-            built.append(pagename)
-            return site.builder._get_local_toctree(pagename, **kwargs)
-
-        context = {"toctree": toctree}
+        context = {"toctree": lambda **kwargs: pytest.fail("resolved page by page")}
         difflab_docs.titles_only_toctree(site, pagename, "page.html", context, None)
         return context["toctree"](**options)
 
-    first, second = tree_of("_modules/pkg/a"), tree_of("_modules/pkg/b")
-    other = tree_of("_modules/c")
-    assert second == first
-    assert built == ["_modules/pkg/a", "_modules/c"]  # (b: a's tree)
-    for pagename, tree in (("_modules/pkg/b", second), ("_modules/c", other)):
-        assert tree == site.builder._get_local_toctree(pagename, **options)
-    assert 'href="../../guide.html"' in second and 'href="../guide.html"' in other
-    assert "current" not in second
-    tree_of("guide")
-    tree_of("guide")  # (a document of the site: its tree marks it current, never shared)
-    assert built[2:] == ["guide", "guide"]
+    pages = [name.removesuffix(".rst") for name in PAGES]
+    pages += ["_modules/pkg/a", "_modules/pkg/b", "_modules/c", "genindex", "sub/deep"]
+    trees = {}
+    for pagename in pages:
+        trees[pagename] = tree = tree_of(pagename)
+        want = site.builder._get_local_toctree(pagename, **options)
+        assert tree == want, pagename
+        sidebar = difflab_docs.furo_sidebar(tree)
+        assert sidebar == furo_navigation.get_navigation_tree.__wrapped__(want), pagename
+    assert ('<li class="toctree-l1 current has-children current-page"><a class="current '
+            'reference internal" href="#">Guide</a><input aria-label="Toggle navigation of '
+            'Guide" checked=""') in difflab_docs.furo_sidebar(trees["guide"])
+    assert 'href="#">Deep' in trees["sub/deep"] and 'href="../guide.html"' in trees["sub/deep"]
+    folders = ["", "_modules/pkg", "_modules", "sub"]
+    assert sorted(set(resolved)) == sorted(folders) and len(resolved) <= 2 * len(folders)
+    assert trees["_modules/pkg/b"] == trees["_modules/pkg/a"]
+    assert 'href="../../guide.html"' in trees["_modules/pkg/a"]
+    assert 'href="../guide.html"' in trees["_modules/c"]
+    assert "current" not in trees["_modules/c"] and "current" in trees["nested"]
+
+
+def test_a_folder_whose_marks_differ_from_the_long_way_goes_the_long_way(
+        site: Sphinx, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another Sphinx or furo could mark a page otherwise: the first page with marks in each
+    folder is also built the long way, and a difference sends the folder that way."""
+    options = dict(difflab_docs._FURO_TREE)
+    difflab_docs._forget_trimmed_tocs(site, site.env)
+    written = difflab_docs._write_marks
+    monkeypatch.setattr(difflab_docs, "_write_marks",
+                        lambda *args: written(*args).replace("current", "now"))
+    for pagename in ("guide", "nested", "index"):
+        context = {"toctree": lambda **kwargs: pytest.fail("resolved page by page")}
+        difflab_docs.titles_only_toctree(site, pagename, "page.html", context, None)
+        assert context["toctree"](**options) == site.builder._get_local_toctree(pagename,
+                                                                                **options)
 
 
 @pytest.mark.filterwarnings("ignore:Unknown section Shape")  # (the extension makes it a rubric)
