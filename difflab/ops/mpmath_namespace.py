@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 #: Largest binary exponent (log2 of the magnitude) an mpmath power may reach; far beyond
 #: any float (2**1024), far below where mpmath's unlimited exponents get slow.
 _MP_MAX_EXPONENT = 2**20
@@ -60,6 +62,10 @@ class _MpmathArrayNamespace:
             return lambda cond, a, b: a if cond else b
         if name == "remainder":  # (Python's %: the sign of b; mpmath has fmod only)
             return lambda a, b: a - b * mpmath.floor(a / b)
+        if name == "copysign":  # (mpmath's zero has no sign: b = 0 counts as positive)
+            return lambda a, b: -mpmath.fabs(a) if b < 0 else mpmath.fabs(a)
+        if name == "nextafter":  # (a float64's neighbour: a question about float64 itself)
+            return lambda a, b: mpmath.mpf(float(np.nextafter(float(a), float(b))))
         if name == "heaviside":
             return lambda x, at_zero: mpmath.mpf(1 if x > 0 else 0 if x < 0 else at_zero)
         return getattr(mpmath, spelled)

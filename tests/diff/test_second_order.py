@@ -199,6 +199,10 @@ PRIMITIVE_CASES = {
     "angle": (lambda z: dl.sum(dl.angle(_z(z) + 3) * z[:2]), 4),
     "view_as_real": (lambda z: dl.sum(dl.view_as_real(_z(z) ** 2) ** 2), 4),
     "view_as_complex": (lambda z: dl.sum(dl.view_as_complex(z.reshape(2, 2)).sin().abs()), 4),
+    # the Fourier transforms (complex to complex, real to half spectrum, and back)
+    "fft_c2c": (lambda z: dl.sum(dl.view_as_real(dl.fft.fft(_z(z) ** 2)) ** 2), 4),
+    "fft_r2c": (lambda z: dl.sum(dl.view_as_real(dl.fft.rfft(z * z, norm="ortho")) ** 3), 4),
+    "fft_c2r": (lambda z: dl.sum(dl.fft.irfft(_z(z) ** 2, n=3) ** 3), 4),
 }
 
 #: Structural primitives composed as users write them (the issue's examples first).
@@ -232,12 +236,15 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     **_gaps(("linalg_qr", "linalg_eigh", "linalg_svd"), ("symbolic",),
             "sympy's decompositions of a symbolic matrix choose other signs than LAPACK's "
             "(the eigenvalues and singular values alone have closed forms up to 2 × 2)"),
-    **_gaps(("real", "imag", "conj", "angle", "view_as_real", "view_as_complex"),
+    **_gaps(("real", "imag", "conj", "angle", "view_as_real", "view_as_complex", "fft_c2c",
+             "fft_r2c", "fft_c2r"),
             ("forward", "forward-over-reverse", "reverse-over-forward", "compiled"),
             "forward mode (dual numbers, a graph's jvp) refuses complex values: abs's JVP "
             "would be wrong on them (reverse mode follows them, twice too)"),
     **_gaps(("real", "imag", "conj", "angle", "view_as_real", "view_as_complex"),
             ("symbolic",), "dl.complex and dl.view_as_complex take tensors, not symbols"),
+    **_gaps(("fft_c2c", "fft_r2c", "fft_c2r"), ("symbolic",),
+            "the symbolic method does not follow the Fourier transforms (refused by name)"),
     ("linalg_matrix_exp", "symbolic"): "sympy's Matrix.exp of a symbolic 2 × 2 matrix nests "
                                        "deeper than Python's recursion limit (refused)",
 }
