@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -69,7 +70,20 @@ def _nbformat() -> ModuleType:
     Jupyter installs) compiles some forty grammars: over a second of processor time.  The
     commands that never open a notebook (``difflab gradebook``, ``difflab manual score``,
     grading a ``.py`` submission) then start without it.
+
+    Of that second, 1.5 s is one optional package, ``rfc3987_syntax``, which jsonschema
+    imports to check the ``iri`` string format; notebooks' schema has no such format, and
+    nbformat does not check formats anyway.  So when jsonschema is not imported yet, it
+    is imported here with that package hidden (jsonschema then leaves the ``iri`` check
+    out, as it does where the package is not installed), and the package is visible again
+    afterwards.  A process that imported jsonschema first keeps its full set of checks.
     """
+    if "jsonschema" not in sys.modules and "rfc3987_syntax" not in sys.modules:
+        sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]  (ImportError)
+        try:
+            import jsonschema  # noqa: F401
+        finally:
+            del sys.modules["rfc3987_syntax"]
     import nbformat
 
     return nbformat

@@ -13,6 +13,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from grading_helpers import by_name, write
 
 from difflab.grading import runner
@@ -101,3 +102,44 @@ def test_one_worker_and_one_student_process_per_grading(tmp_path, grade_fast, mo
         "test_add_bound_at_import": 1.0, "test_no_installed_plugin_is_loaded": 1.0}
     assert workers == ["difflab.grading._worker"]  # lists the tests, then runs them
     assert len(students) == 1
+
+
+def run_fresh(code: str) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
+def test_opening_a_notebook_skips_jsonschemas_iri_grammars_and_hides_nothing_after():
+    """jsonschema's optional ``rfc3987_syntax`` (1.5 s of grammars) is hidden while
+    nbformat's jsonschema is imported: afterwards it imports as before, and a process
+    that imported jsonschema first keeps its ``iri`` format check."""
+    pytest.importorskip("rfc3987_syntax", reason="jsonschema's format-nongpl extra absent")
+    fresh = run_fresh("""
+        import sys
+        from difflab.grading import notebooks
+        notebooks._nbformat()
+        hidden = "rfc3987_syntax" not in sys.modules
+        import rfc3987_syntax  # (visible again)
+        print(hidden, "rfc3987_syntax" in sys.modules)
+    """)
+    assert fresh == ["True", "True"]
+    first = run_fresh("""
+        import jsonschema
+        from difflab.grading import notebooks
+        notebooks._nbformat()
+        print("iri" in jsonschema.FormatChecker.checkers)
+    """)
+    assert first == ["True"]
+
+
+def test_a_malformed_notebook_is_still_refused_by_nbformats_validation(tmp_path):
+    from difflab.grading import notebooks
+
+    nbformat = notebooks._nbformat()
+    bad = nbformat.v4.new_notebook()
+    bad.cells.append(nbformat.v4.new_code_cell("x = 1"))
+    del bad.cells[0]["outputs"]  # (a code cell must have outputs)
+    with pytest.raises(nbformat.ValidationError):
+        nbformat.validate(bad)
