@@ -65,15 +65,23 @@ def pytest_collection(session):
         sys.dont_write_bytecode = writes_no_bytecode
 
 
-#: The tests that build the documentation site (the build alone takes minutes) run first:
-#: under xdist a worker starts on them at once, and they never end the run alone while the
-#: other core idles.
+#: The tests that build the documentation site (the build alone takes minutes) run first,
+#: then the other long ones (marked ``slow`` or ``notebooks``): under xdist a worker starts
+#: on them at once, and no long test ends the run alone while the other core idles.
 FIRST = "tests/docs/test_docs_build.py::"
+LONG = ("slow", "notebooks")
+
+
+def _start_order(item: pytest.Item) -> int:
+    if item.nodeid.startswith(FIRST):
+        return 0
+    return 1 if any(item.get_closest_marker(name) for name in LONG) else 2
 
 
 def pytest_collection_modifyitems(config, items):
-    """Move the docs build's tests to the front, in their order (the others keep theirs)."""
-    items[:] = sorted(items, key=lambda item: not item.nodeid.startswith(FIRST))
+    """Move the docs build's tests to the front, then the other long tests, each group in
+    its order (the others keep theirs)."""
+    items[:] = sorted(items, key=_start_order)
 
 
 def pytest_report_header(config):

@@ -118,6 +118,7 @@ def _ulps(got, want):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("passes", [["fuse"], ["fold", "cse", "dce", "fuse"]])
+@pytest.mark.slow  # (numba compiles each random program's kernel: about 1 s each)
 @settings(max_examples=20, deadline=None)
 @given(program=programs(), seed=st.integers(0, 2**31))
 def test_fusion_preserves_results_on_random_graphs(kernel, passes, program, seed, dtype):
@@ -137,6 +138,7 @@ def test_fusion_preserves_results_on_random_graphs(kernel, passes, program, seed
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.slow
 @settings(max_examples=10, deadline=None)
 @given(program=programs(), seed=st.integers(0, 2**31))
 def test_fusing_a_backward_graph_keeps_its_gradients(kernel, program, seed, dtype):
@@ -859,6 +861,7 @@ def _assert_bits(got, want):
 
 
 @pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(program=programs(), seed=st.integers(0, 2**31), backward=st.booleans(),
        strided=st.booleans())
@@ -991,6 +994,7 @@ def test_prepared_kernels_copy_column_slices_and_read_broadcast_inputs_in_place(
 
 
 @pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
+@pytest.mark.slow
 def test_prepared_kernels_with_forty_inputs_and_a_backward_graph_give_the_plain_bits():
     """Many inputs (a backward kernel of a GRU reads thirty-five), some strided."""
     rng = np.random.default_rng(43)
