@@ -41,6 +41,31 @@ def _calls(g, inputs):
     return [g(*a) for a in inputs]
 
 
+def assert_same_results(got, want):
+    """Each call's results (one array, or a tuple of them) are the same arrays bit for bit:
+    the same type (an array, or a NumPy scalar for a 0-d result), dtype, shape and values."""
+    for a, b in zip(got, want):
+        for x, y in zip(a if isinstance(a, tuple) else (a,), b if isinstance(b, tuple) else (b,)):
+            assert type(x) is type(y) and x.dtype == y.dtype and np.shape(x) == np.shape(y)
+            np.testing.assert_array_equal(x, y)
+
+
+def later_calls_equal_the_plain_path(transform, plain, f, argnums, shapes, seed):
+    """The first call of ``transform(f)`` takes the plain path and later calls the steady one
+    (never the plain path again); all of them give the plain path's arrays, bit for bit."""
+    rng = np.random.default_rng(seed)
+    inputs = [[rng.uniform(-1, 1, s) for s in shapes] for _ in range(3)]
+    steady = transform(f, argnums=argnums, method=Compiled())
+    assert isinstance(steady, compiled_steady.SteadyGradient)
+    first = steady(*inputs[0])
+    taken = []
+    plain_call = steady.plain
+    steady.plain = lambda *a, **k: taken.append(1) or plain_call(*a, **k)
+    got = [first] + _calls(steady, inputs[1:])
+    assert not taken  # (the later calls took the steady path)
+    assert_same_results(got, _calls(plain(f, argnums), inputs))
+
+
 @pytest.mark.parametrize("f, argnums, shapes", [
     (rosenbrock, 0, [(50,)]), (chain, 0, [(16,)]), (chain, 0, [(3, 4)]),
     (two, (0, 1), [(5,), (3, 5)]), (two, 1, [(5,), (3, 5)]),
@@ -62,10 +87,7 @@ def test_later_calls_equal_the_plain_path_bit_for_bit(f, argnums, shapes):
     again = _calls(g, inputs)
     assert not taken  # (every later call took the steady path)
     got = got[:1] + again[1:]
-    for a, b in zip(got, want):
-        for x, y in zip(a if isinstance(a, tuple) else (a,), b if isinstance(b, tuple) else (b,)):
-            assert type(x) is type(y) and x.dtype == y.dtype and x.shape == y.shape
-            np.testing.assert_array_equal(x, y)
+    assert_same_results(got, want)
 
 
 def test_a_scalar_argument_gives_a_scalar_as_on_the_plain_path():
@@ -148,20 +170,7 @@ def plain_hessian(f, argnums=0):
 ])
 @pytest.mark.fastpath("7. compiled grad's later calls")
 def test_later_hessians_equal_the_plain_path_bit_for_bit(f, argnums, shapes):
-    rng = np.random.default_rng(1)
-    inputs = [[rng.uniform(-1, 1, s) for s in shapes] for _ in range(3)]
-    h = dl.hessian(f, argnums=argnums, method=Compiled())
-    assert isinstance(h, compiled_steady.SteadyGradient)
-    first = h(*inputs[0])
-    taken = []
-    plain_call, h.plain = h.plain, lambda *a, **k: taken.append(1) or plain_call(*a, **k)
-    got = [first] + _calls(h, inputs[1:])
-    assert not taken  # (the later calls took the steady path)
-    want = _calls(plain_hessian(f, argnums), inputs)
-    for a, b in zip(got, want):
-        for x, y in zip(a if isinstance(a, tuple) else (a,), b if isinstance(b, tuple) else (b,)):
-            assert type(x) is type(y) and np.shape(x) == np.shape(y)
-            np.testing.assert_array_equal(x, y)
+    later_calls_equal_the_plain_path(dl.hessian, plain_hessian, f, argnums, shapes, seed=1)
 
 
 def test_a_hessian_outside_the_domain_still_warns_and_gives_nan():
@@ -193,20 +202,7 @@ def squares_and_sum(x):  # 2 outputs of 6 inputs: the batched reverse-mode Jacob
 ])
 @pytest.mark.fastpath("7. compiled grad's later calls")
 def test_later_jacobians_equal_the_plain_path_bit_for_bit(f, argnums, shapes):
-    rng = np.random.default_rng(2)
-    inputs = [[rng.uniform(-1, 1, s) for s in shapes] for _ in range(3)]
-    J = dl.jacobian(f, argnums=argnums, method=Compiled())
-    assert isinstance(J, compiled_steady.SteadyGradient)
-    first = J(*inputs[0])
-    taken = []
-    plain_call, J.plain = J.plain, lambda *a, **k: taken.append(1) or plain_call(*a, **k)
-    got = [first] + _calls(J, inputs[1:])
-    assert not taken  # (the later calls took the steady path)
-    want = _calls(plain_jacobian(f, argnums), inputs)
-    for a, b in zip(got, want):
-        for x, y in zip(a if isinstance(a, tuple) else (a,), b if isinstance(b, tuple) else (b,)):
-            assert type(x) is type(y) and np.shape(x) == np.shape(y)
-            np.testing.assert_array_equal(x, y)
+    later_calls_equal_the_plain_path(dl.jacobian, plain_jacobian, f, argnums, shapes, seed=2)
 
 
 @pytest.mark.parametrize("point", [[-1.0, 2.0], [0.0, 2.0]])  # log's domain; its derivative's
